@@ -1,0 +1,5 @@
+"""Allow ``python -m prefixbench``."""
+
+from prefixbench.reports.cli import main
+
+raise SystemExit(main())

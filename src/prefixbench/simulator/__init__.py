@@ -1,0 +1,1 @@
+"""The provider's side: wire types, cache models and observations. Knows nothing of kernels."""

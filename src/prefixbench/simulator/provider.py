@@ -1,0 +1,130 @@
+"""The simulated provider: validate a request, price it against a cache model, log it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Protocol
+
+from prefixbench.simulator.cache import ByteExactCache, CacheModel
+from prefixbench.simulator.observe import Observation
+from prefixbench.simulator.render import RenderedRequest, render_request
+from prefixbench.simulator.wire import Block, Envelope, Request
+
+
+class Validator(Protocol):
+    """A protocol-strictness profile: returns the provider's 400 reason, or None to accept."""
+
+    def check(self, request: Request) -> str | None:
+        """Reason the provider would reject ``request`` with HTTP 400, or None."""
+        ...
+
+    def accepted(self, request: Request, reply_blocks: tuple[Block, ...]) -> None:
+        """Remember what the model emitted in reply to ``request`` (for byte-exact replay rules)."""
+        ...
+
+
+class SimulatedProvider:
+    """Sees every request of one agent run, in order, and reports what each one cost.
+
+    The byte-exact reference always runs (it locates the first divergent byte and decides
+    ``extends_previous_conversation``); ``cache`` is the model that prices the request, the
+    reference itself unless another model is given.
+    """
+
+    def __init__(self, cache: CacheModel | None = None, validator: Validator | None = None) -> None:
+        self.reference = ByteExactCache()
+        self.cache: CacheModel = cache if cache is not None else self.reference
+        self.validator = validator
+        self.observations: list[Observation] = []
+        self._pending_rewrites: list[str] = []
+        self._last_conversation: tuple[Envelope, RenderedRequest] | None = None
+
+    def note_rewrite(self, kind: str) -> None:
+        """Record a durable rewrite the agent landed; the next observation carries it."""
+        self._pending_rewrites.append(kind)
+
+    def send(self, request: Request, tick: int = 0, *, ready_tick: int | None = None) -> Observation:
+        """Validate, price and log one request; returns its observation.
+
+        Args:
+            tick: logical send time (ms).
+            ready_tick: when the response begins (ms); cache models that model in-flight
+                requests do not serve this request's prefix to requests sent before it.
+        """
+        rendered = render_request(request)
+        rewrites = tuple(self._pending_rewrites)
+        self._pending_rewrites.clear()
+        reason = self.validator.check(request) if self.validator is not None else None
+        if reason is not None:
+            observation = Observation(
+                index=len(self.observations),
+                purpose=request.purpose,
+                envelope=request.envelope,
+                max_tokens=request.max_tokens,
+                prompt_tokens=self.cache_prompt_tokens(rendered),
+                cached_tokens=0,
+                written_tokens=0,
+                divergence=None,
+                extends_previous_conversation=self._extends(request.envelope, rendered),
+                rewrites_since_previous=rewrites,
+                tick=tick,
+                status=400,
+                error=reason,
+            )
+            self.observations.append(observation)
+            return observation
+        if self.cache is self.reference:
+            verdict = self.reference.observe(rendered, request.envelope, tick)
+            divergence = verdict.divergence
+        else:
+            divergence = self.reference.match(rendered, request.envelope).divergence
+            self.reference.store(rendered, request.envelope)
+            verdict = self.cache.observe(rendered, request.envelope, tick, ready_tick=ready_tick)
+        observation = Observation(
+            index=len(self.observations),
+            purpose=request.purpose,
+            envelope=request.envelope,
+            max_tokens=request.max_tokens,
+            prompt_tokens=verdict.prompt_tokens,
+            cached_tokens=verdict.cached_tokens,
+            written_tokens=verdict.written_tokens,
+            written_long_tokens=verdict.written_long_tokens,
+            divergence=divergence,
+            extends_previous_conversation=self._extends(request.envelope, rendered),
+            rewrites_since_previous=rewrites,
+            tick=tick,
+        )
+        if request.purpose == "conversation":
+            self._last_conversation = (request.envelope, rendered)
+        self.observations.append(observation)
+        return observation
+
+    def record_output(
+        self, observation: Observation, request: Request, blocks: tuple[Block, ...], output_tokens: int
+    ) -> Observation:
+        """Attach the model's reply to a logged observation.
+
+        The validator learns what the model emitted (strict providers check that replayed
+        reasoning is byte-identical to it) even for a rejected request: the scripted agent goes
+        on as after a successful retry.
+        """
+        if self.validator is not None:
+            self.validator.accepted(request, blocks)
+        updated = replace(observation, output_tokens=output_tokens)
+        self.observations[observation.index] = updated
+        return updated
+
+    def cache_prompt_tokens(self, rendered: RenderedRequest) -> int:
+        """Prompt tokens of a request as the pricing model counts them."""
+        counter = getattr(self.cache, "prompt_tokens", None)
+        if counter is not None:
+            return int(counter(rendered))
+        return -(-rendered.num_bytes // 4)
+
+    def _extends(self, envelope: Envelope, rendered: RenderedRequest) -> bool:
+        if self._last_conversation is None:
+            return False
+        previous_envelope, previous = self._last_conversation
+        if previous_envelope != envelope or len(previous.units) > len(rendered.units):
+            return False
+        return all(a.data is b.data or a.data == b.data for a, b in zip(previous.units, rendered.units))

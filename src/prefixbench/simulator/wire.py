@@ -1,0 +1,148 @@
+"""Wire model: what a provider receives.
+
+A :class:`Request` is the request family (:class:`Envelope`) plus the prompt (tools, system,
+messages) plus ``max_tokens`` and the purpose. Everything is a frozen, hashable value so that
+renderings can be memoized and requests compared structurally.
+
+``max_tokens`` is deliberately not part of the envelope: it caps output and does not shape the
+cached prompt (seed 001: folds with a matching effort but another cap still reused 99.9%).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
+Purpose: TypeAlias = Literal["conversation", "compaction"]
+
+#: Field names under which protocols carry an assistant turn's reasoning.
+REASONING_FIELDS: tuple[str, ...] = ("reasoning_content", "reasoning_text", "reasoning")
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """The request family a provider cache keys on."""
+
+    provider: str
+    model: str
+    reasoning_effort: str | None = None
+    temperature: float | None = None
+    stop: tuple[str, ...] | None = None
+
+    def label(self) -> str:
+        """Short human-readable form, e.g. ``mock/mock effort=max``."""
+        parts = [f"{self.provider}/{self.model}"]
+        if self.reasoning_effort is not None:
+            parts.append(f"effort={self.reasoning_effort}")
+        if self.temperature is not None:
+            parts.append(f"temperature={self.temperature:g}")
+        if self.stop is not None:
+            parts.append(f"stop={list(self.stop)!r}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A text block."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """Reasoning (thinking) text, and the wire field a protocol replays it in."""
+
+    text: str
+    field: str = "reasoning_content"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A model's request to run a tool; ``arguments`` is the raw JSON string."""
+
+    call_id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The answer to one tool call."""
+
+    call_id: str
+    content: tuple[Text, ...]
+    is_error: bool = False
+
+    def text_chars(self) -> int:
+        """Unicode code points of the text content."""
+        return sum(len(block.text) for block in self.content)
+
+
+Block: TypeAlias = Text | Reasoning | ToolCall | ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message: a role and its blocks, in order."""
+
+    role: Role
+    blocks: tuple[Block, ...]
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool-call blocks of this message."""
+        return tuple(block for block in self.blocks if isinstance(block, ToolCall))
+
+    @property
+    def tool_results(self) -> tuple[ToolResult, ...]:
+        """The tool-result blocks of this message."""
+        return tuple(block for block in self.blocks if isinstance(block, ToolResult))
+
+    @property
+    def reasoning(self) -> tuple[Reasoning, ...]:
+        """The reasoning blocks of this message."""
+        return tuple(block for block in self.blocks if isinstance(block, Reasoning))
+
+    def text(self) -> str:
+        """Concatenated text of the text blocks."""
+        return "".join(block.text for block in self.blocks if isinstance(block, Text))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSchema:
+    """A tool definition; ``parameters`` is canonical JSON (sorted keys, no spaces)."""
+
+    name: str
+    description: str
+    parameters: str = "{}"
+
+    @staticmethod
+    def make(name: str, description: str, parameters: dict[str, object] | None = None) -> ToolSchema:
+        """Build a schema from a parameters dict, canonicalizing its JSON."""
+        return ToolSchema(name, description, canonical_json(parameters or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """Everything one call sends: the family, the prompt, the output cap and why it was sent."""
+
+    envelope: Envelope
+    messages: tuple[Message, ...]
+    system: str = ""
+    tools: tuple[ToolSchema, ...] = ()
+    max_tokens: int | None = None
+    purpose: Purpose = "conversation"
+    #: Free-form tags the kernel attaches (e.g. the effort it inherited); not sent on the wire.
+    notes: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+
+
+def user_text(text: str) -> Message:
+    """A user message with one text block."""
+    return Message("user", (Text(text),))
+
+
+def canonical_json(value: object) -> str:
+    """Compact, key-sorted, non-ASCII-preserving JSON: the one encoding used for hashing."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

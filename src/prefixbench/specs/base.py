@@ -1,0 +1,67 @@
+"""Spec results and the registry the ``check`` command runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prefixbench.workloads.base import Run
+
+
+@dataclass(frozen=True, slots=True)
+class SpecResult:
+    """One spec's verdict on one run, with the figure that decided it."""
+
+    spec: str
+    passed: bool
+    figure: str
+    preset: str
+    window: int | None = None
+    engine: str = "checkpoint"
+
+    def line(self) -> str:
+        """``PASS spec [window] (engine): figure``."""
+        where = f" @{self.window // 1000}k" if self.window else ""
+        return f"{'PASS' if self.passed else 'FAIL'}  {self.spec}{where} [{self.engine}/{self.preset}]: {self.figure}"
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """A registered spec.
+
+    ``windowed`` specs run once per requested window; the others at their own fixed setup.
+    ``bug_preset`` reproduces the bug the spec guards against (it must fail there), or None
+    for structural guards that are meant to pass on every preset.
+    """
+
+    name: str
+    description: str
+    check: Callable[..., SpecResult]
+    windowed: bool = False
+    bug_preset: str | None = "legacy"
+    engines: tuple[str, ...] = ("checkpoint",)
+
+
+def hit_pct(ratio: float) -> str:
+    """A hit ratio as ``97.9%``."""
+    return f"{ratio * 100:.1f}%"
+
+
+def first_silent_rewrite(run: Run) -> int | None:
+    """Index of the first conversation request that rewrote cached history with no durable rewrite.
+
+    Every conversation request must extend the previous one byte for byte, unless a durable
+    surface replacement (checkpoint, prune, compression) landed in between.
+    """
+    rewritten = False
+    seen_conversation = False
+    for observation in run.observations:
+        if observation.rewrites_since_previous:
+            rewritten = True
+        if observation.purpose == "compaction":
+            continue
+        if seen_conversation and not rewritten and not observation.extends_previous_conversation:
+            return observation.index
+        seen_conversation = True
+        rewritten = False
+    return None

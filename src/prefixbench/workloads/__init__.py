@@ -1,0 +1,1 @@
+"""Scripted agents, the loop that drives kernel -> simulator, and trace importers."""

@@ -1,0 +1,92 @@
+"""Workload and run types shared by the loop, the specs and the reports."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from prefixbench.kernel.engines.base import Engine
+from prefixbench.kernel.model import ModelInfo, Reply
+from prefixbench.kernel.presets import Preset
+from prefixbench.kernel.session import Header, Session
+from prefixbench.simulator.observe import Observation
+from prefixbench.simulator.wire import Message, Request, ToolCall
+
+
+class Script(Protocol):
+    """One run's scripted side: the user, the model and the tools. Fresh per run."""
+
+    def user_turns(self) -> Iterator[Message]:
+        """The user messages that open each turn, in order."""
+        ...
+
+    def reply(self, request: Request) -> Reply:
+        """The scripted model's deterministic answer to a request."""
+        ...
+
+    def run_tool(self, call: ToolCall) -> Message:
+        """Execute one tool call; returns the tool message with its result."""
+        ...
+
+
+class Workload(Protocol):
+    """A scripted agent scaled to a context window."""
+
+    name: str
+    window: int
+
+    def model_info(self) -> ModelInfo:
+        """Adapter facts of the routed model."""
+        ...
+
+    def header(self) -> Header:
+        """The routed request header (envelope, system prompt, tools)."""
+        ...
+
+    def engine(self, engine_name: str, preset: Preset) -> Engine:
+        """The compaction engine configured for this workload."""
+        ...
+
+    def script(self) -> Script:
+        """A fresh script for one run."""
+        ...
+
+    def params(self) -> dict[str, object]:
+        """Parameters that identify this workload in reports."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One finished run: every observation, the session log and what produced them."""
+
+    workload: str
+    window: int
+    preset: str
+    engine: str
+    profile: str
+    cache: str
+    observations: tuple[Observation, ...]
+    session: Session = field(compare=False)
+    params: dict[str, object] = field(default_factory=dict, compare=False)
+
+    @property
+    def summaries(self) -> tuple[Observation, ...]:
+        """Compaction requests (summary calls), in order."""
+        return tuple(o for o in self.observations if o.purpose == "compaction")
+
+    @property
+    def conversations(self) -> tuple[Observation, ...]:
+        """Conversation requests, in order."""
+        return tuple(o for o in self.observations if o.purpose == "conversation")
+
+    @property
+    def num_folds(self) -> int:
+        """Durable context reductions that summarized or compressed history."""
+        return sum(1 for e in self.session.events if e.kind in ("compaction/summary", "compaction/compress"))
+
+    @property
+    def num_rejected(self) -> int:
+        """Requests the provider answered with an error status."""
+        return sum(1 for o in self.observations if o.is_rejected)
