@@ -53,7 +53,10 @@ class SeedCodingWorkload:
     effort: str | None = "max"
     pruner: PrunerMode | PrunerConfig = "rewrite-only"
     prompt: str = "Refactor the workspace."
-    compaction: CheckpointConfig | None = None
+    #: Checkpoint policy overrides (seed 001: 0.8 / 0.16, retain_tokens unset).
+    threshold_ratio: float = 0.8
+    retain_ratio: float | None = None
+    retain_tokens: int | None = None
     name: str = field(default="seed-coding", init=False)
 
     def __post_init__(self) -> None:
@@ -68,6 +71,8 @@ class SeedCodingWorkload:
             raise UserError(
                 f"window {self.window} is too small for seed-coding's rewrite-only pruner (minimum {minimum})"
             )
+        # Fail before anything runs when the budgets cannot work for this window.
+        self.compaction_config().budgets(self.window)
 
     # --- sizes ---------------------------------------------------------------------------
 
@@ -116,18 +121,22 @@ class SeedCodingWorkload:
         """Routed at ``effort`` with the read_file tool."""
         return Header(Envelope("mock", "mock", self.effort), SYSTEM_PROMPT, (READ_FILE,))
 
-    def engine(self, engine_name: str, preset: Preset) -> Engine:
-        """The checkpoint engine with seed 001's settings (headroom-sized summary cap)."""
-        if engine_name != "checkpoint":
-            raise UserError(f"workload seed-coding supports engine 'checkpoint' only, got {engine_name!r}")
-        config = self.compaction or CheckpointConfig(
-            threshold_ratio=0.8,
-            retain_ratio=0.16,
-            max_tokens=self.window // 16,
+    def compaction_config(self) -> CheckpointConfig:
+        """Seed 001's engine settings: summary cap sized to the window/16 headroom, one retry."""
+        return CheckpointConfig(
+            threshold_ratio=self.threshold_ratio,
+            retain_ratio=self.retain_ratio,
+            retain_tokens=self.retain_tokens,
+            max_tokens=max(1, self.window // 16),
             compaction_retries=1,
             pruner=self.pruner_config(),
         )
-        return CheckpointEngine(config, preset)
+
+    def engine(self, engine_name: str, preset: Preset) -> Engine:
+        """The checkpoint engine with seed 001's settings."""
+        if engine_name != "checkpoint":
+            raise UserError(f"workload seed-coding supports engine 'checkpoint' only, got {engine_name!r}")
+        return CheckpointEngine(self.compaction_config(), preset)
 
     def script(self) -> SeedCodingScript:
         """A fresh script."""

@@ -1,0 +1,1 @@
+"""Tables, charts, cost reports and the command line. Reads runs and observations only."""

@@ -1,0 +1,99 @@
+"""Charts (matplotlib, Agg backend). Figures are written with fixed size, dpi and no software
+or date metadata, so the same data gives byte-identical PNG files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from prefixbench.reports.frames import format_window, ordered  # noqa: E402
+from prefixbench.reports.tables import PRESET_ORDER  # noqa: E402
+
+#: Colours by role, shared by every chart so a preset looks the same everywhere.
+CACHED = "#2da44e"
+UNCACHED = "#cf222e"
+FOLD = "#0969da"
+PRESET_COLOURS = ("#cf222e", "#bf8700", "#8250df", "#2da44e", "#0969da", "#57606a")
+PNG_METADATA = {"Software": None}
+
+
+def save(fig: plt.Figure, path: Path) -> None:
+    """Write a figure deterministically and close it."""
+    fig.savefig(path, dpi=100, metadata=PNG_METADATA)
+    plt.close(fig)
+
+
+def hit_rate_chart(runs: pd.DataFrame, path: Path) -> None:
+    """Summary-call hit rate by window and preset: bar = mean, whisker = min..max over the calls."""
+    windows = sorted(runs["window"].unique())
+    series = ordered(
+        [f"{e}/{p}" if runs["engine"].nunique() > 1 else p for e, p in zip(runs["engine"], runs["preset"])],
+        PRESET_ORDER,
+    )
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(windows) * max(1, len(series)) / 2), 4))
+    width = 0.8 / max(1, len(series))
+    x = np.arange(len(windows))
+    for idx, name in enumerate(series):
+        means, lo, hi = [], [], []
+        for window in windows:
+            sel = runs[(runs["window"] == window)]
+            sel = sel[[(f"{e}/{p}" if runs["engine"].nunique() > 1 else p) == name for e, p in zip(sel["engine"], sel["preset"])]]
+            ratios = [v for lst in sel["summary_hit_ratio"] for v in lst]
+            mean = float(np.mean(ratios)) * 100 if ratios else 0.0
+            means.append(mean)
+            lo.append(mean - (min(ratios) * 100 if ratios else 0.0))
+            hi.append((max(ratios) * 100 if ratios else 0.0) - mean)
+        ax.bar(
+            x + (idx - (len(series) - 1) / 2) * width,
+            means,
+            width,
+            yerr=[lo, hi],
+            capsize=3,
+            label=name,
+            color=PRESET_COLOURS[idx % len(PRESET_COLOURS)],
+        )
+    ax.set_xticks(x, [format_window(int(w)) for w in windows])
+    ax.set_xlabel("context window")
+    ax.set_ylabel("summary-call hit rate (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title("Summary calls served from the prefix cache")
+    ax.legend(fontsize="small", ncols=min(4, len(series)), loc="upper center", bbox_to_anchor=(0.5, -0.15))
+    fig.tight_layout()
+    save(fig, path)
+
+
+def timeline_chart(observations: pd.DataFrame, window: int, path: Path) -> None:
+    """Cached vs uncached tokens of every request of each run at one window; folds marked."""
+    obs = observations[observations["window"] == window]
+    labels = ordered(
+        [f"{e}/{p}" if obs["engine"].nunique() > 1 else p for e, p in zip(obs["engine"], obs["preset"])],
+        PRESET_ORDER,
+    )
+    fig, axes = plt.subplots(len(labels), 1, figsize=(10, 1.9 * len(labels) + 0.8), sharex=True, squeeze=False)
+    for ax, label in zip(axes[:, 0], labels):
+        mask = [(f"{e}/{p}" if obs["engine"].nunique() > 1 else p) == label for e, p in zip(obs["engine"], obs["preset"])]
+        run = obs[mask].sort_values("index")
+        idx = run["index"].to_numpy()
+        cached = run["cached_tokens"].to_numpy()
+        uncached = run["uncached_tokens"].to_numpy()
+        ax.bar(idx, cached, width=0.85, color=CACHED, label="cached")
+        ax.bar(idx, uncached, width=0.85, bottom=cached, color=UNCACHED, label="uncached")
+        for i in run.loc[run["purpose"] == "compaction", "index"]:
+            ax.axvline(i, color=FOLD, linewidth=0.8, linestyle="--")
+        rejected = run.loc[run["status"] != 200, "index"]
+        if len(rejected):
+            ax.plot(rejected, np.zeros(len(rejected)), "kx", label="400")
+        ax.set_ylabel("tokens")
+        ax.set_title(label, fontsize="small", loc="left")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / 1000:.0f}k"))
+    axes[0, 0].legend(fontsize="small", loc="upper left", ncols=3)
+    axes[-1, 0].set_xlabel("request (dashed line: summary / compaction call)")
+    fig.suptitle(f"Prompt tokens per request at a {format_window(window)} window", fontsize="medium")
+    fig.tight_layout()
+    save(fig, path)

@@ -1,0 +1,161 @@
+"""The ``prefixbench`` command: sweep, check, replay.
+
+A user mistake ends with one line on stderr (``prefixbench: error: ...``) and exit status 2;
+a failing check exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from prefixbench import __version__
+from prefixbench.errors import UserError
+from prefixbench.kernel.presets import PRESETS
+from prefixbench.reports.tables import PRESET_ORDER
+
+DEFAULT_OUT = Path("prefixbench-out")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2), like every other user error."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{message} (see '{self.prog} --help')")
+
+
+def parse_window(text: str) -> int:
+    """``32k`` -> 32,000; ``1m`` -> 1,000,000; ``128000`` -> 128,000 (k = 1,000, as in seed 001)."""
+    raw = text.strip().lower().replace("_", "").replace(",", "")
+    scale = 1
+    if raw.endswith("k"):
+        raw, scale = raw[:-1], 1_000
+    elif raw.endswith("m"):
+        raw, scale = raw[:-1], 1_000_000
+    try:
+        value = float(raw) * scale
+    except ValueError:
+        raise UserError(f"--windows: {text!r} is not a token count (use e.g. 32k, 128k or 128000)") from None
+    if value != int(value) or value <= 0:
+        raise UserError(f"--windows: window must be a positive whole number of tokens, got {text!r}")
+    return int(value)
+
+
+def parse_list(text: str, option: str) -> tuple[str, ...]:
+    """A comma-separated option value; empty items are an error."""
+    items = tuple(item.strip() for item in text.split(","))
+    if not all(items):
+        raise UserError(f"{option}: empty item in {text!r}")
+    return items
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (public so the README's CLI section can be checked against it)."""
+    parser = _Parser(
+        prog="prefixbench",
+        description="Prefix-cache simulator and regression benchmarks for compacting LLM agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"prefixbench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    sweep = sub.add_parser(
+        "sweep",
+        help="run a workload across windows and presets; print the table, write the report",
+        description="Run a scripted workload through the compaction kernel at each window, engine and "
+        "preset against the simulated provider cache. Prints the table and writes runs.csv, "
+        "observations.csv, report.md, hit-rate.png and timeline-<window>.png into --out.",
+    )
+    sweep.add_argument("--workload", default="seed-coding", help="workload name (default: seed-coding)")
+    sweep.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 (default: 32k,128k,512k)")
+    sweep.add_argument("--presets", default=",".join(PRESET_ORDER), help=f"presets (default: {','.join(PRESET_ORDER)})")
+    sweep.add_argument("--engines", default=None, help="compaction engines (default: the workload's own)")
+    sweep.add_argument("--profile", default="lenient", help="provider strictness profile (default: lenient)")
+    sweep.add_argument("--cache", default="byte-exact", help="provider cache model (default: byte-exact)")
+    sweep.add_argument("--steps", type=int, default=None, help="tool steps per run (seed-coding default: 60)")
+    sweep.add_argument("--effort", default=None, help="conversation reasoning effort: low|high|max|default (seed-coding default: max)")
+    sweep.add_argument("--pruner", default=None, help="seed-coding pruner: rewrite-only|none|default (default: rewrite-only)")
+    sweep.add_argument("--threshold-ratio", type=float, default=None, help="compact at this share of the window (default: 0.8)")
+    sweep.add_argument("--retain-ratio", type=float, default=None, help="verbatim tail budget as a share of the window (default: 0.16)")
+    sweep.add_argument("--retain-tokens", type=int, default=None, help="verbatim tail budget in tokens (exclusive with --retain-ratio)")
+    sweep.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
+    sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
+    sweep.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    check = sub.add_parser(
+        "check",
+        help="run the integrity specs against a preset; exit 1 if any fails",
+        description="Run every integrity spec on a preset and print one line per spec with the figure "
+        "that decided it. Exit status 1 if any spec fails: use it to gate a kernel change.",
+    )
+    check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
+    check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs (default: 32k,128k,512k)")
+    check.add_argument("--engines", default=None, help="only specs of these engines (default: all)")
+
+    replay = sub.add_parser(
+        "replay",
+        help="replay a request log through the simulated cache",
+        description="Replay a JSONL request log through the byte-exact prefix cache and print, per request, "
+        "prompt, cached and uncached tokens, whether it extends the previous request, and where it "
+        "first diverged from what was cached.",
+    )
+    replay.add_argument("file", type=Path, help="the request log (JSONL)")
+    replay.add_argument("--input", default="chat-completions", choices=("chat-completions",), help="format of FILE (default: chat-completions)")
+    replay.add_argument("--cache", default="byte-exact", help="provider cache model (default: byte-exact)")
+    replay.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        match args.command:
+            case "sweep":
+                return cmd_sweep(args)
+            case "check":
+                return cmd_check(args)
+            case "replay":
+                return cmd_replay(args)
+        raise UserError(f"unknown command {args.command!r}")
+    except UserError as exc:
+        print(f"prefixbench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("prefixbench: interrupted", file=sys.stderr)
+        return 130
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """``prefixbench sweep``."""
+    from prefixbench.reports.output import write_sweep
+
+    return write_sweep(args)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``prefixbench check``."""
+    from prefixbench.specs.registry import run_specs
+
+    windows = tuple(parse_window(w) for w in parse_list(args.windows, "--windows"))
+    engines = parse_list(args.engines, "--engines") if args.engines else None
+    results = run_specs(args.preset, windows, engines)
+    failed = [r for r in results if not r.passed]
+    for result in results:
+        print(result.line())
+    print(f"{len(results) - len(failed)} passed, {len(failed)} failed" + (f": {', '.join(sorted({r.spec for r in failed}))}" if failed else ""))
+    return 1 if failed else 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """``prefixbench replay``."""
+    from prefixbench.reports.replay import replay, replay_json, replay_table
+    from prefixbench.reports.sweep import make_cache_model
+    from prefixbench.workloads.chat_completions import read_chat_completions
+
+    cache = make_cache_model(args.cache)
+    observations = replay(list(read_chat_completions(args.file)), cache)
+    print(replay_json(observations) if args.format == "json" else replay_table(observations))
+    return 0

@@ -1,0 +1,84 @@
+"""``prefixbench sweep``: options -> runs -> table on stdout, files in the output folder."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from prefixbench.reports.frames import format_window, observations_frame, runs_frame
+from prefixbench.reports.sweep import SweepSpec, report_markdown, run_sweep, runs_json
+from prefixbench.reports.tables import text_table
+from prefixbench.workloads.base import Run
+
+
+def sweep_spec(args: argparse.Namespace) -> SweepSpec:
+    """The sweep an argument namespace asks for (workload options only when given)."""
+    from prefixbench.reports.cli import parse_list, parse_window
+
+    options: dict[str, object] = {}
+    if args.steps is not None:
+        options["steps"] = args.steps
+    if args.effort is not None:
+        options["effort"] = None if args.effort == "default" else args.effort
+    if args.pruner is not None:
+        options["pruner"] = args.pruner
+    for key in ("threshold_ratio", "retain_ratio", "retain_tokens"):
+        if getattr(args, key) is not None:
+            options[key] = getattr(args, key)
+    return SweepSpec(
+        workload=args.workload,
+        windows=tuple(parse_window(w) for w in parse_list(args.windows, "--windows")),
+        presets=parse_list(args.presets, "--presets"),
+        engines=parse_list(args.engines, "--engines") if args.engines else (),
+        profile=args.profile,
+        cache=args.cache,
+        options=options,
+    )
+
+
+def write_sweep(args: argparse.Namespace) -> int:
+    """Run the sweep, print the table (or JSON) and write the output folder."""
+    spec = sweep_spec(args)
+    out: Path = args.out
+    show_progress = not args.quiet and sys.stderr.isatty()
+    runs = _run_with_progress(spec, out, show_progress)
+    runs_df = runs_frame(runs)
+    obs_df = observations_frame(runs)
+    (out / "report.md").write_text(report_markdown(spec, runs_df), encoding="utf-8")
+    from prefixbench.reports.charts import hit_rate_chart, timeline_chart
+
+    hit_rate_chart(runs_df, out / "hit-rate.png")
+    for window in spec.windows:
+        timeline_chart(obs_df, window, out / f"timeline-{format_window(window)}.png")
+    print(runs_json(runs_df) if args.format == "json" else text_table(runs_df))
+    if not args.quiet:
+        print(f"wrote {out}/: runs.csv, observations.csv, report.md, hit-rate.png, timeline-*.png", file=sys.stderr)
+    return 0
+
+
+def _run_with_progress(spec: SweepSpec, out: Path, show: bool) -> list[Run]:
+    if not show:
+        return run_sweep(spec, out)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("sweep", total=None)
+
+        def on_run(number: int, total: int, run: Run) -> None:
+            progress.update(
+                task,
+                total=total,
+                completed=number,
+                description=f"{run.workload} {format_window(run.window)} {run.engine}/{run.preset}",
+            )
+
+        return run_sweep(spec, out, on_run)

@@ -1,0 +1,106 @@
+"""The sweep table, as aligned text for the terminal and as Markdown for report.md."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+from prefixbench.reports.frames import format_window, with_change_vs_legacy
+
+PRESET_ORDER = ("legacy", "envelope-fix", "prune-fix", "patched")
+
+
+def fmt_int(value: float) -> str:
+    """``191,515``."""
+    return f"{int(value):,}"
+
+
+def fmt_pct(ratio: float) -> str:
+    """``97.9%``."""
+    return f"{ratio * 100:.1f}%"
+
+
+def fmt_change(ratio: float) -> str:
+    """``-34.5%`` (a real minus sign is avoided so the text stays ASCII)."""
+    if ratio is None or (isinstance(ratio, float) and math.isnan(ratio)):
+        return "-"
+    return f"{ratio * 100:+.1f}%"
+
+
+def fmt_calls(values: Sequence[int]) -> str:
+    """Uncached tokens of each summary call: ``22,268 / 21,112 / 21,020``."""
+    return " / ".join(fmt_int(v) for v in values) if len(values) else "-"
+
+
+def fmt_hits(values: Sequence[float]) -> str:
+    """Hit-rate range of the summary calls: ``0.0-0.9%`` or ``97.9%``."""
+    if not len(values):
+        return "-"
+    lo, hi = min(values), max(values)
+    if fmt_pct(lo) == fmt_pct(hi):
+        return fmt_pct(lo)
+    return f"{lo * 100:.1f}-{fmt_pct(hi)}"
+
+
+def table_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the sweep table, in window, engine, preset order."""
+    df = with_change_vs_legacy(runs)
+    show_engine = df["engine"].nunique() > 1
+    show_profile = df["profile"].nunique() > 1
+    show_rejected = bool((df["num_rejected"] > 0).any() or (df["profile"] != "lenient").any())
+    header = ["window"]
+    if show_engine:
+        header.append("engine")
+    if show_profile:
+        header.append("profile")
+    header += ["preset", "folds"]
+    if show_rejected:
+        header.append("400s")
+    header += ["summary calls, uncached tokens", "summary hit", "session uncached", "vs legacy"]
+    rank = {p: i for i, p in enumerate(PRESET_ORDER)}
+    df = df.assign(_rank=df["preset"].map(lambda p: rank.get(p, len(rank))))
+    df = df.sort_values(["window", "engine", "profile", "_rank", "preset"], kind="stable")
+    rows = []
+    for _, r in df.iterrows():
+        row = [format_window(int(r["window"]))]
+        if show_engine:
+            row.append(str(r["engine"]))
+        if show_profile:
+            row.append(str(r["profile"]))
+        row += [str(r["preset"]), str(r["num_folds"])]
+        if show_rejected:
+            row.append(str(r["num_rejected"]))
+        row += [
+            fmt_calls(r["summary_uncached_tokens"]),
+            fmt_hits(r["summary_hit_ratio"]),
+            fmt_int(r["session_uncached_tokens"]),
+            "-" if r["preset"] == "legacy" else fmt_change(r["uncached_change_vs_legacy"]),
+        ]
+        rows.append(row)
+    return header, rows
+
+
+def text_table(runs: pd.DataFrame) -> str:
+    """The sweep table as aligned plain text."""
+    header, rows = table_rows(runs)
+    numeric = {i for i, h in enumerate(header) if h in ("folds", "400s", "session uncached", "vs legacy")}
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    out = [line(header), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def markdown_table(runs: pd.DataFrame) -> str:
+    """The sweep table as a Markdown table."""
+    header, rows = table_rows(runs)
+    numeric = {i for i, h in enumerate(header) if h in ("folds", "400s", "session uncached", "vs legacy")}
+    out = ["| " + " | ".join(header) + " |"]
+    out.append("|" + "|".join("---:" if i in numeric else "---" for i in range(len(header))) + "|")
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
