@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -27,6 +28,17 @@ def save(fig: plt.Figure, path: Path) -> None:
     """Write a figure deterministically and close it."""
     fig.savefig(path, dpi=100, metadata=PNG_METADATA)
     plt.close(fig)
+
+
+def _bars(ax: plt.Axes, x: np.ndarray, bottom: np.ndarray, height: np.ndarray, colour: str, label: str) -> None:
+    """Many bars as one PolyCollection: same look as ``ax.bar``, a fraction of its drawing time."""
+    half = 0.425
+    left, right, top = x - half, x + half, bottom + height
+    verts = np.stack(
+        [np.stack([left, bottom], 1), np.stack([left, top], 1), np.stack([right, top], 1), np.stack([right, bottom], 1)],
+        axis=1,
+    )
+    ax.add_collection(PolyCollection(verts, facecolors=colour, edgecolors="none", label=label))
 
 
 def hit_rate_chart(runs: pd.DataFrame, path: Path) -> None:
@@ -82,8 +94,10 @@ def timeline_chart(observations: pd.DataFrame, window: int, path: Path) -> None:
         idx = run["index"].to_numpy()
         cached = run["cached_tokens"].to_numpy()
         uncached = run["uncached_tokens"].to_numpy()
-        ax.bar(idx, cached, width=0.85, color=CACHED, label="cached")
-        ax.bar(idx, uncached, width=0.85, bottom=cached, color=UNCACHED, label="uncached")
+        _bars(ax, idx.astype(float), np.zeros(len(idx)), cached.astype(float), CACHED, "cached")
+        _bars(ax, idx.astype(float), cached.astype(float), uncached.astype(float), UNCACHED, "uncached")
+        ax.set_xlim(-1, (idx.max() + 1) if len(idx) else 1)
+        ax.set_ylim(0, max(1.0, float((cached + uncached).max(initial=0)) * 1.05))
         for i in run.loc[run["purpose"] == "compaction", "index"]:
             ax.axvline(i, color=FOLD, linewidth=0.8, linestyle="--")
         rejected = run.loc[run["status"] != 200, "index"]

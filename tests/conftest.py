@@ -1,0 +1,32 @@
+"""Shared pytest setup: benchmarks under tests/bench run only with --bench."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+BENCH_DIR = Path(__file__).parent / "bench"
+#: Real agent traffic lives beside the project (../shared/realdata), never inside it.
+REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--bench", action="store_true", help="run the pytest-benchmark suite in tests/bench")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--bench"):
+        return
+    skip = pytest.mark.skip(reason="benchmark: run with `python -m pytest tests/bench --bench`")
+    for item in items:
+        if BENCH_DIR in Path(item.fspath).parents:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def realdata() -> Path:
+    """The shared real-traffic folder; skips the test when a fresh clone does not have it."""
+    if not REALDATA.is_dir():
+        pytest.skip(f"real traffic not found at {REALDATA} (it lives beside the project, not in it)")
+    return REALDATA

@@ -1,0 +1,130 @@
+"""The command line as a user runs it: outputs, exit codes, one-line errors, determinism."""
+
+import json
+
+import pandas as pd
+import pytest
+
+from prefixbench.reports import sweep as sweep_module
+from prefixbench.reports.cli import main, parse_window
+from prefixbench.errors import UserError
+
+SMALL = ["sweep", "--windows", "32k", "--presets", "legacy,patched", "--steps", "40", "--quiet"]
+
+
+def test_window_parsing():
+    assert [parse_window(w) for w in ("32k", "128000", "1m", "1.5M", "64_000")] == [32_000, 128_000, 10**6, 1_500_000, 64_000]
+    for bad in ("0", "abc", "-5k", "1.5"):
+        with pytest.raises(UserError, match="--windows"):
+            parse_window(bad)
+
+
+def test_sweep_prints_the_table_and_writes_every_output(tmp_path, capsys):
+    assert main([*SMALL, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "summary calls, uncached tokens" in out and "patched" in out
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["hit-rate.png", "observations.csv", "report.md", "runs.csv", "timeline-32k.png"]
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert list(runs["preset"]) == ["legacy", "patched"]
+    obs = pd.read_csv(tmp_path / "observations.csv")
+    assert len(obs) == runs["num_requests"].sum()
+    assert "| 32k | patched |" in (tmp_path / "report.md").read_text()
+
+
+def test_two_sweeps_are_byte_identical(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main([*SMALL, "--out", str(a), "--format", "json"]) == 0
+    first = capsys.readouterr().out
+    assert main([*SMALL, "--out", str(b), "--format", "json"]) == 0
+    assert capsys.readouterr().out == first
+    for path in a.iterdir():
+        assert path.read_bytes() == (b / path.name).read_bytes(), path.name
+
+
+def test_json_has_the_documented_fields(tmp_path, capsys):
+    main([*SMALL, "--out", str(tmp_path), "--format", "json"])
+    runs = json.loads(capsys.readouterr().out)
+    assert len(runs) == 2
+    for key in (
+        "workload", "window", "preset", "num_folds", "summary_prompt_tokens", "summary_cached_tokens",
+        "summary_uncached_tokens", "summary_hit_ratio", "session_prompt_tokens", "session_cached_tokens",
+        "session_uncached_tokens", "engine", "profile", "num_rejected",
+    ):
+        assert key in runs[0], key
+    legacy, patched = runs
+    assert len(patched["summary_uncached_tokens"]) == patched["num_folds"] >= 1
+    assert legacy["uncached_change_vs_legacy"] == 0.0 and patched["uncached_change_vs_legacy"] < 0
+
+
+def test_finished_runs_survive_a_later_failure(tmp_path, monkeypatch):
+    calls = []
+    real = sweep_module.execute_planned
+
+    def flaky(item, spec):
+        calls.append(item.preset)
+        if len(calls) == 2:
+            raise RuntimeError("boom")
+        return real(item, spec)
+
+    monkeypatch.setattr(sweep_module, "execute_planned", flaky)
+    with pytest.raises(RuntimeError):
+        main([*SMALL, "--out", str(tmp_path)])
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert list(runs["preset"]) == ["legacy"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["sweep", "--windows", "0"], "--windows: window must be a positive"),
+        (["sweep", "--windows", "abc"], "--windows: 'abc' is not a token count"),
+        (["sweep", "--presets", "legacy,nope"], "unknown preset 'nope'"),
+        (["sweep", "--windows", "32k", "--retain-tokens", "30000"], "retain_tokens 30000 must be below the threshold"),
+        (["sweep", "--retain-ratio", "0.85"], "retain_ratio must be >= 0 and below threshold_ratio"),
+        (["sweep", "--cache", "nope"], "unknown cache model 'nope'"),
+        (["sweep", "--bogus"], "unrecognized arguments: --bogus"),
+        (["check", "--preset", "nope"], "unknown preset 'nope'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
+    assert main([*argv, "--out", str(tmp_path)] if argv[0] == "sweep" else argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("prefixbench: error: ") and message in lines[0]
+    assert not (tmp_path / "runs.csv").exists()  # validated before anything ran
+
+
+def test_check_gates_on_the_preset(capsys):
+    assert main(["check", "--windows", "32k"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("PASS") >= 4 and "0 failed" in out
+    assert main(["check", "--preset", "legacy", "--windows", "32k"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  summary-replays-routed-effort" in out
+    assert "failed: prune-keeps-replayed-region, summary-replays-routed-effort, summary-uncached-bounded" in out
+
+
+def test_replay_reports_each_request(tmp_path, capsys):
+    log = tmp_path / "log.jsonl"
+    base = {"model": "m", "messages": [{"role": "user", "content": "hello there"}]}
+    longer = {"model": "m", "messages": [*base["messages"], {"role": "assistant", "content": "hi"}]}
+    other = {**base, "reasoning_effort": "max"}
+    log.write_text("\n".join(json.dumps(b) for b in (base, longer, other)) + "\n")
+    assert main(["replay", str(log), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["index"] for r in rows] == [0, 1, 2]
+    assert rows[1]["extends_previous"] and rows[1]["cached_tokens"] == rows[0]["prompt_tokens"]
+    assert rows[2]["cached_tokens"] == 0 and rows[2]["divergence"]["byte"] == 0
+    assert set(rows[0]) >= {"index", "prompt_tokens", "cached_tokens", "uncached_tokens", "extends_previous", "divergence"}
+    assert main(["replay", str(log)]) == 0
+    assert "first divergence" in capsys.readouterr().out
+
+
+def test_replay_bad_file_names_file_and_line(tmp_path, capsys):
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"model": "m", "messages": []}\n{"model": "m"}\n')
+    assert main(["replay", str(log)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"prefixbench: error: {log}:2: missing field 'messages'"
