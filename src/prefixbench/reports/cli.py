@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--threshold-ratio", type=float, default=None, help="compact at this share of the window (default: 0.8)")
     sweep.add_argument("--retain-ratio", type=float, default=None, help="verbatim tail budget as a share of the window (default: 0.16)")
     sweep.add_argument("--retain-tokens", type=int, default=None, help="verbatim tail budget in tokens (exclusive with --retain-ratio)")
+    _add_price_options(sweep)
     sweep.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
     sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     sweep.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -105,7 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--input", default="chat-completions", choices=("chat-completions",), help="format of FILE (default: chat-completions)")
     replay.add_argument("--cache", default="byte-exact", help="provider cache model (default: byte-exact)")
     replay.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
+    _add_price_options(replay)
     return parser
+
+
+def _add_price_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--price", default=None, metavar="MODEL", help="add dollars at this model's prices (e.g. deepseek-v4-flash)")
+    parser.add_argument("--period", default=None, choices=("off-peak", "peak"), help="DeepSeek billing period (default: off-peak)")
+    parser.add_argument("--price-as-of", default=None, metavar="DATE", help="use the price in force on DATE (YYYY-MM-DD; default: latest)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -126,6 +134,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("prefixbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -155,7 +169,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from prefixbench.reports.sweep import make_cache_model
     from prefixbench.workloads.chat_completions import read_chat_completions
 
+    price = None
+    if args.price is not None:
+        from prefixbench.simulator.pricing import get_price
+
+        price = get_price(args.price, as_of=args.price_as_of, period=args.period)
     cache = make_cache_model(args.cache)
     observations = replay(list(read_chat_completions(args.file)), cache)
-    print(replay_json(observations) if args.format == "json" else replay_table(observations))
+    print(replay_json(observations, price) if args.format == "json" else replay_table(observations, price))
     return 0

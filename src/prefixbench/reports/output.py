@@ -26,7 +26,13 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     for key in ("threshold_ratio", "retain_ratio", "retain_tokens"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
+    price = None
+    if args.price is not None:
+        from prefixbench.simulator.pricing import get_price
+
+        price = get_price(args.price, as_of=args.price_as_of, period=args.period)
     return SweepSpec(
+        price=price,
         workload=args.workload,
         windows=tuple(parse_window(w) for w in parse_list(args.windows, "--windows")),
         presets=parse_list(args.presets, "--presets"),
@@ -51,9 +57,27 @@ def write_sweep(args: argparse.Namespace) -> int:
     hit_rate_chart(runs_df, out / "hit-rate.png")
     for window in spec.windows:
         timeline_chart(obs_df, window, out / f"timeline-{format_window(window)}.png")
-    print(runs_json(runs_df) if args.format == "json" else text_table(runs_df))
+    written = ["runs.csv", "observations.csv", "report.md", "hit-rate.png", "timeline-*.png"]
+    costs = None
+    if spec.price is not None:
+        from prefixbench.reports.cost import cost_chart, cost_markdown, cost_table, cost_text, run_costs
+
+        costs = run_costs(cost_table(obs_df, spec.price))
+        section = cost_markdown(costs, spec.price)
+        (out / "cost.md").write_text(section, encoding="utf-8")
+        with (out / "report.md").open("a", encoding="utf-8") as handle:
+            handle.write("\n" + section)
+        cost_chart(costs, out / "cost.png", title=f"Cost per run at {spec.price.model} prices")
+        written += ["cost.md", "cost.png"]
+    if args.format == "json":
+        print(runs_json(runs_df, costs))
+    else:
+        print(text_table(runs_df))
+        if costs is not None:
+            print(f"\ncost at {spec.price.model} prices (USD):")  # type: ignore[union-attr]
+            print(cost_text(costs))
     if not args.quiet:
-        print(f"wrote {out}/: runs.csv, observations.csv, report.md, hit-rate.png, timeline-*.png", file=sys.stderr)
+        print(f"wrote {out}/: {', '.join(written)}", file=sys.stderr)
     return 0
 
 

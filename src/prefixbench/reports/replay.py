@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.observe import Observation
+from prefixbench.simulator.pricing import PriceRow, cost_of, format_usd, usd_sum
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Request
 
@@ -19,9 +20,9 @@ def replay(requests: Iterable[Request], cache: CacheModel | None = None) -> list
     return provider.observations
 
 
-def replay_records(observations: list[Observation]) -> list[dict[str, object]]:
-    """One JSON-ready object per request."""
-    return [
+def replay_records(observations: list[Observation], price: PriceRow | None = None) -> list[dict[str, object]]:
+    """One JSON-ready object per request (with dollars split by part when ``price`` is given)."""
+    records = [
         {
             "index": o.index,
             "purpose": o.purpose,
@@ -41,16 +42,31 @@ def replay_records(observations: list[Observation]) -> list[dict[str, object]]:
         }
         for o in observations
     ]
+    if price is not None:
+        for record, o in zip(records, observations):
+            cost = cost_of(o, price)
+            record.update(
+                {
+                    "uncached_input_usd": float(cost.uncached_input),
+                    "cache_read_usd": float(cost.cache_read),
+                    "cache_write_usd": float(cost.cache_write),
+                    "output_usd": float(cost.output),
+                    "total_usd": float(cost.total),
+                }
+            )
+    return records
 
 
-def replay_json(observations: list[Observation]) -> str:
+def replay_json(observations: list[Observation], price: PriceRow | None = None) -> str:
     """``--format json``."""
-    return json.dumps(replay_records(observations), indent=2)
+    return json.dumps(replay_records(observations, price), indent=2)
 
 
-def replay_table(observations: list[Observation]) -> str:
-    """Aligned text: one line per request plus a total."""
+def replay_table(observations: list[Observation], price: PriceRow | None = None) -> str:
+    """Aligned text: one line per request plus a total (and dollars when ``price`` is given)."""
     header = ["#", "purpose", "prompt", "cached", "uncached", "hit", "extends", "first divergence"]
+    if price is not None:
+        header.insert(6, "cost")
     rows = [
         [
             str(o.index),
@@ -68,6 +84,11 @@ def replay_table(observations: list[Observation]) -> str:
     cached = sum(o.cached_tokens for o in observations)
     rows.append(["all", "", f"{prompt:,}", f"{cached:,}", f"{prompt - cached:,}", f"{(cached / prompt if prompt else 1) * 100:.1f}%", "", ""])
     right = {0, 2, 3, 4, 5}
+    if price is not None:
+        costs = [cost_of(o, price).total for o in observations]
+        for row, cost in zip(rows, [*costs, usd_sum(costs)]):
+            row.insert(6, format_usd(cost))
+        right.add(6)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
 
     def line(cells: list[str]) -> str:

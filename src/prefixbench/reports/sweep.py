@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from decimal import Decimal
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,9 +24,11 @@ import pandas as pd
 
 from prefixbench.errors import UserError
 from prefixbench.kernel.presets import get_preset
+from prefixbench.reports.cost import COST_COLUMNS, cost_table
 from prefixbench.reports.frames import (
     OBSERVATION_COLUMNS,
     RUN_COLUMNS,
+    RUN_KEYS,
     format_window,
     observation_records,
     run_record,
@@ -33,6 +36,7 @@ from prefixbench.reports.frames import (
 )
 from prefixbench.reports.tables import PRESET_ORDER, markdown_table
 from prefixbench.simulator.cache import CacheModel
+from prefixbench.simulator.pricing import PriceRow, usd_sum
 from prefixbench.simulator.provider import Validator
 from prefixbench.workloads.base import Run, Workload
 from prefixbench.workloads.registry import DEFAULT_ENGINE, execute, make_workload
@@ -51,6 +55,8 @@ class SweepSpec:
     profile: str = "lenient"
     cache: str = "byte-exact"
     options: dict[str, object] = field(default_factory=dict)
+    #: Price row for dollar columns, cost.md and cost.png (None = no cost report).
+    price: PriceRow | None = None
 
     def engine_names(self) -> tuple[str, ...]:
         """Engines to run (the workload's default when none were named)."""
@@ -86,25 +92,32 @@ def plan_sweep(spec: SweepSpec) -> list[PlannedRun]:
 
 
 class SweepWriter:
-    """Appends each finished run to runs.csv and observations.csv."""
+    """Appends each finished run to runs.csv and observations.csv (with dollars when priced)."""
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_dir: Path, price: PriceRow | None = None) -> None:
         self.out_dir = out_dir
+        self.price = price
         out_dir.mkdir(parents=True, exist_ok=True)
         self.runs_path = out_dir / "runs.csv"
         self.observations_path = out_dir / "observations.csv"
-        for path, columns in ((self.runs_path, RUN_COLUMNS), (self.observations_path, OBSERVATION_COLUMNS)):
-            pd.DataFrame(columns=list(columns)).to_csv(path, index=False, lineterminator="\n")
+        extra = list(COST_COLUMNS) if price is not None else []
+        self.run_columns = [*RUN_COLUMNS, *extra]
+        self.observation_columns = [*OBSERVATION_COLUMNS, *extra]
+        for path, columns in ((self.runs_path, self.run_columns), (self.observations_path, self.observation_columns)):
+            pd.DataFrame(columns=columns).to_csv(path, index=False, lineterminator="\n")
 
     def add(self, run: Run) -> None:
         """Append one run's rows."""
         record = {k: json.dumps(v) if isinstance(v, list) else v for k, v in run_record(run).items()}
-        pd.DataFrame([record], columns=list(RUN_COLUMNS)).to_csv(
+        observations = pd.DataFrame(observation_records(run), columns=list(OBSERVATION_COLUMNS))
+        if self.price is not None:
+            observations = cost_table(observations, self.price)
+            for column in COST_COLUMNS:
+                record[column] = usd_sum(observations[column])
+        pd.DataFrame([record], columns=self.run_columns).to_csv(
             self.runs_path, mode="a", header=False, index=False, lineterminator="\n"
         )
-        pd.DataFrame(observation_records(run), columns=list(OBSERVATION_COLUMNS)).to_csv(
-            self.observations_path, mode="a", header=False, index=False, lineterminator="\n"
-        )
+        observations.to_csv(self.observations_path, mode="a", header=False, index=False, lineterminator="\n")
 
 
 def make_cache_model(name: str) -> CacheModel | None:
@@ -138,7 +151,7 @@ def run_sweep(
 ) -> list[Run]:
     """Execute the sweep; writes each run to ``out_dir`` as it lands (when given)."""
     planned = plan_sweep(spec)
-    writer = SweepWriter(out_dir) if out_dir is not None else None
+    writer = SweepWriter(out_dir, spec.price) if out_dir is not None else None
     runs = []
     for number, item in enumerate(planned, 1):
         run = execute_planned(item, spec)
@@ -150,9 +163,12 @@ def run_sweep(
     return runs
 
 
-def runs_json(runs: pd.DataFrame) -> str:
-    """The ``--format json`` output: one object per run."""
+def runs_json(runs: pd.DataFrame, costs: pd.DataFrame | None = None) -> str:
+    """The ``--format json`` output: one object per run (with dollars when ``costs`` is given)."""
     df = with_change_vs_legacy(runs)
+    if costs is not None:
+        keep = [*RUN_KEYS, *COST_COLUMNS, "compaction_usd", "saving_vs_legacy_usd", "saving_vs_legacy_pct"]
+        df = df.merge(costs[[c for c in keep if c in costs.columns]], on=list(RUN_KEYS), how="left")
     records = []
     for _, row in df.iterrows():
         rec = {}
@@ -166,8 +182,10 @@ def runs_json(runs: pd.DataFrame) -> str:
 
 
 def _scalar(value: object) -> object:
-    if isinstance(value, float) and value != value:  # NaN
+    if value is None or (isinstance(value, float) and value != value):  # NaN
         return None
+    if isinstance(value, Decimal):
+        return float(value)
     if hasattr(value, "item"):
         return value.item()
     if isinstance(value, str):

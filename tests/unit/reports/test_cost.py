@@ -1,0 +1,103 @@
+"""Cost reports: per-request dollars, per-run totals and savings, the Markdown section, cost.png."""
+
+import math
+from decimal import Decimal
+
+import pandas as pd
+import pytest
+
+from prefixbench.reports.cost import COST_COLUMNS, cost_chart, cost_markdown, cost_table, run_costs
+from prefixbench.simulator.pricing import get_price
+
+D = Decimal
+
+
+def make_observations() -> pd.DataFrame:
+    """Two runs at one window: legacy re-sends its summary prompt uncached, patched reads it."""
+    keys = {"workload": "seed-coding", "window": 32_000, "engine": "checkpoint", "profile": "lenient", "cache": "byte-exact"}
+    rows = [
+        # preset, purpose, prompt, cached, written, output
+        ("legacy", "conversation", 10_000, 0, 10_000, 500),
+        ("legacy", "compaction", 20_000, 0, 20_000, 1_000),
+        ("patched", "conversation", 10_000, 0, 10_000, 500),
+        ("patched", "compaction", 20_000, 19_500, 500, 1_000),
+    ]
+    return pd.DataFrame(
+        [
+            {**keys, "preset": p, "purpose": purpose, "prompt_tokens": n, "cached_tokens": c, "written_tokens": w,
+             "written_long_tokens": 0, "output_tokens": o, "status": 200}
+            for p, purpose, n, c, w, o in rows
+        ]
+    )
+
+
+def test_cost_table_adds_exact_dollars_per_request():
+    # deepseek-v4-flash off-peak: input 0.15, hit 0.003, output 0.60 per 1M tokens.
+    costs = cost_table(make_observations(), get_price("deepseek-v4-flash"))
+    assert list(costs.columns[-5:]) == list(COST_COLUMNS)
+    last = costs.iloc[3]
+    # 500 uncached x 0.15 + 19,500 hits x 0.003 + 1,000 output x 0.60, per 1M.
+    assert (last["uncached_input_usd"], last["cache_read_usd"], last["cache_write_usd"], last["output_usd"]) == (
+        D("0.000075"), D("0.0000585"), D(0), D("0.0006"),
+    )
+    assert last["total_usd"] == D("0.0007335")
+    assert all(isinstance(v, Decimal) for v in costs["total_usd"])
+
+
+def test_cost_table_needs_the_token_columns():
+    with pytest.raises(ValueError, match="observations lack column\\(s\\) written_tokens"):
+        cost_table(make_observations().drop(columns=["written_tokens"]), get_price("deepseek-v4-flash"))
+
+
+def test_run_costs_totals_and_saving_vs_legacy():
+    runs = run_costs(cost_table(make_observations(), get_price("deepseek-v4-flash")))
+    legacy, patched = runs.iloc[0], runs.iloc[1]
+    # legacy: 30,000 uncached x 0.15 + 1,500 output x 0.60 = 0.0045 + 0.0009
+    assert (legacy["preset"], legacy["num_requests"], legacy["total_usd"]) == ("legacy", 2, D("0.0054"))
+    assert legacy["compaction_usd"] == D("0.0036")
+    # patched: 10,500 uncached + 19,500 hits + 1,500 output
+    assert patched["total_usd"] == D("0.0015750") + D("0.0000585") + D("0.0009")
+    assert patched["saving_vs_legacy_usd"] == D("0.0028665")
+    assert patched["saving_vs_legacy_pct"] == pytest.approx(53.083333, abs=1e-6)
+    assert legacy["saving_vs_legacy_usd"] == 0
+
+
+def test_run_costs_without_a_legacy_run_has_no_saving():
+    obs = make_observations()
+    runs = run_costs(cost_table(obs[obs["preset"] == "patched"], get_price("deepseek-v4-flash")))
+    assert runs.iloc[0]["saving_vs_legacy_usd"] is None and math.isnan(runs.iloc[0]["saving_vs_legacy_pct"])
+
+
+def test_cost_markdown_section():
+    price = get_price("deepseek-v4-flash", period="peak")
+    text = cost_markdown(run_costs(cost_table(make_observations(), price)), price)
+    assert text.splitlines()[:2] == ["## Cost", ""]
+    assert "**deepseek/deepseek-v4-flash**, effective 2026-09-10, **peak** prices (peak = 2x off-peak, " in text
+    assert "USD per 1M tokens: input 0.30, cache read 0.006, no cache-write fee, output 1.20." in text
+    assert "Source: https://api-docs.deepseek.com/quick_start/pricing (official)." in text
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    assert table == [
+        "| window | preset | requests | uncached input | cache read | cache write | output | total | summary calls | saving vs legacy |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| 32k | legacy | 2 | $0.009000 | $0 | $0 | $0.001800 | $0.0108 | $0.007200 | - |",
+        "| 32k | patched | 2 | $0.003150 | $0.0001170 | $0 | $0.001800 | $0.005067 | $0.001467 | $0.005733 (53.1%) |",
+    ]
+
+
+def test_cost_markdown_for_a_model_with_write_fees_and_a_long_tier():
+    price = get_price("gpt-5.6-sol")
+    text = cost_markdown(run_costs(cost_table(make_observations(), price)), price)
+    assert "since launch (the sources give no date)" in text
+    assert "cache write 6.25, output 30." in text
+    assert "Above 272,000 prompt tokens a request bills at input 10, cache read 1.00, cache write 12.50, output 45." in text
+    assert "(inferred)" in text and "no cache-write fee" not in text
+
+
+def test_cost_chart_is_byte_identical_across_runs(tmp_path):
+    runs = run_costs(cost_table(make_observations(), get_price("claude-sonnet-4-5")))
+    first, second = tmp_path / "a.png", tmp_path / "b.png"
+    cost_chart(runs, first)
+    cost_chart(runs, second)
+    data = first.read_bytes()
+    assert data.startswith(b"\x89PNG") and data == second.read_bytes()
+    assert b"Software" not in data

@@ -1,0 +1,290 @@
+"""The price table (data/prices.csv) and the dollar cost of one request, to the exact digit."""
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from prefixbench.errors import UserError
+from prefixbench.simulator.observe import Observation
+from prefixbench.simulator.pricing import (
+    COLUMNS,
+    CostBreakdown,
+    PriceTable,
+    cost_of,
+    deepseek_period,
+    format_usd,
+    get_price,
+    load_prices,
+)
+from tests.builders import ENVELOPE
+
+D = Decimal
+
+
+def make_observation(
+    prompt: int, cached: int, written: int, *, written_long: int = 0, output: int = 0, status: int = 200
+) -> Observation:
+    """One conversation request with these token counts."""
+    return Observation(
+        index=0,
+        purpose="conversation",
+        envelope=ENVELOPE,
+        max_tokens=None,
+        prompt_tokens=prompt,
+        cached_tokens=cached,
+        written_tokens=written,
+        divergence=None,
+        extends_previous_conversation=False,
+        rewrites_since_previous=(),
+        written_long_tokens=written_long,
+        output_tokens=output,
+        status=status,
+    )
+
+
+def parts(cost: CostBreakdown) -> tuple[Decimal, ...]:
+    return (cost.uncached_input, cost.cache_read, cost.cache_write, cost.output, cost.total)
+
+
+# --- the shipped table --------------------------------------------------------------------
+
+
+def test_shipped_table_has_the_required_models_each_with_a_source():
+    table = load_prices()
+    for model in (
+        "deepseek-v4-pro",
+        "deepseek-v4-flash",
+        "claude-opus-4-5",
+        "claude-sonnet-4-5",
+        "claude-haiku-4-5",
+        "gpt-5",
+        "gpt-5.4",
+        "gpt-5.6-sol",
+        "gemini-2.5-pro",
+        "gemini-3-pro-preview",
+    ):
+        assert model in table.models()
+    assert all(row.source and row.evidence for row in table.rows)
+    # Loaded once per process.
+    assert load_prices() is table
+
+
+def test_latest_row_is_the_default_and_aliases_resolve_to_it():
+    flash = get_price("deepseek-v4-flash")
+    assert flash.effective == "2026-09-10"
+    assert get_price("deepseek-flash") == flash
+    assert get_price("claude-sonnet-4-20250514").model == "claude-sonnet-4"
+
+
+def test_as_of_picks_the_row_in_force_then():
+    # The hit price was cut at 12:15 UTC on 2026-04-26; peak pricing began 2026-08-16 16:00 UTC.
+    assert get_price("deepseek-v4-flash", as_of="2026-04-25").rates.cache_read == D("0.028")
+    assert get_price("deepseek-v4-flash", as_of="2026-04-26T12:15Z").rates.cache_read == D("0.0028")
+    # A bare date is 00:00 UTC, so the row of 16:00 that day is not yet in force.
+    before = get_price("deepseek-v4-flash", as_of="2026-08-16")
+    assert before.effective == "2026-04-26T12:15Z" and before.period is None
+    after = get_price("deepseek-v4-flash", as_of="2026-08-16T18:00+02:00")
+    assert after.effective == "2026-08-16T16:00Z" and after.period == "off-peak"
+    # Undated rows ("since launch") are in force at any date.
+    assert get_price("claude-opus-4-5", as_of="2020-01-01").effective == ""
+
+
+def test_as_of_before_the_first_row_or_malformed_is_a_user_error():
+    with pytest.raises(UserError, match=r"no price for 'deepseek-v4-flash' as of 2026-01-01: its first row is effective 2026-04-24"):
+        get_price("deepseek-v4-flash", as_of="2026-01-01")
+    with pytest.raises(UserError, match=r"price date '2026-13-01' is not YYYY-MM-DD"):
+        get_price("deepseek-v4-flash", as_of="2026-13-01")
+
+
+def test_unknown_model_lists_the_known_ids_sorted():
+    with pytest.raises(UserError) as err:
+        get_price("gpt-9")
+    message = str(err.value)
+    assert message.startswith("unknown price model 'gpt-9' (known: claude-3-5-haiku, ")
+    listed = message.split("(known: ")[1].split(";")[0].split(", ")
+    assert listed == sorted(listed) == list(load_prices().models())
+
+
+def test_unknown_period_is_a_user_error_and_one_price_models_ignore_the_period():
+    with pytest.raises(UserError, match=r"unknown price period 'night' \(known: off-peak, peak\)"):
+        get_price("deepseek-v4-flash", period="night")
+    sonnet = get_price("claude-sonnet-4-5", period="peak")
+    assert sonnet.period is None and sonnet.rates.input == D("3")
+
+
+# --- cost arithmetic -----------------------------------------------------------------------
+
+
+def test_deepseek_flash_off_peak_and_peak():
+    # 100k prompt, 90k served from the cache, 10k new (all written: DeepSeek has no write fee,
+    # so the written tokens bill as uncached input), 2k output. Latest Flash prices, USD per 1M:
+    # off-peak input 0.15, hit 0.003, output 0.60; peak is twice that.
+    obs = make_observation(100_000, 90_000, 10_000, output=2_000)
+    off_peak = cost_of(obs, get_price("deepseek-v4-flash"))
+    assert parts(off_peak) == (D("0.0015"), D("0.00027"), D(0), D("0.0012"), D("0.00297"))
+    peak = cost_of(obs, get_price("deepseek-v4-flash", period="peak"))
+    assert parts(peak) == (D("0.003"), D("0.00054"), D(0), D("0.0024"), D("0.00594"))
+
+
+def test_anthropic_bills_5m_and_1h_writes_at_their_own_prices():
+    # Sonnet 4.5: input 3, read 0.30, 5 m write 3.75, 1 h write 6, output 15 (USD per 1M).
+    # 50k prompt = 20k read + 25k written (5k of them with the 1 h TTL) + 5k uncached.
+    obs = make_observation(50_000, 20_000, 25_000, written_long=5_000, output=1_000)
+    cost = cost_of(obs, get_price("claude-sonnet-4-5"))
+    assert parts(cost) == (D("0.015"), D("0.006"), D("0.105"), D("0.015"), D("0.141"))
+
+
+def test_a_model_without_a_1h_price_bills_long_writes_at_its_write_price():
+    # gpt-5.6-sol has one write price (1.25x, 30 min TTL): 6.25 per 1M.
+    obs = make_observation(10_000, 0, 8_000, written_long=3_000)
+    cost = cost_of(obs, get_price("gpt-5.6-sol"))
+    assert cost.cache_write == D("0.05") and cost.uncached_input == D("0.01")
+
+
+def test_long_context_tier_switches_above_the_threshold():
+    # gpt-5.4: 2.50 / 0.25 / 15 up to 272,000 prompt tokens; above, 5.00 / 0.50 / 22.50.
+    price = get_price("gpt-5.4")
+    at = cost_of(make_observation(272_000, 200_000, 0, output=1_000), price)
+    assert parts(at) == (D("0.18"), D("0.05"), D(0), D("0.015"), D("0.245"))
+    above = cost_of(make_observation(272_001, 200_000, 0, output=1_000), price)
+    assert parts(above) == (D("0.360005"), D("0.1"), D(0), D("0.0225"), D("0.482505"))
+
+
+def test_peak_scales_the_long_tier_too(tmp_path):
+    row = make_row(long_threshold="1000", long_input="2", long_cache_read="0.2", long_output="4", peak_factor="2")
+    table = load_prices(write_prices(tmp_path, row))
+    price = table.get("m1", period="peak")
+    assert price.long_tier is not None and price.long_tier.rates.input == D("4")
+    assert cost_of(make_observation(1_001, 0, 0), price).uncached_input == D("0.004004")
+
+
+def test_rejected_request_costs_nothing_and_bad_counts_raise():
+    price = get_price("deepseek-v4-flash")
+    assert cost_of(make_observation(5_000, 0, 0, output=10, status=400), price).total == 0
+    with pytest.raises(ValueError, match="inconsistent usage"):
+        cost_of(make_observation(100, 80, 30), price)
+
+
+def test_seed_001_fold_at_512k_on_v4_pro_off_peak():
+    # Seed 001: at a 512k window a legacy summary call re-sends ~332k tokens uncached; patched,
+    # ~470 uncached and the rest read from the cache. "About $0.22 to about $0.008."
+    pro = get_price("deepseek-v4-pro")
+    legacy = cost_of(make_observation(332_345, 0, 332_345), pro)
+    patched = cost_of(make_observation(332_345, 331_875, 470), pro)
+    assert legacy.total == D("0.2193477") and format_usd(legacy.total) == "$0.2193"
+    assert patched.total == D("0.00761145") and format_usd(patched.total) == "$0.007611"
+
+
+def test_deepseek_peak_windows():
+    monday = datetime(2026, 9, 14, tzinfo=UTC)
+    assert [deepseek_period(monday.replace(hour=h)) for h in (0, 1, 3, 4, 6, 9, 10)] == [
+        "off-peak", "peak", "peak", "off-peak", "peak", "peak", "off-peak",
+    ]
+    assert deepseek_period(datetime(2026, 9, 19, 2, tzinfo=UTC)) == "off-peak"  # Saturday
+
+
+def test_format_usd():
+    cases = {
+        "0.2193477": "$0.2193",
+        "12.34": "$12.3400",
+        "1234.5": "$1,234.5000",
+        "0.00761145": "$0.007611",
+        "0.0000028": "$0.000002800",
+        "0": "$0",
+        "-0.01": "-$0.0100",
+    }
+    assert {k: format_usd(D(k)) for k in cases} == cases
+
+
+# --- malformed files -----------------------------------------------------------------------
+
+HEADER = ",".join(COLUMNS)
+BASE = {
+    "provider": "acme",
+    "model": "m1",
+    "aliases": "m1-alias",
+    "effective": "2026-01-01",
+    "input": "1",
+    "cache_read": "0.1",
+    "output": "2",
+    "evidence": "official",
+    "source": "https://example.invalid/prices",
+}
+
+
+def make_row(**cells: str) -> str:
+    """A CSV line: BASE with some cells changed (absent columns are empty)."""
+    values = {**BASE, **cells}
+    return ",".join(values.get(column, "") for column in COLUMNS)
+
+
+ROW = make_row()
+
+
+def write_prices(tmp_path: Path, *rows: str) -> Path:
+    path = tmp_path / "prices.csv"
+    path.write_text("# comment\n\n" + HEADER + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_minimal_file_loads(tmp_path):
+    table = load_prices(write_prices(tmp_path, ROW))
+    assert isinstance(table, PriceTable) and table.models() == ("m1",)
+    assert table.get("m1-alias").where == f"{tmp_path / 'prices.csv'}:4"
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (make_row(cache_read="0.1x"), "column 'cache_read': '0.1x' is not a price in USD per 1M tokens"),
+        (make_row(input="-1"), "column 'input': '-1' is not a price in USD per 1M tokens"),
+        (make_row(input="NaN"), "column 'input': 'NaN' is not a price in USD per 1M tokens"),
+        (make_row(output=""), "column 'output': a price is required"),
+        (make_row(effective="2026-1-1"), "column 'effective': date '2026-1-1' is not YYYY-MM-DD or YYYY-MM-DDTHH:MMZ"),
+        (make_row(cache_write_1h="5"), "column 'cache_write_1h': a 1 h write price needs a cache_write price"),
+        (make_row(evidence="rumour"), "column 'evidence': 'rumour' is not one of official, secondary, inferred, unconfirmed"),
+        (make_row(source=""), "column 'source': every row needs a source"),
+        (make_row(model="M 1"), "column 'model': 'M 1' is not a lowercase id ([a-z0-9._-])"),
+        (make_row(peak_factor="0.5"), "column 'peak_factor': '0.5' is below 1 (listed prices are the off-peak ones)"),
+        (make_row(long_threshold="1000"), "column 'long_input': a long_threshold needs the long_* prices"),
+        (make_row(long_input="3"), "column 'long_input': long_* prices need a long_threshold"),
+        (make_row(long_threshold="1k", long_input="3", long_cache_read="0.3", long_output="5"), "column 'long_threshold': '1k' is not a positive number of prompt tokens"),
+        (
+            make_row(cache_write="1.25", long_threshold="1000", long_input="3", long_cache_read="0.3", long_output="5"),
+            "column 'long_cache_write': must be set exactly when cache_write is",
+        ),
+        (ROW + ",extra", f"20 fields, expected 19 ({', '.join(COLUMNS)})"),
+        ('acme,m1,"unclosed,2026-01-01', "not a CSV line (unexpected end of data)"),
+    ],
+)
+def test_a_bad_row_names_file_line_and_column(tmp_path, row, message):
+    path = write_prices(tmp_path, make_row(model="m0", aliases=""), row)
+    with pytest.raises(UserError) as err:
+        load_prices(path)
+    assert str(err.value) == f"{path}:5: {message}"
+
+
+def test_table_level_conflicts_name_the_later_line(tmp_path):
+    path = write_prices(tmp_path, ROW, make_row(aliases=""))
+    with pytest.raises(UserError, match=r"prices.csv:5: column 'effective': a second row for 'm1' effective 2026-01-01 \(first at .*:4\)"):
+        load_prices(path)
+    path = write_prices(tmp_path, ROW, make_row(model="m2"))
+    with pytest.raises(UserError, match=r"prices.csv:5: column 'aliases': 'm1-alias' already names model 'm1'"):
+        load_prices(path)
+    path = write_prices(tmp_path, ROW, make_row(provider="other", aliases="", effective="2026-02-01"))
+    with pytest.raises(UserError, match=r"prices.csv:5: column 'provider': 'm1' is 'acme' at .*:4"):
+        load_prices(path)
+
+
+def test_bad_header_and_missing_file(tmp_path):
+    path = tmp_path / "prices.csv"
+    path.write_text(HEADER.replace("cache_read", "cache_hit") + "\n" + ROW + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"prices.csv:1: unknown column 'cache_hit' in the header"):
+        load_prices(path)
+    path.write_text(HEADER + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"prices.csv: no price rows"):
+        load_prices(path)
+    with pytest.raises(UserError, match=r"cannot read price file .*missing.csv"):
+        load_prices(tmp_path / "missing.csv")
