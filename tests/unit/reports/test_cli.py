@@ -128,3 +128,22 @@ def test_replay_bad_file_names_file_and_line(tmp_path, capsys):
     assert main(["replay", str(log)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"prefixbench: error: {log}:2: missing field 'messages'"
+
+
+def test_priced_sweep_adds_dollars_everywhere(tmp_path, capsys):
+    assert main([*SMALL, "--out", str(tmp_path), "--price", "deepseek-v4-flash", "--format", "json"]) == 0
+    runs = json.loads(capsys.readouterr().out)
+    legacy, patched = runs
+    assert patched["total_usd"] < legacy["total_usd"]
+    assert patched["saving_vs_legacy_usd"] == pytest.approx(legacy["total_usd"] - patched["total_usd"])
+    assert {"cost.md", "cost.png"} <= {p.name for p in tmp_path.iterdir()}
+    assert "## Cost" in (tmp_path / "report.md").read_text()
+    obs = pd.read_csv(tmp_path / "observations.csv")
+    assert {"uncached_input_usd", "cache_read_usd", "cache_write_usd", "output_usd", "total_usd"} <= set(obs.columns)
+
+
+def test_unknown_price_model_lists_the_known_ones(tmp_path, capsys):
+    assert main([*SMALL, "--out", str(tmp_path), "--price", "gpt-9"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown price model 'gpt-9'" in err and "deepseek-v4-flash" in err
+    assert not (tmp_path / "runs.csv").exists()
