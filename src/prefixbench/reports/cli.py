@@ -103,7 +103,20 @@ def build_parser() -> argparse.ArgumentParser:
         "first diverged from what was cached.",
     )
     replay.add_argument("file", type=Path, help="the request log (JSONL)")
-    replay.add_argument("--input", default="chat-completions", choices=("chat-completions",), help="format of FILE (default: chat-completions)")
+    replay.add_argument(
+        "--input",
+        default="chat-completions",
+        choices=("chat-completions", "anthropic-capture"),
+        help="format of FILE: chat-completions request bodies, or anthropic-capture (claude-trace "
+        "request/response pairs, replayed through the anthropic cache model and compared with the "
+        "usage the provider reported) (default: chat-completions)",
+    )
+    replay.add_argument(
+        "--chars-per-token",
+        type=float,
+        default=None,
+        help="anthropic-capture: characters per Claude token (default: the ratio calibrated on real traffic)",
+    )
     replay.add_argument("--cache", default="byte-exact", help="provider cache model (default: byte-exact)")
     replay.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     _add_price_options(replay)
@@ -169,6 +182,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from prefixbench.reports.sweep import make_cache_model
     from prefixbench.workloads.chat_completions import read_chat_completions
 
+    if args.input == "anthropic-capture":
+        return _replay_capture(args)
+    if args.chars_per_token is not None:
+        raise UserError("--chars-per-token applies to --input anthropic-capture only")
     price = None
     if args.price is not None:
         from prefixbench.simulator.pricing import get_price
@@ -177,4 +194,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
     cache = make_cache_model(args.cache)
     observations = replay(list(read_chat_completions(args.file)), cache)
     print(replay_json(observations, price) if args.format == "json" else replay_table(observations, price))
+    return 0
+
+
+def _replay_capture(args: argparse.Namespace) -> int:
+    """``replay --input anthropic-capture``: predicted vs reported cache usage, side by side."""
+    from prefixbench.reports.capture import capture_json, capture_table, replay_capture
+
+    if args.cache not in ("byte-exact", "anthropic"):
+        raise UserError(f"--input anthropic-capture replays through the anthropic cache model, not {args.cache!r}")
+    if args.price is not None:
+        raise UserError("--price is not supported with --input anthropic-capture yet")
+    if args.chars_per_token is not None and args.chars_per_token <= 0:
+        raise UserError(f"--chars-per-token must be positive, got {args.chars_per_token}")
+    rows = replay_capture(args.file, chars_per_token=args.chars_per_token)
+    print(capture_json(rows) if args.format == "json" else capture_table(rows))
     return 0

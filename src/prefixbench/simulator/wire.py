@@ -16,6 +16,10 @@ from typing import Literal, TypeAlias
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 Purpose: TypeAlias = Literal["conversation", "compaction"]
+#: Lifetime of an Anthropic cache entry: 5 minutes (the default) or 1 hour.
+CacheTtl: TypeAlias = Literal["5m", "1h"]
+#: The part of the prompt a cache breakpoint sits in, in wire order.
+CacheSection: TypeAlias = Literal["tools", "system", "messages"]
 
 #: Field names under which protocols carry an assistant turn's reasoning.
 REASONING_FIELDS: tuple[str, ...] = ("reasoning_content", "reasoning_text", "reasoning")
@@ -125,6 +129,18 @@ class ToolSchema:
 
 
 @dataclass(frozen=True, slots=True)
+class CacheBreakpoint:
+    """A ``cache_control`` marker on one block: it shapes what is cached, never the prompt bytes."""
+
+    section: CacheSection
+    #: Tool index, system block index, or block index inside message ``message_idx``.
+    block_idx: int
+    #: The message the block is in (``messages`` section only).
+    message_idx: int | None = None
+    ttl: CacheTtl = "5m"
+
+
+@dataclass(frozen=True, slots=True)
 class Request:
     """Everything one call sends: the family, the prompt, the output cap and why it was sent."""
 
@@ -136,6 +152,17 @@ class Request:
     purpose: Purpose = "conversation"
     #: Free-form tags the kernel attaches (e.g. the effort it inherited); not sent on the wire.
     notes: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    #: The system prompt as several text blocks (Anthropic's array form, so breakpoints can sit
+    #: between them); when given, ``system`` stays empty. Renders differently from ``system``.
+    system_blocks: tuple[str, ...] = ()
+    #: Explicit cache breakpoints (Anthropic ``cache_control``), at most 4; not prompt bytes.
+    cache_breakpoints: tuple[CacheBreakpoint, ...] = ()
+    #: Automatic caching (one top-level ``cache_control``): its TTL, or None when off.
+    auto_cache: CacheTtl | None = None
+
+    def __post_init__(self) -> None:
+        if self.system and self.system_blocks:
+            raise ValueError("a request carries its system prompt in system or system_blocks, not both")
 
 
 def user_text(text: str) -> Message:
