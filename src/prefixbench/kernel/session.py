@@ -31,6 +31,8 @@ EventKind = Literal[
     "compaction/end",
     "compaction/prune",
     "compaction/warning",
+    "compaction/compress",
+    "compaction/nudge",
 ]
 
 #: Event kinds that may carry a message onto the surface.
@@ -58,9 +60,15 @@ class Event:
 
     @property
     def rewrite_kind(self) -> str | None:
-        """``checkpoint``/``prune``/... when this event durably replaces part of the surface."""
+        """``checkpoint``/``prune``/... when this event durably rewrites what the model sees.
+
+        A surface replacement always is one. An event off the surface is one when it declares
+        ``info["rewrite"]``: engines that render a view from an append-only log (``ranges``)
+        rewrite the request without replacing surface nodes.
+        """
         if not isinstance(self.surface_op, Replace):
-            return None
+            rewrite = self.info.get("rewrite")
+            return None if rewrite is None else str(rewrite)
         return str(self.info.get("rewrite", "replace"))
 
 
