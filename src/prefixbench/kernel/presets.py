@@ -60,6 +60,9 @@ PRESETS: dict[str, Preset] = {
         Preset("envelope-fix", True, False, False, False, False, "only seed 001's summary-call envelope fix"),
         Preset("prune-fix", False, True, False, False, False, "only seed 001's cache-aware prune order"),
         Preset("patched", True, True, description="every fix on"),
+        # ADR 0256 without its D677 amendment: the only way to see D677's bug, which needs the
+        # rebuilt rows ADR 0256 introduced (the reasoning-field-normalized spec fails here).
+        Preset("pre-d677", True, True, True, True, False, "every fix on except seed 003's D677 amendment"),
     )
 }
 
