@@ -135,13 +135,19 @@ def with_change_vs_legacy(runs: pd.DataFrame) -> pd.DataFrame:
     """Add ``uncached_change_vs_legacy``: session uncached tokens relative to the legacy run of the
     same workload, window, engine, profile and cache (NaN when there is no legacy run)."""
     group = [k for k in RUN_KEYS if k != "preset"]
-    legacy = runs[runs["preset"] == "legacy"].set_index(group)["session_uncached_tokens"]
-    base = [legacy.get(tuple(row[k] for k in group)) for _, row in runs.iterrows()]
+    legacy_rows = runs[runs["preset"] == "legacy"]
+    legacy = {tuple(r[k] for k in group): r for _, r in legacy_rows.iterrows()}
+    bases = [legacy.get(tuple(row[k] for k in group)) for _, row in runs.iterrows()]
     out = runs.copy()
     out["uncached_change_vs_legacy"] = [
-        (row["session_uncached_tokens"] / b - 1.0) if b else float("nan")
-        for (_, row), b in zip(runs.iterrows(), base)
+        (row["session_uncached_tokens"] / b["session_uncached_tokens"] - 1.0)
+        if b is not None and b["session_uncached_tokens"]
+        else float("nan")
+        for (_, row), b in zip(runs.iterrows(), bases)
     ]
+    # Rejected requests never reach the cache and are left out of the totals: a legacy run
+    # that was refused often looks cheaper than it was. The table marks such comparisons.
+    out["legacy_rejected"] = [bool(b is not None and b["num_rejected"] > 0) for b in bases]
     return out
 
 

@@ -23,9 +23,14 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
         options["effort"] = None if args.effort == "default" else args.effort
     if args.pruner is not None:
         options["pruner"] = args.pruner
-    for key in ("threshold_ratio", "retain_ratio", "retain_tokens"):
+    for key in ("threshold_ratio", "retain_ratio", "retain_tokens", "turns", "steps_per_turn", "reasoning_field"):
         if getattr(args, key) is not None:
             options[key] = getattr(args, key)
+    if args.engine_config is not None:
+        from prefixbench.workloads.registry import engine_config_options, read_engine_config
+
+        sections = read_engine_config(args.engine_config)
+        options.update(engine_config_options(args.workload, sections, str(args.engine_config)))
     price = None
     if args.price is not None:
         from prefixbench.simulator.pricing import get_price
@@ -58,6 +63,13 @@ def write_sweep(args: argparse.Namespace) -> int:
     for window in spec.windows:
         timeline_chart(obs_df, window, out / f"timeline-{format_window(window)}.png")
     written = ["runs.csv", "observations.csv", "report.md", "hit-rate.png", "timeline-*.png"]
+    if runs_df["engine"].nunique() > 1:
+        from prefixbench.reports.engines import comparison_markdown, engines_chart
+
+        with (out / "report.md").open("a", encoding="utf-8") as handle:
+            handle.write("\n" + comparison_markdown(runs_df, obs_df))
+        engines_chart(runs_df, obs_df, out / "engines.png")
+        written.append("engines.png")
     costs = None
     if spec.price is not None:
         from prefixbench.reports.cost import cost_chart, cost_markdown, cost_table, cost_text, run_costs

@@ -37,9 +37,14 @@ from prefixbench.reports.frames import (
 from prefixbench.reports.tables import PRESET_ORDER, markdown_table
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.pricing import PriceRow, usd_sum
-from prefixbench.simulator.provider import Validator
 from prefixbench.workloads.base import Run, Workload
-from prefixbench.workloads.registry import DEFAULT_ENGINE, execute, make_workload
+from prefixbench.workloads.registry import (
+    DEFAULT_ENGINE,
+    WORKLOAD_ENGINES,
+    execute,
+    make_workload,
+    profile_options,
+)
 
 DEFAULT_WINDOWS = (32_000, 128_000, 512_000)
 
@@ -79,10 +84,16 @@ def plan_sweep(spec: SweepSpec) -> list[PlannedRun]:
     for preset in spec.presets:
         get_preset(preset)
     make_cache_model(spec.cache)
-    make_profile_validator(spec.profile)
+    binding = profile_options(spec.workload, spec.profile)
+    supported = WORKLOAD_ENGINES.get(spec.workload, ())
+    for engine in spec.engine_names():
+        if supported and engine not in supported:
+            raise UserError(
+                f"--engines: workload {spec.workload!r} has no engine {engine!r} (known: {', '.join(supported)})"
+            )
     planned = []
     for window in spec.windows:
-        workload = make_workload(spec.workload, window, **spec.options)
+        workload = make_workload(spec.workload, window, **binding, **spec.options)
         for engine in spec.engine_names():
             # Building the engine validates its configuration for this window.
             workload.engine(engine, get_preset(spec.presets[0]))
@@ -127,13 +138,6 @@ def make_cache_model(name: str) -> CacheModel | None:
     raise UserError(f"unknown cache model {name!r} (known: byte-exact)")
 
 
-def make_profile_validator(profile: str) -> Validator | None:
-    """A fresh strictness validator by profile name (None = lenient)."""
-    if profile == "lenient":
-        return None
-    raise UserError(f"unknown provider profile {profile!r} (known: lenient)")
-
-
 def execute_planned(item: PlannedRun, spec: SweepSpec) -> Run:
     """Run one planned item with the sweep's cache model and strictness profile."""
     return execute(
@@ -141,7 +145,6 @@ def execute_planned(item: PlannedRun, spec: SweepSpec) -> Run:
         item.preset,
         engine=item.engine,
         cache=make_cache_model(spec.cache),
-        validator=make_profile_validator(spec.profile),
         profile=spec.profile,
     )
 
@@ -217,6 +220,9 @@ def report_markdown(spec: SweepSpec, runs: pd.DataFrame) -> str:
         "rates; *session uncached* adds up the uncached prompt tokens of every request of the run;",
         "*vs legacy* compares that total with the `legacy` run of the same window and engine.",
         "A warm summary call pays only its instruction; a cold one pays the whole region again.",
+        "*400s* counts requests the provider profile rejected; they never reach the cache and are",
+        "left out of the token totals, so a comparison with a legacy run that had rejections is",
+        "marked `*`: that legacy total is not what a working agent would have paid.",
         "",
     ]
     return "\n".join(lines)

@@ -76,7 +76,7 @@ def table_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
             fmt_calls(r["summary_uncached_tokens"]),
             fmt_hits(r["summary_hit_ratio"]),
             fmt_int(r["session_uncached_tokens"]),
-            "-" if r["preset"] == "legacy" else fmt_change(r["uncached_change_vs_legacy"]),
+            "-" if r["preset"] == "legacy" else fmt_change(r["uncached_change_vs_legacy"]) + ("*" if r["legacy_rejected"] else ""),
         ]
         rows.append(row)
     return header, rows

@@ -2,33 +2,42 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 from prefixbench.errors import UserError
 from prefixbench.kernel.presets import get_preset
-from prefixbench.specs import cache_integrity
+from prefixbench.specs import cache_integrity, reasoning
 from prefixbench.specs.base import Spec, SpecResult
 
 
 def all_specs() -> tuple[Spec, ...]:
     """All registered specs, in report order."""
-    return cache_integrity.SPECS
+    return (*cache_integrity.SPECS, *reasoning.SPECS)
+
+
+def known_engines() -> tuple[str, ...]:
+    """Engines some spec covers, in first-seen order."""
+    return tuple(dict.fromkeys(e for s in all_specs() for e in s.engines))
 
 
 def run_specs(preset: str, windows: Sequence[int], engines: Sequence[str] | None = None) -> list[SpecResult]:
-    """Run every spec (of the given engines) on ``preset``; windowed specs once per window."""
+    """Run every spec on ``preset`` for each of its engines (of ``engines``, when given);
+    windowed specs once per window."""
     get_preset(preset)
-    specs = all_specs()
     if engines is not None:
-        known = {e for s in specs for e in s.engines}
-        unknown = [e for e in engines if e not in known]
+        unknown = [e for e in engines if e not in known_engines()]
         if unknown:
-            raise UserError(f"--engines: no specs for {', '.join(unknown)} (known: {', '.join(sorted(known))})")
-        specs = tuple(s for s in specs if set(s.engines) & set(engines))
+            raise UserError(f"--engines: no specs for {', '.join(unknown)} (known: {', '.join(known_engines())})")
     results = []
-    for spec in specs:
-        if spec.windowed:
-            results.extend(spec.check(preset, window) for window in windows)
-        else:
-            results.append(spec.check(preset))
+    for spec in all_specs():
+        takes_engine = "engine" in inspect.signature(spec.check).parameters
+        for engine in spec.engines:
+            if engines is not None and engine not in engines:
+                continue
+            kwargs = {"engine": engine} if takes_engine else {}
+            if spec.windowed:
+                results.extend(spec.check(preset, window, **kwargs) for window in windows)
+            else:
+                results.append(spec.check(preset, **kwargs))
     return results

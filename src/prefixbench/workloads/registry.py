@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
 
 from prefixbench.errors import UserError
+from prefixbench.kernel.engines.checkpoint import CheckpointConfig
+from prefixbench.kernel.engines.ranges_config import RangesConfig
+from prefixbench.kernel.engines.user_tail import UserTailConfig
 from prefixbench.kernel.presets import get_preset
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.provider import SimulatedProvider, Validator
@@ -33,13 +41,67 @@ WORKLOAD_ENGINES: dict[str, tuple[str, ...]] = {
 }
 
 
+def workload_options(name: str) -> tuple[str, ...]:
+    """The options a workload takes besides its window."""
+    factory = WORKLOADS[name]
+    return tuple(f.name for f in fields(factory) if f.init and f.name != "window")  # type: ignore[arg-type]
+
+
 def make_workload(name: str, window: int, **options: object) -> Workload:
-    """Instantiate a workload by name for a window."""
+    """Instantiate a workload by name for a window (UserError on an option it does not take)."""
+    if name not in WORKLOADS:
+        raise UserError(f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})")
+    accepted = workload_options(name)
+    for key in options:
+        if key not in accepted:
+            flag = "--" + key.replace("_", "-")
+            raise UserError(f"{flag} does not apply to workload {name!r} (its options: {', '.join(accepted)})")
+    return WORKLOADS[name](window=window, **options)
+
+
+def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
+    """Per-engine config sections from a TOML (``.toml``) or JSON file: ``{engine: {key: value}}``."""
     try:
-        factory = WORKLOADS[name]
-    except KeyError:
-        raise UserError(f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})") from None
-    return factory(window=window, **options)
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise UserError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'JSON'} ({exc})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a table of engines, e.g. {{\"ranges\": {{...}}}}")
+    known = tuple(dict.fromkeys(e for engines in WORKLOAD_ENGINES.values() for e in engines))
+    for engine, section in data.items():
+        if engine not in known:
+            raise UserError(f"{path}: unknown engine {engine!r} (known: {', '.join(known)})")
+        if not isinstance(section, dict):
+            raise UserError(f"{path}: [{engine}] must be a table of settings")
+    return data
+
+
+def engine_config_options(workload_name: str, sections: Mapping[str, Mapping[str, Any]], where: str) -> dict[str, object]:
+    """Workload options carrying per-engine configs (UserError, prefixed with ``where``, if invalid)."""
+    supported = WORKLOAD_ENGINES.get(workload_name, ())
+    options: dict[str, object] = {}
+    try:
+        for engine, section in sections.items():
+            if engine not in supported:
+                raise UserError(f"workload {workload_name!r} has no engine {engine!r} (known: {', '.join(supported)})")
+            if workload_name == "seed-coding":
+                CheckpointConfig.from_mapping(section)  # validate the keys now
+                options["checkpoint"] = dict(section)
+            elif engine == "checkpoint":
+                options["checkpoint"] = CheckpointConfig.from_mapping(section)
+            elif engine == "user-tail":
+                options["user_tail"] = UserTailConfig.from_mapping(section)
+            elif engine == "ranges":
+                options["ranges"] = RangesConfig.from_mapping(section)
+    except UserError as exc:
+        raise UserError(f"{where}: {exc}") from None
+    except TypeError as exc:
+        raise UserError(f"{where}: {exc}") from None
+    return options
 
 
 def profile_options(workload_name: str, profile: str) -> dict[str, object]:

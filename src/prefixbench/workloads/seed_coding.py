@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from prefixbench.errors import UserError
 from prefixbench.kernel.engines.base import Engine
@@ -57,6 +57,8 @@ class SeedCodingWorkload:
     threshold_ratio: float = 0.8
     retain_ratio: float | None = None
     retain_tokens: int | None = None
+    #: Checkpoint-engine keys applied over the seed's settings (``--engine-config``).
+    checkpoint: Mapping[str, Any] | None = None
     name: str = field(default="seed-coding", init=False)
 
     def __post_init__(self) -> None:
@@ -123,7 +125,7 @@ class SeedCodingWorkload:
 
     def compaction_config(self) -> CheckpointConfig:
         """Seed 001's engine settings: summary cap sized to the window/16 headroom, one retry."""
-        return CheckpointConfig(
+        config = CheckpointConfig(
             threshold_ratio=self.threshold_ratio,
             retain_ratio=self.retain_ratio,
             retain_tokens=self.retain_tokens,
@@ -131,6 +133,9 @@ class SeedCodingWorkload:
             compaction_retries=1,
             pruner=self.pruner_config(),
         )
+        if self.checkpoint:
+            config = CheckpointConfig.from_mapping(self.checkpoint, base=config)
+        return config
 
     def engine(self, engine_name: str, preset: Preset) -> Engine:
         """The checkpoint engine with seed 001's settings."""

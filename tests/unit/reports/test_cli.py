@@ -103,7 +103,11 @@ def test_check_gates_on_the_preset(capsys):
     assert main(["check", "--preset", "legacy", "--windows", "32k"]) == 1
     out = capsys.readouterr().out
     assert "FAIL  summary-replays-routed-effort" in out
-    assert "failed: prune-keeps-replayed-region, summary-replays-routed-effort, summary-uncached-bounded" in out
+    failed = out.strip().splitlines()[-1]
+    for name in ("prune-keeps-replayed-region", "summary-replays-routed-effort", "summary-uncached-bounded",
+                 "official-accepts-every-request", "relay-accepts-every-request"):
+        assert name in failed
+    assert "no-silent-rewrite" not in failed  # the structural guard passes on every preset
 
 
 def test_replay_reports_each_request(tmp_path, capsys):
@@ -147,3 +151,66 @@ def test_unknown_price_model_lists_the_known_ones(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "unknown price model 'gpt-9'" in err and "deepseek-v4-flash" in err
     assert not (tmp_path / "runs.csv").exists()
+
+
+def test_cross_engine_sweep_counts_rejections_and_explains_the_winner(tmp_path, capsys):
+    argv = ["sweep", "--workload", "thinking-tools", "--engines", "checkpoint,ranges,user-tail",
+            "--profile", "deepseek-official", "--windows", "32k", "--presets", "legacy,patched",
+            "--quiet", "--out", str(tmp_path), "--format", "json"]
+    assert main(argv) == 0
+    runs = {(r["engine"], r["preset"]): r for r in json.loads(capsys.readouterr().out)}
+    assert runs[("ranges", "legacy")]["num_rejected"] > 0
+    assert all(runs[(e, "patched")]["num_rejected"] == 0 for e in ("checkpoint", "ranges", "user-tail"))
+    assert all(r["profile"] == "deepseek-official" for r in runs.values())
+    report = (tmp_path / "report.md").read_text()
+    assert "## Which engine sends the fewest uncached tokens" in report
+    assert "At 32k, **checkpoint** sends the fewest uncached tokens" in report
+    assert (tmp_path / "engines.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--workload", "thinking-tools", "--engines", "magic"], "--engines: workload 'thinking-tools' has no engine 'magic'"),
+        (["--workload", "thinking-tools", "--profile", "strict"], "unknown profile 'strict'"),
+        (["--workload", "thinking-tools", "--steps", "5"], "--steps does not apply to workload 'thinking-tools'"),
+        (["--turns", "2"], "--turns does not apply to workload 'seed-coding'"),
+    ],
+)
+def test_bad_cross_engine_options(tmp_path, capsys, argv, message):
+    assert main(["sweep", "--windows", "32k", "--out", str(tmp_path), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and message in err, err
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ('{"magic": {}}', "unknown engine 'magic'"),
+        ('{"ranges": {"tier2_trigger": 0}}', "tier2_trigger"),
+        ('{"ranges": {"protected_tools": [1]}}', "protected_tools"),
+        ('{"ranges": {"nope": 1}}', "unknown config key 'nope'"),
+        ('{"user-tail": {"nope": 1}}', "nope"),
+        ('{"checkpoint": {"retain_ratio": 0.9}}', "retain_ratio"),
+        ("{not json", "not valid JSON"),
+    ],
+)
+def test_malformed_engine_config_is_one_line_naming_file_and_key(tmp_path, capsys, config, message):
+    path = tmp_path / "engines.json"
+    path.write_text(config)
+    argv = ["sweep", "--workload", "thinking-tools", "--engines", "ranges", "--windows", "32k",
+            "--engine-config", str(path), "--out", str(tmp_path / "out")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and str(path) in err and message in err, err
+
+
+def test_engine_config_in_toml_changes_the_run(tmp_path, capsys):
+    path = tmp_path / "engines.toml"
+    path.write_text("[checkpoint]\nretain_ratio = 0.3\n")
+    base = ["sweep", "--windows", "64k", "--presets", "patched", "--steps", "40", "--quiet", "--format", "json"]
+    assert main([*base, "--out", str(tmp_path / "a")]) == 0
+    default = json.loads(capsys.readouterr().out)[0]
+    assert main([*base, "--out", str(tmp_path / "b"), "--engine-config", str(path)]) == 0
+    wider_tail = json.loads(capsys.readouterr().out)[0]
+    assert wider_tail["session_uncached_tokens"] != default["session_uncached_tokens"]

@@ -32,7 +32,9 @@ the routed header when it targets exactly that provider/model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from prefixbench.errors import UserError
 from prefixbench.kernel.engines.base import CompactionError, StepContext, warn
@@ -82,6 +84,46 @@ class CheckpointConfig:
             raise UserError(f"checkpoint.compaction_retries must be >= 0, got {self.compaction_retries!r}")
         if bool(self.summarization_provider) != bool(self.summarization_model):
             raise UserError("checkpoint: summarization_provider and summarization_model must be set together")
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], base: CheckpointConfig | None = None) -> CheckpointConfig:
+        """A config from a mapping (parsed TOML/JSON) applied over ``base`` (default: the defaults).
+
+        ``pruner`` takes a mapping of pruner budgets, or ``"none"``/``null`` for no pruner.
+        Unknown keys are a UserError naming the key.
+        """
+        if not isinstance(data, Mapping):
+            raise UserError(f"checkpoint config must be a mapping, got {type(data).__name__}")
+        known = [f.name for f in fields(cls)]
+        values: dict[str, Any] = {}
+        for key, value in data.items():
+            if key not in known:
+                raise UserError(f"checkpoint: unknown config key {key!r} (known: {', '.join(known)})")
+            if key == "pruner":
+                if value is None or value == "none":
+                    value = None
+                elif isinstance(value, Mapping):
+                    pruner_keys = [f.name for f in fields(PrunerConfig)]
+                    bad = [k for k in value if k not in pruner_keys]
+                    if bad:
+                        raise UserError(f"checkpoint.pruner: unknown key {bad[0]!r} (known: {', '.join(pruner_keys)})")
+                    value = PrunerConfig(**value)
+                else:
+                    raise UserError(f"checkpoint.pruner must be a mapping or 'none', got {value!r}")
+            values[key] = value
+        if "retain_tokens" in values and "retain_ratio" not in values:
+            values["retain_ratio"] = None  # the two are exclusive; naming one replaces the other
+        if "retain_ratio" in values and "retain_tokens" not in values:
+            values["retain_tokens"] = None
+        for key in ("threshold_ratio", "retain_ratio"):
+            value = values.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise UserError(f"checkpoint.{key} must be a number, got {value!r}")
+        for key in ("retain_tokens", "max_tokens", "compaction_retries"):
+            value = values.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise UserError(f"checkpoint.{key} must be an integer, got {value!r}")
+        return replace(base or cls(), **values)
 
     @property
     def effective_retain_ratio(self) -> float:

@@ -1,0 +1,168 @@
+"""Cross-engine comparison: where each engine's uncached tokens come from, and who sends fewest.
+
+Every uncached prompt token of a run falls in one of three parts:
+
+    summary   the summary / compaction calls themselves
+    refill    the first conversation request after a durable rewrite (checkpoint, prune,
+              compression): everything after the first rewritten byte is sent again
+    growth    every other conversation request: the new turn appended to a warm prefix
+
+The comparison picks, per window, the engine with the fewest uncached tokens and says why in
+one sentence, naming for each other engine the part where it pays most over the winner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from prefixbench.reports.charts import FOLD, UNCACHED, save  # noqa: E402
+from prefixbench.reports.frames import format_window  # noqa: E402
+
+PARTS = ("summary", "refill", "growth")
+PART_COLOURS = {"summary": FOLD, "refill": UNCACHED, "growth": "#8c959f"}
+
+
+@dataclass(frozen=True, slots=True)
+class EngineCost:
+    """Uncached tokens of one run, split into summary calls, refills and growth."""
+
+    engine: str
+    summary: int
+    refill: int
+    growth: int
+    num_summaries: int
+    num_refills: int
+
+    @property
+    def total(self) -> int:
+        """All uncached prompt tokens of accepted requests."""
+        return self.summary + self.refill + self.growth
+
+
+def split_uncached(observations: pd.DataFrame) -> EngineCost:
+    """Split one run's accepted requests' uncached tokens into summary, refill and growth."""
+    ok = observations[observations["status"] == 200]
+    summary = ok[ok["purpose"] == "compaction"]
+    conversation = ok[ok["purpose"] != "compaction"]
+    # A rewrite noted on a summary call carries over to the next conversation request.
+    refill_mask = []
+    pending = False
+    for _, row in ok.iterrows():
+        pending = pending or bool(row["rewrites"])
+        if row["purpose"] == "compaction":
+            continue
+        refill_mask.append(pending and row["index"] > 0)
+        pending = False
+    refill = conversation[refill_mask] if len(conversation) else conversation
+    growth = int(conversation["uncached_tokens"].sum()) - int(refill["uncached_tokens"].sum())
+    return EngineCost(
+        engine=str(observations["engine"].iloc[0]),
+        summary=int(summary["uncached_tokens"].sum()),
+        refill=int(refill["uncached_tokens"].sum()),
+        growth=growth,
+        num_summaries=len(summary),
+        num_refills=len(refill),
+    )
+
+
+def comparison_preset(runs: pd.DataFrame) -> str:
+    """The preset engines are compared on: ``patched`` when it ran, else the last one."""
+    presets = list(dict.fromkeys(runs["preset"]))
+    return "patched" if "patched" in presets else presets[-1]
+
+
+def engine_costs(observations: pd.DataFrame, window: int, preset: str) -> list[EngineCost]:
+    """Per engine (first seen first), the split of its run at ``window`` under ``preset``."""
+    sel = observations[(observations["window"] == window) & (observations["preset"] == preset)]
+    return [split_uncached(group) for _, group in sel.groupby("engine", sort=False)]
+
+
+def _clause(cost: EngineCost, part: str) -> str:
+    """``its 4 summary calls cost 1,880 tokens`` and the like, for one part of a run."""
+    match part:
+        case "summary":
+            if not cost.num_summaries:
+                return "it makes no summary calls"
+            return f"its {cost.num_summaries} summary calls cost {cost.summary:,} tokens"
+        case "refill":
+            if not cost.num_refills:
+                return "it never re-sends history"
+            each = cost.refill // cost.num_refills
+            return f"it re-sends about {each:,} tokens after each of its {cost.num_refills} rewrites"
+        case _:
+            return f"its appended turns cost {cost.growth:,} tokens"
+
+
+def why_sentence(window: int, costs: list[EngineCost]) -> str:
+    """One sentence: the engine with the fewest uncached tokens at ``window``, and why."""
+    ranked = sorted(costs, key=lambda c: (c.total, c.engine))
+    best = ranked[0]
+    head = f"At {format_window(window)}, **{best.engine}** sends the fewest uncached tokens ({best.total:,})"
+    if len(ranked) == 1:
+        return head + "."
+    own = f": {_clause(best, 'summary')} and {_clause(best, 'refill')}"
+    others = []
+    for cost in ranked[1:]:
+        worst = max(PARTS, key=lambda p: getattr(cost, p) - getattr(best, p))
+        pct = (cost.total / best.total - 1) * 100 if best.total else float("inf")
+        others.append(f"{cost.engine} sends {cost.total:,} (+{pct:.0f}%), mostly because {_clause(cost, worst)}")
+    return head + own + "; " + "; ".join(others) + "."
+
+
+def comparison_markdown(runs: pd.DataFrame, observations: pd.DataFrame) -> str:
+    """The cross-engine section of report.md (empty when only one engine ran)."""
+    if runs["engine"].nunique() < 2:
+        return ""
+    preset = comparison_preset(runs)
+    lines = [
+        "## Which engine sends the fewest uncached tokens",
+        "",
+        f"Compared on `{preset}`. Uncached tokens split into summary calls, *refills* (the first",
+        "request after a durable rewrite re-sends everything after the first rewritten byte) and",
+        "*growth* (new turns appended to a warm prefix).",
+        "",
+        "| window | engine | summary calls | refills | growth | total |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    sentences = []
+    for window in sorted(runs["window"].unique()):
+        costs = engine_costs(observations, int(window), preset)
+        for c in sorted(costs, key=lambda c: (c.total, c.engine)):
+            lines.append(
+                f"| {format_window(int(window))} | {c.engine} | {c.summary:,} ({c.num_summaries}) | "
+                f"{c.refill:,} ({c.num_refills}) | {c.growth:,} | {c.total:,} |"
+            )
+        sentences.append("- " + why_sentence(int(window), costs))
+    return "\n".join([*lines, "", *sentences, ""])
+
+
+def engines_chart(runs: pd.DataFrame, observations: pd.DataFrame, path: Path) -> None:
+    """``engines.png``: uncached tokens per engine at each window, stacked by part."""
+    preset = comparison_preset(runs)
+    windows = sorted(int(w) for w in runs["window"].unique())
+    engines = list(dict.fromkeys(runs["engine"]))
+    fig, axes = plt.subplots(1, len(windows), figsize=(3.2 * len(windows) + 1, 4), squeeze=False)
+    for ax, window in zip(axes[0], windows):
+        costs = {c.engine: c for c in engine_costs(observations, window, preset)}
+        x = np.arange(len(engines))
+        bottom = np.zeros(len(engines))
+        for part in PARTS:
+            values = np.array([getattr(costs[e], part) if e in costs else 0 for e in engines], dtype=float)
+            ax.bar(x, values, 0.7, bottom=bottom, color=PART_COLOURS[part], label=part)
+            bottom += values
+        ax.set_xticks(x, engines, fontsize="small")
+        ax.set_title(format_window(window), fontsize="medium")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / 1000:.0f}k"))
+    axes[0][0].set_ylabel(f"uncached prompt tokens ({preset})")
+    axes[0][-1].legend(fontsize="small")
+    fig.suptitle("Where each engine's uncached tokens come from", fontsize="medium")
+    fig.tight_layout()
+    save(fig, path)
