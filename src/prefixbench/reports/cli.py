@@ -73,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--presets", default=",".join(PRESET_ORDER), help=f"presets (default: {','.join(PRESET_ORDER)})")
     sweep.add_argument("--engines", default=None, help="compaction engines (default: the workload's own)")
     sweep.add_argument("--profile", default="lenient", help="provider strictness profile: lenient|deepseek-official|deepseek-relay (default: lenient)")
-    sweep.add_argument("--cache", default="byte-exact", help="provider cache model (default: byte-exact)")
+    sweep.add_argument("--cache", default="byte-exact", help="provider cache model, optionally with options: byte-exact (the reference), anthropic, openai, deepseek, vllm, radix; e.g. openai:mode=5.6 or vllm:capacity_blocks=4096 (default: byte-exact)")
+    sweep.add_argument("--tokenizer", default="heuristic", help="token counting for the token-based cache models: heuristic (ceil(bytes/4)) or deepseek-v4 (needs the deepseek extra) (default: heuristic)")
     sweep.add_argument("--steps", type=int, default=None, help="seed-coding: tool steps per run (default: 60)")
     sweep.add_argument("--turns", type=int, default=None, help="thinking-tools: user turns (default: 4)")
     sweep.add_argument("--steps-per-turn", type=int, default=None, help="thinking-tools: tool steps per turn (default: 40)")
@@ -121,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="anthropic-capture: characters per Claude token (default: the ratio calibrated on real traffic)",
     )
-    replay.add_argument("--cache", default="byte-exact", help="provider cache model (default: byte-exact)")
+    replay.add_argument("--cache", default="byte-exact", help="provider cache model, optionally with options: byte-exact (the reference), anthropic, openai, deepseek, vllm, radix; e.g. openai:mode=5.6 or vllm:capacity_blocks=4096 (default: byte-exact)")
+    replay.add_argument("--tokenizer", default="heuristic", help="heuristic or deepseek-v4 (default: heuristic)")
     replay.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     _add_price_options(replay)
     return parser
@@ -195,7 +197,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from prefixbench.simulator.pricing import get_price
 
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
-    cache = make_cache_model(args.cache)
+    cache = make_cache_model(args.cache, args.tokenizer)
     observations = replay(list(read_chat_completions(args.file)), cache)
     print(replay_json(observations, price) if args.format == "json" else replay_table(observations, price))
     return 0
@@ -205,6 +207,8 @@ def _replay_capture(args: argparse.Namespace) -> int:
     """``replay --input anthropic-capture``: predicted vs reported cache usage, side by side."""
     from prefixbench.reports.capture import capture_json, capture_table, replay_capture
 
+    if args.tokenizer != "heuristic":
+        raise UserError("--input anthropic-capture counts Claude tokens with a calibrated ratio; --tokenizer does not apply")
     if args.cache not in ("byte-exact", "anthropic"):
         raise UserError(f"--input anthropic-capture replays through the anthropic cache model, not {args.cache!r}")
     if args.price is not None:

@@ -44,6 +44,7 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
         engines=parse_list(args.engines, "--engines") if args.engines else (),
         profile=args.profile,
         cache=args.cache,
+        tokenizer=args.tokenizer,
         options=options,
     )
 

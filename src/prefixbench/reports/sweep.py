@@ -36,6 +36,7 @@ from prefixbench.reports.frames import (
 )
 from prefixbench.reports.tables import PRESET_ORDER, markdown_table
 from prefixbench.simulator.cache import CacheModel
+from prefixbench.simulator.models import make_cache, parse_cache_spec
 from prefixbench.simulator.pricing import PriceRow, usd_sum
 from prefixbench.workloads.base import Run, Workload
 from prefixbench.workloads.registry import (
@@ -59,6 +60,7 @@ class SweepSpec:
     engines: tuple[str, ...] = ()
     profile: str = "lenient"
     cache: str = "byte-exact"
+    tokenizer: str = "heuristic"
     options: dict[str, object] = field(default_factory=dict)
     #: Price row for dollar columns, cost.md and cost.png (None = no cost report).
     price: PriceRow | None = None
@@ -83,7 +85,7 @@ def plan_sweep(spec: SweepSpec) -> list[PlannedRun]:
         raise UserError("--windows: give at least one window")
     for preset in spec.presets:
         get_preset(preset)
-    make_cache_model(spec.cache)
+    make_cache_model(spec.cache, spec.tokenizer)
     binding = profile_options(spec.workload, spec.profile)
     supported = WORKLOAD_ENGINES.get(spec.workload, ())
     for engine in spec.engine_names():
@@ -131,11 +133,15 @@ class SweepWriter:
         observations.to_csv(self.observations_path, mode="a", header=False, index=False, lineterminator="\n")
 
 
-def make_cache_model(name: str) -> CacheModel | None:
-    """A fresh cache model by name (None = the byte-exact reference the provider always runs)."""
-    if name == "byte-exact":
+def make_cache_model(spec: str, tokenizer: str = "heuristic") -> CacheModel | None:
+    """A fresh cache model from a ``--cache`` value such as ``openai:mode=5.6``.
+
+    None means the byte-exact reference, which the provider always runs anyway.
+    """
+    name, options = parse_cache_spec(spec)
+    if name == "byte-exact" and not options and tokenizer == "heuristic":
         return None
-    raise UserError(f"unknown cache model {name!r} (known: byte-exact)")
+    return make_cache(name, tokenizer=tokenizer, **options)
 
 
 def execute_planned(item: PlannedRun, spec: SweepSpec) -> Run:
@@ -144,7 +150,7 @@ def execute_planned(item: PlannedRun, spec: SweepSpec) -> Run:
         item.workload,
         item.preset,
         engine=item.engine,
-        cache=make_cache_model(spec.cache),
+        cache=make_cache_model(spec.cache, spec.tokenizer),
         profile=spec.profile,
     )
 
@@ -209,7 +215,7 @@ def report_markdown(spec: SweepSpec, runs: pd.DataFrame) -> str:
         f"- workload: `{spec.workload}` ({params.replace(';', ', ')})",
         f"- windows: {windows} (k = 1,000 tokens)",
         f"- engines: {', '.join(spec.engine_names())}; presets: {', '.join(spec.presets)}",
-        f"- cache model: `{spec.cache}`; provider profile: `{spec.profile}`",
+        f"- cache model: `{spec.cache}` (tokens: {spec.tokenizer}); provider profile: `{spec.profile}`",
         "",
         "## Summary calls and session totals",
         "",

@@ -25,7 +25,8 @@ Rules (../shared/reference/providers.md §3, refined on the claude-trace-lemmy c
 * **Timing.** An entry becomes usable when the response of the request that wrote it begins
   (``ready_tick``): parallel requests sent before then all miss and all write. It lives for its
   TTL (5 min or 1 h) from then; every read, and every later request that has a breakpoint on
-  it, pushes its expiry to ``tick + TTL``. ``tick < expiry_tick`` means alive. A breakpoint at
+  it, pushes its expiry to ``tick + TTL``. A read also refreshes every live entry inside the
+  prefix it read (the same cached content was used). ``tick < expiry_tick`` means alive. A breakpoint at
   or before the hit holds an entry afterwards too, at no write cost (its tokens were read).
 * **Billing.** A = tokens at the longest hit (cache read), B = the last 1 h breakpoint,
   C = the last cacheable breakpoint: ``C - A`` is written, ``B - A`` of it with the 1 h TTL
@@ -232,13 +233,14 @@ class AnthropicCache:
             for flat_idx in range(max(0, flat - self.lookback_blocks + 1), flat + 1)
             if tokens[flat_idx] >= floor
         }
-        digests = _prefix_digests(rendered, [bounds[flat_idx].byte_end for flat_idx in windows])
-        keys = {flat_idx: (envelope, digests[bounds[flat_idx].byte_end]) for flat_idx in windows}
-        hit_idx = self._longest_hit([flat for flat, _ in marks], keys, tick)
+        # Every cacheable boundary up to the last mark: lookups use the windows, refreshes all.
+        cacheable = [flat_idx for flat_idx in range(marks[-1][0] + 1) if tokens[flat_idx] >= floor]
+        digests = _prefix_digests(rendered, [bounds[flat_idx].byte_end for flat_idx in cacheable])
+        keys = {flat_idx: (envelope, digests[bounds[flat_idx].byte_end]) for flat_idx in cacheable}
+        hit_idx = self._longest_hit([flat for flat, _ in marks], {k: keys[k] for k in windows}, tick)
         read = tokens[hit_idx] if hit_idx is not None else 0
         if hit_idx is not None:
-            entry = self._entries[keys[hit_idx]]
-            self._entries[keys[hit_idx]] = replace(entry, expiry_tick=max(entry.expiry_tick, tick + TTL_MS[entry.ttl]))
+            self._refresh([keys[flat_idx] for flat_idx in cacheable if flat_idx <= hit_idx], tick)
         last = marks[-1][0]
         long_marks = [flat for flat, ttl in marks if ttl == "1h"]
         written = max(0, tokens[last] - read)
@@ -262,6 +264,18 @@ class AnthropicCache:
                     best = flat_idx if best is None else max(best, flat_idx)
                     break
         return best
+
+    def _refresh(self, entry_keys: list[tuple[Envelope, bytes]], tick: int) -> None:
+        """A read refreshes the entry it hit and every live entry inside the prefix it read.
+
+        The shorter entries hold the same content as the start of the longer one, and that
+        content was just used; a breakpoint written a few turns back therefore stays warm
+        while the conversation keeps reading past it (what a later summary call replays).
+        """
+        for entry_key in entry_keys:
+            entry = self._entries.get(entry_key)
+            if entry is not None and entry.is_usable(tick):
+                self._entries[entry_key] = replace(entry, expiry_tick=max(entry.expiry_tick, tick + TTL_MS[entry.ttl]))
 
     def _store(self, marks: list[tuple[tuple[Envelope, bytes], CacheTtl]], tick: int, ready: int) -> None:
         """Hold an entry at every cacheable breakpoint: new ones from ``ready``, old ones refreshed."""

