@@ -72,3 +72,16 @@ def test_default_sweep(tmp_path, benchmark, capsys):
 
     benchmark.pedantic(run, rounds=3, iterations=1)
     capsys.readouterr()
+
+
+def test_cross_engine_sweep(tmp_path, benchmark, capsys):
+    """Issue 3's sweep: thinking-tools, three engines, three windows, legacy and patched, strict profile."""
+
+    def run():
+        cold_caches()
+        argv = ["sweep", "--workload", "thinking-tools", "--engines", "checkpoint,ranges,user-tail",
+                "--profile", "deepseek-official", "--presets", "legacy,patched", "--quiet", "--out", str(tmp_path)]
+        assert main(argv) == 0
+
+    benchmark.pedantic(run, rounds=2, iterations=1)
+    capsys.readouterr()
