@@ -292,3 +292,46 @@ def test_vllm_free_queue_matches_its_documented_rules(sequence, capacity, block_
         rendered = render_request(make_request(parts, envelope))
         verdict = fast.observe(rendered, envelope, tick)
         assert (verdict.cached_tokens, verdict.written_tokens) == slow.observe(envelope, token_view(rendered, HEURISTIC).stream)
+
+
+# --- anthropic ------------------------------------------------------------------------------
+
+
+def _reference_chars(rendered: RenderedRequest, num_bytes: int) -> int:
+    """Code points in the first ``num_bytes`` bytes of the rendered prompt."""
+    data = b"".join(unit.data for unit in rendered.units)[:num_bytes]
+    return len(data.decode(errors="ignore"))
+
+
+@settings(max_examples=120, deadline=None)
+@given(sequences(), st.sampled_from([None, "5m", "1h"]))
+def test_anthropic_never_reads_past_the_reference_prefix(sequence, auto):
+    # Anthropic counts tokens as ceil(code points / ratio), so "the same granularity" is the
+    # reference's shared bytes counted the same way. Entries hold exact prefixes, so a read can
+    # only land on a boundary inside the bytes the reference says are shared.
+    from prefixbench.simulator.anthropic import AnthropicCache
+
+    model = AnthropicCache(min_tokens=1)
+    reference = ByteExactCache()
+    for tick, (envelope, parts) in enumerate(sequence):
+        request = make_request(parts, envelope)
+        if auto is not None:
+            request = Request(request.envelope, request.messages, request.system, auto_cache=auto)
+        rendered = render_request(request)
+        shared = reference.match(rendered, envelope).cached_bytes
+        reference.store(rendered, envelope)
+        verdict = model.observe(rendered, envelope, tick * 1_000, ready_tick=tick * 1_000)
+        assert verdict.cached_tokens <= model.tokens_of_chars(_reference_chars(rendered, shared))
+        assert verdict.cached_tokens + verdict.written_tokens <= verdict.prompt_tokens
+
+
+@settings(max_examples=60, deadline=None)
+@given(sequences())
+def test_anthropic_entries_expire_when_requests_are_further_apart_than_the_ttl(sequence):
+    from prefixbench.simulator.anthropic import TTL_MS, AnthropicCache
+
+    model = AnthropicCache(min_tokens=1)
+    gap = TTL_MS["5m"]  # an entry is alive while tick < written + 5 min
+    for tick, (envelope, parts) in enumerate(sequence):
+        rendered = render_request(make_request(parts, envelope))
+        assert model.observe(rendered, envelope, tick * gap).cached_tokens == 0
