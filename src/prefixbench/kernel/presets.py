@@ -43,14 +43,6 @@ class Preset:
         """The switch values by name."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.type in ("bool", bool)}
 
-    def with_switches(self, name: str, **switches: bool) -> Preset:
-        """A copy under another name with some switches changed (UserError on unknown ones)."""
-        known = self.switches()
-        for key in switches:
-            if key not in known:
-                raise UserError(f"unknown switch {key!r} (known: {', '.join(known)})")
-        values = {**known, **switches}
-        return Preset(name=name, description=f"{self.name} with {switches}", **values)
 
 
 PRESETS: dict[str, Preset] = {

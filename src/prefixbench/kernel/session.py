@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolResult, ToolSchema
+from prefixbench.simulator.wire import Envelope, Message, Text, ToolResult, ToolSchema
 
 EventKind = Literal[
     "turn/start",
@@ -200,9 +200,6 @@ class Session:
         reason = "initial" if current is None else "change"
         return self.append("request/header", header=header, reason=reason)
 
-    def build_request(self, header: Header, envelope: Envelope, messages: tuple[Message, ...], max_tokens: int | None) -> Request:
-        """A conversation request: the header's system and tools with ``messages``."""
-        return Request(envelope, messages, header.system, header.tools, max_tokens, "conversation")
 
 
 def _check_tool_result_replacement(session: Session, shadowed: tuple[int, ...], message: Message) -> None:

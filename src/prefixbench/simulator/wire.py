@@ -11,7 +11,7 @@ cached prompt (seed 001: folds with a matching effort but another cap still reus
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
@@ -150,8 +150,6 @@ class Request:
     tools: tuple[ToolSchema, ...] = ()
     max_tokens: int | None = None
     purpose: Purpose = "conversation"
-    #: Free-form tags the kernel attaches (e.g. the effort it inherited); not sent on the wire.
-    notes: tuple[tuple[str, str], ...] = field(default=(), compare=False)
     #: The system prompt as several text blocks (Anthropic's array form, so breakpoints can sit
     #: between them); when given, ``system`` stays empty. Renders differently from ``system``.
     system_blocks: tuple[str, ...] = ()
