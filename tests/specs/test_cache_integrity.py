@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from prefixbench.specs.base import first_silent_rewrite
-from prefixbench.specs.cache_integrity import (
+from prefixbench.workloads.specs.base import first_silent_rewrite
+from prefixbench.workloads.specs.cache_integrity import (
     MAX_UNCACHED_SUMMARY_TOKENS,
     check_envelope_replay,
     check_no_silent_rewrite,

@@ -13,7 +13,7 @@ summary call misses on Anthropic even with both fixes on.
 import pytest
 
 from prefixbench.simulator.models import make_cache
-from prefixbench.specs.cache_integrity import MAX_UNCACHED_SUMMARY_TOKENS, MIN_SUMMARY_HIT
+from prefixbench.workloads.specs.cache_integrity import MAX_UNCACHED_SUMMARY_TOKENS, MIN_SUMMARY_HIT
 from prefixbench.workloads.registry import execute
 from prefixbench.workloads.seed_coding import SeedCodingWorkload
 

@@ -1,6 +1,6 @@
 """Seed 003's decisions and strict-provider acceptance: pass on `patched`, fail on the bug preset.
 
-Every spec in ``prefixbench.specs.reasoning.SPECS`` runs at 32k, 128k and 512k for each engine
+Every spec in ``prefixbench.workloads.specs.reasoning.SPECS`` runs at 32k, 128k and 512k for each engine
 it names: it must pass on ``patched`` and fail on its ``bug_preset``. The three structural
 guards (bug_preset None) pass on every preset by design; each is shown to fail on a run or a
 request list that breaks what it guards.
@@ -10,12 +10,12 @@ from dataclasses import replace
 
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.user_tail import UserTailConfig, UserTailEngine
 from prefixbench.kernel.presets import get_preset
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Message, Reasoning
-from prefixbench.specs.reasoning import (
+from prefixbench.workloads.specs.reasoning import (
     SPECS,
     Recorder,
     check_normalized,

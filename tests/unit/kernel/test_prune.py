@@ -2,7 +2,7 @@
 
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.prune import MARKER, PrunerConfig, land_prune, plan_prune, prune_content, savings
 from prefixbench.simulator.wire import Text
 from tests.builders import make_session

@@ -2,7 +2,7 @@
 
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 
 

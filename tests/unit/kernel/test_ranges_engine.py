@@ -26,7 +26,7 @@ from prefixbench.simulator.wire import (
     canonical_json,
     user_text,
 )
-from prefixbench.specs.base import first_silent_rewrite
+from prefixbench.workloads.specs.base import first_silent_rewrite
 from prefixbench.workloads.loop import run_workload
 from prefixbench.workloads.prose import prose
 from prefixbench.workloads.ranges_responder import COMPRESS_TOOL, compress_reply

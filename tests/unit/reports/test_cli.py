@@ -7,7 +7,7 @@ import pytest
 
 from prefixbench.reports import sweep as sweep_module
 from prefixbench.reports.cli import main, parse_window
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 
 SMALL = ["sweep", "--windows", "32k", "--presets", "legacy,patched", "--steps", "40", "--quiet"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheVerdict
 from prefixbench.simulator.deepseek import DeepSeekCache
 from tests.unit.simulator.unit_builders import ENV, OTHER_ENV, make_rendered, make_unit

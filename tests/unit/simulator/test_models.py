@@ -12,14 +12,14 @@ import importlib.util
 
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.anthropic import AnthropicCache
 from prefixbench.simulator.blocks import RadixCache, VllmCache
 from prefixbench.simulator.cache import ByteExactCache
 from prefixbench.simulator.deepseek import DeepSeekCache
 from prefixbench.simulator.models import CACHE_MODELS, make_cache, parse_cache_spec
 from prefixbench.simulator.openai import OpenAICache
-from prefixbench.specs.cache_integrity import MAX_UNCACHED_SUMMARY_TOKENS, MIN_SUMMARY_HIT, SPEC_STEPS, SPEC_WINDOW
+from prefixbench.workloads.specs.cache_integrity import MAX_UNCACHED_SUMMARY_TOKENS, MIN_SUMMARY_HIT, SPEC_STEPS, SPEC_WINDOW
 from prefixbench.workloads.registry import execute
 from prefixbench.workloads.seed_coding import SeedCodingWorkload
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheVerdict
 from prefixbench.simulator.openai import OpenAICache, rounded_hit
 from prefixbench.simulator.render import RenderedUnit

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.pricing import (
     COLUMNS,

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator import tokenizer as tokenizer_module
 from prefixbench.simulator.cache import tokens_of
 from prefixbench.simulator.render import render_message, render_request

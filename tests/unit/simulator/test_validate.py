@@ -6,7 +6,7 @@ prefix, so the cache sees a rewritten or moved reasoning as a divergence.
 
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.render import render_message, render_request
 from prefixbench.simulator.validate import (

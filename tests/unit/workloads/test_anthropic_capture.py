@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.reports.capture import capture_json, capture_summary, capture_table, replay_capture
 from prefixbench.simulator.render import render_request
 from prefixbench.simulator.wire import CacheBreakpoint, Reasoning, Request, Text, ToolCall, ToolResult

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Reasoning, Text, ToolCall, ToolResult
 from prefixbench.workloads.chat_completions import read_chat_completions
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.prose import prose
 from prefixbench.workloads.registry import execute, make_workload
 from prefixbench.workloads.seed_coding import SeedCodingWorkload

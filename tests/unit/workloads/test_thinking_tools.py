@@ -2,7 +2,7 @@
 
 import pytest
 
-from prefixbench.errors import UserError
+from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.checkpoint import CheckpointEngine
 from prefixbench.kernel.engines.ranges import RangesEngine
 from prefixbench.kernel.engines.user_tail import UserTailConfig, UserTailEngine

@@ -1,0 +1,229 @@
+"""The ``prefixbench`` command: sweep, check, replay.
+
+A user mistake ends with one line on stderr (``prefixbench: error: ...``) and exit status 2;
+a failing check exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.kernel.presets import PRESETS
+from prefixbench.reports.tables import PRESET_ORDER
+
+DEFAULT_OUT = Path("prefixbench-out")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2), like every other user error."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{message} (see '{self.prog} --help')")
+
+
+def _version() -> str:
+    """The installed distribution's version (``prefixbench`` is a namespace package)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("prefixbench")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "unknown (not installed)"
+
+
+def parse_window(text: str) -> int:
+    """``32k`` -> 32,000; ``1m`` -> 1,000,000; ``128000`` -> 128,000 (k = 1,000, as in seed 001)."""
+    raw = text.strip().lower().replace("_", "").replace(",", "")
+    scale = 1
+    if raw.endswith("k"):
+        raw, scale = raw[:-1], 1_000
+    elif raw.endswith("m"):
+        raw, scale = raw[:-1], 1_000_000
+    try:
+        value = float(raw) * scale
+    except ValueError:
+        raise UserError(f"--windows: {text!r} is not a token count (use e.g. 32k, 128k or 128000)") from None
+    if value != int(value) or value <= 0:
+        raise UserError(f"--windows: window must be a positive whole number of tokens, got {text!r}")
+    return int(value)
+
+
+def parse_list(text: str, option: str) -> tuple[str, ...]:
+    """A comma-separated option value; empty items are an error."""
+    items = tuple(item.strip() for item in text.split(","))
+    if not all(items):
+        raise UserError(f"{option}: empty item in {text!r}")
+    return items
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (public so the README's CLI section can be checked against it)."""
+    parser = _Parser(
+        prog="prefixbench",
+        description="Prefix-cache simulator and regression benchmarks for compacting LLM agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"prefixbench {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    sweep = sub.add_parser(
+        "sweep",
+        help="run a workload across windows and presets; print the table, write the report",
+        description="Run a scripted workload through the compaction kernel at each window, engine and "
+        "preset against the simulated provider cache. Prints the table and writes runs.csv, "
+        "observations.csv, report.md, hit-rate.png and timeline-<window>.png into --out.",
+    )
+    sweep.add_argument("--workload", default="seed-coding", help="workload name (default: seed-coding)")
+    sweep.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 (default: 32k,128k,512k)")
+    sweep.add_argument("--presets", default=",".join(PRESET_ORDER), help=f"presets (default: {','.join(PRESET_ORDER)})")
+    sweep.add_argument("--engines", default=None, help="compaction engines (default: the workload's own)")
+    sweep.add_argument("--profile", default="lenient", help="provider strictness profile: lenient|deepseek-official|deepseek-relay (default: lenient)")
+    sweep.add_argument("--cache", default="byte-exact", help="provider cache model, optionally with options: byte-exact (the reference), anthropic, openai, deepseek, vllm, radix; e.g. openai:mode=5.6 or vllm:capacity_blocks=4096 (default: byte-exact)")
+    sweep.add_argument("--tokenizer", default="heuristic", help="token counting for the token-based cache models: heuristic (ceil(bytes/4)) or deepseek-v4 (needs the deepseek extra) (default: heuristic)")
+    sweep.add_argument("--steps", type=int, default=None, help="seed-coding: tool steps per run (default: 60)")
+    sweep.add_argument("--turns", type=int, default=None, help="thinking-tools: user turns (default: 4)")
+    sweep.add_argument("--steps-per-turn", type=int, default=None, help="thinking-tools: tool steps per turn (default: 40)")
+    sweep.add_argument("--reasoning-field", default=None, help="thinking-tools: the field a relay reads (default: reasoning_content)")
+    sweep.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}")
+    sweep.add_argument("--effort", default=None, help="conversation reasoning effort: low|high|max|default (seed-coding default: max)")
+    sweep.add_argument("--pruner", default=None, help="seed-coding pruner: rewrite-only|none|default (default: rewrite-only)")
+    sweep.add_argument("--threshold-ratio", type=float, default=None, help="compact at this share of the window (default: 0.8)")
+    sweep.add_argument("--retain-ratio", type=float, default=None, help="verbatim tail budget as a share of the window (default: 0.16)")
+    sweep.add_argument("--retain-tokens", type=int, default=None, help="verbatim tail budget in tokens (exclusive with --retain-ratio)")
+    _add_price_options(sweep)
+    sweep.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
+    sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
+    sweep.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+    check = sub.add_parser(
+        "check",
+        help="run the integrity specs against a preset; exit 1 if any fails",
+        description="Run every integrity spec on a preset and print one line per spec with the figure "
+        "that decided it. Exit status 1 if any spec fails: use it to gate a kernel change.",
+    )
+    check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
+    check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs (default: 32k,128k,512k)")
+    check.add_argument("--engines", default=None, help="only specs of these engines (default: all)")
+
+    replay = sub.add_parser(
+        "replay",
+        help="replay a request log through the simulated cache",
+        description="Replay a JSONL request log through the byte-exact prefix cache and print, per request, "
+        "prompt, cached and uncached tokens, whether it extends the previous request, and where it "
+        "first diverged from what was cached.",
+    )
+    replay.add_argument("file", type=Path, help="the request log (JSONL)")
+    replay.add_argument(
+        "--input",
+        default="chat-completions",
+        choices=("chat-completions", "anthropic-capture"),
+        help="format of FILE: chat-completions request bodies, or anthropic-capture (claude-trace "
+        "request/response pairs, replayed through the anthropic cache model and compared with the "
+        "usage the provider reported) (default: chat-completions)",
+    )
+    replay.add_argument(
+        "--chars-per-token",
+        type=float,
+        default=None,
+        help="anthropic-capture: characters per Claude token (default: the ratio calibrated on real traffic)",
+    )
+    replay.add_argument("--cache", default="byte-exact", help="provider cache model, optionally with options: byte-exact (the reference), anthropic, openai, deepseek, vllm, radix; e.g. openai:mode=5.6 or vllm:capacity_blocks=4096 (default: byte-exact)")
+    replay.add_argument("--tokenizer", default="heuristic", help="heuristic or deepseek-v4 (default: heuristic)")
+    replay.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
+    _add_price_options(replay)
+    return parser
+
+
+def _add_price_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--price", default=None, metavar="MODEL", help="add dollars at this model's prices (e.g. deepseek-v4-flash)")
+    parser.add_argument("--period", default=None, choices=("off-peak", "peak"), help="DeepSeek billing period (default: off-peak)")
+    parser.add_argument("--price-as-of", default=None, metavar="DATE", help="use the price in force on DATE (YYYY-MM-DD; default: latest)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        match args.command:
+            case "sweep":
+                return cmd_sweep(args)
+            case "check":
+                return cmd_check(args)
+            case "replay":
+                return cmd_replay(args)
+        raise UserError(f"unknown command {args.command!r}")
+    except UserError as exc:
+        print(f"prefixbench: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("prefixbench: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """``prefixbench sweep``."""
+    from prefixbench.reports.output import write_sweep
+
+    return write_sweep(args)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``prefixbench check``."""
+    from prefixbench.workloads.specs.registry import run_specs
+
+    windows = tuple(parse_window(w) for w in parse_list(args.windows, "--windows"))
+    engines = parse_list(args.engines, "--engines") if args.engines else None
+    results = run_specs(args.preset, windows, engines)
+    failed = [r for r in results if not r.passed]
+    for result in results:
+        print(result.line())
+    print(f"{len(results) - len(failed)} passed, {len(failed)} failed" + (f": {', '.join(sorted({r.spec for r in failed}))}" if failed else ""))
+    return 1 if failed else 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """``prefixbench replay``."""
+    from prefixbench.reports.replay import replay, replay_json, replay_table
+    from prefixbench.reports.sweep import make_cache_model
+    from prefixbench.workloads.chat_completions import read_chat_completions
+
+    if args.input == "anthropic-capture":
+        return _replay_capture(args)
+    if args.chars_per_token is not None:
+        raise UserError("--chars-per-token applies to --input anthropic-capture only")
+    price = None
+    if args.price is not None:
+        from prefixbench.simulator.pricing import get_price
+
+        price = get_price(args.price, as_of=args.price_as_of, period=args.period)
+    cache = make_cache_model(args.cache, args.tokenizer)
+    observations = replay(list(read_chat_completions(args.file)), cache)
+    print(replay_json(observations, price) if args.format == "json" else replay_table(observations, price))
+    return 0
+
+
+def _replay_capture(args: argparse.Namespace) -> int:
+    """``replay --input anthropic-capture``: predicted vs reported cache usage, side by side."""
+    from prefixbench.reports.capture import capture_json, capture_table, replay_capture
+
+    if args.tokenizer != "heuristic":
+        raise UserError("--input anthropic-capture counts Claude tokens with a calibrated ratio; --tokenizer does not apply")
+    if args.cache not in ("byte-exact", "anthropic"):
+        raise UserError(f"--input anthropic-capture replays through the anthropic cache model, not {args.cache!r}")
+    if args.price is not None:
+        raise UserError("--price is not supported with --input anthropic-capture yet")
+    if args.chars_per_token is not None and args.chars_per_token <= 0:
+        raise UserError(f"--chars-per-token must be positive, got {args.chars_per_token}")
+    rows = replay_capture(args.file, chars_per_token=args.chars_per_token)
+    print(capture_json(rows) if args.format == "json" else capture_table(rows))
+    return 0

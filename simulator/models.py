@@ -1,0 +1,165 @@
+"""Cache models by name: the one place ``--cache`` and ``--tokenizer`` are turned into objects.
+
+* ``byte-exact``: the reference, longest common byte prefix (no options)
+* ``anthropic``: ``cache_control`` breakpoints, 20-block lookback, TTL (options: the
+  keyword arguments of :class:`prefixbench.simulator.anthropic.AnthropicCache`)
+* ``openai``: exact prefix, pre-5.6 128-token steps or 5.6 breakpoints (``mode``,
+  ``retention``, ``ttl_ms``, ``lookback``)
+* ``deepseek``: prefix units, fixed interval, no write fee (``interval``, ``ttl_ms``,
+  ``common_prefix_units``, ``cache_output``)
+* ``vllm``: 16-token hashed blocks, LRU free queue (``block_size``, ``capacity_blocks``,
+  ``cache_output``)
+* ``radix``: SGLang token radix tree, LRU leaves (``capacity_tokens``, ``cache_output``)
+
+Every model but ``byte-exact`` and ``anthropic`` counts tokens with the tokenizer given
+(``heuristic`` by default, or ``deepseek-v4``); ``anthropic`` uses its own calibrated ratio.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.blocks import RadixCache, VllmCache
+from prefixbench.simulator.cache import ByteExactCache, CacheModel
+from prefixbench.simulator.deepseek import DeepSeekCache
+from prefixbench.simulator.openai import OpenAICache
+from prefixbench.simulator.tokenizer import Tokenizer, make_tokenizer
+
+CACHE_MODELS: tuple[str, ...] = ("byte-exact", "anthropic", "openai", "deepseek", "vllm", "radix")
+
+#: Converts one option value given as text (``--cache openai:mode=5.6``) or as a value.
+Parser = Callable[[object], object]
+
+
+def _text_int(value: object) -> object:
+    return int(value) if isinstance(value, str) and value.strip().lstrip("-").isdigit() else value
+
+
+def _text_int_or_none(value: object) -> object:
+    return None if isinstance(value, str) and value.strip().lower() in ("none", "") else _text_int(value)
+
+
+def _text_bool(value: object) -> object:
+    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "on"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("false", "no", "0", "off"):
+        return False
+    return value
+
+
+def _text(value: object) -> object:
+    return value.strip() if isinstance(value, str) else value
+
+
+#: Options of the models built here, and how text becomes a value (the model validates it).
+_OPTIONS: dict[str, dict[str, Parser]] = {
+    "openai": {"mode": _text, "retention": _text, "ttl_ms": _text_int_or_none, "lookback": _text_int},
+    "deepseek": {
+        "interval": _text_int,
+        "ttl_ms": _text_int_or_none,
+        "common_prefix_units": _text_bool,
+        "cache_output": _text_bool,
+    },
+    "vllm": {"block_size": _text_int, "capacity_blocks": _text_int, "cache_output": _text_bool},
+    "radix": {"capacity_tokens": _text_int, "cache_output": _text_bool},
+}
+
+
+def make_cache(name: str, *, tokenizer: str | Tokenizer | None = None, **options: object) -> CacheModel:
+    """A fresh cache model by name.
+
+    Args:
+        name: one of :data:`CACHE_MODELS`.
+        tokenizer: a tokenizer name (``heuristic``, ``deepseek-v4``) or object; None = heuristic.
+        options: model options; values may be text, as from the command line.
+
+    Raises:
+        UserError: unknown model, unknown option or bad value, or a tokenizer the model cannot use.
+    """
+    match name:
+        case "byte-exact":
+            _only_heuristic(name, tokenizer, "it is the chars/4 reference")
+            if options:
+                raise UserError(f"cache model 'byte-exact' takes no options, got {', '.join(sorted(options))}")
+            return ByteExactCache()
+        case "anthropic":
+            return _make_anthropic(tokenizer, options)
+        case "openai":
+            return OpenAICache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
+        case "deepseek":
+            return DeepSeekCache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
+        case "vllm":
+            return VllmCache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
+        case "radix":
+            return RadixCache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
+        case _:
+            raise UserError(f"unknown cache model {name!r} (known: {', '.join(CACHE_MODELS)})")
+
+
+def parse_cache_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """Split ``name`` or ``name:key=value,key=value`` (a ``--cache`` argument) into name and options.
+
+    Raises:
+        UserError: an option without ``=``.
+    """
+    name, _, rest = spec.partition(":")
+    options: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in rest.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"cache option {item!r} in {spec!r} is not key=value")
+        options[key.strip()] = value.strip()
+    return name.strip(), options
+
+
+def _parse(name: str, options: Mapping[str, object]) -> dict[str, object]:
+    known = _OPTIONS[name]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise UserError(f"cache model {name!r} has no option {unknown[0]!r} (known: {', '.join(known)})")
+    return {key: known[key](value) for key, value in options.items()}
+
+
+def _only_heuristic(name: str, tokenizer: str | Tokenizer | None, why: str) -> None:
+    if make_tokenizer(tokenizer).name != "heuristic":
+        raise UserError(f"cache model {name!r} counts its own tokens ({why}); use tokenizer 'heuristic'")
+
+
+def _make_anthropic(tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:
+    """The anthropic model, imported only when asked for; options follow its constructor."""
+    _only_heuristic("anthropic", tokenizer, "no public Claude tokenizer: a calibrated chars-per-token ratio")
+    try:
+        from prefixbench.simulator.anthropic import AnthropicCache
+    except ImportError as error:
+        raise UserError(f"cache model 'anthropic' is not available: {error}") from None
+    params = {
+        param.name: param
+        for param in inspect.signature(AnthropicCache).parameters.values()
+        if param.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        raise UserError(f"cache model 'anthropic' has no option {unknown[0]!r} (known: {', '.join(params)})")
+    values = {key: _like(params[key].default, value) for key, value in options.items()}
+    try:
+        return AnthropicCache(**values)
+    except (TypeError, ValueError) as error:
+        raise UserError(f"anthropic: {error}") from None
+
+
+def _like(default: object, value: object) -> object:
+    """Text to the type of an option's default (numbers and flags); other values pass through."""
+    if not isinstance(value, str):
+        return value
+    if isinstance(default, bool):
+        return _text_bool(value)
+    try:
+        if isinstance(default, float):
+            return float(value)
+        if isinstance(default, int) or default is None:
+            return _text_int_or_none(value) if default is None else int(value)
+    except ValueError:
+        return value
+    return value

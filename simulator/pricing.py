@@ -1,0 +1,526 @@
+"""Versioned price table (``data/prices.csv``) and the dollar cost of one request.
+
+Prices are USD per 1M tokens, one row per (model, effective date), each with its source and
+how solid that source is. One request costs
+
+    uncached input   (prompt - cached - written) tokens at the input price
+    cache read       cached tokens at the read price
+    cache write      (written - written_long) at the write price, written_long at the 1 h price
+    output           output tokens at the output price
+
+A model that bills no write fee (empty ``cache_write``) bills its written tokens as uncached
+input, which is how its invoice shows them (DeepSeek calls them cache misses), so its cache-write
+part is always zero. A row with a long-context tier bills every part of a request at the tier
+prices once the prompt has more than ``long_threshold`` tokens.
+
+DeepSeek bills peak hours at twice the listed (off-peak) price. The simulator's clock is logical,
+so the period is an option (default ``off-peak``), not read from a tick; :func:`deepseek_period`
+maps a real UTC time to its period for traces that carry one.
+
+Arithmetic is exact (:class:`~decimal.Decimal` under a context that traps rounding), so the same
+run gives byte-identical reports; rounding happens only in :func:`format_usd`.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime
+from decimal import ROUND_HALF_UP, Context, Decimal, Inexact, InvalidOperation, localcontext
+from importlib import resources
+from pathlib import Path
+from typing import Literal, Protocol, get_args
+
+from prefixbench.simulator.errors import UserError
+
+Period = Literal["off-peak", "peak"]
+Evidence = Literal["official", "secondary", "inferred", "unconfirmed"]
+
+PERIODS: tuple[Period, ...] = get_args(Period)
+EVIDENCE: tuple[Evidence, ...] = get_args(Evidence)
+#: The simulator has no wall clock; off-peak is the price an unattended benchmark usually pays.
+DEFAULT_PERIOD: Period = "off-peak"
+
+#: The columns of the price file, in order.
+COLUMNS = (
+    "provider",
+    "model",
+    "aliases",
+    "effective",
+    "input",
+    "cache_read",
+    "cache_write",
+    "cache_write_1h",
+    "output",
+    "long_threshold",
+    "long_input",
+    "long_cache_read",
+    "long_cache_write",
+    "long_cache_write_1h",
+    "long_output",
+    "peak_factor",
+    "evidence",
+    "source",
+    "note",
+)
+
+#: DeepSeek peak windows (UTC, Monday-Friday), from https://api-docs.deepseek.com/quick_start/pricing.
+DEEPSEEK_PEAK_HOURS = ((1, 4), (6, 10))
+
+_MILLION = Decimal(1_000_000)
+#: Every cost is tokens x price / 10^6: exact at this precision, and a trap makes sure it stays so.
+_EXACT = Context(prec=60, traps=[Inexact, InvalidOperation])
+_ID = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
+_WHEN = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2}))?\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """One set of prices in USD per 1M tokens; ``cache_write`` None = no write fee."""
+
+    input: Decimal
+    cache_read: Decimal
+    cache_write: Decimal | None
+    cache_write_1h: Decimal | None
+    output: Decimal
+
+    def scaled(self, factor: Decimal) -> Rates:
+        """Every price times ``factor``."""
+        with localcontext(_EXACT):
+            return Rates(
+                self.input * factor,
+                self.cache_read * factor,
+                None if self.cache_write is None else self.cache_write * factor,
+                None if self.cache_write_1h is None else self.cache_write_1h * factor,
+                self.output * factor,
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class LongTier:
+    """Prices for a request whose prompt has more than ``threshold`` tokens."""
+
+    threshold: int
+    rates: Rates
+
+
+@dataclass(frozen=True, slots=True)
+class PriceRow:
+    """One model's prices from one effective date on, with where they come from."""
+
+    provider: str
+    model: str
+    aliases: tuple[str, ...]
+    #: As written in the file; "" = since the model's launch (the sources give no date).
+    effective: str
+    rates: Rates
+    long_tier: LongTier | None
+    #: Peak price = listed price x factor; None = one price all day.
+    peak_factor: Decimal | None
+    evidence: Evidence
+    source: str
+    note: str
+    #: ``file:line`` of the row, for messages.
+    where: str = field(default="", compare=False)
+    #: The period the rates were resolved for (None for a model without peak pricing).
+    period: Period | None = None
+    effective_at: datetime | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def has_write_fee(self) -> bool:
+        """Whether cache writes bill at their own price (else at the input price)."""
+        return self.rates.cache_write is not None
+
+    def rates_for(self, prompt_tokens: int) -> Rates:
+        """The rates a request with this many prompt tokens pays."""
+        tier = self.long_tier
+        if tier is not None and prompt_tokens > tier.threshold:
+            return tier.rates
+        return self.rates
+
+    def for_period(self, period: Period) -> PriceRow:
+        """The row priced for a DeepSeek period; a row without peak pricing is returned as is."""
+        if self.peak_factor is None:
+            return self
+        if period == "off-peak":
+            return replace(self, period=period)
+        tier = self.long_tier
+        return replace(
+            self,
+            rates=self.rates.scaled(self.peak_factor),
+            long_tier=None if tier is None else LongTier(tier.threshold, tier.rates.scaled(self.peak_factor)),
+            period=period,
+        )
+
+
+class Usage(Protocol):
+    """What :func:`cost_of` reads: an :class:`~prefixbench.simulator.observe.Observation` fits."""
+
+    prompt_tokens: int
+    cached_tokens: int
+    written_tokens: int
+    written_long_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class CostBreakdown:
+    """The dollars of one request (or a sum of them), split by what they pay for."""
+
+    uncached_input: Decimal
+    cache_read: Decimal
+    cache_write: Decimal
+    output: Decimal
+
+    @property
+    def total(self) -> Decimal:
+        """All four parts."""
+        with localcontext(_EXACT):
+            return self.uncached_input + self.cache_read + self.cache_write + self.output
+
+    def __add__(self, other: CostBreakdown) -> CostBreakdown:
+        with localcontext(_EXACT):
+            return CostBreakdown(
+                self.uncached_input + other.uncached_input,
+                self.cache_read + other.cache_read,
+                self.cache_write + other.cache_write,
+                self.output + other.output,
+            )
+
+    @classmethod
+    def zero(cls) -> CostBreakdown:
+        """Nothing billed."""
+        return cls(Decimal(0), Decimal(0), Decimal(0), Decimal(0))
+
+
+@dataclass(frozen=True, slots=True)
+class PriceTable:
+    """Every row of a price file, and the names (ids and aliases) that find them."""
+
+    path: str
+    rows: tuple[PriceRow, ...]
+    #: Model id or alias -> model id.
+    names: dict[str, str] = field(compare=False)
+
+    def models(self) -> tuple[str, ...]:
+        """Known model ids, sorted."""
+        return tuple(sorted({row.model for row in self.rows}))
+
+    def resolve(self, name: str) -> str:
+        """The model id for an id or alias.
+
+        Raises:
+            UserError: unknown name; the message lists the known model ids.
+        """
+        model = self.names.get(name)
+        if model is None:
+            raise UserError(f"unknown price model {name!r} (known: {', '.join(self.models())}; aliases accepted)")
+        return model
+
+    def history(self, name: str) -> tuple[PriceRow, ...]:
+        """Rows of a model, oldest first (an undated row first of all)."""
+        model = self.resolve(name)
+        rows = [row for row in self.rows if row.model == model]
+        return tuple(sorted(rows, key=_effective_key))
+
+    def get(self, name: str, *, as_of: str | None = None, period: str | None = None) -> PriceRow:
+        """The row in force for a model, priced for a period.
+
+        Args:
+            name: model id or alias.
+            as_of: ``YYYY-MM-DD`` (00:00 UTC) or ``YYYY-MM-DDTHH:MMZ``; None = the latest row.
+            period: ``off-peak`` (the default) or ``peak``; ignored by models with one price.
+
+        Raises:
+            UserError: unknown model or period, a malformed date, or no row in force on it.
+        """
+        if period is not None and period not in PERIODS:
+            raise UserError(f"unknown price period {period!r} (known: {', '.join(PERIODS)})")
+        rows = self.history(name)
+        if as_of is None:
+            row = rows[-1]
+        else:
+            when = parse_when(as_of, what="price date")
+            in_force = [r for r in rows if r.effective_at is None or r.effective_at <= when]
+            if not in_force:
+                raise UserError(
+                    f"no price for {rows[0].model!r} as of {as_of}: its first row is effective {rows[0].effective}"
+                )
+            row = in_force[-1]
+        return row.for_period(period or DEFAULT_PERIOD)  # type: ignore[arg-type]
+
+
+def load_prices(path: Path | str | None = None) -> PriceTable:
+    """Read and check a price file; None = the table shipped with prefixbench (read once).
+
+    Raises:
+        UserError: an unreadable file or a bad row, naming ``file:line`` and the column.
+    """
+    if path is None:
+        return _shipped_table()
+    return _read_table(Path(path))
+
+
+def get_price(
+    model: str, *, as_of: str | None = None, period: str | None = None, table: PriceTable | None = None
+) -> PriceRow:
+    """The price row for a model from the shipped table (or ``table``); see :meth:`PriceTable.get`."""
+    return (table or load_prices()).get(model, as_of=as_of, period=period)
+
+
+def cost_of(usage: Usage, price: PriceRow) -> CostBreakdown:
+    """Dollars of one request at ``price``. A rejected request (``status`` other than 200) is free.
+
+    Raises:
+        ValueError: token counts that cannot come from one request (cached + written > prompt, ...).
+    """
+    if getattr(usage, "status", 200) != 200:
+        # Providers do not bill a request they refused (HTTP 400 invalid_request_error).
+        return CostBreakdown.zero()
+    prompt = usage.prompt_tokens
+    cached = usage.cached_tokens
+    written = usage.written_tokens
+    written_long = getattr(usage, "written_long_tokens", 0)
+    output = usage.output_tokens
+    if min(prompt, cached, written, written_long, output) < 0 or cached + written > prompt or written_long > written:
+        raise ValueError(
+            f"inconsistent usage: prompt={prompt} cached={cached} written={written} "
+            f"written_long={written_long} output={output}"
+        )
+    rates = price.rates_for(prompt)
+    with localcontext(_EXACT):
+        if rates.cache_write is None:
+            uncached_input = _usd(prompt - cached, rates.input)
+            cache_write = Decimal(0)
+        else:
+            uncached_input = _usd(prompt - cached - written, rates.input)
+            long_rate = rates.cache_write if rates.cache_write_1h is None else rates.cache_write_1h
+            cache_write = _usd(written - written_long, rates.cache_write) + _usd(written_long, long_rate)
+        return CostBreakdown(uncached_input, _usd(cached, rates.cache_read), cache_write, _usd(output, rates.output))
+
+
+def usd_sum(amounts: Iterable[Decimal]) -> Decimal:
+    """Exact sum of dollar amounts."""
+    with localcontext(_EXACT):
+        return sum(amounts, Decimal(0))
+
+
+def deepseek_period(when: datetime) -> Period:
+    """DeepSeek's billing period at a real time (Chinese public holidays, all off-peak, not modelled).
+
+    Raises:
+        ValueError: a naive datetime (the windows are in UTC).
+    """
+    if when.tzinfo is None:
+        raise ValueError("deepseek_period needs an aware datetime")
+    utc = when.astimezone(UTC)
+    if utc.weekday() < 5 and any(start <= utc.hour < end for start, end in DEEPSEEK_PEAK_HOURS):
+        return "peak"
+    return "off-peak"
+
+
+def format_usd(amount: Decimal) -> str:
+    """Dollars for a report: 4 decimals from one cent up, else 4 significant digits.
+
+    ``$0.2193``, ``$12.3400``, ``$0.007611``, ``$0.00000280``, ``$0``, ``-$0.0100``.
+    """
+    if amount == 0:
+        return "$0"
+    size = abs(amount)
+    quantum = Decimal("0.0001") if size >= Decimal("0.01") else Decimal(1).scaleb(size.adjusted() - 3)
+    rounded = size.quantize(quantum, rounding=ROUND_HALF_UP)
+    return f"{'-' if amount < 0 else ''}${rounded:,f}"
+
+
+def format_rate(price: Decimal) -> str:
+    """A price per 1M tokens as written in the file (``0.15``, ``6.25``), without exponent."""
+    return f"{price:f}"
+
+
+def parse_when(text: str, *, what: str) -> datetime:
+    """``YYYY-MM-DD`` (00:00 UTC) or an ISO time with ``Z`` or an offset, as an aware UTC datetime.
+
+    Raises:
+        UserError: anything else; the message starts with ``what``.
+    """
+    try:
+        if not _WHEN.match(text):
+            raise ValueError(text)
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            return datetime(day.year, day.month, day.day, tzinfo=UTC)
+        return datetime.fromisoformat(text).astimezone(UTC)
+    except ValueError:
+        raise UserError(f"{what} {text!r} is not YYYY-MM-DD or YYYY-MM-DDTHH:MMZ") from None
+
+
+def _usd(tokens: int, price_per_million: Decimal) -> Decimal:
+    return Decimal(tokens) * price_per_million / _MILLION
+
+
+def _effective_key(row: PriceRow) -> tuple[int, datetime]:
+    return (0, datetime.min.replace(tzinfo=UTC)) if row.effective_at is None else (1, row.effective_at)
+
+
+@functools.cache
+def _shipped_table() -> PriceTable:
+    ref = resources.files("prefixbench.simulator").joinpath("data", "prices.csv")
+    with resources.as_file(ref) as path:
+        return _read_table(path)
+
+
+def _read_table(path: Path) -> PriceTable:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise UserError(f"cannot read price file {path}: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise UserError(f"{path}: not UTF-8 text ({err.reason})") from None
+    rows: list[PriceRow] = []
+    has_header = False
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"{path}:{line_no}"
+        try:
+            cells = next(csv.reader([line], strict=True))
+        except csv.Error as err:
+            raise UserError(f"{where}: not a CSV line ({err})") from None
+        if not has_header:
+            _check_header(cells, where)
+            has_header = True
+            continue
+        rows.append(_parse_row(cells, where))
+    if not rows:
+        raise UserError(f"{path}: no price rows")
+    return PriceTable(str(path), tuple(rows), _check_names(rows))
+
+
+def _check_header(cells: list[str], where: str) -> None:
+    names = [c.strip() for c in cells]
+    if names == list(COLUMNS):
+        return
+    unknown = [n for n in names if n not in COLUMNS]
+    missing = [c for c in COLUMNS if c not in names]
+    if unknown:
+        raise UserError(f"{where}: unknown column {unknown[0]!r} in the header (columns: {', '.join(COLUMNS)})")
+    if missing:
+        raise UserError(f"{where}: missing column {missing[0]!r} in the header (columns: {', '.join(COLUMNS)})")
+    raise UserError(f"{where}: header columns out of order (expected: {', '.join(COLUMNS)})")
+
+
+def _parse_row(cells: list[str], where: str) -> PriceRow:
+    if len(cells) != len(COLUMNS):
+        raise UserError(f"{where}: {len(cells)} fields, expected {len(COLUMNS)} ({', '.join(COLUMNS)})")
+    raw = {name: cell.strip() for name, cell in zip(COLUMNS, cells)}
+
+    def fail(column: str, problem: str) -> UserError:
+        return UserError(f"{where}: column {column!r}: {problem}")
+
+    def ident(column: str, value: str) -> str:
+        if not _ID.match(value):
+            raise fail(column, f"{value!r} is not a lowercase id ([a-z0-9._-])")
+        return value
+
+    def price(column: str, *, required: bool) -> Decimal | None:
+        value = raw[column]
+        if not value:
+            if required:
+                raise fail(column, "a price is required")
+            return None
+        try:
+            number = Decimal(value)
+        except InvalidOperation:
+            raise fail(column, f"{value!r} is not a price in USD per 1M tokens") from None
+        if not number.is_finite() or number < 0:
+            raise fail(column, f"{value!r} is not a price in USD per 1M tokens")
+        return number
+
+    def rates(prefix: str, *, required: bool) -> Rates | None:
+        values = {name: price(prefix + name, required=False) for name in ("input", "cache_read", "cache_write", "cache_write_1h", "output")}
+        if not required and all(v is None for v in values.values()):
+            return None
+        for name in ("input", "cache_read", "output"):
+            if values[name] is None:
+                raise fail(prefix + name, "a price is required")
+        if values["cache_write_1h"] is not None and values["cache_write"] is None:
+            raise fail(prefix + "cache_write_1h", "a 1 h write price needs a cache_write price")
+        return Rates(values["input"], values["cache_read"], values["cache_write"], values["cache_write_1h"], values["output"])  # type: ignore[arg-type]
+
+    provider = ident("provider", raw["provider"])
+    model = ident("model", raw["model"])
+    aliases = tuple(ident("aliases", a) for a in raw["aliases"].split())
+    effective = raw["effective"]
+    effective_at = None
+    if effective:
+        try:
+            effective_at = parse_when(effective, what="date")
+        except UserError as err:
+            raise fail("effective", str(err)) from None
+    base = rates("", required=True)
+    assert base is not None
+    long_tier = None
+    threshold = raw["long_threshold"]
+    if threshold:
+        if not (threshold.isascii() and threshold.isdigit()) or int(threshold) == 0:
+            raise fail("long_threshold", f"{threshold!r} is not a positive number of prompt tokens")
+        long_rates = rates("long_", required=False)
+        if long_rates is None:
+            raise fail("long_input", "a long_threshold needs the long_* prices")
+        for name in ("cache_write", "cache_write_1h"):
+            if (getattr(base, name) is None) != (getattr(long_rates, name) is None):
+                raise fail("long_" + name, f"must be set exactly when {name} is")
+        long_tier = LongTier(int(threshold), long_rates)
+    else:
+        stray = [c for c in COLUMNS if c.startswith("long_") and raw[c]]
+        if stray:
+            raise fail(stray[0], "long_* prices need a long_threshold")
+    peak_factor = price("peak_factor", required=False)
+    if peak_factor is not None and peak_factor < 1:
+        raise fail("peak_factor", f"{raw['peak_factor']!r} is below 1 (listed prices are the off-peak ones)")
+    evidence = raw["evidence"]
+    if evidence not in EVIDENCE:
+        raise fail("evidence", f"{evidence!r} is not one of {', '.join(EVIDENCE)}")
+    if not raw["source"]:
+        raise fail("source", "every row needs a source")
+    return PriceRow(
+        provider=provider,
+        model=model,
+        aliases=aliases,
+        effective=effective,
+        rates=base,
+        long_tier=long_tier,
+        peak_factor=peak_factor,
+        evidence=evidence,  # type: ignore[arg-type]
+        source=raw["source"],
+        note=raw["note"],
+        where=where,
+        effective_at=effective_at,
+    )
+
+
+def _check_names(rows: list[PriceRow]) -> dict[str, str]:
+    models = {row.model for row in rows}
+    names: dict[str, str] = {m: m for m in models}
+    provider_of: dict[str, PriceRow] = {}
+    seen: dict[tuple[str, datetime | None], PriceRow] = {}
+    for row in rows:
+        first = provider_of.setdefault(row.model, row)
+        if first.provider != row.provider:
+            raise UserError(f"{row.where}: column 'provider': {row.model!r} is {first.provider!r} at {first.where}")
+        key = (row.model, row.effective_at)
+        if key in seen:
+            raise UserError(
+                f"{row.where}: column 'effective': a second row for {row.model!r} effective "
+                f"{row.effective or '(since launch)'} (first at {seen[key].where})"
+            )
+        seen[key] = row
+        for alias in row.aliases:
+            owner = names.get(alias, row.model)
+            if alias in models or owner != row.model:
+                raise UserError(f"{row.where}: column 'aliases': {alias!r} already names model {owner!r}")
+            names[alias] = row.model
+    return names

@@ -1,0 +1,161 @@
+"""Protocol strictness profiles: which requests a provider answers with HTTP 400.
+
+DeepSeek thinking mode (providers.md 1.3, current rule): when a request carries ``tools``, the
+reasoning of every earlier assistant turn must be passed back, else HTTP 400 "The
+reasoning_content in the thinking mode must be passed back to the API.". The profiles::
+
+    profile            field read               empty ""   non-empty value
+    deepseek-official  reasoning_content        accepted   byte-identical to what the model emitted
+    deepseek-relay     one, configurable        rejected   accepted (a relay checks presence only)
+    lenient            -                        -          never rejects (Anthropic, Responses)
+
+A request is in thinking mode when its effort is set and is not ``none``; the rules apply only
+when it also carries tools. A relay checks presence and non-emptiness, so the documented
+placeholder ``[reasoning not retained for this turn]`` passes it; the official endpoint concatenates
+replayed reasoning into the model's context, so the simulated one holds it to what it emitted.
+
+The official provider remembers, per emitted assistant turn, the reasoning it produced. It
+knows a turn by its non-reasoning content (text and tool calls), so a row that was rebuilt or
+moved is still recognized; a row it never emitted (say, a text-only replay of a thinking turn
+without its tool calls) is not held to byte-exactness, only to presence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.provider import Validator
+from prefixbench.simulator.wire import REASONING_FIELDS, Block, Envelope, Message, Reasoning, Request, Text, ToolCall
+
+PROFILES: tuple[str, ...] = ("deepseek-official", "deepseek-relay", "lenient")
+#: The field the official DeepSeek endpoint reads.
+OFFICIAL_FIELD = "reasoning_content"
+
+TurnKey = tuple[str, tuple[ToolCall, ...]]
+
+
+def rejection_reason(field_name: str) -> str:
+    """The provider's 400 text for a missing reasoning field (providers.md 1.3)."""
+    return f"The {field_name} in the thinking mode must be passed back to the API."
+
+
+def is_thinking(envelope: Envelope) -> bool:
+    """Whether a request family runs in thinking mode (an effort is set and is not ``none``)."""
+    return envelope.reasoning_effort is not None and envelope.reasoning_effort != "none"
+
+
+def turn_key(blocks: tuple[Block, ...]) -> TurnKey | None:
+    """How the provider recognizes a turn: its text and tool calls (None when it has neither)."""
+    texts = [block.text for block in blocks if isinstance(block, Text)]
+    text = texts[0] if len(texts) == 1 else "".join(texts)
+    calls = tuple(block for block in blocks if isinstance(block, ToolCall))
+    if not text and not calls:
+        return None
+    return (text, calls)
+
+
+def _read(message: Message, field_name: str) -> str | None:
+    parts = [b.text for b in message.blocks if isinstance(b, Reasoning) and b.field == field_name]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else "".join(parts)
+
+
+def _first_difference(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
+
+
+@dataclass(slots=True)
+class LenientValidator:
+    """Never rejects (Anthropic-like, Responses-like endpoints ignore or accept any reasoning)."""
+
+    profile: str = "lenient"
+
+    def check(self, request: Request) -> str | None:
+        """Always None."""
+        return None
+
+    def accepted(self, request: Request, reply_blocks: tuple[Block, ...]) -> None:
+        """Nothing to remember."""
+
+
+@dataclass(slots=True)
+class ReasoningReplayValidator:
+    """A DeepSeek thinking endpoint: rejects a tools request whose assistant rows lack reasoning.
+
+    ``accept_empty``: the official endpoint takes ``""``; relays reject it.
+    ``byte_exact``: non-empty reasoning on a recognized turn must equal what was emitted.
+    """
+
+    profile: str
+    field: str
+    accept_empty: bool
+    byte_exact: bool
+    #: Per emitted turn, every reasoning value the model produced for it.
+    emitted: dict[TurnKey, set[str]] = field(default_factory=dict)
+
+    def check(self, request: Request) -> str | None:
+        """The 400 reason for the first offending assistant row, or None."""
+        if not request.tools or not is_thinking(request.envelope):
+            return None
+        for idx, message in enumerate(request.messages):
+            if message.role != "assistant":
+                continue
+            problem = self._problem(message)
+            if problem is not None:
+                return f"{rejection_reason(self.field)} (message {idx}: {problem})"
+        return None
+
+    def _problem(self, message: Message) -> str | None:
+        value = _read(message, self.field)
+        if value is None:
+            others = sorted({b.field for b in message.blocks if isinstance(b, Reasoning)})
+            if others:
+                return f"assistant row carries reasoning only in {', '.join(others)}, not {self.field}"
+            return f"assistant row has no {self.field}"
+        if not value:
+            return None if self.accept_empty else f"{self.field} is empty"
+        if self.byte_exact:
+            key = turn_key(message.blocks)
+            produced = self.emitted.get(key) if key is not None else None
+            if produced is not None and value not in produced:
+                closest = max(produced, key=lambda p: _first_difference(p, value))
+                at = _first_difference(closest, value)
+                return f"{self.field} differs from what the model produced for this turn, first at char {at}"
+        return None
+
+    def accepted(self, request: Request, reply_blocks: tuple[Block, ...]) -> None:
+        """Remember the reasoning the model produced for this turn."""
+        if not self.byte_exact:
+            return
+        key = turn_key(reply_blocks)
+        if key is None:
+            return
+        text = "".join(b.text for b in reply_blocks if isinstance(b, Reasoning))
+        self.emitted.setdefault(key, set()).add(text)
+
+
+def make_validator(profile: str, field: str | None = None) -> Validator:
+    """A fresh validator for a strictness profile (one per run: it remembers what was emitted).
+
+    Args:
+        field: the one reasoning field a ``deepseek-relay`` reads (default ``reasoning_content``);
+            the official endpoint reads ``reasoning_content`` only; ``lenient`` ignores it.
+
+    Raises:
+        UserError: unknown profile or field.
+    """
+    if field is not None and field not in REASONING_FIELDS:
+        raise UserError(f"unknown reasoning field {field!r} (known: {', '.join(REASONING_FIELDS)})")
+    match profile:
+        case "deepseek-official":
+            if field not in (None, OFFICIAL_FIELD):
+                raise UserError(f"profile deepseek-official reads {OFFICIAL_FIELD} only, got field {field!r}")
+            return ReasoningReplayValidator(profile, OFFICIAL_FIELD, accept_empty=True, byte_exact=True)
+        case "deepseek-relay":
+            return ReasoningReplayValidator(profile, field or OFFICIAL_FIELD, accept_empty=False, byte_exact=False)
+        case "lenient":
+            return LenientValidator()
+    raise UserError(f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")

@@ -1,0 +1,424 @@
+"""Importer for captured Anthropic traffic: claude-trace JSONL, one request/response pair a line.
+
+Each line is an object ``{"request": {"timestamp", "body"}, "response": {"timestamp",
+"status_code", "body" | "body_raw"}}``. The request body becomes a prefixbench
+:class:`~prefixbench.simulator.wire.Request` (envelope ``anthropic``/model, its
+``cache_control`` breakpoints); the response gives the provider-reported usage, from the JSON
+body or, for a streamed answer, from the SSE ``message_start`` event (input and cache counts)
+and the last ``message_delta`` (output tokens).
+
+Block mapping (rendering stays the project's; only cache identity and length matter):
+text -> Text, tool_use / server_tool_use -> ToolCall (input JSON in the client's key order, as
+sent), tool_result -> ToolResult, thinking / redacted_thinking -> Reasoning (field ``thinking``
+/ ``redacted_thinking``; the signature is not prompt text), image / document -> a Text stub
+naming the media type and a sha256 of the source (an image's real token cost is not modelled),
+anything else -> Text of its canonical JSON.
+
+Times become logical ms from the first request: ``tick`` = request timestamp, ``ready_tick`` =
+response timestamp (claude-trace logs the response when it is complete, later than "the first
+response has begun": a conservative stand-in). Lines whose HTTP status is not 2xx were not
+served, so they neither read nor write the cache: they are listed in ``Capture.skipped``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal, TypeAlias
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.render import render_request
+from prefixbench.simulator.wire import (
+    Block,
+    CacheBreakpoint,
+    CacheTtl,
+    Envelope,
+    Message,
+    Reasoning,
+    Request,
+    Text,
+    ToolCall,
+    ToolResult,
+    ToolSchema,
+    canonical_json,
+)
+
+CallKind: TypeAlias = Literal["main", "side", "compaction"]
+
+#: A summarization instruction in the last user text: how Claude Code's /compact asks
+#: ("Your task is to create a detailed summary of the conversation so far ...").
+_SUMMARY_INSTRUCTION = re.compile(r"\bsummar(?:y|ize|ise)\b[^\n.]{0,80}\bconversation\b", re.IGNORECASE)
+_MAX_BREAKPOINTS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ReportedUsage:
+    """Usage the provider reported for one call."""
+
+    #: Uncached input (after the last breakpoint), the API's ``input_tokens``.
+    input_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    #: The 1 h part of the write, when the response splits it (``cache_creation``).
+    cache_write_1h_tokens: int | None = None
+
+    @property
+    def prompt_tokens(self) -> int:
+        """All input tokens: uncached + read + written."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedCall:
+    """One served request of a capture, with what the provider reported for it."""
+
+    #: Position among the served calls, in file order.
+    index: int
+    #: 1-based line in the capture file.
+    line: int
+    request: Request
+    usage: ReportedUsage
+    kind: CallKind
+    tick: int
+    ready_tick: int
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """A parsed capture file."""
+
+    path: str
+    calls: tuple[CapturedCall, ...]
+    #: ``(line, reason)`` of lines the provider did not serve (non-2xx status).
+    skipped: tuple[tuple[int, str], ...] = ()
+
+
+def read_capture(path: str | Path) -> Capture:
+    """Parse a claude-trace JSONL file.
+
+    Raises:
+        UserError: ``FILE:LINE: what`` for a malformed line, a line without request body,
+            timestamp or usage, or an unreadable file.
+    """
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{name}: cannot read capture ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{name}: capture is not UTF-8 text") from None
+    parsed: list[tuple[int, Request, ReportedUsage, float, float | None]] = []
+    skipped: list[tuple[int, str]] = []
+    for line_no, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        where = f"{name}:{line_no}"
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(record, dict):
+            raise UserError(f"{where}: expected a JSON object with request and response")
+        request_part = record.get("request")
+        body = request_part.get("body") if isinstance(request_part, dict) else None
+        if not isinstance(body, dict):
+            raise UserError(f"{where}: no request body")
+        sent = request_part.get("timestamp")
+        if not isinstance(sent, (int, float)) or isinstance(sent, bool):
+            raise UserError(f"{where}: request has no numeric timestamp")
+        response = record.get("response")
+        if not isinstance(response, dict):
+            raise UserError(f"{where}: no response, so no usage")
+        status = response.get("status_code")
+        if isinstance(status, int) and not 200 <= status < 300:
+            skipped.append((line_no, f"HTTP {status}"))
+            continue
+        usage = parse_usage(response, where)
+        answered = response.get("timestamp")
+        answered_at = float(answered) if isinstance(answered, (int, float)) and not isinstance(answered, bool) else None
+        parsed.append((line_no, parse_request_body(body, where), usage, float(sent), answered_at))
+    if not parsed:
+        raise UserError(f"{name}: no served request/response pairs in the capture")
+    origin = min(sent for _, _, _, sent, _ in parsed)
+    calls = []
+    for index, (line_no, request, usage, sent, answered_at) in enumerate(parsed):
+        tick = _ms(sent - origin)
+        ready = max(tick, _ms(answered_at - origin)) if answered_at is not None else tick
+        calls.append(CapturedCall(index, line_no, request, usage, classify_call(request), tick, ready))
+    return Capture(name, tuple(calls), tuple(skipped))
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def classify_call(request: Request) -> CallKind:
+    """``compaction`` if the last user text asks for a summary of the conversation, else
+    ``main`` when the request carries tools (the agent loop), else ``side`` (title, quota...)."""
+    if request.messages and request.messages[-1].role == "user":
+        texts = [block.text for block in request.messages[-1].blocks if isinstance(block, Text)]
+        if texts and _SUMMARY_INSTRUCTION.search(texts[-1]):
+            return "compaction"
+    return "main" if request.tools else "side"
+
+
+def parse_usage(response: Mapping[str, object], where: str) -> ReportedUsage:
+    """Reported usage of a response: its JSON body's ``usage`` or the SSE stream's events.
+
+    Raises:
+        UserError: when the response carries no usage.
+    """
+    body = response.get("body")
+    raw = response.get("body_raw")
+    usage: dict[str, object] | None = None
+    if isinstance(body, str):
+        body = _loads_or_none(body)
+    if isinstance(body, dict) and isinstance(body.get("usage"), dict):
+        usage = dict(body["usage"])
+    elif isinstance(raw, str):
+        usage = _sse_usage(raw, where) if "data:" in raw else _json_usage(raw)
+    if usage is None:
+        raise UserError(f"{where}: response has no usage")
+    counts = {}
+    for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"):
+        value = usage.get(key)
+        if value is None and key != "input_tokens":
+            value = 0  # models or API versions without caching omit the cache fields
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise UserError(f"{where}: usage.{key} is not a non-negative integer ({value!r})")
+        counts[key] = value
+    split = usage.get("cache_creation")
+    long_part = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
+    return ReportedUsage(
+        input_tokens=counts["input_tokens"],
+        cache_read_tokens=counts["cache_read_input_tokens"],
+        cache_write_tokens=counts["cache_creation_input_tokens"],
+        output_tokens=counts["output_tokens"],
+        cache_write_1h_tokens=long_part if isinstance(long_part, int) else None,
+    )
+
+
+def _loads_or_none(text: str) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def _json_usage(raw: str) -> dict[str, object] | None:
+    body = _loads_or_none(raw)
+    if isinstance(body, dict) and isinstance(body.get("usage"), dict):
+        return dict(body["usage"])
+    return None
+
+
+def _sse_usage(raw: str, where: str) -> dict[str, object] | None:
+    """Usage of a streamed message: ``message_start``'s, updated by each ``message_delta``."""
+    usage: dict[str, object] | None = None
+    for line in raw.splitlines():
+        if not line.startswith("data:"):
+            continue
+        try:
+            event = json.loads(line[len("data:") :])
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{where}: malformed SSE data in the response ({exc.msg})") from None
+        if not isinstance(event, dict):
+            continue
+        if event.get("type") == "message_start":
+            message = event.get("message")
+            if isinstance(message, dict) and isinstance(message.get("usage"), dict):
+                usage = dict(message["usage"])
+        elif event.get("type") == "message_delta" and usage is not None and isinstance(event.get("usage"), dict):
+            # The delta's counts are cumulative (output always; the rest on newer API versions).
+            usage.update({key: value for key, value in event["usage"].items() if value is not None})
+    return usage
+
+
+def parse_request_body(body: Mapping[str, object], where: str) -> Request:
+    """Convert an Anthropic Messages API request body into a prefixbench request.
+
+    Raises:
+        UserError: for a body the Messages API would not accept (no model, unknown role, a bad
+            ``cache_control``, more than 4 breakpoints...).
+    """
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise UserError(f"{where}: request body has no model")
+    raw_messages = body.get("messages")
+    if not isinstance(raw_messages, list):
+        raise UserError(f"{where}: request body has no messages list")
+    breakpoints: list[CacheBreakpoint] = []
+    tools = []
+    for tool_idx, tool in enumerate(_list(body.get("tools", []), f"{where}: tools")):
+        tool_where = f"{where}: tool {tool_idx}"
+        tool = _dict(tool, tool_where)
+        ttl = _ttl(tool, tool_where)
+        if ttl is not None:
+            breakpoints.append(CacheBreakpoint("tools", tool_idx, None, ttl))
+        name = tool.get("name")
+        if not isinstance(name, str):
+            raise UserError(f"{tool_where}: no name")
+        schema = tool.get("input_schema")
+        rest = {key: value for key, value in tool.items() if key not in ("name", "description", "cache_control")}
+        parameters = canonical_json(schema if isinstance(schema, dict) else rest)
+        tools.append(ToolSchema(name, str(tool.get("description", "")), parameters))
+    system = body.get("system", "")
+    system_text = ""
+    system_blocks: list[str] = []
+    if isinstance(system, str):
+        system_text = system
+    else:
+        for block_idx, block in enumerate(_list(system, f"{where}: system")):
+            block_where = f"{where}: system block {block_idx}"
+            block = _dict(block, block_where)
+            if block.get("type") != "text" or not isinstance(block.get("text"), str):
+                raise UserError(f"{block_where}: system blocks must be text blocks")
+            ttl = _ttl(block, block_where)
+            if ttl is not None:
+                breakpoints.append(CacheBreakpoint("system", block_idx, None, ttl))
+            system_blocks.append(block["text"])
+    messages = []
+    for message_idx, message in enumerate(raw_messages):
+        message_where = f"{where}: message {message_idx}"
+        message = _dict(message, message_where)
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            raise UserError(f"{message_where}: role must be user or assistant, not {role!r}")
+        content = message.get("content")
+        blocks: list[Block] = []
+        if isinstance(content, str):
+            blocks.append(Text(content))
+        else:
+            for block_idx, block in enumerate(_list(content, f"{message_where}: content")):
+                block_where = f"{message_where} block {block_idx}"
+                converted, ttl = _convert_block(_dict(block, block_where), block_where)
+                blocks.append(converted)
+                if ttl is not None:
+                    breakpoints.append(CacheBreakpoint("messages", block_idx, message_idx, ttl))
+        messages.append(Message(role, tuple(blocks)))
+    request = Request(
+        envelope=_envelope(body, model, where),
+        messages=tuple(messages),
+        system=system_text,
+        tools=tuple(tools),
+        max_tokens=body.get("max_tokens") if isinstance(body.get("max_tokens"), int) else None,
+        system_blocks=tuple(system_blocks),
+        cache_breakpoints=tuple(breakpoints),
+        auto_cache=_ttl(body, f"{where}: top level"),
+    )
+    request = _with_purpose(request)
+    num_breakpoints = len(render_request(request).breakpoints)
+    if num_breakpoints > _MAX_BREAKPOINTS:
+        raise UserError(f"{where}: {num_breakpoints} cache_control breakpoints, at most {_MAX_BREAKPOINTS} allowed")
+    return request
+
+
+def _with_purpose(request: Request) -> Request:
+    return replace(request, purpose="compaction") if classify_call(request) == "compaction" else request
+
+
+def _envelope(body: Mapping[str, object], model: str, where: str) -> Envelope:
+    """The request family: model, effort (thinking budget / effort setting), temperature, stop."""
+    effort_parts: list[str] = []
+    output_config = body.get("output_config")
+    if isinstance(output_config, dict) and isinstance(output_config.get("effort"), str):
+        effort_parts.append(output_config["effort"])
+    thinking = body.get("thinking")
+    if isinstance(thinking, dict):
+        match thinking.get("type"):
+            case "enabled":
+                effort_parts.append(f"thinking={thinking.get('budget_tokens')}")
+            case "adaptive":
+                effort_parts.append("thinking=adaptive")
+            case _:
+                pass  # disabled or absent: no effort
+    temperature = body.get("temperature")
+    if temperature is not None and (not isinstance(temperature, (int, float)) or isinstance(temperature, bool)):
+        raise UserError(f"{where}: temperature is not a number ({temperature!r})")
+    stop = body.get("stop_sequences")
+    if stop is not None and not (isinstance(stop, list) and all(isinstance(item, str) for item in stop)):
+        raise UserError(f"{where}: stop_sequences is not a list of strings")
+    return Envelope(
+        provider="anthropic",
+        model=model,
+        reasoning_effort=" ".join(effort_parts) or None,
+        temperature=float(temperature) if temperature is not None else None,
+        stop=tuple(stop) if stop else None,
+    )
+
+
+def _convert_block(block: dict[str, object], where: str) -> tuple[Block, CacheTtl | None]:
+    """One message content block and its breakpoint TTL (a nested marker counts for the block)."""
+    ttl = _ttl(block, where)
+    kind = block.get("type")
+    match kind:
+        case "text":
+            return Text(_str(block, "text", where)), ttl
+        case "tool_use" | "server_tool_use":
+            arguments = json.dumps(block.get("input", {}), ensure_ascii=False, separators=(",", ":"))
+            return ToolCall(_str(block, "id", where), _str(block, "name", where), arguments), ttl
+        case "tool_result":
+            content = block.get("content", "")
+            items: list[Text] = []
+            if isinstance(content, str):
+                items = [Text(content)] if content else []
+            else:
+                for item_idx, item in enumerate(_list(content, f"{where} content")):
+                    item = _dict(item, f"{where} content {item_idx}")
+                    ttl = _ttl(item, f"{where} content {item_idx}") or ttl
+                    is_text = item.get("type") == "text" and isinstance(item.get("text"), str)
+                    items.append(Text(item["text"]) if is_text else _stub(item))
+            return ToolResult(_str(block, "tool_use_id", where), tuple(items), block.get("is_error") is True), ttl
+        case "thinking":
+            return Reasoning(_str(block, "thinking", where), "thinking"), ttl
+        case "redacted_thinking":
+            return Reasoning(_str(block, "data", where), "redacted_thinking"), ttl
+        case _:
+            return _stub(block), ttl
+
+
+def _stub(block: Mapping[str, object]) -> Text:
+    """Text standing in for a non-text block: images and documents by media type and digest."""
+    payload = {key: value for key, value in block.items() if key != "cache_control"}
+    if block.get("type") in ("image", "document") and isinstance(block.get("source"), dict):
+        source = block["source"]
+        digest = hashlib.sha256(canonical_json(source).encode()).hexdigest()[:16]
+        return Text(f"[{block['type']} {source.get('media_type', source.get('type', ''))} sha256:{digest}]")
+    return Text(canonical_json(payload))
+
+
+def _ttl(holder: Mapping[str, object], where: str) -> CacheTtl | None:
+    """The TTL of a ``cache_control`` marker on ``holder``, or None when it has none."""
+    marker = holder.get("cache_control")
+    if marker is None:
+        return None
+    if not isinstance(marker, dict) or marker.get("type") != "ephemeral":
+        raise UserError(f"{where}: cache_control must be {{\"type\": \"ephemeral\"}}, got {marker!r}")
+    ttl = marker.get("ttl", "5m")
+    if ttl == "5m" or ttl == "1h":
+        return ttl
+    raise UserError(f"{where}: cache_control ttl must be \"5m\" or \"1h\", got {ttl!r}")
+
+
+def _dict(value: object, where: str) -> dict[str, object]:
+    if not isinstance(value, dict):
+        raise UserError(f"{where}: expected an object")
+    return value
+
+
+def _list(value: object, where: str) -> list[object]:
+    if not isinstance(value, list):
+        raise UserError(f"{where}: expected a list")
+    return value
+
+
+def _str(block: Mapping[str, object], key: str, where: str) -> str:
+    value = block.get(key)
+    if not isinstance(value, str):
+        raise UserError(f"{where}: {block.get('type')} block has no string {key}")
+    return value

@@ -1,0 +1,179 @@
+"""Import a request log in the OpenAI chat-completions shape: one request body per line.
+
+Each non-empty line is a JSON object with ``model`` and ``messages`` (required) and optionally
+``tools``, ``reasoning_effort``, ``temperature``, ``stop``, ``max_tokens`` (or
+``max_completion_tokens``), ``provider`` (default ``openai``) and ``purpose``
+(``conversation`` or ``compaction``, a prefixbench extension; default ``conversation``).
+
+Messages map onto the wire model as follows: leading ``system``/``developer`` messages become
+the request's system prompt (joined by a blank line); later ones stay messages with role
+``system``. Content may be a string or a list of ``{"type": "text", "text": ...}`` parts.
+Assistant ``tool_calls`` become tool-call blocks and ``reasoning_content`` / ``reasoning_text``
+/ ``reasoning`` a reasoning block (placed first, carrying its field name); ``tool`` messages
+become one tool result each, keyed by ``tool_call_id``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.wire import (
+    REASONING_FIELDS,
+    Block,
+    Envelope,
+    Message,
+    Reasoning,
+    Request,
+    Text,
+    ToolCall,
+    ToolResult,
+    ToolSchema,
+    canonical_json,
+)
+
+
+class LineError(ValueError):
+    """A problem with one line; the reader adds file:line."""
+
+
+def read_chat_completions(path: Path) -> Iterator[Request]:
+    """Yield one Request per non-empty line (UserError with file:line on the first bad line)."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    count = 0
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                body = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path}:{number}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+            try:
+                yield parse_request(body)
+            except LineError as exc:
+                raise UserError(f"{path}:{number}: {exc}") from None
+            count += 1
+    if count == 0:
+        raise UserError(f"{path}: no requests (the file is empty)")
+
+
+def parse_request(body: Any) -> Request:
+    """One chat-completions request body as a wire Request (LineError when malformed)."""
+    if not isinstance(body, dict):
+        raise LineError(f"expected a JSON object, got {type(body).__name__}")
+    model = _require(body, "model", str)
+    raw_messages = _require(body, "messages", list)
+    provider = _optional(body, "provider", str) or "openai"
+    effort = _optional(body, "reasoning_effort", str)
+    temperature = body.get("temperature")
+    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))):
+        raise LineError(f"field 'temperature' must be a number, got {temperature!r}")
+    stop = body.get("stop")
+    if isinstance(stop, str):
+        stop = (stop,)
+    elif isinstance(stop, list) and all(isinstance(s, str) for s in stop):
+        stop = tuple(stop)
+    elif stop is not None:
+        raise LineError(f"field 'stop' must be a string or a list of strings, got {stop!r}")
+    max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)):
+        raise LineError(f"field 'max_tokens' must be an integer, got {max_tokens!r}")
+    purpose = _optional(body, "purpose", str) or "conversation"
+    if purpose not in ("conversation", "compaction"):
+        raise LineError(f"field 'purpose' must be 'conversation' or 'compaction', got {purpose!r}")
+    tools = tuple(_tool(t, i) for i, t in enumerate(_optional(body, "tools", list) or []))
+    system_parts: list[str] = []
+    messages: list[Message] = []
+    for idx, raw in enumerate(raw_messages):
+        if not isinstance(raw, dict):
+            raise LineError(f"messages[{idx}] must be an object")
+        role = raw.get("role")
+        if role in ("system", "developer") and not messages:
+            system_parts.append(_text_of(raw.get("content"), idx))
+            continue
+        messages.append(_message(raw, idx))
+    envelope = Envelope(provider, model, effort, None if temperature is None else float(temperature), stop)
+    return Request(envelope, tuple(messages), "\n\n".join(system_parts), tools, max_tokens, purpose)  # type: ignore[arg-type]
+
+
+def _require(body: dict[str, Any], key: str, kind: type) -> Any:
+    if key not in body:
+        raise LineError(f"missing field {key!r}")
+    value = body[key]
+    if not isinstance(value, kind):
+        raise LineError(f"field {key!r} must be a {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _optional(body: dict[str, Any], key: str, kind: type) -> Any:
+    value = body.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise LineError(f"field {key!r} must be a {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def _text_of(content: Any, idx: int) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            else:
+                raise LineError(f"messages[{idx}].content: only text parts are supported, got {part!r:.60}")
+        return "".join(parts)
+    raise LineError(f"messages[{idx}].content must be a string or a list of parts")
+
+
+def _message(raw: dict[str, Any], idx: int) -> Message:
+    role = raw.get("role")
+    match role:
+        case "user" | "system" | "developer":
+            return Message("system" if role == "developer" else role, (Text(_text_of(raw.get("content"), idx)),))
+        case "assistant":
+            blocks: list[Block] = []
+            for field in REASONING_FIELDS:
+                if field in raw and raw[field] is not None:
+                    if not isinstance(raw[field], str):
+                        raise LineError(f"messages[{idx}].{field} must be a string")
+                    blocks.append(Reasoning(raw[field], field))
+                    break
+            text = _text_of(raw.get("content"), idx)
+            if text:
+                blocks.append(Text(text))
+            for n, call in enumerate(raw.get("tool_calls") or []):
+                fn = call.get("function") if isinstance(call, dict) else None
+                if not isinstance(fn, dict) or not isinstance(call.get("id"), str) or not isinstance(fn.get("name"), str):
+                    raise LineError(f"messages[{idx}].tool_calls[{n}] needs id and function.name")
+                arguments = fn.get("arguments", "")
+                if not isinstance(arguments, str):
+                    arguments = canonical_json(arguments)
+                blocks.append(ToolCall(call["id"], fn["name"], arguments))
+            return Message("assistant", tuple(blocks))
+        case "tool":
+            call_id = raw.get("tool_call_id")
+            if not isinstance(call_id, str):
+                raise LineError(f"messages[{idx}]: a tool message needs 'tool_call_id'")
+            return Message("tool", (ToolResult(call_id, (Text(_text_of(raw.get("content"), idx)),)),))
+        case _:
+            raise LineError(f"messages[{idx}]: unknown role {role!r} (known: system, developer, user, assistant, tool)")
+
+
+def _tool(raw: Any, idx: int) -> ToolSchema:
+    fn = raw.get("function") if isinstance(raw, dict) else None
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+        raise LineError(f"tools[{idx}] needs function.name")
+    parameters = fn.get("parameters") or {}
+    if not isinstance(parameters, dict):
+        raise LineError(f"tools[{idx}].function.parameters must be an object")
+    return ToolSchema.make(fn["name"], str(fn.get("description", "")), parameters)
