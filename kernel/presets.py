@@ -15,7 +15,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from prefixbench.simulator.errors import UserError
 
@@ -39,10 +39,6 @@ class Preset:
     normalize_reasoning: bool = True
     description: str = ""
 
-    def switches(self) -> dict[str, bool]:
-        """The switch values by name."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.type in ("bool", bool)}
-
 
 
 PRESETS: dict[str, Preset] = {
@@ -57,6 +53,10 @@ PRESETS: dict[str, Preset] = {
         Preset("pre-d677", True, True, True, True, False, "every fix on except seed 003's D677 amendment"),
     )
 }
+
+
+#: The presets of seed 001's table, in the order reports list them (the default sweep).
+PRESET_ORDER = ("legacy", "envelope-fix", "prune-fix", "patched")
 
 
 def get_preset(name: str) -> Preset:

@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from prefixbench.reports.frames import format_window, ordered  # noqa: E402
-from prefixbench.reports.tables import PRESET_ORDER  # noqa: E402
+from prefixbench.kernel.presets import PRESET_ORDER  # noqa: E402
 
 #: Colours by role, shared by every chart so a preset looks the same everywhere.
 CACHED = "#2da44e"

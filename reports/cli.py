@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from prefixbench.kernel.presets import PRESET_ORDER, PRESETS
+from prefixbench.reports.options import parse_list, parse_window
 from prefixbench.simulator.errors import UserError
-from prefixbench.kernel.presets import PRESETS
-from prefixbench.reports.tables import PRESET_ORDER
 
 DEFAULT_OUT = Path("prefixbench-out")
 
@@ -34,31 +34,6 @@ def _version() -> str:
         return version("prefixbench")
     except PackageNotFoundError:  # running from a checkout that was never installed
         return "unknown (not installed)"
-
-
-def parse_window(text: str) -> int:
-    """``32k`` -> 32,000; ``1m`` -> 1,000,000; ``128000`` -> 128,000 (k = 1,000, as in seed 001)."""
-    raw = text.strip().lower().replace("_", "").replace(",", "")
-    scale = 1
-    if raw.endswith("k"):
-        raw, scale = raw[:-1], 1_000
-    elif raw.endswith("m"):
-        raw, scale = raw[:-1], 1_000_000
-    try:
-        value = float(raw) * scale
-    except ValueError:
-        raise UserError(f"--windows: {text!r} is not a token count (use e.g. 32k, 128k or 128000)") from None
-    if value != int(value) or value <= 0:
-        raise UserError(f"--windows: window must be a positive whole number of tokens, got {text!r}")
-    return int(value)
-
-
-def parse_list(text: str, option: str) -> tuple[str, ...]:
-    """A comma-separated option value; empty items are an error."""
-    items = tuple(item.strip() for item in text.split(","))
-    if not all(items):
-        raise UserError(f"{option}: empty item in {text!r}")
-    return items
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -193,9 +168,10 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """``prefixbench replay``."""
-    from prefixbench.reports.replay import replay, replay_json, replay_table
-    from prefixbench.reports.sweep import make_cache_model
+    from prefixbench.reports.replay import replay_json, replay_table
     from prefixbench.workloads.chat_completions import read_chat_completions
+    from prefixbench.workloads.replay import replay
+    from prefixbench.workloads.sweep import make_cache_model
 
     if args.input == "anthropic-capture":
         return _replay_capture(args)
@@ -214,7 +190,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def _replay_capture(args: argparse.Namespace) -> int:
     """``replay --input anthropic-capture``: predicted vs reported cache usage, side by side."""
-    from prefixbench.reports.capture import capture_json, capture_table, replay_capture
+    from prefixbench.reports.capture import capture_json, capture_table
+    from prefixbench.workloads.capture_replay import replay_capture
 
     if args.tokenizer != "heuristic":
         raise UserError("--input anthropic-capture counts Claude tokens with a calibrated ratio; --tokenizer does not apply")

@@ -27,7 +27,7 @@ import pandas as pd  # noqa: E402
 
 from prefixbench.reports.charts import save  # noqa: E402
 from prefixbench.reports.frames import RUN_KEYS, format_window  # noqa: E402
-from prefixbench.reports.tables import PRESET_ORDER  # noqa: E402
+from prefixbench.kernel.presets import PRESET_ORDER  # noqa: E402
 from prefixbench.simulator.pricing import (  # noqa: E402
     DEEPSEEK_PEAK_HOURS,
     CostBreakdown,

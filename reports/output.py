@@ -1,4 +1,4 @@
-"""``prefixbench sweep``: options -> runs -> table on stdout, files in the output folder."""
+"""``prefixbench sweep``: options -> plan -> runs -> table on stdout, files in the output folder."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ import sys
 from pathlib import Path
 
 from prefixbench.reports.frames import format_window, observations_frame, runs_frame
-from prefixbench.reports.sweep import SweepSpec, report_markdown, run_sweep, runs_json
+from prefixbench.reports.options import parse_list, parse_window
+from prefixbench.reports.sweep import SweepWriter, report_markdown, runs_json
 from prefixbench.reports.tables import text_table
 from prefixbench.workloads.base import Run
+from prefixbench.workloads.sweep import RunSink, SweepPlan, SweepSpec, land_sweep, plan_sweep
 
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     """The sweep an argument namespace asks for (workload options only when given)."""
-    from prefixbench.reports.cli import parse_list, parse_window
-
     options: dict[str, object] = {}
     if args.steps is not None:
         options["steps"] = args.steps
@@ -50,53 +50,56 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
 
 
 def write_sweep(args: argparse.Namespace) -> int:
-    """Run the sweep, print the table (or JSON) and write the output folder."""
-    spec = sweep_spec(args)
+    """Plan the sweep, land it run by run, print the table (or JSON) and write the output folder."""
+    plan = plan_sweep(sweep_spec(args))
+    spec = plan.spec
     out: Path = args.out
-    show_progress = not args.quiet and sys.stderr.isatty()
-    runs = _run_with_progress(spec, out, show_progress)
+    writer = SweepWriter(out, spec.price)
+    runs = _land_with_progress(plan, writer, show=not args.quiet and sys.stderr.isatty())
     runs_df = runs_frame(runs)
     obs_df = observations_frame(runs)
-    (out / "report.md").write_text(report_markdown(spec, runs_df), encoding="utf-8")
     from prefixbench.reports.charts import hit_rate_chart, timeline_chart
 
     hit_rate_chart(runs_df, out / "hit-rate.png")
     for window in spec.windows:
         timeline_chart(obs_df, window, out / f"timeline-{format_window(window)}.png")
     written = ["runs.csv", "observations.csv", "report.md", "hit-rate.png", "timeline-*.png"]
+    sections = [report_markdown(spec, runs_df)]
     if runs_df["engine"].nunique() > 1:
         from prefixbench.reports.engines import comparison_markdown, engines_chart
 
-        with (out / "report.md").open("a", encoding="utf-8") as handle:
-            handle.write("\n" + comparison_markdown(runs_df, obs_df))
+        sections.append(comparison_markdown(runs_df, obs_df))
         engines_chart(runs_df, obs_df, out / "engines.png")
         written.append("engines.png")
     costs = None
     if spec.price is not None:
-        from prefixbench.reports.cost import cost_chart, cost_markdown, cost_table, cost_text, run_costs
+        import pandas as pd
 
-        costs = run_costs(cost_table(obs_df, spec.price))
+        from prefixbench.reports.cost import cost_chart, cost_markdown, cost_text, run_costs
+
+        # Priced once, as each run landed (SweepWriter).
+        costs = run_costs(pd.concat(writer.priced_observations, ignore_index=True))
         section = cost_markdown(costs, spec.price)
         (out / "cost.md").write_text(section, encoding="utf-8")
-        with (out / "report.md").open("a", encoding="utf-8") as handle:
-            handle.write("\n" + section)
+        sections.append(section)
         cost_chart(costs, out / "cost.png", title=f"Cost per run at {spec.price.model} prices")
         written += ["cost.md", "cost.png"]
+    (out / "report.md").write_text("\n".join(sections), encoding="utf-8")
     if args.format == "json":
         print(runs_json(runs_df, costs))
     else:
         print(text_table(runs_df))
         if costs is not None:
-            print(f"\ncost at {spec.price.model} prices (USD):")  # type: ignore[union-attr]
+            print(f"\ncost at {spec.price.model} prices (USD):")
             print(cost_text(costs))
     if not args.quiet:
         print(f"wrote {out}/: {', '.join(written)}", file=sys.stderr)
     return 0
 
 
-def _run_with_progress(spec: SweepSpec, out: Path, show: bool) -> list[Run]:
+def _land_with_progress(plan: SweepPlan, writer: RunSink, show: bool) -> list[Run]:
     if not show:
-        return run_sweep(spec, out)
+        return land_sweep(plan, writer)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -108,14 +111,13 @@ def _run_with_progress(spec: SweepSpec, out: Path, show: bool) -> list[Run]:
         console=Console(stderr=True),
         transient=True,
     ) as progress:
-        task = progress.add_task("sweep", total=None)
+        task = progress.add_task("sweep", total=len(plan.runs))
 
         def on_run(number: int, total: int, run: Run) -> None:
             progress.update(
                 task,
-                total=total,
                 completed=number,
                 description=f"{run.workload} {format_window(run.window)} {run.engine}/{run.preset}",
             )
 
-        return run_sweep(spec, out, on_run)
+        return land_sweep(plan, writer, on_run)

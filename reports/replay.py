@@ -1,23 +1,11 @@
-"""Replay a request log through the simulated provider and report what each request cost."""
+"""Text and JSON for ``prefixbench replay``: what each replayed request cost."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 
-from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.pricing import PriceRow, cost_of, format_usd, usd_sum
-from prefixbench.simulator.provider import SimulatedProvider
-from prefixbench.simulator.wire import Request
-
-
-def replay(requests: Iterable[Request], cache: CacheModel | None = None) -> list[Observation]:
-    """Send each request, in order, to a fresh simulated provider (one tick apart)."""
-    provider = SimulatedProvider(cache=cache)
-    for tick, request in enumerate(requests):
-        provider.send(request, tick)
-    return provider.observations
 
 
 def replay_records(observations: list[Observation], price: PriceRow | None = None) -> list[dict[str, object]]:

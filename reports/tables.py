@@ -7,9 +7,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.reports.frames import format_window, with_change_vs_legacy
-
-PRESET_ORDER = ("legacy", "envelope-fix", "prune-fix", "patched")
 
 
 def fmt_int(value: float) -> str:

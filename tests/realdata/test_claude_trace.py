@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from prefixbench.reports.capture import (
+from prefixbench.workloads.capture_replay import (
     COMPACTION_TOLERANCE,
     MAIN_READ_SHARE,
     calibrate_chars_per_token,

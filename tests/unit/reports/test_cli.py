@@ -5,8 +5,9 @@ import json
 import pandas as pd
 import pytest
 
-from prefixbench.reports import sweep as sweep_module
-from prefixbench.reports.cli import main, parse_window
+from prefixbench.workloads import sweep as sweep_module
+from prefixbench.reports.cli import main
+from prefixbench.reports.options import parse_window
 from prefixbench.simulator.errors import UserError
 
 SMALL = ["sweep", "--windows", "32k", "--presets", "legacy,patched", "--steps", "40", "--quiet"]
