@@ -26,10 +26,11 @@ agent replays rows as stored.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from prefixbench.kernel.engines.base import Engine, StepContext
 from prefixbench.kernel.model import Reply
+from prefixbench.kernel.records import RetainedTurn
 from prefixbench.kernel.session import Session
 from prefixbench.simulator.wire import REASONING_FIELDS, Block, Message, Reasoning, Request, Text, ToolCall
 
@@ -174,14 +175,6 @@ def fill_empty(messages: Sequence[Message], fill: str) -> tuple[Message, ...]:
 
 
 # --- retained thinking turns (ADR 0256 decision 2) ------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class RetainedTurn:
-    """One thinking turn a checkpoint keeps: its thinking and its text, no tool calls."""
-
-    thinking: str
-    text: str = ""
 
 
 def truncate_chars(text: str, limit: int) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from prefixbench.kernel.records import CompactionRecord
 from prefixbench.simulator.wire import Envelope, Message, Text, ToolResult, ToolSchema
 
 EventKind = Literal[
@@ -49,7 +50,8 @@ class Replace:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Event:
-    """One log entry. ``info`` holds kind-specific data (read-only by convention)."""
+    """One log entry. ``info`` holds kind-specific data (read-only by convention); a
+    compaction's contract with the specs is the typed ``record`` (:mod:`prefixbench.kernel.records`)."""
 
     seq: int
     kind: EventKind
@@ -57,6 +59,7 @@ class Event:
     surface_op: Literal["append"] | Replace | None = None
     source_seqs: tuple[int, ...] = ()
     info: dict[str, Any] = field(default_factory=dict)
+    record: CompactionRecord | None = None
 
     @property
     def rewrite_kind(self) -> str | None:
@@ -147,6 +150,7 @@ class Session:
         message: Message | None = None,
         *,
         on_surface: bool | None = None,
+        record: CompactionRecord | None = None,
         **info: Any,
     ) -> Event:
         """Append an event; surface kinds go onto the surface unless ``on_surface=False``."""
@@ -154,7 +158,7 @@ class Session:
             on_surface = kind in SURFACE_KINDS
         if on_surface and kind not in SURFACE_KINDS:
             raise SessionError(f"{kind} cannot be on the surface")
-        event = Event(len(self.events), kind, message, "append" if on_surface else None, (), info)
+        event = Event(len(self.events), kind, message, "append" if on_surface else None, (), info, record)
         self.events.append(event)
         if on_surface:
             self._surface.append(event.seq)
@@ -170,6 +174,7 @@ class Session:
         message: Message,
         *,
         source_seqs: tuple[int, ...] = (),
+        record: CompactionRecord | None = None,
         **info: Any,
     ) -> Event:
         """Append an event that replaces the surface span ``pos(start)..pos(end)``."""
@@ -185,7 +190,7 @@ class Session:
         if source_seqs and missing:
             raise SessionError(f"replacement does not cite shadowed seqs {sorted(missing)}")
         event = Event(
-            len(self.events), kind, message, Replace(start, end), source_seqs or shadowed, info
+            len(self.events), kind, message, Replace(start, end), source_seqs or shadowed, info, record
         )
         self.events.append(event)
         self._surface[lo : hi + 1] = [event.seq]

@@ -44,6 +44,7 @@ from prefixbench.kernel.pairs import balanced_cuts
 from prefixbench.kernel.presets import Preset
 from prefixbench.kernel.prompts import CHECKPOINT_PREAMBLE, SUMMARY_CLOSE, SUMMARY_INSTRUCTION, SUMMARY_OPEN
 from prefixbench.kernel.prune import PruneDecision, PrunerConfig, land_prune, plan_prune, savings
+from prefixbench.kernel.records import CheckpointRecord, SummaryCallRecord
 from prefixbench.kernel.session import Header, Session
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, user_text
 
@@ -314,13 +315,15 @@ class CheckpointEngine:
                 raise CompactionError("surface changed during the summary call")
             summary_event = session.append(
                 "compaction/summary",
-                compaction_id=compaction_id,
-                shadowed_seqs=shadowed,
-                shadowed_token_count=shadowed_tokens,
-                provider=target[0],
-                model=target[1],
-                reasoning_effort=named.reasoning_effort,
-                max_tokens=self.config.max_tokens,
+                record=SummaryCallRecord(
+                    compaction_id=compaction_id,
+                    provider=target[0],
+                    model=target[1],
+                    reasoning_effort=named.reasoning_effort,
+                    max_tokens=self.config.max_tokens,
+                    shadowed_seqs=shadowed,
+                    shadowed_token_count=shadowed_tokens,
+                ),
             )
             session.replace(
                 region.start,
@@ -329,7 +332,7 @@ class CheckpointEngine:
                 checkpoint,
                 source_seqs=(region.start, summary_event.seq, *shadowed),
                 rewrite="checkpoint",
-                compaction_id=compaction_id,
+                record=CheckpointRecord(compaction_id=compaction_id, engine="checkpoint"),
             )
         except CompactionError as exc:
             session.append("compaction/end", compaction_id=compaction_id, error=str(exc))

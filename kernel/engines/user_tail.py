@@ -43,13 +43,13 @@ from prefixbench.kernel.meter import BLOCK_OVERHEAD, CHARS_PER_TOKEN, ROLE_OVERH
 from prefixbench.kernel.model import ModelInfo
 from prefixbench.kernel.presets import Preset
 from prefixbench.kernel.reasoning import (
-    RetainedTurn,
     backfill,
     backfill_value,
     real_reasoning,
     retain_turns,
     retained_rows,
 )
+from prefixbench.kernel.records import CheckpointRecord, RetainedTurn, SummaryCallRecord, TailMode
 from prefixbench.kernel.session import Event, Header, Session
 from prefixbench.simulator.wire import REASONING_FIELDS, Message, Reasoning, Request, Text, ToolCall, ToolResult, user_text
 
@@ -57,7 +57,6 @@ Binding = Literal["deepseek-official", "deepseek-relay", "other"]
 BINDINGS: tuple[str, ...] = ("deepseek-official", "deepseek-relay", "other")
 TailRule = Literal["task-boundary", "codex"]
 TAIL_RULES: tuple[str, ...] = ("task-boundary", "codex")
-TailMode = Literal["active_turn", "completed_turn"]
 RowKind = Literal["summary", "retained-reasoning", "retained-user", "live"]
 
 SUMMARY_SYSTEM = (
@@ -183,7 +182,15 @@ class Row:
 
 def is_checkpoint(event: Event) -> bool:
     """Whether a surface event is a user-tail checkpoint."""
-    return event.rewrite_kind == "checkpoint" and event.info.get("engine") == "user-tail"
+    return isinstance(event.record, CheckpointRecord) and event.record.engine == "user-tail"
+
+
+def checkpoint_record(event: Event) -> CheckpointRecord:
+    """The record of a user-tail checkpoint event (a kernel bug when it has none)."""
+    record = event.record
+    if not isinstance(record, CheckpointRecord):
+        raise TypeError(f"event {event.seq} is not a checkpoint")
+    return record
 
 
 def truncate_message(message: Message, budget_tokens: int) -> Message | None:
@@ -261,10 +268,10 @@ class UserTailEngine:
                 continue
             assert event.message is not None
             out.append(Row(seq, "summary", event.message))
+            record = checkpoint_record(event)
             if self.config.is_deepseek:
-                turns: tuple[RetainedTurn, ...] = event.info.get("retained_reasoning", ())
-                out.extend(Row(seq, "retained-reasoning", row) for row in retained_rows(turns))
-            out.extend(Row(seq, "retained-user", m) for m in event.info.get("retained_users", ()))
+                out.extend(Row(seq, "retained-reasoning", row) for row in retained_rows(record.retained_reasoning))
+            out.extend(Row(seq, "retained-user", m) for m in record.retained_users)
         return tuple(out)
 
     def finish(self, messages: Sequence[Message]) -> tuple[Message, ...]:
@@ -322,7 +329,7 @@ class UserTailEngine:
         session.append("compaction/start", compaction_id=compaction_id, tail_mode=mode)
         in_region = set(region)
         rows = [row for row in self.rows(session) if row.seq in in_region]
-        previous = "\n\n".join(str(session.event(row.seq).info["summary"]) for row in rows if row.kind == "summary")
+        previous = "\n\n".join(str(checkpoint_record(session.event(row.seq)).summary) for row in rows if row.kind == "summary")
         history = [row.message for row in rows if row.kind != "summary"]
         history_tokens = sum(price_message(m) for m in history) + (math.ceil(len(previous) / CHARS_PER_TOKEN))
         summary: str | None = None
@@ -346,13 +353,15 @@ class UserTailEngine:
         message = user_text(f"{CHECKPOINT_PREFACE}\n\n<summary>\n{summary}\n</summary>")
         summary_event = session.append(
             "compaction/summary",
-            compaction_id=compaction_id,
-            shadowed_seqs=region,
-            shadowed_token_count=sum(price_message(row.message) for row in rows),
-            provider=header.envelope.provider,
-            model=header.envelope.model,
-            reasoning_effort=info.wire_envelope(header.envelope).reasoning_effort,
-            max_tokens=budget.summary_max_tokens,
+            record=SummaryCallRecord(
+                compaction_id=compaction_id,
+                provider=header.envelope.provider,
+                model=header.envelope.model,
+                reasoning_effort=info.wire_envelope(header.envelope).reasoning_effort,
+                max_tokens=budget.summary_max_tokens,
+                shadowed_seqs=region,
+                shadowed_token_count=sum(price_message(row.message) for row in rows),
+            ),
             mode=kind,
         )
         session.replace(
@@ -362,12 +371,14 @@ class UserTailEngine:
             message,
             source_seqs=(summary_event.seq, *region),
             rewrite="checkpoint",
-            engine="user-tail",
-            compaction_id=compaction_id,
-            summary=summary,
-            retained_reasoning=retained,
-            retained_users=tail,
-            tail_mode=mode,
+            record=CheckpointRecord(
+                compaction_id=compaction_id,
+                engine="user-tail",
+                summary=summary,
+                retained_users=tail,
+                retained_reasoning=retained,
+                tail_mode=mode,
+            ),
             mode=kind,
         )
         session.append("compaction/end", compaction_id=compaction_id)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from prefixbench.kernel.records import SummaryCallRecord
 from prefixbench.workloads.specs.base import Spec, SpecResult, first_silent_rewrite, hit_pct
 from prefixbench.workloads.base import Run
 from prefixbench.workloads.registry import execute
@@ -49,7 +50,7 @@ def check_envelope_replay(preset: str) -> SpecResult:
     for summary in run.summaries:
         if summary.envelope.reasoning_effort != "max":
             return SpecResult(name, False, f"summary call sent effort {summary.envelope.reasoning_effort!r}, routed 'max'", preset)
-    recorded = [e.info.get("reasoning_effort") for e in run.session.events if e.kind == "compaction/summary"]
+    recorded = [e.record.reasoning_effort for e in run.session.events if isinstance(e.record, SummaryCallRecord)]
     if any(effort != "max" for effort in recorded):
         return SpecResult(name, False, f"compaction/summary events recorded efforts {recorded}", preset)
     passed, figure = _warm_summaries(run)

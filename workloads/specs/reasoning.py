@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.kernel.engines.user_tail import TRUNCATION_MARKER, is_checkpoint
+from prefixbench.kernel.engines.user_tail import TRUNCATION_MARKER, checkpoint_record, is_checkpoint
 from prefixbench.kernel.presets import Preset, get_preset
 from prefixbench.kernel.reasoning import ELLIPSIS, PLACEHOLDER, RETAINED_CHARS, RETAINED_TURNS, real_reasoning
 from prefixbench.kernel.session import Event, Session
@@ -134,12 +134,13 @@ def judge_retained_reasoning(run: Run, requests: Sequence[Request], preset: str)
         return SpecResult(name, False, "no checkpoint landed, so the spec proves nothing", preset, run.window, run.engine)
     num_turns = num_truncated = 0
     for cp in found:
-        cid = cp.info.get("compaction_id", "?")
-        turns = cp.info.get("retained_reasoning", ())
+        record = checkpoint_record(cp)
+        cid = record.compaction_id
+        turns = record.retained_reasoning
         thinking_rows = 0
         for event in _region(run.session, cp):
             if is_checkpoint(event):
-                thinking_rows += len(event.info.get("retained_reasoning", ()))
+                thinking_rows += len(checkpoint_record(event).retained_reasoning)
             elif event.message is not None and event.message.role == "assistant" and real_reasoning(event.message):
                 thinking_rows += 1
         want = min(RETAINED_TURNS, thinking_rows)
@@ -234,13 +235,12 @@ def judge_user_only_tail(run: Run, requests: Sequence[Request], preset: str) -> 
         return SpecResult(name, False, "no checkpoint landed, so the spec proves nothing", preset, run.window, run.engine)
     counts = {"active_turn": 0, "completed_turn": 0}
     for cp in found:
-        cid = cp.info.get("compaction_id", "?")
-        mode = cp.info.get("tail_mode")
-        users: tuple[Message, ...] = cp.info.get("retained_users", ())
+        record = checkpoint_record(cp)
+        cid, mode, users = record.compaction_id, record.tail_mode, record.retained_users
         latest: Message | None = None
         for event in _region(run.session, cp):
             if is_checkpoint(event):
-                latest = next(reversed(event.info.get("retained_users", ())), latest)
+                latest = next(reversed(checkpoint_record(event).retained_users), latest)
             elif event.kind == "user/message" and event.message is not None:
                 latest = event.message
         match mode:
@@ -263,7 +263,7 @@ def judge_user_only_tail(run: Run, requests: Sequence[Request], preset: str) -> 
         if after is None:
             continue
         idx, request = after
-        kept = len(cp.info.get("retained_reasoning", ())) + len(users)
+        kept = len(record.retained_reasoning) + len(users)
         for message in request.messages[1 : 1 + kept]:
             if any(isinstance(b, (ToolCall, ToolResult)) for b in message.blocks):
                 figure = f"request #{idx} replays a tool call or result in checkpoint {cid}'s retained rows"

@@ -136,7 +136,7 @@ def test_legacy_summary_call_is_sent_in_the_adapter_default_family():
     engine.before_step(_ctx(session, model, window=int(measure(session).total_tokens * 1.5)))
     assert model.requests[0].envelope.reasoning_effort == "high"
     summary = next(e for e in session.events if e.kind == "compaction/summary")
-    assert summary.info["reasoning_effort"] is None
+    assert summary.record.reasoning_effort is None
 
 
 def test_a_checkpoint_not_smaller_than_its_region_is_refused_and_logged():

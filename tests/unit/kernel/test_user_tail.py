@@ -18,7 +18,8 @@ from prefixbench.kernel.engines.user_tail import (
 from prefixbench.kernel.meter import price_message
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.kernel.presets import get_preset
-from prefixbench.kernel.reasoning import PLACEHOLDER, RetainedTurn
+from prefixbench.kernel.reasoning import PLACEHOLDER
+from prefixbench.kernel.records import RetainedTurn
 from prefixbench.kernel.session import Header, Session, tool_result_message
 from prefixbench.simulator.wire import Envelope, Message, Reasoning, Request, Text, ToolCall, ToolSchema, user_text
 
@@ -126,8 +127,8 @@ def test_active_turn_keeps_summary_retained_thinking_and_the_latest_user_message
     assert [m.text() for m in view[1:4]] == ["note 12", "note 13", "note 14"]
     assert all(m.reasoning[0].field == "reasoning_content" and not m.tool_calls for m in view[1:4])
     (checkpoint,) = [e for e in session.events if e.rewrite_kind == "checkpoint"]
-    assert checkpoint.info["tail_mode"] == "active_turn" and checkpoint.info["mode"] == "summary"
-    assert checkpoint.info["summary"] == "summary 1" and len(client.requests) == 1
+    assert checkpoint.record.tail_mode == "active_turn" and checkpoint.info["mode"] == "summary"
+    assert checkpoint.record.summary == "summary 1" and len(client.requests) == 1
 
 
 def test_the_summary_call_serializes_the_conversation_without_tools():
@@ -165,7 +166,7 @@ def test_checkpoint_is_one_logged_surface_replace():
     kinds = [e.kind for e in session.events[-4:]]
     assert kinds == ["compaction/start", "compaction/summary", "user/message", "compaction/end"]
     checkpoint = session.events[-2]
-    assert checkpoint.rewrite_kind == "checkpoint" and checkpoint.info["engine"] == "user-tail"
+    assert checkpoint.rewrite_kind == "checkpoint" and checkpoint.record.engine == "user-tail"
     assert session.surface == (checkpoint.seq,)
 
 
@@ -182,7 +183,7 @@ def test_completed_turn_keeps_no_tail_and_the_new_prompt_follows():
     assert shape(view) == ["S", "A", "A", "A", "U"]
     assert view[-1] == user_text("now the lexer")
     (checkpoint,) = [e for e in session.events if e.rewrite_kind == "checkpoint"]
-    assert checkpoint.info["tail_mode"] == "completed_turn" and checkpoint.info["retained_users"] == ()
+    assert checkpoint.record.tail_mode == "completed_turn" and checkpoint.record.retained_users == ()
     assert view[3].text() == "done"  # the wrap-up turn is the newest retained thinking turn
 
 
@@ -277,7 +278,7 @@ def test_retained_turns_are_truncated_to_4000_chars():
     engine = make_engine()
     compact(session, engine)
     (checkpoint,) = [e for e in session.events if e.rewrite_kind == "checkpoint"]
-    assert checkpoint.info["retained_reasoning"][-1] == RetainedTurn("r" * 4_000 + "…", "t" * 50)
+    assert checkpoint.record.retained_reasoning[-1] == RetainedTurn("r" * 4_000 + "…", "t" * 50)
 
 
 # --- fallbacks ------------------------------------------------------------------------------
@@ -288,7 +289,7 @@ def test_a_failed_summary_call_lands_a_retained_tail_checkpoint():
     engine = make_engine()
     compact(session, engine, Summarizer(error="HTTP 400: nope"))
     (checkpoint,) = [e for e in session.events if e.rewrite_kind == "checkpoint"]
-    assert checkpoint.info["mode"] == "retained_tail" and checkpoint.info["summary"] == FALLBACK_MARKER
+    assert checkpoint.info["mode"] == "retained_tail" and checkpoint.record.summary == FALLBACK_MARKER
     warnings = [e.info["text"] for e in session.events if e.kind == "compaction/warning"]
     assert warnings and "summary call failed: HTTP 400: nope" in warnings[0]
 
