@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import NoReturn
 
 from prefixbench.kernel.presets import PRESET_ORDER, PRESETS
+from prefixbench.simulator.models import CACHE_MODELS
+from prefixbench.simulator.validate import PROFILES
+from prefixbench.workloads.registry import WORKLOADS, WorkloadEntry, all_engines
 from prefixbench.reports.options import parse_list, parse_window
 from prefixbench.simulator.errors import UserError
 
@@ -52,23 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
         "preset against the simulated provider cache. Prints the table and writes runs.csv, "
         "observations.csv, report.md, hit-rate.png and timeline-<window>.png into --out.",
     )
-    sweep.add_argument("--workload", default="seed-coding", help="workload name (default: seed-coding)")
-    sweep.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 (default: 32k,128k,512k)")
-    sweep.add_argument("--presets", default=",".join(PRESET_ORDER), help=f"presets (default: {','.join(PRESET_ORDER)})")
-    sweep.add_argument("--engines", default=None, help="compaction engines (default: the workload's own)")
-    sweep.add_argument("--profile", default="lenient", help="provider strictness profile: lenient|deepseek-official|deepseek-relay (default: lenient)")
-    sweep.add_argument("--cache", default="byte-exact", help="provider cache model, optionally with options: byte-exact (the reference), anthropic, openai, deepseek, vllm, radix; e.g. openai:mode=5.6 or vllm:capacity_blocks=4096 (default: byte-exact)")
-    sweep.add_argument("--tokenizer", default="heuristic", help="token counting for the token-based cache models: heuristic (ceil(bytes/4)) or deepseek-v4 (needs the deepseek extra) (default: heuristic)")
-    sweep.add_argument("--steps", type=int, default=None, help="seed-coding: tool steps per run (default: 60)")
-    sweep.add_argument("--turns", type=int, default=None, help="thinking-tools: user turns (default: 4)")
-    sweep.add_argument("--steps-per-turn", type=int, default=None, help="thinking-tools: tool steps per turn (default: 40)")
-    sweep.add_argument("--reasoning-field", default=None, help="thinking-tools: the field a relay reads (default: reasoning_content)")
+    sweep.add_argument("--workload", default="seed-coding", help=f"workload: {_listing(WORKLOADS)} (default: seed-coding)")
+    sweep.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
+    sweep.add_argument("--presets", default=",".join(PRESET_ORDER), help=f"presets, comma-separated: {', '.join(PRESETS)} (default: {','.join(PRESET_ORDER)})")
+    sweep.add_argument("--engines", default=None, help=f"compaction engines, comma-separated: {', '.join(all_engines())} (default: the workload's own)")
+    sweep.add_argument("--profile", default="lenient", help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
+    _add_cache_options(sweep)
+    _add_workload_options(sweep)
     sweep.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}")
-    sweep.add_argument("--effort", default=None, help="conversation reasoning effort: low|high|max|default (seed-coding default: max)")
-    sweep.add_argument("--pruner", default=None, help="seed-coding pruner: rewrite-only|none|default (default: rewrite-only)")
-    sweep.add_argument("--threshold-ratio", type=float, default=None, help="compact at this share of the window (default: 0.8)")
-    sweep.add_argument("--retain-ratio", type=float, default=None, help="verbatim tail budget as a share of the window (default: 0.16)")
-    sweep.add_argument("--retain-tokens", type=int, default=None, help="verbatim tail budget in tokens (exclusive with --retain-ratio)")
     _add_price_options(sweep)
     sweep.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
     sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
@@ -106,11 +100,42 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="anthropic-capture: characters per Claude token (default: the ratio calibrated on real traffic)",
     )
-    replay.add_argument("--cache", default="byte-exact", help="provider cache model, optionally with options: byte-exact (the reference), anthropic, openai, deepseek, vllm, radix; e.g. openai:mode=5.6 or vllm:capacity_blocks=4096 (default: byte-exact)")
-    replay.add_argument("--tokenizer", default="heuristic", help="heuristic or deepseek-v4 (default: heuristic)")
+    _add_cache_options(replay)
     replay.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     _add_price_options(replay)
     return parser
+
+
+def _listing(entries: dict[str, WorkloadEntry]) -> str:
+    return "; ".join(f"{name} ({entry.summary}; engines {', '.join(entry.engines)})" for name, entry in entries.items())
+
+
+def _add_cache_options(parser: argparse.ArgumentParser) -> None:
+    """``--cache`` and ``--tokenizer``, the same on every subcommand that replays requests."""
+    parser.add_argument(
+        "--cache",
+        default="byte-exact",
+        help=f"provider cache model, optionally with options: {', '.join(CACHE_MODELS)} (byte-exact is the "
+        "reference); e.g. openai:mode=5.6 or vllm:capacity_blocks=4096 (default: byte-exact)",
+    )
+    parser.add_argument(
+        "--tokenizer",
+        default="heuristic",
+        help="token counting for the token-based cache models: heuristic (ceil(bytes/4)) or deepseek-v4 "
+        "(needs the deepseek extra) (default: heuristic)",
+    )
+
+
+def _add_workload_options(parser: argparse.ArgumentParser) -> None:
+    """One flag per workload option in the registry; its help names the workloads that take it."""
+    helps: dict[str, list[str]] = {}
+    types: dict[str, type] = {}
+    for entry in WORKLOADS.values():
+        for option in entry.options:
+            helps.setdefault(option.name, []).append(f"{entry.name}: {option.help}")
+            types[option.name] = option.type
+    for name, texts in helps.items():
+        parser.add_argument("--" + name.replace("_", "-"), type=types[name], default=None, help="; ".join(texts))
 
 
 def _add_price_options(parser: argparse.ArgumentParser) -> None:

@@ -11,21 +11,17 @@ from prefixbench.reports.options import parse_list, parse_window
 from prefixbench.reports.sweep import SweepWriter, report_markdown, runs_json
 from prefixbench.reports.tables import text_table
 from prefixbench.workloads.base import Run
+from prefixbench.workloads.registry import WORKLOADS
 from prefixbench.workloads.sweep import RunSink, SweepPlan, SweepSpec, land_sweep, plan_sweep
 
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     """The sweep an argument namespace asks for (workload options only when given)."""
     options: dict[str, object] = {}
-    if args.steps is not None:
-        options["steps"] = args.steps
-    if args.effort is not None:
-        options["effort"] = None if args.effort == "default" else args.effort
-    if args.pruner is not None:
-        options["pruner"] = args.pruner
-    for key in ("threshold_ratio", "retain_ratio", "retain_tokens", "turns", "steps_per_turn", "reasoning_field"):
-        if getattr(args, key) is not None:
-            options[key] = getattr(args, key)
+    for name in dict.fromkeys(o.name for entry in WORKLOADS.values() for o in entry.options):
+        value = getattr(args, name)
+        if value is not None:
+            options[name] = None if (name == "effort" and value == "default") else value
     if args.engine_config is not None:
         from prefixbench.workloads.registry import engine_config_options, read_engine_config
 

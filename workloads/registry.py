@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -24,39 +24,121 @@ from prefixbench.workloads.thinking_tools import ThinkingToolsWorkload, binding_
 
 WorkloadFactory = Callable[..., Workload]
 
-WORKLOADS: dict[str, WorkloadFactory] = {
-    "seed-coding": SeedCodingWorkload,
-    "thinking-tools": ThinkingToolsWorkload,
+
+@dataclass(frozen=True, slots=True)
+class WorkloadOption:
+    """One option a workload takes besides its window (``--steps`` for ``steps``)."""
+
+    name: str
+    type: type
+    help: str
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag that sets it."""
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSection:
+    """How a ``[engine]`` table of ``--engine-config`` becomes a workload option."""
+
+    option: str
+    parse: Callable[[Mapping[str, Any]], object]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadEntry:
+    """A workload by name: its factory, the engines it mounts and the options it takes."""
+
+    name: str
+    factory: WorkloadFactory
+    summary: str
+    #: Engines it can mount; the first is its default.
+    engines: tuple[str, ...]
+    options: tuple[WorkloadOption, ...]
+    #: Per-engine config sections it accepts (engine -> workload option).
+    engine_sections: Mapping[str, EngineSection] = field(default_factory=dict)
+    #: Workload options that bind its client to a provider profile (None: it takes none).
+    bind_profile: Callable[[str], dict[str, object]] | None = None
+
+    @property
+    def default_engine(self) -> str:
+        """The engine a sweep mounts when none is named."""
+        return self.engines[0]
+
+    def option_names(self) -> tuple[str, ...]:
+        """The options the factory accepts besides its window (engine sections included)."""
+        return tuple(f.name for f in fields(self.factory) if f.init and f.name != "window")  # type: ignore[arg-type]
+
+
+def _seed_checkpoint_section(section: Mapping[str, Any]) -> object:
+    CheckpointConfig.from_mapping(section)  # validate the keys now; the workload merges its defaults
+    return dict(section)
+
+
+WORKLOADS: dict[str, WorkloadEntry] = {
+    entry.name: entry
+    for entry in (
+        WorkloadEntry(
+            "seed-coding",
+            SeedCodingWorkload,
+            "seed 001's scripted coding session: tool steps, a pruner that rewrites every third result",
+            engines=("checkpoint",),
+            options=(
+                WorkloadOption("steps", int, "tool steps per run (default: 60)"),
+                WorkloadOption("effort", str, "conversation reasoning effort: low|high|max|default (default: max)"),
+                WorkloadOption("pruner", str, "rewrite-only|none|default (default: rewrite-only)"),
+                WorkloadOption("threshold_ratio", float, "compact at this share of the window (default: 0.8)"),
+                WorkloadOption("retain_ratio", float, "verbatim tail budget as a share of the window (default: 0.16)"),
+                WorkloadOption("retain_tokens", int, "verbatim tail budget in tokens (exclusive with --retain-ratio)"),
+            ),
+            engine_sections={"checkpoint": EngineSection("checkpoint", _seed_checkpoint_section)},
+        ),
+        WorkloadEntry(
+            "thinking-tools",
+            ThinkingToolsWorkload,
+            "DeepSeek thinking mode with tools: user turns of tool steps carrying reasoning",
+            engines=("user-tail", "checkpoint", "ranges"),
+            options=(
+                WorkloadOption("turns", int, "user turns (default: 4)"),
+                WorkloadOption("steps_per_turn", int, "tool steps per turn (default: 40)"),
+                WorkloadOption("reasoning_field", str, "the field a relay reads (default: reasoning_content)"),
+                WorkloadOption("effort", str, "conversation reasoning effort (default: high)"),
+            ),
+            engine_sections={
+                "checkpoint": EngineSection("checkpoint", CheckpointConfig.from_mapping),
+                "user-tail": EngineSection("user_tail", UserTailConfig.from_mapping),
+                "ranges": EngineSection("ranges", RangesConfig.from_mapping),
+            },
+            bind_profile=lambda profile: {"binding": binding_for_profile(profile)},
+        ),
+    )
 }
 
-DEFAULT_ENGINE: dict[str, str] = {
-    "seed-coding": "checkpoint",
-    "thinking-tools": "user-tail",
-}
 
-#: Engines each workload can mount (the first is its default).
-WORKLOAD_ENGINES: dict[str, tuple[str, ...]] = {
-    "seed-coding": ("checkpoint",),
-    "thinking-tools": ("user-tail", "checkpoint", "ranges"),
-}
+def get_workload(name: str) -> WorkloadEntry:
+    """A workload entry by name (UserError listing the known ones)."""
+    try:
+        return WORKLOADS[name]
+    except KeyError:
+        raise UserError(f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})") from None
 
 
-def workload_options(name: str) -> tuple[str, ...]:
-    """The options a workload takes besides its window."""
-    factory = WORKLOADS[name]
-    return tuple(f.name for f in fields(factory) if f.init and f.name != "window")  # type: ignore[arg-type]
+def all_engines() -> tuple[str, ...]:
+    """Every engine some workload mounts, in registry order."""
+    return tuple(dict.fromkeys(e for entry in WORKLOADS.values() for e in entry.engines))
 
 
 def make_workload(name: str, window: int, **options: object) -> Workload:
     """Instantiate a workload by name for a window (UserError on an option it does not take)."""
-    if name not in WORKLOADS:
-        raise UserError(f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})")
-    accepted = workload_options(name)
+    entry = get_workload(name)
+    accepted = entry.option_names()
     for key in options:
         if key not in accepted:
             flag = "--" + key.replace("_", "-")
             raise UserError(f"{flag} does not apply to workload {name!r} (its options: {', '.join(accepted)})")
-    return WORKLOADS[name](window=window, **options)
+    return entry.factory(window=window, **options)
 
 
 def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
@@ -71,7 +153,7 @@ def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
         raise UserError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'JSON'} ({exc})") from None
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a table of engines, e.g. {{\"ranges\": {{...}}}}")
-    known = tuple(dict.fromkeys(e for engines in WORKLOAD_ENGINES.values() for e in engines))
+    known = all_engines()
     for engine, section in data.items():
         if engine not in known:
             raise UserError(f"{path}: unknown engine {engine!r} (known: {', '.join(known)})")
@@ -82,24 +164,15 @@ def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
 
 def engine_config_options(workload_name: str, sections: Mapping[str, Mapping[str, Any]], where: str) -> dict[str, object]:
     """Workload options carrying per-engine configs (UserError, prefixed with ``where``, if invalid)."""
-    supported = WORKLOAD_ENGINES.get(workload_name, ())
+    entry = get_workload(workload_name)
     options: dict[str, object] = {}
     try:
         for engine, section in sections.items():
-            if engine not in supported:
-                raise UserError(f"workload {workload_name!r} has no engine {engine!r} (known: {', '.join(supported)})")
-            if workload_name == "seed-coding":
-                CheckpointConfig.from_mapping(section)  # validate the keys now
-                options["checkpoint"] = dict(section)
-            elif engine == "checkpoint":
-                options["checkpoint"] = CheckpointConfig.from_mapping(section)
-            elif engine == "user-tail":
-                options["user_tail"] = UserTailConfig.from_mapping(section)
-            elif engine == "ranges":
-                options["ranges"] = RangesConfig.from_mapping(section)
-    except UserError as exc:
-        raise UserError(f"{where}: {exc}") from None
-    except TypeError as exc:
+            if engine not in entry.engines:
+                raise UserError(f"workload {workload_name!r} has no engine {engine!r} (known: {', '.join(entry.engines)})")
+            parser = entry.engine_sections[engine]
+            options[parser.option] = parser.parse(section)
+    except (UserError, TypeError) as exc:
         raise UserError(f"{where}: {exc}") from None
     return options
 
@@ -113,9 +186,8 @@ def profile_options(workload_name: str, profile: str) -> dict[str, object]:
     """
     if profile not in PROFILES:
         raise UserError(f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")
-    if workload_name == "thinking-tools":
-        return {"binding": binding_for_profile(profile)}
-    return {}
+    entry = get_workload(workload_name)
+    return {} if entry.bind_profile is None else entry.bind_profile(profile)
 
 
 def validator_for(workload: Workload, profile: str) -> Validator | None:
@@ -142,7 +214,7 @@ def execute(
     preset = get_preset(preset_name)
     if validator is None:
         validator = validator_for(workload, profile)
-    engine_name = engine or DEFAULT_ENGINE.get(workload.name, "checkpoint")
+    engine_name = engine or get_workload(workload.name).default_engine
     provider = SimulatedProvider(cache=cache, validator=validator)
     return run_workload(
         workload, workload.engine(engine_name, preset), provider, preset=preset.name, profile=profile

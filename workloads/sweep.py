@@ -17,13 +17,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.models import make_cache, parse_cache_spec
 from prefixbench.simulator.pricing import PriceRow
 from prefixbench.workloads.base import Run, Workload
-from prefixbench.workloads.registry import (
-    DEFAULT_ENGINE,
-    WORKLOAD_ENGINES,
-    execute,
-    make_workload,
-    profile_options,
-)
+from prefixbench.workloads.registry import execute, get_workload, make_workload, profile_options
 
 DEFAULT_WINDOWS = (32_000, 128_000, 512_000)
 
@@ -48,7 +42,7 @@ class SweepSpec:
 
     def engine_names(self) -> tuple[str, ...]:
         """Engines to run (the workload's default when none were named)."""
-        return self.engines or (DEFAULT_ENGINE.get(self.workload, "checkpoint"),)
+        return self.engines or (get_workload(self.workload).default_engine,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +74,9 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
         get_preset(preset)
     make_cache_model(spec.cache, spec.tokenizer)
     binding = profile_options(spec.workload, spec.profile)
-    supported = WORKLOAD_ENGINES.get(spec.workload, ())
+    supported = get_workload(spec.workload).engines
     for engine in spec.engine_names():
-        if supported and engine not in supported:
+        if engine not in supported:
             raise UserError(
                 f"--engines: workload {spec.workload!r} has no engine {engine!r} (known: {', '.join(supported)})"
             )
