@@ -9,9 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from prefixbench.workloads.specs.base import first_silent_rewrite
+from prefixbench.workloads.specs.base import Verdict, first_silent_rewrite
 from prefixbench.workloads.specs.cache_integrity import (
     MAX_UNCACHED_SUMMARY_TOKENS,
+    _warm_summaries,
     check_envelope_replay,
     check_no_silent_rewrite,
     check_prune_keeps_region,
@@ -33,7 +34,7 @@ def test_summary_replays_the_routed_effort():
 @pytest.mark.parametrize("preset", ["legacy", "prune-fix"])
 def test_summary_effort_spec_fails_while_the_envelope_bug_is_on(preset):
     result = check_envelope_replay(preset)
-    assert not result.passed
+    assert result.verdict is Verdict.VIOLATED, result.line()
     assert "effort 'high'" in result.figure
 
 
@@ -45,7 +46,7 @@ def test_prune_pass_keeps_the_replayed_region():
 @pytest.mark.parametrize("preset", ["legacy", "envelope-fix"])
 def test_prune_spec_fails_while_the_prune_order_bug_is_on(preset):
     result = check_prune_keeps_region(preset)
-    assert not result.passed
+    assert result.verdict is Verdict.VIOLATED, result.line()
     assert "hit 12.5%" in result.figure  # the first rewritten result sits at message 4
 
 
@@ -63,7 +64,7 @@ def test_no_silent_rewrite_fails_on_a_run_that_rewrites_history_silently():
     bad = replace(run, observations=tuple(tampered))
     assert first_silent_rewrite(bad) == 5
     verdict = judge_no_silent_rewrite(bad, "patched")
-    assert not verdict.passed and "request #5" in verdict.figure
+    assert verdict.verdict is Verdict.VIOLATED and "request #5" in verdict.figure
 
 
 @pytest.mark.parametrize("window", WINDOWS)
@@ -75,7 +76,7 @@ def test_uncached_summary_prompt_is_bounded_at_any_window(window):
 @pytest.mark.parametrize("window", WINDOWS)
 def test_window_bound_fails_on_legacy(window):
     result = check_window_bound("legacy", window)
-    assert not result.passed
+    assert result.verdict is Verdict.VIOLATED, result.line()
     assert "hit 0.0%" in result.figure
 
 
@@ -89,3 +90,10 @@ def test_seed_table_shape_at_128k():
     assert all(o.uncached_tokens <= MAX_UNCACHED_SUMMARY_TOKENS for o in patched.summaries)
     total = lambda run: sum(o.uncached_tokens for o in run.observations)  # noqa: E731
     assert (total(legacy), total(patched)) == (619_732, 366_725)
+
+
+def test_a_run_without_enough_summary_calls_is_vacuous_not_violated():
+    # 5 steps never fill a 64k window: no fold, so the summary specs prove nothing either way.
+    run = execute(SeedCodingWorkload(64_000, 5, pruner="none"), "legacy")
+    verdict, figure = _warm_summaries(run)
+    assert verdict is Verdict.VACUOUS and figure.startswith("0 summary call(s), need >= 2")

@@ -6,6 +6,7 @@ guards (bug_preset None) pass on every preset by design; each is shown to fail o
 request list that breaks what it guards.
 """
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -15,6 +16,7 @@ from prefixbench.kernel.engines.user_tail import UserTailConfig, UserTailEngine
 from prefixbench.kernel.presets import get_preset
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Message, Reasoning
+from prefixbench.workloads.specs.base import Verdict
 from prefixbench.workloads.specs.reasoning import (
     SPECS,
     Recorder,
@@ -45,11 +47,23 @@ def test_spec_passes_on_patched(case):
     assert (result.window, result.engine, result.preset) == (window, engine, "patched")
 
 
+#: What each spec's figure must show on its bug preset: the request or checkpoint and the
+#: number that decided it (a vacuous or unrelated failure does not pass these tests).
+BUG_FIGURES = {
+    "retained-reasoning-replayed": r"checkpoint c\d+ compacted \d+ thinking turns and kept 0, want 3",
+    "reasoning-backfill-per-binding": r"deepseek-relay: request #\d+ message \d+, a turn emitted without thinking",
+    "reasoning-field-normalized": r"request #\d+ message \d+: the model's reasoning was replaced by",
+    "official-accepts-every-request": r"under deepseek-official: [1-9][\d,]* of [\d,]+ requests rejected, first #\d+",
+    "relay-accepts-every-request": r"under deepseek-relay: [1-9][\d,]* of [\d,]+ requests rejected, first #\d+",
+}
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].bug_preset is not None], ids=case_id)
-def test_spec_fails_on_its_bug_preset(case):
+def test_spec_is_violated_on_its_bug_preset(case):
     spec, window, engine = case
     result = spec.check(spec.bug_preset, window, engine)
-    assert not result.passed, result.line()
+    assert result.verdict is Verdict.VIOLATED, result.line()
+    assert re.search(BUG_FIGURES[spec.name], result.figure), result.line()
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0].bug_preset is None], ids=case_id)
@@ -115,7 +129,7 @@ def test_user_only_tail_fails_with_the_codex_tail():
     recorder = Recorder()
     run = run_workload(workload, engine, SimulatedProvider(validator=recorder), preset="patched")
     result = judge_user_only_tail(run, recorder.requests, "patched")
-    assert not result.passed
+    assert result.verdict is Verdict.VIOLATED, result.line()
     assert "kept 2 user message(s) that are not its task boundary" in result.figure
 
 
@@ -124,7 +138,7 @@ def test_strict_guard_fails_when_a_client_replays_empty_echoes_to_a_relay():
     workload = ThinkingToolsWorkload(32_000, turns=1, steps_per_turn=8)
     run = execute(workload, "patched", engine="checkpoint", profile="deepseek-relay")
     result = judge_accepted(run, "strict-profiles-accept-guard", "patched")
-    assert not result.passed and "reasoning_content is empty" in result.figure
+    assert result.verdict is Verdict.VIOLATED and "reasoning_content is empty" in result.figure
 
 
 def test_checkpoint_verbatim_guard_fails_on_rewritten_reasoning():
@@ -137,4 +151,4 @@ def test_checkpoint_verbatim_guard_fails_on_rewritten_reasoning():
     tampered = Message("assistant", tuple(Reasoning(b.text[:-1], b.field) if isinstance(b, Reasoning) else b for b in row.blocks))
     requests[20] = replace(target, messages=(*target.messages[:idx], tampered, *target.messages[idx + 1 :]))
     result = judge_verbatim_reasoning(run, requests, recorder.emitted, "patched")
-    assert not result.passed and result.figure.startswith(f"request #20 message {idx} replays reasoning")
+    assert result.verdict is Verdict.VIOLATED and result.figure.startswith(f"request #20 message {idx} replays reasoning")

@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from prefixbench.workloads.base import Run
+
+
+class Verdict(enum.Enum):
+    """What a spec concluded about a run: a closed set."""
+
+    #: The invariant held, and the run exercised it.
+    PASS = "pass"
+    #: The run broke the invariant; the figure names the request and number that show it.
+    VIOLATED = "violated"
+    #: The run never exercised what the spec judges (no checkpoint, too few summary calls):
+    #: it proves nothing, so ``check`` fails it, but it is not evidence of the bug.
+    VACUOUS = "vacuous"
+
+    @classmethod
+    def of(cls, holds: bool) -> Verdict:
+        """PASS when ``holds``, else VIOLATED."""
+        return cls.PASS if holds else cls.VIOLATED
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,14 +31,19 @@ class SpecResult:
     """One spec's verdict on one run, with the figure that decided it."""
 
     spec: str
-    passed: bool
+    verdict: Verdict
     figure: str
     preset: str
     window: int | None = None
     engine: str = "checkpoint"
 
+    @property
+    def passed(self) -> bool:
+        """Whether the spec passed (a vacuous result does not)."""
+        return self.verdict is Verdict.PASS
+
     def line(self) -> str:
-        """``PASS spec [window] (engine): figure``."""
+        """``PASS spec @window [engine/preset]: figure`` (FAIL when violated or vacuous)."""
         where = f" @{self.window // 1000}k" if self.window else ""
         return f"{'PASS' if self.passed else 'FAIL'}  {self.spec}{where} [{self.engine}/{self.preset}]: {self.figure}"
 

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from prefixbench.kernel.records import SummaryCallRecord
-from prefixbench.workloads.specs.base import Spec, SpecResult, first_silent_rewrite, hit_pct
+from prefixbench.workloads.specs.base import Spec, SpecResult, Verdict, first_silent_rewrite, hit_pct
 from prefixbench.workloads.base import Run
 from prefixbench.workloads.registry import execute
 from prefixbench.workloads.seed_coding import SeedCodingWorkload
@@ -26,21 +26,21 @@ SPEC_WINDOW = 64_000
 SPEC_STEPS = 40
 
 
-def _warm_summaries(run: Run) -> tuple[bool, str]:
-    """At least two summary calls, each >= 95% hit and <= 2,000 uncached tokens."""
+def _warm_summaries(run: Run) -> tuple[Verdict, str]:
+    """At least two summary calls (else vacuous), each >= 95% hit and <= 2,000 uncached tokens."""
     summaries = run.summaries
     if len(summaries) < 2:
-        return False, f"{len(summaries)} summary call(s), need >= 2"
+        return Verdict.VACUOUS, f"{len(summaries)} summary call(s), need >= 2, so the spec proves nothing"
     for number, summary in enumerate(summaries, 1):
         if summary.hit_ratio < MIN_SUMMARY_HIT or summary.uncached_tokens > MAX_UNCACHED_SUMMARY_TOKENS:
             where = summary.divergence.describe() if summary.divergence else "-"
-            return False, (
+            return Verdict.VIOLATED, (
                 f"summary {number}/{len(summaries)} hit {hit_pct(summary.hit_ratio)}, "
                 f"{summary.uncached_tokens:,} uncached tokens (diverged at {where})"
             )
     worst = min(summaries, key=lambda s: s.hit_ratio)
     most = max(s.uncached_tokens for s in summaries)
-    return True, f"{len(summaries)} summaries, min hit {hit_pct(worst.hit_ratio)}, max uncached {most:,} tokens"
+    return Verdict.PASS, f"{len(summaries)} summaries, min hit {hit_pct(worst.hit_ratio)}, max uncached {most:,} tokens"
 
 
 def check_envelope_replay(preset: str) -> SpecResult:
@@ -49,12 +49,12 @@ def check_envelope_replay(preset: str) -> SpecResult:
     name = "summary-replays-routed-effort"
     for summary in run.summaries:
         if summary.envelope.reasoning_effort != "max":
-            return SpecResult(name, False, f"summary call sent effort {summary.envelope.reasoning_effort!r}, routed 'max'", preset)
+            return SpecResult(name, Verdict.VIOLATED, f"summary call sent effort {summary.envelope.reasoning_effort!r}, routed 'max'", preset)
     recorded = [e.record.reasoning_effort for e in run.session.events if isinstance(e.record, SummaryCallRecord)]
     if any(effort != "max" for effort in recorded):
-        return SpecResult(name, False, f"compaction/summary events recorded efforts {recorded}", preset)
-    passed, figure = _warm_summaries(run)
-    return SpecResult(name, passed, figure, preset)
+        return SpecResult(name, Verdict.VIOLATED, f"compaction/summary events recorded efforts {recorded}", preset)
+    verdict, figure = _warm_summaries(run)
+    return SpecResult(name, verdict, figure, preset)
 
 
 def check_prune_keeps_region(preset: str) -> SpecResult:
@@ -62,9 +62,9 @@ def check_prune_keeps_region(preset: str) -> SpecResult:
     run = execute(SeedCodingWorkload(SPEC_WINDOW, SPEC_STEPS, effort=None, pruner="rewrite-only"), preset)
     name = "prune-keeps-replayed-region"
     if not any(e.kind == "compaction/prune" for e in run.session.events):
-        return SpecResult(name, False, "the workload landed no prune, so the spec proves nothing", preset)
-    passed, figure = _warm_summaries(run)
-    return SpecResult(name, passed, figure, preset)
+        return SpecResult(name, Verdict.VACUOUS, "the workload landed no prune, so the spec proves nothing", preset)
+    verdict, figure = _warm_summaries(run)
+    return SpecResult(name, verdict, figure, preset)
 
 
 def check_no_silent_rewrite(preset: str) -> SpecResult:
@@ -82,23 +82,23 @@ def judge_no_silent_rewrite(run: Run, preset: str) -> SpecResult:
     name = "no-silent-rewrite"
     index = first_silent_rewrite(run)
     if index is not None:
-        return SpecResult(name, False, f"request #{index} rewrote cached history with no durable rewrite", preset)
+        return SpecResult(name, Verdict.VIOLATED, f"request #{index} rewrote cached history with no durable rewrite", preset)
     cold = [o.index for o in run.conversations if o.index > 0 and o.cached_tokens == 0 and not o.is_rejected]
     if cold:
-        return SpecResult(name, False, f"request #{cold[0]} reused not even the static head", preset)
-    return SpecResult(name, True, f"{len(run.conversations)} conversation requests, every break explained", preset)
+        return SpecResult(name, Verdict.VIOLATED, f"request #{cold[0]} reused not even the static head", preset)
+    return SpecResult(name, Verdict.PASS, f"{len(run.conversations)} conversation requests, every break explained", preset)
 
 
 def check_window_bound(preset: str, window: int) -> SpecResult:
     """At any window the uncached summary prompt is bounded and no rewrite is silent (60 steps)."""
     run = execute(SeedCodingWorkload(window, 60, effort="max", pruner="rewrite-only"), preset)
     name = "summary-uncached-bounded"
-    passed, figure = _warm_summaries(run)
-    if passed:
+    verdict, figure = _warm_summaries(run)
+    if verdict is Verdict.PASS:
         index = first_silent_rewrite(run)
         if index is not None:
-            return SpecResult(name, False, f"request #{index} rewrote cached history silently", preset, window)
-    return SpecResult(name, passed, figure, preset, window)
+            return SpecResult(name, Verdict.VIOLATED, f"request #{index} rewrote cached history silently", preset, window)
+    return SpecResult(name, verdict, figure, preset, window)
 
 
 SPECS: tuple[Spec, ...] = (

@@ -35,7 +35,7 @@ from prefixbench.kernel.session import Event, Session
 from prefixbench.simulator.provider import SimulatedProvider, Validator
 from prefixbench.simulator.validate import TurnKey, is_thinking, turn_key
 from prefixbench.simulator.wire import Block, Message, Reasoning, Request, ToolCall, ToolResult
-from prefixbench.workloads.specs.base import Spec, SpecResult, hit_pct
+from prefixbench.workloads.specs.base import Spec, SpecResult, Verdict, hit_pct
 from prefixbench.workloads.base import Run
 from prefixbench.workloads.loop import run_workload
 from prefixbench.workloads.registry import validator_for
@@ -131,7 +131,7 @@ def judge_retained_reasoning(run: Run, requests: Sequence[Request], preset: str)
     name = "retained-reasoning-replayed"
     found = checkpoints(run.session)
     if not found:
-        return SpecResult(name, False, "no checkpoint landed, so the spec proves nothing", preset, run.window, run.engine)
+        return SpecResult(name, Verdict.VACUOUS, "no checkpoint landed, so the spec proves nothing", preset, run.window, run.engine)
     num_turns = num_truncated = 0
     for cp in found:
         record = checkpoint_record(cp)
@@ -146,12 +146,12 @@ def judge_retained_reasoning(run: Run, requests: Sequence[Request], preset: str)
         want = min(RETAINED_TURNS, thinking_rows)
         if len(turns) != want:
             figure = f"checkpoint {cid} compacted {thinking_rows} thinking turns and kept {len(turns)}, want {want}"
-            return SpecResult(name, False, figure, preset, run.window, run.engine)
+            return SpecResult(name, Verdict.VIOLATED, figure, preset, run.window, run.engine)
         for turn in turns:
             for part in (turn.thinking, turn.text):
                 if len(part) > RETAINED_CHARS and not (len(part) == RETAINED_CHARS + 1 and part.endswith(ELLIPSIS)):
                     figure = f"checkpoint {cid} kept {len(part):,} chars of a turn, cap {RETAINED_CHARS:,} + '…'"
-                    return SpecResult(name, False, figure, preset, run.window, run.engine)
+                    return SpecResult(name, Verdict.VIOLATED, figure, preset, run.window, run.engine)
             num_truncated += turn.thinking.endswith(ELLIPSIS) and len(turn.thinking) == RETAINED_CHARS + 1
         num_turns += len(turns)
         after = first_request_after(requests, cp)
@@ -163,12 +163,12 @@ def judge_retained_reasoning(run: Run, requests: Sequence[Request], preset: str)
             texts = _reasoning_texts(row)
             if row.role != "assistant" or row.tool_calls or texts != [turn.thinking] or row.text() != turn.text:
                 figure = f"request #{idx} does not replay checkpoint {cid}'s retained turns right after the summary"
-                return SpecResult(name, False, figure, preset, run.window, run.engine)
+                return SpecResult(name, Verdict.VIOLATED, figure, preset, run.window, run.engine)
         if len(rows) != len(turns):
             figure = f"request #{idx} replays {len(rows)} of checkpoint {cid}'s {len(turns)} retained turns"
-            return SpecResult(name, False, figure, preset, run.window, run.engine)
+            return SpecResult(name, Verdict.VIOLATED, figure, preset, run.window, run.engine)
     figure = f"{len(found)} checkpoints replayed {num_turns} retained thinking turns ({num_truncated} cut to 4,000 chars)"
-    return SpecResult(name, True, figure, preset, run.window, run.engine)
+    return SpecResult(name, Verdict.PASS, figure, preset, run.window, run.engine)
 
 
 def judge_backfill(requests: Sequence[Request], emitted: dict[TurnKey, set[str]], binding: str) -> tuple[bool, str]:
@@ -232,7 +232,7 @@ def judge_user_only_tail(run: Run, requests: Sequence[Request], preset: str) -> 
     name = "user-only-tail"
     found = checkpoints(run.session)
     if not found:
-        return SpecResult(name, False, "no checkpoint landed, so the spec proves nothing", preset, run.window, run.engine)
+        return SpecResult(name, Verdict.VACUOUS, "no checkpoint landed, so the spec proves nothing", preset, run.window, run.engine)
     counts = {"active_turn": 0, "completed_turn": 0}
     for cp in found:
         record = checkpoint_record(cp)
@@ -254,10 +254,10 @@ def judge_user_only_tail(run: Run, requests: Sequence[Request], preset: str) -> 
                     and (users[0] == latest or _is_truncation(users[0], latest))
                 )
             case _:
-                return SpecResult(name, False, f"checkpoint {cid} has no tail mode", preset, run.window, run.engine)
+                return SpecResult(name, Verdict.VIOLATED, f"checkpoint {cid} has no tail mode", preset, run.window, run.engine)
         if not ok:
             figure = f"checkpoint {cid} ({mode}) kept {len(users)} user message(s) that are not its task boundary"
-            return SpecResult(name, False, figure, preset, run.window, run.engine)
+            return SpecResult(name, Verdict.VIOLATED, figure, preset, run.window, run.engine)
         counts[mode] += 1
         after = first_request_after(requests, cp)
         if after is None:
@@ -267,12 +267,12 @@ def judge_user_only_tail(run: Run, requests: Sequence[Request], preset: str) -> 
         for message in request.messages[1 : 1 + kept]:
             if any(isinstance(b, (ToolCall, ToolResult)) for b in message.blocks):
                 figure = f"request #{idx} replays a tool call or result in checkpoint {cid}'s retained rows"
-                return SpecResult(name, False, figure, preset, run.window, run.engine)
+                return SpecResult(name, Verdict.VIOLATED, figure, preset, run.window, run.engine)
     figure = (
         f"{len(found)} checkpoints: {counts['active_turn']} active (latest user message only), "
         f"{counts['completed_turn']} completed (empty tail); no tool call replayed"
     )
-    return SpecResult(name, True, figure, preset, run.window, run.engine)
+    return SpecResult(name, Verdict.PASS, figure, preset, run.window, run.engine)
 
 
 def _is_truncation(kept: Message, original: Message) -> bool:
@@ -287,9 +287,9 @@ def judge_accepted(run: Run, spec: str, preset: str) -> SpecResult:
     if rejected:
         first = rejected[0]
         figure = f"{where}: {len(rejected)} of {len(run.observations)} requests rejected, first #{first.index}: {first.error}"
-        return SpecResult(spec, False, figure, preset, run.window, run.engine)
+        return SpecResult(spec, Verdict.VIOLATED, figure, preset, run.window, run.engine)
     figure = f"{where}: {len(run.observations)} requests, none rejected ({run.num_folds} folds)"
-    return SpecResult(spec, True, figure, preset, run.window, run.engine)
+    return SpecResult(spec, Verdict.PASS, figure, preset, run.window, run.engine)
 
 
 def judge_verbatim_reasoning(run: Run, requests: Sequence[Request], emitted: dict[TurnKey, set[str]], preset: str) -> SpecResult:
@@ -304,21 +304,21 @@ def judge_verbatim_reasoning(run: Run, requests: Sequence[Request], emitted: dic
             produced = emitted.get(key) if key is not None else None
             if produced is None:
                 figure = f"request #{idx} message {position} is an assistant row the model never emitted"
-                return SpecResult(name, False, figure, preset, run.window, run.engine)
+                return SpecResult(name, Verdict.VIOLATED, figure, preset, run.window, run.engine)
             texts = _reasoning_texts(message)
             if len(texts) != 1 or texts[0] not in produced:
                 figure = f"request #{idx} message {position} replays reasoning {texts!r:.60} the model did not emit"
-                return SpecResult(name, False, figure, preset, run.window, run.engine)
+                return SpecResult(name, Verdict.VIOLATED, figure, preset, run.window, run.engine)
             num_rows += 1
     summaries = run.summaries
     if not summaries:
-        return SpecResult(name, False, "no summary call, so the spec proves nothing", preset, run.window, run.engine)
+        return SpecResult(name, Verdict.VACUOUS, "no summary call, so the spec proves nothing", preset, run.window, run.engine)
     worst = min(summaries, key=lambda s: s.hit_ratio)
     if worst.hit_ratio < MIN_SUMMARY_HIT:
         figure = f"summary call #{worst.index} hit only {hit_pct(worst.hit_ratio)}"
-        return SpecResult(name, False, figure, preset, run.window, run.engine)
+        return SpecResult(name, Verdict.VIOLATED, figure, preset, run.window, run.engine)
     figure = f"{num_rows:,} replayed rows verbatim; {len(summaries)} summary calls, min hit {hit_pct(worst.hit_ratio)}"
-    return SpecResult(name, True, figure, preset, run.window, run.engine)
+    return SpecResult(name, Verdict.PASS, figure, preset, run.window, run.engine)
 
 
 # --- checks ---------------------------------------------------------------------------------
@@ -341,7 +341,7 @@ def check_backfill(preset: str | Preset, window: int, engine: str = "user-tail")
         ok, figure = judge_backfill(recorder.requests, recorder.emitted, binding)
         passed = passed and ok
         figures.append(figure)
-    return SpecResult("reasoning-backfill-per-binding", passed, "; ".join(figures), _preset_name(preset), window, engine)
+    return SpecResult("reasoning-backfill-per-binding", Verdict.of(passed), "; ".join(figures), _preset_name(preset), window, engine)
 
 
 def check_normalized(preset: str | Preset, window: int, engine: str = "user-tail") -> SpecResult:
@@ -354,7 +354,7 @@ def check_normalized(preset: str | Preset, window: int, engine: str = "user-tail
     workload = ThinkingToolsWorkload(window, binding="deepseek-relay", reasoning_field="reasoning_text")
     _, recorder = run_recorded(workload, preset, engine, "lenient")
     ok, figure = judge_normalized(recorder.requests, recorder.emitted)
-    return SpecResult("reasoning-field-normalized", ok, figure, _preset_name(preset), window, engine)
+    return SpecResult("reasoning-field-normalized", Verdict.of(ok), figure, _preset_name(preset), window, engine)
 
 
 def check_user_only_tail(preset: str | Preset, window: int, engine: str = "user-tail") -> SpecResult:
