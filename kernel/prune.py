@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.meter import price_message
 from prefixbench.kernel.session import Event, Session
@@ -37,7 +38,7 @@ class PrunerConfig:
             raise UserError(f"pruner.threshold_chars must be a positive integer, got {self.threshold_chars!r}")
         for key in ("head_chars", "tail_chars"):
             value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            if not is_positive_int(value, minimum=0):
                 raise UserError(f"pruner.{key} must be a non-negative integer, got {value!r}")
         if self.head_chars + len(MARKER) + self.tail_chars > self.threshold_chars:
             raise UserError(

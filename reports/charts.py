@@ -7,14 +7,15 @@ from pathlib import Path
 
 import matplotlib
 
+# The one place that picks the backend: every chart module imports plt from here.
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
 
-from prefixbench.reports.frames import format_window, ordered  # noqa: E402
 from prefixbench.kernel.presets import PRESET_ORDER  # noqa: E402
+from prefixbench.reports.frames import format_window, ordered  # noqa: E402
 
 #: Colours by role, shared by every chart so a preset looks the same everywhere.
 CACHED = "#2da44e"

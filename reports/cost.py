@@ -18,17 +18,13 @@ from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from prefixbench.reports.charts import save  # noqa: E402
-from prefixbench.reports.frames import RUN_KEYS, format_window  # noqa: E402
-from prefixbench.kernel.presets import PRESET_ORDER  # noqa: E402
-from prefixbench.simulator.pricing import (  # noqa: E402
+from prefixbench.kernel.presets import PRESET_ORDER
+from prefixbench.reports.charts import plt, save  # charts.py selects the Agg backend, once
+from prefixbench.reports.frames import RUN_KEYS, format_window
+from prefixbench.simulator.pricing import (
     DEEPSEEK_PEAK_HOURS,
     CostBreakdown,
     PriceRow,

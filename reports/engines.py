@@ -16,15 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import FuncFormatter
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from prefixbench.reports.charts import FOLD, UNCACHED, save  # noqa: E402
-from prefixbench.reports.frames import format_window  # noqa: E402
+from prefixbench.reports.charts import FOLD, UNCACHED, plt, save  # charts.py selects the Agg backend, once
+from prefixbench.reports.frames import format_window
 
 PARTS = ("summary", "refill", "growth")
 PART_COLOURS = {"summary": FOLD, "refill": UNCACHED, "growth": "#8c959f"}
@@ -160,7 +157,7 @@ def engines_chart(runs: pd.DataFrame, observations: pd.DataFrame, path: Path) ->
             bottom += values
         ax.set_xticks(x, engines, fontsize="small")
         ax.set_title(format_window(window), fontsize="medium")
-        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / 1000:.0f}k"))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:.0f}k"))
     axes[0][0].set_ylabel(f"uncached prompt tokens ({preset})")
     axes[0][-1].legend(fontsize="small")
     fig.suptitle("Where each engine's uncached tokens come from", fontsize="medium")

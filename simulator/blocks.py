@@ -45,12 +45,13 @@ import heapq
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 
+from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheVerdict, common_prefix_len
 from prefixbench.simulator.prefix_tree import PrefixTree, TreeMatch, TreeNode
 from prefixbench.simulator.render import RenderedRequest, RenderedUnit
 from prefixbench.simulator.tokenizer import STREAM_BYTES, Tokenizer, make_tokenizer
-from prefixbench.simulator.tokens import TokenView, reply_view, token_view
+from prefixbench.simulator.tokens import TokenView, TokenizedModel, reply_view, token_view
 from prefixbench.simulator.wire import Envelope, canonical_json
 
 DEFAULT_BLOCK_SIZE = 16
@@ -68,7 +69,7 @@ def family_salt(envelope: Envelope) -> bytes:
 
 
 def _positive_int(model: str, option: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+    if not is_positive_int(value):
         raise UserError(f"{model}: {option} must be a positive integer, got {value!r}")
     return value
 
@@ -90,7 +91,7 @@ class _Running:
     num_settled: int
 
 
-class VllmCache:
+class VllmCache(TokenizedModel):
     """vLLM v1 automatic prefix caching: chained block hashes, LRU free-block queue."""
 
     name = "vllm"
@@ -128,10 +129,6 @@ class VllmCache:
     def num_cached_blocks(self) -> int:
         """Blocks that hold a reusable hash."""
         return len(self._cached)
-
-    def prompt_tokens(self, rendered: RenderedRequest) -> int:
-        """Prompt tokens of a request under this model's tokenizer."""
-        return token_view(rendered, self.tokenizer).num_tokens
 
     def observe(
         self, rendered: RenderedRequest, envelope: Envelope, tick: int, *, ready_tick: int | None = None
@@ -219,7 +216,7 @@ class VllmCache:
         return hashes
 
 
-class RadixCache:
+class RadixCache(TokenizedModel):
     """SGLang RadixAttention: a token radix tree with LRU leaf eviction under a token capacity."""
 
     name = "radix"
@@ -249,10 +246,6 @@ class RadixCache:
     def num_tokens(self) -> int:
         """Tokens held by the tree, every family."""
         return sum(tree.num_tokens for tree in self._trees.values())
-
-    def prompt_tokens(self, rendered: RenderedRequest) -> int:
-        """Prompt tokens of a request under this model's tokenizer."""
-        return token_view(rendered, self.tokenizer).num_tokens
 
     def observe(
         self, rendered: RenderedRequest, envelope: Envelope, tick: int, *, ready_tick: int | None = None

@@ -31,12 +31,13 @@ every hit lies within the reference's (tests/property/test_cache_models.py).
 
 from __future__ import annotations
 
+from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheVerdict
 from prefixbench.simulator.prefix_tree import PrefixTree, TreeMatch
 from prefixbench.simulator.render import RenderedRequest, RenderedUnit
 from prefixbench.simulator.tokenizer import STREAM_BYTES, Tokenizer, make_tokenizer
-from prefixbench.simulator.tokens import reply_view, token_view
+from prefixbench.simulator.tokens import TokenizedModel, reply_view, token_view
 from prefixbench.simulator.wire import Envelope
 
 #: Interval (tokens) of the fixed checkpoints; 128 per the measurements.
@@ -46,7 +47,7 @@ INTERVALS = (64, 128)
 _ASSISTANT = b'{"role":"assistant"'
 
 
-class DeepSeekCache:
+class DeepSeekCache(TokenizedModel):
     """DeepSeek prefix units: input ends, output ends, detected common prefixes, fixed intervals."""
 
     name = "deepseek"
@@ -72,7 +73,7 @@ class DeepSeekCache:
         """
         if interval not in INTERVALS or isinstance(interval, bool):
             raise UserError(f"deepseek: interval must be 64 or 128 (tokens), got {interval!r}")
-        if ttl_ms is not None and (isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms <= 0):
+        if ttl_ms is not None and not is_positive_int(ttl_ms):
             raise UserError(f"deepseek: ttl_ms must be a positive integer (ms), got {ttl_ms!r}")
         if not isinstance(common_prefix_units, bool):
             raise UserError(f"deepseek: common_prefix_units must be true or false, got {common_prefix_units!r}")
@@ -84,10 +85,6 @@ class DeepSeekCache:
             raise UserError(f"deepseek: cache_output must be true or false, got {cache_output!r}")
         self.cache_output = cache_output
         self._trees: dict[Envelope, PrefixTree] = {}
-
-    def prompt_tokens(self, rendered: RenderedRequest) -> int:
-        """Prompt tokens of a request under this model's tokenizer."""
-        return token_view(rendered, self.tokenizer).num_tokens
 
     def observe(
         self, rendered: RenderedRequest, envelope: Envelope, tick: int, *, ready_tick: int | None = None

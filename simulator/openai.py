@@ -30,12 +30,13 @@ from __future__ import annotations
 
 from typing import Literal, assert_never, get_args
 
+from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheVerdict
 from prefixbench.simulator.prefix_tree import PrefixTree, TreeMatch
 from prefixbench.simulator.render import RenderedRequest
 from prefixbench.simulator.tokenizer import Tokenizer, make_tokenizer
-from prefixbench.simulator.tokens import TokenView, token_view
+from prefixbench.simulator.tokens import TokenView, TokenizedModel, token_view
 from prefixbench.simulator.wire import Envelope
 
 OpenAIMode = Literal["pre-5.6", "5.6"]
@@ -52,7 +53,7 @@ BREAKPOINT_TTL_MS = 30 * 60_000
 LOOKBACK = 50
 
 
-class OpenAICache:
+class OpenAICache(TokenizedModel):
     """OpenAI automatic prompt caching (pre-5.6 rounding, or 5.6 breakpoints) with idle retention."""
 
     name = "openai"
@@ -81,9 +82,9 @@ class OpenAICache:
             raise UserError(f"openai: retention must be one of {', '.join(get_args(Retention))}, got {retention!r}")
         if retention is not None and mode == "5.6":
             raise UserError("openai: retention applies to mode pre-5.6 only (5.6 uses ttl_ms, default 30 min)")
-        if ttl_ms is not None and (isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int) or ttl_ms <= 0):
+        if ttl_ms is not None and not is_positive_int(ttl_ms):
             raise UserError(f"openai: ttl_ms must be a positive integer (ms), got {ttl_ms!r}")
-        if isinstance(lookback, bool) or not isinstance(lookback, int) or lookback <= 0:
+        if not is_positive_int(lookback):
             raise UserError(f"openai: lookback must be a positive integer, got {lookback!r}")
         self.tokenizer = make_tokenizer(tokenizer)
         self.mode: OpenAIMode = mode
@@ -91,10 +92,6 @@ class OpenAICache:
         self.ttl_ms = ttl_ms if ttl_ms is not None else _default_ttl(mode, retention)
         self.lookback = lookback
         self._trees: dict[Envelope, PrefixTree] = {}
-
-    def prompt_tokens(self, rendered: RenderedRequest) -> int:
-        """Prompt tokens of a request under this model's tokenizer."""
-        return token_view(rendered, self.tokenizer).num_tokens
 
     def observe(
         self, rendered: RenderedRequest, envelope: Envelope, tick: int, *, ready_tick: int | None = None

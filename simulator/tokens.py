@@ -92,3 +92,13 @@ def tokens_within(rendered: RenderedRequest, tokenizer: Tokenizer, num_bytes: in
         offset += len(unit.data)
         depth += len(stream)
     return depth // STREAM_BYTES
+
+
+class TokenizedModel:
+    """Base of the token-based cache models: prompt tokens counted with the model's tokenizer."""
+
+    tokenizer: Tokenizer
+
+    def prompt_tokens(self, rendered: RenderedRequest) -> int:
+        """Prompt tokens of a request under this model's tokenizer."""
+        return token_view(rendered, self.tokenizer).num_tokens

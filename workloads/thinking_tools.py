@@ -32,6 +32,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.base import Engine
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig, CheckpointEngine
@@ -132,7 +133,7 @@ class ThinkingToolsWorkload:
             raise UserError(f"thinking-tools: window must be an integer >= 8000, got {self.window!r}")
         for key in ("turns", "steps_per_turn"):
             value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not is_positive_int(value):
                 raise UserError(f"thinking-tools: {key} must be a positive integer, got {value!r}")
         if self.binding not in BINDINGS:
             raise UserError(f"thinking-tools: binding must be one of {', '.join(BINDINGS)}, got {self.binding!r}")

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.base import CompactionError, StepContext, warn
 from prefixbench.kernel.meter import Measurement, measure, price_message
@@ -118,11 +119,11 @@ class CheckpointConfig:
             values["retain_tokens"] = None
         for key in ("threshold_ratio", "retain_ratio"):
             value = values.get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            if value is not None and not is_number(value):
                 raise UserError(f"checkpoint.{key} must be a number, got {value!r}")
         for key in ("retain_tokens", "max_tokens", "compaction_retries"):
             value = values.get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            if value is not None and not is_int(value):
                 raise UserError(f"checkpoint.{key} must be an integer, got {value!r}")
         return replace(base or cls(), **values)
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal, TypeAlias
 
+from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
 
 RenderStrategy: TypeAlias = Literal["all", "text-only", "none"]
@@ -163,11 +164,11 @@ class RangesConfig:
 
 
 def _not_int(value: object) -> bool:
-    return isinstance(value, bool) or not isinstance(value, int)
+    return not is_int(value)
 
 
 def _not_number(value: object) -> bool:
-    return isinstance(value, bool) or not isinstance(value, (int, float))
+    return not is_number(value)
 
 
 def _positive_int(key: str, value: object) -> None:

@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Literal, assert_never
 
+from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.base import StepContext, warn
 from prefixbench.kernel.meter import BLOCK_OVERHEAD, CHARS_PER_TOKEN, ROLE_OVERHEAD, price_header, price_message
@@ -112,10 +113,10 @@ class UserTailConfig:
             raise UserError(f"user-tail.tail_rule must be one of {', '.join(TAIL_RULES)}, got {self.tail_rule!r}")
         for key, minimum in (("retained_turns", 0), ("retained_chars", 1), ("user_budget_cap", 0)):
             value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            if not is_positive_int(value, minimum=minimum):
                 raise UserError(f"user-tail.{key} must be an integer >= {minimum}, got {value!r}")
         cap = self.summary_max_tokens
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap <= 0):
+        if cap is not None and not is_positive_int(cap):
             raise UserError(f"user-tail.summary_max_tokens must be a positive integer, got {cap!r}")
 
     @classmethod

@@ -1,0 +1,22 @@
+"""Type checks for values read from configs, option strings and logs, in one place.
+
+JSON and TOML give ``True`` where a number was meant as easily as ``1``, and Python counts
+``bool`` as an ``int``; every reader asks these instead of repeating ``isinstance`` pairs.
+"""
+
+from __future__ import annotations
+
+
+def is_int(value: object) -> bool:
+    """An integer that is not a bool."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: object) -> bool:
+    """An int or a float that is not a bool."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_positive_int(value: object, *, minimum: int = 1) -> bool:
+    """An integer (not a bool) of at least ``minimum``."""
+    return is_int(value) and value >= minimum  # type: ignore[operator]
