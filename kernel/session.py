@@ -95,7 +95,6 @@ class Session:
         self.session_id = session_id
         self.events: list[Event] = []
         self._surface: list[int] = []
-        self.replace_generation = 0
         self._header_seq: int | None = None
 
     # --- reading -----------------------------------------------------------------------
@@ -194,7 +193,6 @@ class Session:
         )
         self.events.append(event)
         self._surface[lo : hi + 1] = [event.seq]
-        self.replace_generation += 1
         return event
 
     def log_header(self, header: Header) -> Event | None:

@@ -238,14 +238,31 @@ class RadixCache(TokenizedModel):
         self.capacity_tokens = _positive_int("radix", "capacity_tokens", capacity_tokens)
         self.cache_output = _flag("radix", "cache_output", cache_output)
         self.tokenizer = make_tokenizer(tokenizer)
+        self._tree_numbers: dict[int, int] = {}
         self._trees: dict[Envelope, PrefixTree] = {}
         #: The last request: its family and view, until its reply arrives.
         self._pending: tuple[Envelope, TokenView] | None = None
+        #: Leaves in LRU order, kept as they change: (last tick, creation seq, tree number, leaf,
+        #: tree). An entry is stale once its leaf was used again, gained a child or was evicted;
+        #: stale entries are dropped when they surface.
+        self._leaves: list[tuple[int, int, int, TreeNode, PrefixTree]] = []
 
     @property
     def num_tokens(self) -> int:
         """Tokens held by the tree, every family."""
         return sum(tree.num_tokens for tree in self._trees.values())
+
+    def _tree(self, envelope: Envelope) -> PrefixTree:
+        tree = self._trees.get(envelope)
+        if tree is None:
+            tree = self._trees[envelope] = PrefixTree()
+            self._tree_numbers[id(tree)] = len(self._tree_numbers)
+        return tree
+
+    def _note(self, tree: PrefixTree, node: TreeNode) -> None:
+        """Queue ``node`` for eviction if it is a leaf (at its current tick)."""
+        if node.parent is not None and not node.children:
+            heapq.heappush(self._leaves, (node.last_tick, node.seq, self._tree_numbers[id(tree)], node, tree))
 
     def observe(
         self, rendered: RenderedRequest, envelope: Envelope, tick: int, *, ready_tick: int | None = None
@@ -253,7 +270,7 @@ class RadixCache(TokenizedModel):
         """Reuse the longest stored prefix (but the last token), then store the prompt."""
         del ready_tick
         view = token_view(rendered, self.tokenizer)
-        tree = self._trees.setdefault(envelope, PrefixTree())
+        tree = self._tree(envelope)
         found = tree.match(view.stream)
         prompt = view.num_tokens
         cached = max(min(view.tokens_at(found.depth), prompt - 1), 0)
@@ -276,6 +293,7 @@ class RadixCache(TokenizedModel):
         # Like match_prefix: split at the match so the matched part is locked apart from the rest,
         # and mark it used.
         locked = tree.insert(stream[: found.depth], tick)
+        self._note(tree, locked)
         locked_tokens = -(-found.depth // STREAM_BYTES)
         need = -(-len(stream) // STREAM_BYTES) - locked_tokens
         self._evict(need, locked)
@@ -283,7 +301,9 @@ class RadixCache(TokenizedModel):
         if room < need:
             stream = stream[: (locked_tokens + max(room, 0)) * STREAM_BYTES]
         before = tree.num_tokens
-        tree.insert(stream, tick)
+        # Only the node the stream ends at can be a leaf whose tick changed: the rest of the path
+        # are its ancestors, and a split keeps the old node (and its queue entry) as the lower half.
+        self._note(tree, tree.insert(stream, tick))
         return tree.num_tokens - before
 
     def _evict(self, need: int, locked: TreeNode) -> None:
@@ -296,15 +316,19 @@ class RadixCache(TokenizedModel):
         while node is not None:
             protected.add(id(node))
             node = node.parent
-        heap: list[tuple[int, int, int, TreeNode, PrefixTree]] = []
-        for tree_idx, tree in enumerate(self._trees.values()):
-            for leaf in tree.leaves():
-                if id(leaf) not in protected:
-                    heap.append((leaf.last_tick, leaf.seq, tree_idx, leaf, tree))
-        heapq.heapify(heap)
-        while free < need and heap:
-            _, _, tree_idx, leaf, tree = heapq.heappop(heap)
+        queue = self._leaves
+        held: list[tuple[int, int, int, TreeNode, PrefixTree]] = []
+        while free < need and queue:
+            entry = heapq.heappop(queue)
+            tick, _, _, leaf, tree = entry
+            if leaf.parent is None or leaf.children or leaf.last_tick != tick:
+                continue  # stale: evicted, grown or used again since it was queued
+            if id(leaf) in protected:
+                held.append(entry)  # the request being stored reads it; evictable later
+                continue
             parent = leaf.parent
             free += tree.remove(leaf)
-            if parent is not None and parent.parent is not None and not parent.children and id(parent) not in protected:
-                heapq.heappush(heap, (parent.last_tick, parent.seq, tree_idx, parent, tree))
+            if parent.parent is not None:
+                self._note(tree, parent)  # queued when it became a leaf (held while protected)
+        for entry in held:
+            heapq.heappush(queue, entry)

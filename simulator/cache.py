@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from prefixbench.simulator.observe import Divergence
-from prefixbench.simulator.render import RenderedRequest, RenderedUnit
+from prefixbench.simulator.render import RenderedRequest
 from prefixbench.simulator.wire import Envelope
 
 BYTES_PER_TOKEN = 4
@@ -75,14 +75,6 @@ class CacheModel(Protocol):
         self, rendered: RenderedRequest, envelope: Envelope, tick: int, *, ready_tick: int | None = None
     ) -> CacheVerdict:
         """Price one request against what is cached, then store it."""
-        ...
-
-
-class CachesOutput(Protocol):
-    """A cache model that stores the model's output too (DeepSeek, vLLM, SGLang)."""
-
-    def observe_output(self, rendered: RenderedRequest, envelope: Envelope, reply: RenderedUnit, tick: int) -> None:
-        """Store the reply that followed ``rendered`` (sent at ``tick``)."""
         ...
 
 

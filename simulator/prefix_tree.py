@@ -116,11 +116,6 @@ class PrefixTree:
             node = child
         return node
 
-    def touch(self, path: tuple[TreeNode, ...], tick: int) -> None:
-        """Mark nodes used at ``tick`` (a cache hit reads them)."""
-        for node in path:
-            node.last_tick = max(node.last_tick, tick)
-
     def mark(self, node: TreeNode) -> None:
         """Record that a stored unit (breakpoint) ends at ``node``; rewriting it renews its rank."""
         self.num_marks += 1
@@ -137,21 +132,9 @@ class PrefixTree:
             current = stack.pop()
             freed += current.num_tokens
             stack.extend(current.children.values())
+            current.parent = None  # detached: an LRU queue holding it can tell
         self.num_tokens -= freed
-        node.parent = None
         return freed
-
-    def leaves(self) -> list[TreeNode]:
-        """Every node without children, root excluded."""
-        found: list[TreeNode] = []
-        stack = list(self.root.children.values())
-        while stack:
-            node = stack.pop()
-            if node.children:
-                stack.extend(node.children.values())
-            else:
-                found.append(node)
-        return found
 
     def _new_node(self, edge: bytes, parent: TreeNode, depth: int, tick: int) -> TreeNode:
         self._num_created += 1

@@ -305,7 +305,6 @@ def _make_block(
         effective_refs=ordered,
         direct_block_ids=tuple(sorted(consumed_ids, key=lambda b: int(b[1:]))),
         compressed_tokens=compressed_tokens,
-        created_turn=state.num_turns,
         compress_call_id=request.compress_call_id,
         start_ref=request.start_ref,
         end_ref=request.end_ref,

@@ -123,8 +123,6 @@ class CompressionBlock:
     #: Blocks this one consumed (they went inactive when it was created).
     direct_block_ids: tuple[str, ...]
     compressed_tokens: int
-    #: Logical time: the engine turn the block was created in.
-    created_turn: int
     survived_count: int = 0
     generation: Generation = "young"
     is_active: bool = True

@@ -84,13 +84,6 @@ def first_user_group(parts: Sequence[Part]) -> int | None:
     return next((p.group for p in parts if p.role == "user"), None)
 
 
-def compress_call_ids(parts: Sequence[Part]) -> set[str]:
-    """Call ids of the compress tool's calls."""
-    return {
-        p.block.call_id for p in parts if isinstance(p.block, ToolCall) and p.block.name == COMPRESS_TOOL_NAME
-    }
-
-
 def hidden_compress_calls(parts: Sequence[Part], state: CompressionState) -> frozenset[str]:
     """Compress calls to hide: every block they made is inactive, except the newest two."""
     if not any(not b.is_active and b.compress_call_id is not None for b in state.blocks):

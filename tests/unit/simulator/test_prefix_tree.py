@@ -37,7 +37,7 @@ def test_stale_nodes_are_dropped_with_their_subtree():
     assert tree.num_tokens == 0
 
 
-def test_marks_are_ranked_in_write_order_and_leaves_are_listed():
+def test_marks_are_ranked_in_write_order_and_removal_detaches_the_subtree():
     tree = PrefixTree()
     a = tree.insert(b"aaaa", 0)
     tree.mark(a)
@@ -45,5 +45,5 @@ def test_marks_are_ranked_in_write_order_and_leaves_are_listed():
     tree.mark(b)
     tree.mark(a)
     assert (a.mark_seq, b.mark_seq, tree.num_marks) == (3, 2, 3)
-    assert tree.leaves() == [b]
-    assert tree.remove(b) == 1 and tree.leaves() == [a]
+    assert a.children == {b.edge[0]: b} and not b.children
+    assert tree.remove(b) == 1 and not a.children and b.parent is None
