@@ -47,7 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"prefixbench {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_sweep_parser(sub)
+    _add_check_parser(sub)
+    _add_replay_parser(sub)
+    return parser
 
+
+def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
     sweep = sub.add_parser(
         "sweep",
         help="run a workload across windows and presets; print the table, write the report",
@@ -68,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     sweep.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
+
+def _add_check_parser(sub: argparse._SubParsersAction) -> None:
     check = sub.add_parser(
         "check",
         help="run the integrity specs against a preset; exit 1 if any fails",
@@ -78,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs (default: 32k,128k,512k)")
     check.add_argument("--engines", default=None, help="only specs of these engines (default: all)")
 
+
+def _add_replay_parser(sub: argparse._SubParsersAction) -> None:
     replay = sub.add_parser(
         "replay",
         help="replay a request log through the simulated cache",
@@ -103,7 +113,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cache_options(replay)
     replay.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     _add_price_options(replay)
-    return parser
 
 
 def _listing(entries: dict[str, WorkloadEntry]) -> str:

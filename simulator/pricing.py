@@ -415,91 +415,108 @@ def _check_header(cells: list[str], where: str) -> None:
 def _parse_row(cells: list[str], where: str) -> PriceRow:
     if len(cells) != len(COLUMNS):
         raise UserError(f"{where}: {len(cells)} fields, expected {len(COLUMNS)} ({', '.join(COLUMNS)})")
-    raw = {name: cell.strip() for name, cell in zip(COLUMNS, cells)}
-
-    def fail(column: str, problem: str) -> UserError:
-        return UserError(f"{where}: column {column!r}: {problem}")
-
-    def ident(column: str, value: str) -> str:
-        if not _ID.match(value):
-            raise fail(column, f"{value!r} is not a lowercase id ([a-z0-9._-])")
-        return value
-
-    def price(column: str, *, required: bool) -> Decimal | None:
-        value = raw[column]
-        if not value:
-            if required:
-                raise fail(column, "a price is required")
-            return None
-        try:
-            number = Decimal(value)
-        except InvalidOperation:
-            raise fail(column, f"{value!r} is not a price in USD per 1M tokens") from None
-        if not number.is_finite() or number < 0:
-            raise fail(column, f"{value!r} is not a price in USD per 1M tokens")
-        return number
-
-    def rates(prefix: str, *, required: bool) -> Rates | None:
-        values = {name: price(prefix + name, required=False) for name in ("input", "cache_read", "cache_write", "cache_write_1h", "output")}
-        if not required and all(v is None for v in values.values()):
-            return None
-        for name in ("input", "cache_read", "output"):
-            if values[name] is None:
-                raise fail(prefix + name, "a price is required")
-        if values["cache_write_1h"] is not None and values["cache_write"] is None:
-            raise fail(prefix + "cache_write_1h", "a 1 h write price needs a cache_write price")
-        return Rates(values["input"], values["cache_read"], values["cache_write"], values["cache_write_1h"], values["output"])  # type: ignore[arg-type]
-
-    provider = ident("provider", raw["provider"])
-    model = ident("model", raw["model"])
-    aliases = tuple(ident("aliases", a) for a in raw["aliases"].split())
-    effective = raw["effective"]
-    effective_at = None
-    if effective:
-        try:
-            effective_at = parse_when(effective, what="date")
-        except UserError as err:
-            raise fail("effective", str(err)) from None
-    base = rates("", required=True)
+    row = _RowReader({name: cell.strip() for name, cell in zip(COLUMNS, cells)}, where)
+    # Checked in column order, so a row with several problems reports the leftmost first.
+    provider = row.ident("provider", row.raw["provider"])
+    model = row.ident("model", row.raw["model"])
+    aliases = tuple(row.ident("aliases", a) for a in row.raw["aliases"].split())
+    effective_at = row.effective_at()
+    base = row.rates("", required=True)
     assert base is not None
-    long_tier = None
-    threshold = raw["long_threshold"]
-    if threshold:
-        if not (threshold.isascii() and threshold.isdigit()) or int(threshold) == 0:
-            raise fail("long_threshold", f"{threshold!r} is not a positive number of prompt tokens")
-        long_rates = rates("long_", required=False)
-        if long_rates is None:
-            raise fail("long_input", "a long_threshold needs the long_* prices")
-        for name in ("cache_write", "cache_write_1h"):
-            if (getattr(base, name) is None) != (getattr(long_rates, name) is None):
-                raise fail("long_" + name, f"must be set exactly when {name} is")
-        long_tier = LongTier(int(threshold), long_rates)
-    else:
-        stray = [c for c in COLUMNS if c.startswith("long_") and raw[c]]
-        if stray:
-            raise fail(stray[0], "long_* prices need a long_threshold")
-    peak_factor = price("peak_factor", required=False)
-    if peak_factor is not None and peak_factor < 1:
-        raise fail("peak_factor", f"{raw['peak_factor']!r} is below 1 (listed prices are the off-peak ones)")
-    evidence = raw["evidence"]
+    long_tier = row.long_tier(base)
+    peak_factor = row.peak_factor()
+    evidence = row.raw["evidence"]
     if evidence not in EVIDENCE:
-        raise fail("evidence", f"{evidence!r} is not one of {', '.join(EVIDENCE)}")
-    if not raw["source"]:
-        raise fail("source", "every row needs a source")
+        raise row.fail("evidence", f"{evidence!r} is not one of {', '.join(EVIDENCE)}")
+    if not row.raw["source"]:
+        raise row.fail("source", "every row needs a source")
     return PriceRow(
         provider=provider,
         model=model,
         aliases=aliases,
-        effective=effective,
+        effective=row.raw["effective"],
         rates=base,
         long_tier=long_tier,
         peak_factor=peak_factor,
         evidence=evidence,  # type: ignore[arg-type]
-        source=raw["source"],
-        note=raw["note"],
+        source=row.raw["source"],
+        note=row.raw["note"],
         where=where,
         effective_at=effective_at,
     )
+
+
+class _RowReader:
+    """Reads and checks the cells of one price-table row; every error names ``file:line`` and column."""
+
+    def __init__(self, raw: dict[str, str], where: str) -> None:
+        self.raw = raw
+        self.where = where
+
+    def fail(self, column: str, problem: str) -> UserError:
+        return UserError(f"{self.where}: column {column!r}: {problem}")
+
+    def ident(self, column: str, value: str) -> str:
+        if not _ID.match(value):
+            raise self.fail(column, f"{value!r} is not a lowercase id ([a-z0-9._-])")
+        return value
+
+    def effective_at(self) -> datetime | None:
+        if not self.raw["effective"]:
+            return None
+        try:
+            return parse_when(self.raw["effective"], what="date")
+        except UserError as err:
+            raise self.fail("effective", str(err)) from None
+
+    def price(self, column: str, *, required: bool) -> Decimal | None:
+        value = self.raw[column]
+        if not value:
+            if required:
+                raise self.fail(column, "a price is required")
+            return None
+        try:
+            number = Decimal(value)
+        except InvalidOperation:
+            raise self.fail(column, f"{value!r} is not a price in USD per 1M tokens") from None
+        if not number.is_finite() or number < 0:
+            raise self.fail(column, f"{value!r} is not a price in USD per 1M tokens")
+        return number
+
+    def rates(self, prefix: str, *, required: bool) -> Rates | None:
+        names = ("input", "cache_read", "cache_write", "cache_write_1h", "output")
+        values = {name: self.price(prefix + name, required=False) for name in names}
+        if not required and all(v is None for v in values.values()):
+            return None
+        for name in ("input", "cache_read", "output"):
+            if values[name] is None:
+                raise self.fail(prefix + name, "a price is required")
+        if values["cache_write_1h"] is not None and values["cache_write"] is None:
+            raise self.fail(prefix + "cache_write_1h", "a 1 h write price needs a cache_write price")
+        return Rates(values["input"], values["cache_read"], values["cache_write"], values["cache_write_1h"], values["output"])  # type: ignore[arg-type]
+
+    def long_tier(self, base: Rates) -> LongTier | None:
+        threshold = self.raw["long_threshold"]
+        if not threshold:
+            stray = [c for c in COLUMNS if c.startswith("long_") and self.raw[c]]
+            if stray:
+                raise self.fail(stray[0], "long_* prices need a long_threshold")
+            return None
+        if not (threshold.isascii() and threshold.isdigit()) or int(threshold) == 0:
+            raise self.fail("long_threshold", f"{threshold!r} is not a positive number of prompt tokens")
+        long_rates = self.rates("long_", required=False)
+        if long_rates is None:
+            raise self.fail("long_input", "a long_threshold needs the long_* prices")
+        for name in ("cache_write", "cache_write_1h"):
+            if (getattr(base, name) is None) != (getattr(long_rates, name) is None):
+                raise self.fail("long_" + name, f"must be set exactly when {name} is")
+        return LongTier(int(threshold), long_rates)
+
+    def peak_factor(self) -> Decimal | None:
+        factor = self.price("peak_factor", required=False)
+        if factor is not None and factor < 1:
+            raise self.fail("peak_factor", f"{self.raw['peak_factor']!r} is below 1 (listed prices are the off-peak ones)")
+        return factor
 
 
 def _check_names(rows: list[PriceRow]) -> dict[str, str]:

@@ -15,7 +15,7 @@ the view would replay R1 alone and T2 C2 without their reasoning.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 from prefixbench.kernel.engines.ranges_config import RangesConfig
@@ -168,29 +168,11 @@ def apply_compression(
     """
     parts, state = assign_refs(messages, state, raw_ids)
     index = {p.ref: idx for idx, p in enumerate(parts)}
-    covering = state.covering()
     warnings: list[str] = []
     errors: list[str] = []
-    spans: list[_Span] = []
-    for request in ranges:
-        resolved = _resolve(request, parts, index, state, covering, warnings)
-        if isinstance(resolved, str):
-            errors.append(resolved)
-        else:
-            spans.append(resolved)
-    if spans and not any(s.is_block_range for s in spans):
-        chars = sum(
-            part_chars(parts[idx])
-            for s in spans
-            for idx in range(s.start, s.end + 1)
-            if parts[idx].ref not in covering
-        )
-        if chars < config.min_compress_range:
-            errors.append(
-                f"ranges hold {chars:,} characters of uncompressed history, below the "
-                f"{config.min_compress_range:,} minimum; choose a larger range"
-            )
-            return state, CompressionResult((), tuple(warnings), tuple(errors))
+    spans = _resolve_spans(ranges, parts, index, state, config, warnings, errors)
+    if spans is None:
+        return state, CompressionResult((), tuple(warnings), tuple(errors))
     # Recent and protected parts, by history index: the view is what the model was shown.
     view = render_parts(parts, state, config, reasoning_pairs=reasoning_pairs)
     zone = {
@@ -218,20 +200,58 @@ def apply_compression(
             continue
         block, consumed, notes = outcome
         warnings.extend(notes)
-        blocks = tuple(replace(b, is_active=False) if b.block_id in consumed else b for b in state.blocks)
-        state = replace(
-            state,
-            blocks=(*blocks, block),
-            tokens_compressed=state.tokens_compressed + block.compressed_tokens,
-            num_compressions=state.num_compressions + 1,
-        )
-        covering = state.covering()
+        state = _with_block(state, block, consumed)
         taken.append((start, end))
         created.append(block)
     if created:
         # A successful compress resets the growth baselines, or the nudge re-fires at once.
         state = replace(state, nudge=NudgeState(), num_runs=state.num_runs + 1)
     return state, CompressionResult(tuple(created), tuple(warnings), tuple(errors))
+
+
+def _resolve_spans(
+    ranges: Sequence[RangeRequest],
+    parts: Sequence[Part],
+    index: dict[str, int],
+    state: CompressionState,
+    config: RangesConfig,
+    warnings: list[str],
+    errors: list[str],
+) -> list[_Span] | None:
+    """Resolve each requested range to a span; None when the call is refused as too small."""
+    covering = state.covering()
+    spans: list[_Span] = []
+    for request in ranges:
+        resolved = _resolve(request, parts, index, state, covering, warnings)
+        if isinstance(resolved, str):
+            errors.append(resolved)
+        else:
+            spans.append(resolved)
+    if spans and not any(s.is_block_range for s in spans):
+        chars = sum(
+            part_chars(parts[idx])
+            for s in spans
+            for idx in range(s.start, s.end + 1)
+            if parts[idx].ref not in covering
+        )
+        if chars < config.min_compress_range:
+            errors.append(
+                f"ranges hold {chars:,} characters of uncompressed history, below the "
+                f"{config.min_compress_range:,} minimum; choose a larger range"
+            )
+            return None
+    return spans
+
+
+def _with_block(state: CompressionState, block: CompressionBlock, consumed: Collection[str]) -> CompressionState:
+    """``state`` with ``block`` added and the blocks it consumed made inactive."""
+    blocks = tuple(replace(b, is_active=False) if b.block_id in consumed else b for b in state.blocks)
+    return replace(
+        state,
+        blocks=(*blocks, block),
+        tokens_compressed=state.tokens_compressed + block.compressed_tokens,
+        num_compressions=state.num_compressions + 1,
+    )
 
 
 def _make_block(
