@@ -34,7 +34,7 @@ class PrunerConfig:
     tail_chars: int = 1024
 
     def __post_init__(self) -> None:
-        if isinstance(self.threshold_chars, bool) or not isinstance(self.threshold_chars, int) or self.threshold_chars <= 0:
+        if not is_positive_int(self.threshold_chars):
             raise UserError(f"pruner.threshold_chars must be a positive integer, got {self.threshold_chars!r}")
         for key in ("head_chars", "tail_chars"):
             value = getattr(self, key)

@@ -10,8 +10,10 @@ from tests.builders import make_session
 SMALL = PrunerConfig(threshold_chars=100, head_chars=30, tail_chars=20)
 
 
-def test_marker_is_the_documented_39_code_points():
-    assert len(MARKER) == 39
+def test_the_budget_must_hold_head_the_39_character_marker_and_tail():
+    PrunerConfig(threshold_chars=30 + 39 + 20, head_chars=30, tail_chars=20)  # fits exactly
+    with pytest.raises(UserError, match=r"head_chars \+ marker \(39\) \+ tail_chars = 89 exceeds threshold_chars 88"):
+        PrunerConfig(threshold_chars=88, head_chars=30, tail_chars=20)
 
 
 def test_content_under_the_threshold_is_left_alone():

@@ -339,10 +339,6 @@ def test_serialize_conversation_skips_placeholders_and_empty_thinking():
     assert text == "[assistant]: a\n\n[assistant]: b"
 
 
-def test_run_tool_owns_nothing():
-    assert make_engine().run_tool(Session("s"), ToolCall("c", "new_context", "{}")) is None
-
-
 def test_fallback_summary_caps_and_never_stacks_its_marker():
     assert fallback_summary("", 10_000) == FALLBACK_MARKER
     once = fallback_summary("notes", 10_000)
