@@ -69,76 +69,9 @@ def run_workload(
         report_usage: attach the provider's prompt + output tokens to each assistant message,
             so the token meter anchors on them (the seed workload does not).
     """
-    session = Session(f"{workload.name}-{workload.window}-{preset}")
-    script = workload.script()
-    info = workload.model_info()
-    clock = Clock()
-    flushed = 0
-
-    def catalog(provider_name: str, model: str) -> ModelInfo:
-        if (provider_name, model) == (info.provider, info.model):
-            return info
-        return ModelInfo(provider_name, model, info.context_window, info.default_max_tokens, info.default_effort)
-
-    def send(request: Request) -> tuple[Observation, Reply]:
-        nonlocal flushed
-        for event in session.since(flushed):
-            kind = event.rewrite_kind
-            if kind is not None:
-                provider.note_rewrite(kind)
-        flushed = len(session.events)
-        observation = provider.send(request, clock.now_ms, ready_tick=clock.now_ms + FIRST_TOKEN_MS)
-        reply = script.reply(request)
-        out = output_tokens(reply.blocks)
-        observation = provider.record_output(observation, request, reply.blocks, out)
-        clock.advance(FIRST_TOKEN_MS + PER_OUTPUT_TOKEN_MS * out)
-        return observation, reply
-
-    def client(request: Request) -> Reply:
-        observation, reply = send(request)
-        if observation.is_rejected:
-            return Reply(error=f"HTTP {observation.status}: {observation.error}")
-        return reply
-
-    ctx = StepContext(session, catalog, client)
-    header = workload.header()
-    wire_envelope = info.wire_envelope(header.envelope)
-    for turn_idx, user_message in enumerate(script.user_turns()):
-        session.append("turn/start", turn=turn_idx)
-        session.append("user/message", user_message)
-        for step_idx in range(MAX_STEPS_PER_TURN):
-            engine.before_step(ctx)
-            step_surface = session.surface
-            session.append("step/start", turn=turn_idx, step=step_idx)
-            session.log_header(header)
-            request = Request(
-                wire_envelope, engine.view(session), header.system, header.tools, info.default_max_tokens
-            )
-            # A rejected conversation request is counted; the scripted model still answers
-            # (as after a successful retry) so the script advances.
-            observation, reply = send(request)
-            usage: dict[str, object] = {}
-            if report_usage:
-                usage = {
-                    "usage_tokens": observation.prompt_tokens + output_tokens(reply.blocks),
-                    "step_surface": step_surface,
-                }
-            session.append(
-                "assistant/message", Message("assistant", reply.blocks), turn=turn_idx, step=step_idx,
-                header=header, **usage,
-            )
-            for call in reply.tool_calls:
-                result = engine.run_tool(session, call)
-                if result is None:
-                    result = script.run_tool(call)
-                session.append("tool/result", result, turn=turn_idx, step=step_idx)
-                clock.advance(TOOL_MS)
-            session.append("step/end", turn=turn_idx, step=step_idx)
-            if not reply.tool_calls:
-                break
-        else:
-            raise RuntimeError(f"{workload.name}: turn {turn_idx} did not end within {MAX_STEPS_PER_TURN} steps")
-        session.append("turn/end", turn=turn_idx)
+    driver = _Driver(workload, engine, provider, f"{workload.name}-{workload.window}-{preset}", report_usage)
+    for turn_idx, user_message in enumerate(driver.script.user_turns()):
+        driver.run_turn(turn_idx, user_message)
     return Run(
         workload=workload.name,
         window=workload.window,
@@ -147,7 +80,98 @@ def run_workload(
         profile=profile,
         cache=provider.cache.name,
         observations=tuple(provider.observations),
-        session=session,
+        session=driver.session,
         params=workload.params(),
     )
 
+
+class _Driver:
+    """One run's moving parts: the session, the script, the logical clock and the provider."""
+
+    def __init__(
+        self, workload: Workload, engine: Engine, provider: SimulatedProvider, session_id: str, report_usage: bool
+    ) -> None:
+        self.workload = workload
+        self.engine = engine
+        self.provider = provider
+        self.report_usage = report_usage
+        self.session = Session(session_id)
+        self.script = workload.script()
+        self.info = workload.model_info()
+        self.clock = Clock()
+        self.header = workload.header()
+        self.wire_envelope = self.info.wire_envelope(self.header.envelope)
+        self.ctx = StepContext(self.session, self.catalog, self.client)
+        #: Events already reported to the provider as rewrites.
+        self.num_flushed = 0
+
+    def catalog(self, provider_name: str, model: str) -> ModelInfo:
+        """Adapter facts of a model the engine names (the routed one, or a same-sized other)."""
+        info = self.info
+        if (provider_name, model) == (info.provider, info.model):
+            return info
+        return ModelInfo(provider_name, model, info.context_window, info.default_max_tokens, info.default_effort)
+
+    def send(self, request: Request) -> tuple[Observation, Reply]:
+        """Send one request (noting the rewrites landed since the last), get the scripted reply."""
+        for event in self.session.since(self.num_flushed):
+            kind = event.rewrite_kind
+            if kind is not None:
+                self.provider.note_rewrite(kind)
+        self.num_flushed = len(self.session.events)
+        clock = self.clock
+        observation = self.provider.send(request, clock.now_ms, ready_tick=clock.now_ms + FIRST_TOKEN_MS)
+        reply = self.script.reply(request)
+        out = output_tokens(reply.blocks)
+        observation = self.provider.record_output(observation, request, reply.blocks, out)
+        clock.advance(FIRST_TOKEN_MS + PER_OUTPUT_TOKEN_MS * out)
+        return observation, reply
+
+    def client(self, request: Request) -> Reply:
+        """The model client engines send summary calls through (a rejection is an error reply)."""
+        observation, reply = self.send(request)
+        if observation.is_rejected:
+            return Reply(error=f"HTTP {observation.status}: {observation.error}")
+        return reply
+
+    def run_turn(self, turn_idx: int, user_message: Message) -> None:
+        """One user turn: steps until the model answers without tool calls."""
+        session = self.session
+        session.append("turn/start", turn=turn_idx)
+        session.append("user/message", user_message)
+        for step_idx in range(MAX_STEPS_PER_TURN):
+            if not self.run_step(turn_idx, step_idx):
+                break
+        else:
+            raise RuntimeError(f"{self.workload.name}: turn {turn_idx} did not end within {MAX_STEPS_PER_TURN} steps")
+        session.append("turn/end", turn=turn_idx)
+
+    def run_step(self, turn_idx: int, step_idx: int) -> bool:
+        """One step: maybe compact, send, record the reply, run its tools; False when it called none."""
+        session, engine, header = self.session, self.engine, self.header
+        engine.before_step(self.ctx)
+        step_surface = session.surface
+        session.append("step/start", turn=turn_idx, step=step_idx)
+        session.log_header(header)
+        request = Request(self.wire_envelope, engine.view(session), header.system, header.tools, self.info.default_max_tokens)
+        # A rejected conversation request is counted; the scripted model still answers
+        # (as after a successful retry) so the script advances.
+        observation, reply = self.send(request)
+        usage: dict[str, object] = {}
+        if self.report_usage:
+            usage = {
+                "usage_tokens": observation.prompt_tokens + output_tokens(reply.blocks),
+                "step_surface": step_surface,
+            }
+        session.append(
+            "assistant/message", Message("assistant", reply.blocks), turn=turn_idx, step=step_idx,
+            header=header, **usage,
+        )
+        for call in reply.tool_calls:
+            result = engine.run_tool(session, call)
+            if result is None:
+                result = self.script.run_tool(call)
+            session.append("tool/result", result, turn=turn_idx, step=step_idx)
+            self.clock.advance(TOOL_MS)
+        session.append("step/end", turn=turn_idx, step=step_idx)
+        return bool(reply.tool_calls)
