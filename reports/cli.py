@@ -16,7 +16,7 @@ from prefixbench.kernel.presets import PRESET_ORDER, PRESETS
 from prefixbench.simulator.models import CACHE_MODELS
 from prefixbench.simulator.validate import PROFILES
 from prefixbench.workloads.registry import WORKLOADS, WorkloadEntry, all_engines
-from prefixbench.reports.options import parse_list, parse_window
+from prefixbench.reports.options import check_price_options, parse_list, parse_windows
 from prefixbench.simulator.errors import UserError
 
 DEFAULT_OUT = Path("prefixbench-out")
@@ -153,8 +153,12 @@ def _add_price_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--price-as-of", default=None, metavar="DATE", help="use the price in force on DATE (YYYY-MM-DD; default: latest)")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: returns the exit status."""
+def run(argv: Sequence[str] | None = None) -> int:
+    """Parse and run one command; every error a user can cause becomes one line and exit 2.
+
+    The console script enters through :func:`prefixbench.reports.entry.main`, which adds the
+    Ctrl-C handling (exit 130) around this.
+    """
     try:
         args = build_parser().parse_args(argv)
         match args.command:
@@ -166,17 +170,32 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return cmd_replay(args)
         raise UserError(f"unknown command {args.command!r}")
     except UserError as exc:
-        print(f"prefixbench: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("prefixbench: interrupted", file=sys.stderr)
-        return 130
+        return _fail(str(exc))
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a file that vanished or a full disk while writing
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{exc.strerror or exc}")
+    except MemoryError:
+        return _fail("out of memory (try fewer or smaller --windows)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """:func:`run` with Ctrl-C as exit 130, for callers that import the CLI directly."""
+    try:
+        return run(argv)
+    except KeyboardInterrupt:
+        print("prefixbench: interrupted", file=sys.stderr)
+        return 130
+
+
+def _fail(line: str) -> int:
+    print(f"prefixbench: error: {line}", file=sys.stderr)
+    return 2
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -190,7 +209,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """``prefixbench check``."""
     from prefixbench.workloads.specs.registry import run_specs
 
-    windows = tuple(parse_window(w) for w in parse_list(args.windows, "--windows"))
+    windows = parse_windows(args.windows)
     engines = parse_list(args.engines, "--engines") if args.engines else None
     results = run_specs(args.preset, windows, engines)
     failed = [r for r in results if not r.passed]
@@ -216,6 +235,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from prefixbench.simulator.pricing import get_price
 
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
+    else:
+        check_price_options(args)
     cache = make_cache_model(args.cache, args.tokenizer)
     observations = replay(list(read_chat_completions(args.file)), cache)
     print(replay_json(observations, price) if args.format == "json" else replay_table(observations, price))

@@ -104,12 +104,16 @@ def parse_cache_spec(spec: str) -> tuple[str, dict[str, str]]:
     Raises:
         UserError: an option without ``=``.
     """
-    name, _, rest = spec.partition(":")
+    name, colon, rest = spec.partition(":")
+    if colon and not rest.strip():
+        raise UserError(f"--cache {spec!r}: nothing after the colon (give key=value options, or drop the colon)")
     options: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UserError(f"cache option {item!r} in {spec!r} is not key=value")
+        if key.strip() in options:
+            raise UserError(f"cache option {key.strip()!r} given twice in {spec!r}")
         options[key.strip()] = value.strip()
     return name.strip(), options
 
@@ -124,7 +128,10 @@ def _parse(name: str, options: Mapping[str, object]) -> dict[str, object]:
 
 def _only_heuristic(name: str, tokenizer: str | Tokenizer | None, why: str) -> None:
     if make_tokenizer(tokenizer).name != "heuristic":
-        raise UserError(f"cache model {name!r} counts its own tokens ({why}); use tokenizer 'heuristic'")
+        raise UserError(
+            f"cache model {name!r} counts its own tokens ({why}); a tokenizer needs a token-based model: "
+            f"add --cache deepseek (or openai, vllm, radix), or use --tokenizer heuristic"
+        )
 
 
 def _make_anthropic(tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:

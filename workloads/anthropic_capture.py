@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.render import render_request
 from prefixbench.simulator.wire import (
@@ -46,6 +47,7 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
+from prefixbench.workloads.reading import iter_lines, loads
 
 CallKind: TypeAlias = Literal["main", "side", "compaction"]
 
@@ -53,6 +55,8 @@ CallKind: TypeAlias = Literal["main", "side", "compaction"]
 #: ("Your task is to create a detailed summary of the conversation so far ...").
 _SUMMARY_INSTRUCTION = re.compile(r"\bsummar(?:y|ize|ise)\b[^\n.]{0,80}\bconversation\b", re.IGNORECASE)
 _MAX_BREAKPOINTS = 4
+#: Latest accepted timestamp (seconds): far beyond any capture, far below float overflow in ms.
+_MAX_TIMESTAMP = 1e11
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,51 +110,70 @@ def read_capture(path: str | Path) -> Capture:
             timestamp or usage, or an unreadable file.
     """
     name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{name}: cannot read capture ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{name}: capture is not UTF-8 text") from None
-    parsed: list[tuple[int, Request, ReportedUsage, float, float | None]] = []
+    parsed: list[_Line] = []
     skipped: list[tuple[int, str]] = []
-    for line_no, raw in enumerate(text.splitlines(), start=1):
+    for line_no, raw in iter_lines(Path(path)):
         if not raw.strip():
             continue
-        where = f"{name}:{line_no}"
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
-        if not isinstance(record, dict):
-            raise UserError(f"{where}: expected a JSON object with request and response")
-        request_part = record.get("request")
-        body = request_part.get("body") if isinstance(request_part, dict) else None
-        if not isinstance(body, dict):
-            raise UserError(f"{where}: no request body")
-        sent = request_part.get("timestamp")
-        if not isinstance(sent, (int, float)) or isinstance(sent, bool):
-            raise UserError(f"{where}: request has no numeric timestamp")
-        response = record.get("response")
-        if not isinstance(response, dict):
-            raise UserError(f"{where}: no response, so no usage")
-        status = response.get("status_code")
-        if isinstance(status, int) and not 200 <= status < 300:
-            skipped.append((line_no, f"HTTP {status}"))
-            continue
-        usage = parse_usage(response, where)
-        answered = response.get("timestamp")
-        answered_at = float(answered) if isinstance(answered, (int, float)) and not isinstance(answered, bool) else None
-        parsed.append((line_no, parse_request_body(body, where), usage, float(sent), answered_at))
+        line = _parse_line(raw, line_no, f"{name}:{line_no}")
+        if isinstance(line, str):
+            skipped.append((line_no, line))
+        else:
+            parsed.append(line)
     if not parsed:
         raise UserError(f"{name}: no served request/response pairs in the capture")
-    origin = min(sent for _, _, _, sent, _ in parsed)
+    origin = min(line.sent for line in parsed)
     calls = []
-    for index, (line_no, request, usage, sent, answered_at) in enumerate(parsed):
-        tick = _ms(sent - origin)
-        ready = max(tick, _ms(answered_at - origin)) if answered_at is not None else tick
-        calls.append(CapturedCall(index, line_no, request, usage, classify_call(request), tick, ready))
+    for index, line in enumerate(parsed):
+        tick = _ms(line.sent - origin)
+        ready = max(tick, _ms(line.answered - origin)) if line.answered is not None else tick
+        calls.append(CapturedCall(index, line.number, line.request, line.usage, classify_call(line.request), tick, ready))
     return Capture(name, tuple(calls), tuple(skipped))
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """One served line of a capture, before times are made relative."""
+
+    number: int
+    request: Request
+    usage: ReportedUsage
+    sent: float
+    answered: float | None
+
+
+def _parse_line(raw: str, line_no: int, where: str) -> _Line | str:
+    """One capture line: the served call, or why it was skipped (``HTTP 500``)."""
+    record = loads(raw, where)
+    if not isinstance(record, dict):
+        raise UserError(f"{where}: expected a JSON object with request and response")
+    request_part = record.get("request")
+    body = request_part.get("body") if isinstance(request_part, dict) else None
+    if not isinstance(body, dict):
+        raise UserError(f"{where}: no request body")
+    sent = _timestamp(request_part.get("timestamp"), f"{where}: request timestamp")  # type: ignore[union-attr]
+    if sent is None:
+        raise UserError(f"{where}: request has no numeric timestamp")
+    response = record.get("response")
+    if not isinstance(response, dict):
+        raise UserError(f"{where}: no response, so no usage")
+    status = response.get("status_code")
+    if status is not None and not is_int(status):
+        raise UserError(f"{where}: response status_code must be an integer, got {status!r:.40}")
+    if status is not None and not 200 <= status < 300:
+        return f"HTTP {status}"
+    usage = parse_usage(response, where)
+    answered = _timestamp(response.get("timestamp"), f"{where}: response timestamp")
+    return _Line(line_no, parse_request_body(body, where), usage, sent, answered)
+
+
+def _timestamp(value: object, where: str) -> float | None:
+    """A Unix time in seconds, or None when absent or not a number."""
+    if not is_number(value):
+        return None
+    if not 0 <= value <= _MAX_TIMESTAMP:  # type: ignore[operator]
+        raise UserError(f"{where} {value!r} is not a Unix time in seconds")
+    return float(value)  # type: ignore[arg-type]
 
 
 def _ms(seconds: float) -> int:
@@ -194,6 +217,11 @@ def parse_usage(response: Mapping[str, object], where: str) -> ReportedUsage:
         counts[key] = value
     split = usage.get("cache_creation")
     long_part = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
+    if long_part is not None and (not is_int(long_part) or not 0 <= long_part <= counts["cache_creation_input_tokens"]):
+        raise UserError(
+            f"{where}: usage.cache_creation.ephemeral_1h_input_tokens must be an integer from 0 to the cache write "
+            f"({counts['cache_creation_input_tokens']}), got {long_part!r:.40}"
+        )
     return ReportedUsage(
         input_tokens=counts["input_tokens"],
         cache_read_tokens=counts["cache_read_input_tokens"],
@@ -204,9 +232,10 @@ def parse_usage(response: Mapping[str, object], where: str) -> ReportedUsage:
 
 
 def _loads_or_none(text: str) -> object:
+    """Parsed JSON, or None for text that is not (a body that is not JSON carries no usage)."""
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # malformed, or a huge integer, or nested too deep
         return None
 
 
@@ -220,13 +249,15 @@ def _json_usage(raw: str) -> dict[str, object] | None:
 def _sse_usage(raw: str, where: str) -> dict[str, object] | None:
     """Usage of a streamed message: ``message_start``'s, updated by each ``message_delta``."""
     usage: dict[str, object] | None = None
-    for line in raw.splitlines():
+    for line in raw.split("\n"):  # SSE lines end in \n (or \r\n); U+2028 inside JSON is text
         if not line.startswith("data:"):
             continue
         try:
             event = json.loads(line[len("data:") :])
         except json.JSONDecodeError as exc:
             raise UserError(f"{where}: malformed SSE data in the response ({exc.msg})") from None
+        except (ValueError, RecursionError):
+            raise UserError(f"{where}: SSE data in the response is nested too deep or holds a huge integer") from None
         if not isinstance(event, dict):
             continue
         if event.get("type") == "message_start":
