@@ -284,8 +284,30 @@ def parse_request_body(body: Mapping[str, object], where: str) -> Request:
     if not isinstance(raw_messages, list):
         raise UserError(f"{where}: request body has no messages list")
     breakpoints: list[CacheBreakpoint] = []
+    tools = _parse_tools(body.get("tools", []), where, breakpoints)
+    system_text, system_blocks = _parse_system(body.get("system", ""), where, breakpoints)
+    messages = _parse_messages(raw_messages, where, breakpoints)
+    request = Request(
+        envelope=_envelope(body, model, where),
+        messages=messages,
+        system=system_text,
+        tools=tools,
+        max_tokens=body.get("max_tokens") if is_int(body.get("max_tokens")) else None,  # type: ignore[arg-type]
+        system_blocks=system_blocks,
+        cache_breakpoints=tuple(breakpoints),
+        auto_cache=_ttl(body, f"{where}: top level"),
+    )
+    request = _with_purpose(request)
+    num_breakpoints = len(render_request(request).breakpoints)
+    if num_breakpoints > _MAX_BREAKPOINTS:
+        raise UserError(f"{where}: {num_breakpoints} cache_control breakpoints, at most {_MAX_BREAKPOINTS} allowed")
+    return request
+
+
+def _parse_tools(raw: object, where: str, breakpoints: list[CacheBreakpoint]) -> tuple[ToolSchema, ...]:
+    """The tool definitions; a ``cache_control`` on one adds a breakpoint after it."""
     tools = []
-    for tool_idx, tool in enumerate(_list(body.get("tools", []), f"{where}: tools")):
+    for tool_idx, tool in enumerate(_list(raw, f"{where}: tools")):
         tool_where = f"{where}: tool {tool_idx}"
         tool = _dict(tool, tool_where)
         ttl = _ttl(tool, tool_where)
@@ -298,28 +320,35 @@ def parse_request_body(body: Mapping[str, object], where: str) -> Request:
         rest = {key: value for key, value in tool.items() if key not in ("name", "description", "cache_control")}
         parameters = canonical_json(schema if isinstance(schema, dict) else rest)
         tools.append(ToolSchema(name, str(tool.get("description", "")), parameters))
-    system = body.get("system", "")
-    system_text = ""
-    system_blocks: list[str] = []
-    if isinstance(system, str):
-        system_text = system
-    else:
-        for block_idx, block in enumerate(_list(system, f"{where}: system")):
-            block_where = f"{where}: system block {block_idx}"
-            block = _dict(block, block_where)
-            if block.get("type") != "text" or not isinstance(block.get("text"), str):
-                raise UserError(f"{block_where}: system blocks must be text blocks")
-            ttl = _ttl(block, block_where)
-            if ttl is not None:
-                breakpoints.append(CacheBreakpoint("system", block_idx, None, ttl))
-            system_blocks.append(block["text"])
+    return tuple(tools)
+
+
+def _parse_system(raw: object, where: str, breakpoints: list[CacheBreakpoint]) -> tuple[str, tuple[str, ...]]:
+    """The system prompt: a plain string, or text blocks (each may carry a breakpoint)."""
+    if isinstance(raw, str):
+        return raw, ()
+    blocks: list[str] = []
+    for block_idx, block in enumerate(_list(raw, f"{where}: system")):
+        block_where = f"{where}: system block {block_idx}"
+        block = _dict(block, block_where)
+        if block.get("type") != "text" or not isinstance(block.get("text"), str):
+            raise UserError(f"{block_where}: system blocks must be text blocks")
+        ttl = _ttl(block, block_where)
+        if ttl is not None:
+            breakpoints.append(CacheBreakpoint("system", block_idx, None, ttl))
+        blocks.append(block["text"])  # type: ignore[arg-type]
+    return "", tuple(blocks)
+
+
+def _parse_messages(raw_messages: list[object], where: str, breakpoints: list[CacheBreakpoint]) -> tuple[Message, ...]:
+    """The conversation: user and assistant messages, string or block content."""
     messages = []
     for message_idx, message in enumerate(raw_messages):
         message_where = f"{where}: message {message_idx}"
         message = _dict(message, message_where)
         role = message.get("role")
         if role not in ("user", "assistant"):
-            raise UserError(f"{message_where}: role must be user or assistant, not {role!r}")
+            raise UserError(f"{message_where}: role must be user or assistant, not {role!r:.40}")
         content = message.get("content")
         blocks: list[Block] = []
         if isinstance(content, str):
@@ -331,22 +360,8 @@ def parse_request_body(body: Mapping[str, object], where: str) -> Request:
                 blocks.append(converted)
                 if ttl is not None:
                     breakpoints.append(CacheBreakpoint("messages", block_idx, message_idx, ttl))
-        messages.append(Message(role, tuple(blocks)))
-    request = Request(
-        envelope=_envelope(body, model, where),
-        messages=tuple(messages),
-        system=system_text,
-        tools=tuple(tools),
-        max_tokens=body.get("max_tokens") if isinstance(body.get("max_tokens"), int) else None,
-        system_blocks=tuple(system_blocks),
-        cache_breakpoints=tuple(breakpoints),
-        auto_cache=_ttl(body, f"{where}: top level"),
-    )
-    request = _with_purpose(request)
-    num_breakpoints = len(render_request(request).breakpoints)
-    if num_breakpoints > _MAX_BREAKPOINTS:
-        raise UserError(f"{where}: {num_breakpoints} cache_control breakpoints, at most {_MAX_BREAKPOINTS} allowed")
-    return request
+        messages.append(Message(role, tuple(blocks)))  # type: ignore[arg-type]
+    return tuple(messages)
 
 
 def _with_purpose(request: Request) -> Request:
