@@ -194,8 +194,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _fail(line: str) -> int:
-    print(f"prefixbench: error: {line}", file=sys.stderr)
+    print(f"prefixbench: error: {one_line(line)}", file=sys.stderr)
     return 2
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that would break or garble the line escaped (``\\n``, ``\\u2028``, a lone surrogate)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

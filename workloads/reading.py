@@ -119,11 +119,18 @@ def check_tree(value: object, where: str) -> None:
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             for key, child in pairs:
                 if isinstance(key, str):
-                    child_path = f"{path}.{key}" if path else key
+                    child_path = f"{path}.{_label(key)}" if path else _label(key)
                     _check_str(key, f"the key of {child_path}", where)
                 else:
                     child_path = f"{path}[{key}]"
                 stack.append((child, child_path, depth + 1))
+
+
+def _label(key: str) -> str:
+    """A key as it reads in a path: plain when it is a plain name, else quoted and escaped."""
+    if key and all(c.isalnum() or c in "_-" for c in key) and key.isascii():
+        return key
+    return json.dumps(key)
 
 
 def _check_str(text: str, path: str, where: str) -> None:
