@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="prefixbench",
         description="Prefix-cache simulator and regression benchmarks for compacting LLM agents.",
+        epilog="exit status: 0 done, 1 a check failed, 2 bad input (one line naming the file:line, "
+        "option or key), 130 interrupted",
     )
     parser.add_argument("--version", action="version", version=f"prefixbench {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -68,7 +70,8 @@ def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
     sweep.add_argument("--profile", default="lenient", help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
     _add_cache_options(sweep)
     _add_workload_options(sweep)
-    sweep.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}")
+    sweep.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}; one table per engine the sweep runs "
+        f"({_sections_listing()})")
     _add_price_options(sweep)
     sweep.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
     sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
@@ -83,8 +86,8 @@ def _add_check_parser(sub: argparse._SubParsersAction) -> None:
         "that decided it. Exit status 1 if any spec fails: use it to gate a kernel change.",
     )
     check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
-    check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs (default: 32k,128k,512k)")
-    check.add_argument("--engines", default=None, help="only specs of these engines (default: all)")
+    check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
+    check.add_argument("--engines", default=None, help=f"only specs of these engines, comma-separated: {', '.join(all_engines())} (default: all)")
 
 
 def _add_replay_parser(sub: argparse._SubParsersAction) -> None:
@@ -117,6 +120,11 @@ def _add_replay_parser(sub: argparse._SubParsersAction) -> None:
 
 def _listing(entries: dict[str, WorkloadEntry]) -> str:
     return "; ".join(f"{name} ({entry.summary}; engines {', '.join(entry.engines)})" for name, entry in entries.items())
+
+
+def _sections_listing() -> str:
+    """``seed-coding: checkpoint; thinking-tools: checkpoint, user-tail, ranges``."""
+    return "; ".join(f"{name}: {', '.join(entry.engine_sections)}" for name, entry in WORKLOADS.items())
 
 
 def _add_cache_options(parser: argparse.ArgumentParser) -> None:

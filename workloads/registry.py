@@ -187,7 +187,11 @@ def engine_config_options(workload_name: str, sections: Mapping[str, Mapping[str
     try:
         for engine, section in sections.items():
             if engine not in entry.engines:
-                raise UserError(f"workload {workload_name!r} has no engine {engine!r} (known: {', '.join(entry.engines)})")
+                takers = [name for name, other in WORKLOADS.items() if engine in other.engine_sections]
+                hint = f"; a [{engine}] table applies to --workload {' or '.join(takers)}" if takers else ""
+                raise UserError(
+                    f"workload {workload_name!r} has no engine {engine!r} (known: {', '.join(entry.engines)}){hint}"
+                )
             parser = entry.engine_sections[engine]
             options[parser.option] = parser.parse(section)
     except (UserError, TypeError) as exc:
