@@ -16,7 +16,7 @@ from prefixbench.kernel.presets import PRESET_ORDER, PRESETS
 from prefixbench.simulator.models import CACHE_MODELS
 from prefixbench.simulator.validate import PROFILES
 from prefixbench.workloads.registry import WORKLOADS, WorkloadEntry, all_engines
-from prefixbench.reports.options import check_price_options, parse_list, parse_windows
+from prefixbench.reports.options import check_price_options, parse_list, parse_windows, warn_window_memory
 from prefixbench.simulator.errors import UserError
 
 DEFAULT_OUT = Path("prefixbench-out")
@@ -223,6 +223,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from prefixbench.workloads.specs.registry import run_specs
 
     windows = parse_windows(args.windows)
+    warn_window_memory(windows)
     engines = parse_list(args.engines, "--engines") if args.engines else None
     results = run_specs(args.preset, windows, engines)
     failed = [r for r in results if not r.passed]
@@ -267,8 +268,8 @@ def _replay_capture(args: argparse.Namespace) -> int:
         raise UserError(f"--input anthropic-capture replays through the anthropic cache model, not {args.cache!r}")
     if args.price is not None:
         raise UserError("--price is not supported with --input anthropic-capture yet")
-    if args.chars_per_token is not None and args.chars_per_token <= 0:
-        raise UserError(f"--chars-per-token must be positive, got {args.chars_per_token}")
+    if args.chars_per_token is not None and not 0.01 <= args.chars_per_token <= 1000:
+        raise UserError(f"--chars-per-token must be a number from 0.01 to 1000, got {args.chars_per_token}")
     rows = replay_capture(args.file, chars_per_token=args.chars_per_token)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))
     return 0

@@ -13,6 +13,8 @@ BASE_BYTES = 100_000_000
 BYTES_PER_TOKEN = 30
 #: Above this a sweep says what it is about to take, even when the machine has room.
 NOTE_BYTES = 1_000_000_000
+#: The largest window accepted (1,000m tokens, far above any model's).
+MAX_WINDOW = 1_000_000_000
 
 
 def parse_window(text: str) -> int:
@@ -27,7 +29,9 @@ def parse_window(text: str) -> int:
         value = float(raw) * scale
     except ValueError:
         raise UserError(f"--windows: {text!r} is not a token count (use e.g. 32k, 128k or 128000)") from None
-    if value != int(value) or value <= 0:
+    if not 0 < value <= MAX_WINDOW:  # NaN and infinity fail here too
+        raise UserError(f"--windows: window must be a positive number of tokens up to 1,000m, got {text!r}")
+    if value != int(value):
         raise UserError(f"--windows: window must be a positive whole number of tokens, got {text!r}")
     return int(value)
 

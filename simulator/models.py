@@ -34,7 +34,11 @@ Parser = Callable[[object], object]
 
 
 def _text_int(value: object) -> object:
-    return int(value) if isinstance(value, str) and value.strip().lstrip("-").isdigit() else value
+    if not (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+        return value
+    if len(value.strip()) > 30:  # beyond any count, and beyond Python's int-string limit soon after
+        raise UserError(f"cache option value {value.strip()[:12]}... has {len(value.strip()):,} digits: too large")
+    return int(value)
 
 
 def _text_int_or_none(value: object) -> object:
@@ -166,7 +170,7 @@ def _like(default: object, value: object) -> object:
         if isinstance(default, float):
             return float(value)
         if isinstance(default, int) or default is None:
-            return _text_int_or_none(value) if default is None else int(value)
+            return _text_int_or_none(value) if default is None else _text_int(value)
     except ValueError:
         return value
     return value

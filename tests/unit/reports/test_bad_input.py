@@ -250,12 +250,24 @@ SMALL = ["sweep", "--windows", "32k", "--presets", "patched", "--steps", "30", "
         (["--period", "peak"], "--period chooses a price row, so it needs --price"),
         (["--cache", "openai:"], "nothing after the colon"),
         (["--tokenizer", "deepseek-v4"], "add --cache deepseek"),
+        (["--windows", "inf"], "--windows: window must be a positive number of tokens up to 1,000m"),
+        (["--windows", "nan"], "--windows: window must be a positive number"),
+        (["--windows", "1e400"], "--windows: window must be a positive number"),
+        (["--cache", "vllm:capacity_blocks=" + "9" * 5000], "has 5,000 digits: too large"),
+        (["--cache", "anthropic:chars_per_token=1e-300"], "chars_per_token must be a number from 0.01 to 1000"),
     ],
 )
 def test_silently_accepted_options_are_refused(tmp_path, capsys, argv, message):
     status, _, err = run(capsys, *SMALL, *argv, "--out", str(tmp_path / "o"))
     assert_one_line(status, err, message)
     assert not (tmp_path / "o").exists()  # refused before anything ran or was written
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e-300", "0"])
+def test_chars_per_token_must_be_a_usable_ratio(tmp_path, capsys, value):
+    path = capture_file(tmp_path, capture_line())
+    status, _, err = run(capsys, "replay", "--input", "anthropic-capture", str(path), "--chars-per-token", value)
+    assert_one_line(status, err, "--chars-per-token must be a number from 0.01 to 1000")
 
 
 def test_a_huge_window_says_what_it_will_take():
