@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -384,8 +385,8 @@ def _envelope(body: Mapping[str, object], model: str, where: str) -> Envelope:
             case _:
                 pass  # disabled or absent: no effort
     temperature = body.get("temperature")
-    if temperature is not None and (not isinstance(temperature, (int, float)) or isinstance(temperature, bool)):
-        raise UserError(f"{where}: temperature is not a number ({temperature!r})")
+    if temperature is not None and (not is_number(temperature) or not 0 <= temperature < math.inf):
+        raise UserError(f"{where}: temperature must be a number >= 0, got {temperature!r:.40}")
     stop = body.get("stop_sequences")
     if stop is not None and not (isinstance(stop, list) and all(isinstance(item, str) for item in stop)):
         raise UserError(f"{where}: stop_sequences is not a list of strings")

@@ -170,6 +170,10 @@ CAPTURE_CASES = {
         "ephemeral_1h_input_tokens must be an integer from 0",
     ),
     "string status": (capture_line(status="500"), "status_code must be an integer"),
+    "negative temperature": (
+        capture_line({"model": "c", "temperature": -1, "messages": [{"role": "user", "content": "x"}]}),
+        "temperature must be a number >= 0",
+    ),
     "invalid utf-8": (b'{"request": "\xc3', "cap.jsonl:2: not UTF-8"),
 }
 
