@@ -29,10 +29,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         interrupt.raise_if_interrupted()
         return status
     except KeyboardInterrupt:
-        try:
-            print("prefixbench: interrupted", file=sys.stderr)
-        except (OSError, ValueError):  # stderr closed: nothing left to tell
-            pass
-        return INTERRUPTED
+        return _interrupted()
+    except BaseException:
+        # An interrupt some library turned into another error (numpy, interrupted while loading
+        # its C extension, raises ImportError): still an interrupt, not a crash.
+        if interrupt.interrupted():
+            return _interrupted()
+        raise
     finally:
         interrupt.restore(previous)
+
+
+def _interrupted() -> int:
+    try:
+        print("prefixbench: interrupted", file=sys.stderr)
+    except (OSError, ValueError):  # stderr closed: nothing left to tell
+        pass
+    return INTERRUPTED
