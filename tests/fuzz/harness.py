@@ -181,6 +181,12 @@ def _paths(doc: object, prefix: tuple = ()) -> list[tuple]:
     return out
 
 
+def weighted(*choices: tuple[st.SearchStrategy, int]) -> st.SearchStrategy:
+    """One of the strategies, each drawn about ``weight`` times in ``sum(weights)``."""
+    pool = [strategy for strategy, weight in choices for _ in range(weight)]
+    return st.sampled_from(range(len(pool))).flatmap(lambda idx: pool[idx])
+
+
 def optional_keys(required: dict[str, st.SearchStrategy], optional: dict[str, st.SearchStrategy]) -> st.SearchStrategy:
     """An object with every required key and any subset of the optional ones."""
     return st.fixed_dictionaries(required, optional=optional)
