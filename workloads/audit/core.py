@@ -261,10 +261,15 @@ def load_trace(
     if fmt != "auto" and fmt not in FORMATS:
         raise UserError(f"--input: unknown format {fmt!r} (known: auto, {', '.join(FORMATS)})")
     files = find_logs(list(paths))
-    ctx = ImportContext(progress=progress)
+    ctx = ImportContext()
     requests: list[TraceRequest] = []
     summaries: list[FileSummary] = []
+    offset = 0
     for path in files:
+        if progress is not None:
+            base = offset
+            ctx.progress = lambda done, base=base: progress(base + done)
+            offset += path.stat().st_size
         file_fmt = detect_format(path) if fmt == "auto" else fmt
         reqs, summary = import_file(path, file_fmt, ctx)
         requests.extend(reqs)
