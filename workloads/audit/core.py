@@ -494,6 +494,11 @@ def _explain(
             f"read {usage.cache_read - expected:,} tokens more than the previous request left cached: "
             "a call the log does not count (aborted, no usage) or the provider's own checkpoints stored them"
         )
+    if cause is None and prev is None and usage is not None and usage.cache_read > pred.read and not detail:
+        detail = (
+            f"read {usage.cache_read - pred.read:,} tokens more than the model predicts for a lane start: cached "
+            "before the log begins (another session, or requests not in these files)"
+        )
     cost = lost_usd = None
     if usage is not None:
         row = prices.row(r.model, r.sent_ms)
