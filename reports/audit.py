@@ -109,6 +109,21 @@ def audit_record(result: AuditResult) -> dict[str, object]:
             "lost_usd": float(totals.lost_usd),
             "hit_ratio": round(totals.hit_ratio, 6),
         },
+        "models": [
+            {
+                "provider": m.provider,
+                "model": m.model,
+                "requests": m.requests,
+                "input": m.input,
+                "output": m.output,
+                "cache_read": m.cache_read,
+                "cache_write": m.cache_write,
+                "cost_usd": float(m.cost_usd),
+                "lost_usd": float(m.lost_usd),
+                "priced": m.priced,
+            }
+            for m in result.models
+        ],
         "files": [
             {
                 "file": f.file,
@@ -165,8 +180,15 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         {1, 2, 3},
     ) or ["(none)"]
     out += ["", "lanes: reported vs predicted"]
+    reported_files = {row.file for row in result.rows if row.reported_cache_read is not None}
     lane_rows = []
     for lane in result.lanes:
+        if lane.file not in reported_files:
+            lane_rows.append(
+                [_short(lane.file), lane.lane, f"{lane.requests:,}", "n/a", f"{lane.predicted_cache_read:,}", "n/a", "n/a",
+                 f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", "n/a", "-", "-"]
+            )
+            continue
         error = (
             "n/a"
             if lane.reported_cache_read == 0
@@ -195,6 +217,25 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         lane_rows,
         set(range(2, 14)),
     )
+    out += ["", "models"]
+    out += _table(
+        ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
+        [
+            [
+                m.provider,
+                m.model,
+                f"{m.requests:,}",
+                f"{m.input:,}",
+                f"{m.output:,}",
+                f"{m.cache_read:,}",
+                f"{m.cache_write:,}",
+                format_usd(m.cost_usd) if m.priced else "no price",
+                format_usd(m.lost_usd) if m.priced else "-",
+            ]
+            for m in result.models
+        ],
+        set(range(2, 9)),
+    )
     out += ["", "calibration per file: predicted read within 3% of reported"]
     out += _table(
         ["file", "format", "requests", "within 3%", "mean |error|", "skipped", "paid", "lost"],
@@ -203,7 +244,7 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
                 _short(f.file),
                 f.format,
                 f"{f.requests:,}",
-                f"{f.read_within:,}",
+                f"{f.read_within:,}" if f.file in reported_files else "n/a",
                 "n/a" if f.mean_abs_read_error is None else f"{f.mean_abs_read_error:.2%}",
                 f"{f.skipped:,}",
                 format_usd(f.cost_usd),

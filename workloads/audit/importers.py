@@ -670,6 +670,8 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
     blocks = 0
     chain_parent: str | None = None
     node_of_entry: dict[str, str | None] = {}
+    #: Entry id -> the node of the first request whose prompt ended at that entry.
+    prompt_end: dict[str, str] = {}
     seen_any = False
     for record in records:
         where = f"{name}:{record.line}"
@@ -682,8 +684,9 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
         entry_id = value.get("id") if kind != "session" else None
         parent_id = value.get("parentId")
         if isinstance(parent_id, str) and parent_id in node_of_entry:
-            # Tree sessions (newer pi): the prompt extends the request its branch descends from.
-            chain_parent = node_of_entry[parent_id]
+            # Tree sessions (newer pi): the prompt extends the request its branch descends from,
+            # or equals the prompt an earlier request sent from the same entry (a retry, a branch).
+            chain_parent = prompt_end.get(parent_id, node_of_entry[parent_id])
         match kind:
             case "session":
                 if isinstance(value.get("thinkingLevel"), str):
@@ -743,6 +746,8 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
                                     source_format="pi",
                                 )
                             )
+                            if isinstance(parent_id, str):
+                                prompt_end.setdefault(parent_id, node)
                             chain_parent = node
                             events = []
                             blocks = 0

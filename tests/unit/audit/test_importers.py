@@ -258,6 +258,29 @@ def test_pi_compaction_starts_a_new_chain(tmp_path: Path) -> None:
     assert result.rows[1].cause == "compaction"
 
 
+def test_pi_tree_sessions_follow_parent_ids(tmp_path: Path) -> None:
+    t0 = 1765233665294
+    header = {"type": "session", "version": 3, "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"}
+
+    def entry(entry_id: str, parent: str | None, role: str, ts: int, usage: dict | None = None) -> dict:
+        return {**_pi_msg(role, ts, usage), "id": entry_id, "parentId": parent}
+
+    entries = [
+        header,
+        entry("e1", None, "user", t0),
+        entry("e2", "e1", "assistant", t0 + 10, _u(10, 0, 40000)),
+        entry("e3", "e2", "toolResult", t0 + 2000),
+        entry("e4", "e3", "assistant", t0 + 2010, _u(1, 40000, 300)),
+        # A branch back to the first user message: the same prompt e2 sent, read from the cache.
+        entry("e5", "e1", "assistant", t0 + 60000, _u(10, 40000, 0)),
+    ]
+    path = write_jsonl(tmp_path / "tree.jsonl", entries)
+    requests, _ = load_trace([path])
+    assert [r.prefix.parent for r in requests] == [None, requests[0].prefix.node, requests[0].prefix.node]
+    result = run_audit([path])
+    assert [row.predicted_cache_read for row in result.rows] == [0, 40000, 40000]
+
+
 def test_mooncake_predicts_shared_blocks(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "trace.jsonl", [
         {"timestamp": 0, "input_length": 1100, "output_length": 10, "hash_ids": [1, 2, 3]},
