@@ -32,15 +32,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.anthropic_capture import classify_call, parse_request_body, parse_usage
-from prefixbench.workloads.audit.sources import ProgressFn, Record, iter_records
+from prefixbench.workloads.audit.sources import ProgressFn, Record, classify_record, iter_records
 from prefixbench.workloads.audit.trace import FileSummary, Prefix, TraceRequest, Usage
 from prefixbench.workloads.chat_completions import LineError, parse_request
 
+#: Lines of a file checked for records of another format.
+CHECK_LINES = 200
 #: Mooncake block size (tokens per hash id).
 MOONCAKE_BLOCK_TOKENS = 512
 
@@ -64,7 +66,10 @@ def parse_time_ms(value: object, where: str) -> int | None:
         return int(value) if value > 1e11 else round(value * 1000)
     if isinstance(value, str):
         try:
-            return round(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+            moment = datetime.fromisoformat(value)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)  # a time without offset is read as UTC, never local
+            return round(moment.timestamp() * 1000)
         except ValueError:
             raise UserError(f"{where}: timestamp {value!r} is not ISO 8601") from None
     raise UserError(f"{where}: timestamp {value!r} is not a time")
@@ -102,9 +107,12 @@ def import_file(path: Path, fmt: str, ctx: ImportContext) -> tuple[list[TraceReq
 
 
 def _check_format(path: Path, record: Record, fmt: str) -> None:
-    """A record of another known format in a file read as ``fmt`` is bad input."""
-    from prefixbench.workloads.audit.sources import classify_record
+    """A record of another known format in a file read as ``fmt`` is bad input.
 
+    Only the first records are looked at (a file is one format; detection reads as many).
+    """
+    if record.line > CHECK_LINES:
+        return
     other = classify_record(record.value)
     if other is not None and other != fmt and not (fmt == "anthropic-bodies" and other == "chat-completions"):
         raise UserError(f"{path}:{record.line}: a {other} record in a file read as {fmt}")
@@ -293,9 +301,19 @@ _DIAGNOSTIC_LABELS = (
 )
 
 
+_DIAGNOSTIC_KEYS = frozenset(("cache_miss_reason", "cache_diagnostics", "diagnostics", "cache_diagnosis"))
+
+
 def _diagnostic(obj: object) -> str | None:
     """Anthropic's cache diagnostic label, wherever a response carries it (usage or top level)."""
     if not isinstance(obj, dict):
+        return None
+    usage = obj.get("usage")
+    message = obj.get("message")
+    if not any(
+        isinstance(holder, dict) and not _DIAGNOSTIC_KEYS.isdisjoint(holder)
+        for holder in (obj, usage, message, message.get("usage") if isinstance(message, dict) else None)
+    ):
         return None
     for holder in (obj, _dict(obj.get("usage")), _dict(obj.get("message")), _dict(_dict(obj.get("message")).get("usage"))):
         for key in ("cache_miss_reason", "cache_diagnostics", "diagnostics", "cache_diagnosis"):

@@ -335,3 +335,13 @@ def test_empty_folder(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserError, match="no log files"):
         load_trace([tmp_path / "empty"])
+
+
+def test_times_without_offset_are_utc() -> None:
+    from prefixbench.workloads.audit.importers import parse_time_ms
+
+    assert parse_time_ms("2025-09-03T00:52:31.217", "x") == parse_time_ms("2025-09-03T00:52:31.217Z", "x") == 1756860751217
+    assert parse_time_ms(1748554704.293292, "x") == 1748554704293  # epoch seconds (claude-trace)
+    assert parse_time_ms(1765233665294, "x") == 1765233665294  # epoch ms (pi)
+    with pytest.raises(UserError, match="x: timestamp 'soon' is not ISO 8601"):
+        parse_time_ms("soon", "x")
