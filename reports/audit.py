@@ -165,7 +165,8 @@ def _usd(value: Decimal | None) -> str:
 
 
 def audit_table(result: AuditResult, worst: int = WORST) -> str:
-    """The terminal view: totals, causes, lanes (predicted vs reported), worst requests, notes."""
+    """The terminal view: totals, misses by cause, the worst requests, then every lane predicted vs
+    reported, models, calibration per file and notes."""
     t = result.totals
     out = [
         f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
@@ -179,6 +180,28 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", format_usd(c.lost_usd), CAUSES[c.cause]] for c in result.causes],
         {1, 2, 3},
     ) or ["(none)"]
+    ranked = sorted(
+        (row for row in result.rows if row.cause is not None and row.lost_tokens > 0),
+        key=lambda row: (-(row.lost_usd or Decimal(0)), -row.lost_tokens, row.file, row.line),
+    )[:worst]
+    out += ["", f"worst requests (top {len(ranked)} by dollars lost)"]
+    out += _table(
+        ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "detail"],
+        [
+            [
+                f"{_short(row.file)}:{row.line}",
+                row.lane,
+                f"{row.reported_cache_read or 0:,}",
+                f"{row.expected_cache_read:,}",
+                _usd(row.lost_usd),
+                row.cause or "",
+                row.evidence or "",
+                row.detail[:110],
+            ]
+            for row in ranked
+        ],
+        {2, 3, 4},
+    )
     out += ["", "lanes: reported vs predicted"]
     reported_files = {row.file for row in result.rows if row.reported_cache_read is not None}
     lane_rows = []
@@ -254,28 +277,6 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         ],
         {2, 3, 4, 5, 6, 7},
     )
-    ranked = sorted(
-        (row for row in result.rows if row.cause is not None and row.lost_tokens > 0),
-        key=lambda row: (-(row.lost_usd or Decimal(0)), -row.lost_tokens, row.file, row.line),
-    )[:worst]
-    out += ["", f"worst requests (top {len(ranked)} by dollars lost)"]
-    out += _table(
-        ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "detail"],
-        [
-            [
-                f"{_short(row.file)}:{row.line}",
-                row.lane,
-                f"{row.reported_cache_read or 0:,}",
-                f"{row.expected_cache_read:,}",
-                _usd(row.lost_usd),
-                row.cause or "",
-                row.evidence or "",
-                row.detail[:110],
-            ]
-            for row in ranked
-        ],
-        {2, 3, 4},
-    )
     out += ["", *(f"note: {note}" for note in result.notes)]
     return "\n".join(out)
 
@@ -312,6 +313,8 @@ def audit_chart(result: AuditResult, path: Path) -> None:
     """audit.png: per file, per request stacked read / write / uncached, predicted read, misses by cause."""
     import numpy as np
 
+    from matplotlib.ticker import MaxNLocator
+
     from prefixbench.reports.charts import CACHED, UNCACHED, plt, save
 
     files = [f.file for f in result.files]
@@ -340,6 +343,7 @@ def audit_chart(result: AuditResult, path: Path) -> None:
                 used.add(cause)
                 ax.scatter(picked, [top * 1.04] * len(picked), marker="v", s=18, color=colours[cause], label=f"miss: {cause}", zorder=3)
         ax.set_xlim(-0.5, max(len(rows) - 0.5, 0.5))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(0, top * 1.12 if top else 1)
         ax.set_title(f"{Path(name).name} ({len(rows):,} requests{'' if reported else ', predicted only'})", fontsize=9)
         ax.set_ylabel("tokens", fontsize=8)
