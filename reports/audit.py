@@ -325,6 +325,10 @@ def audit_chart(result: AuditResult, path: Path) -> None:
     used: set[str] = set()
     for ax, name in zip(axes[:, 0], files):
         rows = rows_by_file[name]
+        if not rows:
+            ax.text(0.5, 0.5, "no model calls with usage in this file", ha="center", va="center", transform=ax.transAxes)
+            ax.set_title(Path(name).name, fontsize=9)
+            continue
         x = np.arange(len(rows))
         reported = all(row.reported_cache_read is not None for row in rows)
         read = np.array([(row.reported_cache_read if reported else row.predicted_cache_read) or 0 for row in rows], float)

@@ -671,7 +671,9 @@ def import_codex(path: Path, records: Iterable[Record], ctx: ImportContext) -> t
         blocks = 0
     if not seen_any:
         raise UserError(f"{name}:1: empty file, no rollout lines")
-    notes = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
+    notes: tuple[str, ...] = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
+    if not out:
+        notes += ("no token_count events: this rollout (an older Codex version, or a session that made no call) carries no usage to audit",)
     return out, FileSummary(name, "codex", len(out), tuple(skipped), notes)
 
 

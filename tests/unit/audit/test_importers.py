@@ -345,3 +345,25 @@ def test_times_without_offset_are_utc() -> None:
     assert parse_time_ms(1765233665294, "x") == 1765233665294  # epoch ms (pi)
     with pytest.raises(UserError, match="x: timestamp 'soon' is not ISO 8601"):
         parse_time_ms("soon", "x")
+
+
+def test_older_codex_rollouts_without_usage_are_recognised(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "rollout-old.jsonl", [
+        {"id": "x", "timestamp": "2025-05-01T10:00:00Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+    ])
+    assert detect_format(path) == "codex"
+    requests, summaries = load_trace([path])
+    assert requests == [] and "no token_count events" in summaries[0].notes[-1]
+
+
+def test_claude_code_2x_file_starting_with_snapshots(tmp_path: Path) -> None:
+    t = Transcript(version="2.0.14")
+    t.user("go", "2025-10-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-10-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    snapshots = [{"type": "file-history-snapshot", "messageId": f"m{n}", "snapshot": {}, "isSnapshotUpdate": False} for n in range(30)]
+    path = write_jsonl(tmp_path / "s.jsonl", snapshots + t.lines)
+    assert detect_format(path) == "claude-code"
+    requests, _ = load_trace([path])
+    assert len(requests) == 1
