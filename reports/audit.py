@@ -356,7 +356,8 @@ def audit_chart(result: AuditResult, path: Path) -> None:
     for ax in axes[:, 0]:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", ncol=min(6, len(handles)), fontsize=7, frameon=False)
+    if handles:
+        fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", ncol=min(6, len(handles)), fontsize=7, frameon=False)
     axes[-1, 0].set_xlabel("request (file order)", fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
     save(fig, path)
