@@ -14,6 +14,7 @@ from tempfile import TemporaryDirectory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from prefixbench.reports.audit import audit_csv, audit_json, audit_table
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
 
@@ -87,10 +88,15 @@ def _audit(fmt: str, data: bytes) -> None:
         path = Path(folder) / "log.jsonl"
         path.write_bytes(data)
         try:
-            run_audit([path], fmt=fmt)
+            result = run_audit([path], fmt=fmt)
         except UserError as exc:
             message = str(exc)
             assert "\n" not in message and str(path) in message, message
+            return
+        # Whatever was imported, every text writer handles it.
+        audit_table(result)
+        json.loads(audit_json(result))
+        assert audit_csv(result).count("\n") == len(result.rows) + 1
 
 
 #: PREFIXBENCH_FUZZ_EXAMPLES=2000 for a long run.
