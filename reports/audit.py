@@ -20,6 +20,8 @@ from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import SCHEMA_VERSION, AuditResult, AuditRow
 
+#: Files drawn as a panel each in audit.png; beyond this, one panel holds every request.
+CHART_PANELS = 12
 #: Worst requests listed after the cause summary.
 WORST = 15
 #: The per-request columns of audit.csv and of each request in --format json, in order.
@@ -318,7 +320,13 @@ def audit_chart(result: AuditResult, path: Path) -> None:
     from prefixbench.reports.charts import CACHED, UNCACHED, plt, save
 
     files = [f.file for f in result.files]
-    rows_by_file = {name: [row for row in result.rows if row.file == name] for name in files}
+    rows_by_file: dict[str, list[AuditRow]] = {name: [] for name in files}
+    for row in result.rows:
+        rows_by_file[row.file].append(row)
+    if len(files) > CHART_PANELS:
+        # Too many files for a panel each: one panel, every request in file order (nothing left out).
+        rows_by_file = {f"{len(files)} files, in order": [row for name in files for row in rows_by_file[name]]}
+        files = list(rows_by_file)
     colours = dict(zip(CAUSES, ("#57606a", "#8250df", "#bf8700", "#cf222e", "#fb8f44", "#0550ae", "#0969da", "#a40e26",
                                 "#953800", "#1a7f37", "#6639ba", "#6e7781", "#116329", "#4d2d00", "#000000")))
     fig, axes = plt.subplots(len(files), 1, figsize=(12, 2.6 * len(files) + 0.6), squeeze=False)

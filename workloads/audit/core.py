@@ -709,8 +709,11 @@ def _summarize(
         )
     )
     files = []
+    rows_of_file: dict[str, list[AuditRow]] = defaultdict(list)
+    for row in rows:
+        rows_of_file[row.file].append(row)
     for summary in summaries:
-        items = [row for row in rows if row.file == summary.file]
+        items = rows_of_file.get(summary.file, [])
         errors = [abs(e) for row in items if (e := row.read_error) is not None and row.reported_cache_read]
         files.append(
             FileCalibration(
