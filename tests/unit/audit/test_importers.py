@@ -367,3 +367,17 @@ def test_claude_code_2x_file_starting_with_snapshots(tmp_path: Path) -> None:
     assert detect_format(path) == "claude-code"
     requests, _ = load_trace([path])
     assert len(requests) == 1
+
+
+def test_claude_code_resumed_history_counts_once(tmp_path: Path) -> None:
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    first = list(t.lines)
+    t.user("more", "2025-09-03T00:10:00.000Z")
+    t.assistant("r2", "2025-09-03T00:10:02.000Z", [cc_usage(3, 15100, 0, 9)])
+    write_jsonl(tmp_path / "a.jsonl", first)
+    write_jsonl(tmp_path / "b.jsonl", t.lines)  # the resumed session re-logs r1
+    requests, summaries = load_trace([tmp_path])
+    assert [r.request_id for r in requests] == ["r1", "r2"]
+    assert "already counted" in summaries[1].skipped[0][1]
