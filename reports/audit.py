@@ -170,10 +170,13 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
     """The terminal view: totals, misses by cause, the worst requests, then every lane predicted vs
     reported, models, calibration per file and notes."""
     t = result.totals
-    out = [
+    headline = (
         f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
         f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}; hit ratio {t.hit_ratio:.1%}; "
-        f"paid {format_usd(t.cost_usd)}, lost to misses {format_usd(t.lost_usd)}",
+        f"paid {format_usd(t.cost_usd)}, lost to misses {format_usd(t.lost_usd)}"
+    )
+    out = [
+        headline,
         "",
         "misses by cause",
     ]
@@ -314,9 +317,7 @@ def audit_csv(result: AuditResult) -> str:
 def audit_chart(result: AuditResult, path: Path) -> None:
     """audit.png: per file, per request stacked read / write / uncached, predicted read, misses by cause."""
     import numpy as np
-
     from matplotlib.ticker import MaxNLocator
-
     from prefixbench.reports.charts import CACHED, UNCACHED, plt, save
 
     files = [f.file for f in result.files]
@@ -405,7 +406,8 @@ class Progress:
         self.start = self.last
         self._bar = None
         if self.enabled and sys.stderr.isatty():
-            from rich.progress import BarColumn, Progress as RichProgress, TransferSpeedColumn
+            from rich.progress import BarColumn, TransferSpeedColumn
+            from rich.progress import Progress as RichProgress
 
             self._bar = RichProgress("reading logs", BarColumn(), TransferSpeedColumn(), transient=True)
             self._task = self._bar.add_task("read", total=self.total)

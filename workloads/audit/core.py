@@ -40,13 +40,29 @@ from decimal import Decimal
 from pathlib import Path
 
 from prefixbench.simulator.anthropic import TTL_MS, AnthropicCache, min_cacheable_tokens
-from prefixbench.simulator.chain import OPENAI_MIN_TOKENS, OPENAI_TTL_MS, STEP_TOKENS, ChainCache
+from prefixbench.simulator.chain import (
+    OPENAI_MIN_TOKENS,
+    OPENAI_TTL_MS,
+    STEP_TOKENS,
+    ChainCache,
+)
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.models import make_cache
-from prefixbench.simulator.pricing import PriceRow, PriceTable, cost_of, deepseek_period, load_prices, usd_sum
+from prefixbench.simulator.pricing import (
+    PriceRow,
+    PriceTable,
+    cost_of,
+    deepseek_period,
+    load_prices,
+    usd_sum,
+)
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES, body_diff
-from prefixbench.workloads.audit.importers import MOONCAKE_BLOCK_TOKENS, ImportContext, import_file
+from prefixbench.workloads.audit.importers import (
+    MOONCAKE_BLOCK_TOKENS,
+    ImportContext,
+    import_file,
+)
 from prefixbench.workloads.audit.sources import ProgressFn, detect_format, find_logs
 from prefixbench.workloads.audit.trace import FORMATS, FileSummary, TraceRequest, Usage
 

@@ -37,8 +37,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.anthropic_capture import classify_call, parse_request_body, parse_usage
-from prefixbench.workloads.audit.sources import ProgressFn, Record, classify_record, iter_records
+from prefixbench.workloads.anthropic_capture import (
+    classify_call,
+    parse_request_body,
+    parse_usage,
+)
+from prefixbench.workloads.audit.sources import (
+    ProgressFn,
+    Record,
+    classify_record,
+    iter_records,
+)
 from prefixbench.workloads.audit.trace import FileSummary, Prefix, TraceRequest, Usage
 from prefixbench.workloads.chat_completions import LineError, parse_request
 
@@ -793,8 +802,10 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
     if not seen_any:
         raise UserError(f"{name}:1: empty file, no session entries")
     notes = (
-        "pi's system prompt and tools are not in a session file (pi rebuilds them, with the current time, "
-        "on every start; restarts are not logged)",
+        (
+            "pi's system prompt and tools are not in a session file (pi rebuilds them, with the current time, "
+            "on every start; restarts are not logged)"
+        ),
     )
     return out, FileSummary(name, "pi", len(out), tuple(skipped), notes)
 

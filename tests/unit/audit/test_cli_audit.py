@@ -8,7 +8,6 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-
 from prefixbench.reports.cli import main
 
 from .fixtures import Transcript, cc_usage, write_jsonl

@@ -6,12 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
-
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.audit.sources import detect_format
 
-from .fixtures import Transcript, anthropic_body, capture_line, cc_usage, sse, write_jsonl
+from .fixtures import (
+    Transcript,
+    anthropic_body,
+    capture_line,
+    cc_usage,
+    sse,
+    write_jsonl,
+)
 
 
 def test_claude_code_keeps_last_line_of_each_request(tmp_path: Path) -> None:
@@ -22,7 +28,7 @@ def test_claude_code_keeps_last_line_of_each_request(tmp_path: Path) -> None:
     t.user("result", "2025-09-03T00:00:03.000Z", tool=True)
     t.assistant("req_2", "2025-09-03T00:00:05.000Z", [cc_usage(4, 100, 2000, 7), cc_usage(4, 100, 2000, 60)])
     path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
-    requests, summaries = load_trace([path])
+    requests, _ = load_trace([path])
     assert [r.usage.output for r in requests] == [120, 60]
     assert [r.usage.cache_read for r in requests] == [0, 2000]
     assert requests[1].prefix.parent == requests[0].prefix.node
