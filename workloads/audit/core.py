@@ -235,8 +235,13 @@ class _Paid:
     output_tokens: int
 
 
-class _Prices:
-    """Price rows by model and day, from the shipped table (or ``--price-as-of``)."""
+class Prices:
+    """Price rows by model and day, from the shipped table (or ``--price-as-of``).
+
+    ``row(model, sent_ms)`` is the row in force when the request was sent (DeepSeek: for the
+    peak / off-peak period of that moment); models the table does not know are collected in
+    ``missing``.
+    """
 
     def __init__(self, as_of: str | None, table: PriceTable | None = None) -> None:
         self.table = table or load_prices()
@@ -270,6 +275,10 @@ class _Prices:
                     self.missing.add(model)
             self._cache[key] = row
         return self._cache[key]
+
+
+#: The former private name (kept for code written against it).
+_Prices = Prices
 
 
 def _iso(ms: int | None) -> str | None:
@@ -345,14 +354,14 @@ def run_audit(
     Raises:
         UserError: bad input (``file:line``), an unknown format or a bad price date.
     """
-    prices = _Prices(price_as_of)
+    prices = Prices(price_as_of)
     requests, summaries = trace if trace is not None else load_trace(paths, fmt, progress)
     return audit_requests(requests, summaries, prices)
 
 
-def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], prices: _Prices | None = None) -> AuditResult:
+def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None) -> AuditResult:
     """The audit of an imported trace."""
-    prices = prices or _Prices(None)
+    prices = prices or Prices(None)
     heads = head_sizes(requests)
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     # The clock: each lane's timestamps, never running backwards (file order is the order).
@@ -495,7 +504,7 @@ def _explain(
     heads: dict[str, int | None],
     head_seen: dict[str, int],
     compaction_at: dict[str, int],
-    prices: _Prices,
+    prices: Prices,
     index: int,
 ) -> AuditRow:
     usage = r.usage
@@ -701,7 +710,7 @@ def _summarize(
     summaries: list[FileSummary],
     heads: dict[str, int | None],
     requests: list[TraceRequest],
-    prices: _Prices,
+    prices: Prices,
 ) -> AuditResult:
     lanes: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
     for row in rows:
