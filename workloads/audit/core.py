@@ -513,9 +513,12 @@ def _explain(
     gap = tick - prev_state[1] if prev_state else None
     # What should have been read.
     continues = prev is not None and (r.prefix is None or r.prefix.parent is not None or r.body is not None)
+    # A new chain that is not a compaction (a new root, a branch back to the start) could only
+    # read the head; after a compaction the rebuilt context is counted against what it replaced.
+    compacted = any(kind == "compaction" for kind, _ in r.events)
     if usage is None:
         expected = pred.read
-    elif prev is not None and prev.usage is not None:
+    elif prev is not None and prev.usage is not None and (continues or compacted):
         expected = _identity_expected(r, prev)
     elif r.body is not None:
         # A lane start with a body: what the model says was cached, unless the report is within

@@ -387,3 +387,15 @@ def test_claude_code_resumed_history_counts_once(tmp_path: Path) -> None:
     requests, summaries = load_trace([tmp_path])
     assert [r.request_id for r in requests] == ["r1", "r2"]
     assert "already counted" in summaries[1].skipped[0][1]
+
+
+def test_a_new_root_in_a_lane_is_judged_against_the_head_only(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 30000, 0, 9)])
+    t.user("a fresh conversation", "2025-09-03T00:01:00.000Z", root=True)  # no compaction logged
+    t.assistant("r2", "2025-09-03T00:01:02.000Z", [cc_usage(3, 16000, 0, 9)])
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    second = result.rows[1]
+    assert second.expected_cache_read == 0 and second.lost_tokens == 0  # the head size is unknown here
+    assert second.cause == "cold-start"
