@@ -637,9 +637,9 @@ def _cause(
         if "resume" in events or "fork" in events:
             return "resume", "log", "a resumed or forked session: its history is re-sent from another file"
         if lost == 0:
-            return "cold-start", "log", "first request of the lane: nothing cached to read yet" + (
-                " (the log starts here)" if prev is None else ""
-            )
+            if prev is None:
+                return "cold-start", "log", "first request of the lane: nothing cached to read yet"
+            return "cold-start", "log", "a new conversation root in the lane (no compaction logged): nothing it could read was cached"
     gap = tick - prev_state[1] if prev_state else 0
     if r.body is not None and prev is not None and prev.body is not None:
         diff = body_diff(prev.body, r.body)
