@@ -716,6 +716,7 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
     blocks = 0
     chain_parent: str | None = None
     node_of_entry: dict[str, str | None] = {}
+    pi_cost = 0.0
     #: Entry id -> the node of the first request whose prompt ended at that entry.
     prompt_end: dict[str, str] = {}
     seen_any = False
@@ -765,6 +766,9 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
                             uncached=_int(usage.get("input"), where, "usage.input"),
                             output=_int(usage.get("output"), where, "usage.output"),
                         )
+                        cost = usage.get("cost")
+                        if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
+                            pi_cost += cost["total"]
                         if reported.is_empty:
                             skipped.append((record.line, f"{message.get('stopReason', 'aborted')} call with no usage"))
                         else:
@@ -807,6 +811,8 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
             "on every start; restarts are not logged)"
         ),
     )
+    if pi_cost:
+        notes += (f"pi's own cost fields sum to ${pi_cost:.4f} (a check on the dollars here)",)
     return out, FileSummary(name, "pi", len(out), tuple(skipped), notes)
 
 
