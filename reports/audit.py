@@ -282,7 +282,15 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         ],
         {2, 3, 4, 5, 6, 7},
     )
-    out += ["", *(f"note: {note}" for note in result.notes)]
+    file_notes: dict[str, list[str]] = {}
+    for calibration in result.files:
+        for note in calibration.notes:
+            file_notes.setdefault(note, []).append(_short(calibration.file))
+    out += [""]
+    for note, names in file_notes.items():
+        where = names[0] if len(names) == 1 else f"{len(names)} files"
+        out.append(f"note ({where}): {note}")
+    out += [f"note: {note}" for note in result.notes]
     return "\n".join(out)
 
 
