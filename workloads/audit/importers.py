@@ -481,19 +481,23 @@ def _http_call(provider: str, url: str, body: dict, response: dict, where: str):
     raw = _openai_response_usage(response)
     if raw is None:
         raise _NoUsage
-    if "input_tokens" in raw:  # Responses API: input includes cached
+    if "input_tokens" in raw:  # Responses API: input includes cached (and, GPT-5.6+, written) tokens
         total = _int(raw.get("input_tokens"), where, "usage.input_tokens")
-        cached = _int(_dict(raw.get("input_tokens_details")).get("cached_tokens"), where, "input_tokens_details.cached_tokens")
+        details = _dict(raw.get("input_tokens_details"))
+        cached = _int(details.get("cached_tokens"), where, "input_tokens_details.cached_tokens")
+        written = _int(details.get("cache_write_tokens"), where, "input_tokens_details.cache_write_tokens")
         output = _int(raw.get("output_tokens"), where, "usage.output_tokens")
     else:  # chat completions
         total = _int(raw.get("prompt_tokens"), where, "usage.prompt_tokens")
+        details = _dict(raw.get("prompt_tokens_details"))
         cached = raw.get("prompt_cache_hit_tokens")
         if cached is None:
-            cached = _dict(raw.get("prompt_tokens_details")).get("cached_tokens")
+            cached = details.get("cached_tokens")
         cached = _int(cached, where, "cached tokens")
+        written = _int(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
         output = _int(raw.get("completion_tokens"), where, "usage.completion_tokens")
-    if cached > total:
-        raise UserError(f"{where}: cached tokens ({cached}) exceed input tokens ({total})")
+    if cached + written > total:
+        raise UserError(f"{where}: cached ({cached}) and written ({written}) tokens exceed input tokens ({total})")
     effort = _dict(body.get("reasoning")).get("effort") or body.get("reasoning_effort")
     envelope = (("effort", str(effort)),) if effort else ()
     parsed = None
@@ -502,7 +506,8 @@ def _http_call(provider: str, url: str, body: dict, response: dict, where: str):
             parsed = parse_request(body)
         except LineError:
             parsed = None
-    return Usage(cache_read=cached, uncached=total - cached, output=output), parsed, "main", envelope, None
+    usage = Usage(cache_read=cached, cache_write_5m=written, uncached=total - cached - written, output=output)
+    return usage, parsed, "main", envelope, None
 
 
 def _anthropic_response_usage(response: dict, where: str) -> dict | None:

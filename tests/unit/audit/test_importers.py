@@ -399,3 +399,13 @@ def test_a_new_root_in_a_lane_is_judged_against_the_head_only(tmp_path: Path) ->
     second = result.rows[1]
     assert second.expected_cache_read == 0 and second.lost_tokens == 0  # the head size is unknown here
     assert second.cause == "cold-start"
+
+
+def test_openai_56_cache_writes_are_their_own_part(tmp_path: Path) -> None:
+    usage = {"input_tokens": 9000, "input_tokens_details": {"cached_tokens": 6000, "cache_write_tokens": 2500}, "output_tokens": 10}
+    line = capture_line({"model": "gpt-5.6-sol", "input": "hi"}, {"body": {"usage": usage}}, url="https://api.openai.com/v1/responses")
+    result = run_audit([write_jsonl(tmp_path / "oa.jsonl", [line])])
+    row = result.rows[0]
+    assert (row.reported_cache_read, row.reported_cache_write, row.reported_uncached) == (6000, 2500, 500)
+    # 500 x $5 + 6000 x $0.50 + 2500 x $6.25 + 10 x $30 per 1M (gpt-5.6-sol).
+    assert float(row.cost_usd) == pytest.approx((500 * 5 + 6000 * 0.5 + 2500 * 6.25 + 10 * 30) / 1e6)
