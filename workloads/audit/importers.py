@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.wire import Request
 from prefixbench.workloads.anthropic_capture import (
     classify_call,
     parse_request_body,
@@ -381,6 +382,7 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
     name = str(path)
     out: list[TraceRequest] = []
     skipped: list[tuple[int, str]] = []
+    shared: dict[object, object] = {}
     seen_any = False
     for record in records:
         where = f"{name}:{record.line}"
@@ -417,6 +419,8 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
             skipped.append((record.line, "no usage in the response"))
             continue
         usage, parsed, lane_kind, envelope, diagnostic = converted
+        if parsed is not None:
+            parsed = _intern(parsed, shared)
         out.append(
             TraceRequest(
                 file=name,
@@ -445,6 +449,15 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
 
 class _NoUsage(Exception):
     pass
+
+
+def _intern(request: Request, shared: dict[object, object]) -> Request:
+    """The same request built from values already held: each call of a capture re-sends the whole
+    conversation, so without this the parsed bodies would grow with the square of its length."""
+    messages = tuple(shared.setdefault(m, m) for m in request.messages)
+    tools = shared.setdefault(request.tools, request.tools)
+    system_blocks = shared.setdefault(request.system_blocks, request.system_blocks)
+    return replace(request, messages=messages, tools=tools, system_blocks=system_blocks)  # type: ignore[arg-type]
 
 
 def _http_provider(url: str, body: dict) -> str:
