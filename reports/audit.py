@@ -16,6 +16,7 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import SCHEMA_VERSION, AuditResult, AuditRow
@@ -452,6 +453,9 @@ def run_audit_command(args) -> int:
     from prefixbench.workloads.audit.gate import Gate, junit_xml, violations
 
     gate = Gate.parse(args.fail_on, args.min_hit_ratio, args.max_lost_usd)
+    for option, path in (("--out", args.out), ("--junit", args.junit)):
+        if path is not None and path.exists() and (path.is_dir() != (option == "--out")):
+            raise UserError(f"{option} {path}: exists and is {'a file' if option == '--out' else 'a folder'}")
     progress = Progress(total_bytes(args.paths), enabled=not args.quiet)
     try:
         result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, progress=progress)

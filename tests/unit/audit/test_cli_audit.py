@@ -136,3 +136,11 @@ def test_markdown_and_price_date(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main(["audit", str(log), "--format", "md", "--quiet", "--price-as-of", "2025-09-01"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# prefixbench audit") and "`ttl-expired`" in out and "as of 2025-09-01" in out
+
+
+def test_out_that_is_a_file_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = _session(tmp_path)
+    target = tmp_path / "taken"
+    target.write_text("x")
+    assert main(["audit", str(log), "--out", str(target), "--quiet"]) == 2
+    assert "--out" in capsys.readouterr().err and target.read_text() == "x"
