@@ -63,7 +63,7 @@ from prefixbench.workloads.audit.importers import (
     ImportContext,
     import_file,
 )
-from prefixbench.workloads.audit.sources import ProgressFn, detect_format, find_logs
+from prefixbench.workloads.audit.sources import ProgressFn, detect_format, find_log_files
 from prefixbench.workloads.audit.trace import FORMAT_ALIASES, FORMATS, FileSummary, TraceRequest, Usage
 
 #: Relative error within which a predicted read counts as right (issue 9's acceptance).
@@ -305,12 +305,16 @@ def load_trace(
     fmt = FORMAT_ALIASES.get(fmt, fmt)
     if fmt != "auto" and fmt not in FORMATS:
         raise UserError(f"--input: unknown format {fmt!r} (known: auto, {', '.join(FORMATS)})")
-    files = find_logs(list(paths))
+    files = find_log_files(list(paths))
     ctx = ImportContext()
     requests: list[TraceRequest] = []
     summaries: list[FileSummary] = []
     offset = 0
-    for path in files:
+    for path, sidecar in files:
+        if sidecar:
+            note = "skipped: one JSON object found by the folder walk (metadata beside the logs), not a log"
+            summaries.append(FileSummary(str(path), "not-a-log", 0, (), (note,)))
+            continue
         if progress is not None:
             base = offset
             ctx.progress = lambda done, base=base: progress(base + done)

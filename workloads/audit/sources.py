@@ -42,10 +42,15 @@ def find_logs(paths: list[Path]) -> list[Path]:
     Raises:
         UserError: a path that does not exist, or a folder with no log file in it.
     """
-    found: list[Path] = []
+    return [path for path, _ in find_log_files(paths)]
+
+
+def find_log_files(paths: list[Path]) -> list[tuple[Path, bool]]:
+    """Like :func:`find_logs`, each path with whether it is a sidecar a folder walk found (skipped)."""
+    found: list[tuple[Path, bool]] = []
     for path in paths:
         if path.is_file():
-            found.append(path)
+            found.append((path, False))
         elif path.is_dir():
             inside = sorted(
                 Path(root) / name
@@ -53,16 +58,35 @@ def find_logs(paths: list[Path]) -> list[Path]:
                 for name in names
                 if name.endswith(LOG_SUFFIXES) and not name.startswith(".")
             )
-            if not inside:
+            marked = [(item, is_sidecar(item)) for item in inside]
+            if not any(not sidecar for _, sidecar in marked):
                 raise UserError(f"{path}: no log files (*.jsonl, *.json) in this folder")
-            found.extend(inside)
+            found.extend(marked)
         else:
             raise UserError(f"{path}: no such file or folder")
     # The same file named twice (a folder and a file in it) is audited once.
-    unique: dict[str, Path] = {}
-    for path in found:
-        unique.setdefault(os.path.realpath(path), path)
+    unique: dict[str, tuple[Path, bool]] = {}
+    for path, sidecar in found:
+        unique.setdefault(os.path.realpath(path), (path, sidecar))
     return list(unique.values())
+
+
+#: A walked ``*.json`` file up to this size that holds one JSON object is metadata, not a log.
+SIDECAR_MAX_BYTES = 1 << 20
+
+
+def is_sidecar(path: Path) -> bool:
+    """Whether a ``*.json`` file found by a folder walk is metadata beside the logs (Claude Code
+    2.x writes ``subagents/agent-<id>.meta.json``): one JSON object, not an array or JSON lines.
+    Such files are skipped and listed, never audited; a file named on the command line never is."""
+    if path.suffix != ".json" or path.stat().st_size > SIDECAR_MAX_BYTES:
+        return False
+    try:
+        text = path.read_text(encoding="utf-8")
+        value = json.loads(text)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(value, dict) and classify_record(value) is None
 
 
 def iter_records(path: Path, progress: ProgressFn | None = None) -> Iterator[Record]:

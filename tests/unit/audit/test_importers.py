@@ -420,3 +420,17 @@ def test_capture_bodies_share_repeated_messages(tmp_path: Path) -> None:
     requests, _ = load_trace([write_jsonl(tmp_path / "cap.jsonl", lines)])
     first, second, third = (r.body.messages for r in requests)
     assert second[0] is first[0] and third[2] is second[2]  # held once, not once per call
+
+
+def test_metadata_sidecars_in_a_walked_folder_are_skipped_and_listed(tmp_path: Path) -> None:
+    agent = Transcript("agent", version="2.1.3", sidechain=True)
+    agent.user("subtask", "2025-09-03T00:00:05.000Z", root=True)
+    agent.assistant("a1", "2025-09-03T00:00:06.000Z", [cc_usage(3, 12000, 0, 9)])
+    folder = tmp_path / "sess" / "subagents"
+    write_jsonl(folder / "agent-abc.jsonl", agent.lines)
+    (folder / "agent-abc.meta.json").write_text(json.dumps({"agentType": "general-purpose", "description": "x"}))
+    result = run_audit([tmp_path])
+    assert [f.format for f in result.files] == ["claude-code", "not-a-log"]
+    assert result.totals.requests == 1
+    with pytest.raises(UserError, match="unknown log format"):  # named on the command line: it must be a log
+        run_audit([folder / "agent-abc.meta.json"])
