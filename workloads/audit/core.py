@@ -22,7 +22,7 @@ Definitions:
 
 * ``expected_cache_read``: for a request that continues its lane, what the previous request
   left cached (Anthropic: its read + write; OpenAI / DeepSeek: its prompt rounded down to 128
-  tokens, nothing below 1,024 on OpenAI), capped at this request's cacheable prompt; for the
+  tokens, nothing below 1,024 on OpenAI), capped at this request's prompt; for the
   first request of a lane, the shared head when an earlier request had sent it, else 0.
 * ``lost_tokens = max(0, expected - reported read)``: tokens paid at the write or input price
   that should have been reads; ``lost_usd`` is that difference in dollars.
@@ -485,8 +485,9 @@ def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
     if r.usage is None or prev.usage is None:
         return 0
     if r.provider == "anthropic":
-        cacheable = r.usage.prompt - r.usage.uncached
-        return min(cacheable, prev.usage.cache_read + prev.usage.cache_write)
+        # Capped at the whole prompt, not at what this request cached: a request whose markers
+        # do not reach the previous entry pays it as uncached input, and that is a miss.
+        return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
     shared = min(r.usage.prompt, prev.usage.prompt)
     if r.provider == "openai" and shared < OPENAI_MIN_TOKENS:
         return 0
@@ -675,6 +676,13 @@ def _cause(
         return "below-minimum", "log", f"{expected:,} tokens is below {r.model}'s minimum of {min_cacheable_tokens(r.model):,}"
     if r.provider == "anthropic" and r.prefix is not None and r.prefix.new_blocks > 20 and usage.cache_read < expected:
         return "breakpoint-placement", "log", f"{r.prefix.new_blocks} blocks since the previous breakpoint: beyond the 20-block lookback"
+    if r.provider == "anthropic" and r.body is not None and pred.read < expected * (1 - READ_TOLERANCE):
+        marks = len(r.body.cache_breakpoints) + (r.body.auto_cache is not None)
+        return "breakpoint-placement", "body-diff", (
+            "the body only grew, yet replaying the exact bodies predicts the miss too: "
+            + ("the request carries no cache_control at all" if marks == 0 else
+               f"none of its {marks} breakpoint(s) reaches the entry the previous request wrote (20-block lookback)")
+        )
     if r.provider in ("openai", "deepseek"):
         return "provider-best-effort", "log", (
             f"read {usage.cache_read:,} of {expected:,} cached tokens with nothing changed in the log and {_duration(gap)} idle: "

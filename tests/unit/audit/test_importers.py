@@ -434,3 +434,36 @@ def test_metadata_sidecars_in_a_walked_folder_are_skipped_and_listed(tmp_path: P
     assert result.totals.requests == 1
     with pytest.raises(UserError, match="unknown log format"):  # named on the command line: it must be a log
         run_audit([folder / "agent-abc.meta.json"])
+
+
+def test_missing_cache_control_is_breakpoint_placement(tmp_path: Path) -> None:
+    first_body = anthropic_body()
+    second_body = anthropic_body(messages=4)
+    for message in second_body["messages"]:  # the client forgot its markers on the second call
+        for block in message["content"]:
+            block.pop("cache_control", None)
+    second_body["system"][0].pop("cache_control")
+    usage = {"input_tokens": 4, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 0, "output_tokens": 1}
+    lines = [
+        capture_line(first_body, {"body": {"usage": usage}}),
+        capture_line(second_body, {"body": {"usage": {**usage, "input_tokens": 2100, "cache_creation_input_tokens": 0}}}, sent=1748554710.0),
+    ]
+    row = [row for row in run_audit([write_jsonl(tmp_path / "c.jsonl", lines)]).rows if row.lane == "main"][1]
+    assert (row.cause, row.evidence) == ("breakpoint-placement", "body-diff")
+    assert "no cache_control" in row.detail
+
+
+def test_one_hour_entries_outlive_a_20_minute_gap(tmp_path: Path) -> None:
+    t = Transcript(version="2.1.47")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9, write_1h=15000)])
+    t.user("later", "2025-09-03T00:20:00.000Z")
+    t.assistant("r2", "2025-09-03T00:20:02.000Z", [cc_usage(3, 300, 15000, 9, write_1h=300)])
+    t.user("much later", "2025-09-03T01:30:00.000Z")
+    t.assistant("r3", "2025-09-03T01:30:02.000Z", [cc_usage(3, 15400, 0, 9, write_1h=15400)])
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    assert [row.predicted_cache_read for row in result.rows] == [0, 15000, 0]
+    assert [row.cause for row in result.rows] == ["cold-start", None, "ttl-expired"]
+    assert "past the 1h00m TTL" in result.rows[2].detail
+    # 1 h writes bill at 2x input ($6 per 1M on Sonnet 4), not 1.25x.
+    assert result.totals.cache_write_1h == 30700
