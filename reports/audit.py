@@ -53,6 +53,7 @@ REQUEST_FIELDS = (
     "predicted_by",
     "identity",
     "gap_ms",
+    "inferred_cause",
 )
 
 

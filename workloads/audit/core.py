@@ -106,6 +106,9 @@ class AuditRow:
     identity: bool | None = None
     #: Milliseconds since the previous request of the lane (None for the first).
     gap_ms: int | None = None
+    #: When the provider's diagnostic decided the cause: what the audit infers without it, so the
+    #: two can be scored against each other (None otherwise).
+    inferred_cause: str | None = None
 
     @property
     def read_error(self) -> float | None:
@@ -538,10 +541,12 @@ def _explain(
     identity = None
     if usage is not None and prev is not None and prev.usage is not None and r.provider == "anthropic" and continues:
         identity = usage.cache_read == prev.usage.cache_read + prev.usage.cache_write
-    cause = evidence = None
+    cause = evidence = inferred = None
     detail = ""
     if usage is not None and (lost > 0 or (read == 0 and (prev is None or (r.prefix is not None and r.prefix.parent is None)))):
         cause, evidence, detail = _cause(r, prev_state, pred, tick, head, lost, compaction_at, expected)
+        if evidence == "diagnostic":
+            inferred = _cause(r, prev_state, pred, tick, head, lost, compaction_at, expected, use_diagnostic=False)[0]
     if cause is None and identity is False and usage is not None and usage.cache_read > expected:
         detail = (
             f"read {usage.cache_read - expected:,} tokens more than the previous request left cached: "
@@ -587,6 +592,7 @@ def _explain(
         predicted_by=pred.by,
         identity=identity,
         gap_ms=gap,
+        inferred_cause=inferred,
     )
 
 
@@ -622,11 +628,13 @@ def _cause(
     lost: int,
     compaction_at: dict[str, int],
     expected: int,
+    *,
+    use_diagnostic: bool = True,
 ) -> tuple[str, str, str]:
     """The cause of one miss, from the strongest evidence the log has (see :mod:`.causes`)."""
     usage = r.usage
     assert usage is not None
-    if r.diagnostic in DIAGNOSTIC_CAUSES:
+    if use_diagnostic and r.diagnostic in DIAGNOSTIC_CAUSES:
         return DIAGNOSTIC_CAUSES[r.diagnostic], "diagnostic", f"provider diagnostic: {r.diagnostic}"
     events = dict(r.events)
     prev = prev_state[0] if prev_state else None
@@ -807,6 +815,13 @@ def _summarize(
         notes.append(
             f"unlogged head {head}: "
             + (f"{size:,} tokens, inferred from the reads of lane starts" if size else "size unknown (no lane start read anything)")
+        )
+    diagnosed = [row for row in rows if row.evidence == "diagnostic"]
+    if diagnosed:
+        agree = sum(row.inferred_cause == row.cause for row in diagnosed)
+        notes.append(
+            f"provider cache diagnostics decided {len(diagnosed)} miss(es); without them the audit's own inference "
+            f"names the same cause for {agree} ({agree / len(diagnosed):.0%})"
         )
     if prices.missing:
         notes.append(f"no price for {', '.join(sorted(prices.missing))}: their dollars are left out")

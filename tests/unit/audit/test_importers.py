@@ -167,6 +167,9 @@ def test_provider_diagnostic_is_the_strongest_evidence(tmp_path: Path) -> None:
     result = run_audit([path])
     row = [row for row in result.rows if row.lane == "main"][1]
     assert (row.cause, row.evidence) == ("tools-changed", "diagnostic")
+    # Scored against the audit's own inference: the bodies differ in messages only here.
+    assert row.inferred_cause is not None and row.inferred_cause != "tools-changed"
+    assert any("diagnostics decided 1 miss(es)" in note and "for 0 (0%)" in note for note in result.notes)
 
 
 def test_body_diff_names_the_changed_section(tmp_path: Path) -> None:
