@@ -12,11 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from prefixbench.simulator.anthropic import DEFAULT_CHARS_PER_TOKEN, AnthropicCache, prompt_chars
+from prefixbench.simulator.anthropic import (
+    DEFAULT_CHARS_PER_TOKEN,
+    AnthropicCache,
+    prompt_chars,
+)
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.render import render_request
 from prefixbench.simulator.wire import Request
-from prefixbench.workloads.anthropic_capture import Capture, CallKind, read_capture
+from prefixbench.workloads.anthropic_capture import CallKind, Capture, read_capture
 from prefixbench.workloads.audit.causes import body_diff
 
 #: Acceptance tolerances (issue 4).

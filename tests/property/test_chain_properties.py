@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from prefixbench.simulator.chain import ChainCache
 
 CALL = st.tuples(

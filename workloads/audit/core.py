@@ -33,7 +33,7 @@ Definitions:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -63,8 +63,18 @@ from prefixbench.workloads.audit.importers import (
     ImportContext,
     import_file,
 )
-from prefixbench.workloads.audit.sources import ProgressFn, detect_format, find_log_files
-from prefixbench.workloads.audit.trace import FORMAT_ALIASES, FORMATS, FileSummary, TraceRequest, Usage
+from prefixbench.workloads.audit.sources import (
+    ProgressFn,
+    detect_format,
+    find_log_files,
+)
+from prefixbench.workloads.audit.trace import (
+    FORMAT_ALIASES,
+    FORMATS,
+    FileSummary,
+    TraceRequest,
+    Usage,
+)
 
 #: Relative error within which a predicted read counts as right (issue 9's acceptance).
 READ_TOLERANCE = 0.03
@@ -223,10 +233,6 @@ class AuditResult:
     #: Facts the report must state (unlogged heads, unpriced models, price dates...).
     notes: tuple[str, ...] = field(default=())
     models: tuple[ModelSummary, ...] = field(default=())
-
-
-class _NoPrice:
-    pass
 
 
 @dataclass(slots=True)
@@ -561,7 +567,7 @@ def _explain(
     if usage is not None:
         row = prices.row(r.model, r.sent_ms)
         if row is not None:
-            paid = _paid(usage, row.has_write_fee)
+            paid = _paid(usage)
             cost = cost_of(paid, row).total
             lost_usd = _lost_usd(usage, lost, row)
     rep = usage or Usage()
@@ -596,7 +602,8 @@ def _explain(
     )
 
 
-def _paid(usage: Usage, write_fee: bool) -> _Paid:
+def _paid(usage: Usage) -> _Paid:
+    """The usage in the shape :func:`cost_of` reads (a no-fee model bills writes as input there)."""
     return _Paid(usage.prompt, usage.cache_read, usage.cache_write, usage.cache_write_1h, usage.output)
 
 
@@ -857,5 +864,3 @@ def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> Lane
         head_tokens=head,
     )
 
-
-ProgressCallback = Callable[[int], None]
