@@ -23,6 +23,8 @@ LOG_SUFFIXES = (".jsonl", ".json")
 DETECT_RECORDS = 25
 _CHUNK = 1 << 20
 _DECODER = json.JSONDecoder()
+#: A UTF-8 byte-order mark (editors on Windows write one); skipped, never an error.
+_BOM = b"\xef\xbb\xbf"
 
 #: Called with the bytes read so far (monotonic, across all files of an audit).
 ProgressFn = Callable[[int], None]
@@ -104,8 +106,9 @@ def iter_records(path: Path, progress: ProgressFn | None = None) -> Iterator[Rec
         head = handle.read(4096)
         if b"\x00" in head:
             raise UserError(f"{path}:1: binary file, not a text log")
-        handle.seek(0)
-        first = head.lstrip()[:1]
+        bom = head.startswith(_BOM)
+        handle.seek(len(_BOM) if bom else 0)
+        first = head[len(_BOM) if bom else 0 :].lstrip()[:1]
         if first == b"[":
             yield from _iter_array(path, handle, progress)
         else:

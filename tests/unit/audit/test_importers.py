@@ -470,3 +470,16 @@ def test_one_hour_entries_outlive_a_20_minute_gap(tmp_path: Path) -> None:
     assert "past the 1h00m TTL" in result.rows[2].detail
     # 1 h writes bill at 2x input ($6 per 1M on Sonnet 4), not 1.25x.
     assert result.totals.cache_write_1h == 30700
+
+
+def test_byte_order_mark_and_crlf(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    lines = tmp_path / "s.jsonl"
+    lines.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\r\n" for r in t.lines).encode())
+    array = tmp_path / "chat.json"
+    array.write_bytes(b"\xef\xbb\xbf" + json.dumps(t.lines, indent=1).encode())
+    for path in (lines, array):
+        requests, _ = load_trace([path])
+        assert [r.usage.cache_write for r in requests] == [1500]
