@@ -797,7 +797,7 @@ def _summarize(
         cache_write_1h=sum(row.reported_cache_write_1h or 0 for row in reported),
         cost_usd=usd_sum(row.cost_usd or Decimal(0) for row in rows),
         lost_usd=usd_sum(row.lost_usd or Decimal(0) for row in rows),
-        hit_ratio=read / (read + write + uncached) if read + write + uncached else 0.0,
+        hit_ratio=_ratio(read, read + write + uncached) if reported else _predicted_ratio(rows),
     )
     by_model: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
     for row in rows:
@@ -818,6 +818,8 @@ def _summarize(
         for (provider, model), items in sorted(by_model.items())
     )
     notes = []
+    if rows and not reported:
+        notes.append("no reported usage in these logs: the hit ratio is the predicted one")
     for head, size in sorted(heads.items()):
         notes.append(
             f"unlogged head {head}: "
@@ -836,6 +838,15 @@ def _summarize(
         "prices: " + (f"as of {prices.as_of}" if prices.as_of else "the row in force at each request's time") + " (simulator/data/prices.csv)"
     )
     return AuditResult(tuple(rows), lane_rows, causes, tuple(files), totals, tuple(notes), models)
+
+
+def _ratio(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def _predicted_ratio(rows: list[AuditRow]) -> float:
+    read = sum(row.predicted_cache_read for row in rows)
+    return _ratio(read, read + sum(row.predicted_cache_write + row.predicted_uncached for row in rows))
 
 
 def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> LaneSummary:

@@ -144,3 +144,13 @@ def test_out_that_is_a_file_is_bad_input(tmp_path: Path, capsys: pytest.CaptureF
     target.write_text("x")
     assert main(["audit", str(log), "--out", str(target), "--quiet"]) == 2
     assert "--out" in capsys.readouterr().err and target.read_text() == "x"
+
+
+def test_predicted_only_logs_gate_on_the_predicted_hit_ratio(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = write_jsonl(tmp_path / "trace.jsonl", [
+        {"timestamp": 0, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]},
+        {"timestamp": 9, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]},
+    ])
+    assert main(["audit", str(trace), "--quiet", "--min-hit-ratio", "0.4"]) == 0
+    assert "hit ratio 50.0%" in capsys.readouterr().out
+    assert main(["audit", str(trace), "--quiet", "--min-hit-ratio", "0.6"]) == 1
