@@ -13,6 +13,9 @@ request body because the audit replays it). What each format needs, and where it
   new chain in its lane. Order is file order (timestamps tie or go backwards in resumed
   histories); the clock is the timestamps, never allowed to run backwards. A request id already
   counted in an earlier file (history a resumed or forked session copies) is counted once.
+  A request is sent at the timestamp of the message it answers; its response began no later than
+  its first line's timestamp (written when the first content block was complete), which is used
+  as the time its cache entries became readable: a conservative bound for concurrent starts.
 * **HTTP captures** (claude-trace ``{request, response}`` lines): Anthropic Messages (JSON body or
   SSE ``message_start`` / ``message_delta``, via :mod:`prefixbench.workloads.anthropic_capture`),
   DeepSeek's Anthropic-compatible endpoint (``input_tokens`` excludes reads), OpenAI Responses
