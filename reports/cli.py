@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep_parser(sub)
     _add_check_parser(sub)
     _add_replay_parser(sub)
+    _add_compare_parser(sub)
     return parser
 
 
@@ -85,6 +86,7 @@ def _add_check_parser(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
     check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs (default: 32k,128k,512k)")
     check.add_argument("--engines", default=None, help="only specs of these engines (default: all)")
+    check.add_argument("--out", type=Path, default=None, help="also write check.json and report.html into this folder")
 
 
 def _add_replay_parser(sub: argparse._SubParsersAction) -> None:
@@ -113,6 +115,32 @@ def _add_replay_parser(sub: argparse._SubParsersAction) -> None:
     _add_cache_options(replay)
     replay.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     _add_price_options(replay)
+
+
+def _add_compare_parser(sub: argparse._SubParsersAction) -> None:
+    from prefixbench.workloads.compare import DEFAULT_THRESHOLDS, THRESHOLD_HELP
+
+    compare = sub.add_parser(
+        "compare",
+        help="compare a sweep or audit result with a baseline; exit 1 on a regression",
+        description="Compare two sweep results (runs.csv or sweep --format json) or two audit results "
+        "(audit --format json) run by run / lane by lane, and judge each figure against --max-regression. "
+        "Exit 1 when a figure crosses its threshold or a baseline run is missing, 2 on files of "
+        "different kinds. Named baselines live in .prefixbench/ (--save NAME, --compare NAME).",
+    )
+    compare.add_argument("files", nargs="+", type=Path, metavar="FILE", help="BASE NEW, or NEW alone with --compare NAME (or --save NAME)")
+    compare.add_argument(
+        "--max-regression",
+        default=DEFAULT_THRESHOLDS,
+        metavar="LIMITS",
+        help="how much a figure may worsen, comma-separated NAME=AMOUNT[%%|pt] or 'none': "
+        + "; ".join(f"{k}: {v}" for k, v in THRESHOLD_HELP.items())
+        + f" (default: {DEFAULT_THRESHOLDS})",
+    )
+    compare.add_argument("--save", default=None, metavar="NAME", help="store NEW as the named baseline .prefixbench/NAME.json")
+    compare.add_argument("--compare", default=None, metavar="NAME", help="compare NEW with the named baseline .prefixbench/NAME.json")
+    compare.add_argument("--format", choices=("table", "md", "json"), default="table", help="stdout format; md is the pull-request summary (default: table)")
+    compare.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="also write the Markdown summary to FILE (for a PR comment)")
 
 
 def _listing(entries: dict[str, WorkloadEntry]) -> str:
@@ -164,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return cmd_check(args)
             case "replay":
                 return cmd_replay(args)
+            case "compare":
+                return cmd_compare(args)
         raise UserError(f"unknown command {args.command!r}")
     except UserError as exc:
         print(f"prefixbench: error: {exc}", file=sys.stderr)
@@ -197,6 +227,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     for result in results:
         print(result.line())
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed" + (f": {', '.join(sorted({r.spec for r in failed}))}" if failed else ""))
+    if args.out is not None:
+        from prefixbench.reports.check_report import write_check
+
+        write_check(args.out, args.preset, results)
     return 1 if failed else 0
 
 
@@ -238,3 +272,38 @@ def _replay_capture(args: argparse.Namespace) -> int:
     rows = replay_capture(args.file, chars_per_token=args.chars_per_token)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))
     return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``prefixbench compare``."""
+    from prefixbench.reports.compare import compare_json, compare_markdown, compare_text
+    from prefixbench.workloads.compare import Thresholds, compare, load_baseline, read_result, save_baseline
+
+    thresholds = Thresholds.parse(args.max_regression)
+    files = list(args.files)
+    if len(files) > 2:
+        raise UserError(f"compare takes BASE NEW (or NEW with --compare NAME), got {len(files)} files")
+    if args.compare is not None and len(files) != 1:
+        raise UserError("--compare NAME takes one file, NEW (the baseline is BASE)")
+    if args.compare is None and args.save is None and len(files) != 2:
+        raise UserError("compare needs BASE NEW, or NEW with --compare NAME or --save NAME")
+    new = read_result(files[-1])
+    base = load_baseline(args.compare) if args.compare is not None else (read_result(files[0]) if len(files) == 2 else None)
+    status = 0
+    if base is not None:
+        comparison = compare(base, new, thresholds)
+        markdown = compare_markdown(comparison)
+        if args.markdown is not None:
+            args.markdown.write_text(markdown, encoding="utf-8")
+        match args.format:
+            case "json":
+                print(compare_json(comparison))
+            case "md":
+                print(markdown)
+            case _:
+                print(compare_text(comparison))
+        status = 1 if comparison.failed else 0
+    if args.save is not None:
+        path = save_baseline(new, args.save)
+        print(f"saved {new.kind} baseline {args.save!r} ({len(new.units)} units) to {path}", file=sys.stderr)
+    return status
