@@ -27,7 +27,10 @@ def check_records(results: Sequence[SpecResult]) -> list[dict[str, object]]:
 
 
 def write_check(out: Path, preset: str, results: Sequence[SpecResult]) -> None:
-    """Write check.json into ``out``."""
+    """Write check.json and report.html into ``out``."""
+    from prefixbench.reports.html_pages import check_page, write_html
+
     out.mkdir(parents=True, exist_ok=True)
     records = check_records(results)
     (out / "check.json").write_text(json.dumps({"preset": preset, "results": records}, indent=2) + "\n", encoding="utf-8")
+    write_html(out / "report.html", check_page(preset, records))
