@@ -1,4 +1,4 @@
-"""The ``prefixbench`` command: sweep, check, replay.
+"""The ``prefixbench`` command: sweep, check, replay, audit.
 
 A user mistake ends with one line on stderr (``prefixbench: error: ...``) and exit status 2;
 a failing check exits 1.
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_check_parser(sub)
     _add_replay_parser(sub)
     _add_compare_parser(sub)
+    _add_audit_parser(sub)
     return parser
 
 
@@ -141,6 +142,27 @@ def _add_compare_parser(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("--compare", default=None, metavar="NAME", help="compare NEW with the named baseline .prefixbench/NAME.json")
     compare.add_argument("--format", choices=("table", "md", "json"), default="table", help="stdout format; md is the pull-request summary (default: table)")
     compare.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="also write the Markdown summary to FILE (for a PR comment)")
+def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
+    from prefixbench.workloads.audit.causes import CAUSES
+    from prefixbench.workloads.audit.trace import FORMATS
+
+    audit = sub.add_parser(
+        "audit",
+        help="audit real agent logs: every request predicted, every miss explained and priced",
+        description="Read real agent logs (Claude Code transcripts, HTTP captures, Codex rollouts, pi sessions, "
+        "request-body logs, Mooncake traces), replay every lane through the provider's cache model on the log's "
+        "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input.",
+    )
+    audit.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json)")
+    audit.add_argument("--input", default="auto", choices=("auto", *FORMATS), help="log format (default: auto, detected from content)")
+    audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
+    audit.add_argument("--out", type=Path, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json and audit.png here")
+    audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (default: at its own time)")
+    audit.add_argument("--fail-on", default=None, metavar="CAUSE,...", help=f"exit 1 if any request has one of these causes ({', '.join(CAUSES)})")
+    audit.add_argument("--min-hit-ratio", default=None, metavar="R", help="exit 1 if the overall hit ratio (read / all input) is below R")
+    audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
+    audit.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
+    audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
 def _listing(entries: dict[str, WorkloadEntry]) -> str:
@@ -194,6 +216,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return cmd_replay(args)
             case "compare":
                 return cmd_compare(args)
+            case "audit":
+                from prefixbench.reports.audit import run_audit_command
+
+                return run_audit_command(args)
         raise UserError(f"unknown command {args.command!r}")
     except UserError as exc:
         print(f"prefixbench: error: {exc}", file=sys.stderr)

@@ -261,10 +261,15 @@ def load_trace(
     if fmt != "auto" and fmt not in FORMATS:
         raise UserError(f"--input: unknown format {fmt!r} (known: auto, {', '.join(FORMATS)})")
     files = find_logs(list(paths))
-    ctx = ImportContext(progress=progress)
+    ctx = ImportContext()
     requests: list[TraceRequest] = []
     summaries: list[FileSummary] = []
+    offset = 0
     for path in files:
+        if progress is not None:
+            base = offset
+            ctx.progress = lambda done, base=base: progress(base + done)
+            offset += path.stat().st_size
         file_fmt = detect_format(path) if fmt == "auto" else fmt
         reqs, summary = import_file(path, file_fmt, ctx)
         requests.extend(reqs)
@@ -468,10 +473,10 @@ def _explain(
         expected = pred.read
     elif prev is not None and prev.usage is not None:
         expected = _identity_expected(r, prev)
-        if r.body is not None:
-            expected = max(expected, pred.read)
     elif r.body is not None:
-        expected = pred.read
+        # A lane start with a body: what the model says was cached, unless the report is within
+        # the model's token-count tolerance of it.
+        expected = pred.read if pred.read > usage.cache_read * (1 + READ_TOLERANCE) else usage.cache_read
     else:
         earlier = r.prefix is not None and r.prefix.head in head_seen
         expected = head if (head is not None and earlier) else 0
@@ -484,6 +489,11 @@ def _explain(
     detail = ""
     if usage is not None and (lost > 0 or (read == 0 and (prev is None or (r.prefix is not None and r.prefix.parent is None)))):
         cause, evidence, detail = _cause(r, prev_state, pred, tick, head, lost, compaction_at, expected)
+    if cause is None and identity is False and usage is not None and usage.cache_read > expected:
+        detail = (
+            f"read {usage.cache_read - expected:,} tokens more than the previous request left cached: "
+            "a call the log does not count (aborted, no usage) or the provider's own checkpoints stored them"
+        )
     cost = lost_usd = None
     if usage is not None:
         row = prices.row(r.model, r.sent_ms)
@@ -597,7 +607,9 @@ def _cause(
     if prev is not None and prev.envelope != r.envelope:
         before, after = prev.envelope_dict, r.envelope_dict
         changed = [f"{k} {before.get(k, 'default')} -> {after.get(k, 'default')}" for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
-        return "effort-changed", "log", "new request family: " + ", ".join(changed)
+        levels = [detail for kind, detail in r.events if kind == "thinking_change"]
+        logged = f" (thinking_level_change: {'; '.join(levels[-3:])})" if levels else ""
+        return "effort-changed", "log", "new request family: " + ", ".join(changed) + logged
     if prev is not None and gap > _ttl_ms(prev):
         return "ttl-expired", "log", f"idle {_duration(gap)} since the previous request, past the {_duration(_ttl_ms(prev))} TTL"
     if prev_state is not None and tick < prev_state[2]:
@@ -620,7 +632,10 @@ def _cause(
     thinking = [detail for kind, detail in r.events if kind == "thinking_change"]
     why = []
     if thinking:
-        why.append(f"the thinking level changed {len(thinking)} time(s) since ({'; '.join(thinking[:3])}{'...' if len(thinking) > 3 else ''}) but ended where it was")
+        why.append(
+            f"thinking_level_change logged {len(thinking)} time(s) since ({'; '.join(thinking[:3])}{'...' if len(thinking) > 3 else ''}) "
+            "but thinking stayed on (or off), which kept the cache elsewhere in these logs"
+        )
     if "user_turn" in events:
         if r.source_format == "pi":
             why.append(

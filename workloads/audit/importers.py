@@ -730,7 +730,9 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
                                     ready_ms=None,
                                     provider=provider if provider in ("anthropic", "openai", "deepseek") else "unknown",  # type: ignore[arg-type]
                                     model=model,
-                                    envelope=(("thinking", thinking),),
+                                    # Only turning thinking on or off starts a new family:
+                                    # budget changes kept the cache in the shared pi logs.
+                                    envelope=(("thinking", "off" if thinking == "off" else "on"),),
                                     usage=reported,
                                     prefix=Prefix(f"pi:{name}:{provider}:{model}", node, chain_parent, max(1, blocks)),
                                     events=tuple(events),
