@@ -163,6 +163,13 @@ def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
     audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
     audit.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
     audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    audit.add_argument(
+        "--what-if",
+        default=None,
+        metavar="FIX,...",
+        help="re-simulate the log with each fix alone and print what it saves (signed): ttl-1h, ttl-5m, ttl-auto, "
+        "stagger-subagents, static-system, keep-prefix-compaction, breakpoints=PLACE+... (tools, system, last, last-N, auto)",
+    )
 
 
 def _listing(entries: dict[str, WorkloadEntry]) -> str:

@@ -331,7 +331,7 @@ class Step:
 
     label: str
     amount: float
-    kind: str  # "total", "loss", "saving", "cost"
+    kind: str  # "total", "loss" (from the running sum), "alone"/"cost" (a what-if, from the first total)
     tip: str
 
 
@@ -340,10 +340,15 @@ def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int
     left, right, top_pad, bottom = 64, 10, 26, 70
     plot_w, plot_h = width - left - right, height - top_pad - bottom
     running, spans = 0.0, []
+    anchor = steps[0].amount if steps and steps[0].kind == "total" else 0.0
     for s in steps:
         if s.kind == "total":
             spans.append((0.0, s.amount))
             running = s.amount
+        elif s.kind in ("alone", "cost"):
+            # a what-if: floats from the first total (what was paid), not from the running sum
+            end = anchor + s.amount
+            spans.append((min(anchor, end), max(anchor, end)))
         else:
             end = running + s.amount
             spans.append((min(running, end), max(running, end)))
@@ -352,7 +357,7 @@ def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int
     top = _nice_max(max([b for _, b in spans] + [0]))
     y0 = top_pad + plot_h
     scale = plot_h / (top - lo) if top > lo else 0
-    colours = {"total": "#57606a", "loss": UNCACHED, "saving": READ, "cost": WRITE_5M}
+    colours = {"total": "#57606a", "loss": UNCACHED, "saving": READ, "alone": READ, "cost": WRITE_5M}
     sw = plot_w / max(1, len(steps))
     parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
     parts.append(f'<text x="{left}" y="14" font-weight="600">{escape(title)}</text>')

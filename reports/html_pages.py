@@ -279,3 +279,228 @@ def check_page(preset: str, records: list[dict]) -> str:
         ("grid", "Grid", grid),
     ]
     return page("check", f"prefixbench check: {preset}", summary, sections, {"kind": "check", "preset": preset, "results": records})
+
+
+# --- audit ---------------------------------------------------------------------------------
+
+
+def _short(path: str) -> str:
+    """A file name short enough for a table cell (``fe5e1c67….jsonl`` for a session uuid)."""
+    name = Path(path).name
+    stem, dot, ext = name.rpartition(".")
+    if dot and len(stem) > 24:
+        return f"{stem[:8]}…{dot}{ext}"
+    return name
+
+
+def _lane_label(file: str, lane: str, many_files: bool) -> str:
+    return f"{_short(file)} · {lane}" if many_files else lane
+
+
+def audit_page(record: dict, what_if: list[dict] | None) -> str:
+    """report.html of ``audit``. ``record`` is the ``--format json`` object (what_if added)."""
+    data = dict(record)
+    if what_if is not None:
+        data["what_if"] = what_if
+    totals = record["totals"]
+    files = sorted({r["file"] for r in record["requests"]} | {f["file"] for f in record.get("files", [])})
+    many = len(files) > 1
+    sections = [("totals", "Totals", _audit_totals(totals, record))]
+    sections.append(("causes", "Where the money went", _audit_causes(record["causes"], totals)))
+    sections.append(("waterfall", "Cost waterfall", _audit_waterfall(totals, record["causes"], what_if)))
+    if what_if is not None:
+        sections.append(("what-if", "What each fix would have saved", _what_if_section(what_if, many)))
+    sections.append(("lanes", "Lanes: predicted vs reported", _audit_lanes(record["lanes"], many)))
+    sections.append(("requests", "Every request", _audit_requests(record["requests"], many)))
+    if record.get("files"):
+        sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []))))
+    subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}, "
+                f"lost to misses {fmt_usd(totals['lost_usd'])}, hit ratio {fmt_pct(totals['hit_ratio'])}")
+    return page("audit", "prefixbench audit", subtitle, sections, data)
+
+
+def _audit_totals(totals: dict, record: dict) -> str:
+    cells = [
+        num("requests", totals["requests"], fmt_int(totals["requests"])),
+        num("input", totals["input"], fmt_int(totals["input"])),
+        num("cache_read", totals["cache_read"], fmt_int(totals["cache_read"])),
+        num("cache_write", totals["cache_write"], fmt_int(totals["cache_write"])),
+        num("cache_write_1h", totals.get("cache_write_1h", 0), fmt_int(totals.get("cache_write_1h", 0))),
+        num("output", totals["output"], fmt_int(totals["output"])),
+        num("hit_ratio", totals["hit_ratio"], fmt_pct(totals["hit_ratio"])),
+        num("cost_usd", totals["cost_usd"], fmt_usd(totals["cost_usd"])),
+        num("lost_usd", totals["lost_usd"], fmt_usd(totals["lost_usd"])),
+    ]
+    header = ["requests", "uncached input", "cache read", "cache write", "of it 1 h", "output", "hit ratio", "paid", "lost to misses"]
+    return table(header, [({"data-totals": "1"}, cells)]) + note(
+        "Tokens as the provider reported them. Lost: for each miss, the tokens that should have been read (what the "
+        "lane's previous request left cached, or the shared head) paid at the write or input price instead."
+    )
+
+
+def _audit_causes(causes: list[dict], totals: dict) -> str:
+    from prefixbench.workloads.audit.causes import CAUSES
+
+    if not causes:
+        return note("No miss: every request read what it could.")
+    rows = []
+    for i, c in enumerate(causes):
+        rows.append(({"data-cause": c["cause"]}, [
+            Cell(c["cause"], tip=CAUSES.get(c["cause"], "")),
+            num("requests", c["requests"], fmt_int(c["requests"])),
+            num("lost_tokens", c["lost_tokens"], fmt_int(c["lost_tokens"])),
+            num("lost_usd", c["lost_usd"], fmt_usd(c["lost_usd"])),
+            CAUSES.get(c["cause"], ""),
+        ]))
+    return table(["cause", "requests", "lost tokens", "lost", "what it means"], rows)
+
+
+def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | None) -> str:
+    from prefixbench.reports.html import Step, waterfall
+
+    paid = float(totals["cost_usd"])
+    steps = [Step("paid", paid, "total", f"paid: {fmt_usd(paid)} for {totals['requests']:,} requests")]
+    lost_total = 0.0
+    for c in causes:
+        if c["lost_usd"]:
+            lost_total += c["lost_usd"]
+            steps.append(Step(f"lost: {c['cause']}", -c["lost_usd"], "loss",
+                              f"{c['cause']}: {c['requests']} request(s), {fmt_int(c['lost_tokens'])} tokens paid at the write/input price, {fmt_usd(c['lost_usd'])}"))
+    steps.append(Step("without the misses", paid - lost_total, "total",
+                      f"what the same traffic would have cost had every miss read what it should have: {fmt_usd(paid - lost_total)}"))
+    for w in what_if or []:
+        if not w["applies"] or w["saved_usd"] is None:
+            continue
+        saved = w["saved_usd"]
+        steps.append(Step(f"fix: {w['fix']}", -saved, "alone" if saved >= 0 else "cost",
+                          f"{w['fix']} alone, from what was paid: {'saves ' + fmt_usd(saved) if saved >= 0 else 'costs ' + fmt_usd(-saved) + ' more'}"
+                          f" ({w['requests_changed']} requests changed, {w['tokens_to_read']:+,} tokens to read)"))
+    return waterfall(steps, title="Paid -> lost by cause -> without the misses; then each fix alone, from what was paid") + note(
+        "Grey bars are totals, red steps the dollars each cause lost. A fix bar (green: saves, amber: costs more) starts "
+        "at what was paid: each fix is re-simulated alone, so fixes do not add up."
+    )
+
+
+def _what_if_section(what_if: list[dict], many: bool) -> str:
+    rows = []
+    for i, w in enumerate(what_if):
+        applies = w["applies"]
+        saved = w["saved_usd"]
+        rows.append(({"data-fix": w["fix"], "class": "" if applies else "na"}, [
+            w["fix"],
+            Cell("yes" if applies else "no", "applies", applies),
+            num("requests_changed", w["requests_changed"], "-" if not applies else fmt_int(w["requests_changed"])),
+            num("tokens_to_read", w["tokens_to_read"], "-" if not applies else f"{w['tokens_to_read']:+,}"),
+            num("saved_usd", saved, "cannot apply" if saved is None else (fmt_usd(saved) if saved >= 0 else f"{fmt_usd(saved)} (costs more)")),
+            w["assumption"],
+            w.get("detail", ""),
+        ]))
+    parts = [table(["fix", "applies", "requests changed", "tokens to read", "saved", "assumption", "what drove it / why not"], rows)]
+    parts.append(note(
+        "Each fix alone: the log is replayed through the same cache model twice (as logged, and with the fix), and the "
+        "difference is applied to what the provider reported, so a request the fix does not touch costs what it cost. "
+        "Saved is signed: negative when the fix costs more (a 1 h write costs 2x the input price, a 5 m one 1.25x)."
+    ))
+    for w in what_if:
+        if not w["applies"] or not w.get("lanes"):
+            continue
+        lane_rows = [
+            ({"data-fix-lane": f"{w['fix']}|{e['file']}|{e['lane']}"}, [
+                _lane_label(e["file"], e["lane"], many),
+                num("requests_changed", e["requests_changed"], fmt_int(e["requests_changed"])),
+                num("tokens_to_read", e["tokens_to_read"], f"{e['tokens_to_read']:+,}"),
+                num("saved_usd", e["saved_usd"], fmt_usd(e["saved_usd"])),
+                e.get("note", ""),
+            ])
+            for e in w["lanes"]
+        ]
+        parts.append(f"<h3>{_esc(w['fix'])} per lane</h3>" + table(["lane", "requests changed", "tokens to read", "saved", "note"], lane_rows))
+    return "".join(parts)
+
+
+def _audit_lanes(lanes: list[dict], many: bool) -> str:
+    rows = []
+    for lane in lanes:
+        rows.append(({"data-lane": f"{lane['file']}|{lane['lane']}"}, [
+            _lane_label(lane["file"], lane["lane"], many), lane.get("kind", ""), lane.get("model", ""),
+            num("requests", lane["requests"], fmt_int(lane["requests"])),
+            *(num(k, lane[k], fmt_int(lane[k])) for k in (
+                "reported_cache_read", "predicted_cache_read", "reported_cache_write", "predicted_cache_write",
+                "reported_uncached", "predicted_uncached")),
+            num("read_within_3pct", lane.get("read_within_3pct"), f"{lane.get('read_within_3pct', 0)}/{lane['requests']}"),
+            num("hit_ratio", lane["hit_ratio"], fmt_pct(lane["hit_ratio"])),
+            num("cost_usd", lane["cost_usd"], fmt_usd(lane["cost_usd"])),
+            num("lost_usd", lane["lost_usd"], fmt_usd(lane["lost_usd"])),
+        ]))
+    return table(["lane", "kind", "model", "requests", "read", "predicted", "write", "predicted", "uncached", "predicted",
+                  "read within 3%", "hit", "paid", "lost"], rows)
+
+
+def _audit_requests(requests: list[dict], many: bool) -> str:
+    from prefixbench.workloads.audit.causes import CAUSES
+
+    lanes: dict[tuple[str, str], list[tuple[int, dict]]] = {}
+    for i, r in enumerate(requests):
+        lanes.setdefault((r["file"], r["lane"]), []).append((i, r))
+    legend_items = [("cache read", READ), ("cache write (5 m)", WRITE_5M), ("cache write (1 h)", WRITE_1H),
+                    ("uncached input", UNCACHED), ("predicted read (line)", "#0969da"),
+                    ("no usage in the log (grey, dashed): not counted as uncached", REJECTED)]
+    parts = [legend(legend_items), note(
+        "One bar a request of each lane, in send order, as the provider reported it: read, 5 m write, 1 h write, "
+        "uncached, stacked; the blue line is the read the cache model predicted. A triangle marks a miss; hover it for "
+        "its cause, the evidence that decided it and the excerpt; hover a bar for its numbers."
+    )]
+    for (file, lane), items in lanes.items():
+        bars = []
+        for i, r in items:
+            reported = r["reported_cache_read"] is not None
+            read = r["reported_cache_read"] or 0
+            write = r["reported_cache_write"] or 0
+            long_ = r["reported_cache_write_1h"] or 0
+            uncached = r["reported_uncached"] or 0
+            attrs = {"data-request": str(i), "data-index": str(r["index"]), "data-read": str(read), "data-write": str(write),
+                     "data-write1h": str(long_), "data-uncached": str(uncached), "data-predicted": str(r["predicted_cache_read"]),
+                     "data-cause": r["cause"] or ""}
+            if reported:
+                segments = (("read", float(read), READ), ("write5m", float(write - long_), WRITE_5M),
+                            ("write1h", float(long_), WRITE_1H), ("uncached", float(uncached), UNCACHED))
+            else:
+                segments = (("unreported", float(r["predicted_cache_read"] + r["predicted_cache_write"] + r["predicted_uncached"]), REJECTED),)
+            tip = (f"{lane} #{r['index']} (line {r['line']}, {r['timestamp'] or 'no time'}) {r['model']}\n"
+                   + (f"read {read:,} · write {write:,} (1 h {long_:,}) · uncached {uncached:,} · output {r['reported_output'] or 0:,}\n"
+                      if reported else "the log reports no usage for this call\n")
+                   + f"predicted read {r['predicted_cache_read']:,}, write {r['predicted_cache_write']:,}"
+                   + (f"\npaid {fmt_usd(r['cost_usd'])}" if r["cost_usd"] is not None else "")
+                   + (f"\ngap {r['gap_ms'] / 1000:,.1f}s since the previous request" if r.get("gap_ms") is not None else ""))
+            marker = marker_tip = None
+            if r["cause"]:
+                marker = r["cause"]
+                marker_tip = (f"{r['cause']} ({r['evidence']}): {CAUSES.get(r['cause'], '')}\n{r['detail']}"
+                              + (f"\nlost {fmt_int(r['lost_tokens'])} tokens, {fmt_usd(r['lost_usd'])}" if r["lost_usd"] else ""))
+            bars.append(Bar(segments, tip, attrs, overlay=float(r["predicted_cache_read"]), marker=marker, marker_tip=marker_tip,
+                            rejected=not reported))
+        title = f"{_lane_label(file, lane, many)}: {len(items)} requests"
+        parts.append(f'<div class="lane-chart" data-lane="{_esc(file)}|{_esc(lane)}">'
+                     + stacked_bars(bars, title=title, xlabel="request of the lane") + "</div>")
+    return "".join(parts)
+
+
+def _audit_files(files: list[dict], notes: list[str]) -> str:
+    rows = [
+        ({"data-file": f["file"]}, [
+            _short(f["file"]), f.get("format", ""),
+            num("requests", f["requests"], fmt_int(f["requests"])),
+            num("read_within_3pct", f.get("read_within_3pct"), f"{f.get('read_within_3pct', 0)}/{f['requests']}"),
+            num("mean_abs_read_error", f.get("mean_abs_read_error"),
+                "-" if f.get("mean_abs_read_error") is None else fmt_pct(f["mean_abs_read_error"])),
+            num("skipped", f.get("skipped", 0), fmt_int(f.get("skipped", 0))),
+            num("cost_usd", f["cost_usd"], fmt_usd(f["cost_usd"])),
+            "; ".join(f.get("notes", [])),
+        ])
+        for f in files
+    ]
+    out = table(["file", "format", "requests", "read within 3%", "mean |read error|", "records not counted", "paid", "notes"], rows)
+    if notes:
+        out += "<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>"
+    return out + note("Records not counted are calls the log shows but did not bill (HTTP errors, synthetic messages, "
+                      "aborted calls, repeated token counts): they are neither hits nor uncached input.")
