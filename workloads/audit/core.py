@@ -631,6 +631,12 @@ def _cause(
         )
     thinking = [detail for kind, detail in r.events if kind == "thinking_change"]
     why = []
+    if prev is not None and r.sent_ms is not None and prev.sent_ms is not None and r.sent_ms < prev.sent_ms:
+        why.append(
+            f"the log cannot tell: sent {_duration(prev.sent_ms - r.sent_ms)} BEFORE the previous request it follows in the "
+            "file, so two requests were in flight at once (a second process or a queued message); its prompt "
+            f"({usage.cache_read + usage.cache_write:,} tokens) does not extend the previous one"
+        )
     if thinking:
         why.append(
             f"thinking_level_change logged {len(thinking)} time(s) since ({'; '.join(thinking[:3])}{'...' if len(thinking) > 3 else ''}) "

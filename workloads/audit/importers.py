@@ -162,6 +162,8 @@ def import_claude_code(path: Path, records: Iterable[Record]) -> tuple[list[Trac
         if not isinstance(uuid, str):
             continue  # summary, file-history-snapshot, queue-operation...: not part of a chain
         parent = value.get("parentUuid")
+        if parent is not None and not isinstance(parent, str):
+            raise UserError(f"{where}: parentUuid is not a string ({parent!r:.40})")
         when = parse_time_ms(value.get("timestamp"), where)
         subtype = value.get("subtype")
         event: str | None = None
@@ -207,7 +209,9 @@ def import_claude_code(path: Path, records: Iterable[Record]) -> tuple[list[Trac
             skipped.append((record.line, "synthetic message, not an API call" if model == "<synthetic>" else "no usage"))
             anchor[uuid] = anchor.get(uuid)
             continue
-        key = value.get("requestId") or message.get("id") or uuid
+        if not isinstance(model, str):
+            raise UserError(f"{where}: message.model is not a string ({model!r:.40})")
+        key = next((k for k in (value.get("requestId"), message.get("id")) if isinstance(k, str) and k), uuid)
         known = requests.get(key)
         if known is None:
             pending = boundary.get(parent) if isinstance(parent, str) else None
