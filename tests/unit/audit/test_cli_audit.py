@@ -31,7 +31,7 @@ def test_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", str(log.parent), "--out", str(out), "--quiet"]) == 0
     table = capsys.readouterr().out
     assert "misses by cause" in table and "ttl-expired" in table
-    assert sorted(p.name for p in out.iterdir()) == ["audit.csv", "audit.json", "audit.md", "audit.png"]
+    assert sorted(p.name for p in out.iterdir()) == ["audit.csv", "audit.json", "audit.md", "audit.png", "report.html"]
     rows = list(csv.DictReader((out / "audit.csv").open()))
     assert [row["cause"] for row in rows] == ["cold-start", "", "ttl-expired"]
     assert rows[2]["detail"].startswith("idle 19m57s")
