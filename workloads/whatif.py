@@ -547,23 +547,35 @@ def _lane_effects(per_lane: dict[tuple[str, str], list[RequestChange]], notes: d
 
 def lane_gaps(requests: Sequence[TraceRequest], summaries) -> dict[tuple[str, str], tuple[int, int, int]]:
     """Per lane: idle gaps between consecutive requests <= 5 m, in (5 m, 1 h], > 1 h."""
+    return {lane: (len(g[0]), len(g[1]), len(g[2])) for lane, g in _lane_gap_lists(requests, summaries).items()}
+
+
+def _lane_gap_lists(requests: Sequence[TraceRequest], summaries) -> dict[tuple[str, str], tuple[list[int], list[int], list[int]]]:
     ticks, order = _clock(requests, summaries)
     last: dict[tuple[str, str], int] = {}
-    gaps: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
+    gaps: dict[tuple[str, str], tuple[list[int], list[int], list[int]]] = defaultdict(lambda: ([], [], []))
     for r in order:
         lane = (r.file, r.lane)
         tick = ticks[(r.file, r.lane, r.seq)][0]
         if lane in last:
             gap = tick - last[lane]
-            gaps[lane][0 if gap <= TTL_MS["5m"] else 1 if gap <= TTL_MS["1h"] else 2] += 1
+            gaps[lane][0 if gap <= TTL_MS["5m"] else 1 if gap <= TTL_MS["1h"] else 2].append(gap)
         else:
             gaps[lane]
         last[lane] = tick
-    return {k: tuple(v) for k, v in gaps.items()}  # type: ignore[misc]
+    return dict(gaps)
 
 
-def _gaps_text(g: tuple[int, int, int]) -> str:
-    return f"gaps: {g[0]} <= 5 m, {g[1]} in 5 m-1 h (a 1 h TTL keeps these warm), {g[2]} > 1 h"
+def _minutes(ms: int) -> str:
+    return f"{ms // 60_000}m{ms % 60_000 // 1000:02d}s"
+
+
+def _gaps_text(g: tuple[int, int, int], middle: Sequence[int] = ()) -> str:
+    text = f"gaps: {g[0]} <= 5 m, {g[1]} in 5 m-1 h (a 1 h TTL keeps these warm), {g[2]} > 1 h"
+    if middle:
+        shown = sorted(middle)
+        text += " [" + ", ".join(_minutes(m) for m in shown[:10]) + (", ..." if len(shown) > 10 else "") + "]"
+    return text
 
 
 def what_if(
@@ -606,9 +618,16 @@ def what_if(
         notes = None
         detail = plan.detail
         if name in ("ttl-1h", "ttl-5m"):
-            notes = {lane: _gaps_text(g) for lane, g in gaps.items() if any(r.file == lane[0] and r.lane == lane[1] for r in _anthropic(requests))}
+            lists = _lane_gap_lists(requests, summaries)
+            anthropic_lanes = {(r.file, r.lane) for r in _anthropic(requests)}
+            notes = {lane: _gaps_text(g, lists[lane][1]) for lane, g in gaps.items() if lane in anthropic_lanes}
             total = [sum(g[i] for g in gaps.values()) for i in range(3)]
-            detail = _gaps_text(tuple(total))  # type: ignore[arg-type]
+            middle = [gap for lists in _lane_gap_lists(requests, summaries).values() for gap in lists[1]]
+            detail = _gaps_text(tuple(total), middle)  # type: ignore[arg-type]
+            other = "1h" if name == "ttl-5m" else "5m"
+            logged = [r.usage for r in _anthropic(requests) if r.usage is not None and r.usage.cache_write]
+            if logged and all((u.cache_write_1h == 0) if other == "1h" else (u.cache_write_1h == u.cache_write) for u in logged):
+                detail = f"every write in the log already uses the {name.removeprefix('ttl-').replace('m', ' m').replace('h', ' h')} TTL; " + detail
         results.append(_summarize(fix, assumption, detail, changes, per_lane, notes))
     return results
 
