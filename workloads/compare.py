@@ -204,12 +204,12 @@ def _audit_from_json(data: dict, source: str) -> Result:
             raise UserError(f"{source}: key {name!r}: expected a JSON {kind.__name__}, got {type(data.get(name)).__name__}")
     units: dict[tuple[str, str], Unit] = {}
     for i, lane in enumerate(data["lanes"]):
+        if not isinstance(lane, dict) or "lane" not in lane:
+            raise UserError(f"{source}: lanes[{i}]: not an object with a 'lane'")
+    names = _file_names([str(lane.get("file", "")) for lane in data["lanes"]])
+    for i, lane in enumerate(data["lanes"]):
         where = f"{source}: lanes[{i}]"
-        if not isinstance(lane, dict):
-            raise UserError(f"{where}: not an object")
-        if "lane" not in lane:
-            raise UserError(f"{where}: missing 'lane'")
-        key = f"{lane.get('file', '')} {lane['lane']}".strip()
+        key = f"{names.get(str(lane.get('file', '')), '')} {lane['lane']}".strip()
         _add_unit(units, Unit("lane", key, _numeric_fields(lane, where)), where)
     units[("totals", "totals")] = Unit("totals", "totals", _numeric_fields(data["totals"], f"{source}: totals"))
     for i, cause in enumerate(data["causes"]):
@@ -218,6 +218,17 @@ def _audit_from_json(data: dict, source: str) -> Result:
             raise UserError(f"{where}: not an object with a 'cause'")
         _add_unit(units, Unit("cause", str(cause["cause"]), _numeric_fields(cause, where)), where)
     return Result("audit", source, units)
+
+
+def _file_names(files: list[str]) -> dict[str, str]:
+    """Each log file by the shortest path tail that tells the files apart (its name, usually), so
+    an audit made on a CI runner compares with one made in another checkout."""
+    distinct = sorted(set(files))
+    for depth in range(1, 64):
+        tails = {f: "/".join(Path(f).parts[-depth:]) for f in distinct}
+        if len(set(tails.values())) == len(distinct):
+            return tails
+    return {f: f for f in distinct}
 
 
 def _add_unit(units: dict[tuple[str, str], Unit], unit: Unit, where: str) -> None:
@@ -293,7 +304,7 @@ def figure_class(name: str) -> str | None:
         return "rejected"
     if name.endswith("usd") and ("cost" in name or "total" in name or "lost" in name):
         return "usd"
-    if "uncached" in name:
+    if "uncached" in name or name == "input":  # an audit's totals call uncached input "input"
         return "uncached"
     if "written" in name or "cache_write" in name:
         return "written"

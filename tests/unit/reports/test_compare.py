@@ -204,3 +204,36 @@ def test_any_json_is_a_result_or_one_user_error(data):
         result_from_json(data, "x.json")
     except UserError:
         pass
+
+
+def _audit_json(folder, pause_minutes, capsys):
+    from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+
+    t = Transcript("s1")
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 40)])
+    t.user("more", "2025-09-03T00:00:10.000Z", tool=True)
+    t.assistant("r2", "2025-09-03T00:00:12.000Z", [cc_usage(3, 500, 20_000, 40)])
+    later = f"2025-09-03T00:{pause_minutes:02d}:12.000Z"
+    t.user("after a pause", later)
+    expired = pause_minutes > 5
+    t.assistant("r3", later.replace(":12.000Z", ":14.000Z"), [cc_usage(3, 20_600 if expired else 100, 0 if expired else 20_500, 40)])
+    folder.mkdir(parents=True, exist_ok=True)
+    log = write_jsonl(folder / "s1.jsonl", t.lines)
+    capsys.readouterr()
+    assert main(["audit", str(log), "--format", "json", "--quiet"]) == 0
+    path = folder / "audit.json"
+    path.write_text(capsys.readouterr().out)
+    return path
+
+
+def test_real_audit_results_compare_across_checkouts(tmp_path, capsys):
+    base = _audit_json(tmp_path / "ci" / "run1", 2, capsys)
+    same = _audit_json(tmp_path / "laptop", 2, capsys)  # same log under another path
+    assert main(["compare", str(base), str(same)]) == 0
+    worse = _audit_json(tmp_path / "ci" / "run2", 20, capsys)  # the cache expired in the pause
+    capsys.readouterr()
+    assert main(["compare", str(base), str(worse), "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    regressed = {(c["group"], c["figure"]) for c in report["changes"] if c["regressed"]}
+    assert ("lane", "cost_usd") in regressed and ("totals", "hit_ratio") in regressed
