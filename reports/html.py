@@ -229,7 +229,7 @@ def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 
     tallest = max([sum(s[1] for s in b.segments) for b in bars] + [b.overlay or 0 for b in bars] + [0])
     top = _nice_max(tallest)
     step = plot_w / n
-    bw = max(0.6, step * 0.8)
+    bw = min(48.0, max(0.6, step * 0.8))
     y0 = top_pad + plot_h
     parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
     parts.append(f'<text x="{left}" y="14" font-weight="600">{escape(title)}</text>')
@@ -254,7 +254,7 @@ def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 
         if bar.overlay is not None:
             oy = y0 - bar.overlay * scale
             parts.append(
-                f'<line class="predicted" x1="{x - step * 0.1:.2f}" y1="{oy:.2f}" x2="{x + bw + step * 0.1:.2f}" y2="{oy:.2f}" '
+                f'<line class="predicted" x1="{x - bw * 0.12:.2f}" y1="{oy:.2f}" x2="{x + bw * 1.12:.2f}" y2="{oy:.2f}" '
                 f'stroke="{PREDICTED}" stroke-width="2"/>'
             )
         parts.append("</g>")
@@ -337,7 +337,8 @@ class Step:
 
 def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int = 300, width: int = 1000) -> str:
     """A cost waterfall: totals are bars from zero; a change floats from the running sum."""
-    left, right, top_pad, bottom = 64, 10, 26, 70
+    left, right, top_pad, bottom = 64, 10, 26, 96
+    height += 26
     plot_w, plot_h = width - left - right, height - top_pad - bottom
     running, spans = 0.0, []
     anchor = steps[0].amount if steps and steps[0].kind == "total" else 0.0
@@ -371,7 +372,7 @@ def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int
         )
         sign = "" if s.kind == "total" else ("+" if s.amount > 0 else "")
         parts.append(f'<text x="{x + sw * 0.35:.2f}" y="{yb - 3:.2f}" text-anchor="middle">{escape(sign + fmt_usd(s.amount))}</text>')
-        label = s.label if len(s.label) <= 22 else s.label[:21] + "…"
+        label = s.label if len(s.label) <= 34 else s.label[:33] + "…"
         parts.append(
             f'<text x="{x + sw * 0.35:.2f}" y="{y0 + 12}" text-anchor="end" transform="rotate(-30 {x + sw * 0.35:.2f} {y0 + 12})">'
             f"{escape(label)}</text>"

@@ -471,7 +471,8 @@ def _audit_requests(requests: list[dict], many: bool) -> str:
                       if reported else "the log reports no usage for this call\n")
                    + f"predicted read {r['predicted_cache_read']:,}, write {r['predicted_cache_write']:,}"
                    + (f"\npaid {fmt_usd(r['cost_usd'])}" if r["cost_usd"] is not None else "")
-                   + (f"\ngap {r['gap_ms'] / 1000:,.1f}s since the previous request" if r.get("gap_ms") is not None else ""))
+                   + (f"\ngap {r['gap_ms'] / 1000:,.1f}s since the previous request" if r.get("gap_ms") is not None else "")
+                   + (f"\nmiss: {r['cause']} ({r['evidence']}), lost {fmt_int(r['lost_tokens'])} tokens" if r["cause"] else ""))
             marker = marker_tip = None
             if r["cause"]:
                 marker = r["cause"]
