@@ -109,6 +109,21 @@ def audit_record(result: AuditResult) -> dict[str, object]:
             "lost_usd": float(totals.lost_usd),
             "hit_ratio": round(totals.hit_ratio, 6),
         },
+        "models": [
+            {
+                "provider": m.provider,
+                "model": m.model,
+                "requests": m.requests,
+                "input": m.input,
+                "output": m.output,
+                "cache_read": m.cache_read,
+                "cache_write": m.cache_write,
+                "cost_usd": float(m.cost_usd),
+                "lost_usd": float(m.lost_usd),
+                "priced": m.priced,
+            }
+            for m in result.models
+        ],
         "files": [
             {
                 "file": f.file,
@@ -153,7 +168,8 @@ def _usd(value: Decimal | None) -> str:
 
 
 def audit_table(result: AuditResult, worst: int = WORST) -> str:
-    """The terminal view: totals, causes, lanes (predicted vs reported), worst requests, notes."""
+    """The terminal view: totals, misses by cause, the worst requests, then every lane predicted vs
+    reported, models, calibration per file and notes."""
     t = result.totals
     out = [
         f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
@@ -167,9 +183,38 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", format_usd(c.lost_usd), CAUSES[c.cause]] for c in result.causes],
         {1, 2, 3},
     ) or ["(none)"]
+    ranked = sorted(
+        (row for row in result.rows if row.cause is not None and row.lost_tokens > 0),
+        key=lambda row: (-(row.lost_usd or Decimal(0)), -row.lost_tokens, row.file, row.line),
+    )[:worst]
+    out += ["", f"worst requests (top {len(ranked)} by dollars lost)"]
+    out += _table(
+        ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "detail"],
+        [
+            [
+                f"{_short(row.file)}:{row.line}",
+                row.lane,
+                f"{row.reported_cache_read or 0:,}",
+                f"{row.expected_cache_read:,}",
+                _usd(row.lost_usd),
+                row.cause or "",
+                row.evidence or "",
+                row.detail[:110],
+            ]
+            for row in ranked
+        ],
+        {2, 3, 4},
+    )
     out += ["", "lanes: reported vs predicted"]
+    reported_files = {row.file for row in result.rows if row.reported_cache_read is not None}
     lane_rows = []
     for lane in result.lanes:
+        if lane.file not in reported_files:
+            lane_rows.append(
+                [_short(lane.file), lane.lane, f"{lane.requests:,}", "n/a", f"{lane.predicted_cache_read:,}", "n/a", "n/a",
+                 f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", "n/a", "-", "-"]
+            )
+            continue
         error = (
             "n/a"
             if lane.reported_cache_read == 0
@@ -198,6 +243,25 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         lane_rows,
         set(range(2, 14)),
     )
+    out += ["", "models"]
+    out += _table(
+        ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
+        [
+            [
+                m.provider,
+                m.model,
+                f"{m.requests:,}",
+                f"{m.input:,}",
+                f"{m.output:,}",
+                f"{m.cache_read:,}",
+                f"{m.cache_write:,}",
+                format_usd(m.cost_usd) if m.priced else "no price",
+                format_usd(m.lost_usd) if m.priced else "-",
+            ]
+            for m in result.models
+        ],
+        set(range(2, 9)),
+    )
     out += ["", "calibration per file: predicted read within 3% of reported"]
     out += _table(
         ["file", "format", "requests", "within 3%", "mean |error|", "skipped", "paid", "lost"],
@@ -206,7 +270,7 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
                 _short(f.file),
                 f.format,
                 f"{f.requests:,}",
-                f"{f.read_within:,}",
+                f"{f.read_within:,}" if f.file in reported_files else "n/a",
                 "n/a" if f.mean_abs_read_error is None else f"{f.mean_abs_read_error:.2%}",
                 f"{f.skipped:,}",
                 format_usd(f.cost_usd),
@@ -215,28 +279,6 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
             for f in result.files
         ],
         {2, 3, 4, 5, 6, 7},
-    )
-    ranked = sorted(
-        (row for row in result.rows if row.cause is not None and row.lost_tokens > 0),
-        key=lambda row: (-(row.lost_usd or Decimal(0)), -row.lost_tokens, row.file, row.line),
-    )[:worst]
-    out += ["", f"worst requests (top {len(ranked)} by dollars lost)"]
-    out += _table(
-        ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "detail"],
-        [
-            [
-                f"{_short(row.file)}:{row.line}",
-                row.lane,
-                f"{row.reported_cache_read or 0:,}",
-                f"{row.expected_cache_read:,}",
-                _usd(row.lost_usd),
-                row.cause or "",
-                row.evidence or "",
-                row.detail[:110],
-            ]
-            for row in ranked
-        ],
-        {2, 3, 4},
     )
     out += ["", *(f"note: {note}" for note in result.notes)]
     return "\n".join(out)
@@ -274,6 +316,8 @@ def audit_chart(result: AuditResult, path: Path) -> None:
     """audit.png: per file, per request stacked read / write / uncached, predicted read, misses by cause."""
     import numpy as np
 
+    from matplotlib.ticker import MaxNLocator
+
     from prefixbench.reports.charts import CACHED, UNCACHED, plt, save
 
     files = [f.file for f in result.files]
@@ -284,6 +328,10 @@ def audit_chart(result: AuditResult, path: Path) -> None:
     used: set[str] = set()
     for ax, name in zip(axes[:, 0], files):
         rows = rows_by_file[name]
+        if not rows:
+            ax.text(0.5, 0.5, "no model calls with usage in this file", ha="center", va="center", transform=ax.transAxes)
+            ax.set_title(Path(name).name, fontsize=9)
+            continue
         x = np.arange(len(rows))
         reported = all(row.reported_cache_read is not None for row in rows)
         read = np.array([(row.reported_cache_read if reported else row.predicted_cache_read) or 0 for row in rows], float)
@@ -302,6 +350,7 @@ def audit_chart(result: AuditResult, path: Path) -> None:
                 used.add(cause)
                 ax.scatter(picked, [top * 1.04] * len(picked), marker="v", s=18, color=colours[cause], label=f"miss: {cause}", zorder=3)
         ax.set_xlim(-0.5, max(len(rows) - 0.5, 0.5))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(0, top * 1.12 if top else 1)
         ax.set_title(f"{Path(name).name} ({len(rows):,} requests{'' if reported else ', predicted only'})", fontsize=9)
         ax.set_ylabel("tokens", fontsize=8)
@@ -310,7 +359,8 @@ def audit_chart(result: AuditResult, path: Path) -> None:
     for ax in axes[:, 0]:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", ncol=min(6, len(handles)), fontsize=7, frameon=False)
+    if handles:
+        fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", ncol=min(6, len(handles)), fontsize=7, frameon=False)
     axes[-1, 0].set_xlabel("request (file order)", fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
     save(fig, path)

@@ -283,9 +283,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from prefixbench.simulator.pricing import get_price
 
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
+    from prefixbench.workloads.replay import divergence_labels
+
     cache = make_cache_model(args.cache, args.tokenizer)
-    observations = replay(list(read_chat_completions(args.file)), cache)
-    print(replay_json(observations, price) if args.format == "json" else replay_table(observations, price))
+    requests = list(read_chat_completions(args.file))
+    observations = replay(requests, cache)
+    labels = divergence_labels(requests, observations)
+    print(replay_json(observations, price, labels) if args.format == "json" else replay_table(observations, price, labels))
     return 0
 
 

@@ -14,6 +14,7 @@ from tempfile import TemporaryDirectory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from prefixbench.reports.audit import audit_csv, audit_json, audit_table
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
 
@@ -36,6 +37,19 @@ TEMPLATES: dict[str, list[dict]] = {
         {"request": {"timestamp": 1748554704.0, "url": "https://api.anthropic.com/v1/messages",
                      "body": {"model": "claude-sonnet-4-20250514", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}},
          "response": {"timestamp": 1748554705.0, "status_code": 200, "body": {"usage": USAGE}}},
+    ],
+    "openai-capture": [
+        {"request": {"timestamp": 1748554704.0, "url": "https://api.openai.com/v1/responses", "body": {"model": "gpt-5.1", "input": "hi"}},
+         "response": {"timestamp": 1748554705.0, "status_code": 200, "body_raw": "event: response.completed\ndata: "
+                      + json.dumps({"type": "response.completed", "response": {"usage": {"input_tokens": 2000, "input_tokens_details": {"cached_tokens": 1024}, "output_tokens": 3}}}) + "\n\n"}},
+    ],
+    "pi-tree": [
+        {"type": "session", "version": 3, "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"},
+        {"type": "message", "id": "e1", "parentId": None, "timestamp": "2025-12-09T00:53:30.825Z", "message": {"role": "user", "content": "hi", "timestamp": 1765233665000}},
+        {"type": "message", "id": "e2", "parentId": "e1", "timestamp": "2025-12-09T00:53:31.825Z", "message": {"role": "assistant", "provider": "anthropic",
+         "model": "claude-opus-4-5", "timestamp": 1765233665294, "usage": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 4400}}},
+        {"type": "message", "id": "e3", "parentId": "e1", "timestamp": "2025-12-09T00:54:31.825Z", "message": {"role": "assistant", "provider": "anthropic",
+         "model": "claude-opus-4-5", "timestamp": 1765233725294, "usage": {"input": 1, "output": 2, "cacheRead": 4400, "cacheWrite": 40}}},
     ],
     "codex": [
         {"timestamp": "2025-11-17T21:30:28.664Z", "type": "turn_context", "payload": {"model": "gpt-5.1-codex", "effort": "high"}},
@@ -64,15 +78,25 @@ def mutated(draw: st.DrawFn, fmt: str) -> list[object]:
     return draw(st.permutations(records)) if draw(st.booleans()) else records
 
 
+#: Template name -> the --input format it is read as.
+FORMAT_OF = {"openai-capture": "http-capture", "pi-tree": "pi"}
+
+
 def _audit(fmt: str, data: bytes) -> None:
+    fmt = FORMAT_OF.get(fmt, fmt)
     with TemporaryDirectory() as folder:
         path = Path(folder) / "log.jsonl"
         path.write_bytes(data)
         try:
-            run_audit([path], fmt=fmt)
+            result = run_audit([path], fmt=fmt)
         except UserError as exc:
             message = str(exc)
             assert "\n" not in message and str(path) in message, message
+            return
+        # Whatever was imported, every text writer handles it.
+        audit_table(result)
+        json.loads(audit_json(result))
+        assert audit_csv(result).count("\n") == len(result.rows) + 1
 
 
 #: PREFIXBENCH_FUZZ_EXAMPLES=2000 for a long run.

@@ -90,17 +90,19 @@ def body_diff(before: Request, after: Request) -> BodyDiff | None:
 def rendered_diff(before: RenderedRequest, after: RenderedRequest) -> BodyDiff | None:
     """The first differing unit of two rendered prompts, with a before/after excerpt."""
     message_idx = 0
+    base = 0  # bytes of the prompt before this unit (offsets are from the prompt's start)
     for old, new in zip(before.units, after.units):
         if old.data != new.data:
             offset = _common(old.data, new.data)
             excerpt = f"{_excerpt(old.data, offset)!r} -> {_excerpt(new.data, offset)!r}"
             if old.kind == "message":
                 block = sum(1 for end in old.block_ends if end <= offset)
-                return BodyDiff("messages-changed", f"message {message_idx} block {block} @ byte {offset}: {excerpt}")
+                return BodyDiff("messages-changed", f"message {message_idx} block {block} @ byte {base + offset}: {excerpt}")
             cause = "tools-changed" if old.kind == "tools" else "system-changed"
-            return BodyDiff(cause, f"{old.kind} @ byte {offset}: {excerpt}")
+            return BodyDiff(cause, f"{old.kind} @ byte {base + offset}: {excerpt}")
         if old.kind == "message":
             message_idx += 1
+        base += len(old.data)
     if len(after.units) < len(before.units):
         return BodyDiff("messages-changed", f"{len(before.units) - len(after.units)} trailing unit(s) removed")
     return None

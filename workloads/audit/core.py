@@ -14,6 +14,7 @@ Data model (stable; fields are only added):
   detail, dollars paid and lost.
 * :class:`LaneSummary` one lane: sums, the prediction error, hit ratio, dollars.
 * :class:`CauseSummary` one cause: requests, lost tokens, lost dollars.
+* :class:`ModelSummary` one model: reported counts and dollars.
 * :class:`FileCalibration` one file: how well predicted reads match reported ones.
 * :class:`Totals` everything.
 
@@ -134,6 +135,23 @@ class LaneSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelSummary:
+    """One model over the whole audit (reported counts, dollars)."""
+
+    provider: str
+    model: str
+    requests: int
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cost_usd: Decimal
+    lost_usd: Decimal
+    #: Whether the price table knows the model (else its dollars are 0 and a note says so).
+    priced: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class CauseSummary:
     """One cause over the whole audit."""
 
@@ -185,6 +203,7 @@ class AuditResult:
     totals: Totals
     #: Facts the report must state (unlogged heads, unpriced models, price dates...).
     notes: tuple[str, ...] = field(default=())
+    models: tuple[ModelSummary, ...] = field(default=())
 
 
 class _NoPrice:
@@ -494,6 +513,11 @@ def _explain(
             f"read {usage.cache_read - expected:,} tokens more than the previous request left cached: "
             "a call the log does not count (aborted, no usage) or the provider's own checkpoints stored them"
         )
+    if cause is None and prev is None and usage is not None and usage.cache_read > pred.read and not detail:
+        detail = (
+            f"read {usage.cache_read - pred.read:,} tokens more than the model predicts for a lane start: cached "
+            "before the log begins (another session, or requests not in these files)"
+        )
     cost = lost_usd = None
     if usage is not None:
         row = prices.row(r.model, r.sent_ms)
@@ -716,6 +740,24 @@ def _summarize(
         lost_usd=usd_sum(row.lost_usd or Decimal(0) for row in rows),
         hit_ratio=read / (read + write + uncached) if read + write + uncached else 0.0,
     )
+    by_model: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
+    for row in rows:
+        by_model[(row.provider, row.model)].append(row)
+    models = tuple(
+        ModelSummary(
+            provider,
+            model,
+            len(items),
+            sum(i.reported_uncached or 0 for i in items),
+            sum(i.reported_output or 0 for i in items),
+            sum(i.reported_cache_read or 0 for i in items),
+            sum(i.reported_cache_write or 0 for i in items),
+            usd_sum(i.cost_usd or Decimal(0) for i in items),
+            usd_sum(i.lost_usd or Decimal(0) for i in items),
+            model not in prices.missing and any(i.cost_usd is not None for i in items),
+        )
+        for (provider, model), items in sorted(by_model.items())
+    )
     notes = []
     for head, size in sorted(heads.items()):
         notes.append(
@@ -727,7 +769,7 @@ def _summarize(
     notes.append(
         "prices: " + (f"as of {prices.as_of}" if prices.as_of else "the row in force at each request's time") + " (simulator/data/prices.csv)"
     )
-    return AuditResult(tuple(rows), lane_rows, causes, tuple(files), totals, tuple(notes))
+    return AuditResult(tuple(rows), lane_rows, causes, tuple(files), totals, tuple(notes), models)
 
 
 def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> LaneSummary:

@@ -32,15 +32,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.anthropic_capture import classify_call, parse_request_body, parse_usage
-from prefixbench.workloads.audit.sources import ProgressFn, Record, iter_records
+from prefixbench.workloads.audit.sources import ProgressFn, Record, classify_record, iter_records
 from prefixbench.workloads.audit.trace import FileSummary, Prefix, TraceRequest, Usage
 from prefixbench.workloads.chat_completions import LineError, parse_request
 
+#: Lines of a file checked for records of another format.
+CHECK_LINES = 200
 #: Mooncake block size (tokens per hash id).
 MOONCAKE_BLOCK_TOKENS = 512
 
@@ -64,7 +66,10 @@ def parse_time_ms(value: object, where: str) -> int | None:
         return int(value) if value > 1e11 else round(value * 1000)
     if isinstance(value, str):
         try:
-            return round(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+            moment = datetime.fromisoformat(value)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)  # a time without offset is read as UTC, never local
+            return round(moment.timestamp() * 1000)
         except ValueError:
             raise UserError(f"{where}: timestamp {value!r} is not ISO 8601") from None
     raise UserError(f"{where}: timestamp {value!r} is not a time")
@@ -102,9 +107,12 @@ def import_file(path: Path, fmt: str, ctx: ImportContext) -> tuple[list[TraceReq
 
 
 def _check_format(path: Path, record: Record, fmt: str) -> None:
-    """A record of another known format in a file read as ``fmt`` is bad input."""
-    from prefixbench.workloads.audit.sources import classify_record
+    """A record of another known format in a file read as ``fmt`` is bad input.
 
+    Only the first records are looked at (a file is one format; detection reads as many).
+    """
+    if record.line > CHECK_LINES:
+        return
     other = classify_record(record.value)
     if other is not None and other != fmt and not (fmt == "anthropic-bodies" and other == "chat-completions"):
         raise UserError(f"{path}:{record.line}: a {other} record in a file read as {fmt}")
@@ -293,9 +301,19 @@ _DIAGNOSTIC_LABELS = (
 )
 
 
+_DIAGNOSTIC_KEYS = frozenset(("cache_miss_reason", "cache_diagnostics", "diagnostics", "cache_diagnosis"))
+
+
 def _diagnostic(obj: object) -> str | None:
     """Anthropic's cache diagnostic label, wherever a response carries it (usage or top level)."""
     if not isinstance(obj, dict):
+        return None
+    usage = obj.get("usage")
+    message = obj.get("message")
+    if not any(
+        isinstance(holder, dict) and not _DIAGNOSTIC_KEYS.isdisjoint(holder)
+        for holder in (obj, usage, message, message.get("usage") if isinstance(message, dict) else None)
+    ):
         return None
     for holder in (obj, _dict(obj.get("usage")), _dict(obj.get("message")), _dict(_dict(obj.get("message")).get("usage"))):
         for key in ("cache_miss_reason", "cache_diagnostics", "diagnostics", "cache_diagnosis"):
@@ -653,7 +671,9 @@ def import_codex(path: Path, records: Iterable[Record], ctx: ImportContext) -> t
         blocks = 0
     if not seen_any:
         raise UserError(f"{name}:1: empty file, no rollout lines")
-    notes = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
+    notes: tuple[str, ...] = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
+    if not out:
+        notes += ("no token_count events: this rollout (an older Codex version, or a session that made no call) carries no usage to audit",)
     return out, FileSummary(name, "codex", len(out), tuple(skipped), notes)
 
 
@@ -670,6 +690,8 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
     blocks = 0
     chain_parent: str | None = None
     node_of_entry: dict[str, str | None] = {}
+    #: Entry id -> the node of the first request whose prompt ended at that entry.
+    prompt_end: dict[str, str] = {}
     seen_any = False
     for record in records:
         where = f"{name}:{record.line}"
@@ -682,8 +704,9 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
         entry_id = value.get("id") if kind != "session" else None
         parent_id = value.get("parentId")
         if isinstance(parent_id, str) and parent_id in node_of_entry:
-            # Tree sessions (newer pi): the prompt extends the request its branch descends from.
-            chain_parent = node_of_entry[parent_id]
+            # Tree sessions (newer pi): the prompt extends the request its branch descends from,
+            # or equals the prompt an earlier request sent from the same entry (a retry, a branch).
+            chain_parent = prompt_end.get(parent_id, node_of_entry[parent_id])
         match kind:
             case "session":
                 if isinstance(value.get("thinkingLevel"), str):
@@ -743,6 +766,8 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
                                     source_format="pi",
                                 )
                             )
+                            if isinstance(parent_id, str):
+                                prompt_end.setdefault(parent_id, node)
                             chain_parent = node
                             events = []
                             blocks = 0

@@ -233,6 +233,10 @@ def classify_record(value: object) -> str | None:
         return "claude-code"
     if kind == "summary" and "leafUuid" in value:
         return "claude-code"
+    if kind in ("file-history-snapshot", "queue-operation") and ("messageId" in value or "sessionId" in value):
+        return "claude-code"
+    if "record_type" in value or ({"id", "timestamp", "instructions"} <= set(value) and "type" not in value):
+        return "codex"  # rollouts before event_msg/token_count (no usage in them)
     if "model" in value and isinstance(value.get("messages"), list):
         messages = value["messages"]
         if "system" in value or any(

@@ -43,7 +43,7 @@ def test_outputs_are_deterministic(tmp_path: Path) -> None:
     log = _session(tmp_path)
     for name in ("a", "b"):
         assert main(["audit", str(log), "--out", str(tmp_path / name), "--quiet"]) == 0
-    for name in ("audit.csv", "audit.json", "audit.md", "audit.png"):
+    for name in ("audit.csv", "audit.json", "audit.md", "audit.png", "report.html"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
@@ -114,3 +114,9 @@ def test_progress_lines_when_not_a_terminal(tmp_path: Path, capsys: pytest.Captu
     progress = Progress(10_000_000, every=0.0)
     progress(5_000_000)
     assert "read 5.0 of 10.0 MB" in capsys.readouterr().err
+
+
+def test_a_file_without_model_calls_still_writes_every_output(tmp_path: Path) -> None:
+    log = write_jsonl(tmp_path / "rollout-old.jsonl", [{"id": "x", "timestamp": "2025-05-01T10:00:00Z", "instructions": None}])
+    assert main(["audit", str(log), "--out", str(tmp_path / "out"), "--junit", str(tmp_path / "j.xml"), "--quiet"]) == 0
+    assert len(list((tmp_path / "out").iterdir())) == 5  # audit.md, .csv, .json, .png and report.html

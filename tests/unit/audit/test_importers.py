@@ -258,6 +258,29 @@ def test_pi_compaction_starts_a_new_chain(tmp_path: Path) -> None:
     assert result.rows[1].cause == "compaction"
 
 
+def test_pi_tree_sessions_follow_parent_ids(tmp_path: Path) -> None:
+    t0 = 1765233665294
+    header = {"type": "session", "version": 3, "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"}
+
+    def entry(entry_id: str, parent: str | None, role: str, ts: int, usage: dict | None = None) -> dict:
+        return {**_pi_msg(role, ts, usage), "id": entry_id, "parentId": parent}
+
+    entries = [
+        header,
+        entry("e1", None, "user", t0),
+        entry("e2", "e1", "assistant", t0 + 10, _u(10, 0, 40000)),
+        entry("e3", "e2", "toolResult", t0 + 2000),
+        entry("e4", "e3", "assistant", t0 + 2010, _u(1, 40000, 300)),
+        # A branch back to the first user message: the same prompt e2 sent, read from the cache.
+        entry("e5", "e1", "assistant", t0 + 60000, _u(10, 40000, 0)),
+    ]
+    path = write_jsonl(tmp_path / "tree.jsonl", entries)
+    requests, _ = load_trace([path])
+    assert [r.prefix.parent for r in requests] == [None, requests[0].prefix.node, requests[0].prefix.node]
+    result = run_audit([path])
+    assert [row.predicted_cache_read for row in result.rows] == [0, 40000, 40000]
+
+
 def test_mooncake_predicts_shared_blocks(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "trace.jsonl", [
         {"timestamp": 0, "input_length": 1100, "output_length": 10, "hash_ids": [1, 2, 3]},
@@ -312,3 +335,35 @@ def test_empty_folder(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserError, match="no log files"):
         load_trace([tmp_path / "empty"])
+
+
+def test_times_without_offset_are_utc() -> None:
+    from prefixbench.workloads.audit.importers import parse_time_ms
+
+    assert parse_time_ms("2025-09-03T00:52:31.217", "x") == parse_time_ms("2025-09-03T00:52:31.217Z", "x") == 1756860751217
+    assert parse_time_ms(1748554704.293292, "x") == 1748554704293  # epoch seconds (claude-trace)
+    assert parse_time_ms(1765233665294, "x") == 1765233665294  # epoch ms (pi)
+    with pytest.raises(UserError, match="x: timestamp 'soon' is not ISO 8601"):
+        parse_time_ms("soon", "x")
+
+
+def test_older_codex_rollouts_without_usage_are_recognised(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "rollout-old.jsonl", [
+        {"id": "x", "timestamp": "2025-05-01T10:00:00Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+    ])
+    assert detect_format(path) == "codex"
+    requests, summaries = load_trace([path])
+    assert requests == [] and "no token_count events" in summaries[0].notes[-1]
+
+
+def test_claude_code_2x_file_starting_with_snapshots(tmp_path: Path) -> None:
+    t = Transcript(version="2.0.14")
+    t.user("go", "2025-10-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-10-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    snapshots = [{"type": "file-history-snapshot", "messageId": f"m{n}", "snapshot": {}, "isSnapshotUpdate": False} for n in range(30)]
+    path = write_jsonl(tmp_path / "s.jsonl", snapshots + t.lines)
+    assert detect_format(path) == "claude-code"
+    requests, _ = load_trace([path])
+    assert len(requests) == 1
