@@ -341,6 +341,8 @@ def _audit_totals(totals: dict, record: dict) -> str:
 def _audit_causes(causes: list[dict], totals: dict) -> str:
     from prefixbench.workloads.audit.causes import CAUSES
 
+    if not totals["requests"]:
+        return note("The log holds no model call with usage: nothing was paid, nothing missed.")
     if not causes:
         return note("No miss: every request read what it could.")
     rows = []
@@ -450,6 +452,8 @@ def _audit_requests(requests: list[dict], many: bool) -> str:
         "uncached, stacked; the blue line is the read the cache model predicted. A triangle marks a miss; hover it for "
         "its cause, the evidence that decided it and the excerpt; hover a bar for its numbers."
     )]
+    if not lanes:
+        parts.append(note("No request to draw."))
     for (file, lane), items in lanes.items():
         bars = []
         for i, r in items:
