@@ -353,7 +353,11 @@ def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key
         if delay and r.sent_ms is not None:
             r = replace(r, sent_ms=r.sent_ms + delay, ready_ms=None if r.ready_ms is None else r.ready_ms + delay)
         moved.append(r)
-    detail = "; ".join(f"{lane} starts {delay / 1000:.3f}s later" for (_, lane), delay in sorted(shift.items()))
+    many = len({file for file, _ in shift}) > 1
+    detail = "; ".join(
+        f"{(file.rsplit('/', 1)[-1] + ' ') if many else ''}{lane} starts {delay / 1000:.3f}s later"
+        for (file, lane), delay in sorted(shift.items())
+    )
     return _Plan(moved, lambda r: None, detail)
 
 

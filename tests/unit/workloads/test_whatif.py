@@ -1,6 +1,7 @@
 """audit --what-if on synthetic traces whose answers can be worked out by hand
 (claude-sonnet-4: input $3, read $0.30, 5 m write $3.75, 1 h write $6 per 1M tokens)."""
 
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
@@ -138,3 +139,80 @@ def test_bad_fixes_are_one_line_user_errors(text, message):
 
 def test_fixes_parse_and_deduplicate():
     assert parse_fixes("ttl-1h, breakpoints=tools+last-1 ,ttl-1h") == ["ttl-1h", "breakpoints=tools+last-1"]
+
+
+# --- fixes that need request bodies or a compaction request --------------------------------
+
+from prefixbench.simulator.wire import CacheBreakpoint, Envelope, Message, Request, Text, ToolSchema  # noqa: E402
+
+
+def _body(system: str, turns: int) -> Request:
+    messages = tuple(
+        Message("user" if k % 2 == 0 else "assistant", (Text(f"turn {k} " + "words " * 400),)) for k in range(turns)
+    )
+    return Request(
+        Envelope("anthropic", MODEL),
+        messages,
+        system_blocks=(system,),
+        tools=(ToolSchema.make("Read", "read a file " * 200),),
+        cache_breakpoints=(CacheBreakpoint("system", 0), CacheBreakpoint("messages", 0, turns - 1)),
+    )
+
+
+def body_lane(system_b: str):
+    """Two requests of a main lane 10 s apart; the second sends ``system_b``. The reported usage
+    is what the anthropic model predicts for the bodies (so it is consistent with them)."""
+    from prefixbench.workloads.whatif import simulate
+
+    system_a = "You are a coding agent. Today is 2025-09-03. " + "Rules. " * 300
+    first, second = _body(system_a, 3), _body(system_b, 5)
+    rs = [
+        TraceRequest(file="b.jsonl", line=1, lane="main", lane_kind="main", seq=0, sent_ms=T0, ready_ms=T0 + 1000,
+                     provider="anthropic", model=MODEL, usage=Usage(uncached=1, output=10), body=first),
+        TraceRequest(file="b.jsonl", line=2, lane="main", lane_kind="main", seq=1, sent_ms=T0 + 10_000, ready_ms=T0 + 11_000,
+                     provider="anthropic", model=MODEL, usage=Usage(uncached=1, output=10), body=second),
+    ]
+    predicted = simulate(rs, summaries("b.jsonl"), {})
+    rs = [
+        replace(r, usage=Usage(cache_read=p.read, cache_write_5m=p.write, uncached=p.uncached, output=10))
+        for r, p in zip(rs, (predicted[("b.jsonl", "main", 0)], predicted[("b.jsonl", "main", 1)]))
+    ]
+    return rs, summaries("b.jsonl")
+
+
+def test_static_system_regains_the_read_a_changed_date_line_cost():
+    changed = "You are a coding agent. Today is 2025-09-04. " + "Rules. " * 300
+    requests, sums = body_lane(changed)
+    (w,) = what_if(requests, sums, ["static-system"])
+    assert w.applies and w.requests_changed == 1
+    (change,) = w.changes
+    assert change.index == 1 and change.counterfactual_read > 1_000 and w.saved_usd > 0
+    # the same log with a byte-stable system prompt has nothing to fix
+    same = "You are a coding agent. Today is 2025-09-03. " + "Rules. " * 300
+    requests, sums = body_lane(same)
+    (w,) = what_if(requests, sums, ["static-system"])
+    assert w.applies and w.requests_changed == 0 and "already" in w.detail
+
+
+def test_breakpoints_moved_off_the_system_prompt_lose_reads():
+    same = "You are a coding agent. Today is 2025-09-03. " + "Rules. " * 300
+    requests, sums = body_lane(same)
+    keep, drop = what_if(requests, sums, ["breakpoints=system+last", "breakpoints=tools"])
+    assert keep.requests_changed == 0  # where the markers already are
+    assert drop.applies and drop.tokens_to_read < 0 and drop.saved_usd < 0
+
+
+def test_keep_prefix_compaction_on_a_chain_log_extends_the_main_lane():
+    f = "cc.jsonl"
+    rs = [
+        req(f, "main", "main", 0, T0, T0 + 1000, "m0", None, Usage(cache_write_5m=30_000, uncached=3, output=10), head="h:main"),
+        req(f, "main", "main", 1, T0 + 5000, T0 + 6000, "m1", "m0", Usage(cache_read=30_000, cache_write_5m=2_000, uncached=3, output=10), head="h:main"),
+        # the compaction call starts its own chain: as reported it re-wrote everything
+        req(f, "agent-acompact-1", "compaction", 2, T0 + 8000, T0 + 9000, "c0", None,
+            Usage(cache_write_5m=32_500, uncached=3, output=500), head="h:main"),
+    ]
+    (w,) = what_if(rs, summaries(f), ["keep-prefix-compaction"])
+    assert w.applies and w.requests_changed == 1
+    (change,) = w.changes
+    assert change.lane == "agent-acompact-1" and change.counterfactual_read == 32_000  # the main lane's warm prefix
+    assert w.saved_usd == Decimal(32_000) * (Decimal("3.75") - Decimal("0.30")) / 1_000_000
