@@ -74,3 +74,20 @@ def test_fixes_that_cannot_apply_say_why(realdata):
     results = what_if(*trace, ["ttl-1h", "stagger-subagents", "static-system", "keep-prefix-compaction", "breakpoints=system+last"])
     assert not any(w.applies for w in results)
     assert all(w.saved_usd is None and w.detail for w in results)
+
+
+@pytest.mark.parametrize("name", ["claude-code-viewer", "claude-trace-lemmy", "pi-sessions", "codex-rollout", "mooncake-conversation"])
+def test_the_what_if_replay_is_the_audit_prediction(realdata, name):
+    """With no fix applied, the what-if replay predicts exactly what the audit predicted (same
+    models, same clock): the baseline every fix is measured against is the audit's own."""
+    from prefixbench.workloads.audit.core import head_sizes
+    from prefixbench.workloads.whatif import simulate
+
+    trace = _trace(realdata, name)
+    requests, summaries = trace
+    audit = run_audit([], trace=trace)
+    predicted = simulate(requests, summaries, head_sizes(requests))
+    by_line = {(r.file, r.lane, r.line): (r.file, r.lane, r.seq) for r in requests}
+    for row in audit.rows:
+        p = predicted[by_line[(row.file, row.lane, row.line)]]
+        assert (p.read, p.write, p.uncached) == (row.predicted_cache_read, row.predicted_cache_write, row.predicted_uncached), row
