@@ -101,6 +101,8 @@ def sweep_page(
             obs = _run_observations(observations, rec)
             timeline.append(_timeline_chart(i, rec, obs, multi_engine))
     sections.append(("timeline", "Requests over time", "".join(timeline)))
+    if multi_engine:
+        sections.append(("engines", "Engines compared", _engines_section(runs, observations, windows)))
     if priced:
         sections.append(("cost", "Cost", _cost_section(runs_sorted, windows, multi_engine)))
     sections.append(("files", "Files", note(
@@ -223,6 +225,32 @@ def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) ->
         bars.append(Bar(segments, tip, attrs, marker=marker, marker_tip=marker_tip, rejected=rejected))
     title = f"{_run_label(rec, multi_engine)} @{format_window(int(rec['window']))}: {len(bars)} requests, {fmt_int(rec['session_uncached_tokens'])} uncached"
     return f'<div class="timeline" data-run="{i}">' + stacked_bars(bars, title=title, xlabel="request") + "</div>"
+
+
+def _engines_section(runs: list[dict], observations: pd.DataFrame, windows: list[int]) -> str:
+    """Per window, each engine's uncached tokens split into summary calls, refills and growth."""
+    from prefixbench.reports.engines import PART_COLOURS, PARTS, comparison_preset, engine_costs, why_sentence
+
+    preset = comparison_preset(pd.DataFrame({"preset": [r["preset"] for r in runs]}))
+    parts = []
+    for window in windows:
+        costs = engine_costs(observations, window, preset)
+        if not costs:
+            continue
+        bars = [
+            Bar(
+                tuple((part, float(getattr(c, part)), PART_COLOURS[part]) for part in PARTS),
+                f"{c.engine} @{format_window(window)} ({preset}): {c.total:,} uncached = summary calls {c.summary:,} "
+                f"({c.num_summaries}) + refills {c.refill:,} ({c.num_refills}) + growth {c.growth:,}",
+                {"data-index": c.engine, "data-engine": c.engine, "data-total": str(c.total)},
+            )
+            for c in costs
+        ]
+        parts.append(f"<h3>{format_window(window)} window, {_esc(preset)}</h3>"
+                     + stacked_bars(bars, title=f"Uncached tokens by engine at {format_window(window)}", xlabel="engine", height=240, width=700)
+                     + note(why_sentence(window, costs).replace("**", "")))
+    return legend([("summary calls", PART_COLOURS["summary"]), ("refill after a rewrite", PART_COLOURS["refill"]),
+                   ("growth (appended turns)", PART_COLOURS["growth"])]) + "".join(parts)
 
 
 def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi_engine: bool) -> str:

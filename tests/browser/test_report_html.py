@@ -32,7 +32,7 @@ def sweep_out(tmp_path_factory):
 @pytest.fixture(scope="module")
 def rejected_out(tmp_path_factory):
     out = tmp_path_factory.mktemp("rejected")
-    status, text = _run(["sweep", "--workload", "thinking-tools", "--engines", "user-tail", "--profile", "deepseek-relay",
+    status, text = _run(["sweep", "--workload", "thinking-tools", "--engines", "checkpoint,user-tail", "--profile", "deepseek-relay",
                          "--windows", "32k", "--presets", "legacy", "--turns", "1", "--steps-per-turn", "30",
                          "--quiet", "--out", str(out), "--format", "json"])
     assert status == 0
@@ -107,7 +107,7 @@ def test_rejected_requests_are_drawn_apart_never_as_uncached(open_report, reject
     loaded = open_report(out / "report.html")
     _clean(loaded, out / "report.html")
     page = loaded.page
-    (run,) = runs
+    (run,) = [r for r in runs if r["engine"] == "user-tail"]
     assert run["num_rejected"] > 0
     rejected = page.evaluate(
         "Array.from(document.querySelectorAll('g.bar[data-status=\"400\"]')).map(g => "
@@ -132,3 +132,11 @@ def test_check_page(open_report, tmp_path):
     summary = page.locator("p[data-field=summary]")
     assert int(summary.get_attribute("data-failed")) == sum(not r["passed"] for r in data["results"]) > 0
     assert page.locator("rect.fail").count() == sum(not r["passed"] for r in data["results"])
+
+
+def test_engines_are_compared_on_the_sweep_page(open_report, rejected_out):
+    out, runs = rejected_out
+    page = open_report(out / "report.html").page
+    totals = dict(page.evaluate("Array.from(document.querySelectorAll('#engines g.bar')).map(g => [g.dataset.engine, +g.dataset.total])"))
+    # legacy is the only preset: each engine's bar is its run's session uncached tokens
+    assert totals == {r["engine"]: r["session_uncached_tokens"] for r in runs}
