@@ -20,6 +20,8 @@ from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import SCHEMA_VERSION, AuditResult, AuditRow
 
+#: Files drawn as a panel each in audit.png; beyond this, one panel holds every request.
+CHART_PANELS = 12
 #: Worst requests listed after the cause summary.
 WORST = 15
 #: The per-request columns of audit.csv and of each request in --format json, in order.
@@ -171,10 +173,13 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
     """The terminal view: totals, misses by cause, the worst requests, then every lane predicted vs
     reported, models, calibration per file and notes."""
     t = result.totals
-    out = [
+    headline = (
         f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
         f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}; hit ratio {t.hit_ratio:.1%}; "
-        f"paid {format_usd(t.cost_usd)}, lost to misses {format_usd(t.lost_usd)}",
+        f"paid {format_usd(t.cost_usd)}, lost to misses {format_usd(t.lost_usd)}"
+    )
+    out = [
+        headline,
         "",
         "misses by cause",
     ]
@@ -315,13 +320,17 @@ def audit_csv(result: AuditResult) -> str:
 def audit_chart(result: AuditResult, path: Path) -> None:
     """audit.png: per file, per request stacked read / write / uncached, predicted read, misses by cause."""
     import numpy as np
-
     from matplotlib.ticker import MaxNLocator
-
     from prefixbench.reports.charts import CACHED, UNCACHED, plt, save
 
     files = [f.file for f in result.files]
-    rows_by_file = {name: [row for row in result.rows if row.file == name] for name in files}
+    rows_by_file: dict[str, list[AuditRow]] = {name: [] for name in files}
+    for row in result.rows:
+        rows_by_file[row.file].append(row)
+    if len(files) > CHART_PANELS:
+        # Too many files for a panel each: one panel, every request in file order (nothing left out).
+        rows_by_file = {f"{len(files)} files, in order": [row for name in files for row in rows_by_file[name]]}
+        files = list(rows_by_file)
     colours = dict(zip(CAUSES, ("#57606a", "#8250df", "#bf8700", "#cf222e", "#fb8f44", "#0550ae", "#0969da", "#a40e26",
                                 "#953800", "#1a7f37", "#6639ba", "#6e7781", "#116329", "#4d2d00", "#000000")))
     fig, axes = plt.subplots(len(files), 1, figsize=(12, 2.6 * len(files) + 0.6), squeeze=False)
@@ -403,7 +412,8 @@ class Progress:
         self.start = self.last
         self._bar = None
         if self.enabled and sys.stderr.isatty():
-            from rich.progress import BarColumn, Progress as RichProgress, TransferSpeedColumn
+            from rich.progress import BarColumn, TransferSpeedColumn
+            from rich.progress import Progress as RichProgress
 
             self._bar = RichProgress("reading logs", BarColumn(), TransferSpeedColumn(), transient=True)
             self._task = self._bar.add_task("read", total=self.total)

@@ -13,7 +13,8 @@ Rules per provider (the same facts as the byte-level models, see ``reference/pro
   head size is known, at the head (Claude Code puts breakpoints on the system blocks). A call
   reads the longest usable entry on its chain, else the head. An entry is usable from the moment
   the response that wrote it begins (``ready``) until its TTL (5 min or 1 h) runs out; every read
-  pushes the expiry on. Below the model's minimum cacheable length nothing is read or written.
+  pushes the expiry of the entry it hit (and of the head) on; entries further back on the chain
+  keep their own last use, so a later branch back to one of them is judged by that. Below the model's minimum cacheable length nothing is read or written.
   A breakpoint checks 20 block boundaries back: an entry more than ``lookback_blocks`` blocks
   behind the call's end is not found.
 * ``openai``: prefix caching is automatic: the whole prompt is stored; a hit needs 1,024 tokens

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from prefixbench.reports.audit import audit_table
 from prefixbench.workloads.audit.core import run_audit
 

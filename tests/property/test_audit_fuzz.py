@@ -13,7 +13,6 @@ from tempfile import TemporaryDirectory
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from prefixbench.reports.audit import audit_csv, audit_json, audit_table
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit

@@ -10,7 +10,6 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-
 from prefixbench.reports.cli import main
 from prefixbench.workloads.audit.core import AuditResult, run_audit
 

@@ -40,13 +40,29 @@ from decimal import Decimal
 from pathlib import Path
 
 from prefixbench.simulator.anthropic import TTL_MS, AnthropicCache, min_cacheable_tokens
-from prefixbench.simulator.chain import OPENAI_MIN_TOKENS, OPENAI_TTL_MS, STEP_TOKENS, ChainCache
+from prefixbench.simulator.chain import (
+    OPENAI_MIN_TOKENS,
+    OPENAI_TTL_MS,
+    STEP_TOKENS,
+    ChainCache,
+)
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.models import make_cache
-from prefixbench.simulator.pricing import PriceRow, PriceTable, cost_of, deepseek_period, load_prices, usd_sum
+from prefixbench.simulator.pricing import (
+    PriceRow,
+    PriceTable,
+    cost_of,
+    deepseek_period,
+    load_prices,
+    usd_sum,
+)
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES, body_diff
-from prefixbench.workloads.audit.importers import MOONCAKE_BLOCK_TOKENS, ImportContext, import_file
+from prefixbench.workloads.audit.importers import (
+    MOONCAKE_BLOCK_TOKENS,
+    ImportContext,
+    import_file,
+)
 from prefixbench.workloads.audit.sources import ProgressFn, detect_format, find_logs
 from prefixbench.workloads.audit.trace import FORMATS, FileSummary, TraceRequest, Usage
 
@@ -219,8 +235,13 @@ class _Paid:
     output_tokens: int
 
 
-class _Prices:
-    """Price rows by model and day, from the shipped table (or ``--price-as-of``)."""
+class Prices:
+    """Price rows by model and day, from the shipped table (or ``--price-as-of``).
+
+    ``row(model, sent_ms)`` is the row in force when the request was sent (DeepSeek: for the
+    peak / off-peak period of that moment); models the table does not know are collected in
+    ``missing``.
+    """
 
     def __init__(self, as_of: str | None, table: PriceTable | None = None) -> None:
         self.table = table or load_prices()
@@ -254,6 +275,10 @@ class _Prices:
                     self.missing.add(model)
             self._cache[key] = row
         return self._cache[key]
+
+
+#: The former private name (kept for code written against it).
+_Prices = Prices
 
 
 def _iso(ms: int | None) -> str | None:
@@ -329,14 +354,14 @@ def run_audit(
     Raises:
         UserError: bad input (``file:line``), an unknown format or a bad price date.
     """
-    prices = _Prices(price_as_of)
+    prices = Prices(price_as_of)
     requests, summaries = trace if trace is not None else load_trace(paths, fmt, progress)
     return audit_requests(requests, summaries, prices)
 
 
-def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], prices: _Prices | None = None) -> AuditResult:
+def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None) -> AuditResult:
     """The audit of an imported trace."""
-    prices = prices or _Prices(None)
+    prices = prices or Prices(None)
     heads = head_sizes(requests)
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     # The clock: each lane's timestamps, never running backwards (file order is the order).
@@ -479,7 +504,7 @@ def _explain(
     heads: dict[str, int | None],
     head_seen: dict[str, int],
     compaction_at: dict[str, int],
-    prices: _Prices,
+    prices: Prices,
     index: int,
 ) -> AuditRow:
     usage = r.usage
@@ -488,9 +513,12 @@ def _explain(
     gap = tick - prev_state[1] if prev_state else None
     # What should have been read.
     continues = prev is not None and (r.prefix is None or r.prefix.parent is not None or r.body is not None)
+    # A new chain that is not a compaction (a new root, a branch back to the start) could only
+    # read the head; after a compaction the rebuilt context is counted against what it replaced.
+    compacted = any(kind == "compaction" for kind, _ in r.events)
     if usage is None:
         expected = pred.read
-    elif prev is not None and prev.usage is not None:
+    elif prev is not None and prev.usage is not None and (continues or compacted):
         expected = _identity_expected(r, prev)
     elif r.body is not None:
         # A lane start with a body: what the model says was cached, unless the report is within
@@ -609,9 +637,9 @@ def _cause(
         if "resume" in events or "fork" in events:
             return "resume", "log", "a resumed or forked session: its history is re-sent from another file"
         if lost == 0:
-            return "cold-start", "log", "first request of the lane: nothing cached to read yet" + (
-                " (the log starts here)" if prev is None else ""
-            )
+            if prev is None:
+                return "cold-start", "log", "first request of the lane: nothing cached to read yet"
+            return "cold-start", "log", "a new conversation root in the lane (no compaction logged): nothing it could read was cached"
     gap = tick - prev_state[1] if prev_state else 0
     if r.body is not None and prev is not None and prev.body is not None:
         diff = body_diff(prev.body, r.body)
@@ -685,7 +713,7 @@ def _summarize(
     summaries: list[FileSummary],
     heads: dict[str, int | None],
     requests: list[TraceRequest],
-    prices: _Prices,
+    prices: Prices,
 ) -> AuditResult:
     lanes: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
     for row in rows:
@@ -709,8 +737,11 @@ def _summarize(
         )
     )
     files = []
+    rows_of_file: dict[str, list[AuditRow]] = defaultdict(list)
+    for row in rows:
+        rows_of_file[row.file].append(row)
     for summary in summaries:
-        items = [row for row in rows if row.file == summary.file]
+        items = rows_of_file.get(summary.file, [])
         errors = [abs(e) for row in items if (e := row.read_error) is not None and row.reported_cache_read]
         files.append(
             FileCalibration(

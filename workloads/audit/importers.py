@@ -11,7 +11,8 @@ request body because the audit replays it). What each format needs, and where it
   inline ``isSidechain`` chain (1.0.x Task subagents) from its root; a ``subagents/agent-*.jsonl``
   file (2.x) is one lane, ``agent-acompact-*`` a compaction lane. A ``compact_boundary`` starts a
   new chain in its lane. Order is file order (timestamps tie or go backwards in resumed
-  histories); the clock is the timestamps, never allowed to run backwards.
+  histories); the clock is the timestamps, never allowed to run backwards. A request id already
+  counted in an earlier file (history a resumed or forked session copies) is counted once.
 * **HTTP captures** (claude-trace ``{request, response}`` lines): Anthropic Messages (JSON body or
   SSE ``message_start`` / ``message_delta``, via :mod:`prefixbench.workloads.anthropic_capture`),
   DeepSeek's Anthropic-compatible endpoint (``input_tokens`` excludes reads), OpenAI Responses
@@ -36,8 +37,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.anthropic_capture import classify_call, parse_request_body, parse_usage
-from prefixbench.workloads.audit.sources import ProgressFn, Record, classify_record, iter_records
+from prefixbench.workloads.anthropic_capture import (
+    classify_call,
+    parse_request_body,
+    parse_usage,
+)
+from prefixbench.workloads.audit.sources import (
+    ProgressFn,
+    Record,
+    classify_record,
+    iter_records,
+)
 from prefixbench.workloads.audit.trace import FileSummary, Prefix, TraceRequest, Usage
 from prefixbench.workloads.chat_completions import LineError, parse_request
 
@@ -53,6 +63,8 @@ class ImportContext:
 
     #: Codex running totals already counted: ``(session, total usage)``.
     codex_totals: set[str] = field(default_factory=set)
+    #: Claude Code request ids already counted (a resumed or forked session copies earlier lines).
+    claude_requests: set[str] = field(default_factory=set)
     progress: ProgressFn | None = None
 
 
@@ -92,7 +104,7 @@ def import_file(path: Path, fmt: str, ctx: ImportContext) -> tuple[list[TraceReq
     records = iter_records(path, ctx.progress)
     match fmt:
         case "claude-code":
-            return import_claude_code(path, records)
+            return import_claude_code(path, records, ctx)
         case "http-capture":
             return import_http_capture(path, records)
         case "codex":
@@ -141,8 +153,15 @@ class _CCRequest:
     diagnostic: str | None
 
 
-def import_claude_code(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest], FileSummary]:
-    """Claude Code transcript (JSONL or JSON array); see the module doc."""
+def import_claude_code(
+    path: Path, records: Iterable[Record], ctx: ImportContext | None = None
+) -> tuple[list[TraceRequest], FileSummary]:
+    """Claude Code transcript (JSONL or JSON array); see the module doc.
+
+    A request whose id an earlier file of the audit already counted (the history a resumed or
+    forked session copies) is skipped, so it is counted once.
+    """
+    seen_requests = ctx.claude_requests if ctx is not None else set()
     name = str(path)
     stem = path.stem
     in_subagents = path.parent.name == "subagents" or stem.startswith("agent-")
@@ -256,7 +275,14 @@ def import_claude_code(path: Path, records: Iterable[Record]) -> tuple[list[Trac
     if not seen_any:
         raise UserError(f"{name}:1: empty file, no transcript entries")
     out: list[TraceRequest] = []
-    for seq, req in enumerate(sorted(requests.values(), key=lambda r: r.first_seq)):
+    fresh = []
+    for req in sorted(requests.values(), key=lambda r: r.first_seq):
+        if req.key in seen_requests:
+            skipped.append((req.last_line, "request already counted in another file (resumed or forked session)"))
+        else:
+            fresh.append(req)
+    seen_requests.update(req.key for req in fresh)
+    for seq, req in enumerate(fresh):
         where = f"{name}:{req.last_line}"
         usage = _anthropic_usage(req.usage, where)
         head_kind = "main" if req.lane_kind in ("main", "compaction") else "subagent"
@@ -776,8 +802,10 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
     if not seen_any:
         raise UserError(f"{name}:1: empty file, no session entries")
     notes = (
-        "pi's system prompt and tools are not in a session file (pi rebuilds them, with the current time, "
-        "on every start; restarts are not logged)",
+        (
+            "pi's system prompt and tools are not in a session file (pi rebuilds them, with the current time, "
+            "on every start; restarts are not logged)"
+        ),
     )
     return out, FileSummary(name, "pi", len(out), tuple(skipped), notes)
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-
 from prefixbench.reports.cli import main
 
 from .fixtures import Transcript, cc_usage, write_jsonl
@@ -120,3 +119,13 @@ def test_a_file_without_model_calls_still_writes_every_output(tmp_path: Path) ->
     log = write_jsonl(tmp_path / "rollout-old.jsonl", [{"id": "x", "timestamp": "2025-05-01T10:00:00Z", "instructions": None}])
     assert main(["audit", str(log), "--out", str(tmp_path / "out"), "--junit", str(tmp_path / "j.xml"), "--quiet"]) == 0
     assert len(list((tmp_path / "out").iterdir())) == 5  # audit.md, .csv, .json, .png and report.html
+
+
+def test_many_files_share_one_chart_panel(tmp_path: Path) -> None:
+    for n in range(14):
+        t = Transcript(f"s{n}")
+        t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+        t.assistant(f"r{n}", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+        write_jsonl(tmp_path / "logs" / f"s{n:02d}.jsonl", t.lines)
+    assert main(["audit", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert (tmp_path / "out" / "audit.png").stat().st_size > 0

@@ -6,12 +6,18 @@ import json
 from pathlib import Path
 
 import pytest
-
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.audit.sources import detect_format
 
-from .fixtures import Transcript, anthropic_body, capture_line, cc_usage, sse, write_jsonl
+from .fixtures import (
+    Transcript,
+    anthropic_body,
+    capture_line,
+    cc_usage,
+    sse,
+    write_jsonl,
+)
 
 
 def test_claude_code_keeps_last_line_of_each_request(tmp_path: Path) -> None:
@@ -22,7 +28,7 @@ def test_claude_code_keeps_last_line_of_each_request(tmp_path: Path) -> None:
     t.user("result", "2025-09-03T00:00:03.000Z", tool=True)
     t.assistant("req_2", "2025-09-03T00:00:05.000Z", [cc_usage(4, 100, 2000, 7), cc_usage(4, 100, 2000, 60)])
     path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
-    requests, summaries = load_trace([path])
+    requests, _ = load_trace([path])
     assert [r.usage.output for r in requests] == [120, 60]
     assert [r.usage.cache_read for r in requests] == [0, 2000]
     assert requests[1].prefix.parent == requests[0].prefix.node
@@ -367,3 +373,29 @@ def test_claude_code_2x_file_starting_with_snapshots(tmp_path: Path) -> None:
     assert detect_format(path) == "claude-code"
     requests, _ = load_trace([path])
     assert len(requests) == 1
+
+
+def test_claude_code_resumed_history_counts_once(tmp_path: Path) -> None:
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    first = list(t.lines)
+    t.user("more", "2025-09-03T00:10:00.000Z")
+    t.assistant("r2", "2025-09-03T00:10:02.000Z", [cc_usage(3, 15100, 0, 9)])
+    write_jsonl(tmp_path / "a.jsonl", first)
+    write_jsonl(tmp_path / "b.jsonl", t.lines)  # the resumed session re-logs r1
+    requests, summaries = load_trace([tmp_path])
+    assert [r.request_id for r in requests] == ["r1", "r2"]
+    assert "already counted" in summaries[1].skipped[0][1]
+
+
+def test_a_new_root_in_a_lane_is_judged_against_the_head_only(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 30000, 0, 9)])
+    t.user("a fresh conversation", "2025-09-03T00:01:00.000Z", root=True)  # no compaction logged
+    t.assistant("r2", "2025-09-03T00:01:02.000Z", [cc_usage(3, 16000, 0, 9)])
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    second = result.rows[1]
+    assert second.expected_cache_read == 0 and second.lost_tokens == 0  # the head size is unknown here
+    assert second.cause == "cold-start"
