@@ -46,7 +46,7 @@ tr.fail td{background:#ffebe9}tr.pass td.v{color:#1a7f37}tr.fail td.v{color:#cf2
 .note{color:#59636e;max-width:900px}.legend span{display:inline-block;margin-right:14px}
 .legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
 svg{display:block;max-width:100%;height:auto;font:11px system-ui,sans-serif}
-svg text{fill:#1f2328}svg .axis{stroke:#8c959f;stroke-width:1}svg .grid{stroke:#eaeef2;stroke-width:1}
+svg text{fill:#1f2328;pointer-events:none}svg .axis{stroke:#8c959f;stroke-width:1}svg .grid{stroke:#eaeef2;stroke-width:1}
 [data-tip]{cursor:default}svg [data-tip]:hover{opacity:.75}
 #tip{position:fixed;display:none;max-width:520px;background:#1f2328;color:#fff;padding:6px 8px;border-radius:4px;
 font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;pointer-events:none;z-index:9}

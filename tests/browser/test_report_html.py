@@ -140,3 +140,11 @@ def test_engines_are_compared_on_the_sweep_page(open_report, rejected_out):
     totals = dict(page.evaluate("Array.from(document.querySelectorAll('#engines g.bar')).map(g => [g.dataset.engine, +g.dataset.total])"))
     # legacy is the only preset: each engine's bar is its run's session uncached tokens
     assert totals == {r["engine"]: r["session_uncached_tokens"] for r in runs}
+
+
+def test_labels_drawn_over_a_shape_do_not_hide_its_tip(open_report, tmp_path):
+    status, _ = _run(["check", "--preset", "legacy", "--windows", "32k", "--engines", "checkpoint", "--out", str(tmp_path)])
+    page = open_report(tmp_path / "report.html").page
+    cell = page.locator("rect.fail").first
+    cell.hover(timeout=5000)  # the PASS/FAIL text on top must let the pointer through
+    assert page.locator("#tip").text_content() == cell.get_attribute("data-tip")
