@@ -16,6 +16,7 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import SCHEMA_VERSION, AuditResult, AuditRow
@@ -285,7 +286,15 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         ],
         {2, 3, 4, 5, 6, 7},
     )
-    out += ["", *(f"note: {note}" for note in result.notes)]
+    file_notes: dict[str, list[str]] = {}
+    for calibration in result.files:
+        for note in calibration.notes:
+            file_notes.setdefault(note, []).append(_short(calibration.file))
+    out += [""]
+    for note, names in file_notes.items():
+        where = names[0] if len(names) == 1 else f"{len(names)} files"
+        out.append(f"note ({where}): {note}")
+    out += [f"note: {note}" for note in result.notes]
     return "\n".join(out)
 
 
@@ -450,6 +459,9 @@ def run_audit_command(args) -> int:
     from prefixbench.workloads.audit.gate import Gate, junit_xml, violations
 
     gate = Gate.parse(args.fail_on, args.min_hit_ratio, args.max_lost_usd)
+    for option, path in (("--out", args.out), ("--junit", args.junit)):
+        if path is not None and path.exists() and (path.is_dir() != (option == "--out")):
+            raise UserError(f"{option} {path}: exists and is {'a file' if option == '--out' else 'a folder'}")
     if getattr(args, "what_if", None):
         from prefixbench.workloads.whatif import parse_fixes
 

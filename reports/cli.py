@@ -144,7 +144,7 @@ def _add_compare_parser(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="also write the Markdown summary to FILE (for a PR comment)")
 def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
     from prefixbench.workloads.audit.causes import CAUSES
-    from prefixbench.workloads.audit.trace import FORMATS
+    from prefixbench.workloads.audit.trace import FORMAT_ALIASES, FORMATS
 
     audit = sub.add_parser(
         "audit",
@@ -154,7 +154,7 @@ def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
         "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input.",
     )
     audit.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json)")
-    audit.add_argument("--input", default="auto", choices=("auto", *FORMATS), help="log format (default: auto, detected from content)")
+    audit.add_argument("--input", default="auto", choices=("auto", *FORMATS, *FORMAT_ALIASES), help="log format (default: auto, detected from content; claude-trace and anthropic-capture name http-capture)")
     audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
     audit.add_argument("--out", type=Path, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json and audit.png here")
     audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (default: at its own time)")

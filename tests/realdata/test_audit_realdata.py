@@ -111,3 +111,11 @@ def test_gate_on_the_capture(realdata: Path, tmp_path: Path, capsys: pytest.Capt
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("FAIL ") for line in err)
     assert main(["audit", capture, "--quiet", "--fail-on", "ttl-expired", "--min-hit-ratio", "0.5", "--max-lost-usd", "10"]) == 0
+
+
+def test_pi_dollars_match_pi_own_cost_fields(everything: AuditResult) -> None:
+    for calibration in everything.files:
+        if calibration.format != "pi":
+            continue
+        (note,) = [n for n in calibration.notes if n.startswith("pi's own cost")]
+        assert note.split("$")[1].split(" ")[0] == f"{calibration.cost_usd:.4f}"

@@ -64,7 +64,7 @@ from prefixbench.workloads.audit.importers import (
     import_file,
 )
 from prefixbench.workloads.audit.sources import ProgressFn, detect_format, find_logs
-from prefixbench.workloads.audit.trace import FORMATS, FileSummary, TraceRequest, Usage
+from prefixbench.workloads.audit.trace import FORMAT_ALIASES, FORMATS, FileSummary, TraceRequest, Usage
 
 #: Relative error within which a predicted read counts as right (issue 9's acceptance).
 READ_TOLERANCE = 0.03
@@ -302,6 +302,7 @@ def load_trace(
     paths: Sequence[Path], fmt: str = "auto", progress: ProgressFn | None = None
 ) -> tuple[list[TraceRequest], list[FileSummary]]:
     """Import every log under ``paths`` (every file is checked before anything is computed)."""
+    fmt = FORMAT_ALIASES.get(fmt, fmt)
     if fmt != "auto" and fmt not in FORMATS:
         raise UserError(f"--input: unknown format {fmt!r} (known: auto, {', '.join(FORMATS)})")
     files = find_logs(list(paths))

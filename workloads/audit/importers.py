@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.wire import Request
 from prefixbench.workloads.anthropic_capture import (
     classify_call,
     parse_request_body,
@@ -381,6 +382,7 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
     name = str(path)
     out: list[TraceRequest] = []
     skipped: list[tuple[int, str]] = []
+    shared: dict[object, object] = {}
     seen_any = False
     for record in records:
         where = f"{name}:{record.line}"
@@ -417,6 +419,8 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
             skipped.append((record.line, "no usage in the response"))
             continue
         usage, parsed, lane_kind, envelope, diagnostic = converted
+        if parsed is not None:
+            parsed = _intern(parsed, shared)
         out.append(
             TraceRequest(
                 file=name,
@@ -445,6 +449,15 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
 
 class _NoUsage(Exception):
     pass
+
+
+def _intern(request: Request, shared: dict[object, object]) -> Request:
+    """The same request built from values already held: each call of a capture re-sends the whole
+    conversation, so without this the parsed bodies would grow with the square of its length."""
+    messages = tuple(shared.setdefault(m, m) for m in request.messages)
+    tools = shared.setdefault(request.tools, request.tools)
+    system_blocks = shared.setdefault(request.system_blocks, request.system_blocks)
+    return replace(request, messages=messages, tools=tools, system_blocks=system_blocks)  # type: ignore[arg-type]
 
 
 def _http_provider(url: str, body: dict) -> str:
@@ -481,19 +494,23 @@ def _http_call(provider: str, url: str, body: dict, response: dict, where: str):
     raw = _openai_response_usage(response)
     if raw is None:
         raise _NoUsage
-    if "input_tokens" in raw:  # Responses API: input includes cached
+    if "input_tokens" in raw:  # Responses API: input includes cached (and, GPT-5.6+, written) tokens
         total = _int(raw.get("input_tokens"), where, "usage.input_tokens")
-        cached = _int(_dict(raw.get("input_tokens_details")).get("cached_tokens"), where, "input_tokens_details.cached_tokens")
+        details = _dict(raw.get("input_tokens_details"))
+        cached = _int(details.get("cached_tokens"), where, "input_tokens_details.cached_tokens")
+        written = _int(details.get("cache_write_tokens"), where, "input_tokens_details.cache_write_tokens")
         output = _int(raw.get("output_tokens"), where, "usage.output_tokens")
     else:  # chat completions
         total = _int(raw.get("prompt_tokens"), where, "usage.prompt_tokens")
+        details = _dict(raw.get("prompt_tokens_details"))
         cached = raw.get("prompt_cache_hit_tokens")
         if cached is None:
-            cached = _dict(raw.get("prompt_tokens_details")).get("cached_tokens")
+            cached = details.get("cached_tokens")
         cached = _int(cached, where, "cached tokens")
+        written = _int(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
         output = _int(raw.get("completion_tokens"), where, "usage.completion_tokens")
-    if cached > total:
-        raise UserError(f"{where}: cached tokens ({cached}) exceed input tokens ({total})")
+    if cached + written > total:
+        raise UserError(f"{where}: cached ({cached}) and written ({written}) tokens exceed input tokens ({total})")
     effort = _dict(body.get("reasoning")).get("effort") or body.get("reasoning_effort")
     envelope = (("effort", str(effort)),) if effort else ()
     parsed = None
@@ -502,7 +519,8 @@ def _http_call(provider: str, url: str, body: dict, response: dict, where: str):
             parsed = parse_request(body)
         except LineError:
             parsed = None
-    return Usage(cache_read=cached, uncached=total - cached, output=output), parsed, "main", envelope, None
+    usage = Usage(cache_read=cached, cache_write_5m=written, uncached=total - cached - written, output=output)
+    return usage, parsed, "main", envelope, None
 
 
 def _anthropic_response_usage(response: dict, where: str) -> dict | None:
@@ -716,6 +734,7 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
     blocks = 0
     chain_parent: str | None = None
     node_of_entry: dict[str, str | None] = {}
+    pi_cost = 0.0
     #: Entry id -> the node of the first request whose prompt ended at that entry.
     prompt_end: dict[str, str] = {}
     seen_any = False
@@ -765,6 +784,9 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
                             uncached=_int(usage.get("input"), where, "usage.input"),
                             output=_int(usage.get("output"), where, "usage.output"),
                         )
+                        cost = usage.get("cost")
+                        if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
+                            pi_cost += cost["total"]
                         if reported.is_empty:
                             skipped.append((record.line, f"{message.get('stopReason', 'aborted')} call with no usage"))
                         else:
@@ -807,6 +829,8 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
             "on every start; restarts are not logged)"
         ),
     )
+    if pi_cost:
+        notes += (f"pi's own cost fields sum to ${pi_cost:.4f} (a check on the dollars here)",)
     return out, FileSummary(name, "pi", len(out), tuple(skipped), notes)
 
 

@@ -52,6 +52,8 @@ FORMATS: tuple[str, ...] = (
     "anthropic-bodies",
     "mooncake",
 )
+#: Other names ``--input`` accepts (the capture tool's name, ``replay``'s name for it).
+FORMAT_ALIASES: dict[str, str] = {"claude-trace": "http-capture", "anthropic-capture": "http-capture"}
 #: What a lane is: the agent's own thread, a subagent, a compaction call, a side call (titles,
 #: quota checks), or a trace request (Mooncake: no agent structure at all).
 LaneKind: TypeAlias = Literal["main", "subagent", "compaction", "side", "trace"]

@@ -129,3 +129,18 @@ def test_many_files_share_one_chart_panel(tmp_path: Path) -> None:
         write_jsonl(tmp_path / "logs" / f"s{n:02d}.jsonl", t.lines)
     assert main(["audit", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     assert (tmp_path / "out" / "audit.png").stat().st_size > 0
+
+
+def test_markdown_and_price_date(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = _session(tmp_path)
+    assert main(["audit", str(log), "--format", "md", "--quiet", "--price-as-of", "2025-09-01"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# prefixbench audit") and "`ttl-expired`" in out and "as of 2025-09-01" in out
+
+
+def test_out_that_is_a_file_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = _session(tmp_path)
+    target = tmp_path / "taken"
+    target.write_text("x")
+    assert main(["audit", str(log), "--out", str(target), "--quiet"]) == 2
+    assert "--out" in capsys.readouterr().err and target.read_text() == "x"

@@ -399,3 +399,24 @@ def test_a_new_root_in_a_lane_is_judged_against_the_head_only(tmp_path: Path) ->
     second = result.rows[1]
     assert second.expected_cache_read == 0 and second.lost_tokens == 0  # the head size is unknown here
     assert second.cause == "cold-start"
+
+
+def test_openai_56_cache_writes_are_their_own_part(tmp_path: Path) -> None:
+    usage = {"input_tokens": 9000, "input_tokens_details": {"cached_tokens": 6000, "cache_write_tokens": 2500}, "output_tokens": 10}
+    line = capture_line({"model": "gpt-5.6-sol", "input": "hi"}, {"body": {"usage": usage}}, url="https://api.openai.com/v1/responses")
+    result = run_audit([write_jsonl(tmp_path / "oa.jsonl", [line])])
+    row = result.rows[0]
+    assert (row.reported_cache_read, row.reported_cache_write, row.reported_uncached) == (6000, 2500, 500)
+    # 500 x $5 + 6000 x $0.50 + 2500 x $6.25 + 10 x $30 per 1M (gpt-5.6-sol).
+    assert float(row.cost_usd) == pytest.approx((500 * 5 + 6000 * 0.5 + 2500 * 6.25 + 10 * 30) / 1e6)
+
+
+def test_capture_bodies_share_repeated_messages(tmp_path: Path) -> None:
+    usage = {"input_tokens": 4, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 0, "output_tokens": 1}
+    lines = [capture_line(anthropic_body(messages=n), {"body": {"usage": usage}}, sent=1748554704.0 + n) for n in (2, 4, 6)]
+    for line in lines:  # the marker moves to the newest message, as Claude Code sends it
+        for message in line["request"]["body"]["messages"][:-1]:
+            message["content"][-1].pop("cache_control", None)
+    requests, _ = load_trace([write_jsonl(tmp_path / "cap.jsonl", lines)])
+    first, second, third = (r.body.messages for r in requests)
+    assert second[0] is first[0] and third[2] is second[2]  # held once, not once per call
