@@ -144,7 +144,7 @@ json_values = st.recursive(
 )
 
 
-NASTY_SCALARS = (*NASTY_TEXT, None, True, False, 0, -1, 2**63, 10**4000, 1e308, -1e308, float("nan"), float("inf"), [], {})
+NASTY_SCALARS = (*NASTY_TEXT, None, True, False, 0, -1, 2**63, 10**20, 10**400, 10**4000, 1e308, -1e308, float("nan"), float("inf"), [], {})
 
 
 @st.composite
