@@ -34,6 +34,7 @@ request body because the audit replays it). What each format needs, and where it
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -55,6 +56,8 @@ from prefixbench.workloads.audit.sources import (
 from prefixbench.workloads.audit.trace import FileSummary, Prefix, TraceRequest, Usage
 from prefixbench.workloads.chat_completions import LineError, parse_request
 
+#: Epoch milliseconds beyond any real log (year 5138).
+MAX_EPOCH_MS = 10**14
 #: Lines of a file checked for records of another format.
 CHECK_LINES = 200
 #: Mooncake block size (tokens per hash id).
@@ -79,6 +82,8 @@ def parse_time_ms(value: object, where: str) -> int | None:
     if isinstance(value, bool):
         raise UserError(f"{where}: timestamp {value!r} is not a time")
     if isinstance(value, (int, float)):
+        if not (isinstance(value, int) or math.isfinite(value)) or not 0 <= value < MAX_EPOCH_MS:
+            raise UserError(f"{where}: timestamp {value!r:.40} is not a plausible time")
         return int(value) if value > 1e11 else round(value * 1000)
     if isinstance(value, str):
         try:
@@ -86,7 +91,7 @@ def parse_time_ms(value: object, where: str) -> int | None:
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=UTC)  # a time without offset is read as UTC, never local
             return round(moment.timestamp() * 1000)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise UserError(f"{where}: timestamp {value!r} is not ISO 8601") from None
     raise UserError(f"{where}: timestamp {value!r} is not a time")
 

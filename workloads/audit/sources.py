@@ -86,7 +86,7 @@ def is_sidecar(path: Path) -> bool:
     try:
         text = path.read_text(encoding="utf-8")
         value = json.loads(text)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(value, dict) and classify_record(value) is None
 
@@ -139,6 +139,8 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
             truncated = not raw.endswith(b"\n") or exc.msg.startswith(("Unterminated", "Expecting"))
             what = "truncated or malformed JSON" if truncated else "malformed JSON"
             raise UserError(f"{path}:{line_no}: {what} ({exc.msg} at column {exc.colno})") from None
+        except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
+            raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
         yield Record(line_no, value)
     if progress is not None:
         progress(done)
@@ -177,6 +179,8 @@ def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
                 if eof:
                     raise UserError(f"{path}:{line_no}: truncated or malformed JSON array element") from None
                 break  # need more text
+            except (ValueError, RecursionError) as exc:
+                raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
             yield Record(line_no, value)
             line_no += buffer.count("\n", pos, end)
             pos = end
