@@ -391,6 +391,7 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
     out: list[TraceRequest] = []
     skipped: list[tuple[int, str]] = []
     shared: dict[object, object] = {}
+    last_node: dict[str, str] = {}
     seen_any = False
     for record in records:
         where = f"{name}:{record.line}"
@@ -429,11 +430,17 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
         usage, parsed, lane_kind, envelope, diagnostic = converted
         if parsed is not None:
             parsed = _intern(parsed, shared)
+        # A Responses/chat body may name its conversation: one lane (and chain) per cache key.
+        key = body.get("prompt_cache_key")
+        lane = f"{lane_kind}:{key}" if isinstance(key, str) and key and parsed is None else lane_kind
+        node = f"{name}#{len(out)}"
+        parent = last_node.get(lane)
+        last_node[lane] = node
         out.append(
             TraceRequest(
                 file=name,
                 line=record.line,
-                lane=lane_kind,
+                lane=lane,
                 lane_kind=lane_kind,  # type: ignore[arg-type]
                 seq=len(out),
                 sent_ms=sent,
@@ -443,9 +450,7 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
                 envelope=envelope,
                 usage=usage,
                 body=parsed,
-                prefix=None
-                if parsed is not None
-                else Prefix(f"http:{provider}:{body.get('model')}", f"{name}#{len(out)}", f"{name}#{len(out) - 1}" if out else None),
+                prefix=None if parsed is not None else Prefix(f"http:{provider}:{body.get('model')}", node, parent),
                 diagnostic=diagnostic,
                 source_format="http-capture",
             )
