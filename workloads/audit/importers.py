@@ -56,6 +56,8 @@ from prefixbench.workloads.audit.sources import (
 from prefixbench.workloads.audit.trace import FileSummary, Prefix, TraceRequest, Usage
 from prefixbench.workloads.chat_completions import LineError, parse_request
 
+#: A token count (or length) no real call reaches.
+MAX_COUNT = 10**12
 #: Epoch milliseconds beyond any real log (year 5138).
 MAX_EPOCH_MS = 10**14
 #: Lines of a file checked for records of another format.
@@ -100,7 +102,9 @@ def _int(value: object, where: str, key: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise UserError(f"{where}: {key} is not a non-negative integer ({value!r})")
+        raise UserError(f"{where}: {key} is not a non-negative integer ({value!r:.40})")
+    if value > MAX_COUNT:
+        raise UserError(f"{where}: {key} is not a plausible count ({str(value)[:20]}... > {MAX_COUNT:,})")
     return value
 
 
@@ -909,7 +913,7 @@ def import_mooncake(path: Path, records: Iterable[Record]) -> tuple[list[TraceRe
                 lane="trace",
                 lane_kind="trace",
                 seq=len(out),
-                sent_ms=_int(value.get("timestamp"), where, "timestamp"),
+                sent_ms=_int(value.get("timestamp"), where, "timestamp"),  # ms since the first request
                 ready_ms=None,
                 provider="engine",
                 model="mooncake",
