@@ -641,6 +641,7 @@ def import_codex(path: Path, records: Iterable[Record], ctx: ImportContext) -> t
     events: list[tuple[str, str]] = []
     sessions_seen = 0
     previous_total: str | None = None
+    last_total: dict | None = None
     chain_parent: str | None = None
     seen_any = False
     for record in records:
@@ -692,6 +693,8 @@ def import_codex(path: Path, records: Iterable[Record], ctx: ImportContext) -> t
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             continue
+        if isinstance(total, dict):
+            last_total = total
         total_key = json.dumps(total, sort_keys=True)
         if total_key == previous_total:
             skipped.append((record.line, "repeated token_count (same running total)"))
@@ -735,6 +738,12 @@ def import_codex(path: Path, records: Iterable[Record], ctx: ImportContext) -> t
     notes: tuple[str, ...] = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
     if not out:
         notes += ("no token_count events: this rollout (an older Codex version, or a session that made no call) carries no usage to audit",)
+    elif last_total is not None and sessions_seen <= 1:
+        counted = (sum(r.usage.prompt for r in out if r.usage), sum(r.usage.output for r in out if r.usage))
+        theirs = (last_total.get("input_tokens"), last_total.get("output_tokens"))
+        if all(isinstance(n, int) and not isinstance(n, bool) for n in theirs):
+            verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
+            notes += (f"Codex's own running total: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
     return out, FileSummary(name, "codex", len(out), tuple(skipped), notes)
 
 
