@@ -495,3 +495,18 @@ def test_responses_captures_split_lanes_by_prompt_cache_key(tmp_path: Path) -> N
     result = run_audit([write_jsonl(tmp_path / "oa.jsonl", lines)])
     assert [row.lane for row in result.rows] == ["main:a", "main:b", "main:a", "main:b"]
     assert [row.predicted_cache_read for row in result.rows] == [0, 0, 4992, 4992]
+
+
+def test_empty_files_in_a_walked_folder_are_skipped_and_listed(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    write_jsonl(tmp_path / "a.jsonl", t.lines)
+    (tmp_path / "b.jsonl").write_bytes(b"")
+    result = run_audit([tmp_path])
+    assert [(Path(f.file).name, f.format) for f in result.files] == [("a.jsonl", "claude-code"), ("b.jsonl", "empty")]
+    with pytest.raises(UserError, match="b.jsonl:1: empty file"):
+        run_audit([tmp_path / "b.jsonl"])
+    (tmp_path / "a.jsonl").unlink()
+    with pytest.raises(UserError, match="no log files"):
+        run_audit([tmp_path])
