@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from prefixbench.kernel.engines.base import Engine
+from prefixbench.kernel.api import Engine
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.kernel.presets import Preset
 from prefixbench.kernel.session import Header, Session

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
-from prefixbench.kernel.engines.base import Engine
+from prefixbench.kernel.api import Engine
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig, CheckpointEngine
 from prefixbench.kernel.engines.ranges import RangesConfig, RangesEngine
 from prefixbench.kernel.engines.user_tail import UserTailConfig, UserTailEngine
