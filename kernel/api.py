@@ -185,12 +185,12 @@ class EngineOptions:
     Attributes:
         workload: the workload the engine will run (``seed-coding``, ``thinking-tools``).
         preset: the fix switches of the run (built-in engines read them; others may ignore).
-        config: the engine's table of ``--engine-config`` (empty when none).
+        params: the workload's parameters (``steps``, ``effort``...), as reports show them.
     """
 
     workload: str = ""
     preset: Preset = field(default_factory=lambda: get_preset("patched"))
-    config: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = field(default_factory=dict)
 
 
 #: ``factory(window, options)`` returns a fresh engine for one run.

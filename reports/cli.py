@@ -50,7 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep_parser(sub)
     _add_check_parser(sub)
     _add_replay_parser(sub)
+    _add_record_parser(sub)
     return parser
+
+
+def _add_record_parser(sub: argparse._SubParsersAction) -> None:
+    from prefixbench.reports.trace import add_record_parser
+
+    add_record_parser(sub, _add_engine_option, _add_workload_options)
 
 
 def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
@@ -64,7 +71,8 @@ def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
     sweep.add_argument("--workload", default="seed-coding", help=f"workload: {_listing(WORKLOADS)} (default: seed-coding)")
     sweep.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
     sweep.add_argument("--presets", default=",".join(PRESET_ORDER), help=f"presets, comma-separated: {', '.join(PRESETS)} (default: {','.join(PRESET_ORDER)})")
-    sweep.add_argument("--engines", default=None, help=f"compaction engines, comma-separated: {', '.join(all_engines())} (default: the workload's own)")
+    sweep.add_argument("--engines", default=None, help=f"compaction engines, comma-separated: {_engine_listing()} (default: the workload's own)")
+    _add_engine_option(sweep)
     sweep.add_argument("--profile", default="lenient", help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
     _add_cache_options(sweep)
     _add_workload_options(sweep)
@@ -84,7 +92,10 @@ def _add_check_parser(sub: argparse._SubParsersAction) -> None:
     )
     check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
     check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs (default: 32k,128k,512k)")
-    check.add_argument("--engines", default=None, help="only specs of these engines (default: all)")
+    check.add_argument("--engines", default=None, help=f"only specs of these engines: {_engine_listing()} (default: every built-in one)")
+    _add_engine_option(check)
+    check.add_argument("--profile", default="lenient", help=f"provider profile(s) a user engine runs under and a trace is checked against, comma-separated: {'|'.join(PROFILES)} (default: lenient)")
+    _add_trace_options(check)
 
 
 def _add_replay_parser(sub: argparse._SubParsersAction) -> None:
@@ -113,6 +124,30 @@ def _add_replay_parser(sub: argparse._SubParsersAction) -> None:
     _add_cache_options(replay)
     replay.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     _add_price_options(replay)
+
+
+def _engine_listing() -> str:
+    """Built-in engines, then the ones installed packages declare (entry-point group prefixbench.engines)."""
+    from prefixbench.workloads.registry import user_engines
+
+    installed = user_engines()
+    return ", ".join(all_engines()) + (f"; installed: {', '.join(installed)}" if installed else "")
+
+
+def _add_engine_option(parser: argparse.ArgumentParser) -> None:
+    """``--engine package.module:factory``: a user's engine by import path (repeatable)."""
+    parser.add_argument(
+        "--engine", action="append", default=None, metavar="MODULE:FACTORY",
+        help="a user's engine: package.module:factory, or an installed engine's name; the factory takes "
+        "(window, options) and returns an engine (see prefixbench.kernel.api); repeatable",
+    )
+
+
+def _add_trace_options(parser: argparse.ArgumentParser) -> None:
+    """``check --trace FILE [--input FORMAT]``: judge a recorded request log instead of a run."""
+    from prefixbench.reports.trace import add_trace_options
+
+    add_trace_options(parser)
 
 
 def _listing(entries: dict[str, WorkloadEntry]) -> str:
@@ -164,6 +199,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return cmd_check(args)
             case "replay":
                 return cmd_replay(args)
+            case "record":
+                from prefixbench.reports.trace import cmd_record
+
+                return cmd_record(args)
         raise UserError(f"unknown command {args.command!r}")
     except UserError as exc:
         print(f"prefixbench: error: {exc}", file=sys.stderr)
@@ -188,11 +227,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``prefixbench check``."""
-    from prefixbench.workloads.specs.registry import run_specs
+    from prefixbench.reports.trace import check_engines_and_trace
 
-    windows = tuple(parse_window(w) for w in parse_list(args.windows, "--windows"))
-    engines = parse_list(args.engines, "--engines") if args.engines else None
-    results = run_specs(args.preset, windows, engines)
+    results = check_engines_and_trace(args)
+    if results is None:
+        from prefixbench.workloads.specs.registry import run_specs
+
+        windows = tuple(parse_window(w) for w in parse_list(args.windows, "--windows"))
+        engines = parse_list(args.engines, "--engines") if args.engines else None
+        results = run_specs(args.preset, windows, engines)
     failed = [r for r in results if not r.passed]
     for result in results:
         print(result.line())

@@ -15,13 +15,19 @@ from prefixbench.workloads.registry import WORKLOADS
 from prefixbench.workloads.sweep import RunSink, SweepPlan, SweepSpec, land_sweep, plan_sweep
 
 
-def sweep_spec(args: argparse.Namespace) -> SweepSpec:
-    """The sweep an argument namespace asks for (workload options only when given)."""
+def workload_options(args: argparse.Namespace) -> dict[str, object]:
+    """The workload options given on the command line (``--effort default`` is None)."""
     options: dict[str, object] = {}
     for name in dict.fromkeys(o.name for entry in WORKLOADS.values() for o in entry.options):
         value = getattr(args, name)
         if value is not None:
             options[name] = None if (name == "effort" and value == "default") else value
+    return options
+
+
+def sweep_spec(args: argparse.Namespace) -> SweepSpec:
+    """The sweep an argument namespace asks for (workload options only when given)."""
+    options = workload_options(args)
     if args.engine_config is not None:
         from prefixbench.workloads.registry import engine_config_options, read_engine_config
 
@@ -37,7 +43,7 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
         workload=args.workload,
         windows=tuple(parse_window(w) for w in parse_list(args.windows, "--windows")),
         presets=parse_list(args.presets, "--presets"),
-        engines=parse_list(args.engines, "--engines") if args.engines else (),
+        engines=(*(parse_list(args.engines, "--engines") if args.engines else ()), *(getattr(args, "engine", None) or ())),
         profile=args.profile,
         cache=args.cache,
         tokenizer=args.tokenizer,

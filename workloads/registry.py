@@ -13,7 +13,9 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.engines.user_tail import UserTailConfig
-from prefixbench.kernel.presets import get_preset
+from prefixbench.kernel.api import Engine, EngineOptions
+from prefixbench.kernel.loading import installed_engines, is_import_path, load_engine
+from prefixbench.kernel.presets import Preset, get_preset
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.provider import SimulatedProvider, Validator
 from prefixbench.simulator.validate import PROFILES, make_validator
@@ -130,6 +132,38 @@ def all_engines() -> tuple[str, ...]:
     return tuple(dict.fromkeys(e for entry in WORKLOADS.values() for e in entry.engines))
 
 
+def user_engines() -> tuple[str, ...]:
+    """Engines installed packages declare (entry-point group ``prefixbench.engines``), by name."""
+    return tuple(installed_engines())
+
+
+def is_builtin_engine(engine: str) -> bool:
+    """Whether ``engine`` names one of prefixbench's own engines."""
+    return engine in all_engines()
+
+
+def is_user_engine(engine: str) -> bool:
+    """Whether ``engine`` names a user's engine: ``package.module:factory`` or an installed name."""
+    return not is_builtin_engine(engine) and (is_import_path(engine) or engine in installed_engines())
+
+
+def make_engine(workload: Workload, engine: str, preset: Preset) -> Engine:
+    """The engine a run mounts: a built-in one the workload configures, or a user's engine
+    (an installed name or ``package.module:factory``) from its factory.
+
+    Raises:
+        UserError: for a built-in engine the workload does not mount, or a user engine that
+            fails to load or build (one line naming it).
+    """
+    if is_builtin_engine(engine):
+        entry = get_workload(workload.name)
+        if engine not in entry.engines:
+            raise UserError(f"workload {workload.name!r} has no engine {engine!r} (known: {', '.join(entry.engines)})")
+        return workload.engine(engine, preset)
+    options = EngineOptions(workload=workload.name, preset=preset, params=workload.params())
+    return load_engine(engine).build(workload.window, options)
+
+
 def make_workload(name: str, window: int, **options: object) -> Workload:
     """Instantiate a workload by name for a window (UserError on an option it does not take)."""
     entry = get_workload(name)
@@ -217,5 +251,5 @@ def execute(
     engine_name = engine or get_workload(workload.name).default_engine
     provider = SimulatedProvider(cache=cache, validator=validator)
     return run_workload(
-        workload, workload.engine(engine_name, preset), provider, preset=preset.name, profile=profile
+        workload, make_engine(workload, engine_name, preset), provider, preset=preset.name, profile=profile
     )

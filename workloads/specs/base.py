@@ -36,6 +36,9 @@ class SpecResult:
     preset: str
     window: int | None = None
     engine: str = "checkpoint"
+    #: Engine specs (a user's engine): the workload and provider profile the run used.
+    workload: str | None = None
+    profile: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -45,7 +48,8 @@ class SpecResult:
     def line(self) -> str:
         """``PASS spec @window [engine/preset]: figure`` (FAIL when violated or vacuous)."""
         where = f" @{self.window // 1000}k" if self.window else ""
-        return f"{'PASS' if self.passed else 'FAIL'}  {self.spec}{where} [{self.engine}/{self.preset}]: {self.figure}"
+        run = f"{self.engine}/{self.preset}" if self.workload is None else f"{self.engine}/{self.workload}/{self.profile}"
+        return f"{'PASS' if self.passed else 'FAIL'}  {self.spec}{where} [{run}]: {self.figure}"
 
 
 @dataclass(frozen=True, slots=True)
