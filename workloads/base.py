@@ -14,6 +14,10 @@ from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.wire import Message, Request, ToolCall
 
 
+#: Declared rewrite kinds that count as a fold (a summary or a compression of history).
+FOLD_REWRITES = frozenset({"checkpoint", "compress"})
+
+
 class Script(Protocol):
     """One run's scripted side: the user, the model and the tools. Fresh per run."""
 
@@ -83,8 +87,18 @@ class Run:
 
     @property
     def num_folds(self) -> int:
-        """Durable context reductions that summarized or compressed history."""
-        return sum(1 for e in self.session.events if e.kind in ("compaction/summary", "compaction/compress"))
+        """Durable context reductions that summarized or compressed history (for a user's engine:
+        the ``checkpoint`` and ``compress`` rewrites it declared)."""
+        return sum(
+            1 for e in self.session.events
+            if e.kind in ("compaction/summary", "compaction/compress")
+            or (e.kind == "compaction/rewrite" and e.rewrite_kind in FOLD_REWRITES)
+        )
+
+    @property
+    def rewrites(self) -> tuple[tuple[int, str], ...]:
+        """Durable rewrites the engine declared, as ``(index of the request they preceded, kind)``."""
+        return tuple((o.index, kind) for o in self.observations for kind in o.rewrites_since_previous)
 
     @property
     def num_rejected(self) -> int:

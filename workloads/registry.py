@@ -161,7 +161,10 @@ def make_engine(workload: Workload, engine: str, preset: Preset) -> Engine:
             raise UserError(f"workload {workload.name!r} has no engine {engine!r} (known: {', '.join(entry.engines)})")
         return workload.engine(engine, preset)
     options = EngineOptions(workload=workload.name, preset=preset, params=workload.params())
-    return load_engine(engine).build(workload.window, options)
+    built = load_engine(engine).build(workload.window, options)
+    # The workload's client behaviour (e.g. a relay's reasoning placeholder) applies to every engine.
+    wrap_client: Callable[[Engine], Engine] | None = getattr(workload, "wrap_client", None)
+    return built if wrap_client is None else wrap_client(built)
 
 
 def make_workload(name: str, window: int, **options: object) -> Workload:

@@ -56,7 +56,15 @@ def engine_cases(
     for workload in workloads:
         if workload not in WORKLOADS:
             raise UserError(f"unknown workload {workload!r} (known: {', '.join(WORKLOADS)})")
-    return tuple(EngineCase(w, name, p) for w in windows for name in workloads for p in profiles)
+    return tuple(
+        EngineCase(w, name, p) for w in windows for name in workloads for p in profiles if speaks(name, p)
+    )
+
+
+def speaks(workload: str, profile: str) -> bool:
+    """Whether a run of ``workload`` under ``profile`` means anything: a strict (DeepSeek) profile
+    only judges a workload that binds its client to one (``thinking-tools``)."""
+    return profile == "lenient" or WORKLOADS[workload].bind_profile is not None
 
 
 def applicable(case: EngineCase) -> tuple[ObservedSpec, ...]:
