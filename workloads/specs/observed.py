@@ -52,6 +52,10 @@ def first_silent_rewrite_in(observations: Sequence[Observation]) -> int | None:
     return None
 
 
+def _calls(count: int) -> str:
+    return f"{count} summary call" + ("" if count == 1 else "s")
+
+
 def _conversations(observations: Sequence[Observation]) -> list[Observation]:
     return [o for o in observations if o.purpose == "conversation"]
 
@@ -91,7 +95,7 @@ def judge_summary_bound(observations: Sequence[Observation]) -> Judgement:
             )
     ratios = [s.hit_ratio for s in summaries]
     worst = max(s.uncached_tokens for s in summaries)
-    return Verdict.PASS, f"{len(summaries)} summary calls, min hit {hit_pct(min(ratios))}, max {worst:,} uncached tokens"
+    return Verdict.PASS, f"{_calls(len(summaries))}, min hit {hit_pct(min(ratios))}, max {worst:,} uncached tokens"
 
 
 def envelope_difference(sent: Envelope, routed: Envelope) -> str | None:
@@ -124,7 +128,7 @@ def judge_summary_envelope(observations: Sequence[Observation]) -> Judgement:
         difference = envelope_difference(observation.envelope, reference)
         if difference is not None:
             return Verdict.VIOLATED, f"request #{observation.index}: summary call {difference}"
-    return Verdict.PASS, f"{len(summaries)} summary calls in the routed family ({summaries[0].envelope.label()})"
+    return Verdict.PASS, f"{_calls(len(summaries))} in the routed family ({summaries[0].envelope.label()})"
 
 
 def judge_accepts(observations: Sequence[Observation], profile: str) -> Judgement:
