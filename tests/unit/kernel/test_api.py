@@ -109,3 +109,27 @@ def test_build_errors_are_one_line(ref, message):
     with pytest.raises(UserError) as info:
         load_engine(ref).build(32_000, EngineOptions())
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def private_reaches(source: str) -> list[str]:
+    """``obj._name`` accesses on anything but ``self``/``cls`` (a private shortcut)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"line {node.lineno}: .{node.attr}")
+    return found
+
+
+def test_builtin_engines_take_no_private_shortcut():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3] / "kernel"
+    for path in [*sorted((root / "engines").glob("*.py")), root / "reasoning.py"]:
+        source = path.read_text(encoding="utf-8")
+        assert private_reaches(source) == [], path.name
+        # Every engine module reaches the loop only through the public API.
+        assert "prefixbench.workloads" not in source and "engines.base import" not in source, path.name
+    assert private_reaches("def f(ctx):\n    return ctx.session._surface\n") == ["line 2: ._surface"]
