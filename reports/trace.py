@@ -22,7 +22,7 @@ def add_trace_options(parser: argparse.ArgumentParser) -> None:
         "accepts every request); see 'prefixbench record'",
     )
     parser.add_argument(
-        "--input", default="chat-completions", choices=("chat-completions",),
+        "--input", default="chat-completions", choices=TRACE_FORMATS,
         help="format of the --trace file: chat-completions request bodies, one per line, as replay reads "
         "(default: chat-completions)",
     )

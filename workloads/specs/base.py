@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from prefixbench.simulator.observe import Observation
 from prefixbench.workloads.base import Run
 
 
@@ -80,9 +81,14 @@ def first_silent_rewrite(run: Run) -> int | None:
     Every conversation request must extend the previous one byte for byte, unless a durable
     surface replacement (checkpoint, prune, compression) landed in between.
     """
+    return first_silent_rewrite_in(run.observations)
+
+
+def first_silent_rewrite_in(observations: Sequence[Observation]) -> int | None:
+    """:func:`first_silent_rewrite` on any sequence of observations (a run's, or a replayed log's)."""
     rewritten = False
     seen_conversation = False
-    for observation in run.observations:
+    for observation in observations:
         if observation.rewrites_since_previous:
             rewritten = True
         if observation.purpose == "compaction":

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.wire import Envelope
-from prefixbench.workloads.specs.base import Verdict, hit_pct
+from prefixbench.workloads.specs.base import Verdict, first_silent_rewrite_in, hit_pct
 
 #: Upper bound for the novel part of a warm summary call (as in seed 001's specs).
 MAX_UNCACHED_SUMMARY_TOKENS = 2_000
@@ -34,22 +34,6 @@ MAX_UNCACHED_SUMMARY_TOKENS = 2_000
 MIN_SUMMARY_HIT = 0.95
 
 Judgement = tuple[Verdict, str]
-
-
-def first_silent_rewrite_in(observations: Sequence[Observation]) -> int | None:
-    """Index of the first conversation request that broke the previous one with no rewrite declared."""
-    rewritten = False
-    seen_conversation = False
-    for observation in observations:
-        if observation.rewrites_since_previous:
-            rewritten = True
-        if observation.purpose == "compaction":
-            continue
-        if seen_conversation and not rewritten and not observation.extends_previous_conversation:
-            return observation.index
-        seen_conversation = True
-        rewritten = False
-    return None
 
 
 def _calls(count: int) -> str:

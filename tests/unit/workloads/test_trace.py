@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from prefixbench.reports.cli import main
 from prefixbench.simulator.wire import Envelope, Message, Reasoning, Request, Text, ToolCall, ToolResult, ToolSchema
 from prefixbench.workloads.chat_completions import LineError, parse_request, parse_rewrites, request_body
-from prefixbench.workloads.record import record_run
 from prefixbench.workloads.specs.base import Verdict
 from prefixbench.workloads.specs.trace import read_trace, replay_trace, run_trace_specs
 
