@@ -83,7 +83,10 @@ def cmd_record(args: argparse.Namespace) -> int:
     engines = args.engine or []
     if len(engines) > 1:
         raise UserError("record: give one --engine")
-    window = parse_window(args.window)
+    try:
+        window = parse_window(args.window)
+    except UserError as exc:
+        raise UserError(str(exc).replace("--windows:", "--window:", 1)) from None
     run, requests = record_run(
         args.workload, window, args.preset, engines[0] if engines else None, args.profile, workload_options(args)
     )

@@ -135,3 +135,18 @@ def test_request_body_round_trips(request, rewrites):
     body = json.loads(json.dumps(request_body(request, tuple(rewrites))))
     assert parse_request(body) == request
     assert parse_rewrites(body) == tuple(rewrites)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--window", "0"], "--window: window must be a positive whole number"),
+        (["--engine", "ranges"], "workload 'seed-coding' has no engine 'ranges'"),
+        (["--engine", "a", "--engine", "b"], "record: give one --engine"),
+    ],
+)
+def test_record_errors_are_one_line_exit_2(tmp_path, capsys, argv, message):
+    assert main(["record", str(tmp_path / "x.jsonl"), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and message in err, err
+    assert not (tmp_path / "x.jsonl").exists()
