@@ -186,11 +186,14 @@ class EngineOptions:
         workload: the workload the engine will run (``seed-coding``, ``thinking-tools``).
         preset: the fix switches of the run (built-in engines read them; others may ignore).
         params: the workload's parameters (``steps``, ``effort``...), as reports show them.
+        config: the engine's table of ``--engine-config`` (keyed by the name or import path
+            the user gave), empty when none.
     """
 
     workload: str = ""
     preset: Preset = field(default_factory=lambda: get_preset("patched"))
     params: Mapping[str, Any] = field(default_factory=dict)
+    config: Mapping[str, Any] = field(default_factory=dict)
 
 
 #: ``factory(window, options)`` returns a fresh engine for one run.

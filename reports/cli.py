@@ -94,6 +94,7 @@ def _add_check_parser(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs (default: 32k,128k,512k)")
     check.add_argument("--engines", default=None, help=f"only specs of these engines: {_engine_listing()} (default: every built-in one)")
     _add_engine_option(check)
+    check.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="settings of user engines, TOML or JSON: {engine: {key: value}}, keyed by the name or import path given (the factory's options.config)")
     check.add_argument("--profile", default="lenient", help=f"provider profile(s) a user engine runs under and a trace is checked against, comma-separated: {'|'.join(PROFILES)} (default: lenient)")
     _add_trace_options(check)
 

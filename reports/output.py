@@ -28,11 +28,13 @@ def workload_options(args: argparse.Namespace) -> dict[str, object]:
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     """The sweep an argument namespace asks for (workload options only when given)."""
     options = workload_options(args)
+    engine_configs: dict[str, dict[str, object]] = {}
     if args.engine_config is not None:
-        from prefixbench.workloads.registry import engine_config_options, read_engine_config
+        from prefixbench.workloads.registry import engine_config_options, is_user_engine, read_engine_config
 
         sections = read_engine_config(args.engine_config)
         options.update(engine_config_options(args.workload, sections, str(args.engine_config)))
+        engine_configs = {name: dict(section) for name, section in sections.items() if is_user_engine(name)}
     price = None
     if args.price is not None:
         from prefixbench.simulator.pricing import get_price
@@ -48,6 +50,7 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
         cache=args.cache,
         tokenizer=args.tokenizer,
         options=options,
+        engine_configs=engine_configs,
     )
 
 

@@ -46,6 +46,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"context windows of the spec runs, comma-separated (default: {DEFAULT_WINDOWS})",
     )
     group.addoption(
+        "--prefixbench-engine-config", dest="prefixbench_engine_config", default=None, metavar="FILE",
+        help="the engine's settings, TOML or JSON: {engine: {key: value}}; the table named as "
+        "--prefixbench-engine is the factory's options.config",
+    )
+    group.addoption(
         "--prefixbench-profile", dest="prefixbench_profile", default="lenient", metavar="PROFILES",
         help="provider profile(s), comma-separated: lenient, deepseek-official, deepseek-relay (default: lenient)",
     )
@@ -73,11 +78,12 @@ class SpecFailed(Exception):
 class SpecItem(pytest.Item):
     """One spec on one case of the engine."""
 
-    def __init__(self, *, spec: ObservedSpec, case: EngineCase, engine: str, **kwargs: Any) -> None:
+    def __init__(self, *, spec: ObservedSpec, case: EngineCase, engine: str, engine_config: dict[str, Any], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.spec = spec
         self.case = case
         self.engine = engine
+        self.engine_config = engine_config
         self.add_marker("prefixbench")
         self.add_marker(_marker(spec.name))
 
@@ -86,7 +92,7 @@ class SpecItem(pytest.Item):
         from prefixbench.workloads.specs.base import Verdict
         from prefixbench.workloads.specs.engine import judge_case, run_case
 
-        result = judge_case(self.spec, run_case(self.engine, self.case), self.case)
+        result = judge_case(self.spec, run_case(self.engine, self.case, config=self.engine_config), self.case)
         if result.verdict is Verdict.VACUOUS:
             pytest.skip(f"vacuous: {result.figure}")
         if not result.passed:
@@ -117,14 +123,15 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         windows = tuple(parse_window(w) for w in parse_list(config.getoption("prefixbench_windows"), "--prefixbench-windows"))
         profiles = parse_list(config.getoption("prefixbench_profile"), "--prefixbench-profile")
         cases = engine_cases(windows, profiles)
+        table = engine_config(config_path_of(config), engine)
         for case in cases:
-            validate_engine(engine, case)
+            validate_engine(engine, case, config=table)
     except UserError as exc:
         raise pytest.UsageError(f"prefixbench: {exc}") from None
     added = [
         SpecItem.from_parent(
             session, name=f"{spec.name}[{case.id}]", nodeid=f"prefixbench::{spec.name}[{case.id}]",
-            spec=spec, case=case, engine=engine,
+            spec=spec, case=case, engine=engine, engine_config=table,
         )
         for case in cases
         for spec in applicable(case)
@@ -133,11 +140,28 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     items.extend(added)
 
 
+def config_path_of(config: pytest.Config) -> str | None:
+    """The ``--prefixbench-engine-config`` path, if given."""
+    return config.getoption("prefixbench_engine_config", None)
+
+
+def engine_config(path: str | None, engine: str) -> dict[str, Any]:
+    """The engine's table of the config file (empty without a file or a table)."""
+    if path is None:
+        return {}
+    from pathlib import Path
+
+    from prefixbench.workloads.registry import read_engine_config
+
+    return dict(read_engine_config(Path(path)).get(engine, {}))
+
+
 class Runner:
     """What the ``prefixbench`` fixture gives a test: runs of the user's engine."""
 
-    def __init__(self, engine: str) -> None:
+    def __init__(self, engine: str, config: dict[str, Any] | None = None) -> None:
         self.engine = engine
+        self.config = config or {}
 
     def run(self, workload: str = "seed-coding", window: int | str = 32_000, profile: str = "lenient", preset: str = "patched") -> Run:
         """Drive the engine through ``workload`` at ``window`` under ``profile``; returns the run
@@ -146,7 +170,7 @@ class Runner:
         from prefixbench.workloads.specs.engine import EngineCase, run_case
 
         size = parse_window(window) if isinstance(window, str) else window
-        return run_case(self.engine, EngineCase(size, workload, profile), preset)
+        return run_case(self.engine, EngineCase(size, workload, profile), preset, self.config)
 
 
 @pytest.fixture
@@ -155,4 +179,9 @@ def prefixbench(request: pytest.FixtureRequest) -> Runner:
     engine = request.config.getoption("prefixbench_engine", None)
     if engine is None:
         pytest.skip("the prefixbench fixture needs --prefixbench-engine package.module:factory")
-    return Runner(engine)
+    from prefixbench.simulator.errors import UserError
+
+    try:
+        return Runner(engine, engine_config(config_path_of(request.config), engine))
+    except UserError as exc:
+        raise pytest.UsageError(f"prefixbench: {exc}") from None

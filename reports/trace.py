@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from prefixbench.reports.options import parse_list, parse_window
 from prefixbench.simulator.errors import UserError
@@ -32,8 +33,8 @@ def check_engines_and_trace(args: argparse.Namespace) -> list[SpecResult] | None
     """The results of ``check --trace`` or of ``check`` with user engines; None for the built-in check."""
     profiles = parse_list(args.profile, "--profile")
     if args.trace is not None:
-        if args.engine or args.engines:
-            raise UserError("--trace judges a recorded log: --engine and --engines do not apply")
+        if args.engine or args.engines or args.engine_config:
+            raise UserError("--trace judges a recorded log: --engine, --engines and --engine-config do not apply")
         from prefixbench.workloads.specs.trace import run_trace_specs
 
         return run_trace_specs(args.trace, args.input, profiles)
@@ -45,15 +46,25 @@ def check_engines_and_trace(args: argparse.Namespace) -> list[SpecResult] | None
     if not user:
         if args.profile != "lenient":
             raise UserError("--profile applies to user engines (--engine) and --trace only")
+        if args.engine_config is not None:
+            raise UserError("check --engine-config sets user engines (--engine) only")
         return None
     from prefixbench.workloads.specs.engine import run_engine_specs
     from prefixbench.workloads.specs.registry import run_specs
 
     windows = tuple(parse_window(w) for w in parse_list(args.windows, "--windows"))
     builtin = [e for e in named if e not in user]
+    configs: dict[str, Any] = {}
+    if args.engine_config is not None:
+        from prefixbench.workloads.registry import read_engine_config
+
+        configs = dict(read_engine_config(args.engine_config))
+        unused = [name for name in configs if name not in user]
+        if unused:
+            raise UserError(f"{args.engine_config}: check --engine-config sets user engines only, not {unused[0]!r}")
     results = run_specs(args.preset, windows, builtin) if builtin else []
     for ref in user:
-        results.extend(run_engine_specs(ref, windows, profiles, args.preset))
+        results.extend(run_engine_specs(ref, windows, profiles, args.preset, configs.get(ref)))
     return results
 
 

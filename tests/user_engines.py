@@ -49,3 +49,13 @@ def not_an_engine(window: int, options: EngineOptions) -> object:
 
 
 NOT_CALLABLE = 42
+
+
+def configurable(window: int, options: EngineOptions) -> Truncating:
+    """Declares its truncations when its ``--engine-config`` table says ``declare = true``."""
+    declare = options.config.get("declare", False)
+    if not isinstance(declare, bool):
+        raise ValueError(f"declare must be true or false, got {declare!r}")
+    engine = Truncating(window, declare=declare)
+    engine.name = f"configurable-{'declared' if declare else 'silent'}"
+    return engine

@@ -147,9 +147,10 @@ def is_user_engine(engine: str) -> bool:
     return not is_builtin_engine(engine) and (is_import_path(engine) or engine in installed_engines())
 
 
-def make_engine(workload: Workload, engine: str, preset: Preset) -> Engine:
+def make_engine(workload: Workload, engine: str, preset: Preset, config: Mapping[str, Any] | None = None) -> Engine:
     """The engine a run mounts: a built-in one the workload configures, or a user's engine
-    (an installed name or ``package.module:factory``) from its factory.
+    (an installed name or ``package.module:factory``) from its factory, given ``config``
+    (its ``--engine-config`` table; built-in engines take theirs as workload options).
 
     Raises:
         UserError: for a built-in engine the workload does not mount, or a user engine that
@@ -160,7 +161,7 @@ def make_engine(workload: Workload, engine: str, preset: Preset) -> Engine:
         if engine not in entry.engines:
             raise UserError(f"workload {workload.name!r} has no engine {engine!r} (known: {', '.join(entry.engines)})")
         return workload.engine(engine, preset)
-    options = EngineOptions(workload=workload.name, preset=preset, params=workload.params())
+    options = EngineOptions(workload=workload.name, preset=preset, params=workload.params(), config=dict(config or {}))
     built = load_engine(engine).build(workload.window, options)
     # The workload's client behaviour (e.g. a relay's reasoning placeholder) applies to every engine.
     wrap_client: Callable[[Engine], Engine] | None = getattr(workload, "wrap_client", None)
@@ -192,7 +193,7 @@ def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
         raise UserError(f"{path}: expected a table of engines, e.g. {{\"ranges\": {{...}}}}")
     known = all_engines()
     for engine, section in data.items():
-        if engine not in known:
+        if engine not in known and not is_user_engine(engine):
             raise UserError(f"{path}: unknown engine {engine!r} (known: {', '.join(known)})")
         if not isinstance(section, dict):
             raise UserError(f"{path}: [{engine}] must be a table of settings")
@@ -205,6 +206,8 @@ def engine_config_options(workload_name: str, sections: Mapping[str, Mapping[str
     options: dict[str, object] = {}
     try:
         for engine, section in sections.items():
+            if is_user_engine(engine):
+                continue  # a user's engine gets its table through EngineOptions.config
             if engine not in entry.engines:
                 raise UserError(f"workload {workload_name!r} has no engine {engine!r} (known: {', '.join(entry.engines)})")
             parser = entry.engine_sections[engine]
@@ -243,6 +246,7 @@ def execute(
     cache: CacheModel | None = None,
     validator: Validator | None = None,
     profile: str = "lenient",
+    engine_config: Mapping[str, Any] | None = None,
 ) -> Run:
     """Run ``workload`` once under a preset and engine against a fresh simulated provider.
 
@@ -254,5 +258,5 @@ def execute(
     engine_name = engine or get_workload(workload.name).default_engine
     provider = SimulatedProvider(cache=cache, validator=validator)
     return run_workload(
-        workload, make_engine(workload, engine_name, preset), provider, preset=preset.name, profile=profile
+        workload, make_engine(workload, engine_name, preset, engine_config), provider, preset=preset.name, profile=profile
     )

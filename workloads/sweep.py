@@ -47,6 +47,8 @@ class SweepSpec:
     options: dict[str, object] = field(default_factory=dict)
     #: Price row for dollar columns, cost.md and cost.png (None = no cost report).
     price: PriceRow | None = None
+    #: ``--engine-config`` tables of user engines, by the name or import path given.
+    engine_configs: dict[str, dict[str, object]] = field(default_factory=dict)
 
     def engine_names(self) -> tuple[str, ...]:
         """Engines to run (the workload's default when none were named)."""
@@ -95,7 +97,7 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
         workload = make_workload(spec.workload, window, **binding, **spec.options)
         for engine in spec.engine_names():
             # Building the engine validates its configuration for this window.
-            make_engine(workload, engine, get_preset(spec.presets[0]))
+            make_engine(workload, engine, get_preset(spec.presets[0]), spec.engine_configs.get(engine))
             for preset in spec.presets:
                 planned.append(PlannedRun(workload, engine, preset))
     return SweepPlan(spec, tuple(planned))
@@ -120,6 +122,7 @@ def execute_planned(item: PlannedRun, spec: SweepSpec) -> Run:
         engine=item.engine,
         cache=make_cache_model(spec.cache, spec.tokenizer),
         profile=spec.profile,
+        engine_config=spec.engine_configs.get(item.engine),
     )
 
 

@@ -8,9 +8,11 @@ plugin both run these.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from prefixbench.kernel.presets import get_preset
 from prefixbench.simulator.validate import PROFILES
@@ -72,11 +74,16 @@ def applicable(case: EngineCase) -> tuple[ObservedSpec, ...]:
     return tuple(spec for spec in OBSERVED_SPECS if spec.applies(case.profile))
 
 
+def run_case(engine: str, case: EngineCase, preset: str = "patched", config: Mapping[str, Any] | None = None) -> Run:
+    """Drive the engine through the case's workload, ``config`` its ``--engine-config`` table
+    (memoized: runs are deterministic)."""
+    return _run_case(engine, case, preset, json.dumps(dict(config or {}), sort_keys=True))
+
+
 @lru_cache(maxsize=64)
-def run_case(engine: str, case: EngineCase, preset: str = "patched") -> Run:
-    """Drive the engine through the case's workload (memoized: runs are deterministic)."""
+def _run_case(engine: str, case: EngineCase, preset: str, config_json: str) -> Run:
     workload = make_workload(case.workload, case.window, **profile_options(case.workload, case.profile))
-    return execute(workload, preset, engine=engine, profile=case.profile)
+    return execute(workload, preset, engine=engine, profile=case.profile, engine_config=json.loads(config_json))
 
 
 def judge_case(spec: ObservedSpec, run: Run, case: EngineCase, preset: str = "patched") -> SpecResult:
@@ -85,21 +92,22 @@ def judge_case(spec: ObservedSpec, run: Run, case: EngineCase, preset: str = "pa
     return SpecResult(spec.name, verdict, figure, preset, case.window, run.engine, case.workload, case.profile)
 
 
-def validate_engine(engine: str, case: EngineCase, preset: str = "patched") -> None:
+def validate_engine(engine: str, case: EngineCase, preset: str = "patched", config: Mapping[str, Any] | None = None) -> None:
     """Load and build the engine for a case before anything runs (UserError if it cannot)."""
     workload = make_workload(case.workload, case.window, **profile_options(case.workload, case.profile))
-    make_engine(workload, engine, get_preset(preset))
+    make_engine(workload, engine, get_preset(preset), config)
 
 
 def run_engine_specs(
-    engine: str, windows: Sequence[int], profiles: Sequence[str] = ("lenient",), preset: str = "patched"
+    engine: str, windows: Sequence[int], profiles: Sequence[str] = ("lenient",), preset: str = "patched",
+    config: Mapping[str, Any] | None = None,
 ) -> Iterator[SpecResult]:
     """Every applicable spec on every case, case by case (the engine is built first, for every case)."""
     cases = engine_cases(windows, profiles)
     get_preset(preset)
     for case in cases:
-        validate_engine(engine, case, preset)
+        validate_engine(engine, case, preset, config)
     for case in cases:
-        run = run_case(engine, case, preset)
+        run = run_case(engine, case, preset, config)
         for spec in applicable(case):
             yield judge_case(spec, run, case, preset)

@@ -102,3 +102,20 @@ def test_a_bad_engine_is_a_usage_error(tmp_path):
     )
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert "the factory raised ValueError" in proc.stderr
+
+
+def test_the_engine_config_reaches_the_factory(tmp_path):
+    (tmp_path / "engines.toml").write_text('["tests.user_engines:configurable"]\ndeclare = true\n')
+    (tmp_path / "test_own.py").write_text(
+        "def test_declared(prefixbench):\n    assert prefixbench.run().engine == 'configurable-declared'\n"
+    )
+    code, outcomes, output = run_pytest(
+        tmp_path, "--prefixbench-engine", "tests.user_engines:configurable", "--prefixbench-windows", "32k",
+        "--prefixbench-engine-config", "engines.toml", "-m", "not summary_envelope_routed and not summary_uncached_bounded",
+    )
+    assert code == 0, output
+    assert sorted(outcomes) == [
+        "prefixbench::no-silent-rewrite[32k-seed-coding-lenient]",
+        "prefixbench::no-silent-rewrite[32k-thinking-tools-lenient]",
+        "test_own::test_declared",
+    ]

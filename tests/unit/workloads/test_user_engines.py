@@ -97,10 +97,43 @@ def test_sweep_runs_a_user_engine_like_a_builtin(tmp_path, capsys):
         (["check", "--engine", "tests.user_engines:raises", "--windows", "32k"], "the factory raised ValueError"),
         (["check", "--engine", "tests.user_engines:not_an_engine"], "not an engine"),
         (["check", "--profile", "deepseek-official"], "--profile applies to user engines"),
-        (["check", "--trace", "x.jsonl", "--engine", SILENT], "--engine and --engines do not apply"),
+        (["check", "--trace", "x.jsonl", "--engine", SILENT], "--engine, --engines and --engine-config do not apply"),
     ],
 )
 def test_engine_errors_are_one_line_exit_2(tmp_path, capsys, argv, message):
     assert main([*argv, *(["--out", str(tmp_path)] if argv[0] == "sweep" else [])]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and message in err, err
+
+
+CONFIGURABLE = "tests.user_engines:configurable"
+
+
+def test_engine_config_reaches_a_user_engine_on_sweep_and_check(tmp_path, capsys):
+    config = tmp_path / "engines.toml"
+    config.write_text(f'["{CONFIGURABLE}"]\ndeclare = true\n\n[checkpoint]\nretain_ratio = 0.3\n')
+    argv = ["sweep", "--engine", CONFIGURABLE, "--windows", "32k", "--presets", "patched", "--engine-config", str(config),
+            "--out", str(tmp_path / "out"), "--quiet", "--format", "json"]
+    assert main(argv) == 0
+    import json
+
+    assert [r["engine"] for r in json.loads(capsys.readouterr().out)] == ["configurable-declared"]
+    config.write_text(f'["{CONFIGURABLE}"]\ndeclare = true\n')
+    assert main(["check", "--engine", CONFIGURABLE, "--windows", "32k", "--engine-config", str(config)]) == 1
+    out = capsys.readouterr().out
+    assert "PASS  no-silent-rewrite @32k [configurable-declared/seed-coding/lenient]" in out
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        (f'["{CONFIGURABLE}"]\ndeclare = "yes"\n', "the factory raised ValueError: declare must be true or false, got 'yes'"),
+        ('[checkpoint]\nretain_ratio = 0.3\n', "check --engine-config sets user engines only, not 'checkpoint'"),
+    ],
+)
+def test_bad_engine_config_on_check_is_one_line(tmp_path, capsys, table, message):
+    config = tmp_path / "engines.toml"
+    config.write_text(table)
+    assert main(["check", "--engine", CONFIGURABLE, "--windows", "32k", "--engine-config", str(config)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and message in err, err
