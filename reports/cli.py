@@ -1,4 +1,4 @@
-"""The ``prefixbench`` command: sweep, check, replay.
+"""The ``prefixbench`` command: sweep, check, replay, audit.
 
 A user mistake ends with one line on stderr (``prefixbench: error: ...``) and exit status 2;
 a failing check exits 1.
@@ -16,7 +16,7 @@ from prefixbench.kernel.presets import PRESET_ORDER, PRESETS
 from prefixbench.simulator.models import CACHE_MODELS
 from prefixbench.simulator.validate import PROFILES
 from prefixbench.workloads.registry import WORKLOADS, WorkloadEntry, all_engines
-from prefixbench.reports.options import parse_list, parse_window
+from prefixbench.reports.options import check_price_options, parse_list, parse_windows, warn_window_memory
 from prefixbench.simulator.errors import UserError
 
 DEFAULT_OUT = Path("prefixbench-out")
@@ -44,12 +44,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="prefixbench",
         description="Prefix-cache simulator and regression benchmarks for compacting LLM agents.",
+        epilog="exit status: 0 done, 1 a check failed, 2 bad input (one line naming the file:line, "
+        "option or key), 130 interrupted",
     )
     parser.add_argument("--version", action="version", version=f"prefixbench {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_sweep_parser(sub)
     _add_check_parser(sub)
     _add_replay_parser(sub)
+    _add_audit_parser(sub)
     _add_record_parser(sub)
     return parser
 
@@ -76,7 +79,8 @@ def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
     sweep.add_argument("--profile", default="lenient", help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
     _add_cache_options(sweep)
     _add_workload_options(sweep)
-    sweep.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}")
+    sweep.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}; one table per engine the sweep runs "
+        f"({_sections_listing()})")
     _add_price_options(sweep)
     sweep.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
     sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
@@ -91,8 +95,8 @@ def _add_check_parser(sub: argparse._SubParsersAction) -> None:
         "that decided it. Exit status 1 if any spec fails: use it to gate a kernel change.",
     )
     check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
-    check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs (default: 32k,128k,512k)")
-    check.add_argument("--engines", default=None, help=f"only specs of these engines: {_engine_listing()} (default: every built-in one)")
+    check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
+    check.add_argument("--engines", default=None, help=f"only specs of these engines, comma-separated: {_engine_listing()} (default: every built-in one)")
     _add_engine_option(check)
     check.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="settings of user engines, TOML or JSON: {engine: {key: value}}, keyed by the name or import path given (the factory's options.config)")
     check.add_argument("--profile", default="lenient", help=f"provider profile(s) a user engine runs under and a trace is checked against, comma-separated: {'|'.join(PROFILES)} (default: lenient)")
@@ -151,8 +155,36 @@ def _add_trace_options(parser: argparse.ArgumentParser) -> None:
     add_trace_options(parser)
 
 
+def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
+    from prefixbench.workloads.audit.causes import CAUSES
+    from prefixbench.workloads.audit.trace import FORMAT_ALIASES, FORMATS
+
+    audit = sub.add_parser(
+        "audit",
+        help="audit real agent logs: every request predicted, every miss explained and priced",
+        description="Read real agent logs (Claude Code transcripts, HTTP captures, Codex rollouts, pi sessions, "
+        "request-body logs, Mooncake traces), replay every lane through the provider's cache model on the log's "
+        "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input.",
+    )
+    audit.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json)")
+    audit.add_argument("--input", default="auto", choices=("auto", *FORMATS, *FORMAT_ALIASES), help="log format (default: auto, detected from content; claude-trace and anthropic-capture name http-capture)")
+    audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
+    audit.add_argument("--out", type=Path, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json and audit.png here")
+    audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (default: at its own time)")
+    audit.add_argument("--fail-on", default=None, metavar="CAUSE,...", help=f"exit 1 if any request has one of these causes ({', '.join(CAUSES)})")
+    audit.add_argument("--min-hit-ratio", default=None, metavar="R", help="exit 1 if the overall hit ratio (read / all input) is below R")
+    audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
+    audit.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
+    audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
 def _listing(entries: dict[str, WorkloadEntry]) -> str:
     return "; ".join(f"{name} ({entry.summary}; engines {', '.join(entry.engines)})" for name, entry in entries.items())
+
+
+def _sections_listing() -> str:
+    """``seed-coding: checkpoint; thinking-tools: checkpoint, user-tail, ranges``."""
+    return "; ".join(f"{name}: {', '.join(entry.engine_sections)}" for name, entry in WORKLOADS.items())
 
 
 def _add_cache_options(parser: argparse.ArgumentParser) -> None:
@@ -189,8 +221,12 @@ def _add_price_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--price-as-of", default=None, metavar="DATE", help="use the price in force on DATE (YYYY-MM-DD; default: latest)")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: returns the exit status."""
+def run(argv: Sequence[str] | None = None) -> int:
+    """Parse and run one command; every error a user can cause becomes one line and exit 2.
+
+    The console script enters through :func:`prefixbench.reports.entry.main`, which adds the
+    Ctrl-C handling (exit 130) around this.
+    """
     try:
         args = build_parser().parse_args(argv)
         match args.command:
@@ -204,19 +240,43 @@ def main(argv: Sequence[str] | None = None) -> int:
                 from prefixbench.reports.trace import cmd_record
 
                 return cmd_record(args)
+            case "audit":
+                from prefixbench.reports.audit import run_audit_command
+
+                return run_audit_command(args)
         raise UserError(f"unknown command {args.command!r}")
     except UserError as exc:
-        print(f"prefixbench: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("prefixbench: interrupted", file=sys.stderr)
-        return 130
+        return _fail(str(exc))
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a file that vanished or a full disk while writing
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{exc.strerror or exc}")
+    except MemoryError:
+        return _fail("out of memory (try fewer or smaller --windows)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """:func:`run` with Ctrl-C as exit 130, for callers that import the CLI directly."""
+    try:
+        return run(argv)
+    except KeyboardInterrupt:
+        print("prefixbench: interrupted", file=sys.stderr)
+        return 130
+
+
+def _fail(line: str) -> int:
+    print(f"prefixbench: error: {one_line(line)}", file=sys.stderr)
+    return 2
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that would break or garble the line escaped (``\\n``, ``\\u2028``, a lone surrogate)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -234,7 +294,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if results is None:
         from prefixbench.workloads.specs.registry import run_specs
 
-        windows = tuple(parse_window(w) for w in parse_list(args.windows, "--windows"))
+        windows = parse_windows(args.windows)
+        warn_window_memory(windows)
         engines = parse_list(args.engines, "--engines") if args.engines else None
         results = run_specs(args.preset, windows, engines)
     failed = [r for r in results if not r.passed]
@@ -260,9 +321,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from prefixbench.simulator.pricing import get_price
 
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
+    else:
+        check_price_options(args)
+    from prefixbench.workloads.replay import divergence_labels
+
     cache = make_cache_model(args.cache, args.tokenizer)
-    observations = replay(list(read_chat_completions(args.file)), cache)
-    print(replay_json(observations, price) if args.format == "json" else replay_table(observations, price))
+    requests = list(read_chat_completions(args.file))
+    observations = replay(requests, cache)
+    labels = divergence_labels(requests, observations)
+    print(replay_json(observations, price, labels) if args.format == "json" else replay_table(observations, price, labels))
     return 0
 
 
@@ -277,8 +344,8 @@ def _replay_capture(args: argparse.Namespace) -> int:
         raise UserError(f"--input anthropic-capture replays through the anthropic cache model, not {args.cache!r}")
     if args.price is not None:
         raise UserError("--price is not supported with --input anthropic-capture yet")
-    if args.chars_per_token is not None and args.chars_per_token <= 0:
-        raise UserError(f"--chars-per-token must be positive, got {args.chars_per_token}")
+    if args.chars_per_token is not None and not 0.01 <= args.chars_per_token <= 1000:
+        raise UserError(f"--chars-per-token must be a number from 0.01 to 1000, got {args.chars_per_token}")
     rows = replay_capture(args.file, chars_per_token=args.chars_per_token)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))
     return 0

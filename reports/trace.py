@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from prefixbench.reports.options import parse_list, parse_window
+from prefixbench.reports.options import parse_list, parse_window, parse_windows, warn_window_memory
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.specs.base import SpecResult
 
@@ -52,7 +52,8 @@ def check_engines_and_trace(args: argparse.Namespace) -> list[SpecResult] | None
     from prefixbench.workloads.specs.engine import run_engine_specs
     from prefixbench.workloads.specs.registry import run_specs
 
-    windows = tuple(parse_window(w) for w in parse_list(args.windows, "--windows"))
+    windows = parse_windows(args.windows)
+    warn_window_memory(windows)
     builtin = [e for e in named if e not in user]
     configs: dict[str, Any] = {}
     if args.engine_config is not None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefixbench.reports.cli import main
+from prefixbench.reports.entry import main
 from prefixbench.simulator.wire import Envelope, Message, Reasoning, Request, Text, ToolCall, ToolResult, ToolSchema
 from prefixbench.workloads.chat_completions import LineError, parse_request, parse_rewrites, request_body
 from prefixbench.workloads.specs.base import Verdict
@@ -85,7 +85,7 @@ def test_a_log_without_summary_calls_gets_only_the_specs_that_apply(tmp_path):
 @pytest.mark.parametrize(
     "line, message",
     [
-        ('{"model": "m", "messages": [], "rewrites": "checkpoint"}', "t.jsonl:1: field 'rewrites' must be a list"),
+        ('{"model": "m", "messages": [{"role": "user", "content": "hi"}], "rewrites": "checkpoint"}', "t.jsonl:1: field 'rewrites' must be a list"),
         ('{"model": "m"}', "t.jsonl:1: missing field 'messages'"),
         ("{", "t.jsonl:1: invalid JSON"),
     ],
@@ -140,7 +140,7 @@ def test_request_body_round_trips(request, rewrites):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--window", "0"], "--window: window must be a positive whole number"),
+        (["--window", "0"], "--window: window must be a positive"),
         (["--engine", "ranges"], "workload 'seed-coding' has no engine 'ranges'"),
         (["--engine", "a", "--engine", "b"], "record: give one --engine"),
     ],

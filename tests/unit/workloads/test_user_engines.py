@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from prefixbench.reports.cli import main
+from prefixbench.reports.entry import main
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.wire import Envelope
 from prefixbench.workloads.specs.base import Verdict
@@ -111,7 +111,7 @@ CONFIGURABLE = "tests.user_engines:configurable"
 
 def test_engine_config_reaches_a_user_engine_on_sweep_and_check(tmp_path, capsys):
     config = tmp_path / "engines.toml"
-    config.write_text(f'["{CONFIGURABLE}"]\ndeclare = true\n\n[checkpoint]\nretain_ratio = 0.3\n')
+    config.write_text(f'["{CONFIGURABLE}"]\ndeclare = true\n')
     argv = ["sweep", "--engine", CONFIGURABLE, "--windows", "32k", "--presets", "patched", "--engine-config", str(config),
             "--out", str(tmp_path / "out"), "--quiet", "--format", "json"]
     assert main(argv) == 0
