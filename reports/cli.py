@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_sweep_parser(sub)
     _add_check_parser(sub)
     _add_replay_parser(sub)
+    _add_compare_parser(sub)
     _add_audit_parser(sub)
     _add_record_parser(sub)
     return parser
@@ -101,6 +102,7 @@ def _add_check_parser(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="settings of user engines, TOML or JSON: {engine: {key: value}}, keyed by the name or import path given (the factory's options.config)")
     check.add_argument("--profile", default="lenient", help=f"provider profile(s) a user engine runs under and a trace is checked against, comma-separated: {'|'.join(PROFILES)} (default: lenient)")
     _add_trace_options(check)
+    check.add_argument("--out", type=Path, default=None, help="also write check.json and report.html into this folder")
 
 
 def _add_replay_parser(sub: argparse._SubParsersAction) -> None:
@@ -155,6 +157,32 @@ def _add_trace_options(parser: argparse.ArgumentParser) -> None:
     add_trace_options(parser)
 
 
+
+
+def _add_compare_parser(sub: argparse._SubParsersAction) -> None:
+    from prefixbench.workloads.compare import DEFAULT_THRESHOLDS, THRESHOLD_HELP
+
+    compare = sub.add_parser(
+        "compare",
+        help="compare a sweep or audit result with a baseline; exit 1 on a regression",
+        description="Compare two sweep results (runs.csv or sweep --format json) or two audit results "
+        "(audit --format json) run by run / lane by lane, and judge each figure against --max-regression. "
+        "Exit 1 when a figure crosses its threshold or a baseline run is missing, 2 on files of "
+        "different kinds. Named baselines live in .prefixbench/ (--save NAME, --compare NAME).",
+    )
+    compare.add_argument("files", nargs="+", type=Path, metavar="FILE", help="BASE NEW, or NEW alone with --compare NAME (or --save NAME)")
+    compare.add_argument(
+        "--max-regression",
+        default=DEFAULT_THRESHOLDS,
+        metavar="LIMITS",
+        help="how much a figure may worsen, comma-separated NAME=AMOUNT[%%|pt] or 'none': "
+        + "; ".join(f"{k}: {v}" for k, v in THRESHOLD_HELP.items())
+        + f" (default: {DEFAULT_THRESHOLDS})",
+    )
+    compare.add_argument("--save", default=None, metavar="NAME", help="store NEW as the named baseline .prefixbench/NAME.json")
+    compare.add_argument("--compare", default=None, metavar="NAME", help="compare NEW with the named baseline .prefixbench/NAME.json")
+    compare.add_argument("--format", choices=("table", "md", "json"), default="table", help="stdout format; md is the pull-request summary (default: table)")
+    compare.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="also write the Markdown summary to FILE (for a PR comment)")
 def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
     from prefixbench.workloads.audit.causes import CAUSES
     from prefixbench.workloads.audit.trace import FORMAT_ALIASES, FORMATS
@@ -176,6 +204,13 @@ def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
     audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
     audit.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
     audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    audit.add_argument(
+        "--what-if",
+        default=None,
+        metavar="FIX,...",
+        help="re-simulate the log with each fix alone and print what it saves (signed): ttl-1h, ttl-5m, ttl-auto, "
+        "stagger-subagents, static-system, keep-prefix-compaction, breakpoints=PLACE+... (tools, system, last, last-N, auto)",
+    )
 
 
 def _listing(entries: dict[str, WorkloadEntry]) -> str:
@@ -240,6 +275,8 @@ def run(argv: Sequence[str] | None = None) -> int:
                 from prefixbench.reports.trace import cmd_record
 
                 return cmd_record(args)
+            case "compare":
+                return cmd_compare(args)
             case "audit":
                 from prefixbench.reports.audit import run_audit_command
 
@@ -290,6 +327,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     """``prefixbench check``."""
     from prefixbench.reports.trace import check_engines_and_trace
 
+    if args.out is not None:
+        from prefixbench.reports.outdir import check_out_dir
+
+        check_out_dir(args.out, ("check.json", "report.html"))
     results = check_engines_and_trace(args)
     if results is None:
         from prefixbench.workloads.specs.registry import run_specs
@@ -302,6 +343,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     for result in results:
         print(result.line())
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed" + (f": {', '.join(sorted({r.spec for r in failed}))}" if failed else ""))
+    if args.out is not None:
+        from prefixbench.reports.check_report import write_check
+
+        write_check(args.out, args.preset, results)
     return 1 if failed else 0
 
 
@@ -349,3 +394,38 @@ def _replay_capture(args: argparse.Namespace) -> int:
     rows = replay_capture(args.file, chars_per_token=args.chars_per_token)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))
     return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``prefixbench compare``."""
+    from prefixbench.reports.compare import compare_json, compare_markdown, compare_text
+    from prefixbench.workloads.compare import Thresholds, compare, load_baseline, read_result, save_baseline
+
+    thresholds = Thresholds.parse(args.max_regression)
+    files = list(args.files)
+    if len(files) > 2:
+        raise UserError(f"compare takes BASE NEW (or NEW with --compare NAME), got {len(files)} files")
+    if args.compare is not None and len(files) != 1:
+        raise UserError("--compare NAME takes one file, NEW (the baseline is BASE)")
+    if args.compare is None and args.save is None and len(files) != 2:
+        raise UserError("compare needs BASE NEW, or NEW with --compare NAME or --save NAME")
+    new = read_result(files[-1])
+    base = load_baseline(args.compare) if args.compare is not None else (read_result(files[0]) if len(files) == 2 else None)
+    status = 0
+    if base is not None:
+        comparison = compare(base, new, thresholds)
+        markdown = compare_markdown(comparison)
+        if args.markdown is not None:
+            args.markdown.write_text(markdown, encoding="utf-8")
+        match args.format:
+            case "json":
+                print(compare_json(comparison))
+            case "md":
+                print(markdown)
+            case _:
+                print(compare_text(comparison))
+        status = 1 if comparison.failed else 0
+    if args.save is not None:
+        path = save_baseline(new, args.save)
+        print(f"saved {new.kind} baseline {args.save!r} ({len(new.units)} units) to {path}", file=sys.stderr)
+    return status
