@@ -161,7 +161,7 @@ def parse_rewrites(body: dict[str, Any]) -> tuple[str, ...]:
     """The ``rewrites`` extension field: a list of rewrite kinds (LineError when malformed)."""
     rewrites = body.get("rewrites", [])
     if not isinstance(rewrites, list) or not all(isinstance(r, str) and r for r in rewrites):
-        raise LineError(f"field 'rewrites' must be a list of rewrite kinds (strings), got {rewrites!r}")
+        raise LineError(f"field 'rewrites' must be a list of rewrite kinds (strings), got {rewrites!r:.60}")
     return tuple(rewrites)
 
 
