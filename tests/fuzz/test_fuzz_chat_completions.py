@@ -41,6 +41,7 @@ body = optional_keys(
         "max_tokens": (st.integers(1, 10**6)),
         "provider": (st.sampled_from(("openai", "deepseek"))),
         "purpose": (st.sampled_from(("conversation", "compaction"))),
+        "rewrites": st.lists(st.sampled_from(("prune", "checkpoint")), max_size=2),
     },
 )
 
