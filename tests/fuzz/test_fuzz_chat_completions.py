@@ -15,32 +15,32 @@ from tests.fuzz.harness import Tally, edited, weighted, fuzz_settings, json_valu
 ROLES = st.sampled_from(("system", "developer", "user", "user", "assistant", "assistant", "tool"))
 content = (st.one_of(texts, st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": texts}), max_size=2)))
 tool_call = optional_keys(
-    {"id": (st.sampled_from(("c1", "c2"))), "function": optional_keys({"name": (texts)}, {"arguments": (texts)})},
+    {"id": st.sampled_from(("c1", "c2")), "function": optional_keys({"name": texts}, {"arguments": texts})},
     {"type": st.just("function")},
 )
 message = optional_keys(
     {"role": (ROLES), "content": content},
     {
-        "tool_calls": (st.lists(tool_call, max_size=2)),
-        "tool_call_id": (st.sampled_from(("c1", "c2", "c9"))),
-        "reasoning_content": (texts),
-        "reasoning": (texts),
+        "tool_calls": st.lists(tool_call, max_size=2),
+        "tool_call_id": st.sampled_from(("c1", "c2", "c9")),
+        "reasoning_content": texts,
+        "reasoning": texts,
     },
 )
 tool = optional_keys(
-    {"function": optional_keys({"name": (texts)}, {"description": (texts), "parameters": (st.just({"type": "object"}))})},
+    {"function": optional_keys({"name": texts}, {"description": texts, "parameters": st.just({"type": "object"})})},
     {"type": st.just("function")},
 )
 body = optional_keys(
-    {"model": (st.sampled_from(("m", "deepseek-v4-flash"))), "messages": (st.lists(message, min_size=1, max_size=5))},
+    {"model": st.sampled_from(("m", "deepseek-v4-flash")), "messages": st.lists(message, min_size=1, max_size=5)},
     {
-        "tools": (st.lists(tool, max_size=2)),
-        "reasoning_effort": (st.sampled_from(("low", "high", "max"))),
+        "tools": st.lists(tool, max_size=2),
+        "reasoning_effort": st.sampled_from(("low", "high", "max")),
         "temperature": st.floats(0, 2),
-        "stop": (st.one_of(texts, st.lists(texts, max_size=2))),
-        "max_tokens": (st.integers(1, 10**6)),
-        "provider": (st.sampled_from(("openai", "deepseek"))),
-        "purpose": (st.sampled_from(("conversation", "compaction"))),
+        "stop": st.one_of(texts, st.lists(texts, max_size=2)),
+        "max_tokens": st.integers(1, 10**6),
+        "provider": st.sampled_from(("openai", "deepseek")),
+        "purpose": st.sampled_from(("conversation", "compaction")),
         "rewrites": st.lists(st.sampled_from(("prune", "checkpoint")), max_size=2),
     },
 )
