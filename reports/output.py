@@ -1,18 +1,37 @@
-"""``prefixbench sweep``: options -> plan -> runs -> table on stdout, files in the output folder."""
+"""``prefixbench sweep``: options (or a grid file) -> plan -> runs the store lacks -> outputs rebuilt
+from the store -> table on stdout.
+
+Order of writes in ``--out``: the manifest claims the sweep's files and ``SWEEP-UNFINISHED``
+appears; an earlier sweep's derived files go; each run lands in ``store/`` as it finishes
+(atomically); then observations.csv, runs.csv, charts and report.md are rebuilt from the store,
+files an earlier sweep left that this one did not write are removed, and the mark goes.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from prefixbench.reports.frames import format_window, observations_frame, runs_frame
-from prefixbench.reports.options import parse_list, parse_window
-from prefixbench.reports.sweep import SweepWriter, report_markdown, runs_json
-from prefixbench.reports.tables import text_table
+import pandas as pd
+
+from prefixbench.reports.cost import COST_COLUMNS, cost_table, cost_text
+from prefixbench.reports.frames import OBSERVATION_COLUMNS, RUN_COLUMNS, format_window
+from prefixbench.reports.manifest import Manifest
+from prefixbench.reports.options import given, parse_list, parse_seeds, parse_window
+from prefixbench.reports.progress import SweepProgress
+from prefixbench.reports.seeds import sweep_text_table
+from prefixbench.reports.store import STORE_DIR, TEMP_PREFIX, ResultStore, compute_run, write_atomic
+from prefixbench.reports.sweep import report_markdown, runs_json
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.pricing import PriceRow, usd_sum
 from prefixbench.workloads.base import Run
+from prefixbench.workloads.execute import default_jobs, map_runs
 from prefixbench.workloads.registry import WORKLOADS
-from prefixbench.workloads.sweep import RunSink, SweepPlan, SweepSpec, land_sweep, plan_sweep
+from prefixbench.workloads.sweep import RunSink, SweepPlan, SweepSpec, land_sweep, plan_sweep, plan_sweeps, submission_order
 
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
@@ -46,74 +65,231 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
 
 
 def write_sweep(args: argparse.Namespace) -> int:
-    """Plan the sweep, land it run by run, print the table (or JSON) and write the output folder."""
-    plan = plan_sweep(sweep_spec(args))
-    spec = plan.spec
+    """Plan the sweep, run what the store lacks, rebuild every output from the store, print the table."""
+    specs = sweep_specs(args)
+    plan = plan_sweeps(specs) if len(specs) > 1 else plan_sweep(specs[0])
+    price = plan.spec.price
+    jobs = args.jobs
+    if jobs is not None and jobs < 1:
+        raise UserError(f"--jobs must be >= 1, got {jobs}")
     out: Path = args.out
-    writer = SweepWriter(out, spec.price)
-    runs = _land_with_progress(plan, writer, show=not args.quiet and sys.stderr.isatty())
-    runs_df = runs_frame(runs)
-    obs_df = observations_frame(runs)
+    _prepare_out(out)
+    store = ResultStore(out)
+    manifest = Manifest(out)
+    keys = [item.key for item in plan.runs]
+    manifest.remove_temporaries()
+    manifest.claim({store.relpath(k) for k in keys} | _claimed_outputs(plan))
+    manifest.begin(len(keys))
+    # Derived files are rebuilt at the end: remove an earlier sweep's now, so the folder never
+    # shows a report or CSV that does not match the store.
+    manifest.remove_owned(set(DERIVED_FILES) | {f for f in manifest.previous if f.endswith(".png") or f == "cost.md"})
+    todo = [i for i, item in enumerate(plan.runs) if args.fresh or not _stored(store, item.key)]
+    skipped = len(keys) - len(todo)
+    if skipped and not args.quiet:
+        print(
+            f"prefixbench: {skipped} of {len(keys)} runs already in {out / STORE_DIR} (skipped; --fresh recomputes); "
+            f"running {len(todo)}",
+            file=sys.stderr,
+        )
+    _run_missing(plan, todo, store, args, skipped)
+    runs_df, obs_df, costs, written = _rebuild(out, plan, store, price)
+    written |= {store.relpath(k) for k in keys}
+    foreign = manifest.finish(written)
+    if args.format == "json":
+        print(runs_json(runs_df, costs))
+    else:
+        print(sweep_text_table(runs_df))
+        if costs is not None:
+            print(f"\ncost at {price.model} prices (USD):")
+            print(cost_text(costs))
+    if not args.quiet:
+        shown = sorted(f for f in written if "/" not in f)
+        print(f"wrote {out}/: {', '.join(shown)}, {STORE_DIR}/ ({len(keys)} runs)", file=sys.stderr)
+    if foreign:
+        listed = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
+        print(f"prefixbench: warning: {out}/ also holds files prefixbench did not write (left as they are): {listed}", file=sys.stderr)
+    return 0
+
+
+#: Outputs every sweep rewrites from the store.
+DERIVED_FILES = ("runs.csv", "observations.csv", "report.md")
+
+
+def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
+    """The sweep(s) the arguments ask for: a grid file's cartesian product, or the flags."""
+    if getattr(args, "grid", None) is not None:
+        from prefixbench.workloads.grid import read_grid
+
+        return read_grid(args.grid, args.sweep_name, overrides=grid_overrides(args))
+    spec = sweep_spec(args)
+    if getattr(args, "seeds", None):
+        from dataclasses import replace
+
+        spec = replace(spec, seeds=parse_seeds(str(args.seeds)))
+    return [spec]
+
+
+def grid_overrides(args: argparse.Namespace) -> dict[str, object]:
+    """The flags given on the command line, as grid keys (they replace the file's values)."""
+    out: dict[str, object] = {}
+    if given(args.workload):
+        out["workloads"] = [args.workload]
+    if given(args.windows):
+        out["windows"] = list(parse_list(args.windows, "--windows"))
+    if given(args.presets):
+        out["presets"] = list(parse_list(args.presets, "--presets"))
+    if given(args.engines):
+        out["engines"] = list(parse_list(args.engines, "--engines"))
+    if given(args.profile):
+        out["profiles"] = [args.profile]
+    if given(args.cache):
+        out["caches"] = [args.cache]
+    if given(args.tokenizer):
+        out["tokenizer"] = args.tokenizer
+    if given(args.seeds):
+        out["seeds"] = parse_seeds(str(args.seeds))
+    if given(args.price):
+        out["price"] = args.price
+        out["period"] = args.period
+        out["price_as_of"] = args.price_as_of
+    if given(args.engine_config):
+        out["engine_config"] = str(Path(args.engine_config).resolve())
+    options = {}
+    for name in dict.fromkeys(o.name for entry in WORKLOADS.values() for o in entry.options):
+        if getattr(args, name, None) is not None:
+            options[name] = getattr(args, name)
+    if options:
+        out["options"] = options
+    return out
+
+
+def _prepare_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: is a file, not a folder")
+    try:
+        (out / STORE_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot create the folder ({exc.strerror})") from None
+    if not os.access(out, os.W_OK):
+        raise UserError(f"--out {out}: folder is not writable")
+
+
+def _stored(store: ResultStore, key: str) -> bool:
+    """A run is stored when its file is there and readable (a damaged file is recomputed)."""
+    if not store.has(key):
+        return False
+    try:
+        import pyarrow.parquet as pq
+
+        pq.read_metadata(store.path(key))
+    except Exception:  # noqa: BLE001 - any unreadable file is simply not a stored run
+        return False
+    return True
+
+
+def _claimed_outputs(plan: SweepPlan) -> set[str]:
+    files = set(DERIVED_FILES) | {"hit-rate.png"}
+    files |= {f"timeline-{format_window(w)}.png" for w in {item.workload.window for item in plan.runs}}
+    files |= {"engines.png", "cost.md", "cost.png"}
+    return files
+
+
+def _run_missing(plan: SweepPlan, todo: list[int], store: ResultStore, args: argparse.Namespace, skipped: int) -> None:
+    """Execute the runs the store lacks, longest first, storing each as it finishes."""
+    if not todo:
+        return
+    items = [plan.runs[i] for i in todo]
+    order = submission_order(items)
+    ordered_items = [items[i] for i in order]
+    jobs = args.jobs if args.jobs is not None else default_jobs(len(ordered_items))
+    progress = SweepProgress(len(plan.runs), skipped, mode=SweepProgress.mode_for(args.quiet))
+    results = map_runs(compute_run, ordered_items, jobs=jobs, scheduler=args.scheduler, on_submit=progress.set_in_flight)
+    with progress:
+        for index, (key, data) in results:
+            store.put(key, data)
+            progress.finished(ordered_items[index].describe())
+
+
+def _rebuild(
+    out: Path, plan: SweepPlan, store: ResultStore, price: PriceRow | None
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, set[str]]:
+    """runs.csv, observations.csv, charts and report.md from the stored runs, in plan order."""
+    records, frames, priced = [], [], []
+    for item in plan.runs:
+        record, observations = store.load(item.key)
+        records.append(record)
+        if price is not None:
+            observations = cost_table(observations, price)
+            priced.append(observations)
+        frames.append(observations)
+    runs_df = pd.DataFrame(records, columns=list(RUN_COLUMNS))
+    obs_df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(OBSERVATION_COLUMNS))
+    written = set()
+    _write_csvs(out, records, priced, obs_df, price)
+    written |= {"observations.csv", "runs.csv"}
     from prefixbench.reports.charts import hit_rate_chart, timeline_chart
 
-    hit_rate_chart(runs_df, out / "hit-rate.png")
-    for window in spec.windows:
-        timeline_chart(obs_df, window, out / f"timeline-{format_window(window)}.png")
-    written = ["runs.csv", "observations.csv", "report.md", "hit-rate.png", "timeline-*.png"]
-    sections = [report_markdown(spec, runs_df)]
+    _atomic(out / "hit-rate.png", hit_rate_chart, runs_df)
+    written.add("hit-rate.png")
+    for window in sorted(runs_df["window"].unique()):
+        name = f"timeline-{format_window(int(window))}.png"
+        _atomic(out / name, lambda path, w=int(window): timeline_chart(obs_df, w, path))
+        written.add(name)
+    sections = [report_markdown(plan, runs_df)]
     if runs_df["engine"].nunique() > 1:
         from prefixbench.reports.engines import comparison_markdown, engines_chart
 
         sections.append(comparison_markdown(runs_df, obs_df))
-        engines_chart(runs_df, obs_df, out / "engines.png")
-        written.append("engines.png")
+        _atomic(out / "engines.png", lambda path: engines_chart(runs_df, obs_df, path))
+        written.add("engines.png")
     costs = None
-    if spec.price is not None:
-        import pandas as pd
+    if price is not None:
+        from prefixbench.reports.cost import cost_chart, cost_markdown, run_costs
 
-        from prefixbench.reports.cost import cost_chart, cost_markdown, cost_text, run_costs
-
-        # Priced once, as each run landed (SweepWriter).
-        costs = run_costs(pd.concat(writer.priced_observations, ignore_index=True))
-        section = cost_markdown(costs, spec.price)
-        (out / "cost.md").write_text(section, encoding="utf-8")
+        costs = run_costs(pd.concat(priced, ignore_index=True))
+        section = cost_markdown(costs, price)
+        write_atomic(out / "cost.md", section.encode())
         sections.append(section)
-        cost_chart(costs, out / "cost.png", title=f"Cost per run at {spec.price.model} prices")
-        written += ["cost.md", "cost.png"]
-    (out / "report.md").write_text("\n".join(sections), encoding="utf-8")
-    if args.format == "json":
-        print(runs_json(runs_df, costs))
+        _atomic(out / "cost.png", lambda path: cost_chart(costs, path, title=f"Cost per run at {price.model} prices"))
+        written |= {"cost.md", "cost.png"}
+    write_atomic(out / "report.md", "\n".join(sections).encode())
+    written.add("report.md")
+    return runs_df, obs_df, costs, written
+
+
+def _write_csvs(
+    out: Path, records: list[dict[str, object]], priced: list[pd.DataFrame], obs_df: pd.DataFrame, price: PriceRow | None
+) -> None:
+    """observations.csv, then runs.csv, each written whole and renamed into place."""
+    extra = list(COST_COLUMNS) if price is not None else []
+    rows = []
+    for number, record in enumerate(records):
+        row = {k: json.dumps(v) if isinstance(v, list) else v for k, v in record.items()}
+        if price is not None:
+            for column in COST_COLUMNS:
+                row[column] = usd_sum(priced[number][column])
+        rows.append(row)
+    observations = obs_df.reindex(columns=[*OBSERVATION_COLUMNS, *extra])
+    write_atomic(out / "observations.csv", observations.to_csv(index=False, lineterminator="\n").encode())
+    runs = pd.DataFrame(rows, columns=[*RUN_COLUMNS, *extra])
+    write_atomic(out / "runs.csv", runs.to_csv(index=False, lineterminator="\n").encode())
+
+
+def _atomic(path: Path, draw: Callable[..., None], *args: object) -> None:
+    """Draw a chart into a temporary file beside ``path``, then rename it into place."""
+    tmp = path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{path.name}")
+    if args:
+        draw(*args, tmp)
     else:
-        print(text_table(runs_df))
-        if costs is not None:
-            print(f"\ncost at {spec.price.model} prices (USD):")
-            print(cost_text(costs))
-    if not args.quiet:
-        print(f"wrote {out}/: {', '.join(written)}", file=sys.stderr)
-    return 0
+        draw(tmp)
+    os.replace(tmp, path)
 
 
 def _land_with_progress(plan: SweepPlan, writer: RunSink, show: bool) -> list[Run]:
-    if not show:
-        return land_sweep(plan, writer)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as progress:
-        task = progress.add_task("sweep", total=len(plan.runs))
+    """Land a plan in this process with the progress display (used by callers that need the runs)."""
+    with SweepProgress(len(plan.runs), mode="bar" if show else "off") as progress:
 
         def on_run(number: int, total: int, run: Run) -> None:
-            progress.update(
-                task,
-                completed=number,
-                description=f"{run.workload} {format_window(run.window)} {run.engine}/{run.preset}",
-            )
+            progress.finished(f"{run.workload} {format_window(run.window)} {run.engine}/{run.preset}")
 
         return land_sweep(plan, writer, on_run)

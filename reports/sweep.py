@@ -29,10 +29,10 @@ from prefixbench.reports.frames import (
     run_record,
     with_change_vs_legacy,
 )
-from prefixbench.reports.tables import markdown_table
+from prefixbench.reports.seeds import sweep_markdown_table
 from prefixbench.simulator.pricing import PriceRow, usd_sum
 from prefixbench.workloads.base import Run
-from prefixbench.workloads.sweep import SweepSpec
+from prefixbench.workloads.sweep import SweepPlan, SweepSpec
 
 
 class SweepWriter:
@@ -103,21 +103,35 @@ def _scalar(value: object) -> object:
     return value
 
 
-def report_markdown(spec: SweepSpec, runs: pd.DataFrame) -> str:
-    """report.md: what ran, the sweep table and how to read it."""
-    windows = ", ".join(format_window(w) for w in spec.windows)
-    params = runs["params"].iloc[0] if len(runs) else ""
+def report_markdown(plan: SweepPlan | SweepSpec, runs: pd.DataFrame) -> str:
+    """report.md: what ran, the sweep table (medians and ranges when several seeds ran) and how to read it."""
+    specs = plan.all_specs() if isinstance(plan, SweepPlan) else (plan,)
+    spec = specs[0]
+
+    def values(column: str) -> list[str]:
+        return [str(v) for v in dict.fromkeys(runs[column])] if len(runs) else []
+
+    windows = ", ".join(format_window(int(w)) for w in sorted(set(runs["window"]))) if len(runs) else ""
+    params = "; ".join(str(p).replace(";", ", ") for p in values("params"))
+    seeds = sorted(int(s) for s in set(runs["seed"])) if len(runs) else [0]
+    tokenizers = ", ".join(dict.fromkeys(s.tokenizer for s in specs))
     lines = [
         "# prefixbench sweep",
         "",
-        f"- workload: `{spec.workload}` ({params.replace(';', ', ')})",
+        f"- workload: {', '.join(f'`{w}`' for w in values('workload'))} ({params})",
         f"- windows: {windows} (k = 1,000 tokens)",
-        f"- engines: {', '.join(spec.engine_names())}; presets: {', '.join(spec.presets)}",
-        f"- cache model: `{spec.cache}` (tokens: {spec.tokenizer}); provider profile: `{spec.profile}`",
+        f"- engines: {', '.join(values('engine'))}; presets: {', '.join(values('preset'))}",
+        f"- cache model: {', '.join(f'`{c}`' for c in dict.fromkeys(s.cache for s in specs))} (tokens: {tokenizers}); "
+        f"provider profile: {', '.join(f'`{p}`' for p in values('profile'))}",
+    ]
+    if seeds != [0]:
+        lines.append(f"- seeds: {_seed_span(seeds)} ({len(seeds)}; 0 is each workload's default shape)")
+    del spec
+    lines += [
         "",
         "## Summary calls and session totals",
         "",
-        markdown_table(runs),
+        sweep_markdown_table(runs),
         "",
         "How to read it: *summary calls, uncached tokens* lists the prompt tokens of each summary",
         "(compaction) call that the cache did not serve; *summary hit* is the range of their hit",
@@ -127,6 +141,18 @@ def report_markdown(spec: SweepSpec, runs: pd.DataFrame) -> str:
         "*400s* counts requests the provider profile rejected; they never reach the cache and are",
         "left out of the token totals, so a comparison with a legacy run that had rejections is",
         "marked `*`: that legacy total is not what a working agent would have paid.",
-        "",
     ]
+    if seeds != [0]:
+        lines += [
+            "With several seeds each row is one configuration over all its seeds: the median, and the",
+            "min-max range in brackets. *vs legacy* is compared seed by seed (each seed's run against",
+            "the legacy run of the same seed), then summarized.",
+        ]
+    lines.append("")
     return "\n".join(lines)
+
+
+def _seed_span(seeds: list[int]) -> str:
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+        return f"{seeds[0]}-{seeds[-1]}"
+    return ", ".join(str(s) for s in seeds)

@@ -82,6 +82,7 @@ def run_workload(
         observations=tuple(provider.observations),
         session=driver.session,
         params=workload.params(),
+        seed=getattr(workload, "seed", 0),
     )
 
 
