@@ -118,7 +118,7 @@ DERIVED_FILES = ("runs.csv", "observations.csv", "report.md")
 def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
     """The sweep(s) the arguments ask for: a grid file's cartesian product, or the flags."""
     if getattr(args, "grid", None) is not None:
-        from prefixbench.workloads.grid import read_grid
+        from prefixbench.reports.grid import read_grid
 
         return read_grid(args.grid, args.sweep_name, overrides=grid_overrides(args))
     spec = sweep_spec(args)

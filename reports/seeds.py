@@ -4,9 +4,9 @@ With one seed, one workload, one cache model and one set of workload options, th
 is :func:`prefixbench.reports.tables.text_table`, unchanged. Otherwise each row is one
 configuration (workload, window, engine, profile, cache, options, preset) over all its seeds:
 
-    window  preset   seeds  folds  summary uncached, per run      session uncached                   vs legacy
-    32k     legacy      10      3  64,400 [61,002-66,118]         182,365 [170,220-190,310]          -
-    32k     patched     10      3  1,410 [1,410-1,880]            119,375 [110,002-125,900]          -34.5% [-36.0%--33.1%]
+    window  preset   seeds  folds  summary uncached, per run  summary hit           session uncached            vs legacy
+    32k     legacy         10      3  64,475 [63,632..66,242]  0.5% [0.0%..0.9%]     195,515 [161,892..218,472]  -
+    32k     patched        10      3  1,410                    97.9% [97.7%..97.9%]  131,739 [99,342..155,637]   -32.8% [-38.6%..-28.6%]
 
 *summary uncached, per run* adds up the uncached tokens of a run's summary calls; *vs legacy*
 is taken seed by seed against the legacy run of the same seed, then summarized.
@@ -50,12 +50,29 @@ def _spread(values: Sequence[float], fmt) -> str:
     return f"{med} [{lo}..{hi}]"
 
 
+def _varying_params(runs: pd.DataFrame) -> list[str]:
+    """Each run's workload options that differ between runs of the same workload (``pruner=none``)."""
+    parsed = [dict(p.split("=", 1) for p in str(text).split(";") if p) for text in runs["params"]]
+    varying: set[tuple[str, str]] = set()
+    for workload in set(runs["workload"]):
+        rows = [d for d, w in zip(parsed, runs["workload"]) if w == workload]
+        for key in {k for d in rows for k in d}:
+            if len({d.get(key) for d in rows}) > 1:
+                varying.add((workload, key))
+    return [
+        ", ".join(f"{k}={v}" for k, v in sorted(d.items()) if (w, k) in varying)
+        for d, w in zip(parsed, runs["workload"])
+    ]
+
+
 def aggregate_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the across-seeds table."""
+    """Header and rows of the across-seeds table (``params`` shows only the options that vary)."""
     df = with_change_vs_legacy(runs)
+    df = df.assign(params=_varying_params(df))
     shown = [c for c in AXES if c in ("window", "preset") or df[c].nunique() > 1]
+    header_names = {"params": "options"}
     show_rejected = bool((df["num_rejected"] > 0).any() or (df["profile"] != "lenient").any())
-    header = [*shown, "seeds", "folds"]
+    header = [*(header_names.get(c, c) for c in shown), "seeds", "folds"]
     if show_rejected:
         header.append("400s")
     header += ["summary uncached, per run", "summary hit", "session uncached", "vs legacy"]
@@ -71,7 +88,7 @@ def aggregate_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
         row = []
         for column in shown:
             value = first[column]
-            row.append(format_window(int(value)) if column == "window" else str(value).replace(";", ", "))
+            row.append(format_window(int(value)) if column == "window" else str(value))
         row += [str(group["seed"].nunique()), _spread(list(group["num_folds"]), lambda v: f"{v:g}")]
         if show_rejected:
             row.append(_spread(list(group["num_rejected"]), lambda v: f"{v:g}"))
