@@ -177,7 +177,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return cmd_replay(args)
         raise UserError(f"unknown command {args.command!r}")
     except UserError as exc:
-        print(f"prefixbench: error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines() or [""]:  # a grid file reports every problem, one line each
+            print(f"prefixbench: error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("prefixbench: interrupted", file=sys.stderr)
