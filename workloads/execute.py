@@ -73,12 +73,30 @@ def _processes(
     # fork: the workers start with prefixbench already imported (and share its read-only
     # pages); all of them are forked by the first submit, before any progress thread starts.
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context(method))
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context(method),
+        initializer=_exit_with_parent,
+        initargs=(os.getpid(),),
+    )
     # Keep at most 2 x jobs queued so the longest-first order holds and a kill loses little.
     pending: dict[Any, int] = {}
     for index in range(min(len(items), 2 * jobs)):
         pending[pool.submit(fn, items[index])] = index
     return _drain(pool, fn, items, jobs, pending, on_submit)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """In a worker: exit when the sweep process is gone (a ``kill -9`` leaves no orphans behind)."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="prefixbench-parent-watch", daemon=True).start()
 
 
 def _drain(
