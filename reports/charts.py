@@ -84,13 +84,12 @@ def hit_rate_chart(runs: pd.DataFrame, path: Path) -> None:
 def timeline_chart(observations: pd.DataFrame, window: int, path: Path) -> None:
     """Cached vs uncached tokens of every request of each run at one window; folds marked."""
     obs = observations[observations["window"] == window]
-    labels = ordered(
-        [f"{e}/{p}" if obs["engine"].nunique() > 1 else p for e, p in zip(obs["engine"], obs["preset"])],
-        PRESET_ORDER,
-    )
+    several_engines = obs["engine"].nunique() > 1  # once, not once per row
+    row_labels = [f"{e}/{p}" if several_engines else p for e, p in zip(obs["engine"], obs["preset"])]
+    labels = ordered(row_labels, PRESET_ORDER)
     fig, axes = plt.subplots(len(labels), 1, figsize=(10, 1.9 * len(labels) + 0.8), sharex=True, squeeze=False)
     for ax, label in zip(axes[:, 0], labels):
-        mask = [(f"{e}/{p}" if obs["engine"].nunique() > 1 else p) == label for e, p in zip(obs["engine"], obs["preset"])]
+        mask = [row_label == label for row_label in row_labels]
         run = obs[mask].sort_values("index")
         idx = run["index"].to_numpy()
         cached = run["cached_tokens"].to_numpy()

@@ -24,7 +24,7 @@ from prefixbench.reports.manifest import Manifest
 from prefixbench.reports.options import given, parse_list, parse_seeds, parse_window
 from prefixbench.reports.progress import SweepProgress
 from prefixbench.reports.seeds import sweep_text_table
-from prefixbench.reports.store import STORE_DIR, TEMP_PREFIX, ResultStore, compute_run, write_atomic
+from prefixbench.reports.store import STORE_DIR, TEMP_PREFIX, ResultStore, compute_run, decode_run, write_atomic
 from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, usd_sum
@@ -91,8 +91,9 @@ def write_sweep(args: argparse.Namespace) -> int:
             f"running {len(todo)}",
             file=sys.stderr,
         )
-    _run_missing(plan, todo, store, args, skipped)
-    runs_df, obs_df, costs, written = _rebuild(out, plan, store, price)
+    jobs = args.jobs if args.jobs is not None else default_jobs(len(todo) if todo else len(keys))
+    _run_missing(plan, todo, store, args, skipped, jobs)
+    runs_df, obs_df, costs, written = _rebuild(out, plan, store, price, jobs)
     written |= {store.relpath(k) for k in keys}
     foreign = manifest.finish(written)
     if args.format == "json":
@@ -194,14 +195,15 @@ def _claimed_outputs(plan: SweepPlan) -> set[str]:
     return files
 
 
-def _run_missing(plan: SweepPlan, todo: list[int], store: ResultStore, args: argparse.Namespace, skipped: int) -> None:
+def _run_missing(
+    plan: SweepPlan, todo: list[int], store: ResultStore, args: argparse.Namespace, skipped: int, jobs: int
+) -> None:
     """Execute the runs the store lacks, longest first, storing each as it finishes."""
     if not todo:
         return
     items = [plan.runs[i] for i in todo]
     order = submission_order(items)
     ordered_items = [items[i] for i in order]
-    jobs = args.jobs if args.jobs is not None else default_jobs(len(ordered_items))
     progress = SweepProgress(len(plan.runs), skipped, mode=SweepProgress.mode_for(args.quiet))
     results = map_runs(compute_run, ordered_items, jobs=jobs, scheduler=args.scheduler, on_submit=progress.set_in_flight)
     with progress:
@@ -211,12 +213,19 @@ def _run_missing(plan: SweepPlan, todo: list[int], store: ResultStore, args: arg
 
 
 def _rebuild(
-    out: Path, plan: SweepPlan, store: ResultStore, price: PriceRow | None
+    out: Path, plan: SweepPlan, store: ResultStore, price: PriceRow | None, jobs: int = 1
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, set[str]]:
-    """runs.csv, observations.csv, charts and report.md from the stored runs, in plan order."""
+    """runs.csv, observations.csv, charts and report.md from the stored runs, in plan order.
+
+    With ``jobs`` > 1 the stored runs are read and the charts drawn in worker processes; the
+    files are the same either way.
+    """
+    loaded: list[tuple[dict[str, object], pd.DataFrame] | None] = [None] * len(plan.runs)
+    paths = [store.path(item.key) for item in plan.runs]
+    for index, result in map_runs(decode_run, paths, jobs=_pool_size(jobs, len(paths), 50)):
+        loaded[index] = result
     records, frames, priced = [], [], []
-    for item in plan.runs:
-        record, observations = store.load(item.key)
+    for record, observations in loaded:  # type: ignore[misc]
         records.append(record)
         if price is not None:
             observations = cost_table(observations, price)
@@ -229,19 +238,20 @@ def _rebuild(
     written |= {"observations.csv", "runs.csv"}
     from prefixbench.reports.charts import hit_rate_chart, timeline_chart
 
-    _atomic(out / "hit-rate.png", hit_rate_chart, runs_df)
-    written.add("hit-rate.png")
+    charts: list[ChartTask] = [(hit_rate_chart, (runs_df,), {}, out / "hit-rate.png")]
+    # A timeline draws every request of one run per series: with several seeds, the lowest
+    # seed's runs (report.md says which).
+    timeline_obs = obs_df[obs_df["seed"] == obs_df["seed"].min()] if len(obs_df) else obs_df
     for window in sorted(runs_df["window"].unique()):
         name = f"timeline-{format_window(int(window))}.png"
-        _atomic(out / name, lambda path, w=int(window): timeline_chart(obs_df, w, path))
-        written.add(name)
+        subset = timeline_obs[timeline_obs["window"] == window]
+        charts.append((timeline_chart, (subset, int(window)), {}, out / name))
     sections = [report_markdown(plan, runs_df)]
     if runs_df["engine"].nunique() > 1:
         from prefixbench.reports.engines import comparison_markdown, engines_chart
 
         sections.append(comparison_markdown(runs_df, obs_df))
-        _atomic(out / "engines.png", lambda path: engines_chart(runs_df, obs_df, path))
-        written.add("engines.png")
+        charts.append((engines_chart, (runs_df, obs_df), {}, out / "engines.png"))
     costs = None
     if price is not None:
         from prefixbench.reports.cost import cost_chart, cost_markdown, run_costs
@@ -250,11 +260,32 @@ def _rebuild(
         section = cost_markdown(costs, price)
         write_atomic(out / "cost.md", section.encode())
         sections.append(section)
-        _atomic(out / "cost.png", lambda path: cost_chart(costs, path, title=f"Cost per run at {price.model} prices"))
-        written |= {"cost.md", "cost.png"}
+        charts.append((cost_chart, (costs,), {"title": f"Cost per run at {price.model} prices"}, out / "cost.png"))
+        written.add("cost.md")
+    for _ in map_runs(draw_chart, charts, jobs=_pool_size(jobs, len(charts), 2)):
+        pass
+    written |= {path.name for *_, path in charts}
     write_atomic(out / "report.md", "\n".join(sections).encode())
     written.add("report.md")
     return runs_df, obs_df, costs, written
+
+
+#: A chart to draw: the function, its leading arguments, keyword arguments and the file.
+ChartTask = tuple[Callable[..., None], tuple, dict, Path]
+
+
+def draw_chart(task: ChartTask) -> str:
+    """Draw one chart into a temporary file beside its path, then rename it into place."""
+    draw, args, kwargs, path = task
+    tmp = path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{path.name}")
+    draw(*args, tmp, **kwargs)
+    os.replace(tmp, path)
+    return path.name
+
+
+def _pool_size(jobs: int, tasks: int, per_worker: int) -> int:
+    """Worker processes for a side job: none unless there is enough work to share."""
+    return 1 if jobs <= 1 or tasks < 2 * per_worker else min(jobs, tasks // per_worker)
 
 
 def _write_csvs(
@@ -273,16 +304,6 @@ def _write_csvs(
     write_atomic(out / "observations.csv", observations.to_csv(index=False, lineterminator="\n").encode())
     runs = pd.DataFrame(rows, columns=[*RUN_COLUMNS, *extra])
     write_atomic(out / "runs.csv", runs.to_csv(index=False, lineterminator="\n").encode())
-
-
-def _atomic(path: Path, draw: Callable[..., None], *args: object) -> None:
-    """Draw a chart into a temporary file beside ``path``, then rename it into place."""
-    tmp = path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{path.name}")
-    if args:
-        draw(*args, tmp)
-    else:
-        draw(tmp)
-    os.replace(tmp, path)
 
 
 def _land_with_progress(plan: SweepPlan, writer: RunSink, show: bool) -> list[Run]:

@@ -146,7 +146,8 @@ def report_markdown(plan: SweepPlan | SweepSpec, runs: pd.DataFrame) -> str:
         lines += [
             "With several seeds each row is one configuration over all its seeds: the median, and the",
             "min-max range in brackets. *vs legacy* is compared seed by seed (each seed's run against",
-            "the legacy run of the same seed), then summarized.",
+            "the legacy run of the same seed), then summarized. hit-rate.png pools the summary calls",
+            f"of every seed; the timeline charts draw the runs of seed {seeds[0]}.",
         ]
     lines.append("")
     return "\n".join(lines)
