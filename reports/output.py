@@ -28,10 +28,9 @@ from prefixbench.reports.store import STORE_DIR, TEMP_PREFIX, ResultStore, compu
 from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, usd_sum
-from prefixbench.workloads.base import Run
 from prefixbench.workloads.execute import default_jobs, map_runs
 from prefixbench.workloads.registry import WORKLOADS
-from prefixbench.workloads.sweep import RunSink, SweepPlan, SweepSpec, land_sweep, plan_sweep, plan_sweeps, submission_order
+from prefixbench.workloads.sweep import SweepPlan, SweepSpec, plan_sweep, plan_sweeps, submission_order
 
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
@@ -78,7 +77,10 @@ def write_sweep(args: argparse.Namespace) -> int:
     manifest = Manifest(out)
     keys = [item.key for item in plan.runs]
     manifest.remove_temporaries()
-    manifest.claim({store.relpath(k) for k in keys} | _claimed_outputs(plan))
+    # Claim only files that are ours already or not there yet: a file someone else put there
+    # stays theirs (and is named in the warning) unless this sweep overwrites it.
+    claims = {store.relpath(k) for k in keys} | _claimed_outputs(plan)
+    manifest.claim({f for f in claims if f in manifest.previous or not (out / f).exists()})
     manifest.begin(len(keys))
     # Derived files are rebuilt at the end: remove an earlier sweep's now, so the folder never
     # shows a report or CSV that does not match the store.
@@ -304,13 +306,3 @@ def _write_csvs(
     write_atomic(out / "observations.csv", observations.to_csv(index=False, lineterminator="\n").encode())
     runs = pd.DataFrame(rows, columns=[*RUN_COLUMNS, *extra])
     write_atomic(out / "runs.csv", runs.to_csv(index=False, lineterminator="\n").encode())
-
-
-def _land_with_progress(plan: SweepPlan, writer: RunSink, show: bool) -> list[Run]:
-    """Land a plan in this process with the progress display (used by callers that need the runs)."""
-    with SweepProgress(len(plan.runs), mode="bar" if show else "off") as progress:
-
-        def on_run(number: int, total: int, run: Run) -> None:
-            progress.finished(f"{run.workload} {format_window(run.window)} {run.engine}/{run.preset}")
-
-        return land_sweep(plan, writer, on_run)

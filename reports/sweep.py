@@ -1,73 +1,28 @@
-"""The sweep's files: rows appended as each run lands, the JSON output and report.md.
+"""The sweep's JSON output and report.md.
 
-Output folder::
+Output folder (written by :mod:`prefixbench.reports.output`, rebuilt from the result store)::
 
-    runs.csv              one row a run (appended as each run finishes)
-    observations.csv      one row a request (appended as each run finishes)
+    store/<key>.parquet   one file a run (:mod:`prefixbench.reports.store`)
+    runs.csv              one row a run
+    observations.csv      one row a request
     report.md             the sweep table and notes
     hit-rate.png          summary-call hit rate by window and preset
     timeline-<w>.png      cached vs uncached tokens per request at window w, folds marked
 
-Planning and execution live in :mod:`prefixbench.workloads.sweep`.
+Planning lives in :mod:`prefixbench.workloads.sweep`.
 """
 
 from __future__ import annotations
 
 import json
 from decimal import Decimal
-from pathlib import Path
 
 import pandas as pd
 
-from prefixbench.reports.cost import COST_COLUMNS, cost_table
-from prefixbench.reports.frames import (
-    OBSERVATION_COLUMNS,
-    RUN_COLUMNS,
-    RUN_KEYS,
-    format_window,
-    observation_records,
-    run_record,
-    with_change_vs_legacy,
-)
+from prefixbench.reports.cost import COST_COLUMNS
+from prefixbench.reports.frames import RUN_KEYS, format_window, with_change_vs_legacy
 from prefixbench.reports.seeds import sweep_markdown_table
-from prefixbench.simulator.pricing import PriceRow, usd_sum
-from prefixbench.workloads.base import Run
 from prefixbench.workloads.sweep import SweepPlan, SweepSpec
-
-
-class SweepWriter:
-    """A sweep sink: appends each finished run to runs.csv and observations.csv.
-
-    When priced, each run's observations are priced once here and kept
-    (:attr:`priced_observations`) for the cost report, which never prices them again.
-    """
-
-    def __init__(self, out_dir: Path, price: PriceRow | None = None) -> None:
-        self.out_dir = out_dir
-        self.price = price
-        out_dir.mkdir(parents=True, exist_ok=True)
-        self.runs_path = out_dir / "runs.csv"
-        self.observations_path = out_dir / "observations.csv"
-        extra = list(COST_COLUMNS) if price is not None else []
-        self.run_columns = [*RUN_COLUMNS, *extra]
-        self.observation_columns = [*OBSERVATION_COLUMNS, *extra]
-        for path, columns in ((self.runs_path, self.run_columns), (self.observations_path, self.observation_columns)):
-            pd.DataFrame(columns=columns).to_csv(path, index=False, lineterminator="\n")
-        self.priced_observations: list[pd.DataFrame] = []
-
-    def __call__(self, number: int, total: int, run: Run) -> None:
-        """Append one run's rows (the :data:`~prefixbench.workloads.sweep.RunSink` signature)."""
-        record = {k: json.dumps(v) if isinstance(v, list) else v for k, v in run_record(run).items()}
-        observations = pd.DataFrame(observation_records(run), columns=list(OBSERVATION_COLUMNS))
-        if self.price is not None:
-            observations = cost_table(observations, self.price)
-            self.priced_observations.append(observations)
-            for column in COST_COLUMNS:
-                record[column] = usd_sum(observations[column])
-        pd.DataFrame([record], columns=self.run_columns).to_csv(
-            self.runs_path, mode="a", header=False, index=False, lineterminator="\n"
-        )
-        observations.to_csv(self.observations_path, mode="a", header=False, index=False, lineterminator="\n")
 
 
 def runs_json(runs: pd.DataFrame, costs: pd.DataFrame | None = None) -> str:

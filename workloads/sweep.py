@@ -83,9 +83,15 @@ class PlannedRun:
 
     def describe(self) -> str:
         """``seed-coding 32k checkpoint/legacy seed 3``."""
-        from_window = f"{self.workload.window // 1000}k" if self.workload.window % 1000 == 0 else str(self.workload.window)
+        window = self.workload.window
+        if window % 1_000_000 == 0:
+            shown = f"{window // 1_000_000}M"
+        elif window % 1000 == 0:
+            shown = f"{window // 1000}k"
+        else:
+            shown = str(window)
         seed = getattr(self.workload, "seed", 0)
-        return f"{self.workload.name} {from_window} {self.engine}/{self.preset}" + (f" seed {seed}" if seed else "")
+        return f"{self.workload.name} {shown} {self.engine}/{self.preset}" + (f" seed {seed}" if seed else "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,8 @@ figures and puts them in ``benchmark.extra_info``. Targets:
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest

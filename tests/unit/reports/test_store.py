@@ -100,3 +100,12 @@ def test_bad_scale_options_are_one_line(tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], err
     assert not (tmp_path / "store").exists() or not any((tmp_path / "store").iterdir())
+
+
+def test_a_foreign_file_named_like_an_optional_output_is_left_alone(tmp_path, capsys):
+    (tmp_path / "cost.png").write_bytes(b"not ours")  # prefixbench writes cost.png only with --price
+    assert main([*SMALL, "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "cost.png").read_bytes() == b"not ours"
+    assert "cost.png" in capsys.readouterr().err
+    assert main([*SMALL, "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "cost.png").read_bytes() == b"not ours"
