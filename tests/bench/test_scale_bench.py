@@ -31,20 +31,28 @@ GRID_200 = [
 
 
 def timed_sweep(argv: list[str], out: Path) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of one ``prefixbench`` process (children included)."""
+    """(wall seconds, peak RSS MB) of one ``prefixbench`` process (the largest of it and its workers).
+
+    The CPU seconds it and its workers used are kept in ``LAST_CPU`` (wall time on a shared
+    machine depends on the other load; CPU time shows what the parallel run added)."""
     code = (
         "import resource, subprocess, sys, time\n"
         "t = time.monotonic()\n"
         "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n"
         "wall = time.monotonic() - t\n"
-        "print(wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(wall, r.ru_maxrss, r.ru_utime + r.ru_stime)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, sys.executable, "-m", "prefixbench", *argv, "--out", str(out)],
         check=True, capture_output=True, text=True,
     )
-    wall, rss_kb = done.stdout.split()
+    wall, rss_kb, cpu = done.stdout.split()
+    LAST_CPU[0] = float(cpu)
     return float(wall), int(rss_kb) / 1024
+
+
+LAST_CPU = [0.0]
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -53,14 +61,19 @@ def tree(root: Path) -> dict[str, bytes]:
 
 def test_200_run_grid_jobs_2_vs_jobs_1(tmp_path, benchmark):
     one_wall, one_rss = timed_sweep([*GRID_200, "--jobs", "1"], tmp_path / "one")
+    one_cpu = LAST_CPU[0]
     two_wall, two_rss = benchmark.pedantic(
         lambda: timed_sweep([*GRID_200, "--jobs", "2"], tmp_path / "two"), rounds=1, iterations=1
     )
+    two_cpu = LAST_CPU[0]
+    # The serial part: the same command again, every run already stored (read, CSVs, charts).
+    rebuild_wall, _ = timed_sweep([*GRID_200, "--jobs", "2"], tmp_path / "two")
     ratio = two_wall / one_wall
     info = {
         "runs": len(list((tmp_path / "one" / "store").glob("*.parquet"))),
         "jobs1_wall_s": round(one_wall, 2), "jobs2_wall_s": round(two_wall, 2), "ratio": round(ratio, 3),
         "jobs1_peak_rss_mb": round(one_rss), "jobs2_peak_rss_mb": round(two_rss),
+        "jobs1_cpu_s": round(one_cpu, 2), "jobs2_cpu_s": round(two_cpu, 2), "rebuild_only_wall_s": round(rebuild_wall, 2),
         "load_average_1m": round(os.getloadavg()[0], 2), "cores": os.cpu_count(),
     }
     benchmark.extra_info.update(info)

@@ -113,3 +113,23 @@ def test_the_bar_names_the_last_finished_run_as_finished():
         task = progress._progress.tasks[0]
         assert task.fields["last"] == "last done: seed-coding 32k checkpoint/legacy"
         assert task.completed == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_a_mutated_grid_file_plans_or_is_refused_cleanly(tmp_path_factory, data):
+    """Random edits of the example grid: specs, or UserError lines naming the file; never a crash."""
+    text = EXAMPLE.read_text()
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(text)))
+        cut = data.draw(st.integers(0, 12))
+        insert = data.draw(st.sampled_from(["", "x", "0", "-", "\"", "[", "]", "=", "\n", "{", "1e9", "true", "\u00e9", "9" * 50]))
+        text = text[:at] + insert + text[at + cut :]
+    grid = tmp_path_factory.mktemp("grid") / "g.toml"
+    grid.write_text(text, encoding="utf-8")
+    try:
+        specs = read_grid(grid)
+    except UserError as exc:
+        assert all(line.startswith(str(grid)) for line in str(exc).splitlines()), str(exc)
+        return
+    assert specs
