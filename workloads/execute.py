@@ -117,10 +117,16 @@ def _drain(
                     pending[pool.submit(fn, items[nxt])] = nxt
                     nxt += 1
                 yield index, future.result()
-    finally:
+    except BaseException:
+        # Interrupted or failed: stop the runs in flight now instead of waiting for them (what
+        # finished is already stored; the next sweep computes the rest).
         for future in pending:
             future.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _dask(
