@@ -28,7 +28,7 @@ from prefixbench.reports.store import STORE_DIR, TEMP_PREFIX, ResultStore, compu
 from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, usd_sum
-from prefixbench.workloads.execute import default_jobs, map_runs
+from prefixbench.workloads.execute import default_jobs, map_runs, require_scheduler
 from prefixbench.workloads.registry import WORKLOADS
 from prefixbench.workloads.sweep import SweepPlan, SweepSpec, plan_sweep, plan_sweeps, submission_order
 
@@ -71,6 +71,7 @@ def write_sweep(args: argparse.Namespace) -> int:
     jobs = args.jobs
     if jobs is not None and jobs < 1:
         raise UserError(f"--jobs must be >= 1, got {jobs}")
+    require_scheduler(args.scheduler)
     out: Path = args.out
     _prepare_out(out)
     store = ResultStore(out)

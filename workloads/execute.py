@@ -129,6 +129,18 @@ def _drain(
     pool.shutdown(wait=True)
 
 
+def require_scheduler(scheduler: str | None) -> None:
+    """Fail before anything runs when ``--scheduler`` is given and Dask is not installed."""
+    if scheduler is None:
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:
+        raise UserError("--scheduler needs Dask distributed: pip install 'prefixbench[dask]'")
+    if not scheduler:
+        raise UserError("--scheduler: give a scheduler address (tcp://host:8786) or 'local'")
+
+
 def _dask(
     fn: Callable[[T], R], items: Sequence[T], jobs: int, scheduler: str, on_submit: Callable[[int], None] | None
 ) -> Iterator[tuple[int, R]]:

@@ -109,3 +109,14 @@ def test_a_foreign_file_named_like_an_optional_output_is_left_alone(tmp_path, ca
     assert "cost.png" in capsys.readouterr().err
     assert main([*SMALL, "--out", str(tmp_path)]) == 0
     assert (tmp_path / "cost.png").read_bytes() == b"not ours"
+
+
+def test_scheduler_without_dask_is_refused_before_anything_runs(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "distributed" else real(name, *a))
+    assert main([*SMALL, "--scheduler", "local", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pip install 'prefixbench[dask]'" in err[0]
+    assert not (tmp_path / "o").exists()
