@@ -66,6 +66,9 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
 def write_sweep(args: argparse.Namespace) -> int:
     """Plan the sweep, run what the store lacks, rebuild every output from the store, print the table."""
     specs = sweep_specs(args)
+    prices = list(dict.fromkeys(None if s.price is None else repr(s.price) for s in specs))
+    if len(prices) > 1:
+        raise UserError("--grid: the sweeps run together name different prices; give each its own run with --sweep NAME")
     plan = plan_sweeps(specs) if len(specs) > 1 else plan_sweep(specs[0])
     price = plan.spec.price
     jobs = args.jobs
@@ -211,7 +214,14 @@ def _run_missing(
     results = map_runs(compute_run, ordered_items, jobs=jobs, scheduler=args.scheduler, on_submit=progress.set_in_flight)
     with progress:
         for index, (key, data) in results:
-            store.put(key, data)
+            expected = ordered_items[index].key
+            if key != expected:
+                # The worker hashed the same spec to another key: it runs other prefixbench code.
+                raise UserError(
+                    f"a worker computed {ordered_items[index].describe()} with another prefixbench "
+                    f"(run key {key}, expected {expected}): install the same prefixbench on every worker"
+                )
+            store.put(expected, data)
             progress.finished(ordered_items[index].describe())
 
 

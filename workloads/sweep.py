@@ -109,18 +109,31 @@ class SweepPlan:
 
 
 def prefixbench_version() -> str:
-    """The installed prefixbench version (part of every run key)."""
+    """The prefixbench version part of every run key: the installed version plus a digest of the
+    simulator, kernel and workloads sources, so a stored run is never reused after a change to
+    the code that produced it, even one that did not bump the version."""
     return _version()
 
 
 @lru_cache(maxsize=1)
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
+    from pathlib import Path
+
+    import prefixbench.kernel
+    import prefixbench.simulator
+    import prefixbench.workloads
 
     try:
-        return version("prefixbench")
+        installed = version("prefixbench")
     except PackageNotFoundError:
-        return "unknown"
+        installed = "unknown"
+    digest = hashlib.sha256()
+    for package in (prefixbench.simulator, prefixbench.kernel, prefixbench.workloads):
+        root = Path(package.__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"{installed}+{digest.hexdigest()[:12]}"
 
 
 def _canonical(value: object) -> object:
