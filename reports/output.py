@@ -98,8 +98,8 @@ def write_sweep(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     jobs = args.jobs if args.jobs is not None else default_jobs(len(todo) if todo else len(keys))
-    _run_missing(plan, todo, store, args, skipped, jobs)
-    runs_df, obs_df, costs, written = _rebuild(out, plan, store, price, jobs)
+    landed = _run_missing(plan, todo, store, args, skipped, jobs)
+    runs_df, obs_df, costs, written = _rebuild(out, plan, store, price, jobs, landed)
     written |= {store.relpath(k) for k in keys}
     foreign = manifest.finish(written)
     if args.format == "json":
@@ -203,10 +203,15 @@ def _claimed_outputs(plan: SweepPlan) -> set[str]:
 
 def _run_missing(
     plan: SweepPlan, todo: list[int], store: ResultStore, args: argparse.Namespace, skipped: int, jobs: int
-) -> None:
-    """Execute the runs the store lacks, longest first, storing each as it finishes."""
+) -> dict[str, tuple[dict[str, object], pd.DataFrame]]:
+    """Execute the runs the store lacks, longest first, storing each as it finishes.
+
+    Returns the landed runs decoded (from the bytes just stored, while the workers compute the
+    next ones), so the rebuild reads only the runs that were skipped.
+    """
+    landed: dict[str, tuple[dict[str, object], pd.DataFrame]] = {}
     if not todo:
-        return
+        return landed
     items = [plan.runs[i] for i in todo]
     order = submission_order(items)
     ordered_items = [items[i] for i in order]
@@ -223,20 +228,25 @@ def _run_missing(
                 )
             store.put(expected, data)
             progress.finished(ordered_items[index].describe())
+            landed[expected] = decode_run(data)
+    return landed
 
 
 def _rebuild(
-    out: Path, plan: SweepPlan, store: ResultStore, price: PriceRow | None, jobs: int = 1
+    out: Path, plan: SweepPlan, store: ResultStore, price: PriceRow | None, jobs: int = 1,
+    landed: dict[str, tuple[dict[str, object], pd.DataFrame]] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, set[str]]:
     """runs.csv, observations.csv, charts and report.md from the stored runs, in plan order.
 
     With ``jobs`` > 1 the stored runs are read and the charts drawn in worker processes; the
     files are the same either way.
     """
-    loaded: list[tuple[dict[str, object], pd.DataFrame] | None] = [None] * len(plan.runs)
-    paths = [store.path(item.key) for item in plan.runs]
+    landed = landed or {}
+    loaded = [landed.get(item.key) for item in plan.runs]
+    missing = [i for i, result in enumerate(loaded) if result is None]
+    paths = [store.path(plan.runs[i].key) for i in missing]
     for index, result in map_runs(decode_run, paths, jobs=_pool_size(jobs, len(paths), 50)):
-        loaded[index] = result
+        loaded[missing[index]] = result
     records, frames, priced = [], [], []
     for record, observations in loaded:  # type: ignore[misc]
         records.append(record)
