@@ -24,13 +24,13 @@ from prefixbench.reports.manifest import Manifest
 from prefixbench.reports.options import given, parse_list, parse_seeds, parse_window
 from prefixbench.reports.progress import SweepProgress
 from prefixbench.reports.seeds import sweep_text_table
-from prefixbench.reports.store import STORE_DIR, TEMP_PREFIX, ResultStore, compute_run, decode_run, write_atomic
+from prefixbench.reports.store import STORE_DIR, TEMP_PREFIX, ResultStore, compute_runs, decode_run, write_atomic
 from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, usd_sum
 from prefixbench.workloads.execute import default_jobs, map_runs, require_scheduler
 from prefixbench.workloads.registry import WORKLOADS
-from prefixbench.workloads.sweep import SweepPlan, SweepSpec, plan_sweep, plan_sweeps, submission_order
+from prefixbench.workloads.sweep import PlannedRun, SweepPlan, SweepSpec, longest_first, plan_sweep, plan_sweeps
 
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
@@ -213,22 +213,35 @@ def _run_missing(
     if not todo:
         return landed
     items = [plan.runs[i] for i in todo]
-    order = submission_order(items)
-    ordered_items = [items[i] for i in order]
+    # With workers, runs of one workload instance (a window and seed: its presets and engines)
+    # go to a worker together, so it makes their filler text and renderings once; the batches
+    # are sent longest first. In this process every run is its own batch (its caches are warm
+    # anyway) and lands in the store the moment it finishes.
+    batched = jobs > 1 or args.scheduler is not None
+    batches: dict[object, list[PlannedRun]] = {}
+    for number, item in enumerate(items):
+        key = (id(item.workload), item.profile, item.cache, item.tokenizer) if batched else number
+        batches.setdefault(key, []).append(item)
+    groups = list(batches.values())
+    groups = [groups[i] for i in longest_first([sum(item.cost_estimate for item in group) for group in groups])]
     progress = SweepProgress(len(plan.runs), skipped, mode=SweepProgress.mode_for(args.quiet))
-    results = map_runs(compute_run, ordered_items, jobs=jobs, scheduler=args.scheduler, on_submit=progress.set_in_flight)
+    results = map_runs(
+        compute_runs, groups, jobs=jobs, scheduler=args.scheduler,
+        on_submit=lambda indices: progress.set_in_flight(sum(len(groups[i]) for i in indices)),
+    )
     with progress:
-        for index, (key, data) in results:
-            expected = ordered_items[index].key
-            if key != expected:
-                # The worker hashed the same spec to another key: it runs other prefixbench code.
-                raise UserError(
-                    f"a worker computed {ordered_items[index].describe()} with another prefixbench "
-                    f"(run key {key}, expected {expected}): install the same prefixbench on every worker"
-                )
-            store.put(expected, data)
-            progress.finished(ordered_items[index].describe())
-            landed[expected] = decode_run(data)
+        for index, batch in results:
+            for item, (key, data) in zip(groups[index], batch):
+                expected = item.key
+                if key != expected:
+                    # The worker hashed the same spec to another key: it runs other prefixbench code.
+                    raise UserError(
+                        f"a worker computed {item.describe()} with another prefixbench "
+                        f"(run key {key}, expected {expected}): install the same prefixbench on every worker"
+                    )
+                store.put(expected, data)
+                progress.finished(item.describe())
+                landed[expected] = decode_run(data)
     return landed
 
 

@@ -67,8 +67,14 @@ def decode_run(data: bytes | Path) -> tuple[dict[str, object], pd.DataFrame]:
 
 
 def compute_run(item: PlannedRun) -> tuple[str, bytes]:
-    """Execute one planned run and encode it (what a worker process or a Dask worker does)."""
+    """Execute one planned run and encode it."""
     return item.key, encode_run(execute_planned(item))
+
+
+def compute_runs(items: list[PlannedRun]) -> list[tuple[str, bytes]]:
+    """Execute a batch of runs that share one workload instance, in order (what a worker
+    process or a Dask worker does: the batch's filler text and renderings are made once)."""
+    return [compute_run(item) for item in items]
 
 
 def write_atomic(path: Path, data: bytes) -> None:

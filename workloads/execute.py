@@ -42,12 +42,13 @@ def map_runs(
     *,
     jobs: int = 1,
     scheduler: str | None = None,
-    on_submit: Callable[[int], None] | None = None,
+    on_submit: Callable[[list[int]], None] | None = None,
 ) -> Iterator[tuple[int, R]]:
     """``(index, fn(items[index]))`` for every item, as each finishes.
 
     Worker processes start here, before the caller iterates (and before it starts any
-    progress thread). ``on_submit(count)`` is told how many items are in flight.
+    progress thread). ``on_submit(indices)`` is told which items are in flight (for the process
+    pool and Dask, the oldest ``jobs`` handed out and not finished).
     """
     if jobs < 1:
         raise UserError(f"--jobs must be >= 1, got {jobs}")
@@ -58,15 +59,17 @@ def map_runs(
     return _processes(fn, items, jobs, on_submit)
 
 
-def _inline(fn: Callable[[T], R], items: Sequence[T], on_submit: Callable[[int], None] | None) -> Iterator[tuple[int, R]]:
+def _inline(
+    fn: Callable[[T], R], items: Sequence[T], on_submit: Callable[[list[int]], None] | None
+) -> Iterator[tuple[int, R]]:
     for index, item in enumerate(items):
         if on_submit is not None:
-            on_submit(1)
+            on_submit([index])
         yield index, fn(item)
 
 
 def _processes(
-    fn: Callable[[T], R], items: Sequence[T], jobs: int, on_submit: Callable[[int], None] | None
+    fn: Callable[[T], R], items: Sequence[T], jobs: int, on_submit: Callable[[list[int]], None] | None
 ) -> Iterator[tuple[int, R]]:
     from concurrent.futures import ProcessPoolExecutor
 
@@ -101,7 +104,7 @@ def _exit_with_parent(parent: int) -> None:
 
 def _drain(
     pool: Any, fn: Callable[[T], R], items: Sequence[T], jobs: int, pending: dict[Any, int],
-    on_submit: Callable[[int], None] | None,
+    on_submit: Callable[[list[int]], None] | None,
 ) -> Iterator[tuple[int, R]]:
     from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -109,7 +112,7 @@ def _drain(
     try:
         while pending:
             if on_submit is not None:
-                on_submit(min(len(pending), jobs))
+                on_submit(sorted(pending.values())[:jobs])
             done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
             for future in sorted(done, key=lambda f: pending[f]):
                 index = pending.pop(future)
@@ -142,7 +145,8 @@ def require_scheduler(scheduler: str | None) -> None:
 
 
 def _dask(
-    fn: Callable[[T], R], items: Sequence[T], jobs: int, scheduler: str, on_submit: Callable[[int], None] | None
+    fn: Callable[[T], R], items: Sequence[T], jobs: int, scheduler: str,
+    on_submit: Callable[[list[int]], None] | None,
 ) -> Iterator[tuple[int, R]]:
     try:
         import logging
@@ -171,10 +175,13 @@ def _dask(
                 # Higher priority first: keep the order we were given (longest first).
                 future = client.submit(fn, item, pure=False, priority=len(items) - rank)
                 futures[future] = index
-            if on_submit is not None:
-                on_submit(min(len(items), jobs))
+            remaining = sorted(futures.values())
             for future in as_completed(list(futures)):
-                yield futures[future], future.result()
+                if on_submit is not None:
+                    on_submit(remaining[:jobs])
+                index = futures[future]
+                remaining.remove(index)
+                yield index, future.result()
     finally:
         if cluster is not None:
             cluster.close()

@@ -174,7 +174,12 @@ def run_key(item: PlannedRun) -> str:
 def submission_order(runs: tuple[PlannedRun, ...] | list[PlannedRun]) -> list[int]:
     """Indices of ``runs``, longest first (ties in plan order): idle workers pick up short runs
     at the end instead of one long run finishing alone (LPT scheduling)."""
-    return sorted(range(len(runs)), key=lambda i: (-runs[i].cost_estimate, i))
+    return longest_first([run.cost_estimate for run in runs])
+
+
+def longest_first(costs: list[int]) -> list[int]:
+    """Indices of ``costs`` from the largest down, ties in their own order."""
+    return sorted(range(len(costs)), key=lambda i: (-costs[i], i))
 
 
 def plan_sweep(spec: SweepSpec) -> SweepPlan:
