@@ -46,6 +46,14 @@ ALIASES = {"workload": "workloads", "window": "windows", "preset": "presets", "e
            "profile": "profiles", "cache": "caches", "seed": "seeds"}
 
 
+class GridErrors(UserError):
+    """Every problem of a grid file; the command line prints one line each."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = list(lines)
+
+
 @dataclass
 class _Problems:
     where: str
@@ -78,7 +86,7 @@ def read_grid(path: Path, name: str | None = None, *, overrides: Mapping[str, An
             problems.add(key, "unknown top-level key (sweeps are [sweep.NAME] tables)")
     if not isinstance(sweeps, dict) or not sweeps:
         problems.add("sweep", "no sweeps: add a [sweep.NAME] table")
-        raise UserError("\n".join(problems.lines))
+        raise GridErrors(problems.lines)
     if name is not None and name not in sweeps:
         raise UserError(f"{path}: no sweep named {name!r} (the file has: {', '.join(sweeps)})")
     specs: list[SweepSpec] = []
@@ -90,7 +98,7 @@ def read_grid(path: Path, name: str | None = None, *, overrides: Mapping[str, An
             continue
         specs += _sweep_specs(path, sweep_name, table, dict(overrides or {}), problems)
     if problems.lines:
-        raise UserError("\n".join(problems.lines))
+        raise GridErrors(problems.lines)
     return specs
 
 

@@ -21,7 +21,9 @@ import pandas as pd
 from prefixbench.reports.cost import COST_COLUMNS, cost_table, cost_text
 from prefixbench.reports.frames import OBSERVATION_COLUMNS, RUN_COLUMNS, format_window
 from prefixbench.reports.manifest import Manifest
-from prefixbench.reports.options import given, parse_list, parse_seeds, parse_window
+from prefixbench.reports.interrupt import raise_if_interrupted
+from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory
+from prefixbench.reports.outdir import check_out_dir
 from prefixbench.reports.progress import SweepProgress
 from prefixbench.reports.seeds import sweep_text_table
 from prefixbench.reports.store import STORE_DIR, TEMP_PREFIX, ResultStore, compute_runs, decode_run, write_atomic
@@ -41,19 +43,25 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
         if value is not None:
             options[name] = None if (name == "effort" and value == "default") else value
     if args.engine_config is not None:
-        from prefixbench.workloads.registry import engine_config_options, read_engine_config
+        from prefixbench.workloads.registry import check_sections_run, engine_config_options, get_workload, read_engine_config
 
         sections = read_engine_config(args.engine_config)
+        engines = parse_list(args.engines, "--engines") if args.engines else (get_workload(args.workload).default_engine,)
         options.update(engine_config_options(args.workload, sections, str(args.engine_config)))
+        check_sections_run(sections, engines, str(args.engine_config))
     price = None
     if args.price is not None:
         from prefixbench.simulator.pricing import get_price
 
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
+    else:
+        check_price_options(args)
+    windows = parse_windows(args.windows)
+    warn_window_memory(windows)
     return SweepSpec(
         price=price,
         workload=args.workload,
-        windows=tuple(parse_window(w) for w in parse_list(args.windows, "--windows")),
+        windows=windows,
         presets=parse_list(args.presets, "--presets"),
         engines=parse_list(args.engines, "--engines") if args.engines else (),
         profile=args.profile,
@@ -61,6 +69,17 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
         tokenizer=args.tokenizer,
         options=options,
     )
+
+
+def output_names(plan: SweepPlan) -> list[str]:
+    """The files a sweep writes at the top of ``--out`` (the store's files go into store/)."""
+    names = ["runs.csv", "observations.csv", "report.md", "hit-rate.png"]
+    names += [f"timeline-{format_window(w)}.png" for w in sorted({item.workload.window for item in plan.runs})]
+    if len({item.engine for item in plan.runs}) > 1:
+        names.append("engines.png")
+    if plan.spec.price is not None:
+        names += ["cost.md", "cost.png"]
+    return names
 
 
 def write_sweep(args: argparse.Namespace) -> int:
@@ -76,6 +95,7 @@ def write_sweep(args: argparse.Namespace) -> int:
         raise UserError(f"--jobs must be >= 1, got {jobs}")
     require_scheduler(args.scheduler)
     out: Path = args.out
+    check_out_dir(out, output_names(plan))
     _prepare_out(out)
     store = ResultStore(out)
     manifest = Manifest(out)
@@ -127,7 +147,9 @@ def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
     if getattr(args, "grid", None) is not None:
         from prefixbench.reports.grid import read_grid
 
-        return read_grid(args.grid, args.sweep_name, overrides=grid_overrides(args))
+        specs = read_grid(args.grid, args.sweep_name, overrides=grid_overrides(args))
+        warn_window_memory(tuple(sorted({w for spec in specs for w in spec.windows})))
+        return specs
     spec = sweep_spec(args)
     if getattr(args, "seeds", None):
         from dataclasses import replace
@@ -242,6 +264,8 @@ def _run_missing(
                 store.put(expected, data)
                 progress.finished(item.describe())
                 landed[expected] = decode_run(data)
+            # A Ctrl-C that library code swallowed still stops the sweep at the next boundary.
+            raise_if_interrupted()
     return landed
 
 

@@ -15,11 +15,12 @@ become one tool result each, keyed by ``tool_call_id``.
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import (
     REASONING_FIELDS,
@@ -34,6 +35,10 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
+from prefixbench.workloads.reading import iter_lines, loads
+
+#: Values of ``reasoning_effort`` the chat-completions providers document.
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 class LineError(ValueError):
@@ -42,24 +47,17 @@ class LineError(ValueError):
 
 def read_chat_completions(path: Path) -> Iterator[Request]:
     """Yield one Request per non-empty line (UserError with file:line on the first bad line)."""
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
     count = 0
-    with handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                body = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{number}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-            try:
-                yield parse_request(body)
-            except LineError as exc:
-                raise UserError(f"{path}:{number}: {exc}") from None
-            count += 1
+    for number, line in iter_lines(path):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        body = loads(line, where)
+        try:
+            yield parse_request(body)
+        except LineError as exc:
+            raise UserError(f"{where}: {exc}") from None
+        count += 1
     if count == 0:
         raise UserError(f"{path}: no requests (the file is empty)")
 
@@ -69,25 +67,11 @@ def parse_request(body: Any) -> Request:
     if not isinstance(body, dict):
         raise LineError(f"expected a JSON object, got {type(body).__name__}")
     model = _require(body, "model", str)
+    if not model.strip():
+        raise LineError("field 'model' is empty")
     raw_messages = _require(body, "messages", list)
-    provider = _optional(body, "provider", str) or "openai"
-    effort = _optional(body, "reasoning_effort", str)
-    temperature = body.get("temperature")
-    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))):
-        raise LineError(f"field 'temperature' must be a number, got {temperature!r}")
-    stop = body.get("stop")
-    if isinstance(stop, str):
-        stop = (stop,)
-    elif isinstance(stop, list) and all(isinstance(s, str) for s in stop):
-        stop = tuple(stop)
-    elif stop is not None:
-        raise LineError(f"field 'stop' must be a string or a list of strings, got {stop!r}")
-    max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)):
-        raise LineError(f"field 'max_tokens' must be an integer, got {max_tokens!r}")
-    purpose = _optional(body, "purpose", str) or "conversation"
-    if purpose not in ("conversation", "compaction"):
-        raise LineError(f"field 'purpose' must be 'conversation' or 'compaction', got {purpose!r}")
+    if not raw_messages:
+        raise LineError("field 'messages' is empty (a request sends at least one message)")
     tools = tuple(_tool(t, i) for i, t in enumerate(_optional(body, "tools", list) or []))
     system_parts: list[str] = []
     messages: list[Message] = []
@@ -99,8 +83,66 @@ def parse_request(body: Any) -> Request:
             system_parts.append(_text_of(raw.get("content"), idx))
             continue
         messages.append(_message(raw, idx))
-    envelope = Envelope(provider, model, effort, None if temperature is None else float(temperature), stop)
-    return Request(envelope, tuple(messages), "\n\n".join(system_parts), tools, max_tokens, purpose)  # type: ignore[arg-type]
+    _check_tool_results(messages, raw_messages)
+    return Request(
+        _envelope(body), tuple(messages), "\n\n".join(system_parts), tools, _max_tokens(body), _purpose(body)
+    )
+
+
+def _envelope(body: dict[str, Any]) -> Envelope:
+    """The request family: provider, model, effort, temperature, stop (``[]`` = no stop)."""
+    provider = _optional(body, "provider", str)
+    if provider is None:
+        provider = "openai"
+    elif not provider.strip():
+        raise LineError("field 'provider' is empty (leave it out for openai)")
+    effort = _optional(body, "reasoning_effort", str)
+    if effort is not None and effort not in REASONING_EFFORTS:
+        raise LineError(f"field 'reasoning_effort' must be one of {', '.join(REASONING_EFFORTS)}, got {effort!r}")
+    temperature = body.get("temperature")
+    if temperature is not None:
+        if not is_number(temperature):
+            raise LineError(f"field 'temperature' must be a number, got {temperature!r}")
+        if not math.isfinite(temperature) or temperature < 0:
+            raise LineError(f"field 'temperature' must be a finite number >= 0, got {temperature!r}")
+    stop = body.get("stop")
+    if isinstance(stop, str):
+        stop = (stop,)
+    elif isinstance(stop, list) and all(isinstance(s, str) for s in stop):
+        # Providers treat an empty list as no stop sequence: one request family.
+        stop = tuple(stop) or None
+    elif stop is not None:
+        raise LineError(f"field 'stop' must be a string or a list of strings, got {stop!r:.60}")
+    return Envelope(provider, body["model"], effort, None if temperature is None else float(temperature), stop)
+
+
+def _max_tokens(body: dict[str, Any]) -> int | None:
+    key = "max_tokens" if "max_tokens" in body else "max_completion_tokens"
+    max_tokens = body.get(key)
+    if max_tokens is not None and (not is_int(max_tokens) or max_tokens <= 0):
+        raise LineError(f"field {key!r} must be a positive integer, got {max_tokens!r:.60}")
+    return max_tokens
+
+
+def _purpose(body: dict[str, Any]) -> str:
+    purpose = _optional(body, "purpose", str) or "conversation"
+    if purpose not in ("conversation", "compaction"):
+        raise LineError(f"field 'purpose' must be 'conversation' or 'compaction', got {purpose!r}")
+    return purpose
+
+
+def _check_tool_results(messages: list[Message], raw_messages: list[Any]) -> None:
+    """Every tool message answers a call an earlier assistant message made."""
+    called: set[str] = set()
+    offset = len(raw_messages) - len(messages)
+    for idx, message in enumerate(messages, offset):
+        for block in message.blocks:
+            if isinstance(block, ToolCall):
+                called.add(block.call_id)
+            elif isinstance(block, ToolResult) and block.call_id not in called:
+                raise LineError(
+                    f"messages[{idx}]: tool_call_id {block.call_id!r} answers no earlier assistant tool call"
+                )
 
 
 def _require(body: dict[str, Any], key: str, kind: type) -> Any:
@@ -151,7 +193,10 @@ def _message(raw: dict[str, Any], idx: int) -> Message:
             text = _text_of(raw.get("content"), idx)
             if text:
                 blocks.append(Text(text))
-            for n, call in enumerate(raw.get("tool_calls") or []):
+            calls = raw.get("tool_calls")
+            if calls is not None and not isinstance(calls, list):
+                raise LineError(f"messages[{idx}].tool_calls must be a list, got {type(calls).__name__}")
+            for n, call in enumerate(calls or []):
                 fn = call.get("function") if isinstance(call, dict) else None
                 if not isinstance(fn, dict) or not isinstance(call.get("id"), str) or not isinstance(fn.get("name"), str):
                     raise LineError(f"messages[{idx}].tool_calls[{n}] needs id and function.name")
@@ -173,7 +218,9 @@ def _tool(raw: Any, idx: int) -> ToolSchema:
     fn = raw.get("function") if isinstance(raw, dict) else None
     if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
         raise LineError(f"tools[{idx}] needs function.name")
-    parameters = fn.get("parameters") or {}
+    parameters = fn.get("parameters")
+    if parameters is None:
+        parameters = {}
     if not isinstance(parameters, dict):
         raise LineError(f"tools[{idx}].function.parameters must be an object")
     return ToolSchema.make(fn["name"], str(fn.get("description", "")), parameters)

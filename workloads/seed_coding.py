@@ -70,8 +70,8 @@ class SeedCodingWorkload:
             raise UserError(f"window must be a positive integer, got {self.window!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise UserError(f"seed must be an integer >= 0, got {self.seed!r}")
-        if self.steps < 0:
-            raise UserError(f"steps must be >= 0, got {self.steps!r}")
+        if isinstance(self.steps, bool) or not isinstance(self.steps, int) or self.steps < 1:
+            raise UserError(f"--steps must be a whole number >= 1 (a run with no tool step measures nothing), got {self.steps!r}")
         if self.effort is not None and self.effort not in EFFORTS:
             raise UserError(f"unknown effort {self.effort!r} (known: {', '.join(EFFORTS)})")
         if self.pruner == "rewrite-only" and self.rewrite_threshold - 1000 < 0:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefixbench.reports.cli import main
+from prefixbench.reports.entry import main
 from prefixbench.reports.grid import read_grid
 from prefixbench.reports.options import parse_seeds
 from prefixbench.reports.progress import SweepProgress

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from prefixbench.reports.cli import main
+from prefixbench.reports.entry import main
 from prefixbench.reports.frames import OBSERVATION_COLUMNS, observations_frame, runs_frame
 from prefixbench.reports.manifest import MANIFEST, UNFINISHED
 from prefixbench.reports.store import decode_run, encode_run
@@ -94,7 +94,8 @@ def test_bad_scale_options_are_one_line(tmp_path, capsys):
     for argv, message in (
         (["--jobs", "0"], "--jobs must be >= 1"),
         (["--seeds", "5-2"], "--seeds: '5-2' is not a range"),
-        (["--seeds", "0,0"], "names a seed twice"),
+        (["--seeds", "0,0"], "given twice"),
+        (["--seeds", "0-2,1"], "names a seed twice"),
     ):
         assert main([*SMALL, *argv, "--out", str(tmp_path)]) == 2
         err = capsys.readouterr().err.strip().splitlines()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from prefixbench.reports.cli import main
+from prefixbench.reports.entry import main
 from prefixbench.reports.frames import observation_records, run_record
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.registry import WORKLOADS, execute, make_workload
