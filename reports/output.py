@@ -228,8 +228,8 @@ def _run_missing(
 ) -> dict[str, tuple[dict[str, object], pd.DataFrame]]:
     """Execute the runs the store lacks, longest first, storing each as it finishes.
 
-    Returns the landed runs decoded (from the bytes just stored, while the workers compute the
-    next ones), so the rebuild reads only the runs that were skipped.
+    Returns the landed runs' records and frames (as the workers made them, equal to what their
+    stored files decode to), so the rebuild reads only the runs that were skipped.
     """
     landed: dict[str, tuple[dict[str, object], pd.DataFrame]] = {}
     if not todo:
@@ -253,7 +253,7 @@ def _run_missing(
     )
     with progress:
         for index, batch in results:
-            for item, (key, data) in zip(groups[index], batch):
+            for item, (key, data, record, frame) in zip(groups[index], batch):
                 expected = item.key
                 if key != expected:
                     # The worker hashed the same spec to another key: it runs other prefixbench code.
@@ -263,7 +263,7 @@ def _run_missing(
                     )
                 store.put(expected, data)
                 progress.finished(item.describe())
-                landed[expected] = decode_run(data)
+                landed[expected] = (record, frame)  # what decoding ``data`` gives (tests/unit/reports/test_store.py)
             # A Ctrl-C that library code swallowed still stops the sweep at the next boundary.
             raise_if_interrupted()
     return landed

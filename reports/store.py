@@ -36,8 +36,14 @@ _JSON_COLUMNS = b"prefixbench.json_columns"
 
 def encode_run(run: Run) -> bytes:
     """One run as the bytes of its Parquet file (deterministic for the same run)."""
+    return encode_rows(run)[0]
+
+
+def encode_rows(run: Run) -> tuple[bytes, dict[str, object], pd.DataFrame]:
+    """``(Parquet bytes, run record, observations frame)``: the file and what decoding it gives."""
     record = run_record(run)
-    observations = pd.DataFrame(observation_records(run), columns=list(OBSERVATION_COLUMNS))
+    frame = pd.DataFrame(observation_records(run), columns=list(OBSERVATION_COLUMNS))
+    observations = frame.copy()
     json_columns = [c for c in observations.columns if observations[c].dtype == object]
     for column in json_columns:
         observations[column] = [json.dumps(v) for v in observations[column]]
@@ -51,7 +57,7 @@ def encode_run(run: Run) -> bytes:
     )
     sink = io.BytesIO()
     pq.write_table(table, sink)
-    return sink.getvalue()
+    return sink.getvalue(), {c: record[c] for c in RUN_COLUMNS}, frame
 
 
 def decode_run(data: bytes | Path) -> tuple[dict[str, object], pd.DataFrame]:
@@ -66,12 +72,17 @@ def decode_run(data: bytes | Path) -> tuple[dict[str, object], pd.DataFrame]:
     return {c: record[c] for c in RUN_COLUMNS}, observations[list(OBSERVATION_COLUMNS)]
 
 
-def compute_run(item: PlannedRun) -> tuple[str, bytes]:
+#: What a worker returns for one run: its key, its file's bytes, and the record and frame a
+#: decode of those bytes gives (so the sweep process need not decode what it just received).
+Computed = tuple[str, bytes, dict[str, object], pd.DataFrame]
+
+
+def compute_run(item: PlannedRun) -> Computed:
     """Execute one planned run and encode it."""
-    return item.key, encode_run(execute_planned(item))
+    return (item.key, *encode_rows(execute_planned(item)))
 
 
-def compute_runs(items: list[PlannedRun]) -> list[tuple[str, bytes]]:
+def compute_runs(items: list[PlannedRun]) -> list[Computed]:
     """Execute a batch of runs that share one workload instance, in order (what a worker
     process or a Dask worker does: the batch's filler text and renderings are made once)."""
     return [compute_run(item) for item in items]

@@ -6,7 +6,7 @@ import pytest
 from prefixbench.reports.entry import main
 from prefixbench.reports.frames import OBSERVATION_COLUMNS, observations_frame, runs_frame
 from prefixbench.reports.manifest import MANIFEST, UNFINISHED
-from prefixbench.reports.store import decode_run, encode_run
+from prefixbench.reports.store import decode_run, encode_rows, encode_run
 from prefixbench.workloads.registry import execute, make_workload
 from prefixbench.workloads.sweep import SweepSpec, plan_sweep, submission_order
 
@@ -23,6 +23,10 @@ def test_a_stored_run_comes_back_exactly():
     assert encode_run(run) == data  # deterministic bytes
     record, observations = decode_run(data)
     expected = observations_frame([run])
+    # What a worker hands back beside the bytes is exactly what decoding them gives.
+    same_data, worker_record, worker_frame = encode_rows(run)
+    assert same_data == data and worker_record == record
+    pd.testing.assert_frame_equal(worker_frame, observations)
     assert runs_frame([run]).iloc[0].to_dict() == record
     pd.testing.assert_frame_equal(observations, expected)
     # Mixed columns ("" beside numbers) survive, so the CSV is byte-identical.
@@ -126,7 +130,7 @@ def test_scheduler_without_dask_is_refused_before_anything_runs(tmp_path, capsys
 def test_a_worker_with_other_code_is_refused(tmp_path, capsys, monkeypatch):
     from prefixbench.reports import output
 
-    monkeypatch.setattr(output, "compute_runs", lambda items: [("0" * 24, b"") for _ in items])
+    monkeypatch.setattr(output, "compute_runs", lambda items: [("0" * 24, b"", {}, None) for _ in items])
     assert main([*SMALL, "--jobs", "1", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "install the same prefixbench on every worker" in err[0]
