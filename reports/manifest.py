@@ -84,7 +84,7 @@ class Manifest:
         """Delete half-written files a killed sweep left (only prefixbench's temporary names)."""
         for root, _, files in os.walk(self.out_dir):
             for name in files:
-                if name.startswith(TEMP_PREFIX):
+                if name.startswith(TEMP_PREFIX) or (root == str(self.out_dir) and name == "report.html.tmp"):
                     Path(root, name).unlink(missing_ok=True)
 
     def remove_owned(self, names: set[str]) -> None:

@@ -73,7 +73,7 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
 
 def output_names(plan: SweepPlan) -> list[str]:
     """The files a sweep writes at the top of ``--out`` (the store's files go into store/)."""
-    names = ["runs.csv", "observations.csv", "report.md", "hit-rate.png"]
+    names = ["runs.csv", "observations.csv", "report.md", "report.html", "hit-rate.png"]
     names += [f"timeline-{format_window(w)}.png" for w in sorted({item.workload.window for item in plan.runs})]
     if len({item.engine for item in plan.runs}) > 1:
         names.append("engines.png")
@@ -121,9 +121,12 @@ def write_sweep(args: argparse.Namespace) -> int:
     landed = _run_missing(plan, todo, store, args, skipped, jobs)
     runs_df, obs_df, costs, written = _rebuild(out, plan, store, price, jobs, landed)
     written |= {store.relpath(k) for k in keys}
+    runs_text = runs_json(runs_df, costs)
+    _write_sweep_html(out, plan, runs_df, obs_df, costs)
+    written.add("report.html")
     foreign = manifest.finish(written)
     if args.format == "json":
-        print(runs_json(runs_df, costs))
+        print(runs_text)
     else:
         print(sweep_text_table(runs_df))
         if costs is not None:
@@ -139,7 +142,50 @@ def write_sweep(args: argparse.Namespace) -> int:
 
 
 #: Outputs every sweep rewrites from the store.
-DERIVED_FILES = ("runs.csv", "observations.csv", "report.md")
+DERIVED_FILES = ("runs.csv", "observations.csv", "report.md", "report.html")
+
+
+def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df: pd.DataFrame, costs: pd.DataFrame | None) -> None:
+    """report.html: the runs as ``--format json`` prints them, with the charts as inline SVG.
+
+    Its charts draw one run per configuration: with several seeds the lowest seed's runs, and
+    in a grid with workload-option axes the first option set of each workload (the page says
+    so); runs.csv and report.md hold every run.
+    """
+    from prefixbench.reports.html_pages import sweep_page, write_html
+
+    shown = runs_df
+    notes = []
+    if len(runs_df) and runs_df["seed"].nunique() > 1:
+        seed = int(runs_df["seed"].min())
+        shown = shown[shown["seed"] == seed]
+        notes.append(f"seeds: this page shows seed {seed} of {runs_df['seed'].nunique()}; report.md and runs.csv hold "
+                     "every seed (median and min..max)")
+    if len(shown) and shown.groupby("workload")["params"].nunique().max() > 1:
+        first = shown.groupby("workload")["params"].transform("first")
+        shown = shown[shown["params"] == first]
+        notes.append("workload options: this page shows the first option set of each workload; report.md and runs.csv hold every one")
+    keys = ["workload", "window", "engine", "preset", "profile", "cache", "seed"]
+    obs = obs_df.merge(shown[keys].drop_duplicates(), on=keys, how="inner") if len(obs_df) else obs_df
+    specs = plan.all_specs()
+    params = "; ".join(dict.fromkeys(str(p).replace(";", ", ") for p in shown["params"]))
+    lines = [
+        f"workload: {', '.join(dict.fromkeys(shown['workload']))} ({params})",
+        f"windows: {', '.join(format_window(int(w)) for w in sorted(set(shown['window'])))} (k = 1,000 tokens)",
+        f"engines: {', '.join(dict.fromkeys(shown['engine']))}; presets: {', '.join(dict.fromkeys(shown['preset']))}",
+        f"cache model: {', '.join(dict.fromkeys(shown['cache']))} (tokens: {', '.join(dict.fromkeys(s.tokenizer for s in specs))}); "
+        f"provider profile: {', '.join(dict.fromkeys(shown['profile']))}",
+        *notes,
+    ]
+    price = plan.spec.price
+    if price is not None:
+        lines.append(f"prices: {price.model}" + (f" (in force from {price.effective})" if price.effective else ""))
+    shown_costs = costs
+    if costs is not None:
+        shown_costs = costs.merge(shown[keys].drop_duplicates(), on=keys, how="inner")
+    import json
+
+    write_html(out / "report.html", sweep_page(lines, json.loads(runs_json(shown, shown_costs)), obs, priced=price is not None))
 
 
 def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:

@@ -94,7 +94,7 @@ def test_200_run_grid_on_a_dask_local_cluster_writes_the_same_bytes(tmp_path, be
     benchmark.extra_info.update({"dask_local_wall_s": round(wall, 2), "dask_peak_rss_mb": round(rss)})
     print(f"\ndask local: {wall:.1f} s, {rss:.0f} MB")
     a, b = tree(reference), tree(tmp_path / "dask")
-    assert len(a) == 200 + 10 and a.keys() == b.keys()
+    assert len(a) == 200 + 11 and a.keys() == b.keys()
     assert [k for k in a if a[k] != b[k]] == []
 
 

@@ -27,7 +27,7 @@ def test_sweep_prints_the_table_and_writes_every_output(tmp_path, capsys):
     assert "summary calls, uncached tokens" in out and "patched" in out
     names = sorted(p.name for p in tmp_path.iterdir())
     assert names == [
-        ".prefixbench-manifest.json", "hit-rate.png", "observations.csv", "report.md", "runs.csv", "store",
+        ".prefixbench-manifest.json", "hit-rate.png", "observations.csv", "report.html", "report.md", "runs.csv", "store",
         "timeline-32k.png",
     ]
     assert len(list((tmp_path / "store").glob("*.parquet"))) == 2
