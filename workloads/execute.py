@@ -27,6 +27,8 @@ R = TypeVar("R")
 
 #: A sweep with more runs than this uses every core by default.
 FEW_RUNS = 4
+#: Seconds to wait for a ``--scheduler ADDRESS`` to answer.
+CONNECT_TIMEOUT_S = 10
 
 
 def default_jobs(num_runs: int) -> int:
@@ -166,7 +168,7 @@ def _dask(
             client = Client(cluster)
         else:
             try:
-                client = Client(scheduler, timeout=10)
+                client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
             except (OSError, TimeoutError, ValueError) as exc:
                 raise UserError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({exc})") from None
         with client:

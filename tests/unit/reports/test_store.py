@@ -135,3 +135,25 @@ def test_a_worker_with_other_code_is_refused(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "install the same prefixbench on every worker" in err[0]
     assert not list((tmp_path / "store").glob("*.parquet"))
+
+
+def test_a_scheduler_address_runs_on_that_cluster(tmp_path):
+    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+    import logging
+
+    argv = [*SMALL, "--presets", "legacy", "--seeds", "0-1"]
+    assert main([*argv, "--jobs", "1", "--out", str(tmp_path / "inline")]) == 0
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=logging.ERROR) as cluster:
+        assert main([*argv, "--scheduler", cluster.scheduler_address, "--out", str(tmp_path / "remote")]) == 0
+    assert tree(tmp_path / "inline") == tree(tmp_path / "remote")
+
+
+def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    from prefixbench.workloads import execute
+
+    monkeypatch.setattr(execute, "CONNECT_TIMEOUT_S", 1)
+    assert main([*SMALL, "--scheduler", "tcp://127.0.0.1:9", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot reach a Dask scheduler" in err[0]
