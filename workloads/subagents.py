@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -130,14 +130,17 @@ class SubagentsWorkload:
         """Report parameters."""
         return {"subagents": self.subagents, "subagent_steps": self.subagent_steps, "main_steps": self.main_steps}
 
-    def run(self, engine_name: str, preset: Preset, provider: SimulatedProvider, profile: str) -> Run:
-        """Drive the main agent and its subagents against one provider (see the module doc)."""
-        main = _Driver(self, self.engine(engine_name, preset), provider, f"subagents-{self.window}-{preset.name}", False)
+    def run(
+        self, new_engine: Callable[[], Engine], engine_name: str, preset: Preset, provider: SimulatedProvider, profile: str
+    ) -> Run:
+        """Drive the main agent and its subagents against one provider (see the module doc);
+        ``new_engine()`` makes each agent its own engine (a built-in or a user's)."""
+        main = _Driver(self, new_engine(), provider, f"subagents-{self.window}-{preset.name}", False)
         script: MainScript = main.script  # type: ignore[assignment]
 
         def fan_out(now_ms: int) -> tuple[list[str], int]:
             drivers = [
-                _Driver(_SubagentView(self, i), self.engine(engine_name, preset), provider, f"sub-{i}", False)
+                _Driver(_SubagentView(self, i), new_engine(), provider, f"sub-{i}", False)
                 for i in range(self.subagents)
             ]
             for driver in drivers:

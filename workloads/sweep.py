@@ -26,7 +26,15 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.models import make_cache, parse_cache_spec
 from prefixbench.simulator.pricing import PriceRow
 from prefixbench.workloads.base import Run, Workload
-from prefixbench.workloads.registry import execute, get_workload, make_workload, profile_options
+from prefixbench.kernel.loading import load_engine
+from prefixbench.workloads.registry import (
+    execute,
+    get_workload,
+    is_user_engine,
+    make_engine,
+    make_workload,
+    profile_options,
+)
 
 DEFAULT_WINDOWS = (32_000, 128_000, 512_000)
 
@@ -50,6 +58,8 @@ class SweepSpec:
     price: PriceRow | None = None
     #: Workload shape seeds (0 = the workload's default shape).
     seeds: tuple[int, ...] = (0,)
+    #: ``--engine-config`` tables of user engines, by the name or import path given.
+    engine_configs: dict[str, dict[str, object]] = field(default_factory=dict)
 
     def engine_names(self) -> tuple[str, ...]:
         """Engines to run (the workload's default when none were named)."""
@@ -66,6 +76,8 @@ class PlannedRun:
     profile: str = "lenient"
     cache: str = "byte-exact"
     tokenizer: str = "heuristic"
+    #: The ``--engine-config`` table of a user engine (None: its defaults).
+    engine_config: dict[str, object] | None = None
 
     @property
     def key(self) -> str:
@@ -162,6 +174,7 @@ def run_spec(item: PlannedRun) -> dict[str, object]:
         "profile": item.profile,
         "cache": item.cache,
         "tokenizer": item.tokenizer,
+        "engine_config": _canonical(item.engine_config),
     }
 
 
@@ -196,10 +209,12 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
     binding = profile_options(spec.workload, spec.profile)
     supported = get_workload(spec.workload).engines
     for engine in spec.engine_names():
-        if engine not in supported:
+        if engine not in supported and not is_user_engine(engine):
             raise UserError(
                 f"--engines: workload {spec.workload!r} has no engine {engine!r} (known: {', '.join(supported)})"
             )
+        if is_user_engine(engine):
+            load_engine(engine)  # a user's engine: fail on loading before anything runs
     if not spec.seeds:
         raise UserError("--seeds: give at least one seed")
     for seed in spec.seeds:
@@ -215,10 +230,13 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
                 options["seed"] = seed
             workload = make_workload(spec.workload, window, **binding, **options)
             for engine in spec.engine_names():
+                config = spec.engine_configs.get(engine)
                 # Building the engine validates its configuration for this window.
-                workload.engine(engine, get_preset(spec.presets[0]))
+                make_engine(workload, engine, get_preset(spec.presets[0]), config)
                 for preset in spec.presets:
-                    planned.append(PlannedRun(workload, engine, preset, spec.profile, spec.cache, spec.tokenizer))
+                    planned.append(
+                        PlannedRun(workload, engine, preset, spec.profile, spec.cache, spec.tokenizer, config)
+                    )
     return SweepPlan(spec, tuple(planned))
 
 
@@ -254,6 +272,7 @@ def execute_planned(item: PlannedRun, spec: SweepSpec | None = None) -> Run:
         engine=item.engine,
         cache=make_cache_model(item.cache, item.tokenizer),
         profile=item.profile,
+        engine_config=item.engine_config,
     )
 
 
