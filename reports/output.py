@@ -13,7 +13,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -129,11 +129,13 @@ def write_sweep(args: argparse.Namespace) -> int:
         )
     jobs = args.jobs if args.jobs is not None else default_jobs(len(todo) if todo else len(keys))
     landed = _run_missing(plan, todo, store, args, skipped, jobs)
-    runs_df, obs_df, costs, written = _rebuild(out, plan, store, price, jobs, landed)
+    runs_df, obs_df, costs, written, drawing = _rebuild(out, plan, store, price, jobs, landed)
     written |= {store.relpath(k) for k in keys}
     runs_text = runs_json(runs_df, costs)
     _write_sweep_html(out, plan, runs_df, obs_df, costs)
     written.add("report.html")
+    for _ in drawing:  # the charts, drawn meanwhile
+        pass
     foreign = manifest.finish(written)
     if args.format == "json":
         print(runs_text)
@@ -328,11 +330,12 @@ def _run_missing(
 def _rebuild(
     out: Path, plan: SweepPlan, store: ResultStore, price: PriceRow | None, jobs: int = 1,
     landed: dict[str, tuple[dict[str, object], pd.DataFrame]] | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, set[str]]:
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, set[str], Iterator[tuple[int, str]]]:
     """runs.csv, observations.csv, charts and report.md from the stored runs, in plan order.
 
     With ``jobs`` > 1 the stored runs are read and the charts drawn in worker processes; the
-    files are the same either way.
+    files are the same either way. The charts are still being drawn when this returns: iterate
+    the last item returned to wait for them.
     """
     landed = landed or {}
     loaded = [landed.get(item.key) for item in plan.runs]
@@ -349,9 +352,6 @@ def _rebuild(
         frames.append(observations)
     runs_df = pd.DataFrame(records, columns=list(RUN_COLUMNS))
     obs_df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(OBSERVATION_COLUMNS))
-    written = set()
-    _write_csvs(out, records, priced, obs_df, price)
-    written |= {"observations.csv", "runs.csv"}
     from prefixbench.reports.charts import hit_rate_chart, timeline_chart
 
     charts: list[ChartTask] = [(hit_rate_chart, (runs_df,), {}, out / "hit-rate.png")]
@@ -362,28 +362,35 @@ def _rebuild(
         name = f"timeline-{format_window(int(window))}.png"
         subset = timeline_obs[timeline_obs["window"] == window]
         charts.append((timeline_chart, (subset, int(window)), {}, out / name))
-    sections = [report_markdown(plan, runs_df)]
-    if runs_df["engine"].nunique() > 1:
-        from prefixbench.reports.engines import comparison_markdown, engines_chart
+    several_engines = runs_df["engine"].nunique() > 1
+    if several_engines:
+        from prefixbench.reports.engines import engines_chart
 
-        sections.append(comparison_markdown(runs_df, obs_df))
         charts.append((engines_chart, (runs_df, obs_df), {}, out / "engines.png"))
     costs = None
     if price is not None:
-        from prefixbench.reports.cost import cost_chart, cost_markdown, run_costs
+        from prefixbench.reports.cost import cost_chart, run_costs
 
         costs = run_costs(pd.concat(priced, ignore_index=True))
+        charts.append((cost_chart, (costs,), {"title": f"Cost per run at {price.model} prices"}, out / "cost.png"))
+    # With workers, the charts are drawn there while this process writes the text files.
+    drawing = map_runs(draw_chart, charts, jobs=_pool_size(jobs, len(charts), 2))
+    written = {"observations.csv", "runs.csv", "report.md", *(path.name for *_, path in charts)}
+    _write_csvs(out, records, priced, obs_df, price)
+    sections = [report_markdown(plan, runs_df)]
+    if several_engines:
+        from prefixbench.reports.engines import comparison_markdown
+
+        sections.append(comparison_markdown(runs_df, obs_df))
+    if price is not None:
+        from prefixbench.reports.cost import cost_markdown
+
         section = cost_markdown(costs, price)
         write_atomic(out / "cost.md", section.encode())
         sections.append(section)
-        charts.append((cost_chart, (costs,), {"title": f"Cost per run at {price.model} prices"}, out / "cost.png"))
         written.add("cost.md")
-    for _ in map_runs(draw_chart, charts, jobs=_pool_size(jobs, len(charts), 2)):
-        pass
-    written |= {path.name for *_, path in charts}
     write_atomic(out / "report.md", "\n".join(sections).encode())
-    written.add("report.md")
-    return runs_df, obs_df, costs, written
+    return runs_df, obs_df, costs, written, drawing
 
 
 #: A chart to draw: the function, its leading arguments, keyword arguments and the file.
