@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from prefixbench.kernel.presets import PRESET_ORDER, PRESETS
-from prefixbench.simulator.models import CACHE_MODELS
-from prefixbench.simulator.validate import PROFILES
-from prefixbench.workloads.registry import WORKLOADS, WorkloadEntry, all_engines
 from prefixbench.reports.options import parse_list, parse_window
 from prefixbench.simulator.errors import UserError
+
+if TYPE_CHECKING:
+    from prefixbench.workloads.registry import WorkloadEntry
+
+# Start-up: this module imports only argparse and two small modules. Each subcommand imports
+# what it uses when it runs (and its parser's help lists, when that parser is filled in), so
+# `--version`, `--help` and `replay` never load the workloads, the kernel, numpy, pandas or
+# matplotlib (tests/unit/reports/test_startup.py).
 
 DEFAULT_OUT = Path("prefixbench-out")
 
@@ -39,28 +43,60 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (public so the README's CLI section can be checked against it)."""
+#: Subcommands: name -> (one-line help, description, the function that adds its arguments).
+_COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]] = {}
+
+
+def _command(name: str, summary: str, description: str):
+    """Register a subcommand's argument filler under ``name``."""
+
+    def register(fill: Callable[[argparse.ArgumentParser], None]) -> Callable[[argparse.ArgumentParser], None]:
+        _COMMANDS[name] = (summary, description, fill)
+        return fill
+
+    return register
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser (public so the README's CLI section can be checked against it).
+
+    ``only``: fill in the arguments of that subcommand alone (``main`` passes the one on the
+    command line, or ``""`` when there is none); the others are still listed, with their help,
+    but import nothing. None fills in every subcommand.
+    """
     parser = _Parser(
         prog="prefixbench",
         description="Prefix-cache simulator and regression benchmarks for compacting LLM agents.",
     )
     parser.add_argument("--version", action="version", version=f"prefixbench {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _add_sweep_parser(sub)
-    _add_check_parser(sub)
-    _add_replay_parser(sub)
+    for name, (summary, description, fill) in _COMMANDS.items():
+        command = sub.add_parser(name, help=summary, description=description)
+        if only is None or only == name:
+            fill(command)
     return parser
 
 
-def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
-    sweep = sub.add_parser(
-        "sweep",
-        help="run a workload across windows and presets; print the table, write the report",
-        description="Run a scripted workload through the compaction kernel at each window, engine and "
-        "preset against the simulated provider cache. Prints the table and writes runs.csv, "
-        "observations.csv, report.md, hit-rate.png and timeline-<window>.png into --out.",
-    )
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand named on the command line, ``""`` when there is none, None when unknown."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in _COMMANDS else None
+    return ""
+
+
+@_command(
+    "sweep",
+    "run a workload across windows and presets; print the table, write the report",
+    "Run a scripted workload through the compaction kernel at each window, engine and "
+    "preset against the simulated provider cache. Prints the table and writes runs.csv, "
+    "observations.csv, report.md, hit-rate.png and timeline-<window>.png into --out.",
+)
+def _add_sweep_parser(sweep: argparse.ArgumentParser) -> None:
+    from prefixbench.kernel.presets import PRESET_ORDER, PRESETS
+    from prefixbench.simulator.validate import PROFILES
+    from prefixbench.workloads.registry import WORKLOADS, all_engines
+
     sweep.add_argument("--workload", default="seed-coding", help=f"workload: {_listing(WORKLOADS)} (default: seed-coding)")
     sweep.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
     sweep.add_argument("--presets", default=",".join(PRESET_ORDER), help=f"presets, comma-separated: {', '.join(PRESETS)} (default: {','.join(PRESET_ORDER)})")
@@ -75,26 +111,28 @@ def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
     sweep.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
-def _add_check_parser(sub: argparse._SubParsersAction) -> None:
-    check = sub.add_parser(
-        "check",
-        help="run the integrity specs against a preset; exit 1 if any fails",
-        description="Run every integrity spec on a preset and print one line per spec with the figure "
-        "that decided it. Exit status 1 if any spec fails: use it to gate a kernel change.",
-    )
+@_command(
+    "check",
+    "run the integrity specs against a preset; exit 1 if any fails",
+    "Run every integrity spec on a preset and print one line per spec with the figure "
+    "that decided it. Exit status 1 if any spec fails: use it to gate a kernel change.",
+)
+def _add_check_parser(check: argparse.ArgumentParser) -> None:
+    from prefixbench.kernel.presets import PRESETS
+
     check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
     check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs (default: 32k,128k,512k)")
     check.add_argument("--engines", default=None, help="only specs of these engines (default: all)")
 
 
-def _add_replay_parser(sub: argparse._SubParsersAction) -> None:
-    replay = sub.add_parser(
-        "replay",
-        help="replay a request log through the simulated cache",
-        description="Replay a JSONL request log through the byte-exact prefix cache and print, per request, "
-        "prompt, cached and uncached tokens, whether it extends the previous request, and where it "
-        "first diverged from what was cached.",
-    )
+@_command(
+    "replay",
+    "replay a request log through the simulated cache",
+    "Replay a JSONL request log through the byte-exact prefix cache and print, per request, "
+    "prompt, cached and uncached tokens, whether it extends the previous request of its "
+    "conversation, and where it first diverged from what was cached.",
+)
+def _add_replay_parser(replay: argparse.ArgumentParser) -> None:
     replay.add_argument("file", type=Path, help="the request log (JSONL)")
     replay.add_argument(
         "--input",
@@ -121,6 +159,8 @@ def _listing(entries: dict[str, WorkloadEntry]) -> str:
 
 def _add_cache_options(parser: argparse.ArgumentParser) -> None:
     """``--cache`` and ``--tokenizer``, the same on every subcommand that replays requests."""
+    from prefixbench.simulator.models import CACHE_MODELS
+
     parser.add_argument(
         "--cache",
         default="byte-exact",
@@ -137,6 +177,8 @@ def _add_cache_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_workload_options(parser: argparse.ArgumentParser) -> None:
     """One flag per workload option in the registry; its help names the workloads that take it."""
+    from prefixbench.workloads.registry import WORKLOADS
+
     helps: dict[str, list[str]] = {}
     types: dict[str, type] = {}
     for entry in WORKLOADS.values():
@@ -156,7 +198,7 @@ def _add_price_options(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: returns the exit status."""
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(_command_in(sys.argv[1:] if argv is None else argv)).parse_args(argv)
         match args.command:
             case "sweep":
                 return cmd_sweep(args)
@@ -205,7 +247,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from prefixbench.reports.replay import replay_json, replay_table
     from prefixbench.workloads.chat_completions import read_chat_completions
     from prefixbench.workloads.replay import replay
-    from prefixbench.workloads.sweep import make_cache_model
 
     if args.input == "anthropic-capture":
         return _replay_capture(args)
@@ -216,8 +257,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from prefixbench.simulator.pricing import get_price
 
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
-    cache = make_cache_model(args.cache, args.tokenizer)
-    observations = replay(list(read_chat_completions(args.file)), cache)
+    cache = None  # the byte-exact reference, which needs no cache-model machinery
+    if (args.cache, args.tokenizer) != ("byte-exact", "heuristic"):
+        from prefixbench.workloads.sweep import make_cache_model
+
+        cache = make_cache_model(args.cache, args.tokenizer)
+    # Streamed: each line is parsed, replayed and dropped; only the observations stay.
+    observations = replay(read_chat_completions(args.file), cache)
     print(replay_json(observations, price) if args.format == "json" else replay_table(observations, price))
     return 0
 

@@ -11,14 +11,20 @@ the request's system prompt (joined by a blank line); later ones stay messages w
 Assistant ``tool_calls`` become tool-call blocks and ``reasoning_content`` / ``reasoning_text``
 / ``reasoning`` a reasoning block (placed first, carrying its field name); ``tool`` messages
 become one tool result each, keyed by ``tool_call_id``.
+
+Speed: lines are streamed as bytes and parsed with msgspec, each message left as raw JSON
+until it is needed; a message whose exact bytes were already seen (every earlier message of a
+conversation is resent on each request) maps to the same :class:`Message` object without being
+parsed again, so its rendering and cache lookups are shared too.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import (
@@ -34,6 +40,7 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
+from prefixbench.workloads.jsonlines import BadJson, decode, iter_lines
 
 
 class LineError(ValueError):
@@ -41,31 +48,87 @@ class LineError(ValueError):
 
 
 def read_chat_completions(path: Path) -> Iterator[Request]:
-    """Yield one Request per non-empty line (UserError with file:line on the first bad line)."""
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    """Yield one Request per non-empty line, streamed (UserError with file:line on the first bad line)."""
+    memo = MessageMemo()
     count = 0
-    with handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                body = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{number}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-            try:
-                yield parse_request(body)
-            except LineError as exc:
-                raise UserError(f"{path}:{number}: {exc}") from None
-            count += 1
+    for number, line in iter_lines(path):
+        try:
+            yield parse_line(line, memo)
+        except (BadJson, LineError) as exc:
+            raise UserError(f"{path}:{number}: {exc}") from None
+        count += 1
     if count == 0:
         raise UserError(f"{path}: no requests (the file is empty)")
 
 
-def parse_request(body: Any) -> Request:
-    """One chat-completions request body as a wire Request (LineError when malformed)."""
+#: A line with every top-level value kept as raw JSON, and a messages array of raw messages.
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+class MessageMemo:
+    """Messages already parsed, by their exact JSON bytes (bounded: two generations of 128 MB).
+
+    Looked up by length, first and last 64 bytes, then confirmed by comparing all the bytes:
+    a memcmp is several times cheaper than hashing every resent byte, and a look-alike that
+    differs inside is simply parsed (and replaces the entry).
+    """
+
+    LIMIT_BYTES = 128 * 2**20
+    EDGE = 64
+
+    def __init__(self) -> None:
+        self._current: dict[tuple[int, bytes, bytes], tuple[bytes, _Parsed]] = {}
+        self._previous: dict[tuple[int, bytes, bytes], tuple[bytes, _Parsed]] = {}
+        self._bytes = 0
+
+    def get(self, raw: bytes, idx: int) -> _Parsed:
+        """(role, message, system text when the role may open the system prompt) of one raw message."""
+        key = (len(raw), raw[: self.EDGE], raw[-self.EDGE :])
+        entry = self._current.get(key)
+        if entry is not None and entry[0] == raw:
+            return entry[1]
+        entry = self._previous.get(key)
+        parsed = entry[1] if entry is not None and entry[0] == raw else _parse_message(decode(raw), idx)
+        if self._bytes + len(raw) > self.LIMIT_BYTES:
+            self._previous, self._current, self._bytes = self._current, {}, 0
+        self._current[key] = (raw, parsed)
+        self._bytes += len(raw)
+        return parsed
+
+
+_Parsed = tuple[str, Message, "str | None"]
+
+
+def _parse_message(raw: Any, idx: int) -> _Parsed:
+    if not isinstance(raw, dict):
+        raise LineError(f"messages[{idx}] must be an object")
+    role = raw.get("role")
+    system = _text_of(raw.get("content"), idx) if role in ("system", "developer") else None
+    return role, _message(raw, idx), system
+
+
+def parse_line(line: bytes, memo: MessageMemo) -> Request:
+    """One request line; messages seen before (same bytes) come from ``memo`` unparsed."""
+    try:
+        top = _TOP.decode(line)
+        raw_messages = _RAW_LIST.decode(top["messages"]) if "messages" in top else None
+    except msgspec.ValidationError:  # not an object, or messages not a list: say what, below
+        return parse_request(decode(line))
+    except msgspec.DecodeError:
+        decode(line)  # raises BadJson with the reason
+        raise
+    body = {key: decode(value) for key, value in top.items() if key != "messages"}
+    if raw_messages is not None:
+        body["messages"] = [bytes(raw) for raw in raw_messages]
+    return parse_request(body, memo)
+
+
+def parse_request(body: Any, memo: MessageMemo | None = None) -> Request:
+    """One chat-completions request body as a wire Request (LineError when malformed).
+
+    With ``memo``, ``body["messages"]`` holds each message's raw JSON bytes (see :func:`parse_line`).
+    """
     if not isinstance(body, dict):
         raise LineError(f"expected a JSON object, got {type(body).__name__}")
     model = _require(body, "model", str)
@@ -92,13 +155,11 @@ def parse_request(body: Any) -> Request:
     system_parts: list[str] = []
     messages: list[Message] = []
     for idx, raw in enumerate(raw_messages):
-        if not isinstance(raw, dict):
-            raise LineError(f"messages[{idx}] must be an object")
-        role = raw.get("role")
-        if role in ("system", "developer") and not messages:
-            system_parts.append(_text_of(raw.get("content"), idx))
+        role, message, system = memo.get(raw, idx) if memo is not None else _parse_message(raw, idx)
+        if system is not None and not messages:
+            system_parts.append(system)
             continue
-        messages.append(_message(raw, idx))
+        messages.append(message)
     envelope = Envelope(provider, model, effort, None if temperature is None else float(temperature), stop)
     return Request(envelope, tuple(messages), "\n\n".join(system_parts), tools, max_tokens, purpose)  # type: ignore[arg-type]
 
