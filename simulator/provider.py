@@ -7,7 +7,7 @@ from typing import Protocol
 
 from prefixbench.simulator.cache import ByteExactCache, CacheModel
 from prefixbench.simulator.observe import Observation
-from prefixbench.simulator.render import RenderedRequest, render_message, render_request
+from prefixbench.simulator.render import RenderedRequest, RenderedUnit, render_message, render_request
 from prefixbench.simulator.wire import Block, Envelope, Message, Request
 
 
@@ -26,10 +26,20 @@ class Validator(Protocol):
 class SimulatedProvider:
     """Sees every request of one agent run, in order, and reports what each one cost.
 
-    The byte-exact reference always runs (it locates the first divergent byte and decides
-    ``extends_previous_conversation``); ``cache`` is the model that prices the request, the
-    reference itself unless another model is given.
+    The byte-exact reference always runs (it locates the first divergent byte); ``cache`` is
+    the model that prices the request, the reference itself unless another model is given.
+
+    ``extends_previous_conversation`` compares a request with the previous request of the same
+    conversation (lane), not with the previous request sent: in a log where several sessions
+    interleave, each session's requests extend each other while the line before belongs to
+    another session. A request joins the lane whose latest request (same family) shares the
+    most leading units with it, at least one message beyond tools and system (ties: the lane
+    used most recently); one that shares none opens a new lane. With a single conversation
+    this is exactly "extends the previous conversation request". The ``MAX_LANES`` most
+    recently used lanes are kept.
     """
+
+    MAX_LANES = 256
 
     def __init__(self, cache: CacheModel | None = None, validator: Validator | None = None) -> None:
         self.reference = ByteExactCache()
@@ -37,7 +47,8 @@ class SimulatedProvider:
         self.validator = validator
         self.observations: list[Observation] = []
         self._pending_rewrites: list[str] = []
-        self._last_conversation: tuple[Envelope, RenderedRequest] | None = None
+        #: Latest request of each conversation lane, least recently used first.
+        self._lanes: list[tuple[Envelope, RenderedRequest]] = []
 
     def note_rewrite(self, kind: str) -> None:
         """Record a durable rewrite the agent landed; the next observation carries it."""
@@ -65,7 +76,7 @@ class SimulatedProvider:
                 cached_tokens=0,
                 written_tokens=0,
                 divergence=None,
-                extends_previous_conversation=self._extends(request.envelope, rendered),
+                extends_previous_conversation=self._extends(self._lane_of(request.envelope, rendered), rendered),
                 rewrites_since_previous=rewrites,
                 tick=tick,
                 status=400,
@@ -80,6 +91,7 @@ class SimulatedProvider:
             divergence = self.reference.match(rendered, request.envelope).divergence
             self.reference.store(rendered, request.envelope)
             verdict = self.cache.observe(rendered, request.envelope, tick, ready_tick=ready_tick)
+        lane = self._lane_of(request.envelope, rendered)
         observation = Observation(
             index=len(self.observations),
             purpose=request.purpose,
@@ -90,12 +102,16 @@ class SimulatedProvider:
             written_tokens=verdict.written_tokens,
             written_long_tokens=verdict.written_long_tokens,
             divergence=divergence,
-            extends_previous_conversation=self._extends(request.envelope, rendered),
+            extends_previous_conversation=self._extends(lane, rendered),
             rewrites_since_previous=rewrites,
             tick=tick,
         )
         if request.purpose == "conversation":
-            self._last_conversation = (request.envelope, rendered)
+            if lane is not None:
+                del self._lanes[lane]
+            elif len(self._lanes) >= self.MAX_LANES:
+                del self._lanes[0]
+            self._lanes.append((request.envelope, rendered))
         self.observations.append(observation)
         return observation
 
@@ -129,10 +145,33 @@ class SimulatedProvider:
             return int(counter(rendered))
         return -(-rendered.num_bytes // 4)
 
-    def _extends(self, envelope: Envelope, rendered: RenderedRequest) -> bool:
-        if self._last_conversation is None:
+    def _lane_of(self, envelope: Envelope, rendered: RenderedRequest) -> int | None:
+        """Index in ``_lanes`` of the conversation this request continues, or None for a new one."""
+        units = rendered.units
+        needed = min(rendered.first_message_unit + 1, len(units))
+        best, best_shared = None, max(needed, 1) - 1
+        for idx in range(len(self._lanes) - 1, -1, -1):  # most recently used first: wins ties
+            lane_envelope, latest = self._lanes[idx]
+            if lane_envelope != envelope:
+                continue
+            shared = _shared_units(latest.units, units)
+            if shared > best_shared:
+                best, best_shared = idx, shared
+        return best
+
+    def _extends(self, lane: int | None, rendered: RenderedRequest) -> bool:
+        """Whether the request repeats its lane's latest request unit for unit, then adds to it."""
+        if lane is None:
             return False
-        previous_envelope, previous = self._last_conversation
-        if previous_envelope != envelope or len(previous.units) > len(rendered.units):
-            return False
-        return all(a.data is b.data or a.data == b.data for a, b in zip(previous.units, rendered.units))
+        latest = self._lanes[lane][1]
+        return len(latest.units) <= len(rendered.units) and _shared_units(latest.units, rendered.units) == len(latest.units)
+
+
+def _shared_units(a: tuple[RenderedUnit, ...], b: tuple[RenderedUnit, ...]) -> int:
+    """Leading units two renderings share (identity first: memoized renderings are shared)."""
+    count = 0
+    for x, y in zip(a, b):
+        if x.data is not y.data and x.data != y.data:
+            break
+        count += 1
+    return count
