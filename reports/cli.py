@@ -43,6 +43,16 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``, reading the installed version only when asked (importlib.metadata is slow to import)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
+        parser.exit(message=f"prefixbench {_version()}\n")
+
+
 #: Subcommands: name -> (one-line help, description, the function that adds its arguments).
 _COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]] = {}
 
@@ -68,7 +78,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="prefixbench",
         description="Prefix-cache simulator and regression benchmarks for compacting LLM agents.",
     )
-    parser.add_argument("--version", action="version", version=f"prefixbench {_version()}")
+    parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, (summary, description, fill) in _COMMANDS.items():
         command = sub.add_parser(name, help=summary, description=description)
@@ -244,12 +254,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """``prefixbench replay``."""
+    if args.input == "anthropic-capture":
+        return _replay_capture(args)
     from prefixbench.reports.replay import replay_json, replay_table
     from prefixbench.workloads.chat_completions import read_chat_completions
     from prefixbench.workloads.replay import replay
 
-    if args.input == "anthropic-capture":
-        return _replay_capture(args)
     if args.chars_per_token is not None:
         raise UserError("--chars-per-token applies to --input anthropic-capture only")
     price = None

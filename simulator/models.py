@@ -21,11 +21,11 @@ import inspect
 from collections.abc import Callable, Mapping
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.blocks import RadixCache, VllmCache
 from prefixbench.simulator.cache import ByteExactCache, CacheModel
-from prefixbench.simulator.deepseek import DeepSeekCache
-from prefixbench.simulator.openai import OpenAICache
 from prefixbench.simulator.tokenizer import Tokenizer, make_tokenizer
+
+# The model classes are imported by make_cache when asked for: the CLI lists CACHE_MODELS in
+# its help without loading every model (start-up, README Speed).
 
 CACHE_MODELS: tuple[str, ...] = ("byte-exact", "anthropic", "openai", "deepseek", "vllm", "radix")
 
@@ -87,12 +87,20 @@ def make_cache(name: str, *, tokenizer: str | Tokenizer | None = None, **options
         case "anthropic":
             return _make_anthropic(tokenizer, options)
         case "openai":
+            from prefixbench.simulator.openai import OpenAICache
+
             return OpenAICache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
         case "deepseek":
+            from prefixbench.simulator.deepseek import DeepSeekCache
+
             return DeepSeekCache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
         case "vllm":
+            from prefixbench.simulator.blocks import VllmCache
+
             return VllmCache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
         case "radix":
+            from prefixbench.simulator.blocks import RadixCache
+
             return RadixCache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
         case _:
             raise UserError(f"unknown cache model {name!r} (known: {', '.join(CACHE_MODELS)})")

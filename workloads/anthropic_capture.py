@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.jsonlines import BadJson, decode, iter_lines
 from prefixbench.simulator.render import render_request
 from prefixbench.simulator.wire import (
     Block,
@@ -106,22 +107,14 @@ def read_capture(path: str | Path) -> Capture:
             timestamp or usage, or an unreadable file.
     """
     name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{name}: cannot read capture ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{name}: capture is not UTF-8 text") from None
     parsed: list[tuple[int, Request, ReportedUsage, float, float | None]] = []
     skipped: list[tuple[int, str]] = []
-    for line_no, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
+    for line_no, raw in iter_lines(Path(path), " capture"):  # streamed, parsed with msgspec (jsonlines.py)
         where = f"{name}:{line_no}"
         try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{where}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+            record = decode(raw)
+        except BadJson as exc:
+            raise UserError(f"{where}: malformed JSON ({exc.reason})") from None
         if not isinstance(record, dict):
             raise UserError(f"{where}: expected a JSON object with request and response")
         request_part = record.get("request")
@@ -205,8 +198,8 @@ def parse_usage(response: Mapping[str, object], where: str) -> ReportedUsage:
 
 def _loads_or_none(text: str) -> object:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return decode(text)
+    except BadJson:
         return None
 
 
@@ -224,9 +217,9 @@ def _sse_usage(raw: str, where: str) -> dict[str, object] | None:
         if not line.startswith("data:"):
             continue
         try:
-            event = json.loads(line[len("data:") :])
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{where}: malformed SSE data in the response ({exc.msg})") from None
+            event = decode(line[len("data:") :])
+        except BadJson as exc:
+            raise UserError(f"{where}: malformed SSE data in the response ({exc.reason})") from None
         if not isinstance(event, dict):
             continue
         if event.get("type") == "message_start":

@@ -26,13 +26,17 @@ _BUFFER = 2**20
 class BadJson(ValueError):
     """A line that is not JSON (the message says why, the reader adds file:line)."""
 
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"invalid JSON ({reason})")
+        self.reason = reason
+
 
 def decode(data: bytes | str) -> object:
     """Any JSON value from one line (``BadJson`` when it is not JSON)."""
     try:
         return _DECODER.decode(data)
     except msgspec.DecodeError as exc:
-        raise BadJson(f"invalid JSON ({_reason(exc)})") from None
+        raise BadJson(_reason(exc)) from None
 
 
 def _reason(exc: msgspec.DecodeError) -> str:
@@ -40,12 +44,16 @@ def _reason(exc: msgspec.DecodeError) -> str:
     return text.removeprefix("JSON is malformed: ")
 
 
-def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """``(line number, bytes)`` of each non-blank line, streamed (UserError if unreadable)."""
+def iter_lines(path: Path, what: str = "") -> Iterator[tuple[int, bytes]]:
+    """``(line number, bytes)`` of each non-blank line, streamed (UserError if unreadable).
+
+    Lines end at ``\\n`` only (a JSON string may hold a raw U+2028, which ``str.splitlines``
+    would cut); ``what`` names the file in the error (``" capture"``: "cannot read capture").
+    """
     try:
         handle = path.open("rb", buffering=_BUFFER)
     except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise UserError(f"{path}: cannot read{what} ({exc.strerror or exc})") from None
     with handle:
         try:
             for number, line in enumerate(handle, 1):
@@ -53,4 +61,4 @@ def iter_lines(path: Path) -> Iterator[tuple[int, bytes]]:
                 if line and not line.isspace():
                     yield number, line
         except OSError as exc:
-            raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+            raise UserError(f"{path}: cannot read{what} ({exc.strerror or exc})") from None
