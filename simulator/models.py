@@ -17,12 +17,14 @@ Every model but ``byte-exact`` and ``anthropic`` counts tokens with the tokenize
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
-from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import ByteExactCache, CacheModel
-from prefixbench.simulator.tokenizer import Tokenizer, make_tokenizer
+from prefixbench.simulator.errors import UserError
+
+if TYPE_CHECKING:
+    from prefixbench.simulator.tokenizer import Tokenizer
 
 # The model classes are imported by make_cache when asked for: the CLI lists CACHE_MODELS in
 # its help without loading every model (start-up, README Speed).
@@ -78,6 +80,8 @@ def make_cache(name: str, *, tokenizer: str | Tokenizer | None = None, **options
     Raises:
         UserError: unknown model, unknown option or bad value, or a tokenizer the model cannot use.
     """
+    from prefixbench.simulator.tokenizer import make_tokenizer
+
     match name:
         case "byte-exact":
             _only_heuristic(name, tokenizer, "it is the chars/4 reference")
@@ -131,12 +135,16 @@ def _parse(name: str, options: Mapping[str, object]) -> dict[str, object]:
 
 
 def _only_heuristic(name: str, tokenizer: str | Tokenizer | None, why: str) -> None:
+    from prefixbench.simulator.tokenizer import make_tokenizer
+
     if make_tokenizer(tokenizer).name != "heuristic":
         raise UserError(f"cache model {name!r} counts its own tokens ({why}); use tokenizer 'heuristic'")
 
 
 def _make_anthropic(tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:
     """The anthropic model, imported only when asked for; options follow its constructor."""
+    import inspect
+
     _only_heuristic("anthropic", tokenizer, "no public Claude tokenizer: a calibrated chars-per-token ratio")
     try:
         from prefixbench.simulator.anthropic import AnthropicCache

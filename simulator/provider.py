@@ -49,6 +49,8 @@ class SimulatedProvider:
         self._pending_rewrites: list[str] = []
         #: Latest request of each conversation lane, least recently used first.
         self._lanes: list[tuple[Envelope, RenderedRequest]] = []
+        #: Conversation lanes opened so far (requests that continued none).
+        self.lanes_opened = 0
 
     def note_rewrite(self, kind: str) -> None:
         """Record a durable rewrite the agent landed; the next observation carries it."""
@@ -109,8 +111,10 @@ class SimulatedProvider:
         if request.purpose == "conversation":
             if lane is not None:
                 del self._lanes[lane]
-            elif len(self._lanes) >= self.MAX_LANES:
-                del self._lanes[0]
+            else:
+                self.lanes_opened += 1
+                if len(self._lanes) >= self.MAX_LANES:
+                    del self._lanes[0]
             self._lanes.append((request.envelope, rendered))
         self.observations.append(observation)
         return observation
