@@ -32,11 +32,12 @@ class SimulatedProvider:
     ``extends_previous_conversation`` compares a request with the previous request of the same
     conversation (lane), not with the previous request sent: in a log where several sessions
     interleave, each session's requests extend each other while the line before belongs to
-    another session. A request joins the lane whose latest request (same family) shares the
-    most leading units with it, at least one message beyond tools and system (ties: the lane
-    used most recently); one that shares none opens a new lane. With a single conversation
+    another session. A lane is named by what opens it: the family, the tools and system units
+    and the first message. A request whose opening no earlier request had starts a new lane;
+    one that rewrites its own first message (a checkpoint that summarizes from the start)
+    starts one too, and the requests after it extend that one. With a single conversation
     this is exactly "extends the previous conversation request". The ``MAX_LANES`` most
-    recently used lanes are kept.
+    recently used lanes are kept; finding a request's lane is one dict lookup.
     """
 
     MAX_LANES = 256
@@ -47,8 +48,8 @@ class SimulatedProvider:
         self.validator = validator
         self.observations: list[Observation] = []
         self._pending_rewrites: list[str] = []
-        #: Latest request of each conversation lane, least recently used first.
-        self._lanes: list[tuple[Envelope, RenderedRequest]] = []
+        #: Latest request of each conversation lane by its opening, least recently used first.
+        self._lanes: dict[tuple[object, ...], RenderedRequest] = {}
         #: Conversation lanes opened so far (requests that continued none).
         self.lanes_opened = 0
 
@@ -78,7 +79,7 @@ class SimulatedProvider:
                 cached_tokens=0,
                 written_tokens=0,
                 divergence=None,
-                extends_previous_conversation=self._extends(self._lane_of(request.envelope, rendered), rendered),
+                extends_previous_conversation=_extends(self._lanes.get(_lane_key(request.envelope, rendered)), rendered),
                 rewrites_since_previous=rewrites,
                 tick=tick,
                 status=400,
@@ -93,7 +94,8 @@ class SimulatedProvider:
             divergence = self.reference.match(rendered, request.envelope).divergence
             self.reference.store(rendered, request.envelope)
             verdict = self.cache.observe(rendered, request.envelope, tick, ready_tick=ready_tick)
-        lane = self._lane_of(request.envelope, rendered)
+        lane = _lane_key(request.envelope, rendered)
+        latest = self._lanes.get(lane)
         observation = Observation(
             index=len(self.observations),
             purpose=request.purpose,
@@ -104,18 +106,18 @@ class SimulatedProvider:
             written_tokens=verdict.written_tokens,
             written_long_tokens=verdict.written_long_tokens,
             divergence=divergence,
-            extends_previous_conversation=self._extends(lane, rendered),
+            extends_previous_conversation=_extends(latest, rendered),
             rewrites_since_previous=rewrites,
             tick=tick,
         )
         if request.purpose == "conversation":
-            if lane is not None:
-                del self._lanes[lane]
+            if latest is not None:
+                del self._lanes[lane]  # re-inserted last: most recently used
             else:
                 self.lanes_opened += 1
                 if len(self._lanes) >= self.MAX_LANES:
-                    del self._lanes[0]
-            self._lanes.append((request.envelope, rendered))
+                    del self._lanes[next(iter(self._lanes))]
+            self._lanes[lane] = rendered
         self.observations.append(observation)
         return observation
 
@@ -149,26 +151,17 @@ class SimulatedProvider:
             return int(counter(rendered))
         return -(-rendered.num_bytes // 4)
 
-    def _lane_of(self, envelope: Envelope, rendered: RenderedRequest) -> int | None:
-        """Index in ``_lanes`` of the conversation this request continues, or None for a new one."""
-        units = rendered.units
-        needed = min(rendered.first_message_unit + 1, len(units))
-        best, best_shared = None, max(needed, 1) - 1
-        for idx in range(len(self._lanes) - 1, -1, -1):  # most recently used first: wins ties
-            lane_envelope, latest = self._lanes[idx]
-            if lane_envelope != envelope:
-                continue
-            shared = _shared_units(latest.units, units)
-            if shared > best_shared:
-                best, best_shared = idx, shared
-        return best
 
-    def _extends(self, lane: int | None, rendered: RenderedRequest) -> bool:
-        """Whether the request repeats its lane's latest request unit for unit, then adds to it."""
-        if lane is None:
-            return False
-        latest = self._lanes[lane][1]
-        return len(latest.units) <= len(rendered.units) and _shared_units(latest.units, rendered.units) == len(latest.units)
+def _lane_key(envelope: Envelope, rendered: RenderedRequest) -> tuple[object, ...]:
+    """What opens a conversation: the family, tools and system units, and the first message."""
+    return (envelope, *(unit.data for unit in rendered.units[: rendered.first_message_unit + 1]))
+
+
+def _extends(latest: RenderedRequest | None, rendered: RenderedRequest) -> bool:
+    """Whether the request repeats its lane's latest request unit for unit, then adds to it."""
+    if latest is None:
+        return False
+    return len(latest.units) <= len(rendered.units) and _shared_units(latest.units, rendered.units) == len(latest.units)
 
 
 def _shared_units(a: tuple[RenderedUnit, ...], b: tuple[RenderedUnit, ...]) -> int:

@@ -69,22 +69,22 @@ _RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
 class MessageMemo:
     """Messages already parsed, by their exact JSON bytes (bounded: two generations of 128 MB).
 
-    Looked up by length, first and last 64 bytes, then confirmed by comparing all the bytes:
-    a memcmp is several times cheaper than hashing every resent byte, and a look-alike that
-    differs inside is simply parsed (and replaces the entry).
+    Looked up by length and last 64 bytes, then confirmed by comparing all the bytes: a
+    memcmp is several times cheaper than hashing every resent byte, and a look-alike that
+    differs elsewhere is simply parsed (and replaces the entry).
     """
 
     LIMIT_BYTES = 128 * 2**20
     EDGE = 64
 
     def __init__(self) -> None:
-        self._current: dict[tuple[int, bytes, bytes], tuple[bytes, _Parsed]] = {}
-        self._previous: dict[tuple[int, bytes, bytes], tuple[bytes, _Parsed]] = {}
+        self._current: dict[tuple[int, bytes], tuple[bytes, _Parsed]] = {}
+        self._previous: dict[tuple[int, bytes], tuple[bytes, _Parsed]] = {}
         self._bytes = 0
 
     def get(self, raw: bytes, idx: int) -> _Parsed:
         """(role, message, system text when the role may open the system prompt) of one raw message."""
-        key = (len(raw), raw[: self.EDGE], raw[-self.EDGE :])
+        key = (len(raw), raw[-self.EDGE :])
         entry = self._current.get(key)
         if entry is not None and entry[0] == raw:
             return entry[1]
