@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from prefixbench.reports.options import parse_list, parse_window
 from prefixbench.simulator.errors import UserError
@@ -18,10 +18,11 @@ from prefixbench.simulator.errors import UserError
 if TYPE_CHECKING:
     from prefixbench.workloads.registry import WorkloadEntry
 
-# Start-up: this module imports only argparse and two small modules. Each subcommand imports
-# what it uses when it runs (and its parser's help lists, when that parser is filled in), so
-# `--version`, `--help` and `replay` never load the workloads, the kernel, numpy, pandas or
-# matplotlib (tests/unit/reports/test_startup.py).
+# Start-up (README, Speed): this module imports only argparse and two small modules. A
+# subcommand's options, and what their help lists (workloads, presets, cache models), are
+# built only for the subcommand on the command line, and each command imports what it uses
+# when it runs: `--version`, `--help` and `replay` never load the kernel, the workloads,
+# numpy, pandas or matplotlib (tests/unit/reports/test_startup.py).
 
 DEFAULT_OUT = Path("prefixbench-out")
 
@@ -46,63 +47,71 @@ def _version() -> str:
 class _VersionAction(argparse.Action):
     """``--version``, reading the installed version only when asked (importlib.metadata is slow to import)."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
         parser.exit(message=f"prefixbench {_version()}\n")
 
 
-#: Subcommands: name -> (one-line help, description, the function that adds its arguments).
-_COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]] = {}
+class _Unused:
+    """Stands in for the parser of a subcommand that is not being run: takes any call, adds
+    nothing, and is falsy so a ``_add_*_parser`` can return before importing what its help lists."""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
 
 
-def _command(name: str, summary: str, description: str):
-    """Register a subcommand's argument filler under ``name``."""
+class _Subcommands:
+    """``add_subparsers()``, filling in only the subcommand ``only`` (None: all of them).
 
-    def register(fill: Callable[[argparse.ArgumentParser], None]) -> Callable[[argparse.ArgumentParser], None]:
-        _COMMANDS[name] = (summary, description, fill)
-        return fill
+    Every subcommand is still registered, with its help, so ``--help`` lists them all."""
 
-    return register
+    def __init__(self, action: argparse._SubParsersAction, only: str | None) -> None:
+        self._action = action
+        self._only = only
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser | _Unused:
+        parser = self._action.add_parser(name, **kwargs)
+        return parser if self._only is None or self._only == name else _Unused()
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser (public so the README's CLI section can be checked against it).
 
-    ``only``: fill in the arguments of that subcommand alone (``main`` passes the one on the
-    command line, or ``""`` when there is none); the others are still listed, with their help,
-    but import nothing. None fills in every subcommand.
+    ``only``: fill in the options of that subcommand alone (``main`` passes the one on the
+    command line, or ``""`` when there is none); None fills in every subcommand.
     """
     parser = _Parser(
         prog="prefixbench",
         description="Prefix-cache simulator and regression benchmarks for compacting LLM agents.",
     )
     parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for name, (summary, description, fill) in _COMMANDS.items():
-        command = sub.add_parser(name, help=summary, description=description)
-        if only is None or only == name:
-            fill(command)
+    sub = _Subcommands(parser.add_subparsers(dest="command", required=True, parser_class=_Parser), only)
+    _add_sweep_parser(sub)
+    _add_check_parser(sub)
+    _add_replay_parser(sub)
     return parser
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
-    """The subcommand named on the command line, ``""`` when there is none, None when unknown."""
-    for arg in argv:
-        if not arg.startswith("-"):
-            return arg if arg in _COMMANDS else None
-    return ""
+    """The subcommand on the command line (its first word), ``""`` when there is none."""
+    return next((arg for arg in argv if not arg.startswith("-")), "")
 
 
-@_command(
-    "sweep",
-    "run a workload across windows and presets; print the table, write the report",
-    "Run a scripted workload through the compaction kernel at each window, engine and "
-    "preset against the simulated provider cache. Prints the table and writes runs.csv, "
-    "observations.csv, report.md, hit-rate.png and timeline-<window>.png into --out.",
-)
-def _add_sweep_parser(sweep: argparse.ArgumentParser) -> None:
+def _add_sweep_parser(sub: _Subcommands) -> None:
+    sweep = sub.add_parser(
+        "sweep",
+        help="run a workload across windows and presets; print the table, write the report",
+        description="Run a scripted workload through the compaction kernel at each window, engine and "
+        "preset against the simulated provider cache. Prints the table and writes runs.csv, "
+        "observations.csv, report.md, hit-rate.png and timeline-<window>.png into --out.",
+    )
+    if not sweep:
+        return
     from prefixbench.kernel.presets import PRESET_ORDER, PRESETS
     from prefixbench.simulator.validate import PROFILES
     from prefixbench.workloads.registry import WORKLOADS, all_engines
@@ -121,13 +130,15 @@ def _add_sweep_parser(sweep: argparse.ArgumentParser) -> None:
     sweep.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
-@_command(
-    "check",
-    "run the integrity specs against a preset; exit 1 if any fails",
-    "Run every integrity spec on a preset and print one line per spec with the figure "
-    "that decided it. Exit status 1 if any spec fails: use it to gate a kernel change.",
-)
-def _add_check_parser(check: argparse.ArgumentParser) -> None:
+def _add_check_parser(sub: _Subcommands) -> None:
+    check = sub.add_parser(
+        "check",
+        help="run the integrity specs against a preset; exit 1 if any fails",
+        description="Run every integrity spec on a preset and print one line per spec with the figure "
+        "that decided it. Exit status 1 if any spec fails: use it to gate a kernel change.",
+    )
+    if not check:
+        return
     from prefixbench.kernel.presets import PRESETS
 
     check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
@@ -135,14 +146,16 @@ def _add_check_parser(check: argparse.ArgumentParser) -> None:
     check.add_argument("--engines", default=None, help="only specs of these engines (default: all)")
 
 
-@_command(
-    "replay",
-    "replay a request log through the simulated cache",
-    "Replay a JSONL request log through the byte-exact prefix cache and print, per request, "
-    "prompt, cached and uncached tokens, whether it extends the previous request of its "
-    "conversation, and where it first diverged from what was cached.",
-)
-def _add_replay_parser(replay: argparse.ArgumentParser) -> None:
+def _add_replay_parser(sub: _Subcommands) -> None:
+    replay = sub.add_parser(
+        "replay",
+        help="replay a request log through the simulated cache",
+        description="Replay a JSONL request log through the byte-exact prefix cache and print, per request, "
+        "prompt, cached and uncached tokens, whether it extends the previous request of its "
+        "conversation, and where it first diverged from what was cached.",
+    )
+    if not replay:
+        return
     replay.add_argument("file", type=Path, help="the request log (JSONL)")
     replay.add_argument(
         "--input",
