@@ -51,7 +51,8 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
-        parser.exit(message=f"prefixbench {_version()}\n")
+        sys.stdout.write(f"prefixbench {_version()}\n")  # stdout, as argparse's own version action
+        parser.exit()
 
 
 class _Unused:

@@ -23,22 +23,25 @@ pytestmark = pytest.mark.bench
 
 SPLIT = """
 import json, sys, time
-start = time.perf_counter()
+start, start_cpu = time.perf_counter(), time.process_time()
 import matplotlib.pyplot, pandas
 import prefixbench.reports.cli as cli, prefixbench.reports.output as output
-imported = time.perf_counter()
+imported, imported_cpu = time.perf_counter(), time.process_time()
 landing = output.land_sweep
-spent = [0.0]
+spent = [0.0, 0.0]
 def timed(*args, **kwargs):
-    began = time.perf_counter()
+    began, began_cpu = time.perf_counter(), time.process_time()
     try:
         return landing(*args, **kwargs)
     finally:
         spent[0] += time.perf_counter() - began
+        spent[1] += time.process_time() - began_cpu
 output.land_sweep = timed
 status = cli.main(["sweep", "--quiet", "--out", sys.argv[1]])
-done = time.perf_counter()
-print("SPLIT " + json.dumps({"imports": imported - start, "simulation": spent[0], "charts_and_files": done - imported - spent[0]}))
+done, done_cpu = time.perf_counter(), time.process_time()
+print("SPLIT " + json.dumps({"imports": imported - start, "simulation": spent[0], "charts_and_files": done - imported - spent[0],
+                             "imports_cpu": imported_cpu - start_cpu, "simulation_cpu": spent[1],
+                             "charts_and_files_cpu": done_cpu - imported_cpu - spent[1]}))
 """
 
 
@@ -74,4 +77,5 @@ def test_default_sweep_time_split(tmp_path, benchmark):
     benchmark.extra_info.update({"whole_wall_s": min(whole.walls), "whole_cpu_s": min(whole.cpus),
                                  "peak_rss_mb": whole.peak_kb / 1024, **{k: round(v, 3) for k, v in best.items()}})
     print(f"\ndefault sweep: wall {min(whole.walls):.2f} s (cpu {min(whole.cpus):.2f} s, peak {whole.peak_kb / 1024:.0f} MB); "
-          f"split: imports {best['imports']:.2f} s, simulation {best['simulation']:.2f} s, charts and files {best['charts_and_files']:.2f} s")
+          f"split (wall / cpu): imports {best['imports']:.2f} / {best['imports_cpu']:.2f} s, simulation {best['simulation']:.2f} / "
+          f"{best['simulation_cpu']:.2f} s, charts and files {best['charts_and_files']:.2f} / {best['charts_and_files_cpu']:.2f} s")

@@ -70,3 +70,9 @@ def test_replay_stays_light(tmp_path):
 def test_the_probe_sees_heavy_modules_when_a_sweep_writes_charts(tmp_path):
     argv = ["sweep", "--windows", "32k", "--presets", "patched", "--steps", "20", "--quiet", "--out", str(tmp_path / "out")]
     assert set(loaded_after(argv, tmp_path)) == set(HEAVY)
+
+
+def test_version_prints_on_stdout_and_exits_0(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "prefixbench", "--version"], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0
+    assert done.stdout.startswith("prefixbench ") and done.stderr == ""
