@@ -115,7 +115,7 @@ def parse_line(line: bytes, memo: MessageMemo) -> Request:
         raw_messages = _RAW_LIST.decode(top["messages"]) if "messages" in top else None
     except msgspec.ValidationError:  # not an object, or messages not a list: say what, below
         return parse_request(decode(line))
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         decode(line)  # raises BadJson with the reason
         raise
     body = {key: decode(value) for key, value in top.items() if key != "messages"}

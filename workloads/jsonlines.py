@@ -21,6 +21,8 @@ from prefixbench.simulator.errors import UserError
 _DECODER = msgspec.json.Decoder()
 #: Read buffer: a request line is often hundreds of KB; a small buffer makes readline copy it piecewise.
 _BUFFER = 2**20
+#: A UTF-8 byte-order mark, skipped at the start of a file (some editors write one).
+_BOM = b"\xef\xbb\xbf"
 
 
 class BadJson(ValueError):
@@ -31,17 +33,36 @@ class BadJson(ValueError):
         self.reason = reason
 
 
-def decode(data: bytes | str) -> object:
-    """Any JSON value from one line (``BadJson`` when it is not JSON)."""
+def decode(data: bytes | str | msgspec.Raw) -> object:
+    """Any JSON value from one line (``BadJson`` when it is not JSON).
+
+    msgspec refuses by itself what Python objects could not faithfully hold or what the
+    renderer could not send: NaN and Infinity, numbers beyond a float, integers beyond 64
+    bits, invalid UTF-8, lone UTF-16 surrogates; nesting too deep for the interpreter is
+    refused here.
+    """
     try:
         return _DECODER.decode(data)
-    except msgspec.DecodeError as exc:
-        raise BadJson(_reason(exc)) from None
+    except msgspec.DecodeError as exc:  # ValidationError (a number out of range) included
+        raise BadJson(_reason(exc, data)) from None
+    except RecursionError:
+        raise BadJson("nested too deep") from None
 
 
-def _reason(exc: msgspec.DecodeError) -> str:
-    text = str(exc)
-    return text.removeprefix("JSON is malformed: ")
+def _reason(exc: msgspec.DecodeError, data: bytes | str | msgspec.Raw) -> str:
+    """Why a line is not JSON, in words a user can act on (the error path only: cost is no matter)."""
+    import json
+
+    try:
+        json.loads(data if isinstance(data, (bytes, str)) else bytes(data))  # msgspec.Raw: its bytes
+    except json.JSONDecodeError as plain:  # not JSON at all: the standard library says where
+        return f"{plain.msg} at column {plain.colno}"
+    except (ValueError, RecursionError):
+        pass
+    text = str(exc).removeprefix("JSON is malformed: ")
+    if "surrogate" in text or text == "Input data was truncated":
+        return "a lone UTF-16 surrogate escape: not Unicode text"
+    return text
 
 
 def iter_lines(path: Path, what: str = "") -> Iterator[tuple[int, bytes]]:
@@ -57,6 +78,8 @@ def iter_lines(path: Path, what: str = "") -> Iterator[tuple[int, bytes]]:
     with handle:
         try:
             for number, line in enumerate(handle, 1):
+                if number == 1 and line.startswith(_BOM):
+                    line = line[len(_BOM) :]
                 # isspace() stops at the first non-blank byte: no copy of a long line.
                 if line and not line.isspace():
                     yield number, line

@@ -122,3 +122,38 @@ def test_bad_bytes_name_the_line(tmp_path):
         list(read_chat_completions(log))
     with pytest.raises(BadJson):
         decode(b"{not json")
+
+
+@pytest.mark.parametrize(
+    "line, reason",
+    [
+        (b'{"model":"m","messages":[],"temperature":NaN}', "invalid character"),
+        (b'{"model":"m","messages":[],"temperature":1e999}', "out of range"),
+        (b'{"model":"m","messages":[],"max_tokens":1' + b"0" * 5000 + b"}", "out of range"),
+        (b'{"model":"m","messages":[{"role":"user","content":"\\ud800"}]}', "lone UTF-16 surrogate"),
+        (b'{"model":"m","messages":' + b"[" * 5000 + b"]" * 5000 + b"}", "nested too deep"),
+    ],
+    ids=["nan", "huge float", "huge int", "lone surrogate", "deep"],
+)
+def test_what_python_or_the_renderer_cannot_hold_is_one_line(tmp_path, line, reason):
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(line + b"\n")
+    with pytest.raises(UserError, match=rf"log.jsonl:1: invalid JSON \(.*{reason}"):
+        list(read_chat_completions(log))
+
+
+def test_a_byte_order_mark_is_skipped(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b'\xef\xbb\xbf{"model":"m","messages":[{"role":"user","content":"hi"}]}\n')
+    assert [r.messages[0].text() for r in read_chat_completions(log)] == ["hi"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=200))
+def test_any_bytes_end_in_requests_or_one_clean_error(tmp_path_factory, data):
+    log = tmp_path_factory.mktemp("fuzz") / "log.jsonl"
+    log.write_bytes(data)
+    try:
+        list(read_chat_completions(log))
+    except UserError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith(str(log))
