@@ -13,14 +13,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.collections import PolyCollection  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
 
-from prefixbench.kernel.presets import PRESET_ORDER  # noqa: E402
+from prefixbench.kernel.presets import PRESET_ORDER, PRESETS  # noqa: E402
 from prefixbench.reports.frames import format_window, ordered  # noqa: E402
 
 #: Colours by role, shared by every chart so a preset looks the same everywhere.
 CACHED = "#2da44e"
 UNCACHED = "#cf222e"
 FOLD = "#0969da"
+REJECTED = "#8c959f"
 PRESET_COLOURS = ("#cf222e", "#bf8700", "#8250df", "#2da44e", "#0969da", "#57606a")
 PNG_METADATA = {"Software": None}
 
@@ -31,7 +34,9 @@ def save(fig: plt.Figure, path: Path) -> None:
     plt.close(fig)
 
 
-def _bars(ax: plt.Axes, x: np.ndarray, bottom: np.ndarray, height: np.ndarray, colour: str, label: str) -> None:
+def _bars(
+    ax: plt.Axes, x: np.ndarray, bottom: np.ndarray, height: np.ndarray, colour: str, label: str, hatch: str | None = None
+) -> None:
     """Many bars as one PolyCollection: same look as ``ax.bar``, a fraction of its drawing time."""
     half = 0.425
     left, right, top = x - half, x + half, bottom + height
@@ -39,76 +44,138 @@ def _bars(ax: plt.Axes, x: np.ndarray, bottom: np.ndarray, height: np.ndarray, c
         [np.stack([left, bottom], 1), np.stack([left, top], 1), np.stack([right, top], 1), np.stack([right, bottom], 1)],
         axis=1,
     )
-    ax.add_collection(PolyCollection(verts, facecolors=colour, edgecolors="none", label=label))
+    edge = "white" if hatch else "none"
+    ax.add_collection(PolyCollection(verts, facecolors=colour, edgecolors=edge, linewidths=0, hatch=hatch, label=label))
+
+
+def fmt_tokens(value: float, _pos: object = None) -> str:
+    """A token-axis tick: ``0``, ``500``, ``20k``, ``1.5M`` (never ``0k`` or ``80000k``)."""
+    size = abs(value)
+    if size < 1000:
+        return f"{value:.0f}"
+    if size < 1_000_000:
+        return f"{value / 1000:.4g}k"
+    return f"{value / 1_000_000:.4g}M"
+
+
+TOKEN_TICKS = matplotlib.ticker.FuncFormatter(fmt_tokens)
+
+
+def _series_label(engine: str, preset: str, several_engines: bool) -> str:
+    return f"{engine}/{preset}" if several_engines else preset
+
+
+def preset_colours(presets: list[str]) -> dict[str, str]:
+    """One colour per preset, fixed by its place among the known presets, so a preset has the
+    same colour on every engine, in every chart and in every sweep."""
+    known = list(PRESETS)
+    ordered_presets = ordered(list(presets), known)
+    return {
+        preset: PRESET_COLOURS[(known.index(preset) if preset in known else len(known) + idx) % len(PRESET_COLOURS)]
+        for idx, preset in enumerate(ordered_presets)
+    }
+
+
+#: Hatches tell engines apart on a chart whose colours mean presets.
+ENGINE_HATCHES = ("", "//", "..", "xx", "\\\\", "++")
 
 
 def hit_rate_chart(runs: pd.DataFrame, path: Path) -> None:
-    """Summary-call hit rate by window and preset: bar = mean, whisker = min..max over the calls."""
+    """Summary-call hit rate by window and preset (see :func:`hit_rate_figure`)."""
+    save(hit_rate_figure(runs), path)
+
+
+def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
+    """Bar = mean hit rate of a run's summary calls, labelled with its value (``0%`` included);
+    whisker = min..max over those calls; a run with no summary call gets no bar, only the words
+    "no summary calls". Colour = preset (the same on every engine), hatch = engine."""
     windows = sorted(runs["window"].unique())
-    series = ordered(
-        [f"{e}/{p}" if runs["engine"].nunique() > 1 else p for e, p in zip(runs["engine"], runs["preset"])],
-        PRESET_ORDER,
-    )
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(windows) * max(1, len(series)) / 2), 4))
+    several = runs["engine"].nunique() > 1
+    engines = list(dict.fromkeys(runs["engine"]))
+    colours = preset_colours(list(runs["preset"]))
+    series = ordered([_series_label(e, p, several) for e, p in zip(runs["engine"], runs["preset"])], PRESET_ORDER)
+    if several:  # engine by engine, presets in their order inside each
+        rank = {p: i for i, p in enumerate(colours)}
+        series = sorted(series, key=lambda s: (engines.index(s.split("/", 1)[0]), rank[s.split("/", 1)[1]]))
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(windows) * max(1, len(series)) / 2), 4.6), layout="constrained")
     width = 0.8 / max(1, len(series))
     x = np.arange(len(windows))
     for idx, name in enumerate(series):
-        means, lo, hi = [], [], []
-        for window in windows:
-            sel = runs[(runs["window"] == window)]
-            sel = sel[[(f"{e}/{p}" if runs["engine"].nunique() > 1 else p) == name for e, p in zip(sel["engine"], sel["preset"])]]
+        engine, preset = name.split("/", 1) if several else (engines[0], name)
+        offsets = x + (idx - (len(series) - 1) / 2) * width
+        for pos, window in zip(offsets, windows):
+            sel = runs[(runs["window"] == window) & (runs["engine"] == engine) & (runs["preset"] == preset)]
+            if sel.empty:
+                continue
             ratios = [v for lst in sel["summary_hit_ratio"] for v in lst]
-            mean = float(np.mean(ratios)) * 100 if ratios else 0.0
-            means.append(mean)
-            lo.append(mean - (min(ratios) * 100 if ratios else 0.0))
-            hi.append((max(ratios) * 100 if ratios else 0.0) - mean)
-        ax.bar(
-            x + (idx - (len(series) - 1) / 2) * width,
-            means,
-            width,
-            yerr=[lo, hi],
-            capsize=3,
-            label=name,
-            color=PRESET_COLOURS[idx % len(PRESET_COLOURS)],
-        )
+            if not ratios:
+                ax.text(pos, 1, "no summary calls", rotation=90, ha="center", va="bottom", fontsize="x-small", color="#57606a")
+                continue
+            mean, lo, hi = float(np.mean(ratios)) * 100, min(ratios) * 100, max(ratios) * 100
+            ax.bar(
+                pos, mean, width, yerr=[[mean - lo], [hi - mean]], capsize=3, color=colours[preset],
+                hatch=ENGINE_HATCHES[engines.index(engine) % len(ENGINE_HATCHES)] if several else None,
+                edgecolor="white" if several else None,
+            )
+            ax.text(pos, hi + 1.5, f"{mean:.0f}%", ha="center", va="bottom", fontsize="x-small")
     ax.set_xticks(x, [format_window(int(w)) for w in windows])
     ax.set_xlabel("context window")
     ax.set_ylabel("summary-call hit rate (%)")
-    ax.set_ylim(0, 105)
-    ax.set_title("Summary calls served from the prefix cache")
-    ax.legend(fontsize="small", ncols=min(4, len(series)), loc="upper center", bbox_to_anchor=(0.5, -0.15))
-    fig.tight_layout()
-    save(fig, path)
+    ax.set_ylim(0, 115)
+    ax.set_title("Summary calls served from the prefix cache\nbar: mean over a run's summary calls; whisker: min-max", fontsize="medium")
+    handles = [Patch(facecolor=colours[p], label=p) for p in colours]
+    if several:
+        handles += [
+            Patch(facecolor="white", edgecolor="#57606a", hatch=ENGINE_HATCHES[i % len(ENGINE_HATCHES)] or None, label=e)
+            for i, e in enumerate(engines)
+        ]
+    fig.legend(handles=handles, fontsize="small", ncols=min(6, len(handles)), loc="outside lower center")
+    return fig
 
 
 def timeline_chart(observations: pd.DataFrame, window: int, path: Path) -> None:
-    """Cached vs uncached tokens of every request of each run at one window; folds marked."""
+    """Prompt tokens of every request of each run at one window (see :func:`timeline_figure`)."""
+    save(timeline_figure(observations, window), path)
+
+
+def timeline_figure(observations: pd.DataFrame, window: int) -> plt.Figure:
+    """One panel per run at ``window``: cached and uncached tokens of each accepted request
+    stacked, each rejected request (never cached, not in any token total) a grey hatched bar of
+    the prompt it tried to send; summary / compaction calls dashed. Each panel's x axis spans
+    exactly its own requests."""
     obs = observations[observations["window"] == window]
-    labels = ordered(
-        [f"{e}/{p}" if obs["engine"].nunique() > 1 else p for e, p in zip(obs["engine"], obs["preset"])],
-        PRESET_ORDER,
-    )
-    fig, axes = plt.subplots(len(labels), 1, figsize=(10, 1.9 * len(labels) + 0.8), sharex=True, squeeze=False)
+    several = obs["engine"].nunique() > 1
+    labels = ordered([_series_label(e, p, several) for e, p in zip(obs["engine"], obs["preset"])], PRESET_ORDER)
+    fig, axes = plt.subplots(len(labels), 1, figsize=(10, 1.9 * len(labels) + 1.2), squeeze=False, layout="constrained")
+    any_rejected = False
     for ax, label in zip(axes[:, 0], labels):
-        mask = [(f"{e}/{p}" if obs["engine"].nunique() > 1 else p) == label for e, p in zip(obs["engine"], obs["preset"])]
+        mask = [_series_label(e, p, several) == label for e, p in zip(obs["engine"], obs["preset"])]
         run = obs[mask].sort_values("index")
-        idx = run["index"].to_numpy()
-        cached = run["cached_tokens"].to_numpy()
-        uncached = run["uncached_tokens"].to_numpy()
-        _bars(ax, idx.astype(float), np.zeros(len(idx)), cached.astype(float), CACHED, "cached")
-        _bars(ax, idx.astype(float), cached.astype(float), uncached.astype(float), UNCACHED, "uncached")
-        ax.set_xlim(-1, (idx.max() + 1) if len(idx) else 1)
-        ax.set_ylim(0, max(1.0, float((cached + uncached).max(initial=0)) * 1.05))
+        ok = run[run["status"] == 200]
+        bad = run[run["status"] != 200]
+        idx = ok["index"].to_numpy(dtype=float)
+        cached = ok["cached_tokens"].to_numpy(dtype=float)
+        uncached = ok["uncached_tokens"].to_numpy(dtype=float)
+        _bars(ax, idx, np.zeros(len(idx)), cached, CACHED, "cached")
+        _bars(ax, idx, cached, uncached, UNCACHED, "uncached")
+        if len(bad):
+            any_rejected = True
+            _bars(ax, bad["index"].to_numpy(dtype=float), np.zeros(len(bad)), bad["prompt_tokens"].to_numpy(dtype=float),
+                  REJECTED, "rejected", hatch="////")
+        last = float(run["index"].max()) if len(run) else 0.0
+        ax.set_xlim(-1, last + 1)
+        top = max(float((cached + uncached).max(initial=0)), float(bad["prompt_tokens"].max()) if len(bad) else 0.0)
+        ax.set_ylim(0, max(1.0, top * 1.05))
         for i in run.loc[run["purpose"] == "compaction", "index"]:
             ax.axvline(i, color=FOLD, linewidth=0.8, linestyle="--")
-        rejected = run.loc[run["status"] != 200, "index"]
-        if len(rejected):
-            ax.plot(rejected, np.zeros(len(rejected)), "kx", label="400")
         ax.set_ylabel("tokens")
-        ax.set_title(label, fontsize="small", loc="left")
-        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v / 1000:.0f}k"))
-    axes[0, 0].legend(fontsize="small", loc="upper left", ncols=3)
-    axes[-1, 0].set_xlabel("request (dashed line: summary / compaction call)")
+        ax.set_title(f"{label} ({len(run)} requests)", fontsize="small", loc="left")
+        ax.yaxis.set_major_formatter(TOKEN_TICKS)
+    handles = [Patch(facecolor=CACHED, label="cached"), Patch(facecolor=UNCACHED, label="uncached")]
+    if any_rejected:
+        handles.append(Patch(facecolor=REJECTED, hatch="////", edgecolor="white", label="rejected (400): never cached, in no total"))
+    handles.append(Line2D([], [], color=FOLD, linewidth=0.8, linestyle="--", label="summary / compaction call"))
+    fig.legend(handles=handles, fontsize="small", ncols=len(handles), loc="outside lower center")
+    axes[-1, 0].set_xlabel("request")
     fig.suptitle(f"Prompt tokens per request at a {format_window(window)} window", fontsize="medium")
-    fig.tight_layout()
-    save(fig, path)
+    return fig

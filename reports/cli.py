@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from prefixbench.reports.options import parse_list, parse_window
+from prefixbench.reports.options import check_price_options, parse_list, parse_windows, warn_window_memory
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
@@ -83,12 +83,14 @@ class _Subcommands:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser (public so the README's CLI section can be checked against it).
 
-    ``only``: fill in the options of that subcommand alone (``main`` passes the one on the
+    ``only``: fill in the options of that subcommand alone (``run`` passes the one on the
     command line, or ``""`` when there is none); None fills in every subcommand.
     """
     parser = _Parser(
         prog="prefixbench",
         description="Prefix-cache simulator and regression benchmarks for compacting LLM agents.",
+        epilog="exit status: 0 done, 1 a check failed, 2 bad input (one line naming the file:line, "
+        "option or key), 130 interrupted",
     )
     parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
     sub = _Subcommands(parser.add_subparsers(dest="command", required=True, parser_class=_Parser), only)
@@ -98,7 +100,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _command_in(argv: Sequence[str]) -> str | None:
+def _command_in(argv: Sequence[str]) -> str:
     """The subcommand on the command line (its first word), ``""`` when there is none."""
     return next((arg for arg in argv if not arg.startswith("-")), "")
 
@@ -124,7 +126,8 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
     sweep.add_argument("--profile", default="lenient", help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
     _add_cache_options(sweep)
     _add_workload_options(sweep)
-    sweep.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}")
+    sweep.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}; one table per engine the sweep runs "
+        f"({_sections_listing()})")
     _add_price_options(sweep)
     sweep.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
     sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
@@ -141,10 +144,11 @@ def _add_check_parser(sub: _Subcommands) -> None:
     if not check:
         return
     from prefixbench.kernel.presets import PRESETS
+    from prefixbench.workloads.registry import all_engines
 
     check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
-    check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs (default: 32k,128k,512k)")
-    check.add_argument("--engines", default=None, help="only specs of these engines (default: all)")
+    check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
+    check.add_argument("--engines", default=None, help=f"only specs of these engines, comma-separated: {', '.join(all_engines())} (default: all)")
 
 
 def _add_replay_parser(sub: _Subcommands) -> None:
@@ -179,6 +183,13 @@ def _add_replay_parser(sub: _Subcommands) -> None:
 
 def _listing(entries: dict[str, WorkloadEntry]) -> str:
     return "; ".join(f"{name} ({entry.summary}; engines {', '.join(entry.engines)})" for name, entry in entries.items())
+
+
+def _sections_listing() -> str:
+    """``seed-coding: checkpoint; thinking-tools: checkpoint, user-tail, ranges``."""
+    from prefixbench.workloads.registry import WORKLOADS
+
+    return "; ".join(f"{name}: {', '.join(entry.engine_sections)}" for name, entry in WORKLOADS.items())
 
 
 def _add_cache_options(parser: argparse.ArgumentParser) -> None:
@@ -219,8 +230,12 @@ def _add_price_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--price-as-of", default=None, metavar="DATE", help="use the price in force on DATE (YYYY-MM-DD; default: latest)")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: returns the exit status."""
+def run(argv: Sequence[str] | None = None) -> int:
+    """Parse and run one command; every error a user can cause becomes one line and exit 2.
+
+    The console script enters through :func:`prefixbench.reports.entry.main`, which adds the
+    Ctrl-C handling (exit 130) around this.
+    """
     try:
         args = build_parser(_command_in(sys.argv[1:] if argv is None else argv)).parse_args(argv)
         match args.command:
@@ -232,17 +247,37 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return cmd_replay(args)
         raise UserError(f"unknown command {args.command!r}")
     except UserError as exc:
-        print(f"prefixbench: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("prefixbench: interrupted", file=sys.stderr)
-        return 130
+        return _fail(str(exc))
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # a file that vanished or a full disk while writing
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{exc.strerror or exc}")
+    except MemoryError:
+        return _fail("out of memory (try fewer or smaller --windows)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """:func:`run` with Ctrl-C as exit 130, for callers that import the CLI directly."""
+    try:
+        return run(argv)
+    except KeyboardInterrupt:
+        print("prefixbench: interrupted", file=sys.stderr)
+        return 130
+
+
+def _fail(line: str) -> int:
+    print(f"prefixbench: error: {one_line(line)}", file=sys.stderr)
+    return 2
+
+
+def one_line(text: str) -> str:
+    """``text`` with every character that would break or garble the line escaped (``\\n``, ``\\u2028``, a lone surrogate)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -256,7 +291,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     """``prefixbench check``."""
     from prefixbench.workloads.specs.registry import run_specs
 
-    windows = tuple(parse_window(w) for w in parse_list(args.windows, "--windows"))
+    windows = parse_windows(args.windows)
+    warn_window_memory(windows)
     engines = parse_list(args.engines, "--engines") if args.engines else None
     results = run_specs(args.preset, windows, engines)
     failed = [r for r in results if not r.passed]
@@ -281,6 +317,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from prefixbench.simulator.pricing import get_price
 
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
+    else:
+        check_price_options(args)
     cache = None  # the byte-exact reference, which needs no cache-model machinery
     if (args.cache, args.tokenizer) != ("byte-exact", "heuristic"):
         from prefixbench.workloads.sweep import make_cache_model
@@ -303,8 +341,8 @@ def _replay_capture(args: argparse.Namespace) -> int:
         raise UserError(f"--input anthropic-capture replays through the anthropic cache model, not {args.cache!r}")
     if args.price is not None:
         raise UserError("--price is not supported with --input anthropic-capture yet")
-    if args.chars_per_token is not None and args.chars_per_token <= 0:
-        raise UserError(f"--chars-per-token must be positive, got {args.chars_per_token}")
+    if args.chars_per_token is not None and not 0.01 <= args.chars_per_token <= 1000:
+        raise UserError(f"--chars-per-token must be a number from 0.01 to 1000, got {args.chars_per_token}")
     rows = replay_capture(args.file, chars_per_token=args.chars_per_token)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))
     return 0

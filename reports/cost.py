@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -309,25 +309,51 @@ def _table(run_costs: pd.DataFrame) -> tuple[list[str], list[list[str]], set[int
         header.append("summary calls")
     header.append("saving vs legacy")
     numeric = set(range(len(keys), len(header)))
+    dollar_columns = [*(f"{p}_usd" for p in COST_PARTS), "total_usd", *(["compaction_usd"] if has_compaction else [])]
+    shown = {column: usd_column(list(runs[column])) for column in dollar_columns}
+    savings = usd_column([_saving_or_none(r) for _, r in runs.iterrows()])
     rows = []
-    for _, r in runs.iterrows():
+    for n, (_, r) in enumerate(runs.iterrows()):
         row = [format_window(int(r[k])) if k == "window" else str(r[k]) for k in keys]
         row.append(f"{int(r['num_requests']):,}")
-        row += [format_usd(r[f"{p}_usd"]) for p in COST_PARTS]
-        row.append(format_usd(r["total_usd"]))
-        if has_compaction:
-            row.append(format_usd(r["compaction_usd"]))
-        row.append(_saving_text(r))
+        row += [shown[column][n] for column in dollar_columns]
+        row.append(_saving_text(r, savings[n]))
         rows.append(row)
     return header, rows, numeric
 
 
-def _saving_text(row: pd.Series) -> str:
+def usd_column(amounts: Sequence[Decimal | None]) -> list[str]:
+    """Dollars of one table column, all with the same number of decimals: enough for 4
+    significant digits of its smallest non-zero amount, at least 4 (``$0.027400`` beside
+    ``$0.002268``, never ``$0.0274`` beside ``$0.002268``). None is ``-``; zero is ``$0``."""
+    present = [abs(a) for a in amounts if a is not None and a != 0]
+    if not present:
+        return ["-" if a is None else "$0" for a in amounts]
+    smallest = min(present)
+    decimals = min(12, max(4, 3 - smallest.adjusted()))
+    quantum = Decimal(1).scaleb(-decimals)
+    out = []
+    for amount in amounts:
+        if amount is None:
+            out.append("-")
+        elif amount == 0:
+            out.append("$0")
+        else:
+            rounded = abs(amount).quantize(quantum, rounding=ROUND_HALF_UP)
+            out.append(f"{'-' if amount < 0 else ''}${rounded:,f}")
+    return out
+
+
+def _saving_or_none(row: pd.Series) -> Decimal | None:
     saving = row.get("saving_vs_legacy_usd")
-    if saving is None or row.get("preset") == "legacy":
+    return None if saving is None or row.get("preset") == "legacy" else saving
+
+
+def _saving_text(row: pd.Series, dollars: str) -> str:
+    if _saving_or_none(row) is None:
         return "-"
     pct = row["saving_vs_legacy_pct"]
-    return format_usd(saving) if math.isnan(pct) else f"{format_usd(saving)} ({pct:.1f}%)"
+    return dollars if math.isnan(pct) else f"{dollars} ({pct:.1f}%)"
 
 
 def _group_words(run_costs: pd.DataFrame) -> str:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import FuncFormatter
+from matplotlib.patches import Patch
 
-from prefixbench.reports.charts import FOLD, UNCACHED, plt, save  # charts.py selects the Agg backend, once
+from prefixbench.reports.charts import FOLD, TOKEN_TICKS, UNCACHED, plt, save  # charts.py selects the Agg backend, once
 from prefixbench.reports.frames import format_window
 
 PARTS = ("summary", "refill", "growth")
@@ -142,11 +142,12 @@ def comparison_markdown(runs: pd.DataFrame, observations: pd.DataFrame) -> str:
 
 
 def engines_chart(runs: pd.DataFrame, observations: pd.DataFrame, path: Path) -> None:
-    """``engines.png``: uncached tokens per engine at each window, stacked by part."""
+    """``engines.png``: uncached tokens per engine at each window, stacked by part (legend below
+    the panels, never over a bar)."""
     preset = comparison_preset(runs)
     windows = sorted(int(w) for w in runs["window"].unique())
     engines = list(dict.fromkeys(runs["engine"]))
-    fig, axes = plt.subplots(1, len(windows), figsize=(3.2 * len(windows) + 1, 4), squeeze=False)
+    fig, axes = plt.subplots(1, len(windows), figsize=(3.2 * len(windows) + 1, 4.4), squeeze=False, layout="constrained")
     for ax, window in zip(axes[0], windows):
         costs = {c.engine: c for c in engine_costs(observations, window, preset)}
         x = np.arange(len(engines))
@@ -157,9 +158,9 @@ def engines_chart(runs: pd.DataFrame, observations: pd.DataFrame, path: Path) ->
             bottom += values
         ax.set_xticks(x, engines, fontsize="small")
         ax.set_title(format_window(window), fontsize="medium")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:.0f}k"))
+        ax.yaxis.set_major_formatter(TOKEN_TICKS)
     axes[0][0].set_ylabel(f"uncached prompt tokens ({preset})")
-    axes[0][-1].legend(fontsize="small")
+    handles = [Patch(facecolor=PART_COLOURS[part], label=part) for part in PARTS]
+    fig.legend(handles=handles, fontsize="small", ncols=len(handles), loc="outside lower center")
     fig.suptitle("Where each engine's uncached tokens come from", fontsize="medium")
-    fig.tight_layout()
     save(fig, path)

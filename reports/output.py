@@ -6,8 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from prefixbench.reports.interrupt import raise_if_interrupted
 from prefixbench.reports.frames import format_window, observations_frame, runs_frame
-from prefixbench.reports.options import parse_list, parse_window
+from prefixbench.reports.options import check_price_options, parse_list, parse_windows, warn_window_memory
+from prefixbench.reports.outdir import check_out_dir
 from prefixbench.reports.sweep import SweepWriter, report_markdown, runs_json
 from prefixbench.reports.tables import text_table
 from prefixbench.workloads.base import Run
@@ -23,19 +25,25 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
         if value is not None:
             options[name] = None if (name == "effort" and value == "default") else value
     if args.engine_config is not None:
-        from prefixbench.workloads.registry import engine_config_options, read_engine_config
+        from prefixbench.workloads.registry import check_sections_run, engine_config_options, get_workload, read_engine_config
 
         sections = read_engine_config(args.engine_config)
+        engines = parse_list(args.engines, "--engines") if args.engines else (get_workload(args.workload).default_engine,)
         options.update(engine_config_options(args.workload, sections, str(args.engine_config)))
+        check_sections_run(sections, engines, str(args.engine_config))
     price = None
     if args.price is not None:
         from prefixbench.simulator.pricing import get_price
 
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
+    else:
+        check_price_options(args)
+    windows = parse_windows(args.windows)
+    warn_window_memory(windows)
     return SweepSpec(
         price=price,
         workload=args.workload,
-        windows=tuple(parse_window(w) for w in parse_list(args.windows, "--windows")),
+        windows=windows,
         presets=parse_list(args.presets, "--presets"),
         engines=parse_list(args.engines, "--engines") if args.engines else (),
         profile=args.profile,
@@ -45,13 +53,26 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     )
 
 
+def output_names(spec: SweepSpec) -> list[str]:
+    """The files a sweep of ``spec`` writes into ``--out``."""
+    names = ["runs.csv", "observations.csv", "report.md", "hit-rate.png"]
+    names += [f"timeline-{format_window(w)}.png" for w in spec.windows]
+    if len(spec.engine_names()) > 1:
+        names.append("engines.png")
+    if spec.price is not None:
+        names += ["cost.md", "cost.png"]
+    return names
+
+
 def write_sweep(args: argparse.Namespace) -> int:
     """Plan the sweep, land it run by run, print the table (or JSON) and write the output folder."""
     plan = plan_sweep(sweep_spec(args))
     spec = plan.spec
     out: Path = args.out
+    check_out_dir(out, output_names(spec))
     writer = SweepWriter(out, spec.price)
     runs = _land_with_progress(plan, writer, show=not args.quiet and sys.stderr.isatty())
+    raise_if_interrupted()
     runs_df = runs_frame(runs)
     obs_df = observations_frame(runs)
     from prefixbench.reports.charts import hit_rate_chart, timeline_chart
@@ -95,7 +116,7 @@ def write_sweep(args: argparse.Namespace) -> int:
 
 def _land_with_progress(plan: SweepPlan, writer: RunSink, show: bool) -> list[Run]:
     if not show:
-        return land_sweep(plan, writer)
+        return land_sweep(plan, writer, raise_if_interrupted)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -116,4 +137,4 @@ def _land_with_progress(plan: SweepPlan, writer: RunSink, show: bool) -> list[Ru
                 description=f"{run.workload} {format_window(run.window)} {run.engine}/{run.preset}",
             )
 
-        return land_sweep(plan, writer, on_run)
+        return land_sweep(plan, writer, raise_if_interrupted, on_run)

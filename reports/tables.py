@@ -28,9 +28,20 @@ def fmt_change(ratio: float) -> str:
     return f"{ratio * 100:+.1f}%"
 
 
+#: Beyond this many summary calls a row shows the first and last few and the count.
+MAX_LISTED_CALLS = 8
+
+
 def fmt_calls(values: Sequence[int]) -> str:
-    """Uncached tokens of each summary call: ``22,268 / 21,112 / 21,020``."""
-    return " / ".join(fmt_int(v) for v in values) if len(values) else "-"
+    """Uncached tokens of each summary call: ``22,268 / 21,112 / 21,020``; beyond
+    :data:`MAX_LISTED_CALLS` the first 4 and last 2 with the range and count between them:
+    ``470 / 470 / 470 / 470 / ... / 470 / 470 (40 calls, 470-22,268)``."""
+    if not len(values):
+        return "-"
+    if len(values) <= MAX_LISTED_CALLS:
+        return " / ".join(fmt_int(v) for v in values)
+    shown = [fmt_int(v) for v in (*values[:4], *values[-2:])]
+    return " / ".join([*shown[:4], "...", *shown[4:]]) + f" ({len(values):,} calls, {fmt_int(min(values))}-{fmt_int(max(values))})"
 
 
 def fmt_hits(values: Sequence[float]) -> str:

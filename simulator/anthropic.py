@@ -186,8 +186,8 @@ class AnthropicCache:
             markers yet stand for an agent that caches; None prices it as the API does
             (nothing cached), which is what a capture replay wants.
         """
-        if not chars_per_token > 0:
-            raise ValueError(f"chars_per_token must be positive, got {chars_per_token}")
+        if not 0.01 <= chars_per_token <= 1000:  # NaN fails too; outside it token counts overflow
+            raise ValueError(f"chars_per_token must be a number from 0.01 to 1000, got {chars_per_token}")
         if lookback_blocks < 1:
             raise ValueError(f"lookback_blocks must be at least 1, got {lookback_blocks}")
         self.chars_per_token = chars_per_token

@@ -36,7 +36,11 @@ Parser = Callable[[object], object]
 
 
 def _text_int(value: object) -> object:
-    return int(value) if isinstance(value, str) and value.strip().lstrip("-").isdigit() else value
+    if not (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+        return value
+    if len(value.strip()) > 30:  # beyond any count, and beyond Python's int-string limit soon after
+        raise UserError(f"cache option value {value.strip()[:12]}... has {len(value.strip()):,} digits: too large")
+    return int(value)
 
 
 def _text_int_or_none(value: object) -> object:
@@ -116,12 +120,16 @@ def parse_cache_spec(spec: str) -> tuple[str, dict[str, str]]:
     Raises:
         UserError: an option without ``=``.
     """
-    name, _, rest = spec.partition(":")
+    name, colon, rest = spec.partition(":")
+    if colon and not rest.strip():
+        raise UserError(f"--cache {spec!r}: nothing after the colon (give key=value options, or drop the colon)")
     options: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UserError(f"cache option {item!r} in {spec!r} is not key=value")
+        if key.strip() in options:
+            raise UserError(f"cache option {key.strip()!r} given twice in {spec!r}")
         options[key.strip()] = value.strip()
     return name.strip(), options
 
@@ -138,7 +146,10 @@ def _only_heuristic(name: str, tokenizer: str | Tokenizer | None, why: str) -> N
     from prefixbench.simulator.tokenizer import make_tokenizer
 
     if make_tokenizer(tokenizer).name != "heuristic":
-        raise UserError(f"cache model {name!r} counts its own tokens ({why}); use tokenizer 'heuristic'")
+        raise UserError(
+            f"cache model {name!r} counts its own tokens ({why}); a tokenizer needs a token-based model: "
+            f"add --cache deepseek (or openai, vllm, radix), or use --tokenizer heuristic"
+        )
 
 
 def _make_anthropic(tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:
@@ -175,7 +186,7 @@ def _like(default: object, value: object) -> object:
         if isinstance(default, float):
             return float(value)
         if isinstance(default, int) or default is None:
-            return _text_int_or_none(value) if default is None else int(value)
+            return _text_int_or_none(value) if default is None else _text_int(value)
     except ValueError:
         return value
     return value

@@ -13,6 +13,11 @@ REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--bench", action="store_true", help="run the pytest-benchmark suite in tests/bench")
+    parser.addoption(
+        "--fuzz",
+        action="store_true",
+        help="long fuzz run in tests/fuzz: 10,000 cases per importer and 2,000 engine configs",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.jsonlines import BadJson, decode, iter_lines
 from prefixbench.simulator.render import render_request
 from prefixbench.simulator.wire import (
     Block,
@@ -47,6 +48,7 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
+from prefixbench.workloads.jsonlines import iter_lines, read_json
 
 CallKind: TypeAlias = Literal["main", "side", "compaction"]
 
@@ -54,6 +56,8 @@ CallKind: TypeAlias = Literal["main", "side", "compaction"]
 #: ("Your task is to create a detailed summary of the conversation so far ...").
 _SUMMARY_INSTRUCTION = re.compile(r"\bsummar(?:y|ize|ise)\b[^\n.]{0,80}\bconversation\b", re.IGNORECASE)
 _MAX_BREAKPOINTS = 4
+#: Latest accepted timestamp (seconds): far beyond any capture, far below float overflow in ms.
+_MAX_TIMESTAMP = 1e11
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,43 +111,67 @@ def read_capture(path: str | Path) -> Capture:
             timestamp or usage, or an unreadable file.
     """
     name = str(path)
-    parsed: list[tuple[int, Request, ReportedUsage, float, float | None]] = []
+    parsed: list[_Line] = []
     skipped: list[tuple[int, str]] = []
-    for line_no, raw in iter_lines(Path(path), " capture"):  # streamed, parsed with msgspec (jsonlines.py)
-        where = f"{name}:{line_no}"
-        try:
-            record = decode(raw)
-        except BadJson as exc:
-            raise UserError(f"{where}: malformed JSON ({exc.reason})") from None
-        if not isinstance(record, dict):
-            raise UserError(f"{where}: expected a JSON object with request and response")
-        request_part = record.get("request")
-        body = request_part.get("body") if isinstance(request_part, dict) else None
-        if not isinstance(body, dict):
-            raise UserError(f"{where}: no request body")
-        sent = request_part.get("timestamp")
-        if not isinstance(sent, (int, float)) or isinstance(sent, bool):
-            raise UserError(f"{where}: request has no numeric timestamp")
-        response = record.get("response")
-        if not isinstance(response, dict):
-            raise UserError(f"{where}: no response, so no usage")
-        status = response.get("status_code")
-        if isinstance(status, int) and not 200 <= status < 300:
-            skipped.append((line_no, f"HTTP {status}"))
-            continue
-        usage = parse_usage(response, where)
-        answered = response.get("timestamp")
-        answered_at = float(answered) if isinstance(answered, (int, float)) and not isinstance(answered, bool) else None
-        parsed.append((line_no, parse_request_body(body, where), usage, float(sent), answered_at))
+    for line_no, raw in iter_lines(Path(path)):  # streamed as bytes, blank lines skipped
+        line = _parse_line(read_json(raw, Path(path), line_no), line_no, f"{name}:{line_no}")
+        if isinstance(line, str):
+            skipped.append((line_no, line))
+        else:
+            parsed.append(line)
     if not parsed:
         raise UserError(f"{name}: no served request/response pairs in the capture")
-    origin = min(sent for _, _, _, sent, _ in parsed)
+    origin = min(line.sent for line in parsed)
     calls = []
-    for index, (line_no, request, usage, sent, answered_at) in enumerate(parsed):
-        tick = _ms(sent - origin)
-        ready = max(tick, _ms(answered_at - origin)) if answered_at is not None else tick
-        calls.append(CapturedCall(index, line_no, request, usage, classify_call(request), tick, ready))
+    for index, line in enumerate(parsed):
+        tick = _ms(line.sent - origin)
+        ready = max(tick, _ms(line.answered - origin)) if line.answered is not None else tick
+        calls.append(CapturedCall(index, line.number, line.request, line.usage, classify_call(line.request), tick, ready))
     return Capture(name, tuple(calls), tuple(skipped))
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """One served line of a capture, before times are made relative."""
+
+    number: int
+    request: Request
+    usage: ReportedUsage
+    sent: float
+    answered: float | None
+
+
+def _parse_line(record: object, line_no: int, where: str) -> _Line | str:
+    """One capture line (parsed: msgspec, see jsonlines.py): the served call, or why it was skipped (``HTTP 500``)."""
+    if not isinstance(record, dict):
+        raise UserError(f"{where}: expected a JSON object with request and response")
+    request_part = record.get("request")
+    body = request_part.get("body") if isinstance(request_part, dict) else None
+    if not isinstance(body, dict):
+        raise UserError(f"{where}: no request body")
+    sent = _timestamp(request_part.get("timestamp"), f"{where}: request timestamp")  # type: ignore[union-attr]
+    if sent is None:
+        raise UserError(f"{where}: request has no numeric timestamp")
+    response = record.get("response")
+    if not isinstance(response, dict):
+        raise UserError(f"{where}: no response, so no usage")
+    status = response.get("status_code")
+    if status is not None and not is_int(status):
+        raise UserError(f"{where}: response status_code must be an integer, got {status!r:.40}")
+    if status is not None and not 200 <= status < 300:
+        return f"HTTP {status}"
+    usage = parse_usage(response, where)
+    answered = _timestamp(response.get("timestamp"), f"{where}: response timestamp")
+    return _Line(line_no, parse_request_body(body, where), usage, sent, answered)
+
+
+def _timestamp(value: object, where: str) -> float | None:
+    """A Unix time in seconds, or None when absent or not a number."""
+    if not is_number(value):
+        return None
+    if not 0 <= value <= _MAX_TIMESTAMP:  # type: ignore[operator]
+        raise UserError(f"{where} {value!r} is not a Unix time in seconds")
+    return float(value)  # type: ignore[arg-type]
 
 
 def _ms(seconds: float) -> int:
@@ -187,6 +215,11 @@ def parse_usage(response: Mapping[str, object], where: str) -> ReportedUsage:
         counts[key] = value
     split = usage.get("cache_creation")
     long_part = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
+    if long_part is not None and (not is_int(long_part) or not 0 <= long_part <= counts["cache_creation_input_tokens"]):
+        raise UserError(
+            f"{where}: usage.cache_creation.ephemeral_1h_input_tokens must be an integer from 0 to the cache write "
+            f"({counts['cache_creation_input_tokens']}), got {long_part!r:.40}"
+        )
     return ReportedUsage(
         input_tokens=counts["input_tokens"],
         cache_read_tokens=counts["cache_read_input_tokens"],
@@ -197,9 +230,10 @@ def parse_usage(response: Mapping[str, object], where: str) -> ReportedUsage:
 
 
 def _loads_or_none(text: str) -> object:
+    """Parsed JSON, or None for text that is not (a body that is not JSON carries no usage)."""
     try:
-        return decode(text)
-    except BadJson:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # malformed, or a huge integer, or nested too deep
         return None
 
 
@@ -213,13 +247,15 @@ def _json_usage(raw: str) -> dict[str, object] | None:
 def _sse_usage(raw: str, where: str) -> dict[str, object] | None:
     """Usage of a streamed message: ``message_start``'s, updated by each ``message_delta``."""
     usage: dict[str, object] | None = None
-    for line in raw.splitlines():
+    for line in raw.split("\n"):  # SSE lines end in \n (or \r\n); U+2028 inside JSON is text
         if not line.startswith("data:"):
             continue
         try:
-            event = decode(line[len("data:") :])
-        except BadJson as exc:
-            raise UserError(f"{where}: malformed SSE data in the response ({exc.reason})") from None
+            event = json.loads(line[len("data:") :])
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{where}: malformed SSE data in the response ({exc.msg})") from None
+        except (ValueError, RecursionError):
+            raise UserError(f"{where}: SSE data in the response is nested too deep or holds a huge integer") from None
         if not isinstance(event, dict):
             continue
         if event.get("type") == "message_start":
@@ -246,8 +282,30 @@ def parse_request_body(body: Mapping[str, object], where: str) -> Request:
     if not isinstance(raw_messages, list):
         raise UserError(f"{where}: request body has no messages list")
     breakpoints: list[CacheBreakpoint] = []
+    tools = _parse_tools(body.get("tools", []), where, breakpoints)
+    system_text, system_blocks = _parse_system(body.get("system", ""), where, breakpoints)
+    messages = _parse_messages(raw_messages, where, breakpoints)
+    request = Request(
+        envelope=_envelope(body, model, where),
+        messages=messages,
+        system=system_text,
+        tools=tools,
+        max_tokens=body.get("max_tokens") if is_int(body.get("max_tokens")) else None,  # type: ignore[arg-type]
+        system_blocks=system_blocks,
+        cache_breakpoints=tuple(breakpoints),
+        auto_cache=_ttl(body, f"{where}: top level"),
+    )
+    request = _with_purpose(request)
+    num_breakpoints = len(render_request(request).breakpoints)
+    if num_breakpoints > _MAX_BREAKPOINTS:
+        raise UserError(f"{where}: {num_breakpoints} cache_control breakpoints, at most {_MAX_BREAKPOINTS} allowed")
+    return request
+
+
+def _parse_tools(raw: object, where: str, breakpoints: list[CacheBreakpoint]) -> tuple[ToolSchema, ...]:
+    """The tool definitions; a ``cache_control`` on one adds a breakpoint after it."""
     tools = []
-    for tool_idx, tool in enumerate(_list(body.get("tools", []), f"{where}: tools")):
+    for tool_idx, tool in enumerate(_list(raw, f"{where}: tools")):
         tool_where = f"{where}: tool {tool_idx}"
         tool = _dict(tool, tool_where)
         ttl = _ttl(tool, tool_where)
@@ -260,28 +318,35 @@ def parse_request_body(body: Mapping[str, object], where: str) -> Request:
         rest = {key: value for key, value in tool.items() if key not in ("name", "description", "cache_control")}
         parameters = canonical_json(schema if isinstance(schema, dict) else rest)
         tools.append(ToolSchema(name, str(tool.get("description", "")), parameters))
-    system = body.get("system", "")
-    system_text = ""
-    system_blocks: list[str] = []
-    if isinstance(system, str):
-        system_text = system
-    else:
-        for block_idx, block in enumerate(_list(system, f"{where}: system")):
-            block_where = f"{where}: system block {block_idx}"
-            block = _dict(block, block_where)
-            if block.get("type") != "text" or not isinstance(block.get("text"), str):
-                raise UserError(f"{block_where}: system blocks must be text blocks")
-            ttl = _ttl(block, block_where)
-            if ttl is not None:
-                breakpoints.append(CacheBreakpoint("system", block_idx, None, ttl))
-            system_blocks.append(block["text"])
+    return tuple(tools)
+
+
+def _parse_system(raw: object, where: str, breakpoints: list[CacheBreakpoint]) -> tuple[str, tuple[str, ...]]:
+    """The system prompt: a plain string, or text blocks (each may carry a breakpoint)."""
+    if isinstance(raw, str):
+        return raw, ()
+    blocks: list[str] = []
+    for block_idx, block in enumerate(_list(raw, f"{where}: system")):
+        block_where = f"{where}: system block {block_idx}"
+        block = _dict(block, block_where)
+        if block.get("type") != "text" or not isinstance(block.get("text"), str):
+            raise UserError(f"{block_where}: system blocks must be text blocks")
+        ttl = _ttl(block, block_where)
+        if ttl is not None:
+            breakpoints.append(CacheBreakpoint("system", block_idx, None, ttl))
+        blocks.append(block["text"])  # type: ignore[arg-type]
+    return "", tuple(blocks)
+
+
+def _parse_messages(raw_messages: list[object], where: str, breakpoints: list[CacheBreakpoint]) -> tuple[Message, ...]:
+    """The conversation: user and assistant messages, string or block content."""
     messages = []
     for message_idx, message in enumerate(raw_messages):
         message_where = f"{where}: message {message_idx}"
         message = _dict(message, message_where)
         role = message.get("role")
         if role not in ("user", "assistant"):
-            raise UserError(f"{message_where}: role must be user or assistant, not {role!r}")
+            raise UserError(f"{message_where}: role must be user or assistant, not {role!r:.40}")
         content = message.get("content")
         blocks: list[Block] = []
         if isinstance(content, str):
@@ -293,22 +358,8 @@ def parse_request_body(body: Mapping[str, object], where: str) -> Request:
                 blocks.append(converted)
                 if ttl is not None:
                     breakpoints.append(CacheBreakpoint("messages", block_idx, message_idx, ttl))
-        messages.append(Message(role, tuple(blocks)))
-    request = Request(
-        envelope=_envelope(body, model, where),
-        messages=tuple(messages),
-        system=system_text,
-        tools=tuple(tools),
-        max_tokens=body.get("max_tokens") if isinstance(body.get("max_tokens"), int) else None,
-        system_blocks=tuple(system_blocks),
-        cache_breakpoints=tuple(breakpoints),
-        auto_cache=_ttl(body, f"{where}: top level"),
-    )
-    request = _with_purpose(request)
-    num_breakpoints = len(render_request(request).breakpoints)
-    if num_breakpoints > _MAX_BREAKPOINTS:
-        raise UserError(f"{where}: {num_breakpoints} cache_control breakpoints, at most {_MAX_BREAKPOINTS} allowed")
-    return request
+        messages.append(Message(role, tuple(blocks)))  # type: ignore[arg-type]
+    return tuple(messages)
 
 
 def _with_purpose(request: Request) -> Request:
@@ -331,8 +382,8 @@ def _envelope(body: Mapping[str, object], model: str, where: str) -> Envelope:
             case _:
                 pass  # disabled or absent: no effort
     temperature = body.get("temperature")
-    if temperature is not None and (not isinstance(temperature, (int, float)) or isinstance(temperature, bool)):
-        raise UserError(f"{where}: temperature is not a number ({temperature!r})")
+    if temperature is not None and (not is_number(temperature) or not 0 <= temperature < math.inf):
+        raise UserError(f"{where}: temperature must be a number >= 0, got {temperature!r:.40}")
     stop = body.get("stop_sequences")
     if stop is not None and not (isinstance(stop, list) and all(isinstance(item, str) for item in stop)):
         raise UserError(f"{where}: stop_sequences is not a list of strings")

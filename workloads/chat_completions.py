@@ -15,17 +15,22 @@ become one tool result each, keyed by ``tool_call_id``.
 Speed: lines are streamed as bytes and parsed with msgspec, each message left as raw JSON
 until it is needed; a message whose exact bytes were already seen (every earlier message of a
 conversation is resent on each request) maps to the same :class:`Message` object without being
-parsed again, so its rendering and cache lookups are shared too.
+parsed again, so its rendering and cache lookups are shared too. Whatever that fast path
+cannot vouch for (a line msgspec refuses, a new value too deeply nested or holding a lone
+surrogate) is read again the plain way (:mod:`prefixbench.workloads.reading`), which says
+exactly what is wrong, in the same words for every importer.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import (
     REASONING_FIELDS,
@@ -40,7 +45,11 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
-from prefixbench.workloads.jsonlines import BadJson, decode, iter_lines
+from prefixbench.workloads.jsonlines import BadJson, decode, iter_lines, too_deep
+from prefixbench.workloads.reading import decode_line, loads
+
+#: Values of ``reasoning_effort`` the chat-completions providers document.
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 class LineError(ValueError):
@@ -52,10 +61,15 @@ def read_chat_completions(path: Path) -> Iterator[Request]:
     memo = MessageMemo()
     count = 0
     for number, line in iter_lines(path):
+        where = f"{path}:{number}"
         try:
-            yield parse_line(line, memo)
-        except (BadJson, LineError) as exc:
-            raise UserError(f"{path}:{number}: {exc}") from None
+            try:
+                request = parse_line(line, memo)
+            except BadJson:  # read it the plain way: it says exactly what is wrong
+                request = parse_request(loads(decode_line(line, path, number), where))
+        except LineError as exc:
+            raise UserError(f"{where}: {exc}") from None
+        yield request
         count += 1
     if count == 0:
         raise UserError(f"{path}: no requests (the file is empty)")
@@ -89,7 +103,7 @@ class MessageMemo:
         if entry is not None and entry[0] == raw:
             return entry[1]
         entry = self._previous.get(key)
-        parsed = entry[1] if entry is not None and entry[0] == raw else _parse_message(decode(raw), idx)
+        parsed = entry[1] if entry is not None and entry[0] == raw else _parse_message(_checked(raw, 2), idx)
         if self._bytes + len(raw) > self.LIMIT_BYTES:
             self._previous, self._current, self._bytes = self._current, {}, 0
         self._current[key] = (raw, parsed)
@@ -98,6 +112,15 @@ class MessageMemo:
 
 
 _Parsed = tuple[str, Message, "str | None"]
+
+
+def _checked(raw: bytes | msgspec.Raw, depth: int) -> object:
+    """A new value of a line, decoded; BadJson when the plain reading would refuse it (nested
+    too deep counting from the line's top, ``depth`` levels above this value)."""
+    value = decode(raw)
+    if too_deep(value, depth):
+        raise BadJson("nested too deep")
+    return value
 
 
 def _parse_message(raw: Any, idx: int) -> _Parsed:
@@ -109,16 +132,18 @@ def _parse_message(raw: Any, idx: int) -> _Parsed:
 
 
 def parse_line(line: bytes, memo: MessageMemo) -> Request:
-    """One request line; messages seen before (same bytes) come from ``memo`` unparsed."""
+    """One request line; messages seen before (same bytes) come from ``memo`` unparsed.
+
+    Raises BadJson for anything the plain reading should word (see the module docstring).
+    """
     try:
         top = _TOP.decode(line)
         raw_messages = _RAW_LIST.decode(top["messages"]) if "messages" in top else None
     except msgspec.ValidationError:  # not an object, or messages not a list: say what, below
-        return parse_request(decode(line))
+        return parse_request(_checked(line, 0))
     except (msgspec.DecodeError, RecursionError):
-        decode(line)  # raises BadJson with the reason
-        raise
-    body = {key: decode(value) for key, value in top.items() if key != "messages"}
+        raise BadJson("not JSON msgspec reads") from None
+    body = {key: _checked(value, 1) for key, value in top.items() if key != "messages"}
     if raw_messages is not None:
         body["messages"] = [bytes(raw) for raw in raw_messages]
     return parse_request(body, memo)
@@ -132,25 +157,11 @@ def parse_request(body: Any, memo: MessageMemo | None = None) -> Request:
     if not isinstance(body, dict):
         raise LineError(f"expected a JSON object, got {type(body).__name__}")
     model = _require(body, "model", str)
+    if not model.strip():
+        raise LineError("field 'model' is empty")
     raw_messages = _require(body, "messages", list)
-    provider = _optional(body, "provider", str) or "openai"
-    effort = _optional(body, "reasoning_effort", str)
-    temperature = body.get("temperature")
-    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))):
-        raise LineError(f"field 'temperature' must be a number, got {temperature!r}")
-    stop = body.get("stop")
-    if isinstance(stop, str):
-        stop = (stop,)
-    elif isinstance(stop, list) and all(isinstance(s, str) for s in stop):
-        stop = tuple(stop)
-    elif stop is not None:
-        raise LineError(f"field 'stop' must be a string or a list of strings, got {stop!r}")
-    max_tokens = body.get("max_tokens", body.get("max_completion_tokens"))
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)):
-        raise LineError(f"field 'max_tokens' must be an integer, got {max_tokens!r}")
-    purpose = _optional(body, "purpose", str) or "conversation"
-    if purpose not in ("conversation", "compaction"):
-        raise LineError(f"field 'purpose' must be 'conversation' or 'compaction', got {purpose!r}")
+    if not raw_messages:
+        raise LineError("field 'messages' is empty (a request sends at least one message)")
     tools = tuple(_tool(t, i) for i, t in enumerate(_optional(body, "tools", list) or []))
     system_parts: list[str] = []
     messages: list[Message] = []
@@ -160,8 +171,66 @@ def parse_request(body: Any, memo: MessageMemo | None = None) -> Request:
             system_parts.append(system)
             continue
         messages.append(message)
-    envelope = Envelope(provider, model, effort, None if temperature is None else float(temperature), stop)
-    return Request(envelope, tuple(messages), "\n\n".join(system_parts), tools, max_tokens, purpose)  # type: ignore[arg-type]
+    _check_tool_results(messages, raw_messages)
+    return Request(
+        _envelope(body), tuple(messages), "\n\n".join(system_parts), tools, _max_tokens(body), _purpose(body)
+    )
+
+
+def _envelope(body: dict[str, Any]) -> Envelope:
+    """The request family: provider, model, effort, temperature, stop (``[]`` = no stop)."""
+    provider = _optional(body, "provider", str)
+    if provider is None:
+        provider = "openai"
+    elif not provider.strip():
+        raise LineError("field 'provider' is empty (leave it out for openai)")
+    effort = _optional(body, "reasoning_effort", str)
+    if effort is not None and effort not in REASONING_EFFORTS:
+        raise LineError(f"field 'reasoning_effort' must be one of {', '.join(REASONING_EFFORTS)}, got {effort!r}")
+    temperature = body.get("temperature")
+    if temperature is not None:
+        if not is_number(temperature):
+            raise LineError(f"field 'temperature' must be a number, got {temperature!r}")
+        if not math.isfinite(temperature) or temperature < 0:
+            raise LineError(f"field 'temperature' must be a finite number >= 0, got {temperature!r}")
+    stop = body.get("stop")
+    if isinstance(stop, str):
+        stop = (stop,)
+    elif isinstance(stop, list) and all(isinstance(s, str) for s in stop):
+        # Providers treat an empty list as no stop sequence: one request family.
+        stop = tuple(stop) or None
+    elif stop is not None:
+        raise LineError(f"field 'stop' must be a string or a list of strings, got {stop!r:.60}")
+    return Envelope(provider, body["model"], effort, None if temperature is None else float(temperature), stop)
+
+
+def _max_tokens(body: dict[str, Any]) -> int | None:
+    key = "max_tokens" if "max_tokens" in body else "max_completion_tokens"
+    max_tokens = body.get(key)
+    if max_tokens is not None and (not is_int(max_tokens) or max_tokens <= 0):
+        raise LineError(f"field {key!r} must be a positive integer, got {max_tokens!r:.60}")
+    return max_tokens
+
+
+def _purpose(body: dict[str, Any]) -> str:
+    purpose = _optional(body, "purpose", str) or "conversation"
+    if purpose not in ("conversation", "compaction"):
+        raise LineError(f"field 'purpose' must be 'conversation' or 'compaction', got {purpose!r}")
+    return purpose
+
+
+def _check_tool_results(messages: list[Message], raw_messages: list[Any]) -> None:
+    """Every tool message answers a call an earlier assistant message made."""
+    called: set[str] = set()
+    offset = len(raw_messages) - len(messages)
+    for idx, message in enumerate(messages, offset):
+        for block in message.blocks:
+            if isinstance(block, ToolCall):
+                called.add(block.call_id)
+            elif isinstance(block, ToolResult) and block.call_id not in called:
+                raise LineError(
+                    f"messages[{idx}]: tool_call_id {block.call_id!r} answers no earlier assistant tool call"
+                )
 
 
 def _require(body: dict[str, Any], key: str, kind: type) -> Any:
@@ -212,7 +281,10 @@ def _message(raw: dict[str, Any], idx: int) -> Message:
             text = _text_of(raw.get("content"), idx)
             if text:
                 blocks.append(Text(text))
-            for n, call in enumerate(raw.get("tool_calls") or []):
+            calls = raw.get("tool_calls")
+            if calls is not None and not isinstance(calls, list):
+                raise LineError(f"messages[{idx}].tool_calls must be a list, got {type(calls).__name__}")
+            for n, call in enumerate(calls or []):
                 fn = call.get("function") if isinstance(call, dict) else None
                 if not isinstance(fn, dict) or not isinstance(call.get("id"), str) or not isinstance(fn.get("name"), str):
                     raise LineError(f"messages[{idx}].tool_calls[{n}] needs id and function.name")
@@ -234,7 +306,9 @@ def _tool(raw: Any, idx: int) -> ToolSchema:
     fn = raw.get("function") if isinstance(raw, dict) else None
     if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
         raise LineError(f"tools[{idx}] needs function.name")
-    parameters = fn.get("parameters") or {}
+    parameters = fn.get("parameters")
+    if parameters is None:
+        parameters = {}
     if not isinstance(parameters, dict):
         raise LineError(f"tools[{idx}].function.parameters must be an object")
     return ToolSchema.make(fn["name"], str(fn.get("description", "")), parameters)

@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.reading import MAX_DEPTH, check_readable, decode_line, loads
 
 _DECODER = msgspec.json.Decoder()
 #: Read buffer: a request line is often hundreds of KB; a small buffer makes readline copy it piecewise.
@@ -37,32 +38,50 @@ def decode(data: bytes | str | msgspec.Raw) -> object:
     """Any JSON value from one line (``BadJson`` when it is not JSON).
 
     msgspec refuses by itself what Python objects could not faithfully hold or what the
-    renderer could not send: NaN and Infinity, numbers beyond a float, integers beyond 64
-    bits, invalid UTF-8, lone UTF-16 surrogates; nesting too deep for the interpreter is
-    refused here.
+    renderer could not send: NaN and Infinity, numbers beyond a float, very long integers,
+    invalid UTF-8, lone UTF-16 surrogates; nesting too deep for the interpreter is refused
+    here. The importers then read such a line the plain way (:func:`read_json`), which says
+    exactly what is wrong.
     """
     try:
         return _DECODER.decode(data)
     except msgspec.DecodeError as exc:  # ValidationError (a number out of range) included
-        raise BadJson(_reason(exc, data)) from None
+        raise BadJson(str(exc).removeprefix("JSON is malformed: ")) from None
     except RecursionError:
         raise BadJson("nested too deep") from None
 
 
-def _reason(exc: msgspec.DecodeError, data: bytes | str | msgspec.Raw) -> str:
-    """Why a line is not JSON, in words a user can act on (the error path only: cost is no matter)."""
-    import json
+def too_deep(value: object, depth: int = 0) -> bool:
+    """Whether containers nest deeper than the plain reading accepts (``MAX_DEPTH``), counting
+    ``depth`` levels above ``value``. Walks containers only, without recursion: msgspec has
+    already refused what strings could hold wrongly (lone surrogates, invalid UTF-8)."""
+    stack = [(value, depth)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if level >= MAX_DEPTH:
+            return True
+        stack.extend((child, level + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
+
+def read_json(data: bytes, path: Path, number: int) -> object:
+    """One line of ``path`` as JSON: msgspec when it vouches for it, else the plain reading
+    (:func:`prefixbench.workloads.reading.loads`), which words the UserError exactly as every
+    importer does, or accepts what only it can hold (an integer beyond 64 bits)."""
     try:
-        json.loads(data if isinstance(data, (bytes, str)) else bytes(data))  # msgspec.Raw: its bytes
-    except json.JSONDecodeError as plain:  # not JSON at all: the standard library says where
-        return f"{plain.msg} at column {plain.colno}"
-    except (ValueError, RecursionError):
-        pass
-    text = str(exc).removeprefix("JSON is malformed: ")
-    if "surrogate" in text or text == "Input data was truncated":
-        return "a lone UTF-16 surrogate escape: not Unicode text"
-    return text
+        value = decode(data)
+    except BadJson:
+        value = None
+    else:
+        if not too_deep(value):
+            return value
+    return loads(decode_line(data, path, number), f"{path}:{number}")
 
 
 def iter_lines(path: Path, what: str = "") -> Iterator[tuple[int, bytes]]:
@@ -71,6 +90,7 @@ def iter_lines(path: Path, what: str = "") -> Iterator[tuple[int, bytes]]:
     Lines end at ``\\n`` only (a JSON string may hold a raw U+2028, which ``str.splitlines``
     would cut); ``what`` names the file in the error (``" capture"``: "cannot read capture").
     """
+    check_readable(path)  # a folder or a device (/dev/zero never ends) is refused first
     try:
         handle = path.open("rb", buffering=_BUFFER)
     except OSError as exc:

@@ -11,7 +11,6 @@ from typing import Any
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig
-from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.engines.user_tail import UserTailConfig
 from prefixbench.kernel.presets import get_preset
 from prefixbench.simulator.cache import CacheModel
@@ -19,8 +18,10 @@ from prefixbench.simulator.provider import SimulatedProvider, Validator
 from prefixbench.simulator.validate import PROFILES, make_validator
 from prefixbench.workloads.base import Run, Workload
 from prefixbench.workloads.loop import run_workload
+from prefixbench.workloads.reading import MAX_DEPTH, check_tree, int_limit_text, loads, read_text
 from prefixbench.workloads.seed_coding import SeedCodingWorkload
 from prefixbench.workloads.thinking_tools import ThinkingToolsWorkload, binding_for_profile
+from prefixbench.workloads.thinking_tools import ranges_config as thinking_ranges_config
 
 WorkloadFactory = Callable[..., Workload]
 
@@ -109,7 +110,7 @@ WORKLOADS: dict[str, WorkloadEntry] = {
             engine_sections={
                 "checkpoint": EngineSection("checkpoint", CheckpointConfig.from_mapping),
                 "user-tail": EngineSection("user_tail", UserTailConfig.from_mapping),
-                "ranges": EngineSection("ranges", RangesConfig.from_mapping),
+                "ranges": EngineSection("ranges", thinking_ranges_config),
             },
             bind_profile=lambda profile: {"binding": binding_for_profile(profile)},
         ),
@@ -142,17 +143,24 @@ def make_workload(name: str, window: int, **options: object) -> Workload:
 
 
 def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
-    """Per-engine config sections from a TOML (``.toml``) or JSON file: ``{engine: {key: value}}``."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'JSON'} ({exc})") from None
+    """Per-engine config sections from a TOML (``.toml``, any case) or JSON file: ``{engine: {key: value}}``."""
+    text = read_text(path)
+    is_toml = path.suffix.lower() == ".toml"
+    kind = "TOML" if is_toml else "JSON"
+    if is_toml:
+        try:
+            data: object = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise UserError(f"{path}: not valid TOML ({exc})") from None
+        except RecursionError:
+            raise UserError(f"{path}: TOML nested too deep (at most {MAX_DEPTH} levels)") from None
+        except ValueError as exc:  # an integer beyond Python's int-string limit
+            raise UserError(f"{path}: {int_limit_text(exc)}") from None
+        check_tree(data, str(path))
+    else:
+        data = loads(text, str(path), whole_file=True)
     if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a table of engines, e.g. {{\"ranges\": {{...}}}}")
+        raise UserError(f"{path}: expected a {kind} table of engines, e.g. {{\"ranges\": {{...}}}}")
     known = all_engines()
     for engine, section in data.items():
         if engine not in known:
@@ -162,6 +170,16 @@ def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
     return data
 
 
+def check_sections_run(sections: Mapping[str, object], engines: tuple[str, ...], where: str) -> None:
+    """Refuse a config table for an engine the sweep does not run: it would be silently ignored."""
+    for engine in sections:
+        if engine not in engines:
+            raise UserError(
+                f"{where}: [{engine}] is set but the sweep runs only {', '.join(engines)}; "
+                f"add --engines {','.join((*engines, engine))} or remove the table"
+            )
+
+
 def engine_config_options(workload_name: str, sections: Mapping[str, Mapping[str, Any]], where: str) -> dict[str, object]:
     """Workload options carrying per-engine configs (UserError, prefixed with ``where``, if invalid)."""
     entry = get_workload(workload_name)
@@ -169,7 +187,11 @@ def engine_config_options(workload_name: str, sections: Mapping[str, Mapping[str
     try:
         for engine, section in sections.items():
             if engine not in entry.engines:
-                raise UserError(f"workload {workload_name!r} has no engine {engine!r} (known: {', '.join(entry.engines)})")
+                takers = [name for name, other in WORKLOADS.items() if engine in other.engine_sections]
+                hint = f"; a [{engine}] table applies to --workload {' or '.join(takers)}" if takers else ""
+                raise UserError(
+                    f"workload {workload_name!r} has no engine {engine!r} (known: {', '.join(entry.engines)}){hint}"
+                )
             parser = entry.engine_sections[engine]
             options[parser.option] = parser.parse(section)
     except (UserError, TypeError) as exc:

@@ -64,8 +64,8 @@ class SeedCodingWorkload:
     def __post_init__(self) -> None:
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window <= 0:
             raise UserError(f"window must be a positive integer, got {self.window!r}")
-        if self.steps < 0:
-            raise UserError(f"steps must be >= 0, got {self.steps!r}")
+        if isinstance(self.steps, bool) or not isinstance(self.steps, int) or self.steps < 1:
+            raise UserError(f"--steps must be a whole number >= 1 (a run with no tool step measures nothing), got {self.steps!r}")
         if self.effort is not None and self.effort not in EFFORTS:
             raise UserError(f"unknown effort {self.effort!r} (known: {', '.join(EFFORTS)})")
         if self.pruner == "rewrite-only" and self.rewrite_threshold - 1000 < 0:

@@ -29,8 +29,9 @@ their uncached tokens compare fairly; only ``ranges`` ever nudges the model to c
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
@@ -56,7 +57,12 @@ from prefixbench.simulator.wire import (
     user_text,
 )
 from prefixbench.workloads.prose import prose
-from prefixbench.workloads.ranges_responder import COMPRESS_TOOL, compress_reply
+from prefixbench.workloads.ranges_responder import (
+    COMPRESS_TOOL,
+    MAX_SUMMARY_CHARS,
+    MIN_SUMMARY_CHARS,
+    compress_reply,
+)
 
 BINDINGS: tuple[str, ...] = ("deepseek-official", "deepseek-relay")
 ENGINES: tuple[str, ...] = ("checkpoint", "user-tail", "ranges")
@@ -148,6 +154,8 @@ class ThinkingToolsWorkload:
             )
         if self.effort not in EFFORTS:
             raise UserError(f"thinking-tools: effort must be one of {', '.join(EFFORTS)} (thinking on), got {self.effort!r}")
+        if self.ranges is not None:
+            _check_summary_bounds(self.ranges)
 
     # --- sizes ---------------------------------------------------------------------------
 
@@ -278,3 +286,28 @@ class ThinkingToolsScript:
         turn, step = int(turn_s[1:]), int(step_s[1:])
         _, _, result = self.workload.step_sizes(turn, step)
         return tool_result_message(call.call_id, prose(f"{call.name} output t{turn} s{step}", result))
+
+
+def ranges_config(section: Mapping[str, Any]) -> RangesConfig:
+    """A ``[ranges]`` table of ``--engine-config`` as this workload's ranges config."""
+    config = RangesConfig.from_mapping(section)
+    _check_summary_bounds(config)
+    return config
+
+
+def _check_summary_bounds(config: RangesConfig) -> None:
+    """The scripted model writes 300-600-character summaries: a summary-length range that
+    refuses all of them would make every nudge's ``compress`` fail and be asked for again at
+    every step, for the rest of the run."""
+    if config.max_summary_length < MIN_SUMMARY_CHARS:
+        raise UserError(
+            f"ranges.max_summary_length {config.max_summary_length} is below the {MIN_SUMMARY_CHARS}-"
+            f"{MAX_SUMMARY_CHARS} characters the scripted model writes: every compress would be refused "
+            f"(use at least {MIN_SUMMARY_CHARS})"
+        )
+    if config.min_summary_length > MAX_SUMMARY_CHARS:
+        raise UserError(
+            f"ranges.min_summary_length {config.min_summary_length} is above the {MIN_SUMMARY_CHARS}-"
+            f"{MAX_SUMMARY_CHARS} characters the scripted model writes: every compress would be refused "
+            f"(use at most {MAX_SUMMARY_CHARS})"
+        )

@@ -125,6 +125,10 @@ class CheckpointConfig:
             value = values.get(key)
             if value is not None and not is_int(value):
                 raise UserError(f"checkpoint.{key} must be an integer, got {value!r}")
+        for key in ("summarization_provider", "summarization_model"):
+            value = values.get(key)
+            if value is not None and not isinstance(value, str):
+                raise UserError(f"checkpoint.{key} must be a string, got {value!r:.60}")
         return replace(base or cls(), **values)
 
     @property

@@ -6,6 +6,7 @@ Defaults are acp-kernel's ``defaultConfig`` (engines.md §2.3). Every bad value 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Literal, TypeAlias
@@ -114,7 +115,7 @@ class RangesConfig:
             _positive_int(key, getattr(self, key))
         if self.growth_floor > self.growth_cap:
             raise UserError(f"ranges.growth_floor ({self.growth_floor}) must not exceed growth_cap ({self.growth_cap})")
-        if _not_number(self.tier2_growth_multiplier) or self.tier2_growth_multiplier < 1:
+        if _not_number(self.tier2_growth_multiplier) or not 1 <= self.tier2_growth_multiplier < math.inf:
             raise UserError(
                 f"ranges.tier2_growth_multiplier must be a number >= 1, got {self.tier2_growth_multiplier!r}"
             )
@@ -122,9 +123,9 @@ class RangesConfig:
             value = getattr(self, key)
             if _not_int(value) or value < 0:
                 raise UserError(f"ranges.{key} must be a non-negative integer, got {value!r}")
-        if self.min_summary_length > self.max_summary_length:
+        if self.min_summary_length >= self.max_summary_length:
             raise UserError(
-                f"ranges.min_summary_length ({self.min_summary_length}) must not exceed "
+                f"ranges.min_summary_length ({self.min_summary_length}) must be below "
                 f"max_summary_length ({self.max_summary_length})"
             )
         if not isinstance(self.protected_tools, tuple):

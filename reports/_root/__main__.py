@@ -1,5 +1,5 @@
 """Allow ``python -m prefixbench``."""
 
-from prefixbench.reports.cli import main
+from prefixbench.reports.entry import main
 
 raise SystemExit(main())

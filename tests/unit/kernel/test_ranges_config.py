@@ -35,7 +35,7 @@ def test_defaults_are_acp_kernels():
         ({"growth_floor": 0}, r"ranges\.growth_floor must be a positive integer, got 0"),
         ({"growth_floor": 60_000}, r"ranges\.growth_floor \(60000\) must not exceed growth_cap \(50000\)"),
         ({"max_summary_length": -1}, r"ranges\.max_summary_length must be a positive integer, got -1"),
-        ({"min_summary_length": 30_000}, r"ranges\.min_summary_length \(30000\) must not exceed max_summary_length"),
+        ({"min_summary_length": 30_000}, r"ranges\.min_summary_length \(30000\) must be below max_summary_length"),
         ({"context_limit": 0}, r"ranges\.context_limit must be a positive integer, got 0"),
         ({"min_compress_range": -5}, r"ranges\.min_compress_range must be a non-negative integer, got -5"),
         ({"preserve_recent_messages": True}, r"ranges\.preserve_recent_messages must be a non-negative integer"),

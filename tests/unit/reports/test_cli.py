@@ -129,7 +129,7 @@ def test_replay_reports_each_request(tmp_path, capsys):
 
 def test_replay_bad_file_names_file_and_line(tmp_path, capsys):
     log = tmp_path / "log.jsonl"
-    log.write_text('{"model": "m", "messages": []}\n{"model": "m"}\n')
+    log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n{"model": "m"}\n')
     assert main(["replay", str(log)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"prefixbench: error: {log}:2: missing field 'messages'"
@@ -193,7 +193,7 @@ def test_bad_cross_engine_options(tmp_path, capsys, argv, message):
         ('{"ranges": {"nope": 1}}', "unknown config key 'nope'"),
         ('{"user-tail": {"nope": 1}}', "nope"),
         ('{"checkpoint": {"retain_ratio": 0.9}}', "retain_ratio"),
-        ("{not json", "not valid JSON"),
+        ("{not json", "invalid JSON"),
     ],
 )
 def test_malformed_engine_config_is_one_line_naming_file_and_key(tmp_path, capsys, config, message):

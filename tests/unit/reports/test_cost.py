@@ -79,7 +79,7 @@ def test_cost_markdown_section():
     assert table == [
         "| window | preset | requests | uncached input | cache read | cache write | output | total | summary calls | saving vs legacy |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-        "| 32k | legacy | 2 | $0.009000 | $0 | $0 | $0.001800 | $0.0108 | $0.007200 | - |",
+        "| 32k | legacy | 2 | $0.009000 | $0 | $0 | $0.001800 | $0.010800 | $0.007200 | - |",
         "| 32k | patched | 2 | $0.003150 | $0.0001170 | $0 | $0.001800 | $0.005067 | $0.001467 | $0.005733 (53.1%) |",
     ]
 

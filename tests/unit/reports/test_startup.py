@@ -42,6 +42,9 @@ def loaded_after(argv: list[str] | None, tmp_path: Path) -> list[str]:
 
 def test_importing_the_cli_loads_neither_pandas_nor_matplotlib(tmp_path):
     assert loaded_after(None, tmp_path) == []
+    code = f"import json, sys, prefixbench.reports.entry\nprint('PROBE ' + json.dumps([n for n in {HEAVY!r} if n in sys.modules]))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.stdout.strip() == "PROBE []", done.stderr
 
 
 @pytest.mark.parametrize(

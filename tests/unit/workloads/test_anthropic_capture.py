@@ -176,7 +176,7 @@ def test_non_2xx_lines_are_skipped_not_replayed(tmp_path: Path):
 @pytest.mark.parametrize(
     ("line", "what"),
     [
-        ('{"request": {"timestamp": 1, "body": {', "malformed JSON"),
+        ('{"request": {"timestamp": 1, "body": {', "invalid JSON"),
         (json.dumps({"request": {"timestamp": 1}, "response": {}}), "no request body"),
         (make_line(side_body(), None), "response has no usage"),
         (json.dumps({"request": {"timestamp": 1, "body": side_body()}}), "no response, so no usage"),
@@ -208,7 +208,7 @@ def test_malformed_sse_and_missing_file(tmp_path: Path):
     line = json.dumps({"request": {"timestamp": 1, "body": side_body()}, "response": {"status_code": 200, "body_raw": "event: message_start\ndata: {oops\n\n"}})
     with pytest.raises(UserError, match=r"cap.jsonl:1: malformed SSE data"):
         read_capture(write(tmp_path, line))
-    with pytest.raises(UserError, match="cannot read capture"):
+    with pytest.raises(UserError, match="absent.jsonl: cannot read"):
         read_capture(tmp_path / "absent.jsonl")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")

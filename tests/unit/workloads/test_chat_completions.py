@@ -55,12 +55,12 @@ def test_a_body_maps_onto_the_wire_model(tmp_path):
         ({"model": "m"}, "log.jsonl:2: missing field 'messages'"),
         ({"model": "m", "messages": [{"role": "robot", "content": "x"}]}, "unknown role 'robot'"),
         ({"model": "m", "messages": [{"role": "tool", "content": "x"}]}, "needs 'tool_call_id'"),
-        ({"model": "m", "messages": [], "temperature": "hot"}, "'temperature' must be a number"),
+        ({"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}, "'temperature' must be a number"),
         ("[1, 2]", "log.jsonl:2: expected a JSON object"),
     ],
 )
 def test_bad_lines_name_file_and_line(tmp_path, line, message):
-    path = write(tmp_path, {"model": "m", "messages": []}, line)
+    path = write(tmp_path, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}, line)
     with pytest.raises(UserError, match=message):
         list(read_chat_completions(path))
 

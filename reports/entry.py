@@ -1,0 +1,48 @@
+"""The one way into the command line: whatever happens, one line and a known exit status.
+
+``prefixbench`` (the console script) and ``python -m prefixbench`` both start here. This
+module imports nothing heavy at load time, so an interrupt while numpy, pandas or matplotlib
+are still importing is caught like any other.
+
+Exit status: 0 done, 1 a check failed, 2 bad input (one line naming what and where, from
+:func:`prefixbench.reports.cli.run`), 130 interrupted (Ctrl-C, even one some library swallowed;
+see :mod:`prefixbench.reports.interrupt`).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from prefixbench.reports import interrupt
+
+INTERRUPTED = 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    previous = interrupt.install()
+    try:
+        from prefixbench.reports.cli import run
+
+        status = run(argv)
+        interrupt.raise_if_interrupted()
+        return status
+    except KeyboardInterrupt:
+        return _interrupted()
+    except BaseException:
+        # An interrupt some library turned into another error (numpy, interrupted while loading
+        # its C extension, raises ImportError): still an interrupt, not a crash.
+        if interrupt.interrupted():
+            return _interrupted()
+        raise
+    finally:
+        interrupt.restore(previous)
+
+
+def _interrupted() -> int:
+    try:
+        print("prefixbench: interrupted", file=sys.stderr)
+    except (OSError, ValueError):  # stderr closed: nothing left to tell
+        pass
+    return INTERRUPTED

@@ -1,0 +1,48 @@
+"""``--out``: checked before the first run, so a folder that cannot take the files never throws
+away a finished sweep."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+
+#: Virtual filesystems: writable-looking paths that do not hold files.
+_VIRTUAL = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+def check_out_dir(out: Path, names: Iterable[str]) -> None:
+    """Create ``out`` if needed and make sure each of ``names`` can be written in it.
+
+    Raises:
+        UserError: ``--out`` is the filesystem root, a virtual filesystem, a file, lies under a
+            file, cannot be created or written, or one of ``names`` is a folder there.
+    """
+    where = f"--out {out}"
+    resolved = out.resolve()
+    if resolved == Path(resolved.anchor):
+        raise UserError(f"{where}: refusing to write into the filesystem root; name a folder")
+    for virtual in _VIRTUAL:
+        if resolved == virtual or virtual in resolved.parents:
+            raise UserError(f"{where}: {virtual} is a virtual filesystem, not a place for files")
+    for ancestor in (resolved, *resolved.parents):
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                what = "is a file" if ancestor == resolved else f"lies under the file {ancestor}"
+                raise UserError(f"{where}: {what}, not a folder")
+            break
+    try:
+        resolved.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=resolved):
+            pass
+    except OSError as exc:
+        raise UserError(f"{where}: cannot write there ({exc.strerror or exc})") from None
+    for name in names:
+        target = resolved / name
+        if target.is_dir() and not target.is_symlink():
+            raise UserError(f"{where}: {target} is a folder; prefixbench writes a file of that name")
+        if target.exists() and not os.access(target, os.W_OK):
+            raise UserError(f"{where}: {target} is not writable")

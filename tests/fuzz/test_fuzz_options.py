@@ -1,0 +1,61 @@
+"""Fuzz the command-line options: any value of any option is refused with one line (exit 2)
+or accepted up to the first run, which the test stops there; never a traceback."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads import sweep as sweep_module
+from tests.fuzz.harness import Tally, fuzz_settings
+
+VALUES = st.one_of(
+    st.sampled_from(
+        (
+            "0", "-1", "1", "40", "0.5", "1e400", "nan", "inf", "-inf", "32k", "1.5m", "100m", "2000m", "9" * 5000, "",
+            ",", "32k,,", "32k,32000", "\u2028", "\udcff", "legacy,legacy", "patched", "ranges", "thinking-tools",
+            "byte-exact", "openai:", "openai:mode=5.6", "vllm:capacity_blocks=0", "deepseek:interval=64,interval=128",
+            "deepseek-v4", "deepseek-v4-flash", "peak", "2020-13-45", "2026-01-01", "default", "none", "json",
+        )
+    ),
+    st.text(max_size=12),
+)
+SWEEP_FLAGS = (
+    "--workload", "--windows", "--presets", "--engines", "--profile", "--cache", "--tokenizer", "--steps", "--effort",
+    "--pruner", "--threshold-ratio", "--retain-ratio", "--retain-tokens", "--turns", "--steps-per-turn",
+    "--reasoning-field", "--price", "--period", "--price-as-of", "--format",
+)
+REPLAY_FLAGS = ("--input", "--chars-per-token", "--cache", "--tokenizer", "--price", "--period", "--price-as-of", "--format")
+
+
+def test_any_option_value_is_refused_in_one_line_or_reaches_the_first_run(importer_examples, monkeypatch):
+    def stop(item, spec):
+        raise UserError("fuzz: reached the first run")
+
+    monkeypatch.setattr(sweep_module, "execute_planned", stop)
+    tally = Tally("options", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-options-"))
+    log = folder / "log.jsonl"
+    log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+
+    @fuzz_settings(importer_examples)
+    @given(
+        command=st.sampled_from(("sweep", "replay", "check")),
+        sweep_options=st.lists(st.tuples(st.sampled_from(SWEEP_FLAGS), VALUES), max_size=3),
+        replay_options=st.lists(st.tuples(st.sampled_from(REPLAY_FLAGS), VALUES), max_size=3),
+    )
+    def case(command, sweep_options, replay_options) -> None:
+        if command == "sweep":
+            argv = ["sweep", "--quiet", "--out", str(folder / "out"), *(x for pair in sweep_options for x in pair)]
+        elif command == "replay":
+            argv = ["replay", str(log), *(x for pair in replay_options for x in pair)]
+        else:  # check runs specs, not sweeps: only its validation is fuzzed, with a window too small to run
+            argv = ["check", "--preset", "nope", *(x for flag, value in sweep_options if flag in ("--windows", "--engines") for x in (flag, value))]
+        tally.check(argv)
+
+    case()
+    tally.report()

@@ -1,0 +1,315 @@
+"""Issue 8's corpus: every input that once crashed, hung or was accepted silently, as a user
+feeds it. Each ends in exit 2 with one line naming the file:line or option/key, or exit 0 with
+the right result; never a traceback. The inputs are written here, by the tests."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from prefixbench.reports.cli import main
+from prefixbench.reports.options import warn_window_memory
+
+USER = {"role": "user", "content": "hi"}
+GOOD = {"model": "m", "messages": [USER]}
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err.strip()
+
+
+def assert_one_line(status: int, err: str, *needles: str) -> None:
+    assert status == 2, err
+    assert err.startswith("prefixbench: error: ") and "\n" not in err and "Traceback" not in err, err
+    for needle in needles:
+        assert needle in err, (needle, err)
+
+
+# --- chat-completions replay ---------------------------------------------------------------
+
+
+def chat_log(tmp_path: Path, second: bytes) -> Path:
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(json.dumps(GOOD).encode() + b"\n" + second + b"\n")
+    return path
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+CHAT_CRASHES = {
+    "invalid utf-8": (b'{"model": "m\xff"}', "log.jsonl:2: not UTF-8"),
+    "cut mid-character": ('{"model": "h\u00e9'.encode()[:-1], "log.jsonl:2: not UTF-8"),
+    "nested 1000 deep": (('{"model": "m", "messages": ' + nested(1000) + "}").encode(), "log.jsonl:2: JSON nested too deep"),
+    "nested 150 deep": (('{"model": "m", "messages": [' + nested(150) + "]}").encode(), "log.jsonl:2: nested too deep"),
+    "4301-digit integer": (('{"model": "m", "messages": [], "max_tokens": ' + "9" * 4301 + "}").encode(), "more than 4,300 digits"),
+    "lone surrogate in a message": (b'{"model": "m", "messages": [{"role": "user", "content": "\\ud800"}]}', "messages[0].content holds a lone surrogate"),
+    "lone surrogate in a tool name": (
+        b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": [{"function": {"name": "\\udfff"}}]}',
+        "tools[0].function.name holds a lone surrogate",
+    ),
+    "lone surrogate in the system text": (
+        b'{"model": "m", "messages": [{"role": "system", "content": "a\\ud800"}, {"role": "user", "content": "x"}]}',
+        "lone surrogate",
+    ),
+    "tool_calls is a number": (
+        b'{"model": "m", "messages": [{"role": "assistant", "content": "x", "tool_calls": 5}]}',
+        "messages[0].tool_calls must be a list",
+    ),
+    "NaN temperature": (b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": NaN}', "NaN is not a JSON number"),
+    "infinite temperature": (b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": 1e999}', "too large"),
+}
+
+CHAT_SILENT = {
+    "zero max_tokens": ({**GOOD, "max_tokens": 0}, "'max_tokens' must be a positive integer"),
+    "negative max_tokens": ({**GOOD, "max_completion_tokens": -5}, "'max_completion_tokens' must be a positive integer"),
+    "negative temperature": ({**GOOD, "temperature": -0.5}, "'temperature' must be a finite number >= 0"),
+    "no messages": ({"model": "m", "messages": []}, "'messages' is empty"),
+    "empty model": ({"model": "", "messages": [USER]}, "'model' is empty"),
+    "empty provider": ({**GOOD, "provider": ""}, "'provider' is empty"),
+    "banana effort": ({**GOOD, "reasoning_effort": "banana"}, "'reasoning_effort' must be one of"),
+    "string parameters": (
+        {**GOOD, "tools": [{"function": {"name": "ls", "parameters": ""}}]},
+        "tools[0].function.parameters must be an object",
+    ),
+    "orphan tool result": (
+        {"model": "m", "messages": [USER, {"role": "tool", "tool_call_id": "nope", "content": "x"}]},
+        "messages[1]: tool_call_id 'nope' answers no earlier assistant tool call",
+    ),
+}
+
+
+@pytest.mark.parametrize("line, message", CHAT_CRASHES.values(), ids=CHAT_CRASHES.keys())
+def test_chat_completions_crashes_are_one_line(tmp_path, capsys, line, message):
+    assert_one_line(*run(capsys, "replay", str(chat_log(tmp_path, line)))[::2], message)
+
+
+@pytest.mark.parametrize("body, message", CHAT_SILENT.values(), ids=CHAT_SILENT.keys())
+def test_chat_completions_nonsense_is_refused(tmp_path, capsys, body, message):
+    assert_one_line(*run(capsys, "replay", str(chat_log(tmp_path, json.dumps(body).encode())))[::2], "log.jsonl:2: ", message)
+
+
+def test_empty_stop_list_and_no_stop_are_one_request_family(tmp_path, capsys):
+    # Providers treat "stop": [] as no stop sequence: the second request must hit the first's cache.
+    turn = {"model": "m", "messages": [USER, {"role": "assistant", "content": "hello " * 200}, USER]}
+    path = tmp_path / "log.jsonl"
+    path.write_text(json.dumps(turn) + "\n" + json.dumps({**turn, "stop": []}) + "\n")
+    status, out, err = run(capsys, "replay", str(path), "--format", "json")
+    assert status == 0, err
+    first, second = json.loads(out)
+    assert second["cached_tokens"] == second["prompt_tokens"] == first["prompt_tokens"]
+    # ...while a real stop sequence is another family and misses.
+    path.write_text(json.dumps(turn) + "\n" + json.dumps({**turn, "stop": ["END"]}) + "\n")
+    status, out, _ = run(capsys, "replay", str(path), "--format", "json")
+    assert json.loads(out)[1]["cached_tokens"] == 0
+
+
+def test_json_line_separators_bom_are_read_not_refused(tmp_path, capsys):
+    # U+2028, U+2029 and U+0085 are legal raw inside a JSON string; a BOM may start the file.
+    body = {"model": "m", "messages": [{"role": "user", "content": "a\u2028b\u2029c\u0085d"}]}
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(body, ensure_ascii=False).encode() + b"\n")
+    status, out, err = run(capsys, "replay", str(path), "--format", "json")
+    assert status == 0, err
+    assert len(json.loads(out)) == 1
+
+
+@pytest.mark.parametrize("target", ["/proc/self/mem", "/dev/zero", "folder", "binary"])
+def test_files_that_are_not_logs_are_one_line(tmp_path, capsys, target):
+    if target == "folder":
+        target = str(tmp_path)
+    elif target == "binary":
+        path = tmp_path / "a.bin"
+        path.write_bytes(bytes(range(256)) * 4)
+        target = str(path)
+    elif not Path(target).exists():
+        pytest.skip(f"{target} does not exist here")
+    for fmt in ("chat-completions", "anthropic-capture"):
+        assert_one_line(*run(capsys, "replay", target, "--input", fmt)[::2], target)
+
+
+# --- anthropic capture ---------------------------------------------------------------------
+
+
+def capture_line(body: object = None, *, sent: object = 1.0, answered: object = 2.0, status: object = 200, usage=None) -> str:
+    usage = usage or {"input_tokens": 10, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 5}
+    body = body or {"model": "claude-x", "messages": [{"role": "user", "content": "hi"}]}
+    return json.dumps(
+        {"request": {"timestamp": sent, "body": body}, "response": {"timestamp": answered, "status_code": status, "body": {"usage": usage}}}
+    )
+
+
+def capture_file(tmp_path: Path, second: str | bytes) -> Path:
+    path = tmp_path / "cap.jsonl"
+    second_bytes = second.encode() if isinstance(second, str) else second
+    path.write_bytes(capture_line().encode() + b"\n" + second_bytes + b"\n")
+    return path
+
+
+CAPTURE_CASES = {
+    "nested 1000 deep": (capture_line().replace('"hi"', nested(1000)), "cap.jsonl:2: JSON nested too deep"),
+    "huge integer": (capture_line().replace('"output_tokens": 5', '"output_tokens": ' + "7" * 4400), "more than 4,300 digits"),
+    "timestamp 1e308": (capture_line(answered=1e308), "cap.jsonl:2: response timestamp 1e+308 is not a Unix time"),
+    "request timestamp 1e308": (capture_line(sent=1e308), "cap.jsonl:2: request timestamp"),
+    "NaN timestamp": (capture_line().replace('"timestamp": 2.0', '"timestamp": NaN'), "NaN is not a JSON number"),
+    "surrogate in system": (capture_line({"model": "c", "system": "\ud800", "messages": []}), "system holds a lone surrogate"),
+    "surrogate in a message": (capture_line({"model": "c", "messages": [{"role": "user", "content": "\udc00"}]}), "lone surrogate"),
+    "surrogate in the model": (capture_line({"model": "c\ud800", "messages": []}), "request.body.model holds a lone surrogate"),
+    "negative cache count": (
+        capture_line(usage={"input_tokens": 1, "cache_read_input_tokens": -4, "output_tokens": 1}),
+        "usage.cache_read_input_tokens is not a non-negative integer",
+    ),
+    "negative 1h split": (
+        capture_line(usage={"input_tokens": 1, "cache_creation_input_tokens": 3, "cache_creation": {"ephemeral_1h_input_tokens": -1}, "output_tokens": 1}),
+        "ephemeral_1h_input_tokens must be an integer from 0",
+    ),
+    "string status": (capture_line(status="500"), "status_code must be an integer"),
+    "negative temperature": (
+        capture_line({"model": "c", "temperature": -1, "messages": [{"role": "user", "content": "x"}]}),
+        "temperature must be a number >= 0",
+    ),
+    "invalid utf-8": (b'{"request": "\xc3', "cap.jsonl:2: not UTF-8"),
+}
+
+
+@pytest.mark.parametrize("line, message", CAPTURE_CASES.values(), ids=CAPTURE_CASES.keys())
+def test_capture_crashes_are_one_line(tmp_path, capsys, line, message):
+    for fmt in ("table", "json"):
+        status, _, err = run(capsys, "replay", "--input", "anthropic-capture", str(capture_file(tmp_path, line)), "--format", fmt)
+        assert_one_line(status, err, message)
+
+
+def test_capture_with_raw_line_separators_and_skipped_500(tmp_path, capsys):
+    text = capture_line({"model": "c", "messages": [{"role": "user", "content": "a\u2028b\u2029c\u0085"}]})
+    raw = json.dumps(json.loads(text), ensure_ascii=False)
+    assert "\u2028" in raw
+    path = capture_file(tmp_path, raw + "\n" + capture_line(status=500))
+    status, out, err = run(capsys, "replay", "--input", "anthropic-capture", str(path), "--format", "json")
+    assert status == 0, err
+    assert len(json.loads(out)) == 2  # two served calls; the 500 is skipped, not counted
+
+
+# --- --engine-config -----------------------------------------------------------------------
+
+TT = ["sweep", "--workload", "thinking-tools", "--engines", "ranges", "--windows", "32k", "--presets", "patched", "--quiet"]
+
+
+def config_file(tmp_path: Path, name: str, data: bytes | str) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+CONFIG_CASES = {
+    "invalid utf-8": ("c.toml", b"[ranges]\ntier2_trigger = 5 # \xff\n", "c.toml:2: not UTF-8"),
+    "list for a model name": (
+        "c.json",
+        '{"checkpoint": {"summarization_provider": "x", "summarization_model": ["a"]}}',
+        "checkpoint.summarization_model must be a string",
+    ),
+    "5000-digit integer (toml)": ("c.toml", "[ranges]\ntier2_trigger = " + "1" * 5000, "more than 4,300 digits"),
+    "5000-digit integer (json)": ("c.json", '{"ranges": {"tier2_trigger": ' + "1" * 5000 + "}}", "more than 4,300 digits"),
+    "nested 2000 deep (toml)": ("c.toml", "a = " + "[" * 2000 + "]" * 2000, "nested too deep"),
+    "nested 2000 deep (json)": ("c.json", '{"ranges": ' + nested(2000) + "}", "nested too deep"),
+    "max_summary_length 50": ("c.toml", "[ranges]\nmax_summary_length = 50", "max_summary_length (50)"),
+    "min_summary_length 20000": ("c.toml", "[ranges]\nmin_summary_length = 20000", "ranges.min_summary_length"),
+    "max below scripted summaries": ("c.toml", "[ranges]\nmax_summary_length = 200", "scripted model writes"),
+    "ranges table without ranges": ("c.toml", "[user-tail]\nretained_turns = 2", "[user-tail] is set but the sweep runs only ranges"),
+    "syntax error": ("c.json", '{"ranges": {"a": "x', "c.json:1: invalid JSON (Unterminated string starting at, column"),
+}
+
+
+@pytest.mark.parametrize("name, data, message", CONFIG_CASES.values(), ids=CONFIG_CASES.keys())
+def test_engine_config_crashes_and_hangs_are_one_line(tmp_path, capsys, name, data, message):
+    path = config_file(tmp_path, name, data)
+    status, _, err = run(capsys, *TT, "--engine-config", str(path), "--out", str(tmp_path / "out"))
+    assert_one_line(status, err, str(path), message)
+    assert "at at" not in err
+
+
+def test_upper_case_toml_and_bom_are_read(tmp_path, capsys):
+    path = config_file(tmp_path, "C.TOML", b"\xef\xbb\xbf[ranges]\ntier2_trigger = 6\n")
+    status, _, err = run(capsys, *TT, "--turns", "1", "--steps-per-turn", "4", "--engine-config", str(path), "--out", str(tmp_path / "o"))
+    assert status == 0, err
+
+
+# --- options and --out ---------------------------------------------------------------------
+
+SMALL = ["sweep", "--windows", "32k", "--presets", "patched", "--steps", "30", "--quiet"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--steps", "0"], "--steps must be a whole number >= 1"),
+        (["--windows", "32k,32k"], "--windows: '32k' given twice"),
+        (["--windows", "32k,32000"], "--windows: 32,000 tokens given twice"),
+        (["--presets", "patched,patched"], "--presets: 'patched' given twice"),
+        (["--period", "peak"], "--period chooses a price row, so it needs --price"),
+        (["--cache", "openai:"], "nothing after the colon"),
+        (["--tokenizer", "deepseek-v4"], "add --cache deepseek"),
+        (["--windows", "inf"], "--windows: window must be a positive number of tokens up to 1,000m"),
+        (["--windows", "nan"], "--windows: window must be a positive number"),
+        (["--windows", "1e400"], "--windows: window must be a positive number"),
+        (["--cache", "vllm:capacity_blocks=" + "9" * 5000], "has 5,000 digits: too large"),
+        (["--cache", "anthropic:chars_per_token=1e-300"], "chars_per_token must be a number from 0.01 to 1000"),
+    ],
+)
+def test_silently_accepted_options_are_refused(tmp_path, capsys, argv, message):
+    status, _, err = run(capsys, *SMALL, *argv, "--out", str(tmp_path / "o"))
+    assert_one_line(status, err, message)
+    assert not (tmp_path / "o").exists()  # refused before anything ran or was written
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e-300", "0"])
+def test_chars_per_token_must_be_a_usable_ratio(tmp_path, capsys, value):
+    path = capture_file(tmp_path, capture_line())
+    status, _, err = run(capsys, "replay", "--input", "anthropic-capture", str(path), "--chars-per-token", value)
+    assert_one_line(status, err, "--chars-per-token must be a number from 0.01 to 1000")
+
+
+def test_a_huge_window_says_what_it_will_take():
+    line = warn_window_memory((100_000_000,), available=8 * 10**9)
+    assert line and "3.1 GB" in line and "it fits" in line
+    line = warn_window_memory((100_000_000,), available=2 * 10**9)
+    assert line and "more than this machine has free" in line
+    assert warn_window_memory((512_000,), available=8 * 10**9) is None
+
+
+def _out_cases(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    folder_report = tmp_path / "rep"
+    (folder_report / "report.md").mkdir(parents=True)
+    return {
+        "a file": (afile, "is a file, not a folder"),
+        "under a file": (afile / "sub", f"lies under the file {afile}"),
+        "report.md a folder": (folder_report, "report.md is a folder"),
+        "proc": (Path("/proc/x"), "virtual filesystem"),
+        "root": (Path("/"), "filesystem root"),
+    }
+
+
+@pytest.mark.parametrize("case", ["a file", "under a file", "report.md a folder", "proc", "root"])
+def test_bad_out_is_refused_before_any_run(tmp_path, capsys, monkeypatch, case):
+    from prefixbench.workloads import sweep as sweep_module
+
+    out, message = _out_cases(tmp_path)[case]
+    ran = []
+    monkeypatch.setattr(sweep_module, "execute_planned", lambda *a: ran.append(a))
+    status, _, err = run(capsys, *SMALL, "--out", str(out))
+    assert_one_line(status, err, "--out", message)
+    assert not ran
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_unwritable_out_is_refused(tmp_path, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    assert_one_line(*run(capsys, *SMALL, "--out", str(locked))[::2], "cannot write there")

@@ -1,0 +1,90 @@
+"""Ctrl-C: exit 130 and one line, whenever it arrives; never lost, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from prefixbench.reports import entry
+from prefixbench.workloads import sweep as sweep_module
+
+SWEEP = ["sweep", "--windows", "32k", "--presets", "legacy,patched", "--steps", "40", "--quiet"]
+
+
+def _interrupt(tmp_path, argv, ready) -> str:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "prefixbench", *argv, "--out", str(tmp_path / "o")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    ready(proc)
+    assert proc.poll() is None, "finished before the interrupt"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip() == "prefixbench: interrupted", err
+    return err
+
+
+def _loaded(proc, library: str) -> bool:
+    try:
+        return library in Path(f"/proc/{proc.pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc to see what the process has loaded")
+@pytest.mark.parametrize("library", ["numpy", "pandas/_libs"])
+def test_sigint_during_imports_is_130_without_traceback(tmp_path, library):
+    # Interrupt once the library's compiled code is loaded: prefixbench is importing its stack.
+    def importing(proc):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None and not _loaded(proc, library):
+            time.sleep(0.002)
+
+    _interrupt(tmp_path, SWEEP, importing)
+
+
+def test_sigint_mid_sweep_is_130_and_keeps_finished_runs(tmp_path):
+    runs = tmp_path / "o" / "runs.csv"
+
+    def after_first_run(proc):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if runs.exists() and runs.read_text().count("\n") >= 2:
+                return
+            time.sleep(0.02)
+
+    _interrupt(tmp_path, ["sweep", "--windows", "32k,128k,512k", "--quiet"], after_first_run)
+    assert len(pd.read_csv(runs)) >= 1
+
+
+def test_a_swallowed_interrupt_still_stops_the_sweep_with_130(tmp_path, monkeypatch, capsys):
+    # Library code that clears the KeyboardInterrupt must not make the sweep run on to exit 0.
+    real = sweep_module.execute_planned
+    calls = []
+
+    def swallowing(item, spec):
+        run = real(item, spec)
+        calls.append(run)
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)
+        except KeyboardInterrupt:
+            pass  # swallowed, as some C extensions do
+        return run
+
+    monkeypatch.setattr(sweep_module, "execute_planned", swallowing)
+    out = tmp_path / "o"
+    assert entry.main([*SWEEP, "--out", str(out)]) == 130
+    assert capsys.readouterr().err.strip() == "prefixbench: interrupted"
+    assert len(calls) == 1  # stopped at the first run boundary
+    assert list(pd.read_csv(out / "runs.csv")["preset"]) == ["legacy"]  # what finished is kept
