@@ -1,4 +1,4 @@
-"""The ``prefixbench`` command: sweep, check, replay.
+"""The ``prefixbench`` command: sweep, check, replay, audit.
 
 A user mistake ends with one line on stderr (``prefixbench: error: ...``) and exit status 2;
 a failing check exits 1.
@@ -97,6 +97,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_sweep_parser(sub)
     _add_check_parser(sub)
     _add_replay_parser(sub)
+    _add_audit_parser(sub)
     return parser
 
 
@@ -181,6 +182,31 @@ def _add_replay_parser(sub: _Subcommands) -> None:
     _add_price_options(replay)
 
 
+def _add_audit_parser(sub: _Subcommands) -> None:
+    audit = sub.add_parser(
+        "audit",
+        help="audit real agent logs: every request predicted, every miss explained and priced",
+        description="Read real agent logs (Claude Code transcripts, HTTP captures, Codex rollouts, pi sessions, "
+        "request-body logs, Mooncake traces), replay every lane through the provider's cache model on the log's "
+        "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input.",
+    )
+    if not audit:
+        return
+    from prefixbench.workloads.audit.causes import CAUSES
+    from prefixbench.workloads.audit.trace import FORMAT_ALIASES, FORMATS
+
+    audit.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json)")
+    audit.add_argument("--input", default="auto", choices=("auto", *FORMATS, *FORMAT_ALIASES), help="log format (default: auto, detected from content; claude-trace and anthropic-capture name http-capture)")
+    audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
+    audit.add_argument("--out", type=Path, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json and audit.png here")
+    audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (default: at its own time)")
+    audit.add_argument("--fail-on", default=None, metavar="CAUSE,...", help=f"exit 1 if any request has one of these causes ({', '.join(CAUSES)})")
+    audit.add_argument("--min-hit-ratio", default=None, metavar="R", help="exit 1 if the overall hit ratio (read / all input) is below R")
+    audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
+    audit.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
+    audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
 def _listing(entries: dict[str, WorkloadEntry]) -> str:
     return "; ".join(f"{name} ({entry.summary}; engines {', '.join(entry.engines)})" for name, entry in entries.items())
 
@@ -245,6 +271,10 @@ def run(argv: Sequence[str] | None = None) -> int:
                 return cmd_check(args)
             case "replay":
                 return cmd_replay(args)
+            case "audit":
+                from prefixbench.reports.audit import run_audit_command
+
+                return run_audit_command(args)
         raise UserError(f"unknown command {args.command!r}")
     except UserError as exc:
         return _fail(str(exc))
@@ -308,7 +338,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return _replay_capture(args)
     from prefixbench.reports.replay import replay_json, replay_table
     from prefixbench.workloads.chat_completions import read_chat_completions
-    from prefixbench.workloads.replay import replay
+    from prefixbench.workloads.replay import replay_labelled
 
     if args.chars_per_token is not None:
         raise UserError("--chars-per-token applies to --input anthropic-capture only")
@@ -324,9 +354,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from prefixbench.workloads.sweep import make_cache_model
 
         cache = make_cache_model(args.cache, args.tokenizer)
-    # Streamed: each line is parsed, replayed and dropped; only the observations stay.
-    observations = replay(read_chat_completions(args.file), cache)
-    print(replay_json(observations, price) if args.format == "json" else replay_table(observations, price))
+    # Streamed: each line is parsed, replayed, labelled and dropped; observations and labels stay.
+    observations, labels = replay_labelled(read_chat_completions(args.file), cache)
+    print(replay_json(observations, price, labels) if args.format == "json" else replay_table(observations, price, labels))
     return 0
 
 

@@ -8,8 +8,21 @@ from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.pricing import PriceRow, cost_of, format_usd, usd_sum
 
 
-def replay_records(observations: list[Observation], price: PriceRow | None = None) -> list[dict[str, object]]:
-    """One JSON-ready object per request (with dollars split by part when ``price`` is given)."""
+Label = tuple[str, str] | None
+
+
+def _label(labels: list[Label] | None, index: int) -> Label:
+    return labels[index] if labels is not None and index < len(labels) else None
+
+
+def replay_records(
+    observations: list[Observation], price: PriceRow | None = None, labels: list[Label] | None = None
+) -> list[dict[str, object]]:
+    """One JSON-ready object per request (with dollars split by part when ``price`` is given).
+
+    ``labels`` (from :func:`prefixbench.workloads.replay.divergence_labels`) add the audit's
+    ``cause`` and ``detail`` to each divergence.
+    """
     records = [
         {
             "index": o.index,
@@ -26,9 +39,11 @@ def replay_records(observations: list[Observation], price: PriceRow | None = Non
                 "message": o.divergence.message_idx,
                 "block": o.divergence.block_idx,
                 "byte": o.divergence.byte_offset,
+                "cause": (_label(labels, n) or (None, None))[0],
+                "detail": (_label(labels, n) or (None, None))[1],
             },
         }
-        for o in observations
+        for n, o in enumerate(observations)
     ]
     if price is not None:
         for record, o in zip(records, observations):
@@ -45,12 +60,20 @@ def replay_records(observations: list[Observation], price: PriceRow | None = Non
     return records
 
 
-def replay_json(observations: list[Observation], price: PriceRow | None = None) -> str:
+def replay_json(observations: list[Observation], price: PriceRow | None = None, labels: list[Label] | None = None) -> str:
     """``--format json``."""
-    return json.dumps(replay_records(observations, price), indent=2)
+    return json.dumps(replay_records(observations, price, labels), indent=2)
 
 
-def replay_table(observations: list[Observation], price: PriceRow | None = None) -> str:
+def _where(o: Observation, label: Label) -> str:
+    if o.divergence is None:
+        return "-"
+    if label is None:
+        return o.divergence.describe()
+    return f"{label[0]}: {label[1]}"
+
+
+def replay_table(observations: list[Observation], price: PriceRow | None = None, labels: list[Label] | None = None) -> str:
     """Aligned text: one line per request plus a total (and dollars when ``price`` is given)."""
     header = ["#", "purpose", "prompt", "cached", "uncached", "hit", "extends", "first divergence"]
     if price is not None:
@@ -64,9 +87,9 @@ def replay_table(observations: list[Observation], price: PriceRow | None = None)
             f"{o.uncached_tokens:,}",
             f"{o.hit_ratio * 100:.1f}%",
             "yes" if o.extends_previous_conversation else "no",
-            "-" if o.divergence is None else o.divergence.describe(),
+            _where(o, _label(labels, n)),
         ]
-        for o in observations
+        for n, o in enumerate(observations)
     ]
     prompt = sum(o.prompt_tokens for o in observations)
     cached = sum(o.cached_tokens for o in observations)

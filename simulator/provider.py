@@ -49,9 +49,18 @@ class SimulatedProvider:
         self.observations: list[Observation] = []
         self._pending_rewrites: list[str] = []
         #: Latest request of each conversation lane by its opening, least recently used first.
-        self._lanes: dict[tuple[object, ...], RenderedRequest] = {}
+        self._lanes: dict[tuple[object, ...], tuple[RenderedRequest, Request]] = {}
         #: Conversation lanes opened so far (requests that continued none).
         self.lanes_opened = 0
+
+    def previous_in_lane(self, request: Request) -> Request | None:
+        """The latest request of the conversation ``request`` continues (before it is sent), if any."""
+        found = self._lanes.get(_lane_key(request.envelope, render_request(request)))
+        return None if found is None else found[1]
+
+    def _latest(self, lane: tuple[object, ...]) -> RenderedRequest | None:
+        found = self._lanes.get(lane)
+        return None if found is None else found[0]
 
     def note_rewrite(self, kind: str) -> None:
         """Record a durable rewrite the agent landed; the next observation carries it."""
@@ -79,7 +88,7 @@ class SimulatedProvider:
                 cached_tokens=0,
                 written_tokens=0,
                 divergence=None,
-                extends_previous_conversation=_extends(self._lanes.get(_lane_key(request.envelope, rendered)), rendered),
+                extends_previous_conversation=_extends(self._latest(_lane_key(request.envelope, rendered)), rendered),
                 rewrites_since_previous=rewrites,
                 tick=tick,
                 status=400,
@@ -95,7 +104,7 @@ class SimulatedProvider:
             self.reference.store(rendered, request.envelope)
             verdict = self.cache.observe(rendered, request.envelope, tick, ready_tick=ready_tick)
         lane = _lane_key(request.envelope, rendered)
-        latest = self._lanes.get(lane)
+        latest = self._latest(lane)
         observation = Observation(
             index=len(self.observations),
             purpose=request.purpose,
@@ -117,7 +126,7 @@ class SimulatedProvider:
                 self.lanes_opened += 1
                 if len(self._lanes) >= self.MAX_LANES:
                     del self._lanes[next(iter(self._lanes))]
-            self._lanes[lane] = rendered
+            self._lanes[lane] = (rendered, request)
         self.observations.append(observation)
         return observation
 

@@ -12,10 +12,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from prefixbench.simulator.anthropic import DEFAULT_CHARS_PER_TOKEN, AnthropicCache, prompt_chars
+from prefixbench.simulator.anthropic import (
+    DEFAULT_CHARS_PER_TOKEN,
+    AnthropicCache,
+    prompt_chars,
+)
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.render import render_request
-from prefixbench.workloads.anthropic_capture import Capture, CallKind, read_capture
+from prefixbench.simulator.wire import Request
+from prefixbench.workloads.anthropic_capture import CallKind, Capture, read_capture
+from prefixbench.workloads.audit.causes import body_diff
 
 #: Acceptance tolerances (issue 4).
 MAIN_READ_TOLERANCE = 0.03
@@ -44,7 +50,8 @@ class CaptureRow:
     reported_uncached: int
     #: The 1 h part of the predicted write.
     predicted_cache_write_1h: int = 0
-    #: Where the byte-exact reference saw the first new byte (``tools @ byte 0``...).
+    #: Where the byte-exact reference saw the first new byte (``tools @ byte 0``...), or, when the
+    #: body differs from the previous call of its kind, the audit's cause label and excerpt.
     divergence: str | None = None
 
 
@@ -98,8 +105,16 @@ def replay_calls(capture: Capture, *, chars_per_token: float | None = None) -> l
     cache = AnthropicCache(chars_per_token=ratio, auto_when_unmarked=None)
     provider = SimulatedProvider(cache=cache)
     rows: list[CaptureRow] = []
+    previous: dict[str, Request] = {}
     for call in sorted(capture.calls, key=lambda call: (call.tick, call.index)):
         seen = provider.send(call.request, call.tick, ready_tick=call.ready_tick)
+        divergence = None if seen.divergence is None else seen.divergence.describe()
+        before = previous.get(call.kind if call.kind != "compaction" else "main")
+        if divergence is not None and before is not None:
+            diff = body_diff(before, call.request)
+            if diff is not None:
+                divergence = f"{diff.cause}: {diff.detail}"
+        previous[call.kind] = call.request
         rows.append(
             CaptureRow(
                 index=call.index,
@@ -114,7 +129,7 @@ def replay_calls(capture: Capture, *, chars_per_token: float | None = None) -> l
                 predicted_uncached=seen.prompt_tokens - seen.cached_tokens - seen.written_tokens,
                 reported_uncached=call.usage.input_tokens,
                 predicted_cache_write_1h=seen.written_long_tokens,
-                divergence=None if seen.divergence is None else seen.divergence.describe(),
+                divergence=divergence,
             )
         )
     return sorted(rows, key=lambda row: row.index)

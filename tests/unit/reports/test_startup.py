@@ -54,6 +54,7 @@ def test_importing_the_cli_loads_neither_pandas_nor_matplotlib(tmp_path):
         ["--help"],
         ["replay", "--help"],
         ["sweep", "--help"],
+        ["audit", "--help"],
         ["check", "--preset", "patched", "--engines", "checkpoint", "--windows", "32k"],
     ],
     ids=lambda argv: " ".join(argv),
@@ -68,6 +69,13 @@ def test_replay_stays_light(tmp_path):
     log.write_text(json.dumps(line) + "\n" + json.dumps(line) + "\n")
     assert loaded_after(["replay", str(log)], tmp_path) == []
     assert loaded_after(["replay", str(log), "--format", "json"], tmp_path) == []
+
+
+def test_audit_without_out_stays_light(tmp_path, realdata):
+    transcripts = sorted((realdata / "claude-code-viewer").glob("*.jsonl"))
+    if not transcripts:
+        pytest.skip("no Claude Code transcripts in the shared real data")
+    assert loaded_after(["audit", *map(str, transcripts), "--quiet"], tmp_path) == []
 
 
 def test_the_probe_sees_heavy_modules_when_a_sweep_writes_charts(tmp_path):

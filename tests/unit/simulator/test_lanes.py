@@ -71,3 +71,19 @@ def test_the_peer_workload_breaks_only_where_session_0_rewrites():
     breaks = [(s, t) for (s, t, _), o in zip(lines, provider.observations) if not o.extends_previous_conversation]
     assert breaks == [(0, 0), (1, 0), (2, 0), (0, 10), (0, 20)]
     assert spec.rewrite_turns == (10, 20)
+
+
+def test_replay_labels_a_divergence_against_the_previous_request_of_its_lane():
+    from prefixbench.workloads.replay import replay_labelled
+
+    observations, labels = replay_labelled(
+        [
+            request("task A", "long tool output"),
+            request("task B", "b"),
+            request("task A", "long tool output", "more"),  # extends its lane: nothing to explain
+            request("task A", "[pruned] output", "more"),  # rewrote message 1 of its own lane
+        ]
+    )
+    assert labels[2] is None
+    assert labels[3] is not None and labels[3][0] == "messages-changed" and "message 1 block 0" in labels[3][1]
+    assert "long tool" in labels[3][1] and "[pruned]" in labels[3][1]

@@ -1,0 +1,480 @@
+"""Writers for ``prefixbench audit``: terminal table, JSON, Markdown, CSV, PNG, and progress.
+
+The audit itself lives in :mod:`prefixbench.workloads.audit`; nothing here recomputes it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from decimal import Decimal
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.pricing import format_usd
+from prefixbench.workloads.audit.causes import CAUSES
+from prefixbench.workloads.audit.core import SCHEMA_VERSION, AuditResult, AuditRow
+
+#: Files drawn as a panel each in audit.png; beyond this, one panel holds every request.
+CHART_PANELS = 12
+#: Worst requests listed after the cause summary.
+WORST = 15
+#: The per-request columns of audit.csv and of each request in --format json, in order.
+REQUEST_FIELDS = (
+    "file",
+    "lane",
+    "lane_kind",
+    "index",
+    "line",
+    "timestamp",
+    "provider",
+    "model",
+    "reported_cache_read",
+    "reported_cache_write",
+    "reported_cache_write_1h",
+    "reported_uncached",
+    "reported_output",
+    "predicted_cache_read",
+    "predicted_cache_write",
+    "predicted_uncached",
+    "expected_cache_read",
+    "lost_tokens",
+    "cause",
+    "evidence",
+    "detail",
+    "cost_usd",
+    "lost_usd",
+    "predicted_by",
+    "identity",
+    "gap_ms",
+    "inferred_cause",
+)
+
+
+def _num(value: Decimal | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def request_record(row: AuditRow) -> dict[str, object]:
+    """One request as JSON-ready data (dollars as numbers)."""
+    record = {name: getattr(row, name) for name in REQUEST_FIELDS}
+    record["cost_usd"] = _num(row.cost_usd)
+    record["lost_usd"] = _num(row.lost_usd)
+    return record
+
+
+def audit_record(result: AuditResult) -> dict[str, object]:
+    """The whole audit as the ``--format json`` object (schema 1)."""
+    totals = result.totals
+    return {
+        "schema": SCHEMA_VERSION,
+        "requests": [request_record(row) for row in result.rows],
+        "lanes": [
+            {
+                "file": lane.file,
+                "lane": lane.lane,
+                "kind": lane.kind,
+                "model": lane.model,
+                "requests": lane.requests,
+                "reported_cache_read": lane.reported_cache_read,
+                "reported_cache_write": lane.reported_cache_write,
+                "reported_uncached": lane.reported_uncached,
+                "reported_output": lane.reported_output,
+                "predicted_cache_read": lane.predicted_cache_read,
+                "predicted_cache_write": lane.predicted_cache_write,
+                "predicted_uncached": lane.predicted_uncached,
+                "read_within_3pct": lane.read_within,
+                "hit_ratio": round(lane.hit_ratio, 6),
+                "lost_tokens": lane.lost_tokens,
+                "cost_usd": float(lane.cost_usd),
+                "lost_usd": float(lane.lost_usd),
+                "head_tokens": lane.head_tokens,
+            }
+            for lane in result.lanes
+        ],
+        "causes": [
+            {"cause": c.cause, "requests": c.requests, "lost_tokens": c.lost_tokens, "lost_usd": float(c.lost_usd)}
+            for c in result.causes
+        ],
+        "totals": {
+            "requests": totals.requests,
+            "input": totals.input,
+            "output": totals.output,
+            "cache_read": totals.cache_read,
+            "cache_write": totals.cache_write,
+            "cache_write_1h": totals.cache_write_1h,
+            "cost_usd": float(totals.cost_usd),
+            "lost_usd": float(totals.lost_usd),
+            "hit_ratio": round(totals.hit_ratio, 6),
+        },
+        "models": [
+            {
+                "provider": m.provider,
+                "model": m.model,
+                "requests": m.requests,
+                "input": m.input,
+                "output": m.output,
+                "cache_read": m.cache_read,
+                "cache_write": m.cache_write,
+                "cost_usd": float(m.cost_usd),
+                "lost_usd": float(m.lost_usd),
+                "priced": m.priced,
+            }
+            for m in result.models
+        ],
+        "files": [
+            {
+                "file": f.file,
+                "format": f.format,
+                "requests": f.requests,
+                "read_within_3pct": f.read_within,
+                "mean_abs_read_error": None if f.mean_abs_read_error is None else round(f.mean_abs_read_error, 6),
+                "skipped": f.skipped,
+                "cost_usd": float(f.cost_usd),
+                "lost_usd": float(f.lost_usd),
+                "notes": list(f.notes),
+            }
+            for f in result.files
+        ],
+        "notes": list(result.notes),
+    }
+
+
+def audit_json(result: AuditResult) -> str:
+    """``--format json``."""
+    return json.dumps(audit_record(result), indent=1, ensure_ascii=False)
+
+
+def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+def _short(path: str) -> str:
+    return Path(path).name
+
+
+def _usd(value: Decimal | None) -> str:
+    return "-" if value is None else format_usd(value)
+
+
+def audit_table(result: AuditResult, worst: int = WORST) -> str:
+    """The terminal view: totals, misses by cause, the worst requests, then every lane predicted vs
+    reported, models, calibration per file and notes."""
+    t = result.totals
+    headline = (
+        f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
+        f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}; hit ratio {t.hit_ratio:.1%}; "
+        f"paid {format_usd(t.cost_usd)}, lost to misses {format_usd(t.lost_usd)}"
+    )
+    out = [
+        headline,
+        "",
+        "misses by cause",
+    ]
+    out += _table(
+        ["cause", "requests", "lost tokens", "lost", "meaning"],
+        [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", format_usd(c.lost_usd), CAUSES[c.cause]] for c in result.causes],
+        {1, 2, 3},
+    ) or ["(none)"]
+    ranked = sorted(
+        (row for row in result.rows if row.cause is not None and row.lost_tokens > 0),
+        key=lambda row: (-(row.lost_usd or Decimal(0)), -row.lost_tokens, row.file, row.line),
+    )[:worst]
+    out += ["", f"worst requests (top {len(ranked)} by dollars lost)"]
+    out += _table(
+        ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "detail"],
+        [
+            [
+                f"{_short(row.file)}:{row.line}",
+                row.lane,
+                f"{row.reported_cache_read or 0:,}",
+                f"{row.expected_cache_read:,}",
+                _usd(row.lost_usd),
+                row.cause or "",
+                row.evidence or "",
+                row.detail[:110],
+            ]
+            for row in ranked
+        ],
+        {2, 3, 4},
+    )
+    out += ["", "lanes: reported vs predicted"]
+    reported_files = {row.file for row in result.rows if row.reported_cache_read is not None}
+    lane_rows = []
+    for lane in result.lanes:
+        if lane.file not in reported_files:
+            lane_rows.append(
+                [_short(lane.file), lane.lane, f"{lane.requests:,}", "n/a", f"{lane.predicted_cache_read:,}", "n/a", "n/a",
+                 f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", "n/a", "-", "-"]
+            )
+            continue
+        error = (
+            "n/a"
+            if lane.reported_cache_read == 0
+            else f"{(lane.predicted_cache_read - lane.reported_cache_read) / lane.reported_cache_read:+.1%}"
+        )
+        lane_rows.append(
+            [
+                _short(lane.file),
+                lane.lane,
+                f"{lane.requests:,}",
+                f"{lane.reported_cache_read:,}",
+                f"{lane.predicted_cache_read:,}",
+                error,
+                f"{lane.reported_cache_write:,}",
+                f"{lane.predicted_cache_write:,}",
+                f"{lane.reported_uncached:,}",
+                f"{lane.predicted_uncached:,}",
+                f"{lane.read_within}/{lane.requests}",
+                f"{lane.hit_ratio:.1%}",
+                format_usd(lane.cost_usd),
+                format_usd(lane.lost_usd),
+            ]
+        )
+    out += _table(
+        ["file", "lane", "reqs", "read", "pred", "err", "write", "pred", "uncached", "pred", "read ±3%", "hit", "paid", "lost"],
+        lane_rows,
+        set(range(2, 14)),
+    )
+    out += ["", "models"]
+    out += _table(
+        ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
+        [
+            [
+                m.provider,
+                m.model,
+                f"{m.requests:,}",
+                f"{m.input:,}",
+                f"{m.output:,}",
+                f"{m.cache_read:,}",
+                f"{m.cache_write:,}",
+                format_usd(m.cost_usd) if m.priced else "no price",
+                format_usd(m.lost_usd) if m.priced else "-",
+            ]
+            for m in result.models
+        ],
+        set(range(2, 9)),
+    )
+    out += ["", "calibration per file: predicted read within 3% of reported"]
+    out += _table(
+        ["file", "format", "requests", "within 3%", "mean |error|", "skipped", "paid", "lost"],
+        [
+            [
+                _short(f.file),
+                f.format,
+                f"{f.requests:,}",
+                f"{f.read_within:,}" if f.file in reported_files else "n/a",
+                "n/a" if f.mean_abs_read_error is None else f"{f.mean_abs_read_error:.2%}",
+                f"{f.skipped:,}",
+                format_usd(f.cost_usd),
+                format_usd(f.lost_usd),
+            ]
+            for f in result.files
+        ],
+        {2, 3, 4, 5, 6, 7},
+    )
+    file_notes: dict[str, list[str]] = {}
+    for calibration in result.files:
+        for note in calibration.notes:
+            file_notes.setdefault(note, []).append(_short(calibration.file))
+    out += [""]
+    for note, names in file_notes.items():
+        where = names[0] if len(names) == 1 else f"{len(names)} files"
+        out.append(f"note ({where}): {note}")
+    out += [f"note: {note}" for note in result.notes]
+    return "\n".join(out)
+
+
+def audit_markdown(result: AuditResult) -> str:
+    """audit.md: the table view in Markdown, with how to read it."""
+    body = audit_table(result, worst=50)
+    return (
+        "# prefixbench audit\n\n"
+        "Every request of every lane, predicted by the provider's cache model on the log's clock and "
+        "compared with what the provider reported. *expected* is the read the previous request of the "
+        "lane left possible; *lost* is what the tokens missing from it cost above the read price. Each "
+        "miss carries one cause and the evidence that decided it: `diagnostic` (the provider said so), "
+        "`body-diff` (the request bodies differ there), `log` (inferred from what the log records) or "
+        "`none` (`unexplained`, with why the log cannot tell).\n\n"
+        "```\n" + body + "\n```\n\n## Causes\n\n"
+        + "\n".join(f"- `{name}`: {meaning}" for name, meaning in CAUSES.items())
+        + "\n"
+    )
+
+
+def audit_csv(result: AuditResult) -> str:
+    """audit.csv: one row a request."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(REQUEST_FIELDS)
+    for row in result.rows:
+        record = request_record(row)
+        writer.writerow(["" if record[name] is None else record[name] for name in REQUEST_FIELDS])
+    return buffer.getvalue()
+
+
+def audit_chart(result: AuditResult, path: Path) -> None:
+    """audit.png: per file, per request stacked read / write / uncached, predicted read, misses by cause."""
+    import numpy as np
+    from matplotlib.ticker import MaxNLocator
+    from prefixbench.reports.charts import CACHED, UNCACHED, plt, save
+
+    files = [f.file for f in result.files]
+    rows_by_file: dict[str, list[AuditRow]] = {name: [] for name in files}
+    for row in result.rows:
+        rows_by_file[row.file].append(row)
+    if len(files) > CHART_PANELS:
+        # Too many files for a panel each: one panel, every request in file order (nothing left out).
+        rows_by_file = {f"{len(files)} files, in order": [row for name in files for row in rows_by_file[name]]}
+        files = list(rows_by_file)
+    colours = dict(zip(CAUSES, ("#57606a", "#8250df", "#bf8700", "#cf222e", "#fb8f44", "#0550ae", "#0969da", "#a40e26",
+                                "#953800", "#1a7f37", "#6639ba", "#6e7781", "#116329", "#4d2d00", "#000000")))
+    fig, axes = plt.subplots(len(files), 1, figsize=(12, 2.6 * len(files) + 0.6), squeeze=False)
+    used: set[str] = set()
+    for ax, name in zip(axes[:, 0], files):
+        rows = rows_by_file[name]
+        if not rows:
+            ax.text(0.5, 0.5, "no model calls with usage in this file", ha="center", va="center", transform=ax.transAxes)
+            ax.set_title(Path(name).name, fontsize=9)
+            continue
+        x = np.arange(len(rows))
+        reported = all(row.reported_cache_read is not None for row in rows)
+        read = np.array([(row.reported_cache_read if reported else row.predicted_cache_read) or 0 for row in rows], float)
+        write = np.array([(row.reported_cache_write if reported else row.predicted_cache_write) or 0 for row in rows], float)
+        uncached = np.array([(row.reported_uncached if reported else row.predicted_uncached) or 0 for row in rows], float)
+        edges = np.arange(len(rows) + 1) - 0.5
+        ax.stairs(read, edges, fill=True, color=CACHED, label="cache read")
+        ax.stairs(read + write, edges, baseline=read, fill=True, color="#bf8700", label="cache write")
+        ax.stairs(read + write + uncached, edges, baseline=read + write, fill=True, color=UNCACHED, label="uncached")
+        if reported:
+            ax.step(x, [row.predicted_cache_read for row in rows], where="mid", color="black", linewidth=0.8, label="predicted read")
+        top = (read + write + uncached).max() if len(rows) else 1
+        for cause in CAUSES:
+            picked = [i for i, row in enumerate(rows) if row.cause == cause]
+            if picked:
+                used.add(cause)
+                ax.scatter(picked, [top * 1.04] * len(picked), marker="v", s=18, color=colours[cause], label=f"miss: {cause}", zorder=3)
+        ax.set_xlim(-0.5, max(len(rows) - 0.5, 0.5))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylim(0, top * 1.12 if top else 1)
+        ax.set_title(f"{Path(name).name} ({len(rows):,} requests{'' if reported else ', predicted only'})", fontsize=9)
+        ax.set_ylabel("tokens", fontsize=8)
+        ax.tick_params(labelsize=7)
+    handles: dict[str, object] = {}
+    for ax in axes[:, 0]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    if handles:
+        fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", ncol=min(6, len(handles)), fontsize=7, frameon=False)
+    axes[-1, 0].set_xlabel("request (file order)", fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
+    save(fig, path)
+
+
+def write_outputs(result: AuditResult, out: Path) -> list[Path]:
+    """audit.md, audit.csv, audit.json and audit.png in ``out``, all or nothing.
+
+    Everything is written to a temporary folder beside ``out`` first, then moved in, so a
+    failure never leaves half the files.
+    """
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".audit-", dir=out.parent))
+    try:
+        (staging / "audit.md").write_text(audit_markdown(result), encoding="utf-8")
+        (staging / "audit.csv").write_text(audit_csv(result), encoding="utf-8")
+        (staging / "audit.json").write_text(audit_json(result) + "\n", encoding="utf-8")
+        audit_chart(result, staging / "audit.png")
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name in ("audit.md", "audit.csv", "audit.json", "audit.png"):
+            os.replace(staging / name, out / name)
+            written.append(out / name)
+        return written
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+class Progress:
+    """Bytes read so far (across files): a rich bar on a terminal, else a plain line every few seconds."""
+
+    def __init__(self, total: int, *, enabled: bool = True, every: float = 3.0) -> None:
+        self.total = max(total, 1)
+        self.enabled = enabled and total > 0
+        self.every = every
+        self.last = time.monotonic()
+        self.start = self.last
+        self._bar = None
+        if self.enabled and sys.stderr.isatty():
+            from rich.progress import BarColumn, TransferSpeedColumn
+            from rich.progress import Progress as RichProgress
+
+            self._bar = RichProgress("reading logs", BarColumn(), TransferSpeedColumn(), transient=True)
+            self._task = self._bar.add_task("read", total=self.total)
+            self._bar.start()
+
+    def __call__(self, done: int) -> None:
+        if not self.enabled:
+            return
+        now_done = done
+        if self._bar is not None:
+            self._bar.update(self._task, completed=now_done)
+            return
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            rate = now_done / max(now - self.start, 1e-9) / 1e6
+            print(f"prefixbench audit: read {now_done / 1e6:,.1f} of {self.total / 1e6:,.1f} MB ({rate:.1f} MB/s)", file=sys.stderr)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def total_bytes(paths: list[Path]) -> int:
+    """Bytes of the log files an audit will read (for the progress bar)."""
+    from prefixbench.workloads.audit.sources import find_logs
+
+    return sum(path.stat().st_size for path in find_logs(paths))
+
+
+def run_audit_command(args) -> int:
+    """``prefixbench audit``: check every option, audit, print, write, gate."""
+    from prefixbench.workloads.audit.core import run_audit
+    from prefixbench.workloads.audit.gate import Gate, junit_xml, violations
+
+    gate = Gate.parse(args.fail_on, args.min_hit_ratio, args.max_lost_usd)
+    for option, path in (("--out", args.out), ("--junit", args.junit)):
+        if path is not None and path.exists() and (path.is_dir() != (option == "--out")):
+            raise UserError(f"{option} {path}: exists and is {'a file' if option == '--out' else 'a folder'}")
+    progress = Progress(total_bytes(args.paths), enabled=not args.quiet)
+    try:
+        result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, progress=progress)
+    finally:
+        progress.close()
+    match args.format:
+        case "json":
+            print(audit_json(result))
+        case "md":
+            print(audit_markdown(result))
+        case _:
+            print(audit_table(result))
+    if args.out is not None:
+        write_outputs(result, args.out)
+    if args.junit is not None:
+        args.junit.parent.mkdir(parents=True, exist_ok=True)
+        args.junit.write_bytes(junit_xml(result, gate))
+    failed = violations(result, gate)
+    for line in failed:
+        print(line, file=sys.stderr)
+    return 1 if failed else 0

@@ -1,0 +1,170 @@
+"""A provider prefix cache over *chains* of opaque segments, for logs that carry no request bodies.
+
+An agent log without bodies (a Claude Code transcript, a pi session, a Codex rollout) still
+says which earlier call each call's prompt extends, and how many tokens each prompt had. That is
+enough to run a provider's cache rules: a prompt is ``head + node_1 + ... + node_k``, where the
+head is the unlogged system prompt + tools (shared by every prompt with the same ``head`` key)
+and each node is the prompt of an earlier call this one extends. An entry stored at a node holds
+that call's cacheable prefix, ``tokens`` long, under a request family (model, effort...).
+
+Rules per provider (the same facts as the byte-level models, see ``reference/providers.md``):
+
+* ``anthropic``: an entry is written at the end of each call's cacheable prefix and, when the
+  head size is known, at the head (Claude Code puts breakpoints on the system blocks). A call
+  reads the longest usable entry on its chain, else the head. An entry is usable from the moment
+  the response that wrote it begins (``ready``) until its TTL (5 min or 1 h) runs out; every read
+  pushes the expiry of the entry it hit (and of the head) on; entries further back on the chain
+  keep their own last use, so a later branch back to one of them is judged by that. Below the model's minimum cacheable length nothing is read or written.
+  A breakpoint checks 20 block boundaries back: an entry more than ``lookback_blocks`` blocks
+  behind the call's end is not found.
+* ``openai``: prefix caching is automatic: the whole prompt is stored; a hit needs 1,024 tokens
+  and counts in 128-token steps; entries live ``ttl_ms`` after their last use (in-memory
+  retention, 5-10 min idle: 10 min is used); no write fee.
+* ``deepseek``: 128-token units, no write fee, no TTL within a session's time span.
+
+Keys are strings chosen by the caller; the model never looks inside them. The walk back along a
+chain stops after ``max_walk`` nodes (prompts that share only an older ancestor are rare; a
+longer walk would make long chains quadratic).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from prefixbench.simulator.anthropic import TTL_MS, min_cacheable_tokens
+
+ChainProvider = Literal["anthropic", "openai", "deepseek"]
+#: OpenAI in-memory retention: "usually 5-10 min idle".
+OPENAI_TTL_MS = 10 * 60_000
+OPENAI_MIN_TOKENS = 1024
+STEP_TOKENS = 128
+
+
+@dataclass(slots=True)
+class _Entry:
+    tokens: int
+    ttl_ms: int | None
+    ready: int
+    expiry: int | None
+
+    def usable(self, tick: int) -> bool:
+        return self.ready <= tick and (self.expiry is None or tick < self.expiry)
+
+
+@dataclass(frozen=True, slots=True)
+class ChainVerdict:
+    """What the model predicts for one call."""
+
+    read: int
+    write: int
+    #: ``node``: an entry on the chain; ``head``: the shared head; ``none``: nothing usable.
+    source: Literal["node", "head", "none"]
+    #: An entry that would have served was still being written (its response had not begun).
+    in_flight: bool = False
+    #: An entry that would have served had expired.
+    expired: bool = False
+
+
+class ChainCache:
+    """One provider's cache over chains of opaque segments (see the module doc)."""
+
+    def __init__(self, provider: ChainProvider, *, max_walk: int = 64, lookback_blocks: int = 20) -> None:
+        self.provider = provider
+        self.max_walk = max_walk
+        self.lookback_blocks = lookback_blocks
+        self._entries: dict[tuple[str, str], _Entry] = {}
+        self._parent: dict[str, tuple[str | None, int]] = {}
+
+    def _ttl(self, ttl: str) -> int | None:
+        match self.provider:
+            case "anthropic":
+                return TTL_MS["1h" if ttl == "1h" else "5m"]
+            case "openai":
+                return OPENAI_TTL_MS
+            case _:
+                return None
+
+    def _round(self, tokens: int) -> int:
+        if self.provider == "anthropic":
+            return tokens
+        if self.provider == "openai" and tokens < OPENAI_MIN_TOKENS:
+            return 0
+        return tokens // STEP_TOKENS * STEP_TOKENS
+
+    def observe(
+        self,
+        *,
+        family: str,
+        head: str,
+        head_tokens: int | None,
+        node: str,
+        parent: str | None,
+        new_blocks: int,
+        cacheable: int,
+        model: str,
+        tick: int,
+        ready: int,
+        ttl: str = "5m",
+    ) -> ChainVerdict:
+        """Price one call whose cacheable prompt is ``cacheable`` tokens, then store its entries."""
+        self._parent[node] = (parent, new_blocks)
+        if self.provider == "anthropic" and cacheable < min_cacheable_tokens(model):
+            return ChainVerdict(0, 0, "none")
+        read, source, in_flight, expired = 0, "none", False, False
+        hit_key: tuple[str, str] | None = None
+        cursor, blocks, steps = parent, new_blocks, 0
+        while cursor is not None and steps < self.max_walk:
+            if self.provider == "anthropic" and blocks > self.lookback_blocks:
+                break
+            entry = self._entries.get((family, cursor))
+            if entry is not None and entry.tokens <= cacheable:
+                if entry.usable(tick):
+                    read, source, hit_key = entry.tokens, "node", (family, cursor)
+                    break
+                if entry.ready > tick:
+                    in_flight = True
+                else:
+                    expired = True
+            cursor, more = self._parent.get(cursor, (None, 0))
+            blocks += more
+            steps += 1
+        head_key = (f"head:{model}", head)
+        if head_tokens is not None and head_tokens <= cacheable:
+            head_entry = self._entries.get(head_key)
+            if read < head_tokens and head_entry is not None:
+                if head_entry.usable(tick):
+                    read, source, hit_key = head_tokens, "head", head_key
+                elif head_entry.ready > tick:
+                    in_flight = True
+                else:
+                    expired = True
+        read = self._round(read)
+        ttl_ms = self._ttl(ttl)
+        if hit_key is not None:
+            hit = self._entries[hit_key]
+            if ttl_ms is not None and hit.expiry is not None:
+                hit.expiry = max(hit.expiry, tick + (hit.ttl_ms or ttl_ms))
+            if head_tokens is not None and source == "node":
+                self._touch(head_key, tick)
+        self._store((family, node), cacheable, ttl_ms, tick, ready)
+        if head_tokens is not None and head_tokens <= cacheable:
+            self._store(head_key, head_tokens, ttl_ms, tick, ready)
+        write = cacheable - read if self.provider == "anthropic" else 0
+        return ChainVerdict(read, write, source, in_flight and source == "none", expired and source != "node")
+
+    def _touch(self, key: tuple[str, str], tick: int) -> None:
+        entry = self._entries.get(key)
+        if entry is not None and entry.usable(tick) and entry.expiry is not None and entry.ttl_ms is not None:
+            entry.expiry = max(entry.expiry, tick + entry.ttl_ms)
+
+    def _store(self, key: tuple[str, str], tokens: int, ttl_ms: int | None, tick: int, ready: int) -> None:
+        entry = self._entries.get(key)
+        if entry is None or (entry.expiry is not None and entry.expiry <= tick):
+            self._entries[key] = _Entry(tokens, ttl_ms, ready, None if ttl_ms is None else ready + ttl_ms)
+            return
+        if entry.ready > tick:
+            entry.ready = min(entry.ready, ready)
+        if ttl_ms is not None and entry.expiry is not None:
+            entry.ttl_ms = max(entry.ttl_ms or 0, ttl_ms)
+            entry.expiry = max(entry.expiry, max(tick, entry.ready) + ttl_ms)

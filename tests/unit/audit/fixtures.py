@@ -1,0 +1,122 @@
+"""Small synthetic logs of every format and version the audit reads (written by the tests)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def cc_usage(uncached: int, write: int, read: int, output: int, write_1h: int = 0) -> dict:
+    usage = {
+        "input_tokens": uncached,
+        "cache_creation_input_tokens": write,
+        "cache_read_input_tokens": read,
+        "output_tokens": output,
+    }
+    if write_1h is not None:
+        usage["cache_creation"] = {"ephemeral_5m_input_tokens": write - write_1h, "ephemeral_1h_input_tokens": write_1h}
+    return usage
+
+
+class Transcript:
+    """Builds Claude Code transcript lines with parent links."""
+
+    def __init__(self, session: str = "s1", version: str = "1.0.98", sidechain: bool = False) -> None:
+        self.session = session
+        self.version = version
+        self.sidechain = sidechain
+        self.lines: list[dict] = []
+        self.last: str | None = None
+        self.n = 0
+
+    def _uuid(self) -> str:
+        self.n += 1
+        return f"{self.session}-u{self.n}"
+
+    def user(self, text: str, ts: str, *, tool: bool = False, root: bool = False) -> str:
+        uuid = self._uuid()
+        content = [{"type": "tool_result", "tool_use_id": "t", "content": text}] if tool else text
+        self.lines.append(
+            {
+                "parentUuid": None if root else self.last,
+                "isSidechain": self.sidechain,
+                "sessionId": self.session,
+                "version": self.version,
+                "type": "user",
+                "message": {"role": "user", "content": content},
+                "uuid": uuid,
+                "timestamp": ts,
+            }
+        )
+        self.last = uuid
+        return uuid
+
+    def assistant(self, request_id: str, ts: str, usages: list[dict], model: str = "claude-sonnet-4-20250514") -> None:
+        """One API response as one line per content block (usage per line as given)."""
+        for usage in usages:
+            uuid = self._uuid()
+            self.lines.append(
+                {
+                    "parentUuid": self.last,
+                    "isSidechain": self.sidechain,
+                    "sessionId": self.session,
+                    "version": self.version,
+                    "type": "assistant",
+                    "requestId": request_id,
+                    "message": {"id": "msg_" + request_id, "role": "assistant", "model": model, "content": [{"type": "text", "text": "x"}], "usage": usage},
+                    "uuid": uuid,
+                    "timestamp": ts,
+                }
+            )
+            self.last = uuid
+
+    def compact_boundary(self, ts: str) -> None:
+        uuid = self._uuid()
+        self.lines.append(
+            {
+                "parentUuid": None,
+                "logicalParentUuid": self.last,
+                "isSidechain": False,
+                "sessionId": self.session,
+                "version": self.version,
+                "type": "system",
+                "subtype": "compact_boundary",
+                "content": "Conversation compacted",
+                "uuid": uuid,
+                "timestamp": ts,
+            }
+        )
+        self.last = uuid
+
+
+def anthropic_body(model: str = "claude-sonnet-4-20250514", messages: int = 2, system: str = "You are helpful. " * 400) -> dict:
+    msgs = []
+    for k in range(messages):
+        role = "user" if k % 2 == 0 else "assistant"
+        msgs.append({"role": role, "content": [{"type": "text", "text": f"message {k} " + "word " * 50}]})
+    msgs[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+    return {
+        "model": model,
+        "max_tokens": 1000,
+        "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+        "tools": [{"name": "Read", "description": "read a file", "input_schema": {"type": "object"}}],
+        "messages": msgs,
+    }
+
+
+def sse(*events: dict) -> str:
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+def capture_line(body: dict, response: dict, *, url: str = "https://api.anthropic.com/v1/messages", sent: float = 1748554704.0, status: int = 200) -> dict:
+    return {
+        "request": {"timestamp": sent, "method": "POST", "url": url, "headers": {}, "body": body},
+        "response": {"timestamp": sent + 1.5, "status_code": status, "headers": {}, **response},
+        "logged_at": "2025-05-29T21:38:25.032Z",
+    }

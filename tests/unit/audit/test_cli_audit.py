@@ -1,0 +1,156 @@
+"""``prefixbench audit`` on the command line: outputs, gate, JUnit, bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from prefixbench.reports.cli import main
+
+from .fixtures import Transcript, cc_usage, write_jsonl
+
+
+def _session(tmp_path: Path) -> Path:
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    t.user("result", "2025-09-03T00:00:03.000Z", tool=True)
+    t.assistant("r2", "2025-09-03T00:00:05.000Z", [cc_usage(3, 200, 15000, 9)])
+    t.user("next", "2025-09-03T00:20:00.000Z")  # 20 minutes idle: past the 5 m TTL
+    t.assistant("r3", "2025-09-03T00:20:03.000Z", [cc_usage(3, 15300, 0, 9)])
+    return write_jsonl(tmp_path / "logs" / "s1.jsonl", t.lines)
+
+
+def test_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = _session(tmp_path)
+    out = tmp_path / "out"
+    assert main(["audit", str(log.parent), "--out", str(out), "--quiet"]) == 0
+    table = capsys.readouterr().out
+    assert "misses by cause" in table and "ttl-expired" in table
+    assert sorted(p.name for p in out.iterdir()) == ["audit.csv", "audit.json", "audit.md", "audit.png"]
+    rows = list(csv.DictReader((out / "audit.csv").open()))
+    assert [row["cause"] for row in rows] == ["cold-start", "", "ttl-expired"]
+    assert rows[2]["detail"].startswith("idle 19m57s")
+    assert json.loads((out / "audit.json").read_text())["totals"]["requests"] == 3
+    assert (out / "audit.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_outputs_are_deterministic(tmp_path: Path) -> None:
+    log = _session(tmp_path)
+    for name in ("a", "b"):
+        assert main(["audit", str(log), "--out", str(tmp_path / name), "--quiet"]) == 0
+    for name in ("audit.csv", "audit.json", "audit.md", "audit.png"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_gate_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = _session(tmp_path)
+    junit = tmp_path / "junit.xml"
+    assert main(["audit", str(log), "--quiet", "--fail-on", "ttl-expired", "--junit", str(junit)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("FAIL cause ttl-expired: 1 request(s)")
+    root = ElementTree.parse(junit).getroot()
+    assert root.tag == "testsuites"
+    (suite,) = root.findall("testsuite")
+    cases = suite.findall("testcase")
+    assert [case.get("name") for case in cases] == ["main"]
+    assert int(suite.get("tests")) == 1 and int(suite.get("failures")) == 1
+    assert cases[0].find("failure") is not None and cases[0].find("failure").get("message")
+    assert main(["audit", str(log), "--quiet", "--fail-on", "model-changed", "--junit", str(junit)]) == 0
+    assert ElementTree.parse(junit).getroot().find("testsuite").get("failures") == "0"
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--fail-on", "nonsense"], "--fail-on: unknown cause nonsense"),
+        (["--min-hit-ratio", "2"], "--min-hit-ratio"),
+        (["--max-lost-usd", "x"], "--max-lost-usd"),
+        (["--input", "yaml"], "invalid choice"),
+        (["--price-as-of", "yesterday"], "--price-as-of"),
+    ],
+)
+def test_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], message: str) -> None:
+    assert main(["audit", str(_session(tmp_path)), *options]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        (b"not json at all\n", ":1: "),
+        (b'{"type":"user","uuid":"a","sessionId":"s","timestamp":"2025-09-03T00:00:00Z","parentUuid":null,"message":{"role":"user","content":"x"}}\n{"type": "assis', ":2: truncated"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00", ":1: binary"),
+        (b'{"timestamp":"2025-11-17T21:30:28.664Z","type":"session_meta","payload":{"id":"x"}}\n', ":1: a codex record in a file read as claude-code"),
+    ],
+)
+def test_bad_input_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, where: str) -> None:
+    good = _session(tmp_path)
+    bad = good.parent / "zz-bad.jsonl"
+    bad.write_bytes(content)
+    out = tmp_path / "out"
+    extra = ["--input", "claude-code"] if "codex" in where else []
+    assert main(["audit", str(good.parent), "--out", str(out), "--quiet", *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{bad}{where}" in err[0], err
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".audit-")] == []
+
+
+def test_empty_folder_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    assert main(["audit", str(tmp_path / "empty")]) == 2
+    assert "no log files" in capsys.readouterr().err
+
+
+def test_progress_lines_when_not_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from prefixbench.reports.audit import Progress
+
+    progress = Progress(10_000_000, every=0.0)
+    progress(5_000_000)
+    assert "read 5.0 of 10.0 MB" in capsys.readouterr().err
+
+
+def test_a_file_without_model_calls_still_writes_every_output(tmp_path: Path) -> None:
+    log = write_jsonl(tmp_path / "rollout-old.jsonl", [{"id": "x", "timestamp": "2025-05-01T10:00:00Z", "instructions": None}])
+    assert main(["audit", str(log), "--out", str(tmp_path / "out"), "--junit", str(tmp_path / "j.xml"), "--quiet"]) == 0
+    assert len(list((tmp_path / "out").iterdir())) == 4
+
+
+def test_many_files_share_one_chart_panel(tmp_path: Path) -> None:
+    for n in range(14):
+        t = Transcript(f"s{n}")
+        t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+        t.assistant(f"r{n}", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+        write_jsonl(tmp_path / "logs" / f"s{n:02d}.jsonl", t.lines)
+    assert main(["audit", str(tmp_path / "logs"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert (tmp_path / "out" / "audit.png").stat().st_size > 0
+
+
+def test_markdown_and_price_date(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = _session(tmp_path)
+    assert main(["audit", str(log), "--format", "md", "--quiet", "--price-as-of", "2025-09-01"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# prefixbench audit") and "`ttl-expired`" in out and "as of 2025-09-01" in out
+
+
+def test_out_that_is_a_file_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = _session(tmp_path)
+    target = tmp_path / "taken"
+    target.write_text("x")
+    assert main(["audit", str(log), "--out", str(target), "--quiet"]) == 2
+    assert "--out" in capsys.readouterr().err and target.read_text() == "x"
+
+
+def test_predicted_only_logs_gate_on_the_predicted_hit_ratio(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = write_jsonl(tmp_path / "trace.jsonl", [
+        {"timestamp": 0, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]},
+        {"timestamp": 9, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]},
+    ])
+    assert main(["audit", str(trace), "--quiet", "--min-hit-ratio", "0.4"]) == 0
+    assert "hit ratio 50.0%" in capsys.readouterr().out
+    assert main(["audit", str(trace), "--quiet", "--min-hit-ratio", "0.6"]) == 1

@@ -1,0 +1,58 @@
+"""The chain cache model: provider rules on chains of opaque segments."""
+
+from __future__ import annotations
+
+from prefixbench.simulator.chain import ChainCache
+
+MODEL = "claude-sonnet-4-20250514"
+
+
+def _send(cache: ChainCache, node: str, parent: str | None, cacheable: int, tick: int, ready: int | None = None, **kw):
+    return cache.observe(
+        family=kw.pop("family", "f"), head=kw.pop("head", "h"), head_tokens=kw.pop("head_tokens", None), node=node,
+        parent=parent, new_blocks=kw.pop("new_blocks", 2), cacheable=cacheable, model=kw.pop("model", MODEL), tick=tick,
+        ready=tick if ready is None else ready, **kw,
+    )
+
+
+def test_anthropic_chain_reads_the_previous_prompt_and_writes_the_rest() -> None:
+    cache = ChainCache("anthropic")
+    first = _send(cache, "a", None, 10_000, 0, 1_000)
+    second = _send(cache, "b", "a", 10_500, 2_000)
+    assert (first.read, first.write, second.read, second.write) == (0, 10_000, 10_000, 500)
+
+
+def test_anthropic_ttl_and_in_flight() -> None:
+    cache = ChainCache("anthropic")
+    _send(cache, "a", None, 10_000, 0, 3_000)
+    early = _send(cache, "b", "a", 10_500, 1_000)  # before the first response began
+    assert early.read == 0 and early.in_flight
+    late = _send(cache, "c", "a", 10_500, 3_000 + 5 * 60_000 + 1)  # past 5 minutes
+    assert late.read == 0 and late.expired
+    cache = ChainCache("anthropic")
+    _send(cache, "a", None, 10_000, 0, ttl="1h")
+    assert _send(cache, "b", "a", 10_500, 30 * 60_000).read == 10_000
+
+
+def test_shared_head_and_minimum_length() -> None:
+    cache = ChainCache("anthropic")
+    _send(cache, "a", None, 12_000, 0, head_tokens=11_000)
+    other_lane = _send(cache, "x", None, 12_500, 10_000, head_tokens=11_000)
+    assert (other_lane.read, other_lane.source) == (11_000, "head")
+    tiny = _send(cache, "t1", None, 500, 20_000)
+    assert (tiny.read, tiny.write) == (0, 0)
+
+
+def test_openai_steps_and_first_hit() -> None:
+    cache = ChainCache("openai")
+    _send(cache, "a", None, 10_334, 0)
+    assert _send(cache, "b", "a", 11_862, 1_000).read == 10_240  # 128-token steps
+    cache = ChainCache("openai")
+    _send(cache, "a", None, 900, 0)
+    assert _send(cache, "b", "a", 1_200, 1_000).read == 0  # below 1,024 nothing is a hit
+
+
+def test_families_do_not_share() -> None:
+    cache = ChainCache("anthropic")
+    _send(cache, "a", None, 10_000, 0)
+    assert _send(cache, "b", "a", 10_500, 1_000, family="other").read == 0

@@ -1,0 +1,877 @@
+"""The audit: every request of every lane predicted, every miss explained and priced.
+
+:func:`run_audit` imports the logs (:mod:`.importers`), replays every request in send order
+through the provider's cache model (the byte-level models of :mod:`prefixbench.simulator` when
+the log has request bodies, the chain model :mod:`prefixbench.simulator.chain` when it does not;
+the clock is the log's timestamps), decides a cause for each miss (:mod:`.causes`) and prices
+everything from the dated price table. The result (:class:`AuditResult`) is plain data: the
+writers in ``reports/`` and anything built on the audit read it and never recompute.
+
+Data model (stable; fields are only added):
+
+* :class:`AuditRow` one request: reported vs predicted read / write / uncached, the read it
+  *should* have been (``expected_cache_read``), the tokens lost against it, cause, evidence,
+  detail, dollars paid and lost.
+* :class:`LaneSummary` one lane: sums, the prediction error, hit ratio, dollars.
+* :class:`CauseSummary` one cause: requests, lost tokens, lost dollars.
+* :class:`ModelSummary` one model: reported counts and dollars.
+* :class:`FileCalibration` one file: how well predicted reads match reported ones.
+* :class:`Totals` everything.
+
+Definitions:
+
+* ``expected_cache_read``: for a request that continues its lane, what the previous request
+  left cached (Anthropic: its read + write; OpenAI / DeepSeek: its prompt rounded down to 128
+  tokens, nothing below 1,024 on OpenAI), capped at this request's prompt; for the
+  first request of a lane, the shared head when an earlier request had sent it, else 0.
+* ``lost_tokens = max(0, expected - reported read)``: tokens paid at the write or input price
+  that should have been reads; ``lost_usd`` is that difference in dollars.
+* A request is a miss when it lost tokens, or read nothing on a cold or concurrent start.
+* ``identity``: inside one chain, whether ``read(k) == read(k-1) + write(k-1)`` held (Anthropic).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+
+from prefixbench.simulator.anthropic import TTL_MS, AnthropicCache, min_cacheable_tokens
+from prefixbench.simulator.chain import (
+    OPENAI_MIN_TOKENS,
+    OPENAI_TTL_MS,
+    STEP_TOKENS,
+    ChainCache,
+)
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.models import make_cache
+from prefixbench.simulator.pricing import (
+    PriceRow,
+    PriceTable,
+    cost_of,
+    deepseek_period,
+    load_prices,
+    usd_sum,
+)
+from prefixbench.simulator.provider import SimulatedProvider
+from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES, body_diff
+from prefixbench.workloads.audit.importers import (
+    MOONCAKE_BLOCK_TOKENS,
+    ImportContext,
+    import_file,
+)
+from prefixbench.workloads.audit.sources import (
+    ProgressFn,
+    detect_format,
+    find_log_files,
+)
+from prefixbench.workloads.audit.trace import (
+    FORMAT_ALIASES,
+    FORMATS,
+    FileSummary,
+    TraceRequest,
+    Usage,
+)
+
+#: Relative error within which a predicted read counts as right (issue 9's acceptance).
+READ_TOLERANCE = 0.03
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    """One request, predicted and explained (see the module doc for the definitions)."""
+
+    file: str
+    lane: str
+    lane_kind: str
+    #: Position of the request in its lane (0-based, file order).
+    index: int
+    line: int
+    timestamp: str | None
+    provider: str
+    model: str
+    reported_cache_read: int | None
+    reported_cache_write: int | None
+    reported_cache_write_1h: int | None
+    reported_uncached: int | None
+    reported_output: int | None
+    predicted_cache_read: int
+    predicted_cache_write: int
+    predicted_uncached: int
+    expected_cache_read: int
+    lost_tokens: int
+    #: A cause from ``CAUSES`` for a miss, None for a hit.
+    cause: str | None
+    #: ``diagnostic``, ``body-diff``, ``log`` or ``none`` (None for a hit).
+    evidence: str | None
+    detail: str
+    cost_usd: Decimal | None
+    lost_usd: Decimal | None
+    #: ``body`` (byte-level model on the logged body), ``chain`` (chain model), ``blocks`` (Mooncake).
+    predicted_by: str = "chain"
+    identity: bool | None = None
+    #: Milliseconds since the previous request of the lane (None for the first).
+    gap_ms: int | None = None
+    #: When the provider's diagnostic decided the cause: what the audit infers without it, so the
+    #: two can be scored against each other (None otherwise).
+    inferred_cause: str | None = None
+
+    @property
+    def read_error(self) -> float | None:
+        """Relative error of the predicted read (0 when both are 0; None when only reported is 0)."""
+        if self.reported_cache_read is None:
+            return None
+        if self.reported_cache_read == 0:
+            return 0.0 if self.predicted_cache_read == 0 else None
+        return (self.predicted_cache_read - self.reported_cache_read) / self.reported_cache_read
+
+    @property
+    def read_within(self) -> bool:
+        """Predicted read within ``READ_TOLERANCE`` of the reported one."""
+        if self.reported_cache_read is None:
+            return False
+        return abs(self.predicted_cache_read - self.reported_cache_read) <= READ_TOLERANCE * self.reported_cache_read
+
+
+@dataclass(frozen=True, slots=True)
+class LaneSummary:
+    """One lane of one file."""
+
+    file: str
+    lane: str
+    kind: str
+    requests: int
+    model: str
+    reported_cache_read: int
+    reported_cache_write: int
+    reported_uncached: int
+    reported_output: int
+    predicted_cache_read: int
+    predicted_cache_write: int
+    predicted_uncached: int
+    #: Requests whose predicted read is within 3% of the reported one.
+    read_within: int
+    hit_ratio: float
+    cost_usd: Decimal
+    lost_usd: Decimal
+    lost_tokens: int
+    #: The unlogged head's size in tokens (None: the log has bodies, or nothing revealed it).
+    head_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSummary:
+    """One model over the whole audit (reported counts, dollars)."""
+
+    provider: str
+    model: str
+    requests: int
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cost_usd: Decimal
+    lost_usd: Decimal
+    #: Whether the price table knows the model (else its dollars are 0 and a note says so).
+    priced: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CauseSummary:
+    """One cause over the whole audit."""
+
+    cause: str
+    requests: int
+    lost_tokens: int
+    lost_usd: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class FileCalibration:
+    """How well the model's reads match the reported ones in one file."""
+
+    file: str
+    format: str
+    requests: int
+    read_within: int
+    #: Mean absolute relative error of the read over requests with a reported read > 0.
+    mean_abs_read_error: float | None
+    skipped: int
+    notes: tuple[str, ...]
+    cost_usd: Decimal
+    lost_usd: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """Everything, summed (``input`` = uncached input, as invoices show it)."""
+
+    requests: int
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    cache_write_1h: int
+    cost_usd: Decimal
+    lost_usd: Decimal
+    hit_ratio: float
+
+
+@dataclass(frozen=True, slots=True)
+class AuditResult:
+    """What :func:`run_audit` returns."""
+
+    rows: tuple[AuditRow, ...]
+    lanes: tuple[LaneSummary, ...]
+    causes: tuple[CauseSummary, ...]
+    files: tuple[FileCalibration, ...]
+    totals: Totals
+    #: Facts the report must state (unlogged heads, unpriced models, price dates...).
+    notes: tuple[str, ...] = field(default=())
+    models: tuple[ModelSummary, ...] = field(default=())
+
+
+@dataclass(slots=True)
+class _Paid:
+    prompt_tokens: int
+    cached_tokens: int
+    written_tokens: int
+    written_long_tokens: int
+    output_tokens: int
+
+
+class Prices:
+    """Price rows by model and day, from the shipped table (or ``--price-as-of``).
+
+    ``row(model, sent_ms)`` is the row in force when the request was sent (DeepSeek: for the
+    peak / off-peak period of that moment); models the table does not know are collected in
+    ``missing``.
+    """
+
+    def __init__(self, as_of: str | None, table: PriceTable | None = None) -> None:
+        self.table = table or load_prices()
+        self.as_of = as_of
+        self.missing: set[str] = set()
+        self._cache: dict[tuple[str, str | None, str], PriceRow | None] = {}
+        if as_of is not None:
+            from prefixbench.simulator.pricing import parse_when
+
+            parse_when(as_of, what="--price-as-of")
+
+    def row(self, model: str, sent_ms: int | None) -> PriceRow | None:
+        when = self.as_of
+        period = "off-peak"
+        moment: datetime | None = None
+        if sent_ms is not None and sent_ms > 1e11:
+            moment = datetime.fromtimestamp(sent_ms / 1000, UTC)
+            period = deepseek_period(moment)
+        if when is None and moment is not None:
+            when = moment.strftime("%Y-%m-%dT%H:%MZ")
+        key = (model, when, period)
+        if key not in self._cache:
+            try:
+                row: PriceRow | None = self.table.get(model, as_of=when, period=period)
+            except UserError:
+                try:  # a date before the model's first row: the earliest row is the best there is
+                    history = self.table.history(model)
+                    row = history[0].for_period(period)  # type: ignore[arg-type]
+                except UserError:
+                    row = None
+                    self.missing.add(model)
+            self._cache[key] = row
+        return self._cache[key]
+
+
+#: The former private name (kept for code written against it).
+_Prices = Prices
+
+
+def _iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    if ms < 1e11:  # a relative clock (Mooncake: ms since the first request)
+        return f"+{ms}ms"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _duration(ms: int) -> str:
+    seconds = ms // 1000
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def load_trace(
+    paths: Sequence[Path], fmt: str = "auto", progress: ProgressFn | None = None
+) -> tuple[list[TraceRequest], list[FileSummary]]:
+    """Import every log under ``paths`` (every file is checked before anything is computed)."""
+    fmt = FORMAT_ALIASES.get(fmt, fmt)
+    if fmt != "auto" and fmt not in FORMATS:
+        raise UserError(f"--input: unknown format {fmt!r} (known: auto, {', '.join(FORMATS)})")
+    files = find_log_files(list(paths))
+    ctx = ImportContext()
+    requests: list[TraceRequest] = []
+    summaries: list[FileSummary] = []
+    offset = 0
+    for path, sidecar in files:
+        if sidecar:
+            note = "skipped: one JSON object found by the folder walk (metadata beside the logs), not a log"
+            summaries.append(FileSummary(str(path), "not-a-log", 0, (), (note,)))
+            continue
+        if progress is not None:
+            base = offset
+            ctx.progress = lambda done, base=base: progress(base + done)
+            offset += path.stat().st_size
+        file_fmt = detect_format(path) if fmt == "auto" else fmt
+        reqs, summary = import_file(path, file_fmt, ctx)
+        requests.extend(reqs)
+        summaries.append(summary)
+    return requests, summaries
+
+
+def head_sizes(requests: Sequence[TraceRequest]) -> dict[str, int | None]:
+    """The unlogged head's size per head key, inferred from reported usage.
+
+    A chain start (a lane's first request, or the first after a compaction) can only read what
+    another prompt shared with it: the head. The largest read on a chain start is the head's
+    size, capped at the smallest cacheable prompt of any chain start (the head fits in each);
+    None when no chain start read anything.
+    """
+    best: dict[str, int] = {}
+    cap: dict[str, int] = {}
+    for r in requests:
+        if r.prefix is None or r.usage is None or r.prefix.parent is not None:
+            continue
+        head = r.prefix.head
+        cacheable = r.usage.prompt - r.usage.uncached if r.provider == "anthropic" else r.usage.prompt
+        best[head] = max(best.get(head, 0), r.usage.cache_read)
+        cap[head] = min(cap.get(head, cacheable), cacheable)
+    return {head: (min(size, cap[head]) or None) for head, size in best.items()}
+
+
+def run_audit(
+    paths: Sequence[Path],
+    *,
+    fmt: str = "auto",
+    price_as_of: str | None = None,
+    progress: ProgressFn | None = None,
+    trace: tuple[list[TraceRequest], list[FileSummary]] | None = None,
+) -> AuditResult:
+    """Import, predict, explain and price (see the module doc).
+
+    Raises:
+        UserError: bad input (``file:line``), an unknown format or a bad price date.
+    """
+    prices = Prices(price_as_of)
+    requests, summaries = trace if trace is not None else load_trace(paths, fmt, progress)
+    return audit_requests(requests, summaries, prices)
+
+
+def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None) -> AuditResult:
+    """The audit of an imported trace."""
+    prices = prices or Prices(None)
+    heads = head_sizes(requests)
+    file_order = {summary.file: n for n, summary in enumerate(summaries)}
+    # The clock: each lane's timestamps, never running backwards (file order is the order).
+    ticks: dict[tuple[str, str, int], tuple[int, int]] = {}
+    last_tick: dict[tuple[str, str], int] = {}
+    for r in sorted(requests, key=lambda r: (file_order.get(r.file, 0), r.seq)):
+        lane_key = (r.file, r.lane)
+        base = r.sent_ms if r.sent_ms is not None else last_tick.get(lane_key, 0) + 1
+        tick = max(base, last_tick.get(lane_key, base))
+        last_tick[lane_key] = tick
+        ready = max(tick, r.ready_ms) if r.ready_ms is not None else tick
+        ticks[(r.file, r.lane, r.seq)] = (tick, ready)
+    order = sorted(requests, key=lambda r: (ticks[(r.file, r.lane, r.seq)][0], file_order.get(r.file, 0), r.seq))
+    predictor = _Predictor(heads)
+    lane_prev: dict[tuple[str, str], tuple[TraceRequest, int, int]] = {}
+    lane_index: dict[tuple[str, str], int] = defaultdict(int)
+    head_seen: dict[str, int] = {}
+    compaction_at: dict[str, int] = {}
+    rows: list[AuditRow] = []
+    for r in order:
+        tick, ready = ticks[(r.file, r.lane, r.seq)]
+        lane_key = (r.file, r.lane)
+        prev = lane_prev.get(lane_key)
+        pred = predictor.predict(r, tick, ready)
+        row = _explain(r, prev, pred, tick, heads, head_seen, compaction_at, prices, lane_index[lane_key])
+        rows.append(row)
+        lane_prev[lane_key] = (r, tick, ready)
+        lane_index[lane_key] += 1
+        if r.prefix is not None:
+            head_seen.setdefault(r.prefix.head, tick)
+        if r.lane_kind == "compaction":
+            compaction_at[r.file] = r.line
+    rows.sort(key=lambda row: (file_order.get(row.file, 0), row.line))
+    return _summarize(rows, summaries, heads, requests, prices)
+
+
+@dataclass(frozen=True, slots=True)
+class _Prediction:
+    read: int
+    write: int
+    uncached: int
+    by: str
+    in_flight: bool = False
+    expired: bool = False
+
+
+class _Predictor:
+    """One cache per provider and mechanism, shared by every file of the audit (one account)."""
+
+    def __init__(self, heads: dict[str, int | None]) -> None:
+        self.heads = heads
+        self.chains: dict[str, ChainCache] = {}
+        self.bodies: dict[str, SimulatedProvider] = {}
+        self.blocks: set[int] = set()
+
+    def predict(self, r: TraceRequest, tick: int, ready: int) -> _Prediction:
+        if r.hash_ids is not None:
+            return self._blocks(r)
+        if r.body is not None:
+            return self._body(r, tick, ready)
+        if r.prefix is None or r.usage is None:
+            return _Prediction(0, 0, r.usage.prompt if r.usage else 0, "none")
+        usage = r.usage
+        provider = r.provider if r.provider in ("anthropic", "openai", "deepseek") else "anthropic"
+        cache = self.chains.setdefault(provider, ChainCache(provider))  # type: ignore[arg-type]
+        cacheable = usage.prompt - usage.uncached if provider == "anthropic" else usage.prompt
+        family = f"{r.model}|{r.envelope}"
+        verdict = cache.observe(
+            family=family,
+            head=r.prefix.head,
+            head_tokens=self.heads.get(r.prefix.head),
+            node=r.prefix.node,
+            parent=r.prefix.parent,
+            new_blocks=r.prefix.new_blocks,
+            cacheable=cacheable,
+            model=r.model,
+            tick=tick,
+            ready=ready,
+            ttl="1h" if usage.cache_write_1h else "5m",
+        )
+        uncached = usage.uncached if provider == "anthropic" else usage.prompt - verdict.read
+        if provider == "anthropic" and verdict.read == 0 and verdict.write == 0:
+            uncached = usage.prompt  # below the minimum: nothing cached
+        return _Prediction(verdict.read, verdict.write, uncached, "chain", verdict.in_flight, verdict.expired)
+
+    def _body(self, r: TraceRequest, tick: int, ready: int) -> _Prediction:
+        provider = self.bodies.get(r.provider)
+        if provider is None:
+            if r.provider == "anthropic":
+                cache = AnthropicCache(auto_when_unmarked=None)
+            elif r.provider in ("openai", "deepseek"):
+                cache = make_cache(r.provider)
+            else:
+                cache = make_cache("byte-exact")
+            provider = self.bodies[r.provider] = SimulatedProvider(cache=cache)
+        assert r.body is not None
+        seen = provider.send(r.body, tick, ready_tick=ready)
+        written = seen.written_tokens if r.provider == "anthropic" else 0
+        return _Prediction(seen.cached_tokens, written, seen.prompt_tokens - seen.cached_tokens - written, "body")
+
+    def _blocks(self, r: TraceRequest) -> _Prediction:
+        assert r.hash_ids is not None
+        length = int(r.envelope_dict.get("input_length", "0"))
+        shared = 0
+        for block in r.hash_ids:
+            if block not in self.blocks:
+                break
+            shared += 1
+        self.blocks.update(r.hash_ids)
+        read = min(length, shared * MOONCAKE_BLOCK_TOKENS)
+        return _Prediction(read, 0, length - read, "blocks")
+
+
+def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
+    """What ``prev`` left cached that ``r`` could read (see the module doc)."""
+    if r.usage is None or prev.usage is None:
+        return 0
+    if r.provider == "anthropic":
+        # Capped at the whole prompt, not at what this request cached: a request whose markers
+        # do not reach the previous entry pays it as uncached input, and that is a miss.
+        return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
+    shared = min(r.usage.prompt, prev.usage.prompt)
+    if r.provider == "openai" and shared < OPENAI_MIN_TOKENS:
+        return 0
+    return shared // STEP_TOKENS * STEP_TOKENS
+
+
+def _ttl_ms(prev: TraceRequest) -> int:
+    if prev.provider == "anthropic":
+        return TTL_MS["1h"] if prev.usage is not None and prev.usage.cache_write_1h else TTL_MS["5m"]
+    if prev.provider == "openai":
+        return OPENAI_TTL_MS
+    return 10**15
+
+
+def _explain(
+    r: TraceRequest,
+    prev_state: tuple[TraceRequest, int, int] | None,
+    pred: _Prediction,
+    tick: int,
+    heads: dict[str, int | None],
+    head_seen: dict[str, int],
+    compaction_at: dict[str, int],
+    prices: Prices,
+    index: int,
+) -> AuditRow:
+    usage = r.usage
+    prev = prev_state[0] if prev_state else None
+    head = heads.get(r.prefix.head) if r.prefix is not None else None
+    gap = tick - prev_state[1] if prev_state else None
+    # What should have been read.
+    continues = prev is not None and (r.prefix is None or r.prefix.parent is not None or r.body is not None)
+    # A new chain that is not a compaction (a new root, a branch back to the start) could only
+    # read the head; after a compaction the rebuilt context is counted against what it replaced.
+    compacted = any(kind == "compaction" for kind, _ in r.events)
+    if usage is None:
+        expected = pred.read
+    elif prev is not None and prev.usage is not None and (continues or compacted):
+        expected = _identity_expected(r, prev)
+    elif r.body is not None:
+        # A lane start with a body: what the model says was cached, unless the report is within
+        # the model's token-count tolerance of it.
+        expected = pred.read if pred.read > usage.cache_read * (1 + READ_TOLERANCE) else usage.cache_read
+    else:
+        earlier = r.prefix is not None and r.prefix.head in head_seen
+        expected = head if (head is not None and earlier) else 0
+    read = usage.cache_read if usage is not None else pred.read
+    lost = max(0, expected - read) if usage is not None else 0
+    identity = None
+    if usage is not None and prev is not None and prev.usage is not None and r.provider == "anthropic" and continues:
+        identity = usage.cache_read == prev.usage.cache_read + prev.usage.cache_write
+    cause = evidence = inferred = None
+    detail = ""
+    if usage is not None and (lost > 0 or (read == 0 and (prev is None or (r.prefix is not None and r.prefix.parent is None)))):
+        cause, evidence, detail = _cause(r, prev_state, pred, tick, head, lost, compaction_at, expected)
+        if evidence == "diagnostic":
+            inferred = _cause(r, prev_state, pred, tick, head, lost, compaction_at, expected, use_diagnostic=False)[0]
+    if cause is None and identity is False and usage is not None and usage.cache_read > expected:
+        detail = (
+            f"read {usage.cache_read - expected:,} tokens more than the previous request left cached: "
+            "a call the log does not count (aborted, no usage) or the provider's own checkpoints stored them"
+        )
+    if cause is None and prev is None and usage is not None and usage.cache_read > pred.read and not detail:
+        detail = (
+            f"read {usage.cache_read - pred.read:,} tokens more than the model predicts for a lane start: cached "
+            "before the log begins (another session, or requests not in these files)"
+        )
+    cost = lost_usd = None
+    if usage is not None:
+        row = prices.row(r.model, r.sent_ms)
+        if row is not None:
+            paid = _paid(usage)
+            cost = cost_of(paid, row).total
+            lost_usd = _lost_usd(usage, lost, row)
+    rep = usage or Usage()
+    return AuditRow(
+        file=r.file,
+        lane=r.lane,
+        lane_kind=r.lane_kind,
+        index=index,
+        line=r.line,
+        timestamp=_iso(r.sent_ms),
+        provider=r.provider,
+        model=r.model,
+        reported_cache_read=rep.cache_read if usage else None,
+        reported_cache_write=rep.cache_write if usage else None,
+        reported_cache_write_1h=rep.cache_write_1h if usage else None,
+        reported_uncached=rep.uncached if usage else None,
+        reported_output=rep.output if usage else None,
+        predicted_cache_read=pred.read,
+        predicted_cache_write=pred.write,
+        predicted_uncached=pred.uncached,
+        expected_cache_read=expected,
+        lost_tokens=lost,
+        cause=cause,
+        evidence=evidence,
+        detail=detail,
+        cost_usd=cost,
+        lost_usd=lost_usd,
+        predicted_by=pred.by,
+        identity=identity,
+        gap_ms=gap,
+        inferred_cause=inferred,
+    )
+
+
+def _paid(usage: Usage) -> _Paid:
+    """The usage in the shape :func:`cost_of` reads (a no-fee model bills writes as input there)."""
+    return _Paid(usage.prompt, usage.cache_read, usage.cache_write, usage.cache_write_1h, usage.output)
+
+
+def _lost_usd(usage: Usage, lost: int, row: PriceRow) -> Decimal:
+    """Lost tokens were paid as writes (as far as the request wrote) and then as input, not as reads."""
+    if lost == 0:
+        return Decimal(0)
+    rates = row.rates_for(usage.prompt)
+    million = Decimal(1_000_000)
+    if rates.cache_write is None:
+        return Decimal(lost) * (rates.input - rates.cache_read) / million
+    long_part = min(lost, usage.cache_write_1h)
+    short_part = min(lost - long_part, usage.cache_write_5m)
+    rest = lost - long_part - short_part
+    long_rate = rates.cache_write_1h if rates.cache_write_1h is not None else rates.cache_write
+    return (
+        Decimal(long_part) * (long_rate - rates.cache_read)
+        + Decimal(short_part) * (rates.cache_write - rates.cache_read)
+        + Decimal(rest) * (rates.input - rates.cache_read)
+    ) / million
+
+
+def _cause(
+    r: TraceRequest,
+    prev_state: tuple[TraceRequest, int, int] | None,
+    pred: _Prediction,
+    tick: int,
+    head: int | None,
+    lost: int,
+    compaction_at: dict[str, int],
+    expected: int,
+    *,
+    use_diagnostic: bool = True,
+) -> tuple[str, str, str]:
+    """The cause of one miss, from the strongest evidence the log has (see :mod:`.causes`)."""
+    usage = r.usage
+    assert usage is not None
+    if use_diagnostic and r.diagnostic in DIAGNOSTIC_CAUSES:
+        return DIAGNOSTIC_CAUSES[r.diagnostic], "diagnostic", f"provider diagnostic: {r.diagnostic}"
+    events = dict(r.events)
+    prev = prev_state[0] if prev_state else None
+    if prev is None or (r.prefix is not None and r.prefix.parent is None and "compaction" not in events):
+        # A lane (or chain) start: only the shared head could have been read.
+        if pred.in_flight:
+            return "concurrent-write", "log", (
+                "started while another request was still writing the shared head"
+                + (f" ({head:,} tokens)" if head else "")
+                + ": one cold start plus misses on an entry still being written, not a prefix change"
+            )
+        if pred.expired:
+            return "ttl-expired", "log", "the shared head had been cached earlier, but its TTL had run out"
+        if "resume" in events or "fork" in events:
+            return "resume", "log", "a resumed or forked session: its history is re-sent from another file"
+        if lost == 0:
+            if prev is None:
+                return "cold-start", "log", "first request of the lane: nothing cached to read yet"
+            return "cold-start", "log", "a new conversation root in the lane (no compaction logged): nothing it could read was cached"
+    gap = tick - prev_state[1] if prev_state else 0
+    if r.body is not None and prev is not None and prev.body is not None:
+        diff = body_diff(prev.body, r.body)
+        if diff is not None:
+            comp = compaction_at.get(r.file)
+            if diff.cause == "messages-changed" and comp is not None and comp > prev.line:
+                return "compaction", "body-diff", f"after the compaction call at line {comp}: {diff.detail}"
+            return diff.cause, "body-diff", diff.detail
+    if "compaction" in events:
+        return "compaction", "log", f"compaction logged before this request ({events['compaction'] or 'new context'})" + (
+            f"; the head ({head:,} tokens) could still be read" if head and usage.cache_read < head else ""
+        )
+    if "resume" in events or "fork" in events:
+        return "resume", "log", events.get("resume") or events.get("fork") or "resumed session"
+    if prev is not None and prev.model != r.model:
+        return "model-changed", "log", f"model {prev.model} -> {r.model}"
+    if prev is not None and prev.envelope != r.envelope:
+        before, after = prev.envelope_dict, r.envelope_dict
+        changed = [f"{k} {before.get(k, 'default')} -> {after.get(k, 'default')}" for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
+        levels = [detail for kind, detail in r.events if kind == "thinking_change"]
+        logged = f" (thinking_level_change: {'; '.join(levels[-3:])})" if levels else ""
+        return "effort-changed", "log", "new request family: " + ", ".join(changed) + logged
+    if prev is not None and gap > _ttl_ms(prev):
+        return "ttl-expired", "log", f"idle {_duration(gap)} since the previous request, past the {_duration(_ttl_ms(prev))} TTL"
+    if prev_state is not None and tick < prev_state[2]:
+        return "concurrent-write", "log", "sent before the previous request's response had begun (entry still being written)"
+    if r.provider == "anthropic" and expected < min_cacheable_tokens(r.model):
+        return "below-minimum", "log", f"{expected:,} tokens is below {r.model}'s minimum of {min_cacheable_tokens(r.model):,}"
+    if r.provider == "anthropic" and r.prefix is not None and r.prefix.new_blocks > 20 and usage.cache_read < expected:
+        return "breakpoint-placement", "log", f"{r.prefix.new_blocks} blocks since the previous breakpoint: beyond the 20-block lookback"
+    if r.provider == "anthropic" and r.body is not None and pred.read < expected * (1 - READ_TOLERANCE):
+        marks = len(r.body.cache_breakpoints) + (r.body.auto_cache is not None)
+        return "breakpoint-placement", "body-diff", (
+            "the body only grew, yet replaying the exact bodies predicts the miss too: "
+            + ("the request carries no cache_control at all" if marks == 0 else
+               f"none of its {marks} breakpoint(s) reaches the entry the previous request wrote (20-block lookback)")
+        )
+    if r.provider in ("openai", "deepseek"):
+        return "provider-best-effort", "log", (
+            f"read {usage.cache_read:,} of {expected:,} cached tokens with nothing changed in the log and {_duration(gap)} idle: "
+            + ("OpenAI routes by a prefix hash and caches best-effort" if r.provider == "openai" else "DeepSeek caches best-effort")
+            + ", not the agent's doing"
+        )
+    if head is not None and usage.cache_read == head:
+        return "messages-changed", "log", (
+            f"the read stopped exactly at the head ({head:,} tokens) {_duration(gap)} after the previous request: "
+            "the conversation after it was sent differently (a transcript does not record the wire bytes)"
+        )
+    thinking = [detail for kind, detail in r.events if kind == "thinking_change"]
+    why = []
+    if prev is not None and r.sent_ms is not None and prev.sent_ms is not None and r.sent_ms < prev.sent_ms:
+        why.append(
+            f"the log cannot tell: sent {_duration(prev.sent_ms - r.sent_ms)} BEFORE the previous request it follows in the "
+            "file, so two requests were in flight at once (a second process or a queued message); its prompt "
+            f"({usage.cache_read + usage.cache_write:,} tokens) does not extend the previous one"
+        )
+    if thinking:
+        why.append(
+            f"thinking_level_change logged {len(thinking)} time(s) since ({'; '.join(thinking[:3])}{'...' if len(thinking) > 3 else ''}) "
+            "but thinking stayed on (or off), which kept the cache elsewhere in these logs"
+        )
+    if "user_turn" in events:
+        if r.source_format == "pi":
+            why.append(
+                f"at a new user turn {_duration(gap)} after the previous request (inside the TTL), with no model, thinking "
+                "or compaction change logged; pi rebuilds its system prompt with the current time when it restarts, and "
+                "restarts are not logged, so the log cannot tell"
+            )
+        else:
+            why.append(f"at a new user turn {_duration(gap)} after the previous request, with no change logged")
+    if not why:
+        why.append(f"{_duration(gap)} after the previous request, inside the TTL, and nothing logged in between explains it")
+    return "unexplained", "none", "; ".join(why)
+
+
+def _summarize(
+    rows: list[AuditRow],
+    summaries: list[FileSummary],
+    heads: dict[str, int | None],
+    requests: list[TraceRequest],
+    prices: Prices,
+) -> AuditResult:
+    lanes: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
+    for row in rows:
+        lanes[(row.file, row.lane)].append(row)
+    head_of_lane: dict[tuple[str, str], int | None] = {}
+    for r in requests:
+        if r.prefix is not None:
+            head_of_lane.setdefault((r.file, r.lane), heads.get(r.prefix.head))
+    lane_rows = tuple(_lane(file, lane, items, head_of_lane.get((file, lane))) for (file, lane), items in lanes.items())
+    by_cause: dict[str, list[AuditRow]] = defaultdict(list)
+    for row in rows:
+        if row.cause is not None:
+            by_cause[row.cause].append(row)
+    causes = tuple(
+        sorted(
+            (
+                CauseSummary(cause, len(items), sum(i.lost_tokens for i in items), usd_sum(i.lost_usd or Decimal(0) for i in items))
+                for cause, items in by_cause.items()
+            ),
+            key=lambda c: (-c.lost_usd, -c.lost_tokens, list(CAUSES).index(c.cause)),
+        )
+    )
+    files = []
+    rows_of_file: dict[str, list[AuditRow]] = defaultdict(list)
+    for row in rows:
+        rows_of_file[row.file].append(row)
+    for summary in summaries:
+        items = rows_of_file.get(summary.file, [])
+        errors = [abs(e) for row in items if (e := row.read_error) is not None and row.reported_cache_read]
+        files.append(
+            FileCalibration(
+                summary.file,
+                summary.format,
+                len(items),
+                sum(row.read_within for row in items),
+                sum(errors) / len(errors) if errors else None,
+                len(summary.skipped),
+                summary.notes,
+                usd_sum(row.cost_usd or Decimal(0) for row in items),
+                usd_sum(row.lost_usd or Decimal(0) for row in items),
+            )
+        )
+    reported = [row for row in rows if row.reported_cache_read is not None]
+    read = sum(row.reported_cache_read or 0 for row in reported)
+    write = sum(row.reported_cache_write or 0 for row in reported)
+    uncached = sum(row.reported_uncached or 0 for row in reported)
+    totals = Totals(
+        requests=len(rows),
+        input=uncached,
+        output=sum(row.reported_output or 0 for row in reported),
+        cache_read=read,
+        cache_write=write,
+        cache_write_1h=sum(row.reported_cache_write_1h or 0 for row in reported),
+        cost_usd=usd_sum(row.cost_usd or Decimal(0) for row in rows),
+        lost_usd=usd_sum(row.lost_usd or Decimal(0) for row in rows),
+        hit_ratio=_ratio(read, read + write + uncached) if reported else _predicted_ratio(rows),
+    )
+    by_model: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
+    for row in rows:
+        by_model[(row.provider, row.model)].append(row)
+    models = tuple(
+        ModelSummary(
+            provider,
+            model,
+            len(items),
+            sum(i.reported_uncached or 0 for i in items),
+            sum(i.reported_output or 0 for i in items),
+            sum(i.reported_cache_read or 0 for i in items),
+            sum(i.reported_cache_write or 0 for i in items),
+            usd_sum(i.cost_usd or Decimal(0) for i in items),
+            usd_sum(i.lost_usd or Decimal(0) for i in items),
+            model not in prices.missing and any(i.cost_usd is not None for i in items),
+        )
+        for (provider, model), items in sorted(by_model.items())
+    )
+    notes = []
+    if rows and not reported:
+        notes.append("no reported usage in these logs: the hit ratio is the predicted one")
+    for head, size in sorted(heads.items()):
+        notes.append(
+            f"unlogged head {head}: "
+            + (f"{size:,} tokens, inferred from the reads of lane starts" if size else "size unknown (no lane start read anything)")
+        )
+    diagnosed = [row for row in rows if row.evidence == "diagnostic"]
+    if diagnosed:
+        agree = sum(row.inferred_cause == row.cause for row in diagnosed)
+        notes.append(
+            f"provider cache diagnostics decided {len(diagnosed)} miss(es); without them the audit's own inference "
+            f"names the same cause for {agree} ({agree / len(diagnosed):.0%})"
+        )
+    if prices.missing:
+        notes.append(f"no price for {', '.join(sorted(prices.missing))}: their dollars are left out")
+    notes.append(
+        "prices: " + (f"as of {prices.as_of}" if prices.as_of else "the row in force at each request's time") + " (simulator/data/prices.csv)"
+    )
+    return AuditResult(tuple(rows), lane_rows, causes, tuple(files), totals, tuple(notes), models)
+
+
+def _ratio(part: int, whole: int) -> float:
+    return part / whole if whole else 0.0
+
+
+def _predicted_ratio(rows: list[AuditRow]) -> float:
+    read = sum(row.predicted_cache_read for row in rows)
+    return _ratio(read, read + sum(row.predicted_cache_write + row.predicted_uncached for row in rows))
+
+
+def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> LaneSummary:
+    read = sum(i.reported_cache_read or 0 for i in items)
+    write = sum(i.reported_cache_write or 0 for i in items)
+    uncached = sum(i.reported_uncached or 0 for i in items)
+    models = sorted({i.model for i in items})
+    return LaneSummary(
+        file=file,
+        lane=lane,
+        kind=items[0].lane_kind,
+        requests=len(items),
+        model=",".join(models),
+        reported_cache_read=read,
+        reported_cache_write=write,
+        reported_uncached=uncached,
+        reported_output=sum(i.reported_output or 0 for i in items),
+        predicted_cache_read=sum(i.predicted_cache_read for i in items),
+        predicted_cache_write=sum(i.predicted_cache_write for i in items),
+        predicted_uncached=sum(i.predicted_uncached for i in items),
+        read_within=sum(i.read_within for i in items),
+        hit_ratio=read / (read + write + uncached) if read + write + uncached else 0.0,
+        cost_usd=usd_sum(i.cost_usd or Decimal(0) for i in items),
+        lost_usd=usd_sum(i.lost_usd or Decimal(0) for i in items),
+        lost_tokens=sum(i.lost_tokens for i in items),
+        head_tokens=head,
+    )
+

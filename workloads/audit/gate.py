@@ -1,0 +1,103 @@
+"""The CI gate: ``--fail-on``, ``--min-hit-ratio``, ``--max-lost-usd``, and the JUnit view of lanes."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from xml.etree import ElementTree
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.causes import CAUSES
+from prefixbench.workloads.audit.core import AuditResult, AuditRow
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """What makes an audit fail."""
+
+    fail_on: tuple[str, ...] = ()
+    min_hit_ratio: float | None = None
+    max_lost_usd: Decimal | None = None
+
+    @classmethod
+    def parse(cls, fail_on: str | None, min_hit_ratio: str | float | None, max_lost_usd: str | float | None) -> Gate:
+        """Check the options (UserError naming the option on a bad value)."""
+        causes: tuple[str, ...] = ()
+        if fail_on:
+            causes = tuple(item.strip() for item in fail_on.split(","))
+            unknown = [c for c in causes if c not in CAUSES]
+            if unknown or not all(causes):
+                raise UserError(f"--fail-on: unknown cause {', '.join(unknown) or repr('')} (known: {', '.join(CAUSES)})")
+        ratio = None
+        if min_hit_ratio is not None:
+            try:
+                ratio = float(min_hit_ratio)
+            except ValueError:
+                raise UserError(f"--min-hit-ratio: {min_hit_ratio!r} is not a number") from None
+            if not 0 <= ratio <= 1:
+                raise UserError(f"--min-hit-ratio: {ratio} is not between 0 and 1")
+        lost = None
+        if max_lost_usd is not None:
+            try:
+                lost = Decimal(str(max_lost_usd))
+            except InvalidOperation:
+                raise UserError(f"--max-lost-usd: {max_lost_usd!r} is not a dollar amount") from None
+            if not lost.is_finite() or lost < 0:
+                raise UserError(f"--max-lost-usd: {max_lost_usd!r} is not a non-negative dollar amount")
+        return cls(causes, ratio, lost)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.fail_on) or self.min_hit_ratio is not None or self.max_lost_usd is not None
+
+
+def violations(result: AuditResult, gate: Gate) -> list[str]:
+    """One line per violation (empty: the audit passes)."""
+    lines: list[str] = []
+    for cause in gate.fail_on:
+        rows = [row for row in result.rows if row.cause == cause]
+        if rows:
+            first = rows[0]
+            lines.append(
+                f"FAIL cause {cause}: {len(rows)} request(s), {sum(r.lost_tokens for r in rows):,} tokens lost; "
+                f"first at {first.file}:{first.line} ({first.detail[:120]})"
+            )
+    if gate.min_hit_ratio is not None and result.totals.hit_ratio < gate.min_hit_ratio:
+        lines.append(f"FAIL hit ratio {result.totals.hit_ratio:.2%} is below --min-hit-ratio {gate.min_hit_ratio:.2%}")
+    if gate.max_lost_usd is not None and result.totals.lost_usd > gate.max_lost_usd:
+        lines.append(f"FAIL lost ${result.totals.lost_usd:.4f} is above --max-lost-usd ${gate.max_lost_usd}")
+    return lines
+
+
+def junit_xml(result: AuditResult, gate: Gate) -> bytes:
+    """JUnit XML: one test case per lane; a lane fails on a --fail-on cause or a gate threshold."""
+    by_lane: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
+    for row in result.rows:
+        by_lane[(row.file, row.lane)].append(row)
+    suite = ElementTree.Element("testsuite", name="prefixbench audit")
+    failures = 0
+    for lane in result.lanes:
+        case = ElementTree.SubElement(suite, "testcase", classname=lane.file, name=lane.lane)
+        rows = by_lane[(lane.file, lane.lane)]
+        problems = [f"{row.cause} at line {row.line}: {row.detail}" for row in rows if row.cause in gate.fail_on]
+        if gate.min_hit_ratio is not None and lane.hit_ratio < gate.min_hit_ratio and lane.reported_cache_read + lane.reported_cache_write + lane.reported_uncached:
+            problems.append(f"hit ratio {lane.hit_ratio:.2%} below {gate.min_hit_ratio:.2%}")
+        if gate.max_lost_usd is not None and lane.lost_usd > gate.max_lost_usd:
+            problems.append(f"lost ${lane.lost_usd:.4f} above ${gate.max_lost_usd}")
+        if problems:
+            failures += 1
+            failure = ElementTree.SubElement(case, "failure", message=problems[0][:200], type="cache-audit")
+            failure.text = "\n".join(problems)
+        out = ElementTree.SubElement(case, "system-out")
+        out.text = (
+            f"{lane.requests} requests, hit ratio {lane.hit_ratio:.2%}, lost {lane.lost_tokens:,} tokens "
+            f"(${lane.lost_usd:.4f}), predicted read within 3% on {lane.read_within}/{lane.requests}"
+        )
+    suite.set("tests", str(len(result.lanes)))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    root = ElementTree.Element("testsuites", tests=str(len(result.lanes)), failures=str(failures), errors="0")
+    root.append(suite)
+    ElementTree.indent(root)
+    return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"

@@ -1,0 +1,161 @@
+"""The normalized trace: what every importer turns a real agent log into.
+
+A trace is a stream of :class:`TraceRequest` values, one per model call the log shows, in the
+order the log lists them. Each request belongs to a *lane* (one conversation thread: the main
+agent, one subagent, the side calls of a capture...). Everything here is a frozen value with no
+reference to the file it came from beyond ``file`` and ``line``, so a trace can be held, sorted
+and compared cheaply; the request body (``body``) is present only when the log carries it.
+
+Token counts follow one convention whatever the provider's own field names are:
+
+* ``cache_read``        tokens served from the cache
+* ``cache_write_5m``    tokens written with the default (5 minute) TTL
+* ``cache_write_1h``    tokens written with the 1 hour TTL
+* ``uncached``          input billed at the full input price (neither read nor written)
+* ``output``            output tokens (the FINAL count of the response)
+
+so ``prompt = cache_read + cache_write + uncached`` for every provider. Importers convert:
+OpenAI's ``input_tokens`` includes cached tokens (``uncached = input - cached``); DeepSeek's
+Anthropic-compatible ``input_tokens`` excludes reads (``uncached = input``); Anthropic's
+``input_tokens`` is the uncached part already.
+
+Times are epoch milliseconds (UTC). ``sent_ms`` is when the request left, as well as the log
+can tell (for a Claude Code transcript, the timestamp of the message the request answers);
+``ready_ms`` is when its response began (the earliest its cache entries can serve another
+request), None when the log does not say.
+
+``prefix`` describes, for logs without bodies, what the request's prompt is made of in terms
+the chain cache model (:mod:`prefixbench.workloads.audit.chain`) can key on: the unlogged head
+(system prompt and tools) and the id of the last logged message the prompt ends with.
+
+This module is the stable contract between the importers and the audit (and anything built on
+the audit, such as the HTML report): fields are only ever added, with defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from prefixbench.simulator.wire import Request
+
+#: Log formats the audit reads (``--input``).
+Format: TypeAlias = Literal[
+    "claude-code", "http-capture", "codex", "pi", "chat-completions", "anthropic-bodies", "mooncake"
+]
+FORMATS: tuple[str, ...] = (
+    "claude-code",
+    "http-capture",
+    "codex",
+    "pi",
+    "chat-completions",
+    "anthropic-bodies",
+    "mooncake",
+)
+#: Other names ``--input`` accepts (the capture tool's name, ``replay``'s name for it).
+FORMAT_ALIASES: dict[str, str] = {"claude-trace": "http-capture", "anthropic-capture": "http-capture"}
+#: What a lane is: the agent's own thread, a subagent, a compaction call, a side call (titles,
+#: quota checks), or a trace request (Mooncake: no agent structure at all).
+LaneKind: TypeAlias = Literal["main", "subagent", "compaction", "side", "trace"]
+#: Providers the audit prices and predicts; ``engine`` = a self-hosted block cache (Mooncake).
+Provider: TypeAlias = Literal["anthropic", "openai", "deepseek", "engine", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Provider-reported usage of one call, in the trace's convention (see the module doc)."""
+
+    cache_read: int = 0
+    cache_write_5m: int = 0
+    cache_write_1h: int = 0
+    uncached: int = 0
+    output: int = 0
+
+    @property
+    def cache_write(self) -> int:
+        """All written tokens, 5 m and 1 h."""
+        return self.cache_write_5m + self.cache_write_1h
+
+    @property
+    def prompt(self) -> int:
+        """All input tokens: read + written + uncached."""
+        return self.cache_read + self.cache_write + self.uncached
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing reported at all (an aborted call that never reached the model)."""
+        return self.prompt == 0 and self.output == 0
+
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """What a body-less request's prompt is made of, for the chain cache model.
+
+    ``head`` names the unlogged system prompt + tools (requests with the same head share it,
+    across lanes and files); ``node`` is the id of the last logged item the prompt ends with and
+    ``parent`` the node of the previous request whose prompt this one extends (None: this
+    request starts a new chain after the head: a lane start, a compaction, a fork).
+    """
+
+    head: str
+    node: str
+    parent: str | None = None
+    #: Content blocks added since ``parent`` (Anthropic's breakpoint lookback counts blocks).
+    new_blocks: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRequest:
+    """One model call of a real log."""
+
+    file: str
+    #: 1-based line (the record that decided the usage: a Claude Code request's LAST line).
+    line: int
+    lane: str
+    lane_kind: LaneKind
+    #: Position in the file's stream of requests (file order, 0-based).
+    seq: int
+    sent_ms: int | None
+    ready_ms: int | None
+    provider: Provider
+    model: str
+    #: Request-family settings beyond the model, e.g. ``{"effort": "high"}`` or ``{"thinking": "low"}``.
+    envelope: tuple[tuple[str, str], ...] = ()
+    usage: Usage | None = None
+    #: The request body, when the log has it (HTTP captures, request-body logs).
+    body: Request | None = None
+    prefix: Prefix | None = None
+    #: Things the log shows between the lane's previous request and this one, as
+    #: ``(kind, detail)``: ``compaction``, ``model_change``, ``thinking_change``, ``resume``,
+    #: ``user_turn``, ``fork``...
+    events: tuple[tuple[str, str], ...] = ()
+    #: The provider's own cache diagnostic (Anthropic: ``model_changed``, ``system_changed``,
+    #: ``tools_changed``, ``messages_changed``, ``previous_message_not_found``), when logged.
+    diagnostic: str | None = None
+    #: The log's id for the call (Claude Code requestId, response id, ...).
+    request_id: str | None = None
+    #: Mooncake: the request's 512-token block hashes.
+    hash_ids: tuple[int, ...] | None = None
+    #: The agent's version when the log names it (heads differ between versions).
+    agent_version: str | None = None
+    #: The log format the request came from.
+    source_format: str = ""
+
+    @property
+    def envelope_dict(self) -> dict[str, str]:
+        """The envelope settings as a dict."""
+        return dict(self.envelope)
+
+
+@dataclass(frozen=True, slots=True)
+class FileSummary:
+    """What an importer saw in one file besides its requests."""
+
+    file: str
+    format: str
+    requests: int
+    #: ``(line, reason)`` of records that look like calls but were not counted (HTTP 4xx/5xx,
+    #: ``<synthetic>`` messages, aborted calls with no usage, repeated token counts...).
+    skipped: tuple[tuple[int, str], ...] = ()
+    #: Human-readable facts about the file the report must state (e.g. the unlogged head).
+    notes: tuple[str, ...] = field(default=())
