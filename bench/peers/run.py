@@ -320,8 +320,9 @@ def build_tools(work: Path, peers: Path, spec: InterleavedSpec) -> tuple[list[To
     if TRANSCRIPTS.is_dir():
         files = sorted(TRANSCRIPTS.glob("*.jsonl"))
         job = f"Claude Code transcripts ({len(files)} sessions, {sum(f.stat().st_size for f in files) / 1e6:.1f} MB)"
+        audit = [*pb, "audit", *map(str, files), "--format", "json", "--quiet"]
         if prefixbench_has("audit"):
-            tools.append(Tool(job, "prefixbench audit", [*pb, "audit", *map(str, files), "--format", "json", "--quiet"], is_reference=True))
+            tools.append(Tool(job, "prefixbench audit", audit, is_reference=True))
         else:
             tools.append(Tool(job, "prefixbench audit", None, note="not in this build yet"))
         tools.append(Tool(job, "python json.loads, every line (bare)", [python, "-c", BARE_JSON + "", str(files[-1])], note="largest file only"))
@@ -333,9 +334,18 @@ def build_tools(work: Path, peers: Path, spec: InterleavedSpec) -> tuple[list[To
             home.mkdir(parents=True)
             for f in files:
                 shutil.copy(f, home / f.name)
-            tools.append(
-                Tool(job, "ccusage claude session", [cc, "claude", "session", "--json", "--offline"], env={"CLAUDE_CONFIG_DIR": str(work / "claude-home")})
-            )
+            ccusage = [cc, "claude", "session", "--json", "--offline"]
+            env = {"CLAUDE_CONFIG_DIR": str(work / "claude-home")}
+            tools.append(Tool(job, "ccusage claude session", ccusage, env=env))
+            theirs = subprocess.run(ccusage, capture_output=True, text=True, env={**os.environ, **env})
+            ours = subprocess.run(audit, capture_output=True, text=True)
+            if theirs.returncode == 0 and ours.returncode == 0:
+                sessions = json.loads(theirs.stdout)["sessions"]
+                totals = json.loads(ours.stdout)["totals"]
+                agreement["ccusage vs prefixbench audit (input, output, cache read, cache write)"] = (
+                    tuple(sum(x[k] for x in sessions) for k in ("inputTokens", "outputTokens", "cacheReadTokens", "cacheCreationTokens")),
+                    tuple(totals[k] for k in ("input", "output", "cache_read", "cache_write")),
+                )
     return tools, agreement
 
 
@@ -399,6 +409,11 @@ def agreement_lines(agreement: dict) -> list[str]:
         theirs, ours = agreement["kvcache ceiling hit tokens vs prefixbench vllm"]
         verdict = "agree" if theirs == ours else f"DIFFER by {ours - theirs:+,}"
         lines.append(f"hit tokens, measured half, 16-token blocks: kvcache-simulator ceiling {theirs:,}, prefixbench vllm {ours:,}: {verdict}")
+    key = "ccusage vs prefixbench audit (input, output, cache read, cache write)"
+    if key in agreement:
+        theirs, ours = agreement[key]
+        verdict = "agree" if tuple(theirs) == tuple(ours) else "DIFFER"
+        lines.append(f"reported tokens of the transcripts (input, output, read, write): ccusage {theirs}, prefixbench audit {ours}: {verdict}")
     lanes, breaks = agreement["prefixbench lanes / breaks"]
     if "promptcachelint sessions / breaks" in agreement:
         sessions, their_breaks = agreement["promptcachelint sessions / breaks"]

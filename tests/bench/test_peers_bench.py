@@ -34,5 +34,9 @@ def test_peer_benchmark(benchmark):
         assert ours["wall_s"] <= kv["wall_s"], (ours, kv)
         theirs, mine = result["agreement"]["kvcache ceiling hit tokens vs prefixbench vllm"]
         assert theirs == mine
+    audit_key = "ccusage vs prefixbench audit (input, output, cache read, cache write)"
+    if audit_key in result["agreement"]:
+        theirs, ours = result["agreement"][audit_key]
+        assert tuple(theirs) == tuple(ours)
     if "promptcachelint sessions / breaks" in result["agreement"]:
         assert result["agreement"]["promptcachelint sessions / breaks"] == result["agreement"]["prefixbench lanes / breaks"]
