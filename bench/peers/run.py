@@ -55,7 +55,7 @@ DEFAULT_PEERS = Path("/work/venvs/peers")
 #: the hit-rate ceiling does not depend on it).
 KV_MODEL = "deepseek-v4-pro"
 BYTES_PER_TOKEN = 4  # prefixbench's heuristic tokenizer: the rendering's bytes, 4 a token
-BARE_JSON = "import json, sys\nfor line in open(sys.argv[1], 'rb'):\n    json.loads(line)\n"
+BARE_JSON = "import json, sys\nfor name in sys.argv[1:]:\n    for line in open(name, 'rb'):\n        json.loads(line)\n"
 
 
 @dataclass
@@ -325,7 +325,7 @@ def build_tools(work: Path, peers: Path, spec: InterleavedSpec) -> tuple[list[To
             tools.append(Tool(job, "prefixbench audit", audit, is_reference=True))
         else:
             tools.append(Tool(job, "prefixbench audit", None, note="not in this build yet"))
-        tools.append(Tool(job, "python json.loads, every line (bare)", [python, "-c", BARE_JSON + "", str(files[-1])], note="largest file only"))
+        tools.append(Tool(job, "python json.loads, every line (bare)", [python, "-c", BARE_JSON, *map(str, files)]))
         cc = peer_bin(peers, "ccusage")
         if cc is None:
             tools.append(Tool(job, "ccusage claude session", None, note="missing: npm install --prefix <peers>/node ccusage"))
@@ -351,7 +351,7 @@ def build_tools(work: Path, peers: Path, spec: InterleavedSpec) -> tuple[list[To
 
 def table(tools: list[Tool]) -> str:
     """The side-by-side table, one block per job."""
-    header = ["job", "tool", "wall s", "cpu s", "peak RSS MB", "wall / prefixbench", "RSS / prefixbench", "note"]
+    header = ["job", "tool", "wall s", "cpu s", "peak RSS MB", "wall / prefixbench", "cpu / prefixbench", "RSS / prefixbench", "note"]
     rows: list[list[str]] = []
     for job in dict.fromkeys(t.job for t in tools):
         group = [t for t in tools if t.job == job]
@@ -359,13 +359,14 @@ def table(tools: list[Tool]) -> str:
         for n, t in enumerate(group):
             label = job if n == 0 else ""
             if t.argv is None or t.wall is None:
-                rows.append([label, t.name, "-", "-", "-", "-", "-", t.note or t.error or ""])
+                rows.append([label, t.name, "-", "-", "-", "-", "-", "-", t.note or t.error or ""])
                 continue
             wall_ratio = f"{t.wall / ref.wall:.2f}x" if ref else "-"
+            cpu_ratio = f"{t.cpu / ref.cpu:.2f}x" if ref else "-"
             rss_ratio = f"{t.peak_kb / ref.peak_kb:.2f}x" if ref else "-"
-            rows.append([label, t.name, f"{t.wall:.3f}", f"{t.cpu:.3f}", f"{t.peak_kb / 1024:.0f}", wall_ratio, rss_ratio, t.note])
+            rows.append([label, t.name, f"{t.wall:.3f}", f"{t.cpu:.3f}", f"{t.peak_kb / 1024:.0f}", wall_ratio, cpu_ratio, rss_ratio, t.note])
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    right = {2, 3, 4, 5, 6}
+    right = {2, 3, 4, 5, 6, 7}
 
     def line(cells: list[str]) -> str:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
