@@ -146,9 +146,12 @@ def audit_record(result: AuditResult) -> dict[str, object]:
     }
 
 
-def audit_json(result: AuditResult) -> str:
-    """``--format json``."""
-    return json.dumps(audit_record(result), indent=1, ensure_ascii=False)
+def audit_json(result: AuditResult, what_if: list[dict[str, object]] | None = None) -> str:
+    """``--format json`` (with ``"what_if"`` when ``--what-if`` ran)."""
+    record = audit_record(result)
+    if what_if is not None:
+        record["what_if"] = what_if
+    return json.dumps(record, indent=1, ensure_ascii=False)
 
 
 def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
@@ -382,8 +385,8 @@ def audit_chart(result: AuditResult, path: Path) -> None:
     save(fig, path)
 
 
-def write_outputs(result: AuditResult, out: Path) -> list[Path]:
-    """audit.md, audit.csv, audit.json and audit.png in ``out``, all or nothing.
+def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object]] | None = None) -> list[Path]:
+    """audit.md, audit.csv, audit.json, audit.png and report.html in ``out``, all or nothing.
 
     Everything is written to a temporary folder beside ``out`` first, then moved in, so a
     failure never leaves half the files.
@@ -393,11 +396,14 @@ def write_outputs(result: AuditResult, out: Path) -> list[Path]:
     try:
         (staging / "audit.md").write_text(audit_markdown(result), encoding="utf-8")
         (staging / "audit.csv").write_text(audit_csv(result), encoding="utf-8")
-        (staging / "audit.json").write_text(audit_json(result) + "\n", encoding="utf-8")
+        (staging / "audit.json").write_text(audit_json(result, what_if) + "\n", encoding="utf-8")
         audit_chart(result, staging / "audit.png")
+        from prefixbench.reports.html_pages import audit_page
+
+        (staging / "report.html").write_text(audit_page(audit_record(result), what_if), encoding="utf-8")
         out.mkdir(parents=True, exist_ok=True)
         written = []
-        for name in ("audit.md", "audit.csv", "audit.json", "audit.png"):
+        for name in ("audit.md", "audit.csv", "audit.json", "audit.png", "report.html"):
             os.replace(staging / name, out / name)
             written.append(out / name)
         return written
@@ -457,20 +463,42 @@ def run_audit_command(args) -> int:
     for option, path in (("--out", args.out), ("--junit", args.junit)):
         if path is not None and path.exists() and (path.is_dir() != (option == "--out")):
             raise UserError(f"{option} {path}: exists and is {'a file' if option == '--out' else 'a folder'}")
+    if args.out is not None:
+        from prefixbench.reports.outdir import check_out_dir
+
+        existed = args.out.exists()
+        check_out_dir(args.out, ("audit.md", "audit.csv", "audit.json", "audit.png", "report.html"))
+        if not existed:
+            args.out.rmdir()  # checked only: the folder appears when the audit's files land, all at once
+    if getattr(args, "what_if", None):
+        from prefixbench.workloads.whatif import parse_fixes
+
+        parse_fixes(args.what_if)  # a bad fix name is an error before any log is read
     progress = Progress(total_bytes(args.paths), enabled=not args.quiet)
+    what_if = None
     try:
-        result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, progress=progress)
+        from prefixbench.workloads.audit.core import load_trace
+
+        trace = load_trace(args.paths, args.input, progress)
+        result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace)
+        if getattr(args, "what_if", None):
+            from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table
+
+            fixes = run_what_if(trace, args.what_if, args.price_as_of)
+            what_if = what_if_records(fixes)
     finally:
         progress.close()
     match args.format:
         case "json":
-            print(audit_json(result))
+            print(audit_json(result, what_if))
         case "md":
             print(audit_markdown(result))
         case _:
             print(audit_table(result))
+    if what_if is not None and args.format != "json":
+        print(what_if_table(fixes))
     if args.out is not None:
-        write_outputs(result, args.out)
+        write_outputs(result, args.out, what_if)
     if args.junit is not None:
         args.junit.parent.mkdir(parents=True, exist_ok=True)
         args.junit.write_bytes(junit_xml(result, gate))

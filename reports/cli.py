@@ -97,6 +97,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_sweep_parser(sub)
     _add_check_parser(sub)
     _add_replay_parser(sub)
+    _add_compare_parser(sub)
     _add_audit_parser(sub)
     return parser
 
@@ -150,6 +151,7 @@ def _add_check_parser(sub: _Subcommands) -> None:
     check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
     check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
     check.add_argument("--engines", default=None, help=f"only specs of these engines, comma-separated: {', '.join(all_engines())} (default: all)")
+    check.add_argument("--out", type=Path, default=None, help="also write check.json and report.html into this folder")
 
 
 def _add_replay_parser(sub: _Subcommands) -> None:
@@ -182,6 +184,34 @@ def _add_replay_parser(sub: _Subcommands) -> None:
     _add_price_options(replay)
 
 
+def _add_compare_parser(sub: _Subcommands) -> None:
+    compare = sub.add_parser(
+        "compare",
+        help="compare a sweep or audit result with a baseline; exit 1 on a regression",
+        description="Compare two sweep results (runs.csv or sweep --format json) or two audit results "
+        "(audit --format json) run by run / lane by lane, and judge each figure against --max-regression. "
+        "Exit 1 when a figure crosses its threshold or a baseline run is missing, 2 on files of "
+        "different kinds. Named baselines live in .prefixbench/ (--save NAME, --compare NAME).",
+    )
+    if not compare:
+        return
+    from prefixbench.workloads.compare import DEFAULT_THRESHOLDS, THRESHOLD_HELP
+
+    compare.add_argument("files", nargs="+", type=Path, metavar="FILE", help="BASE NEW, or NEW alone with --compare NAME (or --save NAME)")
+    compare.add_argument(
+        "--max-regression",
+        default=DEFAULT_THRESHOLDS,
+        metavar="LIMITS",
+        help="how much a figure may worsen, comma-separated NAME=AMOUNT[%%|pt] or 'none': "
+        + "; ".join(f"{k}: {v}" for k, v in THRESHOLD_HELP.items())
+        + f" (default: {DEFAULT_THRESHOLDS})".replace("%", "%%"),  # argparse %-formats help
+    )
+    compare.add_argument("--save", default=None, metavar="NAME", help="store NEW as the named baseline .prefixbench/NAME.json")
+    compare.add_argument("--compare", default=None, metavar="NAME", help="compare NEW with the named baseline .prefixbench/NAME.json")
+    compare.add_argument("--format", choices=("table", "md", "json"), default="table", help="stdout format; md is the pull-request summary (default: table)")
+    compare.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="also write the Markdown summary to FILE (for a PR comment)")
+
+
 def _add_audit_parser(sub: _Subcommands) -> None:
     audit = sub.add_parser(
         "audit",
@@ -205,6 +235,13 @@ def _add_audit_parser(sub: _Subcommands) -> None:
     audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
     audit.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
     audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    audit.add_argument(
+        "--what-if",
+        default=None,
+        metavar="FIX,...",
+        help="re-simulate the log with each fix alone and print what it saves (signed): ttl-1h, ttl-5m, ttl-auto, "
+        "stagger-subagents, static-system, keep-prefix-compaction, breakpoints=PLACE+... (tools, system, last, last-N, auto)",
+    )
 
 
 def _listing(entries: dict[str, WorkloadEntry]) -> str:
@@ -271,6 +308,8 @@ def run(argv: Sequence[str] | None = None) -> int:
                 return cmd_check(args)
             case "replay":
                 return cmd_replay(args)
+            case "compare":
+                return cmd_compare(args)
             case "audit":
                 from prefixbench.reports.audit import run_audit_command
 
@@ -324,11 +363,19 @@ def cmd_check(args: argparse.Namespace) -> int:
     windows = parse_windows(args.windows)
     warn_window_memory(windows)
     engines = parse_list(args.engines, "--engines") if args.engines else None
+    if args.out is not None:
+        from prefixbench.reports.outdir import check_out_dir
+
+        check_out_dir(args.out, ("check.json", "report.html"))
     results = run_specs(args.preset, windows, engines)
     failed = [r for r in results if not r.passed]
     for result in results:
         print(result.line())
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed" + (f": {', '.join(sorted({r.spec for r in failed}))}" if failed else ""))
+    if args.out is not None:
+        from prefixbench.reports.check_report import write_check
+
+        write_check(args.out, args.preset, results)
     return 1 if failed else 0
 
 
@@ -376,3 +423,38 @@ def _replay_capture(args: argparse.Namespace) -> int:
     rows = replay_capture(args.file, chars_per_token=args.chars_per_token)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))
     return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``prefixbench compare``."""
+    from prefixbench.reports.compare import compare_json, compare_markdown, compare_text
+    from prefixbench.workloads.compare import Thresholds, compare, load_baseline, read_result, save_baseline
+
+    thresholds = Thresholds.parse(args.max_regression)
+    files = list(args.files)
+    if len(files) > 2:
+        raise UserError(f"compare takes BASE NEW (or NEW with --compare NAME), got {len(files)} files")
+    if args.compare is not None and len(files) != 1:
+        raise UserError("--compare NAME takes one file, NEW (the baseline is BASE)")
+    if args.compare is None and args.save is None and len(files) != 2:
+        raise UserError("compare needs BASE NEW, or NEW with --compare NAME or --save NAME")
+    new = read_result(files[-1])
+    base = load_baseline(args.compare) if args.compare is not None else (read_result(files[0]) if len(files) == 2 else None)
+    status = 0
+    if base is not None:
+        comparison = compare(base, new, thresholds)
+        markdown = compare_markdown(comparison)
+        if args.markdown is not None:
+            args.markdown.write_text(markdown, encoding="utf-8")
+        match args.format:
+            case "json":
+                print(compare_json(comparison))
+            case "md":
+                print(markdown)
+            case _:
+                print(compare_text(comparison))
+        status = 1 if comparison.failed else 0
+    if args.save is not None:
+        path = save_baseline(new, args.save)
+        print(f"saved {new.kind} baseline {args.save!r} ({len(new.units)} units) to {path}", file=sys.stderr)
+    return status

@@ -102,8 +102,11 @@ def write_sweep(args: argparse.Namespace) -> int:
         cost_chart(costs, out / "cost.png", title=f"Cost per run at {spec.price.model} prices")
         written += ["cost.md", "cost.png"]
     (out / "report.md").write_text("\n".join(sections), encoding="utf-8")
+    runs_text = runs_json(runs_df, costs)
+    _write_sweep_html(out, spec, runs_df, obs_df, runs_text)
+    written.append("report.html")
     if args.format == "json":
-        print(runs_json(runs_df, costs))
+        print(runs_text)
     else:
         print(text_table(runs_df))
         if costs is not None:
@@ -112,6 +115,24 @@ def write_sweep(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"wrote {out}/: {', '.join(written)}", file=sys.stderr)
     return 0
+
+
+def _write_sweep_html(out: Path, spec: SweepSpec, runs_df, obs_df, runs_text: str) -> None:
+    """report.html: the same runs as ``--format json`` prints, with the charts as inline SVG."""
+    import json
+
+    from prefixbench.reports.html_pages import sweep_page, write_html
+
+    params = runs_df["params"].iloc[0] if len(runs_df) else ""
+    lines = [
+        f"workload: {spec.workload} ({params.replace(';', ', ')})",
+        f"windows: {', '.join(format_window(w) for w in spec.windows)} (k = 1,000 tokens)",
+        f"engines: {', '.join(spec.engine_names())}; presets: {', '.join(spec.presets)}",
+        f"cache model: {spec.cache} (tokens: {spec.tokenizer}); provider profile: {spec.profile}",
+    ]
+    if spec.price is not None:
+        lines.append(f"prices: {spec.price.model}" + (f" (in force from {spec.price.effective})" if spec.price.effective else ""))
+    write_html(out / "report.html", sweep_page(lines, json.loads(runs_text), obs_df, priced=spec.price is not None))
 
 
 def _land_with_progress(plan: SweepPlan, writer: RunSink, show: bool) -> list[Run]:

@@ -30,7 +30,7 @@ def test_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", str(log.parent), "--out", str(out), "--quiet"]) == 0
     table = capsys.readouterr().out
     assert "misses by cause" in table and "ttl-expired" in table
-    assert sorted(p.name for p in out.iterdir()) == ["audit.csv", "audit.json", "audit.md", "audit.png"]
+    assert sorted(p.name for p in out.iterdir()) == ["audit.csv", "audit.json", "audit.md", "audit.png", "report.html"]
     rows = list(csv.DictReader((out / "audit.csv").open()))
     assert [row["cause"] for row in rows] == ["cold-start", "", "ttl-expired"]
     assert rows[2]["detail"].startswith("idle 19m57s")
@@ -42,7 +42,7 @@ def test_outputs_are_deterministic(tmp_path: Path) -> None:
     log = _session(tmp_path)
     for name in ("a", "b"):
         assert main(["audit", str(log), "--out", str(tmp_path / name), "--quiet"]) == 0
-    for name in ("audit.csv", "audit.json", "audit.md", "audit.png"):
+    for name in ("audit.csv", "audit.json", "audit.md", "audit.png", "report.html"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
@@ -118,7 +118,7 @@ def test_progress_lines_when_not_a_terminal(tmp_path: Path, capsys: pytest.Captu
 def test_a_file_without_model_calls_still_writes_every_output(tmp_path: Path) -> None:
     log = write_jsonl(tmp_path / "rollout-old.jsonl", [{"id": "x", "timestamp": "2025-05-01T10:00:00Z", "instructions": None}])
     assert main(["audit", str(log), "--out", str(tmp_path / "out"), "--junit", str(tmp_path / "j.xml"), "--quiet"]) == 0
-    assert len(list((tmp_path / "out").iterdir())) == 4
+    assert len(list((tmp_path / "out").iterdir())) == 5  # audit.md, .csv, .json, .png and report.html
 
 
 def test_many_files_share_one_chart_panel(tmp_path: Path) -> None:

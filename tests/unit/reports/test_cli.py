@@ -25,7 +25,7 @@ def test_sweep_prints_the_table_and_writes_every_output(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "summary calls, uncached tokens" in out and "patched" in out
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["hit-rate.png", "observations.csv", "report.md", "runs.csv", "timeline-32k.png"]
+    assert names == ["hit-rate.png", "observations.csv", "report.html", "report.md", "runs.csv", "timeline-32k.png"]
     runs = pd.read_csv(tmp_path / "runs.csv")
     assert list(runs["preset"]) == ["legacy", "patched"]
     obs = pd.read_csv(tmp_path / "observations.csv")

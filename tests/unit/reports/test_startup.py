@@ -55,6 +55,8 @@ def test_importing_the_cli_loads_neither_pandas_nor_matplotlib(tmp_path):
         ["replay", "--help"],
         ["sweep", "--help"],
         ["audit", "--help"],
+        ["compare", "--help"],
+        ["check", "--help"],
         ["check", "--preset", "patched", "--engines", "checkpoint", "--windows", "32k"],
     ],
     ids=lambda argv: " ".join(argv),

@@ -1,0 +1,36 @@
+"""``check --out DIR``: the spec verdicts as check.json (one object a spec result) and
+report.html."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from prefixbench.workloads.specs.base import SpecResult
+
+
+def check_records(results: Sequence[SpecResult]) -> list[dict[str, object]]:
+    """One record a spec result: spec, engine, preset, window (or null), verdict, passed, figure."""
+    return [
+        {
+            "spec": r.spec,
+            "engine": r.engine,
+            "preset": r.preset,
+            "window": r.window,
+            "verdict": r.verdict.value,
+            "passed": r.passed,
+            "figure": r.figure,
+        }
+        for r in results
+    ]
+
+
+def write_check(out: Path, preset: str, results: Sequence[SpecResult]) -> None:
+    """Write check.json and report.html into ``out``."""
+    from prefixbench.reports.html_pages import check_page, write_html
+
+    out.mkdir(parents=True, exist_ok=True)
+    records = check_records(results)
+    (out / "check.json").write_text(json.dumps({"preset": preset, "results": records}, indent=2) + "\n", encoding="utf-8")
+    write_html(out / "report.html", check_page(preset, records))

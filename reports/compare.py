@@ -1,0 +1,188 @@
+"""``prefixbench compare``: the verdict as a terminal table, a Markdown summary for a pull
+request comment, or JSON. The comparison itself is :mod:`prefixbench.workloads.compare`."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+from prefixbench.simulator.pricing import format_usd
+from prefixbench.workloads.compare import Change, Comparison
+
+
+def fmt_figure(name: str, value: float | None) -> str:
+    """A figure in its own unit: ``97.9%`` for ratios, ``$0.2193`` for dollars, ``1,234`` else."""
+    if value is None:
+        return "-"
+    if "hit" in name or name.endswith("ratio"):
+        return f"{value * 100:.1f}%"
+    if name.endswith("usd"):
+        return format_usd(Decimal(repr(value)))
+    if value == int(value):
+        return f"{int(value):,}"
+    return f"{value:,.3f}"
+
+
+def fmt_change(change: Change) -> str:
+    """``+12.3%`` relative, ``-0.7pt`` for ratios, ``new`` when the baseline had nothing."""
+    if change.base is None:
+        return "only in NEW"
+    if change.new is None:
+        return "only in BASE"
+    delta = change.new - change.base
+    if delta == 0:
+        return "="
+    if "hit" in change.figure or change.figure.endswith("ratio"):
+        return f"{delta * 100:+.1f}pt"
+    if change.base == 0:
+        return f"+{fmt_figure(change.figure, delta)} (from 0)"
+    return f"{delta / abs(change.base) * 100:+.1f}%"
+
+
+def short_labels(comparison: Comparison) -> dict[tuple[str, str], str]:
+    """Unit labels without the words every unit shares (``window=32k preset=patched`` rather
+    than the whole key when workload, engine, profile and cache are the same everywhere)."""
+    units = comparison.units()
+    words = [key.split(" ") for _, key in units]
+    common = set(words[0]).intersection(*words[1:]) if len(words) > 1 else set()
+    labels = {}
+    for (group, key), split in zip(units, words):
+        short = " ".join(w for w in split if w not in common) or key
+        labels[(group, key)] = "totals" if group == "totals" else f"{group} {short}"
+    return labels
+
+
+def _rows(changes: list[Change], labels: dict[tuple[str, str], str]) -> list[list[str]]:
+    return [
+        [
+            labels.get((c.group, c.key), f"{c.group} {c.key}"),
+            c.figure,
+            fmt_figure(c.figure, c.base),
+            fmt_figure(c.figure, c.new),
+            fmt_change(c),
+            c.limit.text() if c.limit else "-",
+        ]
+        for c in changes
+    ]
+
+
+HEADER = ["unit", "figure", "base", "new", "change", "limit"]
+
+
+def verdict(comparison: Comparison) -> str:
+    n = len(comparison.regressions)
+    missing = len(comparison.missing_gated)
+    if not comparison.failed:
+        return "PASS: no figure crossed its threshold"
+    parts = []
+    if n:
+        parts.append(f"{n} regression{'s' if n != 1 else ''}")
+    if missing:
+        parts.append(f"{missing} unit{'s' if missing != 1 else ''} missing from NEW")
+    return "FAIL: " + ", ".join(parts)
+
+
+def _changed(comparison: Comparison) -> list[Change]:
+    return [c for c in comparison.changes if c.base != c.new]
+
+
+def compare_markdown(comparison: Comparison) -> str:
+    """The summary a CI job posts on a pull request: verdict, regressions, then every change."""
+    units = "runs" if comparison.kind == "sweep" else "lanes"
+    lines = [
+        f"## prefixbench compare ({comparison.kind}): {verdict(comparison)}",
+        "",
+        f"- base: `{comparison.base_source}`",
+        f"- new: `{comparison.new_source}`",
+        f"- thresholds: `{comparison.thresholds.text()}` (a figure that worsens by more fails)",
+        f"- {_count(len(comparison.units()), 'unit')} compared ({units}{', totals and causes' if comparison.kind == 'audit' else ''}), "
+        f"{_count(len(_changed(comparison)), 'figure')} changed",
+        "",
+    ]
+    if comparison.regressions:
+        lines += ["### Regressions", "", *_md_table(_rows(list(comparison.regressions), short_labels(comparison))), ""]
+    if comparison.missing_gated:
+        lines += ["### Missing from NEW", "", *(f"- {u}" for u in comparison.missing_gated), ""]
+    if comparison.only_new:
+        lines += ["### Only in NEW (not gated)", "", *(f"- {u}" for u in comparison.only_new), ""]
+    changed = _changed(comparison)
+    if changed:
+        lines += [
+            "<details><summary>Every changed figure</summary>",
+            "",
+            *_md_table(_rows(changed, short_labels(comparison))),
+            "",
+            "</details>",
+            "",
+        ]
+    else:
+        lines += ["Every shared figure is identical.", ""]
+    return "\n".join(lines)
+
+
+def _md_table(rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(HEADER) + " |", "|---|---|---:|---:|---:|---|"]
+    out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return out
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def compare_text(comparison: Comparison) -> str:
+    """The terminal form: verdict, then the changed figures as an aligned table (regressions
+    marked ``!``)."""
+    lines = [
+        f"{verdict(comparison)} ({comparison.kind}; thresholds {comparison.thresholds.text()})",
+        f"base {comparison.base_source}",
+        f"new  {comparison.new_source}",
+    ]
+    for unit in comparison.missing_gated:
+        lines.append(f"! missing from NEW: {unit}")
+    for unit in comparison.only_new:
+        lines.append(f"  only in NEW: {unit}")
+    changed = _changed(comparison)
+    if not changed:
+        lines.append("every shared figure is identical")
+        return "\n".join(lines)
+    rows = [["!" if c.regressed else " ", *row] for c, row in zip(changed, _rows(changed, short_labels(comparison)))]
+    header = [" ", *HEADER]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    numeric = {3, 4, 5}
+    lines.append("")
+    for cells in [header, *rows]:
+        lines.append(
+            "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        )
+    return "\n".join(lines)
+
+
+def compare_json(comparison: Comparison) -> str:
+    return json.dumps(
+        {
+            "kind": comparison.kind,
+            "base": comparison.base_source,
+            "new": comparison.new_source,
+            "thresholds": comparison.thresholds.text(),
+            "passed": not comparison.failed,
+            "regressions": len(comparison.regressions),
+            "missing_from_new": list(comparison.missing_gated),
+            "only_in_new": list(comparison.only_new),
+            "changes": [
+                {
+                    "group": c.group,
+                    "unit": c.key,
+                    "figure": c.figure,
+                    "base": c.base,
+                    "new": c.new,
+                    "delta": c.delta,
+                    "relative": c.relative,
+                    "limit": c.limit.text() if c.limit else None,
+                    "regressed": c.regressed,
+                }
+                for c in comparison.changes
+            ],
+        },
+        indent=2,
+    )

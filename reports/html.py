@@ -1,0 +1,405 @@
+"""report.html building blocks: one self-contained offline page (no network, no CDN).
+
+Charts are rendered here, server-side, as inline SVG; the only script is a few lines that show
+an element's ``data-tip`` next to the pointer. The data the page was drawn from is embedded as
+JSON (``<script type="application/json" id="prefixbench-data">``), the same object the
+command's ``--format json`` prints, and every number a table shows carries its raw value in
+``data-value`` so a test (or a reader with the inspector) can check the page against it.
+
+Same data, same bytes: no timestamps, no random ids, fixed number formatting.
+
+The page kinds live in :mod:`prefixbench.reports.html_pages`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from html import escape
+
+#: Segment colours, shared by every chart (the PNG charts use the same roles).
+READ = "#2da44e"
+WRITE_5M = "#bf8700"
+WRITE_1H = "#8250df"
+UNCACHED = "#cf222e"
+REJECTED = "#6e7781"
+PREDICTED = "#0969da"
+OUTPUT = "#0969da"
+MARK = "#0969da"
+SERIES = ("#cf222e", "#bf8700", "#8250df", "#2da44e", "#0969da", "#57606a", "#1b7c83", "#bc4c00")
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328;background:#fff}
+header{background:#f6f8fa;border-bottom:1px solid #d0d7de;padding:14px 24px}
+header h1{margin:0;font-size:20px}header p{margin:4px 0 0;color:#59636e}
+nav{padding:6px 24px;border-bottom:1px solid #d0d7de;background:#fff}
+nav a{margin-right:14px;color:#0969da;text-decoration:none}
+main{padding:8px 24px 40px;max-width:1400px}
+section{margin:22px 0}h2{font-size:17px;border-bottom:1px solid #d8dee4;padding-bottom:4px}
+h3{font-size:14px;margin:14px 0 4px}
+table{border-collapse:collapse;margin:6px 0;font-variant-numeric:tabular-nums}
+th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f6f8fa;font-weight:600}td.n{text-align:right;white-space:nowrap}
+tr.fail td{background:#ffebe9}tr.pass td.v{color:#1a7f37}tr.fail td.v{color:#cf222e;font-weight:600}
+.note{color:#59636e;max-width:900px}.legend span{display:inline-block;margin-right:14px}
+.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
+svg{display:block;max-width:100%;height:auto;font:11px system-ui,sans-serif}
+svg text{fill:#1f2328;pointer-events:none}svg .axis{stroke:#8c959f;stroke-width:1}svg .grid{stroke:#eaeef2;stroke-width:1}
+[data-tip]{cursor:default}svg [data-tip]:hover{opacity:.75}
+#tip{position:fixed;display:none;max-width:520px;background:#1f2328;color:#fff;padding:6px 8px;border-radius:4px;
+font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;pointer-events:none;z-index:9}
+.chart{border:1px solid #d0d7de;border-radius:6px;padding:6px;margin:8px 0}
+code{background:#f6f8fa;padding:0 3px;border-radius:3px}
+"""
+
+SCRIPT = """
+(function(){
+  var tip=document.getElementById('tip');
+  document.addEventListener('mouseover',function(e){
+    var el=e.target.closest?e.target.closest('[data-tip]'):null;
+    if(!el){tip.style.display='none';return;}
+    tip.textContent=el.getAttribute('data-tip');tip.style.display='block';
+  });
+  document.addEventListener('mousemove',function(e){
+    if(tip.style.display!=='block')return;
+    var x=e.clientX+14,y=e.clientY+14,w=tip.offsetWidth,h=tip.offsetHeight;
+    if(x+w>window.innerWidth)x=Math.max(0,e.clientX-w-14);
+    if(y+h>window.innerHeight)y=Math.max(0,e.clientY-h-14);
+    tip.style.left=x+'px';tip.style.top=y+'px';
+  });
+})();
+"""
+
+
+def page(kind: str, title: str, subtitle: str, sections: Sequence[tuple[str, str, str]], data: object) -> str:
+    """The whole document. ``sections`` are ``(anchor, heading, body html)``."""
+    nav = "".join(f'<a href="#{escape(a)}">{escape(h)}</a>' for a, h, _ in sections)
+    body = "".join(f'<section id="{escape(a)}"><h2>{escape(h)}</h2>{html}</section>' for a, h, html in sections)
+    payload = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">'
+        # No request leaves the page: nothing to fetch, and the policy says so.
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+        "script-src 'unsafe-inline'; img-src data:\">"
+        f"<style>{CSS}</style></head>\n"
+        f'<body data-kind="{escape(kind)}"><header><h1>{escape(title)}</h1><p>{escape(subtitle)}</p></header>'
+        f"<nav>{nav}</nav><main>{body}</main><div id=\"tip\"></div>\n"
+        f'<script type="application/json" id="prefixbench-data">{payload}</script>\n'
+        f"<script>{SCRIPT}</script></body></html>\n"
+    )
+
+
+# --- numbers -------------------------------------------------------------------------------
+
+
+def fmt_int(value: float) -> str:
+    return f"{int(round(value)):,}"
+
+
+def fmt_pct(ratio: float) -> str:
+    return f"{ratio * 100:.1f}%"
+
+
+def fmt_usd(value: float) -> str:
+    """``$0.2193``; 4 significant digits under a cent, like the text reports."""
+    if value == 0:
+        return "$0"
+    size = abs(value)
+    text = f"{size:,.4f}" if size >= 0.01 else f"{size:.{max(0, 3 - int(math.floor(math.log10(size))))}f}"
+    return f"{'-' if value < 0 else ''}${text}"
+
+
+def raw(value: object) -> str:
+    """A value as ``data-value`` holds it: JSON scalars, lists as JSON."""
+    if isinstance(value, float) and value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, separators=(",", ":"))
+    return "" if value is None else str(value)
+
+
+# --- tables --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A table cell: its text, and (for numbers) the field and raw value it shows."""
+
+    text: str
+    field: str | None = None
+    value: object = None
+    numeric: bool = False
+    tip: str | None = None
+    css: str | None = None
+
+
+def num(field: str, value: object, text: str) -> Cell:
+    return Cell(text, field, value, numeric=True)
+
+
+def table(header: Sequence[str], rows: Iterable[tuple[dict[str, str], Sequence[Cell | str]]], *, css: str = "") -> str:
+    """A table; each row is ``(attributes of <tr>, cells)``."""
+    out = [f'<table class="{css}"><thead><tr>' + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr></thead><tbody>"]
+    for attrs, cells in rows:
+        tr = "".join(f' {k}="{escape(v)}"' for k, v in attrs.items())
+        tds = []
+        for cell in cells:
+            if isinstance(cell, str):
+                cell = Cell(cell)
+            classes = " ".join(c for c in ("n" if cell.numeric else "", cell.css or "") if c)
+            attr = f' class="{classes}"' if classes else ""
+            if cell.field is not None:
+                attr += f' data-field="{escape(cell.field)}" data-value="{escape(raw(cell.value))}"'
+            if cell.tip:
+                attr += f' data-tip="{escape(cell.tip)}"'
+            tds.append(f"<td{attr}>{escape(cell.text)}</td>")
+        out.append(f"<tr{tr}>" + "".join(tds) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def legend(items: Sequence[tuple[str, str]]) -> str:
+    return '<p class="legend">' + "".join(f'<span><i style="background:{c}"></i>{escape(t)}</span>' for t, c in items) + "</p>"
+
+
+def note(text: str) -> str:
+    return f'<p class="note">{escape(text)}</p>'
+
+
+# --- charts --------------------------------------------------------------------------------
+
+
+def _nice_max(value: float) -> float:
+    """A round axis maximum >= value (never below it: charts do not cut data off)."""
+    if value <= 0:
+        return 1.0
+    exp = 10 ** math.floor(math.log10(value))
+    for step in (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+        if step * exp >= value:
+            return step * exp
+    return 10 * exp
+
+
+def _tick_text(value: float, unit: str) -> str:
+    if unit == "%":
+        return f"{value:g}%"
+    if unit == "$":
+        return fmt_usd(value)
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:g}M"
+    if value >= 1000:
+        return f"{value / 1000:g}k"
+    return f"{value:g}"
+
+
+def _y_axis(x0: float, y0: float, height: float, width: float, top: float, unit: str, lo: float = 0.0) -> list[str]:
+    parts = []
+    for i in range(5):
+        v = lo + (top - lo) * i / 4
+        y = y0 - height * i / 4
+        parts.append(f'<line class="grid" x1="{x0:.1f}" y1="{y:.1f}" x2="{x0 + width:.1f}" y2="{y:.1f}"/>')
+        parts.append(f'<text x="{x0 - 4:.1f}" y="{y + 4:.1f}" text-anchor="end">{escape(_tick_text(v, unit))}</text>')
+    parts.append(f'<line class="axis" x1="{x0}" y1="{y0}" x2="{x0 + width}" y2="{y0}"/>')
+    parts.append(f'<line class="axis" x1="{x0}" y1="{y0}" x2="{x0}" y2="{y0 - height}"/>')
+    return parts
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One request in a stacked-bar chart."""
+
+    segments: tuple[tuple[str, float, str], ...]  # (name, tokens, colour), bottom up
+    tip: str
+    attrs: dict[str, str]
+    overlay: float | None = None  # e.g. the predicted read, drawn as a tick across the bar
+    marker: str | None = None  # a cause/fold marker above the bar (its tip is ``marker_tip``)
+    marker_tip: str | None = None
+    rejected: bool = False
+
+
+def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 220, width: int = 1100) -> str:
+    """Per-request stacked bars; the y axis always reaches the tallest bar or overlay."""
+    left, right, top_pad, bottom = 56, 10, 26, 34
+    plot_w, plot_h = width - left - right, height - top_pad - bottom
+    n = max(1, len(bars))
+    tallest = max([sum(s[1] for s in b.segments) for b in bars] + [b.overlay or 0 for b in bars] + [0])
+    top = _nice_max(tallest)
+    step = plot_w / n
+    bw = min(48.0, max(0.6, step * 0.8))
+    y0 = top_pad + plot_h
+    parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
+    parts.append(f'<text x="{left}" y="14" font-weight="600">{escape(title)}</text>')
+    parts += _y_axis(left, y0, plot_h, plot_w, top, "")
+    scale = plot_h / top
+    for i, bar in enumerate(bars):
+        x = left + i * step + (step - bw) / 2
+        attrs = "".join(f' {k}="{escape(v)}"' for k, v in bar.attrs.items())
+        parts.append(f'<g class="bar"{attrs} data-tip="{escape(bar.tip)}">')
+        # a transparent column the full height, so the tip shows even over a short bar
+        parts.append(f'<rect x="{x:.2f}" y="{top_pad}" width="{bw:.2f}" height="{plot_h}" fill="transparent"/>')
+        y = float(y0)
+        for name, tokens, colour in bar.segments:
+            if tokens <= 0:
+                continue
+            h = tokens * scale
+            y -= h
+            extra = ' fill-opacity="0.35" stroke="#57606a" stroke-dasharray="2,1"' if bar.rejected else ""
+            parts.append(f'<rect class="seg-{escape(name)}" x="{x:.2f}" y="{y:.2f}" width="{bw:.2f}" height="{h:.2f}" fill="{colour}"{extra}/>')
+        if bar.rejected:
+            parts.append(f'<text x="{x + bw / 2:.2f}" y="{y0 - 3:.2f}" text-anchor="middle" font-weight="700" fill="{REJECTED}">×</text>')
+        if bar.overlay is not None:
+            oy = y0 - bar.overlay * scale
+            parts.append(
+                f'<line class="predicted" x1="{x - bw * 0.12:.2f}" y1="{oy:.2f}" x2="{x + bw * 1.12:.2f}" y2="{oy:.2f}" '
+                f'stroke="{PREDICTED}" stroke-width="2"/>'
+            )
+        parts.append("</g>")
+        if bar.marker:
+            cx = x + bw / 2
+            parts.append(
+                f'<path class="marker" d="M{cx - 4:.2f},{top_pad - 10} L{cx + 4:.2f},{top_pad - 10} L{cx:.2f},{top_pad - 3} Z" '
+                f'fill="{MARK}" data-tip="{escape(bar.marker_tip or bar.marker)}"/>'
+            )
+    # x ticks: about 10 request numbers
+    every = max(1, math.ceil(n / 10))
+    for i in range(0, len(bars), every):
+        x = left + i * step + step / 2
+        label = bars[i].attrs.get("data-index", str(i))
+        parts.append(f'<text x="{x:.1f}" y="{y0 + 14}" text-anchor="middle">{escape(label)}</text>')
+    parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 4}" text-anchor="middle">{escape(xlabel)}</text>')
+    parts.append("</svg>")
+    return '<div class="chart">' + "".join(parts) + "</div>"
+
+
+@dataclass(frozen=True)
+class Group:
+    """A group of bars (e.g. one window) in a grouped-bar chart."""
+
+    label: str
+    values: tuple[tuple[str, float | None, float | None, float | None, str], ...]  # series, value, lo, hi, tip
+
+
+def grouped_bars(groups: Sequence[Group], series: Sequence[str], *, title: str, unit: str, ymax: float | None = None,
+                 height: int = 260, width: int = 900) -> str:
+    """Bars per group and series, with an optional lo..hi whisker; ``None`` draws nothing."""
+    left, right, top_pad, bottom = 56, 10, 26, 40
+    plot_w, plot_h = width - left - right, height - top_pad - bottom
+    values = [v for g in groups for _, v, _, hi, _ in g.values for v in (v, hi) if v is not None]
+    top = ymax if ymax is not None else _nice_max(max(values, default=0))
+    top = max(top, max(values, default=0))
+    y0 = top_pad + plot_h
+    gw = plot_w / max(1, len(groups))
+    bw = gw * 0.8 / max(1, len(series))
+    parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
+    parts.append(f'<text x="{left}" y="14" font-weight="600">{escape(title)}</text>')
+    parts += _y_axis(left, y0, plot_h, plot_w, top, unit)
+    scale = plot_h / top if top else 0
+    for gi, group in enumerate(groups):
+        gx = left + gi * gw + gw * 0.1
+        for name, value, lo, hi, tip in group.values:
+            si = list(series).index(name)
+            x = gx + si * bw
+            colour = SERIES[si % len(SERIES)]
+            if value is None:
+                continue
+            h = value * scale
+            parts.append(
+                f'<rect class="gbar" data-series="{escape(name)}" data-group="{escape(group.label)}" data-value="{raw(value)}" '
+                f'x="{x:.2f}" y="{y0 - h:.2f}" width="{bw * 0.92:.2f}" height="{h:.2f}" fill="{colour}" data-tip="{escape(tip)}"/>'
+            )
+            parts.append(f'<text x="{x + bw * 0.46:.2f}" y="{y0 - h - 4:.2f}" text-anchor="middle">{escape(_tick_text(value, unit) if unit != "%" else f"{value:.1f}%")}</text>')
+            if lo is not None and hi is not None and hi > lo:
+                cx = x + bw * 0.46
+                parts.append(
+                    f'<path d="M{cx:.2f},{y0 - lo * scale:.2f} V{y0 - hi * scale:.2f} M{cx - 3:.2f},{y0 - lo * scale:.2f} '
+                    f'H{cx + 3:.2f} M{cx - 3:.2f},{y0 - hi * scale:.2f} H{cx + 3:.2f}" stroke="#1f2328" fill="none"/>'
+                )
+        parts.append(f'<text x="{left + gi * gw + gw / 2:.1f}" y="{y0 + 15}" text-anchor="middle">{escape(group.label)}</text>')
+    parts.append("</svg>")
+    return (
+        '<div class="chart">' + "".join(parts) + legend([(s, SERIES[i % len(SERIES)]) for i, s in enumerate(series)]) + "</div>"
+    )
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a waterfall: a total (drawn from 0) or a change (drawn from the running sum)."""
+
+    label: str
+    amount: float
+    kind: str  # "total", "loss" (from the running sum), "alone"/"cost" (a what-if, from the first total)
+    tip: str
+
+
+def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int = 300, width: int = 1000) -> str:
+    """A cost waterfall: totals are bars from zero; a change floats from the running sum."""
+    left, right, top_pad, bottom = 64, 10, 26, 96
+    height += 26
+    plot_w, plot_h = width - left - right, height - top_pad - bottom
+    running, spans = 0.0, []
+    anchor = steps[0].amount if steps and steps[0].kind == "total" else 0.0
+    for s in steps:
+        if s.kind == "total":
+            spans.append((0.0, s.amount))
+            running = s.amount
+        elif s.kind in ("alone", "cost"):
+            # a what-if: floats from the first total (what was paid), not from the running sum
+            end = anchor + s.amount
+            spans.append((min(anchor, end), max(anchor, end)))
+        else:
+            end = running + s.amount
+            spans.append((min(running, end), max(running, end)))
+            running = end
+    lo = min([0.0] + [a for a, _ in spans])
+    top = _nice_max(max([b for _, b in spans] + [0]))
+    y0 = top_pad + plot_h
+    scale = plot_h / (top - lo) if top > lo else 0
+    colours = {"total": "#57606a", "loss": UNCACHED, "saving": READ, "alone": READ, "cost": WRITE_5M}
+    sw = plot_w / max(1, len(steps))
+    parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
+    parts.append(f'<text x="{left}" y="14" font-weight="600">{escape(title)}</text>')
+    parts += _y_axis(left, y0, plot_h, plot_w, top, unit, lo)
+    for i, (s, (a, b)) in enumerate(zip(steps, spans)):
+        x = left + i * sw + sw * 0.15
+        ya, yb = y0 - (a - lo) * scale, y0 - (b - lo) * scale
+        parts.append(
+            f'<rect class="wf-{s.kind}" data-label="{escape(s.label)}" data-value="{raw(s.amount)}" x="{x:.2f}" y="{yb:.2f}" '
+            f'width="{sw * 0.7:.2f}" height="{max(0.8, ya - yb):.2f}" fill="{colours[s.kind]}" data-tip="{escape(s.tip)}"/>'
+        )
+        sign = "" if s.kind == "total" else ("+" if s.amount > 0 else "")
+        parts.append(f'<text x="{x + sw * 0.35:.2f}" y="{yb - 3:.2f}" text-anchor="middle">{escape(sign + fmt_usd(s.amount))}</text>')
+        label = s.label if len(s.label) <= 34 else s.label[:33] + "…"
+        parts.append(
+            f'<text x="{x + sw * 0.35:.2f}" y="{y0 + 12}" text-anchor="end" transform="rotate(-30 {x + sw * 0.35:.2f} {y0 + 12})">'
+            f"{escape(label)}</text>"
+        )
+    parts.append("</svg>")
+    return '<div class="chart">' + "".join(parts) + "</div>"
+
+
+def matrix(rows: Sequence[str], cols: Sequence[str], cells: dict[tuple[str, str], tuple[bool, str]], *, title: str) -> str:
+    """A pass/fail grid (e.g. spec x window); a missing cell is blank."""
+    cw, rh, left, top_pad = 90, 22, 260, 40
+    width, height = left + cw * len(cols) + 10, top_pad + rh * len(rows) + 10
+    parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
+    parts.append(f'<text x="4" y="14" font-weight="600">{escape(title)}</text>')
+    for j, c in enumerate(cols):
+        parts.append(f'<text x="{left + j * cw + cw / 2}" y="{top_pad - 6}" text-anchor="middle">{escape(c)}</text>')
+    for i, r in enumerate(rows):
+        y = top_pad + i * rh
+        parts.append(f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{escape(r)}</text>')
+        for j, c in enumerate(cols):
+            if (r, c) not in cells:
+                continue
+            ok, tip = cells[(r, c)]
+            parts.append(
+                f'<rect class="{"pass" if ok else "fail"}" x="{left + j * cw + 2}" y="{y + 2}" width="{cw - 4}" height="{rh - 4}" '
+                f'fill="{READ if ok else UNCACHED}" data-tip="{escape(tip)}"/>'
+                f'<text x="{left + j * cw + cw / 2}" y="{y + 15}" text-anchor="middle" style="fill:#fff">{"PASS" if ok else "FAIL"}</text>'
+            )
+    parts.append("</svg>")
+    return '<div class="chart">' + "".join(parts) + "</div>"

@@ -1,0 +1,539 @@
+"""The kinds of report.html: a sweep, a check, an audit. Each page embeds the JSON the command
+prints with ``--format json`` and draws its tables and charts from that same data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from prefixbench.kernel.presets import PRESET_ORDER
+from prefixbench.reports.frames import format_window, ordered
+from prefixbench.reports.html import (
+    READ,
+    REJECTED,
+    UNCACHED,
+    WRITE_1H,
+    WRITE_5M,
+    Bar,
+    Cell,
+    Group,
+    fmt_int,
+    fmt_pct,
+    fmt_usd,
+    grouped_bars,
+    legend,
+    matrix,
+    note,
+    num,
+    page,
+    stacked_bars,
+    table,
+)
+
+SEGMENTS_LEGEND = [
+    ("cache read", READ),
+    ("cache write (5 m)", WRITE_5M),
+    ("cache write (1 h)", WRITE_1H),
+    ("uncached input", UNCACHED),
+    ("rejected (400): never reached the cache, not uncached", REJECTED),
+]
+
+
+def write_html(path: Path, text: str) -> None:
+    """Write the page whole, then rename it into place (never a half-written report.html)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+# --- sweep ---------------------------------------------------------------------------------
+
+
+def _run_label(rec: dict, multi_engine: bool) -> str:
+    return f"{rec['engine']}/{rec['preset']}" if multi_engine else str(rec["preset"])
+
+
+def _hits_text(values: Sequence[float]) -> str:
+    if not values:
+        return "-"
+    lo, hi = min(values), max(values)
+    return fmt_pct(lo) if fmt_pct(lo) == fmt_pct(hi) else f"{lo * 100:.1f}-{fmt_pct(hi)}"
+
+
+def sweep_page(
+    spec_lines: Sequence[str], runs: list[dict], observations: pd.DataFrame, *, priced: bool
+) -> str:
+    """report.html of a sweep. ``runs`` is exactly what ``sweep --format json`` prints."""
+    multi_engine = len({r["engine"] for r in runs}) > 1
+    windows = sorted({int(r["window"]) for r in runs})
+    order = {p: i for i, p in enumerate(PRESET_ORDER)}
+    runs_sorted = sorted(
+        enumerate(runs), key=lambda ir: (int(ir[1]["window"]), ir[1]["engine"], order.get(ir[1]["preset"], 99), ir[1]["preset"])
+    )
+    sections = [("setup", "What ran", "<ul>" + "".join(f"<li>{_esc(line)}</li>" for line in spec_lines) + "</ul>")]
+    sections.append(("runs", "Runs", _runs_table(runs_sorted, multi_engine, priced) + note(
+        "summary calls: the uncached tokens each summary (compaction) call paid; summary hit: the range of their hit "
+        "rates; session: every accepted request of the run; vs legacy: session uncached against the legacy run of the "
+        "same window and engine (* when that legacy run had rejected requests, so its total is not what a working agent "
+        "would have paid). 400s are rejected requests: they never reach the cache and are left out of the token totals."
+    )))
+    sections.append(("hit-rate", "Summary-call hit rate", _hit_rate_chart(runs, windows, multi_engine)))
+    sweep_legend = [
+        ("cache read", READ),
+        ("uncached, written to the cache (5 m TTL where the model has one)", WRITE_5M),
+        ("uncached, written with a 1 h TTL", WRITE_1H),
+        ("uncached, not stored", UNCACHED),
+        ("rejected (400): never reached the cache, not uncached", REJECTED),
+    ]
+    timeline = [legend(sweep_legend), note(
+        "One bar a request, in send order: cache read, the uncached tokens the cache model stored (byte-exact stores "
+        "every one; TTL models split 5 m and 1 h) and the rest of the uncached input, stacked. A triangle "
+        "above a bar marks a summary (compaction) call; hover a bar for its numbers and where it diverged from what was "
+        "cached. Rejected requests are drawn grey and dashed with ×."
+    )]
+    for window in windows:
+        timeline.append(f"<h3>{format_window(window)} window</h3>")
+        for i, rec in runs_sorted:
+            if int(rec["window"]) != window:
+                continue
+            obs = _run_observations(observations, rec)
+            timeline.append(_timeline_chart(i, rec, obs, multi_engine))
+    sections.append(("timeline", "Requests over time", "".join(timeline)))
+    if multi_engine:
+        sections.append(("engines", "Engines compared", _engines_section(runs, observations, windows)))
+    if priced:
+        sections.append(("cost", "Cost", _cost_section(runs_sorted, windows, multi_engine)))
+    sections.append(("files", "Files", note(
+        "Beside this page in the output folder: runs.csv, observations.csv, report.md and the PNG charts "
+        "(hit-rate.png, timeline-<window>.png, engines.png and cost.png when they apply) for pasting into documents."
+    )))
+    data = {"kind": "sweep", "runs": runs}
+    subtitle = f"{len(runs)} runs at {', '.join(format_window(w) for w in windows)}"
+    return page("sweep", "prefixbench sweep", subtitle, sections, data)
+
+
+def _esc(text: str) -> str:
+    from html import escape
+
+    return escape(text)
+
+
+def _runs_table(runs_sorted: list[tuple[int, dict]], multi_engine: bool, priced: bool) -> str:
+    header = ["window"] + (["engine"] if multi_engine else []) + ["preset", "profile", "folds", "400s",
+              "summary calls, uncached tokens", "summary hit", "session prompt", "session cached", "session uncached",
+              "session written", "vs legacy"]
+    if priced:
+        header += ["total", "saving vs legacy"]
+    rows = []
+    for i, r in runs_sorted:
+        change = r.get("uncached_change_vs_legacy")
+        change_text = "-" if r["preset"] == "legacy" or change is None else f"{change * 100:+.1f}%" + ("*" if r.get("legacy_rejected") else "")
+        cells: list[Cell | str] = [format_window(int(r["window"]))]
+        if multi_engine:
+            cells.append(str(r["engine"]))
+        cells += [
+            str(r["preset"]),
+            str(r["profile"]),
+            num("num_folds", r["num_folds"], str(r["num_folds"])),
+            num("num_rejected", r["num_rejected"], str(r["num_rejected"])),
+            num("summary_uncached_tokens", r["summary_uncached_tokens"],
+                " / ".join(fmt_int(v) for v in r["summary_uncached_tokens"]) or "-"),
+            num("summary_hit_ratio", r["summary_hit_ratio"], _hits_text(r["summary_hit_ratio"])),
+            num("session_prompt_tokens", r["session_prompt_tokens"], fmt_int(r["session_prompt_tokens"])),
+            num("session_cached_tokens", r["session_cached_tokens"], fmt_int(r["session_cached_tokens"])),
+            num("session_uncached_tokens", r["session_uncached_tokens"], fmt_int(r["session_uncached_tokens"])),
+            num("session_written_tokens", r["session_written_tokens"], fmt_int(r["session_written_tokens"])),
+            num("uncached_change_vs_legacy", change, change_text),
+        ]
+        if priced:
+            saving = r.get("saving_vs_legacy_usd")
+            cells += [
+                num("total_usd", r["total_usd"], fmt_usd(r["total_usd"])),
+                num("saving_vs_legacy_usd", saving, "-" if saving is None else fmt_usd(saving)),
+            ]
+        rows.append(({"data-run": str(i)}, cells))
+    return table(header, rows)
+
+
+def _hit_rate_chart(runs: list[dict], windows: list[int], multi_engine: bool) -> str:
+    series = ordered([_run_label(r, multi_engine) for r in runs], PRESET_ORDER)
+    groups = []
+    for window in windows:
+        values = []
+        for r in runs:
+            if int(r["window"]) != window:
+                continue
+            hits = [h * 100 for h in r["summary_hit_ratio"]]
+            label = _run_label(r, multi_engine)
+            if not hits:
+                values.append((label, None, None, None, f"{label} @{format_window(window)}: no summary call"))
+                continue
+            mean = sum(hits) / len(hits)
+            tip = (f"{label} @{format_window(window)}: {len(hits)} summary calls, mean hit {mean:.1f}%, "
+                   f"min {min(hits):.1f}%, max {max(hits):.1f}%")
+            values.append((label, mean, min(hits), max(hits), tip))
+        groups.append(Group(format_window(window), tuple(values)))
+    return grouped_bars(groups, series, title="Summary calls served from the prefix cache (bar: mean, whisker: min..max)",
+                        unit="%", ymax=100) + note("A run without a summary call has no bar (nothing to hit), not a zero.")
+
+
+def _run_observations(observations: pd.DataFrame, rec: dict) -> pd.DataFrame:
+    mask = (
+        (observations["window"] == int(rec["window"]))
+        & (observations["engine"] == rec["engine"])
+        & (observations["preset"] == rec["preset"])
+        & (observations["profile"] == rec["profile"])
+        & (observations["cache"] == rec["cache"])
+        & (observations["workload"] == rec["workload"])
+    )
+    return observations[mask].sort_values("index")
+
+
+def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) -> str:
+    bars = []
+    summary_no = 0
+    for o in obs.itertuples(index=False):
+        rejected = int(o.status) != 200
+        cached, written, long_ = int(o.cached_tokens), int(o.written_tokens), int(o.written_long_tokens)
+        uncached = int(o.uncached_tokens)
+        plain = uncached - written
+        attrs = {
+            "data-index": str(int(o.index)),
+            "data-purpose": str(o.purpose),
+            "data-status": str(int(o.status)),
+            "data-cached": str(cached if not rejected else 0),
+            "data-uncached": str(uncached if not rejected else 0),
+            "data-written": str(written if not rejected else 0),
+            "data-prompt": str(int(o.prompt_tokens)),
+        }
+        if rejected:
+            segments = (("rejected", float(o.prompt_tokens), REJECTED),)
+            tip = f"request {int(o.index)} ({o.purpose}): REJECTED {int(o.status)}, {fmt_int(o.prompt_tokens)} prompt tokens never reached the cache\n{o.error}"
+        else:
+            segments = (("read", float(cached), READ), ("write5m", float(written - long_), WRITE_5M),
+                        ("write1h", float(long_), WRITE_1H), ("uncached", float(plain), UNCACHED))
+            tip = (f"request {int(o.index)} ({o.purpose}): {fmt_int(o.prompt_tokens)} prompt tokens\n"
+                   f"read {fmt_int(cached)} · write {fmt_int(written)} (1 h: {fmt_int(long_)}) · uncached {fmt_int(plain)}\n"
+                   f"hit {fmt_pct(float(o.hit_ratio))}" + (f"\ndiverged at {o.divergence}" if isinstance(o.divergence, str) and o.divergence else ""))
+        marker = marker_tip = None
+        if o.purpose == "compaction":
+            summary_no += 1
+            marker = "summary"
+            marker_tip = f"summary call {summary_no}: hit {fmt_pct(float(o.hit_ratio))}, {fmt_int(uncached)} uncached"
+        bars.append(Bar(segments, tip, attrs, marker=marker, marker_tip=marker_tip, rejected=rejected))
+    title = f"{_run_label(rec, multi_engine)} @{format_window(int(rec['window']))}: {len(bars)} requests, {fmt_int(rec['session_uncached_tokens'])} uncached"
+    return f'<div class="timeline" data-run="{i}">' + stacked_bars(bars, title=title, xlabel="request") + "</div>"
+
+
+def _engines_section(runs: list[dict], observations: pd.DataFrame, windows: list[int]) -> str:
+    """Per window, each engine's uncached tokens split into summary calls, refills and growth."""
+    from prefixbench.reports.engines import PART_COLOURS, PARTS, comparison_preset, engine_costs, why_sentence
+
+    preset = comparison_preset(pd.DataFrame({"preset": [r["preset"] for r in runs]}))
+    parts = []
+    for window in windows:
+        costs = engine_costs(observations, window, preset)
+        if not costs:
+            continue
+        bars = [
+            Bar(
+                tuple((part, float(getattr(c, part)), PART_COLOURS[part]) for part in PARTS),
+                f"{c.engine} @{format_window(window)} ({preset}): {c.total:,} uncached = summary calls {c.summary:,} "
+                f"({c.num_summaries}) + refills {c.refill:,} ({c.num_refills}) + growth {c.growth:,}",
+                {"data-index": c.engine, "data-engine": c.engine, "data-total": str(c.total)},
+            )
+            for c in costs
+        ]
+        parts.append(f"<h3>{format_window(window)} window, {_esc(preset)}</h3>"
+                     + stacked_bars(bars, title=f"Uncached tokens by engine at {format_window(window)}", xlabel="engine", height=240, width=700)
+                     + note(why_sentence(window, costs).replace("**", "")))
+    return legend([("summary calls", PART_COLOURS["summary"]), ("refill after a rewrite", PART_COLOURS["refill"]),
+                   ("growth (appended turns)", PART_COLOURS["growth"])]) + "".join(parts)
+
+
+def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi_engine: bool) -> str:
+    header = ["window", "run", "uncached input", "cache read", "cache write", "output", "total", "summary calls", "saving vs legacy"]
+    rows = []
+    for i, r in runs_sorted:
+        saving = r.get("saving_vs_legacy_usd")
+        pct = r.get("saving_vs_legacy_pct")
+        rows.append(({"data-run": str(i)}, [
+            format_window(int(r["window"])), _run_label(r, multi_engine),
+            *(num(k, r[k], fmt_usd(r[k])) for k in ("uncached_input_usd", "cache_read_usd", "cache_write_usd", "output_usd", "total_usd")),
+            num("compaction_usd", r.get("compaction_usd"), fmt_usd(r.get("compaction_usd") or 0)),
+            num("saving_vs_legacy_usd", saving, "-" if saving is None else fmt_usd(saving) + ("" if pct is None else f" ({pct:.1f}%)")),
+        ]))
+    series = ordered([_run_label(r, multi_engine) for _, r in runs_sorted], PRESET_ORDER)
+    groups = [
+        Group(format_window(w), tuple(
+            (_run_label(r, multi_engine), float(r["total_usd"]), None, None,
+             f"{_run_label(r, multi_engine)} @{format_window(w)}: {fmt_usd(r['total_usd'])}")
+            for _, r in runs_sorted if int(r["window"]) == w
+        ))
+        for w in windows
+    ]
+    return table(header, rows) + grouped_bars(groups, series, title="Dollars per run", unit="$")
+
+
+# --- check ---------------------------------------------------------------------------------
+
+
+def check_page(preset: str, records: list[dict]) -> str:
+    """report.html of ``check``: the verdict of every spec, and a spec x window grid."""
+    failed = [r for r in records if not r["passed"]]
+    rows = []
+    for i, r in enumerate(records):
+        rows.append(({"data-result": str(i), "class": "pass" if r["passed"] else "fail"}, [
+            r["spec"], r["engine"], r["preset"],
+            Cell("-" if r["window"] is None else format_window(int(r["window"])), "window", r["window"]),
+            Cell("PASS" if r["passed"] else "FAIL" + (" (vacuous)" if r["verdict"] == "vacuous" else ""), "verdict", r["verdict"], css="v"),
+            Cell(r["figure"], "figure", r["figure"]),
+        ]))
+    cols = ordered(["-" if r["window"] is None else format_window(int(r["window"])) for r in records], ["-"])
+    names = list(dict.fromkeys(f"{r['spec']} [{r['engine']}]" for r in records))
+    cells = {
+        (f"{r['spec']} [{r['engine']}]", "-" if r["window"] is None else format_window(int(r["window"]))): (r["passed"], r["figure"])
+        for r in records
+    }
+    grid = matrix(names, cols, cells, title="Verdict per spec and window ('-': the spec runs at its own fixed setup)")
+    summary = (f"{len(records) - len(failed)} passed, {len(failed)} failed"
+               + (f": {', '.join(sorted({r['spec'] for r in failed}))}" if failed else ""))
+    sections = [
+        ("verdicts", "Verdicts", f'<p data-field="summary" data-passed="{len(records) - len(failed)}" data-failed="{len(failed)}">'
+         f"<b>{_esc(summary)}</b></p>" + table(["spec", "engine", "preset", "window", "verdict", "figure that decided it"], rows)
+         + note("A vacuous result (the run never exercised what the spec judges) fails: it proves nothing.")),
+        ("grid", "Grid", grid),
+    ]
+    return page("check", f"prefixbench check: {preset}", summary, sections, {"kind": "check", "preset": preset, "results": records})
+
+
+# --- audit ---------------------------------------------------------------------------------
+
+
+def _short(path: str) -> str:
+    """A file name short enough for a table cell (``fe5e1c67….jsonl`` for a session uuid)."""
+    name = Path(path).name
+    stem, dot, ext = name.rpartition(".")
+    if dot and len(stem) > 24:
+        return f"{stem[:8]}…{dot}{ext}"
+    return name
+
+
+def _lane_label(file: str, lane: str, many_files: bool) -> str:
+    return f"{_short(file)} · {lane}" if many_files else lane
+
+
+def audit_page(record: dict, what_if: list[dict] | None) -> str:
+    """report.html of ``audit``. ``record`` is the ``--format json`` object (what_if added)."""
+    data = dict(record)
+    if what_if is not None:
+        data["what_if"] = what_if
+    totals = record["totals"]
+    files = sorted({r["file"] for r in record["requests"]} | {f["file"] for f in record.get("files", [])})
+    many = len(files) > 1
+    sections = [("totals", "Totals", _audit_totals(totals, record))]
+    sections.append(("causes", "Where the money went", _audit_causes(record["causes"], totals)))
+    sections.append(("waterfall", "Cost waterfall", _audit_waterfall(totals, record["causes"], what_if)))
+    if what_if is not None:
+        sections.append(("what-if", "What each fix would have saved", _what_if_section(what_if, many)))
+    sections.append(("lanes", "Lanes: predicted vs reported", _audit_lanes(record["lanes"], many)))
+    sections.append(("requests", "Every request", _audit_requests(record["requests"], many)))
+    if record.get("files"):
+        sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []))))
+    subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}, "
+                f"lost to misses {fmt_usd(totals['lost_usd'])}, hit ratio {fmt_pct(totals['hit_ratio'])}")
+    return page("audit", "prefixbench audit", subtitle, sections, data)
+
+
+def _audit_totals(totals: dict, record: dict) -> str:
+    cells = [
+        num("requests", totals["requests"], fmt_int(totals["requests"])),
+        num("input", totals["input"], fmt_int(totals["input"])),
+        num("cache_read", totals["cache_read"], fmt_int(totals["cache_read"])),
+        num("cache_write", totals["cache_write"], fmt_int(totals["cache_write"])),
+        num("cache_write_1h", totals.get("cache_write_1h", 0), fmt_int(totals.get("cache_write_1h", 0))),
+        num("output", totals["output"], fmt_int(totals["output"])),
+        num("hit_ratio", totals["hit_ratio"], fmt_pct(totals["hit_ratio"])),
+        num("cost_usd", totals["cost_usd"], fmt_usd(totals["cost_usd"])),
+        num("lost_usd", totals["lost_usd"], fmt_usd(totals["lost_usd"])),
+    ]
+    header = ["requests", "uncached input", "cache read", "cache write", "of it 1 h", "output", "hit ratio", "paid", "lost to misses"]
+    return table(header, [({"data-totals": "1"}, cells)]) + note(
+        "Tokens as the provider reported them. Lost: for each miss, the tokens that should have been read (what the "
+        "lane's previous request left cached, or the shared head) paid at the write or input price instead."
+    )
+
+
+def _audit_causes(causes: list[dict], totals: dict) -> str:
+    from prefixbench.workloads.audit.causes import CAUSES
+
+    if not totals["requests"]:
+        return note("The log holds no model call with usage: nothing was paid, nothing missed.")
+    if not causes:
+        return note("No miss: every request read what it could.")
+    rows = []
+    for i, c in enumerate(causes):
+        rows.append(({"data-cause": c["cause"]}, [
+            Cell(c["cause"], tip=CAUSES.get(c["cause"], "")),
+            num("requests", c["requests"], fmt_int(c["requests"])),
+            num("lost_tokens", c["lost_tokens"], fmt_int(c["lost_tokens"])),
+            num("lost_usd", c["lost_usd"], fmt_usd(c["lost_usd"])),
+            CAUSES.get(c["cause"], ""),
+        ]))
+    return table(["cause", "requests", "lost tokens", "lost", "what it means"], rows)
+
+
+def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | None) -> str:
+    from prefixbench.reports.html import Step, waterfall
+
+    paid = float(totals["cost_usd"])
+    steps = [Step("paid", paid, "total", f"paid: {fmt_usd(paid)} for {totals['requests']:,} requests")]
+    lost_total = 0.0
+    for c in causes:
+        if c["lost_usd"]:
+            lost_total += c["lost_usd"]
+            steps.append(Step(f"lost: {c['cause']}", -c["lost_usd"], "loss",
+                              f"{c['cause']}: {c['requests']} request(s), {fmt_int(c['lost_tokens'])} tokens paid at the write/input price, {fmt_usd(c['lost_usd'])}"))
+    steps.append(Step("without the misses", paid - lost_total, "total",
+                      f"what the same traffic would have cost had every miss read what it should have: {fmt_usd(paid - lost_total)}"))
+    for w in what_if or []:
+        if not w["applies"] or w["saved_usd"] is None:
+            continue
+        saved = w["saved_usd"]
+        steps.append(Step(f"fix: {w['fix']}", -saved, "alone" if saved >= 0 else "cost",
+                          f"{w['fix']} alone, from what was paid: {'saves ' + fmt_usd(saved) if saved >= 0 else 'costs ' + fmt_usd(-saved) + ' more'}"
+                          f" ({w['requests_changed']} requests changed, {w['tokens_to_read']:+,} tokens to read)"))
+    return waterfall(steps, title="Paid -> lost by cause -> without the misses; then each fix alone, from what was paid") + note(
+        "Grey bars are totals, red steps the dollars each cause lost. A fix bar (green: saves, amber: costs more) starts "
+        "at what was paid: each fix is re-simulated alone, so fixes do not add up."
+    )
+
+
+def _what_if_section(what_if: list[dict], many: bool) -> str:
+    rows = []
+    for i, w in enumerate(what_if):
+        applies = w["applies"]
+        saved = w["saved_usd"]
+        rows.append(({"data-fix": w["fix"], "class": "" if applies else "na"}, [
+            w["fix"],
+            Cell("yes" if applies else "no", "applies", applies),
+            num("requests_changed", w["requests_changed"], "-" if not applies else fmt_int(w["requests_changed"])),
+            num("tokens_to_read", w["tokens_to_read"], "-" if not applies else f"{w['tokens_to_read']:+,}"),
+            num("saved_usd", saved, "cannot apply" if saved is None else (fmt_usd(saved) if saved >= 0 else f"{fmt_usd(saved)} (costs more)")),
+            w["assumption"],
+            w.get("detail", ""),
+        ]))
+    parts = [table(["fix", "applies", "requests changed", "tokens to read", "saved", "assumption", "what drove it / why not"], rows)]
+    parts.append(note(
+        "Each fix alone: the log is replayed through the same cache model twice (as logged, and with the fix), and the "
+        "difference is applied to what the provider reported, so a request the fix does not touch costs what it cost. "
+        "Saved is signed: negative when the fix costs more (a 1 h write costs 2x the input price, a 5 m one 1.25x)."
+    ))
+    for w in what_if:
+        if not w["applies"] or not w.get("lanes"):
+            continue
+        lane_rows = [
+            ({"data-fix-lane": f"{w['fix']}|{e['file']}|{e['lane']}"}, [
+                _lane_label(e["file"], e["lane"], many),
+                num("requests_changed", e["requests_changed"], fmt_int(e["requests_changed"])),
+                num("tokens_to_read", e["tokens_to_read"], f"{e['tokens_to_read']:+,}"),
+                num("saved_usd", e["saved_usd"], fmt_usd(e["saved_usd"])),
+                e.get("note", ""),
+            ])
+            for e in w["lanes"]
+        ]
+        parts.append(f"<h3>{_esc(w['fix'])} per lane</h3>" + table(["lane", "requests changed", "tokens to read", "saved", "note"], lane_rows))
+    return "".join(parts)
+
+
+def _audit_lanes(lanes: list[dict], many: bool) -> str:
+    rows = []
+    for lane in lanes:
+        rows.append(({"data-lane": f"{lane['file']}|{lane['lane']}"}, [
+            _lane_label(lane["file"], lane["lane"], many), lane.get("kind", ""), lane.get("model", ""),
+            num("requests", lane["requests"], fmt_int(lane["requests"])),
+            *(num(k, lane[k], fmt_int(lane[k])) for k in (
+                "reported_cache_read", "predicted_cache_read", "reported_cache_write", "predicted_cache_write",
+                "reported_uncached", "predicted_uncached")),
+            num("read_within_3pct", lane.get("read_within_3pct"), f"{lane.get('read_within_3pct', 0)}/{lane['requests']}"),
+            num("hit_ratio", lane["hit_ratio"], fmt_pct(lane["hit_ratio"])),
+            num("cost_usd", lane["cost_usd"], fmt_usd(lane["cost_usd"])),
+            num("lost_usd", lane["lost_usd"], fmt_usd(lane["lost_usd"])),
+        ]))
+    return table(["lane", "kind", "model", "requests", "read", "predicted", "write", "predicted", "uncached", "predicted",
+                  "read within 3%", "hit", "paid", "lost"], rows)
+
+
+def _audit_requests(requests: list[dict], many: bool) -> str:
+    from prefixbench.workloads.audit.causes import CAUSES
+
+    lanes: dict[tuple[str, str], list[tuple[int, dict]]] = {}
+    for i, r in enumerate(requests):
+        lanes.setdefault((r["file"], r["lane"]), []).append((i, r))
+    legend_items = [("cache read", READ), ("cache write (5 m)", WRITE_5M), ("cache write (1 h)", WRITE_1H),
+                    ("uncached input", UNCACHED), ("predicted read (line)", "#0969da"),
+                    ("no usage in the log (grey, dashed): not counted as uncached", REJECTED)]
+    parts = [legend(legend_items), note(
+        "One bar a request of each lane, in send order, as the provider reported it: read, 5 m write, 1 h write, "
+        "uncached, stacked; the blue line is the read the cache model predicted. A triangle marks a miss; hover it for "
+        "its cause, the evidence that decided it and the excerpt; hover a bar for its numbers."
+    )]
+    if not lanes:
+        parts.append(note("No request to draw."))
+    for (file, lane), items in lanes.items():
+        bars = []
+        for i, r in items:
+            reported = r["reported_cache_read"] is not None
+            read = r["reported_cache_read"] or 0
+            write = r["reported_cache_write"] or 0
+            long_ = r["reported_cache_write_1h"] or 0
+            uncached = r["reported_uncached"] or 0
+            attrs = {"data-request": str(i), "data-index": str(r["index"]), "data-read": str(read), "data-write": str(write),
+                     "data-write1h": str(long_), "data-uncached": str(uncached), "data-predicted": str(r["predicted_cache_read"]),
+                     "data-cause": r["cause"] or ""}
+            if reported:
+                segments = (("read", float(read), READ), ("write5m", float(write - long_), WRITE_5M),
+                            ("write1h", float(long_), WRITE_1H), ("uncached", float(uncached), UNCACHED))
+            else:
+                segments = (("unreported", float(r["predicted_cache_read"] + r["predicted_cache_write"] + r["predicted_uncached"]), REJECTED),)
+            tip = (f"{lane} #{r['index']} (line {r['line']}, {r['timestamp'] or 'no time'}) {r['model']}\n"
+                   + (f"read {read:,} · write {write:,} (1 h {long_:,}) · uncached {uncached:,} · output {r['reported_output'] or 0:,}\n"
+                      if reported else "the log reports no usage for this call\n")
+                   + f"predicted read {r['predicted_cache_read']:,}, write {r['predicted_cache_write']:,}"
+                   + (f"\npaid {fmt_usd(r['cost_usd'])}" if r["cost_usd"] is not None else "")
+                   + (f"\ngap {r['gap_ms'] / 1000:,.1f}s since the previous request" if r.get("gap_ms") is not None else "")
+                   + (f"\nmiss: {r['cause']} ({r['evidence']}), lost {fmt_int(r['lost_tokens'])} tokens" if r["cause"] else ""))
+            marker = marker_tip = None
+            if r["cause"]:
+                marker = r["cause"]
+                marker_tip = (f"{r['cause']} ({r['evidence']}): {CAUSES.get(r['cause'], '')}\n{r['detail']}"
+                              + (f"\nlost {fmt_int(r['lost_tokens'])} tokens, {fmt_usd(r['lost_usd'])}" if r["lost_usd"] else ""))
+            bars.append(Bar(segments, tip, attrs, overlay=float(r["predicted_cache_read"]), marker=marker, marker_tip=marker_tip,
+                            rejected=not reported))
+        title = f"{_lane_label(file, lane, many)}: {len(items)} requests"
+        parts.append(f'<div class="lane-chart" data-lane="{_esc(file)}|{_esc(lane)}">'
+                     + stacked_bars(bars, title=title, xlabel="request of the lane") + "</div>")
+    return "".join(parts)
+
+
+def _audit_files(files: list[dict], notes: list[str]) -> str:
+    rows = [
+        ({"data-file": f["file"]}, [
+            _short(f["file"]), f.get("format", ""),
+            num("requests", f["requests"], fmt_int(f["requests"])),
+            num("read_within_3pct", f.get("read_within_3pct"), f"{f.get('read_within_3pct', 0)}/{f['requests']}"),
+            num("mean_abs_read_error", f.get("mean_abs_read_error"),
+                "-" if f.get("mean_abs_read_error") is None else fmt_pct(f["mean_abs_read_error"])),
+            num("skipped", f.get("skipped", 0), fmt_int(f.get("skipped", 0))),
+            num("cost_usd", f["cost_usd"], fmt_usd(f["cost_usd"])),
+            "; ".join(f.get("notes", [])),
+        ])
+        for f in files
+    ]
+    out = table(["file", "format", "requests", "read within 3%", "mean |read error|", "records not counted", "paid", "notes"], rows)
+    if notes:
+        out += "<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>"
+    return out + note("Records not counted are calls the log shows but did not bill (HTTP errors, synthetic messages, "
+                      "aborted calls, repeated token counts): they are neither hits nor uncached input.")

@@ -1,0 +1,64 @@
+"""``audit --what-if``: the per-fix table and the ``"what_if"`` JSON entries. The re-simulation
+is :mod:`prefixbench.workloads.whatif`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prefixbench.simulator.pricing import format_usd
+from prefixbench.workloads.whatif import WhatIf
+
+
+def what_if_records(results: Sequence[WhatIf]) -> list[dict[str, object]]:
+    """The ``"what_if"`` list of ``audit --format json``: fix, applies, requests_changed,
+    tokens_to_read, saved_usd (signed; null when the fix cannot apply), assumption, detail,
+    and per lane / per request what changed."""
+    return [w.to_json() for w in results]
+
+
+def saved_text(w: WhatIf) -> str:
+    if w.saved_usd is None:
+        return "-"
+    if w.saved_usd == 0:
+        return "$0"
+    if w.saved_usd < 0:
+        return f"costs {format_usd(-w.saved_usd)} more"
+    return f"saves {format_usd(w.saved_usd)}"
+
+
+def what_if_table(results: Sequence[WhatIf]) -> str:
+    """Terminal/Markdown-friendly text: one line a fix, then its assumption and what drove it."""
+    header = ["fix", "applies", "requests changed", "tokens to read", "dollars"]
+    rows = []
+    for w in results:
+        rows.append([
+            w.fix,
+            "yes" if w.applies else "no",
+            f"{w.requests_changed:,}" if w.applies else "-",
+            f"{w.tokens_to_read:+,}" if w.applies else "-",
+            saved_text(w) if w.applies else "cannot apply",
+        ])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    right = {2, 3, 4}
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    out = ["", "what if (each fix alone, re-simulated on the same log; dollars against what was paid):",
+           line(header), line(["-" * w for w in widths])]
+    out += [line(r) for r in rows]
+    out.append("")
+    for w in results:
+        out.append(f"{w.fix}: {'assumes ' + w.assumption if w.applies else 'cannot apply: ' + w.detail}")
+        if w.applies and w.detail:
+            out.append(f"  {w.detail}")
+    return "\n".join(out)
+
+
+def run_what_if(trace, fixes_text: str, price_as_of: str | None) -> list[WhatIf]:
+    """Parse ``--what-if`` and run every fix on the imported ``trace`` (requests, summaries)."""
+    from prefixbench.workloads.whatif import parse_fixes, what_if
+
+    fixes = parse_fixes(fixes_text)
+    requests, summaries = trace
+    return what_if(list(requests), list(summaries), fixes, price_as_of=price_as_of)

@@ -1,0 +1,239 @@
+"""``prefixbench compare``: exit 0 on identical results, 1 past a threshold, 2 on kinds that do
+not compare; named baselines; one-line errors on bad files."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from prefixbench.reports.cli import main
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.compare import (
+    DEFAULT_THRESHOLDS,
+    Thresholds,
+    compare,
+    load_baseline,
+    read_result,
+    result_from_json,
+    save_baseline,
+)
+
+SWEEP = ["sweep", "--windows", "32k", "--presets", "legacy,patched", "--steps", "40", "--quiet"]
+
+AUDIT = {
+    "schema": 1,
+    "requests": [],
+    "lanes": [
+        {"file": "s.jsonl", "lane": "main", "requests": 10, "uncached": 1000, "cache_read": 50000, "cost_usd": 0.5, "lost_usd": 0.1, "hit_ratio": 0.9},
+        {"file": "s.jsonl", "lane": "agent-1", "requests": 4, "uncached": 200, "cache_read": 9000, "cost_usd": 0.1, "lost_usd": 0.0, "hit_ratio": 0.8},
+    ],
+    "causes": [{"cause": "ttl-expired", "requests": 2, "lost_tokens": 3000, "lost_usd": 0.05}],
+    "totals": {"requests": 14, "input": 1200, "output": 900, "cache_read": 59000, "cache_write": 3000, "cost_usd": 0.6, "lost_usd": 0.1, "hit_ratio": 0.88},
+}
+
+
+@pytest.fixture(scope="module")
+def sweep_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sweep")
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main([*SWEEP, "--out", str(root / "out"), "--format", "json"]) == 0
+    (root / "sweep.json").write_text(buf.getvalue())
+    return root / "sweep.json", root / "out" / "runs.csv"
+
+
+def _write(path, data):
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_identical_inputs_exit_0_and_csv_equals_json(sweep_files, capsys):
+    js, csv = sweep_files
+    assert main(["compare", str(js), str(js)]) == 0
+    # runs.csv and the JSON output of the same sweep are the same result
+    assert main(["compare", str(csv), str(js)]) == 0
+    assert "every shared figure is identical" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("run", [0, 1])
+def test_default_thresholds_catch_a_ten_percent_rise_in_any_run(sweep_files, tmp_path, capsys, run):
+    js, _ = sweep_files
+    runs = json.loads(js.read_text())
+    runs[run]["session_uncached_tokens"] = round(runs[run]["session_uncached_tokens"] * 1.10)
+    new = _write(tmp_path / "new.json", runs)
+    assert main(["compare", str(js), str(new), "--format", "md"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL: 1 regression" in out and "+10.0%" in out and f"preset={runs[run]['preset']}" in out
+    # an improvement of the same size passes
+    runs[run]["session_uncached_tokens"] = round(runs[run]["session_uncached_tokens"] / 1.10 * 0.9)
+    assert main(["compare", str(js), str(_write(tmp_path / "better.json", runs))]) == 0
+
+
+def test_a_small_rise_under_the_limit_passes_and_the_limit_is_configurable(sweep_files, tmp_path):
+    js, _ = sweep_files
+    runs = json.loads(js.read_text())
+    runs[1]["session_uncached_tokens"] = round(runs[1]["session_uncached_tokens"] * 1.01)
+    new = _write(tmp_path / "new.json", runs)
+    assert main(["compare", str(js), str(new)]) == 0
+    assert main(["compare", str(js), str(new), "--max-regression", "uncached=0.5%"]) == 1
+    assert main(["compare", str(js), str(new), "--max-regression", "none"]) == 0
+
+
+def test_hit_ratio_drop_in_points(sweep_files, tmp_path):
+    js, _ = sweep_files
+    runs = json.loads(js.read_text())
+    runs[1]["summary_hit_ratio"] = [h - 0.006 for h in runs[1]["summary_hit_ratio"]]
+    assert main(["compare", str(js), str(_write(tmp_path / "n.json", runs))]) == 1
+    runs[1]["summary_hit_ratio"] = [h + 0.002 for h in runs[1]["summary_hit_ratio"]]  # -0.4pt in all
+    assert main(["compare", str(js), str(_write(tmp_path / "m.json", runs))]) == 0
+
+
+def test_a_run_missing_from_new_fails(sweep_files, tmp_path, capsys):
+    js, _ = sweep_files
+    runs = json.loads(js.read_text())
+    assert main(["compare", str(js), str(_write(tmp_path / "n.json", runs[:1]))]) == 1
+    assert "missing from NEW" in capsys.readouterr().out
+
+
+def test_sweep_against_audit_is_exit_2_with_one_line(sweep_files, tmp_path, capsys):
+    js, _ = sweep_files
+    audit = _write(tmp_path / "audit.json", AUDIT)
+    assert main(["compare", str(js), str(audit)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "a sweep result" in err and "an audit result" in err
+
+
+def test_audit_lanes_totals_and_causes(tmp_path, capsys):
+    base = _write(tmp_path / "base.json", AUDIT)
+    assert main(["compare", str(base), str(base)]) == 0
+    capsys.readouterr()
+    worse = json.loads(json.dumps(AUDIT))
+    worse["lanes"][1]["uncached"] = 230  # +15% on one subagent lane
+    worse["causes"][0]["lost_usd"] = 0.5  # causes are shown, not gated
+    assert main(["compare", str(base), str(_write(tmp_path / "w.json", worse)), "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    regressed = [c for c in report["changes"] if c["regressed"]]
+    assert [(c["group"], c["unit"], c["figure"]) for c in regressed] == [("lane", "s.jsonl agent-1", "uncached")]
+    assert any(c["group"] == "cause" and c["figure"] == "lost_usd" and not c["regressed"] for c in report["changes"])
+    cost = json.loads(json.dumps(AUDIT))
+    cost["totals"]["cost_usd"] = 0.64  # +6.7% dollars
+    assert main(["compare", str(base), str(_write(tmp_path / "c.json", cost))]) == 1
+
+
+def test_named_baselines(sweep_files, tmp_path, monkeypatch, capsys):
+    js, csv = sweep_files
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", str(csv), "--save", "main"]) == 0
+    assert (tmp_path / ".prefixbench" / "main.json").is_file()
+    assert main(["compare", str(js), "--compare", "main"]) == 0
+    runs = json.loads(js.read_text())
+    runs[0]["session_uncached_tokens"] *= 2
+    assert main(["compare", str(_write(tmp_path / "n.json", runs)), "--compare", "main", "--markdown", "pr.md"]) == 1
+    assert "FAIL" in (tmp_path / "pr.md").read_text()
+    assert main(["compare", str(js), "--compare", "nope"]) == 2
+    assert "saved: main" in capsys.readouterr().err
+    assert main(["compare", str(js), "--save", "../escape"]) == 2
+
+
+def test_baseline_round_trip_keeps_every_figure(tmp_path):
+    result = result_from_json(AUDIT, "a.json")
+    save_baseline(result, "x", tmp_path)
+    again = load_baseline("x", tmp_path)
+    assert again.kind == "audit" and again.units == result.units
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["uncached", "uncached=2", "hit=2%", "usd=1pt", "speed=2%", "uncached=-1%", "uncached=2%,,hit=1pt"],
+)
+def test_bad_thresholds_are_user_errors(text):
+    if text == "uncached=2":  # an absolute token limit is allowed
+        assert Thresholds.parse(text).limits["uncached"].unit == ""
+        return
+    with pytest.raises(UserError, match="--max-regression"):
+        Thresholds.parse(text)
+
+
+def test_default_thresholds_parse():
+    t = Thresholds.parse(DEFAULT_THRESHOLDS)
+    assert set(t.limits) == {"uncached", "hit", "usd", "rejected"}
+    assert t.limits["uncached"].crossed(100, 103) and not t.limits["uncached"].crossed(100, 102)
+    assert t.limits["hit"].crossed(0.99, 0.984) and not t.limits["hit"].crossed(0.99, 0.986)
+
+
+@pytest.mark.parametrize(
+    "content, where",
+    [
+        ("", "empty file"),
+        ("[1, 2]", r"run \[0\]"),
+        ('{"schema": 2, "lanes": []}', "schema"),
+        ('{"schema": 1, "lanes": {}, "causes": [], "totals": {}}', "'lanes'"),
+        ("[{\"workload\": \"x\"", ":1: not valid JSON"),
+        ("a,b\n1,2\n", ":1: not runs.csv"),
+    ],
+)
+def test_bad_files_name_file_and_place(tmp_path, content, where):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(UserError, match=where) as info:
+        read_result(path)
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=200))
+def test_any_bytes_are_a_result_or_one_user_error(tmp_path, blob):
+    path = tmp_path / "fuzz"
+    path.write_bytes(blob)
+    try:
+        read_result(path)
+    except UserError as exc:
+        assert "\n" not in str(exc)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+                    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(["schema", "lanes", "causes", "totals", "lane", "cause", "workload"]), c, max_size=4),
+                    max_leaves=10))
+def test_any_json_is_a_result_or_one_user_error(data):
+    try:
+        result_from_json(data, "x.json")
+    except UserError:
+        pass
+
+
+def _audit_json(folder, pause_minutes, capsys):
+    from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+
+    t = Transcript("s1")
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 40)])
+    t.user("more", "2025-09-03T00:00:10.000Z", tool=True)
+    t.assistant("r2", "2025-09-03T00:00:12.000Z", [cc_usage(3, 500, 20_000, 40)])
+    later = f"2025-09-03T00:{pause_minutes:02d}:12.000Z"
+    t.user("after a pause", later)
+    expired = pause_minutes > 5
+    t.assistant("r3", later.replace(":12.000Z", ":14.000Z"), [cc_usage(3, 20_600 if expired else 100, 0 if expired else 20_500, 40)])
+    folder.mkdir(parents=True, exist_ok=True)
+    log = write_jsonl(folder / "s1.jsonl", t.lines)
+    capsys.readouterr()
+    assert main(["audit", str(log), "--format", "json", "--quiet"]) == 0
+    path = folder / "audit.json"
+    path.write_text(capsys.readouterr().out)
+    return path
+
+
+def test_real_audit_results_compare_across_checkouts(tmp_path, capsys):
+    base = _audit_json(tmp_path / "ci" / "run1", 2, capsys)
+    same = _audit_json(tmp_path / "laptop", 2, capsys)  # same log under another path
+    assert main(["compare", str(base), str(same)]) == 0
+    worse = _audit_json(tmp_path / "ci" / "run2", 20, capsys)  # the cache expired in the pause
+    capsys.readouterr()
+    assert main(["compare", str(base), str(worse), "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    regressed = {(c["group"], c["figure"]) for c in report["changes"] if c["regressed"]}
+    assert ("lane", "cost_usd") in regressed and ("totals", "hit_ratio") in regressed

@@ -1,0 +1,39 @@
+"""report.html without a browser: self-contained, deterministic, honest axes, escaped text."""
+
+import re
+
+from prefixbench.reports.html import Bar, Step, page, stacked_bars, waterfall
+from prefixbench.reports.cli import main
+
+
+def test_sweep_report_is_self_contained(tmp_path):
+    assert main(["sweep", "--windows", "32k", "--presets", "patched", "--steps", "30", "--quiet", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "report.html").read_text()
+    # nothing to fetch: no src/href to another document, no external URL anywhere
+    assert not re.search(r"""(?:src|href)\s*=\s*["'](?!#)""", text)
+    assert "http://" not in text and "https://" not in text and "//cdn" not in text
+    assert "default-src 'none'" in text
+
+
+def test_the_axis_reaches_the_tallest_bar_and_overlay():
+    bars = [Bar((("read", 900.0, "#000"), ("uncached", 100.0, "#111")), "t", {}), Bar((("read", 10.0, "#000"),), "t", {}, overlay=1234.0)]
+    svg = stacked_bars(bars, title="x", xlabel="r")
+    ticks = [t for t in re.findall(r'text-anchor="end">([^<]+)<', svg)]
+    top = ticks[4]  # 0, 1/4, 1/2, 3/4, top
+    value = float(top.rstrip("k")) * (1000 if top.endswith("k") else 1)
+    assert value >= 1234
+
+
+def test_text_is_escaped_and_the_data_cannot_close_its_script():
+    html = page("sweep", "<b>t</b>", "s", [("a", "A", stacked_bars([Bar((("read", 1.0, "#0"),), "<script>x</script>", {})], title="t", xlabel="x"))],
+                {"k": "</script><script>alert(1)</script>"})
+    assert "<b>t</b>" not in html and "&lt;b&gt;" in html
+    assert "<script>x</script>" not in html
+    assert html.count("</script>") == 2  # the data block and the tooltip script
+
+
+def test_waterfall_floats_changes_from_the_running_sum():
+    svg = waterfall([Step("paid", 10.0, "total", ""), Step("ttl-expired", -4.0, "loss", ""), Step("left", 6.0, "total", "")], title="w")
+    heights = {m.group(1): float(m.group(2)) for m in re.finditer(r'data-label="([^"]+)" data-value="[^"]*" x="[^"]*" y="[^"]*" width="[^"]*" height="([^"]*)"', svg)}
+    assert abs(heights["ttl-expired"] / heights["paid"] - 0.4) < 1e-3
+    assert abs(heights["left"] / heights["paid"] - 0.6) < 1e-3

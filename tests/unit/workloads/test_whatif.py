@@ -1,0 +1,218 @@
+"""audit --what-if on synthetic traces whose answers can be worked out by hand
+(claude-sonnet-4: input $3, read $0.30, 5 m write $3.75, 1 h write $6 per 1M tokens)."""
+
+from dataclasses import replace
+from decimal import Decimal
+
+import pytest
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.trace import FileSummary, Prefix, TraceRequest, Usage
+from prefixbench.workloads.whatif import parse_fixes, what_if
+
+MODEL = "claude-sonnet-4-20250514"
+T0 = 1_756_860_000_000  # a real epoch-ms clock (2025-09-03), so the dated price rows apply
+HEAD = "test:head"
+
+
+def req(file, lane, kind, seq, sent, ready, node, parent, usage, head=HEAD):
+    return TraceRequest(
+        file=file, line=seq + 1, lane=lane, lane_kind=kind, seq=seq, sent_ms=sent, ready_ms=ready,
+        provider="anthropic", model=MODEL, usage=usage, prefix=Prefix(head, node, parent),
+    )
+
+
+def summaries(*files):
+    return [FileSummary(f, "claude-code", 0) for f in files]
+
+
+def concurrent_subagents():
+    """Main lane, then three subagents started in the same millisecond on a 10,000-token head:
+    the first writes it, the other two miss because the entry is still being written."""
+    f = "s.jsonl"
+    rs = [req(f, "main", "main", 0, T0, T0 + 2000, "m0", None, Usage(cache_write_5m=20_000, uncached=3, output=50), head="test:main")]
+    seq = 1
+    for k in range(3):
+        start = T0 + 10_000
+        first = Usage(cache_read=0, cache_write_5m=10_500, uncached=3, output=50)
+        rs.append(req(f, f"sub-{k}", "subagent", seq, start, start + 2500, f"s{k}a", None, first))
+        seq += 1
+        rs.append(req(f, f"sub-{k}", "subagent", seq, start + 4000, start + 5000, f"s{k}b", f"s{k}a",
+                      Usage(cache_read=10_500, cache_write_5m=300, uncached=3, output=50)))
+        seq += 1
+    # a later subagent that reads the head: it tells the audit how big the head is
+    late = T0 + 60_000
+    rs.append(req(f, "sub-3", "subagent", seq, late, late + 2000, "s3a", None, Usage(cache_read=10_000, cache_write_5m=400, uncached=3, output=50)))
+    return rs, summaries(f)
+
+
+def test_stagger_saves_exactly_the_head_of_each_concurrent_start():
+    requests, sums = concurrent_subagents()
+    (w,) = what_if(requests, sums, ["stagger-subagents"])
+    assert w.applies and w.requests_changed == 2
+    assert w.tokens_to_read == 2 * 10_000
+    # each concurrent start reads the 10,000-token head instead of writing it: 10,000 x (3.75 - 0.30) / 1M
+    assert w.saved_usd == 2 * Decimal(10_000) * (Decimal("3.75") - Decimal("0.30")) / 1_000_000
+    assert sorted(c.lane for c in w.changes) == ["sub-1", "sub-2"]
+    assert all(c.counterfactual_read == 10_000 and c.counterfactual_write == 500 for c in w.changes)
+
+
+def test_stagger_cannot_apply_without_subagents():
+    requests, sums = concurrent_subagents()
+    main_only = [r for r in requests if r.lane == "main"]
+    (w,) = what_if(main_only, sums, ["stagger-subagents"])
+    assert not w.applies and w.saved_usd is None and "no subagent" in w.detail
+    assert w.to_json()["requests_changed"] is None  # not a 0 that reads like "nothing to gain"
+
+
+def idle_lane(gap_ms):
+    """A lane of three requests; the third comes ``gap_ms`` after the second and (on the 5 m TTL)
+    re-writes the 30,000-token prefix it had cached."""
+    f = "idle.jsonl"
+    rs = [
+        req(f, "main", "main", 0, T0, T0 + 1000, "a", None, Usage(cache_write_5m=30_000, uncached=3, output=10)),
+        req(f, "main", "main", 1, T0 + 20_000, T0 + 21_000, "b", "a", Usage(cache_read=30_000, cache_write_5m=1_000, uncached=3, output=10)),
+    ]
+    expired = gap_ms > 5 * 60_000
+    third = Usage(cache_read=0 if expired else 31_000, cache_write_5m=32_000 if expired else 1_000, uncached=3, output=10)
+    rs.append(req(f, "main", "main", 2, T0 + 20_000 + gap_ms, T0 + 21_000 + gap_ms, "c", "b", third))
+    return rs, summaries(f)
+
+
+def test_ttl_1h_wins_on_a_gap_between_5m_and_1h_and_says_which_gaps():
+    requests, sums = idle_lane(20 * 60_000)
+    (w,) = what_if(requests, sums, ["ttl-1h"])
+    assert w.applies and w.tokens_to_read == 31_000
+    # every write at $6 instead of $3.75, and the third request reads 31,000 instead of writing them
+    writes = 30_000 + 1_000 + 1_000  # what the 1 h policy writes
+    premium = Decimal(writes) * (Decimal(6) - Decimal("3.75"))
+    regained = Decimal(31_000) * (Decimal("3.75") - Decimal("0.30"))
+    assert w.saved_usd == (regained - premium) / 1_000_000 > 0
+    assert "1 in 5 m-1 h" in w.detail
+
+
+def test_ttl_1h_costs_more_when_every_gap_is_short():
+    requests, sums = idle_lane(60_000)
+    (w,) = what_if(requests, sums, ["ttl-1h"])
+    assert w.tokens_to_read == 0
+    assert w.saved_usd == -Decimal(32_000) * (Decimal(6) - Decimal("3.75")) / 1_000_000
+    (auto,) = what_if(requests, sums, ["ttl-auto"])
+    assert auto.applies and auto.saved_usd == 0 and "1 h on 0 of 1" in auto.detail
+
+
+def test_ttl_auto_picks_1h_where_it_pays():
+    requests, sums = idle_lane(20 * 60_000)
+    one_h, auto = what_if(requests, sums, ["ttl-1h", "ttl-auto"])
+    assert auto.saved_usd == one_h.saved_usd > 0 and "1 h on 1 of 1" in auto.detail
+
+
+def test_body_fixes_cannot_apply_to_a_log_without_bodies():
+    requests, sums = idle_lane(60_000)
+    results = what_if(requests, sums, ["static-system", "breakpoints=system+last", "keep-prefix-compaction"])
+    assert [w.applies for w in results] == [False, False, False]
+    assert all(w.saved_usd is None and w.detail for w in results)
+
+
+def test_a_request_the_fix_does_not_touch_costs_what_it_cost():
+    requests, sums = concurrent_subagents()
+    (w,) = what_if(requests, sums, ["stagger-subagents"])
+    touched = {(c.lane, c.index) for c in w.changes}
+    assert ("main", 0) not in touched and ("sub-0", 0) not in touched and ("sub-3", 0) not in touched
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("ttl-2h", "unknown fix"),
+        ("ttl-1h,,ttl-5m", "empty item"),
+        ("breakpoints", "needs places"),
+        ("breakpoints=middle", "is not tools"),
+        ("breakpoints=tools+system+last+last-1+last-2", "at most 4"),
+        ("breakpoints=auto+last", "automatic caching alone"),
+        ("stagger-subagents=3", "takes no value"),
+    ],
+)
+def test_bad_fixes_are_one_line_user_errors(text, message):
+    with pytest.raises(UserError, match=message):
+        parse_fixes(text)
+
+
+def test_fixes_parse_and_deduplicate():
+    assert parse_fixes("ttl-1h, breakpoints=tools+last-1 ,ttl-1h") == ["ttl-1h", "breakpoints=tools+last-1"]
+
+
+# --- fixes that need request bodies or a compaction request --------------------------------
+
+from prefixbench.simulator.wire import CacheBreakpoint, Envelope, Message, Request, Text, ToolSchema  # noqa: E402
+
+
+def _body(system: str, turns: int) -> Request:
+    messages = tuple(
+        Message("user" if k % 2 == 0 else "assistant", (Text(f"turn {k} " + "words " * 400),)) for k in range(turns)
+    )
+    return Request(
+        Envelope("anthropic", MODEL),
+        messages,
+        system_blocks=(system,),
+        tools=(ToolSchema.make("Read", "read a file " * 200),),
+        cache_breakpoints=(CacheBreakpoint("system", 0), CacheBreakpoint("messages", 0, turns - 1)),
+    )
+
+
+def body_lane(system_b: str):
+    """Two requests of a main lane 10 s apart; the second sends ``system_b``. The reported usage
+    is what the anthropic model predicts for the bodies (so it is consistent with them)."""
+    from prefixbench.workloads.whatif import simulate
+
+    system_a = "You are a coding agent. Today is 2025-09-03. " + "Rules. " * 300
+    first, second = _body(system_a, 3), _body(system_b, 5)
+    rs = [
+        TraceRequest(file="b.jsonl", line=1, lane="main", lane_kind="main", seq=0, sent_ms=T0, ready_ms=T0 + 1000,
+                     provider="anthropic", model=MODEL, usage=Usage(uncached=1, output=10), body=first),
+        TraceRequest(file="b.jsonl", line=2, lane="main", lane_kind="main", seq=1, sent_ms=T0 + 10_000, ready_ms=T0 + 11_000,
+                     provider="anthropic", model=MODEL, usage=Usage(uncached=1, output=10), body=second),
+    ]
+    predicted = simulate(rs, summaries("b.jsonl"), {})
+    rs = [
+        replace(r, usage=Usage(cache_read=p.read, cache_write_5m=p.write, uncached=p.uncached, output=10))
+        for r, p in zip(rs, (predicted[("b.jsonl", "main", 0)], predicted[("b.jsonl", "main", 1)]))
+    ]
+    return rs, summaries("b.jsonl")
+
+
+def test_static_system_regains_the_read_a_changed_date_line_cost():
+    changed = "You are a coding agent. Today is 2025-09-04. " + "Rules. " * 300
+    requests, sums = body_lane(changed)
+    (w,) = what_if(requests, sums, ["static-system"])
+    assert w.applies and w.requests_changed == 1
+    (change,) = w.changes
+    assert change.index == 1 and change.counterfactual_read > 1_000 and w.saved_usd > 0
+    # the same log with a byte-stable system prompt has nothing to fix
+    same = "You are a coding agent. Today is 2025-09-03. " + "Rules. " * 300
+    requests, sums = body_lane(same)
+    (w,) = what_if(requests, sums, ["static-system"])
+    assert w.applies and w.requests_changed == 0 and "already" in w.detail
+
+
+def test_breakpoints_moved_off_the_system_prompt_lose_reads():
+    same = "You are a coding agent. Today is 2025-09-03. " + "Rules. " * 300
+    requests, sums = body_lane(same)
+    keep, drop = what_if(requests, sums, ["breakpoints=system+last", "breakpoints=tools"])
+    assert keep.requests_changed == 0  # where the markers already are
+    assert drop.applies and drop.tokens_to_read < 0 and drop.saved_usd < 0
+
+
+def test_keep_prefix_compaction_on_a_chain_log_extends_the_main_lane():
+    f = "cc.jsonl"
+    rs = [
+        req(f, "main", "main", 0, T0, T0 + 1000, "m0", None, Usage(cache_write_5m=30_000, uncached=3, output=10), head="h:main"),
+        req(f, "main", "main", 1, T0 + 5000, T0 + 6000, "m1", "m0", Usage(cache_read=30_000, cache_write_5m=2_000, uncached=3, output=10), head="h:main"),
+        # the compaction call starts its own chain: as reported it re-wrote everything
+        req(f, "agent-acompact-1", "compaction", 2, T0 + 8000, T0 + 9000, "c0", None,
+            Usage(cache_write_5m=32_500, uncached=3, output=500), head="h:main"),
+    ]
+    (w,) = what_if(rs, summaries(f), ["keep-prefix-compaction"])
+    assert w.applies and w.requests_changed == 1
+    (change,) = w.changes
+    assert change.lane == "agent-acompact-1" and change.counterfactual_read == 32_000  # the main lane's warm prefix
+    assert w.saved_usd == Decimal(32_000) * (Decimal("3.75") - Decimal("0.30")) / 1_000_000

@@ -1,0 +1,486 @@
+"""Baselines: compare two results of the same kind, figure by figure, against thresholds.
+
+Two kinds of result compare:
+
+- **sweep**: ``runs.csv`` or the ``sweep --format json`` output. One *unit* per run, keyed by
+  workload, window, engine, preset, profile and cache.
+- **audit**: the ``audit --format json`` object (``{"schema": 1, "requests", "lanes",
+  "causes", "totals"}``). One unit per lane (keyed by file and lane), one for the totals, and
+  one per cause (shown, never gated: a cause's share moves whenever another one does).
+
+A file is read into a :class:`Result` (kind + units of numeric figures); :func:`compare`
+pairs the units of two results and measures each figure's change; :class:`Thresholds`
+decides which changes are regressions. Named baselines live as JSON files under
+``.prefixbench/`` (:func:`save_baseline`, :func:`load_baseline`), like pytest-benchmark's
+``.benchmarks/``.
+
+Every malformed input raises :class:`~prefixbench.simulator.errors.UserError` naming the file
+and the key or line.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+
+#: The folder named baselines live in (relative to the working directory), like ``.benchmarks/``.
+BASELINE_DIR = Path(".prefixbench")
+BASELINE_FORMAT = 1
+SWEEP_KEYS = ("workload", "window", "engine", "preset", "profile", "cache")
+#: The figures a sweep run is compared on, in display order.
+SWEEP_FIGURES = (
+    "summary_hit_min",
+    "summary_uncached_tokens",
+    "session_uncached_tokens",
+    "session_prompt_tokens",
+    "session_cached_tokens",
+    "session_written_tokens",
+    "num_folds",
+    "num_rejected",
+    "total_usd",
+)
+#: Audit fields that name a unit, not a figure.
+AUDIT_ID_FIELDS = ("file", "lane", "cause")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One run, lane, cause or the totals: a label and its numeric figures."""
+
+    group: str  # "run", "lane", "totals" or "cause"
+    key: str
+    figures: dict[str, float]
+
+    @property
+    def gated(self) -> bool:
+        """Causes are context, not gates: the rest are."""
+        return self.group != "cause"
+
+
+@dataclass(frozen=True)
+class Result:
+    """A sweep or audit result reduced to comparable units."""
+
+    kind: str  # "sweep" or "audit"
+    source: str
+    units: dict[tuple[str, str], Unit]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "prefixbench_baseline": BASELINE_FORMAT,
+            "kind": self.kind,
+            "source": self.source,
+            "units": [{"group": u.group, "key": u.key, "figures": u.figures} for u in self.units.values()],
+        }
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+def read_result(path: Path) -> Result:
+    """Read a sweep (runs.csv, sweep JSON), an audit JSON or a saved baseline."""
+    if path.is_dir():
+        for name in ("runs.csv", "audit.json"):
+            if (path / name).is_file():
+                return read_result(path / name)
+        raise UserError(f"{path}: a folder without runs.csv or audit.json (pass the file itself)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 text (byte {exc.start}); expected runs.csv or a JSON result") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    stripped = text.lstrip()
+    if not stripped:
+        raise UserError(f"{path}: empty file")
+    if stripped[0] in "[{":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        return result_from_json(data, str(path))
+    return _sweep_from_csv(text, str(path))
+
+
+def result_from_json(data: object, source: str) -> Result:
+    """A sweep list, an audit object or a saved baseline."""
+    if isinstance(data, list):
+        return _sweep_from_records(data, source)
+    if isinstance(data, dict):
+        if "prefixbench_baseline" in data:
+            return _from_baseline(data, source)
+        if "schema" in data or "lanes" in data:
+            return _audit_from_json(data, source)
+        raise UserError(f"{source}: a JSON object that is neither an audit result (no 'schema' key) nor a baseline")
+    raise UserError(f"{source}: JSON {type(data).__name__} is neither a sweep (a list of runs) nor an audit (an object)")
+
+
+def _sweep_from_csv(text: str, source: str) -> Result:
+    rows = list(csv.DictReader(text.splitlines()))
+    if not rows and not text.strip().splitlines()[0].startswith("workload"):
+        raise UserError(f"{source}:1: not runs.csv (no 'workload' column) nor JSON")
+    header = text.splitlines()[0].split(",")
+    missing = [k for k in (*SWEEP_KEYS, "session_uncached_tokens") if k not in header]
+    if missing:
+        raise UserError(f"{source}:1: not runs.csv: missing column(s) {', '.join(missing)}")
+    records = []
+    for line, row in enumerate(rows, start=2):
+        rec: dict[str, object] = {}
+        for key, value in row.items():
+            if key is None or value is None:
+                raise UserError(f"{source}:{line}: wrong number of fields")
+            rec[key] = _csv_value(value, source, line, key)
+        records.append(rec)
+    return _sweep_units(records, source, lambda i: f"{source}:{i + 2}")
+
+
+def _csv_value(value: str, source: str, line: int, key: str) -> object:
+    if value.startswith("["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            raise UserError(f"{source}:{line}: column {key!r} is not a JSON list: {value[:40]!r}") from None
+    return value
+
+
+def _sweep_from_records(data: list, source: str) -> Result:
+    for i, rec in enumerate(data):
+        if not isinstance(rec, dict):
+            raise UserError(f"{source}: run [{i}] is a {type(rec).__name__}, not an object")
+    return _sweep_units(data, source, lambda i: f"{source}: run [{i}]")
+
+
+def _sweep_units(records: list[dict], source: str, where) -> Result:
+    units: dict[tuple[str, str], Unit] = {}
+    for i, rec in enumerate(records):
+        missing = [k for k in (*SWEEP_KEYS, "session_uncached_tokens") if k not in rec]
+        if missing:
+            raise UserError(f"{where(i)}: missing {', '.join(missing)} (not a sweep run)")
+        key = " ".join(f"{k}={_window_text(rec[k]) if k == 'window' else rec[k]}" for k in SWEEP_KEYS)
+        figures: dict[str, float] = {}
+        hits = _number_list(rec.get("summary_hit_ratio", []), where(i), "summary_hit_ratio")
+        if hits:
+            figures["summary_hit_min"] = min(hits)
+        uncached = _number_list(rec.get("summary_uncached_tokens", []), where(i), "summary_uncached_tokens")
+        if uncached:
+            figures["summary_uncached_tokens"] = float(sum(uncached))
+        for name in SWEEP_FIGURES:
+            if name in figures or name not in rec or rec[name] in ("", None):
+                continue
+            figures[name] = _number(rec[name], where(i), name)
+        if ("run", key) in units:
+            raise UserError(f"{where(i)}: run {key} appears twice")
+        units[("run", key)] = Unit("run", key, figures)
+    if not units:
+        raise UserError(f"{source}: no runs")
+    return Result("sweep", source, units)
+
+
+def _window_text(value: object) -> str:
+    try:
+        n = int(float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+    if n % 1_000_000 == 0:
+        return f"{n // 1_000_000}M"
+    return f"{n // 1000}k" if n % 1000 == 0 else str(n)
+
+
+def _audit_from_json(data: dict, source: str) -> Result:
+    schema = data.get("schema")
+    if schema != 1:
+        raise UserError(f"{source}: key 'schema': audit schema {schema!r} is not supported (this prefixbench reads 1)")
+    for name, kind in (("lanes", list), ("causes", list), ("totals", dict)):
+        if not isinstance(data.get(name), kind):
+            raise UserError(f"{source}: key {name!r}: expected a JSON {kind.__name__}, got {type(data.get(name)).__name__}")
+    units: dict[tuple[str, str], Unit] = {}
+    for i, lane in enumerate(data["lanes"]):
+        if not isinstance(lane, dict) or "lane" not in lane:
+            raise UserError(f"{source}: lanes[{i}]: not an object with a 'lane'")
+    names = _file_names([str(lane.get("file", "")) for lane in data["lanes"]])
+    for i, lane in enumerate(data["lanes"]):
+        where = f"{source}: lanes[{i}]"
+        key = f"{names.get(str(lane.get('file', '')), '')} {lane['lane']}".strip()
+        _add_unit(units, Unit("lane", key, _numeric_fields(lane, where)), where)
+    units[("totals", "totals")] = Unit("totals", "totals", _numeric_fields(data["totals"], f"{source}: totals"))
+    for i, cause in enumerate(data["causes"]):
+        where = f"{source}: causes[{i}]"
+        if not isinstance(cause, dict) or "cause" not in cause:
+            raise UserError(f"{where}: not an object with a 'cause'")
+        _add_unit(units, Unit("cause", str(cause["cause"]), _numeric_fields(cause, where)), where)
+    return Result("audit", source, units)
+
+
+def _file_names(files: list[str]) -> dict[str, str]:
+    """Each log file by the shortest path tail that tells the files apart (its name, usually), so
+    an audit made on a CI runner compares with one made in another checkout."""
+    distinct = sorted(set(files))
+    for depth in range(1, 64):
+        tails = {f: "/".join(Path(f).parts[-depth:]) for f in distinct}
+        if len(set(tails.values())) == len(distinct):
+            return tails
+    return {f: f for f in distinct}
+
+
+def _add_unit(units: dict[tuple[str, str], Unit], unit: Unit, where: str) -> None:
+    if (unit.group, unit.key) in units:
+        raise UserError(f"{where}: {unit.group} {unit.key!r} appears twice")
+    units[(unit.group, unit.key)] = unit
+
+
+def _numeric_fields(obj: Mapping[str, object], where: str) -> dict[str, float]:
+    """The numeric fields of an audit object (booleans and identifiers left out)."""
+    out = {}
+    for key, value in obj.items():
+        if key in AUDIT_ID_FIELDS or isinstance(value, bool):
+            continue
+        if isinstance(value, (int, float)):
+            if not math.isfinite(value):
+                raise UserError(f"{where}: key {key!r} is {value}, not a finite number")
+            out[key] = float(value)
+    return out
+
+
+def _from_baseline(data: dict, source: str) -> Result:
+    if data.get("prefixbench_baseline") != BASELINE_FORMAT or data.get("kind") not in ("sweep", "audit"):
+        raise UserError(f"{source}: not a baseline this prefixbench can read (format {data.get('prefixbench_baseline')!r})")
+    units: dict[tuple[str, str], Unit] = {}
+    for i, u in enumerate(data.get("units", [])):
+        try:
+            unit = Unit(str(u["group"]), str(u["key"]), {str(k): float(v) for k, v in u["figures"].items()})
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise UserError(f"{source}: units[{i}] is malformed") from None
+        _add_unit(units, unit, f"{source}: units[{i}]")
+    return Result(str(data["kind"]), str(data.get("source", source)), units)
+
+
+def _number(value: object, where: str, key: str) -> float:
+    if isinstance(value, bool):
+        raise UserError(f"{where}: {key!r} is a boolean, expected a number")
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: {key!r} is {value!r}, expected a number") from None
+    if not math.isfinite(number):
+        raise UserError(f"{where}: {key!r} is {value!r}, expected a finite number")
+    return number
+
+
+def _number_list(value: object, where: str, key: str) -> list[float]:
+    if not isinstance(value, list):
+        raise UserError(f"{where}: {key!r} is {value!r}, expected a list of numbers")
+    return [_number(v, where, key) for v in value]
+
+
+# --- thresholds ----------------------------------------------------------------------------
+
+#: Threshold names -> (unit of the limit, "rise" or "drop" is bad, which figures it covers).
+THRESHOLD_HELP = {
+    "uncached": "relative rise of uncached tokens (session, summary calls, a lane's uncached input)",
+    "hit": "drop of a hit ratio, in percentage points",
+    "usd": "relative rise of dollars paid (total_usd, cost_usd) or lost (lost_usd)",
+    "rejected": "rise in the number of rejected (400) requests",
+    "written": "relative rise of tokens written to the cache",
+}
+DEFAULT_THRESHOLDS = "uncached=2%,hit=0.5pt,usd=5%,rejected=0"
+
+
+def figure_class(name: str) -> str | None:
+    """Which threshold a figure falls under (None: shown, not gated)."""
+    if name.startswith("predicted_") or name.endswith("_error"):
+        return None  # the model's prediction, not what was paid
+    if "hit" in name:
+        return "hit"
+    if "rejected" in name:
+        return "rejected"
+    if name.endswith("usd") and ("cost" in name or "total" in name or "lost" in name):
+        return "usd"
+    if "uncached" in name or name == "input":  # an audit's totals call uncached input "input"
+        return "uncached"
+    if "written" in name or "cache_write" in name:
+        return "written"
+    return None
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One threshold: how much a figure of its class may worsen."""
+
+    name: str
+    amount: float
+    unit: str  # "%" (relative), "pt" (percentage points of a ratio) or "" (absolute)
+
+    def text(self) -> str:
+        return f"{self.name}={_trim(self.amount)}{self.unit}"
+
+    def crossed(self, base: float, new: float) -> bool:
+        """Whether ``base -> new`` worsens by more than this limit."""
+        worse = base - new if self.name == "hit" else new - base
+        if worse <= 0:
+            return False
+        if self.unit == "%":
+            if base == 0:
+                return True  # from nothing to something: no percentage is small enough
+            return worse / abs(base) * 100 > self.amount + 1e-9
+        if self.unit == "pt":
+            return worse * 100 > self.amount + 1e-9
+        return worse > self.amount + 1e-9
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    limits: dict[str, Limit] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str, option: str = "--max-regression") -> Thresholds:
+        """``uncached=2%,hit=0.5pt,usd=5%``; ``none`` for no gate at all."""
+        limits: dict[str, Limit] = {}
+        if text.strip().lower() == "none":
+            return cls(limits)
+        for item in text.split(","):
+            item = item.strip()
+            match = re.fullmatch(r"([a-z]+)=([0-9]+(?:\.[0-9]+)?)(%|pt)?", item)
+            if not match:
+                raise UserError(f"{option}: {item!r} is not NAME=AMOUNT[%|pt] (e.g. uncached=2%,hit=0.5pt)")
+            name, amount, unit = match.group(1), float(match.group(2)), match.group(3) or ""
+            if name not in THRESHOLD_HELP:
+                raise UserError(f"{option}: unknown figure {name!r} (known: {', '.join(THRESHOLD_HELP)})")
+            if name == "hit" and unit != "pt":
+                raise UserError(f"{option}: hit is a ratio: give its limit in points, e.g. hit=0.5pt")
+            if name != "hit" and unit == "pt":
+                raise UserError(f"{option}: {name} takes a % or an absolute amount, not points")
+            limits[name] = Limit(name, amount, unit)
+        return cls(limits)
+
+    def text(self) -> str:
+        return ",".join(limit.text() for limit in self.limits.values()) or "none"
+
+
+# --- comparing -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """One figure of one unit, before and after."""
+
+    group: str
+    key: str
+    figure: str
+    base: float | None
+    new: float | None
+    limit: Limit | None
+    regressed: bool
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.base is None or self.new is None else self.new - self.base
+
+    @property
+    def relative(self) -> float | None:
+        if self.base is None or self.new is None or self.base == 0:
+            return None
+        return (self.new - self.base) / abs(self.base)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    kind: str
+    base_source: str
+    new_source: str
+    thresholds: Thresholds
+    changes: tuple[Change, ...]
+    only_base: tuple[str, ...]  # "group key" of units missing from NEW
+    only_new: tuple[str, ...]
+
+    @property
+    def regressions(self) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.regressed)
+
+    @property
+    def missing_gated(self) -> tuple[str, ...]:
+        """Gated units the baseline has and NEW lacks: the gate cannot vouch for them."""
+        return tuple(u for u in self.only_base if not u.startswith("cause "))
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.regressions or self.missing_gated)
+
+    def units(self) -> list[tuple[str, str]]:
+        return list(dict.fromkeys((c.group, c.key) for c in self.changes))
+
+
+def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
+    """Pair the units of two results of one kind and judge every shared figure."""
+    if base.kind != new.kind:
+        raise UserError(
+            f"cannot compare {_article(base.kind)} result ({base.source}) with {_article(new.kind)} result ({new.source}): "
+            "compare a sweep with a sweep, an audit with an audit"
+        )
+    shared = [k for k in base.units if k in new.units]
+    if not shared:
+        raise UserError(
+            f"{base.source} and {new.source} share no {'run' if base.kind == 'sweep' else 'lane'}: "
+            "nothing to compare (were they made with the same options?)"
+        )
+    changes = []
+    for key in shared:
+        b, n = base.units[key], new.units[key]
+        names = list(dict.fromkeys([*b.figures, *n.figures]))
+        for name in names:
+            bv, nv = b.figures.get(name), n.figures.get(name)
+            cls = figure_class(name)
+            limit = thresholds.limits.get(cls) if (cls and b.gated) else None
+            regressed = bool(limit and bv is not None and nv is not None and limit.crossed(bv, nv))
+            changes.append(Change(b.group, b.key, name, bv, nv, limit, regressed))
+    only_base = tuple(f"{g} {k}" for g, k in base.units if (g, k) not in new.units)
+    only_new = tuple(f"{g} {k}" for g, k in new.units if (g, k) not in base.units)
+    return Comparison(base.kind, base.source, new.source, thresholds, tuple(changes), only_base, only_new)
+
+
+# --- named baselines -----------------------------------------------------------------------
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def baseline_path(name: str, root: Path = BASELINE_DIR) -> Path:
+    if not _NAME.fullmatch(name):
+        raise UserError(f"baseline name {name!r}: use letters, digits, '.', '_' and '-' (e.g. v0.3 or main)")
+    return root / f"{name}.json"
+
+
+def save_baseline(result: Result, name: str, root: Path = BASELINE_DIR) -> Path:
+    """Store ``result`` as ``root/NAME.json`` (written whole, then renamed into place)."""
+    path = baseline_path(name, root)
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_baseline(name: str, root: Path = BASELINE_DIR) -> Result:
+    path = baseline_path(name, root)
+    if not path.is_file():
+        known = sorted(p.stem for p in root.glob("*.json")) if root.is_dir() else []
+        raise UserError(
+            f"--compare: no baseline {name!r} in {root}/ "
+            + (f"(saved: {', '.join(known)})" if known else "(none saved yet: use --save NAME first)")
+        )
+    return read_result(path)
+
+
+def _article(word: str) -> str:
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
+def _trim(value: float) -> str:
+    return f"{value:g}"

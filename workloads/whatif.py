@@ -1,0 +1,670 @@
+"""``audit --what-if``: which change would have saved the money, re-simulated on the same log.
+
+Each fix rewrites the imported trace (or the TTL each request writes with) the way the fix
+would have sent it, and the whole log is replayed twice through the same cache models the
+audit predicts with (:class:`~prefixbench.simulator.chain.ChainCache` for logs without bodies,
+:class:`~prefixbench.simulator.anthropic.AnthropicCache` and the other byte-level models for
+logs with bodies), on the audit's clock: once as logged, once with the fix. The fix's effect
+on a request is the *difference* between the two predictions, applied to what the provider
+reported::
+
+    counterfactual = reported + (predicted with the fix - predicted as logged)
+
+so the model's own error on a request cancels out, and a request the fix does not touch costs
+exactly what it cost. ``saved_usd`` is reported cost minus counterfactual cost, at the same
+price rows (negative when the fix costs more: a 1 h write costs 2x the input price, a 5 m one
+1.25x). ``tokens_to_read`` is how many tokens moved into the cache read (negative when reads
+were lost).
+
+Fixes (:data:`FIXES`):
+
+* ``ttl-1h`` / ``ttl-5m``: every Anthropic write with that TTL.
+* ``ttl-auto``: per lane, the cheaper of the two, given the lane's idle gaps.
+* ``stagger-subagents``: a lane that started while the shared head it needed was still being
+  written (concurrent subagent starts) starts when that write has landed; its later requests
+  move by the same delay.
+* ``static-system``: the system prompt and tools held byte-stable inside each lane (a date line
+  moved out of the prefix): every request of a lane sends its first request's system and tools.
+* ``keep-prefix-compaction``: a compaction request sent as the kernel's cache-aware checkpoint
+  sends it: the main lane's last request replayed (tools, system, messages, breakpoints) with
+  the instruction appended, under the envelope :func:`~prefixbench.kernel.engines.checkpoint.summary_envelope`
+  picks with ``inherit_envelope`` on.
+* ``breakpoints=SPEC``: Anthropic ``cache_control`` markers moved to SPEC, ``+``-separated:
+  ``tools``, ``system``, ``last``, ``last-N`` (the last block of the message N before the last),
+  or ``auto`` (automatic caching). At most 4.
+
+A fix that cannot apply to a log (no bodies, no subagents, no compaction request, no Anthropic
+requests) says why (``applies`` false, ``saved_usd`` None) instead of printing 0.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from types import SimpleNamespace
+
+from prefixbench.kernel.engines.checkpoint import summary_envelope
+from prefixbench.kernel.session import Header
+from prefixbench.simulator.anthropic import TTL_MS, AnthropicCache
+from prefixbench.simulator.chain import ChainCache
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.models import make_cache
+from prefixbench.simulator.pricing import cost_of, usd_sum
+from prefixbench.simulator.provider import SimulatedProvider
+from prefixbench.simulator.wire import CacheBreakpoint, Request
+from prefixbench.workloads.audit.core import _Prices, head_sizes
+from prefixbench.workloads.audit.importers import MOONCAKE_BLOCK_TOKENS
+from prefixbench.workloads.audit.trace import FileSummary, TraceRequest
+
+#: Every fix ``--what-if`` knows, with what it assumes.
+FIXES: dict[str, str] = {
+    "ttl-1h": "every Anthropic cache write made with the 1 h TTL (billed at 2x the input price instead of 1.25x)",
+    "ttl-5m": "every Anthropic cache write made with the 5 m TTL",
+    "ttl-auto": "per lane, the cheaper of ttl-1h and ttl-5m given the lane's idle gaps",
+    "stagger-subagents": "a lane that started while the shared head was still being written starts when that "
+    "write has landed (its response began); its later requests move by the same delay",
+    "static-system": "the system prompt and tools held byte-stable inside each main and subagent lane (e.g. a date "
+    "line moved out of the prefix): every request sends its lane's first system prompt and tools; side calls keep theirs",
+    "keep-prefix-compaction": "the compaction request sent as the cache-aware kernel sends it: the main lane's "
+    "last request replayed (tools, system, messages, breakpoints) plus the instruction, under the routed envelope",
+    "breakpoints": "Anthropic cache_control markers moved to the given places (tools, system, last, last-N, auto)",
+}
+Key = tuple[str, str, int]  # (file, lane, seq)
+
+
+@dataclass(frozen=True, slots=True)
+class Pred:
+    """One request's predicted usage."""
+
+    read: int
+    write: int
+    write_1h: int
+    uncached: int
+
+
+@dataclass(frozen=True, slots=True)
+class RequestChange:
+    """One request the fix changes: reported and counterfactual usage, and the dollars."""
+
+    file: str
+    lane: str
+    index: int
+    line: int
+    reported_read: int
+    reported_write: int
+    counterfactual_read: int
+    counterfactual_write: int
+    counterfactual_write_1h: int
+    saved_usd: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class LaneEffect:
+    file: str
+    lane: str
+    requests_changed: int
+    tokens_to_read: int
+    saved_usd: Decimal
+    #: ttl-auto: the TTL chosen for the lane; ttl fixes: the lane's idle gaps.
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    """One fix over the whole log."""
+
+    fix: str
+    applies: bool
+    requests_changed: int
+    tokens_to_read: int
+    saved_usd: Decimal | None
+    assumption: str
+    #: Why it cannot apply, or what drove the figure (gaps, the compaction read...).
+    detail: str = ""
+    lanes: tuple[LaneEffect, ...] = ()
+    changes: tuple[RequestChange, ...] = ()
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "fix": self.fix,
+            "applies": self.applies,
+            "requests_changed": self.requests_changed if self.applies else None,
+            "tokens_to_read": self.tokens_to_read if self.applies else None,
+            "saved_usd": None if self.saved_usd is None else float(self.saved_usd),
+            "assumption": self.assumption,
+            "detail": self.detail,
+            "lanes": [
+                {"file": e.file, "lane": e.lane, "requests_changed": e.requests_changed, "tokens_to_read": e.tokens_to_read,
+                 "saved_usd": float(e.saved_usd), "note": e.note}
+                for e in self.lanes
+            ],
+            "changes": [
+                {"file": c.file, "lane": c.lane, "index": c.index, "line": c.line, "reported_cache_read": c.reported_read,
+                 "reported_cache_write": c.reported_write, "cache_read": c.counterfactual_read,
+                 "cache_write": c.counterfactual_write, "cache_write_1h": c.counterfactual_write_1h,
+                 "saved_usd": float(c.saved_usd)}
+                for c in self.changes
+            ],
+        }
+
+
+# --- parsing -------------------------------------------------------------------------------
+
+
+def parse_fixes(text: str) -> list[str]:
+    """``ttl-1h,stagger-subagents,breakpoints=system+last`` -> the fixes, checked."""
+    fixes = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            raise UserError(f"--what-if: empty item in {text!r}")
+        name = item.split("=", 1)[0]
+        if name not in FIXES:
+            raise UserError(f"--what-if: unknown fix {item!r} (known: {', '.join(n if n != 'breakpoints' else 'breakpoints=SPEC' for n in FIXES)})")
+        if name == "breakpoints":
+            if "=" not in item:
+                raise UserError("--what-if: breakpoints needs places, e.g. breakpoints=tools+system+last")
+            parse_breakpoints(item.split("=", 1)[1])
+        elif "=" in item:
+            raise UserError(f"--what-if: {name} takes no value")
+        fixes.append(item)
+    return list(dict.fromkeys(fixes))
+
+
+_PLACE = re.compile(r"tools|system|last(?:-[0-9]+)?|auto")
+
+
+def parse_breakpoints(spec: str) -> tuple[str, ...]:
+    places = tuple(p.strip() for p in spec.split("+"))
+    for place in places:
+        if not _PLACE.fullmatch(place):
+            raise UserError(f"--what-if: breakpoints: {place!r} is not tools, system, last, last-N or auto")
+    if "auto" in places and len(places) > 1:
+        raise UserError("--what-if: breakpoints=auto is automatic caching alone (one top-level marker)")
+    if len(places) > 4:
+        raise UserError(f"--what-if: breakpoints: {len(places)} places, Anthropic allows at most 4")
+    if len(set(places)) != len(places):
+        raise UserError(f"--what-if: breakpoints: a place is named twice in {spec!r}")
+    return places
+
+
+# --- the replay ----------------------------------------------------------------------------
+
+
+TtlPolicy = Callable[[TraceRequest], str | None]  # "5m", "1h" or None (as logged)
+
+
+class _Simulator:
+    """The audit's predictor, with the TTL each request writes with as a hook."""
+
+    def __init__(self, heads: dict[str, int | None], ttl: TtlPolicy) -> None:
+        self.heads = heads
+        self.ttl = ttl
+        self.chains: dict[str, ChainCache] = {}
+        self.bodies: dict[str, SimulatedProvider] = {}
+        self.blocks: set[int] = set()
+
+    def predict(self, r: TraceRequest, tick: int, ready: int) -> Pred:
+        if r.hash_ids is not None:
+            length = int(r.envelope_dict.get("input_length", "0"))
+            shared = 0
+            for block in r.hash_ids:
+                if block not in self.blocks:
+                    break
+                shared += 1
+            self.blocks.update(r.hash_ids)
+            read = min(length, shared * MOONCAKE_BLOCK_TOKENS)
+            return Pred(read, 0, 0, length - read)
+        if r.body is not None:
+            return self._body(r, tick, ready)
+        if r.prefix is None or r.usage is None:
+            return Pred(0, 0, 0, r.usage.prompt if r.usage else 0)
+        usage = r.usage
+        provider = r.provider if r.provider in ("anthropic", "openai", "deepseek") else "anthropic"
+        cache = self.chains.setdefault(provider, ChainCache(provider))  # type: ignore[arg-type]
+        cacheable = usage.prompt - usage.uncached if provider == "anthropic" else usage.prompt
+        ttl = self.ttl(r) or ("1h" if usage.cache_write_1h else "5m")
+        verdict = cache.observe(
+            family=f"{r.model}|{r.envelope}",
+            head=r.prefix.head,
+            head_tokens=self.heads.get(r.prefix.head),
+            node=r.prefix.node,
+            parent=r.prefix.parent,
+            new_blocks=r.prefix.new_blocks,
+            cacheable=cacheable,
+            model=r.model,
+            tick=tick,
+            ready=ready,
+            ttl=ttl,
+        )
+        uncached = usage.uncached if provider == "anthropic" else usage.prompt - verdict.read
+        if provider == "anthropic" and verdict.read == 0 and verdict.write == 0:
+            uncached = usage.prompt
+        return Pred(verdict.read, verdict.write, verdict.write if ttl == "1h" else 0, uncached)
+
+    def _body(self, r: TraceRequest, tick: int, ready: int) -> Pred:
+        provider = self.bodies.get(r.provider)
+        if provider is None:
+            if r.provider == "anthropic":
+                cache = AnthropicCache(auto_when_unmarked=None)
+            elif r.provider in ("openai", "deepseek"):
+                cache = make_cache(r.provider)
+            else:
+                cache = make_cache("byte-exact")
+            provider = self.bodies[r.provider] = SimulatedProvider(cache=cache)
+        assert r.body is not None
+        body = r.body
+        ttl = self.ttl(r)
+        if ttl is not None and r.provider == "anthropic":
+            body = _with_ttl(body, ttl)
+        seen = provider.send(body, tick, ready_tick=ready)
+        written = seen.written_tokens if r.provider == "anthropic" else 0
+        long_ = seen.written_long_tokens if r.provider == "anthropic" else 0
+        return Pred(seen.cached_tokens, written, long_, seen.prompt_tokens - seen.cached_tokens - written)
+
+
+def _with_ttl(body: Request, ttl: str) -> Request:
+    return replace(
+        body,
+        cache_breakpoints=tuple(replace(bp, ttl=ttl) for bp in body.cache_breakpoints),  # type: ignore[arg-type]
+        auto_cache=None if body.auto_cache is None else ttl,  # type: ignore[arg-type]
+    )
+
+
+def _clock(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary]) -> tuple[dict[Key, tuple[int, int]], list[TraceRequest]]:
+    """The audit's clock: each lane's timestamps, never running backwards; send order."""
+    file_order = {summary.file: n for n, summary in enumerate(summaries)}
+    ticks: dict[Key, tuple[int, int]] = {}
+    last_tick: dict[tuple[str, str], int] = {}
+    for r in sorted(requests, key=lambda r: (file_order.get(r.file, 0), r.seq)):
+        lane_key = (r.file, r.lane)
+        base = r.sent_ms if r.sent_ms is not None else last_tick.get(lane_key, 0) + 1
+        tick = max(base, last_tick.get(lane_key, base))
+        last_tick[lane_key] = tick
+        ready = max(tick, r.ready_ms) if r.ready_ms is not None else tick
+        ticks[(r.file, r.lane, r.seq)] = (tick, ready)
+    order = sorted(requests, key=lambda r: (ticks[(r.file, r.lane, r.seq)][0], file_order.get(r.file, 0), r.seq))
+    return ticks, order
+
+
+def simulate(
+    requests: Sequence[TraceRequest], summaries: Sequence[FileSummary], heads: dict[str, int | None], ttl: TtlPolicy = lambda r: None
+) -> dict[Key, Pred]:
+    """Predict every request of the trace in send order."""
+    ticks, order = _clock(requests, summaries)
+    sim = _Simulator(heads, ttl)
+    return {(r.file, r.lane, r.seq): sim.predict(r, *ticks[(r.file, r.lane, r.seq)]) for r in order}
+
+
+# --- fixes as trace rewrites ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Plan:
+    requests: list[TraceRequest]
+    ttl: TtlPolicy
+    detail: str = ""
+    #: The fix sends the same prompt (only the cache's use of it changes); False when the
+    #: request itself changes size (keep-prefix-compaction replays the main lane's tools).
+    same_prompt: bool = True
+
+
+class _CannotApply(Exception):
+    pass
+
+
+def _anthropic(requests: Sequence[TraceRequest]) -> list[TraceRequest]:
+    return [r for r in requests if r.provider == "anthropic" and r.usage is not None and (r.body is not None or r.prefix is not None)]
+
+
+def _plan_ttl(requests: list[TraceRequest], ttl: str) -> _Plan:
+    if not _anthropic(requests):
+        raise _CannotApply("no Anthropic requests in the log: only Anthropic lets the client choose a cache TTL")
+    return _Plan(requests, lambda r: ttl if r.provider == "anthropic" else None)
+
+
+def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key, Pred]) -> _Plan:
+    lanes = {(r.file, r.lane) for r in requests if r.lane_kind == "subagent"}
+    if not lanes:
+        raise _CannotApply("the log has no subagent lanes to stagger")
+    ticks, order = _clock(requests, summaries)
+    first: dict[tuple[str, str], TraceRequest] = {}
+    for r in order:
+        first.setdefault((r.file, r.lane), r)
+    # The first writer of each shared head, and when its response began.
+    writer: dict[str, tuple[int, int]] = {}
+    shift: dict[tuple[str, str], int] = {}
+    for r in order:
+        if r.prefix is None or r.prefix.parent is not None or first.get((r.file, r.lane)) is not r:
+            continue
+        tick, ready = ticks[(r.file, r.lane, r.seq)]
+        head = r.prefix.head
+        if head in writer and writer[head][0] <= tick < writer[head][1] and (r.file, r.lane) in lanes:
+            shift[(r.file, r.lane)] = writer[head][1] - tick + 1
+        elif head not in writer or tick >= writer[head][1] + TTL_MS["5m"]:
+            writer[head] = (tick, ready)
+    if not shift:
+        return _Plan(requests, lambda r: None, "no subagent started while the shared head it needed was being written")
+    moved = []
+    for r in requests:
+        delay = shift.get((r.file, r.lane), 0)
+        if delay and r.sent_ms is not None:
+            r = replace(r, sent_ms=r.sent_ms + delay, ready_ms=None if r.ready_ms is None else r.ready_ms + delay)
+        moved.append(r)
+    many = len({file for file, _ in shift}) > 1
+    detail = "; ".join(
+        f"{(file.rsplit('/', 1)[-1] + ' ') if many else ''}{lane} starts {delay / 1000:.3f}s later"
+        for (file, lane), delay in sorted(shift.items())
+    )
+    return _Plan(moved, lambda r: None, detail)
+
+
+def _plan_static_system(requests: list[TraceRequest]) -> _Plan:
+    with_body = [r for r in requests if r.body is not None]
+    if not with_body:
+        raise _CannotApply(
+            "the log has no request bodies, so it cannot show the system prompt or tools changing "
+            "(a miss the log cannot explain is not evidence that they did)"
+        )
+    first: dict[tuple[str, str], Request] = {}
+    out = []
+    changed = 0
+    for r in requests:
+        if r.body is None or r.lane_kind not in ("main", "subagent"):
+            out.append(r)  # side calls (titles, quota checks) are different prompts by design
+            continue
+        lane = (r.file, r.lane)
+        ref = first.setdefault(lane, r.body)
+        if (r.body.system, r.body.system_blocks, r.body.tools) != (ref.system, ref.system_blocks, ref.tools):
+            body = replace(r.body, system=ref.system, system_blocks=ref.system_blocks, tools=ref.tools)
+            r = replace(r, body=_valid_breakpoints(body))
+            changed += 1
+        out.append(r)
+    detail = f"{changed} request(s) sent another system prompt or tools than their lane's first" if changed else (
+        "every main and subagent lane already sends one system prompt and one tool set"
+    )
+    return _Plan(out, lambda r: None, detail)
+
+
+def _valid_breakpoints(body: Request) -> Request:
+    """Drop markers that point past the (new) system blocks or tools."""
+    keep = []
+    for bp in body.cache_breakpoints:
+        if bp.section == "tools" and bp.block_idx >= len(body.tools):
+            continue
+        if bp.section == "system" and (
+            not (body.system or body.system_blocks) or bp.block_idx >= max(1, len(body.system_blocks))
+        ):
+            continue
+        keep.append(bp)
+    return replace(body, cache_breakpoints=tuple(keep))
+
+
+def _plan_keep_prefix(requests: list[TraceRequest]) -> _Plan:
+    compactions = [r for r in requests if r.lane_kind == "compaction"]
+    if not compactions:
+        raise _CannotApply("the log has no compaction request (at most the compacted context after one)")
+    out = list(requests)
+    notes = []
+    index = {id(r): i for i, r in enumerate(requests)}
+    for c in compactions:
+        main = [r for r in requests if r.file == c.file and r.lane_kind == "main" and r.seq < c.seq]
+        if not main:
+            notes.append(f"{c.lane} at line {c.line}: no main-lane request before it to replay")
+            continue
+        prev = main[-1]
+        if c.body is not None and prev.body is not None:
+            instruction = c.body.messages[-1]
+            header = Header(prev.body.envelope, prev.body.system, prev.body.tools)
+            envelope = summary_envelope(header, (c.body.envelope.provider, c.body.envelope.model), inherit=True)
+            messages = (*prev.body.messages, instruction)
+            marks = [bp for bp in prev.body.cache_breakpoints]
+            ttl = marks[-1].ttl if marks else "5m"
+            last = CacheBreakpoint("messages", max(0, len(instruction.blocks) - 1), len(messages) - 1, ttl)
+            marks.append(last)
+            while len(marks) > 4:  # drop the oldest message marker first, as Claude Code does
+                oldest = next((i for i, bp in enumerate(marks) if bp.section == "messages"), 0)
+                marks.pop(oldest)
+            body = replace(
+                prev.body,
+                envelope=envelope,
+                messages=messages,
+                cache_breakpoints=tuple(marks),
+                max_tokens=c.body.max_tokens,
+                purpose="compaction",
+            )
+            out[index[id(c)]] = replace(c, body=body, model=envelope.model)
+            notes.append(f"{c.lane} at line {c.line} replays the main request at line {prev.line} plus its instruction")
+        elif c.body is None and c.prefix is not None and prev.prefix is not None:
+            prefix = replace(c.prefix, head=prev.prefix.head, parent=prev.prefix.node, new_blocks=1)
+            out[index[id(c)]] = replace(c, prefix=prefix, envelope=prev.envelope, model=prev.model)
+            notes.append(f"{c.lane} at line {c.line} extends the main request at line {prev.line} (same head and family)")
+        else:
+            notes.append(f"{c.lane} at line {c.line}: the log has neither its body nor its prefix chain")
+    return _Plan(out, lambda r: None, "; ".join(notes), same_prompt=False)
+
+
+def _plan_breakpoints(requests: list[TraceRequest], spec: str) -> _Plan:
+    places = parse_breakpoints(spec)
+    bodies = [r for r in requests if r.body is not None and r.provider == "anthropic"]
+    if not bodies:
+        raise _CannotApply("breakpoints can only be moved where the log has Anthropic request bodies")
+    out = []
+    for r in requests:
+        if r.body is not None and r.provider == "anthropic" and (r.body.cache_breakpoints or r.body.auto_cache):
+            r = replace(r, body=_place_breakpoints(r.body, places))
+        out.append(r)
+    return _Plan(out, lambda r: None, f"markers at {' + '.join(places)} on every request that had any")
+
+
+def _place_breakpoints(body: Request, places: tuple[str, ...]) -> Request:
+    ttl = body.cache_breakpoints[-1].ttl if body.cache_breakpoints else (body.auto_cache or "5m")
+    if places == ("auto",):
+        return replace(body, cache_breakpoints=(), auto_cache=ttl)
+    marks: list[CacheBreakpoint] = []
+    for place in places:
+        if place == "tools" and body.tools:
+            marks.append(CacheBreakpoint("tools", len(body.tools) - 1, None, ttl))
+        elif place == "system" and (body.system or body.system_blocks):
+            marks.append(CacheBreakpoint("system", max(0, len(body.system_blocks) - 1), None, ttl))
+        elif place.startswith("last"):
+            back = int(place.split("-", 1)[1]) if "-" in place else 0
+            k = len(body.messages) - 1 - back
+            if k >= 0 and body.messages[k].blocks:
+                marks.append(CacheBreakpoint("messages", len(body.messages[k].blocks) - 1, k, ttl))
+    return replace(body, cache_breakpoints=tuple(dict.fromkeys(marks)), auto_cache=None)
+
+
+# --- evaluation ----------------------------------------------------------------------------
+
+
+def _cost(usage: SimpleNamespace, row) -> Decimal:
+    return cost_of(usage, row).total
+
+
+def _evaluate(
+    fix: str,
+    requests: list[TraceRequest],
+    plan: _Plan,
+    base: dict[Key, Pred],
+    summaries,
+    heads,
+    prices: _Prices,
+) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
+    fixed = simulate(plan.requests, summaries, heads, plan.ttl)
+    by_key = {(r.file, r.lane, r.seq): r for r in plan.requests}
+    lane_index: dict[tuple[str, str], int] = defaultdict(int)
+    changes: list[RequestChange] = []
+    per_lane: dict[tuple[str, str], list[RequestChange]] = defaultdict(list)
+    for original in requests:
+        key = (original.file, original.lane, original.seq)
+        index = lane_index[(original.file, original.lane)]
+        lane_index[(original.file, original.lane)] += 1
+        usage = original.usage
+        if usage is None or key not in fixed:
+            continue
+        b, f = base[key], fixed[key]
+        r = by_key[key]
+        ttl = plan.ttl(r)
+        if plan.same_prompt:
+            # The fix moves tokens between read, write and uncached; the prompt stays as sent.
+            read = min(usage.prompt, max(0, usage.cache_read + f.read - b.read))
+            write = min(usage.prompt - read, max(0, usage.cache_write + f.write - b.write))
+            uncached = usage.prompt - read - write
+        else:
+            read = max(0, usage.cache_read + f.read - b.read)
+            write = max(0, usage.cache_write + f.write - b.write)
+            uncached = max(0, usage.uncached + f.uncached - b.uncached)
+        if ttl == "1h":
+            write_1h = write
+        elif ttl == "5m":
+            write_1h = 0
+        else:
+            write_1h = min(write, max(0, usage.cache_write_1h + f.write_1h - b.write_1h))
+        if (read, write, write_1h, uncached) == (usage.cache_read, usage.cache_write, usage.cache_write_1h, usage.uncached):
+            continue
+        row = prices.row(r.model, r.sent_ms)
+        if row is None:
+            continue
+        reported = _cost(SimpleNamespace(prompt_tokens=usage.prompt, cached_tokens=usage.cache_read, written_tokens=usage.cache_write,
+                                         written_long_tokens=usage.cache_write_1h, output_tokens=usage.output), row)
+        counter = _cost(SimpleNamespace(prompt_tokens=read + write + uncached, cached_tokens=read, written_tokens=write,
+                                        written_long_tokens=write_1h, output_tokens=usage.output), row)
+        change = RequestChange(original.file, original.lane, index, original.line, usage.cache_read, usage.cache_write,
+                               read, write, write_1h, usd_sum((reported, -counter)))
+        changes.append(change)
+        per_lane[(original.file, original.lane)].append(change)
+    return changes, per_lane
+
+
+def _lane_effects(per_lane: dict[tuple[str, str], list[RequestChange]], notes: dict[tuple[str, str], str] | None = None) -> tuple[LaneEffect, ...]:
+    effects = []
+    keys = list(per_lane) + [k for k in (notes or {}) if k not in per_lane]
+    for key in keys:
+        items = per_lane.get(key, [])
+        effects.append(LaneEffect(key[0], key[1], len(items), sum(c.counterfactual_read - c.reported_read for c in items),
+                                  usd_sum(c.saved_usd for c in items), (notes or {}).get(key, "")))
+    return tuple(effects)
+
+
+def lane_gaps(requests: Sequence[TraceRequest], summaries) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """Per lane: idle gaps between consecutive requests <= 5 m, in (5 m, 1 h], > 1 h."""
+    return {lane: (len(g[0]), len(g[1]), len(g[2])) for lane, g in _lane_gap_lists(requests, summaries).items()}
+
+
+def _lane_gap_lists(requests: Sequence[TraceRequest], summaries) -> dict[tuple[str, str], tuple[list[int], list[int], list[int]]]:
+    ticks, order = _clock(requests, summaries)
+    last: dict[tuple[str, str], int] = {}
+    gaps: dict[tuple[str, str], tuple[list[int], list[int], list[int]]] = defaultdict(lambda: ([], [], []))
+    for r in order:
+        lane = (r.file, r.lane)
+        tick = ticks[(r.file, r.lane, r.seq)][0]
+        if lane in last:
+            gap = tick - last[lane]
+            gaps[lane][0 if gap <= TTL_MS["5m"] else 1 if gap <= TTL_MS["1h"] else 2].append(gap)
+        else:
+            gaps[lane]
+        last[lane] = tick
+    return dict(gaps)
+
+
+def _minutes(ms: int) -> str:
+    return f"{ms // 60_000}m{ms % 60_000 // 1000:02d}s"
+
+
+def _gaps_text(g: tuple[int, int, int], middle: Sequence[int] = ()) -> str:
+    text = f"gaps: {g[0]} <= 5 m, {g[1]} in 5 m-1 h (a 1 h TTL keeps these warm), {g[2]} > 1 h"
+    if middle:
+        shown = sorted(middle)
+        text += " [" + ", ".join(_minutes(m) for m in shown[:10]) + (", ..." if len(shown) > 10 else "") + "]"
+    return text
+
+
+def what_if(
+    requests: list[TraceRequest],
+    summaries: list[FileSummary],
+    fixes: Sequence[str],
+    *,
+    price_as_of: str | None = None,
+    prices: _Prices | None = None,
+) -> list[WhatIf]:
+    """Each fix, applied alone, re-simulated on the whole log (see the module doc)."""
+    prices = prices or _Prices(price_as_of)
+    heads = head_sizes(requests)
+    base = simulate(requests, summaries, heads)
+    gaps = lane_gaps(requests, summaries)
+    results = []
+    for fix in fixes:
+        name = fix.split("=", 1)[0]
+        assumption = FIXES[name]
+        try:
+            if name in ("ttl-1h", "ttl-5m"):
+                plan = _plan_ttl(requests, name.removeprefix("ttl-"))
+            elif name == "ttl-auto":
+                results.append(_ttl_auto(requests, summaries, heads, base, prices, gaps))
+                continue
+            elif name == "stagger-subagents":
+                plan = _plan_stagger(requests, summaries, heads, base)
+            elif name == "static-system":
+                plan = _plan_static_system(requests)
+            elif name == "keep-prefix-compaction":
+                plan = _plan_keep_prefix(requests)
+            else:
+                spec = fix.split("=", 1)[1]
+                plan = _plan_breakpoints(requests, spec)
+                assumption = f"Anthropic cache_control markers at {spec.replace('+', ' + ')} on every request that had markers"
+        except _CannotApply as reason:
+            results.append(WhatIf(fix, False, 0, 0, None, assumption, str(reason)))
+            continue
+        changes, per_lane = _evaluate(fix, requests, plan, base, summaries, heads, prices)
+        notes = None
+        detail = plan.detail
+        if name in ("ttl-1h", "ttl-5m"):
+            lists = _lane_gap_lists(requests, summaries)
+            anthropic_lanes = {(r.file, r.lane) for r in _anthropic(requests)}
+            notes = {lane: _gaps_text(g, lists[lane][1]) for lane, g in gaps.items() if lane in anthropic_lanes}
+            total = [sum(g[i] for g in gaps.values()) for i in range(3)]
+            middle = [gap for lists in _lane_gap_lists(requests, summaries).values() for gap in lists[1]]
+            detail = _gaps_text(tuple(total), middle)  # type: ignore[arg-type]
+            other = "1h" if name == "ttl-5m" else "5m"
+            logged = [r.usage for r in _anthropic(requests) if r.usage is not None and r.usage.cache_write]
+            if logged and all((u.cache_write_1h == 0) if other == "1h" else (u.cache_write_1h == u.cache_write) for u in logged):
+                detail = f"every write in the log already uses the {name.removeprefix('ttl-').replace('m', ' m').replace('h', ' h')} TTL; " + detail
+        results.append(_summarize(fix, assumption, detail, changes, per_lane, notes))
+    return results
+
+
+def _summarize(fix, assumption, detail, changes, per_lane, notes=None) -> WhatIf:
+    return WhatIf(
+        fix,
+        True,
+        len(changes),
+        sum(c.counterfactual_read - c.reported_read for c in changes),
+        usd_sum(c.saved_usd for c in changes),
+        assumption,
+        detail,
+        _lane_effects(per_lane, notes),
+        tuple(changes),
+    )
+
+
+def _ttl_auto(requests, summaries, heads, base, prices, gaps) -> WhatIf:
+    assumption = FIXES["ttl-auto"]
+    try:
+        plans = {ttl: _plan_ttl(requests, ttl) for ttl in ("5m", "1h")}
+    except _CannotApply as reason:
+        return WhatIf("ttl-auto", False, 0, 0, None, assumption, str(reason))
+    saved: dict[str, dict[tuple[str, str], Decimal]] = {}
+    for ttl, plan in plans.items():
+        _, per_lane = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices)
+        saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
+    lanes = {(r.file, r.lane) for r in _anthropic(requests)}
+    choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
+    plan = _Plan(requests, lambda r: choice.get((r.file, r.lane)) if r.provider == "anthropic" else None)
+    changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices)
+    notes = {lane: f"{choice[lane]} ({_gaps_text(gaps.get(lane, (0, 0, 0)))})" for lane in sorted(lanes)}
+    n1h = sum(1 for v in choice.values() if v == "1h")
+    detail = f"1 h on {n1h} of {len(choice)} Anthropic lane(s), 5 m on the rest"
+    return _summarize("ttl-auto", assumption, detail, changes, per_lane, notes)
