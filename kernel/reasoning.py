@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from prefixbench.kernel.engines.base import Engine, StepContext
+from prefixbench.kernel.api import Engine, StepContext
 from prefixbench.kernel.model import Reply
 from prefixbench.kernel.records import RetainedTurn
 from prefixbench.kernel.session import Session
@@ -236,7 +236,7 @@ class ReplayAdapter:
                 request = replace(request, messages=messages)
             return ctx.client(request)
 
-        self.inner.before_step(StepContext(ctx.session, ctx.catalog, client))
+        self.inner.before_step(replace(ctx, client=client))
 
     def view(self, session: Session) -> tuple[Message, ...]:
         """The inner view with empty reasoning filled."""

@@ -34,6 +34,7 @@ EventKind = Literal[
     "compaction/warning",
     "compaction/compress",
     "compaction/nudge",
+    "compaction/rewrite",
 ]
 
 #: Event kinds that may carry a message onto the surface.

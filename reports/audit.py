@@ -349,7 +349,7 @@ def audit_chart(result: AuditResult, path: Path) -> None:
         rows = rows_by_file[name]
         if not rows:
             ax.text(0.5, 0.5, "no model calls with usage in this file", ha="center", va="center", transform=ax.transAxes)
-            ax.set_title(Path(name).name, fontsize=9)
+            ax.set_title(printable(Path(name).name), fontsize=9)
             continue
         x = np.arange(len(rows))
         reported = all(row.reported_cache_read is not None for row in rows)
@@ -371,7 +371,7 @@ def audit_chart(result: AuditResult, path: Path) -> None:
         ax.set_xlim(-0.5, max(len(rows) - 0.5, 0.5))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(0, top * 1.12 if top else 1)
-        ax.set_title(f"{Path(name).name} ({len(rows):,} requests{'' if reported else ', predicted only'})", fontsize=9)
+        ax.set_title(printable(f"{Path(name).name} ({len(rows):,} requests{'' if reported else ', predicted only'})"), fontsize=9)
         ax.set_ylabel("tokens", fontsize=8)
         ax.tick_params(labelsize=7)
     handles: dict[str, object] = {}
@@ -394,13 +394,13 @@ def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".audit-", dir=out.parent))
     try:
-        (staging / "audit.md").write_text(audit_markdown(result), encoding="utf-8")
-        (staging / "audit.csv").write_text(audit_csv(result), encoding="utf-8")
-        (staging / "audit.json").write_text(audit_json(result, what_if) + "\n", encoding="utf-8")
+        (staging / "audit.md").write_text(printable(audit_markdown(result)), encoding="utf-8")
+        (staging / "audit.csv").write_text(printable(audit_csv(result)), encoding="utf-8")
+        (staging / "audit.json").write_text(printable(audit_json(result, what_if)) + "\n", encoding="utf-8")
         audit_chart(result, staging / "audit.png")
         from prefixbench.reports.html_pages import audit_page
 
-        (staging / "report.html").write_text(audit_page(audit_record(result), what_if), encoding="utf-8")
+        (staging / "report.html").write_text(printable(audit_page(audit_record(result), what_if)), encoding="utf-8")
         out.mkdir(parents=True, exist_ok=True)
         written = []
         for name in ("audit.md", "audit.csv", "audit.json", "audit.png", "report.html"):
@@ -447,6 +447,18 @@ class Progress:
             self._bar.stop()
 
 
+def printable(text: str, encoding: str = "utf-8") -> str:
+    """``text`` as the stream can carry it: a lone surrogate (a log can hold one, e.g. an emoji
+    cut in half) or a character the encoding lacks becomes a backslash escape, never a crash."""
+    return text.encode(encoding, "backslashreplace").decode(encoding)
+
+
+def emit(text: str, stream=None) -> None:
+    """Print ``text`` (and a newline) safely; see :func:`printable`."""
+    stream = stream or sys.stdout
+    print(printable(text, getattr(stream, "encoding", None) or "utf-8"), file=stream)
+
+
 def total_bytes(paths: list[Path]) -> int:
     """Bytes of the log files an audit will read (for the progress bar)."""
     from prefixbench.workloads.audit.sources import find_logs
@@ -490,19 +502,19 @@ def run_audit_command(args) -> int:
         progress.close()
     match args.format:
         case "json":
-            print(audit_json(result, what_if))
+            emit(audit_json(result, what_if))
         case "md":
-            print(audit_markdown(result))
+            emit(audit_markdown(result))
         case _:
-            print(audit_table(result))
+            emit(audit_table(result))
     if what_if is not None and args.format != "json":
-        print(what_if_table(fixes))
+        emit(what_if_table(fixes))
     if args.out is not None:
         write_outputs(result, args.out, what_if)
     if args.junit is not None:
         args.junit.parent.mkdir(parents=True, exist_ok=True)
-        args.junit.write_bytes(junit_xml(result, gate))
+        args.junit.write_bytes(junit_xml(result, gate, escape=printable))
     failed = violations(result, gate)
     for line in failed:
-        print(line, file=sys.stderr)
+        emit(line, sys.stderr)
     return 1 if failed else 0

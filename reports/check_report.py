@@ -11,9 +11,11 @@ from prefixbench.workloads.specs.base import SpecResult
 
 
 def check_records(results: Sequence[SpecResult]) -> list[dict[str, object]]:
-    """One record a spec result: spec, engine, preset, window (or null), verdict, passed, figure."""
-    return [
-        {
+    """One record a spec result: spec, engine, preset, window (or null), verdict, passed, figure
+    (and workload, profile for a user engine's spec)."""
+    records: list[dict[str, object]] = []
+    for r in results:
+        record: dict[str, object] = {
             "spec": r.spec,
             "engine": r.engine,
             "preset": r.preset,
@@ -22,8 +24,10 @@ def check_records(results: Sequence[SpecResult]) -> list[dict[str, object]]:
             "passed": r.passed,
             "figure": r.figure,
         }
-        for r in results
-    ]
+        if r.workload is not None:  # a user engine's spec: the case it judged
+            record.update(workload=r.workload, profile=r.profile)
+        records.append(record)
+    return records
 
 
 def write_check(out: Path, preset: str, results: Sequence[SpecResult]) -> None:

@@ -99,12 +99,19 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_replay_parser(sub)
     _add_compare_parser(sub)
     _add_audit_parser(sub)
+    _add_record_parser(sub)
     return parser
 
 
 def _command_in(argv: Sequence[str]) -> str:
     """The subcommand on the command line (its first word), ``""`` when there is none."""
     return next((arg for arg in argv if not arg.startswith("-")), "")
+
+
+def _add_record_parser(sub: _Subcommands) -> None:
+    from prefixbench.reports.trace import add_record_parser
+
+    add_record_parser(sub, _add_engine_option, _add_workload_options)
 
 
 def _add_sweep_parser(sub: _Subcommands) -> None:
@@ -124,7 +131,8 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
     sweep.add_argument("--workload", default="seed-coding", help=f"workload: {_listing(WORKLOADS)} (default: seed-coding)")
     sweep.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
     sweep.add_argument("--presets", default=",".join(PRESET_ORDER), help=f"presets, comma-separated: {', '.join(PRESETS)} (default: {','.join(PRESET_ORDER)})")
-    sweep.add_argument("--engines", default=None, help=f"compaction engines, comma-separated: {', '.join(all_engines())} (default: the workload's own)")
+    sweep.add_argument("--engines", default=None, help=f"compaction engines, comma-separated: {_engine_listing()} (default: the workload's own)")
+    _add_engine_option(sweep)
     sweep.add_argument("--profile", default="lenient", help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
     _add_cache_options(sweep)
     _add_workload_options(sweep)
@@ -146,11 +154,15 @@ def _add_check_parser(sub: _Subcommands) -> None:
     if not check:
         return
     from prefixbench.kernel.presets import PRESETS
-    from prefixbench.workloads.registry import all_engines
+    from prefixbench.simulator.validate import PROFILES
 
     check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
     check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
-    check.add_argument("--engines", default=None, help=f"only specs of these engines, comma-separated: {', '.join(all_engines())} (default: all)")
+    check.add_argument("--engines", default=None, help=f"only specs of these engines, comma-separated: {_engine_listing()} (default: every built-in one)")
+    _add_engine_option(check)
+    check.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="settings of user engines, TOML or JSON: {engine: {key: value}}, keyed by the name or import path given (the factory's options.config)")
+    check.add_argument("--profile", default="lenient", help=f"provider profile(s) a user engine runs under and a trace is checked against, comma-separated: {'|'.join(PROFILES)} (default: lenient)")
+    _add_trace_options(check)
     check.add_argument("--out", type=Path, default=None, help="also write check.json and report.html into this folder")
 
 
@@ -182,6 +194,30 @@ def _add_replay_parser(sub: _Subcommands) -> None:
     _add_cache_options(replay)
     replay.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     _add_price_options(replay)
+
+
+def _engine_listing() -> str:
+    """Built-in engines, then the ones installed packages declare (entry-point group prefixbench.engines)."""
+    from prefixbench.workloads.registry import all_engines, user_engines
+
+    installed = user_engines()
+    return ", ".join(all_engines()) + (f"; installed: {', '.join(installed)}" if installed else "")
+
+
+def _add_engine_option(parser: argparse.ArgumentParser) -> None:
+    """``--engine package.module:factory``: a user's engine by import path (repeatable)."""
+    parser.add_argument(
+        "--engine", action="append", default=None, metavar="MODULE:FACTORY",
+        help="a user's engine: package.module:factory, or an installed engine's name; the factory takes "
+        "(window, options) and returns an engine (see prefixbench.kernel.api); repeatable",
+    )
+
+
+def _add_trace_options(parser: argparse.ArgumentParser) -> None:
+    """``check --trace FILE [--input FORMAT]``: judge a recorded request log instead of a run."""
+    from prefixbench.reports.trace import add_trace_options
+
+    add_trace_options(parser)
 
 
 def _add_compare_parser(sub: _Subcommands) -> None:
@@ -275,6 +311,8 @@ def _add_cache_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_workload_options(parser: argparse.ArgumentParser) -> None:
     """One flag per workload option in the registry; its help names the workloads that take it."""
+    if not parser:  # the stand-in parser of a subcommand that is not being run
+        return
     from prefixbench.workloads.registry import WORKLOADS
 
     helps: dict[str, list[str]] = {}
@@ -308,6 +346,10 @@ def run(argv: Sequence[str] | None = None) -> int:
                 return cmd_check(args)
             case "replay":
                 return cmd_replay(args)
+            case "record":
+                from prefixbench.reports.trace import cmd_record
+
+                return cmd_record(args)
             case "compare":
                 return cmd_compare(args)
             case "audit":
@@ -358,16 +400,20 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``prefixbench check``."""
-    from prefixbench.workloads.specs.registry import run_specs
+    from prefixbench.reports.trace import check_engines_and_trace
 
-    windows = parse_windows(args.windows)
-    warn_window_memory(windows)
-    engines = parse_list(args.engines, "--engines") if args.engines else None
     if args.out is not None:
         from prefixbench.reports.outdir import check_out_dir
 
         check_out_dir(args.out, ("check.json", "report.html"))
-    results = run_specs(args.preset, windows, engines)
+    results = check_engines_and_trace(args)
+    if results is None:
+        from prefixbench.workloads.specs.registry import run_specs
+
+        windows = parse_windows(args.windows)
+        warn_window_memory(windows)
+        engines = parse_list(args.engines, "--engines") if args.engines else None
+        results = run_specs(args.preset, windows, engines)
     failed = [r for r in results if not r.passed]
     for result in results:
         print(result.line())

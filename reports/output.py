@@ -17,20 +17,29 @@ from prefixbench.workloads.registry import WORKLOADS
 from prefixbench.workloads.sweep import RunSink, SweepPlan, SweepSpec, land_sweep, plan_sweep
 
 
-def sweep_spec(args: argparse.Namespace) -> SweepSpec:
-    """The sweep an argument namespace asks for (workload options only when given)."""
+def workload_options(args: argparse.Namespace) -> dict[str, object]:
+    """The workload options given on the command line (``--effort default`` is None)."""
     options: dict[str, object] = {}
     for name in dict.fromkeys(o.name for entry in WORKLOADS.values() for o in entry.options):
         value = getattr(args, name)
         if value is not None:
             options[name] = None if (name == "effort" and value == "default") else value
+    return options
+
+
+def sweep_spec(args: argparse.Namespace) -> SweepSpec:
+    """The sweep an argument namespace asks for (workload options only when given)."""
+    options = workload_options(args)
+    named = (*(parse_list(args.engines, "--engines") if args.engines else ()), *(getattr(args, "engine", None) or ()))
+    engine_configs: dict[str, dict[str, object]] = {}
     if args.engine_config is not None:
-        from prefixbench.workloads.registry import check_sections_run, engine_config_options, get_workload, read_engine_config
+        from prefixbench.workloads.registry import check_sections_run, engine_config_options, get_workload, is_user_engine, read_engine_config
 
         sections = read_engine_config(args.engine_config)
-        engines = parse_list(args.engines, "--engines") if args.engines else (get_workload(args.workload).default_engine,)
+        engines = named or (get_workload(args.workload).default_engine,)
         options.update(engine_config_options(args.workload, sections, str(args.engine_config)))
         check_sections_run(sections, engines, str(args.engine_config))
+        engine_configs = {name: dict(section) for name, section in sections.items() if is_user_engine(name)}
     price = None
     if args.price is not None:
         from prefixbench.simulator.pricing import get_price
@@ -45,11 +54,12 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
         workload=args.workload,
         windows=windows,
         presets=parse_list(args.presets, "--presets"),
-        engines=parse_list(args.engines, "--engines") if args.engines else (),
+        engines=named,
         profile=args.profile,
         cache=args.cache,
         tokenizer=args.tokenizer,
         options=options,
+        engine_configs=engine_configs,
     )
 
 

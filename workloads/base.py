@@ -6,12 +6,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from prefixbench.kernel.engines.base import Engine
+from prefixbench.kernel.api import Engine
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.kernel.presets import Preset
 from prefixbench.kernel.session import Header, Session
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.wire import Message, Request, ToolCall
+
+
+#: Declared rewrite kinds that count as a fold (a summary or a compression of history).
+FOLD_REWRITES = frozenset({"checkpoint", "compress"})
 
 
 class Script(Protocol):
@@ -83,8 +87,18 @@ class Run:
 
     @property
     def num_folds(self) -> int:
-        """Durable context reductions that summarized or compressed history."""
-        return sum(1 for e in self.session.events if e.kind in ("compaction/summary", "compaction/compress"))
+        """Durable context reductions that summarized or compressed history (for a user's engine:
+        the ``checkpoint`` and ``compress`` rewrites it declared)."""
+        return sum(
+            1 for e in self.session.events
+            if e.kind in ("compaction/summary", "compaction/compress")
+            or (e.kind == "compaction/rewrite" and e.rewrite_kind in FOLD_REWRITES)
+        )
+
+    @property
+    def rewrites(self) -> tuple[tuple[int, str], ...]:
+        """Durable rewrites the engine declared, as ``(index of the request they preceded, kind)``."""
+        return tuple((o.index, kind) for o in self.observations for kind in o.rewrites_since_previous)
 
     @property
     def num_rejected(self) -> int:

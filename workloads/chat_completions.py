@@ -23,6 +23,7 @@ exactly what is wrong, in the same words for every importer.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,18 +59,26 @@ class LineError(ValueError):
 
 def read_chat_completions(path: Path) -> Iterator[Request]:
     """Yield one Request per non-empty line, streamed (UserError with file:line on the first bad line)."""
+    for request, _ in read_recorded(path):
+        yield request
+
+
+def read_recorded(path: Path) -> Iterator[tuple[Request, tuple[str, ...]]]:
+    """Yield each line's Request and the durable rewrites it declares (``rewrites``, a
+    prefixbench extension: what the agent rewrote since the previous request; default none)."""
     memo = MessageMemo()
     count = 0
     for number, line in iter_lines(path):
         where = f"{path}:{number}"
         try:
             try:
-                request = parse_line(line, memo)
+                recorded = parse_line(line, memo)
             except BadJson:  # read it the plain way: it says exactly what is wrong
-                request = parse_request(loads(decode_line(line, path, number), where))
+                body = loads(decode_line(line, path, number), where)
+                recorded = parse_request(body), parse_rewrites(body)
         except LineError as exc:
             raise UserError(f"{where}: {exc}") from None
-        yield request
+        yield recorded
         count += 1
     if count == 0:
         raise UserError(f"{path}: no requests (the file is empty)")
@@ -131,8 +140,9 @@ def _parse_message(raw: Any, idx: int) -> _Parsed:
     return role, _message(raw, idx), system
 
 
-def parse_line(line: bytes, memo: MessageMemo) -> Request:
-    """One request line; messages seen before (same bytes) come from ``memo`` unparsed.
+def parse_line(line: bytes, memo: MessageMemo) -> tuple[Request, tuple[str, ...]]:
+    """One request line and its declared rewrites; messages seen before (same bytes) come from
+    ``memo`` unparsed.
 
     Raises BadJson for anything the plain reading should word (see the module docstring).
     """
@@ -140,13 +150,14 @@ def parse_line(line: bytes, memo: MessageMemo) -> Request:
         top = _TOP.decode(line)
         raw_messages = _RAW_LIST.decode(top["messages"]) if "messages" in top else None
     except msgspec.ValidationError:  # not an object, or messages not a list: say what, below
-        return parse_request(_checked(line, 0))
+        body = _checked(line, 0)
+        return parse_request(body), parse_rewrites(body)
     except (msgspec.DecodeError, RecursionError):
         raise BadJson("not JSON msgspec reads") from None
     body = {key: _checked(value, 1) for key, value in top.items() if key != "messages"}
     if raw_messages is not None:
         body["messages"] = [bytes(raw) for raw in raw_messages]
-    return parse_request(body, memo)
+    return parse_request(body, memo), parse_rewrites(body)
 
 
 def parse_request(body: Any, memo: MessageMemo | None = None) -> Request:
@@ -231,6 +242,70 @@ def _check_tool_results(messages: list[Message], raw_messages: list[Any]) -> Non
                 raise LineError(
                     f"messages[{idx}]: tool_call_id {block.call_id!r} answers no earlier assistant tool call"
                 )
+
+
+def parse_rewrites(body: dict[str, Any]) -> tuple[str, ...]:
+    """The ``rewrites`` extension field: a list of rewrite kinds (LineError when malformed)."""
+    rewrites = body.get("rewrites", [])
+    if not isinstance(rewrites, list) or not all(isinstance(r, str) and r for r in rewrites):
+        raise LineError(f"field 'rewrites' must be a list of rewrite kinds (strings), got {rewrites!r}")
+    return tuple(rewrites)
+
+
+def request_body(request: Request, rewrites: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A wire Request as one chat-completions body (the inverse of :func:`parse_request`).
+
+    What the format cannot carry is flattened the same way on every request, so prefixes
+    stay prefixes: several text blocks of one message become one string, several tool
+    results of one message one tool message each, ``is_error`` is dropped, and several
+    reasoning blocks join under the first one's field.
+    """
+    messages: list[dict[str, Any]] = []
+    if request.system or request.system_blocks:
+        messages.append({"role": "system", "content": request.system or "\n\n".join(request.system_blocks)})
+    for message in request.messages:
+        messages.extend(_message_body(message))
+    body: dict[str, Any] = {"provider": request.envelope.provider, "model": request.envelope.model}
+    if request.envelope.reasoning_effort is not None:
+        body["reasoning_effort"] = request.envelope.reasoning_effort
+    if request.envelope.temperature is not None:
+        body["temperature"] = request.envelope.temperature
+    if request.envelope.stop is not None:
+        body["stop"] = list(request.envelope.stop)
+    if request.max_tokens is not None:
+        body["max_tokens"] = request.max_tokens
+    if request.purpose != "conversation":
+        body["purpose"] = request.purpose
+    if rewrites:
+        body["rewrites"] = list(rewrites)
+    if request.tools:
+        body["tools"] = [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": json.loads(t.parameters)}}
+            for t in request.tools
+        ]
+    body["messages"] = messages
+    return body
+
+
+def _message_body(message: Message) -> list[dict[str, Any]]:
+    text = "".join(b.text for b in message.blocks if isinstance(b, Text))
+    if message.role == "tool":
+        return [
+            {"role": "tool", "tool_call_id": r.call_id, "content": "".join(t.text for t in r.content)}
+            for r in message.tool_results
+        ]
+    if message.role != "assistant":
+        return [{"role": message.role, "content": text}]
+    out: dict[str, Any] = {"role": "assistant", "content": text}
+    reasoning = message.reasoning
+    if reasoning:
+        out[reasoning[0].field] = "".join(r.text for r in reasoning)
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {"id": c.call_id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.tool_calls
+        ]
+    return [out]
 
 
 def _require(body: dict[str, Any], key: str, kind: type) -> Any:

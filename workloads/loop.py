@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prefixbench.kernel.engines.base import Engine, StepContext
+from prefixbench.kernel.api import Engine, StepContext
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.kernel.session import Session
 from prefixbench.simulator.cache import tokens_of
@@ -101,7 +101,7 @@ class _Driver:
         self.clock = Clock()
         self.header = workload.header()
         self.wire_envelope = self.info.wire_envelope(self.header.envelope)
-        self.ctx = StepContext(self.session, self.catalog, self.client)
+        self.ctx = StepContext(self.session, self.catalog, self.client, self.info.context_window, self.header)
         #: Events already reported to the provider as rewrites.
         self.num_flushed = 0
 

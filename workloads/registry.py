@@ -12,7 +12,9 @@ from typing import Any
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig
 from prefixbench.kernel.engines.user_tail import UserTailConfig
-from prefixbench.kernel.presets import get_preset
+from prefixbench.kernel.api import Engine, EngineOptions
+from prefixbench.kernel.loading import installed_engines, is_import_path, load_engine
+from prefixbench.kernel.presets import Preset, get_preset
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.provider import SimulatedProvider, Validator
 from prefixbench.simulator.validate import PROFILES, make_validator
@@ -131,6 +133,42 @@ def all_engines() -> tuple[str, ...]:
     return tuple(dict.fromkeys(e for entry in WORKLOADS.values() for e in entry.engines))
 
 
+def user_engines() -> tuple[str, ...]:
+    """Engines installed packages declare (entry-point group ``prefixbench.engines``), by name."""
+    return tuple(installed_engines())
+
+
+def is_builtin_engine(engine: str) -> bool:
+    """Whether ``engine`` names one of prefixbench's own engines."""
+    return engine in all_engines()
+
+
+def is_user_engine(engine: str) -> bool:
+    """Whether ``engine`` names a user's engine: ``package.module:factory`` or an installed name."""
+    return not is_builtin_engine(engine) and (is_import_path(engine) or engine in installed_engines())
+
+
+def make_engine(workload: Workload, engine: str, preset: Preset, config: Mapping[str, Any] | None = None) -> Engine:
+    """The engine a run mounts: a built-in one the workload configures, or a user's engine
+    (an installed name or ``package.module:factory``) from its factory, given ``config``
+    (its ``--engine-config`` table; built-in engines take theirs as workload options).
+
+    Raises:
+        UserError: for a built-in engine the workload does not mount, or a user engine that
+            fails to load or build (one line naming it).
+    """
+    if is_builtin_engine(engine):
+        entry = get_workload(workload.name)
+        if engine not in entry.engines:
+            raise UserError(f"workload {workload.name!r} has no engine {engine!r} (known: {', '.join(entry.engines)})")
+        return workload.engine(engine, preset)
+    options = EngineOptions(workload=workload.name, preset=preset, params=workload.params(), config=dict(config or {}))
+    built = load_engine(engine).build(workload.window, options)
+    # The workload's client behaviour (e.g. a relay's reasoning placeholder) applies to every engine.
+    wrap_client: Callable[[Engine], Engine] | None = getattr(workload, "wrap_client", None)
+    return built if wrap_client is None else wrap_client(built)
+
+
 def make_workload(name: str, window: int, **options: object) -> Workload:
     """Instantiate a workload by name for a window (UserError on an option it does not take)."""
     entry = get_workload(name)
@@ -163,7 +201,7 @@ def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
         raise UserError(f"{path}: expected a {kind} table of engines, e.g. {{\"ranges\": {{...}}}}")
     known = all_engines()
     for engine, section in data.items():
-        if engine not in known:
+        if engine not in known and not is_user_engine(engine):
             raise UserError(f"{path}: unknown engine {engine!r} (known: {', '.join(known)})")
         if not isinstance(section, dict):
             raise UserError(f"{path}: [{engine}] must be a table of settings")
@@ -186,6 +224,8 @@ def engine_config_options(workload_name: str, sections: Mapping[str, Mapping[str
     options: dict[str, object] = {}
     try:
         for engine, section in sections.items():
+            if is_user_engine(engine):
+                continue  # a user's engine gets its table through EngineOptions.config
             if engine not in entry.engines:
                 takers = [name for name, other in WORKLOADS.items() if engine in other.engine_sections]
                 hint = f"; a [{engine}] table applies to --workload {' or '.join(takers)}" if takers else ""
@@ -228,6 +268,7 @@ def execute(
     cache: CacheModel | None = None,
     validator: Validator | None = None,
     profile: str = "lenient",
+    engine_config: Mapping[str, Any] | None = None,
 ) -> Run:
     """Run ``workload`` once under a preset and engine against a fresh simulated provider.
 
@@ -239,5 +280,5 @@ def execute(
     engine_name = engine or get_workload(workload.name).default_engine
     provider = SimulatedProvider(cache=cache, validator=validator)
     return run_workload(
-        workload, workload.engine(engine_name, preset), provider, preset=preset.name, profile=profile
+        workload, make_engine(workload, engine_name, preset, engine_config), provider, preset=preset.name, profile=profile
     )

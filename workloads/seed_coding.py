@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.kernel.engines.base import Engine
+from prefixbench.kernel.api import Engine
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig, CheckpointEngine
 from prefixbench.kernel.meter import CHARS_PER_TOKEN
 from prefixbench.kernel.model import ModelInfo, Reply

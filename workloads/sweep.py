@@ -17,7 +17,15 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.models import make_cache, parse_cache_spec
 from prefixbench.simulator.pricing import PriceRow
 from prefixbench.workloads.base import Run, Workload
-from prefixbench.workloads.registry import execute, get_workload, make_workload, profile_options
+from prefixbench.kernel.loading import load_engine
+from prefixbench.workloads.registry import (
+    execute,
+    get_workload,
+    is_user_engine,
+    make_engine,
+    make_workload,
+    profile_options,
+)
 
 DEFAULT_WINDOWS = (32_000, 128_000, 512_000)
 
@@ -39,6 +47,8 @@ class SweepSpec:
     options: dict[str, object] = field(default_factory=dict)
     #: Price row for dollar columns, cost.md and cost.png (None = no cost report).
     price: PriceRow | None = None
+    #: ``--engine-config`` tables of user engines, by the name or import path given.
+    engine_configs: dict[str, dict[str, object]] = field(default_factory=dict)
 
     def engine_names(self) -> tuple[str, ...]:
         """Engines to run (the workload's default when none were named)."""
@@ -76,16 +86,18 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
     binding = profile_options(spec.workload, spec.profile)
     supported = get_workload(spec.workload).engines
     for engine in spec.engine_names():
-        if engine not in supported:
+        if engine not in supported and not is_user_engine(engine):
             raise UserError(
                 f"--engines: workload {spec.workload!r} has no engine {engine!r} (known: {', '.join(supported)})"
             )
+        if is_user_engine(engine):
+            load_engine(engine)  # a user's engine: fail on loading before anything runs
     planned = []
     for window in spec.windows:
         workload = make_workload(spec.workload, window, **binding, **spec.options)
         for engine in spec.engine_names():
             # Building the engine validates its configuration for this window.
-            workload.engine(engine, get_preset(spec.presets[0]))
+            make_engine(workload, engine, get_preset(spec.presets[0]), spec.engine_configs.get(engine))
             for preset in spec.presets:
                 planned.append(PlannedRun(workload, engine, preset))
     return SweepPlan(spec, tuple(planned))
@@ -110,6 +122,7 @@ def execute_planned(item: PlannedRun, spec: SweepSpec) -> Run:
         engine=item.engine,
         cache=make_cache_model(spec.cache, spec.tokenizer),
         profile=spec.profile,
+        engine_config=spec.engine_configs.get(item.engine),
     )
 
 

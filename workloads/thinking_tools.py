@@ -35,7 +35,7 @@ from typing import Any
 
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
-from prefixbench.kernel.engines.base import Engine
+from prefixbench.kernel.api import Engine
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig, CheckpointEngine
 from prefixbench.kernel.engines.ranges import RangesConfig, RangesEngine
 from prefixbench.kernel.engines.user_tail import UserTailConfig, UserTailEngine
@@ -197,9 +197,14 @@ class ThinkingToolsWorkload:
                 inner = RangesEngine(self.ranges or RangesConfig(context_limit=self.window), preset)
             case _:
                 raise UserError(f"workload thinking-tools has no engine {engine_name!r} (known: {', '.join(ENGINES)})")
+        return self.wrap_client(inner)
+
+    def wrap_client(self, engine: Engine) -> Engine:
+        """The client side of this binding around an engine that replays rows as emitted: on a
+        relay, an empty reasoning echo goes out as the placeholder (as LiteLLM sends it)."""
         if self.binding == "deepseek-relay":
-            return ReplayAdapter(inner, PLACEHOLDER)
-        return inner
+            return ReplayAdapter(engine, PLACEHOLDER)
+        return engine
 
     def script(self) -> ThinkingToolsScript:
         """A fresh script."""

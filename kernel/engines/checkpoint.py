@@ -38,7 +38,7 @@ from typing import Any
 
 from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
-from prefixbench.kernel.engines.base import CompactionError, StepContext, warn
+from prefixbench.kernel.api import CompactionError, StepContext, warn
 from prefixbench.kernel.meter import Measurement, measure, price_message
 from prefixbench.kernel.model import ModelInfo
 from prefixbench.kernel.pairs import balanced_cuts

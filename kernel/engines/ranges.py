@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from prefixbench.kernel.engines.base import StepContext, warn
+from prefixbench.kernel.api import StepContext, warn
 from prefixbench.kernel.engines.ranges_compress import (
     CompressArgumentsError,
     CompressionResult,

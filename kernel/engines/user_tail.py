@@ -39,7 +39,7 @@ from typing import Literal, assert_never
 
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
-from prefixbench.kernel.engines.base import StepContext, warn
+from prefixbench.kernel.api import StepContext, warn
 from prefixbench.kernel.meter import BLOCK_OVERHEAD, CHARS_PER_TOKEN, ROLE_OVERHEAD, price_header, price_message
 from prefixbench.kernel.model import ModelInfo
 from prefixbench.kernel.presets import Preset

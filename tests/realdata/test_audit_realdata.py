@@ -119,3 +119,8 @@ def test_pi_dollars_match_pi_own_cost_fields(everything: AuditResult) -> None:
             continue
         (note,) = [n for n in calibration.notes if n.startswith("pi's own cost")]
         assert note.split("$")[1].split(" ")[0] == f"{calibration.cost_usd:.4f}"
+
+
+def test_codex_counts_match_codex_running_total(everything: AuditResult) -> None:
+    (codex,) = [f for f in everything.files if f.format == "codex"]
+    assert "Codex's own running total: input 1,099,261 / output 22,305 tokens (the same)" in codex.notes

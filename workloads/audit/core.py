@@ -319,10 +319,14 @@ def load_trace(
     requests: list[TraceRequest] = []
     summaries: list[FileSummary] = []
     offset = 0
-    for path, sidecar in files:
-        if sidecar:
-            note = "skipped: one JSON object found by the folder walk (metadata beside the logs), not a log"
-            summaries.append(FileSummary(str(path), "not-a-log", 0, (), (note,)))
+    for path, skip in files:
+        if skip is not None:
+            note = (
+                "skipped: an empty file found by the folder walk"
+                if skip == "empty"
+                else "skipped: one JSON object found by the folder walk (metadata beside the logs), not a log"
+            )
+            summaries.append(FileSummary(str(path), skip, 0, (), (note,)))
             continue
         if progress is not None:
             base = offset

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from xml.etree import ElementTree
@@ -10,6 +12,9 @@ from xml.etree import ElementTree
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import AuditResult, AuditRow
+
+#: Characters XML 1.0 cannot carry at all.
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +75,23 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
     return lines
 
 
-def junit_xml(result: AuditResult, gate: Gate) -> bytes:
-    """JUnit XML: one test case per lane; a lane fails on a --fail-on cause or a gate threshold."""
+def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | None = None) -> bytes:
+    """JUnit XML: one test case per lane; a lane fails on a --fail-on cause or a gate threshold.
+
+    ``escape`` makes each text encodable (the writer passes one that escapes lone surrogates);
+    characters XML 1.0 forbids (control characters) are dropped.
+    """
+
+    def clean(text: str) -> str:
+        return _XML_BAD.sub("", escape(text) if escape is not None else text)
+
     by_lane: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
     for row in result.rows:
         by_lane[(row.file, row.lane)].append(row)
     suite = ElementTree.Element("testsuite", name="prefixbench audit")
     failures = 0
     for lane in result.lanes:
-        case = ElementTree.SubElement(suite, "testcase", classname=lane.file, name=lane.lane)
+        case = ElementTree.SubElement(suite, "testcase", classname=clean(lane.file), name=clean(lane.lane))
         rows = by_lane[(lane.file, lane.lane)]
         problems = [f"{row.cause} at line {row.line}: {row.detail}" for row in rows if row.cause in gate.fail_on]
         if gate.min_hit_ratio is not None and lane.hit_ratio < gate.min_hit_ratio and lane.reported_cache_read + lane.reported_cache_write + lane.reported_uncached:
@@ -87,8 +100,8 @@ def junit_xml(result: AuditResult, gate: Gate) -> bytes:
             problems.append(f"lost ${lane.lost_usd:.4f} above ${gate.max_lost_usd}")
         if problems:
             failures += 1
-            failure = ElementTree.SubElement(case, "failure", message=problems[0][:200], type="cache-audit")
-            failure.text = "\n".join(problems)
+            failure = ElementTree.SubElement(case, "failure", message=clean(problems[0][:200]), type="cache-audit")
+            failure.text = clean("\n".join(problems))
         out = ElementTree.SubElement(case, "system-out")
         out.text = (
             f"{lane.requests} requests, hit ratio {lane.hit_ratio:.2%}, lost {lane.lost_tokens:,} tokens "

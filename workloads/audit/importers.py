@@ -34,6 +34,7 @@ request body because the audit replays it). What each format needs, and where it
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -55,6 +56,10 @@ from prefixbench.workloads.audit.sources import (
 from prefixbench.workloads.audit.trace import FileSummary, Prefix, TraceRequest, Usage
 from prefixbench.workloads.chat_completions import LineError, parse_request
 
+#: A token count (or length) no real call reaches.
+MAX_COUNT = 10**12
+#: Epoch milliseconds beyond any real log (year 5138).
+MAX_EPOCH_MS = 10**14
 #: Lines of a file checked for records of another format.
 CHECK_LINES = 200
 #: Mooncake block size (tokens per hash id).
@@ -79,6 +84,8 @@ def parse_time_ms(value: object, where: str) -> int | None:
     if isinstance(value, bool):
         raise UserError(f"{where}: timestamp {value!r} is not a time")
     if isinstance(value, (int, float)):
+        if not (isinstance(value, int) or math.isfinite(value)) or not 0 <= value < MAX_EPOCH_MS:
+            raise UserError(f"{where}: timestamp {value!r:.40} is not a plausible time")
         return int(value) if value > 1e11 else round(value * 1000)
     if isinstance(value, str):
         try:
@@ -86,7 +93,7 @@ def parse_time_ms(value: object, where: str) -> int | None:
             if moment.tzinfo is None:
                 moment = moment.replace(tzinfo=UTC)  # a time without offset is read as UTC, never local
             return round(moment.timestamp() * 1000)
-        except ValueError:
+        except (ValueError, OverflowError):
             raise UserError(f"{where}: timestamp {value!r} is not ISO 8601") from None
     raise UserError(f"{where}: timestamp {value!r} is not a time")
 
@@ -95,7 +102,9 @@ def _int(value: object, where: str, key: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise UserError(f"{where}: {key} is not a non-negative integer ({value!r})")
+        raise UserError(f"{where}: {key} is not a non-negative integer ({value!r:.40})")
+    if value > MAX_COUNT:
+        raise UserError(f"{where}: {key} is not a plausible count ({str(value)[:20]}... > {MAX_COUNT:,})")
     return value
 
 
@@ -386,6 +395,7 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
     out: list[TraceRequest] = []
     skipped: list[tuple[int, str]] = []
     shared: dict[object, object] = {}
+    last_node: dict[str, str] = {}
     seen_any = False
     for record in records:
         where = f"{name}:{record.line}"
@@ -424,11 +434,17 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
         usage, parsed, lane_kind, envelope, diagnostic = converted
         if parsed is not None:
             parsed = _intern(parsed, shared)
+        # A Responses/chat body may name its conversation: one lane (and chain) per cache key.
+        key = body.get("prompt_cache_key")
+        lane = f"{lane_kind}:{key}" if isinstance(key, str) and key and parsed is None else lane_kind
+        node = f"{name}#{len(out)}"
+        parent = last_node.get(lane)
+        last_node[lane] = node
         out.append(
             TraceRequest(
                 file=name,
                 line=record.line,
-                lane=lane_kind,
+                lane=lane,
                 lane_kind=lane_kind,  # type: ignore[arg-type]
                 seq=len(out),
                 sent_ms=sent,
@@ -438,9 +454,7 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
                 envelope=envelope,
                 usage=usage,
                 body=parsed,
-                prefix=None
-                if parsed is not None
-                else Prefix(f"http:{provider}:{body.get('model')}", f"{name}#{len(out)}", f"{name}#{len(out) - 1}" if out else None),
+                prefix=None if parsed is not None else Prefix(f"http:{provider}:{body.get('model')}", node, parent),
                 diagnostic=diagnostic,
                 source_format="http-capture",
             )
@@ -627,6 +641,7 @@ def import_codex(path: Path, records: Iterable[Record], ctx: ImportContext) -> t
     events: list[tuple[str, str]] = []
     sessions_seen = 0
     previous_total: str | None = None
+    last_total: dict | None = None
     chain_parent: str | None = None
     seen_any = False
     for record in records:
@@ -678,6 +693,8 @@ def import_codex(path: Path, records: Iterable[Record], ctx: ImportContext) -> t
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             continue
+        if isinstance(total, dict):
+            last_total = total
         total_key = json.dumps(total, sort_keys=True)
         if total_key == previous_total:
             skipped.append((record.line, "repeated token_count (same running total)"))
@@ -721,6 +738,12 @@ def import_codex(path: Path, records: Iterable[Record], ctx: ImportContext) -> t
     notes: tuple[str, ...] = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
     if not out:
         notes += ("no token_count events: this rollout (an older Codex version, or a session that made no call) carries no usage to audit",)
+    elif last_total is not None and sessions_seen <= 1:
+        counted = (sum(r.usage.prompt for r in out if r.usage), sum(r.usage.output for r in out if r.usage))
+        theirs = (last_total.get("input_tokens"), last_total.get("output_tokens"))
+        if all(isinstance(n, int) and not isinstance(n, bool) for n in theirs):
+            verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
+            notes += (f"Codex's own running total: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
     return out, FileSummary(name, "codex", len(out), tuple(skipped), notes)
 
 
@@ -899,7 +922,7 @@ def import_mooncake(path: Path, records: Iterable[Record]) -> tuple[list[TraceRe
                 lane="trace",
                 lane_kind="trace",
                 seq=len(out),
-                sent_ms=_int(value.get("timestamp"), where, "timestamp"),
+                sent_ms=_int(value.get("timestamp"), where, "timestamp"),  # ms since the first request
                 ready_ms=None,
                 provider="engine",
                 model="mooncake",

@@ -47,12 +47,16 @@ def find_logs(paths: list[Path]) -> list[Path]:
     return [path for path, _ in find_log_files(paths)]
 
 
-def find_log_files(paths: list[Path]) -> list[tuple[Path, bool]]:
-    """Like :func:`find_logs`, each path with whether it is a sidecar a folder walk found (skipped)."""
-    found: list[tuple[Path, bool]] = []
+def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
+    """Like :func:`find_logs`, each path with why a folder walk skips it (None: audit it).
+
+    A walk skips metadata sidecars (:func:`is_sidecar`) and empty files (an agent that started
+    a session and never wrote to it); a file named on the command line is never skipped.
+    """
+    found: list[tuple[Path, str | None]] = []
     for path in paths:
         if path.is_file():
-            found.append((path, False))
+            found.append((path, None))
         elif path.is_dir():
             inside = sorted(
                 Path(root) / name
@@ -60,17 +64,25 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, bool]]:
                 for name in names
                 if name.endswith(LOG_SUFFIXES) and not name.startswith(".")
             )
-            marked = [(item, is_sidecar(item)) for item in inside]
-            if not any(not sidecar for _, sidecar in marked):
+            marked = [(item, _skip_reason(item)) for item in inside]
+            if not any(reason is None for _, reason in marked):
                 raise UserError(f"{path}: no log files (*.jsonl, *.json) in this folder")
             found.extend(marked)
         else:
             raise UserError(f"{path}: no such file or folder")
     # The same file named twice (a folder and a file in it) is audited once.
-    unique: dict[str, tuple[Path, bool]] = {}
-    for path, sidecar in found:
-        unique.setdefault(os.path.realpath(path), (path, sidecar))
+    unique: dict[str, tuple[Path, str | None]] = {}
+    for path, reason in found:
+        unique.setdefault(os.path.realpath(path), (path, reason))
     return list(unique.values())
+
+
+def _skip_reason(path: Path) -> str | None:
+    if path.stat().st_size == 0:
+        return "empty"
+    if is_sidecar(path):
+        return "not-a-log"
+    return None
 
 
 #: A walked ``*.json`` file up to this size that holds one JSON object is metadata, not a log.
@@ -86,7 +98,7 @@ def is_sidecar(path: Path) -> bool:
     try:
         text = path.read_text(encoding="utf-8")
         value = json.loads(text)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(value, dict) and classify_record(value) is None
 
@@ -139,6 +151,8 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
             truncated = not raw.endswith(b"\n") or exc.msg.startswith(("Unterminated", "Expecting"))
             what = "truncated or malformed JSON" if truncated else "malformed JSON"
             raise UserError(f"{path}:{line_no}: {what} ({exc.msg} at column {exc.colno})") from None
+        except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
+            raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
         yield Record(line_no, value)
     if progress is not None:
         progress(done)
@@ -177,6 +191,8 @@ def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
                 if eof:
                     raise UserError(f"{path}:{line_no}: truncated or malformed JSON array element") from None
                 break  # need more text
+            except (ValueError, RecursionError) as exc:
+                raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
             yield Record(line_no, value)
             line_no += buffer.count("\n", pos, end)
             pos = end

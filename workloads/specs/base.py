@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from prefixbench.simulator.observe import Observation
 from prefixbench.workloads.base import Run
 
 
@@ -36,6 +37,9 @@ class SpecResult:
     preset: str
     window: int | None = None
     engine: str = "checkpoint"
+    #: Engine specs (a user's engine): the workload and provider profile the run used.
+    workload: str | None = None
+    profile: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -45,7 +49,8 @@ class SpecResult:
     def line(self) -> str:
         """``PASS spec @window [engine/preset]: figure`` (FAIL when violated or vacuous)."""
         where = f" @{self.window // 1000}k" if self.window else ""
-        return f"{'PASS' if self.passed else 'FAIL'}  {self.spec}{where} [{self.engine}/{self.preset}]: {self.figure}"
+        run = f"{self.engine}/{self.preset}" if self.workload is None else f"{self.engine}/{self.workload}/{self.profile}"
+        return f"{'PASS' if self.passed else 'FAIL'}  {self.spec}{where} [{run}]: {self.figure}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,9 +81,14 @@ def first_silent_rewrite(run: Run) -> int | None:
     Every conversation request must extend the previous one byte for byte, unless a durable
     surface replacement (checkpoint, prune, compression) landed in between.
     """
+    return first_silent_rewrite_in(run.observations)
+
+
+def first_silent_rewrite_in(observations: Sequence[Observation]) -> int | None:
+    """:func:`first_silent_rewrite` on any sequence of observations (a run's, or a replayed log's)."""
     rewritten = False
     seen_conversation = False
-    for observation in run.observations:
+    for observation in observations:
         if observation.rewrites_since_previous:
             rewritten = True
         if observation.purpose == "compaction":

@@ -154,3 +154,25 @@ def test_predicted_only_logs_gate_on_the_predicted_hit_ratio(tmp_path: Path, cap
     assert main(["audit", str(trace), "--quiet", "--min-hit-ratio", "0.4"]) == 0
     assert "hit ratio 50.0%" in capsys.readouterr().out
     assert main(["audit", str(trace), "--quiet", "--min-hit-ratio", "0.6"]) == 1
+
+
+def test_a_lone_surrogate_in_a_log_is_escaped_not_a_crash(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)], model="claude-\ud800")
+    log = tmp_path / "s.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in t.lines))  # ASCII-escaped: valid UTF-8 on disk
+    out, junit = tmp_path / "out", tmp_path / "j.xml"
+    stdout = tmp_path / "stdout.txt"
+    import subprocess
+    import sys
+
+    with stdout.open("w", encoding="utf-8") as handle:
+        done = subprocess.run(
+            [sys.executable, "-m", "prefixbench", "audit", str(log), "--quiet", "--out", str(out), "--junit", str(junit)],
+            stdout=handle, stderr=subprocess.PIPE, text=True, env={**__import__("os").environ, "PYTHONIOENCODING": "utf-8"},
+        )
+    assert done.returncode == 0, done.stderr
+    assert "claude-\\ud800" in stdout.read_text(encoding="utf-8")
+    assert "claude-\\ud800" in (out / "audit.csv").read_text(encoding="utf-8")
+    ElementTree.parse(junit)

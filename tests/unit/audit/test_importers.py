@@ -483,3 +483,30 @@ def test_byte_order_mark_and_crlf(tmp_path: Path) -> None:
     for path in (lines, array):
         requests, _ = load_trace([path])
         assert [r.usage.cache_write for r in requests] == [1500]
+
+
+def test_responses_captures_split_lanes_by_prompt_cache_key(tmp_path: Path) -> None:
+    def call(key: str, sent: float, cached: int) -> dict:
+        usage = {"input_tokens": 5000, "input_tokens_details": {"cached_tokens": cached}, "output_tokens": 5}
+        return capture_line({"model": "gpt-5.1", "input": "hi", "prompt_cache_key": key}, {"body": {"usage": usage}},
+                            url="https://api.openai.com/v1/responses", sent=sent)
+
+    lines = [call("a", 1748554704.0, 0), call("b", 1748554705.0, 0), call("a", 1748554706.0, 4992), call("b", 1748554707.0, 4992)]
+    result = run_audit([write_jsonl(tmp_path / "oa.jsonl", lines)])
+    assert [row.lane for row in result.rows] == ["main:a", "main:b", "main:a", "main:b"]
+    assert [row.predicted_cache_read for row in result.rows] == [0, 0, 4992, 4992]
+
+
+def test_empty_files_in_a_walked_folder_are_skipped_and_listed(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    write_jsonl(tmp_path / "a.jsonl", t.lines)
+    (tmp_path / "b.jsonl").write_bytes(b"")
+    result = run_audit([tmp_path])
+    assert [(Path(f.file).name, f.format) for f in result.files] == [("a.jsonl", "claude-code"), ("b.jsonl", "empty")]
+    with pytest.raises(UserError, match="b.jsonl:1: empty file"):
+        run_audit([tmp_path / "b.jsonl"])
+    (tmp_path / "a.jsonl").unlink()
+    with pytest.raises(UserError, match="no log files"):
+        run_audit([tmp_path])

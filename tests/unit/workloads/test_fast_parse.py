@@ -13,7 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.chat_completions import LineError, MessageMemo, parse_line, parse_request, read_chat_completions
+from prefixbench.workloads.chat_completions import (
+    LineError,
+    MessageMemo,
+    parse_line,
+    parse_request,
+    parse_rewrites,
+    read_chat_completions,
+)
 from prefixbench.workloads.jsonlines import BadJson, decode, iter_lines
 
 text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
@@ -39,6 +46,7 @@ body = st.fixed_dictionaries(
         "tools": st.lists(st.fixed_dictionaries({"type": st.just("function"), "function": st.fixed_dictionaries(
             {"name": st.sampled_from(["read", "run"])}, optional={"description": text})}), max_size=2),
         "extra": st.integers(),
+        "rewrites": st.one_of(st.lists(st.sampled_from(["prune", "checkpoint", ""]), max_size=2), st.integers()),
     },
 )
 # Anything JSON, to check that bad lines fail the same way on both paths.
@@ -51,7 +59,8 @@ anything = st.recursive(
 
 def reference(line: bytes):
     try:
-        return parse_request(json.loads(line))
+        body = json.loads(line)
+        return parse_request(body), parse_rewrites(body)
     except LineError as exc:
         return ("error", str(exc))
 
@@ -83,16 +92,16 @@ def test_fast_path_fails_like_the_plain_path(value):
 
 def test_a_resent_message_is_the_same_object():
     memo = MessageMemo()
-    first = parse_line(b'{"model":"m","messages":[{"role":"user","content":"hello"}]}', memo)
-    second = parse_line(b'{"model":"m","messages":[{"role":"user","content":"hello"},{"role":"assistant","content":"hi"}]}', memo)
+    first, _ = parse_line(b'{"model":"m","messages":[{"role":"user","content":"hello"}]}', memo)
+    second, _ = parse_line(b'{"model":"m","messages":[{"role":"user","content":"hello"},{"role":"assistant","content":"hi"}]}', memo)
     assert second.messages[0] is first.messages[0]
 
 
 def test_a_look_alike_with_the_same_length_and_tail_is_parsed_on_its_own():
     memo = MessageMemo()
     tail = "x" * 100
-    a = parse_line(json.dumps({"model": "m", "messages": [{"role": "user", "content": "AAAA" + tail}]}).encode(), memo)
-    b = parse_line(json.dumps({"model": "m", "messages": [{"role": "user", "content": "BBBB" + tail}]}).encode(), memo)
+    a, _ = parse_line(json.dumps({"model": "m", "messages": [{"role": "user", "content": "AAAA" + tail}]}).encode(), memo)
+    b, _ = parse_line(json.dumps({"model": "m", "messages": [{"role": "user", "content": "BBBB" + tail}]}).encode(), memo)
     assert a.messages[0].text() == "AAAA" + tail and b.messages[0].text() == "BBBB" + tail
 
 
@@ -102,7 +111,7 @@ def test_the_memo_is_bounded_and_stays_correct_past_its_limit(monkeypatch):
     for round_no in range(3):
         for n in range(20):
             line = json.dumps({"model": "m", "messages": [{"role": "user", "content": f"message {n} " * 3}]}).encode()
-            assert parse_line(line, memo).messages[0].text() == f"message {n} " * 3, round_no
+            assert parse_line(line, memo)[0].messages[0].text() == f"message {n} " * 3, round_no
     assert memo._bytes <= 200
 
 

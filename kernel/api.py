@@ -1,0 +1,210 @@
+"""The public engine API: what a compaction engine receives before each step, and what it gives back.
+
+A compaction engine is any object with a ``name`` and three methods (:class:`Engine`). The
+agent loop calls them in this order, every step::
+
+    engine.before_step(ctx)       compact if needed: prune, send a summary call through
+                                  ctx.client, land durable rewrites on ctx.session
+    engine.view(ctx.session)      the messages the next conversation request carries
+    engine.run_tool(session, c)   for each tool call of the reply: the engine's own tools
+                                  (None: not the engine's, the workload runs it)
+
+What the engine receives (:class:`StepContext`):
+
+* ``ctx.session``: the session log. ``ctx.messages()`` is the conversation as the provider
+  would see it if nothing were compacted (the surface's messages, in order).
+* ``ctx.window``: the routed model's context window in tokens; ``ctx.routed``: the routed
+  request header (envelope, system prompt, tools), the same on every step.
+* ``ctx.meter()``: the heuristic token meter's reading of the session;
+  :func:`count_tokens` prices any list of messages the same way.
+* ``ctx.client(request)``: sends one request (a summary call) through the simulated
+  provider and returns the scripted model's :class:`Reply` (``reply.error`` is set when the
+  provider refused it). :meth:`StepContext.summary_request` builds one in the routed
+  request family.
+
+What the engine gives back: the messages :meth:`Engine.view` returns are sent as they are.
+When they stop extending the previous request byte for byte, the engine must have *declared*
+a durable rewrite since that request, or the specs call it a silent rewrite of cached
+history. Declare one with :meth:`StepContext.declare_rewrite` (an engine that renders its
+view from its own state), or by landing it on the session (``session.replace(...,
+rewrite="checkpoint")``, which also shadows the replaced messages on the surface).
+
+A factory builds an engine for one workload: ``factory(window, options) -> Engine``
+(:data:`EngineFactory`, :class:`EngineOptions`). ``prefixbench sweep|check --engine
+package.module:factory`` loads one by import path; an installed package lists its factories
+under the entry-point group ``prefixbench.engines`` so they are known by name.
+
+The three built-in engines (``checkpoint``, ``ranges``, ``user-tail``) use this API and
+nothing else of the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from prefixbench.kernel.meter import Measurement, measure, price_header, price_message
+from prefixbench.kernel.model import ModelCatalog, ModelClient, ModelInfo, Reply
+from prefixbench.kernel.presets import Preset, get_preset
+from prefixbench.kernel.session import Header, Session
+from prefixbench.simulator.wire import Envelope, Message, Reasoning, Request, Text, ToolCall, ToolResult, user_text
+
+__all__ = [
+    "API_VERSION",
+    "CompactionError",
+    "Engine",
+    "EngineBase",
+    "EngineFactory",
+    "EngineOptions",
+    "Envelope",
+    "Header",
+    "Measurement",
+    "Message",
+    "ModelInfo",
+    "Reasoning",
+    "Reply",
+    "Request",
+    "Session",
+    "StepContext",
+    "Text",
+    "ToolCall",
+    "ToolResult",
+    "count_tokens",
+    "user_text",
+    "warn",
+]
+
+#: Bumped when a name of this module changes meaning; engines may check it.
+API_VERSION = 1
+
+
+class CompactionError(RuntimeError):
+    """A compaction attempt failed; the turn continues with the surface as it is."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepContext:
+    """What an engine may use before a step.
+
+    Attributes:
+        session: the session log and its surface (append-only; see :class:`Session`).
+        catalog: adapter facts of a provider/model route (``catalog(provider, model)``).
+        client: sends one request through the simulated provider, returns the reply.
+        window: the routed model's context window, in tokens (0 when the caller gave none).
+        routed: the routed request header (None when the caller gave none; the session
+            logs it from the first step on, :meth:`header`).
+    """
+
+    session: Session
+    catalog: ModelCatalog
+    client: ModelClient
+    window: int = 0
+    routed: Header | None = field(default=None)
+
+    def messages(self) -> tuple[Message, ...]:
+        """The conversation as the provider would see it uncompacted: the surface's messages."""
+        return self.session.derive_messages()
+
+    def header(self) -> Header | None:
+        """The routed header as the session last logged it (None before the first request)."""
+        return self.session.request_header()
+
+    def meter(self) -> Measurement:
+        """The token meter's reading of the session (per-node prices and the total)."""
+        return measure(self.session)
+
+    def summary_request(
+        self, messages: Sequence[Message], *, max_tokens: int | None = None, envelope: Envelope | None = None
+    ) -> Request:
+        """A ``compaction`` request in the routed family: routed envelope, system and tools.
+
+        ``envelope`` overrides the routed one (a summary call sent elsewhere); the adapter's
+        defaults apply to it as they would on the wire.
+        """
+        header = self.routed or self.header()
+        if header is None:
+            raise CompactionError("no routed header yet: a summary call needs the routed request family")
+        named = envelope or header.envelope
+        info = self.catalog(named.provider, named.model)
+        return Request(
+            info.wire_envelope(named), tuple(messages), header.system, header.tools,
+            max_tokens or info.default_max_tokens, "compaction",
+        )
+
+    def declare_rewrite(self, kind: str, **info: Any) -> None:
+        """Declare a durable rewrite of what the provider saw (``checkpoint``, ``truncate``...).
+
+        The next request carries it; a request that does not extend the previous one needs one.
+        """
+        if not kind:
+            raise ValueError("a rewrite needs a kind, e.g. 'checkpoint'")
+        self.session.append("compaction/rewrite", on_surface=False, rewrite=kind, **info)
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """A compaction engine (see the module docstring for the call order)."""
+
+    name: str
+
+    def before_step(self, ctx: StepContext) -> None:
+        """Compact if needed, before the next conversation request is built."""
+        ...
+
+    def view(self, session: Session) -> tuple[Message, ...]:
+        """The messages the next conversation request carries."""
+        ...
+
+    def run_tool(self, session: Session, call: ToolCall) -> Message | None:
+        """Handle a tool the engine owns (``compress``, ``new_context``...); None if not its tool."""
+        ...
+
+
+class EngineBase:
+    """Defaults for a minimal engine: never compacts, sends the surface, owns no tools."""
+
+    name = "engine"
+
+    def before_step(self, ctx: StepContext) -> None:
+        """Nothing by default."""
+
+    def view(self, session: Session) -> tuple[Message, ...]:
+        """The surface's messages."""
+        return session.derive_messages()
+
+    def run_tool(self, session: Session, call: ToolCall) -> Message | None:
+        """No tools of its own."""
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """What a factory gets besides the window.
+
+    Attributes:
+        workload: the workload the engine will run (``seed-coding``, ``thinking-tools``).
+        preset: the fix switches of the run (built-in engines read them; others may ignore).
+        params: the workload's parameters (``steps``, ``effort``...), as reports show them.
+        config: the engine's table of ``--engine-config`` (keyed by the name or import path
+            the user gave), empty when none.
+    """
+
+    workload: str = ""
+    preset: Preset = field(default_factory=lambda: get_preset("patched"))
+    params: Mapping[str, Any] = field(default_factory=dict)
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+
+#: ``factory(window, options)`` returns a fresh engine for one run.
+EngineFactory = Callable[[int, EngineOptions], Engine]
+
+
+def count_tokens(messages: Sequence[Message], header: Header | None = None) -> int:
+    """The meter's price of ``messages`` (plus the header's, when given)."""
+    return price_header(header) + sum(price_message(m) for m in messages)
+
+
+def warn(session: Session, message: str) -> None:
+    """Log a compaction failure as a warning event; pressure failures never abort a turn."""
+    session.append("compaction/warning", message=None, on_surface=False, text=message)

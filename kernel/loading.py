@@ -1,0 +1,87 @@
+"""Loading a user's engine: by import path (``package.module:factory``) or by installed name.
+
+An installed package lists its engine factories under the entry-point group
+``prefixbench.engines``::
+
+    [project.entry-points."prefixbench.engines"]
+    truncate-oldest = "prefixbench_example_engines:truncate_oldest"
+
+Every failure (no such module, no such attribute, not callable, the factory raised, it
+returned something that is not an engine) is a :class:`UserError` of one line naming the
+reference, so the command line ends with exit status 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+
+from prefixbench.kernel.api import Engine, EngineFactory, EngineOptions
+from prefixbench.simulator.errors import UserError
+
+ENTRY_POINT_GROUP = "prefixbench.engines"
+_METHODS = ("before_step", "view", "run_tool")
+
+
+def is_import_path(ref: str) -> bool:
+    """Whether ``ref`` names a factory by import path (``package.module:factory``)."""
+    return ":" in ref
+
+
+def installed_engines() -> dict[str, EntryPoint]:
+    """Engines installed packages declare under ``prefixbench.engines``, by name (sorted)."""
+    found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return dict(sorted(found.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedEngine:
+    """A user's engine factory, resolved from the reference the user gave."""
+
+    ref: str
+    factory: EngineFactory
+
+    def build(self, window: int, options: EngineOptions) -> Engine:
+        """A fresh engine for one run (UserError when the factory fails or returns a non-engine)."""
+        try:
+            engine = self.factory(window, options)
+        except UserError as exc:
+            raise UserError(f"engine {self.ref}: {exc}") from None
+        except Exception as exc:  # a user's factory: any failure is their error, reported in one line
+            raise UserError(f"engine {self.ref}: the factory raised {type(exc).__name__}: {exc}") from None
+        missing = [m for m in _METHODS if not callable(getattr(engine, m, None))]
+        if missing or not isinstance(getattr(engine, "name", None), str) or not engine.name:
+            what = f"no {', '.join(missing)}" if missing else "no name"
+            raise UserError(f"engine {self.ref}: the factory returned {type(engine).__name__}, not an engine ({what})")
+        return engine
+
+
+def load_engine(ref: str) -> LoadedEngine:
+    """Resolve ``package.module:factory`` or an installed engine's name to its factory."""
+    if is_import_path(ref):
+        module_name, _, attr = ref.partition(":")
+        if not module_name or not attr:
+            raise UserError(f"--engine {ref!r}: expected package.module:factory")
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            raise UserError(f"--engine {ref}: cannot import {module_name!r} ({type(exc).__name__}: {exc})") from None
+        target: object = module
+        for part in attr.split("."):
+            try:
+                target = getattr(target, part)
+            except AttributeError:
+                raise UserError(f"--engine {ref}: module {module_name!r} has no attribute {attr!r}") from None
+    else:
+        installed = installed_engines()
+        if ref not in installed:
+            known = ", ".join(installed) or "none installed"
+            raise UserError(f"unknown engine {ref!r} (installed engines: {known}; or give package.module:factory)")
+        try:
+            target = installed[ref].load()
+        except Exception as exc:
+            raise UserError(f"engine {ref}: cannot load entry point {installed[ref].value!r} ({type(exc).__name__}: {exc})") from None
+    if not callable(target):
+        raise UserError(f"engine {ref}: {type(target).__name__} is not callable (a factory takes window and options)")
+    return LoadedEngine(ref, target)  # type: ignore[arg-type]

@@ -1,0 +1,187 @@
+"""The pytest plugin: gate a compaction engine on prefixbench's integrity specs from pytest.
+
+Installed with prefixbench (entry point ``pytest11``) and off unless asked::
+
+    pytest --prefixbench-engine package.module:factory [--prefixbench-windows 32k,128k]
+           [--prefixbench-profile lenient,deepseek-official]
+
+With ``--prefixbench-engine`` it adds one item per applicable spec and case, named
+``spec[window-workload-profile]`` (e.g. ``no-silent-rewrite[32k-seed-coding-lenient]``),
+marked ``prefixbench`` and with the spec's name in underscores (``-m no_silent_rewrite``).
+A violated spec fails with the spec's line (the request and the figure that decided it); a
+vacuous one (the run never exercised what it judges) is skipped with its figure.
+
+The ``prefixbench`` fixture runs a workload on the engine and returns the
+:class:`~prefixbench.workloads.base.Run` (``observations``, ``summaries``, ``rewrites``)
+so a team writes its own specs in a few lines. Without the option the plugin adds no item,
+and the fixture skips.
+
+This module imports nothing of prefixbench at import time: pytest loads it in every run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from prefixbench.workloads.base import Run
+    from prefixbench.workloads.specs.engine import EngineCase
+    from prefixbench.workloads.specs.observed import ObservedSpec
+
+ENGINE_OPTION = "--prefixbench-engine"
+DEFAULT_WINDOWS = "32k,128k"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The plugin's options (a group of their own in ``pytest --help``)."""
+    group = parser.getgroup("prefixbench", "prefixbench: gate a compaction engine on the integrity specs")
+    group.addoption(
+        ENGINE_OPTION, dest="prefixbench_engine", default=None, metavar="MODULE:FACTORY",
+        help="turn the plugin on for this engine: package.module:factory or an installed engine's name",
+    )
+    group.addoption(
+        "--prefixbench-windows", dest="prefixbench_windows", default=DEFAULT_WINDOWS, metavar="WINDOWS",
+        help=f"context windows of the spec runs, comma-separated (default: {DEFAULT_WINDOWS})",
+    )
+    group.addoption(
+        "--prefixbench-engine-config", dest="prefixbench_engine_config", default=None, metavar="FILE",
+        help="the engine's settings, TOML or JSON: {engine: {key: value}}; the table named as "
+        "--prefixbench-engine is the factory's options.config",
+    )
+    group.addoption(
+        "--prefixbench-profile", dest="prefixbench_profile", default="lenient", metavar="PROFILES",
+        help="provider profile(s), comma-separated: lenient, deepseek-official, deepseek-relay (default: lenient)",
+    )
+
+
+def _marker(spec_name: str) -> str:
+    return spec_name.replace("-", "_")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the markers (only when the plugin is on)."""
+    if config.getoption("prefixbench_engine", None) is None:
+        return
+    from prefixbench.workloads.specs.observed import OBSERVED_SPECS
+
+    config.addinivalue_line("markers", "prefixbench: an integrity spec run on the --prefixbench-engine engine")
+    for spec in OBSERVED_SPECS:
+        config.addinivalue_line("markers", f"{_marker(spec.name)}: the {spec.name} spec ({spec.description})")
+
+
+class SpecFailed(Exception):
+    """A spec was violated; the message is the spec's line."""
+
+
+class SpecItem(pytest.Item):
+    """One spec on one case of the engine."""
+
+    def __init__(self, *, spec: ObservedSpec, case: EngineCase, engine: str, engine_config: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spec = spec
+        self.case = case
+        self.engine = engine
+        self.engine_config = engine_config
+        self.add_marker("prefixbench")
+        self.add_marker(_marker(spec.name))
+
+    def runtest(self) -> None:
+        """Run the case (once per case, shared by its specs) and judge it."""
+        from prefixbench.workloads.specs.base import Verdict
+        from prefixbench.workloads.specs.engine import judge_case, run_case
+
+        result = judge_case(self.spec, run_case(self.engine, self.case, config=self.engine_config), self.case)
+        if result.verdict is Verdict.VACUOUS:
+            pytest.skip(f"vacuous: {result.figure}")
+        if not result.passed:
+            raise SpecFailed(result.line())
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        """The spec's line, not a traceback."""
+        if isinstance(excinfo.value, SpecFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)  # type: ignore[arg-type]
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        """Where the item comes from, for pytest's report."""
+        return f"prefixbench spec {self.spec.name}", None, self.name
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With ``--prefixbench-engine``: add one item per applicable spec and case, then let -m/-k select."""
+    engine = config.getoption("prefixbench_engine", None)
+    if engine is None:
+        return
+    from prefixbench.reports.options import parse_list, parse_window
+    from prefixbench.simulator.errors import UserError
+    from prefixbench.workloads.specs.engine import applicable, engine_cases, validate_engine
+
+    try:
+        windows = tuple(parse_window(w) for w in parse_list(config.getoption("prefixbench_windows"), "--prefixbench-windows"))
+        profiles = parse_list(config.getoption("prefixbench_profile"), "--prefixbench-profile")
+        cases = engine_cases(windows, profiles)
+        table = engine_config(config_path_of(config), engine)
+        for case in cases:
+            validate_engine(engine, case, config=table)
+    except UserError as exc:
+        raise pytest.UsageError(f"prefixbench: {exc}") from None
+    added = [
+        SpecItem.from_parent(
+            session, name=f"{spec.name}[{case.id}]", nodeid=f"prefixbench::{spec.name}[{case.id}]",
+            spec=spec, case=case, engine=engine, engine_config=table,
+        )
+        for case in cases
+        for spec in applicable(case)
+    ]
+    # tryfirst: pytest's own -m/-k selection runs after this hook, over these items too.
+    items.extend(added)
+
+
+def config_path_of(config: pytest.Config) -> str | None:
+    """The ``--prefixbench-engine-config`` path, if given."""
+    return config.getoption("prefixbench_engine_config", None)
+
+
+def engine_config(path: str | None, engine: str) -> dict[str, Any]:
+    """The engine's table of the config file (empty without a file or a table)."""
+    if path is None:
+        return {}
+    from pathlib import Path
+
+    from prefixbench.workloads.registry import read_engine_config
+
+    return dict(read_engine_config(Path(path)).get(engine, {}))
+
+
+class Runner:
+    """What the ``prefixbench`` fixture gives a test: runs of the user's engine."""
+
+    def __init__(self, engine: str, config: dict[str, Any] | None = None) -> None:
+        self.engine = engine
+        self.config = config or {}
+
+    def run(self, workload: str = "seed-coding", window: int | str = 32_000, profile: str = "lenient", preset: str = "patched") -> Run:
+        """Drive the engine through ``workload`` at ``window`` under ``profile``; returns the run
+        (``observations``, ``summaries``, ``rewrites``, ``session``)."""
+        from prefixbench.reports.options import parse_window
+        from prefixbench.workloads.specs.engine import EngineCase, run_case
+
+        size = parse_window(window) if isinstance(window, str) else window
+        return run_case(self.engine, EngineCase(size, workload, profile), preset, self.config)
+
+
+@pytest.fixture
+def prefixbench(request: pytest.FixtureRequest) -> Runner:
+    """Runs of the ``--prefixbench-engine`` engine (skips when the option is not given)."""
+    engine = request.config.getoption("prefixbench_engine", None)
+    if engine is None:
+        pytest.skip("the prefixbench fixture needs --prefixbench-engine package.module:factory")
+    from prefixbench.simulator.errors import UserError
+
+    try:
+        return Runner(engine, engine_config(config_path_of(request.config), engine))
+    except UserError as exc:
+        raise pytest.UsageError(f"prefixbench: {exc}") from None

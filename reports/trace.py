@@ -1,0 +1,109 @@
+"""``check --engine`` / ``check --trace`` and ``record``: the command-line side of gating any engine."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prefixbench.reports.options import parse_list, parse_window, parse_windows, warn_window_memory
+from prefixbench.simulator.errors import UserError
+
+if TYPE_CHECKING:  # annotations only: the CLI builds the record parser without loading the specs
+    from prefixbench.workloads.specs.base import SpecResult
+
+
+def add_trace_options(parser: argparse.ArgumentParser) -> None:
+    """``--trace FILE`` and ``--input FORMAT`` on ``check``."""
+    from prefixbench.workloads.specs.trace import TRACE_FORMATS
+
+    parser.add_argument(
+        "--trace", type=Path, default=None, metavar="FILE",
+        help="judge a recorded request log instead of running engines: the specs that apply to recorded "
+        "traffic (no silent rewrite, summary calls warm and in the routed family, a strict --profile "
+        "accepts every request); see 'prefixbench record'",
+    )
+    parser.add_argument(
+        "--input", default="chat-completions", choices=TRACE_FORMATS,
+        help="format of the --trace file: chat-completions request bodies, one per line, as replay reads "
+        "(default: chat-completions)",
+    )
+
+
+def check_engines_and_trace(args: argparse.Namespace) -> list[SpecResult] | None:
+    """The results of ``check --trace`` or of ``check`` with user engines; None for the built-in check."""
+    profiles = parse_list(args.profile, "--profile")
+    if args.trace is not None:
+        if args.engine or args.engines or args.engine_config:
+            raise UserError("--trace judges a recorded log: --engine, --engines and --engine-config do not apply")
+        from prefixbench.workloads.specs.trace import run_trace_specs
+
+        return run_trace_specs(args.trace, args.input, profiles)
+    from prefixbench.workloads.registry import is_builtin_engine, user_engines
+
+    named = parse_list(args.engines, "--engines") if args.engines else ()
+    installed = set(user_engines())
+    user = [*(e for e in named if e in installed and not is_builtin_engine(e)), *(args.engine or ())]
+    if not user:
+        if args.profile != "lenient":
+            raise UserError("--profile applies to user engines (--engine) and --trace only")
+        if args.engine_config is not None:
+            raise UserError("check --engine-config sets user engines (--engine) only")
+        return None
+    from prefixbench.workloads.specs.engine import run_engine_specs
+    from prefixbench.workloads.specs.registry import run_specs
+
+    windows = parse_windows(args.windows)
+    warn_window_memory(windows)
+    builtin = [e for e in named if e not in user]
+    configs: dict[str, Any] = {}
+    if args.engine_config is not None:
+        from prefixbench.workloads.registry import read_engine_config
+
+        configs = dict(read_engine_config(args.engine_config))
+        unused = [name for name in configs if name not in user]
+        if unused:
+            raise UserError(f"{args.engine_config}: check --engine-config sets user engines only, not {unused[0]!r}")
+    results = run_specs(args.preset, windows, builtin) if builtin else []
+    for ref in user:
+        results.extend(run_engine_specs(ref, windows, profiles, args.preset, configs.get(ref)))
+    return results
+
+
+def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_workload_options) -> None:  # type: ignore[no-untyped-def]
+    """``prefixbench record FILE``: run one workload and write its requests as a chat-completions log."""
+    record = sub.add_parser(
+        "record",
+        help="run one workload and record every request as a chat-completions log (for check --trace)",
+        description="Run one workload at one window and preset and write every request the provider received, "
+        "in order, as chat-completions bodies (one per line, with purpose and the declared rewrites): the "
+        "format replay and check --trace read.",
+    )
+    record.add_argument("file", type=Path, help="where to write the log (JSONL)")
+    record.add_argument("--workload", default="seed-coding", help="workload (default: seed-coding)")
+    record.add_argument("--window", default="32k", help="context window (default: 32k)")
+    record.add_argument("--preset", default="patched", help="preset (default: patched)")
+    record.add_argument("--profile", default="lenient", help="provider profile the run goes through (default: lenient)")
+    add_engine_option(record)
+    add_workload_options(record)
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    """``prefixbench record``."""
+    from prefixbench.reports.output import workload_options
+    from prefixbench.workloads.record import record_run, write_recorded
+
+    engines = args.engine or []
+    if len(engines) > 1:
+        raise UserError("record: give one --engine")
+    try:
+        window = parse_window(args.window)
+    except UserError as exc:
+        raise UserError(str(exc).replace("--windows:", "--window:", 1)) from None
+    run, requests = record_run(
+        args.workload, window, args.preset, engines[0] if engines else None, args.profile, workload_options(args)
+    )
+    count = write_recorded(args.file, run, requests)
+    print(f"wrote {args.file}: {count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)", file=sys.stderr)
+    return 0

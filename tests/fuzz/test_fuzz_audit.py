@@ -1,0 +1,92 @@
+"""Fuzz ``prefixbench audit``: mutated logs of every format it reads, generated records and raw
+JSON end in exit 0 or one clean line with exit 2 (exit 1 only from a gate), within the bound;
+never a traceback or a hang."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.fuzz.harness import (
+    Tally,
+    edited,
+    fuzz_settings,
+    json_values,
+    mutated,
+    to_json_line,
+    write,
+)
+
+USAGE = {"input_tokens": 3, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 100, "output_tokens": 9,
+         "cache_creation": {"ephemeral_5m_input_tokens": 1000, "ephemeral_1h_input_tokens": 1000}}
+SEEDS: dict[str, list[dict]] = {
+    "claude-code": [
+        {"parentUuid": None, "isSidechain": False, "sessionId": "s", "version": "2.1.0", "type": "user", "uuid": "u1",
+         "timestamp": "2025-09-03T00:00:00.000Z", "message": {"role": "user", "content": "hi"}},
+        {"parentUuid": "u1", "isSidechain": False, "sessionId": "s", "type": "assistant", "uuid": "u2", "requestId": "r1",
+         "timestamp": "2025-09-03T00:00:01.000Z", "message": {"id": "m1", "model": "claude-sonnet-4-20250514", "role": "assistant", "content": [], "usage": USAGE}},
+        {"type": "system", "subtype": "compact_boundary", "uuid": "c1", "parentUuid": None, "logicalParentUuid": "u2", "timestamp": "2025-09-03T00:09:00.000Z"},
+        {"parentUuid": "c1", "isSidechain": False, "sessionId": "s", "type": "assistant", "uuid": "u3", "requestId": "r2",
+         "timestamp": "2025-09-03T00:09:01.000Z", "message": {"id": "m2", "model": "claude-opus-4-5", "role": "assistant", "content": [], "usage": USAGE}},
+    ],
+    "http-capture": [
+        {"request": {"timestamp": 1748554704.0, "url": "https://api.anthropic.com/v1/messages",
+                     "body": {"model": "claude-sonnet-4-20250514", "max_tokens": 10, "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}],
+                              "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}]}},
+         "response": {"timestamp": 1748554705.0, "status_code": 200, "body_raw": "event: message_start\ndata: " + json.dumps({"type": "message_start", "message": {"usage": USAGE}}) + "\n\n"}},
+        {"request": {"timestamp": 1748554706.0, "url": "https://api.openai.com/v1/responses", "body": {"model": "gpt-5.1", "input": "hi"}},
+         "response": {"timestamp": 1748554707.0, "status_code": 200, "body": {"usage": {"input_tokens": 2000, "input_tokens_details": {"cached_tokens": 1024}, "output_tokens": 3}}}},
+    ],
+    "codex": [
+        {"timestamp": "2025-11-17T21:30:28.664Z", "type": "session_meta", "payload": {"id": "x", "cli_version": "0.58.0", "model_provider": "openai"}},
+        {"timestamp": "2025-11-17T21:30:29.000Z", "type": "turn_context", "payload": {"model": "gpt-5.1-codex", "effort": "high"}},
+        {"timestamp": "2025-11-17T21:30:29.664Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5},
+            "last_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5}}}},
+    ],
+    "pi": [
+        {"type": "session", "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x", "provider": "anthropic", "modelId": "m", "thinkingLevel": "off"},
+        {"type": "thinking_level_change", "timestamp": "2025-12-09T00:53:30.000Z", "thinkingLevel": "high"},
+        {"type": "message", "id": "e1", "parentId": None, "timestamp": "2025-12-09T00:53:30.825Z", "message": {"role": "assistant", "provider": "anthropic",
+         "model": "claude-opus-4-5", "timestamp": 1765233665294, "usage": {"input": 1, "output": 2, "cacheRead": 3000, "cacheWrite": 40, "cost": {"total": 0.1}}}},
+    ],
+    "mooncake": [{"timestamp": 0, "input_length": 1100, "output_length": 5, "hash_ids": [1, 2, 3]}],
+}
+SEED_BYTES = {fmt: b"".join(to_json_line(r) + b"\n" for r in records) for fmt, records in SEEDS.items()}
+
+
+def test_mutated_and_generated_logs_end_cleanly(importer_examples):
+    tally = Tally("audit", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-audit-"))
+    path = folder / "log.jsonl"
+    formats = sorted(SEEDS)
+
+    @fuzz_settings(importer_examples)
+    @given(
+        fmt=st.sampled_from(formats),
+        data=st.data(),
+        explicit=st.booleans(),
+        as_array=st.booleans(),
+        output=st.sampled_from(("table", "json")),
+    )
+    def case(fmt: str, data: st.DataObject, explicit: bool, as_array: bool, output: str) -> None:
+        raw = data.draw(
+            st.one_of(
+                mutated(SEED_BYTES[fmt]),
+                st.lists(edited(st.sampled_from(SEEDS[fmt])), min_size=1, max_size=4).map(
+                    lambda docs: json.dumps(docs, ensure_ascii=True).encode() if as_array else b"\n".join(map(to_json_line, docs))
+                ),
+                st.lists(json_values.map(to_json_line), min_size=1, max_size=2).map(b"\n".join),
+            )
+        )
+        argv = ["audit", str(write(path, raw)), "--quiet", "--format", output]
+        if explicit:
+            argv += ["--input", fmt]
+        tally.check(argv)
+
+    case()
+    tally.report()

@@ -1,0 +1,135 @@
+"""The public engine API: exported names, the step context, and loading a user's engine."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import prefixbench.kernel as kernel
+from prefixbench.kernel import EngineBase, EngineOptions, Header, Session, StepContext, count_tokens, user_text
+from prefixbench.kernel.loading import is_import_path, load_engine
+from prefixbench.kernel.model import ModelInfo, Reply
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.wire import Envelope
+
+
+def test_every_exported_name_exists_and_is_documented():
+    assert "StepContext" in kernel.__all__ and "Engine" in kernel.__all__
+    for name in kernel.__all__:
+        value = getattr(kernel, name)
+        if inspect.isclass(value) or inspect.isfunction(value):
+            assert inspect.getdoc(value), f"{name} has no docstring"
+
+
+def test_builtin_engines_are_engines():
+    from prefixbench.kernel import Engine
+    from prefixbench.kernel.presets import get_preset
+    from prefixbench.workloads.thinking_tools import ThinkingToolsWorkload
+
+    workload = ThinkingToolsWorkload(32_000)
+    for name in ("checkpoint", "ranges", "user-tail"):
+        assert isinstance(workload.engine(name, get_preset("patched")), Engine)
+
+
+def _ctx(session: Session, sent: list) -> StepContext:
+    info = ModelInfo("p", "m", 10_000, 512, "high")
+    header = Header(Envelope("p", "m", "max", 0.2, ("END",)), "system", ())
+    return StepContext(session, lambda p, m: info, lambda r: sent.append(r) or Reply(), 10_000, header)
+
+
+def test_summary_request_is_in_the_routed_family():
+    sent: list = []
+    ctx = _ctx(Session("s"), sent)
+    request = ctx.summary_request([user_text("hello")])
+    assert request.envelope == Envelope("p", "m", "max", 0.2, ("END",))
+    assert (request.purpose, request.system, request.max_tokens) == ("compaction", "system", 512)
+    # Naming another envelope drops what it does not name; the adapter fills its default effort.
+    assert ctx.summary_request([], envelope=Envelope("p", "m")).envelope == Envelope("p", "m", "high")
+
+
+def test_summary_request_needs_a_routed_header():
+    ctx = StepContext(Session("s"), lambda p, m: None, lambda r: Reply())  # type: ignore[arg-type,return-value]
+    with pytest.raises(kernel.CompactionError):
+        ctx.summary_request([user_text("x")])
+
+
+def test_declare_rewrite_is_a_rewrite_off_the_surface():
+    session = Session("s")
+    session.append("user/message", user_text("hi"))
+    ctx = _ctx(session, [])
+    ctx.declare_rewrite("truncate", dropped=3)
+    event = session.events[-1]
+    assert (event.kind, event.rewrite_kind, event.info["dropped"]) == ("compaction/rewrite", "truncate", 3)
+    assert session.surface == (0,) and ctx.messages() == (user_text("hi"),)
+    with pytest.raises(ValueError):
+        ctx.declare_rewrite("")
+
+
+def test_engine_base_sends_the_surface_and_counts_like_the_meter():
+    session = Session("s")
+    session.append("user/message", user_text("hello there"))
+    ctx = _ctx(session, [])
+    engine = EngineBase()
+    engine.before_step(ctx)
+    assert engine.view(session) == ctx.messages()
+    assert count_tokens(ctx.messages()) == ctx.meter().surface_tokens
+
+
+def test_a_factory_loads_by_import_path_and_builds():
+    loaded = load_engine("tests.user_engines:silent")
+    engine = loaded.build(32_000, EngineOptions(workload="seed-coding"))
+    assert engine.name == "truncating" and is_import_path(loaded.ref)
+
+
+@pytest.mark.parametrize(
+    "ref, message",
+    [
+        ("no_such_module_x:factory", "cannot import 'no_such_module_x'"),
+        ("tests.user_engines:missing", "has no attribute 'missing'"),
+        ("tests.user_engines:NOT_CALLABLE", "int is not callable"),
+        (":factory", "expected package.module:factory"),
+        ("not-installed-engine", "unknown engine 'not-installed-engine'"),
+    ],
+)
+def test_load_errors_are_one_line(ref, message):
+    with pytest.raises(UserError) as info:
+        load_engine(ref)
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "ref, message",
+    [
+        ("tests.user_engines:raises", "the factory raised ValueError: no engine for window 32000"),
+        ("tests.user_engines:not_an_engine", "returned object, not an engine (no before_step, view, run_tool)"),
+    ],
+)
+def test_build_errors_are_one_line(ref, message):
+    with pytest.raises(UserError) as info:
+        load_engine(ref).build(32_000, EngineOptions())
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def private_reaches(source: str) -> list[str]:
+    """``obj._name`` accesses on anything but ``self``/``cls`` (a private shortcut)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"line {node.lineno}: .{node.attr}")
+    return found
+
+
+def test_builtin_engines_take_no_private_shortcut():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3] / "kernel"
+    for path in [*sorted((root / "engines").glob("*.py")), root / "reasoning.py"]:
+        source = path.read_text(encoding="utf-8")
+        assert private_reaches(source) == [], path.name
+        # Every engine module reaches the loop only through the public API.
+        assert "prefixbench.workloads" not in source and "engines.base import" not in source, path.name
+    assert private_reaches("def f(ctx):\n    return ctx.session._surface\n") == ["line 2: ._surface"]

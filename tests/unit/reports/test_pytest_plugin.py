@@ -1,0 +1,121 @@
+"""The pytest plugin, run in a child pytest: off without its option, one item per spec with it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from tests.readme import readme_block
+
+ROOT = Path(__file__).resolve().parents[3]
+
+pytestmark = pytest.mark.skipif(
+    not any(ep.name == "prefixbench" for ep in entry_points(group="pytest11")),
+    reason="the pytest11 entry point is not installed (reinstall prefixbench: pip install -e .)",
+)
+
+OWN_TEST = "def test_own():\n    assert 1 + 1 == 2\n"
+
+
+def run_pytest(folder: Path, *args: str) -> tuple[int, dict[str, tuple[str, str]], str]:
+    """Run pytest in ``folder``; returns (exit code, {classname::name: (outcome, message)}, output)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(folder)])}
+    report = folder / "report.xml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--junitxml={report}", *args],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=600,
+    )
+    outcomes = {}
+    for case in ET.parse(report).iter("testcase"):
+        failure, skipped = case.find("failure"), case.find("skipped")
+        outcome = "failed" if failure is not None else "skipped" if skipped is not None else "passed"
+        node = failure if failure is not None else skipped
+        outcomes[f"{case.get('classname')}::{case.get('name')}"] = (outcome, "" if node is None else node.get("message", ""))
+    return proc.returncode, outcomes, proc.stdout + proc.stderr
+
+
+def test_without_its_option_the_plugin_adds_nothing(tmp_path):
+    (tmp_path / "test_own.py").write_text(OWN_TEST + "\ndef test_fixture(prefixbench):\n    raise AssertionError\n")
+    code, outcomes, output = run_pytest(tmp_path)
+    assert code == 0, output
+    assert outcomes == {
+        "test_own::test_own": ("passed", ""),
+        "test_own::test_fixture": ("skipped", "the prefixbench fixture needs --prefixbench-engine package.module:factory"),
+    }
+    assert "prefixbench::" not in output and "warning" not in output.lower()
+
+
+def test_a_silent_engine_fails_exactly_the_specs_it_breaks(tmp_path):
+    (tmp_path / "test_own.py").write_text(OWN_TEST)
+    code, outcomes, output = run_pytest(tmp_path, "--prefixbench-engine", "tests.user_engines:silent", "--prefixbench-windows", "32k")
+    assert code == 1, output
+    failed = {name: message for name, (outcome, message) in outcomes.items() if outcome == "failed"}
+    assert sorted(failed) == [
+        "prefixbench::no-silent-rewrite[32k-seed-coding-lenient]",
+        "prefixbench::no-silent-rewrite[32k-thinking-tools-lenient]",
+        "prefixbench::summary-uncached-bounded[32k-seed-coding-lenient]",
+        "prefixbench::summary-uncached-bounded[32k-thinking-tools-lenient]",
+    ]
+    assert failed["prefixbench::no-silent-rewrite[32k-seed-coding-lenient]"].startswith(
+        "FAIL  no-silent-rewrite @32k [truncating/seed-coding/lenient]: request #"
+    )
+    skipped = sorted(name for name, (outcome, _) in outcomes.items() if outcome == "skipped")
+    assert skipped == ["prefixbench::summary-envelope-routed[32k-seed-coding-lenient]", "prefixbench::summary-envelope-routed[32k-thinking-tools-lenient]"]
+    assert outcomes["test_own::test_own"] == ("passed", "")
+
+
+def test_markers_select_specs(tmp_path):
+    code, outcomes, output = run_pytest(
+        tmp_path, "--prefixbench-engine", "tests.user_engines:declared", "--prefixbench-windows", "32k",
+        "--prefixbench-profile", "lenient,deepseek-official", "-m", "no_silent_rewrite or strict_profile_accepts",
+    )
+    assert code == 0, output
+    assert sorted(outcomes) == [
+        "prefixbench::no-silent-rewrite[32k-seed-coding-lenient]",
+        "prefixbench::no-silent-rewrite[32k-thinking-tools-deepseek-official]",
+        "prefixbench::no-silent-rewrite[32k-thinking-tools-lenient]",
+        "prefixbench::strict-profile-accepts[32k-thinking-tools-deepseek-official]",
+    ]
+
+
+def test_the_readme_engine_and_fixture_spec_pass(tmp_path):
+    (tmp_path / "readme_engine.py").write_text(readme_block("### The engine API"))
+    (tmp_path / "test_team.py").write_text(readme_block("### With pytest"))
+    code, outcomes, output = run_pytest(tmp_path, "--prefixbench-engine", "readme_engine:factory", "--prefixbench-windows", "32k")
+    assert code == 0, output
+    assert outcomes["test_team::test_every_fold_is_declared"] == ("passed", "")
+    assert sum(outcome == "passed" for outcome, _ in outcomes.values()) == 7
+
+
+def test_a_bad_engine_is_a_usage_error(tmp_path):
+    (tmp_path / "test_own.py").write_text(OWN_TEST)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--prefixbench-engine", "tests.user_engines:raises"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "the factory raised ValueError" in proc.stderr
+
+
+def test_the_engine_config_reaches_the_factory(tmp_path):
+    (tmp_path / "engines.toml").write_text('["tests.user_engines:configurable"]\ndeclare = true\n')
+    (tmp_path / "test_own.py").write_text(
+        "def test_declared(prefixbench):\n    assert prefixbench.run().engine == 'configurable-declared'\n"
+    )
+    code, outcomes, output = run_pytest(
+        tmp_path, "--prefixbench-engine", "tests.user_engines:configurable", "--prefixbench-windows", "32k",
+        "--prefixbench-engine-config", "engines.toml", "-m", "not summary_envelope_routed and not summary_uncached_bounded",
+    )
+    assert code == 0, output
+    assert sorted(outcomes) == [
+        "prefixbench::no-silent-rewrite[32k-seed-coding-lenient]",
+        "prefixbench::no-silent-rewrite[32k-thinking-tools-lenient]",
+        "test_own::test_declared",
+    ]

@@ -1,0 +1,152 @@
+"""check --trace on recorded traffic, and the recorder that writes a kernel run in that format."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prefixbench.reports.entry import main
+from prefixbench.simulator.wire import Envelope, Message, Reasoning, Request, Text, ToolCall, ToolResult, ToolSchema
+from prefixbench.workloads.chat_completions import LineError, parse_request, parse_rewrites, request_body
+from prefixbench.workloads.specs.base import Verdict
+from prefixbench.workloads.specs.trace import read_trace, replay_trace, run_trace_specs
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """seed-coding at 32k recorded from the legacy and the patched kernel."""
+    folder = tmp_path_factory.mktemp("traces")
+    for preset in ("legacy", "patched"):
+        assert main(["record", str(folder / f"{preset}.jsonl"), "--preset", preset, "--window", "32k"]) == 0
+    return folder
+
+
+def test_legacy_recording_fails_and_patched_passes(recorded, capsys):
+    capsys.readouterr()
+    assert main(["check", "--trace", str(recorded / "legacy.jsonl")]) == 1
+    legacy = capsys.readouterr().out
+    assert "FAIL  summary-uncached-bounded [legacy.jsonl/lenient]: summary 1/3 (request #20) hit 0.0%" in legacy
+    assert "FAIL  summary-envelope-routed [legacy.jsonl/lenient]: request #20: summary call sent effort 'high', routed 'max'" in legacy
+    assert "PASS  no-silent-rewrite [legacy.jsonl/lenient]" in legacy
+    assert main(["check", "--trace", str(recorded / "patched.jsonl")]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "3 passed, 0 failed"
+
+
+def test_a_recorded_run_costs_what_the_run_cost(recorded):
+    from prefixbench.workloads.registry import execute, make_workload
+
+    run = execute(make_workload("seed-coding", 32_000), "patched")
+    replayed = replay_trace(read_trace(recorded / "patched.jsonl"))
+    assert [o.purpose for o in replayed] == [o.purpose for o in run.observations]
+    assert [o.rewrites_since_previous for o in replayed] == [o.rewrites_since_previous for o in run.observations]
+    assert [o.extends_previous_conversation for o in replayed] == [o.extends_previous_conversation for o in run.observations]
+    # The format joins a message's text blocks into one string: a few tokens per checkpoint.
+    uncached = sum(o.uncached_tokens for o in replayed)
+    assert abs(uncached - sum(o.uncached_tokens for o in run.observations)) < 100
+
+
+def test_dropping_the_declared_rewrites_is_a_silent_rewrite(recorded, tmp_path):
+    lines = (recorded / "patched.jsonl").read_text().splitlines()
+    stripped = [json.dumps({k: v for k, v in json.loads(line).items() if k != "rewrites"}) for line in lines]
+    (tmp_path / "silent.jsonl").write_text("\n".join(stripped) + "\n")
+    results = {r.spec: r for r in run_trace_specs(tmp_path / "silent.jsonl")}
+    assert results["no-silent-rewrite"].verdict is Verdict.VIOLATED
+    assert results["no-silent-rewrite"].figure.startswith("request #")
+
+
+def test_strict_profile_on_a_recorded_thinking_session(tmp_path, capsys):
+    for engine in ("user-tail", "checkpoint"):
+        for preset in ("legacy", "patched"):
+            argv = ["record", str(tmp_path / f"{engine}-{preset}.jsonl"), "--workload", "thinking-tools", "--engine", engine,
+                    "--preset", preset, "--profile", "deepseek-relay", "--turns", "2", "--steps-per-turn", "30"]
+            assert main(argv) == 0
+    capsys.readouterr()
+    # user-tail before ADR 0256 backfills "" for a relay, which refuses it; after, it accepts every request
+    # (user-tail's summary calls are text, never a prefix replay, so they miss on every preset).
+    assert main(["check", "--trace", str(tmp_path / "user-tail-legacy.jsonl"), "--profile", "deepseek-relay"]) == 1
+    assert "FAIL  strict-profile-accepts [user-tail-legacy.jsonl/deepseek-relay]: " in capsys.readouterr().out
+    assert main(["check", "--trace", str(tmp_path / "user-tail-patched.jsonl"), "--profile", "deepseek-relay"]) == 1
+    assert "PASS  strict-profile-accepts [user-tail-patched.jsonl/deepseek-relay]" in capsys.readouterr().out
+    assert main(["check", "--trace", str(tmp_path / "checkpoint-patched.jsonl"), "--profile", "deepseek-relay"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "4 passed, 0 failed"
+    # Here the routed effort is the adapter's default (high), so even legacy's summary call stays in the family.
+    assert main(["check", "--trace", str(tmp_path / "checkpoint-legacy.jsonl"), "--profile", "deepseek-relay"]) == 0
+
+
+def test_a_log_without_summary_calls_gets_only_the_specs_that_apply(tmp_path):
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    (tmp_path / "t.jsonl").write_text(json.dumps(body) + "\n")
+    assert [r.spec for r in run_trace_specs(tmp_path / "t.jsonl")] == ["no-silent-rewrite"]
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('{"model": "m", "messages": [{"role": "user", "content": "hi"}], "rewrites": "checkpoint"}', "t.jsonl:1: field 'rewrites' must be a list"),
+        ('{"model": "m"}', "t.jsonl:1: missing field 'messages'"),
+        ("{", "t.jsonl:1: invalid JSON"),
+    ],
+)
+def test_a_bad_trace_is_one_line_exit_2(tmp_path, capsys, line, message):
+    (tmp_path / "t.jsonl").write_text(line + "\n")
+    assert main(["check", "--trace", str(tmp_path / "t.jsonl")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and message in err, err
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5), lambda c: st.lists(c, max_size=3), max_leaves=6))
+def test_rewrites_parse_or_raise_line_error(value):
+    try:
+        parsed = parse_rewrites({"rewrites": value})
+    except LineError:
+        return
+    assert isinstance(parsed, tuple) and all(isinstance(k, str) and k for k in parsed)
+
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+
+
+@st.composite
+def _requests(draw):
+    messages = [Message("user", (Text(draw(_text)),))]
+    for n in range(draw(st.integers(0, 3))):
+        blocks = []
+        if draw(st.booleans()):
+            blocks.append(Reasoning(draw(_text), draw(st.sampled_from(("reasoning_content", "reasoning")))))
+        if (text := draw(_text)):
+            blocks.append(Text(text))
+        blocks.append(ToolCall(f"c{n}", "read", draw(st.sampled_from(("{}", '{"i":1}')))))
+        messages.append(Message("assistant", tuple(blocks)))
+        messages.append(Message("tool", (ToolResult(f"c{n}", (Text(draw(_text)),)),)))
+    envelope = Envelope(draw(st.sampled_from(("openai", "deepseek"))), "m", draw(st.sampled_from((None, "high"))),
+                        draw(st.sampled_from((None, 0.5))), draw(st.sampled_from((None, ("END",)))))
+    tools = (ToolSchema.make("read", "Read.", {"type": "object"}),) if draw(st.booleans()) else ()
+    return Request(envelope, tuple(messages), draw(_text), tools, draw(st.sampled_from((None, 64))),
+                   draw(st.sampled_from(("conversation", "compaction"))))
+
+
+@settings(max_examples=40, deadline=None)
+@given(_requests(), st.lists(st.sampled_from(("checkpoint", "prune")), max_size=2))
+def test_request_body_round_trips(request, rewrites):
+    body = json.loads(json.dumps(request_body(request, tuple(rewrites))))
+    assert parse_request(body) == request
+    assert parse_rewrites(body) == tuple(rewrites)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--window", "0"], "--window: window must be a positive"),
+        (["--engine", "ranges"], "workload 'seed-coding' has no engine 'ranges'"),
+        (["--engine", "a", "--engine", "b"], "record: give one --engine"),
+    ],
+)
+def test_record_errors_are_one_line_exit_2(tmp_path, capsys, argv, message):
+    assert main(["record", str(tmp_path / "x.jsonl"), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and message in err, err
+    assert not (tmp_path / "x.jsonl").exists()

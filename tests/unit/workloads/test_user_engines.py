@@ -1,0 +1,139 @@
+"""A user's engine through the specs, sweep and check: the silent one fails, the declared one explains."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from prefixbench.reports.entry import main
+from prefixbench.simulator.observe import Observation
+from prefixbench.simulator.wire import Envelope
+from prefixbench.workloads.specs.base import Verdict
+from prefixbench.workloads.specs.engine import EngineCase, engine_cases, run_case, run_engine_specs
+from prefixbench.workloads.specs.observed import (
+    judge_accepts,
+    judge_no_silent_rewrite,
+    judge_summary_bound,
+    judge_summary_envelope,
+)
+
+SILENT = "tests.user_engines:silent"
+DECLARED = "tests.user_engines:declared"
+
+
+def test_cases_pair_strict_profiles_with_the_deepseek_workload_only():
+    cases = engine_cases([32_000], ["lenient", "deepseek-official"])
+    assert [c.id for c in cases] == ["32k-seed-coding-lenient", "32k-thinking-tools-lenient", "32k-thinking-tools-deepseek-official"]
+
+
+def test_silent_truncation_fails_naming_the_request():
+    results = {r.spec: r for r in run_engine_specs(SILENT, [32_000]) if r.workload == "seed-coding"}
+    assert results["no-silent-rewrite"].verdict is Verdict.VIOLATED
+    assert "rewrote cached history with no durable rewrite" in results["no-silent-rewrite"].figure
+    assert results["no-silent-rewrite"].figure.startswith("request #")
+    assert results["summary-uncached-bounded"].verdict is Verdict.VIOLATED
+    assert results["summary-envelope-routed"].verdict is Verdict.VACUOUS
+    assert results["no-silent-rewrite"].line().startswith("FAIL  no-silent-rewrite @32k [truncating/seed-coding/lenient]: request #")
+
+
+def test_declaring_the_same_truncation_explains_every_break():
+    run = run_case(DECLARED, EngineCase(32_000, "seed-coding", "lenient"))
+    assert run.rewrites and {kind for _, kind in run.rewrites} == {"truncate"}
+    assert judge_no_silent_rewrite(run.observations)[0] is Verdict.PASS
+    assert run.engine == "declared-truncating" and run.num_folds == 0
+
+
+def _obs(index, purpose="conversation", *, extends=True, cached=100, prompt=100, effort="max", status=200, rewrites=()):
+    return Observation(index, purpose, Envelope("p", "m", effort), None, prompt, cached, 0, None, extends, rewrites, status=status)
+
+
+def test_observed_judges_fail_on_hand_made_traffic():
+    warm = [_obs(0, cached=0), _obs(1), _obs(2, "compaction", extends=False), _obs(3, extends=False, rewrites=("checkpoint",))]
+    assert judge_no_silent_rewrite(warm)[0] is Verdict.PASS
+    assert judge_summary_bound(warm)[0] is Verdict.PASS
+    assert judge_summary_envelope(warm)[0] is Verdict.PASS
+    silent = [*warm[:3], dataclasses.replace(warm[3], rewrites_since_previous=())]
+    assert judge_no_silent_rewrite(silent) == (Verdict.VIOLATED, "request #3 rewrote cached history with no durable rewrite")
+    cold = [*warm[:2], _obs(2, "compaction", extends=False, cached=10, prompt=5_000)]
+    verdict, figure = judge_summary_bound(cold)
+    assert verdict is Verdict.VIOLATED and figure.startswith("summary 1/1 (request #2) hit 0.2%, 4,990 uncached")
+    other = [*warm[:2], _obs(2, "compaction", effort="high")]
+    assert judge_summary_envelope(other) == (Verdict.VIOLATED, "request #2: summary call sent effort 'high', routed 'max'")
+    refused = [*warm[:1], _obs(1, status=400)]
+    assert judge_accepts(refused, "deepseek-official")[0] is Verdict.VIOLATED
+    assert judge_accepts(warm, "deepseek-official")[0] is Verdict.PASS
+    assert judge_summary_bound(warm[:2])[0] is Verdict.VACUOUS
+
+
+def test_check_engine_exits_1_on_the_silent_engine(capsys):
+    assert main(["check", "--engine", SILENT, "--windows", "32k"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  no-silent-rewrite @32k [truncating/seed-coding/lenient]: request #" in out
+    assert out.strip().splitlines()[-1].startswith("0 passed, 6 failed: no-silent-rewrite")
+
+
+def test_check_engine_with_a_strict_profile(capsys):
+    assert main(["check", "--engine", DECLARED, "--windows", "32k", "--profile", "deepseek-official"]) == 1
+    out = capsys.readouterr().out
+    assert "PASS  no-silent-rewrite @32k [declared-truncating/thinking-tools/deepseek-official]" in out
+    assert "strict-profile-accepts @32k" in out
+
+
+def test_sweep_runs_a_user_engine_like_a_builtin(tmp_path, capsys):
+    argv = ["sweep", "--engine", DECLARED, "--windows", "32k", "--presets", "patched", "--out", str(tmp_path), "--quiet", "--format", "json"]
+    assert main(argv) == 0
+    import json
+
+    runs = json.loads(capsys.readouterr().out)
+    assert [(r["engine"], r["window"], r["num_folds"]) for r in runs] == [("declared-truncating", 32_000, 0)]
+    assert (tmp_path / "runs.csv").is_file()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["sweep", "--engine", "no_such_module_x:f", "--windows", "32k"], "--engine no_such_module_x:f: cannot import"),
+        (["check", "--engine", "tests.user_engines:raises", "--windows", "32k"], "the factory raised ValueError"),
+        (["check", "--engine", "tests.user_engines:not_an_engine"], "not an engine"),
+        (["check", "--profile", "deepseek-official"], "--profile applies to user engines"),
+        (["check", "--trace", "x.jsonl", "--engine", SILENT], "--engine, --engines and --engine-config do not apply"),
+    ],
+)
+def test_engine_errors_are_one_line_exit_2(tmp_path, capsys, argv, message):
+    assert main([*argv, *(["--out", str(tmp_path)] if argv[0] == "sweep" else [])]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and message in err, err
+
+
+CONFIGURABLE = "tests.user_engines:configurable"
+
+
+def test_engine_config_reaches_a_user_engine_on_sweep_and_check(tmp_path, capsys):
+    config = tmp_path / "engines.toml"
+    config.write_text(f'["{CONFIGURABLE}"]\ndeclare = true\n')
+    argv = ["sweep", "--engine", CONFIGURABLE, "--windows", "32k", "--presets", "patched", "--engine-config", str(config),
+            "--out", str(tmp_path / "out"), "--quiet", "--format", "json"]
+    assert main(argv) == 0
+    import json
+
+    assert [r["engine"] for r in json.loads(capsys.readouterr().out)] == ["configurable-declared"]
+    config.write_text(f'["{CONFIGURABLE}"]\ndeclare = true\n')
+    assert main(["check", "--engine", CONFIGURABLE, "--windows", "32k", "--engine-config", str(config)]) == 1
+    out = capsys.readouterr().out
+    assert "PASS  no-silent-rewrite @32k [configurable-declared/seed-coding/lenient]" in out
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        (f'["{CONFIGURABLE}"]\ndeclare = "yes"\n', "the factory raised ValueError: declare must be true or false, got 'yes'"),
+        ('[checkpoint]\nretain_ratio = 0.3\n', "check --engine-config sets user engines only, not 'checkpoint'"),
+    ],
+)
+def test_bad_engine_config_on_check_is_one_line(tmp_path, capsys, table, message):
+    config = tmp_path / "engines.toml"
+    config.write_text(table)
+    assert main(["check", "--engine", CONFIGURABLE, "--windows", "32k", "--engine-config", str(config)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and message in err, err

@@ -1,0 +1,93 @@
+"""The observed specs on a recorded request log: gate an agent written in any language.
+
+The agent records every request it sends in a test run, one chat-completions body per line
+(:mod:`prefixbench.workloads.chat_completions`; ``purpose: "compaction"`` marks a summary
+call, ``rewrites: [...]`` the durable rewrites it declared since the previous request). The
+log is replayed in order through the byte-exact reference cache, under each provider profile
+asked for, and judged by the specs of :mod:`prefixbench.workloads.specs.observed` that apply:
+the summary-call specs only when the log holds a summary call, the acceptance spec only
+under a strict profile.
+
+A strict profile remembers what the model emitted to judge replayed reasoning. A log holds
+requests only, so the reply to a conversation request is read from the next conversation
+request that extends it (its first new message, when that is the assistant's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.observe import Observation
+from prefixbench.simulator.provider import SimulatedProvider
+from prefixbench.simulator.validate import PROFILES, make_validator
+from prefixbench.simulator.wire import Block, Request
+from prefixbench.workloads.chat_completions import read_recorded
+from prefixbench.workloads.specs.base import SpecResult
+from prefixbench.workloads.specs.observed import OBSERVED_SPECS
+
+#: Recorded-log formats ``check --trace`` reads.
+TRACE_FORMATS: tuple[str, ...] = ("chat-completions",)
+
+
+@dataclass(frozen=True, slots=True)
+class TraceEntry:
+    """One recorded request and the durable rewrites declared before it."""
+
+    request: Request
+    rewrites: tuple[str, ...] = ()
+
+
+def read_trace(path: Path, input_format: str = "chat-completions") -> list[TraceEntry]:
+    """Every recorded request, in order (UserError with file:line on a bad line)."""
+    if input_format not in TRACE_FORMATS:
+        raise UserError(f"--input {input_format!r}: check --trace reads {', '.join(TRACE_FORMATS)}")
+    return [TraceEntry(request, rewrites) for request, rewrites in read_recorded(path)]
+
+
+def inferred_reply(entries: Sequence[TraceEntry], index: int) -> tuple[Block, ...]:
+    """The reply to conversation request ``index``, read from the next conversation request
+    that extends it (empty when none does)."""
+    sent = entries[index].request.messages
+    for later in entries[index + 1 :]:
+        if later.request.purpose != "conversation":
+            continue
+        messages = later.request.messages
+        if len(messages) > len(sent) and messages[: len(sent)] == sent and messages[len(sent)].role == "assistant":
+            return messages[len(sent)].blocks
+        return ()
+    return ()
+
+
+def replay_trace(entries: Sequence[TraceEntry], profile: str = "lenient") -> list[Observation]:
+    """Send each request, in order, to a fresh provider under ``profile``; one observation each."""
+    if profile not in PROFILES:
+        raise UserError(f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")
+    validator = None if profile == "lenient" else make_validator(profile)
+    provider = SimulatedProvider(validator=validator)
+    for tick, entry in enumerate(entries):
+        for kind in entry.rewrites:
+            provider.note_rewrite(kind)
+        observation = provider.send(entry.request, tick)
+        if validator is not None:
+            # As in a run: the validator learns what the model emitted, even after a refusal.
+            reply = inferred_reply(entries, tick) if entry.request.purpose == "conversation" else ()
+            provider.record_output(observation, entry.request, reply, 0)
+    return provider.observations
+
+
+def run_trace_specs(path: Path, input_format: str = "chat-completions", profiles: Sequence[str] = ("lenient",)) -> list[SpecResult]:
+    """The applicable specs on the log, once per profile; named ``[FILE/profile]``."""
+    entries = read_trace(path, input_format)
+    has_summary = any(e.request.purpose == "compaction" for e in entries)
+    results = []
+    for profile in profiles:
+        observations = replay_trace(entries, profile)
+        for spec in OBSERVED_SPECS:
+            if not spec.applies(profile) or (spec.name.startswith("summary-") and not has_summary):
+                continue
+            verdict, figure = spec.judge(observations, profile)
+            results.append(SpecResult(spec.name, verdict, figure, profile, None, path.name))
+    return results
