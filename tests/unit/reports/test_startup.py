@@ -57,6 +57,7 @@ def test_importing_the_cli_loads_neither_pandas_nor_matplotlib(tmp_path):
         ["audit", "--help"],
         ["compare", "--help"],
         ["check", "--help"],
+        ["record", "--help"],
         ["check", "--preset", "patched", "--engines", "checkpoint", "--windows", "32k"],
     ],
     ids=lambda argv: " ".join(argv),
