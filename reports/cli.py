@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from prefixbench.reports.options import check_price_options, parse_list, parse_windows, warn_window_memory
+from prefixbench.reports.options import Default, check_price_options, parse_list, parse_windows, warn_window_memory
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
@@ -126,14 +126,14 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
         return
     from prefixbench.kernel.presets import PRESET_ORDER, PRESETS
     from prefixbench.simulator.validate import PROFILES
-    from prefixbench.workloads.registry import WORKLOADS, all_engines
+    from prefixbench.workloads.registry import WORKLOADS
 
-    sweep.add_argument("--workload", default="seed-coding", help=f"workload: {_listing(WORKLOADS)} (default: seed-coding)")
-    sweep.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
-    sweep.add_argument("--presets", default=",".join(PRESET_ORDER), help=f"presets, comma-separated: {', '.join(PRESETS)} (default: {','.join(PRESET_ORDER)})")
+    sweep.add_argument("--workload", default=Default("seed-coding"), help=f"workload: {_listing(WORKLOADS)} (default: seed-coding)")
+    sweep.add_argument("--windows", default=Default("32k,128k,512k"), help="context windows, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
+    sweep.add_argument("--presets", default=Default(",".join(PRESET_ORDER)), help=f"presets, comma-separated: {', '.join(PRESETS)} (default: {','.join(PRESET_ORDER)})")
     sweep.add_argument("--engines", default=None, help=f"compaction engines, comma-separated: {_engine_listing()} (default: the workload's own)")
     _add_engine_option(sweep)
-    sweep.add_argument("--profile", default="lenient", help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
+    sweep.add_argument("--profile", default=Default("lenient"), help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
     _add_cache_options(sweep)
     _add_workload_options(sweep)
     sweep.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}; one table per engine the sweep runs "
@@ -142,6 +142,17 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
     sweep.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
     sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     sweep.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    _add_scale_options(sweep)
+
+
+def _add_scale_options(sweep: argparse.ArgumentParser) -> None:
+    """Grid files, seeds, parallel and distributed execution, the result store (README: Sweeps at scale)."""
+    sweep.add_argument("--grid", type=Path, default=None, metavar="FILE.toml", help="run the named sweeps of a grid file (cartesian products); flags given here override its values")
+    sweep.add_argument("--sweep", dest="sweep_name", default=None, metavar="NAME", help="with --grid: only the sweep of this name (default: every sweep in the file)")
+    sweep.add_argument("--seeds", default=None, help="workload shape seeds: 0-16 (inclusive), 0,3,5 or a mix; 0 is the default shape (default: 0)")
+    sweep.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: the number of cores when the sweep has more than 4 runs to compute, else 1)")
+    sweep.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="run on Dask distributed: a scheduler address (tcp://host:8786) or 'local' for a LocalCluster of --jobs workers (needs the dask extra)")
+    sweep.add_argument("--fresh", action="store_true", help="recompute every run, even those already in --out's result store")
 
 
 def _add_check_parser(sub: _Subcommands) -> None:
@@ -297,13 +308,13 @@ def _add_cache_options(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "--cache",
-        default="byte-exact",
+        default=Default("byte-exact"),
         help=f"provider cache model, optionally with options: {', '.join(CACHE_MODELS)} (byte-exact is the "
         "reference); e.g. openai:mode=5.6 or vllm:capacity_blocks=4096 (default: byte-exact)",
     )
     parser.add_argument(
         "--tokenizer",
-        default="heuristic",
+        default=Default("heuristic"),
         help="token counting for the token-based cache models: heuristic (ceil(bytes/4)) or deepseek-v4 "
         "(needs the deepseek extra) (default: heuristic)",
     )
@@ -358,7 +369,9 @@ def run(argv: Sequence[str] | None = None) -> int:
                 return run_audit_command(args)
         raise UserError(f"unknown command {args.command!r}")
     except UserError as exc:
-        return _fail(str(exc))
+        for line in getattr(exc, "lines", None) or [str(exc)]:  # a grid file: one line a problem
+            _fail(line)
+        return 2
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
         import os

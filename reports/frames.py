@@ -9,7 +9,7 @@ import pandas as pd
 from prefixbench.workloads.base import Run
 
 #: Columns that identify a run inside a sweep.
-RUN_KEYS = ("workload", "window", "engine", "preset", "profile", "cache")
+RUN_KEYS = ("workload", "window", "engine", "preset", "profile", "cache", "seed")
 
 RUN_COLUMNS = (
     *RUN_KEYS,
@@ -67,6 +67,7 @@ def run_record(run: Run) -> dict[str, object]:
         "preset": run.preset,
         "profile": run.profile,
         "cache": run.cache,
+        "seed": run.seed,
         "params": ";".join(f"{k}={v}" for k, v in sorted(run.params.items())),
         "num_requests": len(run.observations),
         "num_folds": run.num_folds,

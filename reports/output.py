@@ -1,20 +1,38 @@
-"""``prefixbench sweep``: options -> plan -> runs -> table on stdout, files in the output folder."""
+"""``prefixbench sweep``: options (or a grid file) -> plan -> runs the store lacks -> outputs rebuilt
+from the store -> table on stdout.
+
+Order of writes in ``--out``: the manifest claims the sweep's files and ``SWEEP-UNFINISHED``
+appears; an earlier sweep's derived files go; each run lands in ``store/`` as it finishes
+(atomically); then observations.csv, runs.csv, charts and report.md are rebuilt from the store,
+files an earlier sweep left that this one did not write are removed, and the mark goes.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pandas as pd
+
+from prefixbench.reports.cost import COST_COLUMNS, cost_table, cost_text
+from prefixbench.reports.frames import OBSERVATION_COLUMNS, RUN_COLUMNS, format_window
+from prefixbench.reports.manifest import Manifest
 from prefixbench.reports.interrupt import raise_if_interrupted
-from prefixbench.reports.frames import format_window, observations_frame, runs_frame
-from prefixbench.reports.options import check_price_options, parse_list, parse_windows, warn_window_memory
+from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory
 from prefixbench.reports.outdir import check_out_dir
-from prefixbench.reports.sweep import SweepWriter, report_markdown, runs_json
-from prefixbench.reports.tables import text_table
-from prefixbench.workloads.base import Run
+from prefixbench.reports.progress import SweepProgress
+from prefixbench.reports.seeds import sweep_text_table
+from prefixbench.reports.store import STORE_DIR, TEMP_PREFIX, ResultStore, compute_runs, decode_run, write_atomic
+from prefixbench.reports.sweep import report_markdown, runs_json
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.pricing import PriceRow, usd_sum
+from prefixbench.workloads.execute import default_jobs, map_runs, require_scheduler
 from prefixbench.workloads.registry import WORKLOADS
-from prefixbench.workloads.sweep import RunSink, SweepPlan, SweepSpec, land_sweep, plan_sweep
+from prefixbench.workloads.sweep import PlannedRun, SweepPlan, SweepSpec, longest_first, plan_sweep, plan_sweeps
 
 
 def workload_options(args: argparse.Namespace) -> dict[str, object]:
@@ -63,109 +81,349 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     )
 
 
-def output_names(spec: SweepSpec) -> list[str]:
-    """The files a sweep of ``spec`` writes into ``--out``."""
-    names = ["runs.csv", "observations.csv", "report.md", "hit-rate.png"]
-    names += [f"timeline-{format_window(w)}.png" for w in spec.windows]
-    if len(spec.engine_names()) > 1:
+def output_names(plan: SweepPlan) -> list[str]:
+    """The files a sweep writes at the top of ``--out`` (the store's files go into store/)."""
+    names = ["runs.csv", "observations.csv", "report.md", "report.html", "hit-rate.png"]
+    names += [f"timeline-{format_window(w)}.png" for w in sorted({item.workload.window for item in plan.runs})]
+    if len({item.engine for item in plan.runs}) > 1:
         names.append("engines.png")
-    if spec.price is not None:
+    if plan.spec.price is not None:
         names += ["cost.md", "cost.png"]
     return names
 
 
 def write_sweep(args: argparse.Namespace) -> int:
-    """Plan the sweep, land it run by run, print the table (or JSON) and write the output folder."""
-    plan = plan_sweep(sweep_spec(args))
-    spec = plan.spec
+    """Plan the sweep, run what the store lacks, rebuild every output from the store, print the table."""
+    specs = sweep_specs(args)
+    prices = list(dict.fromkeys(None if s.price is None else repr(s.price) for s in specs))
+    if len(prices) > 1:
+        raise UserError("--grid: the sweeps run together name different prices; give each its own run with --sweep NAME")
+    plan = plan_sweeps(specs) if len(specs) > 1 else plan_sweep(specs[0])
+    price = plan.spec.price
+    jobs = args.jobs
+    if jobs is not None and jobs < 1:
+        raise UserError(f"--jobs must be >= 1, got {jobs}")
+    require_scheduler(args.scheduler)
     out: Path = args.out
-    check_out_dir(out, output_names(spec))
-    writer = SweepWriter(out, spec.price)
-    runs = _land_with_progress(plan, writer, show=not args.quiet and sys.stderr.isatty())
-    raise_if_interrupted()
-    runs_df = runs_frame(runs)
-    obs_df = observations_frame(runs)
-    from prefixbench.reports.charts import hit_rate_chart, timeline_chart
-
-    hit_rate_chart(runs_df, out / "hit-rate.png")
-    for window in spec.windows:
-        timeline_chart(obs_df, window, out / f"timeline-{format_window(window)}.png")
-    written = ["runs.csv", "observations.csv", "report.md", "hit-rate.png", "timeline-*.png"]
-    sections = [report_markdown(spec, runs_df)]
-    if runs_df["engine"].nunique() > 1:
-        from prefixbench.reports.engines import comparison_markdown, engines_chart
-
-        sections.append(comparison_markdown(runs_df, obs_df))
-        engines_chart(runs_df, obs_df, out / "engines.png")
-        written.append("engines.png")
-    costs = None
-    if spec.price is not None:
-        import pandas as pd
-
-        from prefixbench.reports.cost import cost_chart, cost_markdown, cost_text, run_costs
-
-        # Priced once, as each run landed (SweepWriter).
-        costs = run_costs(pd.concat(writer.priced_observations, ignore_index=True))
-        section = cost_markdown(costs, spec.price)
-        (out / "cost.md").write_text(section, encoding="utf-8")
-        sections.append(section)
-        cost_chart(costs, out / "cost.png", title=f"Cost per run at {spec.price.model} prices")
-        written += ["cost.md", "cost.png"]
-    (out / "report.md").write_text("\n".join(sections), encoding="utf-8")
+    check_out_dir(out, output_names(plan))
+    _prepare_out(out)
+    store = ResultStore(out)
+    manifest = Manifest(out)
+    keys = [item.key for item in plan.runs]
+    manifest.remove_temporaries()
+    # Claim only files that are ours already or not there yet: a file someone else put there
+    # stays theirs (and is named in the warning) unless this sweep overwrites it.
+    claims = {store.relpath(k) for k in keys} | _claimed_outputs(plan)
+    manifest.claim({f for f in claims if f in manifest.previous or not (out / f).exists()})
+    manifest.begin(len(keys))
+    # Derived files are rebuilt at the end: remove an earlier sweep's now, so the folder never
+    # shows a report or CSV that does not match the store.
+    manifest.remove_owned(set(DERIVED_FILES) | {f for f in manifest.previous if f.endswith(".png") or f == "cost.md"})
+    todo = [i for i, item in enumerate(plan.runs) if args.fresh or not _stored(store, item.key)]
+    skipped = len(keys) - len(todo)
+    if skipped and not args.quiet:
+        print(
+            f"prefixbench: {skipped} of {len(keys)} runs already in {out / STORE_DIR} (skipped; --fresh recomputes); "
+            f"running {len(todo)}",
+            file=sys.stderr,
+        )
+    jobs = args.jobs if args.jobs is not None else default_jobs(len(todo) if todo else len(keys))
+    landed = _run_missing(plan, todo, store, args, skipped, jobs)
+    runs_df, obs_df, costs, written, drawing = _rebuild(out, plan, store, price, jobs, landed)
+    written |= {store.relpath(k) for k in keys}
     runs_text = runs_json(runs_df, costs)
-    _write_sweep_html(out, spec, runs_df, obs_df, runs_text)
-    written.append("report.html")
+    _write_sweep_html(out, plan, runs_df, obs_df, costs)
+    written.add("report.html")
+    for _ in drawing:  # the charts, drawn meanwhile
+        pass
+    foreign = manifest.finish(written)
     if args.format == "json":
         print(runs_text)
     else:
-        print(text_table(runs_df))
+        print(sweep_text_table(runs_df))
         if costs is not None:
-            print(f"\ncost at {spec.price.model} prices (USD):")
+            print(f"\ncost at {price.model} prices (USD):")
             print(cost_text(costs))
     if not args.quiet:
-        print(f"wrote {out}/: {', '.join(written)}", file=sys.stderr)
+        shown = sorted(f for f in written if "/" not in f)
+        print(f"wrote {out}/: {', '.join(shown)}, {STORE_DIR}/ ({len(keys)} runs)", file=sys.stderr)
+    if foreign:
+        listed = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
+        print(f"prefixbench: warning: {out}/ also holds files prefixbench did not write (left as they are): {listed}", file=sys.stderr)
     return 0
 
 
-def _write_sweep_html(out: Path, spec: SweepSpec, runs_df, obs_df, runs_text: str) -> None:
-    """report.html: the same runs as ``--format json`` prints, with the charts as inline SVG."""
-    import json
+#: Outputs every sweep rewrites from the store.
+DERIVED_FILES = ("runs.csv", "observations.csv", "report.md", "report.html")
 
+
+def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df: pd.DataFrame, costs: pd.DataFrame | None) -> None:
+    """report.html: the runs as ``--format json`` prints them, with the charts as inline SVG.
+
+    Its charts draw one run per configuration: with several seeds the lowest seed's runs, and
+    in a grid with workload-option axes the first option set of each workload (the page says
+    so); runs.csv and report.md hold every run.
+    """
     from prefixbench.reports.html_pages import sweep_page, write_html
 
-    params = runs_df["params"].iloc[0] if len(runs_df) else ""
+    shown = runs_df
+    notes = []
+    if len(runs_df) and runs_df["seed"].nunique() > 1:
+        seed = int(runs_df["seed"].min())
+        shown = shown[shown["seed"] == seed]
+        notes.append(f"seeds: this page shows seed {seed} of {runs_df['seed'].nunique()}; report.md and runs.csv hold "
+                     "every seed (median and min..max)")
+    if len(shown) and shown.groupby("workload")["params"].nunique().max() > 1:
+        first = shown.groupby("workload")["params"].transform("first")
+        shown = shown[shown["params"] == first]
+        notes.append("workload options: this page shows the first option set of each workload; report.md and runs.csv hold every one")
+    keys = ["workload", "window", "engine", "preset", "profile", "cache", "seed"]
+    obs = obs_df.merge(shown[keys].drop_duplicates(), on=keys, how="inner") if len(obs_df) else obs_df
+    specs = plan.all_specs()
+    params = "; ".join(dict.fromkeys(str(p).replace(";", ", ") for p in shown["params"]))
     lines = [
-        f"workload: {spec.workload} ({params.replace(';', ', ')})",
-        f"windows: {', '.join(format_window(w) for w in spec.windows)} (k = 1,000 tokens)",
-        f"engines: {', '.join(spec.engine_names())}; presets: {', '.join(spec.presets)}",
-        f"cache model: {spec.cache} (tokens: {spec.tokenizer}); provider profile: {spec.profile}",
+        f"workload: {', '.join(dict.fromkeys(shown['workload']))} ({params})",
+        f"windows: {', '.join(format_window(int(w)) for w in sorted(set(shown['window'])))} (k = 1,000 tokens)",
+        f"engines: {', '.join(dict.fromkeys(shown['engine']))}; presets: {', '.join(dict.fromkeys(shown['preset']))}",
+        f"cache model: {', '.join(dict.fromkeys(shown['cache']))} (tokens: {', '.join(dict.fromkeys(s.tokenizer for s in specs))}); "
+        f"provider profile: {', '.join(dict.fromkeys(shown['profile']))}",
+        *notes,
     ]
-    if spec.price is not None:
-        lines.append(f"prices: {spec.price.model}" + (f" (in force from {spec.price.effective})" if spec.price.effective else ""))
-    write_html(out / "report.html", sweep_page(lines, json.loads(runs_text), obs_df, priced=spec.price is not None))
+    price = plan.spec.price
+    if price is not None:
+        lines.append(f"prices: {price.model}" + (f" (in force from {price.effective})" if price.effective else ""))
+    shown_costs = costs
+    if costs is not None:
+        shown_costs = costs.merge(shown[keys].drop_duplicates(), on=keys, how="inner")
+    import json
+
+    write_html(out / "report.html", sweep_page(lines, json.loads(runs_json(shown, shown_costs)), obs, priced=price is not None))
 
 
-def _land_with_progress(plan: SweepPlan, writer: RunSink, show: bool) -> list[Run]:
-    if not show:
-        return land_sweep(plan, writer, raise_if_interrupted)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
+    """The sweep(s) the arguments ask for: a grid file's cartesian product, or the flags."""
+    if getattr(args, "grid", None) is not None:
+        from prefixbench.reports.grid import read_grid
 
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as progress:
-        task = progress.add_task("sweep", total=len(plan.runs))
+        specs = read_grid(args.grid, args.sweep_name, overrides=grid_overrides(args))
+        warn_window_memory(tuple(sorted({w for spec in specs for w in spec.windows})))
+        return specs
+    spec = sweep_spec(args)
+    if getattr(args, "seeds", None):
+        from dataclasses import replace
 
-        def on_run(number: int, total: int, run: Run) -> None:
-            progress.update(
-                task,
-                completed=number,
-                description=f"{run.workload} {format_window(run.window)} {run.engine}/{run.preset}",
-            )
+        spec = replace(spec, seeds=parse_seeds(str(args.seeds)))
+    return [spec]
 
-        return land_sweep(plan, writer, raise_if_interrupted, on_run)
+
+def grid_overrides(args: argparse.Namespace) -> dict[str, object]:
+    """The flags given on the command line, as grid keys (they replace the file's values)."""
+    out: dict[str, object] = {}
+    if given(args.workload):
+        out["workloads"] = [args.workload]
+    if given(args.windows):
+        out["windows"] = list(parse_list(args.windows, "--windows"))
+    if given(args.presets):
+        out["presets"] = list(parse_list(args.presets, "--presets"))
+    if given(args.engines):
+        out["engines"] = list(parse_list(args.engines, "--engines"))
+    if given(args.profile):
+        out["profiles"] = [args.profile]
+    if given(args.cache):
+        out["caches"] = [args.cache]
+    if given(args.tokenizer):
+        out["tokenizer"] = args.tokenizer
+    if given(args.seeds):
+        out["seeds"] = parse_seeds(str(args.seeds))
+    if given(args.price):
+        out["price"] = args.price
+        out["period"] = args.period
+        out["price_as_of"] = args.price_as_of
+    if given(args.engine_config):
+        out["engine_config"] = str(Path(args.engine_config).resolve())
+    options = {}
+    for name in dict.fromkeys(o.name for entry in WORKLOADS.values() for o in entry.options):
+        if getattr(args, name, None) is not None:
+            options[name] = getattr(args, name)
+    if options:
+        out["options"] = options
+    return out
+
+
+def _prepare_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: is a file, not a folder")
+    try:
+        (out / STORE_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot create the folder ({exc.strerror})") from None
+    if not os.access(out, os.W_OK):
+        raise UserError(f"--out {out}: folder is not writable")
+
+
+def _stored(store: ResultStore, key: str) -> bool:
+    """A run is stored when its file is there and readable (a damaged file is recomputed)."""
+    if not store.has(key):
+        return False
+    try:
+        import pyarrow.parquet as pq
+
+        pq.read_metadata(store.path(key))
+    except Exception:  # noqa: BLE001 - any unreadable file is simply not a stored run
+        return False
+    return True
+
+
+def _claimed_outputs(plan: SweepPlan) -> set[str]:
+    files = set(DERIVED_FILES) | {"hit-rate.png"}
+    files |= {f"timeline-{format_window(w)}.png" for w in {item.workload.window for item in plan.runs}}
+    files |= {"engines.png", "cost.md", "cost.png"}
+    return files
+
+
+def _run_missing(
+    plan: SweepPlan, todo: list[int], store: ResultStore, args: argparse.Namespace, skipped: int, jobs: int
+) -> dict[str, tuple[dict[str, object], pd.DataFrame]]:
+    """Execute the runs the store lacks, longest first, storing each as it finishes.
+
+    Returns the landed runs' records and frames (as the workers made them, equal to what their
+    stored files decode to), so the rebuild reads only the runs that were skipped.
+    """
+    landed: dict[str, tuple[dict[str, object], pd.DataFrame]] = {}
+    if not todo:
+        return landed
+    items = [plan.runs[i] for i in todo]
+    # With workers, runs of one workload instance (a window and seed: its presets and engines)
+    # go to a worker together, so it makes their filler text and renderings once; the batches
+    # are sent longest first. In this process every run is its own batch (its caches are warm
+    # anyway) and lands in the store the moment it finishes.
+    batched = jobs > 1 or args.scheduler is not None
+    batches: dict[object, list[PlannedRun]] = {}
+    for number, item in enumerate(items):
+        key = (id(item.workload), item.profile, item.cache, item.tokenizer) if batched else number
+        batches.setdefault(key, []).append(item)
+    groups = list(batches.values())
+    groups = [groups[i] for i in longest_first([sum(item.cost_estimate for item in group) for group in groups])]
+    progress = SweepProgress(len(plan.runs), skipped, mode=SweepProgress.mode_for(args.quiet))
+    results = map_runs(
+        compute_runs, groups, jobs=jobs, scheduler=args.scheduler,
+        on_submit=lambda indices: progress.set_in_flight(sum(len(groups[i]) for i in indices)),
+    )
+    with progress:
+        for index, batch in results:
+            for item, (key, data, record, frame) in zip(groups[index], batch):
+                expected = item.key
+                if key != expected:
+                    # The worker hashed the same spec to another key: it runs other prefixbench code.
+                    raise UserError(
+                        f"a worker computed {item.describe()} with another prefixbench "
+                        f"(run key {key}, expected {expected}): install the same prefixbench on every worker"
+                    )
+                store.put(expected, data)
+                progress.finished(item.describe())
+                landed[expected] = (record, frame)  # what decoding ``data`` gives (tests/unit/reports/test_store.py)
+            # A Ctrl-C that library code swallowed still stops the sweep at the next boundary.
+            raise_if_interrupted()
+    return landed
+
+
+def _rebuild(
+    out: Path, plan: SweepPlan, store: ResultStore, price: PriceRow | None, jobs: int = 1,
+    landed: dict[str, tuple[dict[str, object], pd.DataFrame]] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, set[str], Iterator[tuple[int, str]]]:
+    """runs.csv, observations.csv, charts and report.md from the stored runs, in plan order.
+
+    With ``jobs`` > 1 the stored runs are read and the charts drawn in worker processes; the
+    files are the same either way. The charts are still being drawn when this returns: iterate
+    the last item returned to wait for them.
+    """
+    landed = landed or {}
+    loaded = [landed.get(item.key) for item in plan.runs]
+    missing = [i for i, result in enumerate(loaded) if result is None]
+    paths = [store.path(plan.runs[i].key) for i in missing]
+    for index, result in map_runs(decode_run, paths, jobs=_pool_size(jobs, len(paths), 50)):
+        loaded[missing[index]] = result
+    records, frames, priced = [], [], []
+    for record, observations in loaded:  # type: ignore[misc]
+        records.append(record)
+        if price is not None:
+            observations = cost_table(observations, price)
+            priced.append(observations)
+        frames.append(observations)
+    runs_df = pd.DataFrame(records, columns=list(RUN_COLUMNS))
+    obs_df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(OBSERVATION_COLUMNS))
+    from prefixbench.reports.charts import hit_rate_chart, timeline_chart
+
+    charts: list[ChartTask] = [(hit_rate_chart, (runs_df,), {}, out / "hit-rate.png")]
+    # A timeline draws every request of one run per series: with several seeds, the lowest
+    # seed's runs (report.md says which).
+    timeline_obs = obs_df[obs_df["seed"] == obs_df["seed"].min()] if len(obs_df) else obs_df
+    for window in sorted(runs_df["window"].unique()):
+        name = f"timeline-{format_window(int(window))}.png"
+        subset = timeline_obs[timeline_obs["window"] == window]
+        charts.append((timeline_chart, (subset, int(window)), {}, out / name))
+    several_engines = runs_df["engine"].nunique() > 1
+    if several_engines:
+        from prefixbench.reports.engines import engines_chart
+
+        charts.append((engines_chart, (runs_df, obs_df), {}, out / "engines.png"))
+    costs = None
+    if price is not None:
+        from prefixbench.reports.cost import cost_chart, run_costs
+
+        costs = run_costs(pd.concat(priced, ignore_index=True))
+        charts.append((cost_chart, (costs,), {"title": f"Cost per run at {price.model} prices"}, out / "cost.png"))
+    # With workers, the charts are drawn there while this process writes the text files.
+    drawing = map_runs(draw_chart, charts, jobs=_pool_size(jobs, len(charts), 2))
+    written = {"observations.csv", "runs.csv", "report.md", *(path.name for *_, path in charts)}
+    _write_csvs(out, records, priced, obs_df, price)
+    sections = [report_markdown(plan, runs_df)]
+    if several_engines:
+        from prefixbench.reports.engines import comparison_markdown
+
+        sections.append(comparison_markdown(runs_df, obs_df))
+    if price is not None:
+        from prefixbench.reports.cost import cost_markdown
+
+        section = cost_markdown(costs, price)
+        write_atomic(out / "cost.md", section.encode())
+        sections.append(section)
+        written.add("cost.md")
+    write_atomic(out / "report.md", "\n".join(sections).encode())
+    return runs_df, obs_df, costs, written, drawing
+
+
+#: A chart to draw: the function, its leading arguments, keyword arguments and the file.
+ChartTask = tuple[Callable[..., None], tuple, dict, Path]
+
+
+def draw_chart(task: ChartTask) -> str:
+    """Draw one chart into a temporary file beside its path, then rename it into place."""
+    draw, args, kwargs, path = task
+    tmp = path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{path.name}")
+    draw(*args, tmp, **kwargs)
+    os.replace(tmp, path)
+    return path.name
+
+
+def _pool_size(jobs: int, tasks: int, per_worker: int) -> int:
+    """Worker processes for a side job: none unless there is enough work to share."""
+    return 1 if jobs <= 1 or tasks < 2 * per_worker else min(jobs, tasks // per_worker)
+
+
+def _write_csvs(
+    out: Path, records: list[dict[str, object]], priced: list[pd.DataFrame], obs_df: pd.DataFrame, price: PriceRow | None
+) -> None:
+    """observations.csv, then runs.csv, each written whole and renamed into place."""
+    extra = list(COST_COLUMNS) if price is not None else []
+    rows = []
+    for number, record in enumerate(records):
+        row = {k: json.dumps(v) if isinstance(v, list) else v for k, v in record.items()}
+        if price is not None:
+            for column in COST_COLUMNS:
+                row[column] = usd_sum(priced[number][column])
+        rows.append(row)
+    observations = obs_df.reindex(columns=[*OBSERVATION_COLUMNS, *extra])
+    write_atomic(out / "observations.csv", observations.to_csv(index=False, lineterminator="\n").encode())
+    runs = pd.DataFrame(rows, columns=[*RUN_COLUMNS, *extra])
+    write_atomic(out / "runs.csv", runs.to_csv(index=False, lineterminator="\n").encode())

@@ -74,6 +74,8 @@ class Run:
     observations: tuple[Observation, ...]
     session: Session = field(compare=False)
     params: dict[str, object] = field(default_factory=dict, compare=False)
+    #: The workload's shape seed (0 = its default shape).
+    seed: int = 0
 
     @property
     def summaries(self) -> tuple[Observation, ...]:

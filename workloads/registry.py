@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -20,8 +19,10 @@ from prefixbench.simulator.provider import SimulatedProvider, Validator
 from prefixbench.simulator.validate import PROFILES, make_validator
 from prefixbench.workloads.base import Run, Workload
 from prefixbench.workloads.loop import run_workload
+from prefixbench.workloads.idle_gaps import IdleGapsWorkload
 from prefixbench.workloads.reading import MAX_DEPTH, check_tree, int_limit_text, loads, read_text
 from prefixbench.workloads.seed_coding import SeedCodingWorkload
+from prefixbench.workloads.subagents import SubagentsWorkload
 from prefixbench.workloads.thinking_tools import ThinkingToolsWorkload, binding_for_profile
 from prefixbench.workloads.thinking_tools import ranges_config as thinking_ranges_config
 
@@ -115,6 +116,28 @@ WORKLOADS: dict[str, WorkloadEntry] = {
                 "ranges": EngineSection("ranges", thinking_ranges_config),
             },
             bind_profile=lambda profile: {"binding": binding_for_profile(profile)},
+        ),
+        WorkloadEntry(
+            "subagents",
+            SubagentsWorkload,
+            "a main agent fans out concurrent subagents sharing a freshly written head (the write race)",
+            engines=("checkpoint",),
+            options=(
+                WorkloadOption("subagents", int, "concurrent subagents (default: 4)"),
+                WorkloadOption("subagent_steps", int, "read steps per subagent (default: 6)"),
+                WorkloadOption("main_steps", int, "main-agent steps before the fan-out (default: 4)"),
+            ),
+        ),
+        WorkloadEntry(
+            "idle-gaps",
+            IdleGapsWorkload,
+            "user turns separated by idle gaps around the cache TTL (use a TTL cache model)",
+            engines=("checkpoint",),
+            options=(
+                WorkloadOption("turns", int, "user turns (default: 6)"),
+                WorkloadOption("steps_per_turn", int, "tool steps per turn (default: 6)"),
+                WorkloadOption("gap_s", float, "centre of the idle gaps in seconds (default: 300)"),
+            ),
         ),
     )
 }
@@ -279,6 +302,9 @@ def execute(
         validator = validator_for(workload, profile)
     engine_name = engine or get_workload(workload.name).default_engine
     provider = SimulatedProvider(cache=cache, validator=validator)
+    drive = getattr(workload, "run", None)
+    if drive is not None:  # a workload of several agents drives them itself (subagents): one engine each
+        return drive(lambda: make_engine(workload, engine_name, preset, engine_config), engine_name, preset, provider, profile)
     return run_workload(
         workload, make_engine(workload, engine_name, preset, engine_config), provider, preset=preset.name, profile=profile
     )

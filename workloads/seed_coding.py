@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import json
 import math
+import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 from prefixbench.simulator.errors import UserError
@@ -59,11 +61,15 @@ class SeedCodingWorkload:
     retain_tokens: int | None = None
     #: Checkpoint-engine keys applied over the seed's settings (``--engine-config``).
     checkpoint: Mapping[str, Any] | None = None
+    #: Shape variation (0 = seed 001's exact sizes; see :meth:`step_shape`).
+    seed: int = 0
     name: str = field(default="seed-coding", init=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window <= 0:
             raise UserError(f"window must be a positive integer, got {self.window!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise UserError(f"seed must be an integer >= 0, got {self.seed!r}")
         if isinstance(self.steps, bool) or not isinstance(self.steps, int) or self.steps < 1:
             raise UserError(f"--steps must be a whole number >= 1 (a run with no tool step measures nothing), got {self.steps!r}")
         if self.effort is not None and self.effort not in EFFORTS:
@@ -98,6 +104,21 @@ class SeedCodingWorkload:
         if self.pruner == "rewrite-only":
             return self.rewrite_threshold + 300
         return self.step_chars * 2
+
+    def step_shape(self, step: int) -> tuple[int, int]:
+        """``(prose, result)`` characters of one tool step.
+
+        Seed 0 is seed 001's script: every step's prose and normal result are
+        :attr:`step_chars`, every third result (step % 3 == 1) is :attr:`big_result_chars`.
+        Another seed draws, from its own ``random.Random(seed)``, each step's prose and normal
+        result between 0.75 and 1.25 of that size, which results are large (one in three on
+        average) and by how much a large result overflows the rewrite-only pruner (100 to 600
+        characters, so the pass still rewrites it and still never clears pressure alone).
+        """
+        if self.seed == 0:
+            return self.step_chars, self.big_result_chars if step % 3 == 1 else self.step_chars
+        table = _seeded_shape(self.seed, self.steps, self.step_chars, self.pruner == "rewrite-only", self.rewrite_threshold)
+        return table[step] if step < len(table) else (self.step_chars, self.step_chars)
 
     def pruner_config(self) -> PrunerConfig | None:
         """The pruner budgets this workload mounts, if any."""
@@ -153,6 +174,21 @@ class SeedCodingWorkload:
         return {"steps": self.steps, "effort": self.effort or "default", "pruner": pruner}
 
 
+@lru_cache(maxsize=256)
+def _seeded_shape(seed: int, steps: int, step_chars: int, rewrite_only: bool, threshold: int) -> tuple[tuple[int, int], ...]:
+    """Per-step ``(prose, result)`` sizes of a seeded seed-coding run (never the global RNG)."""
+    rng = random.Random(seed)
+    shape = []
+    for _ in range(steps):
+        prose_chars = int(step_chars * rng.uniform(0.75, 1.25))
+        if rng.random() < 1 / 3:
+            result = threshold + rng.randint(100, 600) if rewrite_only else int(step_chars * rng.uniform(1.75, 2.25))
+        else:
+            result = int(step_chars * rng.uniform(0.75, 1.25))
+        shape.append((prose_chars, result))
+    return tuple(shape)
+
+
 class SeedCodingScript:
     """The scripted user, model and tool of one seed-coding run."""
 
@@ -177,7 +213,7 @@ class SeedCodingScript:
         if n < self.workload.steps:
             return Reply(
                 (
-                    Text(prose(f"reasoning-{n}", self.workload.step_chars)),
+                    Text(prose(f"reasoning-{n}", self.workload.step_shape(n)[0])),
                     ToolCall(f"call-{n}", "read_file", json.dumps({"i": n})),
                 )
             )
@@ -186,5 +222,5 @@ class SeedCodingScript:
     def run_tool(self, call: ToolCall) -> Message:
         """read_file: prose sized by step (every third one large)."""
         index = int(json.loads(call.arguments).get("i", 0))
-        size = self.workload.big_result_chars if index % 3 == 1 else self.workload.step_chars
+        size = self.workload.step_shape(index)[1]
         return tool_result_message(call.call_id, prose(f"file-{index}", size))

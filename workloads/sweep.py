@@ -1,15 +1,24 @@
-"""A sweep: every (window, engine, preset) run of one workload, planned, then landed.
+"""A sweep: every (window, seed, engine, preset) run of one workload, planned, then landed.
 
 ``plan_sweep(spec)`` is pure: it validates every option and lists the runs before anything
 executes, so a bad option never throws away finished work. ``land_sweep(plan, sink)`` executes
-the runs in order and hands each finished run to the sink (the CSV writer, a progress bar) as
-it lands; if a run fails, the runs before it are already with the sink.
+the runs in order and hands each finished run to the sink (a progress bar, a test) as it
+lands; if a run fails, the runs before it are already with the sink. ``plan_sweeps`` joins
+several specs (a grid file's cartesian product) into one plan.
+
+Each planned run is self-contained (workload, engine, preset, profile, cache model, tokenizer)
+so a worker process or a Dask worker can execute it alone, and has a key: a hash of all of
+that and the prefixbench version, the name of its result in the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from prefixbench.kernel.presets import PRESET_ORDER, get_preset
 from prefixbench.simulator.cache import CacheModel
@@ -47,6 +56,8 @@ class SweepSpec:
     options: dict[str, object] = field(default_factory=dict)
     #: Price row for dollar columns, cost.md and cost.png (None = no cost report).
     price: PriceRow | None = None
+    #: Workload shape seeds (0 = the workload's default shape).
+    seeds: tuple[int, ...] = (0,)
     #: ``--engine-config`` tables of user engines, by the name or import path given.
     engine_configs: dict[str, dict[str, object]] = field(default_factory=dict)
 
@@ -57,19 +68,131 @@ class SweepSpec:
 
 @dataclass(frozen=True, slots=True)
 class PlannedRun:
-    """One run of a sweep, validated but not yet executed."""
+    """One run of a sweep, validated but not yet executed: everything needed to execute it."""
 
     workload: Workload
     engine: str
     preset: str
+    profile: str = "lenient"
+    cache: str = "byte-exact"
+    tokenizer: str = "heuristic"
+    #: The ``--engine-config`` table of a user engine (None: its defaults).
+    engine_config: dict[str, object] | None = None
+
+    @property
+    def key(self) -> str:
+        """The run's name in the result store: a hash of its full spec and the prefixbench version."""
+        return run_key(self)
+
+    @property
+    def cost_estimate(self) -> int:
+        """A rough relative cost (window times steps) to send long runs first."""
+        w = self.workload
+        steps = getattr(w, "steps", None)
+        if steps is None:
+            steps = getattr(w, "turns", 1) * getattr(w, "steps_per_turn", 1)
+        return w.window * max(1, int(steps))
+
+    def describe(self) -> str:
+        """``seed-coding 32k checkpoint/legacy seed 3``."""
+        window = self.workload.window
+        if window % 1_000_000 == 0:
+            shown = f"{window // 1_000_000}M"
+        elif window % 1000 == 0:
+            shown = f"{window // 1000}k"
+        else:
+            shown = str(window)
+        seed = getattr(self.workload, "seed", 0)
+        return f"{self.workload.name} {shown} {self.engine}/{self.preset}" + (f" seed {seed}" if seed else "")
 
 
 @dataclass(frozen=True, slots=True)
 class SweepPlan:
-    """A validated sweep: the spec and its runs in execution order."""
+    """A validated sweep: the spec(s) and the runs in report order."""
 
     spec: SweepSpec
     runs: tuple[PlannedRun, ...]
+    #: Every spec that contributed runs (a grid file gives several); ``spec`` is the first.
+    specs: tuple[SweepSpec, ...] = ()
+
+    def all_specs(self) -> tuple[SweepSpec, ...]:
+        """The specs of this plan (``(spec,)`` for a single one)."""
+        return self.specs or (self.spec,)
+
+
+def prefixbench_version() -> str:
+    """The prefixbench version part of every run key: the installed version plus a digest of the
+    simulator, kernel and workloads sources, so a stored run is never reused after a change to
+    the code that produced it, even one that did not bump the version."""
+    return _version()
+
+
+@lru_cache(maxsize=1)
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+    from pathlib import Path
+
+    import prefixbench.kernel
+    import prefixbench.simulator
+    import prefixbench.workloads
+
+    try:
+        installed = version("prefixbench")
+    except PackageNotFoundError:
+        installed = "unknown"
+    digest = hashlib.sha256()
+    for package in (prefixbench.simulator, prefixbench.kernel, prefixbench.workloads):
+        root = Path(package.__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"{installed}+{digest.hexdigest()[:12]}"
+
+
+def _canonical(value: object) -> object:
+    """A JSON-able, order-stable form of a spec value (dataclasses, mappings, tuples)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            "__type__": type(value).__name__,
+            **{f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init},
+        }
+    if isinstance(value, Mapping):
+        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return repr(value)
+
+
+def run_spec(item: PlannedRun) -> dict[str, object]:
+    """The full spec of one run, as hashed into its key."""
+    return {
+        "prefixbench": prefixbench_version(),
+        "workload": _canonical(item.workload),
+        "engine": item.engine,
+        "preset": item.preset,
+        "profile": item.profile,
+        "cache": item.cache,
+        "tokenizer": item.tokenizer,
+        "engine_config": _canonical(item.engine_config),
+    }
+
+
+def run_key(item: PlannedRun) -> str:
+    """24 hex digits of the SHA-256 of the run's canonical spec."""
+    text = json.dumps(run_spec(item), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def submission_order(runs: tuple[PlannedRun, ...] | list[PlannedRun]) -> list[int]:
+    """Indices of ``runs``, longest first (ties in plan order): idle workers pick up short runs
+    at the end instead of one long run finishing alone (LPT scheduling)."""
+    return longest_first([run.cost_estimate for run in runs])
+
+
+def longest_first(costs: list[int]) -> list[int]:
+    """Indices of ``costs`` from the largest down, ties in their own order."""
+    return sorted(range(len(costs)), key=lambda i: (-costs[i], i))
 
 
 def plan_sweep(spec: SweepSpec) -> SweepPlan:
@@ -92,15 +215,40 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
             )
         if is_user_engine(engine):
             load_engine(engine)  # a user's engine: fail on loading before anything runs
+    if not spec.seeds:
+        raise UserError("--seeds: give at least one seed")
+    for seed in spec.seeds:
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise UserError(f"--seeds: a seed is an integer >= 0, got {seed!r}")
+    if len(set(spec.seeds)) != len(spec.seeds):
+        raise UserError(f"--seeds: {', '.join(str(s) for s in spec.seeds)} names a seed twice")
     planned = []
     for window in spec.windows:
-        workload = make_workload(spec.workload, window, **binding, **spec.options)
-        for engine in spec.engine_names():
-            # Building the engine validates its configuration for this window.
-            make_engine(workload, engine, get_preset(spec.presets[0]), spec.engine_configs.get(engine))
-            for preset in spec.presets:
-                planned.append(PlannedRun(workload, engine, preset))
+        for seed in spec.seeds:
+            options = dict(spec.options)
+            if seed:
+                options["seed"] = seed
+            workload = make_workload(spec.workload, window, **binding, **options)
+            for engine in spec.engine_names():
+                config = spec.engine_configs.get(engine)
+                # Building the engine validates its configuration for this window.
+                make_engine(workload, engine, get_preset(spec.presets[0]), config)
+                for preset in spec.presets:
+                    planned.append(
+                        PlannedRun(workload, engine, preset, spec.profile, spec.cache, spec.tokenizer, config)
+                    )
     return SweepPlan(spec, tuple(planned))
+
+
+def plan_sweeps(specs: list[SweepSpec] | tuple[SweepSpec, ...]) -> SweepPlan:
+    """One plan from several specs (a grid), in spec order; a run two specs share runs once."""
+    if not specs:
+        raise UserError("the sweep names no runs")
+    runs: dict[str, PlannedRun] = {}
+    for spec in specs:
+        for item in plan_sweep(spec).runs:
+            runs.setdefault(item.key, item)
+    return SweepPlan(specs[0], tuple(runs.values()), tuple(specs))
 
 
 def make_cache_model(spec: str, tokenizer: str = "heuristic") -> CacheModel | None:
@@ -114,15 +262,17 @@ def make_cache_model(spec: str, tokenizer: str = "heuristic") -> CacheModel | No
     return make_cache(name, tokenizer=tokenizer, **options)
 
 
-def execute_planned(item: PlannedRun, spec: SweepSpec) -> Run:
-    """Run one planned item with the sweep's cache model and strictness profile."""
+def execute_planned(item: PlannedRun, spec: SweepSpec | None = None) -> Run:
+    """Run one planned item with its cache model and strictness profile (``spec`` is unused:
+    a planned run carries both)."""
+    del spec
     return execute(
         item.workload,
         item.preset,
         engine=item.engine,
-        cache=make_cache_model(spec.cache, spec.tokenizer),
-        profile=spec.profile,
-        engine_config=spec.engine_configs.get(item.engine),
+        cache=make_cache_model(item.cache, item.tokenizer),
+        profile=item.profile,
+        engine_config=item.engine_config,
     )
 
 

@@ -29,8 +29,10 @@ their uncached tokens compare fairly; only ``ranges`` ever nudges the model to c
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from prefixbench.simulator.checks import is_positive_int
@@ -132,11 +134,15 @@ class ThinkingToolsWorkload:
     checkpoint: CheckpointConfig | None = None
     user_tail: UserTailConfig | None = None
     ranges: RangesConfig | None = None
+    #: Shape variation (0 = the fixed cycle of step sizes; see :meth:`step_sizes`).
+    seed: int = 0
     name: str = field(default="thinking-tools", init=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 8_000:
             raise UserError(f"thinking-tools: window must be an integer >= 8000, got {self.window!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise UserError(f"thinking-tools: seed must be an integer >= 0, got {self.seed!r}")
         for key in ("turns", "steps_per_turn"):
             value = getattr(self, key)
             if not is_positive_int(value):
@@ -165,10 +171,18 @@ class ThinkingToolsWorkload:
         return int(self.window * STEP_SHARE * CHARS_PER_TOKEN)
 
     def step_sizes(self, turn: int, step: int) -> tuple[int, int, int]:
-        """``(reasoning, text, result)`` characters of one tool step (reasoning 0 = no thinking)."""
-        factor = STEP_FACTORS[(turn * 7 + step) % len(STEP_FACTORS)]
+        """``(reasoning, text, result)`` characters of one tool step (reasoning 0 = no thinking).
+
+        Seed 0 cycles :data:`STEP_FACTORS` and skips thinking on every 4th step. Another seed
+        draws each step's factor between 0.75 and 1.25 and skips thinking with probability 1/4,
+        from its own ``random.Random(seed)``.
+        """
+        if self.seed == 0:
+            factor = STEP_FACTORS[(turn * 7 + step) % len(STEP_FACTORS)]
+            thinks = step % NO_THINKING_EVERY != NO_THINKING_EVERY - 1
+        else:
+            factor, thinks = _seeded_steps(self.seed, self.turns, self.steps_per_turn)[turn][step]
         base = self.step_chars * factor
-        thinks = step % NO_THINKING_EVERY != NO_THINKING_EVERY - 1
         return (int(0.3 * base) if thinks else 0, max(40, int(0.1 * base)), int(0.6 * base))
 
     # --- Workload protocol ----------------------------------------------------------------
@@ -275,7 +289,9 @@ class ThinkingToolsScript:
         )
 
     def _final(self, turn: int) -> tuple[Block, ...]:
-        thinking = "" if turn % 3 == 2 else prose(f"wrap-up thinking t{turn}", 600)
+        seed = self.workload.seed
+        skip = turn % 3 == 2 if seed == 0 else random.Random(f"{seed}/final/{turn}").random() < 1 / 3
+        thinking = "" if skip else prose(f"wrap-up thinking t{turn}", 600)
         return (self._reasoning(thinking), Text(prose(f"answer t{turn}", 400)))
 
     def _summary(self, request: Request) -> Reply:
@@ -291,6 +307,16 @@ class ThinkingToolsScript:
         turn, step = int(turn_s[1:]), int(step_s[1:])
         _, _, result = self.workload.step_sizes(turn, step)
         return tool_result_message(call.call_id, prose(f"{call.name} output t{turn} s{step}", result))
+
+
+@lru_cache(maxsize=64)
+def _seeded_steps(seed: int, turns: int, steps_per_turn: int) -> tuple[tuple[tuple[float, bool], ...], ...]:
+    """Per-turn, per-step ``(size factor, thinks)`` of a seeded run (never the global RNG)."""
+    rng = random.Random(seed)
+    return tuple(
+        tuple((rng.uniform(0.75, 1.25), rng.random() >= 1 / NO_THINKING_EVERY) for _ in range(steps_per_turn))
+        for _ in range(turns)
+    )
 
 
 def ranges_config(section: Mapping[str, Any]) -> RangesConfig:

@@ -22,8 +22,9 @@ from prefixbench.workloads.registry import WORKLOADS, execute, make_engine, make
 from prefixbench.workloads.specs.base import SpecResult
 from prefixbench.workloads.specs.observed import OBSERVED_SPECS, ObservedSpec
 
-#: The workloads a user's engine is checked on, in report order.
-ENGINE_WORKLOADS: tuple[str, ...] = tuple(WORKLOADS)
+#: The workloads a user's engine is checked on, in report order (the seed workloads; the
+#: scale workloads subagents and idle-gaps run it too, on sweep, but are not in the gate).
+ENGINE_WORKLOADS: tuple[str, ...] = ("seed-coding", "thinking-tools")
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,7 @@ import json
 import pandas as pd
 import pytest
 
+from prefixbench.reports import store as store_module
 from prefixbench.workloads import sweep as sweep_module
 from prefixbench.reports.cli import main
 from prefixbench.reports.options import parse_window
@@ -25,7 +26,11 @@ def test_sweep_prints_the_table_and_writes_every_output(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "summary calls, uncached tokens" in out and "patched" in out
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == ["hit-rate.png", "observations.csv", "report.html", "report.md", "runs.csv", "timeline-32k.png"]
+    assert names == [
+        ".prefixbench-manifest.json", "hit-rate.png", "observations.csv", "report.html", "report.md", "runs.csv", "store",
+        "timeline-32k.png",
+    ]
+    assert len(list((tmp_path / "store").glob("*.parquet"))) == 2
     runs = pd.read_csv(tmp_path / "runs.csv")
     assert list(runs["preset"]) == ["legacy", "patched"]
     obs = pd.read_csv(tmp_path / "observations.csv")
@@ -39,8 +44,10 @@ def test_two_sweeps_are_byte_identical(tmp_path, capsys):
     first = capsys.readouterr().out
     assert main([*SMALL, "--out", str(b), "--format", "json"]) == 0
     assert capsys.readouterr().out == first
-    for path in a.iterdir():
-        assert path.read_bytes() == (b / path.name).read_bytes(), path.name
+    files = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
+    assert len(files) >= 7
+    for rel in files:
+        assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
 
 
 def test_json_has_the_documented_fields(tmp_path, capsys):
@@ -58,21 +65,28 @@ def test_json_has_the_documented_fields(tmp_path, capsys):
     assert legacy["uncached_change_vs_legacy"] == 0.0 and patched["uncached_change_vs_legacy"] < 0
 
 
-def test_finished_runs_survive_a_later_failure(tmp_path, monkeypatch):
+def test_finished_runs_survive_a_later_failure(tmp_path, monkeypatch, capsys):
     calls = []
     real = sweep_module.execute_planned
 
-    def flaky(item, spec):
+    def flaky(item, spec=None):
         calls.append(item.preset)
         if len(calls) == 2:
             raise RuntimeError("boom")
         return real(item, spec)
 
-    monkeypatch.setattr(sweep_module, "execute_planned", flaky)
+    monkeypatch.setattr(store_module, "execute_planned", flaky)
     with pytest.raises(RuntimeError):
-        main([*SMALL, "--out", str(tmp_path)])
+        main([*SMALL, "--jobs", "1", "--out", str(tmp_path)])
+    # The first run is in the store; no CSV or report claims anything; the folder says unfinished.
+    assert len(list((tmp_path / "store").glob("*.parquet"))) == 1
+    assert (tmp_path / "SWEEP-UNFINISHED").exists() and not (tmp_path / "runs.csv").exists()
+    monkeypatch.setattr(store_module, "execute_planned", real)
+    calls.clear()
+    assert main([*SMALL[:-1], "--jobs", "1", "--out", str(tmp_path)]) == 0
+    assert "1 of 2 runs already in" in capsys.readouterr().err
     runs = pd.read_csv(tmp_path / "runs.csv")
-    assert list(runs["preset"]) == ["legacy"]
+    assert list(runs["preset"]) == ["legacy", "patched"] and not (tmp_path / "SWEEP-UNFINISHED").exists()
 
 
 @pytest.mark.parametrize(

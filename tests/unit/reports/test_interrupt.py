@@ -9,10 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
 from prefixbench.reports import entry
+from prefixbench.reports import store as store_module
 from prefixbench.workloads import sweep as sweep_module
 
 SWEEP = ["sweep", "--windows", "32k", "--presets", "legacy,patched", "--steps", "40", "--quiet"]
@@ -54,17 +54,19 @@ def test_sigint_during_imports_is_130_without_traceback(tmp_path, library):
 
 
 def test_sigint_mid_sweep_is_130_and_keeps_finished_runs(tmp_path):
-    runs = tmp_path / "o" / "runs.csv"
+    store = tmp_path / "o" / "store"
 
     def after_first_run(proc):
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
-            if runs.exists() and runs.read_text().count("\n") >= 2:
+            if store.is_dir() and any(store.glob("*.parquet")):
                 return
             time.sleep(0.02)
 
-    _interrupt(tmp_path, ["sweep", "--windows", "32k,128k,512k", "--quiet"], after_first_run)
-    assert len(pd.read_csv(runs)) >= 1
+    _interrupt(tmp_path, ["sweep", "--windows", "32k,128k,512k", "--jobs", "1", "--quiet"], after_first_run)
+    # Finished runs are kept in the result store; the folder says the sweep did not finish.
+    assert len(list(store.glob("*.parquet"))) >= 1
+    assert (tmp_path / "o" / "SWEEP-UNFINISHED").exists()
 
 
 def test_a_swallowed_interrupt_still_stops_the_sweep_with_130(tmp_path, monkeypatch, capsys):
@@ -72,7 +74,7 @@ def test_a_swallowed_interrupt_still_stops_the_sweep_with_130(tmp_path, monkeypa
     real = sweep_module.execute_planned
     calls = []
 
-    def swallowing(item, spec):
+    def swallowing(item, spec=None):
         run = real(item, spec)
         calls.append(run)
         try:
@@ -82,9 +84,10 @@ def test_a_swallowed_interrupt_still_stops_the_sweep_with_130(tmp_path, monkeypa
             pass  # swallowed, as some C extensions do
         return run
 
-    monkeypatch.setattr(sweep_module, "execute_planned", swallowing)
+    monkeypatch.setattr(store_module, "execute_planned", swallowing)
     out = tmp_path / "o"
-    assert entry.main([*SWEEP, "--out", str(out)]) == 130
+    assert entry.main([*SWEEP, "--jobs", "1", "--out", str(out)]) == 130
     assert capsys.readouterr().err.strip() == "prefixbench: interrupted"
     assert len(calls) == 1  # stopped at the first run boundary
-    assert list(pd.read_csv(out / "runs.csv")["preset"]) == ["legacy"]  # what finished is kept
+    assert len(list((out / "store").glob("*.parquet"))) == 1  # what finished is kept, in the store
+    assert not (out / "runs.csv").exists()

@@ -1,0 +1,270 @@
+"""Grid files: named sweeps as cartesian products (``prefixbench sweep --grid FILE.toml``).
+
+::
+
+    [sweep.seed-spread]                 # one named sweep; a file may hold several
+    workloads = ["seed-coding"]         # every key takes a list or one value
+    windows = ["32k", "128k"]           # "32k", "1m" or a plain integer
+    presets = ["legacy", "patched"]
+    engines = ["checkpoint"]            # per workload, the engines it mounts (default: its own)
+    profiles = ["lenient"]
+    caches = ["byte-exact", { model = "vllm", capacity_blocks = 4096 }]
+    tokenizer = "heuristic"
+    seeds = "0-9"                       # or [0, 3, 5]
+    price = "deepseek-v4-flash"         # optional; period, price_as_of beside it
+    engine_config = "engines.toml"      # optional, relative to the grid file
+
+    [sweep.seed-spread.options]         # workload options; a list is one more axis
+    pruner = ["rewrite-only", "none"]
+
+The runs are the product of workloads x profiles x caches x option values x windows x seeds x
+engines x presets. Every problem in the file is reported before the first run, one line each,
+naming ``file:sweep.NAME.key``. Flags given on the command line override the file's values for
+every sweep it names (``--seeds 0-3`` replaces ``seeds``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prefixbench.reports.options import parse_seeds, parse_window
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.registry import WORKLOADS, engine_config_options, read_engine_config
+from prefixbench.workloads.sweep import DEFAULT_WINDOWS, SweepSpec, plan_sweep
+
+KEYS = (
+    "workloads", "windows", "presets", "engines", "profiles", "caches", "tokenizer", "seeds",
+    "price", "period", "price_as_of", "engine_config", "options",
+)
+#: Singular spellings accepted for the list keys.
+ALIASES = {"workload": "workloads", "window": "windows", "preset": "presets", "engine": "engines",
+           "profile": "profiles", "cache": "caches", "seed": "seeds"}
+
+
+class GridErrors(UserError):
+    """Every problem of a grid file; the command line prints one line each."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = list(lines)
+
+
+@dataclass
+class _Problems:
+    where: str
+    lines: list[str]
+
+    def add(self, key: str, message: str) -> None:
+        line = f"{self.where}:{key}: {message}"
+        if line not in self.lines:
+            self.lines.append(line)
+
+
+def read_grid(path: Path, name: str | None = None, *, overrides: Mapping[str, Any] | None = None) -> list[SweepSpec]:
+    """The sweep specs of a grid file (all its sweeps, or the one named), with overrides applied.
+
+    Raises:
+        UserError: every problem found, one line each (``file:sweep.NAME.key: ...``).
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: not valid TOML ({exc})") from None
+    problems = _Problems(str(path), [])
+    sweeps = data.get("sweep")
+    for key in data:
+        if key != "sweep":
+            problems.add(key, "unknown top-level key (sweeps are [sweep.NAME] tables)")
+    if not isinstance(sweeps, dict) or not sweeps:
+        problems.add("sweep", "no sweeps: add a [sweep.NAME] table")
+        raise GridErrors(problems.lines)
+    if name is not None and name not in sweeps:
+        raise UserError(f"{path}: no sweep named {name!r} (the file has: {', '.join(sweeps)})")
+    specs: list[SweepSpec] = []
+    for sweep_name, table in sweeps.items():
+        if name is not None and sweep_name != name:
+            continue
+        if not isinstance(table, dict):
+            problems.add(f"sweep.{sweep_name}", "must be a table of keys")
+            continue
+        specs += _sweep_specs(path, sweep_name, table, dict(overrides or {}), problems)
+    if problems.lines:
+        raise GridErrors(problems.lines)
+    return specs
+
+
+def _as_list(value: object) -> list[object]:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _sweep_specs(
+    path: Path, sweep: str, table: dict[str, Any], overrides: dict[str, Any], problems: _Problems
+) -> list[SweepSpec]:
+    prefix = f"sweep.{sweep}"
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        canonical = ALIASES.get(key, key)
+        if canonical not in KEYS:
+            problems.add(f"{prefix}.{key}", f"unknown key (known: {', '.join(KEYS)})")
+            continue
+        values[canonical] = value
+    values.update({k: v for k, v in overrides.items() if k != "options"})
+    options_table = values.get("options", {})
+    if not isinstance(options_table, dict):
+        problems.add(f"{prefix}.options", "must be a table of workload options")
+        options_table = {}
+    options_table = {k.replace("-", "_"): v for k, v in options_table.items()}
+    options_table.update(overrides.get("options", {}))
+
+    def strings(key: str, default: list[str]) -> list[str]:
+        items = _as_list(values.get(key, default))
+        if not items or not all(isinstance(i, str) and i for i in items):
+            problems.add(f"{prefix}.{key}", f"must be a non-empty list of names, got {values.get(key)!r}")
+            return []
+        if len(set(items)) != len(items):
+            problems.add(f"{prefix}.{key}", "names a value twice")
+        return items
+
+    workloads = strings("workloads", ["seed-coding"])
+    presets = strings("presets", ["legacy", "envelope-fix", "prune-fix", "patched"])
+    profiles = strings("profiles", ["lenient"])
+    engines = strings("engines", []) if "engines" in values else []
+    windows = _windows(values.get("windows", list(DEFAULT_WINDOWS)), f"{prefix}.windows", problems)
+    caches = _caches(values.get("caches", ["byte-exact"]), f"{prefix}.caches", problems)
+    tokenizer = values.get("tokenizer", "heuristic")
+    if not isinstance(tokenizer, str):
+        problems.add(f"{prefix}.tokenizer", f"must be a name, got {tokenizer!r}")
+        tokenizer = "heuristic"
+    seeds = _seeds(values.get("seeds", [0]), f"{prefix}.seeds", problems)
+    price = _price(values, prefix, problems)
+    for workload in workloads:
+        if workload not in WORKLOADS:
+            problems.add(f"{prefix}.workloads", f"unknown workload {workload!r} (known: {', '.join(WORKLOADS)})")
+    known = [w for w in workloads if w in WORKLOADS]
+    for engine in engines:
+        if not any(engine in WORKLOADS[w].engines for w in known):
+            problems.add(f"{prefix}.engines", f"no workload of this sweep mounts engine {engine!r}")
+    for option in options_table:
+        if not any(option in WORKLOADS[w].option_names() for w in known):
+            problems.add(f"{prefix}.options.{option}", f"no workload of this sweep takes this option ({', '.join(known)})")
+    engine_sections = None
+    if "engine_config" in values:
+        config_path = Path(str(values["engine_config"]))
+        if not config_path.is_absolute():
+            config_path = path.parent / config_path
+        try:
+            engine_sections = read_engine_config(config_path)
+        except UserError as exc:
+            problems.add(f"{prefix}.engine_config", str(exc))
+    specs: list[SweepSpec] = []
+    if not (windows and seeds and presets and profiles and caches):
+        return specs
+    for workload in known:
+        entry = WORKLOADS[workload]
+        own_engines = tuple(e for e in engines if e in entry.engines)
+        if engines and not own_engines:
+            problems.add(f"{prefix}.engines", f"workload {workload!r} mounts none of them (its engines: {', '.join(entry.engines)})")
+            continue
+        own = {k: _as_list(v) for k, v in options_table.items() if k in entry.option_names()}
+        base: dict[str, object] = {}
+        if engine_sections is not None:
+            try:
+                base = engine_config_options(workload, engine_sections, str(values["engine_config"]))
+            except UserError as exc:
+                problems.add(f"{prefix}.engine_config", str(exc))
+                continue
+        for profile, cache in itertools.product(profiles, caches):
+            for combo in itertools.product(*own.values()) if own else [()]:
+                options = dict(base)
+                for key, value in zip(own, combo):
+                    options[key] = None if (key == "effort" and value == "default") else value
+                spec = SweepSpec(
+                    workload=workload, windows=tuple(windows), presets=tuple(presets), engines=own_engines,
+                    profile=profile, cache=cache, tokenizer=tokenizer, options=options, price=price,
+                    seeds=tuple(seeds),
+                )
+                try:
+                    plan_sweep(spec)
+                except (UserError, TypeError) as exc:
+                    problems.add(prefix, f"{workload}, profile {profile}, cache {cache}: {exc}")
+                    continue
+                specs.append(spec)
+    return specs
+
+
+def _windows(value: object, key: str, problems: _Problems) -> list[int]:
+    out = []
+    for item in _as_list(value):
+        if isinstance(item, bool) or not isinstance(item, (int, str)):
+            problems.add(key, f"{item!r} is not a window (use e.g. \"32k\" or 32000)")
+            continue
+        try:
+            out.append(parse_window(str(item)))
+        except UserError as exc:
+            problems.add(key, str(exc).removeprefix("--windows: "))
+    if not _as_list(value):
+        problems.add(key, "give at least one window")
+    if len(set(out)) != len(out):
+        problems.add(key, "names a window twice")
+    return out
+
+
+def _caches(value: object, key: str, problems: _Problems) -> list[str]:
+    out = []
+    for item in _as_list(value):
+        if isinstance(item, str) and item:
+            out.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("model"), str):
+            opts = ",".join(f"{k}={v}" for k, v in item.items() if k != "model")
+            out.append(item["model"] + (f":{opts}" if opts else ""))
+        else:
+            problems.add(key, f"{item!r} is not a cache model (a name such as \"openai:mode=5.6\" or {{ model = \"vllm\", ... }})")
+    return out
+
+
+def _seeds(value: object, key: str, problems: _Problems) -> list[int]:
+    if isinstance(value, str):
+        try:
+            return list(parse_seeds(value, key))
+        except UserError as exc:
+            problems.add(key, str(exc).removeprefix(f"{key}: "))
+            return []
+    if isinstance(value, tuple):
+        return list(value)
+    items = _as_list(value)
+    if not items or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in items):
+        problems.add(key, f"seeds are integers >= 0 or a range such as \"0-9\", got {value!r}")
+        return []
+    if len(set(items)) != len(items):
+        problems.add(key, "names a seed twice")
+    return [int(s) for s in items]
+
+
+def _price(values: dict[str, Any], prefix: str, problems: _Problems):
+    from prefixbench.simulator.pricing import PriceRow, get_price
+
+    price = values.get("price")
+    if price is None:
+        for key in ("period", "price_as_of"):
+            if key in values and values[key] is not None:
+                problems.add(f"{prefix}.{key}", "applies only with price")
+        return None
+    if isinstance(price, PriceRow):
+        return price
+    if not isinstance(price, str):
+        problems.add(f"{prefix}.price", f"must be one price model name, got {price!r}")
+        return None
+    try:
+        return get_price(price, as_of=values.get("price_as_of"), period=values.get("period"))
+    except UserError as exc:
+        problems.add(f"{prefix}.price", str(exc))
+        return None

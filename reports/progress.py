@@ -1,0 +1,143 @@
+"""Sweep progress on stderr: a live bar on a terminal, a plain line every few seconds otherwise.
+
+The bar shows runs done / total, runs in flight, elapsed time and an ETA; its label names the
+run that finished last as such ("last done: ..."), never as if it were running. Off a terminal
+(CI logs, a pipe) a line such as::
+
+    prefixbench: sweep 37/200 runs done (12 skipped, in store), 2 in flight, 0:41 elapsed, ETA 3:02
+
+is printed every ``interval`` seconds by a timer, so a long run in flight still shows a sign
+of life, and once more when the sweep ends.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from types import TracebackType
+from typing import TextIO
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+class SweepProgress:
+    """Counts runs as they finish and shows it (``mode``: ``bar``, ``lines`` or ``off``)."""
+
+    def __init__(
+        self, total: int, skipped: int = 0, *, mode: str = "off", interval: float = 5.0, stream: TextIO | None = None
+    ) -> None:
+        self.total = total
+        self.skipped = skipped
+        self.done = skipped
+        self.in_flight = 0
+        self.last = ""
+        self.mode = mode
+        self.interval = interval
+        self.stream = stream if stream is not None else sys.stderr
+        self._start = time.monotonic()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._progress = None
+        self._task = None
+
+    @staticmethod
+    def mode_for(quiet: bool, stream: TextIO | None = None) -> str:
+        """``off`` when quiet, ``bar`` on a terminal, ``lines`` otherwise."""
+        if quiet:
+            return "off"
+        stream = stream if stream is not None else sys.stderr
+        return "bar" if stream.isatty() else "lines"
+
+    def __enter__(self) -> SweepProgress:
+        self._start = time.monotonic()
+        if self.mode == "bar":
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("sweep"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[flight]} in flight"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                TextColumn("[dim]{task.fields[last]}"),
+                console=Console(file=self.stream),
+                transient=True,
+            )
+            self._progress.__enter__()
+            self._task = self._progress.add_task("sweep", total=self.total, completed=self.done, flight=0, last="")
+        elif self.mode == "lines":
+            self._thread = threading.Thread(target=self._ticker, name="prefixbench-progress", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(kind, exc, tb)
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            if kind is None:
+                self._print()
+
+    def set_in_flight(self, count: int) -> None:
+        """How many runs are executing now."""
+        with self._lock:
+            self.in_flight = count
+        self._refresh()
+
+    def finished(self, description: str) -> None:
+        """One more run is done (and stored)."""
+        with self._lock:
+            self.done += 1
+            self.in_flight = max(0, min(self.in_flight, self.total - self.done))
+            self.last = description
+        self._refresh()
+
+    def line(self) -> str:
+        """The plain progress line."""
+        with self._lock:
+            done, flight = self.done, self.in_flight
+        elapsed = time.monotonic() - self._start
+        computed = done - self.skipped
+        remaining = self.total - done
+        eta = "-"
+        if computed > 0 and remaining > 0:
+            eta = _clock(elapsed / computed * remaining)
+        elif remaining == 0:
+            eta = "0:00"
+        skipped = f" ({self.skipped} skipped, in store)" if self.skipped else ""
+        return (
+            f"prefixbench: sweep {done}/{self.total} runs done{skipped}, {flight} in flight, "
+            f"{_clock(elapsed)} elapsed, ETA {eta}"
+        )
+
+    def _refresh(self) -> None:
+        if self._progress is not None and self._task is not None:
+            self._progress.update(
+                self._task, completed=self.done, flight=self.in_flight, last=f"last done: {self.last}" if self.last else ""
+            )
+
+    def _print(self) -> None:
+        print(self.line(), file=self.stream, flush=True)
+
+    def _ticker(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._print()

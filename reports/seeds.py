@@ -1,0 +1,129 @@
+"""The sweep table across seeds (and grid axes): one row a configuration, median [min-max].
+
+With one seed, one workload, one cache model and one set of workload options, the sweep table
+is :func:`prefixbench.reports.tables.text_table`, unchanged. Otherwise each row is one
+configuration (workload, window, engine, profile, cache, options, preset) over all its seeds:
+
+    window  preset   seeds  folds  summary uncached, per run  summary hit           session uncached            vs legacy
+    32k     legacy         10      3  64,475 [63,632..66,242]  0.5% [0.0%..0.9%]     195,515 [161,892..218,472]  -
+    32k     patched        10      3  1,410                    97.9% [97.7%..97.9%]  131,739 [99,342..155,637]   -32.8% [-38.6%..-28.6%]
+
+*summary uncached, per run* adds up the uncached tokens of a run's summary calls; *vs legacy*
+is taken seed by seed against the legacy run of the same seed, then summarized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from prefixbench.kernel.presets import PRESET_ORDER
+from prefixbench.reports.frames import format_window, with_change_vs_legacy
+from prefixbench.reports.tables import fmt_change, fmt_int, fmt_pct, markdown_table, text_table
+
+#: Columns that may vary across a grid and so may name a row.
+AXES = ("workload", "window", "engine", "profile", "cache", "params", "preset")
+NUMERIC = ("seeds", "folds", "400s")
+
+
+def needs_aggregate(runs: pd.DataFrame) -> bool:
+    """Whether the plain per-run table would show rows that cannot be told apart."""
+    if not len(runs):
+        return False
+    return any(runs[c].nunique() > 1 for c in ("seed", "workload", "cache", "params"))
+
+
+def _median(values: Sequence[float]) -> float:
+    return float(np.median(np.asarray(values, dtype=float)))
+
+
+def _spread(values: Sequence[float], fmt) -> str:
+    """``median [min-max]``, or the one value when they agree."""
+    vals = [v for v in values if v == v]  # drop NaN
+    if not vals:
+        return "-"
+    med, lo, hi = fmt(_median(vals)), fmt(min(vals)), fmt(max(vals))
+    if lo == hi:
+        return med
+    return f"{med} [{lo}..{hi}]"
+
+
+def _varying_params(runs: pd.DataFrame) -> list[str]:
+    """Each run's workload options that differ between runs of the same workload (``pruner=none``)."""
+    parsed = [dict(p.split("=", 1) for p in str(text).split(";") if p) for text in runs["params"]]
+    varying: set[tuple[str, str]] = set()
+    for workload in set(runs["workload"]):
+        rows = [d for d, w in zip(parsed, runs["workload"]) if w == workload]
+        for key in {k for d in rows for k in d}:
+            if len({d.get(key) for d in rows}) > 1:
+                varying.add((workload, key))
+    return [
+        ", ".join(f"{k}={v}" for k, v in sorted(d.items()) if (w, k) in varying)
+        for d, w in zip(parsed, runs["workload"])
+    ]
+
+
+def aggregate_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the across-seeds table (``params`` shows only the options that vary)."""
+    df = with_change_vs_legacy(runs)
+    df = df.assign(params=_varying_params(df))
+    shown = [c for c in AXES if c in ("window", "preset") or df[c].nunique() > 1]
+    header_names = {"params": "options"}
+    show_rejected = bool((df["num_rejected"] > 0).any() or (df["profile"] != "lenient").any())
+    header = [*(header_names.get(c, c) for c in shown), "seeds", "folds"]
+    if show_rejected:
+        header.append("400s")
+    header += ["summary uncached, per run", "summary hit", "session uncached", "vs legacy"]
+    rank = {p: i for i, p in enumerate(PRESET_ORDER)}
+    df = df.assign(
+        _rank=df["preset"].map(lambda p: rank.get(p, len(rank))),
+        _summary=[int(sum(v)) for v in df["summary_uncached_tokens"]],
+    )
+    keys = [c for c in AXES if c != "preset"] + ["_rank", "preset"]
+    rows = []
+    for _, group in df.groupby(keys, sort=True, dropna=False):
+        first = group.iloc[0]
+        row = []
+        for column in shown:
+            value = first[column]
+            row.append(format_window(int(value)) if column == "window" else str(value))
+        row += [str(group["seed"].nunique()), _spread(list(group["num_folds"]), lambda v: f"{v:g}")]
+        if show_rejected:
+            row.append(_spread(list(group["num_rejected"]), lambda v: f"{v:g}"))
+        hits = [h for lst in group["summary_hit_ratio"] for h in lst]
+        row += [
+            _spread(list(group["_summary"]), fmt_int) if hits else "-",
+            _spread(hits, fmt_pct) if hits else "-",
+            _spread(list(group["session_uncached_tokens"]), fmt_int),
+            "-" if first["preset"] == "legacy" else _spread(list(group["uncached_change_vs_legacy"]), fmt_change)
+            + ("*" if group["legacy_rejected"].any() else ""),
+        ]
+        rows.append(row)
+    return header, rows
+
+
+def sweep_text_table(runs: pd.DataFrame) -> str:
+    """The sweep table for the terminal: per run, or per configuration across seeds."""
+    if not needs_aggregate(runs):
+        return text_table(runs)
+    header, rows = aggregate_rows(runs)
+    numeric = {i for i, h in enumerate(header) if h in NUMERIC}
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+
+
+def sweep_markdown_table(runs: pd.DataFrame) -> str:
+    """The same table in Markdown (report.md)."""
+    if not needs_aggregate(runs):
+        return markdown_table(runs)
+    header, rows = aggregate_rows(runs)
+    out = ["| " + " | ".join(header) + " |"]
+    out.append("|" + "|".join("---:" if h in NUMERIC else "---" for h in header) + "|")
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)

@@ -1,0 +1,135 @@
+"""Grid files, --seeds and the progress lines."""
+
+import io
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prefixbench.reports.entry import main
+from prefixbench.reports.grid import read_grid
+from prefixbench.reports.options import parse_seeds
+from prefixbench.reports.progress import SweepProgress
+from prefixbench.simulator.errors import UserError
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "grid.toml"
+
+
+def test_the_example_grid_plans():
+    specs = read_grid(EXAMPLE)
+    assert {s.workload for s in specs} == {"seed-coding", "thinking-tools"}
+    seed_spread = [s for s in specs if s.workload == "seed-coding"]
+    assert len(seed_spread) == 1 and seed_spread[0].seeds == tuple(range(10))
+    engines = [s for s in specs if s.workload == "thinking-tools"]
+    assert sorted(s.cache for s in engines) == ["byte-exact", "deepseek"]
+    assert read_grid(EXAMPLE, "engines") == engines
+
+
+def test_a_grid_is_a_cartesian_product_and_flags_override(tmp_path, capsys):
+    grid = tmp_path / "g.toml"
+    grid.write_text(
+        '[sweep.small]\nworkloads = "seed-coding"\nwindows = ["32k"]\npresets = ["legacy", "patched"]\n'
+        'seeds = "0-1"\n[sweep.small.options]\npruner = ["rewrite-only", "none"]\nsteps = 30\n'
+    )
+    out = tmp_path / "out"
+    assert main(["sweep", "--grid", str(grid), "--quiet", "--jobs", "1", "--out", str(out)]) == 0
+    runs = pd.read_csv(out / "runs.csv")
+    assert len(runs) == 2 * 2 * 2  # presets x seeds x pruner
+    table = capsys.readouterr().out
+    assert "options" in table and "pruner=none" in table and "seeds" in table
+    # --seeds on the command line replaces the file's seeds.
+    assert main(["sweep", "--grid", str(grid), "--seeds", "3", "--quiet", "--jobs", "1", "--out", str(out)]) == 0
+    assert set(pd.read_csv(out / "runs.csv")["seed"]) == {3}
+
+
+def test_every_problem_is_one_line_naming_file_and_key(tmp_path, capsys):
+    grid = tmp_path / "bad.toml"
+    grid.write_text(
+        '[sweep.a]\nworkloads = ["seed-coding", "nope"]\nwindows = ["32k", "abc"]\nseeds = "4-1"\n'
+        'colour = "red"\n[sweep.a.options]\nturnz = 3\n'
+    )
+    assert main(["sweep", "--grid", str(grid), "--out", str(tmp_path / "o")]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert all(line.startswith(f"prefixbench: error: {grid}:sweep.a.") for line in lines), lines
+    joined = "\n".join(lines)
+    for key in ("sweep.a.workloads", "sweep.a.windows", "sweep.a.seeds", "sweep.a.colour", "sweep.a.options.turnz"):
+        assert f"{grid}:{key}:" in joined, key
+    assert len(lines) == 5
+    assert not (tmp_path / "o").exists()  # nothing ran
+
+
+def test_a_grid_that_is_not_toml_or_names_no_sweep(tmp_path):
+    bad = tmp_path / "x.toml"
+    bad.write_text("[sweep\n")
+    with pytest.raises(UserError, match="not valid TOML"):
+        read_grid(bad)
+    bad.write_text("[other]\n")
+    with pytest.raises(UserError, match="no sweeps"):
+        read_grid(bad)
+    with pytest.raises(UserError, match="no sweep named 'zzz'"):
+        read_grid(EXAMPLE, "zzz")
+
+
+def test_seed_lists_and_ranges():
+    assert parse_seeds("0-16") == tuple(range(17))
+    assert parse_seeds("0,3,5") == (0, 3, 5)
+    assert parse_seeds("0-2,7") == (0, 1, 2, 7)
+    for bad in ("", "a", "3-1", "-1", "0,,1", "1,1", "0-100000"):
+        with pytest.raises(UserError, match="--seeds"):
+            parse_seeds(bad)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="0123456789-, x", max_size=12))
+def test_seed_parsing_never_crashes(text):
+    try:
+        seeds = parse_seeds(text)
+    except UserError:
+        return
+    assert seeds and all(s >= 0 for s in seeds) and len(set(seeds)) == len(seeds)
+
+
+def test_progress_lines_off_a_terminal_come_every_few_seconds():
+    stream = io.StringIO()
+    with SweepProgress(10, skipped=4, mode="lines", interval=0.05, stream=stream) as progress:
+        progress.set_in_flight(2)
+        progress.finished("seed-coding 32k checkpoint/legacy")
+        import time
+
+        time.sleep(0.2)
+    lines = stream.getvalue().strip().splitlines()
+    assert len(lines) >= 3
+    assert lines[-1].startswith("prefixbench: sweep 5/10 runs done (4 skipped, in store), 2 in flight")
+    assert "ETA" in lines[-1]
+
+
+def test_the_bar_names_the_last_finished_run_as_finished():
+    stream = io.StringIO()
+    progress = SweepProgress(3, mode="bar", stream=stream)
+    with progress:
+        progress.finished("seed-coding 32k checkpoint/legacy")
+        task = progress._progress.tasks[0]
+        assert task.fields["last"] == "last done: seed-coding 32k checkpoint/legacy"
+        assert task.completed == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_a_mutated_grid_file_plans_or_is_refused_cleanly(tmp_path_factory, data):
+    """Random edits of the example grid: specs, or UserError lines naming the file; never a crash."""
+    text = EXAMPLE.read_text()
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(text)))
+        cut = data.draw(st.integers(0, 12))
+        insert = data.draw(st.sampled_from(["", "x", "0", "-", "\"", "[", "]", "=", "\n", "{", "1e9", "true", "\u00e9", "9" * 50]))
+        text = text[:at] + insert + text[at + cut :]
+    grid = tmp_path_factory.mktemp("grid") / "g.toml"
+    grid.write_text(text, encoding="utf-8")
+    try:
+        specs = read_grid(grid)
+    except UserError as exc:
+        assert all(line.startswith(str(grid)) for line in str(exc).splitlines()), str(exc)
+        return
+    assert specs

@@ -1,0 +1,189 @@
+"""Where planned runs execute: in this process, in local worker processes, or on Dask.
+
+:func:`map_runs` calls ``fn(item)`` for every item and yields ``(index, result)`` as each one
+finishes, in completion order; the caller files results by key, so what it writes never
+depends on which executor ran them or in what order they finished. Items are submitted in the
+order given (the caller passes them longest first, :func:`~prefixbench.workloads.sweep.submission_order`).
+
+- ``jobs == 1`` and no scheduler: one after another in this process.
+- ``jobs > 1``: a :class:`concurrent.futures.ProcessPoolExecutor` of ``jobs`` workers.
+- ``scheduler``: Dask distributed (the optional ``dask`` extra, imported only here):
+  ``"local"`` starts a ``LocalCluster`` of ``jobs`` single-threaded worker processes, anything
+  else is the address of a running scheduler (``tcp://host:8786``), whose workers must have
+  the same prefixbench installed.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from prefixbench.simulator.errors import UserError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: A sweep with more runs than this uses every core by default.
+FEW_RUNS = 4
+#: Seconds to wait for a ``--scheduler ADDRESS`` to answer.
+CONNECT_TIMEOUT_S = 10
+
+
+def default_jobs(num_runs: int) -> int:
+    """Worker processes when ``--jobs`` is not given: the cores when a sweep has more than a few runs."""
+    if num_runs <= FEW_RUNS:
+        return 1
+    return max(1, min(os.cpu_count() or 1, num_runs))
+
+
+def map_runs(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    *,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    on_submit: Callable[[list[int]], None] | None = None,
+) -> Iterator[tuple[int, R]]:
+    """``(index, fn(items[index]))`` for every item, as each finishes.
+
+    Worker processes start here, before the caller iterates (and before it starts any
+    progress thread). ``on_submit(indices)`` is told which items are in flight (for the process
+    pool and Dask, the oldest ``jobs`` handed out and not finished).
+    """
+    if jobs < 1:
+        raise UserError(f"--jobs must be >= 1, got {jobs}")
+    if scheduler is not None:
+        return _dask(fn, items, jobs, scheduler, on_submit)
+    if jobs == 1 or len(items) <= 1:
+        return _inline(fn, items, on_submit)
+    return _processes(fn, items, jobs, on_submit)
+
+
+def _inline(
+    fn: Callable[[T], R], items: Sequence[T], on_submit: Callable[[list[int]], None] | None
+) -> Iterator[tuple[int, R]]:
+    for index, item in enumerate(items):
+        if on_submit is not None:
+            on_submit([index])
+        yield index, fn(item)
+
+
+def _processes(
+    fn: Callable[[T], R], items: Sequence[T], jobs: int, on_submit: Callable[[list[int]], None] | None
+) -> Iterator[tuple[int, R]]:
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork: the workers start with prefixbench already imported (and share its read-only
+    # pages); all of them are forked by the first submit, before any progress thread starts.
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context(method),
+        initializer=_exit_with_parent,
+        initargs=(os.getpid(),),
+    )
+    # Keep at most 2 x jobs queued so the longest-first order holds and a kill loses little.
+    pending: dict[Any, int] = {}
+    for index in range(min(len(items), 2 * jobs)):
+        pending[pool.submit(fn, items[index])] = index
+    return _drain(pool, fn, items, jobs, pending, on_submit)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """In a worker: exit when the sweep process is gone (a ``kill -9`` leaves no orphans behind)."""
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="prefixbench-parent-watch", daemon=True).start()
+
+
+def _drain(
+    pool: Any, fn: Callable[[T], R], items: Sequence[T], jobs: int, pending: dict[Any, int],
+    on_submit: Callable[[list[int]], None] | None,
+) -> Iterator[tuple[int, R]]:
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    nxt = len(pending)
+    try:
+        while pending:
+            if on_submit is not None:
+                on_submit(sorted(pending.values())[:jobs])
+            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: pending[f]):
+                index = pending.pop(future)
+                if nxt < len(items):
+                    pending[pool.submit(fn, items[nxt])] = nxt
+                    nxt += 1
+                yield index, future.result()
+    except BaseException:
+        # Interrupted or failed: stop the runs in flight now instead of waiting for them (what
+        # finished is already stored; the next sweep computes the rest).
+        for future in pending:
+            future.cancel()
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def require_scheduler(scheduler: str | None) -> None:
+    """Fail before anything runs when ``--scheduler`` is given and Dask is not installed."""
+    if scheduler is None:
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("distributed") is None:
+        raise UserError("--scheduler needs Dask distributed: pip install 'prefixbench[dask]'")
+    if not scheduler:
+        raise UserError("--scheduler: give a scheduler address (tcp://host:8786) or 'local'")
+
+
+def _dask(
+    fn: Callable[[T], R], items: Sequence[T], jobs: int, scheduler: str,
+    on_submit: Callable[[list[int]], None] | None,
+) -> Iterator[tuple[int, R]]:
+    try:
+        import logging
+
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise UserError(
+            "--scheduler needs Dask distributed: pip install 'prefixbench[dask]'"
+        ) from None
+    cluster = None
+    try:
+        if scheduler == "local":
+            cluster = LocalCluster(
+                n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
+            client = Client(cluster)
+        else:
+            try:
+                client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise UserError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({exc})") from None
+        with client:
+            futures = {}
+            for rank, (index, item) in enumerate(enumerate(items)):
+                # Higher priority first: keep the order we were given (longest first).
+                future = client.submit(fn, item, pure=False, priority=len(items) - rank)
+                futures[future] = index
+            remaining = sorted(futures.values())
+            for future in as_completed(list(futures)):
+                if on_submit is not None:
+                    on_submit(remaining[:jobs])
+                index = futures[future]
+                remaining.remove(index)
+                yield index, future.result()
+    finally:
+        if cluster is not None:
+            cluster.close()
