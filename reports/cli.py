@@ -10,14 +10,19 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from prefixbench.kernel.presets import PRESET_ORDER, PRESETS
-from prefixbench.simulator.models import CACHE_MODELS
-from prefixbench.simulator.validate import PROFILES
-from prefixbench.workloads.registry import WORKLOADS, WorkloadEntry, all_engines
 from prefixbench.reports.options import Default, check_price_options, parse_list, parse_windows, warn_window_memory
 from prefixbench.simulator.errors import UserError
+
+if TYPE_CHECKING:
+    from prefixbench.workloads.registry import WorkloadEntry
+
+# Start-up (README, Speed): this module imports only argparse and two small modules. A
+# subcommand's options, and what their help lists (workloads, presets, cache models), are
+# built only for the subcommand on the command line, and each command imports what it uses
+# when it runs: `--version`, `--help` and `replay` never load the kernel, the workloads,
+# numpy, pandas or matplotlib (tests/unit/reports/test_startup.py).
 
 DEFAULT_OUT = Path("prefixbench-out")
 
@@ -39,16 +44,56 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (public so the README's CLI section can be checked against it)."""
+class _VersionAction(argparse.Action):
+    """``--version``, reading the installed version only when asked (importlib.metadata is slow to import)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> NoReturn:
+        sys.stdout.write(f"prefixbench {_version()}\n")  # stdout, as argparse's own version action
+        parser.exit()
+
+
+class _Unused:
+    """Stands in for the parser of a subcommand that is not being run: takes any call, adds
+    nothing, and is falsy so a ``_add_*_parser`` can return before importing what its help lists."""
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: self
+
+
+class _Subcommands:
+    """``add_subparsers()``, filling in only the subcommand ``only`` (None: all of them).
+
+    Every subcommand is still registered, with its help, so ``--help`` lists them all."""
+
+    def __init__(self, action: argparse._SubParsersAction, only: str | None) -> None:
+        self._action = action
+        self._only = only
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser | _Unused:
+        parser = self._action.add_parser(name, **kwargs)
+        return parser if self._only is None or self._only == name else _Unused()
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser (public so the README's CLI section can be checked against it).
+
+    ``only``: fill in the options of that subcommand alone (``run`` passes the one on the
+    command line, or ``""`` when there is none); None fills in every subcommand.
+    """
     parser = _Parser(
         prog="prefixbench",
         description="Prefix-cache simulator and regression benchmarks for compacting LLM agents.",
         epilog="exit status: 0 done, 1 a check failed, 2 bad input (one line naming the file:line, "
         "option or key), 130 interrupted",
     )
-    parser.add_argument("--version", action="version", version=f"prefixbench {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
+    sub = _Subcommands(parser.add_subparsers(dest="command", required=True, parser_class=_Parser), only)
     _add_sweep_parser(sub)
     _add_check_parser(sub)
     _add_replay_parser(sub)
@@ -58,13 +103,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_record_parser(sub: argparse._SubParsersAction) -> None:
+def _command_in(argv: Sequence[str]) -> str:
+    """The subcommand on the command line (its first word), ``""`` when there is none."""
+    return next((arg for arg in argv if not arg.startswith("-")), "")
+
+
+def _add_record_parser(sub: _Subcommands) -> None:
     from prefixbench.reports.trace import add_record_parser
 
     add_record_parser(sub, _add_engine_option, _add_workload_options)
 
 
-def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
+def _add_sweep_parser(sub: _Subcommands) -> None:
     sweep = sub.add_parser(
         "sweep",
         help="run a workload across windows and presets; print the table, write the report",
@@ -72,6 +122,12 @@ def _add_sweep_parser(sub: argparse._SubParsersAction) -> None:
         "preset against the simulated provider cache. Prints the table and writes runs.csv, "
         "observations.csv, report.md, hit-rate.png and timeline-<window>.png into --out.",
     )
+    if not sweep:
+        return
+    from prefixbench.kernel.presets import PRESET_ORDER, PRESETS
+    from prefixbench.simulator.validate import PROFILES
+    from prefixbench.workloads.registry import WORKLOADS
+
     sweep.add_argument("--workload", default=Default("seed-coding"), help=f"workload: {_listing(WORKLOADS)} (default: seed-coding)")
     sweep.add_argument("--windows", default=Default("32k,128k,512k"), help="context windows, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
     sweep.add_argument("--presets", default=Default(",".join(PRESET_ORDER)), help=f"presets, comma-separated: {', '.join(PRESETS)} (default: {','.join(PRESET_ORDER)})")
@@ -99,13 +155,18 @@ def _add_scale_options(sweep: argparse.ArgumentParser) -> None:
     sweep.add_argument("--fresh", action="store_true", help="recompute every run, even those already in --out's result store")
 
 
-def _add_check_parser(sub: argparse._SubParsersAction) -> None:
+def _add_check_parser(sub: _Subcommands) -> None:
     check = sub.add_parser(
         "check",
         help="run the integrity specs against a preset; exit 1 if any fails",
         description="Run every integrity spec on a preset and print one line per spec with the figure "
         "that decided it. Exit status 1 if any spec fails: use it to gate a kernel change.",
     )
+    if not check:
+        return
+    from prefixbench.kernel.presets import PRESETS
+    from prefixbench.simulator.validate import PROFILES
+
     check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
     check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
     check.add_argument("--engines", default=None, help=f"only specs of these engines, comma-separated: {_engine_listing()} (default: every built-in one)")
@@ -116,14 +177,16 @@ def _add_check_parser(sub: argparse._SubParsersAction) -> None:
     check.add_argument("--out", type=Path, default=None, help="also write check.json and report.html into this folder")
 
 
-def _add_replay_parser(sub: argparse._SubParsersAction) -> None:
+def _add_replay_parser(sub: _Subcommands) -> None:
     replay = sub.add_parser(
         "replay",
         help="replay a request log through the simulated cache",
         description="Replay a JSONL request log through the byte-exact prefix cache and print, per request, "
-        "prompt, cached and uncached tokens, whether it extends the previous request, and where it "
-        "first diverged from what was cached.",
+        "prompt, cached and uncached tokens, whether it extends the previous request of its "
+        "conversation, and where it first diverged from what was cached.",
     )
+    if not replay:
+        return
     replay.add_argument("file", type=Path, help="the request log (JSONL)")
     replay.add_argument(
         "--input",
@@ -146,7 +209,7 @@ def _add_replay_parser(sub: argparse._SubParsersAction) -> None:
 
 def _engine_listing() -> str:
     """Built-in engines, then the ones installed packages declare (entry-point group prefixbench.engines)."""
-    from prefixbench.workloads.registry import user_engines
+    from prefixbench.workloads.registry import all_engines, user_engines
 
     installed = user_engines()
     return ", ".join(all_engines()) + (f"; installed: {', '.join(installed)}" if installed else "")
@@ -168,11 +231,7 @@ def _add_trace_options(parser: argparse.ArgumentParser) -> None:
     add_trace_options(parser)
 
 
-
-
-def _add_compare_parser(sub: argparse._SubParsersAction) -> None:
-    from prefixbench.workloads.compare import DEFAULT_THRESHOLDS, THRESHOLD_HELP
-
+def _add_compare_parser(sub: _Subcommands) -> None:
     compare = sub.add_parser(
         "compare",
         help="compare a sweep or audit result with a baseline; exit 1 on a regression",
@@ -181,6 +240,10 @@ def _add_compare_parser(sub: argparse._SubParsersAction) -> None:
         "Exit 1 when a figure crosses its threshold or a baseline run is missing, 2 on files of "
         "different kinds. Named baselines live in .prefixbench/ (--save NAME, --compare NAME).",
     )
+    if not compare:
+        return
+    from prefixbench.workloads.compare import DEFAULT_THRESHOLDS, THRESHOLD_HELP
+
     compare.add_argument("files", nargs="+", type=Path, metavar="FILE", help="BASE NEW, or NEW alone with --compare NAME (or --save NAME)")
     compare.add_argument(
         "--max-regression",
@@ -188,16 +251,15 @@ def _add_compare_parser(sub: argparse._SubParsersAction) -> None:
         metavar="LIMITS",
         help="how much a figure may worsen, comma-separated NAME=AMOUNT[%%|pt] or 'none': "
         + "; ".join(f"{k}: {v}" for k, v in THRESHOLD_HELP.items())
-        + f" (default: {DEFAULT_THRESHOLDS})",
+        + f" (default: {DEFAULT_THRESHOLDS})".replace("%", "%%"),  # argparse %-formats help
     )
     compare.add_argument("--save", default=None, metavar="NAME", help="store NEW as the named baseline .prefixbench/NAME.json")
     compare.add_argument("--compare", default=None, metavar="NAME", help="compare NEW with the named baseline .prefixbench/NAME.json")
     compare.add_argument("--format", choices=("table", "md", "json"), default="table", help="stdout format; md is the pull-request summary (default: table)")
     compare.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="also write the Markdown summary to FILE (for a PR comment)")
-def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
-    from prefixbench.workloads.audit.causes import CAUSES
-    from prefixbench.workloads.audit.trace import FORMAT_ALIASES, FORMATS
 
+
+def _add_audit_parser(sub: _Subcommands) -> None:
     audit = sub.add_parser(
         "audit",
         help="audit real agent logs: every request predicted, every miss explained and priced",
@@ -205,6 +267,11 @@ def _add_audit_parser(sub: argparse._SubParsersAction) -> None:
         "request-body logs, Mooncake traces), replay every lane through the provider's cache model on the log's "
         "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input.",
     )
+    if not audit:
+        return
+    from prefixbench.workloads.audit.causes import CAUSES
+    from prefixbench.workloads.audit.trace import FORMAT_ALIASES, FORMATS
+
     audit.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json)")
     audit.add_argument("--input", default="auto", choices=("auto", *FORMATS, *FORMAT_ALIASES), help="log format (default: auto, detected from content; claude-trace and anthropic-capture name http-capture)")
     audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
@@ -230,11 +297,15 @@ def _listing(entries: dict[str, WorkloadEntry]) -> str:
 
 def _sections_listing() -> str:
     """``seed-coding: checkpoint; thinking-tools: checkpoint, user-tail, ranges``."""
+    from prefixbench.workloads.registry import WORKLOADS
+
     return "; ".join(f"{name}: {', '.join(entry.engine_sections)}" for name, entry in WORKLOADS.items())
 
 
 def _add_cache_options(parser: argparse.ArgumentParser) -> None:
     """``--cache`` and ``--tokenizer``, the same on every subcommand that replays requests."""
+    from prefixbench.simulator.models import CACHE_MODELS
+
     parser.add_argument(
         "--cache",
         default=Default("byte-exact"),
@@ -251,6 +322,10 @@ def _add_cache_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_workload_options(parser: argparse.ArgumentParser) -> None:
     """One flag per workload option in the registry; its help names the workloads that take it."""
+    if not parser:  # the stand-in parser of a subcommand that is not being run
+        return
+    from prefixbench.workloads.registry import WORKLOADS
+
     helps: dict[str, list[str]] = {}
     types: dict[str, type] = {}
     for entry in WORKLOADS.values():
@@ -274,7 +349,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     Ctrl-C handling (exit 130) around this.
     """
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(_command_in(sys.argv[1:] if argv is None else argv)).parse_args(argv)
         match args.command:
             case "sweep":
                 return cmd_sweep(args)
@@ -365,13 +440,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """``prefixbench replay``."""
-    from prefixbench.reports.replay import replay_json, replay_table
-    from prefixbench.workloads.chat_completions import read_chat_completions
-    from prefixbench.workloads.replay import replay
-    from prefixbench.workloads.sweep import make_cache_model
-
     if args.input == "anthropic-capture":
         return _replay_capture(args)
+    from prefixbench.reports.replay import replay_json, replay_table
+    from prefixbench.workloads.chat_completions import read_chat_completions
+    from prefixbench.workloads.replay import replay_labelled
+
     if args.chars_per_token is not None:
         raise UserError("--chars-per-token applies to --input anthropic-capture only")
     price = None
@@ -381,12 +455,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
     else:
         check_price_options(args)
-    from prefixbench.workloads.replay import divergence_labels
+    cache = None  # the byte-exact reference, which needs no cache-model machinery
+    if (args.cache, args.tokenizer) != ("byte-exact", "heuristic"):
+        from prefixbench.workloads.sweep import make_cache_model
 
-    cache = make_cache_model(args.cache, args.tokenizer)
-    requests = list(read_chat_completions(args.file))
-    observations = replay(requests, cache)
-    labels = divergence_labels(requests, observations)
+        cache = make_cache_model(args.cache, args.tokenizer)
+    # Streamed: each line is parsed, replayed, labelled and dropped; observations and labels stay.
+    observations, labels = replay_labelled(read_chat_completions(args.file), cache)
     print(replay_json(observations, price, labels) if args.format == "json" else replay_table(observations, price, labels))
     return 0
 

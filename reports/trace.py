@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prefixbench.reports.options import parse_list, parse_window, parse_windows, warn_window_memory
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.specs.base import SpecResult
+
+if TYPE_CHECKING:  # annotations only: the CLI builds the record parser without loading the specs
+    from prefixbench.workloads.specs.base import SpecResult
 
 
 def add_trace_options(parser: argparse.ArgumentParser) -> None:

@@ -17,15 +17,17 @@ Every model but ``byte-exact`` and ``anthropic`` counts tokens with the tokenize
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
-from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.blocks import RadixCache, VllmCache
 from prefixbench.simulator.cache import ByteExactCache, CacheModel
-from prefixbench.simulator.deepseek import DeepSeekCache
-from prefixbench.simulator.openai import OpenAICache
-from prefixbench.simulator.tokenizer import Tokenizer, make_tokenizer
+from prefixbench.simulator.errors import UserError
+
+if TYPE_CHECKING:
+    from prefixbench.simulator.tokenizer import Tokenizer
+
+# The model classes are imported by make_cache when asked for: the CLI lists CACHE_MODELS in
+# its help without loading every model (start-up, README Speed).
 
 CACHE_MODELS: tuple[str, ...] = ("byte-exact", "anthropic", "openai", "deepseek", "vllm", "radix")
 
@@ -82,6 +84,8 @@ def make_cache(name: str, *, tokenizer: str | Tokenizer | None = None, **options
     Raises:
         UserError: unknown model, unknown option or bad value, or a tokenizer the model cannot use.
     """
+    from prefixbench.simulator.tokenizer import make_tokenizer
+
     match name:
         case "byte-exact":
             _only_heuristic(name, tokenizer, "it is the chars/4 reference")
@@ -91,12 +95,20 @@ def make_cache(name: str, *, tokenizer: str | Tokenizer | None = None, **options
         case "anthropic":
             return _make_anthropic(tokenizer, options)
         case "openai":
+            from prefixbench.simulator.openai import OpenAICache
+
             return OpenAICache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
         case "deepseek":
+            from prefixbench.simulator.deepseek import DeepSeekCache
+
             return DeepSeekCache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
         case "vllm":
+            from prefixbench.simulator.blocks import VllmCache
+
             return VllmCache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
         case "radix":
+            from prefixbench.simulator.blocks import RadixCache
+
             return RadixCache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
         case _:
             raise UserError(f"unknown cache model {name!r} (known: {', '.join(CACHE_MODELS)})")
@@ -131,6 +143,8 @@ def _parse(name: str, options: Mapping[str, object]) -> dict[str, object]:
 
 
 def _only_heuristic(name: str, tokenizer: str | Tokenizer | None, why: str) -> None:
+    from prefixbench.simulator.tokenizer import make_tokenizer
+
     if make_tokenizer(tokenizer).name != "heuristic":
         raise UserError(
             f"cache model {name!r} counts its own tokens ({why}); a tokenizer needs a token-based model: "
@@ -140,6 +154,8 @@ def _only_heuristic(name: str, tokenizer: str | Tokenizer | None, why: str) -> N
 
 def _make_anthropic(tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:
     """The anthropic model, imported only when asked for; options follow its constructor."""
+    import inspect
+
     _only_heuristic("anthropic", tokenizer, "no public Claude tokenizer: a calibrated chars-per-token ratio")
     try:
         from prefixbench.simulator.anthropic import AnthropicCache

@@ -7,7 +7,7 @@ from typing import Protocol
 
 from prefixbench.simulator.cache import ByteExactCache, CacheModel
 from prefixbench.simulator.observe import Observation
-from prefixbench.simulator.render import RenderedRequest, render_message, render_request
+from prefixbench.simulator.render import RenderedRequest, RenderedUnit, render_message, render_request
 from prefixbench.simulator.wire import Block, Envelope, Message, Request
 
 
@@ -26,10 +26,21 @@ class Validator(Protocol):
 class SimulatedProvider:
     """Sees every request of one agent run, in order, and reports what each one cost.
 
-    The byte-exact reference always runs (it locates the first divergent byte and decides
-    ``extends_previous_conversation``); ``cache`` is the model that prices the request, the
-    reference itself unless another model is given.
+    The byte-exact reference always runs (it locates the first divergent byte); ``cache`` is
+    the model that prices the request, the reference itself unless another model is given.
+
+    ``extends_previous_conversation`` compares a request with the previous request of the same
+    conversation (lane), not with the previous request sent: in a log where several sessions
+    interleave, each session's requests extend each other while the line before belongs to
+    another session. A lane is named by what opens it: the family, the tools and system units
+    and the first message. A request whose opening no earlier request had starts a new lane;
+    one that rewrites its own first message (a checkpoint that summarizes from the start)
+    starts one too, and the requests after it extend that one. With a single conversation
+    this is exactly "extends the previous conversation request". The ``MAX_LANES`` most
+    recently used lanes are kept; finding a request's lane is one dict lookup.
     """
+
+    MAX_LANES = 256
 
     def __init__(self, cache: CacheModel | None = None, validator: Validator | None = None) -> None:
         self.reference = ByteExactCache()
@@ -37,7 +48,19 @@ class SimulatedProvider:
         self.validator = validator
         self.observations: list[Observation] = []
         self._pending_rewrites: list[str] = []
-        self._last_conversation: tuple[Envelope, RenderedRequest] | None = None
+        #: Latest request of each conversation lane by its opening, least recently used first.
+        self._lanes: dict[tuple[object, ...], tuple[RenderedRequest, Request]] = {}
+        #: Conversation lanes opened so far (requests that continued none).
+        self.lanes_opened = 0
+
+    def previous_in_lane(self, request: Request) -> Request | None:
+        """The latest request of the conversation ``request`` continues (before it is sent), if any."""
+        found = self._lanes.get(_lane_key(request.envelope, render_request(request)))
+        return None if found is None else found[1]
+
+    def _latest(self, lane: tuple[object, ...]) -> RenderedRequest | None:
+        found = self._lanes.get(lane)
+        return None if found is None else found[0]
 
     def note_rewrite(self, kind: str) -> None:
         """Record a durable rewrite the agent landed; the next observation carries it."""
@@ -65,7 +88,7 @@ class SimulatedProvider:
                 cached_tokens=0,
                 written_tokens=0,
                 divergence=None,
-                extends_previous_conversation=self._extends(request.envelope, rendered),
+                extends_previous_conversation=_extends(self._latest(_lane_key(request.envelope, rendered)), rendered),
                 rewrites_since_previous=rewrites,
                 tick=tick,
                 status=400,
@@ -80,6 +103,8 @@ class SimulatedProvider:
             divergence = self.reference.match(rendered, request.envelope).divergence
             self.reference.store(rendered, request.envelope)
             verdict = self.cache.observe(rendered, request.envelope, tick, ready_tick=ready_tick)
+        lane = _lane_key(request.envelope, rendered)
+        latest = self._latest(lane)
         observation = Observation(
             index=len(self.observations),
             purpose=request.purpose,
@@ -90,12 +115,18 @@ class SimulatedProvider:
             written_tokens=verdict.written_tokens,
             written_long_tokens=verdict.written_long_tokens,
             divergence=divergence,
-            extends_previous_conversation=self._extends(request.envelope, rendered),
+            extends_previous_conversation=_extends(latest, rendered),
             rewrites_since_previous=rewrites,
             tick=tick,
         )
         if request.purpose == "conversation":
-            self._last_conversation = (request.envelope, rendered)
+            if latest is not None:
+                del self._lanes[lane]  # re-inserted last: most recently used
+            else:
+                self.lanes_opened += 1
+                if len(self._lanes) >= self.MAX_LANES:
+                    del self._lanes[next(iter(self._lanes))]
+            self._lanes[lane] = (rendered, request)
         self.observations.append(observation)
         return observation
 
@@ -129,10 +160,24 @@ class SimulatedProvider:
             return int(counter(rendered))
         return -(-rendered.num_bytes // 4)
 
-    def _extends(self, envelope: Envelope, rendered: RenderedRequest) -> bool:
-        if self._last_conversation is None:
-            return False
-        previous_envelope, previous = self._last_conversation
-        if previous_envelope != envelope or len(previous.units) > len(rendered.units):
-            return False
-        return all(a.data is b.data or a.data == b.data for a, b in zip(previous.units, rendered.units))
+
+def _lane_key(envelope: Envelope, rendered: RenderedRequest) -> tuple[object, ...]:
+    """What opens a conversation: the family, tools and system units, and the first message."""
+    return (envelope, *(unit.data for unit in rendered.units[: rendered.first_message_unit + 1]))
+
+
+def _extends(latest: RenderedRequest | None, rendered: RenderedRequest) -> bool:
+    """Whether the request repeats its lane's latest request unit for unit, then adds to it."""
+    if latest is None:
+        return False
+    return len(latest.units) <= len(rendered.units) and _shared_units(latest.units, rendered.units) == len(latest.units)
+
+
+def _shared_units(a: tuple[RenderedUnit, ...], b: tuple[RenderedUnit, ...]) -> int:
+    """Leading units two renderings share (identity first: memoized renderings are shared)."""
+    count = 0
+    for x, y in zip(a, b):
+        if x.data is not y.data and x.data != y.data:
+            break
+        count += 1
+    return count

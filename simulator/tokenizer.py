@@ -45,11 +45,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prefixbench.simulator.errors import UserError
+
+if TYPE_CHECKING:  # numpy is imported where the real tokenizer needs it, not at start-up
+    import numpy as np
 
 #: Stream bytes per token, for every tokenizer.
 STREAM_BYTES = 4
@@ -128,6 +129,8 @@ class DeepSeekV4Tokenizer:
         missing = [data for data, stream in found.items() if stream is None]
         if missing:
             # encode_batch runs the units in parallel inside the Rust backend.
+            import numpy as np
+
             encodings = self._backend.encode_batch([data.decode("utf-8") for data in missing], add_special_tokens=False)
             for data, encoding in zip(missing, encodings):
                 found[data] = stream = np.asarray(encoding.ids, dtype="<u4").tobytes()
@@ -141,6 +144,8 @@ class DeepSeekV4Tokenizer:
 
     def tokens_within(self, data: bytes, num_bytes: int) -> int:
         """Tokens whose bytes all lie within the first ``num_bytes`` bytes of the unit."""
+        import numpy as np
+
         ids = np.frombuffer(self.streams((data,))[0], dtype="<u4")
         ends = np.cumsum(self._byte_lengths[ids])
         return int(np.searchsorted(ends, num_bytes, side="right"))
@@ -219,6 +224,8 @@ def _load_tokenizer_json(path: Path) -> tuple[Any, np.ndarray]:
         from tokenizers import Tokenizer as Backend
     except ImportError:
         raise UserError(f"tokenizer 'deepseek-v4' needs the deepseek extra: {DEEPSEEK_EXTRA}") from None
+    import numpy as np
+
     backend = Backend.from_file(str(path))
     vocab: dict[str, int] = backend.get_vocab(with_added_tokens=True)
     lengths = np.zeros(max(vocab.values()) + 1, dtype=np.int64)

@@ -47,7 +47,8 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
-from prefixbench.workloads.reading import as_finite, iter_lines, loads
+from prefixbench.workloads.jsonlines import iter_lines, read_json
+from prefixbench.workloads.reading import as_finite
 
 CallKind: TypeAlias = Literal["main", "side", "compaction"]
 
@@ -114,10 +115,8 @@ def read_capture(path: str | Path) -> Capture:
     name = str(path)
     parsed: list[_Line] = []
     skipped: list[tuple[int, str]] = []
-    for line_no, raw in iter_lines(Path(path)):
-        if not raw.strip():
-            continue
-        line = _parse_line(raw, line_no, f"{name}:{line_no}")
+    for line_no, raw in iter_lines(Path(path)):  # streamed as bytes, blank lines skipped
+        line = _parse_line(read_json(raw, Path(path), line_no), line_no, f"{name}:{line_no}")
         if isinstance(line, str):
             skipped.append((line_no, line))
         else:
@@ -144,9 +143,8 @@ class _Line:
     answered: float | None
 
 
-def _parse_line(raw: str, line_no: int, where: str) -> _Line | str:
-    """One capture line: the served call, or why it was skipped (``HTTP 500``)."""
-    record = loads(raw, where)
+def _parse_line(record: object, line_no: int, where: str) -> _Line | str:
+    """One capture line (parsed: msgspec, see jsonlines.py): the served call, or why it was skipped (``HTTP 500``)."""
     if not isinstance(record, dict):
         raise UserError(f"{where}: expected a JSON object with request and response")
     request_part = record.get("request")

@@ -11,6 +11,14 @@ the request's system prompt (joined by a blank line); later ones stay messages w
 Assistant ``tool_calls`` become tool-call blocks and ``reasoning_content`` / ``reasoning_text``
 / ``reasoning`` a reasoning block (placed first, carrying its field name); ``tool`` messages
 become one tool result each, keyed by ``tool_call_id``.
+
+Speed: lines are streamed as bytes and parsed with msgspec, each message left as raw JSON
+until it is needed; a message whose exact bytes were already seen (every earlier message of a
+conversation is resent on each request) maps to the same :class:`Message` object without being
+parsed again, so its rendering and cache lookups are shared too. Whatever that fast path
+cannot vouch for (a line msgspec refuses, a new value too deeply nested or holding a lone
+surrogate) is read again the plain way (:mod:`prefixbench.workloads.reading`), which says
+exactly what is wrong, in the same words for every importer.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import (
@@ -35,7 +44,8 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
-from prefixbench.workloads.reading import as_finite, iter_lines, loads
+from prefixbench.workloads.jsonlines import BadJson, decode, iter_lines, too_deep
+from prefixbench.workloads.reading import as_finite, decode_line, loads
 
 #: Values of ``reasoning_effort`` the chat-completions providers document.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -50,7 +60,7 @@ class LineError(ValueError):
 
 
 def read_chat_completions(path: Path) -> Iterator[Request]:
-    """Yield one Request per non-empty line (UserError with file:line on the first bad line)."""
+    """Yield one Request per non-empty line, streamed (UserError with file:line on the first bad line)."""
     for request, _ in read_recorded(path):
         yield request
 
@@ -58,23 +68,105 @@ def read_chat_completions(path: Path) -> Iterator[Request]:
 def read_recorded(path: Path) -> Iterator[tuple[Request, tuple[str, ...]]]:
     """Yield each line's Request and the durable rewrites it declares (``rewrites``, a
     prefixbench extension: what the agent rewrote since the previous request; default none)."""
+    memo = MessageMemo()
     count = 0
     for number, line in iter_lines(path):
-        if not line.strip():
-            continue
         where = f"{path}:{number}"
-        body = loads(line, where)
         try:
-            yield parse_request(body), parse_rewrites(body)
+            try:
+                recorded = parse_line(line, memo)
+            except BadJson:  # read it the plain way: it says exactly what is wrong
+                body = loads(decode_line(line, path, number), where)
+                recorded = parse_request(body), parse_rewrites(body)
         except LineError as exc:
             raise UserError(f"{where}: {exc}") from None
+        yield recorded
         count += 1
     if count == 0:
         raise UserError(f"{path}: no requests (the file is empty)")
 
 
-def parse_request(body: Any) -> Request:
-    """One chat-completions request body as a wire Request (LineError when malformed)."""
+#: A line with every top-level value kept as raw JSON, and a messages array of raw messages.
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+class MessageMemo:
+    """Messages already parsed, by their exact JSON bytes (bounded: two generations of 128 MB).
+
+    Looked up by length and last 64 bytes, then confirmed by comparing all the bytes: a
+    memcmp is several times cheaper than hashing every resent byte, and a look-alike that
+    differs elsewhere is simply parsed (and replaces the entry).
+    """
+
+    LIMIT_BYTES = 128 * 2**20
+    EDGE = 64
+
+    def __init__(self) -> None:
+        self._current: dict[tuple[int, bytes], tuple[bytes, _Parsed]] = {}
+        self._previous: dict[tuple[int, bytes], tuple[bytes, _Parsed]] = {}
+        self._bytes = 0
+
+    def get(self, raw: bytes, idx: int) -> _Parsed:
+        """(role, message, system text when the role may open the system prompt) of one raw message."""
+        key = (len(raw), raw[-self.EDGE :])
+        entry = self._current.get(key)
+        if entry is not None and entry[0] == raw:
+            return entry[1]
+        entry = self._previous.get(key)
+        parsed = entry[1] if entry is not None and entry[0] == raw else _parse_message(_checked(raw, 2), idx)
+        if self._bytes + len(raw) > self.LIMIT_BYTES:
+            self._previous, self._current, self._bytes = self._current, {}, 0
+        self._current[key] = (raw, parsed)
+        self._bytes += len(raw)
+        return parsed
+
+
+_Parsed = tuple[str, Message, "str | None"]
+
+
+def _checked(raw: bytes | msgspec.Raw, depth: int) -> object:
+    """A new value of a line, decoded; BadJson when the plain reading would refuse it (nested
+    too deep counting from the line's top, ``depth`` levels above this value)."""
+    value = decode(raw)
+    if too_deep(value, depth):
+        raise BadJson("nested too deep")
+    return value
+
+
+def _parse_message(raw: Any, idx: int) -> _Parsed:
+    if not isinstance(raw, dict):
+        raise LineError(f"messages[{idx}] must be an object")
+    role = raw.get("role")
+    system = _text_of(raw.get("content"), idx) if role in ("system", "developer") else None
+    return role, _message(raw, idx), system
+
+
+def parse_line(line: bytes, memo: MessageMemo) -> tuple[Request, tuple[str, ...]]:
+    """One request line and its declared rewrites; messages seen before (same bytes) come from
+    ``memo`` unparsed.
+
+    Raises BadJson for anything the plain reading should word (see the module docstring).
+    """
+    try:
+        top = _TOP.decode(line)
+        raw_messages = _RAW_LIST.decode(top["messages"]) if "messages" in top else None
+    except msgspec.ValidationError:  # not an object, or messages not a list: say what, below
+        body = _checked(line, 0)
+        return parse_request(body), parse_rewrites(body)
+    except (msgspec.DecodeError, RecursionError):
+        raise BadJson("not JSON msgspec reads") from None
+    body = {key: _checked(value, 1) for key, value in top.items() if key != "messages"}
+    if raw_messages is not None:
+        body["messages"] = [bytes(raw) for raw in raw_messages]
+    return parse_request(body, memo), parse_rewrites(body)
+
+
+def parse_request(body: Any, memo: MessageMemo | None = None) -> Request:
+    """One chat-completions request body as a wire Request (LineError when malformed).
+
+    With ``memo``, ``body["messages"]`` holds each message's raw JSON bytes (see :func:`parse_line`).
+    """
     if not isinstance(body, dict):
         raise LineError(f"expected a JSON object, got {type(body).__name__}")
     model = _require(body, "model", str)
@@ -87,13 +179,11 @@ def parse_request(body: Any) -> Request:
     system_parts: list[str] = []
     messages: list[Message] = []
     for idx, raw in enumerate(raw_messages):
-        if not isinstance(raw, dict):
-            raise LineError(f"messages[{idx}] must be an object")
-        role = raw.get("role")
-        if role in ("system", "developer") and not messages:
-            system_parts.append(_text_of(raw.get("content"), idx))
+        _role, message, system = memo.get(raw, idx) if memo is not None else _parse_message(raw, idx)
+        if system is not None and not messages:
+            system_parts.append(system)
             continue
-        messages.append(_message(raw, idx))
+        messages.append(message)
     _check_tool_results(messages, raw_messages)
     return Request(
         _envelope(body), tuple(messages), "\n\n".join(system_parts), tools, _max_tokens(body), _purpose(body)

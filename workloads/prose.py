@@ -33,6 +33,9 @@ def _make_vocabulary() -> tuple[str, ...]:
 
 
 _VOCABULARY = _make_vocabulary()
+#: Characters each word adds to a text: the word and the space before the next one.
+_STEPS = np.array([len(word) + 1 for word in _VOCABULARY], dtype=np.int64)
+_WORDS = np.array(_VOCABULARY, dtype=object)
 
 
 def _stream(seed: int, count: int) -> np.ndarray:
@@ -56,12 +59,11 @@ def prose(label: str, chars: int) -> str:
     drawn = 0
     while have < chars:
         batch = (chars - have) // 4 + 16
-        indices = (_stream(seed + drawn, batch) >> np.uint64(64 - _VOCAB_BITS)).tolist()
+        indices = _stream(seed + drawn, batch) >> np.uint64(64 - _VOCAB_BITS)
         drawn += batch * 0x1000
-        for index in indices:
-            word = _VOCABULARY[index]
-            words.append(word)
-            have += len(word) + 1
-            if have >= chars:
-                break
+        # Words are taken up to and including the one that reaches ``chars`` (vectorized).
+        reach = have + np.cumsum(_STEPS[indices])
+        take = min(int(np.searchsorted(reach, chars, side="left")) + 1, len(indices))
+        words.extend(_WORDS[indices[:take]].tolist())
+        have = int(reach[take - 1])
     return (text + " ".join(words))[:chars]

@@ -73,6 +73,11 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
             yield number, _decode(raw.removesuffix(b"\n").removesuffix(b"\r"), path, number, first=number == 1)
 
 
+def decode_line(data: bytes, path: Path, line: int) -> str:
+    """One line read as bytes (by a fast reader) as text, refused like :func:`iter_lines` would."""
+    return _decode(data.removesuffix(b"\n").removesuffix(b"\r"), path, line, first=line == 1)
+
+
 def _decode(data: bytes, path: Path, line: int, *, first: bool) -> str:
     try:
         text = data.decode("utf-8")

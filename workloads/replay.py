@@ -19,6 +19,31 @@ def replay(requests: Iterable[Request], cache: CacheModel | None = None) -> list
     return provider.observations
 
 
+def replay_labelled(
+    requests: Iterable[Request], cache: CacheModel | None = None
+) -> tuple[list[Observation], list[tuple[str, str] | None]]:
+    """:func:`replay` and :func:`divergence_labels` in one streamed pass (no request is kept).
+
+    A request is compared with the previous request of its own conversation (lane, see
+    :class:`~prefixbench.simulator.provider.SimulatedProvider`), or with the line before it
+    when it opens a conversation: in an interleaved log the line before belongs to another
+    session, and a change of effort or system prompt opens a new lane.
+    """
+    provider = SimulatedProvider(cache=cache)
+    labels: list[tuple[str, str] | None] = []
+    previous: Request | None = None
+    for tick, request in enumerate(requests):
+        before = provider.previous_in_lane(request) or previous
+        observation = provider.send(request, tick)
+        label = None
+        if before is not None and observation.divergence is not None:
+            diff = body_diff(before, request)
+            label = None if diff is None else (diff.cause, diff.detail)
+        labels.append(label)
+        previous = request
+    return provider.observations, labels
+
+
 def divergence_labels(requests: Iterable[Request], observations: list[Observation]) -> list[tuple[str, str] | None]:
     """The audit's cause label for each request that diverged, against the request before it.
 
