@@ -11,6 +11,7 @@ see :mod:`prefixbench.reports.interrupt`).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -38,6 +39,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     finally:
         interrupt.restore(previous)
+
+
+def console() -> int:
+    """The console script and ``python -m prefixbench``: :func:`main`; after an interrupt the
+    process exits at once, without the interpreter's shutdown, where a C extension that Ctrl-C
+    cut off mid-import (numpy, pandas, matplotlib) can abort or die by the signal."""
+    status = main()
+    if status == INTERRUPTED:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(INTERRUPTED)
+    return status
 
 
 def _interrupted() -> int:

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -49,6 +48,7 @@ from prefixbench.simulator.wire import (
     canonical_json,
 )
 from prefixbench.workloads.jsonlines import iter_lines, read_json
+from prefixbench.workloads.reading import as_finite
 
 CallKind: TypeAlias = Literal["main", "side", "compaction"]
 
@@ -56,6 +56,8 @@ CallKind: TypeAlias = Literal["main", "side", "compaction"]
 #: ("Your task is to create a detailed summary of the conversation so far ...").
 _SUMMARY_INSTRUCTION = re.compile(r"\bsummar(?:y|ize|ise)\b[^\n.]{0,80}\bconversation\b", re.IGNORECASE)
 _MAX_BREAKPOINTS = 4
+#: Largest usage count accepted: far above any context window, small enough for float maths.
+MAX_USAGE_TOKENS = 10**12
 #: Latest accepted timestamp (seconds): far beyond any capture, far below float overflow in ms.
 _MAX_TIMESTAMP = 1e11
 
@@ -211,7 +213,10 @@ def parse_usage(response: Mapping[str, object], where: str) -> ReportedUsage:
         if value is None and key != "input_tokens":
             value = 0  # models or API versions without caching omit the cache fields
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise UserError(f"{where}: usage.{key} is not a non-negative integer ({value!r})")
+            raise UserError(f"{where}: usage.{key} is not a non-negative integer ({value!r:.40})")
+        if value > MAX_USAGE_TOKENS:
+            digits = len(str(value))
+            raise UserError(f"{where}: usage.{key} ({digits:,} digits) is beyond any real count (at most {MAX_USAGE_TOKENS:,})")
         counts[key] = value
     split = usage.get("cache_creation")
     long_part = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
@@ -381,9 +386,10 @@ def _envelope(body: Mapping[str, object], model: str, where: str) -> Envelope:
                 effort_parts.append("thinking=adaptive")
             case _:
                 pass  # disabled or absent: no effort
-    temperature = body.get("temperature")
-    if temperature is not None and (not is_number(temperature) or not 0 <= temperature < math.inf):
-        raise UserError(f"{where}: temperature must be a number >= 0, got {temperature!r:.40}")
+    raw_temperature = body.get("temperature")
+    temperature = as_finite(raw_temperature)
+    if raw_temperature is not None and (temperature is None or not 0 <= temperature <= 1):
+        raise UserError(f"{where}: temperature must be a number from 0 to 1, got {raw_temperature!r:.40}")
     stop = body.get("stop_sequences")
     if stop is not None and not (isinstance(stop, list) and all(isinstance(item, str) for item in stop)):
         raise UserError(f"{where}: stop_sequences is not a list of strings")
@@ -391,7 +397,7 @@ def _envelope(body: Mapping[str, object], model: str, where: str) -> Envelope:
         provider="anthropic",
         model=model,
         reasoning_effort=" ".join(effort_parts) or None,
-        temperature=float(temperature) if temperature is not None else None,
+        temperature=temperature,
         stop=tuple(stop) if stop else None,
     )
 

@@ -24,7 +24,6 @@ exactly what is wrong, in the same words for every importer.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,10 +46,14 @@ from prefixbench.simulator.wire import (
     canonical_json,
 )
 from prefixbench.workloads.jsonlines import BadJson, decode, iter_lines, too_deep
-from prefixbench.workloads.reading import decode_line, loads
+from prefixbench.workloads.reading import as_finite, decode_line, loads
 
 #: Values of ``reasoning_effort`` the chat-completions providers document.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+#: The largest output cap accepted (far above any model's).
+MAX_OUTPUT_TOKENS = 10**9
+#: The highest temperature the chat-completions providers accept.
+MAX_TEMPERATURE = 2
 
 
 class LineError(ValueError):
@@ -198,12 +201,13 @@ def _envelope(body: dict[str, Any]) -> Envelope:
     effort = _optional(body, "reasoning_effort", str)
     if effort is not None and effort not in REASONING_EFFORTS:
         raise LineError(f"field 'reasoning_effort' must be one of {', '.join(REASONING_EFFORTS)}, got {effort!r}")
-    temperature = body.get("temperature")
-    if temperature is not None:
-        if not is_number(temperature):
-            raise LineError(f"field 'temperature' must be a number, got {temperature!r}")
-        if not math.isfinite(temperature) or temperature < 0:
-            raise LineError(f"field 'temperature' must be a finite number >= 0, got {temperature!r}")
+    raw_temperature = body.get("temperature")
+    temperature = as_finite(raw_temperature)
+    if raw_temperature is not None:
+        if not is_number(raw_temperature):
+            raise LineError(f"field 'temperature' must be a number, got {raw_temperature!r:.60}")
+        if temperature is None or not 0 <= temperature <= MAX_TEMPERATURE:
+            raise LineError(f"field 'temperature' must be a number from 0 to {MAX_TEMPERATURE}, got {raw_temperature!r:.60}")
     stop = body.get("stop")
     if isinstance(stop, str):
         stop = (stop,)
@@ -212,14 +216,14 @@ def _envelope(body: dict[str, Any]) -> Envelope:
         stop = tuple(stop) or None
     elif stop is not None:
         raise LineError(f"field 'stop' must be a string or a list of strings, got {stop!r:.60}")
-    return Envelope(provider, body["model"], effort, None if temperature is None else float(temperature), stop)
+    return Envelope(provider, body["model"], effort, temperature, stop)
 
 
 def _max_tokens(body: dict[str, Any]) -> int | None:
     key = "max_tokens" if "max_tokens" in body else "max_completion_tokens"
     max_tokens = body.get(key)
-    if max_tokens is not None and (not is_int(max_tokens) or max_tokens <= 0):
-        raise LineError(f"field {key!r} must be a positive integer, got {max_tokens!r:.60}")
+    if max_tokens is not None and (not is_int(max_tokens) or not 0 < max_tokens <= MAX_OUTPUT_TOKENS):
+        raise LineError(f"field {key!r} must be a positive integer up to {MAX_OUTPUT_TOKENS:,}, got {max_tokens!r:.60}")
     return max_tokens
 
 
@@ -248,7 +252,7 @@ def parse_rewrites(body: dict[str, Any]) -> tuple[str, ...]:
     """The ``rewrites`` extension field: a list of rewrite kinds (LineError when malformed)."""
     rewrites = body.get("rewrites", [])
     if not isinstance(rewrites, list) or not all(isinstance(r, str) and r for r in rewrites):
-        raise LineError(f"field 'rewrites' must be a list of rewrite kinds (strings), got {rewrites!r}")
+        raise LineError(f"field 'rewrites' must be a list of rewrite kinds (strings), got {rewrites!r:.60}")
     return tuple(rewrites)
 
 

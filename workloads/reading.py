@@ -148,6 +148,18 @@ def _check_str(text: str, path: str, where: str) -> None:
         ) from None
 
 
+def as_finite(value: object) -> float | None:
+    """``value`` as a finite float, or None when it is not a number or no float can hold it
+    (``10**400`` overflows, where a plain ``float()`` would raise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 class _NotFinite(ValueError):
     pass
 

@@ -1,5 +1,5 @@
 """Allow ``python -m prefixbench``."""
 
-from prefixbench.reports.entry import main
+from prefixbench.reports.entry import console
 
-raise SystemExit(main())
+raise SystemExit(console())

@@ -144,7 +144,7 @@ json_values = st.recursive(
 )
 
 
-NASTY_SCALARS = (*NASTY_TEXT, None, True, False, 0, -1, 2**63, 10**4000, 1e308, -1e308, float("nan"), float("inf"), [], {})
+NASTY_SCALARS = (*NASTY_TEXT, None, True, False, 0, -1, 2**63, 10**20, 10**400, 10**4000, 1e308, -1e308, float("nan"), float("inf"), [], {})
 
 
 @st.composite
@@ -179,6 +179,12 @@ def _paths(doc: object, prefix: tuple = ()) -> list[tuple]:
         for idx, value in enumerate(doc):
             out += _paths(value, (*prefix, idx))
     return out
+
+
+def weighted(*choices: tuple[st.SearchStrategy, int]) -> st.SearchStrategy:
+    """One of the strategies, each drawn about ``weight`` times in ``sum(weights)``."""
+    pool = [strategy for strategy, weight in choices for _ in range(weight)]
+    return st.sampled_from(range(len(pool))).flatmap(lambda idx: pool[idx])
 
 
 def optional_keys(required: dict[str, st.SearchStrategy], optional: dict[str, st.SearchStrategy]) -> st.SearchStrategy:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.engines.user_tail import UserTailConfig
-from tests.fuzz.harness import Tally, fuzz_settings, json_values, mutated, to_toml, write
+from tests.fuzz.harness import Tally, fuzz_settings, weighted, json_values, mutated, to_toml, write
 
 KEYS = {
     "checkpoint": [f.name for f in fields(CheckpointConfig)],
@@ -69,11 +69,11 @@ def test_generated_and_mutated_configs_end_cleanly(config_examples):
 
     @fuzz_settings(config_examples)
     @given(
-        source=st.one_of(
-            config().map(lambda c: ("toml", c, to_toml(c).encode("utf-8", "surrogatepass"))),
-            config().map(lambda c: ("json", c, json.dumps(c).encode())),
-            mutated(SEED_TOML).map(lambda b: ("toml", {"ranges": {}, "checkpoint": {}}, b)),
-            mutated(SEED_JSON).map(lambda b: ("json", {"user-tail": {}, "ranges": {}}, b)),
+        source=weighted(
+            (config().map(lambda c: ("toml", c, to_toml(c).encode("utf-8", "surrogatepass"))), 2),
+            (config().map(lambda c: ("json", c, json.dumps(c).encode())), 2),
+            (mutated(SEED_TOML).map(lambda b: ("toml", {"ranges": {}, "checkpoint": {}}, b)), 1),
+            (mutated(SEED_JSON).map(lambda b: ("json", {"user-tail": {}, "ranges": {}}, b)), 1),
         )
     )
     def case(source) -> None:

@@ -69,7 +69,9 @@ CHAT_CRASHES = {
 CHAT_SILENT = {
     "zero max_tokens": ({**GOOD, "max_tokens": 0}, "'max_tokens' must be a positive integer"),
     "negative max_tokens": ({**GOOD, "max_completion_tokens": -5}, "'max_completion_tokens' must be a positive integer"),
-    "negative temperature": ({**GOOD, "temperature": -0.5}, "'temperature' must be a finite number >= 0"),
+    "negative temperature": ({**GOOD, "temperature": -0.5}, "'temperature' must be a number from 0 to 2"),
+    "huge temperature": ({**GOOD, "temperature": 10**400}, "'temperature' must be a number from 0 to 2"),
+    "huge max_tokens": ({**GOOD, "max_tokens": 10**400}, "'max_tokens' must be a positive integer up to 1,000,000,000"),
     "no messages": ({"model": "m", "messages": []}, "'messages' is empty"),
     "empty model": ({"model": "", "messages": [USER]}, "'model' is empty"),
     "empty provider": ({**GOOD, "provider": ""}, "'provider' is empty"),
@@ -170,9 +172,17 @@ CAPTURE_CASES = {
         "ephemeral_1h_input_tokens must be an integer from 0",
     ),
     "string status": (capture_line(status="500"), "status_code must be an integer"),
+    "count beyond any real one": (
+        capture_line(usage={"input_tokens": 10**400, "cache_read_input_tokens": 0, "output_tokens": 1}),
+        "usage.input_tokens (401 digits) is beyond any real count",
+    ),
     "negative temperature": (
         capture_line({"model": "c", "temperature": -1, "messages": [{"role": "user", "content": "x"}]}),
-        "temperature must be a number >= 0",
+        "temperature must be a number from 0 to 1",
+    ),
+    "huge temperature": (
+        capture_line({"model": "c", "temperature": 10**400, "messages": [{"role": "user", "content": "x"}]}),
+        "temperature must be a number from 0 to 1",
     ),
     "invalid utf-8": (b'{"request": "\xc3', "cap.jsonl:2: not UTF-8"),
 }
