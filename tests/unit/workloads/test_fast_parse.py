@@ -164,6 +164,12 @@ def test_a_long_integer_only_the_plain_reading_holds_is_read_then_judged(tmp_pat
     assert "1" + "0" * 40 in next(iter(read_chat_completions(log))).tools[0].parameters
 
 
+def test_a_long_integer_in_a_field_nobody_reads_is_accepted(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b'{"model":"m","messages":[{"role":"user","content":"x"}],"extra":1' + b"0" * 4000 + b"}\n")
+    assert [r.messages[0].text() for r in read_chat_completions(log)] == ["x"]
+
+
 def test_a_byte_order_mark_is_skipped(tmp_path):
     log = tmp_path / "log.jsonl"
     log.write_bytes(b'\xef\xbb\xbf{"model":"m","messages":[{"role":"user","content":"hi"}]}\n')
