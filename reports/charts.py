@@ -86,7 +86,8 @@ def hit_rate_chart(runs: pd.DataFrame, path: Path) -> None:
 
 
 def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
-    """Bar = mean hit rate of a run's summary calls, labelled with its value (``0%`` included);
+    """Bar = mean hit rate of a run's summary calls, labelled with its value to one decimal (so
+    99.9% never reads as 100%; ``0.0%`` included);
     whisker = min..max over those calls; a run with no summary call gets no bar, only the words
     "no summary calls". Colour = preset (the same on every engine), hatch = engine."""
     windows = sorted(runs["window"].unique())
@@ -117,7 +118,7 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
                 hatch=ENGINE_HATCHES[engines.index(engine) % len(ENGINE_HATCHES)] if several else None,
                 edgecolor="white" if several else None,
             )
-            ax.text(pos, hi + 1.5, f"{mean:.0f}%", ha="center", va="bottom", fontsize="x-small")
+            ax.text(pos, hi + 1.5, f"{mean:.1f}%", ha="center", va="bottom", fontsize="x-small")
     ax.set_xticks(x, [format_window(int(w)) for w in windows])
     ax.set_xlabel("context window")
     ax.set_ylabel("summary-call hit rate (%)")

@@ -76,6 +76,7 @@ def test_hit_rate_labels_values_explains_whiskers_and_empty_runs():
             [
                 (32_000, "checkpoint", "legacy", [0.0, 0.0]),
                 (32_000, "checkpoint", "patched", [0.97, 0.99]),
+                (128_000, "checkpoint", "patched", [0.999, 0.999]),
                 (32_000, "ranges", "legacy", []),
                 (32_000, "ranges", "patched", []),
             ]
@@ -83,7 +84,8 @@ def test_hit_rate_labels_values_explains_whiskers_and_empty_runs():
     )
     ax = fig.axes[0]
     texts = [t.get_text() for t in ax.texts]
-    assert "0%" in texts and "98%" in texts  # a 0% bar is labelled, not invisible
+    assert "0.0%" in texts and "98.0%" in texts  # a 0% bar is labelled, not invisible
+    assert "99.9%" in texts and "100.0%" not in texts  # a near-full bar never reads as full
     assert texts.count("no summary calls") == 2  # not drawn as 0%
     assert "min-max" in ax.get_title()
     bars = [p for p in ax.patches if p.get_height() > 0]
