@@ -55,18 +55,17 @@ def too_deep(value: object, depth: int = 0) -> bool:
     """Whether containers nest deeper than the plain reading accepts (``MAX_DEPTH``), counting
     ``depth`` levels above ``value``. Walks containers only, without recursion: msgspec has
     already refused what strings could hold wrongly (lone surrogates, invalid UTF-8)."""
-    stack = [(value, depth)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict):
-            children = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if level >= MAX_DEPTH:
+    # Level by level: each container's children are gathered in C (list.extend), and only
+    # the containers among them go on to the next level.
+    level = [value] if isinstance(value, (dict, list)) else []
+    while level:
+        if depth >= MAX_DEPTH:
             return True
-        stack.extend((child, level + 1) for child in children if isinstance(child, (dict, list)))
+        children: list[object] = []
+        for item in level:
+            children.extend(item.values() if isinstance(item, dict) else item)  # type: ignore[union-attr]
+        level = [child for child in children if isinstance(child, (dict, list))]
+        depth += 1
     return False
 
 

@@ -7,7 +7,6 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from xml.etree import ElementTree
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.causes import CAUSES
@@ -81,6 +80,7 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
     ``escape`` makes each text encodable (the writer passes one that escapes lone surrogates);
     characters XML 1.0 forbids (control characters) are dropped.
     """
+    from xml.etree import ElementTree  # imported for --junit only (start-up, README Speed)
 
     def clean(text: str) -> str:
         return _XML_BAD.sub("", escape(text) if escape is not None else text)
