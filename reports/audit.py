@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 from decimal import Decimal
 from pathlib import Path
@@ -391,6 +390,8 @@ def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object
     Everything is written to a temporary folder beside ``out`` first, then moved in, so a
     failure never leaves half the files.
     """
+    import tempfile  # only with --out (start-up, README Speed)
+
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".audit-", dir=out.parent))
     try:
