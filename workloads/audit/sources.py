@@ -15,7 +15,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.jsonlines import too_deep
 
 #: File names a folder walk picks up.
 LOG_SUFFIXES = (".jsonl", ".json")
@@ -136,6 +139,21 @@ def _decode(path: Path, line_no: int, raw: bytes) -> str:
         raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
 
 
+_DECODE = msgspec.json.Decoder().decode
+
+
+def _loads(text: str) -> object:
+    """``json.loads(text)``: the same value or the same error, read by msgspec when it vouches
+    for the line. What msgspec accepts ``json.loads`` accepts with an equal value; what it refuses
+    (NaN, a lone surrogate, a number beyond a float, malformed JSON) and what nests deeper than
+    ``too_deep`` allows is read by ``json.loads``, which accepts it or words the error."""
+    try:
+        value = _DECODE(text)
+    except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
+        return json.loads(text)
+    return json.loads(text) if too_deep(value) else value
+
+
 def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
     done = 0
     for line_no, raw in enumerate(handle, 1):
@@ -146,7 +164,7 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
         if not text:
             continue
         try:
-            value = json.loads(text)
+            value = _loads(text)
         except json.JSONDecodeError as exc:
             truncated = not raw.endswith(b"\n") or exc.msg.startswith(("Unterminated", "Expecting"))
             what = "truncated or malformed JSON" if truncated else "malformed JSON"
