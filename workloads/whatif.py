@@ -41,22 +41,25 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from types import SimpleNamespace
 
 from prefixbench.kernel.engines.checkpoint import summary_envelope
 from prefixbench.kernel.session import Header
-from prefixbench.simulator.anthropic import TTL_MS, AnthropicCache
-from prefixbench.simulator.chain import ChainCache
+from prefixbench.simulator.anthropic import TTL_MS
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.models import make_cache
 from prefixbench.simulator.pricing import cost_of, usd_sum
-from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import CacheBreakpoint, Request
-from prefixbench.workloads.audit.core import _Prices, head_sizes
-from prefixbench.workloads.audit.importers import MOONCAKE_BLOCK_TOKENS
+from prefixbench.workloads.audit.core import (
+    Key,
+    Predictor,
+    TtlPolicy,
+    _Prices,
+    head_sizes,
+    send_clock,
+)
 from prefixbench.workloads.audit.trace import FileSummary, TraceRequest
 
 #: Every fix ``--what-if`` knows, with what it assumes.
@@ -72,7 +75,6 @@ FIXES: dict[str, str] = {
     "last request replayed (tools, system, messages, breakpoints) plus the instruction, under the routed envelope",
     "breakpoints": "Anthropic cache_control markers moved to the given places (tools, system, last, last-N, auto)",
 }
-Key = tuple[str, str, int]  # (file, lane, seq)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,109 +195,17 @@ def parse_breakpoints(spec: str) -> tuple[str, ...]:
 # --- the replay ----------------------------------------------------------------------------
 
 
-TtlPolicy = Callable[[TraceRequest], str | None]  # "5m", "1h" or None (as logged)
-
-
-class _Simulator:
-    """The audit's predictor, with the TTL each request writes with as a hook."""
-
-    def __init__(self, heads: dict[str, int | None], ttl: TtlPolicy) -> None:
-        self.heads = heads
-        self.ttl = ttl
-        self.chains: dict[str, ChainCache] = {}
-        self.bodies: dict[str, SimulatedProvider] = {}
-        self.blocks: set[int] = set()
-
-    def predict(self, r: TraceRequest, tick: int, ready: int) -> Pred:
-        if r.hash_ids is not None:
-            length = int(r.envelope_dict.get("input_length", "0"))
-            shared = 0
-            for block in r.hash_ids:
-                if block not in self.blocks:
-                    break
-                shared += 1
-            self.blocks.update(r.hash_ids)
-            read = min(length, shared * MOONCAKE_BLOCK_TOKENS)
-            return Pred(read, 0, 0, length - read)
-        if r.body is not None:
-            return self._body(r, tick, ready)
-        if r.prefix is None or r.usage is None:
-            return Pred(0, 0, 0, r.usage.prompt if r.usage else 0)
-        usage = r.usage
-        provider = r.provider if r.provider in ("anthropic", "openai", "deepseek") else "anthropic"
-        cache = self.chains.setdefault(provider, ChainCache(provider))  # type: ignore[arg-type]
-        cacheable = usage.prompt - usage.uncached if provider == "anthropic" else usage.prompt
-        ttl = self.ttl(r) or ("1h" if usage.cache_write_1h else "5m")
-        verdict = cache.observe(
-            family=f"{r.model}|{r.envelope}",
-            head=r.prefix.head,
-            head_tokens=self.heads.get(r.prefix.head),
-            node=r.prefix.node,
-            parent=r.prefix.parent,
-            new_blocks=r.prefix.new_blocks,
-            cacheable=cacheable,
-            model=r.model,
-            tick=tick,
-            ready=ready,
-            ttl=ttl,
-        )
-        uncached = usage.uncached if provider == "anthropic" else usage.prompt - verdict.read
-        if provider == "anthropic" and verdict.read == 0 and verdict.write == 0:
-            uncached = usage.prompt
-        return Pred(verdict.read, verdict.write, verdict.write if ttl == "1h" else 0, uncached)
-
-    def _body(self, r: TraceRequest, tick: int, ready: int) -> Pred:
-        provider = self.bodies.get(r.provider)
-        if provider is None:
-            if r.provider == "anthropic":
-                cache = AnthropicCache(auto_when_unmarked=None)
-            elif r.provider in ("openai", "deepseek"):
-                cache = make_cache(r.provider)
-            else:
-                cache = make_cache("byte-exact")
-            provider = self.bodies[r.provider] = SimulatedProvider(cache=cache)
-        assert r.body is not None
-        body = r.body
-        ttl = self.ttl(r)
-        if ttl is not None and r.provider == "anthropic":
-            body = _with_ttl(body, ttl)
-        seen = provider.send(body, tick, ready_tick=ready)
-        written = seen.written_tokens if r.provider == "anthropic" else 0
-        long_ = seen.written_long_tokens if r.provider == "anthropic" else 0
-        return Pred(seen.cached_tokens, written, long_, seen.prompt_tokens - seen.cached_tokens - written)
-
-
-def _with_ttl(body: Request, ttl: str) -> Request:
-    return replace(
-        body,
-        cache_breakpoints=tuple(replace(bp, ttl=ttl) for bp in body.cache_breakpoints),  # type: ignore[arg-type]
-        auto_cache=None if body.auto_cache is None else ttl,  # type: ignore[arg-type]
-    )
-
-
-def _clock(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary]) -> tuple[dict[Key, tuple[int, int]], list[TraceRequest]]:
-    """The audit's clock: each lane's timestamps, never running backwards; send order."""
-    file_order = {summary.file: n for n, summary in enumerate(summaries)}
-    ticks: dict[Key, tuple[int, int]] = {}
-    last_tick: dict[tuple[str, str], int] = {}
-    for r in sorted(requests, key=lambda r: (file_order.get(r.file, 0), r.seq)):
-        lane_key = (r.file, r.lane)
-        base = r.sent_ms if r.sent_ms is not None else last_tick.get(lane_key, 0) + 1
-        tick = max(base, last_tick.get(lane_key, base))
-        last_tick[lane_key] = tick
-        ready = max(tick, r.ready_ms) if r.ready_ms is not None else tick
-        ticks[(r.file, r.lane, r.seq)] = (tick, ready)
-    order = sorted(requests, key=lambda r: (ticks[(r.file, r.lane, r.seq)][0], file_order.get(r.file, 0), r.seq))
-    return ticks, order
-
-
 def simulate(
     requests: Sequence[TraceRequest], summaries: Sequence[FileSummary], heads: dict[str, int | None], ttl: TtlPolicy = lambda r: None
 ) -> dict[Key, Pred]:
     """Predict every request of the trace in send order."""
-    ticks, order = _clock(requests, summaries)
-    sim = _Simulator(heads, ttl)
-    return {(r.file, r.lane, r.seq): sim.predict(r, *ticks[(r.file, r.lane, r.seq)]) for r in order}
+    ticks, order = send_clock(requests, summaries)
+    predictor = Predictor(heads, ttl)
+    out: dict[Key, Pred] = {}
+    for r in order:
+        p = predictor.predict(r, *ticks[(r.file, r.lane, r.seq)])
+        out[(r.file, r.lane, r.seq)] = Pred(p.read, p.write, p.write_1h, p.uncached)
+    return out
 
 
 # --- fixes as trace rewrites ---------------------------------------------------------------
@@ -329,7 +239,7 @@ def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key
     lanes = {(r.file, r.lane) for r in requests if r.lane_kind == "subagent"}
     if not lanes:
         raise _CannotApply("the log has no subagent lanes to stagger")
-    ticks, order = _clock(requests, summaries)
+    ticks, order = send_clock(requests, summaries)
     first: dict[tuple[str, str], TraceRequest] = {}
     for r in order:
         first.setdefault((r.file, r.lane), r)
@@ -555,7 +465,7 @@ def lane_gaps(requests: Sequence[TraceRequest], summaries) -> dict[tuple[str, st
 
 
 def _lane_gap_lists(requests: Sequence[TraceRequest], summaries) -> dict[tuple[str, str], tuple[list[int], list[int], list[int]]]:
-    ticks, order = _clock(requests, summaries)
+    ticks, order = send_clock(requests, summaries)
     last: dict[tuple[str, str], int] = {}
     gaps: dict[tuple[str, str], tuple[list[int], list[int], list[int]]] = defaultdict(lambda: ([], [], []))
     for r in order:

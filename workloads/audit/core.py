@@ -33,8 +33,8 @@ Definitions:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -57,6 +57,7 @@ from prefixbench.simulator.pricing import (
     usd_sum,
 )
 from prefixbench.simulator.provider import SimulatedProvider
+from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES, body_diff
 from prefixbench.workloads.audit.importers import (
     MOONCAKE_BLOCK_TOKENS,
@@ -382,18 +383,8 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     prices = prices or Prices(None)
     heads = head_sizes(requests)
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
-    # The clock: each lane's timestamps, never running backwards (file order is the order).
-    ticks: dict[tuple[str, str, int], tuple[int, int]] = {}
-    last_tick: dict[tuple[str, str], int] = {}
-    for r in sorted(requests, key=lambda r: (file_order.get(r.file, 0), r.seq)):
-        lane_key = (r.file, r.lane)
-        base = r.sent_ms if r.sent_ms is not None else last_tick.get(lane_key, 0) + 1
-        tick = max(base, last_tick.get(lane_key, base))
-        last_tick[lane_key] = tick
-        ready = max(tick, r.ready_ms) if r.ready_ms is not None else tick
-        ticks[(r.file, r.lane, r.seq)] = (tick, ready)
-    order = sorted(requests, key=lambda r: (ticks[(r.file, r.lane, r.seq)][0], file_order.get(r.file, 0), r.seq))
-    predictor = _Predictor(heads)
+    ticks, order = send_clock(requests, summaries)
+    predictor = Predictor(heads)
     lane_prev: dict[tuple[str, str], tuple[TraceRequest, int, int]] = {}
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
     head_seen: dict[str, int] = {}
@@ -416,6 +407,30 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     return _summarize(rows, summaries, heads, requests, prices)
 
 
+Key = tuple[str, str, int]  # (file, lane, seq)
+
+
+def send_clock(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary]) -> tuple[dict[Key, tuple[int, int]], list[TraceRequest]]:
+    """The audit's clock: each lane's timestamps, never running backwards (file order is the
+    order); returns each request's (tick, ready tick) and the requests in send order."""
+    file_order = {summary.file: n for n, summary in enumerate(summaries)}
+    ticks: dict[Key, tuple[int, int]] = {}
+    last_tick: dict[tuple[str, str], int] = {}
+    for r in sorted(requests, key=lambda r: (file_order.get(r.file, 0), r.seq)):
+        lane_key = (r.file, r.lane)
+        base = r.sent_ms if r.sent_ms is not None else last_tick.get(lane_key, 0) + 1
+        tick = max(base, last_tick.get(lane_key, base))
+        last_tick[lane_key] = tick
+        ready = max(tick, r.ready_ms) if r.ready_ms is not None else tick
+        ticks[(r.file, r.lane, r.seq)] = (tick, ready)
+    order = sorted(requests, key=lambda r: (ticks[(r.file, r.lane, r.seq)][0], file_order.get(r.file, 0), r.seq))
+    return ticks, order
+
+
+#: The TTL a request writes with under a counterfactual ("5m", "1h"), or None: as logged.
+TtlPolicy = Callable[[TraceRequest], str | None]
+
+
 @dataclass(frozen=True, slots=True)
 class _Prediction:
     read: int
@@ -424,13 +439,16 @@ class _Prediction:
     by: str
     in_flight: bool = False
     expired: bool = False
+    write_1h: int = 0
 
 
-class _Predictor:
-    """One cache per provider and mechanism, shared by every file of the audit (one account)."""
+class Predictor:
+    """One cache per provider and mechanism, shared by every file of the audit (one account).
+    ``ttl`` (what-if) overrides the TTL each request writes with."""
 
-    def __init__(self, heads: dict[str, int | None]) -> None:
+    def __init__(self, heads: dict[str, int | None], ttl: TtlPolicy | None = None) -> None:
         self.heads = heads
+        self.ttl = ttl
         self.chains: dict[str, ChainCache] = {}
         self.bodies: dict[str, SimulatedProvider] = {}
         self.blocks: set[int] = set()
@@ -446,9 +464,9 @@ class _Predictor:
         provider = r.provider if r.provider in ("anthropic", "openai", "deepseek") else "anthropic"
         cache = self.chains.setdefault(provider, ChainCache(provider))  # type: ignore[arg-type]
         cacheable = usage.prompt - usage.uncached if provider == "anthropic" else usage.prompt
-        family = f"{r.model}|{r.envelope}"
+        ttl = (self.ttl(r) if self.ttl else None) or ("1h" if usage.cache_write_1h else "5m")
         verdict = cache.observe(
-            family=family,
+            family=f"{r.model}|{r.envelope}",
             head=r.prefix.head,
             head_tokens=self.heads.get(r.prefix.head),
             node=r.prefix.node,
@@ -458,12 +476,15 @@ class _Predictor:
             model=r.model,
             tick=tick,
             ready=ready,
-            ttl="1h" if usage.cache_write_1h else "5m",
+            ttl=ttl,
         )
         uncached = usage.uncached if provider == "anthropic" else usage.prompt - verdict.read
         if provider == "anthropic" and verdict.read == 0 and verdict.write == 0:
             uncached = usage.prompt  # below the minimum: nothing cached
-        return _Prediction(verdict.read, verdict.write, uncached, "chain", verdict.in_flight, verdict.expired)
+        return _Prediction(
+            verdict.read, verdict.write, uncached, "chain", verdict.in_flight, verdict.expired,
+            verdict.write if ttl == "1h" else 0,
+        )
 
     def _body(self, r: TraceRequest, tick: int, ready: int) -> _Prediction:
         provider = self.bodies.get(r.provider)
@@ -476,9 +497,17 @@ class _Predictor:
                 cache = make_cache("byte-exact")
             provider = self.bodies[r.provider] = SimulatedProvider(cache=cache)
         assert r.body is not None
-        seen = provider.send(r.body, tick, ready_tick=ready)
-        written = seen.written_tokens if r.provider == "anthropic" else 0
-        return _Prediction(seen.cached_tokens, written, seen.prompt_tokens - seen.cached_tokens - written, "body")
+        body = r.body
+        ttl = self.ttl(r) if self.ttl else None
+        if ttl is not None and r.provider == "anthropic":
+            body = _with_ttl(body, ttl)
+        seen = provider.send(body, tick, ready_tick=ready)
+        anthropic = r.provider == "anthropic"
+        written = seen.written_tokens if anthropic else 0
+        return _Prediction(
+            seen.cached_tokens, written, seen.prompt_tokens - seen.cached_tokens - written, "body",
+            write_1h=seen.written_long_tokens if anthropic else 0,
+        )
 
     def _blocks(self, r: TraceRequest) -> _Prediction:
         assert r.hash_ids is not None
@@ -491,6 +520,15 @@ class _Predictor:
         self.blocks.update(r.hash_ids)
         read = min(length, shared * MOONCAKE_BLOCK_TOKENS)
         return _Prediction(read, 0, length - read, "blocks")
+
+
+def _with_ttl(body: Request, ttl: str) -> Request:
+    """The body with every cache breakpoint (and automatic caching) writing with ``ttl``."""
+    return replace(
+        body,
+        cache_breakpoints=tuple(replace(bp, ttl=ttl) for bp in body.cache_breakpoints),  # type: ignore[arg-type]
+        auto_cache=None if body.auto_cache is None else ttl,  # type: ignore[arg-type]
+    )
 
 
 def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
