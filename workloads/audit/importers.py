@@ -143,6 +143,16 @@ def _check_format(path: Path, record: Record, fmt: str) -> None:
         raise UserError(f"{path}:{record.line}: a {other} record in a file read as {fmt}")
 
 
+def _objects(path: Path, records: Iterable[Record], fmt: str, what: str) -> Iterator[Record]:
+    """Each record of a file read as ``fmt``, checked to be a JSON object (``what`` names what
+    it should hold) of that format: anything else is a one-line error naming file:line."""
+    for record in records:
+        if not isinstance(record.value, dict):
+            raise UserError(f"{path}:{record.line}: expected a JSON object{what}")
+        _check_format(path, record, fmt)
+        yield record
+
+
 # --- Claude Code -------------------------------------------------------------------------------
 
 
@@ -190,12 +200,9 @@ def import_claude_code(
     skipped: list[tuple[int, str]] = []
     sidechains = 0
     seen_any = False
-    for record in records:
+    for record in _objects(path, records, "claude-code", " (a transcript entry)"):
         value = record.value
         where = f"{name}:{record.line}"
-        if not isinstance(value, dict):
-            raise UserError(f"{where}: expected a JSON object (a transcript entry)")
-        _check_format(path, record, "claude-code")
         seen_any = True
         kind = value.get("type")
         uuid = value.get("uuid")
@@ -397,12 +404,9 @@ def import_http_capture(path: Path, records: Iterable[Record]) -> tuple[list[Tra
     shared: dict[object, object] = {}
     last_node: dict[str, str] = {}
     seen_any = False
-    for record in records:
+    for record in _objects(path, records, "http-capture", " with request and response"):
         where = f"{name}:{record.line}"
         value = record.value
-        if not isinstance(value, dict):
-            raise UserError(f"{where}: expected a JSON object with request and response")
-        _check_format(path, record, "http-capture")
         seen_any = True
         request = _dict(value.get("request"))
         response = value.get("response")
@@ -644,12 +648,9 @@ def import_codex(path: Path, records: Iterable[Record], ctx: ImportContext) -> t
     last_total: dict | None = None
     chain_parent: str | None = None
     seen_any = False
-    for record in records:
+    for record in _objects(path, records, "codex", " (a rollout line)"):
         where = f"{name}:{record.line}"
         value = record.value
-        if not isinstance(value, dict):
-            raise UserError(f"{where}: expected a JSON object (a rollout line)")
-        _check_format(path, record, "codex")
         seen_any = True
         kind = value.get("type")
         payload = _dict(value.get("payload"))
@@ -764,12 +765,9 @@ def import_pi(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest]
     #: Entry id -> the node of the first request whose prompt ended at that entry.
     prompt_end: dict[str, str] = {}
     seen_any = False
-    for record in records:
+    for record in _objects(path, records, "pi", " (a session entry)"):
         where = f"{name}:{record.line}"
         value = record.value
-        if not isinstance(value, dict):
-            raise UserError(f"{where}: expected a JSON object (a session entry)")
-        _check_format(path, record, "pi")
         seen_any = True
         kind = value.get("type")
         entry_id = value.get("id") if kind != "session" else None
