@@ -34,6 +34,28 @@ def save(fig: plt.Figure, path: Path) -> None:
     plt.close(fig)
 
 
+def fixed_margins(fig: plt.Figure, *, left: float, right: float, top: float, bottom: float, gap: float = 0.0) -> None:
+    """Place the axes with margins given in inches (``gap``: between stacked panels).
+
+    Used instead of matplotlib's constrained layout where a chart is drawn for every sweep: the
+    layout solver measures every text artist and draws the figure twice, more than doubling the
+    time to write a PNG. The margins are sized for the labels these charts draw (token ticks of
+    at most six characters, one-line panel titles, a legend of one or two rows), and a test
+    draws each chart and checks that every text lies inside the figure and clear of the axes.
+    """
+    width, height = fig.get_size_inches()
+    rows = len(fig.axes)
+    panel = max(0.1, (height - top - bottom - gap * (rows - 1)) / max(1, rows))
+    fig.subplots_adjust(
+        left=left / width, right=1 - right / width, top=1 - top / height, bottom=bottom / height, hspace=gap / panel
+    )
+
+
+def legend_below(fig: plt.Figure, handles: list, ncols: int) -> None:
+    """The legend centred under the axes, at the bottom edge of the figure."""
+    fig.legend(handles=handles, fontsize="small", ncols=ncols, loc="lower center", bbox_to_anchor=(0.5, 0.0), frameon=True)
+
+
 def _bars(
     ax: plt.Axes, x: np.ndarray, bottom: np.ndarray, height: np.ndarray, colour: str, label: str, hatch: str | None = None
 ) -> None:
@@ -98,7 +120,7 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
     if several:  # engine by engine, presets in their order inside each
         rank = {p: i for i, p in enumerate(colours)}
         series = sorted(series, key=lambda s: (engines.index(s.split("/", 1)[0]), rank[s.split("/", 1)[1]]))
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(windows) * max(1, len(series)) / 2), 4.6), layout="constrained")
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(windows) * max(1, len(series)) / 2), 4.6))
     width = 0.8 / max(1, len(series))
     x = np.arange(len(windows))
     for idx, name in enumerate(series):
@@ -130,7 +152,10 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
             Patch(facecolor="white", edgecolor="#57606a", hatch=ENGINE_HATCHES[i % len(ENGINE_HATCHES)] or None, label=e)
             for i, e in enumerate(engines)
         ]
-    fig.legend(handles=handles, fontsize="small", ncols=min(6, len(handles)), loc="outside lower center")
+    ncols = min(6, len(handles))
+    legend_below(fig, handles, ncols)
+    legend_rows = -(-len(handles) // ncols)
+    fixed_margins(fig, left=0.75, right=0.2, top=0.62, bottom=0.6 + 0.27 * legend_rows)
     return fig
 
 
@@ -147,7 +172,7 @@ def timeline_figure(observations: pd.DataFrame, window: int) -> plt.Figure:
     obs = observations[observations["window"] == window]
     several = obs["engine"].nunique() > 1
     labels = ordered([_series_label(e, p, several) for e, p in zip(obs["engine"], obs["preset"])], PRESET_ORDER)
-    fig, axes = plt.subplots(len(labels), 1, figsize=(10, 1.9 * len(labels) + 1.2), squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(len(labels), 1, figsize=(10, 1.9 * len(labels) + 1.2), squeeze=False)
     any_rejected = False
     for ax, label in zip(axes[:, 0], labels):
         mask = [_series_label(e, p, several) == label for e, p in zip(obs["engine"], obs["preset"])]
@@ -176,7 +201,8 @@ def timeline_figure(observations: pd.DataFrame, window: int) -> plt.Figure:
     if any_rejected:
         handles.append(Patch(facecolor=REJECTED, hatch="////", edgecolor="white", label="rejected (400): never cached, in no total"))
     handles.append(Line2D([], [], color=FOLD, linewidth=0.8, linestyle="--", label="summary / compaction call"))
-    fig.legend(handles=handles, fontsize="small", ncols=len(handles), loc="outside lower center")
+    legend_below(fig, handles, len(handles))
     axes[-1, 0].set_xlabel("request")
-    fig.suptitle(f"Prompt tokens per request at a {format_window(window)} window", fontsize="medium")
+    fig.suptitle(f"Prompt tokens per request at a {format_window(window)} window", fontsize="medium", y=1 - 0.08 / fig.get_size_inches()[1], va="top")
+    fixed_margins(fig, left=0.8, right=0.2, top=0.6, bottom=0.9, gap=0.45)
     return fig

@@ -118,3 +118,53 @@ def test_one_precision_per_cost_column():
     column = usd_column([Decimal("0.0274"), Decimal("0.002268"), Decimal(0), None])
     assert column == ["$0.027400", "$0.002268", "$0", "-"]
     assert usd_column([Decimal("0.2193"), Decimal("12.34")]) == ["$0.2193", "$12.3400"]
+
+
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 - 1 and b.x0 < a.x1 - 1 and a.y0 < b.y1 - 1 and b.y0 < a.y1 - 1
+
+
+def assert_laid_out(fig) -> None:
+    """The fixed margins hold: every panel (with its title, ticks and labels), the legend and the
+    title lie inside the figure, and none overlaps another (nothing cut off, nothing hidden)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [(f"panel {i}", ax.get_tightbbox(renderer)) for i, ax in enumerate(fig.axes)]
+    boxes += [(f"legend {i}", legend.get_window_extent(renderer)) for i, legend in enumerate(fig.legends)]
+    if fig._suptitle is not None:
+        boxes.append(("title", fig._suptitle.get_window_extent(renderer)))
+    page = fig.bbox
+    for name, box in boxes:
+        assert page.x0 - 1 <= box.x0 and box.x1 <= page.x1 + 1 and page.y0 - 1 <= box.y0 and box.y1 <= page.y1 + 1, (name, box, page)
+    for i, (name, box) in enumerate(boxes):
+        for other, obox in boxes[i + 1 :]:
+            assert not _overlap(box, obox), (name, other)
+
+
+@pytest.mark.parametrize("panels", [1, 2, 4, 8])
+def test_timeline_margins_fit_every_label(panels):
+    presets = ["legacy", "envelope-fix", "prune-fix", "patched"]
+    rows = []
+    for i in range(panels):
+        engine = ["checkpoint", "ranges"][i // 4]
+        # Large windows give the widest token ticks ("187.5k", "1.25M").
+        for row in observations(engine, presets[i % 4], 190, rejected={5} if i == 0 else set(), summaries={60}):
+            row["prompt_tokens"] *= 900
+            row["cached_tokens"] *= 900
+            row["uncached_tokens"] *= 900
+            rows.append(row)
+    fig = timeline_figure(pd.DataFrame(rows), 32_000)
+    assert len(fig.axes) == panels
+    assert_laid_out(fig)
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("engines", [1, 2, 5])
+def test_hit_rate_margins_fit_every_label(engines):
+    rows = [
+        (window, f"engine-{e}", preset, [0.5, 0.999] if preset != "legacy" else [])
+        for e in range(engines) for window in (32_000, 512_000, 10_000_000) for preset in ("legacy", "patched")
+    ]
+    fig = hit_rate_figure(runs(rows))
+    assert_laid_out(fig)
+    plt.close(fig)
