@@ -18,13 +18,8 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from prefixbench.kernel.presets import PRESET_ORDER, PRESETS  # noqa: E402
 from prefixbench.reports.frames import format_window, ordered  # noqa: E402
+from prefixbench.reports.palette import CACHED, FOLD, PRESET_COLOURS, REJECTED, UNCACHED  # noqa: E402
 
-#: Colours by role, shared by every chart so a preset looks the same everywhere.
-CACHED = "#2da44e"
-UNCACHED = "#cf222e"
-FOLD = "#0969da"
-REJECTED = "#8c959f"
-PRESET_COLOURS = ("#cf222e", "#bf8700", "#8250df", "#2da44e", "#0969da", "#57606a")
 PNG_METADATA = {"Software": None}
 
 

@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.charts import plt, save  # charts.py selects the Agg backend, once
 from prefixbench.reports.frames import RUN_KEYS, format_window
 from prefixbench.simulator.pricing import (
     DEEPSEEK_PEAK_HOURS,
@@ -193,6 +192,8 @@ def price_markdown(price: PriceRow) -> str:
 
 def cost_chart(run_costs: pd.DataFrame, path: Path, *, title: str | None = None) -> None:
     """``cost.png``: one bar per (window, preset), stacked by the four parts, total on top."""
+    from prefixbench.reports.charts import plt, save  # charts.py selects the Agg backend, once
+
     runs = _sorted_runs(run_costs)
     labels = [_bar_label(r, runs) for _, r in runs.iterrows()]
     # One slot of space between windows so their groups read apart.

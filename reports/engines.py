@@ -18,10 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from matplotlib.patches import Patch
 
-from prefixbench.reports.charts import FOLD, TOKEN_TICKS, UNCACHED, plt, save  # charts.py selects the Agg backend, once
 from prefixbench.reports.frames import format_window
+from prefixbench.reports.palette import FOLD, UNCACHED
 
 PARTS = ("summary", "refill", "growth")
 PART_COLOURS = {"summary": FOLD, "refill": UNCACHED, "growth": "#8c959f"}
@@ -144,6 +143,10 @@ def comparison_markdown(runs: pd.DataFrame, observations: pd.DataFrame) -> str:
 def engines_chart(runs: pd.DataFrame, observations: pd.DataFrame, path: Path) -> None:
     """``engines.png``: uncached tokens per engine at each window, stacked by part (legend below
     the panels, never over a bar)."""
+    from matplotlib.patches import Patch
+
+    from prefixbench.reports.charts import TOKEN_TICKS, plt, save  # charts.py selects the Agg backend, once
+
     preset = comparison_preset(runs)
     windows = sorted(int(w) for w in runs["window"].unique())
     engines = list(dict.fromkeys(runs["engine"]))

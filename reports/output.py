@@ -352,27 +352,24 @@ def _rebuild(
         frames.append(observations)
     runs_df = pd.DataFrame(records, columns=list(RUN_COLUMNS))
     obs_df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(OBSERVATION_COLUMNS))
-    from prefixbench.reports.charts import hit_rate_chart, timeline_chart
-
-    charts: list[ChartTask] = [(hit_rate_chart, (runs_df,), {}, out / "hit-rate.png")]
+    # Charts are named, not imported: with workers only they load matplotlib.
+    charts: list[ChartTask] = [("charts:hit_rate_chart", (runs_df,), {}, out / "hit-rate.png")]
     # A timeline draws every request of one run per series: with several seeds, the lowest
     # seed's runs (report.md says which).
     timeline_obs = obs_df[obs_df["seed"] == obs_df["seed"].min()] if len(obs_df) else obs_df
     for window in sorted(runs_df["window"].unique()):
         name = f"timeline-{format_window(int(window))}.png"
         subset = timeline_obs[timeline_obs["window"] == window]
-        charts.append((timeline_chart, (subset, int(window)), {}, out / name))
+        charts.append(("charts:timeline_chart", (subset, int(window)), {}, out / name))
     several_engines = runs_df["engine"].nunique() > 1
     if several_engines:
-        from prefixbench.reports.engines import engines_chart
-
-        charts.append((engines_chart, (runs_df, obs_df), {}, out / "engines.png"))
+        charts.append(("engines:engines_chart", (runs_df, obs_df), {}, out / "engines.png"))
     costs = None
     if price is not None:
-        from prefixbench.reports.cost import cost_chart, run_costs
+        from prefixbench.reports.cost import run_costs
 
         costs = run_costs(pd.concat(priced, ignore_index=True))
-        charts.append((cost_chart, (costs,), {"title": f"Cost per run at {price.model} prices"}, out / "cost.png"))
+        charts.append(("cost:cost_chart", (costs,), {"title": f"Cost per run at {price.model} prices"}, out / "cost.png"))
     # With workers, the charts are drawn there while this process writes the text files.
     drawing = map_runs(draw_chart, charts, jobs=_pool_size(jobs, len(charts), 2))
     written = {"observations.csv", "runs.csv", "report.md", *(path.name for *_, path in charts)}
@@ -393,13 +390,18 @@ def _rebuild(
     return runs_df, obs_df, costs, written, drawing
 
 
-#: A chart to draw: the function, its leading arguments, keyword arguments and the file.
-ChartTask = tuple[Callable[..., None], tuple, dict, Path]
+#: A chart to draw: ``"module:function"`` in prefixbench.reports, its leading arguments,
+#: keyword arguments and the file.
+ChartTask = tuple[str, tuple, dict, Path]
 
 
 def draw_chart(task: ChartTask) -> str:
     """Draw one chart into a temporary file beside its path, then rename it into place."""
-    draw, args, kwargs, path = task
+    import importlib
+
+    target, args, kwargs, path = task
+    module, _, name = target.partition(":")
+    draw = getattr(importlib.import_module(f"prefixbench.reports.{module}"), name)
     tmp = path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{path.name}")
     draw(*args, tmp, **kwargs)
     os.replace(tmp, path)
