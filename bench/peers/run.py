@@ -14,10 +14,13 @@ What it does, every step rerunnable:
    rounds interleaved so machine load hits every tool alike; the median wall and the largest
    peak are reported, with the ratio to the prefixbench row of the same job. Jobs: the peer
    workload, the 64-request claude-trace capture, and the Claude Code transcripts in
-   ``../shared/realdata`` (ccusage; ``prefixbench audit`` when this build has it).
+   ``../shared/realdata`` (ccusage; ``prefixbench audit`` when this build has it), and
+   kvcache-simulator's own 512-token trace read by both tools (``prefixbench audit --input
+   mooncake``), the one job where both read identical input.
 3. Checks the hit counts where the models coincide: kvcache-simulator's infinite-capacity
    ceiling (16-token blocks) against prefixbench's ``vllm`` model (16-token blocks, room to
-   spare) over the same measured half of the requests; promptcachelint's sessions and prefix
+   spare) over the same measured half of the requests, and at 512-token blocks against
+   ``prefixbench audit`` on the same trace; promptcachelint's sessions and prefix
    breaks against prefixbench's conversation lanes and requests that do not extend their lane.
 
 Peers are installed in their own environment (``--peers``, default /work/venvs/peers:
@@ -281,6 +284,27 @@ def build_tools(work: Path, peers: Path, spec: InterleavedSpec) -> tuple[list[To
                     prefixbench_vllm_hits(chat, measured_from),
                 )
 
+    if kv is not None:
+        # The same job on identical input: kvcache-simulator's own 512-token trace, which
+        # ``prefixbench audit`` reads as a block-hash trace (Mooncake's fields plus its own).
+        trace = work / "kvcache-512.jsonl"
+        same = f"kvcache-simulator's 512-token trace ({trace.stat().st_size / 1e6:.1f} MB), both tools"
+        ours = [*pb, "audit", "--input", "mooncake", str(trace), "--format", "json", "--quiet"]
+        theirs = [kv, "run", "--trace", str(trace), "--model", KV_MODEL, "--no-progress", "--format", "json"]
+        tools += [
+            Tool(same, "prefixbench audit --input mooncake", ours, is_reference=True),
+            Tool(same, "kvcache-simulator (512-token blocks)", theirs),
+            Tool(same, "python json.loads, every line (bare)", [python, "-c", BARE_JSON, str(trace)]),
+        ]
+        a, b = subprocess.run(theirs, capture_output=True, text=True), subprocess.run(ours, capture_output=True, text=True)
+        if a.returncode == 0 and b.returncode == 0:
+            ceiling = json.loads(a.stdout)["ceiling"]
+            rows = json.loads(b.stdout)["requests"][ceiling["measurementStartRequest"]:]
+            agreement["kvcache 512 ceiling vs prefixbench audit (hit, total tokens)"] = (
+                (ceiling["hitTokens"], ceiling["totalTokens"]),
+                (sum(r["predicted_cache_read"] for r in rows), sum(r["predicted_cache_read"] + r["predicted_uncached"] for r in rows)),
+            )
+
     pcl = peer_bin(peers, "promptcachelint")
     if pcl is None:
         tools.append(Tool(job, "promptcachelint report", None, note="missing: pip install promptcachelint"))
@@ -410,6 +434,11 @@ def agreement_lines(agreement: dict) -> list[str]:
         theirs, ours = agreement["kvcache ceiling hit tokens vs prefixbench vllm"]
         verdict = "agree" if theirs == ours else f"DIFFER by {ours - theirs:+,}"
         lines.append(f"hit tokens, measured half, 16-token blocks: kvcache-simulator ceiling {theirs:,}, prefixbench vllm {ours:,}: {verdict}")
+    key = "kvcache 512 ceiling vs prefixbench audit (hit, total tokens)"
+    if key in agreement:
+        theirs, ours = agreement[key]
+        verdict = "agree" if tuple(theirs) == tuple(ours) else "DIFFER"
+        lines.append(f"hit / total tokens, measured half, kvcache's 512-token trace: kvcache-simulator ceiling {tuple(theirs)}, prefixbench audit {tuple(ours)}: {verdict}")
     key = "ccusage vs prefixbench audit (input, output, cache read, cache write)"
     if key in agreement:
         theirs, ours = agreement[key]

@@ -4,7 +4,8 @@ Runs bench/peers/run.py's whole comparison once (3 timed rounds a tool), puts ev
 ``benchmark.extra_info`` and checks issue 13's acceptance ratios, measured in the same run:
 prefixbench replay on the peer workload at most 3x a bare json.loads of the same file and at
 most kvcache-simulator's whole process on its 16-token-block trace (the block size at which its
-hit counts equal prefixbench's vllm model); the hit counts must agree. Missing peers skip
+hit counts equal prefixbench's vllm model); the hit counts must agree, also at 512-token
+blocks where both tools read kvcache-simulator's own trace (that ratio is reported). Missing peers skip
 their own checks, never fail.
 """
 
@@ -34,6 +35,14 @@ def test_peer_benchmark(benchmark):
         assert ours["wall_s"] <= kv["wall_s"], (ours, kv)
         theirs, mine = result["agreement"]["kvcache ceiling hit tokens vs prefixbench vllm"]
         assert theirs == mine
+    same = "kvcache 512 ceiling vs prefixbench audit (hit, total tokens)"
+    if same in result["agreement"]:
+        theirs, mine = result["agreement"][same]
+        assert tuple(theirs) == tuple(mine)
+        benchmark.extra_info["same trace: prefixbench audit / kvcache-simulator wall"] = round(
+            rows[("kvcache-simulator's 512-token trace", "prefixbench audit --input mooncake")]["wall_s"]
+            / rows[("kvcache-simulator's 512-token trace", "kvcache-simulator (512-token blocks)")]["wall_s"], 3
+        )
     audit_key = "ccusage vs prefixbench audit (input, output, cache read, cache write)"
     if audit_key in result["agreement"]:
         theirs, ours = result["agreement"][audit_key]

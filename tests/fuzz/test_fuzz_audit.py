@@ -54,7 +54,11 @@ SEEDS: dict[str, list[dict]] = {
         {"type": "message", "id": "e1", "parentId": None, "timestamp": "2025-12-09T00:53:30.825Z", "message": {"role": "assistant", "provider": "anthropic",
          "model": "claude-opus-4-5", "timestamp": 1765233665294, "usage": {"input": 1, "output": 2, "cacheRead": 3000, "cacheWrite": 40, "cost": {"total": 0.1}}}},
     ],
-    "mooncake": [{"timestamp": 0, "input_length": 1100, "output_length": 5, "hash_ids": [1, 2, 3]}],
+    "mooncake": [
+        {"timestamp": 0, "input_length": 1100, "output_length": 5, "hash_ids": [1, 2, 3]},
+        # kvcache-simulator's variant: string ids, a block size, per-block token counts.
+        {"block_size": 512, "hash_ids": ["a1", "b2"], "input_length": 751, "block_tokens": [512, 239]},
+    ],
 }
 SEED_BYTES = {fmt: b"".join(to_json_line(r) + b"\n" for r in records) for fmt, records in SEEDS.items()}
 

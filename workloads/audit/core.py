@@ -451,7 +451,7 @@ class Predictor:
         self.ttl = ttl
         self.chains: dict[str, ChainCache] = {}
         self.bodies: dict[str, SimulatedProvider] = {}
-        self.blocks: set[int] = set()
+        self.blocks: set[int | str] = set()
 
     def predict(self, r: TraceRequest, tick: int, ready: int) -> _Prediction:
         if r.hash_ids is not None:
@@ -512,13 +512,14 @@ class Predictor:
     def _blocks(self, r: TraceRequest) -> _Prediction:
         assert r.hash_ids is not None
         length = int(r.envelope_dict.get("input_length", "0"))
+        sizes = r.block_tokens or (MOONCAKE_BLOCK_TOKENS,) * len(r.hash_ids)
         shared = 0
-        for block in r.hash_ids:
+        for block, tokens in zip(r.hash_ids, sizes):
             if block not in self.blocks:
                 break
-            shared += 1
+            shared += tokens
         self.blocks.update(r.hash_ids)
-        read = min(length, shared * MOONCAKE_BLOCK_TOKENS)
+        read = min(length, shared)
         return _Prediction(read, 0, length - read, "blocks")
 
 

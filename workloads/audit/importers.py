@@ -28,7 +28,9 @@ request body because the audit replays it). What each format needs, and where it
   no usage is skipped.
 * **Request-body logs** (chat completions, Anthropic Messages bodies): the existing parsers; no
   reported usage, so the audit predicts only.
-* **Mooncake traces**: ``hash_ids`` (512-token blocks), no reported usage.
+* **Mooncake traces**: ``hash_ids`` (512-token blocks), no reported usage. The block-hash traces
+  of kvcache-simulator read too: string ids, a ``block_size`` and per-block ``block_tokens``
+  (a last partial block counts its own tokens).
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ MAX_EPOCH_MS = 10**14
 CHECK_LINES = 200
 #: Mooncake block size (tokens per hash id).
 MOONCAKE_BLOCK_TOKENS = 512
+#: The largest block a trace may declare (tokens per hash id).
+MAX_BLOCK_TOKENS = 1 << 20
 
 
 @dataclass
@@ -910,9 +914,10 @@ def import_mooncake(path: Path, records: Iterable[Record]) -> tuple[list[TraceRe
         if not isinstance(value, dict) or not isinstance(value.get("hash_ids"), list):
             raise UserError(f"{where}: expected an object with hash_ids")
         hashes = value["hash_ids"]
-        if not all(isinstance(h, int) and not isinstance(h, bool) for h in hashes):
-            raise UserError(f"{where}: hash_ids must be integers")
+        if not all((isinstance(h, int) and not isinstance(h, bool)) or (isinstance(h, str) and h) for h in hashes):
+            raise UserError(f"{where}: hash_ids must be integers or non-empty strings")
         length = _int(value.get("input_length"), where, "input_length")
+        block_tokens = _block_tokens(value, len(hashes), where)
         out.append(
             TraceRequest(
                 file=name,
@@ -926,6 +931,7 @@ def import_mooncake(path: Path, records: Iterable[Record]) -> tuple[list[TraceRe
                 model="mooncake",
                 usage=None,
                 hash_ids=tuple(hashes),
+                block_tokens=block_tokens,
                 envelope=(("input_length", str(length)), ("output_length", str(_int(value.get("output_length"), where, "output_length")))),
                 source_format="mooncake",
             )
@@ -933,6 +939,22 @@ def import_mooncake(path: Path, records: Iterable[Record]) -> tuple[list[TraceRe
     if not out:
         raise UserError(f"{name}:1: empty file, no trace lines")
     return out, FileSummary(name, "mooncake", len(out), (), ("block-hash trace: no reported usage, predictions only",))
+
+
+def _block_tokens(value: dict, blocks: int, where: str) -> tuple[int, ...]:
+    """Tokens of each hashed block: ``block_tokens`` when the trace gives them, else
+    ``block_size`` (default 512, Mooncake's) for every block."""
+    size = value.get("block_size", MOONCAKE_BLOCK_TOKENS)
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= MAX_BLOCK_TOKENS:
+        raise UserError(f"{where}: block_size is not a block size in tokens (1..{MAX_BLOCK_TOKENS:,}): {size!r:.40}")
+    given = value.get("block_tokens")
+    if given is None:
+        return (size,) * blocks
+    if not isinstance(given, list) or len(given) != blocks:
+        raise UserError(f"{where}: block_tokens must be a list with one count per hash id ({blocks})")
+    if not all(isinstance(n, int) and not isinstance(n, bool) and 0 < n <= size for n in given):
+        raise UserError(f"{where}: block_tokens must be counts from 1 to block_size ({size})")
+    return tuple(given)
 
 
 def iter_trace(paths: list[Path], fmt: str = "auto", ctx: ImportContext | None = None) -> Iterator[tuple[list[TraceRequest], FileSummary]]:

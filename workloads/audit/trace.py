@@ -134,8 +134,10 @@ class TraceRequest:
     diagnostic: str | None = None
     #: The log's id for the call (Claude Code requestId, response id, ...).
     request_id: str | None = None
-    #: Mooncake: the request's 512-token block hashes.
-    hash_ids: tuple[int, ...] | None = None
+    #: Block-hash traces (Mooncake, kvcache-simulator): the request's prefix-chained block ids...
+    hash_ids: tuple[int | str, ...] | None = None
+    #: ... and the tokens of each block (512 each in Mooncake; a last partial block is shorter).
+    block_tokens: tuple[int, ...] | None = None
     #: The agent's version when the log names it (heads differ between versions).
     agent_version: str | None = None
     #: The log format the request came from.
