@@ -41,7 +41,7 @@ nothing else of the loop.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+import msgspec
 from typing import Any, Protocol, runtime_checkable
 
 from prefixbench.kernel.meter import Measurement, measure, price_header, price_message
@@ -83,8 +83,7 @@ class CompactionError(RuntimeError):
     """A compaction attempt failed; the turn continues with the surface as it is."""
 
 
-@dataclass(frozen=True, slots=True)
-class StepContext:
+class StepContext(msgspec.Struct, frozen=True):
     """What an engine may use before a step.
 
     Attributes:
@@ -100,7 +99,7 @@ class StepContext:
     catalog: ModelCatalog
     client: ModelClient
     window: int = 0
-    routed: Header | None = field(default=None)
+    routed: Header | None = None
 
     def messages(self) -> tuple[Message, ...]:
         """The conversation as the provider would see it uncompacted: the surface's messages."""
@@ -178,8 +177,7 @@ class EngineBase:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class EngineOptions:
+class EngineOptions(msgspec.Struct, frozen=True):
     """What a factory gets besides the window.
 
     Attributes:
@@ -191,9 +189,9 @@ class EngineOptions:
     """
 
     workload: str = ""
-    preset: Preset = field(default_factory=lambda: get_preset("patched"))
-    params: Mapping[str, Any] = field(default_factory=dict)
-    config: Mapping[str, Any] = field(default_factory=dict)
+    preset: Preset = msgspec.field(default_factory=lambda: get_preset("patched"))
+    params: Mapping[str, Any] = msgspec.field(default_factory=dict)
+    config: Mapping[str, Any] = msgspec.field(default_factory=dict)
 
 
 #: ``factory(window, options)`` returns a fresh engine for one run.

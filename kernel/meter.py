@@ -16,7 +16,7 @@ estimate ``price(header) + surface``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 from functools import lru_cache
 from typing import assert_never
 
@@ -71,16 +71,14 @@ def price_header(header: Header | None) -> int:
     return total
 
 
-@dataclass(frozen=True, slots=True)
-class NodePrice:
+class NodePrice(msgspec.Struct, frozen=True):
     """One surface node and its heuristic price."""
 
     seq: int
     tokens: int
 
 
-@dataclass(frozen=True, slots=True)
-class Measurement:
+class Measurement(msgspec.Struct, frozen=True):
     """The meter's reading of a session."""
 
     nodes: tuple[NodePrice, ...]

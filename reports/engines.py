@@ -13,7 +13,7 @@ one sentence, naming for each other engine the part where it pays most over the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +27,7 @@ PARTS = ("summary", "refill", "growth")
 PART_COLOURS = {"summary": FOLD, "refill": UNCACHED, "growth": "#8c959f"}
 
 
-@dataclass(frozen=True, slots=True)
-class EngineCost:
+class EngineCost(msgspec.Struct, frozen=True):
     """Uncached tokens of one run, split into summary calls, refills and growth."""
 
     engine: str

@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+import msgspec
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +54,7 @@ class GridErrors(UserError):
         self.lines = list(lines)
 
 
-@dataclass
-class _Problems:
+class _Problems(msgspec.Struct):
     where: str
     lines: list[str]
 

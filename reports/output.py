@@ -210,7 +210,7 @@ def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
         return specs
     spec = sweep_spec(args)
     if getattr(args, "seeds", None):
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         spec = replace(spec, seeds=parse_seeds(str(args.seeds)))
     return [spec]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 from typing import Protocol
 
 from prefixbench.simulator.cache import ByteExactCache, CacheModel

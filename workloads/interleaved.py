@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+import msgspec
 from pathlib import Path
 
 from prefixbench.workloads.prose import prose
@@ -51,8 +51,7 @@ _TOOLS = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class InterleavedSpec:
+class InterleavedSpec(msgspec.Struct, frozen=True):
     """Shape of one interleaved log."""
 
     sessions: int = DEFAULT_SESSIONS

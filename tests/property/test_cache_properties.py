@@ -1,6 +1,6 @@
 """Properties of the byte-exact reference on random request sequences."""
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st

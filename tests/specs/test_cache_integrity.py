@@ -5,7 +5,7 @@ switched back on and must fail there. The structural guard (no silent rewrite) i
 on every preset; it is shown to fail on a hand-made run that rewrites history silently.
 """
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 import pytest
 

@@ -7,7 +7,7 @@ request list that breaks what it guards.
 """
 
 import re
-from dataclasses import replace
+from msgspec.structs import replace
 
 import pytest
 

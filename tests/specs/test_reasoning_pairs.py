@@ -12,7 +12,7 @@ Conversations are written compactly: each word is one message, each letter one p
 """
 
 from collections.abc import Callable
-from dataclasses import replace
+from msgspec.structs import replace
 
 import pytest
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+import msgspec
 from decimal import Decimal, InvalidOperation
 
 from prefixbench.simulator.errors import UserError
@@ -16,8 +16,7 @@ from prefixbench.workloads.audit.core import AuditResult, AuditRow
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-@dataclass(frozen=True, slots=True)
-class Gate:
+class Gate(msgspec.Struct, frozen=True):
     """What makes an audit fail."""
 
     fail_on: tuple[str, ...] = ()

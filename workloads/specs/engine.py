@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+import msgspec
 from functools import lru_cache
 from typing import Any
 
@@ -27,8 +27,7 @@ from prefixbench.workloads.specs.observed import OBSERVED_SPECS, ObservedSpec
 ENGINE_WORKLOADS: tuple[str, ...] = ("seed-coding", "thinking-tools")
 
 
-@dataclass(frozen=True, slots=True)
-class EngineCase:
+class EngineCase(msgspec.Struct, frozen=True):
     """One run of a user's engine: a window, a workload and a provider profile."""
 
     window: int

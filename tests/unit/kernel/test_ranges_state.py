@@ -1,6 +1,6 @@
 """Refs, the message <-> part conversion and block bookkeeping of the ranges engine."""
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 import pytest
 
