@@ -41,8 +41,9 @@ nothing else of the loop.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-import msgspec
 from typing import Any, Protocol, runtime_checkable
+
+import msgspec
 
 from prefixbench.kernel.meter import Measurement, measure, price_header, price_message
 from prefixbench.kernel.model import ModelCatalog, ModelClient, ModelInfo, Reply

@@ -14,9 +14,9 @@ reference, so the command line ends with exit status 2.
 from __future__ import annotations
 
 import importlib
-import msgspec
 from importlib.metadata import EntryPoint, entry_points
 
+import msgspec
 from prefixbench.kernel.api import Engine, EngineFactory, EngineOptions
 from prefixbench.simulator.errors import UserError
 

@@ -16,9 +16,10 @@ estimate ``price(header) + surface``.
 
 from __future__ import annotations
 
-import msgspec
 from functools import lru_cache
 from typing import assert_never
+
+import msgspec
 
 from prefixbench.kernel.session import Header, Session
 from prefixbench.simulator.render import render_tools

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import msgspec
 from typing import Protocol
 
+import msgspec
 from prefixbench.simulator.wire import Block, Envelope, Request, Text, ToolCall
 
 

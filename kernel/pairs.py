@@ -13,8 +13,9 @@ widening for tool pairs and reasoning pairs, and the orphan strips.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-import msgspec
 from typing import Literal, assert_never
+
+import msgspec
 
 from prefixbench.simulator.wire import Block, Message, Reasoning, Role, Text, ToolCall, ToolResult
 

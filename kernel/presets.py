@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import msgspec
-
 from prefixbench.simulator.errors import UserError
 
 

@@ -13,8 +13,9 @@ nothing (pruned content is never over the threshold).
 from __future__ import annotations
 
 from collections.abc import Callable
-import msgspec
 from typing import Literal
+
+import msgspec
 
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError

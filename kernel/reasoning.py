@@ -26,6 +26,7 @@ agent replays rows as stored.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+
 from msgspec.structs import replace
 
 from prefixbench.kernel.api import Engine, StepContext

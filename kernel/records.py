@@ -8,9 +8,9 @@ renaming a field is a type error and a test failure rather than a spec that sile
 
 from __future__ import annotations
 
-import msgspec
 from typing import Literal
 
+import msgspec
 from prefixbench.simulator.wire import Message
 
 #: Codex-style tails: an active turn keeps its latest user message, a completed turn none.

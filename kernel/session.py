@@ -12,9 +12,9 @@ Positions, not seq order, define spans: after a replace a high seq sits at an ea
 
 from __future__ import annotations
 
-import msgspec
 from typing import Any, Literal
 
+import msgspec
 from prefixbench.kernel.records import CompactionRecord
 from prefixbench.simulator.wire import Envelope, Message, Text, ToolResult, ToolSchema
 

@@ -13,12 +13,13 @@ one sentence, naming for each other engine the part where it pays most over the 
 
 from __future__ import annotations
 
-import msgspec
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
+
+import msgspec
 
 from prefixbench.reports.charts import FOLD, TOKEN_TICKS, UNCACHED, plt, save  # charts.py selects the Agg backend, once
 from prefixbench.reports.frames import format_window

@@ -28,9 +28,10 @@ from __future__ import annotations
 import itertools
 import tomllib
 from collections.abc import Mapping
-import msgspec
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from prefixbench.reports.options import parse_seeds, parse_window
 from prefixbench.simulator.errors import UserError

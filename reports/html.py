@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-import msgspec
 from html import escape
+
+import msgspec
 
 #: Segment colours, shared by every chart (the PNG charts use the same roles).
 READ = "#2da44e"

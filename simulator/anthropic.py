@@ -43,9 +43,10 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+from functools import lru_cache
+
 import msgspec
 from msgspec.structs import replace
-from functools import lru_cache
 
 from prefixbench.simulator.cache import CacheVerdict
 from prefixbench.simulator.render import RenderedBreakpoint, RenderedRequest, RenderedUnit, last_cacheable_block

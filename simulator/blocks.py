@@ -43,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 from collections import OrderedDict, deque
+
 import msgspec
 
 from prefixbench.simulator.checks import is_positive_int

@@ -14,9 +14,9 @@ byte prefix over all earlier requests of the family.
 from __future__ import annotations
 
 from bisect import bisect_right
-import msgspec
 from typing import Protocol
 
+import msgspec
 from prefixbench.simulator.observe import Divergence
 from prefixbench.simulator.render import RenderedRequest
 from prefixbench.simulator.wire import Envelope

@@ -29,9 +29,9 @@ longer walk would make long chains quadratic).
 
 from __future__ import annotations
 
-import msgspec
 from typing import Literal
 
+import msgspec
 from prefixbench.simulator.anthropic import TTL_MS, min_cacheable_tokens
 
 ChainProvider = Literal["anthropic", "openai", "deepseek"]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import msgspec
 from typing import Literal
 
+import msgspec
 from prefixbench.simulator.wire import Envelope, Purpose
 
 Section = Literal["tools", "system", "messages"]

@@ -20,7 +20,6 @@ whole subtrees and leaves.
 from __future__ import annotations
 
 import msgspec
-
 from prefixbench.simulator.cache import common_prefix_len
 from prefixbench.simulator.tokenizer import STREAM_BYTES
 

@@ -27,12 +27,13 @@ import csv
 import functools
 import re
 from collections.abc import Iterable
-import msgspec
-from msgspec.structs import replace
 from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Context, Decimal, Inexact, InvalidOperation, localcontext
 from pathlib import Path
 from typing import Literal, Protocol, get_args
+
+import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 

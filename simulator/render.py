@@ -33,10 +33,10 @@ on.
 from __future__ import annotations
 
 import json
-import msgspec
 from functools import lru_cache
 from typing import Literal, assert_never
 
+import msgspec
 from prefixbench.simulator.wire import (
     Block,
     CacheTtl,

@@ -42,11 +42,11 @@ import importlib.util
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
-import msgspec
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:  # numpy is imported where the real tokenizer needs it, not at start-up

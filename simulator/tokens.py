@@ -16,7 +16,6 @@ so prompt tokens equal the byte-exact reference's ``ceil(bytes / 4)``.
 from __future__ import annotations
 
 import msgspec
-
 from prefixbench.simulator.render import RenderedRequest, RenderedUnit
 from prefixbench.simulator.tokenizer import STREAM_BYTES, Tokenizer
 

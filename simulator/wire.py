@@ -11,8 +11,9 @@ cached prompt (seed 001: folds with a matching effort but another cap still reus
 from __future__ import annotations
 
 import json
-import msgspec
 from typing import Literal, TypeAlias
+
+import msgspec
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 Purpose: TypeAlias = Literal["conversation", "compaction"]

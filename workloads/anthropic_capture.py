@@ -26,12 +26,11 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-import msgspec
-from msgspec.structs import replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 
 import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-import msgspec
 from typing import Protocol
+
+import msgspec
 
 from prefixbench.kernel.api import Engine
 from prefixbench.kernel.model import ModelInfo, Reply

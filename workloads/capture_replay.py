@@ -9,9 +9,9 @@ one, the compaction requests and the first main request after each, and the side
 from __future__ import annotations
 
 from collections.abc import Sequence
-import msgspec
 from pathlib import Path
 
+import msgspec
 from prefixbench.simulator.anthropic import (
     DEFAULT_CHARS_PER_TOKEN,
     AnthropicCache,

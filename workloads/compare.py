@@ -25,9 +25,9 @@ import json
 import math
 import re
 from collections.abc import Mapping
-import msgspec
 from pathlib import Path
 
+import msgspec
 from prefixbench.simulator.errors import UserError
 
 #: The folder named baselines live in (relative to the working directory), like ``.benchmarks/``.

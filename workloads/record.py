@@ -8,8 +8,9 @@ durable ``rewrites`` the engine declared before it, so a recorded run is judged 
 from __future__ import annotations
 
 import json
-import msgspec
 from pathlib import Path
+
+import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.provider import Validator

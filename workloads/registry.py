@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Mapping
-import msgspec
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig

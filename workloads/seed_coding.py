@@ -17,9 +17,10 @@ import json
 import math
 import random
 from collections.abc import Iterator, Mapping
-import msgspec
 from functools import lru_cache
 from typing import Any, ClassVar, Literal
+
+import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.api import Engine

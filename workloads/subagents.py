@@ -26,9 +26,10 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Iterator
-import msgspec
-from typing import ClassVar
 from functools import lru_cache
+from typing import ClassVar
+
+import msgspec
 
 from prefixbench.kernel.engines.base import Engine
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig, CheckpointEngine

@@ -16,8 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-import msgspec
 from functools import lru_cache
+
+import msgspec
 
 from prefixbench.kernel.presets import PRESET_ORDER, get_preset
 from prefixbench.simulator.cache import CacheModel

@@ -31,10 +31,11 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator, Mapping
-import msgspec
-from msgspec.structs import replace
 from functools import lru_cache
 from typing import Any, ClassVar
+
+import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError

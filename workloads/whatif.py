@@ -42,11 +42,11 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-import msgspec
-from msgspec.structs import replace
 from decimal import Decimal
 from types import SimpleNamespace
 
+import msgspec
+from msgspec.structs import replace
 from prefixbench.kernel.engines.checkpoint import summary_envelope
 from prefixbench.kernel.session import Header
 from prefixbench.simulator.anthropic import TTL_MS

@@ -33,9 +33,10 @@ the routed header when it targets exactly that provider/model.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
+
 import msgspec
 from msgspec.structs import replace
-from typing import Any
 
 from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError

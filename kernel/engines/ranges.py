@@ -27,9 +27,10 @@ compression behind it, that too is noted (``nudge``), so no rewrite is ever sile
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
+
 import msgspec
 from msgspec.structs import replace
-from typing import Any
 
 from prefixbench.kernel.api import StepContext, warn
 from prefixbench.kernel.engines.ranges_compress import (

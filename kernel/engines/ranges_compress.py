@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Sequence
+
 import msgspec
 from msgspec.structs import replace
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-import msgspec
 from typing import Any, Literal, TypeAlias
 
+import msgspec
 from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
 

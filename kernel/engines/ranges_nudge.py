@@ -17,8 +17,9 @@ always does. The nudge itself is text the engine appends to the view for one req
 from __future__ import annotations
 
 from collections.abc import Sequence
-import msgspec
 from typing import Literal, TypeAlias
+
+import msgspec
 
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.engines.ranges_state import (

@@ -22,10 +22,11 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-import msgspec
-from msgspec.structs import replace
 from functools import lru_cache
 from typing import Literal, assert_never
+
+import msgspec
+from msgspec.structs import replace
 
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.pairs import Part

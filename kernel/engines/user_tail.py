@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-import msgspec
 from typing import Literal, assert_never
+
+import msgspec
 
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError

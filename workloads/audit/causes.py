@@ -17,7 +17,6 @@ so predicted and server-reported causes can be scored against each other.
 from __future__ import annotations
 
 import msgspec
-
 from prefixbench.simulator.cache import common_prefix_len
 from prefixbench.simulator.render import RenderedRequest, render_request
 from prefixbench.simulator.wire import Envelope, Request

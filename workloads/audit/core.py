@@ -34,12 +34,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-import msgspec
-from msgspec.structs import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
+import msgspec
+from msgspec.structs import replace
 from prefixbench.simulator.anthropic import TTL_MS, AnthropicCache, min_cacheable_tokens
 from prefixbench.simulator.chain import (
     OPENAI_MIN_TOKENS,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
-import msgspec
 from decimal import Decimal, InvalidOperation
 
+import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import AuditResult, AuditRow

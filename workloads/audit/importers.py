@@ -36,11 +36,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator
-import msgspec
-from msgspec.structs import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
+from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.anthropic_capture import (

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
-import msgspec
 from pathlib import Path
 
 import msgspec

@@ -34,9 +34,9 @@ the audit, such as the HTML report): fields are only ever added, with defaults.
 
 from __future__ import annotations
 
-import msgspec
 from typing import Literal, TypeAlias
 
+import msgspec
 from prefixbench.simulator.wire import Request
 
 #: Log formats the audit reads (``--input``).

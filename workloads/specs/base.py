@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-import msgspec
 
+import msgspec
 from prefixbench.simulator.observe import Observation
 from prefixbench.workloads.base import Run
 

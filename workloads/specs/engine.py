@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-import msgspec
 from functools import lru_cache
 from typing import Any
+
+import msgspec
 
 from prefixbench.kernel.presets import get_preset
 from prefixbench.simulator.validate import PROFILES

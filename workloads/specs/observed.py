@@ -22,8 +22,8 @@ workload; :mod:`prefixbench.workloads.specs.trace` on a recorded request log.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-import msgspec
 
+import msgspec
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.wire import Envelope
 from prefixbench.workloads.specs.base import Verdict, first_silent_rewrite_in, hit_pct

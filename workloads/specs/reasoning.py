@@ -25,6 +25,7 @@ spec's ``engines``; ``preset`` is a preset name or a :class:`~prefixbench.kernel
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 import msgspec
 from msgspec.structs import replace
 

@@ -16,9 +16,9 @@ request that extends it (its first new message, when that is the assistant's).
 from __future__ import annotations
 
 from collections.abc import Sequence
-import msgspec
 from pathlib import Path
 
+import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.provider import SimulatedProvider

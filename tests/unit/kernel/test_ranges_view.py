@@ -1,5 +1,6 @@
 """The compressed view: summaries in place, truncations, hidden compress calls, cleanup, tags."""
 
+
 from msgspec.structs import replace
 
 from prefixbench.kernel.engines.ranges_config import RangesConfig

@@ -1,5 +1,6 @@
 """The byte-exact reference cache: family keys, longest shared prefix, divergence location."""
 
+
 from msgspec.structs import replace
 
 from prefixbench.simulator.cache import ByteExactCache, common_prefix_len, tokens_of

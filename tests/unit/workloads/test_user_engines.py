@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import msgspec
-
 import pytest
+
+import msgspec
 
 from prefixbench.reports.entry import main
 from prefixbench.simulator.observe import Observation
