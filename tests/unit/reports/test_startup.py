@@ -94,6 +94,12 @@ def test_version_prints_on_stdout_and_exits_0(tmp_path):
     assert done.stdout.startswith("prefixbench ") and done.stderr == ""
 
 
+def test_check_and_record_do_not_import_dataclasses(tmp_path):
+    light = ("dataclasses",)
+    assert loaded_after(["check", "--preset", "patched", "--engines", "checkpoint", "--windows", "32k"], tmp_path, light) == []
+    assert loaded_after(["record", str(tmp_path / "log.jsonl"), "--steps", "8"], tmp_path, light) == []
+
+
 def test_replay_and_audit_do_not_import_dataclasses(tmp_path, realdata):
     log = tmp_path / "log.jsonl"
     line = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
