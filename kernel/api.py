@@ -41,8 +41,9 @@ nothing else of the loop.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+import msgspec
 
 from prefixbench.kernel.meter import Measurement, measure, price_header, price_message
 from prefixbench.kernel.model import ModelCatalog, ModelClient, ModelInfo, Reply
@@ -83,8 +84,7 @@ class CompactionError(RuntimeError):
     """A compaction attempt failed; the turn continues with the surface as it is."""
 
 
-@dataclass(frozen=True, slots=True)
-class StepContext:
+class StepContext(msgspec.Struct, frozen=True):
     """What an engine may use before a step.
 
     Attributes:
@@ -100,7 +100,7 @@ class StepContext:
     catalog: ModelCatalog
     client: ModelClient
     window: int = 0
-    routed: Header | None = field(default=None)
+    routed: Header | None = None
 
     def messages(self) -> tuple[Message, ...]:
         """The conversation as the provider would see it uncompacted: the surface's messages."""
@@ -178,8 +178,7 @@ class EngineBase:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class EngineOptions:
+class EngineOptions(msgspec.Struct, frozen=True):
     """What a factory gets besides the window.
 
     Attributes:
@@ -191,9 +190,9 @@ class EngineOptions:
     """
 
     workload: str = ""
-    preset: Preset = field(default_factory=lambda: get_preset("patched"))
-    params: Mapping[str, Any] = field(default_factory=dict)
-    config: Mapping[str, Any] = field(default_factory=dict)
+    preset: Preset = msgspec.field(default_factory=lambda: get_preset("patched"))
+    params: Mapping[str, Any] = msgspec.field(default_factory=dict)
+    config: Mapping[str, Any] = msgspec.field(default_factory=dict)
 
 
 #: ``factory(window, options)`` returns a fresh engine for one run.

@@ -14,9 +14,9 @@ reference, so the command line ends with exit status 2.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
+import msgspec
 from prefixbench.kernel.api import Engine, EngineFactory, EngineOptions
 from prefixbench.simulator.errors import UserError
 
@@ -35,8 +35,7 @@ def installed_engines() -> dict[str, EntryPoint]:
     return dict(sorted(found.items()))
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedEngine:
+class LoadedEngine(msgspec.Struct, frozen=True):
     """A user's engine factory, resolved from the reference the user gave."""
 
     ref: str

@@ -16,9 +16,10 @@ estimate ``price(header) + surface``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import assert_never
+
+import msgspec
 
 from prefixbench.kernel.session import Header, Session
 from prefixbench.simulator.render import render_tools
@@ -71,16 +72,14 @@ def price_header(header: Header | None) -> int:
     return total
 
 
-@dataclass(frozen=True, slots=True)
-class NodePrice:
+class NodePrice(msgspec.Struct, frozen=True):
     """One surface node and its heuristic price."""
 
     seq: int
     tokens: int
 
 
-@dataclass(frozen=True, slots=True)
-class Measurement:
+class Measurement(msgspec.Struct, frozen=True):
     """The meter's reading of a session."""
 
     nodes: tuple[NodePrice, ...]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
+import msgspec
 from prefixbench.simulator.wire import Block, Envelope, Request, Text, ToolCall
 
 
-@dataclass(frozen=True, slots=True)
-class ModelInfo:
+class ModelInfo(msgspec.Struct, frozen=True):
     """Adapter-declared facts about one provider/model route."""
 
     provider: str
@@ -26,8 +25,7 @@ class ModelInfo:
         return config
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(msgspec.Struct, frozen=True):
     """A model's answer to one request (or the provider's refusal)."""
 
     blocks: tuple[Block, ...] = ()

@@ -13,8 +13,9 @@ widening for tool pairs and reasoning pairs, and the orphan strips.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Literal, assert_never
+
+import msgspec
 
 from prefixbench.simulator.wire import Block, Message, Reasoning, Role, Text, ToolCall, ToolResult
 
@@ -63,8 +64,7 @@ def balanced_cuts(messages: Sequence[Message | None]) -> list[bool]:
 PartKind = Literal["text", "reasoning", "tool-call", "tool-result"]
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
+class Part(msgspec.Struct, frozen=True):
     """One content block of a message, with a stable ref and the message it came from."""
 
     ref: str

@@ -15,13 +15,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 from prefixbench.simulator.errors import UserError
 
 
-@dataclass(frozen=True, slots=True)
-class Preset:
+class Preset(msgspec.Struct, frozen=True):
     """A named combination of fix switches (True = the fix is on)."""
 
     name: str

@@ -13,8 +13,9 @@ nothing (pruned content is never over the threshold).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
@@ -25,8 +26,7 @@ from prefixbench.simulator.wire import Message, Text, ToolResult
 MARKER = "\n\n[... tool result middle pruned ...]\n\n"
 
 
-@dataclass(frozen=True, slots=True)
-class PrunerConfig:
+class PrunerConfig(msgspec.Struct, frozen=True):
     """Character budgets of the pruner (defaults are the shipped preset's)."""
 
     threshold_chars: int = 8192
@@ -47,8 +47,7 @@ class PrunerConfig:
             )
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedPrune:
+class PlannedPrune(msgspec.Struct, frozen=True):
     """One replacement a pass would land."""
 
     seq: int
@@ -56,8 +55,7 @@ class PlannedPrune:
     replacement: Message
 
 
-@dataclass(frozen=True, slots=True)
-class PruneDecision:
+class PruneDecision(msgspec.Struct, frozen=True):
     """How a pressure pass lands the plan.
 
     ``none``: nothing over budget. ``prune-only``: the pass alone clears pressure, land it all.
@@ -65,7 +63,7 @@ class PruneDecision:
     """
 
     kind: Literal["none", "prune-only", "tail-only"]
-    tail: frozenset[int] = field(default_factory=frozenset)
+    tail: frozenset[int] = msgspec.field(default_factory=frozenset)
 
 
 def prune_content(content: tuple[Text, ...], config: PrunerConfig) -> tuple[Text, ...] | None:

@@ -26,7 +26,8 @@ agent replays rows as stored.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from prefixbench.kernel.api import Engine, StepContext
 from prefixbench.kernel.model import Reply

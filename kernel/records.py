@@ -8,25 +8,23 @@ renaming a field is a type error and a test failure rather than a spec that sile
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+import msgspec
 from prefixbench.simulator.wire import Message
 
 #: Codex-style tails: an active turn keeps its latest user message, a completed turn none.
 TailMode = Literal["active_turn", "completed_turn"]
 
 
-@dataclass(frozen=True, slots=True)
-class RetainedTurn:
+class RetainedTurn(msgspec.Struct, frozen=True):
     """One thinking turn a checkpoint keeps: its thinking and its text, no tool calls."""
 
     thinking: str
     text: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class SummaryCallRecord:
+class SummaryCallRecord(msgspec.Struct, frozen=True):
     """A ``compaction/summary`` event: the summary call as the engine sent it."""
 
     compaction_id: str
@@ -40,8 +38,7 @@ class SummaryCallRecord:
     shadowed_token_count: int
 
 
-@dataclass(frozen=True, slots=True)
-class CheckpointRecord:
+class CheckpointRecord(msgspec.Struct, frozen=True):
     """The checkpoint message that replaced a summarized region."""
 
     compaction_id: str

@@ -12,9 +12,9 @@ Positions, not seq order, define spans: after a replace a high seq sits at an ea
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import msgspec
 from prefixbench.kernel.records import CompactionRecord
 from prefixbench.simulator.wire import Envelope, Message, Text, ToolResult, ToolSchema
 
@@ -41,16 +41,14 @@ EventKind = Literal[
 SURFACE_KINDS: frozenset[str] = frozenset({"user/message", "assistant/message", "tool/result"})
 
 
-@dataclass(frozen=True, slots=True)
-class Replace:
+class Replace(msgspec.Struct, frozen=True):
     """Surface op: splice out positions ``pos(start)..pos(end)`` and put this event there."""
 
     start: int
     end: int
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class Event:
+class Event(msgspec.Struct, frozen=True, eq=False):
     """One log entry. ``info`` holds kind-specific data (read-only by convention); a
     compaction's contract with the specs is the typed ``record`` (:mod:`prefixbench.kernel.records`)."""
 
@@ -59,7 +57,7 @@ class Event:
     message: Message | None = None
     surface_op: Literal["append"] | Replace | None = None
     source_seqs: tuple[int, ...] = ()
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, Any] = msgspec.field(default_factory=dict)
     record: CompactionRecord | None = None
 
     @property
@@ -76,8 +74,7 @@ class Event:
         return str(self.info.get("rewrite", "replace"))
 
 
-@dataclass(frozen=True, slots=True)
-class Header:
+class Header(msgspec.Struct, frozen=True):
     """The durable request header: routed envelope (before adapter defaults), system, tools."""
 
     envelope: Envelope

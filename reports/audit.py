@@ -9,7 +9,6 @@ import csv
 import io
 import json
 import os
-import shutil
 import sys
 import time
 from decimal import Decimal
@@ -390,7 +389,8 @@ def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object
     Everything is written to a temporary folder beside ``out`` first, then moved in, so a
     failure never leaves half the files.
     """
-    import tempfile  # only with --out (start-up, README Speed)
+    import shutil  # with tempfile: only with --out (start-up, README Speed)
+    import tempfile
 
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".audit-", dir=out.parent))

@@ -13,9 +13,9 @@ one sentence, naming for each other engine the part where it pays most over the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pandas as pd
 
@@ -26,8 +26,7 @@ PARTS = ("summary", "refill", "growth")
 PART_COLOURS = {"summary": FOLD, "refill": UNCACHED, "growth": "#8c959f"}
 
 
-@dataclass(frozen=True, slots=True)
-class EngineCost:
+class EngineCost(msgspec.Struct, frozen=True):
     """Uncached tokens of one run, split into summary calls, refills and growth."""
 
     engine: str

@@ -28,9 +28,10 @@ from __future__ import annotations
 import itertools
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from prefixbench.reports.options import parse_seeds, parse_window
 from prefixbench.simulator.errors import UserError
@@ -54,8 +55,7 @@ class GridErrors(UserError):
         self.lines = list(lines)
 
 
-@dataclass
-class _Problems:
+class _Problems(msgspec.Struct):
     where: str
     lines: list[str]
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from html import escape
+
+import msgspec
 
 #: Segment colours, shared by every chart (the PNG charts use the same roles).
 READ = "#2da44e"
@@ -125,8 +126,7 @@ def raw(value: object) -> str:
 # --- tables --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Cell:
+class Cell(msgspec.Struct, frozen=True):
     """A table cell: its text, and (for numbers) the field and raw value it shows."""
 
     text: str
@@ -208,8 +208,7 @@ def _y_axis(x0: float, y0: float, height: float, width: float, top: float, unit:
     return parts
 
 
-@dataclass(frozen=True)
-class Bar:
+class Bar(msgspec.Struct, frozen=True):
     """One request in a stacked-bar chart."""
 
     segments: tuple[tuple[str, float, str], ...]  # (name, tokens, colour), bottom up
@@ -275,8 +274,7 @@ def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 
     return '<div class="chart">' + "".join(parts) + "</div>"
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(msgspec.Struct, frozen=True):
     """A group of bars (e.g. one window) in a grouped-bar chart."""
 
     label: str
@@ -325,8 +323,7 @@ def grouped_bars(groups: Sequence[Group], series: Sequence[str], *, title: str, 
     )
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(msgspec.Struct, frozen=True):
     """One step of a waterfall: a total (drawn from 0) or a change (drawn from the running sum)."""
 
     label: str

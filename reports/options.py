@@ -124,3 +124,15 @@ def check_price_options(args: object) -> None:
     for flag, value in (("--period", getattr(args, "period", None)), ("--price-as-of", getattr(args, "price_as_of", None))):
         if value is not None:
             raise UserError(f"{flag} chooses a price row, so it needs --price MODEL")
+
+
+def workload_options(args: object) -> dict[str, object]:
+    """The workload options given on the command line (``--effort default`` is None)."""
+    from prefixbench.workloads.registry import WORKLOADS
+
+    options: dict[str, object] = {}
+    for name in dict.fromkeys(o.name for entry in WORKLOADS.values() for o in entry.options):
+        value = getattr(args, name)
+        if value is not None:
+            options[name] = None if (name == "effort" and value == "default") else value
+    return options

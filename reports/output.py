@@ -22,7 +22,7 @@ from prefixbench.reports.cost import COST_COLUMNS, cost_table, cost_text
 from prefixbench.reports.frames import OBSERVATION_COLUMNS, RUN_COLUMNS, format_window
 from prefixbench.reports.manifest import Manifest
 from prefixbench.reports.interrupt import raise_if_interrupted
-from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory
+from prefixbench.reports.options import check_price_options, given, parse_list, workload_options, parse_seeds, parse_windows, warn_window_memory
 from prefixbench.reports.outdir import check_out_dir
 from prefixbench.reports.progress import SweepProgress
 from prefixbench.reports.seeds import sweep_text_table
@@ -33,16 +33,6 @@ from prefixbench.simulator.pricing import PriceRow, usd_sum
 from prefixbench.workloads.execute import default_jobs, map_runs, require_scheduler
 from prefixbench.workloads.registry import WORKLOADS
 from prefixbench.workloads.sweep import PlannedRun, SweepPlan, SweepSpec, longest_first, plan_sweep, plan_sweeps
-
-
-def workload_options(args: argparse.Namespace) -> dict[str, object]:
-    """The workload options given on the command line (``--effort default`` is None)."""
-    options: dict[str, object] = {}
-    for name in dict.fromkeys(o.name for entry in WORKLOADS.values() for o in entry.options):
-        value = getattr(args, name)
-        if value is not None:
-            options[name] = None if (name == "effort" and value == "default") else value
-    return options
 
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
@@ -210,7 +200,7 @@ def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
         return specs
     spec = sweep_spec(args)
     if getattr(args, "seeds", None):
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         spec = replace(spec, seeds=parse_seeds(str(args.seeds)))
     return [spec]

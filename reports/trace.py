@@ -91,7 +91,7 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
 
 def cmd_record(args: argparse.Namespace) -> int:
     """``prefixbench record``."""
-    from prefixbench.reports.output import workload_options
+    from prefixbench.reports.options import workload_options
     from prefixbench.workloads.record import record_run, write_recorded
 
     engines = args.engine or []

@@ -43,8 +43,10 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from dataclasses import dataclass, replace
 from functools import lru_cache
+
+import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.cache import CacheVerdict
 from prefixbench.simulator.render import RenderedBreakpoint, RenderedRequest, RenderedUnit, last_cacheable_block
@@ -91,8 +93,7 @@ def min_cacheable_tokens(model: str) -> int:
     return DEFAULT_MIN_TOKENS
 
 
-@dataclass(frozen=True, slots=True)
-class _Boundary:
+class _Boundary(msgspec.Struct, frozen=True):
     """The end of one block: its byte and code-point offsets in the whole prompt."""
 
     byte_end: int
@@ -149,8 +150,7 @@ def _prefix_digests(rendered: RenderedRequest, byte_ends: list[int]) -> dict[int
     return digests
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
+class _Entry(msgspec.Struct, frozen=True):
     """A cached prefix: its TTL, when it becomes readable and when it expires."""
 
     ttl: CacheTtl

@@ -43,7 +43,8 @@ from __future__ import annotations
 import hashlib
 import heapq
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+
+import msgspec
 
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
@@ -80,8 +81,7 @@ def _flag(model: str, option: str, value: object) -> bool:
     return value
 
 
-@dataclass(slots=True)
-class _Running:
+class _Running(msgspec.Struct):
     """The request in flight: its family, view, block hashes and the blocks it holds."""
 
     envelope: Envelope

@@ -14,9 +14,9 @@ byte prefix over all earlier requests of the family.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from typing import Protocol
 
+import msgspec
 from prefixbench.simulator.observe import Divergence
 from prefixbench.simulator.render import RenderedRequest
 from prefixbench.simulator.wire import Envelope
@@ -44,8 +44,7 @@ def common_prefix_len(a: bytes, b: bytes) -> int:
     return lo
 
 
-@dataclass(frozen=True, slots=True)
-class CacheVerdict:
+class CacheVerdict(msgspec.Struct, frozen=True):
     """What a cache model says about one request."""
 
     prompt_tokens: int
@@ -78,13 +77,11 @@ class CacheModel(Protocol):
         ...
 
 
-@dataclass(slots=True)
-class _Node:
-    children: dict[int, _Node] = field(default_factory=dict)
+class _Node(msgspec.Struct):
+    children: dict[int, _Node] = msgspec.field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class PrefixMatch:
+class PrefixMatch(msgspec.Struct, frozen=True):
     """Longest byte prefix a request shares with earlier requests of its family."""
 
     cached_bytes: int

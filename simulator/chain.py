@@ -29,9 +29,9 @@ longer walk would make long chains quadratic).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+import msgspec
 from prefixbench.simulator.anthropic import TTL_MS, min_cacheable_tokens
 
 ChainProvider = Literal["anthropic", "openai", "deepseek"]
@@ -41,8 +41,7 @@ OPENAI_MIN_TOKENS = 1024
 STEP_TOKENS = 128
 
 
-@dataclass(slots=True)
-class _Entry:
+class _Entry(msgspec.Struct):
     tokens: int
     ttl_ms: int | None
     ready: int
@@ -52,8 +51,7 @@ class _Entry:
         return self.ready <= tick and (self.expiry is None or tick < self.expiry)
 
 
-@dataclass(frozen=True, slots=True)
-class ChainVerdict:
+class ChainVerdict(msgspec.Struct, frozen=True):
     """What the model predicts for one call."""
 
     read: int

@@ -154,22 +154,17 @@ def _only_heuristic(name: str, tokenizer: str | Tokenizer | None, why: str) -> N
 
 def _make_anthropic(tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:
     """The anthropic model, imported only when asked for; options follow its constructor."""
-    import inspect
-
     _only_heuristic("anthropic", tokenizer, "no public Claude tokenizer: a calibrated chars-per-token ratio")
     try:
         from prefixbench.simulator.anthropic import AnthropicCache
     except ImportError as error:
         raise UserError(f"cache model 'anthropic' is not available: {error}") from None
-    params = {
-        param.name: param
-        for param in inspect.signature(AnthropicCache).parameters.values()
-        if param.kind is inspect.Parameter.KEYWORD_ONLY
-    }
-    unknown = sorted(set(options) - set(params))
+    # Its keyword-only parameters and their defaults, in order (read without importing inspect).
+    defaults: dict[str, object] = dict(AnthropicCache.__init__.__kwdefaults__ or {})
+    unknown = sorted(set(options) - set(defaults))
     if unknown:
-        raise UserError(f"cache model 'anthropic' has no option {unknown[0]!r} (known: {', '.join(params)})")
-    values = {key: _like(params[key].default, value) for key, value in options.items()}
+        raise UserError(f"cache model 'anthropic' has no option {unknown[0]!r} (known: {', '.join(defaults)})")
+    values = {key: _like(defaults[key], value) for key, value in options.items()}
     try:
         return AnthropicCache(**values)
     except (TypeError, ValueError) as error:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+import msgspec
 from prefixbench.simulator.wire import Envelope, Purpose
 
 Section = Literal["tools", "system", "messages"]
 
 
-@dataclass(frozen=True, slots=True)
-class Divergence:
+class Divergence(msgspec.Struct, frozen=True):
     """The first byte of a request that no earlier request of its family shares.
 
     ``message_idx``/``block_idx`` locate it in the request's structure (``None`` when it sits in
@@ -37,8 +36,7 @@ class Divergence:
         return f"{where} @ byte {self.byte_offset}"
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
+class Observation(msgspec.Struct, frozen=True):
     """One request as the simulated provider saw it.
 
     Token fields: ``cached_tokens`` is part of ``prompt_tokens``;

@@ -19,14 +19,12 @@ whole subtrees and leaves.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+import msgspec
 from prefixbench.simulator.cache import common_prefix_len
 from prefixbench.simulator.tokenizer import STREAM_BYTES
 
 
-@dataclass(slots=True, eq=False)
-class TreeNode:
+class TreeNode(msgspec.Struct, eq=False):
     """One edge of the tree and the node it ends in."""
 
     edge: bytes
@@ -36,7 +34,7 @@ class TreeNode:
     last_tick: int
     #: Creation order: breaks LRU ties deterministically.
     seq: int
-    children: dict[int, TreeNode] = field(default_factory=dict)
+    children: dict[int, TreeNode] = msgspec.field(default_factory=dict)
     #: Write order of the stored unit (breakpoint) ending here; 0 when none does.
     mark_seq: int = 0
 
@@ -47,8 +45,7 @@ class TreeNode:
         return _ceil_tokens(self.depth) - _ceil_tokens(above)
 
 
-@dataclass(frozen=True, slots=True)
-class TreeMatch:
+class TreeMatch(msgspec.Struct, frozen=True):
     """How far a stream runs along the tree."""
 
     #: Stream bytes shared with the stored sequences (may end inside an edge).

@@ -27,11 +27,13 @@ import csv
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Context, Decimal, Inexact, InvalidOperation, localcontext
 from pathlib import Path
 from typing import Literal, Protocol, get_args
+
+import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 
@@ -76,8 +78,7 @@ _ID = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
 _WHEN = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2}))?\Z")
 
 
-@dataclass(frozen=True, slots=True)
-class Rates:
+class Rates(msgspec.Struct, frozen=True):
     """One set of prices in USD per 1M tokens; ``cache_write`` None = no write fee."""
 
     input: Decimal
@@ -98,16 +99,17 @@ class Rates:
             )
 
 
-@dataclass(frozen=True, slots=True)
-class LongTier:
+class LongTier(msgspec.Struct, frozen=True):
     """Prices for a request whose prompt has more than ``threshold`` tokens."""
 
     threshold: int
     rates: Rates
 
 
-@dataclass(frozen=True, slots=True)
-class PriceRow:
+_UNCOMPARED_ROW_FIELDS = frozenset({"where", "effective_at"})
+
+
+class PriceRow(msgspec.Struct, frozen=True):
     """One model's prices from one effective date on, with where they come from."""
 
     provider: str
@@ -122,11 +124,28 @@ class PriceRow:
     evidence: Evidence
     source: str
     note: str
-    #: ``file:line`` of the row, for messages.
-    where: str = field(default="", compare=False)
+    #: ``file:line`` of the row, for messages; not compared (see ``__eq__``).
+    where: str = ""
     #: The period the rates were resolved for (None for a model without peak pricing).
     period: Period | None = None
-    effective_at: datetime | None = field(default=None, compare=False, repr=False)
+    #: ``effective`` parsed; not compared, not in the repr.
+    effective_at: datetime | None = None
+
+    def _compared(self) -> tuple[object, ...]:
+        """The fields equality and the hash look at: all but ``where`` and ``effective_at``."""
+        return tuple(getattr(self, name) for name in self.__struct_fields__ if name not in _UNCOMPARED_ROW_FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not PriceRow:
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
+
+    def __repr__(self) -> str:
+        shown = (f"{name}={getattr(self, name)!r}" for name in self.__struct_fields__ if name != "effective_at")
+        return f"PriceRow({', '.join(shown)})"
 
     @property
     def has_write_fee(self) -> bool:
@@ -165,8 +184,7 @@ class Usage(Protocol):
     output_tokens: int
 
 
-@dataclass(frozen=True, slots=True)
-class CostBreakdown:
+class CostBreakdown(msgspec.Struct, frozen=True):
     """The dollars of one request (or a sum of them), split by what they pay for."""
 
     uncached_input: Decimal
@@ -195,14 +213,21 @@ class CostBreakdown:
         return cls(Decimal(0), Decimal(0), Decimal(0), Decimal(0))
 
 
-@dataclass(frozen=True, slots=True)
-class PriceTable:
+class PriceTable(msgspec.Struct, frozen=True):
     """Every row of a price file, and the names (ids and aliases) that find them."""
 
     path: str
     rows: tuple[PriceRow, ...]
-    #: Model id or alias -> model id.
-    names: dict[str, str] = field(compare=False)
+    #: Model id or alias -> model id; not compared (see ``__eq__``; a dict is not hashable).
+    names: dict[str, str]
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not PriceTable:
+            return NotImplemented
+        return (self.path, self.rows) == (other.path, other.rows)
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.rows))
 
     def models(self) -> tuple[str, ...]:
         """Known model ids, sorted."""

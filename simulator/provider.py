@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Protocol
+
+from msgspec.structs import replace
 
 from prefixbench.simulator.cache import ByteExactCache, CacheModel
 from prefixbench.simulator.observe import Observation

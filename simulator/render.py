@@ -33,10 +33,10 @@ on.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, assert_never
 
+import msgspec
 from prefixbench.simulator.wire import (
     Block,
     CacheTtl,
@@ -54,8 +54,7 @@ UnitKind = Literal["tools", "system", "message"]
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
-@dataclass(frozen=True, slots=True)
-class RenderedUnit:
+class RenderedUnit(msgspec.Struct, frozen=True):
     """One self-delimiting unit of a rendered request."""
 
     kind: UnitKind
@@ -67,8 +66,7 @@ class RenderedUnit:
     block_ends: tuple[int, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class RenderedBreakpoint:
+class RenderedBreakpoint(msgspec.Struct, frozen=True):
     """A cache breakpoint located in the rendering: the unit and block whose end it marks."""
 
     unit_idx: int
@@ -76,8 +74,7 @@ class RenderedBreakpoint:
     ttl: CacheTtl
 
 
-@dataclass(frozen=True, slots=True)
-class RenderedRequest:
+class RenderedRequest(msgspec.Struct, frozen=True):
     """A request as bytes: its units in wire order."""
 
     units: tuple[RenderedUnit, ...]

@@ -42,11 +42,11 @@ import importlib.util
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:  # numpy is imported where the real tokenizer needs it, not at start-up
@@ -80,8 +80,7 @@ class Tokenizer(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class HeuristicTokenizer:
+class HeuristicTokenizer(msgspec.Struct, frozen=True):
     """chars/4: ``ceil(bytes / 4)``, the reference's count; the stream is the bytes themselves."""
 
     name: str = "heuristic"

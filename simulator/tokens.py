@@ -15,14 +15,12 @@ so prompt tokens equal the byte-exact reference's ``ceil(bytes / 4)``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 from prefixbench.simulator.render import RenderedRequest, RenderedUnit
 from prefixbench.simulator.tokenizer import STREAM_BYTES, Tokenizer
 
 
-@dataclass(frozen=True, slots=True)
-class TokenView:
+class TokenView(msgspec.Struct, frozen=True):
     """A request's token stream and where each of its units ends in it."""
 
     stream: bytes

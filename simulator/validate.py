@@ -22,7 +22,7 @@ without its tool calls) is not held to byte-exactness, only to presence.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.provider import Validator
@@ -67,8 +67,7 @@ def _first_difference(a: str, b: str) -> int:
     return next((i for i in range(n) if a[i] != b[i]), n)
 
 
-@dataclass(slots=True)
-class LenientValidator:
+class LenientValidator(msgspec.Struct):
     """Never rejects (Anthropic-like, Responses-like endpoints ignore or accept any reasoning)."""
 
     profile: str = "lenient"
@@ -81,8 +80,7 @@ class LenientValidator:
         """Nothing to remember."""
 
 
-@dataclass(slots=True)
-class ReasoningReplayValidator:
+class ReasoningReplayValidator(msgspec.Struct):
     """A DeepSeek thinking endpoint: rejects a tools request whose assistant rows lack reasoning.
 
     ``accept_empty``: the official endpoint takes ``""``; relays reject it.
@@ -94,7 +92,7 @@ class ReasoningReplayValidator:
     accept_empty: bool
     byte_exact: bool
     #: Per emitted turn, every reasoning value the model produced for it.
-    emitted: dict[TurnKey, set[str]] = field(default_factory=dict)
+    emitted: dict[TurnKey, set[str]] = msgspec.field(default_factory=dict)
 
     def check(self, request: Request) -> str | None:
         """The 400 reason for the first offending assistant row, or None."""

@@ -11,8 +11,9 @@ cached prompt (seed 001: folds with a matching effort but another cap still reus
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+import msgspec
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 Purpose: TypeAlias = Literal["conversation", "compaction"]
@@ -25,8 +26,7 @@ CacheSection: TypeAlias = Literal["tools", "system", "messages"]
 REASONING_FIELDS: tuple[str, ...] = ("reasoning_content", "reasoning_text", "reasoning")
 
 
-@dataclass(frozen=True, slots=True)
-class Envelope:
+class Envelope(msgspec.Struct, frozen=True):
     """The request family a provider cache keys on."""
 
     provider: str
@@ -47,23 +47,20 @@ class Envelope:
         return " ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class Text:
+class Text(msgspec.Struct, frozen=True):
     """A text block."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Reasoning:
+class Reasoning(msgspec.Struct, frozen=True):
     """Reasoning (thinking) text, and the wire field a protocol replays it in."""
 
     text: str
     field: str = "reasoning_content"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(msgspec.Struct, frozen=True):
     """A model's request to run a tool; ``arguments`` is the raw JSON string."""
 
     call_id: str
@@ -71,8 +68,7 @@ class ToolCall:
     arguments: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolResult:
+class ToolResult(msgspec.Struct, frozen=True):
     """The answer to one tool call."""
 
     call_id: str
@@ -87,8 +83,7 @@ class ToolResult:
 Block: TypeAlias = Text | Reasoning | ToolCall | ToolResult
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(msgspec.Struct, frozen=True):
     """One message: a role and its blocks, in order."""
 
     role: Role
@@ -114,8 +109,7 @@ class Message:
         return "".join(block.text for block in self.blocks if isinstance(block, Text))
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSchema:
+class ToolSchema(msgspec.Struct, frozen=True):
     """A tool definition; ``parameters`` is canonical JSON (sorted keys, no spaces)."""
 
     name: str
@@ -128,8 +122,7 @@ class ToolSchema:
         return ToolSchema(name, description, canonical_json(parameters or {}))
 
 
-@dataclass(frozen=True, slots=True)
-class CacheBreakpoint:
+class CacheBreakpoint(msgspec.Struct, frozen=True):
     """A ``cache_control`` marker on one block: it shapes what is cached, never the prompt bytes."""
 
     section: CacheSection
@@ -140,8 +133,7 @@ class CacheBreakpoint:
     ttl: CacheTtl = "5m"
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(msgspec.Struct, frozen=True):
     """Everything one call sends: the family, the prompt, the output cap and why it was sent."""
 
     envelope: Envelope

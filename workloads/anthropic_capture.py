@@ -26,11 +26,11 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, TypeAlias
 
 import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
@@ -64,8 +64,7 @@ MAX_USAGE_TOKENS = 10**12
 _MAX_TIMESTAMP = 1e11
 
 
-@dataclass(frozen=True, slots=True)
-class ReportedUsage:
+class ReportedUsage(msgspec.Struct, frozen=True):
     """Usage the provider reported for one call."""
 
     #: Uncached input (after the last breakpoint), the API's ``input_tokens``.
@@ -82,8 +81,7 @@ class ReportedUsage:
         return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 
-@dataclass(frozen=True, slots=True)
-class CapturedCall:
+class CapturedCall(msgspec.Struct, frozen=True):
     """One served request of a capture, with what the provider reported for it."""
 
     #: Position among the served calls, in file order.
@@ -97,8 +95,7 @@ class CapturedCall:
     ready_tick: int
 
 
-@dataclass(frozen=True, slots=True)
-class Capture:
+class Capture(msgspec.Struct, frozen=True):
     """A parsed capture file."""
 
     path: str
@@ -134,8 +131,7 @@ def read_capture(path: str | Path) -> Capture:
     return Capture(name, tuple(calls), tuple(skipped))
 
 
-@dataclass(frozen=True, slots=True)
-class _Line:
+class _Line(msgspec.Struct, frozen=True):
     """One served line of a capture, before times are made relative."""
 
     number: int

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Protocol
+
+import msgspec
 
 from prefixbench.kernel.api import Engine
 from prefixbench.kernel.model import ModelInfo, Reply
@@ -61,8 +62,7 @@ class Workload(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Run:
+class Run(msgspec.Struct, frozen=True):
     """One finished run: every observation, the session log and what produced them."""
 
     workload: str
@@ -72,10 +72,22 @@ class Run:
     profile: str
     cache: str
     observations: tuple[Observation, ...]
-    session: Session = field(compare=False)
-    params: dict[str, object] = field(default_factory=dict, compare=False)
+    #: Not compared (see ``__eq__``), nor is ``params``.
+    session: Session
+    params: dict[str, object] = msgspec.field(default_factory=dict)
     #: The workload's shape seed (0 = its default shape).
     seed: int = 0
+
+    def _compared(self) -> tuple[object, ...]:
+        return (self.workload, self.window, self.preset, self.engine, self.profile, self.cache, self.observations, self.seed)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Run:
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
 
     @property
     def summaries(self) -> tuple[Observation, ...]:

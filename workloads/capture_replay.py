@@ -9,9 +9,9 @@ one, the compaction requests and the first main request after each, and the side
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 from prefixbench.simulator.anthropic import (
     DEFAULT_CHARS_PER_TOKEN,
     AnthropicCache,
@@ -32,8 +32,7 @@ COMPACTION_TOLERANCE = 0.05
 CALIBRATION_MIN_TOKENS = 1024
 
 
-@dataclass(frozen=True, slots=True)
-class CaptureRow:
+class CaptureRow(msgspec.Struct, frozen=True):
     """One captured request: the model's prediction beside the provider's report."""
 
     index: int
@@ -135,8 +134,7 @@ def replay_calls(capture: Capture, *, chars_per_token: float | None = None) -> l
     return sorted(rows, key=lambda row: row.index)
 
 
-@dataclass(frozen=True, slots=True)
-class CompactionCheck:
+class CompactionCheck(msgspec.Struct, frozen=True):
     """A compaction request, or the first main request after one, against the 5% tolerance."""
 
     index: int
@@ -147,8 +145,7 @@ class CompactionCheck:
     write_ok: bool
 
 
-@dataclass(frozen=True, slots=True)
-class CaptureSummary:
+class CaptureSummary(msgspec.Struct, frozen=True):
     """The acceptance figures of a capture replay."""
 
     num_main_after_first: int

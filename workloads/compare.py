@@ -25,9 +25,9 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 from prefixbench.simulator.errors import UserError
 
 #: The folder named baselines live in (relative to the working directory), like ``.benchmarks/``.
@@ -50,8 +50,7 @@ SWEEP_FIGURES = (
 AUDIT_ID_FIELDS = ("file", "lane", "cause")
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(msgspec.Struct, frozen=True):
     """One run, lane, cause or the totals: a label and its numeric figures."""
 
     group: str  # "run", "lane", "totals" or "cause"
@@ -64,8 +63,7 @@ class Unit:
         return self.group != "cause"
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(msgspec.Struct, frozen=True):
     """A sweep or audit result reduced to comparable units."""
 
     kind: str  # "sweep" or "audit"
@@ -311,8 +309,7 @@ def figure_class(name: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Limit:
+class Limit(msgspec.Struct, frozen=True):
     """One threshold: how much a figure of its class may worsen."""
 
     name: str
@@ -336,9 +333,8 @@ class Limit:
         return worse > self.amount + 1e-9
 
 
-@dataclass(frozen=True)
-class Thresholds:
-    limits: dict[str, Limit] = field(default_factory=dict)
+class Thresholds(msgspec.Struct, frozen=True):
+    limits: dict[str, Limit] = msgspec.field(default_factory=dict)
 
     @classmethod
     def parse(cls, text: str, option: str = "--max-regression") -> Thresholds:
@@ -368,8 +364,7 @@ class Thresholds:
 # --- comparing -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(msgspec.Struct, frozen=True):
     """One figure of one unit, before and after."""
 
     group: str
@@ -391,8 +386,7 @@ class Change:
         return (self.new - self.base) / abs(self.base)
 
 
-@dataclass(frozen=True)
-class Comparison:
+class Comparison(msgspec.Struct, frozen=True):
     kind: str
     base_source: str
     new_source: str

@@ -18,8 +18,10 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import ClassVar
+
+import msgspec
 
 from prefixbench.kernel.engines.base import Engine
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig, CheckpointEngine
@@ -45,8 +47,7 @@ READ_FILE = ToolSchema.make(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class IdleGapsWorkload:
+class IdleGapsWorkload(msgspec.Struct, frozen=True):
     """User turns separated by idle gaps around a cache TTL, on the checkpoint engine."""
 
     window: int
@@ -55,7 +56,8 @@ class IdleGapsWorkload:
     #: The centre of the idle gaps, in seconds.
     gap_s: float = 300.0
     seed: int = 0
-    name: str = field(default="idle-gaps", init=False)
+    #: The workload's name: a class constant, not a field (not an argument, not in the run spec).
+    name: ClassVar[str] = "idle-gaps"
 
     def __post_init__(self) -> None:
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 8_000:

@@ -16,7 +16,7 @@ workload's tool latency, so TTL-based cache models are reproducible.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from prefixbench.kernel.api import Engine, StepContext
 from prefixbench.kernel.model import ModelInfo, Reply
@@ -36,8 +36,7 @@ TOOL_MS = 250
 MAX_STEPS_PER_TURN = 10_000
 
 
-@dataclass(slots=True)
-class Clock:
+class Clock(msgspec.Struct):
     """The logical clock of one run, in milliseconds."""
 
     now_ms: int = 0

@@ -8,8 +8,9 @@ durable ``rewrites`` the engine declared before it, so a recorded run is judged 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.provider import Validator
@@ -19,12 +20,11 @@ from prefixbench.workloads.chat_completions import request_body
 from prefixbench.workloads.registry import execute, make_workload, profile_options, validator_for
 
 
-@dataclass(slots=True)
-class RequestLog:
+class RequestLog(msgspec.Struct):
     """A validator that keeps every request the provider checks (in order), deferring to ``inner``."""
 
     inner: Validator | None = None
-    requests: list[Request] = field(default_factory=list)
+    requests: list[Request] = msgspec.field(default_factory=list)
 
     def check(self, request: Request) -> str | None:
         """Keep the request, then ask the inner validator."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig
@@ -29,8 +30,7 @@ from prefixbench.workloads.thinking_tools import ranges_config as thinking_range
 WorkloadFactory = Callable[..., Workload]
 
 
-@dataclass(frozen=True, slots=True)
-class WorkloadOption:
+class WorkloadOption(msgspec.Struct, frozen=True):
     """One option a workload takes besides its window (``--steps`` for ``steps``)."""
 
     name: str
@@ -43,16 +43,14 @@ class WorkloadOption:
         return "--" + self.name.replace("_", "-")
 
 
-@dataclass(frozen=True, slots=True)
-class EngineSection:
+class EngineSection(msgspec.Struct, frozen=True):
     """How a ``[engine]`` table of ``--engine-config`` becomes a workload option."""
 
     option: str
     parse: Callable[[Mapping[str, Any]], object]
 
 
-@dataclass(frozen=True, slots=True)
-class WorkloadEntry:
+class WorkloadEntry(msgspec.Struct, frozen=True):
     """A workload by name: its factory, the engines it mounts and the options it takes."""
 
     name: str
@@ -62,7 +60,7 @@ class WorkloadEntry:
     engines: tuple[str, ...]
     options: tuple[WorkloadOption, ...]
     #: Per-engine config sections it accepts (engine -> workload option).
-    engine_sections: Mapping[str, EngineSection] = field(default_factory=dict)
+    engine_sections: Mapping[str, EngineSection] = msgspec.field(default_factory=dict)
     #: Workload options that bind its client to a provider profile (None: it takes none).
     bind_profile: Callable[[str], dict[str, object]] | None = None
 
@@ -73,7 +71,7 @@ class WorkloadEntry:
 
     def option_names(self) -> tuple[str, ...]:
         """The options the factory accepts besides its window (engine sections included)."""
-        return tuple(f.name for f in fields(self.factory) if f.init and f.name != "window")  # type: ignore[arg-type]
+        return tuple(name for name in self.factory.__struct_fields__ if name != "window")  # type: ignore[attr-defined]
 
 
 def _seed_checkpoint_section(section: Mapping[str, Any]) -> object:

@@ -17,9 +17,10 @@ import json
 import math
 import random
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.api import Engine
@@ -46,8 +47,7 @@ READ_FILE = ToolSchema.make(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SeedCodingWorkload:
+class SeedCodingWorkload(msgspec.Struct, frozen=True):
     """Seed 001's ``runWorkload``: window-scaled tool steps against the checkpoint engine."""
 
     window: int
@@ -63,7 +63,8 @@ class SeedCodingWorkload:
     checkpoint: Mapping[str, Any] | None = None
     #: Shape variation (0 = seed 001's exact sizes; see :meth:`step_shape`).
     seed: int = 0
-    name: str = field(default="seed-coding", init=False)
+    #: The workload's name: a class constant, not a field (not an argument, not in the run spec).
+    name: ClassVar[str] = "seed-coding"
 
     def __post_init__(self) -> None:
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window <= 0:

@@ -26,8 +26,10 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import ClassVar
+
+import msgspec
 
 from prefixbench.kernel.engines.base import Engine
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig, CheckpointEngine
@@ -63,8 +65,7 @@ TOOLS = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SubagentsWorkload:
+class SubagentsWorkload(msgspec.Struct, frozen=True):
     """A main agent fanning out concurrent subagents that share a freshly written head."""
 
     window: int
@@ -72,7 +73,8 @@ class SubagentsWorkload:
     subagent_steps: int = 6
     main_steps: int = 4
     seed: int = 0
-    name: str = field(default="subagents", init=False)
+    #: The workload's name: a class constant, not a field (not an argument, not in the run spec).
+    name: ClassVar[str] = "subagents"
 
     def __post_init__(self) -> None:
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 8_000:
@@ -235,8 +237,7 @@ class MainScript:
         return tool_result_message(call.call_id, prose(f"main file s{step}", self.workload.step_chars))
 
 
-@dataclass(frozen=True, slots=True)
-class _SubagentView:
+class _SubagentView(msgspec.Struct, frozen=True):
     """What a subagent's driver sees: the main workload's route and head, its own script."""
 
     workload: SubagentsWorkload

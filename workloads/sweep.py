@@ -13,12 +13,12 @@ that and the prefixbench version, the name of its result in the store.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from functools import lru_cache
+
+import msgspec
 
 from prefixbench.kernel.presets import PRESET_ORDER, get_preset
 from prefixbench.simulator.cache import CacheModel
@@ -42,8 +42,7 @@ DEFAULT_WINDOWS = (32_000, 128_000, 512_000)
 RunSink = Callable[[int, int, Run], None]
 
 
-@dataclass(frozen=True, slots=True)
-class SweepSpec:
+class SweepSpec(msgspec.Struct, frozen=True):
     """What to run. ``options`` go to the workload factory (steps, effort, pruner, ...)."""
 
     workload: str = "seed-coding"
@@ -53,21 +52,20 @@ class SweepSpec:
     profile: str = "lenient"
     cache: str = "byte-exact"
     tokenizer: str = "heuristic"
-    options: dict[str, object] = field(default_factory=dict)
+    options: dict[str, object] = msgspec.field(default_factory=dict)
     #: Price row for dollar columns, cost.md and cost.png (None = no cost report).
     price: PriceRow | None = None
     #: Workload shape seeds (0 = the workload's default shape).
     seeds: tuple[int, ...] = (0,)
     #: ``--engine-config`` tables of user engines, by the name or import path given.
-    engine_configs: dict[str, dict[str, object]] = field(default_factory=dict)
+    engine_configs: dict[str, dict[str, object]] = msgspec.field(default_factory=dict)
 
     def engine_names(self) -> tuple[str, ...]:
         """Engines to run (the workload's default when none were named)."""
         return self.engines or (get_workload(self.workload).default_engine,)
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedRun:
+class PlannedRun(msgspec.Struct, frozen=True):
     """One run of a sweep, validated but not yet executed: everything needed to execute it."""
 
     workload: Workload
@@ -106,8 +104,7 @@ class PlannedRun:
         return f"{self.workload.name} {shown} {self.engine}/{self.preset}" + (f" seed {seed}" if seed else "")
 
 
-@dataclass(frozen=True, slots=True)
-class SweepPlan:
+class SweepPlan(msgspec.Struct, frozen=True):
     """A validated sweep: the spec(s) and the runs in report order."""
 
     spec: SweepSpec
@@ -149,11 +146,11 @@ def _version() -> str:
 
 
 def _canonical(value: object) -> object:
-    """A JSON-able, order-stable form of a spec value (dataclasses, mappings, tuples)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    """A JSON-able, order-stable form of a spec value (structs, mappings, tuples)."""
+    if isinstance(value, msgspec.Struct):
         return {
             "__type__": type(value).__name__,
-            **{f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init},
+            **{name: _canonical(getattr(value, name)) for name in value.__struct_fields__},
         }
     if isinstance(value, Mapping):
         return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}

@@ -31,9 +31,11 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
+
+import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
@@ -118,8 +120,7 @@ def binding_for_profile(profile: str) -> str:
         raise UserError(f"unknown profile {profile!r} (known: {', '.join(PROFILE_BINDING)})") from None
 
 
-@dataclass(frozen=True, slots=True)
-class ThinkingToolsWorkload:
+class ThinkingToolsWorkload(msgspec.Struct, frozen=True):
     """DeepSeek thinking mode with tools: several user turns of tool steps whose turns carry reasoning."""
 
     window: int
@@ -136,7 +137,8 @@ class ThinkingToolsWorkload:
     ranges: RangesConfig | None = None
     #: Shape variation (0 = the fixed cycle of step sizes; see :meth:`step_sizes`).
     seed: int = 0
-    name: str = field(default="thinking-tools", init=False)
+    #: The workload's name: a class constant, not a field (not an argument, not in the run spec).
+    name: ClassVar[str] = "thinking-tools"
 
     def __post_init__(self) -> None:
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 8_000:

@@ -42,10 +42,11 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from decimal import Decimal
 from types import SimpleNamespace
 
+import msgspec
+from msgspec.structs import replace
 from prefixbench.kernel.engines.checkpoint import summary_envelope
 from prefixbench.kernel.session import Header
 from prefixbench.simulator.anthropic import TTL_MS
@@ -77,8 +78,7 @@ FIXES: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Pred:
+class Pred(msgspec.Struct, frozen=True):
     """One request's predicted usage."""
 
     read: int
@@ -87,8 +87,7 @@ class Pred:
     uncached: int
 
 
-@dataclass(frozen=True, slots=True)
-class RequestChange:
+class RequestChange(msgspec.Struct, frozen=True):
     """One request the fix changes: reported and counterfactual usage, and the dollars."""
 
     file: str
@@ -103,8 +102,7 @@ class RequestChange:
     saved_usd: Decimal
 
 
-@dataclass(frozen=True, slots=True)
-class LaneEffect:
+class LaneEffect(msgspec.Struct, frozen=True):
     file: str
     lane: str
     requests_changed: int
@@ -114,8 +112,7 @@ class LaneEffect:
     note: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class WhatIf:
+class WhatIf(msgspec.Struct, frozen=True):
     """One fix over the whole log."""
 
     fix: str
@@ -211,8 +208,7 @@ def simulate(
 # --- fixes as trace rewrites ---------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Plan:
+class _Plan(msgspec.Struct, frozen=True):
     requests: list[TraceRequest]
     ttl: TtlPolicy
     detail: str = ""

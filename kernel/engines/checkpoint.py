@@ -33,8 +33,10 @@ the routed header when it targets exactly that provider/model.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
 from typing import Any
+
+import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
@@ -52,8 +54,7 @@ from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCal
 INSTRUCTION_MESSAGE = user_text(SUMMARY_INSTRUCTION)
 
 
-@dataclass(frozen=True, slots=True)
-class CheckpointConfig:
+class CheckpointConfig(msgspec.Struct, frozen=True):
     """Checkpoint engine policy (defaults are the shipped engine's)."""
 
     threshold_ratio: float = 0.8
@@ -96,7 +97,7 @@ class CheckpointConfig:
         """
         if not isinstance(data, Mapping):
             raise UserError(f"checkpoint config must be a mapping, got {type(data).__name__}")
-        known = [f.name for f in fields(cls)]
+        known = list(cls.__struct_fields__)
         values: dict[str, Any] = {}
         for key, value in data.items():
             if key not in known:
@@ -105,7 +106,7 @@ class CheckpointConfig:
                 if value is None or value == "none":
                     value = None
                 elif isinstance(value, Mapping):
-                    pruner_keys = [f.name for f in fields(PrunerConfig)]
+                    pruner_keys = list(PrunerConfig.__struct_fields__)
                     bad = [k for k in value if k not in pruner_keys]
                     if bad:
                         raise UserError(f"checkpoint.pruner: unknown key {bad[0]!r} (known: {', '.join(pruner_keys)})")
@@ -151,8 +152,7 @@ class CheckpointConfig:
         return threshold, retain
 
 
-@dataclass(frozen=True, slots=True)
-class Region:
+class Region(msgspec.Struct, frozen=True):
     """A head-anchored span of the surface: positions ``0..count-1``."""
 
     start: int

@@ -27,8 +27,10 @@ compression behind it, that too is noted (``nudge``), so no rewrite is ever sile
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
+
+import msgspec
+from msgspec.structs import replace
 
 from prefixbench.kernel.api import StepContext, warn
 from prefixbench.kernel.engines.ranges_compress import (
@@ -138,8 +140,7 @@ def nudge_message(nudge: Nudge) -> Message:
     return user_text(nudge.text())
 
 
-@dataclass(frozen=True, slots=True)
-class _Turn:
+class _Turn(msgspec.Struct, frozen=True):
     """The view computed for one surface, reused until the surface or header changes."""
 
     key: tuple[tuple[int, ...], Header | None]
@@ -147,8 +148,7 @@ class _Turn:
     nudge: Nudge | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Shown:
+class _Shown(msgspec.Struct, frozen=True):
     """A nudge that went out in a view, and the log length when it did."""
 
     nudge: Nudge
@@ -310,8 +310,7 @@ class RangesEngine:
         return self._turn
 
 
-@dataclass(frozen=True, slots=True)
-class _History:
+class _History(msgspec.Struct, frozen=True):
     """The surface's messages and their identities (``s<seq>``), as last read."""
 
     surface: tuple[int, ...]

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.engines.ranges_nudge import protected_tool_indices, protected_zone
@@ -43,8 +45,7 @@ class CompressArgumentsError(ValueError):
     """The compress tool's arguments are not the documented JSON shape."""
 
 
-@dataclass(frozen=True, slots=True)
-class RangeRequest:
+class RangeRequest(msgspec.Struct, frozen=True):
     """One range of a compress call, as the model wrote it."""
 
     start_ref: str
@@ -55,8 +56,7 @@ class RangeRequest:
     summary_max_chars: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class CompressionResult:
+class CompressionResult(msgspec.Struct, frozen=True):
     """What a compress call did: the blocks made, and why any range was refused."""
 
     blocks: tuple[CompressionBlock, ...] = ()
@@ -103,8 +103,7 @@ def parse_compress_arguments(arguments: str, call_id: str | None = None) -> tupl
     return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
-class _Span:
+class _Span(msgspec.Struct, frozen=True):
     """A resolved range: part indices in the full history."""
 
     request: RangeRequest

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
 from typing import Any, Literal, TypeAlias
 
+import msgspec
 from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
 
@@ -25,8 +25,7 @@ SUMMARY_ROLES: tuple[str, ...] = ("system", "user")
 MAX_TIER_TRIGGER = 1000
 
 
-@dataclass(frozen=True, slots=True)
-class RangesConfig:
+class RangesConfig(msgspec.Struct, frozen=True):
     """``ranges`` engine policy (defaults are acp-kernel's)."""
 
     #: Context window in tokens; None means the routed model's window.
@@ -145,7 +144,7 @@ class RangesConfig:
         """A config from a mapping (e.g. parsed TOML/JSON); unknown keys are a UserError."""
         if not isinstance(data, Mapping):
             raise UserError(f"ranges config must be a mapping, got {type(data).__name__}")
-        known = [f.name for f in fields(RangesConfig)]
+        known = list(RangesConfig.__struct_fields__)
         values: dict[str, Any] = {}
         for key, value in data.items():
             if key not in known:

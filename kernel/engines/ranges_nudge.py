@@ -17,8 +17,9 @@ always does. The nudge itself is text the engine appends to the view for one req
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+import msgspec
 
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.engines.ranges_state import (
@@ -46,8 +47,7 @@ TRUNCATE_MIN_TOKENS = 1_000
 TRUNCATE_TARGET = 0.9
 
 
-@dataclass(frozen=True, slots=True)
-class RecommendedRange:
+class RecommendedRange(msgspec.Struct, frozen=True):
     """A compressible span of the view, by ref, with its size."""
 
     start_ref: str
@@ -57,8 +57,7 @@ class RecommendedRange:
     tokens: int
 
 
-@dataclass(frozen=True, slots=True)
-class Nudge:
+class Nudge(msgspec.Struct, frozen=True):
     """A decision to ask the model to compress, with the ranges it should target."""
 
     tier: int

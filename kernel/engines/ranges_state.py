@@ -22,9 +22,11 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal, assert_never
+
+import msgspec
+from msgspec.structs import replace
 
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.pairs import Part
@@ -107,8 +109,7 @@ def part_tokens(part: Part) -> int:
     return block_size(part.block)[1]
 
 
-@dataclass(frozen=True, slots=True)
-class CompressionBlock:
+class CompressionBlock(msgspec.Struct, frozen=True):
     """One compressed section: the model's summary and the parts it stands for."""
 
     block_id: str
@@ -131,8 +132,7 @@ class CompressionBlock:
     end_ref: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class NudgeState:
+class NudgeState(msgspec.Struct, frozen=True):
     """Growth baselines of the nudge decision, in context tokens."""
 
     #: Stamped on the first turn after a reset: where growth is measured from.
@@ -152,8 +152,7 @@ class NudgeState:
         return replace(self, last_shown_tokens=tokens, last_shown_by_tier=by_tier)
 
 
-@dataclass(frozen=True, slots=True)
-class CompressionState:
+class CompressionState(msgspec.Struct, frozen=True):
     """Everything the engine remembers between turns."""
 
     #: Message identities in order of first sight, with the number of each one's first part
@@ -168,7 +167,7 @@ class CompressionState:
     truncated: tuple[str, ...] = ()
     #: ``(ref, tokens)`` frozen at a part's first tagged render, so its tag never churns.
     token_snapshot: tuple[tuple[str, int], ...] = ()
-    nudge: NudgeState = field(default_factory=NudgeState)
+    nudge: NudgeState = msgspec.field(default_factory=NudgeState)
     tokens_compressed: int = 0
     num_compressions: int = 0
     num_runs: int = 0

@@ -21,8 +21,9 @@ the final set of calls. The reasoning strip is seed 000's fix: off in the legacy
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import assert_never
+
+from msgspec.structs import replace
 
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.engines.ranges_state import (

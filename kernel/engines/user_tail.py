@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
 from typing import Literal, assert_never
+
+import msgspec
 
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
@@ -80,8 +81,7 @@ FALLBACK_MARKER = "[Older context was omitted to fit the context window; only th
 TRUNCATION_MARKER = "\n[... message truncated to fit the retained tail ...]"
 
 
-@dataclass(frozen=True, slots=True)
-class UserTailConfig:
+class UserTailConfig(msgspec.Struct, frozen=True):
     """Policy of the user-tail engine (defaults are PI-Desktop's)."""
 
     #: Which endpoint the live model is bound to: official DeepSeek, a strict relay, or none.
@@ -124,7 +124,7 @@ class UserTailConfig:
         """Build from a config mapping (UserError on an unknown key or a bad value)."""
         if not isinstance(mapping, Mapping):
             raise UserError(f"user-tail config must be a mapping, got {type(mapping).__name__}")
-        known = tuple(f.name for f in fields(cls))
+        known = cls.__struct_fields__
         for key in mapping:
             if key not in known:
                 raise UserError(f"unknown user-tail config key {key!r} (known: {', '.join(known)})")
@@ -136,8 +136,7 @@ class UserTailConfig:
         return self.binding != "other"
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(msgspec.Struct, frozen=True):
     """PI-Desktop's budgets for one model (engines.md 3.1, 3.2)."""
 
     window: int
@@ -172,8 +171,7 @@ def plan_budget(info: ModelInfo, config: UserTailConfig) -> Budget:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+class Row(msgspec.Struct, frozen=True):
     """One message of the rebuilt context and where it comes from."""
 
     seq: int

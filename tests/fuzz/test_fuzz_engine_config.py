@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import fields
 from pathlib import Path
 
 from hypothesis import given
@@ -17,9 +16,9 @@ from prefixbench.kernel.engines.user_tail import UserTailConfig
 from tests.fuzz.harness import Tally, fuzz_settings, weighted, json_values, mutated, to_toml, write
 
 KEYS = {
-    "checkpoint": [f.name for f in fields(CheckpointConfig)],
-    "user-tail": [f.name for f in fields(UserTailConfig)],
-    "ranges": [f.name for f in fields(RangesConfig)],
+    "checkpoint": list(CheckpointConfig.__struct_fields__),
+    "user-tail": list(UserTailConfig.__struct_fields__),
+    "ranges": list(RangesConfig.__struct_fields__),
 }
 numbers = st.one_of(
     st.integers(-10, 60_000),

@@ -1,9 +1,10 @@
 """Properties of the byte-exact reference on random request sequences."""
 
-from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from msgspec.structs import replace
 
 from prefixbench.simulator.cache import tokens_of
 from prefixbench.simulator.provider import SimulatedProvider

@@ -5,9 +5,10 @@ switched back on and must fail there. The structural guard (no silent rewrite) i
 on every preset; it is shown to fail on a hand-made run that rewrites history silently.
 """
 
-from dataclasses import replace
 
 import pytest
+
+from msgspec.structs import replace
 
 from prefixbench.workloads.specs.base import Verdict, first_silent_rewrite
 from prefixbench.workloads.specs.cache_integrity import (

@@ -7,9 +7,10 @@ request list that breaks what it guards.
 """
 
 import re
-from dataclasses import replace
 
 import pytest
+
+from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.user_tail import UserTailConfig, UserTailEngine

@@ -12,9 +12,10 @@ Conversations are written compactly: each word is one message, each letter one p
 """
 
 from collections.abc import Callable
-from dataclasses import replace
 
 import pytest
+
+from msgspec.structs import replace
 
 from prefixbench.kernel.engines.ranges import (
     RangeRequest,

@@ -16,8 +16,7 @@ so predicted and server-reported causes can be scored against each other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 from prefixbench.simulator.cache import common_prefix_len
 from prefixbench.simulator.render import RenderedRequest, render_request
 from prefixbench.simulator.wire import Envelope, Request
@@ -52,8 +51,7 @@ DIAGNOSTIC_CAUSES: dict[str, str] = {
 EXCERPT_CHARS = 40
 
 
-@dataclass(frozen=True, slots=True)
-class BodyDiff:
+class BodyDiff(msgspec.Struct, frozen=True):
     """Where two request bodies first differ."""
 
     cause: str

@@ -34,11 +34,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
+import msgspec
+from msgspec.structs import replace
 from prefixbench.simulator.anthropic import TTL_MS, AnthropicCache, min_cacheable_tokens
 from prefixbench.simulator.chain import (
     OPENAI_MIN_TOKENS,
@@ -82,8 +83,7 @@ READ_TOLERANCE = 0.03
 SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
-class AuditRow:
+class AuditRow(msgspec.Struct, frozen=True):
     """One request, predicted and explained (see the module doc for the definitions)."""
 
     file: str
@@ -138,8 +138,7 @@ class AuditRow:
         return abs(self.predicted_cache_read - self.reported_cache_read) <= READ_TOLERANCE * self.reported_cache_read
 
 
-@dataclass(frozen=True, slots=True)
-class LaneSummary:
+class LaneSummary(msgspec.Struct, frozen=True):
     """One lane of one file."""
 
     file: str
@@ -164,8 +163,7 @@ class LaneSummary:
     head_tokens: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ModelSummary:
+class ModelSummary(msgspec.Struct, frozen=True):
     """One model over the whole audit (reported counts, dollars)."""
 
     provider: str
@@ -181,8 +179,7 @@ class ModelSummary:
     priced: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class CauseSummary:
+class CauseSummary(msgspec.Struct, frozen=True):
     """One cause over the whole audit."""
 
     cause: str
@@ -191,8 +188,7 @@ class CauseSummary:
     lost_usd: Decimal
 
 
-@dataclass(frozen=True, slots=True)
-class FileCalibration:
+class FileCalibration(msgspec.Struct, frozen=True):
     """How well the model's reads match the reported ones in one file."""
 
     file: str
@@ -207,8 +203,7 @@ class FileCalibration:
     lost_usd: Decimal
 
 
-@dataclass(frozen=True, slots=True)
-class Totals:
+class Totals(msgspec.Struct, frozen=True):
     """Everything, summed (``input`` = uncached input, as invoices show it)."""
 
     requests: int
@@ -222,8 +217,7 @@ class Totals:
     hit_ratio: float
 
 
-@dataclass(frozen=True, slots=True)
-class AuditResult:
+class AuditResult(msgspec.Struct, frozen=True):
     """What :func:`run_audit` returns."""
 
     rows: tuple[AuditRow, ...]
@@ -232,12 +226,11 @@ class AuditResult:
     files: tuple[FileCalibration, ...]
     totals: Totals
     #: Facts the report must state (unlogged heads, unpriced models, price dates...).
-    notes: tuple[str, ...] = field(default=())
-    models: tuple[ModelSummary, ...] = field(default=())
+    notes: tuple[str, ...] = ()
+    models: tuple[ModelSummary, ...] = ()
 
 
-@dataclass(slots=True)
-class _Paid:
+class _Paid(msgspec.Struct):
     prompt_tokens: int
     cached_tokens: int
     written_tokens: int
@@ -431,8 +424,7 @@ def send_clock(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary
 TtlPolicy = Callable[[TraceRequest], str | None]
 
 
-@dataclass(frozen=True, slots=True)
-class _Prediction:
+class _Prediction(msgspec.Struct, frozen=True):
     read: int
     write: int
     uncached: int

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import AuditResult, AuditRow
@@ -16,8 +16,7 @@ from prefixbench.workloads.audit.core import AuditResult, AuditRow
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-@dataclass(frozen=True, slots=True)
-class Gate:
+class Gate(msgspec.Struct, frozen=True):
     """What makes an audit fail."""
 
     fail_on: tuple[str, ...] = ()

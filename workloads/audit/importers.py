@@ -38,10 +38,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
+from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.anthropic_capture import (
@@ -70,14 +71,13 @@ MOONCAKE_BLOCK_TOKENS = 512
 MAX_BLOCK_TOKENS = 1 << 20
 
 
-@dataclass
-class ImportContext:
+class ImportContext(msgspec.Struct):
     """State shared by the importers of one audit (dedup across files)."""
 
     #: Codex running totals already counted: ``(session, total usage)``.
-    codex_totals: set[str] = field(default_factory=set)
+    codex_totals: set[str] = msgspec.field(default_factory=set)
     #: Claude Code request ids already counted (a resumed or forked session copies earlier lines).
-    claude_requests: set[str] = field(default_factory=set)
+    claude_requests: set[str] = msgspec.field(default_factory=set)
     progress: ProgressFn | None = None
 
 
@@ -160,8 +160,7 @@ def _objects(path: Path, records: Iterable[Record], fmt: str, what: str) -> Iter
 # --- Claude Code -------------------------------------------------------------------------------
 
 
-@dataclass
-class _CCRequest:
+class _CCRequest(msgspec.Struct):
     key: str
     first_seq: int
     first_line: int

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -33,8 +32,7 @@ _BOM = b"\xef\xbb\xbf"
 ProgressFn = Callable[[int], None]
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(msgspec.Struct, frozen=True):
     """One JSON value of a log file and the 1-based line it starts on."""
 
     line: int

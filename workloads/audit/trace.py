@@ -34,9 +34,9 @@ the audit, such as the HTML report): fields are only ever added, with defaults.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+import msgspec
 from prefixbench.simulator.wire import Request
 
 #: Log formats the audit reads (``--input``).
@@ -61,8 +61,7 @@ LaneKind: TypeAlias = Literal["main", "subagent", "compaction", "side", "trace"]
 Provider: TypeAlias = Literal["anthropic", "openai", "deepseek", "engine", "unknown"]
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(msgspec.Struct, frozen=True):
     """Provider-reported usage of one call, in the trace's convention (see the module doc)."""
 
     cache_read: int = 0
@@ -87,8 +86,7 @@ class Usage:
         return self.prompt == 0 and self.output == 0
 
 
-@dataclass(frozen=True, slots=True)
-class Prefix:
+class Prefix(msgspec.Struct, frozen=True):
     """What a body-less request's prompt is made of, for the chain cache model.
 
     ``head`` names the unlogged system prompt + tools (requests with the same head share it,
@@ -104,8 +102,7 @@ class Prefix:
     new_blocks: int = 1
 
 
-@dataclass(frozen=True, slots=True)
-class TraceRequest:
+class TraceRequest(msgspec.Struct, frozen=True):
     """One model call of a real log."""
 
     file: str
@@ -149,8 +146,7 @@ class TraceRequest:
         return dict(self.envelope)
 
 
-@dataclass(frozen=True, slots=True)
-class FileSummary:
+class FileSummary(msgspec.Struct, frozen=True):
     """What an importer saw in one file besides its requests."""
 
     file: str
@@ -160,4 +156,4 @@ class FileSummary:
     #: ``<synthetic>`` messages, aborted calls with no usage, repeated token counts...).
     skipped: tuple[tuple[int, str], ...] = ()
     #: Human-readable facts about the file the report must state (e.g. the unlogged head).
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()

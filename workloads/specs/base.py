@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+import msgspec
 from prefixbench.simulator.observe import Observation
 from prefixbench.workloads.base import Run
 
@@ -27,8 +27,7 @@ class Verdict(enum.Enum):
         return cls.PASS if holds else cls.VIOLATED
 
 
-@dataclass(frozen=True, slots=True)
-class SpecResult:
+class SpecResult(msgspec.Struct, frozen=True):
     """One spec's verdict on one run, with the figure that decided it."""
 
     spec: str
@@ -53,8 +52,7 @@ class SpecResult:
         return f"{'PASS' if self.passed else 'FAIL'}  {self.spec}{where} [{run}]: {self.figure}"
 
 
-@dataclass(frozen=True, slots=True)
-class Spec:
+class Spec(msgspec.Struct, frozen=True):
     """A registered spec.
 
     ``windowed`` specs run once per requested window; the others at their own fixed setup.

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+import msgspec
 
 from prefixbench.kernel.presets import get_preset
 from prefixbench.simulator.validate import PROFILES
@@ -27,8 +28,7 @@ from prefixbench.workloads.specs.observed import OBSERVED_SPECS, ObservedSpec
 ENGINE_WORKLOADS: tuple[str, ...] = ("seed-coding", "thinking-tools")
 
 
-@dataclass(frozen=True, slots=True)
-class EngineCase:
+class EngineCase(msgspec.Struct, frozen=True):
     """One run of a user's engine: a window, a workload and a provider profile."""
 
     window: int

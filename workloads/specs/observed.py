@@ -22,8 +22,8 @@ workload; :mod:`prefixbench.workloads.specs.trace` on a recorded request log.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+import msgspec
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.wire import Envelope
 from prefixbench.workloads.specs.base import Verdict, first_silent_rewrite_in, hit_pct
@@ -127,8 +127,7 @@ def judge_accepts(observations: Sequence[Observation], profile: str) -> Judgemen
     return Verdict.PASS, f"{len(observations)} requests under {profile}, none refused"
 
 
-@dataclass(frozen=True, slots=True)
-class ObservedSpec:
+class ObservedSpec(msgspec.Struct, frozen=True):
     """A spec on observations: its name, what it asserts, its judge, whether a profile gates it."""
 
     name: str

@@ -25,7 +25,9 @@ spec's ``engines``; ``preset`` is a preset name or a :class:`~prefixbench.kernel
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+
+import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.engines.user_tail import TRUNCATION_MARKER, checkpoint_record, is_checkpoint
@@ -48,8 +50,7 @@ MIN_SUMMARY_HIT = 0.95
 # --- recording ------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class Recorder:
+class Recorder(msgspec.Struct):
     """A validator that records every request and reply, and defers verdicts to ``inner``.
 
     ``requests[i]`` is the request of observation ``i`` (the provider checks every request
@@ -57,9 +58,9 @@ class Recorder:
     """
 
     inner: Validator | None = None
-    requests: list[Request] = field(default_factory=list)
+    requests: list[Request] = msgspec.field(default_factory=list)
     #: Per emitted turn (text and tool calls), the reasoning the model produced for it.
-    emitted: dict[TurnKey, set[str]] = field(default_factory=dict)
+    emitted: dict[TurnKey, set[str]] = msgspec.field(default_factory=dict)
 
     def check(self, request: Request) -> str | None:
         """Record, then ask the inner validator."""

@@ -16,9 +16,9 @@ request that extends it (its first new message, when that is the assistant's).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.provider import SimulatedProvider
@@ -32,8 +32,7 @@ from prefixbench.workloads.specs.observed import OBSERVED_SPECS
 TRACE_FORMATS: tuple[str, ...] = ("chat-completions",)
 
 
-@dataclass(frozen=True, slots=True)
-class TraceEntry:
+class TraceEntry(msgspec.Struct, frozen=True):
     """One recorded request and the durable rewrites declared before it."""
 
     request: Request

@@ -166,7 +166,7 @@ def test_tiers_disabled_keeps_everything_at_tier_one():
 
 
 def test_success_resets_the_nudge_baselines_and_failure_does_not():
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     shown = replace(initial_state(), nudge=NudgeState(10, 20, ((1, 20),)))
     state, _ = compress([ask("m00002", "m00005")], state=shown)

@@ -6,7 +6,9 @@ them (legacy) a compression splits a turn and the provider rejects the replay.
 """
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from typing import ClassVar
+
+import msgspec
 
 from prefixbench.kernel.engines.base import StepContext
 from prefixbench.kernel.engines.ranges import NUDGE_MARKER, SUMMARY_MARKER, RangesConfig, RangesEngine
@@ -170,8 +172,7 @@ def test_emergency_truncation_is_logged_and_rendered():
 # --- the loop, end to end ----------------------------------------------------------------------
 
 
-@dataclass
-class ThinkingScript:
+class ThinkingScript(msgspec.Struct):
     """Two user turns of thinking tool steps; answers nudges by compressing."""
 
     steps_per_turn: int
@@ -197,11 +198,10 @@ class ThinkingScript:
         return tool_result_message(call.call_id, prose(f"file {call.call_id}", 1_600))
 
 
-@dataclass
-class ThinkingWorkload:
+class ThinkingWorkload(msgspec.Struct):
     window: int = 16_000
     steps_per_turn: int = 30
-    name: str = field(default="tiny-thinking", init=False)
+    name: ClassVar[str] = "tiny-thinking"
 
     def model_info(self) -> ModelInfo:
         return ModelInfo("deepseek", "deepseek-reasoner", self.window, 2_000, "high")

@@ -1,7 +1,6 @@
 """Protected zone, recommended ranges, the nudge decision and the emergency valve."""
 
-from dataclasses import replace
-
+from msgspec.structs import replace
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.engines.ranges_nudge import (
     NUDGE_MARKER,

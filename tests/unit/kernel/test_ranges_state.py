@@ -1,8 +1,9 @@
 """Refs, the message <-> part conversion and block bookkeeping of the ranges engine."""
 
-from dataclasses import replace
 
 import pytest
+
+from msgspec.structs import replace
 
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.engines.ranges_state import (

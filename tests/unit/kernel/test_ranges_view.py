@@ -1,6 +1,7 @@
 """The compressed view: summaries in place, truncations, hidden compress calls, cleanup, tags."""
 
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.engines.ranges_state import CompressionBlock, CompressionState, assign_refs, initial_state

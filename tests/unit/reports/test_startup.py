@@ -1,4 +1,6 @@
-"""Start-up stays light: pandas and matplotlib load only when a table file or a chart is written.
+"""Start-up stays light: pandas and matplotlib load only when a table file or a chart is written,
+and replay and audit (without --out) do not import ``dataclasses`` (the records are msgspec
+structs; README, Speed).
 
 Each probe runs in a fresh interpreter (the test process itself has imported everything) and
 reports which heavy modules ``sys.modules`` holds after the command. The sweep probe, which
@@ -28,12 +30,12 @@ print("\\nPROBE " + json.dumps([name for name in {heavy!r} if name in sys.module
 """
 
 
-def loaded_after(argv: list[str] | None, tmp_path: Path) -> list[str]:
-    """Heavy modules loaded by ``import prefixbench.reports.cli`` (argv None) or by running ``argv``."""
+def loaded_after(argv: list[str] | None, tmp_path: Path, modules: tuple[str, ...] = HEAVY) -> list[str]:
+    """Which of ``modules`` ``import prefixbench.reports.cli`` (argv None) or running ``argv`` loads."""
     if argv is None:
-        code = f"import json, sys, prefixbench.reports.cli\nprint('PROBE ' + json.dumps([n for n in {HEAVY!r} if n in sys.modules]))"
+        code = f"import json, sys, prefixbench.reports.cli\nprint('PROBE ' + json.dumps([n for n in {modules!r} if n in sys.modules]))"
     else:
-        code = PROBE.format(argv=argv, heavy=HEAVY)
+        code = PROBE.format(argv=argv, heavy=modules)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     marker = [line for line in done.stdout.splitlines() if line.startswith("PROBE ")]
     assert marker, f"probe printed nothing; stderr: {done.stderr[-2000:]}"
@@ -90,3 +92,24 @@ def test_version_prints_on_stdout_and_exits_0(tmp_path):
     done = subprocess.run([sys.executable, "-m", "prefixbench", "--version"], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0
     assert done.stdout.startswith("prefixbench ") and done.stderr == ""
+
+
+def test_check_and_record_do_not_import_dataclasses(tmp_path):
+    light = ("dataclasses",)
+    assert loaded_after(["check", "--preset", "patched", "--engines", "checkpoint", "--windows", "32k"], tmp_path, light) == []
+    assert loaded_after(["record", str(tmp_path / "log.jsonl"), "--steps", "8"], tmp_path, light) == []
+
+
+def test_replay_and_audit_do_not_import_dataclasses(tmp_path, realdata):
+    log = tmp_path / "log.jsonl"
+    line = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
+    log.write_text(json.dumps(line) + "\n" + json.dumps(line) + "\n")
+    light = ("dataclasses",)
+    assert loaded_after(["replay", str(log)], tmp_path, light) == []
+    assert loaded_after(["replay", str(log), "--cache", "anthropic", "--format", "json"], tmp_path, light) == []
+    capture = realdata / "claude-trace-lemmy" / "test-traffic.jsonl"
+    if not capture.is_file():
+        pytest.skip(f"no claude-trace capture at {capture}")
+    assert loaded_after(["replay", "--input", "anthropic-capture", str(capture)], tmp_path, light) == []
+    assert loaded_after(["audit", str(realdata), "--quiet"], tmp_path, light) == []
+    assert loaded_after(["audit", str(realdata), "--quiet", "--format", "json"], tmp_path, light) == []

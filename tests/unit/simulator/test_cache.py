@@ -1,6 +1,7 @@
 """The byte-exact reference cache: family keys, longest shared prefix, divergence location."""
 
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from prefixbench.simulator.cache import ByteExactCache, common_prefix_len, tokens_of
 from prefixbench.simulator.provider import SimulatedProvider

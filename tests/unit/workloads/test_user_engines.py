@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
+
+import msgspec
 
 from prefixbench.reports.entry import main
 from prefixbench.simulator.observe import Observation
@@ -53,7 +53,7 @@ def test_observed_judges_fail_on_hand_made_traffic():
     assert judge_no_silent_rewrite(warm)[0] is Verdict.PASS
     assert judge_summary_bound(warm)[0] is Verdict.PASS
     assert judge_summary_envelope(warm)[0] is Verdict.PASS
-    silent = [*warm[:3], dataclasses.replace(warm[3], rewrites_since_previous=())]
+    silent = [*warm[:3], msgspec.structs.replace(warm[3], rewrites_since_previous=())]
     assert judge_no_silent_rewrite(silent) == (Verdict.VIOLATED, "request #3 rewrote cached history with no durable rewrite")
     cold = [*warm[:2], _obs(2, "compaction", extends=False, cached=10, prompt=5_000)]
     verdict, figure = judge_summary_bound(cold)

@@ -1,10 +1,11 @@
 """audit --what-if on synthetic traces whose answers can be worked out by hand
 (claude-sonnet-4: input $3, read $0.30, 5 m write $3.75, 1 h write $6 per 1M tokens)."""
 
-from dataclasses import replace
 from decimal import Decimal
 
 import pytest
+
+from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.trace import FileSummary, Prefix, TraceRequest, Usage
