@@ -136,19 +136,22 @@ def with_change_vs_legacy(runs: pd.DataFrame) -> pd.DataFrame:
     """Add ``uncached_change_vs_legacy``: session uncached tokens relative to the legacy run of the
     same workload, window, engine, profile and cache (NaN when there is no legacy run)."""
     group = [k for k in RUN_KEYS if k != "preset"]
-    legacy_rows = runs[runs["preset"] == "legacy"]
-    legacy = {tuple(r[k] for k in group): r for _, r in legacy_rows.iterrows()}
-    bases = [legacy.get(tuple(row[k] for k in group)) for _, row in runs.iterrows()]
+    keys = list(zip(*(runs[k].tolist() for k in group)))
+    uncached = runs["session_uncached_tokens"].tolist()
+    rejected = runs["num_rejected"].tolist()
+    legacy: dict[tuple, int] = {}  # the row of each configuration's legacy run (the last, if several)
+    for row, (key, preset) in enumerate(zip(keys, runs["preset"].tolist())):
+        if preset == "legacy":
+            legacy[key] = row
+    bases = [legacy.get(key) for key in keys]
     out = runs.copy()
     out["uncached_change_vs_legacy"] = [
-        (row["session_uncached_tokens"] / b["session_uncached_tokens"] - 1.0)
-        if b is not None and b["session_uncached_tokens"]
-        else float("nan")
-        for (_, row), b in zip(runs.iterrows(), bases)
+        (uncached[row] / uncached[base] - 1.0) if base is not None and uncached[base] else float("nan")
+        for row, base in enumerate(bases)
     ]
     # Rejected requests never reach the cache and are left out of the totals: a legacy run
     # that was refused often looks cheaper than it was. The table marks such comparisons.
-    out["legacy_rejected"] = [bool(b is not None and b["num_rejected"] > 0) for b in bases]
+    out["legacy_rejected"] = [bool(base is not None and rejected[base] > 0) for base in bases]
     return out
 
 

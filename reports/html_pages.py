@@ -93,12 +93,14 @@ def sweep_page(
         "above a bar marks a summary (compaction) call; hover a bar for its numbers and where it diverged from what was "
         "cached. Rejected requests are drawn grey and dashed with ×."
     )]
+    by_run = _observations_by_run(observations)
     for window in windows:
         timeline.append(f"<h3>{format_window(window)} window</h3>")
         for i, rec in runs_sorted:
             if int(rec["window"]) != window:
                 continue
-            obs = _run_observations(observations, rec)
+            key = (int(rec["window"]), *(rec[k] for k in RUN_OBSERVATION_KEYS[1:]))
+            obs = by_run.get(key, observations.iloc[0:0])
             timeline.append(_timeline_chart(i, rec, obs, multi_engine))
     sections.append(("timeline", "Requests over time", "".join(timeline)))
     if multi_engine:
@@ -179,49 +181,59 @@ def _hit_rate_chart(runs: list[dict], windows: list[int], multi_engine: bool) ->
                         unit="%", ymax=100) + note("A run without a summary call has no bar (nothing to hit), not a zero.")
 
 
-def _run_observations(observations: pd.DataFrame, rec: dict) -> pd.DataFrame:
-    mask = (
-        (observations["window"] == int(rec["window"]))
-        & (observations["engine"] == rec["engine"])
-        & (observations["preset"] == rec["preset"])
-        & (observations["profile"] == rec["profile"])
-        & (observations["cache"] == rec["cache"])
-        & (observations["workload"] == rec["workload"])
-    )
-    return observations[mask].sort_values("index")
+#: The columns that tell one run's requests from another's on this page.
+RUN_OBSERVATION_KEYS = ("window", "engine", "preset", "profile", "cache", "workload")
+
+
+def _observations_by_run(observations: pd.DataFrame) -> dict[tuple, pd.DataFrame]:
+    """Each run's requests in request order, keyed by :data:`RUN_OBSERVATION_KEYS` (one pass)."""
+    if not len(observations):
+        return {}
+    return {
+        (int(key[0]), *key[1:]): frame.sort_values("index")
+        for key, frame in observations.groupby(list(RUN_OBSERVATION_KEYS), sort=False)
+    }
+
+
+#: The observation columns a timeline draws, in the order :func:`_timeline_chart` reads them.
+TIMELINE_COLUMNS = (
+    "index", "purpose", "status", "prompt_tokens", "cached_tokens", "written_tokens", "written_long_tokens",
+    "uncached_tokens", "hit_ratio", "divergence", "error",
+)
 
 
 def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) -> str:
     bars = []
     summary_no = 0
-    for o in obs.itertuples(index=False):
-        rejected = int(o.status) != 200
-        cached, written, long_ = int(o.cached_tokens), int(o.written_tokens), int(o.written_long_tokens)
-        uncached = int(o.uncached_tokens)
+    # Plain tuples of the columns drawn (itertuples' named rows make a class on every call).
+    rows = obs[list(TIMELINE_COLUMNS)].itertuples(index=False, name=None)
+    for index, purpose, status, prompt, cached, written, long_, uncached, hit_ratio, divergence, error in rows:
+        rejected = int(status) != 200
+        cached, written, long_, uncached = int(cached), int(written), int(long_), int(uncached)
         plain = uncached - written
         attrs = {
-            "data-index": str(int(o.index)),
-            "data-purpose": str(o.purpose),
-            "data-status": str(int(o.status)),
+            "data-index": str(int(index)),
+            "data-purpose": str(purpose),
+            "data-status": str(int(status)),
             "data-cached": str(cached if not rejected else 0),
             "data-uncached": str(uncached if not rejected else 0),
             "data-written": str(written if not rejected else 0),
-            "data-prompt": str(int(o.prompt_tokens)),
+            "data-prompt": str(int(prompt)),
         }
         if rejected:
-            segments = (("rejected", float(o.prompt_tokens), REJECTED),)
-            tip = f"request {int(o.index)} ({o.purpose}): REJECTED {int(o.status)}, {fmt_int(o.prompt_tokens)} prompt tokens never reached the cache\n{o.error}"
+            segments = (("rejected", float(prompt), REJECTED),)
+            tip = f"request {int(index)} ({purpose}): REJECTED {int(status)}, {fmt_int(prompt)} prompt tokens never reached the cache\n{error}"
         else:
             segments = (("read", float(cached), READ), ("write5m", float(written - long_), WRITE_5M),
                         ("write1h", float(long_), WRITE_1H), ("uncached", float(plain), UNCACHED))
-            tip = (f"request {int(o.index)} ({o.purpose}): {fmt_int(o.prompt_tokens)} prompt tokens\n"
+            tip = (f"request {int(index)} ({purpose}): {fmt_int(prompt)} prompt tokens\n"
                    f"read {fmt_int(cached)} · write {fmt_int(written)} (1 h: {fmt_int(long_)}) · uncached {fmt_int(plain)}\n"
-                   f"hit {fmt_pct(float(o.hit_ratio))}" + (f"\ndiverged at {o.divergence}" if isinstance(o.divergence, str) and o.divergence else ""))
+                   f"hit {fmt_pct(float(hit_ratio))}" + (f"\ndiverged at {divergence}" if isinstance(divergence, str) and divergence else ""))
         marker = marker_tip = None
-        if o.purpose == "compaction":
+        if purpose == "compaction":
             summary_no += 1
             marker = "summary"
-            marker_tip = f"summary call {summary_no}: hit {fmt_pct(float(o.hit_ratio))}, {fmt_int(uncached)} uncached"
+            marker_tip = f"summary call {summary_no}: hit {fmt_pct(float(hit_ratio))}, {fmt_int(uncached)} uncached"
         bars.append(Bar(segments, tip, attrs, marker=marker, marker_tip=marker_tip, rejected=rejected))
     title = f"{_run_label(rec, multi_engine)} @{format_window(int(rec['window']))}: {len(bars)} requests, {fmt_int(rec['session_uncached_tokens'])} uncached"
     return f'<div class="timeline" data-run="{i}">' + stacked_bars(bars, title=title, xlabel="request") + "</div>"

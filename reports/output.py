@@ -10,9 +10,11 @@ files an earlier sweep left that this one did not write are removed, and the mar
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -295,6 +297,11 @@ def _run_missing(
     groups = list(batches.values())
     groups = [groups[i] for i in longest_first([sum(item.cost_estimate for item in group) for group in groups])]
     progress = SweepProgress(len(plan.runs), skipped, mode=SweepProgress.mode_for(args.quiet))
+    if batched:
+        # While the workers compute, this process would only wait: load the chart modules now,
+        # so the chart workers forked later start with them (instead of each importing
+        # matplotlib at the end of the sweep). Joined before that fork (_rebuild).
+        CHART_IMPORT.start()
     results = map_runs(
         compute_runs, groups, jobs=jobs, scheduler=args.scheduler,
         on_submit=lambda indices: progress.set_in_flight(sum(len(groups[i]) for i in indices)),
@@ -361,6 +368,7 @@ def _rebuild(
         costs = run_costs(pd.concat(priced, ignore_index=True))
         charts.append(("cost:cost_chart", (costs,), {"title": f"Cost per run at {price.model} prices"}, out / "cost.png"))
     # With workers, the charts are drawn there while this process writes the text files.
+    CHART_IMPORT.join()  # no fork while another thread may hold an import lock
     drawing = map_runs(draw_chart, charts, jobs=_pool_size(jobs, len(charts), 2))
     written = {"observations.csv", "runs.csv", "report.md", *(path.name for *_, path in charts)}
     _write_csvs(out, records, priced, obs_df, price)
@@ -387,8 +395,6 @@ ChartTask = tuple[str, tuple, dict, Path]
 
 def draw_chart(task: ChartTask) -> str:
     """Draw one chart into a temporary file beside its path, then rename it into place."""
-    import importlib
-
     target, args, kwargs, path = task
     module, _, name = target.partition(":")
     draw = getattr(importlib.import_module(f"prefixbench.reports.{module}"), name)
@@ -396,6 +402,32 @@ def draw_chart(task: ChartTask) -> str:
     draw(*args, tmp, **kwargs)
     os.replace(tmp, path)
     return path.name
+
+
+class _BackgroundImport:
+    """Import a module in a daemon thread, at most once; ``join`` waits for it if started."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._run, name="prefixbench-import", daemon=True)
+            self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            importlib.import_module(self.module)
+        except Exception:  # noqa: BLE001 - drawing imports it again and reports the error there
+            pass
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+
+
+CHART_IMPORT = _BackgroundImport("prefixbench.reports.charts")
 
 
 def _pool_size(jobs: int, tasks: int, per_worker: int) -> int:
