@@ -176,3 +176,27 @@ def test_a_lone_surrogate_in_a_log_is_escaped_not_a_crash(tmp_path: Path) -> Non
     assert "claude-\\ud800" in stdout.read_text(encoding="utf-8")
     assert "claude-\\ud800" in (out / "audit.csv").read_text(encoding="utf-8")
     ElementTree.parse(junit)
+
+
+def test_json_output_has_json_dumps_layout_and_values(tmp_path: Path) -> None:
+    # audit_json writes with msgspec: the same lines as json.dumps(indent=1, ensure_ascii=False),
+    # except that a float may be spelt differently (0.0000104 for 1.04e-05), never valued so.
+    from prefixbench.reports.audit import audit_json, audit_record
+    from prefixbench.workloads.audit.core import run_audit
+
+    t = Transcript()
+    t.user("héllo", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    t.user("again", "2025-09-03T00:00:05.000Z")
+    t.assistant("r2", "2025-09-03T00:00:07.000Z", [cc_usage(4, 200, 1500, 12)])
+    log = write_jsonl(tmp_path / "s.jsonl", t.lines)
+    result = run_audit([log])
+    ours = audit_json(result).splitlines()
+    plain = json.dumps(audit_record(result), indent=1, ensure_ascii=False).splitlines()
+    assert len(ours) == len(plain)
+    for a, b in zip(ours, plain):
+        if a != b:
+            key_a, value_a = a.rsplit(": ", 1)
+            key_b, value_b = b.rsplit(": ", 1)
+            assert key_a == key_b and float(value_a.rstrip(",")) == float(value_b.rstrip(",")), (a, b)
+    assert json.loads("\n".join(ours)) == json.loads("\n".join(plain))
