@@ -69,6 +69,13 @@ def too_deep(value: object, depth: int = 0) -> bool:
     return False
 
 
+def may_nest_too_deep(text: bytes | str) -> bool:
+    """False when ``text`` cannot hold containers nested beyond ``MAX_DEPTH``: it has fewer
+    ``[`` and ``{`` than that, counted in C (strings holding brackets only make it cautious).
+    Saves walking the value of every line of a log."""
+    return text.count("[" if isinstance(text, str) else b"[") + text.count("{" if isinstance(text, str) else b"{") >= MAX_DEPTH
+
+
 def read_json(data: bytes, path: Path, number: int) -> object:
     """One line of ``path`` as JSON: msgspec when it vouches for it, else the plain reading
     (:func:`prefixbench.workloads.reading.loads`), which words the UserError exactly as every
@@ -78,7 +85,7 @@ def read_json(data: bytes, path: Path, number: int) -> object:
     except BadJson:
         value = None
     else:
-        if not too_deep(value):
+        if not may_nest_too_deep(data) or not too_deep(value):
             return value
     return loads(decode_line(data, path, number), f"{path}:{number}")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.jsonlines import too_deep
+from prefixbench.workloads.jsonlines import may_nest_too_deep, too_deep
 
 #: File names a folder walk picks up.
 LOG_SUFFIXES = (".jsonl", ".json")
@@ -149,7 +149,7 @@ def _loads(text: str) -> object:
         value = _DECODE(text)
     except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
         return json.loads(text)
-    return json.loads(text) if too_deep(value) else value
+    return json.loads(text) if may_nest_too_deep(text) and too_deep(value) else value
 
 
 def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:

@@ -185,3 +185,16 @@ def test_any_bytes_end_in_requests_or_one_clean_error(tmp_path_factory, data):
         list(read_chat_completions(log))
     except UserError as exc:
         assert "\n" not in str(exc) and str(exc).startswith(str(log))
+
+
+def test_the_bracket_count_only_skips_lines_that_cannot_nest_too_deep():
+    from prefixbench.workloads.jsonlines import may_nest_too_deep, too_deep
+    from prefixbench.workloads.reading import MAX_DEPTH
+
+    for depth in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2):
+        text = "[" * depth + "]" * depth
+        value = json.loads(text)
+        # Whenever the walk would refuse a value, the count lets the walk happen.
+        assert may_nest_too_deep(text) or not too_deep(value)
+        assert may_nest_too_deep(text.encode()) == may_nest_too_deep(text)
+    assert not may_nest_too_deep('{"hash_ids": [1, 2, 3], "input_length": 3}')
