@@ -43,7 +43,10 @@ def test_every_package_on_disk_is_listed_in_pyproject() -> None:
         for init in (ROOT / top).rglob("__init__.py"):
             rel = init.parent.relative_to(ROOT)
             on_disk.add("prefixbench." + ".".join(rel.parts))
-    assert listed == on_disk
+    # Folders of package data (no modules) are listed too, so setuptools installs them as such.
+    data = {"prefixbench.simulator.data"}
+    assert all((ROOT / name.split(".", 1)[1].replace(".", "/")).is_dir() for name in data)
+    assert listed == on_disk | data
     assert config["package-dir"] == {"prefixbench": "reports/_root", **{f"prefixbench.{p}": p for p in PACKAGE_DIRS}}
 
 
