@@ -3,9 +3,10 @@
 ``prefixbench --version`` must finish in under 0.2 s: asserted on its CPU time (best of 5),
 which machine load does not inflate; the wall time is recorded beside that of a bare
 ``python -c pass`` (on the 2 shared cores here the interpreter alone can take 0.15 s wall). The default sweep is timed
-whole and split into imports (the CLI, pandas, matplotlib), simulation (landing the 12 runs,
-CSV rows included, as they are written while runs land) and charts and files (frames, PNGs,
-report.md), measured inside one fresh process per round.
+whole (every round recomputes its runs: ``--fresh``; the default ``--jobs``) and split into
+imports (the CLI, pandas, matplotlib), simulation (computing the 12 runs with their stored
+records and frames) and charts and files (CSV files, PNGs, report.md, report.html), measured
+inside one fresh process per round with ``--jobs 1``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ start, start_cpu = time.perf_counter(), time.process_time()
 import matplotlib.pyplot, pandas
 import prefixbench.reports.cli as cli, prefixbench.reports.output as output
 imported, imported_cpu = time.perf_counter(), time.process_time()
-landing = output.land_sweep
+landing = output.compute_runs
 spent = [0.0, 0.0]
 def timed(*args, **kwargs):
     began, began_cpu = time.perf_counter(), time.process_time()
@@ -36,8 +37,8 @@ def timed(*args, **kwargs):
     finally:
         spent[0] += time.perf_counter() - began
         spent[1] += time.process_time() - began_cpu
-output.land_sweep = timed
-status = cli.main(["sweep", "--quiet", "--out", sys.argv[1]])
+output.compute_runs = timed
+status = cli.main(["sweep", "--quiet", "--jobs", "1", "--fresh", "--out", sys.argv[1]])
 done, done_cpu = time.perf_counter(), time.process_time()
 print("SPLIT " + json.dumps({"imports": imported - start, "simulation": spent[0], "charts_and_files": done - imported - spent[0],
                              "imports_cpu": imported_cpu - start_cpu, "simulation_cpu": spent[1],
@@ -61,7 +62,7 @@ def test_version_starts_fast(tmp_path, benchmark):
 
 def test_default_sweep_time_split(tmp_path, benchmark):
     peers = load_peers_script()
-    whole = peers.Tool("sweep", "prefixbench sweep", [sys.executable, "-m", "prefixbench", "sweep", "--quiet", "--out", str(tmp_path / "whole")])
+    whole = peers.Tool("sweep", "prefixbench sweep", [sys.executable, "-m", "prefixbench", "sweep", "--quiet", "--fresh", "--out", str(tmp_path / "whole")])
     splits = []
 
     def run():
