@@ -78,8 +78,23 @@ def fmt_tokens(value: float, _pos: object = None) -> str:
 TOKEN_TICKS = matplotlib.ticker.FuncFormatter(fmt_tokens)
 
 
-def _series_label(engine: str, preset: str, several_engines: bool) -> str:
-    return f"{engine}/{preset}" if several_engines else preset
+#: Columns besides the preset that tell one run of a chart from another (the window and seed
+#: are chosen by the chart itself).
+VARIANT_AXES = ("workload", "engine", "cache", "profile")
+
+
+def variants(frame: pd.DataFrame) -> list[str]:
+    """Per row, what sets its run apart from the others with the same preset: every axis of
+    :data:`VARIANT_AXES` that varies in ``frame``, joined by ``/`` (empty when none varies).
+    Without it two runs that differ only in, say, the cache model would share one series."""
+    axes = [a for a in VARIANT_AXES if a in frame.columns and frame[a].nunique() > 1]
+    if not axes:
+        return [""] * len(frame)
+    return ["/".join(str(v) for v in values) for values in zip(*(frame[a] for a in axes))]
+
+
+def _series_label(variant: str, preset: str) -> str:
+    return f"{variant}/{preset}" if variant else preset
 
 
 def preset_colours(presets: list[str]) -> dict[str, str]:
@@ -106,23 +121,24 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
     """Bar = mean hit rate of a run's summary calls, labelled with its value to one decimal (so
     99.9% never reads as 100%; ``0.0%`` included);
     whisker = min..max over those calls; a run with no summary call gets no bar, only the words
-    "no summary calls". Colour = preset (the same on every engine), hatch = engine."""
+    "no summary calls". Colour = preset (the same on every engine), hatch = what else sets the
+    run apart: the engine, cache model, profile or workload, whichever vary (:func:`variants`)."""
     windows = sorted(runs["window"].unique())
-    several = runs["engine"].nunique() > 1
-    engines = list(dict.fromkeys(runs["engine"]))
+    kinds = variants(runs)
+    several = any(kinds)
+    names = list(dict.fromkeys(kinds))  # engines (and cache models, profiles...) in run order
     colours = preset_colours(list(runs["preset"]))
-    series = ordered([_series_label(e, p, several) for e, p in zip(runs["engine"], runs["preset"])], PRESET_ORDER)
-    if several:  # engine by engine, presets in their order inside each
-        rank = {p: i for i, p in enumerate(colours)}
-        series = sorted(series, key=lambda s: (engines.index(s.split("/", 1)[0]), rank[s.split("/", 1)[1]]))
+    rank = {p: i for i, p in enumerate(colours)}
+    # Variant by variant, presets in their order inside each.
+    series = sorted(dict.fromkeys(zip(kinds, runs["preset"])), key=lambda s: (names.index(s[0]), rank[s[1]]))
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(windows) * max(1, len(series)) / 2), 4.6))
     width = 0.8 / max(1, len(series))
     x = np.arange(len(windows))
-    for idx, name in enumerate(series):
-        engine, preset = name.split("/", 1) if several else (engines[0], name)
+    kind_of = pd.Series(kinds, index=runs.index)
+    for idx, (kind, preset) in enumerate(series):
         offsets = x + (idx - (len(series) - 1) / 2) * width
         for pos, window in zip(offsets, windows):
-            sel = runs[(runs["window"] == window) & (runs["engine"] == engine) & (runs["preset"] == preset)]
+            sel = runs[(runs["window"] == window) & (kind_of == kind) & (runs["preset"] == preset)]
             if sel.empty:
                 continue
             ratios = [v for lst in sel["summary_hit_ratio"] for v in lst]
@@ -132,7 +148,7 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
             mean, lo, hi = float(np.mean(ratios)) * 100, min(ratios) * 100, max(ratios) * 100
             ax.bar(
                 pos, mean, width, yerr=[[mean - lo], [hi - mean]], capsize=3, color=colours[preset],
-                hatch=ENGINE_HATCHES[engines.index(engine) % len(ENGINE_HATCHES)] if several else None,
+                hatch=ENGINE_HATCHES[names.index(kind) % len(ENGINE_HATCHES)] if several else None,
                 edgecolor="white" if several else None,
             )
             ax.text(pos, hi + 1.5, f"{mean:.1f}%", ha="center", va="bottom", fontsize="x-small")
@@ -144,8 +160,8 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
     handles = [Patch(facecolor=colours[p], label=p) for p in colours]
     if several:
         handles += [
-            Patch(facecolor="white", edgecolor="#57606a", hatch=ENGINE_HATCHES[i % len(ENGINE_HATCHES)] or None, label=e)
-            for i, e in enumerate(engines)
+            Patch(facecolor="white", edgecolor="#57606a", hatch=ENGINE_HATCHES[i % len(ENGINE_HATCHES)] or None, label=name)
+            for i, name in enumerate(names)
         ]
     ncols = min(6, len(handles))
     legend_below(fig, handles, ncols)
@@ -165,12 +181,12 @@ def timeline_figure(observations: pd.DataFrame, window: int) -> plt.Figure:
     the prompt it tried to send; summary / compaction calls dashed. Each panel's x axis spans
     exactly its own requests."""
     obs = observations[observations["window"] == window]
-    several = obs["engine"].nunique() > 1
-    labels = ordered([_series_label(e, p, several) for e, p in zip(obs["engine"], obs["preset"])], PRESET_ORDER)
+    row_labels = [_series_label(v, p) for v, p in zip(variants(obs), obs["preset"])]
+    labels = ordered(row_labels, PRESET_ORDER)
     fig, axes = plt.subplots(len(labels), 1, figsize=(10, 1.9 * len(labels) + 1.2), squeeze=False)
     any_rejected = False
     for ax, label in zip(axes[:, 0], labels):
-        mask = [_series_label(e, p, several) == label for e, p in zip(obs["engine"], obs["preset"])]
+        mask = [row == label for row in row_labels]
         run = obs[mask].sort_values("index")
         ok = run[run["status"] == 200]
         bad = run[run["status"] != 200]

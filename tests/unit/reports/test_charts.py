@@ -168,3 +168,26 @@ def test_hit_rate_margins_fit_every_label(engines):
     fig = hit_rate_figure(runs(rows))
     assert_laid_out(fig)
     plt.close(fig)
+
+
+def test_runs_that_differ_only_in_cache_model_get_their_own_series():
+    # Two cache models, one engine and preset: two panels and two hatched series, never one
+    # panel with both runs' requests drawn over each other.
+    rows = []
+    for cache, offset in (("byte-exact", 0), ("deepseek", 7)):
+        for row in observations("checkpoint", "legacy", 30 + offset):
+            rows.append({**row, "cache": cache, "workload": "seed-coding", "profile": "lenient"})
+    fig = timeline_figure(pd.DataFrame(rows), 32_000)
+    titles = sorted(ax.get_title(loc="left") for ax in fig.axes)
+    assert titles == ["byte-exact/legacy (30 requests)", "deepseek/legacy (37 requests)"]
+    plt.close(fig)
+    frame = pd.DataFrame(
+        [(32_000, "checkpoint", "legacy", [0.5], "byte-exact"), (32_000, "checkpoint", "legacy", [0.9], "deepseek")],
+        columns=["window", "engine", "preset", "summary_hit_ratio", "cache"],
+    )
+    fig = hit_rate_figure(frame)
+    legend = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert {"byte-exact", "deepseek", "legacy"} <= set(legend)
+    heights = sorted(round(p.get_height()) for p in fig.axes[0].patches if p.get_height() > 0)
+    assert heights == [50, 90]
+    plt.close(fig)
