@@ -21,7 +21,7 @@ import pandas as pd
 
 from prefixbench.reports.cost import COST_COLUMNS
 from prefixbench.reports.frames import RUN_KEYS, format_window, with_change_vs_legacy
-from prefixbench.reports.seeds import sweep_markdown_table
+from prefixbench.reports.seeds import needs_aggregate, sweep_markdown_table
 from prefixbench.workloads.sweep import SweepPlan, SweepSpec
 
 
@@ -88,10 +88,7 @@ def report_markdown(plan: SweepPlan | SweepSpec, runs: pd.DataFrame) -> str:
         "",
         sweep_markdown_table(runs),
         "",
-        "How to read it: *summary calls, uncached tokens* lists the prompt tokens of each summary",
-        "(compaction) call that the cache did not serve; *summary hit* is the range of their hit",
-        "rates; *session uncached* adds up the uncached prompt tokens of every request of the run;",
-        "*vs legacy* compares that total with the `legacy` run of the same window and engine.",
+        *_how_to_read(needs_aggregate(runs)),
         "A warm summary call pays only its instruction; a cold one pays the whole region again.",
         "*400s* counts requests the provider profile rejected; they never reach the cache and are",
         "left out of the token totals, so a comparison with a legacy run that had rejections is",
@@ -99,13 +96,30 @@ def report_markdown(plan: SweepPlan | SweepSpec, runs: pd.DataFrame) -> str:
     ]
     if seeds != [0]:
         lines += [
-            "With several seeds each row is one configuration over all its seeds: the median, and the",
-            "min-max range in brackets. *vs legacy* is compared seed by seed (each seed's run against",
-            "the legacy run of the same seed), then summarized. hit-rate.png pools the summary calls",
-            f"of every seed; the timeline charts draw the runs of seed {seeds[0]}.",
+            f"hit-rate.png pools the summary calls of every seed; the timeline charts draw the runs of seed {seeds[0]}.",
         ]
     lines.append("")
     return "\n".join(lines)
+
+
+def _how_to_read(aggregated: bool) -> list[str]:
+    """The paragraph under the table, for the layout it has (one row a run, or a configuration)."""
+    if not aggregated:
+        return [
+            "How to read it: *summary calls, uncached tokens* lists the prompt tokens of each summary",
+            "(compaction) call that the cache did not serve; *summary hit* is the range of their hit",
+            "rates; *session uncached* adds up the uncached prompt tokens of every request of the run;",
+            "*vs legacy* compares that total with the `legacy` run of the same window and engine.",
+        ]
+    return [
+        "How to read it: each row is one configuration (the columns before *seeds* name it) over",
+        "its runs, one a seed; *seeds* counts them. *folds*, *summary uncached, per run* (the",
+        "uncached prompt tokens of a run's summary (compaction) calls, added up) and *session",
+        "uncached* (the uncached prompt tokens of every request of a run) show the median over the",
+        "runs and, in brackets, their min..max; *summary hit* the median and min..max over every",
+        "summary call of those runs. *vs legacy* compares each run's session total with the",
+        "`legacy` run of the same seed, window and engine, then summarizes the same way.",
+    ]
 
 
 def _seed_span(seeds: list[int]) -> str:
