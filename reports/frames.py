@@ -156,9 +156,10 @@ def with_change_vs_legacy(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def format_window(window: int) -> str:
-    """``32k`` for 32,000; ``1.5M`` for 1,500,000; the plain number otherwise."""
+    """A window as ``--windows`` spells it: ``32k`` for 32,000, ``10m`` for 10,000,000, ``1500k``
+    for 1,500,000; the plain number otherwise."""
     if window % 1_000_000 == 0:
-        return f"{window // 1_000_000}M"
+        return f"{window // 1_000_000}m"
     if window % 1000 == 0:
         return f"{window // 1000}k"
     return str(window)
