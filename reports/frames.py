@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from prefixbench.workloads.base import Run
+from prefixbench.workloads.windows import format_window  # noqa: F401 - re-exported for the reports
 
 #: Columns that identify a run inside a sweep.
 RUN_KEYS = ("workload", "window", "engine", "preset", "profile", "cache", "seed")
@@ -153,16 +154,6 @@ def with_change_vs_legacy(runs: pd.DataFrame) -> pd.DataFrame:
     # that was refused often looks cheaper than it was. The table marks such comparisons.
     out["legacy_rejected"] = [bool(base is not None and rejected[base] > 0) for base in bases]
     return out
-
-
-def format_window(window: int) -> str:
-    """A window as ``--windows`` spells it: ``32k`` for 32,000, ``10m`` for 10,000,000, ``1500k``
-    for 1,500,000; the plain number otherwise."""
-    if window % 1_000_000 == 0:
-        return f"{window // 1_000_000}m"
-    if window % 1000 == 0:
-        return f"{window // 1000}k"
-    return str(window)
 
 
 def ordered(values: Sequence[str], order: Sequence[str]) -> list[str]:

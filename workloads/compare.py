@@ -29,6 +29,7 @@ from pathlib import Path
 
 import msgspec
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.windows import format_window
 
 #: The folder named baselines live in (relative to the working directory), like ``.benchmarks/``.
 BASELINE_DIR = Path(".prefixbench")
@@ -188,9 +189,7 @@ def _window_text(value: object) -> str:
         n = int(float(value))  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return str(value)
-    if n % 1_000_000 == 0:
-        return f"{n // 1_000_000}M"
-    return f"{n // 1000}k" if n % 1000 == 0 else str(n)
+    return format_window(n)
 
 
 def _audit_from_json(data: dict, source: str) -> Result:

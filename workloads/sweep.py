@@ -23,6 +23,7 @@ import msgspec
 from prefixbench.kernel.presets import PRESET_ORDER, get_preset
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.windows import format_window
 from prefixbench.simulator.models import make_cache, parse_cache_spec
 from prefixbench.simulator.pricing import PriceRow
 from prefixbench.workloads.base import Run, Workload
@@ -93,13 +94,7 @@ class PlannedRun(msgspec.Struct, frozen=True):
 
     def describe(self) -> str:
         """``seed-coding 32k checkpoint/legacy seed 3``."""
-        window = self.workload.window
-        if window % 1_000_000 == 0:
-            shown = f"{window // 1_000_000}M"
-        elif window % 1000 == 0:
-            shown = f"{window // 1000}k"
-        else:
-            shown = str(window)
+        shown = format_window(self.workload.window)
         seed = getattr(self.workload, "seed", 0)
         return f"{self.workload.name} {shown} {self.engine}/{self.preset}" + (f" seed {seed}" if seed else "")
 

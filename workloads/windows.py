@@ -1,0 +1,11 @@
+"""How a context window is written in every table, chart and message: as ``--windows`` takes it."""
+
+
+def format_window(window: int) -> str:
+    """``32k`` for 32,000, ``10m`` for 10,000,000, ``1500k`` for 1,500,000; the plain number
+    otherwise."""
+    if window % 1_000_000 == 0:
+        return f"{window // 1_000_000}m"
+    if window % 1000 == 0:
+        return f"{window // 1000}k"
+    return str(window)
