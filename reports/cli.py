@@ -124,7 +124,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="prefixbench",
         description="Prefix-cache simulator and regression benchmarks for compacting LLM agents.",
-        epilog="exit status: 0 done, 1 a check failed, 2 bad input (one line naming the file:line, "
+        epilog="exit status: 0 done, 1 a check, gate or comparison failed (check; audit --fail-on, "
+        "--min-hit-ratio, --max-lost-usd; compare), 2 bad input (one line naming the file:line, "
         "option or key), 130 interrupted",
     )
     parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
@@ -155,7 +156,9 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
         help="run a workload across windows and presets; print the table, write the report",
         description="Run a scripted workload through the compaction kernel at each window, engine and "
         "preset against the simulated provider cache. Prints the table and writes runs.csv, "
-        "observations.csv, report.md, hit-rate.png and timeline-<window>.png into --out.",
+        "observations.csv, report.md, report.html, hit-rate.png, timeline-<window>.png (engines.png "
+        "with several engines; cost.md and cost.png with --price) and the result store (store/) "
+        "into --out.",
     )
     if not sweep:
         return

@@ -4,7 +4,7 @@
 module imports nothing heavy at load time, so an interrupt while numpy, pandas or matplotlib
 are still importing is caught like any other.
 
-Exit status: 0 done, 1 a check failed, 2 bad input (one line naming what and where, from
+Exit status: 0 done, 1 a check, gate or comparison failed, 2 bad input (one line naming what and where, from
 :func:`prefixbench.reports.cli.run`), 130 interrupted (Ctrl-C, even one some library swallowed;
 see :mod:`prefixbench.reports.interrupt`).
 """

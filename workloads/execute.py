@@ -154,7 +154,7 @@ def require_scheduler(scheduler: str | None) -> None:
     import importlib.util
 
     if importlib.util.find_spec("distributed") is None:
-        raise UserError("--scheduler needs Dask distributed: pip install 'prefixbench[dask]'")
+        raise UserError("--scheduler needs Dask distributed: pip install 'prefixbench[dask]' (in a checkout: pip install -e '.[dask]')")
     if not scheduler:
         raise UserError("--scheduler: give a scheduler address (tcp://host:8786) or 'local'")
 
@@ -169,7 +169,7 @@ def _dask(
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
         raise UserError(
-            "--scheduler needs Dask distributed: pip install 'prefixbench[dask]'"
+            "--scheduler needs Dask distributed: pip install 'prefixbench[dask]' (in a checkout: pip install -e '.[dask]')"
         ) from None
     cluster = None
     try:
