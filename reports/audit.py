@@ -483,9 +483,12 @@ def run_audit_command(args) -> int:
     from prefixbench.workloads.audit.gate import Gate, junit_xml, violations
 
     gate = Gate.parse(args.fail_on, args.min_hit_ratio, args.max_lost_usd)
-    for option, path in (("--out", args.out), ("--junit", args.junit)):
-        if path is not None and path.exists() and (path.is_dir() != (option == "--out")):
-            raise UserError(f"{option} {path}: exists and is {'a file' if option == '--out' else 'a folder'}")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise UserError(f"--out {args.out}: exists and is a file")
+    if args.junit is not None:
+        from prefixbench.reports.outdir import check_out_file
+
+        check_out_file(args.junit, "--junit")  # before any work: a bad --junit writes nothing anywhere
     if args.out is not None:
         from prefixbench.reports.outdir import check_out_dir
 
@@ -523,8 +526,11 @@ def run_audit_command(args) -> int:
     if args.out is not None:
         write_outputs(result, args.out, what_if)
     if args.junit is not None:
-        args.junit.parent.mkdir(parents=True, exist_ok=True)
-        args.junit.write_bytes(junit_xml(result, gate, escape=printable))
+        try:
+            args.junit.parent.mkdir(parents=True, exist_ok=True)
+            args.junit.write_bytes(junit_xml(result, gate, escape=printable))
+        except OSError as exc:
+            raise UserError(f"--junit {args.junit}: cannot write ({exc.strerror or exc})") from None
     failed = violations(result, gate)
     for line in failed:
         emit(line, sys.stderr)

@@ -200,3 +200,34 @@ def test_json_output_has_json_dumps_layout_and_values(tmp_path: Path) -> None:
             key_b, value_b = b.rsplit(": ", 1)
             assert key_a == key_b and float(value_a.rstrip(",")) == float(value_b.rstrip(",")), (a, b)
     assert json.loads("\n".join(ours)) == json.loads("\n".join(plain))
+
+
+@pytest.mark.parametrize(
+    ("junit", "message"),
+    [
+        ("/proc/prefixbench-junit.xml", "/proc is a virtual filesystem"),
+        ("{tmp}/taken/j.xml", "lies under the file"),
+        ("{tmp}", "is a folder"),
+    ],
+)
+def test_bad_junit_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], junit: str, message: str
+) -> None:
+    log = _session(tmp_path)
+    (tmp_path / "taken").write_text("x")
+    junit = junit.format(tmp=tmp_path)
+    out = tmp_path / "out"
+    assert main(["audit", str(log), "--junit", junit, "--out", str(out), "--quiet"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and f"--junit {junit}: {message}" in err[0], err
+    assert captured.out == ""
+    assert not out.exists()
+    assert (tmp_path / "taken").read_text() == "x"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".audit-")] == []
+
+
+def test_junit_in_a_new_folder_is_written(tmp_path: Path) -> None:
+    junit = tmp_path / "new" / "sub" / "j.xml"
+    assert main(["audit", str(_session(tmp_path)), "--junit", str(junit), "--quiet"]) == 0
+    ElementTree.parse(junit)
