@@ -231,3 +231,31 @@ def test_junit_in_a_new_folder_is_written(tmp_path: Path) -> None:
     junit = tmp_path / "new" / "sub" / "j.xml"
     assert main(["audit", str(_session(tmp_path)), "--junit", str(junit), "--quiet"]) == 0
     ElementTree.parse(junit)
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/dev/zero", "/dev/zero: not a regular file (a device or socket has no end to read to)"),
+        ("/proc/self/mem", "/proc/self/mem: cannot read (Input/output error)"),
+        ("{tmp}/nothing.jsonl", "{tmp}/nothing.jsonl: no such file or folder"),
+    ],
+)
+def test_unreadable_paths_are_worded_as_replay_words_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], path: str, message: str
+) -> None:
+    out = tmp_path / "out"
+    assert main(["audit", path.format(tmp=tmp_path), "--out", str(out), "--quiet"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith(message.format(tmp=tmp_path)), err
+    assert captured.out == "" and not out.exists()
+
+
+def test_a_named_pipe_is_refused_not_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    fifo = tmp_path / "log.jsonl"
+    os.mkfifo(fifo)
+    assert main(["audit", str(fifo), "--quiet"]) == 2
+    assert f"{fifo}: a pipe, not a file" in capsys.readouterr().err
