@@ -259,3 +259,13 @@ def test_a_named_pipe_is_refused_not_read(tmp_path: Path, capsys: pytest.Capture
     os.mkfifo(fifo)
     assert main(["audit", str(fifo), "--quiet"]) == 2
     assert f"{fifo}: a pipe, not a file" in capsys.readouterr().err
+
+
+def test_out_help_names_every_file_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["audit", str(_session(tmp_path)), "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert all(p.name in help_text for p in out.iterdir()), help_text
