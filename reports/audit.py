@@ -277,15 +277,20 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         ],
         set(range(2, 9)),
     )
-    out += ["", "calibration per file: predicted read within 3% of reported"]
+    out += ["", "calibration per file: predicted read against reported read"]
+    positive: dict[str, int] = {}
+    for row in result.rows:
+        if row.reported_cache_read:
+            positive[row.file] = positive.get(row.file, 0) + 1
     out += _table(
-        ["file", "format", "requests", "within 3%", "mean |error|", "skipped", "paid", "lost"],
+        ["file", "format", "requests", "within 3%", "read > 0", "mean |error|", "skipped", "paid", "lost"],
         [
             [
                 _short(f.file),
                 f.format,
                 f"{f.requests:,}",
                 f"{f.read_within:,}" if f.file in reported_files else "n/a",
+                f"{positive.get(f.file, 0):,}" if f.file in reported_files else "n/a",
                 "n/a" if f.mean_abs_read_error is None else f"{f.mean_abs_read_error:.2%}",
                 f"{f.skipped:,}",
                 format_usd(f.cost_usd),
@@ -293,8 +298,18 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
             ]
             for f in result.files
         ],
-        {2, 3, 4, 5, 6, 7},
+        {2, 3, 4, 5, 6, 7, 8},
     )
+    out += [
+        "within 3%: requests whose predicted read is within 3% of the reported one (a reported read of 0 counts "
+        "only if 0 was predicted)",
+        "read > 0: requests that reported a read above 0; mean |error| (|predicted - reported| / reported) is over "
+        "these only, so a request that reported 0 where a read was predicted counts against within 3% but not in "
+        "the mean",
+        "skipped: log records read but not counted as requests (not in requests or any figure above), by reason:",
+    ]
+    skips = [(f, reason, n) for f in result.files for reason, n in f.skip_reasons]
+    out += [f"  {_short(f.file)}: {n:,} {reason}" for f, reason, n in skips] or ["  (none)"]
     file_notes: dict[str, list[str]] = {}
     for calibration in result.files:
         for note in calibration.notes:

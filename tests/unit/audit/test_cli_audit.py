@@ -269,3 +269,24 @@ def test_out_help_names_every_file_written(tmp_path: Path, capsys: pytest.Captur
         main(["audit", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert all(p.name in help_text for p in out.iterdir()), help_text
+
+
+def test_calibration_counts_requests_with_a_read_and_lists_skip_reasons(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    t.user("result", "2025-09-03T00:00:03.000Z", tool=True)
+    t.assistant("r2", "2025-09-03T00:00:05.000Z", [cc_usage(3, 200, 15000, 9)])
+    t.assistant("r3", "2025-09-03T00:00:06.000Z", [cc_usage(0, 0, 0, 0)], model="<synthetic>")
+    log = write_jsonl(tmp_path / "s.jsonl", t.lines)
+    assert main(["audit", str(log), "--quiet"]) == 0
+    table = capsys.readouterr().out
+    calibration = table[table.index("calibration per file") :].splitlines()
+    header = calibration[1]
+    assert header.split()[:8] == ["file", "format", "requests", "within", "3%", "read", ">", "0"]
+    row = next(line for line in calibration if line.startswith("s.jsonl "))
+    assert row.split()[2:7] == ["2", "2", "1", "0.00%", "1"]
+    assert "mean |error| (|predicted - reported| / reported) is over these only" in table
+    assert "  s.jsonl: 1 synthetic message, not an API call" in table
