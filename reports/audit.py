@@ -277,15 +277,20 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         ],
         set(range(2, 9)),
     )
-    out += ["", "calibration per file: predicted read within 3% of reported"]
+    out += ["", "calibration per file: predicted read against reported read"]
+    positive: dict[str, int] = {}
+    for row in result.rows:
+        if row.reported_cache_read:
+            positive[row.file] = positive.get(row.file, 0) + 1
     out += _table(
-        ["file", "format", "requests", "within 3%", "mean |error|", "skipped", "paid", "lost"],
+        ["file", "format", "requests", "within 3%", "read > 0", "mean |error|", "skipped", "paid", "lost"],
         [
             [
                 _short(f.file),
                 f.format,
                 f"{f.requests:,}",
                 f"{f.read_within:,}" if f.file in reported_files else "n/a",
+                f"{positive.get(f.file, 0):,}" if f.file in reported_files else "n/a",
                 "n/a" if f.mean_abs_read_error is None else f"{f.mean_abs_read_error:.2%}",
                 f"{f.skipped:,}",
                 format_usd(f.cost_usd),
@@ -293,8 +298,18 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
             ]
             for f in result.files
         ],
-        {2, 3, 4, 5, 6, 7},
+        {2, 3, 4, 5, 6, 7, 8},
     )
+    out += [
+        "within 3%: requests whose predicted read is within 3% of the reported one (a reported read of 0 counts "
+        "only if 0 was predicted)",
+        "read > 0: requests that reported a read above 0; mean |error| (|predicted - reported| / reported) is over "
+        "these only, so a request that reported 0 where a read was predicted counts against within 3% but not in "
+        "the mean",
+        "skipped: log records read but not counted as requests (not in requests or any figure above), by reason:",
+    ]
+    skips = [(f, reason, n) for f in result.files for reason, n in f.skip_reasons]
+    out += [f"  {_short(f.file)}: {n:,} {reason}" for f, reason, n in skips] or ["  (none)"]
     file_notes: dict[str, list[str]] = {}
     for calibration in result.files:
         for note in calibration.notes:
@@ -483,9 +498,12 @@ def run_audit_command(args) -> int:
     from prefixbench.workloads.audit.gate import Gate, junit_xml, violations
 
     gate = Gate.parse(args.fail_on, args.min_hit_ratio, args.max_lost_usd)
-    for option, path in (("--out", args.out), ("--junit", args.junit)):
-        if path is not None and path.exists() and (path.is_dir() != (option == "--out")):
-            raise UserError(f"{option} {path}: exists and is {'a file' if option == '--out' else 'a folder'}")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise UserError(f"--out {args.out}: exists and is a file")
+    if args.junit is not None:
+        from prefixbench.reports.outdir import check_out_file
+
+        check_out_file(args.junit, "--junit")  # before any work: a bad --junit writes nothing anywhere
     if args.out is not None:
         from prefixbench.reports.outdir import check_out_dir
 
@@ -523,8 +541,11 @@ def run_audit_command(args) -> int:
     if args.out is not None:
         write_outputs(result, args.out, what_if)
     if args.junit is not None:
-        args.junit.parent.mkdir(parents=True, exist_ok=True)
-        args.junit.write_bytes(junit_xml(result, gate, escape=printable))
+        try:
+            args.junit.parent.mkdir(parents=True, exist_ok=True)
+            args.junit.write_bytes(junit_xml(result, gate, escape=printable))
+        except OSError as exc:
+            raise UserError(f"--junit {args.junit}: cannot write ({exc.strerror or exc})") from None
     failed = violations(result, gate)
     for line in failed:
         emit(line, sys.stderr)

@@ -313,7 +313,7 @@ def _add_audit_parser(sub: _Subcommands) -> None:
     audit.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json)")
     audit.add_argument("--input", default="auto", choices=("auto", *FORMATS, *FORMAT_ALIASES), help="log format (default: auto, detected from content; claude-trace and anthropic-capture name http-capture)")
     audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
-    audit.add_argument("--out", type=Path, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json and audit.png here")
+    audit.add_argument("--out", type=Path, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json, audit.png and report.html here (all or nothing)")
     audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (default: at its own time)")
     audit.add_argument("--fail-on", default=None, metavar="CAUSE,...", help=f"exit 1 if any request has one of these causes ({', '.join(CAUSES)})")
     audit.add_argument("--min-hit-ratio", default=None, metavar="R", help="exit 1 if the overall hit ratio (read / all input) is below R")

@@ -548,4 +548,6 @@ def _audit_files(files: list[dict], notes: list[str]) -> str:
     if notes:
         out += "<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>"
     return out + note("Records not counted are calls the log shows but did not bill (HTTP errors, synthetic messages, "
-                      "aborted calls, repeated token counts): they are neither hits nor uncached input.")
+                      "aborted calls, repeated token counts): they are neither hits nor uncached input. "
+                      "A reported read of 0 is within 3% only if 0 was predicted; mean |read error| is over the "
+                      "requests that reported a read above 0.")

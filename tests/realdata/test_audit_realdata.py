@@ -124,3 +124,16 @@ def test_pi_dollars_match_pi_own_cost_fields(everything: AuditResult) -> None:
 def test_codex_counts_match_codex_running_total(everything: AuditResult) -> None:
     (codex,) = [f for f in everything.files if f.format == "codex"]
     assert "Codex's own running total: input 1,099,261 / output 22,305 tokens (the same)" in codex.notes
+
+
+def test_calibration_table_says_what_each_figure_counts(everything: AuditResult) -> None:
+    from prefixbench.reports.audit import audit_table
+
+    table = audit_table(everything)
+    # large-session: 31 requests reported no read where one was predicted: they count against
+    # "within 3%" (408 of 439) and are left out of the mean, which is over the 401 with a read.
+    calibration = table[table.index("calibration per file") :].splitlines()
+    row = next(line for line in calibration if line.startswith("large-session.jsonl"))
+    assert row.split()[2:7] == ["439", "408", "401", "0.00%", "14"]
+    assert "read > 0: requests that reported a read above 0; mean |error|" in table
+    assert "rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl: 39 repeated token_count" in table

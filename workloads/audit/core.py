@@ -32,7 +32,7 @@ Definitions:
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -197,10 +197,15 @@ class FileCalibration(msgspec.Struct, frozen=True):
     read_within: int
     #: Mean absolute relative error of the read over requests with a reported read > 0.
     mean_abs_read_error: float | None
+    #: Log records the importer read but did not count as requests (no usage, a synthetic
+    #: message, an HTTP error, a repeated or replayed Codex token_count, a request another file
+    #: already counted); not in ``requests``.
     skipped: int
     notes: tuple[str, ...]
     cost_usd: Decimal
     lost_usd: Decimal
+    #: Why the ``skipped`` records were not counted as requests: (reason, records), most first.
+    skip_reasons: tuple[tuple[str, int], ...] = ()
 
 
 class Totals(msgspec.Struct, frozen=True):
@@ -817,6 +822,7 @@ def _summarize(
                 summary.notes,
                 usd_sum(row.cost_usd or Decimal(0) for row in items),
                 usd_sum(row.lost_usd or Decimal(0) for row in items),
+                tuple(Counter(reason for _, reason in summary.skipped).most_common()),
             )
         )
     reported = [row for row in rows if row.reported_cache_read is not None]

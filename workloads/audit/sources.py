@@ -18,6 +18,7 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.jsonlines import may_nest_too_deep, too_deep
+from prefixbench.workloads.reading import check_readable
 
 #: File names a folder walk picks up.
 LOG_SUFFIXES = (".jsonl", ".json")
@@ -56,9 +57,7 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
     """
     found: list[tuple[Path, str | None]] = []
     for path in paths:
-        if path.is_file():
-            found.append((path, None))
-        elif path.is_dir():
+        if path.is_dir():
             inside = sorted(
                 Path(root) / name
                 for root, dirs, names in os.walk(path)
@@ -69,8 +68,13 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
             if not any(reason is None for _, reason in marked):
                 raise UserError(f"{path}: no log files (*.jsonl, *.json) in this folder")
             found.extend(marked)
-        else:
+        elif not path.exists():
             raise UserError(f"{path}: no such file or folder")
+        else:
+            check_readable(path)  # a device or socket: worded as replay words it
+            if not path.is_file():  # a named pipe: format detection and the import each read it
+                raise UserError(f"{path}: a pipe, not a file (audit reads a log more than once); save it to a file first")
+            found.append((path, None))
     # The same file named twice (a folder and a file in it) is audited once.
     unique: dict[str, tuple[Path, str | None]] = {}
     for path, reason in found:
@@ -115,17 +119,25 @@ def iter_records(path: Path, progress: ProgressFn | None = None) -> Iterator[Rec
         handle = path.open("rb")
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    with handle:
-        head = handle.read(4096)
-        if b"\x00" in head:
-            raise UserError(f"{path}:1: binary file, not a text log")
-        bom = head.startswith(_BOM)
-        handle.seek(len(_BOM) if bom else 0)
-        first = head[len(_BOM) if bom else 0 :].lstrip()[:1]
-        if first == b"[":
-            yield from _iter_array(path, handle, progress)
-        else:
-            yield from _iter_lines(path, handle, progress)
+    try:
+        with handle:
+            yield from _iter_handle(path, handle, progress)
+    except OSError as exc:  # a read error (/proc/self/mem): named like the shared readers name it
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _iter_handle(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
+    """The records after the open: a JSON array or JSON lines, by the first character."""
+    head = handle.read(4096)
+    if b"\x00" in head:
+        raise UserError(f"{path}:1: binary file, not a text log")
+    bom = head.startswith(_BOM)
+    handle.seek(len(_BOM) if bom else 0)
+    first = head[len(_BOM) if bom else 0 :].lstrip()[:1]
+    if first == b"[":
+        yield from _iter_array(path, handle, progress)
+    else:
+        yield from _iter_lines(path, handle, progress)
 
 
 def _decode(path: Path, line_no: int, raw: bytes) -> str:

@@ -200,3 +200,106 @@ def test_json_output_has_json_dumps_layout_and_values(tmp_path: Path) -> None:
             key_b, value_b = b.rsplit(": ", 1)
             assert key_a == key_b and float(value_a.rstrip(",")) == float(value_b.rstrip(",")), (a, b)
     assert json.loads("\n".join(ours)) == json.loads("\n".join(plain))
+
+
+@pytest.mark.parametrize(
+    ("junit", "message"),
+    [
+        ("/proc/prefixbench-junit.xml", "/proc is a virtual filesystem"),
+        ("{tmp}/taken/j.xml", "lies under the file"),
+        ("{tmp}", "is a folder"),
+    ],
+)
+def test_bad_junit_is_refused_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], junit: str, message: str
+) -> None:
+    log = _session(tmp_path)
+    (tmp_path / "taken").write_text("x")
+    junit = junit.format(tmp=tmp_path)
+    out = tmp_path / "out"
+    assert main(["audit", str(log), "--junit", junit, "--out", str(out), "--quiet"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and f"--junit {junit}: {message}" in err[0], err
+    assert captured.out == ""
+    assert not out.exists()
+    assert (tmp_path / "taken").read_text() == "x"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".audit-")] == []
+
+
+def test_junit_in_a_new_folder_is_written(tmp_path: Path) -> None:
+    junit = tmp_path / "new" / "sub" / "j.xml"
+    assert main(["audit", str(_session(tmp_path)), "--junit", str(junit), "--quiet"]) == 0
+    ElementTree.parse(junit)
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/dev/zero", "/dev/zero: not a regular file (a device or socket has no end to read to)"),
+        ("/proc/self/mem", "/proc/self/mem: cannot read (Input/output error)"),
+        ("{tmp}/nothing.jsonl", "{tmp}/nothing.jsonl: no such file or folder"),
+    ],
+)
+def test_unreadable_paths_are_worded_as_replay_words_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], path: str, message: str
+) -> None:
+    out = tmp_path / "out"
+    assert main(["audit", path.format(tmp=tmp_path), "--out", str(out), "--quiet"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith(message.format(tmp=tmp_path)), err
+    assert captured.out == "" and not out.exists()
+
+
+def test_a_named_pipe_is_refused_not_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    fifo = tmp_path / "log.jsonl"
+    os.mkfifo(fifo)
+    assert main(["audit", str(fifo), "--quiet"]) == 2
+    assert f"{fifo}: a pipe, not a file" in capsys.readouterr().err
+
+
+def test_out_help_names_every_file_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["audit", str(_session(tmp_path)), "--out", str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert all(p.name in help_text for p in out.iterdir()), help_text
+
+
+def test_calibration_counts_requests_with_a_read_and_lists_skip_reasons(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    t.user("result", "2025-09-03T00:00:03.000Z", tool=True)
+    t.assistant("r2", "2025-09-03T00:00:05.000Z", [cc_usage(3, 200, 15000, 9)])
+    t.assistant("r3", "2025-09-03T00:00:06.000Z", [cc_usage(0, 0, 0, 0)], model="<synthetic>")
+    log = write_jsonl(tmp_path / "s.jsonl", t.lines)
+    assert main(["audit", str(log), "--quiet"]) == 0
+    table = capsys.readouterr().out
+    calibration = table[table.index("calibration per file") :].splitlines()
+    header = calibration[1]
+    assert header.split()[:8] == ["file", "format", "requests", "within", "3%", "read", ">", "0"]
+    row = next(line for line in calibration if line.startswith("s.jsonl "))
+    assert row.split()[2:7] == ["2", "2", "1", "0.00%", "1"]
+    assert "mean |error| (|predicted - reported| / reported) is over these only" in table
+    assert "  s.jsonl: 1 synthetic message, not an API call" in table
+
+
+def test_readme_audit_synopsis_lists_every_option() -> None:
+    import argparse
+
+    from prefixbench.reports.cli import build_parser
+
+    from tests.readme import readme_block
+
+    synopsis = readme_block("## Auditing real agent logs (`prefixbench audit`)", language="")
+    sub = next(a for a in build_parser("audit")._actions if isinstance(a, argparse._SubParsersAction))
+    options = {o for action in sub.choices["audit"]._actions for o in action.option_strings if o.startswith("--")}
+    assert {o for o in options - {"--help"} if o not in synopsis} == set()
