@@ -49,7 +49,7 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
-from prefixbench.workloads.jsonlines import iter_lines, read_json
+from prefixbench.workloads.jsonlines import iter_lines, may_nest_too_deep, read_json
 from prefixbench.workloads.reading import as_finite
 
 CallKind: TypeAlias = Literal["main", "side", "compaction"]
@@ -271,8 +271,6 @@ def _sse_usage(raw: str, where: str) -> dict[str, object] | None:
     return usage
 
 
-#: An SSE payload with fewer brackets than this nests too shallowly for either parser's depth limit.
-_FAST_NESTING = 100
 _SSE_DECODE = msgspec.json.Decoder().decode
 
 
@@ -284,7 +282,7 @@ def _sse_event(payload: str) -> object:
     JSON) goes to ``json.loads``, which accepts it or words the error as before. Payloads that
     could nest near the recursion limit go to ``json.loads`` directly.
     """
-    if payload.count("{") + payload.count("[") < _FAST_NESTING:
+    if not may_nest_too_deep(payload):
         try:
             return _SSE_DECODE(payload)
         except ValueError:  # msgspec.DecodeError, and UnicodeEncodeError for a lone surrogate

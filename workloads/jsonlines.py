@@ -73,7 +73,9 @@ def may_nest_too_deep(text: bytes | str) -> bool:
     """False when ``text`` cannot hold containers nested beyond ``MAX_DEPTH``: it has fewer
     ``[`` and ``{`` than that, counted in C (strings holding brackets only make it cautious).
     Saves walking the value of every line of a log."""
-    return text.count("[" if isinstance(text, str) else b"[") + text.count("{" if isinstance(text, str) else b"{") >= MAX_DEPTH
+    if isinstance(text, str):
+        return text.count("[") + text.count("{") >= MAX_DEPTH
+    return text.count(b"[") + text.count(b"{") >= MAX_DEPTH
 
 
 def read_json(data: bytes, path: Path, number: int) -> object:

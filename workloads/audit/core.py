@@ -60,11 +60,7 @@ from prefixbench.simulator.pricing import (
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES, body_diff
-from prefixbench.workloads.audit.importers import (
-    MOONCAKE_BLOCK_TOKENS,
-    ImportContext,
-    import_file,
-)
+from prefixbench.workloads.audit.importers import ImportContext, import_file
 from prefixbench.workloads.audit.sources import (
     ProgressFn,
     detect_format,
@@ -509,7 +505,8 @@ class Predictor:
     def _blocks(self, r: TraceRequest) -> _Prediction:
         assert r.hash_ids is not None
         length = int(r.envelope_dict.get("input_length", "0"))
-        sizes = r.block_tokens or (MOONCAKE_BLOCK_TOKENS,) * len(r.hash_ids)
+        sizes = r.block_tokens
+        assert sizes is not None  # the block-hash importer sets both
         shared = 0
         for block, tokens in zip(r.hash_ids, sizes):
             if block not in self.blocks:
