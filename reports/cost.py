@@ -23,6 +23,7 @@ import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.reports.frames import RUN_KEYS, format_window
+from prefixbench.reports.palette import CACHED, FOLD, UNCACHED
 from prefixbench.simulator.pricing import (
     DEEPSEEK_PEAK_HOURS,
     CostBreakdown,
@@ -43,10 +44,10 @@ PART_LABELS = {
     "output": "output",
 }
 PART_COLOURS = {
-    "uncached_input": "#cf222e",
-    "cache_read": "#2da44e",
+    "uncached_input": UNCACHED,
+    "cache_read": CACHED,
     "cache_write": "#bf8700",
-    "output": "#0969da",
+    "output": FOLD,
 }
 COST_COLUMNS = (*(f"{part}_usd" for part in COST_PARTS), "total_usd")
 #: Token columns :func:`cost_table` needs; ``written_long_tokens`` and ``status`` are optional.

@@ -20,16 +20,16 @@ from html import escape
 
 import msgspec
 
-#: Segment colours, shared by every chart (the PNG charts use the same roles).
-READ = "#2da44e"
+from prefixbench.reports.palette import CACHED, FOLD, PRESET_COLOURS, UNCACHED
+
+#: Segment colours, shared by every chart: the PNG charts' roles (reports/palette.py), plus
+#: the parts only the page draws.
+READ = CACHED
 WRITE_5M = "#bf8700"
 WRITE_1H = "#8250df"
-UNCACHED = "#cf222e"
-REJECTED = "#6e7781"
-PREDICTED = "#0969da"
-OUTPUT = "#0969da"
-MARK = "#0969da"
-SERIES = ("#cf222e", "#bf8700", "#8250df", "#2da44e", "#0969da", "#57606a", "#1b7c83", "#bc4c00")
+REJECTED = "#6e7781"  # the page's own grey (the PNGs use palette.REJECTED)
+PREDICTED = OUTPUT = MARK = FOLD
+SERIES = (*PRESET_COLOURS, "#1b7c83", "#bc4c00")
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328;background:#fff}
