@@ -15,7 +15,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +24,7 @@ from prefixbench.reports.cost import COST_COLUMNS, cost_table, cost_text
 from prefixbench.reports.frames import OBSERVATION_COLUMNS, RUN_COLUMNS, format_window
 from prefixbench.reports.manifest import Manifest
 from prefixbench.reports.interrupt import raise_if_interrupted
-from prefixbench.reports.options import check_price_options, given, parse_list, workload_options, parse_seeds, parse_windows, warn_window_memory
+from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
 from prefixbench.reports.outdir import check_out_dir
 from prefixbench.reports.progress import SweepProgress
 from prefixbench.reports.seeds import sweep_text_table
