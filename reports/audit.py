@@ -487,7 +487,7 @@ def emit(text: str, stream=None) -> None:
 
 def total_bytes(paths: list[Path]) -> int:
     """Bytes of the log files an audit will read (for the progress bar)."""
-    from prefixbench.workloads.audit.sources import find_logs
+    from prefixbench.workloads.logs.sources import find_logs
 
     return sum(path.stat().st_size for path in find_logs(paths))
 
@@ -512,7 +512,7 @@ def run_audit_command(args) -> int:
         if not existed:
             args.out.rmdir()  # checked only: the folder appears when the audit's files land, all at once
     if getattr(args, "what_if", None):
-        from prefixbench.workloads.whatif import parse_fixes
+        from prefixbench.workloads.audit.whatif import parse_fixes
 
         parse_fixes(args.what_if)  # a bad fix name is an error before any log is read
     progress = Progress(total_bytes(args.paths), enabled=not args.quiet)

@@ -1,6 +1,6 @@
 """Text and JSON for ``replay --input anthropic-capture``: predicted vs reported, side by side.
 
-The replay itself (and the acceptance figures) lives in :mod:`prefixbench.workloads.capture_replay`.
+The replay itself (and the acceptance figures) lives in :mod:`prefixbench.workloads.logs.capture_replay`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from prefixbench.workloads.capture_replay import (
+from prefixbench.workloads.logs.capture_replay import (
     COMPACTION_TOLERANCE,
     MAIN_READ_SHARE,
     MAIN_READ_TOLERANCE,

@@ -16,7 +16,7 @@ from prefixbench.reports.options import Default, check_price_options, parse_list
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
-    from prefixbench.workloads.registry import WorkloadEntry
+    from prefixbench.workloads.scripted.registry import WorkloadEntry
 
 # Start-up (README, Speed): this module imports only argparse and two small modules. A
 # subcommand's options, and what their help lists (workloads, presets, cache models), are
@@ -164,7 +164,7 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
         return
     from prefixbench.kernel.presets import PRESET_ORDER, PRESETS
     from prefixbench.simulator.validate import PROFILES
-    from prefixbench.workloads.registry import WORKLOADS
+    from prefixbench.workloads.scripted.registry import WORKLOADS
 
     sweep.add_argument("--workload", default=Default("seed-coding"), help=f"workload: {_listing(WORKLOADS)} (default: seed-coding)")
     sweep.add_argument("--windows", default=Default("32k,128k,512k"), help="context windows, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
@@ -247,7 +247,7 @@ def _add_replay_parser(sub: _Subcommands) -> None:
 
 def _engine_listing() -> str:
     """Built-in engines, then the ones installed packages declare (entry-point group prefixbench.engines)."""
-    from prefixbench.workloads.registry import all_engines, user_engines
+    from prefixbench.workloads.scripted.registry import all_engines, user_engines
 
     installed = user_engines()
     return ", ".join(all_engines()) + (f"; installed: {', '.join(installed)}" if installed else "")
@@ -280,7 +280,7 @@ def _add_compare_parser(sub: _Subcommands) -> None:
     )
     if not compare:
         return
-    from prefixbench.workloads.compare import DEFAULT_THRESHOLDS, THRESHOLD_HELP
+    from prefixbench.workloads.runs.compare import DEFAULT_THRESHOLDS, THRESHOLD_HELP
 
     compare.add_argument("files", nargs="+", type=Path, metavar="FILE", help="BASE NEW, or NEW alone with --compare NAME (or --save NAME)")
     compare.add_argument(
@@ -308,7 +308,7 @@ def _add_audit_parser(sub: _Subcommands) -> None:
     if not audit:
         return
     from prefixbench.workloads.audit.causes import CAUSES
-    from prefixbench.workloads.audit.trace import FORMAT_ALIASES, FORMATS
+    from prefixbench.workloads.logs.trace import FORMAT_ALIASES, FORMATS
 
     audit.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json)")
     audit.add_argument("--input", default="auto", choices=("auto", *FORMATS, *FORMAT_ALIASES), help="log format (default: auto, detected from content; claude-trace and anthropic-capture name http-capture)")
@@ -335,7 +335,7 @@ def _listing(entries: dict[str, WorkloadEntry]) -> str:
 
 def _sections_listing() -> str:
     """``seed-coding: checkpoint; thinking-tools: checkpoint, user-tail, ranges``."""
-    from prefixbench.workloads.registry import WORKLOADS
+    from prefixbench.workloads.scripted.registry import WORKLOADS
 
     return "; ".join(f"{name}: {', '.join(entry.engine_sections)}" for name, entry in WORKLOADS.items())
 
@@ -362,7 +362,7 @@ def _add_workload_options(parser: argparse.ArgumentParser) -> None:
     """One flag per workload option in the registry; its help names the workloads that take it."""
     if not parser:  # the stand-in parser of a subcommand that is not being run
         return
-    from prefixbench.workloads.registry import WORKLOADS
+    from prefixbench.workloads.scripted.registry import WORKLOADS
 
     helps: dict[str, list[str]] = {}
     types: dict[str, type] = {}
@@ -481,8 +481,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.input == "anthropic-capture":
         return _replay_capture(args)
     from prefixbench.reports.replay import replay_json, replay_table
-    from prefixbench.workloads.chat_completions import read_chat_completions
-    from prefixbench.workloads.replay import replay_labelled
+    from prefixbench.workloads.logs.chat_completions import read_chat_completions
+    from prefixbench.workloads.logs.replay import replay_labelled
 
     if args.chars_per_token is not None:
         raise UserError("--chars-per-token applies to --input anthropic-capture only")
@@ -495,7 +495,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         check_price_options(args)
     cache = None  # the byte-exact reference, which needs no cache-model machinery
     if (args.cache, args.tokenizer) != ("byte-exact", "heuristic"):
-        from prefixbench.workloads.sweep import make_cache_model
+        from prefixbench.workloads.runs.sweep import make_cache_model
 
         cache = make_cache_model(args.cache, args.tokenizer)
     # Streamed: each line is parsed, replayed, labelled and dropped; observations and labels stay.
@@ -507,7 +507,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def _replay_capture(args: argparse.Namespace) -> int:
     """``replay --input anthropic-capture``: predicted vs reported cache usage, side by side."""
     from prefixbench.reports.capture import capture_json, capture_table
-    from prefixbench.workloads.capture_replay import replay_capture
+    from prefixbench.workloads.logs.capture_replay import replay_capture
 
     if args.tokenizer != "heuristic":
         raise UserError("--input anthropic-capture counts Claude tokens with a calibrated ratio; --tokenizer does not apply")
@@ -525,7 +525,7 @@ def _replay_capture(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     """``prefixbench compare``."""
     from prefixbench.reports.compare import compare_json, compare_markdown, compare_text
-    from prefixbench.workloads.compare import Thresholds, compare, load_baseline, read_result, save_baseline
+    from prefixbench.workloads.runs.compare import Thresholds, compare, load_baseline, read_result, save_baseline
 
     thresholds = Thresholds.parse(args.max_regression)
     files = list(args.files)

@@ -1,5 +1,5 @@
 """``prefixbench compare``: the verdict as a terminal table, a Markdown summary for a pull
-request comment, or JSON. The comparison itself is :mod:`prefixbench.workloads.compare`."""
+request comment, or JSON. The comparison itself is :mod:`prefixbench.workloads.runs.compare`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from decimal import Decimal
 
 from prefixbench.simulator.pricing import format_usd
-from prefixbench.workloads.compare import Change, Comparison
+from prefixbench.workloads.runs.compare import Change, Comparison
 
 
 def fmt_figure(name: str, value: float | None) -> str:

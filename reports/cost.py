@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.frames import RUN_KEYS, format_window
+from prefixbench.reports.frames import format_window
+from prefixbench.workloads.runs.schema import RUN_KEYS
 from prefixbench.reports.palette import CACHED, FOLD, UNCACHED
 from prefixbench.simulator.pricing import (
     DEEPSEEK_PEAK_HOURS,

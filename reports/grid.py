@@ -35,8 +35,8 @@ import msgspec
 
 from prefixbench.reports.options import parse_seeds, parse_window
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.registry import WORKLOADS, engine_config_options, read_engine_config
-from prefixbench.workloads.sweep import DEFAULT_WINDOWS, SweepSpec, plan_sweep
+from prefixbench.workloads.scripted.registry import WORKLOADS, engine_config_options, read_engine_config
+from prefixbench.workloads.runs.sweep import DEFAULT_WINDOWS, SweepSpec, plan_sweep
 
 KEYS = (
     "workloads", "windows", "presets", "engines", "profiles", "caches", "tokenizer", "seeds",

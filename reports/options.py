@@ -128,7 +128,7 @@ def check_price_options(args: object) -> None:
 
 def workload_options(args: object) -> dict[str, object]:
     """The workload options given on the command line (``--effort default`` is None)."""
-    from prefixbench.workloads.registry import WORKLOADS
+    from prefixbench.workloads.scripted.registry import WORKLOADS
 
     options: dict[str, object] = {}
     for name in dict.fromkeys(o.name for entry in WORKLOADS.values() for o in entry.options):

@@ -21,20 +21,21 @@ from pathlib import Path
 import pandas as pd
 
 from prefixbench.reports.cost import COST_COLUMNS, cost_table, cost_text
-from prefixbench.reports.frames import OBSERVATION_COLUMNS, RUN_COLUMNS, format_window
-from prefixbench.reports.manifest import Manifest
+from prefixbench.reports.frames import format_window
+from prefixbench.workloads.runs.schema import OBSERVATION_COLUMNS, RUN_COLUMNS
+from prefixbench.workloads.runs.manifest import Manifest
 from prefixbench.reports.interrupt import raise_if_interrupted
 from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
 from prefixbench.reports.outdir import check_out_dir
 from prefixbench.reports.progress import SweepProgress
 from prefixbench.reports.seeds import sweep_text_table
-from prefixbench.reports.store import STORE_DIR, TEMP_PREFIX, ResultStore, compute_runs, decode_run, write_atomic
+from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore, compute_runs, decode_run, write_atomic
 from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, usd_sum
-from prefixbench.workloads.execute import default_jobs, map_runs, require_scheduler
-from prefixbench.workloads.registry import WORKLOADS
-from prefixbench.workloads.sweep import PlannedRun, SweepPlan, SweepSpec, longest_first, plan_sweep, plan_sweeps
+from prefixbench.workloads.runs.execute import default_jobs, map_runs, require_scheduler
+from prefixbench.workloads.scripted.registry import WORKLOADS
+from prefixbench.workloads.runs.sweep import PlannedRun, SweepPlan, SweepSpec, longest_first, plan_sweep, plan_sweeps
 
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
@@ -43,7 +44,7 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     named = (*(parse_list(args.engines, "--engines") if args.engines else ()), *(getattr(args, "engine", None) or ()))
     engine_configs: dict[str, dict[str, object]] = {}
     if args.engine_config is not None:
-        from prefixbench.workloads.registry import check_sections_run, engine_config_options, get_workload, is_user_engine, read_engine_config
+        from prefixbench.workloads.scripted.registry import check_sections_run, engine_config_options, get_workload, is_user_engine, read_engine_config
 
         sections = read_engine_config(args.engine_config)
         engines = named or (get_workload(args.workload).default_engine,)

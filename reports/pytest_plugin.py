@@ -12,7 +12,7 @@ A violated spec fails with the spec's line (the request and the figure that deci
 vacuous one (the run never exercised what it judges) is skipped with its figure.
 
 The ``prefixbench`` fixture runs a workload on the engine and returns the
-:class:`~prefixbench.workloads.base.Run` (``observations``, ``summaries``, ``rewrites``)
+:class:`~prefixbench.workloads.scripted.base.Run` (``observations``, ``summaries``, ``rewrites``)
 so a team writes its own specs in a few lines. Without the option the plugin adds no item,
 and the fixture skips.
 
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from prefixbench.workloads.base import Run
+    from prefixbench.workloads.scripted.base import Run
     from prefixbench.workloads.specs.engine import EngineCase
     from prefixbench.workloads.specs.observed import ObservedSpec
 
@@ -151,7 +151,7 @@ def engine_config(path: str | None, engine: str) -> dict[str, Any]:
         return {}
     from pathlib import Path
 
-    from prefixbench.workloads.registry import read_engine_config
+    from prefixbench.workloads.scripted.registry import read_engine_config
 
     return dict(read_engine_config(Path(path)).get(engine, {}))
 

@@ -20,7 +20,7 @@ def replay_records(
 ) -> list[dict[str, object]]:
     """One JSON-ready object per request (with dollars split by part when ``price`` is given).
 
-    ``labels`` (from :func:`prefixbench.workloads.replay.divergence_labels`) add the audit's
+    ``labels`` (from :func:`prefixbench.workloads.logs.replay.divergence_labels`) add the audit's
     ``cause`` and ``detail`` to each divergence.
     """
     records = [

@@ -2,14 +2,14 @@
 
 Output folder (written by :mod:`prefixbench.reports.output`, rebuilt from the result store)::
 
-    store/<key>.parquet   one file a run (:mod:`prefixbench.reports.store`)
+    store/<key>.parquet   one file a run (:mod:`prefixbench.workloads.runs.store`)
     runs.csv              one row a run
     observations.csv      one row a request
     report.md             the sweep table and notes
     hit-rate.png          summary-call hit rate by window and preset
     timeline-<w>.png      cached vs uncached tokens per request at window w, folds marked
 
-Planning lives in :mod:`prefixbench.workloads.sweep`.
+Planning lives in :mod:`prefixbench.workloads.runs.sweep`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from decimal import Decimal
 import pandas as pd
 
 from prefixbench.reports.cost import COST_COLUMNS
-from prefixbench.reports.frames import RUN_KEYS, format_window, with_change_vs_legacy
+from prefixbench.reports.frames import format_window, with_change_vs_legacy
+from prefixbench.workloads.runs.schema import RUN_KEYS
 from prefixbench.reports.seeds import needs_aggregate, sweep_markdown_table
-from prefixbench.workloads.sweep import SweepPlan, SweepSpec
+from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec
 
 
 def runs_json(runs: pd.DataFrame, costs: pd.DataFrame | None = None) -> str:

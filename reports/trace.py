@@ -40,7 +40,7 @@ def check_engines_and_trace(args: argparse.Namespace) -> list[SpecResult] | None
         from prefixbench.workloads.specs.trace import run_trace_specs
 
         return run_trace_specs(args.trace, args.input, profiles)
-    from prefixbench.workloads.registry import is_builtin_engine, user_engines
+    from prefixbench.workloads.scripted.registry import is_builtin_engine, user_engines
 
     named = parse_list(args.engines, "--engines") if args.engines else ()
     installed = set(user_engines())
@@ -59,7 +59,7 @@ def check_engines_and_trace(args: argparse.Namespace) -> list[SpecResult] | None
     builtin = [e for e in named if e not in user]
     configs: dict[str, Any] = {}
     if args.engine_config is not None:
-        from prefixbench.workloads.registry import read_engine_config
+        from prefixbench.workloads.scripted.registry import read_engine_config
 
         configs = dict(read_engine_config(args.engine_config))
         unused = [name for name in configs if name not in user]
@@ -92,7 +92,7 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
 def cmd_record(args: argparse.Namespace) -> int:
     """``prefixbench record``."""
     from prefixbench.reports.options import workload_options
-    from prefixbench.workloads.record import record_run, write_recorded
+    from prefixbench.workloads.scripted.record import record_run, write_recorded
 
     engines = args.engine or []
     if len(engines) > 1:

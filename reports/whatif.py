@@ -1,12 +1,12 @@
 """``audit --what-if``: the per-fix table and the ``"what_if"`` JSON entries. The re-simulation
-is :mod:`prefixbench.workloads.whatif`."""
+is :mod:`prefixbench.workloads.audit.whatif`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from prefixbench.simulator.pricing import format_usd
-from prefixbench.workloads.whatif import WhatIf
+from prefixbench.workloads.audit.whatif import WhatIf
 
 
 def what_if_records(results: Sequence[WhatIf]) -> list[dict[str, object]]:
@@ -57,7 +57,7 @@ def what_if_table(results: Sequence[WhatIf]) -> str:
 
 def run_what_if(trace, fixes_text: str, price_as_of: str | None) -> list[WhatIf]:
     """Parse ``--what-if`` and run every fix on the imported ``trace`` (requests, summaries)."""
-    from prefixbench.workloads.whatif import parse_fixes, what_if
+    from prefixbench.workloads.audit.whatif import parse_fixes, what_if
 
     fixes = parse_fixes(fixes_text)
     requests, summaries = trace

@@ -35,3 +35,19 @@ def realdata() -> Path:
     if not REALDATA.is_dir():
         pytest.skip(f"real traffic not found at {REALDATA} (it lives beside the project, not in it)")
     return REALDATA
+
+
+#: The realdata folders whose formats ``audit`` reads, and on which the suite's audit figures were
+#: measured. ../shared/realdata also holds folders for formats still to come (agentx-traces:
+#: block-hash agent traces), which ``audit`` refuses as an unknown format; a folder joins this
+#: list with the importer that reads it.
+AUDITED_FOLDERS = ("claude-code-viewer", "claude-trace-lemmy", "codex-rollout", "mooncake-conversation", "pi-sessions")
+
+
+@pytest.fixture(scope="session")
+def realdata_logs(realdata: Path) -> list[Path]:
+    """The folders of :data:`AUDITED_FOLDERS` that this copy of the real traffic has."""
+    folders = [realdata / name for name in AUDITED_FOLDERS if (realdata / name).is_dir()]
+    if not folders:
+        pytest.skip(f"none of {', '.join(AUDITED_FOLDERS)} in {realdata}")
+    return folders

@@ -1,5 +1,9 @@
 """Imports point one way, simulator <- kernel <- workloads <- reports, with no cycles.
 
+Inside workloads/ the sub-packages point one way too: ``logs`` (reading real and recorded
+logs) is the base, ``scripted`` and ``audit`` read it, ``specs`` judges scripted runs and
+recorded traces, and ``runs`` (plan, execution, store, compare) may use all of them.
+
 Every import is read from the source (module-level and function-local alike, since a local
 import only hides a cycle until the function runs). The checker is also run on a small tree
 this test writes, with an upward import and a cycle planted, to show it can fail.
@@ -108,6 +112,46 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+#: What each workloads sub-package may import from its siblings (itself always).
+WORKLOADS_DEPENDS: dict[str, frozenset[str]] = {
+    "logs": frozenset(),
+    "scripted": frozenset({"logs"}),
+    "audit": frozenset({"logs"}),
+    "specs": frozenset({"logs", "scripted"}),
+    "runs": frozenset({"logs", "scripted", "specs", "audit"}),
+}
+
+
+def workloads_part(module: str) -> str | None:
+    """``prefixbench.workloads.logs.replay`` -> ``logs``; None outside a workloads sub-package."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 and parts[1] == "workloads" else None
+
+
+def sideways_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Imports between workloads sub-packages that :data:`WORKLOADS_DEPENDS` does not allow."""
+    bad = []
+    for a, targets in graph.items():
+        pa = workloads_part(a)
+        for b in targets:
+            pb = workloads_part(b)
+            if pa is not None and pb is not None and pb != pa and pb not in WORKLOADS_DEPENDS.get(pa, frozenset()):
+                bad.append(f"{a} -> {b}")
+    return sorted(bad)
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for child in graph.get(todo.pop(), ()):
+            if child not in seen:
+                seen.add(child)
+                todo.append(child)
+    return seen
+
+
 def test_every_layer_imports_only_downward() -> None:
     graph = import_graph(ROOT)
     assert len(graph) > 50  # the walk found the packages
@@ -116,6 +160,20 @@ def test_every_layer_imports_only_downward() -> None:
 
 def test_no_import_cycles() -> None:
     assert cycles(import_graph(ROOT)) == []
+
+
+def test_workloads_sub_packages_import_one_way() -> None:
+    graph = import_graph(ROOT)
+    parts = {workloads_part(m) for m in graph} - {None}
+    assert parts == set(WORKLOADS_DEPENDS), parts  # a new sub-package states what it may import
+    assert sideways_imports(graph) == []
+
+
+def test_replay_does_not_import_the_audit() -> None:
+    graph = import_graph(ROOT)
+    for start in ("prefixbench.workloads.logs.replay", "prefixbench.reports.replay"):
+        audit = sorted(m for m in reachable(graph, start) | {start} if workloads_part(m) == "audit")
+        assert audit == [], f"{start} reaches {audit}"
 
 
 def test_the_checker_catches_an_upward_import_and_a_cycle(tmp_path: Path) -> None:
@@ -134,3 +192,20 @@ def test_the_checker_catches_an_upward_import_and_a_cycle(tmp_path: Path) -> Non
     graph = import_graph(tmp_path)
     assert upward_imports(graph) == ["prefixbench.simulator.wire -> prefixbench.kernel.session"]
     assert cycles(graph) == [["prefixbench.kernel.meter", "prefixbench.kernel.session"]]
+
+
+def test_the_checker_catches_a_sideways_import_and_replay_reaching_the_audit(tmp_path: Path) -> None:
+    files = {
+        "workloads/__init__.py": "",
+        "workloads/logs/__init__.py": "",
+        "workloads/logs/replay.py": "from prefixbench.workloads.logs.bodydiff import body_diff\n",
+        "workloads/logs/bodydiff.py": "from prefixbench.workloads.audit.causes import CAUSES\n",  # logs -> audit
+        "workloads/audit/__init__.py": "",
+        "workloads/audit/causes.py": "",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    graph = import_graph(tmp_path)
+    assert sideways_imports(graph) == ["prefixbench.workloads.logs.bodydiff -> prefixbench.workloads.audit.causes"]
+    assert "prefixbench.workloads.audit.causes" in reachable(graph, "prefixbench.workloads.logs.replay")

@@ -4,7 +4,7 @@
 
 What it does, every step rerunnable:
 
-1. Writes the peer workload (prefixbench.workloads.interleaved: 4 sessions x 50 turns,
+1. Writes the peer workload (prefixbench.workloads.scripted.interleaved: 4 sessions x 50 turns,
    interleaved, ~2,000-word tool results, every 10th turn of session 0 rewriting an old tool
    result in place) as a chat-completions log, and converts it into each peer's input format:
    kvcache-simulator traces (prefix-chained block hashes of prefixbench's rendering, at 16 and
@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefixbench.simulator.render import render_request
-from prefixbench.workloads.chat_completions import read_chat_completions
-from prefixbench.workloads.interleaved import InterleavedSpec, write_interleaved
+from prefixbench.workloads.logs.chat_completions import read_chat_completions
+from prefixbench.workloads.scripted.interleaved import InterleavedSpec, write_interleaved
 
 ROOT = Path(__file__).resolve().parents[2]
 REALDATA = ROOT.parent / "shared" / "realdata"
@@ -176,7 +176,7 @@ def write_pcd_log(chat: Path, predicted: list[dict], out: Path) -> None:
 
 def write_promptcachelint_capture(capture: Path, out: Path) -> None:
     """The claude-trace capture as promptcachelint records: anthropic body + reported usage."""
-    from prefixbench.workloads.anthropic_capture import parse_usage
+    from prefixbench.workloads.logs.anthropic_capture import parse_usage
 
     with capture.open("rb") as source, out.open("w") as handle:
         for number, line in enumerate(source, 1):
@@ -211,7 +211,7 @@ def write_promptcachelint_capture(capture: Path, out: Path) -> None:
 def prefixbench_vllm_hits(chat: Path, measured_from: int) -> int:
     """Cached tokens of prefixbench's vllm model (16-token blocks, no eviction) over the measured requests."""
     from prefixbench.simulator.models import make_cache
-    from prefixbench.workloads.replay import replay
+    from prefixbench.workloads.logs.replay import replay
 
     requests = list(read_chat_completions(chat))
     # Room for every block of every request: nothing is ever evicted, like the ceiling.

@@ -27,11 +27,11 @@ TARGET_RSS_MB = 400
 BIG_MB = 100
 
 
-def test_realdata_audit(benchmark, realdata: Path) -> None:
-    size = sum(p.stat().st_size for p in realdata.rglob("*.json*"))
+def test_realdata_audit(benchmark, realdata_logs: list[Path]) -> None:
+    size = sum(p.stat().st_size for folder in realdata_logs for p in folder.rglob("*.json*"))
 
     def audit() -> int:
-        result = run_audit([realdata])
+        result = run_audit(realdata_logs)
         audit_table(result)
         return result.totals.requests
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from prefixbench.workloads.interleaved import InterleavedSpec
+from prefixbench.workloads.scripted.interleaved import InterleavedSpec
 
 from tests.bench.peers import load_peers_script
 

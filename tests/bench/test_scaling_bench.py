@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from prefixbench.workloads.chat_completions import read_chat_completions
-from prefixbench.workloads.interleaved import InterleavedSpec, write_interleaved
-from prefixbench.workloads.replay import replay
+from prefixbench.workloads.logs.chat_completions import read_chat_completions
+from prefixbench.workloads.scripted.interleaved import InterleavedSpec, write_interleaved
+from prefixbench.workloads.logs.replay import replay
 
 from tests.bench.peers import load_peers_script
 

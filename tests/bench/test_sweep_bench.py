@@ -17,9 +17,9 @@ import pytest
 from prefixbench.kernel.meter import price_message
 from prefixbench.reports.cli import main
 from prefixbench.simulator.render import render_message
-from prefixbench.workloads.prose import prose
-from prefixbench.workloads.registry import execute
-from prefixbench.workloads.seed_coding import SeedCodingWorkload
+from prefixbench.workloads.scripted.prose import prose
+from prefixbench.workloads.scripted.registry import execute
+from prefixbench.workloads.scripted.seed_coding import SeedCodingWorkload
 
 pytestmark = pytest.mark.bench
 

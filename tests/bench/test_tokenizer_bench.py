@@ -16,9 +16,9 @@ from prefixbench.simulator import tokenizer as tokenizer_module
 from prefixbench.simulator.models import make_cache
 from prefixbench.simulator.render import render_message
 from prefixbench.simulator.tokenizer import make_tokenizer
-from prefixbench.workloads.prose import prose
-from prefixbench.workloads.registry import execute
-from prefixbench.workloads.seed_coding import SeedCodingWorkload
+from prefixbench.workloads.scripted.prose import prose
+from prefixbench.workloads.scripted.registry import execute
+from prefixbench.workloads.scripted.seed_coding import SeedCodingWorkload
 
 pytestmark = pytest.mark.bench
 needs_deepseek = pytest.mark.skipif(

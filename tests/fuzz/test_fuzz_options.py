@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads import sweep as sweep_module
+from prefixbench.workloads.runs import sweep as sweep_module
 from tests.fuzz.harness import Tally, fuzz_settings
 
 VALUES = st.one_of(

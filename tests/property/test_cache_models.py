@@ -32,7 +32,7 @@ from prefixbench.simulator.render import RenderedRequest, RenderedUnit, render_r
 from prefixbench.simulator.tokenizer import make_tokenizer
 from prefixbench.simulator.tokens import token_view, tokens_within
 from prefixbench.simulator.wire import Envelope, Message, Request, Text
-from prefixbench.workloads.prose import prose
+from prefixbench.workloads.scripted.prose import prose
 
 texts = st.text(alphabet="abé😀 ", min_size=0, max_size=12)
 conversations = st.lists(texts, min_size=1, max_size=6)

@@ -27,8 +27,8 @@ def claude_code(realdata: Path) -> AuditResult:
 
 
 @pytest.fixture(scope="module")
-def everything(realdata: Path) -> AuditResult:
-    return run_audit([realdata])
+def everything(realdata_logs: list[Path]) -> AuditResult:
+    return run_audit(realdata_logs)
 
 
 def test_claude_code_totals(claude_code: AuditResult) -> None:

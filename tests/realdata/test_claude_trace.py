@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from prefixbench.workloads.capture_replay import (
+from prefixbench.workloads.logs.capture_replay import (
     COMPACTION_TOLERANCE,
     MAIN_READ_SHARE,
     calibrate_chars_per_token,
@@ -19,7 +19,7 @@ from prefixbench.workloads.capture_replay import (
     replay_calls,
 )
 from prefixbench.simulator.anthropic import DEFAULT_CHARS_PER_TOKEN
-from prefixbench.workloads.anthropic_capture import Capture, read_capture
+from prefixbench.workloads.logs.anthropic_capture import Capture, read_capture
 
 
 @pytest.fixture(scope="module")

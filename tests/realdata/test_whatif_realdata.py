@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from prefixbench.workloads.audit.core import load_trace, run_audit
-from prefixbench.workloads.whatif import what_if
+from prefixbench.workloads.audit.whatif import what_if
 
 
 def _trace(realdata: Path, name: str):
@@ -81,7 +81,7 @@ def test_the_what_if_replay_is_the_audit_prediction(realdata, name):
     """With no fix applied, the what-if replay predicts exactly what the audit predicted (same
     models, same clock): the baseline every fix is measured against is the audit's own."""
     from prefixbench.workloads.audit.core import head_sizes
-    from prefixbench.workloads.whatif import simulate
+    from prefixbench.workloads.audit.whatif import simulate
 
     trace = _trace(realdata, name)
     requests, summaries = trace

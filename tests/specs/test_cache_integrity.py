@@ -20,8 +20,8 @@ from prefixbench.workloads.specs.cache_integrity import (
     check_window_bound,
     judge_no_silent_rewrite,
 )
-from prefixbench.workloads.registry import execute
-from prefixbench.workloads.seed_coding import SeedCodingWorkload
+from prefixbench.workloads.scripted.registry import execute
+from prefixbench.workloads.scripted.seed_coding import SeedCodingWorkload
 
 WINDOWS = (32_000, 128_000, 512_000)
 

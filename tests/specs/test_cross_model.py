@@ -14,8 +14,8 @@ import pytest
 
 from prefixbench.simulator.models import make_cache
 from prefixbench.workloads.specs.cache_integrity import MAX_UNCACHED_SUMMARY_TOKENS, MIN_SUMMARY_HIT
-from prefixbench.workloads.registry import execute
-from prefixbench.workloads.seed_coding import SeedCodingWorkload
+from prefixbench.workloads.scripted.registry import execute
+from prefixbench.workloads.scripted.seed_coding import SeedCodingWorkload
 
 
 def warm(observation) -> bool:

@@ -27,9 +27,9 @@ from prefixbench.workloads.specs.reasoning import (
     judge_verbatim_reasoning,
     run_recorded,
 )
-from prefixbench.workloads.loop import run_workload
-from prefixbench.workloads.registry import execute, make_workload, profile_options
-from prefixbench.workloads.thinking_tools import ThinkingToolsWorkload
+from prefixbench.workloads.scripted.loop import run_workload
+from prefixbench.workloads.scripted.registry import execute, make_workload, profile_options
+from prefixbench.workloads.scripted.thinking_tools import ThinkingToolsWorkload
 
 WINDOWS = (32_000, 128_000, 512_000)
 CASES = [(spec, window, engine) for spec in SPECS for window in WINDOWS for engine in spec.engines]

@@ -1,4 +1,5 @@
-"""The closed set of miss causes, their evidence levels, and the exact body diff.
+"""The closed set of miss causes and their evidence levels (the exact body diff is
+:mod:`prefixbench.workloads.logs.bodydiff`).
 
 Every miss or partial hit gets exactly one cause from :data:`CAUSES`, decided by the strongest
 evidence the log offers (:data:`EVIDENCE`, strongest first):
@@ -15,11 +16,6 @@ so predicted and server-reported causes can be scored against each other.
 """
 
 from __future__ import annotations
-
-import msgspec
-from prefixbench.simulator.cache import common_prefix_len
-from prefixbench.simulator.render import RenderedRequest, render_request
-from prefixbench.simulator.wire import Envelope, Request
 
 #: Every cause a request can carry, with what it means (README and --help list these).
 CAUSES: dict[str, str] = {
@@ -48,75 +44,3 @@ DIAGNOSTIC_CAUSES: dict[str, str] = {
     "messages_changed": "messages-changed",
     "previous_message_not_found": "previous-message-not-found",
 }
-EXCERPT_CHARS = 40
-
-
-class BodyDiff(msgspec.Struct, frozen=True):
-    """Where two request bodies first differ."""
-
-    cause: str
-    detail: str
-
-
-def envelope_change(before: Envelope, after: Envelope) -> BodyDiff | None:
-    """A change of request family, named: ``new request family: reasoning_effort high -> max``."""
-    if before.provider != after.provider or before.model != after.model:
-        return BodyDiff("model-changed", f"model {before.provider}/{before.model} -> {after.provider}/{after.model}")
-    for name in ("reasoning_effort", "temperature", "stop"):
-        old, new = getattr(before, name), getattr(after, name)
-        if old != new:
-            cause = "effort-changed"
-            return BodyDiff(cause, f"new request family: {name} {_show(old)} -> {_show(new)}")
-    return None
-
-
-def _show(value: object) -> str:
-    return "default" if value is None else str(value)
-
-
-def body_diff(before: Request, after: Request) -> BodyDiff | None:
-    """The first place ``after`` stops extending ``before``: envelope, tools, system or message.
-
-    None when ``after`` sends every byte of ``before`` first (the prompt only grew).
-    """
-    changed = envelope_change(before.envelope, after.envelope)
-    if changed is not None:
-        return changed
-    return rendered_diff(render_request(before), render_request(after))
-
-
-def rendered_diff(before: RenderedRequest, after: RenderedRequest) -> BodyDiff | None:
-    """The first differing unit of two rendered prompts, with a before/after excerpt."""
-    message_idx = 0
-    base = 0  # bytes of the prompt before this unit (offsets are from the prompt's start)
-    for old, new in zip(before.units, after.units):
-        if old.data != new.data:
-            offset = _common(old.data, new.data)
-            excerpt = f"{_excerpt(old.data, offset)!r} -> {_excerpt(new.data, offset)!r}"
-            if old.kind == "message":
-                block = sum(1 for end in old.block_ends if end <= offset)
-                return BodyDiff("messages-changed", f"message {message_idx} block {block} @ byte {base + offset}: {excerpt}")
-            cause = "tools-changed" if old.kind == "tools" else "system-changed"
-            return BodyDiff(cause, f"{old.kind} @ byte {base + offset}: {excerpt}")
-        if old.kind == "message":
-            message_idx += 1
-        base += len(old.data)
-    if len(after.units) < len(before.units):
-        return BodyDiff("messages-changed", f"{len(before.units) - len(after.units)} trailing unit(s) removed")
-    return None
-
-
-def _common(a: bytes, b: bytes) -> int:
-    return common_prefix_len(a, b)
-
-
-def _excerpt(data: bytes, offset: int) -> str:
-    return data[offset : offset + EXCERPT_CHARS].decode("utf-8", errors="replace")
-
-
-def divergence_label(before: Request | None, after: Request) -> str | None:
-    """The cause label for ``replay``'s divergence column (None when ``after`` extends ``before``)."""
-    if before is None:
-        return None
-    diff = body_diff(before, after)
-    return None if diff is None else f"{diff.cause}: {diff.detail}"

@@ -59,14 +59,15 @@ from prefixbench.simulator.pricing import (
 )
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Request
-from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES, body_diff
-from prefixbench.workloads.audit.importers import ImportContext, import_file
-from prefixbench.workloads.audit.sources import (
+from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
+from prefixbench.workloads.logs.bodydiff import body_diff
+from prefixbench.workloads.logs.importers import ImportContext, import_file
+from prefixbench.workloads.logs.sources import (
     ProgressFn,
     detect_format,
     find_log_files,
 )
-from prefixbench.workloads.audit.trace import (
+from prefixbench.workloads.logs.trace import (
     FORMAT_ALIASES,
     FORMATS,
     FileSummary,

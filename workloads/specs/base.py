@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 from prefixbench.simulator.observe import Observation
-from prefixbench.workloads.base import Run
+from prefixbench.workloads.scripted.base import Run
 
 
 class Verdict(enum.Enum):

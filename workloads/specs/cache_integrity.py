@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from prefixbench.kernel.records import SummaryCallRecord
 from prefixbench.workloads.specs.base import Spec, SpecResult, Verdict, first_silent_rewrite, hit_pct
-from prefixbench.workloads.base import Run
-from prefixbench.workloads.registry import execute
-from prefixbench.workloads.seed_coding import SeedCodingWorkload
+from prefixbench.workloads.scripted.base import Run
+from prefixbench.workloads.scripted.registry import execute
+from prefixbench.workloads.scripted.seed_coding import SeedCodingWorkload
 
 #: Upper bound for the novel part of a warm summary call: the instruction plus framing.
 MAX_UNCACHED_SUMMARY_TOKENS = 2_000

@@ -18,8 +18,8 @@ import msgspec
 from prefixbench.kernel.presets import get_preset
 from prefixbench.simulator.validate import PROFILES
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.base import Run
-from prefixbench.workloads.registry import WORKLOADS, execute, make_engine, make_workload, profile_options
+from prefixbench.workloads.scripted.base import Run
+from prefixbench.workloads.scripted.registry import WORKLOADS, execute, make_engine, make_workload, profile_options
 from prefixbench.workloads.specs.base import SpecResult
 from prefixbench.workloads.specs.observed import OBSERVED_SPECS, ObservedSpec
 

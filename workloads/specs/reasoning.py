@@ -38,10 +38,10 @@ from prefixbench.simulator.provider import SimulatedProvider, Validator
 from prefixbench.simulator.validate import TurnKey, is_thinking, turn_key
 from prefixbench.simulator.wire import Block, Message, Reasoning, Request, ToolCall, ToolResult
 from prefixbench.workloads.specs.base import Spec, SpecResult, Verdict, hit_pct
-from prefixbench.workloads.base import Run
-from prefixbench.workloads.loop import run_workload
-from prefixbench.workloads.registry import validator_for
-from prefixbench.workloads.thinking_tools import ThinkingToolsWorkload
+from prefixbench.workloads.scripted.base import Run
+from prefixbench.workloads.scripted.loop import run_workload
+from prefixbench.workloads.scripted.registry import validator_for
+from prefixbench.workloads.scripted.thinking_tools import ThinkingToolsWorkload
 
 #: Lower bound for a warm checkpoint summary call's hit ratio (as in seed 001's specs).
 MIN_SUMMARY_HIT = 0.95

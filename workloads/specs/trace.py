@@ -1,7 +1,7 @@
 """The observed specs on a recorded request log: gate an agent written in any language.
 
 The agent records every request it sends in a test run, one chat-completions body per line
-(:mod:`prefixbench.workloads.chat_completions`; ``purpose: "compaction"`` marks a summary
+(:mod:`prefixbench.workloads.logs.chat_completions`; ``purpose: "compaction"`` marks a summary
 call, ``rewrites: [...]`` the durable rewrites it declared since the previous request). The
 log is replayed in order through the byte-exact reference cache, under each provider profile
 asked for, and judged by the specs of :mod:`prefixbench.workloads.specs.observed` that apply:
@@ -24,7 +24,7 @@ from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.validate import PROFILES, make_validator
 from prefixbench.simulator.wire import Block, Request
-from prefixbench.workloads.chat_completions import read_recorded
+from prefixbench.workloads.logs.chat_completions import read_recorded
 from prefixbench.workloads.specs.base import SpecResult
 from prefixbench.workloads.specs.observed import OBSERVED_SPECS
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace, run_audit
-from prefixbench.workloads.audit.sources import detect_format
+from prefixbench.workloads.logs.sources import detect_format
 
 from .fixtures import (
     Transcript,
@@ -381,7 +381,7 @@ def test_empty_folder(tmp_path: Path) -> None:
 
 
 def test_times_without_offset_are_utc() -> None:
-    from prefixbench.workloads.audit.importers import parse_time_ms
+    from prefixbench.workloads.logs.importers import parse_time_ms
 
     assert parse_time_ms("2025-09-03T00:52:31.217", "x") == parse_time_ms("2025-09-03T00:52:31.217Z", "x") == 1756860751217
     assert parse_time_ms(1748554704.293292, "x") == 1748554704293  # epoch seconds (claude-trace)

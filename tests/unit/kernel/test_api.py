@@ -25,7 +25,7 @@ def test_every_exported_name_exists_and_is_documented():
 def test_builtin_engines_are_engines():
     from prefixbench.kernel import Engine
     from prefixbench.kernel.presets import get_preset
-    from prefixbench.workloads.thinking_tools import ThinkingToolsWorkload
+    from prefixbench.workloads.scripted.thinking_tools import ThinkingToolsWorkload
 
     workload = ThinkingToolsWorkload(32_000)
     for name in ("checkpoint", "ranges", "user-tail"):

@@ -29,9 +29,9 @@ from prefixbench.simulator.wire import (
     user_text,
 )
 from prefixbench.workloads.specs.base import first_silent_rewrite
-from prefixbench.workloads.loop import run_workload
-from prefixbench.workloads.prose import prose
-from prefixbench.workloads.ranges_responder import COMPRESS_TOOL, compress_reply
+from prefixbench.workloads.scripted.loop import run_workload
+from prefixbench.workloads.scripted.prose import prose
+from prefixbench.workloads.scripted.ranges_responder import COMPRESS_TOOL, compress_reply
 
 ENVELOPE = Envelope("deepseek", "deepseek-reasoner", "high")
 READ_FILE = ToolSchema.make("read_file", "Read a file.", {"type": "object"})

@@ -1,11 +1,11 @@
-"""The scripted model's answer to a ranges nudge (workloads.ranges_responder)."""
+"""The scripted model's answer to a ranges nudge (workloads.scripted.ranges_responder)."""
 
 import json
 
 from prefixbench.kernel.engines.ranges_compress import parse_compress_arguments
 from prefixbench.kernel.engines.ranges_nudge import Nudge
 from prefixbench.simulator.wire import Envelope, Message, Reasoning, Request, Text, user_text
-from prefixbench.workloads.ranges_responder import COMPRESS_TOOL, compress_reply, compress_summary, nudge_ranges
+from prefixbench.workloads.scripted.ranges_responder import COMPRESS_TOOL, compress_reply, compress_summary, nudge_ranges
 
 ENVELOPE = Envelope("deepseek", "deepseek-reasoner", "high")
 NUDGE = user_text(Nudge(1, "pressure", (("m00002", "m00040"), ("m00051", "m00090")), 80_000, 100_000, 9_000).text())

@@ -308,7 +308,7 @@ def _out_cases(tmp_path: Path) -> dict[str, tuple[Path, str]]:
 
 @pytest.mark.parametrize("case", ["a file", "under a file", "report.md a folder", "proc", "root"])
 def test_bad_out_is_refused_before_any_run(tmp_path, capsys, monkeypatch, case):
-    from prefixbench.workloads import sweep as sweep_module
+    from prefixbench.workloads.runs import sweep as sweep_module
 
     out, message = _out_cases(tmp_path)[case]
     ran = []

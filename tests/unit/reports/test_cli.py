@@ -5,8 +5,8 @@ import json
 import pandas as pd
 import pytest
 
-from prefixbench.reports import store as store_module
-from prefixbench.workloads import sweep as sweep_module
+from prefixbench.workloads.runs import store as store_module
+from prefixbench.workloads.runs import sweep as sweep_module
 from prefixbench.reports.cli import main
 from prefixbench.reports.options import parse_window
 from prefixbench.simulator.errors import UserError

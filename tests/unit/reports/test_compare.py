@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from prefixbench.reports.cli import main
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.compare import (
+from prefixbench.workloads.runs.compare import (
     DEFAULT_THRESHOLDS,
     Thresholds,
     compare,

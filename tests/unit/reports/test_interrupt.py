@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from prefixbench.reports import entry
-from prefixbench.reports import store as store_module
-from prefixbench.workloads import sweep as sweep_module
+from prefixbench.workloads.runs import store as store_module
+from prefixbench.workloads.runs import sweep as sweep_module
 
 SWEEP = ["sweep", "--windows", "32k", "--presets", "legacy,patched", "--steps", "40", "--quiet"]
 

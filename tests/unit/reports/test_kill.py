@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from prefixbench.reports.frames import RUN_KEYS
-from prefixbench.reports.manifest import UNFINISHED
+from prefixbench.workloads.runs.schema import RUN_KEYS
+from prefixbench.workloads.runs.manifest import UNFINISHED
 
 #: 16 runs with two worker processes: long enough to be killed in the middle.
 ARGV = ["sweep", "--windows", "32k,64k", "--presets", "legacy,patched", "--seeds", "0-3", "--steps", "40", "--jobs", "2"]

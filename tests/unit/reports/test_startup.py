@@ -100,7 +100,7 @@ def test_check_and_record_do_not_import_dataclasses(tmp_path):
     assert loaded_after(["record", str(tmp_path / "log.jsonl"), "--steps", "8"], tmp_path, light) == []
 
 
-def test_replay_and_audit_do_not_import_dataclasses(tmp_path, realdata):
+def test_replay_and_audit_do_not_import_dataclasses(tmp_path, realdata, realdata_logs):
     log = tmp_path / "log.jsonl"
     line = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
     log.write_text(json.dumps(line) + "\n" + json.dumps(line) + "\n")
@@ -111,5 +111,6 @@ def test_replay_and_audit_do_not_import_dataclasses(tmp_path, realdata):
     if not capture.is_file():
         pytest.skip(f"no claude-trace capture at {capture}")
     assert loaded_after(["replay", "--input", "anthropic-capture", str(capture)], tmp_path, light) == []
-    assert loaded_after(["audit", str(realdata), "--quiet"], tmp_path, light) == []
-    assert loaded_after(["audit", str(realdata), "--quiet", "--format", "json"], tmp_path, light) == []
+    logs = [str(folder) for folder in realdata_logs]
+    assert loaded_after(["audit", *logs, "--quiet"], tmp_path, light) == []
+    assert loaded_after(["audit", *logs, "--quiet", "--format", "json"], tmp_path, light) == []

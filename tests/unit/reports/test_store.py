@@ -4,11 +4,12 @@ import pandas as pd
 import pytest
 
 from prefixbench.reports.entry import main
-from prefixbench.reports.frames import OBSERVATION_COLUMNS, observations_frame, runs_frame
-from prefixbench.reports.manifest import MANIFEST, UNFINISHED
-from prefixbench.reports.store import decode_run, encode_rows, encode_run
-from prefixbench.workloads.registry import execute, make_workload
-from prefixbench.workloads.sweep import SweepSpec, plan_sweep, submission_order
+from prefixbench.reports.frames import observations_frame, runs_frame
+from prefixbench.workloads.runs.schema import OBSERVATION_COLUMNS
+from prefixbench.workloads.runs.manifest import MANIFEST, UNFINISHED
+from prefixbench.workloads.runs.store import decode_run, encode_rows, encode_run
+from prefixbench.workloads.scripted.registry import execute, make_workload
+from prefixbench.workloads.runs.sweep import SweepSpec, plan_sweep, submission_order
 
 SMALL = ["sweep", "--windows", "32k", "--presets", "legacy,patched", "--steps", "30", "--quiet"]
 
@@ -151,7 +152,7 @@ def test_a_scheduler_address_runs_on_that_cluster(tmp_path):
 
 def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
     pytest.importorskip("distributed", reason="the dask extra is not installed")
-    from prefixbench.workloads import execute
+    from prefixbench.workloads.runs import execute
 
     monkeypatch.setattr(execute, "CONNECT_TIMEOUT_S", 1)
     assert main([*SMALL, "--scheduler", "tcp://127.0.0.1:9", "--out", str(tmp_path)]) == 2

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Envelope, Message, Request, Text
-from prefixbench.workloads.chat_completions import parse_request
-from prefixbench.workloads.interleaved import InterleavedSpec, interleaved_lines
-from prefixbench.workloads.jsonlines import decode
+from prefixbench.workloads.logs.chat_completions import parse_request
+from prefixbench.workloads.scripted.interleaved import InterleavedSpec, interleaved_lines
+from prefixbench.workloads.logs.jsonlines import decode
 
 ENVELOPE = Envelope("p", "m")
 
@@ -74,7 +74,7 @@ def test_the_peer_workload_breaks_only_where_session_0_rewrites():
 
 
 def test_replay_labels_a_divergence_against_the_previous_request_of_its_lane():
-    from prefixbench.workloads.replay import replay_labelled
+    from prefixbench.workloads.logs.replay import replay_labelled
 
     observations, labels = replay_labelled(
         [

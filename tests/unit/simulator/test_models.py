@@ -20,8 +20,8 @@ from prefixbench.simulator.deepseek import DeepSeekCache
 from prefixbench.simulator.models import CACHE_MODELS, make_cache, parse_cache_spec
 from prefixbench.simulator.openai import OpenAICache
 from prefixbench.workloads.specs.cache_integrity import MAX_UNCACHED_SUMMARY_TOKENS, MIN_SUMMARY_HIT, SPEC_STEPS, SPEC_WINDOW
-from prefixbench.workloads.registry import execute
-from prefixbench.workloads.seed_coding import SeedCodingWorkload
+from prefixbench.workloads.scripted.registry import execute
+from prefixbench.workloads.scripted.seed_coding import SeedCodingWorkload
 
 
 def test_every_name_builds_a_fresh_model_of_that_name():

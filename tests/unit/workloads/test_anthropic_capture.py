@@ -9,10 +9,10 @@ import pytest
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.reports.capture import capture_json, capture_table
-from prefixbench.workloads.capture_replay import capture_summary, replay_capture
+from prefixbench.workloads.logs.capture_replay import capture_summary, replay_capture
 from prefixbench.simulator.render import render_request
 from prefixbench.simulator.wire import CacheBreakpoint, Reasoning, Request, Text, ToolCall, ToolResult
-from prefixbench.workloads.anthropic_capture import classify_call, parse_request_body, read_capture
+from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_request_body, read_capture
 
 T0 = 1_748_554_704.0
 SYSTEM = [

@@ -6,7 +6,7 @@ import pytest
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Reasoning, Text, ToolCall, ToolResult
-from prefixbench.workloads.chat_completions import read_chat_completions
+from prefixbench.workloads.logs.chat_completions import read_chat_completions
 
 
 def write(tmp_path, *lines):

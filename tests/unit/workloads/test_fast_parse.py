@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.chat_completions import (
+from prefixbench.workloads.logs.chat_completions import (
     LineError,
     MessageMemo,
     parse_line,
@@ -20,7 +20,7 @@ from prefixbench.workloads.chat_completions import (
     parse_rewrites,
     read_chat_completions,
 )
-from prefixbench.workloads.jsonlines import BadJson, decode, iter_lines
+from prefixbench.workloads.logs.jsonlines import BadJson, decode, iter_lines
 
 text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
 content = st.one_of(text, st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": text}), max_size=3), st.none())
@@ -188,8 +188,8 @@ def test_any_bytes_end_in_requests_or_one_clean_error(tmp_path_factory, data):
 
 
 def test_the_bracket_count_only_skips_lines_that_cannot_nest_too_deep():
-    from prefixbench.workloads.jsonlines import may_nest_too_deep, too_deep
-    from prefixbench.workloads.reading import MAX_DEPTH
+    from prefixbench.workloads.logs.jsonlines import may_nest_too_deep, too_deep
+    from prefixbench.workloads.logs.reading import MAX_DEPTH
 
     for depth in (MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2):
         text = "[" * depth + "]" * depth

@@ -3,9 +3,9 @@
 import pytest
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.prose import prose
-from prefixbench.workloads.registry import execute, make_workload
-from prefixbench.workloads.seed_coding import SeedCodingWorkload
+from prefixbench.workloads.scripted.prose import prose
+from prefixbench.workloads.scripted.registry import execute, make_workload
+from prefixbench.workloads.scripted.seed_coding import SeedCodingWorkload
 
 
 def test_prose_is_deterministic_sized_and_labelled():

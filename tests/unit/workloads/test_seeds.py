@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from prefixbench.reports.entry import main
-from prefixbench.reports.frames import observation_records, run_record
+from prefixbench.workloads.runs.schema import observation_records, run_record
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.registry import WORKLOADS, execute, make_workload
-from prefixbench.workloads.seed_coding import SeedCodingWorkload
-from prefixbench.workloads.sweep import SweepSpec, land_sweep, plan_sweep
+from prefixbench.workloads.scripted.registry import WORKLOADS, execute, make_workload
+from prefixbench.workloads.scripted.seed_coding import SeedCodingWorkload
+from prefixbench.workloads.runs.sweep import SweepSpec, land_sweep, plan_sweep
 
 DATA = Path(__file__).parent / "data"
 #: Digests of every run record and observation of these sweeps, taken from the code before

@@ -3,10 +3,10 @@
 import pytest
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.idle_gaps import IdleGapsWorkload
-from prefixbench.workloads.registry import execute
-from prefixbench.workloads.subagents import SubagentsWorkload
-from prefixbench.workloads.sweep import make_cache_model
+from prefixbench.workloads.scripted.idle_gaps import IdleGapsWorkload
+from prefixbench.workloads.scripted.registry import execute
+from prefixbench.workloads.scripted.subagents import SubagentsWorkload
+from prefixbench.workloads.runs.sweep import make_cache_model
 
 
 def test_subagents_send_their_first_steps_at_the_same_moment():

@@ -10,9 +10,9 @@ from prefixbench.kernel.presets import get_preset
 from prefixbench.kernel.reasoning import PLACEHOLDER, ReplayAdapter
 from prefixbench.simulator.validate import LenientValidator, ReasoningReplayValidator
 from prefixbench.simulator.wire import Envelope, Message, Reasoning, Request, ToolCall, user_text
-from prefixbench.workloads.ranges_responder import COMPRESS_TOOL
-from prefixbench.workloads.registry import execute, make_workload, profile_options, validator_for
-from prefixbench.workloads.thinking_tools import ThinkingToolsWorkload, binding_for_profile
+from prefixbench.workloads.scripted.ranges_responder import COMPRESS_TOOL
+from prefixbench.workloads.scripted.registry import execute, make_workload, profile_options, validator_for
+from prefixbench.workloads.scripted.thinking_tools import ThinkingToolsWorkload, binding_for_profile
 
 PATCHED = get_preset("patched")
 WINDOWS = (32_000, 128_000, 512_000)

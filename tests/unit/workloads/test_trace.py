@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from prefixbench.reports.entry import main
 from prefixbench.simulator.wire import Envelope, Message, Reasoning, Request, Text, ToolCall, ToolResult, ToolSchema
-from prefixbench.workloads.chat_completions import LineError, parse_request, parse_rewrites, request_body
+from prefixbench.workloads.logs.chat_completions import LineError, parse_request, parse_rewrites, request_body
 from prefixbench.workloads.specs.base import Verdict
 from prefixbench.workloads.specs.trace import read_trace, replay_trace, run_trace_specs
 
@@ -36,7 +36,7 @@ def test_legacy_recording_fails_and_patched_passes(recorded, capsys):
 
 
 def test_a_recorded_run_costs_what_the_run_cost(recorded):
-    from prefixbench.workloads.registry import execute, make_workload
+    from prefixbench.workloads.scripted.registry import execute, make_workload
 
     run = execute(make_workload("seed-coding", 32_000), "patched")
     replayed = replay_trace(read_trace(recorded / "patched.jsonl"))

@@ -8,8 +8,8 @@ import pytest
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.audit.trace import FileSummary, Prefix, TraceRequest, Usage
-from prefixbench.workloads.whatif import parse_fixes, what_if
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest, Usage
+from prefixbench.workloads.audit.whatif import parse_fixes, what_if
 
 MODEL = "claude-sonnet-4-20250514"
 T0 = 1_756_860_000_000  # a real epoch-ms clock (2025-09-03), so the dated price rows apply
@@ -163,7 +163,7 @@ def _body(system: str, turns: int) -> Request:
 def body_lane(system_b: str):
     """Two requests of a main lane 10 s apart; the second sends ``system_b``. The reported usage
     is what the anthropic model predicts for the bodies (so it is consistent with them)."""
-    from prefixbench.workloads.whatif import simulate
+    from prefixbench.workloads.audit.whatif import simulate
 
     system_a = "You are a coding agent. Today is 2025-09-03. " + "Rules. " * 300
     first, second = _body(system_a, 3), _body(system_b, 5)

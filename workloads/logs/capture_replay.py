@@ -20,8 +20,8 @@ from prefixbench.simulator.anthropic import (
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.render import render_request
 from prefixbench.simulator.wire import Request
-from prefixbench.workloads.anthropic_capture import CallKind, Capture, read_capture
-from prefixbench.workloads.audit.causes import body_diff
+from prefixbench.workloads.logs.anthropic_capture import CallKind, Capture, read_capture
+from prefixbench.workloads.logs.bodydiff import body_diff
 
 #: Acceptance tolerances (issue 4).
 MAIN_READ_TOLERANCE = 0.03

@@ -18,14 +18,14 @@ from prefixbench.kernel.presets import Preset, get_preset
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.provider import SimulatedProvider, Validator
 from prefixbench.simulator.validate import PROFILES, make_validator
-from prefixbench.workloads.base import Run, Workload
-from prefixbench.workloads.loop import run_workload
-from prefixbench.workloads.idle_gaps import IdleGapsWorkload
-from prefixbench.workloads.reading import MAX_DEPTH, check_tree, int_limit_text, loads, read_text
-from prefixbench.workloads.seed_coding import SeedCodingWorkload
-from prefixbench.workloads.subagents import SubagentsWorkload
-from prefixbench.workloads.thinking_tools import ThinkingToolsWorkload, binding_for_profile
-from prefixbench.workloads.thinking_tools import ranges_config as thinking_ranges_config
+from prefixbench.workloads.scripted.base import Run, Workload
+from prefixbench.workloads.scripted.loop import run_workload
+from prefixbench.workloads.scripted.idle_gaps import IdleGapsWorkload
+from prefixbench.workloads.logs.reading import MAX_DEPTH, check_tree, int_limit_text, loads, read_text
+from prefixbench.workloads.scripted.seed_coding import SeedCodingWorkload
+from prefixbench.workloads.scripted.subagents import SubagentsWorkload
+from prefixbench.workloads.scripted.thinking_tools import ThinkingToolsWorkload, binding_for_profile
+from prefixbench.workloads.scripted.thinking_tools import ranges_config as thinking_ranges_config
 
 WorkloadFactory = Callable[..., Workload]
 

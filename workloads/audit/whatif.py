@@ -61,7 +61,7 @@ from prefixbench.workloads.audit.core import (
     head_sizes,
     send_clock,
 )
-from prefixbench.workloads.audit.trace import FileSummary, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
 #: Every fix ``--what-if`` knows, with what it assumes.
 FIXES: dict[str, str] = {

@@ -60,8 +60,8 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     user_text,
 )
-from prefixbench.workloads.prose import prose
-from prefixbench.workloads.ranges_responder import (
+from prefixbench.workloads.scripted.prose import prose
+from prefixbench.workloads.scripted.ranges_responder import (
     COMPRESS_TOOL,
     MAX_SUMMARY_CHARS,
     MIN_SUMMARY_CHARS,

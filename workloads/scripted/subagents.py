@@ -41,9 +41,9 @@ from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
-from prefixbench.workloads.base import Run
-from prefixbench.workloads.loop import _Driver
-from prefixbench.workloads.prose import prose
+from prefixbench.workloads.scripted.base import Run
+from prefixbench.workloads.scripted.loop import _Driver
+from prefixbench.workloads.scripted.prose import prose
 
 #: More concurrent subagents than this is not a workload anyone runs.
 MAX_SUBAGENTS = 64

@@ -8,7 +8,7 @@ from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Request
-from prefixbench.workloads.audit.causes import body_diff
+from prefixbench.workloads.logs.bodydiff import body_diff
 
 
 def replay(requests: Iterable[Request], cache: CacheModel | None = None) -> list[Observation]:

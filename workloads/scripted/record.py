@@ -15,9 +15,9 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.provider import Validator
 from prefixbench.simulator.wire import Block, Request
-from prefixbench.workloads.base import Run
-from prefixbench.workloads.chat_completions import request_body
-from prefixbench.workloads.registry import execute, make_workload, profile_options, validator_for
+from prefixbench.workloads.scripted.base import Run
+from prefixbench.workloads.logs.chat_completions import request_body
+from prefixbench.workloads.scripted.registry import execute, make_workload, profile_options, validator_for
 
 
 class RequestLog(msgspec.Struct):

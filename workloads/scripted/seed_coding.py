@@ -31,7 +31,7 @@ from prefixbench.kernel.presets import Preset
 from prefixbench.kernel.prune import PrunerConfig
 from prefixbench.kernel.session import Header, tool_result_message
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
-from prefixbench.workloads.prose import prose
+from prefixbench.workloads.scripted.prose import prose
 
 PrunerMode = Literal["rewrite-only", "none", "default"]
 EFFORTS = ("low", "high", "max")

@@ -15,7 +15,7 @@ import json
 import os
 from pathlib import Path
 
-from prefixbench.reports.store import TEMP_PREFIX, write_atomic
+from prefixbench.workloads.runs.store import TEMP_PREFIX, write_atomic
 from prefixbench.simulator.errors import UserError
 
 MANIFEST = ".prefixbench-manifest.json"

@@ -17,7 +17,7 @@ request body because the audit replays it). What each format needs, and where it
   its first line's timestamp (written when the first content block was complete), which is used
   as the time its cache entries became readable: a conservative bound for concurrent starts.
 * **HTTP captures** (claude-trace ``{request, response}`` lines): Anthropic Messages (JSON body or
-  SSE ``message_start`` / ``message_delta``, via :mod:`prefixbench.workloads.anthropic_capture`),
+  SSE ``message_start`` / ``message_delta``, via :mod:`prefixbench.workloads.logs.anthropic_capture`),
   DeepSeek's Anthropic-compatible endpoint (``input_tokens`` excludes reads), OpenAI Responses
   (``input_tokens`` INCLUDES ``input_tokens_details.cached_tokens``) and chat completions.
 * **Codex CLI rollouts**: ``event_msg``/``token_count`` ``last_token_usage`` per request; a
@@ -45,19 +45,19 @@ import msgspec
 from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Request
-from prefixbench.workloads.anthropic_capture import (
+from prefixbench.workloads.logs.anthropic_capture import (
     classify_call,
     parse_request_body,
     parse_usage,
 )
-from prefixbench.workloads.audit.sources import (
+from prefixbench.workloads.logs.sources import (
     ProgressFn,
     Record,
     classify_record,
     iter_records,
 )
-from prefixbench.workloads.audit.trace import FileSummary, Prefix, TraceRequest, Usage
-from prefixbench.workloads.chat_completions import LineError, parse_request
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest, Usage
+from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 
 #: A token count (or length) no real call reaches.
 MAX_COUNT = 10**12
@@ -959,7 +959,7 @@ def _block_tokens(value: dict, blocks: int, where: str) -> tuple[int, ...]:
 
 def iter_trace(paths: list[Path], fmt: str = "auto", ctx: ImportContext | None = None) -> Iterator[tuple[list[TraceRequest], FileSummary]]:
     """Each log file under ``paths`` imported, in path order."""
-    from prefixbench.workloads.audit.sources import detect_format, find_logs
+    from prefixbench.workloads.logs.sources import detect_format, find_logs
 
     ctx = ctx or ImportContext()
     for path in find_logs(paths):

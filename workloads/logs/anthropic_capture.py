@@ -49,8 +49,8 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
-from prefixbench.workloads.jsonlines import iter_lines, may_nest_too_deep, read_json
-from prefixbench.workloads.reading import as_finite
+from prefixbench.workloads.logs.jsonlines import iter_lines, may_nest_too_deep, read_json
+from prefixbench.workloads.logs.reading import as_finite
 
 CallKind: TypeAlias = Literal["main", "side", "compaction"]
 

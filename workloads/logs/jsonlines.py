@@ -5,7 +5,7 @@ Both request-log importers read through here. Lines come off the file one at a t
 msgspec, which reads UTF-8 bytes directly. Measured on the 67 MB, 200-line peer workload
 (``bench/peers/run.py``): ``json.loads`` of every line 82 ms, ``orjson.loads`` 48 ms,
 ``msgspec`` 56 ms generic, and 37 ms when the messages are left as raw JSON (what
-:mod:`prefixbench.workloads.chat_completions` does, so a message resent on every later
+:mod:`prefixbench.workloads.logs.chat_completions` does, so a message resent on every later
 request is parsed once; see README, Speed).
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.reading import MAX_DEPTH, check_readable, decode_line, loads
+from prefixbench.workloads.logs.reading import MAX_DEPTH, check_readable, decode_line, loads
 
 _DECODER = msgspec.json.Decoder()
 #: Read buffer: a request line is often hundreds of KB; a small buffer makes readline copy it piecewise.
@@ -80,7 +80,7 @@ def may_nest_too_deep(text: bytes | str) -> bool:
 
 def read_json(data: bytes, path: Path, number: int) -> object:
     """One line of ``path`` as JSON: msgspec when it vouches for it, else the plain reading
-    (:func:`prefixbench.workloads.reading.loads`), which words the UserError exactly as every
+    (:func:`prefixbench.workloads.logs.reading.loads`), which words the UserError exactly as every
     importer does, or accepts what only it can hold (an integer beyond 64 bits)."""
     try:
         value = decode(data)

@@ -17,7 +17,7 @@ until it is needed; a message whose exact bytes were already seen (every earlier
 conversation is resent on each request) maps to the same :class:`Message` object without being
 parsed again, so its rendering and cache lookups are shared too. Whatever that fast path
 cannot vouch for (a line msgspec refuses, a new value too deeply nested or holding a lone
-surrogate) is read again the plain way (:mod:`prefixbench.workloads.reading`), which says
+surrogate) is read again the plain way (:mod:`prefixbench.workloads.logs.reading`), which says
 exactly what is wrong, in the same words for every importer.
 """
 
@@ -44,8 +44,8 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
-from prefixbench.workloads.jsonlines import BadJson, decode, iter_lines, too_deep
-from prefixbench.workloads.reading import as_finite, decode_line, loads
+from prefixbench.workloads.logs.jsonlines import BadJson, decode, iter_lines, too_deep
+from prefixbench.workloads.logs.reading import as_finite, decode_line, loads
 
 #: Values of ``reasoning_effort`` the chat-completions providers document.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")

@@ -3,7 +3,7 @@
 :func:`map_runs` calls ``fn(item)`` for every item and yields ``(index, result)`` as each one
 finishes, in completion order; the caller files results by key, so what it writes never
 depends on which executor ran them or in what order they finished. Items are submitted in the
-order given (the caller passes them longest first, :func:`~prefixbench.workloads.sweep.submission_order`).
+order given (the caller passes them longest first, :func:`~prefixbench.workloads.runs.sweep.submission_order`).
 
 - ``jobs == 1`` and no scheduler: one after another in this process.
 - ``jobs > 1``: a :class:`concurrent.futures.ProcessPoolExecutor` of ``jobs`` workers.

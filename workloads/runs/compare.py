@@ -29,7 +29,7 @@ from pathlib import Path
 
 import msgspec
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.windows import format_window
+from prefixbench.workloads.runs.windows import format_window
 
 #: The folder named baselines live in (relative to the working directory), like ``.benchmarks/``.
 BASELINE_DIR = Path(".prefixbench")

@@ -19,7 +19,7 @@ from prefixbench.kernel.engines.ranges_nudge import NUDGE_MARKER
 from prefixbench.kernel.engines.ranges_view import COMPRESS_TOOL_NAME
 from prefixbench.kernel.model import Reply
 from prefixbench.simulator.wire import Block, Message, Reasoning, Request, ToolCall, ToolSchema, canonical_json
-from prefixbench.workloads.prose import prose
+from prefixbench.workloads.scripted.prose import prose
 
 COMPRESS_TOOL = ToolSchema.make(
     COMPRESS_TOOL_NAME,

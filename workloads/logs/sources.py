@@ -17,8 +17,8 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.jsonlines import may_nest_too_deep, too_deep
-from prefixbench.workloads.reading import check_readable
+from prefixbench.workloads.logs.jsonlines import may_nest_too_deep, too_deep
+from prefixbench.workloads.logs.reading import check_readable
 
 #: File names a folder walk picks up.
 LOG_SUFFIXES = (".jsonl", ".json")

@@ -23,9 +23,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from prefixbench.reports.frames import OBSERVATION_COLUMNS, RUN_COLUMNS, observation_records, run_record
-from prefixbench.workloads.base import Run
-from prefixbench.workloads.sweep import PlannedRun, execute_planned
+from prefixbench.workloads.runs.schema import OBSERVATION_COLUMNS, RUN_COLUMNS, observation_records, run_record
+from prefixbench.workloads.scripted.base import Run
+from prefixbench.workloads.runs.sweep import PlannedRun, execute_planned
 
 STORE_DIR = "store"
 #: Prefix of every temporary file prefixbench writes before renaming it into place.

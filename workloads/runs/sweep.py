@@ -23,12 +23,12 @@ import msgspec
 from prefixbench.kernel.presets import PRESET_ORDER, get_preset
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.windows import format_window
+from prefixbench.workloads.runs.windows import format_window
 from prefixbench.simulator.models import make_cache, parse_cache_spec
 from prefixbench.simulator.pricing import PriceRow
-from prefixbench.workloads.base import Run, Workload
+from prefixbench.workloads.scripted.base import Run, Workload
 from prefixbench.kernel.loading import load_engine
-from prefixbench.workloads.registry import (
+from prefixbench.workloads.scripted.registry import (
     execute,
     get_workload,
     is_user_engine,

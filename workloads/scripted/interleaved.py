@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
-from prefixbench.workloads.prose import prose
+from prefixbench.workloads.scripted.prose import prose
 
 #: The figures of the peer workload (issue 13): 4 sessions x 50 turns, ~2k-word tool results.
 DEFAULT_SESSIONS = 4

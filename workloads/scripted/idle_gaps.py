@@ -32,7 +32,7 @@ from prefixbench.kernel.session import Header, tool_result_message
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
-from prefixbench.workloads.prose import prose
+from prefixbench.workloads.scripted.prose import prose
 
 #: Seed 0's gaps, as multiples of ``gap_s``, cycled over the turns.
 GAP_FACTORS = (0.8, 0.97, 1.03, 1.2)

@@ -26,7 +26,7 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.render import render_message
 from prefixbench.simulator.wire import Message, Request
-from prefixbench.workloads.base import Run, Workload
+from prefixbench.workloads.scripted.base import Run, Workload
 
 #: Model latency: a fixed time to first token plus a per-output-token time (logical ms).
 FIRST_TOKEN_MS = 600

@@ -1,0 +1,1 @@
+"""Real and recorded logs: safe reading, JSON lines, the normalized trace, the log formats, replay."""
