@@ -1,8 +1,10 @@
 """Reasoning on replayed assistant rows: backfill, field normalization, retained thinking turns.
 
 A DeepSeek-compatible chat-completions endpoint in thinking mode wants every replayed assistant
-row to carry its reasoning field (seed 003, providers.md 1.3). What an agent's client sends for
-a row depends on the binding and on which fixes it has:
+row to carry its reasoning field (DeepSeek's thinking-mode guide,
+api-docs.deepseek.com/guides/thinking_mode). What an agent's client sends for a row depends on
+the binding and on which fixes it has; the decisions named here (ADR 0256, its amendment D677)
+are seed 003's:
 
 * **backfill** (ADR 0256 decision 3): a row with no reasoning gets ``""`` for the official
   endpoint and :data:`PLACEHOLDER` for strict relays (before ADR 0256: ``""`` everywhere);

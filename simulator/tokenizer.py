@@ -24,7 +24,7 @@ A unit is tokenized on its own (a real tokenizer's count of a request is the sum
 units, so a unit's tokens are counted once and reused by every later request that re-sends
 it); no BOS or chat-template special tokens are added: the rendering is the template.
 
-Which providers publish a tokenizer (providers.md and the vendors' pages):
+Which providers publish a tokenizer (the vendors' pages):
 
 * DeepSeek: yes, with the V4 weights; ``deepseek-v4`` here.
 * vLLM / SGLang: whatever model they serve; ``deepseek-v4`` when it is a DeepSeek V4.

@@ -1,6 +1,6 @@
 """Protocol strictness profiles: which requests a provider answers with HTTP 400.
 
-DeepSeek thinking mode (providers.md 1.3, current rule): when a request carries ``tools``, the
+DeepSeek thinking mode (DeepSeek's thinking-mode guide, api-docs.deepseek.com/guides/thinking_mode, the rule since September 2026): when a request carries ``tools``, the
 reasoning of every earlier assistant turn must be passed back, else HTTP 400 "The
 reasoning_content in the thinking mode must be passed back to the API.". The profiles::
 
@@ -36,7 +36,7 @@ TurnKey = tuple[str, tuple[ToolCall, ...]]
 
 
 def rejection_reason(field_name: str) -> str:
-    """The provider's 400 text for a missing reasoning field (providers.md 1.3)."""
+    """The provider's 400 text for a missing reasoning field (the guide above)."""
     return f"The {field_name} in the thinking mode must be passed back to the API."
 
 

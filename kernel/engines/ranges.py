@@ -1,4 +1,4 @@
-"""``ranges``: model-driven range compression (acp-kernel, seed 002; engines.md §2).
+"""``ranges``: model-driven range compression (acp-kernel, seed 002).
 
 The model writes the summaries; the engine decides when to ask, which ranges to propose,
 tracks blocks and tiers, and renders the compressed view. It never calls a model.

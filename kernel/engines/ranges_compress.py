@@ -1,4 +1,4 @@
-"""``apply_compression``: land the model's compress decision as new blocks (engines.md §2.5).
+"""``apply_compression``: land the model's compress decision as new blocks (seed 002).
 
 Per batch: resolve refs, gate on size, then per range widen to whole pairs, consume nested
 blocks, keep protected and recent parts visible, validate the summary and create the block::

@@ -1,6 +1,6 @@
 """Policy of the ``ranges`` engine: one flat, validated, frozen config.
 
-Defaults are acp-kernel's ``defaultConfig`` (engines.md §2.3). Every bad value raises
+Defaults are acp-kernel's ``defaultConfig`` (seed 002). Every bad value raises
 :class:`UserError` with one line naming the key, so a sweep config fails before any run.
 """
 

@@ -8,7 +8,7 @@ message, closed over pairs so it never starts in the middle of one::
     zone                          └─────────┘   (last user message and after)
     ranges   └───────────────────┘              contiguous, outside the zone, >= 5,000 chars
 
-Decision (step 7, engines.md §2.6). ``G`` is the growth a tier-1 nudge waits for, ``floor``
+Decision (step 7 of seed 002's turn). ``G`` is the growth a tier-1 nudge waits for, ``floor``
 the growth below which no growth nudge fires. Pressure (usage >= 75%) nudges the tier with
 the most pending tokens whenever the context grew since the last nudge; emergency (>= 95%)
 always does. The nudge itself is text the engine appends to the view for one request only.
@@ -207,7 +207,7 @@ def decide_nudge(
     state: CompressionState,
     config: RangesConfig,
 ) -> tuple[Nudge | None, NudgeState]:
-    """Whether to nudge this turn (engines.md §2.6), and the stamped baselines."""
+    """Whether to nudge this turn (seed 002), and the stamped baselines."""
     growth_unit = config.growth_unit(limit)
     gate = config.growth_gate(limit)
     baselines = state.nudge

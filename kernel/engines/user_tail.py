@@ -1,6 +1,6 @@
 """User-tail engine: Codex-shaped checkpoints that keep a summary and user messages only (seed 003).
 
-Modelled on PI-Desktop (engines.md 3). Before each step, when the estimated context reaches
+Modelled on PI-Desktop (seed 003). Before each step, when the estimated context reaches
 ``hardLimit`` (3.1, from the model's window and output cap), everything since the last
 boundary is summarized and replaced by a checkpoint::
 
@@ -137,7 +137,7 @@ class UserTailConfig(msgspec.Struct, frozen=True):
 
 
 class Budget(msgspec.Struct, frozen=True):
-    """PI-Desktop's budgets for one model (engines.md 3.1, 3.2)."""
+    """PI-Desktop's budgets for one model (seed 003)."""
 
     window: int
     headroom: int

@@ -1,7 +1,7 @@
 """Replay a captured Anthropic session through the ``anthropic`` cache model, side by side with
 what the provider reported: cache read, cache write and uncached input per request.
 
-The acceptance figures of issue 4 are computed here too (:func:`capture_summary`): the share of
+The capture's acceptance figures are computed here too (:func:`capture_summary`): the share of
 main-agent requests after the first whose predicted cache read is within 3% of the reported
 one, the compaction requests and the first main request after each, and the side calls.
 """
@@ -23,7 +23,7 @@ from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.anthropic_capture import CallKind, Capture, read_capture
 from prefixbench.workloads.logs.bodydiff import body_diff
 
-#: Acceptance tolerances (issue 4).
+#: Acceptance tolerances (tests/realdata/test_claude_trace.py checks them on the real capture).
 MAIN_READ_TOLERANCE = 0.03
 MAIN_READ_SHARE = 0.90
 COMPACTION_TOLERANCE = 0.05

@@ -22,7 +22,7 @@ from pathlib import Path
 import msgspec
 from prefixbench.workloads.scripted.prose import prose
 
-#: The figures of the peer workload (issue 13): 4 sessions x 50 turns, ~2k-word tool results.
+#: The figures of the peer workload (tests/bench/test_peers_bench.py, bench/peers/run.py): 4 sessions x 50 turns, ~2k-word tool results.
 DEFAULT_SESSIONS = 4
 DEFAULT_TURNS = 50
 #: ~2,000 words of filler (the vocabulary's words average ~5.7 characters plus a space).

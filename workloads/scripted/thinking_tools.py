@@ -2,7 +2,7 @@
 
 ``turns`` user turns; in each the model makes ``steps_per_turn`` tool calls, then answers in
 text. Every request carries the tools, so a strict DeepSeek endpoint wants the reasoning of
-every earlier assistant row passed back (providers.md 1.3). Per tool step (``s`` = 2% of the
+every earlier assistant row passed back (DeepSeek's thinking-mode guide, api-docs.deepseek.com/guides/thinking_mode). Per tool step (``s`` = 2% of the
 window, in tokens, times a per-step factor between 0.75 and 1.25)::
 
     assistant   reasoning 0.3 s | text 0.1 s | tool call        every 4th step: reasoning ""
@@ -20,7 +20,7 @@ The binding (``deepseek-official`` or ``deepseek-relay``) is the endpoint the ag
 talks to: the relay emits and reads ``reasoning_field``; the official endpoint always uses
 ``reasoning_content``. On a relay, the checkpoint and ranges engines replay rows through a
 client that sends the placeholder for an empty reasoning (:class:`ReplayAdapter`); the
-user-tail engine does its own backfill (ADR 0256).
+user-tail engine does its own backfill (seed 003's ADR 0256).
 
 All engines see the same tools, ``compress`` included, so their static heads are identical and
 their uncached tokens compare fairly; only ``ranges`` ever nudges the model to call it.
