@@ -292,14 +292,14 @@ def test_calibration_counts_requests_with_a_read_and_lists_skip_reasons(
     assert "  s.jsonl: 1 synthetic message, not an API call" in table
 
 
-def test_readme_audit_synopsis_lists_every_option() -> None:
+def test_docs_audit_synopsis_lists_every_option() -> None:
     import argparse
 
     from prefixbench.reports.cli import build_parser
 
-    from tests.readme import readme_block
+    from tests.readme import doc_block
 
-    synopsis = readme_block("## Auditing real agent logs (`prefixbench audit`)", language="")
+    synopsis = doc_block("docs/audit.md", "## Synopsis", language="")
     sub = next(a for a in build_parser("audit")._actions if isinstance(a, argparse._SubParsersAction))
     options = {o for action in sub.choices["audit"]._actions for o in action.option_strings if o.startswith("--")}
     assert {o for o in options - {"--help"} if o not in synopsis} == set()

@@ -1,4 +1,4 @@
-"""The README's minimal engine: under 40 lines, and it passes every spec that applies."""
+"""The guide's minimal engine (docs/engine-api.md): under 40 lines, and it passes every spec that applies."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from tests.readme import readme_block
+from tests.readme import doc_block
 
-ENGINE = readme_block("### The engine API")
+ENGINE = doc_block("docs/engine-api.md", "## The engine API")
 
 
 def test_the_readme_engine_is_complete_and_short():

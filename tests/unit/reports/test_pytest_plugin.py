@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.readme import readme_block
+from tests.readme import doc_block
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -85,8 +85,8 @@ def test_markers_select_specs(tmp_path):
 
 
 def test_the_readme_engine_and_fixture_spec_pass(tmp_path):
-    (tmp_path / "readme_engine.py").write_text(readme_block("### The engine API"))
-    (tmp_path / "test_team.py").write_text(readme_block("### With pytest"))
+    (tmp_path / "readme_engine.py").write_text(doc_block("docs/engine-api.md", "## The engine API"))
+    (tmp_path / "test_team.py").write_text(doc_block("docs/engine-api.md", "## With pytest"))
     code, outcomes, output = run_pytest(tmp_path, "--prefixbench-engine", "readme_engine:factory", "--prefixbench-windows", "32k")
     assert code == 0, output
     assert outcomes["test_team::test_every_fold_is_declared"] == ("passed", "")

@@ -1,0 +1,81 @@
+"""README.md stays short, and the links of README.md and the guide (docs/) resolve."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+#: [text](target) outside code; an image ![alt](target) matches too.
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^(```|~~~)")
+
+
+def unfenced(text: str) -> str:
+    """The text without its fenced code blocks."""
+    kept, fenced = [], False
+    for line in text.splitlines():
+        if FENCE.match(line.lstrip()):
+            fenced = not fenced
+        elif not fenced:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def prose(text: str) -> str:
+    """The text without code blocks and inline code spans (a link there is not a link)."""
+    return re.sub(r"`[^`]*`", "", unfenced(text))
+
+
+def slug(heading: str) -> str:
+    """The anchor Python-Markdown's toc extension (mkdocs) gives a heading."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading).replace("`", "")
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    text = re.sub(r"[^\w\s-]", "", text).strip().lower()
+    return re.sub(r"[-\s]+", "-", text)
+
+
+def anchors(page: Path) -> set[str]:
+    headings = re.findall(r"^#{1,6}\s+(.*?)\s*#*\s*$", unfenced(page.read_text(encoding="utf-8")), flags=re.M)
+    return {slug(h) for h in headings}
+
+
+def relative_links(page: Path) -> list[str]:
+    targets = LINK.findall(prose(page.read_text(encoding="utf-8")))
+    return [t for t in targets if not re.match(r"^[a-z][a-z0-9+.-]*:", t, flags=re.I)]
+
+
+def test_readme_is_at_most_350_lines():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 350, f"README.md has {len(lines)} lines; move detail into docs/"
+
+
+def test_the_guide_exists_and_is_linked_from_the_readme():
+    assert (ROOT / "docs" / "index.md").is_file()
+    linked = {(ROOT / t.split("#")[0]).resolve() for t in relative_links(ROOT / "README.md") if t.split("#")[0]}
+    assert {p.resolve() for p in (ROOT / "docs").glob("*.md")} <= linked
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_points_to_a_file_that_exists(page):
+    broken = []
+    for target in relative_links(page):
+        path, _, anchor = target.partition("#")
+        resolved = (page.parent / path).resolve() if path else page
+        if not resolved.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
+            broken.append(f"{target}: no heading with that anchor")
+    assert broken == [], f"{page.relative_to(ROOT)}: {broken}"
+
+
+def test_every_page_is_in_the_mkdocs_nav():
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "strict: true" in config and "docs_dir: docs" in config
+    nav = set(re.findall(r"^\s*- (?:[^:\n]+: )?([\w./-]+\.md)\s*$", config, flags=re.M))
+    assert nav == {p.name for p in (ROOT / "docs").glob("*.md")}
