@@ -64,6 +64,8 @@ class WorkloadEntry(msgspec.Struct, frozen=True):
     engine_sections: Mapping[str, EngineSection] = msgspec.field(default_factory=dict)
     #: Workload options that bind its client to a provider profile (None: it takes none).
     bind_profile: Callable[[str], dict[str, object]] | None = None
+    #: Whether ``check --engine`` and the pytest plugin run a user's engine on it.
+    engine_gate: bool = False
 
     def __post_init__(self) -> None:
         missing = missing_members(self.factory)  # type: ignore[arg-type]
@@ -105,6 +107,7 @@ WORKLOADS: dict[str, WorkloadEntry] = {
                 WorkloadOption("retain_tokens", int, "verbatim tail budget in tokens (exclusive with --retain-ratio)"),
             ),
             engine_sections={"checkpoint": EngineSection("checkpoint", _seed_checkpoint_section)},
+            engine_gate=True,
         ),
         WorkloadEntry(
             "thinking-tools",
@@ -123,6 +126,7 @@ WORKLOADS: dict[str, WorkloadEntry] = {
                 "ranges": EngineSection("ranges", thinking_ranges_config),
             },
             bind_profile=lambda profile: {"binding": binding_for_profile(profile)},
+            engine_gate=True,
         ),
         WorkloadEntry(
             "subagents",
