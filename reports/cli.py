@@ -16,6 +16,7 @@ from prefixbench.reports.options import Default, check_price_options, parse_list
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
+    from prefixbench.workloads.runs.options import CheckOptions
     from prefixbench.workloads.scripted.registry import WorkloadEntry
 
 # Start-up (README, Speed): this module imports only argparse and two small modules. A
@@ -396,9 +397,10 @@ def run(argv: Sequence[str] | None = None) -> int:
             case "replay":
                 return cmd_replay(args)
             case "record":
+                from prefixbench.reports.options import record_options
                 from prefixbench.reports.trace import cmd_record
 
-                return cmd_record(args)
+                return cmd_record(record_options(args))
             case "compare":
                 return cmd_compare(args)
             case "audit":
@@ -444,35 +446,43 @@ def one_line(text: str) -> str:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     """``prefixbench sweep``."""
-    from prefixbench.reports.output import write_sweep
+    from prefixbench.reports.options import sweep_run_options
+    from prefixbench.reports.output import sweep_specs, write_sweep
 
-    return write_sweep(args)
+    return write_sweep(sweep_specs(args), sweep_run_options(args))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``prefixbench check``."""
+    from prefixbench.reports.options import check_options
+
+    return run_check(check_options(args))
+
+
+def run_check(options: CheckOptions) -> int:
+    """Run the specs ``check`` asks for, print one line each and the tally; 1 if any failed."""
     from prefixbench.reports.trace import check_engines_and_trace
 
-    if args.out is not None:
+    if options.out is not None:
         from prefixbench.reports.outdir import check_out_dir
 
-        check_out_dir(args.out, ("check.json", "report.html"))
-    results = check_engines_and_trace(args)
+        check_out_dir(options.out, ("check.json", "report.html"))
+    results = check_engines_and_trace(options)
     if results is None:
         from prefixbench.workloads.specs.registry import run_specs
 
-        windows = parse_windows(args.windows)
+        windows = parse_windows(options.windows)
         warn_window_memory(windows)
-        engines = parse_list(args.engines, "--engines") if args.engines else None
-        results = run_specs(args.preset, windows, engines)
+        engines = parse_list(options.engines, "--engines") if options.engines else None
+        results = run_specs(options.preset, windows, engines)
     failed = [r for r in results if not r.passed]
     for result in results:
         print(result.line())
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed" + (f": {', '.join(sorted({r.spec for r in failed}))}" if failed else ""))
-    if args.out is not None:
+    if options.out is not None:
         from prefixbench.reports.check_report import write_check
 
-        write_check(args.out, args.preset, results)
+        write_check(options.out, options.preset, results)
     return 1 if failed else 0
 
 
@@ -492,7 +502,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
     else:
-        check_price_options(args)
+        check_price_options(args.period, args.price_as_of)
     cache = None  # the byte-exact reference, which needs no cache-model machinery
     if (args.cache, args.tokenizer) != ("byte-exact", "heuristic"):
         from prefixbench.workloads.runs.sweep import make_cache_model

@@ -35,7 +35,7 @@ import msgspec
 
 from prefixbench.reports.options import parse_seeds, parse_window
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.scripted.registry import WORKLOADS, engine_config_options, read_engine_config
+from prefixbench.workloads.scripted.registry import WORKLOADS, engine_config_options, option_value, read_engine_config
 from prefixbench.workloads.runs.sweep import DEFAULT_WINDOWS, SweepSpec, plan_sweep
 
 KEYS = (
@@ -186,7 +186,7 @@ def _sweep_specs(
             for combo in itertools.product(*own.values()) if own else [()]:
                 options = dict(base)
                 for key, value in zip(own, combo):
-                    options[key] = None if (key == "effort" and value == "default") else value
+                    options[key] = option_value(key, value)
                 spec = SweepSpec(
                     workload=workload, windows=tuple(windows), presets=tuple(presets), engines=own_engines,
                     profile=profile, cache=cache, tokenizer=tokenizer, options=options, price=price,

@@ -1,11 +1,17 @@
-"""Parsing of option values shared by the subcommands (windows, comma lists)."""
+"""Parsing of option values shared by the subcommands (windows, comma lists), and the typed
+options (workloads/runs/options.py) filled from the flags: argparse stops here."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from prefixbench.simulator.errors import UserError
+
+if TYPE_CHECKING:  # annotations only: the command line loads the option structs when a command runs
+    from prefixbench.workloads.runs.options import CheckOptions, RecordOptions, SweepRunOptions
 
 #: Measured on seed-coding (2m window: 162 MB peak, 512k: 125 MB): about 100 MB of libraries
 #: plus ~30 bytes per token of the largest window.
@@ -119,20 +125,49 @@ def warn_window_memory(windows: tuple[int, ...], available: int | None = None) -
     return line
 
 
-def check_price_options(args: object) -> None:
+def check_price_options(period: str | None, price_as_of: str | None) -> None:
     """``--period`` and ``--price-as-of`` choose a price row: without ``--price`` they do nothing."""
-    for flag, value in (("--period", getattr(args, "period", None)), ("--price-as-of", getattr(args, "price_as_of", None))):
+    for flag, value in (("--period", period), ("--price-as-of", price_as_of)):
         if value is not None:
             raise UserError(f"{flag} chooses a price row, so it needs --price MODEL")
 
 
-def workload_options(args: object) -> dict[str, object]:
-    """The workload options given on the command line (``--effort default`` is None)."""
-    from prefixbench.workloads.scripted.registry import WORKLOADS
+def workload_options(args: argparse.Namespace) -> dict[str, object]:
+    """The workload options given on the command line, as the factories take them (``--effort default`` is None)."""
+    from prefixbench.workloads.scripted.registry import option_names, option_value
 
     options: dict[str, object] = {}
-    for name in dict.fromkeys(o.name for entry in WORKLOADS.values() for o in entry.options):
+    for name in option_names():
         value = getattr(args, name)
         if value is not None:
-            options[name] = None if (name == "effort" and value == "default") else value
+            options[name] = option_value(name, value)
     return options
+
+
+def sweep_run_options(args: argparse.Namespace) -> SweepRunOptions:
+    """How ``sweep`` executes and prints, from its flags."""
+    from prefixbench.workloads.runs.options import SweepRunOptions
+
+    return SweepRunOptions(
+        out=args.out, format=args.format, quiet=args.quiet, jobs=args.jobs, scheduler=args.scheduler, fresh=args.fresh
+    )
+
+
+def check_options(args: argparse.Namespace) -> CheckOptions:
+    """``check``'s flags."""
+    from prefixbench.workloads.runs.options import CheckOptions
+
+    return CheckOptions(
+        preset=args.preset, windows=args.windows, engines=args.engines, engine=tuple(args.engine or ()),
+        engine_config=args.engine_config, profile=args.profile, trace=args.trace, input=args.input, out=args.out,
+    )
+
+
+def record_options(args: argparse.Namespace) -> RecordOptions:
+    """``record``'s flags."""
+    from prefixbench.workloads.runs.options import RecordOptions
+
+    return RecordOptions(
+        file=args.file, workload=args.workload, window=args.window, preset=args.preset, profile=args.profile,
+        engine=tuple(args.engine or ()), workload_options=workload_options(args),
+    )

@@ -34,7 +34,8 @@ from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, usd_sum
 from prefixbench.workloads.runs.execute import default_jobs, map_runs, require_scheduler
-from prefixbench.workloads.scripted.registry import WORKLOADS
+from prefixbench.workloads.runs.options import SweepRunOptions
+from prefixbench.workloads.scripted.registry import option_names
 from prefixbench.workloads.runs.sweep import PlannedRun, SweepPlan, SweepSpec, longest_first, plan_sweep, plan_sweeps
 
 
@@ -57,7 +58,7 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
 
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
     else:
-        check_price_options(args)
+        check_price_options(args.period, args.price_as_of)
     windows = parse_windows(args.windows)
     warn_window_memory(windows)
     return SweepSpec(
@@ -85,19 +86,18 @@ def output_names(plan: SweepPlan) -> list[str]:
     return names
 
 
-def write_sweep(args: argparse.Namespace) -> int:
-    """Plan the sweep, run what the store lacks, rebuild every output from the store, print the table."""
-    specs = sweep_specs(args)
+def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
+    """Plan the sweep(s), run what the store lacks, rebuild every output from the store, print the table."""
     prices = list(dict.fromkeys(None if s.price is None else repr(s.price) for s in specs))
     if len(prices) > 1:
         raise UserError("--grid: the sweeps run together name different prices; give each its own run with --sweep NAME")
     plan = plan_sweeps(specs) if len(specs) > 1 else plan_sweep(specs[0])
     price = plan.spec.price
-    jobs = args.jobs
+    jobs = options.jobs
     if jobs is not None and jobs < 1:
         raise UserError(f"--jobs must be >= 1, got {jobs}")
-    require_scheduler(args.scheduler)
-    out: Path = args.out
+    require_scheduler(options.scheduler)
+    out: Path = options.out
     check_out_dir(out, output_names(plan))
     _prepare_out(out)
     store = ResultStore(out)
@@ -112,16 +112,16 @@ def write_sweep(args: argparse.Namespace) -> int:
     # Derived files are rebuilt at the end: remove an earlier sweep's now, so the folder never
     # shows a report or CSV that does not match the store.
     manifest.remove_owned(set(DERIVED_FILES) | {f for f in manifest.previous if f.endswith(".png") or f == "cost.md"})
-    todo = [i for i, item in enumerate(plan.runs) if args.fresh or not _stored(store, item.key)]
+    todo = [i for i, item in enumerate(plan.runs) if options.fresh or not _stored(store, item.key)]
     skipped = len(keys) - len(todo)
-    if skipped and not args.quiet:
+    if skipped and not options.quiet:
         print(
             f"prefixbench: {skipped} of {len(keys)} runs already in {out / STORE_DIR} (skipped; --fresh recomputes); "
             f"running {len(todo)}",
             file=sys.stderr,
         )
-    jobs = args.jobs if args.jobs is not None else default_jobs(len(todo) if todo else len(keys))
-    landed = _run_missing(plan, todo, store, args, skipped, jobs)
+    jobs = options.jobs if options.jobs is not None else default_jobs(len(todo) if todo else len(keys))
+    landed = _run_missing(plan, todo, store, options, skipped, jobs)
     runs_df, obs_df, costs, written, drawing = _rebuild(out, plan, store, price, jobs, landed)
     written |= {store.relpath(k) for k in keys}
     runs_text = runs_json(runs_df, costs)
@@ -130,14 +130,14 @@ def write_sweep(args: argparse.Namespace) -> int:
     for _ in drawing:  # the charts, drawn meanwhile
         pass
     foreign = manifest.finish(written)
-    if args.format == "json":
+    if options.format == "json":
         print(runs_text)
     else:
         print(sweep_text_table(runs_df))
         if costs is not None:
             print(f"\ncost at {price.model} prices (USD):")
             print(cost_text(costs))
-    if not args.quiet:
+    if not options.quiet:
         shown = sorted(f for f in written if "/" not in f)
         print(f"wrote {out}/: {', '.join(shown)}, {STORE_DIR}/ ({len(keys)} runs)", file=sys.stderr)
     if foreign:
@@ -234,10 +234,7 @@ def grid_overrides(args: argparse.Namespace) -> dict[str, object]:
         out["price_as_of"] = args.price_as_of
     if given(args.engine_config):
         out["engine_config"] = str(Path(args.engine_config).resolve())
-    options = {}
-    for name in dict.fromkeys(o.name for entry in WORKLOADS.values() for o in entry.options):
-        if getattr(args, name, None) is not None:
-            options[name] = getattr(args, name)
+    options = {name: getattr(args, name) for name in option_names() if getattr(args, name, None) is not None}
     if options:
         out["options"] = options
     return out
@@ -275,7 +272,7 @@ def _claimed_outputs(plan: SweepPlan) -> set[str]:
 
 
 def _run_missing(
-    plan: SweepPlan, todo: list[int], store: ResultStore, args: argparse.Namespace, skipped: int, jobs: int
+    plan: SweepPlan, todo: list[int], store: ResultStore, options: SweepRunOptions, skipped: int, jobs: int
 ) -> dict[str, tuple[dict[str, object], pd.DataFrame]]:
     """Execute the runs the store lacks, longest first, storing each as it finishes.
 
@@ -290,21 +287,21 @@ def _run_missing(
     # go to a worker together, so it makes their filler text and renderings once; the batches
     # are sent longest first. In this process every run is its own batch (its caches are warm
     # anyway) and lands in the store the moment it finishes.
-    batched = jobs > 1 or args.scheduler is not None
+    batched = jobs > 1 or options.scheduler is not None
     batches: dict[object, list[PlannedRun]] = {}
     for number, item in enumerate(items):
         key = (id(item.workload), item.profile, item.cache, item.tokenizer) if batched else number
         batches.setdefault(key, []).append(item)
     groups = list(batches.values())
     groups = [groups[i] for i in longest_first([sum(item.cost_estimate for item in group) for group in groups])]
-    progress = SweepProgress(len(plan.runs), skipped, mode=SweepProgress.mode_for(args.quiet))
+    progress = SweepProgress(len(plan.runs), skipped, mode=SweepProgress.mode_for(options.quiet))
     if batched:
         # While the workers compute, this process would only wait: load the chart modules now,
         # so the chart workers forked later start with them (instead of each importing
         # matplotlib at the end of the sweep). Joined before that fork (_rebuild).
         CHART_IMPORT.start()
     results = map_runs(
-        compute_runs, groups, jobs=jobs, scheduler=args.scheduler,
+        compute_runs, groups, jobs=jobs, scheduler=options.scheduler,
         on_submit=lambda indices: progress.set_in_flight(sum(len(groups[i]) for i in indices)),
     )
     with progress:

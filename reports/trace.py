@@ -11,6 +11,7 @@ from prefixbench.reports.options import parse_list, parse_window, parse_windows,
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: the CLI builds the record parser without loading the specs
+    from prefixbench.workloads.runs.options import CheckOptions, RecordOptions
     from prefixbench.workloads.specs.base import SpecResult
 
 
@@ -31,43 +32,43 @@ def add_trace_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_engines_and_trace(args: argparse.Namespace) -> list[SpecResult] | None:
+def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     """The results of ``check --trace`` or of ``check`` with user engines; None for the built-in check."""
-    profiles = parse_list(args.profile, "--profile")
-    if args.trace is not None:
-        if args.engine or args.engines or args.engine_config:
+    profiles = parse_list(options.profile, "--profile")
+    if options.trace is not None:
+        if options.engine or options.engines or options.engine_config:
             raise UserError("--trace judges a recorded log: --engine, --engines and --engine-config do not apply")
         from prefixbench.workloads.specs.trace import run_trace_specs
 
-        return run_trace_specs(args.trace, args.input, profiles)
+        return run_trace_specs(options.trace, options.input, profiles)
     from prefixbench.workloads.scripted.registry import is_builtin_engine, user_engines
 
-    named = parse_list(args.engines, "--engines") if args.engines else ()
+    named = parse_list(options.engines, "--engines") if options.engines else ()
     installed = set(user_engines())
-    user = [*(e for e in named if e in installed and not is_builtin_engine(e)), *(args.engine or ())]
+    user = [*(e for e in named if e in installed and not is_builtin_engine(e)), *options.engine]
     if not user:
-        if args.profile != "lenient":
+        if options.profile != "lenient":
             raise UserError("--profile applies to user engines (--engine) and --trace only")
-        if args.engine_config is not None:
+        if options.engine_config is not None:
             raise UserError("check --engine-config sets user engines (--engine) only")
         return None
     from prefixbench.workloads.specs.engine import run_engine_specs
     from prefixbench.workloads.specs.registry import run_specs
 
-    windows = parse_windows(args.windows)
+    windows = parse_windows(options.windows)
     warn_window_memory(windows)
     builtin = [e for e in named if e not in user]
     configs: dict[str, Any] = {}
-    if args.engine_config is not None:
+    if options.engine_config is not None:
         from prefixbench.workloads.scripted.registry import read_engine_config
 
-        configs = dict(read_engine_config(args.engine_config))
+        configs = dict(read_engine_config(options.engine_config))
         unused = [name for name in configs if name not in user]
         if unused:
-            raise UserError(f"{args.engine_config}: check --engine-config sets user engines only, not {unused[0]!r}")
-    results = run_specs(args.preset, windows, builtin) if builtin else []
+            raise UserError(f"{options.engine_config}: check --engine-config sets user engines only, not {unused[0]!r}")
+    results = run_specs(options.preset, windows, builtin) if builtin else []
     for ref in user:
-        results.extend(run_engine_specs(ref, windows, profiles, args.preset, configs.get(ref)))
+        results.extend(run_engine_specs(ref, windows, profiles, options.preset, configs.get(ref)))
     return results
 
 
@@ -89,21 +90,20 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
     add_workload_options(record)
 
 
-def cmd_record(args: argparse.Namespace) -> int:
+def cmd_record(options: RecordOptions) -> int:
     """``prefixbench record``."""
-    from prefixbench.reports.options import workload_options
     from prefixbench.workloads.scripted.record import record_run, write_recorded
 
-    engines = args.engine or []
+    engines = options.engine
     if len(engines) > 1:
         raise UserError("record: give one --engine")
     try:
-        window = parse_window(args.window)
+        window = parse_window(options.window)
     except UserError as exc:
         raise UserError(str(exc).replace("--windows:", "--window:", 1)) from None
     run, requests = record_run(
-        args.workload, window, args.preset, engines[0] if engines else None, args.profile, workload_options(args)
+        options.workload, window, options.preset, engines[0] if engines else None, options.profile, options.workload_options
     )
-    count = write_recorded(args.file, run, requests)
-    print(f"wrote {args.file}: {count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)", file=sys.stderr)
+    count = write_recorded(options.file, run, requests)
+    print(f"wrote {options.file}: {count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)", file=sys.stderr)
     return 0

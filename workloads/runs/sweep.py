@@ -85,17 +85,13 @@ class PlannedRun(msgspec.Struct, frozen=True):
 
     @property
     def cost_estimate(self) -> int:
-        """A rough relative cost (window times steps) to send long runs first."""
-        w = self.workload
-        steps = getattr(w, "steps", None)
-        if steps is None:
-            steps = getattr(w, "turns", 1) * getattr(w, "steps_per_turn", 1)
-        return w.window * max(1, int(steps))
+        """A rough relative cost (window times the requests the workload expects) to send long runs first."""
+        return self.workload.window * max(1, self.workload.expected_requests())
 
     def describe(self) -> str:
         """``seed-coding 32k checkpoint/legacy seed 3``."""
         shown = format_window(self.workload.window)
-        seed = getattr(self.workload, "seed", 0)
+        seed = self.workload.seed
         return f"{self.workload.name} {shown} {self.engine}/{self.preset}" + (f" seed {seed}" if seed else "")
 
 

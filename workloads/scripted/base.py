@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Protocol
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
@@ -13,6 +13,9 @@ from prefixbench.kernel.presets import Preset
 from prefixbench.kernel.session import Header, Session
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.wire import Message, Request, ToolCall
+
+if TYPE_CHECKING:  # annotations only: the provider is built by the registry, never here
+    from prefixbench.simulator.provider import SimulatedProvider
 
 
 #: Declared rewrite kinds that count as a fold (a summary or a compression of history).
@@ -35,11 +38,23 @@ class Script(Protocol):
         ...
 
 
-class Workload(Protocol):
-    """A scripted agent scaled to a context window."""
+class Agent(Protocol):
+    """What the loop drives: one agent's route, head and script (a workload, or one of its agents)."""
 
-    name: str
-    window: int
+    @property
+    def name(self) -> str:
+        """The workload's name (reports, session ids)."""
+        ...
+
+    @property
+    def window(self) -> int:
+        """The context window it is scaled to, in tokens."""
+        ...
+
+    @property
+    def seed(self) -> int:
+        """The shape seed (0 = the default shape)."""
+        ...
 
     def model_info(self) -> ModelInfo:
         """Adapter facts of the routed model."""
@@ -49,10 +64,6 @@ class Workload(Protocol):
         """The routed request header (envelope, system prompt, tools)."""
         ...
 
-    def engine(self, engine_name: str, preset: Preset) -> Engine:
-        """The compaction engine configured for this workload."""
-        ...
-
     def script(self) -> Script:
         """A fresh script for one run."""
         ...
@@ -60,6 +71,47 @@ class Workload(Protocol):
     def params(self) -> dict[str, object]:
         """Parameters that identify this workload in reports."""
         ...
+
+
+class Workload(Agent, Protocol):
+    """A scripted agent scaled to a context window: everything a sweep plans, estimates and runs
+    with, declared (the registry refuses a factory that lacks a member: :func:`missing_members`)."""
+
+    @property
+    def reasoning_field(self) -> str | None:
+        """The field a DeepSeek relay reads reasoning from (None: the workload sends no reasoning)."""
+        ...
+
+    def expected_requests(self) -> int:
+        """About how many model requests one run sends (a sweep sends long runs first)."""
+        ...
+
+    def engine(self, engine_name: str, preset: Preset) -> Engine:
+        """The compaction engine configured for this workload."""
+        ...
+
+    def wrap_client(self, engine: Engine) -> Engine:
+        """The workload's client behaviour around any engine, a user's too (identity when none)."""
+        ...
+
+    def run(
+        self, new_engine: Callable[[], Engine], engine_name: str, preset: Preset, provider: SimulatedProvider, profile: str
+    ) -> Run:
+        """Drive one run against ``provider``; ``new_engine()`` makes an engine per agent."""
+        ...
+
+
+#: The members every workload declares (the :class:`Workload` protocol, checked at registration).
+WORKLOAD_MEMBERS = (
+    "name", "window", "seed", "reasoning_field", "model_info", "header", "script", "params",
+    "expected_requests", "engine", "wrap_client", "run",
+)
+
+
+def missing_members(factory: type) -> tuple[str, ...]:
+    """The :class:`Workload` members a workload class does not declare (fields count)."""
+    declared = set(dir(factory))
+    return tuple(name for name in WORKLOAD_MEMBERS if name not in declared)
 
 
 class Run(msgspec.Struct, frozen=True):

@@ -26,7 +26,7 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.render import render_message
 from prefixbench.simulator.wire import Message, Request
-from prefixbench.workloads.scripted.base import Run, Workload
+from prefixbench.workloads.scripted.base import Agent, Run
 
 #: Model latency: a fixed time to first token plus a per-output-token time (logical ms).
 FIRST_TOKEN_MS = 600
@@ -54,7 +54,7 @@ def output_tokens(blocks: tuple) -> int:
 
 
 def run_workload(
-    workload: Workload,
+    workload: Agent,
     engine: Engine,
     provider: SimulatedProvider,
     *,
@@ -85,7 +85,7 @@ def run_workload(
         observations=tuple(provider.observations),
         session=driver.session,
         params=workload.params(),
-        seed=getattr(workload, "seed", 0),
+        seed=workload.seed,
     )
 
 
@@ -93,7 +93,7 @@ class _Driver:
     """One run's moving parts: the session, the script, the logical clock and the provider."""
 
     def __init__(
-        self, workload: Workload, engine: Engine, provider: SimulatedProvider, session_id: str, report_usage: bool
+        self, workload: Agent, engine: Engine, provider: SimulatedProvider, session_id: str, report_usage: bool
     ) -> None:
         self.workload = workload
         self.engine = engine

@@ -18,8 +18,7 @@ from prefixbench.kernel.presets import Preset, get_preset
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.provider import SimulatedProvider, Validator
 from prefixbench.simulator.validate import PROFILES, make_validator
-from prefixbench.workloads.scripted.base import Run, Workload
-from prefixbench.workloads.scripted.loop import run_workload
+from prefixbench.workloads.scripted.base import Run, Workload, missing_members
 from prefixbench.workloads.scripted.idle_gaps import IdleGapsWorkload
 from prefixbench.workloads.logs.reading import MAX_DEPTH, check_tree, int_limit_text, loads, read_text
 from prefixbench.workloads.scripted.seed_coding import SeedCodingWorkload
@@ -36,6 +35,8 @@ class WorkloadOption(msgspec.Struct, frozen=True):
     name: str
     type: type
     help: str
+    #: The word that asks for the adapter's default, given to the factory as None (``--effort default``).
+    default_word: str | None = None
 
     @property
     def flag(self) -> str:
@@ -63,6 +64,16 @@ class WorkloadEntry(msgspec.Struct, frozen=True):
     engine_sections: Mapping[str, EngineSection] = msgspec.field(default_factory=dict)
     #: Workload options that bind its client to a provider profile (None: it takes none).
     bind_profile: Callable[[str], dict[str, object]] | None = None
+    #: Whether ``check --engine`` and the pytest plugin run a user's engine on it.
+    engine_gate: bool = False
+
+    def __post_init__(self) -> None:
+        missing = missing_members(self.factory)  # type: ignore[arg-type]
+        if missing:
+            raise TypeError(
+                f"workload {self.name!r}: {getattr(self.factory, '__name__', self.factory)!r} does not declare "
+                f"{', '.join(missing)} (the Workload protocol, workloads/scripted/base.py)"
+            )
 
     @property
     def default_engine(self) -> str:
@@ -89,13 +100,14 @@ WORKLOADS: dict[str, WorkloadEntry] = {
             engines=("checkpoint",),
             options=(
                 WorkloadOption("steps", int, "tool steps per run (default: 60)"),
-                WorkloadOption("effort", str, "conversation reasoning effort: low|high|max|default (default: max)"),
+                WorkloadOption("effort", str, "conversation reasoning effort: low|high|max|default (default: max)", default_word="default"),
                 WorkloadOption("pruner", str, "rewrite-only|none|default (default: rewrite-only)"),
                 WorkloadOption("threshold_ratio", float, "compact at this share of the window (default: 0.8)"),
                 WorkloadOption("retain_ratio", float, "verbatim tail budget as a share of the window (default: 0.16)"),
                 WorkloadOption("retain_tokens", int, "verbatim tail budget in tokens (exclusive with --retain-ratio)"),
             ),
             engine_sections={"checkpoint": EngineSection("checkpoint", _seed_checkpoint_section)},
+            engine_gate=True,
         ),
         WorkloadEntry(
             "thinking-tools",
@@ -114,6 +126,7 @@ WORKLOADS: dict[str, WorkloadEntry] = {
                 "ranges": EngineSection("ranges", thinking_ranges_config),
             },
             bind_profile=lambda profile: {"binding": binding_for_profile(profile)},
+            engine_gate=True,
         ),
         WorkloadEntry(
             "subagents",
@@ -139,6 +152,18 @@ WORKLOADS: dict[str, WorkloadEntry] = {
         ),
     )
 }
+
+
+def option_names() -> tuple[str, ...]:
+    """Every workload option of the registry, once each, in registry order (one flag each)."""
+    return tuple(dict.fromkeys(o.name for entry in WORKLOADS.values() for o in entry.options))
+
+
+def option_value(name: str, value: object) -> object:
+    """A workload option's value as its factory takes it: a workload's word for the adapter's
+    default (``effort = "default"``) is None, any other value itself."""
+    words = {o.default_word for entry in WORKLOADS.values() for o in entry.options if o.name == name}
+    return None if isinstance(value, str) and value in words else value
 
 
 def get_workload(name: str) -> WorkloadEntry:
@@ -186,8 +211,7 @@ def make_engine(workload: Workload, engine: str, preset: Preset, config: Mapping
     options = EngineOptions(workload=workload.name, preset=preset, params=workload.params(), config=dict(config or {}))
     built = load_engine(engine).build(workload.window, options)
     # The workload's client behaviour (e.g. a relay's reasoning placeholder) applies to every engine.
-    wrap_client: Callable[[Engine], Engine] | None = getattr(workload, "wrap_client", None)
-    return built if wrap_client is None else wrap_client(built)
+    return workload.wrap_client(built)
 
 
 def make_workload(name: str, window: int, **options: object) -> Workload:
@@ -277,7 +301,7 @@ def validator_for(workload: Workload, profile: str) -> Validator | None:
     """A fresh validator for ``profile`` reading the workload's reasoning field (None for lenient)."""
     if profile == "lenient":
         return None  # never rejects; no validator keeps the first slice's runs as fast as before
-    field = getattr(workload, "reasoning_field", None) if profile == "deepseek-relay" else None
+    field = workload.reasoning_field if profile == "deepseek-relay" else None
     return make_validator(profile, field)
 
 
@@ -300,9 +324,5 @@ def execute(
         validator = validator_for(workload, profile)
     engine_name = engine or get_workload(workload.name).default_engine
     provider = SimulatedProvider(cache=cache, validator=validator)
-    drive = getattr(workload, "run", None)
-    if drive is not None:  # a workload of several agents drives them itself (subagents): one engine each
-        return drive(lambda: make_engine(workload, engine_name, preset, engine_config), engine_name, preset, provider, profile)
-    return run_workload(
-        workload, make_engine(workload, engine_name, preset, engine_config), provider, preset=preset.name, profile=profile
-    )
+    # The workload drives its agents (subagents has several): each gets its own engine.
+    return workload.run(lambda: make_engine(workload, engine_name, preset, engine_config), engine_name, preset, provider, profile)

@@ -128,9 +128,20 @@ class SubagentsWorkload(msgspec.Struct, frozen=True):
         """The main agent's script."""
         return MainScript(self)
 
+    #: It sends no reasoning (a relay's reasoning field does not apply).
+    reasoning_field: ClassVar[None] = None
+
+    def expected_requests(self) -> int:
+        """The main agent's steps and every subagent's read steps."""
+        return self.main_steps + self.subagents * self.subagent_steps
+
     def params(self) -> dict[str, object]:
         """Report parameters."""
         return {"subagents": self.subagents, "subagent_steps": self.subagent_steps, "main_steps": self.main_steps}
+
+    def wrap_client(self, engine: Engine) -> Engine:
+        """No client behaviour of its own: any engine runs as built."""
+        return engine
 
     def run(
         self, new_engine: Callable[[], Engine], engine_name: str, preset: Preset, provider: SimulatedProvider, profile: str
@@ -250,6 +261,10 @@ class _SubagentView(msgspec.Struct, frozen=True):
     @property
     def window(self) -> int:
         return self.workload.window
+
+    @property
+    def seed(self) -> int:
+        return self.workload.seed
 
     def model_info(self) -> ModelInfo:
         return self.workload.model_info()

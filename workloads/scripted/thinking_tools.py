@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -60,6 +60,9 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     user_text,
 )
+from prefixbench.simulator.provider import SimulatedProvider
+from prefixbench.workloads.scripted.base import Run
+from prefixbench.workloads.scripted.loop import run_workload
 from prefixbench.workloads.scripted.prose import prose
 from prefixbench.workloads.scripted.ranges_responder import (
     COMPRESS_TOOL,
@@ -226,6 +229,10 @@ class ThinkingToolsWorkload(msgspec.Struct, frozen=True):
         """A fresh script."""
         return ThinkingToolsScript(self)
 
+    def expected_requests(self) -> int:
+        """One request per tool step of every turn."""
+        return self.turns * self.steps_per_turn
+
     def params(self) -> dict[str, object]:
         """Report parameters."""
         return {
@@ -236,6 +243,12 @@ class ThinkingToolsWorkload(msgspec.Struct, frozen=True):
             "effort": self.effort,
             "engine_config": "custom" if (self.checkpoint or self.user_tail or self.ranges) else "default",
         }
+
+    def run(
+        self, new_engine: Callable[[], Engine], engine_name: str, preset: Preset, provider: SimulatedProvider, profile: str
+    ) -> Run:
+        """One agent: the loop drives it with one engine."""
+        return run_workload(self, new_engine(), provider, preset=preset.name, profile=profile)
 
 
 TOOL_CYCLE = ("read_file", "grep", "read_file", "run_tests")

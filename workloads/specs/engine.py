@@ -23,9 +23,9 @@ from prefixbench.workloads.scripted.registry import WORKLOADS, execute, make_eng
 from prefixbench.workloads.specs.base import SpecResult
 from prefixbench.workloads.specs.observed import OBSERVED_SPECS, ObservedSpec
 
-#: The workloads a user's engine is checked on, in report order (the seed workloads; the
-#: scale workloads subagents and idle-gaps run it too, on sweep, but are not in the gate).
-ENGINE_WORKLOADS: tuple[str, ...] = ("seed-coding", "thinking-tools")
+#: The workloads a user's engine is checked on, in registry order: those whose entry says
+#: ``engine_gate`` (the seed workloads; subagents and idle-gaps run it too, on sweep).
+ENGINE_WORKLOADS: tuple[str, ...] = tuple(name for name, entry in WORKLOADS.items() if entry.engine_gate)
 
 
 class EngineCase(msgspec.Struct, frozen=True):

@@ -201,6 +201,7 @@ class ThinkingScript(msgspec.Struct):
 class ThinkingWorkload(msgspec.Struct):
     window: int = 16_000
     steps_per_turn: int = 30
+    seed: int = 0
     name: ClassVar[str] = "tiny-thinking"
 
     def model_info(self) -> ModelInfo:
