@@ -26,10 +26,10 @@ Gate = Literal["uncached", "hit", "usd", "rejected", "written"]
 Worse = Literal["rise", "drop"]
 Reduce = Literal["sum", "min"]
 #: What a field holds: ``ratio`` a fraction in [0, 1] (rounded to 6 places), ``usd`` dollars
-#: (a float in JSON), ``ints``/``floats`` one value a summary call, ``texts`` a list of lines;
+#: (a float in JSON), ``ints``/``ratios`` one value a summary call, ``texts`` a list of lines;
 #: ``?`` after a type: the value may be null.
 FieldType = Literal[
-    "str", "str?", "int", "int?", "bool", "ratio", "ratio?", "usd", "usd?", "ints", "floats", "texts", "params", "any"
+    "str", "str?", "int", "int?", "bool", "ratio", "ratio?", "ratios", "usd", "usd?", "ints", "texts", "params", "any"
 ]
 
 
@@ -51,13 +51,20 @@ class Field(msgspec.Struct, frozen=True):
     def __post_init__(self) -> None:
         if self.role != "figure" and (self.gate is not None or self.reduce is not None):
             raise ValueError(f"field {self.name!r}: only a figure is gated or reduced")
-        if self.type in ("ints", "floats") and self.role == "figure" and self.reduce is None:
+        if self.type in ("ints", "ratios") and self.role == "figure" and self.reduce is None:
             raise ValueError(f"field {self.name!r}: a list figure needs a reduce")
 
     @property
     def figure(self) -> str:
         """The name ``compare`` shows the figure under."""
         return self.compared_as or self.name
+
+    @property
+    def unit(self) -> Literal["ratio", "usd", "count"]:
+        """How the figure reads: a ratio (shown as a percentage), dollars, or a count."""
+        if self.type in ("ratio", "ratio?", "ratios"):
+            return "ratio"
+        return "usd" if self.type in ("usd", "usd?") else "count"
 
     @property
     def source(self) -> str:

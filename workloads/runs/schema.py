@@ -31,7 +31,7 @@ RUN_FIELDS: tuple[Field, ...] = (
     Field("summary_prompt_tokens", "ints"),
     Field("summary_cached_tokens", "ints"),
     Field("summary_uncached_tokens", "ints", "figure", gate="uncached", reduce="sum"),
-    Field("summary_hit_ratio", "floats", "figure", gate="hit", worse="drop", reduce="min", compared_as="summary_hit_min"),
+    Field("summary_hit_ratio", "ratios", "figure", gate="hit", worse="drop", reduce="min", compared_as="summary_hit_min"),
     Field("session_prompt_tokens", "int", "figure"),
     Field("session_cached_tokens", "int", "figure"),
     Field("session_uncached_tokens", "int", "figure", gate="uncached"),
