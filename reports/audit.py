@@ -18,129 +18,42 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.causes import CAUSES
-from prefixbench.workloads.audit.core import SCHEMA_VERSION, AuditResult, AuditRow
+from prefixbench.workloads.audit.core import AuditResult, AuditRow
+from prefixbench.workloads.audit.schema import (
+    CAUSE_FIELDS,
+    FILE_FIELDS,
+    LANE_FIELDS,
+    MODEL_FIELDS,
+    REQUEST_FIELDS as REQUEST_SCHEMA,
+    SCHEMA_VERSION,
+    TOTALS_FIELDS,
+    section_record,
+)
+from prefixbench.workloads.fields import names
 
 #: Files drawn as a panel each in audit.png; beyond this, one panel holds every request.
 CHART_PANELS = 12
 #: Worst requests listed after the cause summary.
 WORST = 15
 #: The per-request columns of audit.csv and of each request in --format json, in order.
-REQUEST_FIELDS = (
-    "file",
-    "lane",
-    "lane_kind",
-    "index",
-    "line",
-    "timestamp",
-    "provider",
-    "model",
-    "reported_cache_read",
-    "reported_cache_write",
-    "reported_cache_write_1h",
-    "reported_uncached",
-    "reported_output",
-    "predicted_cache_read",
-    "predicted_cache_write",
-    "predicted_uncached",
-    "expected_cache_read",
-    "lost_tokens",
-    "cause",
-    "evidence",
-    "detail",
-    "cost_usd",
-    "lost_usd",
-    "predicted_by",
-    "identity",
-    "gap_ms",
-    "inferred_cause",
-)
-
-
-def _num(value: Decimal | None) -> float | None:
-    return None if value is None else float(value)
+REQUEST_FIELDS = names(REQUEST_SCHEMA)
 
 
 def request_record(row: AuditRow) -> dict[str, object]:
     """One request as JSON-ready data (dollars as numbers)."""
-    record = {name: getattr(row, name) for name in REQUEST_FIELDS}
-    record["cost_usd"] = _num(row.cost_usd)
-    record["lost_usd"] = _num(row.lost_usd)
-    return record
+    return section_record(REQUEST_SCHEMA, row)
 
 
 def audit_record(result: AuditResult) -> dict[str, object]:
-    """The whole audit as the ``--format json`` object (schema 1)."""
-    totals = result.totals
+    """The whole audit as the ``--format json`` object (:mod:`prefixbench.workloads.audit.schema`)."""
     return {
         "schema": SCHEMA_VERSION,
         "requests": [request_record(row) for row in result.rows],
-        "lanes": [
-            {
-                "file": lane.file,
-                "lane": lane.lane,
-                "kind": lane.kind,
-                "model": lane.model,
-                "requests": lane.requests,
-                "reported_cache_read": lane.reported_cache_read,
-                "reported_cache_write": lane.reported_cache_write,
-                "reported_uncached": lane.reported_uncached,
-                "reported_output": lane.reported_output,
-                "predicted_cache_read": lane.predicted_cache_read,
-                "predicted_cache_write": lane.predicted_cache_write,
-                "predicted_uncached": lane.predicted_uncached,
-                "read_within_3pct": lane.read_within,
-                "hit_ratio": round(lane.hit_ratio, 6),
-                "lost_tokens": lane.lost_tokens,
-                "cost_usd": float(lane.cost_usd),
-                "lost_usd": float(lane.lost_usd),
-                "head_tokens": lane.head_tokens,
-            }
-            for lane in result.lanes
-        ],
-        "causes": [
-            {"cause": c.cause, "requests": c.requests, "lost_tokens": c.lost_tokens, "lost_usd": float(c.lost_usd)}
-            for c in result.causes
-        ],
-        "totals": {
-            "requests": totals.requests,
-            "input": totals.input,
-            "output": totals.output,
-            "cache_read": totals.cache_read,
-            "cache_write": totals.cache_write,
-            "cache_write_1h": totals.cache_write_1h,
-            "cost_usd": float(totals.cost_usd),
-            "lost_usd": float(totals.lost_usd),
-            "hit_ratio": round(totals.hit_ratio, 6),
-        },
-        "models": [
-            {
-                "provider": m.provider,
-                "model": m.model,
-                "requests": m.requests,
-                "input": m.input,
-                "output": m.output,
-                "cache_read": m.cache_read,
-                "cache_write": m.cache_write,
-                "cost_usd": float(m.cost_usd),
-                "lost_usd": float(m.lost_usd),
-                "priced": m.priced,
-            }
-            for m in result.models
-        ],
-        "files": [
-            {
-                "file": f.file,
-                "format": f.format,
-                "requests": f.requests,
-                "read_within_3pct": f.read_within,
-                "mean_abs_read_error": None if f.mean_abs_read_error is None else round(f.mean_abs_read_error, 6),
-                "skipped": f.skipped,
-                "cost_usd": float(f.cost_usd),
-                "lost_usd": float(f.lost_usd),
-                "notes": list(f.notes),
-            }
-            for f in result.files
-        ],
+        "lanes": [section_record(LANE_FIELDS, lane) for lane in result.lanes],
+        "causes": [section_record(CAUSE_FIELDS, cause) for cause in result.causes],
+        "totals": section_record(TOTALS_FIELDS, result.totals),
+        "models": [section_record(MODEL_FIELDS, model) for model in result.models],
+        "files": [section_record(FILE_FIELDS, calibration) for calibration in result.files],
         "notes": list(result.notes),
     }
 

@@ -7,16 +7,27 @@ import json
 from decimal import Decimal
 
 from prefixbench.simulator.pricing import format_usd
-from prefixbench.workloads.runs.compare import Change, Comparison
+from prefixbench.workloads.runs.compare import Change, Comparison, figure_field
 
 
-def fmt_figure(name: str, value: float | None) -> str:
+def figure_unit(group: str, name: str) -> str:
+    """``ratio``, ``usd`` or ``count``: as the schema declares the figure; one it does not declare
+    (an audit field a newer prefixbench added) reads by its name."""
+    field = figure_field(group, name)
+    if field is not None:
+        return field.unit
+    if "hit" in name or name.endswith("ratio"):
+        return "ratio"
+    return "usd" if name.endswith("usd") else "count"
+
+
+def fmt_figure(unit: str, value: float | None) -> str:
     """A figure in its own unit: ``97.9%`` for ratios, ``$0.2193`` for dollars, ``1,234`` else."""
     if value is None:
         return "-"
-    if "hit" in name or name.endswith("ratio"):
+    if unit == "ratio":
         return f"{value * 100:.1f}%"
-    if name.endswith("usd"):
+    if unit == "usd":
         return format_usd(Decimal(repr(value)))
     if value == int(value):
         return f"{int(value):,}"
@@ -32,10 +43,11 @@ def fmt_change(change: Change) -> str:
     delta = change.new - change.base
     if delta == 0:
         return "="
-    if "hit" in change.figure or change.figure.endswith("ratio"):
+    unit = figure_unit(change.group, change.figure)
+    if unit == "ratio":
         return f"{delta * 100:+.1f}pt"
     if change.base == 0:
-        return f"+{fmt_figure(change.figure, delta)} (from 0)"
+        return f"+{fmt_figure(unit, delta)} (from 0)"
     return f"{delta / abs(change.base) * 100:+.1f}%"
 
 
@@ -57,8 +69,8 @@ def _rows(changes: list[Change], labels: dict[tuple[str, str], str]) -> list[lis
         [
             labels.get((c.group, c.key), f"{c.group} {c.key}"),
             c.figure,
-            fmt_figure(c.figure, c.base),
-            fmt_figure(c.figure, c.new),
+            fmt_figure(figure_unit(c.group, c.figure), c.base),
+            fmt_figure(figure_unit(c.group, c.figure), c.new),
             fmt_change(c),
             c.limit.text() if c.limit else "-",
         ]

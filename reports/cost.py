@@ -23,7 +23,7 @@ import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.reports.frames import format_window
-from prefixbench.workloads.runs.schema import RUN_KEYS
+from prefixbench.workloads.runs.schema import COST_COLUMNS, RUN_KEYS
 from prefixbench.reports.palette import CACHED, FOLD, UNCACHED
 from prefixbench.simulator.pricing import (
     DEEPSEEK_PEAK_HOURS,
@@ -36,7 +36,8 @@ from prefixbench.simulator.pricing import (
     usd_sum,
 )
 
-#: The four parts of a bill, in stacking order.
+#: The four parts of a bill, in stacking order (``COST_COLUMNS``, from the run schema, is their
+#: ``*_usd`` columns and ``total_usd``).
 COST_PARTS = ("uncached_input", "cache_read", "cache_write", "output")
 PART_LABELS = {
     "uncached_input": "uncached input",
@@ -50,7 +51,6 @@ PART_COLOURS = {
     "cache_write": "#bf8700",
     "output": FOLD,
 }
-COST_COLUMNS = (*(f"{part}_usd" for part in COST_PARTS), "total_usd")
 #: Token columns :func:`cost_table` needs; ``written_long_tokens`` and ``status`` are optional.
 REQUIRED_TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "written_tokens", "output_tokens")
 #: Columns that identify a run, in the order they are shown.
@@ -312,7 +312,7 @@ def _table(run_costs: pd.DataFrame) -> tuple[list[str], list[list[str]], set[int
         header.append("summary calls")
     header.append("saving vs legacy")
     numeric = set(range(len(keys), len(header)))
-    dollar_columns = [*(f"{p}_usd" for p in COST_PARTS), "total_usd", *(["compaction_usd"] if has_compaction else [])]
+    dollar_columns = [*COST_COLUMNS, *(["compaction_usd"] if has_compaction else [])]
     shown = {column: usd_column(list(runs[column])) for column in dollar_columns}
     savings = usd_column([_saving_or_none(r) for _, r in runs.iterrows()])
     rows = []

@@ -77,7 +77,6 @@ from prefixbench.workloads.logs.trace import (
 
 #: Relative error within which a predicted read counts as right (issue 9's acceptance).
 READ_TOLERANCE = 0.03
-SCHEMA_VERSION = 1
 
 
 class AuditRow(msgspec.Struct, frozen=True):

@@ -3,10 +3,14 @@
 Two kinds of result compare:
 
 - **sweep**: ``runs.csv`` or the ``sweep --format json`` output. One *unit* per run, keyed by
-  workload, window, engine, preset, profile and cache.
+  the run schema's keys (workload, window, engine, preset, profile, cache, seed).
 - **audit**: the ``audit --format json`` object (``{"schema": 1, "requests", "lanes",
   "causes", "totals"}``). One unit per lane (keyed by file and lane), one for the totals, and
   one per cause (shown, never gated: a cause's share moves whenever another one does).
+
+Which figures a unit has, and which threshold gates each, is declared on the record's schema
+(:mod:`prefixbench.workloads.runs.schema`, :mod:`prefixbench.workloads.audit.schema`). A
+numeric field an audit object has beyond its schema is shown, never gated.
 
 A file is read into a :class:`Result` (kind + units of numeric figures); :func:`compare`
 pairs the units of two results and measures each figure's change; :class:`Thresholds`
@@ -29,26 +33,22 @@ from pathlib import Path
 
 import msgspec
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.schema import SCHEMA_VERSION, UNIT_FIELDS
+from prefixbench.workloads.fields import Field, Gate, Worse, figures, names
+from prefixbench.workloads.runs.schema import KEY_FIELDS, RUN_FIGURES
 from prefixbench.workloads.runs.windows import format_window
 
 #: The folder named baselines live in (relative to the working directory), like ``.benchmarks/``.
 BASELINE_DIR = Path(".prefixbench")
 BASELINE_FORMAT = 1
-SWEEP_KEYS = ("workload", "window", "engine", "preset", "profile", "cache")
-#: The figures a sweep run is compared on, in display order.
-SWEEP_FIGURES = (
-    "summary_hit_min",
-    "summary_uncached_tokens",
-    "session_uncached_tokens",
-    "session_prompt_tokens",
-    "session_cached_tokens",
-    "session_written_tokens",
-    "num_folds",
-    "num_rejected",
-    "total_usd",
-)
-#: Audit fields that name a unit, not a figure.
-AUDIT_ID_FIELDS = ("file", "lane", "cause")
+SWEEP_KEYS = names(KEY_FIELDS)
+#: The figure a sweep JSON or runs.csv must have to be one.
+_SWEEP_REQUIRED = (*(k for k in SWEEP_KEYS if k != "seed"), "session_uncached_tokens")
+#: Each unit's compared figures by the name compare shows: a run's, a lane's, the totals', a cause's.
+UNIT_FIGURES: dict[str, dict[str, Field]] = {
+    "run": figures(RUN_FIGURES),
+    **{unit: figures(fields) for unit, fields in UNIT_FIELDS.items()},
+}
 
 
 class Unit(msgspec.Struct, frozen=True):
@@ -128,7 +128,7 @@ def _sweep_from_csv(text: str, source: str) -> Result:
     if not rows and not text.strip().splitlines()[0].startswith("workload"):
         raise UserError(f"{source}:1: not runs.csv (no 'workload' column) nor JSON")
     header = text.splitlines()[0].split(",")
-    missing = [k for k in (*SWEEP_KEYS, "session_uncached_tokens") if k not in header]
+    missing = [k for k in _SWEEP_REQUIRED if k not in header]
     if missing:
         raise UserError(f"{source}:1: not runs.csv: missing column(s) {', '.join(missing)}")
     records = []
@@ -161,27 +161,59 @@ def _sweep_from_records(data: list, source: str) -> Result:
 def _sweep_units(records: list[dict], source: str, where) -> Result:
     units: dict[tuple[str, str], Unit] = {}
     for i, rec in enumerate(records):
-        missing = [k for k in (*SWEEP_KEYS, "session_uncached_tokens") if k not in rec]
+        missing = [k for k in _SWEEP_REQUIRED if k not in rec]
         if missing:
             raise UserError(f"{where(i)}: missing {', '.join(missing)} (not a sweep run)")
-        key = " ".join(f"{k}={_window_text(rec[k]) if k == 'window' else rec[k]}" for k in SWEEP_KEYS)
-        figures: dict[str, float] = {}
-        hits = _number_list(rec.get("summary_hit_ratio", []), where(i), "summary_hit_ratio")
-        if hits:
-            figures["summary_hit_min"] = min(hits)
-        uncached = _number_list(rec.get("summary_uncached_tokens", []), where(i), "summary_uncached_tokens")
-        if uncached:
-            figures["summary_uncached_tokens"] = float(sum(uncached))
-        for name in SWEEP_FIGURES:
-            if name in figures or name not in rec or rec[name] in ("", None):
-                continue
-            figures[name] = _number(rec[name], where(i), name)
+        key = run_key(rec)
         if ("run", key) in units:
             raise UserError(f"{where(i)}: run {key} appears twice")
-        units[("run", key)] = Unit("run", key, figures)
+        units[("run", key)] = Unit("run", key, _run_figures(rec, where(i)))
     if not units:
         raise UserError(f"{source}: no runs")
     return Result("sweep", source, units)
+
+
+def run_key(rec: Mapping[str, object]) -> str:
+    """A run's label: ``key=value`` for each key of the run schema. Seed 0 (each workload's
+    default shape, and the only seed of a sweep without ``--seeds``) is left out, so results
+    written before runs had a seed key the same runs; a run without a seed is seed 0."""
+    parts = []
+    for name in SWEEP_KEYS:
+        match name:
+            case "window":
+                parts.append(f"window={_window_text(rec[name])}")
+            case "seed":
+                seed = _seed_text(rec.get("seed", 0))
+                if seed != "0":
+                    parts.append(f"seed={seed}")
+            case _:
+                parts.append(f"{name}={rec[name]}")
+    return " ".join(parts)
+
+
+def _seed_text(value: object) -> str:
+    """``1`` for 1, 1.0 and "1" alike (runs.csv and the JSON output key the same run)."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+    return str(int(number)) if math.isfinite(number) and number == int(number) else str(value)
+
+
+def _run_figures(rec: Mapping[str, object], where: str) -> dict[str, float]:
+    """A run's compared figures, in the schema's order; a list figure (one value a summary
+    call) as its sum or minimum, absent when the run made no summary call."""
+    figures: dict[str, float] = {}
+    for field in RUN_FIGURES:
+        if field.reduce is not None:
+            values = _number_list(rec.get(field.name, []), where, field.name)
+            if values:
+                figures[field.figure] = min(values) if field.reduce == "min" else float(sum(values))
+            continue
+        if field.name not in rec or rec[field.name] in ("", None):
+            continue
+        figures[field.figure] = _number(rec[field.name], where, field.name)
+    return figures
 
 
 def _window_text(value: object) -> str:
@@ -194,8 +226,10 @@ def _window_text(value: object) -> str:
 
 def _audit_from_json(data: dict, source: str) -> Result:
     schema = data.get("schema")
-    if schema != 1:
-        raise UserError(f"{source}: key 'schema': audit schema {schema!r} is not supported (this prefixbench reads 1)")
+    if schema != SCHEMA_VERSION:
+        raise UserError(
+            f"{source}: key 'schema': audit schema {schema!r} is not supported (this prefixbench reads {SCHEMA_VERSION})"
+        )
     for name, kind in (("lanes", list), ("causes", list), ("totals", dict)):
         if not isinstance(data.get(name), kind):
             raise UserError(f"{source}: key {name!r}: expected a JSON {kind.__name__}, got {type(data.get(name)).__name__}")
@@ -203,18 +237,22 @@ def _audit_from_json(data: dict, source: str) -> Result:
     for i, lane in enumerate(data["lanes"]):
         if not isinstance(lane, dict) or "lane" not in lane:
             raise UserError(f"{source}: lanes[{i}]: not an object with a 'lane'")
-    names = _file_names([str(lane.get("file", "")) for lane in data["lanes"]])
+    tails = _file_names([str(lane.get("file", "")) for lane in data["lanes"]])
     for i, lane in enumerate(data["lanes"]):
         where = f"{source}: lanes[{i}]"
-        key = f"{names.get(str(lane.get('file', '')), '')} {lane['lane']}".strip()
-        _add_unit(units, Unit("lane", key, _numeric_fields(lane, where)), where)
-    units[("totals", "totals")] = Unit("totals", "totals", _numeric_fields(data["totals"], f"{source}: totals"))
+        key = f"{tails.get(str(lane.get('file', '')), '')} {lane['lane']}".strip()
+        _add_unit(units, Unit("lane", key, _numeric_fields(lane, "lane", where)), where)
+    units[("totals", "totals")] = Unit("totals", "totals", _numeric_fields(data["totals"], "totals", f"{source}: totals"))
     for i, cause in enumerate(data["causes"]):
         where = f"{source}: causes[{i}]"
         if not isinstance(cause, dict) or "cause" not in cause:
             raise UserError(f"{where}: not an object with a 'cause'")
-        _add_unit(units, Unit("cause", str(cause["cause"]), _numeric_fields(cause, where)), where)
+        _add_unit(units, Unit("cause", str(cause["cause"]), _numeric_fields(cause, "cause", where)), where)
     return Result("audit", source, units)
+
+
+#: The fields that name an audit unit (never compared).
+_AUDIT_KEYS = {unit: names(fields, "key") for unit, fields in UNIT_FIELDS.items()}
 
 
 def _file_names(files: list[str]) -> dict[str, str]:
@@ -234,11 +272,13 @@ def _add_unit(units: dict[tuple[str, str], Unit], unit: Unit, where: str) -> Non
     units[(unit.group, unit.key)] = unit
 
 
-def _numeric_fields(obj: Mapping[str, object], where: str) -> dict[str, float]:
-    """The numeric fields of an audit object (booleans and identifiers left out)."""
+def _numeric_fields(obj: Mapping[str, object], unit: str, where: str) -> dict[str, float]:
+    """The numeric fields of an audit object, in its order (booleans and the unit's key fields
+    left out; a numeric field the schema does not declare is kept, shown and never gated)."""
+    keys = _AUDIT_KEYS[unit]
     out = {}
     for key, value in obj.items():
-        if key in AUDIT_ID_FIELDS or isinstance(value, bool):
+        if key in keys or isinstance(value, bool):
             continue
         if isinstance(value, (int, float)):
             if not math.isfinite(value):
@@ -291,21 +331,15 @@ THRESHOLD_HELP = {
 DEFAULT_THRESHOLDS = "uncached=2%,hit=0.5pt,usd=5%,rejected=0"
 
 
-def figure_class(name: str) -> str | None:
-    """Which threshold a figure falls under (None: shown, not gated)."""
-    if name.startswith("predicted_") or name.endswith("_error"):
-        return None  # the model's prediction, not what was paid
-    if "hit" in name:
-        return "hit"
-    if "rejected" in name:
-        return "rejected"
-    if name.endswith("usd") and ("cost" in name or "total" in name or "lost" in name):
-        return "usd"
-    if "uncached" in name or name == "input":  # an audit's totals call uncached input "input"
-        return "uncached"
-    if "written" in name or "cache_write" in name:
-        return "written"
-    return None
+def figure_field(group: str, name: str) -> Field | None:
+    """The schema's declaration of a unit's figure (None: a figure the schema does not declare)."""
+    return UNIT_FIGURES.get(group, {}).get(name)
+
+
+def figure_gate(group: str, name: str) -> Gate | None:
+    """Which threshold a unit's figure falls under, as its schema declares (None: shown, not gated)."""
+    field = figure_field(group, name)
+    return None if field is None else field.gate
 
 
 class Limit(msgspec.Struct, frozen=True):
@@ -318,9 +352,10 @@ class Limit(msgspec.Struct, frozen=True):
     def text(self) -> str:
         return f"{self.name}={_trim(self.amount)}{self.unit}"
 
-    def crossed(self, base: float, new: float) -> bool:
-        """Whether ``base -> new`` worsens by more than this limit."""
-        worse = base - new if self.name == "hit" else new - base
+    def crossed(self, base: float, new: float, direction: Worse = "rise") -> bool:
+        """Whether ``base -> new`` worsens by more than this limit (``direction``: which way a
+        figure worsens, as its schema declares)."""
+        worse = base - new if direction == "drop" else new - base
         if worse <= 0:
             return False
         if self.unit == "%":
@@ -430,9 +465,12 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
         names = list(dict.fromkeys([*b.figures, *n.figures]))
         for name in names:
             bv, nv = b.figures.get(name), n.figures.get(name)
-            cls = figure_class(name)
-            limit = thresholds.limits.get(cls) if (cls and b.gated) else None
-            regressed = bool(limit and bv is not None and nv is not None and limit.crossed(bv, nv))
+            field = figure_field(b.group, name)
+            gate = field.gate if field is not None and b.gated else None
+            limit = thresholds.limits.get(gate) if gate else None
+            regressed = bool(
+                limit and field and bv is not None and nv is not None and limit.crossed(bv, nv, field.worse)
+            )
             changes.append(Change(b.group, b.key, name, bv, nv, limit, regressed))
     only_base = tuple(f"{g} {k}" for g, k in base.units if (g, k) not in new.units)
     only_new = tuple(f"{g} {k}" for g, k in new.units if (g, k) not in base.units)

@@ -1,57 +1,101 @@
 """The run record: one flat row a run (runs.csv, the store's metadata, ``sweep --format json``)
 and one a request (observations.csv, the store's rows). Every writer and reader of a sweep's
-results takes its column names from here."""
+results (the store, runs.csv, the JSON output, report.html, ``compare``) takes its column names
+from here, and ``compare`` the threshold that gates each figure (see
+:mod:`prefixbench.workloads.fields`)."""
 
 from __future__ import annotations
 
+from prefixbench.workloads.fields import Field, FieldType, names
 from prefixbench.workloads.scripted.base import Run
 
-#: Columns that identify a run inside a sweep.
-RUN_KEYS = ("workload", "window", "engine", "preset", "profile", "cache", "seed")
 
-RUN_COLUMNS = (
-    *RUN_KEYS,
-    "params",
-    "num_requests",
-    "num_folds",
-    "num_summaries",
-    "num_rejected",
-    "summary_prompt_tokens",
-    "summary_cached_tokens",
-    "summary_uncached_tokens",
+def _key(name: str, type_: FieldType = "str") -> Field:
+    return Field(name, type_, "key")
+
+
+#: The columns that identify a run inside a sweep (the seed too: two seeds are two runs).
+KEY_FIELDS = (
+    _key("workload"), _key("window", "int"), _key("engine"), _key("preset"), _key("profile"), _key("cache"), _key("seed", "int"),
+)
+
+#: One run: a row of runs.csv, an object of ``sweep --format json`` (with ``params`` spread into
+#: its keys there), the metadata of its file in the store.
+RUN_FIELDS: tuple[Field, ...] = (
+    *KEY_FIELDS,
+    Field("params", "params"),
+    Field("num_requests", "int"),
+    Field("num_folds", "int", "figure"),
+    Field("num_summaries", "int"),
+    Field("num_rejected", "int", "figure", gate="rejected"),
+    Field("summary_prompt_tokens", "ints"),
+    Field("summary_cached_tokens", "ints"),
+    Field("summary_uncached_tokens", "ints", "figure", gate="uncached", reduce="sum"),
+    Field("summary_hit_ratio", "ratios", "figure", gate="hit", worse="drop", reduce="min", compared_as="summary_hit_min"),
+    Field("session_prompt_tokens", "int", "figure"),
+    Field("session_cached_tokens", "int", "figure"),
+    Field("session_uncached_tokens", "int", "figure", gate="uncached"),
+    Field("session_written_tokens", "int", "figure", gate="written"),
+    Field("session_output_tokens", "int"),
+)
+
+#: The dollars of a priced run (``--price``): added to runs.csv and the JSON output.
+COST_FIELDS: tuple[Field, ...] = (
+    Field("uncached_input_usd", "usd"),
+    Field("cache_read_usd", "usd"),
+    Field("cache_write_usd", "usd"),
+    Field("output_usd", "usd"),
+    Field("total_usd", "usd", "figure", gate="usd"),
+)
+
+#: The order ``compare`` lists a run's figures in.
+RUN_FIGURE_ORDER = (
     "summary_hit_ratio",
+    "summary_uncached_tokens",
+    "session_uncached_tokens",
     "session_prompt_tokens",
     "session_cached_tokens",
-    "session_uncached_tokens",
     "session_written_tokens",
-    "session_output_tokens",
+    "num_folds",
+    "num_rejected",
+    "total_usd",
 )
 
-OBSERVATION_COLUMNS = (
-    *RUN_KEYS,
-    "index",
-    "purpose",
-    "tick",
-    "reasoning_effort",
-    "temperature",
-    "stop",
-    "max_tokens",
-    "prompt_tokens",
-    "cached_tokens",
-    "uncached_tokens",
-    "written_tokens",
-    "written_long_tokens",
-    "output_tokens",
-    "hit_ratio",
-    "extends_previous",
-    "rewrites",
-    "divergence",
-    "divergence_message",
-    "divergence_block",
-    "divergence_byte",
-    "status",
-    "error",
+_BY_NAME = {f.name: f for f in (*RUN_FIELDS, *COST_FIELDS)}
+#: A run's compared figures, in the order compare lists them.
+RUN_FIGURES: tuple[Field, ...] = tuple(_BY_NAME[name] for name in RUN_FIGURE_ORDER)
+
+#: One request of a run: a row of observations.csv and of the run's file in the store.
+OBSERVATION_FIELDS: tuple[Field, ...] = (
+    *KEY_FIELDS,
+    Field("index", "int"),
+    Field("purpose", "str"),
+    Field("tick", "int"),
+    Field("reasoning_effort", "str"),
+    Field("temperature", "any"),
+    Field("stop", "str"),
+    Field("max_tokens", "any"),
+    Field("prompt_tokens", "int"),
+    Field("cached_tokens", "int"),
+    Field("uncached_tokens", "int"),
+    Field("written_tokens", "int"),
+    Field("written_long_tokens", "int"),
+    Field("output_tokens", "int"),
+    Field("hit_ratio", "ratio"),
+    Field("extends_previous", "bool"),
+    Field("rewrites", "str"),
+    Field("divergence", "str"),
+    Field("divergence_message", "any"),
+    Field("divergence_block", "any"),
+    Field("divergence_byte", "any"),
+    Field("status", "int"),
+    Field("error", "str"),
 )
+
+RUN_KEYS = names(KEY_FIELDS)
+RUN_COLUMNS = names(RUN_FIELDS)
+COST_COLUMNS = names(COST_FIELDS)
+OBSERVATION_COLUMNS = names(OBSERVATION_FIELDS)
 
 
 def run_record(run: Run) -> dict[str, object]:

@@ -25,8 +25,8 @@ AUDIT = {
     "schema": 1,
     "requests": [],
     "lanes": [
-        {"file": "s.jsonl", "lane": "main", "requests": 10, "uncached": 1000, "cache_read": 50000, "cost_usd": 0.5, "lost_usd": 0.1, "hit_ratio": 0.9},
-        {"file": "s.jsonl", "lane": "agent-1", "requests": 4, "uncached": 200, "cache_read": 9000, "cost_usd": 0.1, "lost_usd": 0.0, "hit_ratio": 0.8},
+        {"file": "s.jsonl", "lane": "main", "requests": 10, "reported_uncached": 1000, "reported_cache_read": 50000, "cost_usd": 0.5, "lost_usd": 0.1, "hit_ratio": 0.9},
+        {"file": "s.jsonl", "lane": "agent-1", "requests": 4, "reported_uncached": 200, "reported_cache_read": 9000, "cost_usd": 0.1, "lost_usd": 0.0, "hit_ratio": 0.8},
     ],
     "causes": [{"cause": "ttl-expired", "requests": 2, "lost_tokens": 3000, "lost_usd": 0.05}],
     "totals": {"requests": 14, "input": 1200, "output": 900, "cache_read": 59000, "cache_write": 3000, "cost_usd": 0.6, "lost_usd": 0.1, "hit_ratio": 0.88},
@@ -112,12 +112,12 @@ def test_audit_lanes_totals_and_causes(tmp_path, capsys):
     assert main(["compare", str(base), str(base)]) == 0
     capsys.readouterr()
     worse = json.loads(json.dumps(AUDIT))
-    worse["lanes"][1]["uncached"] = 230  # +15% on one subagent lane
+    worse["lanes"][1]["reported_uncached"] = 230  # +15% on one subagent lane
     worse["causes"][0]["lost_usd"] = 0.5  # causes are shown, not gated
     assert main(["compare", str(base), str(_write(tmp_path / "w.json", worse)), "--format", "json"]) == 1
     report = json.loads(capsys.readouterr().out)
     regressed = [c for c in report["changes"] if c["regressed"]]
-    assert [(c["group"], c["unit"], c["figure"]) for c in regressed] == [("lane", "s.jsonl agent-1", "uncached")]
+    assert [(c["group"], c["unit"], c["figure"]) for c in regressed] == [("lane", "s.jsonl agent-1", "reported_uncached")]
     assert any(c["group"] == "cause" and c["figure"] == "lost_usd" and not c["regressed"] for c in report["changes"])
     cost = json.loads(json.dumps(AUDIT))
     cost["totals"]["cost_usd"] = 0.64  # +6.7% dollars
@@ -162,7 +162,7 @@ def test_default_thresholds_parse():
     t = Thresholds.parse(DEFAULT_THRESHOLDS)
     assert set(t.limits) == {"uncached", "hit", "usd", "rejected"}
     assert t.limits["uncached"].crossed(100, 103) and not t.limits["uncached"].crossed(100, 102)
-    assert t.limits["hit"].crossed(0.99, 0.984) and not t.limits["hit"].crossed(0.99, 0.986)
+    assert t.limits["hit"].crossed(0.99, 0.984, "drop") and not t.limits["hit"].crossed(0.99, 0.986, "drop")
 
 
 @pytest.mark.parametrize(

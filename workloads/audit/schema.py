@@ -1,0 +1,163 @@
+"""The audit record: what ``audit --format json`` writes (schema 1), what report.html draws and
+what ``compare`` reads, declared once.
+
+The object holds ``schema`` (:data:`SCHEMA_VERSION`) and one section a part of the audit, each a
+list of records (``totals``: one record) whose fields, in order, are declared here: the JSON
+writer (:func:`section_record`) writes exactly these, report.html reads them, and ``compare``
+compares a lane's and the totals' figures under the threshold each declares (a cause's figures
+are shown, never gated: a cause's share moves whenever another one does). ``notes`` (lines) ends
+the object; ``--what-if`` adds ``what_if``, which compare does not read.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from prefixbench.workloads.fields import Field
+
+#: The audit JSON's ``schema``; a reader refuses another.
+SCHEMA_VERSION = 1
+
+
+def _figure(name: str, type_: str = "int", **kwargs: object) -> Field:
+    return Field(name, type_, "figure", **kwargs)  # type: ignore[arg-type]
+
+
+#: One request (also the columns of audit.csv).
+REQUEST_FIELDS: tuple[Field, ...] = (
+    Field("file", "str", "key"),
+    Field("lane", "str", "key"),
+    Field("lane_kind", "str"),
+    Field("index", "int"),
+    Field("line", "int"),
+    Field("timestamp", "str?"),
+    Field("provider", "str"),
+    Field("model", "str"),
+    Field("reported_cache_read", "int?"),
+    Field("reported_cache_write", "int?"),
+    Field("reported_cache_write_1h", "int?"),
+    Field("reported_uncached", "int?"),
+    Field("reported_output", "int?"),
+    Field("predicted_cache_read", "int"),
+    Field("predicted_cache_write", "int"),
+    Field("predicted_uncached", "int"),
+    Field("expected_cache_read", "int"),
+    Field("lost_tokens", "int"),
+    Field("cause", "str?"),
+    Field("evidence", "str?"),
+    Field("detail", "str"),
+    Field("cost_usd", "usd?"),
+    Field("lost_usd", "usd?"),
+    Field("predicted_by", "str"),
+    Field("identity", "str"),
+    Field("gap_ms", "int?"),
+    Field("inferred_cause", "str?"),
+)
+
+#: One lane of one file: what was reported beside what the cache model predicted.
+LANE_FIELDS: tuple[Field, ...] = (
+    Field("file", "str", "key"),
+    Field("lane", "str", "key"),
+    Field("kind", "str"),
+    Field("model", "str"),
+    _figure("requests"),
+    _figure("reported_cache_read"),
+    _figure("reported_cache_write", gate="written"),
+    _figure("reported_uncached", gate="uncached"),
+    _figure("reported_output"),
+    _figure("predicted_cache_read"),
+    _figure("predicted_cache_write"),
+    _figure("predicted_uncached"),
+    _figure("read_within_3pct", attr="read_within"),
+    _figure("hit_ratio", "ratio", gate="hit", worse="drop"),
+    _figure("lost_tokens"),
+    _figure("cost_usd", "usd", gate="usd"),
+    _figure("lost_usd", "usd", gate="usd"),
+    _figure("head_tokens", "int?"),
+)
+
+#: One cause of misses: shown by compare, never gated.
+CAUSE_FIELDS: tuple[Field, ...] = (
+    Field("cause", "str", "key"),
+    _figure("requests"),
+    _figure("lost_tokens"),
+    _figure("lost_usd", "usd"),
+)
+
+#: The whole audit (``input`` is the uncached input).
+TOTALS_FIELDS: tuple[Field, ...] = (
+    _figure("requests"),
+    _figure("input", gate="uncached"),
+    _figure("output"),
+    _figure("cache_read"),
+    _figure("cache_write", gate="written"),
+    _figure("cache_write_1h", gate="written"),
+    _figure("cost_usd", "usd", gate="usd"),
+    _figure("lost_usd", "usd", gate="usd"),
+    _figure("hit_ratio", "ratio", gate="hit", worse="drop"),
+)
+
+#: One model: tokens and dollars (``priced``: whether the price table knows it).
+MODEL_FIELDS: tuple[Field, ...] = (
+    Field("provider", "str", "key"),
+    Field("model", "str", "key"),
+    Field("requests", "int"),
+    Field("input", "int"),
+    Field("output", "int"),
+    Field("cache_read", "int"),
+    Field("cache_write", "int"),
+    Field("cost_usd", "usd"),
+    Field("lost_usd", "usd"),
+    Field("priced", "bool"),
+)
+
+#: One log file: its format and how well the model predicted its reads.
+FILE_FIELDS: tuple[Field, ...] = (
+    Field("file", "str", "key"),
+    Field("format", "str"),
+    Field("requests", "int"),
+    Field("read_within_3pct", "int", attr="read_within"),
+    Field("mean_abs_read_error", "ratio?"),
+    Field("skipped", "int"),
+    Field("cost_usd", "usd"),
+    Field("lost_usd", "usd"),
+    Field("notes", "texts"),
+)
+
+#: The sections of the object after ``schema``, in order, with their fields.
+SECTIONS: dict[str, tuple[Field, ...]] = {
+    "requests": REQUEST_FIELDS,
+    "lanes": LANE_FIELDS,
+    "causes": CAUSE_FIELDS,
+    "totals": TOTALS_FIELDS,
+    "models": MODEL_FIELDS,
+    "files": FILE_FIELDS,
+}
+#: The sections ``compare`` reads, and the unit each record of one is.
+COMPARED_SECTIONS = {"lanes": "lane", "totals": "totals", "causes": "cause"}
+#: The fields of each unit compare makes of an audit.
+UNIT_FIELDS: dict[str, tuple[Field, ...]] = {unit: SECTIONS[section] for section, unit in COMPARED_SECTIONS.items()}
+
+
+def json_value(field: Field, value: object) -> object:
+    """A field's value as the JSON writes it: dollars as floats, ratios rounded to 6 places,
+    lists of lines as lists."""
+    if value is None:
+        return None
+    match field.type:
+        case "usd" | "usd?":
+            assert isinstance(value, Decimal | float | int)
+            return float(value)
+        case "ratio" | "ratio?":
+            assert isinstance(value, float | int)
+            return round(value, 6)
+        case "texts":
+            assert isinstance(value, tuple | list)
+            return list(value)
+        case _:
+            return value
+
+
+def section_record(fields: tuple[Field, ...], obj: object) -> dict[str, object]:
+    """One record of a section: every declared field of ``obj``, in order."""
+    return {f.name: json_value(f, getattr(obj, f.source)) for f in fields}
