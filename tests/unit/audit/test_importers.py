@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace, run_audit
-from prefixbench.workloads.logs.sources import detect_format
+from prefixbench.workloads.logs.formats import detect_format
 
 from .fixtures import (
     Transcript,
@@ -88,7 +88,7 @@ def test_claude_code_json_array_form(tmp_path: Path) -> None:
     t.assistant("req_1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 2000, 0, 5), cc_usage(3, 2000, 0, 50)])
     path = tmp_path / "chat.json"
     path.write_text(json.dumps(t.lines, indent=2, ensure_ascii=True), encoding="utf-8")
-    assert detect_format(path) == "claude-code"
+    assert detect_format(path).name == "claude-code"
     requests, _ = load_trace([path])
     assert [r.usage.output for r in requests] == [50]
     # The line named is where the last element of the request starts in the pretty-printed array.
@@ -309,7 +309,7 @@ def test_kvcache_simulator_traces_string_ids_and_partial_blocks(tmp_path: Path) 
         {"block_size": 16, "hash_ids": ["a", "b", "c"], "input_length": 40, "block_tokens": [16, 16, 8]},
         {"block_size": 16, "hash_ids": ["a", "e"], "input_length": 32},
     ])
-    assert detect_format(path) == "mooncake"
+    assert detect_format(path).name == "mooncake"
     result = run_audit([path])
     # "c" (8 tokens) and "c" (16 tokens) share an id only because the content matched; the
     # trace is trusted: the third request reads 16 + 16 + 8.
@@ -337,7 +337,7 @@ def test_block_trace_errors_name_the_line(tmp_path: Path, record: dict, message:
 def test_request_body_logs_use_the_existing_parsers(tmp_path: Path) -> None:
     body = {"model": "gpt-5.1", "messages": [{"role": "system", "content": "s" * 6000}, {"role": "user", "content": "hi"}]}
     path = write_jsonl(tmp_path / "bodies.jsonl", [body, {**body, "messages": body["messages"] + [{"role": "assistant", "content": "yo"}, {"role": "user", "content": "again"}]}])
-    assert detect_format(path) == "chat-completions"
+    assert detect_format(path).name == "chat-completions"
     result = run_audit([path])
     assert result.rows[1].predicted_cache_read > 1024
 
@@ -381,7 +381,7 @@ def test_empty_folder(tmp_path: Path) -> None:
 
 
 def test_times_without_offset_are_utc() -> None:
-    from prefixbench.workloads.logs.importers import parse_time_ms
+    from prefixbench.workloads.logs.formats.common import parse_time_ms
 
     assert parse_time_ms("2025-09-03T00:52:31.217", "x") == parse_time_ms("2025-09-03T00:52:31.217Z", "x") == 1756860751217
     assert parse_time_ms(1748554704.293292, "x") == 1748554704293  # epoch seconds (claude-trace)
@@ -396,7 +396,7 @@ def test_older_codex_rollouts_without_usage_are_recognised(tmp_path: Path) -> No
         {"record_type": "state"},
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
     ])
-    assert detect_format(path) == "codex"
+    assert detect_format(path).name == "codex"
     requests, summaries = load_trace([path])
     assert requests == [] and "no token_count events" in summaries[0].notes[-1]
 
@@ -407,7 +407,7 @@ def test_claude_code_2x_file_starting_with_snapshots(tmp_path: Path) -> None:
     t.assistant("r1", "2025-10-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
     snapshots = [{"type": "file-history-snapshot", "messageId": f"m{n}", "snapshot": {}, "isSnapshotUpdate": False} for n in range(30)]
     path = write_jsonl(tmp_path / "s.jsonl", snapshots + t.lines)
-    assert detect_format(path) == "claude-code"
+    assert detect_format(path).name == "claude-code"
     requests, _ = load_trace([path])
     assert len(requests) == 1
 
