@@ -166,18 +166,21 @@ def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
         chunk = pending + chunk
         if b"\x00" in chunk:
             raise UserError(f"{path}:{line_no}: binary data, not a text log")
-        # Keep an incomplete UTF-8 sequence for the next chunk.
-        cut = len(chunk)
-        while cut > 0 and cut > len(chunk) - 4 and (chunk[cut - 1] & 0xC0) == 0x80:
-            cut -= 1
-        if cut > 0 and chunk[cut - 1] >= 0xC0:
-            cut -= 1
-        else:
-            cut = len(chunk)
-        pending = chunk[cut:]
+        cut = _complete_utf8(chunk)
+        pending = chunk[cut:]  # an incomplete UTF-8 sequence, kept for the next chunk
         try:
             buffer += chunk[:cut].decode("utf-8")
         except UnicodeDecodeError:
             raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
     if started and not ended:
         raise UserError(f"{path}:{line_no}: truncated JSON array (no closing ])")
+
+
+def _complete_utf8(chunk: bytes) -> int:
+    """Where ``chunk`` ends if its last UTF-8 sequence is incomplete (else its length)."""
+    cut = len(chunk)
+    while cut > 0 and cut > len(chunk) - 4 and (chunk[cut - 1] & 0xC0) == 0x80:
+        cut -= 1
+    if cut > 0 and chunk[cut - 1] >= 0xC0:
+        return cut - 1
+    return len(chunk)
