@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, assert_never
 
 from prefixbench.reports.options import Default, check_price_options, parse_list, parse_windows, warn_window_memory
 from prefixbench.simulator.errors import UserError
@@ -226,15 +226,10 @@ def _add_replay_parser(sub: _Subcommands) -> None:
     )
     if not replay:
         return
+    from prefixbench.workloads.logs.formats import REPLAYS, replay_help
+
     replay.add_argument("file", type=Path, help="the request log (JSONL)")
-    replay.add_argument(
-        "--input",
-        default="chat-completions",
-        choices=("chat-completions", "anthropic-capture"),
-        help="format of FILE: chat-completions request bodies, or anthropic-capture (claude-trace "
-        "request/response pairs, replayed through the anthropic cache model and compared with the "
-        "usage the provider reported) (default: chat-completions)",
-    )
+    replay.add_argument("--input", default=next(iter(REPLAYS)), choices=tuple(REPLAYS), help=replay_help())
     replay.add_argument(
         "--chars-per-token",
         type=float,
@@ -299,20 +294,19 @@ def _add_compare_parser(sub: _Subcommands) -> None:
 
 
 def _add_audit_parser(sub: _Subcommands) -> None:
-    audit = sub.add_parser(
-        "audit",
-        help="audit real agent logs: every request predicted, every miss explained and priced",
-        description="Read real agent logs (Claude Code transcripts, HTTP captures, Codex rollouts, pi sessions, "
-        "request-body logs, Mooncake traces), replay every lane through the provider's cache model on the log's "
-        "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input.",
-    )
+    audit = sub.add_parser("audit", help="audit real agent logs: every request predicted, every miss explained and priced")
     if not audit:
         return
     from prefixbench.workloads.audit.causes import CAUSES
-    from prefixbench.workloads.logs.trace import FORMAT_ALIASES, FORMATS
+    from prefixbench.workloads.logs import formats
 
+    # Set here rather than in add_parser: the format table is read only when audit is the command.
+    audit.description = (
+        f"Read real agent logs ({formats.nouns()}), replay every lane through the provider's cache model on the log's "
+        "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input."
+    )
     audit.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json)")
-    audit.add_argument("--input", default="auto", choices=("auto", *FORMATS, *FORMAT_ALIASES), help="log format (default: auto, detected from content; claude-trace and anthropic-capture name http-capture)")
+    audit.add_argument("--input", default="auto", choices=formats.input_choices(), help=formats.input_help())
     audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
     audit.add_argument("--out", type=Path, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json, audit.png and report.html here (all or nothing)")
     audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (default: at its own time)")
@@ -488,8 +482,19 @@ def run_check(options: CheckOptions) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """``prefixbench replay``."""
-    if args.input == "anthropic-capture":
-        return _replay_capture(args)
+    from prefixbench.workloads.logs.formats import REPLAYS
+
+    match REPLAYS[args.input].kind:
+        case "capture":
+            return _replay_capture(args)
+        case "bodies":
+            return _replay_bodies(args)
+        case other:
+            assert_never(other)
+
+
+def _replay_bodies(args: argparse.Namespace) -> int:
+    """``replay`` of a request-body log: each body through the cache model, in order."""
     from prefixbench.reports.replay import replay_json, replay_table
     from prefixbench.workloads.logs.chat_completions import read_chat_completions
     from prefixbench.workloads.logs.replay import replay_labelled

@@ -1,7 +1,7 @@
 """``prefixbench audit``: real agent logs in, every request predicted, every miss explained and priced.
 
 Modules, in the order data flows through them (the reading side lives in
-:mod:`prefixbench.workloads.logs`: the normalized trace, the folder walk and the importers):
+:mod:`prefixbench.workloads.logs`: the normalized trace, the folder walk and the log formats):
 
 * :mod:`prefixbench.simulator.chain` the prefix-chain cache model for logs without request bodies
 * :mod:`.causes` the closed set of causes and evidence levels

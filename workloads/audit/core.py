@@ -1,6 +1,6 @@
 """The audit: every request of every lane predicted, every miss explained and priced.
 
-:func:`run_audit` imports the logs (:mod:`.importers`), replays every request in send order
+:func:`run_audit` reads the logs (:mod:`prefixbench.workloads.logs.formats`), replays every request in send order
 through the provider's cache model (the byte-level models of :mod:`prefixbench.simulator` when
 the log has request bodies, the chain model :mod:`prefixbench.simulator.chain` when it does not;
 the clock is the log's timestamps), decides a cause for each miss (:mod:`.causes`) and prices
@@ -61,15 +61,10 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
 from prefixbench.workloads.logs.bodydiff import body_diff
-from prefixbench.workloads.logs.importers import ImportContext, import_file
-from prefixbench.workloads.logs.sources import (
-    ProgressFn,
-    detect_format,
-    find_log_files,
-)
+from prefixbench.workloads.logs.formats import ImportContext, detect_format, import_file, resolve
+from prefixbench.workloads.logs.records import ProgressFn
+from prefixbench.workloads.logs.sources import find_log_files
 from prefixbench.workloads.logs.trace import (
-    FORMAT_ALIASES,
-    FORMATS,
     FileSummary,
     TraceRequest,
     Usage,
@@ -306,9 +301,7 @@ def load_trace(
     paths: Sequence[Path], fmt: str = "auto", progress: ProgressFn | None = None
 ) -> tuple[list[TraceRequest], list[FileSummary]]:
     """Import every log under ``paths`` (every file is checked before anything is computed)."""
-    fmt = FORMAT_ALIASES.get(fmt, fmt)
-    if fmt != "auto" and fmt not in FORMATS:
-        raise UserError(f"--input: unknown format {fmt!r} (known: auto, {', '.join(FORMATS)})")
+    named = resolve(fmt)
     files = find_log_files(list(paths))
     ctx = ImportContext()
     requests: list[TraceRequest] = []
@@ -327,8 +320,7 @@ def load_trace(
             base = offset
             ctx.progress = lambda done, base=base: progress(base + done)
             offset += path.stat().st_size
-        file_fmt = detect_format(path) if fmt == "auto" else fmt
-        reqs, summary = import_file(path, file_fmt, ctx)
+        reqs, summary = import_file(path, named or detect_format(path), ctx)
         requests.extend(reqs)
         summaries.append(summary)
     return requests, summaries

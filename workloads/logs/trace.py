@@ -39,21 +39,6 @@ from typing import Literal, TypeAlias
 import msgspec
 from prefixbench.simulator.wire import Request
 
-#: Log formats the audit reads (``--input``).
-Format: TypeAlias = Literal[
-    "claude-code", "http-capture", "codex", "pi", "chat-completions", "anthropic-bodies", "mooncake"
-]
-FORMATS: tuple[str, ...] = (
-    "claude-code",
-    "http-capture",
-    "codex",
-    "pi",
-    "chat-completions",
-    "anthropic-bodies",
-    "mooncake",
-)
-#: Other names ``--input`` accepts (the capture tool's name, ``replay``'s name for it).
-FORMAT_ALIASES: dict[str, str] = {"claude-trace": "http-capture", "anthropic-capture": "http-capture"}
 #: What a lane is: the agent's own thread, a subagent, a compaction call, a side call (titles,
 #: quota checks), or a trace request (Mooncake: no agent structure at all).
 LaneKind: TypeAlias = Literal["main", "subagent", "compaction", "side", "trace"]

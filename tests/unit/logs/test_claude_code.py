@@ -1,0 +1,151 @@
+"""Claude Code transcripts (workloads/logs/formats/claude_code.py) on small synthetic logs of each version."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.logs.formats import detect_format
+from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+
+
+def test_claude_code_keeps_last_line_of_each_request(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    # Streamed: the first line's output count is partial, the last is final.
+    t.assistant("req_1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 2000, 0, 5), cc_usage(3, 2000, 0, 120)])
+    t.user("result", "2025-09-03T00:00:03.000Z", tool=True)
+    t.assistant("req_2", "2025-09-03T00:00:05.000Z", [cc_usage(4, 100, 2000, 7), cc_usage(4, 100, 2000, 60)])
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    requests, _ = load_trace([path])
+    assert [r.usage.output for r in requests] == [120, 60]
+    assert [r.usage.cache_read for r in requests] == [0, 2000]
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert requests[0].sent_ms < requests[0].ready_ms
+
+
+def test_claude_code_skips_synthetic_and_splits_1h_writes(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("req_1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 3000, 0, 9, write_1h=1000)])
+    t.assistant("req_2", "2025-09-03T00:00:03.000Z", [cc_usage(0, 0, 0, 0)], model="<synthetic>")
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    requests, summaries = load_trace([path])
+    assert len(requests) == 1
+    assert (requests[0].usage.cache_write_5m, requests[0].usage.cache_write_1h) == (2000, 1000)
+    assert summaries[0].skipped[0][1].startswith("synthetic")
+
+
+def test_claude_code_sidechains_subagent_files_and_compaction(tmp_path: Path) -> None:
+    main = Transcript("sess")
+    main.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    main.assistant("m1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    main.compact_boundary("2025-09-03T00:00:10.000Z")
+    main.user("summary of the conversation", "2025-09-03T00:00:10.000Z")
+    main.assistant("m2", "2025-09-03T00:00:12.000Z", [cc_usage(3, 500, 14000, 9)])
+    side = Transcript("sess", sidechain=True)
+    side.user("task", "2025-09-03T00:00:03.000Z", root=True)
+    side.assistant("sc1", "2025-09-03T00:00:04.000Z", [cc_usage(3, 12000, 0, 9)])
+    project = tmp_path / "project"
+    write_jsonl(project / "sess.jsonl", main.lines + side.lines)
+    agent = Transcript("agent", version="2.0.1", sidechain=True)
+    agent.user("subtask", "2025-09-03T00:00:05.000Z", root=True)
+    agent.assistant("a1", "2025-09-03T00:00:06.000Z", [cc_usage(3, 12000, 0, 9)])
+    write_jsonl(project / "sess" / "subagents" / "agent-abc.jsonl", agent.lines)
+    compact = Transcript("acompact", version="2.0.1", sidechain=True)
+    compact.user("summarize", "2025-09-03T00:00:07.000Z", root=True)
+    compact.assistant("c1", "2025-09-03T00:00:08.000Z", [cc_usage(3, 100, 0, 9)])
+    write_jsonl(project / "sess" / "subagents" / "agent-acompact-1.jsonl", compact.lines)
+    requests, _ = load_trace([project])
+    lanes = {(Path(r.file).name, r.lane, r.lane_kind) for r in requests}
+    assert lanes == {
+        ("sess.jsonl", "main", "main"),
+        ("sess.jsonl", "sidechain-1", "subagent"),
+        ("agent-abc.jsonl", "agent-abc", "subagent"),
+        ("agent-acompact-1.jsonl", "agent-acompact-1", "compaction"),
+    }
+    after = next(r for r in requests if r.request_id == "m2")
+    assert after.prefix.parent is None and ("compaction", "") in after.events
+    result = run_audit([project])
+    row = next(row for row in result.rows if row.line == after.line and row.lane == "main")
+    assert row.cause == "compaction"
+
+
+def test_claude_code_json_array_form(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("héllo", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("req_1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 2000, 0, 5), cc_usage(3, 2000, 0, 50)])
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(t.lines, indent=2, ensure_ascii=True), encoding="utf-8")
+    assert detect_format(path).name == "claude-code"
+    requests, _ = load_trace([path])
+    assert [r.usage.output for r in requests] == [50]
+    # The line named is where the last element of the request starts in the pretty-printed array.
+    assert path.read_text().splitlines()[requests[0].line - 1].strip() == "{"
+
+
+def test_claude_code_ties_keep_file_order(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("a", "2025-09-03T00:00:05.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:05.000Z", [cc_usage(3, 2000, 0, 5)])
+    t.user("b", "2025-09-03T00:00:01.000Z", tool=True)  # the clock goes backwards (resumed history)
+    t.assistant("r2", "2025-09-03T00:00:01.000Z", [cc_usage(3, 100, 2000, 5)])
+    path = write_jsonl(tmp_path / "s.jsonl", t.lines)
+    result = run_audit([path])
+    assert [row.line for row in result.rows] == [2, 4]
+    assert result.rows[1].gap_ms == 0  # never negative
+    assert result.rows[1].cause is None
+
+
+def test_claude_code_2x_file_starting_with_snapshots(tmp_path: Path) -> None:
+    t = Transcript(version="2.0.14")
+    t.user("go", "2025-10-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-10-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    snapshots = [{"type": "file-history-snapshot", "messageId": f"m{n}", "snapshot": {}, "isSnapshotUpdate": False} for n in range(30)]
+    path = write_jsonl(tmp_path / "s.jsonl", snapshots + t.lines)
+    assert detect_format(path).name == "claude-code"
+    requests, _ = load_trace([path])
+    assert len(requests) == 1
+
+
+def test_claude_code_resumed_history_counts_once(tmp_path: Path) -> None:
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    first = list(t.lines)
+    t.user("more", "2025-09-03T00:10:00.000Z")
+    t.assistant("r2", "2025-09-03T00:10:02.000Z", [cc_usage(3, 15100, 0, 9)])
+    write_jsonl(tmp_path / "a.jsonl", first)
+    write_jsonl(tmp_path / "b.jsonl", t.lines)  # the resumed session re-logs r1
+    requests, summaries = load_trace([tmp_path])
+    assert [r.request_id for r in requests] == ["r1", "r2"]
+    assert "already counted" in summaries[1].skipped[0][1]
+
+
+def test_a_new_root_in_a_lane_is_judged_against_the_head_only(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 30000, 0, 9)])
+    t.user("a fresh conversation", "2025-09-03T00:01:00.000Z", root=True)  # no compaction logged
+    t.assistant("r2", "2025-09-03T00:01:02.000Z", [cc_usage(3, 16000, 0, 9)])
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    second = result.rows[1]
+    assert second.expected_cache_read == 0 and second.lost_tokens == 0  # the head size is unknown here
+    assert second.cause == "cold-start"
+
+
+def test_one_hour_entries_outlive_a_20_minute_gap(tmp_path: Path) -> None:
+    t = Transcript(version="2.1.47")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9, write_1h=15000)])
+    t.user("later", "2025-09-03T00:20:00.000Z")
+    t.assistant("r2", "2025-09-03T00:20:02.000Z", [cc_usage(3, 300, 15000, 9, write_1h=300)])
+    t.user("much later", "2025-09-03T01:30:00.000Z")
+    t.assistant("r3", "2025-09-03T01:30:02.000Z", [cc_usage(3, 15400, 0, 9, write_1h=15400)])
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    assert [row.predicted_cache_read for row in result.rows] == [0, 15000, 0]
+    assert [row.cause for row in result.rows] == ["cold-start", None, "ttl-expired"]
+    assert "past the 1h00m TTL" in result.rows[2].detail
+    # 1 h writes bill at 2x input ($6 per 1M on Sonnet 4), not 1.25x.
+    assert result.totals.cache_write_1h == 30700

@@ -1,0 +1,52 @@
+"""Codex CLI rollouts (workloads/logs/formats/codex.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefixbench.workloads.audit.core import load_trace
+from prefixbench.workloads.logs.formats import detect_format
+from tests.unit.audit.fixtures import write_jsonl
+
+
+def _codex(path: Path, lines: list[tuple[str, dict]], session: str = "sess-1") -> Path:
+    records = [{"timestamp": "2025-11-17T21:30:28.664Z", "type": "session_meta", "payload": {"id": session, "cli_version": "0.58.0", "model_provider": "openai"}}]
+    records.append({"timestamp": "2025-11-17T21:30:29.000Z", "type": "turn_context", "payload": {"model": "gpt-5.1-codex", "effort": "high"}})
+    for ts, payload in lines:
+        records.append({"timestamp": ts, "type": "event_msg" if payload.get("type") == "token_count" else "response_item", "payload": payload})
+    return write_jsonl(path, records)
+
+
+def _tc(total_in: int, cached: int, out: int, last_in: int, last_cached: int, last_out: int) -> dict:
+    return {"type": "token_count", "info": {
+        "total_token_usage": {"input_tokens": total_in, "cached_input_tokens": cached, "output_tokens": out},
+        "last_token_usage": {"input_tokens": last_in, "cached_input_tokens": last_cached, "output_tokens": last_out}}}
+
+
+def test_codex_repeated_and_forked_token_counts_count_once(tmp_path: Path) -> None:
+    lines = [
+        ("2025-11-17T21:32:46.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        ("2025-11-17T21:32:50.000Z", _tc(10000, 0, 30, 10000, 0, 30)),
+        ("2025-11-17T21:32:51.000Z", _tc(10000, 0, 30, 10000, 0, 30)),  # repeated
+        ("2025-11-17T21:32:52.000Z", {"type": "function_call_output", "call_id": "c", "output": "ok"}),
+        ("2025-11-17T21:32:55.000Z", _tc(20500, 9984, 60, 10500, 9984, 30)),
+    ]
+    original = _codex(tmp_path / "a" / "rollout-1.jsonl", lines)
+    # A fork replays the parent's history (same lines) and goes on.
+    fork = _codex(tmp_path / "b" / "rollout-2.jsonl", lines + [("2025-11-17T21:40:00.000Z", _tc(31000, 20352, 90, 10500, 10368, 30))], session="sess-2")
+    requests, summaries = load_trace([original, fork])
+    assert len(requests) == 3
+    assert sum(r.usage.output for r in requests) == 90
+    assert any("replayed" in reason for _, reason in summaries[1].skipped)
+    assert requests[1].usage.uncached == 10500 - 9984
+
+
+def test_older_codex_rollouts_without_usage_are_recognised(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "rollout-old.jsonl", [
+        {"id": "x", "timestamp": "2025-05-01T10:00:00Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+    ])
+    assert detect_format(path).name == "codex"
+    requests, summaries = load_trace([path])
+    assert requests == [] and "no token_count events" in summaries[0].notes[-1]

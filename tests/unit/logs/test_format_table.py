@@ -1,0 +1,203 @@
+"""The format table: every format in it (and every ``--input`` choice) has a module, a detector
+test and a reader test on a fixture of its own (``fixtures/<name>.jsonl``).
+
+The tests enumerate :data:`FORMATS`, so a format added to the table without a fixture and an
+expected reading fails :func:`check_table`; a planted extra entry shows that it does.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+from msgspec.structs import replace
+from prefixbench.reports.cli import build_parser
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs import formats
+from prefixbench.workloads.logs.formats import (
+    FORMATS,
+    REPLAYS,
+    ImportContext,
+    LogFormat,
+    detect_format,
+    import_file,
+)
+from prefixbench.workloads.logs.records import iter_records
+from prefixbench.workloads.logs.trace import Prefix, TraceRequest, Usage
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def fixture(name: str) -> Path:
+    return FIXTURES / f"{name}.jsonl"
+
+
+def expected(name: str) -> list[TraceRequest]:
+    """What the reader of ``name`` makes of its fixture (bodies compared by their model only)."""
+    file = str(fixture(name))
+    match name:
+        case "claude-code":
+            return [
+                TraceRequest(
+                    file, 3, "main", "main", 0, 1756857600000, 1756857602000, "anthropic", "claude-sonnet-4-20250514",
+                    usage=Usage(cache_write_5m=2000, uncached=3, output=120),  # the LAST line's output count
+                    prefix=Prefix("claude-code:main:claude-sonnet-4-20250514:1.0.98", "cc:u1"),
+                    events=(("user_turn", ""),), request_id="req_1", agent_version="1.0.98", source_format=name,
+                )
+            ]
+        case "http-capture":
+            return [
+                TraceRequest(
+                    file, 1, "main", "main", 0, 1748554704000, 1748554705500, "anthropic", "claude-sonnet-4-20250514",
+                    usage=Usage(cache_read=1200, uncached=4, output=9), source_format=name,
+                )
+            ]
+        case "codex":
+            return [
+                TraceRequest(
+                    file, 5, "main", "main", 0, 1759312801000, 1759312803000, "openai", "gpt-5-codex",
+                    envelope=(("effort", "high"),),
+                    usage=Usage(cache_read=4096, uncached=904, output=50),  # input_tokens includes the cached part
+                    prefix=Prefix("codex:gpt-5-codex:0.46.0", "codex:sess-1#0", None, 2),
+                    events=(("user_turn", ""),), agent_version="0.46.0", source_format=name,
+                )
+            ]
+        case "pi":
+            return [
+                TraceRequest(
+                    file, 3, "main", "main", 0, 1761987602000, None, "anthropic", "claude-sonnet-4-5",
+                    envelope=(("thinking", "off"),),
+                    usage=Usage(cache_write_5m=3000, uncached=12, output=30),
+                    prefix=Prefix(f"pi:{file}:anthropic:claude-sonnet-4-5", f"pi:{file}#3", None, 2),
+                    events=(("user_turn", ""),), source_format=name,
+                )
+            ]
+        case "chat-completions":
+            return [
+                TraceRequest(file, 1, "main", "main", 0, None, None, "openai", "gpt-4o", source_format=name),
+                TraceRequest(file, 2, "main", "main", 1, None, None, "openai", "gpt-4o", envelope=(("effort", "low"),), source_format=name),
+            ]
+        case "anthropic-bodies":
+            return [TraceRequest(file, 1, "main", "main", 0, None, None, "anthropic", "claude-sonnet-4-20250514", source_format=name)]
+        case "mooncake":
+            return [
+                TraceRequest(
+                    file, line, "trace", "trace", seq, sent, None, "engine", "mooncake",
+                    envelope=(("input_length", str(length)), ("output_length", str(out))),
+                    hash_ids=hashes, block_tokens=(512,) * len(hashes), source_format=name,
+                )
+                for seq, (line, sent, length, out, hashes) in enumerate(((1, 0, 1000, 10, (1, 2)), (2, 250, 1500, 20, (1, 2, 3))))
+            ]
+    raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
+
+
+def module_of(name: str) -> str:
+    return f"prefixbench.workloads.logs.formats.{name.replace('-', '_')}"
+
+
+def check_table() -> None:
+    """Every format has its module (exposing the table's object), a fixture and an expected reading."""
+    for name, fmt in formats.FORMATS.items():
+        assert fmt.name == name
+        try:
+            module = importlib.import_module(module_of(name))
+        except ModuleNotFoundError:
+            raise AssertionError(f"format {name!r} has no module {module_of(name)}") from None
+        assert module.FORMAT is fmt, f"{module_of(name)}.FORMAT is not the table's {name!r}"
+        assert fixture(name).is_file(), f"no fixture for format {name!r}: add fixtures/{name}.jsonl"
+        expected(name)
+
+
+def test_every_format_has_a_module_a_fixture_and_an_expected_reading() -> None:
+    check_table()
+
+
+def test_a_format_added_without_fixtures_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    planted = replace(FORMATS["mooncake"], name="planted")
+    monkeypatch.setitem(formats.FORMATS, "planted", planted)
+    with pytest.raises(AssertionError, match="'planted'"):
+        check_table()
+    # With a module of its own, the missing fixture and expected reading still fail.
+    real = importlib.import_module
+    module = type("Module", (), {"FORMAT": planted})
+    monkeypatch.setattr(importlib, "import_module", lambda name: module if name == module_of("planted") else real(name))
+    with pytest.raises(AssertionError, match="no fixture for format 'planted'"):
+        check_table()
+
+
+def _choices(command: str) -> tuple[str, ...]:
+    parser = build_parser(command)
+    sub = next(a for a in parser._actions if a.dest == "command")
+    action = next(a for a in sub.choices[command]._actions if a.dest == "input")
+    return tuple(action.choices)
+
+
+def test_every_audit_input_choice_is_a_format_of_the_table() -> None:
+    choices = _choices("audit")
+    assert choices[0] == "auto"
+    for choice in choices[1:]:
+        fmt = formats.resolve(choice)
+        assert fmt is not None and fmt.name in FORMATS and fixture(fmt.name).is_file()
+    assert set(FORMATS) <= set(choices)
+
+
+def test_replay_input_choices_are_the_replayable_formats() -> None:
+    assert _choices("replay") == tuple(REPLAYS) == ("chat-completions", "anthropic-capture")
+    replayable = {fmt.replay.name: fmt for fmt in FORMATS.values() if fmt.replay is not None}
+    assert set(replayable) == set(REPLAYS)
+    assert formats.resolve("anthropic-capture") is replayable["anthropic-capture"]
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_detector(name: str) -> None:
+    """The fixture is detected as its format, and no other format's detector matches one of its
+    records as decisively."""
+    assert detect_format(fixture(name)) is FORMATS[name]
+    fmt = FORMATS[name]
+    for record in iter_records(fixture(name)):
+        own = fmt.detect(record.value)
+        assert own is not None, f"{name}:{record.line} not recognised by its own detector"
+        for other in FORMATS.values():
+            if other is not fmt:
+                theirs = other.detect(record.value)
+                assert theirs is None or theirs > own, f"{name}:{record.line} matches {other.name} as well ({theirs!r})"
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_reader(name: str) -> None:
+    requests, summary = import_file(fixture(name), FORMATS[name], ImportContext())
+    assert summary.format == name and summary.requests == len(requests)
+    bodies = [r.body for r in requests]
+    assert [replace(r, body=None) for r in requests] == expected(name)
+    if FORMATS[name].usage == "none" or name == "http-capture":
+        assert all(b is None or b.envelope.model == r.model for b, r in zip(bodies, requests))
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_a_file_of_another_format_is_refused_under_an_explicit_input(name: str) -> None:
+    """Read as any other format (one that does not admit it), a fixture is a one-line error."""
+    for other in FORMATS.values():
+        if other.name == name or name in other.admits:
+            continue
+        with pytest.raises(UserError):
+            import_file(fixture(name), other, ImportContext())
+
+
+def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> None:
+    log = tmp_path / "x.jsonl"
+    log.write_text('{"neither": 1}\n')
+    with pytest.raises(UserError) as caught:
+        detect_format(log)
+    assert str(caught.value) == (
+        f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
+        "pi session, request-body log or Mooncake trace); name it with --input"
+    )
+
+
+def test_format_objects_are_complete() -> None:
+    for fmt in FORMATS.values():
+        assert isinstance(fmt, LogFormat)
+        assert fmt.noun and fmt.nouns and fmt.description and fmt.versions
+        assert "\n" not in fmt.description
+        assert fmt.usage in ("additive", "subset", "by-endpoint", "none")

@@ -1,0 +1,135 @@
+"""HTTP captures (workloads/logs/formats/http_capture.py): Anthropic, DeepSeek and OpenAI calls."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from tests.unit.audit.fixtures import anthropic_body, capture_line, sse, write_jsonl
+
+
+def test_anthropic_capture_streamed_and_json(tmp_path: Path) -> None:
+    streamed = capture_line(
+        anthropic_body(),
+        {"body_raw": sse(
+            {"type": "message_start", "message": {"usage": {"input_tokens": 4, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 0, "output_tokens": 1}}},
+            {"type": "message_delta", "usage": {"output_tokens": 77}},
+        )},
+    )
+    plain = capture_line(
+        anthropic_body(messages=4),
+        {"body": {"usage": {"input_tokens": 5, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 2000, "output_tokens": 9}}},
+        sent=1748554710.0,
+    )
+    refused = capture_line(anthropic_body(), {"body": {"error": "overloaded"}}, status=529, sent=1748554711.0)
+    listing = {"request": {"timestamp": 1748554712.0, "method": "GET", "url": "https://api.anthropic.com/v1/models"}, "response": {"status_code": 200, "body": {"data": []}}}
+    path = write_jsonl(tmp_path / "cap.jsonl", [streamed, plain, refused, listing])
+    requests, summaries = load_trace([path])
+    assert [(r.usage.cache_write, r.usage.cache_read, r.usage.output) for r in requests] == [(2000, 0, 77), (100, 2000, 9)]
+    assert [reason.split(":")[0] for _, reason in summaries[0].skipped] == ["HTTP 529", "not a model call (no request body with a model)"]
+    assert all(r.body is not None for r in requests)
+
+
+def test_deepseek_anthropic_endpoint_input_excludes_reads(tmp_path: Path) -> None:
+    line = capture_line(
+        anthropic_body(model="deepseek-v4-flash"),
+        {"body_raw": sse(
+            {"type": "message_start", "message": {"usage": {"input_tokens": 300, "cache_read_input_tokens": 1280, "output_tokens": 0}}},
+            {"type": "message_delta", "usage": {"input_tokens": 300, "cache_read_input_tokens": 1280, "output_tokens": 40}},
+        )},
+        url="https://api.deepseek.com/anthropic/v1/messages",
+    )
+    path = write_jsonl(tmp_path / "ds.jsonl", [line])
+    (r,), _ = load_trace([path])
+    assert (r.provider, r.usage.cache_read, r.usage.uncached, r.usage.output, r.usage.prompt) == ("deepseek", 1280, 300, 40, 1580)
+
+
+def test_openai_responses_cached_tokens_are_inside_input(tmp_path: Path) -> None:
+    completed = {"type": "response.completed", "response": {"usage": {"input_tokens": 5000, "input_tokens_details": {"cached_tokens": 4096}, "output_tokens": 70}}}
+    streamed = capture_line({"model": "gpt-5.1", "input": "hi", "reasoning": {"effort": "high"}}, {"body_raw": f"event: response.completed\ndata: {json.dumps(completed)}\n\n"}, url="https://api.openai.com/v1/responses")
+    plain = capture_line({"model": "gpt-5.1", "input": "hi"}, {"body": {"usage": {"input_tokens": 6000, "input_tokens_details": {"cached_tokens": 4992}, "output_tokens": 10}}}, url="https://api.openai.com/v1/responses", sent=1748554720.0)
+    path = write_jsonl(tmp_path / "oa.jsonl", [streamed, plain])
+    requests, _ = load_trace([path])
+    assert [(r.usage.cache_read, r.usage.uncached) for r in requests] == [(4096, 904), (4992, 1008)]
+    assert requests[0].envelope == (("effort", "high"),)
+    result = run_audit([path])
+    assert result.totals.input == 904 + 1008  # no double count of cached tokens
+
+
+def test_provider_diagnostic_is_the_strongest_evidence(tmp_path: Path) -> None:
+    first = capture_line(anthropic_body(), {"body": {"usage": {"input_tokens": 4, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 0, "output_tokens": 1}}})
+    second = capture_line(
+        anthropic_body(messages=4),
+        {"body": {"usage": {"input_tokens": 4, "cache_creation_input_tokens": 2100, "cache_read_input_tokens": 0, "output_tokens": 1, "cache_miss_reason": {"type": "tools_changed"}}}},
+        sent=1748554710.0,
+    )
+    path = write_jsonl(tmp_path / "diag.jsonl", [first, second])
+    result = run_audit([path])
+    row = [row for row in result.rows if row.lane == "main"][1]
+    assert (row.cause, row.evidence) == ("tools-changed", "diagnostic")
+    # Scored against the audit's own inference: the bodies differ in messages only here.
+    assert row.inferred_cause is not None and row.inferred_cause != "tools-changed"
+    assert any("diagnostics decided 1 miss(es)" in note and "for 0 (0%)" in note for note in result.notes)
+
+
+def test_body_diff_names_the_changed_section(tmp_path: Path) -> None:
+    usage = {"input_tokens": 4, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 0, "output_tokens": 1}
+    first = capture_line(anthropic_body(), {"body": {"usage": usage}})
+    changed = anthropic_body(messages=4, system="You are terse. " * 400)
+    second = capture_line(changed, {"body": {"usage": {**usage, "cache_creation_input_tokens": 2100}}}, sent=1748554710.0)
+    path = write_jsonl(tmp_path / "diff.jsonl", [first, second])
+    row = [row for row in run_audit([path]).rows if row.lane == "main"][1]
+    assert (row.cause, row.evidence) == ("system-changed", "body-diff")
+    assert "'helpful." in row.detail and "'terse." in row.detail
+
+
+def test_openai_56_cache_writes_are_their_own_part(tmp_path: Path) -> None:
+    usage = {"input_tokens": 9000, "input_tokens_details": {"cached_tokens": 6000, "cache_write_tokens": 2500}, "output_tokens": 10}
+    line = capture_line({"model": "gpt-5.6-sol", "input": "hi"}, {"body": {"usage": usage}}, url="https://api.openai.com/v1/responses")
+    result = run_audit([write_jsonl(tmp_path / "oa.jsonl", [line])])
+    row = result.rows[0]
+    assert (row.reported_cache_read, row.reported_cache_write, row.reported_uncached) == (6000, 2500, 500)
+    # 500 x $5 + 6000 x $0.50 + 2500 x $6.25 + 10 x $30 per 1M (gpt-5.6-sol).
+    assert float(row.cost_usd) == pytest.approx((500 * 5 + 6000 * 0.5 + 2500 * 6.25 + 10 * 30) / 1e6)
+
+
+def test_capture_bodies_share_repeated_messages(tmp_path: Path) -> None:
+    usage = {"input_tokens": 4, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 0, "output_tokens": 1}
+    lines = [capture_line(anthropic_body(messages=n), {"body": {"usage": usage}}, sent=1748554704.0 + n) for n in (2, 4, 6)]
+    for line in lines:  # the marker moves to the newest message, as Claude Code sends it
+        for message in line["request"]["body"]["messages"][:-1]:
+            message["content"][-1].pop("cache_control", None)
+    requests, _ = load_trace([write_jsonl(tmp_path / "cap.jsonl", lines)])
+    first, second, third = (r.body.messages for r in requests)
+    assert second[0] is first[0] and third[2] is second[2]  # held once, not once per call
+
+
+def test_missing_cache_control_is_breakpoint_placement(tmp_path: Path) -> None:
+    first_body = anthropic_body()
+    second_body = anthropic_body(messages=4)
+    for message in second_body["messages"]:  # the client forgot its markers on the second call
+        for block in message["content"]:
+            block.pop("cache_control", None)
+    second_body["system"][0].pop("cache_control")
+    usage = {"input_tokens": 4, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 0, "output_tokens": 1}
+    lines = [
+        capture_line(first_body, {"body": {"usage": usage}}),
+        capture_line(second_body, {"body": {"usage": {**usage, "input_tokens": 2100, "cache_creation_input_tokens": 0}}}, sent=1748554710.0),
+    ]
+    row = [row for row in run_audit([write_jsonl(tmp_path / "c.jsonl", lines)]).rows if row.lane == "main"][1]
+    assert (row.cause, row.evidence) == ("breakpoint-placement", "body-diff")
+    assert "no cache_control" in row.detail
+
+
+def test_responses_captures_split_lanes_by_prompt_cache_key(tmp_path: Path) -> None:
+    def call(key: str, sent: float, cached: int) -> dict:
+        usage = {"input_tokens": 5000, "input_tokens_details": {"cached_tokens": cached}, "output_tokens": 5}
+        return capture_line({"model": "gpt-5.1", "input": "hi", "prompt_cache_key": key}, {"body": {"usage": usage}},
+                            url="https://api.openai.com/v1/responses", sent=sent)
+
+    lines = [call("a", 1748554704.0, 0), call("b", 1748554705.0, 0), call("a", 1748554706.0, 4992), call("b", 1748554707.0, 4992)]
+    result = run_audit([write_jsonl(tmp_path / "oa.jsonl", lines)])
+    assert [row.lane for row in result.rows] == ["main:a", "main:b", "main:a", "main:b"]
+    assert [row.predicted_cache_read for row in result.rows] == [0, 0, 4992, 4992]

@@ -1,0 +1,91 @@
+"""pi sessions (workloads/logs/formats/pi.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from tests.unit.audit.fixtures import write_jsonl
+
+
+def _pi(path: Path, entries: list[dict]) -> Path:
+    header = {"type": "session", "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x", "provider": "anthropic", "modelId": "claude-opus-4-5", "thinkingLevel": "off"}
+    return write_jsonl(path, [header, *entries])
+
+
+def _pi_msg(role: str, ts_ms: int, usage: dict | None = None) -> dict:
+    message = {"role": role, "content": [], "timestamp": ts_ms}
+    if usage is not None:
+        message.update({"provider": "anthropic", "model": "claude-opus-4-5", "api": "anthropic-messages", "usage": usage, "stopReason": "stop"})
+    return {"type": "message", "timestamp": "2025-12-08T22:41:09.389Z", "message": message}
+
+
+def _u(i: int, r: int, w: int, o: int = 10) -> dict:
+    return {"input": i, "output": o, "cacheRead": r, "cacheWrite": w, "cost": {}}
+
+
+def test_pi_thinking_change_and_unexplained_user_turn_miss(tmp_path: Path) -> None:
+    t0 = 1765233665294
+    entries = [
+        _pi_msg("user", t0),
+        _pi_msg("assistant", t0 + 10, _u(10, 0, 40000)),
+        _pi_msg("toolResult", t0 + 5000),
+        _pi_msg("assistant", t0 + 5010, _u(1, 40000, 500)),
+        _pi_msg("assistant", t0 + 6000, _u(0, 0, 0, 0)),  # aborted before any usage
+        {"type": "thinking_level_change", "timestamp": "x", "thinkingLevel": "high"},
+        _pi_msg("user", t0 + 20000),
+        _pi_msg("assistant", t0 + 20010, _u(10, 0, 41000)),
+        _pi_msg("user", t0 + 60000),
+        _pi_msg("assistant", t0 + 60010, _u(10, 0, 41500)),
+    ]
+    path = _pi(tmp_path / "pi.jsonl", entries)
+    result = run_audit([path])
+    causes = [(row.cause, row.evidence) for row in result.rows]
+    assert causes == [("cold-start", "log"), (None, None), ("effort-changed", "log"), ("unexplained", "none")]
+    assert "thinking off -> on" in result.rows[2].detail
+    assert "cannot tell" in result.rows[3].detail and "restart" in result.rows[3].detail
+    assert result.files[0].skipped == 1
+
+
+def test_pi_compaction_starts_a_new_chain(tmp_path: Path) -> None:
+    t0 = 1765233665294
+    entries = [
+        _pi_msg("user", t0),
+        _pi_msg("assistant", t0 + 10, _u(10, 0, 40000)),
+        {"type": "compaction", "timestamp": "x", "summary": "s", "firstKeptEntryIndex": 1, "tokensBefore": 40000},
+        _pi_msg("user", t0 + 20000),
+        _pi_msg("assistant", t0 + 20010, _u(10, 0, 5000)),
+    ]
+    result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
+    assert result.rows[1].cause == "compaction"
+
+
+def test_pi_tree_sessions_follow_parent_ids(tmp_path: Path) -> None:
+    t0 = 1765233665294
+    header = {"type": "session", "version": 3, "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"}
+
+    def entry(entry_id: str, parent: str | None, role: str, ts: int, usage: dict | None = None) -> dict:
+        return {**_pi_msg(role, ts, usage), "id": entry_id, "parentId": parent}
+
+    entries = [
+        header,
+        entry("e1", None, "user", t0),
+        entry("e2", "e1", "assistant", t0 + 10, _u(10, 0, 40000)),
+        entry("e3", "e2", "toolResult", t0 + 2000),
+        entry("e4", "e3", "assistant", t0 + 2010, _u(1, 40000, 300)),
+        # A branch back to the first user message: the same prompt e2 sent, read from the cache.
+        entry("e5", "e1", "assistant", t0 + 60000, _u(10, 40000, 0)),
+    ]
+    path = write_jsonl(tmp_path / "tree.jsonl", entries)
+    requests, _ = load_trace([path])
+    assert [r.prefix.parent for r in requests] == [None, requests[0].prefix.node, requests[0].prefix.node]
+    result = run_audit([path])
+    assert [row.predicted_cache_read for row in result.rows] == [0, 40000, 40000]
+
+
+def test_other_format_under_explicit_input(tmp_path: Path) -> None:
+    path = _pi(tmp_path / "pi.jsonl", [_pi_msg("user", 1)])
+    with pytest.raises(UserError, match=r"pi.jsonl:1: a pi record in a file read as claude-code"):
+        load_trace([path], "claude-code")

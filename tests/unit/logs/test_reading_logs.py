@@ -1,0 +1,95 @@
+"""Reading log files whatever their format: bad files, folders, times, byte-order marks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b'{"hello": 1}\n', "unknown log format"),
+        (b"\x00\x01\x02binary", "binary"),
+        (b"", "empty file"),
+    ],
+)
+def test_bad_files(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(UserError, match=message) as info:
+        load_trace([path])
+    assert f"{path}:1:" in str(info.value)
+
+
+def test_truncated_line_names_its_line(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 2000, 0, 5)])
+    path = write_jsonl(tmp_path / "s.jsonl", t.lines)
+    path.write_bytes(path.read_bytes() + b'{"parentUuid": "s1-u2", "type": "assis')
+    with pytest.raises(UserError, match=rf"{path}:3: truncated"):
+        load_trace([path])
+
+
+def test_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="no log files"):
+        load_trace([tmp_path / "empty"])
+
+
+def test_times_without_offset_are_utc() -> None:
+    from prefixbench.workloads.logs.formats.common import parse_time_ms
+
+    assert parse_time_ms("2025-09-03T00:52:31.217", "x") == parse_time_ms("2025-09-03T00:52:31.217Z", "x") == 1756860751217
+    assert parse_time_ms(1748554704.293292, "x") == 1748554704293  # epoch seconds (claude-trace)
+    assert parse_time_ms(1765233665294, "x") == 1765233665294  # epoch ms (pi)
+    with pytest.raises(UserError, match="x: timestamp 'soon' is not ISO 8601"):
+        parse_time_ms("soon", "x")
+
+
+def test_metadata_sidecars_in_a_walked_folder_are_skipped_and_listed(tmp_path: Path) -> None:
+    agent = Transcript("agent", version="2.1.3", sidechain=True)
+    agent.user("subtask", "2025-09-03T00:00:05.000Z", root=True)
+    agent.assistant("a1", "2025-09-03T00:00:06.000Z", [cc_usage(3, 12000, 0, 9)])
+    folder = tmp_path / "sess" / "subagents"
+    write_jsonl(folder / "agent-abc.jsonl", agent.lines)
+    (folder / "agent-abc.meta.json").write_text(json.dumps({"agentType": "general-purpose", "description": "x"}))
+    result = run_audit([tmp_path])
+    assert [f.format for f in result.files] == ["claude-code", "not-a-log"]
+    assert result.totals.requests == 1
+    with pytest.raises(UserError, match="unknown log format"):  # named on the command line: it must be a log
+        run_audit([folder / "agent-abc.meta.json"])
+
+
+def test_byte_order_mark_and_crlf(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    lines = tmp_path / "s.jsonl"
+    lines.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\r\n" for r in t.lines).encode())
+    array = tmp_path / "chat.json"
+    array.write_bytes(b"\xef\xbb\xbf" + json.dumps(t.lines, indent=1).encode())
+    for path in (lines, array):
+        requests, _ = load_trace([path])
+        assert [r.usage.cache_write for r in requests] == [1500]
+
+
+def test_empty_files_in_a_walked_folder_are_skipped_and_listed(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    write_jsonl(tmp_path / "a.jsonl", t.lines)
+    (tmp_path / "b.jsonl").write_bytes(b"")
+    result = run_audit([tmp_path])
+    assert [(Path(f.file).name, f.format) for f in result.files] == [("a.jsonl", "claude-code"), ("b.jsonl", "empty")]
+    with pytest.raises(UserError, match="b.jsonl:1: empty file"):
+        run_audit([tmp_path / "b.jsonl"])
+    (tmp_path / "a.jsonl").unlink()
+    with pytest.raises(UserError, match="no log files"):
+        run_audit([tmp_path])

@@ -1,0 +1,163 @@
+"""The log formats the audit reads: one module each, and the one table of them.
+
+Everything that lists or picks a format reads :data:`FORMATS`: ``audit --input``'s choices and
+help, ``replay --input``'s, the audit's description, detection on content, the check that a
+file holds one format, and the reader a file goes to. Adding a format is one module exposing a
+:class:`~.base.LogFormat`, one line here and its tests (``tests/unit/logs/test_format_table.py``
+fails for a format without them).
+
+Detection looks at a file's first records: each format's detector says how decisive a record is
+of it (:class:`~.base.Evidence`); the most decisive match wins, and formats matching equally are
+tried in the table's order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.formats import (
+    anthropic_bodies,
+    chat_completions,
+    claude_code,
+    codex,
+    http_capture,
+    mooncake,
+    pi,
+)
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
+from prefixbench.workloads.logs.records import Record, iter_records
+from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
+
+__all__ = ["FORMATS", "Evidence", "ImportContext", "LogFormat", "Replay"]
+
+#: Every format, by name, in the order ``--input`` lists them (and detection breaks ties).
+FORMATS: dict[str, LogFormat] = {
+    fmt.name: fmt
+    for fmt in (
+        claude_code.FORMAT,
+        http_capture.FORMAT,
+        codex.FORMAT,
+        pi.FORMAT,
+        chat_completions.FORMAT,
+        anthropic_bodies.FORMAT,
+        mooncake.FORMAT,
+    )
+}
+#: Other names ``--input`` accepts, to the format they name.
+ALIASES: dict[str, str] = {alias: fmt.name for fmt in FORMATS.values() for alias in fmt.aliases}
+#: The formats ``prefixbench replay`` reads body for body, by their ``replay --input`` name: the
+#: default first, then in the table's order.
+REPLAYS: dict[str, Replay] = {
+    replay.name: replay
+    for replay in sorted((fmt.replay for fmt in FORMATS.values() if fmt.replay is not None), key=lambda r: not r.default)
+}
+#: Records looked at to detect a format.
+DETECT_RECORDS = 25
+#: Lines of a file checked for records of another format.
+CHECK_LINES = 200
+
+
+def input_choices() -> tuple[str, ...]:
+    """``audit --input``'s choices: auto, every format, then the aliases."""
+    return ("auto", *FORMATS, *ALIASES)
+
+
+def input_help() -> str:
+    """``audit --input``'s help: the default and what each alias names."""
+    named = "; ".join(
+        f"{' and '.join(fmt.aliases)} name{'s' if len(fmt.aliases) == 1 else ''} {fmt.name}"
+        for fmt in FORMATS.values()
+        if fmt.aliases
+    )
+    return f"log format (default: auto, detected from content; {named})"
+
+
+def _distinct(words: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(words))
+
+
+def nouns() -> str:
+    """What the audit reads, plural, for its description ("Claude Code transcripts, HTTP captures, ...")."""
+    return ", ".join(_distinct(fmt.nouns for fmt in FORMATS.values()))
+
+
+def _none_of() -> str:
+    """"a X, Y or Z": every kind of log, singular, for the unknown-format message."""
+    names = _distinct(fmt.noun for fmt in FORMATS.values())
+    return f"a {', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else f"a {names[0]}"
+
+
+def replay_help() -> str:
+    """``replay --input``'s help: each replayable format and what replay does with it."""
+    items = [f"{replay.name} {replay.help}" for replay in REPLAYS.values()]
+    listed = items[0] if len(items) == 1 else ", ".join(items[:-1]) + ", or " + items[-1]
+    return f"format of FILE: {listed} (default: {next(iter(REPLAYS))})"
+
+
+def resolve(name: str) -> LogFormat | None:
+    """The format ``--input NAME`` names (an alias included); None for ``auto``.
+
+    Raises:
+        UserError: a name that is no format.
+    """
+    if name == "auto":
+        return None
+    found = FORMATS.get(ALIASES.get(name, name))
+    if found is None:
+        raise UserError(f"--input: unknown format {name!r} (known: auto, {', '.join(FORMATS)})")
+    return found
+
+
+def classify_record(value: object) -> str | None:
+    """The format one record belongs to, or None when it says nothing decisive."""
+    if not isinstance(value, dict):
+        return None
+    best: str | None = None
+    best_evidence = len(Evidence)
+    for fmt in FORMATS.values():
+        evidence = fmt.detect(value)
+        if evidence is not None and evidence < best_evidence:
+            best, best_evidence = fmt.name, evidence
+            if evidence == Evidence.WRAPPER:
+                break
+    return best
+
+
+def detect_format(path: Path) -> LogFormat:
+    """The log format of a file, from the content of its first records.
+
+    Raises:
+        UserError: ``file:line`` when the content matches no known format (or is empty).
+    """
+    seen = 0
+    first_line = 1
+    for record in iter_records(path):
+        if seen == 0:
+            first_line = record.line
+        seen += 1
+        guess = classify_record(record.value)
+        if guess is not None:
+            return FORMATS[guess]
+        if seen >= DETECT_RECORDS:
+            break
+    if seen == 0:
+        raise UserError(f"{path}:1: empty file, no log records")
+    raise UserError(f"{path}:{first_line}: unknown log format (not {_none_of()}); name it with --input")
+
+
+def _checked(path: Path, records: Iterable[Record], fmt: LogFormat) -> Iterator[Record]:
+    """The records, a record of another known format among the first lines being bad input
+    (a file is one format; detection reads as many)."""
+    for record in records:
+        if record.line <= CHECK_LINES:
+            other = classify_record(record.value)
+            if other is not None and other != fmt.name and other not in fmt.admits:
+                raise UserError(f"{path}:{record.line}: a {other} record in a file read as {fmt.name}")
+        yield record
+
+
+def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """Read one file of a known format into its requests."""
+    return fmt.read(path, _checked(path, iter_records(path, ctx.progress), fmt), ctx)

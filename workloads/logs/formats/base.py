@@ -1,0 +1,92 @@
+"""What a log format is: one :class:`LogFormat` per module of this package.
+
+A format module holds everything the audit knows about one kind of log: its names, how a
+record of it is recognised, how a file of it reads into :class:`~..trace.TraceRequest` values,
+the usage convention its counts follow and the versions it has been read on. The table of
+them is :data:`prefixbench.workloads.logs.formats.FORMATS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from enum import IntEnum
+from pathlib import Path
+from typing import Literal, TypeAlias
+
+import msgspec
+
+from prefixbench.workloads.logs.records import ProgressFn, Record
+from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
+
+
+class Evidence(IntEnum):
+    """How decisive a record's match is. Detection takes the most decisive match of a record;
+    formats matching equally are tried in the table's order."""
+
+    #: The record's outer shape names the format (a request/response pair, block hashes).
+    WRAPPER = 0
+    #: A typed entry of an agent's own log (Codex, pi and Claude Code use disjoint ``type`` values).
+    ENTRY = 1
+    #: An untyped record whose keys name the format (an older Codex rollout, an Anthropic body).
+    SHAPE = 2
+    #: The most generic shape there is (any body with a model and messages).
+    GENERIC = 3
+
+
+#: How a format's token counts relate: ``additive`` (input excludes reads and writes),
+#: ``subset`` (the prompt count includes the cached part), ``by-endpoint`` (each call follows
+#: its provider's wire shape), ``none`` (no usage reported: the audit predicts only).
+UsageConvention: TypeAlias = Literal["additive", "subset", "by-endpoint", "none"]
+
+
+class ImportContext(msgspec.Struct):
+    """State shared by the readers of one audit (dedup across files)."""
+
+    #: Codex running totals already counted: ``(session, total usage)``.
+    codex_totals: set[str] = msgspec.field(default_factory=set)
+    #: Claude Code request ids already counted (a resumed or forked session copies earlier lines).
+    claude_requests: set[str] = msgspec.field(default_factory=set)
+    progress: ProgressFn | None = None
+
+
+#: A record (a JSON object) to the evidence it is of this format, None when it says nothing.
+Detector: TypeAlias = Callable[[dict], Evidence | None]
+#: A file's records to its requests and what else was seen in it.
+Reader: TypeAlias = Callable[[Path, Iterable[Record], ImportContext], tuple[list[TraceRequest], FileSummary]]
+
+
+class Replay(msgspec.Struct, frozen=True):
+    """How ``prefixbench replay`` reads a format body for body (``--input NAME``)."""
+
+    #: The ``replay --input`` choice.
+    name: str
+    #: What ``replay --input``'s help says of it, after its name.
+    help: str
+    #: Which replay runs: request bodies through a cache model, or a capture compared with
+    #: the usage its provider reported.
+    kind: Literal["bodies", "capture"]
+    #: What ``replay`` reads a file as unless ``--input`` says otherwise (listed first).
+    default: bool = False
+
+
+class LogFormat(msgspec.Struct, frozen=True):
+    """One log format the audit reads (``audit --input NAME``)."""
+
+    name: str
+    #: What one file of it is called, singular and plural ("Claude Code transcript(s)").
+    noun: str
+    nouns: str
+    #: One line for a list of formats.
+    description: str
+    detect: Detector
+    read: Reader
+    usage: UsageConvention
+    #: The agent or log versions it has been read on, and what differs between them.
+    versions: tuple[str, ...]
+    #: Other names ``--input`` accepts for it.
+    aliases: tuple[str, ...] = ()
+    #: Formats whose records a file of this one may hold (an Anthropic body without
+    #: Anthropic-only fields looks like a chat-completions body).
+    admits: tuple[str, ...] = ()
+    #: Set when ``replay`` reads it body for body.
+    replay: Replay | None = None

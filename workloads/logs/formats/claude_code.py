@@ -1,0 +1,276 @@
+"""Claude Code transcripts (1.0.x and 2.x, JSONL or the ``chat.json`` array form).
+
+One API response is one ``assistant`` line per content block, all with the same
+``requestId``; usage repeats on each and ``output_tokens`` is final only on the LAST line, so a
+request keeps its last line's usage. ``<synthetic>`` lines are not API calls. Lanes: the main
+thread; each inline ``isSidechain`` chain (1.0.x Task subagents) from its root; a
+``subagents/agent-*.jsonl`` file (2.x) is one lane, ``agent-acompact-*`` a compaction lane. A
+``compact_boundary`` starts a new chain in its lane. Order is file order (timestamps tie or go
+backwards in resumed histories); the clock is the timestamps, never allowed to run backwards.
+A request id already counted in an earlier file (history a resumed or forked session copies)
+is counted once. A request is sent at the timestamp of the message it answers; its response
+began no later than its first line's timestamp (written when the first content block was
+complete), which is used as the time its cache entries became readable: a conservative bound
+for concurrent starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.wire import anthropic_usage, diagnostic
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest, Usage
+
+NAME = "claude-code"
+_ENTRY_KINDS = ("user", "assistant", "system", "progress")
+_BOOKKEEPING_KINDS = ("file-history-snapshot", "queue-operation")
+
+
+def detect(value: dict) -> Evidence | None:
+    """A transcript entry: a message with a uuid or session id, a summary, or 2.x bookkeeping."""
+    kind = value.get("type")
+    if kind in _ENTRY_KINDS and ("uuid" in value or "sessionId" in value):
+        return Evidence.ENTRY
+    if kind == "summary" and "leafUuid" in value:
+        return Evidence.ENTRY
+    if kind in _BOOKKEEPING_KINDS and ("messageId" in value or "sessionId" in value):
+        return Evidence.ENTRY
+    return None
+
+
+def _provider_usage(usage: dict, where: str) -> tuple[Provider, Usage]:
+    """Who serves a transcript's calls and how their usage reads: Claude Code talks to Anthropic."""
+    return "anthropic", anthropic_usage(usage, where)
+
+
+class _Request(msgspec.Struct):
+    """One API call as its lines are read (the last line's usage wins)."""
+
+    key: str
+    first_seq: int
+    first_line: int
+    last_line: int
+    lane: str
+    lane_kind: str
+    model: str
+    usage: dict
+    ready_ms: int | None
+    sent_ms: int | None
+    node: str | None
+    parent_request: str | None
+    new_blocks: int
+    version: str | None
+    events: list[tuple[str, str]]
+    diagnostic: str | None
+
+
+class _Walk:
+    """The chains of one transcript file, entry by entry.
+
+    Per message uuid: its lane, depth, timestamp, the nearest request above it (its anchor) and
+    the event pending on the path since that request (a compaction, a resume, a user turn).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.name = str(path)
+        stem = path.stem
+        self.in_subagents = path.parent.name == "subagents" or stem.startswith("agent-")
+        self.file_lane = (stem, ("compaction" if "acompact" in stem else "subagent")) if self.in_subagents else ("main", "main")
+        self.lane_of: dict[str, tuple[str, str]] = {}
+        self.depth: dict[str, int] = {}
+        self.time_of: dict[str, int | None] = {}
+        self.anchor: dict[str, str | None] = {}
+        self.boundary: dict[str, str] = {}
+        self.requests: dict[str, _Request] = {}
+        self.skipped: list[tuple[int, str]] = []
+        self.sidechains = 0
+
+    def entry(self, record: Record) -> None:
+        """Place one entry in its chain; an assistant line adds to (or starts) its request."""
+        value: dict = record.value  # type: ignore[assignment]
+        where = f"{self.name}:{record.line}"
+        uuid = value.get("uuid")
+        if not isinstance(uuid, str):
+            return  # summary, file-history-snapshot, queue-operation...: not part of a chain
+        parent = value.get("parentUuid")
+        if parent is not None and not isinstance(parent, str):
+            raise UserError(f"{where}: parentUuid is not a string ({parent!r:.40})")
+        when = parse_time_ms(value.get("timestamp"), where)
+        event = self._place(value, uuid, parent)
+        self.time_of[uuid] = when
+        message = as_dict(value.get("message"))
+        if _is_user_turn(value, message):
+            event = event or "user_turn"
+        if event is not None:
+            self.boundary[uuid] = event
+        if value.get("type") == "assistant":
+            self._assistant(record, value, message, uuid, parent, when)
+
+    def _place(self, value: dict, uuid: str, parent: str | None) -> str | None:
+        """Put ``uuid`` in a lane under its parent; the event its placement shows, if any."""
+        if parent is not None and parent in self.lane_of:
+            self.lane_of[uuid] = self.lane_of[parent]
+            self.depth[uuid] = self.depth[parent] + 1
+            self.anchor[uuid] = self.anchor[parent]
+            return self.boundary.get(parent)
+        event: str | None = None
+        subtype = value.get("subtype")
+        logical = value.get("logicalParentUuid")
+        if subtype == "compact_boundary" and isinstance(logical, str) and logical in self.lane_of:
+            lane = self.lane_of[logical]
+            event = "compaction"
+        elif value.get("isSidechain") and not self.in_subagents:
+            self.sidechains += 1
+            lane = (f"sidechain-{self.sidechains}", "subagent")
+        else:
+            lane = self.file_lane
+            if subtype == "compact_boundary":
+                event = "compaction"
+        self.lane_of[uuid] = lane
+        self.depth[uuid] = 0
+        self.anchor[uuid] = None
+        if parent is not None:
+            event = event or "resume"  # the parent lives in another file (a resumed session)
+        return event
+
+    def _assistant(self, record: Record, value: dict, message: dict, uuid: str, parent: str | None, when: int | None) -> None:
+        model = message.get("model")
+        usage = message.get("usage")
+        if model == "<synthetic>" or not isinstance(usage, dict):
+            self.skipped.append((record.line, "synthetic message, not an API call" if model == "<synthetic>" else "no usage"))
+            return
+        if not isinstance(model, str):
+            raise UserError(f"{self.name}:{record.line}: message.model is not a string ({model!r:.40})")
+        key = next((k for k in (value.get("requestId"), message.get("id")) if isinstance(k, str) and k), uuid)
+        known = self.requests.get(key)
+        if known is None:
+            self.requests[key] = self._new_request(key, record, value, message, uuid, parent, when)
+        else:
+            known.last_line = record.line
+            known.usage = usage  # the LAST line's usage holds the final output count
+        self.anchor[uuid] = key
+        self.boundary.pop(uuid, None)
+
+    def _new_request(
+        self, key: str, record: Record, value: dict, message: dict, uuid: str, parent: str | None, when: int | None
+    ) -> _Request:
+        pending = self.boundary.get(parent) if parent is not None else None
+        sent = self.time_of.get(parent) if parent is not None else None
+        prev_req = self.anchor.get(parent) if parent is not None else None
+        if pending == "compaction":
+            prev_req = None
+        above = self.depth.get(self.requests[prev_req].node or "", 0) if prev_req in self.requests else 0
+        version = value.get("version")
+        return _Request(
+            key=key,
+            first_seq=len(self.requests),
+            first_line=record.line,
+            last_line=record.line,
+            lane=self.lane_of[uuid][0],
+            lane_kind=self.lane_of[uuid][1],
+            model=message["model"],
+            usage=message["usage"],
+            ready_ms=when,
+            sent_ms=sent if sent is not None else when,
+            node=parent,
+            parent_request=prev_req,
+            new_blocks=max(1, self.depth[uuid] - above),
+            version=version if isinstance(version, str) else None,
+            events=[(pending, "")] if pending else [],
+            diagnostic=diagnostic(message),
+        )
+
+
+def _is_user_turn(value: dict, message: dict) -> bool:
+    """A message the user typed: not meta, not tool results, not a compaction summary."""
+    if value.get("type") != "user" or value.get("isMeta"):
+        return False
+    content = message.get("content")
+    is_tool = isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    return not is_tool and not value.get("isCompactSummary")
+
+
+def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
+    """The file's requests in first-line order, less those an earlier file counted (skipped)."""
+    fresh = []
+    for req in sorted(walk.requests.values(), key=lambda r: r.first_seq):
+        if req.key in seen_requests:
+            walk.skipped.append((req.last_line, "request already counted in another file (resumed or forked session)"))
+        else:
+            fresh.append(req)
+    seen_requests.update(req.key for req in fresh)
+    return fresh
+
+
+def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
+    provider, usage = _provider_usage(req.usage, f"{walk.name}:{req.last_line}")
+    head_kind = "main" if req.lane_kind in ("main", "compaction") else "subagent"
+    parent_node = walk.requests[req.parent_request].node if req.parent_request in walk.requests else None
+    return TraceRequest(
+        file=walk.name,
+        line=req.last_line,
+        lane=req.lane,
+        lane_kind=req.lane_kind,  # type: ignore[arg-type]
+        seq=seq,
+        sent_ms=req.sent_ms,
+        ready_ms=req.ready_ms,
+        provider=provider,
+        model=req.model,
+        usage=usage,
+        prefix=Prefix(
+            head=f"claude-code:{head_kind}:{req.model}:{req.version or '?'}",
+            node=f"cc:{req.node or req.key}",
+            parent=None if parent_node is None else f"cc:{parent_node}",
+            new_blocks=req.new_blocks,
+        ),
+        events=tuple(req.events),
+        diagnostic=req.diagnostic,
+        request_id=req.key,
+        agent_version=req.version,
+        source_format=NAME,
+    )
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """A transcript's requests; see the module doc.
+
+    A request whose id an earlier file of the audit already counted (the history a resumed or
+    forked session copies) is skipped, so it is counted once.
+    """
+    walk = _Walk(path)
+    seen_any = False
+    for record in objects(path, records, " (a transcript entry)"):
+        seen_any = True
+        walk.entry(record)
+    if not seen_any:
+        raise UserError(f"{walk.name}:1: empty file, no transcript entries")
+    out = [_trace_request(walk, seq, req) for seq, req in enumerate(_fresh(walk, ctx.claude_requests))]
+    notes = (
+        "system prompt and tools are not in a transcript: each lane's head is an opaque prefix sized from reported reads",
+    )
+    return out, FileSummary(walk.name, NAME, len(out), tuple(walk.skipped), notes)
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="Claude Code transcript",
+    nouns="Claude Code transcripts",
+    description="Claude Code session transcripts (~/.claude/projects/<project>/<session>.jsonl, or the chat.json array a Stop hook writes)",
+    detect=detect,
+    read=read,
+    usage="additive",
+    versions=(
+        "1.0.x: subagent (Task) turns inline as isSidechain chains",
+        "about 1.0.8x on: usage.cache_creation splits writes into 5 m and 1 h",
+        "2.x: subagents in <session>/subagents/agent-<id>.jsonl, agent-acompact-* holding the compaction call; "
+        "files may start with file-history-snapshot / queue-operation entries",
+        "the chat.json form: the same entries as one JSON array",
+    ),
+)

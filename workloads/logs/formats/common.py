@@ -1,0 +1,62 @@
+"""Small readers the format modules share: times, counts, objects."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.records import Record
+
+#: A token count (or length) no real call reaches.
+MAX_COUNT = 10**12
+#: Epoch milliseconds beyond any real log (year 5138).
+MAX_EPOCH_MS = 10**14
+
+
+def parse_time_ms(value: object, where: str) -> int | None:
+    """An ISO-8601 string, epoch seconds (float) or epoch ms (int > 1e11) as epoch ms."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise UserError(f"{where}: timestamp {value!r} is not a time")
+    if isinstance(value, (int, float)):
+        if not (isinstance(value, int) or math.isfinite(value)) or not 0 <= value < MAX_EPOCH_MS:
+            raise UserError(f"{where}: timestamp {value!r:.40} is not a plausible time")
+        return int(value) if value > 1e11 else round(value * 1000)
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)  # a time without offset is read as UTC, never local
+            return round(moment.timestamp() * 1000)
+        except (ValueError, OverflowError):
+            raise UserError(f"{where}: timestamp {value!r} is not ISO 8601") from None
+    raise UserError(f"{where}: timestamp {value!r} is not a time")
+
+
+def count(value: object, where: str, key: str) -> int:
+    """A token count (absent: 0); UserError naming ``key`` for anything else."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UserError(f"{where}: {key} is not a non-negative integer ({value!r:.40})")
+    if value > MAX_COUNT:
+        raise UserError(f"{where}: {key} is not a plausible count ({str(value)[:20]}... > {MAX_COUNT:,})")
+    return value
+
+
+def as_dict(value: object) -> dict:
+    """``value`` when it is an object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def objects(path: Path, records: Iterable[Record], what: str) -> Iterator[Record]:
+    """Each record, checked to be a JSON object (``what`` names what it should hold): anything
+    else is a one-line error naming file:line."""
+    for record in records:
+        if not isinstance(record.value, dict):
+            raise UserError(f"{path}:{record.line}: expected a JSON object{what}")
+        yield record

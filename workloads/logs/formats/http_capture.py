@@ -1,0 +1,303 @@
+"""HTTP captures: claude-trace style ``{request, response}`` lines.
+
+Anthropic Messages (JSON body or SSE ``message_start`` / ``message_delta``, via
+:mod:`prefixbench.workloads.logs.anthropic_capture`), DeepSeek's Anthropic-compatible endpoint
+(``input_tokens`` excludes reads), OpenAI Responses (``input_tokens`` INCLUDES
+``input_tokens_details.cached_tokens``) and chat completions. A call that was not served (HTTP
+4xx/5xx), that is not a model call, or whose response has no usage is skipped and listed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal, TypeAlias
+
+import msgspec
+from msgspec.structs import replace
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.wire import Request
+from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_request_body, parse_usage
+from prefixbench.workloads.logs.chat_completions import LineError, parse_request
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
+from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.wire import diagnostic, messages_usage, openai_usage
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest, Usage
+
+NAME = "http-capture"
+#: The wire shape of a call: Anthropic Messages (Anthropic's or a compatible endpoint) or OpenAI's.
+Wire: TypeAlias = Literal["messages", "openai"]
+
+
+def detect(value: dict) -> Evidence | None:
+    """A captured call: a request and its response."""
+    return Evidence.WRAPPER if "request" in value and "response" in value else None
+
+
+def _provider(url: str, body: dict) -> tuple[Provider, Wire]:
+    """Who served a captured call, from its endpoint and model, and the wire shape its usage has."""
+    lowered = url.lower()
+    model = str(body.get("model", "")).lower()
+    if "deepseek" in lowered or model.startswith("deepseek"):
+        provider: Provider = "deepseek"
+    elif "anthropic" in lowered or "/v1/messages" in lowered or model.startswith("claude"):
+        provider = "anthropic"
+    else:
+        provider = "openai"
+    messages = provider in ("anthropic", "deepseek") and "messages" in body and "/chat/completions" not in url
+    return provider, "messages" if messages else "openai"
+
+
+class _NoUsage(Exception):
+    pass
+
+
+class _Call(msgspec.Struct, frozen=True):
+    """What one captured call contributes: usage, the parsed body when replayable, lane, envelope."""
+
+    usage: Usage
+    parsed: Request | None
+    lane_kind: str
+    envelope: tuple[tuple[str, str], ...]
+    diagnostic: str | None
+
+
+def _messages_call(provider: Provider, body: dict, response: dict, where: str) -> _Call:
+    """An Anthropic Messages-shaped call (Anthropic, DeepSeek's compatible endpoint)."""
+    raw = _messages_response_usage(response, where)
+    if raw is None:
+        raise _NoUsage
+    usage = messages_usage(provider, raw, where)
+    parsed = parse_request_body(body, where)
+    effort = parsed.envelope.reasoning_effort
+    envelope = (("effort", effort),) if effort else ()
+    label = diagnostic(as_dict(response.get("body"))) or _diagnostic_sse(response)
+    return _Call(usage, parsed, classify_call(parsed), envelope, label)
+
+
+def _openai_call(body: dict, response: dict, where: str) -> _Call:
+    """An OpenAI Responses or chat-completions call."""
+    raw = _openai_response_usage(response)
+    if raw is None:
+        raise _NoUsage
+    usage = openai_usage(raw, where)
+    effort = as_dict(body.get("reasoning")).get("effort") or body.get("reasoning_effort")
+    envelope = (("effort", str(effort)),) if effort else ()
+    parsed = None
+    if isinstance(body.get("messages"), list):
+        try:
+            parsed = parse_request(body)
+        except LineError:
+            parsed = None
+    return _Call(usage, parsed, "main", envelope, None)
+
+
+def _messages_response_usage(response: dict, where: str) -> dict | None:
+    """The raw usage of a Messages response: from its SSE events (``message_start``, then each
+    ``message_delta``), else from its body."""
+    events = response.get("events")
+    if isinstance(events, list) and response.get("body") is None and response.get("body_raw") is None:
+        usage: dict | None = None
+        for event in events:
+            data = as_dict(event).get("data", event)
+            if isinstance(data, str):
+                try:
+                    data = json.loads(data)
+                except json.JSONDecodeError:
+                    continue
+            data = as_dict(data)
+            if data.get("type") == "message_start":
+                usage = dict(as_dict(as_dict(data.get("message")).get("usage")))
+            elif data.get("type") == "message_delta" and usage is not None:
+                usage.update({k: v for k, v in as_dict(data.get("usage")).items() if v is not None})
+        return usage
+    try:
+        reported = parse_usage(response, where)
+    except UserError as exc:
+        if "has no usage" in str(exc):
+            return None
+        raise
+    usage = {
+        "input_tokens": reported.input_tokens,
+        "cache_read_input_tokens": reported.cache_read_tokens,
+        "cache_creation_input_tokens": reported.cache_write_tokens,
+        "output_tokens": reported.output_tokens,
+    }
+    if reported.cache_write_1h_tokens is not None:
+        usage["cache_creation"] = {"ephemeral_1h_input_tokens": reported.cache_write_1h_tokens}
+    return usage
+
+
+def _diagnostic_sse(response: dict) -> str | None:
+    raw = response.get("body_raw")
+    if not isinstance(raw, str) or "cache_miss_reason" not in raw and "diagnos" not in raw:
+        return None
+    for line in raw.splitlines():
+        if line.startswith("data:"):
+            try:
+                label = diagnostic(json.loads(line[5:]))
+            except json.JSONDecodeError:
+                continue
+            if label is not None:
+                return label
+    return None
+
+
+def _openai_response_usage(response: dict) -> dict | None:
+    """The raw usage of an OpenAI response: its JSON body's, else the last SSE event's."""
+    body = response.get("body")
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except json.JSONDecodeError:
+            body = None
+    if isinstance(body, dict):
+        if isinstance(body.get("usage"), dict):
+            return body["usage"]
+        if isinstance(as_dict(body.get("response")).get("usage"), dict):
+            return body["response"]["usage"]
+    texts: list[str] = []
+    raw = response.get("body_raw")
+    if isinstance(raw, str):
+        texts = [line[5:] for line in raw.splitlines() if line.startswith("data:")]
+    events = response.get("events")
+    if isinstance(events, list):
+        texts += [e if isinstance(e, str) else json.dumps(as_dict(e).get("data", e)) for e in events]
+    found = None
+    for text in texts:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            continue
+        data = as_dict(data)
+        if isinstance(as_dict(data.get("response")).get("usage"), dict):
+            found = data["response"]["usage"]  # response.completed
+        elif isinstance(data.get("usage"), dict):
+            found = data["usage"]
+    return found
+
+
+def _intern(request: Request, shared: dict[object, object]) -> Request:
+    """The same request built from values already held: each call of a capture re-sends the whole
+    conversation, so without this the parsed bodies would grow with the square of its length."""
+    messages = tuple(shared.setdefault(m, m) for m in request.messages)
+    tools = shared.setdefault(request.tools, request.tools)
+    system_blocks = shared.setdefault(request.system_blocks, request.system_blocks)
+    return replace(request, messages=messages, tools=tools, system_blocks=system_blocks)  # type: ignore[arg-type]
+
+
+def _request_body(request: dict) -> object:
+    """The captured request body, parsed when it was captured as text (None when not JSON)."""
+    body = request.get("body")
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except json.JSONDecodeError:
+            body = None
+    return body
+
+
+class _Capture:
+    """The calls of one capture file, line by line."""
+
+    def __init__(self, path: Path) -> None:
+        self.name = str(path)
+        self.out: list[TraceRequest] = []
+        self.skipped: list[tuple[int, str]] = []
+        self.shared: dict[object, object] = {}
+        self.last_node: dict[str, str] = {}
+
+    def line(self, record: Record) -> None:
+        """Add one captured call, or say why it is skipped."""
+        where = f"{self.name}:{record.line}"
+        value: dict = record.value  # type: ignore[assignment]
+        request = as_dict(value.get("request"))
+        response = value.get("response")
+        url = str(request.get("url") or "")
+        body = _request_body(request)
+        if not isinstance(response, dict):
+            self.skipped.append((record.line, "no response"))
+            return
+        status = response.get("status_code")
+        if isinstance(status, int) and not 200 <= status < 300:
+            self.skipped.append((record.line, f"HTTP {status}: not served, neither read nor written"))
+            return
+        if not isinstance(body, dict) or "model" not in body:
+            self.skipped.append((record.line, "not a model call (no request body with a model)"))
+            return
+        sent = parse_time_ms(request.get("timestamp"), where)
+        answered = parse_time_ms(response.get("timestamp"), where)
+        provider, wire = _provider(url, body)
+        try:
+            call = _messages_call(provider, body, response, where) if wire == "messages" else _openai_call(body, response, where)
+        except _NoUsage:
+            self.skipped.append((record.line, "no usage in the response"))
+            return
+        self._add(record, body, provider, call, sent, answered)
+
+    def _add(self, record: Record, body: dict, provider: Provider, call: _Call, sent: int | None, answered: int | None) -> None:
+        parsed = _intern(call.parsed, self.shared) if call.parsed is not None else None
+        # A Responses/chat body may name its conversation: one lane (and chain) per cache key.
+        key = body.get("prompt_cache_key")
+        lane = f"{call.lane_kind}:{key}" if isinstance(key, str) and key and parsed is None else call.lane_kind
+        node = f"{self.name}#{len(self.out)}"
+        parent = self.last_node.get(lane)
+        self.last_node[lane] = node
+        self.out.append(
+            TraceRequest(
+                file=self.name,
+                line=record.line,
+                lane=lane,
+                lane_kind=call.lane_kind,  # type: ignore[arg-type]
+                seq=len(self.out),
+                sent_ms=sent,
+                ready_ms=answered,
+                provider=provider,
+                model=str(body.get("model")),
+                envelope=call.envelope,
+                usage=call.usage,
+                body=parsed,
+                prefix=None if parsed is not None else Prefix(f"http:{provider}:{body.get('model')}", node, parent),
+                diagnostic=call.diagnostic,
+                source_format=NAME,
+            )
+        )
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """A capture's model calls; see the module doc."""
+    capture = _Capture(path)
+    seen_any = False
+    for record in objects(path, records, " with request and response"):
+        seen_any = True
+        capture.line(record)
+    if not seen_any:
+        raise UserError(f"{capture.name}:1: empty file, no captured calls")
+    return capture.out, FileSummary(capture.name, NAME, len(capture.out), tuple(capture.skipped))
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="HTTP capture",
+    nouns="HTTP captures",
+    description="HTTP captures of model calls, one {request, response} a line (claude-trace and tools like it)",
+    detect=detect,
+    read=read,
+    usage="by-endpoint",
+    versions=(
+        "claude-trace: response as a JSON body, raw SSE text (body_raw) or parsed events",
+        "Anthropic Messages, JSON or SSE (message_start, then message_delta)",
+        "DeepSeek's Anthropic-compatible endpoint (usage repeated in message_delta)",
+        "OpenAI Responses (usage in response.completed; GPT-5.6 on: cache_write_tokens) and chat completions",
+    ),
+    aliases=("claude-trace", "anthropic-capture"),
+    replay=Replay(
+        name="anthropic-capture",
+        help="(claude-trace request/response pairs, replayed through the anthropic cache model and compared "
+        "with the usage the provider reported)",
+        kind="capture",
+    ),
+)

@@ -1,0 +1,184 @@
+"""pi sessions.
+
+A ``session`` header, then entries: assistant ``message`` usage ``{input, output, cacheRead,
+cacheWrite, cost}``; ``model_change``, ``thinking_level_change``, ``compaction`` become events;
+an aborted call with no usage is skipped. Tree sessions (newer pi) link entries by
+``id``/``parentId``: a prompt extends the request its branch descends from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import as_dict, count, objects, parse_time_ms
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest, Usage
+
+NAME = "pi"
+_EVENT_KINDS = ("model_change", "thinking_level_change", "compaction", "branch_summary", "custom")
+
+
+def detect(value: dict) -> Evidence | None:
+    """A session header (without Claude Code's ``sessionId``), an event entry or a message entry."""
+    kind = value.get("type")
+    if kind == "session" and ("modelId" in value or "cwd" in value) and "sessionId" not in value:
+        return Evidence.ENTRY
+    if kind in _EVENT_KINDS:
+        return Evidence.ENTRY
+    if kind == "message" and isinstance(value.get("message"), dict) and "role" in value["message"]:
+        return Evidence.ENTRY
+    return None
+
+
+def _provider(message: dict) -> Provider:
+    """Who served a call: the message's own ``provider`` when the audit models it."""
+    provider = str(message.get("provider") or "unknown")
+    return provider if provider in ("anthropic", "openai", "deepseek") else "unknown"  # type: ignore[return-value]
+
+
+def _usage(usage: dict, where: str) -> Usage:
+    """pi's usage: ``input`` excludes ``cacheRead`` and ``cacheWrite``."""
+    return Usage(
+        cache_read=count(usage.get("cacheRead"), where, "usage.cacheRead"),
+        cache_write_5m=count(usage.get("cacheWrite"), where, "usage.cacheWrite"),
+        uncached=count(usage.get("input"), where, "usage.input"),
+        output=count(usage.get("output"), where, "usage.output"),
+    )
+
+
+class _Session:
+    """The requests of one session file, entry by entry."""
+
+    def __init__(self, path: Path) -> None:
+        self.name = str(path)
+        self.out: list[TraceRequest] = []
+        self.skipped: list[tuple[int, str]] = []
+        self.thinking = "off"
+        self.events: list[tuple[str, str]] = []
+        self.blocks = 0
+        self.chain_parent: str | None = None
+        self.node_of_entry: dict[str, str | None] = {}
+        self.cost = 0.0
+        #: Entry id -> the node of the first request whose prompt ended at that entry.
+        self.prompt_end: dict[str, str] = {}
+
+    def entry(self, record: Record) -> None:
+        value: dict = record.value  # type: ignore[assignment]
+        kind = value.get("type")
+        entry_id = value.get("id") if kind != "session" else None
+        parent_id = value.get("parentId")
+        if isinstance(parent_id, str) and parent_id in self.node_of_entry:
+            # Tree sessions (newer pi): the prompt extends the request its branch descends from,
+            # or equals the prompt an earlier request sent from the same entry (a retry, a branch).
+            self.chain_parent = self.prompt_end.get(parent_id, self.node_of_entry[parent_id])
+        match kind:
+            case "session":
+                if isinstance(value.get("thinkingLevel"), str):
+                    self.thinking = value["thinkingLevel"]
+                if value.get("branchedFrom") or value.get("parentSession"):
+                    self.events.append(("fork", "session branched from another session file"))
+            case "model_change":
+                self.events.append(("model_change", f"{value.get('provider')}/{value.get('modelId')}"))
+            case "thinking_level_change":
+                level = str(value.get("thinkingLevel"))
+                self.events.append(("thinking_change", f"{self.thinking} -> {level}"))
+                self.thinking = level
+            case "compaction":
+                self.events.append(("compaction", f"{value.get('tokensBefore', '?')} tokens before"))
+                self.chain_parent = None
+            case "message":
+                self._message(record, as_dict(value.get("message")), parent_id)
+        if isinstance(entry_id, str):
+            self.node_of_entry[entry_id] = self.chain_parent
+
+    def _message(self, record: Record, message: dict, parent_id: object) -> None:
+        role = message.get("role")
+        self.blocks += 1
+        if role == "user":
+            self.events.append(("user_turn", ""))
+        if role != "assistant":
+            return
+        usage = message.get("usage")
+        if not isinstance(usage, dict):
+            self.skipped.append((record.line, "assistant message without usage"))
+            return
+        where = f"{self.name}:{record.line}"
+        reported = _usage(usage, where)
+        cost = usage.get("cost")
+        if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
+            self.cost += cost["total"]
+        if reported.is_empty:
+            self.skipped.append((record.line, f"{message.get('stopReason', 'aborted')} call with no usage"))
+            return
+        node = self._add(record, message, reported, parse_time_ms(message.get("timestamp"), where))
+        if isinstance(parent_id, str):
+            self.prompt_end.setdefault(parent_id, node)
+
+    def _add(self, record: Record, message: dict, usage: Usage, sent: int | None) -> str:
+        """Append one request; its node."""
+        provider = str(message.get("provider") or "unknown")
+        model = str(message.get("model") or "unknown")
+        node = f"pi:{self.name}#{record.line}"
+        self.out.append(
+            TraceRequest(
+                file=self.name,
+                line=record.line,
+                lane="main",
+                lane_kind="main",
+                seq=len(self.out),
+                sent_ms=sent,
+                ready_ms=None,
+                provider=_provider(message),
+                model=model,
+                # Only turning thinking on or off starts a new family:
+                # budget changes kept the cache in the shared pi logs.
+                envelope=(("thinking", "off" if self.thinking == "off" else "on"),),
+                usage=usage,
+                prefix=Prefix(f"pi:{self.name}:{provider}:{model}", node, self.chain_parent, max(1, self.blocks)),
+                events=tuple(self.events),
+                source_format=NAME,
+            )
+        )
+        self.chain_parent = node
+        self.events = []
+        self.blocks = 0
+        return node
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """A session's requests; see the module doc."""
+    session = _Session(path)
+    seen_any = False
+    for record in objects(path, records, " (a session entry)"):
+        seen_any = True
+        session.entry(record)
+    if not seen_any:
+        raise UserError(f"{session.name}:1: empty file, no session entries")
+    notes = (
+        (
+            "pi's system prompt and tools are not in a session file (pi rebuilds them, with the current time, "
+            "on every start; restarts are not logged)"
+        ),
+    )
+    if session.cost:
+        notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
+    return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), notes)
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="pi session",
+    nouns="pi sessions",
+    description="pi coding-agent session files (a session header, then message and event entries)",
+    detect=detect,
+    read=read,
+    usage="additive",
+    versions=(
+        "linear sessions: entries in file order",
+        "tree sessions (newer pi): entries linked by id / parentId, branches and retries from one entry",
+        "sessions branched from another file (branchedFrom / parentSession)",
+    ),
+)

@@ -1,0 +1,186 @@
+"""Streaming the records of one log file, each with the line it starts on.
+
+Records are read one at a time (a JSONL line, or one element of a JSON array such as the
+``chat.json`` a Claude Code Stop hook writes), so a file is never held in memory whole. Every
+problem is a :class:`~prefixbench.simulator.errors.UserError` naming ``file:line``: a line that is
+not JSON (a truncated last line included), binary content, text that is not UTF-8.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import msgspec
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.jsonlines import may_nest_too_deep, too_deep
+
+_CHUNK = 1 << 20
+_DECODER = json.JSONDecoder()
+#: A UTF-8 byte-order mark (editors on Windows write one); skipped, never an error.
+_BOM = b"\xef\xbb\xbf"
+
+#: Called with the bytes read so far (monotonic, across all files of an audit).
+ProgressFn = Callable[[int], None]
+
+
+class Record(msgspec.Struct, frozen=True):
+    """One JSON value of a log file and the 1-based line it starts on."""
+
+    line: int
+    value: object
+
+
+def iter_records(path: Path, progress: ProgressFn | None = None) -> Iterator[Record]:
+    """Stream the JSON values of a JSONL file or of a JSON array file.
+
+    Raises:
+        UserError: ``file:line`` for binary content, text that is not UTF-8, or a record that is
+            not valid JSON (a truncated line included).
+    """
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        with handle:
+            yield from _iter_handle(path, handle, progress)
+    except OSError as exc:  # a read error (/proc/self/mem): named like the shared readers name it
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _iter_handle(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
+    """The records after the open: a JSON array or JSON lines, by the first character."""
+    head = handle.read(4096)
+    if b"\x00" in head:
+        raise UserError(f"{path}:1: binary file, not a text log")
+    bom = head.startswith(_BOM)
+    handle.seek(len(_BOM) if bom else 0)
+    first = head[len(_BOM) if bom else 0 :].lstrip()[:1]
+    if first == b"[":
+        yield from _iter_array(path, handle, progress)
+    else:
+        yield from _iter_lines(path, handle, progress)
+
+
+def _decode(path: Path, line_no: int, raw: bytes) -> str:
+    if b"\x00" in raw:
+        raise UserError(f"{path}:{line_no}: binary data, not a text log")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
+
+
+_DECODE = msgspec.json.Decoder().decode
+
+
+def _loads(text: str) -> object:
+    """``json.loads(text)``: the same value or the same error, read by msgspec when it vouches
+    for the line. What msgspec accepts ``json.loads`` accepts with an equal value; what it refuses
+    (NaN, a lone surrogate, a number beyond a float, malformed JSON) and what nests deeper than
+    ``too_deep`` allows is read by ``json.loads``, which accepts it or words the error."""
+    try:
+        value = _DECODE(text)
+    except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
+        return json.loads(text)
+    return json.loads(text) if may_nest_too_deep(text) and too_deep(value) else value
+
+
+def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
+    done = 0
+    for line_no, raw in enumerate(handle, 1):
+        done += len(raw)
+        if progress is not None and line_no % 256 == 0:
+            progress(done)
+        text = _decode(path, line_no, raw).strip()
+        if not text:
+            continue
+        try:
+            value = _loads(text)
+        except json.JSONDecodeError as exc:
+            truncated = not raw.endswith(b"\n") or exc.msg.startswith(("Unterminated", "Expecting"))
+            what = "truncated or malformed JSON" if truncated else "malformed JSON"
+            raise UserError(f"{path}:{line_no}: {what} ({exc.msg} at column {exc.colno})") from None
+        except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
+            raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
+        yield Record(line_no, value)
+    if progress is not None:
+        progress(done)
+
+
+def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
+    """Elements of a top-level JSON array, decoded one at a time from 1 MiB chunks."""
+    buffer = ""
+    line_no = 1  # line of buffer[0]
+    done = 0
+    started = ended = False
+    eof = False
+    pending = b""
+    while True:
+        pos = 0
+        while True:
+            # Skip whitespace and separators, counting lines.
+            while pos < len(buffer) and buffer[pos] in " \t\r\n,[]":
+                char = buffer[pos]
+                if char == "\n":
+                    line_no += 1
+                elif char == "[":
+                    if started:
+                        raise UserError(f"{path}:{line_no}: nested array where a record was expected")
+                    started = True
+                elif char == "]":
+                    ended = True
+                pos += 1
+            if pos >= len(buffer):
+                break
+            if ended:
+                raise UserError(f"{path}:{line_no}: content after the end of the JSON array")
+            try:
+                value, end = _DECODER.raw_decode(buffer, pos)
+            except json.JSONDecodeError:
+                if eof:
+                    raise UserError(f"{path}:{line_no}: truncated or malformed JSON array element") from None
+                break  # need more text
+            except (ValueError, RecursionError) as exc:
+                raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
+            yield Record(line_no, value)
+            line_no += buffer.count("\n", pos, end)
+            pos = end
+        buffer = buffer[pos:]
+        if eof:
+            break
+        chunk = handle.read(_CHUNK)
+        if not chunk:
+            eof = True
+            if pending:
+                raise UserError(f"{path}:{line_no}: not UTF-8 text")
+            if not buffer.strip():
+                break
+            continue
+        done += len(chunk)
+        if progress is not None:
+            progress(done)
+        chunk = pending + chunk
+        if b"\x00" in chunk:
+            raise UserError(f"{path}:{line_no}: binary data, not a text log")
+        cut = _complete_utf8(chunk)
+        pending = chunk[cut:]  # an incomplete UTF-8 sequence, kept for the next chunk
+        try:
+            buffer += chunk[:cut].decode("utf-8")
+        except UnicodeDecodeError:
+            raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
+    if started and not ended:
+        raise UserError(f"{path}:{line_no}: truncated JSON array (no closing ])")
+
+
+def _complete_utf8(chunk: bytes) -> int:
+    """Where ``chunk`` ends if its last UTF-8 sequence is incomplete (else its length)."""
+    cut = len(chunk)
+    while cut > 0 and cut > len(chunk) - 4 and (chunk[cut - 1] & 0xC0) == 0x80:
+        cut -= 1
+    if cut > 0 and chunk[cut - 1] >= 0xC0:
+        return cut - 1
+    return len(chunk)
