@@ -1,5 +1,6 @@
 """``prefixbench sweep``: options (or a grid file) -> plan -> runs the store lacks -> outputs rebuilt
-from the store -> table on stdout.
+from the store -> table on stdout. Planning, computing and storing the runs is
+:mod:`prefixbench.workloads.runs` (:mod:`~prefixbench.workloads.runs.land`); this module writes.
 
 Order of writes in ``--out``: the manifest claims the sweep's files and ``SWEEP-UNFINISHED``
 appears; an earlier sweep's derived files go; each run lands in ``store/`` as it finishes
@@ -29,14 +30,15 @@ from prefixbench.reports.options import check_price_options, given, parse_list, 
 from prefixbench.reports.outdir import check_out_dir
 from prefixbench.reports.progress import SweepProgress
 from prefixbench.reports.seeds import sweep_text_table
-from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore, compute_runs, decode_run, write_atomic
+from prefixbench.workloads.runs.land import Landed, land_missing, load_runs, missing_runs, prepare_out
+from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore, write_atomic
 from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, usd_sum
-from prefixbench.workloads.runs.execute import default_jobs, map_runs, require_scheduler
+from prefixbench.workloads.runs.execute import default_jobs, map_runs, pool_size, require_scheduler
 from prefixbench.workloads.runs.options import SweepRunOptions
 from prefixbench.workloads.scripted.registry import option_names
-from prefixbench.workloads.runs.sweep import PlannedRun, SweepPlan, SweepSpec, longest_first, plan_sweep, plan_sweeps
+from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec, plan_sweep, plan_sweeps
 
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
@@ -99,7 +101,7 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
     require_scheduler(options.scheduler)
     out: Path = options.out
     check_out_dir(out, output_names(plan))
-    _prepare_out(out)
+    prepare_out(out)
     store = ResultStore(out)
     manifest = Manifest(out)
     keys = [item.key for item in plan.runs]
@@ -112,7 +114,7 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
     # Derived files are rebuilt at the end: remove an earlier sweep's now, so the folder never
     # shows a report or CSV that does not match the store.
     manifest.remove_owned(set(DERIVED_FILES) | {f for f in manifest.previous if f.endswith(".png") or f == "cost.md"})
-    todo = [i for i, item in enumerate(plan.runs) if options.fresh or not _stored(store, item.key)]
+    todo = missing_runs(plan, store, fresh=options.fresh)
     skipped = len(keys) - len(todo)
     if skipped and not options.quiet:
         print(
@@ -121,7 +123,15 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
             file=sys.stderr,
         )
     jobs = options.jobs if options.jobs is not None else default_jobs(len(todo) if todo else len(keys))
-    landed = _run_missing(plan, todo, store, options, skipped, jobs)
+    if todo and (jobs > 1 or options.scheduler is not None):
+        # While the workers compute, this process would only wait: load the chart modules now,
+        # so the chart workers forked later start with them (instead of each importing
+        # matplotlib at the end of the sweep). Joined before that fork (_rebuild).
+        CHART_IMPORT.start()
+    progress = SweepProgress(len(plan.runs), skipped, mode=SweepProgress.mode_for(options.quiet))
+    landed = land_missing(
+        plan, todo, store, progress, jobs=jobs, scheduler=options.scheduler, between_batches=raise_if_interrupted
+    )
     runs_df, obs_df, costs, written, drawing = _rebuild(out, plan, store, price, jobs, landed)
     written |= {store.relpath(k) for k in keys}
     runs_text = runs_json(runs_df, costs)
@@ -240,30 +250,6 @@ def grid_overrides(args: argparse.Namespace) -> dict[str, object]:
     return out
 
 
-def _prepare_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: is a file, not a folder")
-    try:
-        (out / STORE_DIR).mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"--out {out}: cannot create the folder ({exc.strerror})") from None
-    if not os.access(out, os.W_OK):
-        raise UserError(f"--out {out}: folder is not writable")
-
-
-def _stored(store: ResultStore, key: str) -> bool:
-    """A run is stored when its file is there and readable (a damaged file is recomputed)."""
-    if not store.has(key):
-        return False
-    try:
-        import pyarrow.parquet as pq
-
-        pq.read_metadata(store.path(key))
-    except Exception:  # noqa: BLE001 - any unreadable file is simply not a stored run
-        return False
-    return True
-
-
 def _claimed_outputs(plan: SweepPlan) -> set[str]:
     files = set(DERIVED_FILES) | {"hit-rate.png"}
     files |= {f"timeline-{format_window(w)}.png" for w in {item.workload.window for item in plan.runs}}
@@ -271,60 +257,9 @@ def _claimed_outputs(plan: SweepPlan) -> set[str]:
     return files
 
 
-def _run_missing(
-    plan: SweepPlan, todo: list[int], store: ResultStore, options: SweepRunOptions, skipped: int, jobs: int
-) -> dict[str, tuple[dict[str, object], pd.DataFrame]]:
-    """Execute the runs the store lacks, longest first, storing each as it finishes.
-
-    Returns the landed runs' records and frames (as the workers made them, equal to what their
-    stored files decode to), so the rebuild reads only the runs that were skipped.
-    """
-    landed: dict[str, tuple[dict[str, object], pd.DataFrame]] = {}
-    if not todo:
-        return landed
-    items = [plan.runs[i] for i in todo]
-    # With workers, runs of one workload instance (a window and seed: its presets and engines)
-    # go to a worker together, so it makes their filler text and renderings once; the batches
-    # are sent longest first. In this process every run is its own batch (its caches are warm
-    # anyway) and lands in the store the moment it finishes.
-    batched = jobs > 1 or options.scheduler is not None
-    batches: dict[object, list[PlannedRun]] = {}
-    for number, item in enumerate(items):
-        key = (id(item.workload), item.profile, item.cache, item.tokenizer) if batched else number
-        batches.setdefault(key, []).append(item)
-    groups = list(batches.values())
-    groups = [groups[i] for i in longest_first([sum(item.cost_estimate for item in group) for group in groups])]
-    progress = SweepProgress(len(plan.runs), skipped, mode=SweepProgress.mode_for(options.quiet))
-    if batched:
-        # While the workers compute, this process would only wait: load the chart modules now,
-        # so the chart workers forked later start with them (instead of each importing
-        # matplotlib at the end of the sweep). Joined before that fork (_rebuild).
-        CHART_IMPORT.start()
-    results = map_runs(
-        compute_runs, groups, jobs=jobs, scheduler=options.scheduler,
-        on_submit=lambda indices: progress.set_in_flight(sum(len(groups[i]) for i in indices)),
-    )
-    with progress:
-        for index, batch in results:
-            for item, (key, data, record, frame) in zip(groups[index], batch):
-                expected = item.key
-                if key != expected:
-                    # The worker hashed the same spec to another key: it runs other prefixbench code.
-                    raise UserError(
-                        f"a worker computed {item.describe()} with another prefixbench "
-                        f"(run key {key}, expected {expected}): install the same prefixbench on every worker"
-                    )
-                store.put(expected, data)
-                progress.finished(item.describe())
-                landed[expected] = (record, frame)  # what decoding ``data`` gives (tests/unit/reports/test_store.py)
-            # A Ctrl-C that library code swallowed still stops the sweep at the next boundary.
-            raise_if_interrupted()
-    return landed
-
-
 def _rebuild(
     out: Path, plan: SweepPlan, store: ResultStore, price: PriceRow | None, jobs: int = 1,
-    landed: dict[str, tuple[dict[str, object], pd.DataFrame]] | None = None,
+    landed: dict[str, Landed] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, set[str], Iterator[tuple[int, str]]]:
     """runs.csv, observations.csv, charts and report.md from the stored runs, in plan order.
 
@@ -332,14 +267,8 @@ def _rebuild(
     files are the same either way. The charts are still being drawn when this returns: iterate
     the last item returned to wait for them.
     """
-    landed = landed or {}
-    loaded = [landed.get(item.key) for item in plan.runs]
-    missing = [i for i, result in enumerate(loaded) if result is None]
-    paths = [store.path(plan.runs[i].key) for i in missing]
-    for index, result in map_runs(decode_run, paths, jobs=_pool_size(jobs, len(paths), 50)):
-        loaded[missing[index]] = result
     records, frames, priced = [], [], []
-    for record, observations in loaded:  # type: ignore[misc]
+    for record, observations in load_runs(plan, store, landed or {}, jobs):
         records.append(record)
         if price is not None:
             observations = cost_table(observations, price)
@@ -367,7 +296,7 @@ def _rebuild(
         charts.append(("cost:cost_chart", (costs,), {"title": f"Cost per run at {price.model} prices"}, out / "cost.png"))
     # With workers, the charts are drawn there while this process writes the text files.
     CHART_IMPORT.join()  # no fork while another thread may hold an import lock
-    drawing = map_runs(draw_chart, charts, jobs=_pool_size(jobs, len(charts), 2))
+    drawing = map_runs(draw_chart, charts, jobs=pool_size(jobs, len(charts), 2))
     written = {"observations.csv", "runs.csv", "report.md", *(path.name for *_, path in charts)}
     _write_csvs(out, records, priced, obs_df, price)
     sections = [report_markdown(plan, runs_df)]
@@ -426,11 +355,6 @@ class _BackgroundImport:
 
 
 CHART_IMPORT = _BackgroundImport("prefixbench.reports.charts")
-
-
-def _pool_size(jobs: int, tasks: int, per_worker: int) -> int:
-    """Worker processes for a side job: none unless there is enough work to share."""
-    return 1 if jobs <= 1 or tasks < 2 * per_worker else min(jobs, tasks // per_worker)
 
 
 def _write_csvs(

@@ -38,6 +38,12 @@ def default_jobs(num_runs: int) -> int:
     return max(1, min(os.cpu_count() or 1, num_runs))
 
 
+def pool_size(jobs: int, tasks: int, per_worker: int) -> int:
+    """Worker processes for a side job (reading stored runs, drawing charts): none unless there
+    is enough work to share."""
+    return 1 if jobs <= 1 or tasks < 2 * per_worker else min(jobs, tasks // per_worker)
+
+
 def map_runs(
     fn: Callable[[T], R],
     items: Sequence[T],
