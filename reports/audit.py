@@ -346,7 +346,8 @@ def audit_chart(result: AuditResult, path: Path) -> None:
     """audit.png: per file, per request stacked read / write / uncached, predicted read, misses by cause."""
     import numpy as np
     from matplotlib.ticker import MaxNLocator
-    from prefixbench.reports.charts import CACHED, UNCACHED, plt, save
+    from prefixbench.reports.charts import plt, save  # charts.py selects the Agg backend, once
+    from prefixbench.reports.palette import CACHED, UNCACHED
 
     files = [f.file for f in result.files]
     rows_by_file: dict[str, list[AuditRow]] = {name: [] for name in files}

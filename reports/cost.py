@@ -22,7 +22,6 @@ import numpy as np
 import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.frames import format_window
 from prefixbench.workloads.runs.schema import RUN_KEYS
 from prefixbench.reports.palette import CACHED, FOLD, UNCACHED
 from prefixbench.reports.textable import Table, markdown_lines
@@ -36,6 +35,7 @@ from prefixbench.simulator.pricing import (
     format_usd,
     usd_sum,
 )
+from prefixbench.workloads.runs.windows import format_window
 
 #: The four parts of a bill, in stacking order.
 COST_PARTS = ("uncached_input", "cache_read", "cache_write", "output")

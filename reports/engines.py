@@ -19,9 +19,9 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from prefixbench.reports.frames import format_window
 from prefixbench.reports.palette import FOLD, UNCACHED
 from prefixbench.reports.textable import markdown_lines
+from prefixbench.workloads.runs.windows import format_window
 
 PARTS = ("summary", "refill", "growth")
 PART_COLOURS = {"summary": FOLD, "refill": UNCACHED, "growth": "#8c959f"}

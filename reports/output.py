@@ -21,7 +21,6 @@ from pathlib import Path
 import pandas as pd
 
 from prefixbench.reports.cost import COST_COLUMNS, cost_table, cost_text
-from prefixbench.reports.frames import format_window
 from prefixbench.workloads.runs.schema import OBSERVATION_COLUMNS, RUN_COLUMNS
 from prefixbench.workloads.runs.manifest import Manifest
 from prefixbench.reports.interrupt import raise_if_interrupted
@@ -36,6 +35,7 @@ from prefixbench.simulator.pricing import PriceRow, usd_sum
 from prefixbench.workloads.runs.execute import default_jobs, map_runs, require_scheduler
 from prefixbench.workloads.scripted.registry import WORKLOADS
 from prefixbench.workloads.runs.sweep import PlannedRun, SweepPlan, SweepSpec, longest_first, plan_sweep, plan_sweeps
+from prefixbench.workloads.runs.windows import format_window
 
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:

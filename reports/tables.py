@@ -8,8 +8,9 @@ from collections.abc import Sequence
 import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.frames import format_window, with_change_vs_legacy
+from prefixbench.reports.frames import with_change_vs_legacy
 from prefixbench.reports.textable import Table, columns_named
+from prefixbench.workloads.runs.windows import format_window
 
 
 def fmt_int(value: float) -> str:
