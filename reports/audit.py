@@ -15,6 +15,7 @@ from pathlib import Path
 
 import msgspec
 
+from prefixbench.reports.textable import text_lines
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.causes import CAUSES
@@ -75,15 +76,6 @@ def audit_json(result: AuditResult, what_if: list[dict[str, object]] | None = No
         return json.dumps(record, indent=1, ensure_ascii=False)
 
 
-def _table(header: list[str], rows: list[list[str]], right: set[int]) -> list[str]:
-    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
-
-
 def _short(path: str) -> str:
     return Path(path).name
 
@@ -106,7 +98,7 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         "",
         "misses by cause",
     ]
-    out += _table(
+    out += text_lines(
         ["cause", "requests", "lost tokens", "lost", "meaning"],
         [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", format_usd(c.lost_usd), CAUSES[c.cause]] for c in result.causes],
         {1, 2, 3},
@@ -116,7 +108,7 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         key=lambda row: (-(row.lost_usd or Decimal(0)), -row.lost_tokens, row.file, row.line),
     )[:worst]
     out += ["", f"worst requests (top {len(ranked)} by dollars lost)"]
-    out += _table(
+    out += text_lines(
         ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "detail"],
         [
             [
@@ -166,13 +158,13 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
                 format_usd(lane.lost_usd),
             ]
         )
-    out += _table(
+    out += text_lines(
         ["file", "lane", "reqs", "read", "pred", "err", "write", "pred", "uncached", "pred", "read ±3%", "hit", "paid", "lost"],
         lane_rows,
         set(range(2, 14)),
     )
     out += ["", "models"]
-    out += _table(
+    out += text_lines(
         ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
         [
             [
@@ -195,7 +187,7 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
     for row in result.rows:
         if row.reported_cache_read:
             positive[row.file] = positive.get(row.file, 0) + 1
-    out += _table(
+    out += text_lines(
         ["file", "format", "requests", "within 3%", "read > 0", "mean |error|", "skipped", "paid", "lost"],
         [
             [
@@ -267,7 +259,8 @@ def audit_chart(result: AuditResult, path: Path) -> None:
     """audit.png: per file, per request stacked read / write / uncached, predicted read, misses by cause."""
     import numpy as np
     from matplotlib.ticker import MaxNLocator
-    from prefixbench.reports.charts import CACHED, UNCACHED, plt, save
+    from prefixbench.reports.charts import plt, save  # charts.py selects the Agg backend, once
+    from prefixbench.reports.palette import CACHED, UNCACHED
 
     files = [f.file for f in result.files]
     rows_by_file: dict[str, list[AuditRow]] = {name: [] for name in files}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from prefixbench.reports.textable import text_lines
 from prefixbench.workloads.logs.capture_replay import (
     COMPACTION_TOLERANCE,
     MAIN_READ_SHARE,
@@ -80,15 +81,9 @@ def capture_table(rows: Sequence[CaptureRow]) -> str:
         ]
         for row in rows
     ]
-    left = {1, 2}
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)]
-
-    def line(values: list[str]) -> str:
-        padded = (v.ljust(w) if i in left else v.rjust(w) for i, (v, w) in enumerate(zip(values, widths)))
-        return "  ".join(padded).rstrip()
-
-    rule = line(["-" * w for w in widths])
-    return "\n".join([line(header), rule, *(line(r) for r in cells), rule, *summary_lines(capture_summary(rows))])
+    right = set(range(len(header))) - {1, 2}  # all but model and kind
+    table = text_lines(header, cells, right, footer=())  # closed by a second ruler
+    return "\n".join([*table, *summary_lines(capture_summary(rows))])
 
 
 def summary_lines(summary: CaptureSummary) -> list[str]:

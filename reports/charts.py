@@ -17,8 +17,9 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from prefixbench.kernel.presets import PRESET_ORDER, PRESETS  # noqa: E402
-from prefixbench.reports.frames import format_window, ordered  # noqa: E402
+from prefixbench.reports.frames import ordered  # noqa: E402
 from prefixbench.reports.palette import CACHED, FOLD, PRESET_COLOURS, REJECTED, UNCACHED  # noqa: E402
+from prefixbench.workloads.runs.windows import format_window  # noqa: E402
 
 PNG_METADATA = {"Software": None}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
+from prefixbench.reports.textable import markdown_lines, text_lines
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.runs.compare import Change, Comparison, figure_field
 
@@ -133,9 +134,7 @@ def compare_markdown(comparison: Comparison) -> str:
 
 
 def _md_table(rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(HEADER) + " |", "|---|---|---:|---:|---:|---|"]
-    out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
-    return out
+    return list(markdown_lines(HEADER, rows, right={2, 3, 4}, escape_pipes=True))
 
 
 def _count(n: int, word: str) -> str:
@@ -159,14 +158,8 @@ def compare_text(comparison: Comparison) -> str:
         lines.append("every shared figure is identical")
         return "\n".join(lines)
     rows = [["!" if c.regressed else " ", *row] for c, row in zip(changed, _rows(changed, short_labels(comparison)))]
-    header = [" ", *HEADER]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    numeric = {3, 4, 5}
     lines.append("")
-    for cells in [header, *rows]:
-        lines.append(
-            "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-        )
+    lines += text_lines([" ", *HEADER], rows, right={3, 4, 5}, ruler=False)
     return "\n".join(lines)
 
 

@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.frames import format_window
 from prefixbench.workloads.runs.schema import COST_COLUMNS, RUN_KEYS
 from prefixbench.reports.palette import CACHED, FOLD, UNCACHED
+from prefixbench.reports.textable import Table, markdown_lines
 from prefixbench.simulator.pricing import (
     DEEPSEEK_PEAK_HOURS,
     CostBreakdown,
@@ -35,6 +35,7 @@ from prefixbench.simulator.pricing import (
     format_usd,
     usd_sum,
 )
+from prefixbench.workloads.runs.windows import format_window
 
 #: The four parts of a bill, in stacking order (``COST_COLUMNS``, from the run schema, is their
 #: ``*_usd`` columns and ``total_usd``).
@@ -145,9 +146,7 @@ def cost_markdown(run_costs: pd.DataFrame, price: PriceRow) -> str:
     if run_costs.empty:
         return "\n".join([*lines, "No runs.", ""])
     header, rows, numeric = _table(run_costs)
-    lines.append("| " + " | ".join(header) + " |")
-    lines.append("|" + "|".join("---:" if i in numeric else "---" for i in range(len(header))) + "|")
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += markdown_lines(header, rows, numeric)
     lines += [
         "",
         "Dollars per run. *saving vs legacy* is the legacy run's total minus this run's (same "
@@ -164,13 +163,7 @@ def cost_markdown(run_costs: pd.DataFrame, price: PriceRow) -> str:
 
 def cost_text(run_costs: pd.DataFrame) -> str:
     """The cost table as aligned plain text (for the terminal)."""
-    header, rows, numeric = _table(run_costs)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+    return Table(*_table(run_costs)).text()
 
 
 def price_markdown(price: PriceRow) -> str:

@@ -19,8 +19,9 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from prefixbench.reports.frames import format_window
 from prefixbench.reports.palette import FOLD, UNCACHED
+from prefixbench.reports.textable import markdown_lines
+from prefixbench.workloads.runs.windows import format_window
 
 PARTS = ("summary", "refill", "growth")
 PART_COLOURS = {"summary": FOLD, "refill": UNCACHED, "growth": "#8c959f"}
@@ -124,19 +125,18 @@ def comparison_markdown(runs: pd.DataFrame, observations: pd.DataFrame) -> str:
         "request after a durable rewrite re-sends everything after the first rewritten byte) and",
         "*growth* (new turns appended to a warm prefix).",
         "",
-        "| window | engine | summary calls | refills | growth | total |",
-        "|---|---|---:|---:|---:|---:|",
     ]
-    sentences = []
+    rows, sentences = [], []
     for window in sorted(runs["window"].unique()):
         costs = engine_costs(observations, int(window), preset)
         for c in sorted(costs, key=lambda c: (c.total, c.engine)):
-            lines.append(
-                f"| {format_window(int(window))} | {c.engine} | {c.summary:,} ({c.num_summaries}) | "
-                f"{c.refill:,} ({c.num_refills}) | {c.growth:,} | {c.total:,} |"
-            )
+            rows.append([
+                format_window(int(window)), c.engine, f"{c.summary:,} ({c.num_summaries})",
+                f"{c.refill:,} ({c.num_refills})", f"{c.growth:,}", f"{c.total:,}",
+            ])
         sentences.append("- " + why_sentence(int(window), costs))
-    return "\n".join([*lines, "", *sentences, ""])
+    table = markdown_lines(["window", "engine", "summary calls", "refills", "growth", "total"], rows, right={2, 3, 4, 5})
+    return "\n".join([*lines, *table, "", *sentences, ""])
 
 
 def engines_chart(runs: pd.DataFrame, observations: pd.DataFrame, path: Path) -> None:

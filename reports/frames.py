@@ -7,8 +7,6 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from prefixbench.workloads.runs.schema import OBSERVATION_COLUMNS, RUN_COLUMNS, RUN_KEYS, observation_records, run_record
-
-from prefixbench.workloads.runs.windows import format_window  # noqa: F401 - re-exported for the reports
 from prefixbench.workloads.scripted.base import Run
 
 

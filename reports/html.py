@@ -22,9 +22,8 @@ import msgspec
 
 from prefixbench.reports.palette import CACHED, FOLD, PRESET_COLOURS, UNCACHED
 
-#: Segment colours, shared by every chart: the PNG charts' roles (reports/palette.py), plus
-#: the parts only the page draws.
-READ = CACHED
+#: Segment colours of the parts only the page draws (the roles it shares with the PNG charts,
+#: CACHED and UNCACHED among them, are in reports/palette.py).
 WRITE_5M = "#bf8700"
 WRITE_1H = "#8250df"
 REJECTED = "#6e7781"  # the page's own grey (the PNGs use palette.REJECTED)
@@ -355,7 +354,7 @@ def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int
     top = _nice_max(max([b for _, b in spans] + [0]))
     y0 = top_pad + plot_h
     scale = plot_h / (top - lo) if top > lo else 0
-    colours = {"total": "#57606a", "loss": UNCACHED, "saving": READ, "alone": READ, "cost": WRITE_5M}
+    colours = {"total": "#57606a", "loss": UNCACHED, "saving": CACHED, "alone": CACHED, "cost": WRITE_5M}
     sw = plot_w / max(1, len(steps))
     parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
     parts.append(f'<text x="{left}" y="14" font-weight="600">{escape(title)}</text>')
@@ -395,7 +394,7 @@ def matrix(rows: Sequence[str], cols: Sequence[str], cells: dict[tuple[str, str]
             ok, tip = cells[(r, c)]
             parts.append(
                 f'<rect class="{"pass" if ok else "fail"}" x="{left + j * cw + 2}" y="{y + 2}" width="{cw - 4}" height="{rh - 4}" '
-                f'fill="{READ if ok else UNCACHED}" data-tip="{escape(tip)}"/>'
+                f'fill="{CACHED if ok else UNCACHED}" data-tip="{escape(tip)}"/>'
                 f'<text x="{left + j * cw + cw / 2}" y="{y + 15}" text-anchor="middle" style="fill:#fff">{"PASS" if ok else "FAIL"}</text>'
             )
     parts.append("</svg>")

@@ -9,11 +9,9 @@ from pathlib import Path
 import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.frames import format_window, ordered
+from prefixbench.reports.frames import ordered
 from prefixbench.reports.html import (
-    READ,
     REJECTED,
-    UNCACHED,
     WRITE_1H,
     WRITE_5M,
     Bar,
@@ -31,9 +29,11 @@ from prefixbench.reports.html import (
     stacked_bars,
     table,
 )
+from prefixbench.reports.palette import CACHED, UNCACHED
+from prefixbench.workloads.runs.windows import format_window
 
 SEGMENTS_LEGEND = [
-    ("cache read", READ),
+    ("cache read", CACHED),
     ("cache write (5 m)", WRITE_5M),
     ("cache write (1 h)", WRITE_1H),
     ("uncached input", UNCACHED),
@@ -81,7 +81,7 @@ def sweep_page(
     )))
     sections.append(("hit-rate", "Summary-call hit rate", _hit_rate_chart(runs, windows, multi_engine)))
     sweep_legend = [
-        ("cache read", READ),
+        ("cache read", CACHED),
         ("uncached, written to the cache (5 m TTL where the model has one)", WRITE_5M),
         ("uncached, written with a 1 h TTL", WRITE_1H),
         ("uncached, not stored", UNCACHED),
@@ -224,7 +224,7 @@ def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) ->
             segments = (("rejected", float(prompt), REJECTED),)
             tip = f"request {int(index)} ({purpose}): REJECTED {int(status)}, {fmt_int(prompt)} prompt tokens never reached the cache\n{error}"
         else:
-            segments = (("read", float(cached), READ), ("write5m", float(written - long_), WRITE_5M),
+            segments = (("read", float(cached), CACHED), ("write5m", float(written - long_), WRITE_5M),
                         ("write1h", float(long_), WRITE_1H), ("uncached", float(plain), UNCACHED))
             tip = (f"request {int(index)} ({purpose}): {fmt_int(prompt)} prompt tokens\n"
                    f"read {fmt_int(cached)} · write {fmt_int(written)} (1 h: {fmt_int(long_)}) · uncached {fmt_int(plain)}\n"
@@ -484,7 +484,7 @@ def _audit_requests(requests: list[dict], many: bool) -> str:
     lanes: dict[tuple[str, str], list[tuple[int, dict]]] = {}
     for i, r in enumerate(requests):
         lanes.setdefault((r["file"], r["lane"]), []).append((i, r))
-    legend_items = [("cache read", READ), ("cache write (5 m)", WRITE_5M), ("cache write (1 h)", WRITE_1H),
+    legend_items = [("cache read", CACHED), ("cache write (5 m)", WRITE_5M), ("cache write (1 h)", WRITE_1H),
                     ("uncached input", UNCACHED), ("predicted read (line)", "#0969da"),
                     ("no usage in the log (grey, dashed): not counted as uncached", REJECTED)]
     parts = [legend(legend_items), note(
@@ -506,7 +506,7 @@ def _audit_requests(requests: list[dict], many: bool) -> str:
                      "data-write1h": str(long_), "data-uncached": str(uncached), "data-predicted": str(r["predicted_cache_read"]),
                      "data-cause": r["cause"] or ""}
             if reported:
-                segments = (("read", float(read), READ), ("write5m", float(write - long_), WRITE_5M),
+                segments = (("read", float(read), CACHED), ("write5m", float(write - long_), WRITE_5M),
                             ("write1h", float(long_), WRITE_1H), ("uncached", float(uncached), UNCACHED))
             else:
                 segments = (("unreported", float(r["predicted_cache_read"] + r["predicted_cache_write"] + r["predicted_uncached"]), REJECTED),)

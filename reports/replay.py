@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from prefixbench.reports.textable import text_lines
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.pricing import PriceRow, cost_of, format_usd, usd_sum
 
@@ -100,9 +101,4 @@ def replay_table(observations: list[Observation], price: PriceRow | None = None,
         for row, cost in zip(rows, [*costs, usd_sum(costs)]):
             row.insert(6, format_usd(cost))
         right.add(6)
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows[:-1]), line(["-" * w for w in widths]), line(rows[-1])])
+    return "\n".join(text_lines(header, rows[:-1], right, footer=rows[-1:]))  # the total under a second ruler

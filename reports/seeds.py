@@ -20,8 +20,10 @@ import numpy as np
 import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.frames import format_window, with_change_vs_legacy
+from prefixbench.reports.frames import with_change_vs_legacy
 from prefixbench.reports.tables import fmt_change, fmt_int, fmt_pct, markdown_table, text_table
+from prefixbench.reports.textable import Table, columns_named
+from prefixbench.workloads.runs.windows import format_window
 
 #: Columns that may vary across a grid and so may name a row.
 AXES = ("workload", "window", "engine", "profile", "cache", "params", "preset")
@@ -109,13 +111,7 @@ def sweep_text_table(runs: pd.DataFrame) -> str:
     if not needs_aggregate(runs):
         return text_table(runs)
     header, rows = aggregate_rows(runs)
-    numeric = {i for i, h in enumerate(header) if h in NUMERIC}
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    return "\n".join([line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)])
+    return Table(header, rows, columns_named(header, NUMERIC)).text()
 
 
 def sweep_markdown_table(runs: pd.DataFrame) -> str:
@@ -123,7 +119,4 @@ def sweep_markdown_table(runs: pd.DataFrame) -> str:
     if not needs_aggregate(runs):
         return markdown_table(runs)
     header, rows = aggregate_rows(runs)
-    out = ["| " + " | ".join(header) + " |"]
-    out.append("|" + "|".join("---:" if h in NUMERIC else "---" for h in header) + "|")
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
+    return Table(header, rows, columns_named(header, NUMERIC)).markdown()

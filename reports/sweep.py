@@ -20,10 +20,11 @@ from decimal import Decimal
 import pandas as pd
 
 from prefixbench.reports.cost import COST_COLUMNS
-from prefixbench.reports.frames import format_window, with_change_vs_legacy
+from prefixbench.reports.frames import with_change_vs_legacy
 from prefixbench.workloads.runs.schema import RUN_KEYS
 from prefixbench.reports.seeds import needs_aggregate, sweep_markdown_table
 from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec
+from prefixbench.workloads.runs.windows import format_window
 
 
 def runs_json(runs: pd.DataFrame, costs: pd.DataFrame | None = None) -> str:

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.frames import format_window, with_change_vs_legacy
+from prefixbench.reports.frames import with_change_vs_legacy
+from prefixbench.reports.textable import Table, columns_named
+from prefixbench.workloads.runs.windows import format_window
 
 
 def fmt_int(value: float) -> str:
@@ -27,6 +29,9 @@ def fmt_change(ratio: float) -> str:
         return "-"
     return f"{ratio * 100:+.1f}%"
 
+
+#: The columns aligned right (the rest are names and lists).
+NUMERIC = ("folds", "400s", "session uncached", "vs legacy")
 
 #: Beyond this many summary calls a row shows the first and last few and the count.
 MAX_LISTED_CALLS = 8
@@ -95,22 +100,10 @@ def table_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
 def text_table(runs: pd.DataFrame) -> str:
     """The sweep table as aligned plain text."""
     header, rows = table_rows(runs)
-    numeric = {i for i, h in enumerate(header) if h in ("folds", "400s", "session uncached", "vs legacy")}
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-
-    def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    out = [line(header), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
-    return "\n".join(out)
+    return Table(header, rows, columns_named(header, NUMERIC)).text()
 
 
 def markdown_table(runs: pd.DataFrame) -> str:
     """The sweep table as a Markdown table."""
     header, rows = table_rows(runs)
-    numeric = {i for i, h in enumerate(header) if h in ("folds", "400s", "session uncached", "vs legacy")}
-    out = ["| " + " | ".join(header) + " |"]
-    out.append("|" + "|".join("---:" if i in numeric else "---" for i in range(len(header))) + "|")
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
+    return Table(header, rows, columns_named(header, NUMERIC)).markdown()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from prefixbench.reports.textable import text_lines
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.whatif import WhatIf
 
@@ -38,15 +39,8 @@ def what_if_table(results: Sequence[WhatIf]) -> str:
             f"{w.tokens_to_read:+,}" if w.applies else "-",
             saved_text(w) if w.applies else "cannot apply",
         ])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    right = {2, 3, 4}
-
-    def line(cells: list[str]) -> str:
-        return "  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
-
-    out = ["", "what if (each fix alone, re-simulated on the same log; dollars against what was paid):",
-           line(header), line(["-" * w for w in widths])]
-    out += [line(r) for r in rows]
+    out = ["", "what if (each fix alone, re-simulated on the same log; dollars against what was paid):"]
+    out += text_lines(header, rows, right={2, 3, 4})
     out.append("")
     for w in results:
         out.append(f"{w.fix}: {'assumes ' + w.assumption if w.applies else 'cannot apply: ' + w.detail}")

@@ -19,7 +19,7 @@ LAYERS = ("simulator", "kernel", "workloads", "reports")
 
 
 def module_name(path: Path, root: Path) -> str:
-    """``kernel/engines/base.py`` -> ``prefixbench.kernel.engines.base``."""
+    """``kernel/engines/checkpoint.py`` -> ``prefixbench.kernel.engines.checkpoint``."""
     parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[:2] == ["reports", "_root"]:
         parts = parts[2:]  # mapped to the prefixbench namespace itself (python -m prefixbench)

@@ -65,22 +65,7 @@ from prefixbench.kernel.presets import Preset
 from prefixbench.kernel.session import Header, Session, tool_result_message
 from prefixbench.simulator.wire import Message, ToolCall, user_text
 
-__all__ = [
-    "COMPRESS_TOOL_NAME",
-    "NUDGE_MARKER",
-    "SUMMARY_MARKER",
-    "CompressionBlock",
-    "CompressionResult",
-    "CompressionState",
-    "Nudge",
-    "RangeRequest",
-    "RangesConfig",
-    "RangesEngine",
-    "RecommendedRange",
-    "apply_compression",
-    "initial_state",
-    "process_turn",
-]
+__all__ = ["RangesEngine", "process_turn"]
 
 
 def process_turn(

@@ -33,7 +33,7 @@ REPLAY_FLAGS = ("--input", "--chars-per-token", "--cache", "--tokenizer", "--pri
 
 
 def test_any_option_value_is_refused_in_one_line_or_reaches_the_first_run(importer_examples, monkeypatch):
-    def stop(item, spec):
+    def stop(item, spec=None):
         raise UserError("fuzz: reached the first run")
 
     monkeypatch.setattr(sweep_module, "execute_planned", stop)

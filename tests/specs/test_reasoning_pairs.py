@@ -17,14 +17,10 @@ import pytest
 
 from msgspec.structs import replace
 
-from prefixbench.kernel.engines.ranges import (
-    RangeRequest,
-    RangesConfig,
-    apply_compression,
-    initial_state,
-    process_turn,
-)
-from prefixbench.kernel.engines.ranges_state import CompressionBlock, CompressionState, assign_refs
+from prefixbench.kernel.engines.ranges import process_turn
+from prefixbench.kernel.engines.ranges_compress import RangeRequest, apply_compression
+from prefixbench.kernel.engines.ranges_config import RangesConfig
+from prefixbench.kernel.engines.ranges_state import CompressionBlock, CompressionState, assign_refs, initial_state
 from prefixbench.kernel.pairs import widen_range
 from prefixbench.kernel.presets import get_preset
 from prefixbench.simulator.wire import Message, Reasoning, Text, ToolCall, ToolResult

@@ -276,10 +276,6 @@ class Prices:
         return self._cache[key]
 
 
-#: The former private name (kept for code written against it).
-_Prices = Prices
-
-
 def _iso(ms: int | None) -> str | None:
     if ms is None:
         return None

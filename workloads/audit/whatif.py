@@ -56,8 +56,8 @@ from prefixbench.simulator.wire import CacheBreakpoint, Request
 from prefixbench.workloads.audit.core import (
     Key,
     Predictor,
+    Prices,
     TtlPolicy,
-    _Prices,
     head_sizes,
     send_clock,
 )
@@ -397,7 +397,7 @@ def _evaluate(
     base: dict[Key, Pred],
     summaries,
     heads,
-    prices: _Prices,
+    prices: Prices,
 ) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
     fixed = simulate(plan.requests, summaries, heads, plan.ttl)
     by_key = {(r.file, r.lane, r.seq): r for r in plan.requests}
@@ -494,10 +494,10 @@ def what_if(
     fixes: Sequence[str],
     *,
     price_as_of: str | None = None,
-    prices: _Prices | None = None,
+    prices: Prices | None = None,
 ) -> list[WhatIf]:
     """Each fix, applied alone, re-simulated on the whole log (see the module doc)."""
-    prices = prices or _Prices(price_as_of)
+    prices = prices or Prices(price_as_of)
     heads = head_sizes(requests)
     base = simulate(requests, summaries, heads)
     gaps = lane_gaps(requests, summaries)

@@ -31,7 +31,7 @@ from typing import ClassVar
 
 import msgspec
 
-from prefixbench.kernel.engines.base import Engine
+from prefixbench.kernel.api import Engine
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig, CheckpointEngine
 from prefixbench.kernel.meter import CHARS_PER_TOKEN
 from prefixbench.kernel.model import ModelInfo, Reply

@@ -41,7 +41,8 @@ from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.api import Engine
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig, CheckpointEngine
-from prefixbench.kernel.engines.ranges import RangesConfig, RangesEngine
+from prefixbench.kernel.engines.ranges import RangesEngine
+from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.engines.user_tail import UserTailConfig, UserTailEngine
 from prefixbench.kernel.meter import CHARS_PER_TOKEN
 from prefixbench.kernel.model import ModelInfo, Reply

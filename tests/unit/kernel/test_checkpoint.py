@@ -3,7 +3,7 @@
 import pytest
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.kernel.engines.base import StepContext
+from prefixbench.kernel.api import StepContext
 from prefixbench.kernel.engines.checkpoint import (
     INSTRUCTION_MESSAGE,
     CheckpointConfig,

@@ -10,8 +10,11 @@ from typing import ClassVar
 
 import msgspec
 
-from prefixbench.kernel.engines.base import StepContext
-from prefixbench.kernel.engines.ranges import NUDGE_MARKER, SUMMARY_MARKER, RangesConfig, RangesEngine
+from prefixbench.kernel.api import StepContext
+from prefixbench.kernel.engines.ranges import RangesEngine
+from prefixbench.kernel.engines.ranges_config import RangesConfig
+from prefixbench.kernel.engines.ranges_nudge import NUDGE_MARKER
+from prefixbench.kernel.engines.ranges_view import SUMMARY_MARKER
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.kernel.presets import Preset, get_preset
 from prefixbench.kernel.session import Header, Session, tool_result_message

@@ -2,12 +2,11 @@
 
 import pytest
 
-from prefixbench.kernel.engines.base import StepContext
+from prefixbench.kernel.api import StepContext
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.kernel.reasoning import (
     PLACEHOLDER,
     ReplayAdapter,
-    RetainedTurn,
     backfill,
     backfill_value,
     fill_empty,
@@ -20,6 +19,7 @@ from prefixbench.kernel.reasoning import (
     truncate_chars,
     with_reasoning,
 )
+from prefixbench.kernel.records import RetainedTurn
 from prefixbench.kernel.session import Session
 from prefixbench.simulator.wire import Envelope, Message, Reasoning, Request, Text, ToolCall, user_text
 

@@ -1,0 +1,88 @@
+"""One table formatter for every table the command line prints or writes: aligned plain text
+for the terminal and Markdown for report.md, PR comments and the audit.
+
+A table is a header and rows of strings, already formatted; ``right`` names the columns
+aligned right (numbers), the others align left. Plain text pads each column to its widest
+cell, separates columns with two spaces and strips trailing blanks from each line::
+
+    name   n
+    -----  --
+    alpha   3
+    b      12
+
+The details that differ between tables are options: ``ruler`` (the dashes under the header),
+``footer`` (rows set apart below a second ruler, as replay's total; an empty footer closes
+the table with a ruler) and, in Markdown, ``escape_pipes`` (cells that may hold ``|``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+import msgspec
+
+Row = Sequence[str]
+
+SEPARATOR = "  "
+
+
+class Table(msgspec.Struct, frozen=True):
+    """A header, its rows and the columns aligned right."""
+
+    header: Row
+    rows: Sequence[Row]
+    right: Collection[int] = frozenset()
+
+    def text(self, *, ruler: bool = True, footer: Sequence[Row] | None = None) -> str:
+        """Aligned plain text, lines joined by newlines."""
+        return "\n".join(text_lines(self.header, self.rows, self.right, ruler=ruler, footer=footer))
+
+    def markdown(self, *, escape_pipes: bool = False) -> str:
+        """A Markdown table, lines joined by newlines."""
+        return "\n".join(markdown_lines(self.header, self.rows, self.right, escape_pipes=escape_pipes))
+
+
+def columns_named(header: Row, names: Collection[str]) -> frozenset[int]:
+    """The indices of the columns whose title is one of ``names`` (to align those right)."""
+    return frozenset(i for i, h in enumerate(header) if h in names)
+
+
+def widths(header: Row, rows: Sequence[Row]) -> tuple[int, ...]:
+    """Each column's width: its widest cell, the header included."""
+    return tuple(max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header))
+
+
+def text_lines(
+    header: Row,
+    rows: Sequence[Row],
+    right: Collection[int] = frozenset(),
+    *,
+    ruler: bool = True,
+    footer: Sequence[Row] | None = None,
+) -> tuple[str, ...]:
+    """The table as aligned plain-text lines: the header, a ruler of dashes (unless ``ruler`` is
+    False), the rows, then, when ``footer`` is given, a second ruler and the footer rows."""
+    sized = widths(header, [*rows, *(footer or ())])
+
+    def line(cells: Row) -> str:
+        padded = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, sized)))
+        return SEPARATOR.join(padded).rstrip()
+
+    rule = (line(["-" * w for w in sized]),)
+    head = (line(header), *(rule if ruler else ()))
+    body = tuple(line(r) for r in rows)
+    tail = () if footer is None else (*rule, *(line(r) for r in footer))
+    return (*head, *body, *tail)
+
+
+def markdown_lines(
+    header: Row, rows: Sequence[Row], right: Collection[int] = frozenset(), *, escape_pipes: bool = False
+) -> tuple[str, ...]:
+    """The table as Markdown lines: ``| a | b |``, then ``|---|---:|`` (``---:`` for a column
+    aligned right), then the rows. With ``escape_pipes`` a ``|`` inside a cell is written ``\\|``."""
+
+    def line(cells: Row) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") if escape_pipes else c for c in cells) + " |"
+
+    align = "|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|"
+    return (line(header), align, *(line(r) for r in rows))
