@@ -34,17 +34,11 @@ from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore
 from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, usd_sum
-<<<<<<< HEAD
 from prefixbench.workloads.runs.execute import default_jobs, map_runs, pool_size, require_scheduler
 from prefixbench.workloads.runs.options import SweepRunOptions
 from prefixbench.workloads.scripted.registry import option_names
 from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec, plan_sweep, plan_sweeps
-=======
-from prefixbench.workloads.runs.execute import default_jobs, map_runs, require_scheduler
-from prefixbench.workloads.scripted.registry import WORKLOADS
-from prefixbench.workloads.runs.sweep import PlannedRun, SweepPlan, SweepSpec, longest_first, plan_sweep, plan_sweeps
 from prefixbench.workloads.runs.windows import format_window
->>>>>>> tables
 
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
