@@ -1,10 +1,10 @@
 """A sweep: every (window, seed, engine, preset) run of one workload, planned, then landed.
 
 ``plan_sweep(spec)`` is pure: it validates every option and lists the runs before anything
-executes, so a bad option never throws away finished work. ``land_sweep(plan, sink)`` executes
-the runs in order and hands each finished run to the sink (a progress bar, a test) as it
-lands; if a run fails, the runs before it are already with the sink. ``plan_sweeps`` joins
-several specs (a grid file's cartesian product) into one plan.
+executes, so a bad option never throws away finished work. :func:`execute_planned` runs one
+planned run; :mod:`prefixbench.workloads.runs.land` computes the runs a sweep's store lacks and
+stores each as it finishes. ``plan_sweeps`` joins several specs (a grid file's cartesian
+product) into one plan.
 
 Each planned run is self-contained (workload, engine, preset, profile, cache model, tokenizer)
 so a worker process or a Dask worker can execute it alone, and has a key: a hash of all of
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import lru_cache
 
 import msgspec
@@ -38,9 +38,6 @@ from prefixbench.workloads.scripted.registry import (
 )
 
 DEFAULT_WINDOWS = (32_000, 128_000, 512_000)
-
-#: Called with (number, total, run) as each run lands.
-RunSink = Callable[[int, int, Run], None]
 
 
 class SweepSpec(msgspec.Struct, frozen=True):
@@ -262,15 +259,3 @@ def execute_planned(item: PlannedRun, spec: SweepSpec | None = None) -> Run:
         profile=item.profile,
         engine_config=item.engine_config,
     )
-
-
-def land_sweep(plan: SweepPlan, *sinks: RunSink) -> list[Run]:
-    """Execute the plan in order; each finished run goes to every sink as it lands."""
-    runs = []
-    total = len(plan.runs)
-    for number, item in enumerate(plan.runs, 1):
-        run = execute_planned(item, plan.spec)
-        runs.append(run)
-        for sink in sinks:
-            sink(number, total, run)
-    return runs

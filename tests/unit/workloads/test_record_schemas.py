@@ -81,9 +81,9 @@ def test_a_field_is_gated_only_as_a_figure() -> None:
 
 
 def test_the_run_writers_write_the_declared_columns() -> None:
-    from prefixbench.workloads.runs.sweep import SweepSpec, land_sweep, plan_sweep
+    from prefixbench.workloads.runs.sweep import SweepSpec, execute_planned, plan_sweep
 
-    (run,) = land_sweep(plan_sweep(SweepSpec(windows=(32_000,), presets=("patched",), options={"steps": 40})))
+    (run,) = [execute_planned(item) for item in plan_sweep(SweepSpec(windows=(32_000,), presets=("patched",), options={"steps": 40})).runs]
     assert tuple(run_record(run)) == RUN_COLUMNS
     assert all(tuple(rec) == names(OBSERVATION_FIELDS) for rec in observation_records(run))
 

@@ -12,7 +12,7 @@ from prefixbench.workloads.runs.schema import observation_records, run_record
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.scripted.registry import WORKLOADS, execute, make_workload
 from prefixbench.workloads.scripted.seed_coding import SeedCodingWorkload
-from prefixbench.workloads.runs.sweep import SweepSpec, land_sweep, plan_sweep
+from prefixbench.workloads.runs.sweep import SweepSpec, execute_planned, plan_sweep
 
 DATA = Path(__file__).parent / "data"
 #: Digests of every run record and observation of these sweeps, taken from the code before
@@ -32,7 +32,7 @@ SPECS = {
 
 def digest(spec: SweepSpec) -> str:
     h = hashlib.sha256()
-    for run in land_sweep(plan_sweep(spec)):
+    for run in [execute_planned(item) for item in plan_sweep(spec).runs]:
         record = run_record(run)
         record.pop("seed")  # the column seeds added; everything else is as before
         h.update(json.dumps(record, sort_keys=True).encode())
