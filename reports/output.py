@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from prefixbench.reports.cost import COST_COLUMNS, cost_table, cost_text
-from prefixbench.workloads.runs.schema import OBSERVATION_COLUMNS, RUN_COLUMNS
+from prefixbench.reports.cost import cost_table, cost_text
+from prefixbench.workloads.runs.schema import COST_COLUMNS, OBSERVATION_COLUMNS, RUN_COLUMNS
 from prefixbench.workloads.runs.manifest import Manifest
 from prefixbench.reports.interrupt import raise_if_interrupted
 from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options

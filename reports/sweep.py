@@ -19,9 +19,8 @@ from decimal import Decimal
 
 import pandas as pd
 
-from prefixbench.reports.cost import COST_COLUMNS
 from prefixbench.reports.frames import with_change_vs_legacy
-from prefixbench.workloads.runs.schema import RUN_KEYS
+from prefixbench.workloads.runs.schema import COST_COLUMNS, RUN_KEYS
 from prefixbench.reports.seeds import needs_aggregate, sweep_markdown_table
 from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec
 from prefixbench.workloads.runs.windows import format_window

@@ -61,7 +61,8 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
 from prefixbench.workloads.logs.bodydiff import body_diff
-from prefixbench.workloads.logs.formats import ImportContext, detect_format, import_file, resolve
+from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
+from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import find_log_files
 from prefixbench.workloads.logs.trace import (

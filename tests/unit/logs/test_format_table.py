@@ -18,11 +18,10 @@ from prefixbench.workloads.logs import formats
 from prefixbench.workloads.logs.formats import (
     FORMATS,
     REPLAYS,
-    ImportContext,
-    LogFormat,
     detect_format,
     import_file,
 )
+from prefixbench.workloads.logs.formats.base import ImportContext, LogFormat
 from prefixbench.workloads.logs.records import iter_records
 from prefixbench.workloads.logs.trace import Prefix, TraceRequest, Usage
 

@@ -6,7 +6,8 @@ from decimal import Decimal
 import pandas as pd
 import pytest
 
-from prefixbench.reports.cost import COST_COLUMNS, cost_chart, cost_markdown, cost_table, run_costs
+from prefixbench.workloads.runs.schema import COST_COLUMNS
+from prefixbench.reports.cost import cost_chart, cost_markdown, cost_table, run_costs
 from prefixbench.simulator.pricing import get_price
 
 D = Decimal

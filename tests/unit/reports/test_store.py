@@ -129,9 +129,9 @@ def test_scheduler_without_dask_is_refused_before_anything_runs(tmp_path, capsys
 
 
 def test_a_worker_with_other_code_is_refused(tmp_path, capsys, monkeypatch):
-    from prefixbench.reports import output
+    from prefixbench.workloads.runs import land
 
-    monkeypatch.setattr(output, "compute_runs", lambda items: [("0" * 24, b"", {}, None) for _ in items])
+    monkeypatch.setattr(land, "compute_runs", lambda items: [("0" * 24, b"", {}, None) for _ in items])
     assert main([*SMALL, "--jobs", "1", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "install the same prefixbench on every worker" in err[0]
