@@ -320,7 +320,7 @@ def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object
     Everything is written to a temporary folder beside ``out`` first, then moved in, so a
     failure never leaves half the files.
     """
-    import shutil  # with tempfile: only with --out (start-up, README Speed)
+    import shutil  # with tempfile: only with --out (start-up: docs/performance.md)
     import tempfile
 
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from prefixbench.workloads.runs.options import CheckOptions
     from prefixbench.workloads.scripted.registry import WorkloadEntry
 
-# Start-up (README, Speed): this module imports only argparse and two small modules. A
+# Start-up (docs/performance.md): this module imports only argparse and two small modules. A
 # subcommand's options, and what their help lists (workloads, presets, cache models), are
 # built only for the subcommand on the command line, and each command imports what it uses
 # when it runs: `--version`, `--help` and `replay` never load the kernel, the workloads,
@@ -30,7 +30,7 @@ DEFAULT_OUT = Path("prefixbench-out")
 
 def _terminal_columns() -> int:
     """``shutil.get_terminal_size().columns``, worked out the same way without importing shutil
-    (which brings zlib, bz2 and lzma: start-up, README Speed): ``COLUMNS`` when a positive
+    (which brings zlib, bz2 and lzma: start-up: docs/performance.md): ``COLUMNS`` when a positive
     number, else the terminal's width, else 80."""
     import os
 
@@ -117,7 +117,7 @@ class _Subcommands:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser (public so the README's CLI section can be checked against it).
+    """The argument parser (public so the docs' command synopses can be checked against it).
 
     ``only``: fill in the options of that subcommand alone (``run`` passes the one on the
     command line, or ``""`` when there is none); None fills in every subcommand.
@@ -185,7 +185,7 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
 
 
 def _add_scale_options(sweep: argparse.ArgumentParser) -> None:
-    """Grid files, seeds, parallel and distributed execution, the result store (README: Sweeps at scale)."""
+    """Grid files, seeds, parallel and distributed execution, the result store (docs/sweep.md)."""
     sweep.add_argument("--grid", type=Path, default=None, metavar="FILE.toml", help="run the named sweeps of a grid file (cartesian products); flags given here override its values")
     sweep.add_argument("--sweep", dest="sweep_name", default=None, metavar="NAME", help="with --grid: only the sweep of this name (default: every sweep in the file)")
     sweep.add_argument("--seeds", default=None, help="workload shape seeds: 0-16 (inclusive), 0,3,5 or a mix; 0 is the default shape (default: 0)")

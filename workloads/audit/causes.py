@@ -17,7 +17,7 @@ so predicted and server-reported causes can be scored against each other.
 
 from __future__ import annotations
 
-#: Every cause a request can carry, with what it means (README and --help list these).
+#: Every cause a request can carry, with what it means (docs/audit.md and --help list these).
 CAUSES: dict[str, str] = {
     "cold-start": "first use of a prefix nobody had cached yet: unavoidable",
     "concurrent-write": "sent while the entry it needed was still being written (parallel starts)",

@@ -79,7 +79,7 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
     ``escape`` makes each text encodable (the writer passes one that escapes lone surrogates);
     characters XML 1.0 forbids (control characters) are dropped.
     """
-    from xml.etree import ElementTree  # imported for --junit only (start-up, README Speed)
+    from xml.etree import ElementTree  # imported for --junit only (start-up: docs/performance.md)
 
     def clean(text: str) -> str:
         return _XML_BAD.sub("", escape(text) if escape is not None else text)

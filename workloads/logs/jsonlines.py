@@ -6,7 +6,7 @@ msgspec, which reads UTF-8 bytes directly. Measured on the 67 MB, 200-line peer 
 (``bench/peers/run.py``): ``json.loads`` of every line 82 ms, ``orjson.loads`` 48 ms,
 ``msgspec`` 56 ms generic, and 37 ms when the messages are left as raw JSON (what
 :mod:`prefixbench.workloads.logs.chat_completions` does, so a message resent on every later
-request is parsed once; see README, Speed).
+request is parsed once; see docs/performance.md).
 """
 
 from __future__ import annotations
