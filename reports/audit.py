@@ -19,7 +19,7 @@ from prefixbench.reports.textable import text_lines
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.causes import CAUSES
-from prefixbench.workloads.audit.core import AuditResult, AuditRow
+from prefixbench.workloads.audit.core import AuditResult, AuditRow, LaneSummary
 from prefixbench.workloads.audit.schema import (
     CAUSE_FIELDS,
     FILE_FIELDS,
@@ -87,124 +87,113 @@ def _usd(value: Decimal | None) -> str:
 def audit_table(result: AuditResult, worst: int = WORST) -> str:
     """The terminal view: totals, misses by cause, the worst requests, then every lane predicted vs
     reported, models, calibration per file and notes."""
+    reported_files = {row.file for row in result.rows if row.reported_cache_read is not None}
+    out = [_headline(result), "", "misses by cause", *_causes_lines(result)]
+    out += _worst_lines(result, worst)
+    out += ["", "lanes: reported vs predicted", *_lane_lines(result, reported_files)]
+    out += ["", "models", *_model_lines(result)]
+    out += ["", "calibration per file: predicted read against reported read", *_calibration_lines(result, reported_files)]
+    out += _note_lines(result)
+    return "\n".join(out)
+
+
+def _headline(result: AuditResult) -> str:
     t = result.totals
-    headline = (
+    return (
         f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
         f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}; hit ratio {t.hit_ratio:.1%}; "
         f"paid {format_usd(t.cost_usd)}, lost to misses {format_usd(t.lost_usd)}"
     )
-    out = [
-        headline,
-        "",
-        "misses by cause",
-    ]
-    out += text_lines(
+
+
+def _causes_lines(result: AuditResult) -> list[str]:
+    return list(text_lines(
         ["cause", "requests", "lost tokens", "lost", "meaning"],
         [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", format_usd(c.lost_usd), CAUSES[c.cause]] for c in result.causes],
         {1, 2, 3},
-    ) or ["(none)"]
+    )) or ["(none)"]
+
+
+def _worst_lines(result: AuditResult, worst: int) -> list[str]:
+    """The requests that lost most, by dollars then tokens."""
     ranked = sorted(
         (row for row in result.rows if row.cause is not None and row.lost_tokens > 0),
         key=lambda row: (-(row.lost_usd or Decimal(0)), -row.lost_tokens, row.file, row.line),
     )[:worst]
-    out += ["", f"worst requests (top {len(ranked)} by dollars lost)"]
-    out += text_lines(
+    return ["", f"worst requests (top {len(ranked)} by dollars lost)", *text_lines(
         ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "detail"],
         [
             [
-                f"{_short(row.file)}:{row.line}",
-                row.lane,
-                f"{row.reported_cache_read or 0:,}",
-                f"{row.expected_cache_read:,}",
-                _usd(row.lost_usd),
-                row.cause or "",
-                row.evidence or "",
-                row.detail[:110],
+                f"{_short(row.file)}:{row.line}", row.lane, f"{row.reported_cache_read or 0:,}",
+                f"{row.expected_cache_read:,}", _usd(row.lost_usd), row.cause or "", row.evidence or "", row.detail[:110],
             ]
             for row in ranked
         ],
         {2, 3, 4},
+    )]
+
+
+def _lane_cells(lane: LaneSummary, reported: bool) -> list[str]:
+    """One lane's row: reported against predicted (``n/a`` where the file reports no usage)."""
+    if not reported:
+        return [_short(lane.file), lane.lane, f"{lane.requests:,}", "n/a", f"{lane.predicted_cache_read:,}", "n/a", "n/a",
+                f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", "n/a", "-", "-"]
+    error = (
+        "n/a"
+        if lane.reported_cache_read == 0
+        else f"{(lane.predicted_cache_read - lane.reported_cache_read) / lane.reported_cache_read:+.1%}"
     )
-    out += ["", "lanes: reported vs predicted"]
-    reported_files = {row.file for row in result.rows if row.reported_cache_read is not None}
-    lane_rows = []
-    for lane in result.lanes:
-        if lane.file not in reported_files:
-            lane_rows.append(
-                [_short(lane.file), lane.lane, f"{lane.requests:,}", "n/a", f"{lane.predicted_cache_read:,}", "n/a", "n/a",
-                 f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", "n/a", "-", "-"]
-            )
-            continue
-        error = (
-            "n/a"
-            if lane.reported_cache_read == 0
-            else f"{(lane.predicted_cache_read - lane.reported_cache_read) / lane.reported_cache_read:+.1%}"
-        )
-        lane_rows.append(
-            [
-                _short(lane.file),
-                lane.lane,
-                f"{lane.requests:,}",
-                f"{lane.reported_cache_read:,}",
-                f"{lane.predicted_cache_read:,}",
-                error,
-                f"{lane.reported_cache_write:,}",
-                f"{lane.predicted_cache_write:,}",
-                f"{lane.reported_uncached:,}",
-                f"{lane.predicted_uncached:,}",
-                f"{lane.read_within}/{lane.requests}",
-                f"{lane.hit_ratio:.1%}",
-                format_usd(lane.cost_usd),
-                format_usd(lane.lost_usd),
-            ]
-        )
-    out += text_lines(
+    return [
+        _short(lane.file), lane.lane, f"{lane.requests:,}", f"{lane.reported_cache_read:,}",
+        f"{lane.predicted_cache_read:,}", error, f"{lane.reported_cache_write:,}", f"{lane.predicted_cache_write:,}",
+        f"{lane.reported_uncached:,}", f"{lane.predicted_uncached:,}", f"{lane.read_within}/{lane.requests}",
+        f"{lane.hit_ratio:.1%}", format_usd(lane.cost_usd), format_usd(lane.lost_usd),
+    ]
+
+
+def _lane_lines(result: AuditResult, reported_files: set[str]) -> list[str]:
+    return list(text_lines(
         ["file", "lane", "reqs", "read", "pred", "err", "write", "pred", "uncached", "pred", "read ±3%", "hit", "paid", "lost"],
-        lane_rows,
+        [_lane_cells(lane, lane.file in reported_files) for lane in result.lanes],
         set(range(2, 14)),
-    )
-    out += ["", "models"]
-    out += text_lines(
+    ))
+
+
+def _model_lines(result: AuditResult) -> list[str]:
+    return list(text_lines(
         ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
         [
             [
-                m.provider,
-                m.model,
-                f"{m.requests:,}",
-                f"{m.input:,}",
-                f"{m.output:,}",
-                f"{m.cache_read:,}",
-                f"{m.cache_write:,}",
-                format_usd(m.cost_usd) if m.priced else "no price",
+                m.provider, m.model, f"{m.requests:,}", f"{m.input:,}", f"{m.output:,}", f"{m.cache_read:,}",
+                f"{m.cache_write:,}", format_usd(m.cost_usd) if m.priced else "no price",
                 format_usd(m.lost_usd) if m.priced else "-",
             ]
             for m in result.models
         ],
         set(range(2, 9)),
-    )
-    out += ["", "calibration per file: predicted read against reported read"]
+    ))
+
+
+def _calibration_lines(result: AuditResult, reported_files: set[str]) -> list[str]:
+    """Calibration per file, with footnotes saying what each figure counts and the skipped records."""
     positive: dict[str, int] = {}
     for row in result.rows:
         if row.reported_cache_read:
             positive[row.file] = positive.get(row.file, 0) + 1
-    out += text_lines(
+    out = list(text_lines(
         ["file", "format", "requests", "within 3%", "read > 0", "mean |error|", "skipped", "paid", "lost"],
         [
             [
-                _short(f.file),
-                f.format,
-                f"{f.requests:,}",
+                _short(f.file), f.format, f"{f.requests:,}",
                 f"{f.read_within:,}" if f.file in reported_files else "n/a",
                 f"{positive.get(f.file, 0):,}" if f.file in reported_files else "n/a",
                 "n/a" if f.mean_abs_read_error is None else f"{f.mean_abs_read_error:.2%}",
-                f"{f.skipped:,}",
-                format_usd(f.cost_usd),
-                format_usd(f.lost_usd),
+                f"{f.skipped:,}", format_usd(f.cost_usd), format_usd(f.lost_usd),
             ]
             for f in result.files
         ],
         {2, 3, 4, 5, 6, 7, 8},
-    )
+    ))
     out += [
         "within 3%: requests whose predicted read is within 3% of the reported one (a reported read of 0 counts "
         "only if 0 was predicted)",
@@ -214,17 +203,20 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
         "skipped: log records read but not counted as requests (not in requests or any figure above), by reason:",
     ]
     skips = [(f, reason, n) for f in result.files for reason, n in f.skip_reasons]
-    out += [f"  {_short(f.file)}: {n:,} {reason}" for f, reason, n in skips] or ["  (none)"]
+    return out + ([f"  {_short(f.file)}: {n:,} {reason}" for f, reason, n in skips] or ["  (none)"])
+
+
+def _note_lines(result: AuditResult) -> list[str]:
+    """The files' notes (one line per note, naming the file or how many files carry it), then the audit's."""
     file_notes: dict[str, list[str]] = {}
     for calibration in result.files:
         for note in calibration.notes:
             file_notes.setdefault(note, []).append(_short(calibration.file))
-    out += [""]
+    out = [""]
     for note, names in file_notes.items():
         where = names[0] if len(names) == 1 else f"{len(names)} files"
         out.append(f"note ({where}): {note}")
-    out += [f"note: {note}" for note in result.notes]
-    return "\n".join(out)
+    return out + [f"note: {note}" for note in result.notes]
 
 
 def audit_markdown(result: AuditResult) -> str:
