@@ -109,7 +109,59 @@ def _as_list(value: object) -> list[object]:
 def _sweep_specs(
     path: Path, sweep: str, table: dict[str, Any], overrides: dict[str, Any], problems: _Problems
 ) -> list[SweepSpec]:
+    """One named sweep's specs: its keys read and checked (every problem noted), then the
+    cartesian product over workloads, profiles, caches and workload options."""
     prefix = f"sweep.{sweep}"
+    values, options_table = _sweep_values(table, overrides, prefix, problems)
+
+    def strings(key: str, default: list[str]) -> list[str]:
+        items = _as_list(values.get(key, default))
+        if not items or not all(isinstance(i, str) and i for i in items):
+            problems.add(f"{prefix}.{key}", f"must be a non-empty list of names, got {values.get(key)!r}")
+            return []
+        if len(set(items)) != len(items):
+            problems.add(f"{prefix}.{key}", "names a value twice")
+        return items
+
+    workloads = strings("workloads", ["seed-coding"])
+    axes = _Axes(
+        presets=strings("presets", ["legacy", "envelope-fix", "prune-fix", "patched"]),
+        profiles=strings("profiles", ["lenient"]),
+        engines=strings("engines", []) if "engines" in values else [],
+        windows=_windows(values.get("windows", list(DEFAULT_WINDOWS)), f"{prefix}.windows", problems),
+        caches=_caches(values.get("caches", ["byte-exact"]), f"{prefix}.caches", problems),
+        tokenizer=_tokenizer(values, prefix, problems),
+        seeds=_seeds(values.get("seeds", [0]), f"{prefix}.seeds", problems),
+        price=_price(values, prefix, problems),
+    )
+    known = _known_workloads(workloads, axes.engines, options_table, prefix, problems)
+    engine_sections = _engine_sections(path, values, prefix, problems)
+    if not (axes.windows and axes.seeds and axes.presets and axes.profiles and axes.caches):
+        return []
+    specs: list[SweepSpec] = []
+    for workload in known:
+        specs += _workload_specs(workload, axes, options_table, engine_sections, values, prefix, problems)
+    return specs
+
+
+class _Axes(msgspec.Struct, frozen=True):
+    """A named sweep's axes other than workloads and workload options, as read from its table."""
+
+    presets: list[str]
+    profiles: list[str]
+    engines: list[str]
+    windows: list[int]
+    caches: list[str]
+    tokenizer: str
+    seeds: list[int]
+    price: object  # a PriceRow or None (pricing is imported only when a sweep names a price)
+
+
+def _sweep_values(
+    table: dict[str, Any], overrides: dict[str, Any], prefix: str, problems: _Problems
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The sweep's keys under their canonical names, the command line's flags over them, and its
+    workload options (``-`` spelt ``_``)."""
     values: dict[str, Any] = {}
     for key, value in table.items():
         canonical = ALIASES.get(key, key)
@@ -124,28 +176,22 @@ def _sweep_specs(
         options_table = {}
     options_table = {k.replace("-", "_"): v for k, v in options_table.items()}
     options_table.update(overrides.get("options", {}))
+    return values, options_table
 
-    def strings(key: str, default: list[str]) -> list[str]:
-        items = _as_list(values.get(key, default))
-        if not items or not all(isinstance(i, str) and i for i in items):
-            problems.add(f"{prefix}.{key}", f"must be a non-empty list of names, got {values.get(key)!r}")
-            return []
-        if len(set(items)) != len(items):
-            problems.add(f"{prefix}.{key}", "names a value twice")
-        return items
 
-    workloads = strings("workloads", ["seed-coding"])
-    presets = strings("presets", ["legacy", "envelope-fix", "prune-fix", "patched"])
-    profiles = strings("profiles", ["lenient"])
-    engines = strings("engines", []) if "engines" in values else []
-    windows = _windows(values.get("windows", list(DEFAULT_WINDOWS)), f"{prefix}.windows", problems)
-    caches = _caches(values.get("caches", ["byte-exact"]), f"{prefix}.caches", problems)
+def _tokenizer(values: dict[str, Any], prefix: str, problems: _Problems) -> str:
     tokenizer = values.get("tokenizer", "heuristic")
     if not isinstance(tokenizer, str):
         problems.add(f"{prefix}.tokenizer", f"must be a name, got {tokenizer!r}")
-        tokenizer = "heuristic"
-    seeds = _seeds(values.get("seeds", [0]), f"{prefix}.seeds", problems)
-    price = _price(values, prefix, problems)
+        return "heuristic"
+    return tokenizer
+
+
+def _known_workloads(
+    workloads: list[str], engines: list[str], options_table: dict[str, Any], prefix: str, problems: _Problems
+) -> list[str]:
+    """The sweep's workloads that exist; unknown ones, and engines or options no workload of the
+    sweep takes, are problems."""
     for workload in workloads:
         if workload not in WORKLOADS:
             problems.add(f"{prefix}.workloads", f"unknown workload {workload!r} (known: {', '.join(WORKLOADS)})")
@@ -156,48 +202,59 @@ def _sweep_specs(
     for option in options_table:
         if not any(option in WORKLOADS[w].option_names() for w in known):
             problems.add(f"{prefix}.options.{option}", f"no workload of this sweep takes this option ({', '.join(known)})")
-    engine_sections = None
-    if "engine_config" in values:
-        config_path = Path(str(values["engine_config"]))
-        if not config_path.is_absolute():
-            config_path = path.parent / config_path
+    return known
+
+
+def _engine_sections(path: Path, values: dict[str, Any], prefix: str, problems: _Problems) -> dict[str, Any] | None:
+    """The sweep's ``engine_config`` file read (relative to the grid file), or None."""
+    if "engine_config" not in values:
+        return None
+    config_path = Path(str(values["engine_config"]))
+    if not config_path.is_absolute():
+        config_path = path.parent / config_path
+    try:
+        return read_engine_config(config_path)
+    except UserError as exc:
+        problems.add(f"{prefix}.engine_config", str(exc))
+        return None
+
+
+def _workload_specs(
+    workload: str, axes: _Axes, options_table: dict[str, Any], engine_sections: dict[str, Any] | None,
+    values: dict[str, Any], prefix: str, problems: _Problems,
+) -> list[SweepSpec]:
+    """One workload's specs: every profile, cache and combination of its options, each planned
+    once so a bad combination is a problem before anything runs."""
+    entry = WORKLOADS[workload]
+    own_engines = tuple(e for e in axes.engines if e in entry.engines)
+    if axes.engines and not own_engines:
+        problems.add(f"{prefix}.engines", f"workload {workload!r} mounts none of them (its engines: {', '.join(entry.engines)})")
+        return []
+    own = {k: _as_list(v) for k, v in options_table.items() if k in entry.option_names()}
+    base: dict[str, object] = {}
+    if engine_sections is not None:
         try:
-            engine_sections = read_engine_config(config_path)
+            base = engine_config_options(workload, engine_sections, str(values["engine_config"]))
         except UserError as exc:
             problems.add(f"{prefix}.engine_config", str(exc))
-    specs: list[SweepSpec] = []
-    if not (windows and seeds and presets and profiles and caches):
-        return specs
-    for workload in known:
-        entry = WORKLOADS[workload]
-        own_engines = tuple(e for e in engines if e in entry.engines)
-        if engines and not own_engines:
-            problems.add(f"{prefix}.engines", f"workload {workload!r} mounts none of them (its engines: {', '.join(entry.engines)})")
-            continue
-        own = {k: _as_list(v) for k, v in options_table.items() if k in entry.option_names()}
-        base: dict[str, object] = {}
-        if engine_sections is not None:
+            return []
+    specs = []
+    for profile, cache in itertools.product(axes.profiles, axes.caches):
+        for combo in itertools.product(*own.values()) if own else [()]:
+            options = dict(base)
+            for key, value in zip(own, combo):
+                options[key] = option_value(key, value)
+            spec = SweepSpec(
+                workload=workload, windows=tuple(axes.windows), presets=tuple(axes.presets), engines=own_engines,
+                profile=profile, cache=cache, tokenizer=axes.tokenizer, options=options, price=axes.price,
+                seeds=tuple(axes.seeds),
+            )
             try:
-                base = engine_config_options(workload, engine_sections, str(values["engine_config"]))
-            except UserError as exc:
-                problems.add(f"{prefix}.engine_config", str(exc))
+                plan_sweep(spec)
+            except (UserError, TypeError) as exc:
+                problems.add(prefix, f"{workload}, profile {profile}, cache {cache}: {exc}")
                 continue
-        for profile, cache in itertools.product(profiles, caches):
-            for combo in itertools.product(*own.values()) if own else [()]:
-                options = dict(base)
-                for key, value in zip(own, combo):
-                    options[key] = option_value(key, value)
-                spec = SweepSpec(
-                    workload=workload, windows=tuple(windows), presets=tuple(presets), engines=own_engines,
-                    profile=profile, cache=cache, tokenizer=tokenizer, options=options, price=price,
-                    seeds=tuple(seeds),
-                )
-                try:
-                    plan_sweep(spec)
-                except (UserError, TypeError) as exc:
-                    problems.add(prefix, f"{workload}, profile {profile}, cache {cache}: {exc}")
-                    continue
-                specs.append(spec)
+            specs.append(spec)
     return specs
 
 
