@@ -25,11 +25,13 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.validate import PROFILES, make_validator
 from prefixbench.simulator.wire import Block, Request
 from prefixbench.workloads.logs.chat_completions import read_recorded
+from prefixbench.workloads.logs.formats import REPLAYS
 from prefixbench.workloads.specs.base import SpecResult
 from prefixbench.workloads.specs.observed import OBSERVED_SPECS
 
-#: Recorded-log formats ``check --trace`` reads.
-TRACE_FORMATS: tuple[str, ...] = ("chat-completions",)
+#: Recorded-log formats ``check --trace`` reads: those the format table replays body for body
+#: (request bodies with their purpose and declared rewrites, as ``prefixbench record`` writes).
+TRACE_FORMATS: tuple[str, ...] = tuple(name for name, replay in REPLAYS.items() if replay.kind == "bodies")
 
 
 class TraceEntry(msgspec.Struct, frozen=True):
