@@ -676,11 +676,24 @@ def _summarize(
         if r.prefix is not None:
             head_of_lane.setdefault((r.file, r.lane), heads.get(r.prefix.head))
     lane_rows = tuple(_lane(file, lane, items, head_of_lane.get((file, lane))) for (file, lane), items in lanes.items())
+    return AuditResult(
+        tuple(rows),
+        lane_rows,
+        _cause_summaries(rows),
+        _file_calibrations(rows, summaries),
+        _totals(rows),
+        _notes(rows, heads, prices),
+        _model_summaries(rows, prices),
+    )
+
+
+def _cause_summaries(rows: list[AuditRow]) -> tuple[CauseSummary, ...]:
+    """Per cause: misses, lost tokens and dollars, costliest first."""
     by_cause: dict[str, list[AuditRow]] = defaultdict(list)
     for row in rows:
         if row.cause is not None:
             by_cause[row.cause].append(row)
-    causes = tuple(
+    return tuple(
         sorted(
             (
                 CauseSummary(cause, len(items), sum(i.lost_tokens for i in items), usd_sum(i.lost_usd or Decimal(0) for i in items))
@@ -689,6 +702,10 @@ def _summarize(
             key=lambda c: (-c.lost_usd, -c.lost_tokens, list(CAUSES).index(c.cause)),
         )
     )
+
+
+def _file_calibrations(rows: list[AuditRow], summaries: list[FileSummary]) -> tuple[FileCalibration, ...]:
+    """Per file: how close the predicted reads came to the reported ones, and what was skipped."""
     files = []
     rows_of_file: dict[str, list[AuditRow]] = defaultdict(list)
     for row in rows:
@@ -710,11 +727,15 @@ def _summarize(
                 tuple(Counter(reason for _, reason in summary.skipped).most_common()),
             )
         )
+    return tuple(files)
+
+
+def _totals(rows: list[AuditRow]) -> Totals:
     reported = [row for row in rows if row.reported_cache_read is not None]
     read = sum(row.reported_cache_read or 0 for row in reported)
     write = sum(row.reported_cache_write or 0 for row in reported)
     uncached = sum(row.reported_uncached or 0 for row in reported)
-    totals = Totals(
+    return Totals(
         requests=len(rows),
         input=uncached,
         output=sum(row.reported_output or 0 for row in reported),
@@ -725,10 +746,13 @@ def _summarize(
         lost_usd=usd_sum(row.lost_usd or Decimal(0) for row in rows),
         hit_ratio=_ratio(read, read + write + uncached) if reported else _predicted_ratio(rows),
     )
+
+
+def _model_summaries(rows: list[AuditRow], prices: Prices) -> tuple[ModelSummary, ...]:
     by_model: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
     for row in rows:
         by_model[(row.provider, row.model)].append(row)
-    models = tuple(
+    return tuple(
         ModelSummary(
             provider,
             model,
@@ -743,8 +767,12 @@ def _summarize(
         )
         for (provider, model), items in sorted(by_model.items())
     )
+
+
+def _notes(rows: list[AuditRow], heads: dict[str, int | None], prices: Prices) -> tuple[str, ...]:
+    """Facts the report must state: no reported usage, unlogged heads, diagnostics, prices."""
     notes = []
-    if rows and not reported:
+    if rows and all(row.reported_cache_read is None for row in rows):
         notes.append("no reported usage in these logs: the hit ratio is the predicted one")
     for head, size in sorted(heads.items()):
         notes.append(
@@ -763,7 +791,7 @@ def _summarize(
     notes.append(
         "prices: " + (f"as of {prices.as_of}" if prices.as_of else "the row in force at each request's time") + " (simulator/data/prices.csv)"
     )
-    return AuditResult(tuple(rows), lane_rows, causes, tuple(files), totals, tuple(notes), models)
+    return tuple(notes)
 
 
 def _ratio(part: int, whole: int) -> float:

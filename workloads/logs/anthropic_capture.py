@@ -145,7 +145,7 @@ def _parse_line(record: object, line_no: int, where: str) -> _Line | str:
         raise UserError(f"{where}: response status_code must be an integer, got {status!r:.40}")
     if status is not None and not 200 <= status < 300:
         return f"HTTP {status}"
-    usage = parse_usage(response, where)
+    usage = read_usage(response, where)
     answered = _timestamp(response.get("timestamp"), f"{where}: response timestamp")
     return _Line(line_no, parse_request_body(body, where), usage, sent, answered)
 
@@ -173,7 +173,7 @@ def classify_call(request: Request) -> CallKind:
     return "main" if request.tools else "side"
 
 
-def parse_usage(response: Mapping[str, object], where: str) -> Usage:
+def read_usage(response: Mapping[str, object], where: str) -> Usage:
     """Reported usage of a response: its JSON body's ``usage`` or the SSE stream's events.
 
     Raises:
@@ -216,6 +216,23 @@ def parse_usage(response: Mapping[str, object], where: str) -> Usage:
         uncached=counts["input_tokens"],
         output=counts["output_tokens"],
     )
+
+
+class ReportedUsage(msgspec.Struct, frozen=True):
+    """The wire's own field names, for the http-capture importer until the format split wires it
+    to :func:`read_usage` and the provider rules (workloads/logs/importers.py reads these)."""
+
+    input_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    cache_write_1h_tokens: int | None = None
+
+
+def parse_usage(response: Mapping[str, object], where: str) -> ReportedUsage:
+    """:func:`read_usage` in the wire's field names (see :class:`ReportedUsage`)."""
+    usage = read_usage(response, where)
+    return ReportedUsage(usage.uncached, usage.cache_read, usage.cache_write, usage.output, usage.cache_write_1h or None)
 
 
 def _loads_or_none(text: str) -> object:
