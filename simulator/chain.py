@@ -8,7 +8,7 @@ and each node is the prompt of an earlier call this one extends. An entry stored
 that call's cacheable prefix, ``tokens`` long, under a request family (model, effort...).
 
 Rules per provider (the same facts as the byte-level models, read from the provider's rule
-object in :mod:`prefixbench.simulator.providers`; ``reference/providers.md``):
+object in :mod:`prefixbench.simulator.providers`):
 
 * ``anthropic``: an entry is written at the end of each call's cacheable prefix and, when the
   head size is known, at the head (Claude Code puts breakpoints on the system blocks). A call

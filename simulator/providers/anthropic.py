@@ -1,6 +1,6 @@
 """Anthropic: ``cache_control`` breakpoints, 5 m / 1 h TTLs, additive usage, per-model minimums.
 
-Facts (../shared/reference/providers.md §3; https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching):
+Facts (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching):
 at most 4 explicit breakpoints, each checking 20 block boundaries back; a 5 min default TTL or
 1 h on request, refreshed by each read; reads 0.1x, 5 m writes 1.25x, 1 h writes 2x uncached
 input; ``input_tokens`` counts only what comes after the last breakpoint (additive usage);
@@ -24,9 +24,9 @@ MAX_BREAKPOINTS = 4
 #: Entry lifetimes in logical ms.
 TTL_MS: dict[str, int] = {"5m": 5 * 60_000, "1h": 60 * 60_000}
 
-#: Minimum cacheable prefix per model, first match wins (providers.md §3: [O] official rows,
-#: 512 and the Opus 4.7 / Mythos rows from secondary sources). Sonnet 4.6 was measured to start
-#: caching near 2048 (anthropic-sdk-python #1194); the documented 1024 is kept.
+#: Minimum cacheable prefix per model, first match wins (the official model table; the 512 and
+#: the Opus 4.7 / Mythos rows from secondary sources). Sonnet 4.6 was reported to start caching
+#: near 2048; the documented 1024 is kept.
 MIN_TOKENS_BY_MODEL: tuple[tuple[str, int], ...] = (
     (r"(opus|fable|mythos)-5", 512),
     (r"(opus-4-8|sonnet-5|sonnet-4-6|sonnet-4-5)", 1024),

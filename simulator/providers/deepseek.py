@@ -1,6 +1,6 @@
 """DeepSeek: disk cache of prefix units, subset usage, 128-token units, best effort, no write fee.
 
-Facts (../shared/reference/providers.md §1; https://api-docs.deepseek.com/guides/kv_cache):
+Facts (https://api-docs.deepseek.com/guides/kv_cache):
 ``prompt_cache_hit_tokens`` + ``prompt_cache_miss_tokens`` = ``prompt_tokens`` (subset usage);
 hits measured in 128-token units (64 in the 2024 doc); entries live "hours to days", best
 effort, so no TTL is modelled; a miss costs what a write costs. Its Anthropic-compatible

@@ -1,14 +1,14 @@
 """OpenAI: automatic exact-prefix caching, subset usage, 1,024-token minimum, 128-token steps.
 
-Facts (../shared/reference/providers.md §2; the official guide,
-https://developers.openai.com/api/docs/guides/prompt-caching): caching starts at 1,024 tokens
+Facts (the official guide, https://developers.openai.com/api/docs/guides/prompt-caching): caching starts at 1,024 tokens
 and, before GPT-5.6, hits count in 128-token steps; ``cached_tokens`` is part of
 ``prompt_tokens`` / ``input_tokens`` (subset usage); reads cost 0.5x-0.1x by model, writes carry
 no fee before GPT-5.6 (1.25x from GPT-5.6, ``cache_write_tokens``).
 
 **Lifetime.** The guide's in-memory retention keeps a cached prefix 5 to 10 minutes of
-inactivity, at most one hour (the Azure copy: the system "typically clears caches within 5 to
-10 minutes of inactivity", https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching). Every model here
+inactivity, at most one hour (its Azure copy: the system "typically clears caches within 5 to
+10 minutes of inactivity",
+https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching). Every model here
 (the byte-exact ``openai`` model, the chain model, the audit) uses the lower end, 5 min idle:
 the lifetime the provider stands behind; a hit after a longer gap is the provider's best
 effort. ``prompt_cache_retention='24h'`` keeps an entry up to 24 h; GPT-5.6's

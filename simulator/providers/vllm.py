@@ -1,6 +1,6 @@
 """Self-hosted engines: vLLM's automatic prefix caching and SGLang's RadixAttention.
 
-Facts (../shared/reference/providers.md §5): vLLM caches full 16-token blocks, chained by hash,
+Facts (vLLM's docs/design/prefix_caching.md, SGLang's mem_cache/radix_cache.py): vLLM caches full 16-token blocks, chained by hash,
 evicted LRU by capacity, no TTL; SGLang matches per token in a radix tree, evicted LRU. Neither
 bills anything; both report cached tokens as part of the prompt (subset usage) when they report
 them at all. A log of an engine (a Mooncake trace) carries its own block ids instead of bodies.

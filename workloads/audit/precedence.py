@@ -24,7 +24,7 @@ from prefixbench.workloads.audit.causes import DIAGNOSTIC_CAUSES
 from prefixbench.workloads.logs.bodydiff import body_diff
 from prefixbench.workloads.logs.trace import TraceRequest
 
-#: Relative error within which a predicted read counts as right (issue 9's acceptance).
+#: Relative error within which a predicted read counts as right.
 READ_TOLERANCE = 0.03
 #: Idle time after which nothing is alive for a provider without a TTL.
 NO_TTL_MS = 10**15
