@@ -124,3 +124,10 @@ def test_the_anthropic_reader_matches_the_importers():
     wire = {"input_tokens": 1, "cache_read_input_tokens": 2, "cache_creation_input_tokens": 30, "output_tokens": 4,
             "cache_creation": {"ephemeral_1h_input_tokens": 50}}
     assert ANTHROPIC.read_usage(wire, "w") == importers._anthropic_usage(wire, "w")
+
+
+def test_the_diagnostics_fields_are_where_the_importers_look():
+    from prefixbench.workloads.logs import importers
+
+    assert set(ANTHROPIC.diagnostics_fields) == importers._DIAGNOSTIC_KEYS
+    assert OPENAI.diagnostics_fields == ("prompt_cache_diagnostics",)  # GPT-5.6+ Responses API
