@@ -522,11 +522,12 @@ def _replay_bodies(args: argparse.Namespace) -> int:
 def _replay_capture(args: argparse.Namespace) -> int:
     """``replay --input anthropic-capture``: predicted vs reported cache usage, side by side."""
     from prefixbench.reports.capture import capture_json, capture_table
+    from prefixbench.simulator.providers import ANTHROPIC
     from prefixbench.workloads.logs.capture_replay import replay_capture
 
     if args.tokenizer != "heuristic":
         raise UserError("--input anthropic-capture counts Claude tokens with a calibrated ratio; --tokenizer does not apply")
-    if args.cache not in ("byte-exact", "anthropic"):
+    if args.cache not in ("byte-exact", ANTHROPIC.body_model):
         raise UserError(f"--input anthropic-capture replays through the anthropic cache model, not {args.cache!r}")
     if args.price is not None:
         raise UserError("--price is not supported with --input anthropic-capture yet")

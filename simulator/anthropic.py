@@ -42,13 +42,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from functools import lru_cache
 
 import msgspec
 from msgspec.structs import replace
 
 from prefixbench.simulator.cache import CacheVerdict
+from prefixbench.simulator.providers.anthropic import DEFAULT_MIN_TOKENS, LOOKBACK_BLOCKS, MAX_BREAKPOINTS, RULES
 from prefixbench.simulator.render import RenderedBreakpoint, RenderedRequest, RenderedUnit, last_cacheable_block
 from prefixbench.simulator.wire import CacheTtl, Envelope
 
@@ -60,37 +60,15 @@ from prefixbench.simulator.wire import CacheTtl, Envelope
 #: error of the predicted totals is their midpoint, 3.85 to two decimals (error within +-2.4%).
 #: A least-squares fit gives 3.88 instead; no single ratio does better than +-2.3% here.
 DEFAULT_CHARS_PER_TOKEN = 3.85
-#: Minimum cacheable prefix for a model the table does not know.
-DEFAULT_MIN_TOKENS = 1024
-#: Block boundaries a breakpoint checks for an earlier entry, its own included.
-LOOKBACK_BLOCKS = 20
-#: Explicit breakpoints per request (the API answers 400 above it).
-MAX_BREAKPOINTS = 4
-#: Entry lifetimes in logical ms.
-TTL_MS: dict[CacheTtl, int] = {"5m": 5 * 60_000, "1h": 60 * 60_000}
+#: Entry lifetimes in logical ms (the provider rules' TTLs).
+TTL_MS: dict[CacheTtl, int] = dict(RULES.ttls_ms)  # type: ignore[arg-type]
 
-#: Minimum cacheable prefix per model, first match wins (providers.md §3: [O] official rows,
-#: 512 and the Opus 4.7 / Mythos rows from secondary sources). Sonnet 4.6 was measured to start
-#: caching near 2048 (anthropic-sdk-python #1194); the documented 1024 is kept.
-_MIN_TOKENS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
-    (re.compile(pattern + r"(?![0-9])"), tokens)
-    for pattern, tokens in (
-        (r"(opus|fable|mythos)-5", 512),
-        (r"(opus-4-8|sonnet-5|sonnet-4-6|sonnet-4-5)", 1024),
-        (r"(opus-4-7|mythos-preview)", 2048),
-        (r"(opus-4-6|opus-4-5|haiku-4-5)", 4096),
-        (r"(opus-4-1|opus-4|sonnet-4|3-7-sonnet|3-5-sonnet|3-opus)", 1024),
-        (r"(3-5-haiku|3-haiku)", 2048),
-    )
-)
+__all__ = ["DEFAULT_MIN_TOKENS", "LOOKBACK_BLOCKS", "MAX_BREAKPOINTS", "TTL_MS", "AnthropicCache", "min_cacheable_tokens"]
 
 
 def min_cacheable_tokens(model: str) -> int:
     """Minimum cacheable prefix (tokens) of a Claude model id; ``DEFAULT_MIN_TOKENS`` if unknown."""
-    for pattern, tokens in _MIN_TOKENS:
-        if pattern.search(model):
-            return tokens
-    return DEFAULT_MIN_TOKENS
+    return RULES.min_cacheable(model)
 
 
 class _Boundary(msgspec.Struct, frozen=True):

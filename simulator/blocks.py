@@ -50,12 +50,14 @@ from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheVerdict, common_prefix_len
 from prefixbench.simulator.prefix_tree import PrefixTree, TreeMatch, TreeNode
+from prefixbench.simulator.providers.vllm import VLLM
 from prefixbench.simulator.render import RenderedRequest, RenderedUnit
 from prefixbench.simulator.tokenizer import STREAM_BYTES, Tokenizer, make_tokenizer
 from prefixbench.simulator.tokens import TokenView, TokenizedModel, reply_view, token_view
 from prefixbench.simulator.wire import Envelope, canonical_json
 
-DEFAULT_BLOCK_SIZE = 16
+#: vLLM's default block (the provider rules).
+DEFAULT_BLOCK_SIZE = VLLM.block_tokens
 #: 2**16 blocks of 16 = 1,048,576 tokens [I: a round number, not a measured GPU].
 DEFAULT_CAPACITY_BLOCKS = 65_536
 DEFAULT_CAPACITY_TOKENS = 1_048_576

@@ -7,7 +7,8 @@ head is the unlogged system prompt + tools (shared by every prompt with the same
 and each node is the prompt of an earlier call this one extends. An entry stored at a node holds
 that call's cacheable prefix, ``tokens`` long, under a request family (model, effort...).
 
-Rules per provider (the same facts as the byte-level models, see ``reference/providers.md``):
+Rules per provider (the same facts as the byte-level models, read from the provider's rule
+object in :mod:`prefixbench.simulator.providers`):
 
 * ``anthropic``: an entry is written at the end of each call's cacheable prefix and, when the
   head size is known, at the head (Claude Code puts breakpoints on the system blocks). A call
@@ -18,8 +19,8 @@ Rules per provider (the same facts as the byte-level models, see ``reference/pro
   A breakpoint checks 20 block boundaries back: an entry more than ``lookback_blocks`` blocks
   behind the call's end is not found.
 * ``openai``: prefix caching is automatic: the whole prompt is stored; a hit needs 1,024 tokens
-  and counts in 128-token steps; entries live ``ttl_ms`` after their last use (in-memory
-  retention, 5-10 min idle: 10 min is used); no write fee.
+  and counts in 128-token steps; entries live the rules' default TTL after their last use
+  (in-memory retention, 5-10 min idle: 5 min, as in the byte-exact ``openai`` model); no write fee.
 * ``deepseek``: 128-token units, no write fee, no TTL within a session's time span.
 
 Keys are strings chosen by the caller; the model never looks inside them. The walk back along a
@@ -32,13 +33,8 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
-from prefixbench.simulator.anthropic import TTL_MS, min_cacheable_tokens
 
-ChainProvider = Literal["anthropic", "openai", "deepseek"]
-#: OpenAI in-memory retention: "usually 5-10 min idle".
-OPENAI_TTL_MS = 10 * 60_000
-OPENAI_MIN_TOKENS = 1024
-STEP_TOKENS = 128
+from prefixbench.simulator.providers import ProviderRules, rules_for
 
 
 class _Entry(msgspec.Struct):
@@ -67,28 +63,20 @@ class ChainVerdict(msgspec.Struct, frozen=True):
 class ChainCache:
     """One provider's cache over chains of opaque segments (see the module doc)."""
 
-    def __init__(self, provider: ChainProvider, *, max_walk: int = 64, lookback_blocks: int = 20) -> None:
-        self.provider = provider
+    def __init__(self, provider: ProviderRules | str, *, max_walk: int = 64, lookback_blocks: int | None = None) -> None:
+        """Args:
+        provider: the provider's rules (or its name in ``PROVIDERS``).
+        max_walk: nodes walked back along a chain at most.
+        lookback_blocks: overrides the rules' breakpoint lookback (None: the rules', if any).
+        """
+        self.rules = rules_for(provider) if isinstance(provider, str) else provider
         self.max_walk = max_walk
-        self.lookback_blocks = lookback_blocks
+        self.lookback_blocks = self.rules.lookback_blocks if lookback_blocks is None else lookback_blocks
         self._entries: dict[tuple[str, str], _Entry] = {}
         self._parent: dict[str, tuple[str | None, int]] = {}
 
     def _ttl(self, ttl: str) -> int | None:
-        match self.provider:
-            case "anthropic":
-                return TTL_MS["1h" if ttl == "1h" else "5m"]
-            case "openai":
-                return OPENAI_TTL_MS
-            case _:
-                return None
-
-    def _round(self, tokens: int) -> int:
-        if self.provider == "anthropic":
-            return tokens
-        if self.provider == "openai" and tokens < OPENAI_MIN_TOKENS:
-            return 0
-        return tokens // STEP_TOKENS * STEP_TOKENS
+        return self.rules.ttl_ms(ttl)
 
     def observe(
         self,
@@ -107,13 +95,14 @@ class ChainCache:
     ) -> ChainVerdict:
         """Price one call whose cacheable prompt is ``cacheable`` tokens, then store its entries."""
         self._parent[node] = (parent, new_blocks)
-        if self.provider == "anthropic" and cacheable < min_cacheable_tokens(model):
+        rules = self.rules
+        if rules.min_applies_to == "prompt" and cacheable < rules.min_cacheable(model):
             return ChainVerdict(0, 0, "none")
         read, source, in_flight, expired = 0, "none", False, False
         hit_key: tuple[str, str] | None = None
         cursor, blocks, steps = parent, new_blocks, 0
         while cursor is not None and steps < self.max_walk:
-            if self.provider == "anthropic" and blocks > self.lookback_blocks:
+            if self.lookback_blocks is not None and blocks > self.lookback_blocks:
                 break
             entry = self._entries.get((family, cursor))
             if entry is not None and entry.tokens <= cacheable:
@@ -137,7 +126,7 @@ class ChainCache:
                     in_flight = True
                 else:
                     expired = True
-        read = self._round(read)
+        read = rules.round_read(read)
         ttl_ms = self._ttl(ttl)
         if hit_key is not None:
             hit = self._entries[hit_key]
@@ -148,7 +137,7 @@ class ChainCache:
         self._store((family, node), cacheable, ttl_ms, tick, ready)
         if head_tokens is not None and head_tokens <= cacheable:
             self._store(head_key, head_tokens, ttl_ms, tick, ready)
-        write = cacheable - read if self.provider == "anthropic" else 0
+        write = cacheable - read if rules.bills_writes else 0
         return ChainVerdict(read, write, source, in_flight and source == "none", expired and source != "node")
 
     def _touch(self, key: tuple[str, str], tick: int) -> None:

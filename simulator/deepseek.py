@@ -35,14 +35,13 @@ from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheVerdict
 from prefixbench.simulator.prefix_tree import PrefixTree, TreeMatch
+from prefixbench.simulator.providers.deepseek import DEFAULT_INTERVAL, INTERVALS
 from prefixbench.simulator.render import RenderedRequest, RenderedUnit
 from prefixbench.simulator.tokenizer import STREAM_BYTES, Tokenizer, make_tokenizer
 from prefixbench.simulator.tokens import TokenizedModel, reply_view, token_view
 from prefixbench.simulator.wire import Envelope
 
-#: Interval (tokens) of the fixed checkpoints; 128 per the measurements.
-DEFAULT_INTERVAL = 128
-INTERVALS = (64, 128)
+__all__ = ["DEFAULT_INTERVAL", "INTERVALS", "DeepSeekCache"]
 #: How a rendered assistant message unit begins (render.py).
 _ASSISTANT = b'{"role":"assistant"'
 

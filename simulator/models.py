@@ -84,34 +84,52 @@ def make_cache(name: str, *, tokenizer: str | Tokenizer | None = None, **options
     Raises:
         UserError: unknown model, unknown option or bad value, or a tokenizer the model cannot use.
     """
-    from prefixbench.simulator.tokenizer import make_tokenizer
+    builder = _BUILDERS.get(name)
+    if builder is None:
+        raise UserError(f"unknown cache model {name!r} (known: {', '.join(CACHE_MODELS)})")
+    return builder(name, tokenizer, options)
 
-    match name:
-        case "byte-exact":
-            _only_heuristic(name, tokenizer, "it is the chars/4 reference")
-            if options:
-                raise UserError(f"cache model 'byte-exact' takes no options, got {', '.join(sorted(options))}")
-            return ByteExactCache()
-        case "anthropic":
-            return _make_anthropic(tokenizer, options)
-        case "openai":
-            from prefixbench.simulator.openai import OpenAICache
 
-            return OpenAICache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
-        case "deepseek":
-            from prefixbench.simulator.deepseek import DeepSeekCache
+def _make_byte_exact(name: str, tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:
+    _only_heuristic(name, tokenizer, "it is the chars/4 reference")
+    if options:
+        raise UserError(f"cache model {name!r} takes no options, got {', '.join(sorted(options))}")
+    return ByteExactCache()
 
-            return DeepSeekCache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
-        case "vllm":
-            from prefixbench.simulator.blocks import VllmCache
 
-            return VllmCache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
-        case "radix":
-            from prefixbench.simulator.blocks import RadixCache
+def _tokenized(load: Callable[[], type]) -> Callable[[str, str | Tokenizer | None, Mapping[str, object]], CacheModel]:
+    """A builder for a token-based model whose class ``load`` imports when asked for."""
 
-            return RadixCache(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
-        case _:
-            raise UserError(f"unknown cache model {name!r} (known: {', '.join(CACHE_MODELS)})")
+    def build(name: str, tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:
+        from prefixbench.simulator.tokenizer import make_tokenizer
+
+        return load()(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
+
+    return build
+
+
+def _openai() -> type:
+    from prefixbench.simulator.openai import OpenAICache
+
+    return OpenAICache
+
+
+def _deepseek() -> type:
+    from prefixbench.simulator.deepseek import DeepSeekCache
+
+    return DeepSeekCache
+
+
+def _vllm() -> type:
+    from prefixbench.simulator.blocks import VllmCache
+
+    return VllmCache
+
+
+def _radix() -> type:
+    from prefixbench.simulator.blocks import RadixCache
+
+    return RadixCache
 
 
 def parse_cache_spec(spec: str) -> tuple[str, dict[str, str]]:
@@ -152,23 +170,23 @@ def _only_heuristic(name: str, tokenizer: str | Tokenizer | None, why: str) -> N
         )
 
 
-def _make_anthropic(tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:
+def _make_anthropic(name: str, tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:
     """The anthropic model, imported only when asked for; options follow its constructor."""
-    _only_heuristic("anthropic", tokenizer, "no public Claude tokenizer: a calibrated chars-per-token ratio")
+    _only_heuristic(name, tokenizer, "no public Claude tokenizer: a calibrated chars-per-token ratio")
     try:
         from prefixbench.simulator.anthropic import AnthropicCache
     except ImportError as error:
-        raise UserError(f"cache model 'anthropic' is not available: {error}") from None
+        raise UserError(f"cache model {name!r} is not available: {error}") from None
     # Its keyword-only parameters and their defaults, in order (read without importing inspect).
     defaults: dict[str, object] = dict(AnthropicCache.__init__.__kwdefaults__ or {})
     unknown = sorted(set(options) - set(defaults))
     if unknown:
-        raise UserError(f"cache model 'anthropic' has no option {unknown[0]!r} (known: {', '.join(defaults)})")
+        raise UserError(f"cache model {name!r} has no option {unknown[0]!r} (known: {', '.join(defaults)})")
     values = {key: _like(defaults[key], value) for key, value in options.items()}
     try:
         return AnthropicCache(**values)
     except (TypeError, ValueError) as error:
-        raise UserError(f"anthropic: {error}") from None
+        raise UserError(f"{name}: {error}") from None
 
 
 def _like(default: object, value: object) -> object:
@@ -185,3 +203,14 @@ def _like(default: object, value: object) -> object:
     except ValueError:
         return value
     return value
+
+
+#: Each cache model's builder, by the name ``--cache`` takes (:data:`CACHE_MODELS`).
+_BUILDERS: dict[str, Callable[[str, str | Tokenizer | None, Mapping[str, object]], CacheModel]] = {
+    "byte-exact": _make_byte_exact,
+    "anthropic": _make_anthropic,
+    "openai": _tokenized(_openai),
+    "deepseek": _tokenized(_deepseek),
+    "vllm": _tokenized(_vllm),
+    "radix": _tokenized(_radix),
+}

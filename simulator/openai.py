@@ -1,6 +1,9 @@
 """The ``openai`` cache model: automatic exact-prefix caching, before and since GPT-5.6.
 
-Rules (../shared/reference/providers.md §2; OpenAI prompt-caching guide, Azure copy):
+Rules (../shared/reference/providers.md §2; OpenAI's prompt caching guide,
+https://developers.openai.com/api/docs/guides/prompt-caching, and its Azure copy,
+https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching; the numbers live in
+:mod:`prefixbench.simulator.providers.openai`):
 
 * **Key.** An exact token prefix, per request family (:class:`~prefixbench.simulator.wire.Envelope`).
   Machine routing by the first ~256 tokens and the ~15 requests/min overflow are not modelled
@@ -20,7 +23,9 @@ Rules (../shared/reference/providers.md §2; OpenAI prompt-caching guide, Azure 
   ``written_tokens`` = prompt - cached when the breakpoint is stored.
 * **Retention** on the logical clock, idle time measured from an entry's last use (a read or
   a re-send refreshes it): ``in_memory`` keeps an entry ``IN_MEMORY_TTL_MS`` = 5 min (the
-  guide says 5-10 min idle, up to 1 h off-peak: the conservative end is the default),
+  guide: in-memory entries last 5 to 10 minutes of inactivity, at most one hour; the Azure
+  copy: the system "typically clears caches within 5 to 10 minutes of inactivity". The lower
+  end is what every prefixbench model uses, the chain model and the audit included),
   ``24h`` keeps it 24 h (``retention`` applies to pre-5.6 only; 5.6 rejects it). 5.6's
   ``prompt_cache_options.ttl='30m'`` is a minimum lifetime, modelled as 30 min idle.
   ``ttl_ms`` overrides either. An entry idle for ``ttl_ms`` or longer is gone.
@@ -34,6 +39,14 @@ from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheVerdict
 from prefixbench.simulator.prefix_tree import PrefixTree, TreeMatch
+from prefixbench.simulator.providers.openai import (
+    BREAKPOINT_TTL_MS,
+    EXTENDED_TTL_MS,
+    IN_MEMORY_TTL_MS,
+    INCREMENT,
+    LOOKBACK,
+    MIN_TOKENS,
+)
 from prefixbench.simulator.render import RenderedRequest
 from prefixbench.simulator.tokenizer import Tokenizer, make_tokenizer
 from prefixbench.simulator.tokens import TokenView, TokenizedModel, token_view
@@ -42,15 +55,8 @@ from prefixbench.simulator.wire import Envelope
 OpenAIMode = Literal["pre-5.6", "5.6"]
 Retention = Literal["in_memory", "24h"]
 
-#: Shortest cacheable prefix (tokens), every model.
-MIN_TOKENS = 1024
-#: Step of a pre-5.6 hit above the minimum (tokens).
-INCREMENT = 128
-IN_MEMORY_TTL_MS = 5 * 60_000
-EXTENDED_TTL_MS = 24 * 3_600_000
-BREAKPOINT_TTL_MS = 30 * 60_000
-#: Latest breakpoints a 5.6 read considers (guide: 50; API reference: 80).
-LOOKBACK = 50
+__all__ = ["BREAKPOINT_TTL_MS", "EXTENDED_TTL_MS", "IN_MEMORY_TTL_MS", "INCREMENT", "LOOKBACK", "MIN_TOKENS", "OpenAICache"]
+
 
 
 class OpenAICache(TokenizedModel):

@@ -40,14 +40,9 @@ from pathlib import Path
 
 import msgspec
 from msgspec.structs import replace
-from prefixbench.simulator.anthropic import TTL_MS, AnthropicCache, min_cacheable_tokens
-from prefixbench.simulator.chain import (
-    OPENAI_MIN_TOKENS,
-    OPENAI_TTL_MS,
-    STEP_TOKENS,
-    ChainCache,
-)
+from prefixbench.simulator.chain import ChainCache
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.models import make_cache
 from prefixbench.simulator.pricing import (
     PriceRow,
@@ -58,21 +53,28 @@ from prefixbench.simulator.pricing import (
     usd_sum,
 )
 from prefixbench.simulator.provider import SimulatedProvider
+from prefixbench.simulator.providers import chain_rules, rules_for
 from prefixbench.simulator.wire import Request
-from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
-from prefixbench.workloads.logs.bodydiff import body_diff
+from prefixbench.workloads.audit.causes import CAUSES
+from prefixbench.workloads.audit.precedence import (
+    READ_TOLERANCE,
+    Evidence,
+    Prediction,
+    Previous,
+    duration,
+    find_cause,
+)
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import find_log_files
 from prefixbench.workloads.logs.trace import (
     FileSummary,
+    Prefix,
     TraceRequest,
     Usage,
 )
 
-#: Relative error within which a predicted read counts as right (issue 9's acceptance).
-READ_TOLERANCE = 0.03
 
 
 class AuditRow(msgspec.Struct, frozen=True):
@@ -227,14 +229,6 @@ class AuditResult(msgspec.Struct, frozen=True):
     models: tuple[ModelSummary, ...] = ()
 
 
-class _Paid(msgspec.Struct):
-    prompt_tokens: int
-    cached_tokens: int
-    written_tokens: int
-    written_long_tokens: int
-    output_tokens: int
-
-
 class Prices:
     """Price rows by model and day, from the shipped table (or ``--price-as-of``).
 
@@ -285,15 +279,6 @@ def _iso(ms: int | None) -> str | None:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _duration(ms: int) -> str:
-    seconds = ms // 1000
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-
-
 def load_trace(
     paths: Sequence[Path], fmt: str = "auto", progress: ProgressFn | None = None
 ) -> tuple[list[TraceRequest], list[FileSummary]]:
@@ -337,7 +322,7 @@ def head_sizes(requests: Sequence[TraceRequest]) -> dict[str, int | None]:
         if r.prefix is None or r.usage is None or r.prefix.parent is not None:
             continue
         head = r.prefix.head
-        cacheable = r.usage.prompt - r.usage.uncached if r.provider == "anthropic" else r.usage.prompt
+        cacheable = rules_for(r.provider).cacheable(r.usage)
         best[head] = max(best.get(head, 0), r.usage.cache_read)
         cap[head] = min(cap.get(head, cacheable), cacheable)
     return {head: (min(size, cap[head]) or None) for head, size in best.items()}
@@ -368,24 +353,21 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     ticks, order = send_clock(requests, summaries)
     predictor = Predictor(heads)
-    lane_prev: dict[tuple[str, str], tuple[TraceRequest, int, int]] = {}
+    shared = _Shared(heads, prices)
+    lane_prev: dict[tuple[str, str], Previous] = {}
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
-    head_seen: dict[str, int] = {}
-    compaction_at: dict[str, int] = {}
     rows: list[AuditRow] = []
     for r in order:
         tick, ready = ticks[(r.file, r.lane, r.seq)]
         lane_key = (r.file, r.lane)
-        prev = lane_prev.get(lane_key)
         pred = predictor.predict(r, tick, ready)
-        row = _explain(r, prev, pred, tick, heads, head_seen, compaction_at, prices, lane_index[lane_key])
-        rows.append(row)
-        lane_prev[lane_key] = (r, tick, ready)
+        rows.append(_explain(_Step(r, lane_prev.get(lane_key), pred, tick, lane_index[lane_key]), shared))
+        lane_prev[lane_key] = Previous(r, tick, ready)
         lane_index[lane_key] += 1
         if r.prefix is not None:
-            head_seen.setdefault(r.prefix.head, tick)
+            shared.head_seen.setdefault(r.prefix.head, tick)
         if r.lane_kind == "compaction":
-            compaction_at[r.file] = r.line
+            shared.compaction_at[r.file] = r.line
     rows.sort(key=lambda row: (file_order.get(row.file, 0), row.line))
     return _summarize(rows, summaries, heads, requests, prices)
 
@@ -414,16 +396,6 @@ def send_clock(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary
 TtlPolicy = Callable[[TraceRequest], str | None]
 
 
-class _Prediction(msgspec.Struct, frozen=True):
-    read: int
-    write: int
-    uncached: int
-    by: str
-    in_flight: bool = False
-    expired: bool = False
-    write_1h: int = 0
-
-
 class Predictor:
     """One cache per provider and mechanism, shared by every file of the audit (one account).
     ``ttl`` (what-if) overrides the TTL each request writes with."""
@@ -435,63 +407,58 @@ class Predictor:
         self.bodies: dict[str, SimulatedProvider] = {}
         self.blocks: set[int | str] = set()
 
-    def predict(self, r: TraceRequest, tick: int, ready: int) -> _Prediction:
+    def predict(self, r: TraceRequest, tick: int, ready: int) -> Prediction:
         if r.hash_ids is not None:
             return self._blocks(r)
         if r.body is not None:
             return self._body(r, tick, ready)
         if r.prefix is None or r.usage is None:
-            return _Prediction(0, 0, r.usage.prompt if r.usage else 0, "none")
-        usage = r.usage
-        provider = r.provider if r.provider in ("anthropic", "openai", "deepseek") else "anthropic"
-        cache = self.chains.setdefault(provider, ChainCache(provider))  # type: ignore[arg-type]
-        cacheable = usage.prompt - usage.uncached if provider == "anthropic" else usage.prompt
+            return Prediction(0, 0, r.usage.prompt if r.usage else 0, "none")
+        return self._chain(r, r.prefix, r.usage, tick, ready)
+
+    def _chain(self, r: TraceRequest, prefix: Prefix, usage: Usage, tick: int, ready: int) -> Prediction:
+        rules = chain_rules(r.provider)
+        cache = self.chains.setdefault(rules.name, ChainCache(rules))
         ttl = (self.ttl(r) if self.ttl else None) or ("1h" if usage.cache_write_1h else "5m")
         verdict = cache.observe(
             family=f"{r.model}|{r.envelope}",
-            head=r.prefix.head,
-            head_tokens=self.heads.get(r.prefix.head),
-            node=r.prefix.node,
-            parent=r.prefix.parent,
-            new_blocks=r.prefix.new_blocks,
-            cacheable=cacheable,
+            head=prefix.head,
+            head_tokens=self.heads.get(prefix.head),
+            node=prefix.node,
+            parent=prefix.parent,
+            new_blocks=prefix.new_blocks,
+            cacheable=rules.cacheable(usage),
             model=r.model,
             tick=tick,
             ready=ready,
             ttl=ttl,
         )
-        uncached = usage.uncached if provider == "anthropic" else usage.prompt - verdict.read
-        if provider == "anthropic" and verdict.read == 0 and verdict.write == 0:
+        uncached = usage.uncached if rules.is_additive else usage.prompt - verdict.read
+        if rules.is_additive and verdict.read == 0 and verdict.write == 0:
             uncached = usage.prompt  # below the minimum: nothing cached
-        return _Prediction(
+        return Prediction(
             verdict.read, verdict.write, uncached, "chain", verdict.in_flight, verdict.expired,
             verdict.write if ttl == "1h" else 0,
         )
 
-    def _body(self, r: TraceRequest, tick: int, ready: int) -> _Prediction:
+    def _body(self, r: TraceRequest, tick: int, ready: int) -> Prediction:
+        rules = rules_for(r.provider)
         provider = self.bodies.get(r.provider)
         if provider is None:
-            if r.provider == "anthropic":
-                cache = AnthropicCache(auto_when_unmarked=None)
-            elif r.provider in ("openai", "deepseek"):
-                cache = make_cache(r.provider)
-            else:
-                cache = make_cache("byte-exact")
-            provider = self.bodies[r.provider] = SimulatedProvider(cache=cache)
+            provider = self.bodies[r.provider] = SimulatedProvider(cache=_body_cache(r.provider))
         assert r.body is not None
         body = r.body
         ttl = self.ttl(r) if self.ttl else None
-        if ttl is not None and r.provider == "anthropic":
+        if ttl is not None and rules.ttl_per_request:
             body = _with_ttl(body, ttl)
         seen = provider.send(body, tick, ready_tick=ready)
-        anthropic = r.provider == "anthropic"
-        written = seen.written_tokens if anthropic else 0
-        return _Prediction(
+        written = seen.written_tokens if rules.bills_writes else 0
+        return Prediction(
             seen.cached_tokens, written, seen.prompt_tokens - seen.cached_tokens - written, "body",
-            write_1h=seen.written_long_tokens if anthropic else 0,
+            write_1h=seen.written_long_tokens if rules.bills_writes else 0,
         )
 
-    def _blocks(self, r: TraceRequest) -> _Prediction:
+    def _blocks(self, r: TraceRequest) -> Prediction:
         assert r.hash_ids is not None
         length = int(r.envelope_dict.get("input_length", "0"))
         sizes = r.block_tokens
@@ -503,7 +470,15 @@ class Predictor:
             shared += tokens
         self.blocks.update(r.hash_ids)
         read = min(length, shared)
-        return _Prediction(read, 0, length - read, "blocks")
+        return Prediction(read, 0, length - read, "blocks")
+
+
+def _body_cache(provider: str) -> CacheModel:
+    """The byte-level model that replays a provider's bodies: its own when it has one, else the reference."""
+    rules = rules_for(provider)
+    if rules.body_model is None:
+        return make_cache("byte-exact")
+    return make_cache(rules.body_model, **dict(rules.body_model_options))
 
 
 def _with_ttl(body: Request, ttl: str) -> Request:
@@ -519,98 +494,125 @@ def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
     """What ``prev`` left cached that ``r`` could read (see the module doc)."""
     if r.usage is None or prev.usage is None:
         return 0
-    if r.provider == "anthropic":
+    rules = rules_for(r.provider)
+    if rules.is_additive:
         # Capped at the whole prompt, not at what this request cached: a request whose markers
         # do not reach the previous entry pays it as uncached input, and that is a miss.
         return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
-    shared = min(r.usage.prompt, prev.usage.prompt)
-    if r.provider == "openai" and shared < OPENAI_MIN_TOKENS:
-        return 0
-    return shared // STEP_TOKENS * STEP_TOKENS
+    return rules.round_read(min(r.usage.prompt, prev.usage.prompt))
 
 
-def _ttl_ms(prev: TraceRequest) -> int:
-    if prev.provider == "anthropic":
-        return TTL_MS["1h"] if prev.usage is not None and prev.usage.cache_write_1h else TTL_MS["5m"]
-    if prev.provider == "openai":
-        return OPENAI_TTL_MS
-    return 10**15
+class _Shared(msgspec.Struct):
+    """What the audit keeps across requests: head sizes, when each head was first seen, each
+    file's latest compaction line, and the prices."""
+
+    heads: dict[str, int | None]
+    prices: Prices
+    head_seen: dict[str, int] = msgspec.field(default_factory=dict)
+    compaction_at: dict[str, int] = msgspec.field(default_factory=dict)
 
 
-def _explain(
-    r: TraceRequest,
-    prev_state: tuple[TraceRequest, int, int] | None,
-    pred: _Prediction,
-    tick: int,
-    heads: dict[str, int | None],
-    head_seen: dict[str, int],
-    compaction_at: dict[str, int],
-    prices: Prices,
-    index: int,
-) -> AuditRow:
-    usage = r.usage
-    prev = prev_state[0] if prev_state else None
-    head = heads.get(r.prefix.head) if r.prefix is not None else None
-    gap = tick - prev_state[1] if prev_state else None
-    # What should have been read.
-    continues = prev is not None and (r.prefix is None or r.prefix.parent is not None or r.body is not None)
+class _Step(msgspec.Struct, frozen=True):
+    """One request as the audit explains it: with its lane's previous request, the model's
+    prediction, its send tick and its position in the lane."""
+
+    r: TraceRequest
+    prev: Previous | None
+    pred: Prediction
+    tick: int
+    index: int
+
+    @property
+    def continues(self) -> bool:
+        """It extends the lane's previous request (a body, or a prefix with a parent)."""
+        r = self.r
+        return self.prev is not None and (r.prefix is None or r.prefix.parent is not None or r.body is not None)
+
+
+def _expected(step: _Step, shared: _Shared) -> int:
+    """What should have been read."""
+    r, pred, usage = step.r, step.pred, step.r.usage
+    prev = step.prev.request if step.prev else None
     # A new chain that is not a compaction (a new root, a branch back to the start) could only
     # read the head; after a compaction the rebuilt context is counted against what it replaced.
     compacted = any(kind == "compaction" for kind, _ in r.events)
     if usage is None:
-        expected = pred.read
-    elif prev is not None and prev.usage is not None and (continues or compacted):
-        expected = _identity_expected(r, prev)
-    elif r.body is not None:
+        return pred.read
+    if prev is not None and prev.usage is not None and (step.continues or compacted):
+        return _identity_expected(r, prev)
+    if r.body is not None:
         # A lane start with a body: what the model says was cached, unless the report is within
         # the model's token-count tolerance of it.
-        expected = pred.read if pred.read > usage.cache_read * (1 + READ_TOLERANCE) else usage.cache_read
-    else:
-        earlier = r.prefix is not None and r.prefix.head in head_seen
-        expected = head if (head is not None and earlier) else 0
-    read = usage.cache_read if usage is not None else pred.read
-    lost = max(0, expected - read) if usage is not None else 0
-    identity = None
-    if usage is not None and prev is not None and prev.usage is not None and r.provider == "anthropic" and continues:
-        identity = usage.cache_read == prev.usage.cache_read + prev.usage.cache_write
-    cause = evidence = inferred = None
-    detail = ""
-    if usage is not None and (lost > 0 or (read == 0 and (prev is None or (r.prefix is not None and r.prefix.parent is None)))):
-        cause, evidence, detail = _cause(r, prev_state, pred, tick, head, lost, compaction_at, expected)
-        if evidence == "diagnostic":
-            inferred = _cause(r, prev_state, pred, tick, head, lost, compaction_at, expected, use_diagnostic=False)[0]
-    if cause is None and identity is False and usage is not None and usage.cache_read > expected:
-        detail = (
+        return pred.read if pred.read > usage.cache_read * (1 + READ_TOLERANCE) else usage.cache_read
+    head = shared.heads.get(r.prefix.head) if r.prefix is not None else None
+    earlier = r.prefix is not None and r.prefix.head in shared.head_seen
+    return head if (head is not None and earlier) else 0
+
+
+def _identity(step: _Step) -> bool | None:
+    """Additive usage: whether this read is exactly what the previous request read and wrote."""
+    usage, prev = step.r.usage, step.prev.request if step.prev else None
+    if usage is None or prev is None or prev.usage is None or not step.continues:
+        return None
+    if not rules_for(step.r.provider).is_additive:
+        return None
+    return usage.cache_read == prev.usage.cache_read + prev.usage.cache_write
+
+
+def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
+    """Why a request read more than expected, when it did."""
+    usage = step.r.usage
+    if usage is None:
+        return ""
+    if identity is False and usage.cache_read > expected:
+        return (
             f"read {usage.cache_read - expected:,} tokens more than the previous request left cached: "
             "a call the log does not count (aborted, no usage) or the provider's own checkpoints stored them"
         )
-    if cause is None and prev is None and usage is not None and usage.cache_read > pred.read and not detail:
-        detail = (
-            f"read {usage.cache_read - pred.read:,} tokens more than the model predicts for a lane start: cached "
+    if step.prev is None and usage.cache_read > step.pred.read:
+        return (
+            f"read {usage.cache_read - step.pred.read:,} tokens more than the model predicts for a lane start: cached "
             "before the log begins (another session, or requests not in these files)"
         )
+    return ""
+
+
+def _explain(step: _Step, shared: _Shared) -> AuditRow:
+    r, pred, usage = step.r, step.pred, step.r.usage
+    expected = _expected(step, shared)
+    read = usage.cache_read if usage is not None else pred.read
+    lost = max(0, expected - read) if usage is not None else 0
+    identity = _identity(step)
+    cause = evidence = inferred = None
+    detail = ""
+    starts = step.prev is None or (r.prefix is not None and r.prefix.parent is None)
+    if usage is not None and (lost > 0 or (read == 0 and starts)):
+        head = shared.heads.get(r.prefix.head) if r.prefix is not None else None
+        ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at)
+        cause, evidence, detail = find_cause(ev).as_tuple()
+        if evidence == "diagnostic":
+            inferred = find_cause(replace(ev, use_diagnostic=False)).cause
+    if cause is None:
+        detail = _surplus_detail(step, expected, identity)
     cost = lost_usd = None
-    if usage is not None:
-        row = prices.row(r.model, r.sent_ms)
-        if row is not None:
-            paid = _paid(usage)
-            cost = cost_of(paid, row).total
-            lost_usd = _lost_usd(usage, lost, row)
-    rep = usage or Usage()
+    row = shared.prices.row(r.model, r.sent_ms) if usage is not None else None
+    if usage is not None and row is not None:
+        cost = cost_of(usage, row).total
+        lost_usd = _lost_usd(usage, lost, row)
     return AuditRow(
         file=r.file,
         lane=r.lane,
         lane_kind=r.lane_kind,
-        index=index,
+        index=step.index,
         line=r.line,
         timestamp=_iso(r.sent_ms),
         provider=r.provider,
         model=r.model,
-        reported_cache_read=rep.cache_read if usage else None,
-        reported_cache_write=rep.cache_write if usage else None,
-        reported_cache_write_1h=rep.cache_write_1h if usage else None,
-        reported_uncached=rep.uncached if usage else None,
-        reported_output=rep.output if usage else None,
+        reported_cache_read=usage.cache_read if usage else None,
+        reported_cache_write=usage.cache_write if usage else None,
+        reported_cache_write_1h=usage.cache_write_1h if usage else None,
+        reported_uncached=usage.uncached if usage else None,
+        reported_output=usage.output if usage else None,
         predicted_cache_read=pred.read,
         predicted_cache_write=pred.write,
         predicted_uncached=pred.uncached,
@@ -623,14 +625,9 @@ def _explain(
         lost_usd=lost_usd,
         predicted_by=pred.by,
         identity=identity,
-        gap_ms=gap,
+        gap_ms=step.tick - step.prev.tick if step.prev else None,
         inferred_cause=inferred,
     )
-
-
-def _paid(usage: Usage) -> _Paid:
-    """The usage in the shape :func:`cost_of` reads (a no-fee model bills writes as input there)."""
-    return _Paid(usage.prompt, usage.cache_read, usage.cache_write, usage.cache_write_1h, usage.output)
 
 
 def _lost_usd(usage: Usage, lost: int, row: PriceRow) -> Decimal:
@@ -652,116 +649,6 @@ def _lost_usd(usage: Usage, lost: int, row: PriceRow) -> Decimal:
     ) / million
 
 
-def _cause(
-    r: TraceRequest,
-    prev_state: tuple[TraceRequest, int, int] | None,
-    pred: _Prediction,
-    tick: int,
-    head: int | None,
-    lost: int,
-    compaction_at: dict[str, int],
-    expected: int,
-    *,
-    use_diagnostic: bool = True,
-) -> tuple[str, str, str]:
-    """The cause of one miss, from the strongest evidence the log has (see :mod:`.causes`)."""
-    usage = r.usage
-    assert usage is not None
-    if use_diagnostic and r.diagnostic in DIAGNOSTIC_CAUSES:
-        return DIAGNOSTIC_CAUSES[r.diagnostic], "diagnostic", f"provider diagnostic: {r.diagnostic}"
-    events = dict(r.events)
-    prev = prev_state[0] if prev_state else None
-    if prev is None or (r.prefix is not None and r.prefix.parent is None and "compaction" not in events):
-        # A lane (or chain) start: only the shared head could have been read.
-        if pred.in_flight:
-            return "concurrent-write", "log", (
-                "started while another request was still writing the shared head"
-                + (f" ({head:,} tokens)" if head else "")
-                + ": one cold start plus misses on an entry still being written, not a prefix change"
-            )
-        if pred.expired:
-            return "ttl-expired", "log", "the shared head had been cached earlier, but its TTL had run out"
-        if "resume" in events or "fork" in events:
-            return "resume", "log", "a resumed or forked session: its history is re-sent from another file"
-        if lost == 0:
-            if prev is None:
-                return "cold-start", "log", "first request of the lane: nothing cached to read yet"
-            return "cold-start", "log", "a new conversation root in the lane (no compaction logged): nothing it could read was cached"
-    gap = tick - prev_state[1] if prev_state else 0
-    if r.body is not None and prev is not None and prev.body is not None:
-        diff = body_diff(prev.body, r.body)
-        if diff is not None:
-            comp = compaction_at.get(r.file)
-            if diff.cause == "messages-changed" and comp is not None and comp > prev.line:
-                return "compaction", "body-diff", f"after the compaction call at line {comp}: {diff.detail}"
-            return diff.cause, "body-diff", diff.detail
-    if "compaction" in events:
-        return "compaction", "log", f"compaction logged before this request ({events['compaction'] or 'new context'})" + (
-            f"; the head ({head:,} tokens) could still be read" if head and usage.cache_read < head else ""
-        )
-    if "resume" in events or "fork" in events:
-        return "resume", "log", events.get("resume") or events.get("fork") or "resumed session"
-    if prev is not None and prev.model != r.model:
-        return "model-changed", "log", f"model {prev.model} -> {r.model}"
-    if prev is not None and prev.envelope != r.envelope:
-        before, after = prev.envelope_dict, r.envelope_dict
-        changed = [f"{k} {before.get(k, 'default')} -> {after.get(k, 'default')}" for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
-        levels = [detail for kind, detail in r.events if kind == "thinking_change"]
-        logged = f" (thinking_level_change: {'; '.join(levels[-3:])})" if levels else ""
-        return "effort-changed", "log", "new request family: " + ", ".join(changed) + logged
-    if prev is not None and gap > _ttl_ms(prev):
-        return "ttl-expired", "log", f"idle {_duration(gap)} since the previous request, past the {_duration(_ttl_ms(prev))} TTL"
-    if prev_state is not None and tick < prev_state[2]:
-        return "concurrent-write", "log", "sent before the previous request's response had begun (entry still being written)"
-    if r.provider == "anthropic" and expected < min_cacheable_tokens(r.model):
-        return "below-minimum", "log", f"{expected:,} tokens is below {r.model}'s minimum of {min_cacheable_tokens(r.model):,}"
-    if r.provider == "anthropic" and r.prefix is not None and r.prefix.new_blocks > 20 and usage.cache_read < expected:
-        return "breakpoint-placement", "log", f"{r.prefix.new_blocks} blocks since the previous breakpoint: beyond the 20-block lookback"
-    if r.provider == "anthropic" and r.body is not None and pred.read < expected * (1 - READ_TOLERANCE):
-        marks = len(r.body.cache_breakpoints) + (r.body.auto_cache is not None)
-        return "breakpoint-placement", "body-diff", (
-            "the body only grew, yet replaying the exact bodies predicts the miss too: "
-            + ("the request carries no cache_control at all" if marks == 0 else
-               f"none of its {marks} breakpoint(s) reaches the entry the previous request wrote (20-block lookback)")
-        )
-    if r.provider in ("openai", "deepseek"):
-        return "provider-best-effort", "log", (
-            f"read {usage.cache_read:,} of {expected:,} cached tokens with nothing changed in the log and {_duration(gap)} idle: "
-            + ("OpenAI routes by a prefix hash and caches best-effort" if r.provider == "openai" else "DeepSeek caches best-effort")
-            + ", not the agent's doing"
-        )
-    if head is not None and usage.cache_read == head:
-        return "messages-changed", "log", (
-            f"the read stopped exactly at the head ({head:,} tokens) {_duration(gap)} after the previous request: "
-            "the conversation after it was sent differently (a transcript does not record the wire bytes)"
-        )
-    thinking = [detail for kind, detail in r.events if kind == "thinking_change"]
-    why = []
-    if prev is not None and r.sent_ms is not None and prev.sent_ms is not None and r.sent_ms < prev.sent_ms:
-        why.append(
-            f"the log cannot tell: sent {_duration(prev.sent_ms - r.sent_ms)} BEFORE the previous request it follows in the "
-            "file, so two requests were in flight at once (a second process or a queued message); its prompt "
-            f"({usage.cache_read + usage.cache_write:,} tokens) does not extend the previous one"
-        )
-    if thinking:
-        why.append(
-            f"thinking_level_change logged {len(thinking)} time(s) since ({'; '.join(thinking[:3])}{'...' if len(thinking) > 3 else ''}) "
-            "but thinking stayed on (or off), which kept the cache elsewhere in these logs"
-        )
-    if "user_turn" in events:
-        if r.source_format == "pi":
-            why.append(
-                f"at a new user turn {_duration(gap)} after the previous request (inside the TTL), with no model, thinking "
-                "or compaction change logged; pi rebuilds its system prompt with the current time when it restarts, and "
-                "restarts are not logged, so the log cannot tell"
-            )
-        else:
-            why.append(f"at a new user turn {_duration(gap)} after the previous request, with no change logged")
-    if not why:
-        why.append(f"{_duration(gap)} after the previous request, inside the TTL, and nothing logged in between explains it")
-    return "unexplained", "none", "; ".join(why)
-
-
 def _summarize(
     rows: list[AuditRow],
     summaries: list[FileSummary],
@@ -777,11 +664,24 @@ def _summarize(
         if r.prefix is not None:
             head_of_lane.setdefault((r.file, r.lane), heads.get(r.prefix.head))
     lane_rows = tuple(_lane(file, lane, items, head_of_lane.get((file, lane))) for (file, lane), items in lanes.items())
+    return AuditResult(
+        tuple(rows),
+        lane_rows,
+        _cause_summaries(rows),
+        _file_calibrations(rows, summaries),
+        _totals(rows),
+        _notes(rows, heads, prices),
+        _model_summaries(rows, prices),
+    )
+
+
+def _cause_summaries(rows: list[AuditRow]) -> tuple[CauseSummary, ...]:
+    """Per cause: misses, lost tokens and dollars, costliest first."""
     by_cause: dict[str, list[AuditRow]] = defaultdict(list)
     for row in rows:
         if row.cause is not None:
             by_cause[row.cause].append(row)
-    causes = tuple(
+    return tuple(
         sorted(
             (
                 CauseSummary(cause, len(items), sum(i.lost_tokens for i in items), usd_sum(i.lost_usd or Decimal(0) for i in items))
@@ -790,6 +690,10 @@ def _summarize(
             key=lambda c: (-c.lost_usd, -c.lost_tokens, list(CAUSES).index(c.cause)),
         )
     )
+
+
+def _file_calibrations(rows: list[AuditRow], summaries: list[FileSummary]) -> tuple[FileCalibration, ...]:
+    """Per file: how close the predicted reads came to the reported ones, and what was skipped."""
     files = []
     rows_of_file: dict[str, list[AuditRow]] = defaultdict(list)
     for row in rows:
@@ -811,11 +715,15 @@ def _summarize(
                 tuple(Counter(reason for _, reason in summary.skipped).most_common()),
             )
         )
+    return tuple(files)
+
+
+def _totals(rows: list[AuditRow]) -> Totals:
     reported = [row for row in rows if row.reported_cache_read is not None]
     read = sum(row.reported_cache_read or 0 for row in reported)
     write = sum(row.reported_cache_write or 0 for row in reported)
     uncached = sum(row.reported_uncached or 0 for row in reported)
-    totals = Totals(
+    return Totals(
         requests=len(rows),
         input=uncached,
         output=sum(row.reported_output or 0 for row in reported),
@@ -826,10 +734,13 @@ def _summarize(
         lost_usd=usd_sum(row.lost_usd or Decimal(0) for row in rows),
         hit_ratio=_ratio(read, read + write + uncached) if reported else _predicted_ratio(rows),
     )
+
+
+def _model_summaries(rows: list[AuditRow], prices: Prices) -> tuple[ModelSummary, ...]:
     by_model: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
     for row in rows:
         by_model[(row.provider, row.model)].append(row)
-    models = tuple(
+    return tuple(
         ModelSummary(
             provider,
             model,
@@ -844,8 +755,12 @@ def _summarize(
         )
         for (provider, model), items in sorted(by_model.items())
     )
+
+
+def _notes(rows: list[AuditRow], heads: dict[str, int | None], prices: Prices) -> tuple[str, ...]:
+    """Facts the report must state: no reported usage, unlogged heads, diagnostics, prices."""
     notes = []
-    if rows and not reported:
+    if rows and all(row.reported_cache_read is None for row in rows):
         notes.append("no reported usage in these logs: the hit ratio is the predicted one")
     for head, size in sorted(heads.items()):
         notes.append(
@@ -864,7 +779,7 @@ def _summarize(
     notes.append(
         "prices: " + (f"as of {prices.as_of}" if prices.as_of else "the row in force at each request's time") + " (simulator/data/prices.csv)"
     )
-    return AuditResult(tuple(rows), lane_rows, causes, tuple(files), totals, tuple(notes), models)
+    return tuple(notes)
 
 
 def _ratio(part: int, whole: int) -> float:

@@ -49,9 +49,9 @@ import msgspec
 from msgspec.structs import replace
 from prefixbench.kernel.engines.checkpoint import summary_envelope
 from prefixbench.kernel.session import Header
-from prefixbench.simulator.anthropic import TTL_MS
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import cost_of, usd_sum
+from prefixbench.simulator.providers import ANTHROPIC, rules_for
 from prefixbench.simulator.wire import CacheBreakpoint, Request
 from prefixbench.workloads.audit.core import (
     Key,
@@ -63,6 +63,9 @@ from prefixbench.workloads.audit.core import (
 )
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
+#: The two TTLs the ttl fixes choose between (the only provider that lets the client choose).
+_TTL_5M = ANTHROPIC.ttl_ms("5m") or 0
+_TTL_1H = ANTHROPIC.ttl_ms("1h") or 0
 #: Every fix ``--what-if`` knows, with what it assumes.
 FIXES: dict[str, str] = {
     "ttl-1h": "every Anthropic cache write made with the 1 h TTL (billed at 2x the input price instead of 1.25x)",
@@ -182,8 +185,8 @@ def parse_breakpoints(spec: str) -> tuple[str, ...]:
             raise UserError(f"--what-if: breakpoints: {place!r} is not tools, system, last, last-N or auto")
     if "auto" in places and len(places) > 1:
         raise UserError("--what-if: breakpoints=auto is automatic caching alone (one top-level marker)")
-    if len(places) > 4:
-        raise UserError(f"--what-if: breakpoints: {len(places)} places, Anthropic allows at most 4")
+    if len(places) > (ANTHROPIC.max_breakpoints or 0):
+        raise UserError(f"--what-if: breakpoints: {len(places)} places, Anthropic allows at most {ANTHROPIC.max_breakpoints}")
     if len(set(places)) != len(places):
         raise UserError(f"--what-if: breakpoints: a place is named twice in {spec!r}")
     return places
@@ -221,14 +224,23 @@ class _CannotApply(Exception):
     pass
 
 
-def _anthropic(requests: Sequence[TraceRequest]) -> list[TraceRequest]:
-    return [r for r in requests if r.provider == "anthropic" and r.usage is not None and (r.body is not None or r.prefix is not None)]
+def _ttl_choosers(requests: Sequence[TraceRequest]) -> list[TraceRequest]:
+    """Requests whose provider lets the client pick the TTL, with usage and a body or prefix chain."""
+    return [r for r in requests if _picks_ttl(r) and r.usage is not None and (r.body is not None or r.prefix is not None)]
+
+
+def _picks_ttl(r: TraceRequest) -> bool:
+    return rules_for(r.provider).ttl_per_request
+
+
+def _has_breakpoints(r: TraceRequest) -> bool:
+    return r.body is not None and rules_for(r.provider).max_breakpoints is not None
 
 
 def _plan_ttl(requests: list[TraceRequest], ttl: str) -> _Plan:
-    if not _anthropic(requests):
+    if not _ttl_choosers(requests):
         raise _CannotApply("no Anthropic requests in the log: only Anthropic lets the client choose a cache TTL")
-    return _Plan(requests, lambda r: ttl if r.provider == "anthropic" else None)
+    return _Plan(requests, lambda r: ttl if _picks_ttl(r) else None)
 
 
 def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key, Pred]) -> _Plan:
@@ -249,7 +261,7 @@ def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key
         head = r.prefix.head
         if head in writer and writer[head][0] <= tick < writer[head][1] and (r.file, r.lane) in lanes:
             shift[(r.file, r.lane)] = writer[head][1] - tick + 1
-        elif head not in writer or tick >= writer[head][1] + TTL_MS["5m"]:
+        elif head not in writer or tick >= writer[head][1] + _TTL_5M:
             writer[head] = (tick, ready)
     if not shift:
         return _Plan(requests, lambda r: None, "no subagent started while the shared head it needed was being written")
@@ -354,12 +366,12 @@ def _plan_keep_prefix(requests: list[TraceRequest]) -> _Plan:
 
 def _plan_breakpoints(requests: list[TraceRequest], spec: str) -> _Plan:
     places = parse_breakpoints(spec)
-    bodies = [r for r in requests if r.body is not None and r.provider == "anthropic"]
+    bodies = [r for r in requests if _has_breakpoints(r)]
     if not bodies:
         raise _CannotApply("breakpoints can only be moved where the log has Anthropic request bodies")
     out = []
     for r in requests:
-        if r.body is not None and r.provider == "anthropic" and (r.body.cache_breakpoints or r.body.auto_cache):
+        if r.body is not None and _has_breakpoints(r) and (r.body.cache_breakpoints or r.body.auto_cache):
             r = replace(r, body=_place_breakpoints(r.body, places))
         out.append(r)
     return _Plan(out, lambda r: None, f"markers at {' + '.join(places)} on every request that had any")
@@ -469,7 +481,7 @@ def _lane_gap_lists(requests: Sequence[TraceRequest], summaries) -> dict[tuple[s
         tick = ticks[(r.file, r.lane, r.seq)][0]
         if lane in last:
             gap = tick - last[lane]
-            gaps[lane][0 if gap <= TTL_MS["5m"] else 1 if gap <= TTL_MS["1h"] else 2].append(gap)
+            gaps[lane][0 if gap <= _TTL_5M else 1 if gap <= _TTL_1H else 2].append(gap)
         else:
             gaps[lane]
         last[lane] = tick
@@ -529,13 +541,13 @@ def what_if(
         detail = plan.detail
         if name in ("ttl-1h", "ttl-5m"):
             lists = _lane_gap_lists(requests, summaries)
-            anthropic_lanes = {(r.file, r.lane) for r in _anthropic(requests)}
+            anthropic_lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
             notes = {lane: _gaps_text(g, lists[lane][1]) for lane, g in gaps.items() if lane in anthropic_lanes}
             total = [sum(g[i] for g in gaps.values()) for i in range(3)]
             middle = [gap for lists in _lane_gap_lists(requests, summaries).values() for gap in lists[1]]
             detail = _gaps_text(tuple(total), middle)  # type: ignore[arg-type]
             other = "1h" if name == "ttl-5m" else "5m"
-            logged = [r.usage for r in _anthropic(requests) if r.usage is not None and r.usage.cache_write]
+            logged = [r.usage for r in _ttl_choosers(requests) if r.usage is not None and r.usage.cache_write]
             if logged and all((u.cache_write_1h == 0) if other == "1h" else (u.cache_write_1h == u.cache_write) for u in logged):
                 detail = f"every write in the log already uses the {name.removeprefix('ttl-').replace('m', ' m').replace('h', ' h')} TTL; " + detail
         results.append(_summarize(fix, assumption, detail, changes, per_lane, notes))
@@ -566,9 +578,9 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps) -> WhatIf:
     for ttl, plan in plans.items():
         _, per_lane = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices)
         saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
-    lanes = {(r.file, r.lane) for r in _anthropic(requests)}
+    lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
-    plan = _Plan(requests, lambda r: choice.get((r.file, r.lane)) if r.provider == "anthropic" else None)
+    plan = _Plan(requests, lambda r: choice.get((r.file, r.lane)) if _picks_ttl(r) else None)
     changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices)
     notes = {lane: f"{choice[lane]} ({_gaps_text(gaps.get(lane, (0, 0, 0)))})" for lane in sorted(lanes)}
     n1h = sum(1 for v in choice.values() if v == "1h")

@@ -34,7 +34,9 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import ANTHROPIC
 from prefixbench.simulator.render import render_request
+from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.wire import (
     Block,
     CacheBreakpoint,
@@ -57,28 +59,11 @@ CallKind: TypeAlias = Literal["main", "side", "compaction"]
 #: A summarization instruction in the last user text: how Claude Code's /compact asks
 #: ("Your task is to create a detailed summary of the conversation so far ...").
 _SUMMARY_INSTRUCTION = re.compile(r"\bsummar(?:y|ize|ise)\b[^\n.]{0,80}\bconversation\b", re.IGNORECASE)
-_MAX_BREAKPOINTS = 4
+_MAX_BREAKPOINTS = ANTHROPIC.max_breakpoints or 0
 #: Largest usage count accepted: far above any context window, small enough for float maths.
 MAX_USAGE_TOKENS = 10**12
 #: Latest accepted timestamp (seconds): far beyond any capture, far below float overflow in ms.
 _MAX_TIMESTAMP = 1e11
-
-
-class ReportedUsage(msgspec.Struct, frozen=True):
-    """Usage the provider reported for one call."""
-
-    #: Uncached input (after the last breakpoint), the API's ``input_tokens``.
-    input_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
-    output_tokens: int
-    #: The 1 h part of the write, when the response splits it (``cache_creation``).
-    cache_write_1h_tokens: int | None = None
-
-    @property
-    def prompt_tokens(self) -> int:
-        """All input tokens: uncached + read + written."""
-        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 
 class CapturedCall(msgspec.Struct, frozen=True):
@@ -89,7 +74,7 @@ class CapturedCall(msgspec.Struct, frozen=True):
     #: 1-based line in the capture file.
     line: int
     request: Request
-    usage: ReportedUsage
+    usage: Usage
     kind: CallKind
     tick: int
     ready_tick: int
@@ -136,7 +121,7 @@ class _Line(msgspec.Struct, frozen=True):
 
     number: int
     request: Request
-    usage: ReportedUsage
+    usage: Usage
     sent: float
     answered: float | None
 
@@ -160,7 +145,7 @@ def _parse_line(record: object, line_no: int, where: str) -> _Line | str:
         raise UserError(f"{where}: response status_code must be an integer, got {status!r:.40}")
     if status is not None and not 200 <= status < 300:
         return f"HTTP {status}"
-    usage = parse_usage(response, where)
+    usage = read_usage(response, where)
     answered = _timestamp(response.get("timestamp"), f"{where}: response timestamp")
     return _Line(line_no, parse_request_body(body, where), usage, sent, answered)
 
@@ -188,7 +173,7 @@ def classify_call(request: Request) -> CallKind:
     return "main" if request.tools else "side"
 
 
-def parse_usage(response: Mapping[str, object], where: str) -> ReportedUsage:
+def read_usage(response: Mapping[str, object], where: str) -> Usage:
     """Reported usage of a response: its JSON body's ``usage`` or the SSE stream's events.
 
     Raises:
@@ -223,13 +208,31 @@ def parse_usage(response: Mapping[str, object], where: str) -> ReportedUsage:
             f"{where}: usage.cache_creation.ephemeral_1h_input_tokens must be an integer from 0 to the cache write "
             f"({counts['cache_creation_input_tokens']}), got {long_part!r:.40}"
         )
-    return ReportedUsage(
-        input_tokens=counts["input_tokens"],
-        cache_read_tokens=counts["cache_read_input_tokens"],
-        cache_write_tokens=counts["cache_creation_input_tokens"],
-        output_tokens=counts["output_tokens"],
-        cache_write_1h_tokens=long_part if isinstance(long_part, int) else None,
+    long_write = long_part if isinstance(long_part, int) else 0
+    return Usage(
+        cache_read=counts["cache_read_input_tokens"],
+        cache_write_5m=counts["cache_creation_input_tokens"] - long_write,
+        cache_write_1h=long_write,
+        uncached=counts["input_tokens"],
+        output=counts["output_tokens"],
     )
+
+
+class ReportedUsage(msgspec.Struct, frozen=True):
+    """The wire's own field names, for the http-capture importer until the format split wires it
+    to :func:`read_usage` and the provider rules (workloads/logs/importers.py reads these)."""
+
+    input_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    output_tokens: int
+    cache_write_1h_tokens: int | None = None
+
+
+def parse_usage(response: Mapping[str, object], where: str) -> ReportedUsage:
+    """:func:`read_usage` in the wire's field names (see :class:`ReportedUsage`)."""
+    usage = read_usage(response, where)
+    return ReportedUsage(usage.uncached, usage.cache_read, usage.cache_write, usage.output, usage.cache_write_1h or None)
 
 
 def _loads_or_none(text: str) -> object:

@@ -37,38 +37,16 @@ from __future__ import annotations
 from typing import Literal, TypeAlias
 
 import msgspec
+from prefixbench.simulator.usage import Usage as Usage  # the normalized usage, re-exported
 from prefixbench.simulator.wire import Request
 
 #: What a lane is: the agent's own thread, a subagent, a compaction call, a side call (titles,
 #: quota checks), or a trace request (Mooncake: no agent structure at all).
 LaneKind: TypeAlias = Literal["main", "subagent", "compaction", "side", "trace"]
 #: Providers the audit prices and predicts; ``engine`` = a self-hosted block cache (Mooncake).
+#: Their facts are the rule objects of :mod:`prefixbench.simulator.providers` (``rules_for``);
+#: tests/test_provider_literals.py checks this list against that table.
 Provider: TypeAlias = Literal["anthropic", "openai", "deepseek", "engine", "unknown"]
-
-
-class Usage(msgspec.Struct, frozen=True):
-    """Provider-reported usage of one call, in the trace's convention (see the module doc)."""
-
-    cache_read: int = 0
-    cache_write_5m: int = 0
-    cache_write_1h: int = 0
-    uncached: int = 0
-    output: int = 0
-
-    @property
-    def cache_write(self) -> int:
-        """All written tokens, 5 m and 1 h."""
-        return self.cache_write_5m + self.cache_write_1h
-
-    @property
-    def prompt(self) -> int:
-        """All input tokens: read + written + uncached."""
-        return self.cache_read + self.cache_write + self.uncached
-
-    @property
-    def is_empty(self) -> bool:
-        """Nothing reported at all (an aborted call that never reached the model)."""
-        return self.prompt == 0 and self.output == 0
 
 
 class Prefix(msgspec.Struct, frozen=True):

@@ -95,7 +95,7 @@ def test_main_request_keeps_blocks_breakpoints_and_family(tmp_path: Path):
         CacheBreakpoint("messages", 1, 1, "1h"),
     )
     assert call.kind == "main" and request.purpose == "conversation"
-    assert (call.usage.cache_write_tokens, call.usage.input_tokens, call.usage.output_tokens) == (3000, 5, 7)
+    assert (call.usage.cache_write, call.usage.uncached, call.usage.output) == (3000, 5, 7)
 
 
 def test_ticks_are_ms_from_the_first_request_and_ready_is_the_response_time(tmp_path: Path):
@@ -113,13 +113,13 @@ def test_json_and_streamed_usage_agree(tmp_path: Path):
         write(tmp_path, make_line(side_body(), usage(uncached=96, output=9)), make_line(side_body(), usage(uncached=96, output=9), stream=True))
     ).calls
     assert plain.usage == streamed.usage
-    assert streamed.usage.output_tokens == 9  # from the last message_delta, not message_start
+    assert streamed.usage.output == 9  # from the last message_delta, not message_start
 
 
 def test_one_hour_write_split_is_read_when_reported(tmp_path: Path):
     split = {**usage(write=300), "cache_creation": {"ephemeral_5m_input_tokens": 100, "ephemeral_1h_input_tokens": 200}}
     (call,) = read_capture(write(tmp_path, make_line(side_body(), split))).calls
-    assert call.usage.cache_write_1h_tokens == 200
+    assert call.usage.cache_write_1h == 200
 
 
 def test_calls_are_classified_main_side_and_compaction(tmp_path: Path):

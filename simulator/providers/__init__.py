@@ -1,0 +1,101 @@
+"""Providers in one place: the table of rule objects and the lookups the rest of prefixbench uses.
+
+Each module holds one provider family's facts as a :class:`~.base.ProviderRules`
+(:mod:`.anthropic`, :mod:`.openai`, :mod:`.deepseek`, :mod:`.vllm` for the vLLM and radix
+engines). Code outside this package asks these lookups and reads the rules' attributes; it never
+compares a provider's name (``tests/test_provider_literals.py`` checks).
+
+To add a provider: one module with its ``RULES``, one line in :data:`PROVIDERS`, and its tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from prefixbench.simulator.providers import anthropic, deepseek, openai, vllm
+from prefixbench.simulator.providers.base import ProviderRules, UsageConvention, UsageReader, count, mapping
+from prefixbench.simulator.usage import Usage
+
+ANTHROPIC = anthropic.RULES
+OPENAI = openai.RULES
+DEEPSEEK = deepseek.RULES
+VLLM = vllm.VLLM
+RADIX = vllm.RADIX
+#: The rules of a provider the table does not name (see :data:`.vllm.UNKNOWN`).
+UNKNOWN = vllm.UNKNOWN
+
+#: Every provider and engine prefixbench models, by name.
+PROVIDERS: dict[str, ProviderRules] = {r.name: r for r in (ANTHROPIC, OPENAI, DEEPSEEK, VLLM, RADIX)}
+#: Who an HTTP request belongs to when its URL or model names no one: the OpenAI wire format.
+DEFAULT_HTTP = OPENAI
+#: Checked in this order on a URL and a model name (DeepSeek's Anthropic-compatible endpoint
+#: speaks the Anthropic format, so DeepSeek comes first).
+_DETECTION_ORDER: tuple[ProviderRules, ...] = (DEEPSEEK, ANTHROPIC)
+
+__all__ = [
+    "ANTHROPIC",
+    "DEEPSEEK",
+    "OPENAI",
+    "PROVIDERS",
+    "RADIX",
+    "UNKNOWN",
+    "VLLM",
+    "ProviderRules",
+    "Usage",
+    "UsageConvention",
+    "UsageReader",
+    "chain_rules",
+    "count",
+    "mapping",
+    "provider_named_in",
+    "provider_of_model",
+    "provider_of_request",
+    "read_usage",
+    "rules_for",
+]
+
+
+def rules_for(name: str) -> ProviderRules:
+    """The rules of provider ``name``; :data:`UNKNOWN`'s for a name the table does not hold."""
+    return PROVIDERS.get(name, UNKNOWN)
+
+
+def chain_rules(name: str) -> ProviderRules:
+    """The rules the body-less chain model runs for provider ``name``."""
+    return rules_for(rules_for(name).chain_as or UNKNOWN.chain_as or "")
+
+
+def provider_of_model(model: str) -> ProviderRules | None:
+    """The provider whose model names ``model`` starts with (any case), if one does."""
+    for rules in PROVIDERS.values():
+        if rules.names_model(model):
+            return rules
+    return None
+
+
+def provider_of_request(url: str, model: str) -> ProviderRules:
+    """The provider of an HTTP request, from its endpoint URL and body's model, as the
+    http-capture importer decides it: DeepSeek, then Anthropic, else OpenAI."""
+    for rules in _DETECTION_ORDER:
+        if rules.names_url(url) or model.lower().startswith(rules.model_prefixes):
+            return rules
+    return DEFAULT_HTTP
+
+
+def provider_named_in(text: str, default: ProviderRules = DEFAULT_HTTP) -> ProviderRules:
+    """The first provider whose name appears in ``text`` (any case), e.g. a Codex rollout's
+    ``model_provider``; ``default`` when none does."""
+    lowered = text.lower()
+    for rules in _DETECTION_ORDER:
+        if rules.name in lowered:
+            return rules
+    return default
+
+
+def read_usage(name: str, usage: Mapping[str, object], where: str) -> Usage:
+    """Provider ``name``'s wire ``usage`` object as the normalized :class:`Usage`.
+
+    Raises:
+        UserError: a bad count, or a provider that reports no usage.
+    """
+    return rules_for(name).read_usage(usage, where)

@@ -1,0 +1,151 @@
+"""The rule type every provider module fills in: one frozen record of a provider's cache facts.
+
+The byte-exact models, the body-less chain model (:mod:`prefixbench.simulator.chain`), the audit
+(usage, causes, TTLs, minimums), what-if and pricing read these records; nothing outside
+:mod:`prefixbench.simulator.providers` branches on a provider's name. Dollar prices stay dated
+rows in ``simulator/data/prices.csv``; a rule holds only the multipliers of a cache read and
+write over uncached input, as the provider documents them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from typing import Literal
+
+import msgspec
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.usage import Usage
+
+#: ``additive``: the wire's input count excludes the read and written parts (Anthropic);
+#: ``subset``: the prompt count includes the cached part (OpenAI, DeepSeek).
+UsageConvention = Literal["additive", "subset"]
+#: Largest usage count accepted: far above any context window.
+MAX_COUNT = 10**12
+
+#: Reads a provider's wire ``usage`` object (and the place it came from, for errors) into a Usage.
+UsageReader = Callable[[Mapping[str, object], str], Usage]
+
+
+def count(value: object, where: str, key: str) -> int:
+    """A reported token count: absent is 0; anything but a plausible non-negative integer is an error.
+
+    Raises:
+        UserError: naming ``where`` and ``key``.
+    """
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UserError(f"{where}: {key} is not a non-negative integer ({value!r:.40})")
+    if value > MAX_COUNT:
+        raise UserError(f"{where}: {key} is not a plausible count ({str(value)[:20]}... > {MAX_COUNT:,})")
+    return value
+
+
+def mapping(value: object) -> Mapping[str, object]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+@lru_cache(maxsize=64)
+def _pattern(text: str) -> re.Pattern[str]:
+    return re.compile(text + r"(?![0-9])")
+
+
+def _no_usage(usage: Mapping[str, object], where: str) -> Usage:
+    raise UserError(f"{where}: this provider reports no usage on the wire")
+
+
+class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
+    """What one provider (or self-hosted engine) does with a prompt's prefix."""
+
+    name: str
+    #: How its wire usage counts the prompt (see :data:`UsageConvention`).
+    usage_convention: UsageConvention
+    #: Reads its wire usage into the normalized :class:`~prefixbench.simulator.usage.Usage`.
+    read_usage: UsageReader = _no_usage
+    #: Lower-case model-name prefixes that name this provider (``claude`` -> Anthropic).
+    model_prefixes: tuple[str, ...] = ()
+    #: Lower-case substrings of an endpoint URL that name this provider.
+    url_markers: tuple[str, ...] = ()
+    #: Step a hit counts in (tokens; 1 = exact), and the engine's block size where it has one.
+    block_tokens: int = 1
+    #: Shortest cacheable prefix (tokens) for a model :attr:`min_tokens_by_model` does not know.
+    min_tokens: int = 0
+    #: What the minimum bounds: the whole cacheable prompt (below it nothing is read or written)
+    #: or each read (a shorter hit is reported as 0).
+    min_applies_to: Literal["prompt", "read"] = "prompt"
+    #: ``(regex, tokens)`` per model family, first match wins.
+    min_tokens_by_model: tuple[tuple[str, int], ...] = ()
+    #: Entry lifetimes offered, ``(label, logical ms)``; empty = no TTL (best effort or capacity).
+    ttls_ms: tuple[tuple[str, int], ...] = ()
+    #: The label of the lifetime an entry gets unless the request asks for another.
+    default_ttl: str | None = None
+    #: The client picks each write's TTL in the request (the what-if TTL plans apply).
+    ttl_per_request: bool = False
+    #: Explicit breakpoints a request may carry (None: no breakpoints on the wire).
+    max_breakpoints: int | None = None
+    #: Block boundaries a breakpoint checks back for an earlier entry (None: no limit).
+    lookback_blocks: int | None = None
+    #: Price of a read / a 5 m (default) write / a 1 h write, over uncached input.
+    read_multiplier: float = 1.0
+    write_multiplier: float = 1.0
+    write_1h_multiplier: float | None = None
+    #: Writes are billed apart from uncached input (else a write costs what a miss costs).
+    bills_writes: bool = False
+    #: Why a miss with nothing changed is the provider's doing (None: it is not best-effort).
+    best_effort_note: str | None = None
+    #: Response fields where the server explains its own cache misses.
+    diagnostics_fields: tuple[str, ...] = ()
+    #: The rules the body-less chain model runs for it (a name in ``PROVIDERS``).
+    chain_as: str | None = None
+    #: The byte-level cache model (``--cache`` name) that replays its request bodies, and the
+    #: options the audit builds it with (None: the byte-exact reference).
+    body_model: str | None = None
+    body_model_options: tuple[tuple[str, object], ...] = ()
+
+    def min_cacheable(self, model: str) -> int:
+        """Shortest cacheable prefix (tokens) for ``model``."""
+        for pattern, tokens in self.min_tokens_by_model:
+            if _pattern(pattern).search(model):
+                return tokens
+        return self.min_tokens
+
+    def ttl_ms(self, label: str | None = None) -> int | None:
+        """Lifetime (logical ms) of ``label``, or of the default when ``label`` is not offered."""
+        table = dict(self.ttls_ms)
+        if label in table:
+            return table[label]
+        return table.get(self.default_ttl) if self.default_ttl is not None else None
+
+    @property
+    def default_ttl_ms(self) -> int | None:
+        """Lifetime of an entry written with the default TTL (None: no TTL)."""
+        return self.ttl_ms(self.default_ttl)
+
+    @property
+    def is_additive(self) -> bool:
+        """Its input count excludes the read and written parts."""
+        return self.usage_convention == "additive"
+
+    def cacheable(self, usage: Usage) -> int:
+        """The part of a reported prompt the cache could hold: additive providers cache up to
+        the last breakpoint (the uncached tail is not), subset providers the whole prompt."""
+        return usage.prompt - usage.uncached if self.is_additive else usage.prompt
+
+    def round_read(self, tokens: int) -> int:
+        """A read as the provider reports it: in :attr:`block_tokens` steps, and 0 below a read minimum."""
+        if self.min_applies_to == "read" and tokens < self.min_tokens:
+            return 0
+        return tokens // self.block_tokens * self.block_tokens
+
+    def names_model(self, model: str) -> bool:
+        """Whether ``model`` (any case) is one of this provider's model names."""
+        return model.lower().startswith(self.model_prefixes) if self.model_prefixes else False
+
+    def names_url(self, url: str) -> bool:
+        """Whether the endpoint ``url`` (any case) is this provider's."""
+        lowered = url.lower()
+        return any(marker in lowered for marker in self.url_markers)

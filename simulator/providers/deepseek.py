@@ -1,0 +1,53 @@
+"""DeepSeek: disk cache of prefix units, subset usage, 128-token units, best effort, no write fee.
+
+Facts (https://api-docs.deepseek.com/guides/kv_cache):
+``prompt_cache_hit_tokens`` + ``prompt_cache_miss_tokens`` = ``prompt_tokens`` (subset usage);
+hits measured in 128-token units (64 in the 2024 doc); entries live "hours to days", best
+effort, so no TTL is modelled; a miss costs what a write costs. Its Anthropic-compatible
+endpoint reports ``input_tokens`` WITHOUT the read part and ignores ``cache_control``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from prefixbench.simulator.providers.base import ProviderRules, count
+from prefixbench.simulator.providers.openai import read_usage as read_chat_usage
+from prefixbench.simulator.usage import Usage
+
+#: Interval (tokens) of the fixed checkpoints; 128 per the measurements.
+DEFAULT_INTERVAL = 128
+INTERVALS = (64, 128)
+
+
+def read_anthropic_compatible_usage(usage: Mapping[str, object], where: str) -> Usage:
+    """The ``/anthropic`` endpoint's usage: ``input_tokens`` EXCLUDES reads; no write fee, no split."""
+    return Usage(
+        cache_read=count(usage.get("cache_read_input_tokens"), where, "usage.cache_read_input_tokens"),
+        uncached=count(usage.get("input_tokens"), where, "usage.input_tokens")
+        + count(usage.get("cache_creation_input_tokens"), where, "usage.cache_creation_input_tokens"),
+        output=count(usage.get("output_tokens"), where, "usage.output_tokens"),
+    )
+
+
+def read_usage(usage: Mapping[str, object], where: str) -> Usage:
+    """DeepSeek usage from either endpoint: the Anthropic-compatible fields when present, else chat completions."""
+    if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
+        return read_anthropic_compatible_usage(usage, where)
+    return read_chat_usage(usage, where)
+
+
+RULES = ProviderRules(
+    name="deepseek",
+    usage_convention="subset",
+    read_usage=read_usage,
+    model_prefixes=("deepseek",),
+    url_markers=("deepseek",),
+    block_tokens=DEFAULT_INTERVAL,
+    min_tokens=0,
+    read_multiplier=0.02,
+    write_multiplier=1.0,
+    best_effort_note="DeepSeek caches best-effort",
+    body_model="deepseek",
+    chain_as="deepseek",
+)

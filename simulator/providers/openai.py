@@ -1,0 +1,79 @@
+"""OpenAI: automatic exact-prefix caching, subset usage, 1,024-token minimum, 128-token steps.
+
+Facts (the official guide, https://developers.openai.com/api/docs/guides/prompt-caching): caching starts at 1,024 tokens
+and, before GPT-5.6, hits count in 128-token steps; ``cached_tokens`` is part of
+``prompt_tokens`` / ``input_tokens`` (subset usage); reads cost 0.5x-0.1x by model, writes carry
+no fee before GPT-5.6 (1.25x from GPT-5.6, ``cache_write_tokens``).
+
+**Lifetime.** The guide's in-memory retention keeps a cached prefix 5 to 10 minutes of
+inactivity, at most one hour (its Azure copy: the system "typically clears caches within 5 to
+10 minutes of inactivity",
+https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching). Every model here
+(the byte-exact ``openai`` model, the chain model, the audit) uses the lower end, 5 min idle:
+the lifetime the provider stands behind; a hit after a longer gap is the provider's best
+effort. ``prompt_cache_retention='24h'`` keeps an entry up to 24 h; GPT-5.6's
+``prompt_cache_options.ttl='30m'`` is a minimum lifetime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers.base import ProviderRules, count, mapping
+from prefixbench.simulator.usage import Usage
+
+#: Shortest cacheable prefix (tokens), every model.
+MIN_TOKENS = 1024
+#: Step of a pre-5.6 hit above the minimum (tokens).
+INCREMENT = 128
+IN_MEMORY_TTL_MS = 5 * 60_000
+EXTENDED_TTL_MS = 24 * 3_600_000
+BREAKPOINT_TTL_MS = 30 * 60_000
+#: Latest breakpoints a 5.6 read considers (guide: 50; API reference: 80).
+LOOKBACK = 50
+
+
+def read_usage(usage: Mapping[str, object], where: str) -> Usage:
+    """OpenAI usage, Responses (``input_tokens``) or Chat Completions (``prompt_tokens``): the
+    input count includes cached (and, GPT-5.6+, written) tokens. DeepSeek's chat completions
+    name the cached part ``prompt_cache_hit_tokens``; it is read the same way.
+
+    Raises:
+        UserError: a bad count, or cached + written tokens above the input.
+    """
+    if "input_tokens" in usage:  # Responses API
+        total = count(usage.get("input_tokens"), where, "usage.input_tokens")
+        details = mapping(usage.get("input_tokens_details"))
+        cached = count(details.get("cached_tokens"), where, "input_tokens_details.cached_tokens")
+        written = count(details.get("cache_write_tokens"), where, "input_tokens_details.cache_write_tokens")
+        output = count(usage.get("output_tokens"), where, "usage.output_tokens")
+    else:  # chat completions
+        total = count(usage.get("prompt_tokens"), where, "usage.prompt_tokens")
+        details = mapping(usage.get("prompt_tokens_details"))
+        hit = usage.get("prompt_cache_hit_tokens")
+        cached = count(details.get("cached_tokens") if hit is None else hit, where, "cached tokens")
+        written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
+        output = count(usage.get("completion_tokens"), where, "usage.completion_tokens")
+    if cached + written > total:
+        raise UserError(f"{where}: cached ({cached}) and written ({written}) tokens exceed input tokens ({total})")
+    return Usage(cache_read=cached, cache_write_5m=written, uncached=total - cached - written, output=output)
+
+
+RULES = ProviderRules(
+    name="openai",
+    usage_convention="subset",
+    read_usage=read_usage,
+    model_prefixes=("gpt", "o1", "o3", "o4", "codex"),
+    block_tokens=INCREMENT,
+    min_tokens=MIN_TOKENS,
+    min_applies_to="read",
+    ttls_ms=(("in_memory", IN_MEMORY_TTL_MS), ("24h", EXTENDED_TTL_MS), ("30m", BREAKPOINT_TTL_MS)),
+    default_ttl="in_memory",
+    read_multiplier=0.1,
+    write_multiplier=1.0,
+    best_effort_note="OpenAI routes by a prefix hash and caches best-effort",
+    diagnostics_fields=("prompt_cache_diagnostics",),
+    body_model="openai",
+    chain_as="openai",
+)

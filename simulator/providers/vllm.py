@@ -1,0 +1,39 @@
+"""Self-hosted engines: vLLM's automatic prefix caching and SGLang's RadixAttention.
+
+Facts (vLLM's docs/design/prefix_caching.md, SGLang's mem_cache/radix_cache.py): vLLM caches full 16-token blocks, chained by hash,
+evicted LRU by capacity, no TTL; SGLang matches per token in a radix tree, evicted LRU. Neither
+bills anything; both report cached tokens as part of the prompt (subset usage) when they report
+them at all. A log of an engine (a Mooncake trace) carries its own block ids instead of bodies.
+"""
+
+from __future__ import annotations
+
+from prefixbench.simulator.providers.base import ProviderRules
+
+#: vLLM's ``CacheConfig.DEFAULT_BLOCK_SIZE``.
+VLLM_BLOCK_SIZE = 16
+
+VLLM = ProviderRules(
+    name="vllm",
+    usage_convention="subset",
+    block_tokens=VLLM_BLOCK_SIZE,
+    min_tokens=VLLM_BLOCK_SIZE,
+    min_applies_to="read",
+    body_model="vllm",
+)
+
+RADIX = ProviderRules(
+    name="radix",
+    usage_convention="subset",
+    block_tokens=1,
+    body_model="radix",
+)
+
+#: A provider the audit cannot name (a self-hosted engine's trace, an unknown endpoint): reads
+#: count in 128-token steps, nothing expires, and a body-less chain runs with Anthropic's rules.
+UNKNOWN = ProviderRules(
+    name="unknown",
+    usage_convention="subset",
+    block_tokens=128,
+    chain_as="anthropic",
+)

@@ -1,0 +1,66 @@
+"""One normalized usage record for a model call, whatever the provider's wire convention.
+
+Providers report a prompt's tokens in one of two conventions (``ProviderRules.usage_convention``
+in :mod:`prefixbench.simulator.providers`): *additive* (Anthropic: ``input_tokens`` excludes
+the read and written parts) or *subset* (OpenAI, DeepSeek: the prompt count includes the cached
+part). Each provider's rule object reads its wire usage into this one record, in which the
+parts always add up: ``prompt = cache_read + cache_write + uncached``.
+
+It also carries the names :func:`prefixbench.simulator.pricing.cost_of` reads
+(``prompt_tokens``, ``cached_tokens``, ``written_tokens``...), so a usage is priced as it is.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Usage(msgspec.Struct, frozen=True):
+    """Usage of one call: read, written (5 m and 1 h), uncached input and output tokens."""
+
+    cache_read: int = 0
+    cache_write_5m: int = 0
+    cache_write_1h: int = 0
+    uncached: int = 0
+    output: int = 0
+
+    @property
+    def cache_write(self) -> int:
+        """All written tokens, 5 m and 1 h."""
+        return self.cache_write_5m + self.cache_write_1h
+
+    @property
+    def prompt(self) -> int:
+        """All input tokens: read + written + uncached."""
+        return self.cache_read + self.cache_write + self.uncached
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing reported at all (an aborted call that never reached the model)."""
+        return self.prompt == 0 and self.output == 0
+
+    # The names cost_of reads (pricing.Usage).
+    @property
+    def prompt_tokens(self) -> int:
+        """Same as :attr:`prompt`."""
+        return self.prompt
+
+    @property
+    def cached_tokens(self) -> int:
+        """Same as :attr:`cache_read`."""
+        return self.cache_read
+
+    @property
+    def written_tokens(self) -> int:
+        """Same as :attr:`cache_write`."""
+        return self.cache_write
+
+    @property
+    def written_long_tokens(self) -> int:
+        """Same as :attr:`cache_write_1h`."""
+        return self.cache_write_1h
+
+    @property
+    def output_tokens(self) -> int:
+        """Same as :attr:`output`."""
+        return self.output

@@ -1,0 +1,159 @@
+"""Nothing outside simulator/providers/ branches on a provider's name.
+
+An AST scan of the four packages: a string literal naming a provider (or a provider's model
+family, ``claude``, ``gpt``) fails the test when it is compared (``==``, ``!=``), tested for
+membership (``x in ("openai", "deepseek")``), matched (``case "anthropic":``) or used as a
+substring test (``model.startswith("claude")``, ``"deepseek" in url``). Plain labels (a dict
+key, a keyword argument, a message), data files, docs and help text are not comparisons and
+pass. Code that needs a provider's behaviour reads its rule object
+(:mod:`prefixbench.simulator.providers`).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from typing import get_args
+
+from prefixbench.simulator.providers import PROVIDERS
+from prefixbench.workloads.logs.trace import Provider
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("simulator", "kernel", "workloads", "reports")
+ALLOWED = ROOT / "simulator" / "providers"
+#: Files not yet read through the provider rules.
+EXEMPT = {
+    # wired to the provider rules after the format split
+    "workloads/logs/importers.py",
+    "workloads/logs/sources.py",
+}
+#: Provider names and the model-family prefixes that stand for them.
+WORDS = frozenset(PROVIDERS) | {"claude", "gpt"}
+
+
+def _literal(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _names_provider(text: str) -> bool:
+    return text.lower() in WORDS
+
+
+def _mentions_provider(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in WORDS)
+
+
+def _literals(node: ast.AST) -> list[str]:
+    """The string literals of a constant or of a tuple/list/set of them."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [t for t in map(_literal, node.elts) if t is not None]
+    text = _literal(node)
+    return [] if text is None else [text]
+
+
+def _compare(node: ast.Compare) -> list[str]:
+    found = []
+    operands = [node.left, *node.comparators]
+    for op, left, right in zip(node.ops, operands, operands[1:]):
+        if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            found += [t for t in _literals(left) + _literals(right) if _names_provider(t)]
+        elif isinstance(op, (ast.In, ast.NotIn)):
+            # "x in (literals)" is a membership test; '"word" in text' a substring test.
+            found += [t for t in _literals(right) if _names_provider(t)]
+            text = _literal(left)
+            if text is not None and _mentions_provider(text):
+                found.append(text)
+    return found
+
+
+def _call(node: ast.Call) -> list[str]:
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr in ("startswith", "endswith", "find", "index", "count")):
+        return []
+    return [t for arg in node.args for t in _literals(arg) if _mentions_provider(t)]
+
+
+def _cases(node: ast.Match) -> list[str]:
+    found = []
+    for case in node.cases:
+        for pattern in ast.walk(case.pattern):
+            if isinstance(pattern, ast.MatchValue):
+                found += [t for t in _literals(pattern.value) if _names_provider(t)]
+    return found
+
+
+def violations(source: str, name: str = "<source>") -> list[str]:
+    """``file:line: 'literal'`` for every provider-name literal used as a test in ``source``."""
+    out = []
+    for node in ast.walk(ast.parse(source, name)):
+        match node:
+            case ast.Compare():
+                found = _compare(node)
+            case ast.Call():
+                found = _call(node)
+            case ast.Match():
+                found = _cases(node)
+            case _:
+                found = []
+        out += [f"{name}:{node.lineno}: {text!r}" for text in found]
+    return out
+
+
+def _sources() -> list[Path]:
+    files = [p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))]
+    return [p for p in files if ALLOWED not in p.parents and p.relative_to(ROOT).as_posix() not in EXEMPT]
+
+
+def test_no_provider_name_is_compared_outside_the_providers_package():
+    found = [v for path in _sources() for v in violations(path.read_text(), path.relative_to(ROOT).as_posix())]
+    assert not found, "provider names compared outside simulator/providers/ (read the rule object instead):\n" + "\n".join(found)
+
+
+def test_the_exempt_files_exist():
+    # When the format split removes them, drop them from EXEMPT (and scan their successors).
+    assert all((ROOT / path).is_file() for path in EXEMPT)
+
+
+def test_a_planted_comparison_fails():
+    planted = '''
+if r.provider == "anthropic":
+    pass
+if provider in ("openai", "deepseek"):
+    pass
+if model.startswith("claude"):
+    pass
+if "deepseek" in url.lower():
+    pass
+match name:
+    case "vllm":
+        pass
+if "GPT" != family:
+    pass
+'''
+    found = sorted(violations(planted), key=lambda v: int(v.split(":")[1]))
+    assert [v.split(":", 1)[1] for v in found] == [
+        "2: 'anthropic'", "4: 'openai'", "4: 'deepseek'", "6: 'claude'", "8: 'deepseek'", "10: 'vllm'", "13: 'GPT'",
+    ]
+
+
+def test_labels_and_other_names_pass():
+    clean = '''
+CACHE_MODELS = ("byte-exact", "anthropic", "openai")
+label = {"anthropic": 1}
+make_cache("deepseek")
+if binding == "deepseek-official":
+    pass
+if fmt == "anthropic-capture":
+    pass
+raise UserError("openai: mode must be ...")
+'''
+    assert violations(clean) == []
+
+
+def test_trace_providers_are_the_table_and_the_unnamed():
+    # The trace's Provider literal: every provider the importers name has rules; the rest fall
+    # back to the UNKNOWN rules (an engine trace, an unknown endpoint).
+    named = set(get_args(Provider)) - {"engine", "unknown"}
+    assert named <= set(PROVIDERS)

@@ -1,0 +1,238 @@
+"""The audit's cause precedence (workloads/audit/precedence.py): each rule of the table fires on a
+small hand-built request, and an earlier rule wins where both apply."""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from prefixbench.simulator.wire import Envelope, Message, Request, Text
+from prefixbench.workloads.audit.precedence import (
+    CAUSE_RULES,
+    Evidence,
+    Prediction,
+    Previous,
+    find_cause,
+)
+from prefixbench.workloads.logs.trace import Prefix, TraceRequest, Usage
+
+MODEL = "claude-sonnet-4-5"
+MIN = 60_000  # logical ms
+
+
+def req(
+    seq: int = 1,
+    *,
+    provider: str = "anthropic",
+    model: str = MODEL,
+    usage: Usage | None = None,
+    parent: str | None = "n0",
+    events: tuple[tuple[str, str], ...] = (),
+    body: Request | None = None,
+    new_blocks: int = 1,
+    sent_ms: int | None = None,
+    envelope: tuple[tuple[str, str], ...] = (),
+    diagnostic: str | None = None,
+) -> TraceRequest:
+    return TraceRequest(
+        file="f.jsonl",
+        line=seq + 1,
+        lane="main",
+        lane_kind="main",
+        seq=seq,
+        sent_ms=sent_ms,
+        ready_ms=None,
+        provider=provider,  # type: ignore[arg-type]
+        model=model,
+        envelope=envelope,
+        usage=usage or Usage(cache_read=0, cache_write_5m=5000, uncached=10),
+        body=body,
+        prefix=None if body is not None else Prefix("h", f"n{seq}", parent, new_blocks),
+        events=events,
+        diagnostic=diagnostic,
+    )
+
+
+PREV = req(0, usage=Usage(cache_read=0, cache_write_5m=5000, uncached=10), parent=None)
+OPUS = "claude-opus-4-5"  # minimum 4,096 tokens
+PREV_OPUS = req(0, model=OPUS, parent=None)
+
+
+def ev(
+    r: TraceRequest,
+    *,
+    prev: TraceRequest | None = PREV,
+    pred: Prediction | None = None,
+    tick: int = MIN,
+    prev_ready: int = 0,
+    head: int | None = None,
+    lost: int = 5000,
+    expected: int = 5000,
+    compaction_at: dict[str, int] | None = None,
+) -> Evidence:
+    return Evidence(
+        r=r,
+        prev=None if prev is None else Previous(prev, 0, prev_ready),
+        pred=pred or Prediction(0, 0, 0, "chain"),
+        tick=tick,
+        head=head,
+        lost=lost,
+        expected=expected,
+        compaction_at=compaction_at or {},
+    )
+
+
+def cause(e: Evidence) -> str:
+    return find_cause(e).cause
+
+
+def rule(e: Evidence) -> str:
+    """The name of the table row that decided."""
+    for row in CAUSE_RULES:
+        if row.test(e) is not None:
+            return row.name
+    raise AssertionError
+
+
+def body(*texts: str, model: str = MODEL) -> Request:
+    return Request(Envelope("anthropic", model), tuple(Message("user", (Text(t),)) for t in texts))
+
+
+def test_the_table_ends_with_unexplained_and_names_each_rule_once():
+    names = [row.name for row in CAUSE_RULES]
+    assert names[-1] == "unexplained" and len(set(names)) == len(names)
+
+
+def test_diagnostic_wins_over_everything_the_log_shows():
+    r = req(diagnostic="tools_changed", model="claude-opus-4-5", events=(("compaction", ""),))
+    e = ev(r, tick=2 * 3_600_000)
+    assert (rule(e), cause(e)) == ("diagnostic", "tools-changed")
+    assert cause(replace(e, use_diagnostic=False)) == "compaction"
+
+
+def test_lane_start_in_flight_before_start_expired():
+    start = req(parent=None)
+    e = ev(start, prev=None, pred=Prediction(0, 0, 0, "chain", in_flight=True, expired=True))
+    assert (rule(e), cause(e)) == ("start-in-flight", "concurrent-write")
+    e = ev(start, prev=None, pred=Prediction(0, 0, 0, "chain", expired=True), lost=0)
+    assert (rule(e), cause(e)) == ("start-expired", "ttl-expired")
+
+
+def test_start_resumed_before_cold_start():
+    e = ev(req(parent=None, events=(("resume", "r"),)), prev=None, lost=0)
+    assert (rule(e), cause(e)) == ("start-resumed", "resume")
+
+
+def test_cold_start_on_a_lane_start_that_lost_nothing():
+    e = ev(req(parent=None), prev=None, lost=0, expected=0)
+    assert (rule(e), cause(e)) == ("cold-start", "cold-start")
+    assert "first request of the lane" in find_cause(e).detail
+    e = ev(req(parent=None), lost=0, expected=0)
+    assert "new conversation root" in find_cause(e).detail
+
+
+def test_a_lane_start_that_lost_reads_falls_through_to_the_log():
+    e = ev(req(parent=None, model="claude-opus-4-5"), prev=None, lost=100, expected=100)
+    assert rule(e) == "below-minimum"
+
+
+def test_body_diff_before_logged_events():
+    before, after = body("a" * 50), body("b" * 50, "c")
+    r = req(body=after, events=(("compaction", ""),))
+    e = ev(r, prev=req(0, body=before))
+    assert (rule(e), find_cause(e).evidence) == ("body-diff", "body-diff")
+
+
+def test_body_diff_after_a_compaction_call_is_a_compaction():
+    r = req(3, body=body("b" * 50, "c"))
+    e = ev(r, prev=req(0, body=body("a" * 50)), compaction_at={"f.jsonl": 3})
+    assert (rule(e), cause(e)) == ("body-diff", "compaction")
+
+
+def test_compaction_before_resume_and_model_change():
+    r = req(model="claude-opus-4-5", events=(("compaction", "summary"), ("resume", "")))
+    e = ev(r, head=100)
+    assert (rule(e), cause(e)) == ("compaction", "compaction")
+    assert "the head (100 tokens) could still be read" in find_cause(e).detail
+
+
+def test_resumed_before_model_change():
+    e = ev(req(model="claude-opus-4-5", events=(("fork", "forked"),)))
+    assert (rule(e), cause(e), find_cause(e).detail) == ("resumed", "resume", "forked")
+
+
+def test_model_change_before_family_change():
+    e = ev(req(model="claude-opus-4-5", envelope=(("effort", "high"),)))
+    assert (rule(e), cause(e)) == ("model-changed", "model-changed")
+
+
+def test_family_change_before_idle_past_ttl():
+    e = ev(req(envelope=(("effort", "high"),)), tick=3_600_000)
+    assert (rule(e), cause(e)) == ("family-changed", "effort-changed")
+    assert find_cause(e).detail == "new request family: effort default -> high"
+
+
+def test_idle_past_the_providers_ttl_before_sent_before_ready():
+    e = ev(req(), tick=6 * MIN, prev_ready=7 * MIN)
+    assert (rule(e), cause(e)) == ("idle-past-ttl", "ttl-expired")
+    assert find_cause(e).detail == "idle 6m00s since the previous request, past the 5m00s TTL"
+    # A 1 h write lives an hour: the same gap is no longer past the TTL.
+    long = req(0, usage=Usage(cache_write_1h=5000, uncached=10), parent=None)
+    assert rule(ev(req(), prev=long, tick=6 * MIN)) != "idle-past-ttl"
+
+
+def test_openai_lives_five_minutes_deepseek_has_no_ttl():
+    for provider, fires in (("openai", True), ("deepseek", False)):
+        prev = req(0, provider=provider, model="m", parent=None)
+        e = ev(req(provider=provider, model="m"), prev=prev, tick=6 * MIN)
+        assert (rule(e) == "idle-past-ttl") is fires
+
+
+def test_sent_before_ready_before_below_minimum():
+    e = ev(req(model=OPUS), prev=PREV_OPUS, tick=MIN, prev_ready=2 * MIN, expected=100)
+    assert (rule(e), cause(e)) == ("sent-before-ready", "concurrent-write")
+
+
+def test_below_minimum_reads_the_models_minimum():
+    e = ev(req(model=OPUS), prev=PREV_OPUS, expected=4000)
+    assert (rule(e), find_cause(e).detail) == ("below-minimum", "4,000 tokens is below claude-opus-4-5's minimum of 4,096")
+    assert rule(ev(req(model="claude-sonnet-4-5"), expected=4000)) != "below-minimum"
+
+
+def test_below_minimum_before_beyond_lookback():
+    e = ev(req(model=OPUS, new_blocks=30), prev=PREV_OPUS, expected=4000)
+    assert rule(e) == "below-minimum"
+
+
+def test_beyond_lookback_before_best_effort_and_head():
+    e = ev(req(new_blocks=21), head=0)
+    assert (rule(e), cause(e)) == ("beyond-lookback", "breakpoint-placement")
+    assert "beyond the 20-block lookback" in find_cause(e).detail
+    assert rule(ev(req(new_blocks=20))) != "beyond-lookback"
+
+
+def test_breakpoints_miss_when_the_body_replay_predicts_it_too():
+    grown = body("a" * 50, "more")
+    e = ev(req(body=grown), prev=req(0, body=body("a" * 50)), pred=Prediction(0, 0, 0, "body"))
+    assert (rule(e), find_cause(e).evidence) == ("breakpoints-miss", "body-diff")
+    assert "carries no cache_control at all" in find_cause(e).detail
+
+
+def test_best_effort_only_for_best_effort_providers_and_before_the_head_stop():
+    prev = req(0, provider="openai", model="gpt-5", parent=None)
+    e = ev(req(provider="openai", model="gpt-5", usage=Usage(cache_read=100, uncached=5000)), prev=prev, head=100)
+    assert (rule(e), cause(e)) == ("best-effort", "provider-best-effort")
+    assert "OpenAI routes by a prefix hash" in find_cause(e).detail
+    assert rule(ev(req(usage=Usage(cache_read=100, uncached=5000)), head=100)) == "stopped-at-head"
+
+
+def test_stopped_at_head_is_a_messages_change():
+    e = ev(req(usage=Usage(cache_read=100, cache_write_5m=4900)), head=100)
+    assert (rule(e), cause(e)) == ("stopped-at-head", "messages-changed")
+
+
+def test_unexplained_says_why_the_log_cannot_tell():
+    e = ev(req(events=(("user_turn", ""),)), tick=MIN)
+    assert (rule(e), cause(e), find_cause(e).evidence) == ("unexplained", "unexplained", "none")
+    assert find_cause(e).detail == "at a new user turn 1m00s after the previous request, with no change logged"
+    quiet = ev(req(), tick=MIN)
+    assert find_cause(quiet).detail.endswith("nothing logged in between explains it")

@@ -1,0 +1,133 @@
+"""The provider rules (simulator/providers/): each wire usage reads into the one Usage, the lookups
+decide a provider as the importers do today, and the facts the models read are the documented ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import (
+    ANTHROPIC,
+    DEEPSEEK,
+    OPENAI,
+    PROVIDERS,
+    UNKNOWN,
+    chain_rules,
+    provider_named_in,
+    provider_of_model,
+    provider_of_request,
+    read_usage,
+    rules_for,
+)
+from prefixbench.simulator.usage import Usage
+
+
+def test_anthropic_usage_is_additive_and_splits_the_write_by_ttl():
+    wire = {
+        "input_tokens": 10,
+        "cache_read_input_tokens": 3000,
+        "cache_creation_input_tokens": 500,
+        "cache_creation": {"ephemeral_1h_input_tokens": 200},
+        "output_tokens": 7,
+    }
+    usage = read_usage("anthropic", wire, "here")
+    assert usage == Usage(cache_read=3000, cache_write_5m=300, cache_write_1h=200, uncached=10, output=7)
+    assert usage.prompt == 3510 and ANTHROPIC.cacheable(usage) == 3500
+
+
+def test_openai_usage_is_a_subset_in_both_apis():
+    chat = {"prompt_tokens": 5000, "prompt_tokens_details": {"cached_tokens": 4096}, "completion_tokens": 9}
+    responses = {"input_tokens": 5000, "input_tokens_details": {"cached_tokens": 4096}, "output_tokens": 9}
+    for wire in (chat, responses):
+        usage = OPENAI.read_usage(wire, "here")
+        assert (usage.cache_read, usage.uncached, usage.output, usage.prompt) == (4096, 904, 9, 5000)
+        assert OPENAI.cacheable(usage) == 5000
+    with pytest.raises(UserError, match="exceed input tokens"):
+        OPENAI.read_usage({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 11}}, "here")
+
+
+def test_deepseek_usage_from_chat_and_from_the_anthropic_endpoint():
+    chat = {"prompt_tokens": 1000, "prompt_cache_hit_tokens": 896, "prompt_cache_miss_tokens": 104, "completion_tokens": 3}
+    assert DEEPSEEK.read_usage(chat, "here") == Usage(cache_read=896, uncached=104, output=3)
+    # Its Anthropic-compatible endpoint: input_tokens excludes the read; no write fee, so a
+    # "creation" is uncached input.
+    anthropic_like = {"input_tokens": 4, "cache_read_input_tokens": 896, "cache_creation_input_tokens": 100, "output_tokens": 3}
+    assert DEEPSEEK.read_usage(anthropic_like, "here") == Usage(cache_read=896, uncached=104, output=3)
+
+
+def test_a_bad_count_names_the_field():
+    with pytest.raises(UserError, match="here: usage.input_tokens is not a non-negative integer"):
+        ANTHROPIC.read_usage({"input_tokens": -1}, "here")
+
+
+def test_usage_carries_the_names_cost_of_reads():
+    usage = Usage(cache_read=5, cache_write_5m=2, cache_write_1h=1, uncached=3, output=4)
+    assert (usage.prompt_tokens, usage.cached_tokens, usage.written_tokens, usage.written_long_tokens, usage.output_tokens) == (
+        11, 5, 3, 1, 4,
+    )
+
+
+def test_minimums_ttls_and_steps():
+    assert ANTHROPIC.min_cacheable("claude-opus-4-5-20251101") == 4096
+    assert ANTHROPIC.min_cacheable("claude-opus-5") == 512
+    assert ANTHROPIC.min_cacheable("unknown") == 1024
+    assert (ANTHROPIC.ttl_ms("1h"), ANTHROPIC.ttl_ms("5m"), ANTHROPIC.default_ttl_ms) == (3_600_000, 300_000, 300_000)
+    # OpenAI's in-memory retention: 5 min idle (the low end of the guide's 5-10 min), in every model.
+    assert OPENAI.default_ttl_ms == 300_000 and OPENAI.ttl_ms("1h") == 300_000
+    assert DEEPSEEK.default_ttl_ms is None
+    assert [OPENAI.round_read(n) for n in (1000, 1024, 1300)] == [0, 1024, 1280]
+    assert [DEEPSEEK.round_read(n) for n in (100, 300)] == [0, 256]
+    assert ANTHROPIC.round_read(1000) == 1000  # Anthropic's minimum bounds the prompt, not the read
+    assert (ANTHROPIC.max_breakpoints, ANTHROPIC.lookback_blocks) == (4, 20)
+
+
+def test_conventions_and_best_effort():
+    assert [PROVIDERS[n].usage_convention for n in ("anthropic", "openai", "deepseek")] == ["additive", "subset", "subset"]
+    assert ANTHROPIC.best_effort_note is None and OPENAI.best_effort_note and DEEPSEEK.best_effort_note
+
+
+def test_lookups_by_name_and_model():
+    assert rules_for("openai") is OPENAI and rules_for("engine") is UNKNOWN
+    assert chain_rules("engine") is ANTHROPIC and chain_rules("deepseek") is DEEPSEEK
+    assert provider_of_model("claude-sonnet-4-5") is ANTHROPIC
+    assert provider_of_model("DeepSeek-V4-Flash") is DEEPSEEK
+    assert provider_of_model("gpt-5") is OPENAI
+    assert provider_of_model("llama-3") is None
+
+
+@pytest.mark.parametrize(
+    ("url", "model", "name"),
+    [
+        ("https://api.deepseek.com/anthropic/v1/messages", "x", "deepseek"),
+        ("https://proxy.example/v1/chat/completions", "deepseek-v4-flash", "deepseek"),
+        ("https://api.anthropic.com/v1/messages", "x", "anthropic"),
+        ("https://proxy.example/v1/messages", "x", "anthropic"),
+        ("https://proxy.example/v1/chat/completions", "claude-sonnet-4-5", "anthropic"),
+        ("https://api.openai.com/v1/responses", "gpt-5", "openai"),
+        ("https://proxy.example/v1/chat/completions", "llama", "openai"),
+    ],
+)
+def test_provider_of_a_request_decides_as_the_http_capture_importer(url, model, name):
+    from prefixbench.workloads.logs import importers
+
+    assert provider_of_request(url, model).name == name
+    assert importers._http_provider(url, {"model": model}) == name
+
+
+def test_provider_named_in_a_codex_model_provider():
+    assert provider_named_in("DeepSeek") is DEEPSEEK and provider_named_in("openai") is OPENAI and provider_named_in("") is OPENAI
+
+
+def test_the_anthropic_reader_matches_the_importers():
+    from prefixbench.workloads.logs import importers
+
+    wire = {"input_tokens": 1, "cache_read_input_tokens": 2, "cache_creation_input_tokens": 30, "output_tokens": 4,
+            "cache_creation": {"ephemeral_1h_input_tokens": 50}}
+    assert ANTHROPIC.read_usage(wire, "w") == importers._anthropic_usage(wire, "w")
+
+
+def test_the_diagnostics_fields_are_where_the_importers_look():
+    from prefixbench.workloads.logs import importers
+
+    assert set(ANTHROPIC.diagnostics_fields) == importers._DIAGNOSTIC_KEYS
+    assert OPENAI.diagnostics_fields == ("prompt_cache_diagnostics",)  # GPT-5.6+ Responses API

@@ -1,0 +1,356 @@
+"""Which cause a miss gets: one ordered table of rules, the first that applies wins.
+
+Each rule is a small named function of the :class:`Evidence` the audit has for one request (the
+request, the lane's previous request, the cache model's prediction, the clock, the shared head,
+the tokens lost) that returns a :class:`Finding` when it applies and None when it does not. The
+order in :data:`CAUSE_RULES` is the precedence: stronger evidence first (the provider's own
+diagnostic, then a lane start's facts, then the exact body diff, then what the log records),
+and within the log's evidence the change the agent made before the provider's rules that could
+also explain it. ``unexplained`` applies always and closes the table. The causes themselves
+are listed in :mod:`prefixbench.workloads.audit.causes`; each rule has a test in
+tests/unit/audit/test_precedence.py.
+
+Provider facts (TTLs, minimums, breakpoint lookback, best-effort notes) come from the rule
+objects of :mod:`prefixbench.simulator.providers`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import msgspec
+from prefixbench.simulator.providers import ProviderRules, rules_for
+from prefixbench.workloads.audit.causes import DIAGNOSTIC_CAUSES
+from prefixbench.workloads.logs.bodydiff import body_diff
+from prefixbench.workloads.logs.trace import TraceRequest
+
+#: Relative error within which a predicted read counts as right.
+READ_TOLERANCE = 0.03
+#: Idle time after which nothing is alive for a provider without a TTL.
+NO_TTL_MS = 10**15
+
+
+class Prediction(msgspec.Struct, frozen=True):
+    """What the cache model predicts for one request, and how (``chain``, ``body``, ``blocks``, ``none``)."""
+
+    read: int
+    write: int
+    uncached: int
+    by: str
+    #: An entry that would have served was still being written.
+    in_flight: bool = False
+    #: An entry that would have served had expired.
+    expired: bool = False
+    write_1h: int = 0
+
+
+class Previous(msgspec.Struct, frozen=True):
+    """The lane's previous request, with its send tick and the tick its response began."""
+
+    request: TraceRequest
+    tick: int
+    ready: int
+
+
+class Evidence(msgspec.Struct, frozen=True):
+    """Everything the cause rules may look at for one request with lost (or no) reads."""
+
+    r: TraceRequest
+    prev: Previous | None
+    pred: Prediction
+    tick: int
+    #: Size of the shared head the request's prefix starts with, when known.
+    head: int | None
+    lost: int
+    expected: int
+    #: Per file, the line of its latest compaction call before this request.
+    compaction_at: Mapping[str, int]
+    use_diagnostic: bool = True
+
+    @property
+    def events(self) -> dict[str, str]:
+        return dict(self.r.events)
+
+    @property
+    def before(self) -> TraceRequest | None:
+        return self.prev.request if self.prev else None
+
+    @property
+    def gap(self) -> int:
+        """Logical ms since the previous request was sent (0 at a lane start)."""
+        return self.tick - self.prev.tick if self.prev else 0
+
+    @property
+    def is_start(self) -> bool:
+        """A lane (or chain) start that follows no compaction: only the shared head could be read."""
+        r = self.r
+        return self.prev is None or (r.prefix is not None and r.prefix.parent is None and "compaction" not in self.events)
+
+    @property
+    def rules(self) -> ProviderRules:
+        return rules_for(self.r.provider)
+
+    @property
+    def cache_read(self) -> int:
+        assert self.r.usage is not None
+        return self.r.usage.cache_read
+
+
+class Finding(msgspec.Struct, frozen=True):
+    """A rule's answer: the cause, the evidence level (see :data:`.causes.EVIDENCE`) and the detail."""
+
+    cause: str
+    evidence: str
+    detail: str
+
+    def as_tuple(self) -> tuple[str, str, str]:
+        return self.cause, self.evidence, self.detail
+
+
+class CauseRule(msgspec.Struct, frozen=True):
+    """One row of the precedence table."""
+
+    name: str
+    #: What the rule reads, for a reader of the table.
+    uses: str
+    test: Callable[[Evidence], Finding | None]
+
+
+def duration(ms: int) -> str:
+    """``42s``, ``7m05s`` or ``2h03m``."""
+    seconds = ms // 1000
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def ttl_ms(prev: TraceRequest) -> int:
+    """How long what ``prev`` wrote lives: its provider's TTL for the write it made."""
+    long_write = prev.usage is not None and prev.usage.cache_write_1h
+    ttl = rules_for(prev.provider).ttl_ms("1h" if long_write else None)
+    return NO_TTL_MS if ttl is None else ttl
+
+
+# --- the rules, in table order ------------------------------------------------------------------
+
+
+def _diagnostic(ev: Evidence) -> Finding | None:
+    d = ev.r.diagnostic
+    if ev.use_diagnostic and d in DIAGNOSTIC_CAUSES:
+        return Finding(DIAGNOSTIC_CAUSES[d], "diagnostic", f"provider diagnostic: {d}")
+    return None
+
+
+def _start_in_flight(ev: Evidence) -> Finding | None:
+    if not (ev.is_start and ev.pred.in_flight):
+        return None
+    return Finding("concurrent-write", "log", (
+        "started while another request was still writing the shared head"
+        + (f" ({ev.head:,} tokens)" if ev.head else "")
+        + ": one cold start plus misses on an entry still being written, not a prefix change"
+    ))
+
+
+def _start_expired(ev: Evidence) -> Finding | None:
+    if ev.is_start and ev.pred.expired:
+        return Finding("ttl-expired", "log", "the shared head had been cached earlier, but its TTL had run out")
+    return None
+
+
+def _start_resumed(ev: Evidence) -> Finding | None:
+    events = ev.events
+    if ev.is_start and ("resume" in events or "fork" in events):
+        return Finding("resume", "log", "a resumed or forked session: its history is re-sent from another file")
+    return None
+
+
+def _cold_start(ev: Evidence) -> Finding | None:
+    if not (ev.is_start and ev.lost == 0):
+        return None
+    if ev.prev is None:
+        return Finding("cold-start", "log", "first request of the lane: nothing cached to read yet")
+    return Finding("cold-start", "log", "a new conversation root in the lane (no compaction logged): nothing it could read was cached")
+
+
+def _body_diff(ev: Evidence) -> Finding | None:
+    r, prev = ev.r, ev.before
+    if r.body is None or prev is None or prev.body is None:
+        return None
+    diff = body_diff(prev.body, r.body)
+    if diff is None:
+        return None
+    comp = ev.compaction_at.get(r.file)
+    if diff.cause == "messages-changed" and comp is not None and comp > prev.line:
+        return Finding("compaction", "body-diff", f"after the compaction call at line {comp}: {diff.detail}")
+    return Finding(diff.cause, "body-diff", diff.detail)
+
+
+def _compaction(ev: Evidence) -> Finding | None:
+    events = ev.events
+    if "compaction" not in events:
+        return None
+    head = ev.head
+    return Finding("compaction", "log", f"compaction logged before this request ({events['compaction'] or 'new context'})" + (
+        f"; the head ({head:,} tokens) could still be read" if head and ev.cache_read < head else ""
+    ))
+
+
+def _resumed(ev: Evidence) -> Finding | None:
+    events = ev.events
+    if "resume" in events or "fork" in events:
+        return Finding("resume", "log", events.get("resume") or events.get("fork") or "resumed session")
+    return None
+
+
+def _model_changed(ev: Evidence) -> Finding | None:
+    prev = ev.before
+    if prev is not None and prev.model != ev.r.model:
+        return Finding("model-changed", "log", f"model {prev.model} -> {ev.r.model}")
+    return None
+
+
+def _family_changed(ev: Evidence) -> Finding | None:
+    prev, r = ev.before, ev.r
+    if prev is None or prev.envelope == r.envelope:
+        return None
+    before, after = prev.envelope_dict, r.envelope_dict
+    changed = [
+        f"{k} {before.get(k, 'default')} -> {after.get(k, 'default')}"
+        for k in sorted(set(before) | set(after))
+        if before.get(k) != after.get(k)
+    ]
+    levels = [detail for kind, detail in r.events if kind == "thinking_change"]
+    logged = f" (thinking_level_change: {'; '.join(levels[-3:])})" if levels else ""
+    return Finding("effort-changed", "log", "new request family: " + ", ".join(changed) + logged)
+
+
+def _idle_past_ttl(ev: Evidence) -> Finding | None:
+    prev = ev.before
+    if prev is None or ev.gap <= ttl_ms(prev):
+        return None
+    return Finding("ttl-expired", "log", f"idle {duration(ev.gap)} since the previous request, past the {duration(ttl_ms(prev))} TTL")
+
+
+def _sent_before_ready(ev: Evidence) -> Finding | None:
+    if ev.prev is not None and ev.tick < ev.prev.ready:
+        return Finding("concurrent-write", "log", "sent before the previous request's response had begun (entry still being written)")
+    return None
+
+
+def _below_minimum(ev: Evidence) -> Finding | None:
+    rules, model = ev.rules, ev.r.model
+    if rules.min_applies_to == "prompt" and ev.expected < rules.min_cacheable(model):
+        return Finding("below-minimum", "log", f"{ev.expected:,} tokens is below {model}'s minimum of {rules.min_cacheable(model):,}")
+    return None
+
+
+def _beyond_lookback(ev: Evidence) -> Finding | None:
+    lookback, prefix = ev.rules.lookback_blocks, ev.r.prefix
+    if lookback is None or prefix is None or prefix.new_blocks <= lookback or ev.cache_read >= ev.expected:
+        return None
+    return Finding(
+        "breakpoint-placement", "log", f"{prefix.new_blocks} blocks since the previous breakpoint: beyond the {lookback}-block lookback"
+    )
+
+
+def _breakpoints_miss(ev: Evidence) -> Finding | None:
+    rules, body = ev.rules, ev.r.body
+    if rules.max_breakpoints is None or body is None or ev.pred.read >= ev.expected * (1 - READ_TOLERANCE):
+        return None
+    marks = len(body.cache_breakpoints) + (body.auto_cache is not None)
+    return Finding("breakpoint-placement", "body-diff", (
+        "the body only grew, yet replaying the exact bodies predicts the miss too: "
+        + ("the request carries no cache_control at all" if marks == 0 else
+           f"none of its {marks} breakpoint(s) reaches the entry the previous request wrote ({rules.lookback_blocks}-block lookback)")
+    ))
+
+
+def _best_effort(ev: Evidence) -> Finding | None:
+    note = ev.rules.best_effort_note
+    if note is None:
+        return None
+    return Finding("provider-best-effort", "log", (
+        f"read {ev.cache_read:,} of {ev.expected:,} cached tokens with nothing changed in the log and {duration(ev.gap)} idle: "
+        + note
+        + ", not the agent's doing"
+    ))
+
+
+def _stopped_at_head(ev: Evidence) -> Finding | None:
+    if ev.head is None or ev.cache_read != ev.head:
+        return None
+    return Finding("messages-changed", "log", (
+        f"the read stopped exactly at the head ({ev.head:,} tokens) {duration(ev.gap)} after the previous request: "
+        "the conversation after it was sent differently (a transcript does not record the wire bytes)"
+    ))
+
+
+def _unexplained(ev: Evidence) -> Finding:
+    return Finding("unexplained", "none", "; ".join(_why_not_known(ev)))
+
+
+def _why_not_known(ev: Evidence) -> list[str]:
+    """What the log does show around an unexplained miss, each a reason it cannot tell."""
+    r, prev, gap = ev.r, ev.before, ev.gap
+    usage = r.usage
+    assert usage is not None
+    why = []
+    if prev is not None and r.sent_ms is not None and prev.sent_ms is not None and r.sent_ms < prev.sent_ms:
+        why.append(
+            f"the log cannot tell: sent {duration(prev.sent_ms - r.sent_ms)} BEFORE the previous request it follows in the "
+            "file, so two requests were in flight at once (a second process or a queued message); its prompt "
+            f"({usage.cache_read + usage.cache_write:,} tokens) does not extend the previous one"
+        )
+    thinking = [detail for kind, detail in r.events if kind == "thinking_change"]
+    if thinking:
+        why.append(
+            f"thinking_level_change logged {len(thinking)} time(s) since ({'; '.join(thinking[:3])}{'...' if len(thinking) > 3 else ''}) "
+            "but thinking stayed on (or off), which kept the cache elsewhere in these logs"
+        )
+    if "user_turn" in ev.events:
+        if r.source_format == "pi":
+            why.append(
+                f"at a new user turn {duration(gap)} after the previous request (inside the TTL), with no model, thinking "
+                "or compaction change logged; pi rebuilds its system prompt with the current time when it restarts, and "
+                "restarts are not logged, so the log cannot tell"
+            )
+        else:
+            why.append(f"at a new user turn {duration(gap)} after the previous request, with no change logged")
+    if not why:
+        why.append(f"{duration(gap)} after the previous request, inside the TTL, and nothing logged in between explains it")
+    return why
+
+
+#: The precedence of causes: the first rule that applies decides. ``unexplained`` always applies.
+CAUSE_RULES: tuple[CauseRule, ...] = (
+    CauseRule("diagnostic", "the provider's own cache diagnostic label", _diagnostic),
+    CauseRule("start-in-flight", "lane start; the model: the head's entry was still being written", _start_in_flight),
+    CauseRule("start-expired", "lane start; the model: the head's entry had expired", _start_expired),
+    CauseRule("start-resumed", "lane start; a resume or fork event", _start_resumed),
+    CauseRule("cold-start", "lane start; nothing expected was lost", _cold_start),
+    CauseRule("body-diff", "both request bodies: the first difference", _body_diff),
+    CauseRule("compaction", "a compaction event before the request", _compaction),
+    CauseRule("resumed", "a resume or fork event", _resumed),
+    CauseRule("model-changed", "the model of both requests", _model_changed),
+    CauseRule("family-changed", "the request family (effort, thinking) of both requests", _family_changed),
+    CauseRule("idle-past-ttl", "the gap since the previous request; the provider's TTL", _idle_past_ttl),
+    CauseRule("sent-before-ready", "the tick the previous response began", _sent_before_ready),
+    CauseRule("below-minimum", "the expected read; the provider's minimum for the model", _below_minimum),
+    CauseRule("beyond-lookback", "blocks since the previous request; the provider's breakpoint lookback", _beyond_lookback),
+    CauseRule("breakpoints-miss", "the body's breakpoints; the byte-level model's read", _breakpoints_miss),
+    CauseRule("best-effort", "a provider whose cache is best-effort", _best_effort),
+    CauseRule("stopped-at-head", "the reported read equals the shared head", _stopped_at_head),
+    CauseRule("unexplained", "nothing: what the log shows and why it cannot tell", _unexplained),
+)
+
+
+def find_cause(ev: Evidence) -> Finding:
+    """The cause of one miss: the first rule of :data:`CAUSE_RULES` that applies."""
+    assert ev.r.usage is not None
+    for rule in CAUSE_RULES:
+        finding = rule.test(ev)
+        if finding is not None:
+            return finding
+    raise AssertionError("unexplained applies always")
