@@ -1,6 +1,8 @@
 """The ``anthropic`` cache model: ``cache_control`` breakpoints over tools -> system -> messages.
 
-Rules (../shared/reference/providers.md §3, refined on the claude-trace-lemmy capture):
+Rules (Anthropic's prompt-caching guide,
+https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching, refined on the
+claude-trace-lemmy capture; the numbers live in :mod:`prefixbench.simulator.providers.anthropic`):
 
 * **Entries live at breakpoints.** A request caches the prefix up to the end of each block that
   carries a breakpoint (at most 4 explicit ones, or the automatic one: a top-level

@@ -4,7 +4,7 @@ Neither bills anything; both report what the engine reuses, under a KV capacity.
 serves every family, so the capacity is shared, while a family salt keeps their entries
 apart (vLLM's ``cache_salt`` in block 0, SGLang's ``RadixKey.extra_key``).
 
-``vllm`` (providers.md §5.1; vllm/v1/core/{kv_cache_utils,block_pool,kv_cache_manager}.py):
+``vllm`` (vLLM's automatic prefix caching: vllm/v1/core/{kv_cache_utils,block_pool,kv_cache_manager}.py):
 
 * A prompt is cut into ``block_size`` (16) token blocks; only full blocks are cached, each
   under a parent-hash chain ``h_k = H(h_{k-1}, tokens of block k)``, ``h_{-1}`` = the family
@@ -21,7 +21,7 @@ apart (vLLM's ``cache_salt`` in block 0, SGLang's ``RadixKey.extra_key``).
 * With ``cache_output`` the reply's tokens (decode blocks) are hashed and cached too, once
   their block is full; the request finishes after its reply (or when the next one arrives).
 
-``radix`` (providers.md §5.2; sglang/srt/mem_cache/radix_cache.py, managers/schedule_batch.py):
+``radix`` (SGLang's RadixAttention: sglang/srt/mem_cache/radix_cache.py, managers/schedule_batch.py):
 
 * A token-level radix tree (``page_size=1``); a hit is the longest stored token prefix, at
   most ``n - 1`` tokens (``_compute_max_prefix_len``: one token is left to compute logits).

@@ -1,6 +1,6 @@
 """The ``deepseek`` cache model: DeepSeek V4's disk cache of "cache prefix units".
 
-Rules (../shared/reference/providers.md §1.1; api-docs.deepseek.com guides/kv_cache, 2026):
+Rules (DeepSeek's context-caching guide, https://api-docs.deepseek.com/guides/kv_cache, 2026):
 
 * **Key.** An exact token prefix from token 0, per request family.
 * **Units.** Because of sliding-window attention the cache stores independent checkpoints,

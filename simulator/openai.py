@@ -1,6 +1,6 @@
 """The ``openai`` cache model: automatic exact-prefix caching, before and since GPT-5.6.
 
-Rules (../shared/reference/providers.md §2; OpenAI's prompt caching guide,
+Rules (OpenAI's prompt caching guide,
 https://developers.openai.com/api/docs/guides/prompt-caching, and its Azure copy,
 https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching; the numbers live in
 :mod:`prefixbench.simulator.providers.openai`):
