@@ -34,7 +34,8 @@ from typing import Literal
 
 import msgspec
 
-from prefixbench.simulator.providers import ProviderRules, rules_for
+from prefixbench.simulator.providers import rules_for
+from prefixbench.simulator.providers.base import ProviderRules
 
 
 class _Entry(msgspec.Struct):

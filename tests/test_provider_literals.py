@@ -22,12 +22,6 @@ from prefixbench.workloads.logs.trace import Provider
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("simulator", "kernel", "workloads", "reports")
 ALLOWED = ROOT / "simulator" / "providers"
-#: Files not yet read through the provider rules.
-EXEMPT = {
-    # wired to the provider rules after the format split
-    "workloads/logs/importers.py",
-    "workloads/logs/sources.py",
-}
 #: Provider names and the model-family prefixes that stand for them.
 WORDS = frozenset(PROVIDERS) | {"claude", "gpt"}
 
@@ -103,17 +97,12 @@ def violations(source: str, name: str = "<source>") -> list[str]:
 
 def _sources() -> list[Path]:
     files = [p for package in PACKAGES for p in sorted((ROOT / package).rglob("*.py"))]
-    return [p for p in files if ALLOWED not in p.parents and p.relative_to(ROOT).as_posix() not in EXEMPT]
+    return [p for p in files if ALLOWED not in p.parents]
 
 
 def test_no_provider_name_is_compared_outside_the_providers_package():
     found = [v for path in _sources() for v in violations(path.read_text(), path.relative_to(ROOT).as_posix())]
     assert not found, "provider names compared outside simulator/providers/ (read the rule object instead):\n" + "\n".join(found)
-
-
-def test_the_exempt_files_exist():
-    # When the format split removes them, drop them from EXEMPT (and scan their successors).
-    assert all((ROOT / path).is_file() for path in EXEMPT)
 
 
 def test_a_planted_comparison_fails():
@@ -153,7 +142,7 @@ raise UserError("openai: mode must be ...")
 
 
 def test_trace_providers_are_the_table_and_the_unnamed():
-    # The trace's Provider literal: every provider the importers name has rules; the rest fall
+    # The trace's Provider literal: every provider the log formats name has rules; the rest fall
     # back to the UNKNOWN rules (an engine trace, an unknown endpoint).
     named = set(get_args(Provider)) - {"engine", "unknown"}
     assert named <= set(PROVIDERS)

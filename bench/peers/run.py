@@ -176,7 +176,7 @@ def write_pcd_log(chat: Path, predicted: list[dict], out: Path) -> None:
 
 def write_promptcachelint_capture(capture: Path, out: Path) -> None:
     """The claude-trace capture as promptcachelint records: anthropic body + reported usage."""
-    from prefixbench.workloads.logs.anthropic_capture import parse_usage
+    from prefixbench.workloads.logs.anthropic_capture import read_usage
 
     with capture.open("rb") as source, out.open("w") as handle:
         for number, line in enumerate(source, 1):
@@ -186,7 +186,7 @@ def write_promptcachelint_capture(capture: Path, out: Path) -> None:
             response = record.get("response") or {}
             if not 200 <= int(response.get("status_code") or 200) < 300:
                 continue
-            usage = parse_usage(response, f"{capture}:{number}")
+            usage = read_usage(response, f"{capture}:{number}")
             handle.write(
                 json.dumps(
                     {
@@ -194,10 +194,10 @@ def write_promptcachelint_capture(capture: Path, out: Path) -> None:
                         "body": record["request"]["body"],
                         "at": float(record["request"]["timestamp"]),
                         "usage": {
-                            "input_tokens": usage.input_tokens,
-                            "cache_read": usage.cache_read_tokens,
-                            "cache_write": usage.cache_write_tokens,
-                            "output_tokens": usage.output_tokens,
+                            "input_tokens": usage.uncached,
+                            "cache_read": usage.cache_read,
+                            "cache_write": usage.cache_write,
+                            "output_tokens": usage.output,
                         },
                     }
                 )

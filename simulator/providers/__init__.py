@@ -45,6 +45,7 @@ __all__ = [
     "UsageConvention",
     "UsageReader",
     "chain_rules",
+    "hosted_provider",
     "count",
     "mapping",
     "provider_named_in",
@@ -58,6 +59,12 @@ __all__ = [
 def rules_for(name: str) -> ProviderRules:
     """The rules of provider ``name``; :data:`UNKNOWN`'s for a name the table does not hold."""
     return PROVIDERS.get(name, UNKNOWN)
+
+
+def hosted_provider(name: str) -> ProviderRules | None:
+    """The rules of ``name`` when it is a hosted provider whose wire usage prefixbench reads."""
+    rules = PROVIDERS.get(name)
+    return rules if rules is not None and rules.reports_usage else None
 
 
 def chain_rules(name: str) -> ProviderRules:

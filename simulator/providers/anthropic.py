@@ -49,7 +49,12 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     return Usage(read, written - long_part, long_part, uncached, output)
 
 
+#: Where a response carries the diagnostics beta's miss reason (usage, message or top level).
+DIAGNOSTICS_FIELDS = ("cache_miss_reason", "cache_diagnostics", "diagnostics", "cache_diagnosis")
+
+
 RULES = ProviderRules(
+    speaks_messages=True,
     name="anthropic",
     usage_convention="additive",
     read_usage=read_usage,
@@ -68,10 +73,55 @@ RULES = ProviderRules(
     write_multiplier=1.25,
     write_1h_multiplier=2.0,
     bills_writes=True,
-    diagnostics_fields=("cache_miss_reason", "cache_diagnostics", "diagnostics", "cache_diagnosis"),
+    diagnostics_fields=DIAGNOSTICS_FIELDS,
     body_model="anthropic",
     #: A request with no cache_control at all caches nothing (the API's rule; the byte-level
     #: model's own default treats it as automatic caching).
     body_model_options=(("auto_when_unmarked", None),),
     chain_as="anthropic",
 )
+
+
+#: The labels of Anthropic's cache diagnostics (the audit's causes of the same names).
+DIAGNOSTIC_LABELS = (
+    "model_changed",
+    "system_changed",
+    "tools_changed",
+    "messages_changed",
+    "previous_message_not_found",
+)
+_DIAGNOSTIC_KEY_SET = frozenset(DIAGNOSTICS_FIELDS)
+
+
+def read_diagnostic(obj: object) -> str | None:
+    """Anthropic's cache diagnostic label, wherever a response carries it (usage or top level)."""
+    if not isinstance(obj, dict):
+        return None
+    usage = obj.get("usage")
+    message = obj.get("message")
+    if not any(
+        isinstance(holder, dict) and not _DIAGNOSTIC_KEY_SET.isdisjoint(holder)
+        for holder in (obj, usage, message, message.get("usage") if isinstance(message, dict) else None)
+    ):
+        return None
+    for holder in (obj, _as_dict(obj.get("usage")), _as_dict(obj.get("message")), _as_dict(_as_dict(obj.get("message")).get("usage"))):
+        for key in DIAGNOSTICS_FIELDS:
+            label = _label_of(holder.get(key))
+            if label is not None:
+                return label
+    return None
+
+
+def _label_of(value: object) -> str | None:
+    if isinstance(value, str):
+        return value if value in DIAGNOSTIC_LABELS or value == "unavailable" else None
+    if isinstance(value, dict):
+        for key in ("type", "reason", "cache_miss_reason", "code"):
+            label = _label_of(value.get(key))
+            if label is not None:
+                return label
+    return None
+
+
+def _as_dict(value: object) -> dict:
+    return value if isinstance(value, dict) else {}

@@ -97,6 +97,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     bills_writes: bool = False
     #: Why a miss with nothing changed is the provider's doing (None: it is not best-effort).
     best_effort_note: str | None = None
+    #: Serves the Anthropic Messages wire format (its own endpoint or a compatible one), so a
+    #: captured call's body and usage read in that shape.
+    speaks_messages: bool = False
     #: Response fields where the server explains its own cache misses.
     diagnostics_fields: tuple[str, ...] = ()
     #: The rules the body-less chain model runs for it (a name in ``PROVIDERS``).
@@ -124,6 +127,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     def default_ttl_ms(self) -> int | None:
         """Lifetime of an entry written with the default TTL (None: no TTL)."""
         return self.ttl_ms(self.default_ttl)
+
+    @property
+    def reports_usage(self) -> bool:
+        """Whether its API reports cache usage on the wire (a hosted provider, not an engine)."""
+        return self.read_usage is not _no_usage
 
     @property
     def is_additive(self) -> bool:

@@ -38,6 +38,7 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
 
 
 RULES = ProviderRules(
+    speaks_messages=True,
     name="deepseek",
     usage_convention="subset",
     read_usage=read_usage,

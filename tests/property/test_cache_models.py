@@ -27,7 +27,8 @@ from prefixbench.simulator.blocks import RadixCache, VllmCache
 from prefixbench.simulator.cache import ByteExactCache, tokens_of
 from prefixbench.simulator.deepseek import DeepSeekCache
 from prefixbench.simulator.models import make_cache
-from prefixbench.simulator.openai import MIN_TOKENS, OpenAICache, rounded_hit
+from prefixbench.simulator.openai import OpenAICache, rounded_hit
+from prefixbench.simulator.providers.openai import MIN_TOKENS
 from prefixbench.simulator.render import RenderedRequest, RenderedUnit, render_request
 from prefixbench.simulator.tokenizer import make_tokenizer
 from prefixbench.simulator.tokens import token_view, tokens_within

@@ -68,12 +68,8 @@ from prefixbench.workloads.logs.formats import detect_format, import_file, resol
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import find_log_files
-from prefixbench.workloads.logs.trace import (
-    FileSummary,
-    Prefix,
-    TraceRequest,
-    Usage,
-)
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
 
 

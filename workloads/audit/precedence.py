@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import msgspec
-from prefixbench.simulator.providers import ProviderRules, rules_for
+from prefixbench.simulator.providers import rules_for
+from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.workloads.audit.causes import DIAGNOSTIC_CAUSES
 from prefixbench.workloads.logs.bodydiff import body_diff
 from prefixbench.workloads.logs.trace import TraceRequest

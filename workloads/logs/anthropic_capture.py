@@ -218,23 +218,6 @@ def read_usage(response: Mapping[str, object], where: str) -> Usage:
     )
 
 
-class ReportedUsage(msgspec.Struct, frozen=True):
-    """The wire's own field names, for the http-capture importer until the format split wires it
-    to :func:`read_usage` and the provider rules (workloads/logs/importers.py reads these)."""
-
-    input_tokens: int
-    cache_read_tokens: int
-    cache_write_tokens: int
-    output_tokens: int
-    cache_write_1h_tokens: int | None = None
-
-
-def parse_usage(response: Mapping[str, object], where: str) -> ReportedUsage:
-    """:func:`read_usage` in the wire's field names (see :class:`ReportedUsage`)."""
-    usage = read_usage(response, where)
-    return ReportedUsage(usage.uncached, usage.cache_read, usage.cache_write, usage.output, usage.cache_write_1h or None)
-
-
 def _loads_or_none(text: str) -> object:
     """Parsed JSON, or None for text that is not (a body that is not JSON carries no usage)."""
     try:

@@ -13,7 +13,8 @@ from prefixbench.workloads.audit.precedence import (
     Previous,
     find_cause,
 )
-from prefixbench.workloads.logs.trace import Prefix, TraceRequest, Usage
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.trace import Prefix, TraceRequest
 
 MODEL = "claude-sonnet-4-5"
 MIN = 60_000  # logical ms

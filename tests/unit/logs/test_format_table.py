@@ -23,7 +23,8 @@ from prefixbench.workloads.logs.formats import (
 )
 from prefixbench.workloads.logs.formats.base import ImportContext, LogFormat
 from prefixbench.workloads.logs.records import iter_records
-from prefixbench.workloads.logs.trace import Prefix, TraceRequest, Usage
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.trace import Prefix, TraceRequest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -1,5 +1,5 @@
 """The provider rules (simulator/providers/): each wire usage reads into the one Usage, the lookups
-decide a provider as the importers do today, and the facts the models read are the documented ones."""
+decide a provider as the log formats do, and the facts the models read are the documented ones."""
 
 from __future__ import annotations
 
@@ -107,27 +107,39 @@ def test_lookups_by_name_and_model():
         ("https://proxy.example/v1/chat/completions", "llama", "openai"),
     ],
 )
-def test_provider_of_a_request_decides_as_the_http_capture_importer(url, model, name):
-    from prefixbench.workloads.logs import importers
+def test_provider_of_a_request_decides_as_the_http_capture_format(url, model, name):
+    from prefixbench.workloads.logs.formats import http_capture
 
     assert provider_of_request(url, model).name == name
-    assert importers._http_provider(url, {"model": model}) == name
+    assert http_capture._provider(url, {"model": model})[0] == name
+
+
+def test_a_captured_call_reads_in_the_messages_shape_only_from_a_provider_that_speaks_it():
+    from prefixbench.workloads.logs.formats import http_capture
+
+    body = {"model": "x", "messages": []}
+    assert http_capture._provider("https://api.anthropic.com/v1/messages", body) == ("anthropic", "messages")
+    assert http_capture._provider("https://api.deepseek.com/anthropic/v1/messages", body) == ("deepseek", "messages")
+    assert http_capture._provider("https://api.deepseek.com/chat/completions", body) == ("deepseek", "openai")
+    assert http_capture._provider("https://api.openai.com/v1/responses", body) == ("openai", "openai")
 
 
 def test_provider_named_in_a_codex_model_provider():
     assert provider_named_in("DeepSeek") is DEEPSEEK and provider_named_in("openai") is OPENAI and provider_named_in("") is OPENAI
 
 
-def test_the_anthropic_reader_matches_the_importers():
-    from prefixbench.workloads.logs import importers
-
+def test_the_anthropic_reader_is_additive_and_caps_the_1h_part_at_the_write():
     wire = {"input_tokens": 1, "cache_read_input_tokens": 2, "cache_creation_input_tokens": 30, "output_tokens": 4,
             "cache_creation": {"ephemeral_1h_input_tokens": 50}}
-    assert ANTHROPIC.read_usage(wire, "w") == importers._anthropic_usage(wire, "w")
+    # 30 written, all of it at 1 h (the reported 50 is capped at the write); 1 uncached.
+    assert ANTHROPIC.read_usage(wire, "w") == Usage(2, 0, 30, 1, 4)
 
 
-def test_the_diagnostics_fields_are_where_the_importers_look():
-    from prefixbench.workloads.logs import importers
+def test_the_diagnostic_is_found_in_every_field_the_rules_name():
+    from prefixbench.simulator.providers.anthropic import read_diagnostic
 
-    assert set(ANTHROPIC.diagnostics_fields) == importers._DIAGNOSTIC_KEYS
+    for field in ANTHROPIC.diagnostics_fields:
+        assert read_diagnostic({"usage": {field: "tools_changed"}}) == "tools_changed"
+        assert read_diagnostic({field: {"type": "system_changed"}}) == "system_changed"
+    assert read_diagnostic({"usage": {"other": "tools_changed"}}) is None
     assert OPENAI.diagnostics_fields == ("prompt_cache_diagnostics",)  # GPT-5.6+ Responses API

@@ -8,7 +8,8 @@ import pytest
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest, Usage
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 from prefixbench.workloads.audit.whatif import parse_fixes, what_if
 
 MODEL = "claude-sonnet-4-20250514"

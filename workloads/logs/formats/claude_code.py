@@ -23,10 +23,12 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.simulator.providers import ANTHROPIC
+from prefixbench.simulator.providers.anthropic import read_diagnostic
+from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
-from prefixbench.workloads.logs.formats.wire import anthropic_usage, diagnostic
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest, Usage
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest
 
 NAME = "claude-code"
 _ENTRY_KINDS = ("user", "assistant", "system", "progress")
@@ -47,7 +49,7 @@ def detect(value: dict) -> Evidence | None:
 
 def _provider_usage(usage: dict, where: str) -> tuple[Provider, Usage]:
     """Who serves a transcript's calls and how their usage reads: Claude Code talks to Anthropic."""
-    return "anthropic", anthropic_usage(usage, where)
+    return ANTHROPIC.name, ANTHROPIC.read_usage(usage, where)  # type: ignore[return-value]
 
 
 class _Request(msgspec.Struct):
@@ -184,7 +186,7 @@ class _Walk:
             new_blocks=max(1, self.depth[uuid] - above),
             version=version if isinstance(version, str) else None,
             events=[(pending, "")] if pending else [],
-            diagnostic=diagnostic(message),
+            diagnostic=read_diagnostic(message),
         )
 
 

@@ -16,9 +16,12 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, count, objects, parse_time_ms
+from prefixbench.simulator.providers import provider_named_in
+from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest, Usage
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest
 
 NAME = "codex"
 _LINE_KINDS = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -36,7 +39,7 @@ def detect(value: dict) -> Evidence | None:
 
 def _provider(session_meta: dict) -> Provider:
     """Who serves a session's calls, from its ``model_provider``."""
-    return "deepseek" if "deepseek" in str(session_meta.get("model_provider", "")).lower() else "openai"
+    return provider_named_in(str(session_meta.get("model_provider", ""))).name  # type: ignore[return-value]
 
 
 def _usage(last: dict, where: str) -> Usage:

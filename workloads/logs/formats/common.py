@@ -1,4 +1,5 @@
-"""Small readers the format modules share: times, counts, objects."""
+"""Small readers the format modules share: times and objects (token counts are read as the
+providers read them: :func:`prefixbench.simulator.providers.base.count`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ from pathlib import Path
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.records import Record
 
-#: A token count (or length) no real call reaches.
-MAX_COUNT = 10**12
 #: Epoch milliseconds beyond any real log (year 5138).
 MAX_EPOCH_MS = 10**14
 
@@ -35,17 +34,6 @@ def parse_time_ms(value: object, where: str) -> int | None:
         except (ValueError, OverflowError):
             raise UserError(f"{where}: timestamp {value!r} is not ISO 8601") from None
     raise UserError(f"{where}: timestamp {value!r} is not a time")
-
-
-def count(value: object, where: str, key: str) -> int:
-    """A token count (absent: 0); UserError naming ``key`` for anything else."""
-    if value is None:
-        return 0
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise UserError(f"{where}: {key} is not a non-negative integer ({value!r:.40})")
-    if value > MAX_COUNT:
-        raise UserError(f"{where}: {key} is not a plausible count ({str(value)[:20]}... > {MAX_COUNT:,})")
-    return value
 
 
 def as_dict(value: object) -> dict:

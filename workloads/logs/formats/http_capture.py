@@ -19,13 +19,15 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Request
-from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_request_body, parse_usage
+from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_request_body, read_usage
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
+from prefixbench.simulator.providers import OPENAI, provider_of_request, rules_for
+from prefixbench.simulator.providers.anthropic import read_diagnostic
+from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
-from prefixbench.workloads.logs.formats.wire import diagnostic, messages_usage, openai_usage
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest, Usage
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest
 
 NAME = "http-capture"
 #: The wire shape of a call: Anthropic Messages (Anthropic's or a compatible endpoint) or OpenAI's.
@@ -39,16 +41,9 @@ def detect(value: dict) -> Evidence | None:
 
 def _provider(url: str, body: dict) -> tuple[Provider, Wire]:
     """Who served a captured call, from its endpoint and model, and the wire shape its usage has."""
-    lowered = url.lower()
-    model = str(body.get("model", "")).lower()
-    if "deepseek" in lowered or model.startswith("deepseek"):
-        provider: Provider = "deepseek"
-    elif "anthropic" in lowered or "/v1/messages" in lowered or model.startswith("claude"):
-        provider = "anthropic"
-    else:
-        provider = "openai"
-    messages = provider in ("anthropic", "deepseek") and "messages" in body and "/chat/completions" not in url
-    return provider, "messages" if messages else "openai"
+    rules = provider_of_request(url, str(body.get("model", "")))
+    messages = rules.speaks_messages and "messages" in body and "/chat/completions" not in url
+    return rules.name, "messages" if messages else "openai"  # type: ignore[return-value]
 
 
 class _NoUsage(Exception):
@@ -70,11 +65,11 @@ def _messages_call(provider: Provider, body: dict, response: dict, where: str) -
     raw = _messages_response_usage(response, where)
     if raw is None:
         raise _NoUsage
-    usage = messages_usage(provider, raw, where)
+    usage = rules_for(provider).read_usage(raw, where)
     parsed = parse_request_body(body, where)
     effort = parsed.envelope.reasoning_effort
     envelope = (("effort", effort),) if effort else ()
-    label = diagnostic(as_dict(response.get("body"))) or _diagnostic_sse(response)
+    label = read_diagnostic(as_dict(response.get("body"))) or _diagnostic_sse(response)
     return _Call(usage, parsed, classify_call(parsed), envelope, label)
 
 
@@ -83,7 +78,7 @@ def _openai_call(body: dict, response: dict, where: str) -> _Call:
     raw = _openai_response_usage(response)
     if raw is None:
         raise _NoUsage
-    usage = openai_usage(raw, where)
+    usage = OPENAI.read_usage(raw, where)
     effort = as_dict(body.get("reasoning")).get("effort") or body.get("reasoning_effort")
     envelope = (("effort", str(effort)),) if effort else ()
     parsed = None
@@ -115,19 +110,19 @@ def _messages_response_usage(response: dict, where: str) -> dict | None:
                 usage.update({k: v for k, v in as_dict(data.get("usage")).items() if v is not None})
         return usage
     try:
-        reported = parse_usage(response, where)
+        reported = read_usage(response, where)
     except UserError as exc:
         if "has no usage" in str(exc):
             return None
         raise
     usage = {
-        "input_tokens": reported.input_tokens,
-        "cache_read_input_tokens": reported.cache_read_tokens,
-        "cache_creation_input_tokens": reported.cache_write_tokens,
-        "output_tokens": reported.output_tokens,
+        "input_tokens": reported.uncached,
+        "cache_read_input_tokens": reported.cache_read,
+        "cache_creation_input_tokens": reported.cache_write,
+        "output_tokens": reported.output,
     }
-    if reported.cache_write_1h_tokens is not None:
-        usage["cache_creation"] = {"ephemeral_1h_input_tokens": reported.cache_write_1h_tokens}
+    if reported.cache_write_1h:
+        usage["cache_creation"] = {"ephemeral_1h_input_tokens": reported.cache_write_1h}
     return usage
 
 
@@ -138,7 +133,7 @@ def _diagnostic_sse(response: dict) -> str | None:
     for line in raw.splitlines():
         if line.startswith("data:"):
             try:
-                label = diagnostic(json.loads(line[5:]))
+                label = read_diagnostic(json.loads(line[5:]))
             except json.JSONDecodeError:
                 continue
             if label is not None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import count
+from prefixbench.simulator.providers.base import count
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Provider, TraceRequest
 

@@ -13,9 +13,12 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, count, objects, parse_time_ms
+from prefixbench.simulator.providers import hosted_provider
+from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest, Usage
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest
 
 NAME = "pi"
 _EVENT_KINDS = ("model_change", "thinking_level_change", "compaction", "branch_summary", "custom")
@@ -35,8 +38,8 @@ def detect(value: dict) -> Evidence | None:
 
 def _provider(message: dict) -> Provider:
     """Who served a call: the message's own ``provider`` when the audit models it."""
-    provider = str(message.get("provider") or "unknown")
-    return provider if provider in ("anthropic", "openai", "deepseek") else "unknown"  # type: ignore[return-value]
+    rules = hosted_provider(str(message.get("provider") or ""))
+    return "unknown" if rules is None else rules.name  # type: ignore[return-value]
 
 
 def _usage(usage: dict, where: str) -> Usage:
