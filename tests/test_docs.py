@@ -79,3 +79,39 @@ def test_every_page_is_in_the_mkdocs_nav():
     assert "strict: true" in config and "docs_dir: docs" in config
     nav = set(re.findall(r"^\s*- (?:[^:\n]+: )?([\w./-]+\.md)\s*$", config, flags=re.M))
     assert nav == {p.name for p in (ROOT / "docs").glob("*.md")}
+
+
+def stale_tables(docs: Path) -> list[str]:
+    """The generated tables (reports/docs_tables.py) whose block in ``docs`` differs from the code's."""
+    from prefixbench.reports.docs_tables import TABLES, replace_block
+
+    stale = []
+    for page, name, make in TABLES:
+        text = (docs / page).read_text(encoding="utf-8")
+        if replace_block(text, name, make()) != text:
+            stale.append(f"{page}: the {name} table (run: python -m prefixbench.reports.docs_tables docs)")
+    return stale
+
+
+def test_the_format_and_provider_tables_are_the_codes():
+    assert stale_tables(ROOT / "docs") == []
+
+
+def test_every_format_has_its_section():
+    from prefixbench.workloads.logs.formats import FORMATS
+
+    headings = {line[3:].split(" (")[0] for line in (ROOT / "docs" / "formats.md").read_text().splitlines() if line.startswith("## ")}
+    assert set(FORMATS) <= headings, sorted(set(FORMATS) - headings)
+
+
+def test_a_format_added_to_the_table_makes_the_page_stale(monkeypatch, tmp_path):
+    import msgspec
+
+    from prefixbench.workloads.logs import formats
+
+    for page in ("formats.md", "providers.md"):
+        (tmp_path / page).write_text((ROOT / "docs" / page).read_text(encoding="utf-8"), encoding="utf-8")
+    assert stale_tables(tmp_path) == []
+    planted = msgspec.structs.replace(formats.FORMATS["codex"], name="planted", aliases=())
+    monkeypatch.setitem(formats.FORMATS, "planted", planted)
+    assert stale_tables(tmp_path) == ["formats.md: the formats table (run: python -m prefixbench.reports.docs_tables docs)"]
