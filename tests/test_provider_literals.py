@@ -14,10 +14,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from typing import get_args
 
 from prefixbench.simulator.providers import PROVIDERS
-from prefixbench.workloads.logs.trace import Provider
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("simulator", "kernel", "workloads", "reports")
@@ -141,8 +139,19 @@ raise UserError("openai: mode must be ...")
     assert violations(clean) == []
 
 
-def test_trace_providers_are_the_table_and_the_unnamed():
-    # The trace's Provider literal: every provider the log formats name has rules; the rest fall
-    # back to the UNKNOWN rules (an engine trace, an unknown endpoint).
-    named = set(get_args(Provider)) - {"engine", "unknown"}
-    assert named <= set(PROVIDERS)
+def test_the_formats_name_only_providers_of_the_table():
+    # Every provider a log format reads from its fixture has rules; the rest are an engine trace
+    # or an unknown endpoint, which fall back to the UNKNOWN rules.
+    from pathlib import Path
+
+    from prefixbench.workloads.logs.formats import FORMATS, import_file
+    from prefixbench.workloads.logs.formats.base import ImportContext
+
+    fixtures = Path(__file__).parent / "unit" / "logs" / "fixtures"
+    named = set()
+    for name, fmt in FORMATS.items():
+        (fixture,) = fixtures.glob(f"{name}.*")
+        requests, _ = import_file(fixture, fmt, ImportContext())
+        named |= {r.provider for r in requests}
+    assert named - {"engine", "unknown"} <= set(PROVIDERS), named
+    assert named & set(PROVIDERS)  # the fixtures do name providers

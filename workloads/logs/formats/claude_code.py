@@ -49,7 +49,7 @@ def detect(value: dict) -> Evidence | None:
 
 def _provider_usage(usage: dict, where: str) -> tuple[Provider, Usage]:
     """Who serves a transcript's calls and how their usage reads: Claude Code talks to Anthropic."""
-    return ANTHROPIC.name, ANTHROPIC.read_usage(usage, where)  # type: ignore[return-value]
+    return ANTHROPIC.name, ANTHROPIC.read_usage(usage, where)
 
 
 class _Request(msgspec.Struct):

@@ -39,7 +39,7 @@ def detect(value: dict) -> Evidence | None:
 
 def _provider(session_meta: dict) -> Provider:
     """Who serves a session's calls, from its ``model_provider``."""
-    return provider_named_in(str(session_meta.get("model_provider", ""))).name  # type: ignore[return-value]
+    return provider_named_in(str(session_meta.get("model_provider", ""))).name
 
 
 def _usage(last: dict, where: str) -> Usage:

@@ -39,7 +39,7 @@ def detect(value: dict) -> Evidence | None:
 def _provider(message: dict) -> Provider:
     """Who served a call: the message's own ``provider`` when the audit models it."""
     rules = hosted_provider(str(message.get("provider") or ""))
-    return "unknown" if rules is None else rules.name  # type: ignore[return-value]
+    return "unknown" if rules is None else rules.name
 
 
 def _usage(usage: dict, where: str) -> Usage:
