@@ -61,7 +61,6 @@ from prefixbench.workloads.audit.precedence import (
     Evidence,
     Prediction,
     Previous,
-    duration,
     find_cause,
 )
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve

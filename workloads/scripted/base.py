@@ -101,6 +101,12 @@ class Workload(Agent, Protocol):
         ...
 
 
+def unwrapped_client(workload: object, engine: Engine) -> Engine:
+    """``wrap_client`` of a workload with no client behaviour of its own: any engine runs as built
+    (a workload class says ``wrap_client = unwrapped_client``)."""
+    return engine
+
+
 #: The members every workload declares (the :class:`Workload` protocol, checked at registration).
 WORKLOAD_MEMBERS = (
     "name", "window", "seed", "reasoning_field", "model_info", "header", "script", "params",

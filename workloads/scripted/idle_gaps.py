@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import ClassVar
 
@@ -32,9 +32,8 @@ from prefixbench.kernel.session import Header, tool_result_message
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
-from prefixbench.simulator.provider import SimulatedProvider
-from prefixbench.workloads.scripted.base import Run
-from prefixbench.workloads.scripted.loop import run_workload
+from prefixbench.workloads.scripted.base import unwrapped_client
+from prefixbench.workloads.scripted.loop import run_single_agent
 from prefixbench.workloads.scripted.prose import prose
 
 #: Seed 0's gaps, as multiples of ``gap_s``, cycled over the turns.
@@ -124,15 +123,9 @@ class IdleGapsWorkload(msgspec.Struct, frozen=True):
         """Report parameters."""
         return {"turns": self.turns, "steps_per_turn": self.steps_per_turn, "gap_s": self.gap_s}
 
-    def wrap_client(self, engine: Engine) -> Engine:
-        """No client behaviour of its own: any engine runs as built."""
-        return engine
-
-    def run(
-        self, new_engine: Callable[[], Engine], engine_name: str, preset: Preset, provider: SimulatedProvider, profile: str
-    ) -> Run:
-        """One agent: the loop drives it with one engine."""
-        return run_workload(self, new_engine(), provider, preset=preset.name, profile=profile)
+    #: No client behaviour of its own; one agent, driven by the loop with one engine.
+    wrap_client = unwrapped_client
+    run = run_single_agent
 
 
 @lru_cache(maxsize=64)

@@ -16,6 +16,9 @@ workload's tool latency, so TTL-based cache models are reproducible.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import msgspec
 
 from prefixbench.kernel.api import Engine, StepContext
@@ -27,6 +30,9 @@ from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.render import render_message
 from prefixbench.simulator.wire import Message, Request
 from prefixbench.workloads.scripted.base import Agent, Run
+
+if TYPE_CHECKING:
+    from prefixbench.kernel.presets import Preset
 
 #: Model latency: a fixed time to first token plus a per-output-token time (logical ms).
 FIRST_TOKEN_MS = 600
@@ -51,6 +57,15 @@ def output_tokens(blocks: tuple) -> int:
     if not blocks:
         return 0
     return tokens_of(len(render_message(Message("assistant", blocks)).data))
+
+
+def run_single_agent(
+    workload: Agent, new_engine: Callable[[], Engine], engine_name: str, preset: Preset, provider: SimulatedProvider,
+    profile: str,
+) -> Run:
+    """``run`` of a one-agent workload: the loop drives it with one engine (a workload class
+    says ``run = run_single_agent``)."""
+    return run_workload(workload, new_engine(), provider, preset=preset.name, profile=profile)
 
 
 def run_workload(

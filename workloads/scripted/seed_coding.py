@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any, ClassVar, Literal
 
@@ -31,9 +31,8 @@ from prefixbench.kernel.presets import Preset
 from prefixbench.kernel.prune import PrunerConfig
 from prefixbench.kernel.session import Header, tool_result_message
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
-from prefixbench.simulator.provider import SimulatedProvider
-from prefixbench.workloads.scripted.base import Run
-from prefixbench.workloads.scripted.loop import run_workload
+from prefixbench.workloads.scripted.base import unwrapped_client
+from prefixbench.workloads.scripted.loop import run_single_agent
 from prefixbench.workloads.scripted.prose import prose
 
 PrunerMode = Literal["rewrite-only", "none", "default"]
@@ -184,15 +183,9 @@ class SeedCodingWorkload(msgspec.Struct, frozen=True):
         pruner = self.pruner if isinstance(self.pruner, str) else "custom"
         return {"steps": self.steps, "effort": self.effort or "default", "pruner": pruner}
 
-    def wrap_client(self, engine: Engine) -> Engine:
-        """No client behaviour of its own: any engine runs as built."""
-        return engine
-
-    def run(
-        self, new_engine: Callable[[], Engine], engine_name: str, preset: Preset, provider: SimulatedProvider, profile: str
-    ) -> Run:
-        """One agent: the loop drives it with one engine."""
-        return run_workload(self, new_engine(), provider, preset=preset.name, profile=profile)
+    #: No client behaviour of its own; one agent, driven by the loop with one engine.
+    wrap_client = unwrapped_client
+    run = run_single_agent
 
 
 @lru_cache(maxsize=256)

@@ -41,7 +41,7 @@ from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
-from prefixbench.workloads.scripted.base import Run
+from prefixbench.workloads.scripted.base import Run, unwrapped_client
 from prefixbench.workloads.scripted.loop import _Driver
 from prefixbench.workloads.scripted.prose import prose
 
@@ -139,9 +139,8 @@ class SubagentsWorkload(msgspec.Struct, frozen=True):
         """Report parameters."""
         return {"subagents": self.subagents, "subagent_steps": self.subagent_steps, "main_steps": self.main_steps}
 
-    def wrap_client(self, engine: Engine) -> Engine:
-        """No client behaviour of its own: any engine runs as built."""
-        return engine
+    #: No client behaviour of its own: any engine runs as built.
+    wrap_client = unwrapped_client
 
     def run(
         self, new_engine: Callable[[], Engine], engine_name: str, preset: Preset, provider: SimulatedProvider, profile: str
