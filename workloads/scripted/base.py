@@ -37,6 +37,10 @@ class Script(Protocol):
         """Execute one tool call; returns the tool message with its result."""
         ...
 
+    def idle_ms(self, turn: int) -> int:
+        """Logical ms the user is away before turn ``turn`` (0: no pause; idle-gaps pauses)."""
+        ...
+
 
 class Agent(Protocol):
     """What the loop drives: one agent's route, head and script (a workload, or one of its agents)."""

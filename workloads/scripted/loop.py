@@ -84,11 +84,9 @@ def run_workload(
             so the token meter anchors on them (the seed workload does not).
     """
     driver = _Driver(workload, engine, provider, f"{workload.name}-{workload.window}-{preset}", report_usage)
-    # A script may pause the user before a turn (idle-gaps): logical time passes, nothing is sent.
-    idle = getattr(driver.script, "idle_ms", None)
     for turn_idx, user_message in enumerate(driver.script.user_turns()):
-        if idle is not None:
-            driver.clock.advance(idle(turn_idx))
+        # A script may pause the user before a turn (idle-gaps): logical time passes, nothing is sent.
+        driver.clock.advance(driver.script.idle_ms(turn_idx))
         driver.run_turn(turn_idx, user_message)
     return Run(
         workload=workload.name,

@@ -215,6 +215,10 @@ class SeedCodingScript:
         """A single turn."""
         yield user_text(self.workload.prompt)
 
+    def idle_ms(self, turn: int) -> int:
+        """The user never steps away."""
+        return 0
+
     def reply(self, request: Request) -> Reply:
         """Tool steps, then ``done``; a deterministic summary for compaction calls."""
         if request.purpose == "compaction":

@@ -217,6 +217,10 @@ class MainScript:
         """One task."""
         yield user_text("Audit the workspace: split it into parts and hand each to a subagent.")
 
+    def idle_ms(self, turn: int) -> int:
+        """The user never steps away."""
+        return 0
+
     def reply(self, request: Request) -> Reply:
         """Read steps, then the fan-out, then the answer (a summary for compaction calls)."""
         if request.purpose == "compaction":
@@ -289,6 +293,10 @@ class SubagentScript:
 
     def user_turns(self) -> Iterator[Message]:  # the main agent hands the task over directly
         return iter(())
+
+    def idle_ms(self, turn: int) -> int:
+        """The user never steps away."""
+        return 0
 
     def report(self) -> str:
         """What the subagent returns to the main agent."""

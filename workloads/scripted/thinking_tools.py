@@ -276,6 +276,10 @@ class ThinkingToolsScript:
             self.turn, self.step = turn, 0
             yield user_text(prose(f"task {turn}", size))
 
+    def idle_ms(self, turn: int) -> int:
+        """The user never steps away."""
+        return 0
+
     def reply(self, request: Request) -> Reply:
         """A summary for compaction calls, a compress call for a nudge, else the next step."""
         if request.purpose == "compaction":

@@ -185,6 +185,10 @@ class ThinkingScript(msgspec.Struct):
         yield user_text("Fix the failing parser tests.")
         yield user_text("Now make the tokenizer faster.")
 
+    def idle_ms(self, turn: int) -> int:
+        """The user never steps away."""
+        return 0
+
     def reply(self, request: Request) -> Reply:
         nudged = compress_reply(request)
         if nudged is not None:
