@@ -54,8 +54,9 @@ PART_COLOURS = {
 }
 #: Token columns :func:`cost_table` needs; ``written_long_tokens`` and ``status`` are optional.
 REQUIRED_TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "written_tokens", "output_tokens")
-#: Columns that identify a run, in the order they are shown.
-RUN_ID_COLUMNS = ("run_id", *RUN_KEYS)
+#: Columns that identify a run, in the order they are shown (``params``: the workload's options,
+#: shown only where they vary, e.g. a grid over ``pruner``).
+RUN_ID_COLUMNS = ("run_id", *RUN_KEYS, "params")
 
 
 def cost_table(observations: pd.DataFrame, price: PriceRow) -> pd.DataFrame:

@@ -24,7 +24,8 @@ def observations_frame(runs: Iterable[Run]) -> pd.DataFrame:
 def with_change_vs_legacy(runs: pd.DataFrame) -> pd.DataFrame:
     """Add ``uncached_change_vs_legacy``: session uncached tokens relative to the legacy run of the
     same workload, window, engine, profile and cache (NaN when there is no legacy run)."""
-    group = [k for k in RUN_KEYS if k != "preset"]
+    # A run's legacy is the one that differs only in the preset: same workload options too.
+    group = [k for k in (*RUN_KEYS, "params") if k != "preset" and k in runs.columns]
     keys = list(zip(*(runs[k].tolist() for k in group)))
     uncached = runs["session_uncached_tokens"].tolist()
     rejected = runs["num_rejected"].tolist()

@@ -197,7 +197,7 @@ def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df:
         lines.append(f"prices: {price.model}" + (f" (in force from {price.effective})" if price.effective else ""))
     shown_costs = costs
     if costs is not None:
-        shown_costs = costs.merge(shown[keys].drop_duplicates(), on=keys, how="inner")
+        shown_costs = costs.merge(shown[[*keys, "params"]].drop_duplicates(), on=[*keys, "params"], how="inner")
     import json
 
     write_html(out / "report.html", sweep_page(lines, json.loads(runs_json(shown, shown_costs)), obs, priced=price is not None))
@@ -272,7 +272,8 @@ def _rebuild(
         records.append(record)
         if price is not None:
             observations = cost_table(observations, price)
-            priced.append(observations)
+            # The run's workload options tell apart runs that differ in nothing else (a grid axis).
+            priced.append(observations.assign(params=record["params"]))
         frames.append(observations)
     runs_df = pd.DataFrame(records, columns=list(RUN_COLUMNS))
     obs_df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(OBSERVATION_COLUMNS))

@@ -30,8 +30,9 @@ def runs_json(runs: pd.DataFrame, costs: pd.DataFrame | None = None) -> str:
     """The ``--format json`` output: one object per run (with dollars when ``costs`` is given)."""
     df = with_change_vs_legacy(runs)
     if costs is not None:
-        keep = [*RUN_KEYS, *COST_COLUMNS, "compaction_usd", "saving_vs_legacy_usd", "saving_vs_legacy_pct"]
-        df = df.merge(costs[[c for c in keep if c in costs.columns]], on=list(RUN_KEYS), how="left")
+        keys = [k for k in (*RUN_KEYS, "params") if k in costs.columns]
+        keep = [*keys, *COST_COLUMNS, "compaction_usd", "saving_vs_legacy_usd", "saving_vs_legacy_pct"]
+        df = df.merge(costs[[c for c in keep if c in costs.columns]], on=keys, how="left")
     records = []
     for _, row in df.iterrows():
         rec = {}

@@ -102,3 +102,29 @@ def test_cost_chart_is_byte_identical_across_runs(tmp_path):
     data = first.read_bytes()
     assert data.startswith(b"\x89PNG") and data == second.read_bytes()
     assert b"Software" not in data
+
+
+def test_runs_that_differ_only_in_a_workload_option_are_priced_apart(tmp_path, capsys):
+    # A grid over the pruner: the main table keeps a row per option set, and so must the cost
+    # table (two 64/65-request runs were once added up into one 129-request row).
+    from prefixbench.reports.entry import main
+
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        '[sweep.x]\nwindows = ["32k"]\npresets = ["legacy", "patched"]\nprice = "deepseek-v4-flash"\n'
+        '[sweep.x.options]\npruner = ["rewrite-only", "none"]\nsteps = 20\n'
+    )
+    assert main(["sweep", "--grid", str(grid), "--quiet", "--jobs", "1", "--out", str(tmp_path / "out"), "--format", "json"]) == 0
+    import json
+
+    runs = json.loads(capsys.readouterr().out)
+    assert len(runs) == 4
+    by_option = {(r["pruner"], r["preset"]): r for r in runs}
+    assert len(by_option) == 4
+    for (pruner, preset), r in by_option.items():
+        assert r["total_usd"] > 0
+        if preset == "patched":  # saved against the legacy run of the same option set
+            legacy = by_option[(pruner, "legacy")]
+            assert r["saving_vs_legacy_usd"] == pytest.approx(legacy["total_usd"] - r["total_usd"], abs=1e-9)
+    cost_md = (tmp_path / "out" / "cost.md").read_text()
+    assert cost_md.count("pruner=none") == 2 and cost_md.count("pruner=rewrite-only") == 2
