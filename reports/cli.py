@@ -514,9 +514,27 @@ def _replay_bodies(args: argparse.Namespace) -> int:
 
         cache = make_cache_model(args.cache, args.tokenizer)
     # Streamed: each line is parsed, replayed, labelled and dropped; observations and labels stay.
-    observations, labels = replay_labelled(read_chat_completions(args.file), cache)
+    try:
+        observations, labels = replay_labelled(read_chat_completions(args.file), cache)
+    except UserError as exc:
+        raise UserError(_with_the_format_found(exc, args.file)) from None
     print(replay_json(observations, price, labels) if args.format == "json" else replay_table(observations, price, labels))
     return 0
+
+
+def _with_the_format_found(exc: UserError, path: str) -> str:
+    """A body log that does not parse may be another agent log: say which, and what reads it."""
+    from prefixbench.workloads.logs.formats import detect_format
+
+    try:
+        found = detect_format(Path(path))
+    except (UserError, OSError):
+        return str(exc)
+    if found.replay is not None and found.replay.kind == "bodies":
+        return str(exc)
+    if found.replay is None:
+        return f"{exc} (the file is in the {found.name} format: replay does not read it, prefixbench audit does)"
+    return f"{exc} (the file is in the {found.name} format: replay reads it with --input {found.replay.name}, and prefixbench audit too)"
 
 
 def _replay_capture(args: argparse.Namespace) -> int:

@@ -323,3 +323,17 @@ def test_unwritable_out_is_refused(tmp_path, capsys):
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o500)
     assert_one_line(*run(capsys, *SMALL, "--out", str(locked))[::2], "cannot write there")
+
+
+def test_replay_of_another_agents_log_names_its_format(tmp_path, capsys):
+    # A pi session given to replay (which reads request bodies): the line says what the file is
+    # and what reads it, instead of only "missing field 'model'".
+    log = tmp_path / "session.jsonl"
+    log.write_text(
+        '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}\n'
+        '{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01Z",'
+        '"message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1767225601000}}\n'
+    )
+    assert main(["replay", str(log)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the file is in the pi format" in err[0] and "prefixbench audit" in err[0], err
