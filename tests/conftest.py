@@ -38,10 +38,10 @@ def realdata() -> Path:
 
 
 #: The realdata folders whose formats ``audit`` reads, and on which the suite's audit figures were
-#: measured. ../shared/realdata also holds folders for formats still to come (agentx-traces:
-#: block-hash agent traces), which ``audit`` refuses as an unknown format; a folder joins this
-#: list with the importer that reads it.
-AUDITED_FOLDERS = ("claude-code-viewer", "claude-trace-lemmy", "codex-rollout", "mooncake-conversation", "pi-sessions")
+#: measured. A folder of a format still to come joins this list with the importer that reads it.
+AUDITED_FOLDERS = (
+    "agentx-traces", "claude-code-viewer", "claude-trace-lemmy", "codex-rollout", "mooncake-conversation", "pi-sessions",
+)
 
 
 @pytest.fixture(scope="session")

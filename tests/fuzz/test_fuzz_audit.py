@@ -59,6 +59,14 @@ SEEDS: dict[str, list[dict]] = {
         # kvcache-simulator's variant: string ids, a block size, per-block token counts.
         {"block_size": 512, "hash_ids": ["a1", "b2"], "input_length": 751, "block_tokens": [512, 239]},
     ],
+    "agent-traces": [
+        {"id": "c", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "tool_tokens": 100, "system_tokens": 20, "requests": [
+            {"t": 0.0, "type": "n", "model": "m", "in": 130, "out": 5, "hash_ids": [1, 2], "api_time": 1.0, "think_time": 0.0},
+            {"t": 2.0, "type": "subagent", "agent_id": "a", "requests": [{"t": 0.5, "type": "s", "model": "m", "in": 64, "out": 1, "hash_ids": [1], "ttft": 0.2}]},
+            {"t": 4.5, "type": "n", "model": "m", "in": 200, "out": 7, "hash_ids": [1, 2, 3]},
+        ]},
+        {"id": "g", "block_size": 16, "hash_id_scope": "global", "system_tokens": 5, "requests": [{"t": 1, "in": 40, "out": 2, "hash_ids": [7, 8]}]},
+    ],
 }
 SEED_BYTES = {fmt: b"".join(to_json_line(r) + b"\n" for r in records) for fmt, records in SEEDS.items()}
 

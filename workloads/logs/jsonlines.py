@@ -51,6 +51,10 @@ def decode(data: bytes | str | msgspec.Raw) -> object:
         raise BadJson("nested too deep") from None
 
 
+#: The types of the JSON values that hold others.
+_CONTAINERS = frozenset({dict, list})
+
+
 def too_deep(value: object, depth: int = 0) -> bool:
     """Whether containers nest deeper than the plain reading accepts (``MAX_DEPTH``), counting
     ``depth`` levels above ``value``. Walks containers only, without recursion: msgspec has
@@ -63,8 +67,12 @@ def too_deep(value: object, depth: int = 0) -> bool:
             return True
         children: list[object] = []
         for item in level:
-            children.extend(item.values() if isinstance(item, dict) else item)  # type: ignore[union-attr]
-        level = [child for child in children if isinstance(child, (dict, list))]
+            values = item.values() if isinstance(item, dict) else item  # type: ignore[union-attr]
+            # The types of a container's values are gathered in C: a long list of numbers (a
+            # block-hash trace's ids) is passed over without a Python-level step per element.
+            if not _CONTAINERS.isdisjoint(set(map(type, values))):
+                children.extend(child for child in values if isinstance(child, (dict, list)))
+        level = children
         depth += 1
     return False
 

@@ -58,11 +58,25 @@ def _iter_handle(path: Path, handle, progress: ProgressFn | None) -> Iterator[Re
         raise UserError(f"{path}:1: binary file, not a text log")
     bom = head.startswith(_BOM)
     handle.seek(len(_BOM) if bom else 0)
-    first = head[len(_BOM) if bom else 0 :].lstrip()[:1]
+    start = len(_BOM) if bom else 0
+    first = head[start:].lstrip()[:1]
     if first == b"[":
         yield from _iter_array(path, handle, progress)
-    else:
+        return
+    try:
         yield from _iter_lines(path, handle, progress)
+    except _FirstLineError as exc:
+        # Not JSON lines: the first value spans lines (a pretty-printed object).
+        handle.seek(start)
+        yield from _iter_values(path, handle, progress, exc.error)
+
+
+class _FirstLineError(Exception):
+    """The first record of a file is not a whole JSON value on its line."""
+
+    def __init__(self, error: UserError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _decode(path: Path, line_no: int, raw: bytes) -> str:
@@ -91,6 +105,7 @@ def _loads(text: str) -> object:
 
 def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
     done = 0
+    first = True
     for line_no, raw in enumerate(handle, 1):
         done += len(raw)
         if progress is not None and line_no % 256 == 0:
@@ -103,12 +118,76 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
         except json.JSONDecodeError as exc:
             truncated = not raw.endswith(b"\n") or exc.msg.startswith(("Unterminated", "Expecting"))
             what = "truncated or malformed JSON" if truncated else "malformed JSON"
-            raise UserError(f"{path}:{line_no}: {what} ({exc.msg} at column {exc.colno})") from None
+            error = UserError(f"{path}:{line_no}: {what} ({exc.msg} at column {exc.colno})")
+            if first and truncated and text.startswith("{"):
+                raise _FirstLineError(error) from None
+            raise error from None
         except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
             raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
+        first = False
         yield Record(line_no, value)
     if progress is not None:
         progress(done)
+
+
+def _iter_values(path: Path, handle, progress: ProgressFn | None, first_error: UserError) -> Iterator[Record]:
+    """JSON values one after another, each free to span lines (one pretty-printed object, or
+    several). A file whose first value does not decode is refused with ``first_error``, the
+    error its first line has as JSON lines; nothing is read past the first bad character."""
+    text = ""
+    line_no = 1  # line of text[0]
+    done = 0
+    seen = False
+    eof = False
+    while True:
+        pos = 0
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n":
+                if text[pos] == "\n":
+                    line_no += 1
+                pos += 1
+            if pos >= len(text):
+                break
+            try:
+                value, end = _DECODER.raw_decode(text, pos)
+            except json.JSONDecodeError as exc:
+                incomplete = not eof and (exc.pos >= len(text) or exc.msg.startswith("Unterminated"))
+                if incomplete:
+                    break  # need more text
+                if not seen:
+                    raise first_error from None
+                raise UserError(f"{path}:{line_no}: truncated or malformed JSON ({exc.msg})") from None
+            except (ValueError, RecursionError) as exc:
+                raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
+            seen = True
+            yield Record(line_no, value)
+            line_no += text.count("\n", pos, end)
+            pos = end
+        text = text[pos:]
+        if eof:
+            return
+        # Read as much again as is pending, so a large value is decoded a bounded number of times.
+        chunk, eof = _read_text(path, handle, line_no, max(_CHUNK, len(text)))
+        done += len(chunk)
+        if progress is not None:
+            progress(done)
+        text += chunk
+
+
+def _read_text(path: Path, handle, line_no: int, size: int) -> tuple[str, bool]:
+    """The next ``size`` bytes of a file as text (to the end of a UTF-8 sequence they cut), and
+    whether the file ended."""
+    chunk = handle.read(size)
+    for _ in range(3):
+        if not chunk or _complete_utf8(chunk) == len(chunk):
+            break
+        chunk += handle.read(1)
+    if b"\x00" in chunk:
+        raise UserError(f"{path}:{line_no}: binary data, not a text log")
+    try:
+        return chunk.decode("utf-8"), not chunk
+    except UnicodeDecodeError:
+        raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
 
 
 def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:

@@ -1,5 +1,6 @@
 """The format table: every format in it (and every ``--input`` choice) has a module, a detector
-test and a reader test on a fixture of its own (``fixtures/<name>.jsonl``).
+test and a reader test on a fixture of its own (``fixtures/<name>.jsonl``, or ``fixtures/<name>.json``
+for a format whose files are one JSON object).
 
 The tests enumerate :data:`FORMATS`, so a format added to the table without a fixture and an
 expected reading fails :func:`check_table`; a planted extra entry shows that it does.
@@ -7,6 +8,7 @@ expected reading fails :func:`check_table`; a planted extra entry shows that it 
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from pathlib import Path
 
@@ -30,7 +32,17 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def fixture(name: str) -> Path:
-    return FIXTURES / f"{name}.jsonl"
+    """The format's fixture: ``<name>.json`` when there is one (a one-object file), else ``<name>.jsonl``."""
+    whole = FIXTURES / f"{name}.json"
+    return whole if whole.is_file() else FIXTURES / f"{name}.jsonl"
+
+
+def namespaced(file: str, conversation: int, context: str, ids: tuple[int, ...]) -> tuple[int, ...]:
+    """A block-hash agent trace's ids as its reader keys them: under a 64-bit digest of the file,
+    the conversation's ordinal in it and (ids per context) the context's lane."""
+    scope = f"{file}\0{conversation}\0{context}".encode()
+    prefix = int.from_bytes(hashlib.blake2b(scope, digest_size=8).digest(), "big") << 64
+    return tuple(prefix | i for i in ids)
 
 
 def expected(name: str) -> list[TraceRequest]:
@@ -89,6 +101,23 @@ def expected(name: str) -> list[TraceRequest]:
                 )
                 for seq, (line, sent, length, out, hashes) in enumerate(((1, 0, 1000, 10, (1, 2)), (2, 250, 1500, 20, (1, 2, 3))))
             ]
+        case "agent-traces":
+            # Block size 4; the subagent's t counts from its entry's (2.0 + 0.5 s), its ttft
+            # gives the time its response began; ids are per context (hash_id_scope local).
+            main, sub = "conv-1", "conv-1/agent_001"
+            opus, haiku = "claude-opus-4-5-20251101", "claude-haiku-4-5-20251001"
+            return [
+                TraceRequest(
+                    file, 1, lane, kind, seq, sent, ready, "engine", model,
+                    envelope=(("input_length", str(length)), ("output_length", str(out))),
+                    hash_ids=namespaced(file, 0, lane, ids), block_tokens=(4,) * len(ids), source_format=name,
+                )
+                for seq, (lane, kind, sent, ready, model, length, out, ids) in enumerate((
+                    (main, "main", 0, None, opus, 10, 5, (1, 2)),
+                    (sub, "subagent", 2500, 2750, haiku, 9, 3, (1, 2)),
+                    (main, "main", 3000, None, opus, 13, 4, (1, 2, 3)),
+                ))
+            ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 
 
@@ -105,7 +134,7 @@ def check_table() -> None:
         except ModuleNotFoundError:
             raise AssertionError(f"format {name!r} has no module {module_of(name)}") from None
         assert module.FORMAT is fmt, f"{module_of(name)}.FORMAT is not the table's {name!r}"
-        assert fixture(name).is_file(), f"no fixture for format {name!r}: add fixtures/{name}.jsonl"
+        assert fixture(name).is_file(), f"no fixture for format {name!r}: add fixtures/{name}.jsonl (or .json)"
         expected(name)
 
 
@@ -191,7 +220,7 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         detect_format(log)
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
-        "pi session, request-body log or Mooncake trace); name it with --input"
+        "pi session, request-body log, Mooncake trace or block-hash agent trace); name it with --input"
     )
 
 

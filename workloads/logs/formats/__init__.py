@@ -18,6 +18,7 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import (
+    agent_traces,
     anthropic_bodies,
     chat_completions,
     claude_code,
@@ -43,6 +44,7 @@ FORMATS: dict[str, LogFormat] = {
         chat_completions.FORMAT,
         anthropic_bodies.FORMAT,
         mooncake.FORMAT,
+        agent_traces.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.

@@ -1,0 +1,113 @@
+"""Block-hash agent traces (kv-cache-tester's, AgentX kind): one object per conversation,
+compact or pretty-printed, read from a folder walk; subagents as lanes; ids per scope."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.logs.records import iter_records
+
+FIXTURE = Path(__file__).parent / "fixtures" / "agent-traces.json"
+
+
+def conversation(scope: str | None = "local", ident: str = "c") -> dict:
+    """Parent [1,2] -> subagent [1,2] -> parent [1,2,3], 4-token blocks."""
+    value: dict = {"id": ident, "models": ["m"], "block_size": 4, "tool_tokens": 4, "system_tokens": 0, "requests": [
+        {"t": 0.0, "type": "n", "model": "m", "in": 8, "out": 1, "hash_ids": [1, 2]},
+        {"t": 1.0, "type": "subagent", "agent_id": "a1", "requests": [
+            {"t": 0.0, "type": "n", "model": "m", "in": 8, "out": 1, "hash_ids": [1, 2]},
+        ]},
+        {"t": 2.0, "type": "n", "model": "m", "in": 13, "out": 1, "hash_ids": [1, 2, 3]},
+    ]}
+    if scope is not None:
+        value["hash_id_scope"] = scope
+    return value
+
+
+def test_a_pretty_printed_trace_alone_in_a_folder_is_audited(tmp_path: Path) -> None:
+    """A one-object .json under 1 MiB is metadata to a folder walk unless a format detects it."""
+    (tmp_path / "trace_0001.json").write_text(FIXTURE.read_text())
+    (tmp_path / "meta.json").write_text(json.dumps({"agentType": "x"}, indent=2))
+    result = run_audit([tmp_path])
+    assert [f.format for f in result.files] == ["not-a-log", "agent-traces"]
+    assert result.totals.requests == 3
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_compact_and_pretty_read_alike(tmp_path: Path, indent: int | None) -> None:
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(conversation(), indent=indent))
+    requests, summaries = load_trace([path])
+    assert summaries[0].format == "agent-traces"
+    assert [(r.lane, r.lane_kind, r.sent_ms) for r in requests] == [("c", "main", 0), ("c/a1", "subagent", 1000), ("c", "main", 2000)]
+
+
+def _reads(tmp_path: Path, *conversations: dict) -> list[int]:
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(c) + "\n" for c in conversations))
+    return [row.predicted_cache_read for row in run_audit([path]).rows]
+
+
+def test_scope_local_gives_each_context_its_own_ids(tmp_path: Path) -> None:
+    # The subagent's [1, 2] are not the parent's: a cold start; the parent's third request reads its 8.
+    assert _reads(tmp_path, conversation("local")) == [0, 0, 8]
+    assert _reads(tmp_path, conversation(None)) == [0, 0, 8]  # the first traces: per context
+
+
+def test_scope_global_shares_ids_with_the_subagents(tmp_path: Path) -> None:
+    assert _reads(tmp_path, conversation("global")) == [0, 8, 8]
+
+
+def test_conversations_never_share_blocks(tmp_path: Path) -> None:
+    """Every conversation numbers its blocks from 1: two of them (two files, or two lines of
+    one) share nothing."""
+    assert _reads(tmp_path, conversation(ident="a"), conversation(ident="b")) == [0, 0, 8, 0, 0, 8]
+    (tmp_path / "x.json").write_text(json.dumps(conversation(ident="a")))
+    (tmp_path / "y.json").write_text(json.dumps(conversation(ident="a")))
+    rows = run_audit([tmp_path / "x.json", tmp_path / "y.json"]).rows
+    assert [row.predicted_cache_read for row in rows] == [0, 0, 8, 0, 0, 8]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda c: c.update(hash_id_scope="team"), "hash_id_scope 'team' is none of global, local, per_context"),
+        (lambda c: c.update(block_size=0), "block_size is not a block size"),
+        (lambda c: c["requests"][0].update(hash_ids=[1, -2]), r"requests\[0\]: hash_ids must be"),
+        (lambda c: c["requests"][0].update(hash_ids=[1, [2]]), r"requests\[0\]: hash_ids must be"),
+        (lambda c: c["requests"][1]["requests"][0].update(t="soon"), r"requests\[1\]\.requests\[0\]: t is not a number of seconds"),
+        (lambda c: c["requests"][2].update(t=float("nan")), r"requests\[2\]: t is not a number"),
+        (lambda c: c["requests"][2].update(**{"in": -1}), r"requests\[2\]: in is not a non-negative integer"),
+        (lambda c: c.update(requests=[]), "no requests in this trace"),
+    ],
+)
+def test_bad_conversations_are_one_line(tmp_path: Path, edit, message: str) -> None:
+    value = conversation()
+    edit(value)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(value, indent=1))
+    with pytest.raises(UserError, match=message) as info:
+        load_trace([path], "agent-traces")
+    assert str(info.value).startswith(f"{path}:1")
+
+
+def test_a_pretty_printed_object_is_one_record_and_a_broken_first_line_keeps_its_message(tmp_path: Path) -> None:
+    pretty = tmp_path / "p.json"
+    pretty.write_text("\n" + json.dumps({"a": 1}, indent=2) + "\n" + json.dumps({"b": [1, 2]}, indent=2) + "\n")
+    assert [(r.line, r.value) for r in iter_records(pretty)] == [(2, {"a": 1}), (5, {"b": [1, 2]})]
+    broken = tmp_path / "b.jsonl"
+    broken.write_text('{"a": 1\n{"b": 2}\n')  # not one value across lines either: the JSON-lines error
+    with pytest.raises(UserError, match=rf"^{broken}:1: truncated or malformed JSON \(Expecting ',' delimiter at column 8\)$"):
+        list(iter_records(broken))
+    truncated = tmp_path / "t.json"
+    truncated.write_text(json.dumps({"a": [1, 2]}, indent=2)[:-3])
+    with pytest.raises(UserError, match=rf"^{truncated}:1: truncated or malformed JSON"):
+        list(iter_records(truncated))
+    after = tmp_path / "after.json"
+    after.write_text(json.dumps({"a": 1}, indent=2) + "\n{oops\n")
+    with pytest.raises(UserError, match=rf"^{after}:4: truncated or malformed JSON"):
+        list(iter_records(after))

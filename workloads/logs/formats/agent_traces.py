@@ -1,0 +1,215 @@
+"""Block-hash agent traces: kv-cache-tester's (AgentX kind), one JSON object per conversation.
+
+A conversation names its ``block_size`` (64 in the published traces), ``hash_id_scope``,
+``tool_tokens`` and ``system_tokens``, ``totals`` and its ``requests``: per request ``t``
+(seconds from the conversation's start), ``type`` (``s`` streaming, ``n`` non-streaming,
+``subagent`` a nested entry with its own ``requests`` whose ``t`` count from the entry's own
+``t``), ``model``, ``in``, ``out`` and ``hash_ids`` (one id per full block of the prompt: equal
+ids are equal prefix blocks; the tail shorter than a block has none), and optional
+``api_time``, ``think_time`` and ``ttft`` (seconds).
+
+``hash_id_scope`` says which contexts share ids: ``global`` the parent and its subagents,
+``local`` (and ``per_context``, the default of the traces that predate the field) each
+context its own. Ids are namespaced here accordingly (per file, conversation and scope), so
+no two conversations ever share a block. No usage is reported: the audit predicts only, as
+for a Mooncake trace. The file is usually one object, compact or pretty-printed; several
+conversations as JSON lines read too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers.base import count
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Provider, TraceRequest
+
+NAME = "agent-traces"
+#: The block size when a conversation does not name one (the published traces' and the
+#: replay tester's default).
+DEFAULT_BLOCK_TOKENS = 64
+#: The largest block a trace may declare (tokens per hash id).
+MAX_BLOCK_TOKENS = 1 << 20
+#: ``hash_id_scope`` values: whether the subagents' ids are the parent's.
+SHARED_SCOPES = frozenset({"global"})
+OWN_SCOPES = frozenset({"local", "per_context"})
+#: The scope of a trace that does not say (the first published set: ids per context).
+DEFAULT_SCOPE = "per_context"
+#: A request's timestamps are at most this many seconds after the conversation's start.
+MAX_SECONDS = 10**9
+SUBAGENT = "subagent"
+
+
+def detect(value: dict) -> Evidence | None:
+    """A conversation: requests under a block size and the unlogged head's token counts."""
+    if not isinstance(value.get("requests"), list) or "block_size" not in value:
+        return None
+    return Evidence.WRAPPER if "hash_id_scope" in value or "tool_tokens" in value or "system_tokens" in value else None
+
+
+def _provider() -> Provider:
+    """The hash ids model a self-hosted engine's block cache, not a provider's."""
+    return "engine"
+
+
+class _Conversation(msgspec.Struct):
+    """What the requests of one conversation (record) share while it is read."""
+
+    file: str
+    line: int
+    block_tokens: int
+    shared_ids: bool
+    #: The namespace of this file and conversation; a context's ids are keyed under it.
+    key: str
+    out: list[TraceRequest]
+    #: Raw id to namespaced id, per context: a block repeated by every later request of a lane
+    #: is one object, not one per request.
+    ids: dict[str, dict[int | str, int | str]] = msgspec.field(default_factory=dict)
+
+
+def _number(value: object, where: str, key: str, *, required: bool) -> float | None:
+    """Seconds: a finite non-negative number (absent: None, or an error when ``required``)."""
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= MAX_SECONDS:
+        raise UserError(f"{where}: {key} is not a number of seconds ({value!r:.40})")
+    return float(value)
+
+
+def _namespaced(conv: _Conversation, context: str, hashes: object, where: str) -> tuple[int | str, ...]:
+    """The request's ids in its context's namespace (see the module doc)."""
+    if not isinstance(hashes, list):
+        raise UserError(f"{where}: hash_ids must be a list of block ids")
+    scope = conv.key if conv.shared_ids else f"{conv.key}\0{context}"
+    table = conv.ids.get(scope)
+    if table is None:
+        table = conv.ids[scope] = {}
+    if not set(map(type, hashes)) <= {int, str}:  # per element in C, as for the new ids below
+        raise UserError(f"{where}: hash_ids must be non-negative 64-bit integers or non-empty strings")
+    new = set(hashes).difference(table)  # most ids repeat the previous request's
+    if new:
+        _check_ids(new, where)
+        prefix = int.from_bytes(hashlib.blake2b(scope.encode(), digest_size=8).digest(), "big") << 64
+        for raw in new:
+            table[raw] = prefix | raw if type(raw) is int else f"{prefix:x}:{raw}"
+    return tuple(map(table.__getitem__, hashes))
+
+
+def _check_ids(ids: set, where: str) -> None:
+    """Block ids are non-negative integers below 2**64 or non-empty strings."""
+    numbers = {i for i in ids if type(i) is int}
+    if "" in ids or (numbers and (min(numbers) < 0 or max(numbers) >> 64)):
+        raise UserError(f"{where}: hash_ids must be non-negative 64-bit integers or non-empty strings")
+
+
+def _request(conv: _Conversation, value: dict, lane: str, kind: LaneKind, base_s: float, where: str) -> TraceRequest:
+    sent_s = base_s + (_number(value.get("t"), where, "t", required=True) or 0.0)
+    ttft = _number(value.get("ttft"), where, "ttft", required=False)
+    model = value.get("model")
+    if model is not None and not isinstance(model, str):
+        raise UserError(f"{where}: model is not a string ({model!r:.40})")
+    hashes = _namespaced(conv, lane, value.get("hash_ids"), where)
+    length = count(value.get("in"), where, "in")
+    sent_ms = round(sent_s * 1000)
+    return TraceRequest(
+        file=conv.file,
+        line=conv.line,
+        lane=lane,
+        lane_kind=kind,
+        seq=len(conv.out),
+        sent_ms=sent_ms,  # ms since the conversation's start
+        ready_ms=None if ttft is None else sent_ms + round(ttft * 1000),
+        provider=_provider(),
+        model=model or "unknown",
+        envelope=(("input_length", str(length)), ("output_length", str(count(value.get("out"), where, "out")))),
+        hash_ids=hashes,
+        block_tokens=(conv.block_tokens,) * len(hashes),
+        source_format=NAME,
+    )
+
+
+def _lane(conv: _Conversation, entries: object, lane: str, kind: LaneKind, base_s: float, where: str) -> None:
+    """Read one context's requests into ``conv.out``, its subagents each as a lane of their own."""
+    if not isinstance(entries, list):
+        raise UserError(f"{where}: requests must be a list")
+    agents = 0
+    for n, entry in enumerate(entries):
+        at = f"{where}[{n}]"
+        if not isinstance(entry, dict):
+            raise UserError(f"{at}: expected a request object")
+        if entry.get("type") != SUBAGENT:
+            conv.out.append(_request(conv, entry, lane, kind, base_s, at))
+            continue
+        agents += 1
+        agent = entry.get("agent_id")
+        name = agent if isinstance(agent, str) and agent else f"subagent-{agents}"
+        start = base_s + (_number(entry.get("t"), at, "t", required=True) or 0.0)
+        _lane(conv, entry.get("requests", []), f"{lane}/{name}", "subagent", start, f"{at}.requests")
+
+
+def _block_tokens(value: dict, where: str) -> int:
+    size = value.get("block_size", DEFAULT_BLOCK_TOKENS)
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= MAX_BLOCK_TOKENS:
+        raise UserError(f"{where}: block_size is not a block size in tokens (1..{MAX_BLOCK_TOKENS:,}): {size!r:.40}")
+    return size
+
+
+def _shared_ids(value: dict, where: str) -> bool:
+    scope = value.get("hash_id_scope", DEFAULT_SCOPE)
+    if scope in SHARED_SCOPES:
+        return True
+    if scope in OWN_SCOPES:
+        return False
+    known = ", ".join(sorted(SHARED_SCOPES | OWN_SCOPES))
+    raise UserError(f"{where}: hash_id_scope {scope!r:.40} is none of {known}")
+
+
+def _conversation(name: str, ordinal: int, record: Record, out: list[TraceRequest], lanes: set[str]) -> None:
+    """Read one conversation's requests into ``out``."""
+    where = f"{name}:{record.line}"
+    value = record.value
+    if not isinstance(value, dict) or detect(value) is None:
+        raise UserError(f"{where}: expected a conversation object with block_size and requests")
+    ident = value.get("id")
+    lane = ident if isinstance(ident, str) and ident else f"conversation-{ordinal + 1}"
+    if lane in lanes:
+        lane = f"{lane}#{ordinal + 1}"
+    lanes.add(lane)
+    conv = _Conversation(name, record.line, _block_tokens(value, where), _shared_ids(value, where), f"{name}\0{ordinal}", out)
+    _lane(conv, value["requests"], lane, "main", 0.0, f"{where}: requests")
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """A file's conversations (usually one), each a lane and each subagent a lane of its own."""
+    name = str(path)
+    out: list[TraceRequest] = []
+    lanes: set[str] = set()
+    for ordinal, record in enumerate(records):
+        _conversation(name, ordinal, record, out, lanes)
+    if not out:
+        raise UserError(f"{name}:1: no requests in this trace")
+    return out, FileSummary(name, NAME, len(out), (), ("block-hash agent trace: no reported usage, predictions only",))
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="block-hash agent trace",
+    nouns="block-hash agent traces",
+    description="block-hash agent traces (kv-cache-tester's, AgentX kind): a conversation per object, hash_ids per request, no usage",
+    detect=detect,
+    read=read,
+    usage="none",
+    versions=(
+        "kv-cache-tester's first traces (2026-02): no hash_id_scope (ids per context), no timing fields",
+        "the v6 set (2026-03): hash_id_scope global (subagents share the parent's ids), api_time and think_time, subagent entries",
+        "the curated v8 set (2026-04): hash_id_scope local (ids per context), one request per turn, an occasional ttft",
+    ),
+    aliases=("agentx",),
+)
