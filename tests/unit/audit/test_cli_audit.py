@@ -303,3 +303,30 @@ def test_docs_audit_synopsis_lists_every_option() -> None:
     sub = next(a for a in build_parser("audit")._actions if isinstance(a, argparse._SubParsersAction))
     options = {o for action in sub.choices["audit"]._actions for o in action.option_strings if o.startswith("--")}
     assert {o for o in options - {"--help"} if o not in synopsis} == set()
+
+
+_FIXTURES = Path(__file__).parents[1] / "logs" / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "path_in_line"),
+    [
+        ("http-capture", "request.body.messages[0].content[0].text"),
+        ("chat-completions", "messages[0].content"),
+        ("anthropic-bodies", "messages[0].content"),
+    ],
+)
+def test_a_lone_surrogate_in_a_request_body_is_refused_as_replay_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fixture: str, path_in_line: str
+) -> None:
+    """A body with a lone surrogate could never be rendered or sent: one line naming file:line and
+    where in the line, exit 2, the same line ``replay`` gives (a surrogate outside a body, as in a
+    Claude Code model name, is escaped instead: the test above)."""
+    text = (_FIXTURES / f"{fixture}.jsonl").read_text(encoding="utf-8")
+    log = tmp_path / f"{fixture}.jsonl"
+    log.write_text(text.replace('"hello"', '"he\\udc00llo"', 1), encoding="utf-8")
+    expected = f"prefixbench: error: {log}:1: {path_in_line} holds a lone surrogate \\udc00, which is not Unicode text"
+    for command in ("audit", "replay"):
+        status = main([command, str(log), "--quiet"] if command == "audit" else [command, str(log)])
+        err = capsys.readouterr().err.strip()
+        assert (command, status, err) == (command, 2, expected)
