@@ -44,13 +44,19 @@ def test_the_walk_finds_what_os_walk_finds(tmp_path: Path) -> None:
 def test_a_folder_nested_deeper_than_the_recursion_limit_is_walked(tmp_path: Path) -> None:
     folder = tmp_path / "deep"
     depth = 1200  # past Python's default recursion limit (1000)
-    deepest = folder
-    for _ in range(depth + 1):  # one level at a time: pathlib's mkdir(parents=True) recurses too
-        deepest.mkdir()
-        deepest = deepest / "d"
-    deepest = deepest.parent
-    shutil.copy(_LOG, deepest / "log.jsonl")
-    assert find_logs([folder]) == [deepest / "log.jsonl"]
+    levels = [folder]
+    for _ in range(depth):  # one level at a time: pathlib's mkdir(parents=True) recurses too
+        levels.append(levels[-1] / "d")
+    try:
+        for level in levels:
+            level.mkdir()
+        shutil.copy(_LOG, levels[-1] / "log.jsonl")
+        assert find_logs([folder]) == [levels[-1] / "log.jsonl"]
+    finally:  # bottom up: shutil.rmtree (and pytest's clean-up of old tmp folders) recurses
+        (levels[-1] / "log.jsonl").unlink(missing_ok=True)
+        for level in reversed(levels):
+            if level.exists():
+                level.rmdir()
 
 
 def _unreadable(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
