@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from prefixbench.reports.textable import text_lines
+from prefixbench.reports.textable import text_lines, visible
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.causes import CAUSES
@@ -203,7 +203,7 @@ def _calibration_lines(result: AuditResult, reported_files: set[str]) -> list[st
         "skipped: log records read but not counted as requests (not in requests or any figure above), by reason:",
     ]
     skips = [(f, reason, n) for f in result.files for reason, n in f.skip_reasons]
-    return out + ([f"  {_short(f.file)}: {n:,} {reason}" for f, reason, n in skips] or ["  (none)"])
+    return out + ([visible(f"  {_short(f.file)}: {n:,} {reason}") for f, reason, n in skips] or ["  (none)"])
 
 
 def _note_lines(result: AuditResult) -> list[str]:
@@ -215,8 +215,8 @@ def _note_lines(result: AuditResult) -> list[str]:
     out = [""]
     for note, names in file_notes.items():
         where = names[0] if len(names) == 1 else f"{len(names)} files"
-        out.append(f"note ({where}): {note}")
-    return out + [f"note: {note}" for note in result.notes]
+        out.append(visible(f"note ({where}): {note}"))
+    return out + [visible(f"note: {note}") for note in result.notes]
 
 
 def audit_markdown(result: AuditResult) -> str:

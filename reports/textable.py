@@ -13,10 +13,16 @@ cell, separates columns with two spaces and strips trailing blanks from each lin
 The details that differ between tables are options: ``ruler`` (the dashes under the header),
 ``footer`` (rows set apart below a second ruler, as replay's total; an empty footer closes
 the table with a ruler) and, in Markdown, ``escape_pipes`` (cells that may hold ``|``).
+
+Cells often hold strings read from a user's logs (a model name, a file name), so a control
+character in a cell is shown escaped (``\\x1b``, ``\\n``) in both media: an escape sequence
+would otherwise reach the terminal (set its title, clear the screen) and a newline would break
+the table, or close the code fence audit.md sets it in.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 
 import msgspec
@@ -24,6 +30,27 @@ import msgspec
 Row = Sequence[str]
 
 SEPARATOR = "  "
+
+#: The control characters (C0, DEL, C1): none is printed as itself.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """``text`` with each control character shown as its escape (``\\x1b``, ``\\n``, ``\\t``)."""
+    return _CONTROL.sub(_escape, text) if _CONTROL.search(text) else text
+
+
+def _escape(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+def visible_row(row: Row) -> tuple[str, ...]:
+    """Each cell of ``row`` as :func:`visible` shows it."""
+    return tuple(visible(cell) for cell in row)
+
+
+def _visible_rows(rows: Sequence[Row]) -> list[tuple[str, ...]]:
+    return [visible_row(row) for row in rows]
 
 
 class Table(msgspec.Struct, frozen=True):
@@ -62,6 +89,8 @@ def text_lines(
 ) -> tuple[str, ...]:
     """The table as aligned plain-text lines: the header, a ruler of dashes (unless ``ruler`` is
     False), the rows, then, when ``footer`` is given, a second ruler and the footer rows."""
+    header, rows = visible_row(header), _visible_rows(rows)
+    footer = None if footer is None else _visible_rows(footer)
     sized = widths(header, [*rows, *(footer or ())])
 
     def line(cells: Row) -> str:
@@ -80,6 +109,7 @@ def markdown_lines(
 ) -> tuple[str, ...]:
     """The table as Markdown lines: ``| a | b |``, then ``|---|---:|`` (``---:`` for a column
     aligned right), then the rows. With ``escape_pipes`` a ``|`` inside a cell is written ``\\|``."""
+    header, rows = visible_row(header), _visible_rows(rows)
 
     def line(cells: Row) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") if escape_pipes else c for c in cells) + " |"

@@ -101,7 +101,8 @@ def _tokenized(load: Callable[[], type]) -> Callable[[str, str | Tokenizer | Non
     def build(name: str, tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:
         from prefixbench.simulator.tokenizer import make_tokenizer
 
-        return load()(tokenizer=make_tokenizer(tokenizer), **_parse(name, options))
+        parsed = _parse(name, options)  # before the tokenizer: loading a real one may need an extra
+        return load()(tokenizer=make_tokenizer(tokenizer), **parsed)
 
     return build
 
@@ -158,10 +159,28 @@ def _parse(name: str, options: Mapping[str, object]) -> dict[str, object]:
     return {key: known[key](value) for key, value in options.items()}
 
 
-def _only_heuristic(name: str, tokenizer: str | Tokenizer | None, why: str) -> None:
-    from prefixbench.simulator.tokenizer import make_tokenizer
+def _tokenizer_name(tokenizer: str | Tokenizer | None) -> str:
+    """The name of a tokenizer given by name or object, without building it (a real one may
+    need an extra that is not installed; the question asked here is only which one).
 
-    if make_tokenizer(tokenizer).name != "heuristic":
+    Raises:
+        UserError: an unknown name.
+    """
+    from prefixbench.simulator.tokenizer import TOKENIZERS, make_tokenizer
+
+    match tokenizer:
+        case None:
+            return "heuristic"
+        case str() if tokenizer in TOKENIZERS:
+            return tokenizer
+        case str():
+            return make_tokenizer(tokenizer).name  # raises: unknown tokenizer
+        case _:
+            return tokenizer.name
+
+
+def _only_heuristic(name: str, tokenizer: str | Tokenizer | None, why: str) -> None:
+    if _tokenizer_name(tokenizer) != "heuristic":
         raise UserError(
             f"cache model {name!r} counts its own tokens ({why}); a tokenizer needs a token-based model: "
             f"add --cache deepseek (or openai, vllm, radix), or use --tokenizer heuristic"

@@ -108,19 +108,20 @@ def loads(text: str, where: str, *, whole_file: bool = False) -> object:
     return value
 
 
-def check_tree(value: object, where: str) -> None:
-    """Refuse nesting beyond :data:`MAX_DEPTH` and strings that are not valid Unicode.
+def check_tree(value: object, where: str, *, root: str = "", max_depth: int | None = MAX_DEPTH) -> None:
+    """Refuse nesting beyond ``max_depth`` (None: any depth) and strings that are not valid Unicode.
 
+    ``root`` is where ``value`` sits in its line (``request.body``), for the error's path.
     Walks without recursion, so it never fails on the depth it is checking.
     """
-    stack: list[tuple[object, str, int]] = [(value, "", 0)]
+    stack: list[tuple[object, str, int]] = [(value, root, 0)]
     while stack:
         item, path, depth = stack.pop()
         if isinstance(item, str):
             _check_str(item, path, where)
         elif isinstance(item, (dict, list)):
-            if depth >= MAX_DEPTH:
-                raise UserError(f"{where}: nested too deep at {path or 'the top'} (at most {MAX_DEPTH} levels)")
+            if max_depth is not None and depth >= max_depth:
+                raise UserError(f"{where}: nested too deep at {path or 'the top'} (at most {max_depth} levels)")
             pairs = item.items() if isinstance(item, dict) else enumerate(item)
             for key, child in pairs:
                 if isinstance(key, str):

@@ -27,10 +27,16 @@ ProgressFn = Callable[[int], None]
 
 
 class Record(msgspec.Struct, frozen=True):
-    """One JSON value of a log file and the 1-based line it starts on."""
+    """One JSON value of a log file and the 1-based line it starts on.
+
+    ``plain``: read by ``json.loads``, not vouched for by msgspec, so its strings may hold a lone
+    surrogate (valid JSON, not Unicode); a reader that renders them checks them first
+    (:func:`prefixbench.workloads.logs.formats.common.refuse_lone_surrogates`).
+    """
 
     line: int
     value: object
+    plain: bool = False
 
 
 def iter_records(path: Path, progress: ProgressFn | None = None) -> Iterator[Record]:
@@ -91,16 +97,19 @@ def _decode(path: Path, line_no: int, raw: bytes) -> str:
 _DECODE = msgspec.json.Decoder().decode
 
 
-def _loads(text: str) -> object:
+def _loads(text: str) -> tuple[object, bool]:
     """``json.loads(text)``: the same value or the same error, read by msgspec when it vouches
     for the line. What msgspec accepts ``json.loads`` accepts with an equal value; what it refuses
     (NaN, a lone surrogate, a number beyond a float, malformed JSON) and what nests deeper than
-    ``too_deep`` allows is read by ``json.loads``, which accepts it or words the error."""
+    ``too_deep`` allows is read by ``json.loads``, which accepts it or words the error. The flag
+    says which read it (True: ``json.loads``, see :class:`Record`)."""
     try:
         value = _DECODE(text)
     except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
-        return json.loads(text)
-    return json.loads(text) if may_nest_too_deep(text) and too_deep(value) else value
+        return json.loads(text), True
+    if may_nest_too_deep(text) and too_deep(value):
+        return json.loads(text), True
+    return value, False
 
 
 def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
@@ -114,7 +123,7 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
         if not text:
             continue
         try:
-            value = _loads(text)
+            value, plain = _loads(text)
         except json.JSONDecodeError as exc:
             truncated = not raw.endswith(b"\n") or exc.msg.startswith(("Unterminated", "Expecting"))
             what = "truncated or malformed JSON" if truncated else "malformed JSON"
@@ -125,7 +134,7 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
         except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
             raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
         first = False
-        yield Record(line_no, value)
+        yield Record(line_no, value, plain)
     if progress is not None:
         progress(done)
 
@@ -225,7 +234,7 @@ def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
                 break  # need more text
             except (ValueError, RecursionError) as exc:
                 raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
-            yield Record(line_no, value)
+            yield Record(line_no, value, True)  # read by json, never vouched for by msgspec
             line_no += buffer.count("\n", pos, end)
             pos = end
         buffer = buffer[pos:]

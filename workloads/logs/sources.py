@@ -39,13 +39,7 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
     found: list[tuple[Path, str | None]] = []
     for path in paths:
         if path.is_dir():
-            inside = sorted(
-                Path(root) / name
-                for root, dirs, names in os.walk(path)
-                for name in names
-                if name.endswith(LOG_SUFFIXES) and not name.startswith(".")
-            )
-            marked = [(item, _skip_reason(item)) for item in inside]
+            marked = [(item, _skip_reason(item)) for item in _walk(path)]
             if not any(reason is None for _, reason in marked):
                 raise UserError(f"{path}: no log files (*.jsonl, *.json) in this folder")
             found.extend(marked)
@@ -61,6 +55,50 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
     for path, reason in found:
         unique.setdefault(os.path.realpath(path), (path, reason))
     return list(unique.values())
+
+
+def _walk(folder: Path) -> list[Path]:
+    """The log files under ``folder``, sorted: what ``os.walk`` finds (a linked folder is not
+    walked into; hidden folders are), without recursion, so any depth is walked.
+
+    Raises:
+        UserError: a folder that cannot be listed, named: skipping it (as ``os.walk`` does)
+            would audit part of the logs and say nothing, and a gate would pass on that part.
+            A walked file that cannot be read is refused the same way.
+    """
+    found: list[Path] = []
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    if _walks_into(entry):
+                        pending.append(current / entry.name)
+                    elif not _is_dir(entry) and entry.name.endswith(LOG_SUFFIXES) and not entry.name.startswith("."):
+                        found.append(current / entry.name)
+        except OSError as exc:
+            raise UserError(
+                f"{current}: cannot read this folder ({exc.strerror or exc}): its logs would be left out of the audit; "
+                "make it readable, or name the folders to audit"
+            ) from None
+    return sorted(found)
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    """A folder, or a link to one (``os.walk`` lists both among the folders)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _walks_into(entry: os.DirEntry) -> bool:
+    """A folder the walk enters: a folder, not a link to one."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _skip_reason(path: Path) -> str | None:

@@ -303,3 +303,59 @@ def test_docs_audit_synopsis_lists_every_option() -> None:
     sub = next(a for a in build_parser("audit")._actions if isinstance(a, argparse._SubParsersAction))
     options = {o for action in sub.choices["audit"]._actions for o in action.option_strings if o.startswith("--")}
     assert {o for o in options - {"--help"} if o not in synopsis} == set()
+
+
+_FIXTURES = Path(__file__).parents[1] / "logs" / "fixtures"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "path_in_line"),
+    [
+        ("http-capture", "request.body.messages[0].content[0].text"),
+        ("chat-completions", "messages[0].content"),
+        ("anthropic-bodies", "messages[0].content"),
+    ],
+)
+def test_a_lone_surrogate_in_a_request_body_is_refused_as_replay_refuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fixture: str, path_in_line: str
+) -> None:
+    """A body with a lone surrogate could never be rendered or sent: one line naming file:line and
+    where in the line, exit 2, the same line ``replay`` gives (a surrogate outside a body, as in a
+    Claude Code model name, is escaped instead: the test above)."""
+    text = (_FIXTURES / f"{fixture}.jsonl").read_text(encoding="utf-8")
+    log = tmp_path / f"{fixture}.jsonl"
+    log.write_text(text.replace('"hello"', '"he\\udc00llo"', 1), encoding="utf-8")
+    expected = f"prefixbench: error: {log}:1: {path_in_line} holds a lone surrogate \\udc00, which is not Unicode text"
+    for command in ("audit", "replay"):
+        status = main([command, str(log), "--quiet"] if command == "audit" else [command, str(log)])
+        err = capsys.readouterr().err.strip()
+        # replay (which reads request bodies) may add which format the file is in, after the line.
+        err = err.split(" (the file is in the ", 1)[0] if command == "replay" else err
+        assert (command, status, err) == (command, 2, expected)
+
+
+def test_terminal_escapes_in_a_log_are_shown_not_sent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A model name holding ESC]0;...BEL ESC[2J (set the window title, clear the screen) and a
+    newline reaches the table, the notes, --format md, audit.md and replay's table escaped."""
+    model = "gpt\x1b]0;owned\x07\x1b[2J\n# injected"
+    log = tmp_path / "bodies.jsonl"
+    log.write_text(json.dumps({"model": model, "messages": [{"role": "user", "content": "hello"}]}) + "\n")
+    shown = "gpt\\x1b]0;owned\\x07\\x1b[2J\\n# injected"
+    out = tmp_path / "out"
+    for argv in (["audit", str(log), "--out", str(out)], ["audit", str(log), "--format", "md"], ["replay", str(log)]):
+        assert main([*argv, "--quiet"] if argv[0] == "audit" else argv) == 0
+        captured = capsys.readouterr()
+        for stream in (captured.out, captured.err):
+            assert "\x1b" not in stream and "\x07" not in stream and "\n# injected" not in stream, (argv, stream)
+        assert shown in captured.out or argv[0] == "replay", argv  # replay's table names no model
+    markdown = (out / "audit.md").read_text(encoding="utf-8")
+    assert "\x1b" not in markdown and "\n# injected" not in markdown and shown in markdown
+
+
+def test_terminal_escapes_in_a_log_are_shown_escaped_in_the_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "codex.jsonl"
+    log.write_text((_FIXTURES / "codex.jsonl").read_text(encoding="utf-8").replace("gpt-5-codex", "gpt\\u001b[2Jcodex"))
+    for form in ("table", "md"):
+        assert main(["audit", str(log), "--quiet", "--format", form]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and "note: no price for gpt\\x1b[2Jcodex: their dollars are left out" in out

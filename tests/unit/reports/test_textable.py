@@ -77,3 +77,16 @@ def test_markdown_escapes_pipes_only_when_asked():
 
 def test_columns_named_finds_the_titles_given():
     assert columns_named(["workload", "folds", "preset", "400s"], ("folds", "400s", "seeds")) == {1, 3}
+
+
+def test_control_characters_in_a_cell_are_shown_escaped_in_both_media():
+    # A log string can hold terminal escapes (set the window title, clear the screen) or a
+    # newline that would break the table (and close audit.md's code fence): shown, never sent.
+    rows = [["gpt\x1b]0;owned\x07\x1b[2J", "1"], ["a\nb\tc\x7f\x9b", "2"]]
+    title, other = "gpt\\x1b]0;owned\\x07\\x1b[2J", "a\\nb\\tc\\x7f\\x9b"  # 26 and 15 characters shown
+    assert Table(["model", "n"], rows, right={1}).text() == "\n".join(
+        [f"{'model':<26}  n", f"{'-' * 26}  -", f"{title}  1", f"{other:<26}  2"]
+    )
+    markdown = Table(["model", "n"], rows).markdown()
+    assert "\x1b" not in markdown and "\n" not in markdown.replace("\n|", "") and "gpt\\x1b]0;owned\\x07" in markdown
+    assert Table(["é", "emoji 😀"], [["naïve", "ok"]]).text() == "é      emoji 😀\n-----  -------\nnaïve  ok"

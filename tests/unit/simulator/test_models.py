@@ -86,6 +86,27 @@ def test_the_reference_and_anthropic_count_their_own_tokens():
             make_cache(name, tokenizer=other)
 
 
+@pytest.mark.parametrize(
+    ("name", "options", "message"),
+    [
+        ("byte-exact", {}, "cache model 'byte-exact' counts its own tokens"),
+        ("anthropic", {}, "cache model 'anthropic' counts its own tokens"),
+        ("openai", {"ttl": "5m"}, "cache model 'openai' has no option 'ttl'"),
+    ],
+)
+def test_the_model_and_its_options_are_checked_before_the_tokenizer_is_built(monkeypatch, name, options, message):
+    """Without the deepseek extra, a wrong model or option is still the error a user sees first."""
+    from prefixbench.simulator import tokenizer
+
+    def missing_extra() -> None:
+        raise UserError("tokenizer 'deepseek-v4' needs the deepseek extra")
+
+    monkeypatch.setattr(tokenizer, "_deepseek_v4", missing_extra)
+    with pytest.raises(UserError) as error:
+        make_cache(name, tokenizer="deepseek-v4", **options)
+    assert str(error.value).startswith(message)
+
+
 # --- seed 001 under every provider model -------------------------------------------------
 
 MODELS = [

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.reading import check_tree
 from prefixbench.workloads.logs.records import Record
 
 #: Epoch milliseconds beyond any real log (year 5138).
@@ -48,3 +49,14 @@ def objects(path: Path, records: Iterable[Record], what: str) -> Iterator[Record
         if not isinstance(record.value, dict):
             raise UserError(f"{path}:{record.line}: expected a JSON object{what}")
         yield record
+
+
+def refuse_lone_surrogates(body: object, where: str, root: str = "") -> None:
+    """Refuse a request body holding a lone surrogate (``"\\udc00"``: valid JSON, not Unicode, so
+    it could never be rendered or sent), in the line ``replay`` gives: ``where`` (file:line), then
+    the string's path in the line (``root`` is the body's own, e.g. ``request.body``).
+
+    Only for a body read the plain way (:attr:`Record.plain`, or a body captured as text):
+    msgspec refuses lone surrogates, so what it read holds none and is not walked again.
+    """
+    check_tree(body, where, root=root, max_depth=None)

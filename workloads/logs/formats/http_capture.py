@@ -25,7 +25,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.simulator.providers import OPENAI, provider_of_request, rules_for
 from prefixbench.simulator.providers.anthropic import read_diagnostic
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest
 
@@ -223,6 +223,8 @@ class _Capture:
         if not isinstance(body, dict) or "model" not in body:
             self.skipped.append((record.line, "not a model call (no request body with a model)"))
             return
+        if record.plain or isinstance(request.get("body"), str):  # json.loads read it: see Record
+            refuse_lone_surrogates(body, where, "request.body")
         sent = parse_time_ms(request.get("timestamp"), where)
         answered = parse_time_ms(response.get("timestamp"), where)
         provider, wire = _provider(url, body)

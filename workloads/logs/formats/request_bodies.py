@@ -7,6 +7,7 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Request
+from prefixbench.workloads.logs.formats.common import refuse_lone_surrogates
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Provider, TraceRequest
 
@@ -21,6 +22,8 @@ def read_bodies(
     name = str(path)
     out: list[TraceRequest] = []
     for record in records:
+        if record.plain:
+            refuse_lone_surrogates(record.value, f"{name}:{record.line}")
         parsed = parse(record.value, f"{name}:{record.line}")
         effort = parsed.envelope.reasoning_effort
         out.append(

@@ -1,0 +1,97 @@
+"""The folder walk that finds an audit's log files: any depth, every unreadable folder named."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from prefixbench.reports.cli import main
+from prefixbench.workloads.logs import sources
+from prefixbench.workloads.logs.sources import find_logs
+
+_LOG = Path(__file__).parent / "fixtures" / "chat-completions.jsonl"
+
+
+def _tree(root: Path, *, broken_link: bool = False) -> Path:
+    """Logs at several levels, hidden and non-log files, a linked file, a linked folder (and a broken link)."""
+    for folder in ("a", "a/b", "c", ".hidden", "z"):
+        (root / folder).mkdir(parents=True)
+    for name in ("top.jsonl", "a/one.json", "a/b/two.jsonl", ".hidden/three.jsonl", "c/.dot.jsonl", "c/notes.txt"):
+        shutil.copy(_LOG, root / name)
+    (root / "z" / "link.jsonl").symlink_to(root / "top.jsonl")
+    (root / "z" / "folder-link").symlink_to(root / "a", target_is_directory=True)  # listed, never walked into
+    if broken_link:
+        (root / "z" / "broken.jsonl").symlink_to(root / "nowhere.jsonl")
+    return root
+
+
+def test_the_walk_finds_what_os_walk_finds(tmp_path: Path) -> None:
+    root = _tree(tmp_path / "logs", broken_link=True)
+    expected = sorted(
+        Path(folder) / name
+        for folder, _, names in os.walk(root)
+        for name in names
+        if name.endswith((".jsonl", ".json")) and not name.startswith(".")
+    )
+    assert sources._walk(root) == expected
+    assert [path.relative_to(root).as_posix() for path in expected] == [
+        ".hidden/three.jsonl", "a/b/two.jsonl", "a/one.json", "top.jsonl", "z/broken.jsonl", "z/link.jsonl"
+    ]
+
+
+def test_a_folder_nested_deeper_than_the_recursion_limit_is_walked(tmp_path: Path) -> None:
+    folder = tmp_path / "deep"
+    depth = 1200  # past Python's default recursion limit (1000)
+    levels = [folder]
+    for _ in range(depth):  # one level at a time: pathlib's mkdir(parents=True) recurses too
+        levels.append(levels[-1] / "d")
+    try:
+        for level in levels:
+            level.mkdir()
+        shutil.copy(_LOG, levels[-1] / "log.jsonl")
+        assert find_logs([folder]) == [levels[-1] / "log.jsonl"]
+    finally:  # bottom up: shutil.rmtree (and pytest's clean-up of old tmp folders) recurses
+        (levels[-1] / "log.jsonl").unlink(missing_ok=True)
+        for level in reversed(levels):
+            if level.exists():
+                level.rmdir()
+
+
+def _unreadable(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """``folder`` refuses to be listed, as a folder without read permission does (root reads any)."""
+    scandir = os.scandir
+
+    def refusing(path=".") -> object:
+        if Path(path) == folder:
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+
+
+@pytest.mark.parametrize("which", ["a subfolder", "the folder named"])
+def test_an_unreadable_folder_is_refused_in_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, which: str
+) -> None:
+    root = _tree(tmp_path / "logs")
+    folder = root / "a" if which == "a subfolder" else root
+    _unreadable(monkeypatch, folder)
+    assert main(["audit", str(root), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"prefixbench: error: {folder}: cannot read this folder (Permission denied): its logs would be left "
+        "out of the audit; make it readable, or name the folders to audit"
+    )
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a folder without read permission")
+def test_a_folder_without_read_permission_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = _tree(tmp_path / "logs")
+    (root / "a").chmod(0)
+    try:
+        assert main(["audit", str(root), "--quiet"]) == 2
+    finally:
+        (root / "a").chmod(0o755)
+    assert f"{root / 'a'}: cannot read this folder (Permission denied)" in capsys.readouterr().err
