@@ -77,8 +77,10 @@ def parse_seeds(text: str, option: str = "--seeds") -> tuple[int, ...]:
             last = int(high) if sep else first
         except ValueError:
             raise UserError(f"{option}: {item!r} is not a seed or a range of seeds (e.g. 0-16 or 0,3,5)") from None
-        if first < 0 or last < first:
+        if first < 0:
             raise UserError(f"{option}: {item!r} is not a range of seeds >= 0 (e.g. 0-16)")
+        if last < first:
+            raise UserError(f"{option}: {item!r} runs backwards: write the lower seed first ({last}-{first})")
         if last - first + len(seeds) >= MAX_SEEDS:
             raise UserError(f"{option}: {item!r} names more than {MAX_SEEDS:,} seeds")
         seeds.extend(range(first, last + 1))

@@ -133,3 +133,9 @@ def test_a_mutated_grid_file_plans_or_is_refused_cleanly(tmp_path_factory, data)
         assert all(line.startswith(str(grid)) for line in str(exc).splitlines()), str(exc)
         return
     assert specs
+
+
+def test_a_seed_range_written_backwards_says_so():
+    with pytest.raises(UserError, match=r"--seeds: '5-2' runs backwards: write the lower seed first \(2-5\)"):
+        parse_seeds("5-2")
+    assert parse_seeds("2-5") == (2, 3, 4, 5)
