@@ -140,13 +140,7 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
     for _ in drawing:  # the charts, drawn meanwhile
         pass
     foreign = manifest.finish(written)
-    if options.format == "json":
-        print(runs_text)
-    else:
-        print(sweep_text_table(runs_df))
-        if costs is not None:
-            print(f"\ncost at {price.model} prices (USD):")
-            print(cost_text(costs))
+    _print_outcome(options, runs_text, runs_df, costs, price)
     if not options.quiet:
         shown = sorted(f for f in written if "/" not in f)
         print(f"wrote {out}/: {', '.join(shown)}, {STORE_DIR}/ ({len(keys)} runs)", file=sys.stderr)
@@ -154,6 +148,19 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
         listed = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
         print(f"prefixbench: warning: {out}/ also holds files prefixbench did not write (left as they are): {listed}", file=sys.stderr)
     return 0
+
+
+def _print_outcome(
+    options: SweepRunOptions, runs_text: str, runs_df: pd.DataFrame, costs: pd.DataFrame | None, price: PriceRow | None
+) -> None:
+    """stdout: the runs as JSON, or the sweep table and, when priced, the cost table."""
+    if options.format == "json":
+        print(runs_text)
+        return
+    print(sweep_text_table(runs_df))
+    if costs is not None and price is not None:
+        print(f"\ncost at {price.model} prices (USD):")
+        print(cost_text(costs))
 
 
 #: Outputs every sweep rewrites from the store.
