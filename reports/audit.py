@@ -213,8 +213,8 @@ def _note_lines(result: AuditResult) -> list[str]:
         for note in calibration.notes:
             file_notes.setdefault(note, []).append(_short(calibration.file))
     out = [""]
-    for note, names in file_notes.items():
-        where = names[0] if len(names) == 1 else f"{len(names)} files"
+    for note, files in file_notes.items():
+        where = files[0] if len(files) == 1 else f"{len(files)} files"
         out.append(visible(f"note ({where}): {note}"))
     return out + [visible(f"note: {note}") for note in result.notes]
 

@@ -35,22 +35,17 @@ from msgspec.structs import replace
 from prefixbench.kernel.api import StepContext, warn
 from prefixbench.kernel.engines.ranges_compress import (
     CompressArgumentsError,
-    CompressionResult,
-    RangeRequest,
     apply_compression,
     parse_compress_arguments,
 )
 from prefixbench.kernel.engines.ranges_config import RangesConfig
 from prefixbench.kernel.engines.ranges_nudge import (
-    NUDGE_MARKER,
     Nudge,
-    RecommendedRange,
     decide_nudge,
     plan_truncation,
     recommend_ranges,
 )
 from prefixbench.kernel.engines.ranges_state import (
-    CompressionBlock,
     CompressionState,
     PartsMemo,
     assign_refs,
@@ -58,7 +53,7 @@ from prefixbench.kernel.engines.ranges_state import (
     rebuild_messages,
     sync_blocks,
 )
-from prefixbench.kernel.engines.ranges_view import COMPRESS_TOOL_NAME, SUMMARY_MARKER, render_parts, tag_parts
+from prefixbench.kernel.engines.ranges_view import COMPRESS_TOOL_NAME, render_parts, tag_parts
 from prefixbench.kernel.meter import price_header, price_message
 from prefixbench.kernel.model import ModelCatalog
 from prefixbench.kernel.presets import Preset

@@ -104,7 +104,7 @@ def read_diagnostic(obj: object) -> str | None:
         for holder in (obj, usage, message, message.get("usage") if isinstance(message, dict) else None)
     ):
         return None
-    for holder in (obj, _as_dict(obj.get("usage")), _as_dict(obj.get("message")), _as_dict(_as_dict(obj.get("message")).get("usage"))):
+    for holder in (obj, mapping(obj.get("usage")), mapping(obj.get("message")), mapping(mapping(obj.get("message")).get("usage"))):
         for key in DIAGNOSTICS_FIELDS:
             label = _label_of(holder.get(key))
             if label is not None:
@@ -121,7 +121,3 @@ def _label_of(value: object) -> str | None:
             if label is not None:
                 return label
     return None
-
-
-def _as_dict(value: object) -> dict:
-    return value if isinstance(value, dict) else {}
