@@ -58,6 +58,24 @@ def test_openai_responses_cached_tokens_are_inside_input(tmp_path: Path) -> None
     assert result.totals.input == 904 + 1008  # no double count of cached tokens
 
 
+def test_usage_comes_from_the_richest_record_not_a_proxys_summary(tmp_path: Path) -> None:
+    # A proxy saved a summarized usage without the cache details beside the raw stream whose
+    # response.completed event carries them: the stream's record is the provider's own.
+    completed = {"type": "response.completed", "response": {"usage": {"input_tokens": 10000, "input_tokens_details": {"cached_tokens": 9856}, "output_tokens": 40, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 10040}}}
+    response = {"body": {"usage": {"input_tokens": 10000, "output_tokens": 40}}, "body_raw": f"event: response.completed\ndata: {json.dumps(completed)}\n\n"}
+    line = capture_line({"model": "deepseek-v4-flash", "input": "hi"}, response, url="https://relay.example.net/v1/responses")
+    # ...and the reverse: a summary richer than a stream whose last usage event was cut short.
+    cut = {"type": "response.in_progress", "response": {"usage": {"input_tokens": 7000}}}
+    richer = capture_line(
+        {"model": "gpt-5.1", "input": "hi"},
+        {"body": {"usage": {"input_tokens": 7000, "input_tokens_details": {"cached_tokens": 6912}, "output_tokens": 5}}, "body_raw": f"data: {json.dumps(cut)}\n\n"},
+        url="https://api.openai.com/v1/responses", sent=1748554720.0,
+    )
+    path = write_jsonl(tmp_path / "relay.jsonl", [line, richer])
+    requests, _ = load_trace([path])
+    assert [(r.usage.cache_read, r.usage.uncached, r.usage.output) for r in requests] == [(9856, 144, 40), (6912, 88, 5)]
+
+
 def test_provider_diagnostic_is_the_strongest_evidence(tmp_path: Path) -> None:
     first = capture_line(anthropic_body(), {"body": {"usage": {"input_tokens": 4, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 0, "output_tokens": 1}}})
     second = capture_line(

@@ -142,7 +142,14 @@ def _diagnostic_sse(response: dict) -> str | None:
 
 
 def _openai_response_usage(response: dict) -> dict | None:
-    """The raw usage of an OpenAI response: its JSON body's, else the last SSE event's."""
+    """The raw usage of an OpenAI response, from the richest record it carries.
+
+    A streamed response's final event (``response.completed``, or a chat-completions chunk with
+    ``usage``) is what the provider itself sent; a proxy's JSON summary beside it may drop the
+    cache details (a summarized ``usage`` without ``input_tokens_details``). So every usage found
+    competes and the one with the most fields wins; on a tie the stream's last one does.
+    """
+    found: list[dict] = []
     body = response.get("body")
     if isinstance(body, str):
         try:
@@ -151,9 +158,19 @@ def _openai_response_usage(response: dict) -> dict | None:
             body = None
     if isinstance(body, dict):
         if isinstance(body.get("usage"), dict):
-            return body["usage"]
-        if isinstance(as_dict(body.get("response")).get("usage"), dict):
-            return body["response"]["usage"]
+            found.append(body["usage"])
+        elif isinstance(as_dict(body.get("response")).get("usage"), dict):
+            found.append(body["response"]["usage"])
+    streamed = _streamed_openai_usage(response)
+    if streamed is not None:
+        found.append(streamed)
+    if not found:
+        return None
+    return max(reversed(found), key=_fields_in)
+
+
+def _streamed_openai_usage(response: dict) -> dict | None:
+    """The usage of the last SSE event that carries one (``response.completed`` last of all)."""
     texts: list[str] = []
     raw = response.get("body_raw")
     if isinstance(raw, str):
@@ -173,6 +190,13 @@ def _openai_response_usage(response: dict) -> dict | None:
         elif isinstance(data.get("usage"), dict):
             found = data["usage"]
     return found
+
+
+def _fields_in(usage: object) -> int:
+    """How many leaf fields a usage record holds (nested details included): its richness."""
+    if isinstance(usage, dict):
+        return sum(_fields_in(value) for value in usage.values())
+    return 0 if usage is None else 1
 
 
 def _intern(request: Request, shared: dict[object, object]) -> Request:
