@@ -357,7 +357,7 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
         lane_key = (r.file, r.lane)
         pred = predictor.predict(r, tick, ready)
         rows.append(_explain(_Step(r, lane_prev.get(lane_key), pred, tick, lane_index[lane_key]), shared))
-        lane_prev[lane_key] = Previous(r, tick, ready)
+        lane_prev[lane_key] = Previous(r, tick, ready, None if r.done_ms is None else max(ready, r.done_ms))
         lane_index[lane_key] += 1
         if r.prefix is not None:
             shared.head_seen.setdefault(r.prefix.head, tick)

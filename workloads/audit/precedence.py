@@ -51,6 +51,8 @@ class Previous(msgspec.Struct, frozen=True):
     request: TraceRequest
     tick: int
     ready: int
+    #: The tick its response ended, where the log records it.
+    done: int | None = None
 
 
 class Evidence(msgspec.Struct, frozen=True):
@@ -80,6 +82,13 @@ class Evidence(msgspec.Struct, frozen=True):
     def gap(self) -> int:
         """Logical ms since the previous request was sent (0 at a lane start)."""
         return self.tick - self.prev.tick if self.prev else 0
+
+    @property
+    def idle_ms(self) -> int | None:
+        """Logical ms since the previous response ended, where the log records its end."""
+        if self.prev is None or self.prev.done is None:
+            return None
+        return max(0, self.tick - self.prev.done)
 
     @property
     def is_start(self) -> bool:
@@ -231,7 +240,35 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
     prev = ev.before
     if prev is None or ev.gap <= ttl_ms(prev):
         return None
-    return Finding("ttl-expired", "log", f"idle {duration(ev.gap)} since the previous request, past the {duration(ttl_ms(prev))} TTL")
+    return Finding("ttl-expired", "log", (
+        f"idle {duration(ev.gap)} since the previous request, past the {duration(ttl_ms(prev))} TTL"
+        if ev.idle_ms is None
+        else f"{duration(ev.gap)} since the previous request was sent ({duration(ev.idle_ms)} idle after its response ended), "
+        f"past the {duration(ttl_ms(prev))} TTL"
+    ))
+
+
+#: A prompt smaller than the lane's previous one by more than this share was rewritten: agents
+#: only ever append, so history went (an in-turn truncation, context editing, a compaction).
+SHRINK_TOLERANCE = 0.01
+
+
+def _prompt_shrank(ev: Evidence) -> Finding | None:
+    prev, usage = ev.before, ev.r.usage
+    if prev is None or prev.usage is None or usage is None or ev.cache_read >= ev.expected:
+        return None
+    before, now = prev.usage.prompt, usage.prompt
+    if now >= before * (1 - SHRINK_TOLERANCE):
+        return None
+    if now < before / 2:
+        return Finding("compaction", "log", (
+            f"the prompt fell from {before:,} to {now:,} tokens with no compaction logged: the history was "
+            "replaced (a compaction or truncation the log does not mark)"
+        ))
+    return Finding("messages-changed", "log", (
+        f"the prompt shrank by {before - now:,} tokens ({before:,} -> {now:,}) since the previous request: earlier "
+        "history was dropped or rewritten (an in-turn truncation or context editing), so the cached prefix ended there"
+    ))
 
 
 def _sent_before_ready(ev: Evidence) -> Finding | None:
@@ -273,7 +310,8 @@ def _best_effort(ev: Evidence) -> Finding | None:
     if note is None:
         return None
     return Finding("provider-best-effort", "log", (
-        f"read {ev.cache_read:,} of {ev.expected:,} cached tokens with nothing changed in the log and {duration(ev.gap)} idle: "
+        f"read {ev.cache_read:,} of {ev.expected:,} cached tokens with nothing changed in the log and "
+        + (f"{duration(ev.gap)} idle: " if ev.idle_ms is None else f"{duration(ev.idle_ms)} idle after the previous response ended: ")
         + note
         + ", not the agent's doing"
     ))
@@ -337,6 +375,7 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("model-changed", "the model of both requests", _model_changed),
     CauseRule("family-changed", "the request family (effort, thinking) of both requests", _family_changed),
     CauseRule("idle-past-ttl", "the gap since the previous request; the provider's TTL", _idle_past_ttl),
+    CauseRule("prompt-shrank", "the prompt sizes of both requests", _prompt_shrank),
     CauseRule("sent-before-ready", "the tick the previous response began", _sent_before_ready),
     CauseRule("below-minimum", "the expected read; the provider's minimum for the model", _below_minimum),
     CauseRule("beyond-lookback", "blocks since the previous request; the provider's breakpoint lookback", _beyond_lookback),

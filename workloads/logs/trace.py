@@ -103,6 +103,9 @@ class TraceRequest(msgspec.Struct, frozen=True):
     agent_version: str | None = None
     #: The log format the request came from.
     source_format: str = ""
+    #: When the response ended (its last event), where the log records it: idle time is
+    #: measured from here, not from the send.
+    done_ms: int | None = None
 
     @property
     def envelope_dict(self) -> dict[str, str]:

@@ -73,6 +73,7 @@ def expected(name: str) -> list[TraceRequest]:
                     usage=Usage(cache_read=4096, uncached=904, output=50),  # input_tokens includes the cached part
                     prefix=Prefix("codex:gpt-5-codex:0.46.0", "codex:sess-1#0", None, 2),
                     events=(("user_turn", ""),), agent_version="0.46.0", source_format=name,
+                    done_ms=1759312804000,  # the token_count event: the response had ended
                 )
             ]
         case "pi":
@@ -111,11 +112,12 @@ def expected(name: str) -> list[TraceRequest]:
                     file, 1, lane, kind, seq, sent, ready, "engine", model,
                     envelope=(("input_length", str(length)), ("output_length", str(out))),
                     hash_ids=namespaced(file, 0, lane, ids), block_tokens=(4,) * len(ids), source_format=name,
+                    done_ms=done,  # t + api_time where the entry has one
                 )
-                for seq, (lane, kind, sent, ready, model, length, out, ids) in enumerate((
-                    (main, "main", 0, None, opus, 10, 5, (1, 2)),
-                    (sub, "subagent", 2500, 2750, haiku, 9, 3, (1, 2)),
-                    (main, "main", 3000, None, opus, 13, 4, (1, 2, 3)),
+                for seq, (lane, kind, sent, ready, done, model, length, out, ids) in enumerate((
+                    (main, "main", 0, None, 1500, opus, 10, 5, (1, 2)),
+                    (sub, "subagent", 2500, 2750, None, haiku, 9, 3, (1, 2)),
+                    (main, "main", 3000, None, None, opus, 13, 4, (1, 2, 3)),
                 ))
             ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")

@@ -112,6 +112,7 @@ def _check_ids(ids: set, where: str) -> None:
 def _request(conv: _Conversation, value: dict, lane: str, kind: LaneKind, base_s: float, where: str) -> TraceRequest:
     sent_s = base_s + (_number(value.get("t"), where, "t", required=True) or 0.0)
     ttft = _number(value.get("ttft"), where, "ttft", required=False)
+    api_time = _number(value.get("api_time"), where, "api_time", required=False)
     model = value.get("model")
     if model is not None and not isinstance(model, str):
         raise UserError(f"{where}: model is not a string ({model!r:.40})")
@@ -126,6 +127,7 @@ def _request(conv: _Conversation, value: dict, lane: str, kind: LaneKind, base_s
         seq=len(conv.out),
         sent_ms=sent_ms,  # ms since the conversation's start
         ready_ms=None if ttft is None else sent_ms + round(ttft * 1000),
+        done_ms=None if api_time is None else sent_ms + round(api_time * 1000),
         provider=_provider(),
         model=model or "unknown",
         envelope=(("input_length", str(length)), ("output_length", str(count(value.get("out"), where, "out")))),

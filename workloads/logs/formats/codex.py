@@ -151,6 +151,7 @@ class _Rollout:
                 seq=len(self.out),
                 sent_ms=self.last_input_ms if self.last_input_ms is not None else when,
                 ready_ms=self.first_output_ms if self.first_output_ms is not None else when,
+                done_ms=when,  # token_count is written when the response has ended
                 provider=self.provider,
                 model=self.model,
                 envelope=(("effort", self.effort),) if self.effort else (),
