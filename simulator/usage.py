@@ -23,6 +23,9 @@ class Usage(msgspec.Struct, frozen=True):
     cache_write_1h: int = 0
     uncached: int = 0
     output: int = 0
+    #: False when the provider's usage carried no cache field at all ("cache not reported"):
+    #: then ``cache_read`` 0 says nothing, and the whole prompt sits in ``uncached`` as billed.
+    cache_reported: bool = True
 
     @property
     def cache_write(self) -> int:

@@ -48,6 +48,7 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
         cached = count(details.get("cached_tokens"), where, "input_tokens_details.cached_tokens")
         written = count(details.get("cache_write_tokens"), where, "input_tokens_details.cache_write_tokens")
         output = count(usage.get("output_tokens"), where, "usage.output_tokens")
+        reported = "cached_tokens" in details
     else:  # chat completions
         total = count(usage.get("prompt_tokens"), where, "usage.prompt_tokens")
         details = mapping(usage.get("prompt_tokens_details"))
@@ -55,9 +56,10 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
         cached = count(details.get("cached_tokens") if hit is None else hit, where, "cached tokens")
         written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
         output = count(usage.get("completion_tokens"), where, "usage.completion_tokens")
+        reported = "cached_tokens" in details or hit is not None
     if cached + written > total:
         raise UserError(f"{where}: cached ({cached}) and written ({written}) tokens exceed input tokens ({total})")
-    return Usage(cache_read=cached, cache_write_5m=written, uncached=total - cached - written, output=output)
+    return Usage(cache_read=cached, cache_write_5m=written, uncached=total - cached - written, output=output, cache_reported=reported)
 
 
 RULES = ProviderRules(

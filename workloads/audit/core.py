@@ -572,23 +572,27 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
     return ""
 
 
+#: The detail of a request whose provider reported no cache fields.
+NOT_REPORTED = "cache not reported: the provider's usage has no cache field, so neither a read nor a loss can be told"
+
+
 def _explain(step: _Step, shared: _Shared) -> AuditRow:
     r, pred, usage = step.r, step.pred, step.r.usage
     expected = _expected(step, shared)
     read = usage.cache_read if usage is not None else pred.read
-    lost = max(0, expected - read) if usage is not None else 0
+    lost = max(0, expected - read) if usage is not None and usage.cache_reported else 0
     identity = _identity(step)
     cause = evidence = inferred = None
     detail = ""
     starts = step.prev is None or (r.prefix is not None and r.prefix.parent is None)
-    if usage is not None and (lost > 0 or (read == 0 and starts)):
+    if usage is not None and usage.cache_reported and (lost > 0 or (read == 0 and starts)):
         head = shared.heads.get(r.prefix.head) if r.prefix is not None else None
         ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at)
         cause, evidence, detail = find_cause(ev).as_tuple()
         if evidence == "diagnostic":
             inferred = find_cause(replace(ev, use_diagnostic=False)).cause
     if cause is None:
-        detail = _surplus_detail(step, expected, identity)
+        detail = _surplus_detail(step, expected, identity) if usage is None or usage.cache_reported else NOT_REPORTED
     cost = lost_usd = None
     row = shared.prices.row(r.model, r.sent_ms) if usage is not None else None
     if usage is not None and row is not None:
@@ -603,9 +607,9 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         timestamp=_iso(r.sent_ms),
         provider=r.provider,
         model=r.model,
-        reported_cache_read=usage.cache_read if usage else None,
-        reported_cache_write=usage.cache_write if usage else None,
-        reported_cache_write_1h=usage.cache_write_1h if usage else None,
+        reported_cache_read=usage.cache_read if usage and usage.cache_reported else None,
+        reported_cache_write=usage.cache_write if usage and usage.cache_reported else None,
+        reported_cache_write_1h=usage.cache_write_1h if usage and usage.cache_reported else None,
         reported_uncached=usage.uncached if usage else None,
         reported_output=usage.output if usage else None,
         predicted_cache_read=pred.read,
@@ -714,14 +718,16 @@ def _file_calibrations(rows: list[AuditRow], summaries: list[FileSummary]) -> tu
 
 
 def _totals(rows: list[AuditRow]) -> Totals:
+    # Requests whose provider reported no cache fields count in the tokens, not in the hit ratio.
+    billed = [row for row in rows if row.reported_uncached is not None]
     reported = [row for row in rows if row.reported_cache_read is not None]
     read = sum(row.reported_cache_read or 0 for row in reported)
     write = sum(row.reported_cache_write or 0 for row in reported)
     uncached = sum(row.reported_uncached or 0 for row in reported)
     return Totals(
         requests=len(rows),
-        input=uncached,
-        output=sum(row.reported_output or 0 for row in reported),
+        input=sum(row.reported_uncached or 0 for row in billed),
+        output=sum(row.reported_output or 0 for row in billed),
         cache_read=read,
         cache_write=write,
         cache_write_1h=sum(row.reported_cache_write_1h or 0 for row in reported),
@@ -755,8 +761,17 @@ def _model_summaries(rows: list[AuditRow], prices: Prices) -> tuple[ModelSummary
 def _notes(rows: list[AuditRow], heads: dict[str, int | None], prices: Prices) -> tuple[str, ...]:
     """Facts the report must state: no reported usage, unlogged heads, diagnostics, prices."""
     notes = []
+    unreported = sum(row.reported_cache_read is None and row.reported_uncached is not None for row in rows)
     if rows and all(row.reported_cache_read is None for row in rows):
-        notes.append("no reported usage in these logs: the hit ratio is the predicted one")
+        notes.append(
+            "no reported cache usage in these logs: the hit ratio is the predicted one"
+            if unreported else "no reported usage in these logs: the hit ratio is the predicted one"
+        )
+    if unreported:
+        notes.append(
+            f"{unreported} request(s) whose provider reported no cache fields (cache not reported, which is not 0 read): "
+            "their tokens count in the totals as uncached, as billed, but not in the hit ratio or the loss"
+        )
     for head, size in sorted(heads.items()):
         notes.append(
             f"unlogged head {head}: "
@@ -790,6 +805,7 @@ def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> Lane
     read = sum(i.reported_cache_read or 0 for i in items)
     write = sum(i.reported_cache_write or 0 for i in items)
     uncached = sum(i.reported_uncached or 0 for i in items)
+    known = sum(i.reported_uncached or 0 for i in items if i.reported_cache_read is not None)
     models = sorted({i.model for i in items})
     return LaneSummary(
         file=file,
@@ -805,7 +821,7 @@ def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> Lane
         predicted_cache_write=sum(i.predicted_cache_write for i in items),
         predicted_uncached=sum(i.predicted_uncached for i in items),
         read_within=sum(i.read_within for i in items),
-        hit_ratio=read / (read + write + uncached) if read + write + uncached else 0.0,
+        hit_ratio=read / (read + write + known) if read + write + known else 0.0,
         cost_usd=usd_sum(i.cost_usd or Decimal(0) for i in items),
         lost_usd=usd_sum(i.lost_usd or Decimal(0) for i in items),
         lost_tokens=sum(i.lost_tokens for i in items),

@@ -151,3 +151,27 @@ def test_responses_captures_split_lanes_by_prompt_cache_key(tmp_path: Path) -> N
     result = run_audit([write_jsonl(tmp_path / "oa.jsonl", lines)])
     assert [row.lane for row in result.rows] == ["main:a", "main:b", "main:a", "main:b"]
     assert [row.predicted_cache_read for row in result.rows] == [0, 0, 4992, 4992]
+
+
+def test_a_provider_that_reports_no_cache_fields_is_not_a_zero_hit(tmp_path: Path) -> None:
+    # Five chat-completions calls whose provider's usage has no cache field at all, and one
+    # that reports its cached tokens: the five count in the tokens, not in the hit ratio or loss.
+    url = "https://llm.example.org/v1/chat/completions"
+    lines = []
+    for n in range(5):
+        body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hello " * (200 + n)}]}
+        usage = {"prompt_tokens": 2000 + 100 * n, "completion_tokens": 10, "total_tokens": 2010 + 100 * n}
+        lines.append(capture_line(body, {"body": {"usage": usage}}, url=url, sent=1748554704.0 + n))
+    reported = {"prompt_tokens": 3000, "prompt_tokens_details": {"cached_tokens": 2048}, "completion_tokens": 20}
+    lines.append(capture_line({"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}]}, {"body": {"usage": reported}}, url=url, sent=1748554710.0))
+    path = write_jsonl(tmp_path / "plain.jsonl", lines)
+    requests, _ = load_trace([path])
+    assert [r.usage.cache_reported for r in requests] == [False] * 5 + [True]
+    result = run_audit([path])
+    totals = result.totals
+    assert totals.input == sum(2000 + 100 * n for n in range(5)) + (3000 - 2048)  # every billed token counted
+    assert (totals.cache_read, totals.hit_ratio) == (2048, 2048 / 3000)  # the ratio over the one that reported
+    unreported = [row for row in result.rows if row.reported_cache_read is None]
+    assert len(unreported) == 5 and all(row.lost_tokens == 0 and row.cause is None for row in unreported)
+    assert all(row.detail.startswith("cache not reported") for row in unreported)
+    assert any("5 request(s) whose provider reported no cache fields" in note for note in result.notes)
