@@ -22,6 +22,7 @@ from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import AuditResult, AuditRow, LaneSummary
 from prefixbench.workloads.audit.schema import (
     CAUSE_FIELDS,
+    AGREEMENT_FIELDS,
     FILE_FIELDS,
     LANE_FIELDS,
     MODEL_FIELDS,
@@ -55,6 +56,7 @@ def audit_record(result: AuditResult) -> dict[str, object]:
         "totals": section_record(TOTALS_FIELDS, result.totals),
         "models": [section_record(MODEL_FIELDS, model) for model in result.models],
         "files": [section_record(FILE_FIELDS, calibration) for calibration in result.files],
+        "agreement": [section_record(AGREEMENT_FIELDS, pair) for pair in result.agreement],
         "notes": list(result.notes),
     }
 
@@ -93,6 +95,7 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
     out += ["", "lanes: reported vs predicted", *_lane_lines(result, reported_files)]
     out += ["", "models", *_model_lines(result)]
     out += ["", "calibration per file: predicted read against reported read", *_calibration_lines(result, reported_files)]
+    out += _agreement_lines(result)
     out += _note_lines(result)
     return "\n".join(out)
 
@@ -204,6 +207,24 @@ def _calibration_lines(result: AuditResult, reported_files: set[str]) -> list[st
     ]
     skips = [(f, reason, n) for f in result.files for reason, n in f.skip_reasons]
     return out + ([visible(f"  {_short(f.file)}: {n:,} {reason}") for f, reason, n in skips] or ["  (none)"])
+
+
+def _agreement_lines(result: AuditResult) -> list[str]:
+    """The server's miss reasons against the audit's own causes, where the log carries them."""
+    if not result.agreement:
+        return []
+    rows = [
+        (pair.server_reason, pair.audit_cause, f"{pair.requests:,}",
+         "yes" if pair.agree else "no" if pair.agree is False else "server names no cause: the audit's is the only one")
+        for pair in result.agreement
+    ]
+    decided = [pair for pair in result.agreement if pair.agree is not None]
+    agreed = sum(pair.requests for pair in decided if pair.agree)
+    total = sum(pair.requests for pair in decided)
+    head = "server's reasons vs the audit's own causes (inferred without the server's)"
+    if total:
+        head += f": the same cause on {agreed:,} of {total:,} ({agreed / total:.0%})"
+    return ["", head, *text_lines(("server reason", "audit cause", "requests", "agree"), rows, {2})]
 
 
 def _note_lines(result: AuditResult) -> list[str]:

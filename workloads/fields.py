@@ -29,7 +29,7 @@ Reduce = Literal["sum", "min"]
 #: (a float in JSON), ``ints``/``ratios`` one value a summary call, ``texts`` a list of lines;
 #: ``?`` after a type: the value may be null.
 FieldType = Literal[
-    "str", "str?", "int", "int?", "bool", "ratio", "ratio?", "ratios", "usd", "usd?", "ints", "texts", "params", "any"
+    "str", "str?", "int", "int?", "bool", "bool?", "ratio", "ratio?", "ratios", "usd", "usd?", "ints", "texts", "params", "any"
 ]
 
 

@@ -62,6 +62,40 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     return Usage(cache_read=cached, cache_write_5m=written, uncached=total - cached - written, output=output, cache_reported=reported)
 
 
+#: What ``prompt_cache_diagnostics.type`` may say besides ``cache_miss`` (whose ``reason`` is the
+#: label) and ``cache_hit`` (no label): the Responses API, GPT-5.6 on, when the request named a
+#: ``prompt_cache_options.comparison_response_id``.
+DIAGNOSTIC_OUTCOMES = ("comparison_response_not_found", "unavailable")
+#: The documented ``reason`` values of a ``cache_miss``.
+DIAGNOSTIC_REASONS = (
+    "model_changed",
+    "prompt_cache_key_changed",
+    "tools_changed",
+    "text_format_changed",
+    "reasoning_effort_changed",
+    "verbosity_changed",
+    "context_compacted",
+    "input_changed",
+    "service_tier_changed",
+)
+
+
+def read_diagnostic(obj: object) -> str | None:
+    """The server's own miss reason in a Responses body or ``response.completed`` event: a
+    ``cache_miss``'s ``reason``, or ``comparison_response_not_found`` / ``unavailable``; None for a
+    hit, no diagnostic, or a value the API does not document."""
+    if not isinstance(obj, dict):
+        return None
+    for holder in (obj, mapping(obj.get("response"))):
+        found = mapping(holder.get("prompt_cache_diagnostics"))
+        kind = found.get("type")
+        if kind == "cache_miss" and found.get("reason") in DIAGNOSTIC_REASONS:
+            return str(found["reason"])
+        if kind in DIAGNOSTIC_OUTCOMES:
+            return str(kind)
+    return None
+
+
 RULES = ProviderRules(
     name="openai",
     usage_convention="subset",

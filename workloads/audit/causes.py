@@ -43,4 +43,14 @@ DIAGNOSTIC_CAUSES: dict[str, str] = {
     "tools_changed": "tools-changed",
     "messages_changed": "messages-changed",
     "previous_message_not_found": "previous-message-not-found",
+    # OpenAI's prompt_cache_diagnostics (Responses API, GPT-5.6 on): a cache_miss's reason, or
+    # comparison_response_not_found. Settings that start a new request family map to it.
+    "input_changed": "messages-changed",
+    "context_compacted": "compaction",
+    "comparison_response_not_found": "previous-message-not-found",
+    "reasoning_effort_changed": "effort-changed",
+    "prompt_cache_key_changed": "effort-changed",
+    "text_format_changed": "effort-changed",
+    "verbosity_changed": "effort-changed",
+    "service_tier_changed": "effort-changed",
 }

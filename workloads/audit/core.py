@@ -55,7 +55,7 @@ from prefixbench.simulator.pricing import (
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.providers import chain_rules, rules_for
 from prefixbench.simulator.wire import Request
-from prefixbench.workloads.audit.causes import CAUSES
+from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
 from prefixbench.workloads.audit.precedence import (
     READ_TOLERANCE,
     Evidence,
@@ -109,6 +109,9 @@ class AuditRow(msgspec.Struct, frozen=True):
     #: When the provider's diagnostic decided the cause: what the audit infers without it, so the
     #: two can be scored against each other (None otherwise).
     inferred_cause: str | None = None
+    #: The server's own miss reason as logged (Anthropic's ``cache_miss_reason``, OpenAI's
+    #: ``prompt_cache_diagnostics``), whether or not it decided the cause.
+    server_reason: str | None = None
 
     @property
     def read_error(self) -> float | None:
@@ -211,6 +214,20 @@ class Totals(msgspec.Struct, frozen=True):
     hit_ratio: float
 
 
+class Agreement(msgspec.Struct, frozen=True):
+    """One pair of the server's reason and the cause the audit infers without it.
+
+    ``agree``: the server's reason maps onto the audit's cause (True) or another one (False);
+    None where the server names no cause (``unavailable``): there the audit's cause is all there
+    is, and the audit says more than the server.
+    """
+
+    server_reason: str
+    audit_cause: str
+    requests: int
+    agree: bool | None
+
+
 class AuditResult(msgspec.Struct, frozen=True):
     """What :func:`run_audit` returns."""
 
@@ -222,6 +239,8 @@ class AuditResult(msgspec.Struct, frozen=True):
     #: Facts the report must state (unlogged heads, unpriced models, price dates...).
     notes: tuple[str, ...] = ()
     models: tuple[ModelSummary, ...] = ()
+    #: The server's miss reasons against the audit's own causes (logs with diagnostics only).
+    agreement: tuple[Agreement, ...] = ()
 
 
 class Prices:
@@ -591,6 +610,8 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         cause, evidence, detail = find_cause(ev).as_tuple()
         if evidence == "diagnostic":
             inferred = find_cause(replace(ev, use_diagnostic=False)).cause
+        elif r.diagnostic is not None:
+            inferred = cause  # the server gave no cause (unavailable): the audit's own is the answer
     if cause is None:
         detail = _surplus_detail(step, expected, identity) if usage is None or usage.cache_reported else NOT_REPORTED
     cost = lost_usd = None
@@ -626,6 +647,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         identity=identity,
         gap_ms=step.tick - step.prev.tick if step.prev else None,
         inferred_cause=inferred,
+        server_reason=r.diagnostic,
     )
 
 
@@ -671,6 +693,18 @@ def _summarize(
         _totals(rows),
         _notes(rows, heads, prices),
         _model_summaries(rows, prices),
+        _agreement(rows),
+    )
+
+
+def _agreement(rows: list[AuditRow]) -> tuple[Agreement, ...]:
+    """Server reason x audit cause over the misses that carry a server reason."""
+    pairs: Counter[tuple[str, str]] = Counter(
+        (row.server_reason, row.inferred_cause) for row in rows if row.server_reason is not None and row.inferred_cause is not None
+    )
+    return tuple(
+        Agreement(server, audit, n, None if server not in DIAGNOSTIC_CAUSES else DIAGNOSTIC_CAUSES[server] == audit)
+        for (server, audit), n in sorted(pairs.items(), key=lambda item: (-item[1], item[0]))
     )
 
 

@@ -52,6 +52,7 @@ REQUEST_FIELDS: tuple[Field, ...] = (
     Field("identity", "str"),
     Field("gap_ms", "int?"),
     Field("inferred_cause", "str?"),
+    Field("server_reason", "str?"),
 )
 
 #: One lane of one file: what was reported beside what the cache model predicted.
@@ -124,6 +125,14 @@ FILE_FIELDS: tuple[Field, ...] = (
     Field("notes", "texts"),
 )
 
+#: The server's miss reasons against the audit's causes (``agree`` null: the server named none).
+AGREEMENT_FIELDS: tuple[Field, ...] = (
+    Field("server_reason", "str", "key"),
+    Field("audit_cause", "str", "key"),
+    Field("requests", "int"),
+    Field("agree", "bool?"),
+)
+
 #: The sections of the object after ``schema``, in order, with their fields.
 SECTIONS: dict[str, tuple[Field, ...]] = {
     "requests": REQUEST_FIELDS,
@@ -132,6 +141,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
     "totals": TOTALS_FIELDS,
     "models": MODEL_FIELDS,
     "files": FILE_FIELDS,
+    "agreement": AGREEMENT_FIELDS,
 }
 #: The sections ``compare`` reads, and the unit each record of one is.
 COMPARED_SECTIONS = {"lanes": "lane", "totals": "totals", "causes": "cause"}

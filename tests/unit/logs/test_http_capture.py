@@ -175,3 +175,47 @@ def test_a_provider_that_reports_no_cache_fields_is_not_a_zero_hit(tmp_path: Pat
     assert len(unreported) == 5 and all(row.lost_tokens == 0 and row.cause is None for row in unreported)
     assert all(row.detail.startswith("cache not reported") for row in unreported)
     assert any("5 request(s) whose provider reported no cache fields" in note for note in result.notes)
+
+
+def test_server_reasons_are_the_top_evidence_and_scored_against_the_audits_own(tmp_path: Path) -> None:
+    # An OpenAI Responses capture whose requests asked for prompt_cache_diagnostics
+    # (prompt_cache_options.comparison_response_id): a streamed cache_miss with input_changed, a
+    # JSON tools_changed, and an "unavailable" where the audit's own evidence names the cause.
+    url = "https://api.openai.com/v1/responses"
+
+    def call(n: int, usage: dict, diagnostics: dict | None, *, stream: bool, effort: str = "medium") -> dict:
+        body = {"model": "gpt-5.6-sol", "input": f"turn {n}", "reasoning": {"effort": effort},
+                "prompt_cache_options": {"comparison_response_id": f"resp_{n - 1}"}}
+        response = {"id": f"resp_{n}", "usage": usage, **({"prompt_cache_diagnostics": diagnostics} if diagnostics else {})}
+        if stream:
+            event = {"type": "response.completed", "response": response}
+            return capture_line(body, {"body_raw": f"event: response.completed\ndata: {json.dumps(event)}\n\n"}, url=url, sent=1748554700.0 + 10 * n)
+        return capture_line(body, {"body": response}, url=url, sent=1748554700.0 + 10 * n)
+
+    def usage(total: int, cached: int) -> dict:
+        return {"input_tokens": total, "input_tokens_details": {"cached_tokens": cached}, "output_tokens": 10}
+
+    lines = [
+        call(0, usage(4000, 0), None, stream=True),
+        call(1, usage(5000, 3968), {"type": "cache_hit"}, stream=True),
+        call(2, usage(6000, 0), {"type": "cache_miss", "reason": "input_changed", "cache_missed_tokens": 6000, "comparison_reusable_tokens": 5000}, stream=True),
+        call(3, usage(7000, 0), {"type": "cache_miss", "reason": "tools_changed", "cache_missed_tokens": 7000}, stream=False),
+        call(4, usage(8000, 0), {"type": "unavailable"}, stream=False, effort="high"),
+    ]
+    path = write_jsonl(tmp_path / "diag.jsonl", lines)
+    requests, _ = load_trace([path])
+    assert [r.diagnostic for r in requests] == [None, None, "input_changed", "tools_changed", "unavailable"]
+    result = run_audit([path])
+    by_line = {row.line: row for row in result.rows}
+    assert (by_line[3].cause, by_line[3].evidence) == ("messages-changed", "diagnostic")
+    assert (by_line[4].cause, by_line[4].evidence) == ("tools-changed", "diagnostic")
+    # "unavailable": the server names no cause; the audit's own evidence does (the effort changed).
+    assert (by_line[5].cause, by_line[5].server_reason, by_line[5].inferred_cause) == ("effort-changed", "unavailable", "effort-changed")
+    table = {(a.server_reason, a.audit_cause): a.agree for a in result.agreement}
+    assert table[("unavailable", "effort-changed")] is None
+    assert set(table) >= {("unavailable", "effort-changed")} and len(result.agreement) == 3
+    from prefixbench.reports.audit import audit_json, audit_table
+
+    text = audit_table(result)
+    assert "server's reasons vs the audit's own causes" in text and "server names no cause" in text
+    assert json.loads(audit_json(result))["agreement"][0]["server_reason"]

@@ -23,6 +23,7 @@ from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_re
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.simulator.providers import OPENAI, provider_of_request, rules_for
+from prefixbench.simulator.providers import openai as openai_rules
 from prefixbench.simulator.providers.anthropic import read_diagnostic
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
@@ -87,7 +88,7 @@ def _openai_call(body: dict, response: dict, where: str) -> _Call:
             parsed = parse_request(body)
         except LineError:
             parsed = None
-    return _Call(usage, parsed, "main", envelope, None)
+    return _Call(usage, parsed, "main", envelope, _openai_diagnostic(response))
 
 
 def _messages_response_usage(response: dict, where: str) -> dict | None:
@@ -167,6 +168,34 @@ def _openai_response_usage(response: dict) -> dict | None:
     if not found:
         return None
     return max(reversed(found), key=_fields_in)
+
+
+def _openai_diagnostic(response: dict) -> str | None:
+    """OpenAI's ``prompt_cache_diagnostics`` of a response: in its JSON body or its stream's events."""
+    body = response.get("body")
+    if isinstance(body, str) and "prompt_cache_diagnostics" in body:
+        try:
+            body = json.loads(body)
+        except json.JSONDecodeError:
+            body = None
+    label = openai_rules.read_diagnostic(body)
+    if label is not None:
+        return label
+    raw = response.get("body_raw")
+    texts = [line[5:] for line in raw.splitlines() if line.startswith("data:")] if isinstance(raw, str) else []
+    events = response.get("events")
+    if isinstance(events, list):
+        texts += [e if isinstance(e, str) else json.dumps(as_dict(e).get("data", e)) for e in events]
+    for text in reversed(texts):
+        if "prompt_cache_diagnostics" not in text:
+            continue
+        try:
+            label = openai_rules.read_diagnostic(json.loads(text))
+        except json.JSONDecodeError:
+            continue
+        if label is not None:
+            return label
+    return None
 
 
 def _streamed_openai_usage(response: dict) -> dict | None:
