@@ -93,8 +93,12 @@ class ChainCache:
         tick: int,
         ready: int,
         ttl: str = "5m",
+        head_warm: bool = False,
     ) -> ChainVerdict:
-        """Price one call whose cacheable prompt is ``cacheable`` tokens, then store its entries."""
+        """Price one call whose cacheable prompt is ``cacheable`` tokens, then store its entries.
+
+        ``head_warm``: the head is kept warm by traffic outside the log (the account's other
+        sessions): it is readable at any tick, never in flight, never expired."""
         self._parent[node] = (parent, new_blocks)
         rules = self.rules
         if rules.min_applies_to == "prompt" and cacheable < rules.min_cacheable(model):
@@ -120,7 +124,10 @@ class ChainCache:
         head_key = (f"head:{model}", head)
         if head_tokens is not None and head_tokens <= cacheable:
             head_entry = self._entries.get(head_key)
-            if read < head_tokens and head_entry is not None:
+            if read < head_tokens and head_warm:
+                read, source, hit_key = head_tokens, "head", None
+                in_flight = expired = False
+            elif read < head_tokens and head_entry is not None:
                 if head_entry.usable(tick):
                     read, source, hit_key = head_tokens, "head", head_key
                 elif head_entry.ready > tick:

@@ -33,7 +33,7 @@ Definitions:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -62,6 +62,7 @@ from prefixbench.workloads.audit.precedence import (
     Prediction,
     Previous,
     find_cause,
+    ttl_ms,
 )
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
 from prefixbench.workloads.logs.formats.base import ImportContext
@@ -322,13 +323,32 @@ def load_trace(
     return requests, summaries
 
 
-def head_sizes(requests: Sequence[TraceRequest]) -> dict[str, int | None]:
+class Heads(dict[str, int | None]):
+    """The unlogged head's size per head key, and the heads the account keeps warm."""
+
+    def __init__(self, sizes: Mapping[str, int | None] = {}, warm: Mapping[str, int] = {}) -> None:
+        super().__init__(sizes)
+        #: Head key -> how many cold points (lane starts, reads after a TTL expiry) read exactly it.
+        self.warm: dict[str, int] = dict(warm)
+
+
+#: Cold points reading the same smallest amount (within this share) show a head kept warm.
+WARM_TOLERANCE = 0.01
+
+
+def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
     """The unlogged head's size per head key, inferred from reported usage.
 
     A chain start (a lane's first request, or the first after a compaction) can only read what
     another prompt shared with it: the head. The largest read on a chain start is the head's
     size, capped at the smallest cacheable prompt of any chain start (the head fits in each);
     None when no chain start read anything.
+
+    One account keeps its system + tools prefix warm across sessions (other sessions, other
+    machines, not all in the logs). Where two or more *cold points* (chain starts, and requests
+    more than the TTL after their lane's previous one) read the same smallest amount and no cold
+    point read 0, that amount is the head, and it is warm: the cache model reads it at every cold
+    point instead of letting it expire (a session's first request included).
     """
     best: dict[str, int] = {}
     cap: dict[str, int] = {}
@@ -339,7 +359,35 @@ def head_sizes(requests: Sequence[TraceRequest]) -> dict[str, int | None]:
         cacheable = rules_for(r.provider).cacheable(r.usage)
         best[head] = max(best.get(head, 0), r.usage.cache_read)
         cap[head] = min(cap.get(head, cacheable), cacheable)
-    return {head: (min(size, cap[head]) or None) for head, size in best.items()}
+    sizes: dict[str, int | None] = {head: (min(size, cap[head]) or None) for head, size in best.items()}
+    warm: dict[str, int] = {}
+    for head, reads in _cold_reads(requests).items():
+        if head not in cap or min(reads) == 0:
+            continue
+        low = min(reads)
+        agreeing = sum(read <= low * (1 + WARM_TOLERANCE) for read in reads)
+        if agreeing >= 2 and low <= cap[head]:
+            sizes[head], warm[head] = low, agreeing
+    return Heads(sizes, warm)
+
+
+def _cold_reads(requests: Sequence[TraceRequest]) -> dict[str, list[int]]:
+    """Per head key: the reads of its cold points (chain starts, requests past their lane's TTL)."""
+    found: dict[str, list[int]] = {}
+    last: dict[tuple[str, str], TraceRequest] = {}
+    for r in sorted(requests, key=lambda r: (r.file, r.lane, r.seq)):
+        previous = last.get((r.file, r.lane))
+        last[(r.file, r.lane)] = r
+        if r.prefix is None or r.usage is None or not r.usage.cache_reported:
+            continue
+        start = r.prefix.parent is None
+        expired = (
+            previous is not None and r.sent_ms is not None and previous.sent_ms is not None
+            and r.sent_ms - previous.sent_ms > ttl_ms(previous)
+        )
+        if start or expired:
+            found.setdefault(r.prefix.head, []).append(r.usage.cache_read)
+    return found
 
 
 def run_audit(
@@ -416,6 +464,7 @@ class Predictor:
 
     def __init__(self, heads: dict[str, int | None], ttl: TtlPolicy | None = None) -> None:
         self.heads = heads
+        self.warm = frozenset(heads.warm) if isinstance(heads, Heads) else frozenset()
         self.ttl = ttl
         self.chains: dict[str, ChainCache] = {}
         self.bodies: dict[str, SimulatedProvider] = {}
@@ -438,6 +487,7 @@ class Predictor:
             family=f"{r.model}|{r.envelope}",
             head=prefix.head,
             head_tokens=self.heads.get(prefix.head),
+            head_warm=prefix.head in self.warm,
             node=prefix.node,
             parent=prefix.parent,
             new_blocks=prefix.new_blocks,
@@ -806,10 +856,16 @@ def _notes(rows: list[AuditRow], heads: dict[str, int | None], prices: Prices) -
             f"{unreported} request(s) whose provider reported no cache fields (cache not reported, which is not 0 read): "
             "their tokens count in the totals as uncached, as billed, but not in the hit ratio or the loss"
         )
+    warm = heads.warm if isinstance(heads, Heads) else {}
     for head, size in sorted(heads.items()):
         notes.append(
             f"unlogged head {head}: "
-            + (f"{size:,} tokens, inferred from the reads of lane starts" if size else "size unknown (no lane start read anything)")
+            + (
+                f"{size:,} tokens kept warm by the account: {warm[head]} cold points (lane starts, reads after a TTL "
+                "expiry) read exactly that, so the model reads it at every cold point"
+                if head in warm
+                else f"{size:,} tokens, inferred from the reads of lane starts" if size else "size unknown (no lane start read anything)"
+            )
         )
     diagnosed = [row for row in rows if row.evidence == "diagnostic"]
     if diagnosed:

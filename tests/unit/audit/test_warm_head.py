@@ -1,0 +1,58 @@
+"""The account-level warm head (workloads/audit/core.py head_sizes): one account keeps its system +
+tools prefix warm across sessions, so lane starts and reads after TTL expiries read it."""
+
+from __future__ import annotations
+
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.audit.core import FileSummary, audit_requests, head_sizes
+from prefixbench.workloads.logs.trace import Prefix, TraceRequest
+
+HEAD = "claude-code:main:claude-opus-4-5:2.1.0"
+MIN = 60_000
+T0 = 1_780_000_000_000
+
+
+def call(file: str, seq: int, sent: int, read: int, write: int, parent: str | None) -> TraceRequest:
+    return TraceRequest(
+        file=file, line=seq + 1, lane="main", lane_kind="main", seq=seq, sent_ms=T0 + sent, ready_ms=T0 + sent + 2_000,
+        provider="anthropic", model="claude-opus-4-5", usage=Usage(cache_read=read, cache_write_5m=write, uncached=3),
+        prefix=Prefix(HEAD, f"{file}#{seq}", parent),
+    )
+
+
+def two_sessions() -> list[TraceRequest]:
+    # Session a: starts reading the account's warm 12,249-token head, works, idles 2 h (past
+    # the 5 m TTL) and reads 12,249 again. Session b starts on a resumed conversation that read
+    # 17,538 (more than the head), then idles and reads 12,249 after the expiry too.
+    return [
+        call("a.jsonl", 0, 0, 12_249, 8_000, None),
+        call("a.jsonl", 1, MIN, 20_249, 1_000, "a.jsonl#0"),
+        call("a.jsonl", 2, 121 * MIN, 12_249, 9_003, "a.jsonl#1"),
+        call("b.jsonl", 0, 300 * MIN, 17_538, 3_000, None),
+        call("b.jsonl", 1, 301 * MIN, 20_538, 500, "b.jsonl#0"),
+        call("b.jsonl", 2, 420 * MIN, 12_249, 8_789, "b.jsonl#1"),
+    ]
+
+
+def test_the_warm_head_is_the_smallest_read_the_cold_points_agree_on():
+    heads = head_sizes(two_sessions())
+    assert heads[HEAD] == 12_249  # not 17,538, the largest lane-start read
+    assert heads.warm == {HEAD: 3}
+
+
+def test_reads_after_an_expiry_are_predicted_at_the_warm_head_not_zero():
+    requests = two_sessions()
+    result = audit_requests(requests, [FileSummary("a.jsonl", "claude-code", 3), FileSummary("b.jsonl", "claude-code", 3)])
+    after_expiry = [row for row in result.rows if row.line == 3]
+    assert [row.predicted_cache_read for row in after_expiry] == [12_249, 12_249]
+    assert all(row.cause == "ttl-expired" for row in after_expiry)
+    assert any("12,249 tokens kept warm by the account: 3 cold points" in note for note in result.notes)
+
+
+def test_a_cold_point_that_read_nothing_means_no_warm_head():
+    requests = two_sessions()
+    requests[0] = call("a.jsonl", 0, 0, 0, 20_249, None)  # a true cold start: nobody had it cached
+    heads = head_sizes(requests)
+    assert (heads.warm, heads[HEAD]) == ({}, 17_538)  # the largest lane-start read, as before
+    result = audit_requests(requests, [FileSummary("a.jsonl", "claude-code", 3), FileSummary("b.jsonl", "claude-code", 3)])
+    assert [row.predicted_cache_read for row in result.rows if row.line == 3 and row.file == "a.jsonl"] == [0]
