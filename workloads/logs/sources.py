@@ -1,7 +1,8 @@
 """Finding the log files under the paths an audit is given.
 
 A folder is walked (sorted) for ``*.jsonl`` / ``*.json``; metadata sidecars and empty files it
-finds are listed with why they are skipped. Every problem is a
+finds are listed with why they are skipped, and the pieces of a log kept as many files (an
+OpenCode storage message or part) are left to the file that reads them. Every problem is a
 :class:`~prefixbench.simulator.errors.UserError`: a path that does not exist, a device or a
 pipe, a folder without log files. Reading a file's records is :mod:`.records`; which format
 they are is :mod:`.formats`.
@@ -14,7 +15,7 @@ import os
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.formats import classify_record
+from prefixbench.workloads.logs.formats import FORMATS, classify_record
 from prefixbench.workloads.logs.reading import check_readable
 
 #: File names a folder walk picks up.
@@ -104,24 +105,46 @@ def _walks_into(entry: os.DirEntry) -> bool:
 def _skip_reason(path: Path) -> str | None:
     if path.stat().st_size == 0:
         return "empty"
-    if is_sidecar(path):
-        return "not-a-log"
-    return None
+    return _one_object_reason(path)
 
 
-#: A walked ``*.json`` file up to this size that holds one JSON object is metadata, not a log.
+#: A walked ``*.json`` file up to this size that holds one JSON object is looked at whole: it is
+#: audited when its content is of a known format, else skipped as metadata.
 SIDECAR_MAX_BYTES = 1 << 20
+
+
+def _one_object(path: Path) -> dict | None:
+    """The one JSON object a walked ``*.json`` file holds (None: larger than
+    :data:`SIDECAR_MAX_BYTES`, not JSON, an array or JSON lines)."""
+    if path.suffix != ".json" or path.stat().st_size > SIDECAR_MAX_BYTES:
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _one_object_reason(path: Path) -> str | None:
+    """Why a walk skips a one-object ``*.json`` file: ``not-a-log`` when its content is of no
+    known format (metadata beside the logs), ``read-with`` when it is one piece of a log another
+    file reads (an OpenCode storage message or part, read with its session file); else None.
+    Decided by content, never by name or size alone: a session kept as one small object (a
+    Gemini CLI ``session-*.json``, an ``opencode export``) is a log."""
+    value = _one_object(path)
+    if value is None:
+        return None
+    name = classify_record(value)
+    if name is None:
+        return "not-a-log"
+    owner = FORMATS[name].read_with
+    if owner is not None and owner(path, value) is not None:
+        return "read-with"
+    return None
 
 
 def is_sidecar(path: Path) -> bool:
     """Whether a ``*.json`` file found by a folder walk is metadata beside the logs (Claude Code
-    2.x writes ``subagents/agent-<id>.meta.json``): one JSON object, not an array or JSON lines.
-    Such files are skipped and listed, never audited; a file named on the command line never is."""
-    if path.suffix != ".json" or path.stat().st_size > SIDECAR_MAX_BYTES:
-        return False
-    try:
-        text = path.read_text(encoding="utf-8")
-        value = json.loads(text)
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(value, dict) and classify_record(value) is None
+    2.x writes ``subagents/agent-<id>.meta.json``): one JSON object of no known format. Such
+    files are skipped and listed, never audited; a file named on the command line never is."""
+    return _one_object_reason(path) == "not-a-log"
