@@ -74,26 +74,31 @@ def detect(value: dict) -> Evidence | None:
     info, messages = value.get("info"), value.get("messages")
     if isinstance(info, dict) and isinstance(messages, list) and _is_session_info(info):
         return Evidence.WRAPPER
-    if _is_session_info(value) or _is_message(value) or _is_part(value):
+    if _is_part(value):
+        # Its sessionID and messageID name OpenCode, whatever its type (a ``compaction`` part
+        # shares its type with a pi entry).
+        return Evidence.WRAPPER
+    if _is_session_info(value) or _is_message(value):
         return Evidence.ENTRY
     return None
 
 
 def session_file_of(path: Path, value: dict) -> Path | None:
     """The session file a storage message or part file is read with (None: not such a file, or
-    no session file beside it)."""
+    no session file beside it). The storage root is two to four folders up, by layout."""
     if not (_is_message(value) or _is_part(value)) or _is_session_info(value):
         return None
     sid = value["sessionID"]
-    if not _ID.fullmatch(sid) or len(path.parents) < 3:
+    if not _ID.fullmatch(sid):
         return None
-    sessions = path.parents[2] / SESSION_DIR
-    if not sessions.is_dir():
-        return None
-    for project in sorted(sessions.iterdir()):
-        candidate = project / f"{sid}.json"
-        if candidate.is_file():
-            return candidate
+    for base in list(path.parents)[2:5]:
+        sessions = base / SESSION_DIR
+        if not sessions.is_dir():
+            continue
+        for project in sorted(sessions.iterdir()):
+            candidate = project / f"{sid}.json"
+            if candidate.is_file():
+                return candidate
     return None
 
 
@@ -315,20 +320,25 @@ def _from_storage(path: Path, info: dict) -> tuple[_Session, int]:
     sid = session.session_id
     if not _ID.fullmatch(sid) or len(path.parents) < 3:
         raise UserError(f"{path}:1: session id {sid!r:.60} is not an OpenCode id")
-    root = path.parents[2]
-    messages = root / MESSAGE_DIR / sid
+    # storage/session/<project>/<id>.json with storage/message/<id>/ and storage/part/<message>/;
+    # or, in earlier versions, storage/session/info/<id>.json with session/message/<id>/ and
+    # session/part/<id>/<message>/.
+    root, inner = path.parents[2], path.parents[1]
+    layouts = ((root / MESSAGE_DIR / sid, root / PART_DIR), (inner / MESSAGE_DIR / sid, inner / PART_DIR / sid))
+    found = [(messages, parts) for messages, parts in layouts if messages.is_dir()]
     files = 0
-    if not messages.is_dir():
+    if not found:
         session.skipped.append((1, f"no message folder {MESSAGE_DIR}/{sid} beside the session file"))
         return session, files
+    messages, part_root = found[0]
     for message_file in _listing(messages):
         record = _records_of(message_file)
         files += 1
         message: dict = record.value  # type: ignore[assignment]
         mid = message.get("id")
         parts: list = []
-        if isinstance(mid, str) and _ID.fullmatch(mid) and (root / PART_DIR / mid).is_dir():
-            for part_file in _listing(root / PART_DIR / mid):
+        if isinstance(mid, str) and _ID.fullmatch(mid) and (part_root / mid).is_dir():
+            for part_file in _listing(part_root / mid):
                 parts.append(_records_of(part_file).value)
                 files += 1
         session.message(1, message, parts)
@@ -393,6 +403,7 @@ FORMAT = LogFormat(
     versions=(
         "`opencode export` JSON: {info, messages: [{info, parts}]}, pretty-printed",
         "JSON storage: session/<project>/<id>.json with message/<session>/ and part/<message>/ beside it",
+        "earlier JSON storage: session/info/<id>.json with session/message/<session>/ and session/part/<session>/<message>/",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
         "input less the cache for every provider (later versions; earlier ones subtracted only the read)",
         "assistant info.tokens: the sum of the steps in later versions, the last step in earlier ones",
