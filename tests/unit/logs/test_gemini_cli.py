@@ -113,6 +113,19 @@ def test_rollback_of_an_aborted_turn_is_no_compaction(tmp_path: Path) -> None:
     assert "compaction" not in dict(requests[-1].events)
 
 
+def test_messages_in_a_batch_and_as_lines_count_once(tmp_path: Path) -> None:
+    """0.58+ files hold messages both in {"$set": {"messages": [...]}} batches and as lines of their
+    own; a call is counted once, whichever comes first, and one only a batch holds is counted."""
+    lines = [json.loads(line) for line in JSONL.read_text().splitlines()][:6]
+    batch = {"$set": {"messages": [lines[1], lines[4], lines[5]]}}
+    only_in_batch = {"id": "g7", "timestamp": "2026-05-04T09:00:20.000Z", "type": "gemini", "content": "x", "model": "gemini-2.5-pro",
+                     "tokens": {"input": 8500, "output": 5, "cached": 8400, "total": 8505}}
+    doc = [lines[0], batch, lines[1], lines[3], lines[4], lines[5], {"$set": {"messages": [lines[1], lines[4], lines[5], only_in_batch]}}]
+    requests, _ = _read(write(tmp_path / "batches.jsonl", "\n".join(map(json.dumps, doc))))
+    assert [r.request_id for r in requests] == ["g1", "g2", "g7"]
+    assert [r.prefix.parent for r in requests] == [None, requests[0].prefix.node, requests[1].prefix.node]
+
+
 def test_qwen_code_session() -> None:
     requests, summary = _read(QWEN)
     assert [(r.lane, r.lane_kind, r.model) for r in requests] == [

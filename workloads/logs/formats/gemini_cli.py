@@ -153,6 +153,10 @@ class _Session:
         self.history: list[str] = []
         self.node_after: dict[str, str | None] = {}
         self.node_before: dict[str, str | None] = {}
+        #: Messages placed in the walk's order, and those walked (a message may come first in a
+        #: ``$set.messages`` batch and again as a line of its own: it is one message).
+        self.queued: set[str] = set()
+        self.walked: set[str] = set()
         # Qwen Code: the chain node after each record of its tree.
         self.qwen_node: dict[str, str | None] = {}
         self.saved_chat = False
@@ -174,7 +178,8 @@ class _Session:
 
     def message(self, record: Record, value: dict) -> None:
         mid = value["id"]
-        if mid not in self.latest:
+        if mid not in self.queued:
+            self.queued.add(mid)
             self.order.append(("message", mid))
         previous = self.latest.get(mid)
         # The line kept is the first write that carried the call's tokens.
@@ -206,6 +211,9 @@ class _Session:
                 self._history(item)  # type: ignore[arg-type]
 
     def _walk_message(self, mid: str) -> None:
+        if mid in self.walked:
+            return
+        self.walked.add(mid)
         line, value = self.latest[mid]
         lane = self.lane()
         self.node_before[mid] = lane.parent
@@ -259,9 +267,13 @@ class _Session:
         lane = self.lane()
         old = self.history
         if ids[: len(old)] == old:
-            for mid in ids[len(old):]:  # additions only (a bootstrapped history, synthetic turns)
-                self.history.append(mid)
-                self.node_before[mid] = self.node_after[mid] = lane.parent
+            # Additions only: a bootstrapped history, synthetic turns, or messages a batch holds
+            # before (or instead of) their own lines; each is walked once, in the batch's order.
+            for mid in ids[len(old):]:
+                if mid not in self.walked:
+                    self._walk_message(mid)
+                elif mid not in self.history:
+                    self.history.append(mid)
             return
         if old[: len(ids)] == ids:  # the rollback of an aborted turn: the prompt is an earlier one
             lane.parent = self.node_after.get(ids[-1]) if ids else None
@@ -269,10 +281,16 @@ class _Session:
             return
         lane.events.append(("compaction", f"history rewritten, {len(old)} -> {len(ids)} messages (chat compression or tool-output masking)"))
         lane.parent = None
-        self.history = ids
+        self.history = []
         for mid in ids:
-            self.node_before.setdefault(mid, None)
-            self.node_after.setdefault(mid, None)
+            _, value = self.latest[mid]
+            if mid not in self.walked and isinstance(value.get("tokens"), dict) and value["tokens"]:
+                self._walk_message(mid)  # a call the batch alone records
+            else:
+                self.walked.add(mid)
+                self.history.append(mid)
+                self.node_before.setdefault(mid, None)
+                self.node_after.setdefault(mid, None)
 
     # --- Qwen Code --------------------------------------------------------------------------
 
@@ -400,8 +418,8 @@ FORMAT = LogFormat(
     read=read,
     usage="subset",
     versions=(
-        "Gemini CLI up to April 2026: chats/session-*.json, one pretty-printed object with messages",
-        "Gemini CLI since April 2026: chats/session-*.jsonl, a metadata line, message writes by id, $set and $rewindTo",
+        "Gemini CLI before 0.58 (to April 2026): chats/session-*.json, one pretty-printed object with messages",
+        "Gemini CLI 0.58 and later: chats/session-*.jsonl, a metadata line, message writes by id, $set (messages batches) and $rewindTo",
         "Gemini CLI subagent sessions (kind: subagent, chats/<parent id>/<id>.jsonl)",
         "Qwen Code chats/<session>.jsonl: a uuid/parentUuid tree with usageMetadata, chat_compression records, subagents by agentId",
         "saved chats (/chat save checkpoints) and /chat share JSON exports: contents only, no usage",
