@@ -113,6 +113,28 @@ def test_storage_reads_as_the_export_and_only_its_session_file_is_listed(tmp_pat
     assert "24 message and part files read" in " ".join(summaries[0].notes)
 
 
+def test_the_whole_storage_folder_is_audited_beside_its_other_files(tmp_path: Path) -> None:
+    """Regression: OpenCode keeps diffs, todos and project records beside the sessions; a walk of
+    the storage lists them as metadata (content of no known format, any size) instead of
+    stopping the audit on them."""
+    storage = tmp_path / "storage"
+    session = _storage(storage, _export())
+    sid = _export()["info"]["id"]
+    for folder, name, text in (
+        ("session_diff", f"{sid}.json", json.dumps([{"file": "t.py", "before": "x" * (2 << 20), "after": "y", "additions": 1, "deletions": 1}])),
+        ("todo", f"{sid}.json", "[]"),
+        ("project", "prj_4b825dc642cb.json", json.dumps({"id": "prj_4b825dc642cb", "worktree": "/work/app", "vcs": "git", "time": {"created": 1}})),
+    ):
+        (storage / folder).mkdir()
+        (storage / folder / name).write_text(text)
+    requests, summaries = load_trace([tmp_path])
+    assert len(requests) == 4
+    assert sorted((Path(s.file).parent.name, s.format) for s in summaries) == [
+        ("prj_4b825dc642cb", "opencode"), ("project", "not-a-log"), ("session_diff", "not-a-log"), ("todo", "empty")
+    ]
+    assert str(session) in {s.file for s in summaries}
+
+
 def test_a_storage_file_named_alone(tmp_path: Path) -> None:
     session = _storage(tmp_path / "storage", _export())
     part = next((tmp_path / "storage" / "part").rglob("*.json"))
