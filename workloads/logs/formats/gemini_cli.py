@@ -23,7 +23,8 @@ message without tokens (the call's usage was not recorded) is skipped and listed
 Qwen Code (``~/.qwen/projects/<project>/chats/<session>.jsonl``) writes a tree of records
 ``{uuid, parentUuid, sessionId, type, message: {role, parts}, usageMetadata, model, ...}``: an
 ``assistant`` record's ``usageMetadata`` is the call's Gemini-shaped usage (its converters fill
-``promptTokenCount`` with the whole prompt, cached part included); ``system`` records with
+``promptTokenCount`` with the whole prompt, cached part included: OpenAI's ``prompt_tokens``, or
+Anthropic's ``input_tokens`` plus the read, the cache writes left out); ``system`` records with
 ``subtype: "chat_compression"`` are compactions; a subagent's records carry ``agentId``.
 
 Saved chats (``/chat save``: ``checkpoint-<tag>.json``) and ``/chat share`` JSON exports hold the
