@@ -59,6 +59,32 @@ SEEDS: dict[str, list[dict]] = {
         # kvcache-simulator's variant: string ids, a block size, per-block token counts.
         {"block_size": 512, "hash_ids": ["a1", "b2"], "input_length": 751, "block_tokens": [512, 239]},
     ],
+    "opencode": [
+        {"info": {"id": "ses_1", "projectID": "p", "title": "t", "version": "0.15.8", "time": {"created": 1762000000000, "updated": 1762000001000}},
+         "messages": [
+             {"info": {"id": "msg_1", "sessionID": "ses_1", "role": "user", "time": {"created": 1762000000000}}, "parts": [{"type": "compaction", "auto": True}]},
+             {"info": {"id": "msg_2", "sessionID": "ses_1", "role": "assistant", "time": {"created": 1762000000100}, "modelID": "claude-sonnet-4-5",
+                       "providerID": "anthropic", "agent": "build", "summary": True},
+              "parts": [{"type": "step-start"}, {"type": "tool", "state": {"time": {"start": 1, "end": 2, "compacted": 1762000000050}}},
+                        {"type": "step-finish", "cost": 0.01, "tokens": {"input": -5, "output": 3, "reasoning": 2, "cache": {"read": 4000, "write": 90}}}]},
+             {"info": {"id": "msg_3", "sessionID": "ses_1", "role": "assistant", "time": {"created": 1762000000200}, "error": {"name": "APIError", "data": {"message": "x"}}},
+              "parts": []}]},
+        {"id": "prt_1", "sessionID": "ses_1", "messageID": "msg_2", "type": "step-finish", "tokens": {"input": 1, "output": 1, "reasoning": 0, "cache": {"read": 0, "write": 0}}},
+    ],
+    "gemini-cli": [
+        {"sessionId": "s", "projectHash": "h", "startTime": "2026-05-04T09:00:00.000Z", "kind": "subagent"},
+        {"id": "u1", "timestamp": "2026-05-04T09:00:00.000Z", "type": "user", "content": [{"text": "hi"}]},
+        {"id": "g1", "timestamp": "2026-05-04T09:00:04.000Z", "type": "gemini", "content": "", "model": "gemini-2.5-pro",
+         "tokens": {"input": 8000, "output": 1, "cached": 4000, "thoughts": 2, "tool": 3, "total": 8006},
+         "toolCalls": [{"id": "c1", "name": "ls", "timestamp": "2026-05-04T09:00:05.000Z"}]},
+        {"$rewindTo": "u1"},
+        {"$set": {"messages": [{"id": "s1", "timestamp": "2026-05-04T09:05:00.000Z", "type": "user", "content": "snapshot"}]}},
+        {"uuid": "q2", "parentUuid": "q1", "sessionId": "q", "timestamp": "2026-03-10T12:00:03.000Z", "type": "assistant", "agentId": "a",
+         "model": "qwen3-coder-plus", "message": {"role": "model", "parts": [{"text": "x"}]},
+         "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 1, "cachedContentTokenCount": 4, "thoughtsTokenCount": 1}},
+        {"uuid": "q3", "parentUuid": "q2", "sessionId": "q", "type": "system", "subtype": "chat_compression", "systemPayload": {}},
+        {"history": [{"role": "user", "parts": [{"text": "x"}]}]},
+    ],
     "agent-traces": [
         {"id": "c", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "tool_tokens": 100, "system_tokens": 20, "requests": [
             {"t": 0.0, "type": "n", "model": "m", "in": 130, "out": 5, "hash_ids": [1, 2], "api_time": 1.0, "think_time": 0.0},

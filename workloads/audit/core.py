@@ -305,6 +305,8 @@ def load_trace(
     summaries: list[FileSummary] = []
     offset = 0
     for path, skip in files:
+        if skip == "read-with":
+            continue  # read by the file it belongs to (an OpenCode session file reads its messages and parts)
         if skip is not None:
             note = (
                 "skipped: an empty file found by the folder walk"

@@ -1,7 +1,8 @@
 """Finding the log files under the paths an audit is given.
 
 A folder is walked (sorted) for ``*.jsonl`` / ``*.json``; metadata sidecars and empty files it
-finds are listed with why they are skipped. Every problem is a
+finds are listed with why they are skipped, and the pieces of a log kept as many files (an
+OpenCode storage message or part) are left to the file that reads them. Every problem is a
 :class:`~prefixbench.simulator.errors.UserError`: a path that does not exist, a device or a
 pipe, a folder without log files. Reading a file's records is :mod:`.records`; which format
 they are is :mod:`.formats`.
@@ -9,13 +10,13 @@ they are is :mod:`.formats`.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.formats import classify_record
+from prefixbench.workloads.logs.formats import FORMATS, classify_record
 from prefixbench.workloads.logs.reading import check_readable
+from prefixbench.workloads.logs.records import iter_records
 
 #: File names a folder walk picks up.
 LOG_SUFFIXES = (".jsonl", ".json")
@@ -104,24 +105,55 @@ def _walks_into(entry: os.DirEntry) -> bool:
 def _skip_reason(path: Path) -> str | None:
     if path.stat().st_size == 0:
         return "empty"
-    if is_sidecar(path):
-        return "not-a-log"
-    return None
+    return _one_object_reason(path)
 
 
-#: A walked ``*.json`` file up to this size that holds one JSON object is metadata, not a log.
-SIDECAR_MAX_BYTES = 1 << 20
+#: Records of a walked ``*.json`` file looked at to tell a log from metadata.
+WALK_DETECT_RECORDS = 25
+
+
+def _first_values(path: Path) -> list[object] | None:
+    """The first records of a walked ``*.json`` file (None: not a ``.json`` file, or content the
+    audit itself should refuse, naming the line)."""
+    if path.suffix != ".json":
+        return None
+    values: list[object] = []
+    try:
+        for record in iter_records(path):
+            values.append(record.value)
+            if len(values) >= WALK_DETECT_RECORDS:
+                break
+    except UserError:
+        return None
+    return values
+
+
+def _one_object_reason(path: Path) -> str | None:
+    """Why a walk skips a ``*.json`` file, decided by its content, never by its size or name:
+    ``empty`` (an empty array), ``not-a-log`` when none of its first records is of a known
+    format (metadata beside the logs: Claude Code's ``agent-<id>.meta.json``, OpenCode's
+    ``session_diff`` and ``todo`` files), ``read-with`` when it is one piece of a log another
+    file reads (an OpenCode storage message or part, read with its session file); else None.
+    A session kept as one small object (a Gemini CLI ``session-*.json``, an ``opencode export``)
+    is a log."""
+    values = _first_values(path)
+    if values is None:
+        return None
+    if not values:
+        return "empty"
+    for value in values:
+        name = classify_record(value)
+        if name is None:
+            continue
+        owner = FORMATS[name].read_with
+        if owner is not None and isinstance(value, dict) and owner(path, value) is not None:
+            return "read-with"
+        return None
+    return "not-a-log"
 
 
 def is_sidecar(path: Path) -> bool:
     """Whether a ``*.json`` file found by a folder walk is metadata beside the logs (Claude Code
-    2.x writes ``subagents/agent-<id>.meta.json``): one JSON object, not an array or JSON lines.
-    Such files are skipped and listed, never audited; a file named on the command line never is."""
-    if path.suffix != ".json" or path.stat().st_size > SIDECAR_MAX_BYTES:
-        return False
-    try:
-        text = path.read_text(encoding="utf-8")
-        value = json.loads(text)
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(value, dict) and classify_record(value) is None
+    2.x writes ``subagents/agent-<id>.meta.json``): JSON of no known format. Such files are
+    skipped and listed, never audited; a file named on the command line never is."""
+    return _one_object_reason(path) == "not-a-log"

@@ -16,6 +16,7 @@ import pytest
 from msgspec.structs import replace
 from prefixbench.reports.cli import build_parser
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import provider_of_model
 from prefixbench.workloads.logs import formats
 from prefixbench.workloads.logs.formats import (
     FORMATS,
@@ -120,6 +121,48 @@ def expected(name: str) -> list[TraceRequest]:
                     (main, "main", 3000, None, None, opus, 13, 4, (1, 2, 3)),
                 ))
             ]
+        case "opencode":
+            # One request per step-finish; input excludes the cache (additive), output + reasoning
+            # is billed output; the summary call is a lane of its own; the failed call is skipped.
+            t0, sid = 1762000000000, "ses_6d2f0a1b3ffeABCDEF"
+            build, summary = "opencode:build:anthropic", "opencode:compaction:anthropic"
+
+            def step(seq: int, lane: str, kind: str, sent: int, usage: Usage, prefix: Prefix, events: tuple, key: str) -> TraceRequest:
+                return TraceRequest(
+                    file, 1, lane, kind, seq, sent, None, "anthropic", "claude-sonnet-4-5", usage=usage, prefix=prefix,
+                    events=events, request_id=key, agent_version="0.15.8", source_format=name,
+                )
+
+            node = f"opencode:{sid}#"
+            return [
+                step(0, "main", "main", t0 + 100, Usage(cache_write_5m=9000, uncached=5, output=150),
+                     Prefix(build, node + "msg_02/prt_msg_02_3", None, 1), (("user_turn", ""),), "msg_02/prt_msg_02_3"),
+                step(1, "main", "main", t0 + 3000, Usage(cache_read=9000, cache_write_5m=400, uncached=7, output=200),
+                     Prefix(build, node + "msg_02/prt_msg_02_6", node + "msg_02/prt_msg_02_3", 2), (), "msg_02/prt_msg_02_6"),
+                step(2, "compaction", "compaction", t0 + 60100, Usage(uncached=9500, output=800),
+                     Prefix(summary, node + "msg_04/prt_msg_04_2", None, 2), (), "msg_04/prt_msg_04_2"),
+                step(3, "main", "main", t0 + 90000, Usage(cache_write_5m=2500, uncached=3000, output=40),
+                     Prefix(build, node + "msg_07/prt_msg_07_2", None, 2),
+                     (("compaction", "after the summary call"), ("user_turn", "")), "msg_07/prt_msg_07_2"),
+            ]
+        case "gemini-cli":
+            # tokens.input includes cached (subset); tool is uncached input, thoughts are output;
+            # the provider is whatever the table makes of the model's name (unknown until it has
+            # Gemini's rules); the message without tokens is skipped.
+            def gemini(seq: int, sent: int, model: str, usage: Usage, key: str, parent: str | None, events: tuple) -> TraceRequest:
+                rules = provider_of_model(model)
+                return TraceRequest(
+                    file, 1, "main", "main", seq, sent, None, rules.name if rules else "unknown", model, usage=usage,
+                    prefix=Prefix("gemini-cli:main", f"gemini-cli:{file}#{key}", parent and f"gemini-cli:{file}#{parent}", 2),
+                    events=events, request_id=key, source_format=name,
+                )
+
+            return [
+                gemini(0, 1759312800000, "gemini-2.5-pro", Usage(uncached=10000, output=500), "g1", None, (("user_turn", ""),)),
+                gemini(1, 1759312806000, "gemini-2.5-pro", Usage(cache_read=9800, uncached=800, output=150), "g2", "g1", ()),
+                gemini(2, 1759312860000, "gemini-2.5-flash", Usage(uncached=11005, output=70), "g3", "g2",
+                       (("user_turn", ""), ("model_change", "gemini-2.5-pro -> gemini-2.5-flash"))),
+            ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 
 
@@ -222,7 +265,8 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         detect_format(log)
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
-        "pi session, request-body log, Mooncake trace or block-hash agent trace); name it with --input"
+        "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session or Gemini CLI session); "
+        "name it with --input"
     )
 
 

@@ -23,8 +23,10 @@ from prefixbench.workloads.logs.formats import (
     chat_completions,
     claude_code,
     codex,
+    gemini_cli,
     http_capture,
     mooncake,
+    opencode,
     pi,
 )
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
@@ -45,6 +47,8 @@ FORMATS: dict[str, LogFormat] = {
         anthropic_bodies.FORMAT,
         mooncake.FORMAT,
         agent_traces.FORMAT,
+        opencode.FORMAT,
+        gemini_cli.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.

@@ -90,3 +90,6 @@ class LogFormat(msgspec.Struct, frozen=True):
     admits: tuple[str, ...] = ()
     #: Set when ``replay`` reads it body for body.
     replay: Replay | None = None
+    #: For a log kept as many one-object files (OpenCode's storage): given a file and its record,
+    #: the file whose reader reads it (None: audit it on its own). A folder walk skips such files.
+    read_with: Callable[[Path, dict], Path | None] | None = None

@@ -1,0 +1,201 @@
+"""Gemini CLI and Qwen Code sessions (workloads/logs/formats/gemini_cli.py): every version's
+fixture read field by field against hand-computed sums, detection, the folder walk, and a fuzz
+property."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from msgspec.structs import replace
+
+from prefixbench.simulator import providers
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import OPENAI, provider_of_model
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext
+from prefixbench.workloads.logs.formats.gemini_cli import detect
+from prefixbench.workloads.logs.records import iter_records
+from tests.fuzz.harness import Tally, fuzz_settings, mutated, write
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LEGACY = FIXTURES / "gemini-cli.json"
+JSONL = FIXTURES / "gemini-cli" / "session-2026.jsonl"
+QWEN = FIXTURES / "gemini-cli" / "qwen-code.jsonl"
+CHECKPOINT = FIXTURES / "gemini-cli" / "checkpoint-review.json"
+FORMAT = FORMATS["gemini-cli"]
+
+
+def _read(path: Path):
+    return import_file(path, FORMAT, ImportContext())
+
+
+def _sums(path: Path) -> tuple[int, int, int, int, int]:
+    requests, _ = _read(path)
+    usages = [r.usage for r in requests]
+    return (
+        len(requests),
+        sum(u.cache_read for u in usages),
+        sum(u.uncached for u in usages),
+        sum(u.cache_write for u in usages),
+        sum(u.output for u in usages),
+    )
+
+
+def test_every_version_is_detected_from_content(tmp_path: Path) -> None:
+    for path in (LEGACY, JSONL, QWEN, CHECKPOINT):
+        assert detect_format(path) is FORMAT, path
+        anywhere = tmp_path / "renamed.log"
+        anywhere.write_bytes(path.read_bytes())
+        assert detect_format(anywhere) is FORMAT, path
+
+
+def test_detector_on_each_record_kind() -> None:
+    records = [r.value for r in iter_records(JSONL)]
+    assert detect(records[0]) == Evidence.WRAPPER  # the metadata line
+    assert detect(records[1]) == Evidence.ENTRY  # a user message
+    assert detect(records[2]) == Evidence.ENTRY  # $set
+    assert detect(records[8]) == Evidence.ENTRY  # $rewindTo
+    qwen = [r.value for r in iter_records(QWEN)]
+    assert {detect(v) for v in qwen} == {Evidence.WRAPPER}  # Qwen Code, not Claude Code's {role, content}
+    claude_line = {"type": "user", "uuid": "u", "sessionId": "s", "message": {"role": "user", "content": "hi"}}
+    assert detect(claude_line) is None
+    assert detect({"role": "model", "parts": [{"text": "x"}]}) == Evidence.SHAPE  # an older saved chat's element
+
+
+def test_legacy_session_totals() -> None:
+    # By hand: cached 0 + 9800 + 0; uncached (10000 - 0) + (10600 - 9800) + (11000 - 0 + 5 tool);
+    # output (200 + 300 thoughts) + 150 + (50 + 20 thoughts); no writes (implicit caching).
+    assert _sums(LEGACY) == (3, 9800, 21805, 0, 720)
+    _, summary = _read(LEGACY)
+    assert summary.skipped == ((1, "model message without tokens (its call's usage was not recorded)"),)
+    assert any("sum to 32,325 (input + tool + output + thoughts; the same)" in note for note in summary.notes)
+
+
+def test_jsonl_session_2026() -> None:
+    requests, summary = _read(JSONL)
+    # g1 written twice (its tool calls landed later) counts once, at the first line with tokens.
+    assert [(r.request_id, r.line) for r in requests] == [("g1", 4), ("g2", 6), ("g3", 8), ("g4", 11), ("g5", 15)]
+    # By hand: cached 0 + 7900 + 8300 + 8300 + 0; uncached 8000 + 500 + 300 + 250 + 1500;
+    # output (120 + 80) + 60 + (30 + 10) + 40 + 25.
+    assert _sums(JSONL) == (5, 24500, 10550, 0, 365)
+    node = {r.request_id: r.prefix.node for r in requests}
+    parents = [r.prefix.parent for r in requests]
+    # g2 follows g1's tool call; the rewind to before u2 makes g4 extend g2, not g3; the
+    # compressed history ($set.messages replacing the list) starts a new chain.
+    assert parents == [None, node["g1"], node["g2"], node["g2"], None]
+    assert requests[1].sent_ms == requests[0].sent_ms + 5000  # sent when the tool call ended
+    assert [kind for kind, _ in requests[3].events] == ["rewind", "user_turn"]
+    assert [kind for kind, _ in requests[4].events] == ["compaction", "user_turn", "model_change"]
+    assert summary.skipped == ((16, "error shown by the CLI (a failed call or a CLI error): not a counted call"),)
+    assert any("sum to 35,415" in note and "the same" in note for note in summary.notes)
+
+
+def test_a_compressed_history_is_a_compaction_in_the_audit() -> None:
+    rows = run_audit([JSONL]).rows
+    assert rows[-1].cause == "compaction" and "history rewritten, 5 -> 2 messages" in rows[-1].detail
+
+
+def test_rollback_of_an_aborted_turn_is_no_compaction(tmp_path: Path) -> None:
+    lines = [json.loads(line) for line in JSONL.read_text().splitlines()][:8]
+    # The CLI rolls the history back to before u2 (an aborted turn) with $set.messages.
+    kept = [lines[1], lines[4], lines[5]]
+    lines += [{"$set": {"messages": kept}}, {"id": "u9", "timestamp": "2026-05-04T09:04:00.000Z", "type": "user", "content": "again"},
+              {"id": "g9", "timestamp": "2026-05-04T09:04:02.000Z", "type": "gemini", "content": "x", "model": "gemini-2.5-pro",
+               "tokens": {"input": 8450, "output": 5, "cached": 8300, "total": 8455}}]
+    requests, _ = _read(write(tmp_path / "rollback.jsonl", "\n".join(map(json.dumps, lines))))
+    assert requests[-1].prefix.parent == requests[1].prefix.node
+    assert "compaction" not in dict(requests[-1].events)
+
+
+def test_messages_in_a_batch_and_as_lines_count_once(tmp_path: Path) -> None:
+    """0.58+ files hold messages both in {"$set": {"messages": [...]}} batches and as lines of their
+    own; a call is counted once, whichever comes first, and one only a batch holds is counted."""
+    lines = [json.loads(line) for line in JSONL.read_text().splitlines()][:6]
+    batch = {"$set": {"messages": [lines[1], lines[4], lines[5]]}}
+    only_in_batch = {"id": "g7", "timestamp": "2026-05-04T09:00:20.000Z", "type": "gemini", "content": "x", "model": "gemini-2.5-pro",
+                     "tokens": {"input": 8500, "output": 5, "cached": 8400, "total": 8505}}
+    doc = [lines[0], batch, lines[1], lines[3], lines[4], lines[5], {"$set": {"messages": [lines[1], lines[4], lines[5], only_in_batch]}}]
+    requests, _ = _read(write(tmp_path / "batches.jsonl", "\n".join(map(json.dumps, doc))))
+    assert [r.request_id for r in requests] == ["g1", "g2", "g7"]
+    assert [r.prefix.parent for r in requests] == [None, requests[0].prefix.node, requests[1].prefix.node]
+
+
+def test_qwen_code_session() -> None:
+    requests, summary = _read(QWEN)
+    assert [(r.lane, r.lane_kind, r.model) for r in requests] == [
+        ("main", "main", "qwen3-coder-plus"), ("main", "main", "qwen3-coder-plus"),
+        ("agent:explore-1", "subagent", "qwen3-coder-flash"), ("main", "main", "qwen3-coder-plus"),
+    ]
+    # By hand: cached 11900; uncached 12000 + 500 + 3000 + 1300; output 80 + 50 + 20 + (40 + 15).
+    assert _sums(QWEN) == (4, 11900, 16800, 0, 205)
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert requests[3].prefix.parent is None and dict(requests[3].events)["compaction"] == "chat compression"
+    assert {r.agent_version for r in requests} == {"0.8.2"}
+    assert any("Qwen Code's own token totals sum to 28,905" in note and "the same" in note for note in summary.notes)
+
+
+def test_saved_chats_hold_no_usage(tmp_path: Path) -> None:
+    requests, summary = _read(CHECKPOINT)
+    assert requests == [] and any("no calls to audit" in note for note in summary.notes)
+    older = tmp_path / "checkpoint-old.json"  # before {history, authType}: a bare list of Content
+    older.write_text(json.dumps(json.loads(CHECKPOINT.read_text())["history"], indent=2))
+    assert detect_format(older) is FORMAT and _read(older)[0] == []
+
+
+def test_a_subagent_session_is_a_subagent_lane(tmp_path: Path) -> None:
+    doc = json.loads(LEGACY.read_text())
+    doc["kind"] = "subagent"
+    requests, _ = _read(write(tmp_path / "sub.json", json.dumps(doc, indent=2)))
+    assert {(r.lane, r.lane_kind) for r in requests} == {("main", "subagent")}
+    assert {r.prefix.head for r in requests} == {"gemini-cli:subagent"}
+
+
+def test_cached_above_the_prompt_is_refused(tmp_path: Path) -> None:
+    doc = json.loads(LEGACY.read_text())
+    doc["messages"][2]["tokens"]["cached"] = 20000
+    with pytest.raises(UserError, match="cached tokens \\(20000\\) exceed the prompt \\(10600\\)"):
+        _read(write(tmp_path / "bad.json", json.dumps(doc, indent=2)))
+
+
+def test_the_provider_comes_from_the_table_by_model_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No provider is named here: whatever rule of the table takes the model's name serves it
+    (the Gemini rules, once the table has them)."""
+    expected = provider_of_model("gemini-2.5-pro")
+    assert {r.provider for r in _read(LEGACY)[0]} == {expected.name if expected and expected.reports_usage else "unknown"}
+    planted = replace(OPENAI, name="planted", model_prefixes=("gemini",))
+    monkeypatch.setattr(providers, "PROVIDERS", {"planted": planted, **providers.PROVIDERS})
+    assert {r.provider for r in _read(LEGACY)[0]} == {"planted"}
+
+
+def test_a_folder_holding_one_session_json_is_audited(tmp_path: Path) -> None:
+    """Regression: the folder walk took any one-object .json of 1 MiB or less for metadata
+    ("no log files (*.jsonl, *.json) in this folder")."""
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    (chats / "session-2025-10-01T10-00-5f0c2a9e.json").write_bytes(LEGACY.read_bytes())
+    (chats / "agent-1.meta.json").write_text('{"agentType": "explore"}')  # metadata stays skipped
+    requests, summaries = load_trace([tmp_path])
+    assert len(requests) == 3
+    assert [s.format for s in summaries] == ["not-a-log", "gemini-cli"]
+
+
+def test_mutated_sessions_end_cleanly() -> None:
+    """Fuzz: every version's file, mutated, ends in exit 0 or one line with exit 2."""
+    tally = Tally("gemini-cli", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-gemini-"))
+    seeds = [path.read_bytes() for path in (LEGACY, JSONL, QWEN, CHECKPOINT)]
+
+    @fuzz_settings(25)
+    @given(seed=st.sampled_from(seeds), data=st.data(), explicit=st.booleans())
+    def case(seed: bytes, data: st.DataObject, explicit: bool) -> None:
+        path = write(folder / "session.json", data.draw(mutated(seed)))
+        tally.check(["audit", str(path), "--quiet", *(["--input", "gemini-cli"] if explicit else [])])
+
+    case()
+    assert tally.outcomes["crash"] == 0

@@ -1,0 +1,226 @@
+"""OpenCode sessions (workloads/logs/formats/opencode.py): the export, both storage layouts,
+failed calls, summaries and prunes, and what a folder walk makes of them."""
+
+from __future__ import annotations
+
+import copy
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from msgspec.structs import replace
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext
+from prefixbench.workloads.logs.formats.opencode import detect
+from prefixbench.workloads.logs.sources import find_log_files
+from tests.fuzz.harness import Tally, fuzz_settings, mutated, write
+
+EXPORT = Path(__file__).parent / "fixtures" / "opencode.json"
+FORMAT = FORMATS["opencode"]
+
+
+def _export() -> dict:
+    return json.loads(EXPORT.read_text())
+
+
+def _read(path: Path):
+    return import_file(path, FORMAT, ImportContext())
+
+
+def test_export_totals_field_by_field() -> None:
+    requests, summary = _read(EXPORT)
+    usages = [r.usage for r in requests]
+    # By hand from the fixture's four step-finish parts (the failed call has none):
+    # input 5 + 7 + 9500 + 3000; output + reasoning (100 + 50) + 200 + 800 + 40;
+    # cache read 9000; cache write 9000 + 400 + 2500.
+    assert len(requests) == 4
+    assert sum(u.uncached for u in usages) == 12512
+    assert sum(u.output for u in usages) == 1190
+    assert sum(u.cache_read for u in usages) == 9000
+    assert sum(u.cache_write_5m for u in usages) == 11900
+    assert sum(u.cache_write_1h for u in usages) == 0
+    assert summary.skipped == ((1, "failed call (APIError: Overloaded)"),)
+    notes = " ".join(summary.notes)
+    assert "input 12,512, output + reasoning 1,190, cache read 9,000, cache write 11,900 (the same" in notes
+    assert "$0.1031" in notes  # the step costs: 0.03525 + 0.0084 + 0.0405 + 0.018975
+
+
+def test_export_detected_from_content_under_any_name(tmp_path: Path) -> None:
+    renamed = tmp_path / "whatever.txt"
+    renamed.write_bytes(EXPORT.read_bytes())
+    assert detect_format(renamed) is FORMAT
+    compact = tmp_path / "compact.json"
+    compact.write_text(json.dumps(_export()))  # one line, not pretty-printed
+    assert [r.usage for r in _read(compact)[0]] == [r.usage for r in _read(EXPORT)[0]]
+
+
+def test_detector_names_each_record_shape() -> None:
+    export = _export()
+    message = export["messages"][1]
+    assert detect(export) == Evidence.WRAPPER
+    assert detect(export["info"]) == Evidence.ENTRY
+    assert detect(message["info"]) == Evidence.ENTRY
+    assert detect(message["parts"][3]) == Evidence.WRAPPER
+    assert detect(export["messages"][2]["parts"][0]) == Evidence.WRAPPER  # a compaction part, not a pi entry
+    assert detect({"info": {}, "messages": []}) is None
+    assert detect({"role": "user", "content": "hi"}) is None
+
+
+def test_summary_call_is_its_own_lane_and_the_next_request_a_compaction() -> None:
+    result = run_audit([EXPORT])
+    assert [(row.lane, row.lane_kind) for row in result.rows] == [
+        ("main", "main"), ("main", "main"), ("compaction", "compaction"), ("main", "main")
+    ]
+    last = result.rows[-1]
+    assert last.cause == "compaction" and "after the summary call" in last.detail
+
+
+def _storage(root: Path, export: dict, *, earlier: bool = False) -> Path:
+    """The export written as OpenCode's JSON storage: the current layout, or the earlier one."""
+    info = export["info"]
+    sid = info["id"]
+    session = root / "session" / ("info" if earlier else info["projectID"]) / f"{sid}.json"
+    messages = root / ("session/message" if earlier else "message") / sid
+    for path in (session.parent, messages):
+        path.mkdir(parents=True, exist_ok=True)
+    session.write_text(json.dumps(info, indent=2))
+    for item in export["messages"]:
+        mid = item["info"]["id"]
+        (messages / f"{mid}.json").write_text(json.dumps(item["info"], indent=2))
+        parts = root / ("session/part" if earlier else "part") / (f"{sid}/{mid}" if earlier else mid)
+        parts.mkdir(parents=True, exist_ok=True)
+        for part in item["parts"]:
+            (parts / f"{part['id']}.json").write_text(json.dumps(part, indent=2))
+    return session
+
+
+@pytest.mark.parametrize("earlier", [False, True])
+def test_storage_reads_as_the_export_and_only_its_session_file_is_listed(tmp_path: Path, earlier: bool) -> None:
+    session = _storage(tmp_path / "storage", _export(), earlier=earlier)
+    found = find_log_files([tmp_path])
+    assert [path for path, reason in found if reason is None] == [session]
+    assert {reason for _, reason in found} == {None, "read-with"}
+    requests, summaries = load_trace([tmp_path])
+    assert [s.file for s in summaries] == [str(session)]  # the message and part files are read by it
+    exported, _ = _read(EXPORT)
+    assert [replace(r, file="", line=0) for r in requests] == [replace(r, file="", line=0) for r in exported]
+    assert "24 message and part files read" in " ".join(summaries[0].notes)
+
+
+def test_the_whole_storage_folder_is_audited_beside_its_other_files(tmp_path: Path) -> None:
+    """Regression: OpenCode keeps diffs, todos and project records beside the sessions; a walk of
+    the storage lists them as metadata (content of no known format, any size) instead of
+    stopping the audit on them."""
+    storage = tmp_path / "storage"
+    session = _storage(storage, _export())
+    sid = _export()["info"]["id"]
+    for folder, name, text in (
+        ("session_diff", f"{sid}.json", json.dumps([{"file": "t.py", "before": "x" * (2 << 20), "after": "y", "additions": 1, "deletions": 1}])),
+        ("todo", f"{sid}.json", "[]"),
+        ("project", "prj_4b825dc642cb.json", json.dumps({"id": "prj_4b825dc642cb", "worktree": "/work/app", "vcs": "git", "time": {"created": 1}})),
+    ):
+        (storage / folder).mkdir()
+        (storage / folder / name).write_text(text)
+    requests, summaries = load_trace([tmp_path])
+    assert len(requests) == 4
+    assert sorted((Path(s.file).parent.name, s.format) for s in summaries) == [
+        ("prj_4b825dc642cb", "opencode"), ("project", "not-a-log"), ("session_diff", "not-a-log"), ("todo", "empty")
+    ]
+    assert str(session) in {s.file for s in summaries}
+
+
+def test_a_storage_file_named_alone(tmp_path: Path) -> None:
+    session = _storage(tmp_path / "storage", _export())
+    part = next((tmp_path / "storage" / "part").rglob("*.json"))
+    requests, summary = _read(part)
+    assert requests == [] and f"read with its session file {session}" in summary.notes[0]
+    session.unlink()
+    with pytest.raises(UserError, match="without its session file"):
+        _read(part)
+
+
+def test_pruned_tool_outputs_are_a_compaction_of_the_next_request(tmp_path: Path) -> None:
+    export = _export()
+    tool = export["messages"][1]["parts"][2]
+    tool["state"]["time"]["compacted"] = export["messages"][4]["info"]["time"]["created"]  # pruned at turn 3
+    export["messages"][3]["info"].pop("summary")  # no summary call this time: an ordinary answer
+    export["messages"][3]["info"]["mode"] = export["messages"][3]["info"]["agent"] = "build"
+    path = write(tmp_path / "pruned.json", json.dumps(export))
+    requests, _ = _read(path)
+    assert [r.events for r in requests][2:] == [
+        (("user_turn", ""), ("compaction", "compaction requested (/compact or context full)")),
+        (("user_turn", ""), ("compaction", "1 tool output(s) pruned in place")),
+    ]
+    assert requests[3].prefix is not None and requests[3].prefix.parent is None
+
+
+def test_a_negative_input_is_read_back_with_its_cache(tmp_path: Path) -> None:
+    export = _export()
+    finish = export["messages"][1]["parts"][6]
+    finish["tokens"]["input"] = -9393  # 7 stored as 7 - 9000 - 400 by a double subtraction
+    path = write(tmp_path / "negative.json", json.dumps(export))
+    requests, summary = _read(path)
+    assert requests[1].usage.uncached == 7
+    assert any("negative input" in note for note in summary.notes)
+    finish["tokens"]["input"] = -20000
+    with pytest.raises(UserError, match="below minus the cache"):
+        _read(write(path, json.dumps(export)))
+
+
+def test_a_folder_holding_one_export_is_audited(tmp_path: Path) -> None:
+    """Regression: the folder walk took any one-object .json of 1 MiB or less for metadata."""
+    (tmp_path / "ses_1.json").write_bytes(EXPORT.read_bytes())
+    requests, summaries = load_trace([tmp_path])
+    assert len(requests) == 4 and summaries[0].format == "opencode"
+
+
+def test_a_subagent_session_is_a_subagent_lane(tmp_path: Path) -> None:
+    export = _export()
+    export["info"]["parentID"] = "ses_parent"
+    requests, _ = _read(write(tmp_path / "child.json", json.dumps(export)))
+    assert {r.lane_kind for r in requests if r.lane == "main"} == {"subagent"}
+
+
+def test_mutated_exports_end_cleanly() -> None:
+    """Fuzz: a mutated export or storage file ends in exit 0 or one line with exit 2."""
+    tally = Tally("opencode", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-opencode-"))
+    seeds = [EXPORT.read_bytes(), json.dumps(_export()["messages"][1]["parts"][3]).encode()]
+
+    @fuzz_settings(25)
+    @given(seed=st.sampled_from(seeds), data=st.data(), explicit=st.booleans())
+    def case(seed: bytes, data: st.DataObject, explicit: bool) -> None:
+        path = write(folder / "log.json", data.draw(mutated(seed)))
+        tally.check(["audit", str(path), "--quiet", *(["--input", "opencode"] if explicit else [])])
+
+    case()
+    assert tally.outcomes["crash"] == 0
+
+
+def test_edited_values_end_cleanly(tmp_path: Path) -> None:
+    """Bad values where counts, times and ids go: one clean error or a reading."""
+    export = _export()
+    bad_values = (None, -1, 1.5, "7", True, [], {}, 10**20)
+    for value in bad_values:
+        for edit in ("input", "cache", "time", "id"):
+            doc = copy.deepcopy(export)
+            finish = doc["messages"][1]["parts"][3]
+            if edit == "input":
+                finish["tokens"]["input"] = value
+            elif edit == "cache":
+                finish["tokens"]["cache"] = value
+            elif edit == "time":
+                doc["messages"][1]["info"]["time"]["created"] = value
+            else:
+                doc["info"]["id"] = value
+            path = write(tmp_path / "edited.json", json.dumps(doc))
+            try:
+                _read(path)
+            except UserError as exc:
+                assert "\n" not in str(exc) and str(path) in str(exc)

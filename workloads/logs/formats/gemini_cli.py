@@ -1,0 +1,429 @@
+"""Gemini CLI sessions, and those of its fork Qwen Code.
+
+Gemini CLI records a session under ``~/.gemini/tmp/<project-hash>/chats/`` (its
+``packages/core/src/services/chatRecordingService.ts``), in two shapes:
+
+* up to April 2026, ``session-<time>-<id>.json``: one pretty-printed object ``{sessionId,
+  projectHash, startTime, lastUpdated, messages}`` rewritten whole on every change;
+* since then, ``session-<time>-<id>.jsonl``: a metadata line ``{sessionId, projectHash, ...}``,
+  then one line per write of a message ``{id, timestamp, type, content, ...}`` (a message written
+  again, when its tool calls or tokens land, repeats its ``id``: the last write wins), ``{"$set":
+  {...}}`` updates (``$set.messages`` replaces the history: the chat compression, tool-output
+  masking or the rollback of an aborted turn) and ``{"$rewindTo": id}`` (``/rewind``). A
+  subagent's session is a file of its own (``kind: "subagent"``) under ``chats/<parent id>/``.
+
+A model message (``type: "gemini"``) carries ``model`` and ``tokens {input, output, cached,
+thoughts, tool, total}``: the usage of the one call that produced it (``promptTokenCount``,
+``candidatesTokenCount``, ``cachedContentTokenCount``, ``thoughtsTokenCount``,
+``toolUsePromptTokenCount``, ``totalTokenCount``). ``input`` INCLUDES ``cached`` (the subset
+convention); ``tool`` is prompt counted apart (read here as uncached input) and ``thoughts`` is
+billed as output, so ``total = input + tool + output + thoughts`` is what is counted. A model
+message without tokens (the call's usage was not recorded) is skipped and listed.
+
+Qwen Code (``~/.qwen/projects/<project>/chats/<session>.jsonl``) writes a tree of records
+``{uuid, parentUuid, sessionId, type, message: {role, parts}, usageMetadata, model, ...}``: an
+``assistant`` record's ``usageMetadata`` is the call's Gemini-shaped usage (its converters fill
+``promptTokenCount`` with the whole prompt, cached part included: OpenAI's ``prompt_tokens``, or
+Anthropic's ``input_tokens`` plus the read, the cache writes left out); ``system`` records with
+``subtype: "chat_compression"`` are compactions; a subagent's records carry ``agentId``.
+
+Saved chats (``/chat save``: ``checkpoint-<tag>.json``) and ``/chat share`` JSON exports hold the
+conversation contents only, no usage: they are recognised and read as no calls, saying so.
+
+Caches are per model (Gemini's implicit caching keys on the model): every request names its
+model, the chain cache keys its entries by it, and a switch (``/model``, the router, a quota
+fallback) is a model change in the one lane of the session. Who served a call is asked of
+:func:`prefixbench.simulator.providers.provider_of_model` with the model's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import provider_of_model
+from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
+
+NAME = "gemini-cli"
+#: The ``type`` of a model message in a Gemini CLI session (a message role of the format, not a
+#: provider's name: who served the call is read from ``model``).
+MODEL_TURN = "gemini"
+#: Other message types of a Gemini CLI session (``info``, ``error`` and ``warning`` are what the
+#: CLI showed, recorded since late 2025).
+_OTHER_TURNS = ("user", "info", "error", "warning")
+#: Record types of Qwen Code's session tree.
+_QWEN_TYPES = ("user", "assistant", "tool_result", "system")
+#: The roles of a Gemini API ``Content`` (a saved chat or a shared export holds a list of them).
+_CONTENT_ROLES = ("user", "model")
+
+
+def detect(value: dict) -> Evidence | None:
+    """A Gemini CLI session (object or metadata line), one of its JSONL lines, a Qwen Code record,
+    or a saved chat."""
+    if isinstance(value.get("sessionId"), str) and "projectHash" in value:
+        return Evidence.WRAPPER  # the whole session (.json) or the first line of a .jsonl
+    if "uuid" in value and "sessionId" in value and value.get("type") in _QWEN_TYPES:
+        message = value.get("message")
+        if "usageMetadata" in value or "systemPayload" in value or (isinstance(message, dict) and "parts" in message):
+            return Evidence.WRAPPER  # Qwen Code: a Gemini Content where Claude Code has {role, content}
+        return None
+    if "$rewindTo" in value or isinstance(value.get("$set"), dict):
+        return Evidence.ENTRY
+    kind = value.get("type")
+    if isinstance(value.get("id"), str) and "timestamp" in value and "content" in value and "uuid" not in value:
+        if kind == MODEL_TURN or kind in _OTHER_TURNS:
+            return Evidence.ENTRY
+    if isinstance(value.get("history"), list) and _is_content_list(value["history"]):
+        return Evidence.SHAPE  # a saved chat {history, authType}
+    if value.get("role") in _CONTENT_ROLES and isinstance(value.get("parts"), list) and len(value) <= 3:
+        return Evidence.SHAPE  # an element of an older saved chat or a shared export (a list of Content)
+    return None
+
+
+def _is_content_list(items: list) -> bool:
+    return bool(items) and all(isinstance(c, dict) and c.get("role") in _CONTENT_ROLES for c in items[:3])
+
+
+def _provider(model: str) -> Provider:
+    """Who served a call: the provider whose model names ``model`` takes, when the audit models it."""
+    rules = provider_of_model(model)
+    return "unknown" if rules is None or not rules.reports_usage else rules.name
+
+
+#: The Gemini CLI ``tokens`` keys and the ``usageMetadata`` keys they copy.
+_KEYS = (
+    ("input", "promptTokenCount"),
+    ("cached", "cachedContentTokenCount"),
+    ("output", "candidatesTokenCount"),
+    ("thoughts", "thoughtsTokenCount"),
+    ("tool", "toolUsePromptTokenCount"),
+)
+
+
+def _usage(tokens: dict, where: str, raw: bool) -> Usage:
+    """One call's usage: ``tokens`` (Gemini CLI) or ``usageMetadata`` (Qwen Code, ``raw``).
+
+    The prompt count includes the cached part; tool-use prompt tokens are input counted apart,
+    thoughts are billed as output.
+    """
+    what = "usageMetadata" if raw else "tokens"
+    got = {short: count(tokens.get(long if raw else short), where, f"{what}.{long if raw else short}") for short, long in _KEYS}
+    if got["cached"] > got["input"]:
+        raise UserError(f"{where}: {what}: cached tokens ({got['cached']}) exceed the prompt ({got['input']})")
+    return Usage(
+        cache_read=got["cached"],
+        uncached=got["input"] - got["cached"] + got["tool"],
+        output=got["output"] + got["thoughts"],
+    )
+
+
+class _Lane:
+    """The chain of one lane while its session is read."""
+
+    def __init__(self, name: str, kind: LaneKind) -> None:
+        self.name = name
+        self.kind = kind
+        self.parent: str | None = None
+        self.events: list[tuple[str, str]] = []
+        self.blocks = 0
+        self.input_ms: int | None = None
+        self.model: str | None = None
+
+
+class _Session:
+    """The requests of one session file, message by message."""
+
+    def __init__(self, path: Path) -> None:
+        self.name = str(path)
+        self.out: list[TraceRequest] = []
+        self.skipped: list[tuple[int, str]] = []
+        self.notes: list[str] = []
+        self.kind: LaneKind = "main"
+        self.agent = "gemini-cli"
+        self.lanes: dict[str, _Lane] = {}
+        # Gemini CLI JSONL: messages by id (the last write wins), in the order first written;
+        # what each position of the history is, and the chain node after it.
+        self.latest: dict[str, tuple[int, dict]] = {}
+        self.order: list[tuple[str, object]] = []
+        self.history: list[str] = []
+        self.node_after: dict[str, str | None] = {}
+        self.node_before: dict[str, str | None] = {}
+        #: Messages placed in the walk's order, and those walked (a message may come first in a
+        #: ``$set.messages`` batch and again as a line of its own: it is one message).
+        self.queued: set[str] = set()
+        self.walked: set[str] = set()
+        # Qwen Code: the chain node after each record of its tree.
+        self.qwen_node: dict[str, str | None] = {}
+        self.saved_chat = False
+        self.version: str | None = None
+        self.tokens_total = 0
+        self.tokens_seen = False
+
+    def lane(self, name: str = "main", kind: LaneKind | None = None) -> _Lane:
+        found = self.lanes.get(name)
+        if found is None:
+            found = self.lanes[name] = _Lane(name, kind or self.kind)
+        return found
+
+    # --- Gemini CLI -------------------------------------------------------------------------
+
+    def metadata(self, value: dict) -> None:
+        if value.get("kind") == "subagent":
+            self.kind = "subagent"
+
+    def message(self, record: Record, value: dict) -> None:
+        mid = value["id"]
+        if mid not in self.queued:
+            self.queued.add(mid)
+            self.order.append(("message", mid))
+        previous = self.latest.get(mid)
+        # The line kept is the first write that carried the call's tokens.
+        if previous is not None and isinstance(previous[1].get("tokens"), dict) and previous[1]["tokens"]:
+            line = previous[0]
+        else:
+            line = record.line
+        self.latest[mid] = (line, value)
+
+    def set_history(self, record: Record, update: dict) -> None:
+        messages = update.get("messages")
+        if isinstance(messages, list):
+            for item in messages:
+                if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"] not in self.latest:
+                    self.latest[item["id"]] = (record.line, item)
+            self.order.append(("history", messages))
+        if update.get("kind") == "subagent":
+            self.kind = "subagent"
+
+    def replay(self) -> None:
+        """Walk the messages in the order they were first written, with rewinds and history
+        replacements where the file has them."""
+        for kind, item in self.order:
+            if kind == "message":
+                self._walk_message(str(item))
+            elif kind == "rewind":
+                self._rewind(str(item))
+            elif kind == "history":
+                self._history(item)  # type: ignore[arg-type]
+
+    def _walk_message(self, mid: str) -> None:
+        if mid in self.walked:
+            return
+        self.walked.add(mid)
+        line, value = self.latest[mid]
+        lane = self.lane()
+        self.node_before[mid] = lane.parent
+        self.history.append(mid)
+        when = parse_time_ms(value.get("timestamp"), f"{self.name}:{line}") if "timestamp" in value else None
+        kind = value.get("type")
+        if kind == "user":
+            lane.events.append(("user_turn", ""))
+            lane.blocks += 1
+            lane.input_ms = when
+        elif kind == "error":
+            self.skipped.append((line, "error shown by the CLI (a failed call or a CLI error): not a counted call"))
+        elif kind == MODEL_TURN:
+            self._model_message(line, value, when, lane, mid)
+            calls = value.get("toolCalls")
+            if isinstance(calls, list):
+                lane.blocks += len(calls)
+                times = [parse_time_ms(c.get("timestamp"), f"{self.name}:{line}") for c in calls if isinstance(c, dict) and "timestamp" in c]
+                lane.input_ms = max((t for t in times if t is not None), default=when)
+            else:
+                lane.input_ms = when
+        self.node_after[mid] = lane.parent
+
+    def _model_message(self, line: int, value: dict, when: int | None, lane: _Lane, mid: str) -> None:
+        lane.blocks += 1
+        tokens = value.get("tokens")
+        model = value.get("model") if isinstance(value.get("model"), str) and value.get("model") else lane.model
+        if not isinstance(tokens, dict) or not tokens:
+            self.skipped.append((line, "model message without tokens (its call's usage was not recorded)"))
+            return
+        where = f"{self.name}:{line}"
+        usage = _usage(tokens, where, raw=False)
+        total = tokens.get("total")
+        if isinstance(total, int) and not isinstance(total, bool):
+            self.tokens_total += total
+            self.tokens_seen = True
+        self._add(line, lane, str(model or "unknown"), usage, lane.input_ms if lane.input_ms is not None else when, mid)
+
+    def _rewind(self, mid: str) -> None:
+        lane = self.lane()
+        if mid in self.history:
+            self.history = self.history[: self.history.index(mid)]
+            lane.parent = self.node_before.get(mid)
+        else:
+            self.history = []
+            lane.parent = None
+        lane.events.append(("rewind", f"/rewind to before message {mid}"))
+
+    def _history(self, messages: list) -> None:
+        ids = [m["id"] for m in messages if isinstance(m, dict) and isinstance(m.get("id"), str)]
+        lane = self.lane()
+        old = self.history
+        if ids[: len(old)] == old:
+            # Additions only: a bootstrapped history, synthetic turns, or messages a batch holds
+            # before (or instead of) their own lines; each is walked once, in the batch's order.
+            for mid in ids[len(old):]:
+                if mid not in self.walked:
+                    self._walk_message(mid)
+                elif mid not in self.history:
+                    self.history.append(mid)
+            return
+        if old[: len(ids)] == ids:  # the rollback of an aborted turn: the prompt is an earlier one
+            lane.parent = self.node_after.get(ids[-1]) if ids else None
+            self.history = ids
+            return
+        lane.events.append(("compaction", f"history rewritten, {len(old)} -> {len(ids)} messages (chat compression or tool-output masking)"))
+        lane.parent = None
+        self.history = []
+        for mid in ids:
+            _, value = self.latest[mid]
+            if mid not in self.walked and isinstance(value.get("tokens"), dict) and value["tokens"]:
+                self._walk_message(mid)  # a call the batch alone records
+            else:
+                self.walked.add(mid)
+                self.history.append(mid)
+                self.node_before.setdefault(mid, None)
+                self.node_after.setdefault(mid, None)
+
+    # --- Qwen Code --------------------------------------------------------------------------
+
+    def qwen(self, record: Record, value: dict) -> None:
+        self.agent = "qwen-code"
+        if isinstance(value.get("version"), str):
+            self.version = value["version"]
+        where = f"{self.name}:{record.line}"
+        agent = value.get("agentId")
+        lane = self.lane(f"agent:{agent}", "subagent") if isinstance(agent, str) and agent else self.lane()
+        uuid, parent_uuid = value.get("uuid"), value.get("parentUuid")
+        if isinstance(parent_uuid, str) and parent_uuid in self.qwen_node:
+            lane.parent = self.qwen_node[parent_uuid]
+        when = parse_time_ms(value.get("timestamp"), where) if "timestamp" in value else None
+        kind, subtype = value.get("type"), value.get("subtype")
+        if kind == "system":
+            if subtype == "chat_compression":
+                lane.events.append(("compaction", "chat compression"))
+                lane.parent = None
+            elif subtype == "rewind":
+                lane.events.append(("rewind", "/rewind"))
+        elif kind in ("user", "tool_result"):
+            lane.blocks += 1
+            lane.input_ms = when
+            if kind == "user" and subtype is None:
+                lane.events.append(("user_turn", ""))
+        elif kind == "assistant":
+            lane.blocks += 1
+            usage = value.get("usageMetadata")
+            model = value.get("model") if isinstance(value.get("model"), str) and value.get("model") else lane.model
+            if not isinstance(usage, dict):
+                self.skipped.append((record.line, "assistant record without usageMetadata"))
+            else:
+                sent = lane.input_ms if lane.input_ms is not None else when
+                self._add(record.line, lane, str(model or "unknown"), _usage(usage, where, raw=True), sent, str(uuid))
+                total = usage.get("totalTokenCount")
+                if isinstance(total, int) and not isinstance(total, bool):
+                    self.tokens_total += total
+                    self.tokens_seen = True
+            lane.input_ms = when
+        if isinstance(uuid, str):
+            self.qwen_node[uuid] = lane.parent
+
+    # --- both -------------------------------------------------------------------------------
+
+    def _add(self, line: int, lane: _Lane, model: str, usage: Usage, sent: int | None, key: str) -> None:
+        if lane.model is not None and model != lane.model:
+            lane.events.append(("model_change", f"{lane.model} -> {model}"))
+        lane.model = model
+        node = f"{self.agent}:{self.name}#{key}"
+        self.out.append(
+            TraceRequest(
+                file=self.name,
+                line=line,
+                lane=lane.name,
+                lane_kind=lane.kind,
+                seq=len(self.out),
+                sent_ms=sent,
+                ready_ms=None,
+                provider=_provider(model),
+                model=model,
+                usage=usage,
+                prefix=Prefix(f"{self.agent}:{lane.kind}", node, lane.parent, max(1, lane.blocks)),
+                events=tuple(lane.events),
+                request_id=key,
+                agent_version=self.version,
+                source_format=NAME,
+            )
+        )
+        lane.parent = node
+        lane.events = []
+        lane.blocks = 0
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """A session's requests; see the module doc."""
+    session = _Session(path)
+    seen_any = False
+    for record in objects(path, records, " (a Gemini CLI or Qwen Code session record)"):
+        seen_any = True
+        value: dict = record.value  # type: ignore[assignment]
+        if isinstance(value.get("sessionId"), str) and "projectHash" in value:
+            session.metadata(value)
+            messages = value.get("messages")
+            if isinstance(messages, list):  # the whole session (.json): its messages, in order
+                for item in messages:
+                    if isinstance(item, dict) and isinstance(item.get("id"), str):
+                        session.message(record, item)
+        elif "uuid" in value and "sessionId" in value:
+            session.qwen(record, value)
+        elif isinstance(value.get("$rewindTo"), str):
+            session.order.append(("rewind", value["$rewindTo"]))
+        elif "$set" in value:
+            session.set_history(record, as_dict(value["$set"]))
+        elif isinstance(value.get("id"), str) and "type" in value:
+            session.message(record, value)
+        elif "history" in value or "parts" in value:
+            session.saved_chat = True
+        else:
+            raise UserError(f"{session.name}:{record.line}: not a Gemini CLI session record (no id, sessionId, $set or $rewindTo)")
+    if not seen_any:
+        raise UserError(f"{session.name}:1: empty file, no session records")
+    session.replay()
+    return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), _notes(session))
+
+
+def _notes(session: _Session) -> tuple[str, ...]:
+    who = "Qwen Code" if session.agent == "qwen-code" else "Gemini CLI"
+    notes = [f"{who}'s system prompt and tool declarations are not in a session file: the head is an opaque prefix"]
+    if session.saved_chat and not session.out:
+        notes.append("a saved chat or shared export holds the conversation, not its usage: no calls to audit here (audit the session files under chats/)")
+    if session.tokens_seen:
+        counted = sum(r.usage.prompt + r.usage.output for r in session.out if r.usage)
+        verdict = "the same" if counted == session.tokens_total else f"counted here {counted:,}"
+        notes.append(f"{who}'s own token totals sum to {session.tokens_total:,} (input + tool + output + thoughts; {verdict})")
+    return tuple(notes)
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="Gemini CLI session",
+    nouns="Gemini CLI sessions",
+    description="Gemini CLI and Qwen Code session files (chats/session-*.json or .jsonl; Qwen Code chats/*.jsonl)",
+    detect=detect,
+    read=read,
+    usage="subset",
+    versions=(
+        "Gemini CLI before 0.58 (to April 2026): chats/session-*.json, one pretty-printed object with messages",
+        "Gemini CLI 0.58 and later: chats/session-*.jsonl, a metadata line, message writes by id, $set (messages batches) and $rewindTo",
+        "Gemini CLI subagent sessions (kind: subagent, chats/<parent id>/<id>.jsonl)",
+        "Qwen Code chats/<session>.jsonl: a uuid/parentUuid tree with usageMetadata, chat_compression records, subagents by agentId",
+        "saved chats (/chat save checkpoints) and /chat share JSON exports: contents only, no usage",
+    ),
+    aliases=("qwen-code",),
+)

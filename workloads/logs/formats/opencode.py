@@ -1,0 +1,411 @@
+"""OpenCode sessions: ``opencode export`` JSON and the on-disk storage.
+
+``opencode export <session>`` prints one pretty-printed object ``{info, messages: [{info,
+parts}]}``. The JSON storage (``~/.local/share/opencode/storage/``) keeps the same records as
+small files: ``session/<project>/<session>.json`` (the session's ``info``),
+``message/<session>/<message>.json`` and ``part/<message>/<part>.json``. A folder walk audits a
+session once, through its session file, which reads its messages and parts from beside it (ids
+ascend with time, so names sort in order); the message and part files are not audited on their
+own. (Later OpenCode versions keep the same records in a SQLite database: ``opencode export``
+reads them out.)
+
+One request is one ``step-finish`` part (an assistant message holds one step per model call
+of its tool loop): ``tokens {input, output, reasoning, cache {read, write}}`` and ``cost``.
+OpenCode normalizes every provider's usage before it stores it (``Session.getUsage`` in
+``packages/opencode/src/session/``): ``input`` EXCLUDES the cache read and write (it subtracts
+them where the provider's count includes them), so the stored counts are additive; ``output``
+excludes ``reasoning`` in current versions, and OpenCode bills ``output + reasoning`` at the
+output price, as is done here. A negative ``input`` (a provider whose count already excluded
+the cache, subtracted again) is read back as ``input + read + write`` and said so.
+
+Failed calls (an assistant message with ``error`` and no step) are counted apart, in the
+skipped records. A compaction shows as a user message with a ``compaction`` part and an
+assistant message with ``summary: true`` (the summary call: a lane of its own, on its own
+system prompt); the main lane's next request starts a new chain after it. Tool outputs pruned
+in place (``state.time.compacted``) are a compaction event of the first request sent after
+the prune. A child session (``parentID``, a subagent's task) is a subagent lane.
+
+Who served a call: ``providerID`` when it names a provider the audit models, else the provider
+whose model names ``modelID`` (its part after the last ``/``) takes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from msgspec.structs import replace
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import hosted_provider, provider_of_model
+from prefixbench.simulator.providers.base import MAX_COUNT, count
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import as_dict, objects
+from prefixbench.workloads.logs.records import Record, iter_records
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
+
+NAME = "opencode"
+#: The storage folders that hold one file per message and per part, read with their session.
+MESSAGE_DIR, PART_DIR, SESSION_DIR = "message", "part", "session"
+#: Ids OpenCode writes (``ses_...``, ``msg_...``, ``prt_...``): safe as file names.
+_ID = re.compile(r"[A-Za-z0-9_-]{1,200}")
+#: Most files of a session's storage read.
+MAX_FILES = 1_000_000
+
+
+def _is_session_info(value: dict) -> bool:
+    return isinstance(value.get("id"), str) and "title" in value and isinstance(value.get("time"), dict) and (
+        "projectID" in value or "directory" in value
+    )
+
+
+def _is_message(value: dict) -> bool:
+    return isinstance(value.get("sessionID"), str) and value.get("role") in ("user", "assistant") and isinstance(value.get("time"), dict)
+
+
+def _is_part(value: dict) -> bool:
+    return isinstance(value.get("messageID"), str) and isinstance(value.get("sessionID"), str) and isinstance(value.get("type"), str)
+
+
+def detect(value: dict) -> Evidence | None:
+    """An export (``{info, messages}``), or one file of the storage: a session, message or part."""
+    info, messages = value.get("info"), value.get("messages")
+    if isinstance(info, dict) and isinstance(messages, list) and _is_session_info(info):
+        return Evidence.WRAPPER
+    if _is_part(value):
+        # Its sessionID and messageID name OpenCode, whatever its type (a ``compaction`` part
+        # shares its type with a pi entry).
+        return Evidence.WRAPPER
+    if _is_session_info(value) or _is_message(value):
+        return Evidence.ENTRY
+    return None
+
+
+def session_file_of(path: Path, value: dict) -> Path | None:
+    """The session file a storage message or part file is read with (None: not such a file, or
+    no session file beside it). The storage root is two to four folders up, by layout."""
+    if not (_is_message(value) or _is_part(value)) or _is_session_info(value):
+        return None
+    sid = value["sessionID"]
+    if not _ID.fullmatch(sid):
+        return None
+    for base in list(path.parents)[2:5]:
+        sessions = base / SESSION_DIR
+        if not sessions.is_dir():
+            continue
+        for project in sorted(sessions.iterdir()):
+            candidate = project / f"{sid}.json"
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _provider(info: dict) -> Provider:
+    """Who served a call, from the message's ``providerID`` and ``modelID``."""
+    rules = hosted_provider(str(info.get("providerID") or ""))
+    if rules is None:
+        rules = provider_of_model(str(info.get("modelID") or "").rsplit("/", 1)[-1])
+    return "unknown" if rules is None or not rules.reports_usage else rules.name
+
+
+def _signed(value: object, where: str, key: str) -> int:
+    """A count OpenCode derived by subtraction: an integer, possibly negative."""
+    if isinstance(value, int) and not isinstance(value, bool) and -MAX_COUNT <= value < 0:
+        return value
+    return count(value, where, key)
+
+
+def _time(value: object) -> int | None:
+    """An OpenCode time (epoch ms), None when absent or not a plausible one."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 10**14:
+        return int(value)
+    return None
+
+
+class _Session:
+    """The requests of one session, message by message."""
+
+    def __init__(self, file: str, info: dict) -> None:
+        self.file = file
+        self.session_id = str(info.get("id"))
+        self.version = info.get("version") if isinstance(info.get("version"), str) else None
+        self.kind: LaneKind = "subagent" if info.get("parentID") else "main"
+        self.out: list[TraceRequest] = []
+        self.skipped: list[tuple[int, str]] = []
+        self.parent: str | None = None
+        self.events: list[tuple[str, str]] = []
+        self.blocks = 0
+        self.prunes: list[int] = []
+        self.cost = 0.0
+        self.negative_inputs = 0
+        self.own = [0, 0, 0, 0, 0]  # the assistant messages' own totals: input, output, reasoning, read, write
+        self.own_seen = False
+
+    def message(self, line: int, info: dict, parts: list) -> None:
+        role = info.get("role")
+        parts = [p for p in parts if isinstance(p, dict)]
+        if role == "user":
+            self.events.append(("user_turn", ""))
+            self.blocks += max(1, len(parts))
+            if any(p.get("type") == "compaction" for p in parts):
+                self.events.append(("compaction", "compaction requested (/compact or context full)"))
+            return
+        if role != "assistant":
+            return
+        where = f"{self.file}:{line}"
+        self._own_totals(info, where)
+        steps = [p for p in parts if p.get("type") == "step-finish"]
+        error = info.get("error")
+        if not steps:
+            if isinstance(error, dict):
+                detail = as_dict(error.get("data")).get("message") or ""
+                self.skipped.append((line, f"failed call ({error.get('name') or 'error'}{': ' if detail else ''}{str(detail)[:80]})"))
+            else:
+                self.skipped.append((line, "assistant message with no step-finish (no usage recorded)"))
+            return
+        summary = info.get("summary") is True or info.get("mode") == "compaction" or info.get("agent") == "compaction"
+        sent = _time(as_dict(info.get("time")).get("created"))
+        latest = sent
+        answered = 0  # blocks a step answered with: the next request's input
+        for part in parts:
+            ptype = part.get("type")
+            state = as_dict(part.get("state"))
+            times = as_dict(state.get("time")) if ptype == "tool" else as_dict(part.get("time"))
+            end = _time(times.get("end"))
+            if ptype == "step-start":
+                sent = latest
+            elif ptype == "tool":
+                answered += 1
+                pruned = _time(times.get("compacted"))
+                if pruned is not None:
+                    self.prunes.append(pruned)
+            elif ptype in ("text", "reasoning"):
+                answered += 1
+            elif ptype == "step-finish":
+                self._step(line, info, part, sent, summary, where)
+                self.blocks += answered
+                answered = 0
+            if end is not None:
+                latest = max(latest or end, end)
+        self.blocks += answered
+
+    def _own_totals(self, info: dict, where: str) -> None:
+        tokens = info.get("tokens")
+        if not isinstance(tokens, dict):
+            return
+        cache = as_dict(tokens.get("cache"))
+        values = (tokens.get("input"), tokens.get("output"), tokens.get("reasoning"), cache.get("read"), cache.get("write"))
+        if all(isinstance(v, int) and not isinstance(v, bool) and abs(v) <= MAX_COUNT for v in values):
+            self.own_seen = True
+            self.own = [a + b for a, b in zip(self.own, values)]  # type: ignore[operator]
+
+    def _step(self, line: int, info: dict, part: dict, sent: int | None, summary: bool, where: str) -> None:
+        tokens = as_dict(part.get("tokens"))
+        cache = as_dict(tokens.get("cache"))
+        read = count(cache.get("read"), where, "step-finish tokens.cache.read")
+        write = count(cache.get("write"), where, "step-finish tokens.cache.write")
+        uncached = _signed(tokens.get("input"), where, "step-finish tokens.input")
+        if uncached < 0:
+            # OpenCode subtracted a cache its provider's count had already left out: undo it.
+            self.negative_inputs += 1
+            uncached = uncached + read + write
+            if uncached < 0:
+                raise UserError(f"{where}: step-finish tokens.input ({uncached - read - write}) is below minus the cache")
+        output = count(tokens.get("output"), where, "step-finish tokens.output") + count(
+            tokens.get("reasoning"), where, "step-finish tokens.reasoning"
+        )
+        usage = Usage(cache_read=read, cache_write_5m=write, uncached=uncached, output=output)
+        cost = part.get("cost")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and 0 <= cost < 1e9:
+            self.cost += cost
+        if usage.is_empty:
+            self.skipped.append((line, "step with no usage (aborted before the provider answered)"))
+            return
+        if sent is not None:
+            pruned = [t for t in self.prunes if t <= sent]
+            if pruned:
+                self.prunes = [t for t in self.prunes if t > sent]
+                self.events.append(("compaction", f"{len(pruned)} tool output(s) pruned in place"))
+                self.parent = None
+        self._add(line, info, part, usage, sent, summary)
+
+    def _add(self, line: int, info: dict, part: dict, usage: Usage, sent: int | None, summary: bool) -> None:
+        model = str(info.get("modelID") or "unknown")
+        agent = str(info.get("agent") or info.get("mode") or "build")
+        key = f"{info.get('id')}/{part.get('id')}"
+        node = f"opencode:{self.session_id}#{key}"
+        variant = info.get("variant")
+        envelope = (("effort", variant),) if isinstance(variant, str) and variant else ()
+        if summary:
+            # The summary call runs the compaction agent's own prompt: a chain of its own.
+            lane, kind, parent, events = "compaction", "compaction", None, ()
+        else:
+            lane, kind, parent, events = "main", self.kind, self.parent, tuple(self.events)
+        self.out.append(
+            TraceRequest(
+                file=self.file,
+                line=line,
+                lane=lane,
+                lane_kind=kind,  # type: ignore[arg-type]
+                seq=len(self.out),
+                sent_ms=sent,
+                ready_ms=None,
+                provider=_provider(info),
+                model=model,
+                envelope=envelope,
+                usage=usage,
+                prefix=Prefix(f"opencode:{agent}:{info.get('providerID')}", node, parent, max(1, self.blocks)),
+                events=events,
+                request_id=key,
+                agent_version=self.version,
+                source_format=NAME,
+            )
+        )
+        if summary:
+            self.parent = None
+            self.events = [("compaction", "after the summary call")]
+        else:
+            self.parent = node
+            self.events = []
+        self.blocks = 0
+
+    def notes(self, where: str) -> tuple[str, ...]:
+        notes = [f"OpenCode's system prompt and tools are not in {where}: the head is an opaque prefix"]
+        if self.cost:
+            notes.append(f"OpenCode's own step costs sum to ${self.cost:.4f} (a check on the dollars here)")
+        if self.own_seen:
+            counted = [
+                sum(r.usage.uncached for r in self.out if r.usage),
+                sum(r.usage.output for r in self.out if r.usage),
+                sum(r.usage.cache_read for r in self.out if r.usage),
+                sum(r.usage.cache_write for r in self.out if r.usage),
+            ]
+            i, o, reasoning, rd, wr = self.own
+            theirs = [i, o + reasoning, rd, wr]
+            verdict = "the same" if counted == theirs else "counted here " + " / ".join(f"{n:,}" for n in counted)
+            notes.append(
+                f"OpenCode's own message totals: input {i:,}, output + reasoning {o + reasoning:,}, cache read {rd:,}, "
+                f"cache write {wr:,} ({verdict}; versions before the totals summed the steps kept only the last)"
+            )
+        if self.negative_inputs:
+            notes.append(
+                f"{self.negative_inputs} step(s) stored a negative input (OpenCode subtracted a cache its provider's count "
+                "had left out): read as input + cache read + cache write"
+            )
+        return tuple(notes)
+
+
+def _records_of(path: Path) -> Record:
+    """The one JSON object of a storage file."""
+    for record in objects(path, iter_records(path), " (an OpenCode storage record)"):
+        return record
+    raise UserError(f"{path}:1: empty file, no OpenCode record")
+
+
+def _listing(folder: Path) -> list[Path]:
+    try:
+        found = sorted(p for p in folder.iterdir() if p.suffix == ".json" and p.is_file())
+    except OSError as exc:
+        raise UserError(f"{folder}: cannot read this folder ({exc.strerror or exc})") from None
+    if len(found) > MAX_FILES:
+        raise UserError(f"{folder}: more than {MAX_FILES:,} files")
+    return found
+
+
+def _from_storage(path: Path, info: dict) -> tuple[_Session, int]:
+    """A session read from the storage beside its session file; and how many files were read."""
+    session = _Session(str(path), info)
+    sid = session.session_id
+    if not _ID.fullmatch(sid) or len(path.parents) < 3:
+        raise UserError(f"{path}:1: session id {sid!r:.60} is not an OpenCode id")
+    # storage/session/<project>/<id>.json with storage/message/<id>/ and storage/part/<message>/;
+    # or, in earlier versions, storage/session/info/<id>.json with session/message/<id>/ and
+    # session/part/<id>/<message>/.
+    root, inner = path.parents[2], path.parents[1]
+    layouts = ((root / MESSAGE_DIR / sid, root / PART_DIR), (inner / MESSAGE_DIR / sid, inner / PART_DIR / sid))
+    found = [(messages, parts) for messages, parts in layouts if messages.is_dir()]
+    files = 0
+    if not found:
+        session.skipped.append((1, f"no message folder {MESSAGE_DIR}/{sid} beside the session file"))
+        return session, files
+    messages, part_root = found[0]
+    for message_file in _listing(messages):
+        record = _records_of(message_file)
+        files += 1
+        message: dict = record.value  # type: ignore[assignment]
+        mid = message.get("id")
+        parts: list = []
+        if isinstance(mid, str) and _ID.fullmatch(mid) and (part_root / mid).is_dir():
+            for part_file in _listing(part_root / mid):
+                parts.append(_records_of(part_file).value)
+                files += 1
+        session.message(1, message, parts)
+    return session, files
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """An export's or a stored session's requests; see the module doc."""
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    notes: tuple[str, ...] = ()
+    seen_any = False
+    for record in objects(path, records, " (an OpenCode export or storage file)"):
+        seen_any = True
+        value: dict = record.value  # type: ignore[assignment]
+        if isinstance(value.get("info"), dict) and isinstance(value.get("messages"), list):
+            session = _Session(str(path), value["info"])
+            for item in value["messages"]:
+                entry = as_dict(item)
+                parts = entry.get("parts")
+                session.message(record.line, as_dict(entry.get("info")), parts if isinstance(parts, list) else [])
+            where = "an export"
+        elif _is_session_info(value):
+            session, files = _from_storage(path, value)
+            where = f"the storage ({files:,} message and part files read with this session file)"
+        elif _is_message(value) or _is_part(value):
+            owner = session_file_of(path, value)
+            if owner is None:
+                raise UserError(
+                    f"{path}:{record.line}: an OpenCode storage {'message' if _is_message(value) else 'part'} file "
+                    "without its session file (storage/session/<project>/<id>.json): audit the storage folder, or an "
+                    "`opencode export` of the session"
+                )
+            notes += (f"an OpenCode storage file read with its session file {owner}",)
+            continue
+        else:
+            raise UserError(f"{path}:{record.line}: not an OpenCode export or storage record")
+        out.extend(replace_seq(session.out, len(out)))
+        skipped.extend(session.skipped)
+        notes += session.notes(where)
+    if not seen_any:
+        raise UserError(f"{path}:1: empty file, no OpenCode records")
+    return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(dict.fromkeys(notes)))
+
+
+def replace_seq(requests: list[TraceRequest], start: int) -> list[TraceRequest]:
+    """``requests`` numbered from ``start`` in the file's stream (several exports in one file)."""
+    if start == 0:
+        return requests
+    return [replace(r, seq=start + n) for n, r in enumerate(requests)]
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="OpenCode session",
+    nouns="OpenCode sessions",
+    description="OpenCode sessions: `opencode export` JSON, or the storage folder (session, message and part files)",
+    detect=detect,
+    read=read,
+    read_with=session_file_of,
+    usage="additive",
+    versions=(
+        "`opencode export` JSON: {info, messages: [{info, parts}]}, pretty-printed",
+        "JSON storage: session/<project>/<id>.json with message/<session>/ and part/<message>/ beside it",
+        "earlier JSON storage: session/info/<id>.json with session/message/<session>/ and session/part/<session>/<message>/",
+        "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
+        "input less the cache for every provider (later versions; earlier ones subtracted only the read)",
+        "assistant info.tokens: the sum of the steps in later versions, the last step in earlier ones",
+    ),
+)
