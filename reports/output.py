@@ -30,7 +30,7 @@ from prefixbench.reports.outdir import check_out_dir
 from prefixbench.reports.progress import SweepProgress
 from prefixbench.reports.seeds import sweep_text_table
 from prefixbench.workloads.runs.land import Landed, land_missing, load_runs, missing_runs, prepare_out
-from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore, write_atomic
+from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore, recompute_notes, write_atomic
 from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, usd_sum
@@ -114,7 +114,10 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
     # Derived files are rebuilt at the end: remove an earlier sweep's now, so the folder never
     # shows a report or CSV that does not match the store.
     manifest.remove_owned(set(DERIVED_FILES) | {f for f in manifest.previous if f.endswith(".png") or f == "cost.md"})
-    todo = missing_runs(plan, store, fresh=options.fresh)
+    todo = missing_runs(plan, store, fresh=options.fresh, jobs=options.jobs or default_jobs(len(keys)))
+    warnings, notes = recompute_notes(plan.runs, todo, store)  # damaged store files, changed code
+    for line in [f"warning: {w}" for w in warnings] + ([] if options.quiet else notes):
+        print(f"prefixbench: {line}", file=sys.stderr)
     skipped = len(keys) - len(todo)
     if skipped and not options.quiet:
         print(

@@ -50,21 +50,18 @@ def prepare_out(out: Path) -> None:
 
 
 def is_stored(store: ResultStore, key: str) -> bool:
-    """A run is stored when its file is there and readable (a damaged file is recomputed)."""
-    if not store.has(key):
-        return False
-    try:
-        import pyarrow.parquet as pq
-
-        pq.read_metadata(store.path(key))
-    except Exception:  # noqa: BLE001 - any unreadable file is simply not a stored run
-        return False
-    return True
+    """A run is stored when its file is there, readable, matches its checksum and belongs to
+    ``key`` (anything else is recomputed, and the store names the file)."""
+    return store.verify(key)
 
 
-def missing_runs(plan: SweepPlan, store: ResultStore, *, fresh: bool) -> list[int]:
-    """Indices of the planned runs to compute: all with ``fresh``, else those the store lacks."""
-    return [i for i, item in enumerate(plan.runs) if fresh or not is_stored(store, item.key)]
+def missing_runs(plan: SweepPlan, store: ResultStore, *, fresh: bool, jobs: int = 1) -> list[int]:
+    """Indices of the planned runs to compute: all with ``fresh``, else those the store lacks
+    (or holds damaged: :meth:`ResultStore.verify_all`, in ``jobs`` processes when worth it)."""
+    if fresh:
+        return list(range(len(plan.runs)))
+    stored = store.verify_all([item.key for item in plan.runs], jobs)
+    return [i for i, ok in enumerate(stored) if not ok]
 
 
 def batches_of(items: list[PlannedRun], *, batched: bool) -> list[list[PlannedRun]]:
@@ -126,7 +123,7 @@ def land_missing(
 def load_runs(plan: SweepPlan, store: ResultStore, landed: dict[str, Landed], jobs: int = 1) -> list[Landed]:
     """Every planned run's record and observations, in plan order: the landed ones as they are,
     the others read from the store (in worker processes when there are enough to share)."""
-    loaded: list[Landed | None] = [landed.get(item.key) for item in plan.runs]
+    loaded: list[Landed | None] = [landed.get(item.key) or store.verified(item.key) for item in plan.runs]
     missing = [i for i, result in enumerate(loaded) if result is None]
     paths = [store.path(plan.runs[i].key) for i in missing]
     for index, result in map_runs(decode_run, paths, jobs=pool_size(jobs, len(paths), 50)):

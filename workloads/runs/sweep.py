@@ -8,7 +8,8 @@ product) into one plan.
 
 Each planned run is self-contained (workload, engine, preset, profile, cache model, tokenizer)
 so a worker process or a Dask worker can execute it alone, and has a key: a hash of all of
-that and the prefixbench version, the name of its result in the store.
+that, the prefixbench version and, for a user's engine, a digest of the engine's sources
+(:func:`engine_code_digest`), the name of its result in the store.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from functools import lru_cache
+from pathlib import Path
 
 import msgspec
 
@@ -27,7 +29,7 @@ from prefixbench.workloads.runs.windows import format_window
 from prefixbench.simulator.models import make_cache, parse_cache_spec
 from prefixbench.simulator.pricing import PriceRow
 from prefixbench.workloads.scripted.base import Run, Workload
-from prefixbench.kernel.loading import load_engine
+from prefixbench.kernel.loading import installed_engines, is_import_path, load_engine
 from prefixbench.workloads.scripted.registry import (
     execute,
     get_workload,
@@ -74,6 +76,9 @@ class PlannedRun(msgspec.Struct, frozen=True):
     tokenizer: str = "heuristic"
     #: The ``--engine-config`` table of a user engine (None: its defaults).
     engine_config: dict[str, object] | None = None
+    #: A user engine's source digest, taken when the sweep was planned ("" for a built-in
+    #: engine, whose code is in the prefixbench version).
+    engine_code: str = ""
 
     @property
     def key(self) -> str:
@@ -115,7 +120,6 @@ def prefixbench_version() -> str:
 @lru_cache(maxsize=1)
 def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
-    from pathlib import Path
 
     import prefixbench.kernel
     import prefixbench.simulator
@@ -131,6 +135,63 @@ def _version() -> str:
         for path in sorted(root.rglob("*.py")):
             digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return f"{installed}+{digest.hexdigest()[:12]}"
+
+
+def engine_code_digest(ref: str) -> str:
+    """A digest of a user engine's sources, so its stored runs are never reused after its code
+    changed: the package holding the module its reference names (``package.module:factory`` or
+    the entry point's module) and the package holding the module that defines the factory, or
+    that module alone when it is not in a package. Every ``.py`` file under a package's folder
+    is read, in the order of its sorted relative path (``__pycache__`` skipped).
+
+    Loads the engine (UserError when it does not load) and reads its files again at every plan,
+    never cached: a process that plans twice, such as a test, sees an edit made between the two.
+    Packages the engine imports from outside its own are not read (as other libraries are not).
+    """
+    import sys
+
+    factory = load_engine(ref).factory
+    named = ref.partition(":")[0] if is_import_path(ref) else installed_engines()[ref].module
+    roots: dict[str, Path | None] = {}
+    for module_name in dict.fromkeys((named, getattr(factory, "__module__", None) or named)):
+        name, path = _source_root(module_name, sys.modules)
+        roots[name] = path
+    digest = hashlib.sha256()
+    for name, root in sorted(roots.items()):
+        digest.update(f"{name}\0".encode())
+        if root is None:
+            digest.update(b"(no source)\0")  # a module without a file on disk (built in, frozen)
+            continue
+        files = [root] if root.is_file() else sorted(
+            (p for p in root.rglob("*.py") if "__pycache__" not in p.relative_to(root).parts),
+            key=lambda p: p.relative_to(root).as_posix(),
+        )
+        for path in files:
+            rel = path.name if path == root else path.relative_to(root).as_posix()
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise UserError(f"engine {ref}: cannot read its source {path} ({exc.strerror})") from None
+            digest.update(rel.encode() + b"\0" + data + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def _source_root(module_name: str, modules: Mapping[str, object]) -> tuple[str, Path | None]:
+    """``(name, folder or file)`` whose sources make up ``module_name``: the outermost regular
+    package (one with an ``__init__.py``) that holds it, or the module's own file (None when it
+    has none on disk)."""
+    parts = module_name.split(".")
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        module = modules.get(name)
+        file = getattr(module, "__file__", None)
+        if file is None:
+            continue  # a namespace package (or not imported): look one level down
+        path = Path(file)
+        if path.name == "__init__.py":
+            return name, path.parent
+        return name, path
+    return module_name, None
 
 
 def _canonical(value: object) -> object:
@@ -160,6 +221,7 @@ def run_spec(item: PlannedRun) -> dict[str, object]:
         "cache": item.cache,
         "tokenizer": item.tokenizer,
         "engine_config": _canonical(item.engine_config),
+        "engine_code": item.engine_code,
     }
 
 
@@ -198,8 +260,8 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
             raise UserError(
                 f"--engines: workload {spec.workload!r} has no engine {engine!r} (known: {', '.join(supported)})"
             )
-        if is_user_engine(engine):
-            load_engine(engine)  # a user's engine: fail on loading before anything runs
+    # A user's engine: fail on loading before anything runs, and digest its sources.
+    codes = {engine: engine_code_digest(engine) for engine in spec.engine_names() if is_user_engine(engine)}
     if not spec.seeds:
         raise UserError("--seeds: give at least one seed")
     for seed in spec.seeds:
@@ -220,7 +282,10 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
                 make_engine(workload, engine, get_preset(spec.presets[0]), config)
                 for preset in spec.presets:
                     planned.append(
-                        PlannedRun(workload, engine, preset, spec.profile, spec.cache, spec.tokenizer, config)
+                        PlannedRun(
+                            workload, engine, preset, spec.profile, spec.cache, spec.tokenizer, config,
+                            codes.get(engine, ""),
+                        )
                     )
     return SweepPlan(spec, tuple(planned))
 
