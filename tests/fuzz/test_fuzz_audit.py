@@ -67,6 +67,22 @@ SEEDS: dict[str, list[dict]] = {
         ]},
         {"id": "g", "block_size": 16, "hash_id_scope": "global", "system_tokens": 5, "requests": [{"t": 1, "in": 40, "out": 2, "hash_ids": [7, 8]}]},
     ],
+    "swe-agent": [
+        {"info": {"mini_version": "2.2.8", "model_stats": {"api_calls": 2}, "config": {"model": {"model_name": "anthropic/claude-sonnet-4-5", "set_cache_control": "default_end"}}},
+         "trajectory_format": "mini-swe-agent-1.1", "messages": [
+            {"role": "system", "content": "s"}, {"role": "user", "content": "task"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
+             "extra": {"timestamp": 1761994801.5, "response": {"id": "r1", "created": 1761994800, "model": "claude-sonnet-4-5", "usage": {
+                 "prompt_tokens": 3012, "completion_tokens": 4, "cache_creation_input_tokens": 3000, "cache_read_input_tokens": 0,
+                 "prompt_tokens_details": {"cached_tokens": 0, "cache_creation_tokens": 3000, "cache_creation_token_details": {"ephemeral_1h_input_tokens": 0}}}}}},
+            {"role": "tool", "tool_call_id": "t1", "content": [{"type": "text", "text": "ok"}], "extra": {"timestamp": 1761994802.0}},
+            {"role": "user", "content": "err", "extra": {"response": {"model": "gpt-4o", "usage": {"prompt_tokens": 2000, "prompt_tokens_details": {"cached_tokens": 1024}}}}},
+            {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}}]},
+        {"trajectory": [{"query": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "o", "cache_control": {"type": "ephemeral"}}]}]},
+                        {"messages": [{"role": "tool", "content": "x", "tool_call_ids": ["a"]}]}],
+         "history": [{"role": "assistant", "content": "ls", "agent": "primary"}], "info": {"swe_agent_version": "1.1.0", "model_stats": {"tokens_sent": 5}},
+         "replay_config": "{\"agent\": {\"model\": {\"name\": \"claude-sonnet-4-20250514\"}}}"},
+    ],
 }
 SEED_BYTES = {fmt: b"".join(to_json_line(r) + b"\n" for r in records) for fmt, records in SEEDS.items()}
 

@@ -118,6 +118,22 @@ def expected(name: str) -> list[TraceRequest]:
                     (main, "main", 3000, None, opus, 13, 4, (1, 2, 3)),
                 ))
             ]
+        case "swe-agent":
+            # mini-swe-agent 2.x through LiteLLM to Anthropic (newer LiteLLM: prompt_tokens includes
+            # reads and writes); sent at the previous message's timestamp (the first: created).
+            model = "claude-sonnet-4-5-20250929"
+            return [
+                TraceRequest(
+                    file, 1, "main", "main", 0, 1761994800000, 1761994801500, "anthropic", model,
+                    usage=Usage(cache_write_5m=3000, uncached=12, output=40),  # 3012 - 0 - 3000
+                    request_id="chatcmpl-a1", agent_version="2.2.8", source_format=name,
+                ),
+                TraceRequest(
+                    file, 1, "main", "main", 1, 1761994802000, 1761994804000, "anthropic", model,
+                    usage=Usage(cache_read=3000, cache_write_5m=105, uncached=5, output=25),  # 3110 - 3000 - 105
+                    request_id="chatcmpl-a2", agent_version="2.2.8", source_format=name,
+                ),
+            ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 
 
@@ -220,7 +236,7 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         detect_format(log)
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
-        "pi session, request-body log, Mooncake trace or block-hash agent trace); name it with --input"
+        "pi session, request-body log, Mooncake trace, block-hash agent trace or SWE-agent trajectory); name it with --input"
     )
 
 

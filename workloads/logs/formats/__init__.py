@@ -26,6 +26,7 @@ from prefixbench.workloads.logs.formats import (
     http_capture,
     mooncake,
     pi,
+    swe_agent,
 )
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.workloads.logs.records import Record, iter_records
@@ -45,6 +46,7 @@ FORMATS: dict[str, LogFormat] = {
         anthropic_bodies.FORMAT,
         mooncake.FORMAT,
         agent_traces.FORMAT,
+        swe_agent.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.
