@@ -246,3 +246,13 @@ def test_a_response_without_usage_is_skipped_and_listed(tmp_path: Path) -> None:
                 {"role": "user", "content": "o"}, {"role": "assistant", "content": "b", "extra": {"response": response("y", "gpt-4o", openai_usage(2000, 1024, 3))}}]
     requests, summary = read(write(tmp_path / "t.json", mini_v1(messages)))
     assert [r.request_id for r in requests] == ["y"] and summary.skipped == ((1, "call 1: response without usage"),)
+
+
+def test_swe_agent_a_final_step_missing_from_the_history_sent_all_of_it(tmp_path: Path) -> None:
+    # 1.0 previews: the submit step's reply never reached the history; the run counted it.
+    history = [SYSTEM | {"agent": "main"}, TASK | {"agent": "main"}, {"role": "assistant", "content": "ls", "agent": "main", "tool_calls": call(1)},
+               {"role": "tool", "content": "a.py", "agent": "main", "tool_call_ids": ["toolu_1"]}]
+    steps = [{"action": "ls", "observation": "a.py", "response": "", "thought": "", "execution_time": 0.1, "state": {}}] * 2
+    replay = {"agent": {"model": {"name": "gpt-4o"}}}
+    requests, _ = read(write(tmp_path / "x.traj", swe_traj(steps, history, replay)))
+    assert [(r.model, len(r.body.messages)) for r in requests] == [("gpt-4o", 1), ("gpt-4o", 3)]

@@ -157,14 +157,19 @@ class _Run:
                 query = [m for m in step.get("query", step.get("messages")) if isinstance(m, dict)]
                 markers = tuple(i for i, m in enumerate(query) if _has_marker(m))
                 self.calls.append(_Call([_sent_message(m) for m in query], None, model, None, None, markers))
-        else:  # 0.x: the history as the agent kept it
+        else:  # 0.x (and 1.0 previews without per-step messages): the history as the agent kept it
             history = [h for h in self.value["history"] if isinstance(h, dict)]
+            agent = next((h.get("agent") for h in history), None)  # the main agent: "primary" in 0.x, "main" in 1.x
+            history = [h for h in history if h.get("agent") == agent]
             for idx, item in enumerate(history):
-                if item.get("role") == "assistant" and not item.get("is_demo") and item.get("agent", "primary") == "primary":
-                    sent = [_sent_message(h) for h in history[:idx] if h.get("agent", "primary") == "primary"]
+                if item.get("role") == "assistant" and not item.get("is_demo"):
+                    sent = [_sent_message(h) for h in history[:idx]]
                     self.calls.append(_Call(sent, None, model, None, None))
+            if len(steps) > len(self.calls) and history and history[-1].get("role") != "assistant":
+                # The run ended on a step whose reply never reached the history (a submit): it sent all of it.
+                self.calls.append(_Call([_sent_message(h) for h in history], None, model, None, None))
             self.notes.append(
-                "SWE-agent 0.x keeps no per-call request: each is rebuilt from the history, which a history "
+                "this SWE-agent trajectory keeps no per-call request: each is rebuilt from the history, which a history "
                 "processor (e.g. Last5Observations) may have shortened in what was sent"
             )
         stats = as_dict(self.info.get("model_stats"))
