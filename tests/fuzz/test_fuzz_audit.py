@@ -83,6 +83,19 @@ SEEDS: dict[str, list[dict]] = {
          "history": [{"role": "assistant", "content": "ls", "agent": "primary"}], "info": {"swe_agent_version": "1.1.0", "model_stats": {"tokens_sent": 5}},
          "replay_config": "{\"agent\": {\"model\": {\"name\": \"claude-sonnet-4-20250514\"}}}"},
     ],
+    "otel": [
+        {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "a"}}]}, "scopeSpans": [{"scope": {"name": "x"}, "spans": [
+            {"traceId": "t", "spanId": "a", "name": "invoke_agent", "startTimeUnixNano": "1761994800000000000",
+             "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "10142"}}]},
+            {"traceId": "t", "spanId": "b", "parentSpanId": "a", "startTimeUnixNano": "1761994801000000000", "endTimeUnixNano": "1761994802000000000",
+             "attributes": [{"key": "gen_ai.request.model", "value": {"stringValue": "claude-sonnet-4-5"}},
+                            {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "5130"}}, {"key": "gen_ai.usage.output_tokens", "value": {"intValue": 25}},
+                            {"key": "gen_ai.usage.cache_read.input_tokens", "value": {"intValue": "5000"}},
+                            {"key": "gen_ai.usage.cache_creation_input_tokens", "value": {"intValue": "120"}}]}]}]}]},
+        {"name": "chat", "context": {"trace_id": "0x1", "span_id": "0x2"}, "parent_id": None, "start_time": "2025-11-01T10:00:00Z",
+         "attributes": {"gen_ai.system": "openai", "gen_ai.response.model": "gpt-4o", "gen_ai.usage.prompt_tokens": 2000,
+                        "gen_ai.usage.cache_read_input_tokens": 1024, "gen_ai.conversation.id": "c"}},
+    ],
 }
 SEED_BYTES = {fmt: b"".join(to_json_line(r) + b"\n" for r in records) for fmt, records in SEEDS.items()}
 

@@ -134,6 +134,23 @@ def expected(name: str) -> list[TraceRequest]:
                     request_id="chatcmpl-a2", agent_version="2.2.8", source_format=name,
                 ),
             ]
+        case "otel":
+            # Two chat spans under an invoke_agent span (its summed usage is not counted again);
+            # input_tokens includes reads and writes, as the semantic conventions say.
+            trace, model = "5b8efff798038103d269b633813fc60c", "claude-sonnet-4-5-20250929"
+            first, second = (f"otel:{file}#{trace}:{span}:{i}" for i, span in enumerate(("bb00000000000002", "dd00000000000004")))
+            return [
+                TraceRequest(
+                    file, 1, trace, "main", 0, 1761994800000, None, "anthropic", model,
+                    usage=Usage(cache_write_5m=5000, uncached=12, output=40),  # 5012 - 0 - 5000
+                    prefix=Prefix(f"otel:anthropic:{model}", first), request_id="msg_01", source_format=name,
+                ),
+                TraceRequest(
+                    file, 1, trace, "main", 1, 1761994802000, None, "anthropic", model,
+                    usage=Usage(cache_read=5000, cache_write_5m=120, uncached=10, output=25),  # 5130 - 5000 - 120
+                    prefix=Prefix(f"otel:anthropic:{model}", second, first), request_id="msg_02", source_format=name,
+                ),
+            ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 
 
@@ -236,7 +253,8 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         detect_format(log)
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
-        "pi session, request-body log, Mooncake trace, block-hash agent trace or SWE-agent trajectory); name it with --input"
+        "pi session, request-body log, Mooncake trace, block-hash agent trace, SWE-agent trajectory or OpenTelemetry "
+        "span export); name it with --input"
     )
 
 

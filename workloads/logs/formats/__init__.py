@@ -25,6 +25,7 @@ from prefixbench.workloads.logs.formats import (
     codex,
     http_capture,
     mooncake,
+    otel,
     pi,
     swe_agent,
 )
@@ -47,6 +48,7 @@ FORMATS: dict[str, LogFormat] = {
         mooncake.FORMAT,
         agent_traces.FORMAT,
         swe_agent.FORMAT,
+        otel.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.
