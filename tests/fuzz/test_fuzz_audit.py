@@ -96,6 +96,16 @@ SEEDS: dict[str, list[dict]] = {
          "attributes": {"gen_ai.system": "openai", "gen_ai.response.model": "gpt-4o", "gen_ai.usage.prompt_tokens": 2000,
                         "gen_ai.usage.cache_read_input_tokens": 1024, "gen_ai.conversation.id": "c"}},
     ],
+    "litellm": [
+        {"request_id": "c1", "call_type": "acompletion", "startTime": "2025-11-01T10:00:00Z", "completionStartTime": "2025-11-01T10:00:01Z",
+         "model": "claude-sonnet-4-5", "custom_llm_provider": "anthropic", "prompt_tokens": 4020, "completion_tokens": 5, "session_id": "s",
+         "cache_hit": "False", "status": "success", "metadata": {"usage_object": {"prompt_tokens": 4020, "completion_tokens": 5,
+             "cache_creation_input_tokens": 4000, "cache_read_input_tokens": 0, "prompt_tokens_details": {"cached_tokens": 0, "cache_creation_tokens": 4000}}},
+         "proxy_server_request": "{\"model\": \"claude\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}"},
+        {"request_id": "c2", "call_type": "completion", "startTime": "2025-11-01T10:00:02", "model": "gpt-4o", "prompt_tokens": 1800,
+         "completion_tokens": 9, "metadata": "{\"additional_usage_values\": {\"prompt_tokens_details\": {\"cached_tokens\": 1536}}}"},
+        {"request_id": "c3", "call_type": "aembedding", "startTime": "2025-11-01T10:00:03Z", "cache_hit": "True", "status": "failure"},
+    ],
 }
 SEED_BYTES = {fmt: b"".join(to_json_line(r) + b"\n" for r in records) for fmt, records in SEEDS.items()}
 

@@ -151,6 +151,28 @@ def expected(name: str) -> list[TraceRequest]:
                     prefix=Prefix(f"otel:anthropic:{model}", second, first), request_id="msg_02", source_format=name,
                 ),
             ]
+        case "litellm":
+            # Two rows of one session (usage_object, then metadata as a JSON string), a row LiteLLM's
+            # own response cache served (skipped), an older row with additional_usage_values only.
+            claude = "claude-sonnet-4-5-20250929"
+            head, first = f"litellm:anthropic:{claude}", f"litellm:{file}#1:chatcmpl-1"
+            return [
+                TraceRequest(
+                    file, 1, "sess-1", "main", 0, 1761991200000, 1761991201200, "anthropic", claude,
+                    usage=Usage(cache_write_5m=4000, uncached=20, output=50),  # 4020 - 0 - 4000
+                    prefix=Prefix(head, first), request_id="chatcmpl-1", source_format=name,
+                ),
+                TraceRequest(
+                    file, 2, "sess-1", "main", 1, 1761991205000, 1761991205900, "anthropic", claude,
+                    usage=Usage(cache_read=4000, cache_write_5m=300, uncached=8, output=12),  # 4308 - 4000 - 300
+                    prefix=Prefix(head, f"litellm:{file}#2:chatcmpl-2", first), request_id="chatcmpl-2", source_format=name,
+                ),
+                TraceRequest(
+                    file, 4, "calls", "main", 2, 1761991260000, 1761991260400, "openai", "gpt-4o-2024-08-06",
+                    usage=Usage(cache_read=1536, uncached=264, output=9),  # 1800 includes the 1536 cached
+                    prefix=Prefix("litellm:openai:gpt-4o-2024-08-06", f"litellm:{file}#4:chatcmpl-4"), request_id="chatcmpl-4", source_format=name,
+                ),
+            ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 
 
@@ -253,8 +275,8 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         detect_format(log)
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
-        "pi session, request-body log, Mooncake trace, block-hash agent trace, SWE-agent trajectory or OpenTelemetry "
-        "span export); name it with --input"
+        "pi session, request-body log, Mooncake trace, block-hash agent trace, SWE-agent trajectory, OpenTelemetry "
+        "span export or LiteLLM spend log); name it with --input"
     )
 
 

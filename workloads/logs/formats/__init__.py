@@ -24,6 +24,7 @@ from prefixbench.workloads.logs.formats import (
     claude_code,
     codex,
     http_capture,
+    litellm,
     mooncake,
     otel,
     pi,
@@ -49,6 +50,7 @@ FORMATS: dict[str, LogFormat] = {
         agent_traces.FORMAT,
         swe_agent.FORMAT,
         otel.FORMAT,
+        litellm.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.
