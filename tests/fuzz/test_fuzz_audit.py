@@ -106,6 +106,15 @@ SEEDS: dict[str, list[dict]] = {
          "completion_tokens": 9, "metadata": "{\"additional_usage_values\": {\"prompt_tokens_details\": {\"cached_tokens\": 1536}}}"},
         {"request_id": "c3", "call_type": "aembedding", "startTime": "2025-11-01T10:00:03Z", "cache_hit": "True", "status": "failure"},
     ],
+    "openhands": [
+        {"id": 1, "timestamp": "2025-11-01T10:00:04.5", "source": "agent", "action": "run", "args": {"command": "ls"},
+         "tool_call_metadata": {"model_response": {"id": "r1", "model": "claude-sonnet-4-5", "usage": {"prompt_tokens": 8012, "completion_tokens": 6,
+             "cache_creation_input_tokens": 8000, "cache_read_input_tokens": 0, "prompt_tokens_details": {"cached_tokens": 0}}}},
+         "llm_metrics": {"accumulated_cost": 0.1, "token_usages": [{"model": "claude-sonnet-4-5", "prompt_tokens": 8012, "completion_tokens": 6,
+             "cache_read_tokens": 0, "cache_write_tokens": 8000, "response_id": "r1"}]}},
+        {"instance_id": "i-1", "history": [], "metrics": {"token_usages": [{"model": "gpt-4o", "prompt_tokens": 2000, "completion_tokens": 1,
+            "cache_read_tokens": 1024, "cache_write_tokens": 0, "response_id": ""}]}},
+    ],
 }
 SEED_BYTES = {fmt: b"".join(to_json_line(r) + b"\n" for r in records) for fmt, records in SEEDS.items()}
 

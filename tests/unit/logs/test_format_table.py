@@ -173,6 +173,23 @@ def expected(name: str) -> list[TraceRequest]:
                     prefix=Prefix("litellm:openai:gpt-4o-2024-08-06", f"litellm:{file}#4:chatcmpl-4"), request_id="chatcmpl-4", source_format=name,
                 ),
             ]
+        case "openhands":
+            # A saved trajectory: two action events, each with the raw response of its call;
+            # sent at the previous event's time, ready at the action's.
+            model = "claude-sonnet-4-5-20250929"
+            head, first = f"openhands:anthropic:{model}", f"openhands:{file}#main:0"
+            return [
+                TraceRequest(
+                    file, 14, "main", "main", 0, 1761991200000, 1761991204500, "anthropic", model,
+                    usage=Usage(cache_write_5m=8000, uncached=12, output=60),  # 8012 - 0 - 8000
+                    prefix=Prefix(head, first), request_id="oh-1", source_format=name,
+                ),
+                TraceRequest(
+                    file, 98, "main", "main", 1, 1761991205000, 1761991209000, "anthropic", model,
+                    usage=Usage(cache_read=8000, cache_write_5m=120, uncached=20, output=30),  # 8140 - 8000 - 120
+                    prefix=Prefix(head, f"openhands:{file}#main:1", first), request_id="oh-2", source_format=name,
+                ),
+            ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 
 
@@ -276,7 +293,7 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, SWE-agent trajectory, OpenTelemetry "
-        "span export or LiteLLM spend log); name it with --input"
+        "span export, LiteLLM spend log or OpenHands event stream); name it with --input"
     )
 
 

@@ -256,3 +256,11 @@ def test_swe_agent_a_final_step_missing_from_the_history_sent_all_of_it(tmp_path
     replay = {"agent": {"model": {"name": "gpt-4o"}}}
     requests, _ = read(write(tmp_path / "x.traj", swe_traj(steps, history, replay)))
     assert [(r.model, len(r.body.messages)) for r in requests] == [("gpt-4o", 1), ("gpt-4o", 3)]
+
+
+def test_writes_without_a_configured_marker_assume_the_end_marker(tmp_path: Path) -> None:
+    claude = "claude-sonnet-4-5-20250929"
+    messages = [SYSTEM, TASK, {"role": "assistant", "content": "a", "extra": {"response": response("m1", claude, anthropic_old(4, 0, 5000, 30))}}]
+    requests, summary = read(write(tmp_path / "t.traj.json", mini_v2(messages, cache=None)))
+    assert requests[0].body.cache_breakpoints == (CacheBreakpoint("messages", 0, 0),)
+    assert any("is assumed" in n for n in summary.notes)

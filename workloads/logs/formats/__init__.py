@@ -26,6 +26,7 @@ from prefixbench.workloads.logs.formats import (
     http_capture,
     litellm,
     mooncake,
+    openhands,
     otel,
     pi,
     swe_agent,
@@ -51,6 +52,7 @@ FORMATS: dict[str, LogFormat] = {
         swe_agent.FORMAT,
         otel.FORMAT,
         litellm.FORMAT,
+        openhands.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.

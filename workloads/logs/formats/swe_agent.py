@@ -263,6 +263,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 usage = gateway_usage.read_usage(usage_raw, f"{run.where}: call {i + 1}", writes_included=included)
             shaped = isinstance(usage_raw, dict) and gateway_usage.is_anthropic_shaped(usage_raw)
             kept.append((i, call, usage, gateway_usage.provider_of(call.model, shaped)))
+        if not run.marks_end and any(u is not None and u.cache_write for _, _, u, _ in kept) and not any(c.markers for _, c, _, _ in kept):
+            # Writes need a breakpoint; the run names none (LiteLLM may have injected it): the end one is assumed.
+            run.marks_end = True
+            notes.append("the log shows cache writes but its config names no cache_control: a marker on each call's last message is assumed")
         bodies = [_body(call, provider, run.effort, memo, run.marks_end, f"{run.where}: call {i + 1}") for i, call, _, provider in kept]
         without_body = sum(1 for b in bodies if b is None)
         if without_body:  # one lane is read one way: as bodies, or as a chain
