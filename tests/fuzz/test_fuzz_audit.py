@@ -93,6 +93,54 @@ SEEDS: dict[str, list[dict]] = {
         ]},
         {"id": "g", "block_size": 16, "hash_id_scope": "global", "system_tokens": 5, "requests": [{"t": 1, "in": 40, "out": 2, "hash_ids": [7, 8]}]},
     ],
+    "swe-agent": [
+        {"info": {"mini_version": "2.2.8", "model_stats": {"api_calls": 2}, "config": {"model": {"model_name": "anthropic/claude-sonnet-4-5", "set_cache_control": "default_end"}}},
+         "trajectory_format": "mini-swe-agent-1.1", "messages": [
+            {"role": "system", "content": "s"}, {"role": "user", "content": "task"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
+             "extra": {"timestamp": 1761994801.5, "response": {"id": "r1", "created": 1761994800, "model": "claude-sonnet-4-5", "usage": {
+                 "prompt_tokens": 3012, "completion_tokens": 4, "cache_creation_input_tokens": 3000, "cache_read_input_tokens": 0,
+                 "prompt_tokens_details": {"cached_tokens": 0, "cache_creation_tokens": 3000, "cache_creation_token_details": {"ephemeral_1h_input_tokens": 0}}}}}},
+            {"role": "tool", "tool_call_id": "t1", "content": [{"type": "text", "text": "ok"}], "extra": {"timestamp": 1761994802.0}},
+            {"role": "user", "content": "err", "extra": {"response": {"model": "gpt-4o", "usage": {"prompt_tokens": 2000, "prompt_tokens_details": {"cached_tokens": 1024}}}}},
+            {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}}]},
+        {"trajectory": [{"query": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "o", "cache_control": {"type": "ephemeral"}}]}]},
+                        {"messages": [{"role": "tool", "content": "x", "tool_call_ids": ["a"]}]}],
+         "history": [{"role": "assistant", "content": "ls", "agent": "primary"}], "info": {"swe_agent_version": "1.1.0", "model_stats": {"tokens_sent": 5}},
+         "replay_config": "{\"agent\": {\"model\": {\"name\": \"claude-sonnet-4-20250514\"}}}"},
+    ],
+    "otel": [
+        {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "a"}}]}, "scopeSpans": [{"scope": {"name": "x"}, "spans": [
+            {"traceId": "t", "spanId": "a", "name": "invoke_agent", "startTimeUnixNano": "1761994800000000000",
+             "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "10142"}}]},
+            {"traceId": "t", "spanId": "b", "parentSpanId": "a", "startTimeUnixNano": "1761994801000000000", "endTimeUnixNano": "1761994802000000000",
+             "attributes": [{"key": "gen_ai.request.model", "value": {"stringValue": "claude-sonnet-4-5"}},
+                            {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "5130"}}, {"key": "gen_ai.usage.output_tokens", "value": {"intValue": 25}},
+                            {"key": "gen_ai.usage.cache_read.input_tokens", "value": {"intValue": "5000"}},
+                            {"key": "gen_ai.usage.cache_creation_input_tokens", "value": {"intValue": "120"}}]}]}]}]},
+        {"name": "chat", "context": {"trace_id": "0x1", "span_id": "0x2"}, "parent_id": None, "start_time": "2025-11-01T10:00:00Z",
+         "attributes": {"gen_ai.system": "openai", "gen_ai.response.model": "gpt-4o", "gen_ai.usage.prompt_tokens": 2000,
+                        "gen_ai.usage.cache_read_input_tokens": 1024, "gen_ai.conversation.id": "c"}},
+    ],
+    "litellm": [
+        {"request_id": "c1", "call_type": "acompletion", "startTime": "2025-11-01T10:00:00Z", "completionStartTime": "2025-11-01T10:00:01Z",
+         "model": "claude-sonnet-4-5", "custom_llm_provider": "anthropic", "prompt_tokens": 4020, "completion_tokens": 5, "session_id": "s",
+         "cache_hit": "False", "status": "success", "metadata": {"usage_object": {"prompt_tokens": 4020, "completion_tokens": 5,
+             "cache_creation_input_tokens": 4000, "cache_read_input_tokens": 0, "prompt_tokens_details": {"cached_tokens": 0, "cache_creation_tokens": 4000}}},
+         "proxy_server_request": "{\"model\": \"claude\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}"},
+        {"request_id": "c2", "call_type": "completion", "startTime": "2025-11-01T10:00:02", "model": "gpt-4o", "prompt_tokens": 1800,
+         "completion_tokens": 9, "metadata": "{\"additional_usage_values\": {\"prompt_tokens_details\": {\"cached_tokens\": 1536}}}"},
+        {"request_id": "c3", "call_type": "aembedding", "startTime": "2025-11-01T10:00:03Z", "cache_hit": "True", "status": "failure"},
+    ],
+    "openhands": [
+        {"id": 1, "timestamp": "2025-11-01T10:00:04.5", "source": "agent", "action": "run", "args": {"command": "ls"},
+         "tool_call_metadata": {"model_response": {"id": "r1", "model": "claude-sonnet-4-5", "usage": {"prompt_tokens": 8012, "completion_tokens": 6,
+             "cache_creation_input_tokens": 8000, "cache_read_input_tokens": 0, "prompt_tokens_details": {"cached_tokens": 0}}}},
+         "llm_metrics": {"accumulated_cost": 0.1, "token_usages": [{"model": "claude-sonnet-4-5", "prompt_tokens": 8012, "completion_tokens": 6,
+             "cache_read_tokens": 0, "cache_write_tokens": 8000, "response_id": "r1"}]}},
+        {"instance_id": "i-1", "history": [], "metrics": {"token_usages": [{"model": "gpt-4o", "prompt_tokens": 2000, "completion_tokens": 1,
+            "cache_read_tokens": 1024, "cache_write_tokens": 0, "response_id": ""}]}},
+    ],
 }
 SEED_BYTES = {fmt: b"".join(to_json_line(r) + b"\n" for r in records) for fmt, records in SEEDS.items()}
 

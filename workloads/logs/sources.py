@@ -1,7 +1,7 @@
 """Finding the log files under the paths an audit is given.
 
-A folder is walked (sorted) for ``*.jsonl`` / ``*.json``; metadata sidecars and empty files it
-finds are listed with why they are skipped, and the pieces of a log kept as many files (an
+A folder is walked (sorted) for ``*.jsonl`` / ``*.json`` / ``*.traj``; metadata sidecars and empty
+files it finds are listed with why they are skipped, and the pieces of a log kept as many files (an
 OpenCode storage message or part) are left to the file that reads them. Every problem is a
 :class:`~prefixbench.simulator.errors.UserError`: a path that does not exist, a device or a
 pipe, a folder without log files. Reading a file's records is :mod:`.records`; which format
@@ -18,12 +18,12 @@ from prefixbench.workloads.logs.formats import FORMATS, classify_record
 from prefixbench.workloads.logs.reading import check_readable
 from prefixbench.workloads.logs.records import iter_records
 
-#: File names a folder walk picks up.
-LOG_SUFFIXES = (".jsonl", ".json")
+#: File names a folder walk picks up (``.traj``: SWE-agent's trajectories).
+LOG_SUFFIXES = (".jsonl", ".json", ".traj")
 
 
 def find_logs(paths: list[Path]) -> list[Path]:
-    """The log files under ``paths``: files as given, folders walked (sorted) for ``*.jsonl`` / ``*.json``.
+    """The log files under ``paths``: files as given, folders walked (sorted) for ``*.jsonl`` / ``*.json`` / ``*.traj``.
 
     Raises:
         UserError: a path that does not exist, or a folder with no log file in it.
@@ -42,7 +42,7 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
         if path.is_dir():
             marked = [(item, _skip_reason(item)) for item in _walk(path)]
             if not any(reason is None for _, reason in marked):
-                raise UserError(f"{path}: no log files (*.jsonl, *.json) in this folder")
+                raise UserError(f"{path}: no log files ({', '.join('*' + s for s in LOG_SUFFIXES)}) in this folder")
             found.extend(marked)
         elif not path.exists():
             raise UserError(f"{path}: no such file or folder")

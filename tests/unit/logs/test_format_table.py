@@ -163,6 +163,78 @@ def expected(name: str) -> list[TraceRequest]:
                 gemini(2, 1759312860000, "gemini-2.5-flash", Usage(uncached=11005, output=70), "g3", "g2",
                        (("user_turn", ""), ("model_change", "gemini-2.5-pro -> gemini-2.5-flash"))),
             ]
+        case "swe-agent":
+            # mini-swe-agent 2.x through LiteLLM to Anthropic (newer LiteLLM: prompt_tokens includes
+            # reads and writes); sent at the previous message's timestamp (the first: created).
+            model = "claude-sonnet-4-5-20250929"
+            return [
+                TraceRequest(
+                    file, 1, "main", "main", 0, 1761994800000, 1761994801500, "anthropic", model,
+                    usage=Usage(cache_write_5m=3000, uncached=12, output=40),  # 3012 - 0 - 3000
+                    request_id="chatcmpl-a1", agent_version="2.2.8", source_format=name,
+                ),
+                TraceRequest(
+                    file, 1, "main", "main", 1, 1761994802000, 1761994804000, "anthropic", model,
+                    usage=Usage(cache_read=3000, cache_write_5m=105, uncached=5, output=25),  # 3110 - 3000 - 105
+                    request_id="chatcmpl-a2", agent_version="2.2.8", source_format=name,
+                ),
+            ]
+        case "otel":
+            # Two chat spans under an invoke_agent span (its summed usage is not counted again);
+            # input_tokens includes reads and writes, as the semantic conventions say.
+            trace, model = "5b8efff798038103d269b633813fc60c", "claude-sonnet-4-5-20250929"
+            first, second = (f"otel:{file}#{trace}:{span}:{i}" for i, span in enumerate(("bb00000000000002", "dd00000000000004")))
+            return [
+                TraceRequest(
+                    file, 1, trace, "main", 0, 1761994800000, None, "anthropic", model,
+                    usage=Usage(cache_write_5m=5000, uncached=12, output=40),  # 5012 - 0 - 5000
+                    prefix=Prefix(f"otel:anthropic:{model}", first), request_id="msg_01", source_format=name,
+                ),
+                TraceRequest(
+                    file, 1, trace, "main", 1, 1761994802000, None, "anthropic", model,
+                    usage=Usage(cache_read=5000, cache_write_5m=120, uncached=10, output=25),  # 5130 - 5000 - 120
+                    prefix=Prefix(f"otel:anthropic:{model}", second, first), request_id="msg_02", source_format=name,
+                ),
+            ]
+        case "litellm":
+            # Two rows of one session (usage_object, then metadata as a JSON string), a row LiteLLM's
+            # own response cache served (skipped), an older row with additional_usage_values only.
+            claude = "claude-sonnet-4-5-20250929"
+            head, first = f"litellm:anthropic:{claude}", f"litellm:{file}#1:chatcmpl-1"
+            return [
+                TraceRequest(
+                    file, 1, "sess-1", "main", 0, 1761991200000, 1761991201200, "anthropic", claude,
+                    usage=Usage(cache_write_5m=4000, uncached=20, output=50),  # 4020 - 0 - 4000
+                    prefix=Prefix(head, first), request_id="chatcmpl-1", source_format=name,
+                ),
+                TraceRequest(
+                    file, 2, "sess-1", "main", 1, 1761991205000, 1761991205900, "anthropic", claude,
+                    usage=Usage(cache_read=4000, cache_write_5m=300, uncached=8, output=12),  # 4308 - 4000 - 300
+                    prefix=Prefix(head, f"litellm:{file}#2:chatcmpl-2", first), request_id="chatcmpl-2", source_format=name,
+                ),
+                TraceRequest(
+                    file, 4, "calls", "main", 2, 1761991260000, 1761991260400, "openai", "gpt-4o-2024-08-06",
+                    usage=Usage(cache_read=1536, uncached=264, output=9),  # 1800 includes the 1536 cached
+                    prefix=Prefix("litellm:openai:gpt-4o-2024-08-06", f"litellm:{file}#4:chatcmpl-4"), request_id="chatcmpl-4", source_format=name,
+                ),
+            ]
+        case "openhands":
+            # A saved trajectory: two action events, each with the raw response of its call;
+            # sent at the previous event's time, ready at the action's.
+            model = "claude-sonnet-4-5-20250929"
+            head, first = f"openhands:anthropic:{model}", f"openhands:{file}#main:0"
+            return [
+                TraceRequest(
+                    file, 14, "main", "main", 0, 1761991200000, 1761991204500, "anthropic", model,
+                    usage=Usage(cache_write_5m=8000, uncached=12, output=60),  # 8012 - 0 - 8000
+                    prefix=Prefix(head, first), request_id="oh-1", source_format=name,
+                ),
+                TraceRequest(
+                    file, 98, "main", "main", 1, 1761991205000, 1761991209000, "anthropic", model,
+                    usage=Usage(cache_read=8000, cache_write_5m=120, uncached=20, output=30),  # 8140 - 8000 - 120
+                    prefix=Prefix(head, f"openhands:{file}#main:1", first), request_id="oh-2", source_format=name,
+                ),
+            ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 
 
@@ -265,8 +337,8 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         detect_format(log)
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
-        "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session or Gemini CLI session); "
-        "name it with --input"
+        "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
+        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log or OpenHands event stream); name it with --input"
     )
 
 

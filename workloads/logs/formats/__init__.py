@@ -25,9 +25,13 @@ from prefixbench.workloads.logs.formats import (
     codex,
     gemini_cli,
     http_capture,
+    litellm,
     mooncake,
     opencode,
+    openhands,
+    otel,
     pi,
+    swe_agent,
 )
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.workloads.logs.records import Record, iter_records
@@ -49,6 +53,10 @@ FORMATS: dict[str, LogFormat] = {
         agent_traces.FORMAT,
         opencode.FORMAT,
         gemini_cli.FORMAT,
+        swe_agent.FORMAT,
+        otel.FORMAT,
+        litellm.FORMAT,
+        openhands.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.

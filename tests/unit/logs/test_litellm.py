@@ -1,0 +1,88 @@
+"""LiteLLM proxy spend logs (workloads/logs/formats/litellm.py): each generation of the row's
+usage, the /spend/logs JSON array, stored prompts as bodies, and what is skipped.
+
+Rows are written here from LiteLLM's ``SpendLogsPayload`` / ``SpendLogsMetadata`` types
+(``litellm/proxy/_types.py``) and its Anthropic usage transformation.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
+
+FIXTURE = Path(__file__).parent / "fixtures" / "litellm.jsonl"
+
+
+def read(path: Path):
+    fmt = detect_format(path)
+    assert fmt is FORMATS["litellm"]
+    return import_file(path, fmt, ImportContext())
+
+
+def row(rid: str, start: str, **extra: object) -> dict:
+    return {"request_id": rid, "call_type": "acompletion", "startTime": start, "endTime": start, "model": "claude-opus-4-5",
+            "custom_llm_provider": "anthropic", "cache_hit": "False", "status": "success"} | extra
+
+
+def test_a_spend_logs_api_array_with_older_litellm_anthropic_usage(tmp_path: Path) -> None:
+    # Older LiteLLM: prompt_tokens = input + reads (writes apart); the first row (9 < 0 + 6000)
+    # decides the file. Stored prompts become bodies.
+    messages = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "hi"}]
+    rows = [
+        row("a", "2025-11-01T10:00:00Z", prompt_tokens=9, completion_tokens=3, session_id="s",
+            metadata={"additional_usage_values": {"cache_creation_input_tokens": 6000, "cache_read_input_tokens": 0}},
+            proxy_server_request=json.dumps({"model": "claude-opus-4-5", "messages": messages})),
+        row("b", "2025-11-01T10:00:09Z", prompt_tokens=6012, completion_tokens=4, session_id="s",
+            metadata={"additional_usage_values": {"cache_creation_input_tokens": 40, "cache_read_input_tokens": 6000}}),
+        row("e", "2025-11-01T10:00:10Z", call_type="aembedding", prompt_tokens=5, completion_tokens=0),
+        row("f", "2025-11-01T10:00:11Z", status="failure", prompt_tokens=0, completion_tokens=0),
+    ]
+    path = tmp_path / "spend_logs.json"
+    path.write_text(json.dumps(rows, indent=2))
+    requests, summary = read(path)
+    assert [r.usage for r in requests] == [Usage(cache_write_5m=6000, uncached=9, output=3), Usage(cache_read=6000, cache_write_5m=40, uncached=12, output=4)]
+    assert requests[0].body is not None and requests[0].body.system == "You are terse." and requests[1].body is None
+    assert [reason for _, reason in summary.skipped] == ["aembedding call: no prompt to cache", "failed call: not served"]
+    assert any("not writes (older LiteLLM)" in n for n in summary.notes)
+
+
+def test_rows_without_cache_counts_say_so(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    path.write_text(json.dumps(row("a", "2025-01-01 10:00:00", model="gpt-4o", custom_llm_provider="openai", prompt_tokens=900,
+                                   completion_tokens=3, metadata={"user_api_key": "x"})) + "\n")
+    requests, summary = read(path)
+    assert [(r.provider, r.usage, r.lane) for r in requests] == [("openai", Usage(uncached=900, output=3), "calls")]
+    assert any("not reported, not zero" in n for n in summary.notes)
+
+
+def test_audit_totals_equal_the_rows_own_sums() -> None:
+    rows = [json.loads(line) for line in FIXTURE.read_text().splitlines()]
+    served = [r for r in rows if r["cache_hit"] != "True"]
+    result = run_audit([FIXTURE])
+    t = result.totals
+    assert t.requests == len(served) == 3
+    assert t.input + t.cache_read + t.cache_write == sum(r["prompt_tokens"] for r in served) == 4020 + 4308 + 1800
+    assert t.output == sum(r["completion_tokens"] for r in served) == 71
+    assert (t.cache_read, t.cache_write) == (4000 + 1536, 4000 + 300)
+
+
+@pytest.mark.parametrize("rows", [
+    [row("a", "2025-11-01T10:00:00Z", prompt_tokens=-1)],
+    [row("a", "2025-11-01T10:00:00Z", prompt_tokens=10, metadata="{broken")],
+    [row("a", "yesterday", prompt_tokens=10)],
+    [row("a", "2025-11-01T10:00:00Z", cache_hit="True")],
+    [{"request_id": "a", "call_type": "acompletion", "startTime": "2025-11-01T10:00:00Z"}, {"model": "x"}],
+])
+def test_bad_rows_are_one_line_errors(tmp_path: Path, rows: list) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(UserError) as caught:
+        import_file(path, FORMATS["litellm"], ImportContext())
+    assert "\n" not in str(caught.value) and str(path) in str(caught.value)

@@ -1,0 +1,85 @@
+"""OpenHands runs (workloads/logs/formats/openhands.py): evaluation outputs with
+``metrics.token_usages``, cumulative copies counted once, and runs with running totals only.
+
+Written here from OpenHands' ``Metrics`` / ``TokenUsage`` (``openhands/llm/metrics.py``) and the
+way its LLM wrapper fills them from LiteLLM's usage (``openhands/llm/llm.py``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
+
+FIXTURE = Path(__file__).parent / "fixtures" / "openhands.json"
+
+
+def token_usage(rid: str, prompt: int, out: int, read: int, write: int, model: str = "anthropic/claude-sonnet-4-20250514") -> dict:
+    return {"model": model, "prompt_tokens": prompt, "completion_tokens": out, "cache_read_tokens": read, "cache_write_tokens": write,
+            "context_window": 200000, "per_turn_token": prompt + out, "response_id": rid}
+
+
+def output_line(instance: str, usages: list[dict]) -> dict:
+    return {"instance_id": instance, "instruction": "...", "history": [], "test_result": {"git_patch": ""},
+            "metrics": {"accumulated_cost": 0.1, "accumulated_token_usage": {}, "costs": [], "response_latencies": [], "token_usages": usages}}
+
+
+def test_output_jsonl_one_lane_per_instance_older_litellm(tmp_path: Path) -> None:
+    # prompt_tokens 7 < 0 + 6000 written: this LiteLLM left writes out of prompt_tokens.
+    lines = [output_line("django__django-1", [token_usage("r1", 7, 40, 0, 6000), token_usage("r2", 6012, 9, 6000, 300)]),
+             output_line("astropy__astropy-2", [token_usage("r1", 2500, 3, 0, 0, "gpt-4o")])]
+    path = tmp_path / "output.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    requests = import_file(path, detect_format(path), ImportContext())[0]
+    assert [(r.lane, r.provider, r.usage) for r in requests] == [
+        ("django__django-1", "anthropic", Usage(cache_write_5m=6000, uncached=7, output=40)),
+        ("django__django-1", "anthropic", Usage(cache_read=6000, cache_write_5m=300, uncached=12, output=9)),
+        ("astropy__astropy-2", "openai", Usage(uncached=2500, output=3)),
+    ]
+
+
+def test_cumulative_copies_and_the_raw_response_count_each_call_once(tmp_path: Path) -> None:
+    # Each event carries the metrics so far; the first call is also on its action's model_response.
+    first = token_usage("chatcmpl-1", 3000, 5, 0, 0, "gpt-4o")
+    second = token_usage("chatcmpl-2", 3100, 6, 2944, 0, "gpt-4o")
+    events = [
+        {"id": 1, "timestamp": "2025-11-01T10:00:01", "source": "agent", "action": "run", "args": {},
+         "tool_call_metadata": {"model_response": {"id": "chatcmpl-1", "model": "gpt-4o", "usage": {"prompt_tokens": 3000, "completion_tokens": 5}}},
+         "llm_metrics": {"token_usages": [first]}},
+        {"id": 2, "timestamp": "2025-11-01T10:00:02", "source": "environment", "observation": "run", "content": "ok"},
+        {"id": 3, "timestamp": "2025-11-01T10:00:05", "source": "agent", "action": "finish", "args": {}, "llm_metrics": {"token_usages": [first, second]}},
+    ]
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(events, indent=2))
+    requests, _ = import_file(path, FORMATS["openhands"], ImportContext())
+    assert [(r.request_id, r.usage) for r in requests] == [("chatcmpl-1", Usage(uncached=3000, output=5)), ("chatcmpl-2", Usage(cache_read=2944, uncached=156, output=6))]
+
+
+def test_audit_totals_equal_the_responses_own_sums() -> None:
+    events = json.loads(FIXTURE.read_text())
+    usages = [e["tool_call_metadata"]["model_response"]["usage"] for e in events if "tool_call_metadata" in e]
+    t = run_audit([FIXTURE]).totals
+    assert t.requests == len(usages) == 2
+    assert t.input + t.cache_read + t.cache_write == sum(u["prompt_tokens"] for u in usages) == 16152
+    assert (t.cache_read, t.cache_write) == (8000, 8120)
+    assert t.output == sum(u["completion_tokens"] for u in usages) == 90
+
+
+@pytest.mark.parametrize("value", [
+    [{"id": 1, "source": "agent", "action": "run", "llm_metrics": {"accumulated_cost": 0.1, "accumulated_token_usage": {"prompt_tokens": 9}}}],
+    [output_line("i", [token_usage("r", -1, 0, 0, 0)])],
+    [output_line("i", [token_usage("r", 10, 0, 20, 0)])],
+    [{"id": 1, "source": "agent", "action": "run"}, {"unrelated": True}],
+])
+def test_bad_runs_are_one_line_errors(tmp_path: Path, value: list) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(value))
+    with pytest.raises(UserError) as caught:
+        import_file(path, FORMATS["openhands"], ImportContext())
+    assert "\n" not in str(caught.value) and str(path) in str(caught.value)

@@ -1,0 +1,115 @@
+"""OpenTelemetry GenAI spans (workloads/logs/formats/otel.py): OTLP JSON and the Python SDK's span
+JSON, the attribute names of each generation, and the per-file reading of ``input_tokens``.
+
+Fixtures are written here from the GenAI semantic conventions registry (open-telemetry/semantic-
+conventions, ``docs/registry/attributes/gen-ai.md``), OTLP's JSON encoding and OpenLLMetry's
+attribute names.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
+
+T = 1761994800_000_000_000  # epoch ns
+
+
+def read(path: Path):
+    fmt = detect_format(path)
+    assert fmt is FORMATS["otel"]
+    return import_file(path, fmt, ImportContext())
+
+
+def otlp(spans: list[dict], scope_key: str = "scopeSpans") -> dict:
+    return {"resourceSpans": [{"resource": {"attributes": []}, scope_key: [{"scope": {"name": "x"}, "spans": spans}]}]}
+
+
+def span(sid: str, attrs: dict, start_s: float, trace: str = "t1", parent: str = "") -> dict:
+    def value(v: object) -> dict:
+        return {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}
+
+    return {"traceId": trace, "spanId": sid, "parentSpanId": parent, "name": "chat", "startTimeUnixNano": str(T + int(start_s * 1e9)),
+            "endTimeUnixNano": str(T + int(start_s * 1e9) + 10**9), "attributes": [{"key": k, "value": value(v)} for k, v in attrs.items()]}
+
+
+def test_anthropic_input_tokens_copied_raw_are_read_additive(tmp_path: Path) -> None:
+    # An instrumentation that copies Anthropic's input_tokens (uncached only) under the old names:
+    # the second call's input (3) is below its reads plus writes, so the file is additive.
+    a = {"gen_ai.system": "anthropic", "gen_ai.request.model": "claude-opus-4-5", "gen_ai.usage.prompt_tokens": 4,
+         "gen_ai.usage.completion_tokens": 30, "gen_ai.usage.cache_creation_input_tokens": 5000}
+    b = a | {"gen_ai.usage.prompt_tokens": 3, "gen_ai.usage.cache_read_input_tokens": 5000, "gen_ai.usage.cache_creation_input_tokens": 120}
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(otlp([span("s2", b, 5), span("s1", a, 0)])) + "\n")
+    requests, summary = read(path)
+    # Start order, not file order.
+    assert [r.usage for r in requests] == [Usage(cache_write_5m=5000, uncached=4, output=30), Usage(cache_read=5000, cache_write_5m=120, uncached=3, output=30)]
+    assert "excludes cache reads and writes" in summary.notes[0]
+
+
+def test_openai_spans_in_old_otlp_and_snake_case_keys(tmp_path: Path) -> None:
+    # instrumentationLibrarySpans (OTLP before 0.15); input includes the cached part.
+    attrs = {"gen_ai.system": "openai", "gen_ai.response.model": "gpt-4o-2024-08-06", "gen_ai.usage.input_tokens": 2000,
+             "gen_ai.usage.output_tokens": 7, "gen_ai.usage.cache_read.input_tokens": 1024}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(otlp([span("s1", attrs, 0)], "instrumentationLibrarySpans"), indent=2))
+    requests, summary = read(path)
+    assert [(r.provider, r.model, r.usage) for r in requests] == [("openai", "gpt-4o-2024-08-06", Usage(cache_read=1024, uncached=976, output=7))]
+    snake = {"resource_spans": [{"scope_spans": [{"spans": [{"trace_id": "t", "span_id": "s", "start_time_unix_nano": T,
+                                                               "attributes": [{"key": "llm.usage.prompt_tokens", "value": {"int_value": 50}},
+                                                                              {"key": "gen_ai.request.model", "value": {"string_value": "deepseek-chat"}}]}]}]}]}
+    path.write_text(json.dumps(snake))
+    requests, summary = read(path)
+    assert [(r.provider, r.usage, r.sent_ms) for r in requests] == [("deepseek", Usage(uncached=50), T // 10**6)]
+    assert any("not reported, not zero" in n for n in summary.notes)
+
+
+def test_python_sdk_console_spans_one_after_another(tmp_path: Path) -> None:
+    # ConsoleSpanExporter prints each span as a pretty-printed object, one after another.
+    def sdk(sid: str, start: str, read_: int) -> dict:
+        return {"name": "chat gpt-5", "context": {"trace_id": "0xabc", "span_id": sid, "trace_state": "[]"}, "kind": "SpanKind.CLIENT",
+                "parent_id": None, "start_time": start, "end_time": start, "status": {"status_code": "UNSET"},
+                "attributes": {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-5", "gen_ai.usage.input_tokens": 3000,
+                               "gen_ai.usage.output_tokens": 9, "gen_ai.usage.cache_read.input_tokens": read_, "gen_ai.conversation.id": "conv_1"},
+                "events": [], "links": [], "resource": {"attributes": {"service.name": "x"}, "schema_url": ""}}
+    path = tmp_path / "console.log.json"
+    path.write_text(json.dumps(sdk("0x1", "2025-11-01T10:00:00.000000Z", 0), indent=4) + "\n" + json.dumps(sdk("0x2", "2025-11-01T10:00:05.000000Z", 2944), indent=4) + "\n")
+    requests, _ = read(path)
+    assert [(r.lane, r.usage, r.prefix.parent is None) for r in requests] == [
+        ("conv_1", Usage(uncached=3000, output=9), True), ("conv_1", Usage(cache_read=2944, uncached=56, output=9), False)]
+    result = run_audit([path])
+    assert [row.reported_cache_read for row in result.rows] == [0, 2944]
+
+
+def test_audit_totals_equal_the_spans_own_sums() -> None:
+    fixture = Path(__file__).parent / "fixtures" / "otel.jsonl"
+    spans = json.loads(fixture.read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    calls = [{a["key"]: int(a["value"].get("intValue", 0)) for a in s["attributes"]} for s in spans if s["name"].startswith("chat")]
+    result = run_audit([fixture])
+    t = result.totals
+    assert t.requests == 2
+    assert t.cache_read == sum(c["gen_ai.usage.cache_read.input_tokens"] for c in calls) == 5000
+    assert t.cache_write == sum(c["gen_ai.usage.cache_creation.input_tokens"] for c in calls) == 5120
+    assert t.input + t.cache_read + t.cache_write == sum(c["gen_ai.usage.input_tokens"] for c in calls) == 10142
+    assert t.output == sum(c["gen_ai.usage.output_tokens"] for c in calls) == 65
+
+
+@pytest.mark.parametrize("doc", [
+    otlp([]),
+    otlp([span("s", {"gen_ai.usage.input_tokens": "many"}, 0)]),
+    {"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "s", "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"doubleValue": 12.5}}]}]}]}]},
+    {"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "s", "startTimeUnixNano": "99999999999999999999999",
+                                                  "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "1"}}]}]}]}]},
+])
+def test_bad_exports_are_one_line_errors(tmp_path: Path, doc: dict) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    with pytest.raises(UserError) as caught:
+        import_file(path, FORMATS["otel"], ImportContext())
+    assert "\n" not in str(caught.value) and str(path) in str(caught.value)

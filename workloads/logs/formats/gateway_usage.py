@@ -1,0 +1,119 @@
+"""Usage as LiteLLM (and the agents built on it) writes it: one OpenAI-shaped object whatever the
+provider, and who served the call.
+
+LiteLLM turns every provider's usage into chat-completions fields: ``prompt_tokens``,
+``completion_tokens`` and ``prompt_tokens_details.cached_tokens``. For OpenAI, DeepSeek and
+Gemini that is the provider's own subset convention (the prompt count includes the cached part).
+For Anthropic it adds ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` beside
+them, and what ``prompt_tokens`` holds changed between LiteLLM versions (its Anthropic
+transformation, ``litellm/llms/anthropic/chat/transformation.py``):
+
+* older: ``prompt_tokens = input_tokens + cache_read_input_tokens`` (writes left out);
+* newer: ``prompt_tokens = input_tokens + cache_creation_input_tokens + cache_read_input_tokens``,
+  with ``prompt_tokens_details.cache_creation_tokens`` and ``text_tokens`` (the uncached
+  ``input_tokens``) beside ``cached_tokens``.
+
+No field names the version, so a file is read one way, decided from its own numbers
+(:func:`writes_in_prompt`), and the reading is stated in the audit's notes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import ANTHROPIC, OPENAI, hosted_provider, provider_of_model
+from prefixbench.simulator.providers.base import count, mapping
+from prefixbench.simulator.usage import Usage
+
+#: Top-level keys LiteLLM adds to an Anthropic call's OpenAI-shaped usage.
+_ANTHROPIC_KEYS = ("cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def is_anthropic_shaped(usage: Mapping[str, object]) -> bool:
+    """Whether an OpenAI-shaped usage carries Anthropic's read/write counts (an Anthropic call
+    through LiteLLM): its writes are billed apart, and its reads are additive on the wire."""
+    return any(usage.get(key) is not None for key in _ANTHROPIC_KEYS)
+
+
+def _parts(usage: Mapping[str, object], where: str) -> tuple[int, int, int]:
+    """(prompt, read, written) of an Anthropic-shaped usage."""
+    details = mapping(usage.get("prompt_tokens_details"))
+    prompt = count(usage.get("prompt_tokens"), where, "usage.prompt_tokens")
+    read = count(usage.get("cache_read_input_tokens", details.get("cached_tokens")), where, "usage.cache_read_input_tokens")
+    written = count(
+        usage.get("cache_creation_input_tokens", details.get("cache_creation_tokens")), where, "usage.cache_creation_input_tokens"
+    )
+    return prompt, read, written
+
+
+def writes_in_prompt(usages: Iterable[tuple[Mapping[str, object], str]]) -> bool:
+    """Whether the Anthropic-shaped usages of one file count the written tokens inside
+    ``prompt_tokens`` (newer LiteLLM), decided from the file's own numbers.
+
+    Decisive: ``prompt_tokens_details.cache_creation_tokens`` (newer LiteLLM writes it), or a
+    call whose ``prompt_tokens`` is below its reads plus writes (older LiteLLM: writes cannot be
+    inside). With neither, the newer reading is kept: under the older one every call would have
+    had more uncached input than it wrote, which a breakpoint at the end of the prompt rules out.
+    """
+    for usage, where in usages:
+        if not is_anthropic_shaped(usage):
+            continue
+        details = mapping(usage.get("prompt_tokens_details"))
+        prompt, read, written = _parts(usage, where)
+        if prompt < read + written:
+            return False
+        if details.get("cache_creation_tokens") is not None:
+            return True
+    return True
+
+
+def read_usage(usage: Mapping[str, object], where: str, *, writes_included: bool = True) -> Usage:
+    """One OpenAI-shaped usage (chat completions or Responses, as LiteLLM writes it) as the
+    normalized :class:`Usage`. ``writes_included``: how this file's Anthropic-shaped usages count
+    writes (:func:`writes_in_prompt`).
+
+    Raises:
+        UserError: a bad count, or reads and writes above the prompt count.
+    """
+    if not is_anthropic_shaped(usage):
+        return OPENAI.read_usage(usage, where)  # subset: the prompt count includes the cached part
+    prompt, read, written = _parts(usage, where)
+    uncached = prompt - read - (written if writes_included else 0)
+    if uncached < 0:
+        raise UserError(f"{where}: cache reads ({read}) and writes ({written}) exceed prompt_tokens ({prompt})")
+    details = mapping(usage.get("prompt_tokens_details"))
+    split = mapping(details.get("cache_creation_token_details")) or mapping(usage.get("cache_creation"))
+    long_part = min(count(split.get("ephemeral_1h_input_tokens"), where, "ephemeral_1h_input_tokens"), written)
+    output = count(usage.get("completion_tokens"), where, "usage.completion_tokens")
+    return Usage(read, written - long_part, long_part, uncached, output)
+
+
+def reading_note(anthropic_calls: int, writes_included: bool) -> str:
+    """What the audit says of how it read a file's Anthropic-shaped usages."""
+    how = (
+        "prompt_tokens includes cache reads and writes (newer LiteLLM): uncached = prompt - read - written"
+        if writes_included
+        else "prompt_tokens includes cache reads but not writes (older LiteLLM): uncached = prompt - read"
+    )
+    return f"{anthropic_calls} call(s) with LiteLLM's Anthropic usage fields: {how}"
+
+
+SUBSET_NOTE = "OpenAI-shaped usage: prompt_tokens includes prompt_tokens_details.cached_tokens (uncached = prompt - cached)"
+
+
+def provider_of(model: str, anthropic_shaped: bool) -> str:
+    """Who served a call named ``model`` as LiteLLM names it (``anthropic/claude-...``,
+    ``openrouter/deepseek/deepseek-chat``, ``bedrock/us.anthropic.claude-...``): the provider
+    whose model names a segment starts with, else the route's first segment when it is a
+    provider, else Anthropic when the usage carries Anthropic's fields, else ``unknown``."""
+    segments = [s for s in model.split("/") if s]
+    for segment in reversed(segments):
+        rules = provider_of_model(segment) or provider_of_model(segment.rsplit(".", 1)[-1])
+        if rules is not None and rules.reports_usage:
+            return rules.name
+    if segments:
+        rules = hosted_provider(segments[0])
+        if rules is not None:
+            return rules.name
+    return ANTHROPIC.name if anthropic_shaped else "unknown"

@@ -1,0 +1,187 @@
+"""LiteLLM proxy spend logs: the ``LiteLLM_SpendLogs`` rows, as ``/spend/logs`` returns them (a JSON
+array) or exported one row a line.
+
+A row is one call through the proxy: ``request_id``, ``call_type``, ``model``,
+``custom_llm_provider``, ``prompt_tokens`` / ``completion_tokens``, ``startTime`` /
+``completionStartTime`` / ``endTime``, ``status``, ``cache_hit``, ``session_id`` and ``metadata``
+(an object, or a JSON string in the logged payload). Where the cache counts are:
+
+* ``metadata.usage_object`` (newer proxies): the whole LiteLLM usage;
+* ``metadata.additional_usage_values`` (from late 2024): the provider-specific part
+  (``cache_read_input_tokens``, ``cache_creation_input_tokens``, ``prompt_tokens_details``),
+  beside the row's ``prompt_tokens``;
+* neither (older rows): the cache use is not reported.
+
+The usage is LiteLLM's (:mod:`.gateway_usage`), read per file the same way as a trajectory's.
+A row served from LiteLLM's own response cache (``cache_hit``) never reached a provider, and a
+failed row was not served: both are skipped and listed. With ``store_prompts_in_spend_logs`` the
+row keeps the messages sent (``proxy_server_request`` or ``messages``): they become the body.
+Rows of one ``session_id`` are a lane and a chain; rows without one each start a chain of their
+own (a proxy mixes conversations, and nothing in the row links it to another).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.wire import Request
+from prefixbench.workloads.logs.chat_completions import LineError, parse_request
+from prefixbench.workloads.logs.formats import gateway_usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
+from prefixbench.workloads.logs.reading import loads
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+
+NAME = "litellm"
+#: Call types that are not a chat call (no prompt to cache).
+_OTHER_CALLS = ("embedding", "image", "moderation", "transcription", "speech", "rerank", "file", "batch")
+
+
+def detect(value: dict) -> Evidence | None:
+    """A spend-log row: a request id, a call type and a start time."""
+    return Evidence.SHAPE if {"request_id", "call_type", "startTime"} <= value.keys() else None
+
+
+def _json_field(value: object, where: str, key: str) -> object:
+    """A field the proxy may log as a JSON string."""
+    if isinstance(value, str) and value.strip()[:1] in ("{", "["):
+        return loads(value, f"{where}: {key}")
+    return value
+
+
+class _Row(msgspec.Struct):
+    record: Record
+    usage: dict
+    reported: bool
+
+
+def _usage_of(row: dict, metadata: dict) -> tuple[dict, bool]:
+    """The row's LiteLLM usage, and whether it says anything of the cache."""
+    usage = metadata.get("usage_object")
+    if isinstance(usage, dict) and usage:
+        merged = dict(usage)
+    else:
+        merged = {"prompt_tokens": row.get("prompt_tokens"), "completion_tokens": row.get("completion_tokens")}
+        merged.update(as_dict(metadata.get("additional_usage_values")))
+    details = as_dict(merged.get("prompt_tokens_details"))
+    reported = gateway_usage.is_anthropic_shaped(merged) or details.get("cached_tokens") is not None or "prompt_cache_hit_tokens" in merged
+    return merged, reported
+
+
+def _body(row: dict, provider: str, model: str, where: str) -> Request | None:
+    """The messages the row kept (``store_prompts_in_spend_logs``), as a wire Request."""
+    sent = as_dict(_json_field(row.get("proxy_server_request"), where, "proxy_server_request"))
+    messages = sent.get("messages") if isinstance(sent.get("messages"), list) else _json_field(row.get("messages"), where, "messages")
+    if not isinstance(messages, list) or not messages:
+        return None
+    refuse_lone_surrogates(messages, where, "messages")
+    body = {"provider": provider, "model": model.rsplit("/", 1)[-1], "messages": messages}
+    if isinstance(sent.get("tools"), list):
+        body["tools"] = sent["tools"]
+    try:
+        return parse_request(body)
+    except LineError:
+        return None
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The calls of a spend-log export; see the module doc."""
+    name = str(path)
+    rows: list[_Row] = []
+    skipped: list[tuple[int, str]] = []
+    seen_any = False
+    for record in objects(path, records, " (a LiteLLM spend-log row)"):
+        seen_any = True
+        where = f"{name}:{record.line}"
+        row: dict = record.value  # type: ignore[assignment]
+        if detect(row) is None:
+            raise UserError(f"{where}: not a spend-log row (no request_id, call_type and startTime)")
+        if str(row.get("status", "success")).lower() == "failure":
+            skipped.append((record.line, "failed call: not served"))
+            continue
+        if str(row.get("cache_hit", "")).lower() == "true":
+            skipped.append((record.line, "served from LiteLLM's response cache: never sent to a provider"))
+            continue
+        if any(kind in str(row.get("call_type", "")).lower() for kind in _OTHER_CALLS):
+            skipped.append((record.line, f"{row.get('call_type')} call: no prompt to cache"))
+            continue
+        metadata = as_dict(_json_field(row.get("metadata"), where, "metadata"))
+        usage, reported = _usage_of(row, metadata)
+        rows.append(_Row(record, usage, reported))
+    if not seen_any:
+        raise UserError(f"{name}:1: empty file, no spend-log rows")
+    included = gateway_usage.writes_in_prompt((r.usage, f"{name}:{r.record.line}") for r in rows)
+    rows.sort(key=lambda r: (str(as_dict(r.record.value).get("startTime") or ""), r.record.line))
+    out: list[TraceRequest] = []
+    last_node: dict[str, str] = {}
+    anthropic_calls = not_reported = with_body = 0
+    for r in rows:
+        row: dict = r.record.value  # type: ignore[no-redef]
+        where = f"{name}:{r.record.line}"
+        usage = gateway_usage.read_usage(r.usage, where, writes_included=included)
+        shaped = gateway_usage.is_anthropic_shaped(r.usage)
+        anthropic_calls += shaped
+        not_reported += not r.reported
+        route = f"{row.get('custom_llm_provider') or ''}/{row.get('model') or 'unknown'}".lstrip("/")
+        provider = gateway_usage.provider_of(route, shaped)
+        model = str(row.get("model") or "unknown").rsplit("/", 1)[-1] or "unknown"
+        body = _body(row, provider, model, where)
+        with_body += body is not None
+        session = row.get("session_id") or as_dict(_json_field(row.get("metadata"), where, "metadata")).get("session_id")
+        lane = str(session) if isinstance(session, str) and session else "calls"
+        node = f"litellm:{name}#{r.record.line}:{row.get('request_id')}"
+        out.append(
+            TraceRequest(
+                file=name,
+                line=r.record.line,
+                lane=lane,
+                lane_kind="main",
+                seq=len(out),
+                sent_ms=parse_time_ms(row.get("startTime"), where),
+                ready_ms=parse_time_ms(row.get("completionStartTime"), where),
+                provider=provider,
+                model=model,
+                usage=usage,
+                body=body,
+                prefix=None if body is not None else Prefix(f"litellm:{provider}:{model}", node, last_node.get(lane) if lane != "calls" else None),
+                request_id=str(row["request_id"]) if isinstance(row.get("request_id"), str) else None,
+                source_format=NAME,
+            )
+        )
+        last_node[lane] = node
+    if not out:
+        raise UserError(f"{name}:1: no served chat calls among {len(skipped)} spend-log rows")
+    notes = []
+    if anthropic_calls < len(out):
+        notes.append(gateway_usage.SUBSET_NOTE)
+    if anthropic_calls:
+        notes.append(gateway_usage.reading_note(anthropic_calls, included))
+    if not_reported:
+        notes.append(f"{not_reported} row(s) carry no cache counts (no usage_object or additional_usage_values): cache use not reported, not zero")
+    if with_body < len(out):
+        notes.append("rows without stored messages are read as chains: one per session_id, each row its own without one")
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="LiteLLM spend log",
+    nouns="LiteLLM spend logs",
+    description="LiteLLM proxy spend logs (LiteLLM_SpendLogs rows: a /spend/logs JSON array or one row a line)",
+    detect=detect,
+    read=read,
+    usage="by-endpoint",
+    versions=(
+        "rows with prompt_tokens / completion_tokens only (cache not reported)",
+        "metadata.additional_usage_values (provider-specific usage: Anthropic's cache counts, prompt_tokens_details)",
+        "metadata.usage_object (the whole LiteLLM usage)",
+        "metadata as an object or as a JSON string; stored prompts (proxy_server_request, messages) read as bodies",
+        "LiteLLM's Anthropic usage: prompt_tokens without writes (older) or with them (newer)",
+    ),
+    aliases=("litellm-spend-logs",),
+)

@@ -1,0 +1,169 @@
+"""OpenHands runs: the event stream (a saved trajectory, a JSON array of events, or events one a
+line) and evaluation outputs (``output.jsonl``: one ``{instance_id, history, metrics}`` a line).
+
+Per-call usage is kept two ways, both LiteLLM's (:mod:`.gateway_usage`), keyed by the response id
+so a call seen both ways (or in every later cumulative copy) is counted once:
+
+* an action event's ``tool_call_metadata.model_response``: the raw response of the call that
+  chose the action, with its ``usage`` (several actions of one response share it);
+* ``metrics.token_usages`` / ``llm_metrics.token_usages`` (OpenHands' ``TokenUsage``, one per
+  call): ``prompt_tokens`` as LiteLLM counted it, ``cache_read_tokens`` (its
+  ``prompt_tokens_details.cached_tokens``), ``cache_write_tokens`` (Anthropic's
+  ``cache_creation_input_tokens``), ``response_id``.
+
+``accumulated_token_usage`` alone (what the events of newer versions carry for the UI) is a
+running total, not a call: it is not read. OpenHands does not keep the messages each call sent
+(its memory condenses them), so each run is read as a chain; an output line's ``instance_id``
+is its lane.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers.base import count
+from prefixbench.workloads.logs.formats import gateway_usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+
+NAME = "openhands"
+_SOURCES = ("agent", "user", "environment")
+
+
+def _metrics(value: dict) -> dict:
+    return as_dict(value.get("llm_metrics")) or as_dict(value.get("metrics"))
+
+
+def detect(value: dict) -> Evidence | None:
+    """An OpenHands event (``source`` and an ``action`` or ``observation``) or an evaluation
+    output line (``instance_id`` with ``metrics.token_usages``)."""
+    if value.get("source") in _SOURCES and ("action" in value or "observation" in value) and "id" in value:
+        return Evidence.SHAPE
+    metrics = _metrics(value)
+    if isinstance(metrics.get("token_usages"), list) or ("instance_id" in value and "accumulated_token_usage" in metrics):
+        return Evidence.SHAPE
+    return None
+
+
+class _Call(msgspec.Struct):
+    line: int
+    lane: str
+    usage: dict
+    model: str
+    response_id: str | None
+    sent_ms: int | None
+    ready_ms: int | None
+
+
+def _token_usage(item: dict, where: str) -> dict:
+    """One ``TokenUsage`` as LiteLLM's usage (the shape it was read from)."""
+    usage = {
+        "prompt_tokens": count(item.get("prompt_tokens"), where, "token_usages.prompt_tokens"),
+        "completion_tokens": count(item.get("completion_tokens"), where, "token_usages.completion_tokens"),
+        "prompt_tokens_details": {"cached_tokens": count(item.get("cache_read_tokens"), where, "token_usages.cache_read_tokens")},
+    }
+    written = count(item.get("cache_write_tokens"), where, "token_usages.cache_write_tokens")
+    if written:
+        usage["cache_creation_input_tokens"] = written
+    return usage
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The calls of an OpenHands event stream or evaluation output; see the module doc."""
+    name = str(path)
+    calls: list[_Call] = []
+    seen: set[tuple[str, str]] = set()
+    latest: dict[str, int] = {}
+    seen_any = False
+    for record in objects(path, records, " (an OpenHands event or output line)"):
+        seen_any = True
+        where = f"{name}:{record.line}"
+        value: dict = record.value  # type: ignore[assignment]
+        if detect(value) is None:
+            raise UserError(f"{where}: neither an OpenHands event nor an evaluation output line")
+        lane = str(value.get("instance_id") or "main")
+        try:
+            stamp = parse_time_ms(value.get("timestamp"), where)
+        except UserError:
+            stamp = None
+        response = as_dict(as_dict(value.get("tool_call_metadata")).get("model_response"))
+        if isinstance(response.get("usage"), dict):
+            rid = str(response.get("id") or f"#{record.line}")
+            if (lane, rid) not in seen:
+                seen.add((lane, rid))
+                calls.append(_Call(record.line, lane, response["usage"], str(response.get("model") or "unknown"), rid, latest.get(lane), stamp))
+        for idx, item in enumerate(_metrics(value).get("token_usages") or ()):
+            item = as_dict(item)
+            rid = item.get("response_id")
+            key = str(rid) if isinstance(rid, str) and rid and rid != "unknown" else f"#{idx}"
+            if (lane, key) in seen:
+                continue
+            seen.add((lane, key))
+            calls.append(_Call(record.line, lane, _token_usage(item, f"{where}: token_usages[{idx}]"), str(item.get("model") or "unknown"),
+                               key if not key.startswith("#") else None, None, None))
+        if stamp is not None:
+            latest[lane] = stamp
+    if not seen_any:
+        raise UserError(f"{name}:1: empty file, no OpenHands events")
+    if not calls:
+        raise UserError(f"{name}:1: no per-call usage (no model_response usage and no metrics.token_usages)")
+    included = gateway_usage.writes_in_prompt((c.usage, f"{name}:{c.line}") for c in calls)
+    out: list[TraceRequest] = []
+    last_node: dict[str, str] = {}
+    anthropic_calls = 0
+    for call in calls:
+        where = f"{name}:{call.line}"
+        usage = gateway_usage.read_usage(call.usage, where, writes_included=included)
+        shaped = gateway_usage.is_anthropic_shaped(call.usage)
+        anthropic_calls += shaped
+        provider = gateway_usage.provider_of(call.model, shaped)
+        model = call.model.rsplit("/", 1)[-1] or "unknown"
+        node = f"openhands:{name}#{call.lane}:{len(out)}"
+        out.append(
+            TraceRequest(
+                file=name,
+                line=call.line,
+                lane=call.lane,
+                lane_kind="main",
+                seq=len(out),
+                sent_ms=call.sent_ms,
+                ready_ms=call.ready_ms,
+                provider=provider,
+                model=model,
+                usage=usage,
+                prefix=Prefix(f"openhands:{provider}:{model}", node, last_node.get(call.lane)),
+                request_id=call.response_id,
+                source_format=NAME,
+            )
+        )
+        last_node[call.lane] = node
+    notes = []
+    if anthropic_calls < len(out):
+        notes.append(gateway_usage.SUBSET_NOTE)
+    if anthropic_calls:
+        notes.append(gateway_usage.reading_note(anthropic_calls, included))
+    notes.append("OpenHands keeps no per-call request (its memory condenses the history): each run is read as a chain")
+    return out, FileSummary(name, NAME, len(out), (), tuple(notes))
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="OpenHands event stream",
+    nouns="OpenHands event streams",
+    description="OpenHands event streams (saved trajectories, events one a line) and evaluation output.jsonl lines, with per-call usage",
+    detect=detect,
+    read=read,
+    usage="by-endpoint",
+    versions=(
+        "action events with tool_call_metadata.model_response (the raw LiteLLM response and its usage)",
+        "llm_metrics / metrics with token_usages (prompt_tokens, cache_read_tokens, cache_write_tokens, response_id)",
+        "events carrying only accumulated_token_usage (newer UI snapshots): running totals, not read as calls",
+        "evaluation output.jsonl: one instance a line, its metrics.token_usages",
+    ),
+)

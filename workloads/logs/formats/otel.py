@@ -1,0 +1,272 @@
+"""OpenTelemetry GenAI spans: OTLP JSON exports, and the span JSON the Python SDK's console
+exporter writes.
+
+**OTLP JSON** (the collector's file exporter, ``otlp-json`` dumps): one
+``{"resourceSpans": [{resource, scopeSpans: [{scope, spans: [...]}]}]}`` object a line (or one
+pretty-printed); attribute values are typed (``{"intValue": "2000"}``, int64 as a string);
+``instrumentationLibrarySpans`` before OTLP 0.15; snake_case keys from protobuf's own JSON.
+**SDK span JSON**: ``{name, context: {trace_id, span_id}, parent_id, start_time, end_time,
+attributes: {...}}`` objects one after another.
+
+One call = one span with token usage. Attributes, current names first (the GenAI semantic
+conventions registry), then the deprecated ones and OpenLLMetry's:
+
+==========  ==========================================================================================
+input       ``gen_ai.usage.input_tokens``, ``gen_ai.usage.prompt_tokens``, ``llm.usage.prompt_tokens``
+output      ``gen_ai.usage.output_tokens``, ``gen_ai.usage.completion_tokens``, ``llm.usage.completion_tokens``
+read        ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.cache_read_input_tokens``
+written     ``gen_ai.usage.cache_creation.input_tokens``, ``gen_ai.usage.cache_creation_input_tokens``
+==========  ==========================================================================================
+
+The conventions say ``input_tokens`` SHOULD include reads and writes; instrumentations that copy
+Anthropic's ``input_tokens`` do not. A file is read one way, decided from its own numbers (an
+input below its reads plus writes cannot include them) and stated in the notes. A span whose
+descendants carry usage too (an ``invoke_agent`` span summing its calls) is not counted again.
+Each trace (or ``gen_ai.conversation.id``) is a lane, its calls a chain in start order; who
+served a call comes from its model name, else ``gen_ai.provider.name`` / ``gen_ai.system``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import msgspec
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import hosted_provider, provider_of_model
+from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS, as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+
+NAME = "otel"
+INPUT_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.usage.prompt_tokens")
+OUTPUT_KEYS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.usage.completion_tokens")
+READ_KEYS = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens")
+WRITE_KEYS = ("gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens")
+#: The key spellings of OTLP's JSON (camelCase) and of protobuf's field names (snake_case).
+_RESOURCE_SPANS = ("resourceSpans", "resource_spans")
+_SCOPE_SPANS = ("scopeSpans", "scope_spans", "instrumentationLibrarySpans", "instrumentation_library_spans")
+
+
+def _first(value: dict, keys: tuple[str, ...]) -> object:
+    for key in keys:
+        if key in value:
+            return value[key]
+    return None
+
+
+def detect(value: dict) -> Evidence | None:
+    """An OTLP trace export (``resourceSpans``) or one span as the Python SDK writes it."""
+    if isinstance(_first(value, _RESOURCE_SPANS), list):
+        return Evidence.WRAPPER
+    context = value.get("context")
+    if isinstance(context, dict) and "span_id" in context and "trace_id" in context and isinstance(value.get("attributes"), dict):
+        return Evidence.SHAPE
+    return None
+
+
+class Span(msgspec.Struct):
+    """One span, whatever the export it came from."""
+
+    line: int
+    trace_id: str
+    span_id: str
+    parent_id: str
+    start_ms: int | None
+    end_ms: int | None
+    attributes: dict
+
+
+def _any_value(value: object) -> object:
+    """An OTLP ``AnyValue`` as a plain value (int64 values come as strings)."""
+    if not isinstance(value, dict):
+        return value
+    for key in ("stringValue", "string_value", "boolValue", "bool_value", "doubleValue", "double_value"):
+        if key in value:
+            return value[key]
+    for key in ("intValue", "int_value"):
+        if key in value:
+            raw = value[key]
+            return int(raw) if isinstance(raw, str) and raw.lstrip("-").isdigit() and len(raw) < 20 else raw
+    array = as_dict(_first(value, ("arrayValue", "array_value"))).get("values")
+    if isinstance(array, list):
+        return [_any_value(v) for v in array]
+    return None
+
+
+def _attributes(raw: object) -> dict:
+    """OTLP's ``[{key, value}]`` list (or an SDK's plain object) as one dict."""
+    if isinstance(raw, dict):
+        return raw
+    out: dict = {}
+    for item in raw if isinstance(raw, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("key"), str):
+            out[item["key"]] = _any_value(item.get("value"))
+    return out
+
+
+def _nanos(value: object, where: str) -> int | None:
+    """Epoch nanoseconds (a number, or a string of digits) as epoch ms."""
+    if isinstance(value, str) and value.isdigit() and len(value) < 25:
+        value = int(value)
+    if value is None or value == 0:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value // 1_000_000 < MAX_EPOCH_MS:
+        raise UserError(f"{where}: span time {value!r:.40} is not epoch nanoseconds")
+    return value // 1_000_000
+
+
+def _otlp_spans(record: Record, where: str) -> Iterator[Span]:
+    for resource in _first(record.value, _RESOURCE_SPANS) or ():  # type: ignore[arg-type]
+        for scope in _first(as_dict(resource), _SCOPE_SPANS) or ():
+            for span in as_dict(scope).get("spans") or ():
+                span = as_dict(span)
+                yield Span(
+                    record.line,
+                    str(_first(span, ("traceId", "trace_id")) or ""),
+                    str(_first(span, ("spanId", "span_id")) or ""),
+                    str(_first(span, ("parentSpanId", "parent_span_id")) or ""),
+                    _nanos(_first(span, ("startTimeUnixNano", "start_time_unix_nano")), where),
+                    _nanos(_first(span, ("endTimeUnixNano", "end_time_unix_nano")), where),
+                    _attributes(span.get("attributes")),
+                )
+
+
+def _sdk_span(record: Record, where: str) -> Span:
+    value: dict = record.value  # type: ignore[assignment]
+    context = as_dict(value.get("context"))
+    return Span(
+        record.line,
+        str(context.get("trace_id") or ""),
+        str(context.get("span_id") or ""),
+        str(value.get("parent_id") or ""),
+        parse_time_ms(value.get("start_time"), where),
+        parse_time_ms(value.get("end_time"), where),
+        as_dict(value.get("attributes")),
+    )
+
+
+def _count(attributes: dict, keys: tuple[str, ...], where: str) -> int | None:
+    for key in keys:
+        if attributes.get(key) is not None:
+            return count(attributes[key], where, key)
+    return None
+
+
+def _has_usage(span: Span) -> bool:
+    return any(span.attributes.get(key) is not None for key in INPUT_KEYS + OUTPUT_KEYS)
+
+
+def _model(attributes: dict) -> str:
+    model = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
+    return model if isinstance(model, str) and model else "unknown"
+
+
+def _provider(attributes: dict, model: str) -> str:
+    """Who served a call: the provider whose model names ``model``, else the span's own name for it."""
+    rules = provider_of_model(model.rsplit("/", 1)[-1])
+    if rules is None:
+        system = attributes.get("gen_ai.provider.name") or attributes.get("gen_ai.system")
+        rules = hosted_provider(system.lower()) if isinstance(system, str) else None
+    return rules.name if rules is not None and rules.reports_usage else "unknown"
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The GenAI calls of a span export; see the module doc."""
+    name = str(path)
+    spans: list[Span] = []
+    for record in objects(path, records, " (an OTLP export or a span)"):
+        where = f"{name}:{record.line}"
+        kind = detect(record.value)  # type: ignore[arg-type]
+        if kind is None:
+            raise UserError(f"{where}: neither an OTLP export (resourceSpans) nor a span (context, attributes)")
+        spans.extend(_otlp_spans(record, where) if kind == Evidence.WRAPPER else (_sdk_span(record, where),))
+    with_usage = [s for s in spans if _has_usage(s)]
+    if not with_usage:
+        raise UserError(f"{name}:1: no span with gen_ai.usage token counts ({len(spans)} spans read)")
+    # A span with a usage-carrying descendant sums its calls (invoke_agent): count the calls only.
+    parent_of = {(s.trace_id, s.span_id): s.parent_id for s in spans if s.span_id}
+    aggregates: set[tuple[str, str]] = set()
+    for span in with_usage:
+        seen: set[str] = set()
+        parent = parent_of.get((span.trace_id, span.span_id), "")
+        while parent and parent not in seen:
+            seen.add(parent)
+            aggregates.add((span.trace_id, parent))
+            parent = parent_of.get((span.trace_id, parent), "")
+    skipped = [(s.line, f"span {s.span_id}: sums the usage of the calls under it") for s in with_usage if (s.trace_id, s.span_id) in aggregates]
+    calls = [s for s in with_usage if (s.trace_id, s.span_id) not in aggregates]
+    parts = [
+        (s, *(_count(s.attributes, keys, f"{name}:{s.line}: span {s.span_id}") for keys in (INPUT_KEYS, OUTPUT_KEYS, READ_KEYS, WRITE_KEYS)))
+        for s in calls
+    ]
+    # input < read + written cannot include them: the instrumentation copied Anthropic's input_tokens.
+    additive = any((i or 0) < (r or 0) + (w or 0) for _, i, _, r, w in parts)
+    calls_sorted = sorted(parts, key=lambda p: (p[0].start_ms is None, p[0].start_ms or 0, p[0].line))
+    out: list[TraceRequest] = []
+    last_node: dict[str, str] = {}
+    not_reported = 0
+    for span, input_, output, read_, written_ in calls_sorted:
+        where = f"{name}:{span.line}: span {span.span_id}"
+        read_n, written_n = read_ or 0, written_ or 0
+        uncached = (input_ or 0) if additive else (input_ or 0) - read_n - written_n
+        if uncached < 0:
+            raise UserError(f"{where}: cache reads ({read_n}) and writes ({written_n}) exceed input tokens ({input_})")
+        if read_ is None and written_ is None:
+            not_reported += 1
+        model = _model(span.attributes)
+        provider = _provider(span.attributes, model)
+        conversation = span.attributes.get("gen_ai.conversation.id")
+        lane = str(conversation) if isinstance(conversation, str) and conversation else (span.trace_id or "main")
+        node = f"otel:{name}#{span.trace_id}:{span.span_id}:{len(out)}"
+        out.append(
+            TraceRequest(
+                file=name,
+                line=span.line,
+                lane=lane,
+                lane_kind="main",
+                seq=len(out),
+                sent_ms=span.start_ms,
+                ready_ms=None,
+                provider=provider,
+                model=model,
+                usage=Usage(cache_read=read_n, cache_write_5m=written_n, uncached=uncached, output=output or 0),
+                prefix=Prefix(f"otel:{provider}:{model}", node, last_node.get(lane)),
+                request_id=str(span.attributes["gen_ai.response.id"]) if isinstance(span.attributes.get("gen_ai.response.id"), str) else None,
+                source_format=NAME,
+            )
+        )
+        last_node[lane] = node
+    reading = (
+        "input_tokens excludes cache reads and writes (the instrumentation copied Anthropic's input_tokens): input = uncached"
+        if additive
+        else "input_tokens includes cache reads and writes (the semantic conventions): uncached = input - read - written"
+    )
+    notes = [f"{len(out)} GenAI span(s) with usage: {reading}"]
+    if not_reported:
+        notes.append(f"{not_reported} span(s) carry no cache attribute: their cache use is not reported, not zero")
+    notes.append("spans carry no prompt bodies here: each trace is read as a chain of calls in start order")
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="OpenTelemetry span export",
+    nouns="OpenTelemetry span exports",
+    description="OpenTelemetry GenAI spans: OTLP JSON exports (resourceSpans) or the Python SDK's span JSON, gen_ai.usage.* attributes",
+    detect=detect,
+    read=read,
+    usage="by-endpoint",
+    versions=(
+        "OTLP JSON: resourceSpans / scopeSpans, typed attribute values (intValue as a string); instrumentationLibrarySpans (before OTLP 0.15); snake_case keys",
+        "the Python SDK's span JSON (ConsoleSpanExporter): context.trace_id / span_id, attributes as an object",
+        "semantic conventions: gen_ai.usage.input_tokens / output_tokens, cache_read.input_tokens, cache_creation.input_tokens; deprecated prompt_tokens / completion_tokens",
+        "OpenLLMetry: gen_ai.usage.cache_read_input_tokens / cache_creation_input_tokens, llm.usage.*",
+        "input_tokens with reads and writes (the conventions) or without them (instrumentations copying Anthropic's input_tokens), decided per file",
+    ),
+    aliases=("otlp",),
+)

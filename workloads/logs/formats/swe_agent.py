@@ -1,0 +1,338 @@
+"""SWE-agent and mini-swe-agent trajectories: one pretty-printed JSON object a run.
+
+**mini-swe-agent** (``*.traj.json``, ``trajectory_format`` ``mini-swe-agent-1`` in 1.x,
+``mini-swe-agent-1.1`` from 2.0): ``messages`` is the whole conversation, in the chat-completions
+shape LiteLLM sends. A message whose ``extra.response`` holds the raw response (1.11.1 on) is one
+call: its request is every message before it (``extra`` and ``timestamp`` are not sent), its
+usage the response's. In 2.x a call that failed to parse leaves its response on the error
+message that follows instead; with the Responses-API model the message *is* the response
+(``object: "response"``). Times: ``timestamp`` per message from 1.17, ``extra.timestamp`` in 2.x,
+else the response's ``created``. Before 1.11.1 no response was kept: bodies only, predictions only.
+
+**SWE-agent** (``*.traj``): ``trajectory`` steps and ``history``. From 1.0 each step keeps the
+messages it sent (``query``; ``messages`` in the 1.0 previews), ``cache_control`` markers
+included; 0.x keeps only ``history``, from which each call's request is rebuilt. SWE-agent keeps
+no provider usage per call (``info.model_stats`` counts tokens with a client-side tokenizer), so
+the audit predicts only and states the run's own totals.
+
+Usage is LiteLLM's (:mod:`.gateway_usage`): OpenAI-shaped, with Anthropic's read and write
+counts beside it for Claude. Tool schemas are not in a trajectory: an unlogged head.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+from msgspec.structs import replace
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import rules_for
+from prefixbench.simulator.usage import Usage
+from prefixbench.simulator.wire import CacheBreakpoint, Request
+from prefixbench.workloads.logs.chat_completions import REASONING_EFFORTS, LineError, MessageMemo, parse_request
+from prefixbench.workloads.logs.formats import gateway_usage
+from prefixbench.workloads.logs.jsonlines import BadJson
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
+from prefixbench.workloads.logs.reading import loads
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+
+NAME = "swe-agent"
+#: Message keys LiteLLM sends (everything else a trajectory keeps is the agent's own).
+_SENT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content")
+_ENCODE = msgspec.json.encode
+
+
+def _is_mini(value: dict) -> bool:
+    info = as_dict(value.get("info"))
+    return isinstance(value.get("messages"), list) and (
+        str(value.get("trajectory_format", "")).startswith("mini-swe-agent") or "mini_version" in info
+    )
+
+
+def _is_swe(value: dict) -> bool:
+    return isinstance(value.get("trajectory"), list) and isinstance(value.get("history"), list)
+
+
+def detect(value: dict) -> Evidence | None:
+    """A mini-swe-agent run (``messages`` with its ``trajectory_format`` or ``info.mini_version``)
+    or a SWE-agent run (``trajectory`` and ``history``)."""
+    return Evidence.SHAPE if _is_mini(value) or _is_swe(value) else None
+
+
+class _Call(msgspec.Struct):
+    """One model call found in a trajectory, before its usage is read."""
+
+    sent: list[dict]
+    response: dict | None
+    model: str
+    sent_ms: int | None
+    ready_ms: int | None
+    markers: tuple[int, ...] = ()
+
+
+def _sent_message(message: dict) -> dict:
+    """A trajectory message as LiteLLM sent it (SWE-agent's ``tool_call_ids`` as ``tool_call_id``)."""
+    sent = {key: message[key] for key in _SENT_KEYS if key in message}
+    ids = message.get("tool_call_ids")
+    if "tool_call_id" not in sent and isinstance(ids, list) and ids:
+        sent["tool_call_id"] = ids[0]
+    return sent
+
+
+def _has_marker(message: dict) -> bool:
+    """A ``cache_control`` on the message or on one of its content parts."""
+    if isinstance(message.get("cache_control"), dict):
+        return True
+    content = message.get("content")
+    return isinstance(content, list) and any(isinstance(p, dict) and isinstance(p.get("cache_control"), dict) for p in content)
+
+
+def _time(message: dict, where: str) -> int | None:
+    raw = message.get("timestamp", as_dict(message.get("extra")).get("timestamp"))
+    try:
+        return parse_time_ms(raw, where)
+    except UserError:
+        return None
+
+
+class _Run:
+    """The calls of one trajectory, and what the file says of itself."""
+
+    def __init__(self, name: str, record: Record) -> None:
+        self.name = name
+        self.line = record.line
+        self.where = f"{name}:{record.line}"
+        self.value: dict = record.value  # type: ignore[assignment]
+        self.info = as_dict(self.value.get("info"))
+        self.calls: list[_Call] = []
+        self.notes: list[str] = []
+        self.effort: str | None = None
+        self.marks_end = False
+
+    # -- mini-swe-agent ---------------------------------------------------------------
+    def mini(self) -> None:
+        config = as_dict(as_dict(self.info.get("config")).get("model"))
+        default_model = str(config.get("model_name") or "unknown")
+        effort = as_dict(config.get("model_kwargs")).get("reasoning_effort")
+        self.effort = effort if isinstance(effort, str) else None
+        self.marks_end = config.get("set_cache_control") == "default_end"
+        messages = [m for m in self.value["messages"] if isinstance(m, dict)]
+        latest: int | None = None
+        for idx, message in enumerate(messages):
+            stamp = _time(message, self.where)
+            extra = as_dict(message.get("extra"))
+            response = message if message.get("object") == "response" else extra.get("response")
+            is_call = isinstance(response, dict) or (message.get("role") == "assistant" and "response" not in extra)
+            if is_call:
+                created = parse_time_ms(response.get("created"), self.where) if isinstance(response, dict) and _plain_time(response.get("created")) else None
+                model = str(response.get("model") or default_model) if isinstance(response, dict) else default_model
+                sent = [_sent_message(m) if "role" in m else m for m in messages[:idx] if m.get("role") != "exit"]
+                self.calls.append(_Call(sent, response if isinstance(response, dict) else None, _route(default_model, model), latest or created, stamp))
+            if stamp is not None:
+                latest = stamp
+        stats = as_dict(self.info.get("model_stats"))
+        version = self.info.get("mini_version")
+        self.notes.append(
+            f"mini-swe-agent {version or '(version not named)'}, {self.value.get('trajectory_format', 'no trajectory_format')}: "
+            f"info.model_stats says {stats.get('api_calls', '?')} API calls, instance_cost ${_money(stats.get('instance_cost'))}"
+        )
+        costs = [as_dict(m.get("extra")).get("cost") for m in messages]
+        spent = sum(c for c in costs if isinstance(c, (int, float)) and not isinstance(c, bool))
+        if spent:
+            self.notes.append(f"mini-swe-agent's per-call cost fields sum to ${spent:.4f}")
+        if self.marks_end:
+            self.notes.append("set_cache_control default_end: each call marked its last message for caching")
+
+    # -- SWE-agent ----------------------------------------------------------------------
+    def swe(self) -> None:
+        model = self._swe_model()
+        steps = [s for s in self.value["trajectory"] if isinstance(s, dict)]
+        queried = [s for s in steps if isinstance(s.get("query", s.get("messages")), list) and s.get("query", s.get("messages"))]
+        if queried:
+            for step in queried:
+                query = [m for m in step.get("query", step.get("messages")) if isinstance(m, dict)]
+                markers = tuple(i for i, m in enumerate(query) if _has_marker(m))
+                self.calls.append(_Call([_sent_message(m) for m in query], None, model, None, None, markers))
+        else:  # 0.x (and 1.0 previews without per-step messages): the history as the agent kept it
+            history = [h for h in self.value["history"] if isinstance(h, dict)]
+            agent = next((h.get("agent") for h in history), None)  # the main agent: "primary" in 0.x, "main" in 1.x
+            history = [h for h in history if h.get("agent") == agent]
+            for idx, item in enumerate(history):
+                if item.get("role") == "assistant" and not item.get("is_demo"):
+                    sent = [_sent_message(h) for h in history[:idx]]
+                    self.calls.append(_Call(sent, None, model, None, None))
+            if len(steps) > len(self.calls) and history and history[-1].get("role") != "assistant":
+                # The run ended on a step whose reply never reached the history (a submit): it sent all of it.
+                self.calls.append(_Call([_sent_message(h) for h in history], None, model, None, None))
+            self.notes.append(
+                "this SWE-agent trajectory keeps no per-call request: each is rebuilt from the history, which a history "
+                "processor (e.g. Last5Observations) may have shortened in what was sent"
+            )
+        stats = as_dict(self.info.get("model_stats"))
+        version = self.info.get("swe_agent_version")
+        self.notes.append(
+            f"SWE-agent {version or '(version not named)'} keeps no provider usage: predictions only; info.model_stats says "
+            f"{stats.get('api_calls', '?')} API calls, {stats.get('tokens_sent', '?')} tokens sent and "
+            f"{stats.get('tokens_received', '?')} received (counted by SWE-agent's tokenizer), instance_cost ${_money(stats.get('instance_cost'))}"
+        )
+
+    def _swe_model(self) -> str:
+        """The model a SWE-agent run named in its replay config (a JSON string), else unknown."""
+        raw = self.value.get("replay_config")
+        config = loads(raw, f"{self.where}: replay_config") if isinstance(raw, str) and raw.strip() else raw
+        agent = as_dict(as_dict(config).get("agent"))
+        name = as_dict(agent.get("model")).get("name") or as_dict(as_dict(config).get("model")).get("model_name")
+        return name if isinstance(name, str) and name else "unknown"
+
+
+def _plain_time(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _money(value: object) -> str:
+    return f"{value:.4f}" if _plain_time(value) else "?"
+
+
+def _route(configured: str, reported: str) -> str:
+    """The model as LiteLLM routed it: the configured route (``anthropic/...``) when the response
+    names the same model, else the response's."""
+    return configured if configured.rsplit("/", 1)[-1] == reported or reported == "unknown" else reported
+
+
+def _body(call: _Call, provider: str, effort: str | None, memo: MessageMemo, marks_end: bool, where: str) -> Request | None:
+    """The request a call sent, as a wire Request; None when its messages are not chat completions
+    (the Responses-API model's items, multimodal parts)."""
+    model = call.model.rsplit("/", 1)[-1] or "unknown"
+    body: dict = {"provider": provider, "model": model, "messages": [_ENCODE(m) for m in call.sent]}
+    if effort in REASONING_EFFORTS:
+        body["reasoning_effort"] = effort
+    try:
+        request = parse_request(body, memo)
+    except (LineError, BadJson):
+        return None
+    rules = rules_for(provider)
+    if rules.max_breakpoints is None or not request.messages:
+        return request
+    offset = len(call.sent) - len(request.messages)  # leading system messages became the system prompt
+    marked = [i - offset for i in call.markers if i >= offset]
+    if marks_end:
+        marked.append(len(request.messages) - 1)
+    points = [
+        CacheBreakpoint("messages", max(0, len(request.messages[i].blocks) - 1), i)
+        for i in sorted(set(marked))[-rules.max_breakpoints :]
+    ]
+    return replace(request, cache_breakpoints=tuple(points)) if points else request
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The calls of a trajectory file; see the module doc."""
+    name = str(path)
+    runs: list[_Run] = []
+    for record in objects(path, records, " (a SWE-agent or mini-swe-agent trajectory)"):
+        if not detect(record.value):  # type: ignore[arg-type]
+            raise UserError(f"{name}:{record.line}: not a trajectory (no messages, or no trajectory and history)")
+        refuse_lone_surrogates(record.value, f"{name}:{record.line}")  # a pretty-printed file is read by json
+        run = _Run(name, record)
+        run.mini() if _is_mini(run.value) else run.swe()
+        runs.append(run)
+    if not runs:
+        raise UserError(f"{name}:1: empty file, no trajectory")
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    notes: list[str] = []
+    memo = MessageMemo()
+    for run_idx, run in enumerate(runs):
+        raw = [(as_dict(c.response).get("usage"), f"{run.where}: call {i + 1}") for i, c in enumerate(run.calls)]
+        usages = [(u, w) for u, w in raw if isinstance(u, dict)]
+        included = gateway_usage.writes_in_prompt(usages)
+        anthropic_calls = sum(1 for u, _ in usages if gateway_usage.is_anthropic_shaped(u))
+        lane = "main" if len(runs) == 1 else f"run-{run_idx + 1}"
+        parent: str | None = None
+        kept: list[tuple[int, _Call, Usage | None, str]] = []
+        for i, call in enumerate(run.calls):
+            usage_raw = as_dict(call.response).get("usage") if call.response is not None else None
+            if call.response is not None and not isinstance(usage_raw, dict):
+                skipped.append((run.line, f"call {i + 1}: response without usage"))
+                continue
+            usage: Usage | None = None
+            if isinstance(usage_raw, dict):
+                usage = gateway_usage.read_usage(usage_raw, f"{run.where}: call {i + 1}", writes_included=included)
+            shaped = isinstance(usage_raw, dict) and gateway_usage.is_anthropic_shaped(usage_raw)
+            kept.append((i, call, usage, gateway_usage.provider_of(call.model, shaped)))
+        if not run.marks_end and any(u is not None and u.cache_write for _, _, u, _ in kept) and not any(c.markers for _, c, _, _ in kept):
+            # Writes need a breakpoint; the run names none (LiteLLM may have injected it): the end one is assumed.
+            run.marks_end = True
+            notes.append("the log shows cache writes but its config names no cache_control: a marker on each call's last message is assumed")
+        bodies = [_body(call, provider, run.effort, memo, run.marks_end, f"{run.where}: call {i + 1}") for i, call, _, provider in kept]
+        without_body = sum(1 for b in bodies if b is None)
+        if without_body:  # one lane is read one way: as bodies, or as a chain
+            bodies = [None] * len(bodies)
+        for (i, call, usage, provider), body in zip(kept, bodies):
+            node = f"swe:{name}#{run_idx}:{i}"
+            prefix = Prefix(f"swe:{name}:{call.model}", node, parent) if body is None else None
+            parent = node
+            model = call.model.rsplit("/", 1)[-1] or "unknown"
+            out.append(
+                TraceRequest(
+                    file=name,
+                    line=run.line,
+                    lane=lane,
+                    lane_kind="main",
+                    seq=len(out),
+                    sent_ms=call.sent_ms,
+                    ready_ms=call.ready_ms,
+                    provider=provider,
+                    model=model,
+                    envelope=(("effort", run.effort),) if run.effort else (),
+                    usage=usage,
+                    body=body,
+                    prefix=prefix,
+                    request_id=str(call.response["id"]) if call.response is not None and isinstance(call.response.get("id"), str) else None,
+                    agent_version=_version(run.info),
+                    source_format=NAME,
+                )
+            )
+        notes.extend(run.notes)
+        if anthropic_calls < len(usages):
+            notes.append(gateway_usage.SUBSET_NOTE)
+        if anthropic_calls:
+            notes.append(gateway_usage.reading_note(anthropic_calls, included))
+        if without_body:
+            notes.append(
+                f"{without_body} call(s) sent messages that are not chat completions (Responses API items or media): "
+                "the run is read as a chain, without bodies"
+            )
+    if not out:
+        raise UserError(f"{name}:1: no model calls in this trajectory")
+    notes.append("tool schemas are not in a trajectory (an unlogged head the same on every call)")
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(n for n in dict.fromkeys(notes) if n))
+
+
+def _version(info: dict) -> str | None:
+    version = info.get("mini_version", info.get("swe_agent_version"))
+    return str(version) if isinstance(version, (str, int, float)) and not isinstance(version, bool) else None
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="SWE-agent trajectory",
+    nouns="SWE-agent trajectories",
+    description="SWE-agent (.traj) and mini-swe-agent (.traj.json) trajectories: the messages each call sent, and LiteLLM's usage",
+    detect=detect,
+    read=read,
+    usage="by-endpoint",
+    versions=(
+        "mini-swe-agent 1.0-1.11 (trajectory_format mini-swe-agent-1): messages only, no usage (predictions only)",
+        "mini-swe-agent 1.11.1-1.16: extra.response on each assistant message (LiteLLM's usage)",
+        "mini-swe-agent 1.17: a timestamp on every message",
+        "mini-swe-agent 2.x (mini-swe-agent-1.1): tool calls, extra.{response, cost, timestamp}, a failed parse's response on the error message, the Responses-API model's response objects",
+        "LiteLLM's Anthropic usage: prompt_tokens without writes (older) or with them (newer, prompt_tokens_details.cache_creation_tokens)",
+        "SWE-agent 0.x: trajectory and history only (requests rebuilt from the history)",
+        "SWE-agent 1.0 previews (steps' messages) and 1.x (steps' query with cache_control, replay_config): no usage",
+    ),
+    aliases=("mini-swe-agent",),
+)
