@@ -58,7 +58,7 @@ def test_rows_without_cache_counts_say_so(tmp_path: Path) -> None:
     path.write_text(json.dumps(row("a", "2025-01-01 10:00:00", model="gpt-4o", custom_llm_provider="openai", prompt_tokens=900,
                                    completion_tokens=3, metadata={"user_api_key": "x"})) + "\n")
     requests, summary = read(path)
-    assert [(r.provider, r.usage, r.lane) for r in requests] == [("openai", Usage(uncached=900, output=3), "calls")]
+    assert [(r.provider, r.usage, r.lane) for r in requests] == [("openai", Usage(uncached=900, output=3, cache_reported=False), "calls")]
     assert any("not reported, not zero" in n for n in summary.notes)
 
 
