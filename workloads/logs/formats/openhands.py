@@ -61,6 +61,14 @@ class _Call(msgspec.Struct):
     ready_ms: int | None
 
 
+def _has_cache_counts(usage: dict) -> bool:
+    """Whether a LiteLLM usage names its cached part at all (any of the fields it may use)."""
+    details = as_dict(usage.get("prompt_tokens_details"))
+    return "cached_tokens" in details or any(
+        key in usage for key in ("cache_read_input_tokens", "cache_creation_input_tokens", "prompt_cache_hit_tokens")
+    )
+
+
 def _token_usage(item: dict, where: str) -> dict:
     """One ``TokenUsage`` as LiteLLM's usage (the shape it was read from)."""
     usage = {
@@ -78,7 +86,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     """The calls of an OpenHands event stream or evaluation output; see the module doc."""
     name = str(path)
     calls: list[_Call] = []
-    seen: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], _Call] = {}
     latest: dict[str, int] = {}
     seen_any = False
     for record in objects(path, records, " (an OpenHands event or output line)"):
@@ -96,17 +104,22 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         if isinstance(response.get("usage"), dict):
             rid = str(response.get("id") or f"#{record.line}")
             if (lane, rid) not in seen:
-                seen.add((lane, rid))
-                calls.append(_Call(record.line, lane, response["usage"], str(response.get("model") or "unknown"), rid, latest.get(lane), stamp))
+                seen[(lane, rid)] = call = _Call(record.line, lane, response["usage"], str(response.get("model") or "unknown"), rid, latest.get(lane), stamp)
+                calls.append(call)
         for idx, item in enumerate(_metrics(value).get("token_usages") or ()):
             item = as_dict(item)
             rid = item.get("response_id")
             key = str(rid) if isinstance(rid, str) and rid and rid != "unknown" else f"#{idx}"
-            if (lane, key) in seen:
+            known = seen.get((lane, key))
+            if known is not None:
+                # The raw response may carry no cache counts where OpenHands' TokenUsage does:
+                # the richer record of the same call decides its usage.
+                if not _has_cache_counts(known.usage):
+                    known.usage = _token_usage(item, f"{where}: token_usages[{idx}]")
                 continue
-            seen.add((lane, key))
-            calls.append(_Call(record.line, lane, _token_usage(item, f"{where}: token_usages[{idx}]"), str(item.get("model") or "unknown"),
-                               key if not key.startswith("#") else None, None, None))
+            seen[(lane, key)] = call = _Call(record.line, lane, _token_usage(item, f"{where}: token_usages[{idx}]"), str(item.get("model") or "unknown"),
+                                             key if not key.startswith("#") else None, None, None)
+            calls.append(call)
         if stamp is not None:
             latest[lane] = stamp
     if not seen_any:
