@@ -312,3 +312,14 @@ def test_real_task_logs_total_what_they_say() -> None:
             assert sum(u.cache_write_5m for u in usages) == writes, path
         else:
             assert sum(u.uncached for u in usages) >= writes and sum(u.cache_write_5m for u in usages) == 0, path
+
+
+def test_entries_of_odd_types_decide_nothing(tmp_path: Path) -> None:
+    """Found by the fuzz property: a ``say`` that is not a string, counts that are not numbers
+    where only the reading is decided, are ignored there (the reading itself refuses bad counts)."""
+    path = tmp_path / "ui_messages.json"
+    odd = {"ts": 1, "type": "say", "say": [], "text": json.dumps({"apiProtocol": "anthropic", "cacheReads": "9"})}
+    good = {"ts": 2, "type": "say", "say": "api_req_started", "text": json.dumps({"tokensIn": 0, "cacheWrites": 5, "cost": 0})}
+    path.write_text(json.dumps([odd, good]))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    assert [r.line for r in requests] == [1]

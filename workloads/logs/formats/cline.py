@@ -114,6 +114,15 @@ def _info(text: object) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object) -> int:
+    """A count where a wrong type only decides a reading (the reading itself refuses it)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _has_usage(info: dict) -> bool:
     return any(key in info for key in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost"))
 
@@ -187,8 +196,8 @@ class _Task:
             ):
                 self.events.append(("model_change", f"{info.get('providerId')}/{info.get('modelId')}"))
             self.model_info = info
-        say = value.get("say") if kind == "say" else None
-        ask = value.get("ask") if kind == "ask" else None
+        say = _text(value.get("say")) if kind == "say" else None
+        ask = _text(value.get("ask")) if kind == "ask" else None
         if say in _USER_TURNS:
             self.events.append(("user_turn", ""))
         elif ask in ("resume_task", "resume_completed_task"):
@@ -281,12 +290,10 @@ def _total_tokens_in(calls: list[_Pending]) -> bool:
         info = call.info
         if "apiProtocol" not in info:
             continue
-        cached = (info.get("cacheReads") or 0) + (info.get("cacheWrites") or 0)
-        if not isinstance(cached, int) or not isinstance(info.get("tokensIn") or 0, int):
-            return False
+        cached = _int(info.get("cacheReads")) + _int(info.get("cacheWrites"))
         if cached > 0:
             seen = True
-            if (info.get("tokensIn") or 0) < cached:
+            if _int(info.get("tokensIn")) < cached:
                 return False
     return seen
 
@@ -298,7 +305,7 @@ def _zero_tokens_in(calls: list[_Pending]) -> ProviderRules | None:
     finished = [c.info for c in calls if _has_usage(c.info) and not c.info.get("cancelReason")]
     if not finished or any(c.info.get("apiProtocol") for c in calls):
         return None
-    if any(info.get("tokensIn") not in (0, None) for info in finished) or not any(info.get("cacheWrites") for info in finished):
+    if any(info.get("tokensIn") not in (0, None) for info in finished) or not any(_int(i.get("cacheWrites")) for i in finished):
         return None
     return next((rules for rules in PROVIDERS.values() if any(r == "miss-as-write" for _, r in rules.agent_handlers)), None)
 
