@@ -16,8 +16,8 @@ from prefixbench.reports.cli import main
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit.core import load_trace, run_audit
-from prefixbench.workloads.logs.formats import FORMATS, ImportContext, detect_format, import_file, resolve
-from prefixbench.workloads.logs.formats.base import Evidence
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file, resolve
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext
 from prefixbench.workloads.logs.formats.cline import detect
 from prefixbench.workloads.logs.records import iter_records
 from prefixbench.workloads.logs.trace import TraceRequest
