@@ -4,8 +4,8 @@ tools prefix warm across sessions, so lane starts and reads after TTL expiries r
 from __future__ import annotations
 
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.audit.core import FileSummary, audit_requests, head_sizes
-from prefixbench.workloads.logs.trace import Prefix, TraceRequest
+from prefixbench.workloads.audit.core import audit_requests, head_sizes
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
 HEAD = "claude-code:main:claude-opus-4-5:2.1.0"
 MIN = 60_000

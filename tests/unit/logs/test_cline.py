@@ -212,15 +212,19 @@ def test_a_checkpoint_restore_is_counted_apart_and_forks_the_chain(tmp_path: Pat
 
 
 def test_a_task_folder_pairs_its_files_and_audits_once(tmp_path: Path) -> None:
+    """The walk audits ui_messages.json, which reads the two files beside it; they are not
+    audited on their own."""
     requests, summaries = load_trace([TASKS / "anthropic-modelinfo"])
-    by_name = {Path(s.file).name: s for s in summaries}
-    assert set(by_name) == {"ui_messages.json", "api_conversation_history.json", "task_metadata.json"}
-    assert by_name["ui_messages.json"].requests == 3 == len(requests)
-    for other in ("api_conversation_history.json", "task_metadata.json"):
-        assert by_name[other].requests == 0 and by_name[other].format == "cline"
-        assert by_name[other].notes[0].endswith("ui_messages.json, read with it")
+    assert [(Path(s.file).name, s.format, s.requests) for s in summaries] == [("ui_messages.json", "cline", 3)]
+    assert len(requests) == 3 and [r.prefix.new_blocks for r in requests if r.prefix] == [2, 4, 6]
     totals = run_audit([TASKS / "anthropic-modelinfo"]).totals
     assert (totals.requests, totals.input, totals.output, totals.cache_read, totals.cache_write) == (3, 15, 250, 11500, 13300)
+    # Without the ui file beside them, each is audited alone, and says where the usage is.
+    shutil.copytree(TASKS / "anthropic-modelinfo", tmp_path / "task")
+    (tmp_path / "task" / "ui_messages.json").unlink()
+    requests, summaries = load_trace([tmp_path])
+    assert requests == [] and [Path(s.file).name for s in summaries] == ["api_conversation_history.json", "task_metadata.json"]
+    assert all("without its ui_messages.json" in s.notes[0] for s in summaries)
 
 
 def test_a_history_file_alone_says_where_the_usage_is(tmp_path: Path) -> None:

@@ -13,11 +13,12 @@ A task folder holds three files, each read here whatever its name:
   ``sliding_window_truncation`` (Roo Code, Kilo Code) and ``compaction`` entries are compactions.
 * ``api_conversation_history.json``: the messages sent (Anthropic-shaped, no system prompt, no
   tools). Read with the ``ui_messages.json`` beside it: the content blocks a call added since the
-  previous one (the entry's ``conversationHistoryIndex`` says where its prompt ends). Alone it
-  has no usage, so it yields no request.
+  previous one (the entry's ``conversationHistoryIndex`` says where its prompt ends). A folder
+  walk leaves it to that file (``read_with``); named alone it has no usage, so it yields no
+  request.
 * ``task_metadata.json``: ``model_usage`` ``{ts, model_id, model_provider_id, mode}`` names the
-  model and handler of calls whose entries do not (Cline before ``modelInfo``). Alone it yields
-  no request.
+  model and handler of calls whose entries do not (Cline before ``modelInfo``). Read with the
+  ui file the same way.
 
 The four usage fields mean what the agent's provider handler made of the wire, which differs by
 handler (:attr:`~prefixbench.simulator.providers.base.ProviderRules.agent_handlers`): Anthropic's
@@ -440,6 +441,15 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     return [], FileSummary(str(path), NAME, 0, (), (note,))
 
 
+def ui_file_of(path: Path, value: dict) -> Path | None:
+    """The ui_messages.json that reads ``path`` when ``path`` holds the messages sent or the
+    metadata of a task folder and that file is beside it (a folder walk then skips ``path``)."""
+    if "type" in value or path.name == UI_FILE:
+        return None
+    ui = path.with_name(UI_FILE)
+    return ui if ui.is_file() else None
+
+
 def _chain(first: Record, rest: Iterable[Record]) -> Iterable[Record]:
     yield first
     yield from rest
@@ -466,4 +476,5 @@ FORMAT = LogFormat(
         "DeepSeek handler: cacheWrites holds the MISS count (tokensIn 0, or prompt_tokens early 2025)",
     ),
     aliases=("roo", "roo-code", "kilo", "kilo-code"),
+    read_with=ui_file_of,
 )
