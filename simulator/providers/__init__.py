@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from prefixbench.simulator.providers import anthropic, deepseek, openai, vllm
-from prefixbench.simulator.providers.base import ProviderRules, UsageConvention, UsageReader, count, mapping
+from prefixbench.simulator.providers.base import AgentUsageReading, ProviderRules, UsageConvention, UsageReader, count, mapping
 from prefixbench.simulator.usage import Usage
 
 ANTHROPIC = anthropic.RULES
@@ -34,6 +34,7 @@ _DETECTION_ORDER: tuple[ProviderRules, ...] = (DEEPSEEK, ANTHROPIC)
 
 __all__ = [
     "ANTHROPIC",
+    "AgentUsageReading",
     "DEEPSEEK",
     "OPENAI",
     "PROVIDERS",
@@ -44,6 +45,7 @@ __all__ = [
     "Usage",
     "UsageConvention",
     "UsageReader",
+    "agent_handler",
     "chain_rules",
     "hosted_provider",
     "count",
@@ -106,3 +108,14 @@ def read_usage(name: str, usage: Mapping[str, object], where: str) -> Usage:
         UserError: a bad count, or a provider that reports no usage.
     """
     return rules_for(name).read_usage(usage, where)
+
+
+def agent_handler(handler: str) -> tuple[ProviderRules, AgentUsageReading] | None:
+    """The provider an agent's API handler id names (Cline's ``providerId``, Roo Code's
+    ``apiProtocol``), and how that handler writes its log's usage fields; None for a handler no
+    provider claims (a gateway such as OpenRouter: its handler reports additive counts)."""
+    for rules in PROVIDERS.values():
+        for name, reading in rules.agent_handlers:
+            if name == handler:
+                return rules, reading
+    return None

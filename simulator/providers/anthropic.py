@@ -56,6 +56,9 @@ DIAGNOSTICS_FIELDS = ("cache_miss_reason", "cache_diagnostics", "diagnostics", "
 RULES = ProviderRules(
     speaks_messages=True,
     name="anthropic",
+    # Cline's Anthropic and Claude Code handlers copy input_tokens, cache_creation_input_tokens and
+    # cache_read_input_tokens as they are (Roo Code and Kilo Code name the protocol "anthropic").
+    agent_handlers=(("anthropic", "additive"), ("claude-code", "additive")),
     usage_convention="additive",
     read_usage=read_usage,
     model_prefixes=("claude",),

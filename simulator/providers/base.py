@@ -22,6 +22,12 @@ from prefixbench.simulator.usage import Usage
 #: ``additive``: the wire's input count excludes the read and written parts (Anthropic);
 #: ``subset``: the prompt count includes the cached part (OpenAI, DeepSeek).
 UsageConvention = Literal["additive", "subset"]
+#: How an agent's own log re-labels this provider's usage in the four fields Cline, Roo Code and
+#: Kilo Code write (tokensIn, tokensOut, cacheWrites, cacheReads), handler by handler:
+#: ``additive`` (tokensIn excludes reads and writes), ``subset`` (tokensIn is the whole prompt,
+#: cacheWrites is no write), ``miss-as-write`` (cacheWrites holds the provider's MISS count, the
+#: uncached part; tokensIn is 0 or the whole prompt).
+AgentUsageReading = Literal["additive", "subset", "miss-as-write"]
 #: Largest usage count accepted: far above any context window.
 MAX_COUNT = 10**12
 
@@ -102,6 +108,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     speaks_messages: bool = False
     #: Response fields where the server explains its own cache misses.
     diagnostics_fields: tuple[str, ...] = ()
+    #: The ids agents' settings give the API handlers that serve it (Cline's ``providerId`` /
+    #: ``model_provider_id``, Roo Code's and Kilo Code's ``apiProvider``), each with how that
+    #: handler writes the usage fields of the agent's log (see :data:`AgentUsageReading`).
+    agent_handlers: tuple[tuple[str, AgentUsageReading], ...] = ()
     #: The rules the body-less chain model runs for it (a name in ``PROVIDERS``).
     chain_as: str | None = None
     #: The byte-level cache model (``--cache`` name) that replays its request bodies, and the

@@ -98,6 +98,9 @@ def read_diagnostic(obj: object) -> str | None:
 
 RULES = ProviderRules(
     name="openai",
+    # Cline's OpenAI (native) handler subtracts the cached part from tokensIn; its "OpenAI
+    # Compatible" handler (and Roo Code's "openai" protocol) keeps prompt_tokens whole.
+    agent_handlers=(("openai-native", "additive"), ("openai", "subset")),
     usage_convention="subset",
     read_usage=read_usage,
     model_prefixes=("gpt", "o1", "o3", "o4", "codex"),

@@ -141,6 +141,19 @@ SEEDS: dict[str, list[dict]] = {
         {"instance_id": "i-1", "history": [], "metrics": {"token_usages": [{"model": "gpt-4o", "prompt_tokens": 2000, "completion_tokens": 1,
             "cache_read_tokens": 1024, "cache_write_tokens": 0, "response_id": ""}]}},
     ],
+    "cline": [
+        {"ts": 1761987600000, "type": "say", "say": "task", "text": "t", "modelInfo": {"providerId": "anthropic", "modelId": "claude-sonnet-4-5", "mode": "act"}},
+        {"ts": 1761987601000, "type": "say", "say": "api_req_started", "conversationHistoryIndex": -1,
+         "text": json.dumps({"request": "r", "tokensIn": 4, "tokensOut": 9, "cacheWrites": 3000, "cacheReads": 0, "cost": 0.01})},
+        {"ts": 1761987602000, "type": "say", "say": "api_req_started", "conversationHistoryDeletedRange": [1, 2],
+         "modelInfo": {"providerId": "deepseek", "modelId": "deepseek-chat", "mode": "act"},
+         "text": json.dumps({"tokensIn": 0, "tokensOut": 5, "cacheWrites": 260, "cacheReads": 4992, "cost": 0.001})},
+        {"ts": 1761987603000, "type": "say", "say": "api_req_started",
+         "text": json.dumps({"apiProtocol": "anthropic", "tokensIn": 3, "cacheReads": 9, "cancelReason": "user_cancelled"})},
+        {"ts": 1761987604000, "type": "say", "say": "api_req_finished", "text": json.dumps({"tokensIn": 5, "cost": 0.1})},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}], "ts": 1761987600500},
+        {"files_in_context": [], "model_usage": [{"ts": 1, "model_id": "deepseek-chat", "model_provider_id": "deepseek", "mode": "act"}]},
+    ],
 }
 SEED_BYTES = {fmt: b"".join(to_json_line(r) + b"\n" for r in records) for fmt, records in SEEDS.items()}
 

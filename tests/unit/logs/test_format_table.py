@@ -235,6 +235,17 @@ def expected(name: str) -> list[TraceRequest]:
                     prefix=Prefix(head, f"openhands:{file}#main:1", first), request_id="oh-2", source_format=name,
                 ),
             ]
+        case "cline":
+            # A ui_messages.json of Cline 3.x (modelInfo on each entry), Anthropic's handler: additive.
+            model = "claude-sonnet-4-5-20250929"
+            return [
+                TraceRequest(
+                    file, 3, "main", "main", 0, 1761987601000, None, "anthropic", model,
+                    usage=Usage(cache_write_5m=9000, uncached=4, output=120),
+                    prefix=Prefix(f"cline:{Path(file).parent}:{model}", f"cline:{file}#3"),
+                    events=(("user_turn", ""),), source_format=name,
+                )
+            ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 
 
@@ -338,7 +349,8 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
-        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log or OpenHands event stream); name it with --input"
+        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, OpenHands event stream or Cline task folder); "
+        "audit reads only these"
     )
 
 
@@ -348,3 +360,24 @@ def test_format_objects_are_complete() -> None:
         assert fmt.noun and fmt.nouns and fmt.description and fmt.versions
         assert "\n" not in fmt.description
         assert fmt.usage in ("additive", "subset", "by-endpoint", "none")
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_an_explicit_input_on_content_of_no_format_is_refused(tmp_path: Path, name: str) -> None:
+    """``--input NAME`` on a file none of whose records is of NAME (nor of any format) is a
+    one-line error, not an audit of 0 requests; the hint names ``--input auto``, which exists."""
+    log = tmp_path / "x.jsonl"
+    log.write_text('{"neither": 1}\n{"nor": 2}\n')
+    with pytest.raises(UserError) as caught:
+        import_file(log, FORMATS[name], ImportContext())
+    message = str(caught.value)
+    assert message.startswith(f"{log}:") and "\n" not in message
+    if name in ("claude-code", "http-capture", "codex", "pi", "cline"):  # these read such a file as 0 requests
+        assert message == (
+            f"{log}:1: not a {FORMATS[name].noun} (no record of it among the first lines; --input auto detects what it is)"
+        )
+
+
+def test_a_record_of_another_format_names_the_input_that_reads_it() -> None:
+    with pytest.raises(UserError, match=r"a codex record in a file read as pi \(--input codex reads it\)$"):
+        import_file(fixture("codex"), FORMATS["pi"], ImportContext())

@@ -143,3 +143,18 @@ def test_the_diagnostic_is_found_in_every_field_the_rules_name():
         assert read_diagnostic({field: {"type": "system_changed"}}) == "system_changed"
     assert read_diagnostic({"usage": {"other": "tools_changed"}}) is None
     assert OPENAI.diagnostics_fields == ("prompt_cache_diagnostics",)  # GPT-5.6+ Responses API
+
+
+def test_agent_handlers_name_their_provider_and_how_their_usage_fields_read():
+    from prefixbench.simulator.providers import ANTHROPIC, DEEPSEEK, OPENAI, agent_handler
+
+    assert agent_handler("anthropic") == (ANTHROPIC, "additive")
+    assert agent_handler("claude-code") == (ANTHROPIC, "additive")
+    # Cline's DeepSeek handler writes the MISS count into cacheWrites.
+    assert agent_handler("deepseek") == (DEEPSEEK, "miss-as-write")
+    assert agent_handler("openai-native") == (OPENAI, "additive")
+    assert agent_handler("openai") == (OPENAI, "subset")  # the OpenAI-compatible handler
+    assert agent_handler("openrouter") is None and agent_handler("") is None
+    # A handler id belongs to one provider only.
+    ids = [name for rules in PROVIDERS.values() for name, _ in rules.agent_handlers]
+    assert len(ids) == len(set(ids))

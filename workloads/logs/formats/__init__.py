@@ -22,6 +22,7 @@ from prefixbench.workloads.logs.formats import (
     anthropic_bodies,
     chat_completions,
     claude_code,
+    cline,
     codex,
     gemini_cli,
     http_capture,
@@ -57,6 +58,7 @@ FORMATS: dict[str, LogFormat] = {
         otel.FORMAT,
         litellm.FORMAT,
         openhands.FORMAT,
+        cline.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.
@@ -158,18 +160,37 @@ def detect_format(path: Path) -> LogFormat:
             break
     if seen == 0:
         raise UserError(f"{path}:1: empty file, no log records")
-    raise UserError(f"{path}:{first_line}: unknown log format (not {_none_of()}); name it with --input")
+    raise UserError(f"{path}:{first_line}: unknown log format (not {_none_of()}); audit reads only these")
 
 
 def _checked(path: Path, records: Iterable[Record], fmt: LogFormat) -> Iterator[Record]:
     """The records, a record of another known format among the first lines being bad input
-    (a file is one format; detection reads as many)."""
+    (a file is one format; detection reads as many), and so is a file none of whose first
+    records is of ``fmt`` (``--input`` naming a format the content is not: the error names the
+    format the content is, so the hint is an ``--input`` value that exists)."""
+    own = False
+    first_line = 1
+    seen = 0
     for record in records:
+        if seen == 0:
+            first_line = record.line
+        seen += 1
         if record.line <= CHECK_LINES:
             other = classify_record(record.value)
             if other is not None and other != fmt.name and other not in fmt.admits:
-                raise UserError(f"{path}:{record.line}: a {other} record in a file read as {fmt.name}")
+                raise UserError(f"{path}:{record.line}: a {other} record in a file read as {fmt.name} (--input {other} reads it)")
+            if not own and isinstance(record.value, dict):
+                own = other is not None or fmt.detect(record.value) is not None
+        elif not own:
+            _not_of(path, first_line, fmt)
         yield record
+    if seen and not own:
+        _not_of(path, first_line, fmt)
+
+
+def _not_of(path: Path, line: int, fmt: LogFormat) -> None:
+    """Refuse a file read as ``fmt`` whose first records are of no format audit reads."""
+    raise UserError(f"{path}:{line}: not a {fmt.noun} (no record of it among the first lines; --input auto detects what it is)")
 
 
 def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:

@@ -1,0 +1,47 @@
+"""Fuzz a Cline / Roo Code / Kilo Code task folder: its ui_messages.json is read with the
+api_conversation_history.json and task_metadata.json beside it, so each of the three is mutated
+in turn, and the folder is audited: exit 0, or one line with exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, write
+from tests.fuzz.test_fuzz_audit import SEEDS
+
+TASK = Path(__file__).parents[1] / "unit" / "logs" / "fixtures" / "cline" / "anthropic-modelinfo"
+FILES = ("ui_messages.json", "api_conversation_history.json", "task_metadata.json")
+
+
+def test_mutated_task_folders_end_cleanly(importer_examples):
+    tally = Tally("audit cline folder", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-cline-")) / "task"
+    seeds = {name: (TASK / name).read_bytes() for name in FILES}
+
+    @fuzz_settings(importer_examples)
+    @given(name=st.sampled_from(FILES), data=st.data(), explicit=st.booleans(), whole=st.booleans())
+    def case(name: str, data: st.DataObject, explicit: bool, whole: bool) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(TASK, folder)
+        raw = data.draw(
+            st.one_of(
+                mutated(seeds[name]),
+                # Entries whose values are edited (a count turned into a string, a text that is no
+                # longer JSON...), written as the JSON array the agent writes.
+                st.lists(edited(st.sampled_from(SEEDS["cline"])), min_size=1, max_size=6).map(lambda docs: json.dumps(docs)),
+            )
+        )
+        write(folder / name, raw)
+        argv = ["audit", str(folder if whole else folder / "ui_messages.json"), "--quiet", "--format", "json"]
+        if explicit:
+            argv += ["--input", "roo"]
+        tally.check(argv)
+
+    case()
+    tally.report()

@@ -1,0 +1,329 @@
+"""Cline, Roo Code and Kilo Code task folders (workloads/logs/formats/cline.py).
+
+The fixtures under ``fixtures/cline/`` are task folders written for these tests, one per version
+and provider handler; every figure below is summed by hand from them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from prefixbench.reports.cli import main
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file, resolve
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext
+from prefixbench.workloads.logs.formats.cline import detect
+from prefixbench.workloads.logs.records import iter_records
+from prefixbench.workloads.logs.trace import TraceRequest
+from tests.conftest import REALDATA
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TASKS = FIXTURES / "cline"
+CLINE = FORMATS["cline"]
+
+
+def _read(folder: str) -> tuple[list[TraceRequest], list[str], list[tuple[int, str]]]:
+    requests, summary = import_file(TASKS / folder / "ui_messages.json", CLINE, ImportContext())
+    return requests, list(summary.notes), list(summary.skipped)
+
+
+def _usages(requests: list[TraceRequest]) -> list[tuple[int, str, str, Usage | None]]:
+    return [(r.line, r.provider, r.model, r.usage) for r in requests]
+
+
+def _totals(requests: list[TraceRequest]) -> tuple[int, int, int, int]:
+    """(uncached, cache read, cache write, output) summed over the requests."""
+    usages = [r.usage for r in requests if r.usage is not None]
+    return (
+        sum(u.uncached for u in usages),
+        sum(u.cache_read for u in usages),
+        sum(u.cache_write_5m + u.cache_write_1h for u in usages),
+        sum(u.output for u in usages),
+    )
+
+
+# -- detection -------------------------------------------------------------------------------
+
+
+def test_detector_on_each_kind_of_task_file() -> None:
+    assert detect({"ts": 1, "type": "say", "say": "api_req_started", "text": "{}"}) == Evidence.ENTRY
+    assert detect({"ts": 1, "type": "ask", "ask": "followup"}) == Evidence.ENTRY
+    assert detect({"role": "user", "content": [{"type": "text", "text": "hi"}], "ts": 1}) == Evidence.SHAPE
+    assert detect({"role": "assistant", "content": "x", "modelInfo": {}, "metrics": {}}) == Evidence.SHAPE
+    assert detect({"files_in_context": [], "model_usage": [], "environment_history": []}) == Evidence.SHAPE
+    # Not a task file: another agent's entry, a body with a model, a say without its value.
+    assert detect({"type": "user", "message": {"role": "user", "content": "hi"}}) is None
+    assert detect({"role": "user", "content": "hi", "model": "m"}) is None
+    assert detect({"ts": 1, "type": "say"}) is None
+    assert detect({}) is None
+
+
+@pytest.mark.parametrize("name", ["ui_messages.json", "api_conversation_history.json", "task_metadata.json"])
+def test_every_file_of_a_task_folder_is_detected_whatever_its_name(tmp_path: Path, name: str) -> None:
+    source = TASKS / "anthropic-modelinfo" / name
+    assert detect_format(source) is CLINE
+    renamed = tmp_path / "saved.txt"
+    shutil.copy(source, renamed)
+    assert detect_format(renamed) is CLINE
+
+
+def test_a_one_line_and_a_pretty_printed_array_read_alike(tmp_path: Path) -> None:
+    entries = [r.value for r in iter_records(TASKS / "roo-total" / "ui_messages.json")]
+    for text in (json.dumps(entries), json.dumps(entries, indent=2)):
+        path = tmp_path / "ui_messages.json"
+        path.write_text(text)
+        requests, _ = import_file(path, detect_format(path), ImportContext())
+        assert [r.usage for r in requests] == [r.usage for r in _read("roo-total")[0]]
+
+
+def test_the_aliases_name_the_format() -> None:
+    for alias in ("cline", "roo", "roo-code", "kilo", "kilo-code"):
+        assert resolve(alias) is CLINE
+
+
+# -- readings, version by version and handler by handler --------------------------------------
+
+
+def test_cline_anthropic_handler_is_additive_and_stopped_streams_are_counted_apart() -> None:
+    requests, notes, skipped = _read("anthropic-modelinfo")
+    model = "claude-sonnet-4-5-20250929"
+    assert _usages(requests) == [
+        (3, "anthropic", model, Usage(cache_write_5m=9000, uncached=4, output=120)),
+        (5, "anthropic", model, Usage(cache_read=9000, cache_write_5m=300, uncached=6, output=80)),
+        (8, "anthropic", model, Usage(cache_read=2500, cache_write_5m=4000, uncached=5, output=50)),
+    ]
+    assert _totals(requests) == (4 + 6 + 5, 9000 + 2500, 9000 + 300 + 4000, 120 + 80 + 50)
+    assert [line for line, _ in skipped] == [7, 9, 10]
+    assert "cancelled stream" in skipped[0][1] and "failed stream" in skipped[1][1] and "never finished" in skipped[2][1]
+    assert "1 cancelled stream counted apart, not in the totals (9,303 prompt tokens reported on them)" in notes
+    assert "1 failed stream counted apart, not in the totals (0 prompt tokens reported on them)" in notes
+    assert f"usage of anthropic ({model}): tokensIn excludes cacheReads and cacheWrites (additive)" in notes
+    assert "the log's own cost fields sum to $0.0571 (a check on the dollars here)" in notes
+
+
+def test_a_truncation_is_a_compaction_and_the_history_beside_gives_the_blocks_added() -> None:
+    requests, _, _ = _read("anthropic-modelinfo")
+    first, second, third = requests
+    assert first.prefix is not None and second.prefix is not None and third.prefix is not None
+    # Content blocks per message of the history beside it: 2 2 2 1 1 1 3 1 1; the calls' prompts
+    # end at messages 0, 2 and 6 (conversationHistoryIndex + 1).
+    assert [r.prefix.new_blocks for r in requests] == [2, 2 + 2, 1 + 1 + 1 + 3]
+    assert second.prefix.parent == first.prefix.node
+    assert third.prefix.parent is None  # the truncation starts a new chain after the head
+    # The user turn before the cancelled call is carried to the next counted one.
+    assert third.events == (("user_turn", ""), ("compaction", "history truncated: messages 1-2 dropped"))
+
+
+def test_deepseek_misses_are_uncached_never_writes_in_every_handler_version() -> None:
+    requests, notes, _ = _read("deepseek-metadata")
+    # Handler and model from task_metadata.json; tokensIn 0 (v1, v3) or hits + misses (early 2025).
+    assert _usages(requests) == [
+        (3, "deepseek", "deepseek-chat", Usage(uncached=5000, output=100)),
+        (4, "deepseek", "deepseek-chat", Usage(cache_read=4992, uncached=260, output=50)),
+        (5, "deepseek", "deepseek-chat", Usage(cache_read=5384, uncached=116, output=40)),
+    ]
+    assert _totals(requests) == (5000 + 260 + 116, 4992 + 5384, 0, 100 + 50 + 40)
+    assert any("cacheWrites holds the provider's cache MISS count" in n and "never as a cache write" in n for n in notes)
+
+
+def test_a_gateway_is_additive_and_the_openai_compatible_handler_keeps_the_whole_prompt() -> None:
+    requests, notes, _ = _read("gateway-and-compatible")
+    assert _usages(requests) == [
+        (3, "anthropic", "anthropic/claude-sonnet-4.5", Usage(cache_write_5m=7000, uncached=12, output=64)),
+        (4, "anthropic", "anthropic/claude-sonnet-4.5", Usage(cache_read=7000, cache_write_5m=200, uncached=9, output=30)),
+        # tokensIn 7600 = 7272 read + 328 missed; cacheWrites 328 is the server's miss count.
+        (5, "deepseek", "deepseek-chat", Usage(cache_read=7272, uncached=328, output=20)),
+    ]
+    assert _totals(requests) == (12 + 9 + 328, 7000 + 7272, 7000 + 200, 64 + 30 + 20)
+    assert requests[2].events == (("model_change", "openai/deepseek-chat"),)
+    assert any(n.startswith("usage of openrouter (") and "gateway" in n for n in notes)
+    assert any(n.startswith("usage of openai (deepseek-chat): tokensIn is the whole prompt") for n in notes)
+
+
+def test_roo_code_protocols_before_late_2025() -> None:
+    requests, notes, _ = _read("roo-protocol")
+    assert _usages(requests) == [
+        (3, "anthropic", "unknown", Usage(cache_write_5m=12000, uncached=3, output=200)),
+        (4, "anthropic", "unknown", Usage(cache_read=12000, cache_write_5m=500, uncached=8, output=90)),
+        (6, "unknown", "unknown", Usage(cache_read=1920, uncached=380, output=40)),
+    ]
+    assert _totals(requests) == (3 + 8 + 380, 12000 + 1920, 12000 + 500, 200 + 90 + 40)
+    assert requests[2].events == (("compaction", "context condensed"),)
+    assert "usage of protocol anthropic (unknown): tokensIn excludes cacheReads and cacheWrites (additive)" in notes
+
+
+def test_roo_code_since_late_2025_counts_the_whole_prompt_in_tokens_in() -> None:
+    requests, notes, _ = _read("roo-total")
+    assert [r.usage for r in requests] == [
+        Usage(cache_write_5m=15000, uncached=3, output=200),
+        Usage(cache_read=15000, cache_write_5m=400, uncached=8, output=90),
+        Usage(cache_read=4000, cache_write_5m=5000, uncached=10, output=40),
+    ]
+    assert _totals(requests) == (3 + 8 + 10, 15000 + 4000, 15000 + 400 + 5000, 200 + 90 + 40)
+    assert requests[2].events == (("compaction", "sliding-window truncation"),)
+    assert any("tokensIn is the whole prompt, cacheReads and cacheWrites included" in n for n in notes)
+
+
+def test_claude_dev_usage_in_api_req_finished() -> None:
+    requests, notes, _ = _read("claude-dev")
+    assert _usages(requests) == [
+        (3, "unknown", "unknown", Usage(uncached=2100, output=300)),
+        (5, "unknown", "unknown", Usage(uncached=2500, output=150)),
+    ]
+    assert any(n.startswith("usage of calls naming no handler (unknown): read as additive") for n in notes)
+
+
+def test_a_log_naming_no_handler_with_tokens_in_always_0_is_read_as_deepseek_writes_it(tmp_path: Path) -> None:
+    """Cline before modelInfo, no task_metadata.json: only DeepSeek's handler leaves tokensIn 0
+    on every call beside its cache counts, so cacheWrites is its miss count, not a write."""
+    entries = [r.value for r in iter_records(TASKS / "deepseek-metadata" / "ui_messages.json")][:3]
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(entries))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [(r.provider, r.usage) for r in requests] == [
+        ("deepseek", Usage(uncached=5000, output=100)),
+        ("deepseek", Usage(cache_read=4992, uncached=260, output=50)),
+    ]
+    assert any("as only DeepSeek's handler writes them" in n for n in summary.notes)
+
+
+def test_a_checkpoint_restore_is_counted_apart_and_forks_the_chain(tmp_path: Path) -> None:
+    entries = [r.value for r in iter_records(TASKS / "gateway-and-compatible" / "ui_messages.json")][:3]
+    deleted = {"tokensIn": 10, "tokensOut": 5, "cacheWrites": 7, "cacheReads": 100, "cost": 0.01}
+    entries.insert(2, {"ts": 1762000004000, "type": "say", "say": "deleted_api_reqs", "text": json.dumps(deleted)})
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(entries))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert len(requests) == 2 and requests[1].prefix is not None and requests[1].prefix.parent is not None
+    assert requests[1].events == (("fork", "checkpoint restored: the calls after it were deleted"),)
+    assert (
+        "1 checkpoint restore deleted earlier calls (counted apart, not in the totals; their summed fields: "
+        "tokensIn 10, tokensOut 5, cacheWrites 7, cacheReads 100)"
+    ) in summary.notes
+
+
+# -- the folder walk and the audit -----------------------------------------------------------
+
+
+def test_a_task_folder_pairs_its_files_and_audits_once(tmp_path: Path) -> None:
+    """The walk audits ui_messages.json, which reads the two files beside it; they are not
+    audited on their own."""
+    requests, summaries = load_trace([TASKS / "anthropic-modelinfo"])
+    assert [(Path(s.file).name, s.format, s.requests) for s in summaries] == [("ui_messages.json", "cline", 3)]
+    assert len(requests) == 3 and [r.prefix.new_blocks for r in requests if r.prefix] == [2, 4, 6]
+    totals = run_audit([TASKS / "anthropic-modelinfo"]).totals
+    assert (totals.requests, totals.input, totals.output, totals.cache_read, totals.cache_write) == (3, 15, 250, 11500, 13300)
+    # Without the ui file beside them, each is audited alone, and says where the usage is.
+    shutil.copytree(TASKS / "anthropic-modelinfo", tmp_path / "task")
+    (tmp_path / "task" / "ui_messages.json").unlink()
+    requests, summaries = load_trace([tmp_path])
+    assert requests == [] and [Path(s.file).name for s in summaries] == ["api_conversation_history.json", "task_metadata.json"]
+    assert all("without its ui_messages.json" in s.notes[0] for s in summaries)
+
+
+def test_a_history_file_alone_says_where_the_usage_is(tmp_path: Path) -> None:
+    path = tmp_path / "api_conversation_history.json"
+    shutil.copy(TASKS / "anthropic-modelinfo" / "api_conversation_history.json", path)
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert requests == [] and "without its ui_messages.json" in summary.notes[0]
+
+
+def test_an_empty_task_file_in_a_folder_is_skipped_not_an_error(tmp_path: Path) -> None:
+    shutil.copytree(TASKS / "roo-total", tmp_path / "task")
+    (tmp_path / "task" / "api_conversation_history.json").write_text("[]")
+    requests, summaries = load_trace([tmp_path])
+    assert len(requests) == 3
+    assert [s.format for s in summaries if Path(s.file).name == "api_conversation_history.json"] == ["empty"]
+
+
+@pytest.mark.parametrize(
+    ("log", "named", "found"),
+    [
+        (TASKS / "roo-total" / "ui_messages.json", "codex", "cline"),
+        (FIXTURES / "codex.jsonl", "cline", "codex"),
+        (FIXTURES / "pi.jsonl", "roo", "pi"),
+    ],
+)
+def test_a_wrong_input_is_exit_2_naming_the_format_found(
+    log: Path, named: str, found: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["audit", str(log), "--input", named, "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"a {found} record in a file read as" in err and f"--input {found}" in err
+
+
+def test_a_malformed_text_or_count_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "ui_messages.json"
+    bad = {"ts": 1, "type": "say", "say": "api_req_started", "text": json.dumps({"tokensIn": -4, "cost": 0.1})}
+    path.write_text(json.dumps([bad]))
+    assert main(["audit", str(path), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == f"prefixbench: error: {path}:1: tokensIn is not a non-negative integer (-4)"
+    with pytest.raises(UserError):
+        import_file(path, CLINE, ImportContext())
+
+
+# -- real public task logs, read where they are -----------------------------------------------
+
+
+def _real_logs() -> list[Path]:
+    """``ui_messages.json`` files under $PREFIXBENCH_CLINE_LOGS (public task logs kept outside
+    the project, e.g. a clone of CoreGems/Cline-Xray's task_sample), else ../shared/realdata/cline-tasks."""
+    root = os.environ.get("PREFIXBENCH_CLINE_LOGS") or str(REALDATA / "cline-tasks")
+    if not Path(root).is_dir():
+        pytest.skip(f"no real Cline / Roo Code task logs at {root} (set PREFIXBENCH_CLINE_LOGS to a folder holding some)")
+    found = sorted(Path(root).rglob("ui_messages.json"))
+    if not found:
+        pytest.skip(f"no ui_messages.json under {root}")
+    return found
+
+
+def _own_sums(path: Path) -> tuple[int, int, int, int, int]:
+    """What the log says itself: calls with usage that were not stopped, and their field sums."""
+    calls = sums_in = sums_out = writes = reads = 0
+    for record in iter_records(path):
+        value = record.value
+        if not isinstance(value, dict) or value.get("say") != "api_req_started":
+            continue
+        info = json.loads(value.get("text") or "{}")
+        if info.get("cancelReason") or info.get("streamingFailedMessage") or "cost" not in info:
+            continue
+        calls += 1
+        sums_in += info.get("tokensIn") or 0
+        sums_out += info.get("tokensOut") or 0
+        writes += info.get("cacheWrites") or 0
+        reads += info.get("cacheReads") or 0
+    return calls, sums_in, sums_out, writes, reads
+
+
+def test_real_task_logs_total_what_they_say() -> None:
+    for path in _real_logs():
+        requests, summary = import_file(path, detect_format(path), ImportContext())
+        calls, tokens_in, tokens_out, writes, reads = _own_sums(path)
+        usages = [r.usage for r in requests if r.usage is not None]
+        assert len(requests) == calls, path
+        assert sum(u.output for u in usages) == tokens_out, path
+        # Every reading keeps the prompt: tokensIn + cacheReads + cacheWrites, less what a
+        # subset or miss reading counts twice.
+        assert sum(u.cache_read for u in usages) == reads, path
+        if all("additive" in n or "gateway" in n for n in summary.notes if n.startswith("usage of")):
+            assert sum(u.uncached for u in usages) == tokens_in, path
+            assert sum(u.cache_write_5m for u in usages) == writes, path
+        else:
+            assert sum(u.uncached for u in usages) >= writes and sum(u.cache_write_5m for u in usages) == 0, path
+
+
+def test_entries_of_odd_types_decide_nothing(tmp_path: Path) -> None:
+    """Found by the fuzz property: a ``say`` that is not a string, counts that are not numbers
+    where only the reading is decided, are ignored there (the reading itself refuses bad counts)."""
+    path = tmp_path / "ui_messages.json"
+    odd = {"ts": 1, "type": "say", "say": [], "text": json.dumps({"apiProtocol": "anthropic", "cacheReads": "9"})}
+    good = {"ts": 2, "type": "say", "say": "api_req_started", "text": json.dumps({"tokensIn": 0, "cacheWrites": 5, "cost": 0})}
+    path.write_text(json.dumps([odd, good]))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    assert [r.line for r in requests] == [1]

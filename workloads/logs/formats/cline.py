@@ -1,0 +1,480 @@
+"""Cline, Roo Code and Kilo Code task folders (``tasks/<id>/``).
+
+A task folder holds three files, each read here whatever its name:
+
+* ``ui_messages.json``: a JSON array of chat entries ``{ts, type: "say"|"ask", say|ask, text}``.
+  Each ``say: "api_req_started"`` entry is one model call; its ``text`` is itself JSON
+  ``{request, tokensIn, tokensOut, cacheWrites, cacheReads, cost, cancelReason?,
+  streamingFailedMessage?}`` (Roo Code and Kilo Code add ``apiProtocol``; Cline 3.x adds
+  ``modelInfo {providerId, modelId, mode}`` to the entry). The oldest logs (Claude Dev) put the
+  counts in a following ``api_req_finished`` entry. A cancelled or failed stream keeps its
+  entry with ``cancelReason`` / ``streamingFailedMessage``: counted apart, never in the totals.
+  ``conversationHistoryDeletedRange`` (Cline's truncation), ``condense_context`` and
+  ``sliding_window_truncation`` (Roo Code, Kilo Code) and ``compaction`` entries are compactions.
+* ``api_conversation_history.json``: the messages sent (Anthropic-shaped, no system prompt, no
+  tools). Read with the ``ui_messages.json`` beside it: the content blocks a call added since the
+  previous one (the entry's ``conversationHistoryIndex`` says where its prompt ends). A folder
+  walk leaves it to that file (``read_with``); named alone it has no usage, so it yields no
+  request.
+* ``task_metadata.json``: ``model_usage`` ``{ts, model_id, model_provider_id, mode}`` names the
+  model and handler of calls whose entries do not (Cline before ``modelInfo``). Read with the
+  ui file the same way.
+
+The four usage fields mean what the agent's provider handler made of the wire, which differs by
+handler (:attr:`~prefixbench.simulator.providers.base.ProviderRules.agent_handlers`): Anthropic's
+is additive; DeepSeek's puts the cache MISS count in ``cacheWrites`` (read here as uncached
+input, never as a write); the OpenAI-compatible handler keeps ``prompt_tokens`` whole in
+``tokensIn``; gateways (OpenRouter, Cline's own) report additive counts and may fold writes
+into ``tokensIn``; Roo Code since late 2025 writes the whole prompt into ``tokensIn`` whatever
+the protocol. The reading used is stated in the file's notes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import PROVIDERS, UNKNOWN, agent_handler, provider_named_in, provider_of_model
+from prefixbench.simulator.providers.base import ProviderRules, count
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.records import Record, iter_records
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+
+NAME = "cline"
+#: The file names a task folder gives its parts (a ui file is paired with these beside it).
+HISTORY_FILE = "api_conversation_history.json"
+METADATA_FILE = "task_metadata.json"
+UI_FILE = "ui_messages.json"
+#: Keys a message of api_conversation_history.json may carry besides role and content.
+_HISTORY_KEYS = frozenset({"role", "content", "ts", "id", "modelInfo", "metrics", "reasoning_details", "isSummary",
+                           "condenseId", "condenseParent", "truncationId", "truncationParent"})
+_METADATA_KEYS = frozenset({"files_in_context", "model_usage", "environment_history"})
+#: ``say`` entries that rewrite the history the next call sends.
+_COMPACTIONS = {
+    "condense_context": "context condensed",
+    "sliding_window_truncation": "sliding-window truncation",
+    "compaction": "context compacted",
+}
+_USER_TURNS = ("task", "user_feedback")
+#: What each reading of the four fields says, for the notes.
+_READING_TEXT: dict[str, str] = {
+    "additive": "tokensIn excludes cacheReads and cacheWrites (additive)",
+    "total": "tokensIn is the whole prompt, cacheReads and cacheWrites included (Roo Code / Kilo Code since late 2025)",
+    "subset": (
+        "tokensIn is the whole prompt (prompt_tokens) and includes cacheReads; "
+        "cacheWrites is not a write (a DeepSeek-shaped server's miss count, already inside tokensIn)"
+    ),
+    "miss-as-write": (
+        "cacheWrites holds the provider's cache MISS count: read as uncached input, never as a cache write; "
+        "tokensIn is 0 or the whole prompt"
+    ),
+    "unnamed": (
+        "read as additive, as every handler but DeepSeek's and the OpenAI-compatible one writes them "
+        "(Claude Dev, or a log without modelInfo and task_metadata.json)"
+    ),
+    "zero-in": (
+        "tokensIn is 0 on every call beside its cache counts, as only DeepSeek's handler writes them: "
+        "cacheWrites read as the cache MISS count (uncached input), never as a cache write"
+    ),
+    "gateway": (
+        "a gateway handler: tokensIn excludes cacheReads and cacheWrites (additive); "
+        "where the gateway reports no writes they may be folded into tokensIn (counted as uncached)"
+    ),
+}
+
+
+def detect(value: dict) -> Evidence | None:
+    """A ui_messages entry (``ts`` and ``type`` say/ask), an api_conversation_history message (a
+    bare role and content, nothing but the agent's own keys), or a task_metadata object."""
+    kind = value.get("type")
+    if kind in ("say", "ask") and isinstance(value.get("ts"), (int, float)) and isinstance(value.get(kind), str):
+        return Evidence.ENTRY
+    if (
+        value.get("role") in ("user", "assistant")
+        and isinstance(value.get("content"), (str, list))
+        and value.keys() <= _HISTORY_KEYS
+    ):
+        return Evidence.SHAPE
+    if value and value.keys() <= _METADATA_KEYS and isinstance(value.get("model_usage", []), list):
+        return Evidence.SHAPE
+    return None
+
+
+def _info(text: object) -> dict | None:
+    """The JSON object an api_req_started / api_req_finished ``text`` holds (None: not one)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object) -> int:
+    """A count where a wrong type only decides a reading (the reading itself refuses it)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _has_usage(info: dict) -> bool:
+    return any(key in info for key in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads", "cost"))
+
+
+def _usage(reading: str, info: dict, where: str) -> Usage:
+    """The four fields as the normalized usage, per ``reading`` (see the module doc)."""
+    tokens_in = count(info.get("tokensIn"), where, "tokensIn")
+    reads = count(info.get("cacheReads"), where, "cacheReads")
+    writes = count(info.get("cacheWrites"), where, "cacheWrites")
+    output = count(info.get("tokensOut"), where, "tokensOut")
+    if reading == "subset":
+        read = min(reads, tokens_in)
+        return Usage(cache_read=read, uncached=tokens_in - read, output=output)
+    if reading == "miss-as-write":
+        return Usage(cache_read=reads, uncached=writes + max(0, tokens_in - reads - writes), output=output)
+    if reading == "total":
+        return Usage(cache_read=reads, cache_write_5m=writes, uncached=max(0, tokens_in - reads - writes), output=output)
+    return Usage(cache_read=reads, cache_write_5m=writes, uncached=tokens_in, output=output)
+
+
+def _provider_of(model: str) -> ProviderRules | None:
+    """The provider a model id names (``anthropic/claude-...``, ``us.anthropic.claude-...``)."""
+    found = provider_of_model(model.rsplit("/", 1)[-1])
+    if found is not None:
+        return found
+    named = provider_named_in(model, UNKNOWN)
+    return None if named is UNKNOWN else named
+
+
+class _Pending:
+    """An api_req_started entry waiting for its usage (the oldest logs give it in api_req_finished)."""
+
+    def __init__(self, line: int, entry: dict, info: dict, events: list[tuple[str, str]], history_end: int | None) -> None:
+        self.line = line
+        self.entry = entry
+        self.info = info
+        self.events = events
+        self.history_end = history_end
+
+
+class _Task:
+    """The calls of one ui_messages file, entry by entry."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.name = str(path)
+        self.calls: list[_Pending] = []
+        self.skipped: list[tuple[int, str]] = []
+        self.events: list[tuple[str, str]] = []
+        self.deleted: object = None
+        self.model_info: dict | None = None
+        self.cancelled: list[tuple[int, str, int]] = []
+        self.last_started: _Pending | None = None
+        #: ``deleted_api_reqs`` entries: (line, the summed usage of the calls a restore deleted).
+        self.deleted_usage: list[tuple[int, dict]] = []
+
+    def entry(self, record: Record) -> None:
+        value: dict = record.value  # type: ignore[assignment]
+        kind = value.get("type")
+        if kind not in ("say", "ask"):
+            raise UserError(f"{self.name}:{record.line}: expected a say or ask entry of ui_messages (type {kind!r:.40})")
+        deleted = value.get("conversationHistoryDeletedRange")
+        if deleted is not None and deleted != self.deleted:
+            if isinstance(deleted, list) and len(deleted) == 2:
+                self.events.append(("compaction", f"history truncated: messages {deleted[0]}-{deleted[1]} dropped"))
+            self.deleted = deleted
+        info = as_dict(value.get("modelInfo"))
+        if info:
+            if self.model_info is not None and (info.get("providerId"), info.get("modelId")) != (
+                self.model_info.get("providerId"), self.model_info.get("modelId")
+            ):
+                self.events.append(("model_change", f"{info.get('providerId')}/{info.get('modelId')}"))
+            self.model_info = info
+        say = _text(value.get("say")) if kind == "say" else None
+        ask = _text(value.get("ask")) if kind == "ask" else None
+        if say in _USER_TURNS:
+            self.events.append(("user_turn", ""))
+        elif ask in ("resume_task", "resume_completed_task"):
+            self.events.append(("resume", "task resumed"))
+        elif say in _COMPACTIONS:
+            status = as_dict(_info(value.get("text"))).get("status")
+            if status in (None, "completed"):
+                self.events.append(("compaction", _COMPACTIONS[say]))
+        elif say == "deleted_api_reqs":
+            # A checkpoint restore deleted the calls after it and left their summed usage here.
+            self.deleted_usage.append((record.line, as_dict(_info(value.get("text")))))
+            self.events.append(("fork", "checkpoint restored: the calls after it were deleted"))
+        elif say == "api_req_started":
+            self._started(record, value)
+        elif say == "api_req_finished":
+            finished = _info(value.get("text"))
+            pending = self.last_started
+            if finished is not None and pending is not None and not _has_usage(pending.info):
+                pending.info = {**pending.info, **finished}
+
+    def _started(self, record: Record, value: dict) -> None:
+        info = _info(value.get("text"))
+        if info is None:
+            self.skipped.append((record.line, "api_req_started text is not a JSON object"))
+            return
+        entry = dict(value)
+        if self.model_info is not None and "modelInfo" not in entry:
+            entry["modelInfo"] = self.model_info
+        index = value.get("conversationHistoryIndex")
+        end = index + 1 if isinstance(index, int) and not isinstance(index, bool) and index >= -1 else None
+        pending = _Pending(record.line, entry, info, self.events, end)
+        self.events = []
+        self.calls.append(pending)
+        self.last_started = pending
+
+
+class _Metadata:
+    """``model_usage`` of task_metadata.json: which model and handler served calls from when."""
+
+    def __init__(self, entries: list[tuple[int, str, str]]) -> None:
+        self.entries = sorted(entries)
+
+    def at(self, ts: int | None) -> tuple[str, str] | None:
+        if not self.entries:
+            return None
+        chosen = self.entries[0]
+        for entry in self.entries:
+            if ts is not None and entry[0] <= ts:
+                chosen = entry
+        return chosen[1], chosen[2]
+
+
+def _metadata(path: Path) -> _Metadata:
+    entries: list[tuple[int, str, str]] = []
+    if path.is_file():
+        for record in iter_records(path):
+            for item in as_dict(record.value).get("model_usage") or ():
+                item = as_dict(item)
+                ts = item.get("ts")
+                if isinstance(ts, int) and not isinstance(ts, bool):
+                    entries.append((ts, str(item.get("model_provider_id") or ""), str(item.get("model_id") or "")))
+    return _Metadata(entries)
+
+
+def _history_blocks(path: Path) -> list[int] | None:
+    """Content blocks per message of the api_conversation_history.json beside a ui file."""
+    if not path.is_file():
+        return None
+    blocks: list[int] = []
+    for record in iter_records(path):
+        content = as_dict(record.value).get("content")
+        blocks.append(len(content) if isinstance(content, list) else 1)
+    return blocks
+
+
+def _reading(handler: str) -> tuple[ProviderRules | None, str]:
+    """The provider a handler id names and how its four fields read (``gateway``: no provider
+    claims it; ``unnamed``: the log names no handler)."""
+    if not handler:
+        return None, "unnamed"
+    found = agent_handler(handler)
+    return (None, "gateway") if found is None else found
+
+
+def _total_tokens_in(calls: list[_Pending]) -> bool:
+    """Roo Code / Kilo Code since late 2025: ``tokensIn`` is the whole prompt under the anthropic
+    protocol too. Told from the counts: every cached call's tokensIn covers its reads and writes."""
+    seen = False
+    for call in calls:
+        info = call.info
+        if "apiProtocol" not in info:
+            continue
+        cached = _int(info.get("cacheReads")) + _int(info.get("cacheWrites"))
+        if cached > 0:
+            seen = True
+            if _int(info.get("tokensIn")) < cached:
+                return False
+    return seen
+
+
+def _zero_tokens_in(calls: list[_Pending]) -> ProviderRules | None:
+    """The provider whose handler writes tokensIn 0 beside its cache counts (DeepSeek's puts the
+    whole prompt in cacheReads + cacheWrites), when every call of a file naming no handler does
+    so and one of them counts a cacheWrite: no other handler leaves tokensIn at 0 on every call."""
+    finished = [c.info for c in calls if _has_usage(c.info) and not c.info.get("cancelReason")]
+    if not finished or any(c.info.get("apiProtocol") for c in calls):
+        return None
+    if any(info.get("tokensIn") not in (0, None) for info in finished) or not any(_int(i.get("cacheWrites")) for i in finished):
+        return None
+    return next((rules for rules in PROVIDERS.values() if any(r == "miss-as-write" for _, r in rules.agent_handlers)), None)
+
+
+def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest], FileSummary]:
+    task = _Task(path)
+    for record in records:
+        task.entry(record)
+    metadata = _metadata(path.with_name(METADATA_FILE))
+    history = _history_blocks(path.with_name(HISTORY_FILE))
+    roo_total = _total_tokens_in(task.calls)
+    zero_in = _zero_tokens_in(task.calls)
+    out: list[TraceRequest] = []
+    readings: dict[str, str] = {}
+    cost = 0.0
+    apart: dict[str, list[int]] = {}
+    parent: str | None = None
+    history_done = 0
+    carried: list[tuple[str, str]] = []
+    for call in task.calls:
+        where = f"{task.name}:{call.line}"
+        info = call.info
+        sent = parse_time_ms(call.entry.get("ts"), where)
+        model_info = as_dict(call.entry.get("modelInfo"))
+        handler = str(model_info.get("providerId") or "")
+        model = str(model_info.get("modelId") or "")
+        if not handler or not model:
+            named = metadata.at(sent)
+            if named is not None:
+                handler, model = handler or named[0], model or named[1]
+        protocol = not handler and isinstance(info.get("apiProtocol"), str)
+        if protocol:
+            handler = info["apiProtocol"]
+        model = model or "unknown"
+        events = carried + call.events
+        stopped = info.get("cancelReason") or ("streaming_failed" if info.get("streamingFailedMessage") else None)
+        if stopped is not None:
+            reason = "failed" if str(stopped) != "user_cancelled" else "cancelled"
+            tokens = sum(count(info.get(k), where, k) for k in ("tokensIn", "cacheWrites", "cacheReads"))
+            apart.setdefault(reason, []).append(tokens)
+            task.skipped.append((call.line, f"{reason} stream ({str(stopped)[:40]}): counted apart, not in the totals"))
+            carried = events
+            continue
+        if not _has_usage(info):
+            task.skipped.append((call.line, "api_req_started with no usage (the call never finished)"))
+            carried = events
+            continue
+        carried = []
+        owner, reading = _reading(handler)
+        if reading == "unnamed" and zero_in is not None:
+            owner, reading = zero_in, "miss-as-write"
+        if protocol and reading != "additive":
+            owner = None  # Roo Code's "openai" protocol is every provider but Anthropic's kind
+        if reading == "additive" and roo_total and "apiProtocol" in info:
+            reading = "total"
+        rules = _provider_of(model) or owner
+        label = f"{'protocol ' if protocol else ''}{handler} ({model})" if handler else f"calls naming no handler ({model})"
+        readings.setdefault(label, "zero-in" if not handler and reading == "miss-as-write" else reading)
+        usage = _usage("additive" if reading in ("gateway", "unnamed") else reading, info, where)
+        if isinstance(info.get("cost"), (int, float)) and not isinstance(info.get("cost"), bool):
+            cost += info["cost"]
+        if any(kind == "compaction" for kind, _ in events):
+            parent = None
+        if history is not None and call.history_end is not None:
+            end = min(call.history_end, len(history) - 1)
+            blocks = sum(history[history_done : end + 1])
+            history_done = max(history_done, end + 1)
+        else:
+            blocks = 1
+        node = f"{NAME}:{task.name}#{call.line}"
+        out.append(
+            TraceRequest(
+                file=task.name,
+                line=call.line,
+                lane="main",
+                lane_kind="main",
+                seq=len(out),
+                sent_ms=sent,
+                ready_ms=None,
+                provider=UNKNOWN.name if rules is None else rules.name,
+                model=model,
+                usage=usage,
+                prefix=Prefix(f"{NAME}:{path.parent}:{model}", node, parent, max(1, blocks)),
+                events=tuple(events),
+                source_format=NAME,
+            )
+        )
+        parent = node
+    notes = [
+        "a task folder logs no system prompt or tools (the agent rebuilds them for every call)",
+        *(f"usage of {label}: {_READING_TEXT[reading]}" for label, reading in readings.items()),
+    ]
+    if task.deleted_usage:
+        summed = {k: sum(count(info.get(k), f"{task.name}:{line}", k) for line, info in task.deleted_usage)
+                  for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")}
+        notes.append(
+            f"{len(task.deleted_usage)} checkpoint restore{'s' if len(task.deleted_usage) != 1 else ''} deleted earlier calls "
+            f"(counted apart, not in the totals; their summed fields: "
+            + ", ".join(f"{k} {v:,}" for k, v in summed.items()) + ")"
+        )
+    for reason, tokens in sorted(apart.items()):
+        notes.append(
+            f"{len(tokens)} {reason} stream{'s' if len(tokens) != 1 else ''} counted apart, not in the totals "
+            f"({sum(tokens):,} prompt tokens reported on them)"
+        )
+    if cost:
+        notes.append(f"the log's own cost fields sum to ${cost:.4f} (a check on the dollars here)")
+    if history is None:
+        notes.append(f"no {HISTORY_FILE} beside it: content blocks per call not known")
+    return out, FileSummary(task.name, NAME, len(out), tuple(task.skipped), tuple(notes))
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """A task folder's file: the calls of a ui_messages file; nothing from its other files."""
+    stream = iter(objects(path, records, " (a Cline, Roo Code or Kilo Code task entry)"))
+    first = next(stream, None)
+    if first is None:
+        raise UserError(f"{path}:1: empty file, no task entries")
+    value: dict = first.value  # type: ignore[assignment]
+    if "type" in value:
+        return _read_ui(path, _chain(first, stream))
+    kind = "messages sent" if "role" in value else "task metadata"
+    for record in stream:  # checked all the same: a file is one kind
+        if ("type" in record.value) != ("type" in value):  # type: ignore[operator]
+            raise UserError(f"{path}:{record.line}: a ui_messages entry among the {kind} of a task folder")
+    ui = path.with_name(UI_FILE)
+    note = (
+        f"the {kind} of the calls in {ui}, read with it"
+        if ui.is_file()
+        else f"the {kind} of a task folder, without its {UI_FILE}: the usage is there, so no call is read here"
+    )
+    return [], FileSummary(str(path), NAME, 0, (), (note,))
+
+
+def ui_file_of(path: Path, value: dict) -> Path | None:
+    """The ui_messages.json that reads ``path`` when ``path`` holds the messages sent or the
+    metadata of a task folder and that file is beside it (a folder walk then skips ``path``)."""
+    if "type" in value or path.name == UI_FILE:
+        return None
+    ui = path.with_name(UI_FILE)
+    return ui if ui.is_file() else None
+
+
+def _chain(first: Record, rest: Iterable[Record]) -> Iterable[Record]:
+    yield first
+    yield from rest
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="Cline task folder",
+    nouns="Cline, Roo Code and Kilo Code task folders",
+    description=(
+        "Cline, Roo Code and Kilo Code task folders (ui_messages.json: api_req_started usage; "
+        "api_conversation_history.json and task_metadata.json read beside it)"
+    ),
+    detect=detect,
+    read=read,
+    usage="by-endpoint",
+    versions=(
+        "Claude Dev / early Cline: usage in api_req_finished entries after each api_req_started",
+        "Cline 2.x-3.x: usage in the api_req_started text; handler and model from task_metadata.json model_usage",
+        "Cline 3.x with modelInfo {providerId, modelId, mode} on each entry; cancelReason / streamingFailedMessage",
+        "Cline conversationHistoryDeletedRange truncations and compaction entries",
+        "Roo Code / Kilo Code: apiProtocol in the api_req_started text; condense_context and sliding_window_truncation",
+        "Roo Code / Kilo Code since late 2025: tokensIn is the whole prompt (told from the counts)",
+        "DeepSeek handler: cacheWrites holds the MISS count (tokensIn 0, or prompt_tokens early 2025)",
+    ),
+    aliases=("roo", "roo-code", "kilo", "kilo-code"),
+    read_with=ui_file_of,
+)
