@@ -211,6 +211,40 @@ def option_lines(name: str) -> tuple[str, ...]:
     return ()
 
 
+def assumptions(spec: str) -> tuple[str, ...]:
+    """What a run with the ``--cache`` argument ``spec`` assumes, one line an option of a provider
+    model: the value used, whether it was given, the default and what it rests on, the range
+    seen (empty for a model without such options).
+
+    Raises:
+        UserError: a malformed ``spec``.
+    """
+    name, given = parse_cache_spec(spec)
+    from prefixbench.simulator.providers import PROVIDERS
+
+    for rules in PROVIDERS.values():
+        if rules.body_model == name and rules.cache_options:
+            lines = []
+            for o in rules.cache_options:
+                used = f"{given[o.key]} (given; default {o.default_text})" if o.key in given else f"{o.default_text} (default)"
+                lines.append(f"{name}: {o.key}={used}, rests on [{o.source}], seen {o.seen}: {o.help}")
+            return tuple(lines)
+    return ()
+
+
+def options_help() -> str:
+    """The options of the provider models, with defaults and what each rests on, for ``--help``:
+    ``xai: block=128 [S] (64-128), ...``."""
+    from prefixbench.simulator.providers import PROVIDERS
+
+    parts = []
+    for rules in PROVIDERS.values():
+        if rules.body_model in _BUILDERS and rules.cache_options:
+            shown = ", ".join(f"{o.key}={o.default_text} [{o.source}]" for o in rules.cache_options)
+            parts.append(f"{rules.body_model}: {shown}")
+    return "; ".join(parts)
+
+
 def parse_cache_spec(spec: str) -> tuple[str, dict[str, str]]:
     """Split ``name`` or ``name:key=value,key=value`` (a ``--cache`` argument) into name and options.
 

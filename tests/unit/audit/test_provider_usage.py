@@ -95,3 +95,16 @@ def test_the_provider_models_replay_the_bodies(tmp_path: Path) -> None:
     # grok reads whole 128-token blocks; Gemini reads exactly what it shares.
     assert grok.predicted_cache_read % 128 == 0 and grok.predicted_cache_read > 0
     assert gemini.predicted_cache_read > 0 and gemini.predicted_cache_read % 128 != 0
+
+
+def test_what_if_replays_the_new_providers_through_their_models(tmp_path: Path) -> None:
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import what_if
+
+    log = write_jsonl(tmp_path / "captures.jsonl", [_call(n, url, model, usage, messages_api=m) for n, (url, model, usage, m) in enumerate(CALLS)])
+    requests, summaries = load_trace([log])
+    results = {w.fix: w for w in what_if(requests, summaries, ["static-system", "ttl-1h"])}
+    # The system prompt never changes here, so holding it stable changes nothing; none of these
+    # providers lets the client pick a TTL per write, so ttl-1h cannot apply.
+    assert results["static-system"].applies and results["static-system"].requests_changed == 0
+    assert not results["ttl-1h"].applies
