@@ -247,7 +247,8 @@ def test_sweep_and_replay_take_a_provider_cache_model(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--cache", "gemini"], "unknown cache model 'gemini'"),
+        (["--cache", "mistral"], "unknown cache model 'mistral'"),
+        (["--cache", "xai:block=0"], "xai: block must be a positive integer"),
         (["--cache", "openai:mode=7"], "mode must be one of"),
         (["--tokenizer", "bogus", "--cache", "vllm"], "unknown tokenizer 'bogus'"),
     ],
