@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, mapping
+from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count
 from prefixbench.simulator.providers.openai import read_usage as read_openai_usage
 from prefixbench.simulator.usage import Usage
 
@@ -70,14 +70,6 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     if cached > total:
         raise UserError(f"{where}: {cached_key} ({cached}) exceeds {native} ({total})")
     return Usage(cache_read=cached, uncached=total - cached, output=output)
-
-
-def response_usage(response: Mapping[str, object]) -> Mapping[str, object] | None:
-    """The usage object of a native ``generateContent`` response, if it has one."""
-    for key in ("usageMetadata", "usage_metadata"):
-        if isinstance(response.get(key), dict):
-            return mapping(response.get(key))
-    return None
 
 
 OPTIONS = (

@@ -257,3 +257,12 @@ def test_bad_cache_options_are_one_line(tmp_path, capsys, argv, message):
     assert main([*SMALL, "--out", str(tmp_path), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and message in err
+
+
+def test_a_provider_model_s_assumptions_are_in_the_report(tmp_path):
+    assert main([*SMALL, "--out", str(tmp_path), "--cache", "xai:block=64"]) == 0
+    report = (tmp_path / "report.md").read_text()
+    assert "## Assumptions of the cache model" in report
+    assert "- xai: block=64 (given; default 128), rests on [S], seen 64 [M] - 128 [S]: read step in tokens" in report
+    assert "- xai: routing=sticky (default), rests on [O]" in report
+    assert "assumes xai: block=64 (given; default 128)" in (tmp_path / "report.html").read_text()
