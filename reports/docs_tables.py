@@ -56,12 +56,16 @@ def providers_table() -> str:
         writes = f"{rules.write_multiplier:g}x" if rules.bills_writes else "not billed apart"
         if rules.write_1h_multiplier is not None:
             writes += f" (1 h: {rules.write_1h_multiplier:g}x)"
+        model = "-" if rules.body_model is None else f"`{rules.body_model}`"
+        options = "<br>".join(f"`{o.key}={o.default_text}` [{o.source}], seen {o.seen}" for o in rules.cache_options)
         rows.append([
             f"`{rules.name}`", rules.usage_convention, f"{rules.block_tokens:,}", minimum or "0", ttls or "-",
             breakpoints, f"{rules.read_multiplier:g}x", writes,
             ", ".join(f"`{field}`" for field in rules.diagnostics_fields) or "-",
+            model, options or "-", " ".join(f"<{url}>" for url in rules.sources) or "the module's doc",
         ])
-    header = ["provider", "usage", "step (tokens)", "minimum", "TTLs", "breakpoints", "read", "write", "diagnostics"]
+    header = ["provider", "usage", "step (tokens)", "minimum", "TTLs", "breakpoints", "read", "write", "diagnostics",
+              "`--cache` model", "its options: default [source], range seen", "sources"]
     return "\n".join(markdown_lines(header, rows, escape_pipes=True))
 
 

@@ -202,6 +202,9 @@ def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df:
         f"provider profile: {', '.join(dict.fromkeys(shown['profile']))}",
         *notes,
     ]
+    from prefixbench.simulator.models import assumptions
+
+    lines += [f"assumes {line}" for cache in dict.fromkeys(s.cache for s in specs) for line in assumptions(cache)]
     price = plan.spec.price
     if price is not None:
         lines.append(f"prices: {price.model}" + (f" (in force from {price.effective})" if price.effective else ""))

@@ -20,6 +20,7 @@ from decimal import Decimal
 import pandas as pd
 
 from prefixbench.reports.frames import with_change_vs_legacy
+from prefixbench.simulator.models import assumptions
 from prefixbench.workloads.runs.schema import COST_COLUMNS, RUN_KEYS
 from prefixbench.reports.seeds import needs_aggregate, sweep_markdown_table
 from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec
@@ -84,6 +85,17 @@ def report_markdown(plan: SweepPlan | SweepSpec, runs: pd.DataFrame) -> str:
     if seeds != [0]:
         lines.append(f"- seeds: {_seed_span(seeds)} ({len(seeds)}; 0 is each workload's default shape)")
     del spec
+    assumed = [line for cache in dict.fromkeys(s.cache for s in specs) for line in assumptions(cache)]
+    if assumed:
+        lines += [
+            "",
+            "## Assumptions of the cache model",
+            "",
+            "Rules the provider's docs leave open or that rest on a secondary source (S) or a",
+            "measurement (M) rather than the official docs (O); `--cache NAME:KEY=VALUE` varies them.",
+            "",
+            *(f"- {line}" for line in assumed),
+        ]
     lines += [
         "",
         "## Summary calls and session totals",

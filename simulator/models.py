@@ -10,6 +10,11 @@
 * ``vllm``: 16-token hashed blocks, LRU free queue (``block_size``, ``capacity_blocks``,
   ``cache_output``)
 * ``radix``: SGLang token radix tree, LRU leaves (``capacity_tokens``, ``cache_output``)
+* ``gemini``, ``xai``, ``kimi``: automatic prefix caching
+  (:class:`prefixbench.simulator.automatic.AutomaticCache`); ``qwen``, ``minimax``: explicit
+  markers or automatic caching (:class:`prefixbench.simulator.automatic.MarkedCache`). Their
+  options, defaults and the source kind of each default are the ``cache_options`` of the
+  provider's rules (:func:`option_lines` lists them for ``--help`` and the reports).
 
 Every model but ``byte-exact`` and ``anthropic`` counts tokens with the tokenizer given
 (``heuristic`` by default, or ``deepseek-v4``); ``anthropic`` uses its own calibrated ratio.
@@ -131,6 +136,115 @@ def _radix() -> type:
     return RadixCache
 
 
+def _provider_model(rules_name: str, construct: Callable[..., CacheModel]) -> Callable[[str, str | Tokenizer | None, Mapping[str, object]], CacheModel]:
+    """A builder for a provider's own model: its options and defaults are the ``cache_options``
+    of the provider's rules, text is parsed to the type of each default, and ``construct``
+    (imported when asked for) turns the values into the model."""
+
+    def build(name: str, tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:
+        from prefixbench.simulator.providers import PROVIDERS
+        from prefixbench.simulator.tokenizer import make_tokenizer
+
+        defaults = PROVIDERS[rules_name].option_defaults()
+        unknown = sorted(set(options) - set(defaults))
+        if unknown:
+            raise UserError(f"cache model {name!r} has no option {unknown[0]!r} (known: {', '.join(defaults)})")
+        values = dict(defaults)
+        for key, value in options.items():
+            values[key] = _like(defaults[key], value)
+        return construct(name, make_tokenizer(tokenizer), values)
+
+    return build
+
+
+def _gemini(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheModel:
+    from prefixbench.simulator.automatic import AutomaticCache
+    from prefixbench.simulator.providers.gemini import DEFAULT_MIN_TOKENS, MINIMUM_TABLES
+
+    table = MINIMUM_TABLES.get(str(values["minimums"]))
+    if table is None:
+        raise UserError(f"{name}: minimums must be one of {', '.join(MINIMUM_TABLES)}, got {values['minimums']!r}")
+    return AutomaticCache(name=name, tokenizer=tokenizer, min_tokens=values["min_tokens"], min_by_model=table,  # type: ignore[arg-type]
+                          min_default=DEFAULT_MIN_TOKENS, ttl_ms=values["ttl_ms"])  # type: ignore[arg-type]
+
+
+def _xai(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheModel:
+    from prefixbench.simulator.automatic import AutomaticCache
+
+    return AutomaticCache(name=name, tokenizer=tokenizer, **values)  # type: ignore[arg-type]
+
+
+def _kimi(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheModel:
+    from prefixbench.simulator.automatic import AutomaticCache
+    from prefixbench.simulator.providers.moonshot import TTL_MS
+
+    ttl = TTL_MS.get(str(values["ttl"]))
+    if ttl is None:
+        raise UserError(f"{name}: ttl must be one of {', '.join(TTL_MS)}, got {values['ttl']!r}")
+    return AutomaticCache(name=name, tokenizer=tokenizer, block=values["block"], ttl_ms=ttl)  # type: ignore[arg-type]
+
+
+def _qwen(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheModel:
+    from prefixbench.simulator.automatic import MarkedCache
+    from prefixbench.simulator.providers.qwen import EXPLICIT_MIN, EXPLICIT_TTL_MS, LOOKBACK_BLOCKS
+
+    return MarkedCache(name=name, tokenizer=tokenizer, explicit_min=EXPLICIT_MIN, lookback=LOOKBACK_BLOCKS,
+                       explicit_ttl_ms=EXPLICIT_TTL_MS, **values)  # type: ignore[arg-type]
+
+
+def _minimax(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheModel:
+    from prefixbench.simulator.automatic import MarkedCache
+    from prefixbench.simulator.providers.minimax import LOOKBACK_BLOCKS, MIN_TOKENS
+
+    return MarkedCache(name=name, tokenizer=tokenizer, explicit_min=MIN_TOKENS, implicit_min=MIN_TOKENS,
+                       lookback=LOOKBACK_BLOCKS, **values)  # type: ignore[arg-type]
+
+
+def option_lines(name: str) -> tuple[str, ...]:
+    """``key=default [source] (seen ...): meaning`` for each option of a provider's own
+    ``--cache`` model (empty for the others): the assumptions a run with it rests on."""
+    from prefixbench.simulator.providers import PROVIDERS
+
+    for rules in PROVIDERS.values():
+        if rules.body_model == name and rules.cache_options:
+            return tuple(option.describe() for option in rules.cache_options)
+    return ()
+
+
+def assumptions(spec: str) -> tuple[str, ...]:
+    """What a run with the ``--cache`` argument ``spec`` assumes, one line an option of a provider
+    model: the value used, whether it was given, the default and what it rests on, the range
+    seen (empty for a model without such options).
+
+    Raises:
+        UserError: a malformed ``spec``.
+    """
+    name, given = parse_cache_spec(spec)
+    from prefixbench.simulator.providers import PROVIDERS
+
+    for rules in PROVIDERS.values():
+        if rules.body_model == name and rules.cache_options:
+            lines = []
+            for o in rules.cache_options:
+                used = f"{given[o.key]} (given; default {o.default_text})" if o.key in given else f"{o.default_text} (default)"
+                lines.append(f"{name}: {o.key}={used}, rests on [{o.source}], seen {o.seen}: {o.help}")
+            return tuple(lines)
+    return ()
+
+
+def options_help() -> str:
+    """The options of the provider models, with defaults and what each rests on, for ``--help``:
+    ``xai: block=128 [S] (64-128), ...``."""
+    from prefixbench.simulator.providers import PROVIDERS
+
+    parts = []
+    for rules in PROVIDERS.values():
+        if rules.body_model in _BUILDERS and rules.cache_options:
+            shown = ", ".join(f"{o.key}={o.default_text} [{o.source}]" for o in rules.cache_options)
+            parts.append(f"{rules.body_model}: {shown}")
+    return "; ".join(parts)
+
+
 def parse_cache_spec(spec: str) -> tuple[str, dict[str, str]]:
     """Split ``name`` or ``name:key=value,key=value`` (a ``--cache`` argument) into name and options.
 
@@ -217,6 +331,8 @@ def _like(default: object, value: object) -> object:
             return float(value)
         if isinstance(default, int) or default is None:
             return _text_int_or_none(value) if default is None else _text_int(value)
+        if isinstance(default, str):
+            return value.strip()
     except ValueError:
         return value
     return value
@@ -230,6 +346,11 @@ _BUILDERS: dict[str, Callable[[str, str | Tokenizer | None, Mapping[str, object]
     "deepseek": _tokenized(_deepseek),
     "vllm": _tokenized(_vllm),
     "radix": _tokenized(_radix),
+    "gemini": _provider_model("gemini", _gemini),
+    "xai": _provider_model("xai", _xai),
+    "kimi": _provider_model("moonshot", _kimi),
+    "qwen": _provider_model("qwen", _qwen),
+    "minimax": _provider_model("minimax", _minimax),
 }
 #: The cache models ``--cache`` offers, in the order the help lists them: one line in
 #: :data:`_BUILDERS` adds one.

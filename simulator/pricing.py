@@ -241,6 +241,10 @@ class PriceTable(msgspec.Struct, frozen=True):
         """
         model = self.names.get(name)
         if model is None:
+            # A log's spelling (``MiniMax-M2``) or a gateway's vendor part (``x-ai/grok-4``).
+            lowered = name.lower()
+            model = self.names.get(lowered) or self.names.get(lowered.rpartition("/")[2])
+        if model is None:
             raise UserError(f"unknown price model {name!r} (known: {', '.join(self.models())}; aliases accepted)")
         return model
 

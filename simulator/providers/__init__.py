@@ -1,8 +1,9 @@
 """Providers in one place: the table of rule objects and the lookups the rest of prefixbench uses.
 
 Each module holds one provider family's facts as a :class:`~.base.ProviderRules`
-(:mod:`.anthropic`, :mod:`.openai`, :mod:`.deepseek`, :mod:`.vllm` for the vLLM and radix
-engines). Code outside this package asks these lookups and reads the rules' attributes; it never
+(:mod:`.anthropic`, :mod:`.openai`, :mod:`.deepseek`, :mod:`.gemini`, :mod:`.xai`,
+:mod:`.moonshot`, :mod:`.qwen`, :mod:`.minimax`, :mod:`.bedrock`, :mod:`.zai`, :mod:`.vllm` for
+the vLLM and radix engines). Code outside this package asks these lookups and reads the rules' attributes; it never
 compares a provider's name (``tests/test_provider_literals.py`` checks).
 
 To add a provider: one module with its ``RULES``, one line in :data:`PROVIDERS`, and its tests.
@@ -12,30 +13,60 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from prefixbench.simulator.providers import anthropic, deepseek, openai, vllm
-from prefixbench.simulator.providers.base import AgentUsageReading, ProviderRules, UsageConvention, UsageReader, count, mapping
+from prefixbench.simulator.providers import (
+    anthropic,
+    bedrock,
+    deepseek,
+    gemini,
+    minimax,
+    moonshot,
+    openai,
+    qwen,
+    vllm,
+    xai,
+    zai,
+)
+from prefixbench.simulator.providers.base import AgentUsageReading, CacheOption, ProviderRules, UsageConvention, UsageReader, count, mapping
 from prefixbench.simulator.usage import Usage
 
 ANTHROPIC = anthropic.RULES
 OPENAI = openai.RULES
 DEEPSEEK = deepseek.RULES
+GEMINI = gemini.RULES
+XAI = xai.RULES
+MOONSHOT = moonshot.RULES
+QWEN = qwen.RULES
+MINIMAX = minimax.RULES
+BEDROCK = bedrock.RULES
+ZAI = zai.RULES
 VLLM = vllm.VLLM
 RADIX = vllm.RADIX
 #: The rules of a provider the table does not name (see :data:`.vllm.UNKNOWN`).
 UNKNOWN = vllm.UNKNOWN
 
 #: Every provider and engine prefixbench models, by name.
-PROVIDERS: dict[str, ProviderRules] = {r.name: r for r in (ANTHROPIC, OPENAI, DEEPSEEK, VLLM, RADIX)}
+PROVIDERS: dict[str, ProviderRules] = {
+    r.name: r for r in (ANTHROPIC, OPENAI, DEEPSEEK, GEMINI, XAI, MOONSHOT, QWEN, MINIMAX, BEDROCK, ZAI, VLLM, RADIX)
+}
 #: Who an HTTP request belongs to when its URL or model names no one: the OpenAI wire format.
 DEFAULT_HTTP = OPENAI
-#: Checked in this order on a URL and a model name (DeepSeek's Anthropic-compatible endpoint
-#: speaks the Anthropic format, so DeepSeek comes first).
-_DETECTION_ORDER: tuple[ProviderRules, ...] = (DEEPSEEK, ANTHROPIC)
+#: Checked in this order on a URL and a model name (DeepSeek's, Kimi's, Qwen's, MiniMax's and
+#: GLM's Anthropic-compatible endpoints speak the Anthropic format, and Bedrock's URLs and model
+#: ids name Anthropic, so they all come before Anthropic).
+_DETECTION_ORDER: tuple[ProviderRules, ...] = (DEEPSEEK, BEDROCK, GEMINI, XAI, MOONSHOT, QWEN, MINIMAX, ZAI, ANTHROPIC)
 
 __all__ = [
     "ANTHROPIC",
     "AgentUsageReading",
+    "BEDROCK",
     "DEEPSEEK",
+    "GEMINI",
+    "MINIMAX",
+    "MOONSHOT",
+    "QWEN",
+    "XAI",
+    "ZAI",
+    "CacheOption",
     "OPENAI",
     "PROVIDERS",
     "RADIX",
@@ -84,9 +115,10 @@ def provider_of_model(model: str) -> ProviderRules | None:
 
 def provider_of_request(url: str, model: str) -> ProviderRules:
     """The provider of an HTTP request, from its endpoint URL and body's model, as the
-    http-capture importer decides it: DeepSeek, then Anthropic, else OpenAI."""
+    http-capture importer decides it: the first of :data:`_DETECTION_ORDER` whose URL or model
+    names match, else OpenAI."""
     for rules in _DETECTION_ORDER:
-        if rules.names_url(url) or model.lower().startswith(rules.model_prefixes):
+        if rules.names_url(url) or rules.names_model(model):
             return rules
     return DEFAULT_HTTP
 

@@ -82,6 +82,7 @@ RULES = ProviderRules(
     #: model's own default treats it as automatic caching).
     body_model_options=(("auto_when_unmarked", None),),
     chain_as="anthropic",
+    sources=("https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching",),
 )
 
 

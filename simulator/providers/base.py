@@ -60,6 +60,43 @@ def _pattern(text: str) -> re.Pattern[str]:
     return re.compile(text + r"(?![0-9])")
 
 
+#: How solid a rule is: [O] the provider's own docs, [S] a secondary source (a reseller, a
+#: blog, a third party's test), [M] a measurement (logs).
+SourceKind = Literal["O", "S", "M"]
+
+
+class CacheOption(msgspec.Struct, frozen=True, kw_only=True):
+    """One option of a provider's ``--cache`` model: a rule the sources leave open, or a choice
+    the client makes. ``--cache NAME:KEY=VALUE`` sets it, so a sweep can vary it."""
+
+    key: str
+    #: The value used unless one is given (the documented one where the docs give one).
+    default: object
+    #: The values or range seen across the sources, as text (``64-128``, ``1024 | 2048``).
+    seen: str
+    #: What the default rests on.
+    source: SourceKind
+    #: What the option means, one short phrase.
+    help: str
+
+    @property
+    def default_text(self) -> str:
+        """The default as ``--cache`` takes it (``none``, ``true``, ``0.5``)."""
+        return _shown(self.default)
+
+    def describe(self) -> str:
+        """``block=128 [S] (seen 64-128): read step in tokens``."""
+        return f"{self.key}={self.default_text} [{self.source}] (seen {self.seen}): {self.help}"
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 def _no_usage(usage: Mapping[str, object], where: str) -> Usage:
     raise UserError(f"{where}: this provider reports no usage on the wire")
 
@@ -118,6 +155,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: options the audit builds it with (None: the byte-exact reference).
     body_model: str | None = None
     body_model_options: tuple[tuple[str, object], ...] = ()
+    #: The options of its own ``--cache`` model (empty: none, or documented in the model).
+    cache_options: tuple[CacheOption, ...] = ()
+    #: The pages its rules come from (URLs), for the docs' provider table.
+    sources: tuple[str, ...] = ()
 
     def min_cacheable(self, model: str) -> int:
         """Shortest cacheable prefix (tokens) for ``model``."""
@@ -160,8 +201,16 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         return tokens // self.block_tokens * self.block_tokens
 
     def names_model(self, model: str) -> bool:
-        """Whether ``model`` (any case) is one of this provider's model names."""
-        return model.lower().startswith(self.model_prefixes) if self.model_prefixes else False
+        """Whether ``model`` (any case) is one of this provider's model names, also behind a
+        gateway's vendor part (``x-ai/grok-4``, ``google/gemini-2.5-pro``)."""
+        if not self.model_prefixes:
+            return False
+        lowered = model.lower()
+        return lowered.startswith(self.model_prefixes) or lowered.rpartition("/")[2].startswith(self.model_prefixes)
+
+    def option_defaults(self) -> dict[str, object]:
+        """Its ``--cache`` model's options and their defaults."""
+        return {option.key: option.default for option in self.cache_options}
 
     def names_url(self, url: str) -> bool:
         """Whether the endpoint ``url`` (any case) is this provider's."""

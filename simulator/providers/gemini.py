@@ -1,0 +1,101 @@
+"""Google Gemini: implicit caching, per-model caches and minimums, subset usage, no write fee.
+
+Facts (https://ai.google.dev/gemini-api/docs/caching and the Vertex copy,
+https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/context-cache/context-cache-overview):
+implicit caching is on by default from Gemini 2.5 (best effort: the Gemini API guarantees no
+saving); the input that creates an entry bills at the normal input price (no write fee, no
+storage fee); a read costs 0.1x (Vertex: a 90% discount); ``usageMetadata.cachedContentTokenCount``
+is part of ``promptTokenCount`` (subset usage). Reads are not block-aligned (real Gemini CLI
+sessions report reads like 9,417 and 20,611 tokens), so the step is 1 token.
+
+**Minimums: two values conflict.** The official page lists 1,024 tokens for 2.5 Flash and 3
+Flash Preview and 4,096 for 2.5 Pro and 3 Pro Preview; a reseller's copy (mid-2026) lists
+2,048 for every 2.5 model and 4,096 for every 3.x. ``minimums=docs`` (the default) takes the
+first table, ``minimums=reseller`` the second; ``min_tokens`` sets one value for every model.
+Community reports say the effective threshold runs higher than documented (Flash-Lite hits
+absent below ~3,000 tokens) [M].
+
+**Lifetime.** Not published ("send requests with the same prefix close in time"): no TTL by
+default; ``ttl_ms`` sets an idle lifetime.
+
+Explicit ``CachedContent`` (a named object, TTL default 1 h, reads 0.1x plus storage per
+token-hour) is not modelled: an agent's prompt changes every step and a wire log names no
+cached content object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count
+from prefixbench.simulator.providers.openai import read_usage as read_openai_usage
+from prefixbench.simulator.usage import Usage
+
+#: Minimum per model, the official caching page [O]; first match wins.
+DOCS_MINIMUMS: tuple[tuple[str, int], ...] = (
+    (r"gemini-3(\.[0-9]+)?-pro", 4096),
+    (r"gemini-3(\.[0-9]+)?-flash", 1024),
+    (r"gemini-2\.5-pro", 4096),
+    (r"gemini-2\.5-flash", 1024),
+)
+#: Minimum per model, a reseller's copy of the page (mid-2026) [S].
+RESELLER_MINIMUMS: tuple[tuple[str, int], ...] = (
+    (r"gemini-2\.5", 2048),
+    (r"gemini-3", 4096),
+)
+#: The two tables, by the name ``minimums=`` takes.
+MINIMUM_TABLES: dict[str, tuple[tuple[str, int], ...]] = {"docs": DOCS_MINIMUMS, "reseller": RESELLER_MINIMUMS}
+#: A model neither table names: the smallest documented minimum.
+DEFAULT_MIN_TOKENS = 1024
+
+
+def read_usage(usage: Mapping[str, object], where: str) -> Usage:
+    """Gemini usage: the native ``usageMetadata`` (camelCase, or the SDK's snake_case), else the
+    OpenAI-compatible endpoint's chat-completions usage. Cached tokens are part of the prompt.
+
+    Raises:
+        UserError: a bad count, or cached tokens above the prompt.
+    """
+    native = next((key for key in ("promptTokenCount", "prompt_token_count") if key in usage), None)
+    if native is None:
+        return read_openai_usage(usage, where)
+    snake = native == "prompt_token_count"
+    total = count(usage.get(native), where, native)
+    cached_key = "cached_content_token_count" if snake else "cachedContentTokenCount"
+    cached = count(usage.get(cached_key), where, cached_key)
+    output = 0
+    for key in ("candidates_token_count", "thoughts_token_count") if snake else ("candidatesTokenCount", "thoughtsTokenCount"):
+        output += count(usage.get(key), where, key)
+    if cached > total:
+        raise UserError(f"{where}: {cached_key} ({cached}) exceeds {native} ({total})")
+    return Usage(cache_read=cached, uncached=total - cached, output=output)
+
+
+OPTIONS = (
+    CacheOption(key="minimums", default="docs", seen="docs (1,024 Flash / 4,096 Pro) | reseller (2,048 for 2.5 / 4,096 for 3.x)",
+                source="O", help="which per-model minimum table"),
+    CacheOption(key="min_tokens", default=None, seen="1,024-4,096; ~3,000 measured on Flash-Lite",
+                source="O", help="one minimum for every model, overriding the table"),
+    CacheOption(key="ttl_ms", default=None, seen="not published (best effort)", source="O",
+                help="idle lifetime of an entry in ms"),
+)
+
+RULES = ProviderRules(
+    name="gemini",
+    usage_convention="subset",
+    read_usage=read_usage,
+    model_prefixes=("gemini",),
+    url_markers=("generativelanguage.googleapis.com", "aiplatform.googleapis.com"),
+    block_tokens=1,
+    min_tokens=DEFAULT_MIN_TOKENS,
+    min_tokens_by_model=DOCS_MINIMUMS,
+    min_applies_to="prompt",
+    read_multiplier=0.1,
+    write_multiplier=1.0,
+    best_effort_note="Gemini's implicit cache is best effort (no saving guaranteed)",
+    body_model="gemini",
+    chain_as="gemini",
+    cache_options=OPTIONS,
+    sources=("https://ai.google.dev/gemini-api/docs/caching",),
+)

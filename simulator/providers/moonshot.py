@@ -1,0 +1,46 @@
+"""Moonshot Kimi: automatic caching, 5 m / 1 h lifetimes, writes billed apart on newer models.
+
+Facts: caching is automatic; ``prompt_cache_options`` picks the lifetime, 5 min by default or
+1 h; newer models bill cache writes apart, with different 5 m and 1 h write prices; a read
+costs a tenth of a miss (https://platform.moonshot.ai/docs/guide/use-context-caching-feature-of-kimi-api
+and Moonshot's forum) [O]. Usage is OpenAI-style, the cached part inside the prompt (subset);
+the Anthropic-compatible endpoint reports it in the Messages shape.
+
+**Unknowns, as options.** The coding endpoint was measured to cache in 256-token chunks and to
+ignore ``prompt_cache_key`` and ``cache_control`` [M]; the general API's step is not published,
+so ``block=1`` by default and ``block=256`` models the coding endpoint. No minimum is published.
+"""
+
+from __future__ import annotations
+
+from prefixbench.simulator.providers.base import CacheOption, ProviderRules
+from prefixbench.simulator.providers.compatible import reader
+
+TTL_MS: dict[str, int] = {"5m": 5 * 60_000, "1h": 60 * 60_000}
+CODING_BLOCK = 256
+
+OPTIONS = (
+    CacheOption(key="block", default=1, seen=f"1 - {CODING_BLOCK} (coding endpoint [M])", source="M",
+                help="read step in tokens"),
+    CacheOption(key="ttl", default="5m", seen="5m | 1h", source="O", help="lifetime the client asks for"),
+)
+
+RULES = ProviderRules(
+    speaks_messages=True,
+    name="moonshot",
+    usage_convention="subset",
+    read_usage=reader(bills_writes=True),
+    model_prefixes=("kimi", "moonshot"),
+    url_markers=("moonshot",),
+    block_tokens=1,
+    min_tokens=0,
+    ttls_ms=tuple(TTL_MS.items()),
+    default_ttl="5m",
+    read_multiplier=0.1,
+    write_multiplier=1.0,
+    bills_writes=True,
+    body_model="kimi",
+    chain_as="moonshot",
+    cache_options=OPTIONS,
+    sources=("https://platform.moonshot.ai/docs/guide/use-context-caching-feature-of-kimi-api",),
+)

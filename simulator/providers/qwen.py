@@ -1,0 +1,66 @@
+"""Qwen on Alibaba Cloud Model Studio (DashScope): explicit OR implicit caching, never both.
+
+Facts (https://www.alibabacloud.com/help/en/model-studio/context-cache) [O]:
+
+* **Explicit**: ``cache_control`` markers, at most 4 a request, each checking 20 blocks back;
+  at least 1,024 tokens; an entry lives 5 min, reset by each hit; a write costs 1.25x, a read
+  0.1x.
+* **Implicit**: automatic when a request carries no marker; a read costs 0.2x, writes bill as
+  input. Its minimum is 256 tokens in one language version of the page and 1,024 in the other:
+  an option, ``implicit_min``, default 1,024.
+* A request uses one mode: a marked request reads and writes only explicit entries, an
+  unmarked one only implicit ones.
+
+Usage is OpenAI-style (``prompt_tokens_details.cached_tokens``, and
+``cache_creation_input_tokens`` for explicit writes) or Anthropic-style on the compatible
+endpoint; the cached part is inside the prompt (subset).
+
+The price table holds one read price a model (the implicit 0.2x); the explicit read (0.1x) is
+not priced apart.
+"""
+
+from __future__ import annotations
+
+from prefixbench.simulator.providers.base import CacheOption, ProviderRules
+from prefixbench.simulator.providers.compatible import reader
+
+EXPLICIT_MIN = 1024
+IMPLICIT_MIN = 1024
+IMPLICIT_MINS = (256, 1024)
+MAX_MARKERS = 4
+LOOKBACK_BLOCKS = 20
+EXPLICIT_TTL_MS = 5 * 60_000
+
+OPTIONS = (
+    CacheOption(key="mode", default="per-request", seen="per-request | explicit | implicit", source="O",
+                help="per-request: marked requests explicit, others implicit; explicit: an unmarked "
+                     "request is marked at its last block (as an agent that caches would)"),
+    CacheOption(key="implicit_min", default=IMPLICIT_MIN, seen="256 | 1,024 (the two language versions)", source="O",
+                help="minimum of an implicit read"),
+    CacheOption(key="implicit_ttl_ms", default=None, seen="not published", source="O",
+                help="idle lifetime of an implicit entry in ms"),
+)
+
+RULES = ProviderRules(
+    speaks_messages=True,
+    name="qwen",
+    usage_convention="subset",
+    read_usage=reader(bills_writes=True),
+    model_prefixes=("qwen", "qwq"),
+    url_markers=("dashscope",),
+    block_tokens=1,
+    min_tokens=EXPLICIT_MIN,
+    min_applies_to="prompt",
+    ttls_ms=(("5m", EXPLICIT_TTL_MS),),
+    default_ttl="5m",
+    max_breakpoints=MAX_MARKERS,
+    lookback_blocks=LOOKBACK_BLOCKS,
+    read_multiplier=0.2,
+    write_multiplier=1.25,
+    bills_writes=True,
+    body_model="qwen",
+    body_model_options=(("mode", "per-request"),),
+    chain_as="qwen",
+    cache_options=OPTIONS,
+    sources=("https://www.alibabacloud.com/help/en/model-studio/context-cache",),
+)

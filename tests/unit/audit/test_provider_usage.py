@@ -1,0 +1,110 @@
+"""``audit`` on captured calls to the providers of issue 21: each call is found to be its
+provider's (from the URL, or the model behind a gateway), its wire usage is read in that
+provider's convention, and it is priced at the row in force when it was sent.
+
+The fixture is an http-capture file written here: two calls each to grok (xAI's endpoint),
+Gemini (its OpenAI-compatible endpoint), Kimi (Moonshot's Anthropic-compatible endpoint),
+Qwen (DashScope), GLM (Z.AI) and grok again through OpenRouter.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+from prefixbench.workloads.audit.core import run_audit
+
+from .fixtures import write_jsonl
+
+#: 2025-09-04 00:00 UTC: after every release date in the price rows used here.
+T0 = 1_756_944_000.0
+SYSTEM = "You are a careful coding agent. " * 150  # about 1,200 heuristic tokens: over Flash's 1,024
+
+
+def _call(n: int, url: str, model: str, usage: dict, *, messages_api: bool = False) -> dict:
+    sent = T0 + 60 * n
+    turns = [{"role": "user", "content": "read main.py"}] + [{"role": "user", "content": f"step {i}"} for i in range(n % 2)]
+    if messages_api:
+        body = {"model": model, "max_tokens": 100, "system": SYSTEM, "messages": turns}
+        response = {"id": f"m{n}", "type": "message", "role": "assistant", "model": model,
+                    "content": [{"type": "text", "text": "ok"}], "usage": usage}
+    else:
+        body = {"model": model, "messages": [{"role": "system", "content": SYSTEM}, *turns]}
+        response = {"id": f"c{n}", "object": "chat.completion", "model": model,
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}], "usage": usage}
+    return {
+        "request": {"timestamp": sent, "method": "POST", "url": url, "headers": {}, "body": body},
+        "response": {"timestamp": sent + 2, "status_code": 200, "headers": {}, "body": response},
+    }
+
+
+def _chat(prompt: int, cached: int, output: int, **details: int) -> dict:
+    return {"prompt_tokens": prompt, "completion_tokens": output,
+            "prompt_tokens_details": {"cached_tokens": cached, **details}}
+
+
+CALLS = [
+    ("https://api.x.ai/v1/chat/completions", "grok-code-fast-1", _chat(1_300, 0, 20), False),
+    ("https://api.x.ai/v1/chat/completions", "grok-code-fast-1", _chat(1_310, 1_280, 20), False),
+    ("https://generativelanguage.googleapis.com/v1beta/openai/chat/completions", "gemini-2.5-flash", _chat(1_300, 0, 10), False),
+    ("https://generativelanguage.googleapis.com/v1beta/openai/chat/completions", "gemini-2.5-flash", _chat(1_310, 1_297, 10), False),
+    ("https://api.moonshot.ai/anthropic/v1/messages", "kimi-k2-0905-preview",
+     {"input_tokens": 1_300, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 5}, True),
+    ("https://api.moonshot.ai/anthropic/v1/messages", "kimi-k2-0905-preview",
+     {"input_tokens": 10, "cache_read_input_tokens": 1_300, "cache_creation_input_tokens": 0, "output_tokens": 5}, True),
+    ("https://dashscope-intl.aliyuncs.com/compatible-mode/v1/chat/completions", "qwen3-coder-plus",
+     _chat(1_300, 0, 8, cache_creation_input_tokens=1_200), False),
+    ("https://dashscope-intl.aliyuncs.com/compatible-mode/v1/chat/completions", "qwen3-coder-plus", _chat(1_310, 1_200, 8), False),
+    ("https://api.z.ai/api/paas/v4/chat/completions", "glm-4.6", _chat(1_300, 0, 4), False),
+    ("https://api.z.ai/api/paas/v4/chat/completions", "glm-4.6", _chat(1_310, 1_280, 4), False),
+    ("https://openrouter.ai/api/v1/chat/completions", "x-ai/grok-4", _chat(2_000, 0, 30), False),
+    ("https://openrouter.ai/api/v1/chat/completions", "x-ai/grok-4", _chat(2_010, 1_920, 30), False),
+]
+
+
+def _audit(tmp_path: Path):
+    log = write_jsonl(tmp_path / "captures.jsonl", [_call(n, url, model, usage, messages_api=m) for n, (url, model, usage, m) in enumerate(CALLS)])
+    return run_audit([log])
+
+
+def test_each_call_is_its_provider_s_read_in_its_convention(tmp_path: Path) -> None:
+    rows = _audit(tmp_path).rows
+    assert [r.provider for r in rows] == ["xai"] * 2 + ["gemini"] * 2 + ["moonshot"] * 2 + ["qwen"] * 2 + ["zai"] * 2 + ["xai"] * 2
+    # Subset usage: the read is inside prompt_tokens; the rest is uncached (or, Qwen, written).
+    assert [(r.reported_cache_read, r.reported_cache_write, r.reported_uncached) for r in rows[:2]] == [(0, 0, 1_300), (1_280, 0, 30)]
+    assert (rows[6].reported_cache_write, rows[6].reported_uncached) == (1_200, 100)
+    # Kimi's Messages endpoint: input_tokens excludes the read.
+    assert (rows[5].reported_cache_read, rows[5].reported_uncached) == (1_300, 10)
+
+
+def test_each_call_is_priced_at_the_row_in_force_when_it_was_sent(tmp_path: Path) -> None:
+    rows = _audit(tmp_path).rows
+    # grok-code-fast-1 (row of 2025-08-26): 30 uncached x 0.20 + 1,280 read x 0.02 + 20 out x 1.50, per 1M.
+    assert rows[1].cost_usd == Decimal("0.000006") + Decimal("0.0000256") + Decimal("0.00003")
+    # Qwen's explicit write at 1.25: 100 x 1.00 + 1,200 x 1.25 + 8 x 5.00.
+    assert rows[6].cost_usd == Decimal("0.0001") + Decimal("0.0015") + Decimal("0.00004")
+    # grok-4 through OpenRouter, found by its model: 90 x 3 + 1,920 x 0.75 + 30 x 15.
+    assert rows[11].cost_usd == Decimal("0.00027") + Decimal("0.00144") + Decimal("0.00045")
+    assert all(r.cost_usd is not None for r in rows)
+
+
+def test_the_provider_models_replay_the_bodies(tmp_path: Path) -> None:
+    rows = _audit(tmp_path).rows
+    assert {r.predicted_by for r in rows} == {"body"}
+    grok, gemini = rows[1], rows[3]
+    # grok reads whole 128-token blocks; Gemini reads exactly what it shares.
+    assert grok.predicted_cache_read % 128 == 0 and grok.predicted_cache_read > 0
+    assert gemini.predicted_cache_read > 0 and gemini.predicted_cache_read % 128 != 0
+
+
+def test_what_if_replays_the_new_providers_through_their_models(tmp_path: Path) -> None:
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import what_if
+
+    log = write_jsonl(tmp_path / "captures.jsonl", [_call(n, url, model, usage, messages_api=m) for n, (url, model, usage, m) in enumerate(CALLS)])
+    requests, summaries = load_trace([log])
+    results = {w.fix: w for w in what_if(requests, summaries, ["static-system", "ttl-1h"])}
+    # The system prompt never changes here, so holding it stable changes nothing; none of these
+    # providers lets the client pick a TTL per write, so ttl-1h cannot apply.
+    assert results["static-system"].applies and results["static-system"].requests_changed == 0
+    assert not results["ttl-1h"].applies
