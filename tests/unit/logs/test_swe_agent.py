@@ -143,11 +143,11 @@ def test_litellm_reading_is_decided_per_file() -> None:
 
 @pytest.mark.parametrize(("model", "anthropic_shaped", "provider"), [
     ("anthropic/claude-sonnet-4-5-20250929", False, "anthropic"),
-    ("bedrock/us.anthropic.claude-3-7-sonnet-20250219-v1:0", False, "anthropic"),
+    ("bedrock/us.anthropic.claude-3-7-sonnet-20250219-v1:0", False, "bedrock"),
     ("openrouter/deepseek/deepseek-chat", False, "deepseek"),
     ("gpt-5", False, "openai"),
     ("openai/my-finetune", False, "openai"),
-    ("gemini/gemini-2.5-pro", False, "unknown"),
+    ("gemini/gemini-2.5-pro", False, "gemini"),
     ("vertex_ai/some-partner-model", True, "anthropic"),
 ])
 def test_provider_of_a_litellm_model_name(model: str, anthropic_shaped: bool, provider: str) -> None:
