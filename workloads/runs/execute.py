@@ -213,7 +213,7 @@ def _dask(
         if scheduler == "local":
             cluster = LocalCluster(
                 n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None,
-                silence_logs=logging.ERROR,
+                silence_logs=logging.CRITICAL,  # a run's error reaches the caller; shutdown chatter does not
             )
             client = Client(cluster)
         else:
@@ -229,12 +229,16 @@ def _dask(
                 future = client.submit(in_worker, item, pure=False, priority=len(items) - rank)
                 futures[future] = index
             remaining = sorted(futures.values())
-            for future in as_completed(list(futures)):
-                if on_submit is not None:
-                    on_submit(remaining[:jobs])
-                index = futures[future]
-                remaining.remove(index)
-                yield index, _raised(future.result())
+            try:
+                for future in as_completed(list(futures)):
+                    if on_submit is not None:
+                        on_submit(remaining[:jobs])
+                    index = futures[future]
+                    remaining.remove(index)
+                    yield index, _raised(future.result())
+            except BaseException:
+                client.cancel(list(futures))  # stopped (an error, Ctrl-C): the queued runs never start
+                raise
     finally:
         if cluster is not None:
             cluster.close()
