@@ -24,6 +24,15 @@ VIEW_EXPECTED = "expected a sequence of Message"
 TOOL_EXPECTED = "expected a Message or None"
 
 
+#: The longest error message of an engine the line carries (the trace keeps all of it).
+MAX_DETAIL = 300
+
+
+def clipped(text: str) -> str:
+    """An engine's error message cut to :data:`MAX_DETAIL` characters, saying so."""
+    return text if len(text) <= MAX_DETAIL else f"{text[:MAX_DETAIL]}... ({len(text):,} characters)"
+
+
 def engine_label(name: str, ref: str) -> str:
     """``truncating (tests.user_engines:silent)``: the engine's name, and how it was named when that differs."""
     return name if not ref or ref == name else f"{name} ({ref})"
@@ -69,7 +78,7 @@ class GuardedEngine:
         self.label = engine_label(self.name, ref)
 
     def _raised(self, call: str, exc: Exception) -> EngineError:
-        return EngineError(self.label, call, f"raised {type(exc).__name__}", str(exc), trace=engine_frames(exc))
+        return EngineError(self.label, call, f"raised {type(exc).__name__}", clipped(str(exc)), trace=engine_frames(exc))
 
     def before_step(self, ctx: StepContext) -> None:
         """The engine's step (its return value is ignored, as the API says)."""

@@ -188,3 +188,15 @@ def test_measure_prices_what_is_sent_not_the_session():
     assert measured.total_tokens < ctx.meter().total_tokens
     with pytest.raises(TypeError, match=r"ctx.measure\(\): dict"):
         ctx.measure({"a": 1})  # type: ignore[arg-type]
+
+
+def test_a_huge_error_message_is_clipped_in_the_line_kept_in_the_trace():
+    class Loud(Broken):
+        def before_step(self, ctx):
+            raise ValueError("x" * 5_000)
+
+    engine = GuardedEngine(Loud("loud"), "x:y")
+    with pytest.raises(EngineError) as info:
+        engine.before_step(None)  # type: ignore[arg-type]
+    assert len(str(info.value)) < 400 and "(5,000 characters)" in str(info.value)
+    assert "x" * 5_000 in info.value.trace
