@@ -10,6 +10,7 @@ from prefixbench.kernel.api import (
     CompactionError,
     Engine,
     EngineBase,
+    EngineError,
     EngineFactory,
     EngineOptions,
     Envelope,

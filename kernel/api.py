@@ -15,7 +15,9 @@ What the engine receives (:class:`StepContext`):
   would see it if nothing were compacted (the surface's messages, in order).
 * ``ctx.window``: the routed model's context window in tokens; ``ctx.routed``: the routed
   request header (envelope, system prompt, tools), the same on every step.
-* ``ctx.meter()``: the heuristic token meter's reading of the session;
+* ``ctx.meter()``: the heuristic token meter's reading of the session as logged (the
+  uncompacted conversation); ``ctx.measure(messages)``: the same meter on the messages the
+  engine is about to send (its view), which is what a decision to compact should read;
   :func:`count_tokens` prices any list of messages the same way.
 * ``ctx.client(request)``: sends one request (a summary call) through the simulated
   provider and returns the scripted model's :class:`Reply` (``reply.error`` is set when the
@@ -34,6 +36,11 @@ A factory builds an engine for one workload: ``factory(window, options) -> Engin
 package.module:factory`` loads one by import path; an installed package lists its factories
 under the entry-point group ``prefixbench.engines`` so they are known by name.
 
+A user's engine that raises, or gives back something else than the types above (a view that
+is not a sequence of :class:`Message`, a tool result that is not a ``Message`` or None), stops
+the run with an :class:`EngineError`: one line naming the engine, the method, the step, the
+workload and the window (the command line exits 2; ``--debug`` shows the traceback).
+
 The three built-in engines (``checkpoint``, ``ranges``, ``user-tail``) use this API and
 nothing else of the loop.
 """
@@ -45,10 +52,11 @@ from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
-from prefixbench.kernel.meter import Measurement, measure, price_header, price_message
+from prefixbench.kernel.meter import Measurement, NodePrice, measure, price_header, price_message
 from prefixbench.kernel.model import ModelCatalog, ModelClient, ModelInfo, Reply
 from prefixbench.kernel.presets import Preset, get_preset
 from prefixbench.kernel.session import Header, Session
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Envelope, Message, Reasoning, Request, Text, ToolCall, ToolResult, user_text
 
 __all__ = [
@@ -56,6 +64,7 @@ __all__ = [
     "CompactionError",
     "Engine",
     "EngineBase",
+    "EngineError",
     "EngineFactory",
     "EngineOptions",
     "Envelope",
@@ -82,6 +91,115 @@ API_VERSION = 1
 
 class CompactionError(RuntimeError):
     """A compaction attempt failed; the turn continues with the surface as it is."""
+
+
+class EngineError(UserError):
+    """A user's engine failed while it ran: it raised, or gave back the wrong type.
+
+    The message is one line: ``engine NAME: view() returned dict at step 4 (seed-coding, 32k):
+    expected a sequence of Message``. The loop adds where it happened (:meth:`locate`), so the
+    error names the step, the workload and the window. ``trace`` keeps the traceback cut to the
+    engine's own frames (or the engine method's ``File ..., line ...`` for a wrong return type);
+    the error crosses process boundaries (``--jobs``, Dask) with all its fields.
+
+    A :class:`~prefixbench.simulator.errors.UserError`: the command line ends with exit 2.
+
+    Attributes:
+        engine: the engine's name (and the reference it was loaded by, when that differs).
+        call: what was called: ``before_step()``, ``view()``, ``run_tool(read_file)``, ``name``.
+        what: what went wrong, ``raised RuntimeError`` or ``returned dict``.
+        detail: the error's own message, or what was expected.
+        step: ``step 4`` or ``turn 2 step 4`` (empty before the loop located it).
+        workload, window: the run's workload and context window (empty / 0 when unknown).
+        trace: the traceback cut to the engine's frames (may be empty).
+    """
+
+    def __init__(
+        self, engine: str, call: str, what: str, detail: str = "", *, step: str = "", workload: str = "",
+        window: int = 0, trace: str = "",
+    ) -> None:
+        self.engine, self.call, self.what, self.detail = engine, call, what, detail
+        self.step, self.workload, self.window, self.trace = step, workload, window, trace
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        """The one-line message."""
+        where = f" at {self.step}" if self.step else ""
+        if self.workload:
+            where += f" ({self.workload}, {window_label(self.window)})" if self.window else f" ({self.workload})"
+        detail = f": {self.detail}" if self.detail else ""
+        return f"engine {self.engine}: {self.call} {self.what}{where}{detail}"
+
+    def locate(self, *, step: str | None = None, workload: str | None = None, window: int | None = None) -> EngineError:
+        """Fill in where it happened (fields already set stay); returns itself, to re-raise."""
+        self.step = self.step or step or ""
+        self.workload = self.workload or workload or ""
+        self.window = self.window or window or 0
+        self.args = (self.line(),)
+        return self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Pickled by its fields (a worker process or a Dask worker hands it back whole).
+        return (_engine_error, (self.engine, self.call, self.what, self.detail, self.step, self.workload, self.window, self.trace))
+
+
+def _engine_error(
+    engine: str, call: str, what: str, detail: str, step: str, workload: str, window: int, trace: str
+) -> EngineError:
+    return EngineError(engine, call, what, detail, step=step, workload=workload, window=window, trace=trace)
+
+
+def window_label(window: int) -> str:
+    """``32k``, ``1m``, or the number itself."""
+    if window and window % 1_000_000 == 0:
+        return f"{window // 1_000_000}m"
+    if window and window % 1_000 == 0:
+        return f"{window // 1_000}k"
+    return str(window)
+
+
+def type_name(value: object) -> str:
+    """The name of a value's type, as an error names what an engine gave back."""
+    return "None" if value is None else type(value).__name__
+
+
+#: The block types a message carries.
+_BLOCK_TYPES = (Text, Reasoning, ToolCall, ToolResult)
+_ROLES = ("system", "user", "assistant", "tool")
+
+
+def message_problem(message: object) -> str | None:
+    """Why ``message`` is not a well-formed :class:`Message` (None when it is). Cheap: types only."""
+    if not isinstance(message, Message):
+        return f"a {type_name(message)}"
+    if message.role not in _ROLES:
+        return f"a Message with role {message.role!r} (roles: {', '.join(_ROLES)})"
+    blocks = message.blocks
+    if not isinstance(blocks, tuple):
+        return f"a Message whose blocks are a {type_name(blocks)}, not a tuple"
+    for index, block in enumerate(blocks):
+        if not isinstance(block, _BLOCK_TYPES):
+            return f"a Message with a {type_name(block)} as block {index} (blocks: Text, Reasoning, ToolCall, ToolResult)"
+    return None
+
+
+def messages_problem(messages: object) -> str | None:
+    """Why ``messages`` is not a sequence of well-formed messages (None when it is)."""
+    if not isinstance(messages, (tuple, list)):
+        return f"returned {type_name(messages)}"
+    for index, message in enumerate(messages):
+        problem = message_problem(message)
+        if problem is not None:
+            return f"returned a {type(messages).__name__} holding {problem} (item {index})"
+    return None
+
+
+def check_messages(messages: object, what: str) -> tuple[Message, ...]:
+    """``messages`` as a tuple, or TypeError naming ``what`` and the first thing that is not a Message."""
+    problem = messages_problem(messages)
+    if problem is not None:
+        raise TypeError(f"{what}: {problem.removeprefix('returned ')}; expected a sequence of Message")
+    return tuple(messages)  # type: ignore[arg-type]
 
 
 class StepContext(msgspec.Struct, frozen=True):
@@ -111,8 +229,25 @@ class StepContext(msgspec.Struct, frozen=True):
         return self.session.request_header()
 
     def meter(self) -> Measurement:
-        """The token meter's reading of the session (per-node prices and the total)."""
+        """The token meter's reading of the session as logged: the uncompacted conversation
+        (per surface node prices and the total, anchored on provider usage when the workload
+        reports it). An engine that sends less than the session (its own view) decides when
+        to compact from :meth:`measure` instead."""
         return measure(self.session)
+
+    def measure(self, messages: Sequence[Message]) -> Measurement:
+        """The token meter on ``messages``, the list the engine is about to send, with the
+        routed header: what that request would cost. ``nodes`` are per-message prices (``seq``
+        is the index in ``messages``), ``total_tokens`` adds the header. The heuristic estimate
+        of :func:`count_tokens`, never anchored on provider usage.
+
+        Raises:
+            TypeError: ``messages`` is not a sequence of :class:`Message`.
+        """
+        checked = check_messages(messages, "ctx.measure()")
+        nodes = tuple(NodePrice(index, price_message(m)) for index, m in enumerate(checked))
+        surface = sum(node.tokens for node in nodes)
+        return Measurement(nodes, surface, price_header(self.routed or self.header()) + surface)
 
     def summary_request(
         self, messages: Sequence[Message], *, max_tokens: int | None = None, envelope: Envelope | None = None

@@ -7,8 +7,10 @@ An installed package lists its engine factories under the entry-point group
     truncate-oldest = "prefixbench_example_engines:truncate_oldest"
 
 Every failure (no such module, no such attribute, not callable, the factory raised, it
-returned something that is not an engine) is a :class:`UserError` of one line naming the
-reference, so the command line ends with exit status 2.
+returned something that is not an engine, its ``name`` raised) is a :class:`UserError` of one
+line naming the reference, so the command line ends with exit status 2. The engine a factory
+builds is put behind :func:`~prefixbench.kernel.guard.guard`, so its run-time failures are
+one line too (:class:`~prefixbench.kernel.api.EngineError`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import importlib
 from importlib.metadata import EntryPoint, entry_points
 
 import msgspec
-from prefixbench.kernel.api import Engine, EngineFactory, EngineOptions
+from prefixbench.kernel.api import Engine, EngineError, EngineFactory, EngineOptions
+from prefixbench.kernel.guard import engine_frames, guard
 from prefixbench.simulator.errors import UserError
 
 ENTRY_POINT_GROUP = "prefixbench.engines"
@@ -42,7 +45,8 @@ class LoadedEngine(msgspec.Struct, frozen=True):
     factory: EngineFactory
 
     def build(self, window: int, options: EngineOptions) -> Engine:
-        """A fresh engine for one run (UserError when the factory fails or returns a non-engine)."""
+        """A fresh engine for one run, behind the checks of :func:`~prefixbench.kernel.guard.guard`
+        (UserError when the factory fails or returns a non-engine, EngineError when its name raises)."""
         try:
             engine = self.factory(window, options)
         except UserError as exc:
@@ -50,10 +54,19 @@ class LoadedEngine(msgspec.Struct, frozen=True):
         except Exception as exc:  # a user's factory: any failure is their error, reported in one line
             raise UserError(f"engine {self.ref}: the factory raised {type(exc).__name__}: {exc}") from None
         missing = [m for m in _METHODS if not callable(getattr(engine, m, None))]
-        if missing or not isinstance(getattr(engine, "name", None), str) or not engine.name:
+        try:
+            name = engine.name
+        except AttributeError:
+            name = None
+        except Exception as exc:  # noqa: BLE001 - a user's property: any failure is theirs
+            raise EngineError(
+                self.ref, "name", f"raised {type(exc).__name__}", str(exc), workload=options.workload, window=window,
+                trace=engine_frames(exc),
+            ) from None
+        if missing or not isinstance(name, str) or not name:
             what = f"no {', '.join(missing)}" if missing else "no name"
             raise UserError(f"engine {self.ref}: the factory returned {type(engine).__name__}, not an engine ({what})")
-        return engine
+        return guard(engine, self.ref)
 
 
 def load_engine(ref: str) -> LoadedEngine:

@@ -47,6 +47,19 @@ def fixed_margins(fig: plt.Figure, *, left: float, right: float, top: float, bot
     )
 
 
+#: Inches per character of a label at matplotlib's "small" size (about 8.3 pt), a generous average.
+CHAR_INCHES = 0.075
+#: Inches a legend entry takes besides its text (the patch and the padding).
+ENTRY_INCHES = 0.55
+
+
+def legend_columns(labels: list[str], width: float, most: int = 6) -> int:
+    """Columns of a legend of ``labels`` under a figure ``width`` inches wide: as many as fit
+    (a user's engine may be named by a long import path), at least one, at most ``most``."""
+    entry = max((len(label) for label in labels), default=0) * CHAR_INCHES + ENTRY_INCHES
+    return max(1, min(most, len(labels), int((width - 0.3) // entry)))
+
+
 def legend_below(fig: plt.Figure, handles: list, ncols: int) -> None:
     """The legend centred under the axes, at the bottom edge of the figure."""
     fig.legend(handles=handles, fontsize="small", ncols=ncols, loc="lower center", bbox_to_anchor=(0.5, 0.0), frameon=True)
@@ -154,6 +167,9 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
             )
             ax.text(pos, hi + 1.5, f"{mean:.1f}%", ha="center", va="bottom", fontsize="x-small")
     ax.set_xticks(x, [format_window(int(w)) for w in windows])
+    # Every series' slot in view, bar or not: an engine with no summary call (a user's engine
+    # that never summarizes) draws only its words, which set no limits of their own.
+    ax.set_xlim(-0.5, len(windows) - 0.5)
     ax.set_xlabel("context window")
     ax.set_ylabel("summary-call hit rate (%)")
     ax.set_ylim(0, 115)
@@ -164,7 +180,7 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
             Patch(facecolor="white", edgecolor="#57606a", hatch=ENGINE_HATCHES[i % len(ENGINE_HATCHES)] or None, label=name)
             for i, name in enumerate(names)
         ]
-    ncols = min(6, len(handles))
+    ncols = legend_columns([h.get_label() for h in handles], fig.get_size_inches()[0])
     legend_below(fig, handles, ncols)
     legend_rows = -(-len(handles) // ncols)
     fixed_margins(fig, left=0.75, right=0.2, top=0.62, bottom=0.6 + 0.27 * legend_rows)

@@ -1,7 +1,10 @@
 """The ``prefixbench`` command: sweep, check, replay, audit.
 
 A user mistake ends with one line on stderr (``prefixbench: error: ...``) and exit status 2;
-a failing check exits 1.
+a failing check exits 1. A user's engine that fails while it runs is such a mistake too (an
+:class:`~prefixbench.kernel.api.EngineError`: one line naming the engine, the method, the step,
+the workload and the window). ``--debug`` (on any subcommand) or ``PREFIXBENCH_DEBUG=1`` prints
+the traceback before that line.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ if TYPE_CHECKING:
 # numpy, pandas or matplotlib (tests/unit/reports/test_startup.py).
 
 DEFAULT_OUT = Path("prefixbench-out")
+#: Set to 1 (or any value but 0 and empty) for the traceback behind an error line, as ``--debug``.
+DEBUG_VARIABLE = "PREFIXBENCH_DEBUG"
+DEBUG_HELP = f"on an error, print the traceback before the one-line message (also: {DEBUG_VARIABLE}=1)"
 
 
 def _terminal_columns() -> int:
@@ -113,6 +119,8 @@ class _Subcommands:
 
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser | _Unused:
         parser = self._action.add_parser(name, **kwargs)
+        # --debug after the subcommand too; SUPPRESS: absent, it leaves the top-level value alone.
+        parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
         return parser if self._only is None or self._only == name else _Unused()
 
 
@@ -130,6 +138,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "option or key), 130 interrupted",
     )
     parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
+    parser.add_argument("--debug", action="store_true", default=False, help=DEBUG_HELP)
     sub = _Subcommands(parser.add_subparsers(dest="command", required=True, parser_class=_Parser), only)
     _add_sweep_parser(sub)
     _add_check_parser(sub)
@@ -382,6 +391,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     The console script enters through :func:`prefixbench.reports.entry.main`, which adds the
     Ctrl-C handling (exit 130) around this.
     """
+    args: argparse.Namespace | None = None
     try:
         args = build_parser(_command_in(sys.argv[1:] if argv is None else argv)).parse_args(argv)
         match args.command:
@@ -404,6 +414,8 @@ def run(argv: Sequence[str] | None = None) -> int:
                 return run_audit_command(args)
         raise UserError(f"unknown command {args.command!r}")
     except UserError as exc:
+        if _debugging(args):
+            print_traceback(exc)
         for line in getattr(exc, "lines", None) or [str(exc)]:  # a grid file: one line a problem
             _fail(line)
         return 2
@@ -427,6 +439,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("prefixbench: interrupted", file=sys.stderr)
         return 130
+
+
+def _debugging(args: argparse.Namespace | None) -> bool:
+    """``--debug`` was given, or the environment asks for tracebacks."""
+    import os
+
+    return bool(getattr(args, "debug", False)) or os.environ.get(DEBUG_VARIABLE, "") not in ("", "0")
+
+
+def print_traceback(exc: BaseException) -> None:
+    """The traceback behind an error line, on stderr. An engine's error that crossed a process
+    boundary (``--jobs``, Dask) lost its chained cause: its engine frames are printed after."""
+    import traceback
+
+    traceback.print_exception(exc, file=sys.stderr)
+    trace = getattr(exc, "trace", "")
+    if trace and exc.__cause__ is None:
+        print(f"the engine's frames:\n{trace}", file=sys.stderr, end="" if trace.endswith("\n") else "\n")
 
 
 def _fail(line: str) -> int:

@@ -240,8 +240,8 @@ def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) ->
 
 
 def _engines_section(runs: list[dict], observations: pd.DataFrame, windows: list[int]) -> str:
-    """Per window, each engine's uncached tokens split into summary calls, refills and growth."""
-    from prefixbench.reports.engines import PART_COLOURS, PARTS, comparison_preset, engine_costs, why_sentence
+    """Per window, each engine's uncached tokens split into summary calls, refills, silent rewrites and growth."""
+    from prefixbench.reports.engines import PART_COLOURS, PART_LABELS, PARTS, comparison_preset, engine_costs, why_sentence
 
     preset = comparison_preset(pd.DataFrame({"preset": [r["preset"] for r in runs]}))
     parts = []
@@ -253,7 +253,8 @@ def _engines_section(runs: list[dict], observations: pd.DataFrame, windows: list
             Bar(
                 tuple((part, float(getattr(c, part)), PART_COLOURS[part]) for part in PARTS),
                 f"{c.engine} @{format_window(window)} ({preset}): {c.total:,} uncached = summary calls {c.summary:,} "
-                f"({c.num_summaries}) + refills {c.refill:,} ({c.num_refills}) + growth {c.growth:,}",
+                f"({c.num_summaries}) + refills {c.refill:,} ({c.num_refills}) + silent rewrites {c.silent:,} "
+                f"({c.num_silent}) + growth {c.growth:,}",
                 {"data-index": c.engine, "data-engine": c.engine, "data-total": str(c.total)},
             )
             for c in costs
@@ -261,8 +262,7 @@ def _engines_section(runs: list[dict], observations: pd.DataFrame, windows: list
         parts.append(f"<h3>{format_window(window)} window, {_esc(preset)}</h3>"
                      + stacked_bars(bars, title=f"Uncached tokens by engine at {format_window(window)}", xlabel="engine", height=240, width=700)
                      + note(why_sentence(window, costs).replace("**", "")))
-    return legend([("summary calls", PART_COLOURS["summary"]), ("refill after a rewrite", PART_COLOURS["refill"]),
-                   ("growth (appended turns)", PART_COLOURS["growth"])]) + "".join(parts)
+    return legend([(PART_LABELS[part], PART_COLOURS[part]) for part in PARTS]) + "".join(parts)
 
 
 def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi_engine: bool) -> str:

@@ -40,6 +40,9 @@ from prefixbench.workloads.scripted.registry import option_names
 from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec, plan_sweep, plan_sweeps
 from prefixbench.workloads.runs.windows import format_window
 
+#: The one preset a sweep of user engines alone runs when --presets is not given.
+USER_ENGINE_PRESET = "patched"
+
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     """The sweep an argument namespace asks for (workload options only when given)."""
@@ -63,11 +66,19 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
         check_price_options(args.period, args.price_as_of)
     windows = parse_windows(args.windows)
     warn_window_memory(windows)
+    presets = parse_list(args.presets, "--presets")
+    if named and not given(args.presets):
+        from prefixbench.workloads.scripted.registry import is_user_engine
+
+        if all(is_user_engine(engine) for engine in named):
+            # Presets switch the built-in engines' fixes; a user's engine gets one run per
+            # window (the default preset, as check --engine), unless --presets asks for more.
+            presets = (USER_ENGINE_PRESET,)
     return SweepSpec(
         price=price,
         workload=args.workload,
         windows=windows,
-        presets=parse_list(args.presets, "--presets"),
+        presets=presets,
         engines=named,
         profile=args.profile,
         cache=args.cache,

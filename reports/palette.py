@@ -7,5 +7,7 @@ CACHED = "#2da44e"
 UNCACHED = "#cf222e"
 FOLD = "#0969da"
 REJECTED = "#8c959f"
+#: History rewritten with no rewrite declared (the engines comparison).
+SILENT = "#bf8700"
 #: Presets, by their place among the known presets.
 PRESET_COLOURS = ("#cf222e", "#bf8700", "#8250df", "#2da44e", "#0969da", "#57606a")

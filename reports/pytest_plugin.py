@@ -9,7 +9,10 @@ With ``--prefixbench-engine`` it adds one item per applicable spec and case, nam
 ``spec[window-workload-profile]`` (e.g. ``no-silent-rewrite[32k-seed-coding-lenient]``),
 marked ``prefixbench`` and with the spec's name in underscores (``-m no_silent_rewrite``).
 A violated spec fails with the spec's line (the request and the figure that decided it); a
-vacuous one (the run never exercised what it judges) is skipped with its figure.
+vacuous one (the run never exercised what it judges) is skipped with its figure. An engine that
+fails while it runs (raises, or returns the wrong type) is one short error per case: the first
+item of the case errors at setup with the engine's line and its own frames only, the case's
+other items are skipped pointing at it (a spec failure is a failure, an engine crash an error).
 
 The ``prefixbench`` fixture runs a workload on the engine and returns the
 :class:`~prefixbench.workloads.scripted.base.Run` (``observations``, ``summaries``, ``rewrites``)
@@ -75,6 +78,16 @@ class SpecFailed(Exception):
     """A spec was violated; the message is the spec's line."""
 
 
+#: Per session: the case runs that stopped on an engine error, with the item that reported it.
+_CRASHED = pytest.StashKey[dict]()
+
+
+def engine_error_text(exc: BaseException) -> str:
+    """An engine's error as pytest shows it: its line, then the traceback cut to the engine's frames."""
+    trace = getattr(exc, "trace", "")
+    return f"{exc}\n{trace}".rstrip("\n") if trace else str(exc)
+
+
 class SpecItem(pytest.Item):
     """One spec on one case of the engine."""
 
@@ -87,8 +100,26 @@ class SpecItem(pytest.Item):
         self.add_marker("prefixbench")
         self.add_marker(_marker(spec.name))
 
+    def setup(self) -> None:
+        """Run the case (once per case, shared by its specs). An engine error is this item's
+        error, reported once; the case's other items skip, naming the item that reported it."""
+        from prefixbench.kernel.api import EngineError
+        from prefixbench.workloads.specs.engine import run_case
+
+        crashed = self.config.stash.setdefault(_CRASHED, {})
+        key = (self.engine, self.case, repr(sorted(self.engine_config.items())))
+        if key in crashed:
+            pytest.skip(f"the engine failed on {self.case.id}: see the error of {crashed[key]}")
+        try:
+            run_case(self.engine, self.case, config=self.engine_config)
+            return
+        except EngineError as exc:
+            crashed[key] = self.name
+            text = engine_error_text(exc)
+        pytest.fail(text, pytrace=False)  # outside the except: no chained exceptions in the report
+
     def runtest(self) -> None:
-        """Run the case (once per case, shared by its specs) and judge it."""
+        """Judge the case's run (made by :meth:`setup`, memoized)."""
         from prefixbench.workloads.specs.base import Verdict
         from prefixbench.workloads.specs.engine import judge_case, run_case
 
@@ -146,14 +177,26 @@ def config_path_of(config: pytest.Config) -> str | None:
 
 
 def engine_config(path: str | None, engine: str) -> dict[str, Any]:
-    """The engine's table of the config file (empty without a file or a table)."""
+    """The engine's table of the config file (empty without a file or a table).
+
+    Raises:
+        UserError: the file holds a table for another engine, which would be silently ignored
+            (as ``check --engine-config`` refuses it).
+    """
     if path is None:
         return {}
     from pathlib import Path
 
+    from prefixbench.simulator.errors import UserError
     from prefixbench.workloads.scripted.registry import read_engine_config
 
-    return dict(read_engine_config(Path(path)).get(engine, {}))
+    tables = read_engine_config(Path(path))
+    unused = [name for name in tables if name != engine]
+    if unused:
+        raise UserError(
+            f"{path}: --prefixbench-engine-config sets the engine under test ({engine}) only, not {unused[0]!r}"
+        )
+    return dict(tables.get(engine, {}))
 
 
 class Runner:
@@ -169,8 +212,14 @@ class Runner:
         from prefixbench.reports.options import parse_window
         from prefixbench.workloads.specs.engine import EngineCase, run_case
 
+        from prefixbench.kernel.api import EngineError
+
         size = parse_window(window) if isinstance(window, str) else window
-        return run_case(self.engine, EngineCase(size, workload, profile), preset, self.config)
+        try:
+            return run_case(self.engine, EngineCase(size, workload, profile), preset, self.config)
+        except EngineError as exc:  # the engine's line and its own frames, not prefixbench's
+            text = engine_error_text(exc)
+        pytest.fail(text, pytrace=False)
 
 
 @pytest.fixture

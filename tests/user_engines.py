@@ -59,3 +59,70 @@ def configurable(window: int, options: EngineOptions) -> Truncating:
     engine = Truncating(window, declare=declare)
     engine.name = f"configurable-{'declared' if declare else 'silent'}"
     return engine
+
+
+# --- broken engines: each fails in its own way while it runs (tests/unit/workloads/test_engine_errors.py)
+
+
+class Broken(EngineBase):
+    """An engine that breaks as ``how`` says: ``raise-at-5`` (before_step raises at its 5th step),
+    ``view-dict``, ``view-none``, ``view-str``, ``view-dicts`` (a list of dicts), ``tool-raises``."""
+
+    def __init__(self, how: str) -> None:
+        self.name, self.how, self.steps = f"broken-{how}", how, 0
+
+    def before_step(self, ctx: StepContext) -> None:
+        self.steps += 1
+        if self.how == "raise-at-5" and self.steps == 5:
+            raise RuntimeError("the engine's own bug at its 5th step")
+
+    def view(self, session: Session) -> tuple[Message, ...]:
+        messages = session.derive_messages()
+        broken: dict[str, object] = {
+            "view-dict": {"messages": messages},
+            "view-none": None,
+            "view-str": "hello",
+            "view-dicts": [{"role": m.role, "content": m.text()} for m in messages],
+        }
+        return broken.get(self.how, messages)  # type: ignore[return-value]
+
+    def run_tool(self, session: Session, call: object) -> Message | None:
+        if self.how == "tool-raises":
+            raise KeyError("no such tool state")
+        return None
+
+
+def raise_at_5(window: int, options: EngineOptions) -> Broken:
+    return Broken("raise-at-5")
+
+
+def view_dict(window: int, options: EngineOptions) -> Broken:
+    return Broken("view-dict")
+
+
+def view_none(window: int, options: EngineOptions) -> Broken:
+    return Broken("view-none")
+
+
+def view_str(window: int, options: EngineOptions) -> Broken:
+    return Broken("view-str")
+
+
+def view_dicts(window: int, options: EngineOptions) -> Broken:
+    return Broken("view-dicts")
+
+
+def tool_raises(window: int, options: EngineOptions) -> Broken:
+    return Broken("tool-raises")
+
+
+class NameRaises(EngineBase):
+    """An engine whose ``name`` is a property that raises."""
+
+    @property  # type: ignore[override]
+    def name(self) -> str:  # type: ignore[override]
+        raise ValueError("the name is not configured")
+
+
+def name_raises(window: int, options: EngineOptions) -> NameRaises:
+    return NameRaises()

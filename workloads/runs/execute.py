@@ -11,14 +11,19 @@ order given (the caller passes them longest first, :func:`~prefixbench.workloads
   ``"local"`` starts a ``LocalCluster`` of ``jobs`` single-threaded worker processes, anything
   else is the address of a running scheduler (``tcp://host:8786``), whose workers must have
   the same prefixbench installed.
+
+In a worker, a :class:`UserError` (an :class:`~prefixbench.kernel.api.EngineError` from a
+user's engine among them) is handed back as a value and raised again here, the same error
+with the same one line: no ``_RemoteTraceback``, and no worker log of a failed task.
 """
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from prefixbench.simulator.errors import UserError
 
@@ -29,6 +34,31 @@ R = TypeVar("R")
 FEW_RUNS = 4
 #: Seconds to wait for a ``--scheduler ADDRESS`` to answer.
 CONNECT_TIMEOUT_S = 10
+
+
+class _Failed(NamedTuple):
+    """A worker's UserError, carried back as a result."""
+
+    error: UserError
+
+
+def _call_catching(fn: Callable[[T], R], item: T) -> R | _Failed:
+    try:
+        return fn(item)
+    except UserError as exc:
+        return _Failed(exc)
+
+
+def _in_worker(fn: Callable[[T], R]) -> Callable[[T], R | _Failed]:
+    """``fn`` as a worker runs it: a UserError comes back as a value (picklable: a partial)."""
+    return functools.partial(_call_catching, fn)
+
+
+def _raised(result: R | _Failed) -> R:
+    """A worker's result, or its UserError raised again here."""
+    if isinstance(result, _Failed):
+        raise result.error
+    return result
 
 
 def default_jobs(num_runs: int) -> int:
@@ -94,9 +124,10 @@ def _processes(
     )
     # Keep at most 2 x jobs queued so the longest-first order holds and a kill loses little.
     pending: dict[Any, int] = {}
+    in_worker = _in_worker(fn)
     for index in range(min(len(items), 2 * jobs)):
-        pending[pool.submit(fn, items[index])] = index
-    return _drain(pool, fn, items, jobs, pending, on_submit)
+        pending[pool.submit(in_worker, items[index])] = index
+    return _drain(pool, in_worker, items, jobs, pending, on_submit)
 
 
 def _freeze_startup_objects() -> None:
@@ -124,7 +155,7 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def _drain(
-    pool: Any, fn: Callable[[T], R], items: Sequence[T], jobs: int, pending: dict[Any, int],
+    pool: Any, fn: Callable[[T], R | _Failed], items: Sequence[T], jobs: int, pending: dict[Any, int],
     on_submit: Callable[[list[int]], None] | None,
 ) -> Iterator[tuple[int, R]]:
     from concurrent.futures import FIRST_COMPLETED, wait
@@ -140,7 +171,7 @@ def _drain(
                 if nxt < len(items):
                     pending[pool.submit(fn, items[nxt])] = nxt
                     nxt += 1
-                yield index, future.result()
+                yield index, _raised(future.result())
     except BaseException:
         # Interrupted or failed: stop the runs in flight now instead of waiting for them (what
         # finished is already stored; the next sweep computes the rest).
@@ -182,7 +213,7 @@ def _dask(
         if scheduler == "local":
             cluster = LocalCluster(
                 n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None,
-                silence_logs=logging.ERROR,
+                silence_logs=logging.CRITICAL,  # a run's error reaches the caller; shutdown chatter does not
             )
             client = Client(cluster)
         else:
@@ -192,17 +223,22 @@ def _dask(
                 raise UserError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({exc})") from None
         with client:
             futures = {}
+            in_worker = _in_worker(fn)
             for rank, (index, item) in enumerate(enumerate(items)):
                 # Higher priority first: keep the order we were given (longest first).
-                future = client.submit(fn, item, pure=False, priority=len(items) - rank)
+                future = client.submit(in_worker, item, pure=False, priority=len(items) - rank)
                 futures[future] = index
             remaining = sorted(futures.values())
-            for future in as_completed(list(futures)):
-                if on_submit is not None:
-                    on_submit(remaining[:jobs])
-                index = futures[future]
-                remaining.remove(index)
-                yield index, future.result()
+            try:
+                for future in as_completed(list(futures)):
+                    if on_submit is not None:
+                        on_submit(remaining[:jobs])
+                    index = futures[future]
+                    remaining.remove(index)
+                    yield index, _raised(future.result())
+            except BaseException:
+                client.cancel(list(futures))  # stopped (an error, Ctrl-C): the queued runs never start
+                raise
     finally:
         if cluster is not None:
             cluster.close()

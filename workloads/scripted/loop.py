@@ -9,7 +9,12 @@ Per turn: the user message lands, then each step runs
     script.reply(request)     the scripted model answers
     tool results              one tool message per call
 
-until the model answers without a tool call. Time is a logical clock in milliseconds: each
+until the model answers without a tool call. What crosses the engine API is checked here, on
+every engine (types only, cheap): a view that is not a sequence of messages, and a request an
+engine sends through ``ctx.client`` that is not a well-formed :class:`Request`. A user's engine
+is guarded where it is built (:mod:`prefixbench.kernel.guard`); the loop adds to any
+:class:`~prefixbench.kernel.api.EngineError` the step, the workload and the window it happened
+at. Time is a logical clock in milliseconds: each
 model call advances it by a fixed latency plus a per-output-token cost, each tool call by the
 workload's tool latency, so TTL-based cache models are reproducible.
 """
@@ -21,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from prefixbench.kernel.api import Engine, StepContext
+from prefixbench.kernel.api import Engine, EngineError, StepContext, messages_problem, type_name
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.kernel.session import Session
 from prefixbench.simulator.cache import tokens_of
@@ -145,7 +150,16 @@ class _Driver:
         return observation, reply
 
     def client(self, request: Request) -> Reply:
-        """The model client engines send summary calls through (a rejection is an error reply)."""
+        """The model client engines send summary calls through (a rejection is an error reply).
+
+        Raises:
+            TypeError: ``request`` is not a :class:`Request` carrying a sequence of messages.
+        """
+        if not isinstance(request, Request):
+            raise TypeError(f"ctx.client() takes a Request (ctx.summary_request builds one), got {type_name(request)}")
+        problem = messages_problem(request.messages)
+        if problem is not None:
+            raise TypeError(f"ctx.client(): the request's messages: {problem.removeprefix('returned ')}; expected a sequence of Message")
         observation, reply = self.send(request)
         if observation.is_rejected:
             return Reply(error=f"HTTP {observation.status}: {observation.error}")
@@ -164,13 +178,31 @@ class _Driver:
         session.append("turn/end", turn=turn_idx)
 
     def run_step(self, turn_idx: int, step_idx: int) -> bool:
+        """One step (see :meth:`_step`); an engine's error is told where it happened."""
+        try:
+            return self._step(turn_idx, step_idx)
+        except EngineError as exc:
+            step = f"step {step_idx}" if turn_idx == 0 else f"turn {turn_idx} step {step_idx}"
+            raise exc.locate(step=step, workload=self.workload.name, window=self.workload.window) from exc.__cause__
+
+    def view(self) -> tuple[Message, ...]:
+        """The engine's view, checked to be a sequence of messages (any engine, built-in too)."""
+        messages = self.engine.view(self.session)
+        if type(messages) is tuple and all(type(m) is Message for m in messages):
+            return messages  # the common case, checked in one pass (the guard checked the blocks)
+        problem = messages_problem(messages)
+        if problem is not None:
+            raise EngineError(self.engine.name, "view()", problem, "expected a sequence of Message")
+        return tuple(messages)
+
+    def _step(self, turn_idx: int, step_idx: int) -> bool:
         """One step: maybe compact, send, record the reply, run its tools; False when it called none."""
         session, engine, header = self.session, self.engine, self.header
         engine.before_step(self.ctx)
         step_surface = session.surface
         session.append("step/start", turn=turn_idx, step=step_idx)
         session.log_header(header)
-        request = Request(self.wire_envelope, engine.view(session), header.system, header.tools, self.info.default_max_tokens)
+        request = Request(self.wire_envelope, self.view(), header.system, header.tools, self.info.default_max_tokens)
         # A rejected conversation request is counted; the scripted model still answers
         # (as after a successful retry) so the script advances.
         observation, reply = self.send(request)

@@ -31,3 +31,23 @@ def test_the_readme_engine_passes_every_spec(readme_engine):
     assert len(results) == 3 + 3 + 4 + 4
     assert [r.line() for r in results if not r.passed] == []
     assert {r.engine for r in results} == {"half-summary"}
+
+
+README_ENGINE = doc_block("README.md", "### check")
+
+
+def test_the_readme_engine_measures_what_it_sends_and_declares_its_drop(tmp_path, monkeypatch):
+    from prefixbench.workloads.specs.base import Verdict
+    from prefixbench.workloads.specs.engine import run_engine_specs
+
+    assert "ctx.measure(view)" in README_ENGINE and "ctx.meter()" not in README_ENGINE.replace("not ctx.meter()", "")
+    (tmp_path / "my_engine.py").write_text(README_ENGINE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        results = list(run_engine_specs("my_engine:factory", [32_000]))
+    finally:
+        sys.modules.pop("my_engine", None)
+    verdicts = {(r.spec, r.workload): r.verdict for r in results}
+    assert verdicts[("no-silent-rewrite", "seed-coding")] is Verdict.PASS
+    assert verdicts[("no-silent-rewrite", "thinking-tools")] is Verdict.PASS
+    assert {v for (spec, _), v in verdicts.items() if spec != "no-silent-rewrite"} == {Verdict.VACUOUS}

@@ -200,3 +200,75 @@ def test_window_labels_are_spelt_as_the_windows_option_takes_them(window, text):
 
     assert format_window(window) == text
     assert parse_window(text) == window
+
+
+def assert_tick_labels_apart(fig) -> None:
+    """No two tick labels of a panel overlap (long engine names side by side)."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        boxes = [t.get_window_extent(renderer) for t in ax.get_xticklabels() if t.get_text()]
+        for i, box in enumerate(boxes):
+            for other in boxes[i + 1 :]:
+                assert not _overlap(box, other), [t.get_text() for t in ax.get_xticklabels()]
+
+
+#: Names user engines take: an installed name, the names their factories give, an import path.
+USER_ENGINE_NAMES = [
+    "declared-truncating", "tests.user_engines:configurable", "observation-mask", "cache-aware",
+    "my_company.agent.compaction.engines:summarizing_factory",
+]
+
+
+@pytest.mark.parametrize("engines", [1, 2, 5])
+@pytest.mark.parametrize("presets", [("patched",), ("legacy", "envelope-fix", "prune-fix", "patched")])
+def test_hit_rate_margins_fit_user_engine_names(engines, presets):
+    rows = [
+        (window, name, preset, [0.5, 0.999] if e % 2 else [])
+        for e, name in enumerate(USER_ENGINE_NAMES[:engines]) for window in (32_000, 128_000) for preset in presets
+    ]
+    fig = hit_rate_figure(runs(rows))
+    assert_laid_out(fig)
+    assert_tick_labels_apart(fig)
+    plt.close(fig)
+
+
+def engine_frames(names: list[str], windows=(32_000, 128_000)) -> tuple[pd.DataFrame, pd.DataFrame]:
+    runs_rows, obs = [], []
+    for e, name in enumerate(names):
+        for window in windows:
+            runs_rows.append({"window": window, "engine": name, "preset": "patched"})
+            for i in range(12):
+                obs.append({
+                    "window": window, "engine": name, "preset": "patched", "status": 200, "index": i,
+                    "purpose": "compaction" if i == 6 and e % 2 else "conversation",
+                    "rewrites": "checkpoint" if i == 7 and e % 2 else "",
+                    "extends_previous": not (i == 7 and e % 3 == 0),
+                    "uncached_tokens": 1_000 * (i + 1) * (e + 1) * window // 32_000,
+                })
+    return pd.DataFrame(runs_rows), pd.DataFrame(obs)
+
+
+@pytest.mark.parametrize("engines", [2, 3, 5])
+@pytest.mark.parametrize("windows", [(32_000,), (32_000, 128_000, 512_000)])
+def test_engines_chart_fits_user_engine_names(engines, windows):
+    from prefixbench.reports.engines import engines_figure
+
+    runs_frame, observations_frame = engine_frames(["checkpoint", *USER_ENGINE_NAMES][:engines], windows)
+    fig = engines_figure(runs_frame, observations_frame)
+    assert_laid_out(fig)
+    assert_tick_labels_apart(fig)
+    legend = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert "silent rewrite" in legend
+    plt.close(fig)
+
+
+def test_a_silent_rewrite_is_named_as_one():
+    from prefixbench.reports.engines import engine_costs, why_sentence
+
+    _, observations_frame = engine_frames(["checkpoint", "declared", "silent-one", "silent-two"], (32_000,))
+    costs = {c.engine: c for c in engine_costs(observations_frame, 32_000, "patched")}
+    assert costs["checkpoint"].num_silent == 1 and costs["checkpoint"].silent == 8_000
+    assert costs["declared"].num_silent == 0 and costs["declared"].num_refills == 1
+    sentence = why_sentence(32_000, list(costs.values()))
+    assert "rewrote cached history with no rewrite declared once" in sentence

@@ -29,3 +29,31 @@ def test_every_workflow_command_parses(command):
         pytest.skip(f"subcommand {sub!r} is not in this build yet")
     words = [w.replace("${kind}", "sweep").replace("$kind", "sweep").strip('"') for w in shlex.split(command)[1:]]
     parser.parse_args(words)
+
+
+def test_workflow_gates_the_users_own_engine_three_ways():
+    text = WORKFLOW.read_text()
+    assert re.search(r"^  ENGINE: \S+:\S+", text, re.M), "the workflow names the engine under test"
+    assert 'prefixbench check --engine "$ENGINE"' in text
+    assert '--prefixbench-engine "$ENGINE"' in text
+    assert 'prefixbench record engine.jsonl --engine "$ENGINE"' in text and "prefixbench check --trace engine.jsonl" in text
+    assert 'prefixbench sweep --engine "$ENGINE"' in text
+
+
+def test_the_workflow_engine_commands_run_on_an_engine(tmp_path, monkeypatch, capsys):
+    """The engine steps of the workflow, with ENGINE set to a small engine of the tests: they
+    run, and exit as a gate does (the declared truncation passes no-silent-rewrite)."""
+    from prefixbench.reports.entry import main
+
+    monkeypatch.chdir(tmp_path)
+    engine = "tests.user_engines:declared"
+    text = WORKFLOW.read_text().replace("\\\n", " ").replace('"$ENGINE"', engine)
+    check = re.search(r"prefixbench check --engine [^\n]*", text).group(0)
+    record = re.search(r"prefixbench record [^\n]*", text).group(0)
+    trace = re.search(r"prefixbench check --trace [^\n]*", text).group(0)
+    check_words = [w.replace("32k,128k", "32k") for w in shlex.split(check)[1:]]
+    assert main(check_words) in (0, 1)
+    assert "no-silent-rewrite @32k [declared-truncating/seed-coding/lenient]" in capsys.readouterr().out
+    assert main(shlex.split(record)[1:]) == 0
+    assert main(shlex.split(trace)[1:]) in (0, 1)
+    assert "PASS  no-silent-rewrite [engine.jsonl/lenient]" in capsys.readouterr().out

@@ -119,3 +119,73 @@ def test_the_engine_config_reaches_the_factory(tmp_path):
         "prefixbench::no-silent-rewrite[32k-thinking-tools-lenient]",
         "test_own::test_declared",
     ]
+
+
+def _run_pytest_raw(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(folder)])}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=600,
+    )
+
+
+@pytest.mark.parametrize(
+    "case, says",
+    [
+        ("raise_at_5", "before_step() raised RuntimeError at step 4"),
+        ("view_dict", "view() returned dict at step 0"),
+        ("view_none", "view() returned None at step 0"),
+        ("view_str", "view() returned str at step 0"),
+        ("view_dicts", "view() returned a list holding a dict (item 0) at step 0"),
+        ("tool_raises", "raised KeyError at step 0"),
+    ],
+)
+def test_a_failing_engine_is_one_short_error_per_case(tmp_path, case, says):
+    (tmp_path / "test_own.py").write_text(OWN_TEST)
+    code, outcomes, output = run_pytest(tmp_path, "--prefixbench-engine", f"tests.user_engines:{case}", "--prefixbench-windows", "32k")
+    assert code == 1, output
+    # One error per case (seed-coding and thinking-tools at 32k), reported at setup; the case's other specs skip.
+    errors = [line for line in output.splitlines() if line.startswith("ERROR prefixbench::")]
+    assert len(errors) == 2, output
+    assert sum(" ERROR at setup of " in line for line in output.splitlines()) == 2
+    for workload in ("seed-coding", "thinking-tools"):
+        assert f"{says} ({workload}, 32k)" in output, output
+    # The engine's own frames only: none of prefixbench's, and a short report (it was 5,976 lines).
+    assert "user_engines.py" in output
+    assert "loop.py" not in output and "guard.py" not in output and "_pytest" not in output
+    assert len(output.splitlines()) < 40, output
+    skipped = [name for name, (outcome, message) in outcomes.items() if outcome == "skipped"]
+    assert skipped and all("the engine failed on 32k-" in outcomes[name][1] for name in skipped)
+    assert outcomes["test_own::test_own"] == ("passed", "")
+
+
+def test_an_engine_whose_name_raises_is_a_usage_error(tmp_path):
+    (tmp_path / "test_own.py").write_text(OWN_TEST)
+    proc = _run_pytest_raw(tmp_path, "--prefixbench-engine", "tests.user_engines:name_raises")
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "prefixbench: engine tests.user_engines:name_raises: name raised ValueError (seed-coding, 32k): the name is not configured" in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_the_fixture_reports_an_engine_error_in_one_short_failure(tmp_path):
+    (tmp_path / "test_team.py").write_text("def test_team(prefixbench):\n    prefixbench.run()\n")
+    code, outcomes, output = run_pytest(
+        tmp_path, "--prefixbench-engine", "tests.user_engines:view_none", "--prefixbench-windows", "32k", "-k", "test_team",
+    )
+    assert code == 1, output
+    outcome, message = outcomes["test_team::test_team"]
+    assert outcome == "failed" and message.startswith("Failed: engine broken-view-none (tests.user_engines:view_none): view() returned None")
+    assert "loop.py" not in output and len(output.splitlines()) < 20, output
+
+
+def test_a_table_for_an_engine_that_is_not_running_is_refused(tmp_path):
+    (tmp_path / "test_own.py").write_text(OWN_TEST)
+    (tmp_path / "engines.toml").write_text('["tests.user_engines:declared"]\n\n["tests.user_engines:configurable"]\ndeclare = true\n')
+    proc = _run_pytest_raw(
+        tmp_path, "--prefixbench-engine", "tests.user_engines:declared", "--prefixbench-engine-config", "engines.toml",
+    )
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
+    assert (
+        "engines.toml: --prefixbench-engine-config sets the engine under test (tests.user_engines:declared) only, "
+        "not 'tests.user_engines:configurable'"
+    ) in proc.stderr

@@ -137,3 +137,13 @@ def test_bad_engine_config_on_check_is_one_line(tmp_path, capsys, table, message
     assert main(["check", "--engine", CONFIGURABLE, "--windows", "32k", "--engine-config", str(config)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and message in err, err
+
+
+def test_sweep_of_a_user_engine_runs_one_preset_unless_presets_are_asked(tmp_path, capsys):
+    import json
+
+    base = ["sweep", "--engine", DECLARED, "--windows", "32k", "--steps", "12", "--quiet", "--format", "json"]
+    assert main([*base, "--out", str(tmp_path / "one")]) == 0
+    assert [(r["engine"], r["preset"]) for r in json.loads(capsys.readouterr().out)] == [("declared-truncating", "patched")]
+    assert main([*base, "--presets", "legacy,patched", "--out", str(tmp_path / "two")]) == 0
+    assert [r["preset"] for r in json.loads(capsys.readouterr().out)] == ["legacy", "patched"]

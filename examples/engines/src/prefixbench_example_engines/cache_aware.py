@@ -44,7 +44,7 @@ class CacheAwareEngine(EngineBase):
     def before_step(self, ctx: StepContext) -> None:
         """Fold a head region when the view is full; on a failed summary call keep the view."""
         view = self.view(ctx.session)
-        if count_tokens(view, ctx.routed) < self.full_ratio * self.window:
+        if ctx.measure(view).total_tokens < self.full_ratio * self.window:  # what the next request sends
             return
         keep = self._tail_start(view)
         if keep <= 1:

@@ -1,0 +1,131 @@
+"""The boundary around a user's engine: what crosses it is checked, and its failures are its own.
+
+:func:`guard` wraps an engine a user's factory built. Every call into it (``before_step``,
+``view``, ``run_tool``) that raises, and every value it gives back of the wrong type, becomes
+an :class:`~prefixbench.kernel.api.EngineError` naming the engine and the method, with the
+traceback cut to the engine's own frames (``trace``). The loop adds the step, the workload and
+the window (:meth:`EngineError.locate`).
+
+The checks look at types only (a view's messages and their blocks), so they cost little on a
+path that runs every step.
+"""
+
+from __future__ import annotations
+
+import traceback
+from types import TracebackType
+
+from prefixbench.kernel.api import Engine, EngineError, StepContext, message_problem, messages_problem, type_name
+from prefixbench.kernel.session import Session
+from prefixbench.simulator.wire import Message, ToolCall
+
+#: Sequence expected of a view, and of a tool result.
+VIEW_EXPECTED = "expected a sequence of Message"
+TOOL_EXPECTED = "expected a Message or None"
+
+
+#: The longest error message of an engine the line carries (the trace keeps all of it).
+MAX_DETAIL = 300
+
+
+def clipped(text: str) -> str:
+    """An engine's error message cut to :data:`MAX_DETAIL` characters, saying so."""
+    return text if len(text) <= MAX_DETAIL else f"{text[:MAX_DETAIL]}... ({len(text):,} characters)"
+
+
+def engine_label(name: str, ref: str) -> str:
+    """``truncating (tests.user_engines:silent)``: the engine's name, and how it was named when that differs."""
+    return name if not ref or ref == name else f"{name} ({ref})"
+
+
+def engine_frames(exc: BaseException, skip: int = 1) -> str:
+    """The traceback of ``exc`` without its first ``skip`` frames (the guard's own), as text."""
+    tb: TracebackType | None = exc.__traceback__
+    for _ in range(skip):
+        if tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb))
+
+
+def method_location(method: object) -> str:
+    """``File "engine.py", line 12, in view`` of a bound method (empty when it has no code)."""
+    code = getattr(getattr(method, "__func__", method), "__code__", None)
+    if code is None:
+        return ""
+    return f'  File "{code.co_filename}", line {code.co_firstlineno}, in {code.co_name}\n'
+
+
+def read_name(engine: object, ref: str) -> str:
+    """The engine's ``name``; an EngineError when reading it raises or it is not a non-empty string."""
+    try:
+        name = engine.name  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - a user's property: any failure is theirs
+        raise EngineError(
+            ref, "name", f"raised {type(exc).__name__}", str(exc), trace=engine_frames(exc)
+        ) from None
+    if not isinstance(name, str) or not name:
+        raise EngineError(ref, "name", f"is {type_name(name)} {name!r}", "expected a non-empty string")
+    return name
+
+
+class GuardedEngine:
+    """A user's engine behind the checks (see the module docstring). Other attributes read through."""
+
+    def __init__(self, inner: Engine, ref: str = "") -> None:
+        self.inner = inner
+        self.ref = ref
+        self.name = read_name(inner, ref)
+        self.label = engine_label(self.name, ref)
+
+    def _raised(self, call: str, exc: Exception) -> EngineError:
+        return EngineError(self.label, call, f"raised {type(exc).__name__}", clipped(str(exc)), trace=engine_frames(exc))
+
+    def before_step(self, ctx: StepContext) -> None:
+        """The engine's step (its return value is ignored, as the API says)."""
+        try:
+            self.inner.before_step(ctx)
+        except MemoryError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a user's engine: any failure is theirs
+            raise self._raised("before_step()", exc) from exc
+
+    def view(self, session: Session) -> tuple[Message, ...]:
+        """The engine's view, checked to be a sequence of messages (returned as a tuple)."""
+        try:
+            messages = self.inner.view(session)
+        except MemoryError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise self._raised("view()", exc) from exc
+        problem = messages_problem(messages)
+        if problem is not None:
+            raise EngineError(self.label, "view()", problem, VIEW_EXPECTED, trace=method_location(self.inner.view))
+        return messages if isinstance(messages, tuple) else tuple(messages)
+
+    def run_tool(self, session: Session, call: ToolCall) -> Message | None:
+        """The engine's tool, checked to give back a message or None."""
+        try:
+            result = self.inner.run_tool(session, call)
+        except MemoryError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise self._raised(f"run_tool({call.name})", exc) from exc
+        if result is not None:
+            problem = message_problem(result)
+            if problem is not None:
+                raise EngineError(
+                    self.label, f"run_tool({call.name})", f"returned {problem}", TOOL_EXPECTED,
+                    trace=method_location(self.inner.run_tool),
+                )
+        return result
+
+    def __getattr__(self, name: str) -> object:
+        # The engine's own state (config, counters) reads through, as on the engine itself.
+        if name == "inner":  # not set yet: never recurse
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+def guard(engine: Engine, ref: str = "") -> GuardedEngine:
+    """``engine`` behind the checks; ``ref`` is how the user named it (an import path or installed name)."""
+    return engine if isinstance(engine, GuardedEngine) else GuardedEngine(engine, ref)
