@@ -95,10 +95,9 @@ class OutLock:
         UserError: another process holds it (naming its pid, host and start).
     """
 
-    def __init__(self, out: Path, *, quiet: bool = False) -> None:
+    def __init__(self, out: Path) -> None:
         self.out = out
         self.path = out / LOCK
-        self.quiet = quiet
         self.handle: int | None = None
 
     def __enter__(self) -> OutLock:
@@ -129,7 +128,7 @@ class OutLock:
                 break
             os.close(fd)
         left = _read_holder(fd)
-        if left and not self.quiet:
+        if left:  # said even with --quiet: someone's sweep was stopped here
             print(f"prefixbench: note: --out {self.out}: took over the lock of a command that is no longer running "
                   f"({left})", file=sys.stderr)
         started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")  # who holds it, for people; never in outputs
@@ -251,6 +250,7 @@ def land_staged(out: Path, staging: Path, move: list[str], remove: list[str] = (
         raise UserError(f"--out {out}: cannot write {JOURNAL} ({exc.strerror or exc})") from None
     landing_point("journaled")
     complete_landing(out)
+    landing_point("landed")
 
 
 def complete_landing(out: Path) -> bool:
@@ -279,7 +279,6 @@ def complete_landing(out: Path) -> bool:
     for entry in out.iterdir() if out.is_dir() else ():
         if entry.name.startswith(STAGING_PREFIX) and entry.is_dir() and not entry.is_symlink():
             drop_staging(entry)
-    landing_point("landed")
     return completed
 
 

@@ -110,7 +110,7 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
     out: Path = options.out
     check_out_dir(out, output_names(plan))
     prepare_out(out)
-    with OutLock(out, quiet=options.quiet):
+    with OutLock(out):
         # A landing a killed command left half done is completed first (renames only); then
         # the folder must take files, in itself and in store/, before the first run.
         complete_landing(out)
