@@ -101,6 +101,7 @@ class OutLock:
         self.handle: int | None = None
 
     def __enter__(self) -> OutLock:
+        import errno
         import fcntl
         import json
         import socket
@@ -113,11 +114,13 @@ class OutLock:
                 raise UserError(f"--out {self.out}: cannot create its lock {self.path} ({exc.strerror or exc})") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    break  # a filesystem without locks: the file still names who writes
                 holder = _read_holder(fd)
                 os.close(fd)
                 raise UserError(
-                    f"--out {self.out}: another prefixbench command is writing this folder ({holder}); "
+                    f"--out {self.out}: another prefixbench command is writing this folder ({holder or 'just started'}); "
                     "wait for it to finish, or choose another --out"
                 ) from None
             try:  # the file we locked is still the one at the path (not unlinked by a holder that just finished)
@@ -212,8 +215,6 @@ def write_file(path: Path, data: bytes) -> None:
 
 def make_staging(out: Path) -> Path:
     """A fresh staging folder inside ``out`` (removed by :func:`drop_staging` or the next landing)."""
-    import tempfile
-
     try:
         return Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out))
     except OSError as exc:
@@ -243,7 +244,7 @@ def land_staged(out: Path, staging: Path, move: list[str], remove: list[str] = (
     landing_point("staged")
     journal = {"staging": staging.name, "move": list(move), "remove": list(remove)}
     try:
-        write_file(staging / JOURNAL, (json_text(journal)).encode())
+        write_file(staging / JOURNAL, (_json_text(journal)).encode())
         os.replace(staging / JOURNAL, out / JOURNAL)
         _sync_dir(out)
     except OSError as exc:
@@ -254,8 +255,22 @@ def land_staged(out: Path, staging: Path, move: list[str], remove: list[str] = (
 
 
 def complete_landing(out: Path) -> bool:
-    """Finish the landing a journal in ``out`` describes, then remove every staging folder and
-    temporary file a stopped command left there. Returns whether a landing was completed."""
+    """Finish the landing a journal in ``out`` describes, then remove every staging folder a
+    stopped command left there. Returns whether a landing was completed.
+
+    Raises:
+        UserError: the journal is not one, or a rename fails (naming the folder and why).
+    """
+    try:
+        return _complete_landing(out)
+    except OSError as exc:
+        raise UserError(
+            f"--out {out}: cannot complete the landing {JOURNAL} describes ({exc.strerror or exc}); "
+            "fix that and re-run, or remove the folder"
+        ) from None
+
+
+def _complete_landing(out: Path) -> bool:
     path = out / JOURNAL
     completed = False
     if path.is_file():
@@ -302,7 +317,7 @@ def _inside(rel: str) -> bool:
     return bool(rel) and not path.is_absolute() and ".." not in path.parts
 
 
-def json_text(data: object) -> str:
+def _json_text(data: object) -> str:
     import json
 
     return json.dumps(data, indent=1) + "\n"
@@ -402,17 +417,12 @@ def _exchange(first: Path, second: Path) -> bool:
 def _remove_dead_staging(parent: Path, name: str) -> None:
     """Remove the staging folders of ``name`` that commands no longer running left in ``parent``."""
     prefix = f"{AUDIT_STAGING_PREFIX}{name}-"
-    for entry in parent.glob(f"{glob_escape(prefix)}*"):
+    import glob
+
+    for entry in parent.glob(f"{glob.escape(prefix)}*"):
         pid = entry.name[len(prefix):].split("-", 1)[0]
         if pid.isdigit() and entry.is_dir() and not entry.is_symlink() and not _running(int(pid)):
             drop_staging(entry)
-
-
-def glob_escape(text: str) -> str:
-    """``text`` with glob's special characters taken literally."""
-    import glob
-
-    return glob.escape(text)
 
 
 def _running(pid: int) -> bool:
