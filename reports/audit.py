@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import sys
 import time
 from decimal import Decimal
@@ -330,15 +329,13 @@ def audit_chart(result: AuditResult, path: Path) -> None:
 def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object]] | None = None) -> list[Path]:
     """audit.md, audit.csv, audit.json, audit.png and report.html in ``out``, all or nothing.
 
-    Everything is written to a temporary folder beside ``out`` first, then moved in, so a
-    failure never leaves half the files.
+    Everything is written to a staging folder beside ``out`` first, then lands together
+    (:func:`prefixbench.reports.outdir.staged_out`), so a failure or a kill never leaves half
+    the files, nor old and new ones mixed.
     """
-    import shutil  # with tempfile: only with --out (start-up: docs/performance.md)
-    import tempfile
+    from prefixbench.reports.outdir import staged_out
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".audit-", dir=out.parent))
-    try:
+    with staged_out(out, AUDIT_FILES) as staging:
         (staging / "audit.md").write_text(printable(audit_markdown(result)), encoding="utf-8")
         (staging / "audit.csv").write_text(printable(audit_csv(result)), encoding="utf-8")
         (staging / "audit.json").write_text(printable(audit_json(result, what_if)) + "\n", encoding="utf-8")
@@ -346,14 +343,11 @@ def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object
         from prefixbench.reports.html_pages import audit_page
 
         (staging / "report.html").write_text(printable(audit_page(audit_record(result), what_if)), encoding="utf-8")
-        out.mkdir(parents=True, exist_ok=True)
-        written = []
-        for name in ("audit.md", "audit.csv", "audit.json", "audit.png", "report.html"):
-            os.replace(staging / name, out / name)
-            written.append(out / name)
-        return written
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    return [out / name for name in AUDIT_FILES]
+
+
+#: The files ``audit --out`` writes.
+AUDIT_FILES = ("audit.md", "audit.csv", "audit.json", "audit.png", "report.html")
 
 
 class Progress:
@@ -427,7 +421,7 @@ def run_audit_command(args) -> int:
         from prefixbench.reports.outdir import check_out_dir
 
         existed = args.out.exists()
-        check_out_dir(args.out, ("audit.md", "audit.csv", "audit.json", "audit.png", "report.html"))
+        check_out_dir(args.out, AUDIT_FILES)
         if not existed:
             args.out.rmdir()  # checked only: the folder appears when the audit's files land, all at once
     if getattr(args, "what_if", None):

@@ -4,8 +4,10 @@ destination that cannot take the files never throws away a finished sweep or aud
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
@@ -77,3 +79,376 @@ def check_out_file(path: Path, option: str) -> None:
         raise UserError(f"{where}: cannot write there ({exc.strerror or exc})") from None
     if resolved.exists() and not os.access(resolved, os.W_OK):
         raise UserError(f"{where}: is not writable")
+
+
+# --- one sweep (or audit) at a time ----------------------------------------------------------
+
+#: The lock of an output folder: held (``flock``) by the command writing it; its text names the
+#: holder (pid, host, start). A file left by a killed holder is not held and is taken over.
+LOCK = ".prefixbench-lock"
+
+
+class OutLock:
+    """Hold ``<out>/.prefixbench-lock`` while a command writes ``out``.
+
+    Raises:
+        UserError: another process holds it (naming its pid, host and start).
+    """
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.path = out / LOCK
+        self.handle: int | None = None
+
+    def __enter__(self) -> OutLock:
+        import errno
+        import fcntl
+        import json
+        import socket
+        from datetime import datetime, timezone
+
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise UserError(f"--out {self.out}: cannot create its lock {self.path} ({exc.strerror or exc})") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    break  # a filesystem without locks: the file still names who writes
+                holder = _read_holder(fd)
+                os.close(fd)
+                raise UserError(
+                    f"--out {self.out}: another prefixbench command is writing this folder ({holder or 'just started'}); "
+                    "wait for it to finish, or choose another --out"
+                ) from None
+            try:  # the file we locked is still the one at the path (not unlinked by a holder that just finished)
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)
+        left = _read_holder(fd)
+        if left:  # said even with --quiet: someone's sweep was stopped here
+            print(f"prefixbench: note: --out {self.out}: took over the lock of a command that is no longer running "
+                  f"({left})", file=sys.stderr)
+        started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")  # who holds it, for people; never in outputs
+        text = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": started}) + "\n"
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, text.encode(), 0)
+        self.handle = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.handle is not None:
+            self.path.unlink(missing_ok=True)  # still held: nobody can take it between the unlink and the close
+            os.close(self.handle)
+            self.handle = None
+
+
+def _read_holder(fd: int) -> str:
+    """``pid N on HOST, started T`` from a lock file's text ('' when empty or unreadable)."""
+    import json
+
+    try:
+        data = json.loads(os.pread(fd, 4096, 0) or b"null")
+        return f"pid {int(data['pid'])} on {data['host']}, started {data['started']}"
+    except (OSError, ValueError, TypeError, KeyError):
+        return ""
+
+
+# --- found before the first run ---------------------------------------------------------------
+
+
+def probe_writable(folder: Path, where: str) -> None:
+    """Write, flush and remove a small file in ``folder``: a read-only folder or a full disk is
+    found here, before any run is computed and before anything is replaced.
+
+    Raises:
+        UserError: naming ``where`` and the folder.
+    """
+    from prefixbench.workloads.runs.store import TEMP_PREFIX  # with pyarrow: only where a sweep writes
+
+    probe = folder / f"{TEMP_PREFIX}{os.getpid()}-probe"
+    try:
+        try:
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, b"\0" * 4096)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        finally:
+            probe.unlink(missing_ok=True)
+    except OSError as exc:
+        raise UserError(f"{where}: cannot write in {folder} ({exc.strerror or exc})") from None
+
+
+# --- staging and landing ----------------------------------------------------------------------
+
+#: A landing in progress: which staged files move into the folder, in order, and which files go.
+#: Written once everything is staged; whoever finds it (the next sweep or audit into the
+#: folder) completes it before doing anything else.
+JOURNAL = ".prefixbench-landing.json"
+#: Prefix of the staging folders inside an output folder.
+STAGING_PREFIX = ".staging-"
+#: Prefix of an audit's staging folder beside an ``--out`` that does not exist yet.
+AUDIT_STAGING_PREFIX = ".audit-"
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """Write a staged file whole and flush it to disk.
+
+    Raises:
+        UserError: naming the file, on any write error (a full disk: ``No space left on device``).
+    """
+    try:
+        with open(path, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def make_staging(out: Path) -> Path:
+    """A fresh staging folder inside ``out`` (removed by :func:`drop_staging` or the next landing)."""
+    try:
+        return Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=out))
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot write there ({exc.strerror or exc})") from None
+
+
+def drop_staging(staging: Path) -> None:
+    """Remove a staging folder and what it holds."""
+    import shutil
+
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def land_staged(out: Path, staging: Path, move: list[str], remove: list[str] = ()) -> None:
+    """Move the staged files ``move`` (names relative to ``staging``) into ``out`` in that order,
+    then delete ``remove`` (relative to ``out``).
+
+    The journal is written first, so a landing cut short (kill -9, power) is completed by the
+    next command into ``out`` (:func:`complete_landing`) instead of leaving old and new files
+    mixed. Put the file that names the set (a manifest) last in ``move``.
+
+    ::
+
+        staged --journal--> journaled --rename each--> landed:<name> ... --unlink--> removed
+               --journal unlinked, staging removed--> landed
+    """
+    landing_point("staged")
+    journal = {"staging": staging.name, "move": list(move), "remove": list(remove)}
+    try:
+        write_file(staging / JOURNAL, (_json_text(journal)).encode())
+        os.replace(staging / JOURNAL, out / JOURNAL)
+        _sync_dir(out)
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot write {JOURNAL} ({exc.strerror or exc})") from None
+    landing_point("journaled")
+    complete_landing(out)
+    landing_point("landed")
+
+
+def complete_landing(out: Path) -> bool:
+    """Finish the landing a journal in ``out`` describes, then remove every staging folder a
+    stopped command left there. Returns whether a landing was completed.
+
+    Raises:
+        UserError: the journal is not one, or a rename fails (naming the folder and why).
+    """
+    try:
+        return _complete_landing(out)
+    except OSError as exc:
+        raise UserError(
+            f"--out {out}: cannot complete the landing {JOURNAL} describes ({exc.strerror or exc}); "
+            "fix that and re-run, or remove the folder"
+        ) from None
+
+
+def _complete_landing(out: Path) -> bool:
+    path = out / JOURNAL
+    completed = False
+    if path.is_file():
+        journal = _read_journal(path)
+        staging = out / journal["staging"]
+        for name in journal["move"]:
+            source = staging / name
+            if source.exists():
+                target = out / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(source, target)
+            landing_point(f"landed:{name}")
+        for name in journal["remove"]:
+            target = out / name
+            if target.is_file() or target.is_symlink():
+                target.unlink()
+        landing_point("removed")
+        _sync_dir(out)
+        path.unlink()
+        completed = True
+    for entry in out.iterdir() if out.is_dir() else ():
+        if entry.name.startswith(STAGING_PREFIX) and entry.is_dir() and not entry.is_symlink():
+            drop_staging(entry)
+    return completed
+
+
+def _read_journal(path: Path) -> dict[str, list[str] | str]:
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        staging, move, remove = data["staging"], data["move"], data["remove"]
+        if not (isinstance(staging, str) and staging.startswith(STAGING_PREFIX) and "/" not in staging):
+            raise ValueError(staging)
+        if not all(isinstance(n, str) and _inside(n) for n in (*move, *remove)):
+            raise ValueError(move, remove)
+    except (OSError, ValueError, TypeError, KeyError, UnicodeDecodeError):
+        raise UserError(f"{path}: not a prefixbench landing journal; remove it, or choose another --out") from None
+    return {"staging": staging, "move": move, "remove": remove}
+
+
+def _inside(rel: str) -> bool:
+    path = Path(rel)
+    return bool(rel) and not path.is_absolute() and ".." not in path.parts
+
+
+def _json_text(data: object) -> str:
+    import json
+
+    return json.dumps(data, indent=1) + "\n"
+
+
+def _sync_dir(folder: Path) -> None:
+    """Flush a folder's entries (the renames in it) to disk, where the platform allows."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+# --- audit --out: the whole set or nothing ---------------------------------------------------
+
+
+@contextmanager
+def staged_out(out: Path, names: Sequence[str]) -> Iterator[Path]:
+    """A staging folder for the files ``names`` of ``out``; when the block ends without an
+    error they land together, and the staging folder is gone either way.
+
+    The staging folder is ``.audit-<out's name>-<pid>-*`` beside ``out``; one a killed command
+    left (its pid no longer running) is removed here. Landing: a new ``out`` is the staging
+    folder renamed (one rename); an ``out`` that holds only these files is exchanged with it in
+    one rename where the system has ``renameat2`` (Linux); any other ``out`` gets the files
+    through :func:`land_staged` (journal, renames), holding its lock.
+    """
+    parent = out.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        _remove_dead_staging(parent, out.name)
+        staging = Path(tempfile.mkdtemp(prefix=f"{AUDIT_STAGING_PREFIX}{out.name}-{os.getpid()}-", dir=parent))
+        umask = os.umask(0o022)
+        os.umask(umask)
+        staging.chmod(0o777 & ~umask)  # a folder as mkdir makes it: it may become ``out``
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot write beside it in {parent} ({exc.strerror or exc})") from None
+    try:
+        yield staging
+        landing_point("staged")
+        if _swap_in(staging, out, names):
+            landing_point("landed")
+            return
+        out.mkdir(exist_ok=True)
+        with OutLock(out):
+            complete_landing(out)
+            inner = make_staging(out)
+            for name in names:
+                os.replace(staging / name, inner / name)
+            land_staged(out, inner, list(names))
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot write {exc.filename or 'there'} ({exc.strerror or exc})") from None
+    finally:
+        drop_staging(staging)
+
+
+def _swap_in(staging: Path, out: Path, names: Sequence[str]) -> bool:
+    """Put the staged folder in place of ``out`` in one rename, if ``out`` is missing or holds
+    nothing but ``names``; the earlier files then sit in ``staging`` (removed by the caller)."""
+    import errno
+
+    if not out.exists():
+        try:
+            os.rename(staging, out)
+        except OSError as exc:
+            if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                return False  # created meanwhile
+            raise
+        return True
+    if out.is_symlink() or not out.is_dir() or not {p.name for p in out.iterdir()} <= set(names):
+        return False
+    staging.chmod(out.stat().st_mode & 0o7777)
+    return _exchange(staging, out)
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two folders in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
+    system or filesystem cannot."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) == 0
+
+
+def _remove_dead_staging(parent: Path, name: str) -> None:
+    """Remove the staging folders of ``name`` that commands no longer running left in ``parent``."""
+    prefix = f"{AUDIT_STAGING_PREFIX}{name}-"
+    import glob
+
+    for entry in parent.glob(f"{glob.escape(prefix)}*"):
+        pid = entry.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and entry.is_dir() and not entry.is_symlink() and not _running(int(pid)):
+            drop_staging(entry)
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one of another user counts as running)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+# --- named landing points (the tests stop the process at each) -------------------------------
+
+#: ``PREFIXBENCH_STOP_AT=<point>`` ends the process at that point with ``os._exit(137)``, as a
+#: ``kill -9`` there would: the tests stop a sweep and an audit at every point of a landing
+#: (tests/unit/reports/test_landing.py). The points: ``run-stored`` (a sweep's run just landed
+#: in the store), ``staged``, ``journaled``, ``landed:<file>`` (after each rename), ``removed``,
+#: ``landed``.
+STOP_AT = "PREFIXBENCH_STOP_AT"
+
+
+def landing_point(name: str) -> None:
+    """Where a landing is: the process stops here if :data:`STOP_AT` names this point."""
+    if os.environ.get(STOP_AT) == name:
+        os._exit(137)

@@ -2,10 +2,15 @@
 from the store -> table on stdout. Planning, computing and storing the runs is
 :mod:`prefixbench.workloads.runs` (:mod:`~prefixbench.workloads.runs.land`); this module writes.
 
-Order of writes in ``--out``: the manifest claims the sweep's files and ``SWEEP-UNFINISHED``
-appears; an earlier sweep's derived files go; each run lands in ``store/`` as it finishes
-(atomically); then observations.csv, runs.csv, charts and report.md are rebuilt from the store,
-files an earlier sweep left that this one did not write are removed, and the mark goes.
+Order of writes in ``--out``, one sweep at a time (``.prefixbench-lock``): a landing a killed
+sweep left half done is completed; the folder and store/ are probed (a read-only folder or a
+full disk ends the sweep here); ``SWEEP-UNFINISHED`` appears; each run lands in ``store/`` as it
+finishes (atomically); observations.csv, runs.csv, the charts, report.md and report.html are
+rebuilt from the store into a staging folder beside the earlier outputs, which stay as they
+are; then everything lands at once (:func:`prefixbench.reports.outdir.land_staged`: a journal,
+the renames, the manifest last, the files an earlier sweep left that this one did not write
+removed, the mark gone). A sweep that stops on an error removes its staging folder and leaves
+the folder as it was, finished runs kept in the store.
 """
 
 from __future__ import annotations
@@ -23,14 +28,17 @@ import pandas as pd
 
 from prefixbench.reports.cost import cost_table, cost_text
 from prefixbench.workloads.runs.schema import COST_COLUMNS, OBSERVATION_COLUMNS, RUN_COLUMNS
-from prefixbench.workloads.runs.manifest import Manifest
+from prefixbench.workloads.runs.manifest import MANIFEST, UNFINISHED, Manifest
 from prefixbench.reports.interrupt import raise_if_interrupted
 from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
-from prefixbench.reports.outdir import check_out_dir
+from prefixbench.reports.outdir import (
+    JOURNAL, LOCK, OutLock, check_out_dir, complete_landing, drop_staging, land_staged, landing_point, make_staging,
+    probe_writable, write_file,
+)
 from prefixbench.reports.progress import SweepProgress
 from prefixbench.reports.seeds import sweep_text_table
 from prefixbench.workloads.runs.land import Landed, land_missing, load_runs, missing_runs, prepare_out
-from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore, recompute_notes, write_atomic
+from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore, recompute_notes
 from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, usd_sum
@@ -113,18 +121,24 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
     out: Path = options.out
     check_out_dir(out, output_names(plan))
     prepare_out(out)
+    with OutLock(out):
+        # A landing a killed command left half done is completed first (renames only); then
+        # the folder must take files, in itself and in store/, before the first run.
+        complete_landing(out)
+        manifest = Manifest(out)
+        manifest.remove_temporaries()
+        probe_writable(out, f"--out {out}")
+        probe_writable(out / STORE_DIR, f"--out {out}")
+        return _run_and_land(plan, options, out, manifest)
+
+
+def _run_and_land(plan: SweepPlan, options: SweepRunOptions, out: Path, manifest: Manifest) -> int:
+    """Compute what the store lacks, stage every output beside the earlier ones, and land them
+    together; on any error the earlier outputs stay as they were and the finished runs stay in
+    the store."""
+    price = plan.spec.price
     store = ResultStore(out)
-    manifest = Manifest(out)
     keys = [item.key for item in plan.runs]
-    manifest.remove_temporaries()
-    # Claim only files that are ours already or not there yet: a file someone else put there
-    # stays theirs (and is named in the warning) unless this sweep overwrites it.
-    claims = {store.relpath(k) for k in keys} | _claimed_outputs(plan)
-    manifest.claim({f for f in claims if f in manifest.previous or not (out / f).exists()})
-    manifest.begin(len(keys))
-    # Derived files are rebuilt at the end: remove an earlier sweep's now, so the folder never
-    # shows a report or CSV that does not match the store.
-    manifest.remove_owned(set(DERIVED_FILES) | {f for f in manifest.previous if f.endswith(".png") or f == "cost.md"})
     todo = missing_runs(plan, store, fresh=options.fresh, jobs=options.jobs or default_jobs(len(keys)))
     warnings, notes = recompute_notes(plan.runs, todo, store)  # damaged store files, changed code
     for line in [f"warning: {w}" for w in warnings] + ([] if options.quiet else notes):
@@ -142,18 +156,40 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
         # so the chart workers forked later start with them (instead of each importing
         # matplotlib at the end of the sweep). Joined before that fork (_rebuild).
         CHART_IMPORT.start()
-    progress = SweepProgress(len(plan.runs), skipped, mode=SweepProgress.mode_for(options.quiet))
-    landed = land_missing(
-        plan, todo, store, progress, jobs=jobs, scheduler=options.scheduler, between_batches=raise_if_interrupted
-    )
-    runs_df, obs_df, costs, written, drawing = _rebuild(out, plan, store, price, jobs, landed)
-    written |= {store.relpath(k) for k in keys}
-    runs_text = runs_json(runs_df, costs)
-    _write_sweep_html(out, plan, runs_df, obs_df, costs)
-    written.add("report.html")
-    for _ in drawing:  # the charts, drawn meanwhile
-        pass
-    foreign = manifest.finish(written)
+    mark = out / UNFINISHED
+    earlier_mark = mark.read_bytes() if mark.is_file() else None
+    manifest.begin(len(keys))
+    staging: Path | None = None
+    try:
+        progress = SweepProgress(len(plan.runs), skipped, mode=SweepProgress.mode_for(options.quiet))
+        landed = land_missing(plan, todo, store, progress, jobs=jobs, scheduler=options.scheduler, between_batches=_between_runs)
+        staging = make_staging(out)
+        runs_df, obs_df, costs, written, drawing = _rebuild(staging, plan, store, price, jobs, landed)
+        runs_text = runs_json(runs_df, costs)
+        _write_sweep_html(staging, plan, runs_df, obs_df, costs)
+        written.add("report.html")
+        for _ in drawing:  # the charts, drawn meanwhile
+            pass
+        outputs = sorted(written, key=_landing_order)
+        written |= {store.relpath(k) for k in keys}
+        stale, foreign, manifest_bytes = manifest.settle(written, skip={LOCK, JOURNAL, staging.name})
+        write_file(staging / MANIFEST, manifest_bytes)
+        # The manifest goes last: it names the set that landed.
+        land_staged(out, staging, [*outputs, MANIFEST], remove=[*stale, UNFINISHED])
+    except KeyboardInterrupt:
+        _drop(out, staging)  # the mark stays: re-running completes the sweep
+        raise
+    except BaseException as exc:
+        _drop(out, staging)
+        if earlier_mark is None:
+            mark.unlink(missing_ok=True)
+        else:
+            mark.write_bytes(earlier_mark)
+        if isinstance(exc, Exception):
+            stored = sum(store.has(k) for k in keys)
+            _add_note(exc, f"the sweep stopped; {out}/ is as it was, and {stored} of {len(keys)} runs are in "
+                           f"{out / STORE_DIR}: fix the error and re-run (stored runs are skipped)")
+        raise
     _print_outcome(options, runs_text, runs_df, costs, price)
     if not options.quiet:
         shown = sorted(f for f in written if "/" not in f)
@@ -162,6 +198,41 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
         listed = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
         print(f"prefixbench: warning: {out}/ also holds files prefixbench did not write (left as they are): {listed}", file=sys.stderr)
     return 0
+
+
+def _between_runs() -> None:
+    """After each finished batch of runs: a swallowed Ctrl-C stops here; so does a test's stop."""
+    raise_if_interrupted()
+    landing_point("run-stored")
+
+
+def _landing_order(name: str) -> tuple[int, str]:
+    """Charts and reports first, the CSV files last and next to each other (observations.csv,
+    then runs.csv), so the rename window between the two is as short as it can be."""
+    return ({"observations.csv": 1, "runs.csv": 2}.get(name, 0), name)
+
+
+def _drop(out: Path, staging: Path | None) -> None:
+    """Remove this sweep's staging folder and temporary files, unless a landing was journaled
+    (then its staged files are what the next command completes it from)."""
+    if (out / JOURNAL).exists():
+        return
+    if staging is not None:
+        drop_staging(staging)
+    prefix = f"{TEMP_PREFIX}{os.getpid()}-"
+    for root, _, files in os.walk(out):
+        for name in files:
+            if name.startswith(prefix):
+                Path(root, name).unlink(missing_ok=True)
+
+
+def _add_note(exc: BaseException, note: str) -> None:
+    """Say what a stopped sweep kept: in the one line of a UserError, as a note on anything else."""
+    text = str(exc)
+    if isinstance(exc, UserError) and not getattr(exc, "lines", None) and exc.args == (text,):
+        exc.args = (f"{text} ({note})",)
+    else:
+        exc.add_note(f"prefixbench: {note}")
 
 
 def _print_outcome(
@@ -175,10 +246,6 @@ def _print_outcome(
     if costs is not None and price is not None:
         print(f"\ncost at {price.model} prices (USD):")
         print(cost_text(costs))
-
-
-#: Outputs every sweep rewrites from the store.
-DERIVED_FILES = ("runs.csv", "observations.csv", "report.md", "report.html")
 
 
 def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df: pd.DataFrame, costs: pd.DataFrame | None) -> None:
@@ -224,7 +291,11 @@ def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df:
         shown_costs = costs.merge(shown[[*keys, "params"]].drop_duplicates(), on=[*keys, "params"], how="inner")
     import json
 
-    write_html(out / "report.html", sweep_page(lines, json.loads(runs_json(shown, shown_costs)), obs, priced=price is not None))
+    page = sweep_page(lines, json.loads(runs_json(shown, shown_costs)), obs, priced=price is not None)
+    try:
+        write_html(out / "report.html", page)
+    except OSError as exc:
+        raise UserError(f"{out / 'report.html'}: cannot write ({exc.strerror or exc})") from None
 
 
 def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
@@ -274,18 +345,12 @@ def grid_overrides(args: argparse.Namespace) -> dict[str, object]:
     return out
 
 
-def _claimed_outputs(plan: SweepPlan) -> set[str]:
-    files = set(DERIVED_FILES) | {"hit-rate.png"}
-    files |= {f"timeline-{format_window(w)}.png" for w in {item.workload.window for item in plan.runs}}
-    files |= {"engines.png", "cost.md", "cost.png"}
-    return files
-
-
 def _rebuild(
     out: Path, plan: SweepPlan, store: ResultStore, price: PriceRow | None, jobs: int = 1,
     landed: dict[str, Landed] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, set[str], Iterator[tuple[int, str]]]:
-    """runs.csv, observations.csv, charts and report.md from the stored runs, in plan order.
+    """runs.csv, observations.csv, charts and report.md from the stored runs, in plan order,
+    into the folder ``out`` (the sweep's staging folder).
 
     With ``jobs`` > 1 the stored runs are read and the charts drawn in worker processes; the
     files are the same either way. The charts are still being drawn when this returns: iterate
@@ -333,10 +398,10 @@ def _rebuild(
         from prefixbench.reports.cost import cost_markdown
 
         section = cost_markdown(costs, price)
-        write_atomic(out / "cost.md", section.encode())
+        write_file(out / "cost.md", section.encode())
         sections.append(section)
         written.add("cost.md")
-    write_atomic(out / "report.md", "\n".join(sections).encode())
+    write_file(out / "report.md", "\n".join(sections).encode())
     return runs_df, obs_df, costs, written, drawing
 
 
@@ -351,8 +416,12 @@ def draw_chart(task: ChartTask) -> str:
     module, _, name = target.partition(":")
     draw = getattr(importlib.import_module(f"prefixbench.reports.{module}"), name)
     tmp = path.with_name(f"{TEMP_PREFIX}{os.getpid()}-{path.name}")
-    draw(*args, tmp, **kwargs)
-    os.replace(tmp, path)
+    try:
+        draw(*args, tmp, **kwargs)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
     return path.name
 
 
@@ -385,7 +454,7 @@ CHART_IMPORT = _BackgroundImport("prefixbench.reports.charts")
 def _write_csvs(
     out: Path, records: list[dict[str, object]], priced: list[pd.DataFrame], obs_df: pd.DataFrame, price: PriceRow | None
 ) -> None:
-    """observations.csv, then runs.csv, each written whole and renamed into place."""
+    """observations.csv and runs.csv, each written whole into the staging folder ``out``."""
     extra = list(COST_COLUMNS) if price is not None else []
     rows = []
     for number, record in enumerate(records):
@@ -395,6 +464,6 @@ def _write_csvs(
                 row[column] = usd_sum(priced[number][column])
         rows.append(row)
     observations = obs_df.reindex(columns=[*OBSERVATION_COLUMNS, *extra])
-    write_atomic(out / "observations.csv", observations.to_csv(index=False, lineterminator="\n").encode())
+    write_file(out / "observations.csv", observations.to_csv(index=False, lineterminator="\n").encode())
     runs = pd.DataFrame(rows, columns=[*RUN_COLUMNS, *extra])
-    write_atomic(out / "runs.csv", runs.to_csv(index=False, lineterminator="\n").encode())
+    write_file(out / "runs.csv", runs.to_csv(index=False, lineterminator="\n").encode())

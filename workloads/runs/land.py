@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.runs.execute import map_runs, pool_size
-from prefixbench.workloads.runs.store import STORE_DIR, ResultStore, compute_runs, decode_run
+from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore, compute_runs, decode_run
 from prefixbench.workloads.runs.sweep import PlannedRun, SweepPlan, longest_first
 
 if TYPE_CHECKING:
@@ -113,11 +113,22 @@ def land_missing(
                         f"a worker computed {item.describe()} with another prefixbench "
                         f"(run key {key}, expected {item.key}): install the same prefixbench on every worker"
                     )
-                store.put(item.key, data)
+                put(store, item.key, data)
                 progress.finished(item.describe())
                 landed[item.key] = (record, frame)  # what decoding ``data`` gives (tests/unit/reports/test_store.py)
             between_batches()
     return landed
+
+
+def put(store: ResultStore, key: str, data: bytes) -> None:
+    """Store one run; a write error (a full disk) is one line naming the file, and leaves no
+    temporary file behind."""
+    try:
+        store.put(key, data)
+    except OSError as exc:
+        for leftover in store.root.glob(f"{TEMP_PREFIX}{os.getpid()}-*"):
+            leftover.unlink(missing_ok=True)
+        raise UserError(f"{store.path(key)}: cannot write ({exc.strerror or exc})") from None
 
 
 def load_runs(plan: SweepPlan, store: ResultStore, landed: dict[str, Landed], jobs: int = 1) -> list[Landed]:

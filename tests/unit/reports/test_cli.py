@@ -76,11 +76,13 @@ def test_finished_runs_survive_a_later_failure(tmp_path, monkeypatch, capsys):
         return real(item, spec)
 
     monkeypatch.setattr(store_module, "execute_planned", flaky)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError) as raised:
         main([*SMALL, "--jobs", "1", "--out", str(tmp_path)])
-    # The first run is in the store; no CSV or report claims anything; the folder says unfinished.
+    # The first run is in the store; no CSV or report claims anything. The folder is not marked
+    # unfinished: re-running would stop the same way; the error says what was kept.
     assert len(list((tmp_path / "store").glob("*.parquet"))) == 1
-    assert (tmp_path / "SWEEP-UNFINISHED").exists() and not (tmp_path / "runs.csv").exists()
+    assert not (tmp_path / "SWEEP-UNFINISHED").exists() and not (tmp_path / "runs.csv").exists()
+    assert any("1 of 2 runs are in" in note for note in raised.value.__notes__)
     monkeypatch.setattr(store_module, "execute_planned", real)
     calls.clear()
     assert main([*SMALL[:-1], "--jobs", "1", "--out", str(tmp_path)]) == 0
