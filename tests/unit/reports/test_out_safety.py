@@ -220,6 +220,6 @@ def test_a_disk_that_fills_during_the_sweep_names_the_file_and_leaves_no_tempora
     assert main([*LATER, "--jobs", "1", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "No space left on device" in err[0], err
-    assert f"{out / 'store'}/" in err[0] and ".parquet: cannot write" in err[0]
+    assert f"{out / 'store'}/" in err[0] and ".parquet: cannot store the run (No space left on device)" in err[0]
     monkeypatch.undo()
     assert len(assert_as_it_was(out, before)) == len(before) + 1
