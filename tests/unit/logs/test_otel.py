@@ -66,7 +66,7 @@ def test_openai_spans_in_old_otlp_and_snake_case_keys(tmp_path: Path) -> None:
                                                                               {"key": "gen_ai.request.model", "value": {"string_value": "deepseek-chat"}}]}]}]}]}
     path.write_text(json.dumps(snake))
     requests, summary = read(path)
-    assert [(r.provider, r.usage, r.sent_ms) for r in requests] == [("deepseek", Usage(uncached=50), T // 10**6)]
+    assert [(r.provider, r.usage, r.sent_ms) for r in requests] == [("deepseek", Usage(uncached=50, cache_reported=False), T // 10**6)]
     assert any("not reported, not zero" in n for n in summary.notes)
 
 
