@@ -75,13 +75,16 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     windows = parse_windows(args.windows)
     warn_window_memory(windows)
     presets = parse_list(args.presets, "--presets")
+    user_presets: tuple[str, ...] = ()
     if named and not given(args.presets):
         from prefixbench.workloads.scripted.registry import is_user_engine
 
+        # Presets switch the built-in engines' fixes; a user's engine gets one run per window
+        # (the default preset, as check --engine), unless --presets asks for more.
         if all(is_user_engine(engine) for engine in named):
-            # Presets switch the built-in engines' fixes; a user's engine gets one run per
-            # window (the default preset, as check --engine), unless --presets asks for more.
             presets = (USER_ENGINE_PRESET,)
+        elif any(is_user_engine(engine) for engine in named):
+            user_presets = (USER_ENGINE_PRESET,)
     return SweepSpec(
         price=price,
         workload=args.workload,
@@ -93,6 +96,7 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
         tokenizer=args.tokenizer,
         options=options,
         engine_configs=engine_configs,
+        user_engine_presets=user_presets,
     )
 
 

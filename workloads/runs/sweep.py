@@ -59,10 +59,17 @@ class SweepSpec(msgspec.Struct, frozen=True):
     seeds: tuple[int, ...] = (0,)
     #: ``--engine-config`` tables of user engines, by the name or import path given.
     engine_configs: dict[str, dict[str, object]] = msgspec.field(default_factory=dict)
+    #: The presets a user's engine runs under, when they are not ``presets`` (presets switch the
+    #: built-in engines' fixes; a user's engine ignores them): empty means ``presets``.
+    user_engine_presets: tuple[str, ...] = ()
 
     def engine_names(self) -> tuple[str, ...]:
         """Engines to run (the workload's default when none were named)."""
         return self.engines or (get_workload(self.workload).default_engine,)
+
+    def presets_of(self, engine: str) -> tuple[str, ...]:
+        """The presets ``engine`` runs under."""
+        return self.user_engine_presets if self.user_engine_presets and is_user_engine(engine) else self.presets
 
 
 class PlannedRun(msgspec.Struct, frozen=True):
@@ -250,7 +257,7 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
     """
     if not spec.windows:
         raise UserError("--windows: give at least one window")
-    for preset in spec.presets:
+    for preset in (*spec.presets, *spec.user_engine_presets):
         get_preset(preset)
     make_cache_model(spec.cache, spec.tokenizer)
     binding = profile_options(spec.workload, spec.profile)
@@ -279,8 +286,9 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
             for engine in spec.engine_names():
                 config = spec.engine_configs.get(engine)
                 # Building the engine validates its configuration for this window.
-                make_engine(workload, engine, get_preset(spec.presets[0]), config)
-                for preset in spec.presets:
+                presets = spec.presets_of(engine)
+                make_engine(workload, engine, get_preset(presets[0]), config)
+                for preset in presets:
                     planned.append(
                         PlannedRun(
                             workload, engine, preset, spec.profile, spec.cache, spec.tokenizer, config,

@@ -147,3 +147,15 @@ def test_sweep_of_a_user_engine_runs_one_preset_unless_presets_are_asked(tmp_pat
     assert [(r["engine"], r["preset"]) for r in json.loads(capsys.readouterr().out)] == [("declared-truncating", "patched")]
     assert main([*base, "--presets", "legacy,patched", "--out", str(tmp_path / "two")]) == 0
     assert [r["preset"] for r in json.loads(capsys.readouterr().out)] == ["legacy", "patched"]
+
+
+def test_a_mixed_sweep_runs_the_presets_for_the_built_in_engine_and_one_row_for_the_users(tmp_path, capsys):
+    import json
+
+    base = ["sweep", "--engines", "checkpoint", "--engine", DECLARED, "--windows", "32k", "--steps", "12", "--quiet", "--format", "json"]
+    assert main([*base, "--out", str(tmp_path / "mixed")]) == 0
+    rows = [(r["engine"], r["preset"]) for r in json.loads(capsys.readouterr().out)]
+    assert sorted(rows) == sorted([("checkpoint", p) for p in ("legacy", "envelope-fix", "prune-fix", "patched")] + [("declared-truncating", "patched")])
+    assert main([*base, "--presets", "legacy,patched", "--out", str(tmp_path / "asked")]) == 0
+    rows = [(r["engine"], r["preset"]) for r in json.loads(capsys.readouterr().out)]
+    assert sorted(rows) == sorted((e, p) for e in ("checkpoint", "declared-truncating") for p in ("legacy", "patched"))
