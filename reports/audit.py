@@ -8,8 +8,10 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import sys
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
 
@@ -45,11 +47,12 @@ def request_record(row: AuditRow) -> dict[str, object]:
     return section_record(REQUEST_SCHEMA, row)
 
 
-def audit_record(result: AuditResult) -> dict[str, object]:
-    """The whole audit as the ``--format json`` object (:mod:`prefixbench.workloads.audit.schema`)."""
+def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) -> dict[str, object]:
+    """The whole audit as the ``--format json`` object (:mod:`prefixbench.workloads.audit.schema`);
+    with ``rows``, only those requests (report.html's page of the worst ones)."""
     return {
         "schema": SCHEMA_VERSION,
-        "requests": [request_record(row) for row in result.rows],
+        "requests": [request_record(row) for row in (result.rows if rows is None else rows)],
         "lanes": [section_record(LANE_FIELDS, lane) for lane in result.lanes],
         "causes": [section_record(CAUSE_FIELDS, cause) for cause in result.causes],
         "totals": section_record(TOTALS_FIELDS, result.totals),
@@ -59,21 +62,59 @@ def audit_record(result: AuditResult) -> dict[str, object]:
     }
 
 
-def audit_json(result: AuditResult, what_if: list[dict[str, object]] | None = None) -> str:
-    """``--format json`` (with ``"what_if"`` when ``--what-if`` ran)."""
-    record = audit_record(result)
-    if what_if is not None:
-        record["what_if"] = what_if
-    # msgspec writes the same layout as json.dumps(indent=1, ensure_ascii=False) about 8x
-    # faster (10 MB for the shared logs: 0.35 s -> 0.045 s); floats in plain notation
-    # (0.0000104, not 1.04e-05), the same values. A lone surrogate read from a log (legal in
-    # JSON text, not in UTF-8) is left to json.dumps, and escaped by the writers.
+def _formatted(value: object) -> str:
+    """``value`` as JSON text laid out as json.dumps(indent=1, ensure_ascii=False) lays it out.
+
+    msgspec writes the same layout about 8x faster (10 MB for the shared logs: 0.35 s -> 0.045
+    s); floats in plain notation (0.0000104, not 1.04e-05), the same values. A lone surrogate
+    read from a log (legal in JSON text, not in UTF-8) is left to json.dumps, and escaped by the
+    writers.
+    """
     try:
-        return msgspec.json.format(msgspec.json.encode(record), indent=1).decode()
+        return msgspec.json.format(msgspec.json.encode(value), indent=1).decode()
     except UnicodeEncodeError:
         import json
 
-        return json.dumps(record, indent=1, ensure_ascii=False)
+        return json.dumps(value, indent=1, ensure_ascii=False)
+
+
+def audit_json_chunks(result: AuditResult, what_if: list[dict[str, object]] | None = None) -> Iterator[str]:
+    """``--format json`` as pieces of text, one request at a time, so that the whole object is
+    never held at once (the requests are most of it: 85,000 of them are 60 MB of text); joined,
+    the pieces are exactly the object laid out with indent 1."""
+    record = audit_record(result, rows=())
+    if what_if is not None:
+        record["what_if"] = what_if
+    # Every other section is small: lay the object out with no request, then splice them in
+    # where its empty list is (keys sit at depth 1, and a JSON string holds no raw newline).
+    head, tail = _formatted(record).split(_EMPTY_REQUESTS, 1)
+    yield head + '\n "requests": ['
+    for n, row in enumerate(result.rows):
+        yield ("\n  " if n == 0 else ",\n  ") + _formatted(request_record(row)).replace("\n", "\n  ")
+    yield ("\n ]" if result.rows else "]") + tail
+
+
+#: Where the requests go in the laid-out object (see :func:`audit_json_chunks`).
+_EMPTY_REQUESTS = '\n "requests": []'
+
+
+def audit_json(result: AuditResult, what_if: list[dict[str, object]] | None = None) -> str:
+    """``--format json`` (with ``"what_if"`` when ``--what-if`` ran) as one string."""
+    return "".join(audit_json_chunks(result, what_if))
+
+
+def write_chunks(chunks: Iterable[str], stream, *, batch: int = 256) -> None:
+    """Write ``chunks`` to a text stream a few hundred at a time, each as the stream can carry it
+    (:func:`printable`), then a newline."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    pending: list[str] = []
+    for chunk in chunks:
+        pending.append(chunk)
+        if len(pending) >= batch:
+            stream.write(printable("".join(pending), encoding))
+            pending.clear()
+    pending.append("\n")
+    stream.write(printable("".join(pending), encoding))
 
 
 def _short(path: str) -> str:
@@ -222,6 +263,9 @@ def _note_lines(result: AuditResult) -> list[str]:
 def audit_markdown(result: AuditResult) -> str:
     """audit.md: the table view in Markdown, with how to read it."""
     body = audit_table(result, worst=50)
+    # The fence is longer than any run of backticks in the table (a model or file name can hold
+    # some), so nothing read from a log closes it; control characters are already shown escaped.
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", body)), default=0))
     return (
         "# prefixbench audit\n\n"
         "Every request of every lane, predicted by the provider's cache model on the log's clock and "
@@ -230,7 +274,7 @@ def audit_markdown(result: AuditResult) -> str:
         "miss carries one cause and the evidence that decided it: `diagnostic` (the provider said so), "
         "`body-diff` (the request bodies differ there), `log` (inferred from what the log records) or "
         "`none` (`unexplained`, with why the log cannot tell).\n\n"
-        "```\n" + body + "\n```\n\n## Causes\n\n"
+        f"{fence}\n{body}\n{fence}\n\n## Causes\n\n"
         + "\n".join(f"- `{name}`: {meaning}" for name, meaning in CAUSES.items())
         + "\n"
     )
@@ -239,12 +283,17 @@ def audit_markdown(result: AuditResult) -> str:
 def audit_csv(result: AuditResult) -> str:
     """audit.csv: one row a request."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    write_audit_csv(result, buffer)
+    return buffer.getvalue()
+
+
+def write_audit_csv(result: AuditResult, stream) -> None:
+    """audit.csv into a text stream, a row at a time."""
+    writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(REQUEST_FIELDS)
     for row in result.rows:
         record = request_record(row)
         writer.writerow(["" if record[name] is None else record[name] for name in REQUEST_FIELDS])
-    return buffer.getvalue()
 
 
 def audit_chart(result: AuditResult, path: Path) -> None:
@@ -270,7 +319,7 @@ def audit_chart(result: AuditResult, path: Path) -> None:
         rows = rows_by_file[name]
         if not rows:
             ax.text(0.5, 0.5, "no model calls with usage in this file", ha="center", va="center", transform=ax.transAxes)
-            ax.set_title(printable(Path(name).name), fontsize=9)
+            ax.set_title(visible(printable(Path(name).name)), fontsize=9)
             continue
         x = np.arange(len(rows))
         reported = all(row.reported_cache_read is not None for row in rows)
@@ -292,7 +341,7 @@ def audit_chart(result: AuditResult, path: Path) -> None:
         ax.set_xlim(-0.5, max(len(rows) - 0.5, 0.5))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(0, top * 1.12 if top else 1)
-        ax.set_title(printable(f"{Path(name).name} ({len(rows):,} requests{'' if reported else ', predicted only'})"), fontsize=9)
+        ax.set_title(visible(printable(f"{Path(name).name} ({len(rows):,} requests{'' if reported else ', predicted only'})")), fontsize=9)
         ax.set_ylabel("tokens", fontsize=8)
         ax.tick_params(labelsize=7)
     handles: dict[str, object] = {}
@@ -304,6 +353,43 @@ def audit_chart(result: AuditResult, path: Path) -> None:
     axes[-1, 0].set_xlabel("request (file order)", fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
     save(fig, path)
+
+
+#: report.html draws at most this many requests (the worst: see :func:`page_rows`); every request
+#: is in audit.csv and audit.json beside it, and the page says so.
+PAGE_REQUESTS = 2000
+
+
+def page_rows(result: AuditResult, cap: int = PAGE_REQUESTS) -> tuple[AuditRow, ...] | None:
+    """The requests report.html draws when the audit has more than ``cap`` (None: it draws every
+    one): misses first, then by dollars and tokens lost, then in file order; drawn in file order."""
+    if len(result.rows) <= cap:
+        return None
+    import heapq
+
+    rows = result.rows
+    picked = heapq.nsmallest(
+        cap, range(len(rows)),
+        key=lambda i: (rows[i].cause is None, -(rows[i].lost_usd or Decimal(0)), -rows[i].lost_tokens, i),
+    )
+    return tuple(rows[i] for i in sorted(picked))
+
+
+def audit_html(result: AuditResult, what_if: list[dict[str, object]] | None = None, cap: int | None = None) -> str:
+    """report.html: the ``--format json`` object drawn, its requests cut to the worst ``cap``
+    (:func:`page_rows`), so that the page and the memory it takes stay bounded."""
+    from prefixbench.reports.html_pages import audit_page
+
+    shown = page_rows(result, PAGE_REQUESTS if cap is None else cap)
+    record = audit_record(result, rows=shown)
+    if shown is not None:
+        record["requests_shown"] = {"shown": len(shown), "total": len(result.rows), "every_request_in": ["audit.csv", "audit.json"]}
+    return audit_page(record, what_if)
+
+
+def _text_file(path: Path):
+    """A UTF-8 file to stream text into; a lone surrogate is written as its escape (:func:`printable`)."""
+    return path.open("w", encoding="utf-8", errors="backslashreplace", newline="")
 
 
 def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object]] | None = None) -> list[Path]:
@@ -319,12 +405,12 @@ def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object
     staging = Path(tempfile.mkdtemp(prefix=".audit-", dir=out.parent))
     try:
         (staging / "audit.md").write_text(printable(audit_markdown(result)), encoding="utf-8")
-        (staging / "audit.csv").write_text(printable(audit_csv(result)), encoding="utf-8")
-        (staging / "audit.json").write_text(printable(audit_json(result, what_if)) + "\n", encoding="utf-8")
+        with _text_file(staging / "audit.csv") as handle:
+            write_audit_csv(result, handle)
+        with _text_file(staging / "audit.json") as handle:
+            write_chunks(audit_json_chunks(result, what_if), handle)
         audit_chart(result, staging / "audit.png")
-        from prefixbench.reports.html_pages import audit_page
-
-        (staging / "report.html").write_text(printable(audit_page(audit_record(result), what_if)), encoding="utf-8")
+        (staging / "report.html").write_text(printable(audit_html(result, what_if)), encoding="utf-8")
         out.mkdir(parents=True, exist_ok=True)
         written = []
         for name in ("audit.md", "audit.csv", "audit.json", "audit.png", "report.html"):
@@ -429,13 +515,13 @@ def run_audit_command(args) -> int:
         progress.close()
     match args.format:
         case "json":
-            emit(audit_json(result, what_if))
+            write_chunks(audit_json_chunks(result, what_if), sys.stdout)
         case "md":
             emit(audit_markdown(result))
         case _:
             emit(audit_table(result))
     if what_if is not None and args.format != "json":
-        emit(what_if_table(fixes))
+        emit("\n".join(visible(line) for line in what_if_table(fixes).split("\n")))
     if args.out is not None:
         write_outputs(result, args.out, what_if)
     if args.junit is not None:
@@ -446,5 +532,5 @@ def run_audit_command(args) -> int:
             raise UserError(f"--junit {args.junit}: cannot write ({exc.strerror or exc})") from None
     failed = violations(result, gate)
     for line in failed:
-        emit(line, sys.stderr)
+        emit(visible(line), sys.stderr)  # a cause's detail quotes the log: a model name, a body excerpt
     return 1 if failed else 0

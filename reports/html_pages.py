@@ -351,7 +351,13 @@ def audit_page(record: dict, what_if: list[dict] | None) -> str:
     if what_if is not None:
         sections.append(("what-if", "What each fix would have saved", _what_if_section(what_if, many)))
     sections.append(("lanes", "Lanes: predicted vs reported", _audit_lanes(record["lanes"], many)))
-    sections.append(("requests", "Every request", _audit_requests(record["requests"], many)))
+    shown = record.get("requests_shown")
+    if shown is None:
+        sections.append(("requests", "Every request", _audit_requests(record["requests"], many)))
+    else:  # a big audit: the worst requests only, the rest in the files beside the page
+        lane_sizes = {(lane["file"], lane["lane"]): lane["requests"] for lane in record["lanes"]}
+        sections.append(("requests", "The worst requests", _requests_shown_note(shown)
+                         + _audit_requests(record["requests"], many, lane_sizes)))
     if record.get("files"):
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []))))
     subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}, "
@@ -478,7 +484,19 @@ def _audit_lanes(lanes: list[dict], many: bool) -> str:
                   "read within 3%", "hit", "paid", "lost"], rows)
 
 
-def _audit_requests(requests: list[dict], many: bool) -> str:
+def _requests_shown_note(shown: dict) -> str:
+    """What a page of the worst requests leaves out, and where every request is (links to the
+    files written beside report.html)."""
+    links = " and ".join(f'<a href="{_esc(name)}">{_esc(name)}</a>' for name in shown["every_request_in"])
+    return (
+        f'<p class="note" data-field="requests_shown" data-shown="{shown["shown"]}" data-total="{shown["total"]}">'
+        f"{shown['shown']:,} of the {shown['total']:,} requests are drawn here: the misses that lost the most first "
+        f"(then the rest, in file order), each lane's in file order. Every request is in {links} beside this page; "
+        "the tables above count them all.</p>"
+    )
+
+
+def _audit_requests(requests: list[dict], many: bool, lane_sizes: dict[tuple[str, str], int] | None = None) -> str:
     from prefixbench.workloads.audit.causes import CAUSES
 
     lanes: dict[tuple[str, str], list[tuple[int, dict]]] = {}
@@ -525,6 +543,8 @@ def _audit_requests(requests: list[dict], many: bool) -> str:
             bars.append(Bar(segments, tip, attrs, overlay=float(r["predicted_cache_read"]), marker=marker, marker_tip=marker_tip,
                             rejected=not reported))
         title = f"{_lane_label(file, lane, many)}: {len(items)} requests"
+        if lane_sizes is not None:
+            title = f"{_lane_label(file, lane, many)}: {len(items)} of its {lane_sizes.get((file, lane), len(items))} requests"
         parts.append(f'<div class="lane-chart" data-lane="{_esc(file)}|{_esc(lane)}">'
                      + stacked_bars(bars, title=title, xlabel="request of the lane") + "</div>")
     return "".join(parts)
