@@ -36,6 +36,8 @@ from prefixbench.workloads.fields import names
 
 #: Files drawn as a panel each in audit.png; beyond this, one panel holds every request.
 CHART_PANELS = 12
+#: Steps drawn in one panel of audit.png at most; past it, each step is the mean of several requests.
+CHART_STEPS = 2000
 #: Worst requests listed after the cause summary.
 WORST = 15
 #: The per-request columns of audit.csv and of each request in --format json, in order.
@@ -299,9 +301,12 @@ def write_audit_csv(result: AuditResult, stream) -> None:
 def audit_chart(result: AuditResult, path: Path) -> None:
     """audit.png: per file, per request stacked read / write / uncached, predicted read, misses by cause."""
     import numpy as np
+    from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
-    from prefixbench.reports.charts import plt, save  # charts.py selects the Agg backend, once
     from prefixbench.reports.palette import CACHED, UNCACHED
+
+    # A bare Figure, drawn by Agg when saved: no pyplot, no backend to select, and none of the
+    # sweep charts' imports (reports/charts.py brings pandas: about 60 MB an audit does not need).
 
     files = [f.file for f in result.files]
     rows_by_file: dict[str, list[AuditRow]] = {name: [] for name in files}
@@ -313,7 +318,8 @@ def audit_chart(result: AuditResult, path: Path) -> None:
         files = list(rows_by_file)
     colours = dict(zip(CAUSES, ("#57606a", "#8250df", "#bf8700", "#cf222e", "#fb8f44", "#0550ae", "#0969da", "#a40e26",
                                 "#953800", "#1a7f37", "#6639ba", "#6e7781", "#116329", "#4d2d00", "#000000")))
-    fig, axes = plt.subplots(len(files), 1, figsize=(12, 2.6 * len(files) + 0.6), squeeze=False)
+    fig = Figure(figsize=(12, 2.6 * len(files) + 0.6))
+    axes = fig.subplots(len(files), 1, squeeze=False)
     used: set[str] = set()
     for ax, name in zip(axes[:, 0], files):
         rows = rows_by_file[name]
@@ -321,27 +327,41 @@ def audit_chart(result: AuditResult, path: Path) -> None:
             ax.text(0.5, 0.5, "no model calls with usage in this file", ha="center", va="center", transform=ax.transAxes)
             ax.set_title(visible(printable(Path(name).name)), fontsize=9)
             continue
-        x = np.arange(len(rows))
         reported = all(row.reported_cache_read is not None for row in rows)
         read = np.array([(row.reported_cache_read if reported else row.predicted_cache_read) or 0 for row in rows], float)
         write = np.array([(row.reported_cache_write if reported else row.predicted_cache_write) or 0 for row in rows], float)
         uncached = np.array([(row.reported_uncached if reported else row.predicted_uncached) or 0 for row in rows], float)
-        edges = np.arange(len(rows) + 1) - 0.5
+        predicted = np.array([row.predicted_cache_read for row in rows], float)
+        # More requests than the panel has room for: each step is the mean of ``width`` requests
+        # (the figure's memory grows with its steps and markers, not with the log).
+        width = max(1, -(-len(rows) // CHART_STEPS))
+        if width == 1:
+            x = np.arange(len(rows))
+            edges = np.arange(len(rows) + 1) - 0.5
+        else:
+            starts = np.arange(0, len(rows), width)
+            counts = np.diff(np.append(starts, len(rows)))
+            read, write, uncached, predicted = (np.add.reduceat(a, starts) / counts for a in (read, write, uncached, predicted))
+            edges = np.append(starts, len(rows)) - 0.5
+            x = starts + (counts - 1) / 2
         ax.stairs(read, edges, fill=True, color=CACHED, label="cache read")
         ax.stairs(read + write, edges, baseline=read, fill=True, color="#bf8700", label="cache write")
         ax.stairs(read + write + uncached, edges, baseline=read + write, fill=True, color=UNCACHED, label="uncached")
         if reported:
-            ax.step(x, [row.predicted_cache_read for row in rows], where="mid", color="black", linewidth=0.8, label="predicted read")
+            ax.step(x, predicted, where="mid", color="black", linewidth=0.8, label="predicted read")
         top = (read + write + uncached).max() if len(rows) else 1
         for cause in CAUSES:
             picked = [i for i, row in enumerate(rows) if row.cause == cause]
+            if width > 1:  # one marker a step
+                picked = [x[i] for i in sorted({i // width for i in picked})]
             if picked:
                 used.add(cause)
                 ax.scatter(picked, [top * 1.04] * len(picked), marker="v", s=18, color=colours[cause], label=f"miss: {cause}", zorder=3)
         ax.set_xlim(-0.5, max(len(rows) - 0.5, 0.5))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(0, top * 1.12 if top else 1)
-        ax.set_title(visible(printable(f"{Path(name).name} ({len(rows):,} requests{'' if reported else ', predicted only'})")), fontsize=9)
+        steps = "" if width == 1 else f", each step the mean of {width:,}"
+        ax.set_title(visible(printable(f"{Path(name).name} ({len(rows):,} requests{'' if reported else ', predicted only'}{steps})")), fontsize=9)
         ax.set_ylabel("tokens", fontsize=8)
         ax.tick_params(labelsize=7)
     handles: dict[str, object] = {}
@@ -352,7 +372,7 @@ def audit_chart(result: AuditResult, path: Path) -> None:
         fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", ncol=min(6, len(handles)), fontsize=7, frameon=False)
     axes[-1, 0].set_xlabel("request (file order)", fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
-    save(fig, path)
+    fig.savefig(path, dpi=100, metadata={"Software": None})  # as reports/charts.py's save(): the same bytes every time
 
 
 #: report.html draws at most this many requests (the worst: see :func:`page_rows`); every request

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.frames import ordered
 from prefixbench.reports.html import (
     REJECTED,
     WRITE_1H,
@@ -31,6 +29,9 @@ from prefixbench.reports.html import (
 )
 from prefixbench.reports.palette import CACHED, UNCACHED
 from prefixbench.workloads.runs.windows import format_window
+
+if TYPE_CHECKING:  # pandas (with reports/frames.py) only where a sweep page draws: an audit's page needs neither
+    import pandas as pd
 
 SEGMENTS_LEGEND = [
     ("cache read", CACHED),
@@ -160,6 +161,8 @@ def _runs_table(runs_sorted: list[tuple[int, dict]], multi_engine: bool, priced:
 
 
 def _hit_rate_chart(runs: list[dict], windows: list[int], multi_engine: bool) -> str:
+    from prefixbench.reports.frames import ordered
+
     series = ordered([_run_label(r, multi_engine) for r in runs], PRESET_ORDER)
     groups = []
     for window in windows:
@@ -241,6 +244,7 @@ def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) ->
 
 def _engines_section(runs: list[dict], observations: pd.DataFrame, windows: list[int]) -> str:
     """Per window, each engine's uncached tokens split into summary calls, refills and growth."""
+    import pandas as pd
     from prefixbench.reports.engines import PART_COLOURS, PARTS, comparison_preset, engine_costs, why_sentence
 
     preset = comparison_preset(pd.DataFrame({"preset": [r["preset"] for r in runs]}))
@@ -266,6 +270,8 @@ def _engines_section(runs: list[dict], observations: pd.DataFrame, windows: list
 
 
 def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi_engine: bool) -> str:
+    from prefixbench.reports.frames import ordered
+
     header = ["window", "run", "uncached input", "cache read", "cache write", "output", "total", "summary calls", "saving vs legacy"]
     rows = []
     for i, r in runs_sorted:
@@ -294,6 +300,8 @@ def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi
 
 def check_page(preset: str, records: list[dict]) -> str:
     """report.html of ``check``: the verdict of every spec, and a spec x window grid."""
+    from prefixbench.reports.frames import ordered
+
     failed = [r for r in records if not r["passed"]]
     rows = []
     for i, r in enumerate(records):
