@@ -28,6 +28,7 @@ from prefixbench.workloads.audit.schema import (
     LANE_FIELDS,
     MODEL_FIELDS,
     REQUEST_FIELDS as REQUEST_SCHEMA,
+    REQUESTS_SHOWN_FIELDS,
     SCHEMA_VERSION,
     TOTALS_FIELDS,
     section_record,
@@ -403,7 +404,8 @@ def audit_html(result: AuditResult, what_if: list[dict[str, object]] | None = No
     shown = page_rows(result, PAGE_REQUESTS if cap is None else cap)
     record = audit_record(result, rows=shown)
     if shown is not None:
-        record["requests_shown"] = {"shown": len(shown), "total": len(result.rows), "every_request_in": ["audit.csv", "audit.json"]}
+        figures = (len(shown), len(result.rows), ["audit.csv", "audit.json"])
+        record["requests_shown"] = {field.name: value for field, value in zip(REQUESTS_SHOWN_FIELDS, figures, strict=True)}
     return audit_page(record, what_if)
 
 
