@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import sys
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from prefixbench.workloads.audit.schema import (
     LANE_FIELDS,
     MODEL_FIELDS,
     REQUEST_FIELDS as REQUEST_SCHEMA,
+    REQUESTS_SHOWN_FIELDS,
     SCHEMA_VERSION,
     TOTALS_FIELDS,
     section_record,
@@ -34,6 +37,8 @@ from prefixbench.workloads.fields import names
 
 #: Files drawn as a panel each in audit.png; beyond this, one panel holds every request.
 CHART_PANELS = 12
+#: Steps drawn in one panel of audit.png at most; past it, each step is the mean of several requests.
+CHART_STEPS = 2000
 #: Worst requests listed after the cause summary.
 WORST = 15
 #: The per-request columns of audit.csv and of each request in --format json, in order.
@@ -45,11 +50,12 @@ def request_record(row: AuditRow) -> dict[str, object]:
     return section_record(REQUEST_SCHEMA, row)
 
 
-def audit_record(result: AuditResult) -> dict[str, object]:
-    """The whole audit as the ``--format json`` object (:mod:`prefixbench.workloads.audit.schema`)."""
+def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) -> dict[str, object]:
+    """The whole audit as the ``--format json`` object (:mod:`prefixbench.workloads.audit.schema`);
+    with ``rows``, only those requests (report.html's page of the worst ones)."""
     return {
         "schema": SCHEMA_VERSION,
-        "requests": [request_record(row) for row in result.rows],
+        "requests": [request_record(row) for row in (result.rows if rows is None else rows)],
         "lanes": [section_record(LANE_FIELDS, lane) for lane in result.lanes],
         "causes": [section_record(CAUSE_FIELDS, cause) for cause in result.causes],
         "totals": section_record(TOTALS_FIELDS, result.totals),
@@ -60,21 +66,59 @@ def audit_record(result: AuditResult) -> dict[str, object]:
     }
 
 
-def audit_json(result: AuditResult, what_if: list[dict[str, object]] | None = None) -> str:
-    """``--format json`` (with ``"what_if"`` when ``--what-if`` ran)."""
-    record = audit_record(result)
-    if what_if is not None:
-        record["what_if"] = what_if
-    # msgspec writes the same layout as json.dumps(indent=1, ensure_ascii=False) about 8x
-    # faster (10 MB for the shared logs: 0.35 s -> 0.045 s); floats in plain notation
-    # (0.0000104, not 1.04e-05), the same values. A lone surrogate read from a log (legal in
-    # JSON text, not in UTF-8) is left to json.dumps, and escaped by the writers.
+def _formatted(value: object) -> str:
+    """``value`` as JSON text laid out as json.dumps(indent=1, ensure_ascii=False) lays it out.
+
+    msgspec writes the same layout about 8x faster (10 MB for the shared logs: 0.35 s -> 0.045
+    s); floats in plain notation (0.0000104, not 1.04e-05), the same values. A lone surrogate
+    read from a log (legal in JSON text, not in UTF-8) is left to json.dumps, and escaped by the
+    writers.
+    """
     try:
-        return msgspec.json.format(msgspec.json.encode(record), indent=1).decode()
+        return msgspec.json.format(msgspec.json.encode(value), indent=1).decode()
     except UnicodeEncodeError:
         import json
 
-        return json.dumps(record, indent=1, ensure_ascii=False)
+        return json.dumps(value, indent=1, ensure_ascii=False)
+
+
+def audit_json_chunks(result: AuditResult, what_if: list[dict[str, object]] | None = None) -> Iterator[str]:
+    """``--format json`` as pieces of text, one request at a time, so that the whole object is
+    never held at once (the requests are most of it: 85,000 of them are 60 MB of text); joined,
+    the pieces are exactly the object laid out with indent 1."""
+    record = audit_record(result, rows=())
+    if what_if is not None:
+        record["what_if"] = what_if
+    # Every other section is small: lay the object out with no request, then splice them in
+    # where its empty list is (keys sit at depth 1, and a JSON string holds no raw newline).
+    head, tail = _formatted(record).split(_EMPTY_REQUESTS, 1)
+    yield head + '\n "requests": ['
+    for n, row in enumerate(result.rows):
+        yield ("\n  " if n == 0 else ",\n  ") + _formatted(request_record(row)).replace("\n", "\n  ")
+    yield ("\n ]" if result.rows else "]") + tail
+
+
+#: Where the requests go in the laid-out object (see :func:`audit_json_chunks`).
+_EMPTY_REQUESTS = '\n "requests": []'
+
+
+def audit_json(result: AuditResult, what_if: list[dict[str, object]] | None = None) -> str:
+    """``--format json`` (with ``"what_if"`` when ``--what-if`` ran) as one string."""
+    return "".join(audit_json_chunks(result, what_if))
+
+
+def write_chunks(chunks: Iterable[str], stream, *, batch: int = 256) -> None:
+    """Write ``chunks`` to a text stream a few hundred at a time, each as the stream can carry it
+    (:func:`printable`), then a newline."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    pending: list[str] = []
+    for chunk in chunks:
+        pending.append(chunk)
+        if len(pending) >= batch:
+            stream.write(printable("".join(pending), encoding))
+            pending.clear()
+    pending.append("\n")
+    stream.write(printable("".join(pending), encoding))
 
 
 def _short(path: str) -> str:
@@ -242,6 +286,9 @@ def _note_lines(result: AuditResult) -> list[str]:
 def audit_markdown(result: AuditResult) -> str:
     """audit.md: the table view in Markdown, with how to read it."""
     body = audit_table(result, worst=50)
+    # The fence is longer than any run of backticks in the table (a model or file name can hold
+    # some), so nothing read from a log closes it; control characters are already shown escaped.
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", body)), default=0))
     return (
         "# prefixbench audit\n\n"
         "Every request of every lane, predicted by the provider's cache model on the log's clock and "
@@ -250,7 +297,7 @@ def audit_markdown(result: AuditResult) -> str:
         "miss carries one cause and the evidence that decided it: `diagnostic` (the provider said so), "
         "`body-diff` (the request bodies differ there), `log` (inferred from what the log records) or "
         "`none` (`unexplained`, with why the log cannot tell).\n\n"
-        "```\n" + body + "\n```\n\n## Causes\n\n"
+        f"{fence}\n{body}\n{fence}\n\n## Causes\n\n"
         + "\n".join(f"- `{name}`: {meaning}" for name, meaning in CAUSES.items())
         + "\n"
     )
@@ -259,20 +306,28 @@ def audit_markdown(result: AuditResult) -> str:
 def audit_csv(result: AuditResult) -> str:
     """audit.csv: one row a request."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    write_audit_csv(result, buffer)
+    return buffer.getvalue()
+
+
+def write_audit_csv(result: AuditResult, stream) -> None:
+    """audit.csv into a text stream, a row at a time."""
+    writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(REQUEST_FIELDS)
     for row in result.rows:
         record = request_record(row)
         writer.writerow(["" if record[name] is None else record[name] for name in REQUEST_FIELDS])
-    return buffer.getvalue()
 
 
 def audit_chart(result: AuditResult, path: Path) -> None:
     """audit.png: per file, per request stacked read / write / uncached, predicted read, misses by cause."""
     import numpy as np
+    from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
-    from prefixbench.reports.charts import plt, save  # charts.py selects the Agg backend, once
     from prefixbench.reports.palette import CACHED, UNCACHED
+
+    # A bare Figure, drawn by Agg when saved: no pyplot, no backend to select, and none of the
+    # sweep charts' imports (reports/charts.py brings pandas: about 60 MB an audit does not need).
 
     files = [f.file for f in result.files]
     rows_by_file: dict[str, list[AuditRow]] = {name: [] for name in files}
@@ -284,35 +339,50 @@ def audit_chart(result: AuditResult, path: Path) -> None:
         files = list(rows_by_file)
     colours = dict(zip(CAUSES, ("#57606a", "#8250df", "#bf8700", "#cf222e", "#fb8f44", "#0550ae", "#0969da", "#a40e26",
                                 "#953800", "#1a7f37", "#6639ba", "#6e7781", "#116329", "#4d2d00", "#000000")))
-    fig, axes = plt.subplots(len(files), 1, figsize=(12, 2.6 * len(files) + 0.6), squeeze=False)
+    fig = Figure(figsize=(12, 2.6 * len(files) + 0.6))
+    axes = fig.subplots(len(files), 1, squeeze=False)
     used: set[str] = set()
     for ax, name in zip(axes[:, 0], files):
         rows = rows_by_file[name]
         if not rows:
             ax.text(0.5, 0.5, "no model calls with usage in this file", ha="center", va="center", transform=ax.transAxes)
-            ax.set_title(printable(Path(name).name), fontsize=9)
+            ax.set_title(visible(printable(Path(name).name)), fontsize=9)
             continue
-        x = np.arange(len(rows))
         reported = all(row.reported_cache_read is not None for row in rows)
         read = np.array([(row.reported_cache_read if reported else row.predicted_cache_read) or 0 for row in rows], float)
         write = np.array([(row.reported_cache_write if reported else row.predicted_cache_write) or 0 for row in rows], float)
         uncached = np.array([(row.reported_uncached if reported else row.predicted_uncached) or 0 for row in rows], float)
-        edges = np.arange(len(rows) + 1) - 0.5
+        predicted = np.array([row.predicted_cache_read for row in rows], float)
+        # More requests than the panel has room for: each step is the mean of ``width`` requests
+        # (the figure's memory grows with its steps and markers, not with the log).
+        width = max(1, -(-len(rows) // CHART_STEPS))
+        if width == 1:
+            x = np.arange(len(rows))
+            edges = np.arange(len(rows) + 1) - 0.5
+        else:
+            starts = np.arange(0, len(rows), width)
+            counts = np.diff(np.append(starts, len(rows)))
+            read, write, uncached, predicted = (np.add.reduceat(a, starts) / counts for a in (read, write, uncached, predicted))
+            edges = np.append(starts, len(rows)) - 0.5
+            x = starts + (counts - 1) / 2
         ax.stairs(read, edges, fill=True, color=CACHED, label="cache read")
         ax.stairs(read + write, edges, baseline=read, fill=True, color="#bf8700", label="cache write")
         ax.stairs(read + write + uncached, edges, baseline=read + write, fill=True, color=UNCACHED, label="uncached")
         if reported:
-            ax.step(x, [row.predicted_cache_read for row in rows], where="mid", color="black", linewidth=0.8, label="predicted read")
+            ax.step(x, predicted, where="mid", color="black", linewidth=0.8, label="predicted read")
         top = (read + write + uncached).max() if len(rows) else 1
         for cause in CAUSES:
             picked = [i for i, row in enumerate(rows) if row.cause == cause]
+            if width > 1:  # one marker a step
+                picked = [x[i] for i in sorted({i // width for i in picked})]
             if picked:
                 used.add(cause)
                 ax.scatter(picked, [top * 1.04] * len(picked), marker="v", s=18, color=colours[cause], label=f"miss: {cause}", zorder=3)
         ax.set_xlim(-0.5, max(len(rows) - 0.5, 0.5))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(0, top * 1.12 if top else 1)
-        ax.set_title(printable(f"{Path(name).name} ({len(rows):,} requests{'' if reported else ', predicted only'})"), fontsize=9)
+        steps = "" if width == 1 else f", each step the mean of {width:,}"
+        ax.set_title(visible(printable(f"{Path(name).name} ({len(rows):,} requests{'' if reported else ', predicted only'}{steps})")), fontsize=9)
         ax.set_ylabel("tokens", fontsize=8)
         ax.tick_params(labelsize=7)
     handles: dict[str, object] = {}
@@ -323,7 +393,45 @@ def audit_chart(result: AuditResult, path: Path) -> None:
         fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", ncol=min(6, len(handles)), fontsize=7, frameon=False)
     axes[-1, 0].set_xlabel("request (file order)", fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
-    save(fig, path)
+    fig.savefig(path, dpi=100, metadata={"Software": None})  # as reports/charts.py's save(): the same bytes every time
+
+
+#: report.html draws at most this many requests (the worst: see :func:`page_rows`); every request
+#: is in audit.csv and audit.json beside it, and the page says so.
+PAGE_REQUESTS = 2000
+
+
+def page_rows(result: AuditResult, cap: int = PAGE_REQUESTS) -> tuple[AuditRow, ...] | None:
+    """The requests report.html draws when the audit has more than ``cap`` (None: it draws every
+    one): misses first, then by dollars and tokens lost, then in file order; drawn in file order."""
+    if len(result.rows) <= cap:
+        return None
+    import heapq
+
+    rows = result.rows
+    picked = heapq.nsmallest(
+        cap, range(len(rows)),
+        key=lambda i: (rows[i].cause is None, -(rows[i].lost_usd or Decimal(0)), -rows[i].lost_tokens, i),
+    )
+    return tuple(rows[i] for i in sorted(picked))
+
+
+def audit_html(result: AuditResult, what_if: list[dict[str, object]] | None = None, cap: int | None = None) -> str:
+    """report.html: the ``--format json`` object drawn, its requests cut to the worst ``cap``
+    (:func:`page_rows`), so that the page and the memory it takes stay bounded."""
+    from prefixbench.reports.html_pages import audit_page
+
+    shown = page_rows(result, PAGE_REQUESTS if cap is None else cap)
+    record = audit_record(result, rows=shown)
+    if shown is not None:
+        figures = (len(shown), len(result.rows), ["audit.csv", "audit.json"])
+        record["requests_shown"] = {field.name: value for field, value in zip(REQUESTS_SHOWN_FIELDS, figures, strict=True)}
+    return audit_page(record, what_if)
+
+
+def _text_file(path: Path):
+    """A UTF-8 file to stream text into; a lone surrogate is written as its escape (:func:`printable`)."""
+    return path.open("w", encoding="utf-8", errors="backslashreplace", newline="")
 
 
 def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object]] | None = None) -> list[Path]:
@@ -337,12 +445,12 @@ def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object
 
     with staged_out(out, AUDIT_FILES) as staging:
         (staging / "audit.md").write_text(printable(audit_markdown(result)), encoding="utf-8")
-        (staging / "audit.csv").write_text(printable(audit_csv(result)), encoding="utf-8")
-        (staging / "audit.json").write_text(printable(audit_json(result, what_if)) + "\n", encoding="utf-8")
+        with _text_file(staging / "audit.csv") as handle:
+            write_audit_csv(result, handle)
+        with _text_file(staging / "audit.json") as handle:
+            write_chunks(audit_json_chunks(result, what_if), handle)
         audit_chart(result, staging / "audit.png")
-        from prefixbench.reports.html_pages import audit_page
-
-        (staging / "report.html").write_text(printable(audit_page(audit_record(result), what_if)), encoding="utf-8")
+        (staging / "report.html").write_text(printable(audit_html(result, what_if)), encoding="utf-8")
     return [out / name for name in AUDIT_FILES]
 
 
@@ -444,13 +552,13 @@ def run_audit_command(args) -> int:
         progress.close()
     match args.format:
         case "json":
-            emit(audit_json(result, what_if))
+            write_chunks(audit_json_chunks(result, what_if), sys.stdout)
         case "md":
             emit(audit_markdown(result))
         case _:
             emit(audit_table(result))
     if what_if is not None and args.format != "json":
-        emit(what_if_table(fixes))
+        emit("\n".join(visible(line) for line in what_if_table(fixes).split("\n")))
     if args.out is not None:
         write_outputs(result, args.out, what_if)
     if args.junit is not None:
@@ -461,5 +569,5 @@ def run_audit_command(args) -> int:
             raise UserError(f"--junit {args.junit}: cannot write ({exc.strerror or exc})") from None
     failed = violations(result, gate)
     for line in failed:
-        emit(line, sys.stderr)
+        emit(visible(line), sys.stderr)  # a cause's detail quotes the log: a model name, a body excerpt
     return 1 if failed else 0

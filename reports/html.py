@@ -77,7 +77,7 @@ def page(kind: str, title: str, subtitle: str, sections: Sequence[tuple[str, str
     """The whole document. ``sections`` are ``(anchor, heading, body html)``."""
     nav = "".join(f'<a href="#{escape(a)}">{escape(h)}</a>' for a, h, _ in sections)
     body = "".join(f'<section id="{escape(a)}"><h2>{escape(h)}</h2>{html}</section>' for a, h, html in sections)
-    payload = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    payload = script_json(data)
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
@@ -91,6 +91,16 @@ def page(kind: str, title: str, subtitle: str, sections: Sequence[tuple[str, str
         f'<script type="application/json" id="prefixbench-data">{payload}</script>\n'
         f"<script>{SCRIPT}</script></body></html>\n"
     )
+
+
+def script_json(data: object) -> str:
+    """``data`` as JSON safe inside a ``<script>`` element: every ``<``, ``>`` and ``&`` written as
+    its JSON escape (``\\u003c``...), so no text read from a log (``</script``, ``<!--``,
+    ``<script``) can end the element or put the browser's tokenizer in its escaped states, where
+    the rest of the page would be read as script data and its script lost. Everything above ASCII
+    is escaped too (U+2028 and U+2029 among it); ``JSON.parse`` reads the same values."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 # --- numbers -------------------------------------------------------------------------------

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.frames import ordered
 from prefixbench.reports.html import (
     REJECTED,
     WRITE_1H,
@@ -31,6 +29,9 @@ from prefixbench.reports.html import (
 )
 from prefixbench.reports.palette import CACHED, UNCACHED
 from prefixbench.workloads.runs.windows import format_window
+
+if TYPE_CHECKING:  # pandas (with reports/frames.py) only where a sweep page draws: an audit's page needs neither
+    import pandas as pd
 
 SEGMENTS_LEGEND = [
     ("cache read", CACHED),
@@ -160,6 +161,8 @@ def _runs_table(runs_sorted: list[tuple[int, dict]], multi_engine: bool, priced:
 
 
 def _hit_rate_chart(runs: list[dict], windows: list[int], multi_engine: bool) -> str:
+    from prefixbench.reports.frames import ordered
+
     series = ordered([_run_label(r, multi_engine) for r in runs], PRESET_ORDER)
     groups = []
     for window in windows:
@@ -241,6 +244,7 @@ def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) ->
 
 def _engines_section(runs: list[dict], observations: pd.DataFrame, windows: list[int]) -> str:
     """Per window, each engine's uncached tokens split into summary calls, refills, silent rewrites and growth."""
+    import pandas as pd
     from prefixbench.reports.engines import PART_COLOURS, PART_LABELS, PARTS, comparison_preset, engine_costs, why_sentence
 
     preset = comparison_preset(pd.DataFrame({"preset": [r["preset"] for r in runs]}))
@@ -266,6 +270,8 @@ def _engines_section(runs: list[dict], observations: pd.DataFrame, windows: list
 
 
 def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi_engine: bool) -> str:
+    from prefixbench.reports.frames import ordered
+
     header = ["window", "run", "uncached input", "cache read", "cache write", "output", "total", "summary calls", "saving vs legacy"]
     rows = []
     for i, r in runs_sorted:
@@ -294,6 +300,8 @@ def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi
 
 def check_page(preset: str, records: list[dict]) -> str:
     """report.html of ``check``: the verdict of every spec, and a spec x window grid."""
+    from prefixbench.reports.frames import ordered
+
     failed = [r for r in records if not r["passed"]]
     rows = []
     for i, r in enumerate(records):
@@ -351,7 +359,13 @@ def audit_page(record: dict, what_if: list[dict] | None) -> str:
     if what_if is not None:
         sections.append(("what-if", "What each fix would have saved", _what_if_section(what_if, many)))
     sections.append(("lanes", "Lanes: predicted vs reported", _audit_lanes(record["lanes"], many)))
-    sections.append(("requests", "Every request", _audit_requests(record["requests"], many)))
+    shown = record.get("requests_shown")
+    if shown is None:
+        sections.append(("requests", "Every request", _audit_requests(record["requests"], many)))
+    else:  # a big audit: the worst requests only, the rest in the files beside the page
+        lane_sizes = {(lane["file"], lane["lane"]): lane["requests"] for lane in record["lanes"]}
+        sections.append(("requests", "The worst requests", _requests_shown_note(shown)
+                         + _audit_requests(record["requests"], many, lane_sizes)))
     if record.get("files"):
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []))))
     subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}, "
@@ -478,7 +492,19 @@ def _audit_lanes(lanes: list[dict], many: bool) -> str:
                   "read within 3%", "hit", "paid", "lost"], rows)
 
 
-def _audit_requests(requests: list[dict], many: bool) -> str:
+def _requests_shown_note(shown: dict) -> str:
+    """What a page of the worst requests leaves out, and where every request is (links to the
+    files written beside report.html)."""
+    links = " and ".join(f'<a href="{_esc(name)}">{_esc(name)}</a>' for name in shown["every_request_in"])
+    return (
+        f'<p class="note" data-field="requests_shown" data-shown="{shown["shown"]}" data-total="{shown["total"]}">'
+        f"{shown['shown']:,} of the {shown['total']:,} requests are drawn here: the misses that lost the most first "
+        f"(then the rest, in file order), each lane's in file order. Every request is in {links} beside this page; "
+        "the tables above count them all.</p>"
+    )
+
+
+def _audit_requests(requests: list[dict], many: bool, lane_sizes: dict[tuple[str, str], int] | None = None) -> str:
     from prefixbench.workloads.audit.causes import CAUSES
 
     lanes: dict[tuple[str, str], list[tuple[int, dict]]] = {}
@@ -525,6 +551,8 @@ def _audit_requests(requests: list[dict], many: bool) -> str:
             bars.append(Bar(segments, tip, attrs, overlay=float(r["predicted_cache_read"]), marker=marker, marker_tip=marker_tip,
                             rejected=not reported))
         title = f"{_lane_label(file, lane, many)}: {len(items)} requests"
+        if lane_sizes is not None:
+            title = f"{_lane_label(file, lane, many)}: {len(items)} of its {lane_sizes.get((file, lane), len(items))} requests"
         parts.append(f'<div class="lane-chart" data-lane="{_esc(file)}|{_esc(lane)}">'
                      + stacked_bars(bars, title=title, xlabel="request of the lane") + "</div>")
     return "".join(parts)

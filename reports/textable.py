@@ -17,7 +17,8 @@ the table with a ruler) and, in Markdown, ``escape_pipes`` (cells that may hold 
 Cells often hold strings read from a user's logs (a model name, a file name), so a control
 character in a cell is shown escaped (``\\x1b``, ``\\n``) in both media: an escape sequence
 would otherwise reach the terminal (set its title, clear the screen) and a newline would break
-the table, or close the code fence audit.md sets it in.
+the table, or close the code fence audit.md sets it in (that fence is also longer than any run
+of backticks in the table).
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ Row = Sequence[str]
 
 SEPARATOR = "  "
 
-#: The control characters (C0, DEL, C1): none is printed as itself.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: The control characters (C0, DEL, C1), the line and paragraph separators (U+2028, U+2029: a
+#: line break to some terminals and editors) and the bidirectional embeddings, overrides and
+#: isolates (U+202A-U+202E, U+2066-U+2069: they reorder what follows them on the line): none is
+#: printed as itself.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def visible(text: str) -> str:

@@ -99,3 +99,66 @@ def test_audit_page_of_the_shared_claude_code_transcripts(open_report, realdata,
     status, text = _run(["audit", str(folder), "--format", "json", "--what-if", FIXES, "--out", str(tmp_path), "--quiet"])
     assert status == 0
     _check_page(open_report, tmp_path, json.loads(text))
+
+
+def test_a_log_holding_script_and_comment_text_leaves_the_page_script_running(open_report, tmp_path):
+    """A model name and a body excerpt holding ``<!--<script``, ``</script>``, terminal escapes and
+    ``<img onerror>``: the embedded data parses to what the JSON says, no element comes from the
+    log, and the page's own script runs (hovering a miss shows its tip)."""
+    from tests.unit.audit.fixtures import HOSTILE, hostile_logs
+
+    logs = hostile_logs(tmp_path / "logs")
+    out = tmp_path / "out"
+    status, text = _run(["audit", str(logs), "--format", "json", "--out", str(out), "--quiet"])
+    assert status == 0
+    record = json.loads(text)
+    loaded = open_report(out / "report.html")
+    assert loaded.console == [], loaded.console
+    page = loaded.page
+    assert page.evaluate("document.scripts.length") == 2 and page.locator("img").count() == 0
+    embedded = page.evaluate("JSON.parse(document.getElementById('prefixbench-data').textContent)")
+    assert embedded["requests"] == record["requests"] and HOSTILE in {m["model"] for m in embedded["models"]}
+    page.locator(".lane-chart path.marker").first.hover()
+    tip = page.locator("#tip")
+    assert tip.is_visible() and "cold-start" in tip.text_content()
+    tips = page.evaluate("Array.from(document.querySelectorAll('.lane-chart path.marker')).map(p => p.getAttribute('data-tip'))")
+    assert any(HOSTILE in tip for tip in tips)  # the name kept as text, never parsed
+
+
+def test_a_big_audit_draws_its_worst_requests_and_links_every_one(open_report, tmp_path, monkeypatch):
+    """Past the page's cap (:data:`prefixbench.reports.audit.PAGE_REQUESTS`) the page draws the
+    worst requests only, each lane's in file order, says how many of how many, and links the
+    files that hold every request; its tables still count them all."""
+    import prefixbench.reports.audit as audit
+
+    monkeypatch.setattr(audit, "PAGE_REQUESTS", 4)
+    t = Transcript("s1")
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    read = 0
+    for n in range(10):  # a pause before every third request: its cache expired
+        minute = n * 2 + (20 * (n // 3))
+        t.assistant(f"r{n}", f"2025-09-03T{minute // 60:02d}:{minute % 60:02d}:02.000Z",
+                    [cc_usage(3, 500 if read and n % 3 else 20_000 + read, read if n % 3 else 0, 40)])
+        read = read + 500 if n % 3 else 20_000
+        t.user("more", f"2025-09-03T{minute // 60:02d}:{minute % 60:02d}:10.000Z", tool=True)
+    log = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    out = tmp_path / "out"
+    status, text = _run(["audit", str(log), "--format", "json", "--out", str(out), "--quiet"])
+    assert status == 0
+    record = json.loads(text)
+    misses = [i for i, r in enumerate(record["requests"]) if r["cause"]]
+    assert len(record["requests"]) == 10 and len(misses) >= 4
+    loaded = open_report(out / "report.html")
+    assert loaded.console == [], loaded.console
+    page = loaded.page
+    embedded = page.evaluate("JSON.parse(document.getElementById('prefixbench-data').textContent)")
+    assert embedded["requests_shown"] == {"shown": 4, "total": 10, "every_request_in": ["audit.csv", "audit.json"]}
+    worst = sorted(misses, key=lambda i: (-record["requests"][i]["lost_usd"], -record["requests"][i]["lost_tokens"], i))[:4]
+    assert embedded["requests"] == [record["requests"][i] for i in sorted(worst)]
+    bars = page.evaluate("Array.from(document.querySelectorAll('.lane-chart g.bar')).map(g => +g.dataset.index)")
+    assert bars == [record["requests"][i]["index"] for i in sorted(worst)]
+    assert page.evaluate("Array.from(document.querySelectorAll('#requests a')).map(a => a.getAttribute('href'))") == ["audit.csv", "audit.json"]
+    assert "4 of the 10 requests" in page.locator("#requests").text_content()
+    assert float(page.evaluate("document.querySelector('tr[data-totals] td[data-field=requests]').dataset.value")) == 10
+    rows = (out / "audit.csv").read_text().splitlines()
+    assert len(rows) == 11  # every request beside the page

@@ -133,6 +133,15 @@ AGREEMENT_FIELDS: tuple[Field, ...] = (
     Field("agree", "bool?"),
 )
 
+#: What report.html's embedded data adds as ``requests_shown`` when it holds only the worst
+#: requests (an audit past the page's cap): how many it holds, of how many, and the files beside
+#: the page that hold every one. Never in ``--format json``.
+REQUESTS_SHOWN_FIELDS: tuple[Field, ...] = (
+    Field("shown", "int"),
+    Field("total", "int"),
+    Field("every_request_in", "texts"),
+)
+
 #: The sections of the object after ``schema``, in order, with their fields.
 SECTIONS: dict[str, tuple[Field, ...]] = {
     "requests": REQUEST_FIELDS,

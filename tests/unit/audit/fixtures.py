@@ -120,3 +120,29 @@ def capture_line(body: dict, response: dict, *, url: str = "https://api.anthropi
         "response": {"timestamp": sent + 1.5, "status_code": status, "headers": {}, **response},
         "logged_at": "2025-05-29T21:38:25.032Z",
     }
+
+
+#: A model name and a body excerpt as hostile as a log can make them: the text that puts a
+#: browser's tokenizer in its double-escaped script state (``<!--<script``), the end of a script
+#: element, a terminal's set-title and clear-screen sequences (ESC]0;...BEL ESC[2J), a newline
+#: starting a Markdown heading and live HTML, a run of backticks, a line separator, an entity.
+HOSTILE = "m<!--<script>\x1b]0;title\x07\x1b[2J</script>\n# heading\n<img src=x onerror=alert(1)>````\u2028&amp;"
+
+
+def hostile_logs(folder: Path) -> Path:
+    """Two logs carrying :data:`HOSTILE` everywhere a log string reaches an output: a capture
+    whose model is named so and whose second system prompt holds it (a miss whose body-diff
+    excerpt quotes it), and a Claude Code transcript, in a file named with backticks, whose
+    model changes from it (a miss whose detail names it)."""
+    usage = lambda write, read: {"body": {"usage": {"input_tokens": 5, "cache_creation_input_tokens": write,  # noqa: E731
+                                                    "cache_read_input_tokens": read, "output_tokens": 9}}}
+    first = anthropic_body(model=HOSTILE, messages=2)
+    second = anthropic_body(model=HOSTILE, messages=4, system="You are helpful. " * 200 + HOSTILE + "You are helpful. " * 200)
+    write_jsonl(folder / "capture.jsonl", [capture_line(first, usage(2000, 0)), capture_line(second, usage(2100, 0), sent=1748554710.0)])
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)], model=HOSTILE)
+    t.user("x", "2025-09-03T00:00:03.000Z", tool=True)
+    t.assistant("r2", "2025-09-03T00:00:05.000Z", [cc_usage(3, 15000, 0, 9)])
+    write_jsonl(folder / "````session.jsonl", t.lines)
+    return folder

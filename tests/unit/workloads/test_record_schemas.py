@@ -11,7 +11,7 @@ from typing import get_args
 import pytest
 
 from prefixbench.reports.cost import COST_PARTS
-from prefixbench.workloads.audit.schema import CAUSE_FIELDS, LANE_FIELDS, SECTIONS, TOTALS_FIELDS
+from prefixbench.workloads.audit.schema import CAUSE_FIELDS, LANE_FIELDS, REQUESTS_SHOWN_FIELDS, SECTIONS, TOTALS_FIELDS
 from prefixbench.workloads.fields import Field, Gate, names
 from prefixbench.workloads.runs.compare import THRESHOLD_HELP, Result, Thresholds, Unit, compare, figure_gate
 from prefixbench.workloads.runs.schema import (
@@ -103,7 +103,7 @@ def test_report_html_reads_only_declared_fields() -> None:
     """Every ``record["name"]`` report.html reads of a run or an audit is a field of a schema (or a
     column the sweep's JSON output adds: dollars against legacy, what-if)."""
     declared = {f.name for fields in SECTIONS.values() for f in fields} | set(RUN_COLUMNS) | set(COST_COLUMNS)
-    declared |= set(SECTIONS) | {"notes", "what_if"}
+    declared |= set(SECTIONS) | {"notes", "what_if"} | {"requests_shown", *names(REQUESTS_SHOWN_FIELDS)}
     added_by_sweep_json = {"uncached_change_vs_legacy", "legacy_rejected", "compaction_usd", "saving_vs_legacy_usd", "saving_vs_legacy_pct"}
     what_if = {"fix", "applies", "saved_usd", "requests_changed", "tokens_to_read", "assumption", "detail", "lanes", "note"}
     check = {"spec", "passed", "verdict", "figure"}

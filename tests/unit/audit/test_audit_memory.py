@@ -1,0 +1,109 @@
+"""What ``audit`` holds to write its outputs: ``--format json`` streams a request at a time,
+report.html draws the worst requests past its cap, audit.png at most CHART_STEPS steps a panel.
+(The peak RSS of each output on 100-300 MB of transcripts: tests/bench/test_audit_memory_bench.py.)"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import tracemalloc
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+from prefixbench.reports import audit as audit_writers
+from prefixbench.reports.cli import main
+from prefixbench.workloads.audit.core import run_audit
+
+from .fixtures import Transcript, cc_usage, write_jsonl
+
+
+def _long_session(folder: Path, turns: int = 600) -> Path:
+    """One lane of ``turns`` requests; every fifth reads nothing (a miss, each losing more than
+    the one before)."""
+    t = Transcript("big")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    read = 0
+    minute = 0
+    for n in range(turns):
+        minute += 20 if n % 5 == 4 else 1
+        stamp = f"2025-09-{3 + minute // 1440:02d}T{minute // 60 % 24:02d}:{minute % 60:02d}:00.000Z"
+        expired = n % 5 == 4
+        t.assistant(f"r{n}", stamp, [cc_usage(3, (read + 300) if expired or n == 0 else 300, 0 if expired else read, 20)])
+        read = read + 300 if not expired and n else read + 300
+        t.user("result " * 20, stamp, tool=True)
+    return write_jsonl(folder / "big.jsonl", t.lines)
+
+
+class _Null(io.TextIOBase):
+    """stdout that keeps nothing (what was written is counted, not held)."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+
+    def write(self, text: str) -> int:
+        self.chars += len(text)
+        return len(text)
+
+
+def _peak_of(argv: list[str]) -> tuple[int, int]:
+    """Traced peak bytes of one in-process run, and the characters it printed."""
+    null = _Null()
+    tracemalloc.start()
+    try:
+        with redirect_stdout(null):
+            assert main(argv) == 0
+        return tracemalloc.get_traced_memory()[1], null.chars
+    finally:
+        tracemalloc.stop()
+
+
+def test_format_json_takes_no_more_memory_than_the_table(tmp_path: Path) -> None:
+    """The JSON is written a request at a time: its peak is the table's (the audit itself), not
+    the audit plus the whole object and its text (1.9x on main)."""
+    log = _long_session(tmp_path, 1500)
+    _peak_of(["audit", str(log), "--quiet"])  # imports and caches: once, before measuring
+    table, _ = _peak_of(["audit", str(log), "--quiet"])
+    as_json, printed = _peak_of(["audit", str(log), "--quiet", "--format", "json"])
+    assert printed > 1_000_000
+    assert as_json < 1.25 * table, (as_json, table, printed)
+
+
+def test_the_json_streamed_is_the_json_laid_out_whole(tmp_path: Path) -> None:
+    result = run_audit([_long_session(tmp_path, 40)])
+    text = audit_writers.audit_json(result, [{"fix": "ttl-1h", "applies": False}])
+    assert json.loads(text)["what_if"] == [{"fix": "ttl-1h", "applies": False}]
+    record = audit_writers.audit_record(result)
+    record["what_if"] = [{"fix": "ttl-1h", "applies": False}]
+    import msgspec
+
+    assert text == msgspec.json.format(msgspec.json.encode(record), indent=1).decode()
+    empty = run_audit([write_jsonl(tmp_path / "none.jsonl", [{"type": "summary", "summary": "x", "leafUuid": "u"}])])
+    assert '"requests": [],' in audit_writers.audit_json(empty)
+
+
+def test_report_html_draws_the_worst_requests_past_its_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = _long_session(tmp_path, 300)
+    monkeypatch.setattr(audit_writers, "PAGE_REQUESTS", 25)
+    monkeypatch.setattr(audit_writers, "CHART_STEPS", 40)
+    out = tmp_path / "out"
+    assert main(["audit", str(log), "--quiet", "--out", str(out)]) == 0
+    html = (out / "report.html").read_text(encoding="utf-8")
+    data = json.loads(re.search(r'id="prefixbench-data">(.*?)</script>', html, re.S).group(1))
+    assert data["requests_shown"] == {"shown": 25, "total": 300, "every_request_in": ["audit.csv", "audit.json"]}
+    assert html.count('<g class="bar"') == 25 and '<a href="audit.csv">audit.csv</a>' in html
+    every = json.loads((out / "audit.json").read_text())["requests"]
+    assert all(r["cause"] for r in data["requests"]) and len([r for r in every if r["cause"]]) > 25
+    dropped = [r for r in every if r not in data["requests"]]
+    assert min(r["lost_usd"] for r in data["requests"]) >= max(r["lost_usd"] or 0 for r in dropped)  # the worst kept
+    assert data["requests"] == [r for r in every if r in data["requests"]]  # in file order
+    assert (out / "audit.csv").read_text().count("\n") == 301  # every request beside the page
+    assert (out / "audit.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_page_under_the_cap_draws_every_request(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["audit", str(_long_session(tmp_path, 30)), "--quiet", "--out", str(out)]) == 0
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert html.count('<g class="bar"') == 30 and "requests_shown" not in html and "Every request" in html
