@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-from prefixbench.reports.textable import markdown_lines, text_lines
+from prefixbench.reports.textable import markdown_lines, md_code, text_lines, visible
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.runs.compare import Change, Comparison, figure_field
 
@@ -105,8 +105,8 @@ def compare_markdown(comparison: Comparison) -> str:
     lines = [
         f"## prefixbench compare ({comparison.kind}): {verdict(comparison)}",
         "",
-        f"- base: `{comparison.base_source}`",
-        f"- new: `{comparison.new_source}`",
+        f"- base: {md_code(comparison.base_source)}",
+        f"- new: {md_code(comparison.new_source)}",
         f"- thresholds: `{comparison.thresholds.text()}` (a figure that worsens by more fails)",
         f"- {_count(len(comparison.units()), 'unit')} compared ({units}{', totals and causes' if comparison.kind == 'audit' else ''}), "
         f"{_count(len(_changed(comparison)), 'figure')} changed",
@@ -115,9 +115,9 @@ def compare_markdown(comparison: Comparison) -> str:
     if comparison.regressions:
         lines += ["### Regressions", "", *_md_table(_rows(list(comparison.regressions), short_labels(comparison))), ""]
     if comparison.missing_gated:
-        lines += ["### Missing from NEW", "", *(f"- {u}" for u in comparison.missing_gated), ""]
+        lines += ["### Missing from NEW", "", *(f"- {md_code(u)}" for u in comparison.missing_gated), ""]
     if comparison.only_new:
-        lines += ["### Only in NEW (not gated)", "", *(f"- {u}" for u in comparison.only_new), ""]
+        lines += ["### Only in NEW (not gated)", "", *(f"- {md_code(u)}" for u in comparison.only_new), ""]
     changed = _changed(comparison)
     if changed:
         lines += [
@@ -146,13 +146,13 @@ def compare_text(comparison: Comparison) -> str:
     marked ``!``)."""
     lines = [
         f"{verdict(comparison)} ({comparison.kind}; thresholds {comparison.thresholds.text()})",
-        f"base {comparison.base_source}",
-        f"new  {comparison.new_source}",
+        f"base {visible(comparison.base_source)}",
+        f"new  {visible(comparison.new_source)}",
     ]
     for unit in comparison.missing_gated:
-        lines.append(f"! missing from NEW: {unit}")
+        lines.append(f"! missing from NEW: {visible(unit)}")
     for unit in comparison.only_new:
-        lines.append(f"  only in NEW: {unit}")
+        lines.append(f"  only in NEW: {visible(unit)}")
     changed = _changed(comparison)
     if not changed:
         lines.append("every shared figure is identical")

@@ -44,6 +44,16 @@ def visible(text: str) -> str:
     return _CONTROL.sub(_escape, text) if _CONTROL.search(text) else text
 
 
+def md_code(text: str) -> str:
+    """``text`` as Markdown inline code that no backtick, newline or control character in it can
+    close or break: :func:`visible`, then a backtick run longer than any inside (padded with
+    spaces where the text starts or ends with one)."""
+    shown = visible(text)
+    ticks = "`" * (1 + max((len(run) for run in re.findall("`+", shown)), default=0))
+    pad = " " if shown.startswith("`") or shown.endswith("`") else ""
+    return f"{ticks}{pad}{shown}{pad}{ticks}"
+
+
 def _escape(match: re.Match[str]) -> str:
     return match.group().encode("unicode_escape").decode("ascii")
 

@@ -237,3 +237,21 @@ def test_real_audit_results_compare_across_checkouts(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     regressed = {(c["group"], c["figure"]) for c in report["changes"] if c["regressed"]}
     assert ("lane", "cost_usd") in regressed and ("totals", "hit_ratio") in regressed
+
+
+def test_log_strings_in_lane_keys_are_escaped_in_text_and_markdown(tmp_path, capsys):
+    # A lane named from a log (a model or file name) with an escape sequence, a newline, a
+    # heading and backticks: compare's text and Markdown show it escaped and fenced.
+    hostile = "agent\x1b]0;pwned\x07\x1b[2J\n# owned `x`"
+    base = json.loads(json.dumps(AUDIT))
+    base["lanes"][1]["lane"] = hostile
+    new = json.loads(json.dumps(base))
+    del new["lanes"][1]
+    base_path, new_path = _write(tmp_path / "b.json", base), _write(tmp_path / "n.json", new)
+    capsys.readouterr()
+    assert main(["compare", str(base_path), str(new_path)]) == 1
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\x07" not in text and "\\x1b]0;pwned" in text
+    assert main(["compare", str(base_path), str(new_path), "--format", "md"]) == 1
+    md = capsys.readouterr().out
+    assert "\x1b" not in md and "\n# owned" not in md and "`` " in md
