@@ -188,12 +188,12 @@ def expected(name: str) -> list[TraceRequest]:
                 TraceRequest(
                     file, 1, trace, "main", 0, 1761994800000, None, "anthropic", model,
                     usage=Usage(cache_write_5m=5000, uncached=12, output=40),  # 5012 - 0 - 5000
-                    prefix=Prefix(f"otel:anthropic:{model}", first), request_id="msg_01", source_format=name,
+                    prefix=Prefix(f"otel:anthropic:{model}", first), request_id="msg_01", source_format=name, done_ms=1761994801500,
                 ),
                 TraceRequest(
                     file, 1, trace, "main", 1, 1761994802000, None, "anthropic", model,
                     usage=Usage(cache_read=5000, cache_write_5m=120, uncached=10, output=25),  # 5130 - 5000 - 120
-                    prefix=Prefix(f"otel:anthropic:{model}", second, first), request_id="msg_02", source_format=name,
+                    prefix=Prefix(f"otel:anthropic:{model}", second, first), request_id="msg_02", source_format=name, done_ms=1761994804000,
                 ),
             ]
         case "litellm":
@@ -205,17 +205,17 @@ def expected(name: str) -> list[TraceRequest]:
                 TraceRequest(
                     file, 1, "sess-1", "main", 0, 1761991200000, 1761991201200, "anthropic", claude,
                     usage=Usage(cache_write_5m=4000, uncached=20, output=50),  # 4020 - 0 - 4000
-                    prefix=Prefix(head, first), request_id="chatcmpl-1", source_format=name,
+                    prefix=Prefix(head, first), request_id="chatcmpl-1", source_format=name, done_ms=1761991202000,
                 ),
                 TraceRequest(
                     file, 2, "sess-1", "main", 1, 1761991205000, 1761991205900, "anthropic", claude,
                     usage=Usage(cache_read=4000, cache_write_5m=300, uncached=8, output=12),  # 4308 - 4000 - 300
-                    prefix=Prefix(head, f"litellm:{file}#2:chatcmpl-2", first), request_id="chatcmpl-2", source_format=name,
+                    prefix=Prefix(head, f"litellm:{file}#2:chatcmpl-2", first), request_id="chatcmpl-2", source_format=name, done_ms=1761991206000,
                 ),
                 TraceRequest(
                     file, 4, "calls", "main", 2, 1761991260000, 1761991260400, "openai", "gpt-4o-2024-08-06",
                     usage=Usage(cache_read=1536, uncached=264, output=9),  # 1800 includes the 1536 cached
-                    prefix=Prefix("litellm:openai:gpt-4o-2024-08-06", f"litellm:{file}#4:chatcmpl-4"), request_id="chatcmpl-4", source_format=name,
+                    prefix=Prefix("litellm:openai:gpt-4o-2024-08-06", f"litellm:{file}#4:chatcmpl-4"), request_id="chatcmpl-4", source_format=name, done_ms=1761991261000,
                 ),
             ]
         case "openhands":

@@ -144,6 +144,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 seq=len(out),
                 sent_ms=parse_time_ms(row.get("startTime"), where),
                 ready_ms=parse_time_ms(row.get("completionStartTime"), where),
+                done_ms=parse_time_ms(row.get("endTime"), where) if row.get("endTime") is not None else None,
                 provider=provider,
                 model=model,
                 usage=usage,

@@ -232,6 +232,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 seq=len(out),
                 sent_ms=span.start_ms,
                 ready_ms=None,
+                done_ms=span.end_ms,  # the span ends with the response: idle counts from here
                 provider=provider,
                 model=model,
                 usage=Usage(cache_read=read_n, cache_write_5m=written_n, uncached=uncached, output=output or 0,
