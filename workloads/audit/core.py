@@ -464,9 +464,9 @@ class Predictor:
     """One cache per provider and mechanism, shared by every file of the audit (one account).
     ``ttl`` (what-if) overrides the TTL each request writes with."""
 
-    def __init__(self, heads: dict[str, int | None], ttl: TtlPolicy | None = None) -> None:
+    def __init__(self, heads: Heads, ttl: TtlPolicy | None = None) -> None:
         self.heads = heads
-        self.warm = frozenset(heads.warm) if isinstance(heads, Heads) else frozenset()
+        self.warm = frozenset(heads.warm)
         self.ttl = ttl
         self.chains: dict[str, ChainCache] = {}
         self.bodies: dict[str, SimulatedProvider] = {}
@@ -725,7 +725,7 @@ def _lost_usd(usage: Usage, lost: int, row: PriceRow) -> Decimal:
 def _summarize(
     rows: list[AuditRow],
     summaries: list[FileSummary],
-    heads: dict[str, int | None],
+    heads: Heads,
     requests: list[TraceRequest],
     prices: Prices,
 ) -> AuditResult:
@@ -844,7 +844,7 @@ def _model_summaries(rows: list[AuditRow], prices: Prices) -> tuple[ModelSummary
     )
 
 
-def _notes(rows: list[AuditRow], heads: dict[str, int | None], prices: Prices) -> tuple[str, ...]:
+def _notes(rows: list[AuditRow], heads: Heads, prices: Prices) -> tuple[str, ...]:
     """Facts the report must state: no reported usage, unlogged heads, diagnostics, prices."""
     notes = []
     unreported = sum(row.reported_cache_read is None and row.reported_uncached is not None for row in rows)
@@ -858,7 +858,7 @@ def _notes(rows: list[AuditRow], heads: dict[str, int | None], prices: Prices) -
             f"{unreported} request(s) whose provider reported no cache fields (cache not reported, which is not 0 read): "
             "their tokens count in the totals as uncached, as billed, but not in the hit ratio or the loss"
         )
-    warm = heads.warm if isinstance(heads, Heads) else {}
+    warm = heads.warm
     for head, size in sorted(heads.items()):
         notes.append(
             f"unlogged head {head}: "

@@ -54,6 +54,7 @@ from prefixbench.simulator.pricing import cost_of, usd_sum
 from prefixbench.simulator.providers import ANTHROPIC, rules_for
 from prefixbench.simulator.wire import CacheBreakpoint, Request
 from prefixbench.workloads.audit.core import (
+    Heads,
     Key,
     Predictor,
     Prices,
@@ -196,7 +197,7 @@ def parse_breakpoints(spec: str) -> tuple[str, ...]:
 
 
 def simulate(
-    requests: Sequence[TraceRequest], summaries: Sequence[FileSummary], heads: dict[str, int | None], ttl: TtlPolicy = lambda r: None
+    requests: Sequence[TraceRequest], summaries: Sequence[FileSummary], heads: Heads, ttl: TtlPolicy = lambda r: None
 ) -> dict[Key, Pred]:
     """Predict every request of the trace in send order."""
     ticks, order = send_clock(requests, summaries)

@@ -11,6 +11,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 from prefixbench.workloads.audit.whatif import parse_fixes, what_if
+from prefixbench.workloads.audit.core import Heads
 
 MODEL = "claude-sonnet-4-20250514"
 T0 = 1_756_860_000_000  # a real epoch-ms clock (2025-09-03), so the dated price rows apply
@@ -174,7 +175,7 @@ def body_lane(system_b: str):
         TraceRequest(file="b.jsonl", line=2, lane="main", lane_kind="main", seq=1, sent_ms=T0 + 10_000, ready_ms=T0 + 11_000,
                      provider="anthropic", model=MODEL, usage=Usage(uncached=1, output=10), body=second),
     ]
-    predicted = simulate(rs, summaries("b.jsonl"), {})
+    predicted = simulate(rs, summaries("b.jsonl"), Heads())
     rs = [
         replace(r, usage=Usage(cache_read=p.read, cache_write_5m=p.write, uncached=p.uncached, output=10))
         for r, p in zip(rs, (predicted[("b.jsonl", "main", 0)], predicted[("b.jsonl", "main", 1)]))
