@@ -185,12 +185,7 @@ def _openai_diagnostic(response: dict) -> str | None:
     label = openai_rules.read_diagnostic(body)
     if label is not None:
         return label
-    raw = response.get("body_raw")
-    texts = [line[5:] for line in raw.splitlines() if line.startswith("data:")] if isinstance(raw, str) else []
-    events = response.get("events")
-    if isinstance(events, list):
-        texts += [e if isinstance(e, str) else json.dumps(as_dict(e).get("data", e)) for e in events]
-    for text in reversed(texts):
+    for text in reversed(_sse_texts(response)):
         if "prompt_cache_diagnostics" not in text:
             continue
         try:
@@ -202,17 +197,21 @@ def _openai_diagnostic(response: dict) -> str | None:
     return None
 
 
-def _streamed_openai_usage(response: dict) -> dict | None:
-    """The usage of the last SSE event that carries one (``response.completed`` last of all)."""
-    texts: list[str] = []
+def _sse_texts(response: dict) -> list[str]:
+    """The data of a streamed response's events: its raw SSE text's ``data:`` lines, then its
+    parsed ``events`` (as JSON text)."""
     raw = response.get("body_raw")
-    if isinstance(raw, str):
-        texts = [line[5:] for line in raw.splitlines() if line.startswith("data:")]
+    texts = [line[5:] for line in raw.splitlines() if line.startswith("data:")] if isinstance(raw, str) else []
     events = response.get("events")
     if isinstance(events, list):
         texts += [e if isinstance(e, str) else json.dumps(as_dict(e).get("data", e)) for e in events]
+    return texts
+
+
+def _streamed_openai_usage(response: dict) -> dict | None:
+    """The usage of the last SSE event that carries one (``response.completed`` last of all)."""
     found = None
-    for text in texts:
+    for text in _sse_texts(response):
         try:
             data = json.loads(text)
         except json.JSONDecodeError:
