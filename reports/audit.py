@@ -542,6 +542,9 @@ def run_audit_command(args) -> int:
         from prefixbench.workloads.audit.core import load_trace
 
         trace = load_trace(args.paths, args.input, progress)
+        for summary in trace[1]:
+            if summary.format == "unreadable":  # said even with --quiet: the audit covers less than was named
+                emit(visible(f"prefixbench: warning: {summary.file}: {summary.notes[0]}"), sys.stderr)
         result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace)
         if getattr(args, "what_if", None):
             from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table

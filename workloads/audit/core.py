@@ -67,7 +67,7 @@ from prefixbench.workloads.audit.precedence import (
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.records import ProgressFn
-from prefixbench.workloads.logs.sources import find_log_files
+from prefixbench.workloads.logs.sources import UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
@@ -307,6 +307,11 @@ def load_trace(
     for path, skip in files:
         if skip == "read-with":
             continue  # read by the file it belongs to (an OpenCode session file reads its messages and parts)
+        if is_unreadable(skip):
+            why = skip[len(UNREADABLE):]
+            note = f"skipped: a subfolder the folder walk could not read ({why}): the logs in it are not in this audit"
+            summaries.append(FileSummary(str(path), "unreadable", 0, (), (note,)))
+            continue
         if skip is not None:
             note = (
                 "skipped: an empty file found by the folder walk"

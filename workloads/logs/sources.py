@@ -28,20 +28,37 @@ def find_logs(paths: list[Path]) -> list[Path]:
     Raises:
         UserError: a path that does not exist, or a folder with no log file in it.
     """
-    return [path for path, _ in find_log_files(paths)]
+    return [path for path, reason in find_log_files(paths) if not is_unreadable(reason)]
+
+
+#: The skip reason of a subfolder the walk could not list: ``unreadable: <why>``.
+UNREADABLE = "unreadable: "
+
+
+def is_unreadable(reason: str | None) -> bool:
+    """Whether a walk's skip reason is a subfolder it could not list."""
+    return reason is not None and reason.startswith(UNREADABLE)
 
 
 def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
     """Like :func:`find_logs`, each path with why a folder walk skips it (None: audit it).
 
     A walk skips metadata sidecars (:func:`is_sidecar`) and empty files (an agent that started
-    a session and never wrote to it); a file named on the command line is never skipped.
+    a session and never wrote to it); a file named on the command line is never skipped. A
+    subfolder it cannot list is returned with the reason ``unreadable: <why>`` (the audit warns
+    and notes it); a folder named on the command line that cannot be listed is an error.
     """
     found: list[tuple[Path, str | None]] = []
     for path in paths:
         if path.is_dir():
-            marked = [(item, _skip_reason(item)) for item in _walk(path)]
+            marked = [(item, why or _skip_reason(item)) for item, why in _walk(path)]
             if not any(reason is None for _, reason in marked):
+                unreadable = [item for item, reason in marked if is_unreadable(reason)]
+                if unreadable:
+                    raise UserError(
+                        f"{unreadable[0]}: cannot read this folder ({marked[0][1][len(UNREADABLE):]}), "
+                        f"and {path} holds no other log file; make it readable, or name the folders to audit"
+                    )
                 raise UserError(f"{path}: no log files ({', '.join('*' + s for s in LOG_SUFFIXES)}) in this folder")
             found.extend(marked)
         elif not path.exists():
@@ -58,16 +75,16 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
     return list(unique.values())
 
 
-def _walk(folder: Path) -> list[Path]:
+def _walk(folder: Path) -> list[tuple[Path, str | None]]:
     """The log files under ``folder``, sorted: what ``os.walk`` finds (a linked folder is not
-    walked into; hidden folders are), without recursion, so any depth is walked.
+    walked into; hidden folders are), without recursion, so any depth is walked. A subfolder
+    that cannot be listed comes with the reason ``unreadable: <why>`` (not silently left out,
+    as ``os.walk`` would).
 
     Raises:
-        UserError: a folder that cannot be listed, named: skipping it (as ``os.walk`` does)
-            would audit part of the logs and say nothing, and a gate would pass on that part.
-            A walked file that cannot be read is refused the same way.
+        UserError: ``folder`` itself cannot be listed.
     """
-    found: list[Path] = []
+    found: list[tuple[Path, str | None]] = []
     pending = [folder]
     while pending:
         current = pending.pop()
@@ -77,12 +94,12 @@ def _walk(folder: Path) -> list[Path]:
                     if _walks_into(entry):
                         pending.append(current / entry.name)
                     elif not _is_dir(entry) and entry.name.endswith(LOG_SUFFIXES) and not entry.name.startswith("."):
-                        found.append(current / entry.name)
+                        found.append((current / entry.name, None))
         except OSError as exc:
-            raise UserError(
-                f"{current}: cannot read this folder ({exc.strerror or exc}): its logs would be left out of the audit; "
-                "make it readable, or name the folders to audit"
-            ) from None
+            why = exc.strerror or str(exc)
+            if current == folder:
+                raise UserError(f"{current}: cannot read this folder ({why}); make it readable, or name the folders to audit") from None
+            found.append((current, f"{UNREADABLE}{why}"))
     return sorted(found)
 
 

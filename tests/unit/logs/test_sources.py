@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -35,7 +36,7 @@ def test_the_walk_finds_what_os_walk_finds(tmp_path: Path) -> None:
         for name in names
         if name.endswith((".jsonl", ".json")) and not name.startswith(".")
     )
-    assert sources._walk(root) == expected
+    assert [path for path, _ in sources._walk(root)] == expected
     assert [path.relative_to(root).as_posix() for path in expected] == [
         ".hidden/three.jsonl", "a/b/two.jsonl", "a/one.json", "top.jsonl", "z/broken.jsonl", "z/link.jsonl"
     ]
@@ -71,27 +72,41 @@ def _unreadable(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     monkeypatch.setattr(os, "scandir", refusing)
 
 
-@pytest.mark.parametrize("which", ["a subfolder", "the folder named"])
-def test_an_unreadable_folder_is_refused_in_one_line_naming_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, which: str
+def test_an_unreadable_subfolder_is_named_in_a_warning_and_in_the_audit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = _tree(tmp_path / "logs")
-    folder = root / "a" if which == "a subfolder" else root
-    _unreadable(monkeypatch, folder)
+    everything = main(["audit", str(root), "--quiet", "--format", "json"])
+    full = json.loads(capsys.readouterr().out)
+    _unreadable(monkeypatch, root / "a")
+    assert everything == 0 and main(["audit", str(root), "--quiet", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.strip() == (
+        f"prefixbench: warning: {root / 'a'}: skipped: a subfolder the folder walk could not read (Permission denied): "
+        "the logs in it are not in this audit"
+    )
+    part = json.loads(captured.out)
+    assert 0 < part["totals"]["requests"] < full["totals"]["requests"]
+    assert any("could not read" in note for file in part["files"] for note in file["notes"] if file["file"] == str(root / "a"))
+
+
+def test_the_folder_named_unreadable_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _tree(tmp_path / "logs")
+    _unreadable(monkeypatch, root)
     assert main(["audit", str(root), "--quiet"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err == (
-        f"prefixbench: error: {folder}: cannot read this folder (Permission denied): its logs would be left "
-        "out of the audit; make it readable, or name the folders to audit"
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: {root}: cannot read this folder (Permission denied); make it readable, or name the folders to audit"
     )
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads a folder without read permission")
-def test_a_folder_without_read_permission_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_subfolder_without_read_permission_is_warned_about(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = _tree(tmp_path / "logs")
     (root / "a").chmod(0)
     try:
-        assert main(["audit", str(root), "--quiet"]) == 2
+        assert main(["audit", str(root), "--quiet"]) == 0
     finally:
         (root / "a").chmod(0o755)
-    assert f"{root / 'a'}: cannot read this folder (Permission denied)" in capsys.readouterr().err
+    assert f"prefixbench: warning: {root / 'a'}: skipped: a subfolder the folder walk could not read (Permission denied)" in capsys.readouterr().err
