@@ -3,7 +3,9 @@ destination that cannot take the files never throws away a finished sweep or aud
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -11,7 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-
 #: Virtual filesystems: writable-looking paths that do not hold files.
 _VIRTUAL = (Path("/proc"), Path("/sys"), Path("/dev"))
 
@@ -196,6 +197,18 @@ JOURNAL = ".prefixbench-landing.json"
 STAGING_PREFIX = ".staging-"
 #: Prefix of an audit's staging folder beside an ``--out`` that does not exist yet.
 AUDIT_STAGING_PREFIX = ".audit-"
+#: The link through which files that change together are seen (:func:`land_staged`), and the
+#: prefix of the generation folders it points at.
+TABLES = ".tables"
+GENERATION_PREFIX = ".tables-"
+
+
+def landing_entries(out: Path) -> set[str]:
+    """Top-level names in ``out`` that belong to landing itself, not to the outputs."""
+    names = {JOURNAL, TABLES}
+    if out.is_dir():
+        names |= {e.name for e in out.iterdir() if e.name.startswith((GENERATION_PREFIX, STAGING_PREFIX))}
+    return names
 
 
 def write_file(path: Path, data: bytes) -> None:
@@ -228,7 +241,7 @@ def drop_staging(staging: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
 
 
-def land_staged(out: Path, staging: Path, move: list[str], remove: list[str] = ()) -> None:
+def land_staged(out: Path, staging: Path, move: list[str], remove: list[str] = (), together: Sequence[str] = ()) -> None:
     """Move the staged files ``move`` (names relative to ``staging``) into ``out`` in that order,
     then delete ``remove`` (relative to ``out``).
 
@@ -236,13 +249,23 @@ def land_staged(out: Path, staging: Path, move: list[str], remove: list[str] = (
     next command into ``out`` (:func:`complete_landing`) instead of leaving old and new files
     mixed. Put the file that names the set (a manifest) last in ``move``.
 
+    ``together`` names staged files (in ``move``, top level) that must never be seen from two
+    landings at once (a sweep's runs.csv and observations.csv). They land in a generation
+    folder ``.tables-<digest>``; each of their names in ``out`` is a link through the link
+    ``.tables`` to it, and one rename of ``.tables`` changes them all at once (see
+    :func:`_land_generation`). Where the filesystem has no symbolic links they are renamed one
+    by one, as the other files are.
+
     ::
 
         staged --journal--> journaled --rename each--> landed:<name> ... --unlink--> removed
                --journal unlinked, staging removed--> landed
     """
     landing_point("staged")
+    generation = _stage_generation(staging, [n for n in move if n in together]) if together else None
     journal = {"staging": staging.name, "move": list(move), "remove": list(remove)}
+    if generation is not None:
+        journal["generation"] = generation
     try:
         write_file(staging / JOURNAL, (_json_text(journal)).encode())
         os.replace(staging / JOURNAL, out / JOURNAL)
@@ -276,7 +299,13 @@ def _complete_landing(out: Path) -> bool:
     if path.is_file():
         journal = _read_journal(path)
         staging = out / journal["staging"]
+        generation = journal.get("generation")
         for name in journal["move"]:
+            if generation is not None and name in generation["files"]:
+                if name == generation["files"][-1]:  # where the last of them would have landed
+                    _land_generation(out, staging, generation["folder"], generation["files"])
+                    landing_point(f"landed:{TABLES}")
+                continue
             source = staging / name
             if source.exists():
                 target = out / name
@@ -294,10 +323,131 @@ def _complete_landing(out: Path) -> bool:
     for entry in out.iterdir() if out.is_dir() else ():
         if entry.name.startswith(STAGING_PREFIX) and entry.is_dir() and not entry.is_symlink():
             drop_staging(entry)
+        elif entry.is_symlink() and _LINK_TEMPORARY.fullmatch(entry.name):
+            entry.unlink()  # a link a stopped landing made and did not rename yet
     return completed
 
 
-def _read_journal(path: Path) -> dict[str, list[str] | str]:
+# --- files that change together: one generation folder, swapped by one rename -----------------
+
+
+def _stage_generation(staging: Path, files: list[str]) -> dict[str, object] | None:
+    """Move the staged ``files`` into ``staging/.tables-<digest>`` (the digest of their names and
+    bytes, so equal outputs make an equal tree); the journal's entry for them."""
+    import hashlib
+
+    if not files:
+        return None
+    digest = hashlib.sha256()
+    for name in files:
+        digest.update(name.encode() + b"\0")
+        with open(staging / name, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    folder = f"{GENERATION_PREFIX}{digest.hexdigest()[:16]}"
+    try:
+        (staging / folder).mkdir()
+        for name in files:
+            os.replace(staging / name, staging / folder / name)
+    except OSError as exc:
+        raise UserError(f"{staging}: cannot write ({exc.strerror or exc})") from None
+    return {"folder": folder, "files": list(files)}
+
+
+def _land_generation(out: Path, staging: Path, folder: str, files: list[str]) -> None:
+    """Make ``files`` in ``out`` the ones of the generation ``folder``, all at once.
+
+    Every step leaves each name showing one whole generation (so a kill anywhere never mixes
+    two), and the steps can be repeated from the journal:
+
+    1. the staged generation folder moves into ``out`` (kept if an equal one is there);
+    2. names that are still plain files (a folder an older prefixbench wrote) first become links
+       to a generation holding those very files, one rename each: nothing changes for a reader;
+    3. ``.tables`` is pointed at the new generation in one rename: every name changes at once;
+    4. the other generation folders are removed.
+    """
+    source, target = staging / folder, out / folder
+    if source.is_dir() and not target.exists():
+        os.replace(source, target)
+    if not target.is_dir():
+        raise OSError(f"the staged {folder} is missing")
+    link = out / TABLES
+    if link.is_dir() and not link.is_symlink():
+        # A copy of the folder that followed the links (shutil.copytree, cp -L): its names are
+        # plain files again, and this is just one more generation folder.
+        drop_staging(out / f"{GENERATION_PREFIX}copied")
+        os.replace(link, out / f"{GENERATION_PREFIX}copied")
+    try:
+        if not os.path.lexists(link):
+            # First landing of this kind here: a generation of what the folder shows now.
+            old = [name for name in files if (out / name).is_file() and not (out / name).is_symlink()]
+            _point(out, _adopt(out, old) if old else folder)
+        for name in files:
+            _make_link(out / name, f"{TABLES}/{name}")
+        landing_point("linked")
+    except NotImplementedError:
+        # No symbolic links on this filesystem: rename each file into place instead.
+        for name in files:
+            if (target / name).exists():
+                os.replace(target / name, out / name)
+        drop_staging(target)
+        return
+    _point(out, folder)
+    _sync_dir(out)
+    for entry in out.iterdir():
+        if entry.name.startswith(GENERATION_PREFIX) and entry.name != folder and entry.is_dir() and not entry.is_symlink():
+            drop_staging(entry)
+
+
+def _adopt(out: Path, names: list[str]) -> str:
+    """A generation folder holding (hard links to, or copies of) the plain files ``names``."""
+    import shutil
+
+    building = out / f"{GENERATION_PREFIX}adopting-{os.getpid()}"
+    drop_staging(building)
+    building.mkdir()
+    for name in names:
+        try:
+            os.link(out / name, building / name)
+        except OSError:
+            shutil.copy2(out / name, building / name)
+    folder = f"{GENERATION_PREFIX}earlier"
+    drop_staging(out / folder)
+    os.replace(building, out / folder)
+    return folder
+
+
+def _point(out: Path, folder: str) -> None:
+    """Point ``out/.tables`` at ``folder`` in one rename."""
+    _make_link(out / TABLES, folder)
+
+
+#: The temporary name of a link before its rename (:func:`_make_link`).
+_LINK_TEMPORARY = re.compile(r".+\.[0-9]+\.link")
+
+
+def _make_link(path: Path, to: str) -> None:
+    """Make ``path`` a symbolic link to ``to`` with one rename (nothing to do if it is one).
+
+    Raises:
+        NotImplementedError: the filesystem (or platform) has no symbolic links.
+    """
+    if path.is_symlink() and os.readlink(path) == to:
+        return
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.link")
+    if os.path.lexists(temporary):
+        temporary.unlink()
+    try:
+        os.symlink(to, temporary)
+    except (OSError, NotImplementedError) as exc:
+        if isinstance(exc, NotImplementedError) or exc.errno in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOSYS):
+            raise NotImplementedError from None
+        raise
+    os.replace(temporary, path)
+
+
+def _read_journal(path: Path) -> dict[str, object]:
     import json
 
     try:
@@ -307,9 +457,17 @@ def _read_journal(path: Path) -> dict[str, list[str] | str]:
             raise ValueError(staging)
         if not all(isinstance(n, str) and _inside(n) for n in (*move, *remove)):
             raise ValueError(move, remove)
+        generation = data.get("generation")
+        if generation is not None:
+            folder, files = generation["folder"], generation["files"]
+            if not (isinstance(folder, str) and folder.startswith(GENERATION_PREFIX) and "/" not in folder):
+                raise ValueError(folder)
+            if not (isinstance(files, list) and files and all(isinstance(n, str) and n in move and "/" not in n for n in files)):
+                raise ValueError(files)
+            generation = {"folder": folder, "files": files}
     except (OSError, ValueError, TypeError, KeyError, UnicodeDecodeError):
         raise UserError(f"{path}: not a prefixbench landing journal; remove it, or choose another --out") from None
-    return {"staging": staging, "move": move, "remove": remove}
+    return {"staging": staging, "move": move, "remove": remove, "generation": generation}
 
 
 def _inside(rel: str) -> bool:
@@ -373,7 +531,7 @@ def staged_out(out: Path, names: Sequence[str]) -> Iterator[Path]:
             inner = make_staging(out)
             for name in names:
                 os.replace(staging / name, inner / name)
-            land_staged(out, inner, list(names))
+            land_staged(out, inner, list(names), together=list(names))
     except OSError as exc:
         raise UserError(f"--out {out}: cannot write {exc.filename or 'there'} ({exc.strerror or exc})") from None
     finally:
@@ -443,7 +601,8 @@ def _running(pid: int) -> bool:
 #: ``PREFIXBENCH_STOP_AT=<point>`` ends the process at that point with ``os._exit(137)``, as a
 #: ``kill -9`` there would: the tests stop a sweep and an audit at every point of a landing
 #: (tests/unit/reports/test_landing.py). The points: ``run-stored`` (a sweep's run just landed
-#: in the store), ``staged``, ``journaled``, ``landed:<file>`` (after each rename), ``removed``,
+#: in the store), ``staged``, ``journaled``, ``linked`` (every output a link, still to the earlier
+#: files), ``landed:.tables`` (the outputs changed), ``landed:<file>`` (after each other rename), ``removed``,
 #: ``landed``.
 STOP_AT = "PREFIXBENCH_STOP_AT"
 

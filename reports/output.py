@@ -32,7 +32,7 @@ from prefixbench.workloads.runs.manifest import MANIFEST, UNFINISHED, Manifest
 from prefixbench.reports.interrupt import raise_if_interrupted
 from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
 from prefixbench.reports.outdir import (
-    JOURNAL, LOCK, OutLock, check_out_dir, complete_landing, drop_staging, land_staged, landing_point, make_staging,
+    JOURNAL, LOCK, OutLock, check_out_dir, complete_landing, drop_staging, land_staged, landing_entries, landing_point, make_staging,
     probe_writable, write_file,
 )
 from prefixbench.reports.progress import SweepProgress
@@ -176,10 +176,11 @@ def _run_and_land(plan: SweepPlan, options: SweepRunOptions, out: Path, manifest
             pass
         outputs = sorted(written, key=_landing_order)
         written |= {store.relpath(k) for k in keys}
-        stale, foreign, manifest_bytes = manifest.settle(written, skip={LOCK, JOURNAL, staging.name})
+        stale, foreign, manifest_bytes = manifest.settle(written, skip={LOCK, *landing_entries(out)})
         write_file(staging / MANIFEST, manifest_bytes)
-        # The manifest goes last: it names the set that landed.
-        land_staged(out, staging, [*outputs, MANIFEST], remove=[*stale, UNFINISHED])
+        # The outputs change together (one rename: no reader sees two sweeps mixed); the
+        # manifest goes last: it names the set that landed.
+        land_staged(out, staging, [*outputs, MANIFEST], remove=[*stale, UNFINISHED], together=outputs)
     except KeyboardInterrupt:
         _drop(out, staging)  # the mark stays: re-running completes the sweep
         raise
@@ -211,8 +212,7 @@ def _between_runs() -> None:
 
 
 def _landing_order(name: str) -> tuple[int, str]:
-    """Charts and reports first, the CSV files last and next to each other (observations.csv,
-    then runs.csv), so the rename window between the two is as short as it can be."""
+    """Charts and reports, then the CSV files (all of them change together, in one rename)."""
     return ({"observations.csv": 1, "runs.csv": 2}.get(name, 0), name)
 
 

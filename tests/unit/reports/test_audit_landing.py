@@ -19,9 +19,8 @@ from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forks an audit to stop it")
 
 FILES = ["audit.csv", "audit.json", "audit.md", "audit.png", "report.html"]
-#: The points of a landing into a folder that holds other files too (journal, then renames).
-JOURNALED = ["staged", "journaled", *(f"landed:{name}" for name in
-                                      ("audit.md", "audit.csv", "audit.json", "audit.png", "report.html")), "removed", "landed"]
+#: The points of a landing into a folder that holds other files too (journal, links, one rename).
+JOURNALED = ["staged", "journaled", "linked", "landed:.tables", "removed", "landed"]
 
 
 def session(folder: Path, idle_minutes: int) -> Path:
@@ -94,14 +93,19 @@ def test_an_audit_into_a_shared_folder_stopped_at_each_point_never_mixes(tmp_pat
     (out / "notes.txt").write_text("mine")  # a folder shared with other files: files land one by one
     earlier = files(out)
     audit_stopped_at(point, second, out)
-    now = files(out)
+    # As the stop left it: the earlier set or the new one, whole, never a mix.
+    now = {k: v for k, v in files(out).items() if k not in (LOCK, JOURNAL)}
+    decided = JOURNALED.index(point) >= JOURNALED.index("landed:.tables")
+    assert now == ({**reference, "notes.txt": b"mine"} if decided else earlier)
     if JOURNALED.index(point) < JOURNALED.index("journaled"):
-        assert {k: now[k] for k in earlier} == earlier and not (out / JOURNAL).exists()
-    # What the next command finds it completes first: the whole new set, never a mix.
+        assert not (out / JOURNAL).exists()
+    # What the next command finds it completes first: the whole new set.
     complete_landing(out)
     now = {k: v for k, v in files(out).items() if k != LOCK}
     expected = earlier if JOURNALED.index(point) < JOURNALED.index("journaled") else {**reference, "notes.txt": b"mine"}
     assert now == expected
     assert main(["audit", str(second), "--out", str(out), "--quiet"]) == 0
     assert files(out) == {**reference, "notes.txt": b"mine"}
-    assert staging_left(tmp_path) == [] and not [p for p in out.iterdir() if p.name.startswith(".")]
+    assert staging_left(tmp_path) == []
+    hidden = sorted(p.name for p in out.iterdir() if p.name.startswith("."))
+    assert len(hidden) == 2 and hidden[0] == ".tables" and hidden[1].startswith(".tables-")  # the links and their generation

@@ -1,6 +1,7 @@
 """The command line as a user runs it: outputs, exit codes, one-line errors, determinism."""
 
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -25,11 +26,14 @@ def test_sweep_prints_the_table_and_writes_every_output(tmp_path, capsys):
     assert main([*SMALL, "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "summary calls, uncached tokens" in out and "patched" in out
-    names = sorted(p.name for p in tmp_path.iterdir())
-    assert names == [
-        ".prefixbench-manifest.json", "hit-rate.png", "observations.csv", "report.html", "report.md", "runs.csv", "store",
-        "timeline-32k.png",
-    ]
+    names = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".tables-"))
+    outputs = ["hit-rate.png", "observations.csv", "report.html", "report.md", "runs.csv", "timeline-32k.png"]
+    assert names == sorted([".prefixbench-manifest.json", ".tables", "store", *outputs])
+    # Every output is seen through .tables, one generation folder: they change in one rename.
+    (generation,) = [p for p in tmp_path.iterdir() if p.name.startswith(".tables-")]
+    assert os.readlink(tmp_path / ".tables") == generation.name
+    assert sorted(p.name for p in generation.iterdir()) == outputs
+    assert all(os.readlink(tmp_path / name) == f".tables/{name}" for name in outputs)
     assert len(list((tmp_path / "store").glob("*.parquet"))) == 2
     runs = pd.read_csv(tmp_path / "runs.csv")
     assert list(runs["preset"]) == ["legacy", "patched"]

@@ -43,9 +43,8 @@ def tree(root: Path) -> dict[str, bytes]:
 def check_consistent(out: Path) -> None:
     """runs.csv and observations.csv hold the same runs; report.md is absent or matches them.
 
-    A landing the kill cut short is judged as the next command finds it: completed first.
+    Judged as the folder is on disk, before any command completes a landing the kill cut short.
     """
-    complete_landing(out)
     runs_path, obs_path, report = out / "runs.csv", out / "observations.csv", out / "report.md"
     if runs_path.exists() or obs_path.exists():
         assert runs_path.exists() and obs_path.exists(), sorted(p.name for p in out.iterdir())
@@ -101,9 +100,8 @@ LATER = ["sweep", "--windows", "32k", "--presets", "legacy,patched", "--seeds", 
 #: Every point of the later sweep's landing, in order. The earlier files are untouched up to
 #: ``journaled``; from there the landing is decided, and the next command completes it.
 POINTS = [
-    "run-stored", "staged", "journaled",
-    "landed:hit-rate.png", "landed:report.html", "landed:report.md", "landed:timeline-32k.png",
-    "landed:observations.csv", "landed:runs.csv", f"landed:{MANIFEST}", "removed", "landed",
+    "run-stored", "staged", "journaled", "linked",
+    "landed:.tables", f"landed:{MANIFEST}", "removed", "landed",
 ]
 
 
@@ -159,7 +157,7 @@ def test_a_sweep_stopped_at_each_landing_point_then_rerun_gives_the_uninterrupte
     out = tmp_path / "out"
     shutil.copytree(earlier, out)
     before = tree(earlier)
-    stopped_at(point, out, fork=point != "landed:observations.csv")
+    stopped_at(point, out, fork=point != "landed:.tables")
     now = tree(out)
     if POINTS.index(point) < POINTS.index("journaled"):
         # Not decided yet: every earlier file as it was (new runs may be in store/).
@@ -169,8 +167,9 @@ def test_a_sweep_stopped_at_each_landing_point_then_rerun_gives_the_uninterrupte
         # Decided: the journal names what is left to do, and the staged files are there.
         assert (out / JOURNAL).exists()
     assert (out / LOCK).exists()  # left by the stopped sweep: the next one takes it over
-    # The CSV files hold the same runs: at once, or (between the two renames) once the next
-    # command has completed the landing it finds.
+    # The CSV files hold the same runs at every point, as the stop left them.
+    check_consistent(out)
+    complete_landing(out)
     check_consistent(out)
     if POINTS.index(point) >= POINTS.index("journaled"):
         after = tree(out)
@@ -179,3 +178,34 @@ def test_a_sweep_stopped_at_each_landing_point_then_rerun_gives_the_uninterrupte
     assert main([*LATER, "--out", str(out)]) == 0
     assert "took over the lock" in capsys.readouterr().err
     assert tree(out) == reference
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a sweep to stop it")
+@pytest.mark.parametrize("point", ["journaled", "linked", "landed:.tables", "landed"])
+def test_a_folder_of_plain_files_is_taken_over_without_a_mixed_moment(tmp_path, folders, point, capsys):
+    """An earlier prefixbench wrote plain files (so does a copy that follows links): the
+    landing first makes them links to a generation holding those same bytes, then swaps."""
+    earlier, reference = folders
+    out = tmp_path / "out"
+    shutil.copytree(earlier, out)  # follows the links: .tables is a plain folder, the outputs plain files
+    assert not (out / "runs.csv").is_symlink()
+    stopped_at(point, out)
+    check_consistent(out)
+    capsys.readouterr()
+    assert main([*LATER, "--out", str(out)]) == 0
+    assert tree(out) == reference
+    assert (out / "runs.csv").is_symlink()
+
+
+def test_without_symbolic_links_the_outputs_are_plain_files_with_the_same_bytes(tmp_path, folders, monkeypatch, capsys):
+    earlier, reference = folders
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "symlink", refuse)
+    out = tmp_path / "out"
+    assert main([*LATER, "--out", str(out)]) == 0
+    plain = tree(out)
+    assert not any(p.is_symlink() for p in out.iterdir())
+    assert {name: data for name, data in reference.items() if not name.startswith(".tables")} == plain
