@@ -43,10 +43,13 @@ class SimulatedProvider:
 
     MAX_LANES = 256
 
-    def __init__(self, cache: CacheModel | None = None, validator: Validator | None = None) -> None:
+    def __init__(self, cache: CacheModel | None = None, validator: Validator | None = None, window: int | None = None) -> None:
         self.reference = ByteExactCache()
         self.cache: CacheModel = cache if cache is not None else self.reference
         self.validator = validator
+        #: The model's context window in prompt tokens: a longer prompt is refused with 400
+        #: (:func:`too_long`), as every provider does; None accepts any length (a log's replay).
+        self.window = window
         self.observations: list[Observation] = []
         self._pending_rewrites: list[str] = []
         #: Latest request of each conversation lane by its opening, least recently used first.
@@ -79,13 +82,16 @@ class SimulatedProvider:
         rewrites = tuple(self._pending_rewrites)
         self._pending_rewrites.clear()
         reason = self.validator.check(request) if self.validator is not None else None
+        prompt_tokens = self.cache_prompt_tokens(rendered) if reason is not None or self.window is not None else 0
+        if reason is None and self.window is not None and prompt_tokens > self.window:
+            reason = too_long(prompt_tokens, self.window)
         if reason is not None:
             observation = Observation(
                 index=len(self.observations),
                 purpose=request.purpose,
                 envelope=request.envelope,
                 max_tokens=request.max_tokens,
-                prompt_tokens=self.cache_prompt_tokens(rendered),
+                prompt_tokens=prompt_tokens,
                 cached_tokens=0,
                 written_tokens=0,
                 divergence=None,
@@ -160,6 +166,21 @@ class SimulatedProvider:
         if counter is not None:
             return int(counter(rendered))
         return -(-rendered.num_bytes // 4)
+
+
+#: How a provider's 400 for a prompt over the context window begins (Anthropic's words; OpenAI
+#: and DeepSeek say "maximum context length"): what :data:`is_too_long` looks for.
+TOO_LONG = "prompt is too long"
+
+
+def too_long(prompt_tokens: int, window: int) -> str:
+    """The 400 text for a prompt over the window: ``prompt is too long: 83602 tokens > 32000 maximum``."""
+    return f"{TOO_LONG}: {prompt_tokens} tokens > {window} maximum"
+
+
+def is_too_long(error: str | None) -> bool:
+    """Whether a refusal's text is the window's (not a strict profile's)."""
+    return error is not None and error.startswith(TOO_LONG)
 
 
 def _lane_key(envelope: Envelope, rendered: RenderedRequest) -> tuple[object, ...]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, count_tokens
+from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, ToolResult, count_tokens
 
 
 class Truncating(EngineBase):
@@ -126,3 +126,43 @@ class NameRaises(EngineBase):
 
 def name_raises(window: int, options: EngineOptions) -> NameRaises:
     return NameRaises()
+
+
+# --- cost specs (tests/specs/test_cost_specs.py) ---------------------------------------------
+
+
+class NeverCompacts(EngineBase):
+    """Sends the whole session every step: past the window the provider refuses it."""
+
+    name = "never-compacts"
+
+
+def never_compacts(window: int, options: EngineOptions) -> NeverCompacts:
+    return NeverCompacts()
+
+
+class MasksEveryStep(EngineBase):
+    """Masks every tool result but the newest and declares a rewrite before every request:
+    each rewrite breaks the cache for a shrink of one tool result, and the next comes at once."""
+
+    name = "masks-every-step"
+
+    def before_step(self, ctx: StepContext) -> None:
+        ctx.declare_rewrite("mask")
+
+    def view(self, session: Session) -> tuple[Message, ...]:
+        messages = session.derive_messages()
+        results = [(i, j) for i, m in enumerate(messages) for j, b in enumerate(m.blocks) if isinstance(b, ToolResult)]
+        keep = set(results[-1:])
+        masked = []
+        for i, m in enumerate(messages):
+            blocks = tuple(
+                ToolResult(b.call_id, (Text("[masked]"),), b.is_error) if isinstance(b, ToolResult) and (i, j) not in keep else b
+                for j, b in enumerate(m.blocks)
+            )
+            masked.append(m if blocks == m.blocks else Message(m.role, blocks))
+        return tuple(masked)
+
+
+def masks_every_step(window: int, options: EngineOptions) -> MasksEveryStep:
+    return MasksEveryStep()

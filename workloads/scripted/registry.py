@@ -323,6 +323,6 @@ def execute(
     if validator is None:
         validator = validator_for(workload, profile)
     engine_name = engine or get_workload(workload.name).default_engine
-    provider = SimulatedProvider(cache=cache, validator=validator)
+    provider = SimulatedProvider(cache=cache, validator=validator, window=workload.window)
     # The workload drives its agents (subagents has several): each gets its own engine.
     return workload.run(lambda: make_engine(workload, engine_name, preset, engine_config), engine_name, preset, provider, profile)

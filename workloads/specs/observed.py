@@ -17,14 +17,33 @@ workload; :mod:`prefixbench.workloads.specs.trace` on a recorded request log.
                                request family (provider, model, effort,             without a call)
                                temperature, stop)
     strict-profile-accepts     the strict profile answers no request with 400      strict profiles
+                               (a protocol refusal; the window is the next spec's)
+    window-respected           no prompt over the model's context window: the      always (vacuous
+                               provider refuses it with 400 "prompt is too long"    for a log with no
+                                                                                    --windows)
+    rewrites-pay-back          every durable rewrite recovers its extra write       always (vacuous
+                               before the next rewrite (break-even below)           without a rewrite)
+
+A durable rewrite (a checkpoint, a prune, masking old tool results) breaks the cache once and
+then makes every later request shorter. At the request that carries it, ``I`` tokens are sent
+uncached that would otherwise have been read from the cache; each later request reads ``H``
+fewer tokens (the prompt's shrink: the previous prompt plus the run's median step between
+requests without a rewrite, minus this prompt). With input price ``P_in`` and cached-read price ``P_cache``
+the rewrite has paid back after ``R`` requests once ``R * H * P_cache >= I * (P_in - P_cache)``:
+``R >= (I/H)(P_in - P_cache)/P_cache``. A rewrite that is followed by another before that point
+never paid back (the spec fails, naming it and the figures); one the session's end cuts short
+is not judged (the workload ended it, not the engine).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from decimal import Decimal
+from functools import lru_cache
 
 import msgspec
 from prefixbench.simulator.observe import Observation
+from prefixbench.simulator.provider import is_too_long
 from prefixbench.simulator.wire import Envelope
 from prefixbench.workloads.specs.base import Verdict, first_silent_rewrite_in, hit_pct
 
@@ -116,8 +135,9 @@ def judge_summary_envelope(observations: Sequence[Observation]) -> Judgement:
 
 
 def judge_accepts(observations: Sequence[Observation], profile: str) -> Judgement:
-    """The strict profile answered no request with an error status."""
-    rejected = [o for o in observations if o.is_rejected]
+    """The strict profile answered no request with an error status (a prompt over the window
+    is ``window-respected``'s to judge)."""
+    rejected = [o for o in observations if o.is_rejected and not is_too_long(o.error)]
     if rejected:
         first = rejected[0]
         return Verdict.VIOLATED, (
@@ -125,6 +145,127 @@ def judge_accepts(observations: Sequence[Observation], profile: str) -> Judgemen
             f"first request #{first.index} ({first.purpose}): HTTP {first.status} {first.error}"
         )
     return Verdict.PASS, f"{len(observations)} requests under {profile}, none refused"
+
+
+def judge_window(observations: Sequence[Observation]) -> Judgement:
+    """No request was refused for a prompt longer than the context window."""
+    over = [o for o in observations if o.is_rejected and is_too_long(o.error)]
+    if over:
+        first = over[0]
+        return Verdict.VIOLATED, (
+            f"{len(over)} of {len(observations)} requests over the context window; first request #{first.index} "
+            f"({first.purpose}): HTTP {first.status} {first.error}"
+        )
+    largest = max((o.prompt_tokens for o in observations), default=0)
+    return Verdict.PASS, f"{len(observations)} requests, largest prompt {largest:,} tokens, none over the window"
+
+
+#: The cached-read price as a share of the input price for a model without a price row (the
+#: scripted workloads' ``mock``): Anthropic's and most OpenAI models' 90% read discount.
+DEFAULT_READ_SHARE = Decimal("0.1")
+
+
+@lru_cache(maxsize=64)
+def read_share(model: str) -> tuple[Decimal, str]:
+    """``P_cache / P_in`` for ``model`` at its current prices, and where the figure comes from."""
+    from prefixbench.simulator.errors import UserError
+    from prefixbench.simulator.pricing import get_price
+
+    try:
+        row = get_price(model)
+    except UserError:
+        return DEFAULT_READ_SHARE, f"no price row for {model!r}: cached read at {DEFAULT_READ_SHARE}x input"
+    return row.rates.cache_read / row.rates.input, f"{row.model} prices"
+
+
+class Payback(msgspec.Struct, frozen=True):
+    """One durable rewrite and whether it recovered its extra write.
+
+    ``needed``: requests after it for the break-even (None: the prompt did not shrink, so it
+    never can); ``served``: requests that read the rewritten prefix before the next rewrite or
+    the end; ``cut_short``: the session ended first (not judged).
+    """
+
+    index: int
+    kinds: tuple[str, ...]
+    invalidated: int
+    shrink: int
+    needed: float | None
+    served: int
+    cut_short: bool
+
+    @property
+    def paid_back(self) -> bool:
+        return self.needed is not None and self.served >= self.needed
+
+
+def rewrite_paybacks(observations: Sequence[Observation], share: Decimal) -> list[Payback]:
+    """Every durable rewrite of the accepted conversation requests, with its break-even.
+
+    A rewrite is carried by the first conversation request after it (whatever request the
+    engine sent in between, e.g. its summary call); one after which that request still extends
+    the previous one byte for byte broke nothing and is not counted.
+    """
+    conversations: list[tuple[Observation, tuple[str, ...]]] = []
+    pending: list[str] = []
+    for o in observations:
+        pending.extend(o.rewrites_since_previous)
+        if o.purpose == "conversation" and not o.is_rejected:
+            conversations.append((o, tuple(pending)))
+            pending = []
+    # A declared rewrite that left the prompt a byte extension of the previous one broke nothing.
+    starts = [k for k, (o, kinds) in enumerate(conversations) if kinds and k > 0 and not o.extends_previous_conversation]
+    # What a request adds to the one before when nothing is rewritten (the median step): the
+    # rewrite's request would have grown by as much, so its shrink counts from there.
+    steps = sorted(
+        conversations[k][0].prompt_tokens - conversations[k - 1][0].prompt_tokens
+        for k in range(1, len(conversations)) if not conversations[k][1]
+    )
+    growth = max(steps[len(steps) // 2], 0) if steps else 0
+    paybacks = []
+    factor = float((1 - share) / share) if share > 0 else float("inf")
+    for number, k in enumerate(starts):
+        o, kinds = conversations[k]
+        invalidated = o.uncached_tokens
+        shrink = conversations[k - 1][0].prompt_tokens + growth - o.prompt_tokens
+        end = starts[number + 1] if number + 1 < len(starts) else len(conversations)
+        served = end - k - 1
+        needed = None if shrink <= 0 else invalidated / shrink * factor
+        cut_short = number + 1 == len(starts)
+        paybacks.append(Payback(o.index, kinds, invalidated, max(shrink, 0), needed, served, cut_short))
+    return paybacks
+
+
+def judge_rewrites_pay_back(observations: Sequence[Observation]) -> Judgement:
+    """Every durable rewrite recovered its extra write before the next one (break-even above)."""
+    model = next((o.envelope.model for o in observations if o.purpose == "conversation"), None)
+    if model is None:
+        return Verdict.VACUOUS, "no conversation request, so the spec proves nothing"
+    share, source = read_share(model)
+    paybacks = rewrite_paybacks(observations, share)
+    if not paybacks:
+        return Verdict.VACUOUS, "no durable rewrite, so the spec proves nothing"
+    judged = [p for p in paybacks if not (p.cut_short and not p.paid_back)]
+    failed = [p for p in judged if not p.paid_back]
+    if failed:
+        first = failed[0]
+        kinds = "+".join(first.kinds)
+        if first.needed is None:
+            why = f"the prompt did not shrink ({first.invalidated:,} tokens re-sent uncached), so it never pays back"
+        else:
+            why = (f"re-sent {first.invalidated:,} tokens uncached to read {first.shrink:,} fewer per request: break-even "
+                   f"after {first.needed:,.1f} requests, the next rewrite came after {first.served}")
+        return Verdict.VIOLATED, (
+            f"{len(failed)} of {len(judged)} rewrites never paid back; first at request #{first.index} ({kinds}): {why} ({source})"
+        )
+    if not judged:
+        return Verdict.VACUOUS, f"{len(paybacks)} rewrite(s), the session ended before the break-even of each, so the spec proves nothing"
+    slowest = max(judged, key=lambda p: p.needed or 0.0)
+    return Verdict.PASS, (
+        f"{len(judged)} rewrites paid back (slowest: break-even {slowest.needed:,.1f} requests, served {slowest.served})"
+        + (f"; {len(paybacks) - len(judged)} cut short by the session's end" if len(judged) < len(paybacks) else "")
+        + f" ({source})"
+    )
 
 
 class ObservedSpec(msgspec.Struct, frozen=True):
@@ -150,6 +291,10 @@ OBSERVED_SPECS: tuple[ObservedSpec, ...] = (
                  lambda obs, profile: judge_summary_envelope(obs)),
     ObservedSpec("strict-profile-accepts", "the strict provider profile answers no request with 400",
                  judge_accepts, strict_only=True),
+    ObservedSpec("window-respected", "no prompt over the context window (the provider's 400 'prompt is too long')",
+                 lambda obs, profile: judge_window(obs)),
+    ObservedSpec("rewrites-pay-back", "every durable rewrite recovers its extra write before the next rewrite",
+                 lambda obs, profile: judge_rewrites_pay_back(obs)),
 )
 
 
