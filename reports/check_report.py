@@ -10,9 +10,20 @@ from pathlib import Path
 from prefixbench.workloads.specs.base import SpecResult
 
 
-def check_records(results: Sequence[SpecResult]) -> list[dict[str, object]]:
-    """One record a spec result: spec, engine, preset, window (or null), verdict, passed, figure
-    (and workload, profile for a user engine's spec)."""
+def tally(results: Sequence[SpecResult], vacuous_fails: bool = False) -> tuple[list[SpecResult], str]:
+    """The failed results and the closing line: ``34 passed, 2 skipped (vacuous), 0 failed``."""
+    failed = [r for r in results if r.failed(vacuous_fails)]
+    skipped = [r for r in results if r.status(vacuous_fails) == "SKIP"]
+    passed = len(results) - len(failed) - len(skipped)
+    line = f"{passed} passed, " + (f"{len(skipped)} skipped (vacuous: proves nothing), " if skipped else "") + f"{len(failed)} failed"
+    if failed:
+        line += f": {', '.join(sorted({r.spec for r in failed}))}"
+    return failed, line
+
+
+def check_records(results: Sequence[SpecResult], vacuous_fails: bool = False) -> list[dict[str, object]]:
+    """One record a spec result: spec, engine, preset, window (or null), verdict, passed,
+    status (PASS, SKIP or FAIL, as printed), figure (and workload, profile for a user engine's spec)."""
     records: list[dict[str, object]] = []
     for r in results:
         record: dict[str, object] = {
@@ -22,6 +33,7 @@ def check_records(results: Sequence[SpecResult]) -> list[dict[str, object]]:
             "window": r.window,
             "verdict": r.verdict.value,
             "passed": r.passed,
+            "status": r.status(vacuous_fails),
             "figure": r.figure,
         }
         if r.workload is not None:  # a user engine's spec: the case it judged
@@ -30,11 +42,11 @@ def check_records(results: Sequence[SpecResult]) -> list[dict[str, object]]:
     return records
 
 
-def write_check(out: Path, preset: str, results: Sequence[SpecResult]) -> None:
+def write_check(out: Path, preset: str, results: Sequence[SpecResult], vacuous_fails: bool = False) -> None:
     """Write check.json and report.html into ``out``."""
     from prefixbench.reports.html_pages import check_page, write_html
 
     out.mkdir(parents=True, exist_ok=True)
-    records = check_records(results)
+    records = check_records(results, vacuous_fails)
     (out / "check.json").write_text(json.dumps({"preset": preset, "results": records}, indent=2) + "\n", encoding="utf-8")
     write_html(out / "report.html", check_page(preset, records))

@@ -216,7 +216,8 @@ def _add_check_parser(sub: _Subcommands) -> None:
     from prefixbench.simulator.validate import PROFILES
 
     check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
-    check.add_argument("--windows", default="32k,128k,512k", help="windows of the window-scaled specs, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
+    check.add_argument("--windows", default=None, help="windows of the window-scaled specs, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k); with --trace, the context window(s) the log's requests must fit (default: none, so window-respected is skipped)")
+    check.add_argument("--vacuous", choices=("skip", "fail"), default="skip", help="a spec the run never exercised (no summary call, no rewrite) proves nothing: skip it (default), or fail it")
     check.add_argument("--engines", default=None, help=f"only specs of these engines, comma-separated: {_engine_listing()} (default: every built-in one)")
     _add_engine_option(check)
     check.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="settings of user engines, TOML or JSON: {engine: {key: value}}, keyed by the name or import path given (the factory's options.config)")
@@ -484,6 +485,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     return run_check(check_options(args))
 
 
+#: ``check``'s windows when --windows is not given.
+DEFAULT_CHECK_WINDOWS = "32k,128k,512k"
+
+
 def run_check(options: CheckOptions) -> int:
     """Run the specs ``check`` asks for, print one line each and the tally; 1 if any failed."""
     from prefixbench.reports.trace import check_engines_and_trace
@@ -496,18 +501,20 @@ def run_check(options: CheckOptions) -> int:
     if results is None:
         from prefixbench.workloads.specs.registry import run_specs
 
-        windows = parse_windows(options.windows)
+        windows = parse_windows(options.windows or DEFAULT_CHECK_WINDOWS)
         warn_window_memory(windows)
         engines = parse_list(options.engines, "--engines") if options.engines else None
         results = run_specs(options.preset, windows, engines)
-    failed = [r for r in results if not r.passed]
+    from prefixbench.reports.check_report import tally
+
     for result in results:
-        print(result.line())
-    print(f"{len(results) - len(failed)} passed, {len(failed)} failed" + (f": {', '.join(sorted({r.spec for r in failed}))}" if failed else ""))
+        print(result.line(options.vacuous_fails))
+    failed, line = tally(results, options.vacuous_fails)
+    print(line)
     if options.out is not None:
         from prefixbench.reports.check_report import write_check
 
-        write_check(options.out, options.preset, results)
+        write_check(options.out, options.preset, results, options.vacuous_fails)
     return 1 if failed else 0
 
 

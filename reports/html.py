@@ -20,7 +20,7 @@ from html import escape
 
 import msgspec
 
-from prefixbench.reports.palette import CACHED, FOLD, PRESET_COLOURS, UNCACHED
+from prefixbench.reports.palette import CACHED, FOLD, PRESET_COLOURS, SKIPPED, UNCACHED
 
 #: Segment colours of the parts only the page draws (the roles it shares with the PNG charts,
 #: CACHED and UNCACHED among them, are in reports/palette.py).
@@ -387,8 +387,8 @@ def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int
     return '<div class="chart">' + "".join(parts) + "</div>"
 
 
-def matrix(rows: Sequence[str], cols: Sequence[str], cells: dict[tuple[str, str], tuple[bool, str]], *, title: str) -> str:
-    """A pass/fail grid (e.g. spec x window); a missing cell is blank."""
+def matrix(rows: Sequence[str], cols: Sequence[str], cells: dict[tuple[str, str], tuple[bool | None, str]], *, title: str) -> str:
+    """A pass/fail grid (e.g. spec x window); None is a skipped (vacuous) cell, a missing cell is blank."""
     cw, rh, left, top_pad = 90, 22, 260, 40
     width, height = left + cw * len(cols) + 10, top_pad + rh * len(rows) + 10
     parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
@@ -402,10 +402,11 @@ def matrix(rows: Sequence[str], cols: Sequence[str], cells: dict[tuple[str, str]
             if (r, c) not in cells:
                 continue
             ok, tip = cells[(r, c)]
+            word, fill = ("SKIP", SKIPPED) if ok is None else ("PASS", CACHED) if ok else ("FAIL", UNCACHED)
             parts.append(
-                f'<rect class="{"pass" if ok else "fail"}" x="{left + j * cw + 2}" y="{y + 2}" width="{cw - 4}" height="{rh - 4}" '
-                f'fill="{CACHED if ok else UNCACHED}" data-tip="{escape(tip)}"/>'
-                f'<text x="{left + j * cw + cw / 2}" y="{y + 15}" text-anchor="middle" style="fill:#fff">{"PASS" if ok else "FAIL"}</text>'
+                f'<rect class="{word.lower()}" x="{left + j * cw + 2}" y="{y + 2}" width="{cw - 4}" height="{rh - 4}" '
+                f'fill="{fill}" data-tip="{escape(tip)}"/>'
+                f'<text x="{left + j * cw + cw / 2}" y="{y + 15}" text-anchor="middle" style="fill:#fff">{word}</text>'
             )
     parts.append("</svg>")
     return '<div class="chart">' + "".join(parts) + "</div>"

@@ -302,28 +302,32 @@ def check_page(preset: str, records: list[dict]) -> str:
     """report.html of ``check``: the verdict of every spec, and a spec x window grid."""
     from prefixbench.reports.frames import ordered
 
-    failed = [r for r in records if not r["passed"]]
+    failed = [r for r in records if r["status"] == "FAIL"]
+    skipped = [r for r in records if r["status"] == "SKIP"]
     rows = []
     for i, r in enumerate(records):
-        rows.append(({"data-result": str(i), "class": "pass" if r["passed"] else "fail"}, [
+        rows.append(({"data-result": str(i), "class": r["status"].lower()}, [
             r["spec"], r["engine"], r["preset"],
             Cell("-" if r["window"] is None else format_window(int(r["window"])), "window", r["window"]),
-            Cell("PASS" if r["passed"] else "FAIL" + (" (vacuous)" if r["verdict"] == "vacuous" else ""), "verdict", r["verdict"], css="v"),
+            Cell(r["status"] + (" (vacuous)" if r["verdict"] == "vacuous" else ""), "verdict", r["verdict"], css="v"),
             Cell(r["figure"], "figure", r["figure"]),
         ]))
     cols = ordered(["-" if r["window"] is None else format_window(int(r["window"])) for r in records], ["-"])
     names = list(dict.fromkeys(f"{r['spec']} [{r['engine']}]" for r in records))
     cells = {
-        (f"{r['spec']} [{r['engine']}]", "-" if r["window"] is None else format_window(int(r["window"]))): (r["passed"], r["figure"])
+        (f"{r['spec']} [{r['engine']}]", "-" if r["window"] is None else format_window(int(r["window"]))): (
+            None if r["status"] == "SKIP" else r["status"] == "PASS", r["figure"])
         for r in records
     }
     grid = matrix(names, cols, cells, title="Verdict per spec and window ('-': the spec runs at its own fixed setup)")
-    summary = (f"{len(records) - len(failed)} passed, {len(failed)} failed"
+    passed = len(records) - len(failed) - len(skipped)
+    summary = (f"{passed} passed, " + (f"{len(skipped)} skipped (vacuous: proves nothing), " if skipped else "") + f"{len(failed)} failed"
                + (f": {', '.join(sorted({r['spec'] for r in failed}))}" if failed else ""))
     sections = [
-        ("verdicts", "Verdicts", f'<p data-field="summary" data-passed="{len(records) - len(failed)}" data-failed="{len(failed)}">'
+        ("verdicts", "Verdicts", f'<p data-field="summary" data-passed="{passed}" data-skipped="{len(skipped)}" data-failed="{len(failed)}">'
          f"<b>{_esc(summary)}</b></p>" + table(["spec", "engine", "preset", "window", "verdict", "figure that decided it"], rows)
-         + note("A vacuous result (the run never exercised what the spec judges) fails: it proves nothing.")),
+         + note("A vacuous result (the run never exercised what the spec judges) proves nothing: it is skipped, "
+                "as in the pytest plugin and check --trace (check --vacuous fail fails it).")),
         ("grid", "Grid", grid),
     ]
     return page("check", f"prefixbench check: {preset}", summary, sections, {"kind": "check", "preset": preset, "results": records})

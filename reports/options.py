@@ -162,6 +162,7 @@ def check_options(args: argparse.Namespace) -> CheckOptions:
     return CheckOptions(
         preset=args.preset, windows=args.windows, engines=args.engines, engine=tuple(args.engine or ()),
         engine_config=args.engine_config, profile=args.profile, trace=args.trace, input=args.input, out=args.out,
+        vacuous_fails=args.vacuous == "fail",
     )
 
 

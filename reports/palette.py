@@ -7,6 +7,8 @@ CACHED = "#2da44e"
 UNCACHED = "#cf222e"
 FOLD = "#0969da"
 REJECTED = "#8c959f"
+#: A spec that proved nothing (vacuous: skipped).
+SKIPPED = "#6e7781"
 #: History rewritten with no rewrite declared (the engines comparison).
 SILENT = "#bf8700"
 #: Presets, by their place among the known presets.

@@ -9,7 +9,8 @@ With ``--prefixbench-engine`` it adds one item per applicable spec and case, nam
 ``spec[window-workload-profile]`` (e.g. ``no-silent-rewrite[32k-seed-coding-lenient]``),
 marked ``prefixbench`` and with the spec's name in underscores (``-m no_silent_rewrite``).
 A violated spec fails with the spec's line (the request and the figure that decided it); a
-vacuous one (the run never exercised what it judges) is skipped with its figure. An engine that
+vacuous one (the run never exercised what it judges) is skipped with its figure, as ``check``
+and ``check --trace`` skip it (``--prefixbench-vacuous fail`` fails it, as ``check --vacuous fail``). An engine that
 fails while it runs (raises, or returns the wrong type) is one short error per case: the first
 item of the case errors at setup with the engine's line and its own frames only, the case's
 other items are skipped pointing at it (a spec failure is a failure, an engine crash an error).
@@ -52,6 +53,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--prefixbench-engine-config", dest="prefixbench_engine_config", default=None, metavar="FILE",
         help="the engine's settings, TOML or JSON: {engine: {key: value}}; the table named as "
         "--prefixbench-engine is the factory's options.config",
+    )
+    group.addoption(
+        "--prefixbench-vacuous", dest="prefixbench_vacuous", default="skip", choices=("skip", "fail"),
+        help="a spec the run never exercised (no summary call, no rewrite) proves nothing: skip it (default), "
+        "or fail it (as check --vacuous fail)",
     )
     group.addoption(
         "--prefixbench-profile", dest="prefixbench_profile", default="lenient", metavar="PROFILES",
@@ -124,10 +130,10 @@ class SpecItem(pytest.Item):
         from prefixbench.workloads.specs.engine import judge_case, run_case
 
         result = judge_case(self.spec, run_case(self.engine, self.case, config=self.engine_config), self.case)
-        if result.verdict is Verdict.VACUOUS:
+        if result.verdict is Verdict.VACUOUS and not self.config.getoption("prefixbench_vacuous", "skip") == "fail":
             pytest.skip(f"vacuous: {result.figure}")
         if not result.passed:
-            raise SpecFailed(result.line())
+            raise SpecFailed(result.line(vacuous_fails=True))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """The spec's line, not a traceback."""

@@ -40,7 +40,8 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
             raise UserError("--trace judges a recorded log: --engine, --engines and --engine-config do not apply")
         from prefixbench.workloads.specs.trace import run_trace_specs
 
-        return run_trace_specs(options.trace, options.input, profiles)
+        windows = parse_windows(options.windows) if options.windows else (None,)
+        return run_trace_specs(options.trace, options.input, profiles, windows)
     from prefixbench.workloads.scripted.registry import is_builtin_engine, user_engines
 
     named = parse_list(options.engines, "--engines") if options.engines else ()
@@ -55,7 +56,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     from prefixbench.workloads.specs.engine import run_engine_specs
     from prefixbench.workloads.specs.registry import run_specs
 
-    windows = parse_windows(options.windows)
+    windows = parse_windows(options.windows or "32k,128k,512k")
     warn_window_memory(windows)
     builtin = [e for e in named if e not in user]
     configs: dict[str, Any] = {}

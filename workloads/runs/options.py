@@ -32,7 +32,8 @@ class CheckOptions(msgspec.Struct, frozen=True):
     """``check``: the built-in specs on a preset, user engines, or a recorded trace."""
 
     preset: str = "patched"
-    windows: str = "32k,128k,512k"
+    #: ``--windows`` as given (None: 32k,128k,512k for engines; none for a trace).
+    windows: str | None = None
     #: ``--engines`` as given, comma-separated (None: every built-in one).
     engines: str | None = None
     #: User engines by import path or installed name (``--engine``, repeatable).
@@ -43,6 +44,8 @@ class CheckOptions(msgspec.Struct, frozen=True):
     trace: Path | None = None
     input: str = "chat-completions"
     out: Path | None = None
+    #: A vacuous result fails instead of being skipped.
+    vacuous_fails: bool = False
 
 
 class RecordOptions(msgspec.Struct, frozen=True):

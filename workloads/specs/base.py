@@ -18,7 +18,8 @@ class Verdict(enum.Enum):
     #: The run broke the invariant; the figure names the request and number that show it.
     VIOLATED = "violated"
     #: The run never exercised what the spec judges (no checkpoint, too few summary calls):
-    #: it proves nothing, so ``check`` fails it, but it is not evidence of the bug.
+    #: it proves nothing either way. ``check``, ``check --trace`` and the pytest plugin all
+    #: skip it with its reason (``check --vacuous fail`` / ``--prefixbench-vacuous fail`` fail it).
     VACUOUS = "vacuous"
 
     @classmethod
@@ -42,14 +43,24 @@ class SpecResult(msgspec.Struct, frozen=True):
 
     @property
     def passed(self) -> bool:
-        """Whether the spec passed (a vacuous result does not)."""
+        """Whether the spec passed (a vacuous result did not: it proves nothing)."""
         return self.verdict is Verdict.PASS
 
-    def line(self) -> str:
-        """``PASS spec @window [engine/preset]: figure`` (FAIL when violated or vacuous)."""
+    def failed(self, vacuous_fails: bool = False) -> bool:
+        """Whether the spec failed: violated, or vacuous when ``vacuous_fails``."""
+        return self.verdict is Verdict.VIOLATED or (vacuous_fails and self.verdict is Verdict.VACUOUS)
+
+    def status(self, vacuous_fails: bool = False) -> str:
+        """``PASS``, ``SKIP`` (vacuous) or ``FAIL``: the word every gate prints."""
+        if self.failed(vacuous_fails):
+            return "FAIL"
+        return "PASS" if self.passed else "SKIP"
+
+    def line(self, vacuous_fails: bool = False) -> str:
+        """``PASS spec @window [engine/preset]: figure`` (SKIP when vacuous, FAIL when violated)."""
         where = f" @{self.window // 1000}k" if self.window else ""
         run = f"{self.engine}/{self.preset}" if self.workload is None else f"{self.engine}/{self.workload}/{self.profile}"
-        return f"{'PASS' if self.passed else 'FAIL'}  {self.spec}{where} [{run}]: {self.figure}"
+        return f"{self.status(vacuous_fails)}  {self.spec}{where} [{run}]: {self.figure}"
 
 
 class Spec(msgspec.Struct, frozen=True):

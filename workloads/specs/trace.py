@@ -26,7 +26,7 @@ from prefixbench.simulator.validate import PROFILES, make_validator
 from prefixbench.simulator.wire import Block, Request
 from prefixbench.workloads.logs.chat_completions import read_recorded
 from prefixbench.workloads.logs.formats import REPLAYS
-from prefixbench.workloads.specs.base import SpecResult
+from prefixbench.workloads.specs.base import SpecResult, Verdict
 from prefixbench.workloads.specs.observed import OBSERVED_SPECS
 
 #: Recorded-log formats ``check --trace`` reads: those the format table replays body for body
@@ -62,12 +62,13 @@ def inferred_reply(entries: Sequence[TraceEntry], index: int) -> tuple[Block, ..
     return ()
 
 
-def replay_trace(entries: Sequence[TraceEntry], profile: str = "lenient") -> list[Observation]:
-    """Send each request, in order, to a fresh provider under ``profile``; one observation each."""
+def replay_trace(entries: Sequence[TraceEntry], profile: str = "lenient", window: int | None = None) -> list[Observation]:
+    """Send each request, in order, to a fresh provider under ``profile`` (refusing a prompt over
+    ``window`` tokens, when given); one observation each."""
     if profile not in PROFILES:
         raise UserError(f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")
     validator = None if profile == "lenient" else make_validator(profile)
-    provider = SimulatedProvider(validator=validator)
+    provider = SimulatedProvider(validator=validator, window=window)
     for tick, entry in enumerate(entries):
         for kind in entry.rewrites:
             provider.note_rewrite(kind)
@@ -79,16 +80,27 @@ def replay_trace(entries: Sequence[TraceEntry], profile: str = "lenient") -> lis
     return provider.observations
 
 
-def run_trace_specs(path: Path, input_format: str = "chat-completions", profiles: Sequence[str] = ("lenient",)) -> list[SpecResult]:
-    """The applicable specs on the log, once per profile; named ``[FILE/profile]``."""
+def run_trace_specs(
+    path: Path, input_format: str = "chat-completions", profiles: Sequence[str] = ("lenient",),
+    windows: Sequence[int | None] = (None,),
+) -> list[SpecResult]:
+    """The applicable specs on the log, once per profile and window; named ``[FILE/profile]``.
+
+    The verdicts are those a run of the same requests gets from ``check --engine`` and the
+    pytest plugin: a spec the log never exercises (no summary call) is vacuous, and so is
+    ``window-respected`` when no window is given (a log does not say its model's window).
+    """
     entries = read_trace(path, input_format)
-    has_summary = any(e.request.purpose == "compaction" for e in entries)
     results = []
-    for profile in profiles:
-        observations = replay_trace(entries, profile)
-        for spec in OBSERVED_SPECS:
-            if not spec.applies(profile) or (spec.name.startswith("summary-") and not has_summary):
-                continue
-            verdict, figure = spec.judge(observations, profile)
-            results.append(SpecResult(spec.name, verdict, figure, profile, None, path.name))
+    for window in windows:
+        for profile in profiles:
+            observations = replay_trace(entries, profile, window)
+            for spec in OBSERVED_SPECS:
+                if not spec.applies(profile):
+                    continue
+                if spec.name == "window-respected" and window is None:
+                    verdict, figure = Verdict.VACUOUS, "the log does not say the model's context window (give --windows), so the spec proves nothing"
+                else:
+                    verdict, figure = spec.judge(observations, profile)
+                results.append(SpecResult(spec.name, verdict, figure, profile, window, path.name))
     return results
