@@ -12,6 +12,8 @@ import base64
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prefixbench.kernel import EngineOptions, Header, Message, Reasoning, Reply, Session, StepContext, Text, ToolCall, user_text
 from prefixbench.kernel.loading import installed_engines, load_engine
@@ -379,3 +381,26 @@ def test_module_factories_match_their_entry_points():
     assert isinstance(no_compaction.factory(1_000, EngineOptions()), no_compaction.NoCompaction)
     assert isinstance(sliding_window.factory(1_000, EngineOptions()), sliding_window.SlidingWindow)
     assert claude_code.idle_compact(1_000, EngineOptions()).name == "claude-code-idle-compact"
+
+
+# --- settings are parsed input: fuzzed
+
+KEYS = sorted(
+    {*claude_code.DEFAULTS, *context_editing.DEFAULTS, "budget_tokens", "low_water_tokens", "compact_threshold",
+     "item_max_tokens", "bogus"}
+)
+VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-10, 10**12), st.floats(allow_nan=True), st.text(max_size=8),
+    st.lists(st.text(max_size=4), max_size=3), st.sampled_from(["all", "tool_uses", "input_tokens", "3"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.sampled_from(ENGINES), config=st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=4))
+def test_any_settings_table_builds_an_engine_or_is_one_line(name, config):
+    try:
+        engine = load_engine(name).build(32_000, EngineOptions(config=config))
+    except UserError as error:
+        assert "\n" not in str(error) and str(error).startswith(f"engine {name}:")
+    else:
+        assert engine.name == name
