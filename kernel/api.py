@@ -15,6 +15,7 @@ What the engine receives (:class:`StepContext`):
   would see it if nothing were compacted (the surface's messages, in order).
 * ``ctx.window``: the routed model's context window in tokens; ``ctx.routed``: the routed
   request header (envelope, system prompt, tools), the same on every step.
+* ``ctx.now_ms()``: the run's logical clock (milliseconds; idle gaps show in it).
 * ``ctx.meter()``: the heuristic token meter's reading of the session as logged (the
   uncompacted conversation); ``ctx.measure(messages)``: the same meter on the messages the
   engine is about to send (its view), which is what a decision to compact should read;
@@ -212,6 +213,8 @@ class StepContext(msgspec.Struct, frozen=True):
         window: the routed model's context window, in tokens (0 when the caller gave none).
         routed: the routed request header (None when the caller gave none; the session
             logs it from the first step on, :meth:`header`).
+        clock: the run's logical clock in milliseconds (None when the caller gave none;
+            :meth:`now_ms`).
     """
 
     session: Session
@@ -219,6 +222,13 @@ class StepContext(msgspec.Struct, frozen=True):
     client: ModelClient
     window: int = 0
     routed: Header | None = None
+    clock: Callable[[], int] | None = None
+
+    def now_ms(self) -> int:
+        """The run's logical time in milliseconds (0 without a clock). The loop advances it by
+        each model call's latency, each tool call, and the idle gaps a workload scripts
+        (``idle-gaps``), so an engine can tell how long the user was away. Never the wall clock."""
+        return 0 if self.clock is None else self.clock()
 
     def messages(self) -> tuple[Message, ...]:
         """The conversation as the provider would see it uncompacted: the surface's messages."""

@@ -123,9 +123,15 @@ class _Driver:
         self.clock = Clock()
         self.header = workload.header()
         self.wire_envelope = self.info.wire_envelope(self.header.envelope)
-        self.ctx = StepContext(self.session, self.catalog, self.client, self.info.context_window, self.header)
+        self.ctx = StepContext(
+            self.session, self.catalog, self.client, self.info.context_window, self.header, self.now_ms
+        )
         #: Events already reported to the provider as rewrites.
         self.num_flushed = 0
+
+    def now_ms(self) -> int:
+        """The logical clock an engine reads (``ctx.now_ms()``)."""
+        return self.clock.now_ms
 
     def catalog(self, provider_name: str, model: str) -> ModelInfo:
         """Adapter facts of a model the engine names (the routed one, or a same-sized other)."""

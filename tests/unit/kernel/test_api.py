@@ -133,3 +133,10 @@ def test_builtin_engines_take_no_private_shortcut():
         # Every engine module reaches the loop only through the public API.
         assert "prefixbench.workloads" not in source, path.name
     assert private_reaches("def f(ctx):\n    return ctx.session._surface\n") == ["line 2: ._surface"]
+
+
+def test_now_ms_is_the_callers_logical_clock():
+    ticks = iter([1_000, 61_000])
+    ctx = StepContext(Session("s"), lambda p, m: None, lambda r: Reply(), 10_000, None, lambda: next(ticks))  # type: ignore[arg-type,return-value]
+    assert (ctx.now_ms(), ctx.now_ms()) == (1_000, 61_000)
+    assert StepContext(Session("s"), lambda p, m: None, lambda r: Reply()).now_ms() == 0  # type: ignore[arg-type,return-value]

@@ -1,0 +1,58 @@
+"""What the strategies read in a conversation: tool pairs, turns, and where a cut may fall.
+
+Pure functions of a message list, on the public wire types only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prefixbench.kernel import Message, Text, ToolCall, ToolResult
+
+
+def tool_names(messages: Sequence[Message]) -> dict[str, str]:
+    """The tool name of every call id the assistant messages carry."""
+    return {call.call_id: call.name for message in messages for call in message.tool_calls}
+
+
+def tool_uses(messages: Sequence[Message]) -> list[str]:
+    """Call ids of the tool uses that have a result, oldest first."""
+    answered = {result.call_id for message in messages for result in message.tool_results}
+    return [call.call_id for message in messages for call in message.tool_calls if call.call_id in answered]
+
+
+def pair_safe_start(messages: Sequence[Message], index: int) -> int:
+    """The first index >= ``index`` that does not open on a tool result (whose call would be
+    cut off); never past the last message."""
+    last = max(0, len(messages) - 1)
+    while index < last and messages[index].role == "tool":
+        index += 1
+    return min(index, last)
+
+
+def user_turn_starts(messages: Sequence[Message]) -> list[int]:
+    """Indexes of the user messages: each opens a turn (the assistant's steps and tool results follow)."""
+    return [index for index, message in enumerate(messages) if message.role == "user"]
+
+
+def clear_result(message: Message, call_ids: frozenset[str], placeholder: str) -> Message:
+    """``message`` with the content of its results for ``call_ids`` replaced by ``placeholder``."""
+    if not any(isinstance(b, ToolResult) and b.call_id in call_ids for b in message.blocks):
+        return message
+    blocks = tuple(
+        ToolResult(b.call_id, (Text(placeholder),), b.is_error) if isinstance(b, ToolResult) and b.call_id in call_ids else b
+        for b in message.blocks
+    )
+    return Message(message.role, blocks)
+
+
+def clear_inputs(message: Message, call_ids: frozenset[str]) -> Message:
+    """``message`` with the arguments of its calls for ``call_ids`` emptied (``{}``)."""
+    if not any(isinstance(b, ToolCall) and b.call_id in call_ids for b in message.blocks):
+        return message
+    blocks = tuple(
+        ToolCall(b.call_id, b.name, "{}") if isinstance(b, ToolCall) and b.call_id in call_ids else b
+        for b in message.blocks
+    )
+    return Message(message.role, blocks)
+

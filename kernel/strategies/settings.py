@@ -1,0 +1,53 @@
+"""Reading a strategy's ``--engine-config`` table: known keys, checked types, defaults.
+
+A bad table raises ValueError naming the engine and the key; the loader turns it into one line
+and exit status 2 (``engine NAME: the factory raised ValueError: ...``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: A setting's accepted types, by the type of its default (an int setting takes no bool).
+_NUMBER = (int, float)
+
+
+def read_settings(engine: str, config: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """``defaults`` updated by ``config``: every key known, every value of its default's type.
+
+    A default of None accepts an int (a figure computed from the window unless given).
+
+    Raises:
+        ValueError: an unknown key, or a value of the wrong type or sign.
+    """
+    unknown = sorted(set(config) - set(defaults))
+    if unknown:
+        raise ValueError(f"{engine}: unknown setting {unknown[0]!r} (known: {', '.join(sorted(defaults))})")
+    settings = dict(defaults)
+    for key, value in config.items():
+        default = defaults[key]
+        settings[key] = _checked(engine, key, value, default)
+    return settings
+
+
+def _checked(engine: str, key: str, value: object, default: object) -> object:
+    where = f"{engine}: {key}"
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ValueError(f"{where} must be true or false, got {value!r}")
+        return value
+    if isinstance(default, list):
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise ValueError(f"{where} must be a list of strings, got {value!r}")
+        return list(value)
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise ValueError(f"{where} must be a string, got {value!r}")
+        return value
+    # Numbers: int settings (and None defaults) take ints, float settings take ints or floats.
+    wanted = _NUMBER if isinstance(default, float) else (int,)
+    if isinstance(value, bool) or not isinstance(value, wanted) or value < 0:
+        kind = "a number" if isinstance(default, float) else "an integer"
+        raise ValueError(f"{where} must be {kind} >= 0, got {value!r}")
+    return value

@@ -1,0 +1,406 @@
+"""The strategy engines (kernel/strategies/): each one's trigger and its effect on the messages.
+
+Each engine is driven by hand on a built session, through a step context whose client records
+the summary calls and whose clock the test moves, so a trigger is pinned to the token (or the
+second) and the view after it is asserted whole.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prefixbench.kernel import EngineOptions, Header, Message, Reasoning, Reply, Session, StepContext, Text, ToolCall, user_text
+from prefixbench.kernel.loading import installed_engines, load_engine
+from prefixbench.kernel.model import ModelInfo
+from prefixbench.kernel.session import tool_result_message
+from prefixbench.kernel.strategies import claude_code, context_editing, no_compaction, openai_compaction, sliding_window
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.wire import Envelope, ToolSchema
+
+ROOT = Path(__file__).resolve().parents[3]
+ENGINES = (
+    "no-compaction", "sliding-window", "claude-code-autocompact", "claude-code-idle-compact",
+    "anthropic-context-editing", "openai-server-compaction",
+)
+HEADER = Header(Envelope("acme", "m1", "high"), "sys", (ToolSchema.make("read_file", "Read a file.", {"type": "object"}),))
+
+
+class Harness:
+    """A session, a step context on it, the requests its client received and a movable clock."""
+
+    def __init__(self, window: int = 10_000, cap: int = 500) -> None:
+        self.session = Session("t")
+        self.session.log_header(HEADER)
+        self.sent: list = []
+        self.now = 0
+        self.info = ModelInfo("acme", "m1", window, cap, "high")
+        self.ctx = StepContext(self.session, lambda p, m: self.info, self.client, window, HEADER, lambda: self.now)
+
+    def client(self, request):
+        self.sent.append(request)
+        return Reply((Text(f"summary {len(self.sent)}"),))
+
+    def user(self, text: str = "task") -> None:
+        self.session.append("user/message", user_text(text))
+
+    def step(self, n: int, chars: int = 400, tool: str = "read_file", reasoning: str | None = None) -> None:
+        blocks = (Reasoning(reasoning),) if reasoning else ()
+        call = ToolCall(f"c{n}", tool, f'{{"n":{n}}}')
+        self.session.append("assistant/message", Message("assistant", (*blocks, Text(f"step {n}"), call)))
+        self.session.append("tool/result", tool_result_message(f"c{n}", chr(97 + n % 26) * chars))
+
+    def rewrites(self) -> list[str]:
+        return [e.rewrite_kind for e in self.session.events if e.kind == "compaction/rewrite"]
+
+    def tokens(self, engine) -> int:
+        return self.ctx.measure(engine.view(self.session)).total_tokens
+
+
+def build(name: str, window: int = 10_000, **config):
+    """The engine itself, from its installed factory (its state is asserted below)."""
+    return installed_engines()[name].load()(window, EngineOptions(config=config))
+
+
+# --- packaging: installed by name, on the public API only
+
+
+def test_every_strategy_is_an_installed_entry_point_of_prefixbench():
+    installed = installed_engines()
+    for name in ENGINES:
+        assert name in installed
+        assert installed[name].value.startswith("prefixbench.kernel.strategies.")
+        assert load_engine(name).build(10_000, EngineOptions()).name == name
+
+
+def test_strategies_import_only_the_public_engine_api():
+    # What a third party could write: prefixbench.kernel (the public API), the package's own
+    # modules, and the standard library; no reach into the loop, the simulator or a private name.
+    for path in sorted((ROOT / "kernel" / "strategies").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("prefixbench"):
+                assert node.module == "prefixbench.kernel" or node.module.startswith("prefixbench.kernel.strategies."), (
+                    path.name, node.module)
+            if isinstance(node, ast.Import):
+                assert not any(alias.name.startswith("prefixbench") for alias in node.names), path.name
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+                assert isinstance(node.value, ast.Name) and node.value.id == "self", (path.name, node.attr)
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "message"),
+    [
+        ("sliding-window", {"budget": 3}, "sliding-window: unknown setting 'budget' (known: budget_tokens, low_water_tokens)"),
+        ("sliding-window", {"budget_tokens": -1}, "sliding-window: budget_tokens must be an integer >= 0, got -1"),
+        ("claude-code-autocompact", {"microcompact": "yes"}, "claude-code-autocompact: microcompact must be true or false, got 'yes'"),
+        ("anthropic-context-editing", {"exclude_tools": "bash"}, "anthropic-context-editing: exclude_tools must be a list of strings, got 'bash'"),
+        ("anthropic-context-editing", {"thinking_keep": "some"}, 'thinking_keep must be an integer >= 0 or "all"'),
+        ("anthropic-context-editing", {"trigger_type": "turns"}, "trigger_type must be input_tokens or tool_uses"),
+        ("openai-server-compaction", {"compact_threshold": 0}, "compact_threshold and item_max_tokens must be positive"),
+        ("no-compaction", {"x": 1}, "no-compaction: unknown setting 'x' (known: )"),
+    ],
+)
+def test_a_bad_setting_is_one_line(name, config, message):
+    with pytest.raises(UserError) as error:
+        load_engine(name).build(10_000, EngineOptions(config=config))
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+# --- no-compaction
+
+
+def test_no_compaction_sends_everything_and_never_rewrites():
+    h = Harness()
+    engine = build("no-compaction")
+    h.user()
+    for n in range(100):  # far past the window
+        h.step(n)
+        engine.before_step(h.ctx)
+    assert engine.view(h.session) == h.ctx.messages()
+    assert h.tokens(engine) > 10_000 and h.rewrites() == [] and h.sent == []
+
+
+# --- sliding-window
+
+
+def test_sliding_window_drops_the_oldest_pairs_to_fit_and_declares_it():
+    h = Harness(window=10_000, cap=500)  # budget: 9,500 tokens
+    engine = build("sliding-window")
+    h.user()
+    n = 0
+    while h.ctx.measure(h.ctx.messages()).total_tokens <= 9_500:
+        h.step(n)
+        n += 1
+        engine.before_step(h.ctx)
+    assert h.rewrites() == ["truncate"]
+    view = engine.view(h.session)
+    # It dropped the user message and whole steps: it opens on an assistant call, never on a result.
+    assert view[0].role == "assistant" and view[0].tool_calls
+    assert view == h.ctx.messages()[engine.start :]
+    assert 9_500 - 120 < h.tokens(engine) <= 9_500  # as little as fits: one step is ~110 tokens
+    # Nothing new, nothing dropped; one more step drops one more pair from the head.
+    engine.before_step(h.ctx)
+    assert h.rewrites() == ["truncate"]
+    start = engine.start
+    h.step(n)
+    engine.before_step(h.ctx)
+    assert h.rewrites() == ["truncate", "truncate"] and engine.start == start + 2
+
+
+def test_sliding_window_low_water_drops_more_at_once():
+    h = Harness(window=10_000)
+    engine = build("sliding-window", low_water_tokens=5_000)
+    h.user()
+    for n in range(200):
+        h.step(n)
+        engine.before_step(h.ctx)
+    assert h.tokens(engine) <= 9_500
+    # 200 steps of ~130 tokens: the first drop at ~9,500, then one every ~35 steps (4,500 tokens).
+    assert h.rewrites() == ["truncate"] * 4
+
+
+# --- claude-code-autocompact
+
+
+def test_claude_code_threshold_is_the_window_less_the_summary_room_and_buffer():
+    assert claude_code.autocompact_threshold(200_000, 32_000) == 167_000  # 83.5% of a 200k window
+    assert claude_code.autocompact_threshold(200_000, 8_192) == 178_808
+    assert claude_code.autocompact_threshold(32_000, 2_000) == 17_000
+    assert claude_code.autocompact_threshold(10_000, 500) == 0  # a window under the buffer compacts always
+
+
+def test_claude_code_autocompact_replays_the_view_and_restarts_from_the_summary():
+    h = Harness(window=40_000, cap=2_000)  # threshold 40,000 - 2,000 - 13,000 = 25,000
+    engine = build("claude-code-autocompact", 40_000)
+    h.user()
+    n = 0
+    while True:
+        h.step(n)
+        n += 1
+        before = engine.view(h.session)
+        tokens = h.ctx.measure(before).total_tokens
+        engine.before_step(h.ctx)
+        if h.sent:
+            break
+        assert tokens < 25_000
+    assert tokens >= 25_000
+    (call,) = h.sent
+    # The call replays exactly what the engine would have sent, then asks; routed family, capped output.
+    assert call.messages == (*before, claude_code.INSTRUCTION)
+    assert (call.purpose, call.envelope, call.max_tokens) == ("compaction", Envelope("acme", "m1", "high"), 2_000)
+    assert engine.view(h.session) == (Message("user", (Text(claude_code.CONTINUED + "summary 1"),)),)
+    assert h.rewrites() == ["checkpoint"] and engine.counts["auto"] == 1
+    h.step(n)
+    assert engine.view(h.session)[1:] == h.ctx.messages()[-2:]
+
+
+def test_claude_code_clears_old_tool_results_after_the_cache_expired():
+    h = Harness(window=200_000, cap=8_000)
+    engine = build("claude-code-autocompact", 200_000)
+    h.user()
+    for n in range(8):
+        h.step(n)
+        h.now += 5_000
+        engine.before_step(h.ctx)
+    h.now += 3_600_000  # away for the cache's whole 1 h lifetime
+    h.step(8)
+    engine.before_step(h.ctx)
+    assert h.rewrites() == ["microcompact"] and h.sent == []
+    results = [m.tool_results[0] for m in engine.view(h.session) if m.role == "tool"]
+    assert [r.content[0].text for r in results[:4]] == [claude_code.CLEARED] * 4
+    assert [r.content[0].text[:1] for r in results[4:]] == ["e", "f", "g", "h", "i"]  # the 5 newest
+    assert [r.call_id for r in results] == [f"c{n}" for n in range(9)]  # pairs intact
+
+
+def test_claude_code_does_not_clear_within_the_cache_lifetime():
+    h = Harness(window=200_000, cap=8_000)
+    engine = build("claude-code-autocompact", 200_000)
+    h.user()
+    for n in range(8):
+        h.step(n)
+        engine.before_step(h.ctx)
+    h.now += 3_500_000
+    h.step(8)
+    engine.before_step(h.ctx)
+    assert h.rewrites() == [] and engine.view(h.session) == h.ctx.messages()
+
+
+@pytest.mark.parametrize(("name", "idle_s", "compacts"), [
+    ("claude-code-idle-compact", 3_300, True),
+    ("claude-code-idle-compact", 3_299, False),
+    ("claude-code-autocompact", 3_400, False),
+])
+def test_idle_compaction_after_55_minutes_on_a_large_context(name, idle_s, compacts):
+    h = Harness(window=1_000_000, cap=8_000)
+    engine = build(name, 1_000_000, idle_min_tokens=1_000)
+    h.user()
+    for n in range(10):
+        h.step(n)
+        engine.before_step(h.ctx)
+    assert h.tokens(engine) >= 1_000 and h.sent == []
+    h.now += idle_s * 1_000
+    h.user("back")
+    engine.before_step(h.ctx)
+    assert bool(h.sent) is compacts
+    assert h.rewrites() == (["checkpoint"] if compacts else [])
+    if compacts:
+        assert engine.counts["idle"] == 1 and len(engine.view(h.session)) == 1
+
+
+def test_idle_compaction_needs_a_large_context():
+    h = Harness(window=1_000_000, cap=8_000)
+    engine = build("claude-code-idle-compact", 1_000_000)  # the default: 200,000 tokens
+    h.user()
+    h.step(0)
+    engine.before_step(h.ctx)
+    h.now += 4_000_000
+    h.user("back")
+    engine.before_step(h.ctx)
+    # Away past the TTL on a small context: no idle compaction; the one result is the newest, kept.
+    assert h.sent == [] and h.rewrites() == []
+
+
+# --- anthropic-context-editing
+
+
+def _edited(h: Harness, engine) -> list[str]:
+    return [m.tool_results[0].content[0].text[:1] if m.role == "tool" else m.role for m in engine.view(h.session)]
+
+
+def test_context_editing_clears_all_but_the_newest_three_past_the_trigger():
+    h = Harness(window=100_000)
+    engine = build("anthropic-context-editing", 100_000, trigger=1_000)
+    h.user()
+    for n in range(6):
+        h.step(n)
+    assert h.ctx.measure(h.ctx.messages()).total_tokens < 1_000
+    engine.before_step(h.ctx)
+    assert h.rewrites() == [] and engine.view(h.session) == h.ctx.messages()
+    for n in range(6, 10):
+        h.step(n)
+    engine.before_step(h.ctx)
+    placeholder = context_editing.PLACEHOLDER[:1]
+    view = engine.view(h.session)
+    assert [m.tool_results[0].content[0].text for m in view if m.role == "tool"][:7] == [context_editing.PLACEHOLDER] * 7
+    assert _edited(h, engine)[-6:] == ["assistant", "h", "assistant", "i", "assistant", "j"]
+    assert _edited(h, engine).count(placeholder) == 7 and h.rewrites() == ["clear_tool_uses"]
+    # The calls stay (only results are cleared by default), and every result keeps its call id.
+    assert [c.arguments for m in view for c in m.tool_calls] == [f'{{"n":{n}}}' for n in range(10)]
+    # Stateless, as the server is: every new tool use past the trigger clears one more result.
+    h.step(10)
+    engine.before_step(h.ctx)
+    assert h.rewrites() == ["clear_tool_uses"] * 2 and _edited(h, engine).count(placeholder) == 8
+
+
+def test_context_editing_exclude_tools_keep_and_inputs():
+    h = Harness(window=100_000)
+    engine = build(
+        "anthropic-context-editing", 100_000, trigger=500, keep=1, exclude_tools=["memory"], clear_tool_inputs=True
+    )
+    h.user()
+    for n in range(6):
+        h.step(n, tool="memory" if n == 1 else "read_file")
+    engine.before_step(h.ctx)
+    view = engine.view(h.session)
+    texts = [m.tool_results[0].content[0].text[:1] for m in view if m.role == "tool"]
+    assert texts == ["[", "b", "[", "[", "[", "f"]
+    assert [c.arguments for m in view for c in m.tool_calls] == ["{}", '{"n":1}', "{}", "{}", "{}", '{"n":5}']
+
+
+def test_context_editing_clear_at_least_and_tool_use_trigger():
+    h = Harness(window=100_000)
+    h.user()
+    for n in range(6):
+        h.step(n)
+    # Clearing 3 results frees ~300 tokens: less than asked, so nothing is cleared.
+    stingy = build("anthropic-context-editing", 100_000, trigger=500, clear_at_least=5_000)
+    stingy.before_step(h.ctx)
+    assert stingy.view(h.session) == h.ctx.messages()
+    by_uses = build("anthropic-context-editing", 100_000, trigger=5, trigger_type="tool_uses")
+    by_uses.before_step(h.ctx)  # 6 tool uses > 5
+    assert _edited(h, by_uses).count(context_editing.PLACEHOLDER[:1]) == 3
+
+
+def test_clear_thinking_keeps_the_newest_turns_reasoning():
+    h = Harness(window=100_000)
+    engine = build("anthropic-context-editing", 100_000, clear_tool_uses=False)
+    for turn in range(3):
+        h.user(f"task {turn}")
+        for n in range(2):
+            h.step(turn * 2 + n, reasoning=f"think {turn}")
+        engine.before_step(h.ctx)
+    reasoning = [b.text for m in engine.view(h.session) for b in m.reasoning]
+    assert reasoning == ["think 2", "think 2"]
+    assert h.rewrites() == ["clear_thinking", "clear_thinking"]  # at the start of turns 1 and 2
+    keep_all = build("anthropic-context-editing", 100_000, clear_tool_uses=False, thinking_keep="all")
+    keep_all.before_step(h.ctx)
+    assert keep_all.view(h.session) == h.ctx.messages()
+    two = build("anthropic-context-editing", 100_000, clear_tool_uses=False, thinking_keep=2)
+    two.before_step(h.ctx)
+    assert [b.text for m in two.view(h.session) for b in m.reasoning] == ["think 1"] * 2 + ["think 2"] * 2
+
+
+def test_context_editing_default_trigger_is_100k_or_half_the_window():
+    assert context_editing.factory(1_000_000, EngineOptions()).trigger == 100_000
+    assert context_editing.factory(32_000, EngineOptions()).trigger == 16_000
+
+
+# --- openai-server-compaction
+
+
+def test_openai_compaction_replaces_earlier_items_with_an_opaque_item():
+    h = Harness(window=10_000)
+    engine = build("openai-server-compaction")  # threshold 8,000 tokens
+    assert engine.compact_threshold == 8_000
+    h.user()
+    n = 0
+    while not h.sent:
+        h.step(n)
+        n += 1
+        before = engine.view(h.session)
+        tokens = h.ctx.measure(before).total_tokens
+        engine.before_step(h.ctx)
+    assert tokens >= 8_000 and h.ctx.measure(before[:-2]).total_tokens < 8_000
+    (call,) = h.sent
+    assert call.messages == (*before, openai_compaction.INSTRUCTION) and call.purpose == "compaction"
+    (item,) = engine.view(h.session)
+    blob = item.text().removeprefix("[compaction encrypted_content=").removesuffix("]")
+    assert base64.b64decode(blob).decode() == "summary 1" and "summary" not in item.text()
+    assert h.rewrites() == ["compaction"]
+    h.step(n)
+    assert engine.view(h.session) == (item, *h.ctx.messages()[-2:])
+
+
+def test_module_factories_match_their_entry_points():
+    assert isinstance(no_compaction.factory(1_000, EngineOptions()), no_compaction.NoCompaction)
+    assert isinstance(sliding_window.factory(1_000, EngineOptions()), sliding_window.SlidingWindow)
+    assert claude_code.idle_compact(1_000, EngineOptions()).name == "claude-code-idle-compact"
+
+
+# --- settings are parsed input: fuzzed
+
+KEYS = sorted(
+    {*claude_code.DEFAULTS, *context_editing.DEFAULTS, "budget_tokens", "low_water_tokens", "compact_threshold",
+     "item_max_tokens", "bogus"}
+)
+VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-10, 10**12), st.floats(allow_nan=True), st.text(max_size=8),
+    st.lists(st.text(max_size=4), max_size=3), st.sampled_from(["all", "tool_uses", "input_tokens", "3"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.sampled_from(ENGINES), config=st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=4))
+def test_any_settings_table_builds_an_engine_or_is_one_line(name, config):
+    try:
+        engine = load_engine(name).build(32_000, EngineOptions(config=config))
+    except UserError as error:
+        assert "\n" not in str(error) and str(error).startswith(f"engine {name}:")
+    else:
+        assert engine.name == name

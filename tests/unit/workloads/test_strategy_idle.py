@@ -1,0 +1,60 @@
+"""Claude Code's idle compaction and micro-compaction on the idle-gaps workload, with the 1 h cache.
+
+``idle-gaps`` at ``gap_s = 3600`` pauses 48, 58, 62, 72, 48 minutes before turns 1-5 (seed 0's
+factors 0.8, 0.97, 1.03, 1.2 of an hour). The strategies read those gaps from the run's logical
+clock (``ctx.now_ms()``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pytest
+
+from prefixbench.simulator.models import make_cache
+from prefixbench.workloads.scripted.base import Run
+from prefixbench.workloads.scripted.registry import execute, make_workload
+
+WINDOW = 128_000
+
+
+@lru_cache(maxsize=8)
+def idle_run(engine: str) -> Run:
+    workload = make_workload("idle-gaps", WINDOW, gap_s=3600.0)
+    config = {"idle_min_tokens": 16_000} if engine.startswith("claude-code") else {}
+    cache = make_cache("anthropic", auto_when_unmarked="1h")  # Claude Code's subscription traffic
+    return execute(workload, "patched", engine=engine, cache=cache, engine_config=config)
+
+
+def uncached(run: Run) -> int:
+    return sum(o.prompt_tokens - o.cached_tokens for o in run.observations)
+
+
+def test_idle_compaction_fires_after_each_gap_of_55_minutes_or_more():
+    run = idle_run("claude-code-idle-compact")
+    # After the 58, 62 and 72 minute gaps (turns 2, 3 and 4), not after the 48 minute ones.
+    assert run.rewrites == ((15, "checkpoint"), (23, "checkpoint"), (31, "checkpoint"))
+    summaries = {o.index: o for o in run.summaries}
+    assert sorted(summaries) == [14, 22, 30]
+    # Back at minute 58 the 1 h cache is warm: the summary call reads the whole conversation.
+    assert summaries[14].hit_ratio > 0.95
+    # Back at minute 62 it has expired: the call pays the context in full (Claude Code compacts
+    # at minute 55 instead; prefixbench's loop gives the engine control only on return).
+    assert summaries[22].cached_tokens == 0
+    # Each compaction restarts the conversation from the summary.
+    assert run.observations[15].prompt_tokens < 300
+
+
+def test_without_idle_compaction_old_results_are_cleared_after_the_cache_expired():
+    run = idle_run("claude-code-autocompact")
+    # Micro-compaction after the 62 and 72 minute gaps only; auto-compact later at the threshold.
+    assert [r for r in run.rewrites if r[1] == "microcompact"] == [(21, "microcompact"), (28, "microcompact")]
+    assert run.observations[21].prompt_tokens < idle_run("no-compaction").observations[21].prompt_tokens
+
+
+@pytest.mark.parametrize(("better", "worse"), [
+    ("claude-code-idle-compact", "claude-code-autocompact"),
+    ("claude-code-autocompact", "no-compaction"),
+])
+def test_compacting_around_idle_gaps_pays_fewer_uncached_tokens(better, worse):
+    assert uncached(idle_run(better)) < uncached(idle_run(worse))
