@@ -13,6 +13,13 @@ run a user's engine::
     claude-code-idle-compact     the same, and a compaction after ~55 min idle on a large context
     anthropic-context-editing    Anthropic's server-side clear_tool_uses and clear_thinking
     openai-server-compaction     OpenAI's compact_threshold: an opaque item replaces earlier items
+    codex-compact                Codex's local compact: a warm compaction turn, user messages kept
+    pi-compaction                pi's compaction: a text summary before the kept recent turns
+    opencode-summary             OpenCode's tool-output prune and its summary
+    openhands-*                  OpenHands' condensers: observation masking, LLM summarizing,
+                                 amortized forgetting, recent events
+    swe-agent-last-n-observations  SWE-agent's last-N observations history processor
 
-What each models, from which public source, and what it simplifies: docs/strategies.md.
+What each models, from which public source, and what it simplifies: docs/strategies.md
+(providers and Claude Code) and docs/strategies_agents.md (the other agents).
 """

@@ -1,0 +1,108 @@
+"""``codex-compact``: Codex CLI's local compaction (openai/codex, ``codex-rs/core/src/compact.rs``).
+
+Before a step, when the view reaches the auto-compact limit (90% of the window, or a lower
+configured ``limit``):
+
+1. the compaction request is the whole current view with the compact prompt appended as one
+   more user message, sent as a normal turn of the routed family (same envelope, system and
+   tools): it extends the request before it, so only what came since and the prompt are new;
+   if it would not fit the window, the oldest items are dropped first (Codex drops the oldest
+   history item and retries when the request overflows);
+2. the new history is the user messages of the view (summary messages excluded), newest first
+   within ``user_budget`` tokens (the one that crosses it is shortened), back in chronological
+   order, then one user message: the summary prefix, a newline and the reply's text;
+3. the rewrite is declared (``checkpoint``).
+
+The system prompt and tools (Codex's initial context) stay as they are.
+"""
+
+from __future__ import annotations
+
+from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, user_text, warn
+
+from prefixbench.kernel.strategies.foldview import Folded, settings, shorten, skip_tool_results, tokens_of
+
+COMPACT_PROMPT = (
+    "Context checkpoint: write a handoff summary so that another model can resume this task. "
+    "Cover the user's goal, the progress made and the decisions taken, the constraints and "
+    "preferences that matter, what is left to do, and the exact data or references needed to "
+    "continue. Keep it short and structured."
+)
+#: Marks the summary message (so the next compaction does not keep it as a user message).
+SUMMARY_PREFIX = (
+    "A previous model worked on this task and left the summary below; the tools it used are in "
+    "the state it left them. Build on its work rather than repeating it."
+)
+
+DEFAULTS: dict[str, object] = {"limit": None, "user_budget": 20_000}
+
+
+class CodexCompact(EngineBase):
+    """Warm whole-history summary, then the user messages within a budget and the summary last."""
+
+    name = "codex-compact"
+
+    def __init__(self, window: int, limit: int | None = None, user_budget: int = 20_000) -> None:
+        self.window = window
+        ninety = window * 9 // 10
+        self.limit = ninety if limit is None else min(limit, ninety)
+        self.user_budget = user_budget
+        self.folded = Folded()
+
+    def view(self, session: Session) -> tuple[Message, ...]:
+        """The kept user messages and the summary, then everything since."""
+        return self.folded.view(session)
+
+    def before_step(self, ctx: StepContext) -> None:
+        """Compact when the next request reaches the auto-compact limit."""
+        view = self.view(ctx.session)
+        tokens = ctx.measure(view).total_tokens
+        if tokens < self.limit:
+            return
+        live = self.folded.live(ctx.session)
+        if all(m.role == "user" for m in live):
+            warn(ctx.session, f"codex-compact: {tokens} tokens >= limit {self.limit} with nothing to compact")
+            return
+        prompt = user_text(COMPACT_PROMPT)
+        sent = list(view)
+        while len(sent) > 1 and ctx.measure([*sent, prompt]).total_tokens > self.window:
+            sent = sent[skip_tool_results(sent, 1) :]  # the oldest item, and results left without their call
+        reply = ctx.client(ctx.summary_request([*sent, prompt]))
+        if reply.error is not None:
+            warn(ctx.session, f"codex-compact: the compaction turn failed: {reply.error}")
+            return
+        summary = user_text(f"{SUMMARY_PREFIX}\n{reply.text().strip()}")
+        users = [m for m in view if m.role == "user" and not is_summary(m)]
+        head = (*select_user_messages(users, self.user_budget), summary)
+        self.folded.land(head, len(ctx.session.derive_messages()))
+        ctx.declare_rewrite("checkpoint")
+
+
+def is_summary(message: Message) -> bool:
+    """Whether a user message is a summary this engine wrote."""
+    return message.text().startswith(SUMMARY_PREFIX + "\n")
+
+
+def select_user_messages(users: list[Message], budget: int) -> tuple[Message, ...]:
+    """Newest first while they fit ``budget`` tokens (the crossing one shortened), in chronological order."""
+    kept: list[Message] = []
+    left = budget
+    for message in reversed(users):
+        if left <= 0:
+            break
+        cost = tokens_of([message])
+        if cost <= left:
+            kept.append(message)
+            left -= cost
+            continue
+        cut = shorten(message, left)
+        if cut is not None:
+            kept.append(cut)
+        break
+    return tuple(reversed(kept))
+
+
+def factory(window: int, options: EngineOptions) -> CodexCompact:
+    """``codex-compact``; ``--engine-config``: ``limit`` (tokens, capped at 90% of the window), ``user_budget``."""
+    config = settings("codex-compact", DEFAULTS, options.config)
+    return CodexCompact(window, limit=config["limit"], user_budget=config["user_budget"])  # type: ignore[arg-type]

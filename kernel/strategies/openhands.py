@@ -1,0 +1,241 @@
+"""OpenHands condensers (All-Hands-AI/OpenHands, ``openhands/memory/condenser/impl/`` and the
+defaults of ``openhands/core/config/condenser_config.py``).
+
+OpenHands condenses a list of events (each action and each observation is one); here every
+message after the system prompt is one event, so the first event is the user's task.
+
+* ``openhands-observation-masking``: every step, the content of each tool result older than the
+  newest ``attention_window`` events (default 100) is replaced by ``<MASKED>``.
+* ``openhands-recent-events``: every step, only the first ``keep_first`` events (default 1) and
+  the newest ``max_events - keep_first`` (default 100 in all) are sent.
+* ``openhands-amortized-forgetting``: when the view holds more than ``max_size`` events (default
+  100), it is cut to the first ``keep_first`` (default 1) and the newest
+  ``max_size // 2 - keep_first``; the cut is kept until the next one.
+* ``openhands-llm-summarizing``: the same rolling cut, with one summary event after the first
+  ``keep_first``; the forgotten events (each cut to ``max_event_length`` characters, default
+  10,000) and the previous summary go to a summary call as one user message with no system
+  prompt and no tools (OpenHands turns prompt caching off for the condenser's model).
+
+The two rolling condensers also condense when the next request would not fit the window: in
+OpenHands the provider's context-window error makes the controller ask for a condensation.
+Each change to what was sent is a declared rewrite (``mask``, ``truncate``, ``checkpoint``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from prefixbench.kernel import (
+    EngineBase,
+    EngineOptions,
+    Message,
+    Request,
+    Session,
+    StepContext,
+    ToolCall,
+    ToolResult,
+    user_text,
+    warn,
+)
+
+from prefixbench.kernel.strategies.foldview import replace_results, settings, transcript
+
+MASKED = "<MASKED>"
+SUMMARY_PROMPT = (
+    "You keep the state summary of an agent at work. From the previous summary and the events "
+    "below, write the new summary under these headings: USER_CONTEXT (what the user wants), "
+    "COMPLETED, PENDING, CURRENT_STATE; for code also CODE_STATE, TESTS, CHANGES, DEPS and "
+    "VERSION_CONTROL_STATUS. Be concise and keep task identifiers exact."
+)
+#: How many condensations a window overflow may run in one step before the engine gives up.
+MAX_ROUNDS = 8
+
+
+def _no_orphans(messages: Sequence[Message], kept: list[int]) -> list[int]:
+    """``kept`` (ascending indices) without tool results whose call is not kept."""
+    calls = {block.call_id for i in kept for block in messages[i].blocks if isinstance(block, ToolCall)}
+    out = []
+    for index in kept:
+        message = messages[index]
+        if message.role == "tool":
+            ids = {block.call_id for block in message.blocks if isinstance(block, ToolResult)}
+            if not ids <= calls:
+                continue
+        out.append(index)
+    return out
+
+
+class ObservationMasking(EngineBase):
+    """Masks tool results outside the newest ``attention_window`` events."""
+
+    name = "openhands-observation-masking"
+
+    def __init__(self, attention_window: int = 100) -> None:
+        self.window_events = attention_window
+        self.masked = 0
+
+    def _masked(self, messages: Sequence[Message]) -> int:
+        edge = len(messages) - self.window_events
+        return sum(1 for index, m in enumerate(messages) if m.role == "tool" and index < edge)
+
+    def view(self, session: Session) -> tuple[Message, ...]:
+        messages = session.derive_messages()
+        edge = len(messages) - self.window_events
+        return tuple(replace_results(m, MASKED) if m.role == "tool" and i < edge else m for i, m in enumerate(messages))
+
+    def before_step(self, ctx: StepContext) -> None:
+        masked = self._masked(ctx.session.derive_messages())
+        if masked != self.masked:
+            self.masked = masked
+            ctx.declare_rewrite("mask", masked=masked)
+
+
+class RecentEvents(EngineBase):
+    """The first ``keep_first`` events and the newest ones, ``max_events`` in all."""
+
+    name = "openhands-recent-events"
+
+    def __init__(self, keep_first: int = 1, max_events: int = 100) -> None:
+        self.keep_first, self.max_events = keep_first, max_events
+        self.sent: tuple[int, ...] = ()
+
+    def kept(self, messages: Sequence[Message]) -> list[int]:
+        """The indices sent."""
+        head = list(range(min(self.keep_first, len(messages))))
+        tail_length = max(0, self.max_events - len(head))
+        tail = [i for i in range(max(len(messages) - tail_length, 0), len(messages)) if i not in head] if tail_length else []
+        return _no_orphans(messages, [*head, *tail])
+
+    def view(self, session: Session) -> tuple[Message, ...]:
+        messages = session.derive_messages()
+        return tuple(messages[i] for i in self.kept(messages))
+
+    def before_step(self, ctx: StepContext) -> None:
+        messages = ctx.session.derive_messages()
+        kept = tuple(self.kept(messages))
+        if kept[: len(self.sent)] != self.sent:  # the view no longer extends the one sent before
+            ctx.declare_rewrite("truncate", kept=len(kept))
+        self.sent = kept
+
+
+class AmortizedForgetting(EngineBase):
+    """Past ``max_size`` events, forget all but the first ``keep_first`` and the newest half."""
+
+    name = "openhands-amortized-forgetting"
+    #: Events a condensation leaves besides the head (the summarizing condenser adds its summary).
+    summary_slots = 0
+
+    def __init__(self, window: int, max_size: int = 100, keep_first: int = 1) -> None:
+        if keep_first >= max_size // 2:
+            raise ValueError(f"keep_first ({keep_first}) must be less than half of max_size ({max_size})")
+        self.window, self.max_size, self.keep_first = window, max_size, keep_first
+        self.forgotten: set[int] = set()
+        self.summary: Message | None = None
+
+    def kept(self, messages: Sequence[Message]) -> list[int]:
+        """Indices of the events not forgotten."""
+        return _no_orphans(messages, [i for i in range(len(messages)) if i not in self.forgotten])
+
+    def view(self, session: Session) -> tuple[Message, ...]:
+        messages = session.derive_messages()
+        events = [messages[i] for i in self.kept(messages)]
+        if self.summary is not None:
+            events.insert(min(self.keep_first, len(events)), self.summary)
+        return tuple(events)
+
+    def size(self, session: Session) -> int:
+        """Events in the view (the summary counts as one)."""
+        return len(self.view(session))
+
+    def before_step(self, ctx: StepContext) -> None:
+        """Condense past ``max_size`` events, or while the next request would not fit the window."""
+        for _ in range(MAX_ROUNDS):
+            size = self.size(ctx.session)
+            over = ctx.measure(self.view(ctx.session)).total_tokens > self.window
+            if size <= self.max_size and not over:
+                return
+            target = self.max_size // 2 if size > self.max_size else min(self.max_size, size) // 2
+            if not self.condense(ctx, target):
+                return
+        warn(ctx.session, f"{self.name}: still over the window after {MAX_ROUNDS} condensations")
+
+    def condense(self, ctx: StepContext, target: int) -> bool:
+        """Forget the events between the head and the newest ones; False when nothing can go."""
+        messages = ctx.session.derive_messages()
+        kept = self.kept(messages)
+        head = kept[: self.keep_first]
+        from_tail = max(1, target - len(head) - self.summary_slots)
+        forget = kept[len(head) : -from_tail]
+        if not forget:
+            return False
+        if not self.land(ctx, messages, forget):
+            return False
+        self.forgotten.update(forget)
+        ctx.declare_rewrite(self.rewrite_kind, forgotten=len(forget))
+        return True
+
+    rewrite_kind = "truncate"
+
+    def land(self, ctx: StepContext, messages: Sequence[Message], forget: list[int]) -> bool:
+        """Nothing to do besides forgetting (the summarizing condenser writes its summary here)."""
+        return True
+
+
+class LLMSummarizing(AmortizedForgetting):
+    """Amortized forgetting with a summary event of what was forgotten (a cold summary call)."""
+
+    name = "openhands-llm-summarizing"
+    summary_slots = 1
+    rewrite_kind = "checkpoint"
+
+    def __init__(self, window: int, max_size: int = 100, keep_first: int = 1, max_event_length: int = 10_000) -> None:
+        super().__init__(window, max_size, keep_first)
+        self.max_event_length = max_event_length
+        self.summary_text = ""
+
+    def land(self, ctx: StepContext, messages: Sequence[Message], forget: list[int]) -> bool:
+        header = ctx.routed or ctx.header()
+        if header is None:
+            return False
+        events = "\n".join(
+            f"<EVENT id={i}>\n{transcript([messages[i]])[: self.max_event_length]}\n</EVENT>" for i in forget
+        )
+        text = (
+            f"{SUMMARY_PROMPT}\n\n<PREVIOUS SUMMARY>\n{self.summary_text[: self.max_event_length]}\n"
+            f"</PREVIOUS SUMMARY>\n\n{events}\nNow write the summary."
+        )
+        info = ctx.catalog(header.envelope.provider, header.envelope.model)
+        reply = ctx.client(
+            Request(info.wire_envelope(header.envelope), (user_text(text),), "", (), info.default_max_tokens, "compaction")
+        )
+        if reply.error is not None or not reply.text().strip():
+            warn(ctx.session, f"{self.name}: summary call failed: {reply.error or 'no text'}")
+            return False
+        self.summary_text = reply.text().strip()
+        self.summary = user_text(self.summary_text)
+        return True
+
+
+def observation_masking(window: int, options: EngineOptions) -> ObservationMasking:
+    """``openhands-observation-masking``; ``--engine-config``: ``attention_window``."""
+    config = settings("openhands-observation-masking", {"attention_window": 100}, options.config)
+    return ObservationMasking(max(1, config["attention_window"]))  # type: ignore[arg-type]
+
+
+def recent_events(window: int, options: EngineOptions) -> RecentEvents:
+    """``openhands-recent-events``; ``--engine-config``: ``keep_first``, ``max_events``."""
+    config = settings("openhands-recent-events", {"keep_first": 1, "max_events": 100}, options.config)
+    return RecentEvents(config["keep_first"], max(1, config["max_events"]))  # type: ignore[arg-type]
+
+
+def amortized_forgetting(window: int, options: EngineOptions) -> AmortizedForgetting:
+    """``openhands-amortized-forgetting``; ``--engine-config``: ``max_size``, ``keep_first``."""
+    config = settings("openhands-amortized-forgetting", {"max_size": 100, "keep_first": 1}, options.config)
+    return AmortizedForgetting(window, config["max_size"], config["keep_first"])  # type: ignore[arg-type]
+
+
+def llm_summarizing(window: int, options: EngineOptions) -> LLMSummarizing:
+    """``openhands-llm-summarizing``; ``--engine-config``: ``max_size``, ``keep_first``, ``max_event_length``."""
+    defaults = {"max_size": 100, "keep_first": 1, "max_event_length": 10_000}
+    config = settings("openhands-llm-summarizing", defaults, options.config)
+    return LLMSummarizing(window, config["max_size"], config["keep_first"], config["max_event_length"])  # type: ignore[arg-type]
