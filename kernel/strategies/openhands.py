@@ -49,6 +49,11 @@ SUMMARY_PROMPT = (
 )
 #: How many condensations a window overflow may run in one step before the engine gives up.
 MAX_ROUNDS = 8
+#: The share of the window the meter's reading may reach before a rolling condenser condenses:
+#: the meter is a chars/4 estimate, and the provider counts the rendered request (its JSON
+#: framing, the step's new messages), 2-3% more at 32k. OpenHands itself learns of an overflow
+#: from the provider's error and condenses then; a simulated run must not send that request.
+FIT = 0.9
 
 
 def _no_orphans(messages: Sequence[Message], kept: list[int]) -> list[int]:
@@ -151,7 +156,7 @@ class AmortizedForgetting(EngineBase):
         """Condense past ``max_size`` events, or while the next request would not fit the window."""
         for _ in range(MAX_ROUNDS):
             size = self.size(ctx.session)
-            over = ctx.measure(self.view(ctx.session)).total_tokens > self.window
+            over = ctx.measure(self.view(ctx.session)).total_tokens > FIT * self.window
             if size <= self.max_size and not over:
                 return
             target = self.max_size // 2 if size > self.max_size else min(self.max_size, size) // 2
