@@ -67,3 +67,4 @@ def test_the_claude_trace_compaction_is_recommended_its_prefix(advised: dict[str
         pytest.skip("claude-trace-lemmy not in this copy of the real traffic")
     (rec,) = [rec for rec in result.recommendations or () if rec.fix == "keep-prefix-compaction"]
     assert rec.saved_usd is not None and rec.saved_usd > Decimal("0.03") and rec.requests >= 1
+    assert rec.agent == "Claude Code"  # the capture's system prompt names it: Claude Code's advice applies

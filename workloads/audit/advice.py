@@ -76,7 +76,8 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         "keep the system prompt stable mid-session: connect MCP servers and edit CLAUDE.md before the session, "
         "not during it (either rebuilds the cached prefix)", None, _CLAUDE_CODE_CACHING),
     ("claude-code", "keep-prefix-compaction"): AgentSetting(
-        "compact at natural breaks between tasks (/compact), so the compaction call reads the warm prefix",
+        "update Claude Code (2.1 sends its compaction call on the main lane's cached prefix) and compact at natural "
+        "breaks between tasks (/compact), so the compaction call reads the warm prefix",
         None, _CLAUDE_CODE_CACHING),
     ("pi", "ttl-1h"): AgentSetting("ask for long cache retention (the 1 h TTL on Anthropic)", "PI_CACHE_RETENTION=long", _PI_AI),
     ("pi", "ttl-auto"): AgentSetting(
@@ -159,6 +160,7 @@ def recommend(
         for w in what_if(list(requests), list(summaries), missing, prices=prices):
             done[w.fix] = w
     formats = {f.file: f.format for f in result.files}
+    formats.update(_captured_agents(requests, formats))
     by_line = {(row.file, row.line): row for row in result.rows}
     found: list[Recommendation] = []
     for fix, w in done.items():
@@ -180,6 +182,26 @@ def recommend(
             found.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail))
     found.sort(key=_rank_key)
     return tuple(msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(found, 1))
+
+
+#: A capture's system prompt naming its agent (the first text that matches decides), to the
+#: format whose settings apply.
+CAPTURED_AGENTS: tuple[tuple[str, str], ...] = (("You are Claude Code", "claude-code"),)
+
+
+def _captured_agents(requests: Sequence[TraceRequest], formats: dict[str, str]) -> dict[str, str]:
+    """Capture files whose bodies' system prompt names the agent that sent them (a claude-trace
+    capture is Claude Code's): the agent's format, so that its settings are the ones named."""
+    found: dict[str, str] = {}
+    for r in requests:
+        if r.file in found or r.body is None or formats.get(r.file) != "http-capture":
+            continue
+        system = r.body.system or " ".join(r.body.system_blocks)
+        for text, fmt in CAPTURED_AGENTS:
+            if text in system:
+                found[r.file] = fmt
+                break
+    return found
 
 
 def _rank_key(rec: Recommendation) -> tuple[int, Decimal, str]:
