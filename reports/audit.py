@@ -24,6 +24,8 @@ from prefixbench.workloads.audit.core import AuditResult, AuditRow, LaneSummary
 from prefixbench.workloads.audit.schema import (
     CAUSE_FIELDS,
     AGREEMENT_FIELDS,
+    LOSS_SPLIT_FIELDS,
+    RECOMMENDATION_FIELDS,
     FILE_FIELDS,
     LANE_FIELDS,
     MODEL_FIELDS,
@@ -55,6 +57,12 @@ def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) ->
     with ``rows``, only those requests (report.html's page of the worst ones)."""
     return {
         "schema": SCHEMA_VERSION,
+        # What to change opens the object, as it opens every view.
+        "loss_split": None if result.loss_split is None else section_record(LOSS_SPLIT_FIELDS, result.loss_split),
+        "recommendations": (
+            None if result.recommendations is None
+            else [section_record(RECOMMENDATION_FIELDS, rec) for rec in result.recommendations]
+        ),
         "requests": [request_record(row) for row in (result.rows if rows is None else rows)],
         "lanes": [section_record(LANE_FIELDS, lane) for lane in result.lanes],
         "causes": [section_record(CAUSE_FIELDS, cause) for cause in result.causes],
@@ -130,10 +138,12 @@ def _usd(value: Decimal | None) -> str:
 
 
 def audit_table(result: AuditResult, worst: int = WORST) -> str:
-    """The terminal view: totals, misses by cause, the worst requests, then every lane predicted vs
-    reported, models, calibration per file and notes."""
+    """The terminal view: what to change and the loss split, totals, misses by cause, the worst
+    requests, then every lane predicted vs reported, models, calibration per file and notes."""
+    from prefixbench.reports.advice import advice_lines
+
     reported_files = {row.file for row in result.rows if row.reported_cache_read is not None}
-    out = [_headline(result), "", "misses by cause", *_causes_lines(result)]
+    out = [*advice_lines(result), _headline(result), "", "misses by cause", *_causes_lines(result)]
     out += _worst_lines(result, worst)
     out += ["", "lanes: reported vs predicted", *_lane_lines(result, reported_files)]
     out += ["", "models", *_model_lines(result)]
@@ -155,7 +165,7 @@ def _headline(result: AuditResult) -> str:
 def _causes_lines(result: AuditResult) -> list[str]:
     return list(text_lines(
         ["cause", "requests", "lost tokens", "lost", "meaning"],
-        [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", format_usd(c.lost_usd), CAUSES[c.cause]] for c in result.causes],
+        [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", format_usd(c.lost_usd), CAUSES.get(c.cause, "")] for c in result.causes],
         {1, 2, 3},
     )) or ["(none)"]
 
@@ -291,7 +301,9 @@ def audit_markdown(result: AuditResult) -> str:
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", body)), default=0))
     return (
         "# prefixbench audit\n\n"
-        "Every request of every lane, predicted by the provider's cache model on the log's clock and "
+        "It opens with what to change: the fixes for the recoverable misses, re-simulated on the whole log and "
+        "ranked by the net dollars they save, then the lost dollars split into recoverable, unavoidable and "
+        "unknown. Every request of every lane, predicted by the provider's cache model on the log's clock and "
         "compared with what the provider reported. *expected* is the read the previous request of the "
         "lane left possible; *lost* is what the tokens missing from it cost above the read price. Each "
         "miss carries one cause and the evidence that decided it: `diagnostic` (the provider said so), "
@@ -546,11 +558,16 @@ def run_audit_command(args) -> int:
             if summary.format == "unreadable":  # said even with --quiet: the audit covers less than was named
                 emit(visible(f"prefixbench: warning: {summary.file}: {summary.notes[0]}"), sys.stderr)
         result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace)
+        fixes = None
         if getattr(args, "what_if", None):
             from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table
 
             fixes = run_what_if(trace, args.what_if, args.price_as_of)
             what_if = what_if_records(fixes)
+        from prefixbench.workloads.audit.advice import advise
+
+        # What to change opens every view: the recoverable misses' fixes re-simulated (reusing --what-if's).
+        result = advise(result, trace, price_as_of=args.price_as_of, what_ifs=fixes)
     finally:
         progress.close()
     match args.format:

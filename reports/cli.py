@@ -329,8 +329,9 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "--what-if",
         default=None,
         metavar="FIX,...",
-        help="re-simulate the log with each fix alone and print what it saves (signed): ttl-1h, ttl-5m, ttl-auto, "
-        "stagger-subagents, static-system, keep-prefix-compaction, breakpoints=PLACE+... (tools, system, last, last-N, auto)",
+        help="re-simulate the log with each fix alone and print what it saves (signed): ttl-1h, ttl-5m, ttl-auto, keep-alive, "
+        "stagger-subagents, static-system, keep-prefix-compaction, breakpoints=PLACE+... (tools, system, last, last-N, auto); "
+        "all: every fix",
     )
 
 

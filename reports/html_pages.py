@@ -357,7 +357,12 @@ def audit_page(record: dict, what_if: list[dict] | None) -> str:
     totals = record["totals"]
     files = sorted({r["file"] for r in record["requests"]} | {f["file"] for f in record.get("files", [])})
     many = len(files) > 1
-    sections = [("totals", "Totals", _audit_totals(totals, record))]
+    sections = []
+    if record.get("recommendations") is not None or record.get("loss_split") is not None:
+        from prefixbench.reports.advice import advice_html
+
+        sections.append(("what-to-change", "What to change", advice_html(record)))
+    sections.append(("totals", "Totals", _audit_totals(totals, record)))
     sections.append(("causes", "Where the money went", _audit_causes(record["causes"], totals)))
     sections.append(("waterfall", "Cost waterfall", _audit_waterfall(totals, record["causes"], what_if)))
     if what_if is not None:

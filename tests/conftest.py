@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 BENCH_DIR = Path(__file__).parent / "bench"
-#: Real agent traffic lives beside the project (../shared/realdata), never inside it.
-REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
+#: Real agent traffic lives beside the project (../shared/realdata), never inside it;
+#: PREFIXBENCH_REALDATA names it elsewhere (a worktree whose parent folder does not hold it).
+REALDATA = Path(os.environ.get("PREFIXBENCH_REALDATA") or Path(__file__).resolve().parents[2] / "shared" / "realdata")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -56,6 +56,7 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.providers import chain_rules, rules_for
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
+from prefixbench.workloads.audit.losses import LossSplit, Recommendation, loss_class, split_losses
 from prefixbench.workloads.audit.precedence import (
     READ_TOLERANCE,
     Evidence,
@@ -113,6 +114,9 @@ class AuditRow(msgspec.Struct, frozen=True):
     #: The server's own miss reason as logged (Anthropic's ``cache_miss_reason``, OpenAI's
     #: ``prompt_cache_diagnostics``), whether or not it decided the cause.
     server_reason: str | None = None
+    #: Of a request with a cause: ``recoverable``, ``unavoidable`` or ``unknown``
+    #: (:func:`.losses.loss_class`); None for a hit.
+    loss_class: str | None = None
 
     @property
     def read_error(self) -> float | None:
@@ -242,6 +246,10 @@ class AuditResult(msgspec.Struct, frozen=True):
     models: tuple[ModelSummary, ...] = ()
     #: The server's miss reasons against the audit's own causes (logs with diagnostics only).
     agreement: tuple[Agreement, ...] = ()
+    #: The lost dollars split into recoverable, unavoidable and unknown (:mod:`.losses`).
+    loss_split: LossSplit | None = None
+    #: What to change, best first (:func:`.advice.advise`); None: not computed.
+    recommendations: tuple[Recommendation, ...] | None = None
 
 
 class Prices:
@@ -430,7 +438,11 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
         tick, ready = ticks[(r.file, r.lane, r.seq)]
         lane_key = (r.file, r.lane)
         pred = predictor.predict(r, tick, ready)
-        rows.append(_explain(_Step(r, lane_prev.get(lane_key), pred, tick, lane_index[lane_key]), shared))
+        predicted_only = r.usage is None and pred.by == "body"
+        if predicted_only:
+            r = replace(r, usage=_predicted_usage(pred))
+        row = _explain(_Step(r, lane_prev.get(lane_key), pred, tick, lane_index[lane_key]), shared)
+        rows.append(_unreported(row) if predicted_only else row)
         lane_prev[lane_key] = Previous(r, tick, ready, None if r.done_ms is None else max(ready, r.done_ms))
         lane_index[lane_key] += 1
         if r.prefix is not None:
@@ -439,6 +451,22 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
             shared.compaction_at[r.file] = r.line
     rows.sort(key=lambda row: (file_order.get(row.file, 0), row.line))
     return _summarize(rows, summaries, heads, requests, prices)
+
+
+def _predicted_usage(pred: Prediction) -> Usage:
+    """A request-body log reports no usage: the byte-level model's prediction stands in for it, so
+    that its misses are found, explained and priced like reported ones (its row's reported
+    figures stay empty, and a note says the dollars are predicted)."""
+    return Usage(
+        cache_read=pred.read, cache_write_5m=pred.write - pred.write_1h, cache_write_1h=pred.write_1h, uncached=pred.uncached
+    )
+
+
+def _unreported(row: AuditRow) -> AuditRow:
+    return replace(
+        row, reported_cache_read=None, reported_cache_write=None, reported_cache_write_1h=None, reported_uncached=None,
+        reported_output=None,
+    )
 
 
 Key = tuple[str, str, int]  # (file, lane, seq)
@@ -742,6 +770,7 @@ def _summarize(
         if r.prefix is not None:
             head_of_lane.setdefault((r.file, r.lane), heads.get(r.prefix.head))
     lane_rows = tuple(_lane(file, lane, items, head_of_lane.get((file, lane))) for (file, lane), items in lanes.items())
+    rows = [replace(row, loss_class=loss_class(row)) if row.cause is not None else row for row in rows]
     return AuditResult(
         tuple(rows),
         lane_rows,
@@ -751,6 +780,7 @@ def _summarize(
         _notes(rows, heads, prices),
         _model_summaries(rows, prices),
         _agreement(rows),
+        split_losses(rows),
     )
 
 
@@ -862,6 +892,12 @@ def _notes(rows: list[AuditRow], heads: Heads, prices: Prices) -> tuple[str, ...
         notes.append(
             f"{unreported} request(s) whose provider reported no cache fields (cache not reported, which is not 0 read): "
             "their tokens count in the totals as uncached, as billed, but not in the hit ratio or the loss"
+        )
+    predicted = sum(row.predicted_by == "body" and row.reported_uncached is None and row.cost_usd is not None for row in rows)
+    if predicted:
+        notes.append(
+            f"{predicted} request(s) of request-body logs report no usage: their reads, writes, dollars and misses are the "
+            "byte-level cache model's prediction on the logged bodies (output tokens unknown, priced as 0)"
         )
     warm = heads.warm
     for head, size in sorted(heads.items()):

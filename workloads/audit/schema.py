@@ -53,6 +53,7 @@ REQUEST_FIELDS: tuple[Field, ...] = (
     Field("gap_ms", "int?"),
     Field("inferred_cause", "str?"),
     Field("server_reason", "str?"),
+    Field("loss_class", "str?"),
 )
 
 #: One lane of one file: what was reported beside what the cache model predicted.
@@ -133,6 +134,37 @@ AGREEMENT_FIELDS: tuple[Field, ...] = (
     Field("agree", "bool?"),
 )
 
+#: The lost dollars in three classes, to the cent (they add up to ``lost_usd`` exactly): one record.
+LOSS_SPLIT_FIELDS: tuple[Field, ...] = (
+    Field("lost_usd", "usd"),
+    Field("recoverable_usd", "usd"),
+    Field("unavoidable_usd", "usd"),
+    Field("unknown_usd", "usd"),
+    Field("recoverable_requests", "int"),
+    Field("unavoidable_requests", "int"),
+    Field("unknown_requests", "int"),
+)
+
+#: What to change, best first: one re-simulated fix each (``saved_usd`` null: the log cannot
+#: re-simulate it, and ``detail`` says how to record one that can).
+RECOMMENDATION_FIELDS: tuple[Field, ...] = (
+    Field("rank", "int"),
+    Field("fix", "str", "key"),
+    Field("pattern", "str"),
+    Field("causes", "texts"),
+    Field("requests", "int"),
+    Field("lanes", "int"),
+    Field("sessions", "int"),
+    Field("agent", "str"),
+    Field("change", "str"),
+    Field("setting", "str?"),
+    Field("source", "str?"),
+    Field("saved_usd", "usd?"),
+    Field("lost_usd", "usd"),
+    Field("assumption", "str"),
+    Field("detail", "str"),
+)
+
 #: What report.html's embedded data adds as ``requests_shown`` when it holds only the worst
 #: requests (an audit past the page's cap): how many it holds, of how many, and the files beside
 #: the page that hold every one. Never in ``--format json``.
@@ -144,6 +176,8 @@ REQUESTS_SHOWN_FIELDS: tuple[Field, ...] = (
 
 #: The sections of the object after ``schema``, in order, with their fields.
 SECTIONS: dict[str, tuple[Field, ...]] = {
+    "loss_split": LOSS_SPLIT_FIELDS,
+    "recommendations": RECOMMENDATION_FIELDS,
     "requests": REQUEST_FIELDS,
     "lanes": LANE_FIELDS,
     "causes": CAUSE_FIELDS,

@@ -29,6 +29,10 @@ Fixes (:data:`FIXES`):
   sends it: the main lane's last request replayed (tools, system, messages, breakpoints) with
   the instruction appended, under the envelope :func:`~prefixbench.kernel.engines.checkpoint.summary_envelope`
   picks with ``inherit_envelope`` on.
+* ``keep-alive``: inside every idle gap longer than the lane's TTL (that ten or fewer would
+  bridge), the lane's previous request is sent again every TTL minus 30 s, so the next request
+  reads instead of rewriting; the keep-alives are charged (their read and 1 output token each)
+  as one change of the lane with ``index`` -1.
 * ``breakpoints=SPEC``: Anthropic ``cache_control`` markers moved to SPEC, ``+``-separated:
   ``tools``, ``system``, ``last``, ``last-N`` (the last block of the message N before the last),
   or ``auto`` (automatic caching). At most 4.
@@ -62,6 +66,7 @@ from prefixbench.workloads.audit.core import (
     head_sizes,
     send_clock,
 )
+from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
 #: The two TTLs the ttl fixes choose between (the only provider that lets the client choose).
@@ -79,7 +84,29 @@ FIXES: dict[str, str] = {
     "keep-prefix-compaction": "the compaction request sent as the cache-aware kernel sends it: the main lane's "
     "last request replayed (tools, system, messages, breakpoints) plus the instruction, under the routed envelope",
     "breakpoints": "Anthropic cache_control markers moved to the given places (tools, system, last, last-N, auto)",
+    "keep-alive": "a lane idle past its TTL sends its previous request again (1 output token) every TTL minus 30 s of "
+    "the gap, at most 10 times a gap, so the entry stays warm; each keep-alive is charged (its read, any write, 1 output "
+    "token)",
 }
+#: A keep-alive is sent this long before the entry would expire.
+KEEP_ALIVE_MARGIN_MS = 30_000
+#: Gaps that would need more keep-alives than this are left to expire (ten reads of the prefix
+#: cost about what one rewrite does).
+KEEP_ALIVE_MAX = 10
+
+
+#: What ``--what-if all`` runs: every fix, breakpoints as Anthropic's automatic caching.
+ALL_FIXES: tuple[str, ...] = (
+    "ttl-1h", "ttl-5m", "ttl-auto", "keep-alive", "stagger-subagents", "static-system", "keep-prefix-compaction",
+    "breakpoints=auto",
+)
+
+
+#: How to get a log the body-level fixes can re-simulate (said wherever one cannot apply).
+RECORD_BODIES = (
+    "to get request bodies, record the agent through `prefixbench proxy` (point its ANTHROPIC_BASE_URL or "
+    "OPENAI_BASE_URL at it) or run Claude Code under claude-trace, and audit that capture"
+)
 
 
 class Pred(msgspec.Struct, frozen=True):
@@ -158,14 +185,17 @@ class WhatIf(msgspec.Struct, frozen=True):
 
 
 def parse_fixes(text: str) -> list[str]:
-    """``ttl-1h,stagger-subagents,breakpoints=system+last`` -> the fixes, checked."""
+    """``ttl-1h,stagger-subagents,breakpoints=system+last`` -> the fixes, checked (``all``: :data:`ALL_FIXES`)."""
     fixes = []
     for item in (part.strip() for part in text.split(",")):
         if not item:
             raise UserError(f"--what-if: empty item in {text!r}")
+        if item == "all":
+            fixes.extend(ALL_FIXES)
+            continue
         name = item.split("=", 1)[0]
         if name not in FIXES:
-            raise UserError(f"--what-if: unknown fix {item!r} (known: {', '.join(n if n != 'breakpoints' else 'breakpoints=SPEC' for n in FIXES)})")
+            raise UserError(f"--what-if: unknown fix {item!r} (known: all, {', '.join(n if n != 'breakpoints' else 'breakpoints=SPEC' for n in FIXES)})")
         if name == "breakpoints":
             if "=" not in item:
                 raise UserError("--what-if: breakpoints needs places, e.g. breakpoints=tools+system+last")
@@ -219,6 +249,8 @@ class _Plan(msgspec.Struct, frozen=True):
     #: The fix sends the same prompt (only the cache's use of it changes); False when the
     #: request itself changes size (keep-prefix-compaction replays the main lane's tools).
     same_prompt: bool = True
+    #: Requests the fix adds (keep-alive): charged at their predicted usage.
+    added: tuple[TraceRequest, ...] = ()
 
 
 class _CannotApply(Exception):
@@ -285,7 +317,7 @@ def _plan_static_system(requests: list[TraceRequest]) -> _Plan:
     if not with_body:
         raise _CannotApply(
             "the log has no request bodies, so it cannot show the system prompt or tools changing "
-            "(a miss the log cannot explain is not evidence that they did)"
+            f"(a miss the log cannot explain is not evidence that they did); {RECORD_BODIES}"
         )
     first: dict[tuple[str, str], Request] = {}
     out = []
@@ -365,11 +397,60 @@ def _plan_keep_prefix(requests: list[TraceRequest]) -> _Plan:
     return _Plan(out, lambda r: None, "; ".join(notes), same_prompt=False)
 
 
+def _plan_keep_alive(requests: list[TraceRequest], summaries) -> _Plan:
+    """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`)."""
+    from prefixbench.workloads.audit.precedence import NO_TTL_MS, ttl_ms
+
+    ticks, order = send_clock(requests, summaries)
+    last: dict[tuple[str, str], TraceRequest] = {}
+    added: list[TraceRequest] = []
+    gaps = 0
+    for r in order:
+        lane = (r.file, r.lane)
+        prev = last.get(lane)
+        last[lane] = r
+        if prev is None or prev.usage is None or (prev.body is None and prev.prefix is None):
+            continue
+        ttl = ttl_ms(prev)
+        if ttl >= NO_TTL_MS or ttl <= KEEP_ALIVE_MARGIN_MS:
+            continue
+        start, end = ticks[(prev.file, prev.lane, prev.seq)][0], ticks[(r.file, r.lane, r.seq)][0]
+        step = ttl - KEEP_ALIVE_MARGIN_MS
+        pings = [start + step * k for k in range(1, KEEP_ALIVE_MAX + 2) if start + step * k < end]
+        if end - start <= ttl or not pings or len(pings) > KEEP_ALIVE_MAX:
+            continue
+        gaps += 1
+        for k, tick in enumerate(pings, 1):
+            # The previous request again: it reads what that one left cached and refreshes it. Its
+            # seq sits between the two requests, so the lane's order holds.
+            prefix = None if prev.prefix is None else replace(prev.prefix, parent=prev.prefix.node, node=f"{prev.prefix.node}#keep-alive-{k}", new_blocks=0)
+            added.append(replace(prev, seq=prev.seq + k / (len(pings) + 1), sent_ms=tick, ready_ms=tick, done_ms=None,
+                                 prefix=prefix, events=()))  # type: ignore[arg-type]
+    if not gaps:
+        return _Plan(requests, lambda r: None, "no idle gap past a TTL that ten keep-alives or fewer would bridge")
+    detail = f"{len(added)} keep-alive request(s) bridge {gaps} idle gap(s) past the TTL"
+    return _Plan([*requests, *added], lambda r: None, detail, added=tuple(added))
+
+
+def _keep_alive_cost(plan: _Plan, fixed: dict[Key, Pred], prices: Prices) -> Decimal:
+    """What the added keep-alive requests cost: their predicted read, write and uncached input,
+    and 1 output token each."""
+    total = []
+    for r in plan.added:
+        p = fixed.get((r.file, r.lane, r.seq))  # type: ignore[arg-type]
+        row = prices.row(r.model, r.sent_ms)
+        if p is None or row is None:
+            continue
+        total.append(_cost(SimpleNamespace(prompt_tokens=p.read + p.write + p.uncached, cached_tokens=p.read, written_tokens=p.write,
+                                           written_long_tokens=p.write_1h, output_tokens=1), row))
+    return usd_sum(total)
+
+
 def _plan_breakpoints(requests: list[TraceRequest], spec: str) -> _Plan:
     places = parse_breakpoints(spec)
     bodies = [r for r in requests if _has_breakpoints(r)]
     if not bodies:
-        raise _CannotApply("breakpoints can only be moved where the log has Anthropic request bodies")
+        raise _CannotApply(f"breakpoints can only be moved where the log has Anthropic request bodies; {RECORD_BODIES}")
     out = []
     for r in requests:
         if r.body is not None and _has_breakpoints(r) and (r.body.cache_breakpoints or r.body.auto_cache):
@@ -399,6 +480,10 @@ def _place_breakpoints(body: Request, places: tuple[str, ...]) -> Request:
 # --- evaluation ----------------------------------------------------------------------------
 
 
+def _predicted_usage(p: Pred) -> Usage:
+    return Usage(cache_read=p.read, cache_write_5m=p.write - p.write_1h, cache_write_1h=p.write_1h, uncached=p.uncached)
+
+
 def _cost(usage: SimpleNamespace, row) -> Decimal:
     return cost_of(usage, row).total
 
@@ -414,6 +499,9 @@ def _evaluate(
 ) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
     fixed = simulate(plan.requests, summaries, heads, plan.ttl)
     by_key = {(r.file, r.lane, r.seq): r for r in plan.requests}
+    keep_alive: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
+    for r in plan.added:
+        keep_alive[(r.file, r.lane)].append(r)
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
     changes: list[RequestChange] = []
     per_lane: dict[tuple[str, str], list[RequestChange]] = defaultdict(list)
@@ -422,6 +510,9 @@ def _evaluate(
         index = lane_index[(original.file, original.lane)]
         lane_index[(original.file, original.lane)] += 1
         usage = original.usage
+        if usage is None and original.body is not None and key in base:
+            # A request-body log reports no usage: the audit prices the prediction, and so does this.
+            usage = _predicted_usage(base[key])
         if usage is None or key not in fixed:
             continue
         b, f = base[key], fixed[key]
@@ -455,6 +546,12 @@ def _evaluate(
                                read, write, write_1h, usd_sum((reported, -counter)))
         changes.append(change)
         per_lane[(original.file, original.lane)].append(change)
+    for (file, lane), added in keep_alive.items():
+        # The keep-alives are charged to their lane as one change of no request (index -1, line 0).
+        cost = _keep_alive_cost(replace(plan, added=tuple(added)), fixed, prices)
+        charge = RequestChange(file, lane, -1, 0, 0, 0, 0, 0, 0, -cost)
+        changes.append(charge)
+        per_lane[(file, lane)].append(charge)
     return changes, per_lane
 
 
@@ -463,7 +560,7 @@ def _lane_effects(per_lane: dict[tuple[str, str], list[RequestChange]], notes: d
     keys = list(per_lane) + [k for k in (notes or {}) if k not in per_lane]
     for key in keys:
         items = per_lane.get(key, [])
-        effects.append(LaneEffect(key[0], key[1], len(items), sum(c.counterfactual_read - c.reported_read for c in items),
+        effects.append(LaneEffect(key[0], key[1], sum(c.index >= 0 for c in items), sum(c.counterfactual_read - c.reported_read for c in items),
                                   usd_sum(c.saved_usd for c in items), (notes or {}).get(key, "")))
     return tuple(effects)
 
@@ -530,6 +627,8 @@ def what_if(
                 plan = _plan_static_system(requests)
             elif name == "keep-prefix-compaction":
                 plan = _plan_keep_prefix(requests)
+            elif name == "keep-alive":
+                plan = _plan_keep_alive(requests, summaries)
             else:
                 spec = fix.split("=", 1)[1]
                 plan = _plan_breakpoints(requests, spec)
@@ -559,7 +658,7 @@ def _summarize(fix, assumption, detail, changes, per_lane, notes=None) -> WhatIf
     return WhatIf(
         fix,
         True,
-        len(changes),
+        sum(c.index >= 0 for c in changes),
         sum(c.counterfactual_read - c.reported_read for c in changes),
         usd_sum(c.saved_usd for c in changes),
         assumption,

@@ -1,0 +1,112 @@
+"""The audit's opening: what to change (the recommendations) and the loss split, as text lines
+(the terminal table and audit.md) and as report.html's first section. The recommendations are
+computed in :mod:`prefixbench.workloads.audit.advice`; nothing here recomputes them."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from prefixbench.reports.textable import text_lines, visible
+from prefixbench.simulator.pricing import format_usd
+from prefixbench.workloads.audit.core import AuditResult
+from prefixbench.workloads.audit.losses import CLASS_MEANINGS, LOSS_CLASSES, LossSplit
+
+#: How the recommendations are ranked and what their dollars are (every view says it).
+RANKING = (
+    "ranked by the net dollars each fix saved when the whole log was re-simulated with it, after the write "
+    "premiums and keep-alive requests it adds"
+)
+
+
+def saves_text(saved: Decimal | None) -> str:
+    """``saves $0.0331``; ``does not pay`` for 0 or less; ``cannot re-simulate`` for None."""
+    if saved is None:
+        return "cannot re-simulate"
+    if saved <= 0:
+        return "does not pay" if saved == 0 else f"costs {format_usd(-saved)} more"
+    return f"saves {format_usd(saved)}"
+
+
+def split_line(split: LossSplit) -> str:
+    """``lost $2.02 = recoverable $0.10 + unavoidable $1.50 + unknown $0.42`` (to the cent)."""
+    parts = " + ".join(f"{name} ${split.usd(name):,.2f} ({split.requests(name):,} req)" for name in LOSS_CLASSES)
+    return f"lost ${split.lost_usd:,.2f} = {parts}"
+
+
+def advice_lines(result: AuditResult) -> list[str]:
+    """The opening of the terminal view: recommendations, then the loss split."""
+    out: list[str] = []
+    recs = result.recommendations
+    if recs is not None:
+        out.append(f"what to change: {RANKING}")
+        if not recs:
+            out.append("  nothing: no miss in these logs has a fix that would have recovered it")
+        else:
+            out += text_lines(
+                ["#", "fix", "agent", "dollars", "lost to its misses", "requests", "lanes", "sessions"],
+                [
+                    [str(rec.rank), rec.fix, rec.agent, saves_text(rec.saved_usd), format_usd(rec.lost_usd),
+                     f"{rec.requests:,}", f"{rec.lanes:,}", f"{rec.sessions:,}"]
+                    for rec in recs
+                ],
+                {0, 3, 4, 5, 6, 7},
+            )
+            for rec in recs:
+                out.append(visible(f"{rec.rank}. {rec.fix}: {rec.change}"))
+                if rec.setting:
+                    out.append(visible(f"   setting: {rec.setting}" + (f" ({rec.source})" if rec.source else "")))
+                elif rec.source:
+                    out.append(visible(f"   see: {rec.source}"))
+                out.append(visible(f"   pattern: {rec.pattern}"))
+                out.append(visible(f"   assumes: {rec.assumption}"))
+                if rec.detail:
+                    out.append(visible(f"   {rec.detail}"))
+        out.append("")
+    split = result.loss_split
+    if split is not None:
+        out.append(split_line(split))
+        out += [f"  {name}: {CLASS_MEANINGS[name]}" for name in LOSS_CLASSES]
+        out.append("")
+    return out
+
+
+def advice_html(record: dict) -> str:
+    """report.html's "What to change" section from the ``--format json`` object."""
+    from html import escape
+
+    from prefixbench.reports.html import fmt_usd, note, num, table
+
+    parts = []
+    recs = record.get("recommendations")
+    if recs is not None:
+        if not recs:
+            parts.append(note("Nothing to change: no miss in these logs has a fix that would have recovered it."))
+        else:
+            rows = []
+            for rec in recs:
+                saved = rec["saved_usd"]
+                rows.append(({"data-recommendation": rec["fix"]}, [
+                    num("rank", rec["rank"], str(rec["rank"])),
+                    rec["fix"],
+                    rec["change"] + (f" [{rec['setting']}]" if rec["setting"] else ""),
+                    num("saved_usd", saved, saves_text(None if saved is None else Decimal(str(saved)))),
+                    num("lost_usd", rec["lost_usd"], fmt_usd(rec["lost_usd"])),
+                    f"{rec['requests']:,} requests, {rec['lanes']:,} lanes, {rec['sessions']:,} sessions: {rec['pattern']}",
+                    rec["assumption"] + (f" ({rec['detail']})" if rec["detail"] else ""),
+                ]))
+            parts.append(table(["#", "fix", "what to change", "dollars", "lost to its misses", "evidence", "assumption"], rows))
+            sources = [(rec["fix"], rec["source"]) for rec in recs if rec["source"]]
+            if sources:
+                parts.append('<p class="note">' + "; ".join(f"{escape(fix)}: {escape(src)}" for fix, src in sources) + "</p>")
+            parts.append(note(RANKING[0].upper() + RANKING[1:] + "."))
+    split = record.get("loss_split")
+    if split is not None:
+        rows = [({"data-loss-class": name}, [
+            name,
+            num(f"{name}_usd", split[f"{name}_usd"], f"${split[f'{name}_usd']:,.2f}"),
+            num(f"{name}_requests", split[f"{name}_requests"], f"{split[f'{name}_requests']:,}"),
+            CLASS_MEANINGS[name],
+        ]) for name in LOSS_CLASSES]
+        rows.append(({"data-loss-class": "total"}, ["lost", num("lost_usd", split["lost_usd"], f"${split['lost_usd']:,.2f}"), "", ""]))
+        parts.append(table(["loss", "dollars", "requests", "meaning"], rows))
+    return "".join(parts)

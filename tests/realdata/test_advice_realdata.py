@@ -1,0 +1,70 @@
+"""What to change, on ../shared/realdata: every folder's loss split adds up to the cent, and every
+folder with a recoverable loss gets recommendations with re-simulated dollars (issue 20).
+
+Reads the shared logs in place; skipped when they are absent.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from prefixbench.workloads.audit.advice import advise
+from prefixbench.workloads.audit.core import AuditResult, load_trace, run_audit
+from prefixbench.workloads.audit.losses import cents
+
+@pytest.fixture(scope="module")
+def advised(realdata_logs: list[Path]) -> dict[str, AuditResult]:
+    out = {}
+    for folder in realdata_logs:
+        trace = load_trace([folder])
+        out[folder.name] = advise(run_audit([folder], trace=trace), trace)
+    return out
+
+
+def test_the_split_adds_up_to_the_lost_dollars_to_the_cent(advised: dict[str, AuditResult]) -> None:
+    for name, result in advised.items():
+        split = result.loss_split
+        assert split is not None, name
+        assert split.lost_usd == cents(result.totals.lost_usd), name
+        assert split.recoverable_usd + split.unavoidable_usd + split.unknown_usd == split.lost_usd, name
+        assert sum(split.requests(k) for k in ("recoverable", "unavoidable", "unknown")) == sum(
+            row.cause is not None for row in result.rows
+        ), name
+
+
+def test_every_folder_with_a_recoverable_loss_gets_re_simulated_recommendations(advised: dict[str, AuditResult]) -> None:
+    checked = 0
+    for name, result in advised.items():
+        assert result.recommendations is not None and result.loss_split is not None
+        if result.loss_split.recoverable_usd == 0:
+            continue
+        checked += 1
+        recs = result.recommendations
+        assert recs, name
+        assert all(rec.saved_usd is not None for rec in recs), name  # re-simulated, every one
+        best = recs[0]
+        assert best.rank == 1 and best.saved_usd is not None and best.saved_usd > 0, name
+        assert best.requests > 0 and best.lanes > 0 and best.sessions > 0 and best.change and best.assumption, name
+        assert [rec.rank for rec in recs] == list(range(1, len(recs) + 1))
+    assert checked >= 2
+
+
+def test_the_pi_sessions_idle_gaps_are_worth_a_keep_alive_not_a_longer_ttl(advised: dict[str, AuditResult]) -> None:
+    result = advised.get("pi-sessions")
+    if result is None:
+        pytest.skip("pi-sessions not in this copy of the real traffic")
+    recs = {rec.fix: rec for rec in result.recommendations or ()}
+    keep, ttl = recs["keep-alive"], recs["ttl-auto"]
+    assert keep.rank == 1 and keep.saved_usd is not None and Decimal("1.5") < keep.saved_usd < keep.lost_usd
+    assert ttl.saved_usd == 0 and "does not pay" in ttl.detail and ttl.setting == "PI_CACHE_RETENTION=long"
+
+
+def test_the_claude_trace_compaction_is_recommended_its_prefix(advised: dict[str, AuditResult]) -> None:
+    result = advised.get("claude-trace-lemmy")
+    if result is None:
+        pytest.skip("claude-trace-lemmy not in this copy of the real traffic")
+    (rec,) = [rec for rec in result.recommendations or () if rec.fix == "keep-prefix-compaction"]
+    assert rec.saved_usd is not None and rec.saved_usd > Decimal("0.03") and rec.requests >= 1
+    assert rec.agent == "Claude Code"  # the capture's system prompt names it: Claude Code's advice applies

@@ -1,0 +1,189 @@
+"""What to change, first: the loss split, the recommendations and the views that open with them."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+from types import SimpleNamespace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prefixbench.reports.cli import main
+from prefixbench.simulator.providers import ANTHROPIC
+from prefixbench.workloads.audit.advice import AGENT_SETTINGS, GENERIC_CHANGE, advise
+from prefixbench.workloads.audit.causes import CAUSES
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.audit.losses import CAUSE_CLASS, CAUSE_FIX, LOSS_CLASSES, cents, loss_class, split_losses
+from prefixbench.workloads.audit.whatif import ALL_FIXES, FIXES, parse_fixes, what_if
+from tests.unit.audit.fixtures import Transcript, anthropic_body, cc_usage, write_jsonl
+
+
+def _paused(tmp_path: Path, pause: str = "00:20:00") -> Path:
+    """A Claude Code session idle ``pause`` (hh:mm:ss) between two requests."""
+    t = Transcript("s1")
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 40)])
+    t.user("after a pause", f"2025-09-03T{pause}.000Z")
+    t.assistant("r2", f"2025-09-03T{pause[:-2]}02.000Z", [cc_usage(3, 20_300, 0, 40)])
+    return write_jsonl(tmp_path / "s1.jsonl", t.lines)
+
+
+def _audit(path: Path):
+    trace = load_trace([path])
+    return advise(run_audit([path], trace=trace), trace)
+
+
+def _row(cause, gap_ms=None, lane_kind="main", lost="0"):
+    return SimpleNamespace(cause=cause, provider=ANTHROPIC.name, lane_kind=lane_kind, gap_ms=gap_ms,
+                           lost_usd=Decimal(lost), loss_class=None)
+
+
+# --- the loss classes ------------------------------------------------------------------------
+
+
+def test_every_cause_has_a_class_and_a_new_one_is_unknown() -> None:
+    assert set(CAUSES) <= set(CAUSE_CLASS)
+    assert set(CAUSE_CLASS.values()) <= set(LOSS_CLASSES)
+    assert loss_class(_row("a-cause-added-tomorrow")) == "unknown"
+    assert loss_class(_row(None)) is None
+    assert all(set(fixes) <= {f.split("=")[0] for f in ALL_FIXES} | set(ALL_FIXES) for fixes in CAUSE_FIX.values())
+
+
+def test_an_idle_gap_past_every_ttl_is_unavoidable_and_a_shorter_one_recoverable() -> None:
+    assert loss_class(_row("ttl-expired", gap_ms=20 * 60_000)) == "recoverable"
+    assert loss_class(_row("ttl-expired", gap_ms=4 * 3_600_000 + 11 * 60_000)) == "unavoidable"
+    assert loss_class(_row("cold-start")) == "unavoidable"
+    assert loss_class(_row("unexplained")) == "unknown"
+
+
+def test_a_compaction_call_that_missed_is_recoverable_by_keeping_its_prefix() -> None:
+    assert loss_class(_row("effort-changed", lane_kind="compaction")) == "recoverable"
+    assert loss_class(_row("effort-changed")) == "unknown"
+
+
+def test_the_rounding_residue_goes_to_one_class_so_the_cents_add_up() -> None:
+    rows = [_row("ttl-expired", 60_000, lost="0.005"), _row("cold-start", lost="0.005"), _row("unexplained", lost="0.005")]
+    for row in rows:
+        row.loss_class = loss_class(row)
+    split = split_losses(rows)
+    assert split.lost_usd == Decimal("0.02")  # 0.015 rounded once, not 3 x 0.01
+    assert split.recoverable_usd + split.unavoidable_usd + split.unknown_usd == split.lost_usd
+    assert split.recoverable_usd == Decimal("0.00")  # the residue (-1 cent) went to the first of three equal classes
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(LOSS_CLASSES), st.integers(0, 10**9)), max_size=40))
+def test_the_three_parts_always_add_up_to_the_total_to_the_cent(items) -> None:
+    rows = [SimpleNamespace(loss_class=name, lost_usd=Decimal(units).scaleb(-8)) for name, units in items]
+    split = split_losses(rows)
+    exact = sum((row.lost_usd for row in rows), Decimal(0))
+    assert split.lost_usd == cents(exact)
+    assert split.recoverable_usd + split.unavoidable_usd + split.unknown_usd == split.lost_usd
+    for name in LOSS_CLASSES:
+        part = sum((row.lost_usd for row in rows if row.loss_class == name), Decimal(0))
+        assert abs(split.usd(name) - part) <= Decimal("0.02")
+
+
+# --- recommendations -------------------------------------------------------------------------
+
+
+def test_a_pause_under_an_hour_is_recoverable_and_keep_alive_is_recommended(tmp_path: Path) -> None:
+    result = _audit(_paused(tmp_path))
+    split = result.loss_split
+    assert split is not None and split.recoverable_requests == 1 and split.recoverable_usd > 0
+    assert split.recoverable_usd + split.unavoidable_usd + split.unknown_usd == cents(result.totals.lost_usd)
+    assert result.recommendations is not None
+    best = result.recommendations[0]
+    assert (best.rank, best.fix, best.agent) == (1, "keep-alive", "Claude Code")
+    assert best.saved_usd is not None and 0 < best.saved_usd < best.lost_usd  # the keep-alive's read is charged
+    assert (best.requests, best.lanes, best.sessions) == (1, 1, 1) and best.causes == ("ttl-expired",)
+    ttl = next(rec for rec in result.recommendations if rec.fix == "ttl-auto")
+    assert ttl.setting is not None and "promptCacheTtl" in ttl.setting and ttl.source
+
+
+def test_a_pause_past_every_ttl_is_unavoidable_and_nothing_is_recommended(tmp_path: Path) -> None:
+    result = _audit(_paused(tmp_path, "04:11:00"))
+    assert result.loss_split is not None and result.loss_split.unavoidable_requests >= 1
+    assert result.loss_split.recoverable_usd == 0 and result.recommendations == ()
+
+
+def test_keep_alive_charges_its_requests(tmp_path: Path) -> None:
+    trace = load_trace([_paused(tmp_path)])
+    (keep,) = what_if(*trace, ["keep-alive"])
+    (charge,) = [c for c in keep.changes if c.index == -1]
+    assert keep.applies and keep.requests_changed == 1 and charge.saved_usd < 0
+    assert "4 keep-alive request(s) bridge 1 idle gap(s)" in keep.detail  # 20 min / 4 m 30 s
+
+
+def test_what_if_all_runs_every_fix() -> None:
+    assert parse_fixes("all") == list(ALL_FIXES)
+    assert {fix.split("=")[0] for fix in ALL_FIXES} == set(FIXES)
+    assert parse_fixes("ttl-1h,all")[0] == "ttl-1h" and len(parse_fixes("ttl-1h,all")) == len(ALL_FIXES)
+
+
+def test_every_agent_setting_names_its_source_and_a_known_fix() -> None:
+    for (fmt, fix), setting in AGENT_SETTINGS.items():
+        assert fix in GENERIC_CHANGE and fix in FIXES, (fmt, fix)
+        assert setting.source, (fmt, fix)
+
+
+def test_a_fix_that_needs_bodies_says_how_to_record_them(tmp_path: Path, capsys) -> None:
+    assert main(["audit", str(_paused(tmp_path)), "--quiet", "--what-if", "static-system,breakpoints=auto"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("prefixbench proxy") >= 2 and "claude-trace" in out
+
+
+# --- the views open with it ------------------------------------------------------------------
+
+
+def test_the_table_opens_with_what_to_change_and_the_split(tmp_path: Path, capsys) -> None:
+    assert main(["audit", str(_paused(tmp_path)), "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("what to change: ranked by the net dollars")
+    split = next(line for line in lines if line.startswith("lost $"))
+    assert "recoverable $" in split and "unavoidable $" in split and "unknown $" in split
+    headline = next(i for i, line in enumerate(lines) if " requests: input " in line)
+    assert lines.index(split) < headline
+
+
+def test_json_and_markdown_open_with_them(tmp_path: Path, capsys) -> None:
+    log = _paused(tmp_path)
+    assert main(["audit", str(log), "--quiet", "--format", "json", "--what-if", "all"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert list(record)[:3] == ["schema", "loss_split", "recommendations"]
+    split = record["loss_split"]
+    assert round(split["recoverable_usd"] + split["unavoidable_usd"] + split["unknown_usd"], 2) == split["lost_usd"]
+    assert {entry["fix"] for entry in record["what_if"]} == set(ALL_FIXES)
+    (first, *_) = record["recommendations"]
+    assert first["fix"] == "keep-alive" and first["saved_usd"] > 0 and first["rank"] == 1
+    assert [r["loss_class"] for r in record["requests"]] == ["unavoidable", "recoverable"]  # cold start, then the pause
+    assert main(["audit", str(log), "--quiet", "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    assert md.index("what to change:") < md.index("misses by cause")
+
+
+def test_report_html_opens_with_what_to_change(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["audit", str(_paused(tmp_path)), "--quiet", "--out", str(out)]) == 0
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.index('<section id="what-to-change">') < page.index('<section id="totals">')
+    assert 'data-recommendation="keep-alive"' in page and 'data-loss-class="recoverable"' in page
+
+
+# --- request-body logs list their misses -----------------------------------------------------
+
+
+def test_a_request_body_log_lists_and_prices_its_misses(tmp_path: Path) -> None:
+    """Fails on the audit before: no usage, so every request was 'paid $0, lost $0' and no miss was listed."""
+    dated = anthropic_body(messages=6, system="Today is 2025-09-04. " + "You are helpful. " * 400)
+    log = write_jsonl(tmp_path / "bodies.jsonl", [anthropic_body(messages=2), anthropic_body(messages=4), dated])
+    result = _audit(log)
+    (miss,) = [row for row in result.rows if row.lost_tokens]
+    assert (miss.line, miss.cause, miss.evidence, miss.loss_class) == (3, "system-changed", "body-diff", "recoverable")
+    assert miss.reported_cache_read is None and miss.lost_usd and miss.lost_usd > 0  # predicted, never shown as reported
+    assert result.totals.cost_usd > 0 and result.totals.lost_usd == miss.lost_usd
+    assert any("request-body logs report no usage" in note for note in result.notes)
+    assert result.recommendations and result.recommendations[0].fix == "static-system"
+    assert result.recommendations[0].saved_usd and result.recommendations[0].saved_usd > 0

@@ -1,0 +1,254 @@
+"""What to change, first: the audit's recommendations, ranked by the dollars a fix saves.
+
+For every recoverable miss (:mod:`.losses`) the fix that recovers it (:data:`.losses.CAUSE_FIX`)
+is re-simulated on the whole log by :func:`.whatif.what_if` (``--what-if all``: every fix), and
+each fix that saves money becomes one :class:`~.losses.Recommendation`: the pattern and its evidence
+(requests, lanes, sessions), what to change in the agent that wrote the log (its documented
+setting where one is known: :data:`AGENT_SETTINGS`), the net dollars the re-simulation saves
+(after write premiums: a 1 h write costs 2x the input price; and after the keep-alive
+requests ``keep-alive`` sends, each charged) and the fix's assumption. A fix the log cannot re-simulate (no
+request bodies) is still listed where the audit found recoverable dollars for it, with
+``saved_usd`` None and how to record a log that can (:data:`.whatif.RECORD_BODIES`).
+
+Ranked by saved dollars, best first; then the fixes the recoverable misses point at that do not
+pay (their write premiums exceed what they recover: said so), and the ones the log cannot
+re-simulate, by the dollars the audit lost to their causes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+import msgspec
+from prefixbench.simulator.pricing import usd_sum
+from prefixbench.workloads.audit.losses import Recommendation, fixes_for
+
+if TYPE_CHECKING:
+    from prefixbench.workloads.audit.core import AuditResult, AuditRow, Prices
+    from prefixbench.workloads.audit.whatif import WhatIf
+    from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
+
+class AgentSetting(msgspec.Struct, frozen=True):
+    """What to change in one agent for one fix: the change, the documented setting, its source."""
+
+    change: str
+    setting: str | None = None
+    source: str | None = None
+
+
+#: The agent each log format comes from (formats not listed: their name).
+AGENTS: dict[str, str] = {
+    "claude-code": "Claude Code",
+    "codex": "Codex CLI",
+    "pi": "pi",
+    "cline": "Cline",
+    "opencode": "OpenCode",
+    "gemini-cli": "Gemini CLI",
+    "openhands": "OpenHands",
+    "swe-agent": "SWE-agent",
+    "http-capture": "the captured agent",
+}
+
+# Where each setting below was found (changelogs, docs and source; nothing here is guessed).
+_CLAUDE_CODE_1H = "Claude Code 2.1.108 release notes: https://github.com/715494637/claude-code-update/releases/tag/2.1.108"
+_CLAUDE_CODE_TTLS = "https://www.developersdigest.tech/blog/claude-code-prompt-cache-ttl-controls (Claude Code 2.1.243+)"
+_CLAUDE_CODE_CACHING = "https://code.claude.com/docs/en/prompt-caching"
+_PI_SETTINGS = "pi-mono packages/coding-agent/docs/settings.md (Compaction)"
+_PI_AI = "pi-mono packages/ai: PI_CACHE_RETENTION=long asks Anthropic for the 1 h TTL"
+_CODEX_CONFIG = "https://github.com/openai/codex/pull/22870 (model_auto_compact_token_limit)"
+_OPENCODE_CONFIG = "https://hexdocs.pm/opencode_sdk/OpenCode.Generated.ConfigCompaction.html"
+
+#: (format, fix name) -> what to change in that agent, with its documented setting. Only
+#: settings found in the agent's documentation, changelog or source are named.
+AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
+    ("claude-code", "ttl-1h"): AgentSetting(
+        "opt the session into the 1-hour prompt-cache TTL", "ENABLE_PROMPT_CACHING_1H=1", _CLAUDE_CODE_1H),
+    ("claude-code", "ttl-5m"): AgentSetting(
+        "force the 5-minute prompt-cache TTL", "FORCE_PROMPT_CACHING_5M=1", _CLAUDE_CODE_1H),
+    ("claude-code", "ttl-auto"): AgentSetting(
+        "set the TTL per lane: \"1h\" for the lanes that idle 5 m-1 h between requests, \"5m\" for the others",
+        "promptCacheTtl (main lane), subagentPromptCacheTtl (subagents) in settings.json; before 2.1.243: "
+        "ENABLE_PROMPT_CACHING_1H=1", _CLAUDE_CODE_TTLS),
+    ("claude-code", "static-system"): AgentSetting(
+        "keep the system prompt stable mid-session: connect MCP servers and edit CLAUDE.md before the session, "
+        "not during it (either rebuilds the cached prefix)", None, _CLAUDE_CODE_CACHING),
+    ("claude-code", "keep-prefix-compaction"): AgentSetting(
+        "update Claude Code (2.1 sends its compaction call on the main lane's cached prefix) and compact at natural "
+        "breaks between tasks (/compact), so the compaction call reads the warm prefix",
+        None, _CLAUDE_CODE_CACHING),
+    ("pi", "ttl-1h"): AgentSetting("ask for long cache retention (the 1 h TTL on Anthropic)", "PI_CACHE_RETENTION=long", _PI_AI),
+    ("pi", "ttl-auto"): AgentSetting(
+        "ask for long cache retention (the 1 h TTL on Anthropic) for sessions that idle 5 m-1 h", "PI_CACHE_RETENTION=long", _PI_AI),
+    ("pi", "keep-prefix-compaction"): AgentSetting(
+        "compact less often and keep more recent context, so fewer compaction calls re-send the window",
+        "compaction.reserveTokens, compaction.keepRecentTokens (settings.json)", _PI_SETTINGS),
+    ("codex", "keep-prefix-compaction"): AgentSetting(
+        "move the auto-compaction threshold so compactions happen at task boundaries",
+        "model_auto_compact_token_limit (~/.codex/config.toml)", _CODEX_CONFIG),
+    ("opencode", "keep-prefix-compaction"): AgentSetting(
+        "tune automatic compaction and tool-output pruning", "compaction.auto, compaction.prune, compaction.reserved (opencode.json)",
+        _OPENCODE_CONFIG),
+}
+
+#: What to change for a fix in any agent (the agent's setting is added when known).
+GENERIC_CHANGE: dict[str, str] = {
+    "ttl-1h": "write the prompt cache with the 1 h TTL (Anthropic cache_control ttl \"1h\")",
+    "ttl-5m": "write the prompt cache with the 5 m TTL",
+    "ttl-auto": "pick the TTL per lane: 1 h for lanes that idle 5 m-1 h between requests, 5 m elsewhere",
+    "keep-alive": "while the session idles past the cache TTL (a user away, a long tool run), send a minimal request "
+    "(the last prompt again, max_tokens 1) a little before the TTL runs out, so the next turn reads the cache",
+    "stagger-subagents": "start subagents after the first one's response has begun, so they read the shared head "
+    "instead of each writing it",
+    "static-system": "keep the system prompt and tools byte-stable inside a session: move dates, times and "
+    "per-turn state out of the prefix, into the latest message",
+    "keep-prefix-compaction": "send the compaction call as the main lane's last request plus the instruction, "
+    "with the same model, tools, system and effort, so it reads the cached prefix",
+    "breakpoints": "place cache_control breakpoints so that one reaches the previous request's entry "
+    "(automatic caching: one top-level cache_control)",
+}
+
+
+def _fix_name(fix: str) -> str:
+    return fix.split("=", 1)[0]
+
+
+def advise(
+    result: AuditResult,
+    trace: tuple[Sequence[TraceRequest], Sequence[FileSummary]],
+    *,
+    price_as_of: str | None = None,
+    what_ifs: Sequence[WhatIf] | None = None,
+) -> AuditResult:
+    """``result`` with its recommendations (:func:`recommend`) filled in."""
+    from msgspec.structs import replace
+
+    from prefixbench.workloads.audit.core import Prices
+
+    requests, summaries = trace
+    found = recommend(requests, summaries, result, prices=Prices(price_as_of), what_ifs=what_ifs)
+    return replace(result, recommendations=found)
+
+
+def targets(result: AuditResult) -> dict[str, list[AuditRow]]:
+    """The recoverable misses of the audit, by the fix that would recover them."""
+    out: dict[str, list[AuditRow]] = defaultdict(list)
+    for row in result.rows:
+        for fix in fixes_for(row):
+            out[fix].append(row)
+    return dict(out)
+
+
+def recommend(
+    requests: Sequence[TraceRequest],
+    summaries: Sequence[FileSummary],
+    result: AuditResult,
+    *,
+    prices: Prices | None = None,
+    what_ifs: Sequence[WhatIf] | None = None,
+) -> tuple[Recommendation, ...]:
+    """The recommendations for an audited trace (see the module doc). ``what_ifs``: fixes already
+    re-simulated (``--what-if``); the targeted fixes they lack are re-simulated here."""
+    from prefixbench.workloads.audit.whatif import what_if
+
+    wanted = targets(result)
+    done = {w.fix: w for w in (what_ifs or ())}
+    missing = [fix for fix in wanted if fix not in done]
+    if missing:
+        for w in what_if(list(requests), list(summaries), missing, prices=prices):
+            done[w.fix] = w
+    formats = {f.file: f.format for f in result.files}
+    formats.update(_captured_agents(requests, formats))
+    by_line = {(row.file, row.line): row for row in result.rows}
+    found: list[Recommendation] = []
+    for fix, w in done.items():
+        rows = wanted.get(fix, [])
+        lost = usd_sum(row.lost_usd or Decimal(0) for row in rows)
+        if w.applies and w.saved_usd is not None and (w.saved_usd > 0 or rows):
+            # A fix that saves money, or one the audit's recoverable misses point at (listed with
+            # what the re-simulation says, even when its write premiums eat what it recovers).
+            changed = [(c.file, c.lane) for c in w.changes]
+            touched = [by_line[(c.file, c.line)] for c in w.changes if (c.file, c.line) in by_line]
+            detail = w.detail
+            if w.saved_usd <= 0:
+                detail = (f"does not pay: re-simulated, it saves {w.saved_usd} USD net of its write premiums against "
+                          f"{lost} USD its misses lost" + (f"; {w.detail}" if w.detail else ""))
+            found.append(_recommendation(fix, w, rows or touched, changed or [(r.file, r.lane) for r in rows], formats,
+                                         w.saved_usd, lost, detail))
+        elif not w.applies and rows and lost > 0:
+            detail = f"cannot re-simulate: {w.detail}"
+            found.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail))
+    found.sort(key=_rank_key)
+    return tuple(msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(found, 1))
+
+
+#: A capture's system prompt naming its agent (the first text that matches decides), to the
+#: format whose settings apply.
+CAPTURED_AGENTS: tuple[tuple[str, str], ...] = (("You are Claude Code", "claude-code"),)
+
+
+def _captured_agents(requests: Sequence[TraceRequest], formats: dict[str, str]) -> dict[str, str]:
+    """Capture files whose bodies' system prompt names the agent that sent them (a claude-trace
+    capture is Claude Code's): the agent's format, so that its settings are the ones named."""
+    found: dict[str, str] = {}
+    for r in requests:
+        if r.file in found or r.body is None or formats.get(r.file) != "http-capture":
+            continue
+        system = r.body.system or " ".join(r.body.system_blocks)
+        for text, fmt in CAPTURED_AGENTS:
+            if text in system:
+                found[r.file] = fmt
+                break
+    return found
+
+
+def _rank_key(rec: Recommendation) -> tuple[int, Decimal, str]:
+    """Fixes that save money by what they save; then those that do not pay, and those the log
+    cannot re-simulate, by what their misses lost."""
+    if rec.saved_usd is not None and rec.saved_usd > 0:
+        return 0, -rec.saved_usd, rec.fix
+    return (1 if rec.saved_usd is not None else 2), -rec.lost_usd, rec.fix
+
+
+def _recommendation(
+    fix: str,
+    w: WhatIf,
+    rows: Sequence[AuditRow],
+    changed: Sequence[tuple[str, str]],
+    formats: dict[str, str],
+    saved: Decimal | None,
+    lost: Decimal,
+    detail: str,
+) -> Recommendation:
+    causes = Counter(row.cause for row in rows if row.cause is not None)
+    lanes = set(changed) or {(row.file, row.lane) for row in rows}
+    sessions = {file for file, _ in lanes}
+    fmt_counts = Counter(formats.get(file, "") for file, _ in lanes)
+    fmt = fmt_counts.most_common(1)[0][0] if fmt_counts else ""
+    name = _fix_name(fix)
+    agent_setting = AGENT_SETTINGS.get((fmt, name))
+    change = agent_setting.change if agent_setting is not None else GENERIC_CHANGE[name]
+    if saved is not None and saved <= 0:
+        change = f"not worth it at these prices (leave it as it is): {change}"
+    pattern = ", ".join(f"{cause} x{n}" for cause, n in sorted(causes.items(), key=lambda item: (-item[1], item[0])))
+    if lost > 0:
+        pattern = (pattern + f": {lost.quantize(Decimal('0.0001'))} USD lost" if pattern else "")
+    return Recommendation(
+        rank=0,
+        fix=fix,
+        pattern=pattern or f"{w.requests_changed} request(s) the fix changes",
+        causes=tuple(sorted(causes)),
+        requests=w.requests_changed if saved is not None else len(rows),
+        lanes=len(lanes),
+        sessions=len(sessions),
+        agent=AGENTS.get(fmt, fmt or "the agent"),
+        change=change,
+        setting=agent_setting.setting if agent_setting is not None else None,
+        source=agent_setting.source if agent_setting is not None else None,
+        saved_usd=saved,
+        lost_usd=lost,
+        assumption=w.assumption,
+        detail=detail,
+    )

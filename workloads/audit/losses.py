@@ -1,0 +1,205 @@
+"""The loss split: every lost dollar is recoverable, unavoidable or unknown.
+
+* ``recoverable``: a fix of :mod:`.whatif` exists that re-sends the request so that it reads
+  what it lost (a longer TTL, staggered subagent starts, a byte-stable system prompt, moved
+  breakpoints, a compaction call that replays the cached prefix);
+* ``unavoidable``: the first write of a prefix (a lane's cold start, the context a compaction
+  rebuilt), a prompt below the provider's minimum, a model switch, the provider's own best-effort
+  miss, or an idle gap longer than any TTL the provider offers;
+* ``unknown``: nothing says which (an unexplained miss, an earlier message rewritten, a resumed
+  session, an effort change outside a compaction call).
+
+The class of a cause is one line of :data:`CAUSE_CLASS`; a cause missing from it is ``unknown``
+(a new cause is added to the table in one line). Two causes depend on the request too
+(:func:`loss_class`): ``ttl-expired`` is unavoidable past the provider's longest TTL and only
+recoverable where the client picks the TTL; a compaction call that missed for its envelope or
+its messages is recoverable by ``keep-prefix-compaction``.
+
+:func:`split_losses` adds the requests' dollars up per class, rounds once to the cent and gives
+the rounding residue to the largest class (ties: in :data:`LOSS_CLASSES` order), so the three
+cents add up to the total's cents exactly.
+
+:class:`Recommendation` is the record of one thing to change (made by :mod:`.advice`, held by
+the audit result).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Protocol
+
+import msgspec
+from prefixbench.simulator.pricing import usd_sum
+from prefixbench.simulator.providers import rules_for
+
+#: The three classes, in the order reports list them.
+LOSS_CLASSES: tuple[str, ...] = ("recoverable", "unavoidable", "unknown")
+#: What each class means (reports print it).
+CLASS_MEANINGS: dict[str, str] = {
+    "recoverable": "a fix re-simulated by --what-if would have read these tokens",
+    "unavoidable": "first write of a prefix, below the minimum, another model, the provider's own miss, "
+    "or idle longer than any TTL the provider offers",
+    "unknown": "the log does not tell whether a change of the agent would have saved it",
+}
+
+#: Each cause's class. A cause not listed is ``unknown``; ``ttl-expired`` and the compaction
+#: call's causes are refined per request by :func:`loss_class`.
+CAUSE_CLASS: dict[str, str] = {
+    "cold-start": "unavoidable",
+    "below-minimum": "unavoidable",
+    "model-changed": "unavoidable",
+    "provider-best-effort": "unavoidable",
+    # The request after a compaction sends a new context: its first write.
+    "compaction": "unavoidable",
+    "ttl-expired": "recoverable",
+    "concurrent-write": "recoverable",
+    "system-changed": "recoverable",
+    "tools-changed": "recoverable",
+    "breakpoint-placement": "recoverable",
+    # A compaction call that did not replay the cached prefix (the cause is added with the
+    # compaction judge; listed here so that it is classified the day it lands).
+    "compaction-miss": "recoverable",
+    "messages-changed": "unknown",
+    "effort-changed": "unknown",
+    "resume": "unknown",
+    "previous-message-not-found": "unknown",
+    "unexplained": "unknown",
+}
+
+#: The --what-if fixes that recover a recoverable cause (what advice re-simulates).
+CAUSE_FIX: dict[str, tuple[str, ...]] = {
+    "ttl-expired": ("ttl-auto", "keep-alive"),
+    "concurrent-write": ("stagger-subagents",),
+    "system-changed": ("static-system",),
+    "tools-changed": ("static-system",),
+    "breakpoint-placement": ("breakpoints=auto",),
+    "compaction-miss": ("keep-prefix-compaction",),
+}
+#: Causes that a compaction call (lane kind ``compaction``) recovers by replaying the main
+#: lane's cached prefix under its envelope (``keep-prefix-compaction``).
+COMPACTION_CALL_CAUSES = frozenset({"effort-changed", "messages-changed", "model-changed", "compaction", "cold-start", "unexplained"})
+
+
+class _Row(Protocol):
+    cause: str | None
+    provider: str
+    lane_kind: str
+    gap_ms: int | None
+
+
+def longest_ttl_ms(provider: str) -> int | None:
+    """The longest cache lifetime the provider offers (None: it publishes none)."""
+    ttls = [ms for _, ms in rules_for(provider).ttls_ms]
+    return max(ttls) if ttls else None
+
+
+def loss_class(row: _Row) -> str | None:
+    """``recoverable``, ``unavoidable`` or ``unknown`` for a request with a cause; None for a hit."""
+    cause = row.cause
+    if cause is None:
+        return None
+    if row.lane_kind == "compaction" and cause in COMPACTION_CALL_CAUSES:
+        return "recoverable"
+    if cause == "ttl-expired":
+        longest = longest_ttl_ms(row.provider)
+        if longest is not None and row.gap_ms is not None and row.gap_ms > longest:
+            return "unavoidable"
+        return "recoverable" if rules_for(row.provider).ttl_per_request else "unknown"
+    return CAUSE_CLASS.get(cause, "unknown")
+
+
+def fixes_for(row: _Row) -> tuple[str, ...]:
+    """The --what-if fixes that would recover a recoverable request (none when it is not)."""
+    if loss_class(row) != "recoverable":
+        return ()
+    if row.lane_kind == "compaction" and row.cause in COMPACTION_CALL_CAUSES:
+        return ("keep-prefix-compaction",)
+    return CAUSE_FIX.get(row.cause or "", ())
+
+
+class LossSplit(msgspec.Struct, frozen=True):
+    """The lost dollars in three classes, to the cent: ``recoverable_usd + unavoidable_usd +
+    unknown_usd == lost_usd`` exactly (``lost_usd``: the total lost, rounded once to the cent)."""
+
+    lost_usd: Decimal
+    recoverable_usd: Decimal
+    unavoidable_usd: Decimal
+    unknown_usd: Decimal
+    recoverable_requests: int
+    unavoidable_requests: int
+    unknown_requests: int
+
+    def usd(self, name: str) -> Decimal:
+        return getattr(self, f"{name}_usd")
+
+    def requests(self, name: str) -> int:
+        return getattr(self, f"{name}_requests")
+
+
+CENT = Decimal("0.01")
+
+
+def cents(amount: Decimal) -> Decimal:
+    """``amount`` rounded half-up to the cent."""
+    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+class _Priced(_Row, Protocol):
+    lost_usd: Decimal | None
+    loss_class: str | None
+
+
+def split_losses(rows: Iterable[_Priced]) -> LossSplit:
+    """Per class: the requests and their lost dollars, rounded so that the parts add up to the total."""
+    exact: dict[str, list[Decimal]] = {name: [] for name in LOSS_CLASSES}
+    counts = dict.fromkeys(LOSS_CLASSES, 0)
+    for row in rows:
+        name = row.loss_class
+        if name is None:
+            continue
+        name = name if name in exact else "unknown"
+        counts[name] += 1
+        exact[name].append(row.lost_usd or Decimal(0))
+    sums = {name: usd_sum(values) for name, values in exact.items()}
+    total = cents(usd_sum(sums.values()))
+    parts = {name: cents(value) for name, value in sums.items()}
+    residue = total - usd_sum(parts.values())
+    if residue:
+        # The residue (at most a cent per class) goes to the largest class, first in order on a tie.
+        largest = max(LOSS_CLASSES, key=lambda name: (sums[name], -LOSS_CLASSES.index(name)))
+        parts[largest] += residue
+    return LossSplit(
+        total, parts["recoverable"], parts["unavoidable"], parts["unknown"],
+        counts["recoverable"], counts["unavoidable"], counts["unknown"],
+    )
+
+
+class Recommendation(msgspec.Struct, frozen=True):
+    """One thing to change, with the dollars its fix saved when the log was re-simulated with it."""
+
+    rank: int
+    #: The ``--what-if`` fix that re-simulated it.
+    fix: str
+    #: What the audit saw: the causes and how many misses.
+    pattern: str
+    causes: tuple[str, ...]
+    #: Evidence: requests the fix changes (or, when it cannot re-simulate, the misses it targets),
+    #: in how many lanes and sessions (log files).
+    requests: int
+    lanes: int
+    sessions: int
+    #: The agent that wrote the log (its format's name when no agent is known).
+    agent: str
+    #: What to change in that agent.
+    change: str
+    #: The agent's documented setting for it, and where it is documented (None: none found).
+    setting: str | None
+    source: str | None
+    #: Net dollars saved by re-simulation (None: the log cannot re-simulate this fix).
+    saved_usd: Decimal | None
+    #: Dollars the audit lost to the misses this fix targets.
+    lost_usd: Decimal
+    assumption: str
+    #: What drove the figure, or why it cannot be re-simulated and how to record a log that can.
+    detail: str
