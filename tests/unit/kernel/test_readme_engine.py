@@ -28,9 +28,9 @@ def test_the_readme_engine_passes_every_spec(readme_engine):
     from prefixbench.workloads.specs.engine import run_engine_specs
 
     results = list(run_engine_specs(readme_engine, [32_000], ["lenient", "deepseek-official", "deepseek-relay"]))
-    assert len(results) == 3 + 3 + 4 + 4
+    assert len(results) == 5 + 5 + 6 + 6
     assert [r.line() for r in results if not r.passed] == []
-    assert {r.engine for r in results} == {"half-summary"}
+    assert {r.engine for r in results} == {"rolling-summary"}
 
 
 README_ENGINE = doc_block("README.md", "### check")
@@ -50,4 +50,6 @@ def test_the_readme_engine_measures_what_it_sends_and_declares_its_drop(tmp_path
     verdicts = {(r.spec, r.workload): r.verdict for r in results}
     assert verdicts[("no-silent-rewrite", "seed-coding")] is Verdict.PASS
     assert verdicts[("no-silent-rewrite", "thinking-tools")] is Verdict.PASS
-    assert {v for (spec, _), v in verdicts.items() if spec != "no-silent-rewrite"} == {Verdict.VACUOUS}
+    assert verdicts[("window-respected", "seed-coding")] is Verdict.PASS
+    assert verdicts[("rewrites-pay-back", "seed-coding")] is Verdict.PASS  # it drops enough to pay back
+    assert {v for (spec, _), v in verdicts.items() if spec.startswith("summary-")} == {Verdict.VACUOUS}

@@ -106,7 +106,7 @@ def test_report_html_reads_only_declared_fields() -> None:
     declared |= set(SECTIONS) | {"notes", "what_if"} | {"requests_shown", *names(REQUESTS_SHOWN_FIELDS)}
     added_by_sweep_json = {"uncached_change_vs_legacy", "legacy_rejected", "compaction_usd", "saving_vs_legacy_usd", "saving_vs_legacy_pct"}
     what_if = {"fix", "applies", "saved_usd", "requests_changed", "tokens_to_read", "assumption", "detail", "lanes", "note"}
-    check = {"spec", "passed", "verdict", "figure"}
+    check = {"spec", "passed", "verdict", "status", "figure"}
     colours = {"summary", "refill", "growth"}  # PART_COLOURS, not a record
     read = _string_subscripts(ROOT / "reports" / "html_pages.py")
     assert read - declared - added_by_sweep_json - what_if - check - colours == set()

@@ -24,15 +24,22 @@ def recorded(tmp_path_factory):
     return folder
 
 
-def test_legacy_recording_fails_and_patched_passes(recorded, capsys):
+def test_legacy_recording_fails_and_patched_passes_the_integrity_specs(recorded, capsys):
     capsys.readouterr()
     assert main(["check", "--trace", str(recorded / "legacy.jsonl")]) == 1
     legacy = capsys.readouterr().out
     assert "FAIL  summary-uncached-bounded [legacy.jsonl/lenient]: summary 1/3 (request #20) hit 0.0%" in legacy
     assert "FAIL  summary-envelope-routed [legacy.jsonl/lenient]: request #20: summary call sent effort 'high', routed 'max'" in legacy
     assert "PASS  no-silent-rewrite [legacy.jsonl/lenient]" in legacy
-    assert main(["check", "--trace", str(recorded / "patched.jsonl")]) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1] == "3 passed, 0 failed"
+    # patched passes every integrity spec; the cost spec finds its prune pass at request #19,
+    # one request before the checkpoint rewrites the whole prefix anyway (docs/check.md).
+    assert main(["check", "--trace", str(recorded / "patched.jsonl")]) == 1
+    patched = capsys.readouterr().out
+    assert patched.strip().splitlines()[-1] == "3 passed, 1 skipped (vacuous: proves nothing), 1 failed: rewrites-pay-back"
+    assert "FAIL  rewrites-pay-back [patched.jsonl/lenient]: 1 of 4 rewrites never paid back; first at request #19 (prune" in patched
+    assert "SKIP  window-respected [patched.jsonl/lenient]: the log does not say the model's context window" in patched
+    assert main(["check", "--trace", str(recorded / "patched.jsonl"), "--windows", "32k"]) == 1
+    assert "PASS  window-respected @32k [patched.jsonl/lenient]" in capsys.readouterr().out
 
 
 def test_a_recorded_run_costs_what_the_run_cost(recorded):
@@ -71,15 +78,19 @@ def test_strict_profile_on_a_recorded_thinking_session(tmp_path, capsys):
     assert main(["check", "--trace", str(tmp_path / "user-tail-patched.jsonl"), "--profile", "deepseek-relay"]) == 1
     assert "PASS  strict-profile-accepts [user-tail-patched.jsonl/deepseek-relay]" in capsys.readouterr().out
     assert main(["check", "--trace", str(tmp_path / "checkpoint-patched.jsonl"), "--profile", "deepseek-relay"]) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1] == "4 passed, 0 failed"
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "5 passed, 1 skipped (vacuous: proves nothing), 0 failed"
     # Here the routed effort is the adapter's default (high), so even legacy's summary call stays in the family.
     assert main(["check", "--trace", str(tmp_path / "checkpoint-legacy.jsonl"), "--profile", "deepseek-relay"]) == 0
 
 
-def test_a_log_without_summary_calls_gets_only_the_specs_that_apply(tmp_path):
+def test_a_log_without_summary_calls_gets_the_summary_specs_as_vacuous(tmp_path):
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
     (tmp_path / "t.jsonl").write_text(json.dumps(body) + "\n")
-    assert [r.spec for r in run_trace_specs(tmp_path / "t.jsonl")] == ["no-silent-rewrite"]
+    verdicts = {r.spec: r.verdict for r in run_trace_specs(tmp_path / "t.jsonl")}
+    assert verdicts == {
+        "no-silent-rewrite": Verdict.PASS, "summary-uncached-bounded": Verdict.VACUOUS, "summary-envelope-routed": Verdict.VACUOUS,
+        "window-respected": Verdict.VACUOUS, "rewrites-pay-back": Verdict.VACUOUS,
+    }
 
 
 @pytest.mark.parametrize(

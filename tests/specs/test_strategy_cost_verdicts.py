@@ -1,0 +1,82 @@
+"""Every shipped strategy's verdict on the cost specs (window-respected, rewrites-pay-back) at
+32k, 128k and 512k, on every workload and profile the engine gate covers: what is true today.
+
+docs/strategies.md and docs/strategies_agents.md say why the failing ones fail. An entry is one
+verdict for every case, or one per ``window/workload`` (the same on every profile, except where
+``STRICT_ONLY_PASS`` says the verdict is VIOLATED under lenient and PASS under the strict
+profiles: their refusals of clear_thinking's requests change what the engine sends next).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from prefixbench.workloads.specs.base import Verdict
+from prefixbench.workloads.specs.engine import run_engine_specs
+
+PASS, VIOLATED, VACUOUS = Verdict.PASS, Verdict.VIOLATED, Verdict.VACUOUS
+STRICT_ONLY_PASS = "strict-only-pass"
+WINDOWS = (32_000, 128_000, 512_000)
+PROFILES = ("lenient", "deepseek-official", "deepseek-relay")
+SPECS = ("window-respected", "rewrites-pay-back")
+
+EXPECTED: dict[tuple[str, str], object] = {
+    ("anthropic-context-editing", "rewrites-pay-back"): VIOLATED,
+    ("anthropic-context-editing", "window-respected"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": STRICT_ONLY_PASS, "128k/seed-coding": VIOLATED, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
+    ("claude-code-autocompact", "rewrites-pay-back"): PASS,
+    ("claude-code-autocompact", "window-respected"): PASS,
+    ("claude-code-idle-compact", "rewrites-pay-back"): PASS,
+    ("claude-code-idle-compact", "window-respected"): PASS,
+    ("codex-compact", "rewrites-pay-back"): PASS,
+    ("codex-compact", "window-respected"): PASS,
+    ("no-compaction", "rewrites-pay-back"): VACUOUS,
+    ("no-compaction", "window-respected"): VIOLATED,
+    ("openai-server-compaction", "rewrites-pay-back"): PASS,
+    ("openai-server-compaction", "window-respected"): PASS,
+    ("opencode-summary", "rewrites-pay-back"): {"32k/seed-coding": PASS, "32k/thinking-tools": VIOLATED, "128k/seed-coding": PASS, "128k/thinking-tools": PASS, "512k/seed-coding": PASS, "512k/thinking-tools": PASS},
+    ("opencode-summary", "window-respected"): PASS,
+    ("openhands-amortized-forgetting", "rewrites-pay-back"): {"32k/seed-coding": PASS, "32k/thinking-tools": VIOLATED, "128k/seed-coding": PASS, "128k/thinking-tools": VIOLATED, "512k/seed-coding": PASS, "512k/thinking-tools": VIOLATED},
+    ("openhands-amortized-forgetting", "window-respected"): PASS,
+    ("openhands-llm-summarizing", "rewrites-pay-back"): {"32k/seed-coding": PASS, "32k/thinking-tools": VIOLATED, "128k/seed-coding": PASS, "128k/thinking-tools": VIOLATED, "512k/seed-coding": PASS, "512k/thinking-tools": VIOLATED},
+    ("openhands-llm-summarizing", "window-respected"): PASS,
+    ("openhands-observation-masking", "rewrites-pay-back"): {"32k/seed-coding": VACUOUS, "32k/thinking-tools": VACUOUS, "128k/seed-coding": VACUOUS, "128k/thinking-tools": VIOLATED, "512k/seed-coding": VACUOUS, "512k/thinking-tools": VIOLATED},
+    ("openhands-observation-masking", "window-respected"): VIOLATED,
+    ("openhands-recent-events", "rewrites-pay-back"): {"32k/seed-coding": VACUOUS, "32k/thinking-tools": VACUOUS, "128k/seed-coding": VACUOUS, "128k/thinking-tools": VIOLATED, "512k/seed-coding": VACUOUS, "512k/thinking-tools": VIOLATED},
+    ("openhands-recent-events", "window-respected"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": VIOLATED, "128k/seed-coding": VIOLATED, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
+    ("pi-compaction", "rewrites-pay-back"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": VIOLATED, "128k/seed-coding": PASS, "128k/thinking-tools": PASS, "512k/seed-coding": PASS, "512k/thinking-tools": PASS},
+    ("pi-compaction", "window-respected"): PASS,
+    ("sliding-window", "rewrites-pay-back"): VIOLATED,
+    ("sliding-window", "window-respected"): PASS,
+    ("swe-agent-last-n-observations", "rewrites-pay-back"): VIOLATED,
+    ("swe-agent-last-n-observations", "window-respected"): VIOLATED,
+}
+ENGINES = sorted({engine for engine, _ in EXPECTED})
+
+
+def expected(engine: str, spec: str, window: int, workload: str, profile: str) -> Verdict:
+    entry = EXPECTED[(engine, spec)]
+    if isinstance(entry, Verdict):
+        return entry
+    verdict = entry[f"{window // 1000}k/{workload}"]  # type: ignore[index]
+    if verdict == STRICT_ONLY_PASS:
+        return VIOLATED if profile == "lenient" else PASS
+    return verdict
+
+
+@pytest.mark.parametrize("window", WINDOWS, ids=lambda w: f"{w // 1000}k")
+@pytest.mark.parametrize("engine", ENGINES)
+def test_strategy_cost_verdicts(engine: str, window: int) -> None:
+    results = [r for r in run_engine_specs(engine, [window], PROFILES) if r.spec in SPECS]
+    assert len(results) == 2 * 4  # seed-coding (lenient), thinking-tools x 3 profiles
+    wrong = [r.line() for r in results if r.verdict is not expected(engine, r.spec, window, r.workload, r.profile)]
+    assert wrong == []
+
+
+def test_window_respected_passes_every_strategy_that_summarizes_or_truncates_to_fit() -> None:
+    """The strategies that promise to fit the window keep it everywhere; the ones that only
+    mask or clear (and no-compaction) do not promise it, and fail where the workload outgrows it."""
+    fitting = {"claude-code-autocompact", "claude-code-idle-compact", "codex-compact", "openai-server-compaction",
+               "opencode-summary", "openhands-amortized-forgetting", "openhands-llm-summarizing", "pi-compaction",
+               "sliding-window"}
+    assert all(EXPECTED[(engine, "window-respected")] is PASS for engine in fitting)
+    assert EXPECTED[("no-compaction", "window-respected")] is VIOLATED
