@@ -249,7 +249,8 @@ def judge_rewrites_pay_back(observations: Sequence[Observation]) -> Judgement:
     failed = [p for p in judged if not p.paid_back]
     if failed:
         first = failed[0]
-        kinds = "+".join(first.kinds)
+        counts = {kind: first.kinds.count(kind) for kind in first.kinds}
+        kinds = "+".join(kind if n == 1 else f"{kind} x{n}" for kind, n in counts.items())
         if first.needed is None:
             why = f"the prompt did not shrink ({first.invalidated:,} tokens re-sent uncached), so it never pays back"
         else:
