@@ -508,7 +508,8 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
     read = usage.cache_read if usage is not None and reported else None
     short = max(0, could - read) if read is not None else 0
     price = prices.row(r.model, r.sent_ms) if usage is not None else None
-    warm = short <= READ_TOLERANCE * could
+    # A request that read nothing of a prompt is cold even where nothing could be told readable.
+    warm = short <= READ_TOLERANCE * could and not (read == 0 and usage is not None and usage.prompt > 0)
     if kind == "call":
         lost = row.lost_usd
     elif usage is None or price is None:
@@ -516,11 +517,16 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
     else:
         lost = _lost_usd(usage, 0 if warm else short, price)
     cost = row.cost_usd
-    detail = row.detail if kind == "call" and row.cause is not None else (
-        f"read {read:,} of the {could:,} tokens it could have read"
-        + (" (the prefix the new context shares with what was cached)" if kind != "call" else "")
-        if read is not None else "no reported cache usage: nothing to judge"
-    )
+    if kind == "call" and row.cause is not None:
+        detail = row.detail
+    elif read is None or usage is None:
+        detail = "no reported cache usage: nothing to judge"
+    elif could == 0:
+        detail = f"read {read:,} of its {usage.prompt:,} tokens; the log does not tell what it could have read (no cached prefix known)"
+    else:
+        detail = f"read {read:,} of the {could:,} tokens it could have read" + (
+            " (the prefix the new context shares with what was cached)" if kind != "call" else ""
+        )
     return CompactionSummary(
         file=row.file,
         lane=row.lane,
