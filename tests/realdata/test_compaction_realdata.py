@@ -25,10 +25,10 @@ def test_the_claude_trace_compaction_is_a_compaction_miss_with_its_dollars(reald
     assert (row.lane_kind, row.reported_cache_read, row.reported_cache_write) == ("compaction", 0, 12_072)
     # Not a cold start: the main request at line 33 had cached what it could have replayed,
     # and the bodies say why it did not (another tool list).
-    assert (row.cause, row.evidence) == ("compaction-cold", "body-diff")
+    assert (row.cause, row.evidence) == ("compaction-miss", "body-diff")
     assert "main request at line 33" in row.detail and "tools-changed" in row.detail
     assert row.lost_tokens == 12_075 and row.lost_usd > Decimal("0.04")
-    (cause,) = [c for c in audit.causes if c.cause == "compaction-cold"]
+    (cause,) = [c for c in audit.causes if c.cause == "compaction-miss"]
     assert cause.lost_usd == row.lost_usd
     (call,) = [c for c in audit.compactions if c.kind == "call"]
     assert (call.line, call.verdict, call.lost_usd) == (35, "cold", row.lost_usd)

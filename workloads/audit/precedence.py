@@ -162,7 +162,7 @@ def _compaction_call(ev: Evidence) -> Finding | None:
     if not r.is_compaction_call:
         return None
     if src is None:
-        return Finding("compaction-cold", "log", (
+        return Finding("compaction-miss", "log", (
             f"a compaction call that read {ev.cache_read:,} tokens, with no main-lane request before it in the log: "
             "the conversation it summarizes was not cached to replay"
         ))
@@ -180,8 +180,8 @@ def _compaction_call(ev: Evidence) -> Finding | None:
     if r.body is not None and main.body is not None:
         diff = body_diff(main.body, r.body)
         if diff is not None:
-            return Finding("compaction-cold", "body-diff", f"{said} ({diff.cause}: {diff.detail})")
-    return Finding("compaction-cold", "log", f"{said} (another system prompt, tools, model or history than the main lane sent)")
+            return Finding("compaction-miss", "body-diff", f"{said} ({diff.cause}: {diff.detail})")
+    return Finding("compaction-miss", "log", f"{said} (another system prompt, tools, model or history than the main lane sent)")
 
 
 def _start_in_flight(ev: Evidence) -> Finding | None:

@@ -1,6 +1,6 @@
 """Compaction judged: every compaction the log shows is found, judged warm or cold and priced;
 Claude Code 2.x's compaction lane reads the main lane's prefix; a cold compaction call is a miss
-of its own (``compaction-cold``), never a cold start."""
+of its own (``compaction-miss``), never a cold start."""
 
 from __future__ import annotations
 
@@ -92,12 +92,12 @@ def test_a_cold_compaction_call_is_a_miss_of_its_own_with_its_dollars(tmp_path: 
     _set_compaction_usage(folder, read=0, write=167_090)
     result = run_audit([folder])
     row = _compaction_row(result)
-    assert row.cause == "compaction-cold" and row.evidence == "log"
+    assert row.cause == "compaction-miss" and row.evidence == "log"
     assert row.expected_cache_read == 164_830 and row.lost_tokens == 164_830
     # Paid as 5 m writes what a warm compaction reads: (write - read price) on each token.
     assert row.lost_usd == Decimal(164_830) * (Decimal("6.25") - Decimal("0.50")) / 1_000_000
     assert "main request at line 16" in row.detail
-    (cause,) = [c for c in result.causes if c.cause == "compaction-cold"]
+    (cause,) = [c for c in result.causes if c.cause == "compaction-miss"]
     assert cause.lost_usd == row.lost_usd
     assert result.totals.lost_usd >= row.lost_usd
     call = result.compactions[0]
@@ -112,7 +112,7 @@ def test_a_compaction_call_with_nothing_before_it_is_never_a_cold_start(tmp_path
     _set_compaction_usage(folder, read=0, write=167_090)
     result = run_audit([folder])
     row = _compaction_row(result)
-    assert row.cause == "compaction-cold" and "no main-lane request before it" in row.detail
+    assert row.cause == "compaction-miss" and "no main-lane request before it" in row.detail
     assert all(row.cause != "cold-start" for row in result.rows if row.lane_kind == "compaction")
 
 
@@ -126,7 +126,7 @@ def test_a_compaction_call_past_the_ttl_is_an_expiry(tmp_path: Path) -> None:
 
 
 def test_compaction_cold_is_a_cause_with_its_meaning() -> None:
-    assert "compaction-cold" in CAUSES and "replay" in CAUSES["compaction-cold"]
+    assert "compaction-miss" in CAUSES and "replay" in CAUSES["compaction-miss"]
 
 
 def _capture(tmp_path: Path, compaction_tools: bool) -> Path:
@@ -152,7 +152,7 @@ def test_a_captured_compaction_call_with_other_tools_is_cold_by_body_diff(tmp_pa
     result = run_audit([_capture(tmp_path, compaction_tools=False)])
     (row,) = [row for row in result.rows if row.line == 3]
     assert row.lane_kind == "compaction"
-    assert (row.cause, row.evidence) == ("compaction-cold", "body-diff")
+    assert (row.cause, row.evidence) == ("compaction-miss", "body-diff")
     assert "tools-changed" in row.detail and row.lost_usd > 0
     assert [c.verdict for c in result.compactions if c.kind == "call"] == ["cold"]
 
@@ -169,7 +169,7 @@ def test_the_json_carries_the_compactions_section(tmp_path: Path) -> None:
     _set_compaction_usage(folder, read=0, write=167_090)
     data = json.loads(audit_json(run_audit([folder])))
     call = data["compactions"][0]
-    assert (call["kind"], call["verdict"], call["cause"], call["expected_cache_read"]) == ("call", "cold", "compaction-cold", 164_830)
+    assert (call["kind"], call["verdict"], call["cause"], call["expected_cache_read"]) == ("call", "cold", "compaction-miss", 164_830)
     assert call["warm_cost_usd"] < call["cost_usd"]
 
 
@@ -227,7 +227,7 @@ def test_a_compaction_call_is_judged_whatever_it_reports(read: int, write: int, 
     result = audit_requests(changed, summaries)
     row = _compaction_row(result)
     assert row.cause != "cold-start"
-    assert row.lost_tokens == 0 or row.cause in ("compaction-cold", "ttl-expired")
+    assert row.lost_tokens == 0 or row.cause in ("compaction-miss", "ttl-expired")
     (call,) = [c for c in result.compactions if c.kind == "call"]
     assert call.verdict == ("warm" if read >= min(164_830, read + write + uncached) * 0.97 else "cold")
     assert call.warm_cost_usd == call.cost_usd - (call.lost_usd or 0)
