@@ -26,6 +26,7 @@ from prefixbench.workloads.audit.schema import (
     AGREEMENT_FIELDS,
     LOSS_SPLIT_FIELDS,
     RECOMMENDATION_FIELDS,
+    COMPACTION_FIELDS,
     FILE_FIELDS,
     LANE_FIELDS,
     MODEL_FIELDS,
@@ -39,6 +40,8 @@ from prefixbench.workloads.fields import names
 
 #: Files drawn as a panel each in audit.png; beyond this, one panel holds every request.
 CHART_PANELS = 12
+#: Request slots a panel of audit.png spans at least (a one-request panel is not one wall of colour).
+CHART_MIN_SLOTS = 3
 #: Steps drawn in one panel of audit.png at most; past it, each step is the mean of several requests.
 CHART_STEPS = 2000
 #: Worst requests listed after the cause summary.
@@ -70,6 +73,7 @@ def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) ->
         "models": [section_record(MODEL_FIELDS, model) for model in result.models],
         "files": [section_record(FILE_FIELDS, calibration) for calibration in result.files],
         "agreement": [section_record(AGREEMENT_FIELDS, pair) for pair in result.agreement],
+        "compactions": [section_record(COMPACTION_FIELDS, compaction) for compaction in result.compactions],
         "notes": list(result.notes),
     }
 
@@ -145,6 +149,7 @@ def audit_table(result: AuditResult, worst: int = WORST) -> str:
     reported_files = {row.file for row in result.rows if row.reported_cache_read is not None}
     out = [*advice_lines(result), _headline(result), "", "misses by cause", *_causes_lines(result)]
     out += _worst_lines(result, worst)
+    out += _compaction_lines(result)
     out += ["", "lanes: reported vs predicted", *_lane_lines(result, reported_files)]
     out += ["", "models", *_model_lines(result)]
     out += ["", "calibration per file: predicted read against reported read", *_calibration_lines(result, reported_files)]
@@ -186,6 +191,33 @@ def _worst_lines(result: AuditResult, worst: int) -> list[str]:
             for row in ranked
         ],
         {2, 3, 4},
+    )]
+
+
+def _compaction_lines(result: AuditResult) -> list[str]:
+    """Every compaction the log shows, judged warm or cold, and what the cold ones would have cost warm."""
+    found = result.compactions
+    if not found:
+        return []
+    cold = [c for c in found if c.verdict == "cold"]
+    paid = sum((c.cost_usd or Decimal(0) for c in cold), Decimal(0))
+    warm = sum((c.warm_cost_usd or Decimal(0) for c in cold), Decimal(0))
+    head = (
+        f"compactions ({len(found)}: {len(found) - len(cold)} warm, {len(cold)} cold"
+        + (f"; the cold ones paid {format_usd(paid)}, warm they would have cost {format_usd(warm)}" if cold else "")
+        + ")"
+    )
+    return ["", head, *text_lines(
+        ["file:line", "lane", "kind", "verdict", "read", "cached before", "paid", "warm cost", "cause", "detail"],
+        [
+            [
+                f"{_short(c.file)}:{c.line}", c.lane, c.kind, c.verdict,
+                "-" if c.cache_read is None else f"{c.cache_read:,}", f"{c.expected_cache_read:,}",
+                _usd(c.cost_usd), _usd(c.warm_cost_usd), c.cause or "", c.detail[:110],
+            ]
+            for c in found
+        ],
+        {4, 5, 6, 7},
     )]
 
 
@@ -333,6 +365,11 @@ def write_audit_csv(result: AuditResult, stream) -> None:
 
 def audit_chart(result: AuditResult, path: Path) -> None:
     """audit.png: per file, per request stacked read / write / uncached, predicted read, misses by cause."""
+    audit_figure(result).savefig(path, dpi=100, metadata={"Software": None})  # as reports/charts.py's save(): the same bytes every time
+
+
+def audit_figure(result: AuditResult):
+    """The figure audit.png is saved from (a matplotlib ``Figure``)."""
     import numpy as np
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
@@ -350,7 +387,7 @@ def audit_chart(result: AuditResult, path: Path) -> None:
         rows_by_file = {f"{len(files)} files, in order": [row for name in files for row in rows_by_file[name]]}
         files = list(rows_by_file)
     colours = dict(zip(CAUSES, ("#57606a", "#8250df", "#bf8700", "#cf222e", "#fb8f44", "#0550ae", "#0969da", "#a40e26",
-                                "#953800", "#1a7f37", "#6639ba", "#6e7781", "#116329", "#4d2d00", "#000000")))
+                                "#953800", "#1a7f37", "#6639ba", "#6e7781", "#116329", "#4d2d00", "#000000", "#e16f24")))
     fig = Figure(figsize=(12, 2.6 * len(files) + 0.6))
     axes = fig.subplots(len(files), 1, squeeze=False)
     used: set[str] = set()
@@ -381,7 +418,8 @@ def audit_chart(result: AuditResult, path: Path) -> None:
         ax.stairs(read + write, edges, baseline=read, fill=True, color="#bf8700", label="cache write")
         ax.stairs(read + write + uncached, edges, baseline=read + write, fill=True, color=UNCACHED, label="uncached")
         if reported:
-            ax.step(x, predicted, where="mid", color="black", linewidth=0.8, label="predicted read")
+            # As stairs over the same edges as the bars: a one-request panel shows its prediction too.
+            ax.stairs(predicted, edges, baseline=None, color="black", linewidth=0.8, label="predicted read")
         top = (read + write + uncached).max() if len(rows) else 1
         for cause in CAUSES:
             picked = [i for i, row in enumerate(rows) if row.cause == cause]
@@ -390,11 +428,16 @@ def audit_chart(result: AuditResult, path: Path) -> None:
             if picked:
                 used.add(cause)
                 ax.scatter(picked, [top * 1.04] * len(picked), marker="v", s=18, color=colours[cause], label=f"miss: {cause}", zorder=3)
-        ax.set_xlim(-0.5, max(len(rows) - 0.5, 0.5))
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        # A panel of one or two requests keeps room beside its bars, and ticks only at requests.
+        pad = max(0.0, (CHART_MIN_SLOTS - len(rows)) / 2)
+        ax.set_xlim(-0.5 - pad, len(rows) - 0.5 + pad)
+        if len(rows) <= 10:
+            ax.set_xticks(range(len(rows)))
+        else:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(0, top * 1.12 if top else 1)
         steps = "" if width == 1 else f", each step the mean of {width:,}"
-        ax.set_title(visible(printable(f"{Path(name).name} ({len(rows):,} requests{'' if reported else ', predicted only'}{steps})")), fontsize=9)
+        ax.set_title(visible(printable(f"{Path(name).name} ({len(rows):,} request{'' if len(rows) == 1 else 's'}{'' if reported else ', predicted only'}{steps})")), fontsize=9)
         ax.set_ylabel("tokens", fontsize=8)
         ax.tick_params(labelsize=7)
     handles: dict[str, object] = {}
@@ -405,7 +448,7 @@ def audit_chart(result: AuditResult, path: Path) -> None:
         fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", ncol=min(6, len(handles)), fontsize=7, frameon=False)
     axes[-1, 0].set_xlabel("request (file order)", fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
-    fig.savefig(path, dpi=100, metadata={"Software": None})  # as reports/charts.py's save(): the same bytes every time
+    return fig
 
 
 #: report.html draws at most this many requests (the worst: see :func:`page_rows`); every request

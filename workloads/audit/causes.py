@@ -29,6 +29,8 @@ CAUSES: dict[str, str] = {
     "messages-changed": "an earlier message changed (or the read stopped at the head)",
     "previous-message-not-found": "the provider could not find the previous message (diagnostic)",
     "compaction": "the agent compacted its context: a new conversation after the head",
+    "compaction-miss": "a compaction call that did not replay the cached prefix of the conversation it summarizes: "
+    "it paid as writes what a cache-aware compaction reads",
     "resume": "a resumed or forked session re-sent its history",
     "below-minimum": "prefix shorter than the model's minimum cacheable length",
     "breakpoint-placement": "the cached entry was beyond the breakpoint's 20-block lookback",

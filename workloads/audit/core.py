@@ -233,6 +233,32 @@ class Agreement(msgspec.Struct, frozen=True):
     agree: bool | None
 
 
+class CompactionSummary(msgspec.Struct, frozen=True):
+    """One compaction the log shows, judged: did it replay the cached prefix (warm) or not (cold)?
+
+    ``kind``: ``call`` (the request that asked for the summary: judged against the main request
+    it summarizes, whose cached prefix it could have replayed), ``after`` (the first request on a
+    compacted or truncated context the log marks; the compaction call itself is not logged) or
+    ``shrink`` (a prompt that fell below half of the lane's previous one with nothing logged).
+    ``warm_cost_usd`` is what it would have cost warm: its cost less the dollars it lost.
+    """
+
+    file: str
+    lane: str
+    line: int
+    kind: str
+    #: ``warm`` (read what was cached before it, nothing lost) or ``cold``.
+    verdict: str
+    cache_read: int | None
+    expected_cache_read: int
+    prompt: int | None
+    cost_usd: Decimal | None
+    lost_usd: Decimal | None
+    warm_cost_usd: Decimal | None
+    cause: str | None
+    detail: str
+
+
 class AuditResult(msgspec.Struct, frozen=True):
     """What :func:`run_audit` returns."""
 
@@ -250,6 +276,8 @@ class AuditResult(msgspec.Struct, frozen=True):
     loss_split: LossSplit | None = None
     #: What to change, best first (:func:`.advice.advise`); None: not computed.
     recommendations: tuple[Recommendation, ...] | None = None
+    #: Every compaction the log shows, judged warm or cold (:class:`CompactionSummary`).
+    compactions: tuple[CompactionSummary, ...] = ()
 
 
 class Prices:
@@ -429,28 +457,107 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     heads = head_sizes(requests)
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     ticks, order = send_clock(requests, summaries)
+    sources = compaction_sources(order)
     predictor = Predictor(heads)
     shared = _Shared(heads, prices)
     lane_prev: dict[tuple[str, str], Previous] = {}
+    previous: dict[Key, Previous] = {}
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
     rows: list[AuditRow] = []
+    compactions: list[CompactionSummary] = []
     for r in order:
-        tick, ready = ticks[(r.file, r.lane, r.seq)]
+        key = (r.file, r.lane, r.seq)
+        tick, ready = ticks[key]
         lane_key = (r.file, r.lane)
-        pred = predictor.predict(r, tick, ready)
+        source = sources.get(key)
+        pred = predictor.predict(r, tick, ready, source)
         predicted_only = r.usage is None and pred.by == "body"
         if predicted_only:
             r = replace(r, usage=_predicted_usage(pred))
-        row = _explain(_Step(r, lane_prev.get(lane_key), pred, tick, lane_index[lane_key]), shared)
+        step = _Step(r, lane_prev.get(lane_key), pred, tick, lane_index[lane_key], None if source is None else previous.get(source))
+        row = _explain(step, shared)
         rows.append(_unreported(row) if predicted_only else row)
-        lane_prev[lane_key] = Previous(r, tick, ready, None if r.done_ms is None else max(ready, r.done_ms))
+        kind = _compaction_kind(r, row)
+        if kind is not None:
+            compactions.append(_judge_compaction(kind, r, row, pred, prices))
+        previous[key] = Previous(r, tick, ready, None if r.done_ms is None else max(ready, r.done_ms))
+        if not (r.compaction_call and r.lane_kind != "compaction"):
+            # A compaction call logged inside the main lane (a request-body log) is not what the
+            # next request extends: that one is compared with the conversation before the call.
+            lane_prev[lane_key] = previous[key]
         lane_index[lane_key] += 1
         if r.prefix is not None:
             shared.head_seen.setdefault(r.prefix.head, tick)
-        if r.lane_kind == "compaction":
+        if r.is_compaction_call:
             shared.compaction_at[r.file] = r.line
     rows.sort(key=lambda row: (file_order.get(row.file, 0), row.line))
-    return _summarize(rows, summaries, heads, requests, prices)
+    result = _summarize(rows, summaries, heads, requests, prices)
+    compactions.sort(key=lambda c: (file_order.get(c.file, 0), c.line))
+    return replace(result, compactions=tuple(compactions))
+
+
+def _compaction_kind(r: TraceRequest, row: AuditRow) -> str | None:
+    """What the request is to a compaction the log shows (see :class:`CompactionSummary`), or None."""
+    if r.is_compaction_call:
+        return "call"
+    if row.cause == "compaction" and row.evidence == "log" and row.detail.startswith("the prompt fell"):
+        return "shrink"
+    if row.cause == "compaction" or any(kind == "compaction" for kind, _ in r.events):
+        return "after"
+    return None
+
+
+def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Prediction, prices: Prices) -> CompactionSummary:
+    """One compaction, judged warm or cold (see :class:`CompactionSummary`).
+
+    A ``call`` is judged against what the main request it summarizes left cached (the row's
+    expected read). An ``after`` or ``shrink`` request starts a new context: what it could read
+    is the prefix the new context shares with what was cached (the system prompt and tools, the
+    unlogged head), as the cache model predicts it; its loss against the old context stays in its
+    own row.
+    """
+    usage = r.usage
+    could = row.expected_cache_read if kind == "call" else pred.read
+    if usage is not None:
+        could = min(could, usage.prompt)
+    reported = usage is not None and usage.cache_reported
+    read = usage.cache_read if usage is not None and reported else None
+    short = max(0, could - read) if read is not None else 0
+    price = prices.row(r.model, r.sent_ms) if usage is not None else None
+    # A request that read nothing of a prompt is cold even where nothing could be told readable.
+    warm = short <= READ_TOLERANCE * could and not (read == 0 and usage is not None and usage.prompt > 0)
+    if kind == "call":
+        lost = row.lost_usd
+    elif usage is None or price is None:
+        lost = None
+    else:
+        lost = _lost_usd(usage, 0 if warm else short, price)
+    cost = row.cost_usd
+    if kind == "call" and row.cause is not None:
+        detail = row.detail
+    elif read is None or usage is None:
+        detail = "no reported cache usage: nothing to judge"
+    elif could == 0:
+        detail = f"read {read:,} of its {usage.prompt:,} tokens; the log does not tell what it could have read (no cached prefix known)"
+    else:
+        detail = f"read {read:,} of the {could:,} tokens it could have read" + (
+            " (the prefix the new context shares with what was cached)" if kind != "call" else ""
+        )
+    return CompactionSummary(
+        file=row.file,
+        lane=row.lane,
+        line=row.line,
+        kind=kind,
+        verdict="warm" if warm else "cold",
+        cache_read=read,
+        expected_cache_read=could,
+        prompt=usage.prompt if usage is not None else None,
+        cost_usd=cost,
+        lost_usd=lost,
+        warm_cost_usd=None if cost is None else usd_sum((cost, -(lost or Decimal(0)))),
+        cause=row.cause,
+        detail=detail,
+    )
 
 
 def _predicted_usage(pred: Prediction) -> Usage:
@@ -489,6 +596,30 @@ def send_clock(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary
     return ticks, order
 
 
+def compaction_sources(order: Sequence[TraceRequest]) -> dict[Key, Key]:
+    """Per compaction call (in send order), the main-lane request of its session sent last before
+    it: the conversation it summarizes, whose cached prefix it can replay.
+
+    The session is the call's own file (an HTTP capture, an OpenCode session), or the file whose
+    folder holds it (Claude Code 2.x: ``<session>.jsonl`` and ``<session>/subagents/agent-acompact-*.jsonl``).
+    """
+    latest: dict[str, TraceRequest] = {}
+    by_stem: dict[str, str] = {}
+    out: dict[Key, Key] = {}
+    for r in order:
+        if r.is_compaction_call:
+            main = latest.get(r.file)
+            if main is None:
+                owner = next((by_stem[str(p)] for p in list(Path(r.file).parents)[:3] if str(p) in by_stem), None)
+                main = latest.get(owner) if owner is not None else None
+            if main is not None:
+                out[(r.file, r.lane, r.seq)] = (main.file, main.lane, main.seq)
+        elif r.lane_kind == "main":
+            latest[r.file] = r
+            by_stem.setdefault(str(Path(r.file).with_suffix("")), r.file)
+    return out
+
+
 #: The TTL a request writes with under a counterfactual ("5m", "1h"), or None: as logged.
 TtlPolicy = Callable[[TraceRequest], str | None]
 
@@ -504,15 +635,26 @@ class Predictor:
         self.chains: dict[str, ChainCache] = {}
         self.bodies: dict[str, SimulatedProvider] = {}
         self.blocks: set[int | str] = set()
+        #: Each chain request's prefix, so a compaction call can extend its main request's node.
+        self.nodes: dict[Key, Prefix] = {}
 
-    def predict(self, r: TraceRequest, tick: int, ready: int) -> Prediction:
+    def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None) -> Prediction:
+        """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`)."""
         if r.hash_ids is not None:
             return self._blocks(r)
         if r.body is not None:
             return self._body(r, tick, ready)
         if r.prefix is None or r.usage is None:
             return Prediction(0, 0, r.usage.prompt if r.usage else 0, "none")
-        return self._chain(r, r.prefix, r.usage, tick, ready)
+        prefix = r.prefix
+        main = self.nodes.get(source) if source is not None else None
+        if main is not None and prefix.parent is None and main.head == prefix.head:
+            # A compaction call that starts its own chain under the main lane's head (Claude Code
+            # 2.x's agent-acompact lane) sends the main conversation again, then its instruction:
+            # it reads the main lane's prefix.
+            prefix = replace(prefix, parent=main.node, new_blocks=1)
+        self.nodes[(r.file, r.lane, r.seq)] = r.prefix
+        return self._chain(r, prefix, r.usage, tick, ready)
 
     def _chain(self, r: TraceRequest, prefix: Prefix, usage: Usage, tick: int, ready: int) -> Prediction:
         rules = chain_rules(r.provider)
@@ -620,6 +762,8 @@ class _Step(msgspec.Struct, frozen=True):
     pred: Prediction
     tick: int
     index: int
+    #: For a compaction call: the main request it summarizes (its session's last before it).
+    source: Previous | None = None
 
     @property
     def continues(self) -> bool:
@@ -637,6 +781,9 @@ def _expected(step: _Step, shared: _Shared) -> int:
     compacted = any(kind == "compaction" for kind, _ in r.events)
     if usage is None:
         return pred.read
+    if step.source is not None and step.source.request.usage is not None:
+        # A compaction call could have replayed what the main request it summarizes left cached.
+        return _identity_expected(r, step.source.request)
     if prev is not None and prev.usage is not None and (step.continues or compacted):
         return _identity_expected(r, prev)
     if r.body is not None:
@@ -689,9 +836,9 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
     cause = evidence = inferred = None
     detail = ""
     starts = step.prev is None or (r.prefix is not None and r.prefix.parent is None)
-    if usage is not None and usage.cache_reported and (lost > 0 or (read == 0 and starts)):
+    if usage is not None and usage.cache_reported and (lost > 0 or (read == 0 and (starts or r.is_compaction_call))):
         head = shared.heads.get(r.prefix.head) if r.prefix is not None else None
-        ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at)
+        ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source)
         cause, evidence, detail = find_cause(ev).as_tuple()
         if evidence == "diagnostic":
             inferred = find_cause(replace(ev, use_diagnostic=False)).cause

@@ -69,6 +69,9 @@ class Evidence(msgspec.Struct, frozen=True):
     #: Per file, the line of its latest compaction call before this request.
     compaction_at: Mapping[str, int]
     use_diagnostic: bool = True
+    #: For a compaction call: the main-lane request of its session sent last before it (the
+    #: conversation it summarizes, whose cached prefix it could replay), None when the log has none.
+    source: Previous | None = None
 
     @property
     def events(self) -> dict[str, str]:
@@ -151,6 +154,34 @@ def _diagnostic(ev: Evidence) -> Finding | None:
     if ev.use_diagnostic and d in DIAGNOSTIC_CAUSES:
         return Finding(DIAGNOSTIC_CAUSES[d], "diagnostic", f"provider diagnostic: {d}")
     return None
+
+
+def _compaction_call(ev: Evidence) -> Finding | None:
+    """A compaction call that missed: judged against the main request it summarizes, never a cold start."""
+    r, src = ev.r, ev.source
+    if not r.is_compaction_call:
+        return None
+    if src is None:
+        return Finding("compaction-miss", "log", (
+            f"a compaction call that read {ev.cache_read:,} tokens, with no main-lane request before it in the log: "
+            "the conversation it summarizes was not cached to replay"
+        ))
+    main = src.request
+    gap = ev.tick - src.tick
+    if gap > ttl_ms(main):
+        return Finding("ttl-expired", "log", (
+            f"the compaction call came {duration(gap)} after the main request at line {main.line}, "
+            f"past the {duration(ttl_ms(main))} TTL of what that request cached"
+        ))
+    said = (
+        f"the compaction call read {ev.cache_read:,} of the {ev.expected:,} tokens the main request at line "
+        f"{main.line} left cached: it did not replay that prefix"
+    )
+    if r.body is not None and main.body is not None:
+        diff = body_diff(main.body, r.body)
+        if diff is not None:
+            return Finding("compaction-miss", "body-diff", f"{said} ({diff.cause}: {diff.detail})")
+    return Finding("compaction-miss", "log", f"{said} (another system prompt, tools, model or history than the main lane sent)")
 
 
 def _start_in_flight(ev: Evidence) -> Finding | None:
@@ -365,6 +396,7 @@ def _why_not_known(ev: Evidence) -> list[str]:
 #: The precedence of causes: the first rule that applies decides. ``unexplained`` always applies.
 CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("diagnostic", "the provider's own cache diagnostic label", _diagnostic),
+    CauseRule("compaction-call", "a compaction call; the main request it summarizes and its TTL", _compaction_call),
     CauseRule("start-in-flight", "lane start; the model: the head's entry was still being written", _start_in_flight),
     CauseRule("start-expired", "lane start; the model: the head's entry had expired", _start_expired),
     CauseRule("start-resumed", "lane start; a resume or fork event", _start_resumed),

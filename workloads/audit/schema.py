@@ -165,6 +165,24 @@ RECOMMENDATION_FIELDS: tuple[Field, ...] = (
     Field("detail", "str"),
 )
 
+#: One compaction the log shows, judged warm or cold (``kind``: call, after or shrink; ``warm_cost_usd``:
+#: what it would have cost had it read what was cached before it).
+COMPACTION_FIELDS: tuple[Field, ...] = (
+    Field("file", "str", "key"),
+    Field("lane", "str", "key"),
+    Field("line", "int", "key"),
+    Field("kind", "str"),
+    Field("verdict", "str"),
+    Field("cache_read", "int?"),
+    Field("expected_cache_read", "int"),
+    Field("prompt", "int?"),
+    Field("cost_usd", "usd?"),
+    Field("lost_usd", "usd?"),
+    Field("warm_cost_usd", "usd?"),
+    Field("cause", "str?"),
+    Field("detail", "str"),
+)
+
 #: What report.html's embedded data adds as ``requests_shown`` when it holds only the worst
 #: requests (an audit past the page's cap): how many it holds, of how many, and the files beside
 #: the page that hold every one. Never in ``--format json``.
@@ -185,6 +203,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
     "models": MODEL_FIELDS,
     "files": FILE_FIELDS,
     "agreement": AGREEMENT_FIELDS,
+    "compactions": COMPACTION_FIELDS,
 }
 #: The sections ``compare`` reads, and the unit each record of one is.
 COMPARED_SECTIONS = {"lanes": "lane", "totals": "totals", "causes": "cause"}

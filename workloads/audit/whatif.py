@@ -57,12 +57,14 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import cost_of, usd_sum
 from prefixbench.simulator.providers import ANTHROPIC, rules_for
 from prefixbench.simulator.wire import CacheBreakpoint, Request
+from prefixbench.workloads.audit.precedence import READ_TOLERANCE
 from prefixbench.workloads.audit.core import (
     Heads,
     Key,
     Predictor,
     Prices,
     TtlPolicy,
+    compaction_sources,
     head_sizes,
     send_clock,
 )
@@ -227,14 +229,22 @@ def parse_breakpoints(spec: str) -> tuple[str, ...]:
 
 
 def simulate(
-    requests: Sequence[TraceRequest], summaries: Sequence[FileSummary], heads: Heads, ttl: TtlPolicy = lambda r: None
+    requests: Sequence[TraceRequest],
+    summaries: Sequence[FileSummary],
+    heads: Heads,
+    ttl: TtlPolicy = lambda r: None,
+    *,
+    link: bool = True,
 ) -> dict[Key, Pred]:
-    """Predict every request of the trace in send order."""
+    """Predict every request of the trace in send order (``link``: a compaction call that starts
+    its own chain under the main lane's head reads the main lane's prefix, as the audit predicts)."""
     ticks, order = send_clock(requests, summaries)
+    sources = compaction_sources(order) if link else {}
     predictor = Predictor(heads, ttl)
     out: dict[Key, Pred] = {}
     for r in order:
-        p = predictor.predict(r, *ticks[(r.file, r.lane, r.seq)])
+        key = (r.file, r.lane, r.seq)
+        p = predictor.predict(r, *ticks[key], sources.get(key))
         out[(r.file, r.lane, r.seq)] = Pred(p.read, p.write, p.write_1h, p.uncached)
     return out
 
@@ -353,19 +363,32 @@ def _valid_breakpoints(body: Request) -> Request:
     return replace(body, cache_breakpoints=tuple(keep))
 
 
-def _plan_keep_prefix(requests: list[TraceRequest]) -> _Plan:
-    compactions = [r for r in requests if r.lane_kind == "compaction"]
+def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSummary]) -> _Plan:
+    """Every compaction call the log shows, sent as a replay of the main request it summarizes.
+
+    A call that already read what that request left cached (Claude Code 2.x's compaction lane)
+    is left as it is; the others are rewritten. The plan is judged against a baseline that does
+    not link compaction calls to their main lane (``simulate(link=False)``), so the fix is what moves.
+    """
+    compactions = [r for r in requests if r.is_compaction_call]
     if not compactions:
         raise _CannotApply("the log has no compaction request (at most the compacted context after one)")
+    _, order = send_clock(requests, summaries)
+    sources = compaction_sources(order)
+    by_key = {(r.file, r.lane, r.seq): r for r in requests}
     out = list(requests)
     notes = []
     index = {id(r): i for i, r in enumerate(requests)}
     for c in compactions:
-        main = [r for r in requests if r.file == c.file and r.lane_kind == "main" and r.seq < c.seq]
-        if not main:
-            notes.append(f"{c.lane} at line {c.line}: no main-lane request before it to replay")
+        source = sources.get((c.file, c.lane, c.seq))
+        if source is None:
+            notes.append(f"{c.lane} at line {c.line}: no main-lane request of its session before it to replay")
             continue
-        prev = main[-1]
+        prev = by_key[source]
+        where = "" if prev.file == c.file else f" of {prev.file.rsplit('/', 1)[-1]}"
+        if _already_warm(c, prev):
+            notes.append(f"{c.lane} at line {c.line} already read what the main request at line {prev.line}{where} left cached")
+            continue
         if c.body is not None and prev.body is not None:
             instruction = c.body.messages[-1]
             header = Header(prev.body.envelope, prev.body.system, prev.body.tools)
@@ -387,11 +410,11 @@ def _plan_keep_prefix(requests: list[TraceRequest]) -> _Plan:
                 purpose="compaction",
             )
             out[index[id(c)]] = replace(c, body=body, model=envelope.model)
-            notes.append(f"{c.lane} at line {c.line} replays the main request at line {prev.line} plus its instruction")
+            notes.append(f"{c.lane} at line {c.line} replays the main request at line {prev.line}{where} plus its instruction")
         elif c.body is None and c.prefix is not None and prev.prefix is not None:
             prefix = replace(c.prefix, head=prev.prefix.head, parent=prev.prefix.node, new_blocks=1)
             out[index[id(c)]] = replace(c, prefix=prefix, envelope=prev.envelope, model=prev.model)
-            notes.append(f"{c.lane} at line {c.line} extends the main request at line {prev.line} (same head and family)")
+            notes.append(f"{c.lane} at line {c.line} extends the main request at line {prev.line}{where} (same head and family)")
         else:
             notes.append(f"{c.lane} at line {c.line}: the log has neither its body nor its prefix chain")
     return _Plan(out, lambda r: None, "; ".join(notes), same_prompt=False)
@@ -446,6 +469,18 @@ def _keep_alive_cost(plan: _Plan, fixed: dict[Key, Pred], prices: Prices) -> Dec
     return usd_sum(total)
 
 
+def _already_warm(call: TraceRequest, main: TraceRequest) -> bool:
+    """The compaction call read what the main request left cached (within the read tolerance)."""
+    if call.usage is None or main.usage is None or not call.usage.cache_reported:
+        return False
+    rules = rules_for(call.provider)
+    if rules.is_additive:
+        cached = min(call.usage.prompt, main.usage.cache_read + main.usage.cache_write)
+    else:
+        cached = rules.round_read(min(call.usage.prompt, main.usage.prompt))
+    return call.usage.cache_read >= cached * (1 - READ_TOLERANCE)
+
+
 def _plan_breakpoints(requests: list[TraceRequest], spec: str) -> _Plan:
     places = parse_breakpoints(spec)
     bodies = [r for r in requests if _has_breakpoints(r)]
@@ -496,8 +531,10 @@ def _evaluate(
     summaries,
     heads,
     prices: Prices,
+    *,
+    link: bool = True,
 ) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
-    fixed = simulate(plan.requests, summaries, heads, plan.ttl)
+    fixed = simulate(plan.requests, summaries, heads, plan.ttl, link=link)
     by_key = {(r.file, r.lane, r.seq): r for r in plan.requests}
     keep_alive: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
     for r in plan.added:
@@ -626,7 +663,7 @@ def what_if(
             elif name == "static-system":
                 plan = _plan_static_system(requests)
             elif name == "keep-prefix-compaction":
-                plan = _plan_keep_prefix(requests)
+                plan = _plan_keep_prefix(requests, summaries)
             elif name == "keep-alive":
                 plan = _plan_keep_alive(requests, summaries)
             else:
@@ -636,7 +673,8 @@ def what_if(
         except _CannotApply as reason:
             results.append(WhatIf(fix, False, 0, 0, None, assumption, str(reason)))
             continue
-        changes, per_lane = _evaluate(fix, requests, plan, base, summaries, heads, prices)
+        unlinked = simulate(requests, summaries, heads, link=False) if name == "keep-prefix-compaction" else base
+        changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction")
         notes = None
         detail = plan.detail
         if name in ("ttl-1h", "ttl-5m"):

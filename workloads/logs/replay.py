@@ -32,16 +32,34 @@ def replay_labelled(
     provider = SimulatedProvider(cache=cache)
     labels: list[tuple[str, str] | None] = []
     previous: Request | None = None
+    conversation: Request | None = None  # the latest request that is not a compaction call
     for tick, request in enumerate(requests):
-        before = provider.previous_in_lane(request) or previous
+        in_lane = provider.previous_in_lane(request)
+        before = in_lane or previous
         observation = provider.send(request, tick)
         label = None
         if before is not None and observation.divergence is not None:
-            diff = body_diff(before, request)
-            label = None if diff is None else (diff.cause, diff.detail)
+            if in_lane is None and previous is not None and previous.purpose == "compaction" and request.purpose != "compaction":
+                label = _after_checkpoint(tick, conversation, request)
+            else:
+                diff = body_diff(before, request)
+                label = None if diff is None else (diff.cause, diff.detail)
         labels.append(label)
         previous = request
+        if request.purpose != "compaction":
+            conversation = request
     return provider.observations, labels
+
+
+def _after_checkpoint(index: int, conversation: Request | None, request: Request) -> tuple[str, str]:
+    """The label of the first request after a compaction call: it opens the compacted context.
+
+    It is compared with the conversation before the call, not with the call itself (whose own
+    family, e.g. a summary effort, is not what changed for this request).
+    """
+    said = f"first request after the compaction call #{index - 1}: the history restarts from its summary"
+    diff = None if conversation is None else body_diff(conversation, request)
+    return "compaction", said if diff is None else f"{said} ({diff.cause}: {diff.detail})"
 
 
 def divergence_labels(requests: Iterable[Request], observations: list[Observation]) -> list[tuple[str, str] | None]:

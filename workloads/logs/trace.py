@@ -106,6 +106,16 @@ class TraceRequest(msgspec.Struct, frozen=True):
     #: When the response ended (its last event), where the log records it: idle time is
     #: measured from here, not from the send.
     done_ms: int | None = None
+    #: The request IS a compaction call: it asked the model for the summary that replaces the
+    #: history (a Claude Code ``agent-acompact-*`` lane, a captured or logged body whose last user
+    #: text asks for a summary of the conversation, an OpenCode ``summary`` message). The
+    #: requests sent on the compacted context carry a ``compaction`` event instead.
+    compaction_call: bool = False
+
+    @property
+    def is_compaction_call(self) -> bool:
+        """The request asked for a compaction's summary (the flag, or a compaction lane)."""
+        return self.compaction_call or self.lane_kind == "compaction"
 
     @property
     def envelope_dict(self) -> dict[str, str]:

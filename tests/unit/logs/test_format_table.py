@@ -131,6 +131,7 @@ def expected(name: str) -> list[TraceRequest]:
                 return TraceRequest(
                     file, 1, lane, kind, seq, sent, None, "anthropic", "claude-sonnet-4-5", usage=usage, prefix=prefix,
                     events=events, request_id=key, agent_version="0.15.8", source_format=name,
+                    compaction_call=kind == "compaction",
                 )
 
             node = f"opencode:{sid}#"

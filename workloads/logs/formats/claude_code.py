@@ -237,6 +237,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         request_id=req.key,
         agent_version=req.version,
         source_format=NAME,
+        compaction_call=req.lane_kind == "compaction",
     )
 
 

@@ -316,6 +316,7 @@ class _Capture:
                 prefix=None if parsed is not None else Prefix(f"http:{provider}:{body.get('model')}", node, parent),
                 diagnostic=call.diagnostic,
                 source_format=NAME,
+                compaction_call=call.lane_kind == "compaction" or (parsed is not None and classify_call(parsed) == "compaction"),
             )
         )
 

@@ -261,6 +261,7 @@ class _Session:
                 request_id=key,
                 agent_version=self.version,
                 source_format=NAME,
+                compaction_call=summary,
             )
         )
         if summary:

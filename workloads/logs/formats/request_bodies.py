@@ -7,6 +7,7 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Request
+from prefixbench.workloads.logs.anthropic_capture import classify_call
 from prefixbench.workloads.logs.formats.common import refuse_lone_surrogates
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Provider, TraceRequest
@@ -40,6 +41,7 @@ def read_bodies(
                 envelope=(("effort", effort),) if effort else (),
                 body=parsed,
                 source_format=fmt,
+                compaction_call=parsed.purpose == "compaction" or classify_call(parsed) == "compaction",
             )
         )
     if not out:

@@ -1,0 +1,233 @@
+"""Compaction judged: every compaction the log shows is found, judged warm or cold and priced;
+Claude Code 2.x's compaction lane reads the main lane's prefix; a cold compaction call is a miss
+of its own (``compaction-miss``), never a cold start."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from msgspec.structs import replace
+
+from prefixbench.reports.audit import audit_figure, audit_json, audit_table
+from prefixbench.reports.cli import main
+from prefixbench.workloads.audit.causes import CAUSES
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.audit.core import audit_requests, load_trace, run_audit
+from prefixbench.workloads.audit.whatif import what_if
+from .fixtures import anthropic_body, capture_line, write_jsonl
+
+#: A Claude Code 2.1 project folder written for these tests: a main transcript of five calls
+#: growing to 167,093 tokens, an agent-acompact lane whose one call read 164,830 of them
+#: from the main lane's prefix, then the compact boundary and one call on the new context.
+CC21 = Path(__file__).parent / "data" / "claude-code-2.1"
+SESSION = "7c1e2f40-9a1d-4b53-8e0f-2d6a51c0b9e3"
+ACOMPACT = f"{SESSION}/subagents/agent-acompact-5e21a9.jsonl"
+_TRACE = load_trace([CC21])
+
+
+def _copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    shutil.copytree(CC21, folder)
+    return folder
+
+
+def _set_compaction_usage(folder: Path, read: int, write: int, *, sent: str | None = None) -> None:
+    """Rewrite the compaction call's reported usage (and when its instruction was sent)."""
+    path = folder / ACOMPACT
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for entry in lines:
+        if entry["type"] == "assistant":
+            usage = entry["message"]["usage"]
+            usage.update(cache_read_input_tokens=read, cache_creation_input_tokens=write)
+            usage["cache_creation"] = {"ephemeral_5m_input_tokens": write, "ephemeral_1h_input_tokens": 0}
+        elif sent is not None:
+            entry["timestamp"] = sent
+    write_jsonl(path, lines)
+
+
+def _compaction_row(result):
+    (row,) = [row for row in result.rows if row.lane_kind == "compaction"]
+    return row
+
+
+def test_the_fixture_is_a_claude_code_2x_session_with_a_compaction_lane() -> None:
+    requests, _ = load_trace([CC21])
+    calls = [r for r in requests if r.compaction_call]
+    assert [(Path(r.file).name, r.lane_kind, r.agent_version) for r in calls] == [("agent-acompact-5e21a9.jsonl", "compaction", "2.1.3")]
+    (call,) = calls
+    assert (call.usage.cache_read, call.usage.prompt) == (164_830, 167_093)
+    after = [r for r in requests if ("compaction", "") in r.events]
+    assert len(after) == 1 and after[0].lane == "main"
+
+
+def test_claude_code_21_compaction_lane_is_predicted_reading_the_main_prefix() -> None:
+    result = run_audit([CC21])
+    row = _compaction_row(result)
+    assert row.reported_cache_read == 164_830
+    # Predicted from the main lane's cached prefix, not from the head (15,400 tokens).
+    assert abs(row.predicted_cache_read - 164_830) <= 0.03 * 164_830
+    assert row.read_within and row.cause is None
+    (lane,) = [lane for lane in result.lanes if lane.kind == "compaction"]
+    assert lane.read_within == 1
+
+
+def test_compactions_are_judged_warm_with_their_dollars() -> None:
+    result = run_audit([CC21])
+    call, after = result.compactions
+    assert (call.kind, call.verdict, call.cache_read, call.expected_cache_read, call.prompt) == ("call", "warm", 164_830, 164_830, 167_093)
+    assert call.cost_usd == _compaction_row(result).cost_usd and call.warm_cost_usd == call.cost_usd
+    assert (after.kind, after.verdict, after.lane) == ("after", "warm", "main")
+    text = audit_table(result)
+    assert "compactions (2: 2 warm, 0 cold)" in text
+
+
+def test_a_cold_compaction_call_is_a_miss_of_its_own_with_its_dollars(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    _set_compaction_usage(folder, read=0, write=167_090)
+    result = run_audit([folder])
+    row = _compaction_row(result)
+    assert row.cause == "compaction-miss" and row.evidence == "log"
+    assert row.expected_cache_read == 164_830 and row.lost_tokens == 164_830
+    # Paid as 5 m writes what a warm compaction reads: (write - read price) on each token.
+    assert row.lost_usd == Decimal(164_830) * (Decimal("6.25") - Decimal("0.50")) / 1_000_000
+    assert "main request at line 16" in row.detail
+    (cause,) = [c for c in result.causes if c.cause == "compaction-miss"]
+    assert cause.lost_usd == row.lost_usd
+    assert result.totals.lost_usd >= row.lost_usd
+    call = result.compactions[0]
+    assert (call.verdict, call.lost_usd) == ("cold", row.lost_usd)
+    assert call.warm_cost_usd == call.cost_usd - row.lost_usd
+    assert "1 cold; the cold ones paid" in audit_table(result)
+
+
+def test_a_compaction_call_with_nothing_before_it_is_never_a_cold_start(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    (folder / f"{SESSION}.jsonl").unlink()
+    _set_compaction_usage(folder, read=0, write=167_090)
+    result = run_audit([folder])
+    row = _compaction_row(result)
+    assert row.cause == "compaction-miss" and "no main-lane request before it" in row.detail
+    assert all(row.cause != "cold-start" for row in result.rows if row.lane_kind == "compaction")
+
+
+def test_a_compaction_call_past_the_ttl_is_an_expiry(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    main_file = folder / f"{SESSION}.jsonl"
+    main_file.write_text("".join(main_file.read_text().splitlines(keepends=True)[:17]))  # up to the compaction
+    _set_compaction_usage(folder, read=0, write=167_090, sent="2026-11-20T09:30:00.000Z")
+    row = _compaction_row(run_audit([folder]))
+    assert row.cause == "ttl-expired" and "after the main request at line 16" in row.detail
+
+
+def test_compaction_cold_is_a_cause_with_its_meaning() -> None:
+    assert "compaction-miss" in CAUSES and "replay" in CAUSES["compaction-miss"]
+
+
+def _capture(tmp_path: Path, compaction_tools: bool) -> Path:
+    """A capture: two main calls, then a summary call that drops the tools (or keeps them)."""
+    first = anthropic_body(messages=1)
+    second = anthropic_body(messages=3)
+    summary = anthropic_body(messages=3)
+    summary["messages"].append({"role": "user", "content": [{"type": "text", "text": "Write a detailed summary of the conversation so far."}]})
+    if not compaction_tools:
+        summary["tools"] = [{"name": "Summarize", "description": "other tools", "input_schema": {"type": "object"}}]
+
+    def usage(read: int, write: int) -> dict:
+        return {"body": {"usage": {"input_tokens": 5, "cache_read_input_tokens": read, "cache_creation_input_tokens": write, "output_tokens": 50}}}
+
+    return write_jsonl(tmp_path / "capture.jsonl", [
+        capture_line(first, usage(0, 1_500), sent=1748554700.0),
+        capture_line(second, usage(1_500, 200), sent=1748554710.0),
+        capture_line(summary, usage(0, 1_750) if not compaction_tools else usage(1_700, 60), sent=1748554720.0),
+    ])
+
+
+def test_a_captured_compaction_call_with_other_tools_is_cold_by_body_diff(tmp_path: Path) -> None:
+    result = run_audit([_capture(tmp_path, compaction_tools=False)])
+    (row,) = [row for row in result.rows if row.line == 3]
+    assert row.lane_kind == "compaction"
+    assert (row.cause, row.evidence) == ("compaction-miss", "body-diff")
+    assert "tools-changed" in row.detail and row.lost_usd > 0
+    assert [c.verdict for c in result.compactions if c.kind == "call"] == ["cold"]
+
+
+def test_a_captured_compaction_call_that_replays_the_prefix_is_warm(tmp_path: Path) -> None:
+    result = run_audit([_capture(tmp_path, compaction_tools=True)])
+    (row,) = [row for row in result.rows if row.line == 3]
+    assert row.cause is None
+    assert [c.verdict for c in result.compactions if c.kind == "call"] == ["warm"]
+
+
+def test_the_json_carries_the_compactions_section(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    _set_compaction_usage(folder, read=0, write=167_090)
+    data = json.loads(audit_json(run_audit([folder])))
+    call = data["compactions"][0]
+    assert (call["kind"], call["verdict"], call["cause"], call["expected_cache_read"]) == ("call", "cold", "compaction-miss", 164_830)
+    assert call["warm_cost_usd"] < call["cost_usd"]
+
+
+def test_keep_prefix_compaction_applies_to_a_compaction_lane_in_its_own_file(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    _set_compaction_usage(folder, read=0, write=167_090)
+    requests, summaries = load_trace([folder])
+    (w,) = what_if(requests, summaries, ["keep-prefix-compaction"])
+    assert w.applies and w.requests_changed == 1, w.detail
+    assert "extends the main request at line 16 of" in w.detail
+    assert w.saved_usd > 0 and w.tokens_to_read > 100_000
+
+
+def test_keep_prefix_compaction_leaves_a_warm_compaction_alone() -> None:
+    requests, summaries = load_trace([CC21])
+    (w,) = what_if(requests, summaries, ["keep-prefix-compaction"])
+    assert w.applies and w.requests_changed == 0 and w.saved_usd == 0
+    assert "already read what the main request at line 16" in w.detail
+
+
+def test_request_body_logs_mark_their_compaction_calls(tmp_path: Path) -> None:
+    body = {"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}]}
+    summary = {**body, "purpose": "compaction", "messages": [*body["messages"], {"role": "user", "content": "summarize"}]}
+    log = write_jsonl(tmp_path / "bodies.jsonl", [body, summary])
+    requests, _ = load_trace([log], "chat-completions")
+    assert [r.compaction_call for r in requests] == [False, True]
+
+
+def test_audit_png_draws_a_one_request_lane_with_its_prediction() -> None:
+    pytest.importorskip("matplotlib")
+    fig = audit_figure(run_audit([CC21]))
+    panel = next(ax for ax in fig.axes if "agent-acompact" in ax.get_title())
+    assert "(1 request)" in panel.get_title()
+    labels = [artist.get_label() for artist in panel.get_children()]
+    assert "predicted read" in labels
+    low, high = panel.get_xlim()
+    assert high - low >= 3 and list(panel.get_xticks()) == [0]
+
+
+def test_cli_audit_lists_compactions(tmp_path: Path, capsys) -> None:
+    assert main(["audit", str(CC21)]) == 0
+    out = capsys.readouterr().out
+    assert "compactions (2: 2 warm, 0 cold)" in out
+
+
+@settings(max_examples=60, deadline=None)
+@given(read=st.integers(0, 200_000), write=st.integers(0, 200_000), uncached=st.integers(0, 5_000))
+def test_a_compaction_call_is_judged_whatever_it_reports(read: int, write: int, uncached: int) -> None:
+    """Any usage on the compaction call: judged once, never a cold start, its dollars adding up."""
+    requests, summaries = _TRACE
+    changed = [
+        replace(r, usage=Usage(cache_read=read, cache_write_5m=write, uncached=uncached, output=10)) if r.compaction_call else r
+        for r in requests
+    ]
+    result = audit_requests(changed, summaries)
+    row = _compaction_row(result)
+    assert row.cause != "cold-start"
+    assert row.lost_tokens == 0 or row.cause in ("compaction-miss", "ttl-expired")
+    (call,) = [c for c in result.compactions if c.kind == "call"]
+    assert call.verdict == ("warm" if read >= min(164_830, read + write + uncached) * 0.97 else "cold")
+    assert call.warm_cost_usd == call.cost_usd - (call.lost_usd or 0)
