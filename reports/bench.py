@@ -1,15 +1,15 @@
 """``prefixbench bench``: compaction strategies x provider cache models x windows x seeds, run
 as one sweep plan (workers, Dask, the result store: :mod:`prefixbench.workloads.runs.land`) and
-reported as a leaderboard per workload, window, cache model and read discount.
+reported as a leaderboard per workload, window, cache model and price variant.
 
 Output folder::
 
     store/<key>.parquet    one file a run (resumable: a re-run computes only what is missing)
-    leaderboard.csv        one row a (workload, window, cache, read discount, strategy), ranked
-    bench-runs.csv         one row a run and read discount (the figures the leaderboard summarizes)
+    leaderboard.csv        one row a (workload, window, cache, prices, strategy), ranked
+    bench-runs.csv         one row a run and price variant (the figures the leaderboard summarizes)
     report.md, report.html the leaderboard, how to read it, the charts
     bench-<workload>.png   cost per task and session hit ratio by strategy, per window and cache
-    bench-discount.png     each strategy's cost against no compaction's, at each read discount
+    bench-discount.png     each strategy's cost against no compaction's, at each price variant
 
 Every file is rebuilt from the store in plan order, so its bytes do not depend on ``--jobs``,
 the scheduler or the order in which runs finished.
@@ -39,7 +39,7 @@ def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_opti
         help="benchmark compaction strategies across provider caches, windows and seeds; print the leaderboard",
         description="Run every compaction strategy (the seed engines and every engine installed under the "
         "prefixbench.engines entry points) on each workload, provider cache model, window and seed, price each "
-        "run at its provider's dated prices (and at a fraction of the cached-read discount), and write a "
+        "run at its provider's dated prices (and at the variants --read-discount and --read-price ask for), and write a "
         "leaderboard: leaderboard.csv, bench-runs.csv, report.md, report.html, charts and the result store.",
     )
     if not bench:
@@ -48,14 +48,15 @@ def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_opti
 
     caches = ", ".join(f"{c.label} ({c.price})" for c in BENCH_CACHES)
     bench.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS), help=f"workloads, comma-separated (default: {','.join(DEFAULT_WORKLOADS)})")
-    bench.add_argument("--strategies", default=None, help="engines, comma-separated: seed engines, installed names or package.module:factory (default: each workload's seed engines and every installed engine)")
+    bench.add_argument("--strategies", default=None, help="engines, comma-separated: seed engines, installed names or package.module:factory (default: each workload's seed engines and every installed engine; --engine adds to them)")
     add_engine_option(bench)
     bench.add_argument("--caches", default=",".join(DEFAULT_CACHES), help=f"provider cache models, comma-separated, or all: {caches} (default: {','.join(DEFAULT_CACHES)})")
     bench.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 tokens (default: 32k,128k,512k)")
     bench.add_argument("--seeds", default="0-4", help="workload shape seeds (default: 0-4)")
     bench.add_argument("--preset", default="patched", help="preset of the seed engines (default: patched)")
     bench.add_argument("--profile", default="lenient", help="provider strictness profile (default: lenient)")
-    bench.add_argument("--read-discount", default="1,0.5", metavar="F,...", help="fractions of each provider's cached-read discount to price at: 1 = as listed, 0.5 = half the discount (default: 1,0.5)")
+    bench.add_argument("--read-discount", default="0.5", metavar="F,...", help="also price at these fractions of each provider's cached-read discount: 0.5 = half the discount, reads cost more; none for no such variant (default: 0.5)")
+    bench.add_argument("--read-price", default="0.5", metavar="F,...", help="also price with the cache-read price times these factors: 0.5 = reads cost half; none for no such variant (default: 0.5)")
     bench.add_argument("--price-as-of", default=None, metavar="DATE", help="prices in force on DATE (YYYY-MM-DD; default: the latest rows)")
     add_workload_options(bench)
     bench.add_argument("--out", type=Path, default=DEFAULT_BENCH_OUT, help=f"output folder (default: {DEFAULT_BENCH_OUT}/)")
@@ -65,18 +66,21 @@ def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_opti
     bench.add_argument("--fresh", action="store_true", help="recompute every run, even those already in the store")
 
 
-def parse_discounts(text: str) -> tuple[Decimal, ...]:
-    """``1,0.5`` -> the fractions, each from 0 to 1."""
+def parse_factors(text: str, option: str, top: int) -> tuple[Decimal, ...]:
+    """``0.5,0.25`` -> the factors, each from 0 to ``top``; ``none`` -> none."""
     from prefixbench.reports.options import parse_list
 
+    if text.strip() == "none":
+        return ()
     out = []
-    for item in parse_list(text, "--read-discount"):
+    for item in parse_list(text, option):
         try:
             value = Decimal(item)
         except InvalidOperation:
-            raise UserError(f"--read-discount: {item!r} is not a number (e.g. 1,0.5)") from None
-        if not value.is_finite() or not Decimal(0) <= value <= Decimal(1):
-            raise UserError(f"--read-discount: a fraction of the listed discount from 0 to 1, got {item!r}")
+            raise UserError(f"{option}: {item!r} is not a number (e.g. 0.5)") from None
+        if not value.is_finite() or not Decimal(0) <= value <= Decimal(top):
+            what = "a fraction of the listed discount" if top == 1 else "a factor of the listed read price"
+            raise UserError(f"{option}: {what} from 0 to {top}, got {item!r}")
         out.append(value)
     return tuple(out)
 
@@ -84,16 +88,29 @@ def parse_discounts(text: str) -> tuple[Decimal, ...]:
 def bench_spec(args: argparse.Namespace) -> object:
     """The :class:`~prefixbench.workloads.runs.bench.BenchSpec` the flags ask for."""
     from prefixbench.reports.options import parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
-    from prefixbench.workloads.runs.bench import BENCH_CACHES, BenchSpec
+    from prefixbench.workloads.runs.bench import BENCH_CACHES, LISTED, BenchSpec, PriceVariant
 
-    strategies = (*(parse_list(args.strategies, "--strategies") if args.strategies else ()), *(args.engine or ()))
+    named = parse_list(args.strategies, "--strategies") if args.strategies else ()
+    if args.engine and not named:
+        # --engine alone adds to the default strategies (the seed engines and the installed ones).
+        from prefixbench.kernel.loading import installed_engines
+        from prefixbench.workloads.scripted.registry import get_workload
+
+        seeds = (e for w in parse_list(args.workloads, "--workloads") for e in get_workload(w).engines)
+        named = tuple(dict.fromkeys((*seeds, *installed_engines())))
+    strategies = tuple(dict.fromkeys((*named, *(args.engine or ()))))
     caches = tuple(c.label for c in BENCH_CACHES) if args.caches.strip() == "all" else parse_list(args.caches, "--caches")
     windows = parse_windows(args.windows)
     warn_window_memory(windows)
     return BenchSpec(
         workloads=parse_list(args.workloads, "--workloads"), strategies=strategies, caches=caches, windows=windows,
         seeds=parse_seeds(args.seeds), preset=args.preset, profile=args.profile,
-        read_discounts=parse_discounts(args.read_discount), price_as_of=args.price_as_of, options=workload_options(args),
+        pricing=tuple(dict.fromkeys((
+            LISTED,
+            *(PriceVariant("discount", f) for f in parse_factors(args.read_discount, "--read-discount", 1)),
+            *(PriceVariant("read", f) for f in parse_factors(args.read_price, "--read-price", 10)),
+        ))),
+        price_as_of=args.price_as_of, options=workload_options(args),
     )
 
 
@@ -150,7 +167,7 @@ def write_bench(spec: object, options: object) -> int:
         landed = land_missing(plan, todo, store, progress, jobs=jobs, scheduler=options.scheduler, between_batches=raise_if_interrupted)
         rows: list[dict[str, object]] = []
         for item, (record, frame) in zip(plan.runs, load_runs(plan, store, landed, jobs)):
-            rows += bench_rows(record, frame.to_dict("records"), item.cache, prices[item.cache], spec.read_discounts)
+            rows += bench_rows(record, frame.to_dict("records"), item.cache, prices[item.cache], spec.pricing)
         board = leaderboard(rows)
         _write_outputs(out, spec, prices, rows, board)
     print(leaderboard_text(board))
@@ -194,7 +211,7 @@ def _window(value: object) -> str:
 
 
 LEADERBOARD_HEADER = (
-    "workload", "window", "cache", "read disc.", "rank", "strategy", "cost/task", "vs cheapest", "hit", "uncached",
+    "workload", "window", "cache", "prices", "rank", "strategy", "cost/task", "vs cheapest", "hit", "uncached",
     "summary hit", "rewrites", "re-write", "paid back", "context kept", "status",
 )
 RIGHT = frozenset(range(6, 15)) | {4}
@@ -206,7 +223,7 @@ def leaderboard_rows(board: Sequence[dict[str, object]]) -> list[tuple[str, ...]
     for e in board:
         vs = e["vs_cheapest"]
         rows.append((
-            str(e["workload"]), _window(e["window"]), str(e["cache"]), f"{Decimal(e['read_discount']):g}x",  # type: ignore[arg-type]
+            str(e["workload"]), _window(e["window"]), str(e["cache"]), str(e["pricing"]),
             str(e["rank"]), str(e["strategy"]), _spread(e, "cost_usd", _usd),
             "-" if vs is None else f"{float(vs) * 100:+.1f}%",  # type: ignore[arg-type]
             _spread(e, "hit_ratio", _pct), _spread(e, "uncached_tokens", _tokens), _spread(e, "summary_hit", _pct),
@@ -226,7 +243,7 @@ def leaderboard_text(board: Sequence[dict[str, object]]) -> str:
 
 HOW_TO_READ = (
     "How to read it: one row a strategy, ranked by its median cost per task (one run of the workload) "
-    "within its workload, window, cache model and read discount; [min..max] over the seeds where they differ. "
+    "within its workload, window, cache model and prices; [min..max] over the seeds where they differ. "
     "*hit* is the session's cached share of prompt tokens; *uncached* its uncached prompt tokens; *summary hit* "
     "the cached share of its summary calls (- when it sends none); *rewrites* the conversation requests that did "
     "not extend the previous one (a prefix rewrite); *re-write* the uncached prompt tokens over the largest prompt "
@@ -234,8 +251,9 @@ HOW_TO_READ = (
     "prompt was read often enough before the next rewrite to recover the extra write: R > (I/H)(P_miss - P_read)/P_read "
     "(I the tokens the rewrite re-paid, H the tokens it shed, R the requests after it); *context kept* the share of "
     "the tool results' text the last request still carried. A strategy with a rejected request, or a prompt over "
-    "the window, ranks after every valid one and is marked `!`: it is never the cheapest. *read disc.* 0.5x prices "
-    "cache reads with half the listed discount (read = input - (input - read) / 2)."
+    "the window, ranks after every valid one and is marked `!`: it is never the cheapest. *prices*: `listed` is the "
+    "provider's price row; `discount x0.5` keeps half the cached-read discount (read = input - (input - read) / 2: "
+    "reads cost more); `read x0.5` halves the read price (reads cost less)."
 )
 
 
@@ -250,7 +268,7 @@ def report_markdown(spec: object, prices: dict[str, object], board: Sequence[dic
         f"- workloads: {', '.join(spec.workloads)}; windows: {', '.join(_window(w) for w in spec.windows)}; "  # type: ignore[attr-defined]
         f"seeds: {', '.join(str(s) for s in spec.seeds)}",  # type: ignore[attr-defined]
         f"- strategies: {', '.join(dict.fromkeys(str(e['strategy']) for e in board))} (seed engines under `{spec.preset}`)",  # type: ignore[attr-defined]
-        f"- provider profile: `{spec.profile}`; read discounts: {', '.join(f'{d:g}x' for d in spec.read_discounts)}",  # type: ignore[attr-defined]
+        f"- provider profile: `{spec.profile}`; prices: {', '.join(v.label for v in spec.pricing)}",  # type: ignore[attr-defined]
         "",
         "## Cache models and prices",
         "",
@@ -279,12 +297,12 @@ def _csv(header: Sequence[str], rows: Sequence[Sequence[object]]) -> bytes:
 
 
 RUN_CSV = (
-    "workload", "window", "cache", "strategy", "seed", "read_discount", "price", "cost_usd", "requests", "rejected",
+    "workload", "window", "cache", "strategy", "seed", "pricing", "price", "cost_usd", "requests", "rejected",
     "over_window", "largest_prompt", "hit_ratio", "uncached_tokens", "summary_calls", "summary_hit", "rewrites",
     "rewrite_factor", "paid_back", "context_kept",
 )
 BOARD_CSV = (
-    "workload", "window", "cache", "read_discount", "rank", "strategy", "status", "seeds", "cost_usd", "cost_usd_lo",
+    "workload", "window", "cache", "pricing", "rank", "strategy", "status", "seeds", "cost_usd", "cost_usd_lo",
     "cost_usd_hi", "vs_cheapest", "hit_ratio", "hit_ratio_lo", "hit_ratio_hi", "uncached_tokens", "uncached_tokens_lo",
     "uncached_tokens_hi", "summary_hit", "summary_hit_lo", "summary_hit_hi", "rewrites", "rewrite_factor",
     "rewrite_factor_lo", "rewrite_factor_hi", "paid_back", "rewrites_total", "context_kept", "context_kept_lo",
@@ -312,6 +330,7 @@ def _write_outputs(out: Path, spec: object, prices: dict[str, object], rows: lis
 def report_html(spec: object, prices: dict[str, object], board: Sequence[dict[str, object]]) -> str:
     """report.html: the leaderboard per workload and window, with SVG bar charts of cost and hit."""
     from prefixbench.reports.html import Cell, Group, grouped_bars, note, page, table
+    from prefixbench.workloads.runs.bench import LISTED
 
     sections = []
     caches = list(spec.caches)  # type: ignore[attr-defined]
@@ -320,16 +339,14 @@ def report_html(spec: object, prices: dict[str, object], board: Sequence[dict[st
             entries = [e for e in board if e["workload"] == workload and e["window"] == window]
             if not entries:
                 continue
-            first = min(Decimal(e["read_discount"]) for e in entries)  # type: ignore[arg-type]
-            listed = max(Decimal(e["read_discount"]) for e in entries)  # type: ignore[arg-type]
+            listed = LISTED.label
             body = []
             for unit, name, title in (("$", "cost_usd", "median cost per task (USD)"), ("%", "hit_ratio", "session hit ratio")):
                 groups = []
                 for strategy in dict.fromkeys(str(e["strategy"]) for e in entries):
                     values = []
                     for cache in caches:
-                        match = [e for e in entries if e["strategy"] == strategy and e["cache"] == cache
-                                 and Decimal(e["read_discount"]) == listed]  # type: ignore[arg-type]
+                        match = [e for e in entries if e["strategy"] == strategy and e["cache"] == cache and e["pricing"] == listed]
                         if not match:
                             values.append((cache, None, None, None, ""))
                             continue
@@ -343,8 +360,6 @@ def report_html(spec: object, prices: dict[str, object], board: Sequence[dict[st
             for cells in leaderboard_rows(entries):
                 rows.append(({}, [Cell(c) for c in cells[2:]]))
             body.append(table(LEADERBOARD_HEADER[2:], rows))
-            if first != listed:
-                body.append(note(f"read disc. {first:g}x: cache reads priced with {first:g} of the listed discount"))
             sections.append((f"{workload}-{_window(window)}", f"{workload} at {_window(window)}", "".join(body)))
     sections.append(("how", "How to read it", note(HOW_TO_READ)))
     subtitle = (f"{len(spec.workloads)} workloads x {len(dict.fromkeys(str(e['strategy']) for e in board))} strategies x "  # type: ignore[attr-defined]

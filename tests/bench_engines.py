@@ -58,3 +58,27 @@ class MaskDeclared(EngineBase):
 def mask_declared(window: int, options: EngineOptions) -> MaskDeclared:
     """Observation masking with a declared rewrite on nearly every request."""
     return MaskDeclared()
+
+
+class ClearInBatches(MaskDeclared):
+    """Tool-result clearing in batches: past 70% of the window, hides every tool result but the
+    newest ``keep`` at once and declares one rewrite; below it, the prefix stays as it was."""
+
+    name = "clear-in-batches"
+
+    def __init__(self, window: int, keep: int = 3) -> None:
+        super().__init__(keep)
+        self.window = window
+
+    def before_step(self, ctx: StepContext) -> None:
+        if ctx.measure(self.view(ctx.session)).total_tokens < 0.7 * self.window:
+            return
+        older = max(0, len(self._results(ctx.messages())) - self.keep)
+        if older > self.masked:
+            self.masked = older
+            ctx.declare_rewrite("clear")
+
+
+def clear_in_batches(window: int, options: EngineOptions) -> ClearInBatches:
+    """Clears old tool results only when the window fills."""
+    return ClearInBatches(window)

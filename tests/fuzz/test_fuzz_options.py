@@ -31,6 +31,10 @@ SWEEP_FLAGS = (
     "--pruner", "--threshold-ratio", "--retain-ratio", "--retain-tokens", "--turns", "--steps-per-turn",
     "--reasoning-field", "--price", "--period", "--price-as-of", "--format",
 )
+BENCH_FLAGS = (
+    "--workloads", "--strategies", "--caches", "--windows", "--seeds", "--preset", "--profile", "--read-discount",
+    "--read-price", "--price-as-of", "--steps",
+)
 REPLAY_FLAGS = ("--input", "--chars-per-token", "--cache", "--tokenizer", "--price", "--period", "--price-as-of", "--format")
 
 
@@ -46,13 +50,16 @@ def test_any_option_value_is_refused_in_one_line_or_reaches_the_first_run(import
 
     @fuzz_settings(importer_examples)
     @given(
-        command=st.sampled_from(("sweep", "replay", "check")),
+        command=st.sampled_from(("sweep", "replay", "check", "bench")),
         sweep_options=st.lists(st.tuples(st.sampled_from(SWEEP_FLAGS), VALUES), max_size=3),
         replay_options=st.lists(st.tuples(st.sampled_from(REPLAY_FLAGS), VALUES), max_size=3),
+        bench_options=st.lists(st.tuples(st.sampled_from(BENCH_FLAGS), VALUES), max_size=3),
     )
-    def case(command, sweep_options, replay_options) -> None:
+    def case(command, sweep_options, replay_options, bench_options) -> None:
         if command == "sweep":
             argv = ["sweep", "--quiet", "--out", str(folder / "out"), *(x for pair in sweep_options for x in pair)]
+        elif command == "bench":
+            argv = ["bench", "--quiet", "--out", str(folder / "bench"), *(x for pair in bench_options for x in pair)]
         elif command == "replay":
             argv = ["replay", str(log), *(x for pair in replay_options for x in pair)]
         else:  # check runs specs, not sweeps: only its validation is fuzzed, with a window too small to run

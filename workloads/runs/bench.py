@@ -55,8 +55,30 @@ BENCH_CACHES: tuple[BenchCache, ...] = (
 DEFAULT_CACHES = ("anthropic-5m", "anthropic-1h", "openai", "deepseek")
 DEFAULT_WORKLOADS = ("seed-coding", "thinking-tools")
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
-#: 1 = the listed prices; 0.5 = half the cached-read discount (read = input - (input - read) / 2).
-DEFAULT_DISCOUNTS = (Decimal(1), Decimal("0.5"))
+
+
+class PriceVariant(msgspec.Struct, frozen=True):
+    """How a run is priced besides the listed prices: ``discount`` keeps ``factor`` of the
+    cached-read discount (read = input - (input - read) x factor: 0.5 halves the discount, reads
+    cost more), ``read`` scales the read price itself (0.5 halves what a read costs)."""
+
+    kind: str
+    factor: Decimal
+
+    @property
+    def label(self) -> str:
+        """``listed``, ``discount x0.5`` or ``read x0.5``."""
+        return "listed" if self.factor == 1 else f"{self.kind} x{self.factor:g}"
+
+    def apply(self, price: PriceRow) -> PriceRow:
+        """``price`` under this variant."""
+        return discounted(price, self.factor) if self.kind == "discount" else read_scaled(price, self.factor)
+
+
+LISTED = PriceVariant("discount", Decimal(1))
+#: The listed prices, half the cached-read discount, and half the read price: the two readings
+#: of the published "halving the cached-read discount".
+DEFAULT_PRICING = (LISTED, PriceVariant("discount", Decimal("0.5")), PriceVariant("read", Decimal("0.5")))
 #: The preset the seed engines run under (their fixes on).
 DEFAULT_PRESET = "patched"
 
@@ -81,8 +103,8 @@ class BenchSpec(msgspec.Struct, frozen=True):
     seeds: tuple[int, ...] = DEFAULT_SEEDS
     preset: str = DEFAULT_PRESET
     profile: str = "lenient"
-    #: Fractions of each provider's cached-read discount to price at (1 = as listed).
-    read_discounts: tuple[Decimal, ...] = DEFAULT_DISCOUNTS
+    #: The prices every run is priced at (the first: the listed ones).
+    pricing: tuple[PriceVariant, ...] = DEFAULT_PRICING
     price_as_of: str | None = None
     #: Workload options, given to every workload that takes them.
     options: dict[str, object] = msgspec.field(default_factory=dict)
@@ -115,9 +137,11 @@ def plan_bench(spec: BenchSpec) -> SweepPlan:
             raise UserError(f"--strategies: unknown strategy {strategy!r} (known: {known}; or package.module:factory)")
         if not is_user_engine(strategy) and not any(strategy in get_workload(w).engines for w in spec.workloads):
             raise UserError(f"--strategies: no workload of this bench mounts {strategy!r}")
-    for discount in spec.read_discounts:
-        if not Decimal(0) <= discount <= Decimal(1):
-            raise UserError(f"--read-discount: a fraction of the listed discount from 0 to 1, got {discount}")
+    for variant in spec.pricing:
+        if variant.kind == "discount" and not Decimal(0) <= variant.factor <= Decimal(1):
+            raise UserError(f"--read-discount: a fraction of the listed discount from 0 to 1, got {variant.factor}")
+        if variant.kind == "read" and not Decimal(0) <= variant.factor <= Decimal(10):
+            raise UserError(f"--read-price: a factor of the listed read price from 0 to 10, got {variant.factor}")
     for entry in caches:
         get_price(entry.price, as_of=spec.price_as_of)
     specs = []
@@ -141,6 +165,16 @@ def discounted(price: PriceRow, fraction: Decimal) -> PriceRow:
 
     def rates(r: Rates) -> Rates:
         return replace(r, cache_read=r.input - (r.input - r.cache_read) * fraction)
+
+    tier = price.long_tier
+    return replace(price, rates=rates(price.rates), long_tier=None if tier is None else LongTier(tier.threshold, rates(tier.rates)))
+
+
+def read_scaled(price: PriceRow, factor: Decimal) -> PriceRow:
+    """``price`` with its cache-read price times ``factor``."""
+
+    def rates(r: Rates) -> Rates:
+        return replace(r, cache_read=r.cache_read * factor)
 
     tier = price.long_tier
     return replace(price, rates=rates(price.rates), long_tier=None if tier is None else LongTier(tier.threshold, rates(tier.rates)))
@@ -191,8 +225,8 @@ def rewrites_of(rows: Sequence[dict[str, object]]) -> list[Rewrite]:
 
 
 def bench_rows(record: dict[str, object], rows: Sequence[dict[str, object]], cache: str, price: PriceRow,
-               discounts: Sequence[Decimal]) -> list[dict[str, object]]:
-    """One row a read discount: the leaderboard figures of one stored run (``cache``: the
+               pricing: Sequence[PriceVariant]) -> list[dict[str, object]]:
+    """One row a price variant: the leaderboard figures of one stored run (``cache``: the
     ``--cache`` spec it ran with, which the record names only by model)."""
     accepted = [r for r in rows if int(r["status"]) == 200]
     prompt = sum(int(r["prompt_tokens"]) for r in accepted)
@@ -217,13 +251,13 @@ def bench_rows(record: dict[str, object], rows: Sequence[dict[str, object]], cac
         "context_kept": int(record["tool_result_chars_kept"]) / tools if tools else None,  # type: ignore[arg-type]
     }
     out = []
-    for fraction in discounts:
-        priced = discounted(price, fraction)
+    for variant in pricing:
+        priced = variant.apply(price)
         rates = priced.rates
         miss = rates.cache_write if rates.cache_write is not None else rates.input
         paid = sum(1 for rw in rewrites if rw.pays_back(miss, rates.cache_read))
         cost = usd_sum(cost_of(_Usage(r), priced).total for r in rows)
-        out.append({**base, "read_discount": fraction, "price": price.model, "cost_usd": cost, "paid_back": paid})
+        out.append({**base, "pricing": variant.label, "price": price.model, "cost_usd": cost, "paid_back": paid})
     return out
 
 
@@ -240,7 +274,7 @@ class _Usage:
 # --- the leaderboard -------------------------------------------------------------------------
 
 #: A leaderboard row's identity, in report order.
-GROUP_KEYS = ("workload", "window", "cache", "read_discount")
+GROUP_KEYS = ("workload", "window", "cache", "pricing")
 
 
 def _spread(values: list[float]) -> tuple[float | None, float | None, float | None]:

@@ -11,7 +11,8 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import get_price
 from prefixbench.workloads.runs import bench
 from prefixbench.workloads.runs.bench import (
-    BenchSpec, Rewrite, discounted, label_of, leaderboard, plan_bench, rewrites_of, strategies_of,
+    BenchSpec, PriceVariant, Rewrite, discounted, label_of, leaderboard, plan_bench, read_scaled, rewrites_of,
+    strategies_of,
 )
 from prefixbench.workloads.scripted.registry import execute, make_workload
 
@@ -37,6 +38,11 @@ def test_the_read_discount_knob():
     assert discounted(price, Decimal(0)).rates.cache_read == price.rates.input
     long = get_price("gpt-5.4")
     assert discounted(long, Decimal("0.5")).long_tier.rates.cache_read == Decimal("2.75")
+    # The other reading of "halving the discount": the read price itself halved.
+    assert read_scaled(price, Decimal("0.5")).rates.cache_read == Decimal("0.0625")
+    assert read_scaled(long, Decimal("0.5")).long_tier.rates.cache_read == Decimal("0.25")
+    assert [v.label for v in BenchSpec().pricing] == ["listed", "discount x0.5", "read x0.5"]
+    assert PriceVariant("read", Decimal("0.5")).apply(price).rates.cache_read == Decimal("0.0625")
 
 
 def _row(index, prompt, uncached, extends, purpose="conversation", status=200):
@@ -58,7 +64,7 @@ def test_rewrites_are_the_requests_that_do_not_extend_the_previous():
 
 def _entry(strategy, cost, *, rejected=0, over=0, seed=0):
     return {
-        "workload": "w", "window": 32_000, "cache": "openai", "read_discount": Decimal(1), "strategy": strategy,
+        "workload": "w", "window": 32_000, "cache": "openai", "pricing": "listed", "strategy": strategy,
         "seed": seed, "cost_usd": Decimal(cost), "rejected": rejected, "over_window": over, "hit_ratio": 0.5,
         "uncached_tokens": 10, "summary_hit": None, "rewrites": 1, "rewrite_factor": 1.0, "paid_back": 1,
         "context_kept": 1.0,
@@ -117,7 +123,8 @@ def test_the_plan_is_strategies_x_caches_x_windows_x_seeds():
         (BenchSpec(caches=("nope",)), "--caches: unknown cache model 'nope'"),
         (BenchSpec(strategies=("nope",)), "--strategies: unknown strategy 'nope'"),
         (BenchSpec(workloads=("seed-coding",), strategies=("ranges",)), "no workload of this bench mounts 'ranges'"),
-        (BenchSpec(read_discounts=(Decimal(2),)), "--read-discount"),
+        (BenchSpec(pricing=(PriceVariant("discount", Decimal(2)),)), "--read-discount"),
+        (BenchSpec(pricing=(PriceVariant("read", Decimal(11)),)), "--read-price"),
     ],
 )
 def test_bad_bench_specs_are_one_line(spec, message):
