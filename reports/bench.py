@@ -25,7 +25,14 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from prefixbench.simulator.errors import UserError
+
+if TYPE_CHECKING:  # annotations only: the command line loads these when bench runs
+    from prefixbench.simulator.pricing import PriceRow
+    from prefixbench.workloads.runs.bench import BenchSpec
+    from prefixbench.workloads.runs.options import SweepRunOptions
 
 DEFAULT_BENCH_OUT = Path("prefixbench-bench")
 #: The strategy the discount chart compares every other one with, when the bench runs it.
@@ -34,7 +41,7 @@ BASELINE = "no-compaction"
 
 def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_options: Callable) -> None:
     """``bench``'s options (``sub`` is the command line's subparsers)."""
-    bench = sub.add_parser(  # type: ignore[attr-defined]
+    bench = sub.add_parser(
         "bench",
         help="benchmark compaction strategies across provider caches, windows and seeds; print the leaderboard",
         description="Run every compaction strategy (the seed engines and every engine installed under the "
@@ -85,7 +92,7 @@ def parse_factors(text: str, option: str, top: int) -> tuple[Decimal, ...]:
     return tuple(out)
 
 
-def bench_spec(args: argparse.Namespace) -> object:
+def bench_spec(args: argparse.Namespace) -> BenchSpec:
     """The :class:`~prefixbench.workloads.runs.bench.BenchSpec` the flags ask for."""
     from prefixbench.reports.options import parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
     from prefixbench.workloads.runs.bench import BENCH_CACHES, LISTED, BenchSpec, PriceVariant
@@ -120,25 +127,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     spec = bench_spec(args)
     options = SweepRunOptions(out=args.out, quiet=args.quiet, jobs=args.jobs, scheduler=args.scheduler, fresh=args.fresh)
-    return write_bench(spec, options)  # type: ignore[arg-type]
+    return write_bench(spec, options)
 
 
 OUTPUTS = ("leaderboard.csv", "bench-runs.csv", "report.md", "report.html", "bench-discount.png")
 
 
-def write_bench(spec: object, options: object) -> int:
+def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
     """Plan, land what the store lacks, rebuild every output from the store, print the leaderboard."""
     from prefixbench.reports.interrupt import raise_if_interrupted
     from prefixbench.reports.outdir import OutLock, check_out_dir, probe_writable
     from prefixbench.reports.progress import SweepProgress
-    from prefixbench.workloads.runs.bench import BenchSpec, bench_rows, leaderboard, plan_bench, prices_of
+    from prefixbench.workloads.runs.bench import bench_rows, leaderboard, plan_bench, prices_of
     from prefixbench.workloads.runs.execute import default_jobs, require_scheduler
     from prefixbench.workloads.runs.land import land_missing, load_runs, missing_runs, prepare_out
     from prefixbench.workloads.runs.manifest import Manifest
-    from prefixbench.workloads.runs.options import SweepRunOptions
     from prefixbench.workloads.runs.store import STORE_DIR, ResultStore, recompute_notes
 
-    assert isinstance(spec, BenchSpec) and isinstance(options, SweepRunOptions)
     plan = plan_bench(spec)
     prices = prices_of(spec)
     if options.jobs is not None and options.jobs < 1:
@@ -257,7 +262,7 @@ HOW_TO_READ = (
 )
 
 
-def report_markdown(spec: object, prices: dict[str, object], board: Sequence[dict[str, object]]) -> str:
+def report_markdown(spec: BenchSpec, prices: dict[str, PriceRow], board: Sequence[dict[str, object]]) -> str:
     """report.md: what ran, the prices, the leaderboard and how to read it."""
     from prefixbench.reports.textable import Table
     from prefixbench.workloads.runs.bench import bench_cache
@@ -265,21 +270,21 @@ def report_markdown(spec: object, prices: dict[str, object], board: Sequence[dic
     lines = [
         "# prefixbench bench",
         "",
-        f"- workloads: {', '.join(spec.workloads)}; windows: {', '.join(_window(w) for w in spec.windows)}; "  # type: ignore[attr-defined]
-        f"seeds: {', '.join(str(s) for s in spec.seeds)}",  # type: ignore[attr-defined]
-        f"- strategies: {', '.join(dict.fromkeys(str(e['strategy']) for e in board))} (seed engines under `{spec.preset}`)",  # type: ignore[attr-defined]
-        f"- provider profile: `{spec.profile}`; prices: {', '.join(v.label for v in spec.pricing)}",  # type: ignore[attr-defined]
+        f"- workloads: {', '.join(spec.workloads)}; windows: {', '.join(_window(w) for w in spec.windows)}; "
+        f"seeds: {', '.join(str(s) for s in spec.seeds)}",
+        f"- strategies: {', '.join(dict.fromkeys(str(e['strategy']) for e in board))} (seed engines under `{spec.preset}`)",
+        f"- provider profile: `{spec.profile}`; prices: {', '.join(v.label for v in spec.pricing)}",
         "",
         "## Cache models and prices",
         "",
     ]
-    for label in spec.caches:  # type: ignore[attr-defined]
+    for label in spec.caches:
         entry = bench_cache(label)
         price = prices[entry.cache]
-        when = f"effective {price.effective}" if price.effective else "since launch"  # type: ignore[attr-defined]
-        rates = price.rates  # type: ignore[attr-defined]
+        when = f"effective {price.effective}" if price.effective else "since launch"
+        rates = price.rates
         write = "no write fee" if rates.cache_write is None else f"write {rates.cache_write}"
-        lines.append(f"- `{label}`: `--cache {entry.cache}` ({entry.note}); {price.model} {when}, USD per 1M tokens: "  # type: ignore[attr-defined]
+        lines.append(f"- `{label}`: `--cache {entry.cache}` ({entry.note}); {price.model} {when}, USD per 1M tokens: "
                      f"input {rates.input}, read {rates.cache_read}, {write}, output {rates.output}")
     lines += ["", "## Leaderboard", "", HOW_TO_READ, ""]
     lines.append(Table(LEADERBOARD_HEADER, leaderboard_rows(board), RIGHT).markdown(escape_pipes=True))
@@ -310,7 +315,7 @@ BOARD_CSV = (
 )
 
 
-def _write_outputs(out: Path, spec: object, prices: dict[str, object], rows: list[dict[str, object]],
+def _write_outputs(out: Path, spec: BenchSpec, prices: dict[str, PriceRow], rows: list[dict[str, object]],
                    board: list[dict[str, object]]) -> None:
     """Every output file, each written whole and renamed into place."""
     from prefixbench.reports.html_pages import write_html
@@ -321,21 +326,21 @@ def _write_outputs(out: Path, spec: object, prices: dict[str, object], rows: lis
     write_atomic(out / "report.md", report_markdown(spec, prices, board).encode())
     from prefixbench.reports.bench_charts import discount_chart, strategy_chart
 
-    for workload in spec.workloads:  # type: ignore[attr-defined]
+    for workload in spec.workloads:
         strategy_chart([e for e in board if e["workload"] == workload], out / f"bench-{workload}.png", title=workload)
     discount_chart(board, out / "bench-discount.png", baseline=BASELINE)
     write_html(out / "report.html", report_html(spec, prices, board))
 
 
-def report_html(spec: object, prices: dict[str, object], board: Sequence[dict[str, object]]) -> str:
+def report_html(spec: BenchSpec, prices: dict[str, PriceRow], board: Sequence[dict[str, object]]) -> str:
     """report.html: the leaderboard per workload and window, with SVG bar charts of cost and hit."""
     from prefixbench.reports.html import Cell, Group, grouped_bars, note, page, table
     from prefixbench.workloads.runs.bench import LISTED
 
     sections = []
-    caches = list(spec.caches)  # type: ignore[attr-defined]
-    for workload in spec.workloads:  # type: ignore[attr-defined]
-        for window in spec.windows:  # type: ignore[attr-defined]
+    caches = list(spec.caches)
+    for workload in spec.workloads:
+        for window in spec.windows:
             entries = [e for e in board if e["workload"] == workload and e["window"] == window]
             if not entries:
                 continue
@@ -362,7 +367,7 @@ def report_html(spec: object, prices: dict[str, object], board: Sequence[dict[st
             body.append(table(LEADERBOARD_HEADER[2:], rows))
             sections.append((f"{workload}-{_window(window)}", f"{workload} at {_window(window)}", "".join(body)))
     sections.append(("how", "How to read it", note(HOW_TO_READ)))
-    subtitle = (f"{len(spec.workloads)} workloads x {len(dict.fromkeys(str(e['strategy']) for e in board))} strategies x "  # type: ignore[attr-defined]
-                f"{len(caches)} cache models x {len(spec.windows)} windows x {len(spec.seeds)} seeds")  # type: ignore[attr-defined]
+    subtitle = (f"{len(spec.workloads)} workloads x {len(dict.fromkeys(str(e['strategy']) for e in board))} strategies x "
+                f"{len(caches)} cache models x {len(spec.windows)} windows x {len(spec.seeds)} seeds")
     data = [{k: (str(v) if isinstance(v, Decimal) else v) for k, v in e.items()} for e in board]
     return page("bench", "prefixbench bench", subtitle, sections, data)
