@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.runs import store as store_module
 from prefixbench.workloads.runs import sweep as sweep_module
 from tests.fuzz.harness import Tally, fuzz_settings
 
@@ -43,6 +44,9 @@ def test_any_option_value_is_refused_in_one_line_or_reaches_the_first_run(import
         raise UserError("fuzz: reached the first run")
 
     monkeypatch.setattr(sweep_module, "execute_planned", stop)
+    # A worker computes a run through the store module's own name for it (a bench plans
+    # hundreds of runs: it must stop at the first one too).
+    monkeypatch.setattr(store_module, "execute_planned", stop)
     tally = Tally("options", bound_s=20)
     folder = Path(tempfile.mkdtemp(prefix="fuzz-options-"))
     log = folder / "log.jsonl"
