@@ -146,6 +146,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_compare_parser(sub)
     _add_audit_parser(sub)
     _add_record_parser(sub)
+    _add_bench_parser(sub)
     return parser
 
 
@@ -158,6 +159,12 @@ def _add_record_parser(sub: _Subcommands) -> None:
     from prefixbench.reports.trace import add_record_parser
 
     add_record_parser(sub, _add_engine_option, _add_workload_options)
+
+
+def _add_bench_parser(sub: _Subcommands) -> None:
+    from prefixbench.reports.bench import add_bench_parser
+
+    add_bench_parser(sub, _add_engine_option, _add_workload_options)
 
 
 def _add_sweep_parser(sub: _Subcommands) -> None:
@@ -414,6 +421,10 @@ def run(argv: Sequence[str] | None = None) -> int:
                 from prefixbench.reports.audit import run_audit_command
 
                 return run_audit_command(args)
+            case "bench":
+                from prefixbench.reports.bench import cmd_bench
+
+                return cmd_bench(args)
         raise UserError(f"unknown command {args.command!r}")
     except UserError as exc:
         if _debugging(args):

@@ -1,5 +1,7 @@
 """The docs' tables that the code's own tables decide: the log formats (``FORMATS``) in
-docs/formats.md and the provider rules (``PROVIDERS``) in docs/providers.md.
+docs/formats.md, the provider rules (``PROVIDERS``) in docs/providers.md, and the small
+benchmark docs/published.md sets beside the published numbers (:func:`published_table`, the
+bench command that page shows).
 
 Each table sits in its page between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``.
 ``python -m prefixbench.reports.docs_tables [DOCS_DIR]`` rewrites them from the code, and
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 from prefixbench.reports.textable import markdown_lines
@@ -69,10 +72,86 @@ def providers_table() -> str:
     return "\n".join(markdown_lines(header, rows, escape_pipes=True))
 
 
+#: The bench docs/published.md shows, as its command line: one workload, window, cache model and
+#: seed, at the listed read discount and at half of it. Its strategies are prefixbench's own:
+#: the seed engines the workload mounts and the engines prefixbench installs as entry points.
+PUBLISHED_ARGS = ("--workloads", "thinking-tools", "--caches", "anthropic-5m", "--windows", "128k", "--seeds", "0")
+#: What each strategy stands for in the published benchmarks (by engine name; others: "-").
+PUBLISHED_ANALOGUES = {
+    "no-compaction": "no compaction",
+    "sliding-window": "sliding window",
+    "anthropic-context-editing": "tool-result clearing",
+    "claude-code-autocompact": "summarization, replaying the cached prefix",
+    "checkpoint": "summarization, replaying the cached prefix",
+    "user-tail": "summarization as a new request (cold)",
+    "ranges": "range compression (no summary call)",
+    "openhands-observation-masking": "observation masking",
+    "openhands-llm-summarizing": "LLM summarization",
+    "swe-agent-last-n-observations": "observation masking (last N)",
+}
+
+
+@lru_cache(maxsize=1)
+def published_table() -> str:
+    """The bench of :data:`PUBLISHED_ARGS`, run here, as docs/published.md shows it: per
+    strategy its session and summary hit, and its cost against no compaction (or, without that
+    strategy, against the cheapest valid one) at each price variant. Computed once a process
+    (the runs are deterministic)."""
+    from importlib.metadata import entry_points
+
+    from prefixbench.kernel.loading import ENTRY_POINT_GROUP
+    from prefixbench.workloads.runs.bench import LISTED, BenchSpec, bench_rows, leaderboard, plan_bench, prices_of
+    from prefixbench.workloads.runs.sweep import execute_planned
+    from prefixbench.workloads.runs.schema import observation_records, run_record
+    from prefixbench.workloads.scripted.registry import get_workload
+
+    from decimal import Decimal
+
+    args = dict(zip(PUBLISHED_ARGS[::2], PUBLISHED_ARGS[1::2]))
+    workload = args["--workloads"]
+    own = [ep.name for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.dist is not None and ep.dist.name == "prefixbench"]
+    spec = BenchSpec(
+        workloads=(workload,), strategies=(*get_workload(workload).engines, *sorted(own)), caches=(args["--caches"],),
+        windows=(int(args["--windows"].removesuffix("k")) * 1000,), seeds=(int(args["--seeds"]),),
+    )
+    plan = plan_bench(spec)
+    prices = prices_of(spec)
+    rows: list[dict[str, object]] = []
+    for item in plan.runs:
+        run = execute_planned(item)
+        rows += bench_rows(run_record(run), observation_records(run), item.cache, prices[item.cache], spec.pricing)
+    board = leaderboard(rows)
+    names = list(dict.fromkeys(str(e["strategy"]) for e in board))
+    base = "no-compaction" if "no-compaction" in names else None
+    against = "no compaction" if base else "the cheapest"
+    by = {(str(e["strategy"]), str(e["pricing"])): e for e in board}
+
+    def change(strategy: str, discount: str) -> str:
+        e = by[(strategy, discount)]
+        ref = by[(base, discount)]["cost_exact"] if base else min(
+            v["cost_exact"] for (s, d), v in by.items() if d == discount and v["status"] == "ok")
+        text = f"{(Decimal(e['cost_exact']) / Decimal(ref) - 1) * 100:+.0f}%"  # type: ignore[arg-type]
+        return text if e["status"] == "ok" else f"{text} ({e['status']})"
+
+    rows_out = []
+    for strategy in sorted(names, key=lambda s: by[(s, LISTED.label)]["rank"]):  # type: ignore[arg-type, return-value]
+        e = by[(strategy, LISTED.label)]
+        summary = "-" if e["summary_hit"] is None else f"{float(e['summary_hit']) * 100:.1f}%"  # type: ignore[arg-type]
+        rows_out.append([
+            f"`{strategy}`", PUBLISHED_ANALOGUES.get(strategy, "-"), f"{float(e['hit_ratio']) * 100:.1f}%", summary,  # type: ignore[arg-type]
+            *(change(strategy, v.label) for v in spec.pricing),
+            f"{e['paid_back']}/{e['rewrites_total']}", f"{float(e['context_kept']) * 100:.0f}%",  # type: ignore[arg-type]
+        ])
+    header = ["strategy", "published analogue", "session hit", "summary hit",
+              *(f"cost vs {against}, {v.label} prices" for v in spec.pricing), "rewrites paid back", "context kept"]
+    return "\n".join(markdown_lines(header, rows_out, escape_pipes=True))
+
+
 #: Page, marker name and the function that makes the table.
 TABLES: tuple[tuple[str, str, Callable[[], str]], ...] = (
     ("formats.md", "formats", formats_table),
     ("providers.md", "providers", providers_table),
+    ("published.md", "published", published_table),
 )
 
 

@@ -109,7 +109,7 @@ def test_a_format_added_to_the_table_makes_the_page_stale(monkeypatch, tmp_path)
 
     from prefixbench.workloads.logs import formats
 
-    for page in ("formats.md", "providers.md"):
+    for page in ("formats.md", "providers.md", "published.md"):
         (tmp_path / page).write_text((ROOT / "docs" / page).read_text(encoding="utf-8"), encoding="utf-8")
     assert stale_tables(tmp_path) == []
     planted = msgspec.structs.replace(formats.FORMATS["codex"], name="planted", aliases=())

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.runs import store as store_module
 from prefixbench.workloads.runs import sweep as sweep_module
 from tests.fuzz.harness import Tally, fuzz_settings
 
@@ -31,6 +32,10 @@ SWEEP_FLAGS = (
     "--pruner", "--threshold-ratio", "--retain-ratio", "--retain-tokens", "--turns", "--steps-per-turn",
     "--reasoning-field", "--price", "--period", "--price-as-of", "--format",
 )
+BENCH_FLAGS = (
+    "--workloads", "--strategies", "--caches", "--windows", "--seeds", "--preset", "--profile", "--read-discount",
+    "--read-price", "--price-as-of", "--steps",
+)
 REPLAY_FLAGS = ("--input", "--chars-per-token", "--cache", "--tokenizer", "--price", "--period", "--price-as-of", "--format")
 
 
@@ -39,6 +44,9 @@ def test_any_option_value_is_refused_in_one_line_or_reaches_the_first_run(import
         raise UserError("fuzz: reached the first run")
 
     monkeypatch.setattr(sweep_module, "execute_planned", stop)
+    # A worker computes a run through the store module's own name for it (a bench plans
+    # hundreds of runs: it must stop at the first one too).
+    monkeypatch.setattr(store_module, "execute_planned", stop)
     tally = Tally("options", bound_s=20)
     folder = Path(tempfile.mkdtemp(prefix="fuzz-options-"))
     log = folder / "log.jsonl"
@@ -46,13 +54,16 @@ def test_any_option_value_is_refused_in_one_line_or_reaches_the_first_run(import
 
     @fuzz_settings(importer_examples)
     @given(
-        command=st.sampled_from(("sweep", "replay", "check")),
+        command=st.sampled_from(("sweep", "replay", "check", "bench")),
         sweep_options=st.lists(st.tuples(st.sampled_from(SWEEP_FLAGS), VALUES), max_size=3),
         replay_options=st.lists(st.tuples(st.sampled_from(REPLAY_FLAGS), VALUES), max_size=3),
+        bench_options=st.lists(st.tuples(st.sampled_from(BENCH_FLAGS), VALUES), max_size=3),
     )
-    def case(command, sweep_options, replay_options) -> None:
+    def case(command, sweep_options, replay_options, bench_options) -> None:
         if command == "sweep":
             argv = ["sweep", "--quiet", "--out", str(folder / "out"), *(x for pair in sweep_options for x in pair)]
+        elif command == "bench":
+            argv = ["bench", "--quiet", "--out", str(folder / "bench"), *(x for pair in bench_options for x in pair)]
         elif command == "replay":
             argv = ["replay", str(log), *(x for pair in replay_options for x in pair)]
         else:  # check runs specs, not sweeps: only its validation is fuzzed, with a window too small to run

@@ -37,6 +37,8 @@ RUN_FIELDS: tuple[Field, ...] = (
     Field("session_uncached_tokens", "int", "figure", gate="uncached"),
     Field("session_written_tokens", "int", "figure", gate="written"),
     Field("session_output_tokens", "int"),
+    Field("tool_result_chars", "int"),
+    Field("tool_result_chars_kept", "int"),
 )
 
 #: The dollars of a priced run (``--price``): added to runs.csv and the JSON output.
@@ -124,6 +126,8 @@ def run_record(run: Run) -> dict[str, object]:
         "session_uncached_tokens": sum(o.uncached_tokens for o in accepted),
         "session_written_tokens": sum(o.written_tokens for o in accepted),
         "session_output_tokens": sum(o.output_tokens for o in run.observations),
+        "tool_result_chars": run.tool_result_chars,
+        "tool_result_chars_kept": run.tool_result_chars_kept,
     }
 
 

@@ -139,6 +139,11 @@ class Run(msgspec.Struct, frozen=True):
     params: dict[str, object] = msgspec.field(default_factory=dict)
     #: The workload's shape seed (0 = its default shape).
     seed: int = 0
+    #: Characters of tool-result text the tools returned over the run, and how many of them
+    #: the last conversation request still carried (what the engine kept visible at the end).
+    #: 0 and 0 where a workload does not count them (several agents).
+    tool_result_chars: int = 0
+    tool_result_chars_kept: int = 0
 
     def _compared(self) -> tuple[object, ...]:
         return (self.workload, self.window, self.preset, self.engine, self.profile, self.cache, self.observations, self.seed)

@@ -104,7 +104,14 @@ def run_workload(
         session=driver.session,
         params=workload.params(),
         seed=workload.seed,
+        tool_result_chars=driver.tool_result_chars,
+        tool_result_chars_kept=tool_result_chars(driver.last_messages),
     )
+
+
+def tool_result_chars(messages: tuple[Message, ...]) -> int:
+    """Characters of tool-result text in ``messages``."""
+    return sum(result.text_chars() for message in messages for result in message.tool_results)
 
 
 class _Driver:
@@ -128,6 +135,9 @@ class _Driver:
         )
         #: Events already reported to the provider as rewrites.
         self.num_flushed = 0
+        #: Tool-result characters the tools returned, and the messages of the last conversation request.
+        self.tool_result_chars = 0
+        self.last_messages: tuple[Message, ...] = ()
 
     def now_ms(self) -> int:
         """The logical clock an engine reads (``ctx.now_ms()``)."""
@@ -209,6 +219,7 @@ class _Driver:
         session.append("step/start", turn=turn_idx, step=step_idx)
         session.log_header(header)
         request = Request(self.wire_envelope, self.view(), header.system, header.tools, self.info.default_max_tokens)
+        self.last_messages = request.messages
         # A rejected conversation request is counted; the scripted model still answers
         # (as after a successful retry) so the script advances.
         observation, reply = self.send(request)
@@ -227,6 +238,7 @@ class _Driver:
             if result is None:
                 result = self.script.run_tool(call)
             session.append("tool/result", result, turn=turn_idx, step=step_idx)
+            self.tool_result_chars += tool_result_chars((result,))
             self.clock.advance(TOOL_MS)
         session.append("step/end", turn=turn_idx, step=step_idx)
         return bool(reply.tool_calls)

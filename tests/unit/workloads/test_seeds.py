@@ -35,6 +35,8 @@ def digest(spec: SweepSpec) -> str:
     for run in [execute_planned(item) for item in plan_sweep(spec).runs]:
         record = run_record(run)
         record.pop("seed")  # the column seeds added; everything else is as before
+        record.pop("tool_result_chars")  # the columns the bench added (context kept)
+        record.pop("tool_result_chars_kept")
         h.update(json.dumps(record, sort_keys=True).encode())
         for obs in observation_records(run):
             obs.pop("seed")

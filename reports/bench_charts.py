@@ -1,0 +1,117 @@
+"""The charts of ``prefixbench bench`` (matplotlib, drawn from the leaderboard rows).
+
+``bench-<workload>.png``: per window, the median cost per task and session hit ratio of each
+strategy on each cache model (listed prices; a hatched bar is a strategy that was rejected or
+sent a prompt over the window). ``bench-discount.png``: each strategy's cost against the
+baseline's, median over workloads, windows and cache models, at each price variant.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+
+from prefixbench.reports.charts import CHAR_INCHES, fixed_margins, legend_columns, plt, save
+from prefixbench.workloads.runs.bench import LISTED
+from prefixbench.workloads.runs.windows import format_window
+
+SERIES = ("#0969da", "#8250df", "#1a7f37", "#bf8700", "#cf222e", "#1b7c83", "#bc4c00", "#57606a")
+
+
+def _listed(entries: Sequence[dict[str, object]]) -> list[dict[str, object]]:
+    """The rows at the listed prices."""
+    return [e for e in entries if e["pricing"] == LISTED.label]
+
+
+def _bottom(labels: Sequence[str]) -> float:
+    """Inches under the panels for tick labels rotated by 40 degrees (a strategy's name can be long)."""
+    return 0.35 + CHAR_INCHES * 0.7 * max((len(label) for label in labels), default=4)
+
+
+def strategy_chart(entries: Sequence[dict[str, object]], path: Path, *, title: str) -> None:
+    """Cost per task and hit ratio by strategy and cache model, one row of panels a window."""
+    save(strategy_figure(entries, title=title), path)
+
+
+def strategy_figure(entries: Sequence[dict[str, object]], *, title: str) -> plt.Figure:
+    """The figure of :func:`strategy_chart`."""
+    rows = _listed(entries)
+    windows = sorted({int(e["window"]) for e in rows}) or [0]  # type: ignore[call-overload]
+    strategies = list(dict.fromkeys(str(e["strategy"]) for e in rows))
+    caches = list(dict.fromkeys(str(e["cache"]) for e in rows))
+    width = max(8.0, 1.2 + 0.45 * max(1, len(strategies)) * 2)
+    bottom = _bottom(strategies)
+    height = 0.9 + 2.4 * len(windows) + bottom
+    fig, axes = plt.subplots(len(windows), 2, figsize=(width, height), squeeze=False)
+    fixed_margins(fig, left=0.8, right=0.2, top=0.9, bottom=bottom, gap=0.5)
+    fig.subplots_adjust(wspace=0.25)
+    bar = 0.8 / max(1, len(caches))
+    for r, window in enumerate(windows):
+        for c, (name, label, scale) in enumerate((("cost_usd", "cost per task (USD)", 1.0), ("hit_ratio", "session hit (%)", 100.0))):
+            ax = axes[r][c]
+            for k, cache in enumerate(caches):
+                xs, heights, hatches = [], [], []
+                for i, strategy in enumerate(strategies):
+                    match = [e for e in rows if int(e["window"]) == window and e["cache"] == cache and e["strategy"] == strategy]  # type: ignore[call-overload]
+                    if match:
+                        xs.append(i - 0.4 + bar * (k + 0.5))
+                        heights.append(float(match[0][name]) * scale)  # type: ignore[arg-type]
+                        hatches.append("" if match[0]["status"] == "ok" else "//")
+                bars = ax.bar(xs, heights, bar, color=SERIES[k % len(SERIES)], label=cache if r == 0 and c == 0 else None)
+                for patch, hatch in zip(bars, hatches):
+                    patch.set_hatch(hatch)
+            ax.set_title(f"{format_window(window)}: {label}", fontsize="small")
+            ax.set_xticks(range(len(strategies)))
+            ax.set_xticklabels(strategies if r == len(windows) - 1 else [""] * len(strategies), rotation=40, ha="right", fontsize="x-small")
+            ax.tick_params(axis="y", labelsize="x-small")
+    fig.suptitle(f"{title}: median over seeds, listed prices (hatched: rejected or over the window)", fontsize="small", y=1 - 0.12 / height)
+    if caches:
+        fig.legend(loc="upper center", bbox_to_anchor=(0.5, 1 - 0.3 / height), ncol=legend_columns(caches, width), fontsize="x-small", frameon=False)
+    return fig
+
+
+def discount_chart(board: Sequence[dict[str, object]], path: Path, *, baseline: str) -> None:
+    """Cost against ``baseline`` (or against the cheapest valid strategy when the bench did not
+    run it), median over every workload, window and cache model, one bar a price variant."""
+    save(discount_figure(board, baseline=baseline), path)
+
+
+def discount_figure(board: Sequence[dict[str, object]], *, baseline: str) -> plt.Figure:
+    """The figure of :func:`discount_chart`."""
+    discounts = list(dict.fromkeys(str(e["pricing"]) for e in board))
+    strategies = list(dict.fromkeys(str(e["strategy"]) for e in board))
+    has_baseline = baseline in strategies
+    ratios: dict[tuple[str, str], list[float]] = {}
+    index = {(e["workload"], e["window"], e["cache"], str(e["pricing"]), e["strategy"]): e for e in board}
+    for (workload, window, cache, discount, strategy), e in index.items():
+        if has_baseline:
+            base = index.get((workload, window, cache, discount, baseline))
+            if base is None or not float(base["cost_exact"]):  # type: ignore[arg-type]
+                continue
+            value = float(e["cost_exact"]) / float(base["cost_exact"]) - 1  # type: ignore[arg-type]
+        else:
+            if e["vs_cheapest"] is None:
+                continue
+            value = float(e["vs_cheapest"])  # type: ignore[arg-type]
+        ratios.setdefault((str(strategy), discount), []).append(value * 100)
+    width = max(7.0, 1.4 + 0.5 * max(1, len(strategies)) * max(1, len(discounts)) * 0.6)
+    bottom = _bottom(strategies)
+    fig, ax = plt.subplots(figsize=(width, 3.0 + bottom))
+    fixed_margins(fig, left=0.8, right=0.2, top=0.75, bottom=bottom)
+    bar = 0.8 / max(1, len(discounts))
+    labels = [f"prices: {d}" for d in discounts]
+    for k, discount in enumerate(discounts):
+        xs = [i - 0.4 + bar * (k + 0.5) for i in range(len(strategies))]
+        hs = [statistics.median(ratios.get((s, discount), [0.0])) for s in strategies]
+        ax.bar(xs, hs, bar, color=SERIES[k % len(SERIES)], label=labels[k])
+    ax.axhline(0, color="#57606a", linewidth=0.8)
+    ax.set_xticks(range(len(strategies)))
+    ax.set_xticklabels(strategies, rotation=40, ha="right", fontsize="x-small")
+    ax.tick_params(axis="y", labelsize="x-small")
+    against = baseline if has_baseline else "the cheapest valid strategy"
+    ax.set_ylabel("cost change (%)", fontsize="small")
+    ax.set_title(f"Cost per task against {against}: median over workloads, windows and caches", fontsize="small", pad=18)
+    if labels:
+        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(labels), fontsize="x-small", frameon=False)
+    return fig

@@ -1,0 +1,141 @@
+"""``prefixbench bench``: the leaderboard on stdout and in every file, the same bytes whatever
+ran it (``--jobs 1``, ``--jobs 2``, ``--scheduler local``), a resume after ``kill -9``, and
+bad input as one line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from prefixbench.reports.entry import main
+
+ROOT = Path(__file__).resolve().parents[3]
+#: 8 runs: 2 strategies x 2 cache models x 1 window x 2 seeds, short sessions.
+SMALL = [
+    "bench", "--workloads", "seed-coding", "--strategies", "checkpoint,tests.bench_engines:keep_all",
+    "--caches", "openai,anthropic-5m", "--windows", "32k", "--seeds", "0-1", "--steps", "24", "--quiet",
+]
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != ".prefixbench-lock"}
+
+
+def test_the_leaderboard_marks_a_strategy_over_the_window(tmp_path, capsys):
+    assert main([*SMALL, "--jobs", "1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("seed-coding")]
+    assert len(lines) == 2 * 2 * 3  # strategies x caches x prices (listed, discount x0.5, read x0.5)
+    for line in lines:
+        # keep-all never compacts: its prompts pass 32k, so it ranks last and is marked.
+        assert (" 2  keep-all " in line and line.endswith("! over window")) or (" 1  checkpoint " in line and line.endswith("ok"))
+    assert {p.name for p in tmp_path.iterdir()} >= {
+        "leaderboard.csv", "bench-runs.csv", "report.md", "report.html", "bench-seed-coding.png", "bench-discount.png", "store",
+    }
+    assert len(list((tmp_path / "store").glob("*.parquet"))) == 8
+    report = (tmp_path / "report.md").read_text()
+    assert "! over window" in report and "claude-sonnet-4-6" in report and "gpt-5.1" in report
+    assert "! over window" in (tmp_path / "report.html").read_text()
+    board = (tmp_path / "leaderboard.csv").read_text().splitlines()
+    assert board[0].startswith("workload,window,cache,pricing,rank,strategy,status") and len(board) == 1 + 12
+
+
+def test_jobs_and_dask_do_not_change_a_byte(tmp_path):
+    pytest.importorskip("distributed")
+    assert main([*SMALL, "--jobs", "1", "--out", str(tmp_path / "one")]) == 0
+    assert main([*SMALL, "--jobs", "2", "--out", str(tmp_path / "two")]) == 0
+    assert main([*SMALL, "--jobs", "2", "--scheduler", "local", "--out", str(tmp_path / "dask")]) == 0
+    one = tree(tmp_path / "one")
+    assert one == tree(tmp_path / "two")
+    assert one == tree(tmp_path / "dask")
+
+
+def test_a_rerun_reads_the_store(tmp_path, capsys):
+    argv = [a for a in SMALL if a != "--quiet"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--out", str(tmp_path)]) == 0
+    assert "8 already in" in capsys.readouterr().err
+
+
+def stored_runs(out: Path) -> int:
+    """Runs landed in the store (a file being written has a temporary name)."""
+    return sum(1 for p in (out / "store").glob("*.parquet") if not p.name.startswith(".tmp-"))
+
+
+def test_a_bench_killed_with_sigkill_resumes_to_the_same_bytes(tmp_path):
+    argv = [*SMALL[:-1], "--windows", "32k,48k", "--seeds", "0-3", "--jobs", "2"]  # 32 runs
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "prefixbench", *argv, "--out", str(killed)], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and stored_runs(killed) < 4:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    stored = stored_runs(killed)
+    assert 4 <= stored < 32, stored
+    assert not (killed / "leaderboard.csv").exists()
+    result = subprocess.run([sys.executable, "-m", "prefixbench", *argv, "--out", str(killed)], cwd=ROOT, env=env,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert f"{stored} already in" in result.stderr
+    assert main([*argv, "--quiet", "--out", str(tmp_path / "whole")]) == 0
+    assert tree(killed) == tree(tmp_path / "whole")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--caches", "nope"], "--caches: unknown cache model 'nope'"),
+        (["--read-discount", "2"], "--read-discount: a fraction of the listed discount from 0 to 1, got '2'"),
+        (["--read-discount", "x"], "--read-discount: 'x' is not a number"),
+        (["--read-price", "11"], "--read-price: a factor of the listed read price from 0 to 10, got '11'"),
+        (["--strategies", "nope"], "--strategies: unknown strategy 'nope'"),
+        (["--jobs", "0"], "--jobs must be >= 1"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, extra, message):
+    assert main([*SMALL, *extra, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+#: Strategy names as long as the shipped ones get.
+LONG_NAMES = ["no-compaction", "openhands-observation-masking", "swe-agent-last-n-observations", "claude-code-autocompact",
+              "anthropic-context-editing", "openai-server-compaction", "checkpoint", "user-tail", "ranges", "sliding-window",
+              "codex-compact", "pi-compaction"]
+
+
+@pytest.mark.parametrize("strategies", [1, 3, 12])
+@pytest.mark.parametrize("windows", [(32_000,), (32_000, 128_000, 512_000)])
+def test_bench_charts_fit_every_label(strategies, windows):
+    from decimal import Decimal
+
+    from prefixbench.reports.bench_charts import discount_figure, strategy_figure
+    from prefixbench.reports.charts import plt
+    from prefixbench.workloads.runs.bench import leaderboard
+    from tests.unit.reports.test_charts import assert_laid_out
+
+    rows = []
+    for window in windows:
+        for cache in ("anthropic-5m", "anthropic-1h", "openai", "deepseek"):
+            for pricing in ("listed", "discount x0.5", "read x0.5"):
+                for i, name in enumerate(LONG_NAMES[:strategies]):
+                    rows.append({
+                        "workload": "seed-coding", "window": window, "cache": cache, "pricing": pricing, "strategy": name,
+                        "seed": 0, "cost_usd": Decimal(i + 1) / 7, "rejected": 0, "over_window": i % 5 == 4,
+                        "hit_ratio": 0.9, "uncached_tokens": 100, "summary_hit": None, "rewrites": 2, "rewrite_factor": 1.5,
+                        "paid_back": 1, "context_kept": 0.5,
+                    })
+    board = leaderboard(rows)
+    for fig in (strategy_figure(board, title="seed-coding"), discount_figure(board, baseline="no-compaction")):
+        assert_laid_out(fig)
+        plt.close(fig)
