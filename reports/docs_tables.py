@@ -122,8 +122,11 @@ def published_table() -> str:
         rows += bench_rows(run_record(run), observation_records(run), item.cache, prices[item.cache], spec.pricing)
     board = leaderboard(rows)
     names = list(dict.fromkeys(str(e["strategy"]) for e in board))
-    base = "no-compaction" if "no-compaction" in names else None
-    against = "no compaction" if base else "the cheapest"
+    # No compaction is the baseline only where it ran valid: a run whose prompts the provider
+    # refused cost less than it would have, so comparing with it would flatter it.
+    base = "no-compaction" if all(
+        e["status"] == "ok" for e in board if e["strategy"] == "no-compaction") and "no-compaction" in names else None
+    against = "no compaction" if base else "the cheapest valid strategy"
     by = {(str(e["strategy"]), str(e["pricing"])): e for e in board}
 
     def change(strategy: str, discount: str) -> str:
@@ -131,7 +134,9 @@ def published_table() -> str:
         ref = by[(base, discount)]["cost_exact"] if base else min(
             v["cost_exact"] for (s, d), v in by.items() if d == discount and v["status"] == "ok")
         text = f"{(Decimal(e['cost_exact']) / Decimal(ref) - 1) * 100:+.0f}%"  # type: ignore[arg-type]
-        return text if e["status"] == "ok" else f"{text} ({e['status']})"
+        # A run the provider refused requests of has no comparable cost (its refused requests
+        # cost nothing): the cell says what happened instead of a flattering figure.
+        return text if e["status"] == "ok" else f"- ({e['status']})"
 
     rows_out = []
     for strategy in sorted(names, key=lambda s: by[(s, LISTED.label)]["rank"]):  # type: ignore[arg-type, return-value]
