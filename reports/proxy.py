@@ -9,9 +9,9 @@ stack of much of the Python ecosystem.
 
 Per call: the request body is read, sent upstream unchanged; the response's status, headers
 and body chunks go back to the agent as they arrive; once the call ends (or either side drops
-it) a worker thread appends one capture line (:mod:`prefixbench.reports.proxy_record`),
-flushes it, audits the call (:class:`~prefixbench.workloads.audit.live.LiveAudit`) and prints
-one line on stdout. The event loop never waits for that work.
+it) a worker thread appends one capture line (:mod:`prefixbench.reports.proxy_record`) with
+one write; a separate process (:mod:`prefixbench.reports.proxy_audit`) follows the file, audits
+each call and prints its line. The event loop never waits for either.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ import asyncio
 import logging
 import os
 import signal
+import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -66,16 +68,15 @@ class Proxy:
                  stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
         if aiohttp is None:
             raise UserError("prefixbench proxy needs aiohttp: pip install 'prefixbench[proxy]'")
-        from prefixbench.workloads.audit.live import LiveAudit
-
         self.upstream = upstream.rstrip("/")
         self.out = out
         self.host, self.port = host, port
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
-        self.audit = LiveAudit(out)
         self.calls = 0
         self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefixbench-proxy-writer")
+        self.auditor: subprocess.Popen | None = None
+        self.relay: threading.Thread | None = None
         self.pending: set[asyncio.Future] = set()
         self.fd: int | None = None
         self.session: aiohttp.ClientSession | None = None
@@ -88,6 +89,7 @@ class Proxy:
             self.fd = os.open(self.out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
             raise UserError(f"--out {self.out}: cannot open for appending ({exc.strerror or exc})") from None
+        self._start_auditor(os.fstat(self.fd).st_size)
         for name in ("aiohttp.access", "aiohttp.server", "aiohttp.web", "aiohttp.client", "aiohttp.internal"):
             quiet = logging.getLogger(name)
             quiet.addHandler(logging.NullHandler())
@@ -114,8 +116,9 @@ class Proxy:
             self.port = sockets[0].getsockname()[1]
         return self.port
 
-    async def stop(self) -> None:
-        """Stop listening, finish the calls in flight and every pending capture line."""
+    async def stop(self, finish_audit: bool = False) -> None:
+        """Stop listening, finish the calls in flight and every pending capture line; the live
+        lines not yet printed are dropped unless ``finish_audit`` (the capture has those calls)."""
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None
@@ -124,7 +127,17 @@ class Proxy:
         if self.session is not None:
             await self.session.close()
             self.session = None
-        self.writer.shutdown(wait=True)
+        self.writer.shutdown(wait=True)  # every capture line is written
+        if self.auditor is not None:
+            assert self.auditor.stdin is not None
+            if finish_audit:
+                self.auditor.stdin.close()  # it audits the rest of the file, then ends
+            else:
+                self.auditor.terminate()  # the live lines still to come are dropped; the capture has them
+            await asyncio.to_thread(self.auditor.wait)
+            if self.relay is not None:
+                await asyncio.to_thread(self.relay.join)
+            self.auditor = None
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
@@ -203,7 +216,7 @@ class Proxy:
         future.add_done_callback(self.pending.discard)
 
     def _write(self, call: _Call) -> None:
-        """Append the call's capture line, audit it, print its live line (the writer thread)."""
+        """Append the call's capture line (the writer thread); the audit process takes it from there."""
         self.calls += 1
         number = self.calls
         note = {key: value for key, value in call.note.items() if key != "complete"}
@@ -222,19 +235,23 @@ class Proxy:
             self._say(self.stderr, f"#{number} {call.method} {redact_url(call.url)}: {note['upstream_error']}")
         if note.get("client_disconnected"):
             self._say(self.stderr, f"#{number} the agent disconnected mid-response; recorded what had arrived")
-        try:
-            row = self.audit.add(record)
-        except UserError as exc:
-            self._say(self.stdout, f"#{number} not audited: {exc}")
-            return
-        except Exception as exc:  # the live audit must never take the proxy down
-            self._say(self.stderr, f"#{number} live audit failed: {type(exc).__name__}: {exc}")
-            return
-        from prefixbench.reports.proxy_record import live_line
 
-        line = live_line(number, row, call.status)
-        if line is not None:
-            self._say(self.stdout, line)
+    def _start_auditor(self, offset: int) -> None:
+        """The live audit's process (:mod:`prefixbench.reports.proxy_audit`), following the
+        capture from ``offset``; a thread copies its lines to :attr:`stdout`."""
+        self.auditor = subprocess.Popen(
+            [sys.executable, "-m", "prefixbench.reports.proxy_audit", str(self.out), str(offset)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )
+        source = self.auditor.stdout
+        assert source is not None
+
+        def copy() -> None:
+            for raw in source:
+                self._say(self.stdout, raw.decode("utf-8", errors="replace").rstrip("\n"))
+
+        self.relay = threading.Thread(target=copy, name="prefixbench-proxy-live", daemon=True)
+        self.relay.start()
 
     def _say(self, stream: TextIO, line: str) -> None:
         # One line whatever the detail holds: unprintable characters escaped (as cli.one_line).
@@ -304,6 +321,6 @@ async def _serve(proxy: Proxy) -> None:
     try:
         await stopped.wait()
     finally:
-        await proxy.stop()
+        await proxy.stop(finish_audit=True)  # the live lines of every recorded call, then the end
         print(f"prefixbench proxy: stopped after {proxy.calls} calls; audit them with: prefixbench audit {proxy.out}",
               file=sys.stderr, flush=True)

@@ -51,7 +51,7 @@ async def rig(tmp_path: Path, upstream: str | None = None) -> AsyncIterator[Rig]
     try:
         yield Rig(direct, f"http://127.0.0.1:{port}", twin, behind, proxy, out, stdout, stderr)
     finally:
-        await proxy.stop()
+        await proxy.stop(finish_audit=True)
         await runner_a.cleanup()
         await runner_b.cleanup()
 
