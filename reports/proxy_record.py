@@ -9,7 +9,8 @@ of both bodies (the response's still compressed when the provider compressed it)
 forwarded (RFC 9110 section 7.6.1, they describe one connection, not the message): ``Connection``
 and the headers it names, ``Keep-Alive``, ``Proxy-Connection``, ``Proxy-Authenticate``,
 ``Proxy-Authorization``, ``TE``, ``Trailer``, ``Transfer-Encoding``, ``Upgrade``. ``Host`` is
-the upstream's and ``Content-Length`` is set for the bytes sent, which are the bytes received.
+the upstream's and ``Content-Length`` is set for the bytes sent, which are the bytes received;
+``Expect: 100-continue`` is answered by the proxy itself (it reads the whole body first).
 
 Written (one JSON line per call, the ``http-capture`` format ``audit`` reads): the request's
 time, method, URL, headers and body (parsed JSON), the response's time, status, headers and
@@ -40,8 +41,9 @@ HOP_BY_HOP = frozenset(
         "upgrade",
     }
 )
-#: Set by the proxy's HTTP stack for the hop it sends: the upstream's host, the body's length.
-REWRITTEN = frozenset({"host", "content-length"})
+#: Set by the proxy's HTTP stack for the hop it sends: the upstream's host, the body's length;
+#: and ``Expect: 100-continue``, which the proxy has already answered (it holds the whole body).
+REWRITTEN = frozenset({"host", "content-length", "expect"})
 #: Headers whose values are credentials: recorded as ``[redacted]``.
 SECRET_HEADERS = frozenset(
     {

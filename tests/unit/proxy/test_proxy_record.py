@@ -72,3 +72,23 @@ def test_an_unreadable_encoding_is_noted_not_fatal() -> None:
 def test_the_live_line_of_a_skipped_call() -> None:
     assert live_line(3, "HTTP 529: not served, neither read nor written", 529) == "#3 HTTP 529 passed through: HTTP 529: not served, neither read nor written"
     assert live_line(4, "not a model call (no request body with a model)", 200) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(listen=st.one_of(st.text(max_size=30), st.sampled_from(["127.0.0.1:0", "[::1]:8787", ":8787", "h:99999", "h:-1", "h:"])),
+       upstream=st.one_of(st.text(max_size=30), st.sampled_from(["anthropic", "OPENAI", "vllm", "http://", "https://x/y/", "ftp://x"])))
+def test_any_listen_or_upstream_value_is_accepted_or_one_user_error(listen: str, upstream: str) -> None:
+    from prefixbench.reports.proxy import parse_listen, resolve_upstream
+    from prefixbench.simulator.errors import UserError
+
+    for parse, value in ((parse_listen, listen), (resolve_upstream, upstream)):
+        try:
+            parsed = parse(value)
+        except UserError as exc:
+            assert "\n" not in str(exc) or "\n" in value
+            continue
+        if parse is parse_listen:
+            host, port = parsed  # type: ignore[misc]
+            assert 0 <= port <= 65535
+        else:
+            assert str(parsed).startswith(("http://", "https://"))
