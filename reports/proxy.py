@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from prefixbench.reports.proxy_record import capture_line, capture_record, forwarded, redact_url
+from prefixbench.reports.proxy_record import capture_line, capture_record, forwarded, redact_url, scrub
 from prefixbench.simulator.errors import UserError
 
 try:
@@ -155,7 +155,7 @@ class Proxy:
                 allow_redirects=False,
             )
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-            reason = f"upstream unreachable: {type(exc).__name__}: {exc}"
+            reason = scrub(f"upstream unreachable: {type(exc).__name__}: {exc}", url, headers)
             call.note["upstream_error"] = reason
             call.answered = time.time()
             self._finish(call)
@@ -195,7 +195,7 @@ class Proxy:
                     agent_gone = True
                     break  # the agent hung up: hang up on the provider too, as a direct call would
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-            call.note["upstream_error"] = f"upstream dropped the stream: {type(exc).__name__}: {exc}"
+            call.note["upstream_error"] = scrub(f"upstream dropped the stream: {type(exc).__name__}: {exc}", call.url, call.request_headers)
             if request.transport is not None:
                 request.transport.abort()  # the agent sees the stream cut short, as it was
             return response

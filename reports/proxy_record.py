@@ -103,6 +103,24 @@ def redact_url(url: str) -> str:
     return f"{base}?{'&'.join(parts)}{hash_sep}{fragment}"
 
 
+def scrub(text: str, url: str, headers: Iterable[tuple[str, str]]) -> str:
+    """``text`` (an error message) with every credential of the call replaced: the secret
+    headers' values (and their tokens, such as a bearer token) and the secret query values."""
+    secrets = set()
+    for name, value in headers:
+        if name.lower() in SECRET_HEADERS:
+            secrets.add(value)
+            secrets.update(part for part in value.split() if len(part) >= 8)
+    query = url.partition("?")[2].partition("#")[0]
+    for part in query.split("&"):
+        name, eq, value = part.partition("=")
+        if eq and _unquote_lower(name) in SECRET_QUERY and value:
+            secrets.add(value)
+    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text.replace(url, redact_url(url))
+
+
 def _unquote_lower(name: str) -> str:
     from urllib.parse import unquote_plus
 

@@ -92,3 +92,12 @@ def test_any_listen_or_upstream_value_is_accepted_or_one_user_error(listen: str,
             assert 0 <= port <= 65535
         else:
             assert str(parsed).startswith(("http://", "https://"))
+
+
+def test_an_error_message_loses_the_calls_credentials() -> None:
+    from prefixbench.reports.proxy_record import scrub
+
+    url = f"https://h.example/v1?alt=sse&key={KEY}"
+    text = f"InvalidURL {url}; header Bearer {KEY}"
+    shown = scrub(text, url, [("Authorization", f"Bearer {KEY}")])
+    assert KEY not in shown and REDACTED in shown
