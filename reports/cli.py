@@ -147,6 +147,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_audit_parser(sub)
     _add_record_parser(sub)
     _add_bench_parser(sub)
+    _add_proxy_parser(sub)
     return parser
 
 
@@ -165,6 +166,22 @@ def _add_bench_parser(sub: _Subcommands) -> None:
     from prefixbench.reports.bench import add_bench_parser
 
     add_bench_parser(sub, _add_engine_option, _add_workload_options)
+def _add_proxy_parser(sub: _Subcommands) -> None:
+    proxy = sub.add_parser(
+        "proxy",
+        help="a local recording reverse proxy: point an agent's base URL at it, audit each call live",
+        description="Forward every call of an agent to its provider unchanged (streams pass through as they "
+        "arrive), append each call to a capture file that prefixbench audit reads (request bodies, usage, "
+        "stream events; API keys and auth headers redacted) and print one line per call: lane, read / prompt, "
+        "hit ratio and, for a miss, its cause from the body diff and the dollars lost. Needs the proxy extra "
+        "(aiohttp). Ctrl-C stops it.",
+    )
+    if not proxy:
+        return
+    proxy.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT", help="where the agent connects (default: 127.0.0.1:8787; port 0 picks a free one)")
+    proxy.add_argument("--upstream", default="anthropic", metavar="NAME|URL", help="where calls go: anthropic, openai, deepseek, gemini (their public API bases) or a base URL "
+        "such as https://api.deepseek.com/anthropic (default: anthropic)")
+    proxy.add_argument("--out", type=Path, default=Path("prefixbench-capture.jsonl"), metavar="FILE.jsonl", help="the capture, appended to, one call a line (default: prefixbench-capture.jsonl)")
 
 
 def _add_sweep_parser(sub: _Subcommands) -> None:
@@ -425,6 +442,10 @@ def run(argv: Sequence[str] | None = None) -> int:
                 from prefixbench.reports.bench import cmd_bench
 
                 return cmd_bench(args)
+            case "proxy":
+                from prefixbench.reports.proxy_command import run_proxy
+
+                return run_proxy(args)
         raise UserError(f"unknown command {args.command!r}")
     except UserError as exc:
         if _debugging(args):

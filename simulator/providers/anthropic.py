@@ -56,6 +56,7 @@ DIAGNOSTICS_FIELDS = ("cache_miss_reason", "cache_diagnostics", "diagnostics", "
 RULES = ProviderRules(
     speaks_messages=True,
     name="anthropic",
+    api_base="https://api.anthropic.com",
     # Cline's Anthropic and Claude Code handlers copy input_tokens, cache_creation_input_tokens and
     # cache_read_input_tokens as they are (Roo Code and Kilo Code name the protocol "anthropic").
     agent_handlers=(("anthropic", "additive"), ("claude-code", "additive")),

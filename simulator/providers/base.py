@@ -113,6 +113,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     model_prefixes: tuple[str, ...] = ()
     #: Lower-case substrings of an endpoint URL that name this provider.
     url_markers: tuple[str, ...] = ()
+    #: The public API's base URL (scheme and host, and a path prefix where the API has one):
+    #: where ``prefixbench proxy --upstream NAME`` forwards; empty for engines one hosts oneself.
+    api_base: str = ""
     #: Step a hit counts in (tokens; 1 = exact), and the engine's block size where it has one.
     block_tokens: int = 1
     #: Shortest cacheable prefix (tokens) for a model :attr:`min_tokens_by_model` does not know.

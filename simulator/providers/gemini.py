@@ -83,6 +83,7 @@ OPTIONS = (
 
 RULES = ProviderRules(
     name="gemini",
+    api_base="https://generativelanguage.googleapis.com",
     usage_convention="subset",
     read_usage=read_usage,
     model_prefixes=("gemini",),

@@ -98,6 +98,7 @@ def read_diagnostic(obj: object) -> str | None:
 
 RULES = ProviderRules(
     name="openai",
+    api_base="https://api.openai.com",
     # Cline's OpenAI (native) handler subtracts the cached part from tokensIn; its "OpenAI
     # Compatible" handler (and Roo Code's "openai" protocol) keeps prompt_tokens whole.
     agent_handlers=(("openai-native", "additive"), ("openai", "subset")),

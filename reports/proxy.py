@@ -1,0 +1,326 @@
+"""``prefixbench proxy``: a local recording reverse proxy between an agent and its provider.
+
+Built on aiohttp (the ``proxy`` extra), imported here only: one library that is both the
+server the agent talks to and the client that talks to the provider, streaming both ways
+(``iter_any`` hands over each chunk as it arrives, ``StreamResponse.write`` sends it on), with
+connection pooling and no automatic decompression when asked, so the bytes pass through as
+they came. It is maintained by the aio-libs group, released often, and is the async HTTP
+stack of much of the Python ecosystem.
+
+Per call: the request body is read, sent upstream unchanged; the response's status, headers
+and body chunks go back to the agent as they arrive; once the call ends (or either side drops
+it) a worker thread appends one capture line (:mod:`prefixbench.reports.proxy_record`) with
+one write; a separate process (:mod:`prefixbench.reports.proxy_audit`) follows the file, audits
+each call and prints its line. The event loop never waits for either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from prefixbench.reports.proxy_record import capture_line, capture_record, forwarded, redact_url, scrub
+from prefixbench.simulator.errors import UserError
+
+try:
+    import aiohttp
+    from aiohttp import web
+    from yarl import URL
+except ImportError:  # pragma: no cover - the CLI checks first and says which extra to install
+    aiohttp = None  # type: ignore[assignment]
+
+#: Headers aiohttp's client would add on its own; left to the agent (it sends what it sends).
+_NO_AUTO_HEADERS = ("User-Agent", "Accept", "Accept-Encoding", "Content-Type")
+#: Errors of a connection the other side closed.
+_GONE = (ConnectionError,)
+
+
+@dataclass
+class _Call:
+    """What the proxy saw of one call, handed to the writer thread when the call ends."""
+
+    method: str
+    url: str
+    request_headers: list[tuple[str, str]]
+    request_body: bytes
+    sent: float
+    status: int | None = None
+    response_headers: list[tuple[str, str]] = field(default_factory=list)
+    chunks: list[bytes] = field(default_factory=list)
+    answered: float = 0.0
+    note: dict[str, object] = field(default_factory=dict)
+
+
+class Proxy:
+    """The server, its upstream session, the capture file and the live audit."""
+
+    def __init__(self, upstream: str, out: Path, host: str = "127.0.0.1", port: int = 8787,
+                 stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
+        if aiohttp is None:
+            raise UserError("prefixbench proxy needs aiohttp: pip install 'prefixbench[proxy]'")
+        self.upstream = upstream.rstrip("/")
+        self.out = out
+        self.host, self.port = host, port
+        self.stdout = stdout or sys.stdout
+        self.stderr = stderr or sys.stderr
+        self.calls = 0
+        self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefixbench-proxy-writer")
+        self.auditor: subprocess.Popen | None = None
+        self.relay: threading.Thread | None = None
+        self.pending: set[asyncio.Future] = set()
+        self.fd: int | None = None
+        self.session: aiohttp.ClientSession | None = None
+        self.runner: web.AppRunner | None = None
+
+    async def start(self) -> int:
+        """Open the capture, the upstream session and the listening socket; the port listened on."""
+        try:
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+            self.fd = os.open(self.out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise UserError(f"--out {self.out}: cannot open for appending ({exc.strerror or exc})") from None
+        self._start_auditor(os.fstat(self.fd).st_size)
+        for name in ("aiohttp.access", "aiohttp.server", "aiohttp.web", "aiohttp.client", "aiohttp.internal"):
+            quiet = logging.getLogger(name)
+            quiet.addHandler(logging.NullHandler())
+            quiet.propagate = False  # the proxy reports its own errors, one line each
+        self.session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+            timeout=aiohttp.ClientTimeout(total=None, connect=30, sock_read=None),
+            auto_decompress=False,
+            skip_auto_headers=_NO_AUTO_HEADERS,
+            trust_env=True,  # HTTPS_PROXY / NO_PROXY for the way out, as the agent itself would
+        )
+        app = web.Application(client_max_size=1 << 34)
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self.runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, self.host, self.port, reuse_address=True)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self.stop()
+            raise UserError(f"--listen {self.host}:{self.port}: {exc.strerror or exc}") from None
+        sockets = site._server.sockets if site._server is not None else ()  # type: ignore[attr-defined]
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+        return self.port
+
+    async def stop(self, finish_audit: bool = False) -> None:
+        """Stop listening, finish the calls in flight and every pending capture line; the live
+        lines not yet printed are dropped unless ``finish_audit`` (the capture has those calls)."""
+        if self.runner is not None:
+            await self.runner.cleanup()
+            self.runner = None
+        if self.pending:
+            await asyncio.gather(*self.pending, return_exceptions=True)
+        if self.session is not None:
+            await self.session.close()
+            self.session = None
+        self.writer.shutdown(wait=True)  # every capture line is written
+        if self.auditor is not None:
+            assert self.auditor.stdin is not None
+            if finish_audit:
+                self.auditor.stdin.close()  # it audits the rest of the file, then ends
+            else:
+                self.auditor.terminate()  # the live lines still to come are dropped; the capture has them
+            await asyncio.to_thread(self.auditor.wait)
+            if self.relay is not None:
+                await asyncio.to_thread(self.relay.join)
+            self.auditor = None
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        assert self.session is not None
+        body = await request.read()
+        url = self.upstream + request.raw_path
+        headers = forwarded(_pairs(request.raw_headers))
+        call = _Call(request.method, url, headers, body, time.time())
+        try:
+            upstream = await self.session.request(
+                request.method, URL(url, encoded=True), headers=headers,
+                data=body if body or request.method not in ("GET", "HEAD") else None,
+                allow_redirects=False,
+            )
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            reason = scrub(f"upstream unreachable: {type(exc).__name__}: {exc}", url, headers)
+            call.note["upstream_error"] = reason
+            call.answered = time.time()
+            self._finish(call)
+            # No provider answer exists to pass on: the agent gets a 502 naming the cause.
+            return web.Response(status=502, text=f"prefixbench proxy: {reason}\n")
+        response = web.StreamResponse(status=upstream.status, reason=upstream.reason)
+        try:
+            return await self._relay(request, upstream, response, call)
+        finally:
+            upstream.release() if call.note.get("complete") else upstream.close()
+            call.answered = time.time()
+            self._finish(call)
+
+    async def _relay(self, request: web.Request, upstream: aiohttp.ClientResponse, response: web.StreamResponse, call: _Call) -> web.StreamResponse:
+        """Stream the upstream's answer to the agent, chunk by chunk, recording each chunk."""
+        call.status = upstream.status
+        call.response_headers = _pairs(upstream.raw_headers)
+        for name, value in forwarded(call.response_headers):
+            response.headers.add(name, value)
+        length = upstream.headers.get("Content-Length")
+        chunked = "chunked" in upstream.headers.get("Transfer-Encoding", "").lower()
+        if length is not None and not chunked and length.isdigit():
+            response.content_length = int(length)
+        agent_gone = False
+        try:
+            await response.prepare(request)
+        except _GONE:
+            agent_gone = True
+        try:
+            async for chunk in upstream.content.iter_any():
+                call.chunks.append(chunk)
+                if agent_gone:
+                    break
+                try:
+                    await response.write(chunk)
+                except _GONE:
+                    agent_gone = True
+                    break  # the agent hung up: hang up on the provider too, as a direct call would
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            call.note["upstream_error"] = scrub(f"upstream dropped the stream: {type(exc).__name__}: {exc}", call.url, call.request_headers)
+            if request.transport is not None:
+                request.transport.abort()  # the agent sees the stream cut short, as it was
+            return response
+        if agent_gone:
+            call.note["client_disconnected"] = True
+            return response
+        call.note["complete"] = True
+        try:
+            await response.write_eof()
+        except _GONE:
+            call.note["client_disconnected"] = True
+        return response
+
+    def _finish(self, call: _Call) -> None:
+        """Hand the call to the writer thread (the event loop does not wait for it)."""
+        future = asyncio.get_running_loop().run_in_executor(self.writer, self._write, call)
+        self.pending.add(future)
+        future.add_done_callback(self.pending.discard)
+
+    def _write(self, call: _Call) -> None:
+        """Append the call's capture line (the writer thread); the audit process takes it from there."""
+        self.calls += 1
+        number = self.calls
+        note = {key: value for key, value in call.note.items() if key != "complete"}
+        note["upstream"] = redact_url(self.upstream)
+        record = capture_record(
+            method=call.method, url=call.url, request_headers=call.request_headers, request_body=call.request_body,
+            sent=call.sent, status=call.status, response_headers=call.response_headers,
+            response_body=b"".join(call.chunks), answered=call.answered or time.time(), note=note,
+        )
+        try:
+            assert self.fd is not None
+            os.write(self.fd, capture_line(record))  # one append per call: a crash loses no earlier line
+        except OSError as exc:
+            self._say(self.stderr, f"#{number} capture not written: {exc.strerror or exc}")
+        if "upstream_error" in note:
+            self._say(self.stderr, f"#{number} {call.method} {redact_url(call.url)}: {note['upstream_error']}")
+        if note.get("client_disconnected"):
+            self._say(self.stderr, f"#{number} the agent disconnected mid-response; recorded what had arrived")
+
+    def _start_auditor(self, offset: int) -> None:
+        """The live audit's process (:mod:`prefixbench.reports.proxy_audit`), following the
+        capture from ``offset``; a thread copies its lines to :attr:`stdout`."""
+        self.auditor = subprocess.Popen(
+            [sys.executable, "-m", "prefixbench.reports.proxy_audit", str(self.out), str(offset)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        )
+        source = self.auditor.stdout
+        assert source is not None
+
+        def copy() -> None:
+            for raw in source:
+                self._say(self.stdout, raw.decode("utf-8", errors="replace").rstrip("\n"))
+
+        self.relay = threading.Thread(target=copy, name="prefixbench-proxy-live", daemon=True)
+        self.relay.start()
+
+    def _say(self, stream: TextIO, line: str) -> None:
+        # One line whatever the detail holds: unprintable characters escaped (as cli.one_line).
+        shown = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in line)
+        try:
+            stream.write(shown + "\n")
+            stream.flush()
+        except (OSError, ValueError):
+            pass  # a closed terminal must not stop the recording
+
+
+def _pairs(raw: tuple[tuple[bytes, bytes], ...]) -> list[tuple[str, str]]:
+    """Raw header pairs as text, in order, names as sent (HTTP header bytes are Latin-1)."""
+    return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw]
+
+
+def resolve_upstream(value: str) -> str:
+    """``--upstream``: a provider's name (its public API base) or a URL."""
+    from prefixbench.simulator.providers import PROVIDERS
+
+    rules = PROVIDERS.get(value.lower())
+    if rules is not None:
+        if not rules.api_base:
+            with_base = ", ".join(name for name, r in PROVIDERS.items() if r.api_base)
+            raise UserError(f"--upstream {value}: no known public API base; give its URL (named ones: {with_base})")
+        return rules.api_base
+    if not value.startswith(("http://", "https://")) or len(value.split("/")[2]) == 0:
+        raise UserError(f"--upstream {value!r}: expected a provider name or an http(s):// URL")
+    return value.rstrip("/")
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """``--listen host:port`` (``[::1]:8787`` for IPv6; port 0 picks a free one)."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UserError(f"--listen {value!r}: expected host:port, e.g. 127.0.0.1:8787")
+    host = host.strip("[]") or "127.0.0.1"
+    return host, int(port)
+
+
+def run_proxy_command(args: object) -> int:
+    """``prefixbench proxy``: serve until Ctrl-C (exit 130) or SIGTERM (exit 0)."""
+    upstream = resolve_upstream(args.upstream)  # type: ignore[attr-defined]
+    host, port = parse_listen(args.listen)  # type: ignore[attr-defined]
+    proxy = Proxy(upstream, args.out, host, port)  # type: ignore[attr-defined]
+    asyncio.run(_serve(proxy))
+    return 0
+
+
+async def _serve(proxy: Proxy) -> None:
+    port = await proxy.start()
+    shown = f"[{proxy.host}]" if ":" in proxy.host else proxy.host
+    base = f"http://{shown}:{port}"
+    print(
+        f"prefixbench proxy: {base} -> {redact_url(proxy.upstream)}; capture {proxy.out}\n"
+        f"  point the agent at it: ANTHROPIC_BASE_URL={base} (Anthropic), OPENAI_BASE_URL={base}/v1 (OpenAI); "
+        "Ctrl-C stops",
+        file=sys.stderr,
+        flush=True,
+    )
+    stopped = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGTERM, stopped.set)
+    except (NotImplementedError, RuntimeError):  # pragma: no cover - not on this platform
+        pass
+    try:
+        await stopped.wait()
+    finally:
+        await proxy.stop(finish_audit=True)  # the live lines of every recorded call, then the end
+        print(f"prefixbench proxy: stopped after {proxy.calls} calls; audit them with: prefixbench audit {proxy.out}",
+              file=sys.stderr, flush=True)
