@@ -20,15 +20,8 @@ from html import escape
 
 import msgspec
 
-from prefixbench.reports.palette import CACHED, FOLD, PRESET_COLOURS, UNCACHED
-
-#: Segment colours of the parts only the page draws (the roles it shares with the PNG charts,
-#: CACHED and UNCACHED among them, are in reports/palette.py).
-WRITE_5M = "#bf8700"
-WRITE_1H = "#8250df"
-REJECTED = "#6e7781"  # the page's own grey (the PNGs use palette.REJECTED)
-PREDICTED = OUTPUT = MARK = FOLD
-SERIES = (*PRESET_COLOURS, "#1b7c83", "#bc4c00")
+from prefixbench.reports.textable import ellipsize
+from prefixbench.reports.palette import CACHED, INK, PREDICTED, REJECTED, SERIES, TOTAL, UNCACHED, WRITTEN
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328;background:#fff}
@@ -52,6 +45,8 @@ svg text{fill:#1f2328;pointer-events:none}svg .axis{stroke:#8c959f;stroke-width:
 font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;pointer-events:none;z-index:9}
 .chart{border:1px solid #d0d7de;border-radius:6px;padding:6px;margin:8px 0}
 code{background:#f6f8fa;padding:0 3px;border-radius:3px}
+td{overflow-wrap:break-word}td.detail{max-width:640px}details summary{cursor:pointer}
+.sw{display:inline-block;width:9px;height:9px;margin-right:5px;border-radius:2px}
 """
 
 SCRIPT = """
@@ -144,6 +139,10 @@ class Cell(msgspec.Struct, frozen=True):
     numeric: bool = False
     tip: str | None = None
     css: str | None = None
+    #: A swatch of this colour before the text (a cause's, from the palette).
+    colour: str | None = None
+    #: The whole text of a cut cell, one click away (a ``<details>`` around the cut text).
+    more: str | None = None
 
 
 def num(field: str, value: object, text: str) -> Cell:
@@ -165,7 +164,12 @@ def table(header: Sequence[str], rows: Iterable[tuple[dict[str, str], Sequence[C
                 attr += f' data-field="{escape(cell.field)}" data-value="{escape(raw(cell.value))}"'
             if cell.tip:
                 attr += f' data-tip="{escape(cell.tip)}"'
-            tds.append(f"<td{attr}>{escape(cell.text)}</td>")
+            text = escape(cell.text)
+            if cell.colour:
+                text = f'<i class="sw" style="background:{cell.colour}"></i>{text}'
+            if cell.more is not None:
+                text = f"<details><summary>{text}</summary>{escape(cell.more)}</details>"
+            tds.append(f"<td{attr}>{text}</td>")
         out.append(f"<tr{tr}>" + "".join(tds) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -227,6 +231,8 @@ class Bar(msgspec.Struct, frozen=True):
     marker: str | None = None  # a cause/fold marker above the bar (its tip is ``marker_tip``)
     marker_tip: str | None = None
     rejected: bool = False
+    #: The marker's colour (a miss cause's, from :func:`prefixbench.reports.palette.cause_colour`); None: the fold blue.
+    marker_colour: str | None = None
 
 
 def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 220, width: int = 1100) -> str:
@@ -255,7 +261,7 @@ def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 
                 continue
             h = tokens * scale
             y -= h
-            extra = ' fill-opacity="0.35" stroke="#57606a" stroke-dasharray="2,1"' if bar.rejected else ""
+            extra = f' fill-opacity="0.35" stroke="{TOTAL}" stroke-dasharray="2,1"' if bar.rejected else ""
             parts.append(f'<rect class="seg-{escape(name)}" x="{x:.2f}" y="{y:.2f}" width="{bw:.2f}" height="{h:.2f}" fill="{colour}"{extra}/>')
         if bar.rejected:
             parts.append(f'<text x="{x + bw / 2:.2f}" y="{y0 - 3:.2f}" text-anchor="middle" font-weight="700" fill="{REJECTED}">×</text>')
@@ -270,7 +276,7 @@ def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 
             cx = x + bw / 2
             parts.append(
                 f'<path class="marker" d="M{cx - 4:.2f},{top_pad - 10} L{cx + 4:.2f},{top_pad - 10} L{cx:.2f},{top_pad - 3} Z" '
-                f'fill="{MARK}" data-tip="{escape(bar.marker_tip or bar.marker)}"/>'
+                f'fill="{bar.marker_colour or PREDICTED}" data-marker="{escape(bar.marker)}" data-tip="{escape(bar.marker_tip or bar.marker)}"/>'
             )
     # x ticks: about 10 request numbers
     every = max(1, math.ceil(n / 10))
@@ -323,7 +329,7 @@ def grouped_bars(groups: Sequence[Group], series: Sequence[str], *, title: str, 
                 cx = x + bw * 0.46
                 parts.append(
                     f'<path d="M{cx:.2f},{y0 - lo * scale:.2f} V{y0 - hi * scale:.2f} M{cx - 3:.2f},{y0 - lo * scale:.2f} '
-                    f'H{cx + 3:.2f} M{cx - 3:.2f},{y0 - hi * scale:.2f} H{cx + 3:.2f}" stroke="#1f2328" fill="none"/>'
+                    f'H{cx + 3:.2f} M{cx - 3:.2f},{y0 - hi * scale:.2f} H{cx + 3:.2f}" stroke="{INK}" fill="none"/>'
                 )
         parts.append(f'<text x="{left + gi * gw + gw / 2:.1f}" y="{y0 + 15}" text-anchor="middle">{escape(group.label)}</text>')
     parts.append("</svg>")
@@ -339,6 +345,20 @@ class Step(msgspec.Struct, frozen=True):
     amount: float
     kind: str  # "total", "loss" (from the running sum), "alone"/"cost" (a what-if, from the first total)
     tip: str
+
+
+def step_amount_text(step: Step) -> str:
+    """A waterfall step's amount in the one sign convention of the reports (docs/audit.md): dollars
+    lost and dollars saved are positive amounts said in words, a fix that costs more says so; only a
+    total is a bare amount."""
+    match step.kind:
+        case "total":
+            return fmt_usd(step.amount)
+        case "loss":
+            return f"lost {fmt_usd(abs(step.amount))}"
+        case _:
+            saved = -step.amount
+            return f"saves {fmt_usd(saved)}" if saved >= 0 else f"costs {fmt_usd(-saved)} more"
 
 
 def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int = 300, width: int = 1000) -> str:
@@ -364,7 +384,7 @@ def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int
     top = _nice_max(max([b for _, b in spans] + [0]))
     y0 = top_pad + plot_h
     scale = plot_h / (top - lo) if top > lo else 0
-    colours = {"total": "#57606a", "loss": UNCACHED, "saving": CACHED, "alone": CACHED, "cost": WRITE_5M}
+    colours = {"total": TOTAL, "loss": UNCACHED, "saving": CACHED, "alone": CACHED, "cost": WRITTEN}
     sw = plot_w / max(1, len(steps))
     parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
     parts.append(f'<text x="{left}" y="14" font-weight="600">{escape(title)}</text>')
@@ -376,9 +396,8 @@ def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int
             f'<rect class="wf-{s.kind}" data-label="{escape(s.label)}" data-value="{raw(s.amount)}" x="{x:.2f}" y="{yb:.2f}" '
             f'width="{sw * 0.7:.2f}" height="{max(0.8, ya - yb):.2f}" fill="{colours[s.kind]}" data-tip="{escape(s.tip)}"/>'
         )
-        sign = "" if s.kind == "total" else ("+" if s.amount > 0 else "")
-        parts.append(f'<text x="{x + sw * 0.35:.2f}" y="{yb - 3:.2f}" text-anchor="middle">{escape(sign + fmt_usd(s.amount))}</text>')
-        label = s.label if len(s.label) <= 34 else s.label[:33] + "…"
+        parts.append(f'<text x="{x + sw * 0.35:.2f}" y="{yb - 3:.2f}" text-anchor="middle">{escape(step_amount_text(s))}</text>')
+        label = ellipsize(s.label, 34)
         parts.append(
             f'<text x="{x + sw * 0.35:.2f}" y="{y0 + 12}" text-anchor="end" transform="rotate(-30 {x + sw * 0.35:.2f} {y0 + 12})">'
             f"{escape(label)}</text>"
