@@ -119,3 +119,15 @@ def test_audit_png_draws_in_request_order_without_timestamps(tmp_path):
     result = run_audit([write_jsonl(tmp_path / "s.jsonl", lines)])
     assert request_times(result.rows) is None
     assert [ax.get_xlabel() for ax in audit_figure(result).get_axes()] == ["request (file order)"]
+
+
+def test_a_fail_line_quotes_the_detail_whole(tmp_path, monkeypatch):
+    """main cut the detail at 120 characters, inside a word; the line now quotes it whole."""
+    from prefixbench.workloads.audit import gate as gate_module
+    from prefixbench.workloads.audit.gate import Gate, violations
+
+    result, long = _long_detail_result(tmp_path)
+    (line,) = violations(result, Gate.parse("ttl-expired", None, None))
+    assert line.endswith(f"({long})")
+    xml = gate_module.junit_xml(result, Gate.parse("ttl-expired", None, None)).decode()
+    assert 'message="ttl-expired at line' in xml and long.strip() in xml
