@@ -409,18 +409,9 @@ _DAY_MS = 86_400_000
 def request_times(rows: Sequence[AuditRow]) -> list[int] | None:
     """Each request's send time in ms since the epoch, or None when one of them has no absolute
     timestamp (then the charts' x axis is the request's place, not the clock)."""
-    from datetime import datetime
+    from prefixbench.reports.html_pages import times_ms
 
-    times = []
-    for row in rows:
-        stamp = row.timestamp
-        if not stamp or stamp.startswith("+"):
-            return None
-        try:
-            times.append(int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000))
-        except ValueError:
-            return None
-    return times
+    return times_ms([row.timestamp for row in rows])
 
 
 def _time_bars(starts_ms: Sequence[int]) -> tuple[list[float], list[float]]:

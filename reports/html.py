@@ -45,7 +45,7 @@ svg text{fill:#1f2328;pointer-events:none}svg .axis{stroke:#8c959f;stroke-width:
 font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;pointer-events:none;z-index:9}
 .chart{border:1px solid #d0d7de;border-radius:6px;padding:6px;margin:8px 0}
 code{background:#f6f8fa;padding:0 3px;border-radius:3px}
-td{overflow-wrap:break-word}td.detail{max-width:640px}details summary{cursor:pointer}
+td{overflow-wrap:break-word}td.detail{max-width:640px}td.cause{white-space:nowrap}details summary{cursor:pointer}
 .sw{display:inline-block;width:9px;height:9px;margin-right:5px;border-radius:2px}
 """
 
@@ -235,8 +235,33 @@ class Bar(msgspec.Struct, frozen=True):
     marker_colour: str | None = None
 
 
-def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 220, width: int = 1100) -> str:
-    """Per-request stacked bars; the y axis always reaches the tallest bar or overlay."""
+def _clock_places(times: Sequence[int], plot_w: float) -> tuple[list[float], float, float, float]:
+    """Where each bar of a chart on the clock starts (pixels from the plot's left), its width (as
+    wide as the time to the next bar, capped at the median such time, so an idle hour is empty
+    axis), and the first time and the milliseconds a pixel is."""
+    t0, t1 = min(times), max(times)
+    gaps = sorted(b - a for a, b in zip(times, times[1:]) if b > a)
+    typical = gaps[(len(gaps) - 1) // 2] if gaps else 1000
+    span = max(t1 - t0 + typical, 1)
+    per_px = span / plot_w
+    width = min(48.0, max(0.6, typical / per_px * 0.8))
+    return [(t - t0) / per_px for t in times], width, t0, per_px
+
+
+def _clock_text(ms: float, span_ms: float) -> str:
+    from datetime import UTC, datetime
+
+    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    if span_ms > 86_400_000:
+        return moment.strftime("%m-%d %H:%M")
+    return moment.strftime("%H:%M:%S" if span_ms < 600_000 else "%H:%M")
+
+
+def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 220, width: int = 1100,
+                 times: Sequence[int] | None = None) -> str:
+    """Per-request stacked bars; the y axis always reaches the tallest bar or overlay. With
+    ``times`` (ms since the epoch, one a bar) the x axis is the clock (UTC): each bar stands at
+    its time, and the ticks are times of day."""
     left, right, top_pad, bottom = 56, 10, 26, 34
     plot_w, plot_h = width - left - right, height - top_pad - bottom
     n = max(1, len(bars))
@@ -244,13 +269,18 @@ def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 
     top = _nice_max(tallest)
     step = plot_w / n
     bw = min(48.0, max(0.6, step * 0.8))
+    if times is not None and len(times) == len(bars) and bars:
+        places, bw, t0, per_px = _clock_places(times, plot_w)
+    else:
+        times = None
+        places = [i * step + (step - bw) / 2 for i in range(len(bars))]
     y0 = top_pad + plot_h
     parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
     parts.append(f'<text x="{left}" y="14" font-weight="600">{escape(title)}</text>')
     parts += _y_axis(left, y0, plot_h, plot_w, top, "")
     scale = plot_h / top
     for i, bar in enumerate(bars):
-        x = left + i * step + (step - bw) / 2
+        x = left + places[i]
         attrs = "".join(f' {k}="{escape(v)}"' for k, v in bar.attrs.items())
         parts.append(f'<g class="bar"{attrs} data-tip="{escape(bar.tip)}">')
         # a transparent column the full height, so the tip shows even over a short bar
@@ -278,12 +308,20 @@ def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 
                 f'<path class="marker" d="M{cx - 4:.2f},{top_pad - 10} L{cx + 4:.2f},{top_pad - 10} L{cx:.2f},{top_pad - 3} Z" '
                 f'fill="{bar.marker_colour or PREDICTED}" data-marker="{escape(bar.marker)}" data-tip="{escape(bar.marker_tip or bar.marker)}"/>'
             )
-    # x ticks: about 10 request numbers
-    every = max(1, math.ceil(n / 10))
-    for i in range(0, len(bars), every):
-        x = left + i * step + step / 2
-        label = bars[i].attrs.get("data-index", str(i))
-        parts.append(f'<text x="{x:.1f}" y="{y0 + 14}" text-anchor="middle">{escape(label)}</text>')
+    if times is not None:
+        # x ticks: about 8 times of day, evenly spread over the span
+        span = per_px * plot_w
+        for k in range(8):
+            x = left + plot_w * k / 8
+            parts.append(f'<text class="tick-time" x="{x:.1f}" y="{y0 + 14}" text-anchor="middle">'
+                         f"{escape(_clock_text(t0 + per_px * plot_w * k / 8, span))}</text>")
+    else:
+        # x ticks: about 10 request numbers
+        every = max(1, math.ceil(n / 10))
+        for i in range(0, len(bars), every):
+            x = left + i * step + step / 2
+            label = bars[i].attrs.get("data-index", str(i))
+            parts.append(f'<text x="{x:.1f}" y="{y0 + 14}" text-anchor="middle">{escape(label)}</text>')
     parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 4}" text-anchor="middle">{escape(xlabel)}</text>')
     parts.append("</svg>")
     return '<div class="chart">' + "".join(parts) + "</div>"

@@ -386,6 +386,7 @@ def _audit_worst(requests: list[dict], many: bool) -> str:
     detail is cut at a word boundary, its whole text one hover (and one click: the cell's
     ``<details>``) away."""
     from prefixbench.reports.textable import ellipsize
+    from prefixbench.workloads.audit.causes import CAUSES
 
     ranked = sorted(
         ((i, r) for i, r in enumerate(requests) if r["cause"] and r["lost_tokens"] > 0),
@@ -399,11 +400,11 @@ def _audit_worst(requests: list[dict], many: bool) -> str:
         short = ellipsize(detail, DETAIL_CHARS)
         rows.append(({"data-worst": str(i)}, [
             f"{_short(r['file'])}:{r['line']}" if many else f"line {r['line']}",
-            r["lane"], r["timestamp"] or "-",
+            r["lane"], _when(r["timestamp"]),
             num("reported_cache_read", r["reported_cache_read"], fmt_int(r["reported_cache_read"] or 0)),
             num("expected_cache_read", r["expected_cache_read"], fmt_int(r["expected_cache_read"])),
             num("lost_usd", r["lost_usd"], "-" if r["lost_usd"] is None else fmt_usd(r["lost_usd"])),
-            Cell(r["cause"], tip=f"{r['cause']} ({r['evidence']})", css="cause", colour=cause_colour(r["cause"])),
+            Cell(r["cause"], tip=f"{r['cause']} ({r['evidence']}): {CAUSES.get(r['cause'], '')}", css="cause", colour=cause_colour(r["cause"])),
             Cell(short, tip=detail if short != detail else None, css="detail", more=detail if short != detail else None),
         ]))
     return table(["where", "lane", "sent", "read", "expected", "lost", "cause", "detail"], rows, css="worst") + note(
@@ -412,13 +413,28 @@ def _audit_worst(requests: list[dict], many: bool) -> str:
     )
 
 
+def _when(stamp: str | None) -> str:
+    """``2025-09-03 00:52:54`` of an ISO timestamp (a relative one as it is)."""
+    if not stamp:
+        return "-"
+    return stamp[:19].replace("T", " ") if not stamp.startswith("+") else stamp
+
+
+def _span_text(first: str | None, last: str | None) -> str:
+    """``first .. last``, the day left out of ``last`` when it is ``first``'s."""
+    if first is None or last is None:
+        return "no timestamp"
+    a, b = _when(first), _when(last)
+    return a if a == b else f"{a} .. {b[11:] if b[:10] == a[:10] else b}"
+
+
 def _audit_roll_ups(rolls: list[dict], what: str) -> str:
     """One row a session (a log file: its main lane, subagents and compactions) or a UTC day."""
     if not rolls:
         return note(f"No request, so no {what}.")
     rows = []
     for r in rolls:
-        span = "no timestamp" if r["first"] is None else (r["first"] if r["first"] == r["last"] else f"{r['first']} .. {r['last']}")
+        span = _span_text(r["first"], r["last"])
         rows.append(({f"data-{what}": r["key"]}, [
             Cell(_short(r["key"]) if what == "session" else r["key"], tip=r["key"] if what == "session" else None),
             span,
@@ -428,7 +444,7 @@ def _audit_roll_ups(rolls: list[dict], what: str) -> str:
             num("hit_ratio", r["hit_ratio"], fmt_pct(r["hit_ratio"])),
             num("cost_usd", r["cost_usd"], fmt_usd(r["cost_usd"])),
             num("lost_usd", r["lost_usd"], fmt_usd(r["lost_usd"])),
-            Cell(r["top_cause"] or "-", colour=cause_colour(r["top_cause"]) if r["top_cause"] else None),
+            Cell(r["top_cause"] or "-", css="cause", colour=cause_colour(r["top_cause"]) if r["top_cause"] else None),
         ]))
     header = [what, "time (UTC)", "requests", "lanes", "misses", "hit", "paid", "lost", "top cause"]
     return table(header, rows, css=f"rollup {what}s")
@@ -463,7 +479,7 @@ def _audit_causes(causes: list[dict], totals: dict) -> str:
     rows = []
     for i, c in enumerate(causes):
         rows.append(({"data-cause": c["cause"]}, [
-            Cell(c["cause"], tip=CAUSES.get(c["cause"], "")),
+            Cell(c["cause"], tip=CAUSES.get(c["cause"], ""), css="cause", colour=cause_colour(c["cause"])),
             num("requests", c["requests"], fmt_int(c["requests"])),
             num("lost_tokens", c["lost_tokens"], fmt_int(c["lost_tokens"])),
             num("lost_usd", c["lost_usd"], fmt_usd(c["lost_usd"])),
@@ -614,9 +630,27 @@ def _audit_requests(requests: list[dict], many: bool, lane_sizes: dict[tuple[str
         title = f"{_lane_label(file, lane, many)}: {len(items)} requests"
         if lane_sizes is not None:
             title = f"{_lane_label(file, lane, many)}: {len(items)} of its {lane_sizes.get((file, lane), len(items))} requests"
+        times = times_ms([r["timestamp"] for _, r in items])
+        xlabel = "request of the lane" if times is None else "time (UTC): each bar at the request's send time"
         parts.append(f'<div class="lane-chart" data-lane="{_esc(file)}|{_esc(lane)}">'
-                     + stacked_bars(bars, title=title, xlabel="request of the lane") + "</div>")
+                     + stacked_bars(bars, title=title, xlabel=xlabel, times=times) + "</div>")
     return "".join(parts)
+
+
+def times_ms(stamps: Sequence[str | None]) -> list[int] | None:
+    """Each request's send time in ms since the epoch, or None when one has no absolute
+    timestamp (the charts, audit.png's and the page's, then stand their bars in request order)."""
+    from datetime import datetime
+
+    out = []
+    for stamp in stamps:
+        if not stamp or stamp.startswith("+"):
+            return None
+        try:
+            out.append(int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000))
+        except ValueError:
+            return None
+    return out
 
 
 def _audit_files(files: list[dict], notes: list[str]) -> str:
