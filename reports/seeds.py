@@ -21,7 +21,7 @@ import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.reports.frames import with_change_vs_legacy
-from prefixbench.reports.tables import fmt_change, fmt_int, fmt_pct, markdown_table, table_rows
+from prefixbench.reports.tables import fmt_change, fmt_int, fmt_pct, markdown_table, table_rows, text_table
 from prefixbench.reports.textable import Table, columns_named
 from prefixbench.workloads.runs.windows import format_window
 
@@ -122,9 +122,9 @@ def sweep_text_table(runs: pd.DataFrame) -> str:
     """The sweep table for the terminal: per run, or per configuration across seeds; a footnote
     under it for each mark it uses."""
     if not needs_aggregate(runs):
-        header, rows = table_rows(runs)
-    else:
-        header, rows = aggregate_rows(runs)
+        _, rows = table_rows(runs)
+        return "\n".join([text_table(runs), *footnotes(rows)])
+    header, rows = aggregate_rows(runs)
     return "\n".join([Table(header, rows, columns_named(header, NUMERIC)).text(), *footnotes(rows)])
 
 

@@ -11,6 +11,7 @@ def _table(monkeypatch, last: str) -> str:
     rows = [["32k", "legacy", "-"], ["32k", "patched", last]]
     monkeypatch.setattr(seeds, "needs_aggregate", lambda runs: False)
     monkeypatch.setattr(seeds, "table_rows", lambda runs: (header, rows))
+    monkeypatch.setattr(seeds, "text_table", lambda runs: "\n".join("  ".join(row) for row in [header, *rows]))
     return sweep_text_table(None)
 
 
