@@ -16,11 +16,11 @@ from pathlib import Path
 
 import msgspec
 
-from prefixbench.reports.textable import text_lines, visible
+from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.causes import CAUSES
-from prefixbench.workloads.audit.core import AuditResult, AuditRow, LaneSummary
+from prefixbench.workloads.audit.core import AuditResult, AuditRow, LaneSummary, RollUp
 from prefixbench.workloads.audit.schema import (
     CAUSE_FIELDS,
     AGREEMENT_FIELDS,
@@ -32,6 +32,7 @@ from prefixbench.workloads.audit.schema import (
     MODEL_FIELDS,
     REQUEST_FIELDS as REQUEST_SCHEMA,
     REQUESTS_SHOWN_FIELDS,
+    ROLLUP_FIELDS,
     SCHEMA_VERSION,
     TOTALS_FIELDS,
     section_record,
@@ -74,6 +75,8 @@ def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) ->
         "files": [section_record(FILE_FIELDS, calibration) for calibration in result.files],
         "agreement": [section_record(AGREEMENT_FIELDS, pair) for pair in result.agreement],
         "compactions": [section_record(COMPACTION_FIELDS, compaction) for compaction in result.compactions],
+        "sessions": [section_record(ROLLUP_FIELDS, session) for session in result.sessions],
+        "days": [section_record(ROLLUP_FIELDS, day) for day in result.days],
         "notes": list(result.notes),
     }
 
@@ -141,15 +144,22 @@ def _usd(value: Decimal | None) -> str:
     return "-" if value is None else format_usd(value)
 
 
-def audit_table(result: AuditResult, worst: int = WORST) -> str:
+#: Sessions the terminal table lists at most (those that lost the most); audit.md lists every one.
+SESSIONS_SHOWN = 20
+
+
+def audit_table(result: AuditResult, worst: int = WORST, sessions: int | None = SESSIONS_SHOWN,
+                where_whole: str = "audit.md and --format json") -> str:
     """The terminal view: what to change and the loss split, totals, misses by cause, the worst
-    requests, then every lane predicted vs reported, models, calibration per file and notes."""
+    requests, the compactions, per session and per day, then every lane predicted vs reported,
+    models, calibration per file and notes."""
     from prefixbench.reports.advice import advice_lines
 
     reported_files = {row.file for row in result.rows if row.reported_cache_read is not None}
     out = [*advice_lines(result), _headline(result), "", "misses by cause", *_causes_lines(result)]
-    out += _worst_lines(result, worst)
+    out += _worst_lines(result, worst, where_whole)
     out += _compaction_lines(result)
+    out += _roll_up_lines(result, sessions)
     out += ["", "lanes: reported vs predicted", *_lane_lines(result, reported_files)]
     out += ["", "models", *_model_lines(result)]
     out += ["", "calibration per file: predicted read against reported read", *_calibration_lines(result, reported_files)]
@@ -175,23 +185,79 @@ def _causes_lines(result: AuditResult) -> list[str]:
     )) or ["(none)"]
 
 
-def _worst_lines(result: AuditResult, worst: int) -> list[str]:
+#: Characters of a miss's detail the worst-requests table shows (cut at a word boundary).
+DETAIL_WIDTH = 100
+
+
+def _worst_rows(result: AuditResult, worst: int) -> list[AuditRow]:
     """The requests that lost most, by dollars then tokens."""
-    ranked = sorted(
+    return sorted(
         (row for row in result.rows if row.cause is not None and row.lost_tokens > 0),
         key=lambda row: (-(row.lost_usd or Decimal(0)), -row.lost_tokens, row.file, row.line),
     )[:worst]
-    return ["", f"worst requests (top {len(ranked)} by dollars lost)", *text_lines(
+
+
+def _worst_lines(result: AuditResult, worst: int, where_whole: str = "audit.md and --format json") -> list[str]:
+    """The requests that lost most, by dollars then tokens; a long detail cut at a word boundary,
+    with where its whole text is."""
+    ranked = _worst_rows(result, worst)
+    out = ["", f"worst requests (top {len(ranked)} by dollars lost)", *text_lines(
         ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "detail"],
         [
             [
                 f"{_short(row.file)}:{row.line}", row.lane, f"{row.reported_cache_read or 0:,}",
-                f"{row.expected_cache_read:,}", _usd(row.lost_usd), row.cause or "", row.evidence or "", row.detail[:110],
+                f"{row.expected_cache_read:,}", _usd(row.lost_usd), row.cause or "", row.evidence or "",
+                ellipsize(visible(row.detail), DETAIL_WIDTH),
             ]
             for row in ranked
         ],
         {2, 3, 4},
     )]
+    if any(len(visible(row.detail)) > DETAIL_WIDTH for row in ranked):
+        out.append(f"{ELLIPSIS} a detail cut at a word boundary: the whole text is in {where_whole}")
+    return out
+
+
+def _span(roll: RollUp) -> str:
+    """``first .. last`` of a roll-up, the day left out of ``last`` when it is ``first``'s."""
+    if roll.first is None or roll.last is None:
+        return "no timestamp"
+    first, last = roll.first[:16].replace("T", " "), roll.last[:16].replace("T", " ")
+    return first if first == last else f"{first} .. {last[11:] if last[:10] == first[:10] else last}"
+
+
+def _roll_up_rows(rolls: Sequence[RollUp], name) -> list[list[str]]:
+    return [
+        [
+            name(r), _span(r), f"{r.requests:,}", f"{r.lanes:,}", f"{r.misses:,}", f"{r.hit_ratio:.1%}",
+            format_usd(r.cost_usd), format_usd(r.lost_usd), r.top_cause or "-",
+        ]
+        for r in rolls
+    ]
+
+
+ROLL_UP_HEADER = ("{what}", "time (UTC)", "requests", "lanes", "misses", "hit", "paid", "lost", "top cause")
+
+
+def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
+    """Per session (a log file: its main lane, subagents and compactions), then per UTC day."""
+    if not result.rows:
+        return []
+    rolls = list(result.sessions)
+    left_out = 0
+    if sessions is not None and len(rolls) > sessions:
+        kept = set(sorted(range(len(rolls)), key=lambda i: (-rolls[i].lost_usd, -rolls[i].cost_usd, i))[:sessions])
+        left_out = len(rolls) - sessions
+        rolls = [r for i, r in enumerate(rolls) if i in kept]
+    right = {2, 3, 4, 5, 6, 7}
+    title = "per session (one log file: its main lane, subagents and compactions)"
+    if left_out:
+        title += f": the {sessions} that lost the most, {left_out:,} more in audit.md and audit.json"
+    out = ["", title, *text_lines([ROLL_UP_HEADER[0].format(what="session"), *ROLL_UP_HEADER[1:]],
+                                  _roll_up_rows(rolls, lambda r: _short(r.key)), right)]
+    out += ["", "per day (UTC)", *text_lines([ROLL_UP_HEADER[0].format(what="day"), *ROLL_UP_HEADER[1:]],
+                                             _roll_up_rows(result.days, lambda r: r.key), right)]
+    return out
 
 
 def _compaction_lines(result: AuditResult) -> list[str]:
@@ -327,7 +393,7 @@ def _note_lines(result: AuditResult) -> list[str]:
 
 def audit_markdown(result: AuditResult) -> str:
     """audit.md: the table view in Markdown, with how to read it."""
-    body = audit_table(result, worst=50)
+    body = audit_table(result, worst=50, sessions=None, where_whole='"Details of the worst requests" below')
     # The fence is longer than any run of backticks in the table (a model or file name can hold
     # some), so nothing read from a log closes it; control characters are already shown escaped.
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", body)), default=0))
@@ -341,10 +407,22 @@ def audit_markdown(result: AuditResult) -> str:
         "miss carries one cause and the evidence that decided it: `diagnostic` (the provider said so), "
         "`body-diff` (the request bodies differ there), `log` (inferred from what the log records) or "
         "`none` (`unexplained`, with why the log cannot tell).\n\n"
-        f"{fence}\n{body}\n{fence}\n\n## Causes\n\n"
+        f"{fence}\n{body}\n{fence}\n\n"
+        + _worst_details_markdown(result, 50)
+        + "## Causes\n\n"
         + "\n".join(f"- `{name}`: {meaning}" for name, meaning in CAUSES.items())
         + "\n"
     )
+
+
+def _worst_details_markdown(result: AuditResult, worst: int) -> str:
+    """Every worst request's whole detail, the text the table cut at a word boundary."""
+    ranked = [row for row in _worst_rows(result, worst) if len(visible(row.detail)) > DETAIL_WIDTH]
+    if not ranked:
+        return ""
+    items = "\n".join(f"- {md_code(f'{_short(row.file)}:{row.line}')} ({md_code(row.lane)}, {row.cause}): {md_code(row.detail)}"
+                      for row in ranked)
+    return f"## Details of the worst requests\n\nThe whole text of each detail the table above cut.\n\n{items}\n\n"
 
 
 def audit_csv(result: AuditResult) -> str:
@@ -364,16 +442,47 @@ def write_audit_csv(result: AuditResult, stream) -> None:
 
 
 def audit_chart(result: AuditResult, path: Path) -> None:
-    """audit.png: per file, per request stacked read / write / uncached, predicted read, misses by cause."""
+    """audit.png: per file, per request stacked read / write / uncached, predicted read, misses by
+    cause (:func:`audit_figure`)."""
     audit_figure(result).savefig(path, dpi=100, metadata={"Software": None})  # as reports/charts.py's save(): the same bytes every time
 
 
+#: Milliseconds a day (matplotlib's date numbers are days since 1970-01-01 UTC).
+_DAY_MS = 86_400_000
+
+
+def request_times(rows: Sequence[AuditRow]) -> list[int] | None:
+    """Each request's send time in ms since the epoch, or None when one of them has no absolute
+    timestamp (then the charts' x axis is the request's place, not the clock)."""
+    from prefixbench.reports.html_pages import times_ms
+
+    return times_ms([row.timestamp for row in rows])
+
+
+def _time_bars(starts_ms: Sequence[int]) -> tuple[list[float], list[float]]:
+    """Left edges (matplotlib date numbers) and widths of one bar per step drawn on the clock: each
+    as wide as the time to the next step, capped at the median such time (an idle hour is empty
+    axis, not a wide bar), never narrower than 1/2000 of the span so that every step shows."""
+    gaps = sorted(b - a for a, b in zip(starts_ms, starts_ms[1:]) if b > a)
+    span = (starts_ms[-1] - starts_ms[0]) if starts_ms else 0
+    typical = gaps[(len(gaps) - 1) // 2] if gaps else 1000
+    floor = max(span / 2000, 1.0)
+    widths = []
+    for i, start in enumerate(starts_ms):
+        following = starts_ms[i + 1] - start if i + 1 < len(starts_ms) else typical
+        widths.append(max(min(following, typical) * 0.9, floor) / _DAY_MS)
+    return [t / _DAY_MS for t in starts_ms], widths
+
+
 def audit_figure(result: AuditResult):
-    """The figure audit.png is saved from (a matplotlib ``Figure``)."""
+    """The figure of audit.png. The x axis is the clock (UTC) where every request of a panel has
+    a timestamp, the request's place in the file otherwise; colours are the palette's
+    (:mod:`prefixbench.reports.palette`), a miss marker's its cause's."""
     import numpy as np
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
-    from prefixbench.reports.palette import CACHED, UNCACHED
+    from prefixbench.reports.palette import CACHED, PREDICTED, UNCACHED, WRITTEN, cause_colour
 
     # A bare Figure, drawn by Agg when saved: no pyplot, no backend to select, and none of the
     # sweep charts' imports (reports/charts.py brings pandas: about 60 MB an audit does not need).
@@ -386,17 +495,20 @@ def audit_figure(result: AuditResult):
         # Too many files for a panel each: one panel, every request in file order (nothing left out).
         rows_by_file = {f"{len(files)} files, in order": [row for name in files for row in rows_by_file[name]]}
         files = list(rows_by_file)
-    colours = dict(zip(CAUSES, ("#57606a", "#8250df", "#bf8700", "#cf222e", "#fb8f44", "#0550ae", "#0969da", "#a40e26",
-                                "#953800", "#1a7f37", "#6639ba", "#6e7781", "#116329", "#4d2d00", "#000000", "#e16f24")))
     fig = Figure(figsize=(12, 2.6 * len(files) + 0.6))
     axes = fig.subplots(len(files), 1, squeeze=False)
-    used: set[str] = set()
     for ax, name in zip(axes[:, 0], files):
         rows = rows_by_file[name]
         if not rows:
             ax.text(0.5, 0.5, "no model calls with usage in this file", ha="center", va="center", transform=ax.transAxes)
             ax.set_title(visible(printable(Path(name).name)), fontsize=9)
             continue
+        times = request_times(rows)
+        if times is not None:
+            # drawn on the clock: in send order (lanes of one file interleave)
+            order = sorted(range(len(rows)), key=lambda i: (times[i], i))
+            rows = [rows[i] for i in order]
+            times = [times[i] for i in order]
         reported = all(row.reported_cache_read is not None for row in rows)
         read = np.array([(row.reported_cache_read if reported else row.predicted_cache_read) or 0 for row in rows], float)
         write = np.array([(row.reported_cache_write if reported else row.predicted_cache_write) or 0 for row in rows], float)
@@ -405,40 +517,48 @@ def audit_figure(result: AuditResult):
         # More requests than the panel has room for: each step is the mean of ``width`` requests
         # (the figure's memory grows with its steps and markers, not with the log).
         width = max(1, -(-len(rows) // CHART_STEPS))
-        if width == 1:
-            x = np.arange(len(rows))
-            edges = np.arange(len(rows) + 1) - 0.5
-        else:
-            starts = np.arange(0, len(rows), width)
+        starts = np.arange(0, len(rows), width)
+        if width > 1:
             counts = np.diff(np.append(starts, len(rows)))
             read, write, uncached, predicted = (np.add.reduceat(a, starts) / counts for a in (read, write, uncached, predicted))
-            edges = np.append(starts, len(rows)) - 0.5
-            x = starts + (counts - 1) / 2
-        ax.stairs(read, edges, fill=True, color=CACHED, label="cache read")
-        ax.stairs(read + write, edges, baseline=read, fill=True, color="#bf8700", label="cache write")
-        ax.stairs(read + write + uncached, edges, baseline=read + write, fill=True, color=UNCACHED, label="uncached")
-        if reported:
-            # As stairs over the same edges as the bars: a one-request panel shows its prediction too.
-            ax.stairs(predicted, edges, baseline=None, color="black", linewidth=0.8, label="predicted read")
-        top = (read + write + uncached).max() if len(rows) else 1
-        for cause in CAUSES:
-            picked = [i for i, row in enumerate(rows) if row.cause == cause]
-            if width > 1:  # one marker a step
-                picked = [x[i] for i in sorted({i // width for i in picked})]
-            if picked:
-                used.add(cause)
-                ax.scatter(picked, [top * 1.04] * len(picked), marker="v", s=18, color=colours[cause], label=f"miss: {cause}", zorder=3)
-        # A panel of one or two requests keeps room beside its bars, and ticks only at requests.
-        pad = max(0.0, (CHART_MIN_SLOTS - len(rows)) / 2)
-        ax.set_xlim(-0.5 - pad, len(rows) - 0.5 + pad)
-        if len(rows) <= 10:
-            ax.set_xticks(range(len(rows)))
+        if times is not None:
+            lefts, widths = _time_bars([times[i] for i in starts])
         else:
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            lefts = list(starts - 0.5)
+            widths = [float(w) for w in np.diff(np.append(starts, len(rows)))]
+        lefts_a, widths_a = np.array(lefts), np.array(widths)
+        mids = lefts_a + widths_a / 2
+        ax.bar(lefts_a, read, widths_a, align="edge", color=CACHED, label="cache read", linewidth=0)
+        ax.bar(lefts_a, write, widths_a, bottom=read, align="edge", color=WRITTEN, label="cache write", linewidth=0)
+        ax.bar(lefts_a, uncached, widths_a, bottom=read + write, align="edge", color=UNCACHED, label="uncached", linewidth=0)
+        if reported:
+            # one tick a step, at the read the model predicted (a lone request gets its tick too)
+            ax.hlines(predicted, lefts_a, lefts_a + widths_a, colors=PREDICTED, linewidth=1.2, label="predicted read")
+        top = (read + write + uncached).max() if len(rows) else 1
+        top = max(top, predicted.max() if reported and len(rows) else 0)
+        for cause in sorted({row.cause for row in rows if row.cause is not None}, key=_cause_order):
+            picked = sorted({i // width for i, row in enumerate(rows) if row.cause == cause})
+            ax.scatter(mids[picked], [top * 1.04] * len(picked), marker="v", s=18, color=cause_colour(cause),
+                       label=f"miss: {cause}", zorder=3)
+        if times is None:
+            # A panel of one or two requests keeps room beside its bars, and ticks only at requests.
+            pad = max(0.0, (CHART_MIN_SLOTS - len(rows)) / 2)
+            ax.set_xlim(-0.5 - pad, len(rows) - 0.5 + pad)
+            if len(rows) <= 10:
+                ax.set_xticks(range(len(rows)))
+            else:
+                ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        else:
+            pad = max((lefts_a[-1] + widths_a[-1] - lefts_a[0]) * 0.02, 1 / 86_400)
+            ax.set_xlim(lefts_a[0] - pad, lefts_a[-1] + widths_a[-1] + pad)
+            locator = AutoDateLocator()
+            ax.xaxis.set_major_locator(locator)
+            ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
         ax.set_ylim(0, top * 1.12 if top else 1)
         steps = "" if width == 1 else f", each step the mean of {width:,}"
         ax.set_title(visible(printable(f"{Path(name).name} ({len(rows):,} request{'' if len(rows) == 1 else 's'}{'' if reported else ', predicted only'}{steps})")), fontsize=9)
         ax.set_ylabel("tokens", fontsize=8)
+        ax.set_xlabel("time (UTC)" if times is not None else "request (file order)", fontsize=8)
         ax.tick_params(labelsize=7)
     handles: dict[str, object] = {}
     for ax in axes[:, 0]:
@@ -446,9 +566,13 @@ def audit_figure(result: AuditResult):
             handles.setdefault(label, handle)
     if handles:
         fig.legend(list(handles.values()), list(handles.keys()), loc="upper center", ncol=min(6, len(handles)), fontsize=7, frameon=False)
-    axes[-1, 0].set_xlabel("request (file order)", fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
     return fig
+
+
+def _cause_order(cause: str) -> tuple[int, str]:
+    names = list(CAUSES)
+    return (names.index(cause) if cause in names else len(names), cause)
 
 
 #: report.html draws at most this many requests (the worst: see :func:`page_rows`); every request

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from prefixbench.reports.charts import CHAR_INCHES, fixed_margins, legend_columns, plt, save
+from prefixbench.reports.palette import SERIES, TOTAL
 from prefixbench.workloads.runs.bench import LISTED
 from prefixbench.workloads.runs.windows import format_window
 
-SERIES = ("#0969da", "#8250df", "#1a7f37", "#bf8700", "#cf222e", "#1b7c83", "#bc4c00", "#57606a")
 
 
 def _listed(entries: Sequence[dict[str, object]]) -> list[dict[str, object]]:
@@ -105,7 +105,7 @@ def discount_figure(board: Sequence[dict[str, object]], *, baseline: str) -> plt
         xs = [i - 0.4 + bar * (k + 0.5) for i in range(len(strategies))]
         hs = [statistics.median(ratios.get((s, discount), [0.0])) for s in strategies]
         ax.bar(xs, hs, bar, color=SERIES[k % len(SERIES)], label=labels[k])
-    ax.axhline(0, color="#57606a", linewidth=0.8)
+    ax.axhline(0, color=TOTAL, linewidth=0.8)
     ax.set_xticks(range(len(strategies)))
     ax.set_xticklabels(strategies, rotation=40, ha="right", fontsize="x-small")
     ax.tick_params(axis="y", labelsize="x-small")

@@ -18,7 +18,7 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from prefixbench.kernel.presets import PRESET_ORDER, PRESETS  # noqa: E402
 from prefixbench.reports.frames import ordered  # noqa: E402
-from prefixbench.reports.palette import CACHED, FOLD, PRESET_COLOURS, REJECTED, UNCACHED  # noqa: E402
+from prefixbench.reports.palette import CACHED, FOLD, PRESET_COLOURS, REJECTED, TOTAL, UNCACHED  # noqa: E402
 from prefixbench.workloads.runs.windows import format_window  # noqa: E402
 
 PNG_METADATA = {"Software": None}
@@ -157,7 +157,7 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
                 continue
             ratios = [v for lst in sel["summary_hit_ratio"] for v in lst]
             if not ratios:
-                ax.text(pos, 1, "no summary calls", rotation=90, ha="center", va="bottom", fontsize="x-small", color="#57606a")
+                ax.text(pos, 1, "no summary calls", rotation=90, ha="center", va="bottom", fontsize="x-small", color=TOTAL)
                 continue
             mean, lo, hi = float(np.mean(ratios)) * 100, min(ratios) * 100, max(ratios) * 100
             ax.bar(
@@ -177,7 +177,7 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
     handles = [Patch(facecolor=colours[p], label=p) for p in colours]
     if several:
         handles += [
-            Patch(facecolor="white", edgecolor="#57606a", hatch=ENGINE_HATCHES[i % len(ENGINE_HATCHES)] or None, label=name)
+            Patch(facecolor="white", edgecolor=TOTAL, hatch=ENGINE_HATCHES[i % len(ENGINE_HATCHES)] or None, label=name)
             for i, name in enumerate(names)
         ]
     ncols = legend_columns([h.get_label() for h in handles], fig.get_size_inches()[0])

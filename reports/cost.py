@@ -23,7 +23,7 @@ import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.workloads.runs.schema import COST_COLUMNS, RUN_KEYS
-from prefixbench.reports.palette import CACHED, FOLD, UNCACHED
+from prefixbench.reports.palette import CACHED, FOLD, UNCACHED, WRITTEN
 from prefixbench.reports.textable import Table, markdown_lines
 from prefixbench.simulator.pricing import (
     DEEPSEEK_PEAK_HOURS,
@@ -49,7 +49,7 @@ PART_LABELS = {
 PART_COLOURS = {
     "uncached_input": UNCACHED,
     "cache_read": CACHED,
-    "cache_write": "#bf8700",
+    "cache_write": WRITTEN,
     "output": FOLD,
 }
 #: Token columns :func:`cost_table` needs; ``written_long_tokens`` and ``status`` are optional.

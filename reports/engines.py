@@ -22,12 +22,12 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from prefixbench.reports.palette import FOLD, SILENT, UNCACHED
+from prefixbench.reports.palette import AXIS, FOLD, SILENT, UNCACHED
 from prefixbench.reports.textable import markdown_lines
 from prefixbench.workloads.runs.windows import format_window
 
 PARTS = ("summary", "refill", "silent", "growth")
-PART_COLOURS = {"summary": FOLD, "refill": UNCACHED, "silent": SILENT, "growth": "#8c959f"}
+PART_COLOURS = {"summary": FOLD, "refill": UNCACHED, "silent": SILENT, "growth": AXIS}
 #: How the legends and tables name each part.
 PART_LABELS = {
     "summary": "summary calls", "refill": "refill after a rewrite", "silent": "silent rewrite",

@@ -20,15 +20,8 @@ from html import escape
 
 import msgspec
 
-from prefixbench.reports.palette import CACHED, FOLD, PRESET_COLOURS, SKIPPED, UNCACHED
-
-#: Segment colours of the parts only the page draws (the roles it shares with the PNG charts,
-#: CACHED and UNCACHED among them, are in reports/palette.py).
-WRITE_5M = "#bf8700"
-WRITE_1H = "#8250df"
-REJECTED = "#6e7781"  # the page's own grey (the PNGs use palette.REJECTED)
-PREDICTED = OUTPUT = MARK = FOLD
-SERIES = (*PRESET_COLOURS, "#1b7c83", "#bc4c00")
+from prefixbench.reports.textable import ellipsize
+from prefixbench.reports.palette import CACHED, INK, PREDICTED, REJECTED, SERIES, SKIPPED, TOTAL, UNCACHED, WRITTEN
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328;background:#fff}
@@ -52,6 +45,8 @@ svg text{fill:#1f2328;pointer-events:none}svg .axis{stroke:#8c959f;stroke-width:
 font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;pointer-events:none;z-index:9}
 .chart{border:1px solid #d0d7de;border-radius:6px;padding:6px;margin:8px 0}
 code{background:#f6f8fa;padding:0 3px;border-radius:3px}
+td{overflow-wrap:break-word}td.detail{max-width:640px}td.cause{white-space:nowrap}details summary{cursor:pointer}
+.sw{display:inline-block;width:9px;height:9px;margin-right:5px;border-radius:2px}
 """
 
 SCRIPT = """
@@ -144,6 +139,10 @@ class Cell(msgspec.Struct, frozen=True):
     numeric: bool = False
     tip: str | None = None
     css: str | None = None
+    #: A swatch of this colour before the text (a cause's, from the palette).
+    colour: str | None = None
+    #: The whole text of a cut cell, one click away (a ``<details>`` around the cut text).
+    more: str | None = None
 
 
 def num(field: str, value: object, text: str) -> Cell:
@@ -165,7 +164,12 @@ def table(header: Sequence[str], rows: Iterable[tuple[dict[str, str], Sequence[C
                 attr += f' data-field="{escape(cell.field)}" data-value="{escape(raw(cell.value))}"'
             if cell.tip:
                 attr += f' data-tip="{escape(cell.tip)}"'
-            tds.append(f"<td{attr}>{escape(cell.text)}</td>")
+            text = escape(cell.text)
+            if cell.colour:
+                text = f'<i class="sw" style="background:{cell.colour}"></i>{text}'
+            if cell.more is not None:
+                text = f"<details><summary>{text}</summary>{escape(cell.more)}</details>"
+            tds.append(f"<td{attr}>{text}</td>")
         out.append(f"<tr{tr}>" + "".join(tds) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -227,10 +231,37 @@ class Bar(msgspec.Struct, frozen=True):
     marker: str | None = None  # a cause/fold marker above the bar (its tip is ``marker_tip``)
     marker_tip: str | None = None
     rejected: bool = False
+    #: The marker's colour (a miss cause's, from :func:`prefixbench.reports.palette.cause_colour`); None: the fold blue.
+    marker_colour: str | None = None
 
 
-def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 220, width: int = 1100) -> str:
-    """Per-request stacked bars; the y axis always reaches the tallest bar or overlay."""
+def _clock_places(times: Sequence[int], plot_w: float) -> tuple[list[float], float, float, float]:
+    """Where each bar of a chart on the clock starts (pixels from the plot's left), its width (as
+    wide as the time to the next bar, capped at the median such time, so an idle hour is empty
+    axis), and the first time and the milliseconds a pixel is."""
+    t0, t1 = min(times), max(times)
+    gaps = sorted(b - a for a, b in zip(times, times[1:]) if b > a)
+    typical = gaps[(len(gaps) - 1) // 2] if gaps else 1000
+    span = max(t1 - t0 + typical, 1)
+    per_px = span / plot_w
+    width = min(48.0, max(0.6, typical / per_px * 0.8))
+    return [(t - t0) / per_px for t in times], width, t0, per_px
+
+
+def _clock_text(ms: float, span_ms: float) -> str:
+    from datetime import UTC, datetime
+
+    moment = datetime.fromtimestamp(ms / 1000, UTC)
+    if span_ms > 86_400_000:
+        return moment.strftime("%m-%d %H:%M")
+    return moment.strftime("%H:%M:%S" if span_ms < 600_000 else "%H:%M")
+
+
+def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 220, width: int = 1100,
+                 times: Sequence[int] | None = None) -> str:
+    """Per-request stacked bars; the y axis always reaches the tallest bar or overlay. With
+    ``times`` (ms since the epoch, one a bar) the x axis is the clock (UTC): each bar stands at
+    its time, and the ticks are times of day."""
     left, right, top_pad, bottom = 56, 10, 26, 34
     plot_w, plot_h = width - left - right, height - top_pad - bottom
     n = max(1, len(bars))
@@ -238,13 +269,18 @@ def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 
     top = _nice_max(tallest)
     step = plot_w / n
     bw = min(48.0, max(0.6, step * 0.8))
+    if times is not None and len(times) == len(bars) and bars:
+        places, bw, t0, per_px = _clock_places(times, plot_w)
+    else:
+        times = None
+        places = [i * step + (step - bw) / 2 for i in range(len(bars))]
     y0 = top_pad + plot_h
     parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
     parts.append(f'<text x="{left}" y="14" font-weight="600">{escape(title)}</text>')
     parts += _y_axis(left, y0, plot_h, plot_w, top, "")
     scale = plot_h / top
     for i, bar in enumerate(bars):
-        x = left + i * step + (step - bw) / 2
+        x = left + places[i]
         attrs = "".join(f' {k}="{escape(v)}"' for k, v in bar.attrs.items())
         parts.append(f'<g class="bar"{attrs} data-tip="{escape(bar.tip)}">')
         # a transparent column the full height, so the tip shows even over a short bar
@@ -255,7 +291,7 @@ def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 
                 continue
             h = tokens * scale
             y -= h
-            extra = ' fill-opacity="0.35" stroke="#57606a" stroke-dasharray="2,1"' if bar.rejected else ""
+            extra = f' fill-opacity="0.35" stroke="{TOTAL}" stroke-dasharray="2,1"' if bar.rejected else ""
             parts.append(f'<rect class="seg-{escape(name)}" x="{x:.2f}" y="{y:.2f}" width="{bw:.2f}" height="{h:.2f}" fill="{colour}"{extra}/>')
         if bar.rejected:
             parts.append(f'<text x="{x + bw / 2:.2f}" y="{y0 - 3:.2f}" text-anchor="middle" font-weight="700" fill="{REJECTED}">×</text>')
@@ -270,14 +306,22 @@ def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 
             cx = x + bw / 2
             parts.append(
                 f'<path class="marker" d="M{cx - 4:.2f},{top_pad - 10} L{cx + 4:.2f},{top_pad - 10} L{cx:.2f},{top_pad - 3} Z" '
-                f'fill="{MARK}" data-tip="{escape(bar.marker_tip or bar.marker)}"/>'
+                f'fill="{bar.marker_colour or PREDICTED}" data-marker="{escape(bar.marker)}" data-tip="{escape(bar.marker_tip or bar.marker)}"/>'
             )
-    # x ticks: about 10 request numbers
-    every = max(1, math.ceil(n / 10))
-    for i in range(0, len(bars), every):
-        x = left + i * step + step / 2
-        label = bars[i].attrs.get("data-index", str(i))
-        parts.append(f'<text x="{x:.1f}" y="{y0 + 14}" text-anchor="middle">{escape(label)}</text>')
+    if times is not None:
+        # x ticks: about 8 times of day, evenly spread over the span
+        span = per_px * plot_w
+        for k in range(8):
+            x = left + plot_w * k / 8
+            parts.append(f'<text class="tick-time" x="{x:.1f}" y="{y0 + 14}" text-anchor="middle">'
+                         f"{escape(_clock_text(t0 + per_px * plot_w * k / 8, span))}</text>")
+    else:
+        # x ticks: about 10 request numbers
+        every = max(1, math.ceil(n / 10))
+        for i in range(0, len(bars), every):
+            x = left + i * step + step / 2
+            label = bars[i].attrs.get("data-index", str(i))
+            parts.append(f'<text x="{x:.1f}" y="{y0 + 14}" text-anchor="middle">{escape(label)}</text>')
     parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 4}" text-anchor="middle">{escape(xlabel)}</text>')
     parts.append("</svg>")
     return '<div class="chart">' + "".join(parts) + "</div>"
@@ -323,7 +367,7 @@ def grouped_bars(groups: Sequence[Group], series: Sequence[str], *, title: str, 
                 cx = x + bw * 0.46
                 parts.append(
                     f'<path d="M{cx:.2f},{y0 - lo * scale:.2f} V{y0 - hi * scale:.2f} M{cx - 3:.2f},{y0 - lo * scale:.2f} '
-                    f'H{cx + 3:.2f} M{cx - 3:.2f},{y0 - hi * scale:.2f} H{cx + 3:.2f}" stroke="#1f2328" fill="none"/>'
+                    f'H{cx + 3:.2f} M{cx - 3:.2f},{y0 - hi * scale:.2f} H{cx + 3:.2f}" stroke="{INK}" fill="none"/>'
                 )
         parts.append(f'<text x="{left + gi * gw + gw / 2:.1f}" y="{y0 + 15}" text-anchor="middle">{escape(group.label)}</text>')
     parts.append("</svg>")
@@ -339,6 +383,20 @@ class Step(msgspec.Struct, frozen=True):
     amount: float
     kind: str  # "total", "loss" (from the running sum), "alone"/"cost" (a what-if, from the first total)
     tip: str
+
+
+def step_amount_text(step: Step) -> str:
+    """A waterfall step's amount in the one sign convention of the reports (docs/audit.md): dollars
+    lost and dollars saved are positive amounts said in words, a fix that costs more says so; only a
+    total is a bare amount."""
+    match step.kind:
+        case "total":
+            return fmt_usd(step.amount)
+        case "loss":
+            return f"lost {fmt_usd(abs(step.amount))}"
+        case _:
+            saved = -step.amount
+            return f"saves {fmt_usd(saved)}" if saved >= 0 else f"costs {fmt_usd(-saved)} more"
 
 
 def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int = 300, width: int = 1000) -> str:
@@ -364,7 +422,7 @@ def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int
     top = _nice_max(max([b for _, b in spans] + [0]))
     y0 = top_pad + plot_h
     scale = plot_h / (top - lo) if top > lo else 0
-    colours = {"total": "#57606a", "loss": UNCACHED, "saving": CACHED, "alone": CACHED, "cost": WRITE_5M}
+    colours = {"total": TOTAL, "loss": UNCACHED, "saving": CACHED, "alone": CACHED, "cost": WRITTEN}
     sw = plot_w / max(1, len(steps))
     parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
     parts.append(f'<text x="{left}" y="14" font-weight="600">{escape(title)}</text>')
@@ -376,9 +434,8 @@ def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int
             f'<rect class="wf-{s.kind}" data-label="{escape(s.label)}" data-value="{raw(s.amount)}" x="{x:.2f}" y="{yb:.2f}" '
             f'width="{sw * 0.7:.2f}" height="{max(0.8, ya - yb):.2f}" fill="{colours[s.kind]}" data-tip="{escape(s.tip)}"/>'
         )
-        sign = "" if s.kind == "total" else ("+" if s.amount > 0 else "")
-        parts.append(f'<text x="{x + sw * 0.35:.2f}" y="{yb - 3:.2f}" text-anchor="middle">{escape(sign + fmt_usd(s.amount))}</text>')
-        label = s.label if len(s.label) <= 34 else s.label[:33] + "…"
+        parts.append(f'<text x="{x + sw * 0.35:.2f}" y="{yb - 3:.2f}" text-anchor="middle">{escape(step_amount_text(s))}</text>')
+        label = ellipsize(s.label, 34)
         parts.append(
             f'<text x="{x + sw * 0.35:.2f}" y="{y0 + 12}" text-anchor="end" transform="rotate(-30 {x + sw * 0.35:.2f} {y0 + 12})">'
             f"{escape(label)}</text>"

@@ -9,9 +9,6 @@ from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.reports.html import (
-    REJECTED,
-    WRITE_1H,
-    WRITE_5M,
     Bar,
     Cell,
     Group,
@@ -27,7 +24,7 @@ from prefixbench.reports.html import (
     stacked_bars,
     table,
 )
-from prefixbench.reports.palette import CACHED, UNCACHED
+from prefixbench.reports.palette import CACHED, PREDICTED, REJECTED, UNCACHED, WRITTEN, WRITTEN_1H, cause_colour
 from prefixbench.workloads.runs.windows import format_window
 
 if TYPE_CHECKING:  # pandas (with reports/frames.py) only where a sweep page draws: an audit's page needs neither
@@ -35,8 +32,8 @@ if TYPE_CHECKING:  # pandas (with reports/frames.py) only where a sweep page dra
 
 SEGMENTS_LEGEND = [
     ("cache read", CACHED),
-    ("cache write (5 m)", WRITE_5M),
-    ("cache write (1 h)", WRITE_1H),
+    ("cache write (5 m)", WRITTEN),
+    ("cache write (1 h)", WRITTEN_1H),
     ("uncached input", UNCACHED),
     ("rejected (400): never reached the cache, not uncached", REJECTED),
 ]
@@ -83,8 +80,8 @@ def sweep_page(
     sections.append(("hit-rate", "Summary-call hit rate", _hit_rate_chart(runs, windows, multi_engine)))
     sweep_legend = [
         ("cache read", CACHED),
-        ("uncached, written to the cache (5 m TTL where the model has one)", WRITE_5M),
-        ("uncached, written with a 1 h TTL", WRITE_1H),
+        ("uncached, written to the cache (5 m TTL where the model has one)", WRITTEN),
+        ("uncached, written with a 1 h TTL", WRITTEN_1H),
         ("uncached, not stored", UNCACHED),
         ("rejected (400): never reached the cache, not uncached", REJECTED),
     ]
@@ -227,8 +224,8 @@ def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) ->
             segments = (("rejected", float(prompt), REJECTED),)
             tip = f"request {int(index)} ({purpose}): REJECTED {int(status)}, {fmt_int(prompt)} prompt tokens never reached the cache\n{error}"
         else:
-            segments = (("read", float(cached), CACHED), ("write5m", float(written - long_), WRITE_5M),
-                        ("write1h", float(long_), WRITE_1H), ("uncached", float(plain), UNCACHED))
+            segments = (("read", float(cached), CACHED), ("write5m", float(written - long_), WRITTEN),
+                        ("write1h", float(long_), WRITTEN_1H), ("uncached", float(plain), UNCACHED))
             tip = (f"request {int(index)} ({purpose}): {fmt_int(prompt)} prompt tokens\n"
                    f"read {fmt_int(cached)} · write {fmt_int(written)} (1 h: {fmt_int(long_)}) · uncached {fmt_int(plain)}\n"
                    f"hit {fmt_pct(float(hit_ratio))}" + (f"\ndiverged at {divergence}" if isinstance(divergence, str) and divergence else ""))
@@ -357,12 +354,17 @@ def audit_page(record: dict, what_if: list[dict] | None) -> str:
     totals = record["totals"]
     files = sorted({r["file"] for r in record["requests"]} | {f["file"] for f in record.get("files", [])})
     many = len(files) > 1
+    # What to change first, then the totals, the worst requests and the roll-ups a team reads
+    # before the detail.
     sections = []
     if record.get("recommendations") is not None or record.get("loss_split") is not None:
         from prefixbench.reports.advice import advice_html
 
         sections.append(("what-to-change", "What to change", advice_html(record)))
     sections.append(("totals", "Totals", _audit_totals(totals, record)))
+    sections.append(("worst", "The worst requests", _audit_worst(record["requests"], many)))
+    sections.append(("sessions", "Per session", _audit_roll_ups(record.get("sessions", []), "session")))
+    sections.append(("days", "Per day (UTC)", _audit_roll_ups(record.get("days", []), "day")))
     sections.append(("causes", "Where the money went", _audit_causes(record["causes"], totals)))
     sections.append(("waterfall", "Cost waterfall", _audit_waterfall(totals, record["causes"], what_if)))
     if what_if is not None:
@@ -380,6 +382,81 @@ def audit_page(record: dict, what_if: list[dict] | None) -> str:
     subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}, "
                 f"lost to misses {fmt_usd(totals['lost_usd'])}, hit ratio {fmt_pct(totals['hit_ratio'])}")
     return page("audit", "prefixbench audit", subtitle, sections, data)
+
+
+#: Worst requests listed near the top of report.html.
+WORST_ON_PAGE = 10
+#: Characters of a miss's detail a table cell shows (cut at a word boundary; the whole text on hover).
+DETAIL_CHARS = 140
+
+
+def _audit_worst(requests: list[dict], many: bool) -> str:
+    """The misses that lost the most dollars (then tokens), each with its cause and detail; a long
+    detail is cut at a word boundary, its whole text one hover (and one click: the cell's
+    ``<details>``) away."""
+    from prefixbench.reports.textable import ellipsize
+    from prefixbench.workloads.audit.causes import CAUSES
+
+    ranked = sorted(
+        ((i, r) for i, r in enumerate(requests) if r["cause"] and r["lost_tokens"] > 0),
+        key=lambda item: (-(item[1]["lost_usd"] or 0), -item[1]["lost_tokens"], item[1]["file"], item[1]["line"]),
+    )[:WORST_ON_PAGE]
+    if not ranked:
+        return note("No request lost anything: every miss was a first write or read what it could.")
+    rows = []
+    for i, r in ranked:
+        detail = r["detail"] or ""
+        short = ellipsize(detail, DETAIL_CHARS)
+        rows.append(({"data-worst": str(i)}, [
+            f"{_short(r['file'])}:{r['line']}" if many else f"line {r['line']}",
+            r["lane"], _when(r["timestamp"]),
+            num("reported_cache_read", r["reported_cache_read"], fmt_int(r["reported_cache_read"] or 0)),
+            num("expected_cache_read", r["expected_cache_read"], fmt_int(r["expected_cache_read"])),
+            num("lost_usd", r["lost_usd"], "-" if r["lost_usd"] is None else fmt_usd(r["lost_usd"])),
+            Cell(r["cause"], tip=f"{r['cause']} ({r['evidence']}): {CAUSES.get(r['cause'], '')}", css="cause", colour=cause_colour(r["cause"])),
+            Cell(short, tip=detail if short != detail else None, css="detail", more=detail if short != detail else None),
+        ]))
+    return table(["where", "lane", "sent", "read", "expected", "lost", "cause", "detail"], rows, css="worst") + note(
+        "The misses that lost the most, costliest first. A long detail ends in … at a word boundary: hover it, or "
+        "open it, for the whole text."
+    )
+
+
+def _when(stamp: str | None) -> str:
+    """``2025-09-03 00:52:54`` of an ISO timestamp (a relative one as it is)."""
+    if not stamp:
+        return "-"
+    return stamp[:19].replace("T", " ") if not stamp.startswith("+") else stamp
+
+
+def _span_text(first: str | None, last: str | None) -> str:
+    """``first .. last``, the day left out of ``last`` when it is ``first``'s."""
+    if first is None or last is None:
+        return "no timestamp"
+    a, b = _when(first), _when(last)
+    return a if a == b else f"{a} .. {b[11:] if b[:10] == a[:10] else b}"
+
+
+def _audit_roll_ups(rolls: list[dict], what: str) -> str:
+    """One row a session (a log file: its main lane, subagents and compactions) or a UTC day."""
+    if not rolls:
+        return note(f"No request, so no {what}.")
+    rows = []
+    for r in rolls:
+        span = _span_text(r["first"], r["last"])
+        rows.append(({f"data-{what}": r["key"]}, [
+            Cell(_short(r["key"]) if what == "session" else r["key"], tip=r["key"] if what == "session" else None),
+            span,
+            num("requests", r["requests"], fmt_int(r["requests"])),
+            num("lanes", r["lanes"], fmt_int(r["lanes"])),
+            num("misses", r["misses"], fmt_int(r["misses"])),
+            num("hit_ratio", r["hit_ratio"], fmt_pct(r["hit_ratio"])),
+            num("cost_usd", r["cost_usd"], fmt_usd(r["cost_usd"])),
+            num("lost_usd", r["lost_usd"], fmt_usd(r["lost_usd"])),
+            Cell(r["top_cause"] or "-", css="cause", colour=cause_colour(r["top_cause"]) if r["top_cause"] else None),
+        ]))
+    header = [what, "time (UTC)", "requests", "lanes", "misses", "hit", "paid", "lost", "top cause"]
+    return table(header, rows, css=f"rollup {what}s")
 
 
 def _audit_totals(totals: dict, record: dict) -> str:
@@ -411,7 +488,7 @@ def _audit_causes(causes: list[dict], totals: dict) -> str:
     rows = []
     for i, c in enumerate(causes):
         rows.append(({"data-cause": c["cause"]}, [
-            Cell(c["cause"], tip=CAUSES.get(c["cause"], "")),
+            Cell(c["cause"], tip=CAUSES.get(c["cause"], ""), css="cause", colour=cause_colour(c["cause"])),
             num("requests", c["requests"], fmt_int(c["requests"])),
             num("lost_tokens", c["lost_tokens"], fmt_int(c["lost_tokens"])),
             num("lost_usd", c["lost_usd"], fmt_usd(c["lost_usd"])),
@@ -519,8 +596,8 @@ def _audit_requests(requests: list[dict], many: bool, lane_sizes: dict[tuple[str
     lanes: dict[tuple[str, str], list[tuple[int, dict]]] = {}
     for i, r in enumerate(requests):
         lanes.setdefault((r["file"], r["lane"]), []).append((i, r))
-    legend_items = [("cache read", CACHED), ("cache write (5 m)", WRITE_5M), ("cache write (1 h)", WRITE_1H),
-                    ("uncached input", UNCACHED), ("predicted read (line)", "#0969da"),
+    legend_items = [("cache read", CACHED), ("cache write (5 m)", WRITTEN), ("cache write (1 h)", WRITTEN_1H),
+                    ("uncached input", UNCACHED), ("predicted read (line)", PREDICTED),
                     ("no usage in the log (grey, dashed): not counted as uncached", REJECTED)]
     parts = [legend(legend_items), note(
         "One bar a request of each lane, in send order, as the provider reported it: read, 5 m write, 1 h write, "
@@ -541,8 +618,8 @@ def _audit_requests(requests: list[dict], many: bool, lane_sizes: dict[tuple[str
                      "data-write1h": str(long_), "data-uncached": str(uncached), "data-predicted": str(r["predicted_cache_read"]),
                      "data-cause": r["cause"] or ""}
             if reported:
-                segments = (("read", float(read), CACHED), ("write5m", float(write - long_), WRITE_5M),
-                            ("write1h", float(long_), WRITE_1H), ("uncached", float(uncached), UNCACHED))
+                segments = (("read", float(read), CACHED), ("write5m", float(write - long_), WRITTEN),
+                            ("write1h", float(long_), WRITTEN_1H), ("uncached", float(uncached), UNCACHED))
             else:
                 segments = (("unreported", float(r["predicted_cache_read"] + r["predicted_cache_write"] + r["predicted_uncached"]), REJECTED),)
             tip = (f"{lane} #{r['index']} (line {r['line']}, {r['timestamp'] or 'no time'}) {r['model']}\n"
@@ -558,13 +635,31 @@ def _audit_requests(requests: list[dict], many: bool, lane_sizes: dict[tuple[str
                 marker_tip = (f"{r['cause']} ({r['evidence']}): {CAUSES.get(r['cause'], '')}\n{r['detail']}"
                               + (f"\nlost {fmt_int(r['lost_tokens'])} tokens, {fmt_usd(r['lost_usd'])}" if r["lost_usd"] else ""))
             bars.append(Bar(segments, tip, attrs, overlay=float(r["predicted_cache_read"]), marker=marker, marker_tip=marker_tip,
-                            rejected=not reported))
+                            rejected=not reported, marker_colour=cause_colour(marker) if marker else None))
         title = f"{_lane_label(file, lane, many)}: {len(items)} requests"
         if lane_sizes is not None:
             title = f"{_lane_label(file, lane, many)}: {len(items)} of its {lane_sizes.get((file, lane), len(items))} requests"
+        times = times_ms([r["timestamp"] for _, r in items])
+        xlabel = "request of the lane" if times is None else "time (UTC): each bar at the request's send time"
         parts.append(f'<div class="lane-chart" data-lane="{_esc(file)}|{_esc(lane)}">'
-                     + stacked_bars(bars, title=title, xlabel="request of the lane") + "</div>")
+                     + stacked_bars(bars, title=title, xlabel=xlabel, times=times) + "</div>")
     return "".join(parts)
+
+
+def times_ms(stamps: Sequence[str | None]) -> list[int] | None:
+    """Each request's send time in ms since the epoch, or None when one has no absolute
+    timestamp (the charts, audit.png's and the page's, then stand their bars in request order)."""
+    from datetime import datetime
+
+    out = []
+    for stamp in stamps:
+        if not stamp or stamp.startswith("+"):
+            return None
+        try:
+            out.append(int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000))
+        except ValueError:
+            return None
+    return out
 
 
 def _audit_files(files: list[dict], notes: list[str]) -> str:

@@ -25,6 +25,39 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
+#: Width of the bar itself: with the counts, runs in flight, elapsed time and ETA beside it, the
+#: line fits 80 columns with room left for the last run's name (tests/unit/reports/test_progress_width.py).
+BAR_WIDTH = 12
+
+
+#: Columns the figures of the bar take (sweep, bar, done/total, in flight, elapsed, ETA) at most,
+#: the spaces between them included.
+FIGURES_WIDTH = 64
+
+
+def bar_columns(width: int = 80) -> tuple:
+    """The bar's columns for a console ``width`` wide: every figure kept whole (never wrapped,
+    never cut), the last run's name last, in what room is left, ellipsized at its end (left out
+    when no room is left)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.table import Column
+
+    def fixed() -> Column:
+        return Column(no_wrap=True)
+
+    return (
+        TextColumn("sweep", table_column=fixed()),
+        BarColumn(bar_width=BAR_WIDTH, table_column=fixed()),
+        MofNCompleteColumn(table_column=fixed()),
+        TextColumn("{task.fields[flight]} in flight", table_column=fixed()),
+        TimeElapsedColumn(table_column=fixed()),
+        TextColumn("ETA", table_column=fixed()),
+        TimeRemainingColumn(table_column=fixed()),
+        TextColumn("[dim]{task.fields[last]}", 
+                   table_column=Column(no_wrap=True, overflow="ellipsis", max_width=max(0, width - FIGURES_WIDTH))),
+    )
+
+
 class SweepProgress:
     """Counts runs as they finish and shows it (``mode``: ``bar``, ``lines`` or ``off``)."""
 
@@ -58,27 +91,10 @@ class SweepProgress:
         self._start = time.monotonic()
         if self.mode == "bar":
             from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
+            from rich.progress import Progress
 
-            self._progress = Progress(
-                TextColumn("sweep"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("{task.fields[flight]} in flight"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                TextColumn("[dim]{task.fields[last]}"),
-                console=Console(file=self.stream),
-                transient=True,
-            )
+            console = Console(file=self.stream)
+            self._progress = Progress(*bar_columns(console.width), console=console, transient=True)
             self._progress.__enter__()
             self._task = self._progress.add_task("sweep", total=self.total, completed=self.done, flight=0, last="")
         elif self.mode == "lines":

@@ -21,7 +21,7 @@ import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.reports.frames import with_change_vs_legacy
-from prefixbench.reports.tables import fmt_change, fmt_int, fmt_pct, markdown_table, text_table
+from prefixbench.reports.tables import fmt_change, fmt_int, fmt_pct, markdown_table, table_rows, text_table
 from prefixbench.reports.textable import Table, columns_named
 from prefixbench.workloads.runs.windows import format_window
 
@@ -106,12 +106,26 @@ def aggregate_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+#: The footnote of a ``*`` in the *vs legacy* column (every table that marks one prints it).
+LEGACY_REJECTED_NOTE = (
+    "* the legacy run compared with had requests rejected (400): they never reached the cache and are left out "
+    "of its totals, so that total is not what a working agent would have paid"
+)
+
+
+def footnotes(rows: list[list[str]]) -> list[str]:
+    """The footnote of every mark a table's cells carry (today one: ``*``, see :data:`LEGACY_REJECTED_NOTE`)."""
+    return [LEGACY_REJECTED_NOTE] if any(cell.endswith("*") for row in rows for cell in row) else []
+
+
 def sweep_text_table(runs: pd.DataFrame) -> str:
-    """The sweep table for the terminal: per run, or per configuration across seeds."""
+    """The sweep table for the terminal: per run, or per configuration across seeds; a footnote
+    under it for each mark it uses."""
     if not needs_aggregate(runs):
-        return text_table(runs)
+        _, rows = table_rows(runs)
+        return "\n".join([text_table(runs), *footnotes(rows)])
     header, rows = aggregate_rows(runs)
-    return Table(header, rows, columns_named(header, NUMERIC)).text()
+    return "\n".join([Table(header, rows, columns_named(header, NUMERIC)).text(), *footnotes(rows)])
 
 
 def sweep_markdown_table(runs: pd.DataFrame) -> str:

@@ -58,6 +58,34 @@ def _escape(match: re.Match[str]) -> str:
     return match.group().encode("unicode_escape").decode("ascii")
 
 
+#: What :func:`ellipsize` puts where it cut.
+ELLIPSIS = "…"
+#: Where a long text may be cut besides a space: after one of these (a path's ``/``, ``a.b``...).
+_SOFT_BREAK = re.compile(r"[\s/.,;:=_\-)\]}]")
+
+
+def ellipsize(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, cut at a word boundary and ended with ``…``:
+    after the last space (or, failing one in the second half, the last ``/ . , ; : = _ -`` and
+    closing bracket) that leaves room for the ellipsis. Never cut inside a word: a first word
+    longer than ``width`` is kept whole (the line is then longer than asked). Wherever a report
+    shows a cut text, the whole text is one hover (report.html), one section (audit.md) or
+    ``--format json`` away, and the report says where."""
+    if len(text) <= width:
+        return text
+    room = max(1, width - len(ELLIPSIS))
+    head = text[: room + 1]
+    cut = head.rfind(" ")
+    if cut < room // 2:
+        soft = [m.end() for m in _SOFT_BREAK.finditer(head[:room])]
+        cut = soft[-1] if soft and soft[-1] >= room // 2 else cut
+    if cut <= 0:
+        match = re.match(r"\S+", text)
+        word = match.group() if match else text
+        return word if len(word) >= len(text) else word + ELLIPSIS
+    return text[:cut].rstrip() + ELLIPSIS
+
+
 def visible_row(row: Row) -> tuple[str, ...]:
     """Each cell of ``row`` as :func:`visible` shows it."""
     return tuple(visible(cell) for cell in row)

@@ -219,6 +219,31 @@ class Totals(msgspec.Struct, frozen=True):
     hit_ratio: float
 
 
+class RollUp(msgspec.Struct, frozen=True):
+    """The requests of one session (one log file: its main lane, subagents and compactions) or of
+    one UTC day, summed. ``first`` and ``last`` are the earliest and latest request times (None
+    when no request of it has a timestamp); ``top_cause`` is the cause that lost the most there."""
+
+    key: str
+    first: str | None
+    last: str | None
+    requests: int
+    lanes: int
+    misses: int
+    input: int
+    cache_read: int
+    cache_write: int
+    hit_ratio: float
+    cost_usd: Decimal
+    lost_usd: Decimal
+    lost_tokens: int
+    top_cause: str | None
+
+
+#: The day of requests with no absolute timestamp (per-day roll-up).
+NO_DAY = "no timestamp"
+
+
 class Agreement(msgspec.Struct, frozen=True):
     """One pair of the server's reason and the cause the audit infers without it.
 
@@ -278,6 +303,9 @@ class AuditResult(msgspec.Struct, frozen=True):
     recommendations: tuple[Recommendation, ...] | None = None
     #: Every compaction the log shows, judged warm or cold (:class:`CompactionSummary`).
     compactions: tuple[CompactionSummary, ...] = ()
+    #: Per session (log file), in file order; per UTC day, in date order (:class:`RollUp`).
+    sessions: tuple[RollUp, ...] = ()
+    days: tuple[RollUp, ...] = ()
 
 
 class Prices:
@@ -928,7 +956,52 @@ def _summarize(
         _model_summaries(rows, prices),
         _agreement(rows),
         split_losses(rows),
+        sessions=_roll_ups(rows, lambda row: row.file),
+        days=tuple(sorted(_roll_ups(rows, _day), key=lambda r: (r.key == NO_DAY, r.key))),
     )
+
+
+def _day(row: AuditRow) -> str:
+    """The UTC day a request was sent (``_iso``'s text starts with it), or :data:`NO_DAY`."""
+    stamp = row.timestamp
+    return stamp[:10] if stamp and not stamp.startswith("+") and len(stamp) >= 10 else NO_DAY
+
+
+def _roll_ups(rows: list[AuditRow], key: Callable[[AuditRow], str]) -> tuple[RollUp, ...]:
+    """The rows grouped by ``key`` (in the order each key first appears) and summed."""
+    groups: dict[str, list[AuditRow]] = defaultdict(list)
+    for row in rows:
+        groups[key(row)].append(row)
+    out = []
+    for name, items in groups.items():
+        reported = [i for i in items if i.reported_cache_read is not None]
+        read = sum(i.reported_cache_read or 0 for i in reported)
+        write = sum(i.reported_cache_write or 0 for i in reported)
+        uncached = sum(i.reported_uncached or 0 for i in reported)
+        stamps = sorted(i.timestamp for i in items if i.timestamp and not i.timestamp.startswith("+"))
+        lost_by_cause: dict[str, Decimal] = defaultdict(Decimal)
+        for i in items:
+            if i.cause is not None:
+                lost_by_cause[i.cause] += i.lost_usd or Decimal(0)
+        top = min(lost_by_cause.items(), key=lambda kv: (-kv[1], list(CAUSES).index(kv[0]) if kv[0] in CAUSES else len(CAUSES), kv[0]),
+                  default=None)
+        out.append(RollUp(
+            key=name,
+            first=stamps[0] if stamps else None,
+            last=stamps[-1] if stamps else None,
+            requests=len(items),
+            lanes=len({(i.file, i.lane) for i in items}),
+            misses=sum(i.cause is not None for i in items),
+            input=sum(i.reported_uncached or 0 for i in items if i.reported_uncached is not None),
+            cache_read=read,
+            cache_write=write,
+            hit_ratio=_ratio(read, read + write + uncached) if reported else _predicted_ratio(items),
+            cost_usd=usd_sum(i.cost_usd or Decimal(0) for i in items),
+            lost_usd=usd_sum(i.lost_usd or Decimal(0) for i in items),
+            lost_tokens=sum(i.lost_tokens for i in items),
+            top_cause=None if top is None else top[0],
+        ))
+    return tuple(out)
 
 
 def _agreement(rows: list[AuditRow]) -> tuple[Agreement, ...]:

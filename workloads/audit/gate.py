@@ -56,7 +56,8 @@ class Gate(msgspec.Struct, frozen=True):
 
 
 def violations(result: AuditResult, gate: Gate) -> list[str]:
-    """One line per violation (empty: the audit passes)."""
+    """One line per violation (empty: the audit passes). A cause's line quotes the first miss's
+    detail whole: never cut, so never cut inside a word."""
     lines: list[str] = []
     for cause in gate.fail_on:
         rows = [row for row in result.rows if row.cause == cause]
@@ -64,7 +65,7 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
             first = rows[0]
             lines.append(
                 f"FAIL cause {cause}: {len(rows)} request(s), {sum(r.lost_tokens for r in rows):,} tokens lost; "
-                f"first at {first.file}:{first.line} ({first.detail[:120]})"
+                f"first at {first.file}:{first.line} ({first.detail})"
             )
     if gate.min_hit_ratio is not None and result.totals.hit_ratio < gate.min_hit_ratio:
         lines.append(f"FAIL hit ratio {result.totals.hit_ratio:.2%} is below --min-hit-ratio {gate.min_hit_ratio:.2%}")
@@ -99,7 +100,8 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
             problems.append(f"lost ${lane.lost_usd:.4f} above ${gate.max_lost_usd}")
         if problems:
             failures += 1
-            failure = ElementTree.SubElement(case, "failure", message=clean(problems[0][:200]), type="cache-audit")
+            # the message names the problem (a cause and its line, or a threshold); the text holds every detail whole
+            failure = ElementTree.SubElement(case, "failure", message=clean(problems[0].split(": ", 1)[0]), type="cache-audit")
             failure.text = clean("\n".join(problems))
         out = ElementTree.SubElement(case, "system-out")
         out.text = (

@@ -183,6 +183,25 @@ COMPACTION_FIELDS: tuple[Field, ...] = (
     Field("detail", "str"),
 )
 
+#: One session (a log file) or one UTC day of requests, summed (``key``: the file, or the day
+#: as ``YYYY-MM-DD``; ``first`` / ``last``: the earliest and latest request times).
+ROLLUP_FIELDS: tuple[Field, ...] = (
+    Field("key", "str", "key"),
+    Field("first", "str?"),
+    Field("last", "str?"),
+    Field("requests", "int"),
+    Field("lanes", "int"),
+    Field("misses", "int"),
+    Field("input", "int"),
+    Field("cache_read", "int"),
+    Field("cache_write", "int"),
+    Field("hit_ratio", "ratio"),
+    Field("cost_usd", "usd"),
+    Field("lost_usd", "usd"),
+    Field("lost_tokens", "int"),
+    Field("top_cause", "str?"),
+)
+
 #: What report.html's embedded data adds as ``requests_shown`` when it holds only the worst
 #: requests (an audit past the page's cap): how many it holds, of how many, and the files beside
 #: the page that hold every one. Never in ``--format json``.
@@ -204,6 +223,8 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
     "files": FILE_FIELDS,
     "agreement": AGREEMENT_FIELDS,
     "compactions": COMPACTION_FIELDS,
+    "sessions": ROLLUP_FIELDS,
+    "days": ROLLUP_FIELDS,
 }
 #: The sections ``compare`` reads, and the unit each record of one is.
 COMPARED_SECTIONS = {"lanes": "lane", "totals": "totals", "causes": "cause"}

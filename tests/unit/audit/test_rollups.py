@@ -1,0 +1,133 @@
+"""Per-session and per-day roll-ups (AuditResult, the JSON, the tables), the worst requests'
+details cut at a word boundary with the whole text in audit.md, and audit.png on the clock."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from prefixbench.reports.audit import DETAIL_WIDTH, audit_figure, audit_markdown, audit_table, request_times
+from prefixbench.reports.cli import main
+from prefixbench.reports.textable import ELLIPSIS
+from prefixbench.workloads.audit.core import NO_DAY, run_audit
+from prefixbench.workloads.audit.schema import ROLLUP_FIELDS
+
+from .fixtures import Transcript, cc_usage, write_jsonl
+
+
+def _two_sessions(folder: Path) -> Path:
+    """s1 on 3 Sep (a TTL expiry inside it); s2 across midnight into 4 Sep."""
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    t.user("result", "2025-09-03T00:00:03.000Z", tool=True)
+    t.assistant("r2", "2025-09-03T00:00:05.000Z", [cc_usage(3, 200, 15000, 9)])
+    t.user("next", "2025-09-03T00:20:00.000Z")
+    t.assistant("r3", "2025-09-03T00:20:03.000Z", [cc_usage(3, 15300, 0, 9)])
+    write_jsonl(folder / "s1.jsonl", t.lines)
+    u = Transcript("s2")
+    u.user("go", "2025-09-03T23:59:00.000Z", root=True)
+    u.assistant("q1", "2025-09-03T23:59:02.000Z", [cc_usage(3, 12000, 0, 9)])
+    u.user("result", "2025-09-04T00:00:03.000Z", tool=True)
+    u.assistant("q2", "2025-09-04T00:00:05.000Z", [cc_usage(3, 100, 12000, 9)])
+    write_jsonl(folder / "s2.jsonl", u.lines)
+    return folder
+
+
+def test_roll_ups_add_up_to_the_totals(tmp_path):
+    result = run_audit([_two_sessions(tmp_path / "logs")])
+    assert [Path(s.key).name for s in result.sessions] == ["s1.jsonl", "s2.jsonl"]
+    assert [d.key for d in result.days] == ["2025-09-03", "2025-09-04"]
+    for rolls in (result.sessions, result.days):
+        assert sum(r.requests for r in rolls) == result.totals.requests == 5
+        assert sum((r.cost_usd for r in rolls), Decimal(0)) == result.totals.cost_usd
+        assert sum((r.lost_usd for r in rolls), Decimal(0)) == result.totals.lost_usd
+        assert sum(r.cache_read for r in rolls) == result.totals.cache_read
+    s1, s2 = result.sessions
+    assert (s1.first, s1.last) == ("2025-09-03T00:00:00.000Z", "2025-09-03T00:20:00.000Z")  # send times
+    assert s1.top_cause == "ttl-expired" and s1.misses == 2 and s1.lost_usd > 0
+    day1, day2 = result.days
+    assert (day1.requests, day2.requests) == (4, 1)  # s2 crosses midnight: its second request is on the 4th
+
+
+def test_roll_ups_in_the_json_and_the_tables(tmp_path, capsys):
+    logs = _two_sessions(tmp_path / "logs")
+    assert main(["audit", str(logs), "--format", "json", "--quiet"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [list(s) for s in record["sessions"]] == [[f.name for f in ROLLUP_FIELDS]] * 2
+    assert [d["key"] for d in record["days"]] == ["2025-09-03", "2025-09-04"]
+    assert sum(d["requests"] for d in record["days"]) == record["totals"]["requests"]
+    result = run_audit([logs])
+    table = audit_table(result)
+    assert "per session" in table and "per day (UTC)" in table
+    assert "2025-09-03 00:00 .. 00:20" in table  # one day: the end says only the time
+    assert "2025-09-03 23:59 .. 2025-09-04 00:00" in table
+
+
+def test_a_request_without_a_timestamp_falls_in_no_day(tmp_path):
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    lines = t.lines
+    for line in lines:
+        line.pop("timestamp", None)
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", lines)])
+    assert [d.key for d in result.days] == [NO_DAY] and result.sessions[0].first is None
+
+
+def _long_detail_result(tmp_path):
+    result = run_audit([_two_sessions(tmp_path / "logs")])
+    long = "the cached prefix ended inside message 12 (user, about token 48,000 of the prompt): " + "word " * 40
+    rows = tuple(r if r.cause != "ttl-expired" else type(r)(**{**{f: getattr(r, f) for f in r.__struct_fields__}, "detail": long})
+                 for r in result.rows)
+    return type(result)(**{**{f: getattr(result, f) for f in result.__struct_fields__}, "rows": rows}), long
+
+
+def test_a_long_detail_is_cut_at_a_word_boundary_and_whole_in_audit_md(tmp_path):
+    result, long = _long_detail_result(tmp_path)
+    table = audit_table(result)
+    (line,) = [line for line in table.splitlines() if "ttl-expired" in line and "s1.jsonl:" in line]
+    shown = line[line.index("the cached prefix"):]
+    assert shown.endswith(ELLIPSIS) and len(shown) <= DETAIL_WIDTH
+    assert long.startswith(shown[: -len(ELLIPSIS)]) and long[len(shown) - 1] == " "  # cut before a space
+    assert "the whole text is in audit.md" in table
+    md = audit_markdown(result)
+    assert "## Details of the worst requests" in md and long.strip() in md
+
+
+def test_audit_png_draws_on_the_clock_where_requests_have_timestamps(tmp_path):
+    result = run_audit([_two_sessions(tmp_path / "logs")])
+    assert request_times(result.rows) is not None
+    fig = audit_figure(result)
+    axes = fig.get_axes()
+    assert [ax.get_xlabel() for ax in axes] == ["time (UTC)", "time (UTC)"]
+    lo, hi = axes[0].get_xlim()
+    # matplotlib's dates are days since 1970: the panel spans s1's 20 minutes
+    start = request_times([r for r in result.rows if r.file.endswith("s1.jsonl")])[0] / 86_400_000
+    assert lo < start < hi and (hi - lo) * 1440 == pytest.approx(20, rel=0.2)
+
+
+def test_audit_png_draws_in_request_order_without_timestamps(tmp_path):
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    lines = t.lines
+    for line in lines:
+        line.pop("timestamp", None)
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", lines)])
+    assert request_times(result.rows) is None
+    assert [ax.get_xlabel() for ax in audit_figure(result).get_axes()] == ["request (file order)"]
+
+
+def test_a_fail_line_quotes_the_detail_whole(tmp_path, monkeypatch):
+    """main cut the detail at 120 characters, inside a word; the line now quotes it whole."""
+    from prefixbench.workloads.audit import gate as gate_module
+    from prefixbench.workloads.audit.gate import Gate, violations
+
+    result, long = _long_detail_result(tmp_path)
+    (line,) = violations(result, Gate.parse("ttl-expired", None, None))
+    assert line.endswith(f"({long})")
+    xml = gate_module.junit_xml(result, Gate.parse("ttl-expired", None, None)).decode()
+    assert 'message="ttl-expired at line' in xml and long.strip() in xml
