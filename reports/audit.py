@@ -503,7 +503,8 @@ def audit_figure(result: AuditResult):
             ax.text(0.5, 0.5, "no model calls with usage in this file", ha="center", va="center", transform=ax.transAxes)
             ax.set_title(visible(printable(Path(name).name)), fontsize=9)
             continue
-        times = request_times(rows)
+        # A one-request panel is drawn by request: a clock axis around one bar says nothing.
+        times = request_times(rows) if len(rows) > 1 else None
         if times is not None:
             # drawn on the clock: in send order (lanes of one file interleave)
             order = sorted(range(len(rows)), key=lambda i: (times[i], i))

@@ -15,7 +15,7 @@ from tests.unit.audit.test_rollups import _two_sessions
 def test_sections_in_order_and_lane_charts_on_the_clock(tmp_path):
     html = audit_html(run_audit([_two_sessions(tmp_path / "logs")]))
     ids = re.findall(r'<section id="([^"]+)"', html)
-    assert ids[:4] == ["totals", "worst", "sessions", "days"]
+    assert ids[:5] == ["what-to-change", "totals", "worst", "sessions", "days"]
     assert ids.index("days") < ids.index("causes") < ids.index("lanes") < ids.index("requests")
     assert "tick-time" in html and "time (UTC)" in html
     markers = re.findall(r'<path class="marker"[^>]*fill="([^"]+)" data-marker="([^"]+)"', html)

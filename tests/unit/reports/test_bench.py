@@ -33,15 +33,15 @@ def test_the_leaderboard_marks_a_strategy_over_the_window(tmp_path, capsys):
     lines = [line for line in out.splitlines() if line.startswith("seed-coding")]
     assert len(lines) == 2 * 2 * 3  # strategies x caches x prices (listed, discount x0.5, read x0.5)
     for line in lines:
-        # keep-all never compacts: its prompts pass 32k, so it ranks last and is marked.
-        assert (" 2  keep-all " in line and line.endswith("! over window")) or (" 1  checkpoint " in line and line.endswith("ok"))
+        # keep-all never compacts: the provider refuses its prompts past 32k, so it ranks last and is marked.
+        assert (" 2  keep-all " in line and line.endswith("! rejected")) or (" 1  checkpoint " in line and line.endswith("ok"))
     assert {p.name for p in tmp_path.iterdir()} >= {
         "leaderboard.csv", "bench-runs.csv", "report.md", "report.html", "bench-seed-coding.png", "bench-discount.png", "store",
     }
     assert len(list((tmp_path / "store").glob("*.parquet"))) == 8
     report = (tmp_path / "report.md").read_text()
-    assert "! over window" in report and "claude-sonnet-4-6" in report and "gpt-5.1" in report
-    assert "! over window" in (tmp_path / "report.html").read_text()
+    assert "! rejected" in report and "claude-sonnet-4-6" in report and "gpt-5.1" in report
+    assert "! rejected" in (tmp_path / "report.html").read_text()
     board = (tmp_path / "leaderboard.csv").read_text().splitlines()
     assert board[0].startswith("workload,window,cache,pricing,rank,strategy,status") and len(board) == 1 + 12
 
