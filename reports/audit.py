@@ -20,6 +20,7 @@ from prefixbench.reports.textable import text_lines, visible
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.causes import CAUSES
+from prefixbench.workloads.audit.locate import short_where
 from prefixbench.workloads.audit.core import AuditResult, AuditRow, LaneSummary
 from prefixbench.workloads.audit.schema import (
     CAUSE_FIELDS,
@@ -167,11 +168,12 @@ def _worst_lines(result: AuditResult, worst: int) -> list[str]:
         key=lambda row: (-(row.lost_usd or Decimal(0)), -row.lost_tokens, row.file, row.line),
     )[:worst]
     return ["", f"worst requests (top {len(ranked)} by dollars lost)", *text_lines(
-        ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "detail"],
+        ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "where", "detail"],
         [
             [
                 f"{_short(row.file)}:{row.line}", row.lane, f"{row.reported_cache_read or 0:,}",
-                f"{row.expected_cache_read:,}", _usd(row.lost_usd), row.cause or "", row.evidence or "", row.detail[:110],
+                f"{row.expected_cache_read:,}", _usd(row.lost_usd), row.cause or "", row.evidence or "",
+                short_where(row.location), row.detail[:110],
             ]
             for row in ranked
         ],
@@ -295,7 +297,9 @@ def audit_markdown(result: AuditResult) -> str:
         "compared with what the provider reported. *expected* is the read the previous request of the "
         "lane left possible; *lost* is what the tokens missing from it cost above the read price. Each "
         "miss carries one cause and the evidence that decided it: `diagnostic` (the provider said so), "
-        "`body-diff` (the request bodies differ there), `log` (inferred from what the log records) or "
+        "`body-diff` (the request bodies differ there), `log` (inferred from what the log records), "
+        "`position` (a transcript without bodies: where the cached prefix ended on the logged messages, "
+        "and the likely change the log shows there; *where* names the message, or the unlogged head) or "
         "`none` (`unexplained`, with why the log cannot tell).\n\n"
         f"{fence}\n{body}\n{fence}\n\n## Causes\n\n"
         + "\n".join(f"- `{name}`: {meaning}" for name, meaning in CAUSES.items())

@@ -8,7 +8,10 @@ evidence the log offers (:data:`EVIDENCE`, strongest first):
 2. ``body-diff``: the request bodies of the call and of the lane's previous call differ at an
    exact place (envelope field, tools, system, message k block b, byte), shown with an excerpt;
 3. ``log``: inferred from what the log records (timestamps, events, usage);
-4. ``none``: nothing decides it (cause ``unexplained``, with the reason the log cannot tell).
+4. ``position``: a transcript without bodies: where the cached prefix ended on the logged
+   history (which message, about which token) and the likely change the log shows there
+   (:mod:`prefixbench.workloads.audit.locate`);
+5. ``none``: nothing decides it (cause ``unexplained``, with the reason the log cannot tell).
 
 Anthropic's diagnostic labels are used where they apply (``model-changed``,
 ``system-changed``, ``tools-changed``, ``messages-changed``, ``previous-message-not-found``),
@@ -35,7 +38,7 @@ CAUSES: dict[str, str] = {
     "provider-best-effort": "the provider missed on its own (OpenAI routing, best-effort caches): not the agent's doing",
     "unexplained": "nothing in the log explains it (the detail says why the log cannot tell)",
 }
-EVIDENCE: tuple[str, ...] = ("diagnostic", "body-diff", "log", "none")
+EVIDENCE: tuple[str, ...] = ("diagnostic", "body-diff", "log", "position", "none")
 #: Anthropic's diagnostic labels -> our causes.
 DIAGNOSTIC_CAUSES: dict[str, str] = {
     "model_changed": "model-changed",

@@ -56,12 +56,14 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.providers import chain_rules, rules_for
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
+from prefixbench.workloads.audit.locate import Histories, Segment, locate
 from prefixbench.workloads.audit.precedence import (
     READ_TOLERANCE,
     Evidence,
     Prediction,
     Previous,
     find_cause,
+    out_of_order,
     ttl_ms,
 )
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
@@ -113,6 +115,10 @@ class AuditRow(msgspec.Struct, frozen=True):
     #: The server's own miss reason as logged (Anthropic's ``cache_miss_reason``, OpenAI's
     #: ``prompt_cache_diagnostics``), whether or not it decided the cause.
     server_reason: str | None = None
+    #: A miss in a transcript log: where its cached prefix ended on the logged history ("the
+    #: cached prefix ended inside message N (role, about token T of P): excerpt"), with the likely
+    #: change where the cause is a content change ("" where no history was logged).
+    location: str = ""
 
     @property
     def read_error(self) -> float | None:
@@ -417,7 +423,7 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     ticks, order = send_clock(requests, summaries)
     predictor = Predictor(heads)
-    shared = _Shared(heads, prices)
+    shared = _Shared(heads, prices, Histories(heads))
     lane_prev: dict[tuple[str, str], Previous] = {}
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
     rows: list[AuditRow] = []
@@ -425,7 +431,8 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
         tick, ready = ticks[(r.file, r.lane, r.seq)]
         lane_key = (r.file, r.lane)
         pred = predictor.predict(r, tick, ready)
-        rows.append(_explain(_Step(r, lane_prev.get(lane_key), pred, tick, lane_index[lane_key]), shared))
+        segment = shared.histories.add(r)
+        rows.append(_explain(_Step(r, lane_prev.get(lane_key), pred, tick, lane_index[lane_key], segment), shared))
         lane_prev[lane_key] = Previous(r, tick, ready, None if r.done_ms is None else max(ready, r.done_ms))
         lane_index[lane_key] += 1
         if r.prefix is not None:
@@ -574,6 +581,8 @@ class _Shared(msgspec.Struct):
 
     heads: dict[str, int | None]
     prices: Prices
+    #: The logged history of every chain (transcripts), for locating breaks.
+    histories: Histories
     head_seen: dict[str, int] = msgspec.field(default_factory=dict)
     compaction_at: dict[str, int] = msgspec.field(default_factory=dict)
 
@@ -587,6 +596,8 @@ class _Step(msgspec.Struct, frozen=True):
     pred: Prediction
     tick: int
     index: int
+    #: The request's logged history (transcript logs), None without one.
+    segment: Segment | None = None
 
     @property
     def continues(self) -> bool:
@@ -643,6 +654,10 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
     return ""
 
 
+#: Causes that are a change of the prompt's content: a location names its likely change for these
+#: (for a TTL expiry or a model change, where the prefix ended is told without a change).
+CONTENT_CAUSES = frozenset({"messages-changed", "system-changed", "tools-changed", "breakpoint-placement", "unexplained"})
+
 #: The detail of a request whose provider reported no cache fields.
 NOT_REPORTED = "cache not reported: the provider's usage has no cache field, so neither a read nor a loss can be told"
 
@@ -654,12 +669,15 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
     lost = max(0, expected - read) if usage is not None and usage.cache_reported else 0
     identity = _identity(step)
     cause = evidence = inferred = None
-    detail = ""
+    detail = location = ""
     starts = step.prev is None or (r.prefix is not None and r.prefix.parent is None)
     if usage is not None and usage.cache_reported and (lost > 0 or (read == 0 and starts)):
         head = shared.heads.get(r.prefix.head) if r.prefix is not None else None
-        ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at)
+        where = locate(step.segment, read, r) if step.segment is not None and lost > 0 else None
+        ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, location=where)
         cause, evidence, detail = find_cause(ev).as_tuple()
+        if where is not None and not out_of_order(ev):
+            location = where.text() if cause in CONTENT_CAUSES else where.where()
         if evidence == "diagnostic":
             inferred = find_cause(replace(ev, use_diagnostic=False)).cause
         elif r.diagnostic is not None:
@@ -700,6 +718,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         gap_ms=step.tick - step.prev.tick if step.prev else None,
         inferred_cause=inferred,
         server_reason=r.diagnostic,
+        location=location,
     )
 
 

@@ -53,6 +53,7 @@ REQUEST_FIELDS: tuple[Field, ...] = (
     Field("gap_ms", "int?"),
     Field("inferred_cause", "str?"),
     Field("server_reason", "str?"),
+    Field("location", "str"),
 )
 
 #: One lane of one file: what was reported beside what the cache model predicted.
