@@ -243,3 +243,24 @@ def test_an_excerpt_is_short_and_cut_at_a_word(text: str) -> None:
 ])
 def test_marks(text: str, marks: tuple[str, ...]) -> None:
     assert make_message("user", text).marks == marks
+
+
+def test_a_sweep_divergence_gets_a_cause() -> None:
+    from prefixbench.workloads.audit.causes import divergence_cause
+
+    def why(divergence: str = "tools @ byte 0", **kw: object) -> str:
+        args: dict = {"first": False, "family": "reasoning_effort high", "family_seen": True,
+                      "earlier_families": ("reasoning_effort max",), "rewrites": "", "purpose": "conversation", **kw}
+        return divergence_cause(divergence, **args)
+
+    assert why(first=True).startswith("cold-start: ")
+    assert why(family_seen=False) == (
+        "effort-changed: the first request with reasoning_effort high (earlier: reasoning_effort max): "
+        "a new request family reads nothing the others cached"
+    )
+    assert why().startswith("tools-changed: ") and why("system @ byte 0").startswith("system-changed: ")
+    assert why("message 3 @ byte 900", rewrites="prune|prune|checkpoint") == (
+        "messages-changed: the agent rewrote its history since the previous request (prune, checkpoint)"
+    )
+    assert why("message 3 @ byte 900", purpose="compaction").startswith("compaction: ")
+    assert why("message 9 @ byte 9000", extends=True).startswith("no miss: ")
