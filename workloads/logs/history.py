@@ -25,8 +25,9 @@ from collections.abc import Iterable
 
 from prefixbench.workloads.logs.trace import LoggedMessage
 
-#: Characters of text kept as a message's excerpt.
-EXCERPT_CHARS = 60
+#: Characters of text kept as a message's excerpt (cut at a word, ending in ``...``: plain
+#: ASCII, so CPython keeps it at one byte a character).
+EXCERPT_CHARS = 48
 #: Characters per token of the estimate (the audit rescales it to the reported prompts).
 CHARS_PER_TOKEN = 4
 #: Characters of a message searched for marks (a long file is not scanned whole).
@@ -84,4 +85,4 @@ def _cut_at_word(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters at a word boundary, with an ellipsis."""
     cut = text[:limit]
     space = cut.rfind(" ")
-    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + "..."
