@@ -18,7 +18,8 @@ from prefixbench.reports.audit import audit_markdown, audit_table, request_recor
 from prefixbench.workloads.audit.core import AuditRow, run_audit
 from prefixbench.workloads.audit.locate import Histories, locate
 from prefixbench.workloads.logs.history import EXCERPT_CHARS, make_message
-from prefixbench.workloads.logs.trace import Prefix, TraceRequest, Usage
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.trace import Prefix, TraceRequest
 from tests.unit.audit.fixtures import cc_usage, write_jsonl
 
 MODEL = "claude-sonnet-4-20250514"
