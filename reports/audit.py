@@ -20,6 +20,7 @@ from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_line
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.causes import CAUSES
+from prefixbench.workloads.audit.locate import short_where
 from prefixbench.workloads.audit.core import AuditResult, AuditRow, LaneSummary, RollUp
 from prefixbench.workloads.audit.schema import (
     CAUSE_FIELDS,
@@ -202,12 +203,12 @@ def _worst_lines(result: AuditResult, worst: int, where_whole: str = "audit.md a
     with where its whole text is."""
     ranked = _worst_rows(result, worst)
     out = ["", f"worst requests (top {len(ranked)} by dollars lost)", *text_lines(
-        ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "detail"],
+        ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "where", "detail"],
         [
             [
                 f"{_short(row.file)}:{row.line}", row.lane, f"{row.reported_cache_read or 0:,}",
                 f"{row.expected_cache_read:,}", _usd(row.lost_usd), row.cause or "", row.evidence or "",
-                ellipsize(visible(row.detail), DETAIL_WIDTH),
+                short_where(row.location), ellipsize(visible(row.detail), DETAIL_WIDTH),
             ]
             for row in ranked
         ],
@@ -279,7 +280,7 @@ def _compaction_lines(result: AuditResult) -> list[str]:
             [
                 f"{_short(c.file)}:{c.line}", c.lane, c.kind, c.verdict,
                 "-" if c.cache_read is None else f"{c.cache_read:,}", f"{c.expected_cache_read:,}",
-                _usd(c.cost_usd), _usd(c.warm_cost_usd), c.cause or "", c.detail[:110],
+                _usd(c.cost_usd), _usd(c.warm_cost_usd), c.cause or "", ellipsize(visible(c.detail), DETAIL_WIDTH),
             ]
             for c in found
         ],
@@ -405,7 +406,9 @@ def audit_markdown(result: AuditResult) -> str:
         "compared with what the provider reported. *expected* is the read the previous request of the "
         "lane left possible; *lost* is what the tokens missing from it cost above the read price. Each "
         "miss carries one cause and the evidence that decided it: `diagnostic` (the provider said so), "
-        "`body-diff` (the request bodies differ there), `log` (inferred from what the log records) or "
+        "`body-diff` (the request bodies differ there), `log` (inferred from what the log records), "
+        "`position` (a transcript without bodies: where the cached prefix ended on the logged messages, "
+        "and the likely change the log shows there; *where* names the message, or the unlogged head) or "
         "`none` (`unexplained`, with why the log cannot tell).\n\n"
         f"{fence}\n{body}\n{fence}\n\n"
         + _worst_details_markdown(result, 50)

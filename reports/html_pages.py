@@ -25,6 +25,7 @@ from prefixbench.reports.html import (
     table,
 )
 from prefixbench.reports.palette import CACHED, PREDICTED, REJECTED, UNCACHED, WRITTEN, WRITTEN_1H, cause_colour
+from prefixbench.workloads.audit.causes import divergence_cause
 from prefixbench.workloads.runs.windows import format_window
 
 if TYPE_CHECKING:  # pandas (with reports/frames.py) only where a sweep page draws: an audit's page needs neither
@@ -198,8 +199,15 @@ def _observations_by_run(observations: pd.DataFrame) -> dict[tuple, pd.DataFrame
 #: The observation columns a timeline draws, in the order :func:`_timeline_chart` reads them.
 TIMELINE_COLUMNS = (
     "index", "purpose", "status", "prompt_tokens", "cached_tokens", "written_tokens", "written_long_tokens",
-    "uncached_tokens", "hit_ratio", "divergence", "error",
+    "uncached_tokens", "hit_ratio", "divergence", "error", "extends_previous", "reasoning_effort", "temperature", "stop", "rewrites",
 )
+
+
+def _family_words(effort: object, temperature: object, stop: object) -> str:
+    """A request's family settings in words (``reasoning_effort max, temperature 0.2``), "" for the defaults."""
+    parts = [f"{name} {value}" for name, value in (("reasoning_effort", effort), ("temperature", temperature), ("stop", stop))
+             if value not in (None, "") and not (isinstance(value, float) and value != value)]
+    return ", ".join(parts)
 
 
 def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) -> str:
@@ -207,7 +215,17 @@ def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) ->
     summary_no = 0
     # Plain tuples of the columns drawn (itertuples' named rows make a class on every call).
     rows = obs[list(TIMELINE_COLUMNS)].itertuples(index=False, name=None)
-    for index, purpose, status, prompt, cached, written, long_, uncached, hit_ratio, divergence, error in rows:
+    families: list[str] = []  # the request families sent so far, in words, for the divergence causes
+    for index, purpose, status, prompt, cached, written, long_, uncached, hit_ratio, divergence, error, extends, *envelope, rewrites in rows:
+        family = _family_words(*envelope)
+        why = ""
+        if isinstance(divergence, str) and divergence:
+            why = ": " + divergence_cause(
+                divergence, first=not families, family=family, family_seen=family in families,
+                earlier_families=tuple(dict.fromkeys(families)), rewrites=rewrites if isinstance(rewrites, str) else "", purpose=str(purpose),
+                extends=extends is True or str(extends).lower() == "true",
+            )
+        families.append(family)
         rejected = int(status) != 200
         cached, written, long_, uncached = int(cached), int(written), int(long_), int(uncached)
         plain = uncached - written
@@ -228,7 +246,7 @@ def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) ->
                         ("write1h", float(long_), WRITTEN_1H), ("uncached", float(plain), UNCACHED))
             tip = (f"request {int(index)} ({purpose}): {fmt_int(prompt)} prompt tokens\n"
                    f"read {fmt_int(cached)} · write {fmt_int(written)} (1 h: {fmt_int(long_)}) · uncached {fmt_int(plain)}\n"
-                   f"hit {fmt_pct(float(hit_ratio))}" + (f"\ndiverged at {divergence}" if isinstance(divergence, str) and divergence else ""))
+                   f"hit {fmt_pct(float(hit_ratio))}" + (f"\ndiverged at {divergence}{why}" if why else ""))
         marker = marker_tip = None
         if purpose == "compaction":
             summary_no += 1

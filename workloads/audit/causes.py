@@ -8,7 +8,10 @@ evidence the log offers (:data:`EVIDENCE`, strongest first):
 2. ``body-diff``: the request bodies of the call and of the lane's previous call differ at an
    exact place (envelope field, tools, system, message k block b, byte), shown with an excerpt;
 3. ``log``: inferred from what the log records (timestamps, events, usage);
-4. ``none``: nothing decides it (cause ``unexplained``, with the reason the log cannot tell).
+4. ``position``: a transcript without bodies: where the cached prefix ended on the logged
+   history (which message, about which token) and the likely change the log shows there
+   (:mod:`prefixbench.workloads.audit.locate`);
+5. ``none``: nothing decides it (cause ``unexplained``, with the reason the log cannot tell).
 
 Anthropic's diagnostic labels are used where they apply (``model-changed``,
 ``system-changed``, ``tools-changed``, ``messages-changed``, ``previous-message-not-found``),
@@ -37,7 +40,7 @@ CAUSES: dict[str, str] = {
     "provider-best-effort": "the provider missed on its own (OpenAI routing, best-effort caches): not the agent's doing",
     "unexplained": "nothing in the log explains it (the detail says why the log cannot tell)",
 }
-EVIDENCE: tuple[str, ...] = ("diagnostic", "body-diff", "log", "none")
+EVIDENCE: tuple[str, ...] = ("diagnostic", "body-diff", "log", "position", "none")
 #: Anthropic's diagnostic labels -> our causes.
 DIAGNOSTIC_CAUSES: dict[str, str] = {
     "model_changed": "model-changed",
@@ -56,3 +59,42 @@ DIAGNOSTIC_CAUSES: dict[str, str] = {
     "verbosity_changed": "effort-changed",
     "service_tier_changed": "effort-changed",
 }
+
+
+def divergence_cause(
+    divergence: str, *, first: bool, family: str, family_seen: bool, earlier_families: tuple[str, ...], rewrites: str, purpose: str,
+    extends: bool = False,
+) -> str:
+    """The cause of a run's divergence, for a sweep tooltip: ``cause: why`` beside ``tools @ byte 0``.
+
+    The run's reference cache keys on the request family, so a divergence at byte 0 of a family
+    nobody sent before is a new family (or the run's first request), not changed tools.
+
+    Args:
+        divergence: where the first new byte is (``tools @ byte 0``, ``message 12 block 1 @ byte 48213``).
+        first: the run's first request.
+        family: the request's family settings in words (``reasoning_effort max``).
+        family_seen: an earlier request of the run had the same family.
+        earlier_families: the families of the earlier requests, in words.
+        rewrites: the durable rewrites the agent landed since the previous request (``checkpoint|prune``).
+        purpose: ``conversation`` or ``compaction``.
+        extends: the request is a byte extension of the previous conversation request (what
+            diverged is only its new content: no miss).
+    """
+    if extends:
+        return "no miss: it extends the previous request, so only its new content starts here"
+    if first:
+        return f"cold-start: {CAUSES['cold-start']}"
+    if not family_seen:
+        before = ", ".join(earlier_families[-2:]) or "default"
+        return f"effort-changed: the first request with {family or 'default settings'} (earlier: {before}): a new request family reads nothing the others cached"
+    if divergence.startswith("tools"):
+        return f"tools-changed: {CAUSES['tools-changed']}"
+    if divergence.startswith("system"):
+        return f"system-changed: {CAUSES['system-changed']}"
+    if rewrites:
+        landed = ", ".join(dict.fromkeys(rewrites.split("|")))
+        return f"messages-changed: the agent rewrote its history since the previous request ({landed})"
+    if purpose == "compaction":
+        return "compaction: the summary call's messages part from the conversation's here"
+    return f"messages-changed: {CAUSES['messages-changed']}"

@@ -57,12 +57,14 @@ from prefixbench.simulator.providers import chain_rules, rules_for
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
 from prefixbench.workloads.audit.losses import LossSplit, Recommendation, loss_class, split_losses
+from prefixbench.workloads.audit.locate import Histories, Segment, locate
 from prefixbench.workloads.audit.precedence import (
     READ_TOLERANCE,
     Evidence,
     Prediction,
     Previous,
     find_cause,
+    out_of_order,
     ttl_ms,
 )
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
@@ -117,6 +119,10 @@ class AuditRow(msgspec.Struct, frozen=True):
     #: Of a request with a cause: ``recoverable``, ``unavoidable`` or ``unknown``
     #: (:func:`.losses.loss_class`); None for a hit.
     loss_class: str | None = None
+    #: A miss in a transcript log: where its cached prefix ended on the logged history ("the
+    #: cached prefix ended inside message N (role, about token T of P): excerpt"), with the likely
+    #: change where the cause is a content change ("" where no history was logged).
+    location: str = ""
 
     @property
     def read_error(self) -> float | None:
@@ -487,7 +493,7 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     ticks, order = send_clock(requests, summaries)
     sources = compaction_sources(order)
     predictor = Predictor(heads)
-    shared = _Shared(heads, prices)
+    shared = _Shared(heads, prices, Histories(heads))
     lane_prev: dict[tuple[str, str], Previous] = {}
     previous: dict[Key, Previous] = {}
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
@@ -502,7 +508,8 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
         predicted_only = r.usage is None and pred.by == "body"
         if predicted_only:
             r = replace(r, usage=_predicted_usage(pred))
-        step = _Step(r, lane_prev.get(lane_key), pred, tick, lane_index[lane_key], None if source is None else previous.get(source))
+        segment = shared.histories.add(r)
+        step = _Step(r, lane_prev.get(lane_key), pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment)
         row = _explain(step, shared)
         rows.append(_unreported(row) if predicted_only else row)
         kind = _compaction_kind(r, row)
@@ -777,6 +784,8 @@ class _Shared(msgspec.Struct):
 
     heads: dict[str, int | None]
     prices: Prices
+    #: The logged history of every chain (transcripts), for locating breaks.
+    histories: Histories
     head_seen: dict[str, int] = msgspec.field(default_factory=dict)
     compaction_at: dict[str, int] = msgspec.field(default_factory=dict)
 
@@ -792,6 +801,8 @@ class _Step(msgspec.Struct, frozen=True):
     index: int
     #: For a compaction call: the main request it summarizes (its session's last before it).
     source: Previous | None = None
+    #: The request's logged history (transcript logs), None without one.
+    segment: Segment | None = None
 
     @property
     def continues(self) -> bool:
@@ -851,6 +862,10 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
     return ""
 
 
+#: Causes that are a change of the prompt's content: a location names its likely change for these
+#: (for a TTL expiry or a model change, where the prefix ended is told without a change).
+CONTENT_CAUSES = frozenset({"messages-changed", "system-changed", "tools-changed", "breakpoint-placement", "unexplained"})
+
 #: The detail of a request whose provider reported no cache fields.
 NOT_REPORTED = "cache not reported: the provider's usage has no cache field, so neither a read nor a loss can be told"
 
@@ -862,12 +877,15 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
     lost = max(0, expected - read) if usage is not None and usage.cache_reported else 0
     identity = _identity(step)
     cause = evidence = inferred = None
-    detail = ""
+    detail = location = ""
     starts = step.prev is None or (r.prefix is not None and r.prefix.parent is None)
     if usage is not None and usage.cache_reported and (lost > 0 or (read == 0 and (starts or r.is_compaction_call))):
         head = shared.heads.get(r.prefix.head) if r.prefix is not None else None
-        ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source)
+        where = locate(step.segment, read, r) if step.segment is not None and lost > 0 else None
+        ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source, location=where)
         cause, evidence, detail = find_cause(ev).as_tuple()
+        if where is not None and not out_of_order(ev):
+            location = where.text() if cause in CONTENT_CAUSES else where.where()
         if evidence == "diagnostic":
             inferred = find_cause(replace(ev, use_diagnostic=False)).cause
         elif r.diagnostic is not None:
@@ -908,6 +926,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         gap_ms=step.tick - step.prev.tick if step.prev else None,
         inferred_cause=inferred,
         server_reason=r.diagnostic,
+        location=location,
     )
 
 

@@ -22,6 +22,7 @@ import msgspec
 from prefixbench.simulator.providers import rules_for
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.workloads.audit.causes import DIAGNOSTIC_CAUSES
+from prefixbench.workloads.audit.locate import Location
 from prefixbench.workloads.logs.bodydiff import body_diff
 from prefixbench.workloads.logs.trace import TraceRequest
 
@@ -72,6 +73,8 @@ class Evidence(msgspec.Struct, frozen=True):
     #: For a compaction call: the main-lane request of its session sent last before it (the
     #: conversation it summarizes, whose cached prefix it could replay), None when the log has none.
     source: Previous | None = None
+    #: Where the cached prefix ended on the logged history (transcript logs), when it could be told.
+    location: Location | None = None
 
     @property
     def events(self) -> dict[str, str]:
@@ -357,6 +360,24 @@ def _stopped_at_head(ev: Evidence) -> Finding | None:
     ))
 
 
+def out_of_order(ev: Evidence) -> bool:
+    """Sent before the request it follows in the file: its prompt does not extend that one."""
+    r, prev = ev.r, ev.before
+    return prev is not None and r.sent_ms is not None and prev.sent_ms is not None and r.sent_ms < prev.sent_ms
+
+
+#: The cause a location names, by the kind of its likely change (messages-changed otherwise).
+_LOCATED_CAUSES: dict[str, str] = {"tools": "tools-changed", "lookback": "breakpoint-placement", "head": "system-changed"}
+
+
+def _located(ev: Evidence) -> Finding | None:
+    loc = ev.location
+    if loc is None or out_of_order(ev):
+        return None
+    cause = _LOCATED_CAUSES.get(loc.kind, "system-changed" if loc.message == 0 else "messages-changed")
+    return Finding(cause, "position", loc.text())
+
+
 def _unexplained(ev: Evidence) -> Finding:
     return Finding("unexplained", "none", "; ".join(_why_not_known(ev)))
 
@@ -367,7 +388,8 @@ def _why_not_known(ev: Evidence) -> list[str]:
     usage = r.usage
     assert usage is not None
     why = []
-    if prev is not None and r.sent_ms is not None and prev.sent_ms is not None and r.sent_ms < prev.sent_ms:
+    if prev is not None and out_of_order(ev):
+        assert r.sent_ms is not None and prev.sent_ms is not None
         why.append(
             f"the log cannot tell: sent {duration(prev.sent_ms - r.sent_ms)} BEFORE the previous request it follows in the "
             "file, so two requests were in flight at once (a second process or a queued message); its prompt "
@@ -414,6 +436,7 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("breakpoints-miss", "the body's breakpoints; the byte-level model's read", _breakpoints_miss),
     CauseRule("best-effort", "a provider whose cache is best-effort", _best_effort),
     CauseRule("stopped-at-head", "the reported read equals the shared head", _stopped_at_head),
+    CauseRule("located", "the reported read mapped onto the logged messages (transcripts)", _located),
     CauseRule("unexplained", "nothing: what the log shows and why it cannot tell", _unexplained),
 )
 

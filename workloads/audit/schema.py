@@ -54,6 +54,7 @@ REQUEST_FIELDS: tuple[Field, ...] = (
     Field("inferred_cause", "str?"),
     Field("server_reason", "str?"),
     Field("loss_class", "str?"),
+    Field("location", "str"),
 )
 
 #: One lane of one file: what was reported beside what the cache model predicted.

@@ -66,6 +66,21 @@ class Prefix(msgspec.Struct, frozen=True):
     new_blocks: int = 1
 
 
+class LoggedMessage(msgspec.Struct, frozen=True, array_like=True):
+    """One message of a transcript, kept small so a break can be located on it (no full text).
+
+    ``tokens`` is an estimate from the logged text (the audit scales it to the reported
+    prompts); ``marks`` name what in it an agent is known to send differently later (see
+    :mod:`prefixbench.workloads.logs.history`).
+    """
+
+    role: str
+    tokens: int
+    #: The first characters of its text, whitespace folded (at most ``EXCERPT_CHARS``).
+    excerpt: str
+    marks: tuple[str, ...] = ()
+
+
 class TraceRequest(msgspec.Struct, frozen=True):
     """One model call of a real log."""
 
@@ -116,6 +131,10 @@ class TraceRequest(msgspec.Struct, frozen=True):
     def is_compaction_call(self) -> bool:
         """The request asked for a compaction's summary (the flag, or a compaction lane)."""
         return self.compaction_call or self.lane_kind == "compaction"
+    #: Transcript logs: the logged messages this prompt adds after ``prefix.parent``'s prompt
+    #: (the previous response, tool results, user turns), in prompt order; the audit locates a
+    #: break on them. Empty where the log holds no message history (or a body instead).
+    messages: tuple[LoggedMessage, ...] = ()
 
     @property
     def envelope_dict(self) -> dict[str, str]:

@@ -267,3 +267,18 @@ def test_unexplained_says_why_the_log_cannot_tell():
     assert find_cause(e).detail == "at a new user turn 1m00s after the previous request, with no change logged"
     quiet = ev(req(), tick=MIN)
     assert find_cause(quiet).detail.endswith("nothing logged in between explains it")
+
+
+def test_stopped_at_head_before_located_before_unexplained():
+    from prefixbench.workloads.audit.locate import Location
+
+    where = Location(3, "user", 100, 5010, "hello", "it holds a date or time", "date")
+    e = replace(ev(req(usage=Usage(cache_read=100, cache_write_5m=4900))), location=where)
+    assert (rule(e), cause(e), find_cause(e).evidence) == ("located", "messages-changed", "position")
+    assert find_cause(e).detail.startswith('the cached prefix ended inside message 3 (user, about token 100 of 5,010')
+    assert rule(replace(e, head=100)) == "stopped-at-head"
+    head = replace(e, location=Location(0, "head", 0, 5010, "", "the tool list changed (logged: x)", "tools"))
+    assert (rule(head), cause(head)) == ("located", "tools-changed")
+    # Sent before the request it follows: the location means nothing, the break stays unexplained.
+    early = replace(e, r=replace(e.r, sent_ms=10), prev=Previous(replace(PREV, sent_ms=20), 0, 0))
+    assert (rule(early), cause(early)) == ("unexplained", "unexplained")

@@ -26,7 +26,7 @@ def _u(i: int, r: int, w: int, o: int = 10) -> dict:
     return {"input": i, "output": o, "cacheRead": r, "cacheWrite": w, "cost": {}}
 
 
-def test_pi_thinking_change_and_unexplained_user_turn_miss(tmp_path: Path) -> None:
+def test_pi_thinking_change_and_a_user_turn_miss_located_in_the_head(tmp_path: Path) -> None:
     t0 = 1765233665294
     entries = [
         _pi_msg("user", t0),
@@ -43,9 +43,11 @@ def test_pi_thinking_change_and_unexplained_user_turn_miss(tmp_path: Path) -> No
     path = _pi(tmp_path / "pi.jsonl", entries)
     result = run_audit([path])
     causes = [(row.cause, row.evidence) for row in result.rows]
-    assert causes == [("cold-start", "log"), (None, None), ("effort-changed", "log"), ("unexplained", "none")]
+    # The last miss read 0 inside the TTL with nothing logged: the cached prefix ended in the
+    # unlogged head, where pi writes the date and time (located, not unexplained).
+    assert causes == [("cold-start", "log"), (None, None), ("effort-changed", "log"), ("system-changed", "position")]
     assert "thinking off -> on" in result.rows[2].detail
-    assert "cannot tell" in result.rows[3].detail and "restart" in result.rows[3].detail
+    assert "inside the unlogged head" in result.rows[3].detail and "date and time" in result.rows[3].detail
     assert result.files[0].skipped == 1
 
 

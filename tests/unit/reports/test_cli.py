@@ -40,6 +40,11 @@ def test_sweep_prints_the_table_and_writes_every_output(tmp_path, capsys):
     obs = pd.read_csv(tmp_path / "observations.csv")
     assert len(obs) == runs["num_requests"].sum()
     assert "| 32k | patched |" in (tmp_path / "report.md").read_text()
+    # A timeline's tooltips give each divergence a cause, not only where it is: legacy's summary
+    # call at another effort is a new request family, not changed tools.
+    html = (tmp_path / "report.html").read_text()
+    assert "diverged at tools @ byte 0: effort-changed: the first request with reasoning_effort high" in html
+    assert "diverged at tools @ byte 0: cold-start" in html
 
 
 def test_two_sweeps_are_byte_identical(tmp_path, capsys):

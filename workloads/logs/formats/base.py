@@ -93,3 +93,6 @@ class LogFormat(msgspec.Struct, frozen=True):
     #: For a log kept as many one-object files (OpenCode's storage): given a file and its record,
     #: the file whose reader reads it (None: audit it on its own). A folder walk skips such files.
     read_with: Callable[[Path, dict], Path | None] | None = None
+    #: What the agent is known to change in the head its log does not hold (system prompt,
+    #: tools) between requests, named where the audit locates a break inside that head.
+    head_changes: str = ""

@@ -27,8 +27,9 @@ from prefixbench.simulator.providers import ANTHROPIC
 from prefixbench.simulator.providers.anthropic import read_diagnostic
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, Provider, TraceRequest
 
 NAME = "claude-code"
 _ENTRY_KINDS = ("user", "assistant", "system", "progress")
@@ -71,6 +72,8 @@ class _Request(msgspec.Struct):
     version: str | None
     events: list[tuple[str, str]]
     diagnostic: str | None
+    #: The messages on the path since the previous request's prompt (for locating breaks).
+    messages: tuple[LoggedMessage, ...] = ()
 
 
 class _Walk:
@@ -93,6 +96,11 @@ class _Walk:
         self.requests: dict[str, _Request] = {}
         self.skipped: list[tuple[int, str]] = []
         self.sidechains = 0
+        #: Per entry: its parent, and the small record of its message (user and assistant lines).
+        self.parent_of: dict[str, str | None] = {}
+        self.message_of: dict[str, LoggedMessage] = {}
+        #: Entries that show the tool list changed (an attachment naming tools), with what they say.
+        self.tool_changes: dict[str, str] = {}
 
     def entry(self, record: Record) -> None:
         """Place one entry in its chain; an assistant line adds to (or starts) its request."""
@@ -107,13 +115,44 @@ class _Walk:
         when = parse_time_ms(value.get("timestamp"), where)
         event = self._place(value, uuid, parent)
         self.time_of[uuid] = when
+        self.parent_of[uuid] = parent
         message = as_dict(value.get("message"))
+        self._remember(value, uuid, message)
         if _is_user_turn(value, message):
             event = event or "user_turn"
         if event is not None:
             self.boundary[uuid] = event
         if value.get("type") == "assistant":
             self._assistant(record, value, message, uuid, parent, when)
+
+    def _remember(self, value: dict, uuid: str, message: dict) -> None:
+        """Keep the small record of a sent message, and note an entry showing a tool list change."""
+        kind = value.get("type")
+        if kind in ("user", "assistant") and "content" in message:
+            result = as_dict(value.get("toolUseResult"))
+            marks = ("file-read",) if "file" in result or str(value.get("toolName") or "").lower() in READ_TOOLS else ()
+            self.message_of[uuid] = make_message(str(message.get("role") or kind), message.get("content"), marks)
+            return
+        attachment = as_dict(value.get("attachment"))
+        what = str(attachment.get("type") or value.get("subtype") or "")
+        if "tool" in what.lower():
+            self.tool_changes[uuid] = what
+
+    def _path_since(self, node: str | None, stop: str | None) -> tuple[tuple[LoggedMessage, ...], list[str]]:
+        """The messages from just below ``stop`` (the previous request's last prompt entry) down to
+        ``node``, in prompt order, and the tool list changes on that path."""
+        found: list[LoggedMessage] = []
+        tools: list[str] = []
+        seen = 0
+        while node is not None and node != stop and seen < 100_000:
+            seen += 1
+            if node in self.message_of:
+                found.append(self.message_of[node])
+            if node in self.tool_changes:
+                tools.append(self.tool_changes[node])
+            node = self.parent_of.get(node)
+        found.reverse()
+        return tuple(found), tools
 
     def _place(self, value: dict, uuid: str, parent: str | None) -> str | None:
         """Put ``uuid`` in a lane under its parent; the event its placement shows, if any."""
@@ -170,6 +209,10 @@ class _Walk:
             prev_req = None
         above = self.depth.get(self.requests[prev_req].node or "", 0) if prev_req in self.requests else 0
         version = value.get("version")
+        stop = self.requests[prev_req].node if prev_req in self.requests else None
+        messages, tools = self._path_since(parent, stop)
+        events = [(pending, "")] if pending else []
+        events += [("tools_change", what) for what in tools]
         return _Request(
             key=key,
             first_seq=len(self.requests),
@@ -185,8 +228,9 @@ class _Walk:
             parent_request=prev_req,
             new_blocks=max(1, self.depth[uuid] - above),
             version=version if isinstance(version, str) else None,
-            events=[(pending, "")] if pending else [],
+            events=events,
             diagnostic=read_diagnostic(message),
+            messages=messages,
         )
 
 
@@ -238,6 +282,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         agent_version=req.version,
         source_format=NAME,
         compaction_call=req.lane_kind == "compaction",
+        messages=req.messages,
     )
 
 

@@ -17,8 +17,9 @@ from prefixbench.simulator.providers import hosted_provider
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, Provider, TraceRequest
 
 NAME = "pi"
 _EVENT_KINDS = ("model_change", "thinking_level_change", "compaction", "branch_summary", "custom")
@@ -62,6 +63,8 @@ class _Session:
         self.thinking = "off"
         self.events: list[tuple[str, str]] = []
         self.blocks = 0
+        #: The messages logged since the previous request (its response first), for locating breaks.
+        self.pending: list[LoggedMessage] = []
         self.chain_parent: str | None = None
         self.node_of_entry: dict[str, str | None] = {}
         self.cost = 0.0
@@ -92,6 +95,7 @@ class _Session:
             case "compaction":
                 self.events.append(("compaction", f"{value.get('tokensBefore', '?')} tokens before"))
                 self.chain_parent = None
+                self.pending = [make_message("user", value.get("summary"))]  # the new context opens with the summary
             case "message":
                 self._message(record, as_dict(value.get("message")), parent_id)
         if isinstance(entry_id, str):
@@ -103,6 +107,8 @@ class _Session:
         if role == "user":
             self.events.append(("user_turn", ""))
         if role != "assistant":
+            tool = str(message.get("toolName") or "").lower()
+            self.pending.append(make_message(str(role), message.get("content"), ("file-read",) if tool in READ_TOOLS else ()))
             return
         usage = message.get("usage")
         if not isinstance(usage, dict):
@@ -117,6 +123,7 @@ class _Session:
             self.skipped.append((record.line, f"{message.get('stopReason', 'aborted')} call with no usage"))
             return
         node = self._add(record, message, reported, parse_time_ms(message.get("timestamp"), where))
+        self.pending = [make_message("assistant", message.get("content"))]
         if isinstance(parent_id, str):
             self.prompt_end.setdefault(parent_id, node)
 
@@ -143,6 +150,7 @@ class _Session:
                 prefix=Prefix(f"pi:{self.name}:{provider}:{model}", node, self.chain_parent, max(1, self.blocks)),
                 events=tuple(self.events),
                 source_format=NAME,
+                messages=tuple(self.pending),
             )
         )
         self.chain_parent = node
@@ -184,4 +192,6 @@ FORMAT = LogFormat(
         "tree sessions (newer pi): entries linked by id / parentId, branches and retries from one entry",
         "sessions branched from another file (branchedFrom / parentSession)",
     ),
+    head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
+    "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",
 )

@@ -1,0 +1,267 @@
+"""Breaks located on a transcript's logged history (workloads/audit/locate.py, evidence ``position``).
+
+Each fixture is a small Claude Code or pi log whose transcript shows the change: a system
+reminder, a date, a file's content, a tool list change, more new blocks than Anthropic's
+20-block lookback. The break must land on the right message with the right likely change; a
+break the log cannot explain stays ``unexplained`` with its reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from prefixbench.reports.audit import audit_markdown, audit_table, request_record
+from prefixbench.workloads.audit.core import AuditRow, run_audit
+from prefixbench.workloads.audit.locate import Histories, locate
+from prefixbench.workloads.logs.history import EXCERPT_CHARS, make_message
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.trace import Prefix, TraceRequest
+from tests.unit.audit.fixtures import cc_usage, write_jsonl
+
+MODEL = "claude-sonnet-4-20250514"
+
+
+class _Log:
+    """A Claude Code transcript with one line per message (each assistant response one line)."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict] = []
+        self.last: str | None = None
+        self.second = 0
+
+    def _ts(self) -> str:
+        self.second += 5
+        return f"2025-09-03T10:{self.second // 60:02d}:{self.second % 60:02d}.000Z"
+
+    def _add(self, kind: str, **fields: object) -> None:
+        uuid = f"u{len(self.lines) + 1}"
+        self.lines.append({"parentUuid": self.last, "isSidechain": False, "sessionId": "s1", "version": "2.1.3",
+                           "type": kind, "uuid": uuid, "timestamp": self._ts(), **fields})
+        self.last = uuid
+
+    def user(self, content: object, **extra: object) -> None:
+        self._add("user", message={"role": "user", "content": content}, **extra)
+
+    def tool_result(self, text: str, **extra: object) -> None:
+        self.user([{"type": "tool_result", "tool_use_id": "t", "content": text}], **extra)
+
+    def assistant(self, request: str, read: int, write: int, text: str = "ok") -> None:
+        self._add("assistant", requestId=request, message={
+            "id": f"msg_{request}", "role": "assistant", "model": MODEL,
+            "content": [{"type": "text", "text": text}], "usage": cc_usage(3, write, read, 50)})
+
+    def attachment(self, kind: str) -> None:
+        self._add("attachment", attachment={"type": kind, "addedNames": ["mcp__db__query"]})
+
+    def audit(self, tmp_path: Path) -> list[AuditRow]:
+        return list(run_audit([write_jsonl(tmp_path / "s1.jsonl", self.lines)]).rows)
+
+
+def _opening(log: _Log) -> None:
+    """Three requests that grow the cache as they should (read = previous read + write)."""
+    log.user("fix the failing test in parser.py")
+    log.assistant("r1", 0, 10_000)
+    log.tool_result("def parse(x):\n    return x\n" * 200)
+    log.assistant("r2", 10_000, 2_000)
+    log.tool_result("all good " * 100)
+    log.assistant("r3", 12_000, 1_000)
+
+
+def test_a_system_reminder_in_the_stretch_that_changed(tmp_path: Path) -> None:
+    log = _Log()
+    log.user("fix the failing test in parser.py")                                     # message 1
+    log.assistant("r1", 0, 10_000)                                                     # 2
+    log.tool_result("def parse(x):\n    return x\n" * 200)                            # 3
+    log.assistant("r2", 10_000, 2_000)                                                 # 4
+    log.user("<system-reminder>The task list is empty.</system-reminder> go on")       # 5
+    log.assistant("r3", 12_000, 1_000)                                                 # 6
+    log.user("and the other file")                                                     # 7
+    log.assistant("r4", 12_003, 2_000)  # stopped at r2's entry: something in r3's stretch changed
+    row = log.audit(tmp_path)[-1]
+    assert (row.cause, row.evidence, row.lost_tokens) == ("messages-changed", "position", 13_000 - 12_003)
+    # r3's stretch (12,003 to 13,003): r2's response, then the reminder. The read stopped at its
+    # start, in message 4, and the reminder one message on is the likely change.
+    assert 'inside message 4 (assistant, about token 12,003 of 14,006 of the prompt): "ok"' in row.detail
+    assert 'likely change: message 5 (user: "<system-reminder>The task list is..."' in row.detail
+    assert "holds a system reminder" in row.detail
+    assert row.location == row.detail
+
+
+def test_a_date_in_the_message_the_read_stopped_in(tmp_path: Path) -> None:
+    log = _Log()
+    _opening(log)
+    log.user("Today's date is 2025-09-03. " + "Carry on with the parser. " * 300)    # message 7: most of r4's stretch
+    log.assistant("r4", 13_000, 800)
+    log.user("next")
+    log.assistant("r5", 13_500, 2_000)  # stopped inside message 7
+    row = log.audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("messages-changed", "position")
+    assert "inside message 7 (user, about token 13,500" in row.detail and "Today's date is 2025-09-03" in row.detail
+    assert "likely change: it holds a date or time" in row.detail
+
+
+def test_a_file_re_read(tmp_path: Path) -> None:
+    log = _Log()
+    log.user("look at parser.py")
+    log.assistant("r1", 0, 10_000)
+    log.tool_result("     1\tdef parse(x):\n" * 300, toolUseResult={"type": "text", "file": {"filePath": "/p/parser.py"}})
+    log.assistant("r2", 10_000, 3_000)
+    log.user("thanks")
+    log.assistant("r3", 13_000, 500)
+    log.user("again")
+    log.assistant("r4", 11_000, 2_600)  # stopped inside the file's content
+    row = log.audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("messages-changed", "position")
+    assert "inside message 3 (user, about token 11,000" in row.detail and "it holds a file's content" in row.detail
+
+
+def test_a_tool_list_change_lands_in_the_head(tmp_path: Path) -> None:
+    log = _Log()
+    _opening(log)
+    log.attachment("deferred_tools_delta")
+    log.user("use the database tool")
+    log.assistant("r4", 0, 13_900)  # nothing read: the tools, sent first, changed
+    row = log.audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("tools-changed", "position")
+    assert "inside the unlogged head (system prompt and tools), at token 0" in row.detail
+    assert "the tool list changed (logged: deferred_tools_delta)" in row.detail
+
+
+def test_more_new_blocks_than_the_lookback(tmp_path: Path) -> None:
+    log = _Log()
+    _opening(log)
+    for n in range(11):  # 22 lines, 24 blocks with the response before them and the request's own line
+        log.tool_result(f"step {n} " * 20)
+        log.user(f"note {n}")
+    log.assistant("r4", 12_003, 3_000)  # the lookback could not reach r3's entry: read r2's
+    row = log.audit(tmp_path)[-1]
+    assert row.cause == "breakpoint-placement"
+    assert "beyond the 20-block lookback" in row.detail  # the log rule decides the cause ...
+    # ... and the location says where the read stopped, with the overflow as the likely change.
+    assert row.location.startswith("the cached prefix ended inside message 4 (assistant, about token 12,003")
+    assert "a lookback overflow: 24 new blocks since the last breakpoint" in row.location
+
+
+_PI_HEADER = {"type": "session", "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x", "thinkingLevel": "off"}
+
+
+def _pi(role: str, t: int, text: str, usage: dict | None = None) -> dict:
+    message: dict = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": t}
+    if usage:
+        message.update({"provider": "anthropic", "model": "claude-opus-4-5", "usage": usage})
+    return {"type": "message", "message": message}
+
+
+def test_pi_user_turn_misses_land_in_the_head_with_the_date(tmp_path: Path) -> None:
+    t0 = 1765233665294
+    entries = [
+        _PI_HEADER,
+        _pi("user", t0, "hello"),
+        _pi("assistant", t0 + 10, "hi", {"input": 3, "output": 5, "cacheRead": 0, "cacheWrite": 9_000}),
+        _pi("user", t0 + 60_000, "make the grays brighter"),
+        _pi("assistant", t0 + 60_010, "done", {"input": 3, "output": 5, "cacheRead": 0, "cacheWrite": 9_100}),
+    ]
+    row = run_audit([write_jsonl(tmp_path / "pi.jsonl", entries)]).rows[-1]
+    assert (row.cause, row.evidence) == ("system-changed", "position")
+    assert "at token 0 of 9,103" in row.detail and "date and time" in row.detail
+
+
+def test_a_break_the_log_cannot_explain_stays_unexplained_with_its_reason(tmp_path: Path) -> None:
+    # The last request was sent BEFORE the one it follows in the file (a second pi process on the
+    # session): its prompt does not extend that one, so where its read stopped says nothing.
+    t0 = 1765233665294
+    entries = [
+        _PI_HEADER,
+        _pi("user", t0, "hello"),
+        _pi("assistant", t0 + 10, "hi", {"input": 3, "output": 5, "cacheRead": 0, "cacheWrite": 9_000}),
+        _pi("toolResult", t0 + 20, "output"),
+        _pi("assistant", t0 + 30_000, "more", {"input": 3, "output": 5, "cacheRead": 9_000, "cacheWrite": 500}),
+        _pi("toolResult", t0 + 30_010, "output"),
+        _pi("assistant", t0 + 25_000, "other", {"input": 3, "output": 5, "cacheRead": 4_000, "cacheWrite": 5_800}),
+    ]
+    row = run_audit([write_jsonl(tmp_path / "pi.jsonl", entries)]).rows[-1]
+    assert (row.cause, row.evidence) == ("unexplained", "none")
+    assert "the log cannot tell: sent" in row.detail and "BEFORE the previous request" in row.detail
+    assert row.location == ""
+
+
+def test_located_breaks_show_in_the_table_markdown_and_json(tmp_path: Path) -> None:
+    log = _Log()
+    _opening(log)
+    log.user("Today's date is 2025-09-03.")
+    log.assistant("r4", 13_000, 800)
+    log.user("next")
+    log.assistant("r5", 13_003, 2_000)
+    result = run_audit([write_jsonl(tmp_path / "s1.jsonl", log.lines)])
+    row = result.rows[-1]
+    table = audit_table(result)
+    assert "position" in table and "msg 6" in table and "where" in table
+    assert "`position`" in audit_markdown(result)
+    assert request_record(row)["location"] == row.location != ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sizes=st.lists(st.lists(st.integers(0, 5_000), min_size=0, max_size=6), min_size=1, max_size=8),
+    prompts=st.lists(st.integers(0, 200_000), min_size=8, max_size=8),
+    read=st.integers(0, 250_000),
+)
+def test_any_read_lands_on_a_message_or_the_head(sizes: list[list[int]], prompts: list[int], read: int) -> None:
+    """Whatever the prompts (shrinking included) and the read, locate names the head or a message
+    of the history, and never fails."""
+    histories = Histories({})
+    parent = None
+    segment = None
+    for n, (tokens, prompt) in enumerate(zip(sizes, prompts)):
+        messages = tuple(make_message("user", "x" * (4 * t)) for t in tokens)
+        r = TraceRequest("f", n + 1, "main", "main", n, None, None, "anthropic", MODEL, usage=Usage(cache_write_5m=prompt),
+                         prefix=Prefix("h", f"n{n}", parent), messages=messages)
+        segment = histories.add(r) or segment
+        parent = f"n{n}"
+    if segment is None:
+        return
+    where = locate(segment, read, r)
+    total = sum(len(s) for s in sizes)
+    assert 0 <= where.message <= total and where.token == read
+    assert where.text().startswith("the cached prefix ended inside ")
+
+
+@given(st.text(max_size=400))
+def test_an_excerpt_is_short_and_cut_at_a_word(text: str) -> None:
+    message = make_message("user", [{"type": "text", "text": text}])
+    assert len(message.excerpt) <= EXCERPT_CHARS + 3
+    assert msgspec.json.decode(msgspec.json.encode(message), type=type(message)) == message
+
+
+@pytest.mark.parametrize("text,marks", [
+    ("<system-reminder>x</system-reminder>", ("system-reminder",)),
+    ("the current date is 2025-09-03", ("date",)),
+    ("plain words", ()),
+])
+def test_marks(text: str, marks: tuple[str, ...]) -> None:
+    assert make_message("user", text).marks == marks
+
+
+def test_a_sweep_divergence_gets_a_cause() -> None:
+    from prefixbench.workloads.audit.causes import divergence_cause
+
+    def why(divergence: str = "tools @ byte 0", **kw: object) -> str:
+        args: dict = {"first": False, "family": "reasoning_effort high", "family_seen": True,
+                      "earlier_families": ("reasoning_effort max",), "rewrites": "", "purpose": "conversation", **kw}
+        return divergence_cause(divergence, **args)
+
+    assert why(first=True).startswith("cold-start: ")
+    assert why(family_seen=False) == (
+        "effort-changed: the first request with reasoning_effort high (earlier: reasoning_effort max): "
+        "a new request family reads nothing the others cached"
+    )
+    assert why().startswith("tools-changed: ") and why("system @ byte 0").startswith("system-changed: ")
+    assert why("message 3 @ byte 900", rewrites="prune|prune|checkpoint") == (
+        "messages-changed: the agent rewrote its history since the previous request (prune, checkpoint)"
+    )
+    assert why("message 3 @ byte 900", purpose="compaction").startswith("compaction: ")
+    assert why("message 9 @ byte 9000", extends=True).startswith("no miss: ")

@@ -1,0 +1,186 @@
+"""Where a break happened, on a transcript's logged history (evidence ``position``).
+
+A transcript log holds the conversation, not the bytes sent, so when a request reads less than
+its lane left cached there is no body to diff. What is there: the reported read ``R`` (where the
+cached prefix ended, in tokens), the reported prompt of every request, and the messages each
+request added (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.messages`). Each request's
+new messages lie between its parent's prompt and its own::
+
+    head (system + tools, unlogged) | request 1's messages | request 2's messages | ...
+    0 ........................... P0 .................... P1 ................... P2
+                                                    ^ R: the read stopped here
+
+so the history maps token ``R`` onto one message, spreading each request's new tokens over its
+messages by their logged size. The first changed byte lies at or after ``R`` (a provider reads
+whole cached entries), so the message holding token ``R`` is where the sent prompt began to
+differ, or the last one before it. Where that message carries a *mark* (a system reminder, a
+date, a file's content: :mod:`prefixbench.workloads.logs.history`), or the log shows the tool
+list changed, or more blocks were added than the provider's breakpoint lookback reaches, the
+location names that as the likely change.
+
+Memory: one :class:`Segment` per request, holding a reference to the request's own messages
+(small records, no text beyond a short excerpt).
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+from prefixbench.simulator.providers import rules_for
+from prefixbench.workloads.logs.formats import FORMATS
+from prefixbench.workloads.logs.history import MARKS
+from prefixbench.workloads.logs.trace import LoggedMessage, TraceRequest
+
+#: Which mark names the likely change when a message has several (the most specific first).
+MARK_ORDER: tuple[str, ...] = ("system-reminder", "file-read", "date")
+
+
+class Segment(msgspec.Struct, frozen=True):
+    """One request's new messages and the prompt tokens they span (``start`` to ``end``)."""
+
+    parent: Segment | None
+    messages: tuple[LoggedMessage, ...]
+    start: int
+    end: int
+    #: Logged messages before this segment in its chain.
+    first_index: int
+
+
+class Location(msgspec.Struct, frozen=True):
+    """Where the cached prefix of one request ended, on its logged history."""
+
+    #: 1-based position of the message in the chain's logged history; 0: the unlogged head.
+    message: int
+    role: str
+    #: About which token of the prompt the cached prefix ended (the reported read).
+    token: int
+    prompt: int
+    excerpt: str
+    #: The likely change, in words ("" when the log shows none).
+    change: str
+    #: The change's kind: a mark of :data:`~prefixbench.workloads.logs.history.MARKS`,
+    #: ``tools``, ``head``, ``lookback``, or "".
+    kind: str = ""
+
+    def where(self) -> str:
+        """``the cached prefix ended inside message 12 (user, about token 40,210 of 52,000 of the prompt): "..."``."""
+        return (
+            f"the cached prefix ended inside the unlogged head (system prompt and tools), at token {self.token:,} of {self.prompt:,}"
+            if self.message == 0
+            else f"the cached prefix ended inside message {self.message} ({self.role}, about token {self.token:,} of "
+            f"{self.prompt:,} of the prompt)" + (f': "{self.excerpt}"' if self.excerpt else "")
+        )
+
+    def text(self) -> str:
+        """Where, then the likely change (or that the log shows none)."""
+        return self.where() + (f"; likely change: {self.change}" if self.change else "; the log does not show what changed there")
+
+
+def short_where(location: str) -> str:
+    """A location's text in a table cell: ``msg 12``, ``head`` or "" (no location)."""
+    if "unlogged head" in location:
+        return "head"
+    found = re.search(r"inside message (\d+)", location)
+    return f"msg {found.group(1)}" if found else ""
+
+
+class Histories:
+    """The logged history of every chain, one :class:`Segment` per request, keyed by its node."""
+
+    def __init__(self, heads: dict[str, int | None]) -> None:
+        self.heads = heads
+        self.segments: dict[str, Segment] = {}
+
+    def add(self, r: TraceRequest) -> Segment | None:
+        """Record ``r``'s new messages (after its parent's prompt); its segment, None without a history."""
+        if r.prefix is None or r.usage is None or not r.messages:
+            return None
+        parent = self.segments.get(r.prefix.parent) if r.prefix.parent is not None else None
+        prompt = r.usage.prompt
+        if parent is not None:
+            start = min(parent.end, prompt)
+            first = parent.first_index + len(parent.messages)
+        else:
+            estimate = sum(m.tokens for m in r.messages)
+            head = self.heads.get(r.prefix.head)
+            start = min(prompt, head) if head is not None else max(0, prompt - estimate)
+            first = 0
+        segment = Segment(parent, r.messages, start, prompt, first)
+        self.segments[r.prefix.node] = segment
+        return segment
+
+
+def locate(segment: Segment, read: int, r: TraceRequest) -> Location:
+    """Where ``r``'s cached prefix ended (``read`` tokens in), on the history ending at ``segment``.
+
+    The message holding token ``read`` is where the read stopped; the first byte that changed lies
+    between there and the end of that request's stretch (the next entry a request wrote), so the
+    first marked message in that stretch, if any, names the likely change.
+    """
+    prompt = segment.end
+    s: Segment | None = segment.parent if segment.parent is not None else segment
+    while s is not None and (read < s.start or not s.messages):
+        s = s.parent
+    if s is None:
+        return _head(read, prompt, r)
+    at_idx = _message_at(s, read)
+    message = s.messages[at_idx]
+    change, kind = _lookback(r), "lookback"
+    if not change:
+        change, kind = _marked_change(s, at_idx, r)
+    return Location(s.first_index + at_idx + 1, message.role, read, prompt, message.excerpt, change, kind)
+
+
+def _message_at(s: Segment, read: int) -> int:
+    """The index in ``s`` of the message holding token ``read`` (its tokens spread by logged size)."""
+    span, total = max(0, s.end - s.start), sum(m.tokens for m in s.messages)
+    at = float(s.start)
+    for i, message in enumerate(s.messages):
+        at += span * (message.tokens / total if total else 1 / len(s.messages))
+        if read < at:
+            return i
+    return len(s.messages) - 1
+
+
+def _marked_change(s: Segment, at_idx: int, r: TraceRequest) -> tuple[str, str]:
+    """The first marked message from the one the read stopped in to the end of its segment: every
+    request wrote an entry at its prompt's end, so the first changed byte lies before that end."""
+    for i in range(at_idx, len(s.messages)):
+        message = s.messages[i]
+        mark = next((m for m in MARK_ORDER if m in message.marks), None)
+        if mark is None:
+            continue
+        if i == at_idx:
+            return f"it holds {MARKS[mark]}", mark
+        excerpt = f': "{message.excerpt}"' if message.excerpt else ""
+        return f"message {s.first_index + i + 1} ({message.role}{excerpt}) holds {MARKS[mark]}", mark
+    if tools := _tools(r):
+        return tools, "tools"
+    return "", ""
+
+
+def _lookback(r: TraceRequest) -> str:
+    """The lookback overflow, when ``r`` added more blocks than its provider's breakpoint reaches back."""
+    lookback = rules_for(r.provider).lookback_blocks
+    if lookback is None or r.prefix is None or r.prefix.new_blocks <= lookback:
+        return ""
+    return (
+        f"a lookback overflow: {r.prefix.new_blocks} new blocks since the last breakpoint, beyond the provider's "
+        f"{lookback}-block lookback, so the breakpoint could not find the entry the previous request wrote"
+    )
+
+
+def _tools(r: TraceRequest) -> str:
+    changes = [detail for kind, detail in r.events if kind == "tools_change"]
+    return f"the tool list changed (logged: {', '.join(sorted(set(changes)))})" if changes else ""
+
+
+def _head(read: int, prompt: int, r: TraceRequest) -> Location:
+    if tools := _tools(r):
+        return Location(0, "head", read, prompt, "", tools, "tools")
+    if lookback := _lookback(r):
+        return Location(0, "head", read, prompt, "", lookback, "lookback")
+    fmt = FORMATS.get(r.source_format)
+    known = fmt.head_changes if fmt is not None else ""
+    return Location(0, "head", read, prompt, "", known or "the system prompt or the tool list (neither is in the log)", "head")

@@ -1,0 +1,88 @@
+"""The message history of a transcript, kept small: what the audit needs to locate a break.
+
+A transcript log (Claude Code, pi, Codex...) holds the conversation but not the bytes sent, so
+when a request reads less than its lane left cached, the audit can still say *where* the cached
+prefix ended: inside which logged message, at about which token. Readers keep, per message, a
+:class:`~prefixbench.workloads.logs.trace.LoggedMessage`: its role, a token estimate, a short
+excerpt and the *marks* below (never its full text), so the history costs a few dozen bytes a
+message.
+
+Marks name what an agent is known to send differently on a later request, so that a break that
+lands in a marked message can name its likely change:
+
+* ``system-reminder``: a ``<system-reminder>`` block (Claude Code re-renders these);
+* ``date``: a date or "current date / time" in the text;
+* ``file-read``: a tool result holding a file's content (re-reading a file re-sends it).
+
+(A tool list change is an event of the request, ``tools_change``, not a mark: tools are sent
+before every message.)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from prefixbench.workloads.logs.trace import LoggedMessage
+
+#: Characters of text kept as a message's excerpt (cut at a word, ending in ``...``: plain
+#: ASCII, so CPython keeps it at one byte a character).
+EXCERPT_CHARS = 48
+#: Characters per token of the estimate (the audit rescales it to the reported prompts).
+CHARS_PER_TOKEN = 4
+#: Characters of a message searched for marks (a long file is not scanned whole).
+SCAN_CHARS = 20_000
+
+MARKS: dict[str, str] = {
+    "system-reminder": "a system reminder (the agent re-renders reminders, so the bytes sent change)",
+    "date": "a date or time (rendered anew when the day or time changes)",
+    "file-read": "a file's content (a file re-read, or its earlier read elided, re-sends different bytes)",
+}
+_DATE = re.compile(
+    r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|current date|today's date|today is|date and time", re.IGNORECASE
+)
+_REMINDER = "<system-reminder>"
+#: Tool names whose results are a file's content.
+READ_TOOLS = frozenset({"read", "read_file", "view", "cat", "readfile", "read_many_files", "view_file"})
+
+
+def texts_of(content: object) -> Iterable[str]:
+    """Every string a message's content holds (text blocks, tool inputs, tool results), depth-first."""
+    stack = [content]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(reversed([v for k, v in item.items() if k not in ("type", "id", "tool_use_id", "signature")]))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+
+
+def make_message(role: str, content: object, marks: Iterable[str] = ()) -> LoggedMessage:
+    """The small record of one message: role, estimated tokens, excerpt and marks found in its text."""
+    size = 0
+    excerpt = ""
+    found = dict.fromkeys(marks)
+    scanned = 0
+    for text in texts_of(content):
+        size += len(text)
+        if len(excerpt) < EXCERPT_CHARS:
+            excerpt = (excerpt + " " + " ".join(text[: EXCERPT_CHARS * 2].split())).strip()
+        if scanned < SCAN_CHARS:
+            part = text[: SCAN_CHARS - scanned]
+            scanned += len(part)
+            if _REMINDER in part:
+                found.setdefault("system-reminder")
+            if _DATE.search(part):
+                found.setdefault("date")
+    if len(excerpt) > EXCERPT_CHARS:
+        excerpt = _cut_at_word(excerpt, EXCERPT_CHARS)
+    return LoggedMessage(role, max(1, size // CHARS_PER_TOKEN) if size else 0, excerpt, tuple(found))
+
+
+def _cut_at_word(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word boundary, with an ellipsis."""
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + "..."
