@@ -43,7 +43,10 @@ def test_every_folder_with_a_recoverable_loss_gets_re_simulated_recommendations(
         checked += 1
         recs = result.recommendations
         assert recs, name
-        assert all(rec.saved_usd is not None for rec in recs), name  # re-simulated, every one
+        # Re-simulated, every one the log can re-simulate; the others (a located system-prompt
+        # change in a transcript without bodies) say so and how to record bodies.
+        assert all(rec.saved_usd is not None or ("cannot re-simulate" in rec.detail and "prefixbench proxy" in rec.detail)
+                   for rec in recs), name
         best = recs[0]
         assert best.rank == 1 and best.saved_usd is not None and best.saved_usd > 0, name
         assert best.requests > 0 and best.lanes > 0 and best.sessions > 0 and best.change and best.assumption, name

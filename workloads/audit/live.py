@@ -29,6 +29,7 @@ from prefixbench.workloads.audit.core import (
     _Step,
     head_sizes,
 )
+from prefixbench.workloads.audit.locate import Histories
 from prefixbench.workloads.audit.precedence import Previous
 from prefixbench.workloads.logs.formats.http_capture import _Capture
 from prefixbench.workloads.logs.records import Record
@@ -43,7 +44,7 @@ class LiveAudit:
         self.requests: list[TraceRequest] = []
         self.heads = Heads()
         self.predictor = Predictor(self.heads)
-        self.shared = _Shared(self.heads, prices or Prices(None))
+        self.shared = _Shared(self.heads, prices or Prices(None), Histories(self.heads))
         self.previous: dict[str, Previous] = {}
         self.index: dict[str, int] = defaultdict(int)
         self.last_tick: dict[str, int] = {}
@@ -70,12 +71,13 @@ class LiveAudit:
         self.last_tick[r.lane] = tick
         ready = max(tick, r.ready_ms) if r.ready_ms is not None else tick
         pred = self.predictor.predict(r, tick, ready)
-        row = _explain(_Step(r, self.previous.get(r.lane), pred, tick, self.index[r.lane]), self.shared)
+        segment = self.shared.histories.add(r)  # a capture logs bodies, not a transcript: usually None
+        row = _explain(_Step(r, self.previous.get(r.lane), pred, tick, self.index[r.lane], segment=segment), self.shared)
         self.previous[r.lane] = Previous(r, tick, ready, None if r.done_ms is None else max(ready, r.done_ms))
         self.index[r.lane] += 1
         if r.prefix is not None:
             self.shared.head_seen.setdefault(r.prefix.head, tick)
-        if r.lane_kind == "compaction":
+        if r.is_compaction_call:
             self.shared.compaction_at[r.file] = r.line
         return row
 

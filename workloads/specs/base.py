@@ -102,6 +102,11 @@ def first_silent_rewrite_in(observations: Sequence[Observation]) -> int | None:
             rewritten = True
         if observation.purpose == "compaction":
             continue
+        if observation.is_rejected:
+            # Refused (a prompt over the window, a strict profile): never cached, so the next
+            # accepted request is compared with the one before it, and a rewrite declared
+            # before the refused one still explains that comparison.
+            continue
         if seen_conversation and not rewritten and not observation.extends_previous_conversation:
             return observation.index
         seen_conversation = True
