@@ -81,10 +81,14 @@ def discount_figure(board: Sequence[dict[str, object]], *, baseline: str) -> plt
     """The figure of :func:`discount_chart`."""
     discounts = list(dict.fromkeys(str(e["pricing"]) for e in board))
     strategies = list(dict.fromkeys(str(e["strategy"]) for e in board))
-    has_baseline = baseline in strategies
+    # The baseline only where it ran valid everywhere: a run with refused requests cost less
+    # than it would have, so every other strategy would look dear against it.
+    has_baseline = baseline in strategies and all(e["status"] == "ok" for e in board if e["strategy"] == baseline)
     ratios: dict[tuple[str, str], list[float]] = {}
     index = {(e["workload"], e["window"], e["cache"], str(e["pricing"]), e["strategy"]): e for e in board}
     for (workload, window, cache, discount, strategy), e in index.items():
+        if e["status"] != "ok":
+            continue  # refused requests: no comparable cost
         if has_baseline:
             base = index.get((workload, window, cache, discount, baseline))
             if base is None or not float(base["cost_exact"]):  # type: ignore[arg-type]

@@ -315,7 +315,9 @@ def leaderboard(rows: Sequence[dict[str, object]]) -> list[dict[str, object]]:
         baseline = _baseline_cost(entries)
         for rank, entry in enumerate(entries, 1):
             entry["rank"] = rank
-            entry["vs_cheapest"] = (float(entry["cost_exact"]) / baseline - 1) if baseline else None  # type: ignore[arg-type]
+            # A run with refused requests has no comparable cost (they cost nothing): no gap.
+            valid = entry["status"] == "ok"
+            entry["vs_cheapest"] = (float(entry["cost_exact"]) / baseline - 1) if baseline and valid else None  # type: ignore[arg-type]
         board.extend(entries)
     return board
 
