@@ -26,8 +26,10 @@ claude-trace-lemmy capture; the numbers live in :mod:`prefixbench.simulator.prov
   (:func:`min_cacheable_tokens`) neither writes nor reads: the whole prompt is uncached.
 * **Timing.** An entry becomes usable when the response of the request that wrote it begins
   (``ready_tick``): parallel requests sent before then all miss and all write. It lives for its
-  TTL (5 min or 1 h) from then; every read, and every later request that has a breakpoint on
-  it, pushes its expiry to ``tick + TTL``. A read also refreshes every live entry inside the
+  TTL (5 min or 1 h) counted from the writing request's start (``ttl_from='start'``: a long
+  response uses up part of the TTL, as reported [S]; ``ttl_from='response'`` counts from
+  ``ready_tick``); every read, and every later request that has a breakpoint on it, pushes its
+  expiry to ``tick + TTL``. A read also refreshes every live entry inside the
   prefix it read (the same cached content was used). ``tick < expiry_tick`` means alive. A breakpoint at
   or before the hit holds an entry afterwards too, at no write cost (its tokens were read).
 * **Billing.** A = tokens at the longest hit (cache read), B = the last 1 h breakpoint,
@@ -51,6 +53,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.cache import CacheVerdict
 from prefixbench.simulator.providers.anthropic import DEFAULT_MIN_TOKENS, LOOKBACK_BLOCKS, MAX_BREAKPOINTS, RULES
+from prefixbench.simulator.providers.base import TTL_FROM
 from prefixbench.simulator.render import RenderedBreakpoint, RenderedRequest, RenderedUnit, last_cacheable_block
 from prefixbench.simulator.wire import CacheTtl, Envelope
 
@@ -155,6 +158,7 @@ class AnthropicCache:
         lookback_blocks: int = LOOKBACK_BLOCKS,
         max_breakpoints: int = MAX_BREAKPOINTS,
         auto_when_unmarked: CacheTtl | None = "5m",
+        ttl_from: str = RULES.ttl_from,
     ) -> None:
         """Args:
         chars_per_token: rendered code points per token (no public Claude tokenizer).
@@ -165,11 +169,17 @@ class AnthropicCache:
             asked for automatic caching with this TTL, because kernel-built requests carry no
             markers yet stand for an agent that caches; None prices it as the API does
             (nothing cached), which is what a capture replay wants.
+        ttl_from: ``start`` counts a new entry's lifetime from the request's start (a long
+            response uses up part of it; what providers.md reports [S]), ``response`` from
+            when its response begins.
         """
         if not 0.01 <= chars_per_token <= 1000:  # NaN fails too; outside it token counts overflow
             raise ValueError(f"chars_per_token must be a number from 0.01 to 1000, got {chars_per_token}")
         if lookback_blocks < 1:
             raise ValueError(f"lookback_blocks must be at least 1, got {lookback_blocks}")
+        if ttl_from not in TTL_FROM:
+            raise ValueError(f"ttl_from must be one of {', '.join(TTL_FROM)}, got {ttl_from!r}")
+        self.ttl_from = ttl_from
         self.chars_per_token = chars_per_token
         self.min_tokens = min_tokens
         self.lookback_blocks = lookback_blocks
@@ -258,18 +268,20 @@ class AnthropicCache:
                 self._entries[entry_key] = replace(entry, expiry_tick=max(entry.expiry_tick, tick + TTL_MS[entry.ttl]))
 
     def _store(self, marks: list[tuple[tuple[Envelope, bytes], CacheTtl]], tick: int, ready: int) -> None:
-        """Hold an entry at every cacheable breakpoint: new ones from ``ready``, old ones refreshed."""
+        """Hold an entry at every cacheable breakpoint: new ones readable from ``ready``, old ones
+        refreshed; lifetimes count from ``tick`` (or ``ready``, with ``ttl_from='response'``)."""
+        start = self.ttl_from == "start"
         for entry_key, ttl in marks:
             entry = self._entries.get(entry_key)
             if entry is None or entry.expiry_tick <= tick:
-                self._entries[entry_key] = _Entry(ttl, ready, ready + TTL_MS[ttl])
+                self._entries[entry_key] = _Entry(ttl, ready, (tick if start else ready) + TTL_MS[ttl])
                 continue
             # Still in flight: whichever writer's response begins first makes it usable.
             ready_tick = min(entry.ready_tick, ready) if entry.ready_tick > tick else entry.ready_tick
             self._entries[entry_key] = _Entry(
                 ttl if TTL_MS[ttl] > TTL_MS[entry.ttl] else entry.ttl,
                 ready_tick,
-                max(entry.expiry_tick, max(tick, ready_tick) + TTL_MS[ttl]),
+                max(entry.expiry_tick, (tick if start else max(tick, ready_tick)) + TTL_MS[ttl]),
             )
 
     def _purge(self, tick: int) -> None:

@@ -13,7 +13,8 @@ object in :mod:`prefixbench.simulator.providers`):
 * ``anthropic``: an entry is written at the end of each call's cacheable prefix and, when the
   head size is known, at the head (Claude Code puts breakpoints on the system blocks). A call
   reads the longest usable entry on its chain, else the head. An entry is usable from the moment
-  the response that wrote it begins (``ready``) until its TTL (5 min or 1 h) runs out; every read
+  the response that wrote it begins (``ready``) until its TTL (5 min or 1 h) runs out, counted
+  from the request's start (the rules' ``ttl_from``: a long response uses up part of it); every read
   pushes the expiry of the entry it hit (and of the head) on; entries further back on the chain
   keep their own last use, so a later branch back to one of them is judged by that. Below the model's minimum cacheable length nothing is read or written.
   A breakpoint checks 20 block boundaries back: an entry more than ``lookback_blocks`` blocks
@@ -35,7 +36,7 @@ from typing import Literal
 import msgspec
 
 from prefixbench.simulator.providers import rules_for
-from prefixbench.simulator.providers.base import ProviderRules
+from prefixbench.simulator.providers.base import ProviderRules, TtlFrom
 
 
 class _Entry(msgspec.Struct):
@@ -64,13 +65,22 @@ class ChainVerdict(msgspec.Struct, frozen=True):
 class ChainCache:
     """One provider's cache over chains of opaque segments (see the module doc)."""
 
-    def __init__(self, provider: ProviderRules | str, *, max_walk: int = 64, lookback_blocks: int | None = None) -> None:
+    def __init__(
+        self,
+        provider: ProviderRules | str,
+        *,
+        max_walk: int = 64,
+        lookback_blocks: int | None = None,
+        ttl_from: TtlFrom | None = None,
+    ) -> None:
         """Args:
         provider: the provider's rules (or its name in ``PROVIDERS``).
         max_walk: nodes walked back along a chain at most.
         lookback_blocks: overrides the rules' breakpoint lookback (None: the rules', if any).
+        ttl_from: overrides where the rules count a new entry's lifetime from (``start`` or ``response``).
         """
         self.rules = rules_for(provider) if isinstance(provider, str) else provider
+        self.ttl_from: TtlFrom = self.rules.ttl_from if ttl_from is None else ttl_from
         self.max_walk = max_walk
         self.lookback_blocks = self.rules.lookback_blocks if lookback_blocks is None else lookback_blocks
         self._entries: dict[tuple[str, str], _Entry] = {}
@@ -155,11 +165,12 @@ class ChainCache:
 
     def _store(self, key: tuple[str, str], tokens: int, ttl_ms: int | None, tick: int, ready: int) -> None:
         entry = self._entries.get(key)
+        start = self.ttl_from == "start"
         if entry is None or (entry.expiry is not None and entry.expiry <= tick):
-            self._entries[key] = _Entry(tokens, ttl_ms, ready, None if ttl_ms is None else ready + ttl_ms)
+            self._entries[key] = _Entry(tokens, ttl_ms, ready, None if ttl_ms is None else (tick if start else ready) + ttl_ms)
             return
         if entry.ready > tick:
             entry.ready = min(entry.ready, ready)
         if ttl_ms is not None and entry.expiry is not None:
             entry.ttl_ms = max(entry.ttl_ms or 0, ttl_ms)
-            entry.expiry = max(entry.expiry, max(tick, entry.ready) + ttl_ms)
+            entry.expiry = max(entry.expiry, (tick if start else max(tick, entry.ready)) + ttl_ms)

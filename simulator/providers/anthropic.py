@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from prefixbench.simulator.providers.base import ProviderRules, count, mapping
+from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, mapping
 from prefixbench.simulator.usage import Usage
 
 #: Minimum cacheable prefix for a model the table does not know.
@@ -49,6 +49,15 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     return Usage(read, written - long_part, long_part, uncached, output)
 
 
+#: Rules of the ``anthropic`` model that rest on secondary sources or measurements.
+OPTIONS = (
+    CacheOption(key="ttl_from", default="start", seen="start [S] | response", source="S",
+                help="where an entry's lifetime counts from: the request's start (a long response uses "
+                     "part of it) or its response's first token"),
+    CacheOption(key="chars_per_token", default=3.85, seen="3.76-3.94 by call on one capture (Claude Code 1.0.6)",
+                source="M", help="rendered characters per token (no public Claude tokenizer)"),
+)
+
 #: Where a response carries the diagnostics beta's miss reason (usage, message or top level).
 DIAGNOSTICS_FIELDS = ("cache_miss_reason", "cache_diagnostics", "diagnostics", "cache_diagnosis")
 
@@ -83,6 +92,7 @@ RULES = ProviderRules(
     #: model's own default treats it as automatic caching).
     body_model_options=(("auto_when_unmarked", None),),
     chain_as="anthropic",
+    cache_options=OPTIONS,
     sources=("https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching",),
 )
 

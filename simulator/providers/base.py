@@ -63,6 +63,9 @@ def _pattern(text: str) -> re.Pattern[str]:
 #: How solid a rule is: [O] the provider's own docs, [S] a secondary source (a reseller, a
 #: blog, a third party's test), [M] a measurement (logs).
 SourceKind = Literal["O", "S", "M"]
+#: Where a cache entry's lifetime is counted from (see :attr:`ProviderRules.ttl_from`).
+TtlFrom = Literal["start", "response"]
+TTL_FROM: tuple[TtlFrom, ...] = ("start", "response")
 
 
 class CacheOption(msgspec.Struct, frozen=True, kw_only=True):
@@ -158,6 +161,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: options the audit builds it with (None: the byte-exact reference).
     body_model: str | None = None
     body_model_options: tuple[tuple[str, object], ...] = ()
+    #: Where an entry's lifetime is counted from: ``start``, the request that wrote or read it
+    #: was sent (so a long response uses up part of it), or ``response``, its response began.
+    ttl_from: TtlFrom = "start"
     #: The options of its own ``--cache`` model (empty: none, or documented in the model).
     cache_options: tuple[CacheOption, ...] = ()
     #: The pages its rules come from (URLs), for the docs' provider table.

@@ -185,10 +185,29 @@ def test_one_hour_entry_outlives_five_minutes():
     assert send(late, make_request(5, 4), tick=3_600_000)[0] == 0
 
 
-def test_lifetime_starts_when_the_response_begins():
+def test_lifetime_counts_from_the_request_start_so_a_long_response_uses_part_of_it():
+    # Sent at 0, its response streams from 10 s: the 5 min entry is readable from 10,000 and
+    # gone at 300,000 (start + 5 min), not at 310,000.
     cache = make_cache()
     send(cache, make_request(3, 2), tick=0, ready_tick=10_000)
+    assert send(cache, make_request(3, 2), tick=9_999)[0] == 0  # in flight
+    fresh = make_cache()
+    send(fresh, make_request(3, 2), tick=0, ready_tick=10_000)
+    assert send(fresh, make_request(3, 2), tick=299_999)[0] == boundary(2)
+    late = make_cache()
+    send(late, make_request(3, 2), tick=0, ready_tick=10_000)
+    assert send(late, make_request(3, 2), tick=300_000)[0] == 0
+
+
+def test_lifetime_from_the_response_is_an_option():
+    cache = make_cache(ttl_from="response")
+    send(cache, make_request(3, 2), tick=0, ready_tick=10_000)
     assert send(cache, make_request(3, 2), tick=309_999)[0] == boundary(2)
+    late = make_cache(ttl_from="response")
+    send(late, make_request(3, 2), tick=0, ready_tick=10_000)
+    assert send(late, make_request(3, 2), tick=310_000)[0] == 0
+    with pytest.raises(ValueError, match="ttl_from must be one of start, response"):
+        make_cache(ttl_from="end")
 
 
 def test_parallel_requests_sent_before_the_first_response_begins_all_miss():

@@ -34,6 +34,20 @@ def test_anthropic_ttl_and_in_flight() -> None:
     assert _send(cache, "b", "a", 10_500, 30 * 60_000).read == 10_000
 
 
+def test_anthropic_lifetime_counts_from_the_request_start() -> None:
+    # A 2 min response (sent at 0, streaming from 1 s, the next call sent when it ended at 120 s):
+    # the 5 min entry dies at 300,000 counted from the start, at 301,000 counted from the response.
+    cache = ChainCache("anthropic")
+    _send(cache, "a", None, 10_000, 0, 1_000)
+    assert _send(cache, "b", "a", 10_500, 299_999).read == 10_000
+    cache = ChainCache("anthropic")
+    _send(cache, "a", None, 10_000, 0, 1_000)
+    assert _send(cache, "b", "a", 10_500, 300_000).expired
+    cache = ChainCache("anthropic", ttl_from="response")
+    _send(cache, "a", None, 10_000, 0, 1_000)
+    assert _send(cache, "b", "a", 10_500, 300_500).read == 10_000
+
+
 def test_shared_head_and_minimum_length() -> None:
     cache = ChainCache("anthropic")
     _send(cache, "a", None, 12_000, 0, head_tokens=11_000)
