@@ -64,7 +64,15 @@ def _text(value: object) -> object:
 
 #: Options of the models built here, and how text becomes a value (the model validates it).
 _OPTIONS: dict[str, dict[str, Parser]] = {
-    "openai": {"mode": _text, "retention": _text, "ttl_ms": _text_int_or_none, "lookback": _text_int},
+    "openai": {
+        "mode": _text,
+        "retention": _text,
+        "ttl_ms": _text_int_or_none,
+        "lookback": _text_int,
+        "servers": _text_int,
+        "routing": _text,
+        "overflow_rpm": _text_int_or_none,
+    },
     "deepseek": {
         "interval": _text_int,
         "ttl_ms": _text_int_or_none,

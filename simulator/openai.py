@@ -5,9 +5,20 @@ https://developers.openai.com/api/docs/guides/prompt-caching, and its Azure copy
 https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching; the numbers live in
 :mod:`prefixbench.simulator.providers.openai`):
 
-* **Key.** An exact token prefix, per request family (:class:`~prefixbench.simulator.wire.Envelope`).
-  Machine routing by the first ~256 tokens and the ~15 requests/min overflow are not modelled
-  (a single agent sends far fewer).
+* **Key.** An exact token prefix, per request family (:class:`~prefixbench.simulator.wire.Envelope`)
+  and per machine.
+* **Routing** (the guide [O]). A request goes to a machine picked by a hash of its first
+  ``ROUTE_TOKENS`` (~256) tokens, combined with its ``prompt_cache_key`` when it sends one; the
+  cache lives on that machine. When one (prefix, key) pair sends more than ``overflow_rpm``
+  (~15) requests a minute, the rest overflow to other machines, where their prefix is not
+  cached. The fleet's size is not published, so ``servers=1`` (the default) models one machine:
+  no routing miss, no overflow, the numbers of earlier versions. With ``servers=N``:
+  ``routing=key`` (the default: the agent sends a conversation id as ``prompt_cache_key``, as
+  Codex does; the conversation is what opens a lane, its family, tools, system and first
+  message) or ``routing=prefix`` (no key: every conversation with the same first 256 tokens
+  shares one machine, and its overflow budget). An overflowing request goes to the next
+  machine in turn after its home one (deterministic), reads what that machine holds and
+  writes there.
 * **mode='pre-5.6'** (models before GPT-5.6): a request reuses its longest prefix shared with
   any live earlier request, reported as 0 below ``MIN_TOKENS`` (1024) and in ``INCREMENT``
   (128) token steps above it: ``1024 + floor((shared - 1024) / 128) * 128``. Prompts under
@@ -33,6 +44,8 @@ https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching; the numb
 
 from __future__ import annotations
 
+import hashlib
+from collections import deque
 from typing import Literal, assert_never, get_args
 
 from prefixbench.simulator.checks import is_positive_int
@@ -48,12 +61,18 @@ from prefixbench.simulator.providers.openai import (
     MIN_TOKENS,
 )
 from prefixbench.simulator.render import RenderedRequest
-from prefixbench.simulator.tokenizer import Tokenizer, make_tokenizer
+from prefixbench.simulator.tokenizer import STREAM_BYTES, Tokenizer, make_tokenizer
 from prefixbench.simulator.tokens import TokenView, TokenizedModel, token_view
 from prefixbench.simulator.wire import Envelope
 
 OpenAIMode = Literal["pre-5.6", "5.6"]
 Retention = Literal["in_memory", "24h"]
+KeyRouting = Literal["key", "prefix"]
+#: Tokens the routing hash reads (the guide: "typically the first 256 tokens").
+ROUTE_TOKENS = 256
+#: Requests a minute one (prefix, key) pair may send before some overflow (the guide: ~15).
+OVERFLOW_RPM = 15
+_MINUTE_MS = 60_000
 
 __all__ = ["BREAKPOINT_TTL_MS", "EXTENDED_TTL_MS", "IN_MEMORY_TTL_MS", "INCREMENT", "LOOKBACK", "MIN_TOKENS", "OpenAICache"]
 
@@ -72,12 +91,19 @@ class OpenAICache(TokenizedModel):
         retention: Retention | None = None,
         ttl_ms: int | None = None,
         lookback: int = LOOKBACK,
+        servers: int = 1,
+        routing: KeyRouting = "key",
+        overflow_rpm: int | None = OVERFLOW_RPM,
     ) -> None:
         """Args:
         mode: ``pre-5.6`` (1024 then 128-token steps) or ``5.6`` (implicit breakpoint, billed writes).
         retention: ``in_memory`` (default) or ``24h``; pre-5.6 only.
         ttl_ms: idle lifetime of an entry in logical ms, overriding the retention's.
         lookback: latest breakpoints a 5.6 read considers.
+        servers: machines a request may be routed to (1: routing not modelled).
+        routing: ``key`` (a ``prompt_cache_key`` per conversation) or ``prefix`` (none sent).
+        overflow_rpm: requests a minute of one (prefix, key) pair before the rest overflow
+            to other machines; None: no overflow.
 
         Raises:
             UserError: a bad option, naming it.
@@ -92,12 +118,44 @@ class OpenAICache(TokenizedModel):
             raise UserError(f"openai: ttl_ms must be a positive integer (ms), got {ttl_ms!r}")
         if not is_positive_int(lookback):
             raise UserError(f"openai: lookback must be a positive integer, got {lookback!r}")
+        if not is_positive_int(servers) or servers > 4096:
+            raise UserError(f"openai: servers must be an integer from 1 to 4096, got {servers!r}")
+        if routing not in get_args(KeyRouting):
+            raise UserError(f"openai: routing must be one of {', '.join(get_args(KeyRouting))}, got {routing!r}")
+        if overflow_rpm is not None and not is_positive_int(overflow_rpm):
+            raise UserError(f"openai: overflow_rpm must be a positive integer (requests a minute) or none, got {overflow_rpm!r}")
         self.tokenizer = make_tokenizer(tokenizer)
         self.mode: OpenAIMode = mode
         self.retention: Retention | None = retention if mode == "pre-5.6" else None
         self.ttl_ms = ttl_ms if ttl_ms is not None else _default_ttl(mode, retention)
         self.lookback = lookback
-        self._trees: dict[Envelope, PrefixTree] = {}
+        self.servers = servers
+        self.routing: KeyRouting = routing
+        self.overflow_rpm = overflow_rpm
+        self._trees: dict[tuple[Envelope, int], PrefixTree] = {}
+        #: Per routing group, the ticks of its requests in the last minute.
+        self._recent: dict[bytes, deque[int]] = {}
+
+    def server_of(self, rendered: RenderedRequest, envelope: Envelope, view: TokenView, tick: int) -> int:
+        """The machine the request is routed to: its home one, or the next in turn when its
+        (prefix, key) pair has already sent ``overflow_rpm`` requests in the last minute."""
+        if self.servers == 1:
+            return 0
+        parts = [envelope.label().encode(), view.stream[: ROUTE_TOKENS * STREAM_BYTES]]
+        if self.routing == "key":
+            parts += [unit.data for unit in rendered.units[: rendered.first_message_unit + 1]]
+        group = hashlib.sha256(b"\0".join(parts)).digest()
+        home = int.from_bytes(group[:8], "big") % self.servers
+        if self.overflow_rpm is None:
+            return home
+        recent = self._recent.setdefault(group, deque())
+        while recent and recent[0] <= tick - _MINUTE_MS:
+            recent.popleft()
+        excess = len(recent) - self.overflow_rpm
+        recent.append(tick)
+        if excess < 0:
+            return home
+        return (home + 1 + excess % (self.servers - 1)) % self.servers
 
     def observe(
         self, rendered: RenderedRequest, envelope: Envelope, tick: int, *, ready_tick: int | None = None
@@ -105,7 +163,7 @@ class OpenAICache(TokenizedModel):
         """Price a request against the live entries of its family, then store it."""
         del ready_tick  # OpenAI documents no in-flight rule
         view = token_view(rendered, self.tokenizer)
-        tree = self._trees.setdefault(envelope, PrefixTree())
+        tree = self._trees.setdefault((envelope, self.server_of(rendered, envelope, view, tick)), PrefixTree())
         stale_tick = tick - self.ttl_ms
         found = tree.match(view.stream, stale_tick=stale_tick)
         prompt = view.num_tokens

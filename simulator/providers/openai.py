@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers.base import ProviderRules, count, mapping
+from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, mapping
 from prefixbench.simulator.usage import Usage
 
 #: Shortest cacheable prefix (tokens), every model.
@@ -32,6 +32,20 @@ EXTENDED_TTL_MS = 24 * 3_600_000
 BREAKPOINT_TTL_MS = 30 * 60_000
 #: Latest breakpoints a 5.6 read considers (guide: 50; API reference: 80).
 LOOKBACK = 50
+
+
+#: The ``openai`` model's rules that the guide leaves open (the fleet, the overflow rate, the
+#: idle lifetime's range), with the documented value where it gives one.
+OPTIONS = (
+    CacheOption(key="servers", default=1, seen="not published", source="O",
+                help="machines a request may be routed to (1: routing and overflow not modelled)"),
+    CacheOption(key="routing", default="key", seen="key | prefix", source="O",
+                help="the routing hash: first ~256 tokens + prompt_cache_key per conversation (key), or the tokens alone"),
+    CacheOption(key="overflow_rpm", default=15, seen="~15 requests a minute per (prefix, key)", source="O",
+                help="requests a minute before the rest overflow to other machines (none: never)"),
+    CacheOption(key="ttl_ms", default=None, seen="5-10 min idle, at most 1 h (in-memory); 24 h extended", source="O",
+                help="idle lifetime in ms (none: 5 min in memory, 24 h with retention=24h, 30 min on 5.6)"),
+)
 
 
 def read_usage(usage: Mapping[str, object], where: str) -> Usage:
@@ -116,6 +130,7 @@ RULES = ProviderRules(
     diagnostics_fields=("prompt_cache_diagnostics",),
     body_model="openai",
     chain_as="openai",
+    cache_options=OPTIONS,
     sources=(
         "https://developers.openai.com/api/docs/guides/prompt-caching",
         "https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching",

@@ -139,7 +139,7 @@ def test_radix_reads_the_reference_prefix_but_the_last_token(sequence):
         assert verdict.cached_tokens == max(min(t_ref, verdict.prompt_tokens - 1), 0)
 
 
-#: Each provider model of simulator/automatic.py, with options that change what it reads.
+#: Each provider model of simulator/automatic.py (and openai's routing), with options that change what it reads.
 PROVIDER_MODELS = [
     ("gemini", {}),
     ("gemini", {"minimums": "reseller"}),
@@ -155,6 +155,9 @@ PROVIDER_MODELS = [
     ("qwen", {"implicit_min": 256}),
     ("minimax", {}),
     ("minimax", {"mode": "explicit"}),
+    ("openai", {"servers": 4}),
+    ("openai", {"servers": 3, "routing": "prefix", "overflow_rpm": 1}),
+    ("openai", {"servers": 5, "mode": "5.6", "overflow_rpm": 2}),
 ]
 
 

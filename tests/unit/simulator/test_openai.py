@@ -7,7 +7,8 @@ import pytest
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheVerdict
 from prefixbench.simulator.openai import OpenAICache, rounded_hit
-from prefixbench.simulator.render import RenderedUnit
+from prefixbench.simulator.render import RenderedRequest, RenderedUnit
+from prefixbench.simulator.tokens import token_view
 from tests.unit.simulator.unit_builders import ENV, OTHER_ENV, make_rendered, make_unit
 
 A = make_unit("A", 2000)
@@ -108,4 +109,67 @@ def test_56_reads_only_the_latest_breakpoints():
 )
 def test_bad_options_name_the_option(options, message):
     with pytest.raises(UserError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
+        OpenAICache(**options)
+
+
+# Routing (the guide: a hash of the first ~256 tokens, with prompt_cache_key; ~15 requests a
+# minute per (prefix, key) before some overflow to other machines).
+SYSTEM = make_unit("SYS", 2000)
+FIRST_X = make_unit("X", 1000)
+FIRST_Y = make_unit("Y", 1000)
+
+
+def conversation(*units: RenderedUnit) -> RenderedRequest:
+    """System, then the messages: the first message (index 1) opens the conversation."""
+    return RenderedRequest((SYSTEM, *units), 1)
+
+
+def test_one_machine_is_the_default_and_conversations_share_the_system_prompt():
+    cache = OpenAICache()
+    assert (cache.servers, cache.routing, cache.overflow_rpm) == (1, "key", 15)
+    cache.observe(conversation(FIRST_X), ENV, 0)
+    # Y shares the 2,000-token system prompt with X: 1024 + 7 * 128 = 1,920 read.
+    assert cache.observe(conversation(FIRST_Y), ENV, 1000) == verdict(3000, 1920, 1024)
+
+
+def test_key_routing_sends_two_conversations_to_different_machines_so_the_second_misses():
+    cache = OpenAICache(servers=16)
+    x, y = conversation(FIRST_X), conversation(FIRST_Y)
+    homes = [cache.server_of(r, ENV, token_view(r, cache.tokenizer), 0) for r in (x, y)]
+    assert homes[0] != homes[1]  # pinned: these two keys hash to machines 4 and 12 of 16
+    cache = OpenAICache(servers=16)
+    cache.observe(x, ENV, 0)
+    assert cache.observe(y, ENV, 1000) == verdict(3000, 0, 2944)  # its machine holds nothing
+    # Without a key, the same first 256 tokens route both to one machine: Y reads the system prompt.
+    shared = OpenAICache(servers=16, routing="prefix")
+    shared.observe(x, ENV, 0)
+    assert shared.observe(y, ENV, 1000) == verdict(3000, 1920, 1024)
+
+
+def test_a_pair_over_its_rate_overflows_to_another_machine_and_misses():
+    cache = OpenAICache(servers=4, overflow_rpm=2)
+    first, second = conversation(FIRST_X), conversation(FIRST_X, B)
+    assert cache.observe(first, ENV, 0) == verdict(3000, 0, 2944)
+    assert cache.observe(second, ENV, 10_000) == verdict(4000, 2944, 1024)  # 1 earlier in the minute: home
+    # The third in one minute overflows: the next machine holds nothing.
+    assert cache.observe(second, ENV, 20_000) == verdict(4000, 0, 3968)
+    # A minute after the first two the rate is back under 2 (only the 20 s one is recent): home again.
+    assert cache.observe(second, ENV, 70_001) == verdict(4000, 3968, 0)
+    # overflow_rpm=None never overflows.
+    steady = OpenAICache(servers=4, overflow_rpm=None)
+    for tick in range(0, 60_000, 1_000):
+        steady.observe(first, ENV, tick)
+    assert steady.observe(first, ENV, 60_000).cached_tokens == 2944
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"servers": 0}, "servers must be an integer from 1 to 4096"),
+        ({"routing": "sticky"}, "routing must be one of key, prefix"),
+        ({"overflow_rpm": 0}, "overflow_rpm must be a positive integer"),
+    ],
+)
+def test_bad_routing_options_name_themselves(options, message):
+    with pytest.raises(UserError, match=message):
         OpenAICache(**options)
