@@ -19,7 +19,9 @@ What the engine receives (:class:`StepContext`):
 * ``ctx.meter()``: the heuristic token meter's reading of the session as logged (the
   uncompacted conversation); ``ctx.measure(messages)``: the same meter on the messages the
   engine is about to send (its view), which is what a decision to compact should read;
-  :func:`count_tokens` prices any list of messages the same way.
+  :func:`count_tokens` prices any list of messages the same way. ``ctx.usage_tokens(messages)``
+  counts as agents do (Claude Code, Codex, pi, OpenCode): the provider's reported prompt +
+  output tokens of the last conversation request, plus the meter on the messages after it.
 * ``ctx.client(request)``: sends one request (a summary call) through the simulated
   provider and returns the scripted model's :class:`Reply` (``reply.error`` is set when the
   provider refused it). :meth:`StepContext.summary_request` builds one in the routed
@@ -215,6 +217,9 @@ class StepContext(msgspec.Struct, frozen=True):
             logs it from the first step on, :meth:`header`).
         clock: the run's logical clock in milliseconds (None when the caller gave none;
             :meth:`now_ms`).
+        reported: the last conversation request's messages followed by its reply, and the
+            provider's count of its prompt + output tokens (None before the first request, or
+            when the caller gave none; :meth:`usage_tokens`).
     """
 
     session: Session
@@ -223,6 +228,7 @@ class StepContext(msgspec.Struct, frozen=True):
     window: int = 0
     routed: Header | None = None
     clock: Callable[[], int] | None = None
+    reported: Callable[[], tuple[tuple[Message, ...], int] | None] | None = None
 
     def now_ms(self) -> int:
         """The run's logical time in milliseconds (0 without a clock). The loop advances it by
@@ -258,6 +264,25 @@ class StepContext(msgspec.Struct, frozen=True):
         nodes = tuple(NodePrice(index, price_message(m)) for index, m in enumerate(checked))
         surface = sum(node.tokens for node in nodes)
         return Measurement(nodes, surface, price_header(self.routed or self.header()) + surface)
+
+    def usage_tokens(self, messages: Sequence[Message]) -> int:
+        """Tokens of sending ``messages``, counted the way agents count their context: when
+        ``messages`` extend the last conversation request and its reply, the provider's own
+        count of that request's prompt + output tokens plus the meter on the messages after it
+        (Claude Code, Codex, pi and OpenCode read the last response's usage); otherwise (before
+        the first request, after a rewrite) :meth:`measure`'s heuristic total. A provider that
+        counts more tokens than chars/4 (Anthropic's models) is then seen as it bills.
+
+        Raises:
+            TypeError: ``messages`` is not a sequence of :class:`Message`.
+        """
+        checked = check_messages(messages, "ctx.usage_tokens()")
+        anchor = None if self.reported is None else self.reported()
+        if anchor is not None:
+            sent, tokens = anchor
+            if len(checked) >= len(sent) and checked[: len(sent)] == sent:
+                return tokens + sum(price_message(m) for m in checked[len(sent) :])
+        return self.measure(checked).total_tokens
 
     def summary_request(
         self, messages: Sequence[Message], *, max_tokens: int | None = None, envelope: Envelope | None = None

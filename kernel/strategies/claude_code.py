@@ -116,14 +116,14 @@ class ClaudeCodeCompact(EngineBase):
         now = ctx.now_ms()
         idle_ms = 0 if self.last_ms is None else now - self.last_ms
         self.last_ms = now
-        tokens = ctx.measure(self.view(ctx.session)).total_tokens
+        tokens = ctx.usage_tokens(self.view(ctx.session))
         settings = self.settings
         if settings["idle_compact"] and idle_ms >= int(settings["idle_after_s"]) * 1000 and tokens >= int(settings["idle_min_tokens"]):
             if self.compact(ctx, "idle"):
                 return
         if settings["microcompact"] and idle_ms >= int(settings["cache_ttl_s"]) * 1000:
             self.microcompact(ctx)
-            tokens = ctx.measure(self.view(ctx.session)).total_tokens
+            tokens = ctx.usage_tokens(self.view(ctx.session))
         if tokens >= self.threshold(ctx):
             self.compact(ctx, "auto")
 

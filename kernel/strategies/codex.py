@@ -56,7 +56,7 @@ class CodexCompact(EngineBase):
     def before_step(self, ctx: StepContext) -> None:
         """Compact when the next request reaches the auto-compact limit."""
         view = self.view(ctx.session)
-        tokens = ctx.measure(view).total_tokens
+        tokens = ctx.usage_tokens(view)
         if tokens < self.limit:
             return
         live = self.folded.live(ctx.session)

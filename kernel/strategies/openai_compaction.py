@@ -64,7 +64,7 @@ class ServerCompaction(EngineBase):
     def before_step(self, ctx: StepContext) -> None:
         """Compact when the prompt reaches the threshold; on a failed pass send it as it is."""
         view = self.view(ctx.session)
-        if ctx.measure(view).total_tokens < self.compact_threshold:
+        if ctx.usage_tokens(view) < self.compact_threshold:
             return
         reply = ctx.client(ctx.summary_request([*view, INSTRUCTION], max_tokens=self.item_max_tokens))
         text = reply.text()

@@ -106,7 +106,7 @@ class OpenCodeSummary(EngineBase):
             self.pruned_for = len(messages) - 1
             self.prune(ctx, messages)
         usable = self.usable(ctx)
-        tokens = ctx.measure(self.view(ctx.session)).total_tokens
+        tokens = ctx.usage_tokens(self.view(ctx.session))
         if tokens < usable:
             return
         self.compact(ctx, usable)

@@ -79,7 +79,7 @@ class PiCompaction(EngineBase):
 
     def before_step(self, ctx: StepContext) -> None:
         """Compact when the next request is over ``window - reserve_tokens``."""
-        tokens = ctx.measure(self.view(ctx.session)).total_tokens
+        tokens = ctx.usage_tokens(self.view(ctx.session))
         if tokens <= self.window - self.reserve:
             return
         live = self.folded.live(ctx.session)

@@ -130,8 +130,11 @@ class _Driver:
         self.clock = Clock()
         self.header = workload.header()
         self.wire_envelope = self.info.wire_envelope(self.header.envelope)
+        #: The last conversation request's messages and reply, and its prompt + output tokens.
+        self.last_reported: tuple[tuple[Message, ...], int] | None = None
         self.ctx = StepContext(
-            self.session, self.catalog, self.client, self.info.context_window, self.header, self.now_ms
+            self.session, self.catalog, self.client, self.info.context_window, self.header, self.now_ms,
+            self.reported,
         )
         #: Events already reported to the provider as rewrites.
         self.num_flushed = 0
@@ -142,6 +145,11 @@ class _Driver:
     def now_ms(self) -> int:
         """The logical clock an engine reads (``ctx.now_ms()``)."""
         return self.clock.now_ms
+
+    def reported(self) -> tuple[tuple[Message, ...], int] | None:
+        """What ``ctx.usage_tokens()`` anchors on: the last conversation request and its reply,
+        with the provider's prompt + output tokens (a refusal's count too: the 400 states it)."""
+        return self.last_reported
 
     def catalog(self, provider_name: str, model: str) -> ModelInfo:
         """Adapter facts of a model the engine names (the routed one, or a same-sized other)."""
@@ -229,10 +237,9 @@ class _Driver:
                 "usage_tokens": observation.prompt_tokens + output_tokens(reply.blocks),
                 "step_surface": step_surface,
             }
-        session.append(
-            "assistant/message", Message("assistant", reply.blocks), turn=turn_idx, step=step_idx,
-            header=header, **usage,
-        )
+        answer = Message("assistant", reply.blocks)
+        self.last_reported = ((*request.messages, answer), observation.prompt_tokens + output_tokens(reply.blocks))
+        session.append("assistant/message", answer, turn=turn_idx, step=step_idx, header=header, **usage)
         for call in reply.tool_calls:
             result = engine.run_tool(session, call)
             if result is None:
