@@ -269,9 +269,11 @@ class StepContext(msgspec.Struct, frozen=True):
         """Tokens of sending ``messages``, counted the way agents count their context: when
         ``messages`` extend the last conversation request and its reply, the provider's own
         count of that request's prompt + output tokens plus the meter on the messages after it
-        (Claude Code, Codex, pi and OpenCode read the last response's usage); otherwise (before
-        the first request, after a rewrite) :meth:`measure`'s heuristic total. A provider that
-        counts more tokens than chars/4 (Anthropic's models) is then seen as it bills.
+        (Claude Code, Codex, pi and OpenCode read the last response's usage); after a rewrite,
+        :meth:`measure`'s heuristic total scaled by the provider's count of the last request
+        over the meter's reading of it; before the first request, the heuristic total. A
+        provider that counts more tokens than chars/4 (Anthropic's models) is then seen as it
+        bills.
 
         Raises:
             TypeError: ``messages`` is not a sequence of :class:`Message`.
@@ -282,6 +284,11 @@ class StepContext(msgspec.Struct, frozen=True):
             sent, tokens = anchor
             if len(checked) >= len(sent) and checked[: len(sent)] == sent:
                 return tokens + sum(price_message(m) for m in checked[len(sent) :])
+            # Not an extension (a rewrite): the meter, scaled as the provider's count of the last
+            # request ran against the meter's reading of it.
+            metered = self.measure(sent).total_tokens
+            estimate = self.measure(checked).total_tokens
+            return estimate if metered <= 0 else -(-estimate * tokens // metered)
         return self.measure(checked).total_tokens
 
     def summary_request(

@@ -156,7 +156,7 @@ class AmortizedForgetting(EngineBase):
         """Condense past ``max_size`` events, or while the next request would not fit the window."""
         for _ in range(MAX_ROUNDS):
             size = self.size(ctx.session)
-            over = ctx.measure(self.view(ctx.session)).total_tokens > FIT * self.window
+            over = ctx.usage_tokens(self.view(ctx.session)) > FIT * self.window
             if size <= self.max_size and not over:
                 return
             target = self.max_size // 2 if size > self.max_size else min(self.max_size, size) // 2

@@ -1,6 +1,7 @@
 """``sliding-window``: drop the oldest messages so the prompt fits, keeping tool pairs whole.
 
-Before each step, when the prompt the engine would send is over its budget (the window less the
+Before each step, when the prompt the engine would send (counted as the provider counted the last
+request: ``ctx.usage_tokens``) is over its budget (the window less the
 model's output cap, so the reply fits), it drops messages from the head until it fits again. A
 cut never opens on a tool result whose call it dropped. Each drop changes the first message the
 provider sees, so it is declared (``truncate``) and the next request is a cold prefill of
@@ -47,13 +48,16 @@ class SlidingWindow(EngineBase):
     def before_step(self, ctx: StepContext) -> None:
         """Drop from the head until the prompt fits (and declare it when anything was dropped)."""
         messages = ctx.messages()
-        measurement = ctx.measure(messages[self.start :])
+        kept = messages[self.start :]
+        total = ctx.usage_tokens(kept)  # the provider's count where it reported one
         budget = self.budget(ctx)
-        if measurement.total_tokens <= budget:
+        if total <= budget:
             return
         target = min(budget, self.low_water_tokens if self.low_water_tokens is not None else budget)
-        prices = [node.tokens for node in measurement.nodes]
-        total, start = measurement.total_tokens, self.start
+        measurement = ctx.measure(kept)
+        scale = total / measurement.total_tokens if measurement.total_tokens else 1.0
+        prices = [node.tokens * scale for node in measurement.nodes]
+        start = self.start
         last = len(messages) - 1
         while total > target and start < last:
             nxt = pair_safe_start(messages, start + 1)
