@@ -7,7 +7,8 @@ import inspect
 import pytest
 
 import prefixbench.kernel as kernel
-from prefixbench.kernel import EngineBase, EngineOptions, Header, Session, StepContext, count_tokens, user_text
+from prefixbench.kernel import EngineBase, EngineOptions, Header, Message, Session, StepContext, Text, count_tokens, user_text
+from prefixbench.kernel.meter import price_message
 from prefixbench.kernel.loading import is_import_path, load_engine
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.simulator.errors import UserError
@@ -140,3 +141,24 @@ def test_now_ms_is_the_callers_logical_clock():
     ctx = StepContext(Session("s"), lambda p, m: None, lambda r: Reply(), 10_000, None, lambda: next(ticks))  # type: ignore[arg-type,return-value]
     assert (ctx.now_ms(), ctx.now_ms()) == (1_000, 61_000)
     assert StepContext(Session("s"), lambda p, m: None, lambda r: Reply()).now_ms() == 0  # type: ignore[arg-type,return-value]
+
+
+def test_usage_tokens_anchors_on_the_providers_count_of_the_last_request():
+    info = ModelInfo("p", "m", 10_000, 512, "high")
+    header = Header(Envelope("p", "m", "max", 0.2, ("END",)), "system", ())
+    first, answer, result = user_text("a" * 4_000), Message("assistant", (Text("b" * 400),)), user_text("c" * 800)
+    anchor: list = [None]
+    ctx = StepContext(Session("s"), lambda p, m: info, lambda r: Reply(), 10_000, header, None, lambda: anchor[0])
+    # Before any request: the heuristic meter.
+    assert ctx.usage_tokens([first]) == ctx.measure([first]).total_tokens
+    # The provider counted 1,300 tokens (prompt + output) where the meter reads fewer: an
+    # extension is 1,300 plus the meter on what came after.
+    anchor[0] = ((first, answer), 1_300)
+    assert ctx.measure([first, answer]).total_tokens < 1_300
+    assert ctx.usage_tokens([first, answer, result]) == 1_300 + price_message(result)
+    # A rewrite (not an extension): the meter, scaled by 1,300 over the meter's reading of the last request.
+    metered = ctx.measure([first, answer]).total_tokens
+    rewritten = [result]
+    assert ctx.usage_tokens(rewritten) == -(-ctx.measure(rewritten).total_tokens * 1_300 // metered)
+    with pytest.raises(TypeError, match=r"ctx.usage_tokens\(\)"):
+        ctx.usage_tokens(["not a message"])  # type: ignore[list-item]
