@@ -18,6 +18,13 @@ message after the system prompt is one event, so the first event is the user's t
 
 The two rolling condensers also condense when the next request would not fit the window: in
 OpenHands the provider's context-window error makes the controller ask for a condensation.
+The two others cannot shrink a view that outgrows the window on their own; there OpenHands'
+controller cuts the history (``enable_history_truncation``, on by default): on the error it
+keeps the first user message and roughly the newest half of the events, action-observation
+pairs whole, and the cut stays until the next one. ``history_truncation = false`` turns it off
+(the strategy alone). Here the check runs before the request, on the provider's count
+(``ctx.usage_tokens``), at ``FIT`` of the window: a simulated run must not send the request the
+provider would refuse.
 Each change to what was sent is a declared rewrite (``mask``, ``truncate``, ``checkpoint``).
 """
 
@@ -70,12 +77,49 @@ def _no_orphans(messages: Sequence[Message], kept: list[int]) -> list[int]:
     return out
 
 
-class ObservationMasking(EngineBase):
+class _ControllerTruncation(EngineBase):
+    """OpenHands' controller cut of the history on a context-window error (see the module doc):
+    events 1 to ``cut - 1`` are forgotten (event 0, the user's task, stays)."""
+
+    name = "openhands-controller"
+
+    def __init__(self, window: int, history_truncation: bool) -> None:
+        self.window, self.history_truncation = window, history_truncation
+        self.cut = 0
+
+    def chosen(self, messages: Sequence[Message]) -> list[int]:
+        """The indices the condenser itself would send (before the controller's cut)."""
+        return list(range(len(messages)))
+
+    def kept(self, messages: Sequence[Message]) -> list[int]:
+        """The indices sent: the condenser's, less what the controller cut."""
+        return _no_orphans(messages, [i for i in self.chosen(messages) if i == 0 or i >= self.cut])
+
+    def fit(self, ctx: StepContext) -> bool:
+        """Cut roughly the older half while the next request would not fit; True if it cut."""
+        if not self.history_truncation or self.window <= 0:
+            return False
+        cut_now = False
+        for _ in range(MAX_ROUNDS):
+            if ctx.usage_tokens(self.view(ctx.session)) <= FIT * self.window:
+                return cut_now
+            events = [i for i in self.kept(ctx.session.derive_messages()) if i > 0]
+            if len(events) < 2:
+                break
+            self.cut = events[len(events) // 2]
+            cut_now = True
+            ctx.declare_rewrite("truncate", cut=self.cut)
+        warn(ctx.session, f"{self.name}: still over the window after cutting the history")
+        return cut_now
+
+
+class ObservationMasking(_ControllerTruncation):
     """Masks tool results outside the newest ``attention_window`` events."""
 
     name = "openhands-observation-masking"
 
-    def __init__(self, attention_window: int = 100) -> None:
+    def __init__(self, attention_window: int = 100, window: int = 0, history_truncation: bool = True) -> None:
+        super().__init__(window, history_truncation)
         self.window_events = attention_window
         self.masked = 0
 
@@ -86,30 +130,34 @@ class ObservationMasking(EngineBase):
     def view(self, session: Session) -> tuple[Message, ...]:
         messages = session.derive_messages()
         edge = len(messages) - self.window_events
-        return tuple(replace_results(m, MASKED) if m.role == "tool" and i < edge else m for i, m in enumerate(messages))
+        return tuple(
+            replace_results(messages[i], MASKED) if messages[i].role == "tool" and i < edge else messages[i]
+            for i in self.kept(messages)
+        )
 
     def before_step(self, ctx: StepContext) -> None:
         masked = self._masked(ctx.session.derive_messages())
         if masked != self.masked:
             self.masked = masked
             ctx.declare_rewrite("mask", masked=masked)
+        self.fit(ctx)
 
 
-class RecentEvents(EngineBase):
+class RecentEvents(_ControllerTruncation):
     """The first ``keep_first`` events and the newest ones, ``max_events`` in all."""
 
     name = "openhands-recent-events"
 
-    def __init__(self, keep_first: int = 1, max_events: int = 100) -> None:
+    def __init__(self, keep_first: int = 1, max_events: int = 100, window: int = 0, history_truncation: bool = True) -> None:
+        super().__init__(window, history_truncation)
         self.keep_first, self.max_events = keep_first, max_events
         self.sent: tuple[int, ...] = ()
 
-    def kept(self, messages: Sequence[Message]) -> list[int]:
-        """The indices sent."""
+    def chosen(self, messages: Sequence[Message]) -> list[int]:
         head = list(range(min(self.keep_first, len(messages))))
         tail_length = max(0, self.max_events - len(head))
         tail = [i for i in range(max(len(messages) - tail_length, 0), len(messages)) if i not in head] if tail_length else []
-        return _no_orphans(messages, [*head, *tail])
+        return [*head, *tail]
 
     def view(self, session: Session) -> tuple[Message, ...]:
         messages = session.derive_messages()
@@ -120,6 +168,8 @@ class RecentEvents(EngineBase):
         kept = tuple(self.kept(messages))
         if kept[: len(self.sent)] != self.sent:  # the view no longer extends the one sent before
             ctx.declare_rewrite("truncate", kept=len(kept))
+        if self.fit(ctx):
+            kept = tuple(self.kept(messages))
         self.sent = kept
 
 
@@ -222,15 +272,16 @@ class LLMSummarizing(AmortizedForgetting):
 
 
 def observation_masking(window: int, options: EngineOptions) -> ObservationMasking:
-    """``openhands-observation-masking``; ``--engine-config``: ``attention_window``."""
-    config = settings("openhands-observation-masking", {"attention_window": 100}, options.config)
-    return ObservationMasking(max(1, config["attention_window"]))  # type: ignore[arg-type]
+    """``openhands-observation-masking``; ``--engine-config``: ``attention_window``, ``history_truncation``."""
+    config = settings("openhands-observation-masking", {"attention_window": 100, "history_truncation": True}, options.config)
+    return ObservationMasking(max(1, config["attention_window"]), window, bool(config["history_truncation"]))  # type: ignore[arg-type]
 
 
 def recent_events(window: int, options: EngineOptions) -> RecentEvents:
-    """``openhands-recent-events``; ``--engine-config``: ``keep_first``, ``max_events``."""
-    config = settings("openhands-recent-events", {"keep_first": 1, "max_events": 100}, options.config)
-    return RecentEvents(config["keep_first"], max(1, config["max_events"]))  # type: ignore[arg-type]
+    """``openhands-recent-events``; ``--engine-config``: ``keep_first``, ``max_events``, ``history_truncation``."""
+    defaults = {"keep_first": 1, "max_events": 100, "history_truncation": True}
+    config = settings("openhands-recent-events", defaults, options.config)
+    return RecentEvents(config["keep_first"], max(1, config["max_events"]), window, bool(config["history_truncation"]))  # type: ignore[arg-type]
 
 
 def amortized_forgetting(window: int, options: EngineOptions) -> AmortizedForgetting:

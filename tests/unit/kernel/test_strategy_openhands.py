@@ -88,6 +88,29 @@ def test_the_rolling_condensers_also_condense_when_the_next_request_would_not_fi
     assert rewrites(session)[0] == "truncate" and len(engine.view(session)) < 61
 
 
+@pytest.mark.parametrize("make", [lambda w, t: ObservationMasking(100, w, t), lambda w, t: RecentEvents(1, 100, w, t)],
+                         ids=["observation-masking", "recent-events"])
+def test_the_controller_cuts_the_history_in_half_when_a_masker_outgrows_the_window(make):
+    # OpenHands' controller (enable_history_truncation): keep the task, the newest half, pairs whole.
+    session = session_with([("fix", 30)])  # 61 events, about 16,000 tokens: no masker shrinks it
+    engine = make(10_000, True)
+    ctx = context(session, 10_000)
+    engine.before_step(ctx)
+    view = engine.view(session)
+    assert ctx.measure(view).total_tokens <= 0.9 * 10_000
+    assert view[0] == user_text("fix") and view[1].role == "assistant"  # no result without its call
+    assert rewrites(session)[-1] == "truncate" and 1 + 15 <= len(view) < 61
+    # The cut stays: the next step extends what was sent, nothing more is declared.
+    declared = len(rewrites(session))
+    grow(session, 1)
+    engine.before_step(ctx)
+    assert len(rewrites(session)) == declared and engine.view(session)[: len(view)] == view
+    # history_truncation = false: the strategy alone, over the window.
+    alone = make(10_000, False)
+    alone.before_step(context(session, 10_000))
+    assert len(alone.view(session)) == len(session.derive_messages())
+
+
 def test_llm_summarizing_sends_the_forgotten_events_cold_and_keeps_a_summary_after_the_task():
     session = session_with([("fix", 5)])  # 11 events
     client = Recorder()
