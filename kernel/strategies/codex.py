@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, user_text, warn
 
-from prefixbench.kernel.strategies.foldview import Folded, settings, shorten, skip_tool_results, tokens_of
+from prefixbench.kernel.strategies.foldview import Folded, shorten, skip_tool_results, tokens_of
+from prefixbench.kernel.strategies.settings import read_settings
 
 COMPACT_PROMPT = (
     "Context checkpoint: write a handoff summary so that another model can resume this task. "
@@ -104,5 +105,5 @@ def select_user_messages(users: list[Message], budget: int) -> tuple[Message, ..
 
 def factory(window: int, options: EngineOptions) -> CodexCompact:
     """``codex-compact``; ``--engine-config``: ``limit`` (tokens, capped at 90% of the window), ``user_budget``."""
-    config = settings("codex-compact", DEFAULTS, options.config)
+    config = read_settings("codex-compact", options.config, DEFAULTS)
     return CodexCompact(window, limit=config["limit"], user_budget=config["user_budget"])  # type: ignore[arg-type]

@@ -6,27 +6,9 @@ Written against the public engine API only (:mod:`prefixbench.kernel`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from prefixbench.kernel import Message, Session, Text, ToolCall, ToolResult, count_tokens, user_text
-
-
-def settings(engine: str, defaults: Mapping[str, object], config: Mapping[str, object]) -> dict[str, object]:
-    """``defaults`` overridden by the engine's ``--engine-config`` table (ValueError on a bad key or value)."""
-    unknown = sorted(set(config) - set(defaults))
-    if unknown:
-        raise ValueError(f"unknown {engine} config key {unknown[0]!r} (known: {', '.join(defaults)})")
-    out = dict(defaults)
-    for key, value in config.items():
-        default = defaults[key]
-        if isinstance(default, bool):
-            if not isinstance(value, bool):
-                raise ValueError(f"{engine}.{key} must be true or false, got {value!r}")
-        elif isinstance(default, int) or default is None:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{engine}.{key} must be an integer >= 0, got {value!r}")
-        out[key] = value
-    return out
 
 
 class Folded:

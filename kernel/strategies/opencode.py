@@ -39,12 +39,12 @@ from prefixbench.kernel import (
 from prefixbench.kernel.strategies.foldview import (
     Folded,
     replace_results,
-    settings,
     skip_tool_results,
     tokens_of,
     tool_text,
     transcript,
 )
+from prefixbench.kernel.strategies.settings import read_settings
 
 CLEARED = "[Old tool result content cleared]"
 PRUNE_PROTECT = 40_000
@@ -194,5 +194,5 @@ def tail_start(live: tuple[Message, ...], budget: int) -> int:
 
 def factory(window: int, options: EngineOptions) -> OpenCodeSummary:
     """``opencode-summary``; ``--engine-config``: ``prune``, ``reserved``, ``preserve_recent_tokens``."""
-    config = settings("opencode-summary", DEFAULTS, options.config)
+    config = read_settings("opencode-summary", options.config, DEFAULTS)
     return OpenCodeSummary(window, config["prune"], config["reserved"], config["preserve_recent_tokens"])  # type: ignore[arg-type]

@@ -45,7 +45,8 @@ from prefixbench.kernel import (
     warn,
 )
 
-from prefixbench.kernel.strategies.foldview import replace_results, settings, transcript
+from prefixbench.kernel.strategies.foldview import replace_results, transcript
+from prefixbench.kernel.strategies.settings import read_settings
 
 MASKED = "<MASKED>"
 SUMMARY_PROMPT = (
@@ -273,25 +274,25 @@ class LLMSummarizing(AmortizedForgetting):
 
 def observation_masking(window: int, options: EngineOptions) -> ObservationMasking:
     """``openhands-observation-masking``; ``--engine-config``: ``attention_window``, ``history_truncation``."""
-    config = settings("openhands-observation-masking", {"attention_window": 100, "history_truncation": True}, options.config)
+    config = read_settings("openhands-observation-masking", options.config, {"attention_window": 100, "history_truncation": True})
     return ObservationMasking(max(1, config["attention_window"]), window, bool(config["history_truncation"]))  # type: ignore[arg-type]
 
 
 def recent_events(window: int, options: EngineOptions) -> RecentEvents:
     """``openhands-recent-events``; ``--engine-config``: ``keep_first``, ``max_events``, ``history_truncation``."""
     defaults = {"keep_first": 1, "max_events": 100, "history_truncation": True}
-    config = settings("openhands-recent-events", defaults, options.config)
+    config = read_settings("openhands-recent-events", options.config, defaults)
     return RecentEvents(config["keep_first"], max(1, config["max_events"]), window, bool(config["history_truncation"]))  # type: ignore[arg-type]
 
 
 def amortized_forgetting(window: int, options: EngineOptions) -> AmortizedForgetting:
     """``openhands-amortized-forgetting``; ``--engine-config``: ``max_size``, ``keep_first``."""
-    config = settings("openhands-amortized-forgetting", {"max_size": 100, "keep_first": 1}, options.config)
+    config = read_settings("openhands-amortized-forgetting", options.config, {"max_size": 100, "keep_first": 1})
     return AmortizedForgetting(window, config["max_size"], config["keep_first"])  # type: ignore[arg-type]
 
 
 def llm_summarizing(window: int, options: EngineOptions) -> LLMSummarizing:
     """``openhands-llm-summarizing``; ``--engine-config``: ``max_size``, ``keep_first``, ``max_event_length``."""
     defaults = {"max_size": 100, "keep_first": 1, "max_event_length": 10_000}
-    config = settings("openhands-llm-summarizing", defaults, options.config)
+    config = read_settings("openhands-llm-summarizing", options.config, defaults)
     return LLMSummarizing(window, config["max_size"], config["keep_first"], config["max_event_length"])  # type: ignore[arg-type]

@@ -34,7 +34,8 @@ from prefixbench.kernel import (
     warn,
 )
 
-from prefixbench.kernel.strategies.foldview import Folded, settings, tokens_of, transcript
+from prefixbench.kernel.strategies.foldview import Folded, tokens_of, transcript
+from prefixbench.kernel.strategies.settings import read_settings
 
 SUMMARIZER_SYSTEM = (
     "You write context checkpoints of coding sessions. Read the conversation you are given and "
@@ -154,5 +155,5 @@ def last_user_before(live: tuple[Message, ...], index: int) -> int:
 
 def factory(window: int, options: EngineOptions) -> PiCompaction:
     """``pi-compaction``; ``--engine-config``: ``reserve_tokens``, ``keep_recent_tokens``."""
-    config = settings("pi-compaction", DEFAULTS, options.config)
+    config = read_settings("pi-compaction", options.config, DEFAULTS)
     return PiCompaction(window, config["reserve_tokens"], config["keep_recent_tokens"])  # type: ignore[arg-type]

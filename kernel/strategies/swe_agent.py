@@ -15,7 +15,8 @@ from collections.abc import Sequence
 
 from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext
 
-from prefixbench.kernel.strategies.foldview import replace_results, settings, tool_text
+from prefixbench.kernel.strategies.foldview import replace_results, tool_text
+from prefixbench.kernel.strategies.settings import read_settings
 
 
 class LastNObservations(EngineBase):
@@ -55,5 +56,5 @@ def elide(message: Message) -> Message:
 
 def factory(window: int, options: EngineOptions) -> LastNObservations:
     """``swe-agent-last-n-observations``; ``--engine-config``: ``n``, ``polling``."""
-    config = settings("swe-agent-last-n-observations", {"n": 5, "polling": 1}, options.config)
+    config = read_settings("swe-agent-last-n-observations", options.config, {"n": 5, "polling": 1})
     return LastNObservations(config["n"], config["polling"])  # type: ignore[arg-type]

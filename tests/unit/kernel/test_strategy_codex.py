@@ -87,7 +87,7 @@ def test_the_factory_reads_its_config_and_caps_the_limit_at_ninety_percent():
     assert factory(100_000, EngineOptions()).limit == 90_000
     assert factory(100_000, EngineOptions(config={"limit": 50_000})).limit == 50_000
     assert factory(100_000, EngineOptions(config={"limit": 500_000})).limit == 90_000
-    with pytest.raises(ValueError, match="unknown codex-compact config key 'keep'"):
+    with pytest.raises(ValueError, match="codex-compact: unknown setting 'keep'"):
         factory(100_000, EngineOptions(config={"keep": 1}))
     with pytest.raises(ValueError, match="user_budget must be an integer"):
         factory(100_000, EngineOptions(config={"user_budget": "many"}))

@@ -134,5 +134,5 @@ def test_factories_read_the_config_defaults_of_openhands():
     assert (amortized_forgetting(BIG, EngineOptions()).max_size, amortized_forgetting(BIG, EngineOptions()).keep_first) == (100, 1)
     with pytest.raises(ValueError, match="keep_first"):
         amortized_forgetting(BIG, EngineOptions(config={"max_size": 10, "keep_first": 5}))
-    with pytest.raises(ValueError, match="unknown openhands-recent-events config key"):
+    with pytest.raises(ValueError, match="openhands-recent-events: unknown setting"):
         recent_events(BIG, EngineOptions(config={"max_size": 10}))

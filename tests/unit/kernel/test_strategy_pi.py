@@ -78,5 +78,5 @@ def test_history_before_the_turn_goes_as_text_with_its_own_system_prompt_at_effo
 def test_the_factory_reads_reserve_and_keep_recent():
     engine = factory(WINDOW, EngineOptions(config={"reserve_tokens": 1_000, "keep_recent_tokens": 5_000}))
     assert (engine.reserve, engine.keep_recent) == (1_000, 5_000)
-    with pytest.raises(ValueError, match="unknown pi-compaction config key"):
+    with pytest.raises(ValueError, match="pi-compaction: unknown setting"):
         factory(WINDOW, EngineOptions(config={"reserve": 1}))
