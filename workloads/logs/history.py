@@ -38,9 +38,9 @@ MARKS: dict[str, str] = {
     "date": "a date or time (rendered anew when the day or time changes)",
     "file-read": "a file's content (a file re-read, or its earlier read elided, re-sends different bytes)",
 }
-_DATE = re.compile(
-    r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|current date|today's date|today is|date and time", re.IGNORECASE
-)
+#: A date mark is a calendar date (2025-09-03) or one of these phrases, in any case.
+_DATE_WORDS = re.compile(r"current date|today's date|today is|date and time", re.IGNORECASE)
+_ISO_DATE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")
 _REMINDER = "<system-reminder>"
 #: Tool names whose results are a file's content.
 READ_TOOLS = frozenset({"read", "read_file", "view", "cat", "readfile", "read_many_files", "view_file"})
@@ -74,11 +74,22 @@ def make_message(role: str, content: object, marks: Iterable[str] = ()) -> Logge
             scanned += len(part)
             if _REMINDER in part:
                 found.setdefault("system-reminder")
-            if _DATE.search(part):
+            if "date" not in found and has_date(part):
                 found.setdefault("date")
     if len(excerpt) > EXCERPT_CHARS:
         excerpt = _cut_at_word(excerpt, EXCERPT_CHARS)
     return LoggedMessage(role, max(1, size // CHARS_PER_TOKEN) if size else 0, excerpt, tuple(found))
+
+
+def has_date(text: str) -> bool:
+    """Whether ``text`` holds a date mark. Each regular expression runs only where a substring test
+    (in C) shows it can match: every phrase holds "date" or "today" (whose letters have no other
+    case-insensitive equivalent), a date holds "-0" or "-1". A search of every message's text
+    was most of the time of reading a transcript."""
+    low = text.lower()
+    if ("date" in low or "today" in low) and _DATE_WORDS.search(text):
+        return True
+    return ("-0" in text or "-1" in text) and _ISO_DATE.search(text) is not None
 
 
 def _cut_at_word(text: str, limit: int) -> str:
