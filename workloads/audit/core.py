@@ -67,6 +67,7 @@ from prefixbench.workloads.audit.precedence import (
     out_of_order,
     ttl_ms,
 )
+from prefixbench.workloads.audit.reading import FileMap, FileRead, read_in_parallel, take_read
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.records import ProgressFn
@@ -365,12 +366,21 @@ def _iso(ms: int | None) -> str | None:
 
 
 def load_trace(
-    paths: Sequence[Path], fmt: str = "auto", progress: ProgressFn | None = None
+    paths: Sequence[Path], fmt: str = "auto", progress: ProgressFn | None = None, map_files: FileMap | None = None
 ) -> tuple[list[TraceRequest], list[FileSummary]]:
-    """Import every log under ``paths`` (every file is checked before anything is computed)."""
+    """Import every log under ``paths`` (every file is checked before anything is computed).
+
+    ``map_files`` (``audit --jobs`` / ``--scheduler``) reads the files in workers first
+    (:mod:`.reading`: the trace is the same as without it); ``progress`` is then told each file
+    as it finishes, else the bytes read as they are read.
+    """
     named = resolve(fmt)
     files = find_log_files(list(paths))
     ctx = ImportContext()
+    reads: dict[Path, FileRead] = {}
+    if map_files is not None:
+        todo = [path for path, skip in files if skip is None]
+        reads = read_in_parallel(todo, fmt, map_files, progress) if len(todo) > 1 else {}
     requests: list[TraceRequest] = []
     summaries: list[FileSummary] = []
     offset = 0
@@ -389,6 +399,11 @@ def load_trace(
                 else "skipped: one JSON object found by the folder walk (metadata beside the logs), not a log"
             )
             summaries.append(FileSummary(str(path), skip, 0, (), (note,)))
+            continue
+        if path in reads:
+            reqs, summary = take_read(path, reads.pop(path), fmt, ctx)
+            requests.extend(reqs)
+            summaries.append(summary)
             continue
         if progress is not None:
             base = offset
@@ -474,14 +489,15 @@ def run_audit(
     price_as_of: str | None = None,
     progress: ProgressFn | None = None,
     trace: tuple[list[TraceRequest], list[FileSummary]] | None = None,
+    map_files: FileMap | None = None,
 ) -> AuditResult:
-    """Import, predict, explain and price (see the module doc).
+    """Import, predict, explain and price (see the module doc); ``map_files``: see :func:`load_trace`.
 
     Raises:
         UserError: bad input (``file:line``), an unknown format or a bad price date.
     """
     prices = Prices(price_as_of)
-    requests, summaries = trace if trace is not None else load_trace(paths, fmt, progress)
+    requests, summaries = trace if trace is not None else load_trace(paths, fmt, progress, map_files)
     return audit_requests(requests, summaries, prices)
 
 
