@@ -328,12 +328,24 @@ class Prices:
         self.as_of = as_of
         self.missing: set[str] = set()
         self._cache: dict[tuple[str, str | None, str], PriceRow | None] = {}
+        self._minutes: dict[tuple[str, int], PriceRow | None] = {}
         if as_of is not None:
             from prefixbench.simulator.pricing import parse_when
 
             parse_when(as_of, what="--price-as-of")
 
     def row(self, model: str, sent_ms: int | None) -> PriceRow | None:
+        # The row depends on the minute only (the date of the row in force, DeepSeek's period by
+        # weekday and hour): one lookup a model and minute.
+        minute = (model, sent_ms // 60_000) if type(sent_ms) is int and sent_ms > 1e11 else None
+        if minute is not None and minute in self._minutes:
+            return self._minutes[minute]
+        found = self._row(model, sent_ms)
+        if minute is not None:
+            self._minutes[minute] = found
+        return found
+
+    def _row(self, model: str, sent_ms: int | None) -> PriceRow | None:
         when = self.as_of
         period = "off-peak"
         moment: datetime | None = None
@@ -656,6 +668,7 @@ def compaction_sources(order: Sequence[TraceRequest]) -> dict[Key, Key]:
     """
     latest: dict[str, TraceRequest] = {}
     by_stem: dict[str, str] = {}
+    stems: set[str] = set()
     out: dict[Key, Key] = {}
     for r in order:
         if r.is_compaction_call:
@@ -667,7 +680,9 @@ def compaction_sources(order: Sequence[TraceRequest]) -> dict[Key, Key]:
                 out[(r.file, r.lane, r.seq)] = (main.file, main.lane, main.seq)
         elif r.lane_kind == "main":
             latest[r.file] = r
-            by_stem.setdefault(str(Path(r.file).with_suffix("")), r.file)
+            if r.file not in stems:  # a path's stem once a file, not once a request
+                stems.add(r.file)
+                by_stem.setdefault(str(Path(r.file).with_suffix("")), r.file)
     return out
 
 
