@@ -393,6 +393,7 @@ def load_trace(
     if map_files is not None:
         todo = [path for path, skip in files if skip is None]
         reads = read_in_parallel(todo, fmt, map_files, progress) if len(todo) > 1 else {}
+    reads_made = bool(reads)
     requests: list[TraceRequest] = []
     summaries: list[FileSummary] = []
     offset = 0
@@ -417,7 +418,7 @@ def load_trace(
             requests.extend(reqs)
             summaries.append(summary)
             continue
-        if progress is not None:
+        if progress is not None and not reads_made:  # after the workers' reads, progress has told every byte
             base = offset
             ctx.progress = lambda done, base=base: progress(base + done)
             offset += path.stat().st_size

@@ -119,3 +119,13 @@ def test_dask_local_cluster_prints_the_same_bytes(tmp_path: Path, capfd: pytest.
     one = _audit(folder, capfd, "--jobs", "1")
     dask = _audit(folder, capfd, "--scheduler", "local", "--jobs", "2")
     assert one[0] == 0 and one == dask
+
+
+def test_a_file_named_twice_reads_as_it_does_one_by_one(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    paths = [folder / "cc" / "b.jsonl", folder / "codex", folder / "cc" / "b.jsonl"]
+    seen: list[int] = []
+    parallel = load_trace(paths, progress=seen.append, map_files=functools.partial(map_runs, jobs=2))
+    assert parallel == load_trace(paths)
+    assert [s.requests for s in parallel[1]] == [2, 2, 1]  # named twice, read once
+    assert seen == sorted(seen)
