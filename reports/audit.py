@@ -696,6 +696,25 @@ def total_bytes(paths: list[Path]) -> int:
     return sum(path.stat().st_size for path in find_logs(paths))
 
 
+def file_map(jobs: int, scheduler: str | None):
+    """How ``audit --jobs`` / ``--scheduler`` read the log files: None (one by one, here), else
+    ``map_runs`` with them bound (:mod:`prefixbench.workloads.audit.reading`).
+
+    Raises:
+        UserError: ``--jobs`` below 1, or ``--scheduler`` without Dask installed.
+    """
+    if jobs < 1:
+        raise UserError(f"--jobs must be >= 1, got {jobs}")
+    if jobs == 1 and scheduler is None:
+        return None
+    import functools
+
+    from prefixbench.workloads.runs.execute import map_runs, require_scheduler
+
+    require_scheduler(scheduler)
+    return functools.partial(map_runs, jobs=jobs, scheduler=scheduler)
+
+
 def run_audit_command(args) -> int:
     """``prefixbench audit``: check every option, audit, print, write, gate."""
     from prefixbench.workloads.audit.core import run_audit
@@ -719,12 +738,13 @@ def run_audit_command(args) -> int:
         from prefixbench.workloads.audit.whatif import parse_fixes
 
         parse_fixes(args.what_if)  # a bad fix name is an error before any log is read
+    map_files = file_map(getattr(args, "jobs", 1), getattr(args, "scheduler", None))
     progress = Progress(total_bytes(args.paths), enabled=not args.quiet)
     what_if = None
     try:
         from prefixbench.workloads.audit.core import load_trace
 
-        trace = load_trace(args.paths, args.input, progress)
+        trace = load_trace(args.paths, args.input, progress, map_files)
         for summary in trace[1]:
             if summary.format == "unreadable":  # said even with --quiet: the audit covers less than was named
                 emit(visible(f"prefixbench: warning: {summary.file}: {summary.notes[0]}"), sys.stderr)

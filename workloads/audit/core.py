@@ -67,6 +67,7 @@ from prefixbench.workloads.audit.precedence import (
     out_of_order,
     ttl_ms,
 )
+from prefixbench.workloads.audit.reading import FileMap, FileRead, read_in_parallel, take_read
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.records import ProgressFn
@@ -327,12 +328,24 @@ class Prices:
         self.as_of = as_of
         self.missing: set[str] = set()
         self._cache: dict[tuple[str, str | None, str], PriceRow | None] = {}
+        self._minutes: dict[tuple[str, int], PriceRow | None] = {}
         if as_of is not None:
             from prefixbench.simulator.pricing import parse_when
 
             parse_when(as_of, what="--price-as-of")
 
     def row(self, model: str, sent_ms: int | None) -> PriceRow | None:
+        # The row depends on the minute only (the date of the row in force, DeepSeek's period by
+        # weekday and hour): one lookup a model and minute.
+        minute = (model, sent_ms // 60_000) if type(sent_ms) is int and sent_ms > 1e11 else None
+        if minute is not None and minute in self._minutes:
+            return self._minutes[minute]
+        found = self._row(model, sent_ms)
+        if minute is not None:
+            self._minutes[minute] = found
+        return found
+
+    def _row(self, model: str, sent_ms: int | None) -> PriceRow | None:
         when = self.as_of
         period = "off-peak"
         moment: datetime | None = None
@@ -365,12 +378,22 @@ def _iso(ms: int | None) -> str | None:
 
 
 def load_trace(
-    paths: Sequence[Path], fmt: str = "auto", progress: ProgressFn | None = None
+    paths: Sequence[Path], fmt: str = "auto", progress: ProgressFn | None = None, map_files: FileMap | None = None
 ) -> tuple[list[TraceRequest], list[FileSummary]]:
-    """Import every log under ``paths`` (every file is checked before anything is computed)."""
+    """Import every log under ``paths`` (every file is checked before anything is computed).
+
+    ``map_files`` (``audit --jobs`` / ``--scheduler``) reads the files in workers first
+    (:mod:`.reading`: the trace is the same as without it); ``progress`` is then told each file
+    as it finishes, else the bytes read as they are read.
+    """
     named = resolve(fmt)
     files = find_log_files(list(paths))
     ctx = ImportContext()
+    reads: dict[Path, FileRead] = {}
+    if map_files is not None:
+        todo = [path for path, skip in files if skip is None]
+        reads = read_in_parallel(todo, fmt, map_files, progress) if len(todo) > 1 else {}
+    reads_made = bool(reads)
     requests: list[TraceRequest] = []
     summaries: list[FileSummary] = []
     offset = 0
@@ -390,7 +413,12 @@ def load_trace(
             )
             summaries.append(FileSummary(str(path), skip, 0, (), (note,)))
             continue
-        if progress is not None:
+        if path in reads:
+            reqs, summary = take_read(path, reads.pop(path), fmt, ctx)
+            requests.extend(reqs)
+            summaries.append(summary)
+            continue
+        if progress is not None and not reads_made:  # after the workers' reads, progress has told every byte
             base = offset
             ctx.progress = lambda done, base=base: progress(base + done)
             offset += path.stat().st_size
@@ -474,14 +502,15 @@ def run_audit(
     price_as_of: str | None = None,
     progress: ProgressFn | None = None,
     trace: tuple[list[TraceRequest], list[FileSummary]] | None = None,
+    map_files: FileMap | None = None,
 ) -> AuditResult:
-    """Import, predict, explain and price (see the module doc).
+    """Import, predict, explain and price (see the module doc); ``map_files``: see :func:`load_trace`.
 
     Raises:
         UserError: bad input (``file:line``), an unknown format or a bad price date.
     """
     prices = Prices(price_as_of)
-    requests, summaries = trace if trace is not None else load_trace(paths, fmt, progress)
+    requests, summaries = trace if trace is not None else load_trace(paths, fmt, progress, map_files)
     return audit_requests(requests, summaries, prices)
 
 
@@ -640,6 +669,7 @@ def compaction_sources(order: Sequence[TraceRequest]) -> dict[Key, Key]:
     """
     latest: dict[str, TraceRequest] = {}
     by_stem: dict[str, str] = {}
+    stems: set[str] = set()
     out: dict[Key, Key] = {}
     for r in order:
         if r.is_compaction_call:
@@ -651,7 +681,9 @@ def compaction_sources(order: Sequence[TraceRequest]) -> dict[Key, Key]:
                 out[(r.file, r.lane, r.seq)] = (main.file, main.lane, main.seq)
         elif r.lane_kind == "main":
             latest[r.file] = r
-            by_stem.setdefault(str(Path(r.file).with_suffix("")), r.file)
+            if r.file not in stems:  # a path's stem once a file, not once a request
+                stems.add(r.file)
+                by_stem.setdefault(str(Path(r.file).with_suffix("")), r.file)
     return out
 
 

@@ -21,6 +21,7 @@ before every message.)
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable
 
 from prefixbench.workloads.logs.trace import LoggedMessage
@@ -38,47 +39,74 @@ MARKS: dict[str, str] = {
     "date": "a date or time (rendered anew when the day or time changes)",
     "file-read": "a file's content (a file re-read, or its earlier read elided, re-sends different bytes)",
 }
-_DATE = re.compile(
-    r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|current date|today's date|today is|date and time", re.IGNORECASE
-)
+#: A date mark is a calendar date (2025-09-03) or one of these phrases, in any case.
+_DATE_WORDS = re.compile(r"current date|today's date|today is|date and time", re.IGNORECASE)
+_ISO_DATE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")
+_DASH_01 = re.compile(r"-[01]")
 _REMINDER = "<system-reminder>"
 #: Tool names whose results are a file's content.
 READ_TOOLS = frozenset({"read", "read_file", "view", "cat", "readfile", "read_many_files", "view_file"})
 
 
-def texts_of(content: object) -> Iterable[str]:
+#: Keys of a content block whose values are ids or kinds, not text.
+_NOT_TEXT = frozenset({"type", "id", "tool_use_id", "signature"})
+
+
+def texts_of(content: object) -> list[str]:
     """Every string a message's content holds (text blocks, tool inputs, tool results), depth-first."""
+    if isinstance(content, str):
+        return [content]
+    found: list[str] = []
     stack = [content]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            yield item
+            found.append(item)
         elif isinstance(item, dict):
-            stack.extend(reversed([v for k, v in item.items() if k not in ("type", "id", "tool_use_id", "signature")]))
+            values = [v for k, v in item.items() if k not in _NOT_TEXT]
+            values.reverse()
+            stack.extend(values)
         elif isinstance(item, list):
             stack.extend(reversed(item))
+    return found
 
 
 def make_message(role: str, content: object, marks: Iterable[str] = ()) -> LoggedMessage:
     """The small record of one message: role, estimated tokens, excerpt and marks found in its text."""
-    size = 0
+    texts = texts_of(content)
+    size = sum(map(len, texts))
     excerpt = ""
+    for text in texts:
+        if len(excerpt) >= EXCERPT_CHARS:
+            break
+        excerpt = (excerpt + " " + " ".join(text[: EXCERPT_CHARS * 2].split())).strip()
     found = dict.fromkeys(marks)
     scanned = 0
-    for text in texts_of(content):
-        size += len(text)
-        if len(excerpt) < EXCERPT_CHARS:
-            excerpt = (excerpt + " " + " ".join(text[: EXCERPT_CHARS * 2].split())).strip()
-        if scanned < SCAN_CHARS:
-            part = text[: SCAN_CHARS - scanned]
-            scanned += len(part)
-            if _REMINDER in part:
-                found.setdefault("system-reminder")
-            if _DATE.search(part):
-                found.setdefault("date")
+    for text in texts:
+        if scanned >= SCAN_CHARS:
+            break
+        part = text[: SCAN_CHARS - scanned]
+        scanned += len(part)
+        if _REMINDER in part:
+            found.setdefault("system-reminder")
+        if "date" not in found and has_date(part):
+            found.setdefault("date")
     if len(excerpt) > EXCERPT_CHARS:
         excerpt = _cut_at_word(excerpt, EXCERPT_CHARS)
-    return LoggedMessage(role, max(1, size // CHARS_PER_TOKEN) if size else 0, excerpt, tuple(found))
+    # One string a role for the whole audit, not one a message (kept for every request of every file).
+    return LoggedMessage(sys.intern(role), max(1, size // CHARS_PER_TOKEN) if size else 0, excerpt, tuple(found))
+
+
+def has_date(text: str) -> bool:
+    """Whether ``text`` holds a date mark. Each regular expression runs only where a substring test
+    (in C) shows it can match: every phrase holds "date" or "today" (whose letters have no other
+    case-insensitive equivalent), a date holds "-0" or "-1" (found by a search for "-", then for
+    either, both much faster than the date's own pattern). A search of every message's text
+    was most of the time of reading a transcript."""
+    low = text.lower()
+    if ("date" in low or "today" in low) and _DATE_WORDS.search(text):
+        return True
+    return "-" in text and _DASH_01.search(text) is not None and _ISO_DATE.search(text) is not None
 
 
 def _cut_at_word(text: str, limit: int) -> str:

@@ -119,6 +119,19 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
         done += len(raw)
         if progress is not None and line_no % 256 == 0:
             progress(done)
+        if b"\x00" not in raw:
+            # msgspec reads the UTF-8 bytes as they are (no str made first), refusing what the
+            # decode below refuses (invalid UTF-8); a line it does not vouch for (blank, not JSON,
+            # nested too deep) goes the way below, which reads it or words the error.
+            try:
+                value = _DECODE(raw)
+            except (ValueError, RecursionError):
+                pass
+            else:
+                if not may_nest_too_deep(raw) or not too_deep(value):
+                    first = False
+                    yield Record(line_no, value)
+                    continue
         text = _decode(path, line_no, raw).strip()
         if not text:
             continue

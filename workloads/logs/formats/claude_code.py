@@ -16,6 +16,7 @@ for concurrent starts.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -257,6 +258,9 @@ def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
 
 def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     provider, usage = _provider_usage(req.usage, f"{walk.name}:{req.last_line}")
+    # The strings every request of a model repeats are one object each (the trace holds every
+    # request of every file until the audit ends): interned.
+    model, version = sys.intern(req.model), None if req.version is None else sys.intern(req.version)
     head_kind = "main" if req.lane_kind in ("main", "compaction") else "subagent"
     parent_node = walk.requests[req.parent_request].node if req.parent_request in walk.requests else None
     return TraceRequest(
@@ -268,10 +272,10 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         sent_ms=req.sent_ms,
         ready_ms=req.ready_ms,
         provider=provider,
-        model=req.model,
+        model=model,
         usage=usage,
         prefix=Prefix(
-            head=f"claude-code:{head_kind}:{req.model}:{req.version or '?'}",
+            head=sys.intern(f"claude-code:{head_kind}:{model}:{version or '?'}"),
             node=f"cc:{req.node or req.key}",
             parent=None if parent_node is None else f"cc:{parent_node}",
             new_blocks=req.new_blocks,
@@ -279,7 +283,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         events=tuple(req.events),
         diagnostic=req.diagnostic,
         request_id=req.key,
-        agent_version=req.version,
+        agent_version=version,
         source_format=NAME,
         compaction_call=req.lane_kind == "compaction",
         messages=req.messages,

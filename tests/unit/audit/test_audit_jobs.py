@@ -1,0 +1,131 @@
+"""``audit --jobs N`` and ``--scheduler``: the log files read in workers, the output byte for byte
+the same as reading them one by one (workloads/audit/reading.py)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from prefixbench.reports.cli import main
+from prefixbench.workloads.audit.core import load_trace
+from prefixbench.workloads.audit.reading import FileRead, read_log_file
+from prefixbench.workloads.runs.execute import map_runs
+
+from .fixtures import Transcript, cc_usage, write_jsonl
+from tests.unit.logs.test_codex import _codex, _tc
+
+FIXTURES = Path(__file__).resolve().parents[1] / "logs" / "fixtures"
+
+
+def _folder(tmp_path: Path) -> Path:
+    """Every format's fixture, a resumed Claude Code session (its copy of r1 counted once, in the
+    file that comes first) and a forked Codex rollout: the files a worker reads differently alone."""
+    root = tmp_path / "logs"
+    (root / "fixtures").mkdir(parents=True)
+    for item in sorted(FIXTURES.iterdir()):
+        if item.is_file() and item.suffix in (".jsonl", ".json"):
+            shutil.copy(item, root / "fixtures" / item.name)
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    first = list(t.lines)
+    t.user("more", "2025-09-03T00:10:00.000Z")
+    t.assistant("r2", "2025-09-03T00:10:02.000Z", [cc_usage(3, 15100, 0, 9)])
+    write_jsonl(root / "cc" / "a.jsonl", first)
+    write_jsonl(root / "cc" / "b.jsonl", t.lines)  # the larger file, read first by the workers
+    lines = [
+        ("2025-11-17T21:32:46.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        ("2025-11-17T21:32:50.000Z", _tc(10000, 0, 30, 10000, 0, 30)),
+        ("2025-11-17T21:32:55.000Z", _tc(20500, 9984, 60, 10500, 9984, 30)),
+    ]
+    _codex(root / "codex" / "rollout-1.jsonl", lines)
+    _codex(root / "codex" / "rollout-2.jsonl", lines + [("2025-11-17T21:40:00.000Z", _tc(31000, 20352, 90, 10500, 10368, 30))], session="sess-2")
+    return root
+
+
+def _audit(folder: Path, capfd: pytest.CaptureFixture[str], *options: str) -> tuple[int, str, str]:
+    code = main(["audit", str(folder), "--format", "json", "--quiet", *options])
+    captured = capfd.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_jobs_2_prints_the_same_bytes_as_jobs_1(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    folder = _folder(tmp_path)
+    one = _audit(folder, capfd, "--jobs", "1")
+    two = _audit(folder, capfd, "--jobs", "2")
+    assert one[0] == 0
+    files = {Path(f["file"]).name: (f["requests"], f["skipped"]) for f in json.loads(one[1])["files"]}
+    assert files["b.jsonl"] == (1, 1) and files["rollout-2.jsonl"] == (1, 2)  # the copies counted once
+    assert one == two
+
+
+def test_a_resumed_session_read_in_workers_is_counted_once(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    alone = read_log_file_of(folder / "cc" / "b.jsonl")
+    assert [r.request_id for r in alone.requests] == ["r1", "r2"]  # read alone, r1 is b's own...
+    inline = load_trace([folder / "cc"])
+    parallel = load_trace([folder / "cc"], map_files=functools.partial(map_runs, jobs=2))
+    assert [r.request_id for r in parallel[0]] == ["r1", "r2"]  # ...but a.jsonl counted it first
+    assert parallel == inline
+
+
+def read_log_file_of(path: Path) -> FileRead:
+    from prefixbench.workloads.audit.reading import FileTask
+
+    return read_log_file(FileTask(str(path), "auto"))
+
+
+def test_the_first_bad_file_in_file_order_is_the_error(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    write_jsonl(tmp_path / "logs" / "a.jsonl", t.lines)
+    write_jsonl(tmp_path / "logs" / "b.jsonl", t.lines)
+    (tmp_path / "logs" / "a.jsonl").write_text((tmp_path / "logs" / "a.jsonl").read_text() + '{"type": "user", "uuid":\n')
+    # b is larger (a worker reads it first) and bad too: the error is still a's, as with --jobs 1.
+    (tmp_path / "logs" / "b.jsonl").write_text((tmp_path / "logs" / "b.jsonl").read_text() * 3 + "not json\n")
+    one = _audit(tmp_path / "logs", capfd, "--jobs", "1")
+    two = _audit(tmp_path / "logs", capfd, "--jobs", "2")
+    assert one[0] == 2 and "a.jsonl:3: truncated or malformed JSON" in one[2] and len(one[2].strip().splitlines()) == 1
+    assert one == two
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("0", "--jobs must be >= 1, got 0"),
+    ("-3", "--jobs must be >= 1, got -3"),
+    ("abc", "argument --jobs: invalid int value: 'abc'"),
+])
+def test_a_bad_jobs_value_is_one_line_and_exit_2(tmp_path: Path, capfd: pytest.CaptureFixture[str], value: str, message: str) -> None:
+    folder = _folder(tmp_path)
+    code, out, err = _audit(folder, capfd, f"--jobs={value}")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err
+
+
+def test_progress_is_told_each_file_as_it_is_read(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    seen: list[int] = []
+    load_trace([folder / "cc", folder / "codex"], progress=seen.append, map_files=functools.partial(map_runs, jobs=2))
+    sizes = [p.stat().st_size for p in sorted((folder / "cc").iterdir()) + sorted((folder / "codex").iterdir())]
+    assert len(seen) == 4 and seen == sorted(seen) and seen[-1] == sum(sizes)
+
+
+def test_dask_local_cluster_prints_the_same_bytes(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    folder = _folder(tmp_path)
+    one = _audit(folder, capfd, "--jobs", "1")
+    dask = _audit(folder, capfd, "--scheduler", "local", "--jobs", "2")
+    assert one[0] == 0 and one == dask
+
+
+def test_a_file_named_twice_reads_as_it_does_one_by_one(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    paths = [folder / "cc" / "b.jsonl", folder / "codex", folder / "cc" / "b.jsonl"]
+    seen: list[int] = []
+    parallel = load_trace(paths, progress=seen.append, map_files=functools.partial(map_runs, jobs=2))
+    assert parallel == load_trace(paths)
+    assert [s.requests for s in parallel[1]] == [2, 2, 1]  # named twice, read once
+    assert seen == sorted(seen)

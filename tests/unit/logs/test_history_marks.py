@@ -1,0 +1,36 @@
+"""The date mark of a logged message (workloads/logs/history.py): found by substring tests before
+any regular expression runs, with the same answer as the one search it replaced."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from prefixbench.workloads.logs.history import has_date, make_message
+
+#: The single search every message's text went through before (written out here to compare).
+ONE_SEARCH = re.compile(
+    r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b|current date|today's date|today is|date and time", re.IGNORECASE
+)
+
+#: Pieces that make or almost make a mark, case-insensitive look-alikes (U+0130, U+0131, U+017F
+#: match i and s when case is ignored), other digits, word characters around a date.
+PIECES = st.sampled_from([
+    "2025-09-03", "1999-12-31", "2025-9-03", "2025-13-03", "x2025-09-03", "2025-09-03x", "_2025-09-03",
+    "٢٠٢٥-٠٩-٠٣", "20٢٥-0٩-0٣", "CURRENT DATE", "Today's Date", "today iſ", "TODAY IS", "todaY İs",
+    "today ıs", "date and time", "DATE AND TIME", "dat e", "to day", "-0", "-1", "-", "today", "date", " ", "é",
+])
+TEXTS = st.lists(st.one_of(PIECES, st.text(max_size=12)), max_size=8).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(TEXTS)
+def test_has_date_answers_as_the_one_search_did(text: str) -> None:
+    assert has_date(text) == (ONE_SEARCH.search(text) is not None)
+
+
+def test_the_mark_is_kept_on_the_message() -> None:
+    assert "date" in make_message("user", [{"type": "text", "text": "Today is Wednesday"}]).marks
+    assert "date" in make_message("user", "released 2025-09-03.").marks
+    assert "date" not in make_message("user", "lorem ipsum dolor sit amet " * 40).marks

@@ -1,0 +1,105 @@
+"""Reading an audit's log files in parallel, with the same result as reading them one by one.
+
+Files are read one after another in file order by default
+(:func:`prefixbench.workloads.audit.core.load_trace`). Given a ``map_files`` (``audit --jobs N``
+or ``--scheduler``: the command line binds ``workloads/runs/execute.py``'s ``map_runs``; the
+audit never imports ``runs/``), each file is read on its own in a worker instead, largest first,
+and the results are put back together in file order here.
+
+One thing ties a file's reading to the files before it: the request ids (Claude Code) and
+running totals (Codex) an earlier file already counted, which a resumed or forked session's
+copy of them skips (:class:`~prefixbench.workloads.logs.formats.base.ImportContext`). A worker
+reads its file with none counted and returns the keys it counted. A file none of whose keys an
+earlier file counted reads the same either way, and its worker's result is taken; any other
+file, and any file whose worker met an error, is read again here with what the earlier files
+counted, as the one-by-one reading would. So the trace (and every report made from it) is the
+same for every ``--jobs`` and scheduler, errors included.
+
+    worker:  file ──> requests, summary, keys counted (fresh context)
+    here:    in file order: keys seen before? ──no──> take it, add its keys
+                                              └─yes─> read it again with the keys seen
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import msgspec
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
+from prefixbench.workloads.logs.formats.base import ImportContext
+from prefixbench.workloads.logs.records import ProgressFn
+from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
+
+
+class FileTask(msgspec.Struct, frozen=True):
+    """One log file for a worker: its path and the ``--input`` format (``auto``: detected)."""
+
+    path: str
+    fmt: str
+
+
+class FileRead(msgspec.Struct, frozen=True):
+    """What a worker read of one file with nothing counted before it (or the error it met)."""
+
+    requests: list[TraceRequest] = []
+    summary: FileSummary | None = None
+    #: The keys the file counted (:class:`ImportContext`'s Codex totals and Claude Code request ids).
+    codex_totals: frozenset[str] = frozenset()
+    claude_requests: frozenset[str] = frozenset()
+    #: The UserError's line, when reading failed (the file is read again in file order).
+    error: str | None = None
+
+
+#: ``map_files(read_log_file, tasks)``: ``(index, read_log_file(tasks[index]))`` for every task,
+#: as each finishes, in any order.
+FileMap = Callable[[Callable[[FileTask], FileRead], Sequence[FileTask]], Iterable[tuple[int, FileRead]]]
+
+
+def read_log_file(task: FileTask) -> FileRead:
+    """One file read on its own, in a worker (see the module doc); a UserError is returned."""
+    path = Path(task.path)
+    ctx = ImportContext()
+    try:
+        named = resolve(task.fmt)
+        requests, summary = import_file(path, named or detect_format(path), ctx)
+    except UserError as exc:
+        return FileRead(error=str(exc))
+    return FileRead(requests, summary, frozenset(ctx.codex_totals), frozenset(ctx.claude_requests))
+
+
+def read_in_parallel(
+    paths: Sequence[Path], fmt: str, map_files: FileMap, progress: ProgressFn | None = None
+) -> dict[Path, FileRead]:
+    """Each file of ``paths`` read by ``map_files``, largest first; ``progress`` is told the bytes
+    of the files finished so far (in the order they finish)."""
+    sizes = [path.stat().st_size for path in paths]
+    order = sorted(range(len(paths)), key=lambda i: (-sizes[i], i))
+    tasks = [FileTask(str(paths[i]), fmt) for i in order]
+    reads: dict[Path, FileRead] = {}
+    done = 0
+    for index, read in map_files(read_log_file, tasks):
+        path = paths[order[index]]
+        reads[path] = read
+        done += sizes[order[index]]
+        if progress is not None:
+            progress(done)
+    return reads
+
+
+def take_read(path: Path, read: FileRead, fmt: str, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """A worker's read of ``path`` when the earlier files (``ctx``: what they counted) leave it
+    unchanged, else the file read again here with ``ctx``; ``ctx`` then holds this file's keys too."""
+    clean = (
+        read.error is None and read.summary is not None
+        and ctx.codex_totals.isdisjoint(read.codex_totals) and ctx.claude_requests.isdisjoint(read.claude_requests)
+    )
+    if not clean:
+        named = resolve(fmt)
+        return import_file(path, named or detect_format(path), ctx)
+    ctx.codex_totals.update(read.codex_totals)
+    ctx.claude_requests.update(read.claude_requests)
+    assert read.summary is not None
+    return read.requests, read.summary
