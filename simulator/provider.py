@@ -121,6 +121,8 @@ class SimulatedProvider:
             cached_tokens=verdict.cached_tokens,
             written_tokens=verdict.written_tokens,
             written_long_tokens=verdict.written_long_tokens,
+            cached_explicit_tokens=verdict.cached_explicit_tokens,
+            stored_token_ms=verdict.stored_token_ms,
             divergence=divergence,
             extends_previous_conversation=_extends(latest, rendered),
             rewrites_since_previous=rewrites,
