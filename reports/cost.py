@@ -55,7 +55,7 @@ PART_COLOURS = {
     "storage": STORAGE,
 }
 #: Token columns :func:`cost_table` needs; ``written_long_tokens``, ``cached_explicit_tokens``,
-#: ``stored_token_ms`` and ``status`` are optional.
+#: ``stored_token_ms``, ``created_tokens`` and ``status`` are optional.
 REQUIRED_TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "written_tokens", "output_tokens")
 #: Columns that identify a run, in the order they are shown (``params``: the workload's options,
 #: shown only where they vary, e.g. a grid over ``pruner``).
@@ -78,6 +78,7 @@ def cost_table(observations: pd.DataFrame, price: PriceRow) -> pd.DataFrame:
     long_written = _column(observations, "written_long_tokens", 0)
     explicit = _column(observations, "cached_explicit_tokens", 0)
     stored = _column(observations, "stored_token_ms", 0)
+    created = _column(observations, "created_tokens", 0)
     status = _column(observations, "status", 200)
     costs = [
         cost_of(
@@ -90,10 +91,11 @@ def cost_table(observations: pd.DataFrame, price: PriceRow) -> pd.DataFrame:
                 status=int(code),
                 cached_explicit_tokens=int(explicit_),
                 stored_token_ms=int(stored_),
+                created_tokens=int(created_),
             ),
             price,
         )
-        for prompt, cached, written, long_, output, code, explicit_, stored_ in zip(
+        for prompt, cached, written, long_, output, code, explicit_, stored_, created_ in zip(
             observations["prompt_tokens"],
             observations["cached_tokens"],
             observations["written_tokens"],
@@ -102,6 +104,7 @@ def cost_table(observations: pd.DataFrame, price: PriceRow) -> pd.DataFrame:
             status,
             explicit,
             stored,
+            created,
         )
     ]
     out = observations.copy()

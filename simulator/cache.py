@@ -59,6 +59,9 @@ class CacheVerdict(msgspec.Struct, frozen=True):
     cached_explicit_tokens: int = 0
     #: Explicit-cache storage this request paid for: tokens x ms they are kept (Gemini).
     stored_token_ms: int = 0
+    #: Tokens of an explicit cache the agent created beside this request (Gemini
+    #: ``caches.create``: a call of its own, outside the prompt, billed at the input price).
+    created_tokens: int = 0
 
 
 class CacheModel(Protocol):

@@ -16,11 +16,13 @@ the agent creates a content and which one a request cites.
 * **Create.** When no live content fits, or the cut point has moved ``refresh`` tokens past the
   one cited (``double``: as many tokens as the cited content holds, so contents grow
   geometrically), the agent creates a content at the cut point, if it has at least the model's
-  minimum (the same per-model table as implicit caching). That request cites nothing: its whole
-  prompt bills as input (``written_tokens`` = the content's tokens, billed as input because
-  Gemini has no write fee), and the content's first read is not billed apart (0.1x of its tokens,
-  once a content: an under-count, stated). It pays the storage of the content's whole life:
-  ``stored_token_ms`` = tokens x TTL (the agent never deletes a content or extends its TTL).
+  minimum (the same per-model table as implicit caching). Creating is a call of its own
+  (``caches.create``): its tokens are ``created_tokens``, outside the prompt, billed at the input
+  price; the request it comes with still cites the best content that was live before (the new
+  one serves the requests after it, so no read exceeds what an earlier request sent: a
+  conservative choice, since a real agent would cite the new content at once). The creating
+  request pays the storage of the content's whole life: ``stored_token_ms`` = tokens x TTL (the
+  agent never deletes a content or extends its TTL).
 * **Expiry.** A content is gone ``ttl_ms`` after its creation, used or not; the next request
   creates a new one.
 * **Implicit.** Implicit caching never applies to a request that cites or creates a content; a
@@ -115,13 +117,17 @@ class CachedContentCache(TokenizedModel):
         cut_tokens = view.tokens_at(cut)
         minimum = self.implicit.minimum(envelope.model)
         prompt = view.num_tokens
-        if cut_tokens >= max(minimum, 1) and self._refreshes(cited, cut_tokens):
+        creates = cut_tokens >= max(minimum, 1) and self._refreshes(cited, cut_tokens)
+        if creates:
             live.append(_Content(view.stream[:cut], cut_tokens, tick + self.ttl_ms))
             self.created += 1
-            return CacheVerdict(prompt, 0, cut_tokens, stored_token_ms=cut_tokens * self.ttl_ms)
-        if cited is not None:
-            return CacheVerdict(prompt, cited.tokens, 0, cached_explicit_tokens=cited.tokens)
-        return self.implicit.observe_view(rendered, view, envelope, tick)
+        if not creates and cited is None:
+            return self.implicit.observe_view(rendered, view, envelope, tick)
+        read = 0 if cited is None else cited.tokens
+        return CacheVerdict(
+            prompt, read, 0, cached_explicit_tokens=read,
+            stored_token_ms=cut_tokens * self.ttl_ms if creates else 0, created_tokens=cut_tokens if creates else 0,
+        )
 
     def cut_depth(self, rendered: RenderedRequest, view: TokenView) -> int:
         """Stream depth where the agent cuts a content of this request."""

@@ -69,6 +69,8 @@ class Observation(msgspec.Struct, frozen=True):
     cached_explicit_tokens: int = 0
     #: Explicit-cache storage paid by this request: tokens x ms (priced per token-hour).
     stored_token_ms: int = 0
+    #: Tokens of an explicit cache created beside this request (outside the prompt; billed as input).
+    created_tokens: int = 0
 
     @property
     def uncached_tokens(self) -> int:

@@ -12,6 +12,10 @@ how solid that source is. One request costs
     storage          ``stored_token_ms`` (tokens x milliseconds an explicit cache is kept) at the
                      storage price per 1M tokens per hour; its own line, never folded into input
 
+An explicit cache the agent creates beside a request (Gemini ``caches.create``, a call of its
+own: ``created_tokens``, outside the prompt) bills its tokens at the input price of a prompt that
+size, in the cache-write part (it is what writing that cache costs).
+
 A model that bills no write fee (empty ``cache_write``) bills its written tokens as uncached
 input, which is how its invoice shows them (DeepSeek calls them cache misses), so its cache-write
 part is always zero. A row with a long-context tier bills every part of a request at the tier
@@ -221,7 +225,7 @@ class Usage(Protocol):
     output_tokens: int
     # Optional (read with getattr, 0 when absent): cached_explicit_tokens, the part of
     # cached_tokens read from an explicit cache; stored_token_ms, tokens x ms of explicit
-    # storage this request paid for.
+    # storage this request paid for; created_tokens, an explicit cache created beside it.
 
 
 class CostBreakdown(msgspec.Struct, frozen=True):
@@ -363,15 +367,17 @@ def cost_of(usage: Usage, price: PriceRow) -> CostBreakdown:
     output = usage.output_tokens
     explicit = getattr(usage, "cached_explicit_tokens", 0)
     stored = getattr(usage, "stored_token_ms", 0)
+    created = getattr(usage, "created_tokens", 0)
     if (
-        min(prompt, cached, written, written_long, output, explicit, stored) < 0
+        min(prompt, cached, written, written_long, output, explicit, stored, created) < 0
         or cached + written > prompt
         or written_long > written
         or explicit > cached
     ):
         raise ValueError(
             f"inconsistent usage: prompt={prompt} cached={cached} written={written} "
-            f"written_long={written_long} output={output} cached_explicit={explicit} stored_token_ms={stored}"
+            f"written_long={written_long} output={output} cached_explicit={explicit} stored_token_ms={stored} "
+            f"created={created}"
         )
     rates = price.rates_for(prompt)
     storage = _storage_usd(stored, price.storage)
@@ -384,6 +390,7 @@ def cost_of(usage: Usage, price: PriceRow) -> CostBreakdown:
             uncached_input = _usd(prompt - cached - written, rates.input)
             long_rate = rates.cache_write if rates.cache_write_1h is None else rates.cache_write_1h
             cache_write = _usd(written - written_long, rates.cache_write) + _usd(written_long, long_rate)
+        cache_write += _usd(created, price.rates_for(created).input)
         return CostBreakdown(uncached_input, cache_read, cache_write, _usd(output, rates.output), storage)
 
 

@@ -123,6 +123,7 @@ class SimulatedProvider:
             written_long_tokens=verdict.written_long_tokens,
             cached_explicit_tokens=verdict.cached_explicit_tokens,
             stored_token_ms=verdict.stored_token_ms,
+            created_tokens=verdict.created_tokens,
             divergence=divergence,
             extends_previous_conversation=_extends(latest, rendered),
             rewrites_since_previous=rewrites,

@@ -388,11 +388,13 @@ def test_gemini_explicit_reads_only_an_earlier_prefix_and_pays_storage_for_what_
     model = make_cache("gemini", mode="explicit", explicit_at=at, explicit_ttl_ms=ttl, explicit_refresh=refresh)
     for rendered, _, t_ref, verdict, earlier in replay(model, sequence):
         check_common(rendered, t_ref, verdict)
-        # A cited content is all explicit and a prefix some earlier request of the family sent;
-        # a created one is paid in storage for its whole TTL and is not read by its creator.
+        # A cited content is all explicit and a prefix some earlier request of the family sent,
+        # read with no implicit part; a created one is paid in storage for its whole TTL and
+        # holds no more than the request sent.
         if verdict.cached_explicit_tokens:
             assert verdict.cached_explicit_tokens == verdict.cached_tokens and earlier
-            assert verdict.written_tokens == 0 and verdict.stored_token_ms == 0
-        assert verdict.stored_token_ms == (verdict.written_tokens * ttl if verdict.stored_token_ms else 0)
-        if verdict.stored_token_ms:
-            assert verdict.cached_tokens == 0
+            assert verdict.written_tokens == 0
+        assert verdict.stored_token_ms == verdict.created_tokens * ttl
+        assert verdict.created_tokens <= verdict.prompt_tokens
+        if verdict.created_tokens:
+            assert verdict.written_tokens == 0 and verdict.cached_tokens == verdict.cached_explicit_tokens

@@ -265,7 +265,7 @@ class _Usage:
     """A stored observation row as :func:`cost_of` reads it."""
 
     __slots__ = ("prompt_tokens", "cached_tokens", "written_tokens", "written_long_tokens", "output_tokens", "status",
-                 "cached_explicit_tokens", "stored_token_ms")
+                 "cached_explicit_tokens", "stored_token_ms", "created_tokens")
 
     def __init__(self, row: dict[str, object]) -> None:
         for name in self.__slots__:

@@ -373,3 +373,15 @@ def test_bedrock_ids_with_a_colon_and_inference_profiles_resolve_to_the_dated_ro
     assert (row.provider, row.effective, row.rates.cache_write, row.rates.cache_write_1h) == ("bedrock", "2025-09-29", Decimal("3.75"), Decimal("6"))
     with pytest.raises(UserError, match="no price for 'anthropic.claude-sonnet-4-5-20250929-v1:0' as of 2025-09-01"):
         table.get(model, as_of="2025-09-01")
+
+
+def test_an_explicit_cache_created_beside_a_request_bills_as_input_in_the_write_part():
+    row = get_price("gemini-2.5-pro")  # input 1.25 up to 200K prompt tokens, 2.50 above
+    usage = SimpleNamespace(prompt_tokens=1_000, cached_tokens=0, written_tokens=0, written_long_tokens=0,
+                            output_tokens=0, created_tokens=8_000)
+    # 8,000 x 1.25 / 1M = 0.01, a write; the request's own 1,000 at input: 0.00125.
+    cost = cost_of(usage, row)
+    assert (cost.cache_write, cost.uncached_input) == (Decimal("0.01"), Decimal("0.00125"))
+    # A content over 200K tokens is created at the long tier's input price: 250,000 x 2.50 / 1M.
+    big = SimpleNamespace(**{**vars(usage), "created_tokens": 250_000})
+    assert cost_of(big, row).cache_write == Decimal("0.625")

@@ -232,10 +232,11 @@ SYSTEM, M1, M2, M3 = make_unit("sys", 3000), make_unit("m1", 2000), make_unit("m
 def test_gemini_explicit_creates_a_content_of_the_older_history_cites_it_and_recreates_it_after_its_ttl():
     cache = make_cache("gemini", mode="explicit")  # TTL 1 h, cut before the newest message
     # t=0, 5,100 tokens on 2.5 Pro: the agent creates a content of the 5,000 before the newest
-    # message (over Pro's 4,096). The request cites nothing: all 5,100 bill as input, and the
-    # content's storage for its whole hour is paid now: 5,000 tokens x 3,600,000 ms.
+    # message (over Pro's 4,096), a call of its own (5,000 created tokens). No content was live
+    # before, so the request cites nothing: all 5,100 bill as input; the content's storage for
+    # its whole hour is paid now: 5,000 tokens x 3,600,000 ms.
     first = cache.observe(request(SYSTEM, M1, M2), PRO, 0)
-    assert first == CacheVerdict(5100, 0, 5000, stored_token_ms=5000 * HOUR)
+    assert first == CacheVerdict(5100, 0, 0, stored_token_ms=5000 * HOUR, created_tokens=5000)
     # t=1 min: the prompt starts with the content: 5,000 explicit reads, 200 uncached; the cut
     # point (5,100) is only 100 past the content, under ``double`` (5,000): no new content.
     second = cache.observe(request(SYSTEM, M1, M2, M3), PRO, 60_000)
@@ -244,14 +245,15 @@ def test_gemini_explicit_creates_a_content_of_the_older_history_cites_it_and_rec
     # content of the 5,200 before the newest message.
     assert cache.observe(request(SYSTEM, M1, M2, M3), PRO, HOUR - 1).cached_explicit_tokens == 5000
     third = cache.observe(request(SYSTEM, M1, M2, M3, D), PRO, HOUR)
-    assert third == CacheVerdict(5300, 0, 5200, stored_token_ms=5200 * HOUR)
+    assert third == CacheVerdict(5300, 0, 0, stored_token_ms=5200 * HOUR, created_tokens=5200)
     assert cache.created == 2
     # Dollars at 2.5 Pro (input 1.25, read 0.125, storage 4.50 per 1M tokens per hour):
     row = get_price("gemini-2.5-pro")
     one = cost_of(_Priced(first, 0), row)
-    # input 5,100 x 1.25 / 1M = 0.006375; storage 5,000 x 1 h x 4.50 / 1M = 0.0225, its own line.
-    assert (one.uncached_input, one.cache_read, one.storage, one.total) == (
-        Decimal("0.006375"), 0, Decimal("0.0225"), Decimal("0.028875"))
+    # input 5,100 x 1.25 / 1M = 0.006375; creating the content, 5,000 x 1.25 / 1M = 0.00625 (the
+    # cache-write part); storage 5,000 x 1 h x 4.50 / 1M = 0.0225, its own line; total 0.035125.
+    assert (one.uncached_input, one.cache_read, one.cache_write, one.storage, one.total) == (
+        Decimal("0.006375"), 0, Decimal("0.00625"), Decimal("0.0225"), Decimal("0.035125"))
     two = cost_of(_Priced(second, 0), row)
     # read 5,000 x 0.125 / 1M = 0.000625; input 200 x 1.25 / 1M = 0.00025; no storage.
     assert (two.cache_read, two.uncached_input, two.storage) == (Decimal("0.000625"), Decimal("0.00025"), 0)
@@ -262,9 +264,10 @@ def test_gemini_explicit_storage_is_tokens_times_hours_at_the_storage_price():
     # 1,100 x 2 x 1.00 / 1M = 0.0022 in storage, paid by the request that creates it.
     cache = make_cache("gemini", mode="explicit", explicit_ttl_ms=2 * HOUR)
     created = cache.observe(request(A, B, D), FLASH, 0)
-    assert created == CacheVerdict(1200, 0, 1100, stored_token_ms=1100 * 2 * HOUR)
+    assert created == CacheVerdict(1200, 0, 0, stored_token_ms=1100 * 2 * HOUR, created_tokens=1100)
     cost = cost_of(_Priced(created, 0), get_price("gemini-2.5-flash"))
-    assert cost.storage == Decimal("0.0022") and cost.uncached_input == Decimal("0.00036")  # 1,200 x 0.30 / 1M
+    # input 1,200 x 0.30 / 1M = 0.00036; creation 1,100 x 0.30 / 1M = 0.00033.
+    assert (cost.storage, cost.uncached_input, cost.cache_write) == (Decimal("0.0022"), Decimal("0.00036"), Decimal("0.00033"))
     # A row without a storage price (Qwen) bills none: storage never hides in input.
     assert cost_of(_Priced(created, 0), get_price("qwen3-max")).storage == 0
 
@@ -277,7 +280,7 @@ def test_gemini_explicit_needs_the_model_minimum_and_implicit_never_serves_a_con
     # 1,200 tokens: the cut point (1,100) crosses the minimum: the agent creates a content. The
     # implicit cache holds these 1,100 tokens, but a request that creates or cites a content is
     # never served implicitly: 0 read (implicit mode would read 1,100 here).
-    assert cache.observe(request(A, B, D), FLASH, 1) == CacheVerdict(1200, 0, 1100, stored_token_ms=1100 * HOUR)
+    assert cache.observe(request(A, B, D), FLASH, 1) == CacheVerdict(1200, 0, 0, stored_token_ms=1100 * HOUR, created_tokens=1100)
     assert make_cache("gemini").observe(request(A, B), FLASH, 0).cached_tokens == 0
     # 1,300 tokens: cites the 1,100-token content, nothing more (the 100 after it are input).
     assert cache.observe(request(A, B, D, M2), FLASH, 2) == CacheVerdict(1300, 1100, 0, cached_explicit_tokens=1100)
@@ -289,17 +292,19 @@ def test_gemini_explicit_needs_the_model_minimum_and_implicit_never_serves_a_con
 def test_gemini_explicit_refresh_doubles_the_content_or_steps_by_the_given_tokens():
     x, steps = make_unit("x", 1100), [make_unit(f"s{i}", 600) for i in range(4)]
     cache = make_cache("gemini", mode="explicit")
-    assert cache.observe(request(x, steps[0]), FLASH, 0).written_tokens == 1100  # creates 1,100
+    assert cache.observe(request(x, steps[0]), FLASH, 0).created_tokens == 1100  # creates 1,100
     # Cut 1,700: 600 past the 1,100 content, under 1,100 (double): cite.
     assert cache.observe(request(x, *steps[:2]), FLASH, 1).cached_explicit_tokens == 1100
-    # Cut 2,300: 1,200 past it: a new content of 2,300 (the old one lives on until its TTL).
-    assert cache.observe(request(x, *steps[:3]), FLASH, 2) == CacheVerdict(2900, 0, 2300, stored_token_ms=2300 * HOUR)
+    # Cut 2,300: 1,200 past it: a new content of 2,300 (the old one lives on until its TTL); the
+    # request itself still cites the 1,100 one.
+    assert cache.observe(request(x, *steps[:3]), FLASH, 2) == CacheVerdict(
+        2900, 1100, 0, cached_explicit_tokens=1100, stored_token_ms=2300 * HOUR, created_tokens=2300)
     # The longest live content is cited.
     assert cache.observe(request(x, *steps), FLASH, 3).cached_explicit_tokens == 2300
     # explicit_refresh=500: the 600-token step is enough for a new content every time.
     every = make_cache("gemini", mode="explicit", explicit_refresh="500")
     every.observe(request(x, steps[0]), FLASH, 0)
-    assert every.observe(request(x, *steps[:2]), FLASH, 1).written_tokens == 1700
+    assert every.observe(request(x, *steps[:2]), FLASH, 1).created_tokens == 1700
 
 
 def test_gemini_explicit_head_keeps_tools_and_system_across_a_rewritten_history():
@@ -310,7 +315,7 @@ def test_gemini_explicit_head_keeps_tools_and_system_across_a_rewritten_history(
         return RenderedRequest(request(tools, system, *messages).units, 2)
 
     # 2.5 Pro: tools + system = 4,500 tokens (over 4,096): one content of them.
-    assert cache.observe(with_head(M1, M2), PRO, 0) == CacheVerdict(6600, 0, 4500, stored_token_ms=4500 * HOUR)
+    assert cache.observe(with_head(M1, M2), PRO, 0) == CacheVerdict(6600, 0, 0, stored_token_ms=4500 * HOUR, created_tokens=4500)
     # The history is compacted (another first message): the content still fits, 4,500 read.
     assert cache.observe(with_head(M3, D), PRO, 1) == CacheVerdict(4700, 4500, 0, cached_explicit_tokens=4500)
 
@@ -335,3 +340,4 @@ class _Priced:
         self.output_tokens = output
         self.cached_explicit_tokens = verdict.cached_explicit_tokens
         self.stored_token_ms = verdict.stored_token_ms
+        self.created_tokens = verdict.created_tokens

@@ -42,6 +42,7 @@ def digest(spec: SweepSpec) -> str:
             obs.pop("seed")
             obs.pop("cached_explicit_tokens")  # the columns explicit caches added (0 here)
             obs.pop("stored_token_ms")
+            obs.pop("created_tokens")
             h.update(json.dumps(obs, sort_keys=True).encode())
     return h.hexdigest()
 
