@@ -6,6 +6,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.observe import Observation
@@ -385,3 +387,32 @@ def test_an_explicit_cache_created_beside_a_request_bills_as_input_in_the_write_
     # A content over 200K tokens is created at the long tier's input price: 250,000 x 2.50 / 1M.
     big = SimpleNamespace(**{**vars(usage), "created_tokens": 250_000})
     assert cost_of(big, row).cache_write == Decimal("0.625")
+
+
+CELLS = st.one_of(st.sampled_from(("", "0", "0.1", "-1", "nan", "inf", "1e400", "1/h", "4.50", " 2 ")), st.text(max_size=8))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.fixed_dictionaries({"explicit_read": CELLS, "long_explicit_read": CELLS, "storage": CELLS,
+                              "long_threshold": st.sampled_from(("", "1000"))}),
+       st.integers(0, 4), st.booleans())
+def test_any_explicit_or_storage_cell_loads_or_is_one_user_error(tmp_path, cells, cut, legacy_header):
+    if cells["long_threshold"]:
+        cells = {**cells, "long_input": "3", "long_cache_read": "0.3", "long_output": "5"}
+    row = make_row(**cells)
+    if cut:
+        row = ",".join(row.split(",")[: len(COLUMNS) - cut]) if "," in row else row
+    header = ",".join(LEGACY_COLUMNS) if legacy_header else HEADER
+    path = tmp_path / "fuzz.csv"
+    path.write_text(header + "\n" + row + "\n", encoding="utf-8")
+    try:
+        table = load_prices(path)
+    except UserError as err:
+        assert str(err).startswith(f"{path}:2: ") and "\n" not in str(err)
+        return
+    price = table.get("m1")
+    for value in (price.storage, price.rates.explicit_read):
+        assert value is None or (value.is_finite() and value >= 0)
+    usage = SimpleNamespace(prompt_tokens=2_000, cached_tokens=1_000, written_tokens=0, written_long_tokens=0,
+                            output_tokens=1, cached_explicit_tokens=500, stored_token_ms=7 * 3_600_001, created_tokens=3)
+    assert cost_of(usage, price).total >= 0
