@@ -22,8 +22,6 @@ VALUES = st.one_of(
             "byte-exact", "openai:", "openai:mode=5.6", "vllm:capacity_blocks=0", "deepseek:interval=64,interval=128",
             "xai:block=64", "xai:block=0", "xai:evict_p=nan", "xai:routing=random,servers=3", "gemini:minimums=blog",
             "gemini:min_tokens=-1", "qwen:mode=explicit", "kimi:ttl=2h", "minimax:implicit_ttl_ms=none", "grok-code-fast-1",
-            "gemini:mode=explicit", "gemini:mode=explicit,explicit_refresh=0", "gemini:mode=explicit,explicit_ttl_ms=nan",
-            "gemini:mode=explicit,explicit_at=tail", "gemini:mode=both", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
             "deepseek-v4", "deepseek-v4-flash", "peak", "2020-13-45", "2026-01-01", "default", "none", "json",
         )
     ),
