@@ -23,7 +23,7 @@ import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.workloads.runs.schema import COST_COLUMNS, RUN_KEYS
-from prefixbench.reports.palette import CACHED, FOLD, UNCACHED, WRITTEN
+from prefixbench.reports.palette import CACHED, FOLD, STORAGE, UNCACHED, WRITTEN
 from prefixbench.reports.textable import Table, markdown_lines
 from prefixbench.simulator.pricing import (
     DEEPSEEK_PEAK_HOURS,
@@ -37,22 +37,25 @@ from prefixbench.simulator.pricing import (
 )
 from prefixbench.workloads.runs.windows import format_window
 
-#: The four parts of a bill, in stacking order (``COST_COLUMNS``, from the run schema, is their
+#: The five parts of a bill, in stacking order (``COST_COLUMNS``, from the run schema, is their
 #: ``*_usd`` columns and ``total_usd``).
-COST_PARTS = ("uncached_input", "cache_read", "cache_write", "output")
+COST_PARTS = ("uncached_input", "cache_read", "cache_write", "output", "storage")
 PART_LABELS = {
     "uncached_input": "uncached input",
     "cache_read": "cache read",
     "cache_write": "cache write",
     "output": "output",
+    "storage": "explicit-cache storage",
 }
 PART_COLOURS = {
     "uncached_input": UNCACHED,
     "cache_read": CACHED,
     "cache_write": WRITTEN,
     "output": FOLD,
+    "storage": STORAGE,
 }
-#: Token columns :func:`cost_table` needs; ``written_long_tokens`` and ``status`` are optional.
+#: Token columns :func:`cost_table` needs; ``written_long_tokens``, ``cached_explicit_tokens``,
+#: ``stored_token_ms``, ``created_tokens`` and ``status`` are optional.
 REQUIRED_TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "written_tokens", "output_tokens")
 #: Columns that identify a run, in the order they are shown (``params``: the workload's options,
 #: shown only where they vary, e.g. a grid over ``pruner``).
@@ -62,8 +65,8 @@ RUN_ID_COLUMNS = ("run_id", *RUN_KEYS, "params")
 def cost_table(observations: pd.DataFrame, price: PriceRow) -> pd.DataFrame:
     """A copy of an observations frame with each request's dollars added.
 
-    Adds ``uncached_input_usd``, ``cache_read_usd``, ``cache_write_usd``, ``output_usd`` and
-    ``total_usd`` (exact Decimals). A request with ``status`` other than 200 costs nothing.
+    Adds ``uncached_input_usd``, ``cache_read_usd``, ``cache_write_usd``, ``output_usd``,
+    ``storage_usd`` (explicit-cache storage) and ``total_usd`` (exact Decimals). A request with ``status`` other than 200 costs nothing.
 
     Raises:
         ValueError: a required token column is missing, or a row's counts are inconsistent.
@@ -73,6 +76,9 @@ def cost_table(observations: pd.DataFrame, price: PriceRow) -> pd.DataFrame:
         raise ValueError(f"observations lack column(s) {', '.join(missing)}")
     n = len(observations)
     long_written = _column(observations, "written_long_tokens", 0)
+    explicit = _column(observations, "cached_explicit_tokens", 0)
+    stored = _column(observations, "stored_token_ms", 0)
+    created = _column(observations, "created_tokens", 0)
     status = _column(observations, "status", 200)
     costs = [
         cost_of(
@@ -83,16 +89,22 @@ def cost_table(observations: pd.DataFrame, price: PriceRow) -> pd.DataFrame:
                 written_long_tokens=int(long_),
                 output_tokens=int(output),
                 status=int(code),
+                cached_explicit_tokens=int(explicit_),
+                stored_token_ms=int(stored_),
+                created_tokens=int(created_),
             ),
             price,
         )
-        for prompt, cached, written, long_, output, code in zip(
+        for prompt, cached, written, long_, output, code, explicit_, stored_, created_ in zip(
             observations["prompt_tokens"],
             observations["cached_tokens"],
             observations["written_tokens"],
             long_written,
             observations["output_tokens"],
             status,
+            explicit,
+            stored,
+            created,
         )
     ]
     out = observations.copy()
@@ -154,6 +166,11 @@ def cost_markdown(run_costs: pd.DataFrame, price: PriceRow) -> str:
         + _group_words(run_costs)
         + "); positive = cheaper.",
     ]
+    if any(v != 0 for v in run_costs.get("storage_usd", [])):
+        lines.append(
+            "*explicit-cache storage* is what keeping the explicit caches costs (tokens x hours kept at the "
+            "storage price); it is billed apart from input."
+        )
     if not price.has_write_fee:
         lines.append(
             "This model bills no cache-write fee: tokens written to the cache bill as uncached input, "
@@ -180,6 +197,8 @@ def price_markdown(price: PriceRow) -> str:
     if price.long_tier is not None:
         tier = price.long_tier
         parts.append(f"Above {tier.threshold:,} prompt tokens a request bills at {_rates_text(tier.rates)}.")
+    if price.storage is not None:
+        parts.append(f"Explicit-cache storage: {format_rate(price.storage)} per 1M tokens per hour kept.")
     parts.append(f"Source: {price.source} ({price.evidence}).")
     if price.note:
         parts.append(price.note)
@@ -256,6 +275,8 @@ def _with_saving(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 def _rates_text(rates: Rates) -> str:
     parts = [f"input {format_rate(rates.input)}", f"cache read {format_rate(rates.cache_read)}"]
+    if rates.explicit_read is not None:
+        parts.append(f"explicit cache read {format_rate(rates.explicit_read)}")
     if rates.cache_write is None:
         parts.append("no cache-write fee")
     else:
@@ -301,12 +322,14 @@ def _table(run_costs: pd.DataFrame) -> tuple[list[str], list[list[str]], set[int
     runs = _sorted_runs(run_costs)
     keys = _varying(runs)
     has_compaction = "compaction_usd" in runs.columns
-    header = [*keys, "requests", *(PART_LABELS[p] for p in COST_PARTS), "total"]
+    # Storage is shown where a run paid any (an explicit cache); elsewhere it is always $0.
+    parts = [p for p in COST_PARTS if p != "storage" or any(v != 0 for v in runs.get("storage_usd", []))]
+    header = [*keys, "requests", *(PART_LABELS[p] for p in parts), "total"]
     if has_compaction:
         header.append("summary calls")
     header.append("saving vs legacy")
     numeric = set(range(len(keys), len(header)))
-    dollar_columns = [*COST_COLUMNS, *(["compaction_usd"] if has_compaction else [])]
+    dollar_columns = [*(f"{p}_usd" for p in parts), "total_usd", *(["compaction_usd"] if has_compaction else [])]
     shown = {column: usd_column(list(runs[column])) for column in dollar_columns}
     savings = usd_column([_saving_or_none(r) for _, r in runs.iterrows()])
     rows = []

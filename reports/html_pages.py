@@ -287,14 +287,18 @@ def _engines_section(runs: list[dict], observations: pd.DataFrame, windows: list
 def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi_engine: bool) -> str:
     from prefixbench.reports.frames import ordered
 
-    header = ["window", "run", "uncached input", "cache read", "cache write", "output", "total", "summary calls", "saving vs legacy"]
+    # Explicit-cache storage is a column where some run paid any (gemini:mode=explicit).
+    storage = any(float(r.get("storage_usd") or 0) for _, r in runs_sorted)
+    parts = ("uncached_input_usd", "cache_read_usd", "cache_write_usd", "output_usd", *(("storage_usd",) if storage else ()), "total_usd")
+    header = ["window", "run", "uncached input", "cache read", "cache write", "output",
+              *(("explicit-cache storage",) if storage else ()), "total", "summary calls", "saving vs legacy"]
     rows = []
     for i, r in runs_sorted:
         saving = r.get("saving_vs_legacy_usd")
         pct = r.get("saving_vs_legacy_pct")
         rows.append(({"data-run": str(i)}, [
             format_window(int(r["window"])), _run_label(r, multi_engine),
-            *(num(k, r[k], fmt_usd(r[k])) for k in ("uncached_input_usd", "cache_read_usd", "cache_write_usd", "output_usd", "total_usd")),
+            *(num(k, r[k], fmt_usd(r[k])) for k in parts),
             num("compaction_usd", r.get("compaction_usd"), fmt_usd(r.get("compaction_usd") or 0)),
             num("saving_vs_legacy_usd", saving, "-" if saving is None else fmt_usd(saving) + ("" if pct is None else f" ({pct:.1f}%)")),
         ]))

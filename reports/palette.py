@@ -25,6 +25,8 @@ UNCACHED = "#cf222e"
 WRITTEN = "#bf8700"
 #: Tokens written at the 1 h TTL (the HTML page splits the write in two).
 WRITTEN_1H = "#8250df"
+#: Explicit-cache storage (Gemini CachedContent), a cost part of its own.
+STORAGE = "#1b7c83"
 #: A request the provider rejected, or one the log reports no usage for.
 REJECTED = "#8c959f"
 #: The predicted read (a line), a fold, a summary call.

@@ -55,6 +55,7 @@ def replay_records(
                     "cache_read_usd": float(cost.cache_read),
                     "cache_write_usd": float(cost.cache_write),
                     "output_usd": float(cost.output),
+                    "storage_usd": float(cost.storage),
                     "total_usd": float(cost.total),
                 }
             )

@@ -31,6 +31,8 @@ unmarked request at its last block (an agent that caches), ``mode=implicit`` ign
   it (its own included) and lies within the shared prefix; a read under ``explicit_min`` is 0.
   Each marker at or above the minimum stores its prefix; ``written_tokens`` = tokens up to the
   last marker - cached; entries live ``explicit_ttl_ms`` idle, reset by a hit.
+  Its reads are ``cached_explicit_tokens``: priced at the explicit-read price (Qwen 0.1x,
+  against 0.2x for an implicit read) where the price row has one.
 * **Implicit.** An :class:`AutomaticCache` of its own, so the two never read each other;
   its writes bill as input (``written_tokens`` 0) unless ``implicit_writes_billed``.
 
@@ -268,7 +270,8 @@ class MarkedCache(TokenizedModel):
             if view.tokens_at(end) >= self.explicit_min:
                 tree.mark(tree.insert(view.stream[:end], tick, stale_tick=stale_tick))
                 written_to = max(written_to, view.tokens_at(end))
-        return CacheVerdict(prompt, cached, max(written_to - cached, 0))
+        # Every read here is explicit: priced at the row's explicit-read price where it has one (Qwen 0.1x).
+        return CacheVerdict(prompt, cached, max(written_to - cached, 0), cached_explicit_tokens=cached)
 
 
 def _block_boundaries(rendered: RenderedRequest, view: TokenView, tokenizer: Tokenizer) -> dict[tuple[int, int], int]:

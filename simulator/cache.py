@@ -54,6 +54,14 @@ class CacheVerdict(msgspec.Struct, frozen=True):
     divergence: Divergence | None = None
     #: The part of ``written_tokens`` stored with a long (1 h) TTL.
     written_long_tokens: int = 0
+    #: The part of ``cached_tokens`` read from an explicit cache (priced at the explicit-read
+    #: price where the provider has one: Qwen, Gemini ``CachedContent``).
+    cached_explicit_tokens: int = 0
+    #: Explicit-cache storage this request paid for: tokens x ms they are kept (Gemini).
+    stored_token_ms: int = 0
+    #: Tokens of an explicit cache the agent created beside this request (Gemini
+    #: ``caches.create``: a call of its own, outside the prompt, billed at the input price).
+    created_tokens: int = 0
 
 
 class CacheModel(Protocol):

@@ -11,7 +11,8 @@
   ``cache_output``)
 * ``radix``: SGLang token radix tree, LRU leaves (``capacity_tokens``, ``cache_output``)
 * ``gemini``, ``xai``, ``kimi``: automatic prefix caching
-  (:class:`prefixbench.simulator.automatic.AutomaticCache`); ``qwen``, ``minimax``: explicit
+  (:class:`prefixbench.simulator.automatic.AutomaticCache`); ``gemini:mode=explicit``: the
+  agent's ``CachedContent`` objects (:class:`prefixbench.simulator.cached_content.CachedContentCache`); ``qwen``, ``minimax``: explicit
   markers or automatic caching (:class:`prefixbench.simulator.automatic.MarkedCache`). Their
   options, defaults and the source kind of each default are the ``cache_options`` of the
   provider's rules (:func:`option_lines` lists them for ``--help`` and the reports).
@@ -172,8 +173,20 @@ def _gemini(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> Cache
     table = MINIMUM_TABLES.get(str(values["minimums"]))
     if table is None:
         raise UserError(f"{name}: minimums must be one of {', '.join(MINIMUM_TABLES)}, got {values['minimums']!r}")
-    return AutomaticCache(name=name, tokenizer=tokenizer, min_tokens=values["min_tokens"], min_by_model=table,  # type: ignore[arg-type]
-                          min_default=DEFAULT_MIN_TOKENS, ttl_ms=values["ttl_ms"])  # type: ignore[arg-type]
+    implicit = AutomaticCache(name=name, tokenizer=tokenizer, min_tokens=values["min_tokens"], min_by_model=table,  # type: ignore[arg-type]
+                              min_default=DEFAULT_MIN_TOKENS, ttl_ms=values["ttl_ms"])  # type: ignore[arg-type]
+    match values["mode"]:
+        case "implicit":
+            return implicit
+        case "explicit":
+            from prefixbench.simulator.cached_content import DOUBLE, CachedContentCache
+
+            refresh = values["explicit_refresh"]
+            refresh = refresh if refresh == DOUBLE else _text_int(refresh)
+            return CachedContentCache(name=name, tokenizer=tokenizer, ttl_ms=values["explicit_ttl_ms"],  # type: ignore[arg-type]
+                                      at=values["explicit_at"], refresh=refresh, implicit=implicit)  # type: ignore[arg-type]
+        case mode:
+            raise UserError(f"{name}: mode must be implicit or explicit, got {mode!r}")
 
 
 def _xai(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheModel:

@@ -65,6 +65,12 @@ class Observation(msgspec.Struct, frozen=True):
     status: int = 200
     error: str | None = None
     output_tokens: int = 0
+    #: The part of ``cached_tokens`` read from an explicit cache.
+    cached_explicit_tokens: int = 0
+    #: Explicit-cache storage paid by this request: tokens x ms (priced per token-hour).
+    stored_token_ms: int = 0
+    #: Tokens of an explicit cache created beside this request (outside the prompt; billed as input).
+    created_tokens: int = 0
 
     @property
     def uncached_tokens(self) -> int:

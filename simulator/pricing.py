@@ -5,8 +5,16 @@ how solid that source is. One request costs
 
     uncached input   (prompt - cached - written) tokens at the input price
     cache read       cached tokens at the read price
+    cache read       cached tokens at the read price; the part read from an explicit cache
+                     (``cached_explicit_tokens``) at the explicit-read price where the row has one
     cache write      (written - written_long) at the write price, written_long at the 1 h price
     output           output tokens at the output price
+    storage          ``stored_token_ms`` (tokens x milliseconds an explicit cache is kept) at the
+                     storage price per 1M tokens per hour; its own line, never folded into input
+
+An explicit cache the agent creates beside a request (Gemini ``caches.create``, a call of its
+own: ``created_tokens``, outside the prompt) bills its tokens at the input price of a prompt that
+size, in the cache-write part (it is what writing that cache costs).
 
 A model that bills no write fee (empty ``cache_write``) bills its written tokens as uncached
 input, which is how its invoice shows them (DeepSeek calls them cache misses), so its cache-write
@@ -18,7 +26,13 @@ so the period is an option (default ``off-peak``), not read from a tick; :func:`
 maps a real UTC time to its period for traces that carry one.
 
 Arithmetic is exact (:class:`~decimal.Decimal` under a context that traps rounding), so the same
-run gives byte-identical reports; rounding happens only in :func:`format_usd`.
+run gives byte-identical reports; rounding happens only in :func:`format_usd`, and in storage,
+whose token-hours (a lifetime in ms over 3,600,000) can be a repeating decimal: a storage amount
+is rounded half-even to 10^-18 USD.
+
+The columns ``explicit_read``, ``long_explicit_read`` and ``storage`` came later: a file whose
+header stops at ``note`` (without them) still reads, and so does a row that stops there; they
+are empty then.
 """
 
 from __future__ import annotations
@@ -66,7 +80,16 @@ COLUMNS = (
     "evidence",
     "source",
     "note",
+    "explicit_read",
+    "long_explicit_read",
+    "storage",
 )
+#: Columns a file may leave out of its header (added after the first release): empty in every row.
+OPTIONAL_COLUMNS = ("explicit_read", "long_explicit_read", "storage")
+#: Milliseconds in the hour the storage price is quoted for.
+_HOUR_MS = Decimal(3_600_000)
+#: The quantum a storage amount is rounded to (see the module doc).
+_STORAGE_QUANTUM = Decimal("1e-18")
 
 #: DeepSeek peak windows (UTC, Monday-Friday), from https://api-docs.deepseek.com/quick_start/pricing.
 DEEPSEEK_PEAK_HOURS = ((1, 4), (6, 10))
@@ -74,18 +97,27 @@ DEEPSEEK_PEAK_HOURS = ((1, 4), (6, 10))
 _MILLION = Decimal(1_000_000)
 #: Every cost is tokens x price / 10^6: exact at this precision, and a trap makes sure it stays so.
 _EXACT = Context(prec=60, traps=[Inexact, InvalidOperation])
-_ID = re.compile(r"[a-z0-9][a-z0-9._-]*\Z")
+#: A model id: lowercase, digits, ``.``, ``_``, ``-``, and ``:`` (Bedrock ids end in a version,
+#: ``anthropic.claude-sonnet-4-5-20250929-v1:0``; a ``:`` needs no CSV quoting).
+_ID = re.compile(r"[a-z0-9][a-z0-9._:-]*\Z")
+#: Bedrock cross-region inference profiles put a geography before a model id
+#: (``us.anthropic.claude-...``, ``global.anthropic.claude-...``,
+#: https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html): a name
+#: the table does not know is looked up again without it.
+PROFILE_PREFIXES = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.")
 _WHEN = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2}))?\Z")
 
 
 class Rates(msgspec.Struct, frozen=True):
-    """One set of prices in USD per 1M tokens; ``cache_write`` None = no write fee."""
+    """One set of prices in USD per 1M tokens; ``cache_write`` None = no write fee;
+    ``explicit_read`` None = an explicit read costs ``cache_read`` like any other."""
 
     input: Decimal
     cache_read: Decimal
     cache_write: Decimal | None
     cache_write_1h: Decimal | None
     output: Decimal
+    explicit_read: Decimal | None = None
 
     def scaled(self, factor: Decimal) -> Rates:
         """Every price times ``factor``."""
@@ -96,7 +128,13 @@ class Rates(msgspec.Struct, frozen=True):
                 None if self.cache_write is None else self.cache_write * factor,
                 None if self.cache_write_1h is None else self.cache_write_1h * factor,
                 self.output * factor,
+                None if self.explicit_read is None else self.explicit_read * factor,
             )
+
+    @property
+    def explicit_read_price(self) -> Decimal:
+        """What one explicit read costs per 1M tokens: its own price, else the read price."""
+        return self.cache_read if self.explicit_read is None else self.explicit_read
 
 
 class LongTier(msgspec.Struct, frozen=True):
@@ -130,6 +168,9 @@ class PriceRow(msgspec.Struct, frozen=True):
     period: Period | None = None
     #: ``effective`` parsed; not compared, not in the repr.
     effective_at: datetime | None = None
+    #: USD per 1M tokens per hour an explicit cache is kept (Gemini ``CachedContent``); None =
+    #: the row names no storage fee.
+    storage: Decimal | None = None
 
     def _compared(self) -> tuple[object, ...]:
         """The fields equality and the hash look at: all but ``where`` and ``effective_at``."""
@@ -182,6 +223,9 @@ class Usage(Protocol):
     written_tokens: int
     written_long_tokens: int
     output_tokens: int
+    # Optional (read with getattr, 0 when absent): cached_explicit_tokens, the part of
+    # cached_tokens read from an explicit cache; stored_token_ms, tokens x ms of explicit
+    # storage this request paid for; created_tokens, an explicit cache created beside it.
 
 
 class CostBreakdown(msgspec.Struct, frozen=True):
@@ -191,12 +235,14 @@ class CostBreakdown(msgspec.Struct, frozen=True):
     cache_read: Decimal
     cache_write: Decimal
     output: Decimal
+    #: Explicit-cache storage (token-hours at the storage price); 0 for every implicit cache.
+    storage: Decimal = Decimal(0)
 
     @property
     def total(self) -> Decimal:
-        """All four parts."""
+        """All five parts."""
         with localcontext(_EXACT):
-            return self.uncached_input + self.cache_read + self.cache_write + self.output
+            return self.uncached_input + self.cache_read + self.cache_write + self.output + self.storage
 
     def __add__(self, other: CostBreakdown) -> CostBreakdown:
         with localcontext(_EXACT):
@@ -205,12 +251,13 @@ class CostBreakdown(msgspec.Struct, frozen=True):
                 self.cache_read + other.cache_read,
                 self.cache_write + other.cache_write,
                 self.output + other.output,
+                self.storage + other.storage,
             )
 
     @classmethod
     def zero(cls) -> CostBreakdown:
         """Nothing billed."""
-        return cls(Decimal(0), Decimal(0), Decimal(0), Decimal(0))
+        return cls(Decimal(0), Decimal(0), Decimal(0), Decimal(0), Decimal(0))
 
 
 class PriceTable(msgspec.Struct, frozen=True):
@@ -241,9 +288,14 @@ class PriceTable(msgspec.Struct, frozen=True):
         """
         model = self.names.get(name)
         if model is None:
-            # A log's spelling (``MiniMax-M2``) or a gateway's vendor part (``x-ai/grok-4``).
+            # A log's spelling (``MiniMax-M2``), a gateway's vendor part (``x-ai/grok-4``), a
+            # Bedrock inference profile (``us.anthropic.claude-...``).
             lowered = name.lower()
-            model = self.names.get(lowered) or self.names.get(lowered.rpartition("/")[2])
+            tail = lowered.rpartition("/")[2]
+            for candidate in (lowered, tail, *(tail[len(p) :] for p in PROFILE_PREFIXES if tail.startswith(p))):
+                model = self.names.get(candidate)
+                if model is not None:
+                    break
         if model is None:
             raise UserError(f"unknown price model {name!r} (known: {', '.join(self.models())}; aliases accepted)")
         return model
@@ -313,13 +365,24 @@ def cost_of(usage: Usage, price: PriceRow) -> CostBreakdown:
     written = usage.written_tokens
     written_long = getattr(usage, "written_long_tokens", 0)
     output = usage.output_tokens
-    if min(prompt, cached, written, written_long, output) < 0 or cached + written > prompt or written_long > written:
+    explicit = getattr(usage, "cached_explicit_tokens", 0)
+    stored = getattr(usage, "stored_token_ms", 0)
+    created = getattr(usage, "created_tokens", 0)
+    if (
+        min(prompt, cached, written, written_long, output, explicit, stored, created) < 0
+        or cached + written > prompt
+        or written_long > written
+        or explicit > cached
+    ):
         raise ValueError(
             f"inconsistent usage: prompt={prompt} cached={cached} written={written} "
-            f"written_long={written_long} output={output}"
+            f"written_long={written_long} output={output} cached_explicit={explicit} stored_token_ms={stored} "
+            f"created={created}"
         )
     rates = price.rates_for(prompt)
+    storage = _storage_usd(stored, price.storage)
     with localcontext(_EXACT):
+        cache_read = _usd(cached - explicit, rates.cache_read) + _usd(explicit, rates.explicit_read_price)
         if rates.cache_write is None:
             uncached_input = _usd(prompt - cached, rates.input)
             cache_write = Decimal(0)
@@ -327,7 +390,22 @@ def cost_of(usage: Usage, price: PriceRow) -> CostBreakdown:
             uncached_input = _usd(prompt - cached - written, rates.input)
             long_rate = rates.cache_write if rates.cache_write_1h is None else rates.cache_write_1h
             cache_write = _usd(written - written_long, rates.cache_write) + _usd(written_long, long_rate)
-        return CostBreakdown(uncached_input, _usd(cached, rates.cache_read), cache_write, _usd(output, rates.output))
+        cache_write += _usd(created, price.rates_for(created).input)
+        return CostBreakdown(uncached_input, cache_read, cache_write, _usd(output, rates.output), storage)
+
+
+def storage_usd(token_ms: int, price: PriceRow) -> Decimal:
+    """Dollars of keeping ``token_ms`` tokens x milliseconds in an explicit cache at ``price``
+    (0 where the row names no storage fee), rounded as the module doc says."""
+    return _storage_usd(token_ms, price.storage)
+
+
+def _storage_usd(token_ms: int, per_million_hour: Decimal | None) -> Decimal:
+    if not token_ms or per_million_hour is None:
+        return Decimal(0)
+    with localcontext(Context(prec=80)):
+        amount = Decimal(token_ms) * per_million_hour / (_MILLION * _HOUR_MS)
+        return amount.quantize(_STORAGE_QUANTUM) if amount.as_tuple().exponent < -18 else amount  # type: ignore[operator]
 
 
 def usd_sum(amounts: Iterable[Decimal]) -> Decimal:
@@ -415,7 +493,7 @@ def _read_table(path: Path) -> PriceTable:
     except UnicodeDecodeError as err:
         raise UserError(f"{path}: not UTF-8 text ({err.reason})") from None
     rows: list[PriceRow] = []
-    has_header = False
+    header: tuple[str, ...] | None = None
     for line_no, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -424,22 +502,23 @@ def _read_table(path: Path) -> PriceTable:
             cells = next(csv.reader([line], strict=True))
         except csv.Error as err:
             raise UserError(f"{where}: not a CSV line ({err})") from None
-        if not has_header:
-            _check_header(cells, where)
-            has_header = True
+        if header is None:
+            header = _check_header(cells, where)
             continue
-        rows.append(_parse_row(cells, where))
+        rows.append(_parse_row(cells, where, header))
     if not rows:
         raise UserError(f"{path}: no price rows")
     return PriceTable(str(path), tuple(rows), _check_names(rows))
 
 
-def _check_header(cells: list[str], where: str) -> None:
+def _check_header(cells: list[str], where: str) -> tuple[str, ...]:
+    """The header's columns: all of :data:`COLUMNS` in order, or without the optional ones."""
     names = [c.strip() for c in cells]
-    if names == list(COLUMNS):
-        return
+    legacy = [c for c in COLUMNS if c not in OPTIONAL_COLUMNS]
+    if names in (list(COLUMNS), legacy):
+        return tuple(names)
     unknown = [n for n in names if n not in COLUMNS]
-    missing = [c for c in COLUMNS if c not in names]
+    missing = [c for c in COLUMNS if c not in names and not (c in OPTIONAL_COLUMNS and not set(OPTIONAL_COLUMNS) & set(names))]
     if unknown:
         raise UserError(f"{where}: unknown column {unknown[0]!r} in the header (columns: {', '.join(COLUMNS)})")
     if missing:
@@ -447,10 +526,14 @@ def _check_header(cells: list[str], where: str) -> None:
     raise UserError(f"{where}: header columns out of order (expected: {', '.join(COLUMNS)})")
 
 
-def _parse_row(cells: list[str], where: str) -> PriceRow:
-    if len(cells) != len(COLUMNS):
-        raise UserError(f"{where}: {len(cells)} fields, expected {len(COLUMNS)} ({', '.join(COLUMNS)})")
-    row = _RowReader({name: cell.strip() for name, cell in zip(COLUMNS, cells)}, where)
+def _parse_row(cells: list[str], where: str, header: tuple[str, ...] = COLUMNS) -> PriceRow:
+    # The optional columns may be left off a row's end (a row written before they existed).
+    short = len([c for c in header if c not in OPTIONAL_COLUMNS])
+    if len(cells) not in (len(header), short):
+        raise UserError(f"{where}: {len(cells)} fields, expected {len(header)} ({', '.join(header)})")
+    raw = dict.fromkeys(COLUMNS, "")
+    raw.update({name: cell.strip() for name, cell in zip(header, cells)})
+    row = _RowReader(raw, where)
     # Checked in column order, so a row with several problems reports the leftmost first.
     provider = row.ident("provider", row.raw["provider"])
     model = row.ident("model", row.raw["model"])
@@ -460,6 +543,7 @@ def _parse_row(cells: list[str], where: str) -> PriceRow:
     assert base is not None
     long_tier = row.long_tier(base)
     peak_factor = row.peak_factor()
+    storage = row.price("storage", required=False)
     evidence = row.raw["evidence"]
     if evidence not in EVIDENCE:
         raise row.fail("evidence", f"{evidence!r} is not one of {', '.join(EVIDENCE)}")
@@ -478,6 +562,7 @@ def _parse_row(cells: list[str], where: str) -> PriceRow:
         note=row.raw["note"],
         where=where,
         effective_at=effective_at,
+        storage=storage,
     )
 
 
@@ -493,7 +578,7 @@ class _RowReader:
 
     def ident(self, column: str, value: str) -> str:
         if not _ID.match(value):
-            raise self.fail(column, f"{value!r} is not a lowercase id ([a-z0-9._-])")
+            raise self.fail(column, f"{value!r} is not a lowercase id ([a-z0-9._:-])")
         return value
 
     def effective_at(self) -> datetime | None:
@@ -519,7 +604,7 @@ class _RowReader:
         return number
 
     def rates(self, prefix: str, *, required: bool) -> Rates | None:
-        names = ("input", "cache_read", "cache_write", "cache_write_1h", "output")
+        names = ("input", "cache_read", "cache_write", "cache_write_1h", "output", "explicit_read")
         values = {name: self.price(prefix + name, required=False) for name in names}
         if not required and all(v is None for v in values.values()):
             return None
@@ -528,7 +613,7 @@ class _RowReader:
                 raise self.fail(prefix + name, "a price is required")
         if values["cache_write_1h"] is not None and values["cache_write"] is None:
             raise self.fail(prefix + "cache_write_1h", "a 1 h write price needs a cache_write price")
-        return Rates(values["input"], values["cache_read"], values["cache_write"], values["cache_write_1h"], values["output"])  # type: ignore[arg-type]
+        return Rates(values["input"], values["cache_read"], values["cache_write"], values["cache_write_1h"], values["output"], values["explicit_read"])  # type: ignore[arg-type]
 
     def long_tier(self, base: Rates) -> LongTier | None:
         threshold = self.raw["long_threshold"]
@@ -542,7 +627,7 @@ class _RowReader:
         long_rates = self.rates("long_", required=False)
         if long_rates is None:
             raise self.fail("long_input", "a long_threshold needs the long_* prices")
-        for name in ("cache_write", "cache_write_1h"):
+        for name in ("cache_write", "cache_write_1h", "explicit_read"):
             if (getattr(base, name) is None) != (getattr(long_rates, name) is None):
                 raise self.fail("long_" + name, f"must be set exactly when {name} is")
         return LongTier(int(threshold), long_rates)

@@ -18,9 +18,16 @@ absent below ~3,000 tokens) [M].
 **Lifetime.** Not published ("send requests with the same prefix close in time"): no TTL by
 default; ``ttl_ms`` sets an idle lifetime.
 
-Explicit ``CachedContent`` (a named object, TTL default 1 h, reads 0.1x plus storage per
-token-hour) is not modelled: an agent's prompt changes every step and a wire log names no
-cached content object.
+**Explicit ``CachedContent``** (``mode=explicit``, the model in
+:mod:`prefixbench.simulator.cached_content`): the agent creates a named content of the stable
+part of its prompt (``explicit_at``: tools, system and the older history, or tools and system
+only) with a TTL (``explicit_ttl_ms``, the documented default 1 h); a request whose prompt starts
+with a live content reads it at the explicit rate (0.1x; the price row's ``explicit_read`` where
+it has one); creating it bills its tokens as input, and it is billed for storage per token-hour
+for its whole TTL (the price row's ``storage``, its own line of the bill). The minimum is the
+same per-model table (the caching page gives one table for both). Implicit caching never
+applies to a request that uses a content. When the agent makes a new content is its choice
+(``explicit_refresh``). The audit does not use it: a wire log names no cached content object.
 """
 
 from __future__ import annotations
@@ -48,6 +55,8 @@ RESELLER_MINIMUMS: tuple[tuple[str, int], ...] = (
 MINIMUM_TABLES: dict[str, tuple[tuple[str, int], ...]] = {"docs": DOCS_MINIMUMS, "reseller": RESELLER_MINIMUMS}
 #: A model neither table names: the smallest documented minimum.
 DEFAULT_MIN_TOKENS = 1024
+#: A cached content's TTL when the client sets none [O].
+EXPLICIT_TTL_MS = 60 * 60_000
 
 
 def read_usage(usage: Mapping[str, object], where: str) -> Usage:
@@ -79,6 +88,16 @@ OPTIONS = (
                 source="O", help="one minimum for every model, overriding the table"),
     CacheOption(key="ttl_ms", default=None, seen="not published (best effort)", source="O",
                 help="idle lifetime of an entry in ms"),
+    CacheOption(key="mode", default="implicit", seen="implicit | explicit", source="O",
+                help="implicit caching only, or explicit CachedContent objects the agent creates "
+                     "(implicit then applies only to requests that use none)"),
+    CacheOption(key="explicit_ttl_ms", default=EXPLICIT_TTL_MS, seen="any (the client sets it; 1 h if unset)",
+                source="O", help="lifetime of a cached content from its creation, in ms (storage is paid for all of it)"),
+    CacheOption(key="explicit_at", default="history", seen="history | head (the client's choice)", source="O",
+                help="where the agent cuts a content: before the newest message, or after tools and system"),
+    CacheOption(key="explicit_refresh", default="double", seen="double | N tokens (the client's choice)", source="O",
+                help="a new content once the cut point is this many tokens past the cited one "
+                     "(double: as many as the cited one holds)"),
 )
 
 RULES = ProviderRules(

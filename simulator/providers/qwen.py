@@ -15,8 +15,9 @@ Usage is OpenAI-style (``prompt_tokens_details.cached_tokens``, and
 ``cache_creation_input_tokens`` for explicit writes) or Anthropic-style on the compatible
 endpoint; the cached part is inside the prompt (subset).
 
-The price table holds one read price a model (the implicit 0.2x); the explicit read (0.1x) is
-not priced apart.
+The price table prices the two reads apart: ``cache_read`` is the implicit read (0.2x),
+``explicit_read`` the explicit one (0.1x); the model reports explicit reads as
+``cached_explicit_tokens``.
 """
 
 from __future__ import annotations

@@ -144,6 +144,9 @@ PROVIDER_MODELS = [
     ("gemini", {}),
     ("gemini", {"minimums": "reseller"}),
     ("gemini", {"min_tokens": 5000}),
+    ("gemini", {"mode": "explicit"}),
+    ("gemini", {"mode": "explicit", "explicit_at": "head", "explicit_ttl_ms": 3}),
+    ("gemini", {"mode": "explicit", "explicit_refresh": 1, "explicit_ttl_ms": 2, "min_tokens": 0}),
     ("xai", {}),
     ("xai", {"block": 64, "servers": 1}),
     ("xai", {"routing": "random", "servers": 3, "seed": 7}),
@@ -379,3 +382,22 @@ def test_anthropic_entries_expire_when_requests_are_further_apart_than_the_ttl(s
     for tick, (envelope, parts) in enumerate(sequence):
         rendered = render_request(make_request(parts, envelope))
         assert model.observe(rendered, envelope, tick * gap).cached_tokens == 0
+
+
+@settings(max_examples=80, deadline=None)
+@given(sequences(), st.sampled_from(["history", "head"]), st.integers(1, 6), st.sampled_from(["double", "1", "300"]))
+def test_gemini_explicit_reads_only_an_earlier_prefix_and_pays_storage_for_what_it_creates(sequence, at, ttl, refresh):
+    # Ticks are 1 ms apart here, so a TTL of 1-6 ms makes contents expire inside a sequence.
+    model = make_cache("gemini", mode="explicit", explicit_at=at, explicit_ttl_ms=ttl, explicit_refresh=refresh)
+    for rendered, _, t_ref, verdict, earlier in replay(model, sequence):
+        check_common(rendered, t_ref, verdict)
+        # A cited content is all explicit and a prefix some earlier request of the family sent,
+        # read with no implicit part; a created one is paid in storage for its whole TTL and
+        # holds no more than the request sent.
+        if verdict.cached_explicit_tokens:
+            assert verdict.cached_explicit_tokens == verdict.cached_tokens and earlier
+            assert verdict.written_tokens == 0
+        assert verdict.stored_token_ms == verdict.created_tokens * ttl
+        assert verdict.created_tokens <= verdict.prompt_tokens
+        if verdict.created_tokens:
+            assert verdict.written_tokens == 0 and verdict.cached_tokens == verdict.cached_explicit_tokens

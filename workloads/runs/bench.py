@@ -264,11 +264,12 @@ def bench_rows(record: dict[str, object], rows: Sequence[dict[str, object]], cac
 class _Usage:
     """A stored observation row as :func:`cost_of` reads it."""
 
-    __slots__ = ("prompt_tokens", "cached_tokens", "written_tokens", "written_long_tokens", "output_tokens", "status")
+    __slots__ = ("prompt_tokens", "cached_tokens", "written_tokens", "written_long_tokens", "output_tokens", "status",
+                 "cached_explicit_tokens", "stored_token_ms", "created_tokens")
 
     def __init__(self, row: dict[str, object]) -> None:
         for name in self.__slots__:
-            setattr(self, name, int(row[name]))  # type: ignore[call-overload]
+            setattr(self, name, int(row.get(name, 0)))  # type: ignore[call-overload]  # absent in a store written before them
 
 
 # --- the leaderboard -------------------------------------------------------------------------

@@ -47,6 +47,7 @@ COST_FIELDS: tuple[Field, ...] = (
     Field("cache_read_usd", "usd"),
     Field("cache_write_usd", "usd"),
     Field("output_usd", "usd"),
+    Field("storage_usd", "usd"),
     Field("total_usd", "usd", "figure", gate="usd"),
 )
 
@@ -82,6 +83,9 @@ OBSERVATION_FIELDS: tuple[Field, ...] = (
     Field("uncached_tokens", "int"),
     Field("written_tokens", "int"),
     Field("written_long_tokens", "int"),
+    Field("cached_explicit_tokens", "int"),
+    Field("stored_token_ms", "int"),
+    Field("created_tokens", "int"),
     Field("output_tokens", "int"),
     Field("hit_ratio", "ratio"),
     Field("extends_previous", "bool"),
@@ -152,6 +156,9 @@ def observation_records(run: Run) -> list[dict[str, object]]:
                 "uncached_tokens": o.uncached_tokens,
                 "written_tokens": o.written_tokens,
                 "written_long_tokens": o.written_long_tokens,
+                "cached_explicit_tokens": o.cached_explicit_tokens,
+                "stored_token_ms": o.stored_token_ms,
+                "created_tokens": o.created_tokens,
                 "output_tokens": o.output_tokens,
                 "hit_ratio": round(o.hit_ratio, 6),
                 "extends_previous": o.extends_previous_conversation,

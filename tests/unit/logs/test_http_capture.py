@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,32 @@ def test_server_reasons_are_the_top_evidence_and_scored_against_the_audits_own(t
     text = audit_table(result)
     assert "server's reasons vs the audit's own causes" in text and "server names no cause" in text
     assert json.loads(audit_json(result))["agreement"][0]["server_reason"]
+
+
+def _converse_line(model_in_url: str, sent: float, usage: dict) -> dict:
+    body = {"system": [{"text": "You are terse."}, {"cachePoint": {"type": "default"}}],
+            "messages": [{"role": "user", "content": [{"text": "hello"}]}], "inferenceConfig": {"maxTokens": 100}}
+    return {"request": {"timestamp": sent, "method": "POST", "headers": {}, "body": body,
+                        "url": f"https://bedrock-runtime.us-east-1.amazonaws.com/model/{model_in_url}/converse"},
+            "response": {"timestamp": sent + 1, "status_code": 200, "headers": {},
+                         "body": {"output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}},
+                                  "stopReason": "end_turn", "usage": usage}}}
+
+
+def test_bedrock_converse_reads_its_additive_usage_and_prices_at_the_dated_bedrock_row(tmp_path: Path) -> None:
+    usage = {"inputTokens": 1000, "cacheReadInputTokens": 6000, "cacheWriteInputTokens": 2000, "outputTokens": 200,
+             "totalTokens": 9200}
+    # The model id in the path, its ':' percent-encoded as the AWS SDKs send it, behind the us.
+    # inference profile; 2026-01-15 10:00 UTC.
+    lines = [_converse_line("us.anthropic.claude-sonnet-4-5-20250929-v1%3A0", 1768471200.0, usage)]
+    result = run_audit([write_jsonl(tmp_path / "bedrock.jsonl", lines)])
+    row = result.rows[0]
+    assert (row.provider, row.model) == ("bedrock", "us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+    # Additive: inputTokens excludes the read and the write.
+    assert (row.reported_cache_read, row.reported_cache_write, row.reported_uncached) == (6000, 2000, 1000)
+    # The bedrock row effective 2025-09-29: 1,000 x $3 + 6,000 x $0.30 + 2,000 x $3.75 + 200 x $15 per 1M
+    # = 0.003 + 0.0018 + 0.0075 + 0.003 = $0.0153.
+    assert row.cost_usd == Decimal("0.0153")
+    # Before the model's first row the audit prices at its earliest row rather than none.
+    early = run_audit([write_jsonl(tmp_path / "early.jsonl", [_converse_line("anthropic.claude-sonnet-4-5-20250929-v1:0", 1735689600.0, usage)])])
+    assert early.rows[0].cost_usd == Decimal("0.0153")

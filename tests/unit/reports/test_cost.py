@@ -35,7 +35,7 @@ def make_observations() -> pd.DataFrame:
 def test_cost_table_adds_exact_dollars_per_request():
     # deepseek-v4-flash off-peak: input 0.15, hit 0.003, output 0.60 per 1M tokens.
     costs = cost_table(make_observations(), get_price("deepseek-v4-flash"))
-    assert list(costs.columns[-5:]) == list(COST_COLUMNS)
+    assert list(costs.columns[-len(COST_COLUMNS):]) == list(COST_COLUMNS)
     last = costs.iloc[3]
     # 500 uncached x 0.15 + 19,500 hits x 0.003 + 1,000 output x 0.60, per 1M.
     assert (last["uncached_input_usd"], last["cache_read_usd"], last["cache_write_usd"], last["output_usd"]) == (

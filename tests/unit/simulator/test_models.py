@@ -70,7 +70,7 @@ def test_parse_cache_spec_splits_name_and_options():
         ("xai", {"routing": "hash"}, None, "xai: routing must be one of sticky, prefix, random, got 'hash'"),
         ("xai", {"evict_p": "2"}, None, "xai: evict_p must be a probability from 0 to 1, got 2.0"),
         ("gemini", {"minimums": "blog"}, None, "gemini: minimums must be one of docs, reseller, got 'blog'"),
-        ("gemini", {"block": "64"}, None, "cache model 'gemini' has no option 'block' (known: minimums, min_tokens, ttl_ms)"),
+        ("gemini", {"block": "64"}, None, "cache model 'gemini' has no option 'block' (known: minimums, min_tokens, ttl_ms, mode, explicit_ttl_ms, explicit_at, explicit_refresh)"),
         ("kimi", {"ttl": "2h"}, None, "kimi: ttl must be one of 5m, 1h, got '2h'"),
         ("qwen", {"mode": "both"}, None, "qwen: mode must be one of per-request, explicit, implicit, got 'both'"),
         ("openai", {"ttl": "5m"}, None, "cache model 'openai' has no option 'ttl' (known: mode, retention, ttl_ms, lookback)"),

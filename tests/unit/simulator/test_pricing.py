@@ -3,13 +3,17 @@
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.pricing import (
     COLUMNS,
+    OPTIONAL_COLUMNS,
     CostBreakdown,
     PriceTable,
     cost_of,
@@ -17,6 +21,7 @@ from prefixbench.simulator.pricing import (
     format_usd,
     get_price,
     load_prices,
+    storage_usd,
 )
 from tests.builders import ENVELOPE
 
@@ -102,7 +107,7 @@ def test_unknown_model_lists_the_known_ids_sorted():
     with pytest.raises(UserError) as err:
         get_price("gpt-9")
     message = str(err.value)
-    assert message.startswith("unknown price model 'gpt-9' (known: claude-3-5-haiku, ")
+    assert message.startswith("unknown price model 'gpt-9' (known: anthropic.claude-3-7-sonnet-20250219-v1:0, ")
     listed = message.split("(known: ")[1].split(";")[0].split(", ")
     assert listed == sorted(listed) == list(load_prices().models())
 
@@ -246,7 +251,7 @@ def test_a_minimal_file_loads(tmp_path):
         (make_row(cache_write_1h="5"), "column 'cache_write_1h': a 1 h write price needs a cache_write price"),
         (make_row(evidence="rumour"), "column 'evidence': 'rumour' is not one of official, secondary, inferred, unconfirmed"),
         (make_row(source=""), "column 'source': every row needs a source"),
-        (make_row(model="M 1"), "column 'model': 'M 1' is not a lowercase id ([a-z0-9._-])"),
+        (make_row(model="M 1"), "column 'model': 'M 1' is not a lowercase id ([a-z0-9._:-])"),
         (make_row(peak_factor="0.5"), "column 'peak_factor': '0.5' is below 1 (listed prices are the off-peak ones)"),
         (make_row(long_threshold="1000"), "column 'long_input': a long_threshold needs the long_* prices"),
         (make_row(long_input="3"), "column 'long_input': long_* prices need a long_threshold"),
@@ -255,7 +260,15 @@ def test_a_minimal_file_loads(tmp_path):
             make_row(cache_write="1.25", long_threshold="1000", long_input="3", long_cache_read="0.3", long_output="5"),
             "column 'long_cache_write': must be set exactly when cache_write is",
         ),
-        (ROW + ",extra", f"20 fields, expected 19 ({', '.join(COLUMNS)})"),
+        (ROW + ",extra", f"23 fields, expected 22 ({', '.join(COLUMNS)})"),
+        (",".join(ROW.split(",")[:-1]), f"21 fields, expected 22 ({', '.join(COLUMNS)})"),
+        (make_row(storage="1/h"), "column 'storage': '1/h' is not a price in USD per 1M tokens"),
+        (make_row(explicit_read="-0.1"), "column 'explicit_read': '-0.1' is not a price in USD per 1M tokens"),
+        (make_row(long_explicit_read="0.2"), "column 'long_explicit_read': long_* prices need a long_threshold"),
+        (
+            make_row(explicit_read="0.05", long_threshold="1000", long_input="3", long_cache_read="0.3", long_output="5"),
+            "column 'long_explicit_read': must be set exactly when explicit_read is",
+        ),
         ('acme,m1,"unclosed,2026-01-01', "not a CSV line (unexpected end of data)"),
     ],
 )
@@ -288,3 +301,118 @@ def test_bad_header_and_missing_file(tmp_path):
         load_prices(path)
     with pytest.raises(UserError, match=r"cannot read price file .*missing.csv"):
         load_prices(tmp_path / "missing.csv")
+
+
+# --- explicit reads, storage, older files, Bedrock ids ----------------------------------------
+
+LEGACY_COLUMNS = [c for c in COLUMNS if c not in OPTIONAL_COLUMNS]
+
+
+def test_a_file_written_before_the_explicit_columns_still_loads(tmp_path):
+    path = tmp_path / "old.csv"
+    old_row = ",".join({**BASE}.get(column, "") for column in LEGACY_COLUMNS)
+    path.write_text(",".join(LEGACY_COLUMNS) + "\n" + old_row + "\n", encoding="utf-8")
+    row = load_prices(path).get("m1")
+    assert row.storage is None and row.rates.explicit_read is None
+    assert row.rates.explicit_read_price == Decimal("0.1")
+
+
+def test_a_row_may_stop_before_the_optional_columns_under_the_new_header(tmp_path):
+    short = ",".join(ROW.split(",")[: len(LEGACY_COLUMNS)])
+    table = load_prices(write_prices(tmp_path, short, make_row(model="m2", aliases="", storage="4.5", explicit_read="0.05")))
+    assert table.get("m1").storage is None
+    assert table.get("m2").storage == Decimal("4.5") and table.get("m2").rates.explicit_read == Decimal("0.05")
+
+
+def test_a_header_with_only_some_optional_columns_names_the_missing_one(tmp_path):
+    path = tmp_path / "half.csv"
+    path.write_text(",".join([*LEGACY_COLUMNS, "explicit_read"]) + "\n" + ROW + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match="missing column 'long_explicit_read'"):
+        load_prices(path)
+
+
+def test_qwen_explicit_reads_cost_the_explicit_price_and_implicit_reads_the_read_price():
+    # qwen3-coder-plus up to 32K: input 1.00, implicit read 0.20 (0.2x), explicit read 0.10 (0.1x).
+    row = get_price("qwen3-coder-plus")
+    both = SimpleNamespace(prompt_tokens=20_000, cached_tokens=15_000, written_tokens=0, written_long_tokens=0,
+                           output_tokens=0, cached_explicit_tokens=10_000)
+    # 10,000 explicit x 0.10 / 1M = 0.001 plus 5,000 implicit x 0.20 / 1M = 0.001: reads 0.002;
+    # 5,000 uncached x 1.00 / 1M = 0.005. At one read price (0.20) the reads would cost 0.003.
+    cost = cost_of(both, row)
+    assert (cost.cache_read, cost.uncached_input, cost.total) == (Decimal("0.002"), Decimal("0.005"), Decimal("0.007"))
+    # The long tier (prompt > 32,000): explicit 0.18, implicit 0.36, input 1.80.
+    long = SimpleNamespace(prompt_tokens=40_000, cached_tokens=30_000, written_tokens=0, written_long_tokens=0,
+                           output_tokens=0, cached_explicit_tokens=30_000)
+    assert cost_of(long, row).cache_read == Decimal("0.0054")  # 30,000 x 0.18 / 1M
+    # A row without an explicit price reads every cached token at cache_read.
+    deepseek = get_price("deepseek-v4-flash", as_of="2026-05-01")
+    assert cost_of(long, deepseek).cache_read == Decimal(30_000) * Decimal("0.0028") / 1_000_000
+
+
+def test_storage_is_its_own_line_token_hours_at_the_storage_price():
+    row = get_price("gemini-2.5-pro")  # storage 4.50 per 1M tokens per hour
+    usage = SimpleNamespace(prompt_tokens=0, cached_tokens=0, written_tokens=0, written_long_tokens=0,
+                            output_tokens=0, stored_token_ms=100_000 * 2 * 3_600_000)
+    cost = cost_of(usage, row)
+    # 100,000 tokens x 2 h x 4.50 / 1M = 0.90
+    assert cost.storage == Decimal("0.9") and cost.uncached_input == 0 and cost.total == Decimal("0.9")
+    # 10 minutes of 6,000 tokens on Flash (1.00/M/h): 6,000 x 1/6 h / 1M = 0.001 exactly
+    flash = get_price("gemini-2.5-flash")
+    assert storage_usd(6_000 * 600_000, flash) == Decimal("0.001")
+    # A repeating decimal (7 ms) is rounded half-even to 1e-18 USD, the same every time.
+    assert storage_usd(7, flash) == Decimal("1.944444E-12")  # 7 / 3.6e12, six digits kept
+    # A row without a storage price bills none; a sum keeps the storage apart.
+    assert cost_of(usage, get_price("qwen3-max")).storage == 0
+    assert (cost + cost).storage == Decimal("1.8") and CostBreakdown.zero().storage == 0
+
+
+def test_bedrock_ids_with_a_colon_and_inference_profiles_resolve_to_the_dated_row():
+    table = load_prices()
+    model = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+    for name in (model, "us." + model, "global." + model, "bedrock/eu." + model, "US." + model.upper()):
+        assert table.resolve(name) == model
+    row = table.get("us." + model, as_of="2026-01-15")
+    assert (row.provider, row.effective, row.rates.cache_write, row.rates.cache_write_1h) == ("bedrock", "2025-09-29", Decimal("3.75"), Decimal("6"))
+    with pytest.raises(UserError, match="no price for 'anthropic.claude-sonnet-4-5-20250929-v1:0' as of 2025-09-01"):
+        table.get(model, as_of="2025-09-01")
+
+
+def test_an_explicit_cache_created_beside_a_request_bills_as_input_in_the_write_part():
+    row = get_price("gemini-2.5-pro")  # input 1.25 up to 200K prompt tokens, 2.50 above
+    usage = SimpleNamespace(prompt_tokens=1_000, cached_tokens=0, written_tokens=0, written_long_tokens=0,
+                            output_tokens=0, created_tokens=8_000)
+    # 8,000 x 1.25 / 1M = 0.01, a write; the request's own 1,000 at input: 0.00125.
+    cost = cost_of(usage, row)
+    assert (cost.cache_write, cost.uncached_input) == (Decimal("0.01"), Decimal("0.00125"))
+    # A content over 200K tokens is created at the long tier's input price: 250,000 x 2.50 / 1M.
+    big = SimpleNamespace(**{**vars(usage), "created_tokens": 250_000})
+    assert cost_of(big, row).cache_write == Decimal("0.625")
+
+
+CELLS = st.one_of(st.sampled_from(("", "0", "0.1", "-1", "nan", "inf", "1e400", "1/h", "4.50", " 2 ")), st.text(max_size=8))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.fixed_dictionaries({"explicit_read": CELLS, "long_explicit_read": CELLS, "storage": CELLS,
+                              "long_threshold": st.sampled_from(("", "1000"))}),
+       st.integers(0, 4), st.booleans())
+def test_any_explicit_or_storage_cell_loads_or_is_one_user_error(tmp_path, cells, cut, legacy_header):
+    if cells["long_threshold"]:
+        cells = {**cells, "long_input": "3", "long_cache_read": "0.3", "long_output": "5"}
+    row = make_row(**cells)
+    if cut:
+        row = ",".join(row.split(",")[: len(COLUMNS) - cut]) if "," in row else row
+    header = ",".join(LEGACY_COLUMNS) if legacy_header else HEADER
+    path = tmp_path / "fuzz.csv"
+    path.write_text(header + "\n" + row + "\n", encoding="utf-8")
+    try:
+        table = load_prices(path)
+    except UserError as err:
+        assert str(err).startswith(f"{path}:2: ") and "\n" not in str(err)
+        return
+    price = table.get("m1")
+    for value in (price.storage, price.rates.explicit_read):
+        assert value is None or (value.is_finite() and value >= 0)
+    usage = SimpleNamespace(prompt_tokens=2_000, cached_tokens=1_000, written_tokens=0, written_long_tokens=0,
+                            output_tokens=1, cached_explicit_tokens=500, stored_token_ms=7 * 3_600_001, created_tokens=3)
+    assert cost_of(usage, price).total >= 0

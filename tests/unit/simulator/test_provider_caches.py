@@ -1,5 +1,6 @@
 """The provider models of simulator/automatic.py (``gemini``, ``xai``, ``kimi``, ``qwen``,
-``minimax``) told as stories with numbers worked out by hand.
+``minimax``) and Gemini's explicit ``CachedContent`` (simulator/cached_content.py) told as
+stories with numbers worked out by hand.
 
 Under the heuristic a token is 4 bytes (``unit_builders``), so a unit of ``n`` tokens is
 ``4n`` bytes and every read below can be checked with a pencil.
@@ -12,6 +13,7 @@ from decimal import Decimal
 import pytest
 
 from prefixbench.simulator.cache import CacheVerdict
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.models import make_cache, option_lines, parse_cache_spec
 from prefixbench.simulator.pricing import cost_of, get_price
 from prefixbench.simulator.render import RenderedBreakpoint, RenderedRequest, RenderedUnit
@@ -132,7 +134,7 @@ def test_qwen_explicit_and_implicit_caches_never_serve_each_other():
     # 3. Unmarked again: implicit, reads request 1's 1,100 (not the explicit entry).
     assert cache.observe(request(A, B, D), QWEN, 2) == CacheVerdict(1200, 1100, 0)
     # 4. Marked on D: explicit, its lookback finds the entry at B's end (1,100) and writes 1,200.
-    assert cache.observe(request(A, B, D, marks=(2,)), QWEN, 3) == CacheVerdict(1200, 1100, 100)
+    assert cache.observe(request(A, B, D, marks=(2,)), QWEN, 3) == CacheVerdict(1200, 1100, 100, cached_explicit_tokens=1100)
 
 
 def test_qwen_explicit_entries_need_1024_tokens_and_expire_5_minutes_after_the_last_hit():
@@ -158,7 +160,7 @@ def test_qwen_implicit_minimum_is_an_option_between_the_two_documented_values():
 def test_qwen_explicit_mode_marks_an_unmarked_request_at_its_last_block():
     cache = make_cache("qwen", mode="explicit")
     assert cache.observe(request(A, B), QWEN, 0) == CacheVerdict(1100, 0, 1100)
-    assert cache.observe(request(A, B, D), QWEN, 1) == CacheVerdict(1200, 1100, 100)
+    assert cache.observe(request(A, B, D), QWEN, 1) == CacheVerdict(1200, 1100, 100, cached_explicit_tokens=1100)
 
 
 def test_minimax_caches_automatically_from_512_tokens():
@@ -202,6 +204,133 @@ def test_grok_prices_start_at_the_model_s_release():
     assert get_price("MiniMax-M2").model == "minimax-m2"
 
 
+# --- Qwen: an explicit read costs 0.1x, an implicit one 0.2x -----------------------------------
+
+
+def test_qwen_explicit_reads_are_priced_at_the_explicit_price_implicit_ones_at_the_read_price():
+    row = get_price("qwen3-coder-plus", as_of="2025-10-01")  # input 1.00, read 0.20, explicit read 0.10
+    cache = make_cache("qwen")
+    cache.observe(request(A, B, marks=(1,)), QWEN, 0)
+    explicit = cache.observe(request(A, B, D, marks=(2,)), QWEN, 1)
+    assert explicit == CacheVerdict(1200, 1100, 100, cached_explicit_tokens=1100)
+    # 1,100 read x 0.10 / 1M = 0.00011 (at the implicit 0.20 it would be 0.00022).
+    assert cost_of(_Priced(explicit, 0), row).cache_read == Decimal("0.00011")
+    cache.observe(request(A, C), QWEN, 2)
+    implicit = cache.observe(request(A, C, D), QWEN, 3)  # unmarked: implicit, reads 4,000
+    assert implicit == CacheVerdict(4100, 4000, 0)
+    # 4,000 x 0.20 / 1M = 0.0008.
+    assert cost_of(_Priced(implicit, 0), row).cache_read == Decimal("0.0008")
+
+
+# --- Gemini explicit CachedContent: cut, cite, TTL from creation, storage -----------------------
+
+
+HOUR = 3_600_000
+SYSTEM, M1, M2, M3 = make_unit("sys", 3000), make_unit("m1", 2000), make_unit("m2", 100), make_unit("m3", 100)
+
+
+def test_gemini_explicit_creates_a_content_of_the_older_history_cites_it_and_recreates_it_after_its_ttl():
+    cache = make_cache("gemini", mode="explicit")  # TTL 1 h, cut before the newest message
+    # t=0, 5,100 tokens on 2.5 Pro: the agent creates a content of the 5,000 before the newest
+    # message (over Pro's 4,096), a call of its own (5,000 created tokens). No content was live
+    # before, so the request cites nothing: all 5,100 bill as input; the content's storage for
+    # its whole hour is paid now: 5,000 tokens x 3,600,000 ms.
+    first = cache.observe(request(SYSTEM, M1, M2), PRO, 0)
+    assert first == CacheVerdict(5100, 0, 0, stored_token_ms=5000 * HOUR, created_tokens=5000)
+    # t=1 min: the prompt starts with the content: 5,000 explicit reads, 200 uncached; the cut
+    # point (5,100) is only 100 past the content, under ``double`` (5,000): no new content.
+    second = cache.observe(request(SYSTEM, M1, M2, M3), PRO, 60_000)
+    assert second == CacheVerdict(5200, 5000, 0, cached_explicit_tokens=5000)
+    # t=59:59.999 it is still live; at t=60:00 it expired (TTL from creation, used or not): a new
+    # content of the 5,200 before the newest message.
+    assert cache.observe(request(SYSTEM, M1, M2, M3), PRO, HOUR - 1).cached_explicit_tokens == 5000
+    third = cache.observe(request(SYSTEM, M1, M2, M3, D), PRO, HOUR)
+    assert third == CacheVerdict(5300, 0, 0, stored_token_ms=5200 * HOUR, created_tokens=5200)
+    assert cache.created == 2
+    # Dollars at 2.5 Pro (input 1.25, read 0.125, storage 4.50 per 1M tokens per hour):
+    row = get_price("gemini-2.5-pro")
+    one = cost_of(_Priced(first, 0), row)
+    # input 5,100 x 1.25 / 1M = 0.006375; creating the content, 5,000 x 1.25 / 1M = 0.00625 (the
+    # cache-write part); storage 5,000 x 1 h x 4.50 / 1M = 0.0225, its own line; total 0.035125.
+    assert (one.uncached_input, one.cache_read, one.cache_write, one.storage, one.total) == (
+        Decimal("0.006375"), 0, Decimal("0.00625"), Decimal("0.0225"), Decimal("0.035125"))
+    two = cost_of(_Priced(second, 0), row)
+    # read 5,000 x 0.125 / 1M = 0.000625; input 200 x 1.25 / 1M = 0.00025; no storage.
+    assert (two.cache_read, two.uncached_input, two.storage) == (Decimal("0.000625"), Decimal("0.00025"), 0)
+
+
+def test_gemini_explicit_storage_is_tokens_times_hours_at_the_storage_price():
+    # A 2 h TTL on 2.5 Flash (storage 1.00 per 1M tokens per hour): a 1,100-token content costs
+    # 1,100 x 2 x 1.00 / 1M = 0.0022 in storage, paid by the request that creates it.
+    cache = make_cache("gemini", mode="explicit", explicit_ttl_ms=2 * HOUR)
+    created = cache.observe(request(A, B, D), FLASH, 0)
+    assert created == CacheVerdict(1200, 0, 0, stored_token_ms=1100 * 2 * HOUR, created_tokens=1100)
+    cost = cost_of(_Priced(created, 0), get_price("gemini-2.5-flash"))
+    # input 1,200 x 0.30 / 1M = 0.00036; creation 1,100 x 0.30 / 1M = 0.00033.
+    assert (cost.storage, cost.uncached_input, cost.cache_write) == (Decimal("0.0022"), Decimal("0.00036"), Decimal("0.00033"))
+    # A row without a storage price (Qwen) bills none: storage never hides in input.
+    assert cost_of(_Priced(created, 0), get_price("qwen3-max")).storage == 0
+
+
+def test_gemini_explicit_needs_the_model_minimum_and_implicit_never_serves_a_content_request():
+    cache = make_cache("gemini", mode="explicit")
+    # 1,100 tokens on 2.5 Flash: the cut point (1,000, before the newest message) is under the
+    # 1,024 minimum: no content; the request goes implicit and is stored there (1,100).
+    assert cache.observe(request(A, B), FLASH, 0) == CacheVerdict(1100, 0, 1100)
+    # 1,200 tokens: the cut point (1,100) crosses the minimum: the agent creates a content. The
+    # implicit cache holds these 1,100 tokens, but a request that creates or cites a content is
+    # never served implicitly: 0 read (implicit mode would read 1,100 here).
+    assert cache.observe(request(A, B, D), FLASH, 1) == CacheVerdict(1200, 0, 0, stored_token_ms=1100 * HOUR, created_tokens=1100)
+    assert make_cache("gemini").observe(request(A, B), FLASH, 0).cached_tokens == 0
+    # 1,300 tokens: cites the 1,100-token content, nothing more (the 100 after it are input).
+    assert cache.observe(request(A, B, D, M2), FLASH, 2) == CacheVerdict(1300, 1100, 0, cached_explicit_tokens=1100)
+    # With min_tokens=5000 no cut point here ever qualifies: the model stays implicit.
+    high = make_cache("gemini", mode="explicit", min_tokens=5000)
+    assert high.observe(request(A, B, D), FLASH, 0).stored_token_ms == 0 and high.created == 0
+
+
+def test_gemini_explicit_refresh_doubles_the_content_or_steps_by_the_given_tokens():
+    x, steps = make_unit("x", 1100), [make_unit(f"s{i}", 600) for i in range(4)]
+    cache = make_cache("gemini", mode="explicit")
+    assert cache.observe(request(x, steps[0]), FLASH, 0).created_tokens == 1100  # creates 1,100
+    # Cut 1,700: 600 past the 1,100 content, under 1,100 (double): cite.
+    assert cache.observe(request(x, *steps[:2]), FLASH, 1).cached_explicit_tokens == 1100
+    # Cut 2,300: 1,200 past it: a new content of 2,300 (the old one lives on until its TTL); the
+    # request itself still cites the 1,100 one.
+    assert cache.observe(request(x, *steps[:3]), FLASH, 2) == CacheVerdict(
+        2900, 1100, 0, cached_explicit_tokens=1100, stored_token_ms=2300 * HOUR, created_tokens=2300)
+    # The longest live content is cited.
+    assert cache.observe(request(x, *steps), FLASH, 3).cached_explicit_tokens == 2300
+    # explicit_refresh=500: the 600-token step is enough for a new content every time.
+    every = make_cache("gemini", mode="explicit", explicit_refresh="500")
+    every.observe(request(x, steps[0]), FLASH, 0)
+    assert every.observe(request(x, *steps[:2]), FLASH, 1).created_tokens == 1700
+
+
+def test_gemini_explicit_head_keeps_tools_and_system_across_a_rewritten_history():
+    tools, system = make_unit("tools", 2000), make_unit("system", 2500)
+    cache = make_cache("gemini", mode="explicit", explicit_at="head")
+
+    def with_head(*messages: RenderedUnit) -> RenderedRequest:
+        return RenderedRequest(request(tools, system, *messages).units, 2)
+
+    # 2.5 Pro: tools + system = 4,500 tokens (over 4,096): one content of them.
+    assert cache.observe(with_head(M1, M2), PRO, 0) == CacheVerdict(6600, 0, 0, stored_token_ms=4500 * HOUR, created_tokens=4500)
+    # The history is compacted (another first message): the content still fits, 4,500 read.
+    assert cache.observe(with_head(M3, D), PRO, 1) == CacheVerdict(4700, 4500, 0, cached_explicit_tokens=4500)
+
+
+def test_gemini_explicit_options_are_listed_and_checked():
+    assert any(line.startswith("mode=implicit [O]") for line in option_lines("gemini"))
+    assert any(line.startswith("explicit_ttl_ms=3600000 [O]") for line in option_lines("gemini"))
+    for options, message in (({"mode": "both"}, "mode must be implicit or explicit"),
+                             ({"mode": "explicit", "explicit_at": "tail"}, "explicit_at must be one of history, head"),
+                             ({"mode": "explicit", "explicit_ttl_ms": "0"}, "explicit_ttl_ms must be a positive integer"),
+                             ({"mode": "explicit", "explicit_refresh": "-3"}, "explicit_refresh must be 'double'")):
+        with pytest.raises(UserError, match=message):
+            make_cache("gemini", **options)
+
+
 class _Priced:
     def __init__(self, verdict: CacheVerdict, output: int) -> None:
         self.prompt_tokens = verdict.prompt_tokens
@@ -209,3 +338,6 @@ class _Priced:
         self.written_tokens = verdict.written_tokens
         self.written_long_tokens = 0
         self.output_tokens = output
+        self.cached_explicit_tokens = verdict.cached_explicit_tokens
+        self.stored_token_ms = verdict.stored_token_ms
+        self.created_tokens = verdict.created_tokens

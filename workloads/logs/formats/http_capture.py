@@ -3,16 +3,20 @@
 Anthropic Messages (JSON body or SSE ``message_start`` / ``message_delta``, via
 :mod:`prefixbench.workloads.logs.anthropic_capture`), DeepSeek's Anthropic-compatible endpoint
 (``input_tokens`` excludes reads), OpenAI Responses (``input_tokens`` INCLUDES
-``input_tokens_details.cached_tokens``) and chat completions. A call that was not served (HTTP
-4xx/5xx), that is not a model call, or whose response has no usage is skipped and listed.
+``input_tokens_details.cached_tokens``) and chat completions, and Bedrock Converse (the model
+is in the URL, ``/model/<id>/converse``, its ``:`` often sent as ``%3A``; the body is not
+replayed, the chain model predicts its reads). A call that was not served (HTTP 4xx/5xx), that
+is not a model call, or whose response has no usage is skipped and listed.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, TypeAlias
+from urllib.parse import unquote, urlsplit
 
 import msgspec
 from msgspec.structs import replace
@@ -33,6 +37,14 @@ from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, Trac
 NAME = "http-capture"
 #: The wire shape of a call: Anthropic Messages (Anthropic's or a compatible endpoint) or OpenAI's.
 Wire: TypeAlias = Literal["messages", "openai"]
+#: A Converse call's path (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html).
+_CONVERSE_PATH = re.compile(r"/model/([^/]+)/converse\Z")
+
+
+def converse_model(url: str) -> str | None:
+    """The model id of a Bedrock Converse call's URL (percent-decoded), else None."""
+    match = _CONVERSE_PATH.search(urlsplit(url).path)
+    return unquote(match.group(1)) if match else None
 
 
 def detect(value: dict) -> Evidence | None:
@@ -72,6 +84,15 @@ def _messages_call(provider: Provider, body: dict, response: dict, where: str) -
     envelope = (("effort", effort),) if effort else ()
     label = read_diagnostic(as_dict(response.get("body"))) or _diagnostic_sse(response)
     return _Call(usage, parsed, classify_call(parsed), envelope, label)
+
+
+def _converse_call(provider: Provider, response: dict, where: str) -> _Call:
+    """A Bedrock Converse call: its usage (``inputTokens`` beside the read and written counts)
+    read by the provider's rules; the body (Converse's own shape) is not replayed."""
+    raw = as_dict(as_dict(response.get("body")).get("usage"))
+    if not raw:
+        raise _NoUsage
+    return _Call(rules_for(provider).read_usage(raw, where), None, "main", (), None)
 
 
 def _openai_call(provider: Provider, body: dict, response: dict, where: str) -> _Call:
@@ -276,6 +297,9 @@ class _Capture:
         if isinstance(status, int) and not 200 <= status < 300:
             self.skipped.append((record.line, f"HTTP {status}: not served, neither read nor written"))
             return
+        converse = converse_model(url) if isinstance(body, dict) and "model" not in body else None
+        if converse is not None:
+            body = {**body, "model": converse}  # type: ignore[dict-item]
         if not isinstance(body, dict) or "model" not in body:
             self.skipped.append((record.line, "not a model call (no request body with a model)"))
             return
@@ -285,7 +309,12 @@ class _Capture:
         answered = parse_time_ms(response.get("timestamp"), where)
         provider, wire = _provider(url, body)
         try:
-            call = _messages_call(provider, body, response, where) if wire == "messages" else _openai_call(provider, body, response, where)
+            if converse is not None:
+                call = _converse_call(provider, response, where)
+            elif wire == "messages":
+                call = _messages_call(provider, body, response, where)
+            else:
+                call = _openai_call(provider, body, response, where)
         except _NoUsage:
             self.skipped.append((record.line, "no usage in the response"))
             return
