@@ -15,6 +15,7 @@ one line too (:class:`~prefixbench.kernel.api.EngineError`).
 
 from __future__ import annotations
 
+import functools
 import importlib
 from importlib.metadata import EntryPoint, entry_points
 
@@ -33,9 +34,17 @@ def is_import_path(ref: str) -> bool:
 
 
 def installed_engines() -> dict[str, EntryPoint]:
-    """Engines installed packages declare under ``prefixbench.engines``, by name (sorted)."""
+    """Engines installed packages declare under ``prefixbench.engines``, by name (sorted).
+
+    Read once per process: scanning every installed distribution's metadata takes tens of
+    milliseconds in a large environment, and a plan asks for every run it validates."""
+    return dict(_installed_engines())
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_engines() -> tuple[tuple[str, EntryPoint], ...]:
     found = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-    return dict(sorted(found.items()))
+    return tuple(sorted(found.items()))
 
 
 class LoadedEngine(msgspec.Struct, frozen=True):
