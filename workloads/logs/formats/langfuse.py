@@ -205,6 +205,8 @@ def read_details(details: dict[str, int], where: str) -> _Reading:
     if not any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS) and any(k in details for k in SPLIT_WRITE_KEYS):
         long_n = details.get(SPLIT_WRITE_KEYS[1], 0)
         write_n = details.get(SPLIT_WRITE_KEYS[0], 0) + long_n
+    elif not any(k in details for k in WRITE_1H_KEYS):
+        long_n = min(details.get(SPLIT_WRITE_KEYS[1], 0), write_n)  # the TTL split of a sum counted above
     reported = read_n + write_n > 0 or any(k in details for k in READ_KEYS + WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
     cache = set(READ_KEYS + WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
     # Other input buckets (input_audio_tokens, input_text_tokens...) were split out of input too.
