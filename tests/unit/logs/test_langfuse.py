@@ -114,7 +114,9 @@ def test_observations_without_cache_keys_are_cache_not_reported() -> None:
 
 
 def test_the_blob_export_reads_snake_case_columns_and_string_counts() -> None:
+    # Enriched observations (observations_v2/): the trace's session_id on each row is the lane.
     requests, summary = read(FIXTURES / "langfuse-blob.jsonl")
+    assert [r.lane for r in requests] == ["sess-blob", "sess-blob"]
     assert [r.usage for r in requests] == [
         Usage(cache_write_5m=3000, uncached=3, output=40),
         Usage(cache_read=3000, cache_write_5m=150, uncached=6, output=22),
@@ -187,3 +189,27 @@ def test_audit_input_langfuse_on_the_command_line(tmp_path: Path, capsys: pytest
     assert main(["audit", str(FIXTURES / "langfuse.json"), "--input", "litellm", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "--input langfuse reads it" in err[1]
+
+
+def test_the_ui_trace_download_and_log_view_read_as_the_api_trace(tmp_path: Path) -> None:
+    # The UI's download button writes {"trace": {...}, "observations": [...]}; its log view copied
+    # as JSON keys the observations by id. Both read as the API's trace with its observations.
+    api = json.loads((FIXTURES / "langfuse-trace.json").read_text())
+    observations = api.pop("observations")
+    download = tmp_path / "trace-download.json"
+    download.write_text(json.dumps({"trace": api, "observations": observations}, indent=2))
+    log_view = tmp_path / "log-view.json"
+    log_view.write_text(json.dumps({o["id"]: o for o in observations}, indent=2))
+    expected, _ = read(FIXTURES / "langfuse-trace.json")
+    for path, lane in ((download, "sess-7"), (log_view, "tr-chat-1")):  # the log view holds no sessionId
+        requests, _ = read(path)
+        assert [(r.lane, r.request_id, r.usage) for r in requests] == [(lane, e.request_id, e.usage) for e in expected]
+
+
+def test_older_opentelemetry_keys_keep_the_cache_inside_input() -> None:
+    # Before Langfuse normalized gen_ai.usage.* it kept the attribute's tail as the key: input then
+    # includes prompt_details.cache_read and output includes completion_details.reasoning, and
+    # total is input + output, below the sum of the buckets.
+    details = {"input": 1200, "prompt_details.cache_read": 1024, "output": 300, "completion_details.reasoning": 256, "total": 1500}
+    reading = read_details(details, "x")
+    assert (reading.usage, reading.convention) == (Usage(cache_read=1024, uncached=176, output=300), "inclusive")

@@ -5,6 +5,9 @@ Shapes read (one JSON value a record, pretty-printed or one a line):
 * ``GET /api/public/observations`` (and ``/api/public/v2/observations``): ``{"data": [...], "meta": {...}}``;
 * a bare list of observations (a JSON array), or one observation a line (the UI's JSONL export);
 * ``GET /api/public/traces/{id}``: a trace holding its ``observations`` (and its ``sessionId``);
+* the UI's trace download, ``{"trace": {...}, "observations": [...]}`` (the framework traces in
+  Langfuse's repository, ``packages/shared/scripts/seeder/utils/framework-traces/``, are such
+  files), and its log view copied as JSON (observations keyed by id);
 * the blob-storage export of the observations table: snake_case columns (``trace_id``,
   ``start_time`` as ClickHouse writes it, ``provided_model_name``, ``usage_details`` with counts
   as strings).
@@ -14,7 +17,8 @@ types. Langfuse's ingestion keeps the buckets disjoint: an OpenAI-shaped usage h
 ``prompt_tokens_details`` split out of ``input`` (``input_cached_tokens`` is subtracted from
 ``input``), the LangChain handler does the same with ``input_token_details``
 (``input_cache_read``, ``input_cache_creation``), the OpenTelemetry path subtracts reads and
-writes, and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
+writes (before it did, it kept the attribute's tail: ``prompt_details.cache_read`` inside
+``input``, ``completion_details.reasoning`` inside ``output``), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
 beside ``cache_read_input_tokens`` and ``cache_creation_input_tokens``. ``total`` is the sum of
 the buckets unless the sender gave one. So the buckets are read as additive, per observation,
 unless the observation says otherwise: a sender-given ``total`` below the buckets' sum means an
@@ -59,11 +63,11 @@ TYPES = frozenset(
     ("GENERATION", "SPAN", "EVENT", "AGENT", "TOOL", "CHAIN", "RETRIEVER", "EVALUATOR", "EMBEDDING", "GUARDRAIL")
 )
 #: Usage types holding cache reads, as the integrations name them.
-READ_KEYS = ("input_cached_tokens", "cache_read_input_tokens", "input_cache_read", "input_cache_read_tokens")
+READ_KEYS = ("input_cached_tokens", "cache_read_input_tokens", "input_cache_read", "input_cache_read_tokens", "prompt_details.cache_read")
 #: Usage types holding cache writes (the 5-minute or unsplit part)...
 WRITE_KEYS = (
     "input_cache_creation", "cache_creation_input_tokens", "input_cache_write", "input_cache_creation_tokens",
-    "cache_write_input_tokens", "input_cache_creation_5m",
+    "cache_write_input_tokens", "input_cache_creation_5m", "prompt_details.cache_write",
 )
 #: ... and the 1-hour part, where the integration splits Anthropic's writes by TTL.
 WRITE_1H_KEYS = ("input_cache_creation_1h",)
@@ -84,7 +88,7 @@ def _get(value: dict, camel: str, snake: str) -> object:
 
 
 def _is_observation(value: object) -> bool:
-    if not isinstance(value, dict) or value.get("type") not in TYPES or "id" not in value:
+    if not isinstance(value, dict) or not isinstance(value.get("type"), str) or value["type"] not in TYPES or "id" not in value:
         return False
     return ("traceId" in value or "trace_id" in value) and ("startTime" in value or "start_time" in value)
 
@@ -94,6 +98,17 @@ def _is_trace(value: dict) -> bool:
     return isinstance(observations, list) and "id" in value and ("timestamp" in value or "sessionId" in value or "htmlPath" in value)
 
 
+def _is_download(value: dict) -> bool:
+    """The UI's trace download: ``{"trace": {...}, "observations": [...]}``."""
+    return isinstance(value.get("trace"), dict) and isinstance(value.get("observations"), list)
+
+
+def _is_keyed(value: dict) -> bool:
+    """The UI's log view copied as JSON: observations keyed by id."""
+    first = next(iter(value.values()), None) if value else None
+    return _is_observation(first)
+
+
 def _is_page(value: dict) -> bool:
     data = value.get("data")
     return isinstance(data, list) and isinstance(value.get("meta"), dict) and any(_is_observation(o) or (isinstance(o, dict) and _is_trace(o)) for o in data[:5])
@@ -101,7 +116,9 @@ def _is_page(value: dict) -> bool:
 
 def detect(value: dict) -> Evidence | None:
     """An observations API page, a trace with its observations, or one observation."""
-    if _is_page(value) or _is_trace(value) and any(_is_observation(o) for o in value["observations"][:5]):
+    if _is_page(value) or (_is_trace(value) or _is_download(value)) and any(_is_observation(o) for o in value["observations"][:5]):
+        return Evidence.WRAPPER
+    if _is_keyed(value):
         return Evidence.WRAPPER
     return Evidence.SHAPE if _is_observation(value) else None
 
@@ -120,6 +137,10 @@ def _observations(record: Record, where: str) -> Iterator[_Obs]:
     if _is_observation(value):
         yield _Obs(record.line, value, _session(value))
         return
+    if _is_download(value):
+        value = {**value["trace"], "observations": value["observations"]}
+    elif _is_keyed(value):
+        value = {"data": list(value.values())}
     items = value.get("data") if isinstance(value.get("data"), list) else [value]
     for item in items:
         item = as_dict(item)
@@ -265,7 +286,7 @@ def _cost(value: dict) -> float | None:
                 raw = float(raw)
             except ValueError:
                 continue
-        if isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw) and 0 <= raw < 1e9:
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 <= raw < 1e9:  # NaN and infinities fail too
             return float(raw)
     return None
 
@@ -420,6 +441,8 @@ FORMAT = LogFormat(
         "usageDetails from the LangChain handler: input_cache_read / input_cache_creation, or Anthropic's cache_read_input_tokens / cache_creation_input_tokens beside its uncached input",
         "usageDetails from OpenTelemetry ingestion: input_cached_tokens, input_cache_creation (_5m, _1h)",
         "an input that includes its cache buckets (a sender's total below their sum), or a raw prompt_tokens kept unnormalized",
+        "older OpenTelemetry keys: prompt_details.cache_read inside input, completion_details.reasoning inside output (total = input + output)",
         "API pages {data, meta} (v1 and v2), traces with observations and sessionId, JSON arrays and JSONL, the blob-storage export's snake_case columns",
+        "the UI's trace download {trace, observations} and its log view (observations keyed by id)",
     ),
 )
