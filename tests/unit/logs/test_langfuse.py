@@ -171,6 +171,7 @@ def gen(**extra: object) -> dict:
         page(gen(), {"neither": 1}),
         json.dumps({"data": [{"id": "t", "timestamp": "2025-11-01T10:00:00Z", "observations": ["o1", "o2"]}], "meta": {}}),
         json.dumps(gen(input=[{"role": "user", "content": "\ud800"}])).replace("\\ud800", "\\udc00"),
+        page(gen(type=["GENERATION"])),  # found by the fuzzer: a type that is not a string crashed the detector
     ],
 )
 def test_bad_exports_are_one_line_errors(tmp_path: Path, text: str) -> None:
@@ -213,3 +214,11 @@ def test_older_opentelemetry_keys_keep_the_cache_inside_input() -> None:
     details = {"input": 1200, "prompt_details.cache_read": 1024, "output": 300, "completion_details.reasoning": 256, "total": 1500}
     reading = read_details(details, "x")
     assert (reading.usage, reading.convention) == (Usage(cache_read=1024, uncached=176, output=300), "inclusive")
+
+
+def test_a_cost_beyond_any_float_is_no_cost_figure(tmp_path: Path) -> None:
+    # Found by the fuzzer: an integer cost too large for a float crashed the cost note.
+    path = tmp_path / "huge.json"
+    path.write_text(page(gen(costDetails={"total": 10**400}), gen(id="h", costDetails={"total": 0.5})))
+    requests, summary = import_file(path, FORMATS["langfuse"], ImportContext())
+    assert len(requests) == 2 and any("sum to $0.5000" in n for n in summary.notes)
