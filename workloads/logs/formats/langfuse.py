@@ -421,7 +421,7 @@ def _notes(conventions: dict[str, int], cost: float, chained_lanes: int, request
     if chained_lanes:
         notes.append("generations whose input holds no chat messages are read as chains: one per session, else per trace, in start order")
     if cost:
-        notes.append(f"Langfuse's own cost figures (costDetails.total) sum to ${cost:.4f} (a check on the dollars here)")
+        notes.append(f"Langfuse's own cost figures (costDetails.total, else calculatedTotalCost) sum to ${cost:.4f} (a check on the dollars here)")
     if spans:
         notes.append(f"{spans} span(s), event(s) and other non-generation observation(s) are not model calls")
     return notes
