@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, write
 from tests.fuzz.test_fuzz_audit import SEEDS
 
-FORMATS = ("swe-agent", "otel", "litellm", "openhands")
+FORMATS = ("swe-agent", "otel", "litellm", "openhands", "langfuse")
 
 
 def test_mutated_trajectories_end_cleanly(importer_examples):

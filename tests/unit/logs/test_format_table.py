@@ -219,6 +219,31 @@ def expected(name: str) -> list[TraceRequest]:
                     prefix=Prefix("litellm:openai:gpt-4o-2024-08-06", f"litellm:{file}#4:chatcmpl-4"), request_id="chatcmpl-4", source_format=name, done_ms=1761991261000,
                 ),
             ]
+        case "langfuse":
+            # An observations API page: two Anthropic generations of one trace (usageDetails with
+            # Anthropic's keys beside its uncached input: additive), in start order, a chain (their
+            # input holds no messages); a failed one (level ERROR) skipped; an OpenAI generation
+            # whose input_cached_tokens Langfuse split out of input, with its messages as the body.
+            claude = "claude-sonnet-4-5-20250929"
+            head, first = f"langfuse:anthropic:{claude}", f"langfuse:{file}#trace-a:gen-1"
+            return [
+                TraceRequest(
+                    file, 1, "trace-a", "main", 0, 1761991200100, 1761991201200, "anthropic", claude,
+                    usage=Usage(cache_write_5m=4000, uncached=20, output=50),
+                    prefix=Prefix(head, first), request_id="gen-1", source_format=name, done_ms=1761991202000,
+                ),
+                TraceRequest(
+                    file, 1, "trace-a", "main", 1, 1761991205000, 1761991205900, "anthropic", claude,
+                    usage=Usage(cache_read=4000, cache_write_5m=300, uncached=8, output=12),
+                    prefix=Prefix(head, f"langfuse:{file}#trace-a:gen-2", first), request_id="gen-2", source_format=name,
+                    done_ms=1761991206000,
+                ),
+                TraceRequest(
+                    file, 1, "trace-b", "main", 2, 1761991260000, 1761991260600, "openai", "gpt-4o-2024-08-06",
+                    usage=Usage(cache_read=1536, uncached=264, output=9),  # input 264 = 1800 - 1536 cached
+                    request_id="gen-4", source_format=name, done_ms=1761991261000,
+                ),
+            ]
         case "openhands":
             # A saved trajectory: two action events, each with the raw response of its call;
             # sent at the previous event's time, ready at the action's.
@@ -353,7 +378,7 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
-        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, OpenHands event stream or Cline task folder); "
+        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, OpenHands event stream or Cline task folder); "
         "audit reads only these"
     )
 

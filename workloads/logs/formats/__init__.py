@@ -26,6 +26,7 @@ from prefixbench.workloads.logs.formats import (
     codex,
     gemini_cli,
     http_capture,
+    langfuse,
     litellm,
     mooncake,
     opencode,
@@ -57,6 +58,7 @@ FORMATS: dict[str, LogFormat] = {
         swe_agent.FORMAT,
         otel.FORMAT,
         litellm.FORMAT,
+        langfuse.FORMAT,
         openhands.FORMAT,
         cline.FORMAT,
     )

@@ -1,0 +1,79 @@
+"""Real Langfuse traces, read where they live: the framework traces Langfuse keeps for its seeder
+(github.com/langfuse/langfuse, ``packages/shared/scripts/seeder/utils/framework-traces/``; real
+traces of framework integrations, downloaded from the UI as ``{"trace", "observations"}``), from a
+local git copy of that repository (``PREFIXBENCH_LANGFUSE_REPO``, default the workplace's mirror).
+They are never copied into this project; the test skips without them.
+
+What is checked is the log's own bookkeeping: one request per generation that carries usage, and
+the audited prompt plus output equal to the sum of the generations' ``usageDetails.total``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import run_audit
+
+REPO = Path(os.environ.get("PREFIXBENCH_LANGFUSE_REPO", "/work/.mirror/langfuse+langfuse/repo"))
+FOLDER = "packages/shared/scripts/seeder/utils/framework-traces"
+#: file: (requests, sum of usageDetails.total), counted from the files.
+TRACES = {
+    "agno-2025-06-11.json": (4, 1991 + 888 + 183 + 777),  # sessionId on the trace: one lane
+    "autogen-2025-06-06.json": (1, 44),
+    "beeai-2025-08-01.json": (3, 1988 + 2359 + 1195),  # two generations carry no usage: skipped
+    "google-adk-2025-08-28.json": (2, 76),
+    "google-gemini-2025-08-01.json": (1, 2061),  # completion_details.reasoning lies inside output
+    "koog-2025-08-26.json": (2, 340),
+    "langgraph-2025-08-22.json": (2, 75 + 159),
+    "llamaindex-2025-06-05.json": (1, 94),
+    "microsoft-agent-2025-10-14.json": (2, 761),
+    "openai-agents-2025-09-30.json": (2, 114 + 70),
+    "openai-assistants-2024-05-29.json": (1, 89),
+    "pydantic-ai-tools-2025-12-04.json": (4, 1524),
+}
+
+
+def _git_dir() -> Path:
+    return REPO / ".git" if (REPO / ".git").is_dir() else REPO
+
+
+def _show(name: str, tmp_path: Path) -> Path:
+    if shutil.which("git") is None or not REPO.is_dir():
+        pytest.skip(f"no git copy of langfuse at {REPO}")
+    shown = subprocess.run(["git", f"--git-dir={_git_dir()}", "show", f"HEAD:{FOLDER}/{name}"], capture_output=True, check=False)
+    if shown.returncode != 0:
+        pytest.skip(f"{name} not in {REPO}")
+    path = tmp_path / name
+    path.write_bytes(shown.stdout)
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(TRACES))
+def test_one_request_per_generation_with_usage_and_totals_equal_the_traces_own(name: str, tmp_path: Path) -> None:
+    path = _show(name, tmp_path)
+    doc = json.loads(path.read_text())
+    served = [o for o in doc["observations"] if o.get("type") == "GENERATION" and o.get("usageDetails") and o.get("level") != "ERROR"]
+    requests, own = TRACES[name]
+    assert len(served) == requests
+    assert sum(o["usageDetails"]["total"] for o in served) == own
+    result = run_audit([path])
+    t = result.totals
+    assert t.requests == requests
+    assert t.input + t.cache_read + t.cache_write + t.output == own
+    (summary,) = result.files
+    cost = sum((o.get("costDetails") or {}).get("total", 0) for o in served)
+    if cost:
+        assert any(f"sum to ${cost:.4f}" in n for n in summary.notes)
+
+
+def test_a_trace_without_usage_is_one_line(tmp_path: Path) -> None:
+    # The Vertex AI trace's only generation carries no usageDetails: nothing to audit.
+    path = _show("google-vertex-tools-langchain-2025-09-19.json", tmp_path)
+    with pytest.raises(UserError, match="no generation with token usage"):
+        run_audit([path])

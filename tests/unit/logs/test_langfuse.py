@@ -1,0 +1,224 @@
+"""Langfuse observations (workloads/logs/formats/langfuse.py): every shape of export, each
+integration's usageDetails, and what is counted apart.
+
+The fixtures are written here from Langfuse's public API types (``ObservationsView``, the
+``{data, meta}`` page, a trace with its ``observations``), the columns of its blob-storage export
+(``LEGACY_OBSERVATION_EXPORT_FIELDS``), its ingestion's usage normalization
+(``packages/shared/src/server/ingestion/types.ts``: an OpenAI usage's details are subtracted from
+``input``) and the Python SDK's LangChain handler (``_parse_usage_model``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from prefixbench.reports.cli import main
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
+from prefixbench.workloads.logs.formats.langfuse import read_details
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SHAPES = ("langfuse.json", "langfuse-openai.jsonl", "langfuse-trace.json", "langfuse-legacy.json", "langfuse-blob.jsonl")
+
+
+def read(path: Path):
+    fmt = detect_format(path)
+    assert fmt is FORMATS["langfuse"]
+    return import_file(path, fmt, ImportContext())
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_every_shape_is_detected_from_content_under_any_name(tmp_path: Path, name: str) -> None:
+    # An API page, JSON lines, a trace export, a bare array, the blob export: named anything.
+    copy = tmp_path / "export-2025-11.txt"
+    shutil.copy(FIXTURES / name, copy)
+    assert detect_format(copy) is FORMATS["langfuse"]
+
+
+def test_the_api_page_totals_equal_the_observations_own_sums() -> None:
+    # Sums of the served generations' usageDetails (gen-3 failed: level ERROR, counted apart).
+    result = run_audit([FIXTURES / "langfuse.json"])
+    t = result.totals
+    assert t.requests == 3
+    assert t.input == 20 + 8 + 264
+    assert t.output == 50 + 12 + 9
+    assert t.cache_read == 0 + 4000 + 1536
+    assert t.cache_write == 4000 + 300
+    assert t.cache_write_1h == 0
+    page = json.loads((FIXTURES / "langfuse.json").read_text())
+    served = [o for o in page["data"] if o["type"] == "GENERATION" and o["level"] != "ERROR"]
+    # Every bucket is disjoint: prompt + output is the observation's own total.
+    assert t.input + t.cache_read + t.cache_write + t.output == sum(o["usageDetails"]["total"] for o in served)
+
+
+def test_the_openai_integration_splits_cached_tokens_out_of_input() -> None:
+    # Langfuse subtracts prompt_tokens_details from input (input_cached_tokens) and the completion
+    # details from output (output_reasoning_tokens): both are added back. The third generation's
+    # sender put the whole prompt in input and gave its own total (5020 < 5000 + 4864 + 20):
+    # input includes the cached part. The embedding is not a call.
+    requests, summary = read(FIXTURES / "langfuse-openai.jsonl")
+    assert [r.usage for r in requests] == [
+        Usage(uncached=1800, output=60 + 192),
+        Usage(cache_read=3840, uncached=128, output=30 + 64),
+        Usage(cache_read=4864, uncached=5000 - 4864, output=20),
+    ]
+    assert [r.envelope for r in requests] == [(("effort", "high"),)] * 2 + [()]
+    # The messages sent are the body (a lane with messages everywhere); the other lane is a chain.
+    first, second, third = requests
+    assert first.body is not None and second.body is not None and third.body is None and third.prefix is not None
+    assert len(second.body.messages) > len(first.body.messages) and first.body.tools
+    assert [reason for _, reason in summary.skipped] == ["embedding emb-1: no prompt to cache"]
+    assert any(n.startswith("2 generation(s): usageDetails buckets are disjoint") for n in summary.notes)
+    assert any(n.startswith("1 generation(s): the sender's total is below the sum of the buckets") for n in summary.notes)
+    t = run_audit([FIXTURES / "langfuse-openai.jsonl"]).totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (3, 1800 + 128 + 136, 252 + 94 + 20, 3840 + 4864, 0)
+
+
+def test_a_trace_export_is_one_session_lane_of_anthropic_additive_calls() -> None:
+    # LangChain's usage_metadata (input_cache_read / input_cache_creation split out of input) and
+    # Anthropic's raw usage (input below its reads and writes); the TTL split of the raw usage
+    # repeats its cache_creation_input_tokens and is not counted twice.
+    requests, summary = read(FIXTURES / "langfuse-trace.json")
+    assert [(r.lane, r.request_id) for r in requests] == [("sess-7", "gen-a1"), ("sess-7", "gen-a2"), ("sess-7", "gen-a3")]
+    assert [r.usage for r in requests] == [
+        Usage(cache_write_5m=6000, uncached=10, output=25),
+        Usage(cache_read=6000, uncached=12, output=30),
+        Usage(cache_read=6000, cache_write_1h=1200, uncached=5, output=9),
+    ]
+    assert [r.provider for r in requests] == ["anthropic"] * 3
+    # A chain in start order, idle counted from the previous end.
+    assert [r.prefix.parent for r in requests] == [None, requests[0].prefix.node, requests[1].prefix.node]
+    assert [r.done_ms for r in requests] == [1762178403000, 1762178406000, 1762178409400]
+    t = run_audit([FIXTURES / "langfuse-trace.json"]).totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h) == (3, 27, 64, 12000, 7200, 1200)
+
+
+def test_observations_without_cache_keys_are_cache_not_reported() -> None:
+    # Older observations: usage {input, output, total, unit} or promptTokens / completionTokens;
+    # usage in CHARACTERS is not tokens.
+    requests, summary = read(FIXTURES / "langfuse-legacy.json")
+    assert [r.usage for r in requests] == [
+        Usage(uncached=2100, output=40, cache_reported=False),
+        Usage(uncached=2300, output=15, cache_reported=False),
+    ]
+    assert [reason for _, reason in summary.skipped] == ["generation gen-l3: usage in CHARACTERS, not tokens"]
+    assert any("cache use not reported, not zero" in n for n in summary.notes)
+    t = run_audit([FIXTURES / "langfuse-legacy.json"]).totals
+    assert (t.requests, t.input, t.output, t.cache_read) == (2, 4400, 55, 0)
+
+
+def test_the_blob_export_reads_snake_case_columns_and_string_counts() -> None:
+    # Enriched observations (observations_v2/): the trace's session_id on each row is the lane.
+    requests, summary = read(FIXTURES / "langfuse-blob.jsonl")
+    assert [r.lane for r in requests] == ["sess-blob", "sess-blob"]
+    assert [r.usage for r in requests] == [
+        Usage(cache_write_5m=3000, uncached=3, output=40),
+        Usage(cache_read=3000, cache_write_5m=150, uncached=6, output=22),
+    ]
+    assert [(r.sent_ms, r.ready_ms, r.done_ms) for r in requests] == [
+        (1762257600000, 1762257601000, 1762257601500),
+        (1762257603000, 1762257603800, 1762257604000),
+    ]
+    assert [reason for _, reason in summary.skipped] == ["generation gen-b2 repeated: counted once"]
+    assert any("sum to $0.0134" in n for n in summary.notes)  # 0.011859 + 0.00159, the duplicate once
+
+
+@pytest.mark.parametrize(
+    ("details", "usage", "convention"),
+    [
+        # Langfuse's own OpenAI normalization: disjoint buckets, total = their sum.
+        ({"input": 264, "input_cached_tokens": 1536, "output": 9, "total": 1809}, Usage(cache_read=1536, uncached=264, output=9), "additive"),
+        # An inclusive input with a smaller total (the class Langfuse's ingestion warns of).
+        ({"input": 1800, "input_cached_tokens": 1536, "output": 9, "total": 1809}, Usage(cache_read=1536, uncached=264, output=9), "inclusive"),
+        # A raw OpenAI-shaped usage Langfuse kept unnormalized (its nested details dropped).
+        ({"prompt_tokens": 4308, "completion_tokens": 12, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 300},
+         Usage(cache_read=4000, cache_write_5m=300, uncached=8, output=12), "raw"),
+        # OpenTelemetry ingestion's TTL split of Anthropic's writes.
+        ({"input": 7, "output": 445, "input_cached_tokens": 16399, "input_cache_creation": 0, "input_cache_creation_5m": 2089,
+          "input_cache_creation_1h": 0}, Usage(cache_read=16399, cache_write_5m=2089, uncached=7, output=445), "additive"),
+        # Nothing of the cache.
+        ({"input": 50, "output": 5, "total": 55}, Usage(uncached=50, output=5, cache_reported=False), "none"),
+    ],
+)
+def test_usage_details_readings(details: dict, usage: Usage, convention: str) -> None:
+    reading = read_details(details, "x")
+    assert (reading.usage, reading.convention) == (usage, convention)
+
+
+def page(*observations: dict) -> str:
+    return json.dumps({"data": list(observations), "meta": {"page": 1, "limit": 50, "totalItems": len(observations), "totalPages": 1}})
+
+
+def gen(**extra: object) -> dict:
+    return {"id": "g", "traceId": "t", "type": "GENERATION", "startTime": "2025-11-01T10:00:00Z", "model": "gpt-4o",
+            "usageDetails": {"input": 10, "output": 1}} | extra
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        page(gen(usageDetails={"input": -1, "output": 1})),
+        page(gen(usageDetails={"input": "ten", "output": 1})),
+        page(gen(startTime="yesterday")),
+        page(gen(level="ERROR")),
+        page({"id": "s", "traceId": "t", "type": "SPAN", "startTime": "2025-11-01T10:00:00Z"}),
+        page(gen(), {"neither": 1}),
+        json.dumps({"data": [{"id": "t", "timestamp": "2025-11-01T10:00:00Z", "observations": ["o1", "o2"]}], "meta": {}}),
+        json.dumps(gen(input=[{"role": "user", "content": "\ud800"}])).replace("\\ud800", "\\udc00"),
+        page(gen(type=["GENERATION"])),  # found by the fuzzer: a type that is not a string crashed the detector
+    ],
+)
+def test_bad_exports_are_one_line_errors(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(UserError) as caught:
+        import_file(path, FORMATS["langfuse"], ImportContext())
+    assert "\n" not in str(caught.value) and str(caught.value).startswith(str(path))
+
+
+def test_audit_input_langfuse_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(FIXTURES / "langfuse.json"), "--input", "langfuse", "--quiet"]) == 0
+    assert "3 requests" in capsys.readouterr().out
+    # Another format's file under --input langfuse, and a Langfuse export under another --input: exit 2, one line.
+    assert main(["audit", str(FIXTURES / "litellm.jsonl"), "--input", "langfuse", "--quiet"]) == 2
+    assert main(["audit", str(FIXTURES / "langfuse.json"), "--input", "litellm", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "--input langfuse reads it" in err[1]
+
+
+def test_the_ui_trace_download_and_log_view_read_as_the_api_trace(tmp_path: Path) -> None:
+    # The UI's download button writes {"trace": {...}, "observations": [...]}; its log view copied
+    # as JSON keys the observations by id. Both read as the API's trace with its observations.
+    api = json.loads((FIXTURES / "langfuse-trace.json").read_text())
+    observations = api.pop("observations")
+    download = tmp_path / "trace-download.json"
+    download.write_text(json.dumps({"trace": api, "observations": observations}, indent=2))
+    log_view = tmp_path / "log-view.json"
+    log_view.write_text(json.dumps({o["id"]: o for o in observations}, indent=2))
+    expected, _ = read(FIXTURES / "langfuse-trace.json")
+    for path, lane in ((download, "sess-7"), (log_view, "tr-chat-1")):  # the log view holds no sessionId
+        requests, _ = read(path)
+        assert [(r.lane, r.request_id, r.usage) for r in requests] == [(lane, e.request_id, e.usage) for e in expected]
+
+
+def test_older_opentelemetry_keys_keep_the_cache_inside_input() -> None:
+    # Before Langfuse normalized gen_ai.usage.* it kept the attribute's tail as the key: input then
+    # includes prompt_details.cache_read and output includes completion_details.reasoning, and
+    # total is input + output, below the sum of the buckets.
+    details = {"input": 1200, "prompt_details.cache_read": 1024, "output": 300, "completion_details.reasoning": 256, "total": 1500}
+    reading = read_details(details, "x")
+    assert (reading.usage, reading.convention) == (Usage(cache_read=1024, uncached=176, output=300), "inclusive")
+
+
+def test_a_cost_beyond_any_float_is_no_cost_figure(tmp_path: Path) -> None:
+    # Found by the fuzzer: an integer cost too large for a float crashed the cost note.
+    path = tmp_path / "huge.json"
+    path.write_text(page(gen(costDetails={"total": 10**400}), gen(id="h", costDetails={"total": 0.5})))
+    requests, summary = import_file(path, FORMATS["langfuse"], ImportContext())
+    assert len(requests) == 2 and any("sum to $0.5000" in n for n in summary.notes)

@@ -1,0 +1,448 @@
+"""Langfuse observations: the public API's answers, the UI export and the blob-storage export.
+
+Shapes read (one JSON value a record, pretty-printed or one a line):
+
+* ``GET /api/public/observations`` (and ``/api/public/v2/observations``): ``{"data": [...], "meta": {...}}``;
+* a bare list of observations (a JSON array), or one observation a line (the UI's JSONL export);
+* ``GET /api/public/traces/{id}``: a trace holding its ``observations`` (and its ``sessionId``);
+* the UI's trace download, ``{"trace": {...}, "observations": [...]}`` (the framework traces in
+  Langfuse's repository, ``packages/shared/scripts/seeder/utils/framework-traces/``, are such
+  files), and its log view copied as JSON (observations keyed by id);
+* the blob-storage export of the observations table: snake_case columns (``trace_id``,
+  ``start_time`` as ClickHouse writes it, ``provided_model_name``, ``usage_details`` with counts
+  as strings).
+
+One call = one observation of type ``GENERATION``. Its usage is ``usageDetails``: a map of usage
+types. Langfuse's ingestion keeps the buckets disjoint: an OpenAI-shaped usage has its
+``prompt_tokens_details`` split out of ``input`` (``input_cached_tokens`` is subtracted from
+``input``), the LangChain handler does the same with ``input_token_details``
+(``input_cache_read``, ``input_cache_creation``), the OpenTelemetry path subtracts reads and
+writes (before it did, it kept the attribute's tail: ``prompt_details.cache_read`` inside
+``input``, ``completion_details.reasoning`` inside ``output``), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
+beside ``cache_read_input_tokens`` and ``cache_creation_input_tokens``. ``total`` is the sum of
+the buckets unless the sender gave one. So the buckets are read as additive, per observation,
+unless the observation says otherwise: a sender-given ``total`` below the buckets' sum means an
+``input`` that already includes its cache buckets (Langfuse's ingestion warns of this class), and
+a raw ``prompt_tokens`` key (a usage Langfuse stored unnormalized) is OpenAI-shaped, the cached
+part inside; either reading is refused where ``input`` is below its reads plus writes. An
+observation with no cache key at all reports no cache use (not zero). Older observations carry
+only ``usage {input, output, total, unit}`` or ``promptTokens`` / ``completionTokens``.
+
+A generation at ``level`` ERROR is a failed call, counted apart; an embedding is not a prompt to
+cache. Each session (where the export names it) or else each trace is a lane, its generations in
+start order; idle counts from the previous ``endTime``. Where ``input`` holds the chat messages
+sent (a list, or ``{"messages", "tools"}`` as Langfuse's OpenAI integration logs it) they are the
+request body, so a miss is located on them; else the lane is a chain of calls. Who served a call
+comes from its model name (:func:`.gateway_usage.provider_of`). ``costDetails.total`` is kept only
+as a check on the dollars.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import msgspec
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.usage import Usage
+from prefixbench.simulator.wire import Request
+from prefixbench.workloads.logs.chat_completions import REASONING_EFFORTS, LineError, parse_request
+from prefixbench.workloads.logs.formats import gateway_usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
+from prefixbench.workloads.logs.jsonlines import BadJson
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+
+NAME = "langfuse"
+#: Langfuse's observation types (``SPAN``, ``EVENT`` and ``GENERATION``; the agent types since v3).
+TYPES = frozenset(
+    ("GENERATION", "SPAN", "EVENT", "AGENT", "TOOL", "CHAIN", "RETRIEVER", "EVALUATOR", "EMBEDDING", "GUARDRAIL")
+)
+#: Usage types holding cache reads, as the integrations name them.
+READ_KEYS = ("input_cached_tokens", "cache_read_input_tokens", "input_cache_read", "input_cache_read_tokens", "prompt_details.cache_read")
+#: Usage types holding cache writes (the 5-minute or unsplit part)...
+WRITE_KEYS = (
+    "input_cache_creation", "cache_creation_input_tokens", "input_cache_write", "input_cache_creation_tokens",
+    "cache_write_input_tokens", "input_cache_creation_5m", "prompt_details.cache_write",
+)
+#: ... and the 1-hour part, where the integration splits Anthropic's writes by TTL.
+WRITE_1H_KEYS = ("input_cache_creation_1h",)
+#: The Python SDK's LangChain handler splits Anthropic's ``cache_creation`` by TTL and keeps the
+#: sum too (``cache_creation_input_tokens``): these repeat a write already counted.
+SPLIT_WRITE_KEYS = ("cache_creation_ephemeral_5m_input_tokens", "cache_creation_ephemeral_1h_input_tokens")
+#: Raw keys of a usage Langfuse stored as it came (the first present is the input or output figure).
+INPUT_FIGURES = ("input", "prompt_tokens", "input_tokens", "promptTokens")
+OUTPUT_FIGURES = ("output", "completion_tokens", "output_tokens", "completionTokens")
+_TOTALS = ("total", "total_tokens", "totalTokens")
+#: A sender's total may round; Langfuse's own check allows 1% (at least one token).
+_TOLERANCE = 0.01
+
+
+def _get(value: dict, camel: str, snake: str) -> object:
+    """A field of an observation, under its API name or its blob-export column name."""
+    return value[camel] if camel in value else value.get(snake)
+
+
+def _is_observation(value: object) -> bool:
+    if not isinstance(value, dict) or not isinstance(value.get("type"), str) or value["type"] not in TYPES or "id" not in value:
+        return False
+    return ("traceId" in value or "trace_id" in value) and ("startTime" in value or "start_time" in value)
+
+
+def _is_trace(value: dict) -> bool:
+    observations = value.get("observations")
+    return isinstance(observations, list) and "id" in value and ("timestamp" in value or "sessionId" in value or "htmlPath" in value)
+
+
+def _is_download(value: dict) -> bool:
+    """The UI's trace download: ``{"trace": {...}, "observations": [...]}``."""
+    return isinstance(value.get("trace"), dict) and isinstance(value.get("observations"), list)
+
+
+def _is_keyed(value: dict) -> bool:
+    """The UI's log view copied as JSON: observations keyed by id."""
+    first = next(iter(value.values()), None) if value else None
+    return _is_observation(first)
+
+
+def _is_page(value: dict) -> bool:
+    data = value.get("data")
+    return isinstance(data, list) and isinstance(value.get("meta"), dict) and any(_is_observation(o) or (isinstance(o, dict) and _is_trace(o)) for o in data[:5])
+
+
+def detect(value: dict) -> Evidence | None:
+    """An observations API page, a trace with its observations, or one observation."""
+    if _is_page(value) or (_is_trace(value) or _is_download(value)) and any(_is_observation(o) for o in value["observations"][:5]):
+        return Evidence.WRAPPER
+    if _is_keyed(value):
+        return Evidence.WRAPPER
+    return Evidence.SHAPE if _is_observation(value) else None
+
+
+class _Obs(msgspec.Struct):
+    """One observation and what the export says around it."""
+
+    line: int
+    value: dict
+    session: str | None
+
+
+def _observations(record: Record, where: str) -> Iterator[_Obs]:
+    """The observations a record holds (a page, a trace, a list of traces, or one)."""
+    value: dict = record.value  # type: ignore[assignment]
+    if _is_observation(value):
+        yield _Obs(record.line, value, _session(value))
+        return
+    if _is_download(value):
+        value = {**value["trace"], "observations": value["observations"]}
+    elif _is_keyed(value):
+        value = {"data": list(value.values())}
+    items = value.get("data") if isinstance(value.get("data"), list) else [value]
+    for item in items:
+        item = as_dict(item)
+        if _is_observation(item):
+            yield _Obs(record.line, item, _session(item))
+        elif isinstance(item.get("observations"), list):
+            session = _session(item)
+            for obs in item["observations"]:
+                if isinstance(obs, str):
+                    raise UserError(f"{where}: this trace list names its observations by id only; export the observations (GET /api/public/observations)")
+                if _is_observation(obs):
+                    yield _Obs(record.line, obs, _session(obs) or session)
+        elif item:
+            raise UserError(f"{where}: neither a Langfuse observation (id, type, traceId, startTime) nor a trace with observations")
+
+
+def _session(value: dict) -> str | None:
+    session = _get(value, "sessionId", "session_id")
+    return session if isinstance(session, str) and session else None
+
+
+def _number(value: object, where: str, key: str) -> int | None:
+    """A usage count: an integer, or digits as ClickHouse quotes 64-bit integers; None when absent."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.isdigit() and len(value) < 19:
+        value = int(value)
+    elif isinstance(value, float) and math.isfinite(value) and value.is_integer() and not isinstance(value, bool):
+        value = int(value)
+    return count(value, where, key)
+
+
+def _details(value: dict, where: str) -> dict[str, int]:
+    """The observation's usage types: ``usageDetails``, else the legacy ``usage`` and token fields."""
+    raw = _get(value, "usageDetails", "usage_details")
+    if not isinstance(raw, dict) or not raw:
+        usage = as_dict(value.get("usage"))
+        unit = usage.get("unit")
+        if unit is not None and str(unit).upper() != "TOKENS":
+            raise _NotTokens(str(unit))
+        raw = {k: usage.get(k) for k in ("input", "output", "total") if usage.get(k) is not None}
+        if not raw:
+            raw = {k: value.get(k) for k in ("promptTokens", "completionTokens", "totalTokens") if value.get(k) is not None}
+    out: dict[str, int] = {}
+    for key, amount in raw.items():
+        if isinstance(amount, (dict, list)):
+            continue  # a nested detail Langfuse itself drops
+        number = _number(amount, where, f"usageDetails.{key}")
+        if number is not None:
+            out[str(key)] = number
+    return out
+
+
+class _NotTokens(Exception):
+    """Usage counted in another unit (characters, images, seconds)."""
+
+
+class _Reading(msgspec.Struct, frozen=True):
+    usage: Usage
+    #: ``additive`` (disjoint buckets), ``inclusive`` (input holds the cache buckets: total says
+    #: so), ``raw`` (an OpenAI-shaped prompt_tokens kept unnormalized), or ``none`` (no cache key).
+    convention: str
+
+
+def _first(details: dict[str, int], keys: tuple[str, ...]) -> tuple[str | None, int]:
+    for key in keys:
+        if key in details:
+            return key, details[key]
+    return None, 0
+
+
+def read_details(details: dict[str, int], where: str) -> _Reading:
+    """One observation's usage types as the normalized usage; see the module doc.
+
+    Raises:
+        UserError: reads and writes above an input that must include them.
+    """
+    input_key, input_n = _first(details, INPUT_FIGURES)
+    output_key, output_n = _first(details, OUTPUT_FIGURES)
+    read_n = sum(details[k] for k in READ_KEYS if k in details)
+    long_n = sum(details[k] for k in WRITE_1H_KEYS if k in details)
+    write_n = sum(details[k] for k in WRITE_KEYS if k in details) + long_n
+    if not any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS) and any(k in details for k in SPLIT_WRITE_KEYS):
+        long_n = details.get(SPLIT_WRITE_KEYS[1], 0)
+        write_n = details.get(SPLIT_WRITE_KEYS[0], 0) + long_n
+    elif not any(k in details for k in WRITE_1H_KEYS):
+        long_n = min(details.get(SPLIT_WRITE_KEYS[1], 0), write_n)  # the TTL split of a sum counted above
+    reported = read_n + write_n > 0 or any(k in details for k in READ_KEYS + WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
+    cache = set(READ_KEYS + WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
+    # Other input buckets (input_audio_tokens, input_text_tokens...) were split out of input too.
+    other_in = sum(n for k, n in details.items() if k.startswith("input_") and k not in cache and "priority" not in k)
+    other_out = sum(n for k, n in details.items() if k.startswith("output_") and "priority" not in k)
+    total_key, total_n = _first(details, _TOTALS)
+    buckets = sum(n for k, n in details.items() if k not in _TOTALS and k not in SPLIT_WRITE_KEYS and "priority" not in k)
+    given_total = total_key is not None and buckets > total_n + max(1, total_n * _TOLERANCE)
+    inclusive = (given_total or input_key in ("prompt_tokens", "promptTokens")) and input_n >= read_n + write_n and read_n + write_n > 0
+    if inclusive:
+        uncached = input_n - read_n - write_n
+        output = output_n if given_total else output_n + other_out
+        convention = "inclusive" if given_total else "raw"
+    else:
+        uncached = input_n + other_in
+        output = output_n + other_out
+        convention = "additive" if reported else "none"
+    if output_key is None and input_key is None and not reported:
+        raise UserError(f"{where}: no token counts in usageDetails")
+    return _Reading(Usage(read_n, write_n - long_n, long_n, uncached, output, cache_reported=reported), convention)
+
+
+def _messages(raw: object) -> tuple[list | None, list | None]:
+    """The chat messages and tools an observation's input holds, as Langfuse's integrations log them."""
+    if isinstance(raw, dict):
+        messages = raw.get("messages")
+        tools = raw.get("tools")
+        return (messages if isinstance(messages, list) else None), (tools if isinstance(tools, list) else None)
+    return (raw if isinstance(raw, list) else None), None
+
+
+def _body(value: dict, provider: str, model: str, effort: str | None, where: str) -> Request | None:
+    """The messages a generation sent, as a wire Request; None when its input holds none."""
+    messages, tools = _messages(value.get("input"))
+    if not messages or not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages):
+        return None
+    refuse_lone_surrogates(messages, where, "input")
+    body: dict = {"provider": provider, "model": model, "messages": messages}
+    if tools:
+        refuse_lone_surrogates(tools, where, "input.tools")
+        body["tools"] = tools
+    if effort is not None:
+        body["reasoning_effort"] = effort
+    try:
+        return parse_request(body)
+    except (LineError, BadJson):
+        return None
+
+
+def _cost(value: dict) -> float | None:
+    """Langfuse's own total cost of the observation, where it has one."""
+    details = as_dict(_get(value, "costDetails", "cost_details"))
+    for raw in (details.get("total"), value.get("calculatedTotalCost"), _get(value, "totalCost", "total_cost")):
+        if isinstance(raw, str):
+            try:
+                raw = float(raw)
+            except ValueError:
+                continue
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 <= raw < 1e9:  # NaN and infinities fail too
+            return float(raw)
+    return None
+
+
+class _Call(msgspec.Struct):
+    obs: _Obs
+    where: str
+    reading: _Reading
+    model: str
+    provider: str
+    sent_ms: int | None
+    ready_ms: int | None
+    done_ms: int | None
+    lane: str
+    effort: str | None
+
+
+def _model(value: dict) -> str:
+    model = value.get("model") or _get(value, "providedModelName", "provided_model_name")
+    return model if isinstance(model, str) and model else "unknown"
+
+
+def _effort(value: dict) -> str | None:
+    effort = as_dict(_get(value, "modelParameters", "model_parameters")).get("reasoning_effort")
+    return effort if isinstance(effort, str) and effort in REASONING_EFFORTS else None
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The generations of a Langfuse export; see the module doc."""
+    name = str(path)
+    skipped: list[tuple[int, str]] = []
+    calls: list[_Call] = []
+    seen: set[str] = set()
+    spans = 0
+    cost = 0.0
+    for record in objects(path, records, " (a Langfuse observation, trace or observations page)"):
+        where = f"{name}:{record.line}"
+        if detect(record.value) is None:  # type: ignore[arg-type]
+            raise UserError(f"{where}: neither a Langfuse observation (id, type, traceId, startTime) nor a trace or page of them")
+        for obs in _observations(record, where):
+            value = obs.value
+            oid = str(value.get("id"))
+            kind = value.get("type")
+            if kind != "GENERATION":
+                spans += 1
+                if kind == "EMBEDDING":
+                    skipped.append((obs.line, f"embedding {oid}: no prompt to cache"))
+                continue
+            if oid in seen:
+                skipped.append((obs.line, f"generation {oid} repeated: counted once"))
+                continue
+            seen.add(oid)
+            here = f"{where}: observation {oid:.60}"
+            if str(value.get("level", "")).upper() == "ERROR":
+                message = value.get("statusMessage", value.get("status_message"))
+                skipped.append((obs.line, f"failed generation {oid:.60} (level ERROR{': ' + str(message)[:80] if message else ''})"))
+                continue
+            try:
+                details = _details(value, here)
+            except _NotTokens as unit:
+                skipped.append((obs.line, f"generation {oid:.60}: usage in {str(unit)[:20]}, not tokens"))
+                continue
+            if not details:
+                skipped.append((obs.line, f"generation {oid:.60}: no usage"))
+                continue
+            reading = read_details(details, here)
+            model = _model(value)
+            shaped = any(k in details for k in ("cache_read_input_tokens", "cache_creation_input_tokens"))
+            provider = gateway_usage.provider_of(model, shaped)
+            trace = _get(value, "traceId", "trace_id")
+            lane = obs.session or (str(trace) if isinstance(trace, (str, int)) and trace != "" else "main")
+            spent = _cost(value)
+            cost += spent or 0.0
+            calls.append(
+                _Call(
+                    obs, here, reading, model.rsplit("/", 1)[-1] or "unknown", provider,
+                    parse_time_ms(_get(value, "startTime", "start_time"), here),
+                    parse_time_ms(_get(value, "completionStartTime", "completion_start_time"), here),
+                    parse_time_ms(_get(value, "endTime", "end_time"), here),
+                    lane, _effort(value),
+                )
+            )
+    if not calls:
+        raise UserError(f"{name}:1: no generation with token usage among the observations ({len(skipped)} skipped, {spans} spans and events)")
+    calls.sort(key=lambda c: (c.sent_ms is None, c.sent_ms or 0, c.obs.line))
+    bodies = [_body(c.obs.value, c.provider, c.model, c.effort, c.where) for c in calls]
+    # A lane is read one way: as bodies, or as a chain.
+    chained = {c.lane for c, b in zip(calls, bodies) if b is None}
+    bodies = [None if c.lane in chained else b for c, b in zip(calls, bodies)]
+    out: list[TraceRequest] = []
+    last_node: dict[str, str] = {}
+    conventions: dict[str, int] = {}
+    for call, body in zip(calls, bodies):
+        conventions[call.reading.convention] = conventions.get(call.reading.convention, 0) + 1
+        oid = str(call.obs.value.get("id"))
+        node = f"langfuse:{name}#{call.lane}:{oid}"
+        out.append(
+            TraceRequest(
+                file=name,
+                line=call.obs.line,
+                lane=call.lane,
+                lane_kind="main",
+                seq=len(out),
+                sent_ms=call.sent_ms,
+                ready_ms=call.ready_ms,
+                provider=call.provider,
+                model=call.model,
+                envelope=(("effort", call.effort),) if call.effort else (),
+                usage=call.reading.usage,
+                body=body,
+                prefix=None if body is not None else Prefix(f"langfuse:{call.provider}:{call.model}", node, last_node.get(call.lane)),
+                request_id=oid,
+                source_format=NAME,
+                done_ms=call.done_ms,
+            )
+        )
+        last_node[call.lane] = node
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(_notes(conventions, cost, len(chained), len(out), spans)))
+
+
+#: What each reading of usageDetails says, for the notes.
+READINGS = {
+    "additive": "usageDetails buckets are disjoint (Langfuse splits cache reads and writes out of input): uncached = input (+ other input_* buckets)",
+    "inclusive": "the sender's total is below the sum of the buckets, so input includes the cache buckets: uncached = input - read - written",
+    "raw": "a raw OpenAI-shaped prompt_tokens (a usage Langfuse stored unnormalized) includes the cached part: uncached = prompt_tokens - read - written",
+    "none": "no cache key in usageDetails: cache use not reported, not zero",
+}
+
+
+def _notes(conventions: dict[str, int], cost: float, chained_lanes: int, requests: int, spans: int) -> list[str]:
+    notes = [f"{n} generation(s): {READINGS[kind]}" for kind, n in sorted(conventions.items())]
+    if chained_lanes:
+        notes.append("generations whose input holds no chat messages are read as chains: one per session, else per trace, in start order")
+    if cost:
+        notes.append(f"Langfuse's own cost figures (costDetails.total, else calculatedTotalCost) sum to ${cost:.4f} (a check on the dollars here)")
+    if spans:
+        notes.append(f"{spans} span(s), event(s) and other non-generation observation(s) are not model calls")
+    return notes
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="Langfuse observation export",
+    nouns="Langfuse observation exports",
+    description="Langfuse observations: GET /api/public/observations pages, traces with their observations, UI and blob-storage exports",
+    detect=detect,
+    read=read,
+    usage="by-endpoint",
+    versions=(
+        "usage {input, output, total, unit} and promptTokens / completionTokens only (before usageDetails, late 2024): cache not reported",
+        "usageDetails from the OpenAI integration: input_cached_tokens split out of input (additive), output_reasoning_tokens out of output",
+        "usageDetails from the LangChain handler: input_cache_read / input_cache_creation, or Anthropic's cache_read_input_tokens / cache_creation_input_tokens beside its uncached input",
+        "usageDetails from OpenTelemetry ingestion: input_cached_tokens, input_cache_creation (_5m, _1h)",
+        "an input that includes its cache buckets (a sender's total below their sum), or a raw prompt_tokens kept unnormalized",
+        "older OpenTelemetry keys: prompt_details.cache_read inside input, completion_details.reasoning inside output (total = input + output)",
+        "API pages {data, meta} (v1 and v2), traces with observations and sessionId, JSON arrays and JSONL, the blob-storage export's snake_case columns",
+        "the UI's trace download {trace, observations} and its log view (observations keyed by id)",
+    ),
+)
