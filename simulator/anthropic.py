@@ -170,7 +170,7 @@ class AnthropicCache:
             markers yet stand for an agent that caches; None prices it as the API does
             (nothing cached), which is what a capture replay wants.
         ttl_from: ``start`` counts a new entry's lifetime from the request's start (a long
-            response uses up part of it; what providers.md reports [S]), ``response`` from
+            response uses up part of it; a secondary source's report [S]), ``response`` from
             when its response begins.
         """
         if not 0.01 <= chars_per_token <= 1000:  # NaN fails too; outside it token counts overflow
