@@ -226,7 +226,8 @@ def _recommendation(
     lanes = set(changed) or {(row.file, row.lane) for row in rows}
     sessions = {file for file, _ in lanes}
     fmt_counts = Counter(formats.get(file, "") for file, _ in lanes)
-    fmt = fmt_counts.most_common(1)[0][0] if fmt_counts else ""
+    # The agent with the most lanes, ties to the first name: never the set's (hash) order.
+    fmt = min(fmt_counts.items(), key=lambda item: (-item[1], item[0]))[0] if fmt_counts else ""
     name = _fix_name(fix)
     agent_setting = AGENT_SETTINGS.get((fmt, name))
     change = agent_setting.change if agent_setting is not None else GENERIC_CHANGE[name]

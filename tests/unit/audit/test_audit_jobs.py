@@ -129,3 +129,23 @@ def test_a_file_named_twice_reads_as_it_does_one_by_one(tmp_path: Path) -> None:
     assert parallel == load_trace(paths)
     assert [s.requests for s in parallel[1]] == [2, 2, 1]  # named twice, read once
     assert seen == sorted(seen)
+
+
+def test_the_same_folder_prints_the_same_bytes_whatever_the_hash_seed(tmp_path: Path) -> None:
+    """Two agents tie for a recommendation's lanes here: the pick once followed a set's order,
+    which changes with PYTHONHASHSEED (seeds 1 and 2 printed different agents)."""
+    import os
+    import subprocess
+    import sys
+
+    folder = _folder(tmp_path)
+    outputs = set()
+    for seed in ("1", "2", "5"):
+        done = subprocess.run(
+            [sys.executable, "-c", "import sys; from prefixbench.reports.cli import main; sys.exit(main(sys.argv[1:]))",
+             "audit", str(folder), "--quiet"],
+            capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed}, check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.add(done.stdout)
+    assert len(outputs) == 1
