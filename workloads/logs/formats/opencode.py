@@ -6,8 +6,8 @@ small files: ``session/<project>/<session>.json`` (the session's ``info``),
 ``message/<session>/<message>.json`` and ``part/<message>/<part>.json``. A folder walk audits a
 session once, through its session file, which reads its messages and parts from beside it (ids
 ascend with time, so names sort in order); the message and part files are not audited on their
-own. (Later OpenCode versions keep the same records in a SQLite database: ``opencode export``
-reads them out.)
+own. OpenCode 1.3 and later keep the same records in a SQLite database (``opencode.db``): each
+of its sessions is read as its export (:mod:`.opencode_db`).
 
 One request is one ``step-finish`` part (an assistant message holds one step per model call
 of its tool loop): ``tokens {input, output, reasoning, cache {read, write}}`` and ``cost``.
@@ -41,6 +41,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
 from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats import opencode_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, objects
 from prefixbench.workloads.logs.records import Record, iter_records
@@ -356,11 +357,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         seen_any = True
         value: dict = record.value  # type: ignore[assignment]
         if isinstance(value.get("info"), dict) and isinstance(value.get("messages"), list):
-            session = _Session(str(path), value["info"])
-            for item in value["messages"]:
-                entry = as_dict(item)
-                parts = entry.get("parts")
-                session.message(record.line, as_dict(entry.get("info")), parts if isinstance(parts, list) else [])
+            session = _exported(str(path), record.line, value)
             where = "an export"
         elif _is_session_info(value):
             session, files = _from_storage(path, value)
@@ -385,6 +382,33 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(dict.fromkeys(notes)))
 
 
+def _exported(file: str, line: int, value: dict) -> _Session:
+    """The requests of one ``{info, messages: [{info, parts}]}`` session (an export's, or one
+    the database reader put together)."""
+    session = _Session(file, value["info"])
+    for item in value["messages"]:
+        entry = as_dict(item)
+        parts = entry.get("parts")
+        session.message(line, as_dict(entry.get("info")), parts if isinstance(parts, list) else [])
+    return session
+
+
+def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The requests of every session in an OpenCode database, each read as its export is."""
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    notes: tuple[str, ...] = ()
+    sessions = 0
+    for value in opencode_db.exports(path):
+        sessions += 1
+        session = _exported(str(path), 1, value)
+        out.extend(replace_seq(session.out, len(out)))
+        skipped.extend(session.skipped)
+        notes += session.notes("the database")
+    notes += (f"an OpenCode database: {sessions:,} session(s) read (opened read-only)",)
+    return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(dict.fromkeys(notes)))
+
+
 def replace_seq(requests: list[TraceRequest], start: int) -> list[TraceRequest]:
     """``requests`` numbered from ``start`` in the file's stream (several exports in one file)."""
     if start == 0:
@@ -396,15 +420,19 @@ FORMAT = LogFormat(
     name=NAME,
     noun="OpenCode session",
     nouns="OpenCode sessions",
-    description="OpenCode sessions: `opencode export` JSON, or the storage folder (session, message and part files)",
+    description="OpenCode sessions: `opencode export` JSON, the storage folder (session, message and part files) or the opencode.db database",
     detect=detect,
     read=read,
     read_with=session_file_of,
+    detect_file=opencode_db.is_opencode_db,
+    read_file=read_db,
+    file_suffixes=opencode_db.SUFFIXES,
     usage="additive",
     versions=(
         "`opencode export` JSON: {info, messages: [{info, parts}]}, pretty-printed",
         "JSON storage: session/<project>/<id>.json with message/<session>/ and part/<message>/ beside it",
         "earlier JSON storage: session/info/<id>.json with session/message/<session>/ and session/part/<session>/<message>/",
+        "SQLite database (1.3 and later): opencode.db, tables session, message and part (data: the export's JSON less the ids)",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
         "input less the cache for every provider (later versions; earlier ones subtracted only the read)",
         "assistant info.tokens: the sum of the steps in later versions, the last step in earlier ones",
