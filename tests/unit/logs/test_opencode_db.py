@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
@@ -20,6 +22,7 @@ from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_fi
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.formats.opencode_db import is_opencode_db
 from prefixbench.workloads.logs.sources import find_log_files
+from tests.fuzz.harness import NASTY_TOKENS, Tally, edited, fuzz_settings, json_values, mutated, to_json_line
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPORT = FIXTURES / "opencode.json"
@@ -233,6 +236,72 @@ def test_garbage_in_a_data_column_names_the_row(db: Path) -> None:
 def test_a_database_read_under_another_input_names_the_one_that_reads_it(db: Path) -> None:
     with pytest.raises(UserError, match=r"read as codex \(--input opencode reads it\)$"):
         import_file(db, FORMATS["codex"], ImportContext())
+
+
+def _rows(db: Path) -> list[tuple[str, str, str]]:
+    con = sqlite3.connect(db)
+    try:
+        return [("message", i, d) for i, d in con.execute("SELECT id, data FROM message ORDER BY id")] + [
+            ("part", i, d) for i, d in con.execute("SELECT id, data FROM part ORDER BY id")
+        ]
+    finally:
+        con.close()
+
+
+def test_garbage_in_data_columns_ends_cleanly(tmp_path: Path) -> None:
+    """A database whose ``data`` columns hold edited, foreign or broken JSON (or bytes): one line
+    and exit 2, or a reading; never a traceback."""
+    pristine = write_db(tmp_path / "pristine.db", _exports())
+    rows = _rows(pristine)
+    tally = Tally("opencode.db data", bound_s=20)
+    garbage = st.one_of(
+        st.sampled_from(rows).flatmap(lambda row: edited(st.just(json.loads(row[2])), max_edits=3).map(to_json_line)),
+        json_values.map(to_json_line),
+        st.sampled_from(NASTY_TOKENS),
+        st.sampled_from(rows).flatmap(lambda row: mutated(row[2].encode())),
+    )
+
+    @fuzz_settings(25)
+    @given(edits=st.lists(st.tuples(st.sampled_from(rows), garbage, st.booleans()), min_size=1, max_size=3), explicit=st.booleans())
+    def case(edits: list, explicit: bool) -> None:
+        path = tmp_path / "opencode.db"
+        path.write_bytes(pristine.read_bytes())
+        con = sqlite3.connect(path)
+        for (table, row_id, _), raw, as_blob in edits:
+            if as_blob:
+                value: object = raw
+            else:
+                try:
+                    value = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    value = raw
+            con.execute(f"UPDATE {table} SET data = ? WHERE id = ?", (value, row_id))
+        con.commit()
+        con.close()
+        tally.check(["audit", str(path), "--quiet", *(["--input", "opencode"] if explicit else [])])
+
+    case()
+    tally.report()
+    assert tally.outcomes["crash"] == 0
+
+
+def test_damaged_database_files_end_cleanly(tmp_path: Path) -> None:
+    """The database's bytes edited (pages cut, flipped, spliced): one line and exit 2, or a reading."""
+    seed = write_db(tmp_path / "seed.db", _exports()).read_bytes()
+    tally = Tally("opencode.db bytes", bound_s=20)
+
+    @fuzz_settings(25)
+    @given(raw=mutated(seed), in_folder=st.booleans())
+    def case(raw: bytes, in_folder: bool) -> None:
+        folder = tmp_path / "walk"
+        folder.mkdir(exist_ok=True)
+        path = folder / "opencode.db"
+        path.write_bytes(raw)
+        tally.check(["audit", str(folder if in_folder else path), "--quiet"])
+
+    case()
+    tally.report()
+    assert tally.outcomes["crash"] == 0
 
 
 #: A real OpenCode database (never copied into the project): its audit's totals equal the sums
