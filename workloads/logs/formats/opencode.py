@@ -1,4 +1,5 @@
-"""OpenCode sessions: ``opencode export`` JSON and the on-disk storage.
+"""OpenCode sessions: ``opencode export`` JSON, the on-disk storage and database, and the output
+of ``opencode run --format json``.
 
 ``opencode export <session>`` prints one pretty-printed object ``{info, messages: [{info,
 parts}]}``. The JSON storage (``~/.local/share/opencode/storage/``) keeps the same records as
@@ -7,7 +8,13 @@ small files: ``session/<project>/<session>.json`` (the session's ``info``),
 session once, through its session file, which reads its messages and parts from beside it (ids
 ascend with time, so names sort in order); the message and part files are not audited on their
 own. OpenCode 1.3 and later keep the same records in a SQLite database (``opencode.db``): each
-of its sessions is read as its export (:mod:`.opencode_db`).
+of its sessions is read as its export (:mod:`.opencode_db`), a lane per session.
+
+``opencode run --format json`` prints one event a line, ``{type, timestamp, sessionID, part}``
+(``step_start``, ``text``, ``tool_use``, ``reasoning``, ``step_finish``; ``error`` events carry
+``error {name, data {message}}`` instead of a part): the same parts as the storage, one step at
+a time. One request per ``step_finish``, a lane per session (the first is the main lane), and
+no message info: the model is unknown unless a part names it.
 
 One request is one ``step-finish`` part (an assistant message holds one step per model call
 of its tool loop): ``tokens {input, output, reasoning, cache {read, write}}`` and ``cost``.
@@ -540,7 +547,7 @@ FORMAT = LogFormat(
     name=NAME,
     noun="OpenCode session",
     nouns="OpenCode sessions",
-    description="OpenCode sessions: `opencode export` JSON, the storage folder (session, message and part files) or the opencode.db database",
+    description="OpenCode sessions: `opencode export` JSON, the storage folder (session, message and part files), the opencode.db database, or `opencode run --format json` output",
     detect=detect,
     read=read,
     read_with=session_file_of,
@@ -553,6 +560,7 @@ FORMAT = LogFormat(
         "JSON storage: session/<project>/<id>.json with message/<session>/ and part/<message>/ beside it",
         "earlier JSON storage: session/info/<id>.json with session/message/<session>/ and session/part/<session>/<message>/",
         "SQLite database (1.3 and later): opencode.db, tables session, message and part (data: the export's JSON less the ids)",
+        "`opencode run --format json`: step_start, text, tool_use, reasoning, step_finish and error events, one a line (no model named)",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
         "input less the cache for every provider (later versions; earlier ones subtracted only the read)",
         "assistant info.tokens: the sum of the steps in later versions, the last step in earlier ones",
