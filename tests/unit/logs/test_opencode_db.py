@@ -108,12 +108,12 @@ def test_database_totals_field_by_field(db: Path) -> None:
     usages = [r.usage for r in requests]
     # By hand: the export's four steps (input 5 + 7 + 9500 + 3000; output + reasoning
     # 150 + 200 + 800 + 40; read 9000; write 9000 + 400 + 2500) and the child's two
-    # (input 20 + 10; output 100 + 42; read 0 + 4100; write 4500 + 0).
+    # (input 20 + 10; output 100 + 42; read 0 + 4520; write 4500 + 130).
     assert len(requests) == 6 == summary.requests
     assert sum(u.uncached for u in usages) == 12512 + 30
     assert sum(u.output for u in usages) == 1190 + 142
-    assert sum(u.cache_read for u in usages) == 9000 + 4100
-    assert sum(u.cache_write_5m for u in usages) == 11900 + 4500
+    assert sum(u.cache_read for u in usages) == 9000 + 4520
+    assert sum(u.cache_write_5m for u in usages) == 11900 + 4630
     assert sum(u.cache_write_1h for u in usages) == 0
     assert summary.skipped == ((1, "failed call (APIError: Overloaded)"),)
     assert summary.format == "opencode"
@@ -123,7 +123,7 @@ def test_database_totals_field_by_field(db: Path) -> None:
     assert [r.agent_version for r in requests[4:]] == ["1.3.2"] * 2
     notes = " ".join(summary.notes)
     assert "2 session(s) read" in notes
-    assert "input 30, output + reasoning 142, cache read 4,100, cache write 4,500 (the same" in notes
+    assert "input 30, output + reasoning 142, cache read 4,520, cache write 4,630 (the same" in notes
 
 
 def test_database_audit_equals_the_export_audit_field_by_field(tmp_path: Path) -> None:
