@@ -1,6 +1,7 @@
 """Finding the log files under the paths an audit is given.
 
-A folder is walked (sorted) for ``*.jsonl`` / ``*.json`` / ``*.traj``; metadata sidecars and empty
+A folder is walked (sorted) for ``*.jsonl`` / ``*.json`` / ``*.traj``, and for a database a format
+reads (an OpenCode ``opencode.db``, by its content); metadata sidecars and empty
 files it finds are listed with why they are skipped, and the pieces of a log kept as many files (an
 OpenCode storage message or part) are left to the file that reads them. Every problem is a
 :class:`~prefixbench.simulator.errors.UserError`: a path that does not exist, a device or a
@@ -93,14 +94,34 @@ def _walk(folder: Path) -> list[tuple[Path, str | None]]:
                 for entry in entries:
                     if _walks_into(entry):
                         pending.append(current / entry.name)
-                    elif not _is_dir(entry) and entry.name.endswith(LOG_SUFFIXES) and not entry.name.startswith("."):
-                        found.append((current / entry.name, None))
+                    elif not _is_dir(entry) and not entry.name.startswith("."):
+                        if entry.name.endswith(LOG_SUFFIXES) or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name)):
+                            found.append((current / entry.name, None))
         except OSError as exc:
             why = exc.strerror or str(exc)
             if current == folder:
                 raise UserError(f"{current}: cannot read this folder ({why}); make it readable, or name the folders to audit") from None
             found.append((current, f"{UNREADABLE}{why}"))
     return sorted(found)
+
+
+#: Names a folder walk offers to the formats kept in a binary file (OpenCode's ``opencode.db``);
+#: such a file is a log only when its bytes say so (its ``-wal`` and ``-shm`` files never are).
+_FILE_SUFFIXES = tuple(suffix for fmt in FORMATS.values() for suffix in fmt.file_suffixes)
+
+
+def _is_binary_log(path: Path) -> bool:
+    """Whether a walked file is a log kept in a binary file: one a format's bytes detector claims,
+    or one that claims it and cannot be read (the audit then says why, in one line)."""
+    for fmt in FORMATS.values():
+        if fmt.detect_file is None or not path.name.endswith(fmt.file_suffixes):
+            continue
+        try:
+            if fmt.detect_file(path):
+                return True
+        except UserError:
+            return True
+    return False
 
 
 def _is_dir(entry: os.DirEntry) -> bool:

@@ -143,12 +143,28 @@ def classify_record(value: object) -> str | None:
     return best
 
 
+def file_format(path: Path) -> LogFormat | None:
+    """The format of a log kept in a binary file (a database), from its bytes; None: not one.
+
+    Raises:
+        UserError: a file whose bytes claim such a format and that cannot be read as it.
+    """
+    for fmt in FORMATS.values():
+        if fmt.detect_file is not None and fmt.detect_file(path):
+            return fmt
+    return None
+
+
 def detect_format(path: Path) -> LogFormat:
-    """The log format of a file, from the content of its first records.
+    """The log format of a file, from the content of its first records (or its bytes, for a
+    format kept in a binary file).
 
     Raises:
         UserError: ``file:line`` when the content matches no known format (or is empty).
     """
+    binary = file_format(path)
+    if binary is not None:
+        return binary
     seen = 0
     first_line = 1
     for record in iter_records(path):
@@ -197,4 +213,9 @@ def _not_of(path: Path, line: int, fmt: LogFormat) -> None:
 
 def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """Read one file of a known format into its requests."""
+    binary = file_format(path)
+    if binary is not None:
+        if binary is not fmt or fmt.read_file is None:
+            raise UserError(f"{path}: a database of the {binary.name} format read as {fmt.name} (--input {binary.name} reads it)")
+        return fmt.read_file(path, ctx)
     return fmt.read(path, _checked(path, iter_records(path, ctx.progress), fmt), ctx)

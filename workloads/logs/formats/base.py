@@ -53,6 +53,8 @@ class ImportContext(msgspec.Struct):
 Detector: TypeAlias = Callable[[dict], Evidence | None]
 #: A file's records to its requests and what else was seen in it.
 Reader: TypeAlias = Callable[[Path, Iterable[Record], ImportContext], tuple[list[TraceRequest], FileSummary]]
+#: A whole file (not text records: a database) to its requests and what else was seen in it.
+FileReader: TypeAlias = Callable[[Path, ImportContext], tuple[list[TraceRequest], FileSummary]]
 
 
 class Replay(msgspec.Struct, frozen=True):
@@ -93,6 +95,13 @@ class LogFormat(msgspec.Struct, frozen=True):
     #: For a log kept as many one-object files (OpenCode's storage): given a file and its record,
     #: the file whose reader reads it (None: audit it on its own). A folder walk skips such files.
     read_with: Callable[[Path, dict], Path | None] | None = None
+    #: For a log kept in a binary file (OpenCode's SQLite database): whether a file is one, from
+    #: its bytes (a file that is not raises nothing; one that claims to be and cannot be read is
+    #: a UserError), and its reader; such a file is never read as text records.
+    detect_file: Callable[[Path], bool] | None = None
+    read_file: FileReader | None = None
+    #: File names (ends) a folder walk offers to ``detect_file`` besides the text logs.
+    file_suffixes: tuple[str, ...] = ()
     #: What the agent is known to change in the head its log does not hold (system prompt,
     #: tools) between requests, named where the audit locates a break inside that head.
     head_changes: str = ""

@@ -1,4 +1,5 @@
-"""OpenCode sessions: ``opencode export`` JSON and the on-disk storage.
+"""OpenCode sessions: ``opencode export`` JSON, the on-disk storage and database, and the output
+of ``opencode run --format json``.
 
 ``opencode export <session>`` prints one pretty-printed object ``{info, messages: [{info,
 parts}]}``. The JSON storage (``~/.local/share/opencode/storage/``) keeps the same records as
@@ -6,8 +7,14 @@ small files: ``session/<project>/<session>.json`` (the session's ``info``),
 ``message/<session>/<message>.json`` and ``part/<message>/<part>.json``. A folder walk audits a
 session once, through its session file, which reads its messages and parts from beside it (ids
 ascend with time, so names sort in order); the message and part files are not audited on their
-own. (Later OpenCode versions keep the same records in a SQLite database: ``opencode export``
-reads them out.)
+own. OpenCode 1.3 and later keep the same records in a SQLite database (``opencode.db``): each
+of its sessions is read as its export (:mod:`.opencode_db`), a lane per session.
+
+``opencode run --format json`` prints one event a line, ``{type, timestamp, sessionID, part}``
+(``step_start``, ``text``, ``tool_use``, ``reasoning``, ``step_finish``; ``error`` events carry
+``error {name, data {message}}`` instead of a part): the same parts as the storage, one step at
+a time. One request per ``step_finish``, a lane per session (the first is the main lane), and
+no message info: the model is unknown unless a part names it.
 
 One request is one ``step-finish`` part (an assistant message holds one step per model call
 of its tool loop): ``tokens {input, output, reasoning, cache {read, write}}`` and ``cost``.
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import chain
 from pathlib import Path
 
 from msgspec.structs import replace
@@ -41,6 +49,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
 from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats import opencode_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, objects
 from prefixbench.workloads.logs.records import Record, iter_records
@@ -69,8 +78,26 @@ def _is_part(value: dict) -> bool:
     return isinstance(value.get("messageID"), str) and isinstance(value.get("sessionID"), str) and isinstance(value.get("type"), str)
 
 
+#: The event types ``opencode run --format json`` prints, one JSON line each.
+RUN_EVENTS = ("step_start", "step_finish", "text", "tool_use", "reasoning", "error")
+
+
+def _is_run_event(value: dict) -> bool:
+    """A line of ``opencode run --format json``: ``{type, timestamp, sessionID, part}`` (the part
+    naming its session and message), or ``{type: "error", sessionID, error}``."""
+    if value.get("type") not in RUN_EVENTS or not isinstance(value.get("sessionID"), str) or "messageID" in value:
+        return False
+    part = value.get("part")
+    if isinstance(part, dict):
+        return isinstance(part.get("messageID"), str) and isinstance(part.get("type"), str)
+    return value.get("type") == "error" and isinstance(value.get("error"), dict)
+
+
 def detect(value: dict) -> Evidence | None:
-    """An export (``{info, messages}``), or one file of the storage: a session, message or part."""
+    """An export (``{info, messages}``), one file of the storage (a session, message or part), or
+    an event of ``opencode run --format json``."""
+    if _is_run_event(value):
+        return Evidence.WRAPPER
     info, messages = value.get("info"), value.get("messages")
     if isinstance(info, dict) and isinstance(messages, list) and _is_session_info(info):
         return Evidence.WRAPPER
@@ -352,15 +379,14 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     skipped: list[tuple[int, str]] = []
     notes: tuple[str, ...] = ()
     seen_any = False
-    for record in objects(path, records, " (an OpenCode export or storage file)"):
-        seen_any = True
+    stream = iter(objects(path, records, " (an OpenCode export, storage file or run output)"))
+    for record in stream:
         value: dict = record.value  # type: ignore[assignment]
+        if not seen_any and _is_run_event(value):
+            return _read_run(path, record, stream)
+        seen_any = True
         if isinstance(value.get("info"), dict) and isinstance(value.get("messages"), list):
-            session = _Session(str(path), value["info"])
-            for item in value["messages"]:
-                entry = as_dict(item)
-                parts = entry.get("parts")
-                session.message(record.line, as_dict(entry.get("info")), parts if isinstance(parts, list) else [])
+            session = _exported(str(path), record.line, value)
             where = "an export"
         elif _is_session_info(value):
             session, files = _from_storage(path, value)
@@ -385,6 +411,131 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(dict.fromkeys(notes)))
 
 
+def _exported(file: str, line: int, value: dict) -> _Session:
+    """The requests of one ``{info, messages: [{info, parts}]}`` session (an export's, or one
+    the database reader put together)."""
+    session = _Session(file, value["info"])
+    for item in value["messages"]:
+        entry = as_dict(item)
+        parts = entry.get("parts")
+        session.message(line, as_dict(entry.get("info")), parts if isinstance(parts, list) else [])
+    return session
+
+
+def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The requests of every session in an OpenCode database, each read as its export is."""
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    notes: tuple[str, ...] = ()
+    sessions = 0
+    for value in opencode_db.exports(path):
+        sessions += 1
+        session = _exported(str(path), 1, value)
+        # One file holds every session: each is a lane of its own (its summary calls too).
+        sid = session.session_id
+        lanes = [replace(r, lane=sid if r.lane == "main" else f"{sid}/{r.lane}") for r in session.out]
+        out.extend(replace_seq(lanes, len(out)))
+        skipped.extend(session.skipped)
+        notes += session.notes("the database")
+    notes += (f"an OpenCode database: {sessions:,} session(s) read (opened read-only)",)
+    return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(dict.fromkeys(notes)))
+
+
+def _run_model(part: dict) -> tuple[str | None, str | None]:
+    """The provider and model a run event's part names (``providerID``/``modelID``, or a
+    ``model {providerID, modelID}``), if it names one."""
+    model = as_dict(part.get("model"))
+    provider = part.get("providerID") or model.get("providerID")
+    name = part.get("modelID") or model.get("modelID") or model.get("id")
+    return (provider if isinstance(provider, str) else None), (name if isinstance(name, str) else None)
+
+
+class _Run:
+    """One session's events in ``opencode run --format json`` output, a step at a time."""
+
+    def __init__(self, file: str, session_id: str, kind: LaneKind) -> None:
+        self.session = _Session(file, {"id": session_id, **({"parentID": "run"} if kind == "subagent" else {})})
+        self.session.events.append(("user_turn", ""))  # the prompt ``opencode run`` was given
+        self.parts: list[dict] = []
+        self.start: int | None = None
+        self.start_line = 0
+        self.provider: str | None = None
+        self.model: str | None = None
+
+    def event(self, line: int, event: dict, part: dict) -> None:
+        provider, model = _run_model(part)
+        self.provider, self.model = provider or self.provider, model or self.model
+        if part.get("type") == "step-start" or not self.parts:
+            if self.parts:
+                self._unfinished()
+            self.start, self.start_line = _time(event.get("timestamp")), line
+        self.parts.append(part)
+        if part.get("type") == "step-finish":
+            info = {
+                "id": part.get("messageID"),
+                "role": "assistant",
+                "time": {"created": self.start},
+                "providerID": self.provider,
+                "modelID": self.model,
+            }
+            # The user turn was counted above; the step's blocks are its parts.
+            self.session.message(line, info, self.parts)
+            self.parts = []
+
+    def error(self, line: int, error: dict) -> None:
+        detail = as_dict(error.get("data")).get("message") or ""
+        self.session.skipped.append((line, f"failed call ({error.get('name') or 'error'}{': ' if detail else ''}{str(detail)[:80]})"))
+        self.parts = []
+
+    def _unfinished(self) -> None:
+        self.session.skipped.append((self.start_line, "step with no step_finish (no usage recorded: the run ended or was cut)"))
+        self.parts = []
+
+    def close(self) -> None:
+        if self.parts:
+            self._unfinished()
+
+
+def _read_run(path: Path, first: Record, rest: Iterable[Record]) -> tuple[list[TraceRequest], FileSummary]:
+    """The output of ``opencode run --format json``: one request per ``step_finish`` event (its
+    part's tokens, as a stored step-finish), a lane per session, errors counted apart."""
+    runs: dict[str, _Run] = {}
+    notes: list[str] = []
+    for record in chain((first,), rest):
+        value: dict = record.value  # type: ignore[assignment]
+        if not _is_run_event(value):
+            if isinstance(value.get("type"), str) and isinstance(value.get("sessionID"), str):
+                continue  # an event type this reader does not use
+            raise UserError(f"{path}:{record.line}: not an event of `opencode run --format json` in a file of them")
+        sid = value["sessionID"]
+        run = runs.get(sid)
+        if run is None:
+            if not _ID.fullmatch(sid):
+                raise UserError(f"{path}:{record.line}: session id {sid!r:.60} is not an OpenCode id")
+            run = runs[sid] = _Run(str(path), sid, "main" if not runs else "subagent")
+        if value["type"] == "error" and not isinstance(value.get("part"), dict):
+            run.error(record.line, value["error"])
+        else:
+            run.event(record.line, value, value["part"])
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    for n, (sid, run) in enumerate(runs.items()):
+        run.close()
+        requests = run.session.out
+        if n:
+            requests = [replace(r, lane=sid if r.lane == "main" else f"{sid}/{r.lane}") for r in requests]
+        out.extend(replace_seq(requests, len(out)))
+        skipped.extend(run.session.skipped)
+        notes.extend(run.session.notes("`opencode run` output"))
+    if any(r.model == "unknown" for r in out):
+        notes.append(
+            "`opencode run --format json` names no model: its requests are read as model unknown, provider unknown "
+            "(no prices or cache rules; audit an `opencode export` of the session, or the database, for them)"
+        )
+    skipped.sort()
+    return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(dict.fromkeys(notes)))
+
+
 def replace_seq(requests: list[TraceRequest], start: int) -> list[TraceRequest]:
     """``requests`` numbered from ``start`` in the file's stream (several exports in one file)."""
     if start == 0:
@@ -396,15 +547,20 @@ FORMAT = LogFormat(
     name=NAME,
     noun="OpenCode session",
     nouns="OpenCode sessions",
-    description="OpenCode sessions: `opencode export` JSON, or the storage folder (session, message and part files)",
+    description="OpenCode sessions: `opencode export` JSON, the storage folder (session, message and part files), the opencode.db database, or `opencode run --format json` output",
     detect=detect,
     read=read,
     read_with=session_file_of,
+    detect_file=opencode_db.is_opencode_db,
+    read_file=read_db,
+    file_suffixes=opencode_db.SUFFIXES,
     usage="additive",
     versions=(
         "`opencode export` JSON: {info, messages: [{info, parts}]}, pretty-printed",
         "JSON storage: session/<project>/<id>.json with message/<session>/ and part/<message>/ beside it",
         "earlier JSON storage: session/info/<id>.json with session/message/<session>/ and session/part/<session>/<message>/",
+        "SQLite database (1.3 and later): opencode.db, tables session, message and part (data: the export's JSON less the ids)",
+        "`opencode run --format json`: step_start, text, tool_use, reasoning, step_finish and error events, one a line (no model named)",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
         "input less the cache for every provider (later versions; earlier ones subtracted only the read)",
         "assistant info.tokens: the sum of the steps in later versions, the last step in earlier ones",
