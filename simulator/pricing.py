@@ -51,6 +51,10 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 
+#: The highest price a cell may hold (USD per 1M tokens, or per 1M tokens an hour): far above any
+#: model's, and low enough that every cost stays exact in the Decimal context.
+MAX_PRICE = 1_000_000
+
 Period = Literal["off-peak", "peak"]
 Evidence = Literal["official", "secondary", "inferred", "unconfirmed"]
 
@@ -601,6 +605,8 @@ class _RowReader:
             raise self.fail(column, f"{value!r} is not a price in USD per 1M tokens") from None
         if not number.is_finite() or number < 0:
             raise self.fail(column, f"{value!r} is not a price in USD per 1M tokens")
+        if number > MAX_PRICE:
+            raise self.fail(column, f"{value!r} is above {MAX_PRICE:,} USD per 1M tokens: not a price")
         return number
 
     def rates(self, prefix: str, *, required: bool) -> Rates | None:

@@ -416,3 +416,11 @@ def test_any_explicit_or_storage_cell_loads_or_is_one_user_error(tmp_path, cells
     usage = SimpleNamespace(prompt_tokens=2_000, cached_tokens=1_000, written_tokens=0, written_long_tokens=0,
                             output_tokens=1, cached_explicit_tokens=500, stored_token_ms=7 * 3_600_001, created_tokens=3)
     assert cost_of(usage, price).total >= 0
+
+
+def test_a_price_beyond_any_model_is_one_line(tmp_path):
+    """Found by the fuzzer: 1e400 USD per 1M tokens loaded and then broke exact arithmetic."""
+    path = tmp_path / "big.csv"
+    path.write_text(HEADER + "\n" + make_row(storage="1e400") + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r":2: .*'1e400' is above 1,000,000 USD per 1M tokens"):
+        load_prices(path)
