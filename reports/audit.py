@@ -753,7 +753,7 @@ def run_audit_command(args) -> int:
         if getattr(args, "what_if", None):
             from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table
 
-            fixes = run_what_if(trace, args.what_if, args.price_as_of)
+            fixes = run_what_if(trace, args.what_if, args.price_as_of, result)
             what_if = what_if_records(fixes)
         from prefixbench.workloads.audit.advice import advise
 

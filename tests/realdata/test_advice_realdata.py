@@ -60,8 +60,20 @@ def test_the_pi_sessions_idle_gaps_are_worth_a_keep_alive_not_a_longer_ttl(advis
         pytest.skip("pi-sessions not in this copy of the real traffic")
     recs = {rec.fix: rec for rec in result.recommendations or ()}
     keep, ttl = recs["keep-alive"], recs["ttl-auto"]
-    assert keep.rank == 1 and keep.saved_usd is not None and Decimal("1.5") < keep.saved_usd < keep.lost_usd
+    assert keep.rank == 2 and keep.saved_usd is not None and Decimal("1.5") < keep.saved_usd < keep.lost_usd
     assert ttl.saved_usd == 0 and "does not pay" in ttl.detail and ttl.setting == "PI_CACHE_RETENTION=long"
+
+
+def test_the_pi_sessions_system_prompt_dates_are_re_simulated_without_bodies(advised: dict[str, AuditResult]) -> None:
+    """pi rebuilds its system prompt with the current time: the 36 misses the audit locates in
+    the unlogged head are re-simulated on the chain model, not left without dollars."""
+    result = advised.get("pi-sessions")
+    if result is None:
+        pytest.skip("pi-sessions not in this copy of the real traffic")
+    rec = result.recommendations[0]
+    assert rec.fix == "static-system" and rec.saved_usd is not None
+    assert Decimal("16") < rec.lost_usd < rec.saved_usd < Decimal("18")  # the write premiums avoided come on top
+    assert "36 request(s)" in rec.detail and "inferred from the reads" in rec.detail
 
 
 def test_the_claude_trace_compaction_is_recommended_its_prefix(advised: dict[str, AuditResult]) -> None:

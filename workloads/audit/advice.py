@@ -157,7 +157,8 @@ def recommend(
     done = {w.fix: w for w in (what_ifs or ())}
     missing = [fix for fix in wanted if fix not in done]
     if missing:
-        for w in what_if(list(requests), list(summaries), missing, prices=prices):
+        changed = {(row.file, row.line) for row in result.rows if row.cause == "system-changed"}
+        for w in what_if(list(requests), list(summaries), missing, prices=prices, system_changed=changed):
             done[w.fix] = w
     formats = {f.file: f.format for f in result.files}
     formats.update(_captured_agents(requests, formats))

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from decimal import Decimal
 from types import SimpleNamespace
 
@@ -320,6 +320,60 @@ def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key
         for (file, lane), delay in sorted(shift.items())
     )
     return _Plan(moved, lambda r: None, detail)
+
+
+def _head_breaks(requests: Sequence[TraceRequest], heads: Heads, base: dict[Key, Pred]) -> list[Key]:
+    """Body-less main and subagent requests whose reported read fell inside the unlogged head
+    (system prompt and tools) where the chain model read past it, with no tool-list change
+    logged: the breaks the audit locates in the head (``system-changed``)."""
+    out = []
+    for r in requests:
+        if r.body is not None or r.prefix is None or r.usage is None or r.lane_kind not in ("main", "subagent"):
+            continue
+        # An unknown head size (no chain start read anything) is at least one token: a read of 0.
+        size = heads.get(r.prefix.head) or 1
+        key = (r.file, r.lane, r.seq)
+        if key not in base or any(kind == "tools_change" for kind, _ in r.events):
+            continue
+        if r.usage.cache_read < size * (1 - READ_TOLERANCE) and base[key].read >= size:
+            out.append(key)
+    return out
+
+
+def _static_system_chains(
+    requests: list[TraceRequest],
+    summaries: Sequence[FileSummary],
+    heads: Heads,
+    base: dict[Key, Pred],
+    attributed: Collection[tuple[str, int]],
+) -> tuple[_Plan, dict[Key, Pred]]:
+    """``static-system`` on a log without bodies: the plan (the log as the chain model reads it,
+    every prompt extending its chain under its lane's head) and the baseline it is measured
+    against (the log with each located head break as a new chain under a head of its own).
+    ``attributed``: the (file, line) of the requests the audit put down to the system prompt
+    (a break it puts down to an effort change, say, is not this fix's)."""
+    line = {(r.file, r.lane, r.seq): r.line for r in requests}
+    breaks = {
+        key for key in _head_breaks(requests, heads, base) if (key[0], line[key]) in attributed
+    }
+    if not breaks:
+        raise _CannotApply(
+            "the log has no request bodies, and no request's read fell inside the unlogged system prompt and tools "
+            f"where the cache model read past them (nothing shows them changing); {RECORD_BODIES}"
+        )
+    as_logged = [
+        replace(r, prefix=replace(r.prefix, head=f"{r.prefix.head}|changed@{r.file}:{r.line}", parent=None))
+        if (r.file, r.lane, r.seq) in breaks and r.prefix is not None else r
+        for r in requests
+    ]
+    lanes = len({(file, lane) for file, lane, _ in breaks})
+    detail = (
+        f"{len(breaks)} request(s) in {lanes} lane(s) read less than the unlogged system prompt and tools where "
+        "the cache model read past them (the breaks the audit locates in the head); re-simulated on the chain "
+        "model with each of them extending its chain under the lane's head (no bodies: the change itself is "
+        "inferred from the reads, not seen)"
+    )
+    return _Plan(requests, lambda r: None, detail), simulate(as_logged, summaries, heads)
 
 
 def _plan_static_system(requests: list[TraceRequest]) -> _Plan:
@@ -642,8 +696,13 @@ def what_if(
     *,
     price_as_of: str | None = None,
     prices: Prices | None = None,
+    system_changed: Collection[tuple[str, int]] | None = None,
 ) -> list[WhatIf]:
-    """Each fix, applied alone, re-simulated on the whole log (see the module doc)."""
+    """Each fix, applied alone, re-simulated on the whole log (see the module doc).
+
+    ``system_changed``: the (file, line) of the requests the audit put down to a changed system
+    prompt (``static-system`` on a log without bodies re-simulates those only; None: audit the
+    log to find them)."""
     prices = prices or Prices(price_as_of)
     heads = head_sizes(requests)
     base = simulate(requests, summaries, heads)
@@ -660,6 +719,16 @@ def what_if(
                 continue
             elif name == "stagger-subagents":
                 plan = _plan_stagger(requests, summaries, heads, base)
+            elif name == "static-system" and not any(r.body is not None for r in requests):
+                if system_changed is None:
+                    from prefixbench.workloads.audit.core import audit_requests
+
+                    rows = audit_requests(requests, summaries, prices).rows
+                    system_changed = {(row.file, row.line) for row in rows if row.cause == "system-changed"}
+                plan, logged = _static_system_chains(requests, summaries, heads, base, system_changed)
+                changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices)
+                results.append(_summarize(fix, assumption, plan.detail, changes, per_lane))
+                continue
             elif name == "static-system":
                 plan = _plan_static_system(requests)
             elif name == "keep-prefix-compaction":

@@ -197,6 +197,33 @@ def test_static_system_regains_the_read_a_changed_date_line_cost():
     assert w.applies and w.requests_changed == 0 and "already" in w.detail
 
 
+def test_static_system_without_bodies_re_simulates_the_breaks_located_in_the_head():
+    """A body-less lane whose third request read nothing where the chain model read the whole
+    previous prompt (pi's date-stamped system prompt): as logged it starts a new chain, with the
+    fix it extends the second request. 20,500 tokens move from write to read:
+    20,500 x (3.75 - 0.30) / 1M = $0.070725."""
+    f = "p.jsonl"
+    rs = [
+        req(f, "main", "main", 0, T0, T0 + 1000, "n0", None, Usage(cache_write_5m=20_000, uncached=3, output=50)),
+        req(f, "main", "main", 1, T0 + 60_000, T0 + 61_000, "n1", "n0", Usage(cache_read=20_000, cache_write_5m=500, uncached=3, output=50)),
+        req(f, "main", "main", 2, T0 + 120_000, T0 + 121_000, "n2", "n1", Usage(cache_write_5m=21_000, uncached=3, output=50)),
+    ]
+    # The audit put the miss down to the system prompt (pi: "system-changed", located in the head).
+    (w,) = what_if(rs, summaries(f), ["static-system"], system_changed={(f, 3)})
+    assert w.applies and w.requests_changed == 1
+    (change,) = w.changes
+    assert (change.index, change.counterfactual_read, change.counterfactual_write) == (2, 20_500, 500)
+    assert w.saved_usd == Decimal(20_500) * (Decimal("3.75") - Decimal("0.30")) / 1_000_000
+    assert "1 request(s) in 1 lane(s)" in w.detail and "inferred from the reads" in w.detail
+    # Left to the audit, this log (no history to locate on) says "unexplained": not this fix's.
+    (other,) = what_if(rs, summaries(f), ["static-system"])
+    assert not other.applies and "prefixbench proxy" in other.detail
+    # Every read as the chain model predicts: nothing shows the head changing.
+    steady = rs[:2]
+    (none,) = what_if(steady, summaries(f), ["static-system"])
+    assert not none.applies and none.saved_usd is None
+
+
 def test_breakpoints_moved_off_the_system_prompt_lose_reads():
     same = "You are a coding agent. Today is 2025-09-03. " + "Rules. " * 300
     requests, sums = body_lane(same)
