@@ -145,13 +145,45 @@ def test_missing_cache_control_is_breakpoint_placement(tmp_path: Path) -> None:
 def test_responses_captures_split_lanes_by_prompt_cache_key(tmp_path: Path) -> None:
     def call(key: str, sent: float, cached: int) -> dict:
         usage = {"input_tokens": 5000, "input_tokens_details": {"cached_tokens": cached}, "output_tokens": 5}
-        return capture_line({"model": "gpt-5.1", "input": "hi", "prompt_cache_key": key}, {"body": {"usage": usage}},
-                            url="https://api.openai.com/v1/responses", sent=sent)
+        body = {"model": "gpt-5.1", "instructions": f"Agent {key}. " + "Rules. " * 2500, "input": "hi", "prompt_cache_key": key}
+        return capture_line(body, {"body": {"usage": usage}}, url="https://api.openai.com/v1/responses", sent=sent)
 
     lines = [call("a", 1748554704.0, 0), call("b", 1748554705.0, 0), call("a", 1748554706.0, 4992), call("b", 1748554707.0, 4992)]
     result = run_audit([write_jsonl(tmp_path / "oa.jsonl", lines)])
     assert [row.lane for row in result.rows] == ["main:a", "main:b", "main:a", "main:b"]
-    assert [row.predicted_cache_read for row in result.rows] == [0, 0, 4992, 4992]
+    # The bodies are replayed: each key's second call re-sends its first prompt whole.
+    reads = [row.predicted_cache_read for row in result.rows]
+    assert reads[:2] == [0, 0] and reads[2] == reads[3] > 4_000
+
+
+def test_responses_bodies_are_replayed_and_diffed(tmp_path: Path) -> None:
+    """A Responses capture: instructions, a function call and its output, then the instructions
+    rewritten: the miss is told by body diff, as for chat completions and Messages."""
+    tools = [{"type": "function", "name": "read_file", "description": "Read a file.", "parameters": {"type": "object"}}]
+    base = {"model": "gpt-5.1", "tools": tools, "reasoning": {"effort": "high"}}
+    turn = [
+        {"role": "user", "content": [{"type": "input_text", "text": "Fix the bug. " * 300}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA-opaque"},
+        {"type": "function_call", "call_id": "call_1", "name": "read_file", "arguments": '{"path": "a.py"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": "print('hi')\n" * 200},
+    ]
+    def call(instructions: str, sent: float, cached: int) -> dict:
+        usage = {"input_tokens": 2100, "input_tokens_details": {"cached_tokens": cached}, "output_tokens": 5}
+        return capture_line({**base, "instructions": instructions, "input": turn}, {"body": {"usage": usage}},
+                            url="https://api.openai.com/v1/responses", sent=sent)
+
+    lines = [call("You are helpful. " * 100, 1748554704.0, 0), call("You are helpful. " * 100, 1748554764.0, 2048),
+             call("You are terse. " * 100, 1748554824.0, 0)]
+    rows = run_audit([write_jsonl(tmp_path / "rb.jsonl", lines)]).rows
+    assert rows[1].cause is None and rows[1].predicted_cache_read == 2048
+    assert (rows[2].cause, rows[2].evidence) == ("system-changed", "body-diff")
+    assert "terse" in rows[2].detail
+    # A body that leans on the server's state (previous_response_id) is not replayed: no body diff.
+    stateful = capture_line({**base, "input": "go on", "previous_response_id": "resp_1"},
+                            {"body": {"usage": {"input_tokens": 6000, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 5}}},
+                            url="https://api.openai.com/v1/responses", sent=1748554707.0)
+    requests, _ = load_trace([write_jsonl(tmp_path / "st.jsonl", [stateful])])
+    assert requests[0].body is None
 
 
 def test_a_provider_that_reports_no_cache_fields_is_not_a_zero_hit(tmp_path: Path) -> None:

@@ -136,8 +136,8 @@ def test_openai_calls_pass_through_and_audit(tmp_path: Path, path: str, stream: 
     assert cached[0] == 0 and cached[1] > 0 and cached[2] == 0
     assert result.totals.cache_read == sum(cached)
     assert result.rows[2].lost_tokens == result.rows[2].expected_cache_read > 0
-    if path == "/v1/chat/completions":  # the body is parsed: the diff names the change
-        assert (result.rows[2].cause, result.rows[2].evidence) == ("tools-changed", "body-diff")
+    # Both bodies are parsed (a Responses body in the chat shape): the diff names the change.
+    assert (result.rows[2].cause, result.rows[2].evidence) == ("tools-changed", "body-diff")
     lines = r.stdout.getvalue().splitlines()
     assert len(lines) == 3 and "MISS" in lines[2], lines
     _no_key_anywhere(r, tmp_path)

@@ -25,6 +25,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_request_body, read_usage
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
+from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.simulator.providers import OPENAI, provider_of_request, rules_for
 from prefixbench.simulator.providers import openai as openai_rules
@@ -108,9 +109,11 @@ def _openai_call(provider: Provider, body: dict, response: dict, where: str) -> 
     effort = as_dict(body.get("reasoning")).get("effort") or body.get("reasoning_effort")
     envelope = (("effort", str(effort)),) if effort else ()
     parsed = None
-    if isinstance(body.get("messages"), list):
+    # Chat completions as sent; a Responses body in that shape when it carries its whole prompt.
+    shaped = body if isinstance(body.get("messages"), list) else chat_shape(body) if "input" in body else None
+    if shaped is not None:
         try:
-            parsed = parse_request(body)
+            parsed = parse_request(shaped)
         except LineError:
             parsed = None
     return _Call(usage, parsed, "main", envelope, _openai_diagnostic(response))
@@ -324,7 +327,7 @@ class _Capture:
         parsed = _intern(call.parsed, self.shared) if call.parsed is not None else None
         # A Responses/chat body may name its conversation: one lane (and chain) per cache key.
         key = body.get("prompt_cache_key")
-        lane = f"{call.lane_kind}:{key}" if isinstance(key, str) and key and parsed is None else call.lane_kind
+        lane = f"{call.lane_kind}:{key}" if isinstance(key, str) and key else call.lane_kind
         node = f"{self.name}#{len(self.out)}"
         parent = self.last_node.get(lane)
         self.last_node[lane] = node
