@@ -39,9 +39,12 @@ def chat_shape(body: dict[str, Any]) -> dict[str, Any] | None:
     which checks what it keeps."""
     if body.get("previous_response_id") or body.get("conversation"):
         return None
+    raw_tools = body.get("tools")
+    if raw_tools is not None and not isinstance(raw_tools, list):
+        return None  # not a Responses body the API would take
     try:
         messages = _messages(body)
-        tools = [_tool(tool) for tool in body.get("tools") or []]
+        tools = [_tool(tool) for tool in raw_tools or []]
     except _NotWhole:
         return None
     if not messages:

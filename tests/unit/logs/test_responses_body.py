@@ -53,18 +53,22 @@ def test_bodies_that_do_not_carry_the_whole_prompt_are_not_rebuilt():
     assert chat_shape({"model": "m", "input": [{"type": "item_reference", "id": "msg_1"}]}) is None
     assert chat_shape({"model": "m", "input": [{"type": "compaction", "encrypted_content": "x"}]}) is None
     assert chat_shape({"model": "m", "input": []}) is None
+    # Found by the fuzzer: tools that are not a list crashed the reader.
+    assert chat_shape({"type": None, "role": None, "input": "", "tools": True}) is None
 
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.sampled_from(
-        ["type", "role", "content", "text", "call_id", "name", "arguments", "output", "summary", "encrypted_content", "input", "instructions", "tools", "model", "reasoning", "effort"]
+        ["type", "role", "content", "text", "call_id", "name", "arguments", "output", "summary", "encrypted_content", "input",
+         "instructions", "tools", "model", "reasoning", "effort", "parameters", "description", "temperature", "stop",
+         "max_output_tokens", "previous_response_id", "conversation"]
     ), children, max_size=5),
     max_leaves=20,
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(JSON)
 def test_any_body_is_a_shape_or_none_and_the_parser_says_what_is_wrong(body):
     shaped = chat_shape(body) if isinstance(body, dict) else None
