@@ -79,8 +79,10 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     for item in items:
         if not isinstance(item, dict):
             raise _NotWhole
-        kind = item.get("type", "message")
-        if kind == "message" and item.get("role") in _ROLES:
+        kind, role = item.get("type", "message"), item.get("role")
+        if not isinstance(kind, str) or (role is not None and not isinstance(role, str)):
+            raise _NotWhole
+        if kind == "message" and role in _ROLES:
             role = "system" if item["role"] == "developer" else item["role"]
             text = _text(item.get("content"))
             if role == "assistant":
@@ -131,7 +133,8 @@ def _text(content: Any) -> str:
     if isinstance(content, list):
         parts = []
         for part in content:
-            if not isinstance(part, dict) or part.get("type") not in _TEXT_PARTS or not isinstance(part.get("text"), str):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if not isinstance(kind, str) or kind not in _TEXT_PARTS or not isinstance(part.get("text"), str):
                 raise _NotWhole  # an image, a file, audio: not text the audit can diff
             parts.append(part["text"])
         return "".join(parts)

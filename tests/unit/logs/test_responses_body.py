@@ -53,8 +53,11 @@ def test_bodies_that_do_not_carry_the_whole_prompt_are_not_rebuilt():
     assert chat_shape({"model": "m", "input": [{"type": "item_reference", "id": "msg_1"}]}) is None
     assert chat_shape({"model": "m", "input": [{"type": "compaction", "encrypted_content": "x"}]}) is None
     assert chat_shape({"model": "m", "input": []}) is None
-    # Found by the fuzzer: tools that are not a list crashed the reader.
+    # Found by the fuzzer, and by reading the code after it: values of the wrong type crashed it.
     assert chat_shape({"type": None, "role": None, "input": "", "tools": True}) is None
+    assert chat_shape({"model": "m", "input": [{"role": [1]}]}) is None
+    assert chat_shape({"model": "m", "input": [{"role": "user", "content": [{"type": [1]}]}]}) is None
+    assert chat_shape({"model": "m", "input": [{"type": {"a": 1}}]}) is None
 
 
 JSON = st.recursive(
@@ -78,3 +81,24 @@ def test_any_body_is_a_shape_or_none_and_the_parser_says_what_is_wrong(body):
         parse_request(shaped)
     except LineError:
         pass  # one line naming the field: the capture keeps the call without a body
+
+
+KEYS = st.sampled_from(["type", "role", "content", "text", "call_id", "name", "arguments", "output", "summary", "encrypted_content"])
+ITEM_VALUES = st.one_of(
+    st.sampled_from(["message", "user", "assistant", "developer", "function_call", "function_call_output", "reasoning",
+                     "input_text", "output_text", "c1"]),
+    JSON,
+)
+PARTS = st.lists(st.dictionaries(st.sampled_from(["type", "text"]), ITEM_VALUES, max_size=2), max_size=3)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.dictionaries(KEYS, st.one_of(ITEM_VALUES, PARTS), max_size=5), max_size=5), st.one_of(st.none(), JSON))
+def test_any_input_items_are_a_shape_or_none(items, tools):
+    body = {"model": "m", "input": items, **({} if tools is None else {"tools": tools})}
+    shaped = chat_shape(body)
+    if shaped is not None:
+        try:
+            parse_request(shaped)
+        except LineError:
+            pass
