@@ -41,8 +41,11 @@ MARKS: dict[str, str] = {
 }
 #: A date mark is a calendar date (2025-09-03) or one of these phrases, in any case.
 _DATE_WORDS = re.compile(r"current date|today's date|today is|date and time", re.IGNORECASE)
+_DATE_PHRASES = ("current date", "today's date", "today is", "date and time")
 _ISO_DATE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")
-_DASH_01 = re.compile(r"-[01]")
+#: A date's tail (``-09-03``): it starts with a literal, which the regular expression engine
+#: finds as fast as a substring search; the whole date is then matched where a tail is.
+_DATE_TAIL = re.compile(r"-[01]\d-[0-3]\d\b")
 _REMINDER = "<system-reminder>"
 #: Tool names whose results are a file's content.
 READ_TOOLS = frozenset({"read", "read_file", "view", "cat", "readfile", "read_many_files", "view_file"})
@@ -98,15 +101,29 @@ def make_message(role: str, content: object, marks: Iterable[str] = ()) -> Logge
 
 
 def has_date(text: str) -> bool:
-    """Whether ``text`` holds a date mark. Each regular expression runs only where a substring test
-    (in C) shows it can match: every phrase holds "date" or "today" (whose letters have no other
-    case-insensitive equivalent), a date holds "-0" or "-1" (found by a search for "-", then for
-    either, both much faster than the date's own pattern). A search of every message's text
-    was most of the time of reading a transcript."""
+    """Whether ``text`` holds a date mark. Each regular expression runs only where a cheap test
+    shows it can match: every phrase holds "date" or "today" (whose letters have no other
+    case-insensitive equivalent); a calendar date is looked for only where its tail
+    (``-MM-DD``, found by a search that starts on a literal ``-``) is, by matching the whole date
+    four characters before it. A search of every message's text for the date pattern (which
+    the engine tries at every position) was most of the time of reading a transcript."""
     low = text.lower()
-    if ("date" in low or "today" in low) and _DATE_WORDS.search(text):
-        return True
-    return "-" in text and _DASH_01.search(text) is not None and _ISO_DATE.search(text) is not None
+    if "date" in low or "today" in low:
+        if low.isascii():
+            # ASCII text: lowering it is what ignoring case does, so substring tests decide.
+            if any(phrase in low for phrase in _DATE_PHRASES):
+                return True
+        elif _DATE_WORDS.search(text):  # case-insensitive look-alikes (U+017F, U+0131...)
+            return True
+    if "-" not in text:
+        return False
+    tail = _DATE_TAIL.search(text)
+    while tail is not None:
+        start = tail.start()
+        if start >= 4 and _ISO_DATE.match(text, start - 4) is not None:
+            return True
+        tail = _DATE_TAIL.search(text, start + 1)
+    return False
 
 
 def _cut_at_word(text: str, limit: int) -> str:
