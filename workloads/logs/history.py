@@ -41,7 +41,6 @@ MARKS: dict[str, str] = {
 }
 #: A date mark is a calendar date (2025-09-03) or one of these phrases, in any case.
 _DATE_WORDS = re.compile(r"current date|today's date|today is|date and time", re.IGNORECASE)
-_DATE_PHRASES = ("current date", "today's date", "today is", "date and time")
 _ISO_DATE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")
 #: A date's tail (``-09-03``): it starts with a literal, which the regular expression engine
 #: finds as fast as a substring search; the whole date is then matched where a tail is.
@@ -109,11 +108,13 @@ def has_date(text: str) -> bool:
     the engine tries at every position) was most of the time of reading a transcript."""
     low = text.lower()
     if "date" in low or "today" in low:
-        if low.isascii():
-            # ASCII text: lowering it is what ignoring case does, so substring tests decide.
-            if any(phrase in low for phrase in _DATE_PHRASES):
+        if low.isascii() or not ("\u0130" in text or "\u0131" in text or "\u017f" in text or "\u212a" in text):
+            # Ignoring case, U+0130 and U+0131 match "i" and U+017F "s" (the phrases' only
+            # look-alikes), and U+0130 and U+212A are the only characters beyond ASCII whose lower
+            # case holds ASCII: without these four, the phrases in the lower case are the matches.
+            if "current date" in low or "today's date" in low or "today is" in low or "date and time" in low:
                 return True
-        elif _DATE_WORDS.search(text):  # case-insensitive look-alikes (U+017F, U+0131...)
+        elif _DATE_WORDS.search(text):
             return True
     if "-" not in text:
         return False

@@ -20,6 +20,7 @@ PIECES = st.sampled_from([
     "2025-09-03", "1999-12-31", "2025-9-03", "2025-13-03", "x2025-09-03", "2025-09-03x", "_2025-09-03",
     "٢٠٢٥-٠٩-٠٣", "20٢٥-0٩-0٣", "CURRENT DATE", "Today's Date", "today iſ", "TODAY IS", "todaY İs",
     "today ıs", "date and time", "DATE AND TIME", "dat e", "to day", "-0", "-1", "-", "today", "date", " ", "é",
+    "\u212a", "\u0130", "\u0131", "\u017f", "CURRENT DATE \u2500", "€ today is", "ünïcode date and time",
 ])
 TEXTS = st.lists(st.one_of(PIECES, st.text(max_size=12)), max_size=8).map("".join)
 
@@ -28,6 +29,18 @@ TEXTS = st.lists(st.one_of(PIECES, st.text(max_size=12)), max_size=8).map("".joi
 @given(TEXTS)
 def test_has_date_answers_as_the_one_search_did(text: str) -> None:
     assert has_date(text) == (ONE_SEARCH.search(text) is not None)
+
+
+def test_only_four_characters_beyond_ascii_bend_the_phrases() -> None:
+    """has_date answers the phrases of a text beyond ASCII by substring tests on its lower case
+    unless the text holds U+0130, U+0131, U+017F or U+212A: checked over every code point."""
+    letters = "".join(sorted(set("current date today's date today is date and time")))
+    phrase_letter = re.compile(f"[{re.escape(letters)}]", re.IGNORECASE)
+    bending = {
+        ch for ch in map(chr, range(128, 0x110000))
+        if phrase_letter.fullmatch(ch) or any(c.isascii() for c in ch.lower())
+    }
+    assert bending == {"\u0130", "\u0131", "\u017f", "\u212a"}
 
 
 def test_the_mark_is_kept_on_the_message() -> None:
