@@ -89,6 +89,45 @@ def write_big_transcripts(folder: Path, megabytes: int = BIG_MB) -> tuple[int, i
     return written, requests
 
 
+#: The ids a Claude Code entry links by; a copy of a real transcript gets its own of each.
+_ID_KEYS = ("uuid", "parentUuid", "logicalParentUuid", "requestId", "sessionId", "leafUuid")
+
+
+def write_real_shaped_transcripts(folder: Path, source: Path, megabytes: int) -> tuple[int, int]:
+    """About ``megabytes`` MB of Claude Code transcripts made of the real ones in ``source``
+    (../shared/realdata/claude-code-viewer): copy ``k`` of every file has its ids suffixed with
+    ``-c<k>`` and its times moved ``k`` days later, so the copies are sequential sessions of their
+    own with the real files' shape (tool results, file reads, ``toolUseResult`` beside them).
+    Written under ``folder`` (a temporary folder), never in the project. Returns (bytes, requests)."""
+    from datetime import datetime, timedelta
+
+    folder.mkdir(parents=True, exist_ok=True)
+    originals = [(path.stem, [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()])
+                 for path in sorted(source.glob("*.jsonl"))]
+    per_copy = sum(len({e.get("requestId") for e in entries if e.get("type") == "assistant" and e.get("requestId")})
+                   for _, entries in originals)
+    written = copies = 0
+    while written < megabytes * 1_000_000:
+        copies += 1
+        for stem, entries in originals:
+            lines = []
+            for entry in entries:
+                entry = dict(entry)
+                for key in _ID_KEYS:
+                    if isinstance(entry.get(key), str):
+                        entry[key] = f"{entry[key]}-c{copies}"
+                if isinstance(entry.get("message"), dict) and isinstance(entry["message"].get("id"), str):
+                    entry["message"] = {**entry["message"], "id": f"{entry['message']['id']}-c{copies}"}
+                if isinstance(entry.get("timestamp"), str):
+                    moment = datetime.fromisoformat(entry["timestamp"]) + timedelta(days=copies)
+                    entry["timestamp"] = moment.isoformat().replace("+00:00", "Z")
+                lines.append(json.dumps(entry))
+            text = "\n".join(lines) + "\n"
+            (folder / f"{stem}-c{copies:04d}.jsonl").write_text(text, encoding="utf-8")
+            written += len(text.encode("utf-8"))
+    return written, per_copy * copies
+
+
 def test_big_transcripts_rss(benchmark, tmp_path: Path) -> None:
     folder = tmp_path / "projects"
     size, requests = write_big_transcripts(folder)

@@ -4,7 +4,9 @@ usage reporter there is beside it (pytest-benchmark; run with
 `python -m pytest tests/bench/test_audit_speed_bench.py --bench`).
 
 The folder is generated (tests/bench/test_audit_bench.py's :func:`write_big_transcripts`: many
-sessions of about 1.7 MB each): PREFIXBENCH_AUDIT_SPEED_MB megabytes (default 150). Peak memory is
+sessions of about 1.7 MB each, short lines): PREFIXBENCH_AUDIT_SPEED_MB megabytes (default 150).
+PREFIXBENCH_AUDIT_CORPUS=real makes it of copies of ../shared/realdata's Claude Code transcripts
+instead (:func:`write_real_shaped_transcripts`: real lines, tool results and file reads). Peak memory is
 also measured on 600 MB when PREFIXBENCH_AUDIT_600=1 (a few minutes). Every figure is a whole
 process (``ru_maxrss``, wall and CPU seconds) run once; the machine's load average is recorded
 beside it, since ``--jobs`` can only go as fast as the free cores let it. Nothing here asserts a
@@ -24,12 +26,17 @@ from pathlib import Path
 import pytest
 
 from tests.bench.peers import load_peers_script
-from tests.bench.test_audit_bench import write_big_transcripts
+from tests.bench.test_audit_bench import write_big_transcripts, write_real_shaped_transcripts
 
 pytestmark = pytest.mark.bench
 
 MEGABYTES = int(os.environ.get("PREFIXBENCH_AUDIT_SPEED_MB", "150"))
 BIG = os.environ.get("PREFIXBENCH_AUDIT_600") == "1"
+#: ``generated`` (default: short synthetic lines, the worst case for per-line work) or ``real``:
+#: copies of ../shared/realdata's Claude Code transcripts (their real shape; skipped without them).
+CORPUS = os.environ.get("PREFIXBENCH_AUDIT_CORPUS", "generated")
+#: Where ../shared/realdata is (as tests/conftest.py finds it).
+REALDATA = Path(os.environ.get("PREFIXBENCH_REALDATA") or Path(__file__).resolve().parents[3] / "shared" / "realdata")
 
 #: One audit in a fresh process: its stdout thrown away, then (on stderr) its wall seconds, its
 #: own and its workers' CPU seconds, and its own and its largest worker's peak RSS in KB.
@@ -85,7 +92,13 @@ def _load() -> float:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
     path = tmp_path_factory.mktemp("audit-speed") / "projects"
-    size, requests = write_big_transcripts(path, MEGABYTES)
+    if CORPUS == "real":
+        source = REALDATA / "claude-code-viewer"
+        if not source.is_dir():
+            pytest.skip(f"PREFIXBENCH_AUDIT_CORPUS=real: real transcripts not found at {source} (they live beside the project)")
+        size, requests = write_real_shaped_transcripts(path, source, MEGABYTES)
+    else:
+        size, requests = write_big_transcripts(path, MEGABYTES)
     return path, size, requests
 
 
