@@ -60,6 +60,24 @@ def _pattern(text: str) -> re.Pattern[str]:
     return re.compile(text + r"(?![0-9])")
 
 
+# The two lookups every simulated request makes, answered once per distinct argument (the
+# rules are frozen, so their tables are hashable and never change under the cache).
+@lru_cache(maxsize=4096)
+def _min_cacheable(by_model: tuple[tuple[str, int], ...], default: int, model: str) -> int:
+    for pattern, tokens in by_model:
+        if _pattern(pattern).search(model):
+            return tokens
+    return default
+
+
+@lru_cache(maxsize=1024)
+def _ttl_ms(ttls: tuple[tuple[str, int], ...], default: str | None, label: str | None) -> int | None:
+    table = dict(ttls)
+    if label in table:
+        return table[label]
+    return table.get(default) if default is not None else None
+
+
 #: How solid a rule is: [O] the provider's own docs, [S] a secondary source (a reseller, a
 #: blog, a third party's test), [M] a measurement (logs).
 SourceKind = Literal["O", "S", "M"]
@@ -171,17 +189,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
 
     def min_cacheable(self, model: str) -> int:
         """Shortest cacheable prefix (tokens) for ``model``."""
-        for pattern, tokens in self.min_tokens_by_model:
-            if _pattern(pattern).search(model):
-                return tokens
-        return self.min_tokens
+        return _min_cacheable(self.min_tokens_by_model, self.min_tokens, model)
 
     def ttl_ms(self, label: str | None = None) -> int | None:
         """Lifetime (logical ms) of ``label``, or of the default when ``label`` is not offered."""
-        table = dict(self.ttls_ms)
-        if label in table:
-            return table[label]
-        return table.get(self.default_ttl) if self.default_ttl is not None else None
+        return _ttl_ms(self.ttls_ms, self.default_ttl, label)
 
     @property
     def default_ttl_ms(self) -> int | None:
