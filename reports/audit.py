@@ -672,6 +672,16 @@ class Progress:
             rate = now_done / max(now - self.start, 1e-9) / 1e6
             print(f"prefixbench audit: read {now_done / 1e6:,.1f} of {self.total / 1e6:,.1f} MB ({rate:.1f} MB/s)", file=sys.stderr)
 
+    def phase(self, text: str) -> None:
+        """Say the step that follows the reading (auditing, re-simulating fixes), once the command
+        has run for ``every`` seconds: long work tells what it does next, a short audit prints nothing."""
+        if not self.enabled or time.monotonic() - self.start < self.every:
+            return
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+        print(f"prefixbench audit: {text}", file=sys.stderr)
+
     def close(self) -> None:
         if self._bar is not None:
             self._bar.stop()
@@ -748,16 +758,20 @@ def run_audit_command(args) -> int:
         for summary in trace[1]:
             if summary.format == "unreadable":  # said even with --quiet: the audit covers less than was named
                 emit(visible(f"prefixbench: warning: {summary.file}: {summary.notes[0]}"), sys.stderr)
+        progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
+                       f"auditing {len(trace[0]):,} requests")
         result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace)
         fixes = None
         if getattr(args, "what_if", None):
             from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table
 
+            progress.phase(f"re-simulating the log with each --what-if fix ({args.what_if})")
             fixes = run_what_if(trace, args.what_if, args.price_as_of, result)
             what_if = what_if_records(fixes)
         from prefixbench.workloads.audit.advice import advise
 
         # What to change opens every view: the recoverable misses' fixes re-simulated (reusing --what-if's).
+        progress.phase("re-simulating the fixes of the recoverable misses (what to change)")
         result = advise(result, trace, price_as_of=args.price_as_of, what_ifs=fixes)
     finally:
         progress.close()

@@ -113,6 +113,17 @@ def test_progress_lines_when_not_a_terminal(tmp_path: Path, capsys: pytest.Captu
     progress = Progress(10_000_000, every=0.0)
     progress(5_000_000)
     assert "read 5.0 of 10.0 MB" in capsys.readouterr().err
+    progress.phase("auditing 12 requests")
+    assert capsys.readouterr().err == "prefixbench audit: auditing 12 requests\n"
+
+
+def test_the_steps_after_the_reading_are_said_only_when_the_work_is_long(capsys: pytest.CaptureFixture[str]) -> None:
+    from prefixbench.reports.audit import Progress
+
+    Progress(10_000_000).phase("auditing 12 requests")  # well under the 3 s between lines
+    assert capsys.readouterr().err == ""
+    Progress(10_000_000, enabled=False, every=0.0).phase("auditing 12 requests")  # --quiet
+    assert capsys.readouterr().err == ""
 
 
 def test_a_file_without_model_calls_still_writes_every_output(tmp_path: Path) -> None:
