@@ -675,11 +675,11 @@ class Progress:
     def phase(self, text: str) -> None:
         """Say the step that follows the reading (auditing, re-simulating fixes), once the command
         has run for ``every`` seconds: long work tells what it does next, a short audit prints nothing."""
+        if self._bar is not None:
+            self._bar.stop()  # the reading is over (and no drawing thread runs while --jobs forks)
+            self._bar = None
         if not self.enabled or time.monotonic() - self.start < self.every:
             return
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
         print(f"prefixbench audit: {text}", file=sys.stderr)
 
     def close(self) -> None:
@@ -749,6 +749,9 @@ def run_audit_command(args) -> int:
 
         parse_fixes(args.what_if)  # a bad fix name is an error before any log is read
     map_files = file_map(getattr(args, "jobs", 1), getattr(args, "scheduler", None))
+    # The fixes are re-simulated in forked local processes: --jobs of them (a --scheduler's
+    # workers would need the whole trace sent to them; its --jobs still counts here).
+    what_if_jobs = getattr(args, "jobs", 1)
     progress = Progress(total_bytes(args.paths), enabled=not args.quiet)
     what_if = None
     try:
@@ -766,13 +769,13 @@ def run_audit_command(args) -> int:
             from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table
 
             progress.phase(f"re-simulating the log with each --what-if fix ({args.what_if})")
-            fixes = run_what_if(trace, args.what_if, args.price_as_of, result)
+            fixes = run_what_if(trace, args.what_if, args.price_as_of, result, jobs=what_if_jobs)
             what_if = what_if_records(fixes)
         from prefixbench.workloads.audit.advice import advise
 
         # What to change opens every view: the recoverable misses' fixes re-simulated (reusing --what-if's).
         progress.phase("re-simulating the fixes of the recoverable misses (what to change)")
-        result = advise(result, trace, price_as_of=args.price_as_of, what_ifs=fixes)
+        result = advise(result, trace, price_as_of=args.price_as_of, what_ifs=fixes, jobs=what_if_jobs)
     finally:
         progress.close()
     match args.format:

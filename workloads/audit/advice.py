@@ -121,14 +121,16 @@ def advise(
     *,
     price_as_of: str | None = None,
     what_ifs: Sequence[WhatIf] | None = None,
+    jobs: int = 1,
 ) -> AuditResult:
-    """``result`` with its recommendations (:func:`recommend`) filled in."""
+    """``result`` with its recommendations (:func:`recommend`) filled in (``jobs``: see
+    :func:`~prefixbench.workloads.audit.whatif.what_if`)."""
     from msgspec.structs import replace
 
     from prefixbench.workloads.audit.core import Prices
 
     requests, summaries = trace
-    found = recommend(requests, summaries, result, prices=Prices(price_as_of), what_ifs=what_ifs)
+    found = recommend(requests, summaries, result, prices=Prices(price_as_of), what_ifs=what_ifs, jobs=jobs)
     return replace(result, recommendations=found)
 
 
@@ -148,6 +150,7 @@ def recommend(
     *,
     prices: Prices | None = None,
     what_ifs: Sequence[WhatIf] | None = None,
+    jobs: int = 1,
 ) -> tuple[Recommendation, ...]:
     """The recommendations for an audited trace (see the module doc). ``what_ifs``: fixes already
     re-simulated (``--what-if``); the targeted fixes they lack are re-simulated here."""
@@ -158,7 +161,7 @@ def recommend(
     missing = [fix for fix in wanted if fix not in done]
     if missing:
         changed = {(row.file, row.line) for row in result.rows if row.cause == "system-changed"}
-        for w in what_if(list(requests), list(summaries), missing, prices=prices, system_changed=changed):
+        for w in what_if(list(requests), list(summaries), missing, prices=prices, system_changed=changed, jobs=jobs):
             done[w.fix] = w
     formats = {f.file: f.format for f in result.files}
     formats.update(_captured_agents(requests, formats))

@@ -43,9 +43,11 @@ requests) says why (``applies`` false, ``saved_usd`` None) instead of printing 0
 
 from __future__ import annotations
 
+import multiprocessing
 import re
 from collections import defaultdict
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from types import SimpleNamespace
 
@@ -689,6 +691,19 @@ def _gaps_text(g: tuple[int, int, int], middle: Sequence[int] = ()) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class _Inputs:
+    """What every fix of one :func:`what_if` call reads (never changes once made)."""
+
+    requests: list[TraceRequest]
+    summaries: list[FileSummary]
+    prices: Prices
+    heads: Heads
+    base: dict[Key, Pred]
+    gaps: dict
+    system_changed: Collection[tuple[str, int]] | None
+
+
 def what_if(
     requests: list[TraceRequest],
     summaries: list[FileSummary],
@@ -697,68 +712,103 @@ def what_if(
     price_as_of: str | None = None,
     prices: Prices | None = None,
     system_changed: Collection[tuple[str, int]] | None = None,
+    jobs: int = 1,
 ) -> list[WhatIf]:
     """Each fix, applied alone, re-simulated on the whole log (see the module doc).
 
     ``system_changed``: the (file, line) of the requests the audit put down to a changed system
     prompt (``static-system`` on a log without bodies re-simulates those only; None: audit the
-    log to find them)."""
+    log to find them). ``jobs`` > 1: the fixes are re-simulated in that many forked worker
+    processes (:func:`_in_workers`), with the same results in the same order."""
     prices = prices or Prices(price_as_of)
     heads = head_sizes(requests)
     base = simulate(requests, summaries, heads)
     gaps = lane_gaps(requests, summaries)
-    results = []
-    for fix in fixes:
-        name = fix.split("=", 1)[0]
-        assumption = FIXES[name]
-        try:
-            if name in ("ttl-1h", "ttl-5m"):
-                plan = _plan_ttl(requests, name.removeprefix("ttl-"))
-            elif name == "ttl-auto":
-                results.append(_ttl_auto(requests, summaries, heads, base, prices, gaps))
-                continue
-            elif name == "stagger-subagents":
-                plan = _plan_stagger(requests, summaries, heads, base)
-            elif name == "static-system" and not any(r.body is not None for r in requests):
-                if system_changed is None:
-                    from prefixbench.workloads.audit.core import audit_requests
+    inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed)
+    if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        return _in_workers(inputs, list(fixes), jobs)
+    return [_one_fix(inputs, fix) for fix in fixes]
 
-                    rows = audit_requests(requests, summaries, prices).rows
-                    system_changed = {(row.file, row.line) for row in rows if row.cause == "system-changed"}
-                plan, logged = _static_system_chains(requests, summaries, heads, base, system_changed)
-                changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices)
-                results.append(_summarize(fix, assumption, plan.detail, changes, per_lane))
-                continue
-            elif name == "static-system":
-                plan = _plan_static_system(requests)
-            elif name == "keep-prefix-compaction":
-                plan = _plan_keep_prefix(requests, summaries)
-            elif name == "keep-alive":
-                plan = _plan_keep_alive(requests, summaries)
-            else:
-                spec = fix.split("=", 1)[1]
-                plan = _plan_breakpoints(requests, spec)
-                assumption = f"Anthropic cache_control markers at {spec.replace('+', ' + ')} on every request that had markers"
-        except _CannotApply as reason:
-            results.append(WhatIf(fix, False, 0, 0, None, assumption, str(reason)))
-            continue
-        unlinked = simulate(requests, summaries, heads, link=False) if name == "keep-prefix-compaction" else base
-        changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction")
-        notes = None
-        detail = plan.detail
+
+#: The inputs of the :func:`what_if` call whose workers are running: a forked worker finds them
+#: here, already in its memory, so nothing of the trace is pickled to it.
+_FORKED: _Inputs | None = None
+#: Re-simulations a fix costs, for handing the longest out first (``ttl-auto`` runs three).
+_WEIGHT = {"ttl-auto": 3, "keep-prefix-compaction": 2, "stagger-subagents": 2}
+
+
+def _in_workers(inputs: _Inputs, fixes: list[str], jobs: int) -> list[WhatIf]:
+    """Each fix re-simulated in a forked worker (the longest first); the results in ``fixes`` order."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _FORKED
+    order = sorted(range(len(fixes)), key=lambda i: (-_WEIGHT.get(fixes[i].split("=", 1)[0], 1), i))
+    _FORKED = inputs
+    try:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(fixes)), mp_context=mp.get_context("fork")) as pool:
+            futures = {i: pool.submit(_forked_fix, fixes[i]) for i in order}
+            return [futures[i].result() for i in range(len(fixes))]
+    finally:
+        _FORKED = None
+
+
+def _forked_fix(fix: str) -> WhatIf:
+    assert _FORKED is not None, "a what-if worker runs only in a process forked by _in_workers"
+    return _one_fix(_FORKED, fix)
+
+
+def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
+    """One fix applied alone and re-simulated."""
+    requests, summaries, prices, heads, base, gaps = (
+        inputs.requests, inputs.summaries, inputs.prices, inputs.heads, inputs.base, inputs.gaps)
+    name = fix.split("=", 1)[0]
+    assumption = FIXES[name]
+    try:
         if name in ("ttl-1h", "ttl-5m"):
-            lists = _lane_gap_lists(requests, summaries)
-            anthropic_lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
-            notes = {lane: _gaps_text(g, lists[lane][1]) for lane, g in gaps.items() if lane in anthropic_lanes}
-            total = [sum(g[i] for g in gaps.values()) for i in range(3)]
-            middle = [gap for lists in _lane_gap_lists(requests, summaries).values() for gap in lists[1]]
-            detail = _gaps_text(tuple(total), middle)  # type: ignore[arg-type]
-            other = "1h" if name == "ttl-5m" else "5m"
-            logged = [r.usage for r in _ttl_choosers(requests) if r.usage is not None and r.usage.cache_write]
-            if logged and all((u.cache_write_1h == 0) if other == "1h" else (u.cache_write_1h == u.cache_write) for u in logged):
-                detail = f"every write in the log already uses the {name.removeprefix('ttl-').replace('m', ' m').replace('h', ' h')} TTL; " + detail
-        results.append(_summarize(fix, assumption, detail, changes, per_lane, notes))
-    return results
+            plan = _plan_ttl(requests, name.removeprefix("ttl-"))
+        elif name == "ttl-auto":
+            return _ttl_auto(requests, summaries, heads, base, prices, gaps)
+        elif name == "stagger-subagents":
+            plan = _plan_stagger(requests, summaries, heads, base)
+        elif name == "static-system" and not any(r.body is not None for r in requests):
+            system_changed = inputs.system_changed
+            if system_changed is None:
+                from prefixbench.workloads.audit.core import audit_requests
+
+                rows = audit_requests(requests, summaries, prices).rows
+                system_changed = {(row.file, row.line) for row in rows if row.cause == "system-changed"}
+            plan, logged = _static_system_chains(requests, summaries, heads, base, system_changed)
+            changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices)
+            return _summarize(fix, assumption, plan.detail, changes, per_lane)
+        elif name == "static-system":
+            plan = _plan_static_system(requests)
+        elif name == "keep-prefix-compaction":
+            plan = _plan_keep_prefix(requests, summaries)
+        elif name == "keep-alive":
+            plan = _plan_keep_alive(requests, summaries)
+        else:
+            spec = fix.split("=", 1)[1]
+            plan = _plan_breakpoints(requests, spec)
+            assumption = f"Anthropic cache_control markers at {spec.replace('+', ' + ')} on every request that had markers"
+    except _CannotApply as reason:
+        return WhatIf(fix, False, 0, 0, None, assumption, str(reason))
+    unlinked = simulate(requests, summaries, heads, link=False) if name == "keep-prefix-compaction" else base
+    changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction")
+    notes = None
+    detail = plan.detail
+    if name in ("ttl-1h", "ttl-5m"):
+        lists = _lane_gap_lists(requests, summaries)
+        anthropic_lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
+        notes = {lane: _gaps_text(g, lists[lane][1]) for lane, g in gaps.items() if lane in anthropic_lanes}
+        total = [sum(g[i] for g in gaps.values()) for i in range(3)]
+        middle = [gap for lists in _lane_gap_lists(requests, summaries).values() for gap in lists[1]]
+        detail = _gaps_text(tuple(total), middle)  # type: ignore[arg-type]
+        other = "1h" if name == "ttl-5m" else "5m"
+        logged = [r.usage for r in _ttl_choosers(requests) if r.usage is not None and r.usage.cache_write]
+        if logged and all((u.cache_write_1h == 0) if other == "1h" else (u.cache_write_1h == u.cache_write) for u in logged):
+            detail = f"every write in the log already uses the {name.removeprefix('ttl-').replace('m', ' m').replace('h', ' h')} TTL; " + detail
+    return _summarize(fix, assumption, detail, changes, per_lane, notes)
 
 
 def _summarize(fix, assumption, detail, changes, per_lane, notes=None) -> WhatIf:

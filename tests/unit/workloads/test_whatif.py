@@ -246,3 +246,23 @@ def test_keep_prefix_compaction_on_a_chain_log_extends_the_main_lane():
     (change,) = w.changes
     assert change.lane == "agent-acompact-1" and change.counterfactual_read == 32_000  # the main lane's warm prefix
     assert w.saved_usd == Decimal(32_000) * (Decimal("3.75") - Decimal("0.30")) / 1_000_000
+
+
+def test_fixes_re_simulated_in_forked_workers_equal_the_one_by_one_results(monkeypatch):
+    """``jobs`` > 1 re-simulates the fixes in forked workers (the longest first): the same
+    results in the same order, a fix that cannot apply included."""
+    import prefixbench.workloads.audit.whatif as whatif
+
+    requests, sums = concurrent_subagents()
+    lane, lane_sums = idle_lane(20 * 60_000)
+    requests, sums = requests + lane, sums + lane_sums
+    fixes = ["keep-alive", "ttl-1h", "stagger-subagents", "ttl-auto", "static-system", "ttl-5m"]
+    one = what_if(requests, sums, fixes)
+    forked: list[str] = []
+    real = whatif._in_workers
+    monkeypatch.setattr(whatif, "_in_workers", lambda inputs, fixes, jobs: forked.append(jobs) or real(inputs, fixes, jobs))
+    two = what_if(requests, sums, fixes, jobs=2)
+    assert forked == [2]  # the workers ran
+    assert [w.fix for w in two] == fixes and two == one
+    assert any(not w.applies for w in one) and any(w.saved_usd for w in one)
+    assert whatif._FORKED is None  # nothing of the trace is kept once the workers are done
