@@ -47,7 +47,6 @@ import multiprocessing
 import re
 from collections import defaultdict
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from types import SimpleNamespace
 
@@ -691,8 +690,7 @@ def _gaps_text(g: tuple[int, int, int], middle: Sequence[int] = ()) -> str:
     return text
 
 
-@dataclass(frozen=True)
-class _Inputs:
+class _Inputs(msgspec.Struct, frozen=True):
     """What every fix of one :func:`what_if` call reads (never changes once made)."""
 
     requests: list[TraceRequest]
