@@ -6,6 +6,10 @@ costs a tenth of a miss (https://platform.moonshot.ai/docs/guide/use-context-cac
 and Moonshot's forum) [O]. Usage is OpenAI-style, the cached part inside the prompt (subset);
 the Anthropic-compatible endpoint reports it in the Messages shape.
 
+The coding endpoint (``api.kimi.com/coding``, Anthropic-compatible) is Kimi's whatever model
+name the agent sends (Claude Code pointed at it keeps its Claude model names), so its host
+names the provider.
+
 **Unknowns, as options.** The coding endpoint was measured to cache in 256-token chunks and to
 ignore ``prompt_cache_key`` and ``cache_control`` [M]; the general API's step is not published,
 so ``block=1`` by default and ``block=256`` models the coding endpoint. No minimum is published.
@@ -31,7 +35,7 @@ RULES = ProviderRules(
     usage_convention="subset",
     read_usage=reader(bills_writes=True),
     model_prefixes=("kimi", "moonshot"),
-    url_markers=("moonshot",),
+    url_markers=("moonshot", "api.kimi.com"),
     block_tokens=1,
     min_tokens=0,
     ttls_ms=tuple(TTL_MS.items()),

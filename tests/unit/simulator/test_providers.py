@@ -184,6 +184,10 @@ def test_provider_of_model_knows_every_family_also_behind_a_gateway(model, name)
         ("https://api.x.ai/v1/chat/completions", "x", "xai"),
         ("https://generativelanguage.googleapis.com/v1beta/openai/chat/completions", "x", "gemini"),
         ("https://api.moonshot.ai/anthropic/v1/messages", "x", "moonshot"),
+        # Kimi's coding endpoint (Claude Code pointed at it keeps sending Claude model names).
+        ("https://api.kimi.com/coding/v1/messages", "claude-sonnet-4-5-20250929", "moonshot"),
+        ("https://api.minimax.io/anthropic/v1/messages", "claude-sonnet-4-5", "minimax"),
+        ("https://open.bigmodel.cn/api/anthropic/v1/messages", "claude-sonnet-4-5", "zai"),
         ("https://dashscope-intl.aliyuncs.com/compatible-mode/v1/chat/completions", "x", "qwen"),
         ("https://api.z.ai/api/paas/v4/chat/completions", "x", "zai"),
         ("https://bedrock-runtime.us-east-1.amazonaws.com/model/x/converse", "x", "bedrock"),
