@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import load_trace, run_audit
@@ -149,3 +150,26 @@ def test_one_hour_entries_outlive_a_20_minute_gap(tmp_path: Path) -> None:
     assert "past the 1h00m TTL" in result.rows[2].detail
     # 1 h writes bill at 2x input ($6 per 1M on Sonnet 4), not 1.25x.
     assert result.totals.cache_write_1h == 30700
+
+
+def test_claude_code_pointed_at_another_providers_anthropic_endpoint_is_that_providers(tmp_path: Path) -> None:
+    """ANTHROPIC_BASE_URL at GLM's, DeepSeek's or Kimi's Anthropic-compatible endpoint: the
+    response names the model that served, so its provider's rules and prices apply (GLM 4.6: $0.60
+    per 1M input, $0.11 per 1M read, $2.20 per 1M output, no write fee)."""
+    t = Transcript()
+    t.user("hello", "2025-10-03T00:00:00.000Z", root=True)
+    t.assistant("req_1", "2025-10-03T00:00:02.000Z", [cc_usage(10_000, 0, 0, 100)], model="glm-4.6")
+    t.user("more", "2025-10-03T00:00:10.000Z")
+    t.assistant("req_2", "2025-10-03T00:00:12.000Z", [cc_usage(500, 0, 9_984, 100)], model="glm-4.6")
+    t.user("and", "2025-10-03T00:00:20.000Z")
+    t.assistant("req_3", "2025-10-03T00:00:22.000Z", [cc_usage(640, 0, 10_432, 50)], model="deepseek-chat")
+    t.user("then", "2025-10-03T00:00:30.000Z")
+    t.assistant("req_4", "2025-10-03T00:00:32.000Z", [cc_usage(3, 1_000, 0, 9)], model="claude-sonnet-4-5-20250929")
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    requests, _ = load_trace([path])
+    assert [r.provider for r in requests] == ["zai", "zai", "deepseek", "anthropic"]
+    result = run_audit([path])
+    glm = result.rows[1]
+    assert (glm.reported_cache_read, glm.reported_uncached) == (9_984, 500)
+    # 500 x 0.60 + 9,984 x 0.11 + 100 x 2.20, per 1M tokens
+    assert glm.cost_usd == (500 * Decimal("0.60") + 9_984 * Decimal("0.11") + 100 * Decimal("2.20")) / 1_000_000

@@ -24,7 +24,7 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.simulator.providers import ANTHROPIC
+from prefixbench.simulator.providers import ANTHROPIC, provider_of_model
 from prefixbench.simulator.providers.anthropic import read_diagnostic
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
@@ -49,9 +49,15 @@ def detect(value: dict) -> Evidence | None:
     return None
 
 
-def _provider_usage(usage: dict, where: str) -> tuple[Provider, Usage]:
-    """Who serves a transcript's calls and how their usage reads: Claude Code talks to Anthropic."""
-    return ANTHROPIC.name, ANTHROPIC.read_usage(usage, where)
+def _provider_usage(model: str, usage: dict, where: str) -> tuple[Provider, Usage]:
+    """Who served a transcript's call and how its usage reads: Anthropic, unless the model the
+    response named is another provider's that speaks Anthropic's Messages API (Claude Code pointed
+    at DeepSeek's, Kimi's, GLM's, MiniMax's or Qwen's Anthropic-compatible endpoint with
+    ``ANTHROPIC_BASE_URL``, or at Bedrock): its cache rules, usage reading and prices apply."""
+    rules = provider_of_model(model)
+    if rules is None or not rules.speaks_messages:
+        rules = ANTHROPIC
+    return rules.name, rules.read_usage(usage, where)
 
 
 class _Request(msgspec.Struct):
@@ -257,7 +263,7 @@ def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
 
 
 def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
-    provider, usage = _provider_usage(req.usage, f"{walk.name}:{req.last_line}")
+    provider, usage = _provider_usage(req.model, req.usage, f"{walk.name}:{req.last_line}")
     # The strings every request of a model repeats are one object each (the trace holds every
     # request of every file until the audit ends): interned.
     model, version = sys.intern(req.model), None if req.version is None else sys.intern(req.version)
