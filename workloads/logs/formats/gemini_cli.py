@@ -27,7 +27,9 @@ Qwen Code (``~/.qwen/projects/<project>/chats/<session>.jsonl``) writes a tree o
 ``assistant`` record's ``usageMetadata`` is the call's Gemini-shaped usage (its converters fill
 ``promptTokenCount`` with the whole prompt, cached part included: OpenAI's ``prompt_tokens``, or
 Anthropic's ``input_tokens`` plus the read, the cache writes left out); ``system`` records with
-``subtype: "chat_compression"`` are compactions; a subagent's records carry ``agentId``.
+``subtype: "chat_compression"`` are compactions; a subagent's records carry ``agentId``;
+``/branch`` copies records verbatim into a new session, each with ``forkedFrom {sessionId,
+messageUuid}`` (a call is counted once, wherever it is seen first).
 
 Saved chats (``/chat save``: ``checkpoint-<tag>.json``) and ``/chat share`` JSON exports hold the
 conversation contents only, no usage: they are recognised and read as no calls, saying so.
@@ -339,11 +341,21 @@ class _Session:
             lane.blocks += 1
             usage = value.get("usageMetadata")
             model = value.get("model") if isinstance(value.get("model"), str) and value.get("model") else lane.model
+            origin = self._qwen_origin(value)
             if not isinstance(usage, dict):
                 self.skipped.append((record.line, "assistant record without usageMetadata"))
+            elif origin in self.seen and not self.seen[origin].startswith(f"{self.agent}:{self.name}#"):
+                # /branch copies a session's records verbatim (same uuid, forkedFrom) into a new one.
+                self.skipped.append((record.line, "call already counted from the session it was branched from (/branch copy)"))
+                lane.parent = self.seen[origin]
+                lane.events = []
+                lane.blocks = 0
+                lane.model = str(model or lane.model or "unknown")
             else:
                 sent = lane.input_ms if lane.input_ms is not None else when
                 self._add(record.line, lane, str(model or "unknown"), _usage(usage, where, raw=True), sent, str(uuid))
+                if origin is not None and lane.parent is not None:
+                    self.seen.setdefault(origin, lane.parent)
                 total = usage.get("totalTokenCount")
                 if isinstance(total, int) and not isinstance(total, bool):
                     self.tokens_total += total
@@ -351,6 +363,16 @@ class _Session:
             lane.input_ms = when
         if isinstance(uuid, str):
             self.qwen_node[uuid] = lane.parent
+
+    @staticmethod
+    def _qwen_origin(value: dict) -> tuple[str, str] | None:
+        """Where a Qwen Code record was first written: ``forkedFrom {sessionId, messageUuid}`` on a
+        /branch copy, else its own session and uuid (None: neither is a string)."""
+        forked = value.get("forkedFrom")
+        if isinstance(forked, dict) and isinstance(forked.get("sessionId"), str) and isinstance(forked.get("messageUuid"), str):
+            return ("qwen:" + forked["sessionId"], forked["messageUuid"])
+        sid, uuid = value.get("sessionId"), value.get("uuid")
+        return ("qwen:" + sid, uuid) if isinstance(sid, str) and isinstance(uuid, str) else None
 
     # --- both -------------------------------------------------------------------------------
 
@@ -443,6 +465,7 @@ FORMAT = LogFormat(
         "Gemini CLI subagent sessions (kind: subagent, chats/<parent id>/<id>.jsonl)",
         "Gemini CLI 0.58 and later resuming a .json session: its messages copied into a .jsonl beside it (counted once)",
         "Qwen Code chats/<session>.jsonl: a uuid/parentUuid tree with usageMetadata, chat_compression records, subagents by agentId",
+        "Qwen Code /branch copies (forkedFrom on every copied record): counted once",
         "saved chats (/chat save checkpoints) and /chat share JSON exports: contents only, no usage",
     ),
     aliases=("qwen-code",),
