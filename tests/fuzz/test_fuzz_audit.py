@@ -47,6 +47,10 @@ SEEDS: dict[str, list[dict]] = {
         {"timestamp": "2025-11-17T21:30:29.664Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
             "total_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5},
             "last_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5}}}},
+        # Later Codex: cache writes inside input_tokens.
+        {"timestamp": "2026-11-17T21:30:30.664Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 5000, "cached_input_tokens": 1024, "cache_write_input_tokens": 2900, "output_tokens": 9},
+            "last_token_usage": {"input_tokens": 3000, "cached_input_tokens": 0, "cache_write_input_tokens": 2900, "output_tokens": 4}}}},
     ],
     "pi": [
         {"type": "session", "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x", "provider": "anthropic", "modelId": "m", "thinkingLevel": "off"},
