@@ -48,6 +48,12 @@ def test_mutated_task_folders_end_cleanly(importer_examples):
 
 
 SDK_SESSION = TASK.parent / "sdk-session" / "1791234567890_q7xk2"
+#: A pre-4.0 task resumed in Cline 4.x: its summed usage on a converted message, then the warning.
+LEGACY_RESUME = [
+    {"id": "l2", "role": "assistant", "content": [{"type": "text", "text": "old"}], "modelInfo": {"id": "m", "provider": "unknown"},
+     "metrics": {"inputTokens": 9000, "outputTokens": 90, "cacheReadTokens": 8000, "cacheWriteTokens": 900, "cost": 0.3}},
+    {"id": "l3", "role": "user", "content": [{"type": "text", "text": "Warning: this is a legacy conversation, which means tool names may have changed."}]},
+]
 
 
 def test_mutated_cline_sdk_sessions_end_cleanly(importer_examples):
@@ -65,7 +71,7 @@ def test_mutated_cline_sdk_sessions_end_cleanly(importer_examples):
         shutil.rmtree(folder, ignore_errors=True)
         shutil.copytree(SDK_SESSION, folder)
         if edit:
-            messages = data.draw(st.lists(edited(st.sampled_from(seed["messages"])), min_size=1, max_size=6))
+            messages = data.draw(st.lists(edited(st.sampled_from(seed["messages"] + LEGACY_RESUME)), min_size=1, max_size=6))
             raw = json.dumps({**seed, "messages": messages})
         else:
             raw = data.draw(mutated(seed_bytes))

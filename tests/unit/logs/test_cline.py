@@ -316,6 +316,27 @@ def test_a_cline_sdk_compaction_state_marks_the_first_call_after_it(tmp_path: Pa
     assert any("compacted after message 5" in n for n in summary.notes)
 
 
+def test_a_legacy_task_resumed_in_cline_4_does_not_count_its_carried_totals(tmp_path: Path) -> None:
+    """Cline 4.x resumes a pre-4.0 task by converting its history into the SDK session and putting
+    the old task's summed usage on the last converted assistant message, then appending a warning
+    user message. That sum is not a call (the old task's ui_messages.json holds the calls)."""
+    doc = json.loads(SDK_LEAD.read_text())
+    legacy = [
+        {"id": "l1", "role": "user", "content": [{"type": "text", "text": "old task"}]},
+        {"id": "l2", "role": "assistant", "content": [{"type": "text", "text": "old answer"}],
+         "modelInfo": {"id": "claude-sonnet-4-5", "provider": "unknown"},
+         "metrics": {"inputTokens": 900000, "outputTokens": 9000, "cacheReadTokens": 800000, "cacheWriteTokens": 90000, "cost": 3.1}},
+        {"id": "l3", "role": "user", "content": [{"type": "text", "text": "Warning: this is a legacy conversation, which means tool names may have changed."}]},
+    ]
+    doc["messages"] = legacy + doc["messages"]
+    path = tmp_path / "x.messages.json"
+    path.write_text(json.dumps(doc))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["msg_a1", "msg_a2", "msg_a4", "msg_a5"]
+    assert [line for line, why in summary.skipped if "pre-4.0 task" in why] == [1]
+    assert ("resume", "a pre-4.0 Cline task resumed as an SDK session") in requests[0].events
+
+
 def test_a_cline_sdk_session_with_a_bad_count_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(SDK_LEAD.read_text())
     doc["messages"][1]["metrics"]["cacheReadTokens"] = "many"

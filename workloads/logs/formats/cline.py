@@ -29,7 +29,9 @@ outputTokens, cacheReadTokens, cacheWriteTokens, cost}``: that call's usage, nor
 whatever the provider, ``inputTokens`` the whole prompt with the reads and writes inside it. The
 ``<id>.compaction.json`` beside it holds the latest compacted context; its
 ``source_message_count`` says where in the history that compaction happened. ``<id>.json`` is the
-session's manifest (no usage).
+session's manifest (no usage). A pre-4.0 task resumed in 4.x becomes such a session: its history
+converted, the old task's summed usage on the last converted assistant message, then a user
+message warning of a legacy conversation; that sum is skipped (the old task folder has the calls).
 
 The four usage fields mean what the agent's provider handler made of the wire, which differs by
 handler (:attr:`~prefixbench.simulator.providers.base.ProviderRules.agent_handlers`): Anthropic's
@@ -73,6 +75,10 @@ _COMPACTIONS = {
 _USER_TURNS = ("task", "user_feedback")
 #: The ``agent`` of a Cline SDK session file, and the lane each is.
 _SDK_AGENTS = {"lead": "main", "subagent": "subagent", "teammate": "subagent"}
+#: The start of the user message Cline 4.x appends when it resumes a pre-4.0 task as an SDK
+#: session (``LEGACY_RESUME_MODEL_WARNING``): the messages before it were converted from the old
+#: task, the last assistant one carrying the old task's summed usage as its ``metrics``.
+_LEGACY_RESUME_WARNING = "Warning: this is a legacy conversation"
 #: The compaction state the Cline SDK keeps beside ``<id>.messages.json``.
 SDK_MESSAGES_SUFFIX = ".messages.json"
 SDK_COMPACTION_SUFFIX = ".compaction.json"
@@ -464,6 +470,19 @@ def _sdk_compacted_at(path: Path) -> int | None:
     return at if isinstance(at, int) and not isinstance(at, bool) and at >= 0 else None
 
 
+def _legacy_end(messages: list) -> int:
+    """The index of the legacy-resume warning in a Cline SDK session's messages (-1: none)."""
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        for part in content if isinstance(content, list) else [content]:
+            text = part.get("text") if isinstance(part, dict) else part
+            if isinstance(text, str) and text.startswith(_LEGACY_RESUME_WARNING):
+                return index
+    return -1
+
+
 def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSummary]:
     """A Cline SDK session: one call per assistant message carrying ``metrics``."""
     name = str(path)
@@ -480,10 +499,13 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
     events: list[tuple[str, str]] = []
     blocks = 0
     sent: int | None = None
+    legacy_end = _legacy_end(value["messages"])
     for index, message in enumerate(value["messages"]):
         where = f"{name}:{record.line}: messages[{index}]"
         if not isinstance(message, dict):
             raise UserError(f"{where}: not a message object")
+        if index == legacy_end:
+            events.append(("resume", "a pre-4.0 Cline task resumed as an SDK session"))
         if compacted_at is not None and index == compacted_at:
             events.append(("compaction", "context compacted (the session's compaction state)"))
             parent = None
@@ -504,6 +526,10 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
             continue
         if not isinstance(metrics, dict):
             raise UserError(f"{where}: metrics is not an object")
+        if index < legacy_end:
+            skipped.append((record.line, f"messages[{index}]: the summed usage of a pre-4.0 task, carried over when it was resumed (not one call)"))
+            blocks += size
+            continue
         info = as_dict(message.get("modelInfo"))
         handler = str(info.get("provider") or "")
         this_model = str(info.get("id") or model or "unknown")
@@ -622,7 +648,8 @@ FORMAT = LogFormat(
         "Roo Code / Kilo Code since late 2025: tokensIn is the whole prompt (told from the counts)",
         "DeepSeek handler: cacheWrites holds the MISS count (tokensIn 0, or prompt_tokens early 2025)",
         "Cline 4.x and the Cline CLI (SDK sessions, June 2026 on): sessions/<id>/<id>.messages.json, "
-        "metrics {inputTokens (whole prompt), cacheReadTokens, cacheWriteTokens} per assistant message; <id>.compaction.json",
+        "metrics {inputTokens (whole prompt), cacheReadTokens, cacheWriteTokens} per assistant message; <id>.compaction.json; "
+        "resumed pre-4.0 tasks (their summed usage skipped)",
     ),
     aliases=("roo", "roo-code", "kilo", "kilo-code"),
     read_with=ui_file_of,
