@@ -47,12 +47,20 @@ SEEDS: dict[str, list[dict]] = {
         {"timestamp": "2025-11-17T21:30:29.664Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
             "total_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5},
             "last_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5}}}},
+        # Later Codex: cache writes inside input_tokens.
+        {"timestamp": "2026-11-17T21:30:30.664Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 5000, "cached_input_tokens": 1024, "cache_write_input_tokens": 2900, "output_tokens": 9},
+            "last_token_usage": {"input_tokens": 3000, "cached_input_tokens": 0, "cache_write_input_tokens": 2900, "output_tokens": 4}}}},
     ],
     "pi": [
         {"type": "session", "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x", "provider": "anthropic", "modelId": "m", "thinkingLevel": "off"},
         {"type": "thinking_level_change", "timestamp": "2025-12-09T00:53:30.000Z", "thinkingLevel": "high"},
         {"type": "message", "id": "e1", "parentId": None, "timestamp": "2025-12-09T00:53:30.825Z", "message": {"role": "assistant", "provider": "anthropic",
          "model": "claude-opus-4-5", "timestamp": 1765233665294, "usage": {"input": 1, "output": 2, "cacheRead": 3000, "cacheWrite": 40, "cost": {"total": 0.1}}}},
+        # Gemini through pi's google-generative-ai API: input includes cacheRead.
+        {"type": "message", "id": "e2", "parentId": "e1", "timestamp": "2025-12-09T00:53:31.825Z", "message": {"role": "assistant", "provider": "google",
+         "api": "google-generative-ai", "model": "gemini-3.1-pro", "timestamp": 1765233666294,
+         "usage": {"input": 5000, "output": 20, "cacheRead": 4000, "cacheWrite": 0, "totalTokens": 5020, "cost": {"total": 0.01}}}},
     ],
     "mooncake": [
         {"timestamp": 0, "input_length": 1100, "output_length": 5, "hash_ids": [1, 2, 3]},

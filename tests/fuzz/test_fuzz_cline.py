@@ -45,3 +45,38 @@ def test_mutated_task_folders_end_cleanly(importer_examples):
 
     case()
     tally.report()
+
+
+SDK_SESSION = TASK.parent / "sdk-session" / "1791234567890_q7xk2"
+#: A pre-4.0 task resumed in Cline 4.x: its summed usage on a converted message, then the warning.
+LEGACY_RESUME = [
+    {"id": "l2", "role": "assistant", "content": [{"type": "text", "text": "old"}], "modelInfo": {"id": "m", "provider": "unknown"},
+     "metrics": {"inputTokens": 9000, "outputTokens": 90, "cacheReadTokens": 8000, "cacheWriteTokens": 900, "cost": 0.3}},
+    {"id": "l3", "role": "user", "content": [{"type": "text", "text": "Warning: this is a legacy conversation, which means tool names may have changed."}]},
+]
+
+
+def test_mutated_cline_sdk_sessions_end_cleanly(importer_examples):
+    """A Cline 4.x session folder (<id>.messages.json beside its manifest and a subagent's file),
+    its messages file mutated or its messages' values edited: exit 0, or one line with exit 2."""
+    tally = Tally("audit cline sdk session", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-cline-sdk-")) / "session"
+    target = folder / "1791234567890_q7xk2.messages.json"
+    seed_bytes = (SDK_SESSION / target.name).read_bytes()
+    seed = json.loads(seed_bytes)
+
+    @fuzz_settings(importer_examples)
+    @given(data=st.data(), whole=st.booleans(), edit=st.booleans())
+    def case(data: st.DataObject, whole: bool, edit: bool) -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(SDK_SESSION, folder)
+        if edit:
+            messages = data.draw(st.lists(edited(st.sampled_from(seed["messages"] + LEGACY_RESUME)), min_size=1, max_size=6))
+            raw = json.dumps({**seed, "messages": messages})
+        else:
+            raw = data.draw(mutated(seed_bytes))
+        write(target, raw)
+        tally.check(["audit", str(folder if whole else target), "--quiet", "--format", "json"])
+
+    case()
+    tally.report()

@@ -268,6 +268,85 @@ def test_a_malformed_text_or_count_is_one_line(tmp_path: Path, capsys: pytest.Ca
         import_file(path, CLINE, ImportContext())
 
 
+# -- Cline 4.x / Cline CLI: SDK sessions ------------------------------------------------------
+
+SDK = TASKS / "sdk-session" / "1791234567890_q7xk2"
+SDK_LEAD = SDK / "1791234567890_q7xk2.messages.json"
+
+
+def test_a_cline_sdk_session_is_detected_and_its_metrics_count_the_whole_prompt() -> None:
+    """Cline 4.x (June 2026 on) writes sessions/<id>/<id>.messages.json; main refused it as an
+    unknown format. ``metrics.inputTokens`` is the whole prompt, reads and writes inside it."""
+    doc = json.loads(SDK_LEAD.read_text())
+    assert detect(doc) == Evidence.WRAPPER and detect_format(SDK_LEAD).name == "cline"
+    assert detect({**doc, "agent": ["lead"]}) is None and detect({**doc, "version": "1"}) is None
+    requests, summary = import_file(SDK_LEAD, CLINE, ImportContext())
+    # One call per assistant message with metrics (msg_a3 has none: the turn's last message does).
+    assert [r.request_id for r in requests] == ["msg_a1", "msg_a2", "msg_a4", "msg_a5"]
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests if r.usage] == [
+        (10, 0, 8190, 120), (10, 8190, 400, 80), (10, 8590, 400, 60), (9300, 0, 0, 200)]
+    assert [r.provider for r in requests] == ["anthropic", "anthropic", "anthropic", "openai"]
+    assert [r.prefix.new_blocks for r in requests if r.prefix] == [1, 3, 4, 2]
+    assert ("model_change", "claude-sonnet-4-6 -> gpt-5.4") in requests[3].events and ("user_turn", "") in requests[3].events
+    assert [r.prefix.parent for r in requests if r.prefix][1:] == [r.prefix.node for r in requests[:-1] if r.prefix]
+    assert requests[1].sent_ms == 1791234567890 + 4500 and all(r.lane_kind == "main" for r in requests)
+    assert any("inputTokens" in n and "whole prompt" in n for n in summary.notes)
+    assert any("$0.0682" in n for n in summary.notes)
+
+
+def test_a_cline_sdk_session_folder_audits_lead_and_subagent_and_skips_the_manifest() -> None:
+    requests, summaries = load_trace([TASKS / "sdk-session"])
+    by_name = {Path(s.file).name: (s.format, s.requests) for s in summaries}
+    assert by_name == {
+        "1791234567890_q7xk2.json": ("not-a-log", 0),
+        "1791234567890_q7xk2.messages.json": ("cline", 4),
+        "agent_k3p9.messages.json": ("cline", 1),
+    }
+    sub = [r for r in requests if r.lane_kind == "subagent"]
+    assert len(sub) == 1 and sub[0].usage == Usage(cache_write_5m=2990, uncached=10, output=40)
+
+
+def test_a_cline_sdk_compaction_state_marks_the_first_call_after_it(tmp_path: Path) -> None:
+    shutil.copytree(SDK, tmp_path / "s")
+    state = {"version": 1, "updated_at": "2026-10-05T10:31:00.000Z", "source_message_count": 5, "messages": []}
+    (tmp_path / "s" / "1791234567890_q7xk2.compaction.json").write_text(json.dumps(state))
+    requests, summary = import_file(tmp_path / "s" / SDK_LEAD.name, CLINE, ImportContext())
+    assert [any(k == "compaction" for k, _ in r.events) for r in requests] == [False, False, True, False]
+    assert requests[2].prefix is not None and requests[2].prefix.parent is None
+    assert any("compacted after message 5" in n for n in summary.notes)
+
+
+def test_a_legacy_task_resumed_in_cline_4_does_not_count_its_carried_totals(tmp_path: Path) -> None:
+    """Cline 4.x resumes a pre-4.0 task by converting its history into the SDK session and putting
+    the old task's summed usage on the last converted assistant message, then appending a warning
+    user message. That sum is not a call (the old task's ui_messages.json holds the calls)."""
+    doc = json.loads(SDK_LEAD.read_text())
+    legacy = [
+        {"id": "l1", "role": "user", "content": [{"type": "text", "text": "old task"}]},
+        {"id": "l2", "role": "assistant", "content": [{"type": "text", "text": "old answer"}],
+         "modelInfo": {"id": "claude-sonnet-4-5", "provider": "unknown"},
+         "metrics": {"inputTokens": 900000, "outputTokens": 9000, "cacheReadTokens": 800000, "cacheWriteTokens": 90000, "cost": 3.1}},
+        {"id": "l3", "role": "user", "content": [{"type": "text", "text": "Warning: this is a legacy conversation, which means tool names may have changed."}]},
+    ]
+    doc["messages"] = legacy + doc["messages"]
+    path = tmp_path / "x.messages.json"
+    path.write_text(json.dumps(doc))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["msg_a1", "msg_a2", "msg_a4", "msg_a5"]
+    assert [line for line, why in summary.skipped if "pre-4.0 task" in why] == [1]
+    assert ("resume", "a pre-4.0 Cline task resumed as an SDK session") in requests[0].events
+
+
+def test_a_cline_sdk_session_with_a_bad_count_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads(SDK_LEAD.read_text())
+    doc["messages"][1]["metrics"]["cacheReadTokens"] = "many"
+    path = tmp_path / "x.messages.json"
+    path.write_text(json.dumps(doc))
+    assert main(["audit", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"{path}:1: messages[1]: metrics.cacheReadTokens" in err
+
+
 # -- real public task logs, read where they are -----------------------------------------------
 
 

@@ -50,3 +50,25 @@ def test_older_codex_rollouts_without_usage_are_recognised(tmp_path: Path) -> No
     assert detect_format(path).name == "codex"
     requests, summaries = load_trace([path])
     assert requests == [] and "no token_count events" in summaries[0].notes[-1]
+
+
+def test_codex_cache_writes_inside_input_are_read_as_writes(tmp_path: Path, capsys) -> None:
+    """Later Codex versions add ``cache_write_input_tokens`` to the token usage (the Responses
+    API's ``cache_write_tokens``, GPT-5.6 on), part of ``input_tokens`` as the cached part is.
+    Main ignored it and counted the writes as uncached input."""
+    from prefixbench.reports.cli import main
+
+    def tc(last_in: int, cached: int, written: int, out: int) -> dict:
+        last = {"input_tokens": last_in, "cached_input_tokens": cached, "cache_write_input_tokens": written, "output_tokens": out}
+        return {"type": "token_count", "info": {"total_token_usage": dict(last), "last_token_usage": last}}
+
+    lines = [
+        ("2026-11-17T21:32:46.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        ("2026-11-17T21:32:50.000Z", tc(12000, 0, 11904, 40)),
+    ]
+    requests, _ = load_trace([_codex(tmp_path / "rollout-w.jsonl", lines)])
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m) for r in requests if r.usage] == [(96, 0, 11904)]
+    bad = _codex(tmp_path / "bad" / "rollout-b.jsonl", [("2026-11-17T21:32:50.000Z", tc(100, 60, 50, 1))])
+    assert main(["audit", str(bad), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "cached_input_tokens (60) and cache_write_input_tokens (50) exceed input_tokens (100)" in err

@@ -185,6 +185,59 @@ def test_a_folder_holding_one_session_json_is_audited(tmp_path: Path) -> None:
     assert [s.format for s in summaries] == ["not-a-log", "gemini-cli"]
 
 
+def test_a_json_session_migrated_to_jsonl_on_resume_is_counted_once(tmp_path: Path) -> None:
+    """Gemini CLI 0.58 on: resuming a pre-0.58 ``session-*.json`` writes its metadata and every
+    message again into ``session-*.jsonl`` beside it (the .json is left), then appends the new
+    turns there. Main counted the copied calls twice."""
+    legacy = json.loads(LEGACY.read_text())
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    (chats / "session-2025-10-01T10-00-5f0c2a9e.json").write_text(json.dumps(legacy, indent=2))
+    meta = {k: v for k, v in legacy.items() if k != "messages"}
+    new_user = {"id": "u3", "timestamp": "2025-10-02T09:00:00.000Z", "type": "user", "content": [{"text": "and now?"}]}
+    new_call = {"id": "g5", "timestamp": "2025-10-02T09:00:04.000Z", "type": "gemini", "content": [{"text": "done"}],
+                "model": legacy["messages"][4].get("model", "gemini-2.5-pro"),
+                "tokens": {"input": 5000, "output": 50, "cached": 4000, "thoughts": 0, "tool": 0, "total": 5050}}
+    lines = [meta, *legacy["messages"], {"$set": {"sessionId": legacy["sessionId"]}}, new_user, new_call]
+    (chats / "session-2025-10-01T10-00-5f0c2a9e.jsonl").write_text("".join(json.dumps(v) + "\n" for v in lines))
+    requests, summaries = load_trace([tmp_path])
+    assert len(requests) == 3 + 1
+    jsonl = next(s for s in summaries if s.file.endswith(".jsonl"))
+    assert jsonl.requests == 1 and sum("already counted from another file" in why for _, why in jsonl.skipped) == 3
+    # The new call extends the chain the legacy file's calls built.
+    last_legacy = [r for r in requests if r.file.endswith(".json")][-1]
+    assert requests[-1].prefix is not None and last_legacy.prefix is not None
+    assert requests[-1].prefix.parent == last_legacy.prefix.node
+    # Each file read alone still reads all of its calls.
+    assert len(_read(chats / "session-2025-10-01T10-00-5f0c2a9e.jsonl")[0]) == 4
+
+
+def test_a_qwen_code_branch_copy_is_counted_once(tmp_path: Path) -> None:
+    """Qwen Code's /branch copies a session's records verbatim into a new session file (same
+    uuid, sessionId rewritten, ``forkedFrom {sessionId, messageUuid}``). Main counted the copied
+    calls again in the branch."""
+    parent = [json.loads(line) for line in QWEN.read_text().splitlines() if line.strip()][:4]
+    branch = []
+    for record in parent:
+        copy = dict(record, sessionId="branch-qwen", forkedFrom={"sessionId": record["sessionId"], "messageUuid": record["uuid"]})
+        branch.append(copy)
+    branch.append(dict(parent[0], uuid="b1", parentUuid="q4", sessionId="branch-qwen", timestamp="2026-03-10T13:00:00.000Z"))
+    branch.append(dict(parent[1], uuid="b2", parentUuid="b1", sessionId="branch-qwen", timestamp="2026-03-10T13:00:03.000Z",
+                       usageMetadata={"promptTokenCount": 12600, "candidatesTokenCount": 30, "cachedContentTokenCount": 12400, "totalTokenCount": 12630}))
+    (tmp_path / "a-parent.jsonl").write_text("".join(json.dumps(r) + "\n" for r in parent))
+    (tmp_path / "b-branch.jsonl").write_text("".join(json.dumps(r) + "\n" for r in branch))
+    requests, summaries = load_trace([tmp_path])
+    assert [(Path(s.file).name, s.requests) for s in summaries] == [("a-parent.jsonl", 2), ("b-branch.jsonl", 1)]
+    assert sum("/branch copy" in why for s in summaries for _, why in s.skipped) == 2
+    last_parent, branch_call = requests[1], requests[2]
+    assert branch_call.prefix is not None and last_parent.prefix is not None
+    assert branch_call.prefix.parent == last_parent.prefix.node
+    # Read in the other order (or alone), the copies stand for the calls once all the same.
+    requests, _ = load_trace([tmp_path / "b-branch.jsonl", tmp_path / "a-parent.jsonl"])
+    assert len(requests) == 3
+    assert len(_read(tmp_path / "b-branch.jsonl")[0]) == 3
+
+
 def test_mutated_sessions_end_cleanly() -> None:
     """Fuzz: every version's file, mutated, ends in exit 0 or one line with exit 2."""
     tally = Tally("gemini-cli", bound_s=20)
@@ -199,3 +252,41 @@ def test_mutated_sessions_end_cleanly() -> None:
 
     case()
     assert tally.outcomes["crash"] == 0
+
+
+def test_mutated_migrated_sessions_end_cleanly() -> None:
+    """Fuzz: a legacy .json beside a mutated .jsonl copy of it (the migration on resume), audited
+    as a folder: exit 0 or one line with exit 2."""
+    tally = Tally("gemini-cli migrated", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-gemini-migrated-"))
+    legacy = json.loads(LEGACY.read_text())
+    (folder / "session-a.json").write_text(json.dumps(legacy))
+    meta = {k: v for k, v in legacy.items() if k != "messages"}
+    seed = "".join(json.dumps(v) + "\n" for v in [meta, *legacy["messages"]]).encode()
+
+    @fuzz_settings(15)
+    @given(data=st.data())
+    def case(data: st.DataObject) -> None:
+        write(folder / "session-a.jsonl", data.draw(mutated(seed)))
+        tally.check(["audit", str(folder), "--quiet"])
+
+    case()
+
+
+def test_mutated_qwen_branches_end_cleanly() -> None:
+    """Fuzz: a Qwen Code session beside a mutated /branch copy of it (forkedFrom on each record),
+    audited as a folder: exit 0 or one line with exit 2."""
+    tally = Tally("qwen-code branch", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-qwen-branch-"))
+    parent = [json.loads(line) for line in QWEN.read_text().splitlines() if line.strip()]
+    (folder / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in parent))
+    copies = [dict(r, sessionId="b", forkedFrom={"sessionId": r["sessionId"], "messageUuid": r["uuid"]}) for r in parent]
+    seed = "".join(json.dumps(r) + "\n" for r in copies).encode()
+
+    @fuzz_settings(15)
+    @given(data=st.data())
+    def case(data: st.DataObject) -> None:
+        write(folder / "b.jsonl", data.draw(mutated(seed)))
+        tally.check(["audit", str(folder), "--quiet"])
+
+    case()

@@ -91,3 +91,31 @@ def test_other_format_under_explicit_input(tmp_path: Path) -> None:
     path = _pi(tmp_path / "pi.jsonl", [_pi_msg("user", 1)])
     with pytest.raises(UserError, match=r"pi.jsonl:1: a pi record in a file read as claude-code"):
         load_trace([path], "claude-code")
+
+
+def test_pi_gemini_apis_count_the_reads_inside_input(tmp_path: Path) -> None:
+    """pi's google-generative-ai and google-vertex APIs write Gemini's promptTokenCount whole into
+    ``input`` with ``cacheRead`` inside it; its google-gemini-cli API and the others subtract the
+    reads. Main read every input as excluding the reads, counting cached tokens twice."""
+    t0 = 1765233665294
+
+    def gem(api: str, ts: int, i: int, r: int, o: int, total: int) -> dict:
+        entry = _pi_msg("assistant", ts, {"input": i, "output": o, "cacheRead": r, "cacheWrite": 0, "totalTokens": total, "cost": {}})
+        entry["message"].update({"provider": "google", "model": "gemini-3.1-pro", "api": api})
+        return entry
+
+    entries = [
+        _pi_msg("user", t0),
+        gem("google-generative-ai", t0 + 10, 9000, 0, 50, 9050),
+        _pi_msg("toolResult", t0 + 5000),
+        gem("google-generative-ai", t0 + 5010, 9500, 8000, 40, 9540),  # input includes the reads
+        _pi_msg("toolResult", t0 + 6000),
+        gem("google-vertex", t0 + 6010, 9900, 9000, 30, 9930),
+        _pi_msg("toolResult", t0 + 7000),
+        gem("google-gemini-cli", t0 + 7010, 1000, 9000, 30, 10030),  # this API subtracts them
+        _pi_msg("toolResult", t0 + 8000),
+        gem("google-generative-ai", t0 + 8010, 1200, 9000, 30, 10230),  # a total counting the reads apart
+    ]
+    requests, _ = load_trace([_pi(tmp_path / "pi.jsonl", entries)])
+    assert [(r.usage.uncached, r.usage.cache_read) for r in requests if r.usage] == [
+        (9000, 0), (1500, 8000), (900, 9000), (1000, 9000), (1200, 9000)]

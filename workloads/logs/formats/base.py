@@ -46,6 +46,9 @@ class ImportContext(msgspec.Struct):
     codex_totals: set[str] = msgspec.field(default_factory=set)
     #: Claude Code request ids already counted (a resumed or forked session copies earlier lines).
     claude_requests: set[str] = msgspec.field(default_factory=set)
+    #: Gemini CLI calls already counted, ``(session id, message id)`` to their chain node: resuming
+    #: a pre-0.58 ``.json`` session copies its messages into a ``.jsonl`` beside it.
+    gemini_calls: dict[tuple[str, str], str] = msgspec.field(default_factory=dict)
     progress: ProgressFn | None = None
 
 

@@ -20,6 +20,19 @@ A task folder holds three files, each read here whatever its name:
   model and handler of calls whose entries do not (Cline before ``modelInfo``). Read with the
   ui file the same way.
 
+Cline 4.x (the VS Code extension on the Cline SDK, from June 2026) and the Cline CLI keep a session
+under ``~/.cline/data/sessions/<id>/`` instead: ``<id>.messages.json`` is one object ``{version: 1,
+updated_at, agent: "lead"|"subagent"|"teammate", sessionId, messages, system_prompt?}``
+rewritten whole on every change (a subagent's or teammate's file sits beside it). Each assistant
+message that ends a model call carries ``modelInfo {id, provider}`` and ``metrics {inputTokens,
+outputTokens, cacheReadTokens, cacheWriteTokens, cost}``: that call's usage, normalized by the SDK
+whatever the provider, ``inputTokens`` the whole prompt with the reads and writes inside it. The
+``<id>.compaction.json`` beside it holds the latest compacted context; its
+``source_message_count`` says where in the history that compaction happened. ``<id>.json`` is the
+session's manifest (no usage). A pre-4.0 task resumed in 4.x becomes such a session: its history
+converted, the old task's summed usage on the last converted assistant message, then a user
+message warning of a legacy conversation; that sum is skipped (the old task folder has the calls).
+
 The four usage fields mean what the agent's provider handler made of the wire, which differs by
 handler (:attr:`~prefixbench.simulator.providers.base.ProviderRules.agent_handlers`): Anthropic's
 is additive; DeepSeek's puts the cache MISS count in ``cacheWrites`` (read here as uncached
@@ -60,10 +73,19 @@ _COMPACTIONS = {
     "compaction": "context compacted",
 }
 _USER_TURNS = ("task", "user_feedback")
+#: The ``agent`` of a Cline SDK session file, and the lane each is.
+_SDK_AGENTS = {"lead": "main", "subagent": "subagent", "teammate": "subagent"}
+#: The start of the user message Cline 4.x appends when it resumes a pre-4.0 task as an SDK
+#: session (``LEGACY_RESUME_MODEL_WARNING``): the messages before it were converted from the old
+#: task, the last assistant one carrying the old task's summed usage as its ``metrics``.
+_LEGACY_RESUME_WARNING = "Warning: this is a legacy conversation"
+#: The compaction state the Cline SDK keeps beside ``<id>.messages.json``.
+SDK_MESSAGES_SUFFIX = ".messages.json"
+SDK_COMPACTION_SUFFIX = ".compaction.json"
 #: What each reading of the four fields says, for the notes.
 _READING_TEXT: dict[str, str] = {
     "additive": "tokensIn excludes cacheReads and cacheWrites (additive)",
-    "total": "tokensIn is the whole prompt, cacheReads and cacheWrites included (Roo Code / Kilo Code since late 2025)",
+    "total": "tokensIn is the whole prompt, cacheReads and cacheWrites included (Roo Code / Kilo Code since late 2025; Cline 4.x inputTokens)",
     "subset": (
         "tokensIn is the whole prompt (prompt_tokens) and includes cacheReads; "
         "cacheWrites is not a write (a DeepSeek-shaped server's miss count, already inside tokensIn)"
@@ -87,9 +109,22 @@ _READING_TEXT: dict[str, str] = {
 }
 
 
+def _is_sdk_session(value: dict) -> bool:
+    """A Cline SDK session's ``<id>.messages.json`` (Cline 4.x, the Cline CLI)."""
+    return (
+        isinstance(value.get("sessionId"), str)
+        and isinstance(value.get("messages"), list)
+        and isinstance(value.get("version"), int)
+        and isinstance(value.get("agent"), str)
+        and value["agent"] in _SDK_AGENTS
+    )
+
+
 def detect(value: dict) -> Evidence | None:
-    """A ui_messages entry (``ts`` and ``type`` say/ask), an api_conversation_history message (a
+    """A Cline SDK session file, a ui_messages entry (``ts`` and ``type`` say/ask), an api_conversation_history message (a
     bare role and content, nothing but the agent's own keys), or a task_metadata object."""
+    if _is_sdk_session(value):
+        return Evidence.WRAPPER
     kind = value.get("type")
     if kind in ("say", "ask") and isinstance(value.get("ts"), (int, float)) and isinstance(value.get(kind), str):
         return Evidence.ENTRY
@@ -419,6 +454,139 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     return out, FileSummary(task.name, NAME, len(out), tuple(task.skipped), tuple(notes))
 
 
+def _sdk_compacted_at(path: Path) -> int | None:
+    """``source_message_count`` of the compaction state beside a Cline SDK session file (None:
+    no compaction recorded, or a state the audit cannot use)."""
+    if not path.name.endswith(SDK_MESSAGES_SUFFIX):
+        return None
+    state = path.with_name(path.name[: -len(SDK_MESSAGES_SUFFIX)] + SDK_COMPACTION_SUFFIX)
+    if not state.is_file():
+        return None
+    try:
+        first = next(iter(iter_records(state)), None)
+    except UserError:
+        return None
+    at = as_dict(first.value if first is not None else None).get("source_message_count")
+    return at if isinstance(at, int) and not isinstance(at, bool) and at >= 0 else None
+
+
+def _legacy_end(messages: list) -> int:
+    """The index of the legacy-resume warning in a Cline SDK session's messages (-1: none)."""
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        content = message.get("content")
+        for part in content if isinstance(content, list) else [content]:
+            text = part.get("text") if isinstance(part, dict) else part
+            if isinstance(text, str) and text.startswith(_LEGACY_RESUME_WARNING):
+                return index
+    return -1
+
+
+def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSummary]:
+    """A Cline SDK session: one call per assistant message carrying ``metrics``."""
+    name = str(path)
+    value: dict = record.value  # type: ignore[assignment]
+    lane_kind = _SDK_AGENTS[value["agent"]]
+    lane = "main" if lane_kind == "main" else f"{value['agent']}:{value['sessionId']}"
+    compacted_at = _sdk_compacted_at(path)
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    readings: dict[str, str] = {}
+    cost = 0.0
+    parent: str | None = None
+    model: str | None = None
+    events: list[tuple[str, str]] = []
+    blocks = 0
+    sent: int | None = None
+    legacy_end = _legacy_end(value["messages"])
+    for index, message in enumerate(value["messages"]):
+        where = f"{name}:{record.line}: messages[{index}]"
+        if not isinstance(message, dict):
+            raise UserError(f"{where}: not a message object")
+        if index == legacy_end:
+            events.append(("resume", "a pre-4.0 Cline task resumed as an SDK session"))
+        if compacted_at is not None and index == compacted_at:
+            events.append(("compaction", "context compacted (the session's compaction state)"))
+            parent = None
+        content = message.get("content")
+        size = len(content) if isinstance(content, list) else 1
+        when = message.get("ts")
+        when = when if isinstance(when, int) and not isinstance(when, bool) else None
+        if message.get("role") == "user":
+            parts = content if isinstance(content, list) else [content]
+            if any(not (isinstance(p, dict) and p.get("type") == "tool_result") for p in parts):
+                events.append(("user_turn", ""))
+            sent = when if when is not None else sent
+            blocks += size
+            continue
+        metrics = message.get("metrics")
+        if message.get("role") != "assistant" or metrics is None:
+            blocks += size  # an answer without usage: part of the next call's prompt
+            continue
+        if not isinstance(metrics, dict):
+            raise UserError(f"{where}: metrics is not an object")
+        if index < legacy_end:
+            skipped.append((record.line, f"messages[{index}]: the summed usage of a pre-4.0 task, carried over when it was resumed (not one call)"))
+            blocks += size
+            continue
+        info = as_dict(message.get("modelInfo"))
+        handler = str(info.get("provider") or "")
+        this_model = str(info.get("id") or model or "unknown")
+        if model is not None and this_model != model:
+            events.append(("model_change", f"{model} -> {this_model}"))
+        model = this_model
+        tokens_in = count(metrics.get("inputTokens"), where, "metrics.inputTokens")
+        reads = count(metrics.get("cacheReadTokens"), where, "metrics.cacheReadTokens")
+        writes = count(metrics.get("cacheWriteTokens"), where, "metrics.cacheWriteTokens")
+        output = count(metrics.get("outputTokens"), where, "metrics.outputTokens")
+        label = f"{handler or 'no handler named'} ({this_model})"
+        if tokens_in >= reads + writes:
+            usage = Usage(cache_read=reads, cache_write_5m=writes, uncached=tokens_in - reads - writes, output=output)
+            readings.setdefault(label, "total")
+        else:  # a count the SDK did not fold in: read as additive, saying so
+            usage = Usage(cache_read=reads, cache_write_5m=writes, uncached=tokens_in, output=output)
+            readings[label] = "additive"
+        if isinstance(metrics.get("cost"), (int, float)) and not isinstance(metrics.get("cost"), bool):
+            cost += metrics["cost"]
+        found = agent_handler(handler) if handler else None
+        rules = _provider_of(this_model) or (found[0] if found else None)
+        key = str(message.get("id") or index)
+        node = f"{NAME}:{name}#{key}"
+        out.append(
+            TraceRequest(
+                file=name,
+                line=record.line,
+                lane=lane,
+                lane_kind=lane_kind,  # type: ignore[arg-type]
+                seq=len(out),
+                sent_ms=sent if sent is not None else when,
+                ready_ms=None,
+                done_ms=when,
+                provider=UNKNOWN.name if rules is None else rules.name,
+                model=this_model,
+                usage=usage,
+                prefix=Prefix(f"{NAME}:sdk:{lane_kind}:{this_model}", node, parent, max(1, blocks)),
+                events=tuple(events),
+                request_id=key,
+                source_format=NAME,
+            )
+        )
+        parent = node
+        events = []
+        blocks = size  # the answer is part of the next call's prompt
+        sent = when
+    notes = [
+        "a Cline SDK session keeps its system prompt but not its tools: the head is an opaque prefix",
+        *(f"usage of {label}: {_READING_TEXT[reading]}" for label, reading in readings.items()),
+    ]
+    if compacted_at is not None:
+        notes.append(f"compaction state beside it: the context was compacted after message {compacted_at} (only the latest compaction is kept)")
+    if cost:
+        notes.append(f"the log's own cost fields sum to ${cost:.4f} (a check on the dollars here)")
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+
+
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """A task folder's file: the calls of a ui_messages file; nothing from its other files."""
     stream = iter(objects(path, records, " (a Cline, Roo Code or Kilo Code task entry)"))
@@ -426,6 +594,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if first is None:
         raise UserError(f"{path}:1: empty file, no task entries")
     value: dict = first.value  # type: ignore[assignment]
+    if _is_sdk_session(value):
+        extra = next(stream, None)
+        if extra is not None:
+            raise UserError(f"{path}:{extra.line}: a second record after a Cline session's messages object")
+        return _read_sdk(path, first)
     if "type" in value:
         return _read_ui(path, _chain(first, stream))
     kind = "messages sent" if "role" in value else "task metadata"
@@ -461,7 +634,7 @@ FORMAT = LogFormat(
     nouns="Cline, Roo Code and Kilo Code task folders",
     description=(
         "Cline, Roo Code and Kilo Code task folders (ui_messages.json: api_req_started usage; "
-        "api_conversation_history.json and task_metadata.json read beside it)"
+        "api_conversation_history.json and task_metadata.json read beside it); Cline 4.x sessions (<id>.messages.json)"
     ),
     detect=detect,
     read=read,
@@ -474,6 +647,9 @@ FORMAT = LogFormat(
         "Roo Code / Kilo Code: apiProtocol in the api_req_started text; condense_context and sliding_window_truncation",
         "Roo Code / Kilo Code since late 2025: tokensIn is the whole prompt (told from the counts)",
         "DeepSeek handler: cacheWrites holds the MISS count (tokensIn 0, or prompt_tokens early 2025)",
+        "Cline 4.x and the Cline CLI (SDK sessions, June 2026 on): sessions/<id>/<id>.messages.json, "
+        "metrics {inputTokens (whole prompt), cacheReadTokens, cacheWriteTokens} per assistant message; <id>.compaction.json; "
+        "resumed pre-4.0 tasks (their summed usage skipped)",
     ),
     aliases=("roo", "roo-code", "kilo", "kilo-code"),
     read_with=ui_file_of,

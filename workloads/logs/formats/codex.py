@@ -1,7 +1,7 @@
 """Codex CLI rollouts (``rollout-<date>-<id>.jsonl``).
 
 ``event_msg``/``token_count`` ``last_token_usage`` per request (``input_tokens`` includes
-``cached_input_tokens``); a token count whose running total was already seen (a repeat, or
+``cached_input_tokens`` and, in later versions, ``cache_write_input_tokens``); a token count whose running total was already seen (a repeat, or
 history replayed by a fork or resume, in this file or another) is not counted again. A
 request is sent at the last input item (user message or tool output) before it and its
 response began at the first output item after that. Base instructions and tool schemas are
@@ -43,13 +43,16 @@ def _provider(session_meta: dict) -> Provider:
 
 
 def _usage(last: dict, where: str) -> Usage:
-    """``last_token_usage``: ``input_tokens`` includes ``cached_input_tokens``."""
+    """``last_token_usage``: ``input_tokens`` includes ``cached_input_tokens`` and, in later
+    versions (the Responses API's ``cache_write_tokens``, GPT-5.6 on), ``cache_write_input_tokens``."""
     total_in = count(last.get("input_tokens"), where, "last_token_usage.input_tokens")
     cached = count(last.get("cached_input_tokens"), where, "last_token_usage.cached_input_tokens")
-    if cached > total_in:
-        raise UserError(f"{where}: cached_input_tokens ({cached}) exceed input_tokens ({total_in})")
+    written = count(last.get("cache_write_input_tokens"), where, "last_token_usage.cache_write_input_tokens")
+    if cached + written > total_in:
+        also = f" and cache_write_input_tokens ({written})" if written else ""
+        raise UserError(f"{where}: cached_input_tokens ({cached}){also} exceed input_tokens ({total_in})")
     output = count(last.get("output_tokens"), where, "last_token_usage.output_tokens")
-    return Usage(cache_read=cached, uncached=total_in - cached, output=output)
+    return Usage(cache_read=cached, cache_write_5m=written, uncached=total_in - cached - written, output=output)
 
 
 class _Rollout:
@@ -205,6 +208,7 @@ FORMAT = LogFormat(
     usage="subset",
     versions=(
         "rollouts with event_msg token_count (info.last_token_usage, total_token_usage)",
+        "later rollouts: last_token_usage.cache_write_input_tokens (the Responses API's writes, GPT-5.6 on), inside input_tokens",
         "resumed or forked sessions: a second session_meta and the earlier history replayed",
         "older rollouts (record_type lines, or a first line {id, timestamp, instructions}): no usage, read as no calls",
     ),

@@ -11,6 +11,8 @@ Gemini CLI records a session under ``~/.gemini/tmp/<project-hash>/chats/`` (its
   {...}}`` updates (``$set.messages`` replaces the history: the chat compression, tool-output
   masking or the rollback of an aborted turn) and ``{"$rewindTo": id}`` (``/rewind``). A
   subagent's session is a file of its own (``kind: "subagent"``) under ``chats/<parent id>/``.
+  Resuming a ``.json`` session writes its metadata and messages again into a ``.jsonl`` of the
+  same name (the ``.json`` stays): a call seen in another file of the same session is counted once.
 
 A model message (``type: "gemini"``) carries ``model`` and ``tokens {input, output, cached,
 thoughts, tool, total}``: the usage of the one call that produced it (``promptTokenCount``,
@@ -25,7 +27,9 @@ Qwen Code (``~/.qwen/projects/<project>/chats/<session>.jsonl``) writes a tree o
 ``assistant`` record's ``usageMetadata`` is the call's Gemini-shaped usage (its converters fill
 ``promptTokenCount`` with the whole prompt, cached part included: OpenAI's ``prompt_tokens``, or
 Anthropic's ``input_tokens`` plus the read, the cache writes left out); ``system`` records with
-``subtype: "chat_compression"`` are compactions; a subagent's records carry ``agentId``.
+``subtype: "chat_compression"`` are compactions; a subagent's records carry ``agentId``;
+``/branch`` copies records verbatim into a new session, each with ``forkedFrom {sessionId,
+messageUuid}`` (a call is counted once, wherever it is seen first).
 
 Saved chats (``/chat save``: ``checkpoint-<tag>.json``) and ``/chat share`` JSON exports hold the
 conversation contents only, no usage: they are recognised and read as no calls, saying so.
@@ -139,8 +143,12 @@ class _Lane:
 class _Session:
     """The requests of one session file, message by message."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, seen: dict[tuple[str, str], str] | None = None) -> None:
         self.name = str(path)
+        #: Calls counted from another file of the same session (a legacy ``.json`` migrated on
+        #: resume): ``(session id, message id)`` to the chain node they were counted as.
+        self.seen: dict[tuple[str, str], str] = {} if seen is None else seen
+        self.session_id: str | None = None
         self.out: list[TraceRequest] = []
         self.skipped: list[tuple[int, str]] = []
         self.notes: list[str] = []
@@ -174,6 +182,8 @@ class _Session:
     # --- Gemini CLI -------------------------------------------------------------------------
 
     def metadata(self, value: dict) -> None:
+        if self.session_id is None and isinstance(value.get("sessionId"), str):
+            self.session_id = value["sessionId"]
         if value.get("kind") == "subagent":
             self.kind = "subagent"
 
@@ -247,6 +257,15 @@ class _Session:
             return
         where = f"{self.name}:{line}"
         usage = _usage(tokens, where, raw=False)
+        key = (self.session_id, mid) if self.session_id is not None else None
+        if key is not None and key in self.seen and not self.seen[key].startswith(f"{self.agent}:{self.name}#"):
+            # Gemini CLI 0.58 on: resuming a .json session rewrites its messages into a .jsonl.
+            self.skipped.append((line, "call already counted from another file of this session (a .json session migrated to .jsonl on resume)"))
+            lane.parent = self.seen[key]
+            lane.events = []
+            lane.blocks = 0
+            lane.model = str(model or lane.model or "unknown")
+            return
         total = tokens.get("total")
         if isinstance(total, int) and not isinstance(total, bool):
             self.tokens_total += total
@@ -322,11 +341,21 @@ class _Session:
             lane.blocks += 1
             usage = value.get("usageMetadata")
             model = value.get("model") if isinstance(value.get("model"), str) and value.get("model") else lane.model
+            origin = self._qwen_origin(value)
             if not isinstance(usage, dict):
                 self.skipped.append((record.line, "assistant record without usageMetadata"))
+            elif origin in self.seen and not self.seen[origin].startswith(f"{self.agent}:{self.name}#"):
+                # /branch copies a session's records verbatim (same uuid, forkedFrom) into a new one.
+                self.skipped.append((record.line, "call already counted from the session it was branched from (/branch copy)"))
+                lane.parent = self.seen[origin]
+                lane.events = []
+                lane.blocks = 0
+                lane.model = str(model or lane.model or "unknown")
             else:
                 sent = lane.input_ms if lane.input_ms is not None else when
                 self._add(record.line, lane, str(model or "unknown"), _usage(usage, where, raw=True), sent, str(uuid))
+                if origin is not None and lane.parent is not None:
+                    self.seen.setdefault(origin, lane.parent)
                 total = usage.get("totalTokenCount")
                 if isinstance(total, int) and not isinstance(total, bool):
                     self.tokens_total += total
@@ -334,6 +363,16 @@ class _Session:
             lane.input_ms = when
         if isinstance(uuid, str):
             self.qwen_node[uuid] = lane.parent
+
+    @staticmethod
+    def _qwen_origin(value: dict) -> tuple[str, str] | None:
+        """Where a Qwen Code record was first written: ``forkedFrom {sessionId, messageUuid}`` on a
+        /branch copy, else its own session and uuid (None: neither is a string)."""
+        forked = value.get("forkedFrom")
+        if isinstance(forked, dict) and isinstance(forked.get("sessionId"), str) and isinstance(forked.get("messageUuid"), str):
+            return ("qwen:" + forked["sessionId"], forked["messageUuid"])
+        sid, uuid = value.get("sessionId"), value.get("uuid")
+        return ("qwen:" + sid, uuid) if isinstance(sid, str) and isinstance(uuid, str) else None
 
     # --- both -------------------------------------------------------------------------------
 
@@ -361,6 +400,8 @@ class _Session:
                 source_format=NAME,
             )
         )
+        if self.session_id is not None and self.agent == "gemini-cli":
+            self.seen.setdefault((self.session_id, key), node)
         lane.parent = node
         lane.events = []
         lane.blocks = 0
@@ -368,7 +409,7 @@ class _Session:
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """A session's requests; see the module doc."""
-    session = _Session(path)
+    session = _Session(path, ctx.gemini_calls)
     seen_any = False
     for record in objects(path, records, " (a Gemini CLI or Qwen Code session record)"):
         seen_any = True
@@ -422,7 +463,9 @@ FORMAT = LogFormat(
         "Gemini CLI before 0.58 (to April 2026): chats/session-*.json, one pretty-printed object with messages",
         "Gemini CLI 0.58 and later: chats/session-*.jsonl, a metadata line, message writes by id, $set (messages batches) and $rewindTo",
         "Gemini CLI subagent sessions (kind: subagent, chats/<parent id>/<id>.jsonl)",
+        "Gemini CLI 0.58 and later resuming a .json session: its messages copied into a .jsonl beside it (counted once)",
         "Qwen Code chats/<session>.jsonl: a uuid/parentUuid tree with usageMetadata, chat_compression records, subagents by agentId",
+        "Qwen Code /branch copies (forkedFrom on every copied record): counted once",
         "saved chats (/chat save checkpoints) and /chat share JSON exports: contents only, no usage",
     ),
     aliases=("qwen-code",),

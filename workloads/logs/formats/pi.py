@@ -1,7 +1,8 @@
 """pi sessions.
 
 A ``session`` header, then entries: assistant ``message`` usage ``{input, output, cacheRead,
-cacheWrite, cost}``; ``model_change``, ``thinking_level_change``, ``compaction`` become events;
+cacheWrite, cost}`` (``input`` excludes ``cacheRead``, except on the ``google-generative-ai``
+and ``google-vertex`` APIs, where it is Gemini's whole prompt count); ``model_change``, ``thinking_level_change``, ``compaction`` become events;
 an aborted call with no usage is skipped. Tree sessions (newer pi) link entries by
 ``id``/``parentId``: a prompt extends the request its branch descends from.
 """
@@ -43,13 +44,26 @@ def _provider(message: dict) -> Provider:
     return "unknown" if rules is None else rules.name
 
 
-def _usage(usage: dict, where: str) -> Usage:
-    """pi's usage: ``input`` excludes ``cacheRead`` and ``cacheWrite``."""
+#: pi's APIs whose ``input`` is Gemini's ``promptTokenCount`` whole, ``cacheRead`` inside it
+#: (``packages/ai/src/providers/google.ts`` and ``google-vertex.ts``; its ``google-gemini-cli``
+#: API subtracts the reads, as every other API does).
+_INPUT_INCLUDES_READS = ("google-generative-ai", "google-vertex")
+
+
+def _usage(usage: dict, where: str, api: object = None) -> Usage:
+    """pi's usage: ``input`` excludes ``cacheRead`` and ``cacheWrite``, but for the Gemini APIs
+    of :data:`_INPUT_INCLUDES_READS`, where it includes ``cacheRead`` (unless the message's own
+    ``totalTokens`` counts the reads beside ``input``, as a pi subtracting them would write)."""
+    reads = count(usage.get("cacheRead"), where, "usage.cacheRead")
+    tokens_in = count(usage.get("input"), where, "usage.input")
+    output = count(usage.get("output"), where, "usage.output")
+    if api in _INPUT_INCLUDES_READS and 0 < reads <= tokens_in and usage.get("totalTokens") != tokens_in + reads + output:
+        tokens_in -= reads
     return Usage(
-        cache_read=count(usage.get("cacheRead"), where, "usage.cacheRead"),
+        cache_read=reads,
         cache_write_5m=count(usage.get("cacheWrite"), where, "usage.cacheWrite"),
-        uncached=count(usage.get("input"), where, "usage.input"),
-        output=count(usage.get("output"), where, "usage.output"),
+        uncached=tokens_in,
+        output=output,
     )
 
 
@@ -115,7 +129,7 @@ class _Session:
             self.skipped.append((record.line, "assistant message without usage"))
             return
         where = f"{self.name}:{record.line}"
-        reported = _usage(usage, where)
+        reported = _usage(usage, where, message.get("api"))
         cost = usage.get("cost")
         if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
             self.cost += cost["total"]
@@ -191,6 +205,7 @@ FORMAT = LogFormat(
         "linear sessions: entries in file order",
         "tree sessions (newer pi): entries linked by id / parentId, branches and retries from one entry",
         "sessions branched from another file (branchedFrom / parentSession)",
+        "Gemini through the google-generative-ai / google-vertex APIs: input includes cacheRead (every pi version to 2026-03 at least)",
     ),
     head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
     "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",
