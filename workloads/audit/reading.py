@@ -6,8 +6,8 @@ or ``--scheduler``: the command line binds ``workloads/runs/execute.py``'s ``map
 audit never imports ``runs/``), each file is read on its own in a worker instead, largest first,
 and the results are put back together in file order here.
 
-One thing ties a file's reading to the files before it: the request ids (Claude Code) and
-running totals (Codex) an earlier file already counted, which a resumed or forked session's
+One thing ties a file's reading to the files before it: the request ids (Claude Code), running
+totals (Codex) and calls (Gemini CLI, Qwen Code) an earlier file already counted, which a resumed or forked session's
 copy of them skips (:class:`~prefixbench.workloads.logs.formats.base.ImportContext`). A worker
 reads its file with none counted and returns the keys it counted. A file none of whose keys an
 earlier file counted reads the same either way, and its worker's result is taken; any other
@@ -49,6 +49,8 @@ class FileRead(msgspec.Struct, frozen=True):
     #: The keys the file counted (:class:`ImportContext`'s Codex totals and Claude Code request ids).
     codex_totals: frozenset[str] = frozenset()
     claude_requests: frozenset[str] = frozenset()
+    #: The Gemini CLI / Qwen Code calls the file counted, to their chain nodes.
+    gemini_calls: dict[tuple[str, str], str] = {}
     #: The UserError's line, when reading failed (the file is read again in file order).
     error: str | None = None
 
@@ -67,7 +69,7 @@ def read_log_file(task: FileTask) -> FileRead:
         requests, summary = import_file(path, named or detect_format(path), ctx)
     except UserError as exc:
         return FileRead(error=str(exc))
-    return FileRead(requests, summary, frozenset(ctx.codex_totals), frozenset(ctx.claude_requests))
+    return FileRead(requests, summary, frozenset(ctx.codex_totals), frozenset(ctx.claude_requests), dict(ctx.gemini_calls))
 
 
 def read_in_parallel(
@@ -95,11 +97,13 @@ def take_read(path: Path, read: FileRead, fmt: str, ctx: ImportContext) -> tuple
     clean = (
         read.error is None and read.summary is not None
         and ctx.codex_totals.isdisjoint(read.codex_totals) and ctx.claude_requests.isdisjoint(read.claude_requests)
+        and ctx.gemini_calls.keys().isdisjoint(read.gemini_calls)
     )
     if not clean:
         named = resolve(fmt)
         return import_file(path, named or detect_format(path), ctx)
     ctx.codex_totals.update(read.codex_totals)
     ctx.claude_requests.update(read.claude_requests)
+    ctx.gemini_calls.update(read.gemini_calls)
     assert read.summary is not None
     return read.requests, read.summary

@@ -210,6 +210,12 @@ def test_a_json_session_migrated_to_jsonl_on_resume_is_counted_once(tmp_path: Pa
     assert requests[-1].prefix.parent == last_legacy.prefix.node
     # Each file read alone still reads all of its calls.
     assert len(_read(chats / "session-2025-10-01T10-00-5f0c2a9e.jsonl")[0]) == 4
+    # Read in workers (audit --jobs 2), the copy is still counted once, in the same trace.
+    import functools
+
+    from prefixbench.workloads.runs.execute import map_runs
+
+    assert load_trace([tmp_path], map_files=functools.partial(map_runs, jobs=2)) == (requests, summaries)
 
 
 def test_a_qwen_code_branch_copy_is_counted_once(tmp_path: Path) -> None:
