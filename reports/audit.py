@@ -759,7 +759,9 @@ def run_audit_command(args) -> int:
 
         trace = load_trace(args.paths, args.input, progress, map_files)
         for summary in trace[1]:
-            if summary.format == "unreadable":  # said even with --quiet: the audit covers less than was named
+            # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
+            # format audit reads may be a log of a version it does not know yet).
+            if summary.format == "unreadable" or summary.format == "not-a-log" and summary.file.endswith(".jsonl"):
                 emit(visible(f"prefixbench: warning: {summary.file}: {summary.notes[0]}"), sys.stderr)
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")

@@ -409,7 +409,8 @@ def load_trace(
             note = (
                 "skipped: an empty file found by the folder walk"
                 if skip == "empty"
-                else "skipped: one JSON object found by the folder walk (metadata beside the logs), not a log"
+                else "skipped: found by the folder walk, and none of its first records is of a format audit reads "
+                "(metadata or another tool's file beside the logs)"
             )
             summaries.append(FileSummary(str(path), skip, 0, (), (note,)))
             continue

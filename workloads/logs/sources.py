@@ -151,9 +151,9 @@ WALK_DETECT_RECORDS = 25
 
 
 def _first_values(path: Path) -> list[object] | None:
-    """The first records of a walked ``*.json`` file (None: not a ``.json`` file, or content the
-    audit itself should refuse, naming the line)."""
-    if path.suffix != ".json":
+    """The first records of a walked ``*.json`` or ``*.jsonl`` file (None: another kind of file,
+    or content the audit itself should refuse, naming the line)."""
+    if path.suffix not in (".json", ".jsonl"):
         return None
     values: list[object] = []
     try:
@@ -167,10 +167,11 @@ def _first_values(path: Path) -> list[object] | None:
 
 
 def _one_object_reason(path: Path) -> str | None:
-    """Why a walk skips a ``*.json`` file, decided by its content, never by its size or name:
-    ``empty`` (an empty array), ``not-a-log`` when none of its first records is of a known
-    format (metadata beside the logs: Claude Code's ``agent-<id>.meta.json``, OpenCode's
-    ``session_diff`` and ``todo`` files), ``read-with`` when it is one piece of a log another
+    """Why a walk skips a ``*.json`` or ``*.jsonl`` file, decided by its content, never by its
+    size or name: ``empty`` (an empty array), ``not-a-log`` when none of its first records is of
+    a known format (metadata beside the logs: Claude Code's ``agent-<id>.meta.json``, OpenCode's
+    ``session_diff`` and ``todo`` files; another tool's JSON lines: Claude Code's
+    ``history.jsonl``, Cline's ``logs/hooks.jsonl``), ``read-with`` when it is one piece of a log another
     file reads (an OpenCode storage message or part, read with its session file); else None.
     A session kept as one small object (a Gemini CLI ``session-*.json``, an ``opencode export``)
     is a log."""

@@ -93,3 +93,26 @@ def test_empty_files_in_a_walked_folder_are_skipped_and_listed(tmp_path: Path) -
     (tmp_path / "a.jsonl").unlink()
     with pytest.raises(UserError, match="no log files"):
         run_audit([tmp_path])
+
+
+def test_a_walked_json_lines_file_of_no_known_format_is_skipped_listed_and_warned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """~/.claude holds history.jsonl (prompts typed, no API calls); Cline's data folder holds
+    logs/hooks.jsonl: auditing the whole folder reads the logs beside them, says what it
+    skipped, and a file named on the command line is still an error."""
+    from prefixbench.reports.cli import main
+
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    write_jsonl(tmp_path / "projects" / "p" / "s.jsonl", t.lines)
+    history = write_jsonl(tmp_path / "history.jsonl", [{"display": "fix the test", "pastedContents": {}, "timestamp": 1756857600000, "project": "/p"}])
+    result = run_audit([tmp_path])
+    assert [(Path(f.file).name, f.format) for f in result.files] == [("history.jsonl", "not-a-log"), ("s.jsonl", "claude-code")]
+    assert result.totals.requests == 1
+    assert main(["audit", str(tmp_path), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert f"prefixbench: warning: {history}: skipped: found by the folder walk" in err
+    with pytest.raises(UserError, match="unknown log format"):
+        run_audit([history])
