@@ -310,8 +310,10 @@ def _raw_events(raw: str, flagged: bool, where: str) -> list[Event]:
             data = b""
         if _starts_a_frame(data):
             return _frames_of(data, where)
-    data = raw.encode("utf-8", "surrogatepass")
-    if _starts_a_frame(data):  # no byte was lost: the frames can be checked
+    # No byte was lost (none became U+FFFD): the frames can be checked. (A first frame that
+    # survived whole says nothing of the next ones.)
+    data = raw.encode("utf-8", "surrogatepass") if "\ufffd" not in raw else b""
+    if _starts_a_frame(data):
         return _frames_of(data, where)
     found = text_events(raw)
     if found:
