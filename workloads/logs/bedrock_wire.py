@@ -52,6 +52,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers.base import UsageReader
 from prefixbench.simulator.providers.bedrock import COUNT_HEADERS, MESSAGES_BODY_KEY
+from prefixbench.simulator.providers.bedrock import RULES as BEDROCK_RULES
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.jsonlines import BadJson, decode, too_deep
 
@@ -80,6 +81,12 @@ class BedrockCall(msgspec.Struct, frozen=True):
 
     model: str
     operation: Operation
+
+    @property
+    def provider(self) -> str:
+        """Who serves it: Bedrock, whatever the model (``us.deepseek.r1-v1:0`` names DeepSeek, but
+        its usage is Converse's and its cache Bedrock's)."""
+        return BEDROCK_RULES.name
 
     @property
     def streamed(self) -> bool:

@@ -216,3 +216,12 @@ def test_a_stream_whose_frames_do_not_check_is_one_clear_line(tmp_path: Path, da
     (message,) = err.strip().splitlines()
     assert message.startswith(f"prefixbench: error: {path}:1: response event stream: frame ")
     assert ("message CRC does not match" if damage == "flip" else "a stream cut short") in message
+
+
+def test_a_model_of_another_vendor_on_bedrock_is_served_by_bedrock(tmp_path: Path) -> None:
+    """DeepSeek R1 through Bedrock's Converse: its id names DeepSeek, but Bedrock serves it and
+    reports Converse's usage."""
+    usage = {"inputTokens": 300, "outputTokens": 20, "totalTokens": 320}
+    path = write_jsonl(tmp_path / "r1.jsonl", [line("us.deepseek.r1-v1%3A0", "converse", converse_body(), {"body": {"usage": usage}}, T0)])
+    (request,), _ = load_trace([path])
+    assert (request.provider, request.model, request.usage.uncached, request.usage.output) == ("bedrock", "us.deepseek.r1-v1:0", 300, 20)

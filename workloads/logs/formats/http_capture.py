@@ -308,7 +308,7 @@ class _Capture:
             refuse_lone_surrogates(body, where, "request.body")
         sent = parse_time_ms(request.get("timestamp"), where)
         answered = parse_time_ms(response.get("timestamp"), where)
-        provider, wire = _provider(url, body)
+        provider, wire = (bedrock.provider, "messages") if bedrock is not None else _provider(url, body)
         try:
             if bedrock is not None:
                 call = _bedrock_call(provider, bedrock, body, response, where)
