@@ -225,3 +225,21 @@ def test_a_model_of_another_vendor_on_bedrock_is_served_by_bedrock(tmp_path: Pat
     path = write_jsonl(tmp_path / "r1.jsonl", [line("us.deepseek.r1-v1%3A0", "converse", converse_body(), {"body": {"usage": usage}}, T0)])
     (request,), _ = load_trace([path])
     assert (request.provider, request.model, request.usage.uncached, request.usage.output) == ("bedrock", "us.deepseek.r1-v1:0", 300, 20)
+
+
+def test_what_prefixbench_proxy_writes_for_a_bedrock_stream_is_read(tmp_path: Path) -> None:
+    """The proxy keeps an event-stream answer (not JSON, not text/event-stream) as its bytes read
+    as UTF-8 (reports/proxy_record.py): the line it writes reads like claude-trace's."""
+    from prefixbench.reports.proxy_record import capture_line, capture_record
+
+    record = capture_record(
+        method="POST", url=f"{HOST}/model/{NOVA_PRO}/converse-stream", request_headers=[("content-type", "application/json")],
+        request_body=json.dumps(converse_body()).encode(), sent=T0, status=200,
+        response_headers=[("Content-Type", "application/vnd.amazon.eventstream")],
+        response_body=converse_stream(20, 3000, 0, 100), answered=T0 + 2,
+    )
+    assert "\ufffd" in record["response"]["body_raw"]  # type: ignore[index]
+    path = tmp_path / "proxy.jsonl"
+    path.write_bytes(capture_line(record))
+    (request,), _ = load_trace([path])
+    assert (request.model, request.usage.uncached, request.usage.cache_write, request.usage.output) == ("us.amazon.nova-pro-v1:0", 20, 3000, 100)
