@@ -282,7 +282,7 @@ def _json(data: bytes | str) -> object:
     """A JSON payload as a value; None when it is not JSON or nests too deep to hold."""
     try:
         value = decode(data)
-    except BadJson:
+    except (BadJson, UnicodeEncodeError):  # text with a lone surrogate holds no JSON either
         return None
     return None if too_deep(value) else value
 

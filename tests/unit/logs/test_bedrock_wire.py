@@ -181,3 +181,11 @@ def test_a_first_frame_that_survived_whole_does_not_make_lost_bytes_an_error() -
             break
     text = as_text(whole + later)
     assert answer_usage({"body_raw": text}, BEDROCK.read_usage, "w").usage == Usage(700, 0, 0, 5, 6)
+
+
+def test_text_with_a_lone_surrogate_is_no_json_and_no_crash() -> None:
+    """Found by the fuzzer: a captured body or event that is a lone UTF-16 surrogate (valid JSON
+    text for the capture line, not Unicode) made the JSON reader raise."""
+    assert answer_usage({"body": "\ud800"}, BEDROCK.read_usage, "w").usage is None
+    assert answer_usage({"events": ["\ud800", '{"usage": "\ud800"}']}, BEDROCK.read_usage, "w").usage is None
+    assert text_events("\x0b:event-type\x07\x00\x08metadata{\"a\": \"\ud800\"}")[0].payload is None
