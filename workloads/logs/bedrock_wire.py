@@ -74,6 +74,8 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/\r\n]+={0,2}\s*\Z")
 #: Where a JSON object's brackets are counted: a bracket, a string's start, a control character.
 _JSON_STOP = re.compile(r'[{}\[\]"\x00-\x08\x0b\x0c\x0e-\x1f]')
 _JSON_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\.)*"')
+#: A header's count: ASCII digits (``str.isdigit`` also takes ``²``, which ``int`` refuses).
+_COUNT = re.compile(r"[0-9]{1,15}")
 
 
 class BedrockCall(msgspec.Struct, frozen=True):
@@ -489,7 +491,7 @@ def _header_record(headers: object) -> dict | None:
     record: dict[str, object] = {}
     for header, field in COUNT_HEADERS:
         value = lowered.get(header)
-        if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 13:
+        if isinstance(value, str) and _COUNT.fullmatch(value.strip()):
             record[field] = int(value.strip())
         elif isinstance(value, int) and not isinstance(value, bool):
             record[field] = value

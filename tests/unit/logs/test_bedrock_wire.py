@@ -189,3 +189,10 @@ def test_text_with_a_lone_surrogate_is_no_json_and_no_crash() -> None:
     assert answer_usage({"body": "\ud800"}, BEDROCK.read_usage, "w").usage is None
     assert answer_usage({"events": ["\ud800", '{"usage": "\ud800"}']}, BEDROCK.read_usage, "w").usage is None
     assert text_events("\x0b:event-type\x07\x00\x08metadata{\"a\": \"\ud800\"}")[0].payload is None
+
+
+@pytest.mark.parametrize("value", ["²", "１２", "12a", "", " ", "9" * 16])
+def test_a_count_header_that_is_not_ascii_digits_is_no_count(value: str) -> None:
+    """``str.isdigit`` takes a superscript two, which ``int`` refuses: such a header is no count."""
+    headers = {"x-amzn-bedrock-input-token-count": value, "x-amzn-bedrock-output-token-count": "3"}
+    assert answer_usage({"headers": headers}, BEDROCK.read_usage, "w").usage is None
