@@ -37,8 +37,12 @@ streams = st.one_of(st.sampled_from(STREAMS), st.sampled_from(STREAMS).flatmap(m
 def stream_response(draw) -> dict:
     """A response holding a (maybe damaged) stream in one of the capture forms."""
     data = draw(streams)
-    form = draw(st.sampled_from(("text", "base64", "flagged", "body_base64", "events", "latin1")))
+    form = draw(st.sampled_from(("text", "base64", "flagged", "body_base64", "events", "latin1", "headers")))
     match form:
+        case "headers":
+            return {"headers": draw(st.dictionaries(st.sampled_from((
+                "x-amzn-bedrock-input-token-count", "X-Amzn-Bedrock-Output-Token-Count", "x-amzn-bedrock-cache-read-input-token-count")),
+                st.one_of(st.text(max_size=6), st.integers(-5, 10**13), st.sampled_from(("²", "12", "007"))), max_size=3))}
         case "text":
             return {"body_raw": as_text(data)}
         case "base64":
@@ -98,7 +102,7 @@ def captured_call(draw) -> dict:
     url = f"https://bedrock-runtime.us-east-1.amazonaws.com/model/{draw(st.sampled_from(MODELS))}/{draw(st.sampled_from(OPERATIONS))}"
     response = {"timestamp": 1768471201.0, "status_code": draw(st.sampled_from((200, 200, 200, 429))), **draw(stream_response())}
     if draw(st.booleans()):
-        response["headers"] = {"x-amzn-bedrock-input-token-count": draw(st.sampled_from(("5", "-1", "x", "9" * 20))),
+        response["headers"] = {"x-amzn-bedrock-input-token-count": draw(st.one_of(st.sampled_from(("5", "-1", "x", "9" * 20, "²")), st.text(max_size=4))),
                                "X-Amzn-Bedrock-Cache-Read-Input-Token-Count": "100"}
     if draw(st.booleans()):
         response["body"] = draw(st.one_of(json_values, st.just({"usage": {"inputTokens": 1, "cacheReadInputTokenCount": 4}})))
