@@ -15,11 +15,12 @@ for Claude 3.5 Haiku (an earlier version of the page); 1,024 for the other Claud
 4.5 was listed at 4,096 in one version of the page and 1,024 in the latest, which is kept).
 
 Amazon Nova (Micro, Lite, Pro, Premier; an earlier version of the same page's table) [O]: a
-checkpoint needs "1K" tokens (1,000 here; one SDK sample uses 1,024 [S]; Nova 2 Lite, not in
-the table, is assumed the same), at most 4 per
+checkpoint needs "1K" tokens (1,000 here, as a gateway's copy of the table writes it [S]; one
+SDK sample uses 1,024 [S]; Nova 2 Lite, not in the table, is assumed the same), at most 4 per
 request, only in ``system`` and ``messages`` (no cache point in ``tools``), at most 20K tokens
-cached per request, a 5 min TTL; Nova also caches text prompts implicitly, without cache points,
-for latency (the latest page bills any read at the cache-read rate). Prices, in
+cached per request (the gateway's copy says 32K [S]), a 5 min TTL; Nova also caches text
+prompts implicitly, without cache points, for latency (the latest page bills any read at the
+cache-read rate). Prices, in
 ``simulator/data/prices.csv``, are per model: a Nova read costs 0.25x input and a write bills
 as input (no write fee); the multipliers below are Claude's. Nova's InvokeModel body is its own
 shape (``messages`` of ``{"text": ...}`` blocks, not replayed); its usage says
