@@ -20,6 +20,7 @@ from tests.fuzz.harness import (
     to_json_line,
     write,
 )
+from tests.unit.logs.bedrock_stream import as_text, frame
 
 USAGE = {"input_tokens": 3, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 100, "output_tokens": 9,
          "cache_creation": {"ephemeral_5m_input_tokens": 1000, "ephemeral_1h_input_tokens": 1000}}
@@ -34,6 +35,11 @@ SEEDS: dict[str, list[dict]] = {
          "timestamp": "2025-09-03T00:09:01.000Z", "message": {"id": "m2", "model": "claude-opus-4-5", "role": "assistant", "content": [], "usage": USAGE}},
     ],
     "http-capture": [
+        # Nova through Bedrock's ConverseStream, the event stream kept as text (framing bytes lost).
+        {"request": {"timestamp": 1768471200.0, "url": "https://bedrock-runtime.us-east-1.amazonaws.com/model/us.amazon.nova-pro-v1%3A0/converse-stream",
+                     "body": {"system": [{"text": "s"}, {"cachePoint": {"type": "default"}}], "messages": [{"role": "user", "content": [{"text": "hi"}]}]}},
+         "response": {"timestamp": 1768471201.0, "status_code": 200, "body_raw": as_text(
+             frame("messageStart", {"role": "assistant"}) + frame("metadata", {"usage": {"inputTokens": 5, "outputTokens": 2, "cacheReadInputTokens": 1200, "cacheWriteInputTokens": 0}}))}},
         {"request": {"timestamp": 1748554704.0, "url": "https://api.anthropic.com/v1/messages",
                      "body": {"model": "claude-sonnet-4-20250514", "max_tokens": 10, "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}],
                               "messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}]}},

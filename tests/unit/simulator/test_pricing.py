@@ -107,7 +107,7 @@ def test_unknown_model_lists_the_known_ids_sorted():
     with pytest.raises(UserError) as err:
         get_price("gpt-9")
     message = str(err.value)
-    assert message.startswith("unknown price model 'gpt-9' (known: anthropic.claude-3-7-sonnet-20250219-v1:0, ")
+    assert message.startswith("unknown price model 'gpt-9' (known: amazon.nova-2-lite-v1:0, ")
     listed = message.split("(known: ")[1].split(";")[0].split(", ")
     assert listed == sorted(listed) == list(load_prices().models())
 

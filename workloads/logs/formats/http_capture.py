@@ -3,10 +3,12 @@
 Anthropic Messages (JSON body or SSE ``message_start`` / ``message_delta``, via
 :mod:`prefixbench.workloads.logs.anthropic_capture`), DeepSeek's Anthropic-compatible endpoint
 (``input_tokens`` excludes reads), OpenAI Responses (``input_tokens`` INCLUDES
-``input_tokens_details.cached_tokens``) and chat completions, and Bedrock Converse (the model
-is in the URL, ``/model/<id>/converse``, its ``:`` often sent as ``%3A``; the body is not
-replayed, the chain model predicts its reads). A call that was not served (HTTP 4xx/5xx), that
-is not a model call, or whose response has no usage is skipped and listed.
+``input_tokens_details.cached_tokens``) and chat completions, and AWS Bedrock's Converse,
+ConverseStream, InvokeModel and InvokeModelWithResponseStream (the model is in the URL; the
+answer, JSON or an event stream, is read by :mod:`prefixbench.workloads.logs.bedrock_wire`; an
+InvokeModel body in Anthropic's Messages shape is replayed, a Converse body is not and the chain
+model predicts its reads). A call that was not served (HTTP 4xx/5xx), that is not a model call,
+or whose response has no usage is skipped and listed.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_request_body, read_usage
+from prefixbench.workloads.logs.bedrock_wire import BedrockCall, answer_usage, bedrock_call, messages_body
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
@@ -38,16 +41,6 @@ from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, Trac
 NAME = "http-capture"
 #: The wire shape of a call: Anthropic Messages (Anthropic's or a compatible endpoint) or OpenAI's.
 Wire: TypeAlias = Literal["messages", "openai"]
-#: A Converse call's path (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html).
-_CONVERSE_PATH = re.compile(r"/model/([^/]+)/converse\Z")
-
-
-def converse_model(url: str) -> str | None:
-    """The model id of a Bedrock Converse call's URL (percent-decoded), else None."""
-    match = _CONVERSE_PATH.search(urlsplit(url).path)
-    return unquote(match.group(1)) if match else None
-
-
 def detect(value: dict) -> Evidence | None:
     """A captured call: a request and its response."""
     return Evidence.WRAPPER if "request" in value and "response" in value else None
@@ -87,13 +80,18 @@ def _messages_call(provider: Provider, body: dict, response: dict, where: str) -
     return _Call(usage, parsed, classify_call(parsed), envelope, label)
 
 
-def _converse_call(provider: Provider, response: dict, where: str) -> _Call:
-    """A Bedrock Converse call: its usage (``inputTokens`` beside the read and written counts)
-    read by the provider's rules; the body (Converse's own shape) is not replayed."""
-    raw = as_dict(as_dict(response.get("body")).get("usage"))
-    if not raw:
-        raise _NoUsage
-    return _Call(rules_for(provider).read_usage(raw, where), None, "main", (), None)
+def _bedrock_call(provider: Provider, call: BedrockCall, body: dict, response: dict, where: str) -> _Call:
+    """A Bedrock runtime call: its usage from the richest record of its answer, read by the
+    provider's rules; an InvokeModel body in Anthropic's Messages shape is replayed, a Converse
+    body (and another model's InvokeModel body) is not."""
+    answer = answer_usage(response, rules_for(provider).read_usage, where)
+    if answer.usage is None:
+        raise _NoUsage(f"the stream ended in {answer.exception}, no usage" if answer.exception else "")
+    if not (call.invoke and messages_body(body)):
+        return _Call(answer.usage, None, "main", (), None)
+    parsed = parse_request_body(body, where)
+    effort = parsed.envelope.reasoning_effort
+    return _Call(answer.usage, parsed, classify_call(parsed), (("effort", effort),) if effort else (), None)
 
 
 def _openai_call(provider: Provider, body: dict, response: dict, where: str) -> _Call:
@@ -300,9 +298,9 @@ class _Capture:
         if isinstance(status, int) and not 200 <= status < 300:
             self.skipped.append((record.line, f"HTTP {status}: not served, neither read nor written"))
             return
-        converse = converse_model(url) if isinstance(body, dict) and "model" not in body else None
-        if converse is not None:
-            body = {**body, "model": converse}  # type: ignore[dict-item]
+        bedrock = bedrock_call(url) if isinstance(body, dict) and "model" not in body else None
+        if bedrock is not None:
+            body = {**body, "model": bedrock.model}  # type: ignore[dict-item]
         if not isinstance(body, dict) or "model" not in body:
             self.skipped.append((record.line, "not a model call (no request body with a model)"))
             return
@@ -310,16 +308,16 @@ class _Capture:
             refuse_lone_surrogates(body, where, "request.body")
         sent = parse_time_ms(request.get("timestamp"), where)
         answered = parse_time_ms(response.get("timestamp"), where)
-        provider, wire = _provider(url, body)
+        provider, wire = (bedrock.provider, "messages") if bedrock is not None else _provider(url, body)
         try:
-            if converse is not None:
-                call = _converse_call(provider, response, where)
+            if bedrock is not None:
+                call = _bedrock_call(provider, bedrock, body, response, where)
             elif wire == "messages":
                 call = _messages_call(provider, body, response, where)
             else:
                 call = _openai_call(provider, body, response, where)
-        except _NoUsage:
-            self.skipped.append((record.line, "no usage in the response"))
+        except _NoUsage as exc:
+            self.skipped.append((record.line, str(exc) or "no usage in the response"))
             return
         self._add(record, body, provider, call, sent, answered)
 
@@ -378,6 +376,8 @@ FORMAT = LogFormat(
         "Anthropic Messages, JSON or SSE (message_start, then message_delta)",
         "DeepSeek's Anthropic-compatible endpoint (usage repeated in message_delta)",
         "OpenAI Responses (usage in response.completed; GPT-5.6 on: cache_write_tokens) and chat completions",
+        "AWS Bedrock Converse / ConverseStream and InvokeModel / InvokeModelWithResponseStream (event-stream "
+        "answers as text, base64 bytes or decoded events)",
     ),
     aliases=("claude-trace", "anthropic-capture"),
     replay=Replay(
