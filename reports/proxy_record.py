@@ -14,13 +14,15 @@ the upstream's and ``Content-Length`` is set for the bytes sent, which are the b
 
 Written (one JSON line per call, the ``http-capture`` format ``audit`` reads): the request's
 time, method, URL, headers and body (parsed JSON), the response's time, status, headers and
-body (parsed JSON, or for an event stream its text as ``body_raw``), with every credential
+body (parsed JSON, or for an event stream its text as ``body_raw``; for AWS's binary event
+stream, its bytes in base64 with ``body_encoding: "base64"``), with every credential
 replaced by ``[redacted]``: the headers in :data:`SECRET_HEADERS` and the query parameters in
 :data:`SECRET_QUERY`.
 """
 
 from __future__ import annotations
 
+import base64
 import zlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -208,6 +210,11 @@ def capture_record(
             response["body_note"] = f"{len(response_body)} bytes in a content encoding the proxy cannot read ({encoding})"
         elif "text/event-stream" in content_type.lower():
             response["body_raw"] = plain.decode("utf-8", errors="replace")
+        elif "application/vnd.amazon.eventstream" in content_type.lower():
+            # Binary frames (Bedrock's streams): kept byte for byte, so every frame's CRCs are
+            # checked when it is read (as UTF-8 text the framing bytes would be lost).
+            response["body_raw"] = base64.b64encode(plain).decode("ascii")
+            response["body_encoding"] = "base64"
         else:
             body = parsed_body(plain)
             if body is not None:

@@ -7,6 +7,7 @@ they fail on their assertions: those calls were skipped as "not a model call".""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
 import json
@@ -228,8 +229,8 @@ def test_a_model_of_another_vendor_on_bedrock_is_served_by_bedrock(tmp_path: Pat
 
 
 def test_what_prefixbench_proxy_writes_for_a_bedrock_stream_is_read(tmp_path: Path) -> None:
-    """The proxy keeps an event-stream answer (not JSON, not text/event-stream) as its bytes read
-    as UTF-8 (reports/proxy_record.py): the line it writes reads like claude-trace's."""
+    """The proxy keeps an AWS event-stream answer byte for byte, in base64 (reports/proxy_record.py),
+    so its frames are checked (lengths, CRCs) when audit reads the line."""
     from prefixbench.reports.proxy_record import capture_line, capture_record
 
     record = capture_record(
@@ -238,7 +239,8 @@ def test_what_prefixbench_proxy_writes_for_a_bedrock_stream_is_read(tmp_path: Pa
         response_headers=[("Content-Type", "application/vnd.amazon.eventstream")],
         response_body=converse_stream(20, 3000, 0, 100), answered=T0 + 2,
     )
-    assert "\ufffd" in record["response"]["body_raw"]  # type: ignore[index]
+    assert record["response"]["body_encoding"] == "base64"  # type: ignore[index]
+    assert base64.b64decode(record["response"]["body_raw"]) == converse_stream(20, 3000, 0, 100)  # type: ignore[index]
     path = tmp_path / "proxy.jsonl"
     path.write_bytes(capture_line(record))
     (request,), _ = load_trace([path])
