@@ -1,0 +1,140 @@
+"""Real agent sessions that people published in public repositories, read where they live, from a
+local git copy of each repository (never copied into this project; each test skips without it):
+
+* Gemini CLI sessions with the provider's cached counts: the Django benchmark runs of
+  github.com/BrianV1981/aim (``docs/benchmarks/raw_logs/*.json`` at commit
+  ``9c54de9b242cffcb266872e94f156c1ea5324287``, 2026-04-18, removed from the tree since:
+  gemini-3-flash-preview and gemini-3.1-pro-preview, 2026-03-26), from
+  ``PREFIXBENCH_AIM_REPO`` (default the workplace's mirror);
+* one task done by three agents, github.com/yoavf/ai-sessions ``examples/`` at commit
+  ``398dc8802808703db64c58029ef1924f5d31c31f`` (2025-10-21): Gemini CLI (gemini-2.5-pro),
+  Claude Code 2.0.24 (claude-sonnet-4-5) and Codex CLI 0.47.0, from
+  ``PREFIXBENCH_AI_SESSIONS_REPO`` (default the workplace's mirror).
+
+What is checked is each log's own bookkeeping, recounted here from the raw fields: one request per
+call with recorded usage, and the audit's reads, prompts and outputs equal to the log's sums.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from prefixbench.workloads.audit.core import run_audit
+
+AIM = Path(os.environ.get("PREFIXBENCH_AIM_REPO", "/work/.mirror/BrianV1981+aim/repo"))
+AIM_COMMIT = "9c54de9b242cffcb266872e94f156c1ea5324287"
+AIM_FOLDER = "docs/benchmarks/raw_logs"
+#: file: (calls with usage, sum of tokens.total, sum of tokens.cached), counted from the files.
+#: The folder's *_run2.json files are byte-identical copies of the *_run1_final.json ones.
+AIM_SESSIONS = {
+    "control_flash.json": (45, 1_760_611, 1_604_238),
+    "control_flash_run1_final.json": (55, 2_504_616, 1_621_558),  # and one message of all-zero tokens
+    "control_flash_run4_oom.json": (802, 132_262_006, 128_866_913),
+    "control_pro.json": (39, 934_358, 716_017),
+    "control_pro_run1_final.json": (31, 517_796, 400_164),
+    "control_pro_run4_abandoned.json": (10, 119_000, 80_178),  # and one message of all-zero tokens
+    "matrix_flash.json": (79, 2_482_551, 2_218_590),
+    "matrix_flash_run1_final.json": (115, 5_690_993, 5_266_668),
+    "matrix_flash_run4_success.json": (138, 6_620_557, 6_239_160),
+    "matrix_pro.json": (35, 740_765, 565_355),
+    "matrix_pro_run1_final.json": (46, 1_178_322, 833_958),
+    "matrix_pro_run4_success.json": (189, 20_233_050, 19_168_687),
+}
+
+AI_SESSIONS = Path(os.environ.get("PREFIXBENCH_AI_SESSIONS_REPO", "/work/.mirror/yoavf+ai-sessions/repo"))
+AI_SESSIONS_COMMIT = "398dc8802808703db64c58029ef1924f5d31c31f"
+
+
+def _show(repo: Path, commit: str, path: str, tmp_path: Path, env: str) -> Path:
+    if shutil.which("git") is None or not repo.is_dir():
+        url = "github.com/BrianV1981/aim" if env == "PREFIXBENCH_AIM_REPO" else "github.com/yoavf/ai-sessions"
+        pytest.skip(f"no git copy of {url} at {repo}: clone it and set {env} to read {path} at commit {commit}")
+    git_dir = repo / ".git" if (repo / ".git").is_dir() else repo
+    shown = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{commit}:{path}"], capture_output=True, check=False)
+    if shown.returncode != 0:
+        pytest.skip(f"{commit[:12]}:{path} not in {repo}")
+    out = tmp_path / Path(path).name
+    out.write_bytes(shown.stdout)
+    return out
+
+
+def _gemini_sums(path: Path) -> tuple[int, int, int, int]:
+    """(calls, cached, uncached prompt, output) from a Gemini CLI session's raw ``tokens``: input
+    includes cached, tool-use prompt is uncached input, thoughts are output; a block of zeros
+    records no call's usage."""
+    calls = cached = uncached = output = 0
+    for message in json.loads(path.read_text())["messages"]:
+        tokens = message.get("tokens") if message.get("type") == "gemini" else None
+        if not tokens or not any(tokens.values()):
+            continue
+        calls += 1
+        cached += tokens["cached"]
+        uncached += tokens["input"] - tokens["cached"] + tokens.get("tool", 0)
+        output += tokens["output"] + tokens.get("thoughts", 0)
+    return calls, cached, uncached, output
+
+
+def _check_gemini(path: Path):
+    calls, cached, uncached, output = _gemini_sums(path)
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["gemini-cli"]
+    assert result.totals.requests == calls
+    assert (result.totals.cache_read, result.totals.input, result.totals.output, result.totals.cache_write) == (cached, uncached, output, 0)
+    assert any("own token totals" in note and "the same)" in note for note in result.files[0].notes)
+    return result
+
+
+@pytest.mark.parametrize("name", sorted(AIM_SESSIONS))
+def test_aim_gemini_cli_sessions_count_what_the_log_sums(name: str, tmp_path: Path) -> None:
+    path = _show(AIM, AIM_COMMIT, f"{AIM_FOLDER}/{name}", tmp_path, "PREFIXBENCH_AIM_REPO")
+    calls, total, cached = AIM_SESSIONS[name]
+    assert _gemini_sums(path)[:2] == (calls, cached)
+    result = _check_gemini(path)
+    assert sum(r.reported_cache_read + r.reported_uncached + r.reported_output for r in result.rows) == total
+
+
+def test_ai_sessions_gemini_cli_skips_the_call_without_usage(tmp_path: Path) -> None:
+    path = _show(AI_SESSIONS, AI_SESSIONS_COMMIT, "examples/gemini-cli-pomodoro-timer.json", tmp_path, "PREFIXBENCH_AI_SESSIONS_REPO")
+    assert _gemini_sums(path) == (13, 86_702, 34_028, 6_223)
+    assert _check_gemini(path).files[0].skipped == 1  # the first model message: three tool calls, tokens all zero
+
+
+def test_ai_sessions_claude_code_counts_each_message_once(tmp_path: Path) -> None:
+    path = _show(AI_SESSIONS, AI_SESSIONS_COMMIT, "examples/claude-code-pomodoro-timer.jsonl", tmp_path, "PREFIXBENCH_AI_SESSIONS_REPO")
+    usage: dict[str, dict] = {}  # one API message is written once per content block, same usage
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        message = entry.get("message")
+        if entry.get("type") == "assistant" and isinstance(message, dict) and message.get("usage"):
+            usage[message["id"]] = message["usage"]
+    assert len(usage) == 40
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["claude-code"]
+    assert result.totals.requests == len(usage)
+    assert result.totals.input == sum(u["input_tokens"] for u in usage.values())
+    assert result.totals.cache_read == sum(u["cache_read_input_tokens"] for u in usage.values()) == 1_295_467
+    assert result.totals.cache_write == sum(u["cache_creation_input_tokens"] for u in usage.values())
+    assert result.totals.output == sum(u["output_tokens"] for u in usage.values())
+
+
+def test_ai_sessions_codex_counts_each_token_count_once(tmp_path: Path) -> None:
+    path = _show(AI_SESSIONS, AI_SESSIONS_COMMIT, "examples/codex-pomodor-timer.jsonl", tmp_path, "PREFIXBENCH_AI_SESSIONS_REPO")
+    calls, running = [], None  # a token_count repeated with the same running total is no new call
+    for line in path.read_text().splitlines():
+        payload = json.loads(line).get("payload") or {}
+        info = payload.get("info") if payload.get("type") == "token_count" else None
+        if info and info["total_token_usage"] != running:
+            running = info["total_token_usage"]
+            calls.append(info["last_token_usage"])
+    assert len(calls) == 21
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["codex"]
+    assert result.totals.requests == len(calls)
+    assert result.totals.cache_read == sum(u["cached_input_tokens"] for u in calls) == running["cached_input_tokens"]
+    assert result.totals.input == sum(u["input_tokens"] - u["cached_input_tokens"] for u in calls)
+    assert result.totals.output == sum(u["output_tokens"] for u in calls) == running["output_tokens"]
