@@ -1,11 +1,12 @@
 """Real agent sessions that people published in public repositories, read where they live, from a
 local git copy of each repository (never copied into this project; each test skips without it):
 
-* Gemini CLI sessions with the provider's cached counts: the Django benchmark runs of
+* Gemini CLI sessions with the provider's cached counts: the benchmark runs of
   github.com/BrianV1981/aim (``docs/benchmarks/raw_logs/*.json`` at commit
-  ``9c54de9b242cffcb266872e94f156c1ea5324287``, 2026-04-18, removed from the tree since:
-  gemini-3-flash-preview and gemini-3.1-pro-preview, 2026-03-26), from
-  ``PREFIXBENCH_AIM_REPO`` (default the workplace's mirror);
+  ``9c54de9b242cffcb266872e94f156c1ea5324287``, and ``docs/benchmarks/{render_benchmark,
+  supabase_ssr,sys_monitoring}/*_session.json`` at ``30136f01dc2b5b6ce7207b063f799fa2c6b60705``;
+  removed from the tree since: gemini-3-flash-preview and gemini-3.1-pro-preview, 2026-03-23 to
+  26), from ``PREFIXBENCH_AIM_REPO`` (default the workplace's mirror);
 * one task done by three agents, github.com/yoavf/ai-sessions ``examples/`` at commit
   ``398dc8802808703db64c58029ef1924f5d31c31f`` (2025-10-21): Gemini CLI (gemini-2.5-pro),
   Claude Code 2.0.24 (claude-sonnet-4-5) and Codex CLI 0.47.0, from
@@ -27,23 +28,32 @@ import pytest
 from prefixbench.workloads.audit.core import run_audit
 
 AIM = Path(os.environ.get("PREFIXBENCH_AIM_REPO", "/work/.mirror/BrianV1981+aim/repo"))
-AIM_COMMIT = "9c54de9b242cffcb266872e94f156c1ea5324287"
-AIM_FOLDER = "docs/benchmarks/raw_logs"
-#: file: (calls with usage, sum of tokens.total, sum of tokens.cached), counted from the files.
-#: The folder's *_run2.json files are byte-identical copies of the *_run1_final.json ones.
+#: The Django benchmark runs, at the last commit that had them all (2026-04-18).
+RAW_LOGS = "9c54de9b242cffcb266872e94f156c1ea5324287"
+#: The other three benchmarks (vanilla Gemini CLI vs with A.I.M.), at the last commit before
+#: the data moved out of the repository (2026-04-24).
+BENCHMARKS = "30136f01dc2b5b6ce7207b063f799fa2c6b60705"
+#: path: (commit, calls with usage, sum of tokens.total, sum of tokens.cached), counted from the
+#: files. raw_logs/*_run2.json are byte-identical copies of the *_run1_final.json files.
 AIM_SESSIONS = {
-    "control_flash.json": (45, 1_760_611, 1_604_238),
-    "control_flash_run1_final.json": (55, 2_504_616, 1_621_558),  # and one message of all-zero tokens
-    "control_flash_run4_oom.json": (802, 132_262_006, 128_866_913),
-    "control_pro.json": (39, 934_358, 716_017),
-    "control_pro_run1_final.json": (31, 517_796, 400_164),
-    "control_pro_run4_abandoned.json": (10, 119_000, 80_178),  # and one message of all-zero tokens
-    "matrix_flash.json": (79, 2_482_551, 2_218_590),
-    "matrix_flash_run1_final.json": (115, 5_690_993, 5_266_668),
-    "matrix_flash_run4_success.json": (138, 6_620_557, 6_239_160),
-    "matrix_pro.json": (35, 740_765, 565_355),
-    "matrix_pro_run1_final.json": (46, 1_178_322, 833_958),
-    "matrix_pro_run4_success.json": (189, 20_233_050, 19_168_687),
+    "docs/benchmarks/raw_logs/control_flash.json": (RAW_LOGS, 45, 1_760_611, 1_604_238),
+    "docs/benchmarks/raw_logs/control_flash_run1_final.json": (RAW_LOGS, 55, 2_504_616, 1_621_558),  # and one of all-zero tokens
+    "docs/benchmarks/raw_logs/control_flash_run4_oom.json": (RAW_LOGS, 802, 132_262_006, 128_866_913),
+    "docs/benchmarks/raw_logs/control_pro.json": (RAW_LOGS, 39, 934_358, 716_017),
+    "docs/benchmarks/raw_logs/control_pro_run1_final.json": (RAW_LOGS, 31, 517_796, 400_164),
+    "docs/benchmarks/raw_logs/control_pro_run4_abandoned.json": (RAW_LOGS, 10, 119_000, 80_178),  # and one of all-zero tokens
+    "docs/benchmarks/raw_logs/matrix_flash.json": (RAW_LOGS, 79, 2_482_551, 2_218_590),
+    "docs/benchmarks/raw_logs/matrix_flash_run1_final.json": (RAW_LOGS, 115, 5_690_993, 5_266_668),
+    "docs/benchmarks/raw_logs/matrix_flash_run4_success.json": (RAW_LOGS, 138, 6_620_557, 6_239_160),
+    "docs/benchmarks/raw_logs/matrix_pro.json": (RAW_LOGS, 35, 740_765, 565_355),
+    "docs/benchmarks/raw_logs/matrix_pro_run1_final.json": (RAW_LOGS, 46, 1_178_322, 833_958),
+    "docs/benchmarks/raw_logs/matrix_pro_run4_success.json": (RAW_LOGS, 189, 20_233_050, 19_168_687),
+    "docs/benchmarks/render_benchmark/aim_session.json": (BENCHMARKS, 26, 465_159, 326_554),
+    "docs/benchmarks/render_benchmark/vanilla_session.json": (BENCHMARKS, 35, 427_278, 343_465),
+    "docs/benchmarks/supabase_ssr/aim_session.json": (BENCHMARKS, 6, 152_172, 86_480),
+    "docs/benchmarks/supabase_ssr/vanilla_session.json": (BENCHMARKS, 1, 9_624, 0),
+    "docs/benchmarks/sys_monitoring/aim_session.json": (BENCHMARKS, 20, 371_881, 235_287),
+    "docs/benchmarks/sys_monitoring/vanilla_session.json": (BENCHMARKS, 3, 33_801, 10_491),
 }
 
 AI_SESSIONS = Path(os.environ.get("PREFIXBENCH_AI_SESSIONS_REPO", "/work/.mirror/yoavf+ai-sessions/repo"))
@@ -91,8 +101,8 @@ def _check_gemini(path: Path):
 
 @pytest.mark.parametrize("name", sorted(AIM_SESSIONS))
 def test_aim_gemini_cli_sessions_count_what_the_log_sums(name: str, tmp_path: Path) -> None:
-    path = _show(AIM, AIM_COMMIT, f"{AIM_FOLDER}/{name}", tmp_path, "PREFIXBENCH_AIM_REPO")
-    calls, total, cached = AIM_SESSIONS[name]
+    commit, calls, total, cached = AIM_SESSIONS[name]
+    path = _show(AIM, commit, name, tmp_path, "PREFIXBENCH_AIM_REPO")
     assert _gemini_sums(path)[:2] == (calls, cached)
     result = _check_gemini(path)
     assert sum(r.reported_cache_read + r.reported_uncached + r.reported_output for r in result.rows) == total
