@@ -10,7 +10,14 @@ local git copy of each repository (never copied into this project; each test ski
 * one task done by three agents, github.com/yoavf/ai-sessions ``examples/`` at commit
   ``398dc8802808703db64c58029ef1924f5d31c31f`` (2025-10-21): Gemini CLI (gemini-2.5-pro),
   Claude Code 2.0.24 (claude-sonnet-4-5) and Codex CLI 0.47.0, from
-  ``PREFIXBENCH_AI_SESSIONS_REPO`` (default the workplace's mirror).
+  ``PREFIXBENCH_AI_SESSIONS_REPO`` (default the workplace's mirror);
+* OpenHands runs kept in github.com/All-Hands-AI/OpenHands at commit
+  ``156d0686c46aafb0fa9d291da6421fb6f64dddc0``: the recorded trajectories its replay tests use
+  (``tests/runtime/trajs/*.json``, 2025-01/02, claude-3-5-sonnet and gpt-4o, each action's
+  LiteLLM ``model_response`` with its usage) and an evaluation output
+  (``evaluation/benchmarks/multi_swe_bench/examples/output.jsonl``, three Multi-SWE-bench
+  instances, Llama 4 Maverick through OpenRouter, ``metrics.token_usages``), from
+  ``PREFIXBENCH_OPENHANDS_REPO`` (default the workplace's mirror).
 
 What is checked is each log's own bookkeeping, recounted here from the raw fields: one request per
 call with recorded usage, and the audit's reads, prompts and outputs equal to the log's sums.
@@ -60,10 +67,26 @@ AI_SESSIONS = Path(os.environ.get("PREFIXBENCH_AI_SESSIONS_REPO", "/work/.mirror
 AI_SESSIONS_COMMIT = "398dc8802808703db64c58029ef1924f5d31c31f"
 
 
+OPENHANDS = Path(os.environ.get("PREFIXBENCH_OPENHANDS_REPO", "/work/.mirror/All-Hands-AI+OpenHands/repo"))
+OPENHANDS_COMMIT = "156d0686c46aafb0fa9d291da6421fb6f64dddc0"
+#: path: calls (distinct response ids with usage), counted from the files.
+OPENHANDS_RUNS = {
+    "tests/runtime/trajs/basic.json": 2,
+    "tests/runtime/trajs/basic_gui_mode.json": 4,
+    "tests/runtime/trajs/basic_interactions.json": 1,
+    "tests/runtime/trajs/wrong_initial_state.json": 4,
+    "evaluation/benchmarks/multi_swe_bench/examples/output.jsonl": 105,
+}
+_URLS = {
+    "PREFIXBENCH_AIM_REPO": "github.com/BrianV1981/aim",
+    "PREFIXBENCH_AI_SESSIONS_REPO": "github.com/yoavf/ai-sessions",
+    "PREFIXBENCH_OPENHANDS_REPO": "github.com/All-Hands-AI/OpenHands",
+}
+
+
 def _show(repo: Path, commit: str, path: str, tmp_path: Path, env: str) -> Path:
     if shutil.which("git") is None or not repo.is_dir():
-        url = "github.com/BrianV1981/aim" if env == "PREFIXBENCH_AIM_REPO" else "github.com/yoavf/ai-sessions"
-        pytest.skip(f"no git copy of {url} at {repo}: clone it and set {env} to read {path} at commit {commit}")
+        pytest.skip(f"no git copy of {_URLS[env]} at {repo}: clone it and set {env} to read {path} at commit {commit}")
     git_dir = repo / ".git" if (repo / ".git").is_dir() else repo
     shown = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{commit}:{path}"], capture_output=True, check=False)
     if shown.returncode != 0:
@@ -148,3 +171,41 @@ def test_ai_sessions_codex_counts_each_token_count_once(tmp_path: Path) -> None:
     assert result.totals.cache_read == sum(u["cached_input_tokens"] for u in calls) == running["cached_input_tokens"]
     assert result.totals.input == sum(u["input_tokens"] - u["cached_input_tokens"] for u in calls)
     assert result.totals.output == sum(u["output_tokens"] for u in calls) == running["output_tokens"]
+
+
+def _openhands_usages(path: Path) -> list[dict]:
+    """Each call's LiteLLM usage, once per response id: an action's ``model_response`` (several
+    actions of one response, and their observations, repeat it) or an output line's
+    ``metrics.token_usages`` entries, as OpenHands' ``TokenUsage`` names the fields."""
+    calls: dict[tuple[str, str], dict] = {}
+    if path.suffix == ".jsonl":
+        for line in path.read_text().splitlines():
+            run = json.loads(line)
+            for usage in run["metrics"]["token_usages"]:
+                read, written = usage["cache_read_tokens"], usage["cache_write_tokens"]
+                calls[(run["instance_id"], usage["response_id"])] = {
+                    "read": read, "written": written, "uncached": usage["prompt_tokens"] - read - written, "output": usage["completion_tokens"]}
+        return list(calls.values())
+    for event in json.loads(path.read_text()):
+        response = (event.get("tool_call_metadata") or {}).get("model_response") or {}
+        usage = response.get("usage")
+        if usage:
+            read = usage.get("cache_read_input_tokens") or (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+            written = usage.get("cache_creation_input_tokens") or 0
+            calls[("", response["id"])] = {
+                "read": read, "written": written, "uncached": usage["prompt_tokens"] - read - written, "output": usage["completion_tokens"]}
+    return list(calls.values())
+
+
+@pytest.mark.parametrize("name", sorted(OPENHANDS_RUNS))
+def test_openhands_runs_count_each_response_once(name: str, tmp_path: Path) -> None:
+    path = _show(OPENHANDS, OPENHANDS_COMMIT, name, tmp_path, "PREFIXBENCH_OPENHANDS_REPO")
+    calls = _openhands_usages(path)
+    assert len(calls) == OPENHANDS_RUNS[name]
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["openhands"]
+    assert result.totals.requests == len(calls)
+    assert result.totals.cache_read == sum(c["read"] for c in calls)
+    assert result.totals.cache_write == sum(c["written"] for c in calls)
+    assert result.totals.input == sum(c["uncached"] for c in calls)
+    assert result.totals.output == sum(c["output"] for c in calls)
