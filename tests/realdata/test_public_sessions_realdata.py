@@ -17,7 +17,13 @@ local git copy of each repository (never copied into this project; each test ski
   LiteLLM ``model_response`` with its usage) and an evaluation output
   (``evaluation/benchmarks/multi_swe_bench/examples/output.jsonl``, three Multi-SWE-bench
   instances, Llama 4 Maverick through OpenRouter, ``metrics.token_usages``), from
-  ``PREFIXBENCH_OPENHANDS_REPO`` (default the workplace's mirror).
+  ``PREFIXBENCH_OPENHANDS_REPO`` (default the workplace's mirror);
+* Claude Code 2.1.38 / 2.1.39 transcripts (claude-opus-4-6, haiku and sonnet subagents,
+  compaction agents; 2026-02-10 to 12) that github.com/marot/spotter keeps as test fixtures,
+  copied from its author's ``~/.claude/projects`` with usernames and signatures redacted
+  (``test/fixtures/transcripts/``, commit ``8cc42b0bd39d04e71e509d7d58e6782ab435329f``), from
+  ``PREFIXBENCH_SPOTTER_REPO`` (default the workplace's mirror, which lacks the one file of 4 MiB
+  or more: what the copy holds is read).
 
 What is checked is each log's own bookkeeping, recounted here from the raw fields: one request per
 call with recorded usage, and the audit's reads, prompts and outputs equal to the log's sums.
@@ -77,10 +83,38 @@ OPENHANDS_RUNS = {
     "tests/runtime/trajs/wrong_initial_state.json": 4,
     "evaluation/benchmarks/multi_swe_bench/examples/output.jsonl": 105,
 }
+SPOTTER = Path(os.environ.get("PREFIXBENCH_SPOTTER_REPO", "/work/.mirror/marot+spotter/repo"))
+SPOTTER_COMMIT = "8cc42b0bd39d04e71e509d7d58e6782ab435329f"
+SPOTTER_FOLDER = "test/fixtures/transcripts"
+#: transcript: API calls (distinct message ids with usage), counted from the files. The sixth
+#: main session (6c2214d7-....jsonl, 4.6 MB) is not in the workplace's mirror.
+SPOTTER_CALLS = {
+    "258c7280-ae70-4798-800f-63464d01a85d.jsonl": 152,
+    "258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-a881341.jsonl": 3,
+    "258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-acompact-fffbd0.jsonl": 1,
+    "4d5611e5-241a-462a-8d15-5122611a9569.jsonl": 139,
+    "4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-a2898e3.jsonl": 12,
+    "4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl": 1,
+    "6c2214d7-b87e-4432-8e41-22ba294ea584/subagents/agent-afc096d.jsonl": 18,
+    "8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl": 143,
+    "8463c716-a2ea-4c14-9efa-87158ebd9f20/subagents/agent-a7be2f0.jsonl": 13,
+    "8463c716-a2ea-4c14-9efa-87158ebd9f20/subagents/agent-acompact-f46190.jsonl": 1,
+    "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl": 217,
+    "ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-aac57f5.jsonl": 3,
+    "ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-acompact-946d2b.jsonl": 1,
+    "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl": 157,
+    "fa812bfe-b295-4cca-9c2f-fdf01028cb46/subagents/agent-a93ccab.jsonl": 11,
+    "fa812bfe-b295-4cca-9c2f-fdf01028cb46/subagents/agent-aa84377.jsonl": 9,
+    "fa812bfe-b295-4cca-9c2f-fdf01028cb46/subagents/agent-acompact-70d8e7.jsonl": 1,
+    "short.jsonl": 1,
+    "subagent.jsonl": 12,
+    "tool_heavy.jsonl": 4,
+}
 _URLS = {
     "PREFIXBENCH_AIM_REPO": "github.com/BrianV1981/aim",
     "PREFIXBENCH_AI_SESSIONS_REPO": "github.com/yoavf/ai-sessions",
     "PREFIXBENCH_OPENHANDS_REPO": "github.com/All-Hands-AI/OpenHands",
+    "PREFIXBENCH_SPOTTER_REPO": "github.com/marot/spotter",
 }
 
 
@@ -209,3 +243,48 @@ def test_openhands_runs_count_each_response_once(name: str, tmp_path: Path) -> N
     assert result.totals.cache_write == sum(c["written"] for c in calls)
     assert result.totals.input == sum(c["uncached"] for c in calls)
     assert result.totals.output == sum(c["output"] for c in calls)
+
+
+def _claude_code_usages(path: Path) -> list[dict]:
+    """Each API call's usage, once per message id: Claude Code writes a line per content block,
+    and 2.1.x rewrites the usage as the stream goes on (the last write has the final output)."""
+    usage: dict[str, dict] = {}
+    for line in path.read_text().splitlines():
+        entry = json.loads(line) if line.strip() else {}
+        message = entry.get("message")
+        if entry.get("type") == "assistant" and isinstance(message, dict) and message.get("usage"):
+            usage[message["id"]] = message["usage"]
+    return list(usage.values())
+
+
+def test_spotter_claude_code_2_1_transcripts_count_what_the_log_sums(tmp_path: Path) -> None:
+    if shutil.which("git") is None or not SPOTTER.is_dir():
+        pytest.skip(f"no git copy of {_URLS['PREFIXBENCH_SPOTTER_REPO']} at {SPOTTER}: clone it and set "
+                    f"PREFIXBENCH_SPOTTER_REPO to read {SPOTTER_FOLDER} at commit {SPOTTER_COMMIT}")
+    git_dir = SPOTTER / ".git" if (SPOTTER / ".git").is_dir() else SPOTTER
+    folder = tmp_path / "transcripts"
+    read: list[Path] = []
+    for name in SPOTTER_CALLS:  # the folder's layout kept: <session>/subagents/agent-*.jsonl
+        shown = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{SPOTTER_COMMIT}:{SPOTTER_FOLDER}/{name}"], capture_output=True, check=False)
+        if shown.returncode == 0:
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_bytes(shown.stdout)
+            read.append(folder / name)
+    if not read:
+        pytest.skip(f"{SPOTTER_COMMIT[:12]}:{SPOTTER_FOLDER} not in {SPOTTER}")
+    calls = {p.relative_to(folder).as_posix(): _claude_code_usages(p) for p in read}
+    assert {name: len(c) for name, c in calls.items()} == {name: SPOTTER_CALLS[name] for name in calls}
+    assert any('"version":"2.1.' in p.read_text() for p in read)
+    usages = [u for c in calls.values() for u in c]
+    result = run_audit([folder])
+    assert {f.format for f in result.files} == {"claude-code"} and len(result.files) == len(read)
+    assert result.totals.requests == len(usages)
+    assert result.totals.input == sum(u["input_tokens"] for u in usages)
+    assert result.totals.cache_read == sum(u.get("cache_read_input_tokens") or 0 for u in usages)
+    assert result.totals.cache_write == sum(u.get("cache_creation_input_tokens") or 0 for u in usages)
+    assert result.totals.cache_write_1h == sum((u.get("cache_creation") or {}).get("ephemeral_1h_input_tokens") or 0 for u in usages)
+    assert result.totals.output == sum(u["output_tokens"] for u in usages)
+    # Calibration: Anthropic's cache is exact, and the chain model predicts it: 880 of the 899
+    # calls of the mirror's copy read within 3% of what was predicted (2026-12).
+    within = sum(f.read_within for f in result.files)
+    assert within >= 0.95 * len(usages)
