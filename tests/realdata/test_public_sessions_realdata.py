@@ -23,7 +23,12 @@ local git copy of each repository (never copied into this project; each test ski
   copied from its author's ``~/.claude/projects`` with usernames and signatures redacted
   (``test/fixtures/transcripts/``, commit ``8cc42b0bd39d04e71e509d7d58e6782ab435329f``), from
   ``PREFIXBENCH_SPOTTER_REPO`` (default the workplace's mirror, which lacks the one file of 4 MiB
-  or more: what the copy holds is read).
+  or more: what the copy holds is read);
+* a Cline 3.x task folder (Anthropic handler, claude-sonnet-4-5, 47 calls, 2026-01-22) its author
+  exported into github.com/gmfstu/Online-Card-Architecture
+  (``exported_conversation_1769053680585/``, commit ``2e6753c4ce6476e69eb686167a737c80a1107734``,
+  removed from the tree in the next commit), from ``PREFIXBENCH_CLINE_TASK_REPO`` (default the
+  workplace's mirror).
 
 What is checked is each log's own bookkeeping, recounted here from the raw fields: one request per
 call with recorded usage, and the audit's reads, prompts and outputs equal to the log's sums.
@@ -110,11 +115,15 @@ SPOTTER_CALLS = {
     "subagent.jsonl": 12,
     "tool_heavy.jsonl": 4,
 }
+CLINE_TASK = Path(os.environ.get("PREFIXBENCH_CLINE_TASK_REPO", "/work/.mirror/gmfstu+Online-Card-Architecture/repo"))
+CLINE_TASK_COMMIT = "2e6753c4ce6476e69eb686167a737c80a1107734"
+CLINE_TASK_FOLDER = "exported_conversation_1769053680585"
 _URLS = {
     "PREFIXBENCH_AIM_REPO": "github.com/BrianV1981/aim",
     "PREFIXBENCH_AI_SESSIONS_REPO": "github.com/yoavf/ai-sessions",
     "PREFIXBENCH_OPENHANDS_REPO": "github.com/All-Hands-AI/OpenHands",
     "PREFIXBENCH_SPOTTER_REPO": "github.com/marot/spotter",
+    "PREFIXBENCH_CLINE_TASK_REPO": "github.com/gmfstu/Online-Card-Architecture",
 }
 
 
@@ -288,3 +297,25 @@ def test_spotter_claude_code_2_1_transcripts_count_what_the_log_sums(tmp_path: P
     # calls of the mirror's copy read within 3% of what was predicted (2026-12).
     within = sum(f.read_within for f in result.files)
     assert within >= 0.95 * len(usages)
+
+
+def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(tmp_path: Path) -> None:
+    folder = tmp_path / CLINE_TASK_FOLDER
+    for name in ("ui_messages.json", "api_conversation_history.json", "task_metadata.json"):
+        path = _show(CLINE_TASK, CLINE_TASK_COMMIT, f"{CLINE_TASK_FOLDER}/{name}", tmp_path, "PREFIXBENCH_CLINE_TASK_REPO")
+        folder.mkdir(exist_ok=True)
+        path.rename(folder / name)
+    calls = [json.loads(e["text"]) for e in json.loads((folder / "ui_messages.json").read_text()) if e.get("say") == "api_req_started"]
+    assert len(calls) == 47 and not any(c.get("cancelReason") or c.get("streamingFailedMessage") for c in calls)
+    result = run_audit([folder])
+    assert [f.format for f in result.files] == ["cline"]
+    assert result.totals.requests == len(calls)
+    assert result.totals.input == sum(c["tokensIn"] for c in calls)  # the Anthropic handler: additive
+    assert result.totals.cache_read == sum(c["cacheReads"] for c in calls)
+    assert result.totals.cache_write == sum(c["cacheWrites"] for c in calls)
+    assert result.totals.output == sum(c["tokensOut"] for c in calls)
+    # Priced from the table, the dollars come out as Cline's own cost fields ($1.05461835).
+    assert abs(float(result.totals.cost_usd) - sum(c["cost"] for c in calls)) < 1e-6
+    # Anthropic's cache is exact and every call extends the one before: every read predicted (2
+    # of 47 before the chain's nodes were named by place rather than by line).
+    assert sum(f.read_within for f in result.files) == len(calls)
