@@ -82,6 +82,26 @@ def test_a_one_line_and_a_pretty_printed_array_read_alike(tmp_path: Path) -> Non
         assert [r.usage for r in requests] == [r.usage for r in _read("roo-total")[0]]
 
 
+def test_every_call_of_a_one_line_array_is_a_node_of_its_own(tmp_path: Path) -> None:
+    """Regression (a real Cline task, gmfstu/Online-Card-Architecture): a task file written as one
+    line gives every entry line 1; the chain's nodes were named by line, so every call was the
+    same node, its own parent, and the prediction never got past the first call's prefix."""
+    source = TASKS / "anthropic-modelinfo"
+    for name in ("api_conversation_history.json", "task_metadata.json"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    entries = [r.value for r in iter_records(source / "ui_messages.json")]
+    shapes = []
+    for text in (json.dumps(entries, indent=2), json.dumps(entries)):  # the one-line file last: audited below
+        (tmp_path / "ui_messages.json").write_text(text)
+        requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+        nodes = [r.prefix.node for r in requests if r.prefix is not None]
+        assert len(set(nodes)) == len(requests) == 3
+        shapes.append([None if r.prefix is None or r.prefix.parent is None else nodes.index(r.prefix.parent) for r in requests])
+    assert shapes[0] == shapes[1] == [None, 0, None]  # the truncation before the third starts a new chain
+    rows = run_audit([tmp_path]).rows
+    assert rows[1].predicted_cache_read == rows[1].reported_cache_read == 9000  # the first call's prefix
+
+
 def test_the_aliases_name_the_format() -> None:
     for alias in ("cline", "roo", "roo-code", "kilo", "kilo-code"):
         assert resolve(alias) is CLINE

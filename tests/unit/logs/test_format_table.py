@@ -268,7 +268,7 @@ def expected(name: str) -> list[TraceRequest]:
                 TraceRequest(
                     file, 3, "main", "main", 0, 1761987601000, None, "anthropic", model,
                     usage=Usage(cache_write_5m=9000, uncached=4, output=120),
-                    prefix=Prefix(f"cline:{Path(file).parent}:{model}", f"cline:{file}#3"),
+                    prefix=Prefix(f"cline:{Path(file).parent}:{model}", f"cline:{file}#0"),  # the call's place
                     events=(("user_turn", ""),), source_format=name,
                 )
             ]

@@ -156,6 +156,26 @@ def test_a_subagent_session_is_a_subagent_lane(tmp_path: Path) -> None:
     assert {r.prefix.head for r in requests} == {"gemini-cli:subagent"}
 
 
+def test_all_zero_tokens_are_a_call_whose_usage_was_not_recorded(tmp_path: Path) -> None:
+    """Regression (a real public session, yoavf/ai-sessions): Gemini CLI wrote tokens of all
+    zeros on a model message with tool calls. No call has an empty prompt: it is skipped and
+    listed like a message without tokens, not counted as a cold start of 0 tokens that leaves
+    the next request's read unexplained."""
+    doc = json.loads(LEGACY.read_text())
+    first = next(m for m in doc["messages"] if m.get("tokens"))
+    first["tokens"] = dict.fromkeys(("input", "output", "cached", "thoughts", "tool", "total"), 0)
+    requests, summary = _read(write(tmp_path / "zeros.json", json.dumps(doc, indent=2)))
+    assert len(requests) == 2 and all(r.usage.prompt > 0 for r in requests)
+    assert (1, "model message whose tokens are all zero (its call's usage was not recorded)") in summary.skipped
+    # Not every zero is "not recorded": a call with output but no prompt still is read (and its
+    # sums checked), and zeros of another type are left to the field checks.
+    first["tokens"] = {"input": 0, "output": 3, "cached": 0, "total": 3}
+    assert len(_read(write(tmp_path / "output.json", json.dumps(doc, indent=2)))[0]) == 3
+    first["tokens"] = {"input": 0.0, "output": 0, "cached": 0, "total": 0}
+    with pytest.raises(UserError):
+        _read(write(tmp_path / "float.json", json.dumps(doc, indent=2)))
+
+
 def test_cached_above_the_prompt_is_refused(tmp_path: Path) -> None:
     doc = json.loads(LEGACY.read_text())
     doc["messages"][2]["tokens"]["cached"] = 20000
@@ -249,6 +269,9 @@ def test_mutated_sessions_end_cleanly() -> None:
     tally = Tally("gemini-cli", bound_s=20)
     folder = Path(tempfile.mkdtemp(prefix="fuzz-gemini-"))
     seeds = [path.read_bytes() for path in (LEGACY, JSONL, QWEN, CHECKPOINT)]
+    zeros = json.loads(LEGACY.read_text())  # a call whose usage was not recorded: tokens all zero
+    next(m for m in zeros["messages"] if m.get("tokens"))["tokens"] = dict.fromkeys(("input", "output", "cached", "total"), 0)
+    seeds.append(json.dumps(zeros, indent=2).encode())
 
     @fuzz_settings(25)
     @given(seed=st.sampled_from(seeds), data=st.data(), explicit=st.booleans())

@@ -411,7 +411,9 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             history_done = max(history_done, end + 1)
         else:
             blocks = 1
-        node = f"{NAME}:{task.name}#{call.line}"
+        # Named by the call's place, not its line: a task file written as one line gives every
+        # entry line 1.
+        node = f"{NAME}:{task.name}#{len(out)}"
         out.append(
             TraceRequest(
                 file=task.name,

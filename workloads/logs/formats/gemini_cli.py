@@ -20,7 +20,8 @@ thoughts, tool, total}``: the usage of the one call that produced it (``promptTo
 ``toolUsePromptTokenCount``, ``totalTokenCount``). ``input`` INCLUDES ``cached`` (the subset
 convention); ``tool`` is prompt counted apart (read here as uncached input) and ``thoughts`` is
 billed as output, so ``total = input + tool + output + thoughts`` is what is counted. A model
-message without tokens (the call's usage was not recorded) is skipped and listed.
+message without tokens, or with all of them zero (the call's usage was not recorded), is
+skipped and listed.
 
 Qwen Code (``~/.qwen/projects/<project>/chats/<session>.jsonl``) writes a tree of records
 ``{uuid, parentUuid, sessionId, type, message: {role, parts}, usageMetadata, model, ...}``: an
@@ -254,6 +255,11 @@ class _Session:
         model = value.get("model") if isinstance(value.get("model"), str) and value.get("model") else lane.model
         if not isinstance(tokens, dict) or not tokens:
             self.skipped.append((line, "model message without tokens (its call's usage was not recorded)"))
+            return
+        if all(type(v) is int and v == 0 for v in tokens.values()):
+            # Gemini CLI writes zeros where the response carried no usageMetadata: the call was
+            # made (no call has an empty prompt) but its usage was not recorded.
+            self.skipped.append((line, "model message whose tokens are all zero (its call's usage was not recorded)"))
             return
         where = f"{self.name}:{line}"
         usage = _usage(tokens, where, raw=False)
