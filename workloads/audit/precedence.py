@@ -410,6 +410,11 @@ def _why_not_known(ev: Evidence) -> list[str]:
             )
         else:
             why.append(f"at a new user turn {duration(gap)} after the previous request, with no change logged")
+    if not why and r.provider == "unknown":
+        why.append(
+            f"{duration(gap)} after the previous request, on a server whose cache prefixbench does not model (provider "
+            "unknown): whether it caches at all, and for how long, is not in the log"
+        )
     if not why:
         why.append(f"{duration(gap)} after the previous request, inside the TTL, and nothing logged in between explains it")
     return why

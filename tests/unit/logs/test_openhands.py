@@ -83,3 +83,33 @@ def test_bad_runs_are_one_line_errors(tmp_path: Path, value: list) -> None:
     with pytest.raises(UserError) as caught:
         import_file(path, FORMATS["openhands"], ImportContext())
     assert "\n" not in str(caught.value) and str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize(("base_url", "provider"), [
+    ("http://localhost:2600", "unknown"),  # a local proxy (OpenHands' Multi-SWE-bench example: Llama 4 via OpenRouter)
+    ("https://api.openai.com/v1", "openai"),
+    ("https://api.deepseek.com", "deepseek"),
+    (None, "openai"),  # no endpoint named: LiteLLM's openai/ route is OpenAI's
+])
+def test_an_openai_route_to_another_server_is_not_openai(tmp_path: Path, base_url: str | None, provider: str) -> None:
+    """LiteLLM's ``openai/<model>`` means "an OpenAI-compatible client": with the run's
+    ``llm_config.base_url`` elsewhere, the server is not OpenAI, so its misses are not put down
+    to OpenAI's best-effort cache."""
+    line = output_line("i-1", [token_usage("gen-1", 5000, 10, 0, 0, "openai/openrouter-llama-4-maverick"),
+                               token_usage("gen-2", 5200, 10, 0, 0, "openai/openrouter-llama-4-maverick")])
+    line["metadata"] = {"llm_config": {"model": "openai/openrouter-llama-4-maverick", "base_url": base_url}}
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    requests, summary = import_file(path, detect_format(path), ImportContext())
+    assert {r.provider for r in requests} == {provider}
+    assert any("OpenAI-compatible server, not OpenAI" in note for note in summary.notes) == (provider == "unknown")
+
+
+def test_a_miss_on_a_server_of_unknown_cache_says_so(tmp_path: Path) -> None:
+    line = output_line("i-1", [token_usage("gen-1", 5000, 10, 0, 0, "openai/openrouter-llama-4-maverick"),
+                               token_usage("gen-2", 5200, 10, 0, 0, "openai/openrouter-llama-4-maverick")])
+    line["metadata"] = {"llm_config": {"base_url": "http://localhost:2600"}}
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    row = run_audit([path]).rows[1]
+    assert row.cause == "unexplained" and "a server whose cache prefixbench does not model" in (row.detail or "")

@@ -25,6 +25,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import PROVIDERS
 from prefixbench.simulator.providers.base import count
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -34,6 +35,19 @@ from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
 NAME = "openhands"
 _SOURCES = ("agent", "user", "environment")
+
+
+def _served_by(provider: str, model: str, base_url: str | None) -> str:
+    """Who served a call LiteLLM routes as ``openai/<model>``: OpenAI only when the run's
+    ``base_url`` is OpenAI's (or names no server); another provider's endpoint makes it that
+    provider's; any other server (a local proxy, a gateway) is an OpenAI-compatible server
+    whose cache is unknown, not OpenAI's."""
+    if provider != "openai" or not base_url or not model.lower().startswith("openai/"):
+        return provider
+    if "api.openai.com" in base_url.lower() or "openai.azure.com" in base_url.lower():
+        return provider
+    named = next((rules for rules in PROVIDERS.values() if rules.url_markers and rules.names_url(base_url)), None)
+    return named.name if named is not None else "unknown"
 
 
 def _metrics(value: dict) -> dict:
@@ -88,6 +102,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     calls: list[_Call] = []
     seen: dict[tuple[str, str], _Call] = {}
     latest: dict[str, int] = {}
+    #: Per run, the endpoint its LLM config names (evaluation output: metadata.llm_config.base_url).
+    servers: dict[str, str] = {}
     seen_any = False
     for record in objects(path, records, " (an OpenHands event or output line)"):
         seen_any = True
@@ -96,6 +112,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         if detect(value) is None:
             raise UserError(f"{where}: neither an OpenHands event nor an evaluation output line")
         lane = str(value.get("instance_id") or "main")
+        base_url = as_dict(as_dict(value.get("metadata")).get("llm_config")).get("base_url")
+        if isinstance(base_url, str) and base_url:
+            servers[lane] = base_url
         try:
             stamp = parse_time_ms(value.get("timestamp"), where)
         except UserError:
@@ -130,12 +149,15 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
     anthropic_calls = 0
+    elsewhere: set[str] = set()
     for call in calls:
         where = f"{name}:{call.line}"
         usage = gateway_usage.read_usage(call.usage, where, writes_included=included)
         shaped = gateway_usage.is_anthropic_shaped(call.usage)
         anthropic_calls += shaped
-        provider = gateway_usage.provider_of(call.model, shaped)
+        provider = _served_by(gateway_usage.provider_of(call.model, shaped), call.model, servers.get(call.lane))
+        if provider == "unknown" and call.lane in servers:
+            elsewhere.add(servers[call.lane])
         model = call.model.rsplit("/", 1)[-1] or "unknown"
         node = f"openhands:{name}#{call.lane}:{len(out)}"
         out.append(
@@ -162,6 +184,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if anthropic_calls:
         notes.append(gateway_usage.reading_note(anthropic_calls, included))
     notes.append("OpenHands keeps no per-call request (its memory condenses the history): each run is read as a chain")
+    for url in sorted(elsewhere):
+        notes.append(f"calls routed as openai/... to {url}: an OpenAI-compatible server, not OpenAI (provider unknown, "
+                     "its cache rules not modelled)")
     return out, FileSummary(name, NAME, len(out), (), tuple(notes))
 
 
