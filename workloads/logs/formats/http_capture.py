@@ -5,7 +5,9 @@ Anthropic Messages (JSON body or SSE ``message_start`` / ``message_delta``, via
 (``input_tokens`` excludes reads), OpenAI Responses (``input_tokens`` INCLUDES
 ``input_tokens_details.cached_tokens``) and chat completions, and Bedrock Converse (the model
 is in the URL, ``/model/<id>/converse``, its ``:`` often sent as ``%3A``; the body is not
-replayed, the chain model predicts its reads). A call that was not served (HTTP 4xx/5xx), that
+replayed, the chain model predicts its reads), and Google's own Gemini API and Vertex AI
+(``:generateContent`` / ``:streamGenerateContent``, and the explicit caches it creates:
+:mod:`.gemini_wire`). A call that was not served (HTTP 4xx/5xx), that
 is not a model call, or whose response has no usage is skipped and listed.
 """
 
@@ -15,7 +17,7 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, assert_never
 from urllib.parse import unquote, urlsplit
 
 import msgspec
@@ -30,7 +32,9 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.simulator.providers import OPENAI, provider_of_request, rules_for
 from prefixbench.simulator.providers import openai as openai_rules
 from prefixbench.simulator.providers.anthropic import read_diagnostic
+from prefixbench.simulator.providers.gemini import NativeRoute, native_route
 from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.gemini_wire import CacheBook, model_call
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest
@@ -72,6 +76,8 @@ class _Call(msgspec.Struct, frozen=True):
     lane_kind: str
     envelope: tuple[tuple[str, str], ...]
     diagnostic: str | None
+    #: The explicit cache the call named (Gemini ``cachedContent``).
+    cache: str | None = None
 
 
 def _messages_call(provider: Provider, body: dict, response: dict, where: str) -> _Call:
@@ -284,6 +290,7 @@ class _Capture:
         self.skipped: list[tuple[int, str]] = []
         self.shared: dict[object, object] = {}
         self.last_node: dict[str, str] = {}
+        self.caches = CacheBook(self.name)
 
     def line(self, record: Record) -> None:
         """Add one captured call, or say why it is skipped."""
@@ -299,6 +306,10 @@ class _Capture:
         status = response.get("status_code")
         if isinstance(status, int) and not 200 <= status < 300:
             self.skipped.append((record.line, f"HTTP {status}: not served, neither read nor written"))
+            return
+        native = native_route(url, str(request.get("method") or "POST"))
+        if native is not None:
+            self._native(record, native, request, body, response, where)
             return
         converse = converse_model(url) if isinstance(body, dict) and "model" not in body else None
         if converse is not None:
@@ -322,6 +333,35 @@ class _Capture:
             self.skipped.append((record.line, "no usage in the response"))
             return
         self._add(record, body, provider, call, sent, answered)
+
+    def _native(self, record: Record, route: NativeRoute, request: dict, body: object, response: dict, where: str) -> None:
+        """A call to Gemini's own API: a model call, or an explicit cache's creation, update or
+        deletion (billed apart, never a request): see :mod:`.gemini_wire`."""
+        body = body if isinstance(body, dict) else {}
+        if record.plain or isinstance(request.get("body"), str):
+            refuse_lone_surrogates(body, where, "request.body")
+        provider = provider_of_request(request.get("url") or "", route.model or "").name
+        match route.action:
+            case "generate" | "stream":
+                call = model_call(rules_for(provider), route, body, response, where)
+                if call is None:
+                    self.skipped.append((record.line, "no usage in the response"))
+                    return
+                sent = parse_time_ms(request.get("timestamp"), where)
+                answered = parse_time_ms(response.get("timestamp"), where)
+                done = _Call(call.usage, call.parsed, "main", call.envelope, None, call.cache)
+                self._add(record, {**body, "model": route.model}, provider, done, sent, answered)
+                return
+            case "cache-create":
+                why = self.caches.create(record.line, provider, request, body, response, where)
+            case "cache-update":
+                why = self.caches.update(str(route.cache), request, body, response, where)
+            case "cache-delete":
+                why = self.caches.delete(str(route.cache), request, where)
+            case _:
+                assert_never(route.action)
+        if why is not None:
+            self.skipped.append((record.line, why))
 
     def _add(self, record: Record, body: dict, provider: Provider, call: _Call, sent: int | None, answered: int | None) -> None:
         parsed = _intern(call.parsed, self.shared) if call.parsed is not None else None
@@ -349,6 +389,7 @@ class _Capture:
                 diagnostic=call.diagnostic,
                 source_format=NAME,
                 compaction_call=call.lane_kind == "compaction" or (parsed is not None and classify_call(parsed) == "compaction"),
+                explicit_cache=call.cache,
             )
         )
 
@@ -362,7 +403,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         capture.line(record)
     if not seen_any:
         raise UserError(f"{capture.name}:1: empty file, no captured calls")
-    return capture.out, FileSummary(capture.name, NAME, len(capture.out), tuple(capture.skipped))
+    summary = FileSummary(capture.name, NAME, len(capture.out), tuple(capture.skipped), explicit_caches=capture.caches.caches())
+    return capture.out, summary
 
 
 FORMAT = LogFormat(
@@ -378,6 +420,8 @@ FORMAT = LogFormat(
         "Anthropic Messages, JSON or SSE (message_start, then message_delta)",
         "DeepSeek's Anthropic-compatible endpoint (usage repeated in message_delta)",
         "OpenAI Responses (usage in response.completed; GPT-5.6 on: cache_write_tokens) and chat completions",
+        "Gemini API and Vertex AI generateContent / streamGenerateContent (usageMetadata; SSE or a JSON array), "
+        "cachedContents create / update / delete",
     ),
     aliases=("claude-trace", "anthropic-capture"),
     replay=Replay(
