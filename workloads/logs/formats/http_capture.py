@@ -29,7 +29,7 @@ from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_re
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
-from prefixbench.simulator.providers import OPENAI, provider_of_request, rules_for
+from prefixbench.simulator.providers import GEMINI, OPENAI, provider_of_request, rules_for
 from prefixbench.simulator.providers import openai as openai_rules
 from prefixbench.simulator.providers.anthropic import read_diagnostic
 from prefixbench.simulator.providers.gemini import NativeRoute, native_route
@@ -340,7 +340,7 @@ class _Capture:
         body = body if isinstance(body, dict) else {}
         if record.plain or isinstance(request.get("body"), str):
             refuse_lone_surrogates(body, where, "request.body")
-        provider = provider_of_request(request.get("url") or "", route.model or "").name
+        provider = GEMINI.name  # the wire is Gemini's own, whatever host or model name carried it
         match route.action:
             case "generate" | "stream":
                 call = model_call(rules_for(provider), route, body, response, where)
