@@ -255,7 +255,8 @@ def test_durations() -> None:
     ("line", "message"),
     [
         (cache_created("cachedContents/a", 10, T0, ttl="an hour"), "request.body.ttl 'an hour' is not a duration like \"3600s\""),
-        (cache_created("cachedContents/a", -1, T0), "response usageMetadata.totalTokenCount -1 is not a token count"),
+        (cache_created("cachedContents/a", -1, T0), "response usageMetadata.totalTokenCount is not a non-negative integer (-1)"),
+        (cache_created("cachedContents/a", 2**63, T0), "response usageMetadata.totalTokenCount is not a plausible count (9223372036854775808... > 1,000,000,000,000)"),
         (call(f"{API}/models/m:generateContent", gen_body("q", cached="mine"), {"body": answer("a", usage(10, 5))}, T0),
          "request.body.cachedContent 'mine' is not a cachedContents/<id> name"),
         (call(f"{API}/models/m:generateContent", gen_body("q"), {"body": answer("a", usage(10, 50))}, T0),

@@ -27,7 +27,7 @@ from typing import Any
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers.base import ProviderRules
+from prefixbench.simulator.providers.base import ProviderRules, count
 from prefixbench.simulator.providers.gemini import EXPLICIT_TTL_MS, NativeRoute, cache_id
 from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.wire import Request
@@ -302,8 +302,7 @@ class CacheBook:
         tokens = as_dict(answer.get("usageMetadata")).get("totalTokenCount")
         if name is None or tokens is None:
             return "cached content created without a name and usageMetadata.totalTokenCount in the response: not billed"
-        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
-            raise UserError(f"{where}: response usageMetadata.totalTokenCount {tokens!r:.40} is not a token count")
+        tokens = count(tokens, where, "response usageMetadata.totalTokenCount")
         model = str(body.get("model") or answer.get("model") or "").rpartition("/")[2]
         start = parse_time_ms(answer.get("createTime"), where)
         if start is None:
