@@ -466,8 +466,8 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
     best: dict[str, int] = {}
     cap: dict[str, int] = {}
     for r in requests:
-        if r.prefix is None or r.usage is None or r.prefix.parent is not None:
-            continue
+        if r.prefix is None or r.usage is None or r.prefix.parent is not None or r.explicit_cache is not None:
+            continue  # (a read from a named explicit cache is the client's cache, not the head)
         head = r.prefix.head
         cacheable = rules_for(r.provider).cacheable(r.usage)
         best[head] = max(best.get(head, 0), r.usage.cache_read)
@@ -491,7 +491,7 @@ def _cold_reads(requests: Sequence[TraceRequest]) -> dict[str, list[int]]:
     for r in sorted(requests, key=lambda r: (r.file, r.lane, r.seq)):
         previous = last.get((r.file, r.lane))
         last[(r.file, r.lane)] = r
-        if r.prefix is None or r.usage is None or not r.usage.cache_reported:
+        if r.prefix is None or r.usage is None or not r.usage.cache_reported or r.explicit_cache is not None:
             continue
         start = r.prefix.parent is None
         expired = (

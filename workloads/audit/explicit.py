@@ -23,7 +23,7 @@ from decimal import Decimal
 
 import msgspec
 
-from prefixbench.simulator.pricing import PriceRow, cost_of, usd_sum
+from prefixbench.simulator.pricing import PriceRow, cost_of, format_usd, usd_sum
 from prefixbench.workloads.logs.trace import ExplicitCache, FileSummary, TraceRequest
 
 #: The price row in force for a model at a time (the audit's ``Prices.row``).
@@ -129,7 +129,7 @@ def notes(caches: Sequence[ExplicitCacheRow], requests: Sequence[TraceRequest]) 
         hours = sum(c.kept_hours or 0.0 for c in caches)
         out.append(
             f"{len(caches)} explicit cache(s) created in these logs ({sum(c.tokens for c in caches):,} tokens, kept "
-            f"{hours:,.2f} h in all): ${create:.6f} to create (input price) and ${storage:.6f} storage, in the totals' "
+            f"{hours:,.2f} h in all): {format_usd(create)} to create (input price) and {format_usd(storage)} storage, in the totals' "
             "dollars but in no request, lane or hit ratio"
         )
         unknown = [c.name for c in caches if c.kept_hours is None]

@@ -148,6 +148,8 @@ def test_explicit_cache_created_read_and_deleted_is_billed(tmp_path: Path) -> No
     assert "from the explicit cache cachedContents/abc123 (priced at the explicit read rate)" in result.rows[0].detail
     assert "cachedContents/elsewhere" in result.rows[2].detail and "unknown" in result.rows[2].detail
     assert any("read but not created in these logs: cachedContents/elsewhere (1 request(s))" in n and "storage unknown" in n for n in result.notes)
+    # A read from a named cache is not the lane's head: no unlogged head is inferred from it.
+    assert not any(n.startswith("unlogged head") for n in result.notes)
     # The model predicts the named cache's size: the reads are within 3%.
     assert [row.predicted_cache_read for row in result.rows[:2]] == [100_000, 100_000]
 
