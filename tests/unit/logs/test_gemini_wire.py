@@ -134,6 +134,8 @@ def test_explicit_cache_created_read_and_deleted_is_billed(tmp_path: Path) -> No
     assert (cache.name, cache.tokens, cache.kept_hours, cache.ended_by, cache.reads, cache.read_tokens) == (
         "cachedContents/abc123", 100_000, 1.5, "delete", 2, 200_000)
     assert (cache.create_usd, cache.storage_usd) == (Decimal("0.03"), Decimal("0.15"))
+    # One lane per named cache: a read of one is judged against that cache, not the lane before.
+    assert [row.lane for row in result.rows] == ["main:cachedContents/abc123"] * 2 + ["main:cachedContents/elsewhere"]
     # The creation is no request: three requests, the hit ratio over their prompts only.
     assert result.totals.requests == 3
     assert result.totals.hit_ratio == pytest.approx(240_000 / 240_030)

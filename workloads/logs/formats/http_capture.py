@@ -365,8 +365,9 @@ class _Capture:
 
     def _add(self, record: Record, body: dict, provider: Provider, call: _Call, sent: int | None, answered: int | None) -> None:
         parsed = _intern(call.parsed, self.shared) if call.parsed is not None else None
-        # A Responses/chat body may name its conversation: one lane (and chain) per cache key.
-        key = body.get("prompt_cache_key")
+        # A Responses/chat body may name its conversation: one lane (and chain) per cache key;
+        # a Gemini call naming an explicit cache, one lane per cache (its reads are that cache's).
+        key = body.get("prompt_cache_key") or call.cache
         lane = f"{call.lane_kind}:{key}" if isinstance(key, str) and key else call.lane_kind
         node = f"{self.name}#{len(self.out)}"
         parent = self.last_node.get(lane)
