@@ -343,7 +343,7 @@ class _Capture:
         provider = GEMINI.name  # the wire is Gemini's own, whatever host or model name carried it
         match route.action:
             case "generate" | "stream":
-                call = model_call(rules_for(provider), route, body, response, where)
+                call = model_call(GEMINI, route, body, response, where)
                 if call is None:
                     self.skipped.append((record.line, "no usage in the response"))
                     return
