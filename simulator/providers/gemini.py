@@ -125,7 +125,10 @@ def native_route(url: str, method: str) -> NativeRoute | None:
     A model call is told by its path on any host (a proxy keeps it); a cached-content call only
     on Google's hosts, whose path is too plain to tell elsewhere.
     """
-    path = unquote(urlsplit(url).path)
+    try:
+        path = unquote(urlsplit(url).path)
+    except ValueError:  # not a URL urllib can split (an unclosed IPv6 bracket): no route
+        return None
     found = _GENERATE.search(path)
     if found is not None:
         return NativeRoute("stream" if found.group(2) == "streamGenerateContent" else "generate", found.group(1))

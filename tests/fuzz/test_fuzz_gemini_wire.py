@@ -53,6 +53,7 @@ model_url = st.sampled_from((
     f"{API}/models/gemini-2.5-pro:streamGenerateContent?alt=sse",
     f"{VERTEX}/publishers/google/models/gemini-2.5-flash:streamGenerateContent",
     "http://localhost:9/v1beta/models/m%3Ax:generateContent",
+    "http://[::1/v1beta/models/m:generateContent",
 ))
 times = st.one_of(st.floats(1767225600, 1767235600), st.sampled_from(("2026-01-01T00:00:00Z", "soon", None)))
 model_call = st.fixed_dictionaries({

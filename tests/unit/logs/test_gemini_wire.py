@@ -3,6 +3,7 @@ from the wire, explicit caches created, read and billed."""
 
 from __future__ import annotations
 
+import functools
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -156,6 +157,20 @@ def test_explicit_cache_created_read_and_deleted_is_billed(tmp_path: Path) -> No
     assert [row.predicted_cache_read for row in result.rows[:2]] == [100_000, 100_000]
 
 
+def test_caches_read_in_workers_are_the_same(tmp_path: Path) -> None:
+    # audit --jobs reads each file in a worker: the caches a file creates travel with its summary.
+    from prefixbench.workloads.runs.execute import map_runs
+
+    for name, sent in (("a", T0), ("b", T0 + 60)):
+        write_jsonl(tmp_path / "logs" / f"{name}.jsonl", [
+            cache_created(f"cachedContents/{name}", 1000, sent),
+            call(f"{API}/models/gemini-2.5-flash:generateContent", gen_body("q", cached=f"cachedContents/{name}"), {"body": answer("a", usage(1010, 1000, 5))}, sent + 1),
+        ])
+    inline = load_trace([tmp_path / "logs"])
+    parallel = load_trace([tmp_path / "logs"], map_files=functools.partial(map_runs, jobs=2))
+    assert parallel == inline and [len(s.explicit_caches) for s in parallel[1]] == [1, 1]
+
+
 def test_explicit_read_is_priced_at_the_rows_explicit_rate(tmp_path: Path) -> None:
     # A row with its own explicit_read price (0.0125 here, against 0.03 for an implicit read):
     # the read named by cachedContent pays it, 100,000 x 0.0125 / 1M = $0.00125 of its cost.
@@ -244,11 +259,20 @@ def test_chat_shape_of_tool_turns_and_what_it_refuses() -> None:
         (f"{API}/cachedContents", "GET", None),
         ("https://example.net/cachedContents", "POST", None),  # too plain a path off Google's hosts
         (f"{API}/models/gemini-2.5-flash:countTokens", "POST", None),
+        ("http://[::1/v1beta/models/m:generateContent", "POST", None),  # urllib cannot split it: no route, no crash
     ],
 )
 def test_native_route(url: str, method: str, expected: tuple | None) -> None:
     route = native_route(url, method)
     assert (None if route is None else (route.action, route.model, route.cache)) == expected
+
+
+def test_a_url_urllib_cannot_split_is_no_crash(tmp_path: Path) -> None:
+    # A Gemini body names no model: such a line reached the Converse check, whose urlsplit raised
+    # on an unclosed IPv6 bracket (a traceback, found by the fuzz property below).
+    line = capture_line(gen_body("q"), {"body": answer("a", usage(10))}, url="http://[::1/v1beta/models/m:generateContent")
+    _, (summary,) = load_trace([write_jsonl(tmp_path / "bad-url.jsonl", [line])])
+    assert summary.skipped == ((1, "not a model call (no request body with a model)"),)
 
 
 def test_durations() -> None:

@@ -48,7 +48,11 @@ _CONVERSE_PATH = re.compile(r"/model/([^/]+)/converse\Z")
 
 def converse_model(url: str) -> str | None:
     """The model id of a Bedrock Converse call's URL (percent-decoded), else None."""
-    match = _CONVERSE_PATH.search(urlsplit(url).path)
+    try:
+        path = urlsplit(url).path
+    except ValueError:  # not a URL urllib can split (an unclosed IPv6 bracket)
+        return None
+    match = _CONVERSE_PATH.search(path)
     return unquote(match.group(1)) if match else None
 
 
