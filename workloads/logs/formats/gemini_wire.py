@@ -303,7 +303,8 @@ class CacheBook:
         if name is None or tokens is None:
             return "cached content created without a name and usageMetadata.totalTokenCount in the response: not billed"
         tokens = count(tokens, where, "response usageMetadata.totalTokenCount")
-        model = str(body.get("model") or answer.get("model") or "").rpartition("/")[2]
+        named = body.get("model") or answer.get("model")
+        model = (named.rpartition("/")[2] if isinstance(named, str) else "") or "unknown"
         start = parse_time_ms(answer.get("createTime"), where)
         if start is None:
             start = parse_time_ms(request.get("timestamp"), where)
