@@ -36,6 +36,7 @@ from prefixbench.workloads.audit.schema import (
     ROLLUP_FIELDS,
     SCHEMA_VERSION,
     TOTALS_FIELDS,
+    EXPLICIT_CACHE_FIELDS,
     section_record,
 )
 from prefixbench.workloads.fields import names
@@ -78,6 +79,7 @@ def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) ->
         "compactions": [section_record(COMPACTION_FIELDS, compaction) for compaction in result.compactions],
         "sessions": [section_record(ROLLUP_FIELDS, session) for session in result.sessions],
         "days": [section_record(ROLLUP_FIELDS, day) for day in result.days],
+        "explicit_caches": [section_record(EXPLICIT_CACHE_FIELDS, cache) for cache in result.explicit_caches],
         "notes": list(result.notes),
     }
 
@@ -175,6 +177,10 @@ def _headline(result: AuditResult) -> str:
         f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
         f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}; hit ratio {t.hit_ratio:.1%}; "
         f"paid {format_usd(t.cost_usd)}, lost to misses {format_usd(t.lost_usd)}"
+        + (
+            f"; explicit caches (not requests): {format_usd(t.cache_create_usd)} to create, {format_usd(t.storage_usd)} storage"
+            if result.explicit_caches else ""
+        )
     )
 
 

@@ -26,6 +26,9 @@ class Usage(msgspec.Struct, frozen=True):
     #: False when the provider's usage carried no cache field at all ("cache not reported"):
     #: then ``cache_read`` 0 says nothing, and the whole prompt sits in ``uncached`` as billed.
     cache_reported: bool = True
+    #: The part of ``cache_read`` served from an explicit cache the request named (Gemini
+    #: ``cachedContent``): priced at the explicit read rate.
+    cache_read_explicit: int = 0
 
     @property
     def cache_write(self) -> int:
@@ -52,6 +55,11 @@ class Usage(msgspec.Struct, frozen=True):
     def cached_tokens(self) -> int:
         """Same as :attr:`cache_read`."""
         return self.cache_read
+
+    @property
+    def cached_explicit_tokens(self) -> int:
+        """Same as :attr:`cache_read_explicit`."""
+        return self.cache_read_explicit
 
     @property
     def written_tokens(self) -> int:

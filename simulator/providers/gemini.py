@@ -27,12 +27,27 @@ it has one); creating it bills its tokens as input, and it is billed for storage
 for its whole TTL (the price row's ``storage``, its own line of the bill). The minimum is the
 same per-model table (the caching page gives one table for both). Implicit caching never
 applies to a request that uses a content. When the agent makes a new content is its choice
-(``explicit_refresh``). The audit does not use it: a wire log names no cached content object.
+(``explicit_refresh``). The audit prices what an HTTP capture shows of it: a request body that
+names ``cachedContent`` read that content (its ``cachedContentTokenCount`` at the explicit rate),
+and a captured ``POST .../cachedContents`` is the creation (its ``usageMetadata.totalTokenCount``
+at the input price, and storage until its ``expireTime``, an update or a delete):
+:func:`native_route` tells those calls apart.
+
+**Wire.** https://ai.google.dev/api/generate-content: ``usageMetadata`` holds
+``promptTokenCount`` (the whole prompt, the cached content included),
+``cachedContentTokenCount``, ``candidatesTokenCount``, ``thoughtsTokenCount`` (billed as output)
+and ``toolUsePromptTokenCount`` (the prompt of a built-in tool's run, input counted apart from the
+prompt); ``totalTokenCount`` is their sum.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from typing import Literal
+from urllib.parse import unquote, urlsplit
+
+import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count
@@ -61,7 +76,8 @@ EXPLICIT_TTL_MS = 60 * 60_000
 
 def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     """Gemini usage: the native ``usageMetadata`` (camelCase, or the SDK's snake_case), else the
-    OpenAI-compatible endpoint's chat-completions usage. Cached tokens are part of the prompt.
+    OpenAI-compatible endpoint's chat-completions usage. Cached tokens are part of the prompt;
+    tool-use prompt tokens are input beside it, thoughts are output.
 
     Raises:
         UserError: a bad count, or cached tokens above the prompt.
@@ -78,7 +94,66 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
         output += count(usage.get(key), where, key)
     if cached > total:
         raise UserError(f"{where}: {cached_key} ({cached}) exceeds {native} ({total})")
-    return Usage(cache_read=cached, uncached=total - cached, output=output)
+    tool_key = "tool_use_prompt_token_count" if snake else "toolUsePromptTokenCount"
+    tool = count(usage.get(tool_key), where, tool_key)
+    return Usage(cache_read=cached, uncached=total - cached + tool, output=output)
+
+
+#: What a native Gemini call is: a model call (``generate``, ``stream``), or the creation,
+#: update or deletion of a cached content.
+Action = Literal["generate", "stream", "cache-create", "cache-update", "cache-delete"]
+#: ``models/<model>:generateContent`` (Gemini API) or ``publishers/google/models/<model>:...`` (Vertex AI).
+_GENERATE = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)\Z")
+#: ``cachedContents`` (create) or ``cachedContents/<id>`` (get, update, delete), under
+#: ``/v1beta/`` or Vertex's ``projects/<p>/locations/<l>/``.
+_CACHED_CONTENTS = re.compile(r"/(cachedContents)(?:/([^/:]+))?\Z")
+
+
+class NativeRoute(msgspec.Struct, frozen=True):
+    """A native Gemini call, from its URL and method: what it is, the model the URL names (a
+    model call), the cached content it names (``cachedContents/<id>``: an update or a delete)."""
+
+    action: Action
+    model: str | None = None
+    cache: str | None = None
+
+
+def native_route(url: str, method: str) -> NativeRoute | None:
+    """What a captured call to Gemini's own API is (https://ai.google.dev/api/generate-content,
+    https://ai.google.dev/api/caching), else None (the OpenAI-compatible endpoint included).
+
+    A model call is told by its path on any host (a proxy keeps it); a cached-content call only
+    on Google's hosts, whose path is too plain to tell elsewhere.
+    """
+    try:
+        path = unquote(urlsplit(url).path)
+    except ValueError:  # not a URL urllib can split (an unclosed IPv6 bracket): no route
+        return None
+    found = _GENERATE.search(path)
+    if found is not None:
+        return NativeRoute("stream" if found.group(2) == "streamGenerateContent" else "generate", found.group(1))
+    found = _CACHED_CONTENTS.search(path)
+    if found is None or not RULES.names_url(url):
+        return None
+    verb = method.upper()
+    if found.group(2) is None:
+        return NativeRoute("cache-create") if verb == "POST" else None
+    name = f"cachedContents/{found.group(2)}"
+    if verb == "PATCH":
+        return NativeRoute("cache-update", cache=name)
+    if verb == "DELETE":
+        return NativeRoute("cache-delete", cache=name)
+    return None
+
+
+def cache_id(name: object) -> str | None:
+    """A cached content's short name, ``cachedContents/<id>``, from the Gemini API's name or
+    Vertex's ``projects/<p>/locations/<l>/cachedContents/<id>``; None when ``name`` is none."""
+    if not isinstance(name, str):
+        return None
+    head, sep, tail = name.rpartition("cachedContents/")
+    del head
+    return f"cachedContents/{tail}" if sep and tail and "/" not in tail else None
 
 
 OPTIONS = (

@@ -46,6 +46,14 @@ SEEDS: dict[str, list[dict]] = {
          "response": {"timestamp": 1748554705.0, "status_code": 200, "body_raw": "event: message_start\ndata: " + json.dumps({"type": "message_start", "message": {"usage": USAGE}}) + "\n\n"}},
         {"request": {"timestamp": 1748554706.0, "url": "https://api.openai.com/v1/responses", "body": {"model": "gpt-5.1", "input": "hi"}},
          "response": {"timestamp": 1748554707.0, "status_code": 200, "body": {"usage": {"input_tokens": 2000, "input_tokens_details": {"cached_tokens": 1024}, "output_tokens": 3}}}},
+        # Gemini's own API: an explicit cache created, then read by a streamed call.
+        {"request": {"timestamp": 1748554708.0, "method": "POST", "url": "https://generativelanguage.googleapis.com/v1beta/cachedContents",
+                     "body": {"model": "models/gemini-2.5-flash", "contents": [{"role": "user", "parts": [{"text": "doc"}]}], "ttl": "600s"}},
+         "response": {"status_code": 200, "body": {"name": "cachedContents/c1", "usageMetadata": {"totalTokenCount": 3000}}}},
+        {"request": {"timestamp": 1748554709.0, "method": "POST",
+                     "url": "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+                     "body": {"cachedContent": "cachedContents/c1", "contents": [{"role": "user", "parts": [{"text": "q"}]}]}},
+         "response": {"status_code": 200, "body_raw": "data: " + json.dumps({"usageMetadata": {"promptTokenCount": 3010, "cachedContentTokenCount": 3000, "candidatesTokenCount": 2}}) + "\r\n\r\n"}},
     ],
     "codex": [
         {"timestamp": "2025-11-17T21:30:28.664Z", "type": "session_meta", "payload": {"id": "x", "cli_version": "0.58.0", "model_provider": "openai"}},

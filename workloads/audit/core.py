@@ -56,6 +56,8 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.providers import chain_rules, rules_for
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
+from prefixbench.workloads.audit import explicit
+from prefixbench.workloads.audit.explicit import ExplicitCacheRow
 from prefixbench.workloads.audit.losses import LossSplit, Recommendation, loss_class, split_losses
 from prefixbench.workloads.audit.locate import Histories, Segment, locate
 from prefixbench.workloads.audit.precedence import (
@@ -224,6 +226,10 @@ class Totals(msgspec.Struct, frozen=True):
     cost_usd: Decimal
     lost_usd: Decimal
     hit_ratio: float
+    #: Explicit caches the logs created (:mod:`.explicit`), in ``cost_usd`` and in no request:
+    #: their tokens at the input price, and their storage.
+    cache_create_usd: Decimal = Decimal(0)
+    storage_usd: Decimal = Decimal(0)
 
 
 class RollUp(msgspec.Struct, frozen=True):
@@ -313,6 +319,8 @@ class AuditResult(msgspec.Struct, frozen=True):
     #: Per session (log file), in file order; per UTC day, in date order (:class:`RollUp`).
     sessions: tuple[RollUp, ...] = ()
     days: tuple[RollUp, ...] = ()
+    #: Explicit caches the logs created, priced (:class:`.explicit.ExplicitCacheRow`).
+    explicit_caches: tuple[ExplicitCacheRow, ...] = ()
 
 
 class Prices:
@@ -459,8 +467,8 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
     best: dict[str, int] = {}
     cap: dict[str, int] = {}
     for r in requests:
-        if r.prefix is None or r.usage is None or r.prefix.parent is not None:
-            continue
+        if r.prefix is None or r.usage is None or r.prefix.parent is not None or r.explicit_cache is not None:
+            continue  # (a read from a named explicit cache is the client's cache, not the head)
         head = r.prefix.head
         cacheable = rules_for(r.provider).cacheable(r.usage)
         best[head] = max(best.get(head, 0), r.usage.cache_read)
@@ -484,7 +492,7 @@ def _cold_reads(requests: Sequence[TraceRequest]) -> dict[str, list[int]]:
     for r in sorted(requests, key=lambda r: (r.file, r.lane, r.seq)):
         previous = last.get((r.file, r.lane))
         last[(r.file, r.lane)] = r
-        if r.prefix is None or r.usage is None or not r.usage.cache_reported:
+        if r.prefix is None or r.usage is None or not r.usage.cache_reported or r.explicit_cache is not None:
             continue
         start = r.prefix.parent is None
         expired = (
@@ -523,7 +531,9 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     ticks, order = send_clock(requests, summaries)
     sources = compaction_sources(order)
     predictor = Predictor(heads)
-    shared = _Shared(heads, prices, Histories(heads))
+    caches = explicit.price_caches(summaries, requests, prices.row)
+    created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
+    shared = _Shared(heads, prices, Histories(heads), created=created)
     lane_prev: dict[tuple[str, str], Previous] = {}
     previous: dict[Key, Previous] = {}
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
@@ -535,6 +545,10 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
         lane_key = (r.file, r.lane)
         source = sources.get(key)
         pred = predictor.predict(r, tick, ready, source)
+        if r.explicit_cache in created and r.usage is not None:
+            # The client named a cache these logs created: the provider serves all of it.
+            read = min(created[r.explicit_cache], r.usage.prompt)  # type: ignore[index]
+            pred = replace(pred, read=read, write=0, uncached=r.usage.prompt - read, write_1h=0)
         predicted_only = r.usage is None and pred.by == "body"
         if predicted_only:
             r = replace(r, usage=_predicted_usage(pred))
@@ -556,7 +570,7 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
         if r.is_compaction_call:
             shared.compaction_at[r.file] = r.line
     rows.sort(key=lambda row: (file_order.get(row.file, 0), row.line))
-    result = _summarize(rows, summaries, heads, requests, prices)
+    result = _summarize(rows, summaries, heads, requests, prices, caches)
     compactions.sort(key=lambda c: (file_order.get(c.file, 0), c.line))
     return replace(result, compactions=tuple(compactions))
 
@@ -821,6 +835,9 @@ class _Shared(msgspec.Struct):
     histories: Histories
     head_seen: dict[str, int] = msgspec.field(default_factory=dict)
     compaction_at: dict[str, int] = msgspec.field(default_factory=dict)
+    #: The explicit caches the logs create, with their tokens (a read of another one says its
+    #: storage is unknown).
+    created: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class _Step(msgspec.Struct, frozen=True):
@@ -853,6 +870,10 @@ def _expected(step: _Step, shared: _Shared) -> int:
     compacted = any(kind == "compaction" for kind, _ in r.events)
     if usage is None:
         return pred.read
+    if r.explicit_cache is not None:
+        # The client named its own cache: what it holds should be read (its creation's tokens
+        # where these logs show it, else the report, the only account of it).
+        return min(usage.prompt, shared.created.get(r.explicit_cache, usage.cache_read_explicit))
     if step.source is not None and step.source.request.usage is not None:
         # A compaction call could have replayed what the main request it summarizes left cached.
         return _identity_expected(r, step.source.request)
@@ -925,6 +946,11 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
             inferred = cause  # the server gave no cause (unavailable): the audit's own is the answer
     if cause is None:
         detail = _surplus_detail(step, expected, identity) if usage is None or usage.cache_reported else NOT_REPORTED
+    if r.explicit_cache is not None:
+        # A read from an explicit cache is the client's own cache, not the lane's prefix: say so
+        # rather than call it a surplus.
+        said = explicit.read_detail(r, shared.created)
+        detail = said if cause is None else f"{detail}; {said}"
     cost = lost_usd = None
     row = shared.prices.row(r.model, r.sent_ms) if usage is not None else None
     if usage is not None and row is not None:
@@ -988,6 +1014,7 @@ def _summarize(
     heads: Heads,
     requests: list[TraceRequest],
     prices: Prices,
+    caches: tuple[ExplicitCacheRow, ...] = (),
 ) -> AuditResult:
     lanes: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
     for row in rows:
@@ -1002,14 +1029,18 @@ def _summarize(
         tuple(rows),
         lane_rows,
         _cause_summaries(rows),
-        _file_calibrations(rows, summaries),
-        _totals(rows),
-        _notes(rows, heads, prices),
-        _model_summaries(rows, prices),
+        _file_calibrations(rows, summaries, explicit.cost_by(caches, lambda c: c.file)),
+        _totals(rows, caches),
+        _notes(rows, heads, prices) + tuple(explicit.notes(caches, requests)),
+        _model_summaries(rows, prices, explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")),
         _agreement(rows),
         split_losses(rows),
-        sessions=_roll_ups(rows, lambda row: row.file),
-        days=tuple(sorted(_roll_ups(rows, _day), key=lambda r: (r.key == NO_DAY, r.key))),
+        sessions=_roll_ups(rows, lambda row: row.file, explicit.cost_by(caches, lambda c: c.file)),
+        days=tuple(sorted(
+            _roll_ups(rows, _day, explicit.cost_by(caches, lambda c: c.created[:10] if c.created and not c.created.startswith("+") else NO_DAY)),
+            key=lambda r: (r.key == NO_DAY, r.key),
+        )),
+        explicit_caches=caches,
     )
 
 
@@ -1019,8 +1050,9 @@ def _day(row: AuditRow) -> str:
     return stamp[:10] if stamp and not stamp.startswith("+") and len(stamp) >= 10 else NO_DAY
 
 
-def _roll_ups(rows: list[AuditRow], key: Callable[[AuditRow], str]) -> tuple[RollUp, ...]:
-    """The rows grouped by ``key`` (in the order each key first appears) and summed."""
+def _roll_ups(rows: list[AuditRow], key: Callable[[AuditRow], str], extra: Mapping[str, Decimal] = {}) -> tuple[RollUp, ...]:
+    """The rows grouped by ``key`` (in the order each key first appears) and summed; ``extra``:
+    dollars of the same keys billed outside any request (explicit caches)."""
     groups: dict[str, list[AuditRow]] = defaultdict(list)
     for row in rows:
         groups[key(row)].append(row)
@@ -1048,7 +1080,7 @@ def _roll_ups(rows: list[AuditRow], key: Callable[[AuditRow], str]) -> tuple[Rol
             cache_read=read,
             cache_write=write,
             hit_ratio=_ratio(read, read + write + uncached) if reported else _predicted_ratio(items),
-            cost_usd=usd_sum(i.cost_usd or Decimal(0) for i in items),
+            cost_usd=usd_sum([*(i.cost_usd or Decimal(0) for i in items), extra.get(name, Decimal(0))]),
             lost_usd=usd_sum(i.lost_usd or Decimal(0) for i in items),
             lost_tokens=sum(i.lost_tokens for i in items),
             top_cause=None if top is None else top[0],
@@ -1084,8 +1116,9 @@ def _cause_summaries(rows: list[AuditRow]) -> tuple[CauseSummary, ...]:
     )
 
 
-def _file_calibrations(rows: list[AuditRow], summaries: list[FileSummary]) -> tuple[FileCalibration, ...]:
-    """Per file: how close the predicted reads came to the reported ones, and what was skipped."""
+def _file_calibrations(rows: list[AuditRow], summaries: list[FileSummary], extra: Mapping[str, Decimal] = {}) -> tuple[FileCalibration, ...]:
+    """Per file: how close the predicted reads came to the reported ones, and what was skipped
+    (``extra``: its dollars billed outside any request, explicit caches)."""
     files = []
     rows_of_file: dict[str, list[AuditRow]] = defaultdict(list)
     for row in rows:
@@ -1102,7 +1135,7 @@ def _file_calibrations(rows: list[AuditRow], summaries: list[FileSummary]) -> tu
                 sum(errors) / len(errors) if errors else None,
                 len(summary.skipped),
                 summary.notes,
-                usd_sum(row.cost_usd or Decimal(0) for row in items),
+                usd_sum([*(row.cost_usd or Decimal(0) for row in items), extra.get(summary.file, Decimal(0))]),
                 usd_sum(row.lost_usd or Decimal(0) for row in items),
                 tuple(Counter(reason for _, reason in summary.skipped).most_common()),
             )
@@ -1110,13 +1143,15 @@ def _file_calibrations(rows: list[AuditRow], summaries: list[FileSummary]) -> tu
     return tuple(files)
 
 
-def _totals(rows: list[AuditRow]) -> Totals:
+def _totals(rows: list[AuditRow], caches: Sequence[ExplicitCacheRow] = ()) -> Totals:
     # Requests whose provider reported no cache fields count in the tokens, not in the hit ratio.
     billed = [row for row in rows if row.reported_uncached is not None]
     reported = [row for row in rows if row.reported_cache_read is not None]
     read = sum(row.reported_cache_read or 0 for row in reported)
     write = sum(row.reported_cache_write or 0 for row in reported)
     uncached = sum(row.reported_uncached or 0 for row in reported)
+    create = usd_sum(c.create_usd or Decimal(0) for c in caches)
+    storage = usd_sum(c.storage_usd or Decimal(0) for c in caches)
     return Totals(
         requests=len(rows),
         input=sum(row.reported_uncached or 0 for row in billed),
@@ -1124,13 +1159,17 @@ def _totals(rows: list[AuditRow]) -> Totals:
         cache_read=read,
         cache_write=write,
         cache_write_1h=sum(row.reported_cache_write_1h or 0 for row in reported),
-        cost_usd=usd_sum(row.cost_usd or Decimal(0) for row in rows),
+        cost_usd=usd_sum([*(row.cost_usd or Decimal(0) for row in rows), create, storage]),
         lost_usd=usd_sum(row.lost_usd or Decimal(0) for row in rows),
         hit_ratio=_ratio(read, read + write + uncached) if reported else _predicted_ratio(rows),
+        cache_create_usd=create,
+        storage_usd=storage,
     )
 
 
-def _model_summaries(rows: list[AuditRow], prices: Prices) -> tuple[ModelSummary, ...]:
+def _model_summaries(rows: list[AuditRow], prices: Prices, extra: Mapping[str, Decimal] = {}) -> tuple[ModelSummary, ...]:
+    """Per model; ``extra``: dollars billed outside any request (explicit caches), keyed
+    ``provider\nmodel``."""
     by_model: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
     for row in rows:
         by_model[(row.provider, row.model)].append(row)
@@ -1143,7 +1182,7 @@ def _model_summaries(rows: list[AuditRow], prices: Prices) -> tuple[ModelSummary
             sum(i.reported_output or 0 for i in items),
             sum(i.reported_cache_read or 0 for i in items),
             sum(i.reported_cache_write or 0 for i in items),
-            usd_sum(i.cost_usd or Decimal(0) for i in items),
+            usd_sum([*(i.cost_usd or Decimal(0) for i in items), extra.get(f"{provider}\n{model}", Decimal(0))]),
             usd_sum(i.lost_usd or Decimal(0) for i in items),
             model not in prices.missing and any(i.cost_usd is not None for i in items),
         )

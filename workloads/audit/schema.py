@@ -98,6 +98,8 @@ TOTALS_FIELDS: tuple[Field, ...] = (
     _figure("cost_usd", "usd", gate="usd"),
     _figure("lost_usd", "usd", gate="usd"),
     _figure("hit_ratio", "ratio", gate="hit", worse="drop"),
+    _figure("cache_create_usd", "usd"),
+    _figure("storage_usd", "usd"),
 )
 
 #: One model: tokens and dollars (``priced``: whether the price table knows it).
@@ -203,6 +205,25 @@ ROLLUP_FIELDS: tuple[Field, ...] = (
     Field("top_cause", "str?"),
 )
 
+#: One explicit cache the logs created (Gemini ``cachedContents``), priced: its tokens once at the
+#: input price (``create_usd``) and its storage for ``kept_hours`` (null: the log does not show
+#: how long it was kept, or the model has no storage price); ``reads``: the requests that read it.
+EXPLICIT_CACHE_FIELDS: tuple[Field, ...] = (
+    Field("file", "str", "key"),
+    Field("line", "int", "key"),
+    Field("name", "str"),
+    Field("provider", "str"),
+    Field("model", "str"),
+    Field("tokens", "int"),
+    Field("created", "str?"),
+    Field("kept_hours", "ratio?"),
+    Field("ended_by", "str"),
+    Field("reads", "int"),
+    Field("read_tokens", "int"),
+    Field("create_usd", "usd?"),
+    Field("storage_usd", "usd?"),
+)
+
 #: What report.html's embedded data adds as ``requests_shown`` when it holds only the worst
 #: requests (an audit past the page's cap): how many it holds, of how many, and the files beside
 #: the page that hold every one. Never in ``--format json``.
@@ -226,6 +247,7 @@ SECTIONS: dict[str, tuple[Field, ...]] = {
     "compactions": COMPACTION_FIELDS,
     "sessions": ROLLUP_FIELDS,
     "days": ROLLUP_FIELDS,
+    "explicit_caches": EXPLICIT_CACHE_FIELDS,
 }
 #: The sections ``compare`` reads, and the unit each record of one is.
 COMPARED_SECTIONS = {"lanes": "lane", "totals": "totals", "causes": "cause"}

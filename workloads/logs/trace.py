@@ -135,11 +135,38 @@ class TraceRequest(msgspec.Struct, frozen=True):
     #: (the previous response, tool results, user turns), in prompt order; the audit locates a
     #: break on them. Empty where the log holds no message history (or a body instead).
     messages: tuple[LoggedMessage, ...] = ()
+    #: The explicit cache the request named (Gemini ``cachedContent``, as
+    #: ``cachedContents/<id>``): its ``usage.cache_read_explicit`` was read from it.
+    explicit_cache: str | None = None
 
     @property
     def envelope_dict(self) -> dict[str, str]:
         """The envelope settings as a dict."""
         return dict(self.envelope)
+
+
+class ExplicitCache(msgspec.Struct, frozen=True):
+    """An explicit cache a log shows being created (Gemini ``POST .../cachedContents``): not a
+    model call, but billed: its tokens once at the input price, and storage for as long as it
+    was kept.
+
+    ``kept_ms`` runs from its creation to its expiry as last set (the creation's ``expireTime``
+    or ``ttl``, an update's), or to its deletion when that came first; None when the log cannot
+    tell (an update or a delete without a time), and its storage is then unknown.
+    """
+
+    file: str
+    #: The line of the creation.
+    line: int
+    #: ``cachedContents/<id>``.
+    name: str
+    provider: str
+    model: str
+    tokens: int
+    created_ms: int | None
+    kept_ms: int | None
+    #: What ended it: ``expiry``, ``delete``; ``update`` when an update set the expiry last.
+    ended_by: str = "expiry"
 
 
 class FileSummary(msgspec.Struct, frozen=True):
@@ -153,3 +180,5 @@ class FileSummary(msgspec.Struct, frozen=True):
     skipped: tuple[tuple[int, str], ...] = ()
     #: Human-readable facts about the file the report must state (e.g. the unlogged head).
     notes: tuple[str, ...] = ()
+    #: Explicit caches the file shows being created (billed apart from its requests).
+    explicit_caches: tuple[ExplicitCache, ...] = ()

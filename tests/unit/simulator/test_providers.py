@@ -210,6 +210,18 @@ def test_gemini_reads_its_native_usage_and_its_openai_compatible_usage():
         gemini.read_usage({"promptTokenCount": 1, "cachedContentTokenCount": 2}, "w")
 
 
+
+def test_gemini_tool_use_prompt_tokens_are_input_beside_the_prompt():
+    # A built-in tool's run (search, code execution) adds its own prompt: counted apart from
+    # promptTokenCount (totalTokenCount is the sum of all four), billed as input.
+    gemini = PROVIDERS["gemini"]
+    native = {"promptTokenCount": 1_000, "cachedContentTokenCount": 600, "candidatesTokenCount": 10,
+              "toolUsePromptTokenCount": 250, "totalTokenCount": 1_260}
+    assert gemini.read_usage(native, "w") == Usage(cache_read=600, uncached=650, output=10)
+    snake = {"prompt_token_count": 100, "tool_use_prompt_token_count": 5}
+    assert gemini.read_usage(snake, "w") == Usage(uncached=105)
+
+
 def test_kimi_qwen_minimax_glm_read_both_compatible_shapes():
     chat = {"prompt_tokens": 3_000, "prompt_tokens_details": {"cached_tokens": 2_048, "cache_creation_input_tokens": 900},
             "completion_tokens": 5}

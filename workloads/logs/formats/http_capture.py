@@ -3,22 +3,22 @@
 Anthropic Messages (JSON body or SSE ``message_start`` / ``message_delta``, via
 :mod:`prefixbench.workloads.logs.anthropic_capture`), DeepSeek's Anthropic-compatible endpoint
 (``input_tokens`` excludes reads), OpenAI Responses (``input_tokens`` INCLUDES
-``input_tokens_details.cached_tokens``) and chat completions, and AWS Bedrock's Converse,
+``input_tokens_details.cached_tokens``) and chat completions, AWS Bedrock's Converse,
 ConverseStream, InvokeModel and InvokeModelWithResponseStream (the model is in the URL; the
 answer, JSON or an event stream, is read by :mod:`prefixbench.workloads.logs.bedrock_wire`; an
 InvokeModel body in Anthropic's Messages shape is replayed, a Converse body is not and the chain
-model predicts its reads). A call that was not served (HTTP 4xx/5xx), that is not a model call,
-or whose response has no usage is skipped and listed.
+model predicts its reads), and Google's own Gemini API and Vertex AI (``:generateContent`` /
+``:streamGenerateContent``, and the explicit caches it creates: :mod:`.gemini_wire`). A call
+that was not served (HTTP 4xx/5xx), that is not a model call, or whose response has no usage
+is skipped and listed.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal, TypeAlias
-from urllib.parse import unquote, urlsplit
+from typing import Literal, TypeAlias, assert_never
 
 import msgspec
 from msgspec.structs import replace
@@ -30,10 +30,12 @@ from prefixbench.workloads.logs.bedrock_wire import BedrockCall, answer_usage, b
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
-from prefixbench.simulator.providers import OPENAI, provider_of_request, rules_for
+from prefixbench.simulator.providers import GEMINI, OPENAI, provider_of_request, rules_for
 from prefixbench.simulator.providers import openai as openai_rules
 from prefixbench.simulator.providers.anthropic import read_diagnostic
+from prefixbench.simulator.providers.gemini import NativeRoute, native_route
 from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.gemini_wire import CacheBook, model_call
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest
@@ -65,6 +67,8 @@ class _Call(msgspec.Struct, frozen=True):
     lane_kind: str
     envelope: tuple[tuple[str, str], ...]
     diagnostic: str | None
+    #: The explicit cache the call named (Gemini ``cachedContent``).
+    cache: str | None = None
 
 
 def _messages_call(provider: Provider, body: dict, response: dict, where: str) -> _Call:
@@ -282,6 +286,7 @@ class _Capture:
         self.skipped: list[tuple[int, str]] = []
         self.shared: dict[object, object] = {}
         self.last_node: dict[str, str] = {}
+        self.caches = CacheBook(self.name)
 
     def line(self, record: Record) -> None:
         """Add one captured call, or say why it is skipped."""
@@ -297,6 +302,10 @@ class _Capture:
         status = response.get("status_code")
         if isinstance(status, int) and not 200 <= status < 300:
             self.skipped.append((record.line, f"HTTP {status}: not served, neither read nor written"))
+            return
+        native = native_route(url, str(request.get("method") or "POST"))
+        if native is not None:
+            self._native(record, native, request, body, response, where)
             return
         bedrock = bedrock_call(url) if isinstance(body, dict) and "model" not in body else None
         if bedrock is not None:
@@ -321,10 +330,40 @@ class _Capture:
             return
         self._add(record, body, provider, call, sent, answered)
 
+    def _native(self, record: Record, route: NativeRoute, request: dict, body: object, response: dict, where: str) -> None:
+        """A call to Gemini's own API: a model call, or an explicit cache's creation, update or
+        deletion (billed apart, never a request): see :mod:`.gemini_wire`."""
+        body = body if isinstance(body, dict) else {}
+        if record.plain or isinstance(request.get("body"), str):
+            refuse_lone_surrogates(body, where, "request.body")
+        provider = GEMINI.name  # the wire is Gemini's own, whatever host or model name carried it
+        match route.action:
+            case "generate" | "stream":
+                call = model_call(GEMINI, route, body, response, where)
+                if call is None:
+                    self.skipped.append((record.line, "no usage in the response"))
+                    return
+                sent = parse_time_ms(request.get("timestamp"), where)
+                answered = parse_time_ms(response.get("timestamp"), where)
+                done = _Call(call.usage, call.parsed, "main", call.envelope, None, call.cache)
+                self._add(record, {**body, "model": route.model}, provider, done, sent, answered)
+                return
+            case "cache-create":
+                why = self.caches.create(record.line, provider, request, body, response, where)
+            case "cache-update":
+                why = self.caches.update(str(route.cache), request, body, response, where)
+            case "cache-delete":
+                why = self.caches.delete(str(route.cache), request, where)
+            case _:
+                assert_never(route.action)
+        if why is not None:
+            self.skipped.append((record.line, why))
+
     def _add(self, record: Record, body: dict, provider: Provider, call: _Call, sent: int | None, answered: int | None) -> None:
         parsed = _intern(call.parsed, self.shared) if call.parsed is not None else None
-        # A Responses/chat body may name its conversation: one lane (and chain) per cache key.
-        key = body.get("prompt_cache_key")
+        # A Responses/chat body may name its conversation: one lane (and chain) per cache key;
+        # a Gemini call naming an explicit cache, one lane per cache (its reads are that cache's).
+        key = body.get("prompt_cache_key") or call.cache
         lane = f"{call.lane_kind}:{key}" if isinstance(key, str) and key else call.lane_kind
         node = f"{self.name}#{len(self.out)}"
         parent = self.last_node.get(lane)
@@ -347,6 +386,7 @@ class _Capture:
                 diagnostic=call.diagnostic,
                 source_format=NAME,
                 compaction_call=call.lane_kind == "compaction" or (parsed is not None and classify_call(parsed) == "compaction"),
+                explicit_cache=call.cache,
             )
         )
 
@@ -360,7 +400,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         capture.line(record)
     if not seen_any:
         raise UserError(f"{capture.name}:1: empty file, no captured calls")
-    return capture.out, FileSummary(capture.name, NAME, len(capture.out), tuple(capture.skipped))
+    summary = FileSummary(capture.name, NAME, len(capture.out), tuple(capture.skipped), explicit_caches=capture.caches.caches())
+    return capture.out, summary
 
 
 FORMAT = LogFormat(
@@ -378,6 +419,8 @@ FORMAT = LogFormat(
         "OpenAI Responses (usage in response.completed; GPT-5.6 on: cache_write_tokens) and chat completions",
         "AWS Bedrock Converse / ConverseStream and InvokeModel / InvokeModelWithResponseStream (event-stream "
         "answers as text, base64 bytes or decoded events)",
+        "Gemini API and Vertex AI generateContent / streamGenerateContent (usageMetadata; SSE or a JSON array), "
+        "cachedContents create / update / delete",
     ),
     aliases=("claude-trace", "anthropic-capture"),
     replay=Replay(
