@@ -71,6 +71,7 @@ __all__ = [
     "PROVIDERS",
     "RADIX",
     "UNKNOWN",
+    "provider_at",
     "VLLM",
     "ProviderRules",
     "Usage",
@@ -121,6 +122,19 @@ def provider_of_request(url: str, model: str) -> ProviderRules:
         if rules.names_url(url) or rules.names_model(model):
             return rules
     return DEFAULT_HTTP
+
+
+def provider_at(url: str) -> ProviderRules | None:
+    """The provider whose own endpoint ``url`` is (one of its URL markers, or its API base's
+    host), None for any other server (a local proxy, a gateway, a self-hosted model)."""
+    lowered = url.lower()
+    for rules in (*_DETECTION_ORDER, *(r for r in PROVIDERS.values() if r not in _DETECTION_ORDER)):
+        if rules.url_markers and rules.names_url(url):
+            return rules
+        host = rules.api_base.split("://", 1)[-1].split("/", 1)[0].lower() if rules.api_base else ""
+        if host and host in lowered:
+            return rules
+    return None
 
 
 def provider_named_in(text: str, default: ProviderRules = DEFAULT_HTTP) -> ProviderRules:

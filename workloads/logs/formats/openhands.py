@@ -25,7 +25,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import PROVIDERS
+from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_at, provider_of_model
 from prefixbench.simulator.providers.base import count
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -38,16 +38,19 @@ _SOURCES = ("agent", "user", "environment")
 
 
 def _served_by(provider: str, model: str, base_url: str | None) -> str:
-    """Who served a call LiteLLM routes as ``openai/<model>``: OpenAI only when the run's
-    ``base_url`` is OpenAI's (or names no server); another provider's endpoint makes it that
-    provider's; any other server (a local proxy, a gateway) is an OpenAI-compatible server
-    whose cache is unknown, not OpenAI's."""
-    if provider != "openai" or not base_url or not model.lower().startswith("openai/"):
+    """Who served a call whose provider only LiteLLM's route names (``openai/<model>``: "an
+    OpenAI-compatible client", the model naming no provider's family): the route's provider
+    when the run's ``base_url`` is its endpoint or names none; another provider when it is that
+    one's; else an OpenAI-compatible server of unknown cache (a local proxy, a gateway), not the
+    route's provider. A model of a known family keeps its provider whatever the endpoint."""
+    segments = [s for s in model.split("/") if s]
+    if not base_url or len(segments) < 2 or any(provider_of_model(s) for s in segments[1:]):
         return provider
-    if "api.openai.com" in base_url.lower() or "openai.azure.com" in base_url.lower():
+    route = hosted_provider(segments[0])
+    if route is None or route.name != provider:
         return provider
-    named = next((rules for rules in PROVIDERS.values() if rules.url_markers and rules.names_url(base_url)), None)
-    return named.name if named is not None else "unknown"
+    at = provider_at(base_url)
+    return at.name if at is not None else UNKNOWN.name
 
 
 def _metrics(value: dict) -> dict:
@@ -156,7 +159,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         shaped = gateway_usage.is_anthropic_shaped(call.usage)
         anthropic_calls += shaped
         provider = _served_by(gateway_usage.provider_of(call.model, shaped), call.model, servers.get(call.lane))
-        if provider == "unknown" and call.lane in servers:
+        if provider == UNKNOWN.name and call.lane in servers:
             elsewhere.add(servers[call.lane])
         model = call.model.rsplit("/", 1)[-1] or "unknown"
         node = f"openhands:{name}#{call.lane}:{len(out)}"
