@@ -201,7 +201,9 @@ def test_fastest_usage_reporter_beside_it(benchmark, folder: tuple[Path, int, in
         figures["ccusage_s"] = round(time.perf_counter() - start, 2)
         figures["ccusage_ok"] = done.returncode == 0
         if done.returncode == 0:
-            sessions = json.loads(done.stdout).get("sessions", [])
+            report = json.loads(done.stdout)
+            # {"sessions": [...]} in most versions, a bare list in others.
+            sessions = report if isinstance(report, list) else report.get("sessions", [])
             figures["ccusage_output"] = sum(s.get("outputTokens", 0) for s in sessions)
         figures["audit"] = _run(AUDIT, str(path))
         figures["audit_jobs_2"] = _run(AUDIT, str(path), "--jobs", "2")
