@@ -86,6 +86,8 @@ def parse_compress_arguments(arguments: str, call_id: str | None = None) -> tupl
         data = json.loads(arguments)
     except json.JSONDecodeError as exc:
         raise CompressArgumentsError(f"arguments are not JSON: {exc.msg}") from None
+    except (ValueError, RecursionError):
+        raise CompressArgumentsError("arguments are JSON nested too deep, or hold a number too long to read") from None
     items = data.get("ranges") if isinstance(data, dict) else None
     if not isinstance(items, list) or not items:
         raise CompressArgumentsError('expected {"ranges": [{"startRef", "endRef", "summary"}, ...]}')

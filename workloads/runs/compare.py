@@ -106,6 +106,8 @@ def read_result(path: Path) -> Result:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError):
+            raise UserError(f"{path}: JSON nested too deep, or a number too long to read") from None
         return result_from_json(data, str(path))
     return _sweep_from_csv(text, str(path))
 
@@ -146,7 +148,7 @@ def _csv_value(value: str, source: str, line: int, key: str) -> object:
     if value.startswith("["):
         try:
             return json.loads(value)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             raise UserError(f"{source}:{line}: column {key!r} is not a JSON list: {value[:40]!r}") from None
     return value
 

@@ -3,6 +3,7 @@ providers read them: :func:`prefixbench.simulator.providers.base.count`)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -35,6 +36,17 @@ def parse_time_ms(value: object, where: str) -> int | None:
         except (ValueError, OverflowError):
             raise UserError(f"{where}: timestamp {value!r} is not ISO 8601") from None
     raise UserError(f"{where}: timestamp {value!r} is not a time")
+
+
+def json_text(value: object) -> object:
+    """``value`` parsed when it is JSON text (a body a capture kept as a string), else ``value``
+    itself; None for text that is not JSON, or that nests deeper than the parser goes."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except (ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
+        return None
 
 
 def as_dict(value: object) -> dict:

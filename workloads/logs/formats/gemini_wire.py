@@ -32,7 +32,7 @@ from prefixbench.simulator.providers.gemini import EXPLICIT_TTL_MS, NativeRoute,
 from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
-from prefixbench.workloads.logs.formats.common import as_dict, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, json_text, parse_time_ms
 from prefixbench.workloads.logs.trace import ExplicitCache
 
 #: A ``google.protobuf.Duration`` in JSON: seconds, up to nine decimals, then ``s``.
@@ -107,14 +107,14 @@ def _chunks(response: dict) -> list[dict]:
             if text.startswith(("{", "[")):
                 try:
                     value = json.loads(text)
-                except json.JSONDecodeError:
+                except (ValueError, RecursionError):  # not JSON, or nested past the parser
                     value = None
             else:  # SSE: one response object a ``data:`` line
                 for line in text.splitlines():
                     if line.startswith("data:"):
                         try:
                             out.append(json.loads(line[5:]))
-                        except json.JSONDecodeError:
+                        except (ValueError, RecursionError):  # not JSON, or nested past the parser
                             continue
                 continue
         out.extend(value if isinstance(value, list) else [value])
@@ -125,7 +125,7 @@ def _chunks(response: dict) -> list[dict]:
             if isinstance(data, str):
                 try:
                     data = json.loads(data)
-                except json.JSONDecodeError:
+                except (ValueError, RecursionError):  # not JSON, or nested past the parser
                     continue
             out.append(data)
     return [chunk for chunk in out if isinstance(chunk, dict)]
@@ -368,15 +368,7 @@ class CacheBook:
 
 def _answer(response: dict) -> dict:
     """A cached-content call's response body (JSON, or JSON text)."""
-    body = response.get("body")
-    if isinstance(body, str):
-        try:
-            body = json.loads(body)
-        except json.JSONDecodeError:
-            body = None
+    body = json_text(response.get("body"))
     if body is None and isinstance(response.get("body_raw"), str):
-        try:
-            body = json.loads(response["body_raw"])
-        except json.JSONDecodeError:
-            body = None
+        body = json_text(response["body_raw"])
     return as_dict(body)

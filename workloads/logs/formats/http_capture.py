@@ -36,7 +36,7 @@ from prefixbench.simulator.providers.anthropic import read_diagnostic
 from prefixbench.simulator.providers.gemini import NativeRoute, native_route
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.gemini_wire import CacheBook, model_call
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
+from prefixbench.workloads.logs.formats.common import as_dict, json_text, objects, parse_time_ms, refuse_lone_surrogates
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest
 
@@ -132,7 +132,7 @@ def _messages_response_usage(response: dict, where: str) -> dict | None:
             if isinstance(data, str):
                 try:
                     data = json.loads(data)
-                except json.JSONDecodeError:
+                except (ValueError, RecursionError):  # not JSON, or nested past the parser
                     continue
             data = as_dict(data)
             if data.get("type") == "message_start":
@@ -165,7 +165,7 @@ def _diagnostic_sse(response: dict) -> str | None:
         if line.startswith("data:"):
             try:
                 label = read_diagnostic(json.loads(line[5:]))
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # not JSON, or nested past the parser
                 continue
             if label is not None:
                 return label
@@ -185,7 +185,7 @@ def _openai_response_usage(response: dict) -> dict | None:
     if isinstance(body, str):
         try:
             body = json.loads(body)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             body = None
     if isinstance(body, dict):
         if isinstance(body.get("usage"), dict):
@@ -206,7 +206,7 @@ def _openai_diagnostic(response: dict) -> str | None:
     if isinstance(body, str) and "prompt_cache_diagnostics" in body:
         try:
             body = json.loads(body)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             body = None
     label = openai_rules.read_diagnostic(body)
     if label is not None:
@@ -216,7 +216,7 @@ def _openai_diagnostic(response: dict) -> str | None:
             continue
         try:
             label = openai_rules.read_diagnostic(json.loads(text))
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             continue
         if label is not None:
             return label
@@ -240,7 +240,7 @@ def _streamed_openai_usage(response: dict) -> dict | None:
     for text in _sse_texts(response):
         try:
             data = json.loads(text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
             continue
         data = as_dict(data)
         if isinstance(as_dict(data.get("response")).get("usage"), dict):
@@ -268,13 +268,7 @@ def _intern(request: Request, shared: dict[object, object]) -> Request:
 
 def _request_body(request: dict) -> object:
     """The captured request body, parsed when it was captured as text (None when not JSON)."""
-    body = request.get("body")
-    if isinstance(body, str):
-        try:
-            body = json.loads(body)
-        except json.JSONDecodeError:
-            body = None
-    return body
+    return json_text(request.get("body"))
 
 
 class _Capture:
