@@ -165,6 +165,7 @@ def audit_table(result: AuditResult, worst: int = WORST, sessions: int | None = 
     out += _roll_up_lines(result, sessions)
     out += ["", "lanes: reported vs predicted", *_lane_lines(result, reported_files)]
     out += ["", "models", *_model_lines(result)]
+    out += _explicit_cache_lines(result)
     out += ["", "calibration per file: predicted read against reported read", *_calibration_lines(result, reported_files)]
     out += _agreement_lines(result)
     out += _note_lines(result)
@@ -333,6 +334,27 @@ def _model_lines(result: AuditResult) -> list[str]:
         ],
         set(range(2, 9)),
     ))
+
+
+def _explicit_cache_lines(result: AuditResult) -> list[str]:
+    """The explicit caches the logs created (Gemini ``cachedContents``): not requests, billed
+    apart; a figure the log does not show is ``unknown``, never a guess."""
+    if not result.explicit_caches:
+        return []
+    def usd(value: object) -> str:
+        return "unknown" if value is None else format_usd(value)  # type: ignore[arg-type]
+    rows = [
+        [
+            f"{_short(c.file)}:{c.line}", visible(c.name), visible(c.model), f"{c.tokens:,}", c.created or "unknown",
+            "unknown" if c.kept_hours is None else f"{c.kept_hours:,.2f} h", c.ended_by, f"{c.reads:,}",
+            f"{c.read_tokens:,}", usd(c.create_usd), usd(c.storage_usd),
+        ]
+        for c in result.explicit_caches
+    ]
+    return ["", "explicit caches the logs created (not requests: billed apart, creation at the input price, storage "
+                "for the hours kept)", *text_lines(
+        ["file:line", "cache", "model", "tokens", "created", "kept", "ended by", "reads", "read tokens", "create",
+         "storage"], rows, {3, 5, 7, 8, 9, 10})]
 
 
 def _calibration_lines(result: AuditResult, reported_files: set[str]) -> list[str]:

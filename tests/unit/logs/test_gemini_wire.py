@@ -296,3 +296,31 @@ def test_bad_lines_end_in_one_clear_line(tmp_path: Path, capsys: pytest.CaptureF
     assert run(["audit", str(path), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"prefixbench: error: {path}:1: {message}"
+
+
+def test_the_terminal_view_lists_each_explicit_cache_with_its_dollars(tmp_path: Path) -> None:
+    """The table and audit.md show every cache the logs created (not a request): its size, how
+    long it was kept, its reads and its two costs; what the log does not show is 'unknown'."""
+    from prefixbench.reports.audit import audit_markdown, audit_table
+
+    lines = [
+        cache_created("cachedContents/abc123", 100_000, T0),
+        call(f"{API}/models/gemini-2.5-flash:generateContent", gen_body("q1", cached="cachedContents/abc123"), {"body": answer("a", usage(100_010, 100_000, 50))}, T0 + 600),
+        call(f"{API}/cachedContents/abc123", None, {"body": {}}, T0 + 5400, method="DELETE"),
+        cache_created("cachedContents/kept", 1000, T0 + 10),
+        call(f"{API}/cachedContents/kept", {"ttl": "60s"}, {"body": {}}, T0 + 20, method="PATCH"),
+    ]
+    del lines[4]["request"]["timestamp"]
+    result = run_audit([write_jsonl(tmp_path / "explicit.jsonl", lines)])
+    table = audit_table(result)
+    section = table.split("explicit caches the logs created", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert section[1].split()[:3] == ["file:line", "cache", "model"]
+    first = next(line for line in section if "cachedContents/abc123" in line)
+    assert first.split()[-5:] == ["delete", "1", "100,000", "$0.0300", "$0.1500"]
+    assert "1.50 h" in first and "100,000" in first
+    kept = next(line for line in section if "cachedContents/kept" in line)
+    assert "unknown" in kept  # an update without a time: how long it was kept, and its storage, are unknown
+    assert "explicit caches the logs created" in audit_markdown(result)
+    # A log without explicit caches shows no such section.
+    plain = run_audit([write_jsonl(tmp_path / "plain.jsonl", lines[1:2])])
+    assert "explicit caches the logs created" not in audit_table(plain)
