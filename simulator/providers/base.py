@@ -152,6 +152,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     default_ttl: str | None = None
     #: The client picks each write's TTL in the request (the what-if TTL plans apply).
     ttl_per_request: bool = False
+    #: Models (regular expressions, as in ``min_tokens_by_model``) that get the default TTL
+    #: only, whatever the request asks (Bedrock's Nova: 5 min).
+    default_ttl_only: tuple[str, ...] = ()
     #: Explicit breakpoints a request may carry (None: no breakpoints on the wire).
     max_breakpoints: int | None = None
     #: Block boundaries a breakpoint checks back for an earlier entry (None: no limit).
@@ -190,6 +193,17 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     def min_cacheable(self, model: str) -> int:
         """Shortest cacheable prefix (tokens) for ``model``."""
         return _min_cacheable(self.min_tokens_by_model, self.min_tokens, model)
+
+    def picks_ttl(self, model: str) -> bool:
+        """Whether a request to ``model`` may ask for its writes' TTL."""
+        return self.ttl_per_request and not any(_pattern(p).search(model) for p in self.default_ttl_only)
+
+    def longest_ttl_ms(self, model: str) -> int | None:
+        """The longest lifetime an entry of ``model`` can get (None: the provider publishes none)."""
+        if not self.picks_ttl(model) and self.default_ttl is not None:
+            return self.ttl_ms(self.default_ttl)
+        ttls = [ms for _, ms in self.ttls_ms]
+        return max(ttls) if ttls else None
 
     def ttl_ms(self, label: str | None = None) -> int | None:
         """Lifetime (logical ms) of ``label``, or of the default when ``label`` is not offered."""

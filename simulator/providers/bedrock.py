@@ -117,6 +117,7 @@ RULES = ProviderRules(
     ttls_ms=(("5m", 5 * 60_000), ("1h", 60 * 60_000)),
     default_ttl="5m",
     ttl_per_request=True,
+    default_ttl_only=(r"nova",),
     max_breakpoints=4,
     lookback_blocks=20,
     read_multiplier=0.1,

@@ -84,14 +84,14 @@ COMPACTION_CALL_CAUSES = frozenset({"effort-changed", "messages-changed", "model
 class _Row(Protocol):
     cause: str | None
     provider: str
+    model: str
     lane_kind: str
     gap_ms: int | None
 
 
-def longest_ttl_ms(provider: str) -> int | None:
-    """The longest cache lifetime the provider offers (None: it publishes none)."""
-    ttls = [ms for _, ms in rules_for(provider).ttls_ms]
-    return max(ttls) if ttls else None
+def longest_ttl_ms(provider: str, model: str = "") -> int | None:
+    """The longest cache lifetime the provider offers ``model`` (None: it publishes none)."""
+    return rules_for(provider).longest_ttl_ms(model)
 
 
 def loss_class(row: _Row) -> str | None:
@@ -102,10 +102,10 @@ def loss_class(row: _Row) -> str | None:
     if row.lane_kind == "compaction" and cause in COMPACTION_CALL_CAUSES:
         return "recoverable"
     if cause == "ttl-expired":
-        longest = longest_ttl_ms(row.provider)
+        longest = longest_ttl_ms(row.provider, row.model)
         if longest is not None and row.gap_ms is not None and row.gap_ms > longest:
             return "unavoidable"
-        return "recoverable" if rules_for(row.provider).ttl_per_request else "unknown"
+        return "recoverable" if rules_for(row.provider).picks_ttl(row.model) else "unknown"
     return CAUSE_CLASS.get(cause, "unknown")
 
 

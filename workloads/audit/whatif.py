@@ -274,7 +274,7 @@ def _ttl_choosers(requests: Sequence[TraceRequest]) -> list[TraceRequest]:
 
 
 def _picks_ttl(r: TraceRequest) -> bool:
-    return rules_for(r.provider).ttl_per_request
+    return rules_for(r.provider).picks_ttl(r.model)
 
 
 def _has_breakpoints(r: TraceRequest) -> bool:

@@ -36,7 +36,7 @@ def _audit(path: Path):
 
 
 def _row(cause, gap_ms=None, lane_kind="main", lost="0"):
-    return SimpleNamespace(cause=cause, provider=ANTHROPIC.name, lane_kind=lane_kind, gap_ms=gap_ms,
+    return SimpleNamespace(cause=cause, provider=ANTHROPIC.name, model="claude-sonnet-4-5", lane_kind=lane_kind, gap_ms=gap_ms,
                            lost_usd=Decimal(lost), loss_class=None)
 
 

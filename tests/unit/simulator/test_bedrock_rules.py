@@ -87,3 +87,34 @@ def test_a_nova_write_bills_as_input() -> None:
 def test_nova_has_no_row_before_its_launch() -> None:
     with pytest.raises(UserError, match="no price for 'amazon.nova-premier-v1:0' as of 2025-01-01"):
         load_prices().get("amazon.nova-premier-v1:0", as_of="2025-01-01")
+
+
+def test_nova_keeps_the_5_minute_ttl_whatever_the_request_asks() -> None:
+    """Nova caches for 5 min only (the prompt-caching page): a request cannot ask for 1 h, so a
+    gap of 10 min is past every TTL Nova has, and no TTL fix applies to its lanes."""
+    from types import SimpleNamespace
+
+    from prefixbench.workloads.audit.losses import loss_class
+
+    nova, claude = "us.amazon.nova-pro-v1:0", "anthropic.claude-sonnet-4-5-20250929-v1:0"
+    assert not BEDROCK.picks_ttl(nova) and BEDROCK.picks_ttl(claude)
+    assert (BEDROCK.longest_ttl_ms(nova), BEDROCK.longest_ttl_ms(claude)) == (5 * 60_000, 60 * 60_000)
+
+    def row(model: str) -> SimpleNamespace:
+        return SimpleNamespace(cause="ttl-expired", provider="bedrock", model=model, lane_kind="main", gap_ms=10 * 60_000)
+
+    assert (loss_class(row(nova)), loss_class(row(claude))) == ("unavoidable", "recoverable")
+
+
+def test_no_ttl_fix_applies_to_a_nova_only_log() -> None:
+    from prefixbench.workloads.audit.whatif import what_if
+    from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+
+    t0 = 1_767_225_600_000
+    requests = [
+        TraceRequest("n.jsonl", k + 1, "main", "main", k, t0 + k * 600_000, t0 + k * 600_000 + 500, "bedrock", "us.amazon.nova-pro-v1:0",
+                     usage=Usage(cache_write_5m=2_000, uncached=10, output=5), prefix=Prefix("h", f"n{k}", f"n{k - 1}" if k else None))
+        for k in range(3)
+    ]
+    (w,) = what_if(requests, [FileSummary("n.jsonl", "http-capture", 3)], ["ttl-1h"])
+    assert not w.applies
