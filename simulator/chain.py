@@ -111,6 +111,9 @@ class ChainCache:
         sessions): it is readable at any tick, never in flight, never expired."""
         self._parent[node] = (parent, new_blocks)
         rules = self.rules
+        cap = rules.max_cached(model)
+        if cap is not None:
+            cacheable = min(cacheable, cap)  # the most one request may have cached (Nova: 20K)
         if rules.min_applies_to == "prompt" and cacheable < rules.min_cacheable(model):
             return ChainVerdict(0, 0, "none")
         read, source, in_flight, expired = 0, "none", False, False

@@ -155,6 +155,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: Models (regular expressions, as in ``min_tokens_by_model``) that get the default TTL
     #: only, whatever the request asks (Bedrock's Nova: 5 min).
     default_ttl_only: tuple[str, ...] = ()
+    #: The most tokens one request's prompt may have cached, by model (regular expressions, as in
+    #: ``min_tokens_by_model``; Bedrock's Nova: 20K); others: no limit.
+    max_cached_by_model: tuple[tuple[str, int], ...] = ()
     #: Explicit breakpoints a request may carry (None: no breakpoints on the wire).
     max_breakpoints: int | None = None
     #: Block boundaries a breakpoint checks back for an earlier entry (None: no limit).
@@ -193,6 +196,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     def min_cacheable(self, model: str) -> int:
         """Shortest cacheable prefix (tokens) for ``model``."""
         return _min_cacheable(self.min_tokens_by_model, self.min_tokens, model)
+
+    def max_cached(self, model: str) -> int | None:
+        """The most tokens a request to ``model`` may have cached (None: no limit)."""
+        return next((tokens for pattern, tokens in self.max_cached_by_model if _pattern(pattern).search(model)), None)
 
     def picks_ttl(self, model: str) -> bool:
         """Whether a request to ``model`` may ask for its writes' TTL."""

@@ -118,6 +118,7 @@ RULES = ProviderRules(
     default_ttl="5m",
     ttl_per_request=True,
     default_ttl_only=(r"nova",),
+    max_cached_by_model=((r"nova", 20_000),),
     max_breakpoints=4,
     lookback_blocks=20,
     read_multiplier=0.1,

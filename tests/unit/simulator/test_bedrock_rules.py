@@ -118,3 +118,18 @@ def test_no_ttl_fix_applies_to_a_nova_only_log() -> None:
     ]
     (w,) = what_if(requests, [FileSummary("n.jsonl", "http-capture", 3)], ["ttl-1h"])
     assert not w.applies
+
+
+def test_a_nova_request_has_at_most_20k_tokens_cached() -> None:
+    """Nova caches at most 20K tokens of one request's prompt (the prompt-caching page): a
+    50,000-token prompt writes 20,000, and the next request, extending it, reads 20,000."""
+    from prefixbench.simulator.chain import ChainCache
+
+    cache = ChainCache(BEDROCK)
+    kw = dict(family="f", head="h", head_tokens=None, new_blocks=1, tick=0, ready=0)
+    first = cache.observe(node="a", parent=None, cacheable=50_000, model="us.amazon.nova-pro-v1:0", **kw)
+    second = cache.observe(node="b", parent="a", cacheable=51_000, model="us.amazon.nova-pro-v1:0", **{**kw, "tick": 1000, "ready": 1000})
+    assert (first.read, first.write, second.read, second.write) == (0, 20_000, 20_000, 0)
+    claude = ChainCache(BEDROCK).observe(node="c", parent=None, cacheable=50_000, model="anthropic.claude-sonnet-4-5-20250929-v1:0", **kw)
+    assert claude.write == 50_000
+    assert BEDROCK.max_cached("us.amazon.nova-pro-v1:0") == 20_000 and BEDROCK.max_cached("anthropic.claude-sonnet-4-5") is None
