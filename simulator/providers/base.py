@@ -70,6 +70,11 @@ def _min_cacheable(by_model: tuple[tuple[str, int], ...], default: int, model: s
     return default
 
 
+@lru_cache(maxsize=4096)
+def _max_cached(by_model: tuple[tuple[str, int], ...], model: str) -> int | None:
+    return next((tokens for pattern, tokens in by_model if _pattern(pattern).search(model)), None)
+
+
 @lru_cache(maxsize=1024)
 def _ttl_ms(ttls: tuple[tuple[str, int], ...], default: str | None, label: str | None) -> int | None:
     table = dict(ttls)
@@ -199,7 +204,7 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
 
     def max_cached(self, model: str) -> int | None:
         """The most tokens a request to ``model`` may have cached (None: no limit)."""
-        return next((tokens for pattern, tokens in self.max_cached_by_model if _pattern(pattern).search(model)), None)
+        return _max_cached(self.max_cached_by_model, model) if self.max_cached_by_model else None
 
     def picks_ttl(self, model: str) -> bool:
         """Whether a request to ``model`` may ask for its writes' TTL."""
