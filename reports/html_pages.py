@@ -391,6 +391,9 @@ def audit_page(record: dict, what_if: list[dict] | None) -> str:
     sections.append(("waterfall", "Cost waterfall", _audit_waterfall(totals, record["causes"], what_if)))
     if what_if is not None:
         sections.append(("what-if", "What each fix would have saved", _what_if_section(what_if, many)))
+    if record.get("explicit_caches"):
+        sections.append(("explicit-caches", "Explicit caches the logs created",
+                         _audit_explicit_caches(record["explicit_caches"], totals, many)))
     sections.append(("lanes", "Lanes: predicted vs reported", _audit_lanes(record["lanes"], many)))
     shown = record.get("requests_shown")
     if shown is None:
@@ -598,6 +601,32 @@ def _audit_lanes(lanes: list[dict], many: bool) -> str:
         ]))
     return table(["lane", "kind", "model", "requests", "read", "predicted", "write", "predicted", "uncached", "predicted",
                   "read within 3%", "hit", "paid", "lost"], rows)
+
+
+def _audit_explicit_caches(caches: list[dict], totals: dict, many: bool) -> str:
+    """The explicit caches (Gemini ``cachedContents``) the logs created: not requests, billed apart.
+    A figure the log does not show is 'unknown' (an empty cell would read as nothing paid)."""
+    def usd(field: str, value: object) -> Cell | str:
+        return "unknown" if value is None else num(field, value, fmt_usd(value))  # type: ignore[arg-type]
+
+    rows = []
+    for c in caches:
+        rows.append(({"data-explicit-cache": c["name"]}, [
+            f"{_short(c['file'])}:{c['line']}" if many else f"line {c['line']}", c["name"], c["model"], num("tokens", c["tokens"], fmt_int(c["tokens"])),
+            _when(c["created"]) if c.get("created") else "unknown",
+            "unknown" if c.get("kept_hours") is None else num("kept_hours", c["kept_hours"], f"{c['kept_hours']:,.2f} h"),
+            c["ended_by"], num("reads", c["reads"], fmt_int(c["reads"])),
+            num("read_tokens", c["read_tokens"], fmt_int(c["read_tokens"])),
+            usd("create_usd", c.get("create_usd")), usd("storage_usd", c.get("storage_usd")),
+        ]))
+    return table(["where", "cache", "model", "tokens", "created", "kept", "ended by", "reads", "read tokens", "create",
+                  "storage"], rows) + note(
+        f"Not requests (in no lane, hit ratio or loss), but paid: creating them cost {fmt_usd(totals.get('cache_create_usd', 0))} "
+        f"(their tokens at the input price) and keeping them {fmt_usd(totals.get('storage_usd', 0))} of storage "
+        "(tokens x hours kept at the row's storage rate), both inside the paid total above. Reads from them are "
+        "requests, priced at the explicit read rate. 'unknown': the log does not show it (a cache read but not "
+        "created here, an update or delete without a time, a model with no storage price)."
+    )
 
 
 def _requests_shown_note(shown: dict) -> str:

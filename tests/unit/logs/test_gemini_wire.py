@@ -324,3 +324,29 @@ def test_the_terminal_view_lists_each_explicit_cache_with_its_dollars(tmp_path: 
     # A log without explicit caches shows no such section.
     plain = run_audit([write_jsonl(tmp_path / "plain.jsonl", lines[1:2])])
     assert "explicit caches the logs created" not in audit_table(plain)
+
+
+def test_report_html_lists_each_explicit_cache_with_its_dollars(tmp_path: Path) -> None:
+    """report.html has the explicit-cache table the terminal view has: one row a cache, its
+    two costs (inside the paid total, said apart), 'unknown' where the log does not show a
+    figure; a log without explicit caches has no such section."""
+    from prefixbench.reports.audit import audit_html
+
+    lines = [
+        cache_created("cachedContents/abc123", 100_000, T0),
+        call(f"{API}/models/gemini-2.5-flash:generateContent", gen_body("q1", cached="cachedContents/abc123"), {"body": answer("a", usage(100_010, 100_000, 50))}, T0 + 600),
+        call(f"{API}/cachedContents/abc123", None, {"body": {}}, T0 + 5400, method="DELETE"),
+        cache_created("cachedContents/kept", 1000, T0 + 10),
+        call(f"{API}/cachedContents/kept", {"ttl": "60s"}, {"body": {}}, T0 + 20, method="PATCH"),
+    ]
+    del lines[4]["request"]["timestamp"]
+    html = audit_html(run_audit([write_jsonl(tmp_path / "explicit.jsonl", lines)]))
+    section = html.split('id="explicit-caches"', 1)[1].split("</section>", 1)[0]
+    first = section.split('data-explicit-cache="cachedContents/abc123"', 1)[1].split("</tr>", 1)[0]
+    for text in ("gemini-2.5-flash", "100,000", "1.50 h", "delete", "$0.0300", "$0.1500"):
+        assert text in first, text
+    kept = section.split('data-explicit-cache="cachedContents/kept"', 1)[1].split("</tr>", 1)[0]
+    assert "unknown" in kept
+    assert "but paid: creating them cost $0.0303" in section  # 100,000 + 1,000 tokens
+    plain = audit_html(run_audit([write_jsonl(tmp_path / "plain.jsonl", lines[1:2])]))
+    assert 'id="explicit-caches"' not in plain
