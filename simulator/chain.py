@@ -44,6 +44,8 @@ class _Entry(msgspec.Struct):
     ttl_ms: int | None
     ready: int
     expiry: int | None
+    #: Of ``tokens``, those of the response after the prompt (a provider that caches its output).
+    output: int = 0
 
     def usable(self, tick: int) -> bool:
         return self.ready <= tick and (self.expiry is None or tick < self.expiry)
@@ -104,11 +106,15 @@ class ChainCache:
         ready: int,
         ttl: str = "5m",
         head_warm: bool = False,
+        output: int = 0,
     ) -> ChainVerdict:
         """Price one call whose cacheable prompt is ``cacheable`` tokens, then store its entries.
 
         ``head_warm``: the head is kept warm by traffic outside the log (the account's other
-        sessions): it is readable at any tick, never in flight, never expired."""
+        sessions): it is readable at any tick, never in flight, never expired.
+        ``output``: the response's tokens that the next call of the chain sends back right after
+        this prompt; kept in this call's entry when the rules' cache keeps output
+        (``caches_output``), so that call reads up to this prompt + output, never past its own prompt."""
         self._parent[node] = (parent, new_blocks)
         rules = self.rules
         cap = rules.max_cached(model)
@@ -123,9 +129,9 @@ class ChainCache:
             if self.lookback_blocks is not None and blocks > self.lookback_blocks:
                 break
             entry = self._entries.get((family, cursor))
-            if entry is not None and entry.tokens <= cacheable:
+            if entry is not None and entry.tokens - entry.output <= cacheable:
                 if entry.usable(tick):
-                    read, source, hit_key = entry.tokens, "node", (family, cursor)
+                    read, source, hit_key = min(entry.tokens, cacheable), "node", (family, cursor)
                     break
                 if entry.ready > tick:
                     in_flight = True
@@ -155,7 +161,8 @@ class ChainCache:
                 hit.expiry = max(hit.expiry, tick + (hit.ttl_ms or ttl_ms))
             if head_tokens is not None and source == "node":
                 self._touch(head_key, tick)
-        self._store((family, node), cacheable, ttl_ms, tick, ready)
+        kept = output if rules.caches_output and cap is None else 0
+        self._store((family, node), cacheable + kept, ttl_ms, tick, ready, kept)
         if head_tokens is not None and head_tokens <= cacheable:
             self._store(head_key, head_tokens, ttl_ms, tick, ready)
         write = cacheable - read if rules.bills_writes else 0
@@ -166,11 +173,11 @@ class ChainCache:
         if entry is not None and entry.usable(tick) and entry.expiry is not None and entry.ttl_ms is not None:
             entry.expiry = max(entry.expiry, tick + entry.ttl_ms)
 
-    def _store(self, key: tuple[str, str], tokens: int, ttl_ms: int | None, tick: int, ready: int) -> None:
+    def _store(self, key: tuple[str, str], tokens: int, ttl_ms: int | None, tick: int, ready: int, output: int = 0) -> None:
         entry = self._entries.get(key)
         start = self.ttl_from == "start"
         if entry is None or (entry.expiry is not None and entry.expiry <= tick):
-            self._entries[key] = _Entry(tokens, ttl_ms, ready, None if ttl_ms is None else (tick if start else ready) + ttl_ms)
+            self._entries[key] = _Entry(tokens, ttl_ms, ready, None if ttl_ms is None else (tick if start else ready) + ttl_ms, output)
             return
         if entry.ready > tick:
             entry.ready = min(entry.ready, ready)

@@ -193,6 +193,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: Where an entry's lifetime is counted from: ``start``, the request that wrote or read it
     #: was sent (so a long response uses up part of it), or ``response``, its response began.
     ttl_from: TtlFrom = "start"
+    #: Whether the cache keeps a response's tokens after its prompt, so that the next prompt that
+    #: starts with the prompt and the whole response (an agent that sends every output item back,
+    #: reasoning included) can read into them. Measured, not documented: see the provider's module.
+    caches_output: bool = False
     #: The options of its own ``--cache`` model (empty: none, or documented in the model).
     cache_options: tuple[CacheOption, ...] = ()
     #: The pages its rules come from (URLs), for the docs' provider table.

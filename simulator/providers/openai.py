@@ -127,6 +127,11 @@ RULES = ProviderRules(
     read_multiplier=0.1,
     write_multiplier=1.0,
     best_effort_note="OpenAI routes by a prefix hash and caches best-effort",
+    # [M] Codex rollouts (../shared's and a public one, 60 calls): a read often goes past the
+    # previous prompt, into the previous response (reasoning included), which Codex sends back
+    # whole; 13 reads equal the previous prompt + output floored to 128 tokens, 8 equal the
+    # previous prompt floored. No OpenAI page says so.
+    caches_output=True,
     diagnostics_fields=("prompt_cache_diagnostics",),
     body_model="openai",
     chain_as="openai",

@@ -13,6 +13,7 @@ CALL = st.tuples(
     st.integers(0, 5_000),  # response delay
     st.sampled_from(["5m", "1h"]),
     st.sampled_from(["f1", "f2"]),
+    st.integers(0, 20_000),  # output tokens the next call sends back
 )
 
 
@@ -21,11 +22,12 @@ CALL = st.tuples(
 def test_reads_and_writes_stay_inside_the_prompt(provider: str, calls, head: int | None) -> None:
     cache = ChainCache(provider)  # type: ignore[arg-type]
     tick = 0
-    for n, (parent, cacheable, gap, delay, ttl, family) in enumerate(calls):
+    for n, (parent, cacheable, gap, delay, ttl, family, output) in enumerate(calls):
         tick += gap
         verdict = cache.observe(
             family=family, head="h", head_tokens=head, node=f"n{n}", parent=f"n{parent}" if parent < n else None,
             new_blocks=1, cacheable=cacheable, model="claude-sonnet-4-20250514", tick=tick, ready=tick + delay, ttl=ttl,
+            output=output,
         )
         assert 0 <= verdict.read <= cacheable
         assert 0 <= verdict.write <= cacheable - verdict.read

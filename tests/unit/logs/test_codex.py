@@ -72,3 +72,21 @@ def test_codex_cache_writes_inside_input_are_read_as_writes(tmp_path: Path, caps
     assert main(["audit", str(bad), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "cached_input_tokens (60) and cache_write_input_tokens (50) exceed input_tokens (100)" in err
+
+
+def test_codex_reads_into_the_previous_response_on_openai(tmp_path: Path) -> None:
+    """Codex sends each response back whole (reasoning as encrypted_content), and OpenAI's cache
+    keeps a response's tokens after its prompt: the second call's read is predicted up to the
+    first prompt + output (10,000 + 400 = 10,400, floored to 128: 10,368), not the first prompt
+    alone (9,984), matching what such a rollout reports."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    lines = [
+        ("2025-11-17T21:32:46.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        ("2025-11-17T21:32:50.000Z", _tc(10000, 0, 400, 10000, 0, 400)),
+        ("2025-11-17T21:32:52.000Z", {"type": "function_call_output", "call_id": "c", "output": "ok"}),
+        ("2025-11-17T21:32:55.000Z", _tc(20500, 10368, 430, 10500, 10368, 30)),
+    ]
+    result = run_audit([_codex(tmp_path / "rollout-1.jsonl", lines)])
+    second = result.rows[1]
+    assert (second.reported_cache_read, second.predicted_cache_read, second.cause) == (10368, 10368, None)

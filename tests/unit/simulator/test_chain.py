@@ -70,3 +70,29 @@ def test_families_do_not_share() -> None:
     cache = ChainCache("anthropic")
     _send(cache, "a", None, 10_000, 0)
     assert _send(cache, "b", "a", 10_500, 1_000, family="other").read == 0
+
+
+def test_openai_reads_into_the_previous_response_when_the_agent_sends_it_back() -> None:
+    # Call a: 5,000-token prompt, 500 tokens out (reasoning included), sent back whole by the
+    # agent (Codex). OpenAI's cache keeps them after the prompt, so call b (5,600 tokens) reads
+    # 5,500 floored to 128-token steps: 5,376, where the prompt alone gives 4,992.
+    cache = ChainCache("openai")
+    _send(cache, "a", None, 5_000, 0, output=500)
+    assert _send(cache, "b", "a", 5_600, 10_000).read == 5_376
+    # Never past the call's own prompt: b2 sends back only 300 of the 500 tokens.
+    cache = ChainCache("openai")
+    _send(cache, "a", None, 5_000, 0, output=500)
+    assert _send(cache, "b2", "a", 5_300, 10_000).read == 5_248  # 5,300 floored
+    # An agent that does not send its output back (output 0): the previous prompt only.
+    cache = ChainCache("openai")
+    _send(cache, "a", None, 5_000, 0)
+    assert _send(cache, "b", "a", 5_600, 10_000).read == 4_992
+    # A prompt shorter than the previous prompt (compacted) does not read that entry.
+    cache = ChainCache("openai")
+    _send(cache, "a", None, 5_000, 0, output=500)
+    assert _send(cache, "c", "a", 4_000, 10_000).read == 0
+    # Anthropic's cache keeps no output: the previous prompt, the rest written.
+    cache = ChainCache("anthropic")
+    _send(cache, "a", None, 10_000, 0, output=500)
+    second = _send(cache, "b", "a", 10_600, 10_000)
+    assert (second.read, second.write) == (10_000, 600)

@@ -206,6 +206,8 @@ FORMAT = LogFormat(
     detect=detect,
     read=read,
     usage="subset",
+    # Codex sends every output item of a turn back (reasoning as encrypted_content) in the next request.
+    replays_output=True,
     versions=(
         "rollouts with event_msg token_count (info.last_token_usage, total_token_usage)",
         "later rollouts: last_token_usage.cache_write_input_tokens (the Responses API's writes, GPT-5.6 on), inside input_tokens",
