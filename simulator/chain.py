@@ -114,7 +114,8 @@ class ChainCache:
         sessions): it is readable at any tick, never in flight, never expired.
         ``output``: the response's tokens that the next call of the chain sends back right after
         this prompt; kept in this call's entry when the rules' cache keeps output
-        (``caches_output``), so that call reads up to this prompt + output, never past its own prompt."""
+        (``caches_output``), so that a call whose prompt holds this prompt + output reads them all,
+        and a shorter one (the response not sent back whole) this prompt only."""
         self._parent[node] = (parent, new_blocks)
         rules = self.rules
         cap = rules.max_cached(model)
@@ -131,7 +132,10 @@ class ChainCache:
             entry = self._entries.get((family, cursor))
             if entry is not None and entry.tokens - entry.output <= cacheable:
                 if entry.usable(tick):
-                    read, source, hit_key = min(entry.tokens, cacheable), "node", (family, cursor)
+                    # The response's tokens count only when the prompt holds them all (a prompt
+                    # shorter than prompt + output did not send the response back whole).
+                    whole = entry.tokens if entry.tokens <= cacheable else entry.tokens - entry.output
+                    read, source, hit_key = whole, "node", (family, cursor)
                     break
                 if entry.ready > tick:
                     in_flight = True

@@ -79,10 +79,11 @@ def test_openai_reads_into_the_previous_response_when_the_agent_sends_it_back() 
     cache = ChainCache("openai")
     _send(cache, "a", None, 5_000, 0, output=500)
     assert _send(cache, "b", "a", 5_600, 10_000).read == 5_376
-    # Never past the call's own prompt: b2 sends back only 300 of the 500 tokens.
+    # A prompt shorter than prompt + output did not send the response back whole (its reasoning
+    # left out): it reads the previous prompt only, 5,000 floored.
     cache = ChainCache("openai")
     _send(cache, "a", None, 5_000, 0, output=500)
-    assert _send(cache, "b2", "a", 5_300, 10_000).read == 5_248  # 5,300 floored
+    assert _send(cache, "b2", "a", 5_300, 10_000).read == 4_992
     # An agent that does not send its output back (output 0): the previous prompt only.
     cache = ChainCache("openai")
     _send(cache, "a", None, 5_000, 0)
