@@ -53,6 +53,9 @@ RULES = ProviderRules(
     read_multiplier=0.02,
     write_multiplier=1.0,
     best_effort_note="DeepSeek caches best-effort",
+    # [O] The 2026 cache guide stores a unit at the end of the user input and one at the end of
+    # the model output of every request: a next prompt that sends the response back whole reads both.
+    caches_output=True,
     body_model="deepseek",
     chain_as="deepseek",
     sources=("https://api-docs.deepseek.com/guides/kv_cache",),

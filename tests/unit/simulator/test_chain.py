@@ -97,3 +97,12 @@ def test_openai_reads_into_the_previous_response_when_the_agent_sends_it_back() 
     _send(cache, "a", None, 10_000, 0, output=500)
     second = _send(cache, "b", "a", 10_600, 10_000)
     assert (second.read, second.write) == (10_000, 600)
+
+
+def test_deepseek_stores_a_unit_at_the_end_of_the_output() -> None:
+    # DeepSeek's guide: a unit at the end of the user input and one at the end of the model
+    # output. A prompt of 3,000 + 400 out, then 3,600 sending the response back whole: 3,400
+    # read, in 128-token units: 3,328. Without the output unit: 2,944.
+    cache = ChainCache("deepseek")
+    _send(cache, "a", None, 3_000, 0, output=400)
+    assert _send(cache, "b", "a", 3_600, 10_000).read == 3_328
