@@ -784,6 +784,7 @@ def run_audit_command(args) -> int:
     what_if = None
     try:
         from prefixbench.workloads.audit.core import load_trace
+        from prefixbench.workloads.logs.formats import TORN_TAIL
 
         trace = load_trace(args.paths, args.input, progress, map_files)
         for summary in trace[1]:
@@ -791,6 +792,9 @@ def run_audit_command(args) -> int:
             # format audit reads may be a log of a version it does not know yet).
             if summary.format == "unreadable" or summary.format == "not-a-log" and summary.file.endswith(".jsonl"):
                 emit(visible(f"prefixbench: warning: {summary.file}: {summary.notes[0]}"), sys.stderr)
+            for line, reason in summary.skipped:
+                if reason == TORN_TAIL:
+                    emit(visible(f"prefixbench: warning: {summary.file}:{line}: {reason}"), sys.stderr)
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")
         result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace)

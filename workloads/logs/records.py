@@ -3,7 +3,9 @@
 Records are read one at a time (a JSONL line, or one element of a JSON array such as the
 ``chat.json`` a Claude Code Stop hook writes), so a file is never held in memory whole. Every
 problem is a :class:`~prefixbench.simulator.errors.UserError` naming ``file:line``: a line that is
-not JSON (a truncated last line included), binary content, text that is not UTF-8.
+not JSON, binary content, text that is not UTF-8. One exception, asked for by the caller: the
+*torn tail* of a JSON-lines log an agent is still appending to (its last line, after whole
+records, cut short with no newline yet) ends the records instead, and its line is reported.
 """
 
 from __future__ import annotations
@@ -39,12 +41,16 @@ class Record(msgspec.Struct, frozen=True):
     plain: bool = False
 
 
-def iter_records(path: Path, progress: ProgressFn | None = None) -> Iterator[Record]:
+def iter_records(path: Path, progress: ProgressFn | None = None, torn: list[int] | None = None) -> Iterator[Record]:
     """Stream the JSON values of a JSONL file or of a JSON array file.
+
+    ``torn``: when given, a JSON-lines file's last line that follows whole records, has no
+    newline and breaks off (the JSON ends before the value does: a live log being written) is
+    not an error: its line number is appended here and the records end before it.
 
     Raises:
         UserError: ``file:line`` for binary content, text that is not UTF-8, or a record that is
-            not valid JSON (a truncated line included).
+            not valid JSON (a truncated line included, but for the torn tail above).
     """
     try:
         handle = path.open("rb")
@@ -52,12 +58,12 @@ def iter_records(path: Path, progress: ProgressFn | None = None) -> Iterator[Rec
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
         with handle:
-            yield from _iter_handle(path, handle, progress)
+            yield from _iter_handle(path, handle, progress, torn)
     except OSError as exc:  # a read error (/proc/self/mem): named like the shared readers name it
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
-def _iter_handle(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
+def _iter_handle(path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None) -> Iterator[Record]:
     """The records after the open: a JSON array or JSON lines, by the first character."""
     head = handle.read(4096)
     if b"\x00" in head:
@@ -70,7 +76,7 @@ def _iter_handle(path: Path, handle, progress: ProgressFn | None) -> Iterator[Re
         yield from _iter_array(path, handle, progress)
         return
     try:
-        yield from _iter_lines(path, handle, progress)
+        yield from _iter_lines(path, handle, progress, torn)
     except _FirstLineError as exc:
         # Not JSON lines: the first value spans lines (a pretty-printed object).
         handle.seek(start)
@@ -112,7 +118,7 @@ def _loads(text: str) -> tuple[object, bool]:
     return value, False
 
 
-def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
+def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None) -> Iterator[Record]:
     done = 0
     first = True
     for line_no, raw in enumerate(handle, 1):
@@ -138,6 +144,9 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
         try:
             value, plain = _loads(text)
         except json.JSONDecodeError as exc:
+            if torn is not None and not first and _breaks_off(raw, text, exc):
+                torn.append(line_no)
+                return
             truncated = not raw.endswith(b"\n") or exc.msg.startswith(("Unterminated", "Expecting"))
             what = "truncated or malformed JSON" if truncated else "malformed JSON"
             error = UserError(f"{path}:{line_no}: {what} ({exc.msg} at column {exc.colno})")
@@ -150,6 +159,19 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
         yield Record(line_no, value, plain)
     if progress is not None:
         progress(done)
+
+
+def _breaks_off(raw: bytes, text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether a line is a torn tail: the file's last line (no newline), an object whose JSON
+    stops before its value ends: an unterminated string, or the error within the last few
+    characters (a cut inside a ``\\uXXXX`` escape, a number or a ``true`` is found there)."""
+    if raw.endswith((b"\n", b"\r")) or not text.startswith("{"):
+        return False
+    return exc.pos >= len(text) - _TORN_SLACK or exc.msg.startswith("Unterminated string")
+
+
+#: How far before the end of a torn line its JSON error may be (a cut ``\\uXXX`` escape: 5).
+_TORN_SLACK = 6
 
 
 def _iter_values(path: Path, handle, progress: ProgressFn | None, first_error: UserError) -> Iterator[Record]:

@@ -83,7 +83,7 @@ def test_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str], options
     ("content", "where"),
     [
         (b"not json at all\n", ":1: "),
-        (b'{"type":"user","uuid":"a","sessionId":"s","timestamp":"2025-09-03T00:00:00Z","parentUuid":null,"message":{"role":"user","content":"x"}}\n{"type": "assis', ":2: truncated"),
+        (b'{"type":"user","uuid":"a","sessionId":"s","timestamp":"2025-09-03T00:00:00Z","parentUuid":null,"message":{"role":"user","content":"x"}}\n{"type": "assis\n', ":2: truncated"),
         (b"\x89PNG\r\n\x1a\n\x00\x00", ":1: binary"),
         (b'{"timestamp":"2025-11-17T21:30:28.664Z","type":"session_meta","payload":{"id":"x"}}\n', ":1: a codex record in a file read as claude-code"),
     ],
@@ -370,3 +370,26 @@ def test_terminal_escapes_in_a_log_are_shown_escaped_in_the_notes(tmp_path: Path
         assert main(["audit", str(log), "--quiet", "--format", form]) == 0
         out = capsys.readouterr().out
         assert "\x1b" not in out and "note: no price for gpt\\x1b[2Jcodex: their dollars are left out" in out
+
+
+def test_a_live_logs_torn_last_line_is_skipped_and_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A transcript the agent is still appending to ends in a line cut short with no newline:
+    audit reads the whole records before it, lists the torn line as skipped and warns on stderr
+    (even with --quiet), exit 0. The same cut line followed by more lines is bad input, exit 2."""
+    good = _session(tmp_path).read_bytes()
+    assert good.endswith(b"\n")
+    live = tmp_path / "live" / "s.jsonl"
+    live.parent.mkdir()
+    live.write_bytes(good + b'{"type":"assistant","uuid":"zz","message":{"usage":{"input_tok')
+    assert main(["audit", str(live), "--quiet", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    record = json.loads(out)
+    lines = good.count(b"\n") + 1
+    assert err.strip() == f"prefixbench: warning: {live}:{lines}: the last line breaks off with no newline (the agent still writing it?): not read"
+    assert main(["audit", str(_session(tmp_path)), "--quiet", "--format", "json"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert record["totals"] == whole["totals"] and record["totals"]["requests"] > 0
+    # Not the last line: an error naming it.
+    live.write_bytes(good + b'{"type":"assistant","uuid":"zz","message":{"usage":{"input_tok\n' + good.splitlines(keepends=True)[0])
+    assert main(["audit", str(live), "--quiet"]) == 2
+    assert f"{live}:{lines}: truncated or malformed JSON" in capsys.readouterr().err

@@ -32,8 +32,17 @@ def test_truncated_line_names_its_line(tmp_path: Path) -> None:
     t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
     t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 2000, 0, 5)])
     path = write_jsonl(tmp_path / "s.jsonl", t.lines)
-    path.write_bytes(path.read_bytes() + b'{"parentUuid": "s1-u2", "type": "assis')
+    path.write_bytes(path.read_bytes() + b'{"parentUuid": "s1-u2", "type": "assis\n')
     with pytest.raises(UserError, match=rf"{path}:3: truncated"):
+        load_trace([path])
+    # The same cut as the file's very end (no newline: a live log being written) is its torn
+    # tail: skipped and said, the records before it read.
+    path.write_bytes(path.read_bytes()[:-1])
+    requests, (summary,) = load_trace([path])
+    assert len(requests) == 1 and summary.skipped[-1][0] == 3 and "breaks off" in summary.skipped[-1][1]
+    # A last line that is whole JSON of the wrong kind, or garbage, is still an error.
+    path.write_bytes(path.read_bytes()[: -len(b'{"parentUuid": "s1-u2", "type": "assis')] + b"not json")
+    with pytest.raises(UserError, match=rf"{path}:3: "):
         load_trace([path])
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from msgspec.structs import replace
+
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import (
     agent_traces,
@@ -73,6 +75,8 @@ REPLAYS: dict[str, Replay] = {
 }
 #: Records looked at to detect a format.
 DETECT_RECORDS = 25
+#: The skip reason of a live log's torn last line (see :func:`~..records.iter_records`).
+TORN_TAIL = "the last line breaks off with no newline (the agent still writing it?): not read"
 #: Lines of a file checked for records of another format.
 CHECK_LINES = 200
 
@@ -167,7 +171,7 @@ def detect_format(path: Path) -> LogFormat:
         return binary
     seen = 0
     first_line = 1
-    for record in iter_records(path):
+    for record in iter_records(path, torn=[]):
         if seen == 0:
             first_line = record.line
         seen += 1
@@ -218,4 +222,8 @@ def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[Tr
         if binary is not fmt or fmt.read_file is None:
             raise UserError(f"{path}: a database of the {binary.name} format read as {fmt.name} (--input {binary.name} reads it)")
         return fmt.read_file(path, ctx)
-    return fmt.read(path, _checked(path, iter_records(path, ctx.progress), fmt), ctx)
+    torn: list[int] = []
+    requests, summary = fmt.read(path, _checked(path, iter_records(path, ctx.progress, torn), fmt), ctx)
+    if torn:  # a live log: its last line is still being written
+        summary = replace(summary, skipped=(*summary.skipped, (torn[0], TORN_TAIL)))
+    return requests, summary
