@@ -126,7 +126,7 @@ RULES = ProviderRules(
     write_1h_multiplier=2.0,
     bills_writes=True,
     body_model="anthropic",
-    body_model_options=(("auto_when_unmarked", None),),
+    body_model_options=(("auto_when_unmarked", None), ("rules", "bedrock")),
     chain_as="bedrock",
     sources=("https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html",),
 )
