@@ -199,3 +199,18 @@ def test_a_bad_converse_body_is_one_clear_line(tmp_path: Path, edit, what: str) 
     assert message.startswith(f"prefixbench: error: {path}:1: ") and what in message
     with pytest.raises(UserError, match="^f:9: "):
         parse_converse_body(body, SONNET_ID, "f:9")
+
+
+def test_the_anthropic_model_takes_another_providers_minimums_and_cap() -> None:
+    """``anthropic:rules=bedrock`` (what the audit replays Bedrock bodies with): Nova's 1,000-token
+    minimum and 20K cap; a name that is no provider is one clear error."""
+    from prefixbench.simulator.models import make_cache
+    from prefixbench.simulator.provider import SimulatedProvider
+
+    body = {"system": [{"text": pad("Answer briefly. ", 3816)}, CACHE_POINT], "messages": [{"role": "user", "content": [{"text": "hi"}]}]}
+    request = parse_converse_body(body, "us.amazon.nova-pro-v1:0", "f:1")  # 1,001 tokens at the cache point
+    for rules, written in (("bedrock", 1001), ("anthropic", 0)):
+        provider = SimulatedProvider(cache=make_cache("anthropic", rules=rules, auto_when_unmarked=None))
+        assert provider.send(request, 0).written_tokens == written
+    with pytest.raises(UserError, match="rules must name a provider"):
+        make_cache("anthropic", rules="bedrok")
