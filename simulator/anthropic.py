@@ -23,7 +23,9 @@ claude-trace-lemmy capture; the numbers live in :mod:`prefixbench.simulator.prov
                                     |<-- window of the last bp (up to 20) -->|
 
 * **Minimum length.** A breakpoint whose prefix is shorter than the model's minimum
-  (:func:`min_cacheable_tokens`) neither writes nor reads: the whole prompt is uncached.
+  (:func:`min_cacheable_tokens`; the ``rules`` option takes another provider's table, as
+  Bedrock's bodies do) neither writes nor reads: the whole prompt is uncached. A provider that
+  caps the tokens one request may have cached (Bedrock's Nova: 20K) caches no breakpoint past it.
 * **Timing.** An entry becomes usable when the response of the request that wrote it begins
   (``ready_tick``): parallel requests sent before then all miss and all write. It lives for its
   TTL (5 min or 1 h) counted from the writing request's start (``ttl_from='start'``: a long
@@ -159,6 +161,7 @@ class AnthropicCache:
         max_breakpoints: int = MAX_BREAKPOINTS,
         auto_when_unmarked: CacheTtl | None = "5m",
         ttl_from: str = RULES.ttl_from,
+        rules: str = RULES.name,
     ) -> None:
         """Args:
         chars_per_token: rendered code points per token (no public Claude tokenizer).
@@ -172,6 +175,8 @@ class AnthropicCache:
         ttl_from: ``start`` counts a new entry's lifetime from the request's start (a long
             response uses up part of it; a secondary source's report [S]), ``response`` from
             when its response begins.
+        rules: the provider whose per-model minimums and cap on cached tokens apply (``bedrock``
+            replays Bedrock's bodies: its own minimums, and Nova's 20K cap).
         """
         if not 0.01 <= chars_per_token <= 1000:  # NaN fails too; outside it token counts overflow
             raise ValueError(f"chars_per_token must be a number from 0.01 to 1000, got {chars_per_token}")
@@ -179,7 +184,12 @@ class AnthropicCache:
             raise ValueError(f"lookback_blocks must be at least 1, got {lookback_blocks}")
         if ttl_from not in TTL_FROM:
             raise ValueError(f"ttl_from must be one of {', '.join(TTL_FROM)}, got {ttl_from!r}")
+        from prefixbench.simulator.providers import PROVIDERS  # the registry imports the rule modules
+
+        if rules not in PROVIDERS:
+            raise ValueError(f"rules must name a provider ({', '.join(sorted(PROVIDERS))}), got {rules!r}")
         self.ttl_from = ttl_from
+        self.rules = PROVIDERS[rules]
         self.chars_per_token = chars_per_token
         self.min_tokens = min_tokens
         self.lookback_blocks = lookback_blocks
@@ -212,19 +222,21 @@ class AnthropicCache:
             return CacheVerdict(prompt, 0, 0)
         bounds, index = _boundaries(rendered)
         tokens = [self.tokens_of_chars(bound.char_end) for bound in bounds]
-        floor = self.min_tokens if self.min_tokens is not None else min_cacheable_tokens(envelope.model)
+        floor = self.min_tokens if self.min_tokens is not None else self.rules.min_cacheable(envelope.model)
+        cap = self.rules.max_cached(envelope.model)
+        ceiling = prompt if cap is None else cap  # a prefix past the cap is not cached (Nova: 20K)
         marks = [(index[(bp.unit_idx, bp.block_idx)], bp.ttl) for bp in breakpoints]
-        marks = [(flat, ttl) for flat, ttl in marks if tokens[flat] >= floor]
+        marks = [(flat, ttl) for flat, ttl in marks if floor <= tokens[flat] <= ceiling]
         if not marks:
             return CacheVerdict(prompt, 0, 0)
         windows = {
             flat_idx
             for flat, _ in marks
             for flat_idx in range(max(0, flat - self.lookback_blocks + 1), flat + 1)
-            if tokens[flat_idx] >= floor
+            if floor <= tokens[flat_idx] <= ceiling
         }
         # Every cacheable boundary up to the last mark: lookups use the windows, refreshes all.
-        cacheable = [flat_idx for flat_idx in range(marks[-1][0] + 1) if tokens[flat_idx] >= floor]
+        cacheable = [flat_idx for flat_idx in range(marks[-1][0] + 1) if floor <= tokens[flat_idx] <= ceiling]
         digests = _prefix_digests(rendered, [bounds[flat_idx].byte_end for flat_idx in cacheable])
         keys = {flat_idx: (envelope, digests[bounds[flat_idx].byte_end]) for flat_idx in cacheable}
         hit_idx = self._longest_hit([flat for flat, _ in marks], {k: keys[k] for k in windows}, tick)

@@ -33,7 +33,10 @@ chunk carries ``amazon-bedrock-invocationMetrics`` (``inputTokenCount``, ``outpu
 non-streamed one the same counts in ``X-Amzn-Bedrock-*-Token-Count`` headers (see
 :data:`COUNT_HEADERS`).
 
-Its request bodies replay through the ``anthropic`` cache model.
+Its request bodies replay through the ``anthropic`` cache model with these rules
+(``rules=bedrock``: Bedrock's minimums, Nova's cap): InvokeModel's Messages body, and a
+Converse body, whose ``cachePoint`` blocks are breakpoints at the end of the block before them
+(:mod:`prefixbench.workloads.logs.converse_body`).
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ RULES = ProviderRules(
     write_1h_multiplier=2.0,
     bills_writes=True,
     body_model="anthropic",
-    body_model_options=(("auto_when_unmarked", None),),
+    body_model_options=(("auto_when_unmarked", None), ("rules", "bedrock")),
     chain_as="bedrock",
     sources=("https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html",),
 )

@@ -87,3 +87,40 @@ def test_every_recorded_stream_checks_frame_by_frame() -> None:
                 streams += 1
                 frames += len(decode_frames(bytes.fromhex(call["response"])))
     assert streams >= 17 and frames >= 895  # at 1fe497f1d: 17 streams, 895 frames, every CRC right
+
+
+def test_every_recorded_converse_call_replays_its_body(tmp_path: Path) -> None:
+    """The recorded Converse / ConverseStream request bodies (Claude, Nova, Llama, Mistral,
+    Cohere, Jamba, Titan; text, images, tools, tool use, system prompts) become requests whose
+    system blocks, tools and messages are the body's, none refused."""
+    listed = _git("ls-tree", "--name-only", f"HEAD:{FOLDER}")
+    if shutil.which("git") is None or listed.returncode != 0:
+        pytest.skip(f"no git copy of openinference at {REPO}")
+    calls = 0
+    for n, name in enumerate(listed.stdout.decode().split()):
+        recorded = [call for call in _recording(name) if isinstance(call, dict) and call.get("status") == 200
+                    and str(call.get("path", "")).endswith(("/converse", "/converse-stream"))]
+        if not recorded:
+            continue
+        lines = []
+        for k, call in enumerate(recorded):
+            response = call["response"]
+            binary = call.get("responseIsBinary")
+            kept = {"body_raw": base64.b64encode(bytes.fromhex(response)).decode()} if binary else {"body": response}
+            lines.append({"request": {"timestamp": 1755567453.0 + k, "method": "POST", "url": call["scope"] + call["path"], "body": call["body"]},
+                          "response": {"status_code": 200, **kept}})
+        path = tmp_path / f"{n}.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        requests, (summary,) = load_trace([path])
+        # A recorded answer without usage (an empty one) is skipped, and said; no body is refused.
+        assert all(why == "no usage in the response" for _, why in summary.skipped), name
+        served = [call for line_no, call in enumerate(recorded, 1) if line_no not in dict(summary.skipped)]
+        assert len(requests) == len(served), name
+        for request, call in zip(requests, served):
+            body = call["body"]
+            assert request.body is not None and request.provider == "bedrock", name
+            assert len(request.body.messages) == len(body["messages"]), name
+            assert len(request.body.system_blocks) == sum("text" in block for block in body.get("system", [])), name
+            assert len(request.body.tools) == sum("toolSpec" in tool for tool in body.get("toolConfig", {}).get("tools", [])), name
+            calls += 1
+    assert calls >= 28  # at 1fe497f1d: 30 served Converse calls, 2 of them answered without usage

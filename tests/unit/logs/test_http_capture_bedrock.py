@@ -112,8 +112,11 @@ def test_nova_converse_stream_is_priced_at_the_dated_nova_row(tmp_path: Path) ->
     # The Nova Pro row (effective 2024-12-03: 0.80 input, 0.20 read, no write fee, 3.20 output):
     # (20 + 3,000) x 0.80 + 100 x 3.20 = 2,736; 40 x 0.80 + 3,000 x 0.20 + 80 x 3.20 = 888.
     assert [r.cost_usd for r in rows] == [Decimal("0.002736"), Decimal("0.000888")]
-    # No body (Converse's shape is not replayed): the chain model predicts the read.
-    assert rows[1].predicted_cache_read == 3000 and rows[1].cause is None
+    # The Converse body is replayed: the cache point after the system block caches its rendered
+    # prefix, '{"system":[{"type":"text","text":"' (34 characters), the 4,500 of the text and
+    # '"}', 4,536 characters at 3.85 a token: 1,179 tokens, read by the second call.
+    assert rows[1].predicted_by == "body"
+    assert rows[1].predicted_cache_read == 1179 and rows[1].cause is None
 
 
 def test_nova_invoke_body_is_read_with_its_own_usage_names(tmp_path: Path) -> None:

@@ -5,9 +5,10 @@ Anthropic Messages (JSON body or SSE ``message_start`` / ``message_delta``, via
 (``input_tokens`` excludes reads), OpenAI Responses (``input_tokens`` INCLUDES
 ``input_tokens_details.cached_tokens``) and chat completions, AWS Bedrock's Converse,
 ConverseStream, InvokeModel and InvokeModelWithResponseStream (the model is in the URL; the
-answer, JSON or an event stream, is read by :mod:`prefixbench.workloads.logs.bedrock_wire`; an
-InvokeModel body in Anthropic's Messages shape is replayed, a Converse body is not and the chain
-model predicts its reads), and Google's own Gemini API and Vertex AI (``:generateContent`` /
+answer, JSON or an event stream, is read by :mod:`prefixbench.workloads.logs.bedrock_wire`; a
+Converse body (:mod:`prefixbench.workloads.logs.converse_body`) and an InvokeModel body in
+Anthropic's Messages shape are replayed, Nova's own InvokeModel body is not and the chain model
+predicts its reads), and Google's own Gemini API and Vertex AI (``:generateContent`` /
 ``:streamGenerateContent``, and the explicit caches it creates: :mod:`.gemini_wire`). A call
 that was not served (HTTP 4xx/5xx), that is not a model call, or whose response has no usage
 is skipped and listed.
@@ -27,6 +28,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_request_body, read_usage
 from prefixbench.workloads.logs.bedrock_wire import BedrockCall, answer_usage, bedrock_call, messages_body
+from prefixbench.workloads.logs import converse_body
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
@@ -86,14 +88,18 @@ def _messages_call(provider: Provider, body: dict, response: dict, where: str) -
 
 def _bedrock_call(provider: Provider, call: BedrockCall, body: dict, response: dict, where: str) -> _Call:
     """A Bedrock runtime call: its usage from the richest record of its answer, read by the
-    provider's rules; an InvokeModel body in Anthropic's Messages shape is replayed, a Converse
-    body (and another model's InvokeModel body) is not."""
+    provider's rules; a Converse body and an InvokeModel body in Anthropic's Messages shape are
+    replayed, another model's InvokeModel body (Nova's own) and a Converse call of a managed
+    prompt are not."""
     answer = answer_usage(response, rules_for(provider).read_usage, where)
     if answer.usage is None:
         raise _NoUsage(f"the stream ended in {answer.exception}, no usage" if answer.exception else "")
-    if not (call.invoke and messages_body(body)):
+    if call.invoke and messages_body(body):
+        parsed = parse_request_body(body, where)
+    elif not call.invoke and converse_body.replayable(body):
+        parsed = converse_body.parse_converse_body(body, call.model, where)
+    else:
         return _Call(answer.usage, None, "main", (), None)
-    parsed = parse_request_body(body, where)
     effort = parsed.envelope.reasoning_effort
     return _Call(answer.usage, parsed, classify_call(parsed), (("effort", effort),) if effort else (), None)
 
