@@ -410,7 +410,9 @@ def load_trace(
             continue  # read by the file it belongs to (an OpenCode session file reads its messages and parts)
         if is_unreadable(skip):
             why = skip[len(UNREADABLE):]
-            note = f"skipped: a subfolder the folder walk could not read ({why}): the logs in it are not in this audit"
+            note = (f"skipped: a subfolder the folder walk could not read ({why}): the logs in it are not in this audit"
+                    if path.is_dir()
+                    else f"skipped: a log file the folder walk found and could not read ({why})")
             summaries.append(FileSummary(str(path), "unreadable", 0, (), (note,)))
             continue
         if skip is not None:

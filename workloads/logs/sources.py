@@ -54,10 +54,12 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
         if path.is_dir():
             marked = [(item, why or _skip_reason(item)) for item, why in _walk(path)]
             if not any(reason is None for _, reason in marked):
-                unreadable = [item for item, reason in marked if is_unreadable(reason)]
+                unreadable = [(item, reason) for item, reason in marked if is_unreadable(reason)]
                 if unreadable:
+                    item, reason = unreadable[0]
+                    what = "this folder" if item.is_dir() else "this log file"
                     raise UserError(
-                        f"{unreadable[0]}: cannot read this folder ({marked[0][1][len(UNREADABLE):]}), "
+                        f"{item}: cannot read {what} ({reason[len(UNREADABLE):]}), "
                         f"and {path} holds no other log file; make it readable, or name the folders to audit"
                     )
                 raise UserError(f"{path}: no log files ({', '.join('*' + s for s in LOG_SUFFIXES)}) in this folder")
@@ -141,8 +143,11 @@ def _walks_into(entry: os.DirEntry) -> bool:
 
 
 def _skip_reason(path: Path) -> str | None:
-    if path.stat().st_size == 0:
-        return "empty"
+    try:
+        if path.stat().st_size == 0:
+            return "empty"
+    except OSError as exc:  # a link to nothing, or a file gone since the folder was listed
+        return f"{UNREADABLE}{'a link to nothing' if path.is_symlink() else exc.strerror or exc}"
     return _one_object_reason(path)
 
 

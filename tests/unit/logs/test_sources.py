@@ -110,3 +110,24 @@ def test_a_subfolder_without_read_permission_is_warned_about(tmp_path: Path, cap
     finally:
         (root / "a").chmod(0o755)
     assert f"prefixbench: warning: {root / 'a'}: skipped: a subfolder the folder walk could not read (Permission denied)" in capsys.readouterr().err
+
+
+def test_a_link_to_nothing_is_skipped_with_a_warning_not_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A walked ``*.jsonl`` that is a link to a file since deleted (an agent's rotated log) is
+    skipped, warned about and noted; the other logs are audited (it failed the whole audit with
+    'No such file or directory'). A folder holding only such a link is refused naming it."""
+    root = _tree(tmp_path / "logs", broken_link=True)
+    assert main(["audit", str(root), "--quiet", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    broken = root / "z" / "broken.jsonl"
+    assert err.strip() == f"prefixbench: warning: {broken}: skipped: a log file the folder walk found and could not read (a link to nothing)"
+    files = {f["file"]: f for f in json.loads(out)["files"]}
+    assert files[str(broken)]["format"] == "unreadable" and files[str(root / "top.jsonl")]["requests"] > 0
+    lonely = tmp_path / "lonely"
+    lonely.mkdir()
+    (lonely / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    assert main(["audit", str(lonely), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: {lonely / 'gone.jsonl'}: cannot read this log file (a link to nothing), and {lonely} "
+        "holds no other log file; make it readable, or name the folders to audit"
+    )
