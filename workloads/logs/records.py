@@ -10,7 +10,11 @@ records, cut short with no newline yet) ends the records instead, and its line i
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import json
+import lzma
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -53,14 +57,44 @@ def iter_records(path: Path, progress: ProgressFn | None = None, torn: list[int]
             not valid JSON (a truncated line included, but for the torn tail above).
     """
     try:
-        handle = path.open("rb")
+        raw = path.open("rb")
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    try:
-        with handle:
+    with raw:
+        kind = _compression(path, raw)
+        handle = raw if kind is None else _COMPRESSED[kind](raw)
+        if kind is not None and progress is not None:
+            told = progress
+            progress = lambda _done: told(raw.tell())  # noqa: E731  (bytes of the file, as its size counts them)
+        try:
             yield from _iter_handle(path, handle, progress, torn)
-    except OSError as exc:  # a read error (/proc/self/mem): named like the shared readers name it
-        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        except OSError as exc:  # a read error (/proc/self/mem), or a corrupt compressed header
+            if kind is not None:
+                raise UserError(f"{path}: {kind}-compressed data cut short or corrupt ({exc.strerror or exc})") from None
+            raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        except (EOFError, zlib.error, lzma.LZMAError) as exc:  # cut short, or corrupt, compressed data
+            raise UserError(f"{path}: {kind}-compressed data cut short or corrupt ({exc})") from None
+
+
+#: Compressed logs read as they are: the format's magic bytes to its name, and its reader.
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+_COMPRESSED: dict[str, Callable[[object], object]] = {
+    "gzip": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),  # type: ignore[arg-type]
+    "bzip2": lambda raw: bz2.BZ2File(raw),  # type: ignore[arg-type]
+    "xz": lambda raw: lzma.LZMAFile(raw),  # type: ignore[arg-type]
+}
+#: File names (ends) of compressed logs a folder walk picks up.
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")
+
+
+def _compression(path: Path, handle) -> str | None:
+    """The compression a file's first bytes name (None: plain text); a zstd file is refused, since
+    the standard library of this Python cannot read it."""
+    head = handle.read(6)
+    handle.seek(0)
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        raise UserError(f"{path}: zstd-compressed: decompress it first (zstd -d {path.name})")
+    return next((name for magic, name in _MAGIC if head.startswith(magic)), None)
 
 
 def _iter_handle(path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None) -> Iterator[Record]:

@@ -1,6 +1,7 @@
 """Finding the log files under the paths an audit is given.
 
-A folder is walked (sorted) for ``*.jsonl`` / ``*.json`` / ``*.traj``, and for a database a format
+A folder is walked (sorted) for ``*.jsonl`` / ``*.json`` / ``*.traj`` (also gzip, bzip2 or xz
+compressed: ``*.jsonl.gz``...), and for a database a format
 reads (an OpenCode ``opencode.db``, by its content); metadata sidecars and empty
 files it finds are listed with why they are skipped, and the pieces of a log kept as many files (an
 OpenCode storage message or part) are left to the file that reads them. Every problem is a
@@ -17,10 +18,19 @@ from pathlib import Path
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import FORMATS, classify_record
 from prefixbench.workloads.logs.reading import check_readable
-from prefixbench.workloads.logs.records import iter_records
+from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, iter_records
 
 #: File names a folder walk picks up (``.traj``: SWE-agent's trajectories).
 LOG_SUFFIXES = (".jsonl", ".json", ".traj")
+#: ... and the same compressed (``.jsonl.gz``, ``.json.xz``...).
+_WALKED = LOG_SUFFIXES + tuple(log + packed for log in LOG_SUFFIXES for packed in COMPRESSED_SUFFIXES)
+
+
+def _log_suffix(name: str) -> str:
+    """A walked file's log suffix, its compression's left off (``a.jsonl.gz``: ``.jsonl``)."""
+    for packed in COMPRESSED_SUFFIXES:
+        name = name.removesuffix(packed)
+    return next((suffix for suffix in LOG_SUFFIXES if name.endswith(suffix)), "")
 
 
 def find_logs(paths: list[Path]) -> list[Path]:
@@ -97,7 +107,7 @@ def _walk(folder: Path) -> list[tuple[Path, str | None]]:
                     if _walks_into(entry):
                         pending.append(current / entry.name)
                     elif not _is_dir(entry) and not entry.name.startswith("."):
-                        if entry.name.endswith(LOG_SUFFIXES) or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name)):
+                        if entry.name.endswith(_WALKED) or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name)):
                             found.append((current / entry.name, None))
         except OSError as exc:
             why = exc.strerror or str(exc)
@@ -158,7 +168,7 @@ WALK_DETECT_RECORDS = 25
 def _first_values(path: Path) -> list[object] | None:
     """The first records of a walked ``*.json`` or ``*.jsonl`` file (None: another kind of file,
     or content the audit itself should refuse, naming the line)."""
-    if path.suffix not in (".json", ".jsonl"):
+    if _log_suffix(path.name) not in (".json", ".jsonl"):
         return None
     values: list[object] = []
     try:
