@@ -61,7 +61,10 @@ def iter_records(path: Path, progress: ProgressFn | None = None, torn: list[int]
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
     with raw:
-        kind = _compression(path, raw)
+        try:
+            kind = _compression(path, raw)
+        except OSError as exc:  # a read error (/proc/self/mem)
+            raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
         handle = raw if kind is None else _COMPRESSED[kind](raw)
         if kind is not None and progress is not None:
             told = progress
