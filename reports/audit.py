@@ -238,13 +238,14 @@ def _roll_up_rows(rolls: Sequence[RollUp], name) -> list[list[str]]:
     return [
         [
             name(r), _span(r), f"{r.requests:,}", f"{r.lanes:,}", f"{r.misses:,}", f"{r.hit_ratio:.1%}",
-            format_usd(r.cost_usd), format_usd(r.lost_usd), r.top_cause or "-",
+            "-" if r.rewrite_factor is None else f"{r.rewrite_factor:.2f}x", format_usd(r.cost_usd), format_usd(r.lost_usd),
+            r.top_cause or "-",
         ]
         for r in rolls
     ]
 
 
-ROLL_UP_HEADER = ("{what}", "time (UTC)", "requests", "lanes", "misses", "hit", "paid", "lost", "top cause")
+ROLL_UP_HEADER = ("{what}", "time (UTC)", "requests", "lanes", "misses", "hit", "re-write", "paid", "lost", "top cause")
 
 
 def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
@@ -257,7 +258,7 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
         kept = set(sorted(range(len(rolls)), key=lambda i: (-rolls[i].lost_usd, -rolls[i].cost_usd, i))[:sessions])
         left_out = len(rolls) - sessions
         rolls = [r for i, r in enumerate(rolls) if i in kept]
-    right = {2, 3, 4, 5, 6, 7}
+    right = {2, 3, 4, 5, 6, 7, 8}
     title = "per session (one log file: its main lane, subagents and compactions)"
     if left_out:
         title += f": the {sessions} that lost the most, {left_out:,} more in audit.md and audit.json"

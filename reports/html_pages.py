@@ -476,11 +476,12 @@ def _audit_roll_ups(rolls: list[dict], what: str) -> str:
             num("lanes", r["lanes"], fmt_int(r["lanes"])),
             num("misses", r["misses"], fmt_int(r["misses"])),
             num("hit_ratio", r["hit_ratio"], fmt_pct(r["hit_ratio"])),
+            "-" if r.get("rewrite_factor") is None else num("rewrite_factor", r["rewrite_factor"], f"{r['rewrite_factor']:.2f}x"),
             num("cost_usd", r["cost_usd"], fmt_usd(r["cost_usd"])),
             num("lost_usd", r["lost_usd"], fmt_usd(r["lost_usd"])),
             Cell(r["top_cause"] or "-", css="cause", colour=cause_colour(r["top_cause"]) if r["top_cause"] else None),
         ]))
-    header = [what, "time (UTC)", "requests", "lanes", "misses", "hit", "paid", "lost", "top cause"]
+    header = [what, "time (UTC)", "requests", "lanes", "misses", "hit", "re-write", "paid", "lost", "top cause"]
     return table(header, rows, css=f"rollup {what}s")
 
 

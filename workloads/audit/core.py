@@ -235,7 +235,12 @@ class Totals(msgspec.Struct, frozen=True):
 class RollUp(msgspec.Struct, frozen=True):
     """The requests of one session (one log file: its main lane, subagents and compactions) or of
     one UTC day, summed. ``first`` and ``last`` are the earliest and latest request times (None
-    when no request of it has a timestamp); ``top_cause`` is the cause that lost the most there."""
+    when no request of it has a timestamp); ``top_cause`` is the cause that lost the most there.
+
+    ``rewrite_factor``: the tokens paid at the write or the full input price (written + uncached)
+    over the context there was to pay for once (the sum of each lane's largest prompt): 1.0x when
+    every lane wrote its context once and read it after; 2.0x when it was written twice (an
+    expiry, a changed prefix). None when no request of it reports its cache use."""
 
     key: str
     first: str | None
@@ -251,6 +256,7 @@ class RollUp(msgspec.Struct, frozen=True):
     lost_usd: Decimal
     lost_tokens: int
     top_cause: str | None
+    rewrite_factor: float | None = None
 
 
 #: The day of requests with no absolute timestamp (per-day roll-up).
@@ -1078,6 +1084,11 @@ def _roll_ups(rows: list[AuditRow], key: Callable[[AuditRow], str], extra: Mappi
                 lost_by_cause[i.cause] += i.lost_usd or Decimal(0)
         top = min(lost_by_cause.items(), key=lambda kv: (-kv[1], list(CAUSES).index(kv[0]) if kv[0] in CAUSES else len(CAUSES), kv[0]),
                   default=None)
+        largest: dict[tuple[str, str], int] = {}
+        for i in reported:
+            prompt = (i.reported_cache_read or 0) + (i.reported_cache_write or 0) + (i.reported_uncached or 0)
+            largest[(i.file, i.lane)] = max(largest.get((i.file, i.lane), 0), prompt)
+        context = sum(largest.values())
         out.append(RollUp(
             key=name,
             first=stamps[0] if stamps else None,
@@ -1093,6 +1104,7 @@ def _roll_ups(rows: list[AuditRow], key: Callable[[AuditRow], str], extra: Mappi
             lost_usd=usd_sum(i.lost_usd or Decimal(0) for i in items),
             lost_tokens=sum(i.lost_tokens for i in items),
             top_cause=None if top is None else top[0],
+            rewrite_factor=(write + uncached) / context if context else None,
         ))
     return tuple(out)
 

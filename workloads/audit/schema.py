@@ -203,6 +203,7 @@ ROLLUP_FIELDS: tuple[Field, ...] = (
     Field("lost_usd", "usd"),
     Field("lost_tokens", "int"),
     Field("top_cause", "str?"),
+    Field("rewrite_factor", "ratio?"),
 )
 
 #: One explicit cache the logs created (Gemini ``cachedContents``), priced: its tokens once at the

@@ -393,3 +393,18 @@ def test_a_live_logs_torn_last_line_is_skipped_and_said(tmp_path: Path, capsys: 
     live.write_bytes(good + b'{"type":"assistant","uuid":"zz","message":{"usage":{"input_tok\n' + good.splitlines(keepends=True)[0])
     assert main(["audit", str(live), "--quiet"]) == 2
     assert f"{live}:{lines}: truncated or malformed JSON" in capsys.readouterr().err
+
+
+def test_each_session_says_its_re_write_factor(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The tokens paid at the write or full input price over each lane's largest prompt. The
+    session above wrote 15,000 + 200, then after 20 idle minutes 15,300 again, with 3 uncached
+    tokens a request: 30,509 over its largest prompt, 15,303: 1.99x (its context paid twice)."""
+    log = _session(tmp_path)
+    assert main(["audit", str(log), "--quiet", "--format", "json"]) == 0
+    (session,) = json.loads(capsys.readouterr().out)["sessions"]
+    assert session["rewrite_factor"] == round(30_509 / 15_303, 6)
+    assert main(["audit", str(log), "--quiet"]) == 0
+    table = capsys.readouterr().out
+    header, _, row = table.split("per session", 1)[1].splitlines()[1:4]
+    words = row.split()
+    assert header.split()[6:8] == ["hit", "re-write"] and words[words.index("33.0%") + 1] == "1.99x"
