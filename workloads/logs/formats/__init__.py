@@ -19,6 +19,7 @@ from pathlib import Path
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import (
     agent_traces,
+    amp,
     anthropic_bodies,
     chat_completions,
     claude_code,
@@ -26,6 +27,7 @@ from prefixbench.workloads.logs.formats import (
     codex,
     gemini_cli,
     http_capture,
+    kimi_cli,
     langfuse,
     litellm,
     mooncake,
@@ -61,6 +63,8 @@ FORMATS: dict[str, LogFormat] = {
         langfuse.FORMAT,
         openhands.FORMAT,
         cline.FORMAT,
+        amp.FORMAT,
+        kimi_cli.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.
