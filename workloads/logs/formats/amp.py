@@ -176,29 +176,31 @@ class _Thread:
         if self._call(lane, usage, {"messageId": event.get("toMessageId")}, where, event.get("credits")):
             self.ledger_calls += 1
 
-    def _usage(self, usage: dict, where: str) -> Usage:
+    def _usage(self, usage: dict, where: str) -> tuple[Usage, str]:
         got = {key: count(usage.get(key), where, key) for key in _SPLIT_KEYS}
         tokens_in, output, write, read = got["inputTokens"], got["outputTokens"], got["cacheCreationInputTokens"], got["cacheReadInputTokens"]
         total = usage.get("totalInputTokens")
-        if total is None:
-            self.additive_assumed += 1
-        else:
+        reading = "assumed"
+        if total is not None:
+            reading = "additive"
             total = count(total, where, "totalInputTokens")
-            if total != tokens_in + read + write and total == tokens_in and read + write <= tokens_in and read + write > 0:
+            if total != tokens_in + read + write and total == tokens_in and 0 < read + write <= tokens_in:
                 # The prompt count with the cached part inside (a subset-convention provider).
-                self.subset_read += 1
+                reading = "subset"
                 tokens_in -= read + write
-        return Usage(cache_read=read, cache_write_5m=write, uncached=tokens_in, output=output)
+        return Usage(cache_read=read, cache_write_5m=write, uncached=tokens_in, output=output), reading
 
     def _call(self, lane: _Lane, usage: dict, message: dict, where: str, credits: object) -> bool:
         model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else lane.model or "unknown"
-        reported = self._usage(usage, f"{self.where}: {where}")
+        reported, reading = self._usage(usage, f"{self.where}: {where}")
         if isinstance(credits, (int, float)) and not isinstance(credits, bool) and credits == credits and abs(credits) < 1e12:
             self.credits += credits
             self.credits_seen = True
         if reported.prompt + reported.output == 0:
             self.skipped.append((self.line, f"{where}: call with no tokens"))
             return False
+        self.additive_assumed += reading == "assumed"
+        self.subset_read += reading == "subset"
         sent = parse_time_ms(usage.get("timestamp"), f"{self.where}: {where}") if usage.get("timestamp") is not None else None
         if lane.model is not None and model != lane.model:
             lane.events.append(("model_change", f"{lane.model} -> {model}"))

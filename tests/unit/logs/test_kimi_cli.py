@@ -1,0 +1,178 @@
+"""Kimi CLI wire logs (workloads/logs/formats/kimi_cli.py): fixtures built here from the wire
+records kimi-cli writes (``{timestamp, message: {type, payload}}``, StatusUpdate token_usage)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+from prefixbench.reports.cli import run
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import load_trace
+from prefixbench.workloads.logs.formats import FORMATS, detect_format
+
+T0 = 1770000000.0
+
+
+def _rec(t: float, kind: str, payload: dict) -> dict:
+    return {"timestamp": T0 + t, "message": {"type": kind, "payload": payload}}
+
+
+def _usage(other: int, out: int, read: int = 0, write: int | None = 0) -> dict:
+    usage = {"input_other": other, "output": out, "input_cache_read": read}
+    if write is not None:
+        usage["input_cache_creation"] = write
+    return usage
+
+
+def _status(t: float, usage: dict | None, mid: str | None) -> dict:
+    return _rec(t, "StatusUpdate", {"context_usage": 0.1, "token_usage": usage, "message_id": mid})
+
+
+def _sub(t: float, inner: dict, agent: str = "a1", legacy: bool = False) -> dict:
+    ids = {"task_tool_call_id": "call_9"} if legacy else {"parent_tool_call_id": "call_9", "agent_id": agent, "subagent_type": "explore"}
+    return _rec(t, "SubagentEvent", {**ids, "event": inner["message"]})
+
+
+def _write(path: Path, records: list[dict], version: str | None = "1.3") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = ([{"type": "metadata", "protocol_version": version}] if version else []) + records
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return path
+
+
+def _session(path: Path) -> Path:
+    return _write(path, [
+        _rec(0, "TurnBegin", {"user_input": "find the bug"}),
+        _rec(0.5, "StepBegin", {"n": 1}),
+        _rec(1.0, "ContentPart", {"type": "think", "think": "..."}),
+        _rec(2.0, "ToolCall", {"type": "function", "id": "call_1", "function": {"name": "Shell", "arguments": "{}"}}),
+        _status(3.0, _usage(6000, 80), "chatcmpl-1"),                       # line 6
+        _rec(3.5, "ToolResult", {"tool_call_id": "call_1", "return_value": {"is_error": False, "output": "ok", "message": "", "display": []}}),
+        _rec(4.0, "StepBegin", {"n": 2}),
+        _rec(4.5, "StepRetry", {"n": 2, "next_attempt": 2, "max_attempts": 3, "wait_s": 1.0, "error_type": "APITimeoutError"}),
+        _rec(6.0, "ContentPart", {"type": "text", "text": "x"}),
+        _status(7.0, _usage(250, 40, read=6000), "chatcmpl-2"),              # line 11
+        _rec(8.0, "StepBegin", {"n": 3}),
+        _sub(8.5, _rec(0, "StepBegin", {"n": 1})),
+        _sub(9.0, _status(0, _usage(3000, 20), "chatcmpl-s1")),             # line 14
+        _sub(9.5, _status(0, _usage(100, 10, read=3000), "chatcmpl-s2")),   # line 15
+        _rec(10.0, "StepInterrupted", {}),
+        _rec(20.0, "TurnBegin", {"user_input": "go on"}),
+        _rec(20.5, "StepBegin", {"n": 1}),
+        _rec(21.0, "CompactionBegin", {}),
+        _rec(25.0, "CompactionEnd", {}),
+        _status(27.0, _usage(1800, 30), "chatcmpl-3"),                      # line 21
+        _status(27.5, None, None),                                           # a status-only update
+        _rec(28.0, "TurnEnd", {}),
+    ])
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = run(list(argv))
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_a_session_one_request_per_status_update_with_totals_field_by_field(tmp_path: Path) -> None:
+    path = _session(tmp_path / "sessions" / "h" / "s1" / "wire.jsonl")
+    assert detect_format(path) is FORMATS["kimi-cli"]
+    requests, summaries = load_trace([path])
+    assert [r.line for r in requests] == [6, 11, 14, 15, 21]
+    assert [(r.lane, r.lane_kind) for r in requests] == [("main", "main"), ("main", "main"), ("agent:a1", "subagent"), ("agent:a1", "subagent"), ("main", "main")]
+    assert {r.provider for r in requests} == {"moonshot"} and {r.model for r in requests} == {"kimi-for-coding"}
+    # Hand sums: uncached 6000 + 250 + 3000 + 100 + 1800, read 6000 + 3000, output 80 + 40 + 20 + 10 + 30.
+    usages = [r.usage for r in requests]
+    assert sum(u.uncached for u in usages) == 11150
+    assert sum(u.cache_read for u in usages) == 9000
+    assert sum(u.cache_write_5m + u.cache_write_1h for u in usages) == 0
+    assert sum(u.output for u in usages) == 180
+    # Times: the step's StepBegin, its first content part, the StatusUpdate.
+    ms = int(T0 * 1000)
+    assert (requests[0].sent_ms, requests[0].ready_ms, requests[0].done_ms) == (ms + 500, ms + 1000, ms + 3000)
+    assert (requests[1].sent_ms, requests[1].ready_ms) == (ms + 4000, ms + 6000)
+    assert requests[2].sent_ms == ms + 8500
+    # The chain: main continues, the subagent is a chain of its own, a compaction starts again.
+    main = [r for r in requests if r.lane == "main"]
+    assert main[1].prefix.parent == main[0].prefix.node
+    assert requests[2].prefix.parent is None and requests[3].prefix.parent == requests[2].prefix.node
+    assert main[2].prefix.parent is None
+    assert [kind for kind, _ in main[2].events] == ["user_turn", "compaction"]
+    assert {r.agent_version for r in requests} == {"wire 1.3"}
+    summary = summaries[0]
+    assert summary.requests == 5
+    assert [why.split(" ")[0] for _, why in summary.skipped] == ["failed", "step"]
+    assert any("1 compaction(s)" in n for n in summary.notes)
+
+
+def test_a_subagents_own_wire_file_and_the_parents_copy_are_counted_once(tmp_path: Path) -> None:
+    session = tmp_path / "sessions" / "h" / "s1"
+    _session(session / "wire.jsonl")
+    _write(session / "subagents" / "a1" / "wire.jsonl", [
+        _rec(8.5, "StepBegin", {"n": 1}),
+        _status(9.0, _usage(3000, 20), "chatcmpl-s1"),
+        _status(9.5, _usage(100, 10, read=3000), "chatcmpl-s2"),
+    ])
+    (session / "context.jsonl").write_text('{"role": "_system_prompt", "content": "s"}\n{"role": "user", "content": "find the bug"}\n'
+                                            '{"role": "_usage", "token_count": 6080}\n{"role": "_checkpoint", "id": 0}\n')
+    (session / "state.json").write_text('{"version": 1, "custom_title": null}')
+    requests, summaries = load_trace([tmp_path])
+    assert len(requests) == 5
+    assert sum(r.usage.uncached for r in requests) == 11150 and sum(r.usage.cache_read for r in requests) == 9000
+    sub = [r for r in requests if r.lane_kind == "subagent"]
+    assert len(sub) == 2 and all(r.file.endswith("subagents/a1/wire.jsonl") for r in sub)
+    by_file = {Path(s.file).name + ":" + Path(s.file).parent.name: s for s in summaries}
+    assert sum("already counted" in why for _, why in by_file["wire.jsonl:s1"].skipped) == 2
+    assert by_file["context.jsonl:s1"].requests == 0
+    for jobs in ("1", "2"):
+        status, out, err = _cli("audit", str(tmp_path), "--quiet", "--format", "json", "--jobs", jobs)
+        assert status == 0, err
+        assert json.loads(out)["totals"]["requests"] == 5
+
+
+def test_versions_older_wire_files_and_other_providers(tmp_path: Path) -> None:
+    # November 2025: no metadata line, StatusUpdate with context_usage only; a legacy subagent id.
+    old = _write(tmp_path / "old" / "wire.jsonl", [
+        _rec(0, "TurnBegin", {"user_input": "hi"}), _rec(1, "StepBegin", {"n": 1}),
+        _rec(2, "StatusUpdate", {"context_usage": 0.05}), _sub(3, _rec(0, "StatusUpdate", {"context_usage": 0.01}), legacy=True),
+    ], version=None)
+    requests, summaries = load_trace([old])
+    assert requests == [] and any("before December 2025" in n for n in summaries[0].notes)
+    # An Anthropic-served call (message id msg_...) with a cache write; a legacy subagent lane.
+    other = _write(tmp_path / "new" / "wire.jsonl", [
+        _rec(0, "StepBegin", {"n": 1}), _status(1, _usage(4, 60, read=0, write=9000), "msg_01abc"),
+        _sub(2, _status(0, _usage(700, 5, write=None), "chatcmpl-x"), legacy=True),
+    ], version="1.10")
+    requests, _ = load_trace([other])
+    assert [(r.provider, r.usage.cache_write_5m, r.usage.uncached) for r in requests] == [("anthropic", 9000, 4), ("moonshot", 0, 700)]
+    assert requests[1].lane == "agent:call_9"
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (_status(1, _usage(-1, 2), "c"), "token_usage.input_other is not a non-negative integer"),
+        (_status(1, {"input_other": 1, "output": "2"}, "c"), "token_usage.output is not a non-negative integer"),
+        ({"timestamp": "noon", "message": {"type": "StepBegin", "payload": {"n": 1}}}, "is not ISO 8601"),
+        (_rec(1, "StatusUpdate", {"token_usage": [1, 2]}), "token_usage is not an object"),
+        (_rec(1, "SubagentEvent", {"agent_id": "a", "event": 3}), "SubagentEvent without an event object"),
+    ],
+)
+def test_bad_wire_records_are_one_line_naming_the_file_and_line(tmp_path: Path, record: dict, message: str) -> None:
+    path = _write(tmp_path / "wire.jsonl", [_rec(0, "TurnBegin", {"user_input": "x"}), record])
+    status, _, err = _cli("audit", str(path), "--quiet")
+    assert status == 2
+    assert err.count("\n") == 1 and f"{path}:3: " in err and message in err, err
+    with pytest.raises(UserError):
+        load_trace([path])
+
+
+def test_input_kimi_cli_on_another_format_names_the_format_it_is(tmp_path: Path) -> None:
+    thread = tmp_path / "T-x.json"
+    thread.write_text(json.dumps({"id": "T-x", "messages": []}))
+    status, _, err = _cli("audit", str(thread), "--input", "kimi-cli", "--quiet")
+    assert status == 2 and "--input amp reads it" in err
