@@ -55,6 +55,11 @@ def detect(value: dict) -> Evidence | None:
     return None
 
 
+def _message_id(value: object) -> int | str | None:
+    """A message id (Amp writes integers) as a key; anything else names no message."""
+    return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+
+
 def _provider(model: str) -> Provider:
     rules = provider_of_model(model)
     return "unknown" if rules is None or not rules.reports_usage else rules.name
@@ -113,7 +118,7 @@ class _Thread:
         for event in ledger:
             if not isinstance(event, dict):
                 raise UserError(f"{self.where}: a usageLedger event is not an object")
-            ledger_by_message.setdefault(event.get("toMessageId"), []).append(event)
+            ledger_by_message.setdefault(_message_id(event.get("toMessageId")), []).append(event)
         main = self.lane()
         for index, message in enumerate(messages):
             if not isinstance(message, dict):
@@ -133,7 +138,7 @@ class _Thread:
                 continue
             main.blocks += 1
             usage = message.get("usage")
-            mid = message.get("messageId")
+            mid = _message_id(message.get("messageId"))
             before = (len(self.out), len(self.skipped))
             if usage is not None and not isinstance(usage, dict):
                 raise UserError(f"{self.where}: messages[{index}].usage is not an object")
@@ -173,7 +178,7 @@ class _Thread:
             "cacheReadInputTokens": cache.get("cacheReadInputTokens"),
             "totalInputTokens": cache.get("totalInputTokens"),
         }
-        if self._call(lane, usage, {"messageId": event.get("toMessageId")}, where, event.get("credits")):
+        if self._call(lane, usage, {"messageId": _message_id(event.get("toMessageId"))}, where, event.get("credits")):
             self.ledger_calls += 1
 
     def _usage(self, usage: dict, where: str) -> tuple[Usage, str]:
@@ -205,8 +210,8 @@ class _Thread:
         if lane.model is not None and model != lane.model:
             lane.events.append(("model_change", f"{lane.model} -> {model}"))
         lane.model = str(model)
-        mid = message.get("messageId")
-        key = f"{self.tid}#{mid}" if mid is not None else f"{self.tid}#{len(self.out)}"
+        mid = _message_id(message.get("messageId"))
+        key = f"{self.tid}#{str(mid)[:40]}" if mid is not None else f"{self.tid}#{len(self.out)}"
         node = f"amp:{self.name}:{key}:{len(self.out)}"
         self.out.append(
             TraceRequest(

@@ -70,7 +70,8 @@ def detect(value: dict) -> Evidence | None:
     """A wire record ``{timestamp, message: {type, payload}}``, the metadata line, or a
     ``context.jsonl`` marker."""
     message = value.get("message")
-    if isinstance(message, dict) and "timestamp" in value and message.get("type") in _TYPES and isinstance(message.get("payload"), dict):
+    kind = message.get("type") if isinstance(message, dict) else None
+    if isinstance(kind, str) and kind in _TYPES and "timestamp" in value and isinstance(message.get("payload"), dict):
         return Evidence.ENTRY
     if value.get("type") == "metadata" and isinstance(value.get("protocol_version"), str) and len(value) <= 3:
         return Evidence.ENTRY
