@@ -27,9 +27,12 @@ def _usage(model: str, i: int, o: int, w: int, r: int, at: str, total: int | Non
     return usage
 
 
-def _user(mid: int, text: str | None = "go", tool: bool = False) -> dict:
+def _user(mid: int, text: str | None = "go", tool: bool = False, sent: int | None = None) -> dict:
     block = {"type": "tool_result", "toolUseID": f"t{mid}", "run": {"status": "done", "result": "ok"}} if tool else {"type": "text", "text": text}
-    return {"role": "user", "messageId": mid, "content": [block]}
+    message = {"role": "user", "messageId": mid, "content": [block]}
+    if sent is not None:
+        message["meta"] = {"sentAt": sent}
+    return message
 
 
 def _assistant(mid: int, usage: dict | None, state: str = "complete") -> dict:
@@ -61,7 +64,7 @@ def test_current_threads_one_request_per_assistant_usage_with_totals_field_by_fi
         _assistant(1, _usage(SONNET, 8, 120, 9000, 0, "2026-01-19T11:40:00.000Z", total=9008, credits=2.5)),
         _user(2, tool=True),
         _assistant(3, _usage(SONNET, 3, 60, 400, 9000, "2026-01-19T11:40:20.000Z", total=9403, credits=0.5)),
-        _user(4, "and the tests"),
+        _user(4, "and the tests", sent=1768822855000),
         # A GPT call whose totalInputTokens is inputTokens: the cached part is inside it.
         _assistant(5, _usage("gpt-5", 12000, 30, 0, 8192, "2026-01-19T11:41:00.000Z", total=12000, credits=1.0)),
         _assistant(6, None, state="cancelled"),  # cancelled before any usage
@@ -75,7 +78,9 @@ def test_current_threads_one_request_per_assistant_usage_with_totals_field_by_fi
     assert [r.line for r in requests] == [1, 1, 1, 1]
     assert [r.request_id for r in requests] == [f"{TID}#1", f"{TID}#3", f"{TID}#5", f"{TID}#8"]
     assert [r.provider for r in requests] == ["anthropic", "anthropic", "openai", "anthropic"]
-    assert [r.sent_ms for r in requests] == [1768822800000, 1768822820000, 1768822860000, 1768822950000]
+    # Sent when the user message was (meta.sentAt), else at the latest when the call ended.
+    assert [r.sent_ms for r in requests] == [1768822800000, 1768822820000, 1768822855000, 1768822950000]
+    assert [r.done_ms for r in requests] == [1768822800000, 1768822820000, 1768822860000, 1768822950000]
     # Hand sums: reads 0 + 9000 + 8192 + 9400; writes 9000 + 400; uncached 8 + 3 + (12000 - 8192) + 5.
     usages = [r.usage for r in requests]
     assert sum(u.cache_read for u in usages) == 26592

@@ -17,6 +17,10 @@ One request per assistant message with usage, in message order; a ledger event i
 its own only when the message it names was not counted from its own usage (so a thread holding
 both is counted once), in the lane ``side:<operationType>`` when that is not ``inference``.
 
+Times: a call ended at its usage's ``timestamp`` (``done_ms``); it was sent when the user message
+it answers was (``meta.sentAt``), or, after a tool result (which Amp does not stamp), at the latest
+when it ended.
+
 Usage convention, decided per call from what the thread says: ``inputTokens`` is Anthropic's
 uncached input (additive: ``totalInputTokens = inputTokens + cacheCreationInputTokens +
 cacheReadInputTokens``, what Amp's Claude calls show). Where a call's ``totalInputTokens`` equals
@@ -74,6 +78,8 @@ class _Lane:
         self.events: list[tuple[str, str]] = []
         self.blocks = 0
         self.pending: list[LoggedMessage] = []
+        #: When the user message the next call answers was sent (``meta.sentAt``), if one was.
+        self.input_ms: int | None = None
 
 
 class _Thread:
@@ -131,6 +137,9 @@ class _Thread:
                 tool = any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
                 if role == "user" and not tool:
                     main.events.append(("user_turn", ""))
+                    sent_at = as_dict(message.get("meta")).get("sentAt")
+                    if sent_at is not None:
+                        main.input_ms = parse_time_ms(sent_at, f"{self.where}: messages[{index}].meta.sentAt")
                 marks = ("file-read",) if any(
                     isinstance(b, dict) and str(b.get("name") or "").lower() in READ_TOOLS for b in blocks
                 ) else ()
@@ -206,7 +215,10 @@ class _Thread:
             return False
         self.additive_assumed += reading == "assumed"
         self.subset_read += reading == "subset"
-        sent = parse_time_ms(usage.get("timestamp"), f"{self.where}: {where}") if usage.get("timestamp") is not None else None
+        done = parse_time_ms(usage.get("timestamp"), f"{self.where}: {where}") if usage.get("timestamp") is not None else None
+        # Sent when its user message was (meta.sentAt); after a tool result (Amp stamps none) the
+        # latest it can have been sent is when it ended.
+        sent = lane.input_ms if lane.input_ms is not None and (done is None or lane.input_ms <= done) else done
         if lane.model is not None and model != lane.model:
             lane.events.append(("model_change", f"{lane.model} -> {model}"))
         lane.model = str(model)
@@ -222,6 +234,7 @@ class _Thread:
                 seq=len(self.out),
                 sent_ms=sent,
                 ready_ms=None,
+                done_ms=done,
                 provider=_provider(str(model)),
                 model=str(model),
                 usage=reported,
@@ -236,6 +249,7 @@ class _Thread:
         lane.events = []
         lane.blocks = 0
         lane.pending = []
+        lane.input_ms = None
         return True
 
 
