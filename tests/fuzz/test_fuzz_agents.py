@@ -54,7 +54,21 @@ KIMI_SEEDS: list[dict] = [
     _rec(9, "StatusUpdate", {"token_usage": {"input_other": 20, "output": 4, "input_cache_read": 5000}, "message_id": "msg_1"}),
     {"role": "_usage", "token_count": 5009},
 ]
+#: Kimi Code's records (agents/<agent>/wire.jsonl).
+KIMI_CODE_SEEDS: list[dict] = [
+    {"type": "metadata", "protocol_version": "1.5", "created_at": 1783466600000},
+    {"type": "turn.prompt", "agentId": "main", "input": [{"type": "text", "text": "x"}], "origin": "user", "time": 1783466601000},
+    {"type": "llm.request", "agentId": "main", "kind": "loop", "provider": "kimi", "model": "kimi-k2.6", "thinkingEffort": "on",
+     "toolSelect": True, "systemPromptHash": "s", "toolsHash": "t", "messageCount": 2, "time": 1783466601100},
+    {"type": "usage.record", "agentId": "main", "model": "kimi-for-coding", "usageScope": "turn",
+     "usage": {"inputOther": 900, "output": 9, "inputCacheRead": 4096, "inputCacheCreation": 0}, "time": 1783466605000},
+    {"type": "context.apply_compaction", "agentId": "main", "time": 1783466606000},
+    {"type": "llm.request", "agentId": "agent-1", "kind": "compaction", "provider": "anthropic", "model": "claude-sonnet-4-5",
+     "systemPromptHash": "s2", "toolsHash": "t2", "messageCount": 9, "time": 1783466607000},
+    {"type": "usage.record", "agentId": "agent-1", "model": "x", "usage": {"inputOther": 3, "output": 1, "inputCacheRead": 0, "inputCacheCreation": 700}, "time": 1783466608000},
+]
 KIMI_BYTES = b"".join(to_json_line(r) + b"\n" for r in KIMI_SEEDS)
+KIMI_CODE_BYTES = b"".join(to_json_line(r) + b"\n" for r in KIMI_CODE_SEEDS)
 
 
 def test_mutated_amp_threads_and_kimi_wire_logs_end_cleanly(importer_examples):
@@ -76,7 +90,10 @@ def test_mutated_amp_threads_and_kimi_wire_logs_end_cleanly(importer_examples):
             raw = data.draw(
                 st.one_of(
                     mutated(KIMI_BYTES),
-                    st.lists(edited(st.sampled_from(KIMI_SEEDS)), min_size=1, max_size=6).map(lambda docs: b"\n".join(map(to_json_line, docs))),
+                    mutated(KIMI_CODE_BYTES),
+                    st.lists(edited(st.sampled_from(KIMI_SEEDS + KIMI_CODE_SEEDS)), min_size=1, max_size=6).map(
+                        lambda docs: b"\n".join(map(to_json_line, docs))
+                    ),
                 )
             )
             path = folder / "wire.jsonl"

@@ -176,3 +176,81 @@ def test_input_kimi_cli_on_another_format_names_the_format_it_is(tmp_path: Path)
     thread.write_text(json.dumps({"id": "T-x", "messages": []}))
     status, _, err = _cli("audit", str(thread), "--input", "kimi-cli", "--quiet")
     assert status == 2 and "--input amp reads it" in err
+
+
+# --- Kimi Code (MoonshotAI/kimi-code): agents/<agent>/wire.jsonl, llm.request + usage.record ---
+
+MS = 1783466600000
+
+
+def _code(t: int, record_type: str, **payload: object) -> dict:
+    return {"type": record_type, **payload, "time": MS + t}
+
+
+def _llm(t: int, agent: str = "main", kind: str = "loop", tools: str = "t1", effort: str | None = "on", model: str = "kimi-k2.6") -> dict:
+    request = {"agentId": agent, "kind": kind, "provider": "kimi", "model": model, "modelAlias": "kimi-for-coding",
+               "toolSelect": True, "systemPromptHash": "sp1", "toolsHash": tools, "messageCount": 2}
+    if effort is not None:
+        request["thinkingEffort"] = effort
+    return _code(t, "llm.request", **request)
+
+
+def _record(t: int, other: int, out: int, read: int = 0, write: int = 0, agent: str = "main") -> dict:
+    return _code(t, "usage.record", agentId=agent, model="kimi-for-coding", usageScope="turn",
+                 usage={"inputOther": other, "output": out, "inputCacheRead": read, "inputCacheCreation": write})
+
+
+def _code_file(path: Path, records: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = {"type": "metadata", "protocol_version": "1.5", "created_at": MS}
+    path.write_text("".join(json.dumps(r) + "\n" for r in [head, *records]))
+    return path
+
+
+def test_kimi_code_one_request_per_usage_record_with_totals_field_by_field(tmp_path: Path) -> None:
+    session = tmp_path / "sessions" / "wd_w_0123456789ab" / "session_1" / "agents"
+    main = _code_file(session / "main" / "wire.jsonl", [
+        _code(1000, "turn.prompt", agentId="main", input=[{"type": "text", "text": "fix it"}], origin="user"),
+        _llm(1100),
+        _record(5000, 9000, 100),                                                     # line 4
+        _code(6000, "context.append_message", agentId="main", message={"role": "tool", "content": []}),
+        _llm(6100, tools="t2"),
+        _record(9000, 300, 50, read=8960),                                            # line 7
+        _llm(9500, effort="off"),
+        _record(9600, 0, 0),                                                          # no usage reported
+        _llm(10000, kind="compaction", effort=None),
+        _record(20000, 500, 800, read=9216),                                          # line 11
+        _code(20100, "context.apply_compaction", agentId="main"),
+        _llm(21000, model="claude-sonnet-4-5-20250929", effort="on"),
+        _record(23000, 4, 20, write=1200, read=4096),                                 # line 14
+    ])
+    _code_file(session / "agent-0" / "wire.jsonl", [_llm(6200, agent="agent-0"), _record(8000, 4000, 10, agent="agent-0")])
+    assert detect_format(main) is FORMATS["kimi-cli"]
+    requests, summaries = load_trace([tmp_path])
+    lanes = [(r.lane, r.lane_kind, r.line) for r in requests]
+    assert lanes == [("agent:agent-0", "subagent", 3), ("main", "main", 4), ("main", "main", 7), ("main", "main", 11), ("main", "main", 14)]
+    usages = [r.usage for r in requests]
+    # Hand sums: uncached 4000 + 9000 + 300 + 500 + 4; read 8960 + 9216 + 4096; write 1200; output 10 + 100 + 50 + 800 + 20.
+    assert sum(u.uncached for u in usages) == 13804
+    assert sum(u.cache_read for u in usages) == 22272
+    assert sum(u.cache_write_5m for u in usages) == 1200
+    assert sum(u.output for u in usages) == 980
+    main_requests = requests[1:]
+    assert [(r.sent_ms, r.done_ms) for r in main_requests][:2] == [(MS + 1100, MS + 5000), (MS + 6100, MS + 9000)]
+    assert [r.provider for r in requests] == ["moonshot", "moonshot", "moonshot", "moonshot", "anthropic"]
+    assert main_requests[0].prefix.head == requests[0].prefix.head == "kimi-code:sp1:t1"  # same hashes, one head
+    assert main_requests[1].prefix.head == "kimi-code:sp1:t2" and ("tools_change", "toolsHash t1 -> t2") in main_requests[1].events
+    assert [r.compaction_call for r in main_requests] == [False, False, True, False]
+    assert main_requests[2].prefix.parent == main_requests[1].prefix.node and main_requests[3].prefix.parent is None
+    assert ("compaction", "context compacted") in main_requests[3].events
+    assert ("model_change", "kimi-k2.6 -> claude-sonnet-4-5-20250929") in main_requests[3].events
+    assert main_requests[0].envelope == (("thinking", "on"),)
+    by_file = {Path(s.file).parent.name: s for s in summaries}
+    assert [why for _, why in by_file["main"].skipped] == ["usage.record all zero (the provider reported no usage)"]
+    assert {r.agent_version for r in requests} == {"wire 1.5"}
+
+
+def test_kimi_code_bad_usage_is_one_line(tmp_path: Path) -> None:
+    path = _code_file(tmp_path / "agents" / "main" / "wire.jsonl", [_llm(0), _record(1, 5, -2)])
+    status, _, err = _cli("audit", str(path), "--quiet")
+    assert status == 2 and err.count("\n") == 1 and f"{path}:3: usage.output is not a non-negative integer" in err, err
