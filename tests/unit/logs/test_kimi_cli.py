@@ -254,3 +254,22 @@ def test_kimi_code_bad_usage_is_one_line(tmp_path: Path) -> None:
     path = _code_file(tmp_path / "agents" / "main" / "wire.jsonl", [_llm(0), _record(1, 5, -2)])
     status, _, err = _cli("audit", str(path), "--quiet")
     assert status == 2 and err.count("\n") == 1 and f"{path}:3: usage.output is not a non-negative integer" in err, err
+
+
+def test_kimi_code_protocol_1_1_records_without_agent_ids_or_llm_requests(tmp_path: Path) -> None:
+    """Early Kimi Code (protocol 1.1): no agentId, no llm.request; the step's loop events time it."""
+    path = tmp_path / "agents" / "agent-3" / "wire.jsonl"
+    path.parent.mkdir(parents=True)
+    records = [
+        {"type": "metadata", "protocol_version": "1.1", "created_at": MS},
+        _code(10, "turn.prompt", input=[{"type": "text", "text": "hi"}], origin={"kind": "user"}),
+        _code(100, "context.append_loop_event", event={"type": "step.begin", "uuid": "s1", "turnId": "t1", "step": 0}),
+        _code(200, "context.append_loop_event", event={"type": "content.part", "uuid": "c1", "part": {"type": "text", "text": "hello"}}),
+        _code(300, "context.append_loop_event", event={"type": "step.end", "uuid": "s1", "usage": {"inputOther": 10, "output": 5, "inputCacheRead": 0, "inputCacheCreation": 0}}),
+        _code(302, "usage.record", model="kimi-k2", usage={"inputOther": 10, "output": 5, "inputCacheRead": 0, "inputCacheCreation": 0}, usageScope="turn"),
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    (request,), _ = load_trace([path])
+    assert (request.lane, request.lane_kind, request.model, request.provider) == ("agent:agent-3", "subagent", "kimi-k2", "moonshot")
+    assert (request.sent_ms, request.ready_ms, request.done_ms) == (MS + 100, MS + 200, MS + 302)
+    assert (request.usage.uncached, request.usage.output) == (10, 5)  # the step.end copy is not counted again

@@ -43,7 +43,8 @@ thinkingEffort, systemPromptHash, toolsHash, messageCount}``, after it ``usage.r
 model, usage {inputOther, output, inputCacheRead, inputCacheCreation}, usageScope}``, additive for
 every protocol (its Gemini reader takes the reads out too). One request per ``usage.record``
 (all-zero usage, recorded where the provider reported none, is skipped): sent at its
-``llm.request``, ended at the record. The head is keyed by the system prompt and tools hashes,
+``llm.request`` (before protocol 1.5 there may be none: at the step's ``step.begin`` loop event),
+its response begun at the step's first ``content.part``, ended at the record. The head is keyed by the system prompt and tools hashes,
 so sessions sharing them share it, and a tools hash that changes is a logged tool change;
 ``turn.prompt`` / ``turn.steer`` are user turns, a ``compaction`` call is flagged as one and
 ``context.apply_compaction`` / ``context.clear`` / ``context.undo`` start a new chain.
@@ -211,6 +212,13 @@ class _Session:
             lane.events.append(("user_turn", ""))
             lane.blocks += 1
             lane.pending.append(make_message("user", value.get("input")))
+        elif kind == "context.append_loop_event":
+            event = as_dict(value.get("event")).get("type")
+            if event == "step.begin":
+                lane.step_ms = lane.step_ms if lane.request is not None and lane.step_ms is not None else when
+                lane.ready_ms = None
+            elif event in ("content.part", "tool.call") and lane.ready_ms is None:
+                lane.ready_ms = when
         elif kind == "context.append_message":
             message = as_dict(value.get("message"))
             if message.get("role") == "tool":
@@ -268,7 +276,7 @@ class _Session:
                 lane_kind=lane.kind,
                 seq=len(self.out),
                 sent_ms=lane.step_ms if lane.step_ms is not None else when,
-                ready_ms=None,
+                ready_ms=lane.ready_ms,
                 provider=provider,
                 model=model,
                 envelope=(("thinking", lane.effort),) if lane.effort is not None else (),
@@ -284,7 +292,7 @@ class _Session:
         )
         lane.parent = node
         lane.events, lane.blocks, lane.pending = [], 0, []
-        lane.step_ms = None
+        lane.step_ms = lane.ready_ms = None
 
     # --- Kimi CLI ----------------------------------------------------------------------------
 
