@@ -301,6 +301,7 @@ FORMAT = LogFormat(
         "older threads: usageLedger.events {timestamp, model, credits, tokens {input, output}, operationType, toMessageId}, cache counts on the message named",
         "threads holding both: each call counted once (its message's usage first)",
         "a call whose totalInputTokens equals inputTokens (the cached part inside): read as subset",
+        "threads of the local-first CLI (late 2025 to March 2026; later Amp keeps threads on its server), usage.timestamp from about January 2026",
     ),
     aliases=("ampcode",),
 )
