@@ -51,6 +51,8 @@ class FileRead(msgspec.Struct, frozen=True):
     claude_requests: frozenset[str] = frozenset()
     #: The Gemini CLI / Qwen Code calls the file counted, to their chain nodes.
     gemini_calls: dict[tuple[str, str], str] = {}
+    #: The Kimi CLI calls the file counted (by message_id), to their chain nodes.
+    kimi_calls: dict[str, str] = {}
     #: The UserError's line, when reading failed (the file is read again in file order).
     error: str | None = None
 
@@ -69,7 +71,7 @@ def read_log_file(task: FileTask) -> FileRead:
         requests, summary = import_file(path, named or detect_format(path), ctx)
     except UserError as exc:
         return FileRead(error=str(exc))
-    return FileRead(requests, summary, frozenset(ctx.codex_totals), frozenset(ctx.claude_requests), dict(ctx.gemini_calls))
+    return FileRead(requests, summary, frozenset(ctx.codex_totals), frozenset(ctx.claude_requests), dict(ctx.gemini_calls), dict(ctx.kimi_calls))
 
 
 def read_in_parallel(
@@ -98,6 +100,7 @@ def take_read(path: Path, read: FileRead, fmt: str, ctx: ImportContext) -> tuple
         read.error is None and read.summary is not None
         and ctx.codex_totals.isdisjoint(read.codex_totals) and ctx.claude_requests.isdisjoint(read.claude_requests)
         and ctx.gemini_calls.keys().isdisjoint(read.gemini_calls)
+        and ctx.kimi_calls.keys().isdisjoint(read.kimi_calls)
     )
     if not clean:
         named = resolve(fmt)
@@ -105,5 +108,6 @@ def take_read(path: Path, read: FileRead, fmt: str, ctx: ImportContext) -> tuple
     ctx.codex_totals.update(read.codex_totals)
     ctx.claude_requests.update(read.claude_requests)
     ctx.gemini_calls.update(read.gemini_calls)
+    ctx.kimi_calls.update(read.kimi_calls)
     assert read.summary is not None
     return read.requests, read.summary

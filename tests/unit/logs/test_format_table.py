@@ -272,6 +272,30 @@ def expected(name: str) -> list[TraceRequest]:
                     events=(("user_turn", ""),), source_format=name,
                 )
             ]
+        case "amp":
+            # A thread of January 2026: usage on the assistant message, Claude's additive counts.
+            model = "claude-sonnet-4-5-20250929"
+            tid = "T-5b0c7a1e-0000-4000-8000-000000000001"
+            return [
+                TraceRequest(
+                    file, 1, "main", "main", 0, 1768822795000, None, "anthropic", model,
+                    usage=Usage(cache_write_5m=7000, uncached=6, output=80),
+                    prefix=Prefix(f"amp:{tid}:main:{model}", f"amp:{file}:{tid}#1:0", None, 2),
+                    events=(("user_turn", ""),), request_id=f"{tid}#1", source_format=name,
+                    done_ms=1768822800000,  # the usage's timestamp: the call had ended
+                )
+            ]
+        case "kimi-cli":
+            # A wire.jsonl of protocol 1.3: one step, Kimi's usage normalized to additive by kosong.
+            return [
+                TraceRequest(
+                    file, 5, "main", "main", 0, 1770000000250, 1770000001500, "moonshot", "kimi-for-coding",
+                    usage=Usage(uncached=5200, output=40),
+                    prefix=Prefix(f"kimi-cli:{Path(file).parent}:main", f"kimi-cli:{file}#5", None, 2),
+                    events=(("user_turn", ""),), request_id="chatcmpl-fixture1", agent_version="wire 1.3",
+                    source_format=name, done_ms=1770000002000,
+                )
+            ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 
 
@@ -378,7 +402,8 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
-        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, OpenHands event stream or Cline task folder); "
+        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, OpenHands event stream, Cline task folder, "
+            "Amp thread or Kimi CLI wire log); "
         "audit reads only these"
     )
 

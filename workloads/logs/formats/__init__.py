@@ -21,6 +21,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import (
     agent_traces,
+    amp,
     anthropic_bodies,
     chat_completions,
     claude_code,
@@ -28,6 +29,7 @@ from prefixbench.workloads.logs.formats import (
     codex,
     gemini_cli,
     http_capture,
+    kimi_cli,
     langfuse,
     litellm,
     mooncake,
@@ -63,6 +65,8 @@ FORMATS: dict[str, LogFormat] = {
         langfuse.FORMAT,
         openhands.FORMAT,
         cline.FORMAT,
+        amp.FORMAT,
+        kimi_cli.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.

@@ -49,6 +49,9 @@ class ImportContext(msgspec.Struct):
     #: Gemini CLI calls already counted, ``(session id, message id)`` to their chain node: resuming
     #: a pre-0.58 ``.json`` session copies its messages into a ``.jsonl`` beside it.
     gemini_calls: dict[tuple[str, str], str] = msgspec.field(default_factory=dict)
+    #: Kimi CLI calls already counted, ``message_id`` to their chain node: a subagent's calls are
+    #: on the parent's wire (``SubagentEvent``) and in its own ``subagents/<id>/wire.jsonl``.
+    kimi_calls: dict[str, str] = msgspec.field(default_factory=dict)
     progress: ProgressFn | None = None
 
 

@@ -1,0 +1,106 @@
+"""Fuzz the Amp thread and Kimi CLI wire readers (workloads/logs/formats/amp.py, kimi_cli.py):
+mutated files and edited records end in exit 0 or one clean line with exit 2, never a traceback
+or a hang, read as detected or under an explicit ``--input``."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, to_json_line, write
+
+_SONNET = "claude-sonnet-4-5-20250929"
+AMP_SEEDS: list[dict] = [
+    {"id": "T-0000-fuzz", "v": 3, "created": 1768822790000, "agentMode": "smart", "messages": [
+        {"role": "user", "messageId": 0, "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "messageId": 1, "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}],
+         "state": {"type": "complete", "stopReason": "tool_use"},
+         "usage": {"model": _SONNET, "inputTokens": 5, "outputTokens": 9, "cacheCreationInputTokens": 4000,
+                   "cacheReadInputTokens": 0, "totalInputTokens": 4005, "credits": 1.5, "timestamp": "2026-01-19T11:40:00.000Z"}},
+        {"role": "user", "messageId": 2, "content": [{"type": "tool_result", "toolUseID": "t1", "run": {"status": "done"}}]},
+        {"role": "assistant", "messageId": 3, "content": [], "state": {"type": "cancelled"},
+         "usage": {"model": "gpt-5", "inputTokens": 5000, "outputTokens": 2, "cacheReadInputTokens": 4096, "totalInputTokens": 5000}},
+    ]},
+    {"id": "T-0001-fuzz", "messages": [
+        {"role": "assistant", "messageId": 1, "content": [], "usage": {"model": _SONNET, "cacheCreationInputTokens": 300, "cacheReadInputTokens": 10}},
+    ], "usageLedger": {"events": [
+        {"id": "e1", "timestamp": "2025-11-23T10:00:00.000Z", "model": _SONNET, "credits": 1, "tokens": {"input": 3, "output": 7},
+         "operationType": "inference", "fromMessageId": 0, "toMessageId": 1},
+        {"id": "e2", "timestamp": "2025-11-23T10:00:01.000Z", "model": _SONNET, "tokens": {"input": 30}, "operationType": "title"},
+    ]}},
+]
+
+
+def _rec(t: float, kind: str, payload: dict) -> dict:
+    return {"timestamp": 1770000000.0 + t, "message": {"type": kind, "payload": payload}}
+
+
+KIMI_SEEDS: list[dict] = [
+    {"type": "metadata", "protocol_version": "1.3"},
+    _rec(0, "TurnBegin", {"user_input": "hi"}),
+    _rec(1, "StepBegin", {"n": 1}),
+    _rec(2, "ContentPart", {"type": "text", "text": "x"}),
+    _rec(3, "StatusUpdate", {"context_usage": 0.1, "token_usage": {"input_other": 5000, "output": 9, "input_cache_read": 0, "input_cache_creation": 0}, "message_id": "chatcmpl-1"}),
+    _rec(4, "ToolResult", {"tool_call_id": "c", "return_value": {"is_error": False, "output": "ok", "message": "", "display": []}}),
+    _rec(5, "SubagentEvent", {"parent_tool_call_id": "c", "agent_id": "a1", "subagent_type": "explore", "event": {
+        "type": "StatusUpdate", "payload": {"token_usage": {"input_other": 70, "output": 1, "input_cache_read": 900}, "message_id": "chatcmpl-s"}}}),
+    _rec(6, "CompactionBegin", {}),
+    _rec(7, "CompactionEnd", {}),
+    _rec(8, "StepRetry", {"n": 2, "next_attempt": 2, "max_attempts": 3, "wait_s": 1.0, "error_type": "APIError"}),
+    _rec(9, "StatusUpdate", {"token_usage": {"input_other": 20, "output": 4, "input_cache_read": 5000}, "message_id": "msg_1"}),
+    {"role": "_usage", "token_count": 5009},
+]
+#: Kimi Code's records (agents/<agent>/wire.jsonl).
+KIMI_CODE_SEEDS: list[dict] = [
+    {"type": "metadata", "protocol_version": "1.5", "created_at": 1783466600000},
+    {"type": "turn.prompt", "agentId": "main", "input": [{"type": "text", "text": "x"}], "origin": "user", "time": 1783466601000},
+    {"type": "llm.request", "agentId": "main", "kind": "loop", "provider": "kimi", "model": "kimi-k2.6", "thinkingEffort": "on",
+     "toolSelect": True, "systemPromptHash": "s", "toolsHash": "t", "messageCount": 2, "time": 1783466601100},
+    {"type": "usage.record", "agentId": "main", "model": "kimi-for-coding", "usageScope": "turn",
+     "usage": {"inputOther": 900, "output": 9, "inputCacheRead": 4096, "inputCacheCreation": 0}, "time": 1783466605000},
+    {"type": "context.apply_compaction", "agentId": "main", "time": 1783466606000},
+    {"type": "llm.request", "agentId": "agent-1", "kind": "compaction", "provider": "anthropic", "model": "claude-sonnet-4-5",
+     "systemPromptHash": "s2", "toolsHash": "t2", "messageCount": 9, "time": 1783466607000},
+    {"type": "usage.record", "agentId": "agent-1", "model": "x", "usage": {"inputOther": 3, "output": 1, "inputCacheRead": 0, "inputCacheCreation": 700}, "time": 1783466608000},
+]
+KIMI_BYTES = b"".join(to_json_line(r) + b"\n" for r in KIMI_SEEDS)
+KIMI_CODE_BYTES = b"".join(to_json_line(r) + b"\n" for r in KIMI_CODE_SEEDS)
+
+
+def test_mutated_amp_threads_and_kimi_wire_logs_end_cleanly(importer_examples):
+    tally = Tally("audit", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-agents-"))
+
+    @fuzz_settings(importer_examples)
+    @given(fmt=st.sampled_from(("amp", "kimi-cli")), data=st.data(), explicit=st.booleans())
+    def case(fmt: str, data: st.DataObject, explicit: bool) -> None:
+        if fmt == "amp":
+            raw = data.draw(
+                st.one_of(
+                    st.sampled_from(AMP_SEEDS).flatmap(lambda doc: mutated(json.dumps(doc, indent=2).encode())),
+                    edited(st.sampled_from(AMP_SEEDS), max_edits=3).map(lambda doc: json.dumps(doc, indent=2).encode()),
+                )
+            )
+            path = folder / "T-fuzz.json"
+        else:
+            raw = data.draw(
+                st.one_of(
+                    mutated(KIMI_BYTES),
+                    mutated(KIMI_CODE_BYTES),
+                    st.lists(edited(st.sampled_from(KIMI_SEEDS + KIMI_CODE_SEEDS)), min_size=1, max_size=6).map(
+                        lambda docs: b"\n".join(map(to_json_line, docs))
+                    ),
+                )
+            )
+            path = folder / "wire.jsonl"
+        argv = ["audit", str(write(path, raw)), "--quiet", "--format", "json"]
+        if explicit:
+            argv += ["--input", fmt]
+        tally.check(argv)
+
+    case()
+    tally.report()

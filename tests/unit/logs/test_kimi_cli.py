@@ -1,0 +1,275 @@
+"""Kimi CLI wire logs (workloads/logs/formats/kimi_cli.py): fixtures built here from the wire
+records kimi-cli writes (``{timestamp, message: {type, payload}}``, StatusUpdate token_usage)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+from prefixbench.reports.cli import run
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import load_trace
+from prefixbench.workloads.logs.formats import FORMATS, detect_format
+
+T0 = 1770000000.0
+
+
+def _rec(t: float, kind: str, payload: dict) -> dict:
+    return {"timestamp": T0 + t, "message": {"type": kind, "payload": payload}}
+
+
+def _usage(other: int, out: int, read: int = 0, write: int | None = 0) -> dict:
+    usage = {"input_other": other, "output": out, "input_cache_read": read}
+    if write is not None:
+        usage["input_cache_creation"] = write
+    return usage
+
+
+def _status(t: float, usage: dict | None, mid: str | None) -> dict:
+    return _rec(t, "StatusUpdate", {"context_usage": 0.1, "token_usage": usage, "message_id": mid})
+
+
+def _sub(t: float, inner: dict, agent: str = "a1", legacy: bool = False) -> dict:
+    ids = {"task_tool_call_id": "call_9"} if legacy else {"parent_tool_call_id": "call_9", "agent_id": agent, "subagent_type": "explore"}
+    return _rec(t, "SubagentEvent", {**ids, "event": inner["message"]})
+
+
+def _write(path: Path, records: list[dict], version: str | None = "1.3") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = ([{"type": "metadata", "protocol_version": version}] if version else []) + records
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return path
+
+
+def _session(path: Path) -> Path:
+    return _write(path, [
+        _rec(0, "TurnBegin", {"user_input": "find the bug"}),
+        _rec(0.5, "StepBegin", {"n": 1}),
+        _rec(1.0, "ContentPart", {"type": "think", "think": "..."}),
+        _rec(2.0, "ToolCall", {"type": "function", "id": "call_1", "function": {"name": "Shell", "arguments": "{}"}}),
+        _status(3.0, _usage(6000, 80), "chatcmpl-1"),                       # line 6
+        _rec(3.5, "ToolResult", {"tool_call_id": "call_1", "return_value": {"is_error": False, "output": "ok", "message": "", "display": []}}),
+        _rec(4.0, "StepBegin", {"n": 2}),
+        _rec(4.5, "StepRetry", {"n": 2, "next_attempt": 2, "max_attempts": 3, "wait_s": 1.0, "error_type": "APITimeoutError"}),
+        _rec(6.0, "ContentPart", {"type": "text", "text": "x"}),
+        _status(7.0, _usage(250, 40, read=6000), "chatcmpl-2"),              # line 11
+        _rec(8.0, "StepBegin", {"n": 3}),
+        _sub(8.5, _rec(0, "StepBegin", {"n": 1})),
+        _sub(9.0, _status(0, _usage(3000, 20), "chatcmpl-s1")),             # line 14
+        _sub(9.5, _status(0, _usage(100, 10, read=3000), "chatcmpl-s2")),   # line 15
+        _rec(10.0, "StepInterrupted", {}),
+        _rec(20.0, "TurnBegin", {"user_input": "go on"}),
+        _rec(20.5, "StepBegin", {"n": 1}),
+        _rec(21.0, "CompactionBegin", {}),
+        _rec(25.0, "CompactionEnd", {}),
+        _status(27.0, _usage(1800, 30), "chatcmpl-3"),                      # line 21
+        _status(27.5, None, None),                                           # a status-only update
+        _rec(28.0, "TurnEnd", {}),
+    ])
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = run(list(argv))
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_a_session_one_request_per_status_update_with_totals_field_by_field(tmp_path: Path) -> None:
+    path = _session(tmp_path / "sessions" / "h" / "s1" / "wire.jsonl")
+    assert detect_format(path) is FORMATS["kimi-cli"]
+    requests, summaries = load_trace([path])
+    assert [r.line for r in requests] == [6, 11, 14, 15, 21]
+    assert [(r.lane, r.lane_kind) for r in requests] == [("main", "main"), ("main", "main"), ("agent:a1", "subagent"), ("agent:a1", "subagent"), ("main", "main")]
+    assert {r.provider for r in requests} == {"moonshot"} and {r.model for r in requests} == {"kimi-for-coding"}
+    # Hand sums: uncached 6000 + 250 + 3000 + 100 + 1800, read 6000 + 3000, output 80 + 40 + 20 + 10 + 30.
+    usages = [r.usage for r in requests]
+    assert sum(u.uncached for u in usages) == 11150
+    assert sum(u.cache_read for u in usages) == 9000
+    assert sum(u.cache_write_5m + u.cache_write_1h for u in usages) == 0
+    assert sum(u.output for u in usages) == 180
+    # Times: the step's StepBegin, its first content part, the StatusUpdate.
+    ms = int(T0 * 1000)
+    assert (requests[0].sent_ms, requests[0].ready_ms, requests[0].done_ms) == (ms + 500, ms + 1000, ms + 3000)
+    assert (requests[1].sent_ms, requests[1].ready_ms) == (ms + 4000, ms + 6000)
+    assert requests[2].sent_ms == ms + 8500
+    # The chain: main continues, the subagent is a chain of its own, a compaction starts again.
+    main = [r for r in requests if r.lane == "main"]
+    assert main[1].prefix.parent == main[0].prefix.node
+    assert requests[2].prefix.parent is None and requests[3].prefix.parent == requests[2].prefix.node
+    assert main[2].prefix.parent is None
+    assert [kind for kind, _ in main[2].events] == ["user_turn", "compaction"]
+    assert {r.agent_version for r in requests} == {"wire 1.3"}
+    summary = summaries[0]
+    assert summary.requests == 5
+    assert [why.split(" ")[0] for _, why in summary.skipped] == ["failed", "step"]
+    assert any("1 compaction(s)" in n for n in summary.notes)
+
+
+def test_a_subagents_own_wire_file_and_the_parents_copy_are_counted_once(tmp_path: Path) -> None:
+    session = tmp_path / "sessions" / "h" / "s1"
+    _session(session / "wire.jsonl")
+    _write(session / "subagents" / "a1" / "wire.jsonl", [
+        _rec(8.5, "StepBegin", {"n": 1}),
+        _status(9.0, _usage(3000, 20), "chatcmpl-s1"),
+        _status(9.5, _usage(100, 10, read=3000), "chatcmpl-s2"),
+    ])
+    (session / "context.jsonl").write_text('{"role": "_system_prompt", "content": "s"}\n{"role": "user", "content": "find the bug"}\n'
+                                            '{"role": "_usage", "token_count": 6080}\n{"role": "_checkpoint", "id": 0}\n')
+    (session / "state.json").write_text('{"version": 1, "custom_title": null}')
+    requests, summaries = load_trace([tmp_path])
+    assert len(requests) == 5
+    assert sum(r.usage.uncached for r in requests) == 11150 and sum(r.usage.cache_read for r in requests) == 9000
+    sub = [r for r in requests if r.lane_kind == "subagent"]
+    assert len(sub) == 2 and all(r.file.endswith("subagents/a1/wire.jsonl") for r in sub)
+    by_file = {Path(s.file).name + ":" + Path(s.file).parent.name: s for s in summaries}
+    assert sum("already counted" in why for _, why in by_file["wire.jsonl:s1"].skipped) == 2
+    assert by_file["context.jsonl:s1"].requests == 0
+    for jobs in ("1", "2"):
+        status, out, err = _cli("audit", str(tmp_path), "--quiet", "--format", "json", "--jobs", jobs)
+        assert status == 0, err
+        assert json.loads(out)["totals"]["requests"] == 5
+
+
+def test_versions_older_wire_files_and_other_providers(tmp_path: Path) -> None:
+    # November 2025: no metadata line, StatusUpdate with context_usage only; a legacy subagent id.
+    old = _write(tmp_path / "old" / "wire.jsonl", [
+        _rec(0, "TurnBegin", {"user_input": "hi"}), _rec(1, "StepBegin", {"n": 1}),
+        _rec(2, "StatusUpdate", {"context_usage": 0.05}), _sub(3, _rec(0, "StatusUpdate", {"context_usage": 0.01}), legacy=True),
+    ], version=None)
+    requests, summaries = load_trace([old])
+    assert requests == [] and any("before December 2025" in n for n in summaries[0].notes)
+    # An Anthropic-served call (message id msg_...) with a cache write; a legacy subagent lane.
+    other = _write(tmp_path / "new" / "wire.jsonl", [
+        _rec(0, "StepBegin", {"n": 1}), _status(1, _usage(4, 60, read=0, write=9000), "msg_01abc"),
+        _sub(2, _status(0, _usage(700, 5, write=None), "chatcmpl-x"), legacy=True),
+    ], version="1.10")
+    requests, _ = load_trace([other])
+    assert [(r.provider, r.usage.cache_write_5m, r.usage.uncached) for r in requests] == [("anthropic", 9000, 4), ("moonshot", 0, 700)]
+    assert requests[1].lane == "agent:call_9"
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (_status(1, _usage(-1, 2), "c"), "token_usage.input_other is not a non-negative integer"),
+        (_status(1, {"input_other": 1, "output": "2"}, "c"), "token_usage.output is not a non-negative integer"),
+        ({"timestamp": "noon", "message": {"type": "StepBegin", "payload": {"n": 1}}}, "is not ISO 8601"),
+        (_rec(1, "StatusUpdate", {"token_usage": [1, 2]}), "token_usage is not an object"),
+        (_rec(1, "SubagentEvent", {"agent_id": "a", "event": 3}), "SubagentEvent without an event object"),
+    ],
+)
+def test_bad_wire_records_are_one_line_naming_the_file_and_line(tmp_path: Path, record: dict, message: str) -> None:
+    path = _write(tmp_path / "wire.jsonl", [_rec(0, "TurnBegin", {"user_input": "x"}), record])
+    status, _, err = _cli("audit", str(path), "--quiet")
+    assert status == 2
+    assert err.count("\n") == 1 and f"{path}:3: " in err and message in err, err
+    with pytest.raises(UserError):
+        load_trace([path])
+
+
+def test_input_kimi_cli_on_another_format_names_the_format_it_is(tmp_path: Path) -> None:
+    thread = tmp_path / "T-x.json"
+    thread.write_text(json.dumps({"id": "T-x", "messages": []}))
+    status, _, err = _cli("audit", str(thread), "--input", "kimi-cli", "--quiet")
+    assert status == 2 and "--input amp reads it" in err
+
+
+# --- Kimi Code (MoonshotAI/kimi-code): agents/<agent>/wire.jsonl, llm.request + usage.record ---
+
+MS = 1783466600000
+
+
+def _code(t: int, record_type: str, **payload: object) -> dict:
+    return {"type": record_type, **payload, "time": MS + t}
+
+
+def _llm(t: int, agent: str = "main", kind: str = "loop", tools: str = "t1", effort: str | None = "on", model: str = "kimi-k2.6") -> dict:
+    request = {"agentId": agent, "kind": kind, "provider": "kimi", "model": model, "modelAlias": "kimi-for-coding",
+               "toolSelect": True, "systemPromptHash": "sp1", "toolsHash": tools, "messageCount": 2}
+    if effort is not None:
+        request["thinkingEffort"] = effort
+    return _code(t, "llm.request", **request)
+
+
+def _record(t: int, other: int, out: int, read: int = 0, write: int = 0, agent: str = "main") -> dict:
+    return _code(t, "usage.record", agentId=agent, model="kimi-for-coding", usageScope="turn",
+                 usage={"inputOther": other, "output": out, "inputCacheRead": read, "inputCacheCreation": write})
+
+
+def _code_file(path: Path, records: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = {"type": "metadata", "protocol_version": "1.5", "created_at": MS}
+    path.write_text("".join(json.dumps(r) + "\n" for r in [head, *records]))
+    return path
+
+
+def test_kimi_code_one_request_per_usage_record_with_totals_field_by_field(tmp_path: Path) -> None:
+    session = tmp_path / "sessions" / "wd_w_0123456789ab" / "session_1" / "agents"
+    main = _code_file(session / "main" / "wire.jsonl", [
+        _code(1000, "turn.prompt", agentId="main", input=[{"type": "text", "text": "fix it"}], origin="user"),
+        _llm(1100),
+        _record(5000, 9000, 100),                                                     # line 4
+        _code(6000, "context.append_message", agentId="main", message={"role": "tool", "content": []}),
+        _llm(6100, tools="t2"),
+        _record(9000, 300, 50, read=8960),                                            # line 7
+        _llm(9500, effort="off"),
+        _record(9600, 0, 0),                                                          # no usage reported
+        _llm(10000, kind="compaction", effort=None),
+        _record(20000, 500, 800, read=9216),                                          # line 11
+        _code(20100, "context.apply_compaction", agentId="main"),
+        _llm(21000, model="claude-sonnet-4-5-20250929", effort="on"),
+        _record(23000, 4, 20, write=1200, read=4096),                                 # line 14
+    ])
+    _code_file(session / "agent-0" / "wire.jsonl", [_llm(6200, agent="agent-0"), _record(8000, 4000, 10, agent="agent-0")])
+    assert detect_format(main) is FORMATS["kimi-cli"]
+    requests, summaries = load_trace([tmp_path])
+    lanes = [(r.lane, r.lane_kind, r.line) for r in requests]
+    assert lanes == [("agent:agent-0", "subagent", 3), ("main", "main", 4), ("main", "main", 7), ("main", "main", 11), ("main", "main", 14)]
+    usages = [r.usage for r in requests]
+    # Hand sums: uncached 4000 + 9000 + 300 + 500 + 4; read 8960 + 9216 + 4096; write 1200; output 10 + 100 + 50 + 800 + 20.
+    assert sum(u.uncached for u in usages) == 13804
+    assert sum(u.cache_read for u in usages) == 22272
+    assert sum(u.cache_write_5m for u in usages) == 1200
+    assert sum(u.output for u in usages) == 980
+    main_requests = requests[1:]
+    assert [(r.sent_ms, r.done_ms) for r in main_requests][:2] == [(MS + 1100, MS + 5000), (MS + 6100, MS + 9000)]
+    assert [r.provider for r in requests] == ["moonshot", "moonshot", "moonshot", "moonshot", "anthropic"]
+    assert main_requests[0].prefix.head == requests[0].prefix.head == "kimi-code:sp1:t1"  # same hashes, one head
+    assert main_requests[1].prefix.head == "kimi-code:sp1:t2" and ("tools_change", "toolsHash t1 -> t2") in main_requests[1].events
+    assert [r.compaction_call for r in main_requests] == [False, False, True, False]
+    assert main_requests[2].prefix.parent == main_requests[1].prefix.node and main_requests[3].prefix.parent is None
+    assert ("compaction", "context compacted") in main_requests[3].events
+    assert ("model_change", "kimi-k2.6 -> claude-sonnet-4-5-20250929") in main_requests[3].events
+    assert main_requests[0].envelope == (("thinking", "on"),)
+    by_file = {Path(s.file).parent.name: s for s in summaries}
+    assert [why for _, why in by_file["main"].skipped] == ["usage.record all zero (the provider reported no usage)"]
+    assert {r.agent_version for r in requests} == {"wire 1.5"}
+
+
+def test_kimi_code_bad_usage_is_one_line(tmp_path: Path) -> None:
+    path = _code_file(tmp_path / "agents" / "main" / "wire.jsonl", [_llm(0), _record(1, 5, -2)])
+    status, _, err = _cli("audit", str(path), "--quiet")
+    assert status == 2 and err.count("\n") == 1 and f"{path}:3: usage.output is not a non-negative integer" in err, err
+
+
+def test_kimi_code_protocol_1_1_records_without_agent_ids_or_llm_requests(tmp_path: Path) -> None:
+    """Early Kimi Code (protocol 1.1): no agentId, no llm.request; the step's loop events time it."""
+    path = tmp_path / "agents" / "agent-3" / "wire.jsonl"
+    path.parent.mkdir(parents=True)
+    records = [
+        {"type": "metadata", "protocol_version": "1.1", "created_at": MS},
+        _code(10, "turn.prompt", input=[{"type": "text", "text": "hi"}], origin={"kind": "user"}),
+        _code(100, "context.append_loop_event", event={"type": "step.begin", "uuid": "s1", "turnId": "t1", "step": 0}),
+        _code(200, "context.append_loop_event", event={"type": "content.part", "uuid": "c1", "part": {"type": "text", "text": "hello"}}),
+        _code(300, "context.append_loop_event", event={"type": "step.end", "uuid": "s1", "usage": {"inputOther": 10, "output": 5, "inputCacheRead": 0, "inputCacheCreation": 0}}),
+        _code(302, "usage.record", model="kimi-k2", usage={"inputOther": 10, "output": 5, "inputCacheRead": 0, "inputCacheCreation": 0}, usageScope="turn"),
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    (request,), _ = load_trace([path])
+    assert (request.lane, request.lane_kind, request.model, request.provider) == ("agent:agent-3", "subagent", "kimi-k2", "moonshot")
+    assert (request.sent_ms, request.ready_ms, request.done_ms) == (MS + 100, MS + 200, MS + 302)
+    assert (request.usage.uncached, request.usage.output) == (10, 5)  # the step.end copy is not counted again
