@@ -62,7 +62,9 @@ def providers_table() -> str:
         model = "-" if rules.body_model is None else f"`{rules.body_model}`"
         options = "<br>".join(f"`{o.key}={o.default_text}` [{o.source}], seen {o.seen}" for o in rules.cache_options)
         rows.append([
-            f"`{rules.name}`", rules.usage_convention, f"{rules.block_tokens:,}", minimum or "0", ttls or "-",
+            f"`{rules.name}`", rules.usage_convention,
+            f"{rules.block_tokens:,}" + "".join(f" ({tokens:,}: `{pattern}`)" for pattern, tokens in rules.block_tokens_by_model),
+            minimum or "0", ttls or "-",
             breakpoints, f"{rules.read_multiplier:g}x", writes,
             ", ".join(f"`{field}`" for field in rules.diagnostics_fields) or "-",
             model, options or "-", " ".join(f"<{url}>" for url in rules.sources) or "the module's doc",

@@ -157,7 +157,7 @@ class ChainCache:
                     in_flight = True
                 else:
                     expired = True
-        read = rules.round_read(read)
+        read = rules.round_read(read, model)
         ttl_ms = self._ttl(ttl)
         if hit_key is not None:
             hit = self._entries[hit_key]

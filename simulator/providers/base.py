@@ -144,6 +144,8 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     api_base: str = ""
     #: Step a hit counts in (tokens; 1 = exact), and the engine's block size where it has one.
     block_tokens: int = 1
+    #: ``(regex, tokens)``: the step of the models that count in another (Kimi's coding plan: 256).
+    block_tokens_by_model: tuple[tuple[str, int], ...] = ()
     #: Shortest cacheable prefix (tokens) for a model :attr:`min_tokens_by_model` does not know.
     min_tokens: int = 0
     #: What the minimum bounds: the whole cacheable prompt (below it nothing is read or written)
@@ -245,11 +247,13 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         the last breakpoint (the uncached tail is not), subset providers the whole prompt."""
         return usage.prompt - usage.uncached if self.is_additive else usage.prompt
 
-    def round_read(self, tokens: int) -> int:
-        """A read as the provider reports it: in :attr:`block_tokens` steps, and 0 below a read minimum."""
+    def round_read(self, tokens: int, model: str = "") -> int:
+        """A read as the provider reports it: in :attr:`block_tokens` steps (``model``'s own, where
+        :attr:`block_tokens_by_model` names it), and 0 below a read minimum."""
         if self.min_applies_to == "read" and tokens < self.min_tokens:
             return 0
-        return tokens // self.block_tokens * self.block_tokens
+        step = _min_cacheable(self.block_tokens_by_model, self.block_tokens, model) if self.block_tokens_by_model else self.block_tokens
+        return tokens // step * step
 
     def names_model(self, model: str) -> bool:
         """Whether ``model`` (any case) is one of this provider's model names, also behind a

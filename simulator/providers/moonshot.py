@@ -13,6 +13,9 @@ names the provider.
 **Unknowns, as options.** The coding endpoint was measured to cache in 256-token chunks and to
 ignore ``prompt_cache_key`` and ``cache_control`` [M]; the general API's step is not published,
 so ``block=1`` by default and ``block=256`` models the coding endpoint. No minimum is published.
+The coding plan's model (``kimi-for-coding``, what Kimi CLI and Kimi Code call it) reads in
+256-token steps in the audit: a real Kimi CLI session (MoonshotAI/kimi-code's
+``large-100msgs`` fixture) read the previous prompt floored to 256 on 13 of its 14 follow-on calls [M].
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ RULES = ProviderRules(
     model_prefixes=("kimi", "moonshot"),
     url_markers=("moonshot", "api.kimi.com"),
     block_tokens=1,
+    block_tokens_by_model=((r"kimi-for-coding", CODING_BLOCK),),
     min_tokens=0,
     ttls_ms=tuple(TTL_MS.items()),
     default_ttl="5m",

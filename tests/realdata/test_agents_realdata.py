@@ -66,8 +66,11 @@ def test_kimi_cli_session_counts_what_the_log_sums_and_its_reads_are_predicted(t
     assert result.totals.cache_write == sum(u["input_cache_creation"] for u in usages) == 0
     assert result.totals.output == sum(u["output"] for u in usages) == 4_790
     assert {r.provider for r in result.rows} == {"moonshot"}
-    # Kimi reads whole 256-token blocks of the previous prompt (every read here is a multiple of
-    # 256); the chain model predicts the whole previous prompt, within 3% on 13 of the 15 calls
-    # (the first is a cold start of an account-warm head, one read only an earlier prefix).
+    # Kimi's coding plan reads whole 256-token blocks of the previous prompt (every read here is
+    # a multiple of 256), as its rules say for kimi-for-coding: 13 of the 15 reads predicted
+    # exactly (the first is a cold start of an account-warm head; one, 47 s after the previous
+    # call, read only an earlier prefix: the one miss).
     assert all(u["input_cache_read"] % 256 == 0 for u in usages)
     assert sum(f.read_within for f in result.files) == 13
+    assert sum(r.predicted_cache_read == r.reported_cache_read for r in result.rows) == 13
+    assert [r.index for r in result.rows if r.cause not in (None, "cold-start")] == [3]

@@ -106,3 +106,14 @@ def test_deepseek_stores_a_unit_at_the_end_of_the_output() -> None:
     cache = ChainCache("deepseek")
     _send(cache, "a", None, 3_000, 0, output=400)
     assert _send(cache, "b", "a", 3_600, 10_000).read == 3_328
+
+
+def test_kimi_coding_plan_reads_in_256_token_steps() -> None:
+    # kimi-for-coding (the coding plan) counts reads in 256-token blocks; another Kimi model, whose
+    # step is not published, exactly.
+    cache = ChainCache("moonshot")
+    _send(cache, "a", None, 12_700, 0, model="kimi-for-coding")
+    assert _send(cache, "b", "a", 13_000, 5_000, model="kimi-for-coding").read == 12_544
+    cache = ChainCache("moonshot")
+    _send(cache, "a", None, 12_700, 0, model="kimi-k2-0905-preview")
+    assert _send(cache, "b", "a", 13_000, 5_000, model="kimi-k2-0905-preview").read == 12_700
