@@ -70,7 +70,7 @@ from prefixbench.workloads.audit.precedence import (
     ttl_ms,
 )
 from prefixbench.workloads.audit.reading import FileMap, FileRead, read_in_parallel, take_read
-from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file, resolve
+from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import UNREADABLE, find_log_files, is_unreadable
@@ -763,7 +763,7 @@ class Predictor:
             tick=tick,
             ready=ready,
             ttl=ttl,
-            output=usage.output if _replays_output(r.source_format) else 0,
+            output=usage.output if prefix.replays_output else 0,
         )
         uncached = usage.uncached if rules.is_additive else usage.prompt - verdict.read
         if rules.is_additive and verdict.read == 0 and verdict.write == 0:
@@ -803,12 +803,6 @@ class Predictor:
         self.blocks.update(r.hash_ids)
         read = min(length, shared)
         return Prediction(read, 0, length - read, "blocks")
-
-
-def _replays_output(name: str) -> bool:
-    """Whether the agent of format ``name`` sends each response back whole in its lane's next prompt."""
-    fmt = FORMATS.get(name)
-    return fmt is not None and fmt.replays_output
 
 
 def _body_cache(provider: str) -> CacheModel:

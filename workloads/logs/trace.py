@@ -64,6 +64,10 @@ class Prefix(msgspec.Struct, frozen=True):
     parent: str | None = None
     #: Content blocks added since ``parent`` (Anthropic's breakpoint lookback counts blocks).
     new_blocks: int = 1
+    #: The agent sends this call's response back whole (reasoning included) right after its
+    #: prompt in the next call of the chain (Codex; pi on OpenAI's Responses APIs): a provider
+    #: that caches output (``ProviderRules.caches_output``) then serves that call past this prompt.
+    replays_output: bool = False
 
 
 class LoggedMessage(msgspec.Struct, frozen=True, array_like=True):

@@ -119,3 +119,20 @@ def test_pi_gemini_apis_count_the_reads_inside_input(tmp_path: Path) -> None:
     requests, _ = load_trace([_pi(tmp_path / "pi.jsonl", entries)])
     assert [(r.usage.uncached, r.usage.cache_read) for r in requests if r.usage] == [
         (9000, 0), (1500, 8000), (900, 9000), (1000, 9000), (1200, 9000)]
+
+
+@pytest.mark.parametrize(("api", "predicted"), [("openai-responses", 5376), ("openai-codex-responses", 5376), ("openai-completions", 4992)])
+def test_pi_on_openai_responses_reads_into_the_previous_response(tmp_path: Path, api: str, predicted: int) -> None:
+    """pi sends a Responses call's output back whole (its reasoning items as thinkingSignature),
+    so OpenAI's cache serves the next call past the previous prompt: 5,000 + 500 out, floored
+    to 128: 5,376. Over chat completions the reasoning is not sent back: 5,000 floored, 4,992."""
+    t0 = 1765233665294
+
+    def gpt(ts: int, i: int, r: int, o: int) -> dict:
+        entry = _pi_msg("assistant", ts, {"input": i, "output": o, "cacheRead": r, "cacheWrite": 0, "cost": {}})
+        entry["message"].update({"provider": "openai", "model": "gpt-5.1-codex", "api": api})
+        return entry
+
+    entries = [_pi_msg("user", t0), gpt(t0 + 10, 5000, 0, 500), _pi_msg("toolResult", t0 + 5000), gpt(t0 + 5010, 224, 5376, 40)]
+    result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
+    assert [row.predicted_cache_read for row in result.rows] == [0, predicted]

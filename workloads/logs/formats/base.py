@@ -108,10 +108,6 @@ class LogFormat(msgspec.Struct, frozen=True):
     read_file: FileReader | None = None
     #: File names (ends) a folder walk offers to ``detect_file`` besides the text logs.
     file_suffixes: tuple[str, ...] = ()
-    #: Whether the agent sends each response back whole (reasoning included) right after the
-    #: prompt that produced it, in the next prompt of its lane: a provider that caches output
-    #: (``ProviderRules.caches_output``) then serves the next call past the previous prompt.
-    replays_output: bool = False
     #: What the agent is known to change in the head its log does not hold (system prompt,
     #: tools) between requests, named where the audit locates a break inside that head.
     head_changes: str = ""

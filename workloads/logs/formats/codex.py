@@ -159,7 +159,8 @@ class _Rollout:
                 model=self.model,
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=usage,
-                prefix=Prefix(f"codex:{self.model}:{self.version or '?'}", node, self.chain_parent, max(1, self.blocks)),
+                # Codex sends every output item back (reasoning as encrypted_content) in the next request.
+                prefix=Prefix(f"codex:{self.model}:{self.version or '?'}", node, self.chain_parent, max(1, self.blocks), replays_output=True),
                 events=tuple(self.events),
                 agent_version=self.version,
                 source_format=NAME,
@@ -206,8 +207,6 @@ FORMAT = LogFormat(
     detect=detect,
     read=read,
     usage="subset",
-    # Codex sends every output item of a turn back (reasoning as encrypted_content) in the next request.
-    replays_output=True,
     versions=(
         "rollouts with event_msg token_count (info.last_token_usage, total_token_usage)",
         "later rollouts: last_token_usage.cache_write_input_tokens (the Responses API's writes, GPT-5.6 on), inside input_tokens",

@@ -50,6 +50,11 @@ def _provider(message: dict) -> Provider:
 _INPUT_INCLUDES_READS = ("google-generative-ai", "google-vertex")
 
 
+#: pi's APIs that send a response back whole, reasoning items included (``thinkingSignature``
+#: holds the encrypted reasoning item, ``reasoning.encrypted_content`` asked for).
+_REPLAYS_OUTPUT = frozenset({"openai-responses", "openai-codex-responses", "azure-openai-responses"})
+
+
 def _usage(usage: dict, where: str, api: object = None) -> Usage:
     """pi's usage: ``input`` excludes ``cacheRead`` and ``cacheWrite``, but for the Gemini APIs
     of :data:`_INPUT_INCLUDES_READS`, where it includes ``cacheRead`` (unless the message's own
@@ -161,7 +166,8 @@ class _Session:
                 # budget changes kept the cache in the shared pi logs.
                 envelope=(("thinking", "off" if self.thinking == "off" else "on"),),
                 usage=usage,
-                prefix=Prefix(f"pi:{self.name}:{provider}:{model}", node, self.chain_parent, max(1, self.blocks)),
+                prefix=Prefix(f"pi:{self.name}:{provider}:{model}", node, self.chain_parent, max(1, self.blocks),
+                              replays_output=message.get("api") in _REPLAYS_OUTPUT),
                 events=tuple(self.events),
                 source_format=NAME,
                 messages=tuple(self.pending),
