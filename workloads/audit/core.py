@@ -831,10 +831,7 @@ def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
         # Capped at the whole prompt, not at what this request cached: a request whose markers
         # do not reach the previous entry pays it as uncached input, and that is a miss.
         return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
-    left = prev.usage.prompt
-    if rules.caches_output and prev.prefix is not None and prev.prefix.replays_output and r.usage.prompt >= left + prev.usage.output:
-        left += prev.usage.output  # the previous response, sent back whole, is cached after its prompt
-    return rules.round_read(min(r.usage.prompt, left), r.model)
+    return rules.round_read(min(r.usage.prompt, prev.usage.prompt), r.model)
 
 
 class _Shared(msgspec.Struct):
