@@ -775,9 +775,11 @@ class Predictor:
 
     def _body(self, r: TraceRequest, tick: int, ready: int) -> Prediction:
         rules = rules_for(r.provider)
-        provider = self.bodies.get(r.provider)
+        step = rules.read_step(r.model)
+        key = r.provider if step == rules.block_tokens else f"{r.provider}|{step}"  # a model with its own step
+        provider = self.bodies.get(key)
         if provider is None:
-            provider = self.bodies[r.provider] = SimulatedProvider(cache=_body_cache(r.provider))
+            provider = self.bodies[key] = SimulatedProvider(cache=_body_cache(r.provider, step))
         assert r.body is not None
         body = r.body
         ttl = self.ttl(r) if self.ttl else None
@@ -805,12 +807,16 @@ class Predictor:
         return Prediction(read, 0, length - read, "blocks")
 
 
-def _body_cache(provider: str) -> CacheModel:
-    """The byte-level model that replays a provider's bodies: its own when it has one, else the reference."""
+def _body_cache(provider: str, step: int | None = None) -> CacheModel:
+    """The byte-level model that replays a provider's bodies: its own when it has one, else the
+    reference; ``step``: a model's own read step where the rules give it one (Kimi's coding plan)."""
     rules = rules_for(provider)
     if rules.body_model is None:
         return make_cache("byte-exact")
-    return make_cache(rules.body_model, **dict(rules.body_model_options))
+    options = dict(rules.body_model_options)
+    if step is not None and step != rules.block_tokens:
+        options["block"] = step
+    return make_cache(rules.body_model, **options)
 
 
 def _with_ttl(body: Request, ttl: str) -> Request:
