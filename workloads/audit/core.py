@@ -1046,7 +1046,7 @@ def _summarize(
         _cause_summaries(rows),
         _file_calibrations(rows, summaries, explicit.cost_by(caches, lambda c: c.file)),
         _totals(rows, caches),
-        _notes(rows, heads, prices) + tuple(explicit.notes(caches, requests)),
+        _notes(rows, heads, prices, _output_replays(requests)) + tuple(explicit.notes(caches, requests)),
         _model_summaries(rows, prices, explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")),
         _agreement(rows),
         split_losses(rows),
@@ -1211,8 +1211,17 @@ def _model_summaries(rows: list[AuditRow], prices: Prices, extra: Mapping[str, D
     )
 
 
-def _notes(rows: list[AuditRow], heads: Heads, prices: Prices) -> tuple[str, ...]:
-    """Facts the report must state: no reported usage, unlogged heads, diagnostics, prices."""
+def _output_replays(requests: list[TraceRequest]) -> int:
+    """Chain calls whose next call was predicted to read their response too (see ``Prefix.replays_output``)."""
+    return sum(
+        r.body is None and r.prefix is not None and r.prefix.replays_output and chain_rules(r.provider).caches_output
+        for r in requests
+    )
+
+
+def _notes(rows: list[AuditRow], heads: Heads, prices: Prices, replays: int = 0) -> tuple[str, ...]:
+    """Facts the report must state: no reported usage, unlogged heads, diagnostics, output
+    caching assumed, prices."""
     notes = []
     unreported = sum(row.reported_cache_read is None and row.reported_uncached is not None for row in rows)
     if rows and all(row.reported_cache_read is None for row in rows):
@@ -1248,6 +1257,12 @@ def _notes(rows: list[AuditRow], heads: Heads, prices: Prices) -> tuple[str, ...
         notes.append(
             f"provider cache diagnostics decided {len(diagnosed)} miss(es); without them the audit's own inference "
             f"names the same cause for {agree} ({agree / len(diagnosed):.0%})"
+        )
+    if replays:
+        notes.append(
+            f"{replays} call(s) send their response back whole to a cache that keeps output (OpenAI: measured on Codex "
+            "rollouts, not documented; DeepSeek: documented): the next call's read is predicted up to the previous prompt "
+            "+ output; a read of the previous prompt alone is not counted as a miss"
         )
     if prices.missing:
         notes.append(f"no price for {', '.join(sorted(prices.missing))}: their dollars are left out")
