@@ -377,7 +377,9 @@ def _static_system_chains(
     return _Plan(requests, lambda r: None, detail), simulate(as_logged, summaries, heads)
 
 
-def _plan_static_system(requests: list[TraceRequest]) -> _Plan:
+def _plan_static_system(requests: list[TraceRequest], also: str = "") -> _Plan:
+    """Every body of a main or subagent lane sent with its lane's first system prompt and tools;
+    ``also``: what the same fix does to the requests without bodies (see ``_static_system_chains``)."""
     with_body = [r for r in requests if r.body is not None]
     if not with_body:
         raise _CannotApply(
@@ -401,6 +403,8 @@ def _plan_static_system(requests: list[TraceRequest]) -> _Plan:
     detail = f"{changed} request(s) sent another system prompt or tools than their lane's first" if changed else (
         "every main and subagent lane already sends one system prompt and one tool set"
     )
+    if also:
+        detail = f"logged bodies: {detail}; logs without bodies: {also}"
     return _Plan(out, lambda r: None, detail)
 
 
@@ -769,17 +773,29 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
             return _ttl_auto(requests, summaries, heads, base, prices, gaps)
         elif name == "stagger-subagents":
             plan = _plan_stagger(requests, summaries, heads, base)
-        elif name == "static-system" and not any(r.body is not None for r in requests):
-            system_changed = inputs.system_changed
-            if system_changed is None:
-                from prefixbench.workloads.audit.core import audit_requests
-
-                rows = audit_requests(requests, summaries, prices).rows
-                system_changed = {(row.file, row.line) for row in rows if row.cause == "system-changed"}
-            plan, logged = _static_system_chains(requests, summaries, heads, base, system_changed)
-            changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices)
-            return _summarize(fix, assumption, plan.detail, changes, per_lane)
         elif name == "static-system":
+            # Logs with bodies show the system prompt changing; logs without (transcripts) show
+            # reads that fell inside it. An audit holding both re-simulates each its own way, at once.
+            bodies = any(r.body is not None for r in requests)
+            chains = None
+            if any(r.body is None and r.prefix is not None for r in requests):
+                system_changed = inputs.system_changed
+                if system_changed is None:
+                    from prefixbench.workloads.audit.core import audit_requests
+
+                    rows = audit_requests(requests, summaries, prices).rows
+                    system_changed = {(row.file, row.line) for row in rows if row.cause == "system-changed"}
+                try:
+                    chains = _static_system_chains(requests, summaries, heads, base, system_changed)
+                except _CannotApply:
+                    if not bodies:
+                        raise
+            if chains is not None:
+                plan, logged = chains
+                if bodies:
+                    plan = _plan_static_system(requests, also=plan.detail)
+                changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices)
+                return _summarize(fix, assumption, plan.detail, changes, per_lane)
             plan = _plan_static_system(requests)
         elif name == "keep-prefix-compaction":
             plan = _plan_keep_prefix(requests, summaries)

@@ -266,3 +266,21 @@ def test_fixes_re_simulated_in_forked_workers_equal_the_one_by_one_results(monke
     assert [w.fix for w in two] == fixes and two == one
     assert any(not w.applies for w in one) and any(w.saved_usd for w in one)
     assert whatif._FORKED is None  # nothing of the trace is kept once the workers are done
+
+
+def test_static_system_on_a_mix_of_bodies_and_transcripts_fixes_each_its_own_way():
+    """A team folder: the body-less lane above (one break located in its head) beside a body log
+    whose system prompt is stable. The fix saves the transcript's $0.070725 still; it used to
+    judge the whole audit by its bodies alone and say there was nothing to fix."""
+    f = "p.jsonl"
+    rs = [
+        req(f, "main", "main", 0, T0, T0 + 1000, "n0", None, Usage(cache_write_5m=20_000, uncached=3, output=50)),
+        req(f, "main", "main", 1, T0 + 60_000, T0 + 61_000, "n1", "n0", Usage(cache_read=20_000, cache_write_5m=500, uncached=3, output=50)),
+        req(f, "main", "main", 2, T0 + 120_000, T0 + 121_000, "n2", "n1", Usage(cache_write_5m=21_000, uncached=3, output=50)),
+    ]
+    bodies, body_sums = body_lane("You are a coding agent. Today is 2025-09-03. " + "Rules. " * 300)
+    (w,) = what_if(rs + bodies, summaries(f) + body_sums, ["static-system"], system_changed={(f, 3)})
+    assert w.applies and w.requests_changed == 1
+    assert w.saved_usd == Decimal(20_500) * (Decimal("3.75") - Decimal("0.30")) / 1_000_000
+    assert w.detail.startswith("logged bodies: every main and subagent lane already sends one system prompt")
+    assert "logs without bodies: 1 request(s) in 1 lane(s)" in w.detail
