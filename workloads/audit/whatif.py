@@ -241,7 +241,7 @@ def simulate(
     its own chain under the main lane's head reads the main lane's prefix, as the audit predicts)."""
     ticks, order = send_clock(requests, summaries)
     sources = compaction_sources(order) if link else {}
-    predictor = Predictor(heads, ttl)
+    predictor = Predictor(heads, ttl, keep=frozenset(sources.values()))
     out: dict[Key, Pred] = {}
     for r in order:
         key = (r.file, r.lane, r.seq)
