@@ -112,7 +112,7 @@ RECORD_BODIES = (
 )
 
 
-class Pred(msgspec.Struct, frozen=True):
+class Pred(msgspec.Struct, frozen=True, gc=False):  # ints only: no cycle; one a request of the trace
     """One request's predicted usage."""
 
     read: int
