@@ -538,7 +538,7 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     prices = prices or Prices(None)
     heads = head_sizes(requests)
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
-    ticks, readies, positions = _send_clock(requests, summaries)
+    ticks, readies, positions = clock_by_position(requests, summaries)
     sources = compaction_sources([requests[i] for i in positions])
     # The requests a compaction call is compared with: the only ones kept past their lane's next.
     needed = frozenset(sources.values())
@@ -676,14 +676,14 @@ Key = tuple[str, str, int]  # (file, lane, seq)
 def send_clock(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary]) -> tuple[dict[Key, tuple[int, int]], list[TraceRequest]]:
     """The audit's clock: each lane's timestamps, never running backwards (file order is the
     order); returns each request's (tick, ready tick) and the requests in send order."""
-    ticks, readies, positions = _send_clock(requests, summaries)
+    ticks, readies, positions = clock_by_position(requests, summaries)
     return (
         {(r.file, r.lane, r.seq): (tick, ready) for r, tick, ready in zip(requests, ticks, readies)},
         [requests[i] for i in positions],
     )
 
 
-def _send_clock(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary]) -> tuple[list[int], list[int], list[int]]:
+def clock_by_position(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary]) -> tuple[list[int], list[int], list[int]]:
     """:func:`send_clock` by position in ``requests`` (a request's (file, lane, seq) is unique):
     each request's tick and ready tick, and the positions in send order. Lists, not a dict keyed
     by (file, lane, seq): the audit holds them for every request of every file."""
