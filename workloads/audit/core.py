@@ -584,6 +584,9 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
             shared.head_seen.setdefault(r.prefix.head, tick)
         if r.is_compaction_call:
             shared.compaction_at[r.file] = r.line
+    # The pass's working state (the chain model, the histories, the clock) is not needed to sum
+    # up: freed before the summaries are built beside the rows.
+    del predictor, shared, lane_prev, previous, ticks, readies, positions, sources, needed
     rows.sort(key=lambda row: (file_order.get(row.file, 0), row.line))
     result = _summarize(rows, summaries, heads, requests, prices, caches)
     compactions.sort(key=lambda c: (file_order.get(c.file, 0), c.line))
