@@ -811,6 +811,9 @@ def run_audit_command(args) -> int:
         # What to change opens every view: the recoverable misses' fixes re-simulated (reusing --what-if's).
         progress.phase("re-simulating the fixes of the recoverable misses (what to change)")
         result = advise(result, trace, price_as_of=args.price_as_of, what_ifs=fixes, jobs=what_if_jobs)
+        # The writers read the result only: the trace (every request of every file) is freed, and
+        # its memory serves them.
+        del trace
     finally:
         progress.close()
     match args.format:

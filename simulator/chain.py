@@ -39,7 +39,7 @@ from prefixbench.simulator.providers import rules_for
 from prefixbench.simulator.providers.base import ProviderRules, TtlFrom
 
 
-class _Entry(msgspec.Struct):
+class _Entry(msgspec.Struct, gc=False):  # ints only: no cycle (an entry a request; 16 bytes less each)
     tokens: int
     ttl_ms: int | None
     ready: int
@@ -86,7 +86,10 @@ class ChainCache:
         self.max_walk = max_walk
         self.lookback_blocks = self.rules.lookback_blocks if lookback_blocks is None else lookback_blocks
         self._entries: dict[tuple[str, str], _Entry] = {}
-        self._parent: dict[str, tuple[str | None, int]] = {}
+        #: Each node's parent, and its new blocks where not 1 (two dicts, not a tuple a node: the
+        #: model keeps every node of an audit).
+        self._parent: dict[str, str | None] = {}
+        self._blocks: dict[str, int] = {}
 
     def _ttl(self, ttl: str) -> int | None:
         return self.rules.ttl_ms(ttl)
@@ -116,7 +119,11 @@ class ChainCache:
         this prompt; kept in this call's entry when the rules' cache keeps output
         (``caches_output``), so that a call whose prompt holds this prompt + output reads them all,
         and a shorter one (the response not sent back whole) this prompt only."""
-        self._parent[node] = (parent, new_blocks)
+        self._parent[node] = parent
+        if new_blocks != 1:
+            self._blocks[node] = new_blocks
+        else:
+            self._blocks.pop(node, None)
         rules = self.rules
         cap = rules.max_cached(model)
         if cap is not None:
@@ -141,7 +148,10 @@ class ChainCache:
                     in_flight = True
                 else:
                     expired = True
-            cursor, more = self._parent.get(cursor, (None, 0))
+            if cursor in self._parent:
+                cursor, more = self._parent[cursor], self._blocks.get(cursor, 1)
+            else:
+                cursor, more = None, 0
             blocks += more
             steps += 1
         head_key = (f"head:{model}", head)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import msgspec
 
 
-class Usage(msgspec.Struct, frozen=True):
+class Usage(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cycle (16 bytes less each)
     """Usage of one call: read, written (5 m and 1 h), uncached input and output tokens."""
 
     cache_read: int = 0

@@ -33,7 +33,7 @@ Definitions:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -79,8 +79,10 @@ from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
 
 
-class AuditRow(msgspec.Struct, frozen=True):
-    """One request, predicted and explained (see the module doc for the definitions)."""
+class AuditRow(msgspec.Struct, frozen=True, gc=False):
+    """One request, predicted and explained (see the module doc for the definitions).
+
+    ``gc=False``: scalars only, so no cycle; an audit keeps one a request (16 bytes less each)."""
 
     file: str
     lane: str
@@ -536,9 +538,11 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     prices = prices or Prices(None)
     heads = head_sizes(requests)
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
-    ticks, order = send_clock(requests, summaries)
-    sources = compaction_sources(order)
-    predictor = Predictor(heads)
+    ticks, readies, positions = clock_by_position(requests, summaries)
+    sources = compaction_sources([requests[i] for i in positions])
+    # The requests a compaction call is compared with: the only ones kept past their lane's next.
+    needed = frozenset(sources.values())
+    predictor = Predictor(heads, keep=needed)
     caches = explicit.price_caches(summaries, requests, prices.row)
     created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
     shared = _Shared(heads, prices, Histories(heads), created=created)
@@ -547,9 +551,10 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
     rows: list[AuditRow] = []
     compactions: list[CompactionSummary] = []
-    for r in order:
+    for i in positions:
+        r = requests[i]
         key = (r.file, r.lane, r.seq)
-        tick, ready = ticks[key]
+        tick, ready = ticks[i], readies[i]
         lane_key = (r.file, r.lane)
         source = sources.get(key)
         pred = predictor.predict(r, tick, ready, source)
@@ -567,16 +572,21 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
         kind = _compaction_kind(r, row)
         if kind is not None:
             compactions.append(_judge_compaction(kind, r, row, pred, prices))
-        previous[key] = Previous(r, tick, ready, None if r.done_ms is None else max(ready, r.done_ms))
+        here = Previous(r, tick, ready, None if r.done_ms is None else max(ready, r.done_ms))
+        if key in needed:
+            previous[key] = here
         if not (r.compaction_call and r.lane_kind != "compaction"):
             # A compaction call logged inside the main lane (a request-body log) is not what the
             # next request extends: that one is compared with the conversation before the call.
-            lane_prev[lane_key] = previous[key]
+            lane_prev[lane_key] = here
         lane_index[lane_key] += 1
         if r.prefix is not None:
             shared.head_seen.setdefault(r.prefix.head, tick)
         if r.is_compaction_call:
             shared.compaction_at[r.file] = r.line
+    # The pass's working state (the chain model, the histories, the clock) is not needed to sum
+    # up: freed before the summaries are built beside the rows.
+    del predictor, shared, lane_prev, previous, ticks, readies, positions, sources, needed
     rows.sort(key=lambda row: (file_order.get(row.file, 0), row.line))
     result = _summarize(rows, summaries, heads, requests, prices, caches)
     compactions.sort(key=lambda c: (file_order.get(c.file, 0), c.line))
@@ -669,18 +679,32 @@ Key = tuple[str, str, int]  # (file, lane, seq)
 def send_clock(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary]) -> tuple[dict[Key, tuple[int, int]], list[TraceRequest]]:
     """The audit's clock: each lane's timestamps, never running backwards (file order is the
     order); returns each request's (tick, ready tick) and the requests in send order."""
+    ticks, readies, positions = clock_by_position(requests, summaries)
+    return (
+        {(r.file, r.lane, r.seq): (tick, ready) for r, tick, ready in zip(requests, ticks, readies)},
+        [requests[i] for i in positions],
+    )
+
+
+def clock_by_position(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary]) -> tuple[list[int], list[int], list[int]]:
+    """:func:`send_clock` by position in ``requests`` (a request's (file, lane, seq) is unique):
+    each request's tick and ready tick, and the positions in send order. Lists, not a dict keyed
+    by (file, lane, seq): the audit holds them for every request of every file."""
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
-    ticks: dict[Key, tuple[int, int]] = {}
+    n = len(requests)
+    ticks: list[int] = [0] * n
+    readies: list[int] = [0] * n
     last_tick: dict[tuple[str, str], int] = {}
-    for r in sorted(requests, key=lambda r: (file_order.get(r.file, 0), r.seq)):
+    for i in sorted(range(n), key=lambda i: (file_order.get(requests[i].file, 0), requests[i].seq)):
+        r = requests[i]
         lane_key = (r.file, r.lane)
         base = r.sent_ms if r.sent_ms is not None else last_tick.get(lane_key, 0) + 1
         tick = max(base, last_tick.get(lane_key, base))
         last_tick[lane_key] = tick
-        ready = max(tick, r.ready_ms) if r.ready_ms is not None else tick
-        ticks[(r.file, r.lane, r.seq)] = (tick, ready)
-    order = sorted(requests, key=lambda r: (ticks[(r.file, r.lane, r.seq)][0], file_order.get(r.file, 0), r.seq))
-    return ticks, order
+        ticks[i] = tick
+        readies[i] = max(tick, r.ready_ms) if r.ready_ms is not None else tick
+    positions = sorted(range(n), key=lambda i: (ticks[i], file_order.get(requests[i].file, 0), requests[i].seq))
+    return ticks, readies, positions
 
 
 def compaction_sources(order: Sequence[TraceRequest]) -> dict[Key, Key]:
@@ -718,15 +742,19 @@ class Predictor:
     """One cache per provider and mechanism, shared by every file of the audit (one account).
     ``ttl`` (what-if) overrides the TTL each request writes with."""
 
-    def __init__(self, heads: Heads, ttl: TtlPolicy | None = None) -> None:
+    def __init__(self, heads: Heads, ttl: TtlPolicy | None = None, keep: Collection[Key] | None = None) -> None:
         self.heads = heads
         self.warm = frozenset(heads.warm)
         self.ttl = ttl
         self.chains: dict[str, ChainCache] = {}
         self.bodies: dict[str, SimulatedProvider] = {}
         self.blocks: set[int | str] = set()
-        #: Each chain request's prefix, so a compaction call can extend its main request's node.
+        #: Each chain request's prefix, so a compaction call can extend its main request's node
+        #: (only the requests in ``keep``, the compaction calls' sources, when given).
         self.nodes: dict[Key, Prefix] = {}
+        self.keep = keep
+        #: The chain model's family per (model, envelope): one string each, not one a request.
+        self.families: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
 
     def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None) -> Prediction:
         """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`)."""
@@ -743,15 +771,20 @@ class Predictor:
             # 2.x's agent-acompact lane) sends the main conversation again, then its instruction:
             # it reads the main lane's prefix.
             prefix = replace(prefix, parent=main.node, new_blocks=1)
-        self.nodes[(r.file, r.lane, r.seq)] = r.prefix
+        key = (r.file, r.lane, r.seq)
+        if self.keep is None or key in self.keep:
+            self.nodes[key] = r.prefix
         return self._chain(r, prefix, r.usage, tick, ready)
 
     def _chain(self, r: TraceRequest, prefix: Prefix, usage: Usage, tick: int, ready: int) -> Prediction:
         rules = chain_rules(r.provider)
         cache = self.chains.setdefault(rules.name, ChainCache(rules))
         ttl = (self.ttl(r) if self.ttl else None) or ("1h" if usage.cache_write_1h else "5m")
+        family = self.families.get((r.model, r.envelope))
+        if family is None:
+            family = self.families[(r.model, r.envelope)] = f"{r.model}|{r.envelope}"
         verdict = cache.observe(
-            family=f"{r.model}|{r.envelope}",
+            family=family,
             head=prefix.head,
             head_tokens=self.heads.get(prefix.head),
             head_warm=prefix.head in self.warm,
@@ -1004,10 +1037,14 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
     )
 
 
+#: Nothing lost: one object for every row that lost nothing (most of them).
+_ZERO = Decimal(0)
+
+
 def _lost_usd(usage: Usage, lost: int, row: PriceRow) -> Decimal:
     """Lost tokens were paid as writes (as far as the request wrote) and then as input, not as reads."""
     if lost == 0:
-        return Decimal(0)
+        return _ZERO
     rates = row.rates_for(usage.prompt)
     million = Decimal(1_000_000)
     if rates.cache_write is None:

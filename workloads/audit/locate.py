@@ -36,7 +36,7 @@ from prefixbench.workloads.logs.trace import LoggedMessage, TraceRequest
 MARK_ORDER: tuple[str, ...] = ("system-reminder", "file-read", "date")
 
 
-class Segment(msgspec.Struct, frozen=True):
+class Segment(msgspec.Struct, frozen=True, gc=False):  # frozen, its parent made before it: no cycle
     """One request's new messages and the prompt tokens they span (``start`` to ``end``)."""
 
     parent: Segment | None

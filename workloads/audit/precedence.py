@@ -32,7 +32,7 @@ READ_TOLERANCE = 0.03
 NO_TTL_MS = 10**15
 
 
-class Prediction(msgspec.Struct, frozen=True):
+class Prediction(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cycle
     """What the cache model predicts for one request, and how (``chain``, ``body``, ``blocks``, ``none``)."""
 
     read: int

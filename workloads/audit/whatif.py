@@ -65,6 +65,7 @@ from prefixbench.workloads.audit.core import (
     Predictor,
     Prices,
     TtlPolicy,
+    clock_by_position,
     compaction_sources,
     head_sizes,
     send_clock,
@@ -112,7 +113,7 @@ RECORD_BODIES = (
 )
 
 
-class Pred(msgspec.Struct, frozen=True):
+class Pred(msgspec.Struct, frozen=True, gc=False):  # ints only: no cycle; one a request of the trace
     """One request's predicted usage."""
 
     read: int
@@ -239,14 +240,15 @@ def simulate(
 ) -> dict[Key, Pred]:
     """Predict every request of the trace in send order (``link``: a compaction call that starts
     its own chain under the main lane's head reads the main lane's prefix, as the audit predicts)."""
-    ticks, order = send_clock(requests, summaries)
-    sources = compaction_sources(order) if link else {}
-    predictor = Predictor(heads, ttl)
+    ticks, readies, positions = clock_by_position(requests, summaries)
+    sources = compaction_sources([requests[i] for i in positions]) if link else {}
+    predictor = Predictor(heads, ttl, keep=frozenset(sources.values()))
     out: dict[Key, Pred] = {}
-    for r in order:
+    for i in positions:
+        r = requests[i]
         key = (r.file, r.lane, r.seq)
-        p = predictor.predict(r, *ticks[key], sources.get(key))
-        out[(r.file, r.lane, r.seq)] = Pred(p.read, p.write, p.write_1h, p.uncached)
+        p = predictor.predict(r, ticks[i], readies[i], sources.get(key))
+        out[key] = Pred(p.read, p.write, p.write_1h, p.uncached)
     return out
 
 
@@ -594,7 +596,8 @@ def _evaluate(
     link: bool = True,
 ) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
     fixed = simulate(plan.requests, summaries, heads, plan.ttl, link=link)
-    by_key = {(r.file, r.lane, r.seq): r for r in plan.requests}
+    # A plan that sends the log's own requests (the TTL fixes) needs no table of them.
+    by_key = None if plan.requests is requests else {(r.file, r.lane, r.seq): r for r in plan.requests}
     keep_alive: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
     for r in plan.added:
         keep_alive[(r.file, r.lane)].append(r)
@@ -612,7 +615,7 @@ def _evaluate(
         if usage is None or key not in fixed:
             continue
         b, f = base[key], fixed[key]
-        r = by_key[key]
+        r = original if by_key is None else by_key[key]
         ttl = plan.ttl(r)
         if plan.same_prompt:
             # The fix moves tokens between read, write and uncached; the prompt stays as sent.

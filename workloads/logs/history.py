@@ -95,8 +95,19 @@ def make_message(role: str, content: object, marks: Iterable[str] = ()) -> Logge
             found.setdefault("date")
     if len(excerpt) > EXCERPT_CHARS:
         excerpt = _cut_at_word(excerpt, EXCERPT_CHARS)
-    # One string a role for the whole audit, not one a message (kept for every request of every file).
-    return LoggedMessage(sys.intern(role), max(1, size // CHARS_PER_TOKEN) if size else 0, excerpt, tuple(found))
+    # One string a role, an excerpt and a set of marks for the whole audit, not one a message (kept
+    # for every request of every file): tool results and reminders repeat their first words.
+    return LoggedMessage(
+        sys.intern(role), max(1, size // CHARS_PER_TOKEN) if size else 0, sys.intern(excerpt), _marks(tuple(found))
+    )
+
+
+#: Every set of marks met, as one tuple each (there are a handful).
+_MARK_SETS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _marks(found: tuple[str, ...]) -> tuple[str, ...]:
+    return _MARK_SETS.setdefault(found, found) if found else ()
 
 
 def has_date(text: str) -> bool:

@@ -108,6 +108,16 @@ class _Walk:
         self.message_of: dict[str, LoggedMessage] = {}
         #: Entries that show the tool list changed (an attachment naming tools), with what they say.
         self.tool_changes: dict[str, str] = {}
+        #: The chain node names made so far: a request's parent is the same string as the node of
+        #: the request it extends, not a copy (the trace keeps both until the audit ends).
+        self.node_names: dict[str, str] = {}
+
+    def node_name(self, entry: str) -> str:
+        """The chain model's node of the entry a prompt ends with (one string a node)."""
+        name = self.node_names.get(entry)
+        if name is None:
+            name = self.node_names[entry] = f"cc:{entry}"
+        return name
 
     def entry(self, record: Record) -> None:
         """Place one entry in its chain; an assistant line adds to (or starts) its request."""
@@ -282,11 +292,11 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         usage=usage,
         prefix=Prefix(
             head=sys.intern(f"claude-code:{head_kind}:{model}:{version or '?'}"),
-            node=f"cc:{req.node or req.key}",
-            parent=None if parent_node is None else f"cc:{parent_node}",
+            node=walk.node_name(req.node or req.key),
+            parent=None if parent_node is None else walk.node_name(parent_node),
             new_blocks=req.new_blocks,
         ),
-        events=tuple(req.events),
+        events=_shared_events(tuple(req.events)),
         diagnostic=req.diagnostic,
         request_id=req.key,
         agent_version=version,
@@ -294,6 +304,14 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         compaction_call=req.lane_kind == "compaction",
         messages=req.messages,
     )
+
+
+#: Every tuple of events met, as one object each (most requests carry one of a few: a user turn).
+_EVENT_SETS: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
+
+
+def _shared_events(events: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    return _EVENT_SETS.setdefault(events, events) if events else ()
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
