@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from prefixbench.workloads.audit.core import load_trace
 from prefixbench.workloads.logs.formats import detect_format
 from tests.unit.audit.fixtures import write_jsonl
@@ -264,3 +266,41 @@ def test_bad_ordinals_are_one_line_exit_2(tmp_path: Path, capsys) -> None:
         assert main(["audit", str(bad), "--quiet"]) == 2
         err = capsys.readouterr().err.strip()
         assert err.count("\n") == 0 and f"rollout-b.jsonl:1: {message}" in err, err
+
+
+def _thread_lines(thread: str, calls: list[tuple[int, int]], at: int, meta: dict) -> list[tuple[str, str, dict]]:
+    """A thread's own records: a user turn and a token count per ``(prompt, output)`` call."""
+    lines: list[tuple[str, str, dict]] = [(f"2026-09-21T12:00:{at:02d}.000Z", "session_meta", _meta(thread, **meta)),
+                                          (f"2026-09-21T12:00:{at:02d}.100Z", "turn_context", CTX)]
+    total_in = total_out = 0
+    for n, (prompt, output) in enumerate(calls):
+        total_in, total_out = total_in + prompt, total_out + output
+        lines.append((f"2026-09-21T12:00:{at + n:02d}.200Z", "response_item", _user(f"step {n}")))
+        lines.append((f"2026-09-21T12:00:{at + n:02d}.900Z", "event_msg", _tc(total_in, 0, total_out, prompt, 0, output)))
+    return lines
+
+
+@settings(max_examples=40, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(
+    parent=st.lists(st.tuples(st.integers(1, 50_000), st.integers(0, 900)), min_size=1, max_size=4),
+    child=st.lists(st.tuples(st.integers(1, 50_000), st.integers(0, 900)), min_size=0, max_size=3),
+    copied=st.integers(0, 4),
+    rewrite=st.booleans(),
+    child_first=st.booleans(),
+)
+def test_property_each_threads_calls_counted_once_in_its_own_file(parent, child, copied, rewrite, child_first) -> None:
+    """Whatever the file order, the copy's length and its timestamps, each thread's own calls
+    are counted once, in its own file, and a subagent's copy of its parent's history never."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="codex-prop-"))
+    mine = _thread_lines(PARENT, parent, 0, {"thread_source": "user"})
+    copy = mine[: 2 + 2 * min(copied, len(parent))]
+    copy = [("2026-09-21T12:30:00.000Z" if rewrite else ts, kind, payload) for ts, kind, payload in copy]
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT, "depth": 1, "agent_nickname": "N"}}}
+    own = _thread_lines(CHILD, child, 30, {})[2:]
+    head = ("2026-09-21T12:30:00.000Z", "session_meta", _meta(CHILD, source=spawn, subagent_history_start_ordinal=1 + len(copy)))
+    paths = [_paginated(folder / f"rollout-a-{PARENT}.jsonl", mine), _paginated(folder / f"rollout-b-{CHILD}.jsonl", [head, *copy, *own])]
+    requests, _ = load_trace(paths[::-1] if child_first else paths)
+    counted = sorted((Path(r.file).name.startswith("rollout-b"), r.usage.prompt, r.usage.output) for r in requests if r.usage)
+    assert counted == sorted([(False, p, o) for p, o in parent] + [(True, p, o) for p, o in child])
