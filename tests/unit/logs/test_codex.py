@@ -137,7 +137,7 @@ def _child(path: Path, *, keep_times: bool, start: int = 7) -> Path:
     copy = [(ts if keep_times else "2026-09-21T11:14:45.000Z", kind, payload) for ts, kind, payload in PARENT_LINES]
     mine = [
         ("2026-09-21T11:14:46.000Z", "response_item", _user("audit the map module")),
-        ("2026-09-21T11:14:50.000Z", "event_msg", _tc(11000, 10752, 50, 11000, 10752, 50)),
+        ("2026-09-21T11:14:50.000Z", "event_msg", _tc(11000, 10496, 50, 11000, 10496, 50)),
     ]
     return _paginated(path, own + copy + mine)
 
@@ -176,14 +176,15 @@ def test_a_subagent_read_in_workers_counts_the_same(tmp_path: Path) -> None:
 def test_a_subagents_first_call_reads_its_parents_cached_prefix(tmp_path: Path) -> None:
     """The subagent's first prompt is the parent's at the spawn (10,500 + its 30 output tokens)
     and its task: the chain model predicts it reads the parent's cached prefix, floored to
-    OpenAI's 128 (10,496), as the rollout reports it did (10,752 reported, more than predicted
-    from the log alone). Main had it start a new chain and read only the head."""
+    OpenAI's 128 (10,496), as the rollout reports it did. Main had it start a new chain: it
+    predicted nothing readable (the head's size unknown) and called the read a surplus."""
     from prefixbench.workloads.audit.core import run_audit
 
     parent = _paginated(tmp_path / f"rollout-2026-09-21T11-14-22-{PARENT}.jsonl", PARENT_LINES)
     child = _child(tmp_path / f"rollout-2026-09-21T11-14-45-{CHILD}.jsonl", keep_times=False)
     rows = [row for row in run_audit([parent, child]).rows if row.lane_kind == "subagent"]
-    assert [(row.lane, row.predicted_cache_read) for row in rows] == [("subagent:McClintock (/root/map_audit)", 10496)]
+    assert [(row.lane, row.reported_cache_read, row.predicted_cache_read, row.detail) for row in rows] == [
+        ("subagent:McClintock (/root/map_audit)", 10496, 10496, "")]
 
 
 def test_guardian_review_and_memory_threads_are_side_lanes_counted(tmp_path: Path) -> None:
@@ -231,6 +232,16 @@ def test_a_continuation_window_is_one_compaction(tmp_path: Path) -> None:
     requests, summaries = load_trace([second])
     assert dict(requests[0].events)["compaction"].startswith("a continuation window") and requests[0].prefix.parent is None
     assert "a continuation window of thread" in " ".join(summaries[0].notes)
+    # A subagent's window too (it names its parent in forked_from_id: no fork).
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT, "depth": 1, "agent_nickname": "McClintock"}}}
+    sub = _paginated(tmp_path / f"rollout-2026-09-21T11-30-00-{CHILD}_{window}.jsonl", [
+        ("2026-09-21T11:30:00.000Z", "session_meta", _meta(CHILD, source=spawn, forked_from_id=PARENT, subagent_history_start_ordinal=3,
+                                                            history_base={"thread_id": CHILD, "end_ordinal_exclusive": 40})),
+        ("2026-09-21T11:30:02.000Z", "turn_context", CTX),
+        ("2026-09-21T11:30:09.000Z", "event_msg", _tc(9000, 0, 40, 4000, 0, 40)),
+    ], first=40)
+    requests, _ = load_trace([sub])
+    assert [(r.lane, [kind for kind, _ in r.events]) for r in requests] == [("subagent:McClintock", ["compaction"])]
 
 
 def test_a_fork_by_reference_counts_its_own_calls(tmp_path: Path) -> None:

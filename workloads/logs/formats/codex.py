@@ -241,12 +241,14 @@ class _Rollout:
         if ends:
             end, why, field = max(ends, key=lambda e: e[0])  # the first of equals: a subagent's copy
             self.copied_below, self.copied_why = end, f"{why} ({field} {end})"
-        if self.thread.kind != "main":
-            return
-        if forked_from is not None:
+        # A continuation window: Codex rolled the thread over to a new file at a compaction (its
+        # history_base names the thread's earlier window). A subagent names its parent in
+        # forked_from_id: that is no fork of a main thread.
+        continues = f"-{self.session}_" in self.stem or (base_thread is not None and base_thread == self.session) or (
+            bool(base) and forked_from is None and self.thread.kind == "main")
+        if forked_from is not None and self.thread.kind == "main" and not continues:
             self.events.append(("fork", f"forked from thread {forked_from}"))
-        elif base or f"-{self.session}_" in self.stem:
-            # A continuation window: Codex rolled the thread over to a new file at a compaction.
+        elif continues:
             self.events.append(("compaction", "a continuation window: the thread went on in a new rollout after a compaction"))
             self.thread_notes.append(
                 f"a continuation window of thread {self.session}"
