@@ -267,7 +267,7 @@ def test_bad_ordinals_are_one_line_exit_2(tmp_path: Path, capsys) -> None:
     from prefixbench.reports.cli import main
 
     cases = {
-        "subagent_history_start_ordinal is not a non-negative integer ('7')": (_meta(CHILD, subagent_history_start_ordinal="7"), 0),
+        "subagent_history_start_ordinal is not a non-negative integer ('seven')": (_meta(CHILD, subagent_history_start_ordinal="seven"), 0),
         "history_base is not an object ('x')": (_meta(CHILD, history_base="x"), 0),
         "history_base.end_ordinal_exclusive is not a non-negative integer (-1)": (_meta(CHILD, history_base={"end_ordinal_exclusive": -1}), 0),
         "ordinal is not a non-negative integer (True)": (_meta(CHILD), True),
@@ -315,3 +315,24 @@ def test_property_each_threads_calls_counted_once_in_its_own_file(parent, child,
     requests, _ = load_trace(paths[::-1] if child_first else paths)
     counted = sorted((Path(r.file).name.startswith("rollout-b"), r.usage.prompt, r.usage.output) for r in requests if r.usage)
     assert counted == sorted([(False, p, o) for p, o in parent] + [(True, p, o) for p, o in child])
+
+
+def test_settings_of_later_rollouts(tmp_path: Path) -> None:
+    """Some builds write ``subagent_history_start_ordinal`` as a string of digits; later Codex
+    sets the model and effort with ``thread_settings_applied`` (and ``reasoning_effort``):
+    main refused the string and kept the turn_context's model for the calls after the change."""
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT, "depth": 1, "agent_nickname": "N"}}}
+    path = _paginated(tmp_path / "rollout-s.jsonl", [
+        ("2026-09-21T12:00:00.000Z", "session_meta", _meta(CHILD, source=spawn, subagent_history_start_ordinal="3")),
+        ("2026-09-21T12:00:00.000Z", "turn_context", {"model": "gpt-5.1-codex", "reasoning_effort": "low"}),
+        ("2026-09-21T12:00:00.000Z", "event_msg", _tc(9000, 0, 10, 9000, 0, 10)),
+        ("2026-09-21T12:00:01.000Z", "response_item", _user("go")),
+        ("2026-09-21T12:00:02.000Z", "event_msg", _tc(2000, 0, 10, 2000, 0, 10)),
+        ("2026-09-21T12:00:03.000Z", "event_msg", {"type": "thread_settings_applied", "thread_settings": {"model": "gpt-5.5", "reasoning_effort": "xhigh"}}),
+        ("2026-09-21T12:00:04.000Z", "response_item", _user("more")),
+        ("2026-09-21T12:00:05.000Z", "event_msg", _tc(5000, 0, 20, 3000, 0, 10)),
+    ])
+    requests, summaries = load_trace([path])
+    assert [(r.usage.prompt, r.model, r.envelope) for r in requests if r.usage] == [
+        (2000, "gpt-5.1-codex", (("effort", "low"),)), (3000, "gpt-5.5", (("effort", "xhigh"),))]
+    assert len(summaries[0].skipped) == 1

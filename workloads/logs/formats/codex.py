@@ -78,9 +78,12 @@ def _usage(last: dict, where: str) -> Usage:
 
 
 def _ordinal(value: object, where: str, key: str) -> int | None:
-    """An ordinal field: absent or null is None; anything but a non-negative integer is an error."""
+    """An ordinal field: absent or null is None; anything but a non-negative integer (some builds
+    write ``subagent_history_start_ordinal`` as a string of digits: read as its number) is an error."""
     if value is None:
         return None
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 19:
+        return int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise UserError(f"{where}: {key} is not a non-negative integer ({value!r:.40})")
     return value
@@ -190,18 +193,31 @@ class _Rollout:
             self._item(payload, when)
         elif kind == "event_msg" and ptype == "token_count":
             self._token_count(record, value, payload, when)
+        elif kind == "event_msg" and ptype == "thread_settings_applied":
+            self._settings(payload)
 
     def _turn_context(self, payload: dict) -> None:
         if isinstance(payload.get("model"), str):
             self.model = payload["model"]
-        if isinstance(payload.get("effort"), str) or payload.get("effort") is None:
-            self.effort = payload.get("effort")
+        effort = payload.get("effort") if "effort" in payload else payload.get("reasoning_effort")
+        if isinstance(effort, str) or effort is None:
+            self.effort = effort
+
+    def _settings(self, payload: dict) -> None:
+        """``thread_settings_applied`` (later Codex): the model and effort every call after it uses."""
+        settings = as_dict(payload.get("thread_settings"))
+        if isinstance(settings.get("model"), str) and settings["model"]:
+            self.model = settings["model"]
+        if isinstance(settings.get("reasoning_effort"), str) and settings["reasoning_effort"]:
+            self.effort = settings["reasoning_effort"]
 
     def _copied(self, record: Record, kind: object, payload: dict, ordinal: int) -> None:
         """A record of the history another thread wrote (a subagent's copy of its parent's):
         its settings carry over to this thread's first call, its token counts are never counted."""
         if kind == "turn_context":
             self._turn_context(payload)
+        elif kind == "event_msg" and payload.get("type") == "thread_settings_applied":
+            self._settings(payload)
         elif kind == "session_meta" and self.copied_session is None:
             self.copied_session = _text(payload.get("id"))
         elif kind == "event_msg" and payload.get("type") == "token_count":
