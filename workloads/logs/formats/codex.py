@@ -402,7 +402,8 @@ FORMAT = LogFormat(
         "later rollouts: last_token_usage.cache_write_input_tokens (the Responses API's writes, GPT-5.6 on), inside input_tokens",
         "resumed or forked sessions: a second session_meta and the earlier history replayed",
         "paginated rollouts (about 0.128-0.154+, CLI and Codex Desktop): an ordinal on every record; token_usage_record lines "
-        "repeat a token_count's numbers and are not counted again",
+        "repeat a token_count's numbers and are not counted again; thread_settings_applied (and turn_context's "
+        "reasoning_effort) set the model and effort",
         "subagent threads (source.subagent.thread_spawn, thread_source subagent): the parent's history copied below "
         "subagent_history_start_ordinal is not counted; a subagent lane named by agent_nickname and agent_path, "
         "its first call extending the parent's",
