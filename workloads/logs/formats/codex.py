@@ -167,6 +167,11 @@ class _Rollout:
         self.copied_session: str | None = None
         self.thread = _Thread()
         self.thread_notes: list[str] = []
+        #: The last ``token_usage_record`` no token count has matched yet: a remote compaction's
+        #: call, if the ``compacted`` record after it names its response.
+        self.held: tuple[Record, int | None, str, dict] | None = None
+        #: The usage of the compaction call just counted (its token_count, if any, is not a call).
+        self.compaction_usage: dict | None = None
 
     def line(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -185,7 +190,13 @@ class _Rollout:
             self._session_meta(payload, where)
         elif kind == "turn_context":
             self._turn_context(payload)
+        elif kind == "token_usage_record":
+            usage, response = as_dict(payload.get("usage")), _text(payload.get("response_id"))
+            self.held = (record, when, response, usage) if response is not None and usage else None
         elif kind == "compacted" or (kind == "event_msg" and ptype in ("context_compacted", "compacted")):
+            if kind == "compacted" and self.held is not None and self.held[2] == payload.get("compaction_response_id"):
+                self._compaction_call(*self.held)
+            self.held = None
             if not any(event == "compaction" for event, _ in self.events):  # one compaction, however many records say so
                 self.events.append(("compaction", ""))
             self.chain_parent = None
@@ -294,6 +305,12 @@ class _Rollout:
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             return
+        if self.held is not None and _same(last, self.held[3]):
+            self.held = None  # the record of this call
+        claimed, self.compaction_usage = self.compaction_usage, None
+        if claimed is not None and _same(last, claimed):
+            self.skipped.append((record.line, "token_count of the remote compaction call counted from its token_usage_record"))
+            return
         if isinstance(total, dict):
             self.last_total = total
         total_key = json.dumps(total, sort_keys=True)
@@ -313,6 +330,38 @@ class _Rollout:
             if parent is not None:
                 self.chain_parent = _total_node(parent, self.copied_total)
         self._add(record, _usage(last, f"{self.name}:{record.line}"), when, total)
+
+    def _compaction_call(self, record: Record, when: int | None, response: str, usage: dict) -> None:
+        """A remote compaction's call (later Codex): its usage only in a ``token_usage_record``
+        whose response the ``compacted`` record after it names. It sends the conversation so far."""
+        if f"response:{response}" in self.ctx.codex_totals:
+            self.skipped.append((record.line, "compaction call replayed from an earlier session (fork/resume)"))
+            return
+        self.ctx.codex_totals.add(f"response:{response}")
+        self.out.append(
+            TraceRequest(
+                file=self.name,
+                line=record.line,
+                lane=self.thread.lane,
+                lane_kind=self.thread.kind,
+                seq=len(self.out),
+                sent_ms=when,
+                ready_ms=when,
+                done_ms=when,
+                provider=self.provider,
+                model=self.model,
+                envelope=(("effort", self.effort),) if self.effort else (),
+                usage=_usage(usage, f"{self.name}:{record.line}"),
+                prefix=Prefix(self._head(), f"codex:{self.session}#compact:{response}", self.chain_parent, max(1, self.blocks)),
+                events=tuple(self.events),
+                agent_version=self.version,
+                source_format=NAME,
+                compaction_call=True,
+            )
+        )
+        self.compaction_usage = usage
+        self.events = []
+        self.blocks = 0
 
     def _add(self, record: Record, usage: Usage, when: int | None, total: object) -> None:
         node = _node(self.session, total, len(self.out))
@@ -365,6 +414,12 @@ class _Rollout:
             verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
             notes += (f"Codex's own running total: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
         return notes
+
+
+def _same(last: dict, usage: dict) -> bool:
+    """A token count's and a usage record's numbers are one call's."""
+    keys = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens")
+    return all(last.get(key) == usage.get(key) for key in keys)
 
 
 def _node(session: str, total: object, seq: int) -> str:
