@@ -336,3 +336,38 @@ def test_settings_of_later_rollouts(tmp_path: Path) -> None:
     assert [(r.usage.prompt, r.model, r.envelope) for r in requests if r.usage] == [
         (2000, "gpt-5.1-codex", (("effort", "low"),)), (3000, "gpt-5.5", (("effort", "xhigh"),))]
     assert len(summaries[0].skipped) == 1
+
+
+def _record(prompt: int, cached: int, output: int, response: str) -> dict:
+    return {"thread_id": PARENT, "turn_id": "t", "response_id": response,
+            "usage": {"input_tokens": prompt, "cached_input_tokens": cached, "cache_write_input_tokens": 0, "output_tokens": output}}
+
+
+def test_a_remote_compactions_call_is_counted_once(tmp_path: Path) -> None:
+    """Later Codex writes each response's usage in a ``token_usage_record`` as well as in the
+    token count (not counted twice); a remote compaction's call has only the record, whose
+    response the ``compacted`` record after it names: a compaction call of its own (main did
+    not count it), and a token count repeating it is not a second call."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    lines = [
+        *PARENT_LINES[:3],
+        ("2026-09-21T11:14:29.900Z", "token_usage_record", _record(10000, 0, 400, "resp_1")),
+        PARENT_LINES[3],
+        ("2026-09-21T11:15:00.000Z", "token_usage_record", _record(10400, 10368, 900, "resp_compact")),
+        ("2026-09-21T11:15:00.100Z", "compacted", {"message": "", "compaction_response_id": "resp_compact", "window_number": 1}),
+        ("2026-09-21T11:15:00.200Z", "event_msg", {"type": "context_compacted"}),
+        ("2026-09-21T11:15:01.000Z", "response_item", _user("go on")),
+        ("2026-09-21T11:15:05.000Z", "event_msg", _tc(13000, 0, 430, 3000, 0, 30)),
+    ]
+    path = _paginated(tmp_path / "rollout-c.jsonl", lines)
+    requests, summaries = load_trace([path])
+    assert [(r.usage.prompt, r.compaction_call, [kind for kind, _ in r.events]) for r in requests if r.usage] == [
+        (10000, False, ["user_turn"]), (10400, True, []), (3000, False, ["compaction", "user_turn"])]
+    assert requests[1].prefix.parent == requests[0].prefix.node and requests[2].prefix.parent is None
+    assert [c.kind for c in run_audit([path]).compactions] == ["call", "after"]
+    # A token count repeating the compaction's numbers is that call's, not another.
+    again = lines[:7] + [("2026-09-21T11:15:00.150Z", "event_msg", _tc(20400, 10368, 1300, 10400, 10368, 900))] + lines[7:]
+    requests, summaries = load_trace([_paginated(tmp_path / "again" / "rollout-c.jsonl", again)])
+    assert [r.usage.prompt for r in requests if r.usage] == [10000, 10400, 3000]
+    assert [why for _, why in summaries[0].skipped] == ["token_count of the remote compaction call counted from its token_usage_record"]

@@ -419,7 +419,7 @@ class _Rollout:
 def _same(last: dict, usage: dict) -> bool:
     """A token count's and a usage record's numbers are one call's."""
     keys = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens")
-    return all(last.get(key) == usage.get(key) for key in keys)
+    return all((last.get(key) or 0) == (usage.get(key) or 0) for key in keys)  # absent is 0
 
 
 def _node(session: str, total: object, seq: int) -> str:
