@@ -20,6 +20,9 @@ every record (``ordinal``) and says in its first ``session_meta`` what the threa
 * a guardian review (``thread_source: "guardian_review"``, ``source.subagent.other:
   "guardian"``), a review, a memory consolidation or a compaction thread: real calls, counted in
   a ``side`` (``compaction``) lane of that name;
+* a remote compaction's call, whose usage is only in the ``token_usage_record`` (each response's
+  usage, otherwise repeated by its token count) whose response the ``compacted`` record after it
+  names: a compaction call, extending the conversation it summarizes;
 * a fork (``forked_from_id``, ``forked_from_ordinal_exclusive``) or a continuation window after
   a compaction (``history_base {thread_id, end_ordinal_exclusive}``), whose inherited history is
   by reference: any record below that ordinal would be the earlier thread's, not counted; a
@@ -458,7 +461,8 @@ FORMAT = LogFormat(
         "resumed or forked sessions: a second session_meta and the earlier history replayed",
         "paginated rollouts (about 0.128-0.154+, CLI and Codex Desktop): an ordinal on every record; token_usage_record lines "
         "repeat a token_count's numbers and are not counted again; thread_settings_applied (and turn_context's "
-        "reasoning_effort) set the model and effort",
+        "reasoning_effort) set the model and effort; a remote compaction's call, whose usage only a token_usage_record "
+        "names (compacted.compaction_response_id), is a compaction call",
         "subagent threads (source.subagent.thread_spawn, thread_source subagent): the parent's history copied below "
         "subagent_history_start_ordinal is not counted; a subagent lane named by agent_nickname and agent_path, "
         "its first call extending the parent's",
