@@ -76,7 +76,9 @@ SEEDS: dict[str, list[dict]] = {
             "total_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5},
             "last_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5}}}},
         {"timestamp": "2026-09-21T11:14:46.000Z", "ordinal": 2, "type": "compacted", "payload": {"message": "s", "window_number": 2}},
-        {"timestamp": "2026-09-21T11:14:47.000Z", "ordinal": 3, "type": "token_usage_record", "payload": {"response_id": "r", "usage": {"input_tokens": 3000}}},
+        {"timestamp": "2026-09-21T11:14:47.000Z", "ordinal": 3, "type": "token_usage_record", "payload": {"response_id": "r", "usage": {
+            "input_tokens": 3000, "cached_input_tokens": 1024, "cache_write_input_tokens": 0, "output_tokens": 7}}},
+        {"timestamp": "2026-09-21T11:14:48.000Z", "ordinal": 4, "type": "compacted", "payload": {"compaction_response_id": "r", "window_number": 3}},
         {"timestamp": "2026-09-21T11:15:00.000Z", "ordinal": 7, "type": "session_meta", "payload": {
             "id": "g", "cli_version": "0.154.0", "thread_source": "guardian_review", "source": {"subagent": {"other": "guardian"}},
             "forked_from_id": "p", "forked_from_ordinal_exclusive": 7, "history_mode": "paginated",
