@@ -101,7 +101,7 @@ class _Thread(msgspec.Struct, frozen=True):
 
     lane: str = "main"
     kind: LaneKind = "main"
-    #: Thread-spawned subagents: the spawning thread, and the copied history's end.
+    #: A thread-spawned subagent's spawning thread.
     parent: str | None = None
     #: For the notes: ``subagent McClintock (/root/map_audit), depth 1``...
     label: str = ""
@@ -144,7 +144,7 @@ class _Rollout:
 
     def __init__(self, path: Path, ctx: ImportContext) -> None:
         self.name = str(path)
-        self.stem = path.name
+        self.filename = path.name
         self.ctx = ctx
         self.out: list[TraceRequest] = []
         self.skipped: list[tuple[int, str]] = []
@@ -274,7 +274,7 @@ class _Rollout:
         # A continuation window: Codex rolled the thread over to a new file at a compaction (its
         # history_base names the thread's earlier window). A subagent names its parent in
         # forked_from_id: that is no fork of a main thread.
-        continues = f"-{self.session}_" in self.stem or (base_thread is not None and base_thread == self.session) or (
+        continues = f"-{self.session}_" in self.filename or (base_thread is not None and base_thread == self.session) or (
             bool(base) and forked_from is None and self.thread.kind == "main")
         if forked_from is not None and self.thread.kind == "main" and not continues:
             self.events.append(("fork", f"forked from thread {forked_from}"))
