@@ -152,7 +152,8 @@ def test_a_subagents_copy_of_its_parents_history_is_never_counted(tmp_path: Path
     assert [(r.lane, r.lane_kind, r.usage.prompt) for r in requests if r.usage] == [
         ("main", "main", 10000), ("main", "main", 10500), ("subagent:McClintock (/root/map_audit)", "subagent", 11000)]
     reasons = [why for _, why in summaries[1].skipped]
-    assert len(reasons) == 2 and all("the parent's history copied into this subagent's rollout" in why for why in reasons)
+    assert reasons == ["token_count of the parent's history copied into this subagent's rollout (below subagent_history_start_ordinal 7): "
+                       "counted in that thread's own rollout, not here"] * 2  # one reason: one row of the skipped table
     assert any("subagent McClintock (/root/map_audit), depth 1" in note for note in summaries[1].notes)
     # Timestamps kept, the child read first: each call still counted in its own thread's file.
     kept = _child(tmp_path / "k" / f"rollout-2026-09-21T11-14-45-{CHILD}.jsonl", keep_times=True)
@@ -259,7 +260,7 @@ def test_a_fork_by_reference_counts_its_own_calls(tmp_path: Path) -> None:
     ])
     requests, summaries = load_trace([path])
     assert [(r.line, r.usage.prompt, dict(r.events).get("fork")) for r in requests if r.usage] == [(5, 11000, f"forked from thread {PARENT}")]
-    assert summaries[0].skipped == ((2, f"token_count at ordinal 5 is the history of {PARENT} (history_base.end_ordinal_exclusive 6): "
+    assert summaries[0].skipped == ((2, f"token_count of the history of {PARENT} (below history_base.end_ordinal_exclusive 6): "
                                         "counted in that thread's own rollout, not here"),)
 
 

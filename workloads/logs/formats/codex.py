@@ -185,7 +185,7 @@ class _Rollout:
         ordinal = self.index if ordinal is None else ordinal
         self.index += 1
         if self.copied_below is not None and ordinal < self.copied_below and not (kind == "session_meta" and self.sessions_seen == 0):
-            self._copied(record, kind, payload, ordinal)
+            self._copied(record, kind, payload)
             return
         when = parse_time_ms(value.get("timestamp"), where) if "timestamp" in value else None
         ptype = payload.get("type")
@@ -225,7 +225,7 @@ class _Rollout:
         if isinstance(settings.get("reasoning_effort"), str) and settings["reasoning_effort"]:
             self.effort = settings["reasoning_effort"]
 
-    def _copied(self, record: Record, kind: object, payload: dict, ordinal: int) -> None:
+    def _copied(self, record: Record, kind: object, payload: dict) -> None:
         """A record of the history another thread wrote (a subagent's copy of its parent's):
         its settings carry over to this thread's first call, its token counts are never counted."""
         if kind == "turn_context":
@@ -240,7 +240,8 @@ class _Rollout:
                 self.copied_calls += 1
                 if isinstance(info.get("total_token_usage"), dict):
                     self.copied_total = info["total_token_usage"]
-                self.skipped.append((record.line, f"token_count at ordinal {ordinal} is {self.copied_why}: counted in that thread's own rollout, not here"))
+                # One reason for them all (the line tells which): a long copy is one row of skipped records.
+                self.skipped.append((record.line, f"token_count of {self.copied_why}: counted in that thread's own rollout, not here"))
 
     def _session_meta(self, payload: dict, where: str) -> None:
         self.sessions_seen += 1
@@ -270,7 +271,7 @@ class _Rollout:
         ) if end is not None]
         if ends:
             end, why, field = max(ends, key=lambda e: e[0])  # the first of equals: a subagent's copy
-            self.copied_below, self.copied_why = end, f"{why} ({field} {end})"
+            self.copied_below, self.copied_why = end, f"{why} (below {field} {end})"
         # A continuation window: Codex rolled the thread over to a new file at a compaction (its
         # history_base names the thread's earlier window). A subagent names its parent in
         # forked_from_id: that is no fork of a main thread.
@@ -404,7 +405,7 @@ class _Rollout:
         notes: tuple[str, ...] = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
         notes += tuple(self.thread_notes)
         if self.copied_calls:
-            notes += (f"{self.copied_calls} token_count event(s) below the thread's own records are {self.copied_why}: not counted here",)
+            notes += (f"{self.copied_calls} token_count event(s) of {self.copied_why}: not counted here",)
         if not self.out:
             return notes + (
                 "no token_count events: this rollout (an older Codex version, or a session that made no call) carries no usage to audit",
