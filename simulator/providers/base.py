@@ -252,8 +252,14 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         :attr:`block_tokens_by_model` names it), and 0 below a read minimum."""
         if self.min_applies_to == "read" and tokens < self.min_tokens:
             return 0
-        step = _min_cacheable(self.block_tokens_by_model, self.block_tokens, model) if self.block_tokens_by_model else self.block_tokens
+        step = self.read_step(model)
         return tokens // step * step
+
+    def read_step(self, model: str = "") -> int:
+        """The step ``model``'s reads count in (tokens)."""
+        if not self.block_tokens_by_model:
+            return self.block_tokens
+        return _min_cacheable(self.block_tokens_by_model, self.block_tokens, model)
 
     def names_model(self, model: str) -> bool:
         """Whether ``model`` (any case) is one of this provider's model names, also behind a

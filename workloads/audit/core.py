@@ -775,9 +775,11 @@ class Predictor:
 
     def _body(self, r: TraceRequest, tick: int, ready: int) -> Prediction:
         rules = rules_for(r.provider)
-        provider = self.bodies.get(r.provider)
+        step = rules.read_step(r.model)
+        key = r.provider if step == rules.block_tokens else f"{r.provider}|{step}"  # a model with its own step
+        provider = self.bodies.get(key)
         if provider is None:
-            provider = self.bodies[r.provider] = SimulatedProvider(cache=_body_cache(r.provider))
+            provider = self.bodies[key] = SimulatedProvider(cache=_body_cache(r.provider, step))
         assert r.body is not None
         body = r.body
         ttl = self.ttl(r) if self.ttl else None
@@ -805,12 +807,16 @@ class Predictor:
         return Prediction(read, 0, length - read, "blocks")
 
 
-def _body_cache(provider: str) -> CacheModel:
-    """The byte-level model that replays a provider's bodies: its own when it has one, else the reference."""
+def _body_cache(provider: str, step: int | None = None) -> CacheModel:
+    """The byte-level model that replays a provider's bodies: its own when it has one, else the
+    reference; ``step``: a model's own read step where the rules give it one (Kimi's coding plan)."""
     rules = rules_for(provider)
     if rules.body_model is None:
         return make_cache("byte-exact")
-    return make_cache(rules.body_model, **dict(rules.body_model_options))
+    options = dict(rules.body_model_options)
+    if step is not None and step != rules.block_tokens:
+        options["block"] = step
+    return make_cache(rules.body_model, **options)
 
 
 def _with_ttl(body: Request, ttl: str) -> Request:
@@ -1040,7 +1046,7 @@ def _summarize(
         _cause_summaries(rows),
         _file_calibrations(rows, summaries, explicit.cost_by(caches, lambda c: c.file)),
         _totals(rows, caches),
-        _notes(rows, heads, prices) + tuple(explicit.notes(caches, requests)),
+        _notes(rows, heads, prices, _output_replays(requests)) + tuple(explicit.notes(caches, requests)),
         _model_summaries(rows, prices, explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")),
         _agreement(rows),
         split_losses(rows),
@@ -1205,8 +1211,17 @@ def _model_summaries(rows: list[AuditRow], prices: Prices, extra: Mapping[str, D
     )
 
 
-def _notes(rows: list[AuditRow], heads: Heads, prices: Prices) -> tuple[str, ...]:
-    """Facts the report must state: no reported usage, unlogged heads, diagnostics, prices."""
+def _output_replays(requests: list[TraceRequest]) -> int:
+    """Chain calls whose next call was predicted to read their response too (see ``Prefix.replays_output``)."""
+    return sum(
+        r.body is None and r.prefix is not None and r.prefix.replays_output and chain_rules(r.provider).caches_output
+        for r in requests
+    )
+
+
+def _notes(rows: list[AuditRow], heads: Heads, prices: Prices, replays: int = 0) -> tuple[str, ...]:
+    """Facts the report must state: no reported usage, unlogged heads, diagnostics, output
+    caching assumed, prices."""
     notes = []
     unreported = sum(row.reported_cache_read is None and row.reported_uncached is not None for row in rows)
     if rows and all(row.reported_cache_read is None for row in rows):
@@ -1242,6 +1257,12 @@ def _notes(rows: list[AuditRow], heads: Heads, prices: Prices) -> tuple[str, ...
         notes.append(
             f"provider cache diagnostics decided {len(diagnosed)} miss(es); without them the audit's own inference "
             f"names the same cause for {agree} ({agree / len(diagnosed):.0%})"
+        )
+    if replays:
+        notes.append(
+            f"{replays} call(s) send their response back whole to a cache that keeps output (OpenAI: measured on Codex "
+            "rollouts, not documented; DeepSeek: documented): the next call's read is predicted up to the previous prompt "
+            "+ output; a read of the previous prompt alone is not counted as a miss"
         )
     if prices.missing:
         notes.append(f"no price for {', '.join(sorted(prices.missing))}: their dollars are left out")

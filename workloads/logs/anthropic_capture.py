@@ -313,9 +313,9 @@ def parse_request_body(body: Mapping[str, object], where: str) -> Request:
 def _parse_tools(raw: object, where: str, breakpoints: list[CacheBreakpoint]) -> tuple[ToolSchema, ...]:
     """The tool definitions; a ``cache_control`` on one adds a breakpoint after it."""
     tools = []
-    for tool_idx, tool in enumerate(_list(raw, f"{where}: tools")):
+    for tool_idx, tool in enumerate(require_list(raw, f"{where}: tools")):
         tool_where = f"{where}: tool {tool_idx}"
-        tool = _dict(tool, tool_where)
+        tool = require_dict(tool, tool_where)
         ttl = _ttl(tool, tool_where)
         if ttl is not None:
             breakpoints.append(CacheBreakpoint("tools", tool_idx, None, ttl))
@@ -334,9 +334,9 @@ def _parse_system(raw: object, where: str, breakpoints: list[CacheBreakpoint]) -
     if isinstance(raw, str):
         return raw, ()
     blocks: list[str] = []
-    for block_idx, block in enumerate(_list(raw, f"{where}: system")):
+    for block_idx, block in enumerate(require_list(raw, f"{where}: system")):
         block_where = f"{where}: system block {block_idx}"
-        block = _dict(block, block_where)
+        block = require_dict(block, block_where)
         if block.get("type") != "text" or not isinstance(block.get("text"), str):
             raise UserError(f"{block_where}: system blocks must be text blocks")
         ttl = _ttl(block, block_where)
@@ -351,7 +351,7 @@ def _parse_messages(raw_messages: list[object], where: str, breakpoints: list[Ca
     messages = []
     for message_idx, message in enumerate(raw_messages):
         message_where = f"{where}: message {message_idx}"
-        message = _dict(message, message_where)
+        message = require_dict(message, message_where)
         role = message.get("role")
         if role not in ("user", "assistant"):
             raise UserError(f"{message_where}: role must be user or assistant, not {role!r:.40}")
@@ -360,9 +360,9 @@ def _parse_messages(raw_messages: list[object], where: str, breakpoints: list[Ca
         if isinstance(content, str):
             blocks.append(Text(content))
         else:
-            for block_idx, block in enumerate(_list(content, f"{message_where}: content")):
+            for block_idx, block in enumerate(require_list(content, f"{message_where}: content")):
                 block_where = f"{message_where} block {block_idx}"
-                converted, ttl = _convert_block(_dict(block, block_where), block_where)
+                converted, ttl = _convert_block(require_dict(block, block_where), block_where)
                 blocks.append(converted)
                 if ttl is not None:
                     breakpoints.append(CacheBreakpoint("messages", block_idx, message_idx, ttl))
@@ -421,8 +421,8 @@ def _convert_block(block: dict[str, object], where: str) -> tuple[Block, CacheTt
             if isinstance(content, str):
                 items = [Text(content)] if content else []
             else:
-                for item_idx, item in enumerate(_list(content, f"{where} content")):
-                    item = _dict(item, f"{where} content {item_idx}")
+                for item_idx, item in enumerate(require_list(content, f"{where} content")):
+                    item = require_dict(item, f"{where} content {item_idx}")
                     ttl = _ttl(item, f"{where} content {item_idx}") or ttl
                     is_text = item.get("type") == "text" and isinstance(item.get("text"), str)
                     items.append(Text(item["text"]) if is_text else _stub(item))
@@ -458,13 +458,15 @@ def _ttl(holder: Mapping[str, object], where: str) -> CacheTtl | None:
     raise UserError(f"{where}: cache_control ttl must be \"5m\" or \"1h\", got {ttl!r}")
 
 
-def _dict(value: object, where: str) -> dict[str, object]:
+def require_dict(value: object, where: str) -> dict[str, object]:
+    """``value`` when it is a JSON object, else a UserError naming ``where``."""
     if not isinstance(value, dict):
         raise UserError(f"{where}: expected an object")
     return value
 
 
-def _list(value: object, where: str) -> list[object]:
+def require_list(value: object, where: str) -> list[object]:
+    """``value`` when it is a JSON list, else a UserError naming ``where``."""
     if not isinstance(value, list):
         raise UserError(f"{where}: expected a list")
     return value

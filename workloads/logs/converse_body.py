@@ -72,7 +72,7 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
-from prefixbench.workloads.logs.anthropic_capture import classify_call
+from prefixbench.workloads.logs.anthropic_capture import classify_call, require_dict, require_list
 from prefixbench.workloads.logs.reading import as_finite
 
 #: Distinct cache points a request may carry (Bedrock's, as Anthropic's).
@@ -144,11 +144,11 @@ def _tools(raw: object, where: str, points: _Points) -> tuple[ToolSchema, ...]:
     """``toolConfig.tools``: each ``toolSpec`` a tool, each ``cachePoint`` a breakpoint."""
     if raw is None:
         return ()
-    config = _dict(raw, f"{where}: toolConfig")
+    config = require_dict(raw, f"{where}: toolConfig")
     tools: list[ToolSchema] = []
-    for idx, tool in enumerate(_list(config.get("tools", []), f"{where}: toolConfig.tools")):
+    for idx, tool in enumerate(require_list(config.get("tools", []), f"{where}: toolConfig.tools")):
         tool_where = f"{where}: toolConfig.tools[{idx}]"
-        tool = _dict(tool, tool_where)
+        tool = require_dict(tool, tool_where)
         if "cachePoint" in tool:
             points.point(tool["cachePoint"], tool_where)
             continue
@@ -158,7 +158,7 @@ def _tools(raw: object, where: str, points: _Points) -> tuple[ToolSchema, ...]:
             value = tool.get(kind)
             tools.append(ToolSchema(str(value.get("name", kind)) if isinstance(value, dict) else kind, "", canonical_json(tool)))
         else:
-            spec = _dict(spec, f"{tool_where}.toolSpec")
+            spec = require_dict(spec, f"{tool_where}.toolSpec")
             name = spec.get("name")
             if not isinstance(name, str) or not name:
                 raise UserError(f"{tool_where}.toolSpec: no name")
@@ -173,9 +173,9 @@ def _tools(raw: object, where: str, points: _Points) -> tuple[ToolSchema, ...]:
 def _system(raw: object, where: str, points: _Points) -> tuple[str, ...]:
     """The system blocks: text, or a guard block's canonical JSON; cache points between them."""
     blocks: list[str] = []
-    for idx, block in enumerate(_list(raw, f"{where}: system")):
+    for idx, block in enumerate(require_list(raw, f"{where}: system")):
         block_where = f"{where}: system[{idx}]"
-        block = _dict(block, block_where)
+        block = require_dict(block, block_where)
         if "cachePoint" in block:
             points.point(block["cachePoint"], block_where)
             continue
@@ -191,14 +191,14 @@ def _messages(raw_messages: list[object], where: str, points: _Points) -> tuple[
     messages: list[Message] = []
     for message_idx, message in enumerate(raw_messages):
         message_where = f"{where}: messages[{message_idx}]"
-        message = _dict(message, message_where)
+        message = require_dict(message, message_where)
         role = message.get("role")
         if role not in ("user", "assistant"):
             raise UserError(f"{message_where}: role must be user or assistant, not {role!r:.40}")
         blocks: list[Block] = []
-        for block_idx, block in enumerate(_list(message.get("content"), f"{message_where}.content")):
+        for block_idx, block in enumerate(require_list(message.get("content"), f"{message_where}.content")):
             block_where = f"{message_where}.content[{block_idx}]"
-            block = _dict(block, block_where)
+            block = require_dict(block, block_where)
             if "cachePoint" in block:
                 points.point(block["cachePoint"], block_where)
                 continue
@@ -216,14 +216,14 @@ def _block(block: dict[str, object], where: str) -> Block:
             raise UserError(f"{where}: text is not a string")
         return Text(text)
     if "toolUse" in block:
-        use = _dict(block["toolUse"], f"{where}.toolUse")
+        use = require_dict(block["toolUse"], f"{where}.toolUse")
         arguments = json.dumps(use.get("input", {}), ensure_ascii=False, separators=(",", ":"))
         return ToolCall(_str(use, "toolUseId", f"{where}.toolUse"), _str(use, "name", f"{where}.toolUse"), arguments)
     if "toolResult" in block:
-        result = _dict(block["toolResult"], f"{where}.toolResult")
+        result = require_dict(block["toolResult"], f"{where}.toolResult")
         items: list[Text] = []
-        for idx, item in enumerate(_list(result.get("content", []), f"{where}.toolResult.content")):
-            item = _dict(item, f"{where}.toolResult.content[{idx}]")
+        for idx, item in enumerate(require_list(result.get("content", []), f"{where}.toolResult.content")):
+            item = require_dict(item, f"{where}.toolResult.content[{idx}]")
             if isinstance(item.get("text"), str):
                 items.append(Text(item["text"]))  # type: ignore[arg-type]
             elif "json" in item:
@@ -232,9 +232,9 @@ def _block(block: dict[str, object], where: str) -> Block:
                 items.append(_stub(item))
         return ToolResult(_str(result, "toolUseId", f"{where}.toolResult"), tuple(items), result.get("status") == "error")
     if "reasoningContent" in block:
-        reasoning = _dict(block["reasoningContent"], f"{where}.reasoningContent")
+        reasoning = require_dict(block["reasoningContent"], f"{where}.reasoningContent")
         if "reasoningText" in reasoning:
-            text = _dict(reasoning["reasoningText"], f"{where}.reasoningContent.reasoningText")
+            text = require_dict(reasoning["reasoningText"], f"{where}.reasoningContent.reasoningText")
             return Reasoning(_str(text, "text", f"{where}.reasoningContent.reasoningText"), "reasoningText")
         redacted = reasoning.get("redactedContent")
         if isinstance(redacted, str):
@@ -303,18 +303,6 @@ def _ttl(value: object, where: str) -> CacheTtl:
     if ttl == "5m" or ttl == "1h":
         return ttl
     raise UserError(f"{where}: cachePoint ttl must be \"5m\" or \"1h\", got {ttl!r:.40}")
-
-
-def _dict(value: object, where: str) -> dict[str, object]:
-    if not isinstance(value, dict):
-        raise UserError(f"{where}: expected an object")
-    return value
-
-
-def _list(value: object, where: str) -> list[object]:
-    if not isinstance(value, list):
-        raise UserError(f"{where}: expected a list")
-    return value
 
 
 def _str(holder: Mapping[str, object], key: str, where: str) -> str:

@@ -108,3 +108,14 @@ def test_what_if_replays_the_new_providers_through_their_models(tmp_path: Path) 
     # providers lets the client pick a TTL per write, so ttl-1h cannot apply.
     assert results["static-system"].applies and results["static-system"].requests_changed == 0
     assert not results["ttl-1h"].applies
+
+
+def test_kimi_coding_plan_bodies_replay_in_256_token_steps(tmp_path: Path) -> None:
+    """Kimi CLI through a capture: its coding-plan model (kimi-for-coding) reads whole 256-token
+    blocks of what it shares with the previous call; another Kimi model, exactly."""
+    def audit(model: str):
+        calls = [_call(n, "https://api.kimi.com/coding/v1/chat/completions", model, _chat(1_300 + n, 0, 4)) for n in range(2)]
+        return run_audit([write_jsonl(tmp_path / f"{model}.jsonl", calls)]).rows[1].predicted_cache_read
+
+    coding, other = audit("kimi-for-coding"), audit("kimi-k2-0905-preview")
+    assert coding > 0 and coding % 256 == 0 and other % 256 != 0 and coding == other // 256 * 256

@@ -92,6 +92,8 @@ def test_codex_reads_into_the_previous_response_on_openai(tmp_path: Path) -> Non
     result = run_audit([_codex(tmp_path / "rollout-1.jsonl", lines)])
     second = result.rows[1]
     assert (second.reported_cache_read, second.predicted_cache_read, second.cause) == (10368, 10368, None)
+    # The audit says what it assumed, and what it does not call a miss.
+    assert any(note.startswith("2 call(s) send their response back whole to a cache that keeps output") for note in result.notes)
 
 
 # Later Codex (about 0.128 to 0.154+, CLI and Codex Desktop): an ordinal on every record, and a
