@@ -65,6 +65,24 @@ SEEDS: dict[str, list[dict]] = {
         {"timestamp": "2026-11-17T21:30:30.664Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
             "total_token_usage": {"input_tokens": 5000, "cached_input_tokens": 1024, "cache_write_input_tokens": 2900, "output_tokens": 9},
             "last_token_usage": {"input_tokens": 3000, "cached_input_tokens": 0, "cache_write_input_tokens": 2900, "output_tokens": 4}}}},
+        # Paginated rollouts (0.128-0.154+): ordinals; a subagent whose copy of its parent's
+        # history ends below subagent_history_start_ordinal; a guardian thread; a continuation
+        # window (history_base); a fork by reference.
+        {"timestamp": "2026-09-21T11:14:45.000Z", "ordinal": 0, "type": "session_meta", "payload": {
+            "id": "c", "cli_version": "0.154.0", "model_provider": "openai", "thread_source": "subagent", "parent_thread_id": "p",
+            "subagent_history_start_ordinal": 2, "source": {"subagent": {"thread_spawn": {
+                "parent_thread_id": "p", "depth": 1, "agent_path": "/root/a", "agent_nickname": "N"}}}}},
+        {"timestamp": "2026-09-21T11:14:45.000Z", "ordinal": 1, "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5},
+            "last_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5}}}},
+        {"timestamp": "2026-09-21T11:14:46.000Z", "ordinal": 2, "type": "compacted", "payload": {"message": "s", "window_number": 2}},
+        {"timestamp": "2026-09-21T11:14:47.000Z", "ordinal": 3, "type": "token_usage_record", "payload": {"response_id": "r", "usage": {
+            "input_tokens": 3000, "cached_input_tokens": 1024, "cache_write_input_tokens": 0, "output_tokens": 7}}},
+        {"timestamp": "2026-09-21T11:14:48.000Z", "ordinal": 4, "type": "compacted", "payload": {"compaction_response_id": "r", "window_number": 3}},
+        {"timestamp": "2026-09-21T11:15:00.000Z", "ordinal": 7, "type": "session_meta", "payload": {
+            "id": "g", "cli_version": "0.154.0", "thread_source": "guardian_review", "source": {"subagent": {"other": "guardian"}},
+            "forked_from_id": "p", "forked_from_ordinal_exclusive": 7, "history_mode": "paginated",
+            "history_base": {"thread_id": "p", "end_ordinal_exclusive": 7, "end_byte_offset": 10}}},
     ],
     "pi": [
         {"type": "session", "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x", "provider": "anthropic", "modelId": "m", "thinkingLevel": "off"},

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from prefixbench.workloads.audit.core import load_trace
 from prefixbench.workloads.logs.formats import detect_format
 from tests.unit.audit.fixtures import write_jsonl
@@ -92,3 +94,283 @@ def test_codex_reads_into_the_previous_response_on_openai(tmp_path: Path) -> Non
     assert (second.reported_cache_read, second.predicted_cache_read, second.cause) == (10368, 10368, None)
     # The audit says what it assumed, and what it does not call a miss.
     assert any(note.startswith("2 call(s) send their response back whole to a cache that keeps output") for note in result.notes)
+
+
+# Later Codex (about 0.128 to 0.154+, CLI and Codex Desktop): an ordinal on every record, and a
+# first session_meta saying what the thread is. Fixtures built from what public readers of
+# these rollouts document (see docs/formats.md, codex).
+
+PARENT, CHILD = "01a0c3ac-0000-7000-8000-0000000000a1", "01a0c3bf-0000-7000-8000-0000000000b2"
+
+
+def _meta(thread: str, **extra: object) -> dict:
+    return {"id": thread, "cwd": "/w", "originator": "Codex Desktop", "cli_version": "0.154.0", "model_provider": "openai", **extra}
+
+
+def _user(text: str) -> dict:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def _paginated(path: Path, records: list[tuple[str, str, dict]], first: int = 0) -> Path:
+    """``(timestamp, type, payload)`` records numbered from ``first``."""
+    return write_jsonl(path, [{"timestamp": ts, "ordinal": first + n, "type": kind, "payload": payload} for n, (ts, kind, payload) in enumerate(records)])
+
+
+CTX = {"model": "gpt-5.1-codex", "effort": "high"}
+#: The parent: two calls (10,000 then 10,500 prompt tokens), then it spawns a subagent.
+PARENT_LINES = [
+    ("2026-09-21T11:14:22.000Z", "session_meta", _meta(PARENT, source="vscode", thread_source="user", history_mode="paginated")),
+    ("2026-09-21T11:14:23.000Z", "turn_context", CTX),
+    ("2026-09-21T11:14:24.000Z", "response_item", _user("map the repo")),
+    ("2026-09-21T11:14:30.000Z", "event_msg", _tc(10000, 0, 400, 10000, 0, 400)),
+    ("2026-09-21T11:14:31.000Z", "response_item", {"type": "function_call_output", "call_id": "c1", "output": "ok"}),
+    ("2026-09-21T11:14:40.000Z", "event_msg", _tc(20500, 10368, 430, 10500, 10368, 30)),
+]
+
+
+def _child(path: Path, *, keep_times: bool, start: int = 7) -> Path:
+    """A subagent's rollout: its own meta, then a copy of the parent's history (timestamps kept
+    or rewritten to the spawn time, as Codex Desktop writes them), then its own records from
+    ``subagent_history_start_ordinal``."""
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT, "depth": 1, "agent_path": "/root/map_audit",
+                                           "agent_nickname": "McClintock", "agent_role": None}}}
+    own = [("2026-09-21T11:14:45.000Z", "session_meta", _meta(CHILD, source=spawn, thread_source="subagent", parent_thread_id=PARENT,
+                                                              forked_from_id=PARENT, subagent_history_start_ordinal=start))]
+    copy = [(ts if keep_times else "2026-09-21T11:14:45.000Z", kind, payload) for ts, kind, payload in PARENT_LINES]
+    mine = [
+        ("2026-09-21T11:14:46.000Z", "response_item", _user("audit the map module")),
+        ("2026-09-21T11:14:50.000Z", "event_msg", _tc(11000, 10496, 50, 11000, 10496, 50)),
+    ]
+    return _paginated(path, own + copy + mine)
+
+
+def test_a_subagents_copy_of_its_parents_history_is_never_counted(tmp_path: Path) -> None:
+    """Records below ``subagent_history_start_ordinal`` are the parent's: main counted the copied
+    token counts again when Codex rewrote their timestamps (5 calls, not 3), and when the child
+    was read first it took the parent's calls as its own (the parent's then skipped as replays)."""
+    parent = _paginated(tmp_path / "p" / f"rollout-2026-09-21T11-14-22-{PARENT}.jsonl", PARENT_LINES)
+    rewritten = _child(tmp_path / "c" / f"rollout-2026-09-21T11-14-45-{CHILD}.jsonl", keep_times=False)
+    requests, summaries = load_trace([parent, rewritten])
+    assert [(r.lane, r.lane_kind, r.usage.prompt) for r in requests if r.usage] == [
+        ("main", "main", 10000), ("main", "main", 10500), ("subagent:McClintock (/root/map_audit)", "subagent", 11000)]
+    reasons = [why for _, why in summaries[1].skipped]
+    assert reasons == ["token_count of the parent's history copied into this subagent's rollout (below subagent_history_start_ordinal 7): "
+                       "counted in that thread's own rollout, not here"] * 2  # one reason: one row of the skipped table
+    assert any("subagent McClintock (/root/map_audit), depth 1" in note for note in summaries[1].notes)
+    # Timestamps kept, the child read first: each call still counted in its own thread's file.
+    kept = _child(tmp_path / "k" / f"rollout-2026-09-21T11-14-45-{CHILD}.jsonl", keep_times=True)
+    for files in ([kept, parent], [parent, kept]):
+        requests, _ = load_trace(files)
+        assert sorted((Path(r.file).parent.name, r.usage.prompt) for r in requests if r.usage) == [("k", 11000), ("p", 10000), ("p", 10500)]
+
+
+def test_a_subagent_read_in_workers_counts_the_same(tmp_path: Path) -> None:
+    import functools
+
+    from prefixbench.workloads.runs.execute import map_runs
+
+    _child(tmp_path / "logs" / f"rollout-2026-09-21T11-14-45-{CHILD}.jsonl", keep_times=True)  # the larger: read first
+    _paginated(tmp_path / "logs" / f"rollout-2026-09-21T11-14-22-{PARENT}.jsonl", PARENT_LINES)
+    inline = load_trace([tmp_path / "logs"])
+    assert inline == load_trace([tmp_path / "logs"], map_files=functools.partial(map_runs, jobs=2))
+    assert sum(1 for r in inline[0] if r.lane_kind == "subagent") == 1 and len(inline[0]) == 3
+
+
+def test_a_subagents_first_call_reads_its_parents_cached_prefix(tmp_path: Path) -> None:
+    """The subagent's first prompt is the parent's at the spawn (10,500 + its 30 output tokens)
+    and its task: the chain model predicts it reads the parent's cached prefix, floored to
+    OpenAI's 128 (10,496), as the rollout reports it did. Main had it start a new chain: it
+    predicted nothing readable (the head's size unknown) and called the read a surplus."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    parent = _paginated(tmp_path / f"rollout-2026-09-21T11-14-22-{PARENT}.jsonl", PARENT_LINES)
+    child = _child(tmp_path / f"rollout-2026-09-21T11-14-45-{CHILD}.jsonl", keep_times=False)
+    rows = [row for row in run_audit([parent, child]).rows if row.lane_kind == "subagent"]
+    assert [(row.lane, row.reported_cache_read, row.predicted_cache_read, row.detail) for row in rows] == [
+        ("subagent:McClintock (/root/map_audit)", 10496, 10496, "")]
+
+
+def test_guardian_review_and_memory_threads_are_side_lanes_counted(tmp_path: Path) -> None:
+    threads = {
+        "guardian-review": {"source": {"subagent": {"other": "guardian"}}, "thread_source": "guardian_review", "parent_thread_id": PARENT},
+        "review": {"source": {"subagent": "review"}, "thread_source": "subagent"},
+        "memory-consolidation": {"source": {"internal": "memory_consolidation"}, "thread_source": "memory_consolidation"},
+        "compact": {"source": {"subagent": "compact"}},
+    }
+    paths = []
+    for n, (lane, extra) in enumerate(threads.items()):
+        paths.append(_paginated(tmp_path / f"rollout-{n}.jsonl", [
+            ("2026-09-21T11:15:00.000Z", "session_meta", _meta(f"t{n}", **extra)),
+            ("2026-09-21T11:15:01.000Z", "turn_context", CTX),
+            ("2026-09-21T11:15:02.000Z", "response_item", _user("review this command")),
+            ("2026-09-21T11:15:05.000Z", "event_msg", _tc(3000 + n, 0, 20, 3000 + n, 0, 20)),
+        ]))
+    requests, summaries = load_trace(paths)
+    assert [(r.lane, r.lane_kind, r.usage.prompt) for r in requests if r.usage] == [
+        ("guardian-review", "side", 3000), ("review", "side", 3001), ("memory-consolidation", "side", 3002), ("compact", "compaction", 3003)]
+    assert "guardian review thread" in " ".join(summaries[0].notes)
+    assert len({r.prefix.head for r in requests if r.prefix}) == 4  # instructions and tools of their own
+
+
+def test_a_continuation_window_is_one_compaction(tmp_path: Path) -> None:
+    """After a compaction Codex goes on in ``rollout-<date>-<thread>_<window>.jsonl``, whose
+    ``history_base`` names the earlier window by reference; the window's first call starts a
+    new context: one compaction, however many records say so (main: none)."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    window = "01a0c3cc-0000-7000-8000-0000000000c3"
+    first = _paginated(tmp_path / f"rollout-2026-09-21T11-14-22-{PARENT}.jsonl", PARENT_LINES + [
+        ("2026-09-21T11:20:00.000Z", "compacted", {"message": "summary", "window_number": 1})])
+    base = {"thread_id": PARENT, "end_ordinal_exclusive": 7, "end_byte_offset": first.stat().st_size}
+    second = _paginated(tmp_path / f"rollout-2026-09-21T11-20-01-{PARENT}_{window}.jsonl", [
+        ("2026-09-21T11:20:01.000Z", "session_meta", _meta(PARENT, history_mode="paginated", history_base=base)),
+        ("2026-09-21T11:20:01.500Z", "compacted", {"message": "summary", "window_number": 2}),
+        ("2026-09-21T11:20:02.000Z", "turn_context", CTX),
+        ("2026-09-21T11:20:03.000Z", "response_item", _user("go on")),
+        ("2026-09-21T11:20:09.000Z", "event_msg", _tc(24500, 10368, 470, 4000, 0, 40)),
+    ], first=7)
+    result = run_audit([first, second])
+    assert [r.lane for r in result.rows] == ["main"] * 3
+    assert [(Path(c.file).name, c.kind) for c in result.compactions] == [(second.name, "after")]
+    requests, summaries = load_trace([second])
+    assert dict(requests[0].events)["compaction"].startswith("a continuation window") and requests[0].prefix.parent is None
+    assert "a continuation window of thread" in " ".join(summaries[0].notes)
+    # A subagent's window too (it names its parent in forked_from_id: no fork).
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT, "depth": 1, "agent_nickname": "McClintock"}}}
+    sub = _paginated(tmp_path / f"rollout-2026-09-21T11-30-00-{CHILD}_{window}.jsonl", [
+        ("2026-09-21T11:30:00.000Z", "session_meta", _meta(CHILD, source=spawn, forked_from_id=PARENT, subagent_history_start_ordinal=3,
+                                                            history_base={"thread_id": CHILD, "end_ordinal_exclusive": 40})),
+        ("2026-09-21T11:30:02.000Z", "turn_context", CTX),
+        ("2026-09-21T11:30:09.000Z", "event_msg", _tc(9000, 0, 40, 4000, 0, 40)),
+    ], first=40)
+    requests, _ = load_trace([sub])
+    assert [(r.lane, [kind for kind, _ in r.events]) for r in requests] == [("subagent:McClintock", ["compaction"])]
+
+
+def test_a_fork_by_reference_counts_its_own_calls(tmp_path: Path) -> None:
+    """0.154+ forks hold none of what they inherit (``history_base``, ``forked_from_ordinal_exclusive``),
+    their own records numbered from there on; any record below is the source's."""
+    fork = "01a0c3dd-0000-7000-8000-0000000000d4"
+    base = {"thread_id": PARENT, "end_ordinal_exclusive": 6, "end_byte_offset": 999}
+    path = write_jsonl(tmp_path / f"rollout-2026-09-21T12-00-00-{fork}.jsonl", [
+        {"timestamp": "2026-09-21T12:00:00.000Z", "ordinal": 6, "type": "session_meta",
+         "payload": _meta(fork, forked_from_id=PARENT, forked_from_ordinal_exclusive=6, history_base=base)},
+        {"timestamp": "2026-09-21T11:14:40.000Z", "ordinal": 5, "type": "event_msg", "payload": _tc(20500, 10368, 430, 10500, 10368, 30)},
+        {"timestamp": "2026-09-21T12:00:01.000Z", "ordinal": 7, "type": "turn_context", "payload": CTX},
+        {"timestamp": "2026-09-21T12:00:02.000Z", "ordinal": 8, "type": "response_item", "payload": _user("try another way")},
+        {"timestamp": "2026-09-21T12:00:09.000Z", "ordinal": 9, "type": "event_msg", "payload": _tc(31500, 20864, 470, 11000, 10496, 40)},
+    ])
+    requests, summaries = load_trace([path])
+    assert [(r.line, r.usage.prompt, dict(r.events).get("fork")) for r in requests if r.usage] == [(5, 11000, f"forked from thread {PARENT}")]
+    assert summaries[0].skipped == ((2, f"token_count of the history of {PARENT} (below history_base.end_ordinal_exclusive 6): "
+                                        "counted in that thread's own rollout, not here"),)
+
+
+def test_bad_ordinals_are_one_line_exit_2(tmp_path: Path, capsys) -> None:
+    from prefixbench.reports.cli import main
+
+    cases = {
+        "subagent_history_start_ordinal is not a non-negative integer ('seven')": (_meta(CHILD, subagent_history_start_ordinal="seven"), 0),
+        "history_base is not an object ('x')": (_meta(CHILD, history_base="x"), 0),
+        "history_base.end_ordinal_exclusive is not a non-negative integer (-1)": (_meta(CHILD, history_base={"end_ordinal_exclusive": -1}), 0),
+        "ordinal is not a non-negative integer (True)": (_meta(CHILD), True),
+    }
+    for n, (message, (payload, ordinal)) in enumerate(cases.items()):
+        bad = write_jsonl(tmp_path / str(n) / "rollout-b.jsonl", [{"timestamp": "2026-09-21T12:00:00.000Z", "ordinal": ordinal, "type": "session_meta", "payload": payload}])
+        assert main(["audit", str(bad), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and f"rollout-b.jsonl:1: {message}" in err, err
+
+
+def _thread_lines(thread: str, calls: list[tuple[int, int]], at: int, meta: dict) -> list[tuple[str, str, dict]]:
+    """A thread's own records: a user turn and a token count per ``(prompt, output)`` call."""
+    lines: list[tuple[str, str, dict]] = [(f"2026-09-21T12:00:{at:02d}.000Z", "session_meta", _meta(thread, **meta)),
+                                          (f"2026-09-21T12:00:{at:02d}.100Z", "turn_context", CTX)]
+    total_in = total_out = 0
+    for n, (prompt, output) in enumerate(calls):
+        total_in, total_out = total_in + prompt, total_out + output
+        lines.append((f"2026-09-21T12:00:{at + n:02d}.200Z", "response_item", _user(f"step {n}")))
+        lines.append((f"2026-09-21T12:00:{at + n:02d}.900Z", "event_msg", _tc(total_in, 0, total_out, prompt, 0, output)))
+    return lines
+
+
+@settings(max_examples=40, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(
+    parent=st.lists(st.tuples(st.integers(1, 50_000), st.integers(0, 900)), min_size=1, max_size=4),
+    child=st.lists(st.tuples(st.integers(1, 50_000), st.integers(0, 900)), min_size=0, max_size=3),
+    copied=st.integers(0, 4),
+    rewrite=st.booleans(),
+    child_first=st.booleans(),
+)
+def test_property_each_threads_calls_counted_once_in_its_own_file(parent, child, copied, rewrite, child_first) -> None:
+    """Whatever the file order, the copy's length and its timestamps, each thread's own calls
+    are counted once, in its own file, and a subagent's copy of its parent's history never."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="codex-prop-"))
+    mine = _thread_lines(PARENT, parent, 0, {"thread_source": "user"})
+    copy = mine[: 2 + 2 * min(copied, len(parent))]
+    copy = [("2026-09-21T12:30:00.000Z" if rewrite else ts, kind, payload) for ts, kind, payload in copy]
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT, "depth": 1, "agent_nickname": "N"}}}
+    own = _thread_lines(CHILD, child, 30, {})[2:]
+    head = ("2026-09-21T12:30:00.000Z", "session_meta", _meta(CHILD, source=spawn, subagent_history_start_ordinal=1 + len(copy)))
+    paths = [_paginated(folder / f"rollout-a-{PARENT}.jsonl", mine), _paginated(folder / f"rollout-b-{CHILD}.jsonl", [head, *copy, *own])]
+    requests, _ = load_trace(paths[::-1] if child_first else paths)
+    counted = sorted((Path(r.file).name.startswith("rollout-b"), r.usage.prompt, r.usage.output) for r in requests if r.usage)
+    assert counted == sorted([(False, p, o) for p, o in parent] + [(True, p, o) for p, o in child])
+
+
+def test_settings_of_later_rollouts(tmp_path: Path) -> None:
+    """Some builds write ``subagent_history_start_ordinal`` as a string of digits; later Codex
+    sets the model and effort with ``thread_settings_applied`` (and ``reasoning_effort``):
+    main refused the string and kept the turn_context's model for the calls after the change."""
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT, "depth": 1, "agent_nickname": "N"}}}
+    path = _paginated(tmp_path / "rollout-s.jsonl", [
+        ("2026-09-21T12:00:00.000Z", "session_meta", _meta(CHILD, source=spawn, subagent_history_start_ordinal="3")),
+        ("2026-09-21T12:00:00.000Z", "turn_context", {"model": "gpt-5.1-codex", "reasoning_effort": "low"}),
+        ("2026-09-21T12:00:00.000Z", "event_msg", _tc(9000, 0, 10, 9000, 0, 10)),
+        ("2026-09-21T12:00:01.000Z", "response_item", _user("go")),
+        ("2026-09-21T12:00:02.000Z", "event_msg", _tc(2000, 0, 10, 2000, 0, 10)),
+        ("2026-09-21T12:00:03.000Z", "event_msg", {"type": "thread_settings_applied", "thread_settings": {"model": "gpt-5.5", "reasoning_effort": "xhigh"}}),
+        ("2026-09-21T12:00:04.000Z", "response_item", _user("more")),
+        ("2026-09-21T12:00:05.000Z", "event_msg", _tc(5000, 0, 20, 3000, 0, 10)),
+    ])
+    requests, summaries = load_trace([path])
+    assert [(r.usage.prompt, r.model, r.envelope) for r in requests if r.usage] == [
+        (2000, "gpt-5.1-codex", (("effort", "low"),)), (3000, "gpt-5.5", (("effort", "xhigh"),))]
+    assert len(summaries[0].skipped) == 1
+
+
+def _record(prompt: int, cached: int, output: int, response: str) -> dict:
+    return {"thread_id": PARENT, "turn_id": "t", "response_id": response,
+            "usage": {"input_tokens": prompt, "cached_input_tokens": cached, "cache_write_input_tokens": 0, "output_tokens": output}}
+
+
+def test_a_remote_compactions_call_is_counted_once(tmp_path: Path) -> None:
+    """Later Codex writes each response's usage in a ``token_usage_record`` as well as in the
+    token count (not counted twice); a remote compaction's call has only the record, whose
+    response the ``compacted`` record after it names: a compaction call of its own (main did
+    not count it), and a token count repeating it is not a second call."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    lines = [
+        *PARENT_LINES[:3],
+        ("2026-09-21T11:14:29.900Z", "token_usage_record", _record(10000, 0, 400, "resp_1")),
+        PARENT_LINES[3],
+        ("2026-09-21T11:15:00.000Z", "token_usage_record", _record(10400, 10368, 900, "resp_compact")),
+        ("2026-09-21T11:15:00.100Z", "compacted", {"message": "", "compaction_response_id": "resp_compact", "window_number": 1}),
+        ("2026-09-21T11:15:00.200Z", "event_msg", {"type": "context_compacted"}),
+        ("2026-09-21T11:15:01.000Z", "response_item", _user("go on")),
+        ("2026-09-21T11:15:05.000Z", "event_msg", _tc(13000, 0, 430, 3000, 0, 30)),
+    ]
+    path = _paginated(tmp_path / "rollout-c.jsonl", lines)
+    requests, summaries = load_trace([path])
+    assert [(r.usage.prompt, r.compaction_call, [kind for kind, _ in r.events]) for r in requests if r.usage] == [
+        (10000, False, ["user_turn"]), (10400, True, []), (3000, False, ["compaction", "user_turn"])]
+    assert requests[1].prefix.parent == requests[0].prefix.node and requests[2].prefix.parent is None
+    assert [c.kind for c in run_audit([path]).compactions] == ["call", "after"]
+    # A token count repeating the compaction's numbers is that call's, not another.
+    again = lines[:7] + [("2026-09-21T11:15:00.150Z", "event_msg", _tc(20400, 10368, 1300, 10400, 10368, 900))] + lines[7:]
+    requests, summaries = load_trace([_paginated(tmp_path / "again" / "rollout-c.jsonl", again)])
+    assert [r.usage.prompt for r in requests if r.usage] == [10000, 10400, 3000]
+    assert [why for _, why in summaries[0].skipped] == ["token_count of the remote compaction call counted from its token_usage_record"]

@@ -72,7 +72,8 @@ def expected(name: str) -> list[TraceRequest]:
                     file, 5, "main", "main", 0, 1759312801000, 1759312803000, "openai", "gpt-5-codex",
                     envelope=(("effort", "high"),),
                     usage=Usage(cache_read=4096, uncached=904, output=50),  # input_tokens includes the cached part
-                    prefix=Prefix("codex:gpt-5-codex:0.46.0", "codex:sess-1#0", None, 2, replays_output=True),
+                    # A call's node is its thread and running total (a subagent's copy names its parent's calls by them).
+                    prefix=Prefix("codex:gpt-5-codex:0.46.0", 'codex:sess-1@{"cached_input_tokens": 4096, "input_tokens": 5000, "output_tokens": 50}', None, 2, replays_output=True),
                     events=(("user_turn", ""),), agent_version="0.46.0", source_format=name,
                     done_ms=1759312804000,  # the token_count event: the response had ended
                 )

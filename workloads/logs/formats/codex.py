@@ -1,4 +1,4 @@
-"""Codex CLI rollouts (``rollout-<date>-<id>.jsonl``).
+"""Codex CLI rollouts (``rollout-<date>-<id>.jsonl``; continuation windows ``rollout-<date>-<thread>_<window>.jsonl``).
 
 ``event_msg``/``token_count`` ``last_token_usage`` per request (``input_tokens`` includes
 ``cached_input_tokens`` and, in later versions, ``cache_write_input_tokens``); a token count whose running total was already seen (a repeat, or
@@ -6,6 +6,29 @@ history replayed by a fork or resume, in this file or another) is not counted ag
 request is sent at the last input item (user message or tool output) before it and its
 response began at the first output item after that. Base instructions and tool schemas are
 not in a rollout: the head is an opaque prefix.
+
+Later Codex (about 0.128 on: paginated rollouts, multi-agent threads, Codex Desktop) numbers
+every record (``ordinal``) and says in its first ``session_meta`` what the thread is:
+
+* a subagent (``source.subagent.thread_spawn {parent_thread_id, depth, agent_path,
+  agent_nickname}``, ``thread_source: "subagent"``) whose file opens with a copy of its parent's
+  history, the parent's ``session_meta`` and token counts included: the records below
+  ``subagent_history_start_ordinal`` are the parent's, never counted here (the parent's own
+  rollout counts them), whatever the file order or their timestamps. Its calls are a
+  ``subagent`` lane named by its nickname and path, and its first call extends the parent's
+  call whose running total the copy ends with (the parent's cached prefix);
+* a guardian review (``thread_source: "guardian_review"``, ``source.subagent.other:
+  "guardian"``), a review, a memory consolidation or a compaction thread: real calls, counted in
+  a ``side`` (``compaction``) lane of that name;
+* a remote compaction's call, whose usage is only in the ``token_usage_record`` (each response's
+  usage, otherwise repeated by its token count) whose response the ``compacted`` record after it
+  names: a compaction call, extending the conversation it summarizes;
+* a fork (``forked_from_id``, ``forked_from_ordinal_exclusive``) or a continuation window after
+  a compaction (``history_base {thread_id, end_ordinal_exclusive}``), whose inherited history is
+  by reference: any record below that ordinal would be the earlier thread's, not counted; a
+  continuation's first call starts a new chain after a compaction.
+
+A record without ``ordinal`` is numbered by its place in the file (0-based).
 """
 
 from __future__ import annotations
@@ -14,6 +37,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+import msgspec
+
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import provider_named_in
@@ -21,7 +46,7 @@ from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
 
 NAME = "codex"
 _LINE_KINDS = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -55,11 +80,71 @@ def _usage(last: dict, where: str) -> Usage:
     return Usage(cache_read=cached, cache_write_5m=written, uncached=total_in - cached - written, output=output)
 
 
+def _ordinal(value: object, where: str, key: str) -> int | None:
+    """An ordinal field: absent or null is None; anything but a non-negative integer (some builds
+    write ``subagent_history_start_ordinal`` as a string of digits: read as its number) is an error."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 19:
+        return int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UserError(f"{where}: {key} is not a non-negative integer ({value!r:.40})")
+    return value
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+class _Thread(msgspec.Struct, frozen=True):
+    """What a rollout's first ``session_meta`` says its thread is."""
+
+    lane: str = "main"
+    kind: LaneKind = "main"
+    #: A thread-spawned subagent's spawning thread.
+    parent: str | None = None
+    #: For the notes: ``subagent McClintock (/root/map_audit), depth 1``...
+    label: str = ""
+
+
+def _thread(payload: dict) -> _Thread:
+    """The lane a thread's calls go to, from ``source`` and ``thread_source`` (Codex's
+    ``SessionSource``: a string for a root thread; ``{"subagent": "review" | "compact" |
+    "memory_consolidation" | {"thread_spawn": {...}} | {"other": name}}``; ``{"internal": ...}``)."""
+    source = payload.get("source")
+    thread_source = payload.get("thread_source")
+    sub = source.get("subagent") if isinstance(source, dict) else None
+    spawn = as_dict(sub.get("thread_spawn")) if isinstance(sub, dict) else {}
+    other = _text(sub.get("other")) if isinstance(sub, dict) else None
+    if spawn or thread_source == "subagent" and not isinstance(sub, str) and other is None:
+        nickname = _text(spawn.get("agent_nickname")) or _text(payload.get("agent_nickname"))
+        path = _text(spawn.get("agent_path")) or _text(payload.get("agent_path"))
+        parent = _text(spawn.get("parent_thread_id")) or _text(payload.get("parent_thread_id"))
+        name = f"{nickname} ({path})" if nickname and path else nickname or path or str(payload.get("id") or "?")
+        depth = spawn.get("depth")
+        label = f"subagent {name}" + (f", depth {depth}" if isinstance(depth, int) and not isinstance(depth, bool) else "")
+        return _Thread(f"subagent:{name}"[:120], "subagent", parent, label + (f", spawned by thread {parent}" if parent else ""))
+    if thread_source == "guardian_review" or other == "guardian":
+        return _Thread("guardian-review", "side", None, "guardian review thread (Codex's approval reviewer)")
+    internal = source.get("internal") if isinstance(source, dict) else None
+    if thread_source == "memory_consolidation" or "memory_consolidation" in (sub, internal):
+        return _Thread("memory-consolidation", "side", None, "memory consolidation thread")
+    if sub == "review":
+        return _Thread("review", "side", None, "review thread (/review)")
+    if sub == "compact":
+        return _Thread("compact", "compaction", None, "compaction thread")
+    if other is not None or isinstance(sub, str):
+        name = (other or str(sub))[:80]
+        return _Thread(f"subagent-{name}", "side", None, f"internal {name} thread")
+    return _Thread()
+
+
 class _Rollout:
     """The requests of one rollout, line by line."""
 
     def __init__(self, path: Path, ctx: ImportContext) -> None:
         self.name = str(path)
+        self.filename = path.name
         self.ctx = ctx
         self.out: list[TraceRequest] = []
         self.skipped: list[tuple[int, str]] = []
@@ -76,36 +161,131 @@ class _Rollout:
         self.previous_total: str | None = None
         self.last_total: dict | None = None
         self.chain_parent: str | None = None
+        #: Records numbered below this are another thread's history (see the module doc).
+        self.index = 0
+        self.copied_below: int | None = None
+        self.copied_why = ""
+        self.copied_calls = 0
+        self.copied_total: dict | None = None
+        self.copied_session: str | None = None
+        self.thread = _Thread()
+        self.thread_notes: list[str] = []
+        #: The last ``token_usage_record`` no token count has matched yet: a remote compaction's
+        #: call, if the ``compacted`` record after it names its response.
+        self.held: tuple[Record, int | None, str, dict] | None = None
+        #: The usage of the compaction call just counted (its token_count, if any, is not a call).
+        self.compaction_usage: dict | None = None
 
     def line(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
         where = f"{self.name}:{record.line}"
         kind = value.get("type")
         payload = as_dict(value.get("payload"))
+        ordinal = _ordinal(value.get("ordinal"), where, "ordinal")
+        ordinal = self.index if ordinal is None else ordinal
+        self.index += 1
+        if self.copied_below is not None and ordinal < self.copied_below and not (kind == "session_meta" and self.sessions_seen == 0):
+            self._copied(record, kind, payload)
+            return
         when = parse_time_ms(value.get("timestamp"), where) if "timestamp" in value else None
         ptype = payload.get("type")
         if kind == "session_meta":
-            self._session_meta(payload)
+            self._session_meta(payload, where)
         elif kind == "turn_context":
-            if isinstance(payload.get("model"), str):
-                self.model = payload["model"]
-            if isinstance(payload.get("effort"), str) or payload.get("effort") is None:
-                self.effort = payload.get("effort")
+            self._turn_context(payload)
+        elif kind == "token_usage_record":
+            usage, response = as_dict(payload.get("usage")), _text(payload.get("response_id"))
+            self.held = (record, when, response, usage) if response is not None and usage else None
         elif kind == "compacted" or (kind == "event_msg" and ptype in ("context_compacted", "compacted")):
-            self.events.append(("compaction", ""))
+            if kind == "compacted" and self.held is not None and self.held[2] == payload.get("compaction_response_id"):
+                self._compaction_call(*self.held)
+            self.held = None
+            if not any(event == "compaction" for event, _ in self.events):  # one compaction, however many records say so
+                self.events.append(("compaction", ""))
             self.chain_parent = None
         elif kind == "response_item":
             self._item(payload, when)
         elif kind == "event_msg" and ptype == "token_count":
             self._token_count(record, value, payload, when)
+        elif kind == "event_msg" and ptype == "thread_settings_applied":
+            self._settings(payload)
 
-    def _session_meta(self, payload: dict) -> None:
+    def _turn_context(self, payload: dict) -> None:
+        if isinstance(payload.get("model"), str):
+            self.model = payload["model"]
+        effort = payload.get("effort") if "effort" in payload else payload.get("reasoning_effort")
+        if isinstance(effort, str) or effort is None:
+            self.effort = effort
+
+    def _settings(self, payload: dict) -> None:
+        """``thread_settings_applied`` (later Codex): the model and effort every call after it uses."""
+        settings = as_dict(payload.get("thread_settings"))
+        if isinstance(settings.get("model"), str) and settings["model"]:
+            self.model = settings["model"]
+        if isinstance(settings.get("reasoning_effort"), str) and settings["reasoning_effort"]:
+            self.effort = settings["reasoning_effort"]
+
+    def _copied(self, record: Record, kind: object, payload: dict) -> None:
+        """A record of the history another thread wrote (a subagent's copy of its parent's):
+        its settings carry over to this thread's first call, its token counts are never counted."""
+        if kind == "turn_context":
+            self._turn_context(payload)
+        elif kind == "event_msg" and payload.get("type") == "thread_settings_applied":
+            self._settings(payload)
+        elif kind == "session_meta" and self.copied_session is None:
+            self.copied_session = _text(payload.get("id"))
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            info = payload.get("info")
+            if isinstance(info, dict) and isinstance(info.get("last_token_usage"), dict):
+                self.copied_calls += 1
+                if isinstance(info.get("total_token_usage"), dict):
+                    self.copied_total = info["total_token_usage"]
+                # One reason for them all (the line tells which): a long copy is one row of skipped records.
+                self.skipped.append((record.line, f"token_count of {self.copied_why}: counted in that thread's own rollout, not here"))
+
+    def _session_meta(self, payload: dict, where: str) -> None:
         self.sessions_seen += 1
         self.session = str(payload.get("id") or self.session) if self.sessions_seen == 1 else self.session
         self.version = payload.get("cli_version") if isinstance(payload.get("cli_version"), str) else self.version
         self.provider = _provider(payload)
         if self.sessions_seen > 1:
             self.events.append(("resume", "a second session_meta: resumed or forked session"))
+            return
+        self.thread = _thread(payload)
+        if self.thread.label:
+            self.thread_notes.append(f"a Codex {self.thread.label}: its calls are the lane {self.thread.lane!r}")
+        start = _ordinal(payload.get("subagent_history_start_ordinal"), where, "subagent_history_start_ordinal")
+        base = payload.get("history_base")
+        if base is not None and not isinstance(base, dict):
+            raise UserError(f"{where}: history_base is not an object ({base!r:.40})")
+        base = base or {}
+        base_end = _ordinal(base.get("end_ordinal_exclusive"), where, "history_base.end_ordinal_exclusive")
+        fork_end = _ordinal(payload.get("forked_from_ordinal_exclusive"), where, "forked_from_ordinal_exclusive")
+        forked_from = _text(payload.get("forked_from_id"))
+        base_thread = _text(base.get("thread_id"))
+        copier = "the parent's history copied into this subagent's rollout" if self.thread.kind == "subagent" else "another thread's history copied into this rollout"
+        ends = [(end, why, field) for end, why, field in (
+            (start, copier, "subagent_history_start_ordinal"),
+            (base_end, f"the history of {base_thread or 'an earlier rollout'}", "history_base.end_ordinal_exclusive"),
+            (fork_end, f"the history of {forked_from or 'the thread it was forked from'}", "forked_from_ordinal_exclusive"),
+        ) if end is not None]
+        if ends:
+            end, why, field = max(ends, key=lambda e: e[0])  # the first of equals: a subagent's copy
+            self.copied_below, self.copied_why = end, f"{why} (below {field} {end})"
+        # A continuation window: Codex rolled the thread over to a new file at a compaction (its
+        # history_base names the thread's earlier window). A subagent names its parent in
+        # forked_from_id: that is no fork of a main thread.
+        continues = f"-{self.session}_" in self.filename or (base_thread is not None and base_thread == self.session) or (
+            bool(base) and forked_from is None and self.thread.kind == "main")
+        if forked_from is not None and self.thread.kind == "main" and not continues:
+            self.events.append(("fork", f"forked from thread {forked_from}"))
+        elif continues:
+            self.events.append(("compaction", "a continuation window: the thread went on in a new rollout after a compaction"))
+            self.thread_notes.append(
+                f"a continuation window of thread {self.session}"
+                + (f" (history_base: {base_thread})" if base_thread else "")
+                + ": its first call starts a new context after a compaction"
+            )
 
     def _item(self, payload: dict, when: int | None) -> None:
         """A message, tool call or output: inputs move the send time, the first output the answer time."""
@@ -129,6 +309,12 @@ class _Rollout:
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             return
+        if self.held is not None and _same(last, self.held[3]):
+            self.held = None  # the record of this call
+        claimed, self.compaction_usage = self.compaction_usage, None
+        if claimed is not None and _same(last, claimed):
+            self.skipped.append((record.line, "token_count of the remote compaction call counted from its token_usage_record"))
+            return
         if isinstance(total, dict):
             self.last_total = total
         total_key = json.dumps(total, sort_keys=True)
@@ -141,16 +327,54 @@ class _Rollout:
             self.skipped.append((record.line, "token_count replayed from an earlier session (fork/resume)"))
             return
         self.ctx.codex_totals.add(dedup)
-        self._add(record, _usage(last, f"{self.name}:{record.line}"), when)
+        if not self.out and self.thread.kind == "subagent" and self.copied_total is not None:
+            # The subagent's first prompt is its parent's at the spawn: it extends the parent's
+            # call whose running total its copy of that history ends with.
+            parent = self.thread.parent or self.copied_session
+            if parent is not None:
+                self.chain_parent = _total_node(parent, self.copied_total)
+        self._add(record, _usage(last, f"{self.name}:{record.line}"), when, total)
 
-    def _add(self, record: Record, usage: Usage, when: int | None) -> None:
-        node = f"codex:{self.session}#{len(self.out)}"
+    def _compaction_call(self, record: Record, when: int | None, response: str, usage: dict) -> None:
+        """A remote compaction's call (later Codex): its usage only in a ``token_usage_record``
+        whose response the ``compacted`` record after it names. It sends the conversation so far."""
+        if f"response:{response}" in self.ctx.codex_totals:
+            self.skipped.append((record.line, "compaction call replayed from an earlier session (fork/resume)"))
+            return
+        self.ctx.codex_totals.add(f"response:{response}")
         self.out.append(
             TraceRequest(
                 file=self.name,
                 line=record.line,
-                lane="main",
-                lane_kind="main",
+                lane=self.thread.lane,
+                lane_kind=self.thread.kind,
+                seq=len(self.out),
+                sent_ms=when,
+                ready_ms=when,
+                done_ms=when,
+                provider=self.provider,
+                model=self.model,
+                envelope=(("effort", self.effort),) if self.effort else (),
+                usage=_usage(usage, f"{self.name}:{record.line}"),
+                prefix=Prefix(self._head(), f"codex:{self.session}#compact:{response}", self.chain_parent, max(1, self.blocks)),
+                events=tuple(self.events),
+                agent_version=self.version,
+                source_format=NAME,
+                compaction_call=True,
+            )
+        )
+        self.compaction_usage = usage
+        self.events = []
+        self.blocks = 0
+
+    def _add(self, record: Record, usage: Usage, when: int | None, total: object) -> None:
+        node = _node(self.session, total, len(self.out))
+        self.out.append(
+            TraceRequest(
+                file=self.name,
+                line=record.line,
+                lane=self.thread.lane,
+                lane_kind=self.thread.kind,
                 seq=len(self.out),
                 sent_ms=self.last_input_ms if self.last_input_ms is not None else when,
                 ready_ms=self.first_output_ms if self.first_output_ms is not None else when,
@@ -160,7 +384,7 @@ class _Rollout:
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=usage,
                 # Codex sends every output item back (reasoning as encrypted_content) in the next request.
-                prefix=Prefix(f"codex:{self.model}:{self.version or '?'}", node, self.chain_parent, max(1, self.blocks), replays_output=True),
+                prefix=Prefix(self._head(), node, self.chain_parent, max(1, self.blocks), replays_output=True),
                 events=tuple(self.events),
                 agent_version=self.version,
                 source_format=NAME,
@@ -170,9 +394,18 @@ class _Rollout:
         self.events = []
         self.blocks = 0
 
+    def _head(self) -> str:
+        """The unlogged head: a subagent's is its parent's (it goes on from the parent's prompt);
+        a side thread has instructions and tools of its own."""
+        side = f"{self.thread.lane}:" if self.thread.kind in ("side", "compaction") else ""
+        return f"codex:{side}{self.model}:{self.version or '?'}"
+
     def notes(self) -> tuple[str, ...]:
-        """The unlogged head, and a check of the counted tokens against Codex's own total."""
+        """The unlogged head, the thread's kind, and a check of the counted tokens against Codex's own total."""
         notes: tuple[str, ...] = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
+        notes += tuple(self.thread_notes)
+        if self.copied_calls:
+            notes += (f"{self.copied_calls} token_count event(s) of {self.copied_why}: not counted here",)
         if not self.out:
             return notes + (
                 "no token_count events: this rollout (an older Codex version, or a session that made no call) carries no usage to audit",
@@ -185,6 +418,22 @@ class _Rollout:
             verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
             notes += (f"Codex's own running total: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
         return notes
+
+
+def _same(last: dict, usage: dict) -> bool:
+    """A token count's and a usage record's numbers are one call's."""
+    keys = ("input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens")
+    return all((last.get(key) or 0) == (usage.get(key) or 0) for key in keys)  # absent is 0
+
+
+def _node(session: str, total: object, seq: int) -> str:
+    """A call's chain node: its thread and running total (a subagent's copy of its parent's
+    history names the parent's calls by them), else its place in the file."""
+    return _total_node(session, total) if isinstance(total, dict) else f"codex:{session}#{seq}"
+
+
+def _total_node(session: str, total: dict) -> str:
+    return f"codex:{session}@{json.dumps(total, sort_keys=True)}"
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
@@ -211,6 +460,16 @@ FORMAT = LogFormat(
         "rollouts with event_msg token_count (info.last_token_usage, total_token_usage)",
         "later rollouts: last_token_usage.cache_write_input_tokens (the Responses API's writes, GPT-5.6 on), inside input_tokens",
         "resumed or forked sessions: a second session_meta and the earlier history replayed",
+        "paginated rollouts (about 0.128-0.154+, CLI and Codex Desktop): an ordinal on every record; token_usage_record lines "
+        "repeat a token_count's numbers and are not counted again; thread_settings_applied (and turn_context's "
+        "reasoning_effort) set the model and effort; a remote compaction's call, whose usage only a token_usage_record "
+        "names (compacted.compaction_response_id), is a compaction call",
+        "subagent threads (source.subagent.thread_spawn, thread_source subagent): the parent's history copied below "
+        "subagent_history_start_ordinal is not counted; a subagent lane named by agent_nickname and agent_path, "
+        "its first call extending the parent's",
+        "guardian review (thread_source guardian_review), review, memory consolidation and compaction threads: side lanes of their own",
+        "forks by reference (forked_from_id, forked_from_ordinal_exclusive) and continuation windows after a compaction "
+        "(history_base, rollout-<date>-<thread>_<window>.jsonl): a fork or compaction event on the first call",
         "older rollouts (record_type lines, or a first line {id, timestamp, instructions}): no usage, read as no calls",
     ),
 )
