@@ -23,8 +23,11 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
+    """One Chromium for the browser tests, closed when they end: Playwright's sync API keeps an
+    event loop running in this thread while open, and a later test's asyncio.run (the proxy's)
+    would fail under it."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
