@@ -75,7 +75,10 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
 
 
 def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | None = None) -> bytes:
-    """JUnit XML: one test case per lane; a lane fails on a --fail-on cause or a gate threshold.
+    """JUnit XML that says what the exit status says: one test case per lane, failing on a
+    ``--fail-on`` cause it holds, and one ``totals`` case judged on the thresholds as the gate
+    judges them (the whole audit's hit ratio and dollars lost), so a failure is in the file
+    exactly when ``audit`` exits 1.
 
     ``escape`` makes each text encodable (the writer passes one that escapes lone surrogates);
     characters XML 1.0 forbids (control characters) are dropped.
@@ -94,10 +97,6 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
         case = ElementTree.SubElement(suite, "testcase", classname=clean(lane.file), name=clean(lane.lane))
         rows = by_lane[(lane.file, lane.lane)]
         problems = [f"{row.cause} at line {row.line}: {row.detail}" for row in rows if row.cause in gate.fail_on]
-        if gate.min_hit_ratio is not None and lane.hit_ratio < gate.min_hit_ratio and lane.reported_cache_read + lane.reported_cache_write + lane.reported_uncached:
-            problems.append(f"hit ratio {lane.hit_ratio:.2%} below {gate.min_hit_ratio:.2%}")
-        if gate.max_lost_usd is not None and lane.lost_usd > gate.max_lost_usd:
-            problems.append(f"lost ${lane.lost_usd:.4f} above ${gate.max_lost_usd}")
         if problems:
             failures += 1
             # the message names the problem (a cause and its line, or a threshold); the text holds every detail whole
@@ -108,10 +107,21 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
             f"{lane.requests} requests, hit ratio {lane.hit_ratio:.2%}, lost {lane.lost_tokens:,} tokens "
             f"(${lane.lost_usd:.4f}), predicted read within 3% on {lane.read_within}/{lane.requests}"
         )
-    suite.set("tests", str(len(result.lanes)))
+    case = ElementTree.SubElement(suite, "testcase", classname="prefixbench audit", name="totals")
+    thresholds = [line.removeprefix("FAIL ") for line in violations(result, Gate(min_hit_ratio=gate.min_hit_ratio, max_lost_usd=gate.max_lost_usd))]
+    if thresholds:
+        failures += 1
+        failure = ElementTree.SubElement(case, "failure", message=clean(thresholds[0]), type="cache-audit")
+        failure.text = clean("\n".join(thresholds))
+    t = result.totals
+    ElementTree.SubElement(case, "system-out").text = (
+        f"{t.requests} requests, hit ratio {t.hit_ratio:.2%}, paid ${t.cost_usd:.4f}, lost ${t.lost_usd:.4f}"
+    )
+    tests = len(result.lanes) + 1
+    suite.set("tests", str(tests))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
-    root = ElementTree.Element("testsuites", tests=str(len(result.lanes)), failures=str(failures), errors="0")
+    root = ElementTree.Element("testsuites", tests=str(tests), failures=str(failures), errors="0")
     root.append(suite)
     ElementTree.indent(root)
     return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"

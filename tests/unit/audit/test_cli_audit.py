@@ -56,8 +56,8 @@ def test_gate_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert root.tag == "testsuites"
     (suite,) = root.findall("testsuite")
     cases = suite.findall("testcase")
-    assert [case.get("name") for case in cases] == ["main"]
-    assert int(suite.get("tests")) == 1 and int(suite.get("failures")) == 1
+    assert [case.get("name") for case in cases] == ["main", "totals"]
+    assert int(suite.get("tests")) == 2 and int(suite.get("failures")) == 1
     assert cases[0].find("failure") is not None and cases[0].find("failure").get("message")
     assert main(["audit", str(log), "--quiet", "--fail-on", "model-changed", "--junit", str(junit)]) == 0
     assert ElementTree.parse(junit).getroot().find("testsuite").get("failures") == "0"
@@ -408,3 +408,55 @@ def test_each_session_says_its_re_write_factor(tmp_path: Path, capsys: pytest.Ca
     header, _, row = table.split("per session", 1)[1].splitlines()[1:4]
     words = row.split()
     assert header.split()[6:8] == ["hit", "re-write"] and words[words.index("33.0%") + 1] == "1.99x"
+
+
+def test_junit_says_what_the_exit_status_says(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The thresholds judge the whole audit, in the exit status and in the JUnit file alike: a
+    totals case fails exactly when audit exits 1 (a lane below the ratio whose audit passes
+    used to fail in the file; an audit over --max-lost-usd with no lane over it had none)."""
+    log = _session(tmp_path)  # hit ratio 33.0%, lost $0.0524 (one lane)
+    junit = tmp_path / "j.xml"
+
+    def failures() -> dict[str, str | None]:
+        suite = ElementTree.parse(junit).getroot().find("testsuite")
+        return {case.get("name"): (case.find("failure").get("message") if case.find("failure") is not None else None)
+                for case in suite.findall("testcase")}
+
+    assert main(["audit", str(log), "--quiet", "--min-hit-ratio", "0.5", "--junit", str(junit)]) == 1
+    assert failures() == {"main": None, "totals": "hit ratio 32.96% is below --min-hit-ratio 50.00%"}
+    assert main(["audit", str(log), "--quiet", "--min-hit-ratio", "0.3", "--max-lost-usd", "0.01", "--junit", str(junit)]) == 1
+    assert failures() == {"main": None, "totals": "lost $0.0524 is above --max-lost-usd $0.01"}
+    assert main(["audit", str(log), "--quiet", "--min-hit-ratio", "0.3", "--junit", str(junit)]) == 0
+    assert failures() == {"main": None, "totals": None}
+    capsys.readouterr()
+
+
+def test_the_sessions_shown_are_the_costliest_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """With more sessions than the table shows, the ones shown are those that lost the most, in
+    that order (they were in file order)."""
+    from prefixbench.reports.audit import SESSIONS_SHOWN
+
+    folder = tmp_path / "logs"
+    for n in range(SESSIONS_SHOWN + 1):
+        t = Transcript(session=f"s{n}")
+        t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+        t.assistant(f"r1-{n}", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000 + 100 * n, 0, 9)])
+        t.user("next", f"2025-09-03T00:{10 + n:02d}:00.000Z")  # idle past the TTL: a loss growing with n
+        t.assistant(f"r2-{n}", f"2025-09-03T00:{10 + n:02d}:03.000Z", [cc_usage(3, 15300 + 100 * n, 0, 9)])
+        write_jsonl(folder / f"s{n:02d}.jsonl", t.lines)
+    assert main(["audit", str(folder), "--quiet"]) == 0
+    section = capsys.readouterr().out.split("per session", 1)[1].split("\n\n", 1)[0].splitlines()[3:]
+    names = [line.split()[0] for line in section]
+    assert len(names) == SESSIONS_SHOWN and names[0] == f"s{SESSIONS_SHOWN:02d}.jsonl" and names == sorted(names, reverse=True)
+
+
+def test_the_headline_says_what_its_hit_ratio_is_over(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Mooncake trace reports no cache use: its hit ratio is predicted, and the headline says
+    so; a folder where only some requests report it says over how many."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text("\n".join(json.dumps({"timestamp": 1000 * n, "input_length": 1024, "output_length": 10, "hash_ids": [1, 2]}) for n in range(3)) + "\n")
+    assert main(["audit", str(trace), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "(predicted: no request reports its cache use)" in out
+    assert main(["audit", str(trace), str(_session(tmp_path)), "--quiet"]) == 0
+    assert "(of the 3 requests that report their cache use)" in capsys.readouterr().out
