@@ -176,13 +176,23 @@ def _headline(result: AuditResult) -> str:
     t = result.totals
     return (
         f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
-        f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}; hit ratio {t.hit_ratio:.1%}; "
+        f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
         f"paid {format_usd(t.cost_usd)}, lost to misses {format_usd(t.lost_usd)}"
         + (
             f"; explicit caches (not requests): {format_usd(t.cache_create_usd)} to create, {format_usd(t.storage_usd)} storage"
             if result.explicit_caches else ""
         )
     )
+
+
+def _ratio_basis(result: AuditResult) -> str:
+    """What the headline's hit ratio is over, when not every request reports its cache use."""
+    reporting = sum(row.reported_cache_read is not None for row in result.rows)
+    if reporting == len(result.rows):
+        return ""
+    if not reporting:
+        return " (predicted: no request reports its cache use)"
+    return f" (of the {reporting:,} requests that report their cache use)"
 
 
 def _causes_lines(result: AuditResult) -> list[str]:
@@ -255,9 +265,9 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
     rolls = list(result.sessions)
     left_out = 0
     if sessions is not None and len(rolls) > sessions:
-        kept = set(sorted(range(len(rolls)), key=lambda i: (-rolls[i].lost_usd, -rolls[i].cost_usd, i))[:sessions])
+        kept = sorted(range(len(rolls)), key=lambda i: (-rolls[i].lost_usd, -rolls[i].cost_usd, i))[:sessions]
         left_out = len(rolls) - sessions
-        rolls = [r for i, r in enumerate(rolls) if i in kept]
+        rolls = [rolls[i] for i in kept]  # costliest first, as the title says
     right = {2, 3, 4, 5, 6, 7, 8}
     title = "per session (one log file: its main lane, subagents and compactions)"
     if left_out:
