@@ -73,7 +73,7 @@ from prefixbench.workloads.audit.reading import FileMap, FileRead, read_in_paral
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.records import ProgressFn
-from prefixbench.workloads.logs.sources import UNREADABLE, find_log_files, is_unreadable
+from prefixbench.workloads.logs.sources import COPY_OF, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
@@ -422,6 +422,10 @@ def load_trace(
                     if path.is_dir()
                     else f"skipped: a log file the folder walk found and could not read ({why})")
             summaries.append(FileSummary(str(path), "unreadable", 0, (), (note,)))
+            continue
+        if skip is not None and skip.startswith(COPY_OF):
+            note = f"skipped: the same bytes as {skip[len(COPY_OF):]}, counted once"
+            summaries.append(FileSummary(str(path), "copy", 0, (), (note,)))
             continue
         if skip is not None:
             note = (

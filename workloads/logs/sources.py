@@ -22,12 +22,13 @@ from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, iter_records
 
 #: File names a folder walk picks up (``.traj``: SWE-agent's trajectories).
 LOG_SUFFIXES = (".jsonl", ".json", ".traj")
-#: ... and the same compressed (``.jsonl.gz``, ``.json.xz``...).
-_WALKED = LOG_SUFFIXES + tuple(log + packed for log in LOG_SUFFIXES for packed in COMPRESSED_SUFFIXES)
+#: ... and the same compressed (``.jsonl.gz``, ``.json.xz``...; zstd is found to be said unread).
+_WALKED = LOG_SUFFIXES + tuple(log + packed for log in LOG_SUFFIXES for packed in (*COMPRESSED_SUFFIXES, ".zst"))
 
 
 def _log_suffix(name: str) -> str:
     """A walked file's log suffix, its compression's left off (``a.jsonl.gz``: ``.jsonl``)."""
+    name = name.lower()
     for packed in COMPRESSED_SUFFIXES:
         name = name.removesuffix(packed)
     return next((suffix for suffix in LOG_SUFFIXES if name.endswith(suffix)), "")
@@ -72,6 +73,12 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                         f"{item}: cannot read {what} ({reason[len(UNREADABLE):]}), "
                         f"and {path} holds no other log file; make it readable, or name the folders to audit"
                     )
+                if marked:
+                    item, reason = marked[0]
+                    raise UserError(
+                        f"{path}: no log to audit: the folder walk found {len(marked)} file(s), none a log "
+                        f"({item.name}: {'empty' if reason == 'empty' else 'no record of a format audit reads'})"
+                    )
                 raise UserError(f"{path}: no log files ({', '.join('*' + s for s in LOG_SUFFIXES)}) in this folder")
             found.extend(marked)
         elif not path.exists():
@@ -85,7 +92,50 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
     unique: dict[str, tuple[Path, str | None]] = {}
     for path, reason in found:
         unique.setdefault(os.path.realpath(path), (path, reason))
-    return list(unique.values())
+    return _copies_marked(list(unique.values()))
+
+
+#: The skip reason of a file with the same bytes as one audited before it: ``copy of <path>``.
+COPY_OF = "copy of "
+
+
+def _copies_marked(files: list[tuple[Path, str | None]]) -> list[tuple[Path, str | None]]:
+    """Each file with the same bytes as an earlier one (a session copied into a backup folder)
+    marked ``copy of <first>``: a log is counted once however many copies a folder holds. Only
+    files of one size are read to compare them."""
+    by_size: dict[int, list[int]] = {}
+    for n, (path, reason) in enumerate(files):
+        if reason is None and path.is_file():
+            by_size.setdefault(path.stat().st_size, []).append(n)
+    out = list(files)
+    for group in by_size.values():
+        if len(group) < 2:
+            continue
+        first: dict[bytes, Path] = {}
+        for n in group:
+            path = files[n][0]
+            digest = _digest(path)
+            if digest is None:
+                continue
+            if digest in first:
+                out[n] = (path, f"{COPY_OF}{first[digest]}")
+            else:
+                first[digest] = path
+    return out
+
+
+def _digest(path: Path) -> bytes | None:
+    """The SHA-256 of a file's bytes (None: it cannot be read now; its reading says why)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.digest()
 
 
 def _walk(folder: Path) -> list[tuple[Path, str | None]]:
@@ -107,7 +157,7 @@ def _walk(folder: Path) -> list[tuple[Path, str | None]]:
                     if _walks_into(entry):
                         pending.append(current / entry.name)
                     elif not _is_dir(entry) and not entry.name.startswith("."):
-                        if entry.name.endswith(_WALKED) or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name)):
+                        if entry.name.lower().endswith(_WALKED) or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name)):
                             found.append((current / entry.name, None))
         except OSError as exc:
             why = exc.strerror or str(exc)
@@ -158,6 +208,8 @@ def _skip_reason(path: Path) -> str | None:
             return "empty"
     except OSError as exc:  # a link to nothing, or a file gone since the folder was listed
         return f"{UNREADABLE}{'a link to nothing' if path.is_symlink() else exc.strerror or exc}"
+    if path.name.lower().endswith(".zst"):
+        return f"{UNREADABLE}zstd-compressed: decompress it first (zstd -d {path.name})"
     return _one_object_reason(path)
 
 

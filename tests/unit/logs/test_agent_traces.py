@@ -67,7 +67,7 @@ def test_conversations_never_share_blocks(tmp_path: Path) -> None:
     one) share nothing."""
     assert _reads(tmp_path, conversation(ident="a"), conversation(ident="b")) == [0, 0, 8, 0, 0, 8]
     (tmp_path / "x.json").write_text(json.dumps(conversation(ident="a")))
-    (tmp_path / "y.json").write_text(json.dumps(conversation(ident="a")))
+    (tmp_path / "y.json").write_text(json.dumps(conversation(ident="a"), indent=1))  # other bytes: not a copy
     rows = run_audit([tmp_path / "x.json", tmp_path / "y.json"]).rows
     assert [row.predicted_cache_read for row in rows] == [0, 0, 8, 0, 0, 8]
 

@@ -19,8 +19,10 @@ def _tree(root: Path, *, broken_link: bool = False) -> Path:
     """Logs at several levels, hidden and non-log files, a linked file, a linked folder (and a broken link)."""
     for folder in ("a", "a/b", "c", ".hidden", "z"):
         (root / folder).mkdir(parents=True)
-    for name in ("top.jsonl", "a/one.json", "a/b/two.jsonl", ".hidden/three.jsonl", "c/.dot.jsonl", "c/notes.txt"):
-        shutil.copy(_LOG, root / name)
+    for n, name in enumerate(("top.jsonl", "a/one.json", "a/b/two.jsonl", ".hidden/three.jsonl", "c/.dot.jsonl", "c/notes.txt")):
+        # Each a log of its own: blank lines after the records keep the copies' bytes apart
+        # (the same bytes twice would be one log counted once).
+        (root / name).write_bytes(_LOG.read_bytes() + b"\n" * n)
     (root / "z" / "link.jsonl").symlink_to(root / "top.jsonl")
     (root / "z" / "folder-link").symlink_to(root / "a", target_is_directory=True)  # listed, never walked into
     if broken_link:
@@ -131,3 +133,48 @@ def test_a_link_to_nothing_is_skipped_with_a_warning_not_an_error(tmp_path: Path
         f"prefixbench: error: {lonely / 'gone.jsonl'}: cannot read this log file (a link to nothing), and {lonely} "
         "holds no other log file; make it readable, or name the folders to audit"
     )
+
+
+def test_the_walk_finds_any_case_and_names_what_it_cannot_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Upper-case names (X.JSONL, t.JSONL.GZ) are logs like the others; a zstd file is found,
+    skipped and warned about with the command that decompresses it (all were silently left out)."""
+    import gzip
+
+    root = tmp_path / "logs"
+    root.mkdir()
+    shutil.copy(_LOG, root / "X.JSONL")
+    (root / "t.JSONL.GZ").write_bytes(gzip.compress(_LOG.read_bytes()))
+    (root / "z.jsonl.zst").write_bytes(b"\x28\xb5\x2f\xfd" + bytes(20))
+    assert main(["audit", str(root), "--quiet", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    files = {Path(f["file"]).name: f for f in json.loads(out)["files"]}
+    assert files["X.JSONL"]["requests"] == files["t.JSONL.GZ"]["requests"] > 0
+    assert files["z.jsonl.zst"]["format"] == "unreadable"
+    assert err.strip() == (f"prefixbench: warning: {root / 'z.jsonl.zst'}: skipped: a log file the folder walk found and could "
+                           "not read (zstd-compressed: decompress it first (zstd -d z.jsonl.zst))")
+
+
+def test_a_folder_of_only_empty_or_metadata_files_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "logs"
+    root.mkdir()
+    (root / "a.jsonl").write_text("")
+    assert main(["audit", str(root), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: {root}: no log to audit: the folder walk found 1 file(s), none a log (a.jsonl: empty)")
+
+
+def test_exact_copies_of_a_log_count_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A session copied into a backup folder (the same bytes) is counted once, the copy listed
+    with the file it repeats; it was counted twice for formats without ids to dedupe on."""
+    root = tmp_path / "logs"
+    (root / "backup").mkdir(parents=True)
+    shutil.copy(_LOG, root / "one.jsonl")
+    assert main(["audit", str(root), "--quiet", "--format", "json"]) == 0
+    alone = json.loads(capsys.readouterr().out)["totals"]
+    shutil.copy(_LOG, root / "backup" / "one.jsonl")
+    assert main(["audit", str(root), "--quiet", "--format", "json", "--jobs", "2"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["totals"] == alone
+    (copy,) = [f for f in record["files"] if f["format"] == "copy"]
+    assert copy["file"] == str(root / "one.jsonl") or copy["file"] == str(root / "backup" / "one.jsonl")
+    assert copy["notes"][0].startswith("skipped: the same bytes as ")

@@ -210,7 +210,7 @@ def test_a_folder_of_one_pretty_printed_trajectory_is_audited(tmp_path: Path) ->
     # Walked: a one-object .json file a format detects is a log, not a sidecar; .traj is walked.
     fixture = Path(__file__).parent / "fixtures" / "swe-agent.json"
     (tmp_path / "run.traj.json").write_text(fixture.read_text())
-    (tmp_path / "astropy__astropy-12907.traj").write_text(fixture.read_text())
+    (tmp_path / "astropy__astropy-12907.traj").write_text(fixture.read_text() + "\n")  # not the same bytes: not a copy
     assert [(p.name, why) for p, why in find_log_files([tmp_path])] == [("astropy__astropy-12907.traj", None), ("run.traj.json", None)]
     result = run_audit([tmp_path / "run.traj.json"])
     assert [(row.reported_cache_read, row.cause) for row in result.rows] == [(0, "cold-start"), (3000, None)]
