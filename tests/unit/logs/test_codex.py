@@ -374,3 +374,17 @@ def test_a_remote_compactions_call_is_counted_once(tmp_path: Path) -> None:
     requests, summaries = load_trace([_paginated(tmp_path / "again" / "rollout-c.jsonl", again)])
     assert [r.usage.prompt for r in requests if r.usage] == [10000, 10400, 3000]
     assert [why for _, why in summaries[0].skipped] == ["token_count of the remote compaction call counted from its token_usage_record"]
+
+
+def test_a_rollout_whose_every_token_count_was_counted_elsewhere_says_so(tmp_path: Path) -> None:
+    """A resumed copy whose token counts all repeat the original's: its note says they were
+    counted elsewhere, not that the rollout is of an older Codex without usage."""
+    lines = [
+        ("2025-11-17T21:32:46.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        ("2025-11-17T21:32:50.000Z", _tc(10000, 0, 30, 10000, 0, 30)),
+    ]
+    original = _codex(tmp_path / "a" / "rollout-1.jsonl", lines)
+    again = _codex(tmp_path / "b" / "rollout-2.jsonl", lines + [("2025-11-17T21:33:00.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "bye"}]})], session="sess-2")
+    requests, summaries = load_trace([original, again])
+    assert len(requests) == 1
+    assert summaries[1].notes[-1] == "every token_count event here was counted elsewhere (repeated, replayed or copied): no call of its own"

@@ -204,7 +204,7 @@ def _checked(path: Path, records: Iterable[Record], fmt: LogFormat) -> Iterator[
         if record.line <= CHECK_LINES:
             other = classify_record(record.value)
             if other is not None and other != fmt.name and other not in fmt.admits:
-                raise UserError(f"{path}:{record.line}: a {other} record in a file read as {fmt.name} (--input {other} reads it)")
+                raise UserError(f"{path}:{record.line}: {_a(other)} record in a file read as {fmt.name} (--input {other} reads it)")
             if not own and isinstance(record.value, dict):
                 own = other is not None or fmt.detect(record.value) is not None
         elif not own:
@@ -212,6 +212,11 @@ def _checked(path: Path, records: Iterable[Record], fmt: LogFormat) -> Iterator[
         yield record
     if seen and not own:
         _not_of(path, first_line, fmt)
+
+
+def _a(name: str) -> str:
+    """``a codex``, ``an http-capture``: the article a format's name takes."""
+    return f"an {name}" if name[:1] in "aeio" or name.startswith("http") else f"a {name}"
 
 
 def _not_of(path: Path, line: int, fmt: LogFormat) -> None:

@@ -406,6 +406,8 @@ class _Rollout:
         notes += tuple(self.thread_notes)
         if self.copied_calls:
             notes += (f"{self.copied_calls} token_count event(s) of {self.copied_why}: not counted here",)
+        if not self.out and any("token_count" in why for _, why in self.skipped):
+            return notes + ("every token_count event here was counted elsewhere (repeated, replayed or copied): no call of its own",)
         if not self.out:
             return notes + (
                 "no token_count events: this rollout (an older Codex version, or a session that made no call) carries no usage to audit",
