@@ -40,7 +40,7 @@ def find_logs(paths: list[Path]) -> list[Path]:
     Raises:
         UserError: a path that does not exist, or a folder with no log file in it.
     """
-    return [path for path, reason in find_log_files(paths) if not is_unreadable(reason)]
+    return [path for path, reason in find_log_files(paths) if not is_unreadable(reason) and not (reason or "").startswith(COPY_OF)]
 
 
 #: The skip reason of a subfolder the walk could not list: ``unreadable: <why>``.
