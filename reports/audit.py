@@ -837,6 +837,8 @@ def run_audit_command(args) -> int:
         emit("\n".join(visible(line) for line in what_if_table(fixes).split("\n")))
     if args.out is not None:
         write_outputs(result, args.out, what_if)
+        if not args.quiet:  # as sweep says where it wrote
+            emit(visible(f"wrote {args.out}/: {', '.join(AUDIT_FILES)}"), sys.stderr)
     if args.junit is not None:
         try:
             args.junit.parent.mkdir(parents=True, exist_ok=True)

@@ -460,3 +460,13 @@ def test_the_headline_says_what_its_hit_ratio_is_over(tmp_path: Path, capsys: py
     assert "(predicted: no request reports its cache use)" in out
     assert main(["audit", str(trace), str(_session(tmp_path)), "--quiet"]) == 0
     assert "(of the 3 requests that report their cache use)" in capsys.readouterr().out
+
+
+def test_out_says_where_it_wrote_unless_quiet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = _session(tmp_path)
+    out = tmp_path / "out"
+    assert main(["audit", str(log), "--out", str(out)]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == f"wrote {out}/: audit.md, audit.csv, audit.json, audit.png, report.html"
+    assert main(["audit", str(log), "--out", str(out), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
