@@ -421,7 +421,14 @@ def run(argv: Sequence[str] | None = None) -> int:
     """
     args: argparse.Namespace | None = None
     try:
-        args = build_parser(_command_in(sys.argv[1:] if argv is None else argv)).parse_args(argv)
+        words = list(sys.argv[1:] if argv is None else argv)
+        try:
+            args = build_parser(_command_in(words)).parse_args(words)
+        except UserError as exc:
+            dashed = next((w for w in words if w.startswith("-") and w != "-" and Path(w).exists()), None)
+            if dashed is None:
+                raise
+            raise UserError(f"{exc}; {dashed} is a file, read as an option: write ./{dashed} or put -- before it") from None
         match args.command:
             case "sweep":
                 return cmd_sweep(args)

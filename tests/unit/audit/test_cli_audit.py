@@ -470,3 +470,15 @@ def test_out_says_where_it_wrote_unless_quiet(tmp_path: Path, capsys: pytest.Cap
     assert err[-1] == f"wrote {out}/: audit.md, audit.csv, audit.json, audit.png, report.html"
     assert main(["audit", str(log), "--out", str(out), "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_file_named_like_an_option_gets_a_hint(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """argparse reads -dash.jsonl as an option; when such a file exists the one-line error says
+    how to name it (it said only that PATH was required)."""
+    monkeypatch.chdir(tmp_path)
+    Path("-dash.jsonl").write_bytes(_session(tmp_path).read_bytes())
+    assert main(["audit", "-dash.jsonl", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("; -dash.jsonl is a file, read as an option: write ./-dash.jsonl or put -- before it") and "\n" not in err
+    assert main(["audit", "--quiet", "--", "-dash.jsonl"]) == 0
+    assert main(["audit", "./-dash.jsonl", "--quiet"]) == 0
