@@ -76,6 +76,14 @@ class _Parser(argparse.ArgumentParser):
         raise UserError(f"{message} (see '{self.prog} --help')")
 
 
+def _is_file(word: str) -> bool:
+    """Whether a command-line word names an existing file (never an error: a NUL, a name too long)."""
+    try:
+        return Path(word).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def _version() -> str:
     """The installed distribution's version (``prefixbench`` is a namespace package)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -425,7 +433,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         try:
             args = build_parser(_command_in(words)).parse_args(words)
         except UserError as exc:
-            dashed = next((w for w in words if w.startswith("-") and w != "-" and Path(w).exists()), None)
+            dashed = next((w for w in words if w.startswith("-") and w != "-" and _is_file(w)), None)
             if dashed is None:
                 raise
             raise UserError(f"{exc}; {dashed} is a file, read as an option: write ./{dashed} or put -- before it") from None
