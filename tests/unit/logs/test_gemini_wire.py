@@ -298,11 +298,9 @@ def test_bad_lines_end_in_one_clear_line(tmp_path: Path, capsys: pytest.CaptureF
     assert err == f"prefixbench: error: {path}:1: {message}"
 
 
-def test_the_terminal_view_lists_each_explicit_cache_with_its_dollars(tmp_path: Path) -> None:
-    """The table and audit.md show every cache the logs created (not a request): its size, how
-    long it was kept, its reads and its two costs; what the log does not show is 'unknown'."""
-    from prefixbench.reports.audit import audit_markdown, audit_table
-
+def _two_explicit_caches() -> list[dict]:
+    """A cache created, read once and deleted 1.5 h later; another updated by a PATCH without a
+    time (how long it was kept, and its storage, are unknown)."""
     lines = [
         cache_created("cachedContents/abc123", 100_000, T0),
         call(f"{API}/models/gemini-2.5-flash:generateContent", gen_body("q1", cached="cachedContents/abc123"), {"body": answer("a", usage(100_010, 100_000, 50))}, T0 + 600),
@@ -311,6 +309,15 @@ def test_the_terminal_view_lists_each_explicit_cache_with_its_dollars(tmp_path: 
         call(f"{API}/cachedContents/kept", {"ttl": "60s"}, {"body": {}}, T0 + 20, method="PATCH"),
     ]
     del lines[4]["request"]["timestamp"]
+    return lines
+
+
+def test_the_terminal_view_lists_each_explicit_cache_with_its_dollars(tmp_path: Path) -> None:
+    """The table and audit.md show every cache the logs created (not a request): its size, how
+    long it was kept, its reads and its two costs; what the log does not show is 'unknown'."""
+    from prefixbench.reports.audit import audit_markdown, audit_table
+
+    lines = _two_explicit_caches()
     result = run_audit([write_jsonl(tmp_path / "explicit.jsonl", lines)])
     table = audit_table(result)
     section = table.split("explicit caches the logs created", 1)[1].split("\n\n", 1)[0].splitlines()
@@ -332,14 +339,7 @@ def test_report_html_lists_each_explicit_cache_with_its_dollars(tmp_path: Path) 
     figure; a log without explicit caches has no such section."""
     from prefixbench.reports.audit import audit_html
 
-    lines = [
-        cache_created("cachedContents/abc123", 100_000, T0),
-        call(f"{API}/models/gemini-2.5-flash:generateContent", gen_body("q1", cached="cachedContents/abc123"), {"body": answer("a", usage(100_010, 100_000, 50))}, T0 + 600),
-        call(f"{API}/cachedContents/abc123", None, {"body": {}}, T0 + 5400, method="DELETE"),
-        cache_created("cachedContents/kept", 1000, T0 + 10),
-        call(f"{API}/cachedContents/kept", {"ttl": "60s"}, {"body": {}}, T0 + 20, method="PATCH"),
-    ]
-    del lines[4]["request"]["timestamp"]
+    lines = _two_explicit_caches()
     html = audit_html(run_audit([write_jsonl(tmp_path / "explicit.jsonl", lines)]))
     section = html.split('id="explicit-caches"', 1)[1].split("</section>", 1)[0]
     first = section.split('data-explicit-cache="cachedContents/abc123"', 1)[1].split("</tr>", 1)[0]
