@@ -738,11 +738,14 @@ def emit(text: str, stream=None) -> None:
     print(printable(text, getattr(stream, "encoding", None) or "utf-8"), file=stream)
 
 
-def total_bytes(paths: list[Path]) -> int:
-    """Bytes of the log files an audit will read (for the progress bar)."""
-    from prefixbench.workloads.logs.sources import find_logs
+def total_bytes(files: list[tuple[Path, str | None]]) -> int:
+    """Bytes of the log files an audit will read (for the progress bar), from the walk
+    :func:`~prefixbench.workloads.logs.sources.find_log_files` made: the skipped files, copies
+    and unreadable folders left out."""
+    from prefixbench.workloads.logs.sources import COPY_OF, is_unreadable
 
-    return sum(path.stat().st_size for path in find_logs(paths))
+    return sum(path.stat().st_size for path, reason in files
+               if not is_unreadable(reason) and not (reason or "").startswith(COPY_OF))
 
 
 def file_map(jobs: int, scheduler: str | None):
@@ -791,13 +794,16 @@ def run_audit_command(args) -> int:
     # The fixes are re-simulated in forked local processes: --jobs of them (a --scheduler's
     # workers would need the whole trace sent to them; its --jobs still counts here).
     what_if_jobs = getattr(args, "jobs", 1)
-    progress = Progress(total_bytes(args.paths), enabled=not args.quiet)
+    from prefixbench.workloads.logs.sources import find_log_files
+
+    files = find_log_files(list(args.paths))  # walked once: the progress bar's total, then the read
+    progress = Progress(total_bytes(files), enabled=not args.quiet)
     what_if = None
     try:
         from prefixbench.workloads.audit.core import load_trace
         from prefixbench.workloads.logs.formats import TORN_TAIL
 
-        trace = load_trace(args.paths, args.input, progress, map_files)
+        trace = load_trace(args.paths, args.input, progress, map_files, files=files)
         for summary in trace[1]:
             # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
             # format audit reads may be a log of a version it does not know yet).

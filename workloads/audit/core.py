@@ -394,16 +394,22 @@ def _iso(ms: int | None) -> str | None:
 
 
 def load_trace(
-    paths: Sequence[Path], fmt: str = "auto", progress: ProgressFn | None = None, map_files: FileMap | None = None
+    paths: Sequence[Path],
+    fmt: str = "auto",
+    progress: ProgressFn | None = None,
+    map_files: FileMap | None = None,
+    files: list[tuple[Path, str | None]] | None = None,
 ) -> tuple[list[TraceRequest], list[FileSummary]]:
     """Import every log under ``paths`` (every file is checked before anything is computed).
 
     ``map_files`` (``audit --jobs`` / ``--scheduler``) reads the files in workers first
     (:mod:`.reading`: the trace is the same as without it); ``progress`` is then told each file
-    as it finishes, else the bytes read as they are read.
+    as it finishes, else the bytes read as they are read. ``files``: the walk of ``paths``
+    (:func:`~prefixbench.workloads.logs.sources.find_log_files`) when the caller made it already
+    (the command sizes its progress bar from it), so folders are walked and copies hashed once.
     """
     named = resolve(fmt)
-    files = find_log_files(list(paths))
+    files = find_log_files(list(paths)) if files is None else files
     ctx = ImportContext()
     reads: dict[Path, FileRead] = {}
     if map_files is not None:

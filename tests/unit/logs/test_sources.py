@@ -178,3 +178,20 @@ def test_exact_copies_of_a_log_count_once(tmp_path: Path, capsys: pytest.Capture
     (copy,) = [f for f in record["files"] if f["format"] == "copy"]
     assert copy["file"] == str(root / "one.jsonl") or copy["file"] == str(root / "backup" / "one.jsonl")
     assert copy["notes"][0].startswith("skipped: the same bytes as ")
+
+
+def test_an_audit_walks_its_folders_and_hashes_their_copies_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The progress bar's total and the read share one walk: two files of one size are hashed
+    once each (the command walked the folder twice, hashing them four times)."""
+    root = tmp_path / "logs"
+    (root / "backup").mkdir(parents=True)
+    shutil.copy(_LOG, root / "one.jsonl")
+    shutil.copy(_LOG, root / "backup" / "one.jsonl")
+    hashed: list[Path] = []
+    real = sources._digest
+    monkeypatch.setattr(sources, "_digest", lambda path: hashed.append(path) or real(path))
+    assert main(["audit", str(root), "--quiet"]) == 0
+    capsys.readouterr()
+    assert sorted(hashed) == sorted([root / "one.jsonl", root / "backup" / "one.jsonl"])
