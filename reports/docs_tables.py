@@ -63,7 +63,8 @@ def providers_table() -> str:
         options = "<br>".join(f"`{o.key}={o.default_text}` [{o.source}], seen {o.seen}" for o in rules.cache_options)
         rows.append([
             f"`{rules.name}`", rules.usage_convention,
-            f"{rules.block_tokens:,}" + "".join(f" ({tokens:,}: `{pattern}`)" for pattern, tokens in rules.block_tokens_by_model),
+            f"{rules.block_tokens:,}" + "".join(f" ({tokens:,}: `{pattern}`)" for pattern, tokens in rules.block_tokens_by_model)
+            + "".join(f" ({tokens:,}: `{marker}` endpoint)" for marker, tokens in rules.block_tokens_by_url),
             minimum or "0", ttls or "-",
             breakpoints, f"{rules.read_multiplier:g}x", writes,
             ", ".join(f"`{field}`" for field in rules.diagnostics_fields) or "-",

@@ -110,6 +110,7 @@ class ChainCache:
         ttl: str = "5m",
         head_warm: bool = False,
         output: int = 0,
+        step: int = 0,
     ) -> ChainVerdict:
         """Price one call whose cacheable prompt is ``cacheable`` tokens, then store its entries.
 
@@ -118,7 +119,8 @@ class ChainCache:
         ``output``: the response's tokens that the next call of the chain sends back right after
         this prompt; kept in this call's entry when the rules' cache keeps output
         (``caches_output``), so that a call whose prompt holds this prompt + output reads them all,
-        and a shorter one (the response not sent back whole) this prompt only."""
+        and a shorter one (the response not sent back whole) this prompt only.
+        ``step``: the read step the call's endpoint counts in, where it and not the model decides it."""
         self._parent[node] = parent
         if new_blocks != 1:
             self._blocks[node] = new_blocks
@@ -167,7 +169,7 @@ class ChainCache:
                     in_flight = True
                 else:
                     expired = True
-        read = rules.round_read(read, model)
+        read = rules.round_read(read, model, step)
         ttl_ms = self._ttl(ttl)
         if hit_key is not None:
             hit = self._entries[hit_key]

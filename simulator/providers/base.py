@@ -146,6 +146,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     block_tokens: int = 1
     #: ``(regex, tokens)``: the step of the models that count in another (Kimi's coding plan: 256).
     block_tokens_by_model: tuple[tuple[str, int], ...] = ()
+    #: ``(substring of an endpoint URL, tokens)``: the step of an endpoint that counts in another
+    #: whatever model name it is sent (Kimi's coding endpoint behind Claude Code's Claude names).
+    block_tokens_by_url: tuple[tuple[str, int], ...] = ()
     #: Shortest cacheable prefix (tokens) for a model :attr:`min_tokens_by_model` does not know.
     min_tokens: int = 0
     #: What the minimum bounds: the whole cacheable prompt (below it nothing is read or written)
@@ -247,16 +250,19 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         the last breakpoint (the uncached tail is not), subset providers the whole prompt."""
         return usage.prompt - usage.uncached if self.is_additive else usage.prompt
 
-    def round_read(self, tokens: int, model: str = "") -> int:
+    def round_read(self, tokens: int, model: str = "", step: int = 0) -> int:
         """A read as the provider reports it: in :attr:`block_tokens` steps (``model``'s own, where
-        :attr:`block_tokens_by_model` names it), and 0 below a read minimum."""
+        :attr:`block_tokens_by_model` names it; ``step``, where the endpoint decided it: see
+        :meth:`url_step`), and 0 below a read minimum."""
         if self.min_applies_to == "read" and tokens < self.min_tokens:
             return 0
-        step = self.read_step(model)
+        step = self.read_step(model, step)
         return tokens // step * step
 
-    def read_step(self, model: str = "") -> int:
-        """The step ``model``'s reads count in (tokens)."""
+    def read_step(self, model: str = "", step: int = 0) -> int:
+        """The step ``model``'s reads count in (tokens); ``step`` (not 0): the endpoint's, which wins."""
+        if step:
+            return step
         if not self.block_tokens_by_model:
             return self.block_tokens
         return _min_cacheable(self.block_tokens_by_model, self.block_tokens, model)
@@ -272,6 +278,12 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     def option_defaults(self) -> dict[str, object]:
         """Its ``--cache`` model's options and their defaults."""
         return {option.key: option.default for option in self.cache_options}
+
+    def url_step(self, url: str) -> int:
+        """The step the endpoint ``url`` reads in whatever the model (:attr:`block_tokens_by_url`);
+        0 where the model decides it."""
+        lowered = url.lower()
+        return next((tokens for marker, tokens in self.block_tokens_by_url if marker in lowered), 0)
 
     def names_url(self, url: str) -> bool:
         """Whether the endpoint ``url`` (any case) is this provider's."""

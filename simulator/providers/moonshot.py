@@ -16,6 +16,8 @@ so ``block=1`` by default and ``block=256`` models the coding endpoint. No minim
 The coding plan's model (``kimi-for-coding``, what Kimi CLI and Kimi Code call it) reads in
 256-token steps in the audit: a real Kimi CLI session (MoonshotAI/kimi-code's
 ``large-100msgs`` fixture) read the previous prompt floored to 256 on 13 of its 14 follow-on calls [M].
+A captured call to the coding endpoint reads in 256 whatever model name it carries (Claude Code
+pointed at it sends its Claude names): the endpoint's URL decides the step there.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ RULES = ProviderRules(
     url_markers=("moonshot", "api.kimi.com"),
     block_tokens=1,
     block_tokens_by_model=((r"kimi-for-coding", CODING_BLOCK),),
+    block_tokens_by_url=(("api.kimi.com/coding", CODING_BLOCK),),
     min_tokens=0,
     ttls_ms=tuple(TTL_MS.items()),
     default_ttl="5m",

@@ -807,6 +807,7 @@ class Predictor:
             ready=ready,
             ttl=ttl,
             output=usage.output if prefix.replays_output else 0,
+            step=r.read_step,
         )
         uncached = usage.uncached if rules.is_additive else usage.prompt - verdict.read
         if rules.is_additive and verdict.read == 0 and verdict.write == 0:
@@ -818,7 +819,7 @@ class Predictor:
 
     def _body(self, r: TraceRequest, tick: int, ready: int) -> Prediction:
         rules = rules_for(r.provider)
-        step = rules.read_step(r.model)
+        step = rules.read_step(r.model, r.read_step)
         key = r.provider if step == rules.block_tokens else f"{r.provider}|{step}"  # a model with its own step
         provider = self.bodies.get(key)
         if provider is None:
@@ -880,7 +881,7 @@ def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
         # Capped at the whole prompt, not at what this request cached: a request whose markers
         # do not reach the previous entry pays it as uncached input, and that is a miss.
         return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
-    return rules.round_read(min(r.usage.prompt, prev.usage.prompt), r.model)
+    return rules.round_read(min(r.usage.prompt, prev.usage.prompt), r.model, r.read_step)
 
 
 class _Shared(msgspec.Struct):

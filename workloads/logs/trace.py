@@ -135,6 +135,9 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: text asks for a summary of the conversation, an OpenCode ``summary`` message). The
     #: requests sent on the compacted context carry a ``compaction`` event instead.
     compaction_call: bool = False
+    #: The step (tokens) its reads count in where the endpoint, not the model, decides it (a
+    #: captured call to Kimi's coding endpoint under a Claude model name: 256); 0: the model's.
+    read_step: int = 0
 
     @property
     def is_compaction_call(self) -> bool:

@@ -112,10 +112,27 @@ def test_what_if_replays_the_new_providers_through_their_models(tmp_path: Path) 
 
 def test_kimi_coding_plan_bodies_replay_in_256_token_steps(tmp_path: Path) -> None:
     """Kimi CLI through a capture: its coding-plan model (kimi-for-coding) reads whole 256-token
-    blocks of what it shares with the previous call; another Kimi model, exactly."""
-    def audit(model: str):
-        calls = [_call(n, "https://api.kimi.com/coding/v1/chat/completions", model, _chat(1_300 + n, 0, 4)) for n in range(2)]
+    blocks of what it shares with the previous call; another Kimi model on the general API, exactly."""
+    def audit(url: str, model: str):
+        calls = [_call(n, url, model, _chat(1_300 + n, 0, 4)) for n in range(2)]
         return run_audit([write_jsonl(tmp_path / f"{model}.jsonl", calls)]).rows[1].predicted_cache_read
 
-    coding, other = audit("kimi-for-coding"), audit("kimi-k2-0905-preview")
+    coding = audit("https://api.kimi.com/coding/v1/chat/completions", "kimi-for-coding")
+    other = audit("https://api.moonshot.ai/v1/chat/completions", "kimi-k2-0905-preview")
     assert coding > 0 and coding % 256 == 0 and other % 256 != 0 and coding == other // 256 * 256
+
+
+def test_claude_code_on_kimis_coding_endpoint_reads_in_its_256_steps(tmp_path: Path) -> None:
+    """Claude Code pointed at Kimi's coding endpoint keeps its Claude model names: the endpoint,
+    not the name, makes the reads count in 256 (they were predicted to the token)."""
+    usage = [{"input_tokens": 1_300, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 5},
+             {"input_tokens": 1_310 - 1_280, "cache_read_input_tokens": 1_280, "cache_creation_input_tokens": 0, "output_tokens": 5}]
+    def audit(url: str):
+        calls = [_call(n, url, "claude-sonnet-4-5", u, messages_api=True) for n, u in enumerate(usage)]
+        rows = run_audit([write_jsonl(tmp_path / "claude-on-kimi.jsonl", calls)]).rows
+        assert [r.provider for r in rows] == ["moonshot", "moonshot"]
+        return rows[1].predicted_cache_read
+
+    coding, general = audit("https://api.kimi.com/coding/v1/messages"), audit("https://api.moonshot.ai/anthropic/v1/messages")
+    # What the two bodies share (the system and the first turn), floored to 256 on the coding endpoint only.
+    assert general % 256 != 0 and coding == general // 256 * 256 > 0

@@ -328,7 +328,7 @@ class _Capture:
         except _NoUsage as exc:
             self.skipped.append((record.line, str(exc) or "no usage in the response"))
             return
-        self._add(record, body, provider, call, sent, answered)
+        self._add(record, body, provider, call, sent, answered, url)
 
     def _native(self, record: Record, route: NativeRoute, request: dict, body: object, response: dict, where: str) -> None:
         """A call to Gemini's own API: a model call, or an explicit cache's creation, update or
@@ -359,7 +359,9 @@ class _Capture:
         if why is not None:
             self.skipped.append((record.line, why))
 
-    def _add(self, record: Record, body: dict, provider: Provider, call: _Call, sent: int | None, answered: int | None) -> None:
+    def _add(
+        self, record: Record, body: dict, provider: Provider, call: _Call, sent: int | None, answered: int | None, url: str = ""
+    ) -> None:
         parsed = _intern(call.parsed, self.shared) if call.parsed is not None else None
         # A Responses/chat body may name its conversation: one lane (and chain) per cache key;
         # a Gemini call naming an explicit cache, one lane per cache (its reads are that cache's).
@@ -387,6 +389,7 @@ class _Capture:
                 source_format=NAME,
                 compaction_call=call.lane_kind == "compaction" or (parsed is not None and classify_call(parsed) == "compaction"),
                 explicit_cache=call.cache,
+                read_step=rules_for(provider).url_step(url),
             )
         )
 
