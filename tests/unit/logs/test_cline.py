@@ -426,3 +426,38 @@ def test_entries_of_odd_types_decide_nothing(tmp_path: Path) -> None:
     path.write_text(json.dumps([odd, good]))
     requests, _ = import_file(path, CLINE, ImportContext())
     assert [r.line for r in requests] == [1]
+
+
+def test_a_task_metadata_whose_model_usage_is_not_a_list_is_read_as_none(tmp_path: Path) -> None:
+    """Found by the fuzzer: ``model_usage`` a number crashed the read (``'int' object is not iterable``)."""
+    folder = tmp_path / "task"
+    shutil.copytree(TASKS / "deepseek-metadata", folder)
+    meta = folder / "task_metadata.json"
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "model_usage": 17}))
+    requests, _ = import_file(folder / "ui_messages.json", CLINE, ImportContext())
+    assert requests and all(r.usage is not None for r in requests)
+
+
+def test_an_sdk_message_time_past_year_9999_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the fuzzer: a ``ts`` of 2**63 crashed the pricing with a traceback."""
+    doc = json.loads(SDK_LEAD.read_text())
+    doc["messages"][0]["ts"] = 2**63
+    path = tmp_path / SDK_LEAD.name
+    path.write_text(json.dumps(doc))
+    assert main(["audit", str(path), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: {path}:1: messages[0].ts: timestamp 9223372036854775808 is not a plausible time")
+
+
+def test_every_reader_s_times_are_checked_before_the_audit() -> None:
+    """Whatever a reader lets through, a time past year 9999 is refused naming the request's line."""
+    from msgspec.structs import replace
+
+    real = CLINE.read
+
+    def lax(path, records, ctx):
+        requests, summary = real(path, records, ctx)
+        return [replace(requests[0], sent_ms=10**20), *requests[1:]], summary
+
+    with pytest.raises(UserError, match=r"ui_messages.json:\d+: timestamp 100000000000000000000 is not a plausible time"):
+        import_file(TASKS / "deepseek-metadata" / "ui_messages.json", replace(CLINE, read=lax), ImportContext())

@@ -40,6 +40,7 @@ from prefixbench.workloads.logs.formats import (
     swe_agent,
 )
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
+from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS
 from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
@@ -230,9 +231,20 @@ def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[Tr
     if binary is not None:
         if binary is not fmt or fmt.read_file is None:
             raise UserError(f"{path}: a database of the {binary.name} format read as {fmt.name} (--input {binary.name} reads it)")
-        return fmt.read_file(path, ctx)
+        return _timed(fmt.read_file(path, ctx))
     torn: list[int] = []
     requests, summary = fmt.read(path, _checked(path, iter_records(path, ctx.progress, torn), fmt), ctx)
     if torn:  # a live log: its last line is still being written
         summary = replace(summary, skipped=(*summary.skipped, (torn[0], TORN_TAIL)))
-    return requests, summary
+    return _timed((requests, summary))
+
+
+def _timed(read: tuple[list[TraceRequest], FileSummary]) -> tuple[list[TraceRequest], FileSummary]:
+    """``read``, once every request's times are checked to be plausible epoch ms (a reader that
+    took a number as it came would crash the pricing, which dates each request, far later)."""
+    for r in read[0]:
+        for name in ("sent_ms", "ready_ms", "done_ms"):
+            value = getattr(r, name)
+            if value is not None and not 0 <= value < MAX_EPOCH_MS:
+                raise UserError(f"{r.file}:{r.line}: timestamp {value!r:.40} is not a plausible time")
+    return read

@@ -290,7 +290,8 @@ def _metadata(path: Path) -> _Metadata:
     entries: list[tuple[int, str, str]] = []
     if path.is_file():
         for record in iter_records(path):
-            for item in as_dict(record.value).get("model_usage") or ():
+            usage = as_dict(record.value).get("model_usage")
+            for item in usage if isinstance(usage, list) else ():  # anything else: no model history
                 item = as_dict(item)
                 ts = item.get("ts")
                 if isinstance(ts, int) and not isinstance(ts, bool):
@@ -514,7 +515,8 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         content = message.get("content")
         size = len(content) if isinstance(content, list) else 1
         when = message.get("ts")
-        when = when if isinstance(when, int) and not isinstance(when, bool) else None
+        # Epoch ms; an implausible one (past year 9999) is an error, not a crash later.
+        when = parse_time_ms(when, f"{where}.ts") if isinstance(when, int) and not isinstance(when, bool) else None
         if message.get("role") == "user":
             parts = content if isinstance(content, list) else [content]
             if any(not (isinstance(p, dict) and p.get("type") == "tool_result") for p in parts):
