@@ -128,7 +128,7 @@ PARENT_LINES = [
 ]
 
 
-def _child(path: Path, *, keep_times: bool, start: int = 7) -> Path:
+def _child(path: Path, *, keep_times: bool, start: int = 7, read: int = 10496, context: dict | None = None) -> Path:
     """A subagent's rollout: its own meta, then a copy of the parent's history (timestamps kept
     or rewritten to the spawn time, as Codex Desktop writes them), then its own records from
     ``subagent_history_start_ordinal``."""
@@ -138,8 +138,9 @@ def _child(path: Path, *, keep_times: bool, start: int = 7) -> Path:
                                                               forked_from_id=PARENT, subagent_history_start_ordinal=start))]
     copy = [(ts if keep_times else "2026-09-21T11:14:45.000Z", kind, payload) for ts, kind, payload in PARENT_LINES]
     mine = [
+        *([("2026-09-21T11:14:45.500Z", "turn_context", context)] if context else []),
         ("2026-09-21T11:14:46.000Z", "response_item", _user("audit the map module")),
-        ("2026-09-21T11:14:50.000Z", "event_msg", _tc(11000, 10496, 50, 11000, 10496, 50)),
+        ("2026-09-21T11:14:50.000Z", "event_msg", _tc(11000, read, 50, 11000, read, 50)),
     ]
     return _paginated(path, own + copy + mine)
 
@@ -388,3 +389,27 @@ def test_a_rollout_whose_every_token_count_was_counted_elsewhere_says_so(tmp_pat
     requests, summaries = load_trace([original, again])
     assert len(requests) == 1
     assert summaries[1].notes[-1] == "every token_count event here was counted elsewhere (repeated, replayed or copied): no call of its own"
+
+
+# A subagent's and a fork's first call are measured against the call their prompt extends (the
+# parent's at the spawn, the source's at the fork point), not against the head.
+
+
+def test_a_subagents_first_call_loss_is_measured_from_its_parents_prefix(tmp_path: Path) -> None:
+    """A subagent whose first call read nothing of the parent's cached prefix (the parent's last
+    prompt, 10,500 tokens, floored to OpenAI's 128: 10,496) lost it. Main measured that call from
+    the head (its size unknown: 0 expected) and called it a cold start that lost nothing."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    parent = _paginated(tmp_path / f"rollout-2026-09-21T11-14-22-{PARENT}.jsonl", PARENT_LINES)
+    child = _child(tmp_path / "a" / f"rollout-2026-09-21T11-14-45-{CHILD}.jsonl", keep_times=False, read=0)
+    row = next(row for row in run_audit([parent, child]).rows if row.lane_kind == "subagent")
+    assert (row.reported_cache_read, row.predicted_cache_read, row.expected_cache_read, row.lost_tokens) == (0, 10496, 10496, 10496)
+    # 15 s after the parent's call was sent, same model and effort, nothing logged between: OpenAI's own miss.
+    assert (row.cause, row.gap_ms) == ("provider-best-effort", 15_000)
+    # On another model the parent's prefix was not readable: the loss is the model change's.
+    mini = _child(tmp_path / "b" / f"rollout-2026-09-21T11-14-45-{CHILD}.jsonl", keep_times=False, read=0,
+                  context={"model": "gpt-5.1-codex-mini", "effort": "high"})
+    row = next(row for row in run_audit([parent, mini]).rows if row.lane_kind == "subagent")
+    assert (row.predicted_cache_read, row.expected_cache_read, row.cause) == (0, 10496, "model-changed")
+    assert row.detail == "model gpt-5.1-codex -> gpt-5.1-codex-mini"
