@@ -83,6 +83,16 @@ SEEDS: dict[str, list[dict]] = {
             "id": "g", "cli_version": "0.154.0", "thread_source": "guardian_review", "source": {"subagent": {"other": "guardian"}},
             "forked_from_id": "p", "forked_from_ordinal_exclusive": 7, "history_mode": "paginated",
             "history_base": {"thread_id": "p", "end_ordinal_exclusive": 7, "end_byte_offset": 10}}},
+        # A fork (forked_from_id): its first call's running total less its own usage names the
+        # source's call at the fork point; a total below that usage, or not all counts, no link.
+        {"timestamp": "2026-09-21T11:16:00.000Z", "ordinal": 8, "type": "session_meta", "payload": {
+            "id": "f", "cli_version": "0.154.0", "model_provider": "openai", "forked_from_id": "p", "forked_from_ordinal_exclusive": 8}},
+        {"timestamp": "2026-09-21T11:16:09.000Z", "ordinal": 9, "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 5000, "cached_input_tokens": 2048, "output_tokens": 9, "reasoning_output_tokens": "x"},
+            "last_token_usage": {"input_tokens": 3000, "cached_input_tokens": 1024, "output_tokens": 4}}}},
+        {"timestamp": "2026-09-21T11:16:19.000Z", "ordinal": 10, "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 1000, "cached_input_tokens": 0, "output_tokens": 1},
+            "last_token_usage": {"input_tokens": 3000, "cached_input_tokens": 1024, "output_tokens": 4}}}},
     ],
     "pi": [
         {"type": "session", "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x", "provider": "anthropic", "modelId": "m", "thinkingLevel": "off"},

@@ -23,7 +23,9 @@ Definitions:
 * ``expected_cache_read``: for a request that continues its lane, what the previous request
   left cached (Anthropic: its read + write; OpenAI / DeepSeek: its prompt rounded down to 128
   tokens, nothing below 1,024 on OpenAI), capped at this request's prompt; for the
-  first request of a lane, the shared head when an earlier request had sent it, else 0.
+  first request of a lane, the same against the call of another lane its prompt extends (a
+  Codex subagent's parent at the spawn, a fork's source at the fork point:
+  :func:`chain_origins`), else the shared head when an earlier request had sent it, else 0.
 * ``lost_tokens = max(0, expected - reported read)``: tokens paid at the write or input price
   that should have been reads; ``lost_usd`` is that difference in dollars.
 * A request is a miss when it lost tokens, or read nothing on a cold or concurrent start.
@@ -550,8 +552,10 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     ticks, readies, positions = clock_by_position(requests, summaries)
     sources = compaction_sources([requests[i] for i in positions])
-    # The requests a compaction call is compared with: the only ones kept past their lane's next.
-    needed = frozenset(sources.values())
+    origins = chain_origins(requests)
+    # The requests a compaction call or a lane start is compared with: the only ones kept past
+    # their lane's next.
+    needed = frozenset(sources.values()) | frozenset(origins.values())
     predictor = Predictor(heads, keep=needed)
     caches = explicit.price_caches(summaries, requests, prices.row)
     created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
@@ -576,7 +580,12 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
         if predicted_only:
             r = replace(r, usage=_predicted_usage(pred))
         segment = shared.histories.add(r)
-        step = _Step(r, lane_prev.get(lane_key), pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment)
+        prev = lane_prev.get(lane_key)
+        if prev is None and key in origins:
+            # A lane start whose prompt extends another lane's call (a Codex subagent's or fork's
+            # first call): measured against what that call left cached, not the head.
+            prev = previous.get(origins[key])
+        step = _Step(r, prev, pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment)
         row = _explain(step, shared)
         rows.append(_unreported(row) if predicted_only else row)
         kind = _compaction_kind(r, row)
@@ -599,6 +608,9 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     del predictor, shared, lane_prev, previous, ticks, readies, positions, sources, needed
     rows.sort(key=lambda row: (file_order.get(row.file, 0), row.line))
     result = _summarize(rows, summaries, heads, requests, prices, caches)
+    unlinked = _unlinked_starts(requests, origins)
+    if unlinked:
+        result = replace(result, notes=result.notes + (unlinked,))
     compactions.sort(key=lambda c: (file_order.get(c.file, 0), c.line))
     return replace(result, compactions=tuple(compactions))
 
@@ -715,6 +727,54 @@ def clock_by_position(requests: Sequence[TraceRequest], summaries: Sequence[File
         readies[i] = max(tick, r.ready_ms) if r.ready_ms is not None else tick
     positions = sorted(range(n), key=lambda i: (ticks[i], file_order.get(requests[i].file, 0), requests[i].seq))
     return ticks, readies, positions
+
+
+def _lane_starts(requests: Sequence[TraceRequest]) -> dict[tuple[str, str], TraceRequest]:
+    """Each lane's first request (its lowest position in the file's stream)."""
+    first: dict[tuple[str, str], TraceRequest] = {}
+    for r in requests:
+        lane = (r.file, r.lane)
+        if lane not in first or r.seq < first[lane].seq:
+            first[lane] = r
+    return first
+
+
+def chain_origins(requests: Sequence[TraceRequest]) -> dict[Key, Key]:
+    """Per lane start whose prompt extends a call of another lane (``prefix.parent`` names that
+    call's node: a Codex subagent's first call and its parent's call at the spawn, a fork's and
+    its source's call at the fork point), that call: what the provider could have served it."""
+    wanted: dict[str, list[TraceRequest]] = defaultdict(list)
+    for r in _lane_starts(requests).values():
+        if r.prefix is not None and r.prefix.parent is not None:
+            wanted[r.prefix.parent].append(r)
+    out: dict[Key, Key] = {}
+    if not wanted:
+        return out
+    for r in requests:
+        if r.prefix is None or r.prefix.node not in wanted:
+            continue
+        for start in wanted.pop(r.prefix.node):
+            if (start.file, start.lane) != (r.file, r.lane):
+                out[(start.file, start.lane, start.seq)] = (r.file, r.lane, r.seq)
+    return out
+
+
+def _unlinked_starts(requests: Sequence[TraceRequest], origins: Mapping[Key, Key]) -> str | None:
+    """The note for lane starts whose prompt extends a call no log of the audit holds (a
+    subagent's parent or a fork's source thread whose log was not given): measured from the head."""
+    nodes = {r.prefix.node for r in requests if r.prefix is not None}
+    missing = sorted(
+        (r.file, r.line) for r in _lane_starts(requests).values()
+        if r.prefix is not None and r.prefix.parent is not None and r.prefix.parent not in nodes
+        and (r.file, r.lane, r.seq) not in origins and r.lane_kind in ("main", "subagent")
+    )
+    if not missing:
+        return None
+    where = ", ".join(f"{Path(file).name}:{line}" for file, line in missing[:3]) + (", ..." if len(missing) > 3 else "")
+    return (
+        f"{len(missing)} lane start(s) extend a call of another thread whose log is not in this audit ({where}): "
+        "their expected read is the head's, not that thread's cached prefix"
+    )
 
 
 def compaction_sources(order: Sequence[TraceRequest]) -> dict[Key, Key]:

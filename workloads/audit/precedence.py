@@ -103,6 +103,12 @@ class Evidence(msgspec.Struct, frozen=True):
         return self.prev is None or (r.prefix is not None and r.prefix.parent is None and "compaction" not in self.events)
 
     @property
+    def crosses(self) -> bool:
+        """The previous request is another lane's: the call a subagent's or fork's first prompt extends."""
+        prev = self.before
+        return prev is not None and (prev.file, prev.lane) != (self.r.file, self.r.lane)
+
+    @property
     def rules(self) -> ProviderRules:
         return rules_for(self.r.provider)
 
@@ -243,6 +249,8 @@ def _compaction(ev: Evidence) -> Finding | None:
 
 def _resumed(ev: Evidence) -> Finding | None:
     events = ev.events
+    if ev.crosses:
+        return None  # measured against the call it goes on from (a fork's source): its loss there has another cause
     if "resume" in events or "fork" in events:
         return Finding("resume", "log", events.get("resume") or events.get("fork") or "resumed session")
     return None
@@ -430,7 +438,7 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("cold-start", "lane start; nothing expected was lost", _cold_start),
     CauseRule("body-diff", "both request bodies: the first difference", _body_diff),
     CauseRule("compaction", "a compaction event before the request", _compaction),
-    CauseRule("resumed", "a resume or fork event", _resumed),
+    CauseRule("resumed", "a resume or fork event, unless measured against the call it goes on from", _resumed),
     CauseRule("model-changed", "the model of both requests", _model_changed),
     CauseRule("family-changed", "the request family (effort, thinking) of both requests", _family_changed),
     CauseRule("idle-past-ttl", "the gap since the previous request; the provider's TTL", _idle_past_ttl),

@@ -161,6 +161,15 @@ def test_resumed_before_model_change():
     assert (rule(e), cause(e), find_cause(e).detail) == ("resumed", "resume", "forked")
 
 
+def test_a_fork_measured_against_its_sources_call_is_no_resume():
+    """A fork's first call whose previous request is its source's call (another file's lane):
+    its loss is judged as that lane's next request's would be (here the model), not a resume.
+    Main called it a resume."""
+    source = replace(PREV, file="source.jsonl")
+    e = ev(req(model="claude-opus-4-5", events=(("fork", "forked"),)), prev=source)
+    assert e.crosses and (rule(e), cause(e)) == ("model-changed", "model-changed")
+
+
 def test_model_change_before_family_change():
     e = ev(req(model="claude-opus-4-5", envelope=(("effort", "high"),)))
     assert (rule(e), cause(e)) == ("model-changed", "model-changed")

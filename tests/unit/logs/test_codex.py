@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -101,6 +102,7 @@ def test_codex_reads_into_the_previous_response_on_openai(tmp_path: Path) -> Non
 # these rollouts document (see docs/formats.md, codex).
 
 PARENT, CHILD = "01a0c3ac-0000-7000-8000-0000000000a1", "01a0c3bf-0000-7000-8000-0000000000b2"
+FORK = "01a0c3dd-0000-7000-8000-0000000000d4"
 
 
 def _meta(thread: str, **extra: object) -> dict:
@@ -128,7 +130,7 @@ PARENT_LINES = [
 ]
 
 
-def _child(path: Path, *, keep_times: bool, start: int = 7) -> Path:
+def _child(path: Path, *, keep_times: bool, start: int = 7, read: int = 10496, context: dict | None = None) -> Path:
     """A subagent's rollout: its own meta, then a copy of the parent's history (timestamps kept
     or rewritten to the spawn time, as Codex Desktop writes them), then its own records from
     ``subagent_history_start_ordinal``."""
@@ -138,8 +140,9 @@ def _child(path: Path, *, keep_times: bool, start: int = 7) -> Path:
                                                               forked_from_id=PARENT, subagent_history_start_ordinal=start))]
     copy = [(ts if keep_times else "2026-09-21T11:14:45.000Z", kind, payload) for ts, kind, payload in PARENT_LINES]
     mine = [
+        *([("2026-09-21T11:14:45.500Z", "turn_context", context)] if context else []),
         ("2026-09-21T11:14:46.000Z", "response_item", _user("audit the map module")),
-        ("2026-09-21T11:14:50.000Z", "event_msg", _tc(11000, 10496, 50, 11000, 10496, 50)),
+        ("2026-09-21T11:14:50.000Z", "event_msg", _tc(11000, read, 50, 11000, read, 50)),
     ]
     return _paginated(path, own + copy + mine)
 
@@ -300,12 +303,17 @@ def _thread_lines(thread: str, calls: list[tuple[int, int]], at: int, meta: dict
     child=st.lists(st.tuples(st.integers(1, 50_000), st.integers(0, 900)), min_size=0, max_size=3),
     copied=st.integers(0, 4),
     rewrite=st.booleans(),
-    child_first=st.booleans(),
+    fork=st.lists(st.tuples(st.integers(1, 50_000), st.integers(0, 900)), min_size=0, max_size=3),
+    fork_at=st.integers(0, 4),
+    order=st.permutations([0, 1, 2]),
 )
-def test_property_each_threads_calls_counted_once_in_its_own_file(parent, child, copied, rewrite, child_first) -> None:
+def test_property_each_threads_calls_counted_once_in_its_own_file(parent, child, copied, rewrite, fork, fork_at, order) -> None:
     """Whatever the file order, the copy's length and its timestamps, each thread's own calls
-    are counted once, in its own file, and a subagent's copy of its parent's history never."""
+    are counted once, in its own file, and a subagent's copy of its parent's history never; a
+    fork's first call extends the parent's call at the fork point (none: forked before any call)."""
     import tempfile
+
+    from prefixbench.workloads.audit.core import chain_origins
 
     folder = Path(tempfile.mkdtemp(prefix="codex-prop-"))
     mine = _thread_lines(PARENT, parent, 0, {"thread_source": "user"})
@@ -314,10 +322,32 @@ def test_property_each_threads_calls_counted_once_in_its_own_file(parent, child,
     spawn = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT, "depth": 1, "agent_nickname": "N"}}}
     own = _thread_lines(CHILD, child, 30, {})[2:]
     head = ("2026-09-21T12:30:00.000Z", "session_meta", _meta(CHILD, source=spawn, subagent_history_start_ordinal=1 + len(copy)))
-    paths = [_paginated(folder / f"rollout-a-{PARENT}.jsonl", mine), _paginated(folder / f"rollout-b-{CHILD}.jsonl", [head, *copy, *own])]
-    requests, _ = load_trace(paths[::-1] if child_first else paths)
-    counted = sorted((Path(r.file).name.startswith("rollout-b"), r.usage.prompt, r.usage.output) for r in requests if r.usage)
-    assert counted == sorted([(False, p, o) for p, o in parent] + [(True, p, o) for p, o in child])
+    # A fork after the parent's first ``at`` calls, its session_meta first: records below the fork
+    # ordinal (a copy, when present) are the parent's; its running total goes on from the parent's there.
+    at = min(fork_at, len(parent))
+    end = 2 + 2 * at
+    fork_head = ("2026-09-21T12:40:00.000Z", "session_meta", _meta(FORK, forked_from_id=PARENT, forked_from_ordinal_exclusive=end))
+    spent = [sum(p for p, _ in parent[:at]), sum(o for _, o in parent[:at])]
+    fork_own: list[tuple[str, str, dict]] = []
+    for n, (prompt, output) in enumerate(fork):
+        spent = [spent[0] + prompt, spent[1] + output]
+        fork_own.append((f"2026-09-21T12:40:{n:02d}.200Z", "response_item", _user(f"fork step {n}")))
+        fork_own.append((f"2026-09-21T12:40:{n:02d}.900Z", "event_msg", _tc(spent[0], 0, spent[1], prompt, 0, output)))
+    fork_copy = [("2026-09-21T12:40:00.000Z", kind, payload) for _, kind, payload in mine[:end]] if copied % 2 else []
+    numbered = [(end, fork_head), *enumerate(fork_copy), *((end + 1 + n, line) for n, line in enumerate(fork_own))]
+    fork_records = [{"timestamp": ts, "ordinal": n, "type": kind, "payload": payload} for n, (ts, kind, payload) in numbered]
+    paths = [_paginated(folder / f"rollout-a-{PARENT}.jsonl", mine), _paginated(folder / f"rollout-b-{CHILD}.jsonl", [head, *copy, *own]),
+             write_jsonl(folder / f"rollout-c-{FORK}.jsonl", fork_records)]
+    requests, _ = load_trace([paths[i] for i in order])
+    counted = sorted((Path(r.file).name[len("rollout-")], r.usage.prompt, r.usage.output) for r in requests if r.usage)
+    assert counted == sorted([("a", p, o) for p, o in parent] + [("b", p, o) for p, o in child] + [("c", p, o) for p, o in fork])
+    parents = sorted((r for r in requests if Path(r.file).name.startswith("rollout-a")), key=lambda r: r.seq)
+    forks = sorted((r for r in requests if Path(r.file).name.startswith("rollout-c")), key=lambda r: r.seq)
+    if forks:
+        linked = parents[at - 1] if at else None
+        assert forks[0].prefix.parent == (linked.prefix.node if linked else None)
+        origin = chain_origins(requests).get((forks[0].file, forks[0].lane, forks[0].seq))
+        assert origin == ((linked.file, linked.lane, linked.seq) if linked else None)
 
 
 def test_settings_of_later_rollouts(tmp_path: Path) -> None:
@@ -388,3 +418,114 @@ def test_a_rollout_whose_every_token_count_was_counted_elsewhere_says_so(tmp_pat
     requests, summaries = load_trace([original, again])
     assert len(requests) == 1
     assert summaries[1].notes[-1] == "every token_count event here was counted elsewhere (repeated, replayed or copied): no call of its own"
+
+
+# A subagent's and a fork's first call are measured against the call their prompt extends (the
+# parent's at the spawn, the source's at the fork point), not against the head.
+
+
+def test_a_subagents_first_call_loss_is_measured_from_its_parents_prefix(tmp_path: Path) -> None:
+    """A subagent whose first call read nothing of the parent's cached prefix (the parent's last
+    prompt, 10,500 tokens, floored to OpenAI's 128: 10,496) lost it. Main measured that call from
+    the head (its size unknown: 0 expected) and called it a cold start that lost nothing."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    parent = _paginated(tmp_path / f"rollout-2026-09-21T11-14-22-{PARENT}.jsonl", PARENT_LINES)
+    child = _child(tmp_path / "a" / f"rollout-2026-09-21T11-14-45-{CHILD}.jsonl", keep_times=False, read=0)
+    row = next(row for row in run_audit([parent, child]).rows if row.lane_kind == "subagent")
+    assert (row.reported_cache_read, row.predicted_cache_read, row.expected_cache_read, row.lost_tokens) == (0, 10496, 10496, 10496)
+    # 15 s after the parent's call was sent, same model and effort, nothing logged between: OpenAI's own miss.
+    assert (row.cause, row.gap_ms) == ("provider-best-effort", 15_000)
+    # On another model the parent's prefix was not readable: the loss is the model change's.
+    mini = _child(tmp_path / "b" / f"rollout-2026-09-21T11-14-45-{CHILD}.jsonl", keep_times=False, read=0,
+                  context={"model": "gpt-5.1-codex-mini", "effort": "high"})
+    row = next(row for row in run_audit([parent, mini]).rows if row.lane_kind == "subagent")
+    assert (row.predicted_cache_read, row.expected_cache_read, row.cause) == (0, 10496, "model-changed")
+    assert row.detail == "model gpt-5.1-codex -> gpt-5.1-codex-mini"
+
+
+
+def _fork(path: Path, *, read: int, at: str = "11:16", source: str = PARENT) -> Path:
+    """A fork by reference (0.154+) of the parent after its second call: its own records numbered
+    from the fork point, its running total going on from the parent's there (20,500 / 10,368 / 430)."""
+    base = {"thread_id": source, "end_ordinal_exclusive": 6, "end_byte_offset": 999}
+    return _paginated(path, [
+        (f"2026-09-21T{at}:00.000Z", "session_meta", _meta(FORK, forked_from_id=source, forked_from_ordinal_exclusive=6, history_base=base)),
+        (f"2026-09-21T{at}:01.000Z", "turn_context", CTX),
+        (f"2026-09-21T{at}:02.000Z", "response_item", _user("try another way")),
+        (f"2026-09-21T{at}:09.000Z", "event_msg", _tc(31500, 10368 + read, 470, 11000, read, 40)),
+    ], first=6)
+
+
+def test_a_forks_first_call_extends_its_sources_call_at_the_fork_point(tmp_path: Path) -> None:
+    """A fork's running total goes on from its source's (Codex seeds a forked thread's token
+    info from the history's last token count): its first total less its own usage names the
+    source's call at the fork point. With the source in the audit, the fork's first call is
+    predicted to read the source's cached prefix (10,496), and a fork that read nothing lost it.
+    Main started the fork on a new chain: nothing predicted, nothing expected (head unknown)."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    parent = _paginated(tmp_path / f"rollout-2026-09-21T11-14-22-{PARENT}.jsonl", PARENT_LINES)
+    fork = _fork(tmp_path / "a" / f"rollout-2026-09-21T11-16-00-{FORK}.jsonl", read=10496)
+    requests, summaries = load_trace([parent, fork])
+    assert requests[-1].prefix.parent == requests[1].prefix.node
+    assert any(note.startswith(f"a fork of thread {PARENT}: its first call extends") for note in summaries[1].notes)
+    row = run_audit([parent, fork]).rows[-1]
+    assert (row.reported_cache_read, row.predicted_cache_read, row.expected_cache_read, row.lost_tokens, row.cause, row.detail) == (
+        10496, 10496, 10496, 0, None, "")
+    # A fork that read nothing a minute and a half after its source's call: lost against it, and
+    # not called a resume (its history is the source's cached prefix, not re-sent from a copy).
+    cold = _fork(tmp_path / "b" / f"rollout-2026-09-21T11-16-00-{FORK}.jsonl", read=0)
+    row = run_audit([parent, cold]).rows[-1]
+    assert (row.expected_cache_read, row.lost_tokens, row.cause) == (10496, 10496, "provider-best-effort")
+    # Forked 45 minutes later: past the TTL of what the source's call cached.
+    late = _fork(tmp_path / "c" / f"rollout-2026-09-21T12-00-00-{FORK}.jsonl", read=0, at="12:00")
+    row = run_audit([parent, late]).rows[-1]
+    assert (row.predicted_cache_read, row.expected_cache_read, row.cause) == (0, 10496, "ttl-expired")
+
+
+def test_a_fork_whose_source_is_not_in_the_audit_says_so(tmp_path: Path) -> None:
+    """The source's rollout not given: the fork's first call is measured from the head, as a
+    resumed start, and the audit says which lane start it could not link (main said nothing)."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    fork = _fork(tmp_path / f"rollout-2026-09-21T11-16-00-{FORK}.jsonl", read=0)
+    result = run_audit([fork])
+    assert (result.rows[0].expected_cache_read, result.rows[0].cause) == (0, "resume")
+    assert f"1 lane start(s) extend a call of another thread whose log is not in this audit ({fork.name}:4)" in " ".join(result.notes)
+    # A fork of a thread before any call (a total that does not go on from one): not linked at all.
+    first = _paginated(tmp_path / "f" / f"rollout-2026-09-21T11-16-00-{FORK}.jsonl", [
+        ("2026-09-21T11:16:00.000Z", "session_meta", _meta(FORK, forked_from_id=PARENT, forked_from_ordinal_exclusive=2)),
+        ("2026-09-21T11:16:02.000Z", "response_item", _user("go")),
+        ("2026-09-21T11:16:09.000Z", "event_msg", _tc(9000, 0, 40, 9000, 0, 40)),
+    ], first=2)
+    requests, _ = load_trace([first])
+    assert requests[0].prefix.parent is None
+    assert not any("lane start(s) extend" in note for note in run_audit([first]).notes)
+
+
+def test_an_older_fork_with_its_sources_history_copied_links_the_same(tmp_path: Path) -> None:
+    """Before forks by reference, a fork's rollout held a copy of the source's records (its
+    session_meta and token counts included) after its own session_meta. The copy's token counts
+    are the source's (not counted again); the fork's own first call extends the source's call
+    whose running total the fork's goes on from."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    lines = [
+        ("2025-11-17T21:32:46.000Z", _user("go")),
+        ("2025-11-17T21:32:50.000Z", _tc(10000, 0, 400, 10000, 0, 400)),
+        ("2025-11-17T21:32:52.000Z", {"type": "function_call_output", "call_id": "c", "output": "ok"}),
+        ("2025-11-17T21:32:55.000Z", _tc(20500, 10368, 430, 10500, 10368, 30)),
+    ]
+    source = _codex(tmp_path / "a" / "rollout-1.jsonl", lines)
+    meta = {"timestamp": "2025-11-17T21:34:00.000Z", "type": "session_meta",
+            "payload": {"id": "sess-2", "forked_from_id": "sess-1", "cli_version": "0.58.0", "model_provider": "openai"}}
+    copied = [json.loads(line) for line in source.read_text().splitlines()]
+    own = [{"timestamp": "2025-11-17T21:34:05.000Z", "type": "response_item", "payload": _user("another way")},
+           {"timestamp": "2025-11-17T21:34:09.000Z", "type": "event_msg", "payload": _tc(31500, 20864, 470, 11000, 10496, 40)}]
+    fork = write_jsonl(tmp_path / "b" / "rollout-2.jsonl", [meta, *copied, *own])
+    requests, _ = load_trace([source, fork])
+    assert [r.usage.prompt for r in requests] == [10000, 10500, 11000]
+    assert requests[2].prefix.parent == requests[1].prefix.node
+    row = run_audit([source, fork]).rows[-1]
+    assert (row.predicted_cache_read, row.expected_cache_read, row.lost_tokens, row.detail) == (10496, 10496, 0, "")

@@ -28,6 +28,12 @@ every record (``ordinal``) and says in its first ``session_meta`` what the threa
   by reference: any record below that ordinal would be the earlier thread's, not counted; a
   continuation's first call starts a new chain after a compaction.
 
+A fork (``forked_from_id`` in its first ``session_meta``, by reference or, in earlier versions,
+with the source's records copied) goes on with the source's running total (Codex seeds a forked
+thread's token info from the history's last token count): its first call's total less that
+call's own usage is the source's total at the fork point, and names the source's call there,
+which the fork's first call extends (the audit links it when the source's rollout is read too).
+
 A record without ``ordinal`` is numbered by its place in the file (0-based).
 """
 
@@ -168,6 +174,8 @@ class _Rollout:
         self.copied_calls = 0
         self.copied_total: dict | None = None
         self.copied_session: str | None = None
+        #: A fork's source thread: its first call extends the source's call at the fork point.
+        self.forked_from: str | None = None
         self.thread = _Thread()
         self.thread_notes: list[str] = []
         #: The last ``token_usage_record`` no token count has matched yet: a remote compaction's
@@ -279,6 +287,7 @@ class _Rollout:
             bool(base) and forked_from is None and self.thread.kind == "main")
         if forked_from is not None and self.thread.kind == "main" and not continues:
             self.events.append(("fork", f"forked from thread {forked_from}"))
+            self.forked_from = forked_from
         elif continues:
             self.events.append(("compaction", "a continuation window: the thread went on in a new rollout after a compaction"))
             self.thread_notes.append(
@@ -333,6 +342,18 @@ class _Rollout:
             parent = self.thread.parent or self.copied_session
             if parent is not None:
                 self.chain_parent = _total_node(parent, self.copied_total)
+        elif not self.out and self.forked_from is not None and isinstance(total, dict):
+            # A fork's running total goes on from the source's at the fork point (Codex seeds a
+            # forked thread's token info from the last token count of the history it forks):
+            # that total, this call's total less its own usage, names the source's call there.
+            before = _total_before(total, last)
+            if before is not None and any(before.values()):
+                self.chain_parent = _total_node(self.forked_from, before)
+                self.thread_notes.append(
+                    f"a fork of thread {self.forked_from}: its first call extends that thread's call whose running total "
+                    f"was {before.get('input_tokens', 0):,} input tokens (this call's total less its own), when that "
+                    "thread's rollout is in the audit"
+                )
         self._add(record, _usage(last, f"{self.name}:{record.line}"), when, total)
 
     def _compaction_call(self, record: Record, when: int | None, response: str, usage: dict) -> None:
@@ -434,6 +455,18 @@ def _node(session: str, total: object, seq: int) -> str:
     return _total_node(session, total) if isinstance(total, dict) else f"codex:{session}#{seq}"
 
 
+def _total_before(total: dict, last: dict) -> dict | None:
+    """A running total less one call's usage, key by key (None: not every key a count, or a
+    difference below 0: the totals do not go on from each other)."""
+    before = {}
+    for key, value in total.items():
+        spent = last.get(key, 0)
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in (value, spent)) or spent > value:
+            return None
+        before[key] = value - spent
+    return before
+
+
 def _total_node(session: str, total: dict) -> str:
     return f"codex:{session}@{json.dumps(total, sort_keys=True)}"
 
@@ -472,6 +505,8 @@ FORMAT = LogFormat(
         "guardian review (thread_source guardian_review), review, memory consolidation and compaction threads: side lanes of their own",
         "forks by reference (forked_from_id, forked_from_ordinal_exclusive) and continuation windows after a compaction "
         "(history_base, rollout-<date>-<thread>_<window>.jsonl): a fork or compaction event on the first call",
+        "forks (forked_from_id, by reference or with the source's records copied): the first call extends the source's "
+        "call at the fork point, named by the running total the fork goes on from",
         "older rollouts (record_type lines, or a first line {id, timestamp, instructions}): no usage, read as no calls",
     ),
 )
