@@ -1,16 +1,23 @@
-"""A real Kimi CLI session read where it lives, from a local git copy of its repository (never
-copied into this project; the test skips without it):
+"""Real agent sessions read where they live, from a local git copy of each repository (never
+copied into this project; each test skips without it):
 
 * a Kimi CLI session (wire protocol 1.4, 2026-03-17: a user asks Kimi to explore a repository;
   15 calls on Kimi's coding endpoint) that github.com/MoonshotAI/kimi-code keeps as a test
   fixture of its legacy-session migration, its message ids replaced by ``chatcmpl-fixture-NNNN``
   (``packages/migration-legacy/test/fixtures/large-100msgs/wire.jsonl``, commit
   ``842e699a643d8a60647bd824d28255c56ad61a42``), from ``PREFIXBENCH_KIMI_CODE_REPO`` (default the
-  workplace's mirror).
+  workplace's mirror);
+* two OpenCode sessions their authors exported (``opencode export``) into their repositories as
+  ``opencode-session.json``: OpenCode 1.17.18, claude-sonnet-5 on Anthropic, 21 calls over
+  2026-07-12/13 (github.com/italo-luz/pfm-categorization, commit
+  ``02016a9760d0eae814e77cf254c84bfa853480f0``), and OpenCode 1.15.6, glm-5.2 on Z.AI's coding
+  plan then gpt-5.6-sol through a reseller, 109 calls on 2026-07-17 (github.com/w12z/Cap, commit
+  ``e0623713af23c1fe73b4b19beacb290f1839c4cc``), from ``PREFIXBENCH_PFM_CATEGORIZATION_REPO`` and
+  ``PREFIXBENCH_CAP_REPO`` (default the workplace's mirrors).
 
 What is checked is the log's own bookkeeping, recounted here from the raw fields (one request per
-StatusUpdate with token_usage; the audit's reads, uncached input and output equal to the log's
-sums), and how well its reads are predicted.
+StatusUpdate with token_usage, one per OpenCode step-finish; the audit's reads, uncached input and
+output equal to the log's sums), and how well its reads are predicted.
 """
 
 from __future__ import annotations
@@ -29,9 +36,21 @@ KIMI_CODE_COMMIT = "842e699a643d8a60647bd824d28255c56ad61a42"
 KIMI_SESSION = "packages/migration-legacy/test/fixtures/large-100msgs/wire.jsonl"
 
 
-def _show(repo: Path, commit: str, path: str, tmp_path: Path) -> Path:
+PFM = Path(os.environ.get("PREFIXBENCH_PFM_CATEGORIZATION_REPO", "/work/.mirror/italo-luz+pfm-categorization/repo"))
+PFM_COMMIT = "02016a9760d0eae814e77cf254c84bfa853480f0"
+CAP = Path(os.environ.get("PREFIXBENCH_CAP_REPO", "/work/.mirror/w12z+Cap/repo"))
+CAP_COMMIT = "e0623713af23c1fe73b4b19beacb290f1839c4cc"
+OPENCODE_EXPORT = "opencode-session.json"
+_URLS = {
+    "PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code",
+    "PREFIXBENCH_PFM_CATEGORIZATION_REPO": "github.com/italo-luz/pfm-categorization",
+    "PREFIXBENCH_CAP_REPO": "github.com/w12z/Cap",
+}
+
+
+def _show(repo: Path, commit: str, path: str, tmp_path: Path, env: str = "PREFIXBENCH_KIMI_CODE_REPO") -> Path:
     if shutil.which("git") is None or not repo.is_dir():
-        pytest.skip(f"no git copy of github.com/MoonshotAI/kimi-code at {repo}: clone it and set PREFIXBENCH_KIMI_CODE_REPO to read {path} at {commit}")
+        pytest.skip(f"no git copy of {_URLS[env]} at {repo}: clone it and set {env} to read {path} at {commit}")
     git_dir = repo / ".git" if (repo / ".git").is_dir() else repo
     shown = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{commit}:{path}"], capture_output=True, check=False)
     if shown.returncode != 0:
@@ -74,3 +93,52 @@ def test_kimi_cli_session_counts_what_the_log_sums_and_its_reads_are_predicted(t
     assert sum(f.read_within for f in result.files) == 13
     assert sum(r.predicted_cache_read == r.reported_cache_read for r in result.rows) == 13
     assert [r.index for r in result.rows if r.cause not in (None, "cold-start")] == [3]
+
+
+def _steps(path: Path) -> list[dict]:
+    """The tokens of every step an OpenCode export's assistant messages finished."""
+    doc = json.loads(path.read_text())
+    return [part["tokens"] for message in doc["messages"] for part in message.get("parts", []) if part.get("type") == "step-finish"]
+
+
+def _audit_export(repo: Path, commit: str, env: str, tmp_path: Path):
+    path = _show(repo, commit, OPENCODE_EXPORT, tmp_path, env)
+    steps = _steps(path)
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["opencode"]
+    assert result.totals.requests == len(steps)
+    assert result.totals.input == sum(s["input"] for s in steps)  # additive: OpenCode took the reads and writes out
+    assert result.totals.cache_read == sum(s["cache"]["read"] for s in steps)
+    assert result.totals.cache_write == sum(s["cache"]["write"] for s in steps)
+    assert result.totals.output == sum(s["output"] + s["reasoning"] for s in steps)
+    (summary,) = result.files
+    assert any("own message totals" in n and "(the same" in n for n in summary.notes), summary.notes
+    return steps, result
+
+
+def test_opencode_export_on_anthropic_counts_what_the_log_sums_and_its_reads_are_predicted(tmp_path: Path) -> None:
+    steps, result = _audit_export(PFM, PFM_COMMIT, "PREFIXBENCH_PFM_CATEGORIZATION_REPO", tmp_path)
+    assert len(steps) == 21
+    t = result.totals
+    assert (t.input, t.cache_read, t.cache_write, t.output) == (38, 1_555_785, 503_963, 71_366)
+    assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-sonnet-5")}
+    # 20 of the 21 reads predicted exactly (the 4 reads of 0 after idling past 5 min among them);
+    # the miss is a read of 134,987 where 143,909 were cached a minute before.
+    assert sum(r.read_within for r in result.rows) == 20
+
+
+def test_opencode_export_on_zai_and_a_reseller_counts_what_the_log_sums_and_its_reads_are_predicted(tmp_path: Path) -> None:
+    steps, result = _audit_export(CAP, CAP_COMMIT, "PREFIXBENCH_CAP_REPO", tmp_path)
+    assert len(steps) == 109
+    t = result.totals
+    assert (t.input, t.cache_read, t.cache_write, t.output) == (1_065_208, 10_523_392, 0, 44_793 + 61_884)
+    by_provider = {p: [r for r in result.rows if r.provider == p] for p in {r.provider for r in result.rows}}
+    # glm-5.2 on Z.AI's coding plan (OpenCode's zhipuai-coding-plan provider), then gpt-5.6-sol
+    # through a reseller (packyapi), read as OpenAI's.
+    assert {p: len(rows) for p, rows in by_provider.items()} == {"zai": 42, "openai": 67}
+    assert {r.model for r in by_provider["zai"]} == {"glm-5.2"}
+    # Every GLM read is a multiple of 64 tokens (Z.AI publishes no block; its rules read to the
+    # token): 40 of its 42 reads predicted within 3%, and 63 of the 67 GPT ones.
+    assert all(r.reported_cache_read % 64 == 0 for r in by_provider["zai"])
+    assert sum(r.read_within for r in by_provider["zai"]) == 40
+    assert sum(r.read_within for r in by_provider["openai"]) == 63
