@@ -7,13 +7,13 @@ copied into this project; each test skips without it):
   (``packages/migration-legacy/test/fixtures/large-100msgs/wire.jsonl``, commit
   ``842e699a643d8a60647bd824d28255c56ad61a42``), from ``PREFIXBENCH_KIMI_CODE_REPO`` (default the
   workplace's mirror);
-* two OpenCode sessions their authors exported (``opencode export``) into their repositories as
-  ``opencode-session.json``: OpenCode 1.17.18, claude-sonnet-5 on Anthropic, 21 calls over
-  2026-07-12/13 (github.com/italo-luz/pfm-categorization, commit
-  ``02016a9760d0eae814e77cf254c84bfa853480f0``), and OpenCode 1.15.6, glm-5.2 on Z.AI's coding
-  plan then gpt-5.6-sol through a reseller, 109 calls on 2026-07-17 (github.com/w12z/Cap, commit
-  ``e0623713af23c1fe73b4b19beacb290f1839c4cc``), from ``PREFIXBENCH_PFM_CATEGORIZATION_REPO`` and
-  ``PREFIXBENCH_CAP_REPO`` (default the workplace's mirrors).
+* four OpenCode sessions their authors exported (``opencode export``) into their repositories:
+  github.com/italo-luz/pfm-categorization (claude-sonnet-5 on Anthropic, 21 calls),
+  github.com/w12z/Cap (glm-5.2 on Z.AI's coding plan, then gpt-5.6-sol through a reseller, 109
+  calls), github.com/iesta/TUIPTV (deepseek-v4-flash-free on OpenCode Zen, 89 calls) and
+  github.com/pai535Huang/matugen-theme-sync (gpt-5.6-sol on OpenAI, 16 calls), 2026-05 to 08,
+  OpenCode 1.14 to 1.18; ``OPENCODE_EXPORTS`` names each commit, path and env var (default the
+  workplace's mirror).
 
 What is checked is the log's own bookkeeping, recounted here from the raw fields (one request per
 StatusUpdate with token_usage, one per OpenCode step-finish; the audit's reads, uncached input and
@@ -36,15 +36,36 @@ KIMI_CODE_COMMIT = "842e699a643d8a60647bd824d28255c56ad61a42"
 KIMI_SESSION = "packages/migration-legacy/test/fixtures/large-100msgs/wire.jsonl"
 
 
-PFM = Path(os.environ.get("PREFIXBENCH_PFM_CATEGORIZATION_REPO", "/work/.mirror/italo-luz+pfm-categorization/repo"))
-PFM_COMMIT = "02016a9760d0eae814e77cf254c84bfa853480f0"
-CAP = Path(os.environ.get("PREFIXBENCH_CAP_REPO", "/work/.mirror/w12z+Cap/repo"))
-CAP_COMMIT = "e0623713af23c1fe73b4b19beacb290f1839c4cc"
-OPENCODE_EXPORT = "opencode-session.json"
-_URLS = {
-    "PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code",
-    "PREFIXBENCH_PFM_CATEGORIZATION_REPO": "github.com/italo-luz/pfm-categorization",
-    "PREFIXBENCH_CAP_REPO": "github.com/w12z/Cap",
+#: Sessions their authors exported with ``opencode export`` into their repositories: env var:
+#: (repository, commit, path, steps, (input, cache read, cache write, output + reasoning),
+#: {provider: (calls, reads within 3%)}), counted from the files.
+OPENCODE_EXPORTS = {
+    # OpenCode 1.17.18, claude-sonnet-5 on Anthropic, 2026-07-12/13: 20 of the 21 reads
+    # predicted exactly (the 4 reads of 0 after idling past 5 min among them); the miss is a read
+    # of 134,987 where 143,909 were cached a minute before.
+    "PREFIXBENCH_PFM_CATEGORIZATION_REPO": (
+        "italo-luz/pfm-categorization", "02016a9760d0eae814e77cf254c84bfa853480f0", "opencode-session.json",
+        21, (38, 1_555_785, 503_963, 71_366), {"anthropic": (21, 20)},
+    ),
+    # OpenCode 1.15.6, 2026-07-17: glm-5.2 on Z.AI's coding plan (OpenCode's zhipuai-coding-plan
+    # provider), then gpt-5.6-sol through a reseller (packyapi), read as OpenAI's.
+    "PREFIXBENCH_CAP_REPO": (
+        "w12z/Cap", "e0623713af23c1fe73b4b19beacb290f1839c4cc", "opencode-session.json",
+        109, (1_065_208, 10_523_392, 0, 44_793 + 61_884), {"zai": (42, 40), "openai": (67, 63)},
+    ),
+    # OpenCode 1.14.46, deepseek-v4-flash-free on OpenCode Zen, 2026-05-18.
+    "PREFIXBENCH_TUIPTV_REPO": (
+        "iesta/TUIPTV", "02606f2084cc6f45d86726db2c7fa98cbfb5dd38", "opencode_session.json",
+        89, (216_234, 6_844_032, 0, 69_242), {"deepseek": (89, 70)},
+    ),
+    # OpenCode 1.18.13, gpt-5.6-sol on OpenAI, 2026-08-08 (removed from the tree the next day).
+    "PREFIXBENCH_MATUGEN_THEME_SYNC_REPO": (
+        "pai535Huang/matugen-theme-sync", "06cdc1bd7ecfeba41ac29ed76f36b2133cb50958", "docs/opencode-session.json",
+        16, (79_828, 345_600, 0, 8_087), {"openai": (16, 12)},
+    ),
+}
+_URLS = {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"} | {
+    env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()
 }
 
 
@@ -101,44 +122,29 @@ def _steps(path: Path) -> list[dict]:
     return [part["tokens"] for message in doc["messages"] for part in message.get("parts", []) if part.get("type") == "step-finish"]
 
 
-def _audit_export(repo: Path, commit: str, env: str, tmp_path: Path):
-    path = _show(repo, commit, OPENCODE_EXPORT, tmp_path, env)
+@pytest.mark.parametrize("env", sorted(OPENCODE_EXPORTS))
+def test_opencode_export_counts_what_the_log_sums_and_its_reads_are_predicted(env: str, tmp_path: Path) -> None:
+    repo, commit, where, calls, sums, providers = OPENCODE_EXPORTS[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
     steps = _steps(path)
+    assert len(steps) == calls
     result = run_audit([path])
     assert [f.format for f in result.files] == ["opencode"]
-    assert result.totals.requests == len(steps)
-    assert result.totals.input == sum(s["input"] for s in steps)  # additive: OpenCode took the reads and writes out
-    assert result.totals.cache_read == sum(s["cache"]["read"] for s in steps)
-    assert result.totals.cache_write == sum(s["cache"]["write"] for s in steps)
-    assert result.totals.output == sum(s["output"] + s["reasoning"] for s in steps)
+    t = result.totals
+    assert t.requests == calls
+    # Additive: OpenCode took the reads and writes out of input; reasoning is output.
+    assert t.input == sum(s["input"] for s in steps)
+    assert t.cache_read == sum(s["cache"]["read"] for s in steps)
+    assert t.cache_write == sum(s["cache"]["write"] for s in steps)
+    assert t.output == sum(s["output"] + s["reasoning"] for s in steps)
+    assert (t.input, t.cache_read, t.cache_write, t.output) == sums
     (summary,) = result.files
     assert any("own message totals" in n and "(the same" in n for n in summary.notes), summary.notes
-    return steps, result
-
-
-def test_opencode_export_on_anthropic_counts_what_the_log_sums_and_its_reads_are_predicted(tmp_path: Path) -> None:
-    steps, result = _audit_export(PFM, PFM_COMMIT, "PREFIXBENCH_PFM_CATEGORIZATION_REPO", tmp_path)
-    assert len(steps) == 21
-    t = result.totals
-    assert (t.input, t.cache_read, t.cache_write, t.output) == (38, 1_555_785, 503_963, 71_366)
-    assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-sonnet-5")}
-    # 20 of the 21 reads predicted exactly (the 4 reads of 0 after idling past 5 min among them);
-    # the miss is a read of 134,987 where 143,909 were cached a minute before.
-    assert sum(r.read_within for r in result.rows) == 20
-
-
-def test_opencode_export_on_zai_and_a_reseller_counts_what_the_log_sums_and_its_reads_are_predicted(tmp_path: Path) -> None:
-    steps, result = _audit_export(CAP, CAP_COMMIT, "PREFIXBENCH_CAP_REPO", tmp_path)
-    assert len(steps) == 109
-    t = result.totals
-    assert (t.input, t.cache_read, t.cache_write, t.output) == (1_065_208, 10_523_392, 0, 44_793 + 61_884)
-    by_provider = {p: [r for r in result.rows if r.provider == p] for p in {r.provider for r in result.rows}}
-    # glm-5.2 on Z.AI's coding plan (OpenCode's zhipuai-coding-plan provider), then gpt-5.6-sol
-    # through a reseller (packyapi), read as OpenAI's.
-    assert {p: len(rows) for p, rows in by_provider.items()} == {"zai": 42, "openai": 67}
-    assert {r.model for r in by_provider["zai"]} == {"glm-5.2"}
-    # Every GLM read is a multiple of 64 tokens (Z.AI publishes no block; its rules read to the
-    # token): 40 of its 42 reads predicted within 3%, and 63 of the 67 GPT ones.
-    assert all(r.reported_cache_read % 64 == 0 for r in by_provider["zai"])
-    assert sum(r.read_within for r in by_provider["zai"]) == 40
-    assert sum(r.read_within for r in by_provider["openai"]) == 63
+    rows = {p: [r for r in result.rows if r.provider == p] for p in {r.provider for r in result.rows}}
+    assert {p: (len(rs), sum(r.read_within for r in rs)) for p, rs in rows.items()} == providers
+    if "zai" in rows:
+        # Every GLM read is a multiple of 64 tokens (Z.AI publishes no block; its rules read to
+        # the token).
+        assert {r.model for r in rows["zai"]} == {"glm-5.2"}
+        assert all(r.reported_cache_read % 64 == 0 for r in rows["zai"])
