@@ -13,10 +13,14 @@ copied into this project; each test skips without it):
   calls), github.com/iesta/TUIPTV (deepseek-v4-flash-free on OpenCode Zen, 89 calls) and
   github.com/pai535Huang/matugen-theme-sync (gpt-5.6-sol on OpenAI, 16 calls), 2026-05 to 08,
   OpenCode 1.14 to 1.18; ``OPENCODE_EXPORTS`` names each commit, path and env var (default the
-  workplace's mirror).
+  workplace's mirror);
+* three Cline task folders' ``ui_messages.json`` committed to their repositories (2025-10 to
+  2026-01): github.com/CoreGems/Cline-Xray (Anthropic, 4 calls), github.com/Jeehunter/mcp-vscode-server
+  (DeepSeek, 60 calls) and github.com/haram-333/fineye (x-ai/grok-code-fast-1 and Claude through
+  Cline's own gateway, 24 calls); ``CLINE_TASKS`` names each commit and env var.
 
 What is checked is the log's own bookkeeping, recounted here from the raw fields (one request per
-StatusUpdate with token_usage, one per OpenCode step-finish; the audit's reads, uncached input and
+StatusUpdate with token_usage, one per OpenCode step-finish, one per Cline api_req_started with usage; the audit's reads, uncached input and
 output equal to the log's sums), and how well its reads are predicted.
 """
 
@@ -64,9 +68,27 @@ OPENCODE_EXPORTS = {
         16, (79_828, 345_600, 0, 8_087), {"openai": (16, 12)},
     ),
 }
-_URLS = {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"} | {
-    env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()
+#: Cline task folders' ui_messages.json committed at their repositories' root (no
+#: api_conversation_history.json beside them): env var: (repository, commit, calls, {provider:
+#: (calls, reads within 3%)}), counted from the files.
+CLINE_TASKS = {
+    # claude-sonnet-4-5 on Anthropic, 2025-11-18: 4 calls, every read predicted exactly.
+    "PREFIXBENCH_CLINE_XRAY_REPO": ("CoreGems/Cline-Xray", "9dbbc27f2a0d0cc45874402f5466167c451c90a7", 4, {"anthropic": (4, 4)}),
+    # DeepSeek's handler (no model named; tokensIn 0, cacheWrites the miss count), 2025-10-15.
+    "PREFIXBENCH_MCP_VSCODE_SERVER_REPO": (
+        "Jeehunter/mcp-vscode-server", "f6859c745693e458bcec24a06f8d1df5f8178b00", 60, {"deepseek": (60, 55)},
+    ),
+    # Cline's own provider, a gateway: x-ai/grok-code-fast-1 then anthropic/claude-sonnet-4.5,
+    # 2026-01-05. Every grok read is a multiple of 64 tokens, 10 of the 19 of 128 (12,352 is 193 x 64).
+    "PREFIXBENCH_FINEYE_REPO": (
+        "haram-333/fineye", "3f3dddc79fb3ef725d4c07c4d95de21f2e9b3fb6", 24, {"xai": (19, 17), "anthropic": (5, 3)},
+    ),
 }
+_URLS = (
+    {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"}
+    | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
+    | {env: f"github.com/{spec[0]}" for env, spec in CLINE_TASKS.items()}
+)
 
 
 def _show(repo: Path, commit: str, path: str, tmp_path: Path, env: str = "PREFIXBENCH_KIMI_CODE_REPO") -> Path:
@@ -148,3 +170,28 @@ def test_opencode_export_counts_what_the_log_sums_and_its_reads_are_predicted(en
         # the token).
         assert {r.model for r in rows["zai"]} == {"glm-5.2"}
         assert all(r.reported_cache_read % 64 == 0 for r in rows["zai"])
+
+
+@pytest.mark.parametrize("env", sorted(CLINE_TASKS))
+def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(env: str, tmp_path: Path) -> None:
+    repo, commit, calls, providers = CLINE_TASKS[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, "ui_messages.json", tmp_path, env)
+    started = [json.loads(m["text"]) for m in json.loads(path.read_text()) if m.get("say") == "api_req_started" and m.get("text")]
+    used = [u for u in started if any(u.get(k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads"))]
+    assert len(used) == calls
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["cline"]
+    t = result.totals
+    assert t.requests == calls
+    sums = {k: sum(u.get(k) or 0 for u in used) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")}
+    assert (t.cache_read, t.output) == (sums["cacheReads"], sums["tokensOut"])
+    if sums["tokensIn"] == 0:  # DeepSeek's handler: cacheWrites is the miss count, the uncached input
+        assert (t.input, t.cache_write) == (sums["cacheWrites"], 0)
+    else:
+        assert (t.input, t.cache_write) == (sums["tokensIn"], sums["cacheWrites"])
+    rows = {p: [r for r in result.rows if r.provider == p] for p in {r.provider for r in result.rows}}
+    assert {p: (len(rs), sum(r.read_within for r in rs)) for p, rs in rows.items()} == providers
+    if "xai" in rows:
+        reads = [r.reported_cache_read for r in rows["xai"]]
+        assert all(n % 64 == 0 for n in reads) and sum(n % 128 == 0 for n in reads) == 10
