@@ -17,11 +17,15 @@ copied into this project; each test skips without it):
 * three Cline task folders' ``ui_messages.json`` committed to their repositories (2025-10 to
   2026-01): github.com/CoreGems/Cline-Xray (Anthropic, 4 calls), github.com/Jeehunter/mcp-vscode-server
   (DeepSeek, 60 calls) and github.com/haram-333/fineye (x-ai/grok-code-fast-1 and Claude through
-  Cline's own gateway, 24 calls); ``CLINE_TASKS`` names each commit and env var.
+  Cline's own gateway, 24 calls); ``CLINE_TASKS`` names each commit and env var;
+* a pi session (pi's author's own: claude-opus-4-5, 214 calls, 2025-12-17) committed by mistake
+  to pi-mono's root, kept by the fork github.com/f5-sales-demo/xcsh (``session.jsonl`` at commit
+  ``a3dc8b7e4636fa49f5d3601e266db10b51f9983d``), from ``PREFIXBENCH_XCSH_REPO``.
 
 What is checked is the log's own bookkeeping, recounted here from the raw fields (one request per
-StatusUpdate with token_usage, one per OpenCode step-finish, one per Cline api_req_started with usage; the audit's reads, uncached input and
-output equal to the log's sums), and how well its reads are predicted.
+Kimi StatusUpdate with token_usage, OpenCode step-finish, Cline api_req_started with usage, pi
+assistant message with usage; the audit's reads, uncached input and output equal to the log's
+sums), and how well its reads are predicted.
 """
 
 from __future__ import annotations
@@ -84,8 +88,12 @@ CLINE_TASKS = {
         "haram-333/fineye", "3f3dddc79fb3ef725d4c07c4d95de21f2e9b3fb6", 24, {"xai": (19, 17), "anthropic": (5, 3)},
     ),
 }
+#: A pi session (pi's author's own, claude-opus-4-5, 2025-12-17) committed by mistake to the
+#: root of pi-mono and removed five days later; a fork keeps it. One of its lines holds two
+#: records run together (a lost newline).
+PI_SESSION = ("PREFIXBENCH_XCSH_REPO", "f5-sales-demo/xcsh", "a3dc8b7e4636fa49f5d3601e266db10b51f9983d", "session.jsonl")
 _URLS = (
-    {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"}
+    {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code", PI_SESSION[0]: f"github.com/{PI_SESSION[1]}"}
     | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
     | {env: f"github.com/{spec[0]}" for env, spec in CLINE_TASKS.items()}
 )
@@ -195,3 +203,30 @@ def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(env: st
     if "xai" in rows:
         reads = [r.reported_cache_read for r in rows["xai"]]
         assert all(n % 64 == 0 for n in reads) and sum(n % 128 == 0 for n in reads) == 10
+
+
+def test_pi_session_with_records_run_together_counts_what_the_log_sums(tmp_path: Path) -> None:
+    env, repo, commit, where = PI_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    decoder, values = json.JSONDecoder(), []
+    for line in path.read_text().splitlines():
+        text, at = line.strip(), 0
+        while at < len(text):
+            value, at = decoder.raw_decode(text, at)
+            values.append(value)
+    assert len(values) == len(path.read_text().splitlines()) + 1  # one line holds two records
+    usages = [
+        v["message"]["usage"] for v in values
+        if v.get("type") == "message" and v["message"].get("role") == "assistant" and v["message"].get("usage")
+    ]
+    counted = [u for u in usages if any(u[k] for k in ("input", "output", "cacheRead", "cacheWrite"))]  # 6 aborted calls report 0
+    assert (len(usages), len(counted)) == (220, 214)
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["pi"]
+    t = result.totals
+    assert t.requests == len(counted)
+    assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(u[k] for u in counted) for k in ("input", "output", "cacheRead", "cacheWrite"))
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (1_568, 46_995, 25_283_499, 982_512)
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    assert sum(r.read_within for r in result.rows) == 212
