@@ -20,11 +20,14 @@ copied into this project; each test skips without it):
   Cline's own gateway, 24 calls); ``CLINE_TASKS`` names each commit and env var;
 * a pi session (pi's author's own: claude-opus-4-5, 214 calls, 2025-12-17) committed by mistake
   to pi-mono's root, kept by the fork github.com/f5-sales-demo/xcsh (``session.jsonl`` at commit
-  ``a3dc8b7e4636fa49f5d3601e266db10b51f9983d``), from ``PREFIXBENCH_XCSH_REPO``.
+  ``a3dc8b7e4636fa49f5d3601e266db10b51f9983d``), from ``PREFIXBENCH_XCSH_REPO``;
+* a mini-swe-agent run on x-ai/grok-4-fast through OpenRouter (17 calls) committed as
+  ``last_mini_run.traj.json`` to github.com/pranay5255/YudaiV3 (commit
+  ``b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f``), from ``PREFIXBENCH_YUDAIV3_REPO``.
 
 What is checked is the log's own bookkeeping, recounted here from the raw fields (one request per
 Kimi StatusUpdate with token_usage, OpenCode step-finish, Cline api_req_started with usage, pi
-assistant message with usage; the audit's reads, uncached input and output equal to the log's
+assistant message with usage, mini-swe-agent response with usage; the audit's reads, uncached input and output equal to the log's
 sums), and how well its reads are predicted.
 """
 
@@ -92,8 +95,12 @@ CLINE_TASKS = {
 #: root of pi-mono and removed five days later; a fork keeps it. One of its lines holds two
 #: records run together (a lost newline).
 PI_SESSION = ("PREFIXBENCH_XCSH_REPO", "f5-sales-demo/xcsh", "a3dc8b7e4636fa49f5d3601e266db10b51f9983d", "session.jsonl")
+#: mini-swe-agent 1.14.4's last run (its default ``last_mini_run.traj.json``), x-ai/grok-4-fast
+#: through OpenRouter, 17 calls, 2025-11.
+MINI_RUN = ("PREFIXBENCH_YUDAIV3_REPO", "pranay5255/YudaiV3", "b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f", "last_mini_run.traj.json")
 _URLS = (
-    {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code", PI_SESSION[0]: f"github.com/{PI_SESSION[1]}"}
+    {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"}
+    | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN)}
     | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
     | {env: f"github.com/{spec[0]}" for env, spec in CLINE_TASKS.items()}
 )
@@ -230,3 +237,26 @@ def test_pi_session_with_records_run_together_counts_what_the_log_sums(tmp_path:
     assert (t.input, t.output, t.cache_read, t.cache_write) == (1_568, 46_995, 25_283_499, 982_512)
     assert {r.provider for r in result.rows} == {"anthropic"}
     assert sum(r.read_within for r in result.rows) == 212
+
+
+def test_mini_swe_agent_run_on_grok_counts_what_the_log_sums_and_shows_xai_reads_to_the_token(tmp_path: Path) -> None:
+    env, repo, commit, where = MINI_RUN
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    doc = json.loads(path.read_text())
+    usages = [m["extra"]["response"]["usage"] for m in doc["messages"] if m.get("role") == "assistant" and "extra" in m]
+    assert len(usages) == doc["info"]["model_stats"]["api_calls"] == 17
+    prompts = [u["prompt_tokens"] for u in usages]
+    reads = [u["prompt_tokens_details"]["cached_tokens"] for u in usages]
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["swe-agent"]
+    t = result.totals
+    assert t.requests == 17 and {r.provider for r in result.rows} == {"xai"}
+    assert t.cache_read == sum(reads) == 116_644
+    assert t.input == sum(prompts) - sum(reads) == 28_889  # subset: the read is inside the prompt
+    assert t.output == sum(u["completion_tokens"] for u in usages) == 12_532
+    # xAI read the whole previous prompt but its last 5 tokens on 15 of the 16 follow-ups (the
+    # last read 151 of 14,624): to the token, where the rules' default read step is 128 tokens,
+    # so none of the 17 is predicted within 3% (each is short by up to a block).
+    assert [reads[k + 1] - prompts[k] for k in range(16)] == [-5] * 15 + [151 - prompts[15]]
+    assert sum(r.read_within for r in result.rows) == 0
