@@ -152,7 +152,7 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     explicit_cache: str | None = None
     #: A captured call's response as the next request of its lane sends it back: the assistant
     #: messages the body's ``output`` items (Responses) or its message (chat completions) read
-    #: to (:mod:`prefixbench.workloads.logs.openai_reply`). A body replay keeps them after the
+    #: to (:mod:`prefixbench.workloads.logs.captured_reply`). A body replay keeps them after the
     #: prompt where the provider's cache keeps output (``ProviderRules.caches_output``). Empty
     #: where the log does not hold the response.
     reply: tuple[Message, ...] = ()

@@ -30,7 +30,7 @@ from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_re
 from prefixbench.workloads.logs.bedrock_wire import BedrockCall, answer_usage, bedrock_call, messages_body
 from prefixbench.workloads.logs import converse_body
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
-from prefixbench.workloads.logs.openai_reply import reply_messages
+from prefixbench.workloads.logs.captured_reply import messages_reply, reply_messages
 from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.simulator.providers import GEMINI, OPENAI, provider_of_request, rules_for
@@ -86,7 +86,9 @@ def _messages_call(provider: Provider, body: dict, response: dict, where: str) -
     effort = parsed.envelope.reasoning_effort
     envelope = (("effort", effort),) if effort else ()
     label = read_diagnostic(as_dict(response.get("body"))) or _diagnostic_sse(response)
-    return _Call(usage, parsed, classify_call(parsed), envelope, label)
+    # DeepSeek's cache keeps output on this endpoint too: its response is read as it is sent back.
+    reply = messages_reply(body, parsed, response, _sse_texts(response)) if rules_for(provider).caches_output else ()
+    return _Call(usage, parsed, classify_call(parsed), envelope, label, reply=reply)
 
 
 def _bedrock_call(provider: Provider, call: BedrockCall, body: dict, response: dict, where: str) -> _Call:

@@ -1,4 +1,4 @@
-"""A captured OpenAI-shaped call's response, as the next request of its conversation sends it back.
+"""A captured call's response, as the next request of its conversation sends it back.
 
 A provider whose cache keeps output (``ProviderRules.caches_output``) serves a next prompt past
 this prompt, into this response, when that prompt starts with this prompt and the response. To
@@ -15,6 +15,12 @@ the same body reader, so a byte comparison of the renderings tells how much of i
   DeepSeek and others answer with, ``reasoning_content``) appended to ``messages``: from the JSON
   body, else joined from the stream's chunks (the deltas' text, reasoning and tool calls by
   ``index``).
+* **Anthropic Messages** (DeepSeek's Anthropic-compatible endpoint): the response's ``content``
+  blocks (``thinking`` with its signature, ``text``, ``tool_use``) as an assistant message
+  appended to ``messages``, read by
+  :func:`~prefixbench.workloads.logs.anthropic_capture.parse_request_body`: from the JSON body,
+  else built from the stream's ``content_block_start`` and ``content_block_delta`` events
+  (text, thinking, signature, and the tool input's JSON pieces).
 
 The reply is the messages the extended body has beyond the prompt's. None is returned (an empty
 tuple) when the capture does not hold the response, when it holds an item the body reader cannot
@@ -27,7 +33,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import REASONING_FIELDS, Message, Request
+from prefixbench.workloads.logs.anthropic_capture import parse_request_body
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.responses_body import chat_shape
 
@@ -36,7 +44,8 @@ _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete"})
 
 
 def reply_messages(body: dict[str, Any], parsed: Request, response: dict[str, Any], texts: list[str]) -> tuple[Message, ...]:
-    """The captured response of ``body`` (parsed to ``parsed``) as the next request sends it back.
+    """The captured response of an OpenAI-shaped ``body`` (parsed to ``parsed``) as the next
+    request sends it back.
 
     Args:
         body: the request body as captured (Responses or chat completions).
@@ -57,10 +66,67 @@ def reply_messages(body: dict[str, Any], parsed: Request, response: dict[str, An
         whole = parse_request(extended)
     except (LineError, RecursionError):
         return ()
+    return _beyond(whole, parsed)
+
+
+def messages_reply(body: dict[str, Any], parsed: Request, response: dict[str, Any], texts: list[str]) -> tuple[Message, ...]:
+    """The captured response of an Anthropic Messages-shaped call as the next request sends it
+    back (see :func:`reply_messages`)."""
+    raw = body.get("messages")
+    content = _content_blocks(_json_body(response.get("body")), texts)
+    if not isinstance(raw, list) or not content:
+        return ()
+    try:
+        whole = parse_request_body({**body, "messages": [*raw, {"role": "assistant", "content": content}]}, "reply")
+    except (UserError, RecursionError):
+        return ()
+    return _beyond(whole, parsed)
+
+
+def _beyond(whole: Request, parsed: Request) -> tuple[Message, ...]:
+    """The messages ``whole`` has after those of ``parsed``, when it starts with them (else none)."""
     count = len(parsed.messages)
     if whole.messages[:count] != parsed.messages or whole.tools != parsed.tools or whole.system != parsed.system:
         return ()
     return whole.messages[count:]
+
+
+def _content_blocks(answer: dict[str, Any] | None, texts: list[str]) -> list[dict[str, Any]] | None:
+    """A Messages response's content blocks: from its JSON body, else built from its stream."""
+    if answer is not None and isinstance(answer.get("content"), list):
+        return answer["content"]
+    blocks: dict[int, dict[str, Any]] = {}
+    pieces: dict[int, list[str]] = {}
+    for data in _events(texts):
+        index = data.get("index")
+        if not isinstance(index, int) or isinstance(index, bool):
+            continue
+        if data.get("type") == "content_block_start" and isinstance(data.get("content_block"), dict):
+            blocks[index] = dict(data["content_block"])
+            continue
+        delta = data.get("delta")
+        if data.get("type") != "content_block_delta" or index not in blocks or not isinstance(delta, dict):
+            continue
+        block = blocks[index]
+        for kind, key in _DELTAS:
+            if delta.get("type") == kind and isinstance(delta.get(key), str):
+                if key == "partial_json":
+                    pieces.setdefault(index, []).append(delta[key])
+                else:
+                    before = block.get(key)
+                    block[key] = (before if isinstance(before, str) else "") + delta[key]
+    for index, parts in pieces.items():
+        try:
+            blocks[index]["input"] = json.loads("".join(parts)) if "".join(parts).strip() else {}
+        except (ValueError, RecursionError):  # a stream cut mid-call: not what the agent sends back
+            return None
+    return [blocks[index] for index in sorted(blocks)] or None
+
+
+#: A stream's content deltas: (delta type, the field it carries; added to the block's field of
+#: that name, the tool input's JSON pieces joined apart).
+_DELTAS = (("text_delta", "text"), ("thinking_delta", "thinking"), ("signature_delta", "signature"),
+           ("input_json_delta", "partial_json"))
 
 
 def _json_body(body: object) -> dict[str, Any] | None:

@@ -1,4 +1,4 @@
-"""Output caching on captured bodies (workloads/logs/openai_reply.py, the body replay of
+"""Output caching on captured bodies (workloads/logs/captured_reply.py, the body replay of
 workloads/audit/core.py): a provider whose cache keeps output (OpenAI, DeepSeek) holds each
 captured call's prompt + response, so the next body that sends the response back byte for byte
 reads into it; one that does not (the reasoning dropped) reads the previous prompt only.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from prefixbench.simulator.render import render_message, render_request
 from prefixbench.workloads.audit.core import load_trace, run_audit
-from prefixbench.workloads.logs.openai_reply import reply_messages
+from prefixbench.workloads.logs.captured_reply import reply_messages
 from prefixbench.workloads.logs.chat_completions import parse_request
 from prefixbench.workloads.logs.responses_body import chat_shape
 from tests.unit.audit.fixtures import capture_line, write_jsonl
@@ -172,3 +172,42 @@ def test_a_provider_whose_cache_keeps_no_output_gets_no_reply(tmp_path: Path) ->
         "input_tokens": 1245, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 9}}}, url="https://api.x.ai/v1/responses")
     (request,), _ = load_trace([write_jsonl(tmp_path / "x.jsonl", [line])])
     assert request.provider == "xai" and request.body is not None and request.reply == ()
+
+
+def test_deepseek_anthropic_endpoint_reads_into_the_streamed_response_sent_back(tmp_path: Path) -> None:
+    # DeepSeek's Anthropic-compatible endpoint: the stream builds a thinking block (with its
+    # signature), then a tool_use whose input arrives as JSON pieces; the next body sends the
+    # assistant turn back as those blocks, then the tool result.
+    url = "https://api.deepseek.com/anthropic/v1/messages"
+    events = [
+        {"type": "message_start", "message": {"usage": {"input_tokens": 1245, "cache_read_input_tokens": 0, "output_tokens": 0}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": REASONING}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "sig"}},
+        {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "shell", "input": {}}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '{"cmd": '}},
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": '"pytest -x"}'}},
+        {"type": "message_delta", "usage": {"output_tokens": 300}},
+    ]
+    stream = {"body_raw": "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)}
+    turn = {"role": "assistant", "content": [{"type": "thinking", "thinking": REASONING, "signature": "sig"},
+                                             {"type": "tool_use", "id": "toolu_1", "name": "shell", "input": {"cmd": "pytest -x"}}]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "E   assert 1 == 2\n" * 20}]}
+    tools = [{"name": "shell", "description": "Run a command.", "input_schema": {"type": "object"}}]
+    body = {"model": "deepseek-v4-flash", "max_tokens": 4096, "system": "You are a coding agent. " * 200, "tools": tools}
+    answered = {"body": {"content": [{"type": "text", "text": "Done."}],
+                         "usage": {"input_tokens": 100, "cache_read_input_tokens": 1600, "output_tokens": 5}}}
+    path = write_jsonl(tmp_path / "ds-anthropic.jsonl", [
+        capture_line({**body, "messages": [{"role": "user", "content": "Fix the failing test."}]}, stream, url=url),
+        capture_line({**body, "messages": [{"role": "user", "content": "Fix the failing test."}, turn, result]}, answered, url=url, sent=1748554764.0),
+    ])
+    requests, _ = load_trace([path])
+    first, second = (size(r.body) for r in requests)
+    reply = size(requests[0].reply[0])
+    # The next body starts with prompt 1 + the reply exactly; the read is the unit at its end.
+    assert [size(m) for m in requests[1].body.messages[:2]] == [size(m) for m in (*requests[0].body.messages, requests[0].reply[0])]
+    # Prompt 1 is 4,977 bytes, the reply 1,680: the unit at the end of the output ends at byte
+    # 6,657, 1,664 whole tokens (prompt 1 alone: 1,244).
+    assert (first, reply, second) == (4977, 1680, 7167)
+    rows = run_audit([path]).rows
+    assert [row.predicted_cache_read for row in rows] == [0, 1664]

@@ -1,9 +1,10 @@
-"""Fuzz ``prefixbench audit`` on captured OpenAI Responses and chat-completions calls whose
-responses the body model keeps (workloads/logs/openai_reply.py): generated conversations whose
-later bodies send earlier output items or answered messages back (whole, in part, or not at
-all), answers as JSON bodies, Responses streams (final event or output_item.done events) and
-chat-completions chunk streams, each edited at random places, and mutated seed files, end in
-exit 0 or one clean line with exit 2 within the bound; never a traceback or a hang."""
+"""Fuzz ``prefixbench audit`` on captured OpenAI Responses, chat-completions and (DeepSeek's)
+Anthropic Messages calls whose responses the body model keeps (workloads/logs/captured_reply.py):
+generated conversations whose later bodies send earlier output items, answered messages or
+content blocks back (whole, in part, or not at all), answers as JSON bodies, Responses streams
+(final event or output_item.done events), chat-completions chunk streams and Messages event
+streams, each edited at random places, and mutated seed files, end in exit 0 or one clean line
+with exit 2 within the bound; never a traceback or a hang."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, optional_k
 
 RESPONSES = ("https://api.openai.com/v1/responses", "https://api.deepseek.com/v1/responses")
 CHAT = ("https://api.deepseek.com/chat/completions", "https://api.openai.com/v1/chat/completions")
+MESSAGES = "https://api.deepseek.com/anthropic/v1/messages"
 counts = weighted((st.integers(0, 300_000), 6), (st.sampled_from((-1, 2**63, 1.5, "7", None)), 1))
 item = st.one_of(
     optional_keys({"type": st.just("reasoning")}, {"id": texts, "summary": st.lists(st.fixed_dictionaries({"type": st.just("summary_text"), "text": texts}), max_size=2),
@@ -52,6 +54,31 @@ def responses_answer(output: list, use: dict) -> st.SearchStrategy:
     ))
 
 
+block = st.one_of(
+    optional_keys({"type": st.just("thinking")}, {"thinking": texts, "signature": texts}),
+    optional_keys({"type": st.just("text")}, {"text": st.one_of(texts, st.just(3))}),
+    optional_keys({"type": st.just("tool_use"), "id": st.just("t1")}, {"name": st.sampled_from(("shell", 2)), "input": st.just({"cmd": "ls"})}),
+)
+block_delta = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text_delta"), "text": texts}),
+    st.fixed_dictionaries({"type": st.just("thinking_delta"), "thinking": texts}),
+    st.fixed_dictionaries({"type": st.just("signature_delta"), "signature": texts}),
+    st.fixed_dictionaries({"type": st.just("input_json_delta"), "partial_json": st.sampled_from(('{"a"', ": 1}", "", "]"))}),
+)
+messages_usage = optional_keys({"input_tokens": counts}, {"cache_read_input_tokens": counts, "output_tokens": counts})
+
+
+def messages_answer(content: list, deltas: list, use: dict) -> st.SearchStrategy:
+    events = [{"type": "message_start", "message": {"usage": use}}]
+    events += [{"type": "content_block_start", "index": n, "content_block": b} for n, b in enumerate(content)]
+    events += [{"type": "content_block_delta", "index": n % max(len(content), 1), "delta": d} for n, d in enumerate(deltas)]
+    return st.sampled_from((
+        {"body": {"content": content, "usage": use}},
+        {"body_raw": "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)},
+        {"events": events},
+    ))
+
+
 def chat_answer(message: dict, deltas: list, use: dict) -> st.SearchStrategy:
     chunks = [{"choices": [{"index": 0, "delta": d}]} for d in deltas] + [{"choices": [], "usage": use}]
     return st.sampled_from((
@@ -63,14 +90,20 @@ def chat_answer(message: dict, deltas: list, use: dict) -> st.SearchStrategy:
 @st.composite
 def conversation(draw: st.DrawFn) -> bytes:
     """Calls of one conversation: each body sends back (some of) the output before it."""
-    chat = draw(st.booleans())
-    url = draw(st.sampled_from(CHAT if chat else RESPONSES))
+    shape = draw(st.sampled_from(("chat", "responses", "messages")))
+    chat = shape == "chat"
+    url = draw(st.sampled_from(CHAT if chat else RESPONSES)) if shape != "messages" else MESSAGES
     history: list = [{"role": "user", "content": draw(texts)}]
     lines = []
     for n in range(draw(st.integers(1, 3))):
         base = {"model": draw(st.sampled_from(("gpt-5.1", "deepseek-v4-flash")))}
-        body = {**base, "messages": list(history)} if chat else {**base, "instructions": "s", "input": list(history)}
-        if chat:
+        body = {**base, "messages": list(history)} if shape != "responses" else {**base, "instructions": "s", "input": list(history)}
+        if shape == "messages":
+            content = draw(st.lists(block, max_size=3))
+            answer = draw(messages_answer(content, draw(st.lists(block_delta, max_size=3)), draw(messages_usage)))
+            sent_back = [{"role": "assistant", "content": content}] if draw(st.booleans()) else []
+            after = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": draw(texts)}]}] if draw(st.booleans()) else []
+        elif chat:
             message = draw(chat_message)
             answer = draw(chat_answer(message, draw(st.lists(delta, max_size=3)), draw(chat_usage)))
             sent_back = [message] if draw(st.booleans()) else []
@@ -104,8 +137,8 @@ SEED = b"\n".join(to_json_line(line) for line in (
 
 
 def test_captured_replies_end_cleanly(importer_examples):
-    tally = Tally("openai-reply", bound_s=20)
-    path = Path(tempfile.mkdtemp(prefix="fuzz-openai-reply-")) / "capture.jsonl"
+    tally = Tally("captured-reply", bound_s=20)
+    path = Path(tempfile.mkdtemp(prefix="fuzz-captured-reply-")) / "capture.jsonl"
 
     @fuzz_settings(importer_examples)
     @given(data=weighted((conversation(), 3), (mutated(SEED), 1)), output=st.sampled_from(("table", "json")))
