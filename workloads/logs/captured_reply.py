@@ -22,10 +22,12 @@ the same body reader, so a byte comparison of the renderings tells how much of i
   else built from the stream's ``content_block_start`` and ``content_block_delta`` events
   (text, thinking, signature, and the tool input's JSON pieces).
 
-The reply is the messages the extended body has beyond the prompt's. None is returned (an empty
-tuple) when the capture does not hold the response, when it holds an item the body reader cannot
-rebuild (a built-in tool call, a refusal), or when its first message merges into the prompt's
-last one (a prompt that ends with an assistant turn the response continues).
+The reply is the messages the extended body has beyond the prompt's; only they are read (a
+chat message reads the same alone as after the prompt, and so do output items after an input
+that ends outside the model's turn). None is returned (an empty tuple) when the capture does
+not hold the response, when it holds an item the body reader cannot rebuild (a built-in tool
+call, a refusal), or when the prompt ends inside an assistant turn the response could continue
+(its last input item a function call, a reasoning item or an assistant message).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import json
 from typing import Any
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.wire import REASONING_FIELDS, Message, Request
+from prefixbench.simulator.wire import REASONING_FIELDS, Message
 from prefixbench.workloads.logs.anthropic_capture import parse_request_body
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.responses_body import chat_shape
@@ -43,52 +45,45 @@ from prefixbench.workloads.logs.responses_body import chat_shape
 _FINAL_EVENTS = frozenset({"response.completed", "response.incomplete"})
 
 
-def reply_messages(body: dict[str, Any], parsed: Request, response: dict[str, Any], texts: list[str]) -> tuple[Message, ...]:
-    """The captured response of an OpenAI-shaped ``body`` (parsed to ``parsed``) as the next
-    request sends it back.
+def reply_messages(body: dict[str, Any], shaped: dict[str, Any], response: dict[str, Any], texts: list[str]) -> tuple[Message, ...]:
+    """The captured response of an OpenAI-shaped call as the next request sends it back.
 
     Args:
         body: the request body as captured (Responses or chat completions).
-        parsed: that body as the audit replays it.
+        shaped: that body in the chat-completions shape the audit parsed (``body`` itself for
+            chat completions).
         response: the capture's response record (``body``, or a stream in ``body_raw`` / ``events``).
         texts: the stream's event data, in order (JSON text each).
     """
     answer = _json_body(response.get("body"))
     if isinstance(body.get("messages"), list):
         message = _chat_message(answer, texts)
-        extended: dict[str, Any] | None = None if message is None else {**body, "messages": [*body["messages"], message]}
+        new = [] if message is None else [message]
     else:
         items = _output_items(answer, texts)
-        extended = None if items is None else _with_output(body, items)
-    if extended is None:
-        return ()
+        # After a prompt that ends outside the model's turn (a user message, a tool output) the
+        # output items start a turn of their own: they read alone as they do after the prompt.
+        alone = chat_shape({"model": body.get("model"), "input": items}) if items and _ends_outside_a_turn(body) else None
+        new = alone["messages"] if alone is not None else []
+    # Each new message reads alone as it does after the prompt (a chat message is read by
+    # itself), so only they are parsed, not the whole conversation again.
     try:
-        whole = parse_request(extended)
+        read = parse_request({"model": shaped.get("model"), "messages": new}).messages if new else ()
     except (LineError, RecursionError):
         return ()
-    return _beyond(whole, parsed)
+    return read if len(read) == len(new) else ()  # a leading system message is not a reply
 
 
-def messages_reply(body: dict[str, Any], parsed: Request, response: dict[str, Any], texts: list[str]) -> tuple[Message, ...]:
+def messages_reply(body: dict[str, Any], response: dict[str, Any], texts: list[str]) -> tuple[Message, ...]:
     """The captured response of an Anthropic Messages-shaped call as the next request sends it
-    back (see :func:`reply_messages`)."""
-    raw = body.get("messages")
+    back (see :func:`reply_messages`): one assistant message, read alone."""
     content = _content_blocks(_json_body(response.get("body")), texts)
-    if not isinstance(raw, list) or not content:
+    if not content:
         return ()
     try:
-        whole = parse_request_body({**body, "messages": [*raw, {"role": "assistant", "content": content}]}, "reply")
+        return parse_request_body({"model": body.get("model"), "messages": [{"role": "assistant", "content": content}]}, "reply").messages
     except (UserError, RecursionError):
         return ()
-    return _beyond(whole, parsed)
-
-
-def _beyond(whole: Request, parsed: Request) -> tuple[Message, ...]:
-    """The messages ``whole`` has after those of ``parsed``, when it starts with them (else none)."""
-    count = len(parsed.messages)
-    if whole.messages[:count] != parsed.messages or whole.tools != parsed.tools or whole.system != parsed.system:
-        return ()
-    return whole.messages[count:]
 
 
 def _content_blocks(answer: dict[str, Any] | None, texts: list[str]) -> list[dict[str, Any]] | None:
@@ -138,14 +133,17 @@ def _json_body(body: object) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-def _with_output(body: dict[str, Any], items: list[Any]) -> dict[str, Any] | None:
-    """The chat-shaped body of a Responses call with its output items appended to its input."""
+def _ends_outside_a_turn(body: dict[str, Any]) -> bool:
+    """Whether a Responses body's input ends with a user, system or tool-output item (not inside
+    an assistant turn its output could continue)."""
     given = body.get("input")
     if isinstance(given, str):
-        given = [{"role": "user", "content": given}]
-    if not isinstance(given, list) or not items:
-        return None
-    return chat_shape({**body, "input": [*given, *items]})
+        return True
+    last = given[-1] if isinstance(given, list) and given else None
+    if not isinstance(last, dict):
+        return False
+    kind = last.get("type", "message")
+    return kind == "function_call_output" or (kind == "message" and last.get("role") in ("user", "system", "developer"))
 
 
 def _output_items(answer: dict[str, Any] | None, texts: list[str]) -> list[Any] | None:

@@ -154,16 +154,20 @@ def test_deepseek_without_the_replayed_reasoning_reads_the_previous_prompt(tmp_p
 
 def test_the_reply_comes_from_the_stream_items_and_only_when_it_can_be_rebuilt() -> None:
     body = {**BASE, "input": [ASK]}
-    parsed = parse_request(chat_shape(body))
+    shaped = chat_shape(body)
     # No final event: the output_item.done events, in output_index order.
     events = [{"type": "response.output_item.done", "output_index": 1, "item": CALL_1},
               {"type": "response.output_item.done", "output_index": 0, "item": THINK_1}]
-    from_items = reply_messages(body, parsed, {}, [json.dumps(e) for e in events])
-    from_body = reply_messages(body, parsed, {"body": {"output": [THINK_1, CALL_1]}}, [])
+    from_items = reply_messages(body, shaped, {}, [json.dumps(e) for e in events])
+    from_body = reply_messages(body, shaped, {"body": {"output": [THINK_1, CALL_1]}}, [])
     assert from_items == from_body and len(from_body) == 1
     # A built-in tool call is not what the body reader rebuilds; no response, no reply.
-    assert reply_messages(body, parsed, {"body": {"output": [{"type": "web_search_call", "id": "ws_1"}]}}, []) == ()
-    assert reply_messages(body, parsed, {"body": {"error": "x"}}, ["[DONE]", "{"]) == ()
+    assert reply_messages(body, shaped, {"body": {"output": [{"type": "web_search_call", "id": "ws_1"}]}}, []) == ()
+    assert reply_messages(body, shaped, {"body": {"error": "x"}}, ["[DONE]", "{"]) == ()
+    # A prompt that ends inside the model's turn (its own function call last) could have its
+    # response merged into that turn: not read.
+    inside = {**BASE, "input": [ASK, CALL_1]}
+    assert reply_messages(inside, chat_shape(inside), {"body": {"output": [ANSWER_2]}}, []) == ()
 
 
 def test_a_provider_whose_cache_keeps_no_output_gets_no_reply(tmp_path: Path) -> None:
