@@ -76,9 +76,12 @@ def reply_messages(body: dict[str, Any], shaped: dict[str, Any], response: dict[
 
 def messages_reply(body: dict[str, Any], response: dict[str, Any], texts: list[str]) -> tuple[Message, ...]:
     """The captured response of an Anthropic Messages-shaped call as the next request sends it
-    back (see :func:`reply_messages`): one assistant message, read alone."""
+    back (see :func:`reply_messages`): one assistant message, read alone (none after a prompt
+    that ends with an assistant turn, which the response continues)."""
+    given = body.get("messages")
+    last = given[-1] if isinstance(given, list) and given else None
     content = _content_blocks(_json_body(response.get("body")), texts)
-    if not content:
+    if not content or not isinstance(last, dict) or last.get("role") == "assistant":
         return ()
     try:
         return parse_request_body({"model": body.get("model"), "messages": [{"role": "assistant", "content": content}]}, "reply").messages
@@ -111,8 +114,9 @@ def _content_blocks(answer: dict[str, Any] | None, texts: list[str]) -> list[dic
                     before = block.get(key)
                     block[key] = (before if isinstance(before, str) else "") + delta[key]
     for index, parts in pieces.items():
+        joined = "".join(parts)
         try:
-            blocks[index]["input"] = json.loads("".join(parts)) if "".join(parts).strip() else {}
+            blocks[index]["input"] = json.loads(joined) if joined.strip() else {}
         except (ValueError, RecursionError):  # a stream cut mid-call: not what the agent sends back
             return None
     return [blocks[index] for index in sorted(blocks)] or None
