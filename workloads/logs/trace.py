@@ -43,7 +43,7 @@ from typing import Literal, TypeAlias
 
 import msgspec
 from prefixbench.simulator.usage import Usage as Usage  # the normalized usage, re-exported
-from prefixbench.simulator.wire import Request
+from prefixbench.simulator.wire import Message, Request
 
 #: What a lane is: the agent's own thread, a subagent, a compaction call, a side call (titles,
 #: quota checks), or a trace request (Mooncake: no agent structure at all).
@@ -150,6 +150,12 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: The explicit cache the request named (Gemini ``cachedContent``, as
     #: ``cachedContents/<id>``): its ``usage.cache_read_explicit`` was read from it.
     explicit_cache: str | None = None
+    #: A captured call's response as the next request of its lane sends it back: the assistant
+    #: messages the body's ``output`` items (Responses) or its message (chat completions) read
+    #: to (:mod:`prefixbench.workloads.logs.captured_reply`). A body replay keeps them after the
+    #: prompt where the provider's cache keeps output (``ProviderRules.caches_output``). Empty
+    #: where the log does not hold the response.
+    reply: tuple[Message, ...] = ()
 
     @property
     def envelope_dict(self) -> dict[str, str]:
