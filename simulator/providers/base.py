@@ -149,6 +149,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: ``(substring of an endpoint URL, tokens)``: the step of an endpoint that counts in another
     #: whatever model name it is sent (Kimi's coding endpoint behind Claude Code's Claude names).
     block_tokens_by_url: tuple[tuple[str, int], ...] = ()
+    #: Tokens at the end of a prompt that the next call of the conversation does not read, as
+    #: reported (the chat template's closing tokens, which the next prompt renders otherwise):
+    #: the audit's chain and expected reads leave them out (xAI: measured).
+    unread_tail: int = 0
     #: Shortest cacheable prefix (tokens) for a model :attr:`min_tokens_by_model` does not know.
     min_tokens: int = 0
     #: What the minimum bounds: the whole cacheable prompt (below it nothing is read or written)
@@ -247,8 +251,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
 
     def cacheable(self, usage: Usage) -> int:
         """The part of a reported prompt the cache could hold: additive providers cache up to
-        the last breakpoint (the uncached tail is not), subset providers the whole prompt."""
-        return usage.prompt - usage.uncached if self.is_additive else usage.prompt
+        the last breakpoint (the uncached tail is not), subset providers the whole prompt, less
+        its :attr:`unread_tail`."""
+        return usage.prompt - usage.uncached if self.is_additive else max(0, usage.prompt - self.unread_tail)
 
     def round_read(self, tokens: int, model: str = "", step: int = 0) -> int:
         """A read as the provider reports it: in :attr:`block_tokens` steps (``model``'s own, where

@@ -214,7 +214,8 @@ def test_no_provider_model_reads_more_than_the_reference(sequence, model_options
 
 @settings(max_examples=80, deadline=None)
 @given(sequences(), st.sampled_from([("gemini", {}, 1), ("kimi", {}, 1), ("kimi", {"block": 256}, 256),
-                                     ("xai", {"servers": 1}, 128), ("xai", {"servers": 1, "block": 64}, 64)]))
+                                     ("xai", {"servers": 1}, 1), ("xai", {"servers": 1, "block": 64}, 64),
+                                     ("xai", {"servers": 1, "block": 128}, 128)]))
 def test_automatic_models_on_one_server_read_the_reference_prefix_in_whole_blocks(sequence, model_options):
     name, options, block = model_options
     for rendered, _, t_ref, verdict, _ in replay(make_cache(name, **options), sequence):

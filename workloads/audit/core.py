@@ -947,7 +947,7 @@ def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
         # Capped at the whole prompt, not at what this request cached: a request whose markers
         # do not reach the previous entry pays it as uncached input, and that is a miss.
         return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
-    return rules.round_read(min(r.usage.prompt, prev.usage.prompt), r.model, r.read_step)
+    return rules.round_read(min(r.usage.prompt, rules.cacheable(prev.usage)), r.model, r.read_step)
 
 
 class _Shared(msgspec.Struct):

@@ -274,6 +274,6 @@ def test_a_provider_model_s_assumptions_are_in_the_report(tmp_path):
     assert main([*SMALL, "--out", str(tmp_path), "--cache", "xai:block=64"]) == 0
     report = (tmp_path / "report.md").read_text()
     assert "## Assumptions of the cache model" in report
-    assert "- xai: block=64 (given; default 128), rests on [S], seen 64 [M] - 128 [S]: read step in tokens" in report
+    assert "- xai: block=64 (given; default 1), rests on [M], seen 1 (direct, OpenRouter [M]) - 64 (a gateway [M]) - 128 [S]: read step in tokens" in report
     assert "- xai: routing=sticky (default), rests on [O]" in report
-    assert "assumes xai: block=64 (given; default 128)" in (tmp_path / "report.html").read_text()
+    assert "assumes xai: block=64 (given; default 1)" in (tmp_path / "report.html").read_text()

@@ -72,16 +72,16 @@ def test_gemini_minimum_tables_disagree_and_the_option_picks_one():
 # --- xAI: block steps, routing, eviction ------------------------------------------------------
 
 
-def test_xai_reads_in_128_token_blocks_or_64_when_asked():
-    for block, read in ((None, 1024), ("64", 1088)):
+def test_xai_reads_to_the_token_by_default_or_in_128_or_64_token_blocks_when_asked():
+    for block, read in ((None, 1100), ("128", 1024), ("64", 1088)):
         cache = make_cache("xai", **({} if block is None else {"block": block}))
         cache.observe(request(A, B), GROK, 0)  # 1,100 tokens stored
-        # 1,100 shared: 8 blocks of 128 = 1,024, or 17 blocks of 64 = 1,088.
+        # 1,100 shared: all of it (measured), 8 blocks of 128 = 1,024, or 17 blocks of 64 = 1,088.
         assert cache.observe(request(A, B, D), GROK, 1) == CacheVerdict(1200, read, 1200 - read)
 
 
 def test_xai_sticky_routing_keeps_a_conversation_on_its_server():
-    cache = make_cache("xai", servers=8)
+    cache = make_cache("xai", servers=8, block=128)
     other = request(make_unit("z", 500))
     assert cache.server_of(request(A), GROK, None) == cache.server_of(request(A, B, D), GROK, None)
     cache.observe(request(A, B), GROK, 0)
@@ -91,7 +91,7 @@ def test_xai_sticky_routing_keeps_a_conversation_on_its_server():
 
 def test_xai_a_request_routed_to_another_server_misses():
     # routing=random, 2 servers, seed 0: random.Random(0).randrange(2) draws 1, 1, 0.
-    cache = make_cache("xai", routing="random", servers=2, seed=0)
+    cache = make_cache("xai", routing="random", servers=2, seed=0, block=128)
     assert cache.observe(request(A, B), GROK, 0).cached_tokens == 0  # server 1: cold
     assert cache.observe(request(A, B), GROK, 1).cached_tokens == 1024  # server 1 again: 1,100 -> 1,024
     assert cache.observe(request(A, B), GROK, 2) == CacheVerdict(1100, 0, 1100)  # server 0: a miss
@@ -103,7 +103,7 @@ def test_xai_eviction_is_a_seeded_draw_and_off_by_default():
     assert always.observe(request(A, B), GROK, 1).cached_tokens == 0
     runs = []
     for _ in range(2):
-        sometimes = make_cache("xai", evict_p=0.5, seed=3)
+        sometimes = make_cache("xai", evict_p=0.5, seed=3, block=128)
         runs.append([sometimes.observe(request(A, B), GROK, t).cached_tokens for t in range(12)])
     assert runs[0] == runs[1] and 0 in runs[0][1:] and 1024 in runs[0]
 
@@ -178,7 +178,7 @@ def test_every_option_is_named_with_its_default_source_and_range():
     name, options = parse_cache_spec("xai:block=64,routing=random")
     cache = make_cache(name, **options)
     assert (cache.block, cache.routing, cache.servers, cache.evict_p) == (64, "random", 8, 0.0)
-    assert option_lines("xai")[0] == "block=128 [S] (seen 64 [M] - 128 [S]): read step in tokens"
+    assert option_lines("xai")[0] == "block=1 [M] (seen 1 (direct, OpenRouter [M]) - 64 (a gateway [M]) - 128 [S]): read step in tokens"
     assert any(line.startswith("minimums=docs [O]") for line in option_lines("gemini"))
     # openai's and anthropic's rules that the guides leave open are options too, each accepted by the model.
     assert [line.split("=")[0] for line in option_lines("openai")] == ["servers", "routing", "overflow_rpm", "ttl_ms", "cache_output"]

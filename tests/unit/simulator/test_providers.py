@@ -243,8 +243,8 @@ def test_bedrock_reads_converse_usage_as_additive():
 
 def test_every_rule_resting_on_a_secondary_source_or_a_measurement_is_an_option():
     xai = PROVIDERS["xai"]
-    assert xai.option_defaults() == {"block": 128, "routing": "sticky", "servers": 8, "evict_p": 0.0, "seed": 0, "ttl_ms": None}
-    assert {o.key: o.source for o in xai.cache_options}["block"] == "S"
+    assert xai.option_defaults() == {"block": 1, "routing": "sticky", "servers": 8, "evict_p": 0.0, "seed": 0, "ttl_ms": None}
+    assert {o.key: o.source for o in xai.cache_options}["block"] == "M"
     assert {o.key: o.source for o in PROVIDERS["moonshot"].cache_options}["block"] == "M"
     assert PROVIDERS["gemini"].option_defaults()["minimums"] == "docs"
     assert PROVIDERS["qwen"].option_defaults()["implicit_min"] == 1024
