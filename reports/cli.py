@@ -325,9 +325,9 @@ def _add_compare_parser(sub: _Subcommands) -> None:
         "--max-regression",
         default=DEFAULT_THRESHOLDS,
         metavar="LIMITS",
-        help="how much a figure may worsen, comma-separated NAME=AMOUNT[%%|pt] or 'none': "
+        help="how much a figure may worsen, comma-separated NAME=AMOUNT[%%|pt], NAME=off, or 'none' (no gate): "
         + "; ".join(f"{k}: {v}" for k, v in THRESHOLD_HELP.items())
-        + f" (default: {DEFAULT_THRESHOLDS})".replace("%", "%%"),  # argparse %-formats help
+        + f" (default: {DEFAULT_THRESHOLDS}; a limit you name replaces only its own default, the others stay on)".replace("%", "%%"),  # argparse %-formats help
     )
     compare.add_argument("--save", default=None, metavar="NAME", help="store NEW as the named baseline .prefixbench/NAME.json")
     compare.add_argument("--compare", default=None, metavar="NAME", help="compare NEW with the named baseline .prefixbench/NAME.json")
@@ -647,9 +647,9 @@ def _replay_capture(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     """``prefixbench compare``."""
     from prefixbench.reports.compare import compare_json, compare_markdown, compare_text
-    from prefixbench.workloads.runs.compare import Thresholds, compare, load_baseline, read_result, save_baseline
+    from prefixbench.workloads.runs.compare import DEFAULT_THRESHOLDS, Thresholds, compare, load_baseline, read_result, save_baseline
 
-    thresholds = Thresholds.parse(args.max_regression)
+    thresholds = Thresholds.parse(args.max_regression, over=DEFAULT_THRESHOLDS)
     files = list(args.files)
     if len(files) > 2:
         raise UserError(f"compare takes BASE NEW (or NEW with --compare NAME), got {len(files)} files")

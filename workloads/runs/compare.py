@@ -373,25 +373,33 @@ class Thresholds(msgspec.Struct, frozen=True):
     limits: dict[str, Limit] = msgspec.field(default_factory=dict)
 
     @classmethod
-    def parse(cls, text: str, option: str = "--max-regression") -> Thresholds:
-        """``uncached=2%,hit=0.5pt,usd=5%``; ``none`` for no gate at all."""
-        limits: dict[str, Limit] = {}
+    def parse(cls, text: str, option: str = "--max-regression", over: str | None = None) -> Thresholds:
+        """``uncached=2%,hit=0.5pt,usd=5%``; ``none`` for no gate at all; ``NAME=off`` turns one
+        limit off. With ``over`` (the defaults' text), each named limit replaces only its own
+        default and the others stay in force: ``uncached=15%`` over the defaults still gates hit,
+        usd and rejected."""
         if text.strip().lower() == "none":
-            return cls(limits)
+            return cls({})
+        limits: dict[str, Limit] = dict(cls.parse(over, option).limits) if over is not None else {}
         for item in text.split(","):
             item = item.strip()
-            match = re.fullmatch(r"([a-z]+)=([0-9]+(?:\.[0-9]+)?)(%|pt)?", item)
+            off = re.fullmatch(r"([a-z]+)=off", item)
+            match = off or re.fullmatch(r"([a-z]+)=([0-9]+(?:\.[0-9]+)?)(%|pt)?", item)
             if not match:
-                raise UserError(f"{option}: {item!r} is not NAME=AMOUNT[%|pt] (e.g. uncached=2%,hit=0.5pt)")
-            name, amount, unit = match.group(1), float(match.group(2)), match.group(3) or ""
+                raise UserError(f"{option}: {item!r} is not NAME=AMOUNT[%|pt] or NAME=off (e.g. uncached=2%,hit=0.5pt)")
+            name = match.group(1)
             if name not in THRESHOLD_HELP:
                 raise UserError(f"{option}: unknown figure {name!r} (known: {', '.join(THRESHOLD_HELP)})")
+            if off:
+                limits.pop(name, None)
+                continue
+            amount, unit = float(match.group(2)), match.group(3) or ""
             if name == "hit" and unit != "pt":
                 raise UserError(f"{option}: hit is a ratio: give its limit in points, e.g. hit=0.5pt")
             if name != "hit" and unit == "pt":
                 raise UserError(f"{option}: {name} takes a % or an absolute amount, not points")
             limits[name] = Limit(name, amount, unit)
-        return cls(limits)
+        return cls({name: limits[name] for name in THRESHOLD_HELP if name in limits})
 
     def text(self) -> str:
         return ",".join(limit.text() for limit in self.limits.values()) or "none"
