@@ -129,6 +129,29 @@ def test_fuzz_thresholds_parse_or_user_error(text):
     assert Thresholds.parse(t.text()).limits == t.limits
 
 
+def test_runs_made_with_other_workload_parameters_do_not_pair(sweep_files, tmp_path, capsys):
+    """A --steps 40 run is not the same unit as a --steps 60 run: nothing comparable left is bad
+    input (exit 2, one line naming the parameter); one such run among others fails the gate."""
+    js, csv = sweep_files
+    runs = json.loads(js.read_text())
+    other = _write(tmp_path / "steps60.json", [{**r, "steps": 60} for r in runs])
+    capsys.readouterr()
+    assert main(["compare", str(js), str(other)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "different workload parameters (steps 40 in BASE, 60 in NEW)" in err and "\n" not in err
+    assert main(["compare", str(csv), str(other)]) == 2  # runs.csv keeps them in its params column
+    mixed = _write(tmp_path / "mixed.json", [runs[0], {**runs[1], "steps": 60}])
+    capsys.readouterr()
+    assert main(["compare", str(js), str(mixed)]) == 1
+    out = capsys.readouterr().out
+    assert "1 run made with other workload parameters" in out
+    assert f"preset={runs[1]['preset']}" in out and "steps 40 in BASE, 60 in NEW" in out
+    # a saved baseline keeps the parameters
+    save_baseline(read_result(js), "b", tmp_path)
+    with pytest.raises(UserError, match="steps 40 in BASE, 60 in NEW"):
+        compare(load_baseline("b", tmp_path), read_result(other), Thresholds.parse(DEFAULT_THRESHOLDS))
+
+
 def test_a_run_missing_from_new_fails(sweep_files, tmp_path, capsys):
     js, _ = sweep_files
     runs = json.loads(js.read_text())
