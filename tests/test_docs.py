@@ -97,6 +97,15 @@ def test_the_format_and_provider_tables_are_the_codes():
     assert stale_tables(ROOT / "docs") == []
 
 
+def test_the_strategies_page_counts_the_refused_requests():
+    """docs/strategies.md said the simulated provider accepts every ``no-compaction`` prompt at
+    32k; it refuses 38 of 61 on seed-coding, and the page's table (made from the runs) says so."""
+    page = (ROOT / "docs" / "strategies.md").read_text(encoding="utf-8")
+    table = page.split("<!-- strategies:begin -->")[1].split("<!-- strategies:end -->")[0]
+    row = next(line for line in table.splitlines() if line.startswith("| `no-compaction`"))
+    assert "38 of 61" in row and "accepts every one" not in page
+
+
 def test_every_format_has_its_section():
     from prefixbench.workloads.logs.formats import FORMATS
 
@@ -109,7 +118,7 @@ def test_a_format_added_to_the_table_makes_the_page_stale(monkeypatch, tmp_path)
 
     from prefixbench.workloads.logs import formats
 
-    for page in ("formats.md", "providers.md", "published.md"):
+    for page in ("formats.md", "providers.md", "published.md", "strategies.md"):
         (tmp_path / page).write_text((ROOT / "docs" / page).read_text(encoding="utf-8"), encoding="utf-8")
     assert stale_tables(tmp_path) == []
     planted = msgspec.structs.replace(formats.FORMATS["codex"], name="planted", aliases=())
