@@ -565,6 +565,9 @@ def run_check(options: CheckOptions) -> int:
         from prefixbench.reports.check_report import write_check
 
         write_check(options.out, options.preset, results, options.vacuous_fails)
+        from prefixbench.reports.textable import visible
+
+        print(visible(f"wrote {options.out}/: check.json, report.html"), file=sys.stderr)  # as sweep and audit say
     return 1 if failed else 0
 
 
@@ -605,24 +608,11 @@ def _replay_bodies(args: argparse.Namespace) -> int:
     try:
         observations, labels = replay_labelled(read_chat_completions(args.file), cache)
     except UserError as exc:
-        raise UserError(_with_the_format_found(exc, args.file)) from None
+        from prefixbench.reports.trace import with_the_format_found
+
+        raise UserError(with_the_format_found(exc, Path(args.file), "replay")) from None
     print(replay_json(observations, price, labels) if args.format == "json" else replay_table(observations, price, labels))
     return 0
-
-
-def _with_the_format_found(exc: UserError, path: str) -> str:
-    """A body log that does not parse may be another agent log: say which, and what reads it."""
-    from prefixbench.workloads.logs.formats import detect_format
-
-    try:
-        found = detect_format(Path(path))
-    except (UserError, OSError):
-        return str(exc)
-    if found.replay is not None and found.replay.kind == "bodies":
-        return str(exc)
-    if found.replay is None:
-        return f"{exc} (the file is in the {found.name} format: replay does not read it, prefixbench audit does)"
-    return f"{exc} (the file is in the {found.name} format: replay reads it with --input {found.replay.name}, and prefixbench audit too)"
 
 
 def _replay_capture(args: argparse.Namespace) -> int:

@@ -185,3 +185,25 @@ def test_a_pass_on_some_refused_requests_says_how_many_it_judged():
     run = run_case("no-compaction", EngineCase(32_000, "seed-coding", "lenient"))
     verdict, figure = judge_no_silent_rewrite(run.observations)
     assert verdict.name == "PASS" and figure.endswith("judged on the 23 of 61 requests the provider accepted (38 refused, never cached)")
+
+
+@pytest.mark.parametrize("argv", [["check", "--trace"], ["replay"]])
+def test_an_agent_log_given_as_a_request_log_names_its_format(argv, capsys):
+    """A pi session is not a request log: check --trace said only "missing field 'model'"; both
+    commands name the file and line, the format found, and what reads it."""
+    from pathlib import Path
+
+    pi = Path(__file__).parents[1] / "logs" / "fixtures" / "pi.jsonl"
+    assert main([*argv, str(pi)]) == 2
+    err = capsys.readouterr().err.strip()
+    command = " ".join(argv)
+    assert err.count("\n") == 0 and f"pi.jsonl:1: " in err
+    assert f"(the file is in the pi format: {command} does not read it, prefixbench audit does)" in err
+
+
+def test_check_out_says_where_it_wrote(recorded, tmp_path, capsys):
+    """As sweep and audit do: one stderr line naming the folder and its files."""
+    out = tmp_path / "out"
+    assert main(["check", "--trace", str(recorded / "patched.jsonl"), "--out", str(out)]) == 1
+    assert capsys.readouterr().err.strip() == f"wrote {out}/: check.json, report.html"
+    assert sorted(p.name for p in out.iterdir()) == ["check.json", "report.html"]
