@@ -106,6 +106,18 @@ def test_the_strategies_page_counts_the_refused_requests():
     assert "38 of 61" in row and "accepts every one" not in page
 
 
+def test_the_suite_time_is_one_figure_everywhere():
+    """README said five minutes, getting-started and tests-and-benchmarks three: one measured figure."""
+    sentences = {
+        "README.md": "The second runs the test-suite (about {} on 2 cores)",
+        "docs/getting-started.md": "The second command runs the test-suite, which takes about {} on 2 cores.",
+        "docs/tests-and-benchmarks.md": "The default run takes about {} on 2 cores.",
+        "docs/contributing.md": "# the suite: about {} on 2 cores",
+    }
+    for page, sentence in sentences.items():
+        assert sentence.format("ten minutes") in (ROOT / page).read_text(encoding="utf-8"), page
+
+
 def test_every_format_has_its_section():
     from prefixbench.workloads.logs.formats import FORMATS
 
