@@ -118,6 +118,19 @@ def test_the_suite_time_is_one_figure_everywhere():
         assert sentence.format("ten minutes") in (ROOT / page).read_text(encoding="utf-8"), page
 
 
+def test_the_readme_replay_rows_are_the_replay_pages():
+    """README's replay example showed request #21 as effort-changed; the tool (and docs/replay.md)
+    says it is the first request after the compaction call."""
+    def rows(page: str) -> dict[str, str]:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        block = text.split("$ prefixbench replay legacy.jsonl\n", 1)[1].split("```", 1)[0]
+        return {line.split()[0]: line for line in block.splitlines() if line[:3].strip().isdigit()}
+
+    readme, replay = rows("README.md"), rows("docs/replay.md")
+    assert readme["21"] == replay["21"] and "compaction: first request after the compaction call #20" in readme["21"]
+    assert {k: readme[k] for k in replay if k in readme} == {k: replay[k] for k in readme if k in replay}
+
+
 def test_every_format_has_its_section():
     from prefixbench.workloads.logs.formats import FORMATS
 
