@@ -6,6 +6,9 @@ An installed package lists its engine factories under the entry-point group
     [project.entry-points."prefixbench.engines"]
     truncate-oldest = "prefixbench_example_engines:truncate_oldest"
 
+An import path is looked up in the working directory first, then on ``sys.path`` (as
+``python -m`` does): ``--engine my_engine:factory`` loads ``./my_engine.py``.
+
 Every failure (no such module, no such attribute, not callable, the factory raised, it
 returned something that is not an engine, its ``name`` raised) is a :class:`UserError` of one
 line naming the reference, so the command line ends with exit status 2. The engine a factory
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
+import sys
 from importlib.metadata import EntryPoint, entry_points
 
 import msgspec
@@ -78,12 +83,23 @@ class LoadedEngine(msgspec.Struct, frozen=True):
         return guard(engine, self.ref)
 
 
+def _cwd_on_path() -> None:
+    """Put the working directory first on ``sys.path``, as ``python -m`` and uvicorn do, so
+    ``--engine my_engine:factory`` finds ``./my_engine.py`` (and the modules it imports beside
+    it) without ``PYTHONPATH=.``. Left there: a worker process imports the engine again by its
+    reference, and the engine may import its neighbours later."""
+    cwd = os.getcwd()
+    if not any(entry in ("", cwd) or (entry and os.path.abspath(entry) == cwd) for entry in sys.path):
+        sys.path.insert(0, cwd)
+
+
 def load_engine(ref: str) -> LoadedEngine:
     """Resolve ``package.module:factory`` or an installed engine's name to its factory."""
     if is_import_path(ref):
         module_name, _, attr = ref.partition(":")
         if not module_name or not attr:
             raise UserError(f"--engine {ref!r}: expected package.module:factory")
+        _cwd_on_path()
         try:
             module = importlib.import_module(module_name)
         except Exception as exc:

@@ -325,9 +325,9 @@ def _add_compare_parser(sub: _Subcommands) -> None:
         "--max-regression",
         default=DEFAULT_THRESHOLDS,
         metavar="LIMITS",
-        help="how much a figure may worsen, comma-separated NAME=AMOUNT[%%|pt] or 'none': "
+        help="how much a figure may worsen, comma-separated NAME=AMOUNT[%%|pt], NAME=off, or 'none' (no gate): "
         + "; ".join(f"{k}: {v}" for k, v in THRESHOLD_HELP.items())
-        + f" (default: {DEFAULT_THRESHOLDS})".replace("%", "%%"),  # argparse %-formats help
+        + f" (default: {DEFAULT_THRESHOLDS}; a limit you name replaces only its own default, the others stay on)".replace("%", "%%"),  # argparse %-formats help
     )
     compare.add_argument("--save", default=None, metavar="NAME", help="store NEW as the named baseline .prefixbench/NAME.json")
     compare.add_argument("--compare", default=None, metavar="NAME", help="compare NEW with the named baseline .prefixbench/NAME.json")
@@ -565,6 +565,9 @@ def run_check(options: CheckOptions) -> int:
         from prefixbench.reports.check_report import write_check
 
         write_check(options.out, options.preset, results, options.vacuous_fails)
+        from prefixbench.reports.textable import visible
+
+        print(visible(f"wrote {options.out}/: check.json, report.html"), file=sys.stderr)  # as sweep and audit say
     return 1 if failed else 0
 
 
@@ -605,24 +608,11 @@ def _replay_bodies(args: argparse.Namespace) -> int:
     try:
         observations, labels = replay_labelled(read_chat_completions(args.file), cache)
     except UserError as exc:
-        raise UserError(_with_the_format_found(exc, args.file)) from None
+        from prefixbench.reports.trace import with_the_format_found
+
+        raise UserError(with_the_format_found(exc, Path(args.file), "replay")) from None
     print(replay_json(observations, price, labels) if args.format == "json" else replay_table(observations, price, labels))
     return 0
-
-
-def _with_the_format_found(exc: UserError, path: str) -> str:
-    """A body log that does not parse may be another agent log: say which, and what reads it."""
-    from prefixbench.workloads.logs.formats import detect_format
-
-    try:
-        found = detect_format(Path(path))
-    except (UserError, OSError):
-        return str(exc)
-    if found.replay is not None and found.replay.kind == "bodies":
-        return str(exc)
-    if found.replay is None:
-        return f"{exc} (the file is in the {found.name} format: replay does not read it, prefixbench audit does)"
-    return f"{exc} (the file is in the {found.name} format: replay reads it with --input {found.replay.name}, and prefixbench audit too)"
 
 
 def _replay_capture(args: argparse.Namespace) -> int:
@@ -647,9 +637,9 @@ def _replay_capture(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     """``prefixbench compare``."""
     from prefixbench.reports.compare import compare_json, compare_markdown, compare_text
-    from prefixbench.workloads.runs.compare import Thresholds, compare, load_baseline, read_result, save_baseline
+    from prefixbench.workloads.runs.compare import DEFAULT_THRESHOLDS, Thresholds, compare, load_baseline, read_result, save_baseline
 
-    thresholds = Thresholds.parse(args.max_regression)
+    thresholds = Thresholds.parse(args.max_regression, over=DEFAULT_THRESHOLDS)
     files = list(args.files)
     if len(files) > 2:
         raise UserError(f"compare takes BASE NEW (or NEW with --compare NAME), got {len(files)} files")

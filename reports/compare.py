@@ -85,6 +85,7 @@ HEADER = ["unit", "figure", "base", "new", "change", "limit"]
 def verdict(comparison: Comparison) -> str:
     n = len(comparison.regressions)
     missing = len(comparison.missing_gated)
+    unlike = len(comparison.mismatched)
     if not comparison.failed:
         return "PASS: no figure crossed its threshold"
     parts = []
@@ -92,6 +93,8 @@ def verdict(comparison: Comparison) -> str:
         parts.append(f"{n} regression{'s' if n != 1 else ''}")
     if missing:
         parts.append(f"{missing} unit{'s' if missing != 1 else ''} missing from NEW")
+    if unlike:
+        parts.append(f"{unlike} run{'s' if unlike != 1 else ''} made with other workload parameters")
     return "FAIL: " + ", ".join(parts)
 
 
@@ -116,6 +119,8 @@ def compare_markdown(comparison: Comparison) -> str:
         lines += ["### Regressions", "", *_md_table(_rows(list(comparison.regressions), short_labels(comparison))), ""]
     if comparison.missing_gated:
         lines += ["### Missing from NEW", "", *(f"- {md_code(u)}" for u in comparison.missing_gated), ""]
+    if comparison.mismatched:
+        lines += ["### Not compared: other workload parameters", "", *(f"- {md_code(u)}" for u in comparison.mismatched), ""]
     if comparison.only_new:
         lines += ["### Only in NEW (not gated)", "", *(f"- {md_code(u)}" for u in comparison.only_new), ""]
     changed = _changed(comparison)
@@ -151,6 +156,8 @@ def compare_text(comparison: Comparison) -> str:
     ]
     for unit in comparison.missing_gated:
         lines.append(f"! missing from NEW: {visible(unit)}")
+    for unit in comparison.mismatched:
+        lines.append(f"! not compared, other workload parameters: {visible(unit)}")
     for unit in comparison.only_new:
         lines.append(f"  only in NEW: {visible(unit)}")
     changed = _changed(comparison)
@@ -174,6 +181,7 @@ def compare_json(comparison: Comparison) -> str:
             "regressions": len(comparison.regressions),
             "missing_from_new": list(comparison.missing_gated),
             "only_in_new": list(comparison.only_new),
+            "not_compared": list(comparison.mismatched),
             "changes": [
                 {
                     "group": c.group,

@@ -1,7 +1,8 @@
 """The docs' tables that the code's own tables decide: the log formats (``FORMATS``) in
 docs/formats.md, the provider rules (``PROVIDERS``) in docs/providers.md, and the small
 benchmark docs/published.md sets beside the published numbers (:func:`published_table`, the
-bench command that page shows).
+bench command that page shows), and the strategies side by side at 32k in docs/strategies.md
+(:func:`strategies_table`).
 
 Each table sits in its page between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``.
 ``python -m prefixbench.reports.docs_tables [DOCS_DIR]`` rewrites them from the code, and
@@ -155,11 +156,52 @@ def published_table() -> str:
     return "\n".join(markdown_lines(header, rows_out, escape_pipes=True))
 
 
+#: The engines docs/strategies.md sets side by side, at :data:`STRATEGIES_WINDOW` on these
+#: workloads, as ``check --engine NAME`` runs them (the ``patched`` preset, lenient profile).
+STRATEGIES_ENGINES = (
+    "no-compaction", "sliding-window", "claude-code-autocompact", "anthropic-context-editing", "openai-server-compaction",
+)
+STRATEGIES_WORKLOADS = ("seed-coding", "thinking-tools")
+STRATEGIES_WINDOW = 32_000
+
+
+@lru_cache(maxsize=1)
+def strategies_table() -> str:
+    """docs/strategies.md's "At 32k, side by side": per engine and workload, the session hit and
+    uncached tokens of the requests the provider accepted (a refused request is not an uncached
+    one), the largest prompt sent, the requests that carried a rewrite, the refused (400)
+    requests and the summary calls with their hit range."""
+    from prefixbench.workloads.specs.engine import EngineCase, run_case
+
+    rows = []
+    for engine in STRATEGIES_ENGINES:
+        cells: list[list[str]] = []
+        for workload in STRATEGIES_WORKLOADS:
+            run = run_case(engine, EngineCase(STRATEGIES_WINDOW, workload, "lenient"))
+            sent = run.observations
+            accepted = [o for o in sent if not o.is_rejected]
+            prompt = sum(o.prompt_tokens for o in accepted)
+            hits = [o.hit_ratio for o in run.summaries]
+            low, high = (f"{min(hits) * 100:.1f}%", f"{max(hits) * 100:.1f}%") if hits else ("", "")
+            cells.append([
+                f"{sum(o.cached_tokens for o in accepted) / prompt * 100:.1f}%" if prompt else "-",
+                f"{sum(o.uncached_tokens for o in accepted):,}",
+                f"{max((o.prompt_tokens for o in sent), default=0):,}",
+                f"{sum(1 for o in sent if o.rewrites_since_previous):,}",
+                f"{run.num_rejected:,} of {len(sent):,}" if run.num_rejected else "0",
+                "none" if not hits else f"{len(hits)} ({low if low == high else f'{low[:-1]}-{high}'})",
+            ])
+        rows.append([f"`{engine}`", *(" / ".join(parts) for parts in zip(*cells))])
+    header = ["engine", "hit", "uncached tokens", "max prompt", "rewrites", "refused (400)", "summary calls (hit)"]
+    return "\n".join(markdown_lines(header, rows, escape_pipes=True))
+
+
 #: Page, marker name and the function that makes the table.
 TABLES: tuple[tuple[str, str, Callable[[], str]], ...] = (
     ("formats.md", "formats", formats_table),
     ("providers.md", "providers", providers_table),
     ("published.md", "published", published_table),
+    ("strategies.md", "strategies", strategies_table),
 )
 
 

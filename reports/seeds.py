@@ -113,19 +113,31 @@ LEGACY_REJECTED_NOTE = (
 )
 
 
-def footnotes(rows: list[list[str]]) -> list[str]:
-    """The footnote of every mark a table's cells carry (today one: ``*``, see :data:`LEGACY_REJECTED_NOTE`)."""
-    return [LEGACY_REJECTED_NOTE] if any(cell.endswith("*") for row in rows for cell in row) else []
+REJECTED_NOTE = (
+    "400s: requests the provider refused (HTTP 400). A refused request is not an uncached one: it is left out of "
+    "the token totals, so a run with 400s did not do the work its session uncached tokens suggest"
+)
+
+
+def footnotes(rows: list[list[str]], header: list[str] | None = None) -> list[str]:
+    """The footnote of every mark a table's cells carry (``*``, see :data:`LEGACY_REJECTED_NOTE`),
+    and of a ``400s`` column (given the header) where a run had requests refused."""
+    notes = [LEGACY_REJECTED_NOTE] if any(cell.endswith("*") for row in rows for cell in row) else []
+    if header is not None and "400s" in header:
+        column = header.index("400s")
+        if any(row[column] not in ("0", "-") for row in rows):
+            notes.append(REJECTED_NOTE)
+    return notes
 
 
 def sweep_text_table(runs: pd.DataFrame) -> str:
     """The sweep table for the terminal: per run, or per configuration across seeds; a footnote
     under it for each mark it uses."""
     if not needs_aggregate(runs):
-        _, rows = table_rows(runs)
-        return "\n".join([text_table(runs), *footnotes(rows)])
+        header, rows = table_rows(runs)
+        return "\n".join([text_table(runs), *footnotes(rows, header)])
     header, rows = aggregate_rows(runs)
-    return "\n".join([Table(header, rows, columns_named(header, NUMERIC)).text(), *footnotes(rows)])
+    return "\n".join([Table(header, rows, columns_named(header, NUMERIC)).text(), *footnotes(rows, header)])
 
 
 def sweep_markdown_table(runs: pd.DataFrame) -> str:

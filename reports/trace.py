@@ -32,6 +32,23 @@ def add_trace_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def with_the_format_found(exc: UserError, path: Path, command: str) -> str:
+    """A request log that does not parse may be another agent's log: the error (``file:line:
+    what``) with the format the file is in and what reads it (``replay`` and ``check --trace``
+    read request bodies; ``prefixbench audit`` reads every format)."""
+    from prefixbench.workloads.logs.formats import detect_format
+
+    try:
+        found = detect_format(path)
+    except (UserError, OSError):
+        return str(exc)
+    if found.replay is not None and found.replay.kind == "bodies":
+        return str(exc)
+    if found.replay is None or command != "replay":
+        return f"{exc} (the file is in the {found.name} format: {command} does not read it, prefixbench audit does)"
+    return f"{exc} (the file is in the {found.name} format: replay reads it with --input {found.replay.name}, and prefixbench audit too)"
+
+
 def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     """The results of ``check --trace`` or of ``check`` with user engines; None for the built-in check."""
     profiles = parse_list(options.profile, "--profile")
@@ -41,7 +58,10 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
         from prefixbench.workloads.specs.trace import run_trace_specs
 
         windows = parse_windows(options.windows) if options.windows else (None,)
-        return run_trace_specs(options.trace, options.input, profiles, windows)
+        try:
+            return run_trace_specs(options.trace, options.input, profiles, windows)
+        except UserError as exc:
+            raise UserError(with_the_format_found(exc, options.trace, "check --trace")) from None
     from prefixbench.workloads.scripted.registry import is_builtin_engine, user_engines
 
     named = parse_list(options.engines, "--engines") if options.engines else ()

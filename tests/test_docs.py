@@ -97,6 +97,40 @@ def test_the_format_and_provider_tables_are_the_codes():
     assert stale_tables(ROOT / "docs") == []
 
 
+def test_the_strategies_page_counts_the_refused_requests():
+    """docs/strategies.md said the simulated provider accepts every ``no-compaction`` prompt at
+    32k; it refuses 38 of 61 on seed-coding, and the page's table (made from the runs) says so."""
+    page = (ROOT / "docs" / "strategies.md").read_text(encoding="utf-8")
+    table = page.split("<!-- strategies:begin -->")[1].split("<!-- strategies:end -->")[0]
+    row = next(line for line in table.splitlines() if line.startswith("| `no-compaction`"))
+    assert "38 of 61" in row and "accepts every one" not in page
+
+
+def test_the_suite_time_is_one_figure_everywhere():
+    """README said five minutes, getting-started and tests-and-benchmarks three: one measured figure."""
+    sentences = {
+        "README.md": "The second runs the test-suite (about {} on 2 cores)",
+        "docs/getting-started.md": "The second command runs the test-suite, which takes about {} on 2 cores.",
+        "docs/tests-and-benchmarks.md": "The default run takes about {} on 2 cores.",
+        "docs/contributing.md": "# the suite: about {} on 2 cores",
+    }
+    for page, sentence in sentences.items():
+        assert sentence.format("ten minutes") in (ROOT / page).read_text(encoding="utf-8"), page
+
+
+def test_the_readme_replay_rows_are_the_replay_pages():
+    """README's replay example showed request #21 as effort-changed; the tool (and docs/replay.md)
+    says it is the first request after the compaction call."""
+    def rows(page: str) -> dict[str, str]:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        block = text.split("$ prefixbench replay legacy.jsonl\n", 1)[1].split("```", 1)[0]
+        return {line.split()[0]: line for line in block.splitlines() if line[:3].strip().isdigit()}
+
+    readme, replay = rows("README.md"), rows("docs/replay.md")
+    assert readme["21"] == replay["21"] and "compaction: first request after the compaction call #20" in readme["21"]
+    assert {k: readme[k] for k in replay if k in readme} == {k: replay[k] for k in readme if k in replay}
+
+
 def test_every_format_has_its_section():
     from prefixbench.workloads.logs.formats import FORMATS
 
@@ -109,7 +143,7 @@ def test_a_format_added_to_the_table_makes_the_page_stale(monkeypatch, tmp_path)
 
     from prefixbench.workloads.logs import formats
 
-    for page in ("formats.md", "providers.md", "published.md"):
+    for page in ("formats.md", "providers.md", "published.md", "strategies.md"):
         (tmp_path / page).write_text((ROOT / "docs" / page).read_text(encoding="utf-8"), encoding="utf-8")
     assert stale_tables(tmp_path) == []
     planted = msgspec.structs.replace(formats.FORMATS["codex"], name="planted", aliases=())

@@ -35,7 +35,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.schema import SCHEMA_VERSION, UNIT_FIELDS
 from prefixbench.workloads.fields import Field, Gate, Worse, figures, names
-from prefixbench.workloads.runs.schema import KEY_FIELDS, RUN_FIGURES
+from prefixbench.workloads.runs.schema import COST_COLUMNS, KEY_FIELDS, RUN_COLUMNS, RUN_FIGURES
 from prefixbench.workloads.runs.windows import format_window
 
 #: The folder named baselines live in (relative to the working directory), like ``.benchmarks/``.
@@ -57,6 +57,9 @@ class Unit(msgspec.Struct, frozen=True):
     group: str  # "run", "lane", "totals" or "cause"
     key: str
     figures: dict[str, float]
+    #: A run's workload parameters (``steps=40``...): two runs made with different ones do not
+    #: compare. Empty when unknown (an audit's units, a baseline saved before runs kept them).
+    params: dict[str, str] = msgspec.field(default_factory=dict)
 
     @property
     def gated(self) -> bool:
@@ -76,7 +79,10 @@ class Result(msgspec.Struct, frozen=True):
             "prefixbench_baseline": BASELINE_FORMAT,
             "kind": self.kind,
             "source": self.source,
-            "units": [{"group": u.group, "key": u.key, "figures": u.figures} for u in self.units.values()],
+            "units": [
+                {"group": u.group, "key": u.key, "figures": u.figures, **({"params": u.params} if u.params else {})}
+                for u in self.units.values()
+            ],
         }
 
 
@@ -169,7 +175,7 @@ def _sweep_units(records: list[dict], source: str, where) -> Result:
         key = run_key(rec)
         if ("run", key) in units:
             raise UserError(f"{where(i)}: run {key} appears twice")
-        units[("run", key)] = Unit("run", key, _run_figures(rec, where(i)))
+        units[("run", key)] = Unit("run", key, _run_figures(rec, where(i)), run_params(rec))
     if not units:
         raise UserError(f"{source}: no runs")
     return Result("sweep", source, units)
@@ -191,6 +197,21 @@ def run_key(rec: Mapping[str, object]) -> str:
             case _:
                 parts.append(f"{name}={rec[name]}")
     return " ".join(parts)
+
+
+#: The keys ``sweep --format json`` adds to a run besides the run record's columns and its
+#: ``params`` (spread into their own keys there).
+_SWEEP_JSON_ADDED = {"uncached_change_vs_legacy", "legacy_rejected", "compaction_usd", "saving_vs_legacy_usd", "saving_vs_legacy_pct"}
+_NOT_PARAMS = {*RUN_COLUMNS, *COST_COLUMNS, *_SWEEP_JSON_ADDED}
+
+
+def run_params(rec: Mapping[str, object]) -> dict[str, str]:
+    """A run's workload parameters (``steps``, ``effort``...): runs.csv's ``params`` column
+    (``effort=max;steps=40``), or the keys the JSON output spreads it into."""
+    if isinstance(rec.get("params"), str):
+        pairs = (p.split("=", 1) for p in str(rec["params"]).split(";") if "=" in p)
+        return {k: v for k, v in sorted(pairs)}
+    return {k: str(v) for k, v in sorted(rec.items()) if k not in _NOT_PARAMS and not isinstance(v, (list, dict))}
 
 
 def _seed_text(value: object) -> str:
@@ -295,7 +316,8 @@ def _from_baseline(data: dict, source: str) -> Result:
     units: dict[tuple[str, str], Unit] = {}
     for i, u in enumerate(data.get("units", [])):
         try:
-            unit = Unit(str(u["group"]), str(u["key"]), {str(k): float(v) for k, v in u["figures"].items()})
+            params = {str(k): str(v) for k, v in u.get("params", {}).items()}
+            unit = Unit(str(u["group"]), str(u["key"]), {str(k): float(v) for k, v in u["figures"].items()}, params)
         except (KeyError, TypeError, ValueError, AttributeError):
             raise UserError(f"{source}: units[{i}] is malformed") from None
         _add_unit(units, unit, f"{source}: units[{i}]")
@@ -373,25 +395,33 @@ class Thresholds(msgspec.Struct, frozen=True):
     limits: dict[str, Limit] = msgspec.field(default_factory=dict)
 
     @classmethod
-    def parse(cls, text: str, option: str = "--max-regression") -> Thresholds:
-        """``uncached=2%,hit=0.5pt,usd=5%``; ``none`` for no gate at all."""
-        limits: dict[str, Limit] = {}
+    def parse(cls, text: str, option: str = "--max-regression", over: str | None = None) -> Thresholds:
+        """``uncached=2%,hit=0.5pt,usd=5%``; ``none`` for no gate at all; ``NAME=off`` turns one
+        limit off. With ``over`` (the defaults' text), each named limit replaces only its own
+        default and the others stay in force: ``uncached=15%`` over the defaults still gates hit,
+        usd and rejected."""
         if text.strip().lower() == "none":
-            return cls(limits)
+            return cls({})
+        limits: dict[str, Limit] = dict(cls.parse(over, option).limits) if over is not None else {}
         for item in text.split(","):
             item = item.strip()
-            match = re.fullmatch(r"([a-z]+)=([0-9]+(?:\.[0-9]+)?)(%|pt)?", item)
+            off = re.fullmatch(r"([a-z]+)=off", item)
+            match = off or re.fullmatch(r"([a-z]+)=([0-9]+(?:\.[0-9]+)?)(%|pt)?", item)
             if not match:
-                raise UserError(f"{option}: {item!r} is not NAME=AMOUNT[%|pt] (e.g. uncached=2%,hit=0.5pt)")
-            name, amount, unit = match.group(1), float(match.group(2)), match.group(3) or ""
+                raise UserError(f"{option}: {item!r} is not NAME=AMOUNT[%|pt] or NAME=off (e.g. uncached=2%,hit=0.5pt)")
+            name = match.group(1)
             if name not in THRESHOLD_HELP:
                 raise UserError(f"{option}: unknown figure {name!r} (known: {', '.join(THRESHOLD_HELP)})")
+            if off:
+                limits.pop(name, None)
+                continue
+            amount, unit = float(match.group(2)), match.group(3) or ""
             if name == "hit" and unit != "pt":
                 raise UserError(f"{option}: hit is a ratio: give its limit in points, e.g. hit=0.5pt")
             if name != "hit" and unit == "pt":
                 raise UserError(f"{option}: {name} takes a % or an absolute amount, not points")
             limits[name] = Limit(name, amount, unit)
-        return cls(limits)
+        return cls({name: limits[name] for name in THRESHOLD_HELP if name in limits})
 
     def text(self) -> str:
         return ",".join(limit.text() for limit in self.limits.values()) or "none"
@@ -430,6 +460,9 @@ class Comparison(msgspec.Struct, frozen=True):
     changes: tuple[Change, ...]
     only_base: tuple[str, ...]  # "group key" of units missing from NEW
     only_new: tuple[str, ...]
+    #: "group key: param BASE -> NEW" of runs both results have, made with other workload
+    #: parameters: not compared, and the gate cannot vouch for them.
+    mismatched: tuple[str, ...] = ()
 
     @property
     def regressions(self) -> tuple[Change, ...]:
@@ -442,7 +475,7 @@ class Comparison(msgspec.Struct, frozen=True):
 
     @property
     def failed(self) -> bool:
-        return bool(self.regressions or self.missing_gated)
+        return bool(self.regressions or self.missing_gated or self.mismatched)
 
     def units(self) -> list[tuple[str, str]]:
         return list(dict.fromkeys((c.group, c.key) for c in self.changes))
@@ -455,7 +488,15 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
             f"cannot compare {_article(base.kind)} result ({base.source}) with {_article(new.kind)} result ({new.source}): "
             "compare a sweep with a sweep, an audit with an audit"
         )
-    shared = [k for k in base.units if k in new.units]
+    paired = [k for k in base.units if k in new.units]
+    mismatched = {k: why for k in paired if (why := params_differ(base.units[k], new.units[k]))}
+    shared = [k for k in paired if k not in mismatched]
+    if paired and not shared:
+        first = next(iter(mismatched.values()))
+        raise UserError(
+            f"{base.source} and {new.source} were made with different workload parameters ({first}): "
+            "nothing to compare (run both with the same options)"
+        )
     if not shared:
         raise UserError(
             f"{base.source} and {new.source} share no {'run' if base.kind == 'sweep' else 'lane'}: "
@@ -476,7 +517,21 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
             changes.append(Change(b.group, b.key, name, bv, nv, limit, regressed))
     only_base = tuple(f"{g} {k}" for g, k in base.units if (g, k) not in new.units)
     only_new = tuple(f"{g} {k}" for g, k in new.units if (g, k) not in base.units)
-    return Comparison(base.kind, base.source, new.source, thresholds, tuple(changes), only_base, only_new)
+    unlike = tuple(f"{g} {k}: {why}" for (g, k), why in mismatched.items())
+    return Comparison(base.kind, base.source, new.source, thresholds, tuple(changes), only_base, only_new, unlike)
+
+
+def params_differ(base: Unit, new: Unit) -> str:
+    """``steps 40 in BASE, 60 in NEW``: the workload parameters two runs of one key were made
+    with, where they differ ("" when they agree, or when either result does not record them)."""
+    if not base.params or not new.params:
+        return ""
+    diffs = [
+        f"{name} {base.params.get(name, '(unset)')} in BASE, {new.params.get(name, '(unset)')} in NEW"
+        for name in sorted({*base.params, *new.params})
+        if base.params.get(name) != new.params.get(name)
+    ]
+    return "; ".join(diffs)
 
 
 # --- named baselines -----------------------------------------------------------------------

@@ -67,6 +67,15 @@ def _summaries(observations: Sequence[Observation]) -> list[Observation]:
     return [o for o in observations if o.purpose == "compaction"]
 
 
+def _refused(observations: Sequence[Observation]) -> str:
+    """``; judged on the 12 of 64 requests the provider accepted (52 refused, never cached)``:
+    what a spec that reads the cache could not see ("" when nothing was refused)."""
+    refused = sum(1 for o in observations if o.is_rejected)
+    if not refused:
+        return ""
+    return f"; judged on the {len(observations) - refused} of {len(observations)} requests the provider accepted ({refused} refused, never cached)"
+
+
 def judge_no_silent_rewrite(observations: Sequence[Observation]) -> Judgement:
     """Every break of the conversation prefix is explained by a declared durable rewrite."""
     index = first_silent_rewrite_in(observations)
@@ -76,7 +85,14 @@ def judge_no_silent_rewrite(observations: Sequence[Observation]) -> Judgement:
     cold = [o.index for o in conversations if o.index > 0 and o.cached_tokens == 0 and not o.is_rejected]
     if cold:
         return Verdict.VIOLATED, f"request #{cold[0]} reused not even the static head"
-    return Verdict.PASS, f"{len(conversations)} conversation requests, every break explained"
+    accepted = [o for o in conversations if not o.is_rejected]
+    if len(accepted) < 2 and len(conversations) >= 2:
+        refused = sum(1 for o in observations if o.is_rejected)
+        return Verdict.VACUOUS, (
+            f"{refused} of {len(observations)} requests refused (never cached): {len(accepted)} accepted conversation "
+            f"request{'' if len(accepted) == 1 else 's'}, no break to judge, so the spec proves nothing"
+        )
+    return Verdict.PASS, f"{len(conversations)} conversation requests, every break explained{_refused(observations)}"
 
 
 def judge_summary_bound(observations: Sequence[Observation]) -> Judgement:
@@ -157,6 +173,13 @@ def judge_window(observations: Sequence[Observation]) -> Judgement:
             f"({first.purpose}): HTTP {first.status} {first.error}"
         )
     largest = max((o.prompt_tokens for o in observations), default=0)
+    other = sum(1 for o in observations if o.is_rejected)
+    if other:
+        # A request a strict profile refuses is refused before its length is checked.
+        return Verdict.PASS, (
+            f"{len(observations)} requests, largest prompt {largest:,} tokens, none refused as over the window "
+            f"({other} refused first for another reason, their length unchecked by the provider)"
+        )
     return Verdict.PASS, f"{len(observations)} requests, largest prompt {largest:,} tokens, none over the window"
 
 
@@ -244,6 +267,13 @@ def judge_rewrites_pay_back(observations: Sequence[Observation]) -> Judgement:
     share, source = read_share(model)
     paybacks = rewrite_paybacks(observations, share)
     if not paybacks:
+        declared = sum(1 for o in observations if o.rewrites_since_previous)
+        refused = sum(1 for o in observations if o.is_rejected)
+        if declared and refused:
+            return Verdict.VACUOUS, (
+                f"{declared} request{'' if declared == 1 else 's'} declared a durable rewrite, but {refused} of {len(observations)} requests were "
+                "refused (never cached): no rewrite landed between two accepted requests, so the spec proves nothing"
+            )
         return Verdict.VACUOUS, "no durable rewrite, so the spec proves nothing"
     judged = [p for p in paybacks if not (p.cut_short and not p.paid_back)]
     failed = [p for p in judged if not p.paid_back]
@@ -258,6 +288,7 @@ def judge_rewrites_pay_back(observations: Sequence[Observation]) -> Judgement:
                    f"after {first.needed:,.1f} requests, the next rewrite came after {first.served}")
         return Verdict.VIOLATED, (
             f"{len(failed)} of {len(judged)} rewrites never paid back; first at request #{first.index} ({kinds}): {why} ({source})"
+            f"{_refused(observations)}"
         )
     if not judged:
         return Verdict.VACUOUS, f"{len(paybacks)} rewrite(s), the session ended before the break-even of each, so the spec proves nothing"
@@ -266,6 +297,7 @@ def judge_rewrites_pay_back(observations: Sequence[Observation]) -> Judgement:
         f"{len(judged)} rewrites paid back (slowest: break-even {slowest.needed:,.1f} requests, served {slowest.served})"
         + (f"; {len(paybacks) - len(judged)} cut short by the session's end" if len(judged) < len(paybacks) else "")
         + f" ({source})"
+        + _refused(observations)
     )
 
 

@@ -92,6 +92,66 @@ def test_hit_ratio_drop_in_points(sweep_files, tmp_path):
     assert main(["compare", str(js), str(_write(tmp_path / "m.json", runs))]) == 0
 
 
+def test_naming_one_limit_keeps_the_other_defaults(sweep_files, tmp_path, capsys):
+    """``--max-regression uncached=15%`` loosens uncached only: a 20-point drop of the summary
+    hit ratio still fails, and the header prints every limit in force."""
+    js, _ = sweep_files
+    runs = json.loads(js.read_text())
+    runs[1]["summary_hit_ratio"] = [h - 0.2 for h in runs[1]["summary_hit_ratio"]]
+    new = _write(tmp_path / "n.json", runs)
+    capsys.readouterr()
+    assert main(["compare", str(js), str(new), "--max-regression", "uncached=15%"]) == 1
+    assert "thresholds uncached=15%,hit=0.5pt,usd=5%,rejected=0)" in capsys.readouterr().out
+    # NAME=off turns that one limit off, and only it
+    assert main(["compare", str(js), str(new), "--max-regression", "hit=off"]) == 0
+    assert "thresholds uncached=2%,usd=5%,rejected=0)" in capsys.readouterr().out
+    assert main(["compare", str(js), str(new), "--max-regression", "none"]) == 0
+
+
+def test_thresholds_over_the_defaults():
+    t = Thresholds.parse("written=1%,usd=off", over=DEFAULT_THRESHOLDS)
+    assert t.text() == "uncached=2%,hit=0.5pt,rejected=0,written=1%"
+    assert Thresholds.parse("uncached=off,hit=off,usd=off,rejected=off", over=DEFAULT_THRESHOLDS).text() == "none"
+    with pytest.raises(UserError, match="NAME=off"):
+        Thresholds.parse("hit=of", over=DEFAULT_THRESHOLDS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="uncachedhitusdrejectwrof=%pt0123456789.,none ", max_size=40))
+def test_fuzz_thresholds_parse_or_user_error(text):
+    """Any --max-regression text either parses (and prints back to the same limits) or is a
+    one-line UserError naming the option."""
+    try:
+        t = Thresholds.parse(text, over=DEFAULT_THRESHOLDS)
+    except UserError as exc:
+        assert str(exc).startswith("--max-regression: ") and "\n" not in str(exc)
+        return
+    assert Thresholds.parse(t.text()).limits == t.limits
+
+
+def test_runs_made_with_other_workload_parameters_do_not_pair(sweep_files, tmp_path, capsys):
+    """A --steps 40 run is not the same unit as a --steps 60 run: nothing comparable left is bad
+    input (exit 2, one line naming the parameter); one such run among others fails the gate."""
+    js, csv = sweep_files
+    runs = json.loads(js.read_text())
+    other = _write(tmp_path / "steps60.json", [{**r, "steps": 60} for r in runs])
+    capsys.readouterr()
+    assert main(["compare", str(js), str(other)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "different workload parameters (steps 40 in BASE, 60 in NEW)" in err and "\n" not in err
+    assert main(["compare", str(csv), str(other)]) == 2  # runs.csv keeps them in its params column
+    mixed = _write(tmp_path / "mixed.json", [runs[0], {**runs[1], "steps": 60}])
+    capsys.readouterr()
+    assert main(["compare", str(js), str(mixed)]) == 1
+    out = capsys.readouterr().out
+    assert "1 run made with other workload parameters" in out
+    assert f"preset={runs[1]['preset']}" in out and "steps 40 in BASE, 60 in NEW" in out
+    # a saved baseline keeps the parameters
+    save_baseline(read_result(js), "b", tmp_path)
+    with pytest.raises(UserError, match="steps 40 in BASE, 60 in NEW"):
+        compare(load_baseline("b", tmp_path), read_result(other), Thresholds.parse(DEFAULT_THRESHOLDS))
+
+
 def test_a_run_missing_from_new_fails(sweep_files, tmp_path, capsys):
     js, _ = sweep_files
     runs = json.loads(js.read_text())

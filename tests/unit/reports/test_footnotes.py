@@ -24,3 +24,21 @@ def test_a_star_in_the_terminal_sweep_table_has_its_footnote(monkeypatch):
 def test_no_mark_no_footnote(monkeypatch):
     assert LEGACY_REJECTED_NOTE not in _table(monkeypatch, "-34.5%")
     assert footnotes([["a", "b"]]) == []
+
+
+def test_a_sweep_with_refused_requests_says_so_under_its_table(tmp_path, capsys):
+    """``no-compaction`` at 32k sends prompts over the window: 38 of its 61 requests are refused,
+    so its session uncached tokens look cheapest. The terminal table counts the 400s and says
+    what they mean; report.md and runs.csv keep the count."""
+    from prefixbench.reports.entry import main
+    from prefixbench.reports.seeds import REJECTED_NOTE
+
+    out = tmp_path / "out"
+    assert main(["sweep", "--engines", "no-compaction,sliding-window", "--windows", "32k", "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    header, *rows = [line.split() for line in text.splitlines() if line.startswith(("window", "32k"))]
+    assert "400s" in header
+    refused = {row[1]: row[header.index("400s")] for row in rows}  # the columns before 400s are one word each
+    assert refused == {"no-compaction": "38", "sliding-window": "0"}
+    assert REJECTED_NOTE in text
+    assert "| 400s |" in (out / "report.md").read_text() and "num_rejected" in (out / "runs.csv").read_text()

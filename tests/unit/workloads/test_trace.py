@@ -42,6 +42,21 @@ def test_legacy_recording_fails_and_patched_passes_the_integrity_specs(recorded,
     assert "PASS  window-respected @32k [patched.jsonl/lenient]" in capsys.readouterr().out
 
 
+def test_specs_that_could_not_see_refused_requests_say_so(recorded, capsys):
+    """Under deepseek-official the legacy recording has 63 of its 64 requests refused. Specs that
+    read the cache saw one request: no-silent-rewrite does not pass on it, rewrites-pay-back does
+    not claim the log has no rewrite (it has several), and window-respected says the refused
+    prompts' length was never checked."""
+    capsys.readouterr()
+    assert main(["check", "--trace", str(recorded / "legacy.jsonl"), "--windows", "32k", "--profile", "deepseek-official"]) == 1
+    lines = {line.split()[1]: line for line in capsys.readouterr().out.splitlines() if line[:4] in ("PASS", "FAIL", "SKIP")}
+    assert "63 of 64 requests refused" in lines["strict-profile-accepts"]
+    assert lines["no-silent-rewrite"].startswith("SKIP") and "63 of 64 requests refused" in lines["no-silent-rewrite"]
+    payback = lines["rewrites-pay-back"]
+    assert payback.startswith("SKIP") and "no durable rewrite" not in payback and "63 of 64 requests were refused" in payback
+    assert "63 refused first for another reason" in lines["window-respected"]
+
+
 def test_a_recorded_run_costs_what_the_run_cost(recorded):
     from prefixbench.workloads.scripted.registry import execute, make_workload
 
@@ -161,3 +176,34 @@ def test_record_errors_are_one_line_exit_2(tmp_path, capsys, argv, message):
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and message in err, err
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_a_pass_on_some_refused_requests_says_how_many_it_judged():
+    from prefixbench.workloads.specs.engine import EngineCase, run_case
+    from prefixbench.workloads.specs.observed import judge_no_silent_rewrite
+
+    run = run_case("no-compaction", EngineCase(32_000, "seed-coding", "lenient"))
+    verdict, figure = judge_no_silent_rewrite(run.observations)
+    assert verdict.name == "PASS" and figure.endswith("judged on the 23 of 61 requests the provider accepted (38 refused, never cached)")
+
+
+@pytest.mark.parametrize("argv", [["check", "--trace"], ["replay"]])
+def test_an_agent_log_given_as_a_request_log_names_its_format(argv, capsys):
+    """A pi session is not a request log: check --trace said only "missing field 'model'"; both
+    commands name the file and line, the format found, and what reads it."""
+    from pathlib import Path
+
+    pi = Path(__file__).parents[1] / "logs" / "fixtures" / "pi.jsonl"
+    assert main([*argv, str(pi)]) == 2
+    err = capsys.readouterr().err.strip()
+    command = " ".join(argv)
+    assert err.count("\n") == 0 and f"pi.jsonl:1: " in err
+    assert f"(the file is in the pi format: {command} does not read it, prefixbench audit does)" in err
+
+
+def test_check_out_says_where_it_wrote(recorded, tmp_path, capsys):
+    """As sweep and audit do: one stderr line naming the folder and its files."""
+    out = tmp_path / "out"
+    assert main(["check", "--trace", str(recorded / "patched.jsonl"), "--out", str(out)]) == 1
+    assert capsys.readouterr().err.strip() == f"wrote {out}/: check.json, report.html"
+    assert sorted(p.name for p in out.iterdir()) == ["check.json", "report.html"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 import msgspec
@@ -159,3 +161,22 @@ def test_a_mixed_sweep_runs_the_presets_for_the_built_in_engine_and_one_row_for_
     assert main([*base, "--presets", "legacy,patched", "--out", str(tmp_path / "asked")]) == 0
     rows = [(r["engine"], r["preset"]) for r in json.loads(capsys.readouterr().out)]
     assert sorted(rows) == sorted((e, p) for e in ("checkpoint", "declared-truncating") for p in ("legacy", "patched"))
+
+
+@pytest.mark.parametrize("command", [["check"], ["sweep", "--steps", "20", "--quiet"]])
+def test_an_engine_in_the_working_directory_loads_without_pythonpath(tmp_path, monkeypatch, capsys, command):
+    """``--engine my_engine:factory`` beside ``./my_engine.py`` loads, as the README shows: the
+    working directory is searched first, as ``python -m`` and uvicorn do."""
+    from tests.readme import doc_block
+
+    (tmp_path / "cwd_engine.py").write_text(doc_block("README.md", "### check"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    monkeypatch.delitem(sys.modules, "cwd_engine", raising=False)
+    extra = ["--out", str(tmp_path / "out")] if command[0] == "sweep" else []
+    try:
+        assert main([*command, "--engine", "cwd_engine:factory", "--windows", "32k", *extra]) == 0
+    finally:
+        sys.modules.pop("cwd_engine", None)
+    out = capsys.readouterr().out
+    assert "drop-oldest" in out if command[0] == "check" else out.startswith("window")
