@@ -73,6 +73,9 @@ from prefixbench.workloads.audit.core import (
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
+#: :func:`clock_by_position` of a trace: each request's tick and ready tick, and the send order.
+Clock = tuple[list[int], list[int], list[int]]
+
 #: The two TTLs the ttl fixes choose between (the only provider that lets the client choose).
 _TTL_5M = ANTHROPIC.ttl_ms("5m") or 0
 _TTL_1H = ANTHROPIC.ttl_ms("1h") or 0
@@ -237,10 +240,12 @@ def simulate(
     ttl: TtlPolicy = lambda r: None,
     *,
     link: bool = True,
+    clock: Clock | None = None,
 ) -> dict[Key, Pred]:
     """Predict every request of the trace in send order (``link``: a compaction call that starts
-    its own chain under the main lane's head reads the main lane's prefix, as the audit predicts)."""
-    ticks, readies, positions = clock_by_position(requests, summaries)
+    its own chain under the main lane's head reads the main lane's prefix, as the audit predicts;
+    ``clock``: :func:`clock_by_position` of these requests, when the caller has it already)."""
+    ticks, readies, positions = clock if clock is not None else clock_by_position(requests, summaries)
     sources = compaction_sources([requests[i] for i in positions]) if link else {}
     predictor = Predictor(heads, ttl, keep=frozenset(sources.values()))
     out: dict[Key, Pred] = {}
@@ -594,8 +599,11 @@ def _evaluate(
     prices: Prices,
     *,
     link: bool = True,
+    clock: Clock | None = None,
 ) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
-    fixed = simulate(plan.requests, summaries, heads, plan.ttl, link=link)
+    """``clock``: the send clock of ``requests``, reused when the plan sends them as they are."""
+    fixed = simulate(plan.requests, summaries, heads, plan.ttl, link=link,
+                     clock=clock if plan.requests is requests else None)
     # A plan that sends the log's own requests (the TTL fixes) needs no table of them.
     by_key = None if plan.requests is requests else {(r.file, r.lane, r.seq): r for r in plan.requests}
     keep_alive: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
@@ -707,6 +715,8 @@ class _Inputs(msgspec.Struct, frozen=True):
     base: dict[Key, Pred]
     gaps: dict
     system_changed: Collection[tuple[str, int]] | None
+    #: :func:`clock_by_position` of ``requests``: every plan that sends them as they are reuses it.
+    clock: Clock
 
 
 def what_if(
@@ -727,9 +737,10 @@ def what_if(
     processes (:func:`_in_workers`), with the same results in the same order."""
     prices = prices or Prices(price_as_of)
     heads = head_sizes(requests)
-    base = simulate(requests, summaries, heads)
+    clock = clock_by_position(requests, summaries)
+    base = simulate(requests, summaries, heads, clock=clock)
     gaps = lane_gaps(requests, summaries)
-    inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed)
+    inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock)
     if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():
         return _in_workers(inputs, list(fixes), jobs)
     return [_one_fix(inputs, fix) for fix in fixes]
@@ -773,7 +784,7 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         if name in ("ttl-1h", "ttl-5m"):
             plan = _plan_ttl(requests, name.removeprefix("ttl-"))
         elif name == "ttl-auto":
-            return _ttl_auto(requests, summaries, heads, base, prices, gaps)
+            return _ttl_auto(requests, summaries, heads, base, prices, gaps, inputs.clock)
         elif name == "stagger-subagents":
             plan = _plan_stagger(requests, summaries, heads, base)
         elif name == "static-system":
@@ -797,7 +808,7 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
                 plan, logged = chains
                 if bodies:
                     plan = _plan_static_system(requests, also=plan.detail)
-                changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices)
+                changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices, clock=inputs.clock)
                 return _summarize(fix, assumption, plan.detail, changes, per_lane)
             plan = _plan_static_system(requests)
         elif name == "keep-prefix-compaction":
@@ -810,8 +821,9 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
             assumption = f"Anthropic cache_control markers at {spec.replace('+', ' + ')} on every request that had markers"
     except _CannotApply as reason:
         return WhatIf(fix, False, 0, 0, None, assumption, str(reason))
-    unlinked = simulate(requests, summaries, heads, link=False) if name == "keep-prefix-compaction" else base
-    changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction")
+    unlinked = simulate(requests, summaries, heads, link=False, clock=inputs.clock) if name == "keep-prefix-compaction" else base
+    changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction",
+                                  clock=inputs.clock)
     notes = None
     detail = plan.detail
     if name in ("ttl-1h", "ttl-5m"):
@@ -842,7 +854,7 @@ def _summarize(fix, assumption, detail, changes, per_lane, notes=None) -> WhatIf
     )
 
 
-def _ttl_auto(requests, summaries, heads, base, prices, gaps) -> WhatIf:
+def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | None = None) -> WhatIf:
     assumption = FIXES["ttl-auto"]
     try:
         plans = {ttl: _plan_ttl(requests, ttl) for ttl in ("5m", "1h")}
@@ -850,12 +862,12 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps) -> WhatIf:
         return WhatIf("ttl-auto", False, 0, 0, None, assumption, str(reason))
     saved: dict[str, dict[tuple[str, str], Decimal]] = {}
     for ttl, plan in plans.items():
-        _, per_lane = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices)
+        _, per_lane = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices, clock=clock)
         saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
     lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
     plan = _Plan(requests, lambda r: choice.get((r.file, r.lane)) if _picks_ttl(r) else None)
-    changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices)
+    changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock)
     notes = {lane: f"{choice[lane]} ({_gaps_text(gaps.get(lane, (0, 0, 0)))})" for lane in sorted(lanes)}
     n1h = sum(1 for v in choice.values() if v == "1h")
     detail = f"1 h on {n1h} of {len(choice)} Anthropic lane(s), 5 m on the rest"

@@ -40,7 +40,12 @@ def find_logs(paths: list[Path]) -> list[Path]:
     Raises:
         UserError: a path that does not exist, or a folder with no log file in it.
     """
-    return [path for path, reason in find_log_files(paths) if not is_unreadable(reason) and not (reason or "").startswith(COPY_OF)]
+    return logs_of(find_log_files(paths))
+
+
+def logs_of(files: list[tuple[Path, str | None]]) -> list[Path]:
+    """Of what :func:`find_log_files` found, the files :func:`find_logs` lists."""
+    return [path for path, reason in files if not is_unreadable(reason) and not (reason or "").startswith(COPY_OF)]
 
 
 #: The skip reason of a subfolder the walk could not list: ``unreadable: <why>``.
