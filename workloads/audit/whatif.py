@@ -281,7 +281,16 @@ def _ttl_choosers(requests: Sequence[TraceRequest]) -> list[TraceRequest]:
 
 
 def _picks_ttl(r: TraceRequest) -> bool:
-    return rules_for(r.provider).picks_ttl(r.model)
+    key = (r.provider, r.model)
+    found = _PICKS_TTL.get(key)
+    if found is None:
+        found = _PICKS_TTL[key] = rules_for(r.provider).picks_ttl(r.model)
+    return found
+
+
+#: Whether a (provider, model) lets the client pick the TTL: asked once each (a TTL plan asks it
+#: for every request of every re-simulation, and the rules answer with regular expressions).
+_PICKS_TTL: dict[tuple[str, str], bool] = {}
 
 
 def _has_breakpoints(r: TraceRequest) -> bool:
@@ -612,10 +621,12 @@ def _evaluate(
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
     changes: list[RequestChange] = []
     per_lane: dict[tuple[str, str], list[RequestChange]] = defaultdict(list)
+    plan_ttl, same_prompt = plan.ttl, plan.same_prompt
     for original in requests:
         key = (original.file, original.lane, original.seq)
-        index = lane_index[(original.file, original.lane)]
-        lane_index[(original.file, original.lane)] += 1
+        lane = (original.file, original.lane)
+        index = lane_index[lane]
+        lane_index[lane] = index + 1
         usage = original.usage
         if usage is None and original.body is not None and key in base:
             # A request-body log reports no usage: the audit prices the prediction, and so does this.
@@ -624,15 +635,17 @@ def _evaluate(
             continue
         b, f = base[key], fixed[key]
         r = original if by_key is None else by_key[key]
-        ttl = plan.ttl(r)
-        if plan.same_prompt:
+        ttl = plan_ttl(r)
+        cache_read, cache_write = usage.cache_read, usage.cache_write
+        if same_prompt:
             # The fix moves tokens between read, write and uncached; the prompt stays as sent.
-            read = min(usage.prompt, max(0, usage.cache_read + f.read - b.read))
-            write = min(usage.prompt - read, max(0, usage.cache_write + f.write - b.write))
-            uncached = usage.prompt - read - write
+            prompt = usage.prompt
+            read = min(prompt, max(0, cache_read + f.read - b.read))
+            write = min(prompt - read, max(0, cache_write + f.write - b.write))
+            uncached = prompt - read - write
         else:
-            read = max(0, usage.cache_read + f.read - b.read)
-            write = max(0, usage.cache_write + f.write - b.write)
+            read = max(0, cache_read + f.read - b.read)
+            write = max(0, cache_write + f.write - b.write)
             uncached = max(0, usage.uncached + f.uncached - b.uncached)
         if ttl == "1h":
             write_1h = write
@@ -640,7 +653,7 @@ def _evaluate(
             write_1h = 0
         else:
             write_1h = min(write, max(0, usage.cache_write_1h + f.write_1h - b.write_1h))
-        if (read, write, write_1h, uncached) == (usage.cache_read, usage.cache_write, usage.cache_write_1h, usage.uncached):
+        if read == cache_read and write == cache_write and write_1h == usage.cache_write_1h and uncached == usage.uncached:
             continue
         row = prices.row(r.model, r.sent_ms)
         if row is None:
@@ -652,7 +665,7 @@ def _evaluate(
         change = RequestChange(original.file, original.lane, index, original.line, usage.cache_read, usage.cache_write,
                                read, write, write_1h, usd_sum((reported, -counter)))
         changes.append(change)
-        per_lane[(original.file, original.lane)].append(change)
+        per_lane[lane].append(change)
     for (file, lane), added in keep_alive.items():
         # The keep-alives are charged to their lane as one change of no request (index -1, line 0).
         cost = _keep_alive_cost(replace(plan, added=tuple(added)), fixed, prices)
