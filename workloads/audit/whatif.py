@@ -594,6 +594,20 @@ def _predicted_usage(p: Pred) -> Usage:
     return Usage(cache_read=p.read, cache_write_5m=p.write - p.write_1h, cache_write_1h=p.write_1h, uncached=p.uncached)
 
 
+def _reported_usd(prices: Prices) -> dict[tuple[int, ...], Decimal]:
+    """The logged cost of each request priced so far by the fixes under ``prices``, by its price
+    row (its identity) and its counts (one table a ``Prices``: a forked worker has its own copy)."""
+    found = _REPORTED.get(id(prices))
+    if found is None or found[0] is not prices:
+        _REPORTED.clear()  # a table of another Prices is not read again
+        found = _REPORTED[id(prices)] = (prices, {})
+    return found[1]
+
+
+#: The table of :func:`_reported_usd`, beside the ``Prices`` it belongs to.
+_REPORTED: dict[int, tuple[Prices, dict[tuple[int, ...], Decimal]]] = {}
+
+
 def _cost(usage: SimpleNamespace, row) -> Decimal:
     return cost_of(usage, row).total
 
@@ -622,6 +636,8 @@ def _evaluate(
     changes: list[RequestChange] = []
     per_lane: dict[tuple[str, str], list[RequestChange]] = defaultdict(list)
     plan_ttl, same_prompt = plan.ttl, plan.same_prompt
+    # Keyed by the row's identity: the rows stay in ``prices`` (and so alive) while it lives.
+    reported_usd = _reported_usd(prices)
     for original in requests:
         key = (original.file, original.lane, original.seq)
         lane = (original.file, original.lane)
@@ -658,8 +674,14 @@ def _evaluate(
         row = prices.row(r.model, r.sent_ms)
         if row is None:
             continue
-        reported = _cost(SimpleNamespace(prompt_tokens=usage.prompt, cached_tokens=usage.cache_read, written_tokens=usage.cache_write,
-                                         written_long_tokens=usage.cache_write_1h, output_tokens=usage.output), row)
+        # What the request cost as logged: the same in every fix that changes it (a TTL fix
+        # changes nearly every request, and ttl-auto evaluates three), so priced once.
+        logged = (id(row), usage.prompt, cache_read, cache_write, usage.cache_write_1h, usage.output)
+        reported = reported_usd.get(logged)
+        if reported is None:
+            reported = reported_usd[logged] = _cost(SimpleNamespace(
+                prompt_tokens=usage.prompt, cached_tokens=cache_read, written_tokens=cache_write,
+                written_long_tokens=usage.cache_write_1h, output_tokens=usage.output), row)
         counter = _cost(SimpleNamespace(prompt_tokens=read + write + uncached, cached_tokens=read, written_tokens=write,
                                         written_long_tokens=write_1h, output_tokens=usage.output), row)
         change = RequestChange(original.file, original.lane, index, original.line, usage.cache_read, usage.cache_write,
@@ -754,9 +776,12 @@ def what_if(
     base = simulate(requests, summaries, heads, clock=clock)
     gaps = lane_gaps(requests, summaries)
     inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock)
-    if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():
-        return _in_workers(inputs, list(fixes), jobs)
-    return [_one_fix(inputs, fix) for fix in fixes]
+    try:
+        if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():
+            return _in_workers(inputs, list(fixes), jobs)
+        return [_one_fix(inputs, fix) for fix in fixes]
+    finally:
+        _REPORTED.clear()  # the logged costs priced for these fixes are not kept past them
 
 
 #: The inputs of the :func:`what_if` call whose workers are running: a forked worker finds them
