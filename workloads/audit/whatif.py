@@ -307,7 +307,7 @@ def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key
     lanes = {(r.file, r.lane) for r in requests if r.lane_kind == "subagent"}
     if not lanes:
         raise _CannotApply("the log has no subagent lanes to stagger")
-    ticks, order = send_clock(requests, summaries)
+    ticks, order = _send_clock(requests, summaries)
     first: dict[tuple[str, str], TraceRequest] = {}
     for r in order:
         first.setdefault((r.file, r.lane), r)
@@ -448,7 +448,7 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
     compactions = [r for r in requests if r.is_compaction_call]
     if not compactions:
         raise _CannotApply("the log has no compaction request (at most the compacted context after one)")
-    _, order = send_clock(requests, summaries)
+    _, order = _send_clock(requests, summaries)
     sources = compaction_sources(order)
     by_key = {(r.file, r.lane, r.seq): r for r in requests}
     out = list(requests)
@@ -499,7 +499,7 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries) -> _Plan:
     """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`)."""
     from prefixbench.workloads.audit.precedence import NO_TTL_MS, ttl_ms
 
-    ticks, order = send_clock(requests, summaries)
+    ticks, order = _send_clock(requests, summaries)
     last: dict[tuple[str, str], TraceRequest] = {}
     added: list[TraceRequest] = []
     gaps = 0
@@ -707,13 +707,32 @@ def _lane_effects(per_lane: dict[tuple[str, str], list[RequestChange]], notes: d
     return tuple(effects)
 
 
+def _send_clock(requests: Sequence[TraceRequest], summaries) -> tuple[dict[Key, tuple[int, int]], list[TraceRequest]]:
+    """:func:`send_clock`, from the clock of the trace the running :func:`what_if` re-simulates
+    when it is that trace (its plans and gap counts each ask for it: the clock's sorts are made
+    once; the table, a dict of every request, is made each time and not kept), else anew."""
+    running = _SEND_CLOCK.get("what_if")
+    if running is None or running[0] is not requests or running[1] is not summaries:
+        return send_clock(requests, summaries)
+    ticks, readies, positions = running[2]
+    return (
+        {(r.file, r.lane, r.seq): (tick, ready) for r, tick, ready in zip(requests, ticks, readies)},
+        [requests[i] for i in positions],
+    )
+
+
+#: Under ``"what_if"``: the trace the running :func:`what_if` re-simulates, its summaries and
+#: its :func:`clock_by_position`. Emptied when it ends.
+_SEND_CLOCK: dict = {}
+
+
 def lane_gaps(requests: Sequence[TraceRequest], summaries) -> dict[tuple[str, str], tuple[int, int, int]]:
     """Per lane: idle gaps between consecutive requests <= 5 m, in (5 m, 1 h], > 1 h."""
     return {lane: (len(g[0]), len(g[1]), len(g[2])) for lane, g in _lane_gap_lists(requests, summaries).items()}
 
 
 def _lane_gap_lists(requests: Sequence[TraceRequest], summaries) -> dict[tuple[str, str], tuple[list[int], list[int], list[int]]]:
-    ticks, order = send_clock(requests, summaries)
+    ticks, order = _send_clock(requests, summaries)
     last: dict[tuple[str, str], int] = {}
     gaps: dict[tuple[str, str], tuple[list[int], list[int], list[int]]] = defaultdict(lambda: ([], [], []))
     for r in order:
@@ -773,15 +792,17 @@ def what_if(
     prices = prices or Prices(price_as_of)
     heads = head_sizes(requests)
     clock = clock_by_position(requests, summaries)
-    base = simulate(requests, summaries, heads, clock=clock)
-    gaps = lane_gaps(requests, summaries)
-    inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock)
     try:
+        _SEND_CLOCK["what_if"] = (requests, summaries, clock)
+        base = simulate(requests, summaries, heads, clock=clock)
+        gaps = lane_gaps(requests, summaries)
+        inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock)
         if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():
             return _in_workers(inputs, list(fixes), jobs)
         return [_one_fix(inputs, fix) for fix in fixes]
     finally:
         _REPORTED.clear()  # the logged costs priced for these fixes are not kept past them
+        _SEND_CLOCK.clear()
 
 
 #: The inputs of the :func:`what_if` call whose workers are running: a forked worker finds them
