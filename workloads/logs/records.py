@@ -26,8 +26,10 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import may_nest_too_deep, too_deep
 
 _CHUNK = 1 << 20
-#: The read buffer of a file read whole (:func:`iter_records`' ``buffering``).
-READ_BUFFER = 1 << 20
+#: The read buffer of a file read whole (:func:`iter_records`' ``buffering``): most of what 1 MB
+#: saves over the default 8 KB (measured on 150 MB of transcripts), and not 1 MB held while a
+#: small file is read.
+READ_BUFFER = 1 << 16
 _DECODER = json.JSONDecoder()
 #: A UTF-8 byte-order mark (editors on Windows write one); skipped, never an error.
 _BOM = b"\xef\xbb\xbf"
@@ -55,8 +57,8 @@ def iter_records(
     """Stream the JSON values of a JSONL file or of a JSON array file.
 
     ``buffering``: the read buffer's bytes (-1: the default, enough for a look at the first
-    records; a whole file read line by line goes faster with ``READ_BUFFER``, since a line is
-    often tens of KB, which a small buffer hands over piecewise).
+    records; a whole file read line by line goes faster with ``READ_BUFFER``, since a long line
+    comes through a small buffer piecewise).
 
     ``torn``: when given, a JSON-lines file's last line that follows whole records, has no
     newline and breaks off (the JSON ends before the value does: a live log being written) is
