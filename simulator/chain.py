@@ -90,9 +90,26 @@ class ChainCache:
         #: model keeps every node of an audit).
         self._parent: dict[str, str | None] = {}
         self._blocks: dict[str, int] = {}
+        #: Per model, what the rules say of it (looked up once, not once a call): the most a request
+        #: may have cached, the minimum a prompt needs (None: the minimum bounds reads, not
+        #: prompts), the read step, and the family of its head entries.
+        self._models: dict[str, tuple[int | None, int | None, int, str]] = {}
+        #: Each TTL's lifetime.
+        self._ttls: dict[str, int | None] = {}
 
     def _ttl(self, ttl: str) -> int | None:
-        return self.rules.ttl_ms(ttl)
+        if ttl in self._ttls:
+            return self._ttls[ttl]
+        found = self._ttls[ttl] = self.rules.ttl_ms(ttl)
+        return found
+
+    def _model(self, model: str) -> tuple[int | None, int | None, int, str]:
+        facts = self._models.get(model)
+        if facts is None:
+            rules = self.rules
+            minimum = rules.min_cacheable(model) if rules.min_applies_to == "prompt" else None
+            facts = self._models[model] = (rules.max_cached(model), minimum, rules.read_step(model), f"head:{model}")
+        return facts
 
     def observe(
         self,
@@ -127,18 +144,19 @@ class ChainCache:
         else:
             self._blocks.pop(node, None)
         rules = self.rules
-        cap = rules.max_cached(model)
+        cap, minimum, model_step, head_family = self._model(model)
         if cap is not None:
             cacheable = min(cacheable, cap)  # the most one request may have cached (Nova: 20K)
-        if rules.min_applies_to == "prompt" and cacheable < rules.min_cacheable(model):
+        if minimum is not None and cacheable < minimum:
             return ChainVerdict(0, 0, "none")
         read, source, in_flight, expired = 0, "none", False, False
         hit_key: tuple[str, str] | None = None
         cursor, blocks, steps = parent, new_blocks, 0
-        while cursor is not None and steps < self.max_walk:
-            if self.lookback_blocks is not None and blocks > self.lookback_blocks:
+        entries, parents, lookback, max_walk = self._entries, self._parent, self.lookback_blocks, self.max_walk
+        while cursor is not None and steps < max_walk:
+            if lookback is not None and blocks > lookback:
                 break
-            entry = self._entries.get((family, cursor))
+            entry = entries.get((family, cursor))
             if entry is not None and entry.tokens - entry.output <= cacheable:
                 if entry.usable(tick):
                     # The response's tokens count only when the prompt holds them all (a prompt
@@ -150,13 +168,13 @@ class ChainCache:
                     in_flight = True
                 else:
                     expired = True
-            if cursor in self._parent:
-                cursor, more = self._parent[cursor], self._blocks.get(cursor, 1)
+            if cursor in parents:
+                cursor, more = parents[cursor], self._blocks.get(cursor, 1)
             else:
                 cursor, more = None, 0
             blocks += more
             steps += 1
-        head_key = (f"head:{model}", head)
+        head_key = (head_family, head)
         if head_tokens is not None and head_tokens <= cacheable:
             head_entry = self._entries.get(head_key)
             if read < head_tokens and head_warm:
@@ -169,7 +187,9 @@ class ChainCache:
                     in_flight = True
                 else:
                     expired = True
-        read = rules.round_read(read, model, step)
+        # rules.round_read(read, model, step), with the model's step looked up once
+        read_step = step or model_step  # the endpoint's step, where it decides, wins
+        read = 0 if rules.min_applies_to == "read" and read < rules.min_tokens else read // read_step * read_step
         ttl_ms = self._ttl(ttl)
         if hit_key is not None:
             hit = self._entries[hit_key]

@@ -392,7 +392,9 @@ def _iso(ms: int | None) -> str | None:
         return None
     if ms < 1e11:  # a relative clock (Mooncake: ms since the first request)
         return f"+{ms}ms"
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    # isoformat cuts to milliseconds as %f[:-3] did (never rounding up), in a third less time
+    # (one a row); years from 1973 (1e11 ms) on are four digits in both.
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def load_trace(
@@ -848,7 +850,9 @@ class Predictor:
 
     def _chain(self, r: TraceRequest, prefix: Prefix, usage: Usage, tick: int, ready: int) -> Prediction:
         rules = chain_rules(r.provider)
-        cache = self.chains.setdefault(rules.name, ChainCache(rules))
+        cache = self.chains.get(rules.name)
+        if cache is None:  # made once a provider, not once a request (setdefault would build one each time)
+            cache = self.chains[rules.name] = ChainCache(rules)
         ttl = (self.ttl(r) if self.ttl else None) or ("1h" if usage.cache_write_1h else "5m")
         family = self.families.get((r.model, r.envelope))
         if family is None:

@@ -276,5 +276,21 @@ def json_value(field: Field, value: object) -> object:
 
 
 def section_record(fields: tuple[Field, ...], obj: object) -> dict[str, object]:
-    """One record of a section: every declared field of ``obj``, in order."""
-    return {f.name: json_value(f, getattr(obj, f.source)) for f in fields}
+    """One record of a section: every declared field of ``obj``, in order (as :func:`json_value`
+    writes each; a field whose value is written as it is costs no call, since a section is
+    written once a request)."""
+    plan = _PLANS.get(id(fields))
+    if plan is None or plan[0] is not fields:
+        plan = _PLANS[id(fields)] = (fields, [(f.name, f.source, f if f.type in _CONVERTED else None) for f in fields])
+    record: dict[str, object] = {}
+    for name, source, converted in plan[1]:
+        value = getattr(obj, source)
+        record[name] = value if converted is None or value is None else json_value(converted, value)
+    return record
+
+
+#: The field types :func:`json_value` converts (every other is written as it is).
+_CONVERTED = frozenset({"usd", "usd?", "ratio", "ratio?", "texts"})
+#: Per tuple of fields (by identity, the tuple kept beside its plan): each field's name, the
+#: attribute it is read from, and the field when its value is converted.
+_PLANS: dict[int, tuple[tuple[Field, ...], list[tuple[str, str, Field | None]]]] = {}

@@ -73,6 +73,9 @@ from prefixbench.workloads.audit.core import (
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
+#: :func:`clock_by_position` of a trace: each request's tick and ready tick, and the send order.
+Clock = tuple[list[int], list[int], list[int]]
+
 #: The two TTLs the ttl fixes choose between (the only provider that lets the client choose).
 _TTL_5M = ANTHROPIC.ttl_ms("5m") or 0
 _TTL_1H = ANTHROPIC.ttl_ms("1h") or 0
@@ -237,10 +240,12 @@ def simulate(
     ttl: TtlPolicy = lambda r: None,
     *,
     link: bool = True,
+    clock: Clock | None = None,
 ) -> dict[Key, Pred]:
     """Predict every request of the trace in send order (``link``: a compaction call that starts
-    its own chain under the main lane's head reads the main lane's prefix, as the audit predicts)."""
-    ticks, readies, positions = clock_by_position(requests, summaries)
+    its own chain under the main lane's head reads the main lane's prefix, as the audit predicts;
+    ``clock``: :func:`clock_by_position` of these requests, when the caller has it already)."""
+    ticks, readies, positions = clock if clock is not None else clock_by_position(requests, summaries)
     sources = compaction_sources([requests[i] for i in positions]) if link else {}
     predictor = Predictor(heads, ttl, keep=frozenset(sources.values()))
     out: dict[Key, Pred] = {}
@@ -276,7 +281,16 @@ def _ttl_choosers(requests: Sequence[TraceRequest]) -> list[TraceRequest]:
 
 
 def _picks_ttl(r: TraceRequest) -> bool:
-    return rules_for(r.provider).picks_ttl(r.model)
+    key = (r.provider, r.model)
+    found = _PICKS_TTL.get(key)
+    if found is None:
+        found = _PICKS_TTL[key] = rules_for(r.provider).picks_ttl(r.model)
+    return found
+
+
+#: Whether a (provider, model) lets the client pick the TTL: asked once each (a TTL plan asks it
+#: for every request of every re-simulation, and the rules answer with regular expressions).
+_PICKS_TTL: dict[tuple[str, str], bool] = {}
 
 
 def _has_breakpoints(r: TraceRequest) -> bool:
@@ -293,7 +307,7 @@ def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key
     lanes = {(r.file, r.lane) for r in requests if r.lane_kind == "subagent"}
     if not lanes:
         raise _CannotApply("the log has no subagent lanes to stagger")
-    ticks, order = send_clock(requests, summaries)
+    ticks, order = _send_clock(requests, summaries)
     first: dict[tuple[str, str], TraceRequest] = {}
     for r in order:
         first.setdefault((r.file, r.lane), r)
@@ -434,7 +448,7 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
     compactions = [r for r in requests if r.is_compaction_call]
     if not compactions:
         raise _CannotApply("the log has no compaction request (at most the compacted context after one)")
-    _, order = send_clock(requests, summaries)
+    _, order = _send_clock(requests, summaries)
     sources = compaction_sources(order)
     by_key = {(r.file, r.lane, r.seq): r for r in requests}
     out = list(requests)
@@ -485,7 +499,7 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries) -> _Plan:
     """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`)."""
     from prefixbench.workloads.audit.precedence import NO_TTL_MS, ttl_ms
 
-    ticks, order = send_clock(requests, summaries)
+    ticks, order = _send_clock(requests, summaries)
     last: dict[tuple[str, str], TraceRequest] = {}
     added: list[TraceRequest] = []
     gaps = 0
@@ -580,6 +594,20 @@ def _predicted_usage(p: Pred) -> Usage:
     return Usage(cache_read=p.read, cache_write_5m=p.write - p.write_1h, cache_write_1h=p.write_1h, uncached=p.uncached)
 
 
+def _reported_usd(prices: Prices) -> dict[tuple[int, ...], Decimal]:
+    """The logged cost of each request priced so far by the fixes under ``prices``, by its price
+    row (its identity) and its counts (one table a ``Prices``: a forked worker has its own copy)."""
+    found = _REPORTED.get(id(prices))
+    if found is None or found[0] is not prices:
+        _REPORTED.clear()  # a table of another Prices is not read again
+        found = _REPORTED[id(prices)] = (prices, {})
+    return found[1]
+
+
+#: The table of :func:`_reported_usd`, beside the ``Prices`` it belongs to.
+_REPORTED: dict[int, tuple[Prices, dict[tuple[int, ...], Decimal]]] = {}
+
+
 def _cost(usage: SimpleNamespace, row) -> Decimal:
     return cost_of(usage, row).total
 
@@ -594,8 +622,11 @@ def _evaluate(
     prices: Prices,
     *,
     link: bool = True,
+    clock: Clock | None = None,
 ) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
-    fixed = simulate(plan.requests, summaries, heads, plan.ttl, link=link)
+    """``clock``: the send clock of ``requests``, reused when the plan sends them as they are."""
+    fixed = simulate(plan.requests, summaries, heads, plan.ttl, link=link,
+                     clock=clock if plan.requests is requests else None)
     # A plan that sends the log's own requests (the TTL fixes) needs no table of them.
     by_key = None if plan.requests is requests else {(r.file, r.lane, r.seq): r for r in plan.requests}
     keep_alive: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
@@ -604,10 +635,14 @@ def _evaluate(
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
     changes: list[RequestChange] = []
     per_lane: dict[tuple[str, str], list[RequestChange]] = defaultdict(list)
+    plan_ttl, same_prompt = plan.ttl, plan.same_prompt
+    # Keyed by the row's identity: the rows stay in ``prices`` (and so alive) while it lives.
+    reported_usd = _reported_usd(prices)
     for original in requests:
         key = (original.file, original.lane, original.seq)
-        index = lane_index[(original.file, original.lane)]
-        lane_index[(original.file, original.lane)] += 1
+        lane = (original.file, original.lane)
+        index = lane_index[lane]
+        lane_index[lane] = index + 1
         usage = original.usage
         if usage is None and original.body is not None and key in base:
             # A request-body log reports no usage: the audit prices the prediction, and so does this.
@@ -616,15 +651,17 @@ def _evaluate(
             continue
         b, f = base[key], fixed[key]
         r = original if by_key is None else by_key[key]
-        ttl = plan.ttl(r)
-        if plan.same_prompt:
+        ttl = plan_ttl(r)
+        cache_read, cache_write = usage.cache_read, usage.cache_write
+        if same_prompt:
             # The fix moves tokens between read, write and uncached; the prompt stays as sent.
-            read = min(usage.prompt, max(0, usage.cache_read + f.read - b.read))
-            write = min(usage.prompt - read, max(0, usage.cache_write + f.write - b.write))
-            uncached = usage.prompt - read - write
+            prompt = usage.prompt
+            read = min(prompt, max(0, cache_read + f.read - b.read))
+            write = min(prompt - read, max(0, cache_write + f.write - b.write))
+            uncached = prompt - read - write
         else:
-            read = max(0, usage.cache_read + f.read - b.read)
-            write = max(0, usage.cache_write + f.write - b.write)
+            read = max(0, cache_read + f.read - b.read)
+            write = max(0, cache_write + f.write - b.write)
             uncached = max(0, usage.uncached + f.uncached - b.uncached)
         if ttl == "1h":
             write_1h = write
@@ -632,19 +669,25 @@ def _evaluate(
             write_1h = 0
         else:
             write_1h = min(write, max(0, usage.cache_write_1h + f.write_1h - b.write_1h))
-        if (read, write, write_1h, uncached) == (usage.cache_read, usage.cache_write, usage.cache_write_1h, usage.uncached):
+        if read == cache_read and write == cache_write and write_1h == usage.cache_write_1h and uncached == usage.uncached:
             continue
         row = prices.row(r.model, r.sent_ms)
         if row is None:
             continue
-        reported = _cost(SimpleNamespace(prompt_tokens=usage.prompt, cached_tokens=usage.cache_read, written_tokens=usage.cache_write,
-                                         written_long_tokens=usage.cache_write_1h, output_tokens=usage.output), row)
+        # What the request cost as logged: the same in every fix that changes it (a TTL fix
+        # changes nearly every request, and ttl-auto evaluates three), so priced once.
+        logged = (id(row), usage.prompt, cache_read, cache_write, usage.cache_write_1h, usage.output)
+        reported = reported_usd.get(logged)
+        if reported is None:
+            reported = reported_usd[logged] = _cost(SimpleNamespace(
+                prompt_tokens=usage.prompt, cached_tokens=cache_read, written_tokens=cache_write,
+                written_long_tokens=usage.cache_write_1h, output_tokens=usage.output), row)
         counter = _cost(SimpleNamespace(prompt_tokens=read + write + uncached, cached_tokens=read, written_tokens=write,
                                         written_long_tokens=write_1h, output_tokens=usage.output), row)
         change = RequestChange(original.file, original.lane, index, original.line, usage.cache_read, usage.cache_write,
                                read, write, write_1h, usd_sum((reported, -counter)))
         changes.append(change)
-        per_lane[(original.file, original.lane)].append(change)
+        per_lane[lane].append(change)
     for (file, lane), added in keep_alive.items():
         # The keep-alives are charged to their lane as one change of no request (index -1, line 0).
         cost = _keep_alive_cost(replace(plan, added=tuple(added)), fixed, prices)
@@ -664,13 +707,32 @@ def _lane_effects(per_lane: dict[tuple[str, str], list[RequestChange]], notes: d
     return tuple(effects)
 
 
+def _send_clock(requests: Sequence[TraceRequest], summaries) -> tuple[dict[Key, tuple[int, int]], list[TraceRequest]]:
+    """:func:`send_clock`, from the clock of the trace the running :func:`what_if` re-simulates
+    when it is that trace (its plans and gap counts each ask for it: the clock's sorts are made
+    once; the table, a dict of every request, is made each time and not kept), else anew."""
+    running = _SEND_CLOCK.get("what_if")
+    if running is None or running[0] is not requests or running[1] is not summaries:
+        return send_clock(requests, summaries)
+    ticks, readies, positions = running[2]
+    return (
+        {(r.file, r.lane, r.seq): (tick, ready) for r, tick, ready in zip(requests, ticks, readies)},
+        [requests[i] for i in positions],
+    )
+
+
+#: Under ``"what_if"``: the trace the running :func:`what_if` re-simulates, its summaries and
+#: its :func:`clock_by_position`. Emptied when it ends.
+_SEND_CLOCK: dict = {}
+
+
 def lane_gaps(requests: Sequence[TraceRequest], summaries) -> dict[tuple[str, str], tuple[int, int, int]]:
     """Per lane: idle gaps between consecutive requests <= 5 m, in (5 m, 1 h], > 1 h."""
     return {lane: (len(g[0]), len(g[1]), len(g[2])) for lane, g in _lane_gap_lists(requests, summaries).items()}
 
 
 def _lane_gap_lists(requests: Sequence[TraceRequest], summaries) -> dict[tuple[str, str], tuple[list[int], list[int], list[int]]]:
-    ticks, order = send_clock(requests, summaries)
+    ticks, order = _send_clock(requests, summaries)
     last: dict[tuple[str, str], int] = {}
     gaps: dict[tuple[str, str], tuple[list[int], list[int], list[int]]] = defaultdict(lambda: ([], [], []))
     for r in order:
@@ -707,6 +769,8 @@ class _Inputs(msgspec.Struct, frozen=True):
     base: dict[Key, Pred]
     gaps: dict
     system_changed: Collection[tuple[str, int]] | None
+    #: :func:`clock_by_position` of ``requests``: every plan that sends them as they are reuses it.
+    clock: Clock
 
 
 def what_if(
@@ -727,12 +791,18 @@ def what_if(
     processes (:func:`_in_workers`), with the same results in the same order."""
     prices = prices or Prices(price_as_of)
     heads = head_sizes(requests)
-    base = simulate(requests, summaries, heads)
-    gaps = lane_gaps(requests, summaries)
-    inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed)
-    if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():
-        return _in_workers(inputs, list(fixes), jobs)
-    return [_one_fix(inputs, fix) for fix in fixes]
+    clock = clock_by_position(requests, summaries)
+    try:
+        _SEND_CLOCK["what_if"] = (requests, summaries, clock)
+        base = simulate(requests, summaries, heads, clock=clock)
+        gaps = lane_gaps(requests, summaries)
+        inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock)
+        if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():
+            return _in_workers(inputs, list(fixes), jobs)
+        return [_one_fix(inputs, fix) for fix in fixes]
+    finally:
+        _REPORTED.clear()  # the logged costs priced for these fixes are not kept past them
+        _SEND_CLOCK.clear()
 
 
 #: The inputs of the :func:`what_if` call whose workers are running: a forked worker finds them
@@ -773,7 +843,7 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         if name in ("ttl-1h", "ttl-5m"):
             plan = _plan_ttl(requests, name.removeprefix("ttl-"))
         elif name == "ttl-auto":
-            return _ttl_auto(requests, summaries, heads, base, prices, gaps)
+            return _ttl_auto(requests, summaries, heads, base, prices, gaps, inputs.clock)
         elif name == "stagger-subagents":
             plan = _plan_stagger(requests, summaries, heads, base)
         elif name == "static-system":
@@ -797,7 +867,7 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
                 plan, logged = chains
                 if bodies:
                     plan = _plan_static_system(requests, also=plan.detail)
-                changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices)
+                changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices, clock=inputs.clock)
                 return _summarize(fix, assumption, plan.detail, changes, per_lane)
             plan = _plan_static_system(requests)
         elif name == "keep-prefix-compaction":
@@ -810,8 +880,9 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
             assumption = f"Anthropic cache_control markers at {spec.replace('+', ' + ')} on every request that had markers"
     except _CannotApply as reason:
         return WhatIf(fix, False, 0, 0, None, assumption, str(reason))
-    unlinked = simulate(requests, summaries, heads, link=False) if name == "keep-prefix-compaction" else base
-    changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction")
+    unlinked = simulate(requests, summaries, heads, link=False, clock=inputs.clock) if name == "keep-prefix-compaction" else base
+    changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction",
+                                  clock=inputs.clock)
     notes = None
     detail = plan.detail
     if name in ("ttl-1h", "ttl-5m"):
@@ -842,7 +913,7 @@ def _summarize(fix, assumption, detail, changes, per_lane, notes=None) -> WhatIf
     )
 
 
-def _ttl_auto(requests, summaries, heads, base, prices, gaps) -> WhatIf:
+def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | None = None) -> WhatIf:
     assumption = FIXES["ttl-auto"]
     try:
         plans = {ttl: _plan_ttl(requests, ttl) for ttl in ("5m", "1h")}
@@ -850,12 +921,12 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps) -> WhatIf:
         return WhatIf("ttl-auto", False, 0, 0, None, assumption, str(reason))
     saved: dict[str, dict[tuple[str, str], Decimal]] = {}
     for ttl, plan in plans.items():
-        _, per_lane = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices)
+        _, per_lane = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices, clock=clock)
         saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
     lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
     plan = _Plan(requests, lambda r: choice.get((r.file, r.lane)) if _picks_ttl(r) else None)
-    changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices)
+    changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock)
     notes = {lane: f"{choice[lane]} ({_gaps_text(gaps.get(lane, (0, 0, 0)))})" for lane in sorted(lanes)}
     n1h = sum(1 for v in choice.values() if v == "1h")
     detail = f"1 h on {n1h} of {len(choice)} Anthropic lane(s), 5 m on the rest"

@@ -59,6 +59,26 @@ def texts_of(content: object) -> list[str]:
     if isinstance(content, str):
         return [content]
     found: list[str] = []
+    if type(content) is list:
+        # The usual shape, a list of blocks whose values are mostly strings, read in one loop;
+        # any other value is walked below, in the same order.
+        for block in content:
+            if type(block) is dict:
+                for key, value in block.items():
+                    if key not in _NOT_TEXT:
+                        if type(value) is str:
+                            found.append(value)
+                        else:
+                            _walk_texts(value, found)
+            else:
+                _walk_texts(block, found)
+        return found
+    _walk_texts(content, found)
+    return found
+
+
+def _walk_texts(content: object, found: list[str]) -> None:
+    """Append every string ``content`` holds to ``found``, depth-first (no recursion: any depth)."""
     stack = [content]
     while stack:
         item = stack.pop()
@@ -70,7 +90,6 @@ def texts_of(content: object) -> list[str]:
             stack.extend(values)
         elif isinstance(item, list):
             stack.extend(reversed(item))
-    return found
 
 
 def make_message(role: str, content: object, marks: Iterable[str] = ()) -> LoggedMessage:

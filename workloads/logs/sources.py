@@ -40,7 +40,12 @@ def find_logs(paths: list[Path]) -> list[Path]:
     Raises:
         UserError: a path that does not exist, or a folder with no log file in it.
     """
-    return [path for path, reason in find_log_files(paths) if not is_unreadable(reason) and not (reason or "").startswith(COPY_OF)]
+    return logs_of(find_log_files(paths))
+
+
+def logs_of(files: list[tuple[Path, str | None]]) -> list[Path]:
+    """Of what :func:`find_log_files` found, the files :func:`find_logs` lists."""
+    return [path for path, reason in files if not is_unreadable(reason) and not (reason or "").startswith(COPY_OF)]
 
 
 #: The skip reason of a subfolder the walk could not list: ``unreadable: <why>``.
@@ -108,31 +113,55 @@ def _copies_marked(files: list[tuple[Path, str | None]]) -> list[tuple[Path, str
         if reason is None and path.is_file():
             by_size.setdefault(path.stat().st_size, []).append(n)
     out = list(files)
-    for group in by_size.values():
-        if len(group) < 2:
+    for same_size in by_size.values():
+        if len(same_size) < 2:
             continue
-        first: dict[bytes, Path] = {}
-        for n in group:
-            path = files[n][0]
-            digest = _digest(path)
-            if digest is None:
+        # Files of one size are told apart by their first bytes before any is read whole (the
+        # sessions of a big folder are often of similar sizes): only those whose heads match are.
+        by_head: dict[bytes, list[int]] = {}
+        for n in same_size:
+            head = _digest(files[n][0], _HEAD_BYTES)
+            if head is not None:
+                by_head.setdefault(head, []).append(n)
+        for group in by_head.values():
+            if len(group) < 2:
                 continue
-            if digest in first:
-                out[n] = (path, f"{COPY_OF}{first[digest]}")
-            else:
-                first[digest] = path
+            _mark_copies(files, group, out)
     return out
 
 
-def _digest(path: Path) -> bytes | None:
-    """The SHA-256 of a file's bytes (None: it cannot be read now; its reading says why)."""
+#: Bytes of a file's head compared before the whole file is (:func:`_copies_marked`).
+_HEAD_BYTES = 1 << 16
+
+
+def _mark_copies(files: list[tuple[Path, str | None]], group: list[int], out: list[tuple[Path, str | None]]) -> None:
+    """Mark in ``out`` each file of ``group`` (positions in ``files``, in order) with the same
+    bytes as an earlier one of it."""
+    first: dict[bytes, Path] = {}
+    for n in group:
+        path = files[n][0]
+        digest = _digest(path)
+        if digest is None:
+            continue
+        if digest in first:
+            out[n] = (path, f"{COPY_OF}{first[digest]}")
+        else:
+            first[digest] = path
+
+
+def _digest(path: Path, limit: int | None = None) -> bytes | None:
+    """The SHA-256 of a file's bytes, or of its first ``limit`` bytes (None: it cannot be read
+    now; its reading says why)."""
     import hashlib
 
     digest = hashlib.sha256()
     try:
         with path.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
+            if limit is not None:
+                digest.update(handle.read(limit))
+            else:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(chunk)
     except OSError:
         return None
     return digest.digest()

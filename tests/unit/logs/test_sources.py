@@ -191,7 +191,27 @@ def test_an_audit_walks_its_folders_and_hashes_their_copies_once(
     shutil.copy(_LOG, root / "backup" / "one.jsonl")
     hashed: list[Path] = []
     real = sources._digest
-    monkeypatch.setattr(sources, "_digest", lambda path: hashed.append(path) or real(path))
+    # Whole-file hashes only (a head of 64 KB is hashed first, for files of one size).
+    monkeypatch.setattr(sources, "_digest", lambda path, limit=None: (hashed.append(path) if limit is None else None) or real(path, limit))
     assert main(["audit", str(root), "--quiet"]) == 0
     capsys.readouterr()
     assert sorted(hashed) == sorted([root / "one.jsonl", root / "backup" / "one.jsonl"])
+
+
+def test_files_of_one_size_are_compared_whole_only_when_their_heads_match(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copies are found by their heads first, then by their whole bytes: a file of the same size
+    and the same head as another but a different tail is no copy, an exact copy is, and a file
+    whose head differs is never read whole."""
+    head = b"x" * (sources._HEAD_BYTES + 10)
+    (tmp_path / "a.jsonl").write_bytes(head + b"tail-1")
+    (tmp_path / "b.jsonl").write_bytes(head + b"tail-2")  # same size, same head, another tail
+    (tmp_path / "c.jsonl").write_bytes(head + b"tail-1")  # a copy of a.jsonl
+    (tmp_path / "d.jsonl").write_bytes(b"y" + head[1:] + b"tail-1")  # same size, another head
+    files = [(tmp_path / name, None) for name in ("a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl")]
+    whole: list[str] = []
+    digest = sources._digest
+    monkeypatch.setattr(sources, "_digest", lambda path, limit=None: (whole.append(path.name) if limit is None else None) or digest(path, limit))
+    marked = dict(sources._copies_marked(files))
+    assert marked == {tmp_path / "a.jsonl": None, tmp_path / "b.jsonl": None,
+                      tmp_path / "c.jsonl": f"copy of {tmp_path / 'a.jsonl'}", tmp_path / "d.jsonl": None}
+    assert whole == ["a.jsonl", "b.jsonl", "c.jsonl"]

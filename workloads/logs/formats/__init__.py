@@ -41,7 +41,7 @@ from prefixbench.workloads.logs.formats import (
 )
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS
-from prefixbench.workloads.logs.records import Record, iter_records
+from prefixbench.workloads.logs.records import READ_BUFFER, Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
 __all__ = ["FORMATS", "Evidence", "ImportContext", "LogFormat", "Replay"]
@@ -263,7 +263,7 @@ def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[Tr
             raise UserError(f"{path}: a database of the {binary.name} format read as {fmt.name} (--input {binary.name} reads it)")
         return _timed(fmt.read_file(path, ctx))
     torn: list[int] = []
-    requests, summary = fmt.read(path, _checked(path, iter_records(path, ctx.progress, torn), fmt), ctx)
+    requests, summary = fmt.read(path, _checked(path, iter_records(path, ctx.progress, torn, buffering=READ_BUFFER), fmt), ctx)
     if torn:  # a live log: its last line is still being written
         summary = replace(summary, skipped=(*summary.skipped, (torn[0], TORN_TAIL)))
     return _timed((requests, summary))
