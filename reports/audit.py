@@ -187,8 +187,18 @@ def _headline(result: AuditResult) -> str:
 
 def _ratio_basis(result: AuditResult) -> str:
     """What the headline's hit ratio is over, when not every request reports its cache use."""
-    reporting = sum(row.reported_cache_read is not None for row in result.rows)
-    if reporting == len(result.rows):
+    return ratio_basis(*reporting_requests(result))
+
+
+def reporting_requests(result: AuditResult) -> tuple[int, int]:
+    """(requests that report their cache use, requests): what :func:`ratio_basis` reads."""
+    return sum(row.reported_cache_read is not None for row in result.rows), len(result.rows)
+
+
+def ratio_basis(reporting: int, total: int) -> str:
+    """What a hit ratio is over, when not every one of ``total`` requests reports its cache use
+    (the terminal's and audit.md's headline, and report.html's): "" when every one does."""
+    if reporting == total:
         return ""
     if not reporting:
         return " (predicted: no request reports its cache use)"
@@ -648,7 +658,8 @@ def audit_html(result: AuditResult, what_if: list[dict[str, object]] | None = No
     if shown is not None:
         figures = (len(shown), len(result.rows), ["audit.csv", "audit.json"])
         record["requests_shown"] = {field.name: value for field, value in zip(REQUESTS_SHOWN_FIELDS, figures, strict=True)}
-    return audit_page(record, what_if)
+    # What the hit ratio is over, counted on every request (the page may draw only the worst).
+    return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)))
 
 
 def _text_file(path: Path):

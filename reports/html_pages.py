@@ -368,8 +368,15 @@ def _lane_label(file: str, lane: str, many_files: bool) -> str:
     return f"{_short(file)} · {lane}" if many_files else lane
 
 
-def audit_page(record: dict, what_if: list[dict] | None) -> str:
-    """report.html of ``audit``. ``record`` is the ``--format json`` object (what_if added)."""
+def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = None) -> str:
+    """report.html of ``audit``. ``record`` is the ``--format json`` object (what_if added);
+    ``basis``: what its hit ratio is over (:func:`~prefixbench.reports.audit.ratio_basis`, the
+    terminal's words), counted from ``record``'s requests when not given."""
+    from prefixbench.reports.audit import ratio_basis
+
+    if basis is None:
+        requests = record["requests"]
+        basis = ratio_basis(sum(r["reported_cache_read"] is not None for r in requests), len(requests))
     data = dict(record)
     if what_if is not None:
         data["what_if"] = what_if
@@ -383,7 +390,7 @@ def audit_page(record: dict, what_if: list[dict] | None) -> str:
         from prefixbench.reports.advice import advice_html
 
         sections.append(("what-to-change", "What to change", advice_html(record)))
-    sections.append(("totals", "Totals", _audit_totals(totals, record)))
+    sections.append(("totals", "Totals", _audit_totals(totals, record, basis)))
     sections.append(("worst", "The worst requests", _audit_worst(record["requests"], many)))
     sections.append(("sessions", "Per session", _audit_roll_ups(record.get("sessions", []), "session")))
     sections.append(("days", "Per day (UTC)", _audit_roll_ups(record.get("days", []), "day")))
@@ -405,7 +412,7 @@ def audit_page(record: dict, what_if: list[dict] | None) -> str:
     if record.get("files"):
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []))))
     subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}, "
-                f"lost to misses {fmt_usd(totals['lost_usd'])}, hit ratio {fmt_pct(totals['hit_ratio'])}")
+                f"lost to misses {fmt_usd(totals['lost_usd'])}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}")
     return page("audit", "prefixbench audit", subtitle, sections, data)
 
 
@@ -485,7 +492,7 @@ def _audit_roll_ups(rolls: list[dict], what: str) -> str:
     return table(header, rows, css=f"rollup {what}s")
 
 
-def _audit_totals(totals: dict, record: dict) -> str:
+def _audit_totals(totals: dict, record: dict, basis: str = "") -> str:
     cells = [
         num("requests", totals["requests"], fmt_int(totals["requests"])),
         num("input", totals["input"], fmt_int(totals["input"])),
@@ -493,13 +500,17 @@ def _audit_totals(totals: dict, record: dict) -> str:
         num("cache_write", totals["cache_write"], fmt_int(totals["cache_write"])),
         num("cache_write_1h", totals.get("cache_write_1h", 0), fmt_int(totals.get("cache_write_1h", 0))),
         num("output", totals["output"], fmt_int(totals["output"])),
-        num("hit_ratio", totals["hit_ratio"], fmt_pct(totals["hit_ratio"])),
+        num("hit_ratio", totals["hit_ratio"], fmt_pct(totals["hit_ratio"]) + basis),
         num("cost_usd", totals["cost_usd"], fmt_usd(totals["cost_usd"])),
         num("lost_usd", totals["lost_usd"], fmt_usd(totals["lost_usd"])),
     ]
     header = ["requests", "uncached input", "cache read", "cache write", "of it 1 h", "output", "hit ratio", "paid", "lost to misses"]
+    # The tokens are what the provider reported; the hit ratio is over the requests that report
+    # their cache use, or the cache model's prediction where none does (the terminal's words).
+    said = ("Tokens as the provider reported them (a request that reports no usage adds nothing to them)"
+            + (f"; hit ratio{basis}" if basis else "") + ".")
     return table(header, [({"data-totals": "1"}, cells)]) + note(
-        "Tokens as the provider reported them. Lost: for each miss, the tokens that should have been read (what the "
+        said + " Lost: for each miss, the tokens that should have been read (what the "
         "lane's previous request left cached, or the shared head) paid at the write or input price instead."
     )
 

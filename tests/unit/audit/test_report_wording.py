@@ -1,0 +1,47 @@
+"""What a new user reading the docs found in ``audit``'s outputs: report.html says what its hit
+ratio is over and signs its dollars as the terminal does, the TTL fixes count and word what
+applies, the advice's dollars and counts agree and explain themselves, rows of a one-object JSON
+log are told apart, excerpts are escaped once, and audit.png panels and ticks say what they draw."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from prefixbench.reports.audit import audit_html, audit_table
+from prefixbench.workloads.audit.core import run_audit
+from tests.unit.audit.fixtures import write_jsonl
+from tests.unit.audit.test_rollups import _two_sessions
+
+
+def _mooncake(path: Path) -> Path:
+    """A trace without usage (every figure of it is the cache model's prediction)."""
+    return write_jsonl(path, [
+        {"timestamp": 0, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]},
+        {"timestamp": 9, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]},
+    ])
+
+
+def _text(html: str) -> str:
+    return re.sub(r"<[^>]+>", "", html)
+
+
+def test_the_page_says_what_its_hit_ratio_is_over_as_the_terminal_does(tmp_path: Path) -> None:
+    folder = _two_sessions(tmp_path / "logs")
+    _mooncake(folder / "trace.jsonl")
+    result = run_audit([folder])
+    said = "(of the 5 requests that report their cache use)"
+    assert said in audit_table(result)
+    html = audit_html(result)
+    subtitle = re.search(r"<header>.*?</header>", html).group(0)
+    assert said in subtitle
+    totals = _text(re.search(r'<section id="totals">.*?</section>', html).group(0))
+    assert said in totals
+
+
+def test_a_predicted_only_trace_does_not_pass_its_ratio_off_as_reported(tmp_path: Path) -> None:
+    result = run_audit([_mooncake(tmp_path / "trace.jsonl")])
+    said = "(predicted: no request reports its cache use)"
+    assert said in audit_table(result)
+    totals = _text(re.search(r'<section id="totals">.*?</section>', audit_html(result)).group(0))
+    assert said in totals
