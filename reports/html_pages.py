@@ -536,6 +536,7 @@ def _audit_causes(causes: list[dict], totals: dict) -> str:
 
 def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | None) -> str:
     from prefixbench.reports.html import Step, waterfall
+    from prefixbench.reports.whatif import saved_words
 
     paid = float(totals["cost_usd"])
     steps = [Step("paid", paid, "total", f"paid: {fmt_usd(paid)} for {totals['requests']:,} requests")]
@@ -552,7 +553,7 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
             continue
         saved = w["saved_usd"]
         steps.append(Step(f"fix: {w['fix']}", -saved, "alone" if saved >= 0 else "cost",
-                          f"{w['fix']} alone, from what was paid: {'saves ' + fmt_usd(saved) if saved >= 0 else 'costs ' + fmt_usd(-saved) + ' more'}"
+                          f"{w['fix']} alone, from what was paid: {saved_words(saved)}"
                           f" ({w['requests_changed']} requests changed, {w['tokens_to_read']:+,} tokens to read)"))
     return waterfall(steps, title="Paid -> lost by cause -> without the misses; then each fix alone, from what was paid") + note(
         "Grey bars are totals, red steps the dollars each cause lost. A fix bar (green: saves, amber: costs more) starts "
@@ -561,6 +562,8 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
 
 
 def _what_if_section(what_if: list[dict], many: bool) -> str:
+    from prefixbench.reports.whatif import saved_words
+
     rows = []
     for i, w in enumerate(what_if):
         applies = w["applies"]
@@ -570,15 +573,16 @@ def _what_if_section(what_if: list[dict], many: bool) -> str:
             Cell("yes" if applies else "no", "applies", applies),
             num("requests_changed", w["requests_changed"], "-" if not applies else fmt_int(w["requests_changed"])),
             num("tokens_to_read", w["tokens_to_read"], "-" if not applies else f"{w['tokens_to_read']:+,}"),
-            num("saved_usd", saved, "cannot apply" if saved is None else (fmt_usd(saved) if saved >= 0 else f"{fmt_usd(saved)} (costs more)")),
+            num("saved_usd", saved, "cannot apply" if saved is None else saved_words(saved)),
             w["assumption"],
             w.get("detail", ""),
         ]))
-    parts = [table(["fix", "applies", "requests changed", "tokens to read", "saved", "assumption", "what drove it / why not"], rows)]
+    parts = [table(["fix", "applies", "requests changed", "tokens to read", "dollars", "assumption", "what drove it / why not"], rows)]
     parts.append(note(
         "Each fix alone: the log is replayed through the same cache model twice (as logged, and with the fix), and the "
         "difference is applied to what the provider reported, so a request the fix does not touch costs what it cost. "
-        "Saved is signed: negative when the fix costs more (a 1 h write costs 2x the input price, a 5 m one 1.25x)."
+        "A fix that costs more says so in words, as the terminal does (the JSON's saved_usd is then negative): a 1 h "
+        "write costs 2x the input price, a 5 m one 1.25x."
     ))
     for w in what_if:
         if not w["applies"] or not w.get("lanes"):
@@ -588,12 +592,12 @@ def _what_if_section(what_if: list[dict], many: bool) -> str:
                 _lane_label(e["file"], e["lane"], many),
                 num("requests_changed", e["requests_changed"], fmt_int(e["requests_changed"])),
                 num("tokens_to_read", e["tokens_to_read"], f"{e['tokens_to_read']:+,}"),
-                num("saved_usd", e["saved_usd"], fmt_usd(e["saved_usd"])),
+                num("saved_usd", e["saved_usd"], saved_words(e["saved_usd"])),
                 e.get("note", ""),
             ])
             for e in w["lanes"]
         ]
-        parts.append(f"<h3>{_esc(w['fix'])} per lane</h3>" + table(["lane", "requests changed", "tokens to read", "saved", "note"], lane_rows))
+        parts.append(f"<h3>{_esc(w['fix'])} per lane</h3>" + table(["lane", "requests changed", "tokens to read", "dollars", "note"], lane_rows))
     return "".join(parts)
 
 

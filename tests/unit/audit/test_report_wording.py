@@ -45,3 +45,19 @@ def test_a_predicted_only_trace_does_not_pass_its_ratio_off_as_reported(tmp_path
     assert said in audit_table(result)
     totals = _text(re.search(r'<section id="totals">.*?</section>', audit_html(result)).group(0))
     assert said in totals
+
+
+def test_the_page_says_extra_cost_in_words_as_the_terminal_does(tmp_path: Path) -> None:
+    from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table
+    from prefixbench.workloads.audit.core import load_trace
+
+    folder = _two_sessions(tmp_path / "logs")
+    trace = load_trace([folder])
+    result = run_audit([folder], trace=trace)
+    fixes = run_what_if(trace, "ttl-1h", None, result)
+    assert fixes[0].saved_usd is not None and fixes[0].saved_usd < 0  # 1 h writes cost more here
+    terminal = what_if_table(fixes)
+    words = re.search(r"costs \$[0-9.,]+ more", terminal).group(0)
+    section = _text(re.search(r'<section id="what-if">.*?</section>', audit_html(result, what_if_records(fixes))).group(0))
+    assert words in section
+    assert not re.search(r"-\$[0-9]", section)  # no negative dollars, in the fix table or per lane
