@@ -61,3 +61,25 @@ def test_the_page_says_extra_cost_in_words_as_the_terminal_does(tmp_path: Path) 
     section = _text(re.search(r'<section id="what-if">.*?</section>', audit_html(result, what_if_records(fixes))).group(0))
     assert words in section
     assert not re.search(r"-\$[0-9]", section)  # no negative dollars, in the fix table or per lane
+
+
+def test_a_divergence_excerpt_is_escaped_once() -> None:
+    from prefixbench.simulator.wire import Envelope, Request, user_text
+    from prefixbench.workloads.logs.bodydiff import body_diff
+
+    family, ask = Envelope("anthropic", "claude-sonnet-4-5"), (user_text("go"),)
+    before = Request(family, ask, system="fix it\n\n[... tool result middle pruned ...] end")
+    after = Request(family, ask, system="fix it STOP")
+    found = body_diff(before, after)
+    assert found is not None and found.cause == "system-changed"
+    # The prompt is JSON text: its newline is already the two characters \n, shown once.
+    assert "\\\\" not in found.detail
+    assert "'\\n\\n[... tool result middle pruned" in found.detail and "' STOP" in found.detail
+
+
+def test_a_cut_that_ends_inside_an_escape_does_not_escape_the_closing_quote() -> None:
+    from prefixbench.workloads.logs.bodydiff import _quoted
+
+    assert _quoted("pruned ...]\\") == "'pruned ...]'"
+    assert _quoted("two \\\\") == "'two \\\\'"
+    assert _quoted("a\\nb") == "'a\\nb'"
