@@ -690,7 +690,7 @@ def _minutes(ms: int) -> str:
 
 
 def _gaps_text(g: tuple[int, int, int], middle: Sequence[int] = ()) -> str:
-    text = f"gaps: {g[0]} <= 5 m, {g[1]} in 5 m-1 h (a 1 h TTL keeps these warm), {g[2]} > 1 h"
+    text = f"gaps: {g[0]:,} <= 5 m, {g[1]:,} in 5 m-1 h (a 1 h TTL keeps these warm), {g[2]:,} > 1 h"
     if middle:
         shown = sorted(middle)
         text += " [" + ", ".join(_minutes(m) for m in shown[:10]) + (", ..." if len(shown) > 10 else "") + "]"
@@ -818,9 +818,15 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         lists = _lane_gap_lists(requests, summaries)
         anthropic_lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
         notes = {lane: _gaps_text(g, lists[lane][1]) for lane, g in gaps.items() if lane in anthropic_lanes}
-        total = [sum(g[i] for g in gaps.values()) for i in range(3)]
-        middle = [gap for lists in _lane_gap_lists(requests, summaries).values() for gap in lists[1]]
+        # Counted over the lanes the fix reaches (a provider that lets the client pick the TTL):
+        # another provider's gaps say nothing about what a TTL would keep warm.
+        total = [sum(g[i] for lane, g in gaps.items() if lane in anthropic_lanes) for i in range(3)]
+        middle = [gap for lane, found in lists.items() if lane in anthropic_lanes for gap in found[1]]
         detail = _gaps_text(tuple(total), middle)  # type: ignore[arg-type]
+        others = len(set(gaps) - anthropic_lanes)
+        if others:
+            detail = (f"over the {len(anthropic_lanes):,} lane(s) whose provider lets the client pick the TTL "
+                      f"({others:,} lane(s) of other providers left out: the fix does not reach them): {detail}")
         other = "1h" if name == "ttl-5m" else "5m"
         logged = [r.usage for r in _ttl_choosers(requests) if r.usage is not None and r.usage.cache_write]
         if logged and all((u.cache_write_1h == 0) if other == "1h" else (u.cache_write_1h == u.cache_write) for u in logged):

@@ -83,3 +83,19 @@ def test_a_cut_that_ends_inside_an_escape_does_not_escape_the_closing_quote() ->
     assert _quoted("pruned ...]\\") == "'pruned ...]'"
     assert _quoted("two \\\\") == "'two \\\\'"
     assert _quoted("a\\nb") == "'a\\nb'"
+
+
+def test_ttl_gaps_count_only_the_lanes_a_ttl_fix_reaches(tmp_path: Path) -> None:
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import _gaps_text, what_if
+
+    folder = _two_sessions(tmp_path / "logs")
+    write_jsonl(folder / "trace.jsonl", [  # Mooncake: no TTL a client can pick; 20 gaps of 1 s
+        {"timestamp": 1000 * n, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]} for n in range(21)
+    ])
+    requests, summaries = load_trace([folder])
+    (fix,) = what_if(list(requests), list(summaries), ["ttl-1h"])
+    # s1: 3 s, then 20 min; s2: 1 min: the Anthropic lanes' gaps only
+    assert "gaps: 2 <= 5 m, 1 in 5 m-1 h" in fix.detail
+    assert "1 lane(s) of other providers left out" in fix.detail
+    assert "15,804 <= 5 m" in _gaps_text((15804, 148, 17))
