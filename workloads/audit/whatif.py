@@ -285,8 +285,28 @@ def _has_breakpoints(r: TraceRequest) -> bool:
 
 def _plan_ttl(requests: list[TraceRequest], ttl: str) -> _Plan:
     if not _ttl_choosers(requests):
-        raise _CannotApply("no Anthropic requests in the log: only Anthropic lets the client choose a cache TTL")
+        raise _CannotApply(_no_ttl_choice(requests))
     return _Plan(requests, lambda r: ttl if _picks_ttl(r) else None)
+
+
+#: What a provider offers instead of a TTL per write, where it offers something (said when a
+#: ttl fix cannot apply to its requests; docs/providers.md).
+OTHER_TTL_KNOBS: dict[str, str] = {
+    "openai": "OpenAI has no TTL per write: its knob is prompt_cache_retention, \"in_memory\" (the default: a "
+    "prefix stays 5-10 min idle) or \"24h\" (extended retention: kept up to 24 h), set per request; this fix "
+    "does not re-simulate it",
+}
+
+
+def _no_ttl_choice(requests: Sequence[TraceRequest]) -> str:
+    """Why a ttl fix cannot apply: no request with usage of a provider that lets the client pick a
+    5 m or 1 h TTL (Anthropic's ``cache_control`` ttl, also through Bedrock); what the log's
+    providers offer instead, where they offer something."""
+    reason = ("no request of a provider that lets the client pick a 5 m or 1 h cache TTL (Anthropic's cache_control "
+              "ttl, also on Bedrock) reports its usage in the log")
+    providers = sorted({r.provider for r in requests})
+    knobs = [OTHER_TTL_KNOBS[p] for p in providers if p in OTHER_TTL_KNOBS]
+    return "; ".join([reason, *knobs])
 
 
 def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key, Pred]) -> _Plan:

@@ -99,3 +99,15 @@ def test_ttl_gaps_count_only_the_lanes_a_ttl_fix_reaches(tmp_path: Path) -> None
     assert "gaps: 2 <= 5 m, 1 in 5 m-1 h" in fix.detail
     assert "1 lane(s) of other providers left out" in fix.detail
     assert "15,804 <= 5 m" in _gaps_text((15804, 148, 17))
+
+
+def test_a_ttl_fix_on_an_openai_log_says_what_applies_there(tmp_path: Path) -> None:
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import what_if
+    codex = Path(__file__).parents[1] / "logs" / "fixtures" / "codex.jsonl"
+    requests, summaries = load_trace([codex])
+    assert {r.provider for r in requests} == {"openai"}
+    for fix in what_if(list(requests), list(summaries), ["ttl-1h", "ttl-5m", "ttl-auto"]):
+        assert not fix.applies
+        assert "only Anthropic" not in fix.detail
+        assert "prompt_cache_retention" in fix.detail and '"24h" (extended retention' in fix.detail
