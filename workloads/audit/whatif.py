@@ -73,7 +73,7 @@ from prefixbench.workloads.audit.core import (
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
-#: The two TTLs the ttl fixes choose between (the only provider that lets the client choose).
+#: The two TTLs the ttl fixes choose between (Anthropic's, also on Bedrock: the providers that let the client choose per write).
 _TTL_5M = ANTHROPIC.ttl_ms("5m") or 0
 _TTL_1H = ANTHROPIC.ttl_ms("1h") or 0
 #: Every fix ``--what-if`` knows, with what it assumes.

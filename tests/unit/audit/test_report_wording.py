@@ -111,3 +111,59 @@ def test_a_ttl_fix_on_an_openai_log_says_what_applies_there(tmp_path: Path) -> N
         assert not fix.applies
         assert "only Anthropic" not in fix.detail
         assert "prompt_cache_retention" in fix.detail and '"24h" (extended retention' in fix.detail
+
+
+def _change(lane: str, index: int, saved: str):
+    from decimal import Decimal
+
+    from prefixbench.workloads.audit.whatif import RequestChange
+
+    return RequestChange("f.jsonl", lane, index, 1, 0, 100, 100, 0, 0, Decimal(saved))
+
+
+def _fix(saved: str, changes: tuple):
+    from decimal import Decimal
+
+    from prefixbench.workloads.audit.whatif import WhatIf
+
+    return WhatIf("static-system", True, sum(c.index >= 0 for c in changes), 0, Decimal(saved), "assumed", "", (), changes)
+
+
+def test_advice_says_why_its_requests_and_dollars_differ_from_its_misses() -> None:
+    from decimal import Decimal
+    from types import SimpleNamespace
+
+    from prefixbench.workloads.audit.advice import _pattern_of_changes
+
+    misses = [SimpleNamespace(file="f.jsonl", lane="main", index=i, cause="system-changed") for i in range(3)]
+    other = SimpleNamespace(file="f.jsonl", lane="main", index=7, cause="unexplained")
+    by_key = {(r.file, r.lane, r.index): r for r in [*misses, other]}
+    fix = _fix("3.5", (*(_change("main", i, "1") for i in range(3)), _change("main", 7, "0.5")))
+    text = _pattern_of_changes("system-changed x3: $3.0000 lost", fix, misses, Decimal(3), by_key)
+    assert "also changes 1 request the audit put down to another cause (unexplained x1), saving $0.5000 there" in text
+    assert "so it saves $0.5000 more than its misses lost" in text
+    # Saving more on the misses themselves than their loss: said why.
+    alone = _fix("4", tuple(_change("main", i, "1.3333333") for i in range(3)))
+    assert "the loss counts only the tokens" in _pattern_of_changes("p", alone, misses, Decimal(3), by_key)
+    # No miss points at the fix: no unrelated cause passed off as its pattern.
+    cheaper = _fix("0.7", (_change("main", 7, "0.7"),))
+    text = _pattern_of_changes("unexplained x1", cheaper, [], Decimal(0), by_key)
+    assert text.startswith("no miss the audit found points at this fix") and "not on a miss" in text
+
+
+def test_advice_formats_dollars_and_cites_its_sources_without_nesting(tmp_path: Path, capsys) -> None:
+    from prefixbench.reports.advice import lost_text
+    from prefixbench.reports.cli import main
+    from prefixbench.workloads.audit.advice import AGENT_SETTINGS
+    from tests.unit.audit.test_advice import _audit, _paused
+
+    result = _audit(_paused(tmp_path))
+    for rec in result.recommendations:
+        assert not re.search(r"\d USD\b", rec.pattern + rec.detail), rec
+    assert main(["audit", str(tmp_path / "s1.jsonl"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert not re.search(r"\([^()]*\([^()]*https?://", out)  # no URL inside nested brackets
+    assert re.search(r"^   source: .*\[S\]: https://", out, re.M)  # the per-lane TTL settings: a secondary source
+    official = AGENT_SETTINGS[("claude-code", "ttl-5m")].source
+    assert "github.com/anthropics/claude-code" in official and "715494637" not in official
+    assert lost_text(0, ()) == "no miss" and lost_text(1.5, ("ttl-expired",)) == "$1.5000"
