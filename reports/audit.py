@@ -11,7 +11,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import msgspec
@@ -147,6 +147,26 @@ def _usd(value: Decimal | None) -> str:
     return "-" if value is None else format_usd(value)
 
 
+def usd_cents4(value: Decimal | float | None) -> str:
+    """Dollars at one precision for a whole column (the worst requests' *lost*): 4 decimals,
+    ``<$0.0001`` for a smaller amount above 0, ``$0`` for none, ``-`` for unknown."""
+    if value is None:
+        return "-"
+    amount = value if isinstance(value, Decimal) else Decimal(str(value))
+    if amount == 0:
+        return "$0"
+    if abs(amount) < Decimal("0.00005"):
+        return f"{'-' if amount < 0 else ''}<$0.0001"
+    return f"{'-' if amount < 0 else ''}${abs(amount).quantize(Decimal('0.0001'), rounding=ROUND_HALF_UP):,f}"
+
+
+def request_where(file: str, line: int, path: str = "", short=None) -> str:
+    """Where a request is: ``file:line``, and where in the line's record when one record holds
+    several requests (``gemini-session.json:1 messages[7]``)."""
+    name = (short or _short)(file)
+    return f"{name}:{line}" + (f" {path}" if path else "")
+
+
 #: Sessions the terminal table lists at most (those that lost the most); audit.md lists every one.
 SESSIONS_SHOWN = 20
 
@@ -233,8 +253,8 @@ def _worst_lines(result: AuditResult, worst: int, where_whole: str = "audit.md a
         ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "where", "detail"],
         [
             [
-                f"{_short(row.file)}:{row.line}", row.lane, f"{row.reported_cache_read or 0:,}",
-                f"{row.expected_cache_read:,}", _usd(row.lost_usd), row.cause or "", row.evidence or "",
+                request_where(row.file, row.line, row.path), row.lane, f"{row.reported_cache_read or 0:,}",
+                f"{row.expected_cache_read:,}", usd_cents4(row.lost_usd), row.cause or "", row.evidence or "",
                 short_where(row.location), ellipsize(visible(row.detail), DETAIL_WIDTH),
             ]
             for row in ranked
@@ -472,7 +492,7 @@ def _worst_details_markdown(result: AuditResult, worst: int) -> str:
     ranked = [row for row in _worst_rows(result, worst) if len(visible(row.detail)) > DETAIL_WIDTH]
     if not ranked:
         return ""
-    items = "\n".join(f"- {md_code(f'{_short(row.file)}:{row.line}')} ({md_code(row.lane)}, {row.cause}): {md_code(row.detail)}"
+    items = "\n".join(f"- {md_code(request_where(row.file, row.line, row.path))} ({md_code(row.lane)}, {row.cause}): {md_code(row.detail)}"
                       for row in ranked)
     return f"## Details of the worst requests\n\nThe whole text of each detail the table above cut.\n\n{items}\n\n"
 

@@ -426,6 +426,7 @@ def _audit_worst(requests: list[dict], many: bool) -> str:
     """The misses that lost the most dollars (then tokens), each with its cause and detail; a long
     detail is cut at a word boundary, its whole text one hover (and one click: the cell's
     ``<details>``) away."""
+    from prefixbench.reports.audit import request_where, usd_cents4
     from prefixbench.reports.textable import ellipsize
     from prefixbench.workloads.audit.causes import CAUSES
 
@@ -440,11 +441,12 @@ def _audit_worst(requests: list[dict], many: bool) -> str:
         detail = r["detail"] or ""
         short = ellipsize(detail, DETAIL_CHARS)
         rows.append(({"data-worst": str(i)}, [
-            f"{_short(r['file'])}:{r['line']}" if many else f"line {r['line']}",
+            request_where(r["file"], r["line"], r.get("path", ""), _short) if many
+            else f"line {r['line']}" + (f" {r['path']}" if r.get("path") else ""),
             r["lane"], _when(r["timestamp"]),
             num("reported_cache_read", r["reported_cache_read"], fmt_int(r["reported_cache_read"] or 0)),
             num("expected_cache_read", r["expected_cache_read"], fmt_int(r["expected_cache_read"])),
-            num("lost_usd", r["lost_usd"], "-" if r["lost_usd"] is None else fmt_usd(r["lost_usd"])),
+            num("lost_usd", r["lost_usd"], usd_cents4(r["lost_usd"])),
             Cell(r["cause"], tip=f"{r['cause']} ({r['evidence']}): {CAUSES.get(r['cause'], '')}", css="cause", colour=cause_colour(r["cause"])),
             Cell(short, tip=detail if short != detail else None, css="detail", more=detail if short != detail else None),
         ]))
@@ -689,7 +691,8 @@ def _audit_requests(requests: list[dict], many: bool, lane_sizes: dict[tuple[str
                             ("write1h", float(long_), WRITTEN_1H), ("uncached", float(uncached), UNCACHED))
             else:
                 segments = (("unreported", float(r["predicted_cache_read"] + r["predicted_cache_write"] + r["predicted_uncached"]), REJECTED),)
-            tip = (f"{lane} #{r['index']} (line {r['line']}, {r['timestamp'] or 'no time'}) {r['model']}\n"
+            tip = (f"{lane} #{r['index']} (line {r['line']}{' ' + r['path'] if r.get('path') else ''}, "
+                   f"{r['timestamp'] or 'no time'}) {r['model']}\n"
                    + (f"read {read:,} · write {write:,} (1 h {long_:,}) · uncached {uncached:,} · output {r['reported_output'] or 0:,}\n"
                       if reported else "the log reports no usage for this call\n")
                    + f"predicted read {r['predicted_cache_read']:,}, write {r['predicted_cache_write']:,}"

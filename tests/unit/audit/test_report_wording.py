@@ -167,3 +167,49 @@ def test_advice_formats_dollars_and_cites_its_sources_without_nesting(tmp_path: 
     official = AGENT_SETTINGS[("claude-code", "ttl-5m")].source
     assert "github.com/anthropics/claude-code" in official and "715494637" not in official
     assert lost_text(0, ()) == "no miss" and lost_text(1.5, ("ttl-expired",)) == "$1.5000"
+
+
+def test_requests_of_a_one_object_json_session_are_told_apart(tmp_path: Path) -> None:
+    import csv
+    import io
+    import json
+
+    from prefixbench.reports.audit import audit_csv, audit_json, audit_markdown
+
+    def model(mid: str, ts: str, prompt: int, cached: int) -> dict:
+        return {"id": mid, "timestamp": ts, "type": "gemini", "content": "ok", "model": "gemini-2.5-pro",
+                "tokens": {"input": prompt, "output": 5, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 5}}
+
+    session = {
+        "sessionId": "s-1", "projectHash": "p", "startTime": "2025-09-03T00:00:00.000Z",
+        "lastUpdated": "2025-09-03T00:01:00.000Z",
+        "messages": [
+            {"id": "u1", "timestamp": "2025-09-03T00:00:00.000Z", "type": "user", "content": "go"},
+            model("m1", "2025-09-03T00:00:02.000Z", 9000, 0),
+            {"id": "u2", "timestamp": "2025-09-03T00:00:10.000Z", "type": "user", "content": "more"},
+            model("m2", "2025-09-03T00:00:12.000Z", 9500, 0),
+            {"id": "u3", "timestamp": "2025-09-03T00:00:20.000Z", "type": "user", "content": "again"},
+            model("m3", "2025-09-03T00:00:22.000Z", 9900, 4000),
+        ],
+    }
+    log = tmp_path / "gemini-session.json"
+    log.write_text(json.dumps(session))
+    result = run_audit([log])
+    assert [row.line for row in result.rows] == [1, 1, 1]
+    assert [row.path for row in result.rows] == ["messages[1]", "messages[3]", "messages[5]"]
+    assert [r["path"] for r in json.loads(audit_json(result))["requests"]] == ["messages[1]", "messages[3]", "messages[5]"]
+    assert [r["path"] for r in csv.DictReader(io.StringIO(audit_csv(result)))] == ["messages[1]", "messages[3]", "messages[5]"]
+    table = audit_table(result)
+    worst = [line for line in table.splitlines() if line.startswith("gemini-session.json:1 messages[")]
+    assert worst, table
+    assert "gemini-session.json:1 messages[" in audit_markdown(result)
+
+
+def test_the_worst_requests_lost_column_has_one_precision() -> None:
+    from decimal import Decimal
+
+    from prefixbench.reports.audit import usd_cents4
+
+    assert [usd_cents4(Decimal(v)) for v in ("0.0617", "0.006356", "0.00009225", "0.00001", "0")] == [
+        "$0.0617", "$0.0064", "$0.0001", "<$0.0001", "$0"]
+    assert usd_cents4(None) == "-" and usd_cents4(Decimal("12.34567")) == "$12.3457"
