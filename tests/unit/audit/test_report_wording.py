@@ -213,3 +213,59 @@ def test_the_worst_requests_lost_column_has_one_precision() -> None:
     assert [usd_cents4(Decimal(v)) for v in ("0.0617", "0.006356", "0.00009225", "0.00001", "0")] == [
         "$0.0617", "$0.0064", "$0.0001", "<$0.0001", "$0"]
     assert usd_cents4(None) == "-" and usd_cents4(Decimal("12.34567")) == "$12.3457"
+
+
+def _clock_session(folder: Path, name: str, start_minute: int) -> None:
+    from tests.unit.audit.fixtures import Transcript, cc_usage
+
+    t = Transcript(name)
+    t.user("go", f"2025-09-03T00:{start_minute:02d}:00.000Z", root=True)
+    t.assistant(f"{name}-r1", f"2025-09-03T00:{start_minute:02d}:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    t.user("more", f"2025-09-03T00:{start_minute:02d}:40.000Z", tool=True)
+    t.assistant(f"{name}-r2", f"2025-09-03T00:{start_minute:02d}:42.000Z", [cc_usage(3, 200, 15000, 9)])
+    write_jsonl(folder / f"{name}.jsonl", t.lines)
+
+
+def test_audit_png_gives_reported_files_their_panels_and_folds_the_predicted_ones(tmp_path: Path) -> None:
+    from prefixbench.reports.audit import CHART_PANELS, audit_figure, chart_panels
+
+    folder = tmp_path / "logs"
+    for n in range(3):
+        _clock_session(folder, f"s{n}", n)
+    for n in range(CHART_PANELS + 2):
+        _mooncake(folder / f"trace-{n:02d}.jsonl")
+    result = run_audit([folder])
+    panels, order = chart_panels(result)
+    assert order[:3] == [str(folder / f"s{n}.jsonl") for n in range(3)]
+    assert order[3] == f"{CHART_PANELS + 2} files that report no cache use, in order" and len(order) == 4
+    assert sum(len(rows) for rows in panels.values()) == len(result.rows)  # nothing left out
+    titles = [ax.get_title() for ax in audit_figure(result).axes]
+    assert titles[0].startswith("s0.jsonl (2 requests)") and "predicted only" in titles[3]
+    # More reported files than panels: the last panel of theirs folds the rest.
+    many = tmp_path / "many"
+    for n in range(CHART_PANELS + 3):
+        _clock_session(many, f"s{n:02d}", n)
+    panels, order = chart_panels(run_audit([many]))
+    assert len(order) == CHART_PANELS and order[-1] == "4 more files that report their cache use, in order"
+
+
+def test_audit_png_on_a_short_capture_has_bars_and_readable_ticks(tmp_path: Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from prefixbench.reports.audit import audit_figure
+
+    folder = tmp_path / "logs"
+    _clock_session(folder, "s0", 0)  # 42 s
+    _clock_session(folder, "s1", 2)  # the same file would do; two files: the capture spans 2 min 42 s
+    from prefixbench.reports.audit import _time_bars
+
+    # Most requests seconds apart, one long gap: each bar still spans a fair share of the axis.
+    starts = [0, 1000, 1500, 2000, 150_000, 151_000]
+    _, widths = _time_bars(starts)
+    assert min(widths) * 86_400_000 >= 151_000 / (3 * len(starts)) - 1
+    fig = audit_figure(run_audit([folder]))
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert labels and all(re.fullmatch(r"\d\d:\d\d:\d\d", label) for label in labels), labels
+    assert ax.get_xlabel() == "time (UTC), 2025-09-03"
