@@ -269,3 +269,35 @@ def test_audit_png_on_a_short_capture_has_bars_and_readable_ticks(tmp_path: Path
     labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
     assert labels and all(re.fullmatch(r"\d\d:\d\d:\d\d", label) for label in labels), labels
     assert ax.get_xlabel() == "time (UTC), 2025-09-03"
+
+
+def test_every_request_of_a_one_object_session_has_its_own_path() -> None:
+    """Property: whatever the run of user and model messages of a one-object Gemini CLI session,
+    each counted call's path names its own message (``messages[i]``, a model message), once."""
+    import json
+    import tempfile
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from prefixbench.workloads.audit.core import load_trace
+
+    folder = Path(tempfile.mkdtemp(prefix="path-gemini-"))
+
+    @settings(max_examples=25, deadline=None)
+    @given(kinds=st.lists(st.sampled_from(["user", "gemini"]), min_size=1, max_size=12))
+    def case(kinds: list[str]) -> None:
+        messages = []
+        for n, kind in enumerate(kinds):
+            message = {"id": f"m{n}", "timestamp": f"2025-09-03T00:00:{n * 2:02d}.000Z", "type": kind, "content": "x"}
+            if kind == "gemini":
+                message |= {"model": "gemini-2.5-pro", "tokens": {"input": 2000 + n, "output": 3, "cached": 0, "total": 2003 + n}}
+            messages.append(message)
+        path = folder / "session.json"
+        path.write_text(json.dumps({"sessionId": "s", "projectHash": "p", "messages": messages}))
+        requests, _ = load_trace([path])
+        paths = [r.path for r in requests]
+        assert len(set(paths)) == len(paths) == kinds.count("gemini")
+        assert all(kinds[int(p[len("messages["):-1])] == "gemini" for p in paths)
+
+    case()
