@@ -11,11 +11,12 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from pathlib import Path
 
 import msgspec
 
+from prefixbench.reports.auditwords import ratio_basis, request_where, usd_cents4
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
@@ -147,26 +148,6 @@ def _usd(value: Decimal | None) -> str:
     return "-" if value is None else format_usd(value)
 
 
-def usd_cents4(value: Decimal | float | None) -> str:
-    """Dollars at one precision for a whole column (the worst requests' *lost*): 4 decimals,
-    ``<$0.0001`` for a smaller amount above 0, ``$0`` for none, ``-`` for unknown."""
-    if value is None:
-        return "-"
-    amount = value if isinstance(value, Decimal) else Decimal(str(value))
-    if amount == 0:
-        return "$0"
-    if abs(amount) < Decimal("0.00005"):
-        return f"{'-' if amount < 0 else ''}<$0.0001"
-    return f"{'-' if amount < 0 else ''}${abs(amount).quantize(Decimal('0.0001'), rounding=ROUND_HALF_UP):,f}"
-
-
-def request_where(file: str, line: int, path: str = "", short=None) -> str:
-    """Where a request is: ``file:line``, and where in the line's record when one record holds
-    several requests (``gemini-session.json:1 messages[7]``)."""
-    name = (short or _short)(file)
-    return f"{name}:{line}" + (f" {path}" if path else "")
-
-
 #: Sessions the terminal table lists at most (those that lost the most); audit.md lists every one.
 SESSIONS_SHOWN = 20
 
@@ -213,16 +194,6 @@ def _ratio_basis(result: AuditResult) -> str:
 def reporting_requests(result: AuditResult) -> tuple[int, int]:
     """(requests that report their cache use, requests): what :func:`ratio_basis` reads."""
     return sum(row.reported_cache_read is not None for row in result.rows), len(result.rows)
-
-
-def ratio_basis(reporting: int, total: int) -> str:
-    """What a hit ratio is over, when not every one of ``total`` requests reports its cache use
-    (the terminal's and audit.md's headline, and report.html's): "" when every one does."""
-    if reporting == total:
-        return ""
-    if not reporting:
-        return " (predicted: no request reports its cache use)"
-    return f" (of the {reporting:,} requests that report their cache use)"
 
 
 def _causes_lines(result: AuditResult) -> list[str]:

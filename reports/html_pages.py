@@ -370,9 +370,9 @@ def _lane_label(file: str, lane: str, many_files: bool) -> str:
 
 def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = None) -> str:
     """report.html of ``audit``. ``record`` is the ``--format json`` object (what_if added);
-    ``basis``: what its hit ratio is over (:func:`~prefixbench.reports.audit.ratio_basis`, the
+    ``basis``: what its hit ratio is over (:func:`~prefixbench.reports.auditwords.ratio_basis`, the
     terminal's words), counted from ``record``'s requests when not given."""
-    from prefixbench.reports.audit import ratio_basis
+    from prefixbench.reports.auditwords import ratio_basis
 
     if basis is None:
         requests = record["requests"]
@@ -426,7 +426,7 @@ def _audit_worst(requests: list[dict], many: bool) -> str:
     """The misses that lost the most dollars (then tokens), each with its cause and detail; a long
     detail is cut at a word boundary, its whole text one hover (and one click: the cell's
     ``<details>``) away."""
-    from prefixbench.reports.audit import request_where, usd_cents4
+    from prefixbench.reports.auditwords import request_where, usd_cents4
     from prefixbench.reports.textable import ellipsize
     from prefixbench.workloads.audit.causes import CAUSES
 
