@@ -209,7 +209,7 @@ def _pattern_of_changes(pattern: str, w: WhatIf, rows: Sequence[AuditRow], lost:
     saved = w.saved_usd or Decimal(0)
     if not rows:
         return (f"no miss the audit found points at this fix: it saves on what the {w.requests_changed:,} request(s) it "
-                f"changes paid ({_causes_text(others) or 'none audited'}), e.g. a cheaper cache write, not on a miss")
+                "changes paid (e.g. a cheaper cache write), not on a miss")
     parts = [pattern]
     missed = sum((c.file, c.lane, c.index) in targeted for c in changes)
     if missed < len(rows):
