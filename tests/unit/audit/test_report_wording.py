@@ -208,7 +208,7 @@ def test_requests_of_a_one_object_json_session_are_told_apart(tmp_path: Path) ->
 def test_the_worst_requests_lost_column_has_one_precision() -> None:
     from decimal import Decimal
 
-    from prefixbench.reports.audit import usd_cents4
+    from prefixbench.reports.auditwords import usd_cents4
 
     assert [usd_cents4(Decimal(v)) for v in ("0.0617", "0.006356", "0.00009225", "0.00001", "0")] == [
         "$0.0617", "$0.0064", "$0.0001", "<$0.0001", "$0"]
