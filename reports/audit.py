@@ -772,6 +772,24 @@ def emit(text: str, stream=None) -> None:
     print(printable(text, getattr(stream, "encoding", None) or "utf-8"), file=stream)
 
 
+def nothing_to_audit(summaries) -> str:
+    """The error of an audit whose logs hold no model call: what the first file says instead
+    (a record skipped and why, or its first note), so the user knows where the calls are."""
+    read = [s for s in summaries if s.format not in ("copy", "unreadable")] or list(summaries)
+    first = read[0]
+    if first.skipped:
+        line, reason = first.skipped[0]
+        why = f"{first.file}:{line}: {reason}" + (f" ({len(first.skipped)} record(s) skipped)" if len(first.skipped) > 1 else "")
+    elif first.notes:
+        # The note that says why no call was read, where one does (else the file's first).
+        said = [n for n in first.notes if any(w in n for w in ("no call", "no usage", "no model call", "usage is"))]
+        why = f"{first.file}: {(said or list(first.notes))[0]}"
+    else:
+        why = f"{first.file}: read as {first.format}, no model call in it"
+    more = f"; {len(read) - 1} other file(s) hold none either" if len(read) > 1 else ""
+    return f"nothing to audit: no model call with usage in the logs given ({why}{more})"
+
+
 def total_bytes(files: list[tuple[Path, str | None]]) -> int:
     """Bytes of the log files an audit will read (for the progress bar), from the walk
     :func:`~prefixbench.workloads.logs.sources.find_log_files` made: the skipped files, copies
@@ -846,6 +864,8 @@ def run_audit_command(args) -> int:
             for line, reason in summary.skipped:
                 if reason == TORN_TAIL:
                     emit(visible(f"prefixbench: warning: {summary.file}:{line}: {reason}"), sys.stderr)
+        if not trace[0]:
+            raise UserError(nothing_to_audit(trace[1]))
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")
         result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace)

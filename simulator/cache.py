@@ -73,7 +73,8 @@ class CacheModel(Protocol):
     care ignore both.
 
     A model that also caches the model's reply defines :meth:`CachesOutput.observe_output`;
-    the provider calls it right after the request, with the reply rendered as a message unit.
+    the provider calls it right after the request, with the reply rendered as a message unit
+    (a captured reply of several messages: once a message, each after the ones before it).
     """
 
     name: str

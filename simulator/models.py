@@ -4,7 +4,8 @@
 * ``anthropic``: ``cache_control`` breakpoints, 20-block lookback, TTL (options: the
   keyword arguments of :class:`prefixbench.simulator.anthropic.AnthropicCache`)
 * ``openai``: exact prefix, pre-5.6 128-token steps or 5.6 breakpoints (``mode``,
-  ``retention``, ``ttl_ms``, ``lookback``)
+  ``retention``, ``ttl_ms``, ``lookback``, ``servers``, ``routing``, ``overflow_rpm``,
+  ``cache_output``)
 * ``deepseek``: prefix units, fixed interval, no write fee (``interval``, ``ttl_ms``,
   ``common_prefix_units``, ``cache_output``)
 * ``vllm``: 16-token hashed blocks, LRU free queue (``block_size``, ``capacity_blocks``,
@@ -73,6 +74,7 @@ _OPTIONS: dict[str, dict[str, Parser]] = {
         "servers": _text_int,
         "routing": _text,
         "overflow_rpm": _text_int_or_none,
+        "cache_output": _text_bool,
     },
     "deepseek": {
         "interval": _text_int,

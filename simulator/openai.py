@@ -40,6 +40,12 @@ https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching; the numb
   ``24h`` keeps it 24 h (``retention`` applies to pre-5.6 only; 5.6 rejects it). 5.6's
   ``prompt_cache_options.ttl='30m'`` is a minimum lifetime, modelled as 30 min idle.
   ``ttl_ms`` overrides either. An entry idle for ``ttl_ms`` or longer is gone.
+* **Output** (``cache_output``, pre-5.6 only; off by default, so sweeps keep their numbers;
+  the audit turns it on from ``ProviderRules.caches_output``). The cache also keeps a
+  response's tokens after its prompt (``observe_output``), so a next prompt that sends the
+  response back reads into it, in the same 128-token steps, as far as it holds the response
+  byte for byte. Measured on Codex traffic (the provider rules' module), no OpenAI page says
+  so. 5.6 stores entries only at breakpoints, and the end of a response is none it documents.
 """
 
 from __future__ import annotations
@@ -60,9 +66,9 @@ from prefixbench.simulator.providers.openai import (
     LOOKBACK,
     MIN_TOKENS,
 )
-from prefixbench.simulator.render import RenderedRequest
+from prefixbench.simulator.render import RenderedRequest, RenderedUnit
 from prefixbench.simulator.tokenizer import STREAM_BYTES, Tokenizer, make_tokenizer
-from prefixbench.simulator.tokens import TokenView, TokenizedModel, token_view
+from prefixbench.simulator.tokens import TokenView, TokenizedModel, reply_view, token_view
 from prefixbench.simulator.wire import Envelope
 
 OpenAIMode = Literal["pre-5.6", "5.6"]
@@ -94,6 +100,7 @@ class OpenAICache(TokenizedModel):
         servers: int = 1,
         routing: KeyRouting = "key",
         overflow_rpm: int | None = OVERFLOW_RPM,
+        cache_output: bool = False,
     ) -> None:
         """Args:
         mode: ``pre-5.6`` (1024 then 128-token steps) or ``5.6`` (implicit breakpoint, billed writes).
@@ -104,6 +111,7 @@ class OpenAICache(TokenizedModel):
         routing: ``key`` (a ``prompt_cache_key`` per conversation) or ``prefix`` (none sent).
         overflow_rpm: requests a minute of one (prefix, key) pair before the rest overflow
             to other machines; None: no overflow.
+        cache_output: keep each response's tokens after its prompt (``observe_output``; pre-5.6).
 
         Raises:
             UserError: a bad option, naming it.
@@ -124,7 +132,10 @@ class OpenAICache(TokenizedModel):
             raise UserError(f"openai: routing must be one of {', '.join(get_args(KeyRouting))}, got {routing!r}")
         if overflow_rpm is not None and not is_positive_int(overflow_rpm):
             raise UserError(f"openai: overflow_rpm must be a positive integer (requests a minute) or none, got {overflow_rpm!r}")
+        if not isinstance(cache_output, bool):
+            raise UserError(f"openai: cache_output must be true or false, got {cache_output!r}")
         self.tokenizer = make_tokenizer(tokenizer)
+        self.cache_output = cache_output
         self.mode: OpenAIMode = mode
         self.retention: Retention | None = retention if mode == "pre-5.6" else None
         self.ttl_ms = ttl_ms if ttl_ms is not None else _default_ttl(mode, retention)
@@ -135,17 +146,28 @@ class OpenAICache(TokenizedModel):
         self._trees: dict[tuple[Envelope, int], PrefixTree] = {}
         #: Per routing group, the ticks of its requests in the last minute.
         self._recent: dict[bytes, deque[int]] = {}
+        #: Per routing group, the machine its latest request went to (where its response is kept).
+        self._served: dict[bytes, int] = {}
 
     def server_of(self, rendered: RenderedRequest, envelope: Envelope, view: TokenView, tick: int) -> int:
         """The machine the request is routed to: its home one, or the next in turn when its
         (prefix, key) pair has already sent ``overflow_rpm`` requests in the last minute."""
         if self.servers == 1:
             return 0
+        group, home = self._route(rendered, envelope, view)
+        server = self._overflow(group, home, tick)
+        self._served[group] = server
+        return server
+
+    def _route(self, rendered: RenderedRequest, envelope: Envelope, view: TokenView) -> tuple[bytes, int]:
+        """The request's routing group and its home machine."""
         parts = [envelope.label().encode(), view.stream[: ROUTE_TOKENS * STREAM_BYTES]]
         if self.routing == "key":
             parts += [unit.data for unit in rendered.units[: rendered.first_message_unit + 1]]
         group = hashlib.sha256(b"\0".join(parts)).digest()
-        home = int.from_bytes(group[:8], "big") % self.servers
+        return group, int.from_bytes(group[:8], "big") % self.servers
+
+    def _overflow(self, group: bytes, home: int, tick: int) -> int:
         if self.overflow_rpm is None:
             return home
         recent = self._recent.setdefault(group, deque())
@@ -180,6 +202,19 @@ class OpenAICache(TokenizedModel):
                 return CacheVerdict(prompt, cached, prompt - cached)
             case _:
                 assert_never(self.mode)
+
+    def observe_output(self, rendered: RenderedRequest, envelope: Envelope, reply: RenderedUnit, tick: int) -> None:
+        """Keep the response after its prompt (prompt + reply), on the machine the prompt went to;
+        pre-5.6 with ``cache_output`` only (see the module doc)."""
+        if not self.cache_output or self.mode != "pre-5.6":
+            return
+        view = reply_view(token_view(rendered, self.tokenizer), reply, self.tokenizer)
+        server = 0
+        if self.servers > 1:
+            group, home = self._route(rendered, envelope, view)
+            server = self._served.get(group, home)
+        tree = self._trees.setdefault((envelope, server), PrefixTree())
+        tree.insert(view.stream, tick, stale_tick=tick - self.ttl_ms)
 
     def _breakpoint_hit(self, tree: PrefixTree, found: TreeMatch, view: TokenView) -> int:
         """Tokens up to the deepest readable breakpoint inside the shared prefix (0 if none)."""

@@ -163,6 +163,22 @@ class SimulatedProvider:
         self.observations[observation.index] = updated
         return updated
 
+    def record_reply(self, observation: Observation, request: Request, reply: tuple[Message, ...]) -> None:
+        """Show a cache model that stores output a captured reply: its messages as the next request
+        sends them back (a Responses call's output items may be more than one assistant message).
+
+        Each message is stored after the prompt and the messages before it, as
+        :meth:`record_output` stores one; a rejected request stores nothing.
+        """
+        on_output = getattr(self.cache, "observe_output", None)
+        if on_output is None or observation.is_rejected or not reply:
+            return
+        rendered = render_request(request)
+        for message in reply:
+            unit = render_message(message)
+            on_output(rendered, request.envelope, unit, observation.tick)
+            rendered = RenderedRequest((*rendered.units, unit), rendered.first_message_unit)
+
     def cache_prompt_tokens(self, rendered: RenderedRequest) -> int:
         """Prompt tokens of a request as the pricing model counts them."""
         counter = getattr(self.cache, "prompt_tokens", None)

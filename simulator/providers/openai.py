@@ -45,6 +45,8 @@ OPTIONS = (
                 help="requests a minute before the rest overflow to other machines (none: never)"),
     CacheOption(key="ttl_ms", default=None, seen="5-10 min idle, at most 1 h (in-memory); 24 h extended", source="O",
                 help="idle lifetime in ms (none: 5 min in memory, 24 h with retention=24h, 30 min on 5.6)"),
+    CacheOption(key="cache_output", default=False, seen="13 of 60 Codex reads past the previous prompt, into its response",
+                source="M", help="keep each response after its prompt (pre-5.6; off in sweeps, on in the audit: caches_output)"),
 )
 
 

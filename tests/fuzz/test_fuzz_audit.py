@@ -46,6 +46,18 @@ SEEDS: dict[str, list[dict]] = {
          "response": {"timestamp": 1748554705.0, "status_code": 200, "body_raw": "event: message_start\ndata: " + json.dumps({"type": "message_start", "message": {"usage": USAGE}}) + "\n\n"}},
         {"request": {"timestamp": 1748554706.0, "url": "https://api.openai.com/v1/responses", "body": {"model": "gpt-5.1", "input": "hi"}},
          "response": {"timestamp": 1748554707.0, "status_code": 200, "body": {"usage": {"input_tokens": 2000, "input_tokens_details": {"cached_tokens": 1024}, "output_tokens": 3}}}},
+        # A Responses call whose output items the next body sends back (the body model keeps them),
+        # and a DeepSeek chat-completions stream of reasoning and tool-call deltas.
+        {"request": {"timestamp": 1748554706.5, "url": "https://api.openai.com/v1/responses", "body": {"model": "gpt-5.1", "input": [
+            {"role": "user", "content": "hi"}, {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"},
+            {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"}, {"type": "function_call_output", "call_id": "c1", "output": "a"}]}},
+         "response": {"timestamp": 1748554707.0, "status_code": 200, "body": {"output": [
+             {"type": "reasoning", "summary": [{"type": "summary_text", "text": "s"}]}, {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}],
+             "usage": {"input_tokens": 2000, "input_tokens_details": {"cached_tokens": 1024}, "output_tokens": 3}}}},
+        {"request": {"timestamp": 1748554707.5, "url": "https://api.deepseek.com/chat/completions", "body": {"model": "deepseek-v4-flash", "messages": [{"role": "user", "content": "hi"}]}},
+         "response": {"timestamp": 1748554708.0, "status_code": 200, "body_raw": "data: " + json.dumps({"choices": [{"index": 0, "delta": {
+             "reasoning_content": "r", "tool_calls": [{"index": 0, "id": "c1", "function": {"name": "ls", "arguments": "{}"}}]}}]}) + "\n\ndata: " + json.dumps(
+             {"choices": [], "usage": {"prompt_tokens": 2000, "prompt_cache_hit_tokens": 1024, "prompt_cache_miss_tokens": 976}}) + "\n\ndata: [DONE]\n\n"}},
         # Gemini's own API: an explicit cache created, then read by a streamed call.
         {"request": {"timestamp": 1748554708.0, "method": "POST", "url": "https://generativelanguage.googleapis.com/v1beta/cachedContents",
                      "body": {"model": "models/gemini-2.5-flash", "contents": [{"role": "user", "parts": [{"text": "doc"}]}], "ttl": "600s"}},

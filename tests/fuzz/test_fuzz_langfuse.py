@@ -9,8 +9,9 @@ import json
 import tempfile
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from prefixbench.workloads.logs.formats.langfuse import read_details
 
 from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, to_json_line, write
 from tests.fuzz.test_fuzz_audit import SEEDS
@@ -55,3 +56,16 @@ def test_mutated_langfuse_exports_end_cleanly(importer_examples):
 
     case()
     tally.report()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 10**7), st.integers(0, 10**6), st.integers(0, 10**7), st.integers(0, 10**7))
+def test_a_total_above_the_buckets_is_only_said(input_n: int, output_n: int, read_n: int, extra: int) -> None:
+    """A sender's total above the buckets' sum never changes the usage read; what it counts beyond
+    them (past Langfuse's 1% tolerance) is the reading's ``unnamed``."""
+    details = {"input": input_n, "output": output_n, "input_cached_tokens": read_n}
+    buckets = input_n + output_n + read_n
+    total = buckets + extra
+    reading = read_details(details | {"total": total}, "x")
+    assert reading.usage == read_details(details, "x").usage
+    assert reading.unnamed == (extra if extra > max(1, total * 0.01) else 0)

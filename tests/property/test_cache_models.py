@@ -5,7 +5,8 @@ than the reference at the same granularity. ``T_ref`` below is the reference's c
 counted as whole tokens of the request (``tokens_within``). The models see requests only
 (``observe``), as the reference does: no replies, so no model can know more than it.
 
-* openai pre-5.6: ``rounded_hit(T_ref)`` exactly (every prompt here is over 1024 tokens).
+* openai pre-5.6: ``rounded_hit(T_ref)`` exactly (every prompt here is over 1024 tokens); with
+  ``cache_output`` too, when the reference is also shown each prompt + its reply.
 * openai 5.6: the deepest earlier prompt of the family that is a prefix, exactly.
 * deepseek: between the 128-token floor of ``min(T_ref, n - 1)`` and ``min(T_ref, n - 1)``.
 * vllm: ``floor(min(T_ref, n - 1) / 16) * 16`` exactly; radix: ``min(T_ref, n - 1)`` exactly.
@@ -32,7 +33,7 @@ from prefixbench.simulator.deepseek import DeepSeekCache
 from prefixbench.simulator.models import make_cache
 from prefixbench.simulator.openai import OpenAICache, rounded_hit
 from prefixbench.simulator.providers.openai import MIN_TOKENS
-from prefixbench.simulator.render import RenderedRequest, RenderedUnit, render_request
+from prefixbench.simulator.render import RenderedRequest, RenderedUnit, render_message, render_request
 from prefixbench.simulator.tokenizer import make_tokenizer
 from prefixbench.simulator.tokens import token_view, tokens_within
 from prefixbench.simulator.wire import Envelope, Message, Request, Text
@@ -100,6 +101,45 @@ def test_openai_pre_56_reads_the_reference_prefix_in_128_token_steps(sequence):
         check_common(rendered, t_ref, verdict)
         assert verdict.prompt_tokens >= MIN_TOKENS
         assert verdict.cached_tokens == rounded_hit(t_ref)
+
+
+@st.composite
+def replied_sequences(draw) -> list[tuple[Envelope, tuple[str, ...], str]]:
+    """Conversations of (family, prompt, reply): the next prompt sends the reply back, sends back
+    another text in its place, or starts afresh (prompts end on a user message)."""
+    parts: tuple[str, ...] = ()
+    reply = ""
+    found = []
+    for _ in range(draw(st.integers(1, 6))):
+        match draw(st.sampled_from(["send-back", "send-back", "replace", "fresh"])) if parts else "fresh":
+            case "send-back":
+                parts = (*parts, reply, draw(texts))
+            case "replace":
+                parts = (*parts, reply + draw(st.text(alphabet="xé", min_size=1, max_size=3)), draw(texts))
+            case "fresh":
+                parts = (draw(texts),)
+        reply = draw(texts)
+        found.append((draw(st.sampled_from(FAMILIES)), parts, reply))
+    return found
+
+
+@settings(max_examples=120, deadline=None)
+@given(replied_sequences())
+def test_openai_keeping_output_reads_what_it_shares_with_a_prompt_or_a_prompt_and_its_reply(sequence):
+    # With cache_output the model keeps each prompt + its reply too: exactly the reference's
+    # prefix, in 128-token steps, when the reference is shown both.
+    model, reference = OpenAICache(cache_output=True), ByteExactCache()
+    for tick, (envelope, parts, reply_text) in enumerate(sequence):
+        request = make_request(parts, envelope)
+        rendered = render_request(request)
+        t_ref = tokens_within(rendered, HEURISTIC, reference.match(rendered, envelope).cached_bytes)
+        verdict = model.observe(rendered, envelope, tick)
+        check_common(rendered, t_ref, verdict)
+        assert verdict.cached_tokens == rounded_hit(t_ref)
+        reply = Message("assistant", (Text(reply_text),))
+        model.observe_output(rendered, envelope, render_message(reply), tick)
+        reference.store(rendered, envelope)
+        reference.store(render_request(Request(envelope, (*request.messages, reply), request.system)), envelope)
 
 
 @settings(max_examples=120, deadline=None)

@@ -1,15 +1,33 @@
-"""A real Kimi CLI session read where it lives, from a local git copy of its repository (never
-copied into this project; the test skips without it):
+"""Real agent sessions read where they live, from a local git copy of each repository (never
+copied into this project; each test skips without it):
 
 * a Kimi CLI session (wire protocol 1.4, 2026-03-17: a user asks Kimi to explore a repository;
   15 calls on Kimi's coding endpoint) that github.com/MoonshotAI/kimi-code keeps as a test
   fixture of its legacy-session migration, its message ids replaced by ``chatcmpl-fixture-NNNN``
   (``packages/migration-legacy/test/fixtures/large-100msgs/wire.jsonl``, commit
   ``842e699a643d8a60647bd824d28255c56ad61a42``), from ``PREFIXBENCH_KIMI_CODE_REPO`` (default the
-  workplace's mirror).
+  workplace's mirror);
+* four OpenCode sessions their authors exported (``opencode export``) into their repositories:
+  github.com/italo-luz/pfm-categorization (claude-sonnet-5 on Anthropic, 21 calls),
+  github.com/w12z/Cap (glm-5.2 on Z.AI's coding plan, then gpt-5.6-sol through a reseller, 109
+  calls), github.com/iesta/TUIPTV (deepseek-v4-flash-free on OpenCode Zen, 89 calls) and
+  github.com/pai535Huang/matugen-theme-sync (gpt-5.6-sol on OpenAI, 16 calls), 2026-05 to 08,
+  OpenCode 1.14 to 1.18; ``OPENCODE_EXPORTS`` names each commit, path and env var (default the
+  workplace's mirror);
+* three Cline task folders' ``ui_messages.json`` committed to their repositories (2025-10 to
+  2026-01): github.com/CoreGems/Cline-Xray (Anthropic, 4 calls), github.com/Jeehunter/mcp-vscode-server
+  (DeepSeek, 60 calls) and github.com/haram-333/fineye (x-ai/grok-code-fast-1 and Claude through
+  Cline's own gateway, 24 calls); ``CLINE_TASKS`` names each commit and env var;
+* a pi session (pi's author's own: claude-opus-4-5, 214 calls, 2025-12-17) committed by mistake
+  to pi-mono's root, kept by the fork github.com/f5-sales-demo/xcsh (``session.jsonl`` at commit
+  ``a3dc8b7e4636fa49f5d3601e266db10b51f9983d``), from ``PREFIXBENCH_XCSH_REPO``;
+* a mini-swe-agent run on x-ai/grok-4-fast through OpenRouter (17 calls) committed as
+  ``last_mini_run.traj.json`` to github.com/pranay5255/YudaiV3 (commit
+  ``b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f``), from ``PREFIXBENCH_YUDAIV3_REPO``.
 
 What is checked is the log's own bookkeeping, recounted here from the raw fields (one request per
-StatusUpdate with token_usage; the audit's reads, uncached input and output equal to the log's
+Kimi StatusUpdate with token_usage, OpenCode step-finish, Cline api_req_started with usage, pi
+assistant message with usage, mini-swe-agent response with usage; the audit's reads, uncached input and output equal to the log's
 sums), and how well its reads are predicted.
 """
 
@@ -29,9 +47,68 @@ KIMI_CODE_COMMIT = "842e699a643d8a60647bd824d28255c56ad61a42"
 KIMI_SESSION = "packages/migration-legacy/test/fixtures/large-100msgs/wire.jsonl"
 
 
-def _show(repo: Path, commit: str, path: str, tmp_path: Path) -> Path:
+#: Sessions their authors exported with ``opencode export`` into their repositories: env var:
+#: (repository, commit, path, steps, (input, cache read, cache write, output + reasoning),
+#: {provider: (calls, reads within 3%)}), counted from the files.
+OPENCODE_EXPORTS = {
+    # OpenCode 1.17.18, claude-sonnet-5 on Anthropic, 2026-07-12/13: 20 of the 21 reads
+    # predicted exactly (the 4 reads of 0 after idling past 5 min among them); the miss is a read
+    # of 134,987 where 143,909 were cached a minute before.
+    "PREFIXBENCH_PFM_CATEGORIZATION_REPO": (
+        "italo-luz/pfm-categorization", "02016a9760d0eae814e77cf254c84bfa853480f0", "opencode-session.json",
+        21, (38, 1_555_785, 503_963, 71_366), {"anthropic": (21, 20)},
+    ),
+    # OpenCode 1.15.6, 2026-07-17: glm-5.2 on Z.AI's coding plan (OpenCode's zhipuai-coding-plan
+    # provider), then gpt-5.6-sol through a reseller (packyapi), read as OpenAI's.
+    "PREFIXBENCH_CAP_REPO": (
+        "w12z/Cap", "e0623713af23c1fe73b4b19beacb290f1839c4cc", "opencode-session.json",
+        109, (1_065_208, 10_523_392, 0, 44_793 + 61_884), {"zai": (42, 40), "openai": (67, 63)},
+    ),
+    # OpenCode 1.14.46, deepseek-v4-flash-free on OpenCode Zen, 2026-05-18.
+    "PREFIXBENCH_TUIPTV_REPO": (
+        "iesta/TUIPTV", "02606f2084cc6f45d86726db2c7fa98cbfb5dd38", "opencode_session.json",
+        89, (216_234, 6_844_032, 0, 69_242), {"deepseek": (89, 70)},
+    ),
+    # OpenCode 1.18.13, gpt-5.6-sol on OpenAI, 2026-08-08 (removed from the tree the next day).
+    "PREFIXBENCH_MATUGEN_THEME_SYNC_REPO": (
+        "pai535Huang/matugen-theme-sync", "06cdc1bd7ecfeba41ac29ed76f36b2133cb50958", "docs/opencode-session.json",
+        16, (79_828, 345_600, 0, 8_087), {"openai": (16, 12)},
+    ),
+}
+#: Cline task folders' ui_messages.json committed at their repositories' root (no
+#: api_conversation_history.json beside them): env var: (repository, commit, calls, {provider:
+#: (calls, reads within 3%)}), counted from the files.
+CLINE_TASKS = {
+    # claude-sonnet-4-5 on Anthropic, 2025-11-18: 4 calls, every read predicted exactly.
+    "PREFIXBENCH_CLINE_XRAY_REPO": ("CoreGems/Cline-Xray", "9dbbc27f2a0d0cc45874402f5466167c451c90a7", 4, {"anthropic": (4, 4)}),
+    # DeepSeek's handler (no model named; tokensIn 0, cacheWrites the miss count), 2025-10-15.
+    "PREFIXBENCH_MCP_VSCODE_SERVER_REPO": (
+        "Jeehunter/mcp-vscode-server", "f6859c745693e458bcec24a06f8d1df5f8178b00", 60, {"deepseek": (60, 55)},
+    ),
+    # Cline's own provider, a gateway: x-ai/grok-code-fast-1 then anthropic/claude-sonnet-4.5,
+    # 2026-01-05. Every grok read is a multiple of 64 tokens, 10 of the 19 of 128 (12,352 is 193 x 64).
+    "PREFIXBENCH_FINEYE_REPO": (
+        "haram-333/fineye", "3f3dddc79fb3ef725d4c07c4d95de21f2e9b3fb6", 24, {"xai": (19, 17), "anthropic": (5, 3)},
+    ),
+}
+#: A pi session (pi's author's own, claude-opus-4-5, 2025-12-17) committed by mistake to the
+#: root of pi-mono and removed five days later; a fork keeps it. One of its lines holds two
+#: records run together (a lost newline).
+PI_SESSION = ("PREFIXBENCH_XCSH_REPO", "f5-sales-demo/xcsh", "a3dc8b7e4636fa49f5d3601e266db10b51f9983d", "session.jsonl")
+#: mini-swe-agent 1.14.4's last run (its default ``last_mini_run.traj.json``), x-ai/grok-4-fast
+#: through OpenRouter, 17 calls, 2025-11.
+MINI_RUN = ("PREFIXBENCH_YUDAIV3_REPO", "pranay5255/YudaiV3", "b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f", "last_mini_run.traj.json")
+_URLS = (
+    {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"}
+    | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN)}
+    | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
+    | {env: f"github.com/{spec[0]}" for env, spec in CLINE_TASKS.items()}
+)
+
+
+def _show(repo: Path, commit: str, path: str, tmp_path: Path, env: str = "PREFIXBENCH_KIMI_CODE_REPO") -> Path:
     if shutil.which("git") is None or not repo.is_dir():
-        pytest.skip(f"no git copy of github.com/MoonshotAI/kimi-code at {repo}: clone it and set PREFIXBENCH_KIMI_CODE_REPO to read {path} at {commit}")
+        pytest.skip(f"no git copy of {_URLS[env]} at {repo}: clone it and set {env} to read {path} at {commit}")
     git_dir = repo / ".git" if (repo / ".git").is_dir() else repo
     shown = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{commit}:{path}"], capture_output=True, check=False)
     if shown.returncode != 0:
@@ -74,3 +151,112 @@ def test_kimi_cli_session_counts_what_the_log_sums_and_its_reads_are_predicted(t
     assert sum(f.read_within for f in result.files) == 13
     assert sum(r.predicted_cache_read == r.reported_cache_read for r in result.rows) == 13
     assert [r.index for r in result.rows if r.cause not in (None, "cold-start")] == [3]
+
+
+def _steps(path: Path) -> list[dict]:
+    """The tokens of every step an OpenCode export's assistant messages finished."""
+    doc = json.loads(path.read_text())
+    return [part["tokens"] for message in doc["messages"] for part in message.get("parts", []) if part.get("type") == "step-finish"]
+
+
+@pytest.mark.parametrize("env", sorted(OPENCODE_EXPORTS))
+def test_opencode_export_counts_what_the_log_sums_and_its_reads_are_predicted(env: str, tmp_path: Path) -> None:
+    repo, commit, where, calls, sums, providers = OPENCODE_EXPORTS[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    steps = _steps(path)
+    assert len(steps) == calls
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["opencode"]
+    t = result.totals
+    assert t.requests == calls
+    # Additive: OpenCode took the reads and writes out of input; reasoning is output.
+    assert t.input == sum(s["input"] for s in steps)
+    assert t.cache_read == sum(s["cache"]["read"] for s in steps)
+    assert t.cache_write == sum(s["cache"]["write"] for s in steps)
+    assert t.output == sum(s["output"] + s["reasoning"] for s in steps)
+    assert (t.input, t.cache_read, t.cache_write, t.output) == sums
+    (summary,) = result.files
+    assert any("own message totals" in n and "(the same" in n for n in summary.notes), summary.notes
+    rows = {p: [r for r in result.rows if r.provider == p] for p in {r.provider for r in result.rows}}
+    assert {p: (len(rs), sum(r.read_within for r in rs)) for p, rs in rows.items()} == providers
+    if "zai" in rows:
+        # Every GLM read is a multiple of 64 tokens (Z.AI publishes no block; its rules read to
+        # the token).
+        assert {r.model for r in rows["zai"]} == {"glm-5.2"}
+        assert all(r.reported_cache_read % 64 == 0 for r in rows["zai"])
+
+
+@pytest.mark.parametrize("env", sorted(CLINE_TASKS))
+def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(env: str, tmp_path: Path) -> None:
+    repo, commit, calls, providers = CLINE_TASKS[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, "ui_messages.json", tmp_path, env)
+    started = [json.loads(m["text"]) for m in json.loads(path.read_text()) if m.get("say") == "api_req_started" and m.get("text")]
+    used = [u for u in started if any(u.get(k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads"))]
+    assert len(used) == calls
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["cline"]
+    t = result.totals
+    assert t.requests == calls
+    sums = {k: sum(u.get(k) or 0 for u in used) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")}
+    assert (t.cache_read, t.output) == (sums["cacheReads"], sums["tokensOut"])
+    if sums["tokensIn"] == 0:  # DeepSeek's handler: cacheWrites is the miss count, the uncached input
+        assert (t.input, t.cache_write) == (sums["cacheWrites"], 0)
+    else:
+        assert (t.input, t.cache_write) == (sums["tokensIn"], sums["cacheWrites"])
+    rows = {p: [r for r in result.rows if r.provider == p] for p in {r.provider for r in result.rows}}
+    assert {p: (len(rs), sum(r.read_within for r in rs)) for p, rs in rows.items()} == providers
+    if "xai" in rows:
+        reads = [r.reported_cache_read for r in rows["xai"]]
+        assert all(n % 64 == 0 for n in reads) and sum(n % 128 == 0 for n in reads) == 10
+
+
+def test_pi_session_with_records_run_together_counts_what_the_log_sums(tmp_path: Path) -> None:
+    env, repo, commit, where = PI_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    decoder, values = json.JSONDecoder(), []
+    for line in path.read_text().splitlines():
+        text, at = line.strip(), 0
+        while at < len(text):
+            value, at = decoder.raw_decode(text, at)
+            values.append(value)
+    assert len(values) == len(path.read_text().splitlines()) + 1  # one line holds two records
+    usages = [
+        v["message"]["usage"] for v in values
+        if v.get("type") == "message" and v["message"].get("role") == "assistant" and v["message"].get("usage")
+    ]
+    counted = [u for u in usages if any(u[k] for k in ("input", "output", "cacheRead", "cacheWrite"))]  # 6 aborted calls report 0
+    assert (len(usages), len(counted)) == (220, 214)
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["pi"]
+    t = result.totals
+    assert t.requests == len(counted)
+    assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(u[k] for u in counted) for k in ("input", "output", "cacheRead", "cacheWrite"))
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (1_568, 46_995, 25_283_499, 982_512)
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    assert sum(r.read_within for r in result.rows) == 212
+
+
+def test_mini_swe_agent_run_on_grok_counts_what_the_log_sums_and_shows_xai_reads_to_the_token(tmp_path: Path) -> None:
+    env, repo, commit, where = MINI_RUN
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    doc = json.loads(path.read_text())
+    usages = [m["extra"]["response"]["usage"] for m in doc["messages"] if m.get("role") == "assistant" and "extra" in m]
+    assert len(usages) == doc["info"]["model_stats"]["api_calls"] == 17
+    prompts = [u["prompt_tokens"] for u in usages]
+    reads = [u["prompt_tokens_details"]["cached_tokens"] for u in usages]
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["swe-agent"]
+    t = result.totals
+    assert t.requests == 17 and {r.provider for r in result.rows} == {"xai"}
+    assert t.cache_read == sum(reads) == 116_644
+    assert t.input == sum(prompts) - sum(reads) == 28_889  # subset: the read is inside the prompt
+    assert t.output == sum(u["completion_tokens"] for u in usages) == 12_532
+    # xAI read the whole previous prompt but its last 5 tokens on 15 of the 16 follow-ups (the
+    # last read 151 of 14,624): to the token, where the rules' default read step is 128 tokens,
+    # so none of the 17 is predicted within 3% (each is short by up to a block).
+    assert [reads[k + 1] - prompts[k] for k in range(16)] == [-5] * 15 + [151 - prompts[15]]
+    assert sum(r.read_within for r in result.rows) == 0

@@ -2,7 +2,9 @@
 (github.com/langfuse/langfuse, ``packages/shared/scripts/seeder/utils/framework-traces/``; real
 traces of framework integrations, downloaded from the UI as ``{"trace", "observations"}``), from a
 local git copy of that repository (``PREFIXBENCH_LANGFUSE_REPO``, default the workplace's mirror).
-They are never copied into this project; the test skips without them.
+The worker's ChatML tests keep 20 such downloads, several of the same runs
+(``worker/src/__tests__/chatml/framework-traces/*.trace.json``), read the same way. They are
+never copied into this project; the test skips without them.
 
 What is checked is the log's own bookkeeping: one request per generation that carries usage, and
 the audited prompt plus output equal to the sum of the generations' ``usageDetails.total``.
@@ -39,14 +41,42 @@ TRACES = {
 }
 
 
+#: The traces Langfuse's worker tests its ChatML mapping on (the same downloads, more of them),
+#: file: (requests, sum of the buckets), counted from the files. Each sum equals the generations'
+#: usageDetails.total but Vertex AI's, whose total (2,023) is 1,173 above its buckets.
+WORKER_FOLDER = "worker/src/__tests__/chatml/framework-traces"
+WORKER_TRACES = {
+    "agno-2025-06-11.trace.json": (4, 3839),
+    "autogen-2025-06-06.trace.json": (1, 44),
+    "beeai-2025-08-01.trace.json": (3, 5542),
+    "claude-agent-2025-12-22.trace.json": (4, 266),
+    "crewai-2025-07-11.trace.json": (1, 354),
+    "csharp-agent-with-gemini-2026-03-09.trace.json": (3, 8461),
+    "google-adk-2025-08-28.trace.json": (2, 76),
+    "google-gemini-2025-08-01.trace.json": (1, 2061),
+    "koog-2025-08-26.trace.json": (2, 340),
+    "langgraph-js-2025-10-30.trace.json": (2, 444),
+    "langgraph-python-2025-08-22.trace.json": (2, 234),
+    "llamaindex-2025-06-05.trace.json": (1, 94),
+    "microsoft-agent-2025-12-17.trace.json": (2, 399),
+    "openai-agents-2025-09-30.trace.json": (2, 184),
+    "pydantic-ai-2025-06-06.trace.json": (1, 127),
+    "pydantic-ai-tools-2025-06-06.trace.json": (1, 127),
+    "pydantic-ai-tools-2025-12-04.trace.json": (4, 1524),
+    "pydantic-ai-with-gemini-2025-12-24.trace.json": (1, 199),
+    "vercel-aisdk-2025-11-17.trace.json": (2, 204),
+    "vertex-ai-2025-08-01.trace.json": (1, 850),
+}
+
+
 def _git_dir() -> Path:
     return REPO / ".git" if (REPO / ".git").is_dir() else REPO
 
 
-def _show(name: str, tmp_path: Path) -> Path:
+def _show(name: str, tmp_path: Path, folder: str = FOLDER) -> Path:
     if shutil.which("git") is None or not REPO.is_dir():
         pytest.skip(f"no git copy of langfuse at {REPO}")
-    shown = subprocess.run(["git", f"--git-dir={_git_dir()}", "show", f"HEAD:{FOLDER}/{name}"], capture_output=True, check=False)
+    shown = subprocess.run(["git", f"--git-dir={_git_dir()}", "show", f"HEAD:{folder}/{name}"], capture_output=True, check=False)
     if shown.returncode != 0:
         pytest.skip(f"{name} not in {REPO}")
     path = tmp_path / name
@@ -77,3 +107,22 @@ def test_a_trace_without_usage_is_one_line(tmp_path: Path) -> None:
     path = _show("google-vertex-tools-langchain-2025-09-19.json", tmp_path)
     with pytest.raises(UserError, match="no generation with token usage"):
         run_audit([path])
+
+
+@pytest.mark.parametrize("name", sorted(WORKER_TRACES))
+def test_the_worker_traces_count_their_buckets(name: str, tmp_path: Path) -> None:
+    path = _show(name, tmp_path, WORKER_FOLDER)
+    doc = json.loads(path.read_text())
+    served = [o for o in doc["observations"] if o.get("type") == "GENERATION" and o.get("usageDetails") and o.get("level") != "ERROR"]
+    requests, buckets = WORKER_TRACES[name]
+    assert len(served) == requests
+    result = run_audit([path])
+    t = result.totals
+    assert t.requests == requests
+    assert t.input + t.cache_read + t.cache_write + t.output == buckets
+    above = sum(o["usageDetails"]["total"] for o in served) - buckets
+    (summary,) = result.files
+    if above:
+        assert any(f"usageDetails.total is {above:,} tokens above the sum of the buckets" in n for n in summary.notes), summary.notes
+    else:
+        assert not any("above the sum of the buckets" in n for n in summary.notes)

@@ -21,9 +21,10 @@ DEEP = "[" * 100_000 + "]" * 100_000
 def test_a_captured_openai_answer_nested_too_deep_is_no_usage(tmp_path: Path, response: dict, capsys: pytest.CaptureFixture[str]) -> None:
     line = {"request": {"url": "https://api.openai.com/v1/responses", "body": {"model": "gpt-5", "input": "hi"}}, "response": response}
     (tmp_path / "c.jsonl").write_text(json.dumps(line) + "\n")
-    assert main(["audit", str(tmp_path / "c.jsonl"), "--quiet", "--format", "json"]) == 0
-    files = json.loads(capsys.readouterr().out)["files"]
-    assert files[0]["requests"] == 0 and files[0]["skipped"] == 1
+    assert main(["audit", str(tmp_path / "c.jsonl"), "--quiet", "--format", "json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    # The call skipped (no usage in the answer), so nothing is left to audit: one line saying so.
+    assert len(err) == 1 and err[0].startswith("prefixbench: error: nothing to audit:") and "c.jsonl:1: " in err[0]
 
 
 def test_a_results_file_nested_too_deep_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

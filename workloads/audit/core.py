@@ -893,6 +893,10 @@ class Predictor:
         if ttl is not None and rules.ttl_per_request:
             body = _with_ttl(body, ttl)
         seen = provider.send(body, tick, ready_tick=ready)
+        if r.reply and rules.caches_output:
+            # The provider keeps the response after the prompt: a next body that sends it back
+            # byte for byte reads into it.
+            provider.record_reply(seen, body, r.reply)
         written = seen.written_tokens if rules.bills_writes else 0
         return Prediction(
             seen.cached_tokens, written, seen.prompt_tokens - seen.cached_tokens - written, "body",
@@ -923,6 +927,8 @@ def _body_cache(provider: str, step: int | None = None) -> CacheModel:
     options = dict(rules.body_model_options)
     if step is not None and step != rules.block_tokens:
         options["block"] = step
+    if rules.caches_output:
+        options.setdefault("cache_output", True)
     return make_cache(rules.body_model, **options)
 
 
@@ -1158,7 +1164,7 @@ def _summarize(
         _cause_summaries(rows),
         _file_calibrations(rows, summaries, explicit.cost_by(caches, lambda c: c.file)),
         _totals(rows, caches),
-        _notes(rows, heads, prices, _output_replays(requests)) + tuple(explicit.notes(caches, requests)),
+        _notes(rows, heads, prices, _output_replays(requests), _body_replies(requests)) + tuple(explicit.notes(caches, requests)),
         _model_summaries(rows, prices, explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")),
         _agreement(rows),
         split_losses(rows),
@@ -1331,7 +1337,28 @@ def _output_replays(requests: list[TraceRequest]) -> int:
     )
 
 
-def _notes(rows: list[AuditRow], heads: Heads, prices: Prices, replays: int = 0) -> tuple[str, ...]:
+def _body_replies(requests: list[TraceRequest]) -> tuple[int, int]:
+    """Captured calls whose response the body model keeps (``TraceRequest.reply``, a provider that
+    caches output), and how many of them the next body of their lane sends back whole."""
+    kept = held = 0
+    last: dict[tuple[str, str], TraceRequest] = {}
+    for r in requests:
+        if r.body is None:
+            continue
+        lane = (r.file, r.lane)
+        prev = last.get(lane)
+        last[lane] = r
+        if prev is not None and prev.reply and prev.body is not None:
+            count = len(prev.body.messages)
+            held += r.body.messages[: count + len(prev.reply)] == (*prev.body.messages, *prev.reply)
+        if r.reply and rules_for(r.provider).caches_output:
+            kept += 1
+    return kept, held
+
+
+def _notes(
+    rows: list[AuditRow], heads: Heads, prices: Prices, replays: int = 0, replies: tuple[int, int] = (0, 0)
+) -> tuple[str, ...]:
     """Facts the report must state: no reported usage, unlogged heads, diagnostics, output
     caching assumed, prices."""
     notes = []
@@ -1375,6 +1402,14 @@ def _notes(rows: list[AuditRow], heads: Heads, prices: Prices, replays: int = 0)
             f"{replays} call(s) send their response back whole to a cache that keeps output (OpenAI: measured on Codex "
             "rollouts, not documented; DeepSeek: documented): the next call's read is predicted up to the previous prompt "
             "+ output; a read of the previous prompt alone is not counted as a miss"
+        )
+    kept, held = replies
+    if kept:
+        notes.append(
+            f"{kept} captured call(s) answered by a cache that keeps output (OpenAI: measured on Codex traffic, not "
+            f"documented; DeepSeek: documented): the byte-level model keeps each response after its prompt, and for {held} "
+            "of them the next body of the lane sent it back whole and reads into it; a read of the previous prompt alone "
+            "is not counted as a miss"
         )
     if prices.missing:
         notes.append(f"no price for {', '.join(sorted(prices.missing))}: their dollars are left out")

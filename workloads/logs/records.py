@@ -5,7 +5,9 @@ Records are read one at a time (a JSONL line, or one element of a JSON array suc
 problem is a :class:`~prefixbench.simulator.errors.UserError` naming ``file:line``: a line that is
 not JSON, binary content, text that is not UTF-8. One exception, asked for by the caller: the
 *torn tail* of a JSON-lines log an agent is still appending to (its last line, after whole
-records, cut short with no newline yet) ends the records instead, and its line is reported.
+records, cut short with no newline yet) ends the records instead, and its line is reported. A
+JSON-lines line that holds whole objects one after another (``{...}{...}``, a newline lost
+between two records) is read as those records, each on that line.
 """
 
 from __future__ import annotations
@@ -181,6 +183,12 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int]
         try:
             value, plain = _loads(text)
         except json.JSONDecodeError as exc:
+            glued = _glued(text) if exc.msg == "Extra data" else None
+            if glued is not None:
+                first = False
+                for value in glued:
+                    yield Record(line_no, value, True)
+                continue
             if torn is not None and not first and _breaks_off(raw, text, exc):
                 torn.append(line_no)
                 return
@@ -196,6 +204,25 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int]
         yield Record(line_no, value, plain)
     if progress is not None:
         progress(done)
+
+
+def _glued(text: str) -> list[object] | None:
+    """The objects of a line that holds two or more whole JSON objects one after another
+    (``{...}{...}``: a writer dropped the newline between two records, as one committed pi
+    session shows); None when the line is anything else, which stays an error."""
+    values: list[object] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos] != "{":
+            return None
+        try:
+            value, pos = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):  # malformed, a number too long, nesting too deep
+            return None
+        values.append(value)
+        while pos < len(text) and text[pos] in " \t":
+            pos += 1
+    return values if len(values) > 1 else None
 
 
 def _breaks_off(raw: bytes, text: str, exc: json.JSONDecodeError) -> bool:

@@ -43,7 +43,7 @@ from typing import Literal, TypeAlias
 
 import msgspec
 from prefixbench.simulator.usage import Usage as Usage  # the normalized usage, re-exported
-from prefixbench.simulator.wire import Request
+from prefixbench.simulator.wire import Message, Request
 
 #: What a lane is: the agent's own thread, a subagent, a compaction call, a side call (titles,
 #: quota checks), or a trace request (Mooncake: no agent structure at all).
@@ -153,6 +153,12 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: Where in the line's record the request is, when one record holds several (a one-object
     #: JSON session: ``messages[7]``; an agent trace: ``requests[2].requests[0]``); "" otherwise.
     path: str = ""
+    #: A captured call's response as the next request of its lane sends it back: the assistant
+    #: messages the body's ``output`` items (Responses) or its message (chat completions) read
+    #: to (:mod:`prefixbench.workloads.logs.captured_reply`). A body replay keeps them after the
+    #: prompt where the provider's cache keeps output (``ProviderRules.caches_output``). Empty
+    #: where the log does not hold the response.
+    reply: tuple[Message, ...] = ()
 
     @property
     def envelope_dict(self) -> dict[str, str]:

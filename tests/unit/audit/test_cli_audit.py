@@ -126,10 +126,16 @@ def test_the_steps_after_the_reading_are_said_only_when_the_work_is_long(capsys:
     assert capsys.readouterr().err == ""
 
 
-def test_a_file_without_model_calls_still_writes_every_output(tmp_path: Path) -> None:
+def test_a_file_without_model_calls_is_one_line_naming_why_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing to audit is said, not reported as an audit of 0 requests at a 0.0% hit ratio."""
     log = write_jsonl(tmp_path / "rollout-old.jsonl", [{"id": "x", "timestamp": "2025-05-01T10:00:00Z", "instructions": None}])
-    assert main(["audit", str(log), "--out", str(tmp_path / "out"), "--junit", str(tmp_path / "j.xml"), "--quiet"]) == 0
-    assert len(list((tmp_path / "out").iterdir())) == 5  # audit.md, .csv, .json, .png and report.html
+    assert main(["audit", str(log), "--out", str(tmp_path / "out"), "--junit", str(tmp_path / "j.xml"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("prefixbench: error: nothing to audit: no model call with usage in the logs given (")
+    assert "no token_count events" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists() and not (tmp_path / "j.xml").exists()
 
 
 def test_many_files_share_one_chart_panel(tmp_path: Path) -> None:

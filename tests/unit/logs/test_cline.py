@@ -461,3 +461,21 @@ def test_every_reader_s_times_are_checked_before_the_audit() -> None:
 
     with pytest.raises(UserError, match=r"ui_messages.json:\d+: timestamp 100000000000000000000 is not a plausible time"):
         import_file(TASKS / "deepseek-metadata" / "ui_messages.json", replace(CLINE, read=lax), ImportContext())
+
+
+def test_an_audit_of_no_model_call_is_one_line_not_an_empty_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A file named on the command line that holds no call with usage (bare chat messages, as a
+    trajectory's messages or a task's api_conversation_history.json keep them) printed a whole
+    report of 0 requests, "hit ratio 0.0%", exit 0 (and --min-hit-ratio failed it on 0%)."""
+    path = tmp_path / "local.traj.json"
+    path.write_text(json.dumps([{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}], indent=2))
+    assert main(["audit", str(path), "--quiet", "--min-hit-ratio", "0.5"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: nothing to audit: no model call with usage in the logs given ({path}: chat messages with no "
+        "usage (as a Cline task's api_conversation_history.json keeps them, its usage in the ui_messages.json beside it), "
+        "so no call is read here)")
+    history = tmp_path / "task" / "api_conversation_history.json"
+    history.parent.mkdir()
+    shutil.copy(TASKS / "anthropic-modelinfo" / "api_conversation_history.json", history)
+    assert main(["audit", str(history), "--quiet"]) == 2
+    assert "without its ui_messages.json: the usage is there" in capsys.readouterr().err

@@ -438,3 +438,24 @@ def test_an_explicit_input_on_content_of_no_format_is_refused(tmp_path: Path, na
 def test_a_record_of_another_format_names_the_input_that_reads_it() -> None:
     with pytest.raises(UserError, match=r"a codex record in a file read as pi \(--input codex reads it\)$"):
         import_file(fixture("codex"), FORMATS["pi"], ImportContext())
+
+
+@pytest.mark.parametrize(("first", "then"), [("codex", "pi"), ("pi", "claude-code"), ("claude-code", "codex")])
+def test_another_log_appended_past_the_first_lines_is_refused(
+    tmp_path: Path, first: str, then: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two logs concatenated into one file: the second's records, past the lines the format check
+    reads, were skipped unseen (a Codex rollout with a pi session after it: 39 requests audited,
+    the pi session's 439 and $30.33 gone, exit 0). Now one line naming the first such record."""
+    from prefixbench.reports.cli import main
+
+    fixtures = Path(__file__).parent / "fixtures"
+    head = (fixtures / f"{first}.jsonl").read_text()
+    padding = "\n" * 300  # blank lines: the second log starts past the first 200 lines
+    log = tmp_path / "two.jsonl"
+    log.write_text(head + padding + (fixtures / f"{then}.jsonl").read_text())
+    line = head.count("\n") + 300 + 1
+    assert main(["audit", str(log), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: {log}:{line}: a {then} record in a file read as {first}: another log appended to this one? "
+        "(a file is one log; split it, or audit each part)")

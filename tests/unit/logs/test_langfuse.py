@@ -222,3 +222,18 @@ def test_a_cost_beyond_any_float_is_no_cost_figure(tmp_path: Path) -> None:
     path.write_text(page(gen(costDetails={"total": 10**400}), gen(id="h", costDetails={"total": 0.5})))
     requests, summary = import_file(path, FORMATS["langfuse"], ImportContext())
     assert len(requests) == 2 and any("sum to $0.5000" in n for n in summary.notes)
+
+
+def test_a_total_above_the_buckets_is_said_not_counted(tmp_path: Path) -> None:
+    # Langfuse's Vertex AI trace of gemini-2.5-flash gives input 5, output 845 and total 2,023:
+    # the rest are tokens no bucket names. The buckets are counted, the gap is said.
+    reading = read_details({"input": 4, "output": 30, "total": 100}, "x")
+    assert (reading.usage, reading.unnamed) == (Usage(uncached=4, output=30, cache_reported=False), 66)
+    assert read_details({"input": 4, "output": 30, "total": 34}, "x").unnamed == 0
+    assert read_details({"input": 400, "output": 300, "total": 707}, "x").unnamed == 0  # within Langfuse's 1%
+    path = tmp_path / "vertex.json"
+    path.write_text(page(gen(model="gemini-2.5-flash", usageDetails={"input": 4, "output": 30, "total": 100}),
+                         gen(id="h", model="gemini-2.5-flash", usageDetails={"input": 6, "output": 2, "total": 8})))
+    requests, summary = read(path)
+    assert sum(r.usage.uncached + r.usage.output for r in requests) == 42
+    assert any(n.startswith("1 generation(s): usageDetails.total is 66 tokens above the sum of the buckets") for n in summary.notes)

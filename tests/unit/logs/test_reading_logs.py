@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.logs.records import iter_records
 from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
 
 
@@ -44,6 +45,27 @@ def test_truncated_line_names_its_line(tmp_path: Path) -> None:
     path.write_bytes(path.read_bytes()[: -len(b'{"parentUuid": "s1-u2", "type": "assis')] + b"not json")
     with pytest.raises(UserError, match=rf"{path}:3: "):
         load_trace([path])
+
+
+def test_records_run_together_on_one_line_are_read_as_those_records(tmp_path: Path) -> None:
+    # A writer that lost the newline between two records leaves "{...}{...}" on one line (a
+    # committed pi session has one): both are read, each on that line; the audit counts both.
+    t = Transcript()
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 2000, 0, 5)])
+    t.user("again", "2025-09-03T00:00:10.000Z")
+    t.assistant("r2", "2025-09-03T00:00:12.000Z", [cc_usage(4, 100, 2000, 7)])
+    path = tmp_path / "s.jsonl"
+    lines = [json.dumps(line) for line in t.lines]
+    path.write_text(lines[0] + "\n" + lines[1] + lines[2] + "\n" + lines[3] + "\n")
+    assert [(r.line, r.value) for r in iter_records(path)] == [(1, t.lines[0]), (2, t.lines[1]), (2, t.lines[2]), (3, t.lines[3])]
+    requests, _ = load_trace([path])
+    assert [r.usage.cache_read for r in requests] == [0, 2000]
+    # Anything else after a whole record is still an error naming its line.
+    for tail in (" x", "[1]", '{"cut": ', ", {}"):
+        path.write_text(lines[0] + "\n" + lines[1] + tail + "\n")
+        with pytest.raises(UserError, match=rf"{path}:2: "):
+            list(iter_records(path))
 
 
 def test_empty_folder(tmp_path: Path) -> None:

@@ -49,6 +49,7 @@ def test_every_name_builds_a_fresh_model_of_that_name():
 def test_options_may_be_text_as_from_the_command_line():
     model = make_cache("openai", mode="5.6", ttl_ms="600000", lookback="80")
     assert (model.mode, model.ttl_ms, model.lookback) == ("5.6", 600_000, 80)
+    assert make_cache("openai", cache_output="on").cache_output is True
     assert make_cache("deepseek", interval="64", ttl_ms="none", cache_output="false").interval == 64
     assert make_cache("vllm", capacity_blocks="1024", cache_output="off").capacity_blocks == 1024
     assert make_cache("radix", capacity_tokens="5000").capacity_tokens == 5000
@@ -73,7 +74,7 @@ def test_parse_cache_spec_splits_name_and_options():
         ("gemini", {"block": "64"}, None, "cache model 'gemini' has no option 'block' (known: minimums, min_tokens, ttl_ms, mode, explicit_ttl_ms, explicit_at, explicit_refresh)"),
         ("kimi", {"ttl": "2h"}, None, "kimi: ttl must be one of 5m, 1h, got '2h'"),
         ("qwen", {"mode": "both"}, None, "qwen: mode must be one of per-request, explicit, implicit, got 'both'"),
-        ("openai", {"ttl": "5m"}, None, "cache model 'openai' has no option 'ttl' (known: mode, retention, ttl_ms, lookback, servers, routing, overflow_rpm)"),
+        ("openai", {"ttl": "5m"}, None, "cache model 'openai' has no option 'ttl' (known: mode, retention, ttl_ms, lookback, servers, routing, overflow_rpm, cache_output)"),
         ("byte-exact", {"ttl_ms": 1}, None, "cache model 'byte-exact' takes no options, got ttl_ms"),
         ("deepseek", {"interval": "sixty-four"}, None, "deepseek: interval must be 64 or 128 (tokens), got 'sixty-four'"),
         ("openai", {}, "gpt2", "unknown tokenizer 'gpt2' (known: heuristic, deepseek-v4)"),

@@ -173,3 +173,40 @@ def test_a_pair_over_its_rate_overflows_to_another_machine_and_misses():
 def test_bad_routing_options_name_themselves(options, message):
     with pytest.raises(UserError, match=message):
         OpenAICache(**options)
+
+
+# Output (``cache_output``): the cache keeps a response after its prompt, so a next prompt that
+# sends the response back reads into it (measured on Codex traffic; the audit turns it on).
+REPLY = make_unit("R", 700, assistant=True)
+OTHER_REPLY = make_unit("Q", 700, assistant=True)
+
+
+def test_a_kept_response_is_read_by_the_prompt_that_sends_it_back_in_128_steps():
+    cache = OpenAICache(cache_output=True)
+    cache.observe(make_rendered(A), ENV, 0)
+    cache.observe_output(make_rendered(A), ENV, REPLY, 0)
+    # A (2,000) + the reply (700) = 2,700 tokens held: 1024 + 13 * 128 = 2,688 read.
+    assert cache.observe(make_rendered(A, REPLY, D), ENV, 1000) == verdict(3200, 2688, 512)
+    # A prompt that sends another reply back holds A only: 1,920, as without output.
+    assert cache.observe(make_rendered(A, OTHER_REPLY, D), ENV, 2000).cached_tokens == 1920
+
+
+def test_output_is_not_kept_by_default_nor_in_56_mode():
+    for cache in (OpenAICache(), OpenAICache(mode="5.6", cache_output=True)):
+        cache.observe(make_rendered(A), ENV, 0)
+        cache.observe_output(make_rendered(A), ENV, REPLY, 0)
+        assert cache.observe(make_rendered(A, REPLY, D), ENV, 1000).cached_tokens in (1920, 2000)
+
+
+def test_a_kept_response_lives_on_the_machine_its_prompt_went_to():
+    cache = OpenAICache(servers=16, cache_output=True)
+    x = conversation(FIRST_X)
+    cache.observe(x, ENV, 0)
+    cache.observe_output(x, ENV, REPLY, 0)
+    # System (2,000) + X (1,000) + the reply (700) = 3,700: 1024 + 20 * 128 = 3,584 read.
+    assert cache.observe(conversation(FIRST_X, REPLY, D), ENV, 1000).cached_tokens == 3584
+
+
+def test_cache_output_must_be_a_bool():
+    with pytest.raises(UserError, match="^openai: cache_output must be true or false, got 'yes'"):
+        OpenAICache(cache_output="yes")  # type: ignore[arg-type]

@@ -194,25 +194,55 @@ def _checked(path: Path, records: Iterable[Record], fmt: LogFormat) -> Iterator[
     """The records, a record of another known format among the first lines being bad input
     (a file is one format; detection reads as many), and so is a file none of whose first
     records is of ``fmt`` (``--input`` naming a format the content is not: the error names the
-    format the content is, so the hint is an ``--input`` value that exists)."""
+    format the content is, so the hint is an ``--input`` value that exists).
+
+    Past the first lines, each new kind of record (its ``type``, or its keys when untyped) is
+    classified once: a record the format does not know that an agent's own log does (a
+    ``type``d entry or a wrapper of another format) is another log appended to this one (two
+    files concatenated), bad input, where its reader would have skipped it unseen."""
     own = False
     first_line = 1
     seen = 0
+    kinds: set[object] = set()
     for record in records:
         if seen == 0:
             first_line = record.line
         seen += 1
+        value = record.value
         if record.line <= CHECK_LINES:
-            other = classify_record(record.value)
+            other = classify_record(value)
             if other is not None and other != fmt.name and other not in fmt.admits:
                 raise UserError(f"{path}:{record.line}: {_a(other)} record in a file read as {fmt.name} (--input {other} reads it)")
-            if not own and isinstance(record.value, dict):
-                own = other is not None or fmt.detect(record.value) is not None
+            if not own and isinstance(value, dict):
+                own = other is not None or fmt.detect(value) is not None
         elif not own:
             _not_of(path, first_line, fmt)
+        elif type(value) is dict:
+            kind = value.get("type")
+            if not isinstance(kind, str):
+                kind = frozenset(value)
+            if kind not in kinds:
+                kinds.add(kind)
+                _appended(path, record, fmt)
         yield record
     if seen and not own:
         _not_of(path, first_line, fmt)
+
+
+def _appended(path: Path, record: Record, fmt: LogFormat) -> None:
+    """Refuse a record past the first lines that is another log's (see :func:`_checked`)."""
+    value = record.value
+    if fmt.detect(value) is not None:
+        return
+    for other in FORMATS.values():
+        if other.name == fmt.name or other.name in fmt.admits:
+            continue
+        evidence = other.detect(value)
+        if evidence is not None and evidence <= Evidence.ENTRY:
+            raise UserError(
+                f"{path}:{record.line}: {_a(other.name)} record in a file read as {fmt.name}: another log appended "
+                f"to this one? (a file is one log; split it, or audit each part)"
+            )
 
 
 def _a(name: str) -> str:

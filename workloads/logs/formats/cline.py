@@ -614,6 +614,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         f"the {kind} of the calls in {ui}, read with it"
         if ui.is_file()
         else f"the {kind} of a task folder, without its {UI_FILE}: the usage is there, so no call is read here"
+        if path.name == HISTORY_FILE or kind != "messages sent"
+        # Any file of bare chat messages has this shape (a trajectory's messages kept alone, too).
+        else f"chat messages with no usage (as a Cline task's {HISTORY_FILE} keeps them, its usage in the "
+        f"{UI_FILE} beside it), so no call is read here"
     )
     return [], FileSummary(str(path), NAME, 0, (), (note,))
 

@@ -25,11 +25,12 @@ import msgspec
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.wire import Request
+from prefixbench.simulator.wire import Message, Request
 from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_request_body, read_usage
 from prefixbench.workloads.logs.bedrock_wire import BedrockCall, answer_usage, bedrock_call, messages_body
 from prefixbench.workloads.logs import converse_body
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
+from prefixbench.workloads.logs.captured_reply import messages_reply, reply_messages
 from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.simulator.providers import GEMINI, OPENAI, provider_of_request, rules_for
@@ -71,6 +72,8 @@ class _Call(msgspec.Struct, frozen=True):
     diagnostic: str | None
     #: The explicit cache the call named (Gemini ``cachedContent``).
     cache: str | None = None
+    #: The response as the next request sends it back, where the provider's cache keeps output.
+    reply: tuple[Message, ...] = ()
 
 
 def _messages_call(provider: Provider, body: dict, response: dict, where: str) -> _Call:
@@ -83,7 +86,9 @@ def _messages_call(provider: Provider, body: dict, response: dict, where: str) -
     effort = parsed.envelope.reasoning_effort
     envelope = (("effort", effort),) if effort else ()
     label = read_diagnostic(as_dict(response.get("body"))) or _diagnostic_sse(response)
-    return _Call(usage, parsed, classify_call(parsed), envelope, label)
+    # DeepSeek's cache keeps output on this endpoint too: its response is read as it is sent back.
+    reply = messages_reply(body, response, _sse_texts(response)) if rules_for(provider).caches_output else ()
+    return _Call(usage, parsed, classify_call(parsed), envelope, label, reply=reply)
 
 
 def _bedrock_call(provider: Provider, call: BedrockCall, body: dict, response: dict, where: str) -> _Call:
@@ -124,7 +129,10 @@ def _openai_call(provider: Provider, body: dict, response: dict, where: str) -> 
             parsed = parse_request(shaped)
         except LineError:
             parsed = None
-    return _Call(usage, parsed, "main", envelope, _openai_diagnostic(response))
+    # The response is read only where the provider's cache keeps it (the body model then holds
+    # prompt + response: a next body that sends it back reads into it).
+    reply = reply_messages(body, shaped, response, _sse_texts(response)) if shaped is not None and parsed is not None and rules.caches_output else ()
+    return _Call(usage, parsed, "main", envelope, _openai_diagnostic(response), reply=reply)
 
 
 def _messages_response_usage(response: dict, where: str) -> dict | None:
@@ -363,6 +371,9 @@ class _Capture:
         self, record: Record, body: dict, provider: Provider, call: _Call, sent: int | None, answered: int | None, url: str = ""
     ) -> None:
         parsed = _intern(call.parsed, self.shared) if call.parsed is not None else None
+        # Interned before the next call's messages are: the next body's copy of the response is
+        # then the same object, and its rendering is shared.
+        reply = tuple(self.shared.setdefault(m, m) for m in call.reply)
         # A Responses/chat body may name its conversation: one lane (and chain) per cache key;
         # a Gemini call naming an explicit cache, one lane per cache (its reads are that cache's).
         key = body.get("prompt_cache_key") or call.cache
@@ -390,6 +401,7 @@ class _Capture:
                 compaction_call=call.lane_kind == "compaction" or (parsed is not None and classify_call(parsed) == "compaction"),
                 explicit_cache=call.cache,
                 read_step=rules_for(provider).url_step(url),
+                reply=reply,  # type: ignore[arg-type]
             )
         )
 

@@ -20,7 +20,9 @@ types. Langfuse's ingestion keeps the buckets disjoint: an OpenAI-shaped usage h
 writes (before it did, it kept the attribute's tail: ``prompt_details.cache_read`` inside
 ``input``, ``completion_details.reasoning`` inside ``output``), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
 beside ``cache_read_input_tokens`` and ``cache_creation_input_tokens``. ``total`` is the sum of
-the buckets unless the sender gave one. So the buckets are read as additive, per observation,
+the buckets unless the sender gave one; a sender's total above the buckets' sum counts tokens no
+bucket names (such as a Gemini model's thinking tokens, which Vertex AI counts in its total):
+they are not counted, and the notes say how many. So the buckets are read as additive, per observation,
 unless the observation says otherwise: a sender-given ``total`` below the buckets' sum means an
 ``input`` that already includes its cache buckets (Langfuse's ingestion warns of this class), and
 a raw ``prompt_tokens`` key (a usage Langfuse stored unnormalized) is OpenAI-shaped, the cached
@@ -203,6 +205,9 @@ class _Reading(msgspec.Struct, frozen=True):
     #: ``additive`` (disjoint buckets), ``inclusive`` (input holds the cache buckets: total says
     #: so), ``raw`` (an OpenAI-shaped prompt_tokens kept unnormalized), or ``none`` (no cache key).
     convention: str
+    #: Tokens a sender-given ``total`` counts above the sum of the buckets, which no bucket names
+    #: (such as a Gemini model's thinking tokens, which Vertex AI counts in its total): not counted.
+    unnamed: int = 0
 
 
 def _first(details: dict[str, int], keys: tuple[str, ...]) -> tuple[str | None, int]:
@@ -236,6 +241,7 @@ def read_details(details: dict[str, int], where: str) -> _Reading:
     total_key, total_n = _first(details, _TOTALS)
     buckets = sum(n for k, n in details.items() if k not in _TOTALS and k not in SPLIT_WRITE_KEYS and "priority" not in k)
     given_total = total_key is not None and buckets > total_n + max(1, total_n * _TOLERANCE)
+    unnamed = total_n - buckets if total_key is not None and total_n > buckets + max(1, total_n * _TOLERANCE) else 0
     inclusive = (given_total or input_key in ("prompt_tokens", "promptTokens")) and input_n >= read_n + write_n and read_n + write_n > 0
     if inclusive:
         uncached = input_n - read_n - write_n
@@ -247,7 +253,7 @@ def read_details(details: dict[str, int], where: str) -> _Reading:
         convention = "additive" if reported else "none"
     if output_key is None and input_key is None and not reported:
         raise UserError(f"{where}: no token counts in usageDetails")
-    return _Reading(Usage(read_n, write_n - long_n, long_n, uncached, output, cache_reported=reported), convention)
+    return _Reading(Usage(read_n, write_n - long_n, long_n, uncached, output, cache_reported=reported), convention, unnamed)
 
 
 def _messages(raw: object) -> tuple[list | None, list | None]:
@@ -379,6 +385,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
     conventions: dict[str, int] = {}
+    unnamed = [call.reading.unnamed for call in calls if call.reading.unnamed]
     for call, body in zip(calls, bodies):
         conventions[call.reading.convention] = conventions.get(call.reading.convention, 0) + 1
         oid = str(call.obs.value.get("id"))
@@ -404,7 +411,13 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             )
         )
         last_node[call.lane] = node
-    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(_notes(conventions, cost, len(chained), len(out), spans)))
+    notes = _notes(conventions, cost, len(chained), len(out), spans)
+    if unnamed:
+        notes.append(
+            f"{len(unnamed)} generation(s): usageDetails.total is {sum(unnamed):,} tokens above the sum of the buckets, tokens no "
+            "bucket names (such as a Gemini model's thinking tokens, which Vertex AI counts in its total): not counted"
+        )
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
 
 
 #: What each reading of usageDetails says, for the notes.
