@@ -27,6 +27,12 @@ def saves_text(saved: Decimal | None) -> str:
     return f"saves {format_usd(saved)}"
 
 
+def lost_text(lost: Decimal | float, causes: tuple[str, ...] | list[str]) -> str:
+    """What a fix's misses lost; ``no miss`` when no miss of the audit points at the fix (it saves
+    on what the requests it changes paid, not on a miss)."""
+    return "no miss" if not causes and not lost else format_usd(Decimal(str(lost)))
+
+
 def split_line(split: LossSplit) -> str:
     """``lost $2.02 = recoverable $0.10 + unavoidable $1.50 + unknown $0.42`` (to the cent)."""
     parts = " + ".join(f"{name} ${split.usd(name):,.2f} ({split.requests(name):,} req)" for name in LOSS_CLASSES)
@@ -45,7 +51,7 @@ def advice_lines(result: AuditResult) -> list[str]:
             out += text_lines(
                 ["#", "fix", "agent", "dollars", "lost to its misses", "requests", "lanes", "sessions"],
                 [
-                    [str(rec.rank), rec.fix, rec.agent, saves_text(rec.saved_usd), format_usd(rec.lost_usd),
+                    [str(rec.rank), rec.fix, rec.agent, saves_text(rec.saved_usd), lost_text(rec.lost_usd, rec.causes),
                      f"{rec.requests:,}", f"{rec.lanes:,}", f"{rec.sessions:,}"]
                     for rec in recs
                 ],
@@ -54,9 +60,9 @@ def advice_lines(result: AuditResult) -> list[str]:
             for rec in recs:
                 out.append(visible(f"{rec.rank}. {rec.fix}: {rec.change}"))
                 if rec.setting:
-                    out.append(visible(f"   setting: {rec.setting}" + (f" ({rec.source})" if rec.source else "")))
-                elif rec.source:
-                    out.append(visible(f"   see: {rec.source}"))
+                    out.append(visible(f"   setting: {rec.setting}"))
+                if rec.source:  # a line of its own: a setting's parentheses never nest around a URL
+                    out.append(visible(f"   {'source' if rec.setting else 'see'}: {rec.source}"))
                 out.append(visible(f"   pattern: {rec.pattern}"))
                 out.append(visible(f"   assumes: {rec.assumption}"))
                 if rec.detail:
@@ -74,7 +80,7 @@ def advice_html(record: dict) -> str:
     """report.html's "What to change" section from the ``--format json`` object."""
     from html import escape
 
-    from prefixbench.reports.html import fmt_usd, note, num, table
+    from prefixbench.reports.html import note, num, table
 
     parts = []
     recs = record.get("recommendations")
@@ -88,9 +94,9 @@ def advice_html(record: dict) -> str:
                 rows.append(({"data-recommendation": rec["fix"]}, [
                     num("rank", rec["rank"], str(rec["rank"])),
                     rec["fix"],
-                    rec["change"] + (f" [{rec['setting']}]" if rec["setting"] else ""),
+                    rec["change"] + (f"; setting: {rec['setting']}" if rec["setting"] else ""),
                     num("saved_usd", saved, saves_text(None if saved is None else Decimal(str(saved)))),
-                    num("lost_usd", rec["lost_usd"], fmt_usd(rec["lost_usd"])),
+                    num("lost_usd", rec["lost_usd"], lost_text(rec["lost_usd"], rec["causes"])),
                     f"{rec['requests']:,} requests, {rec['lanes']:,} lanes, {rec['sessions']:,} sessions: {rec['pattern']}",
                     rec["assumption"] + (f" ({rec['detail']})" if rec["detail"] else ""),
                 ]))

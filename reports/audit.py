@@ -16,6 +16,7 @@ from pathlib import Path
 
 import msgspec
 
+from prefixbench.reports.auditwords import ratio_basis, request_where, usd_cents4
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
@@ -187,12 +188,12 @@ def _headline(result: AuditResult) -> str:
 
 def _ratio_basis(result: AuditResult) -> str:
     """What the headline's hit ratio is over, when not every request reports its cache use."""
-    reporting = sum(row.reported_cache_read is not None for row in result.rows)
-    if reporting == len(result.rows):
-        return ""
-    if not reporting:
-        return " (predicted: no request reports its cache use)"
-    return f" (of the {reporting:,} requests that report their cache use)"
+    return ratio_basis(*reporting_requests(result))
+
+
+def reporting_requests(result: AuditResult) -> tuple[int, int]:
+    """(requests that report their cache use, requests): what :func:`ratio_basis` reads."""
+    return sum(row.reported_cache_read is not None for row in result.rows), len(result.rows)
 
 
 def _causes_lines(result: AuditResult) -> list[str]:
@@ -223,8 +224,8 @@ def _worst_lines(result: AuditResult, worst: int, where_whole: str = "audit.md a
         ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "where", "detail"],
         [
             [
-                f"{_short(row.file)}:{row.line}", row.lane, f"{row.reported_cache_read or 0:,}",
-                f"{row.expected_cache_read:,}", _usd(row.lost_usd), row.cause or "", row.evidence or "",
+                request_where(row.file, row.line, row.path), row.lane, f"{row.reported_cache_read or 0:,}",
+                f"{row.expected_cache_read:,}", usd_cents4(row.lost_usd), row.cause or "", row.evidence or "",
                 short_where(row.location), ellipsize(visible(row.detail), DETAIL_WIDTH),
             ]
             for row in ranked
@@ -462,7 +463,7 @@ def _worst_details_markdown(result: AuditResult, worst: int) -> str:
     ranked = [row for row in _worst_rows(result, worst) if len(visible(row.detail)) > DETAIL_WIDTH]
     if not ranked:
         return ""
-    items = "\n".join(f"- {md_code(f'{_short(row.file)}:{row.line}')} ({md_code(row.lane)}, {row.cause}): {md_code(row.detail)}"
+    items = "\n".join(f"- {md_code(request_where(row.file, row.line, row.path))} ({md_code(row.lane)}, {row.cause}): {md_code(row.detail)}"
                       for row in ranked)
     return f"## Details of the worst requests\n\nThe whole text of each detail the table above cut.\n\n{items}\n\n"
 
@@ -508,7 +509,9 @@ def _time_bars(starts_ms: Sequence[int]) -> tuple[list[float], list[float]]:
     gaps = sorted(b - a for a, b in zip(starts_ms, starts_ms[1:]) if b > a)
     span = (starts_ms[-1] - starts_ms[0]) if starts_ms else 0
     typical = gaps[(len(gaps) - 1) // 2] if gaps else 1000
-    floor = max(span / 2000, 1.0)
+    # Never narrower than a third of an even share of the span either: a few requests in a short
+    # capture, most of them seconds apart, are bars, not hairlines.
+    floor = max(span / 2000, span / (3 * len(starts_ms)) if starts_ms else 0, 1.0)
     widths = []
     for i, start in enumerate(starts_ms):
         following = starts_ms[i + 1] - start if i + 1 < len(starts_ms) else typical
@@ -516,12 +519,48 @@ def _time_bars(starts_ms: Sequence[int]) -> tuple[list[float], list[float]]:
     return [t / _DAY_MS for t in starts_ms], widths
 
 
+def chart_panels(result: AuditResult, panels: int = CHART_PANELS) -> tuple[dict[str, list[AuditRow]], list[str]]:
+    """audit.png's panels (title -> requests in file order) and their order: one a file up to
+    ``panels``. Past that, the files whose requests report their cache use first, a panel each;
+    those that do not (predicted only) folded into one panel, in file order, its title saying so;
+    reported files beyond the panels left folded into one more. No request is left out."""
+    files = [f.file for f in result.files]
+    by_file: dict[str, list[AuditRow]] = {name: [] for name in files}
+    for row in result.rows:
+        by_file[row.file].append(row)
+    if len(files) <= panels:
+        return by_file, files
+    reported = [name for name in files if any(row.reported_cache_read is not None for row in by_file[name])]
+    predicted = [name for name in files if name not in set(reported)]
+    slots = panels - (1 if predicted else 0)
+    own = reported if len(reported) <= slots else reported[: slots - 1]  # the last slot folds the rest
+    rest = reported[len(own):]
+    out = {name: by_file[name] for name in own}
+    if rest:
+        out[f"{len(rest):,} more files that report their cache use, in order"] = [row for name in rest for row in by_file[name]]
+    if predicted:
+        title = (f"{len(predicted):,} files that report no cache use, in order" if len(predicted) > 1
+                 else Path(predicted[0]).name)
+        out[title] = [row for name in predicted for row in by_file[name]]
+    return out, list(out)
+
+
+def _days(times: Sequence[int]) -> str:
+    """``2025-05-29`` (or ``2025-05-29 .. 2025-05-31``) of a panel drawn on the clock."""
+    from datetime import UTC, datetime
+
+    first, last = (datetime.fromtimestamp(t / 1000, UTC).strftime("%Y-%m-%d") for t in (times[0], times[-1]))
+    return first if first == last else f"{first} .. {last}"
+
+
 def audit_figure(result: AuditResult):
     """The figure of audit.png. The x axis is the clock (UTC) where every request of a panel has
     a timestamp, the request's place in the file otherwise; colours are the palette's
     (:mod:`prefixbench.reports.palette`), a miss marker's its cause's."""
     import numpy as np
-    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+    from matplotlib.dates import AutoDateLocator, DateFormatter
+
+    from prefixbench.reports.html import clock_format
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
     from prefixbench.reports.palette import CACHED, PREDICTED, UNCACHED, WRITTEN, cause_colour
@@ -529,14 +568,7 @@ def audit_figure(result: AuditResult):
     # A bare Figure, drawn by Agg when saved: no pyplot, no backend to select, and none of the
     # sweep charts' imports (reports/charts.py brings pandas: about 60 MB an audit does not need).
 
-    files = [f.file for f in result.files]
-    rows_by_file: dict[str, list[AuditRow]] = {name: [] for name in files}
-    for row in result.rows:
-        rows_by_file[row.file].append(row)
-    if len(files) > CHART_PANELS:
-        # Too many files for a panel each: one panel, every request in file order (nothing left out).
-        rows_by_file = {f"{len(files)} files, in order": [row for name in files for row in rows_by_file[name]]}
-        files = list(rows_by_file)
+    rows_by_file, files = chart_panels(result)
     fig = Figure(figsize=(12, 2.6 * len(files) + 0.6))
     axes = fig.subplots(len(files), 1, squeeze=False)
     for ax, name in zip(axes[:, 0], files):
@@ -594,14 +626,15 @@ def audit_figure(result: AuditResult):
         else:
             pad = max((lefts_a[-1] + widths_a[-1] - lefts_a[0]) * 0.02, 1 / 86_400)
             ax.set_xlim(lefts_a[0] - pad, lefts_a[-1] + widths_a[-1] + pad)
-            locator = AutoDateLocator()
-            ax.xaxis.set_major_locator(locator)
-            ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+            ax.xaxis.set_major_locator(AutoDateLocator(minticks=4, maxticks=9))
+            # Times of day a reader can read (12:04:30, not "30"): seconds under 10 minutes, the
+            # date past a day, as report.html's ticks (:func:`~prefixbench.reports.html.clock_format`).
+            ax.xaxis.set_major_formatter(DateFormatter(clock_format(times[-1] - times[0])))
         ax.set_ylim(0, top * 1.12 if top else 1)
         steps = "" if width == 1 else f", each step the mean of {width:,}"
         ax.set_title(visible(printable(f"{Path(name).name} ({len(rows):,} request{'' if len(rows) == 1 else 's'}{'' if reported else ', predicted only'}{steps})")), fontsize=9)
         ax.set_ylabel("tokens", fontsize=8)
-        ax.set_xlabel("time (UTC)" if times is not None else "request (file order)", fontsize=8)
+        ax.set_xlabel("request (file order)" if times is None else f"time (UTC), {_days(times)}", fontsize=8)
         ax.tick_params(labelsize=7)
     handles: dict[str, object] = {}
     for ax in axes[:, 0]:
@@ -648,7 +681,8 @@ def audit_html(result: AuditResult, what_if: list[dict[str, object]] | None = No
     if shown is not None:
         figures = (len(shown), len(result.rows), ["audit.csv", "audit.json"])
         record["requests_shown"] = {field.name: value for field, value in zip(REQUESTS_SHOWN_FIELDS, figures, strict=True)}
-    return audit_page(record, what_if)
+    # What the hit ratio is over, counted on every request (the page may draw only the worst).
+    return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)))
 
 
 def _text_file(path: Path):

@@ -248,13 +248,18 @@ def _clock_places(times: Sequence[int], plot_w: float) -> tuple[list[float], flo
     return [(t - t0) / per_px for t in times], width, t0, per_px
 
 
+def clock_format(span_ms: float) -> str:
+    """The strftime format of a clock axis's ticks over ``span_ms``: seconds under 10 minutes,
+    the date past a day (report.html's and audit.png's)."""
+    if span_ms > 86_400_000:
+        return "%m-%d %H:%M"
+    return "%H:%M:%S" if span_ms < 600_000 else "%H:%M"
+
+
 def _clock_text(ms: float, span_ms: float) -> str:
     from datetime import UTC, datetime
 
-    moment = datetime.fromtimestamp(ms / 1000, UTC)
-    if span_ms > 86_400_000:
-        return moment.strftime("%m-%d %H:%M")
-    return moment.strftime("%H:%M:%S" if span_ms < 600_000 else "%H:%M")
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime(clock_format(span_ms))
 
 
 def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 220, width: int = 1100,

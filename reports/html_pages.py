@@ -368,8 +368,15 @@ def _lane_label(file: str, lane: str, many_files: bool) -> str:
     return f"{_short(file)} · {lane}" if many_files else lane
 
 
-def audit_page(record: dict, what_if: list[dict] | None) -> str:
-    """report.html of ``audit``. ``record`` is the ``--format json`` object (what_if added)."""
+def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = None) -> str:
+    """report.html of ``audit``. ``record`` is the ``--format json`` object (what_if added);
+    ``basis``: what its hit ratio is over (:func:`~prefixbench.reports.auditwords.ratio_basis`, the
+    terminal's words), counted from ``record``'s requests when not given."""
+    from prefixbench.reports.auditwords import ratio_basis
+
+    if basis is None:
+        requests = record["requests"]
+        basis = ratio_basis(sum(r["reported_cache_read"] is not None for r in requests), len(requests))
     data = dict(record)
     if what_if is not None:
         data["what_if"] = what_if
@@ -383,7 +390,7 @@ def audit_page(record: dict, what_if: list[dict] | None) -> str:
         from prefixbench.reports.advice import advice_html
 
         sections.append(("what-to-change", "What to change", advice_html(record)))
-    sections.append(("totals", "Totals", _audit_totals(totals, record)))
+    sections.append(("totals", "Totals", _audit_totals(totals, record, basis)))
     sections.append(("worst", "The worst requests", _audit_worst(record["requests"], many)))
     sections.append(("sessions", "Per session", _audit_roll_ups(record.get("sessions", []), "session")))
     sections.append(("days", "Per day (UTC)", _audit_roll_ups(record.get("days", []), "day")))
@@ -405,7 +412,7 @@ def audit_page(record: dict, what_if: list[dict] | None) -> str:
     if record.get("files"):
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []))))
     subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}, "
-                f"lost to misses {fmt_usd(totals['lost_usd'])}, hit ratio {fmt_pct(totals['hit_ratio'])}")
+                f"lost to misses {fmt_usd(totals['lost_usd'])}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}")
     return page("audit", "prefixbench audit", subtitle, sections, data)
 
 
@@ -419,6 +426,7 @@ def _audit_worst(requests: list[dict], many: bool) -> str:
     """The misses that lost the most dollars (then tokens), each with its cause and detail; a long
     detail is cut at a word boundary, its whole text one hover (and one click: the cell's
     ``<details>``) away."""
+    from prefixbench.reports.auditwords import request_where, usd_cents4
     from prefixbench.reports.textable import ellipsize
     from prefixbench.workloads.audit.causes import CAUSES
 
@@ -433,11 +441,12 @@ def _audit_worst(requests: list[dict], many: bool) -> str:
         detail = r["detail"] or ""
         short = ellipsize(detail, DETAIL_CHARS)
         rows.append(({"data-worst": str(i)}, [
-            f"{_short(r['file'])}:{r['line']}" if many else f"line {r['line']}",
+            request_where(r["file"], r["line"], r.get("path", ""), _short) if many
+            else f"line {r['line']}" + (f" {r['path']}" if r.get("path") else ""),
             r["lane"], _when(r["timestamp"]),
             num("reported_cache_read", r["reported_cache_read"], fmt_int(r["reported_cache_read"] or 0)),
             num("expected_cache_read", r["expected_cache_read"], fmt_int(r["expected_cache_read"])),
-            num("lost_usd", r["lost_usd"], "-" if r["lost_usd"] is None else fmt_usd(r["lost_usd"])),
+            num("lost_usd", r["lost_usd"], usd_cents4(r["lost_usd"])),
             Cell(r["cause"], tip=f"{r['cause']} ({r['evidence']}): {CAUSES.get(r['cause'], '')}", css="cause", colour=cause_colour(r["cause"])),
             Cell(short, tip=detail if short != detail else None, css="detail", more=detail if short != detail else None),
         ]))
@@ -485,7 +494,7 @@ def _audit_roll_ups(rolls: list[dict], what: str) -> str:
     return table(header, rows, css=f"rollup {what}s")
 
 
-def _audit_totals(totals: dict, record: dict) -> str:
+def _audit_totals(totals: dict, record: dict, basis: str = "") -> str:
     cells = [
         num("requests", totals["requests"], fmt_int(totals["requests"])),
         num("input", totals["input"], fmt_int(totals["input"])),
@@ -493,13 +502,17 @@ def _audit_totals(totals: dict, record: dict) -> str:
         num("cache_write", totals["cache_write"], fmt_int(totals["cache_write"])),
         num("cache_write_1h", totals.get("cache_write_1h", 0), fmt_int(totals.get("cache_write_1h", 0))),
         num("output", totals["output"], fmt_int(totals["output"])),
-        num("hit_ratio", totals["hit_ratio"], fmt_pct(totals["hit_ratio"])),
+        num("hit_ratio", totals["hit_ratio"], fmt_pct(totals["hit_ratio"]) + basis),
         num("cost_usd", totals["cost_usd"], fmt_usd(totals["cost_usd"])),
         num("lost_usd", totals["lost_usd"], fmt_usd(totals["lost_usd"])),
     ]
     header = ["requests", "uncached input", "cache read", "cache write", "of it 1 h", "output", "hit ratio", "paid", "lost to misses"]
+    # The tokens are what the provider reported; the hit ratio is over the requests that report
+    # their cache use, or the cache model's prediction where none does (the terminal's words).
+    said = ("Tokens as the provider reported them (a request that reports no usage adds nothing to them)"
+            + (f"; hit ratio{basis}" if basis else "") + ".")
     return table(header, [({"data-totals": "1"}, cells)]) + note(
-        "Tokens as the provider reported them. Lost: for each miss, the tokens that should have been read (what the "
+        said + " Lost: for each miss, the tokens that should have been read (what the "
         "lane's previous request left cached, or the shared head) paid at the write or input price instead."
     )
 
@@ -525,6 +538,7 @@ def _audit_causes(causes: list[dict], totals: dict) -> str:
 
 def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | None) -> str:
     from prefixbench.reports.html import Step, waterfall
+    from prefixbench.reports.whatif import saved_words
 
     paid = float(totals["cost_usd"])
     steps = [Step("paid", paid, "total", f"paid: {fmt_usd(paid)} for {totals['requests']:,} requests")]
@@ -541,7 +555,7 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
             continue
         saved = w["saved_usd"]
         steps.append(Step(f"fix: {w['fix']}", -saved, "alone" if saved >= 0 else "cost",
-                          f"{w['fix']} alone, from what was paid: {'saves ' + fmt_usd(saved) if saved >= 0 else 'costs ' + fmt_usd(-saved) + ' more'}"
+                          f"{w['fix']} alone, from what was paid: {saved_words(saved)}"
                           f" ({w['requests_changed']} requests changed, {w['tokens_to_read']:+,} tokens to read)"))
     return waterfall(steps, title="Paid -> lost by cause -> without the misses; then each fix alone, from what was paid") + note(
         "Grey bars are totals, red steps the dollars each cause lost. A fix bar (green: saves, amber: costs more) starts "
@@ -550,6 +564,8 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
 
 
 def _what_if_section(what_if: list[dict], many: bool) -> str:
+    from prefixbench.reports.whatif import saved_words
+
     rows = []
     for i, w in enumerate(what_if):
         applies = w["applies"]
@@ -559,15 +575,16 @@ def _what_if_section(what_if: list[dict], many: bool) -> str:
             Cell("yes" if applies else "no", "applies", applies),
             num("requests_changed", w["requests_changed"], "-" if not applies else fmt_int(w["requests_changed"])),
             num("tokens_to_read", w["tokens_to_read"], "-" if not applies else f"{w['tokens_to_read']:+,}"),
-            num("saved_usd", saved, "cannot apply" if saved is None else (fmt_usd(saved) if saved >= 0 else f"{fmt_usd(saved)} (costs more)")),
+            num("saved_usd", saved, "cannot apply" if saved is None else saved_words(saved)),
             w["assumption"],
             w.get("detail", ""),
         ]))
-    parts = [table(["fix", "applies", "requests changed", "tokens to read", "saved", "assumption", "what drove it / why not"], rows)]
+    parts = [table(["fix", "applies", "requests changed", "tokens to read", "dollars", "assumption", "what drove it / why not"], rows)]
     parts.append(note(
         "Each fix alone: the log is replayed through the same cache model twice (as logged, and with the fix), and the "
         "difference is applied to what the provider reported, so a request the fix does not touch costs what it cost. "
-        "Saved is signed: negative when the fix costs more (a 1 h write costs 2x the input price, a 5 m one 1.25x)."
+        "A fix that costs more says so in words, as the terminal does (the JSON's saved_usd is then negative): a 1 h "
+        "write costs 2x the input price, a 5 m one 1.25x."
     ))
     for w in what_if:
         if not w["applies"] or not w.get("lanes"):
@@ -577,12 +594,12 @@ def _what_if_section(what_if: list[dict], many: bool) -> str:
                 _lane_label(e["file"], e["lane"], many),
                 num("requests_changed", e["requests_changed"], fmt_int(e["requests_changed"])),
                 num("tokens_to_read", e["tokens_to_read"], f"{e['tokens_to_read']:+,}"),
-                num("saved_usd", e["saved_usd"], fmt_usd(e["saved_usd"])),
+                num("saved_usd", e["saved_usd"], saved_words(e["saved_usd"])),
                 e.get("note", ""),
             ])
             for e in w["lanes"]
         ]
-        parts.append(f"<h3>{_esc(w['fix'])} per lane</h3>" + table(["lane", "requests changed", "tokens to read", "saved", "note"], lane_rows))
+        parts.append(f"<h3>{_esc(w['fix'])} per lane</h3>" + table(["lane", "requests changed", "tokens to read", "dollars", "note"], lane_rows))
     return "".join(parts)
 
 
@@ -674,7 +691,8 @@ def _audit_requests(requests: list[dict], many: bool, lane_sizes: dict[tuple[str
                             ("write1h", float(long_), WRITTEN_1H), ("uncached", float(uncached), UNCACHED))
             else:
                 segments = (("unreported", float(r["predicted_cache_read"] + r["predicted_cache_write"] + r["predicted_uncached"]), REJECTED),)
-            tip = (f"{lane} #{r['index']} (line {r['line']}, {r['timestamp'] or 'no time'}) {r['model']}\n"
+            tip = (f"{lane} #{r['index']} (line {r['line']}{' ' + r['path'] if r.get('path') else ''}, "
+                   f"{r['timestamp'] or 'no time'}) {r['model']}\n"
                    + (f"read {read:,} · write {write:,} (1 h {long_:,}) · uncached {uncached:,} · output {r['reported_output'] or 0:,}\n"
                       if reported else "the log reports no usage for this call\n")
                    + f"predicted read {r['predicted_cache_read']:,}, write {r['predicted_cache_write']:,}"

@@ -4,6 +4,7 @@ is :mod:`prefixbench.workloads.audit.whatif`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 
 from prefixbench.reports.textable import text_lines
 from prefixbench.simulator.pricing import format_usd
@@ -18,13 +19,20 @@ def what_if_records(results: Sequence[WhatIf]) -> list[dict[str, object]]:
 
 
 def saved_text(w: WhatIf) -> str:
-    if w.saved_usd is None:
+    return saved_words(w.saved_usd)
+
+
+def saved_words(saved: Decimal | float | None) -> str:
+    """Dollars a fix saves in the one sign convention (docs/audit.md): ``saves $0.0331``,
+    ``costs $0.1026 more``, ``$0``; ``-`` for None. The terminal's table and report.html's."""
+    if saved is None:
         return "-"
-    if w.saved_usd == 0:
+    value = saved if isinstance(saved, Decimal) else Decimal(str(saved))
+    if value == 0:
         return "$0"
-    if w.saved_usd < 0:
-        return f"costs {format_usd(-w.saved_usd)} more"
-    return f"saves {format_usd(w.saved_usd)}"
+    if value < 0:
+        return f"costs {format_usd(-value)} more"
+    return f"saves {format_usd(value)}"
 
 
 def what_if_table(results: Sequence[WhatIf]) -> str:

@@ -23,7 +23,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 import msgspec
-from prefixbench.simulator.pricing import usd_sum
+from prefixbench.simulator.pricing import format_usd, usd_sum
 from prefixbench.workloads.audit.losses import Recommendation, fixes_for
 
 if TYPE_CHECKING:
@@ -53,8 +53,11 @@ AGENTS: dict[str, str] = {
 }
 
 # Where each setting below was found (changelogs, docs and source; nothing here is guessed).
-_CLAUDE_CODE_1H = "Claude Code 2.1.108 release notes: https://github.com/715494637/claude-code-update/releases/tag/2.1.108"
-_CLAUDE_CODE_TTLS = "https://www.developersdigest.tech/blog/claude-code-prompt-cache-ttl-controls (Claude Code 2.1.243+)"
+# Anthropic's own changelog of Claude Code documents both TTL variables (2.1.108); the per-lane
+# settings are not in a page of Anthropic's the audit found: a secondary source, marked [S].
+_CLAUDE_CODE_1H = "Claude Code changelog, 2.1.108: https://github.com/anthropics/claude-code/blob/main/CHANGELOG.md"
+_CLAUDE_CODE_TTLS = ("Claude Code 2.1.243+, secondary source [S]: "
+                     "https://www.developersdigest.tech/blog/claude-code-prompt-cache-ttl-controls")
 _CLAUDE_CODE_CACHING = "https://code.claude.com/docs/en/prompt-caching"
 _PI_SETTINGS = "pi-mono packages/coding-agent/docs/settings.md (Compaction)"
 _PI_AI = "pi-mono packages/ai: PI_CACHE_RETENTION=long asks Anthropic for the 1 h TTL"
@@ -165,7 +168,8 @@ def recommend(
             done[w.fix] = w
     formats = {f.file: f.format for f in result.files}
     formats.update(_captured_agents(requests, formats))
-    by_line = {(row.file, row.line): row for row in result.rows}
+    # A request is (file, lane, index): a one-object JSON log holds every request on line 1.
+    by_key = {(row.file, row.lane, row.index): row for row in result.rows}
     found: list[Recommendation] = []
     for fix, w in done.items():
         rows = wanted.get(fix, [])
@@ -174,18 +178,58 @@ def recommend(
             # A fix that saves money, or one the audit's recoverable misses point at (listed with
             # what the re-simulation says, even when its write premiums eat what it recovers).
             changed = [(c.file, c.lane) for c in w.changes]
-            touched = [by_line[(c.file, c.line)] for c in w.changes if (c.file, c.line) in by_line]
             detail = w.detail
             if w.saved_usd <= 0:
-                detail = (f"does not pay: re-simulated, it saves {w.saved_usd} USD net of its write premiums against "
-                          f"{lost} USD its misses lost" + (f"; {w.detail}" if w.detail else ""))
-            found.append(_recommendation(fix, w, rows or touched, changed or [(r.file, r.lane) for r in rows], formats,
-                                         w.saved_usd, lost, detail))
+                said = "saves nothing" if w.saved_usd == 0 else f"costs {format_usd(-w.saved_usd)} more"
+                detail = (f"does not pay: re-simulated, it {said} net of its write premiums, against the "
+                          f"{format_usd(lost)} its misses lost" + (f"; {w.detail}" if w.detail else ""))
+            rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail)
+            found.append(msgspec.structs.replace(rec, pattern=_pattern_of_changes(rec.pattern, w, rows, lost, by_key)))
         elif not w.applies and rows and lost > 0:
             detail = f"cannot re-simulate: {w.detail}"
             found.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail))
     found.sort(key=_rank_key)
     return tuple(msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(found, 1))
+
+
+def _causes_text(rows: Sequence[AuditRow]) -> str:
+    """``system-changed x36, unexplained x1`` (most first; a request that did not miss: ``hit``)."""
+    counts = Counter(row.cause or "hit" for row in rows)
+    return ", ".join(f"{cause} x{n:,}" for cause, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _pattern_of_changes(pattern: str, w: WhatIf, rows: Sequence[AuditRow], lost: Decimal,
+                        by_key: dict[tuple[str, str, int], AuditRow]) -> str:
+    """The pattern of a re-simulated fix, saying where its requests and dollars differ from its
+    misses': the requests it changes beyond them (their causes) and, when it saves more than its
+    misses lost, where the rest comes from."""
+    targeted = {(row.file, row.lane, row.index) for row in rows}
+    changes = [c for c in w.changes if c.index >= 0]
+    others = [by_key[key] for c in changes if (key := (c.file, c.lane, c.index)) in by_key and key not in targeted]
+    saved = w.saved_usd or Decimal(0)
+    if not rows:
+        return (f"no miss the audit found points at this fix: it saves on what the {w.requests_changed:,} request(s) it "
+                "changes paid (e.g. a cheaper cache write), not on a miss")
+    parts = [pattern]
+    missed = sum((c.file, c.lane, c.index) in targeted for c in changes)
+    if missed < len(rows):
+        parts.append(f"the re-simulation changes {missed:,} of these {len(rows):,} misses")
+    on_others = usd_sum(c.saved_usd for c in w.changes if (c.file, c.lane, c.index) not in targeted)
+    on_misses = saved - on_others
+    more = saved - lost
+    if others:
+        one = len(others) == 1
+        text = (f"it also changes {len(others):,} request{'' if one else 's'} the audit put down to "
+                f"{'another cause' if one else 'other causes'} ({_causes_text(others)}), "
+                f"{'saving' if on_others >= 0 else 'costing'} {format_usd(abs(on_others))} there")
+        if more > 0 and on_misses <= lost:
+            text += f": so it saves {format_usd(more)} more than its misses lost"
+        parts.append(text)
+    if more > 0 and on_misses > lost:
+        # The misses themselves saved more than the audit's loss on them.
+        parts.append(f"it saves {format_usd(more)} more than its misses lost: the loss counts only the tokens the lane's "
+                     f"previous request left readable, and the fix also changes what the rest of each prompt paid to write")
+    return "; ".join(parts)
 
 
 #: A capture's system prompt naming its agent (the first text that matches decides), to the
@@ -237,9 +281,9 @@ def _recommendation(
     change = agent_setting.change if agent_setting is not None else GENERIC_CHANGE[name]
     if saved is not None and saved <= 0:
         change = f"not worth it at these prices (leave it as it is): {change}"
-    pattern = ", ".join(f"{cause} x{n}" for cause, n in sorted(causes.items(), key=lambda item: (-item[1], item[0])))
+    pattern = ", ".join(f"{cause} x{n:,}" for cause, n in sorted(causes.items(), key=lambda item: (-item[1], item[0])))
     if lost > 0:
-        pattern = (pattern + f": {lost.quantize(Decimal('0.0001'))} USD lost" if pattern else "")
+        pattern = (pattern + f": {format_usd(lost)} lost" if pattern else "")
     return Recommendation(
         rank=0,
         fix=fix,

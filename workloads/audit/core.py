@@ -130,6 +130,9 @@ class AuditRow(msgspec.Struct, frozen=True, gc=False):
     #: cached prefix ended inside message N (role, about token T of P): excerpt"), with the likely
     #: change where the cause is a content change ("" where no history was logged).
     location: str = ""
+    #: Where in the line's record the request is, when one record holds several
+    #: (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.path`): ``messages[7]``; "" otherwise.
+    path: str = ""
 
     @property
     def read_error(self) -> float | None:
@@ -1115,6 +1118,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         inferred_cause=inferred,
         server_reason=r.diagnostic,
         location=location,
+        path=r.path,
     )
 
 

@@ -55,6 +55,7 @@ REQUEST_FIELDS: tuple[Field, ...] = (
     Field("server_reason", "str?"),
     Field("loss_class", "str?"),
     Field("location", "str"),
+    Field("path", "str"),
 )
 
 #: One lane of one file: what was reported beside what the cache model predicted.

@@ -76,7 +76,7 @@ from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 #: :func:`clock_by_position` of a trace: each request's tick and ready tick, and the send order.
 Clock = tuple[list[int], list[int], list[int]]
 
-#: The two TTLs the ttl fixes choose between (the only provider that lets the client choose).
+#: The two TTLs the ttl fixes choose between (Anthropic's, also on Bedrock: the providers that let the client choose per write).
 _TTL_5M = ANTHROPIC.ttl_ms("5m") or 0
 _TTL_1H = ANTHROPIC.ttl_ms("1h") or 0
 #: Every fix ``--what-if`` knows, with what it assumes.
@@ -299,8 +299,28 @@ def _has_breakpoints(r: TraceRequest) -> bool:
 
 def _plan_ttl(requests: list[TraceRequest], ttl: str) -> _Plan:
     if not _ttl_choosers(requests):
-        raise _CannotApply("no Anthropic requests in the log: only Anthropic lets the client choose a cache TTL")
+        raise _CannotApply(_no_ttl_choice(requests))
     return _Plan(requests, lambda r: ttl if _picks_ttl(r) else None)
+
+
+#: What a provider offers instead of a TTL per write, where it offers something (said when a
+#: ttl fix cannot apply to its requests; docs/providers.md).
+OTHER_TTL_KNOBS: dict[str, str] = {
+    "openai": "OpenAI has no TTL per write: its knob is prompt_cache_retention, \"in_memory\" (the default: a "
+    "prefix stays 5-10 min idle) or \"24h\" (extended retention: kept up to 24 h), set per request; this fix "
+    "does not re-simulate it",
+}
+
+
+def _no_ttl_choice(requests: Sequence[TraceRequest]) -> str:
+    """Why a ttl fix cannot apply: no request with usage of a provider that lets the client pick a
+    5 m or 1 h TTL (Anthropic's ``cache_control`` ttl, also through Bedrock); what the log's
+    providers offer instead, where they offer something."""
+    reason = ("no request of a provider that lets the client pick a 5 m or 1 h cache TTL (Anthropic's cache_control "
+              "ttl, also on Bedrock) reports its usage in the log")
+    providers = sorted({r.provider for r in requests})
+    knobs = [OTHER_TTL_KNOBS[p] for p in providers if p in OTHER_TTL_KNOBS]
+    return "; ".join([reason, *knobs])
 
 
 def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key, Pred]) -> _Plan:
@@ -752,7 +772,7 @@ def _minutes(ms: int) -> str:
 
 
 def _gaps_text(g: tuple[int, int, int], middle: Sequence[int] = ()) -> str:
-    text = f"gaps: {g[0]} <= 5 m, {g[1]} in 5 m-1 h (a 1 h TTL keeps these warm), {g[2]} > 1 h"
+    text = f"gaps: {g[0]:,} <= 5 m, {g[1]:,} in 5 m-1 h (a 1 h TTL keeps these warm), {g[2]:,} > 1 h"
     if middle:
         shown = sorted(middle)
         text += " [" + ", ".join(_minutes(m) for m in shown[:10]) + (", ..." if len(shown) > 10 else "") + "]"
@@ -889,9 +909,15 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         lists = _lane_gap_lists(requests, summaries)
         anthropic_lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
         notes = {lane: _gaps_text(g, lists[lane][1]) for lane, g in gaps.items() if lane in anthropic_lanes}
-        total = [sum(g[i] for g in gaps.values()) for i in range(3)]
-        middle = [gap for lists in _lane_gap_lists(requests, summaries).values() for gap in lists[1]]
+        # Counted over the lanes the fix reaches (a provider that lets the client pick the TTL):
+        # another provider's gaps say nothing about what a TTL would keep warm.
+        total = [sum(g[i] for lane, g in gaps.items() if lane in anthropic_lanes) for i in range(3)]
+        middle = [gap for lane, found in lists.items() if lane in anthropic_lanes for gap in found[1]]
         detail = _gaps_text(tuple(total), middle)  # type: ignore[arg-type]
+        others = len(set(gaps) - anthropic_lanes)
+        if others:
+            detail = (f"over the {len(anthropic_lanes):,} lane(s) whose provider lets the client pick the TTL "
+                      f"({others:,} lane(s) of other providers left out: the fix does not reach them): {detail}")
         other = "1h" if name == "ttl-5m" else "5m"
         logged = [r.usage for r in _ttl_choosers(requests) if r.usage is not None and r.usage.cache_write]
         if logged and all((u.cache_write_1h == 0) if other == "1h" else (u.cache_write_1h == u.cache_write) for u in logged):

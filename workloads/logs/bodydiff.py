@@ -53,7 +53,7 @@ def rendered_diff(before: RenderedRequest, after: RenderedRequest) -> BodyDiff |
     for old, new in zip(before.units, after.units):
         if old.data != new.data:
             offset = _common(old.data, new.data)
-            excerpt = f"{_excerpt(old.data, offset)!r} -> {_excerpt(new.data, offset)!r}"
+            excerpt = f"{_quoted(_excerpt(old.data, offset))} -> {_quoted(_excerpt(new.data, offset))}"
             if old.kind == "message":
                 block = sum(1 for end in old.block_ends if end <= offset)
                 return BodyDiff("messages-changed", f"message {message_idx} block {block} @ byte {base + offset}: {excerpt}")
@@ -73,6 +73,17 @@ def _common(a: bytes, b: bytes) -> int:
 
 def _excerpt(data: bytes, offset: int) -> str:
     return data[offset : offset + EXCERPT_CHARS].decode("utf-8", errors="replace")
+
+
+def _quoted(text: str) -> str:
+    """An excerpt of the rendered prompt in quotes, escaped once: the prompt is JSON text, whose
+    strings already show a newline as ``\\n`` (``repr`` would escape its backslash again). A
+    backslash the cut left alone at the end (half an escape) is dropped, so the closing quote
+    never reads as escaped."""
+    trailing = len(text) - len(text.rstrip("\\"))
+    if trailing % 2:
+        text = text[:-1]
+    return f"'{text}'"
 
 
 def divergence_label(before: Request | None, after: Request) -> str | None:

@@ -150,6 +150,9 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: The explicit cache the request named (Gemini ``cachedContent``, as
     #: ``cachedContents/<id>``): its ``usage.cache_read_explicit`` was read from it.
     explicit_cache: str | None = None
+    #: Where in the line's record the request is, when one record holds several (a one-object
+    #: JSON session: ``messages[7]``; an agent trace: ``requests[2].requests[0]``); "" otherwise.
+    path: str = ""
     #: A captured call's response as the next request of its lane sends it back: the assistant
     #: messages the body's ``output`` items (Responses) or its message (chat completions) read
     #: to (:mod:`prefixbench.workloads.logs.captured_reply`). A body replay keeps them after the

@@ -102,7 +102,7 @@ def test_audit_png_draws_on_the_clock_where_requests_have_timestamps(tmp_path):
     assert request_times(result.rows) is not None
     fig = audit_figure(result)
     axes = fig.get_axes()
-    assert [ax.get_xlabel() for ax in axes] == ["time (UTC)", "time (UTC)"]
+    assert [ax.get_xlabel() for ax in axes] == ["time (UTC), 2025-09-03", "time (UTC), 2025-09-03 .. 2025-09-04"]
     lo, hi = axes[0].get_xlim()
     # matplotlib's dates are days since 1970: the panel spans s1's 20 minutes
     start = request_times([r for r in result.rows if r.file.endswith("s1.jsonl")])[0] / 86_400_000

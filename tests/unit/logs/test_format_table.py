@@ -115,11 +115,12 @@ def expected(name: str) -> list[TraceRequest]:
                     envelope=(("input_length", str(length)), ("output_length", str(out))),
                     hash_ids=namespaced(file, 0, lane, ids), block_tokens=(4,) * len(ids), source_format=name,
                     done_ms=done,  # t + api_time where the entry has one
+                    path=path,  # every request is on line 1: where in its record
                 )
-                for seq, (lane, kind, sent, ready, done, model, length, out, ids) in enumerate((
-                    (main, "main", 0, None, 1500, opus, 10, 5, (1, 2)),
-                    (sub, "subagent", 2500, 2750, None, haiku, 9, 3, (1, 2)),
-                    (main, "main", 3000, None, None, opus, 13, 4, (1, 2, 3)),
+                for seq, (lane, kind, sent, ready, done, model, length, out, ids, path) in enumerate((
+                    (main, "main", 0, None, 1500, opus, 10, 5, (1, 2), "requests[0]"),
+                    (sub, "subagent", 2500, 2750, None, haiku, 9, 3, (1, 2), "requests[1].requests[0]"),
+                    (main, "main", 3000, None, None, opus, 13, 4, (1, 2, 3), "requests[2]"),
                 ))
             ]
         case "opencode":
@@ -157,6 +158,7 @@ def expected(name: str) -> list[TraceRequest]:
                     file, 1, "main", "main", seq, sent, None, rules.name if rules else "unknown", model, usage=usage,
                     prefix=Prefix("gemini-cli:main", f"gemini-cli:{file}#{key}", parent and f"gemini-cli:{file}#{parent}", 2),
                     events=events, request_id=key, source_format=name,
+                    path={"g1": "messages[1]", "g2": "messages[2]", "g3": "messages[4]"}[key],  # all on line 1
                 )
 
             return [

@@ -134,6 +134,7 @@ def _request(conv: _Conversation, value: dict, lane: str, kind: LaneKind, base_s
         hash_ids=hashes,
         block_tokens=(conv.block_tokens,) * len(hashes),
         source_format=NAME,
+        path=where.rpartition(": ")[2],  # requests[2].requests[0]: every request of the file is on its line
     )
 
 

@@ -159,6 +159,8 @@ class _Session:
         # Gemini CLI JSONL: messages by id (the last write wins), in the order first written;
         # what each position of the history is, and the chain node after it.
         self.latest: dict[str, tuple[int, dict]] = {}
+        #: Where a message is in its line's record, where one record holds them all (``messages[7]``).
+        self.paths: dict[str, str] = {}
         self.order: list[tuple[str, object]] = []
         self.history: list[str] = []
         self.node_after: dict[str, str | None] = {}
@@ -188,8 +190,10 @@ class _Session:
         if value.get("kind") == "subagent":
             self.kind = "subagent"
 
-    def message(self, record: Record, value: dict) -> None:
+    def message(self, record: Record, value: dict, path: str = "") -> None:
         mid = value["id"]
+        if path:  # a message of a one-object session (.json): every one of them is on line 1
+            self.paths[mid] = path
         if mid not in self.queued:
             self.queued.add(mid)
             self.order.append(("message", mid))
@@ -404,6 +408,7 @@ class _Session:
                 request_id=key,
                 agent_version=self.version,
                 source_format=NAME,
+                path=self.paths.get(key, ""),
             )
         )
         if self.session_id is not None and self.agent == "gemini-cli":
@@ -424,9 +429,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             session.metadata(value)
             messages = value.get("messages")
             if isinstance(messages, list):  # the whole session (.json): its messages, in order
-                for item in messages:
+                for n, item in enumerate(messages):
                     if isinstance(item, dict) and isinstance(item.get("id"), str):
-                        session.message(record, item)
+                        session.message(record, item, f"messages[{n}]")
         elif "uuid" in value and "sessionId" in value:
             session.qwen(record, value)
         elif isinstance(value.get("$rewindTo"), str):

@@ -1,0 +1,40 @@
+"""Words and figures the audit's views share, so that the terminal table, audit.md and
+report.html say the same thing the same way: what a hit ratio is over, where a request is, and
+the one precision of a column of dollars."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+
+
+def ratio_basis(reporting: int, total: int) -> str:
+    """What a hit ratio is over, when not every one of ``total`` requests reports its cache use
+    (the terminal's and audit.md's headline, and report.html's): "" when every one does."""
+    if reporting == total:
+        return ""
+    if not reporting:
+        return " (predicted: no request reports its cache use)"
+    return f" (of the {reporting:,} requests that report their cache use)"
+
+
+def usd_cents4(value: Decimal | float | None) -> str:
+    """Dollars at one precision for a whole column (the worst requests' *lost*): 4 decimals,
+    ``<$0.0001`` for a smaller amount above 0, ``$0`` for none, ``-`` for unknown."""
+    if value is None:
+        return "-"
+    amount = value if isinstance(value, Decimal) else Decimal(str(value))
+    if amount == 0:
+        return "$0"
+    if abs(amount) < Decimal("0.00005"):
+        return f"{'-' if amount < 0 else ''}<$0.0001"
+    return f"{'-' if amount < 0 else ''}${abs(amount).quantize(Decimal('0.0001'), rounding=ROUND_HALF_UP):,f}"
+
+
+def request_where(file: str, line: int, path: str = "", short: Callable[[str], str] | None = None) -> str:
+    """Where a request is: ``file:line``, and where in the line's record when one record holds
+    several requests (``gemini-session.json:1 messages[7]``); ``short`` shortens the file name
+    (its last part by default)."""
+    name = short(file) if short is not None else Path(file).name
+    return f"{name}:{line}" + (f" {path}" if path else "")

@@ -1,0 +1,303 @@
+"""What a new user reading the docs found in ``audit``'s outputs: report.html says what its hit
+ratio is over and signs its dollars as the terminal does, the TTL fixes count and word what
+applies, the advice's dollars and counts agree and explain themselves, rows of a one-object JSON
+log are told apart, excerpts are escaped once, and audit.png panels and ticks say what they draw."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from prefixbench.reports.audit import audit_html, audit_table
+from prefixbench.workloads.audit.core import run_audit
+from tests.unit.audit.fixtures import write_jsonl
+from tests.unit.audit.test_rollups import _two_sessions
+
+
+def _mooncake(path: Path) -> Path:
+    """A trace without usage (every figure of it is the cache model's prediction)."""
+    return write_jsonl(path, [
+        {"timestamp": 0, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]},
+        {"timestamp": 9, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]},
+    ])
+
+
+def _text(html: str) -> str:
+    return re.sub(r"<[^>]+>", "", html)
+
+
+def test_the_page_says_what_its_hit_ratio_is_over_as_the_terminal_does(tmp_path: Path) -> None:
+    folder = _two_sessions(tmp_path / "logs")
+    _mooncake(folder / "trace.jsonl")
+    result = run_audit([folder])
+    said = "(of the 5 requests that report their cache use)"
+    assert said in audit_table(result)
+    html = audit_html(result)
+    subtitle = re.search(r"<header>.*?</header>", html).group(0)
+    assert said in subtitle
+    totals = _text(re.search(r'<section id="totals">.*?</section>', html).group(0))
+    assert said in totals
+
+
+def test_a_predicted_only_trace_does_not_pass_its_ratio_off_as_reported(tmp_path: Path) -> None:
+    result = run_audit([_mooncake(tmp_path / "trace.jsonl")])
+    said = "(predicted: no request reports its cache use)"
+    assert said in audit_table(result)
+    totals = _text(re.search(r'<section id="totals">.*?</section>', audit_html(result)).group(0))
+    assert said in totals
+
+
+def test_the_page_says_extra_cost_in_words_as_the_terminal_does(tmp_path: Path) -> None:
+    from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table
+    from prefixbench.workloads.audit.core import load_trace
+
+    folder = _two_sessions(tmp_path / "logs")
+    trace = load_trace([folder])
+    result = run_audit([folder], trace=trace)
+    fixes = run_what_if(trace, "ttl-1h", None, result)
+    assert fixes[0].saved_usd is not None and fixes[0].saved_usd < 0  # 1 h writes cost more here
+    terminal = what_if_table(fixes)
+    words = re.search(r"costs \$[0-9.,]+ more", terminal).group(0)
+    section = _text(re.search(r'<section id="what-if">.*?</section>', audit_html(result, what_if_records(fixes))).group(0))
+    assert words in section
+    assert not re.search(r"-\$[0-9]", section)  # no negative dollars, in the fix table or per lane
+
+
+def test_a_divergence_excerpt_is_escaped_once() -> None:
+    from prefixbench.simulator.wire import Envelope, Request, user_text
+    from prefixbench.workloads.logs.bodydiff import body_diff
+
+    family, ask = Envelope("anthropic", "claude-sonnet-4-5"), (user_text("go"),)
+    before = Request(family, ask, system="fix it\n\n[... tool result middle pruned ...] end")
+    after = Request(family, ask, system="fix it STOP")
+    found = body_diff(before, after)
+    assert found is not None and found.cause == "system-changed"
+    # The prompt is JSON text: its newline is already the two characters \n, shown once.
+    assert "\\\\" not in found.detail
+    assert "'\\n\\n[... tool result middle pruned" in found.detail and "' STOP" in found.detail
+
+
+def test_a_cut_that_ends_inside_an_escape_does_not_escape_the_closing_quote() -> None:
+    from prefixbench.workloads.logs.bodydiff import _quoted
+
+    assert _quoted("pruned ...]\\") == "'pruned ...]'"
+    assert _quoted("two \\\\") == "'two \\\\'"
+    assert _quoted("a\\nb") == "'a\\nb'"
+
+
+def test_ttl_gaps_count_only_the_lanes_a_ttl_fix_reaches(tmp_path: Path) -> None:
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import _gaps_text, what_if
+
+    folder = _two_sessions(tmp_path / "logs")
+    write_jsonl(folder / "trace.jsonl", [  # Mooncake: no TTL a client can pick; 20 gaps of 1 s
+        {"timestamp": 1000 * n, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]} for n in range(21)
+    ])
+    requests, summaries = load_trace([folder])
+    (fix,) = what_if(list(requests), list(summaries), ["ttl-1h"])
+    # s1: 3 s, then 20 min; s2: 1 min: the Anthropic lanes' gaps only
+    assert "gaps: 2 <= 5 m, 1 in 5 m-1 h" in fix.detail
+    assert "1 lane(s) of other providers left out" in fix.detail
+    assert "15,804 <= 5 m" in _gaps_text((15804, 148, 17))
+
+
+def test_a_ttl_fix_on_an_openai_log_says_what_applies_there(tmp_path: Path) -> None:
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import what_if
+    codex = Path(__file__).parents[1] / "logs" / "fixtures" / "codex.jsonl"
+    requests, summaries = load_trace([codex])
+    assert {r.provider for r in requests} == {"openai"}
+    for fix in what_if(list(requests), list(summaries), ["ttl-1h", "ttl-5m", "ttl-auto"]):
+        assert not fix.applies
+        assert "only Anthropic" not in fix.detail
+        assert "prompt_cache_retention" in fix.detail and '"24h" (extended retention' in fix.detail
+
+
+def _change(lane: str, index: int, saved: str):
+    from decimal import Decimal
+
+    from prefixbench.workloads.audit.whatif import RequestChange
+
+    return RequestChange("f.jsonl", lane, index, 1, 0, 100, 100, 0, 0, Decimal(saved))
+
+
+def _fix(saved: str, changes: tuple):
+    from decimal import Decimal
+
+    from prefixbench.workloads.audit.whatif import WhatIf
+
+    return WhatIf("static-system", True, sum(c.index >= 0 for c in changes), 0, Decimal(saved), "assumed", "", (), changes)
+
+
+def test_advice_says_why_its_requests_and_dollars_differ_from_its_misses() -> None:
+    from decimal import Decimal
+    from types import SimpleNamespace
+
+    from prefixbench.workloads.audit.advice import _pattern_of_changes
+
+    misses = [SimpleNamespace(file="f.jsonl", lane="main", index=i, cause="system-changed") for i in range(3)]
+    other = SimpleNamespace(file="f.jsonl", lane="main", index=7, cause="unexplained")
+    by_key = {(r.file, r.lane, r.index): r for r in [*misses, other]}
+    fix = _fix("3.5", (*(_change("main", i, "1") for i in range(3)), _change("main", 7, "0.5")))
+    text = _pattern_of_changes("system-changed x3: $3.0000 lost", fix, misses, Decimal(3), by_key)
+    assert "also changes 1 request the audit put down to another cause (unexplained x1), saving $0.5000 there" in text
+    assert "so it saves $0.5000 more than its misses lost" in text
+    # Saving more on the misses themselves than their loss: said why.
+    alone = _fix("4", tuple(_change("main", i, "1.3333333") for i in range(3)))
+    assert "the loss counts only the tokens" in _pattern_of_changes("p", alone, misses, Decimal(3), by_key)
+    # No miss points at the fix: no unrelated cause passed off as its pattern.
+    cheaper = _fix("0.7", (_change("main", 7, "0.7"),))
+    text = _pattern_of_changes("unexplained x1", cheaper, [], Decimal(0), by_key)
+    assert text.startswith("no miss the audit found points at this fix") and "not on a miss" in text
+
+
+def test_advice_formats_dollars_and_cites_its_sources_without_nesting(tmp_path: Path, capsys) -> None:
+    from prefixbench.reports.advice import lost_text
+    from prefixbench.reports.cli import main
+    from prefixbench.workloads.audit.advice import AGENT_SETTINGS
+    from tests.unit.audit.test_advice import _audit, _paused
+
+    result = _audit(_paused(tmp_path))
+    for rec in result.recommendations:
+        assert not re.search(r"\d USD\b", rec.pattern + rec.detail), rec
+    assert main(["audit", str(tmp_path / "s1.jsonl"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert not re.search(r"\([^()]*\([^()]*https?://", out)  # no URL inside nested brackets
+    assert re.search(r"^   source: .*\[S\]: https://", out, re.M)  # the per-lane TTL settings: a secondary source
+    official = AGENT_SETTINGS[("claude-code", "ttl-5m")].source
+    assert "github.com/anthropics/claude-code" in official and "715494637" not in official
+    assert lost_text(0, ()) == "no miss" and lost_text(1.5, ("ttl-expired",)) == "$1.5000"
+
+
+def test_requests_of_a_one_object_json_session_are_told_apart(tmp_path: Path) -> None:
+    import csv
+    import io
+    import json
+
+    from prefixbench.reports.audit import audit_csv, audit_json, audit_markdown
+
+    def model(mid: str, ts: str, prompt: int, cached: int) -> dict:
+        return {"id": mid, "timestamp": ts, "type": "gemini", "content": "ok", "model": "gemini-2.5-pro",
+                "tokens": {"input": prompt, "output": 5, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 5}}
+
+    session = {
+        "sessionId": "s-1", "projectHash": "p", "startTime": "2025-09-03T00:00:00.000Z",
+        "lastUpdated": "2025-09-03T00:01:00.000Z",
+        "messages": [
+            {"id": "u1", "timestamp": "2025-09-03T00:00:00.000Z", "type": "user", "content": "go"},
+            model("m1", "2025-09-03T00:00:02.000Z", 9000, 0),
+            {"id": "u2", "timestamp": "2025-09-03T00:00:10.000Z", "type": "user", "content": "more"},
+            model("m2", "2025-09-03T00:00:12.000Z", 9500, 0),
+            {"id": "u3", "timestamp": "2025-09-03T00:00:20.000Z", "type": "user", "content": "again"},
+            model("m3", "2025-09-03T00:00:22.000Z", 9900, 4000),
+        ],
+    }
+    log = tmp_path / "gemini-session.json"
+    log.write_text(json.dumps(session))
+    result = run_audit([log])
+    assert [row.line for row in result.rows] == [1, 1, 1]
+    assert [row.path for row in result.rows] == ["messages[1]", "messages[3]", "messages[5]"]
+    assert [r["path"] for r in json.loads(audit_json(result))["requests"]] == ["messages[1]", "messages[3]", "messages[5]"]
+    assert [r["path"] for r in csv.DictReader(io.StringIO(audit_csv(result)))] == ["messages[1]", "messages[3]", "messages[5]"]
+    table = audit_table(result)
+    worst = [line for line in table.splitlines() if line.startswith("gemini-session.json:1 messages[")]
+    assert worst, table
+    assert "gemini-session.json:1 messages[" in audit_markdown(result)
+
+
+def test_the_worst_requests_lost_column_has_one_precision() -> None:
+    from decimal import Decimal
+
+    from prefixbench.reports.auditwords import usd_cents4
+
+    assert [usd_cents4(Decimal(v)) for v in ("0.0617", "0.006356", "0.00009225", "0.00001", "0")] == [
+        "$0.0617", "$0.0064", "$0.0001", "<$0.0001", "$0"]
+    assert usd_cents4(None) == "-" and usd_cents4(Decimal("12.34567")) == "$12.3457"
+
+
+def _clock_session(folder: Path, name: str, start_minute: int) -> None:
+    from tests.unit.audit.fixtures import Transcript, cc_usage
+
+    t = Transcript(name)
+    t.user("go", f"2025-09-03T00:{start_minute:02d}:00.000Z", root=True)
+    t.assistant(f"{name}-r1", f"2025-09-03T00:{start_minute:02d}:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    t.user("more", f"2025-09-03T00:{start_minute:02d}:40.000Z", tool=True)
+    t.assistant(f"{name}-r2", f"2025-09-03T00:{start_minute:02d}:42.000Z", [cc_usage(3, 200, 15000, 9)])
+    write_jsonl(folder / f"{name}.jsonl", t.lines)
+
+
+def test_audit_png_gives_reported_files_their_panels_and_folds_the_predicted_ones(tmp_path: Path) -> None:
+    from prefixbench.reports.audit import CHART_PANELS, audit_figure, chart_panels
+
+    folder = tmp_path / "logs"
+    for n in range(3):
+        _clock_session(folder, f"s{n}", n)
+    for n in range(CHART_PANELS + 2):
+        _mooncake(folder / f"trace-{n:02d}.jsonl")
+    result = run_audit([folder])
+    panels, order = chart_panels(result)
+    assert order[:3] == [str(folder / f"s{n}.jsonl") for n in range(3)]
+    assert order[3] == f"{CHART_PANELS + 2} files that report no cache use, in order" and len(order) == 4
+    assert sum(len(rows) for rows in panels.values()) == len(result.rows)  # nothing left out
+    titles = [ax.get_title() for ax in audit_figure(result).axes]
+    assert titles[0].startswith("s0.jsonl (2 requests)") and "predicted only" in titles[3]
+    # More reported files than panels: the last panel of theirs folds the rest.
+    many = tmp_path / "many"
+    for n in range(CHART_PANELS + 3):
+        _clock_session(many, f"s{n:02d}", n)
+    panels, order = chart_panels(run_audit([many]))
+    assert len(order) == CHART_PANELS and order[-1] == "4 more files that report their cache use, in order"
+
+
+def test_audit_png_on_a_short_capture_has_bars_and_readable_ticks(tmp_path: Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from prefixbench.reports.audit import audit_figure
+
+    folder = tmp_path / "logs"
+    _clock_session(folder, "s0", 0)  # 42 s
+    _clock_session(folder, "s1", 2)  # the same file would do; two files: the capture spans 2 min 42 s
+    from prefixbench.reports.audit import _time_bars
+
+    # Most requests seconds apart, one long gap: each bar still spans a fair share of the axis.
+    starts = [0, 1000, 1500, 2000, 150_000, 151_000]
+    _, widths = _time_bars(starts)
+    assert min(widths) * 86_400_000 >= 151_000 / (3 * len(starts)) - 1
+    fig = audit_figure(run_audit([folder]))
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert labels and all(re.fullmatch(r"\d\d:\d\d:\d\d", label) for label in labels), labels
+    assert ax.get_xlabel() == "time (UTC), 2025-09-03"
+
+
+def test_every_request_of_a_one_object_session_has_its_own_path() -> None:
+    """Property: whatever the run of user and model messages of a one-object Gemini CLI session,
+    each counted call's path names its own message (``messages[i]``, a model message), once."""
+    import json
+    import tempfile
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from prefixbench.workloads.audit.core import load_trace
+
+    folder = Path(tempfile.mkdtemp(prefix="path-gemini-"))
+
+    @settings(max_examples=25, deadline=None)
+    @given(kinds=st.lists(st.sampled_from(["user", "gemini"]), min_size=1, max_size=12))
+    def case(kinds: list[str]) -> None:
+        messages = []
+        for n, kind in enumerate(kinds):
+            message = {"id": f"m{n}", "timestamp": f"2025-09-03T00:00:{n * 2:02d}.000Z", "type": kind, "content": "x"}
+            if kind == "gemini":
+                message |= {"model": "gemini-2.5-pro", "tokens": {"input": 2000 + n, "output": 3, "cached": 0, "total": 2003 + n}}
+            messages.append(message)
+        path = folder / "session.json"
+        path.write_text(json.dumps({"sessionId": "s", "projectHash": "p", "messages": messages}))
+        requests, _ = load_trace([path])
+        paths = [r.path for r in requests]
+        assert len(set(paths)) == len(paths) == kinds.count("gemini")
+        assert all(kinds[int(p[len("messages["):-1])] == "gemini" for p in paths)
+
+    case()
