@@ -264,3 +264,14 @@ def _toml_value(value: object) -> str | None:
 def write(path: Path, data: bytes | str) -> Path:
     path.write_bytes(data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data)
     return path
+
+
+#: Any JSON value (small), and a JSON-lines record: an object of a few such values (the torn-tail
+#: and run-together-records properties write logs of these).
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+RECORD = st.dictionaries(st.text(max_size=8), JSON, min_size=1, max_size=5)

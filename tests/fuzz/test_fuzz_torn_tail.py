@@ -9,14 +9,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prefixbench.workloads.logs.records import iter_records
+from tests.fuzz.harness import RECORD
 
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=12),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-    max_leaves=12,
-)
-RECORD = st.dictionaries(st.text(max_size=8), JSON, min_size=1, max_size=5)
 
 
 @settings(max_examples=300, deadline=None)
