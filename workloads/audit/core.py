@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
+from itertools import takewhile
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -912,12 +913,11 @@ class Predictor:
         length = int(r.envelope_dict.get("input_length", "0"))
         sizes = r.block_tokens
         assert sizes is not None  # the block-hash importer sets both
-        shared = 0
-        for block, tokens in zip(r.hash_ids, sizes):
-            if block not in self.blocks:
-                break
-            shared += tokens
-        self.blocks.update(r.hash_ids)
+        # The blocks seen before, from the first up to the first unseen one (scanned in C: a
+        # request of an agent trace holds thousands), and then the rest stored.
+        known = len(list(takewhile(self.blocks.__contains__, r.hash_ids)))
+        shared = sum(sizes[:known])
+        self.blocks.update(r.hash_ids[known:])
         read = min(length, shared)
         return Prediction(read, 0, length - read, "blocks")
 
