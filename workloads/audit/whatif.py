@@ -323,11 +323,11 @@ def _no_ttl_choice(requests: Sequence[TraceRequest]) -> str:
     return "; ".join([reason, *knobs])
 
 
-def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key, Pred]) -> _Plan:
+def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key, Pred], clock: Clock | None = None) -> _Plan:
     lanes = {(r.file, r.lane) for r in requests if r.lane_kind == "subagent"}
     if not lanes:
         raise _CannotApply("the log has no subagent lanes to stagger")
-    ticks, order = _send_clock(requests, summaries)
+    ticks, order = _send_clock(requests, summaries, clock)
     first: dict[tuple[str, str], TraceRequest] = {}
     for r in order:
         first.setdefault((r.file, r.lane), r)
@@ -458,7 +458,7 @@ def _valid_breakpoints(body: Request) -> Request:
     return replace(body, cache_breakpoints=tuple(keep))
 
 
-def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSummary]) -> _Plan:
+def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSummary], clock: Clock | None = None) -> _Plan:
     """Every compaction call the log shows, sent as a replay of the main request it summarizes.
 
     A call that already read what that request left cached (Claude Code 2.x's compaction lane)
@@ -468,7 +468,7 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
     compactions = [r for r in requests if r.is_compaction_call]
     if not compactions:
         raise _CannotApply("the log has no compaction request (at most the compacted context after one)")
-    _, order = _send_clock(requests, summaries)
+    _, order = _send_clock(requests, summaries, clock)
     sources = compaction_sources(order)
     by_key = {(r.file, r.lane, r.seq): r for r in requests}
     out = list(requests)
@@ -515,11 +515,11 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
     return _Plan(out, lambda r: None, "; ".join(notes), same_prompt=False)
 
 
-def _plan_keep_alive(requests: list[TraceRequest], summaries) -> _Plan:
+def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | None = None) -> _Plan:
     """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`)."""
     from prefixbench.workloads.audit.precedence import NO_TTL_MS, ttl_ms
 
-    ticks, order = _send_clock(requests, summaries)
+    ticks, order = _send_clock(requests, summaries, clock)
     last: dict[tuple[str, str], TraceRequest] = {}
     added: list[TraceRequest] = []
     gaps = 0
@@ -614,20 +614,6 @@ def _predicted_usage(p: Pred) -> Usage:
     return Usage(cache_read=p.read, cache_write_5m=p.write - p.write_1h, cache_write_1h=p.write_1h, uncached=p.uncached)
 
 
-def _reported_usd(prices: Prices) -> dict[tuple[int, ...], Decimal]:
-    """The logged cost of each request priced so far by the fixes under ``prices``, by its price
-    row (its identity) and its counts (one table a ``Prices``: a forked worker has its own copy)."""
-    found = _REPORTED.get(id(prices))
-    if found is None or found[0] is not prices:
-        _REPORTED.clear()  # a table of another Prices is not read again
-        found = _REPORTED[id(prices)] = (prices, {})
-    return found[1]
-
-
-#: The table of :func:`_reported_usd`, beside the ``Prices`` it belongs to.
-_REPORTED: dict[int, tuple[Prices, dict[tuple[int, ...], Decimal]]] = {}
-
-
 def _cost(usage: SimpleNamespace, row) -> Decimal:
     return cost_of(usage, row).total
 
@@ -643,8 +629,11 @@ def _evaluate(
     *,
     link: bool = True,
     clock: Clock | None = None,
+    reported_usd: dict[tuple[int, ...], Decimal] | None = None,
 ) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
-    """``clock``: the send clock of ``requests``, reused when the plan sends them as they are."""
+    """``clock``: the send clock of ``requests``, reused when the plan sends them as they are.
+    ``reported_usd``: the logged cost of each request priced so far by the fixes of one
+    :func:`what_if` under ``prices``, by its price row (its identity) and its counts; filled here."""
     fixed = simulate(plan.requests, summaries, heads, plan.ttl, link=link,
                      clock=clock if plan.requests is requests else None)
     # A plan that sends the log's own requests (the TTL fixes) needs no table of them.
@@ -657,7 +646,7 @@ def _evaluate(
     per_lane: dict[tuple[str, str], list[RequestChange]] = defaultdict(list)
     plan_ttl, same_prompt = plan.ttl, plan.same_prompt
     # Keyed by the row's identity: the rows stay in ``prices`` (and so alive) while it lives.
-    reported_usd = _reported_usd(prices)
+    reported_usd = {} if reported_usd is None else reported_usd
     for original in requests:
         key = (original.file, original.lane, original.seq)
         lane = (original.file, original.lane)
@@ -727,32 +716,30 @@ def _lane_effects(per_lane: dict[tuple[str, str], list[RequestChange]], notes: d
     return tuple(effects)
 
 
-def _send_clock(requests: Sequence[TraceRequest], summaries) -> tuple[dict[Key, tuple[int, int]], list[TraceRequest]]:
-    """:func:`send_clock`, from the clock of the trace the running :func:`what_if` re-simulates
-    when it is that trace (its plans and gap counts each ask for it: the clock's sorts are made
-    once; the table, a dict of every request, is made each time and not kept), else anew."""
-    running = _SEND_CLOCK.get("what_if")
-    if running is None or running[0] is not requests or running[1] is not summaries:
+def _send_clock(
+    requests: Sequence[TraceRequest], summaries, clock: Clock | None = None
+) -> tuple[dict[Key, tuple[int, int]], list[TraceRequest]]:
+    """:func:`send_clock`, from ``clock`` (:func:`clock_by_position` of ``requests``, made once by
+    :func:`what_if` for its plans and gap counts) where given, else anew; the table, a dict of
+    every request, is made each time and not kept."""
+    if clock is None:
         return send_clock(requests, summaries)
-    ticks, readies, positions = running[2]
+    ticks, readies, positions = clock
     return (
         {(r.file, r.lane, r.seq): (tick, ready) for r, tick, ready in zip(requests, ticks, readies)},
         [requests[i] for i in positions],
     )
 
 
-#: Under ``"what_if"``: the trace the running :func:`what_if` re-simulates, its summaries and
-#: its :func:`clock_by_position`. Emptied when it ends.
-_SEND_CLOCK: dict = {}
-
-
-def lane_gaps(requests: Sequence[TraceRequest], summaries) -> dict[tuple[str, str], tuple[int, int, int]]:
+def lane_gaps(requests: Sequence[TraceRequest], summaries, clock: Clock | None = None) -> dict[tuple[str, str], tuple[int, int, int]]:
     """Per lane: idle gaps between consecutive requests <= 5 m, in (5 m, 1 h], > 1 h."""
-    return {lane: (len(g[0]), len(g[1]), len(g[2])) for lane, g in _lane_gap_lists(requests, summaries).items()}
+    return {lane: (len(g[0]), len(g[1]), len(g[2])) for lane, g in _lane_gap_lists(requests, summaries, clock).items()}
 
 
-def _lane_gap_lists(requests: Sequence[TraceRequest], summaries) -> dict[tuple[str, str], tuple[list[int], list[int], list[int]]]:
-    ticks, order = _send_clock(requests, summaries)
+def _lane_gap_lists(
+    requests: Sequence[TraceRequest], summaries, clock: Clock | None = None
+) -> dict[tuple[str, str], tuple[list[int], list[int], list[int]]]:
+    ticks, order = _send_clock(requests, summaries, clock)
     last: dict[tuple[str, str], int] = {}
     gaps: dict[tuple[str, str], tuple[list[int], list[int], list[int]]] = defaultdict(lambda: ([], [], []))
     for r in order:
@@ -791,6 +778,8 @@ class _Inputs(msgspec.Struct, frozen=True):
     system_changed: Collection[tuple[str, int]] | None
     #: :func:`clock_by_position` of ``requests``: every plan that sends them as they are reuses it.
     clock: Clock
+    #: :func:`_evaluate`'s logged cost of each request priced so far, shared by the fixes.
+    reported_usd: dict[tuple[int, ...], Decimal]
 
 
 def what_if(
@@ -812,17 +801,13 @@ def what_if(
     prices = prices or Prices(price_as_of)
     heads = head_sizes(requests)
     clock = clock_by_position(requests, summaries)
-    try:
-        _SEND_CLOCK["what_if"] = (requests, summaries, clock)
-        base = simulate(requests, summaries, heads, clock=clock)
-        gaps = lane_gaps(requests, summaries)
-        inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock)
-        if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():
-            return _in_workers(inputs, list(fixes), jobs)
-        return [_one_fix(inputs, fix) for fix in fixes]
-    finally:
-        _REPORTED.clear()  # the logged costs priced for these fixes are not kept past them
-        _SEND_CLOCK.clear()
+    base = simulate(requests, summaries, heads, clock=clock)
+    gaps = lane_gaps(requests, summaries, clock)
+    # The logged costs priced for these fixes live as long as this call (a forked worker fills its own copy).
+    inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock, {})
+    if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():
+        return _in_workers(inputs, list(fixes), jobs)
+    return [_one_fix(inputs, fix) for fix in fixes]
 
 
 #: The inputs of the :func:`what_if` call whose workers are running: a forked worker finds them
@@ -863,9 +848,9 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         if name in ("ttl-1h", "ttl-5m"):
             plan = _plan_ttl(requests, name.removeprefix("ttl-"))
         elif name == "ttl-auto":
-            return _ttl_auto(requests, summaries, heads, base, prices, gaps, inputs.clock)
+            return _ttl_auto(requests, summaries, heads, base, prices, gaps, inputs.clock, inputs.reported_usd)
         elif name == "stagger-subagents":
-            plan = _plan_stagger(requests, summaries, heads, base)
+            plan = _plan_stagger(requests, summaries, heads, base, inputs.clock)
         elif name == "static-system":
             # Logs with bodies show the system prompt changing; logs without (transcripts) show
             # reads that fell inside it. An audit holding both re-simulates each its own way, at once.
@@ -887,13 +872,14 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
                 plan, logged = chains
                 if bodies:
                     plan = _plan_static_system(requests, also=plan.detail)
-                changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices, clock=inputs.clock)
+                changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices, clock=inputs.clock,
+                                              reported_usd=inputs.reported_usd)
                 return _summarize(fix, assumption, plan.detail, changes, per_lane)
             plan = _plan_static_system(requests)
         elif name == "keep-prefix-compaction":
-            plan = _plan_keep_prefix(requests, summaries)
+            plan = _plan_keep_prefix(requests, summaries, inputs.clock)
         elif name == "keep-alive":
-            plan = _plan_keep_alive(requests, summaries)
+            plan = _plan_keep_alive(requests, summaries, inputs.clock)
         else:
             spec = fix.split("=", 1)[1]
             plan = _plan_breakpoints(requests, spec)
@@ -902,11 +888,11 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         return WhatIf(fix, False, 0, 0, None, assumption, str(reason))
     unlinked = simulate(requests, summaries, heads, link=False, clock=inputs.clock) if name == "keep-prefix-compaction" else base
     changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction",
-                                  clock=inputs.clock)
+                                  clock=inputs.clock, reported_usd=inputs.reported_usd)
     notes = None
     detail = plan.detail
     if name in ("ttl-1h", "ttl-5m"):
-        lists = _lane_gap_lists(requests, summaries)
+        lists = _lane_gap_lists(requests, summaries, inputs.clock)
         anthropic_lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
         notes = {lane: _gaps_text(g, lists[lane][1]) for lane, g in gaps.items() if lane in anthropic_lanes}
         # Counted over the lanes the fix reaches (a provider that lets the client pick the TTL):
@@ -939,7 +925,8 @@ def _summarize(fix, assumption, detail, changes, per_lane, notes=None) -> WhatIf
     )
 
 
-def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | None = None) -> WhatIf:
+def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | None = None,
+              reported_usd: dict[tuple[int, ...], Decimal] | None = None) -> WhatIf:
     assumption = FIXES["ttl-auto"]
     try:
         plans = {ttl: _plan_ttl(requests, ttl) for ttl in ("5m", "1h")}
@@ -947,12 +934,12 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
         return WhatIf("ttl-auto", False, 0, 0, None, assumption, str(reason))
     saved: dict[str, dict[tuple[str, str], Decimal]] = {}
     for ttl, plan in plans.items():
-        _, per_lane = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices, clock=clock)
+        _, per_lane = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd)
         saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
     lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
     plan = _Plan(requests, lambda r: choice.get((r.file, r.lane)) if _picks_ttl(r) else None)
-    changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock)
+    changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd)
     notes = {lane: f"{choice[lane]} ({_gaps_text(gaps.get(lane, (0, 0, 0)))})" for lane in sorted(lanes)}
     n1h = sum(1 for v in choice.values() if v == "1h")
     detail = f"1 h on {n1h} of {len(choice)} Anthropic lane(s), 5 m on the rest"
