@@ -72,7 +72,8 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
 
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # noqa: D102
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """argparse's, keeping the words for :meth:`error`'s wording."""
         self._words = list(args) if args is not None else []  # kept for the error's wording
         return super().parse_known_args(args, namespace)
 
