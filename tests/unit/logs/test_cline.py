@@ -479,3 +479,17 @@ def test_an_audit_of_no_model_call_is_one_line_not_an_empty_report(tmp_path: Pat
     shutil.copy(TASKS / "anthropic-modelinfo" / "api_conversation_history.json", history)
     assert main(["audit", str(history), "--quiet"]) == 2
     assert "without its ui_messages.json: the usage is there" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cost", ["1" + "0" * 400, "NaN", "Infinity", "-1", "1e300"])
+def test_a_logged_cost_past_any_plausible_amount_is_left_out_of_the_notes(tmp_path: Path, cost: str) -> None:
+    # A fuzzer's find: a cost of 10**400 dollars in a Cline 4.x message's metrics crashed the
+    # sum of the session's own costs (an int too large for a float).
+    source = TASKS / "sdk-session" / "1791234567890_q7xk2"
+    folder = tmp_path / "session"
+    shutil.copytree(source, folder)
+    target = folder / "1791234567890_q7xk2.messages.json"
+    text = target.read_text()
+    assert text.count('"cost": 0.033') == 1
+    target.write_text(text.replace('"cost": 0.033', f'"cost": {cost}'))
+    assert main(["audit", str(folder), "--quiet", "--format", "json"]) == 0

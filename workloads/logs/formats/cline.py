@@ -53,7 +53,7 @@ from prefixbench.simulator.providers import PROVIDERS, UNKNOWN, agent_handler, p
 from prefixbench.simulator.providers.base import ProviderRules, count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
@@ -408,8 +408,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         label = f"{'protocol ' if protocol else ''}{handler} ({model})" if handler else f"calls naming no handler ({model})"
         readings.setdefault(label, "zero-in" if not handler and reading == "miss-as-write" else reading)
         usage = _usage("additive" if reading in ("gateway", "unnamed") else reading, info, where)
-        if isinstance(info.get("cost"), (int, float)) and not isinstance(info.get("cost"), bool):
-            cost += info["cost"]
+        cost += logged_cost(info.get("cost"))
         if any(kind == "compaction" for kind, _ in events):
             parent = None
         if history is not None and call.history_end is not None:
@@ -558,8 +557,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         else:  # a count the SDK did not fold in: read as additive, saying so
             usage = Usage(cache_read=reads, cache_write_5m=writes, uncached=tokens_in, output=output)
             readings[label] = "additive"
-        if isinstance(metrics.get("cost"), (int, float)) and not isinstance(metrics.get("cost"), bool):
-            cost += metrics["cost"]
+        cost += logged_cost(metrics.get("cost"))
         found = agent_handler(handler) if handler else None
         rules = _provider_of(this_model) or (found[0] if found else None)
         key = str(message.get("id") or index)

@@ -38,6 +38,18 @@ def parse_time_ms(value: object, where: str) -> int | None:
     raise UserError(f"{where}: timestamp {value!r} is not a time")
 
 
+#: Most dollars one logged call may say it cost; past it (or not a finite number) it is not read.
+MAX_LOGGED_COST = 1e9
+
+
+def logged_cost(value: object) -> float:
+    """A call's cost as its log states it, in dollars: a finite number from 0 below
+    ``MAX_LOGGED_COST``, else 0 (a log's own sums are a note, never worth refusing it for)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < MAX_LOGGED_COST:
+        return float(value)
+    return 0.0
+
+
 def json_text(value: object) -> object:
     """``value`` parsed when it is JSON text (a body a capture kept as a string), else ``value``
     itself; None for text that is not JSON, or that nests deeper than the parser goes."""

@@ -51,7 +51,7 @@ from prefixbench.simulator.providers.base import MAX_COUNT, count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import opencode_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, objects
+from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects
 from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
 
@@ -250,9 +250,7 @@ class _Session:
             tokens.get("reasoning"), where, "step-finish tokens.reasoning"
         )
         usage = Usage(cache_read=read, cache_write_5m=write, uncached=uncached, output=output)
-        cost = part.get("cost")
-        if isinstance(cost, (int, float)) and not isinstance(cost, bool) and 0 <= cost < 1e9:
-            self.cost += cost
+        self.cost += logged_cost(part.get("cost"))
         if usage.is_empty:
             self.skipped.append((line, "step with no usage (aborted before the provider answered)"))
             return

@@ -17,7 +17,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.simulator.providers import hosted_provider
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, Provider, TraceRequest
@@ -136,8 +136,8 @@ class _Session:
         where = f"{self.name}:{record.line}"
         reported = _usage(usage, where, message.get("api"))
         cost = usage.get("cost")
-        if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
-            self.cost += cost["total"]
+        if isinstance(cost, dict):
+            self.cost += logged_cost(cost.get("total"))
         if reported.is_empty:
             self.skipped.append((record.line, f"{message.get('stopReason', 'aborted')} call with no usage"))
             return

@@ -35,7 +35,14 @@ from prefixbench.workloads.logs.chat_completions import REASONING_EFFORTS, LineE
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.jsonlines import BadJson
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
+from prefixbench.workloads.logs.formats.common import (
+    MAX_LOGGED_COST,
+    as_dict,
+    logged_cost,
+    objects,
+    parse_time_ms,
+    refuse_lone_surrogates,
+)
 from prefixbench.workloads.logs.reading import loads
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
@@ -140,8 +147,7 @@ class _Run:
             f"mini-swe-agent {version or '(version not named)'}, {self.value.get('trajectory_format', 'no trajectory_format')}: "
             f"info.model_stats says {stats.get('api_calls', '?')} API calls, instance_cost ${_money(stats.get('instance_cost'))}"
         )
-        costs = [as_dict(m.get("extra")).get("cost") for m in messages]
-        spent = sum(c for c in costs if isinstance(c, (int, float)) and not isinstance(c, bool))
+        spent = sum(logged_cost(as_dict(m.get("extra")).get("cost")) for m in messages)
         if spent:
             self.notes.append(f"mini-swe-agent's per-call cost fields sum to ${spent:.4f}")
         if self.marks_end:
@@ -194,7 +200,8 @@ def _plain_time(value: object) -> bool:
 
 
 def _money(value: object) -> str:
-    return f"{value:.4f}" if _plain_time(value) else "?"
+    plausible = _plain_time(value) and 0 <= value < MAX_LOGGED_COST  # type: ignore[operator]
+    return f"{value:.4f}" if plausible else "?"
 
 
 def _route(configured: str, reported: str) -> str:
