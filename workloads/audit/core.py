@@ -472,6 +472,47 @@ class Heads(dict[str, int | None]):
         super().__init__(sizes)
         #: Head key -> how many cold points (lane starts, reads after a TTL expiry) read exactly it.
         self.warm: dict[str, int] = dict(warm)
+        #: Request -> how the byte-level model's tokens of its body map to the provider's, learned
+        #: from the logged bodies and their reported prompts by the first prediction of each, and
+        #: kept for re-simulations that change a body (what-if), which have no report.
+        self.token_scales: dict[Key, TokenScale] = {}
+        #: Lane -> the byte-level model's and the provider's count of its last logged body seen.
+        self.last_sizes: dict[tuple[str, str], tuple[int, int]] = {}
+
+
+#: Model tokens short of the previous prompt's end a read may stop and still extend it (a
+#: chat template's closing tokens, which the next prompt renders otherwise).
+EXTENDS_WITHIN = 64
+
+
+class TokenScale(msgspec.Struct, frozen=True, array_like=True, gc=False):
+    """The provider's tokens at a place in a body, from the byte-level model's count there.
+
+    Two pieces: up to the end of the lane's previous logged prompt (``at`` model tokens, ``base``
+    provider tokens, both reported), and past it to this prompt's end, each at its own density.
+    A read that stops at the previous prompt's end is then counted as that prompt was reported.
+    """
+
+    at: int
+    base: int
+    above: float
+
+    def tokens(self, model_tokens: int) -> int:
+        if model_tokens <= self.at:  # (at 0: nothing before this prompt, one density)
+            return round(model_tokens * self.base / self.at) if self.at else 0
+        return self.base + round((model_tokens - self.at) * self.above)
+
+    @classmethod
+    def learn(cls, previous: tuple[int, int] | None, prompt: int, reported: int, read: int, step: int = 1) -> TokenScale:
+        """From this body's count (``prompt`` model tokens, ``reported`` provider tokens) and the
+        lane's previous logged body's, where this one extends it (``read``, the model tokens this
+        body read, in whole steps of ``step``, reach within ``EXTENDS_WITHIN`` or a step of its end; a
+        compaction's does not)."""
+        if (previous is not None and 0 < previous[0] <= prompt and 0 < previous[1] <= reported
+                and read >= previous[0] - max(EXTENDS_WITHIN, step)):
+            at, base = previous
+            return cls(at, base, (reported - base) / (prompt - at) if prompt > at else 0.0)
+        return cls(0, 0, reported / prompt)
 
 
 #: Cold points reading the same smallest amount (within this share) show a head kept warm.
@@ -903,10 +944,39 @@ class Predictor:
             # byte for byte reads into it.
             provider.record_reply(seen, body, r.reply)
         written = seen.written_tokens if rules.bills_writes else 0
-        return Prediction(
-            seen.cached_tokens, written, seen.prompt_tokens - seen.cached_tokens - written, "body",
-            write_1h=seen.written_long_tokens if rules.bills_writes else 0,
-        )
+        written_1h = seen.written_long_tokens if rules.bills_writes else 0
+        read, prompt = seen.cached_tokens, seen.prompt_tokens
+        scale = self._token_scale(r, prompt, read, step)
+        if scale is not None:
+            # The byte-level model counts its own tokens (a few bytes each); the provider's
+            # tokenizer counted the logged prompts otherwise. The read, the write and the rest
+            # keep their places in the prompt, counted in the provider's tokens, the read in its
+            # steps.
+            total, cached = scale.tokens(prompt), seen.cached_tokens
+            end = scale.tokens(cached)
+            if cached and step > 1 and rules.body_step_option == "block":
+                # The model read whole steps of its own tokens: the match ended somewhere in the
+                # next step. At the lane's previous prompt's end when that lies there (a call
+                # extending the previous one), else at the step's middle; then counted in the
+                # provider's steps.
+                match = scale.at if cached <= scale.at < cached + step else min(prompt, cached + step // 2)
+                read = rules.round_read(min(total, scale.tokens(match)), r.model, step)
+            else:  # read to the token, or in units at message ends (DeepSeek)
+                read = min(total, end)
+            written = min(total - read, scale.tokens(cached + written) - end) if written else 0
+            written_1h = min(written, scale.tokens(cached + written_1h) - end) if written_1h else 0
+            prompt = total
+        return Prediction(read, written, prompt - read - written, "body", write_1h=written_1h)
+
+    def _token_scale(self, r: TraceRequest, prompt: int, read: int, step: int) -> TokenScale | None:
+        """How ``r``'s body's model tokens map to the provider's (None: no report to map by)."""
+        key = (r.file, r.lane, r.seq)
+        scale = self.heads.token_scales.get(key)
+        if scale is None and r.usage is not None and r.usage.prompt and prompt:
+            lane = (r.file, r.lane)
+            scale = self.heads.token_scales[key] = TokenScale.learn(self.heads.last_sizes.get(lane), prompt, r.usage.prompt, read, step)
+            self.heads.last_sizes[lane] = (prompt, r.usage.prompt)
+        return scale
 
     def _blocks(self, r: TraceRequest) -> Prediction:
         assert r.hash_ids is not None

@@ -212,7 +212,9 @@ def test_deepseek_anthropic_endpoint_reads_into_the_streamed_response_sent_back(
     # The next body starts with prompt 1 + the reply exactly; the read is the unit at its end.
     assert [size(m) for m in requests[1].body.messages[:2]] == [size(m) for m in (*requests[0].body.messages, requests[0].reply[0])]
     # Prompt 1 is 4,977 bytes, the reply 1,680: the unit at the end of the output ends at byte
-    # 6,657, 1,664 whole tokens (prompt 1 alone: 1,244).
+    # 6,657, 1,664 whole model tokens (prompt 1 alone: 1,244).
     assert (first, reply, second) == (4977, 1680, 7167)
     rows = run_audit([path]).rows
-    assert [row.predicted_cache_read for row in rows] == [0, 1664]
+    # Counted as the provider counted the two prompts (1,245 and 1,700 reported for 1,244 and
+    # 1,791 model tokens): 1,245 + (1,664 - 1,244) x 455 / 547 = 1,594; it reported 1,600.
+    assert [row.predicted_cache_read for row in rows] == [0, 1594]

@@ -114,9 +114,11 @@ def test_nova_converse_stream_is_priced_at_the_dated_nova_row(tmp_path: Path) ->
     assert [r.cost_usd for r in rows] == [Decimal("0.002736"), Decimal("0.000888")]
     # The Converse body is replayed: the cache point after the system block caches its rendered
     # prefix, '{"system":[{"type":"text","text":"' (34 characters), the 4,500 of the text and
-    # '"}', 4,536 characters at 3.85 a token: 1,179 tokens, read by the second call.
+    # '"}', 4,536 characters at 3.85 a token: 1,179 model tokens, read by the second call. The
+    # provider counted the first prompt as 3,020 tokens (the model: 1,194); counted as it
+    # counts, the read is 1,179 x 3,020 / 1,194 = 2,982 (it reported 3,000).
     assert rows[1].predicted_by == "body"
-    assert rows[1].predicted_cache_read == 1179 and rows[1].cause is None
+    assert rows[1].predicted_cache_read == 2982 and rows[1].cause is None
 
 
 def test_nova_invoke_body_is_read_with_its_own_usage_names(tmp_path: Path) -> None:
