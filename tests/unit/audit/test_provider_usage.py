@@ -137,3 +137,21 @@ def test_claude_code_on_kimis_coding_endpoint_reads_in_its_256_steps(tmp_path: P
     coding, general = audit("https://api.kimi.com/coding/v1/messages"), audit("https://api.moonshot.ai/anthropic/v1/messages")
     # What the two bodies share (the system and the first turn), floored to 256 on the coding endpoint only.
     assert general % 256 != 0 and coding == general // 256 * 256 > 0
+
+
+def test_glm_reads_count_in_64_token_steps_on_both_endpoints(tmp_path: Path) -> None:
+    """Z.AI's coding plan read every one of 511 calls in whole 64-token steps (two users' real
+    sessions, OpenAI- and Anthropic-compatible endpoints): a follow-up that reads the previous
+    prompt floored to 64 is predicted exactly, not called the provider's own miss."""
+    def rows(url: str, messages_api: bool):
+        first = {"input_tokens": 1_300, "output_tokens": 4} if messages_api else _chat(1_300, 0, 4)
+        body = [_call(n, url, "glm-5.2", first, messages_api=messages_api) for n in range(2)]
+        return run_audit([write_jsonl(tmp_path / f"glm-{messages_api}.jsonl", body)]).rows[1]
+
+    for url, messages_api in (("https://api.z.ai/api/coding/paas/v4/chat/completions", False),
+                              ("https://api.z.ai/api/anthropic/v1/messages", True)):
+        second = rows(url, messages_api)
+        assert second.provider == "zai"
+        assert second.predicted_cache_read > 0 and second.predicted_cache_read % 64 == 0
+        # The chain's expected read: the previous prompt (1,300) in whole 64-token steps.
+        assert second.expected_cache_read == 1_300 // 64 * 64

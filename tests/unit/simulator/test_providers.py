@@ -246,5 +246,8 @@ def test_every_rule_resting_on_a_secondary_source_or_a_measurement_is_an_option(
     assert xai.option_defaults() == {"block": 1, "routing": "sticky", "servers": 8, "evict_p": 0.0, "seed": 0, "ttl_ms": None}
     assert {o.key: o.source for o in xai.cache_options}["block"] == "M"
     assert {o.key: o.source for o in PROVIDERS["moonshot"].cache_options}["block"] == "M"
+    # GLM's 64-token read step: measured on two users' coding-plan sessions, not published.
+    assert PROVIDERS["zai"].option_defaults() == {"block": 64} and PROVIDERS["zai"].cache_options[0].source == "M"
+    assert PROVIDERS["zai"].round_read(1_300, "glm-5.2") == 1_280
     assert PROVIDERS["gemini"].option_defaults()["minimums"] == "docs"
     assert PROVIDERS["qwen"].option_defaults()["implicit_min"] == 1024
