@@ -5,11 +5,11 @@ Facts: GLM models cache automatically and report ``prompt_tokens_details.cached_
 against 0.60 per 1M, https://docs.z.ai/guides/overview/pricing). The Anthropic-compatible
 endpoint reports the Messages shape. No step, minimum or lifetime is published.
 
-**Unknowns, as options.** The read step: every read of 4 real sessions of two users on Z.AI's
-coding plan, glm-5.2, 2026-07, is a multiple of 64 tokens (511 reads; about half are not
+**Unknowns, as options.** The read step: every read of 5 real sessions of two users on Z.AI's
+coding plan, glm-5.2, 2026-07, is a multiple of 64 tokens (568 reads; about half are not
 multiples of 128) [M]: an OpenCode export through the OpenAI-compatible endpoint
-(github.com/w12z/Cap, 42 calls) and three sessions of a pi-based agent through the
-Anthropic-compatible one (github.com/pinion05/agent-complex-task, 469 calls). So ``block=64`` by
+(github.com/w12z/Cap, 42 calls) and four sessions of a pi-based agent through the
+Anthropic-compatible one (github.com/pinion05/agent-complex-task, 526 calls). So ``block=64`` by
 default, chain and bodies alike; ``block=1`` reads to the token. One recorded call of the general
 API's glm-4.6v (an image prompt, pydantic-ai's test cassette) read 4 tokens: not enough to give
 that API a rule of its own.
@@ -23,7 +23,7 @@ from prefixbench.simulator.providers.compatible import reader
 DEFAULT_BLOCK = 64
 
 OPTIONS = (
-    CacheOption(key="block", default=DEFAULT_BLOCK, seen="64 (coding plan, both endpoints, 511 reads [M]) - 1 (to the token)",
+    CacheOption(key="block", default=DEFAULT_BLOCK, seen="64 (coding plan, both endpoints, 568 reads [M]) - 1 (to the token)",
                 source="M", help="read step in tokens"),
 )
 

@@ -140,7 +140,7 @@ def test_claude_code_on_kimis_coding_endpoint_reads_in_its_256_steps(tmp_path: P
 
 
 def test_glm_reads_count_in_64_token_steps_on_both_endpoints(tmp_path: Path) -> None:
-    """Z.AI's coding plan read every one of 511 calls in whole 64-token steps (two users' real
+    """Z.AI's coding plan read every one of 568 calls in whole 64-token steps (two users' real
     sessions, OpenAI- and Anthropic-compatible endpoints): a follow-up that reads the previous
     prompt floored to 64 is predicted exactly, not called the provider's own miss."""
     def rows(url: str, messages_api: bool):
