@@ -25,6 +25,9 @@ copied into this project; each test skips without it):
   Anthropic-compatible endpoint; 156, 57, 253 and 60 calls, 2026-07-13/14) that their author archived,
   PII masked, in github.com/pinion05/agent-complex-task (``GJC_SESSIONS``), from
   ``PREFIXBENCH_AGENT_COMPLEX_TASK_REPO``;
+* a pi session on MiniMax's minimax-m3 served by Fireworks (79 calls, 2026-07-29) committed to
+  github.com/Sriramarjun2007/METRO-FLOW-AI (``session.jsonl`` at commit
+  ``425e2ff601122d5feef77a8c34f75e131b0e92f4``), from ``PREFIXBENCH_METRO_FLOW_AI_REPO``;
 * a mini-swe-agent run on x-ai/grok-4-fast through OpenRouter (17 calls) committed as
   ``last_mini_run.traj.json`` to github.com/pranay5255/YudaiV3 (commit
   ``b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f``), from ``PREFIXBENCH_YUDAIV3_REPO``.
@@ -115,10 +118,13 @@ GJC_SESSIONS = ("PREFIXBENCH_AGENT_COMPLEX_TASK_REPO", "pinion05/agent-complex-t
     "sessions/03-raddit-dashboard-pr/session.jsonl": (_ARCHIVED, 253, (1_389_949, 193_601, 54_076_160, 0), 246, 242),
     "sessions/04-awesome-agent-ide/session.jsonl": (_ARCHIVED, 60, (848_185, 88_095, 6_539_072, 0), 53, 51),
 })
+#: A pi session whose calls went to Fireworks (pi's ``provider``), model
+#: ``accounts/fireworks/models/minimax-m3``, 2026-07-29.
+FIREWORKS_SESSION = ("PREFIXBENCH_METRO_FLOW_AI_REPO", "Sriramarjun2007/METRO-FLOW-AI", "425e2ff601122d5feef77a8c34f75e131b0e92f4", "session.jsonl")
 MINI_RUN = ("PREFIXBENCH_YUDAIV3_REPO", "pranay5255/YudaiV3", "b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f", "last_mini_run.traj.json")
 _URLS = (
     {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"}
-    | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS)}
+    | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION)}
     | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
     | {env: f"github.com/{spec[0]}" for env, spec in CLINE_TASKS.items()}
 )
@@ -285,6 +291,28 @@ def test_gjc_session_on_glm_counts_what_the_log_sums_and_reads_in_64_token_steps
     assert sum(r.read_within for r in result.rows) == within
     assert sum(r.predicted_cache_read == r.reported_cache_read for r in result.rows) == exact
     assert sum(r.cause == "provider-best-effort" for r in result.rows) <= 8
+
+
+def test_pi_session_on_a_minimax_model_served_by_fireworks_is_not_read_by_minimax_rules(tmp_path: Path) -> None:
+    env, repo, commit, where = FIREWORKS_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    messages = [r["message"] for r in map(json.loads, path.read_text().splitlines())
+                if r.get("type") == "message" and r["message"].get("role") == "assistant" and r["message"].get("usage")]
+    assert {(m["provider"], m["model"]) for m in messages} == {("fireworks", "accounts/fireworks/models/minimax-m3")}
+    usages = [m["usage"] for m in messages]
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["pi"]
+    t = result.totals
+    assert t.requests == len(usages) == 79
+    assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(u[k] for u in usages) for k in ("input", "output", "cacheRead", "cacheWrite"))
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (110_331, 84_665, 5_362_565, 0)
+    # Fireworks served it (pi says so), so MiniMax's rules (512-token minimum, explicit markers)
+    # do not apply though the model's name is MiniMax's: no rule is Fireworks', the provider is
+    # unknown. Its reads are to the token (685, 18,227, 19,922...): 66 of 79 within 3%.
+    assert {r.provider for r in result.rows} == {"unknown"}
+    assert sum(u["cacheRead"] % 64 != 0 for u in usages) > 70
+    assert sum(r.read_within for r in result.rows) == 66
 
 
 def test_mini_swe_agent_run_on_grok_counts_what_the_log_sums_and_shows_xai_reads_to_the_token(tmp_path: Path) -> None:
