@@ -194,7 +194,7 @@ PROVIDER_MODELS = [
     ("kimi", {}),
     ("kimi", {"block": 256, "ttl": "1h"}),
     ("zai", {}),
-    ("zai", {"block": 1}),
+    ("zai", {"block": 64}),
     ("qwen", {}),
     ("qwen", {"mode": "explicit"}),
     ("qwen", {"implicit_min": 256}),
@@ -216,7 +216,7 @@ def test_no_provider_model_reads_more_than_the_reference(sequence, model_options
 
 @settings(max_examples=80, deadline=None)
 @given(sequences(), st.sampled_from([("gemini", {}, 1), ("kimi", {}, 1), ("kimi", {"block": 256}, 256),
-                                     ("zai", {}, 64), ("zai", {"block": 1}, 1),
+                                     ("zai", {}, 1), ("zai", {"block": 64}, 64),
                                      ("xai", {"servers": 1}, 1), ("xai", {"servers": 1, "block": 64}, 64),
                                      ("xai", {"servers": 1, "block": 128}, 128)]))
 def test_automatic_models_on_one_server_read_the_reference_prefix_in_whole_blocks(sequence, model_options):
