@@ -11,7 +11,7 @@
 * ``vllm``: 16-token hashed blocks, LRU free queue (``block_size``, ``capacity_blocks``,
   ``cache_output``)
 * ``radix``: SGLang token radix tree, LRU leaves (``capacity_tokens``, ``cache_output``)
-* ``gemini``, ``xai``, ``kimi``: automatic prefix caching
+* ``gemini``, ``xai``, ``kimi``, ``zai``: automatic prefix caching
   (:class:`prefixbench.simulator.automatic.AutomaticCache`); ``gemini:mode=explicit``: the
   agent's ``CachedContent`` objects (:class:`prefixbench.simulator.cached_content.CachedContentCache`); ``qwen``, ``minimax``: explicit
   markers or automatic caching (:class:`prefixbench.simulator.automatic.MarkedCache`). Their
@@ -207,6 +207,12 @@ def _kimi(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheMo
     return AutomaticCache(name=name, tokenizer=tokenizer, block=values["block"], ttl_ms=ttl)  # type: ignore[arg-type]
 
 
+def _zai(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheModel:
+    from prefixbench.simulator.automatic import AutomaticCache
+
+    return AutomaticCache(name=name, tokenizer=tokenizer, block=values["block"])  # type: ignore[arg-type]
+
+
 def _qwen(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheModel:
     from prefixbench.simulator.automatic import MarkedCache
     from prefixbench.simulator.providers.qwen import EXPLICIT_MIN, EXPLICIT_TTL_MS, LOOKBACK_BLOCKS
@@ -372,6 +378,7 @@ _BUILDERS: dict[str, Callable[[str, str | Tokenizer | None, Mapping[str, object]
     "gemini": _provider_model("gemini", _gemini),
     "xai": _provider_model("xai", _xai),
     "kimi": _provider_model("moonshot", _kimi),
+    "zai": _provider_model("zai", _zai),
     "qwen": _provider_model("qwen", _qwen),
     "minimax": _provider_model("minimax", _minimax),
 }

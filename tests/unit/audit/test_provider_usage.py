@@ -137,3 +137,23 @@ def test_claude_code_on_kimis_coding_endpoint_reads_in_its_256_steps(tmp_path: P
     coding, general = audit("https://api.kimi.com/coding/v1/messages"), audit("https://api.moonshot.ai/anthropic/v1/messages")
     # What the two bodies share (the system and the first turn), floored to 256 on the coding endpoint only.
     assert general % 256 != 0 and coding == general // 256 * 256 > 0
+
+
+def test_glm_5_reads_count_in_64_token_steps_on_both_endpoints_and_glm_4_6_to_the_token(tmp_path: Path) -> None:
+    """Z.AI's coding plan read every one of 568 glm-5.2 calls in whole 64-token steps (two users'
+    real sessions, OpenAI- and Anthropic-compatible endpoints), glm-4.6 to the token (Crush's
+    recorded runs): a follow-up that reads the previous prompt floored to 64 on glm-5 is predicted
+    exactly, not called the provider's own miss."""
+    def second(url: str, model: str, messages_api: bool):
+        first = {"input_tokens": 1_300, "output_tokens": 4} if messages_api else _chat(1_300, 0, 4)
+        body = [_call(n, url, model, first, messages_api=messages_api) for n in range(2)]
+        return run_audit([write_jsonl(tmp_path / f"{model}-{messages_api}.jsonl", body)]).rows[1]
+
+    for url, messages_api in (("https://api.z.ai/api/coding/paas/v4/chat/completions", False),
+                              ("https://api.z.ai/api/anthropic/v1/messages", True)):
+        glm5, glm46 = second(url, "glm-5.2", messages_api), second(url, "glm-4.6", messages_api)
+        assert glm5.provider == glm46.provider == "zai"
+        assert glm5.predicted_cache_read > 0 and glm5.predicted_cache_read % 64 == 0
+        assert glm46.predicted_cache_read % 64 != 0 and glm5.predicted_cache_read == glm46.predicted_cache_read // 64 * 64
+        # The chain's expected read: the previous prompt (1,300), in whole 64-token steps on glm-5.
+        assert (glm5.expected_cache_read, glm46.expected_cache_read) == (1_300 // 64 * 64, 1_300)

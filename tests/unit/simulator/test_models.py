@@ -36,6 +36,7 @@ def test_every_name_builds_a_fresh_model_of_that_name():
         "gemini": AutomaticCache,
         "xai": AutomaticCache,
         "kimi": AutomaticCache,
+        "zai": AutomaticCache,
         "qwen": MarkedCache,
         "minimax": MarkedCache,
     }
@@ -66,7 +67,7 @@ def test_parse_cache_spec_splits_name_and_options():
 @pytest.mark.parametrize(
     ("name", "options", "tokenizer", "message"),
     [
-        ("mistral", {}, None, "unknown cache model 'mistral' (known: byte-exact, anthropic, openai, deepseek, vllm, radix, gemini, xai, kimi, qwen, minimax)"),
+        ("mistral", {}, None, "unknown cache model 'mistral' (known: byte-exact, anthropic, openai, deepseek, vllm, radix, gemini, xai, kimi, zai, qwen, minimax)"),
         ("xai", {"block": "big"}, None, "xai: block must be a positive integer (tokens), got 'big'"),
         ("xai", {"routing": "hash"}, None, "xai: routing must be one of sticky, prefix, random, got 'hash'"),
         ("xai", {"evict_p": "2"}, None, "xai: evict_p must be a probability from 0 to 1, got 2.0"),
