@@ -669,3 +669,48 @@ def test_a_second_session_meta_of_the_same_thread_is_no_copy(tmp_path: Path) -> 
         requests, summaries = load_trace([path])
         assert [r.usage.prompt for r in requests] == [10000, 10500]
         assert not any("taken as thread" in note for note in summaries[0].notes)
+
+
+@settings(max_examples=40, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(
+    source=st.lists(st.tuples(st.integers(1, 50_000), st.integers(0, 900)), min_size=0, max_size=4),
+    fork=st.lists(st.tuples(st.integers(1, 50_000), st.integers(0, 900)), min_size=1, max_size=3),
+    at=st.integers(0, 4),
+    seeded=st.booleans(),
+    spacing=st.lists(st.integers(0, 100), min_size=12, max_size=12),
+    think=st.integers(101, 60_000),
+    first=st.booleans(),
+)
+def test_property_an_unmarked_copy_is_never_counted(source, fork, at, seeded, spacing, think, first) -> None:
+    """Whatever the copy's length and spacing (each record within 100 ms of the one before),
+    whether the fork's totals start from zero or go on from the copy's, and the file order: the
+    source's calls are counted once, in its own rollout, the fork's own calls once in its, and the
+    fork's first call extends the source's call at the fork point (none: forked before any)."""
+    import tempfile
+    from datetime import UTC, datetime, timedelta
+
+    folder = Path(tempfile.mkdtemp(prefix="codex-copy-"))
+    mine = _thread_lines(SOURCE, source, 0, {})
+    at = min(at, len(source))
+    copied = mine[: 2 + 2 * at]
+    start = datetime(2026, 9, 21, 13, 0, tzinfo=UTC)
+    stamp = lambda moment: moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")  # noqa: E731
+    records = [(stamp(start), "session_meta", _meta(COPY, cli_version="0.88.0" if seeded else "0.58.0"))]
+    moment = start + timedelta(milliseconds=3)
+    for n, (_, kind, payload) in enumerate(copied):
+        moment += timedelta(milliseconds=spacing[n % len(spacing)])
+        records.append((stamp(moment), kind, payload))
+    spent = [sum(p for p, _ in source[:at]), sum(o for _, o in source[:at])] if seeded else [0, 0]
+    for n, (prompt, output) in enumerate(fork):
+        spent = [spent[0] + prompt, spent[1] + output]
+        moment += timedelta(milliseconds=think)
+        records.append((stamp(moment), "response_item", _user(f"fork step {n}")))
+        moment += timedelta(milliseconds=think)
+        records.append((stamp(moment), "event_msg", _tc(spent[0], 0, spent[1], prompt, 0, output)))
+    paths = [_unnumbered(folder / f"rollout-a-{SOURCE}.jsonl", mine), _unnumbered(folder / f"rollout-b-{COPY}.jsonl", records)]
+    requests, _ = load_trace(paths if first else paths[::-1])
+    counted = sorted((Path(r.file).name[len("rollout-")], r.usage.prompt, r.usage.output) for r in requests if r.usage)
+    assert counted == sorted([("a", p, o) for p, o in source] + [("b", p, o) for p, o in fork])
+    sources = sorted((r for r in requests if Path(r.file).name.startswith("rollout-a")), key=lambda r: r.seq)
+    forks = sorted((r for r in requests if Path(r.file).name.startswith("rollout-b")), key=lambda r: r.seq)
+    assert forks[0].prefix.parent == (sources[at - 1].prefix.node if at else None)
