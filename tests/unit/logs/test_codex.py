@@ -680,12 +680,15 @@ def test_a_second_session_meta_of_the_same_thread_is_no_copy(tmp_path: Path) -> 
     spacing=st.lists(st.integers(0, 100), min_size=12, max_size=12),
     think=st.integers(101, 60_000),
     first=st.booleans(),
+    stall=st.tuples(st.integers(4, 9), st.integers(101, 5_000)),
 )
-def test_property_an_unmarked_copy_is_never_counted(source, fork, at, seeded, spacing, think, first) -> None:
+def test_property_an_unmarked_copy_is_never_counted(source, fork, at, seeded, spacing, think, first, stall) -> None:
     """Whatever the copy's length and spacing (each record within 100 ms of the one before),
     whether the fork's totals start from zero or go on from the copy's, and the file order: the
     source's calls are counted once, in its own rollout, the fork's own calls once in its, and the
-    fork's first call extends the source's call at the fork point (none: forked before any)."""
+    fork's first call extends the source's call at the fork point (none: forked before any).
+    The source's rollout read first, a copy that stalls after its first token count is known
+    by the source's calls it holds."""
     import tempfile
     from datetime import UTC, datetime, timedelta
 
@@ -698,7 +701,7 @@ def test_property_an_unmarked_copy_is_never_counted(source, fork, at, seeded, sp
     records = [(stamp(start), "session_meta", _meta(COPY, cli_version="0.88.0" if seeded else "0.58.0"))]
     moment = start + timedelta(milliseconds=3)
     for n, (_, kind, payload) in enumerate(copied):
-        moment += timedelta(milliseconds=spacing[n % len(spacing)])
+        moment += timedelta(milliseconds=spacing[n % len(spacing)] + (stall[1] if first and n == stall[0] else 0))
         records.append((stamp(moment), kind, payload))
     spent = [sum(p for p, _ in source[:at]), sum(o for _, o in source[:at])] if seeded else [0, 0]
     for n, (prompt, output) in enumerate(fork):
@@ -714,3 +717,26 @@ def test_property_an_unmarked_copy_is_never_counted(source, fork, at, seeded, sp
     sources = sorted((r for r in requests if Path(r.file).name.startswith("rollout-a")), key=lambda r: r.seq)
     forks = sorted((r for r in requests if Path(r.file).name.startswith("rollout-b")), key=lambda r: r.seq)
     assert forks[0].prefix.parent == (sources[at - 1].prefix.node if at else None)
+
+
+def test_a_copy_that_stalls_is_known_by_its_sources_calls(tmp_path: Path) -> None:
+    """The source's rollout read before the fork's, a copy Codex stalled writing is known past the
+    stall by the source's calls it holds (same thread, same running total, going on from the
+    copy's last): 3 calls, not 4; the same read in workers. Read after the fork's, it is not."""
+    import functools
+
+    from prefixbench.workloads.runs.execute import map_runs
+
+    source = _unnumbered(tmp_path / "a" / f"rollout-2025-11-17T15-30-28-{SOURCE}.jsonl", SOURCE_LINES)
+    fork = _copy_fork(tmp_path / "b" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.58.0", seeded=False, stall_at=5)
+    requests, summaries = load_trace([source, fork])
+    assert [(Path(r.file).parent.name, r.usage.prompt) for r in requests] == [("a", 10000), ("a", 10500), ("b", 11000)]
+    assert requests[2].prefix.parent == requests[1].prefix.node
+    assert [line for line, _ in summaries[1].skipped] == [5, 7]
+    notes = " ".join(summaries[1].notes)
+    assert "lines 2-7 are taken as thread" in notes and "and 1 token count(s) after it that the source's rollout counted" in notes
+    assert f"2 of the copy's 2 token_count event(s) are calls that the rollout of thread {SOURCE} counted" in notes
+    assert "starts again from zero (Codex before 0.78)" in notes
+    for files in ([source, fork], [fork, source]):
+        assert load_trace(files) == load_trace(files, map_files=functools.partial(map_runs, jobs=2))
+    assert len(load_trace([fork, source])[0]) == 4

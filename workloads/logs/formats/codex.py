@@ -203,6 +203,12 @@ class _Rollout:
         self.copy_check = ""
         #: The running total a fork's own calls started from (their sum is Codex's total less it).
         self.total_base: dict | None = None
+        #: The threads whose session_meta the copy holds (its source's, and the source's own
+        #: source's when that was a fork too); of the copy's token counts, how many their rollouts
+        #: read earlier in the audit counted; and those after the run, found so, that it went on over.
+        self.copy_threads: list[str] = []
+        self.copy_found = 0
+        self.copy_stretched = 0
         self.thread = _Thread()
         self.thread_notes: list[str] = []
         #: The last ``token_usage_record`` no token count has matched yet: a remote compaction's
@@ -285,6 +291,25 @@ class _Rollout:
         self.copy_last_ms, self.copy_lines = when, (self.copy_lines[0], record.line)
         return True
 
+    def _source_counted(self, total: dict) -> bool:
+        """Whether a rollout read earlier in the audit counted this running total as a call of a
+        thread the copy is of (asked questions are kept: a file's reading in a worker is taken only
+        when no earlier file answers one)."""
+        nodes = [_total_node(thread, total) for thread in self.copy_threads]
+        self.ctx.codex_asked.update(nodes)
+        return any(node in self.ctx.codex_calls for node in nodes)
+
+    def _copy_goes_on(self, record: Record, payload: dict) -> None:
+        """A token count after the run taken as the copy, before any call of this thread's, whose
+        running total goes on from the copy's last and that the source's rollout counted: the copy
+        went on (Codex stalled writing it), up to here."""
+        self.copy_stretched += 1
+        self.copy_lines = (self.copy_lines[0], record.line)
+        self._copied(record, "event_msg", payload)
+        self.events = [event for event in self.events if event[0] == "fork"]
+        self.blocks = 0
+        self.last_input_ms = self.first_output_ms = None
+
     def _copied(self, record: Record, kind: object, payload: dict) -> None:
         """A record of the history another thread wrote (a subagent's copy of its parent's):
         its settings carry over to this thread's first call, its token counts are never counted."""
@@ -292,14 +317,19 @@ class _Rollout:
             self._turn_context(payload)
         elif kind == "event_msg" and payload.get("type") == "thread_settings_applied":
             self._settings(payload)
-        elif kind == "session_meta" and self.copied_session is None:
-            self.copied_session = _text(payload.get("id"))
+        elif kind == "session_meta":
+            thread = _text(payload.get("id"))
+            self.copied_session = self.copied_session or thread
+            if self.copy_from is not None and thread is not None and thread not in self.copy_threads:
+                self.copy_threads.append(thread)
         elif kind == "event_msg" and payload.get("type") == "token_count":
             info = payload.get("info")
             if isinstance(info, dict) and isinstance(info.get("last_token_usage"), dict):
                 self.copied_calls += 1
                 if isinstance(info.get("total_token_usage"), dict):
                     self.copied_total = info["total_token_usage"]
+                    if self.copy_from is not None and self._source_counted(self.copied_total):
+                        self.copy_found += 1
                 # One reason for them all (the line tells which): a long copy is one row of skipped records.
                 self.skipped.append((record.line, f"token_count of {self.copied_why}: counted in that thread's own rollout, not here"))
 
@@ -372,6 +402,10 @@ class _Rollout:
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             return
+        if (self.copy_from is not None and not self.out and isinstance(total, dict) and self.copied_total is not None
+                and _total_before(total, last) == _keys_of(self.copied_total, total) and self._source_counted(total)):
+            self._copy_goes_on(record, payload)
+            return
         if self.held is not None and _same(last, self.held[3]):
             self.held = None  # the record of this call
         claimed, self.compaction_usage = self.compaction_usage, None
@@ -420,7 +454,7 @@ class _Rollout:
         if self.copied_total is None:
             self.copy_check = "the copy holds no token count: the fork is of its source before any call, not linked"
             return
-        if before == {key: self.copied_total.get(key, 0) for key in before} and before:
+        if before and before == _keys_of(self.copied_total, before):
             self.copy_check = "this thread's first running total goes on from the copy's last (Codex 0.78 on seeds a fork's from it)"
             if (-1, 0) < _release(self.version) < (0, 78):
                 self.copy_check += f", which Codex {self.version} did not: the copy may go on past line {self.copy_lines[1]}"
@@ -475,6 +509,8 @@ class _Rollout:
 
     def _add(self, record: Record, usage: Usage, when: int | None, total: object) -> None:
         node = _node(self.session, total, len(self.out))
+        if isinstance(total, dict):
+            self.ctx.codex_calls.add(node)
         self.out.append(
             TraceRequest(
                 file=self.name,
@@ -516,8 +552,14 @@ class _Rollout:
                 f"lines {first}-{end} are taken as thread {self.copy_from}'s rollout, copied in when this thread was forked "
                 f"from it (Codex 0.35-0.125+ copies a fork's source whole, re-timestamped, with no marker where the copy ends): "
                 f"the run of records after this rollout's session_meta each written within {COPY_GAP_MS} ms of the one before"
+                + (f", and {self.copy_stretched} token count(s) after it that the source's rollout counted" if self.copy_stretched else "")
                 + (f"; {self.copy_check}" if self.copy_check else ""),
             )
+            if self.copy_found:
+                notes += (
+                    f"{self.copy_found} of the copy's {self.copied_calls} token_count event(s) are calls that the rollout of thread "
+                    f"{' or '.join(self.copy_threads)} counted (read earlier in the audit: same thread, same running total)",
+                )
         if self.copied_calls:
             notes += (f"{self.copied_calls} token_count event(s) of {self.copied_why}: not counted here",)
         if not self.out and any("token_count" in why for _, why in self.skipped):
@@ -547,6 +589,11 @@ def _release(version: str | None) -> tuple[int, int]:
     if len(parts) > 1 and all(part.isascii() and part.isdigit() and len(part) < 6 for part in parts[:2]):
         return int(parts[0]), int(parts[1])
     return (-1, 0)
+
+
+def _keys_of(total: dict, keys: dict) -> dict:
+    """``total``'s counts of ``keys``' keys (absent: 0)."""
+    return {key: total.get(key, 0) for key in keys}
 
 
 def _amount(value: object) -> str:
