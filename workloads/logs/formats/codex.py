@@ -43,7 +43,10 @@ each written within :data:`COPY_GAP_MS` of the one before (a call's token count 
 response after its prompt): its token counts are never counted here, and the fork's first call
 extends the source's call whose running total the copy ends with. Codex before 0.78 started
 the fork's running total again from zero, later versions seed it from the copy's last token
-count: a note says which the first call shows (or that it shows neither).
+count: a note says which the first call shows (or that it shows neither). The source's rollout
+read earlier in the audit, the note says how many of the copy's token counts are its calls, and
+a token count past the run, before the fork's first call, whose running total goes on from the
+copy's last and that the source counted is the copy's too (Codex stalled writing it).
 
 A record without ``ordinal`` is numbered by its place in the file (0-based).
 """
@@ -664,6 +667,9 @@ FORMAT = LogFormat(
         "(history_base, rollout-<date>-<thread>_<window>.jsonl): a fork or compaction event on the first call",
         "forks (forked_from_id, by reference or with the source's records copied): the first call extends the source's "
         "call at the fork point, named by the running total the fork goes on from",
+        "forks of Codex 0.35-0.125+ (and 0.107+ subagents spawned with their parent's history): the source's rollout copied "
+        "after the fork's session_meta, re-timestamped, unmarked: the run of records written with that second session_meta "
+        "(each within 100 ms of the one before) is not counted, nor, the source's rollout read first, its calls after a stall",
         "older rollouts (record_type lines, or a first line {id, timestamp, instructions}): no usage, read as no calls",
     ),
 )
