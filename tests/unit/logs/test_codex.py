@@ -740,3 +740,58 @@ def test_a_copy_that_stalls_is_known_by_its_sources_calls(tmp_path: Path) -> Non
     for files in ([source, fork], [fork, source]):
         assert load_trace(files) == load_trace(files, map_files=functools.partial(map_runs, jobs=2))
     assert len(load_trace([fork, source])[0]) == 4
+
+
+def test_each_copy_fork_shape_counts_each_call_once(tmp_path: Path) -> None:
+    """The shapes Codex's source shows, version by version (fields by hand: the source's
+    10,000 / 0 read / 400 out and 10,500 / 10,368 / 30, the fork's 11,000 / 10,496 / 40):
+
+    * 0.32-0.34: a fork copies only the source's items, from memory (no session_meta, no token
+      count): nothing to tell apart, its one call counted;
+    * 0.78-0.87: no forked_from_id, the running total seeded from the copy's last;
+    * 0.93-0.125: the fork's own context (a developer message, the environment) written right
+      after the copy, in the same burst."""
+    source = _unnumbered(tmp_path / "a" / f"rollout-2025-11-17T15-30-28-{SOURCE}.jsonl", SOURCE_LINES)
+    items_only = _unnumbered(tmp_path / "b" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", [
+        ("2025-11-17T21:34:00.000Z", "session_meta", {"id": COPY, "cli_version": "0.33.0", "model_provider": "openai"}),
+        *(("2025-11-17T21:34:00.010Z", kind, payload) for _, kind, payload in SOURCE_LINES if kind == "response_item"),
+        ("2025-11-17T21:34:05.100Z", "response_item", _user("another way")),
+        ("2025-11-17T21:34:09.000Z", "event_msg", _tc(11000, 10496, 40, 11000, 10496, 40)),
+    ])
+    context = [("response_item", {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "<permissions>"}]}),
+               ("response_item", _user("<environment_context>"))]
+    shapes = {
+        "0.33.0": items_only,
+        "0.80.0": _copy_fork(tmp_path / "c" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.80.0", seeded=True),
+        "0.93.0": _copy_fork(tmp_path / "d" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.93.0", seeded=True,
+                             meta={"forked_from_id": SOURCE}, extra=context),
+    }
+    for version, fork in shapes.items():
+        requests, summaries = load_trace([source, fork])
+        assert [(r.usage.prompt, r.usage.cache_read, r.usage.uncached, r.usage.output) for r in requests] == [
+            (10000, 0, 10000, 400), (10500, 10368, 132, 30), (11000, 10496, 504, 40)], version
+        if version != "0.33.0":
+            assert requests[2].prefix.parent == requests[1].prefix.node, version
+            assert any("goes on from the copy's last" in note for note in summaries[1].notes), version
+            assert [event for event in requests[2].events if event[0] == "fork"] == [("fork", f"forked from thread {SOURCE}")]
+
+
+def test_a_fork_of_a_fork_counts_each_thread_once(tmp_path: Path) -> None:
+    """A fork of a copy fork copies its whole rollout: the first fork's session_meta, its copy of
+    the source (a second session_meta) and its own call. Each call counted once, in its own file;
+    the second fork's first call extends the first fork's call."""
+    source = _unnumbered(tmp_path / "a" / f"rollout-2025-11-17T15-30-28-{SOURCE}.jsonl", SOURCE_LINES)
+    first = _copy_fork(tmp_path / "b" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.58.0", seeded=False)
+    again = "019a93d0-0000-7000-8000-00000000cc03"
+    copied = [json.loads(line) for line in first.read_text().splitlines()]
+    second = write_jsonl(tmp_path / "c" / f"rollout-2025-11-17T15-40-00-{again}.jsonl", [
+        {"timestamp": "2025-11-17T21:40:00.000Z", "type": "session_meta", "payload": {"id": again, "cli_version": "0.58.0", "model_provider": "openai"}},
+        *({**record, "timestamp": f"2025-11-17T21:40:00.{20 + n:03d}Z"} for n, record in enumerate(copied)),
+        {"timestamp": "2025-11-17T21:40:07.000Z", "type": "response_item", "payload": _user("a third way")},
+        {"timestamp": "2025-11-17T21:40:12.000Z", "type": "event_msg", "payload": _tc(11500, 10880, 20, 11500, 10880, 20)},
+    ])
+    for files in ([source, first, second], [second, first, source]):
+        requests, summaries = load_trace(files)
+        assert sorted((Path(r.file).parent.name, r.usage.prompt) for r in requests) == [("a", 10000), ("a", 10500), ("b", 11000), ("c", 11500)]
+        by = {Path(r.file).parent.name: r for r in requests}
+        assert by["c"].prefix.parent == by["b"].prefix.node
