@@ -553,7 +553,7 @@ class _Rollout:
             first, end = self.copy_lines
             notes += (
                 f"lines {first}-{end} are taken as thread {self.copy_from}'s rollout, copied in when this thread was forked "
-                f"from it (Codex 0.35-0.125+ copies a fork's source whole, re-timestamped, with no marker where the copy ends): "
+                f"from it (Codex 0.35-0.125+ copies a fork's source up to the fork point, re-timestamped, with no marker where the copy ends): "
                 f"the run of records after this rollout's session_meta each written within {COPY_GAP_MS} ms of the one before"
                 + (f", and {self.copy_stretched} token count(s) after it that the source's rollout counted" if self.copy_stretched else "")
                 + (f"; {self.copy_check}" if self.copy_check else ""),
