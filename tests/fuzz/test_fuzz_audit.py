@@ -69,6 +69,13 @@ SEEDS: dict[str, list[dict]] = {
     ],
     "codex": [
         {"timestamp": "2025-11-17T21:30:28.664Z", "type": "session_meta", "payload": {"id": "x", "cli_version": "0.58.0", "model_provider": "openai"}},
+        # A fork as Codex 0.35-0.125+ wrote it: the source's rollout copied after this one's
+        # session_meta, re-timestamped, no marker where the copy ends (here: a token count, 20 ms
+        # later, then a gap); the fork's first total starts again from zero (before 0.78).
+        {"timestamp": "2025-11-17T21:30:28.700Z", "type": "session_meta", "payload": {"id": "s", "timestamp": "2025-11-17T20:00:00.000Z", "cli_version": "0.58.0"}},
+        {"timestamp": "2025-11-17T21:30:28.720Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 1000, "cached_input_tokens": 0, "output_tokens": 5},
+            "last_token_usage": {"input_tokens": 1000, "cached_input_tokens": 0, "output_tokens": 5}}}},
         {"timestamp": "2025-11-17T21:30:29.000Z", "type": "turn_context", "payload": {"model": "gpt-5.1-codex", "effort": "high"}},
         {"timestamp": "2025-11-17T21:30:29.664Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
             "total_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5},

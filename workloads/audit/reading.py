@@ -9,8 +9,9 @@ and the results are put back together in file order here.
 One thing ties a file's reading to the files before it: the request ids (Claude Code), running
 totals (Codex) and calls (Gemini CLI, Qwen Code) an earlier file already counted, which a resumed or forked session's
 copy of them skips (:class:`~prefixbench.workloads.logs.formats.base.ImportContext`). A worker
-reads its file with none counted and returns the keys it counted. A file none of whose keys an
-earlier file counted reads the same either way, and its worker's result is taken; any other
+reads its file with none counted and returns the keys it counted (and the Codex calls an
+unmarked fork copy asked about). A file none of whose keys an earlier file counted (and none of
+whose questions an earlier file answers) reads the same either way, and its worker's result is taken; any other
 file, and any file whose worker met an error, is read again here with what the earlier files
 counted, as the one-by-one reading would. So the trace (and every report made from it) is the
 same for every ``--jobs`` and scheduler, errors included.
@@ -53,6 +54,9 @@ class FileRead(msgspec.Struct, frozen=True):
     gemini_calls: dict[tuple[str, str], str] = {}
     #: The Kimi CLI calls the file counted (by message_id), to their chain nodes.
     kimi_calls: dict[str, str] = {}
+    #: The Codex calls the file counted (chain nodes), and those it asked whether an earlier file counted.
+    codex_calls: frozenset[str] = frozenset()
+    codex_asked: frozenset[str] = frozenset()
     #: The UserError's line, when reading failed (the file is read again in file order).
     error: str | None = None
 
@@ -71,7 +75,8 @@ def read_log_file(task: FileTask) -> FileRead:
         requests, summary = import_file(path, named or detect_format(path), ctx)
     except UserError as exc:
         return FileRead(error=str(exc))
-    return FileRead(requests, summary, frozenset(ctx.codex_totals), frozenset(ctx.claude_requests), dict(ctx.gemini_calls), dict(ctx.kimi_calls))
+    return FileRead(requests, summary, frozenset(ctx.codex_totals), frozenset(ctx.claude_requests), dict(ctx.gemini_calls), dict(ctx.kimi_calls),
+                    frozenset(ctx.codex_calls), frozenset(ctx.codex_asked))
 
 
 def read_in_parallel(
@@ -101,6 +106,7 @@ def take_read(path: Path, read: FileRead, fmt: str, ctx: ImportContext) -> tuple
         and ctx.codex_totals.isdisjoint(read.codex_totals) and ctx.claude_requests.isdisjoint(read.claude_requests)
         and ctx.gemini_calls.keys().isdisjoint(read.gemini_calls)
         and ctx.kimi_calls.keys().isdisjoint(read.kimi_calls)
+        and ctx.codex_calls.isdisjoint(read.codex_asked)
     )
     if not clean:
         named = resolve(fmt)
@@ -109,5 +115,6 @@ def take_read(path: Path, read: FileRead, fmt: str, ctx: ImportContext) -> tuple
     ctx.claude_requests.update(read.claude_requests)
     ctx.gemini_calls.update(read.gemini_calls)
     ctx.kimi_calls.update(read.kimi_calls)
+    ctx.codex_calls.update(read.codex_calls)
     assert read.summary is not None
     return read.requests, read.summary

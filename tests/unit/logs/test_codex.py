@@ -529,3 +529,269 @@ def test_an_older_fork_with_its_sources_history_copied_links_the_same(tmp_path: 
     assert requests[2].prefix.parent == requests[1].prefix.node
     row = run_audit([source, fork]).rows[-1]
     assert (row.predicted_cache_read, row.expected_cache_read, row.lost_tokens, row.detail) == (10496, 10496, 0, "")
+
+
+# Forks Codex 0.35 to 0.125+ wrote with no marker where the copy ends (read in Codex's source:
+# the fork's session_meta, then every record of the source's rollout up to the fork point, its
+# session_meta first, written at once and timestamped at the copy; then the fork's own records).
+# Before 0.78 the fork's running total starts again from zero; from 0.78 Codex seeds it from the
+# copy's last token count; from 0.88 the fork's session_meta names its source (forked_from_id).
+# 0.107+ subagents spawned with their parent's history are written the same way.
+
+SOURCE, COPY = "019a93b9-0000-7000-8000-00000000aa01", "019a93c4-0000-7000-8000-00000000bb02"
+#: The source: two calls. 10,000 (none cached) / 400 out, then 10,500 (10,368 cached) / 30 out.
+SOURCE_LINES = [
+    ("2025-11-17T21:30:28.664Z", "session_meta", {"id": SOURCE, "timestamp": "2025-11-17T21:30:28.608Z", "cli_version": "0.58.0",
+                                                  "originator": "codex_cli_rs", "model_provider": "openai"}),
+    ("2025-11-17T21:30:29.000Z", "turn_context", CTX),
+    ("2025-11-17T21:32:46.000Z", "response_item", _user("go")),
+    ("2025-11-17T21:32:50.000Z", "event_msg", _tc(10000, 0, 400, 10000, 0, 400)),
+    ("2025-11-17T21:32:52.000Z", "response_item", {"type": "function_call_output", "call_id": "c", "output": "ok"}),
+    ("2025-11-17T21:32:55.000Z", "event_msg", _tc(20500, 10368, 430, 10500, 10368, 30)),
+]
+
+
+def _unnumbered(path: Path, records: list[tuple[str, str, dict]]) -> Path:
+    return write_jsonl(path, [{"timestamp": ts, "type": kind, "payload": payload} for ts, kind, payload in records])
+
+
+def _copy_fork(path: Path, version: str, *, seeded: bool, meta: dict | None = None, extra: list | None = None,
+               stall_at: int | None = None) -> Path:
+    """A fork of SOURCE after its second call, as Codex ``version`` writes it: its own
+    session_meta at 21:34:00.000, the source's records copied at 21:34:00.012 on (1 ms apart;
+    ``stall_at``: the copy stalls 0.5 s before that record), ``extra`` copied records after them
+    (a subagent's spawn output), then its own call 5 s later: 11,000 prompt (10,496 cached) / 40
+    out, its running total going on from the source's (``seeded``) or starting from zero."""
+    own_meta = {"id": COPY, "timestamp": "2025-11-17T21:34:00.000Z", "cli_version": version, "originator": "codex_cli_rs",
+                "model_provider": "openai", **(meta or {})}
+    copied = [*((kind, payload) for _, kind, payload in SOURCE_LINES), *(extra or [])]
+    at = [12 + n + (500 if stall_at is not None and n >= stall_at else 0) for n in range(len(copied))]
+    total = _tc(31500, 20864, 470, 11000, 10496, 40) if seeded else _tc(11000, 10496, 40, 11000, 10496, 40)
+    return _unnumbered(path, [
+        ("2025-11-17T21:34:00.000Z", "session_meta", own_meta),
+        *((f"2025-11-17T21:34:00.{ms:03d}Z", kind, payload) for ms, (kind, payload) in zip(at, copied)),
+        ("2025-11-17T21:34:05.000Z", "turn_context", CTX),
+        ("2025-11-17T21:34:05.100Z", "response_item", _user("another way")),
+        ("2025-11-17T21:34:09.000Z", "event_msg", total),
+    ])
+
+
+def test_an_unmarked_retimestamped_copy_is_not_counted_again(tmp_path: Path) -> None:
+    """Codex 0.58 (before 0.78, no forked_from_id): the fork's rollout copies the source's two
+    token counts, re-timestamped at the fork. Main counted them as the fork's own: 5 calls for 3."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    source = _unnumbered(tmp_path / "a" / f"rollout-2025-11-17T15-30-28-{SOURCE}.jsonl", SOURCE_LINES)
+    fork = _copy_fork(tmp_path / "b" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.58.0", seeded=False)
+    for files in ([source, fork], [fork, source]):
+        requests, summaries = load_trace(files)
+        assert sorted((Path(r.file).parent.name, r.usage.prompt) for r in requests) == [
+            ("a", 10000), ("a", 10500), ("b", 11000)]
+    requests, summaries = load_trace([source, fork])
+    mine = [r for r in requests if Path(r.file).parent.name == "b"]
+    assert [(r.line, r.usage.cache_read, r.usage.uncached, r.usage.output, dict(r.events).get("fork")) for r in mine] == [
+        (10, 10496, 504, 40, f"forked from thread {SOURCE}")]
+    assert mine[0].prefix.parent == requests[1].prefix.node  # the source's second call, at the fork point
+    assert [line for line, _ in summaries[1].skipped] == [5, 7]
+    notes = " ".join(summaries[1].notes)
+    assert f"lines 2-7 are taken as thread {SOURCE}'s rollout" in notes
+    assert "starts again from zero (Codex before 0.78)" in notes
+    # Every field, by hand: 10,000 + 10,500 + 11,000 prompt tokens; 0 + 10,368 + 10,496 read;
+    # 10,000 + 132 + 504 not read; 400 + 30 + 40 out.
+    result = run_audit([source, fork])
+    totals = result.totals
+    assert (totals.requests, totals.cache_read, totals.input, totals.output) == (3, 20864, 10636, 470)
+    row = result.rows[-1]
+    assert (row.reported_cache_read, row.predicted_cache_read, row.expected_cache_read, row.lost_tokens) == (10496, 10496, 10496, 0)
+
+
+def test_a_seeded_copy_fork_names_its_source(tmp_path: Path) -> None:
+    """Codex 0.88 (forked_from_id; the running total going on from the copy's last): the same
+    three calls, the fork event once, Codex's own total checked less the copy's last."""
+    source = _unnumbered(tmp_path / "a" / f"rollout-2025-11-17T15-30-28-{SOURCE}.jsonl", SOURCE_LINES)
+    fork = _copy_fork(tmp_path / "b" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.88.0", seeded=True,
+                      meta={"forked_from_id": SOURCE})
+    requests, summaries = load_trace([fork, source])
+    assert [(Path(r.file).parent.name, r.usage.prompt, r.usage.cache_read, r.usage.output) for r in requests] == [
+        ("b", 11000, 10496, 40), ("a", 10000, 0, 400), ("a", 10500, 10368, 30)]
+    assert [event for event in requests[0].events if event[0] == "fork"] == [("fork", f"forked from thread {SOURCE}")]
+    assert requests[0].prefix.parent == requests[2].prefix.node
+    notes = summaries[0].notes
+    assert any("goes on from the copy's last (Codex 0.78 on seeds a fork's from it)" in note for note in notes)
+    assert "Codex's own running total less the copy's last: input 11,000 / output 40 tokens (the same)" in notes
+
+
+def test_a_copy_fork_whose_source_is_not_in_the_audit(tmp_path: Path) -> None:
+    """The fork alone: the copy is decided from its own records (the second session_meta, the run
+    written with it), said in a note; its first call is measured from the head."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    fork = _copy_fork(tmp_path / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.58.0", seeded=False)
+    result = run_audit([fork])
+    assert result.totals.requests == 1 and result.totals.cache_read == 10496 and result.totals.output == 40
+    notes = " ".join(result.files[0].notes)
+    assert "each written within 100 ms of the one before" in notes
+    assert "2 token_count event(s) of thread" in notes
+    assert f"1 lane start(s) extend a call of another thread whose log is not in this audit ({fork.name}:10)" in " ".join(result.notes)
+
+
+def test_a_copy_that_stalls_is_said_uncertain(tmp_path: Path) -> None:
+    """A copy Codex wrote with a half-second stall: the records after it are read as the fork's
+    own (the source's second call counted again here, as main did), and the note says the
+    running totals do not fit what Codex 0.58 writes."""
+    fork = _copy_fork(tmp_path / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.58.0", seeded=False, stall_at=5)
+    requests, summaries = load_trace([fork])
+    assert [r.usage.prompt for r in requests] == [10500, 11000]
+    assert any("which Codex 0.58.0 did not: the copy may go on past line 6" in note for note in summaries[0].notes)
+
+
+def test_a_subagent_spawned_with_its_parents_history_before_ordinals(tmp_path: Path) -> None:
+    """Codex 0.107-0.125: a subagent spawned with its parent's history copies the parent's rollout
+    and the spawn call's output (no ordinals): the copy is the parent's, the first call extends
+    the parent's call at the spawn."""
+    source = _unnumbered(tmp_path / "a" / f"rollout-2025-11-17T15-30-28-{SOURCE}.jsonl", SOURCE_LINES)
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": SOURCE, "depth": 1, "agent_nickname": "Noether"}}}
+    spawned = {"type": "function_call_output", "call_id": "spawn-1", "output": "You are the newly spawned agent."}
+    child = _copy_fork(tmp_path / "b" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.110.0", seeded=True,
+                       meta={"forked_from_id": SOURCE, "source": spawn}, extra=[("response_item", spawned)])
+    requests, summaries = load_trace([source, child])
+    assert [(r.lane, r.usage.prompt) for r in requests] == [("main", 10000), ("main", 10500), ("subagent:Noether", 11000)]
+    assert requests[2].prefix.parent == requests[1].prefix.node
+    assert not any(event == "fork" for event, _ in requests[2].events)
+
+
+def test_a_second_session_meta_of_the_same_thread_is_no_copy(tmp_path: Path) -> None:
+    """A session_meta of this thread, or one timestamped before this rollout's: no copy Codex made."""
+    lines = [(ts, kind, payload) for ts, kind, payload in SOURCE_LINES]
+    same = _unnumbered(tmp_path / "s.jsonl", [lines[0], ("2025-11-17T21:30:28.700Z", "session_meta", lines[0][2]), *lines[1:]])
+    earlier = _unnumbered(tmp_path / "e.jsonl", [("2025-11-17T21:34:00.000Z", "session_meta", {**lines[0][2], "id": COPY}), *lines])
+    for path in (same, earlier):
+        requests, summaries = load_trace([path])
+        assert [r.usage.prompt for r in requests] == [10000, 10500]
+        assert not any("taken as thread" in note for note in summaries[0].notes)
+
+
+@settings(max_examples=40, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(
+    source=st.lists(st.tuples(st.integers(1, 50_000), st.integers(0, 900)), min_size=0, max_size=4),
+    fork=st.lists(st.tuples(st.integers(1, 50_000), st.integers(0, 900)), min_size=1, max_size=3),
+    at=st.integers(0, 4),
+    seeded=st.booleans(),
+    spacing=st.lists(st.integers(0, 100), min_size=12, max_size=12),
+    think=st.integers(101, 60_000),
+    first=st.booleans(),
+    stall=st.tuples(st.integers(4, 9), st.integers(101, 5_000)),
+)
+def test_property_an_unmarked_copy_is_never_counted(source, fork, at, seeded, spacing, think, first, stall) -> None:
+    """Whatever the copy's length and spacing (each record within 100 ms of the one before),
+    whether the fork's totals start from zero or go on from the copy's, and the file order: the
+    source's calls are counted once, in its own rollout, the fork's own calls once in its, and the
+    fork's first call extends the source's call at the fork point (none: forked before any).
+    The source's rollout read first, a copy that stalls after its first token count is known
+    by the source's calls it holds."""
+    import tempfile
+    from datetime import UTC, datetime, timedelta
+
+    folder = Path(tempfile.mkdtemp(prefix="codex-copy-"))
+    mine = _thread_lines(SOURCE, source, 0, {})
+    at = min(at, len(source))
+    copied = mine[: 2 + 2 * at]
+    start = datetime(2026, 9, 21, 13, 0, tzinfo=UTC)
+    stamp = lambda moment: moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")  # noqa: E731
+    records = [(stamp(start), "session_meta", _meta(COPY, cli_version="0.88.0" if seeded else "0.58.0"))]
+    moment = start + timedelta(milliseconds=3)
+    for n, (_, kind, payload) in enumerate(copied):
+        moment += timedelta(milliseconds=spacing[n % len(spacing)] + (stall[1] if first and n == stall[0] else 0))
+        records.append((stamp(moment), kind, payload))
+    spent = [sum(p for p, _ in source[:at]), sum(o for _, o in source[:at])] if seeded else [0, 0]
+    for n, (prompt, output) in enumerate(fork):
+        spent = [spent[0] + prompt, spent[1] + output]
+        moment += timedelta(milliseconds=think)
+        records.append((stamp(moment), "response_item", _user(f"fork step {n}")))
+        moment += timedelta(milliseconds=think)
+        records.append((stamp(moment), "event_msg", _tc(spent[0], 0, spent[1], prompt, 0, output)))
+    paths = [_unnumbered(folder / f"rollout-a-{SOURCE}.jsonl", mine), _unnumbered(folder / f"rollout-b-{COPY}.jsonl", records)]
+    requests, _ = load_trace(paths if first else paths[::-1])
+    counted = sorted((Path(r.file).name[len("rollout-")], r.usage.prompt, r.usage.output) for r in requests if r.usage)
+    assert counted == sorted([("a", p, o) for p, o in source] + [("b", p, o) for p, o in fork])
+    sources = sorted((r for r in requests if Path(r.file).name.startswith("rollout-a")), key=lambda r: r.seq)
+    forks = sorted((r for r in requests if Path(r.file).name.startswith("rollout-b")), key=lambda r: r.seq)
+    assert forks[0].prefix.parent == (sources[at - 1].prefix.node if at else None)
+
+
+def test_a_copy_that_stalls_is_known_by_its_sources_calls(tmp_path: Path) -> None:
+    """The source's rollout read before the fork's, a copy Codex stalled writing is known past the
+    stall by the source's calls it holds (same thread, same running total, going on from the
+    copy's last): 3 calls, not 4; the same read in workers. Read after the fork's, it is not."""
+    import functools
+
+    from prefixbench.workloads.runs.execute import map_runs
+
+    source = _unnumbered(tmp_path / "a" / f"rollout-2025-11-17T15-30-28-{SOURCE}.jsonl", SOURCE_LINES)
+    fork = _copy_fork(tmp_path / "b" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.58.0", seeded=False, stall_at=5)
+    requests, summaries = load_trace([source, fork])
+    assert [(Path(r.file).parent.name, r.usage.prompt) for r in requests] == [("a", 10000), ("a", 10500), ("b", 11000)]
+    assert requests[2].prefix.parent == requests[1].prefix.node
+    assert [line for line, _ in summaries[1].skipped] == [5, 7]
+    notes = " ".join(summaries[1].notes)
+    assert "lines 2-7 are taken as thread" in notes and "and 1 token count(s) after it that the source's rollout counted" in notes
+    assert f"2 of the copy's 2 token_count event(s) are calls that the rollout of thread {SOURCE} counted" in notes
+    assert "starts again from zero (Codex before 0.78)" in notes
+    for files in ([source, fork], [fork, source]):
+        assert load_trace(files) == load_trace(files, map_files=functools.partial(map_runs, jobs=2))
+    assert len(load_trace([fork, source])[0]) == 4
+
+
+def test_each_copy_fork_shape_counts_each_call_once(tmp_path: Path) -> None:
+    """The shapes Codex's source shows, version by version (fields by hand: the source's
+    10,000 / 0 read / 400 out and 10,500 / 10,368 / 30, the fork's 11,000 / 10,496 / 40):
+
+    * 0.32-0.34: a fork copies only the source's items, from memory (no session_meta, no token
+      count): nothing to tell apart, its one call counted;
+    * 0.78-0.87: no forked_from_id, the running total seeded from the copy's last;
+    * 0.93-0.125: the fork's own context (a developer message, the environment) written right
+      after the copy, in the same burst."""
+    source = _unnumbered(tmp_path / "a" / f"rollout-2025-11-17T15-30-28-{SOURCE}.jsonl", SOURCE_LINES)
+    items_only = _unnumbered(tmp_path / "b" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", [
+        ("2025-11-17T21:34:00.000Z", "session_meta", {"id": COPY, "cli_version": "0.33.0", "model_provider": "openai"}),
+        *(("2025-11-17T21:34:00.010Z", kind, payload) for _, kind, payload in SOURCE_LINES if kind == "response_item"),
+        ("2025-11-17T21:34:05.100Z", "response_item", _user("another way")),
+        ("2025-11-17T21:34:09.000Z", "event_msg", _tc(11000, 10496, 40, 11000, 10496, 40)),
+    ])
+    context = [("response_item", {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "<permissions>"}]}),
+               ("response_item", _user("<environment_context>"))]
+    shapes = {
+        "0.33.0": items_only,
+        "0.80.0": _copy_fork(tmp_path / "c" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.80.0", seeded=True),
+        "0.93.0": _copy_fork(tmp_path / "d" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.93.0", seeded=True,
+                             meta={"forked_from_id": SOURCE}, extra=context),
+    }
+    for version, fork in shapes.items():
+        requests, summaries = load_trace([source, fork])
+        assert [(r.usage.prompt, r.usage.cache_read, r.usage.uncached, r.usage.output) for r in requests] == [
+            (10000, 0, 10000, 400), (10500, 10368, 132, 30), (11000, 10496, 504, 40)], version
+        if version != "0.33.0":
+            assert requests[2].prefix.parent == requests[1].prefix.node, version
+            assert any("goes on from the copy's last" in note for note in summaries[1].notes), version
+            assert [event for event in requests[2].events if event[0] == "fork"] == [("fork", f"forked from thread {SOURCE}")]
+
+
+def test_a_fork_of_a_fork_counts_each_thread_once(tmp_path: Path) -> None:
+    """A fork of a copy fork copies its whole rollout: the first fork's session_meta, its copy of
+    the source (a second session_meta) and its own call. Each call counted once, in its own file;
+    the second fork's first call extends the first fork's call."""
+    source = _unnumbered(tmp_path / "a" / f"rollout-2025-11-17T15-30-28-{SOURCE}.jsonl", SOURCE_LINES)
+    first = _copy_fork(tmp_path / "b" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.58.0", seeded=False)
+    again = "019a93d0-0000-7000-8000-00000000cc03"
+    copied = [json.loads(line) for line in first.read_text().splitlines()]
+    second = write_jsonl(tmp_path / "c" / f"rollout-2025-11-17T15-40-00-{again}.jsonl", [
+        {"timestamp": "2025-11-17T21:40:00.000Z", "type": "session_meta", "payload": {"id": again, "cli_version": "0.58.0", "model_provider": "openai"}},
+        *({**record, "timestamp": f"2025-11-17T21:40:00.{20 + n:03d}Z"} for n, record in enumerate(copied)),
+        {"timestamp": "2025-11-17T21:40:07.000Z", "type": "response_item", "payload": _user("a third way")},
+        {"timestamp": "2025-11-17T21:40:12.000Z", "type": "event_msg", "payload": _tc(11500, 10880, 20, 11500, 10880, 20)},
+    ])
+    for files in ([source, first, second], [second, first, source]):
+        requests, summaries = load_trace(files)
+        assert sorted((Path(r.file).parent.name, r.usage.prompt) for r in requests) == [("a", 10000), ("a", 10500), ("b", 11000), ("c", 11500)]
+        by = {Path(r.file).parent.name: r for r in requests}
+        assert by["c"].prefix.parent == by["b"].prefix.node

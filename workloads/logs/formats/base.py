@@ -44,6 +44,10 @@ class ImportContext(msgspec.Struct):
 
     #: Codex running totals already counted: ``(session, total usage)``.
     codex_totals: set[str] = msgspec.field(default_factory=set)
+    #: Codex calls counted, by chain node (thread and running total), and the nodes a fork's
+    #: reader asked for (whether its unmarked copy's token counts are its source's calls).
+    codex_calls: set[str] = msgspec.field(default_factory=set)
+    codex_asked: set[str] = msgspec.field(default_factory=set)
     #: Claude Code request ids already counted (a resumed or forked session copies earlier lines).
     claude_requests: set[str] = msgspec.field(default_factory=set)
     #: Gemini CLI calls already counted, ``(session id, message id)`` to their chain node: resuming

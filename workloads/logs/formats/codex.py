@@ -34,6 +34,20 @@ thread's token info from the history's last token count): its first call's total
 call's own usage is the source's total at the fork point, and names the source's call there,
 which the fork's first call extends (the audit links it when the source's rollout is read too).
 
+Forks from Codex 0.35 to at least 0.125 (and 0.107+ subagents spawned with their parent's
+history) hold no ordinals and no marker of where the copy ends: the fork's ``session_meta`` is
+followed by the source's whole rollout up to the fork point (its ``session_meta``, token counts
+with their running totals, items), every record written at once at the fork and timestamped
+then. The copy is the run of records from that second ``session_meta`` (another thread's id)
+each written within :data:`COPY_GAP_MS` of the one before (a call's token count comes a model
+response after its prompt): its token counts are never counted here, and the fork's first call
+extends the source's call whose running total the copy ends with. Codex before 0.78 started
+the fork's running total again from zero, later versions seed it from the copy's last token
+count: a note says which the first call shows (or that it shows neither). The source's rollout
+read earlier in the audit, the note says how many of the copy's token counts are its calls, and
+a token count past the run, before the fork's first call, whose running total goes on from the
+copy's last and that the source counted is the copy's too (Codex stalled writing it).
+
 A record without ``ordinal`` is numbered by its place in the file (0-based).
 """
 
@@ -55,6 +69,11 @@ from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
 
 NAME = "codex"
+#: An unmarked copy of a source thread's rollout (Codex 0.35-0.125+ forks) is the run of records
+#: after this rollout's ``session_meta`` each timestamped at most this long after the one before:
+#: Codex writes the copy in one go, line after line; a call of the fork's own is written a model
+#: response (whole prompt prefilled, reply streamed) after its prompt.
+COPY_GAP_MS = 100
 _LINE_KINDS = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 
 
@@ -176,6 +195,23 @@ class _Rollout:
         self.copied_session: str | None = None
         #: A fork's source thread: its first call extends the source's call at the fork point.
         self.forked_from: str | None = None
+        #: An unmarked copy of another thread's rollout (see the module doc): its thread, whether
+        #: records still belong to it, when its last record was written, its first and last lines.
+        self.copy_from: str | None = None
+        self.copy_open = False
+        self.copy_last_ms = 0
+        self.copy_lines = (0, 0)
+        self.meta_ms: int | None = None
+        #: How the fork's first call's running total goes on from the copy's (for the notes).
+        self.copy_check = ""
+        #: The running total a fork's own calls started from (their sum is Codex's total less it).
+        self.total_base: dict | None = None
+        #: The threads whose session_meta the copy holds (its source's, and the source's own
+        #: source's when that was a fork too); of the copy's token counts, how many their rollouts
+        #: read earlier in the audit counted; and those after the run, found so, that it went on over.
+        self.copy_threads: list[str] = []
+        self.copy_found = 0
+        self.copy_stretched = 0
         self.thread = _Thread()
         self.thread_notes: list[str] = []
         #: The last ``token_usage_record`` no token count has matched yet: a remote compaction's
@@ -196,9 +232,13 @@ class _Rollout:
             self._copied(record, kind, payload)
             return
         when = parse_time_ms(value.get("timestamp"), where) if "timestamp" in value else None
+        if self.copy_open or (self.index == 2 and kind == "session_meta" and self.copied_below is None and self.sessions_seen == 1):
+            if self._in_copy(record, payload, when):
+                self._copied(record, kind, payload)
+                return
         ptype = payload.get("type")
         if kind == "session_meta":
-            self._session_meta(payload, where)
+            self._session_meta(payload, where, when)
         elif kind == "turn_context":
             self._turn_context(payload)
         elif kind == "token_usage_record":
@@ -233,6 +273,46 @@ class _Rollout:
         if isinstance(settings.get("reasoning_effort"), str) and settings["reasoning_effort"]:
             self.effort = settings["reasoning_effort"]
 
+    def _in_copy(self, record: Record, payload: dict, when: int | None) -> bool:
+        """Whether a record belongs to an unmarked copy of another thread's rollout (see the
+        module doc): the copy opens with that thread's ``session_meta`` right after this one's,
+        written no earlier, and goes on while each record follows the one before within
+        :data:`COPY_GAP_MS`."""
+        if not self.copy_open:  # the second record, a session_meta
+            source = _text(payload.get("id"))
+            if source is None or source == self.session or when is None or self.meta_ms is None or when < self.meta_ms:
+                return False  # the same thread (a resume), or not written after this one's: no copy Codex made
+            self.copy_open, self.copy_from, self.copy_last_ms, self.copy_lines = True, source, when, (record.line, record.line)
+            self.copied_why = f"thread {source}'s history, copied into this rollout when it was forked from it"
+            if self.thread.kind == "main" and self.forked_from is None:
+                self.forked_from = source
+                self.events.append(("fork", f"forked from thread {source}"))
+            return True
+        if when is None or not 0 <= when - self.copy_last_ms <= COPY_GAP_MS:
+            self.copy_open = False
+            return False
+        self.copy_last_ms, self.copy_lines = when, (self.copy_lines[0], record.line)
+        return True
+
+    def _source_counted(self, total: dict) -> bool:
+        """Whether a rollout read earlier in the audit counted this running total as a call of a
+        thread the copy is of (asked questions are kept: a file's reading in a worker is taken only
+        when no earlier file answers one)."""
+        nodes = [_total_node(thread, total) for thread in self.copy_threads]
+        self.ctx.codex_asked.update(nodes)
+        return any(node in self.ctx.codex_calls for node in nodes)
+
+    def _copy_goes_on(self, record: Record, payload: dict) -> None:
+        """A token count after the run taken as the copy, before any call of this thread's, whose
+        running total goes on from the copy's last and that the source's rollout counted: the copy
+        went on (Codex stalled writing it), up to here."""
+        self.copy_stretched += 1
+        self.copy_lines = (self.copy_lines[0], record.line)
+        self._copied(record, "event_msg", payload)
+        self.events = [event for event in self.events if event[0] == "fork"]
+        self.blocks = 0
+        self.last_input_ms = self.first_output_ms = None
+
     def _copied(self, record: Record, kind: object, payload: dict) -> None:
         """A record of the history another thread wrote (a subagent's copy of its parent's):
         its settings carry over to this thread's first call, its token counts are never counted."""
@@ -240,19 +320,26 @@ class _Rollout:
             self._turn_context(payload)
         elif kind == "event_msg" and payload.get("type") == "thread_settings_applied":
             self._settings(payload)
-        elif kind == "session_meta" and self.copied_session is None:
-            self.copied_session = _text(payload.get("id"))
+        elif kind == "session_meta":
+            thread = _text(payload.get("id"))
+            self.copied_session = self.copied_session or thread
+            if self.copy_from is not None and thread is not None and thread not in self.copy_threads:
+                self.copy_threads.append(thread)
         elif kind == "event_msg" and payload.get("type") == "token_count":
             info = payload.get("info")
             if isinstance(info, dict) and isinstance(info.get("last_token_usage"), dict):
                 self.copied_calls += 1
                 if isinstance(info.get("total_token_usage"), dict):
                     self.copied_total = info["total_token_usage"]
+                    if self.copy_from is not None and self._source_counted(self.copied_total):
+                        self.copy_found += 1
                 # One reason for them all (the line tells which): a long copy is one row of skipped records.
                 self.skipped.append((record.line, f"token_count of {self.copied_why}: counted in that thread's own rollout, not here"))
 
-    def _session_meta(self, payload: dict, where: str) -> None:
+    def _session_meta(self, payload: dict, where: str, when: int | None = None) -> None:
         self.sessions_seen += 1
+        if self.sessions_seen == 1:
+            self.meta_ms = when
         self.session = str(payload.get("id") or self.session) if self.sessions_seen == 1 else self.session
         self.version = payload.get("cli_version") if isinstance(payload.get("cli_version"), str) else self.version
         self.provider = _provider(payload)
@@ -318,6 +405,10 @@ class _Rollout:
         last = info.get("last_token_usage")
         if not isinstance(last, dict):
             return
+        if (self.copy_from is not None and not self.out and isinstance(total, dict) and self.copied_total is not None
+                and _total_before(total, last) == _keys_of(self.copied_total, total) and self._source_counted(total)):
+            self._copy_goes_on(record, payload)
+            return
         if self.held is not None and _same(last, self.held[3]):
             self.held = None  # the record of this call
         claimed, self.compaction_usage = self.compaction_usage, None
@@ -342,6 +433,8 @@ class _Rollout:
             parent = self.thread.parent or self.copied_session
             if parent is not None:
                 self.chain_parent = _total_node(parent, self.copied_total)
+        elif not self.out and self.forked_from is not None and self.copy_from is not None and isinstance(total, dict):
+            self._after_copy(total, last)
         elif not self.out and self.forked_from is not None and isinstance(total, dict):
             # A fork's running total goes on from the source's at the fork point (Codex seeds a
             # forked thread's token info from the last token count of the history it forks):
@@ -355,6 +448,35 @@ class _Rollout:
                     "thread's rollout is in the audit"
                 )
         self._add(record, _usage(last, f"{self.name}:{record.line}"), when, total)
+
+    def _after_copy(self, total: dict, last: dict) -> None:
+        """A fork's first call after an unmarked copy of its source: it extends the source's call
+        whose running total the copy ends with (the copy's last token count: Codex's own history
+        at the fork point), and its own total says how Codex went on from the copy."""
+        before = _total_before(total, last)
+        if self.copied_total is None:
+            self.copy_check = "the copy holds no token count: the fork is of its source before any call, not linked"
+            return
+        if before and before == _keys_of(self.copied_total, before):
+            self.copy_check = "this thread's first running total goes on from the copy's last (Codex 0.78 on seeds a fork's from it)"
+            if (-1, 0) < _release(self.version) < (0, 78):
+                self.copy_check += f", which Codex {self.version} did not: the copy may go on past line {self.copy_lines[1]}"
+            self.total_base = self.copied_total
+        elif before is not None and not any(before.values()):
+            self.copy_check = "this thread's first running total starts again from zero (Codex before 0.78)"
+            if _release(self.version) >= (0, 78):
+                self.copy_check += f", which Codex {self.version} did not: where the copy ends is uncertain"
+        else:
+            self.copy_check = (
+                "this thread's first running total neither goes on from the copy's last nor starts from zero: "
+                "where the copy ends is uncertain"
+            )
+        self.chain_parent = _total_node(self.forked_from or self.copy_from or "?", self.copied_total)
+        self.thread_notes.append(
+            f"a fork of thread {self.forked_from}: its first call extends that thread's call whose running total "
+            f"was {_amount(self.copied_total.get('input_tokens'))} input tokens (the copy's last token count), when that "
+            "thread's rollout is in the audit"
+        )
 
     def _compaction_call(self, record: Record, when: int | None, response: str, usage: dict) -> None:
         """A remote compaction's call (later Codex): its usage only in a ``token_usage_record``
@@ -390,6 +512,8 @@ class _Rollout:
 
     def _add(self, record: Record, usage: Usage, when: int | None, total: object) -> None:
         node = _node(self.session, total, len(self.out))
+        if isinstance(total, dict):
+            self.ctx.codex_calls.add(node)
         self.out.append(
             TraceRequest(
                 file=self.name,
@@ -425,6 +549,20 @@ class _Rollout:
         """The unlogged head, the thread's kind, and a check of the counted tokens against Codex's own total."""
         notes: tuple[str, ...] = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
         notes += tuple(self.thread_notes)
+        if self.copy_from is not None:
+            first, end = self.copy_lines
+            notes += (
+                f"lines {first}-{end} are taken as thread {self.copy_from}'s rollout, copied in when this thread was forked "
+                f"from it (Codex 0.35-0.125+ copies a fork's source up to the fork point, re-timestamped, with no marker where the copy ends): "
+                f"the run of records after this rollout's session_meta each written within {COPY_GAP_MS} ms of the one before"
+                + (f", and {self.copy_stretched} token count(s) after it that the source's rollout counted" if self.copy_stretched else "")
+                + (f"; {self.copy_check}" if self.copy_check else ""),
+            )
+            if self.copy_found:
+                notes += (
+                    f"{self.copy_found} of the copy's {self.copied_calls} token_count event(s) are calls that the rollout of thread "
+                    f"{' or '.join(self.copy_threads)} counted (read earlier in the audit: same thread, same running total)",
+                )
         if self.copied_calls:
             notes += (f"{self.copied_calls} token_count event(s) of {self.copied_why}: not counted here",)
         if not self.out and any("token_count" in why for _, why in self.skipped):
@@ -436,11 +574,33 @@ class _Rollout:
         if self.last_total is None or self.sessions_seen > 1:
             return notes
         counted = (sum(r.usage.prompt for r in self.out if r.usage), sum(r.usage.output for r in self.out if r.usage))
-        theirs = (self.last_total.get("input_tokens"), self.last_total.get("output_tokens"))
+        base = self.total_base or {}
+        theirs = tuple(
+            n - base.get(key, 0) if isinstance(n, int) and isinstance(base.get(key, 0), int) else n
+            for key, n in (("input_tokens", self.last_total.get("input_tokens")), ("output_tokens", self.last_total.get("output_tokens")))
+        )
         if all(isinstance(n, int) and not isinstance(n, bool) for n in theirs):
             verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
-            notes += (f"Codex's own running total: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
+            less = " less the copy's last" if base else ""
+            notes += (f"Codex's own running total{less}: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
         return notes
+
+
+def _release(version: str | None) -> tuple[int, int]:
+    """``0.58.0`` as (0, 58); unknown or unreadable as (-1, 0)."""
+    parts = (version or "").split(".")
+    if len(parts) > 1 and all(part.isascii() and part.isdigit() and len(part) < 6 for part in parts[:2]):
+        return int(parts[0]), int(parts[1])
+    return (-1, 0)
+
+
+def _keys_of(total: dict, keys: dict) -> dict:
+    """``total``'s counts of ``keys``' keys (absent: 0)."""
+    return {key: total.get(key, 0) for key in keys}
+
+
+def _amount(value: object) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else "?"
 
 
 def _same(last: dict, usage: dict) -> bool:
@@ -507,6 +667,9 @@ FORMAT = LogFormat(
         "(history_base, rollout-<date>-<thread>_<window>.jsonl): a fork or compaction event on the first call",
         "forks (forked_from_id, by reference or with the source's records copied): the first call extends the source's "
         "call at the fork point, named by the running total the fork goes on from",
+        "forks of Codex 0.35-0.125+ (and 0.107+ subagents spawned with their parent's history): the source's rollout copied "
+        "after the fork's session_meta, re-timestamped, unmarked: the run of records written with that second session_meta "
+        "(each within 100 ms of the one before) is not counted, nor, the source's rollout read first, its calls after a stall",
         "older rollouts (record_type lines, or a first line {id, timestamp, instructions}): no usage, read as no calls",
     ),
 )
