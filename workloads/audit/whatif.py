@@ -289,8 +289,9 @@ class _Reference:
 
     def __init__(self, requests: list[TraceRequest], heads: Heads, clock: Clock, sources: dict[Key, Key], preds: dict[Key, Pred]) -> None:
         self.requests, self.heads, self.clock, self.sources, self.preds = requests, heads, clock, sources, preds
-        #: Each request's position by key.
-        self.index: dict[Key, int] = {(r.file, r.lane, r.seq): i for i, r in enumerate(requests)}
+        #: Each request's key, and its position by key.
+        self.keys: list[Key] = [(r.file, r.lane, r.seq) for r in requests]
+        self.index: dict[Key, int] = {key: i for i, key in enumerate(self.keys)}
         # Union-find over the requests (0..n-1) and then their slots; flattened once built.
         parent = list(range(len(requests)))
         #: Per (kind, namespace): each slot name's element.
@@ -303,7 +304,7 @@ class _Reference:
             return x
 
         for i, r in enumerate(requests):
-            source = sources.get((r.file, r.lane, r.seq))
+            source = sources.get(self.keys[i])
             linked = None if source is None else self.index.get(source)
             here = find(i)
             for kind, space, name in state_slots(r, heads, None if linked is None else requests[linked]):
@@ -355,33 +356,52 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
     alone, in the plan's send order, is what the whole log would predict for them."""
     same = requests is ref.requests
     ticks, readies, positions = ref.clock if same else clock_by_position(requests, summaries)
-    sources = compaction_sources([requests[i] for i in positions]) if link else {}
-    index, logged, ref_ticks, ref_readies = ref.index, ref.requests, ref.clock[0], ref.clock[1]
+    if not link:
+        sources = {}
+    else:
+        sources = ref.sources if same else compaction_sources([requests[i] for i in positions])
+    index, logged, unit = ref.index, ref.requests, ref.unit
+    ref_ticks, ref_readies = ref.clock[0], ref.clock[1]
+    #: Elements the log has no unit for (added requests, slots no logged request has).
+    fresh: dict[object, int] = {}
+    #: Positions whose prediction may change, and of those the ones whose slots or link may
+    #: differ from the log's (another request, an added one, another link): only these join units.
     changed: list[int] = []
-    found = 0
-    keys: list[Key] = []
-    for j, r in enumerate(requests):
-        key = (r.file, r.lane, r.seq)
-        keys.append(key)
-        i = j if same else index.get(key)
-        if i is None:
-            changed.append(j)
-            continue
-        found += 1
-        if not same and (logged[i] is not r or ticks[j] != ref_ticks[i] or readies[j] != ref_readies[i]):
-            changed.append(j)
-        elif _ttl_moves(r, ttl(r)):
-            changed.append(j)
-    at = {key: j for j, key in enumerate(keys)} if not same else index
+    rewired: list[int] = []
+    keys: list[Key]
+    elements: list[int]  # each position's unit in the log (or its fresh element)
+    if same:
+        keys, elements, found = ref.keys, unit, len(logged)
+        for j, r in enumerate(requests):
+            if _ttl_moves(r, ttl(r)):
+                changed.append(j)
+    else:
+        keys, elements, found = [], [], 0
+        for j, r in enumerate(requests):
+            key = (r.file, r.lane, r.seq)
+            keys.append(key)
+            i = index.get(key)
+            if i is None:
+                elements.append(fresh.setdefault(("request", key), len(unit) + len(fresh)))
+                changed.append(j)
+                rewired.append(j)
+                continue
+            found += 1
+            elements.append(unit[i])
+            if logged[i] is not r:
+                changed.append(j)
+                rewired.append(j)
+            elif ticks[j] != ref_ticks[i] or readies[j] != ref_readies[i] or _ttl_moves(r, ttl(r)):
+                changed.append(j)
+    at = index if same else {key: j for j, key in enumerate(keys)}
     for key in set(sources) | set(ref.sources):
         if sources.get(key) != ref.sources.get(key) and key in at:
             changed.append(at[key])
+            rewired.append(at[key])
     if not changed and found == len(logged):
         return ref.preds
-    # The units of the log, joined by the slots and links of the changed requests in the plan.
+    # The units of the log, joined by the slots and links the rewired requests have in the plan.
     joined: dict[int, int] = {}
-    fresh: dict[object, int] = {}
-    unit = ref.unit
 
     def root(x: int) -> int:
         path = []
@@ -392,32 +412,23 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
             joined[p] = x
         return x
 
-    def element(key: Key) -> int:
-        i = index.get(key)
-        if i is not None:
-            return unit[i]
-        return fresh.setdefault(("request", key), len(unit) + len(fresh))
-
-    marked: list[int] = []
-    for j in dict.fromkeys(changed):
-        r = requests[j]
-        here = root(element(keys[j]))
+    for j in dict.fromkeys(rewired):
+        here = root(elements[j])
         source = sources.get(keys[j])
-        main = None if source is None else requests[at[source]]
-        linked = [] if source is None else [element(source)]
-        for slot in state_slots(r, ref.heads, main):
+        links = [] if source is None else [elements[at[source]]]
+        for slot in state_slots(requests[j], ref.heads, None if source is None else requests[at[source]]):
             found_unit = ref.slot_unit(slot)
-            linked.append(found_unit if found_unit is not None else fresh.setdefault(slot, len(unit) + len(fresh)))
-        for other in linked:
+            links.append(found_unit if found_unit is not None else fresh.setdefault(slot, len(unit) + len(fresh)))
+        for other in links:
             other = root(other)
             if other != here:
                 joined[other] = here
-        marked.append(here)
+    marked = [elements[j] for j in changed]
     if found < len(logged):  # a request the plan leaves out: its unit is changed too
         present = set(keys)
-        marked.extend(unit[i] for i, r in enumerate(logged) if (r.file, r.lane, r.seq) not in present)
+        marked.extend(unit[i] for i, key in enumerate(ref.keys) if key not in present)
     reached = {root(x) for x in marked}
-    only = [j for j in positions if root(element(keys[j])) in reached]
+    only = [j for j in positions if root(elements[j]) in reached]
     out = dict(ref.preds)
     out.update(_predict(requests, ref.heads, ttl, ticks, readies, only, sources))
     return out
