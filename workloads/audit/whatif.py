@@ -377,15 +377,17 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
                 changed.append(j)
     else:
         keys, elements, found = [], [], 0
+        ref_keys = ref.keys
         for j, r in enumerate(requests):
             key = (r.file, r.lane, r.seq)
-            keys.append(key)
             i = index.get(key)
             if i is None:
+                keys.append(key)
                 elements.append(fresh.setdefault(("request", key), len(unit) + len(fresh)))
                 changed.append(j)
                 rewired.append(j)
                 continue
+            keys.append(ref_keys[i])  # the log's key: one tuple a request, not two
             found += 1
             elements.append(unit[i])
             if logged[i] is not r:
@@ -393,8 +395,11 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
                 rewired.append(j)
             elif ticks[j] != ref_ticks[i] or readies[j] != ref_readies[i] or _ttl_moves(r, ttl(r)):
                 changed.append(j)
-    at = index if same else {key: j for j, key in enumerate(keys)}
-    for key in set(sources) | set(ref.sources):
+    linked = set(sources) | set(ref.sources)
+    # Positions by key, of the compaction calls and their main requests only (all of them: the log's).
+    wanted = linked | set(sources.values())
+    at = index if same else {key: j for j, key in enumerate(keys) if key in wanted}
+    for key in linked:
         if sources.get(key) != ref.sources.get(key) and key in at:
             changed.append(at[key])
             rewired.append(at[key])
@@ -979,7 +984,7 @@ def what_if(
     system_changed: Collection[tuple[str, int]] | None = None,
     jobs: int = 1,
 ) -> list[WhatIf]:
-    """Each fix, applied alone, re-simulated on the whole log (see the module doc).
+    """Each fix, applied alone, re-simulated on the log where it changes it (see the module doc).
 
     ``system_changed``: the (file, line) of the requests the audit put down to a changed system
     prompt (``static-system`` on a log without bodies re-simulates those only; None: audit the
