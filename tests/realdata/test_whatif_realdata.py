@@ -91,3 +91,33 @@ def test_the_what_if_replay_is_the_audit_prediction(realdata, name):
     for row in audit.rows:
         p = predicted[by_line[(row.file, row.lane, row.line)]]
         assert (p.read, p.write, p.uncached) == (row.predicted_cache_read, row.predicted_cache_write, row.predicted_uncached), row
+
+
+def test_the_fixes_of_the_whole_folder_leave_the_block_hash_traces_alone(realdata, monkeypatch):
+    """On all of ../shared/realdata the fixes the audit recommends (the pi sessions', Claude
+    Code's) change no block-hash request: the agent and Mooncake traces are predicted once, by
+    the baseline, not once per fix (ten times before); a body log a fix does not reach either."""
+    from collections import Counter
+
+    import prefixbench.workloads.audit.whatif as whatif
+    from prefixbench.workloads.audit.advice import targets
+    from prefixbench.workloads.audit.core import Predictor
+
+    trace = load_trace([realdata])
+    audit = run_audit([], trace=trace)
+    fixes = list(targets(audit))
+    assert {"static-system", "ttl-auto", "keep-alive", "stagger-subagents"} <= set(fixes)
+    seen: Counter = Counter()
+
+    class Counting(Predictor):
+        def predict(self, r, tick, ready, source=None):
+            seen[r.hash_ids is not None] += 1
+            return super().predict(r, tick, ready, source)
+
+    monkeypatch.setattr(whatif, "Predictor", Counting)
+    changed = {(row.file, row.line) for row in audit.rows if row.cause == "system-changed"}
+    results = what_if(*trace, fixes, system_changed=changed)
+    blocks = sum(r.hash_ids is not None for r in trace[0])
+    assert blocks > 10_000 and seen[True] == blocks
+    assert seen[False] < 4 * (len(trace[0]) - blocks)
+    assert {w.fix: w.saved_usd > 0 for w in results}["static-system"]

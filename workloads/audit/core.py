@@ -855,9 +855,48 @@ def compaction_sources(order: Sequence[TraceRequest]) -> dict[Key, Key]:
 TtlPolicy = Callable[[TraceRequest], str | None]
 
 
+#: One part of :class:`Predictor`'s state: (kind, namespace, name); see :func:`state_slots`.
+Slot = tuple[str, str, object]
+
+
+def state_slots(r: TraceRequest, heads: Heads, source: TraceRequest | None = None) -> list[Slot]:
+    """The parts of :class:`Predictor`'s state that predicting ``r`` may read or write: two
+    requests that share none (nor, through other requests, a chain of them) predict the same
+    alone as together. ``source``: the main request a compaction call is linked to.
+
+    * ``blocks``: the one set of block hashes every block-hash request reads and extends;
+    * ``body``: a provider's byte-level cache, shared by every body of that provider;
+    * ``node``: a chain node of a provider's chain model (the request's own, its parent, and the
+      node of the main request a compaction call extends): entries, parents and the walk back
+      along a chain all go through node names;
+    * ``head``: a head's entry ``(model, head key)`` in a provider's chain model, where the head's
+      size is known (else it has no entry) and the account does not keep it warm (a warm head is
+      read without looking at its entry).
+
+    Keep this in step with :class:`Predictor`: what-if re-simulates only the requests that share
+    a slot, directly or through others, with a request a fix changes."""
+    if r.hash_ids is not None:
+        return [("blocks", "", "")]
+    if r.body is not None:
+        return [("body", r.provider, "")]
+    if r.prefix is None or r.usage is None:
+        return []
+    space = chain_rules(r.provider).name
+    prefix = r.prefix
+    out: list[Slot] = [("node", space, prefix.node)]
+    if prefix.parent is not None:
+        out.append(("node", space, prefix.parent))
+    if source is not None and source.prefix is not None:
+        out.append(("node", space, source.prefix.node))
+    if heads.get(prefix.head) is not None and prefix.head not in heads.warm:
+        out.append(("head", space, (r.model, prefix.head)))
+    return out
+
+
 class Predictor:
     """One cache per provider and mechanism, shared by every file of the audit (one account).
-    ``ttl`` (what-if) overrides the TTL each request writes with."""
+    ``ttl`` (what-if) overrides the TTL each request writes with. The state one request's
+    prediction touches: :func:`state_slots`."""
 
     def __init__(self, heads: Heads, ttl: TtlPolicy | None = None, keep: Collection[Key] | None = None) -> None:
         self.heads = heads

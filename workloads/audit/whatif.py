@@ -11,7 +11,9 @@ reported::
     counterfactual = reported + (predicted with the fix - predicted as logged)
 
 so the model's own error on a request cancels out, and a request the fix does not touch costs
-exactly what it cost. ``saved_usd`` is reported cost minus counterfactual cost, at the same
+exactly what it cost. The log as logged is predicted once; each fix is re-simulated only on
+the requests that share cache state with one it changes (:func:`_resimulate`), the others
+keeping that prediction, as a replay of the whole log would give them. ``saved_usd`` is reported cost minus counterfactual cost, at the same
 price rows (negative when the fix costs more: a 1 h write costs 2x the input price, a 5 m one
 1.25x). ``tokens_to_read`` is how many tokens moved into the cache read (negative when reads
 were lost).
@@ -69,6 +71,7 @@ from prefixbench.workloads.audit.core import (
     compaction_sources,
     head_sizes,
     send_clock,
+    state_slots,
 )
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
@@ -247,6 +250,20 @@ def simulate(
     ``clock``: :func:`clock_by_position` of these requests, when the caller has it already)."""
     ticks, readies, positions = clock if clock is not None else clock_by_position(requests, summaries)
     sources = compaction_sources([requests[i] for i in positions]) if link else {}
+    return _predict(requests, heads, ttl, ticks, readies, positions, sources)
+
+
+def _predict(
+    requests: Sequence[TraceRequest],
+    heads: Heads,
+    ttl: TtlPolicy,
+    ticks: Sequence[int],
+    readies: Sequence[int],
+    positions: Sequence[int],
+    sources: dict[Key, Key],
+) -> dict[Key, Pred]:
+    """The requests at ``positions`` (send order) predicted on one fresh cache, compaction calls
+    linked to ``sources``."""
     predictor = Predictor(heads, ttl, keep=frozenset(sources.values()))
     out: dict[Key, Pred] = {}
     for i in positions:
@@ -254,6 +271,171 @@ def simulate(
         key = (r.file, r.lane, r.seq)
         p = predictor.predict(r, ticks[i], readies[i], sources.get(key))
         out[key] = Pred(p.read, p.write, p.write_1h, p.uncached)
+    return out
+
+
+# --- re-simulating only what a fix reaches -------------------------------------------------
+
+
+class _Reference:
+    """The log as sent and its prediction, from which a fix is re-simulated in part.
+
+    The requests are grouped into *units*: those that share a part of the predictor's state
+    (:func:`~prefixbench.workloads.audit.core.state_slots`: a chain node, a head's entry, a
+    provider's body cache, the block hashes), directly or through other requests, and a
+    compaction call with the main request it is linked to. A request's prediction depends only
+    on the requests of its unit, so a fix is re-simulated on the units it changes a request of
+    (:func:`_resimulate`) and every other request keeps its prediction here."""
+
+    def __init__(self, requests: list[TraceRequest], heads: Heads, clock: Clock, sources: dict[Key, Key], preds: dict[Key, Pred]) -> None:
+        self.requests, self.heads, self.clock, self.sources, self.preds = requests, heads, clock, sources, preds
+        #: Each request's key, and its position by key.
+        self.keys: list[Key] = [(r.file, r.lane, r.seq) for r in requests]
+        self.index: dict[Key, int] = {key: i for i, key in enumerate(self.keys)}
+        # Union-find over the requests (0..n-1) and then their slots; flattened once built.
+        parent = list(range(len(requests)))
+        #: Per (kind, namespace): each slot name's element.
+        self.slots: dict[tuple[str, str], dict[object, int]] = {}
+
+        def find(x: int) -> int:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for i, r in enumerate(requests):
+            source = sources.get(self.keys[i])
+            linked = None if source is None else self.index.get(source)
+            here = find(i)
+            for kind, space, name in state_slots(r, heads, None if linked is None else requests[linked]):
+                table = self.slots.setdefault((kind, space), {})
+                element = table.get(name)
+                if element is None:
+                    element = table[name] = len(parent)
+                    parent.append(element)
+                other = find(element)
+                if other != here:
+                    parent[other] = here
+            if linked is not None:
+                other = find(linked)
+                if other != here:
+                    parent[other] = here
+        #: Each element's unit (the root of its group).
+        self.unit: list[int] = [find(x) for x in range(len(parent))]
+
+    def slot_unit(self, slot: tuple[str, str, object]) -> int | None:
+        element = self.slots.get((slot[0], slot[1]), {}).get(slot[2])
+        return None if element is None else self.unit[element]
+
+
+def _ttl_moves(r: TraceRequest, ttl: str | None) -> bool:
+    """Whether writing with ``ttl`` (a plan's TTL for ``r``) changes what the predictor sends for
+    ``r`` from the log's own TTL (as :class:`~prefixbench.workloads.audit.core.Predictor` reads it)."""
+    if ttl is None or r.hash_ids is not None:
+        return False
+    if r.body is not None:
+        body = r.body
+        return rules_for(r.provider).ttl_per_request and (
+            any(bp.ttl != ttl for bp in body.cache_breakpoints) or body.auto_cache not in (None, ttl))
+    if r.prefix is None or r.usage is None:
+        return False
+    return ttl != ("1h" if r.usage.cache_write_1h else "5m")
+
+
+def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: TtlPolicy = lambda r: None, *,
+                link: bool = True) -> dict[Key, Pred]:
+    """What :func:`simulate` predicts for ``requests`` (a plan: ``ref``'s requests, some changed,
+    moved or added) with ``ttl`` and ``link``, re-simulating only the units (:class:`_Reference`)
+    that hold a request the plan changes; every other request keeps its prediction in ``ref``.
+
+    A request is changed when it is another object than the log's, sent at another tick, added,
+    written with another TTL (:func:`_ttl_moves`) or, for a compaction call, linked to another
+    main request; the units are those of the log joined by what the changed requests share in
+    the plan. Outside them, every request and everything it shares state with is as logged, so
+    its prediction is; inside them, no request shares state with one outside, so predicting them
+    alone, in the plan's send order, is what the whole log would predict for them."""
+    same = requests is ref.requests
+    ticks, readies, positions = ref.clock if same else clock_by_position(requests, summaries)
+    if not link:
+        sources = {}
+    else:
+        sources = ref.sources if same else compaction_sources([requests[i] for i in positions])
+    index, logged, unit = ref.index, ref.requests, ref.unit
+    ref_ticks, ref_readies = ref.clock[0], ref.clock[1]
+    #: Elements the log has no unit for (added requests, slots no logged request has).
+    fresh: dict[object, int] = {}
+    #: Positions whose prediction may change, and of those the ones whose slots or link may
+    #: differ from the log's (another request, an added one, another link): only these join units.
+    changed: list[int] = []
+    rewired: list[int] = []
+    keys: list[Key]
+    elements: list[int]  # each position's unit in the log (or its fresh element)
+    if same:
+        keys, elements, found = ref.keys, unit, len(logged)
+        for j, r in enumerate(requests):
+            if _ttl_moves(r, ttl(r)):
+                changed.append(j)
+    else:
+        keys, elements, found = [], [], 0
+        ref_keys = ref.keys
+        for j, r in enumerate(requests):
+            key = (r.file, r.lane, r.seq)
+            i = index.get(key)
+            if i is None:
+                keys.append(key)
+                elements.append(fresh.setdefault(("request", key), len(unit) + len(fresh)))
+                changed.append(j)
+                rewired.append(j)
+                continue
+            keys.append(ref_keys[i])  # the log's key: one tuple a request, not two
+            found += 1
+            elements.append(unit[i])
+            if logged[i] is not r:
+                changed.append(j)
+                rewired.append(j)
+            elif ticks[j] != ref_ticks[i] or readies[j] != ref_readies[i] or _ttl_moves(r, ttl(r)):
+                changed.append(j)
+    linked = set(sources) | set(ref.sources)
+    # Positions by key, of the compaction calls and their main requests only (all of them: the log's).
+    wanted = linked | set(sources.values())
+    at = index if same else {key: j for j, key in enumerate(keys) if key in wanted}
+    for key in linked:
+        if sources.get(key) != ref.sources.get(key) and key in at:
+            changed.append(at[key])
+            rewired.append(at[key])
+    if not changed and found == len(logged):
+        return ref.preds
+    # The units of the log, joined by the slots and links the rewired requests have in the plan.
+    joined: dict[int, int] = {}
+
+    def root(x: int) -> int:
+        path = []
+        while x in joined:
+            path.append(x)
+            x = joined[x]
+        for p in path:
+            joined[p] = x
+        return x
+
+    for j in dict.fromkeys(rewired):
+        here = root(elements[j])
+        source = sources.get(keys[j])
+        links = [] if source is None else [elements[at[source]]]
+        for slot in state_slots(requests[j], ref.heads, None if source is None else requests[at[source]]):
+            found_unit = ref.slot_unit(slot)
+            links.append(found_unit if found_unit is not None else fresh.setdefault(slot, len(unit) + len(fresh)))
+        for other in links:
+            other = root(other)
+            if other != here:
+                joined[other] = here
+    marked = [elements[j] for j in changed]
+    if found < len(logged):  # a request the plan leaves out: its unit is changed too
+        present = set(keys)
+        marked.extend(unit[i] for i, key in enumerate(ref.keys) if key not in present)
+    reached = {root(x) for x in marked}
+    only = [j for j in positions if root(elements[j]) in reached]
+    out = dict(ref.preds)
+    out.update(_predict(requests, ref.heads, ttl, ticks, readies, only, sources))
     return out
 
 
@@ -383,6 +565,7 @@ def _static_system_chains(
     heads: Heads,
     base: dict[Key, Pred],
     attributed: Collection[tuple[str, int]],
+    ref: _Reference | None = None,
 ) -> tuple[_Plan, dict[Key, Pred]]:
     """``static-system`` on a log without bodies: the plan (the log as the chain model reads it,
     every prompt extending its chain under its lane's head) and the baseline it is measured
@@ -410,7 +593,8 @@ def _static_system_chains(
         "model with each of them extending its chain under the lane's head (no bodies: the change itself is "
         "inferred from the reads, not seen)"
     )
-    return _Plan(requests, lambda r: None, detail), simulate(as_logged, summaries, heads)
+    logged = simulate(as_logged, summaries, heads) if ref is None else _resimulate(ref, as_logged, summaries)
+    return _Plan(requests, lambda r: None, detail), logged
 
 
 def _plan_static_system(requests: list[TraceRequest], also: str = "") -> _Plan:
@@ -630,12 +814,18 @@ def _evaluate(
     link: bool = True,
     clock: Clock | None = None,
     reported_usd: dict[tuple[int, ...], Decimal] | None = None,
+    ref: _Reference | None = None,
 ) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
     """``clock``: the send clock of ``requests``, reused when the plan sends them as they are.
     ``reported_usd``: the logged cost of each request priced so far by the fixes of one
-    :func:`what_if` under ``prices``, by its price row (its identity) and its counts; filled here."""
-    fixed = simulate(plan.requests, summaries, heads, plan.ttl, link=link,
-                     clock=clock if plan.requests is requests else None)
+    :func:`what_if` under ``prices``, by its price row (its identity) and its counts; filled here.
+    ``ref``: ``requests`` and their prediction, from which the plan is re-simulated only where it
+    changes something (:func:`_resimulate`); None: the whole plan is."""
+    if ref is not None:
+        fixed = _resimulate(ref, plan.requests, summaries, plan.ttl, link=link)
+    else:
+        fixed = simulate(plan.requests, summaries, heads, plan.ttl, link=link,
+                         clock=clock if plan.requests is requests else None)
     # A plan that sends the log's own requests (the TTL fixes) needs no table of them.
     by_key = None if plan.requests is requests else {(r.file, r.lane, r.seq): r for r in plan.requests}
     keep_alive: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
@@ -780,6 +970,8 @@ class _Inputs(msgspec.Struct, frozen=True):
     clock: Clock
     #: :func:`_evaluate`'s logged cost of each request priced so far, shared by the fixes.
     reported_usd: dict[tuple[int, ...], Decimal]
+    #: ``requests`` and ``base`` grouped in units, for re-simulating a fix only where it reaches.
+    ref: _Reference
 
 
 def what_if(
@@ -792,7 +984,7 @@ def what_if(
     system_changed: Collection[tuple[str, int]] | None = None,
     jobs: int = 1,
 ) -> list[WhatIf]:
-    """Each fix, applied alone, re-simulated on the whole log (see the module doc).
+    """Each fix, applied alone, re-simulated on the log where it changes it (see the module doc).
 
     ``system_changed``: the (file, line) of the requests the audit put down to a changed system
     prompt (``static-system`` on a log without bodies re-simulates those only; None: audit the
@@ -801,10 +993,12 @@ def what_if(
     prices = prices or Prices(price_as_of)
     heads = head_sizes(requests)
     clock = clock_by_position(requests, summaries)
-    base = simulate(requests, summaries, heads, clock=clock)
+    sources = compaction_sources([requests[i] for i in clock[2]])
+    base = _predict(requests, heads, lambda r: None, *clock, sources)
     gaps = lane_gaps(requests, summaries, clock)
+    ref = _Reference(requests, heads, clock, sources, base)
     # The logged costs priced for these fixes live as long as this call (a forked worker fills its own copy).
-    inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock, {})
+    inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock, {}, ref)
     if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():
         return _in_workers(inputs, list(fixes), jobs)
     return [_one_fix(inputs, fix) for fix in fixes]
@@ -848,7 +1042,7 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         if name in ("ttl-1h", "ttl-5m"):
             plan = _plan_ttl(requests, name.removeprefix("ttl-"))
         elif name == "ttl-auto":
-            return _ttl_auto(requests, summaries, heads, base, prices, gaps, inputs.clock, inputs.reported_usd)
+            return _ttl_auto(requests, summaries, heads, base, prices, gaps, inputs.clock, inputs.reported_usd, inputs.ref)
         elif name == "stagger-subagents":
             plan = _plan_stagger(requests, summaries, heads, base, inputs.clock)
         elif name == "static-system":
@@ -864,7 +1058,7 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
                     rows = audit_requests(requests, summaries, prices).rows
                     system_changed = {(row.file, row.line) for row in rows if row.cause == "system-changed"}
                 try:
-                    chains = _static_system_chains(requests, summaries, heads, base, system_changed)
+                    chains = _static_system_chains(requests, summaries, heads, base, system_changed, inputs.ref)
                 except _CannotApply:
                     if not bodies:
                         raise
@@ -873,7 +1067,7 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
                 if bodies:
                     plan = _plan_static_system(requests, also=plan.detail)
                 changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices, clock=inputs.clock,
-                                              reported_usd=inputs.reported_usd)
+                                              reported_usd=inputs.reported_usd, ref=inputs.ref)
                 return _summarize(fix, assumption, plan.detail, changes, per_lane)
             plan = _plan_static_system(requests)
         elif name == "keep-prefix-compaction":
@@ -886,9 +1080,9 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
             assumption = f"Anthropic cache_control markers at {spec.replace('+', ' + ')} on every request that had markers"
     except _CannotApply as reason:
         return WhatIf(fix, False, 0, 0, None, assumption, str(reason))
-    unlinked = simulate(requests, summaries, heads, link=False, clock=inputs.clock) if name == "keep-prefix-compaction" else base
+    unlinked = _resimulate(inputs.ref, requests, summaries, link=False) if name == "keep-prefix-compaction" else base
     changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction",
-                                  clock=inputs.clock, reported_usd=inputs.reported_usd)
+                                  clock=inputs.clock, reported_usd=inputs.reported_usd, ref=inputs.ref)
     notes = None
     detail = plan.detail
     if name in ("ttl-1h", "ttl-5m"):
@@ -926,7 +1120,7 @@ def _summarize(fix, assumption, detail, changes, per_lane, notes=None) -> WhatIf
 
 
 def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | None = None,
-              reported_usd: dict[tuple[int, ...], Decimal] | None = None) -> WhatIf:
+              reported_usd: dict[tuple[int, ...], Decimal] | None = None, ref: _Reference | None = None) -> WhatIf:
     assumption = FIXES["ttl-auto"]
     try:
         plans = {ttl: _plan_ttl(requests, ttl) for ttl in ("5m", "1h")}
@@ -934,12 +1128,14 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
         return WhatIf("ttl-auto", False, 0, 0, None, assumption, str(reason))
     saved: dict[str, dict[tuple[str, str], Decimal]] = {}
     for ttl, plan in plans.items():
-        _, per_lane = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd)
+        _, per_lane = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
+                                ref=ref)
         saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
     lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
     plan = _Plan(requests, lambda r: choice.get((r.file, r.lane)) if _picks_ttl(r) else None)
-    changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd)
+    changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
+                                  ref=ref)
     notes = {lane: f"{choice[lane]} ({_gaps_text(gaps.get(lane, (0, 0, 0)))})" for lane in sorted(lanes)}
     n1h = sum(1 for v in choice.values() if v == "1h")
     detail = f"1 h on {n1h} of {len(choice)} Anthropic lane(s), 5 m on the rest"
