@@ -4,7 +4,7 @@
 * ``anthropic``: ``cache_control`` breakpoints, 20-block lookback, TTL (options: the
   keyword arguments of :class:`prefixbench.simulator.anthropic.AnthropicCache`)
 * ``openai``: exact prefix, pre-5.6 128-token steps or 5.6 breakpoints (``mode``,
-  ``retention``, ``ttl_ms``, ``lookback``, ``servers``, ``routing``, ``overflow_rpm``,
+  ``retention``, ``zdr``, ``ttl_ms``, ``lookback``, ``servers``, ``routing``, ``overflow_rpm``,
   ``cache_output``)
 * ``deepseek``: prefix units, fixed interval, no write fee (``interval``, ``ttl_ms``,
   ``common_prefix_units``, ``cache_output``)
@@ -75,6 +75,7 @@ _OPTIONS: dict[str, dict[str, Parser]] = {
         "routing": _text,
         "overflow_rpm": _text_int_or_none,
         "cache_output": _text_bool,
+        "zdr": _text_bool,
     },
     "deepseek": {
         "interval": _text_int,
