@@ -223,6 +223,6 @@ RULES = ProviderRules(
     sources=(
         "https://developers.openai.com/api/docs/guides/prompt-caching",
         "https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching",
-        "https://developers.openai.com/api/reference/resources/responses/methods/create",
+        "https://github.com/openai/openai-python/blob/main/src/openai/types/responses/response_create_params.py",
     ),
 )
