@@ -64,11 +64,15 @@ def _text(value: object) -> object:
     return value.strip() if isinstance(value, str) else value
 
 
+def _text_or_none(value: object) -> object:
+    return None if isinstance(value, str) and value.strip().lower() in ("none", "") else _text(value)
+
+
 #: Options of the models built here, and how text becomes a value (the model validates it).
 _OPTIONS: dict[str, dict[str, Parser]] = {
     "openai": {
         "mode": _text,
-        "retention": _text,
+        "retention": _text_or_none,
         "ttl_ms": _text_int_or_none,
         "lookback": _text_int,
         "servers": _text_int,
