@@ -134,3 +134,19 @@ def test_the_ttl_what_if_re_simulates_24h_retention_on_openai_lanes(tmp_path: Pa
     assert longer.saved_usd is not None and longer.saved_usd > 0
     (shorter,) = what_if(list(requests), list(summaries), ["ttl-5m"])
     assert shorter.applies and shorter.requests_changed == 0  # in_memory already
+
+
+def test_the_cli_flag_and_the_note_name_the_assumption(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from prefixbench.reports.cli import main
+
+    log = rollout(tmp_path / "r.jsonl", "gpt-5.1", "2026-08-03", 20, 0)
+    assert main(["audit", str(log), "--format", "json", "--quiet"]) in (0, 1)
+    default = json.loads(capsys.readouterr().out)
+    assert main(["audit", str(log), "--format", "json", "--quiet", "--openai-zdr"]) in (0, 1)
+    zdr = json.loads(capsys.readouterr().out)
+    # Without ZDR, gpt-5.1 in August 2026 keeps the prefix 24 h: the read of 0 is OpenAI's own
+    # miss; with ZDR it kept it 5 min, and 20 idle minutes expired it.
+    assert [r["cause"] for r in default["requests"]][1] == "provider-best-effort"
+    assert [r["cause"] for r in zdr["requests"]][1] == "ttl-expired"
+    note = next(n for n in default["notes"] if n.startswith("OpenAI cache lifetime per request"))
+    assert "2 their model's documented default (2 24h (extended))" in note and "--openai-zdr" in note
