@@ -69,6 +69,10 @@ def test_the_default_of_a_model_offering_both_is_dated(tmp_path: Path) -> None:
     after = second_call(rollout(tmp_path / "b.jsonl", "gpt-5.1-codex", "2026-06-01", 20, HIT))
     assert (before.predicted_cache_read, before.cause) == (0, "ttl-expired")
     assert (after.predicted_cache_read, after.cause) == (HIT, None)
+    # The client could have asked 24h: the loss is recoverable. gpt-4o offers nothing longer
+    # than 5 min, so its 20-minute miss is not.
+    assert before.loss_class == "recoverable"
+    assert second_call(rollout(tmp_path / "c.jsonl", "gpt-4o", "2026-05-31", 20, 0)).loss_class == "unavoidable"
 
 
 def test_a_body_that_asks_in_memory_gets_5_minutes() -> None:
