@@ -72,8 +72,52 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # noqa: D102
+        self._words = list(args) if args is not None else []  # kept for the error's wording
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> NoReturn:
-        raise UserError(f"{message} (see '{self.prog} --help')")
+        words: list[str] = getattr(self, "_words", [])
+        prog = self.prog
+        if message.startswith("the following arguments are required"):
+            # argparse checks the positionals before it looks at what it could not place: an
+            # unknown option is the likelier mistake, so it is the one named.
+            unknown = self._unknown_options(words)
+            if unknown:
+                message = f"unrecognized arguments: {' '.join(unknown)}"
+        elif message.startswith("unrecognized arguments") and self._subparsers is not None:
+            command = _command_in(words)
+            if command and command in self._subcommand_names():
+                prog = f"{self.prog} {command}"  # the options the user can pick from are the subcommand's
+        raise UserError(f"{message} (see '{prog} --help')")
+
+    def _subcommand_names(self) -> set[str]:
+        return {name for action in self._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices}
+
+    def _unknown_options(self, words: Sequence[str]) -> list[str]:
+        """The option-like words before ``--`` that name none of this parser's options."""
+        known = self._option_string_actions
+        unknown: list[str] = []
+        for word in words:
+            if word == "--":
+                break
+            if not word.startswith("-") or word == "-" or _is_number(word):
+                continue
+            name = word.split("=", 1)[0]
+            if name in known or (not name.startswith("--") and name[:2] in known):
+                continue
+            if name.startswith("--") and self.allow_abbrev and any(option.startswith(name) for option in known):
+                continue
+            unknown.append(word)
+        return unknown
+
+
+def _is_number(word: str) -> bool:
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_file(word: str) -> bool:

@@ -149,6 +149,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: ``(substring of an endpoint URL, tokens)``: the step of an endpoint that counts in another
     #: whatever model name it is sent (Kimi's coding endpoint behind Claude Code's Claude names).
     block_tokens_by_url: tuple[tuple[str, int], ...] = ()
+    #: ``(epoch ms, tokens)``, earliest first: a read sent before that moment counts in ``tokens``
+    #: (an earlier generation of the provider's cache: DeepSeek's 64-token units before V4).
+    block_tokens_before: tuple[tuple[int, int], ...] = ()
     #: Tokens at the end of a prompt that the next call of the conversation does not read, as
     #: reported (the chat template's closing tokens, which the next prompt renders otherwise):
     #: the audit's chain and expected reads leave them out (xAI: measured).
@@ -205,6 +208,8 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: options the audit builds it with (None: the byte-exact reference).
     body_model: str | None = None
     body_model_options: tuple[tuple[str, object], ...] = ()
+    #: The byte-level model's option that sets a read step other than :attr:`block_tokens`.
+    body_step_option: str = "block"
     #: Where an entry's lifetime is counted from: ``start``, the request that wrote or read it
     #: was sent (so a long response uses up part of it), or ``response``, its response began.
     ttl_from: TtlFrom = "start"
@@ -297,6 +302,13 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     def option_defaults(self) -> dict[str, object]:
         """Its ``--cache`` model's options and their defaults."""
         return {option.key: option.default for option in self.cache_options}
+
+    def dated_step(self, sent_ms: int | None) -> int:
+        """The step a read sent at ``sent_ms`` counts in when the provider's cache counted in
+        another then (:attr:`block_tokens_before`); 0 where the model decides it."""
+        if sent_ms is None:
+            return 0
+        return next((tokens for until, tokens in self.block_tokens_before if sent_ms < until), 0)
 
     def url_step(self, url: str) -> int:
         """The step the endpoint ``url`` reads in whatever the model (:attr:`block_tokens_by_url`);

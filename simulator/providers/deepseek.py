@@ -2,7 +2,7 @@
 
 Facts (https://api-docs.deepseek.com/guides/kv_cache):
 ``prompt_cache_hit_tokens`` + ``prompt_cache_miss_tokens`` = ``prompt_tokens`` (subset usage);
-hits measured in 128-token units (64 in the 2024 doc); entries live "hours to days", best
+hits measured in 128-token units since V4 (64 in the 2024 doc, and in reads before V4); entries live "hours to days", best
 effort, so no TTL is modelled; a miss costs what a write costs. Its Anthropic-compatible
 endpoint reports ``input_tokens`` WITHOUT the read part and ignores ``cache_control``.
 """
@@ -18,6 +18,12 @@ from prefixbench.simulator.usage import Usage
 #: Interval (tokens) of the fixed checkpoints; 128 per the measurements.
 DEFAULT_INTERVAL = 128
 INTERVALS = (64, 128)
+#: V4's launch, 2026-04-24 00:00 UTC (epoch ms). Reads before it count in the 2024 guide's
+#: 64-token units: a real Cline task on DeepSeek's API of 2025-10-15 read 59 times, every read a
+#: multiple of 64 and 28 of them of 128; a real OpenCode session on deepseek-v4-flash of
+#: 2026-05-18 read 87 times, every one a multiple of 128.
+V4_LAUNCH_MS = 1_776_988_800_000
+LEGACY_INTERVAL = 64
 
 
 def read_anthropic_compatible_usage(usage: Mapping[str, object], where: str) -> Usage:
@@ -49,6 +55,7 @@ RULES = ProviderRules(
     model_prefixes=("deepseek",),
     url_markers=("deepseek",),
     block_tokens=DEFAULT_INTERVAL,
+    block_tokens_before=((V4_LAUNCH_MS, LEGACY_INTERVAL),),
     min_tokens=0,
     read_multiplier=0.02,
     write_multiplier=1.0,
@@ -57,6 +64,7 @@ RULES = ProviderRules(
     # the model output of every request: a next prompt that sends the response back whole reads both.
     caches_output=True,
     body_model="deepseek",
+    body_step_option="interval",
     chain_as="deepseek",
     sources=("https://api-docs.deepseek.com/guides/kv_cache",),
 )

@@ -69,7 +69,7 @@ OPENCODE_EXPORTS = {
     # OpenCode 1.14.46, deepseek-v4-flash-free on OpenCode Zen, 2026-05-18.
     "PREFIXBENCH_TUIPTV_REPO": (
         "iesta/TUIPTV", "02606f2084cc6f45d86726db2c7fa98cbfb5dd38", "opencode_session.json",
-        89, (216_234, 6_844_032, 0, 69_242), {"deepseek": (89, 70)},
+        89, (216_234, 6_844_032, 0, 69_242), {"deepseek": (89, 80)},
     ),
     # OpenCode 1.18.13, gpt-5.6-sol on OpenAI, 2026-08-08 (removed from the tree the next day).
     "PREFIXBENCH_MATUGEN_THEME_SYNC_REPO": (
@@ -85,7 +85,7 @@ CLINE_TASKS = {
     "PREFIXBENCH_CLINE_XRAY_REPO": ("CoreGems/Cline-Xray", "9dbbc27f2a0d0cc45874402f5466167c451c90a7", 4, {"anthropic": (4, 4)}),
     # DeepSeek's handler (no model named; tokensIn 0, cacheWrites the miss count), 2025-10-15.
     "PREFIXBENCH_MCP_VSCODE_SERVER_REPO": (
-        "Jeehunter/mcp-vscode-server", "f6859c745693e458bcec24a06f8d1df5f8178b00", 60, {"deepseek": (60, 55)},
+        "Jeehunter/mcp-vscode-server", "f6859c745693e458bcec24a06f8d1df5f8178b00", 60, {"deepseek": (60, 57)},
     ),
     # Cline's own provider, a gateway: x-ai/grok-code-fast-1 then anthropic/claude-sonnet-4.5,
     # 2026-01-05. Every grok read is a multiple of 64 tokens, 10 of the 19 of 128 (12,352 is 193 x 64);

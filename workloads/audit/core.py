@@ -935,13 +935,14 @@ class Predictor:
 
 def _body_cache(provider: str, step: int | None = None) -> CacheModel:
     """The byte-level model that replays a provider's bodies: its own when it has one, else the
-    reference; ``step``: a model's own read step where the rules give it one (Kimi's coding plan)."""
+    reference; ``step``: a model's own read step where the rules give it one (Kimi's coding plan,
+    DeepSeek before V4)."""
     rules = rules_for(provider)
     if rules.body_model is None:
         return make_cache("byte-exact")
     options = dict(rules.body_model_options)
     if step is not None and step != rules.block_tokens:
-        options["block"] = step
+        options[rules.body_step_option] = step
     if rules.caches_output:
         options.setdefault("cache_output", True)
     return make_cache(rules.body_model, **options)

@@ -49,6 +49,15 @@ class Record(msgspec.Struct, frozen=True):
     line: int
     value: object
     plain: bool = False
+    #: Its place, from 1, among records run together on its line (``{...}{...}``); 0 when it is
+    #: alone on its line.
+    part: int = 0
+
+    @property
+    def path(self) -> str:
+        """Where it is on its line when it shares the line: ``record[1]`` for the second (0-based,
+        as the audit's other paths); ``""`` when it is alone."""
+        return f"record[{self.part - 1}]" if self.part else ""
 
 
 def iter_records(
@@ -196,8 +205,8 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int]
             glued = _glued(text) if exc.msg == "Extra data" else None
             if glued is not None:
                 first = False
-                for value in glued:
-                    yield Record(line_no, value, True)
+                for part, value in enumerate(glued, 1):
+                    yield Record(line_no, value, True, part)
                 continue
             if torn is not None and not first and _breaks_off(raw, text, exc):
                 torn.append(line_no)

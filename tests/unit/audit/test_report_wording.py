@@ -5,12 +5,13 @@ log are told apart, excerpts are escaped once, and audit.png panels and ticks sa
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
-from prefixbench.reports.audit import audit_html, audit_table
+from prefixbench.reports.audit import audit_html, audit_json, audit_table
 from prefixbench.workloads.audit.core import run_audit
-from tests.unit.audit.fixtures import write_jsonl
+from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
 from tests.unit.audit.test_rollups import _two_sessions
 
 
@@ -210,6 +211,21 @@ def test_requests_of_a_one_object_json_session_are_told_apart(tmp_path: Path) ->
     worst = [line for line in table.splitlines() if line.startswith("gemini-session.json:1 messages[")]
     assert worst, table
     assert "gemini-session.json:1 messages[" in audit_markdown(result)
+
+
+def test_claude_code_calls_run_together_on_one_line_are_told_apart(tmp_path: Path) -> None:
+    # A lost newline puts two records on one line: a call's last line is the second of them.
+    t = Transcript()
+    t.user("hi", "2025-09-03T00:00:00Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:01Z", [cc_usage(10, 4000, 0, 5)])
+    t.user("ok", "2025-09-03T00:00:10Z", tool=True)
+    t.assistant("r2", "2025-09-03T00:00:11Z", [cc_usage(1, 100, 4000, 5)])
+    lines = [json.dumps(record) for record in t.lines]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join([*lines[:2], "".join(lines[2:])]) + "\n")
+    result = run_audit([path])
+    assert [(row.line, row.path) for row in result.rows] == [(2, ""), (3, "record[1]")]
+    assert [r["path"] for r in json.loads(audit_json(result))["requests"]] == ["", "record[1]"]
 
 
 def test_the_worst_requests_lost_column_has_one_precision() -> None:

@@ -143,7 +143,8 @@ def test_deepseek_reads_to_the_unit_at_the_end_of_the_replayed_output(tmp_path: 
     assert size(requests[0].reply[0]) == 1689
     rows = run_audit([path]).rows
     assert [row.predicted_cache_read for row in rows] == [0, 1666]
-    assert rows[1].expected_cache_read == 1152  # the previous prompt, in the rules' 128 steps
+    # The previous prompt, in the rules' steps: 64 tokens for a read of 2025-05, before V4.
+    assert rows[1].expected_cache_read == 1216
 
 
 def test_deepseek_without_the_replayed_reasoning_reads_the_previous_prompt(tmp_path: Path) -> None:

@@ -187,6 +187,49 @@ def test_a_subagent_session_is_a_subagent_lane(tmp_path: Path) -> None:
     assert {r.lane_kind for r in requests if r.lane == "main"} == {"subagent"}
 
 
+def _deepseek_export(provider: str, model: str) -> dict:
+    """A session of two calls in one assistant message: a tool call, then the answer."""
+    sid = "ses_ds"
+    finish = [
+        {"input": 12_000, "output": 300, "reasoning": 100, "cache": {"read": 0, "write": 0}},
+        # the second call's prompt: the first's prompt, its reasoning and output, the tool's result
+        {"input": 198, "output": 50, "reasoning": 0, "cache": {"read": 12_352, "write": 0}},
+    ]
+    parts: list[dict] = []
+    for k, tokens in enumerate(finish):
+        parts += [{"type": "step-start", "id": f"prt_{k}a"},
+                  {"type": "step-finish", "reason": "tool-calls" if k == 0 else "stop", "cost": 0, "tokens": tokens, "id": f"prt_{k}b"}]
+    for part in parts:
+        part.update({"sessionID": sid, "messageID": "msg_2"})
+    return {
+        "info": {"id": sid, "projectID": "p", "directory": "/w", "title": "t", "version": "1.14.0", "time": {"created": 1762000000000, "updated": 1762000010000}},
+        "messages": [
+            {"info": {"id": "msg_1", "sessionID": sid, "role": "user", "time": {"created": 1762000000000}},
+             "parts": [{"type": "text", "text": "go", "id": "prt_u", "sessionID": sid, "messageID": "msg_1"}]},
+            {"info": {"id": "msg_2", "sessionID": sid, "role": "assistant", "time": {"created": 1762000000100, "completed": 1762000009000},
+                      "parentID": "msg_1", "modelID": model, "providerID": provider, "mode": "build", "agent": "build",
+                      "cost": 0, "tokens": {"input": 12_198, "output": 350, "reasoning": 100, "cache": {"read": 12_352, "write": 0}}},
+             "parts": parts},
+        ],
+    }
+
+
+def test_deepseek_calls_are_predicted_to_read_into_the_previous_reply(tmp_path: Path) -> None:
+    # DeepSeek caches a call's output after its prompt, and OpenCode sends the reply back whole
+    # (reasoning first): the second call reads 12,000 + 100 + 300 = 12,400 tokens, in whole
+    # 64-token units, 12,352. Read only to the previous prompt, 11,968 (a 3.1% miss).
+    result = run_audit([write(tmp_path / "s.json", json.dumps(_deepseek_export("deepseek", "deepseek-v4-flash")))])
+    assert [(r.provider, r.reported_cache_read, r.predicted_cache_read) for r in result.rows] == [
+        ("deepseek", 0, 0), ("deepseek", 12_352, 12_352)]
+
+
+def test_openai_calls_are_not_taken_to_read_into_the_previous_reply(tmp_path: Path) -> None:
+    # Two real OpenCode sessions on OpenAI read no further than the previous prompt.
+    export = _deepseek_export("openai", "gpt-5.2")
+    result = run_audit([write(tmp_path / "s.json", json.dumps(export))])
+    assert [r.predicted_cache_read for r in result.rows] == [0, 11_904]  # 1,024 + 128 x 85
+
+
 def test_mutated_exports_end_cleanly() -> None:
     """Fuzz: a mutated export or storage file ends in exit 0 or one line with exit 2."""
     tally = Tally("opencode", bound_s=20)

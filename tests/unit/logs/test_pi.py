@@ -136,3 +136,25 @@ def test_pi_on_openai_responses_reads_into_the_previous_response(tmp_path: Path,
     entries = [_pi_msg("user", t0), gpt(t0 + 10, 5000, 0, 500), _pi_msg("toolResult", t0 + 5000), gpt(t0 + 5010, 224, 5376, 40)]
     result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
     assert [row.predicted_cache_read for row in result.rows] == [0, predicted]
+
+
+def test_calls_run_together_on_one_line_are_told_apart_by_their_path(tmp_path: Path) -> None:
+    # A writer that loses a newline puts two records on one line (a committed pi session has
+    # one); both calls are read, each names its place on the line, and the second extends the
+    # first (its own node), reading the first's whole prompt.
+    t0 = 1765233665294
+    entries = [
+        _pi_msg("user", t0),
+        _pi_msg("assistant", t0 + 10, _u(10, 0, 40000)),
+        _pi_msg("toolResult", t0 + 5000),
+        _pi_msg("assistant", t0 + 5010, _u(1, 40000, 500)),
+        _pi_msg("toolResult", t0 + 6000),
+        _pi_msg("assistant", t0 + 6010, _u(1, 40500, 500)),
+    ]
+    path = _pi(tmp_path / "pi.jsonl", entries)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines[:4], "".join(lines[4:])]) + "\n")
+    result = run_audit([path])
+    assert [(row.line, row.path) for row in result.rows] == [(3, ""), (5, "record[0]"), (5, "record[2]")]
+    assert [row.cause for row in result.rows] == ["cold-start", None, None]
+    assert len({r.prefix.node for r in load_trace([path])[0]}) == 3

@@ -122,6 +122,24 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     assert not (tmp_path / "runs.csv").exists()  # validated before anything ran
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # argparse would say "required: PATH" first; the unknown option is the mistake to name.
+        (["audit", "--bogus"], "unrecognized arguments: --bogus (see 'prefixbench audit --help')"),
+        (["audit", "--quiet", "--bogus=3"], "unrecognized arguments: --bogus=3 (see 'prefixbench audit --help')"),
+        (["audit", "somewhere", "--bogus"], "unrecognized arguments: --bogus (see 'prefixbench audit --help')"),
+        (["audit"], "the following arguments are required: PATH (see 'prefixbench audit --help')"),
+        (["audit", "--qui"], "the following arguments are required: PATH"),  # an abbreviation argparse accepts
+        (["--bogus"], "unrecognized arguments: --bogus (see 'prefixbench --help')"),
+    ],
+)
+def test_an_unknown_option_is_named_before_a_missing_argument(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err
+
+
 def test_check_gates_on_the_preset(capsys):
     assert main(["check", "--windows", "32k"]) == 0
     out = capsys.readouterr().out

@@ -108,6 +108,17 @@ def test_deepseek_stores_a_unit_at_the_end_of_the_output() -> None:
     assert _send(cache, "b", "a", 3_600, 10_000).read == 3_328
 
 
+def test_deepseek_reads_before_v4_count_in_64_token_units() -> None:
+    # Reads sent before V4's launch (2026-04-24) count in the 2024 guide's 64-token units, later
+    # ones in 128: 3,400 tokens read are 3,392 on 2025-10-15 and 3,328 on 2026-05-18.
+    from prefixbench.simulator.providers import rules_for
+
+    rules = rules_for("deepseek")
+    assert [rules.dated_step(ms) for ms in (1_760_535_280_000, 1_776_988_799_999, 1_776_988_800_000, None)] == [64, 64, 0, 0]
+    assert rules.round_read(3_400, "deepseek-chat", rules.dated_step(1_760_535_280_000)) == 3_392
+    assert rules.round_read(3_400, "deepseek-v4-flash", rules.dated_step(1_779_097_539_728)) == 3_328
+
+
 def test_kimi_coding_plan_reads_in_256_token_steps() -> None:
     # kimi-for-coding (the coding plan) counts reads in 256-token blocks; another Kimi model, whose
     # step is not published, exactly.

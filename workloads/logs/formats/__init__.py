@@ -19,6 +19,7 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.workloads.logs.formats import (
     agent_traces,
     amp,
@@ -271,10 +272,25 @@ def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[Tr
 
 def _timed(read: tuple[list[TraceRequest], FileSummary]) -> tuple[list[TraceRequest], FileSummary]:
     """``read``, once every request's times are checked to be plausible epoch ms (a reader that
-    took a number as it came would crash the pricing, which dates each request, far later)."""
-    for r in read[0]:
+    took a number as it came would crash the pricing, which dates each request, far later), and
+    a read step given to each request its provider's cache counted in another step at its time
+    (:meth:`~prefixbench.simulator.providers.base.ProviderRules.dated_step`)."""
+    requests = read[0]
+    dated = _dated_steps()
+    for k, r in enumerate(requests):
         for name in ("sent_ms", "ready_ms", "done_ms"):
             value = getattr(r, name)
             if value is not None and not 0 <= value < MAX_EPOCH_MS:
                 raise UserError(f"{r.file}:{r.line}: timestamp {value!r:.40} is not a plausible time")
+        if not r.read_step and r.provider in dated:
+            step = dated[r.provider].dated_step(r.sent_ms)
+            if step:
+                requests[k] = replace(r, read_step=step)
     return read
+
+
+def _dated_steps() -> dict[str, ProviderRules]:
+    """The providers whose read step changed over time, by name."""
+    from prefixbench.simulator.providers import PROVIDERS
+
+    return {rules.name: rules for rules in PROVIDERS.values() if rules.block_tokens_before}

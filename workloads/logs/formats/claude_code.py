@@ -81,6 +81,8 @@ class _Request(msgspec.Struct):
     diagnostic: str | None
     #: The messages on the path since the previous request's prompt (for locating breaks).
     messages: tuple[LoggedMessage, ...] = ()
+    #: The last line's place among records run together on it ("" when alone on its line).
+    last_path: str = ""
 
 
 class _Walk:
@@ -212,6 +214,7 @@ class _Walk:
             self.requests[key] = self._new_request(key, record, value, message, uuid, parent, when)
         else:
             known.last_line = record.line
+            known.last_path = record.path
             known.usage = usage  # the LAST line's usage holds the final output count
         self.anchor[uuid] = key
         self.boundary.pop(uuid, None)
@@ -248,6 +251,7 @@ class _Walk:
             events=events,
             diagnostic=read_diagnostic(message),
             messages=messages,
+            last_path=record.path,
         )
 
 
@@ -282,6 +286,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     return TraceRequest(
         file=walk.name,
         line=req.last_line,
+        path=req.last_path,
         lane=req.lane,
         lane_kind=req.lane_kind,  # type: ignore[arg-type]
         seq=seq,

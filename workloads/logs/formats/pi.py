@@ -150,11 +150,12 @@ class _Session:
         """Append one request; its node."""
         provider = str(message.get("provider") or "unknown")
         model = str(message.get("model") or "unknown")
-        node = f"pi:{self.name}#{record.line}"
+        node = f"pi:{self.name}#{record.line}" + (f".{record.part}" if record.part else "")
         self.out.append(
             TraceRequest(
                 file=self.name,
                 line=record.line,
+                path=record.path,
                 lane="main",
                 lane_kind="main",
                 seq=len(self.out),
