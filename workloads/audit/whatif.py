@@ -982,5 +982,6 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd)
     notes = {lane: f"{choice[lane]} ({_gaps_text(gaps.get(lane, (0, 0, 0)))})" for lane in sorted(lanes)}
     n1h = sum(1 for v in choice.values() if v == "1h")
-    detail = f"1 h (OpenAI: 24h retention) on {n1h} of {len(choice)} lane(s) whose provider lets the client pick, 5 m (in_memory) on the rest"
+    detail = (f"1 h on {n1h} of {len(choice)} lane(s) whose provider lets the client pick the TTL (OpenAI's: 24h "
+              "retention), 5 m (in_memory) on the rest")
     return _summarize("ttl-auto", assumption, detail, changes, per_lane, notes)
