@@ -866,6 +866,10 @@ def run_audit_command(args) -> int:
                     emit(visible(f"prefixbench: warning: {summary.file}:{line}: {reason}"), sys.stderr)
         if not trace[0]:
             raise UserError(nothing_to_audit(trace[1]))
+        if getattr(args, "openai_zdr", False):
+            from prefixbench.workloads.audit.core import assume_zdr
+
+            trace = (assume_zdr(trace[0]), trace[1])
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")
         result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace)

@@ -402,6 +402,14 @@ def _add_audit_parser(sub: _Subcommands) -> None:
     audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
     audit.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
     audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    audit.add_argument(
+        "--openai-zdr",
+        action="store_true",
+        help="assume the OpenAI organization has Zero Data Retention: a request that asks no prompt_cache_retention "
+        "keeps its prefix in_memory (5 min idle modelled; documented 5-10 min, at most 1 h) instead of its model's "
+        "documented default (24h on gpt-5.5, gpt-5.4, gpt-5.2, gpt-5.1, gpt-5, gpt-4.1 and their codex variants, for "
+        "requests sent from 2026-06-01; gpt-5.5 and gpt-5.5-pro always 24h) (default: no ZDR)",
+    )
     audit.add_argument("--jobs", type=int, default=1, metavar="N", help="read the log files in N worker processes, largest first, then re-simulate the fixes of what to change in N forked processes (default: 1; the output is the same)")
     audit.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="read the log files on Dask distributed: a scheduler address (tcp://host:8786), whose workers see the files at the same paths, or 'local' for a LocalCluster of --jobs workers (needs the dask extra)")
     audit.add_argument(

@@ -53,7 +53,10 @@ def providers_table() -> str:
     for rules in PROVIDERS.values():
         minimum = f"{rules.min_tokens:,}" + (" (per model)" if rules.min_tokens_by_model else "")
         minimum += "" if rules.min_tokens == 0 else f", per {rules.min_applies_to}"
-        ttls = ", ".join(label + (" (default)" if label == rules.default_ttl else "") for label, _ in rules.ttls_ms)
+        if rules.request_ttl is not None:  # decided per request (OpenAI: by model, body and date)
+            ttls = ", ".join(label for label, _ in rules.ttls_ms) + " (per request: the body's, else the model's default)"
+        else:
+            ttls = ", ".join(label + (" (default)" if label == rules.default_ttl else "") for label, _ in rules.ttls_ms)
         breakpoints = "-" if rules.max_breakpoints is None else f"{rules.max_breakpoints}"
         if rules.lookback_blocks is not None:
             breakpoints += f", {rules.lookback_blocks}-block lookback"

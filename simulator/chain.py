@@ -20,8 +20,11 @@ object in :mod:`prefixbench.simulator.providers`):
   A breakpoint checks 20 block boundaries back: an entry more than ``lookback_blocks`` blocks
   behind the call's end is not found.
 * ``openai``: prefix caching is automatic: the whole prompt is stored; a hit needs 1,024 tokens
-  and counts in 128-token steps; entries live the rules' default TTL after their last use
-  (in-memory retention, 5-10 min idle: 5 min, as in the byte-exact ``openai`` model); no write fee.
+  and counts in 128-token steps; entries live the TTL the caller passes for each call after
+  their last use: OpenAI decides it per request (the audit passes the label
+  ``ProviderRules.ttl_label`` gives: ``in_memory`` 5 min, the lower end of the documented
+  5-10 min, ``24h`` extended retention, ``30m`` from GPT-5.6), as in the byte-level ``openai``
+  model; no write fee.
 * ``deepseek``: 128-token units, no write fee, no TTL within a session's time span.
 
 Keys are strings chosen by the caller; the model never looks inside them. The walk back along a

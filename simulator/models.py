@@ -4,7 +4,7 @@
 * ``anthropic``: ``cache_control`` breakpoints, 20-block lookback, TTL (options: the
   keyword arguments of :class:`prefixbench.simulator.anthropic.AnthropicCache`)
 * ``openai``: exact prefix, pre-5.6 128-token steps or 5.6 breakpoints (``mode``,
-  ``retention``, ``ttl_ms``, ``lookback``, ``servers``, ``routing``, ``overflow_rpm``,
+  ``retention``, ``zdr``, ``ttl_ms``, ``lookback``, ``servers``, ``routing``, ``overflow_rpm``,
   ``cache_output``)
 * ``deepseek``: prefix units, fixed interval, no write fee (``interval``, ``ttl_ms``,
   ``common_prefix_units``, ``cache_output``)
@@ -64,17 +64,22 @@ def _text(value: object) -> object:
     return value.strip() if isinstance(value, str) else value
 
 
+def _text_or_none(value: object) -> object:
+    return None if isinstance(value, str) and value.strip().lower() in ("none", "") else _text(value)
+
+
 #: Options of the models built here, and how text becomes a value (the model validates it).
 _OPTIONS: dict[str, dict[str, Parser]] = {
     "openai": {
         "mode": _text,
-        "retention": _text,
+        "retention": _text_or_none,
         "ttl_ms": _text_int_or_none,
         "lookback": _text_int,
         "servers": _text_int,
         "routing": _text,
         "overflow_rpm": _text_int_or_none,
         "cache_output": _text_bool,
+        "zdr": _text_bool,
     },
     "deepseek": {
         "interval": _text_int,

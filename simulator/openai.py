@@ -33,13 +33,19 @@ https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching; the numb
   prompt under 1024 tokens neither reads nor writes. Writes are billed (1.25x):
   ``written_tokens`` = prompt - cached when the breakpoint is stored.
 * **Retention** on the logical clock, idle time measured from an entry's last use (a read or
-  a re-send refreshes it): ``in_memory`` keeps an entry ``IN_MEMORY_TTL_MS`` = 5 min (the
-  guide: in-memory entries last 5 to 10 minutes of inactivity, at most one hour; the Azure
-  copy: the system "typically clears caches within 5 to 10 minutes of inactivity". The lower
-  end is what every prefixbench model uses, the chain model and the audit included),
-  ``24h`` keeps it 24 h (``retention`` applies to pre-5.6 only; 5.6 rejects it). 5.6's
-  ``prompt_cache_options.ttl='30m'`` is a minimum lifetime, modelled as 30 min idle.
-  ``ttl_ms`` overrides either. An entry idle for ``ttl_ms`` or longer is gone.
+  a re-send refreshes it), decided per request
+  (:func:`prefixbench.simulator.providers.openai.retention`): the lifetime the body asks for
+  (``Request.retention``: ``prompt_cache_retention``, or GPT-5.6's ``prompt_cache_options.ttl``)
+  where the model offers it, else the model's documented default (``24h`` on a model offering
+  extended retention, unless ``zdr``; ``in_memory`` elsewhere; ``30m`` on GPT-5.6 and later;
+  the body of a log replayed by the audit carries the default at its send time, which was
+  ``in_memory`` before 2026-06-01). ``in_memory`` keeps an entry ``IN_MEMORY_TTL_MS`` = 5 min
+  (the guide: 5 to 10 minutes of inactivity, at most one hour; the lower end is what every
+  prefixbench model uses, the chain model and the audit included), ``24h`` keeps it 24 h,
+  ``30m`` (a minimum lifetime) 30 min. The ``retention`` option forces one policy on every
+  pre-5.6 request; ``ttl_ms`` overrides every lifetime. An entry is judged by the lifetime of
+  the request that reads it (one conversation keeps one model and one policy, so this is the
+  lifetime it was written with); an entry idle for that long or longer is gone.
 * **Output** (``cache_output``, pre-5.6 only; off by default, so sweeps keep their numbers;
   the audit turns it on from ``ProviderRules.caches_output``). The cache also keeps a
   response's tokens after its prompt (``observe_output``), so a next prompt that sends the
@@ -65,6 +71,7 @@ from prefixbench.simulator.providers.openai import (
     INCREMENT,
     LOOKBACK,
     MIN_TOKENS,
+    retention as model_retention,
 )
 from prefixbench.simulator.render import RenderedRequest, RenderedUnit
 from prefixbench.simulator.tokenizer import STREAM_BYTES, Tokenizer, make_tokenizer
@@ -101,17 +108,21 @@ class OpenAICache(TokenizedModel):
         routing: KeyRouting = "key",
         overflow_rpm: int | None = OVERFLOW_RPM,
         cache_output: bool = False,
+        zdr: bool = False,
     ) -> None:
         """Args:
         mode: ``pre-5.6`` (1024 then 128-token steps) or ``5.6`` (implicit breakpoint, billed writes).
-        retention: ``in_memory`` (default) or ``24h``; pre-5.6 only.
-        ttl_ms: idle lifetime of an entry in logical ms, overriding the retention's.
+        retention: ``in_memory`` or ``24h`` for every request (pre-5.6 only); None (default):
+            per request, the body's where the model offers it, else the model's default.
+        ttl_ms: idle lifetime of an entry in logical ms, overriding every request's.
         lookback: latest breakpoints a 5.6 read considers.
         servers: machines a request may be routed to (1: routing not modelled).
         routing: ``key`` (a ``prompt_cache_key`` per conversation) or ``prefix`` (none sent).
         overflow_rpm: requests a minute of one (prefix, key) pair before the rest overflow
             to other machines; None: no overflow.
         cache_output: keep each response's tokens after its prompt (``observe_output``; pre-5.6).
+        zdr: the organization has Zero Data Retention (a model offering both policies defaults
+            to ``in_memory``).
 
         Raises:
             UserError: a bad option, naming it.
@@ -134,11 +145,20 @@ class OpenAICache(TokenizedModel):
             raise UserError(f"openai: overflow_rpm must be a positive integer (requests a minute) or none, got {overflow_rpm!r}")
         if not isinstance(cache_output, bool):
             raise UserError(f"openai: cache_output must be true or false, got {cache_output!r}")
+        if not isinstance(zdr, bool):
+            raise UserError(f"openai: zdr must be true or false, got {zdr!r}")
         self.tokenizer = make_tokenizer(tokenizer)
         self.cache_output = cache_output
         self.mode: OpenAIMode = mode
         self.retention: Retention | None = retention if mode == "pre-5.6" else None
-        self.ttl_ms = ttl_ms if ttl_ms is not None else _default_ttl(mode, retention)
+        self.zdr = zdr
+        #: The lifetime every request gets when one is forced (``ttl_ms``, ``retention``, or
+        #: mode 5.6's 30 min); None: each request's own (:meth:`lifetime_ms`).
+        self.fixed_ttl_ms = ttl_ms if ttl_ms is not None else (
+            None if retention is None and mode == "pre-5.6" else _default_ttl(mode, retention)
+        )
+        #: The lifetime of a request that asks for nothing, to a model the rules do not know.
+        self.ttl_ms = self.fixed_ttl_ms if self.fixed_ttl_ms is not None else IN_MEMORY_TTL_MS
         self.lookback = lookback
         self.servers = servers
         self.routing: KeyRouting = routing
@@ -148,6 +168,13 @@ class OpenAICache(TokenizedModel):
         self._recent: dict[bytes, deque[int]] = {}
         #: Per routing group, the machine its latest request went to (where its response is kept).
         self._served: dict[bytes, int] = {}
+
+    def lifetime_ms(self, rendered: RenderedRequest, envelope: Envelope) -> int:
+        """The idle lifetime (ms) the request gets: the forced one, else its own (the body's
+        retention where the model offers it, else the model's default)."""
+        if self.fixed_ttl_ms is not None:
+            return self.fixed_ttl_ms
+        return _LIFETIMES[model_retention(envelope.model, rendered.retention, None, self.zdr)]
 
     def server_of(self, rendered: RenderedRequest, envelope: Envelope, view: TokenView, tick: int) -> int:
         """The machine the request is routed to: its home one, or the next in turn when its
@@ -186,7 +213,7 @@ class OpenAICache(TokenizedModel):
         del ready_tick  # OpenAI documents no in-flight rule
         view = token_view(rendered, self.tokenizer)
         tree = self._trees.setdefault((envelope, self.server_of(rendered, envelope, view, tick)), PrefixTree())
-        stale_tick = tick - self.ttl_ms
+        stale_tick = tick - self.lifetime_ms(rendered, envelope)
         found = tree.match(view.stream, stale_tick=stale_tick)
         prompt = view.num_tokens
         if prompt < MIN_TOKENS:
@@ -214,7 +241,7 @@ class OpenAICache(TokenizedModel):
             group, home = self._route(rendered, envelope, view)
             server = self._served.get(group, home)
         tree = self._trees.setdefault((envelope, server), PrefixTree())
-        tree.insert(view.stream, tick, stale_tick=tick - self.ttl_ms)
+        tree.insert(view.stream, tick, stale_tick=tick - self.lifetime_ms(rendered, envelope))
 
     def _breakpoint_hit(self, tree: PrefixTree, found: TreeMatch, view: TokenView) -> int:
         """Tokens up to the deepest readable breakpoint inside the shared prefix (0 if none)."""
@@ -232,6 +259,10 @@ def rounded_hit(shared_tokens: int) -> int:
     if shared_tokens < MIN_TOKENS:
         return 0
     return MIN_TOKENS + (shared_tokens - MIN_TOKENS) // INCREMENT * INCREMENT
+
+
+#: Each retention label's idle lifetime (ms).
+_LIFETIMES = {"in_memory": IN_MEMORY_TTL_MS, "24h": EXTENDED_TTL_MS, "30m": BREAKPOINT_TTL_MS}
 
 
 def _default_ttl(mode: OpenAIMode, retention: Retention | None) -> int:

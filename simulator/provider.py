@@ -177,7 +177,7 @@ class SimulatedProvider:
         for message in reply:
             unit = render_message(message)
             on_output(rendered, request.envelope, unit, observation.tick)
-            rendered = RenderedRequest((*rendered.units, unit), rendered.first_message_unit)
+            rendered = RenderedRequest((*rendered.units, unit), rendered.first_message_unit, retention=rendered.retention)
 
     def cache_prompt_tokens(self, rendered: RenderedRequest) -> int:
         """Prompt tokens of a request as the pricing model counts them."""

@@ -82,6 +82,8 @@ class RenderedRequest(msgspec.Struct, frozen=True):
     first_message_unit: int
     #: Cache breakpoints in prompt order (explicit ones, then the automatic one if any, deduplicated).
     breakpoints: tuple[RenderedBreakpoint, ...] = ()
+    #: The request's :attr:`~prefixbench.simulator.wire.Request.retention` (not prompt bytes).
+    retention: str | None = None
 
     @property
     def num_bytes(self) -> int:
@@ -174,7 +176,7 @@ def render_request(request: Request) -> RenderedRequest:
     breakpoints: tuple[RenderedBreakpoint, ...] = ()
     if request.cache_breakpoints or request.auto_cache is not None:
         breakpoints = _locate_breakpoints(request, units, len(head))
-    return RenderedRequest(units, len(head), breakpoints)
+    return RenderedRequest(units, len(head), breakpoints, request.retention)
 
 
 def _locate_breakpoints(

@@ -149,6 +149,10 @@ class Request(msgspec.Struct, frozen=True):
     cache_breakpoints: tuple[CacheBreakpoint, ...] = ()
     #: Automatic caching (one top-level ``cache_control``): its TTL, or None when off.
     auto_cache: CacheTtl | None = None
+    #: The cache lifetime the body asks for, where the provider takes one per request (OpenAI's
+    #: ``prompt_cache_retention``: ``in_memory`` / ``24h``; ``prompt_cache_options.ttl``:
+    #: ``30m``); None: not asked. Not prompt bytes.
+    retention: str | None = None
 
     def __post_init__(self) -> None:
         if self.system and self.system_blocks:

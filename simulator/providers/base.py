@@ -169,6 +169,12 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     default_ttl: str | None = None
     #: The client picks each write's TTL in the request (the what-if TTL plans apply).
     ttl_per_request: bool = False
+    #: The lifetime one request gets where the provider decides it per request rather than per
+    #: write: ``(model, asked, sent_ms, zdr) -> label`` of :attr:`ttls_ms`, from what the body
+    #: asked (None: no body, or none asked), the model's documented default at ``sent_ms`` (None:
+    #: unknown time) and ``zdr`` (the organization has Zero Data Retention). None: the default
+    #: TTL, or the write's own (OpenAI: ``prompt_cache_retention``, :func:`~prefixbench.simulator.providers.openai.retention`).
+    request_ttl: Callable[[str, str | None, int | None, bool], str] | None = None
     #: Models (regular expressions, as in ``min_tokens_by_model``) that get the default TTL
     #: only, whatever the request asks (Bedrock's Nova: 5 min).
     default_ttl_only: tuple[str, ...] = ()
@@ -230,6 +236,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
 
     def longest_ttl_ms(self, model: str) -> int | None:
         """The longest lifetime an entry of ``model`` can get (None: the provider publishes none)."""
+        if self.request_ttl is not None:  # what the model can get, asking each label in turn
+            labels = {self.request_ttl(model, asked, None, False) for asked in (None, *dict(self.ttls_ms))}
+            return max((ms for ms in map(self.ttl_ms, labels) if ms is not None), default=None)
         if not self.picks_ttl(model) and self.default_ttl is not None:
             return self.ttl_ms(self.default_ttl)
         ttls = [ms for _, ms in self.ttls_ms]
@@ -238,6 +247,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     def ttl_ms(self, label: str | None = None) -> int | None:
         """Lifetime (logical ms) of ``label``, or of the default when ``label`` is not offered."""
         return _ttl_ms(self.ttls_ms, self.default_ttl, label)
+
+    def ttl_label(self, model: str, asked: str | None = None, sent_ms: int | None = None, zdr: bool = False) -> str | None:
+        """The label of the lifetime a request gets where the provider decides it per request
+        (:attr:`request_ttl`); None where the write or the default decides it."""
+        return None if self.request_ttl is None else self.request_ttl(model, asked, sent_ms, zdr)
 
     @property
     def default_ttl_ms(self) -> int | None:

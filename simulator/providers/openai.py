@@ -5,19 +5,42 @@ and, before GPT-5.6, hits count in 128-token steps; ``cached_tokens`` is part of
 ``prompt_tokens`` / ``input_tokens`` (subset usage); reads cost 0.5x-0.1x by model, writes carry
 no fee before GPT-5.6 (1.25x from GPT-5.6, ``cache_write_tokens``).
 
-**Lifetime.** The guide's in-memory retention keeps a cached prefix 5 to 10 minutes of
-inactivity, at most one hour (its Azure copy: the system "typically clears caches within 5 to
-10 minutes of inactivity",
-https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching). Every model here
-(the byte-exact ``openai`` model, the chain model, the audit) uses the lower end, 5 min idle:
-the lifetime the provider stands behind; a hit after a longer gap is the provider's best
-effort. ``prompt_cache_retention='24h'`` keeps an entry up to 24 h; GPT-5.6's
-``prompt_cache_options.ttl='30m'`` is a minimum lifetime.
+**Lifetime, per request** (:func:`retention`). Models before GPT-5.6 keep a prefix under one of
+two policies, ``prompt_cache_retention`` [O]: ``in_memory``, "typically" 5 to 10 minutes of
+inactivity and at most one hour (the guide; its Azure copy: the system "typically clears caches
+within 5 to 10 minutes of inactivity",
+https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching), modelled as the lower
+end, 5 min idle, the lifetime the provider stands behind (a hit after a longer gap is its best
+effort); or ``24h``, extended retention (KV offloaded to GPU-local storage), up to 24 h, at the
+same price. Extended retention exists on :data:`EXTENDED` models only; ``gpt-5.5`` and
+``gpt-5.5-pro`` accept nothing else. What a request gets:
+
+1. what its body asks (``prompt_cache_retention``; GPT-5.6 on, ``prompt_cache_options.ttl``,
+   whose only value ``30m`` is a minimum lifetime, modelled as 30 min idle), where the log
+   holds the body and the model offers it;
+2. else the model's documented default. The API reference (text generated into the OpenAI
+   SDKs; in openai-python from commit 268de687, 2026-06-01) says a model offering both
+   policies defaults to ``24h`` for organizations without Zero Data Retention and to
+   ``in_memory`` for those with it. Before that the same reference only said "set to `24h` to
+   enable extended prompt caching" (openai-python ac534dcd, 2025-11-13, when the parameter
+   came with gpt-5.1): ``in_memory`` unless asked. So a request sent before
+   :data:`EXTENDED_DEFAULT_SINCE` gets ``in_memory``, one sent on or after it (or at an unknown
+   time) ``24h``. The organization's ZDR setting is not in any log: ``zdr`` (an option of the
+   ``openai`` model; the audit's ``--openai-zdr``) assumes it on, default off.
+
+Codex does not send ``prompt_cache_retention`` (its Responses body: model, instructions, input,
+tools, reasoning, store, stream, include, ``prompt_cache_key``, text; openai/codex
+``codex-rs/codex-api/src/common.rs``), and its rollouts hold no body: a Codex request gets its
+model's default.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Literal
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, mapping
@@ -33,6 +56,60 @@ BREAKPOINT_TTL_MS = 30 * 60_000
 #: Latest breakpoints a 5.6 read considers (guide: 50; API reference: 80).
 LOOKBACK = 50
 
+#: The lifetimes a request may get (labels of ``RULES.ttls_ms``).
+RetentionLabel = Literal["in_memory", "24h", "30m"]
+#: Models that offer extended (``24h``) retention, as the guide lists them (a dated snapshot
+#: suffix such as ``-2025-04-14`` is ignored) [O].
+EXTENDED = (
+    "gpt-5.5", "gpt-5.5-pro", "gpt-5.4", "gpt-5.2", "gpt-5.1", "gpt-5.1-codex", "gpt-5.1-codex-mini",
+    "gpt-5.1-codex-max", "gpt-5.1-chat-latest", "gpt-5", "gpt-5-codex", "gpt-4.1",
+)
+#: Models that accept ``24h`` only (the API reference: "for `gpt-5.5`, `gpt-5.5-pro`, and future
+#: models, only `24h` is supported"; GPT-5.6 on replaces the parameter) [O].
+EXTENDED_ONLY = ("gpt-5.5", "gpt-5.5-pro")
+#: The first day the API reference documents ``24h`` as the default of a model offering both
+#: policies (organizations without ZDR): openai-python 268de687, 2026-06-01 [O].
+EXTENDED_DEFAULT_SINCE = "2026-06-01"
+EXTENDED_DEFAULT_SINCE_MS = int(datetime(2026, 6, 1, tzinfo=timezone.utc).timestamp() * 1000)
+_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+#: GPT-5.6 and later: breakpoints, ``prompt_cache_options.ttl`` (30 min minimum).
+_BREAKPOINT_ERA = re.compile(r"^gpt-(?:5\.(?:[6-9]|[1-9]\d)|[6-9](?:\.\d+)?)(?![0-9])")
+#: What the bodies may ask: ``prompt_cache_retention`` (``in-memory``: the SDKs' first spelling,
+#: November 2025) and ``prompt_cache_options.ttl``.
+ASKED = {"in_memory": "in_memory", "in-memory": "in_memory", "24h": "24h", "30m": "30m"}
+
+
+def base_model(model: str) -> str:
+    """``openai/gpt-5.1-codex-2025-11-13`` -> ``gpt-5.1-codex``."""
+    return _SNAPSHOT.sub("", model.strip().lower().rpartition("/")[2])
+
+
+@lru_cache(maxsize=1024)
+def retention(model: str, asked: str | None = None, sent_ms: int | None = None, zdr: bool = False) -> RetentionLabel:
+    """The lifetime a request to ``model`` gets (see the module doc): ``asked`` (the body's
+    ``prompt_cache_retention`` or ``prompt_cache_options.ttl``, None when the log has no body or
+    the body none) where the model offers it, else the model's default at ``sent_ms`` (None:
+    today's); ``zdr``: the organization has Zero Data Retention (dual models default to
+    ``in_memory``)."""
+    name = base_model(model)
+    if _BREAKPOINT_ERA.search(name):
+        return "30m"
+    if name in EXTENDED_ONLY:
+        return "24h"
+    if name not in EXTENDED:
+        return "in_memory"
+    label = ASKED.get(asked or "")
+    if label in ("in_memory", "24h"):
+        return label  # type: ignore[return-value]
+    if zdr or (sent_ms is not None and sent_ms < EXTENDED_DEFAULT_SINCE_MS):
+        return "in_memory"
+    return "24h"
+
+
+def offers_extended(model: str) -> bool:
+    """Whether ``model`` can keep a prefix 24 h (``prompt_cache_retention='24h'``)."""
+    return base_model(model) in EXTENDED
+
 
 #: The ``openai`` model's rules that the guide leaves open (the fleet, the overflow rate, the
 #: idle lifetime's range), with the documented value where it gives one.
@@ -43,8 +120,12 @@ OPTIONS = (
                 help="the routing hash: first ~256 tokens + prompt_cache_key per conversation (key), or the tokens alone"),
     CacheOption(key="overflow_rpm", default=15, seen="~15 requests a minute per (prefix, key)", source="O",
                 help="requests a minute before the rest overflow to other machines (none: never)"),
-    CacheOption(key="ttl_ms", default=None, seen="5-10 min idle, at most 1 h (in-memory); 24 h extended", source="O",
-                help="idle lifetime in ms (none: 5 min in memory, 24 h with retention=24h, 30 min on 5.6)"),
+    CacheOption(key="retention", default=None, seen="in_memory | 24h, per request (body, else the model's default)",
+                source="O", help="every request's retention (none: per request, the body's, else the model's documented default)"),
+    CacheOption(key="zdr", default=False, seen="ZDR organizations default to in_memory, others to 24h (API reference, 2026-06-01 on)",
+                source="O", help="the organization has Zero Data Retention: a model offering both policies defaults to in_memory"),
+    CacheOption(key="ttl_ms", default=None, seen="5-10 min idle, at most 1 h (in-memory); 24 h extended; 30 min on 5.6", source="O",
+                help="idle lifetime in ms (none: 5 min in memory, 24 h extended, 30 min on 5.6, as each request gets)"),
     CacheOption(key="cache_output", default=False, seen="13 of 60 Codex reads past the previous prompt, into its response",
                 source="M", help="keep each response after its prompt (pre-5.6; off in sweeps, on in the audit: caches_output)"),
 )
@@ -126,6 +207,7 @@ RULES = ProviderRules(
     min_applies_to="read",
     ttls_ms=(("in_memory", IN_MEMORY_TTL_MS), ("24h", EXTENDED_TTL_MS), ("30m", BREAKPOINT_TTL_MS)),
     default_ttl="in_memory",
+    request_ttl=retention,
     read_multiplier=0.1,
     write_multiplier=1.0,
     best_effort_note="OpenAI routes by a prefix hash and caches best-effort",
@@ -141,5 +223,6 @@ RULES = ProviderRules(
     sources=(
         "https://developers.openai.com/api/docs/guides/prompt-caching",
         "https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching",
+        "https://github.com/openai/openai-python/blob/main/src/openai/types/responses/response_create_params.py",
     ),
 )

@@ -32,7 +32,7 @@ tool = optional_keys(
     {"type": st.just("function")},
 )
 body = optional_keys(
-    {"model": st.sampled_from(("m", "deepseek-v4-flash")), "messages": st.lists(message, min_size=1, max_size=5)},
+    {"model": st.sampled_from(("m", "deepseek-v4-flash", "gpt-5.1", "gpt-5.5")), "messages": st.lists(message, min_size=1, max_size=5)},
     {
         "tools": st.lists(tool, max_size=2),
         "reasoning_effort": st.sampled_from(("low", "high", "max")),
@@ -42,6 +42,8 @@ body = optional_keys(
         "provider": st.sampled_from(("openai", "deepseek")),
         "purpose": st.sampled_from(("conversation", "compaction")),
         "rewrites": st.lists(st.sampled_from(("prune", "checkpoint")), max_size=2),
+        "prompt_cache_retention": st.sampled_from(("in_memory", "in-memory", "24h", "1h", None)),
+        "prompt_cache_options": st.one_of(optional_keys({}, {"ttl": st.sampled_from(("30m", "5m", "", 30))}), texts),
     },
 )
 

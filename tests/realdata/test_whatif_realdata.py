@@ -71,9 +71,13 @@ def test_keep_prefix_compaction_reads_the_warm_main_prefix(realdata):
 
 def test_fixes_that_cannot_apply_say_why(realdata):
     trace = _trace(realdata, "codex-rollout")
-    results = what_if(*trace, ["ttl-1h", "stagger-subagents", "static-system", "keep-prefix-compaction", "breakpoints=system+last"])
+    results = what_if(*trace, ["stagger-subagents", "static-system", "keep-prefix-compaction", "breakpoints=system+last"])
     assert not any(w.applies for w in results)
     assert all(w.saved_usd is None and w.detail for w in results)
+    # gpt-5.1-codex offers both retention policies: ttl-1h re-simulates 24h retention, and with no
+    # idle gap past 5 min in the session nothing changes.
+    (longer,) = what_if(*trace, ["ttl-1h"])
+    assert longer.applies and (longer.requests_changed, longer.saved_usd) == (0, 0)
 
 
 @pytest.mark.parametrize("name", ["claude-code-viewer", "claude-trace-lemmy", "pi-sessions", "codex-rollout", "mooncake-conversation"])

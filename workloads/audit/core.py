@@ -937,7 +937,13 @@ class Predictor:
         cache = self.chains.get(rules.name)
         if cache is None:  # made once a provider, not once a request (setdefault would build one each time)
             cache = self.chains[rules.name] = ChainCache(rules)
-        ttl = (self.ttl(r) if self.ttl else None) or ("1h" if usage.cache_write_1h else "5m")
+        asked = self.ttl(r) if self.ttl else None
+        if rules_for(r.provider).request_ttl is not None:
+            # The provider decides per request (OpenAI): a what-if's retention where the model
+            # offers it, else the body's, else the model's default on the day it was sent.
+            ttl = rules_for(r.provider).ttl_label(r.model, asked or r.asked_retention, r.sent_ms) or "5m"
+        else:
+            ttl = asked or ("1h" if usage.cache_write_1h else "5m")
         family = self.families.get((r.model, r.envelope))
         if family is None:
             family = self.families[(r.model, r.envelope)] = f"{r.model}|{r.envelope}"
@@ -977,6 +983,11 @@ class Predictor:
         ttl = self.ttl(r) if self.ttl else None
         if ttl is not None and rules.ttl_per_request:
             body = _with_ttl(body, ttl)
+        if rules.request_ttl is not None:
+            # The lifetime this request gets (a what-if's, where the model offers it; else the
+            # body's or the model's default on the day it was sent), for the model to keep to.
+            asked = ttl or r.asked_retention
+            body = replace(body, retention=rules.ttl_label(r.model, asked, r.sent_ms))
         seen = provider.send(body, tick, ready_tick=ready)
         if r.reply and rules.caches_output:
             # The provider keeps the response after the prompt: a next body that sends it back
@@ -1278,7 +1289,8 @@ def _summarize(
         _cause_summaries(rows),
         _file_calibrations(rows, summaries, explicit.cost_by(caches, lambda c: c.file)),
         _totals(rows, caches),
-        _notes(rows, heads, prices, _output_replays(requests), _body_replies(requests)) + tuple(explicit.notes(caches, requests)),
+        _notes(rows, heads, prices, _output_replays(requests), _body_replies(requests))
+        + retention_notes(requests) + tuple(explicit.notes(caches, requests)),
         _model_summaries(rows, prices, explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")),
         _agreement(rows),
         split_losses(rows),
@@ -1468,6 +1480,48 @@ def _body_replies(requests: list[TraceRequest]) -> tuple[int, int]:
         if r.reply and rules_for(r.provider).caches_output:
             kept += 1
     return kept, held
+
+
+def assume_zdr(requests: list[TraceRequest]) -> list[TraceRequest]:
+    """The requests as an organization with Zero Data Retention sends them (``--openai-zdr``):
+    every request of a provider that decides the lifetime per request (OpenAI) and asks for none
+    gets ``in_memory``, the default the API reference documents for such an organization."""
+    return [
+        replace(r, retention="in_memory")
+        if r.asked_retention is None and rules_for(r.provider).request_ttl is not None else r
+        for r in requests
+    ]
+
+
+def retention_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
+    """The lifetimes the audit gave the requests of a provider that decides them per request
+    (OpenAI's ``prompt_cache_retention``), and what they rest on: one note, or none."""
+    asked: Counter[str] = Counter()
+    default: Counter[str] = Counter()
+    for r in requests:
+        rules = rules_for(r.provider)
+        if rules.request_ttl is None:
+            continue
+        label = rules.ttl_label(r.model, r.asked_retention, r.sent_ms) or "?"
+        (asked if r.asked_retention is not None else default)[label] += 1
+    if not asked and not default:
+        return ()
+    def listed(counts: Counter[str]) -> str:
+        return ", ".join(f"{n} {_RETENTION_WORDS.get(label, label)}" for label, n in sorted(counts.items()))
+    parts = []
+    if asked:
+        parts.append(f"{sum(asked.values())} as their body or --openai-zdr asked ({listed(asked)})")
+    if default:
+        parts.append(f"{sum(default.values())} their model's documented default ({listed(default)})")
+    return (
+        "OpenAI cache lifetime per request: " + "; ".join(parts) + ". Assumed: the organization has no Zero Data "
+        "Retention unless --openai-zdr (a model offering both policies defaults to 24h since the API reference of "
+        "2026-06-01, to in_memory before it and under ZDR); in_memory is modelled as 5 min idle (documented: 5-10 min, "
+        "at most 1 h)",
+    )
+
+
+_RETENTION_WORDS = {"in_memory": "in_memory (5 min)", "24h": "24h (extended)", "30m": "30m (GPT-5.6 on)"}
 
 
 def _notes(

@@ -105,7 +105,13 @@ def loss_class(row: _Row) -> str | None:
         longest = longest_ttl_ms(row.provider, row.model)
         if longest is not None and row.gap_ms is not None and row.gap_ms > longest:
             return "unavoidable"
-        return "recoverable" if rules_for(row.provider).picks_ttl(row.model) else "unknown"
+        rules = rules_for(row.provider)
+        # The client could have asked a longer lifetime: a TTL per write (Anthropic), or a
+        # retention per request on a model offering both (OpenAI's 24h).
+        chooses = rules.picks_ttl(row.model) or (
+            rules.request_ttl is not None and rules.ttl_label(row.model, "24h") != rules.ttl_label(row.model, "in_memory")
+        )
+        return "recoverable" if chooses else "unknown"
     return CAUSE_CLASS.get(cause, "unknown")
 
 

@@ -148,10 +148,18 @@ def duration(ms: int) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
+def request_ttl(r: TraceRequest) -> str | None:
+    """The label of the lifetime ``r`` gets where its provider decides it per request (OpenAI:
+    the body's ``prompt_cache_retention`` where the model offers it, else the model's default on
+    the day it was sent); None where the write decides it."""
+    return rules_for(r.provider).ttl_label(r.model, r.asked_retention, r.sent_ms)
+
+
 def ttl_ms(prev: TraceRequest) -> int:
-    """How long what ``prev`` wrote lives: its provider's TTL for the write it made."""
+    """How long what ``prev`` wrote lives: its provider's TTL for the write it made, or for the
+    request (:func:`request_ttl`)."""
     long_write = prev.usage is not None and prev.usage.cache_write_1h
-    ttl = rules_for(prev.provider).ttl_ms("1h" if long_write else None)
+    ttl = rules_for(prev.provider).ttl_ms(request_ttl(prev) or ("1h" if long_write else None))
     return NO_TTL_MS if ttl is None else ttl
 
 

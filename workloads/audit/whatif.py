@@ -20,7 +20,9 @@ were lost).
 
 Fixes (:data:`FIXES`):
 
-* ``ttl-1h`` / ``ttl-5m``: every Anthropic write with that TTL.
+* ``ttl-1h`` / ``ttl-5m``: every Anthropic write with that TTL; every OpenAI request to a model
+  that offers both retention policies with ``prompt_cache_retention`` ``24h`` / ``in_memory``
+  (same price: only the reads change).
 * ``ttl-auto``: per lane, the cheaper of the two, given the lane's idle gaps.
 * ``stagger-subagents``: a lane that started while the shared head it needed was still being
   written (concurrent subagent starts) starts when that write has landed; its later requests
@@ -84,8 +86,10 @@ _TTL_5M = ANTHROPIC.ttl_ms("5m") or 0
 _TTL_1H = ANTHROPIC.ttl_ms("1h") or 0
 #: Every fix ``--what-if`` knows, with what it assumes.
 FIXES: dict[str, str] = {
-    "ttl-1h": "every Anthropic cache write made with the 1 h TTL (billed at 2x the input price instead of 1.25x)",
-    "ttl-5m": "every Anthropic cache write made with the 5 m TTL",
+    "ttl-1h": "every Anthropic cache write made with the 1 h TTL (billed at 2x the input price instead of 1.25x); every "
+    "OpenAI request to a model offering both policies with prompt_cache_retention 24h (same price)",
+    "ttl-5m": "every Anthropic cache write made with the 5 m TTL; every OpenAI request to a model offering both policies "
+    "with prompt_cache_retention in_memory",
     "ttl-auto": "per lane, the cheaper of ttl-1h and ttl-5m given the lane's idle gaps",
     "stagger-subagents": "a lane that started while the shared head was still being written starts when that "
     "write has landed (its response began); its later requests move by the same delay",
@@ -333,6 +337,11 @@ def _ttl_moves(r: TraceRequest, ttl: str | None) -> bool:
     ``r`` from the log's own TTL (as :class:`~prefixbench.workloads.audit.core.Predictor` reads it)."""
     if ttl is None or r.hash_ids is not None:
         return False
+    rules = rules_for(r.provider)
+    if rules.request_ttl is not None and (r.body is not None or (r.prefix is not None and r.usage is not None)):
+        # The provider keeps a prefix per request for the lifetime it asked (OpenAI's retention):
+        # the plan's moves it where it names another than the request's own.
+        return rules.ttl_label(r.model, ttl, r.sent_ms) != rules.ttl_label(r.model, r.asked_retention, r.sent_ms)
     if r.body is not None:
         body = r.body
         return rules_for(r.provider).ttl_per_request and (
@@ -458,8 +467,42 @@ class _CannotApply(Exception):
 
 
 def _ttl_choosers(requests: Sequence[TraceRequest]) -> list[TraceRequest]:
-    """Requests whose provider lets the client pick the TTL, with usage and a body or prefix chain."""
-    return [r for r in requests if _picks_ttl(r) and r.usage is not None and (r.body is not None or r.prefix is not None)]
+    """Requests whose provider lets the client pick the TTL (per write, or OpenAI's retention per
+    request), with usage and a body or prefix chain."""
+    return [
+        r for r in requests
+        if (_picks_ttl(r) or _picks_retention(r)) and r.usage is not None and (r.body is not None or r.prefix is not None)
+    ]
+
+
+#: What a ttl plan's "1h" / "5m" asks of a provider that takes a retention per request (OpenAI).
+_RETENTION_FOR = {"1h": "24h", "5m": "in_memory"}
+
+
+def _ttl_for(r: TraceRequest, ttl: str) -> str | None:
+    """What a ttl plan (``1h`` / ``5m``) has ``r`` ask for: the TTL of its writes (Anthropic),
+    the retention policy (OpenAI, where the model offers both), or None (nothing to choose)."""
+    if _picks_ttl(r):
+        return ttl
+    if _picks_retention(r):
+        return _RETENTION_FOR[ttl]
+    return None
+
+
+def _picks_retention(r: TraceRequest) -> bool:
+    """Whether ``r``'s provider keeps a prefix per request under a retention the client picks,
+    and its model offers more than one (OpenAI: ``in_memory`` or ``24h``)."""
+    key = (r.provider, r.model)
+    found = _PICKS_RETENTION.get(key)
+    if found is None:
+        rules = rules_for(r.provider)
+        found = _PICKS_RETENTION[key] = (
+            rules.request_ttl is not None and rules.ttl_label(r.model, "24h") != rules.ttl_label(r.model, "in_memory")
+        )
+    return found
+
+
+_PICKS_RETENTION: dict[tuple[str, str], bool] = {}
 
 
 def _picks_ttl(r: TraceRequest) -> bool:
@@ -482,15 +525,16 @@ def _has_breakpoints(r: TraceRequest) -> bool:
 def _plan_ttl(requests: list[TraceRequest], ttl: str) -> _Plan:
     if not _ttl_choosers(requests):
         raise _CannotApply(_no_ttl_choice(requests))
-    return _Plan(requests, lambda r: ttl if _picks_ttl(r) else None)
+    return _Plan(requests, lambda r: _ttl_for(r, ttl))
 
 
 #: What a provider offers instead of a TTL per write, where it offers something (said when a
 #: ttl fix cannot apply to its requests; docs/providers.md).
 OTHER_TTL_KNOBS: dict[str, str] = {
-    "openai": "OpenAI has no TTL per write: its knob is prompt_cache_retention, \"in_memory\" (the default: a "
-    "prefix stays 5-10 min idle) or \"24h\" (extended retention: kept up to 24 h), set per request; this fix "
-    "does not re-simulate it",
+    "openai": "OpenAI has no TTL per write: its knob is prompt_cache_retention per request, \"in_memory\" (a prefix "
+    "stays 5-10 min idle) or \"24h\" (kept up to 24 h, same price), which this fix re-simulates on the models that "
+    "offer both (gpt-5.4, gpt-5.2, gpt-5.1 and its codex variants, gpt-5, gpt-5-codex, gpt-4.1); gpt-5.5 keeps 24h only, "
+    "GPT-5.6 on keeps 30 min, other models in_memory only",
 }
 
 
@@ -499,7 +543,8 @@ def _no_ttl_choice(requests: Sequence[TraceRequest]) -> str:
     5 m or 1 h TTL (Anthropic's ``cache_control`` ttl, also through Bedrock); what the log's
     providers offer instead, where they offer something."""
     reason = ("no request of a provider that lets the client pick a 5 m or 1 h cache TTL (Anthropic's cache_control "
-              "ttl, also on Bedrock) reports its usage in the log")
+              "ttl, also on Bedrock) or a retention policy (OpenAI's prompt_cache_retention, on a model offering both) "
+              "reports its usage in the log")
     providers = sorted({r.provider for r in requests})
     knobs = [OTHER_TTL_KNOBS[p] for p in providers if p in OTHER_TTL_KNOBS]
     return "; ".join([reason, *knobs])
@@ -1133,10 +1178,11 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
         saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
     lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
-    plan = _Plan(requests, lambda r: choice.get((r.file, r.lane)) if _picks_ttl(r) else None)
+    plan = _Plan(requests, lambda r: _ttl_for(r, choice[(r.file, r.lane)]) if (r.file, r.lane) in choice else None)
     changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
                                   ref=ref)
     notes = {lane: f"{choice[lane]} ({_gaps_text(gaps.get(lane, (0, 0, 0)))})" for lane in sorted(lanes)}
     n1h = sum(1 for v in choice.values() if v == "1h")
-    detail = f"1 h on {n1h} of {len(choice)} Anthropic lane(s), 5 m on the rest"
+    detail = (f"1 h on {n1h} of {len(choice)} lane(s) whose provider lets the client pick the TTL (OpenAI's: 24h "
+              "retention), 5 m (in_memory) on the rest")
     return _summarize("ttl-auto", assumption, detail, changes, per_lane, notes)

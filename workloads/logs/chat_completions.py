@@ -186,8 +186,34 @@ def parse_request(body: Any, memo: MessageMemo | None = None) -> Request:
         messages.append(message)
     _check_tool_results(messages, raw_messages)
     return Request(
-        _envelope(body), tuple(messages), "\n\n".join(system_parts), tools, _max_tokens(body), _purpose(body)
+        _envelope(body), tuple(messages), "\n\n".join(system_parts), tools, _max_tokens(body), _purpose(body),
+        retention=_retention(body),
     )
+
+
+#: The values ``prompt_cache_retention`` takes (``in-memory``: the SDKs' first spelling,
+#: November 2025).
+_RETENTIONS = {"in_memory": "in_memory", "in-memory": "in_memory", "24h": "24h"}
+
+
+def _retention(body: dict[str, Any]) -> str | None:
+    """The cache lifetime the body asks for: ``prompt_cache_retention`` (``in_memory`` or
+    ``24h``), else ``prompt_cache_options.ttl`` as sent (GPT-5.6: ``30m``; Kimi: ``5m`` /
+    ``1h``), else None. The provider's rules decide what a value means for the model."""
+    asked = body.get("prompt_cache_retention")
+    if asked is not None:
+        if asked not in _RETENTIONS:
+            raise LineError(f"field 'prompt_cache_retention' must be one of in_memory, 24h, got {asked!r:.60}")
+        return _RETENTIONS[asked]
+    options = body.get("prompt_cache_options")
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise LineError(f"field 'prompt_cache_options' must be an object, got {options!r:.60}")
+    ttl = options.get("ttl")
+    if ttl is not None and not (isinstance(ttl, str) and ttl.strip()):
+        raise LineError(f"field 'prompt_cache_options.ttl' must be a non-empty string, got {ttl!r:.60}")
+    return ttl
 
 
 def _envelope(body: dict[str, Any]) -> Envelope:
@@ -279,6 +305,10 @@ def request_body(request: Request, rewrites: tuple[str, ...] = ()) -> dict[str, 
         body["max_tokens"] = request.max_tokens
     if request.purpose != "conversation":
         body["purpose"] = request.purpose
+    if request.retention is not None and request.retention not in _RETENTIONS:
+        body["prompt_cache_options"] = {"ttl": request.retention}
+    elif request.retention is not None:
+        body["prompt_cache_retention"] = request.retention
     if rewrites:
         body["rewrites"] = list(rewrites)
     if request.tools:

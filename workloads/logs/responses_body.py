@@ -55,7 +55,7 @@ def chat_shape(body: dict[str, Any]) -> dict[str, Any] | None:
     effort = (body.get("reasoning") or {}).get("effort") if isinstance(body.get("reasoning"), dict) else None
     if effort is not None:
         out["reasoning_effort"] = effort
-    for key in ("temperature", "stop"):
+    for key in ("temperature", "stop", "prompt_cache_retention", "prompt_cache_options"):
         if key in body:
             out[key] = body[key]
     if isinstance(body.get("max_output_tokens"), int):

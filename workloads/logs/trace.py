@@ -159,6 +159,18 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: prompt where the provider's cache keeps output (``ProviderRules.caches_output``). Empty
     #: where the log does not hold the response.
     reply: tuple[Message, ...] = ()
+    #: The cache lifetime the request asked for where the log says so other than in a body
+    #: (the audit's ``--openai-zdr`` sets ``in_memory`` on every OpenAI request that asks
+    #: nothing); :attr:`asked_retention` falls back to the body's.
+    retention: str | None = None
+
+    @property
+    def asked_retention(self) -> str | None:
+        """The cache lifetime the request asked for (OpenAI ``prompt_cache_retention`` /
+        ``prompt_cache_options.ttl``): this record's, else its body's; None: not asked, or unknown."""
+        if self.retention is not None:
+            return self.retention
+        return None if self.body is None else self.body.retention
 
     @property
     def envelope_dict(self) -> dict[str, str]:

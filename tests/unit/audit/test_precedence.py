@@ -229,25 +229,27 @@ def test_breakpoints_miss_when_the_body_replay_predicts_it_too():
 
 def test_a_shrinking_prompt_is_a_rewrite_not_the_providers_doing():
     # Codex 0.116: two misses inside a turn whose prompt shrank by 5.7k and 7.3k tokens were
-    # called provider-best-effort ("nothing changed in the log").
-    prev = req(0, provider="openai", model="gpt-5", parent=None, usage=Usage(cache_read=40_000, uncached=2_000))
-    shrank = req(provider="openai", model="gpt-5", usage=Usage(cache_read=3_000, uncached=33_300))
+    # called provider-best-effort ("nothing changed in the log"). gpt-4o: in-memory retention
+    # only (gpt-5 keeps a prefix 24 h by default), so 6 minutes idle is past its TTL.
+    prev = req(0, provider="openai", model="gpt-4o", parent=None, usage=Usage(cache_read=40_000, uncached=2_000))
+    shrank = req(provider="openai", model="gpt-4o", usage=Usage(cache_read=3_000, uncached=33_300))
     e = ev(shrank, prev=prev, expected=42_000, lost=39_000, tick=MIN)
     assert (rule(e), cause(e), find_cause(e).evidence) == ("prompt-shrank", "messages-changed", "log")
     assert "shrank by 5,700 tokens (42,000 -> 36,300)" in find_cause(e).detail
     # Below half of the previous prompt: a compaction the log does not mark.
-    halved = req(provider="openai", model="gpt-5", usage=Usage(cache_read=0, uncached=12_000))
+    halved = req(provider="openai", model="gpt-4o", usage=Usage(cache_read=0, uncached=12_000))
     assert cause(ev(halved, prev=prev, expected=42_000, lost=42_000)) == "compaction"
     # A prompt that grew is not a shrink, and a TTL expiry still comes first.
-    grew = req(provider="openai", model="gpt-5", usage=Usage(cache_read=100, uncached=45_000))
+    grew = req(provider="openai", model="gpt-4o", usage=Usage(cache_read=100, uncached=45_000))
     assert rule(ev(grew, prev=prev, expected=42_000)) == "best-effort"
     assert rule(ev(shrank, prev=prev, expected=42_000, tick=6 * MIN)) == "idle-past-ttl"
 
 
 def test_idle_is_counted_from_the_previous_responses_end_where_the_log_has_it():
-    # A 7-minute response followed one second later by the next call: 1s idle, not 7m01s.
-    prev = req(0, provider="openai", model="gpt-5", parent=None, usage=Usage(cache_read=0, uncached=5_100))
-    r = req(provider="openai", model="gpt-5", usage=Usage(cache_read=100, uncached=5_000))
+    # A 7-minute response followed one second later by the next call: 1s idle, not 7m01s
+    # (gpt-4o: in-memory retention only, 5 min).
+    prev = req(0, provider="openai", model="gpt-4o", parent=None, usage=Usage(cache_read=0, uncached=5_100))
+    r = req(provider="openai", model="gpt-4o", usage=Usage(cache_read=100, uncached=5_000))
     e = Evidence(r=r, prev=Previous(prev, 0, 0, 7 * MIN), pred=Prediction(0, 0, 0, "chain"), tick=7 * MIN + 1_000,
                  head=None, lost=5_000, expected=5_100, compaction_at={})
     assert rule(e) == "idle-past-ttl"  # the TTL counts from the request's start (providers.md)

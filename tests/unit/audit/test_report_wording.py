@@ -107,11 +107,18 @@ def test_a_ttl_fix_on_an_openai_log_says_what_applies_there(tmp_path: Path) -> N
     from prefixbench.workloads.audit.whatif import what_if
     codex = Path(__file__).parents[1] / "logs" / "fixtures" / "codex.jsonl"
     requests, summaries = load_trace([codex])
-    assert {r.provider for r in requests} == {"openai"}
+    assert {(r.provider, r.model) for r in requests} == {("openai", "gpt-5-codex")}
+    # gpt-5-codex offers both retention policies: the fixes re-simulate them (4 s gaps: no change).
+    for fix in what_if(list(requests), list(summaries), ["ttl-1h", "ttl-5m", "ttl-auto"]):
+        assert fix.applies and fix.saved_usd == 0 and fix.requests_changed == 0
+        assert "only Anthropic" not in fix.detail
+    # gpt-4o keeps a prefix in memory only: nothing to choose, and the detail says what OpenAI offers.
+    older = tmp_path / "codex.jsonl"
+    older.write_text(codex.read_text().replace('"gpt-5-codex"', '"gpt-4o"'))
+    requests, summaries = load_trace([older])
     for fix in what_if(list(requests), list(summaries), ["ttl-1h", "ttl-5m", "ttl-auto"]):
         assert not fix.applies
-        assert "only Anthropic" not in fix.detail
-        assert "prompt_cache_retention" in fix.detail and '"24h" (extended retention' in fix.detail
+        assert "prompt_cache_retention" in fix.detail and "which this fix re-simulates on the models that offer both" in fix.detail
 
 
 def _change(lane: str, index: int, saved: str):

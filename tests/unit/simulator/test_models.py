@@ -75,7 +75,7 @@ def test_parse_cache_spec_splits_name_and_options():
         ("gemini", {"block": "64"}, None, "cache model 'gemini' has no option 'block' (known: minimums, min_tokens, ttl_ms, mode, explicit_ttl_ms, explicit_at, explicit_refresh)"),
         ("kimi", {"ttl": "2h"}, None, "kimi: ttl must be one of 5m, 1h, got '2h'"),
         ("qwen", {"mode": "both"}, None, "qwen: mode must be one of per-request, explicit, implicit, got 'both'"),
-        ("openai", {"ttl": "5m"}, None, "cache model 'openai' has no option 'ttl' (known: mode, retention, ttl_ms, lookback, servers, routing, overflow_rpm, cache_output)"),
+        ("openai", {"ttl": "5m"}, None, "cache model 'openai' has no option 'ttl' (known: mode, retention, ttl_ms, lookback, servers, routing, overflow_rpm, cache_output, zdr)"),
         ("byte-exact", {"ttl_ms": 1}, None, "cache model 'byte-exact' takes no options, got ttl_ms"),
         ("deepseek", {"interval": "sixty-four"}, None, "deepseek: interval must be 64 or 128 (tokens), got 'sixty-four'"),
         ("openai", {}, "gpt2", "unknown tokenizer 'gpt2' (known: heuristic, deepseek-v4)"),

@@ -210,3 +210,28 @@ def test_a_kept_response_lives_on_the_machine_its_prompt_went_to():
 def test_cache_output_must_be_a_bool():
     with pytest.raises(UserError, match="^openai: cache_output must be true or false, got 'yes'"):
         OpenAICache(cache_output="yes")  # type: ignore[arg-type]
+
+
+def test_each_request_gets_its_own_lifetime_by_model_and_body():
+    """A 20-minute gap: gpt-5.5 keeps its prefix (24 h only), gpt-4o does not (in memory only,
+    5 min), gpt-5.1 keeps it unless its body asks ``in_memory`` (then 5 min)."""
+    from msgspec.structs import replace
+
+    from prefixbench.simulator.wire import Envelope
+
+    twenty_min = 20 * 60_000
+    for model, asked, read in (("gpt-5.5", None, 1920), ("gpt-5.5", "in_memory", 1920), ("gpt-4o", "24h", 0),
+                               ("gpt-5.1", None, 1920), ("gpt-5.1", "24h", 1920), ("gpt-5.1", "in_memory", 0)):
+        cache, env = OpenAICache(), Envelope("openai", model)
+        first, second = (replace(make_rendered(*units), retention=asked) for units in ((A,), (A, B)))
+        cache.observe(first, env, 0)
+        assert cache.observe(second, env, twenty_min).cached_tokens == read, (model, asked)
+    # 4 minutes is inside the in-memory lifetime.
+    cache, env = OpenAICache(), Envelope("openai", "gpt-4o")
+    cache.observe(make_rendered(A), env, 0)
+    assert cache.observe(make_rendered(A, B), env, 4 * 60_000).cached_tokens == 1920
+    # A ZDR organization's gpt-5.1 defaults to in memory; retention= forces one policy on every request.
+    for options, read in (({"zdr": True}, 0), ({"retention": "in_memory"}, 0), ({"retention": "24h"}, 1920)):
+        cache, env = OpenAICache(**options), Envelope("openai", "gpt-5.1")
+        cache.observe(make_rendered(A), env, 0)
+        assert cache.observe(make_rendered(A, B), env, twenty_min).cached_tokens == read, options

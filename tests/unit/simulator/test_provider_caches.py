@@ -181,7 +181,9 @@ def test_every_option_is_named_with_its_default_source_and_range():
     assert option_lines("xai")[0] == "block=1 [M] (seen 1 (direct, OpenRouter [M]) - 64 (a gateway [M]) - 128 [S]): read step in tokens"
     assert any(line.startswith("minimums=docs [O]") for line in option_lines("gemini"))
     # openai's and anthropic's rules that the guides leave open are options too, each accepted by the model.
-    assert [line.split("=")[0] for line in option_lines("openai")] == ["servers", "routing", "overflow_rpm", "ttl_ms", "cache_output"]
+    assert [line.split("=")[0] for line in option_lines("openai")] == [
+        "servers", "routing", "overflow_rpm", "retention", "zdr", "ttl_ms", "cache_output",
+    ]
     assert [line.split("=")[0] for line in option_lines("anthropic")] == ["ttl_from", "chars_per_token"]
     for name in ("openai", "anthropic"):
         make_cache(name, **{line.split("=")[0]: line.split("=")[1].split(" ")[0] for line in option_lines(name)})

@@ -1,0 +1,156 @@
+"""OpenAI's cache lifetime, decided per request: the body's ``prompt_cache_retention`` where the
+model offers it, else the model's documented default on the day the request was sent
+(simulator/providers/openai.py). Hand-computed stories on two-call Codex rollouts: call 1 sends a
+20,000-token prompt, call 2 extends it 20 minutes later. With 24 h retention call 2 reads call 1's
+prompt (and its 50 output tokens, sent back) in 128-token steps: 20,050 // 128 * 128 = 19,968."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prefixbench.simulator.providers.openai import RULES, retention
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.audit.precedence import ttl_ms
+from prefixbench.workloads.audit.whatif import what_if
+
+HIT = 19_968
+
+
+def rollout(path: Path, model: str, day: str, gap_min: int, second_read: int) -> Path:
+    """Two Codex calls on ``day``, ``gap_min`` minutes apart; call 2 reports ``second_read`` cached."""
+
+    def at(minute: int, second: int) -> str:
+        return f"{day}T10:{minute:02d}:{second:02d}.000Z"
+
+    lines = [
+        {"timestamp": at(0, 0), "type": "session_meta", "payload": {"id": "s", "cli_version": "0.60.0", "model_provider": "openai"}},
+        {"timestamp": at(0, 0), "type": "turn_context", "payload": {"model": model, "effort": "high"}},
+    ]
+    for minute, prompt, read in ((0, 20_000, 0), (gap_min, 21_000, second_read)):
+        lines += [
+            {"timestamp": at(minute, 1), "type": "response_item",
+             "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"turn {minute}"}]}},
+            {"timestamp": at(minute, 3), "type": "response_item",
+             "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}},
+        ]
+        usage = {"input_tokens": prompt, "cached_input_tokens": read, "output_tokens": 50}
+        lines.append({"timestamp": at(minute, 4), "type": "event_msg",
+                      "payload": {"type": "token_count", "info": {"total_token_usage": usage, "last_token_usage": usage}}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def second_call(path: Path):
+    rows = [row for row in run_audit([path]).rows if row.reported_cache_read is not None]
+    assert len(rows) == 2
+    return rows[1]
+
+
+def test_a_20_minute_gap_on_gpt_5_5_is_a_hit(tmp_path: Path) -> None:
+    # gpt-5.5 keeps a prefix 24 h, whatever the body asks: the read is predicted, no cause.
+    row = second_call(rollout(tmp_path / "r.jsonl", "gpt-5.5", "2026-08-03", 20, HIT))
+    assert (row.predicted_cache_read, row.cause) == (HIT, None)
+
+
+def test_a_20_minute_gap_on_a_model_without_24h_retention_is_a_ttl_miss(tmp_path: Path) -> None:
+    # gpt-4o keeps a prefix in memory only: 5 min idle (the documented 5-10 min's lower end).
+    row = second_call(rollout(tmp_path / "r.jsonl", "gpt-4o", "2026-08-03", 20, 0))
+    assert (row.predicted_cache_read, row.cause) == (0, "ttl-expired")
+    assert "past the 5m00s TTL" in row.detail
+
+
+def test_the_default_of_a_model_offering_both_is_dated(tmp_path: Path) -> None:
+    # gpt-5.1 offers in_memory and 24h: before the API reference of 2026-06-01 a request that asked
+    # nothing got in_memory (a 20-minute gap is a TTL miss), from it on 24h (a hit).
+    before = second_call(rollout(tmp_path / "a.jsonl", "gpt-5.1-codex", "2026-05-31", 20, 0))
+    after = second_call(rollout(tmp_path / "b.jsonl", "gpt-5.1-codex", "2026-06-01", 20, HIT))
+    assert (before.predicted_cache_read, before.cause) == (0, "ttl-expired")
+    assert (after.predicted_cache_read, after.cause) == (HIT, None)
+    # The client could have asked 24h: the loss is recoverable. gpt-4o offers nothing longer
+    # than 5 min, so its 20-minute miss is not.
+    assert before.loss_class == "recoverable"
+    assert second_call(rollout(tmp_path / "c.jsonl", "gpt-4o", "2026-05-31", 20, 0)).loss_class == "unavoidable"
+
+
+def test_a_body_that_asks_in_memory_gets_5_minutes() -> None:
+    from prefixbench.simulator.wire import Envelope, Request, user_text
+    from prefixbench.workloads.logs.trace import TraceRequest
+
+    def request(asked: str | None) -> TraceRequest:
+        body = Request(Envelope("openai", "gpt-5.1"), (user_text("hi"),), retention=asked)
+        return TraceRequest(file="f", line=1, lane="main", lane_kind="main", seq=0, sent_ms=None, ready_ms=None,
+                            provider="openai", model="gpt-5.1", body=body)
+
+    assert ttl_ms(request("in_memory")) == 5 * 60_000
+    assert ttl_ms(request("24h")) == 24 * 3_600_000
+    assert ttl_ms(request(None)) == 24 * 3_600_000  # asked nothing, sent at an unknown time: today's default
+
+
+@pytest.mark.parametrize(
+    ("model", "asked", "day", "zdr", "expected"),
+    [
+        ("gpt-5.5", "in_memory", None, False, "24h"),  # 24h only
+        ("gpt-5.5-pro", None, "2025-12-01", True, "24h"),
+        ("gpt-5.1", None, "2026-05-31", False, "in_memory"),  # before the documented default
+        ("gpt-5.1", None, "2026-06-01", False, "24h"),
+        ("gpt-5.1", None, "2026-06-01", True, "in_memory"),  # a ZDR organization
+        ("gpt-5.1", "24h", "2025-12-01", True, "24h"),  # the body decides
+        ("openai/gpt-4.1-2025-04-14", None, None, False, "24h"),  # vendor part and snapshot date ignored
+        ("gpt-4o", "24h", None, False, "in_memory"),  # not offered
+        ("gpt-5-mini", None, None, False, "in_memory"),  # not on the guide's list
+        ("gpt-5.6-sol", None, None, False, "30m"),  # prompt_cache_options.ttl, a minimum
+    ],
+)
+def test_the_documented_table(model: str, asked: str | None, day: str | None, zdr: bool, expected: str) -> None:
+    from datetime import datetime, timezone
+
+    sent = None if day is None else int(datetime.fromisoformat(day).replace(tzinfo=timezone.utc).timestamp() * 1000)
+    assert retention(model, asked, sent, zdr) == expected
+
+
+def test_the_longest_lifetime_follows_the_model() -> None:
+    # What decides whether a TTL miss was avoidable (losses.py).
+    assert RULES.longest_ttl_ms("gpt-5.1") == 24 * 3_600_000
+    assert RULES.longest_ttl_ms("gpt-4o") == 5 * 60_000
+    assert RULES.longest_ttl_ms("gpt-5.6-sol") == 30 * 60_000
+
+
+def test_openai_zdr_keeps_an_unasked_request_in_memory(tmp_path: Path) -> None:
+    from prefixbench.workloads.audit.core import assume_zdr, audit_requests
+
+    requests, summaries = load_trace([rollout(tmp_path / "r.jsonl", "gpt-5.1", "2026-08-03", 20, HIT)])
+    result = audit_requests(assume_zdr(list(requests)), summaries)
+    second = [row for row in result.rows if row.reported_cache_read is not None][1]
+    # In memory, the prefix is predicted gone after 20 min; the log's read is no loss, so no cause.
+    assert (second.predicted_cache_read, second.cause) == (0, None)
+    assert any("2 as their body or --openai-zdr asked (2 in_memory (5 min))" in note for note in result.notes)
+
+
+def test_the_ttl_what_if_re_simulates_24h_retention_on_openai_lanes(tmp_path: Path) -> None:
+    # gpt-5.1 in May 2026: in_memory by default, so the 20-minute gap lost the read. Asked for
+    # 24h (same price), call 2 reads 19,968 more tokens.
+    requests, summaries = load_trace([rollout(tmp_path / "r.jsonl", "gpt-5.1", "2026-05-20", 20, 0)])
+    (longer,) = what_if(list(requests), list(summaries), ["ttl-1h"])
+    assert longer.applies and (longer.requests_changed, longer.tokens_to_read) == (1, HIT)
+    assert longer.saved_usd is not None and longer.saved_usd > 0
+    (shorter,) = what_if(list(requests), list(summaries), ["ttl-5m"])
+    assert shorter.applies and shorter.requests_changed == 0  # in_memory already
+
+
+def test_the_cli_flag_and_the_note_name_the_assumption(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from prefixbench.reports.cli import main
+
+    log = rollout(tmp_path / "r.jsonl", "gpt-5.1", "2026-08-03", 20, 0)
+    assert main(["audit", str(log), "--format", "json", "--quiet"]) in (0, 1)
+    default = json.loads(capsys.readouterr().out)
+    assert main(["audit", str(log), "--format", "json", "--quiet", "--openai-zdr"]) in (0, 1)
+    zdr = json.loads(capsys.readouterr().out)
+    # Without ZDR, gpt-5.1 in August 2026 keeps the prefix 24 h: the read of 0 is OpenAI's own
+    # miss; with ZDR it kept it 5 min, and 20 idle minutes expired it.
+    assert [r["cause"] for r in default["requests"]][1] == "provider-best-effort"
+    assert [r["cause"] for r in zdr["requests"]][1] == "ttl-expired"
+    note = next(n for n in default["notes"] if n.startswith("OpenAI cache lifetime per request"))
+    assert "2 their model's documented default (2 24h (extended))" in note and "--openai-zdr" in note
