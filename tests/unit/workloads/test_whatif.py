@@ -164,16 +164,17 @@ def _body(system: str, turns: int) -> Request:
 
 def body_lane(system_b: str):
     """Two requests of a main lane 10 s apart; the second sends ``system_b``. The reported usage
-    is what the anthropic model predicts for the bodies (so it is consistent with them)."""
+    is what the anthropic model predicts for the bodies (so it is consistent with them: first
+    predicted with no usage, which the audit would count in the provider's tokens)."""
     from prefixbench.workloads.audit.whatif import simulate
 
     system_a = "You are a coding agent. Today is 2025-09-03. " + "Rules. " * 300
     first, second = _body(system_a, 3), _body(system_b, 5)
     rs = [
         TraceRequest(file="b.jsonl", line=1, lane="main", lane_kind="main", seq=0, sent_ms=T0, ready_ms=T0 + 1000,
-                     provider="anthropic", model=MODEL, usage=Usage(uncached=1, output=10), body=first),
+                     provider="anthropic", model=MODEL, usage=None, body=first),
         TraceRequest(file="b.jsonl", line=2, lane="main", lane_kind="main", seq=1, sent_ms=T0 + 10_000, ready_ms=T0 + 11_000,
-                     provider="anthropic", model=MODEL, usage=Usage(uncached=1, output=10), body=second),
+                     provider="anthropic", model=MODEL, usage=None, body=second),
     ]
     predicted = simulate(rs, summaries("b.jsonl"), Heads())
     rs = [

@@ -61,9 +61,9 @@ def test_a_file_the_fix_does_not_reach_is_predicted_once(monkeypatch):
 def test_a_ttl_that_is_already_the_logs_re_simulates_nothing(monkeypatch):
     """ttl-5m on a log that writes with 5 m changes no request's TTL: nothing is predicted again;
     ttl-1h changes the idle lane, whose third request reads again, and leaves the file under
-    another provider's rules (OpenAI picks no TTL) alone."""
+    another provider's rules alone (OpenAI's gpt-4o keeps in memory only: no retention to pick)."""
     lane, sums = idle_lane(20 * 60_000)
-    other = [replace(r, provider="openai", model="gpt-4.1") for r in _elsewhere(lane, "o.jsonl", "o:head")]
+    other = [replace(r, provider="openai", model="gpt-4o") for r in _elsewhere(lane, "o.jsonl", "o:head")]
     seen = _counting(monkeypatch)
     five, one = what_if(lane + other, sums + [FileSummary("o.jsonl", "codex", 0)], ["ttl-5m", "ttl-1h"])
     assert five.applies and five.requests_changed == 0
