@@ -154,3 +154,26 @@ def test_the_cli_flag_and_the_note_name_the_assumption(tmp_path: Path, capsys: p
     assert [r["cause"] for r in zdr["requests"]][1] == "ttl-expired"
     note = next(n for n in default["notes"] if n.startswith("OpenAI cache lifetime per request"))
     assert "2 their model's documented default (2 24h (extended))" in note and "--openai-zdr" in note
+
+
+def test_the_ttl_what_if_re_simulates_24h_retention_on_captured_openai_bodies(tmp_path: Path) -> None:
+    # The same story on captured chat-completions bodies: a plan's retention moves the request, so
+    # the re-simulation of only what a fix reaches replays it (it was left as logged).
+    from tests.unit.audit.fixtures import capture_line, write_jsonl
+
+    system = {"role": "system", "content": "You are a coding agent. " * 800}
+    first = [system, {"role": "user", "content": "fix the test"}]
+    second = [*first, {"role": "assistant", "content": "done"}, {"role": "user", "content": "and the docs"}]
+    sent = 1_779_271_200.0  # 2026-05-20 10:00 UTC: gpt-5.1 keeps in memory by default then
+
+    def call(messages: list, at: float, prompt: int, cached: int) -> dict:
+        usage = {"prompt_tokens": prompt, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": cached}}
+        answer = {"body": {"choices": [{"message": {"role": "assistant", "content": "done"}}], "usage": usage}}
+        return capture_line({"model": "gpt-5.1", "messages": messages}, answer,
+                            url="https://api.openai.com/v1/chat/completions", sent=at)
+
+    log = write_jsonl(tmp_path / "cap.jsonl", [call(first, sent, 4_820, 0), call(second, sent + 20 * 60, 4_840, 0)])
+    requests, summaries = load_trace([log])
+    assert all(r.body is not None for r in requests)
+    (longer,) = what_if(list(requests), list(summaries), ["ttl-1h"])
+    assert longer.applies and longer.requests_changed == 1 and longer.tokens_to_read > 4_000
