@@ -42,12 +42,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import file_at
 
 KIMI_CODE = Path(os.environ.get("PREFIXBENCH_KIMI_CODE_REPO", "/work/.mirror/MoonshotAI+kimi-code/repo"))
 KIMI_CODE_COMMIT = "842e699a643d8a60647bd824d28255c56ad61a42"
@@ -133,15 +132,10 @@ _URLS = (
 
 
 def _show(repo: Path, commit: str, path: str, tmp_path: Path, env: str = "PREFIXBENCH_KIMI_CODE_REPO") -> Path:
-    if shutil.which("git") is None or not repo.is_dir():
-        pytest.skip(f"no git copy of {_URLS[env]} at {repo}: clone it and set {env} to read {path} at {commit}")
-    git_dir = repo / ".git" if (repo / ".git").is_dir() else repo
-    shown = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{commit}:{path}"], capture_output=True, check=False)
-    if shown.returncode != 0:
-        pytest.skip(f"{commit[:12]}:{path} not in {repo}")
+    data = file_at(repo, commit, path, _URLS[env], env)
     out = tmp_path / "session" / Path(path).name
     out.parent.mkdir()
-    out.write_bytes(shown.stdout)
+    out.write_bytes(data)
     return out
 
 

@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import files_at, git
 
 REPO = Path(os.environ.get("PREFIXBENCH_CRUSH_REPO", "/work/.mirror/charmbracelet+crush/repo"))
 COMMIT = "c83a6d8ad2b811ad6825f9aa061c0b58067fde3b"
@@ -32,22 +32,17 @@ _USAGE = re.compile(r'"usage":(\{"prompt_tokens".*?\}\})')
 
 
 def _git(*args: str) -> subprocess.CompletedProcess[str]:
-    git_dir = REPO / ".git" if (REPO / ".git").is_dir() else REPO
-    return subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=False)
+    return git(REPO, *args)
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list[tuple[str, dict]]]]:
     """The runs as capture files, and each run's (model, last usage of the stream) per call."""
     yaml = pytest.importorskip("yaml")
-    if shutil.which("git") is None or not REPO.is_dir():
-        pytest.skip(f"no git copy of github.com/charmbracelet/crush at {REPO}: clone it and set PREFIXBENCH_CRUSH_REPO")
-    listed = _git("ls-tree", "-r", "--name-only", COMMIT)
-    if listed.returncode != 0:
-        pytest.skip(f"commit {COMMIT[:12]} not in {REPO}")
+    listed = files_at(REPO, COMMIT, "github.com/charmbracelet/crush", "PREFIXBENCH_CRUSH_REPO")
     folder = tmp_path_factory.mktemp("crush")
     usages = []
-    for n, path in enumerate(sorted(p for p in listed.stdout.split() if p.startswith(FOLDER))):
+    for n, path in enumerate(sorted(p for p in listed if p.startswith(FOLDER))):
         interactions = yaml.safe_load(_git("show", f"{COMMIT}:{path}").stdout)["interactions"]
         lines, used = [], []
         for k, interaction in enumerate(i for i in interactions if i["request"]["url"].endswith("/chat/completions")):

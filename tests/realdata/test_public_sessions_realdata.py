@@ -48,6 +48,7 @@ from pathlib import Path
 
 import pytest
 from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import file_at
 
 AIM = Path(os.environ.get("PREFIXBENCH_AIM_REPO", "/work/.mirror/BrianV1981+aim/repo"))
 #: The Django benchmark runs, at the last commit that had them all (2026-04-18).
@@ -136,14 +137,8 @@ _URLS = {
 
 
 def _show(repo: Path, commit: str, path: str, tmp_path: Path, env: str) -> Path:
-    if shutil.which("git") is None or not repo.is_dir():
-        pytest.skip(f"no git copy of {_URLS[env]} at {repo}: clone it and set {env} to read {path} at commit {commit}")
-    git_dir = repo / ".git" if (repo / ".git").is_dir() else repo
-    shown = subprocess.run(["git", f"--git-dir={git_dir}", "show", f"{commit}:{path}"], capture_output=True, check=False)
-    if shown.returncode != 0:
-        pytest.skip(f"{commit[:12]}:{path} not in {repo}")
     out = tmp_path / Path(path).name
-    out.write_bytes(shown.stdout)
+    out.write_bytes(file_at(repo, commit, path, _URLS[env], env))
     return out
 
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import files_at, git
 
 REPO = Path(os.environ.get("PREFIXBENCH_PYDANTIC_AI_REPO", "/work/.mirror/pydantic+pydantic-ai/repo"))
 COMMIT = "4fda38988f2939fa6ea9cdefcf120693e10ef491"
@@ -33,8 +33,7 @@ _ROLES = {"ROLE_USER": "user", "ROLE_ASSISTANT": "assistant", "ROLE_TOOL": "tool
 
 
 def _git(*args: str) -> subprocess.CompletedProcess[str]:
-    git_dir = REPO / ".git" if (REPO / ".git").is_dir() else REPO
-    return subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=True, check=False)
+    return git(REPO, *args)
 
 
 def _calls(doc: dict) -> list[tuple[dict, dict]]:
@@ -87,14 +86,10 @@ def _line(request: dict, answer: dict) -> dict:
 def recordings(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
     """The plain-chat recordings as capture files, and the usage each call reported."""
     yaml = pytest.importorskip("yaml")
-    if shutil.which("git") is None or not REPO.is_dir():
-        pytest.skip(f"no git copy of github.com/pydantic/pydantic-ai at {REPO}: clone it and set PREFIXBENCH_PYDANTIC_AI_REPO")
-    listed = _git("ls-tree", "-r", "--name-only", COMMIT)
-    if listed.returncode != 0:
-        pytest.skip(f"commit {COMMIT[:12]} not in {REPO}")
+    listed = files_at(REPO, COMMIT, "github.com/pydantic/pydantic-ai", "PREFIXBENCH_PYDANTIC_AI_REPO")
     folder = tmp_path_factory.mktemp("xai")
     usages = []
-    for path in sorted(p for p in listed.stdout.splitlines() if p.endswith(".xai.yaml")):
+    for path in sorted(p for p in listed if p.endswith(".xai.yaml")):
         shown = _git("show", f"{COMMIT}:{path}")
         if shown.returncode != 0:
             continue  # a file the mirror lacks

@@ -26,13 +26,20 @@ def _u(i: int, r: int, w: int, o: int = 10) -> dict:
     return {"input": i, "output": o, "cacheRead": r, "cacheWrite": w, "cost": {}}
 
 
-def test_pi_thinking_change_and_a_user_turn_miss_located_in_the_head(tmp_path: Path) -> None:
-    t0 = 1765233665294
-    entries = [
+def _tool_loop(t0: int) -> list[dict]:
+    """A user turn, a call that writes 40,000 tokens, a tool result, a call that reads them."""
+    return [
         _pi_msg("user", t0),
         _pi_msg("assistant", t0 + 10, _u(10, 0, 40000)),
         _pi_msg("toolResult", t0 + 5000),
         _pi_msg("assistant", t0 + 5010, _u(1, 40000, 500)),
+    ]
+
+
+def test_pi_thinking_change_and_a_user_turn_miss_located_in_the_head(tmp_path: Path) -> None:
+    t0 = 1765233665294
+    entries = [
+        *_tool_loop(t0),
         _pi_msg("assistant", t0 + 6000, _u(0, 0, 0, 0)),  # aborted before any usage
         {"type": "thinking_level_change", "timestamp": "x", "thinkingLevel": "high"},
         _pi_msg("user", t0 + 20000),
@@ -143,14 +150,7 @@ def test_calls_run_together_on_one_line_are_told_apart_by_their_path(tmp_path: P
     # one); both calls are read, each names its place on the line, and the second extends the
     # first (its own node), reading the first's whole prompt.
     t0 = 1765233665294
-    entries = [
-        _pi_msg("user", t0),
-        _pi_msg("assistant", t0 + 10, _u(10, 0, 40000)),
-        _pi_msg("toolResult", t0 + 5000),
-        _pi_msg("assistant", t0 + 5010, _u(1, 40000, 500)),
-        _pi_msg("toolResult", t0 + 6000),
-        _pi_msg("assistant", t0 + 6010, _u(1, 40500, 500)),
-    ]
+    entries = [*_tool_loop(t0), _pi_msg("toolResult", t0 + 6000), _pi_msg("assistant", t0 + 6010, _u(1, 40500, 500))]
     path = _pi(tmp_path / "pi.jsonl", entries)
     lines = path.read_text().splitlines()
     path.write_text("\n".join([*lines[:4], "".join(lines[4:])]) + "\n")

@@ -1,0 +1,37 @@
+"""Public repositories the realdata tests read real sessions from, at one commit, out of a local
+git copy (a bare mirror or a clone); a test skips, naming the repository and how to get it,
+where the copy or the commit is absent."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+def git(repo: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess:
+    """``git`` on ``repo``'s object store (its ``.git`` in a clone, the folder itself if bare)."""
+    git_dir = repo / ".git" if (repo / ".git").is_dir() else repo
+    return subprocess.run(["git", f"--git-dir={git_dir}", *args], capture_output=True, text=text, check=False)
+
+
+def file_at(repo: Path, commit: str, path: str, url: str, env: str) -> bytes:
+    """The bytes of ``path`` at ``commit``; skips the test when git, the copy or the file is missing."""
+    if shutil.which("git") is None or not repo.is_dir():
+        pytest.skip(f"no git copy of {url} at {repo}: clone it and set {env} to read {path} at commit {commit}")
+    shown = git(repo, "show", f"{commit}:{path}", text=False)
+    if shown.returncode != 0:
+        pytest.skip(f"{commit[:12]}:{path} not in {repo}")
+    return shown.stdout
+
+
+def files_at(repo: Path, commit: str, url: str, env: str) -> list[str]:
+    """Every file of ``repo`` at ``commit``; skips the test when git, the copy or the commit is missing."""
+    if shutil.which("git") is None or not repo.is_dir():
+        pytest.skip(f"no git copy of {url} at {repo}: clone it and set {env}")
+    listed = git(repo, "ls-tree", "-r", "--name-only", commit)
+    if listed.returncode != 0:
+        pytest.skip(f"commit {commit[:12]} not in {repo}")
+    return listed.stdout.splitlines()
