@@ -80,7 +80,7 @@ RESELLER_MINIMUMS: tuple[tuple[str, int], ...] = (
 MINIMUM_TABLES: dict[str, tuple[tuple[str, int], ...]] = {"docs": DOCS_MINIMUMS, "reseller": RESELLER_MINIMUMS}
 #: The step implicit-cache reads count in, per model [M] (see the module doc): the largest
 #: multiple at or below the shared prefix is read; others read to the token.
-CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash", 3924),)
+CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
 #: A model neither table names: the smallest documented minimum.
 DEFAULT_MIN_TOKENS = 1024
 #: A cached content's TTL when the client sets none [O].
@@ -176,7 +176,7 @@ OPTIONS = (
                 source="O", help="one minimum for every model, overriding the table"),
     CacheOption(key="block", default=None, seen="3,924 (3 Flash, May 2026, 94 calls) | 1 (2.5 Pro; 3.x in March 2026)",
                 source="M", help="implicit-cache checkpoint step in tokens, a read being the last checkpoint inside "
-                                 "the shared prefix (none: per model, 3,924 for gemini-3-flash, else 1)"),
+                                 "the shared prefix (none: per model, 3,924 for gemini-3-flash but Flash-Lite, else 1)"),
     CacheOption(key="ttl_ms", default=None, seen="not published (best effort)", source="O",
                 help="idle lifetime of an entry in ms"),
     CacheOption(key="mode", default="implicit", seen="implicit | explicit", source="O",
