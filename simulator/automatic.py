@@ -15,8 +15,8 @@ this module is the mechanism they share.
   one holding its prefix misses.
 * **Eviction** (xAI). Before a request, its server loses everything with probability
   ``evict_p`` (the same seeded generator); 0 by default.
-* **Hit.** The longest prefix shared with what the server stores, in whole ``block`` steps,
-  0 below ``min_tokens`` (the model's minimum: per model from a table, or one value). A prompt
+* **Hit.** The longest prefix shared with what the server stores, in whole ``block`` steps
+  (the model's own where ``block_by_model`` names it: Gemini 3 Flash's checkpoints), 0 below ``min_tokens`` (the model's minimum: per model from a table, or one value). A prompt
   under the minimum is neither read nor stored.
 * **Write.** The prompt is stored; ``written_tokens`` = prompt - cached (billed at a write price
   only where the price row has one).
@@ -75,6 +75,7 @@ class AutomaticCache(TokenizedModel):
         name: str = "automatic",
         tokenizer: str | Tokenizer | None = None,
         block: int = 1,
+        block_by_model: tuple[tuple[str, int], ...] = (),
         min_tokens: int | None = 0,
         min_by_model: tuple[tuple[str, int], ...] = (),
         min_default: int = 0,
@@ -87,6 +88,7 @@ class AutomaticCache(TokenizedModel):
         """Args:
         name: the ``--cache`` name, for messages and reports.
         block: step a read counts in (tokens).
+        block_by_model: ``(regex, tokens)``: the step of the models a row names (first match wins).
         min_tokens: one minimum for every model; None uses ``min_by_model`` (0 where no row matches).
         min_by_model: ``(regex, tokens)`` rows searched in the model name, first match wins.
         min_default: the minimum of a model no row matches.
@@ -116,6 +118,7 @@ class AutomaticCache(TokenizedModel):
             raise UserError(f"{name}: seed must be an integer, got {seed!r}")
         self.tokenizer = make_tokenizer(tokenizer)
         self.block = block
+        self.block_by_model = block_by_model
         self.min_tokens = min_tokens
         self.min_by_model = min_by_model
         self.min_default = min_default
@@ -134,6 +137,13 @@ class AutomaticCache(TokenizedModel):
             if re.search(pattern + r"(?![0-9])", model.lower()):
                 return tokens
         return self.min_default
+
+    def step(self, model: str) -> int:
+        """The step ``model``'s reads count in."""
+        for pattern, tokens in self.block_by_model:
+            if re.search(pattern + r"(?![0-9])", model.lower()):
+                return tokens
+        return self.block
 
     def server_of(self, rendered: RenderedRequest, envelope: Envelope, view: TokenView) -> int:
         """The server the request is routed to."""
@@ -168,7 +178,8 @@ class AutomaticCache(TokenizedModel):
             return CacheVerdict(prompt, 0, 0)
         stale_tick = None if self.ttl_ms is None else tick - self.ttl_ms
         found = tree.match(view.stream, stale_tick=stale_tick)
-        cached = view.tokens_at(found.depth) // self.block * self.block
+        step = self.step(envelope.model) if self.block_by_model else self.block
+        cached = view.tokens_at(found.depth) // step * step
         if cached < minimum:
             cached = 0
         tree.insert(view.stream, tick, stale_tick=stale_tick)

@@ -175,12 +175,14 @@ def _provider_model(rules_name: str, construct: Callable[..., CacheModel]) -> Ca
 
 def _gemini(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheModel:
     from prefixbench.simulator.automatic import AutomaticCache
-    from prefixbench.simulator.providers.gemini import DEFAULT_MIN_TOKENS, MINIMUM_TABLES
+    from prefixbench.simulator.providers.gemini import CHECKPOINTS, DEFAULT_MIN_TOKENS, MINIMUM_TABLES
 
     table = MINIMUM_TABLES.get(str(values["minimums"]))
     if table is None:
         raise UserError(f"{name}: minimums must be one of {', '.join(MINIMUM_TABLES)}, got {values['minimums']!r}")
-    implicit = AutomaticCache(name=name, tokenizer=tokenizer, min_tokens=values["min_tokens"], min_by_model=table,  # type: ignore[arg-type]
+    block = values["block"]  # one step for every model, else each model's checkpoints
+    steps = {"block": 1, "block_by_model": CHECKPOINTS} if block is None else {"block": block}
+    implicit = AutomaticCache(name=name, tokenizer=tokenizer, min_tokens=values["min_tokens"], min_by_model=table, **steps,  # type: ignore[arg-type]
                               min_default=DEFAULT_MIN_TOKENS, ttl_ms=values["ttl_ms"])  # type: ignore[arg-type]
     match values["mode"]:
         case "implicit":

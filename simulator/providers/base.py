@@ -193,6 +193,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     bills_writes: bool = False
     #: Why a miss with nothing changed is the provider's doing (None: it is not best-effort).
     best_effort_note: str | None = None
+    #: What the per-model read steps of :attr:`block_tokens_by_model` rest on, for the audit's
+    #: notes (None: no note).
+    step_note: str | None = None
     #: Serves the Anthropic Messages wire format (its own endpoint or a compatible one), so a
     #: captured call's body and usage read in that shape.
     speaks_messages: bool = False

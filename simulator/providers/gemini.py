@@ -5,8 +5,18 @@ https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/context-ca
 implicit caching is on by default from Gemini 2.5 (best effort: the Gemini API guarantees no
 saving); the input that creates an entry bills at the normal input price (no write fee, no
 storage fee); a read costs 0.1x (Vertex: a 90% discount); ``usageMetadata.cachedContentTokenCount``
-is part of ``promptTokenCount`` (subset usage). Reads are not block-aligned (real Gemini CLI
-sessions report reads like 9,417 and 20,611 tokens), so the step is 1 token.
+is part of ``promptTokenCount`` (subset usage).
+
+**Checkpoints [M].** No page states a granularity, but a real Gemini CLI session on
+gemini-3-flash-preview (2026-05-06, 94 calls, 93 reads) reads only at fixed checkpoints: every
+read lies near a multiple of ~3,924 reported tokens (3,885; 15,486-15,534; 19,448; ... 74,336:
+a fit ``k x 3,923 - 155``, residuals at most 169; 17 new checkpoints, each 3,825-3,954 above the
+last), never the whole previous prompt. So a read is the largest multiple of the step at or
+below the shared prefix: :data:`CHECKPOINTS` gives gemini-3-flash 3,924. Elsewhere the step is 1
+token: gemini-2.5-pro (13 calls, 2025-10), and gemini-3-flash-preview / gemini-3.1-pro-preview in
+March 2026 (1,216 / 402 reads in 18 sessions), read short of the previous prompt by varying
+amounts (new reads 1,100 to 3,000 tokens apart), on no fixed grid. ``block`` sets one step for
+every model.
 
 **Minimums: two values conflict.** The official page lists 1,024 tokens for 2.5 Flash and 3
 Flash Preview and 4,096 for 2.5 Pro and 3 Pro Preview; a reseller's copy (mid-2026) lists
@@ -68,6 +78,9 @@ RESELLER_MINIMUMS: tuple[tuple[str, int], ...] = (
 )
 #: The two tables, by the name ``minimums=`` takes.
 MINIMUM_TABLES: dict[str, tuple[tuple[str, int], ...]] = {"docs": DOCS_MINIMUMS, "reseller": RESELLER_MINIMUMS}
+#: The step implicit-cache reads count in, per model [M] (see the module doc): the largest
+#: multiple at or below the shared prefix is read; others read to the token.
+CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
 #: A model neither table names: the smallest documented minimum.
 DEFAULT_MIN_TOKENS = 1024
 #: A cached content's TTL when the client sets none [O].
@@ -161,6 +174,9 @@ OPTIONS = (
                 source="O", help="which per-model minimum table"),
     CacheOption(key="min_tokens", default=None, seen="1,024-4,096; ~3,000 measured on Flash-Lite",
                 source="O", help="one minimum for every model, overriding the table"),
+    CacheOption(key="block", default=None, seen="3,924 (3 Flash, May 2026, 94 calls) | 1 (2.5 Pro; 3.x in March 2026)",
+                source="M", help="implicit-cache checkpoint step in tokens, a read being the last checkpoint inside "
+                                 "the shared prefix (none: per model, 3,924 for gemini-3-flash but Flash-Lite, else 1)"),
     CacheOption(key="ttl_ms", default=None, seen="not published (best effort)", source="O",
                 help="idle lifetime of an entry in ms"),
     CacheOption(key="mode", default="implicit", seen="implicit | explicit", source="O",
@@ -183,12 +199,15 @@ RULES = ProviderRules(
     model_prefixes=("gemini",),
     url_markers=("generativelanguage.googleapis.com", "aiplatform.googleapis.com"),
     block_tokens=1,
+    block_tokens_by_model=CHECKPOINTS,
     min_tokens=DEFAULT_MIN_TOKENS,
     min_tokens_by_model=DOCS_MINIMUMS,
     min_applies_to="prompt",
     read_multiplier=0.1,
     write_multiplier=1.0,
     best_effort_note="Gemini's implicit cache is best effort (no saving guaranteed)",
+    step_note="measured, not documented: a real gemini-3-flash-preview session (May 2026) read only at multiples "
+              "of ~3,924 tokens (residuals up to ~170); gemini-3.x sessions of March 2026 read on no such grid",
     body_model="gemini",
     chain_as="gemini",
     cache_options=OPTIONS,

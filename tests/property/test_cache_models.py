@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from prefixbench.simulator.blocks import RadixCache, VllmCache
 from prefixbench.simulator.cache import ByteExactCache, tokens_of
@@ -183,6 +184,8 @@ def test_radix_reads_the_reference_prefix_but_the_last_token(sequence):
 PROVIDER_MODELS = [
     ("gemini", {}),
     ("gemini", {"minimums": "reseller"}),
+    ("gemini", {"block": 3924}),
+    ("gemini", {"block": 64, "min_tokens": 0}),
     ("gemini", {"min_tokens": 5000}),
     ("gemini", {"mode": "explicit"}),
     ("gemini", {"mode": "explicit", "explicit_at": "head", "explicit_ttl_ms": 3}),
@@ -215,7 +218,7 @@ def test_no_provider_model_reads_more_than_the_reference(sequence, model_options
 
 
 @settings(max_examples=80, deadline=None)
-@given(sequences(), st.sampled_from([("gemini", {}, 1), ("kimi", {}, 1), ("kimi", {"block": 256}, 256),
+@given(sequences(), st.sampled_from([("gemini", {}, 1), ("gemini", {"block": 64, "min_tokens": 0}, 64), ("kimi", {}, 1), ("kimi", {"block": 256}, 256),
                                      ("zai", {}, 1), ("zai", {"block": 64}, 64),
                                      ("xai", {"servers": 1}, 1), ("xai", {"servers": 1, "block": 64}, 64),
                                      ("xai", {"servers": 1, "block": 128}, 128)]))
@@ -224,6 +227,17 @@ def test_automatic_models_on_one_server_read_the_reference_prefix_in_whole_block
     for rendered, _, t_ref, verdict, _ in replay(make_cache(name, **options), sequence):
         check_common(rendered, t_ref, verdict)
         assert verdict.cached_tokens == t_ref // block * block
+
+
+@settings(max_examples=40, deadline=None)
+@given(sequences())
+def test_gemini_3_flash_reads_whole_checkpoints_of_the_reference_prefix(sequence):
+    # The same requests sent to gemini-3-flash: its reads are the last multiple of its measured
+    # checkpoint step (3,924) inside what the byte-exact reference would serve.
+    flash = [(replace(envelope, model="gemini-3-flash-preview"), parts) for envelope, parts in sequence]
+    for rendered, _, t_ref, verdict, _ in replay(make_cache("gemini", min_tokens=0), flash):
+        check_common(rendered, t_ref, verdict)
+        assert verdict.cached_tokens == t_ref // 3924 * 3924
 
 
 @pytest.mark.skipif(

@@ -1290,7 +1290,7 @@ def _summarize(
         _file_calibrations(rows, summaries, explicit.cost_by(caches, lambda c: c.file)),
         _totals(rows, caches),
         _notes(rows, heads, prices, _output_replays(requests), _body_replies(requests))
-        + retention_notes(requests) + tuple(explicit.notes(caches, requests)),
+        + retention_notes(requests) + step_notes(requests) + tuple(explicit.notes(caches, requests)),
         _model_summaries(rows, prices, explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")),
         _agreement(rows),
         split_losses(rows),
@@ -1518,6 +1518,26 @@ def retention_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
         "Retention unless --openai-zdr (a model offering both policies defaults to 24h since the API reference of "
         "2026-06-01, to in_memory before it and under ZDR); in_memory is modelled as 5 min idle (documented: 5-10 min, "
         "at most 1 h)",
+    )
+
+
+def step_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
+    """The models whose reads the audit counted in a step of their own that a provider's rules
+    explain (:attr:`~prefixbench.simulator.providers.base.ProviderRules.step_note`), one note each
+    provider."""
+    steps: dict[str, Counter[tuple[str, int]]] = {}
+    for r in requests:
+        rules = rules_for(r.provider)
+        if rules.step_note is None or r.read_step:
+            continue
+        step = rules.read_step(r.model)
+        if step != rules.block_tokens:
+            steps.setdefault(rules.name, Counter())[(r.model, step)] += 1
+    return tuple(
+        f"{name} reads counted in checkpoints: "
+        + ", ".join(f"{n} request(s) of {model} in steps of {step:,} tokens" for (model, step), n in sorted(counts.items()))
+        + f" (a read is the last step inside the shared prefix; {rules_for(name).step_note})"
+        for name, counts in sorted(steps.items())
     )
 
 

@@ -319,3 +319,32 @@ def test_mutated_qwen_branches_end_cleanly() -> None:
         tally.check(["audit", str(folder), "--quiet"])
 
     case()
+
+
+def _three_calls(path: Path, model: str) -> Path:
+    """A session of three calls on ``model``, each prompt extending the last: 5,000, 9,000 and
+    12,000 tokens, the second reading 3,900 and the third 7,840 (as Gemini 3 Flash reads: a
+    checkpoint short of the previous prompt)."""
+    lines = [{"sessionId": "s", "projectHash": "p", "startTime": "2026-05-06T10:00:00.000Z", "lastUpdated": "2026-05-06T10:00:00.000Z", "kind": "main"},
+             {"id": "u1", "timestamp": "2026-05-06T10:00:00.000Z", "type": "user", "content": [{"text": "build it"}]}]
+    for i, (prompt, cached) in enumerate([(5_000, 0), (9_000, 3_900), (12_000, 7_840)]):
+        lines.append({"id": f"g{i}", "timestamp": f"2026-05-06T10:00:0{2 * i + 1}.000Z", "type": "gemini", "content": "ok",
+                      "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10},
+                      "model": model})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_gemini_3_flash_reads_the_last_checkpoint_inside_the_previous_prompt(tmp_path: Path) -> None:
+    # gemini-3-flash reads only at multiples of 3,924 tokens (measured): the second call's shared
+    # prefix is the first prompt, 5,000 tokens, whose last checkpoint is 1 x 3,924 (reported
+    # 3,900: 0.6% off); the third's is 9,000, so 2 x 3,924 = 7,848 (reported 7,840: 0.1% off).
+    # Read to the token, the prediction would be 5,000 and 9,000: 28% and 15% off.
+    result = run_audit([_three_calls(tmp_path / "flash.jsonl", "gemini-3-flash-preview")])
+    assert [r.predicted_cache_read for r in result.rows] == [0, 3_924, 7_848]
+    assert [r.read_within for r in result.rows] == [True, True, True]
+    assert any("3 request(s) of gemini-3-flash-preview in steps of 3,924 tokens" in n for n in result.notes)
+    # No grid measured on 2.5 Pro: its reads are predicted to the token, and no note.
+    pro = run_audit([_three_calls(tmp_path / "pro.jsonl", "gemini-2.5-pro")])
+    assert [r.predicted_cache_read for r in pro.rows] == [0, 5_000, 9_000]
+    assert not any("checkpoints" in n for n in pro.notes)

@@ -251,4 +251,9 @@ def test_every_rule_resting_on_a_secondary_source_or_a_measurement_is_an_option(
     assert PROVIDERS["zai"].option_defaults() == {"block": 1} and PROVIDERS["zai"].cache_options[0].source == "M"
     assert [PROVIDERS["zai"].round_read(1_300, m) for m in ("glm-5.2", "GLM-5.1", "glm-4.6", "glm-4.5-air")] == [1_280, 1_280, 1_300, 1_300]
     assert PROVIDERS["gemini"].option_defaults()["minimums"] == "docs"
+    # Gemini 3 Flash's checkpoints, measured on one session (May 2026): the last multiple of
+    # 3,924 inside the shared prefix; 2.5, 3.1 Pro and Flash-Lite (nothing measured) to the token.
+    assert {o.key: o.source for o in PROVIDERS["gemini"].cache_options}["block"] == "M"
+    models = ("gemini-3-flash-preview", "gemini-2.5-flash", "gemini-3.1-pro-preview", "gemini-3-flash-lite-preview")
+    assert [PROVIDERS["gemini"].round_read(9_000, m) for m in models] == [7_848, 9_000, 9_000, 9_000]
     assert PROVIDERS["qwen"].option_defaults()["implicit_min"] == 1024
