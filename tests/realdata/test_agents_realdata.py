@@ -328,10 +328,11 @@ def test_mini_swe_agent_run_on_grok_counts_what_the_log_sums_and_shows_xai_reads
     assert t.input == sum(prompts) - sum(reads) == 28_889  # subset: the read is inside the prompt
     assert t.output == sum(u["completion_tokens"] for u in usages) == 12_532
     # xAI read the whole previous prompt but its last 5 tokens on 15 of the 16 follow-ups (the
-    # last read 151 of 14,624). The replayed bodies count about a third more tokens than grok
-    # did (4 bytes a token); counted as grok counted each prompt, those 15 are predicted within
-    # 3% (none were before: every read came out about 25% short). The 2 left: the first call read
-    # 152 tokens an earlier run left warm, and the last one is xAI's own miss.
+    # last read 151 of 14,624). The replayed bodies count fewer tokens than grok did (4 bytes a
+    # token: 769 for grok's 819 at the start, 13,793 for 14,493 at the end), so every read came
+    # out short; counted as grok counted each prompt, those 15 are predicted within 3% (none
+    # were before). The 2 left: the first call read 152 tokens an earlier run left warm, and the
+    # last one is xAI's own miss.
     assert [reads[k + 1] - prompts[k] for k in range(16)] == [-5] * 15 + [151 - prompts[15]]
     assert sum(r.read_within for r in result.rows) == 15
     assert [r.index for r in result.rows if not r.read_within] == [0, 16]
