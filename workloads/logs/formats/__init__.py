@@ -14,6 +14,7 @@ tried in the table's order.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import cache
 from pathlib import Path
 
 from msgspec.structs import replace
@@ -289,8 +290,9 @@ def _timed(read: tuple[list[TraceRequest], FileSummary]) -> tuple[list[TraceRequ
     return read
 
 
+@cache
 def _dated_steps() -> dict[str, ProviderRules]:
-    """The providers whose read step changed over time, by name."""
+    """The providers whose read step changed over time, by name (made once: the rules are fixed)."""
     from prefixbench.simulator.providers import PROVIDERS
 
     return {rules.name: rules for rules in PROVIDERS.values() if rules.block_tokens_before}
