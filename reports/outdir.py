@@ -89,8 +89,31 @@ def check_out_file(path: Path, option: str) -> None:
 LOCK = ".prefixbench-lock"
 
 
+#: The locks this process holds. A forked worker (``--jobs``) gets a copy of their descriptors,
+#: and an ``flock`` lasts while any copy is open: a worker left running for a moment after its
+#: command was killed would keep the folder locked, and the command run again would be refused.
+#: A forked child closes its copies at once (:func:`_release_in_child`).
+_HELD: list[OutLock] = []
+
+
+def _release_in_child() -> None:
+    for lock in _HELD:
+        if lock.handle is not None:
+            try:
+                os.close(lock.handle)
+            except OSError:
+                pass
+            lock.handle = None  # the child never unlinks its parent's lock either
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_release_in_child)
+
+
 class OutLock:
-    """Hold ``<out>/.prefixbench-lock`` while a command writes ``out``.
+    """Hold ``<out>/.prefixbench-lock`` while a command writes ``out`` (not inherited by the
+    processes it forks).
 
     Raises:
         UserError: another process holds it (naming its pid, host and start).
@@ -140,6 +163,7 @@ class OutLock:
         os.ftruncate(fd, 0)
         os.pwrite(fd, text.encode(), 0)
         self.handle = fd
+        _HELD.append(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -147,6 +171,8 @@ class OutLock:
             self.path.unlink(missing_ok=True)  # still held: nobody can take it between the unlink and the close
             os.close(self.handle)
             self.handle = None
+        if self in _HELD:
+            _HELD.remove(self)
 
 
 def _read_holder(fd: int) -> str:

@@ -157,6 +157,36 @@ def test_a_lock_left_by_a_dead_sweep_is_taken_over_with_a_note(earlier, capsys):
     assert not (out / LOCK).exists()
 
 
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_worker_left_running_after_its_command_died_does_not_hold_the_lock(tmp_path, capsys):
+    # A sweep with --jobs forks its workers while it holds the lock. Killed (kill -9), it is gone
+    # at once, but a worker may run on for a moment: the same command run again then must get
+    # the folder, not "another prefixbench command is writing this folder".
+    held = OutLock(tmp_path).__enter__()
+    ready, say = os.pipe()
+    child = os.fork()
+    if child == 0:  # the worker: alive until killed below
+        os.close(ready)
+        os.write(say, b"x")
+        while True:
+            os.pause()
+    try:
+        os.close(say)
+        assert os.read(ready, 1) == b"x"
+        os.close(held.handle)  # the command dies: its own descriptor is closed, its lock file stays
+        held.handle = None
+        held.__exit__(None, None, None)
+        capsys.readouterr()
+        with OutLock(tmp_path):
+            pass
+        assert "took over the lock of a command that is no longer running" in capsys.readouterr().err
+    finally:
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+        os.close(ready)
+
+
 # --- found before the first run ------------------------------------------------------------
 
 
