@@ -12,10 +12,19 @@ gemini-3-flash-preview (2026-05-06, 94 calls, 93 reads) reads only at fixed chec
 read lies near a multiple of ~3,924 reported tokens (3,885; 15,486-15,534; 19,448; ... 74,336:
 a fit ``k x 3,923 - 155``, residuals at most 169; 17 new checkpoints, each 3,825-3,954 above the
 last), never the whole previous prompt. So a read is the largest multiple of the step at or
-below the shared prefix: :data:`CHECKPOINTS` gives gemini-3-flash 3,924. Elsewhere the step is 1
-token: gemini-2.5-pro (13 calls, 2025-10), and gemini-3-flash-preview / gemini-3.1-pro-preview in
-March 2026 (1,216 / 402 reads in 18 sessions), read short of the previous prompt by varying
-amounts (new reads 1,100 to 3,000 tokens apart), on no fixed grid. ``block`` sets one step for
+below the shared prefix: :data:`CHECKPOINTS` gives gemini-3-flash 3,924, at every date.
+The same model id sent in March 2026 (six Gemini CLI sessions, 1,234 calls, 2026-03-26) reads
+on no grid: each read falls short of the previous prompt by a varying amount, spread evenly
+over 0 to ~3,700 tokens on five of them, a median ~600 on the longest (802 calls, prompts up to
+315K). Rounding down to 3,924 still predicts more of those calls within 3% than reading to the
+token (905 against 887; the longest run alone 676 against 725), so the step is not dated: a
+rule that read March requests to the token and May ones in 3,924 would predict 18 fewer of the
+1,328 Flash calls. What changed between the two (the date, the CLI version: the March sessions
+are one JSON object, the May one JSONL; the endpoint or auth, which neither log records) is not
+known; the prompt sizes overlap. A third pattern was reported on the Gemini API in February
+2026 (googleapis/python-genai#2064: 2,048-token blocks below ~8K, none from ~9K to ~17K, then
+plateaus ~8,200 apart). Elsewhere the step is 1 token: gemini-2.5-pro (13 calls, 2025-10), and
+gemini-3.1-pro-preview in March 2026 (402 reads in 12 sessions). ``block`` sets one step for
 every model.
 
 **Minimums: two values conflict.** The official page lists 1,024 tokens for 2.5 Flash and 3
@@ -174,7 +183,7 @@ OPTIONS = (
                 source="O", help="which per-model minimum table"),
     CacheOption(key="min_tokens", default=None, seen="1,024-4,096; ~3,000 measured on Flash-Lite",
                 source="O", help="one minimum for every model, overriding the table"),
-    CacheOption(key="block", default=None, seen="3,924 (3 Flash, May 2026, 94 calls) | 1 (2.5 Pro; 3.x in March 2026)",
+    CacheOption(key="block", default=None, seen="3,924 (3 Flash: grid in May 2026, 94 calls; best fit, no grid, March 2026, 1,234 calls) | 1 (2.5 Pro; 3.1 Pro)",
                 source="M", help="implicit-cache checkpoint step in tokens, a read being the last checkpoint inside "
                                  "the shared prefix (none: per model, 3,924 for gemini-3-flash but Flash-Lite, else 1)"),
     CacheOption(key="ttl_ms", default=None, seen="not published (best effort)", source="O",
@@ -207,7 +216,9 @@ RULES = ProviderRules(
     write_multiplier=1.0,
     best_effort_note="Gemini's implicit cache is best effort (no saving guaranteed)",
     step_note="measured, not documented: a real gemini-3-flash-preview session (May 2026) read only at multiples "
-              "of ~3,924 tokens (residuals up to ~170); gemini-3.x sessions of March 2026 read on no such grid",
+              "of ~3,924 tokens (residuals up to ~170); sessions of the same model in March 2026 read on no grid, "
+              "short of the previous prompt by 0 to ~3,700 tokens, and the step fits more of them than reading to "
+              "the token (905 against 887 of 1,234 within 3%)",
     body_model="gemini",
     chain_as="gemini",
     cache_options=OPTIONS,

@@ -348,3 +348,26 @@ def test_gemini_3_flash_reads_the_last_checkpoint_inside_the_previous_prompt(tmp
     pro = run_audit([_three_calls(tmp_path / "pro.jsonl", "gemini-2.5-pro")])
     assert [r.predicted_cache_read for r in pro.rows] == [0, 5_000, 9_000]
     assert not any("checkpoints" in n for n in pro.notes)
+
+
+def test_gemini_3_flash_of_march_2026_is_read_in_the_same_steps(tmp_path: Path) -> None:
+    # Sent on 2026-03-26, the same model read on no grid: each read a varying amount short of the
+    # previous prompt (here 1,300 of 9,000 and 1,500 of 17,000, as the aim sessions' lags, 0 to
+    # ~3,700). The step is not dated (a March rule to the token fits 18 fewer of 1,328 real Flash
+    # calls): the reads are still predicted in steps, 2 x 3,924 = 7,848 (reported 7,700: 1.9% off)
+    # and 4 x 3,924 = 15,696 (reported 15,500: 1.3% off), where to the token 9,000 and 17,000
+    # would be 17% and 9.7% off. The audit's note says what the step rests on for March.
+    lines = [{"sessionId": "s", "projectHash": "p", "startTime": "2026-03-26T04:30:00.000Z", "lastUpdated": "2026-03-26T04:30:00.000Z", "kind": "main"},
+             {"id": "u1", "timestamp": "2026-03-26T04:30:00.000Z", "type": "user", "content": [{"text": "fix it"}]}]
+    for i, (prompt, cached) in enumerate([(9_000, 0), (17_000, 7_700), (26_000, 15_500)]):
+        lines.append({"id": f"g{i}", "timestamp": f"2026-03-26T04:30:0{2 * i + 1}.000Z", "type": "gemini", "content": "ok",
+                      "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10},
+                      "model": "gemini-3-flash-preview"})
+    path = tmp_path / "march.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = run_audit([path])
+    assert [r.predicted_cache_read for r in result.rows] == [0, 7_848, 15_696]
+    assert [r.read_within for r in result.rows] == [True, True, True]
+    note = next(n for n in result.notes if "3 request(s) of gemini-3-flash-preview in steps of 3,924 tokens" in n)
+    assert "sessions of the same model in March 2026 read on no grid" in note
+    assert "905 against 887 of 1,234 within 3%" in note
