@@ -819,12 +819,43 @@ def file_map(jobs: int, scheduler: str | None):
     return functools.partial(map_runs, jobs=jobs, scheduler=scheduler)
 
 
+#: The largest read step ``--read-step`` takes (tokens): past any provider's block or checkpoint.
+MAX_READ_STEP = 1_000_000
+
+
+def parse_read_steps(text: str | None) -> dict[str, int]:
+    """``--read-step gemini=1,xai=64`` as {provider: step}.
+
+    Raises:
+        UserError: an unknown provider, a step that is not a whole number from 1 to
+            :data:`MAX_READ_STEP`, or a provider named twice.
+    """
+    if text is None:
+        return {}
+    from prefixbench.simulator.providers import PROVIDERS
+
+    steps: dict[str, int] = {}
+    for item in text.split(","):
+        name, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not name or not value:
+            raise UserError(f"--read-step {text}: {item.strip()!r} is not PROVIDER=N (e.g. gemini=1)")
+        if name not in PROVIDERS:
+            raise UserError(f"--read-step {text}: unknown provider {name!r} (one of: {', '.join(sorted(PROVIDERS))})")
+        if name in steps:
+            raise UserError(f"--read-step {text}: {name} is named twice")
+        if not value.isdigit() or not 1 <= int(value) <= MAX_READ_STEP:
+            raise UserError(f"--read-step {text}: {name}'s step {value!r} is not a whole number of tokens from 1 to {MAX_READ_STEP:,}")
+        steps[name] = int(value)
+    return steps
+
+
 def run_audit_command(args) -> int:
     """``prefixbench audit``: check every option, audit, print, write, gate."""
     from prefixbench.workloads.audit.core import run_audit
     from prefixbench.workloads.audit.gate import Gate, junit_xml, violations
 
     gate = Gate.parse(args.fail_on, args.min_hit_ratio, args.max_lost_usd)
+    steps = parse_read_steps(getattr(args, "read_step", None))
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise UserError(f"--out {args.out}: exists and is a file")
     if args.junit is not None:
@@ -870,9 +901,19 @@ def run_audit_command(args) -> int:
             from prefixbench.workloads.audit.core import assume_zdr
 
             trace = (assume_zdr(trace[0]), trace[1])
+        assumed = ()
+        if steps:
+            from prefixbench.workloads.audit.core import assume_read_steps, read_step_notes
+
+            assumed = read_step_notes(trace[0], steps)
+            trace = (assume_read_steps(trace[0], steps), trace[1])
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")
         result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace)
+        if assumed:
+            from msgspec.structs import replace
+
+            result = replace(result, notes=result.notes + assumed)
         fixes = None
         if getattr(args, "what_if", None):
             from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table

@@ -410,6 +410,14 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "documented default (24h on gpt-5.5, gpt-5.4, gpt-5.2, gpt-5.1, gpt-5, gpt-4.1 and their codex variants, for "
         "requests sent from 2026-06-01; gpt-5.5 and gpt-5.5-pro always 24h) (default: no ZDR)",
     )
+    audit.add_argument(
+        "--read-step",
+        default=None,
+        metavar="PROVIDER=N,...",
+        help="count every read of PROVIDER's requests in whole steps of N tokens, instead of the step its rules give "
+        "(measured or secondary steps: gemini-3-flash 3,924, xai 1, zai's glm-5 64, deepseek 128 or 64 by date; "
+        "see docs/providers.md), e.g. gemini=1 or xai=64,zai=1; said in the report's notes (default: the rules' steps)",
+    )
     audit.add_argument("--jobs", type=int, default=1, metavar="N", help="read the log files in N worker processes, largest first, then re-simulate the fixes of what to change in N forked processes (default: 1; the output is the same)")
     audit.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="read the log files on Dask distributed: a scheduler address (tcp://host:8786), whose workers see the files at the same paths, or 'local' for a LocalCluster of --jobs workers (needs the dask extra)")
     audit.add_argument(

@@ -67,9 +67,7 @@ def providers_table() -> str:
         options = "<br>".join(f"`{o.key}={o.default_text}` [{o.source}], seen {o.seen}" for o in rules.cache_options)
         rows.append([
             f"`{rules.name}`", rules.usage_convention,
-            f"{rules.block_tokens:,}" + "".join(f" ({tokens:,}: `{pattern}`)" for pattern, tokens in rules.block_tokens_by_model)
-            + "".join(f" ({tokens:,}: `{marker}` endpoint)" for marker, tokens in rules.block_tokens_by_url)
-            + "".join(f" ({tokens:,}: sent before {_utc_day(until)})" for until, tokens in rules.block_tokens_before),
+            rules.step_text("`"),
             minimum or "0", ttls or "-",
             breakpoints, f"{rules.read_multiplier:g}x", writes,
             ", ".join(f"`{field}`" for field in rules.diagnostics_fields) or "-",
@@ -198,12 +196,6 @@ def strategies_table() -> str:
         rows.append([f"`{engine}`", *(" / ".join(parts) for parts in zip(*cells))])
     header = ["engine", "hit", "uncached tokens", "max prompt", "rewrites", "refused (400)", "summary calls (hit)"]
     return "\n".join(markdown_lines(header, rows, escape_pipes=True))
-
-
-def _utc_day(epoch_ms: int) -> str:
-    from datetime import datetime, timezone
-
-    return datetime.fromtimestamp(epoch_ms / 1000, timezone.utc).strftime("%Y-%m-%d")
 
 
 #: Page, marker name and the function that makes the table.

@@ -286,6 +286,21 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         step = self.read_step(model, step)
         return tokens // step * step
 
+    def step_text(self, quote: str = "") -> str:
+        """The read step in words, as the provider table gives it: ``128 (64: sent before
+        2026-04-24)``; ``quote`` wraps model patterns and endpoint markers (a backtick in Markdown)."""
+        from datetime import datetime, timezone
+
+        def day(epoch_ms: int) -> str:
+            return datetime.fromtimestamp(epoch_ms / 1000, timezone.utc).strftime("%Y-%m-%d")
+
+        return (
+            f"{self.block_tokens:,}"
+            + "".join(f" ({tokens:,}: {quote}{pattern}{quote})" for pattern, tokens in self.block_tokens_by_model)
+            + "".join(f" ({tokens:,}: {quote}{marker}{quote} endpoint)" for marker, tokens in self.block_tokens_by_url)
+            + "".join(f" ({tokens:,}: sent before {day(until)})" for until, tokens in self.block_tokens_before)
+        )
+
     def read_step(self, model: str = "", step: int = 0) -> int:
         """The step ``model``'s reads count in (tokens); ``step`` (not 0): the endpoint's, which wins."""
         if step:

@@ -1493,6 +1493,31 @@ def assume_zdr(requests: list[TraceRequest]) -> list[TraceRequest]:
     ]
 
 
+def assume_read_steps(requests: list[TraceRequest], steps: Mapping[str, int]) -> list[TraceRequest]:
+    """The requests with the read step ``steps`` gives their provider (``--read-step``): it wins
+    over the step the rules, the request's date or its endpoint gave it."""
+    if not steps:
+        return requests
+    return [replace(r, read_step=steps[r.provider]) if r.provider in steps else r for r in requests]
+
+
+def read_step_notes(requests: Sequence[TraceRequest], steps: Mapping[str, int]) -> tuple[str, ...]:
+    """One note for each provider whose step ``--read-step`` sets: how many of ``requests`` (as
+    read, before :func:`assume_read_steps`) it counts that way, and the steps the rules, the
+    request's date or its endpoint gave them."""
+    counts: dict[str, Counter[tuple[int, str]]] = {}
+    for r in requests:
+        if r.provider in steps:
+            counts.setdefault(r.provider, Counter())[(rules_for(r.provider).read_step(r.model, r.read_step), r.model)] += 1
+    return tuple(
+        f"{name} reads counted in steps of {steps[name]:,} token(s) for {sum(counts[name].values()):,} request(s), as "
+        "--read-step asked (otherwise: "
+        + ", ".join(f"{n:,} of {model} in steps of {step:,}" for (step, model), n in sorted(counts[name].items()))
+        + ")"
+        for name in sorted(counts)
+    )
+
+
 def retention_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
     """The lifetimes the audit gave the requests of a provider that decides them per request
     (OpenAI's ``prompt_cache_retention``), and what they rest on: one note, or none."""
