@@ -158,3 +158,63 @@ def test_calls_run_together_on_one_line_are_told_apart_by_their_path(tmp_path: P
     assert [(row.line, row.path) for row in result.rows] == [(3, ""), (5, "record[0]"), (5, "record[2]")]
     assert [row.cause for row in result.rows] == ["cold-start", None, None]
     assert len({r.prefix.node for r in load_trace([path])[0]}) == 3
+
+
+def _later_pi_session(path: Path, calls: list[dict]) -> Path:
+    """A session as later pi (earendil-works/pi, late 2026) writes it: a version 3 header, a name,
+    the model and thinking level as entries, then messages whose Anthropic usage puts the 1 h
+    writes apart (``cacheWrite1h``, inside ``cacheWrite``) and the reasoning (``reasoning``,
+    inside ``output``) after the ``cost`` object."""
+    entries: list[dict] = [
+        {"type": "session", "version": 3, "id": "01a2b3c4-0000-7000-8000-00000000abcd", "timestamp": "2026-11-20T09:00:00.000Z", "cwd": "/w"},
+        {"type": "session_info", "id": "s0", "parentId": None, "timestamp": "2026-11-20T09:00:00.001Z", "name": "tidy"},
+        {"type": "model_change", "id": "s1", "parentId": "s0", "timestamp": "2026-11-20T09:00:00.200Z", "provider": "anthropic", "modelId": "claude-opus-5"},
+        {"type": "thinking_level_change", "id": "s2", "parentId": "s1", "timestamp": "2026-11-20T09:00:00.200Z", "thinkingLevel": "medium"},
+    ]
+    parent, t0 = "s2", 1795000000000
+    for n, usage in enumerate(calls):
+        role, entry_id = ("user", f"u{n}") if n == 0 else ("toolResult", f"t{n}")
+        entries.append({"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-11-20T09:00:01.000Z",
+                        "message": {"role": role, "content": [{"type": "text", "text": "go on"}], "timestamp": t0 + 9000 * n}})
+        entries.append({"type": "message", "id": f"a{n}", "parentId": entry_id, "timestamp": "2026-11-20T09:00:05.000Z",
+                        "message": {"role": "assistant", "content": [{"type": "text", "text": "done"}], "api": "anthropic-messages",
+                                    "provider": "anthropic", "model": "claude-opus-5", "usage": usage, "stopReason": "toolUse",
+                                    "timestamp": t0 + 9000 * n + 10, "responseId": f"msg_{n}", "rawStopReason": "tool_use"}})
+        parent = f"a{n}"
+    return write_jsonl(path, entries)
+
+
+def _later_usage(i: int, o: int, r: int, w: int, w1h: int, reasoning: int) -> dict:
+    return {"input": i, "output": o, "cacheRead": r, "cacheWrite": w, "totalTokens": i + o + r + w,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}, "cacheWrite1h": w1h, "reasoning": reasoning}
+
+
+def test_later_pi_writes_for_an_hour_apart_field_by_field(tmp_path: Path) -> None:
+    """Later pi writes ``cacheWrite1h``, the part of ``cacheWrite`` written with a 1 h lifetime.
+    Main read all of ``cacheWrite`` as 5 min writes (cache_write_1h 0, 5 min writes 22,050)."""
+    path = _later_pi_session(tmp_path / "later.jsonl", [
+        _later_usage(3, 80, 0, 21000, 20000, 30),  # system and tools written for an hour
+        _later_usage(2, 60, 21000, 700, 0, 0),
+        _later_usage(1, 40, 21700, 350, 0, 12),
+    ])
+    requests, summaries = load_trace([path])
+    usages = [r.usage for r in requests if r.usage]
+    assert [(u.uncached, u.cache_read, u.cache_write_5m, u.cache_write_1h, u.output) for u in usages] == [
+        (3, 0, 1000, 20000, 80), (2, 21000, 700, 0, 60), (1, 21700, 350, 0, 40)]
+    # The session's own sums, by hand: input 6, cacheRead 42,700, cacheWrite 22,050 of which
+    # cacheWrite1h 20,000, output 180; each call's totalTokens is its prompt plus output.
+    assert sum(u.uncached for u in usages) == 6
+    assert sum(u.cache_read for u in usages) == 42700
+    assert sum(u.cache_write_5m + u.cache_write_1h for u in usages) == 22050
+    assert sum(u.cache_write_1h for u in usages) == 20000
+    assert sum(u.output for u in usages) == 180
+    assert [u.prompt + u.output for u in usages] == [21083, 21762, 22091]
+    assert summaries[0].format == "pi" and summaries[0].requests == 3
+    result = run_audit([path])
+    assert [row.reported_cache_read for row in result.rows] == [0, 21000, 21700]
+
+
+def test_later_pi_hour_writes_beyond_the_writes_are_refused(tmp_path: Path) -> None:
+    path = _later_pi_session(tmp_path / "bad.jsonl", [_later_usage(3, 80, 0, 1000, 1500, 0)])
+    with pytest.raises(UserError, match=r"bad.jsonl:6: usage.cacheWrite1h \(1500\) exceeds usage.cacheWrite \(1000\)"):
+        load_trace([path])

@@ -2,7 +2,9 @@
 
 A ``session`` header, then entries: assistant ``message`` usage ``{input, output, cacheRead,
 cacheWrite, cost}`` (``input`` excludes ``cacheRead``, except on the ``google-generative-ai``
-and ``google-vertex`` APIs, where it is Gemini's whole prompt count); ``model_change``, ``thinking_level_change``, ``compaction`` become events;
+and ``google-vertex`` APIs, where it is Gemini's whole prompt count); later pi (earendil-works/pi,
+late 2026) adds ``cacheWrite1h``, the part of ``cacheWrite`` Anthropic wrote for an hour, and
+``reasoning``, a part of ``output``; ``model_change``, ``thinking_level_change``, ``compaction`` become events;
 an aborted call with no usage is skipped. Tree sessions (newer pi) link entries by
 ``id``/``parentId``: a prompt extends the request its branch descends from.
 """
@@ -56,7 +58,8 @@ _REPLAYS_OUTPUT = frozenset({"openai-responses", "openai-codex-responses", "azur
 
 
 def _usage(usage: dict, where: str, api: object = None) -> Usage:
-    """pi's usage: ``input`` excludes ``cacheRead`` and ``cacheWrite``, but for the Gemini APIs
+    """pi's usage: ``input`` excludes ``cacheRead`` and ``cacheWrite`` (of which ``cacheWrite1h``,
+    in later pi, is the part written with a 1 h lifetime), but for the Gemini APIs
     of :data:`_INPUT_INCLUDES_READS`, where it includes ``cacheRead`` (unless the message's own
     ``totalTokens`` counts the reads beside ``input``, as a pi subtracting them would write)."""
     reads = count(usage.get("cacheRead"), where, "usage.cacheRead")
@@ -64,12 +67,12 @@ def _usage(usage: dict, where: str, api: object = None) -> Usage:
     output = count(usage.get("output"), where, "usage.output")
     if api in _INPUT_INCLUDES_READS and 0 < reads <= tokens_in and usage.get("totalTokens") != tokens_in + reads + output:
         tokens_in -= reads
-    return Usage(
-        cache_read=reads,
-        cache_write_5m=count(usage.get("cacheWrite"), where, "usage.cacheWrite"),
-        uncached=tokens_in,
-        output=output,
-    )
+    written = count(usage.get("cacheWrite"), where, "usage.cacheWrite")
+    # Later pi (late 2026) writes Anthropic's 1 h writes apart: cacheWrite1h, a part of cacheWrite.
+    hour = count(usage.get("cacheWrite1h"), where, "usage.cacheWrite1h")
+    if hour > written:
+        raise UserError(f"{where}: usage.cacheWrite1h ({hour}) exceeds usage.cacheWrite ({written}), which holds it")
+    return Usage(cache_read=reads, cache_write_5m=written - hour, cache_write_1h=hour, uncached=tokens_in, output=output)
 
 
 class _Session:
@@ -213,6 +216,8 @@ FORMAT = LogFormat(
         "tree sessions (newer pi): entries linked by id / parentId, branches and retries from one entry",
         "sessions branched from another file (branchedFrom / parentSession)",
         "Gemini through the google-generative-ai / google-vertex APIs: input includes cacheRead (every pi version to 2026-03 at least)",
+        "later pi (earendil-works/pi, late 2026): usage.cacheWrite1h (Anthropic's 1 h writes, a part of cacheWrite), "
+        "usage.reasoning (a part of output)",
     ),
     head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
     "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",
