@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from prefixbench.reports.cli import run
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.audit.core import load_trace
+from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format
 
 T0 = 1770000000.0
@@ -273,3 +273,44 @@ def test_kimi_code_protocol_1_1_records_without_agent_ids_or_llm_requests(tmp_pa
     assert (request.lane, request.lane_kind, request.model, request.provider) == ("agent:agent-3", "subagent", "kimi-k2", "moonshot")
     assert (request.sent_ms, request.ready_ms, request.done_ms) == (MS + 100, MS + 200, MS + 302)
     assert (request.usage.uncached, request.usage.output) == (10, 5)  # the step.end copy is not counted again
+
+
+def test_kimi_code_forked_session_does_not_count_the_sources_copied_calls(tmp_path: Path) -> None:
+    """Kimi Code's session fork (agent-core-v2, July 2026 on) writes the new session's
+    agents/<agent>/wire.jsonl as the source's records, usage.record lines included, then a
+    ``forked`` record; the fork's own records follow. Main counted the copy again: 5 calls for 3,
+    and the fork's own file 3 calls for 1."""
+    sessions = tmp_path / "sessions" / "wd_w_0123456789ab"
+    source_records = [
+        _code(1000, "turn.prompt", agentId="main", input=[{"type": "text", "text": "plan it"}], origin="user"),
+        _llm(1100),
+        _record(5000, 9000, 100),
+        _code(6000, "context.append_message", agentId="main", message={"role": "tool", "content": []}),
+        _llm(6100),
+        _record(9000, 300, 50, read=8960),
+    ]
+    _code_file(sessions / "session_src" / "agents" / "main" / "wire.jsonl", source_records)
+    fork = _code_file(sessions / "session_fork" / "agents" / "main" / "wire.jsonl", [
+        *source_records,
+        {"type": "forked", "agentId": "main", "time": MS + 60000},                    # line 8
+        _code(61000, "turn.prompt", agentId="main", input=[{"type": "text", "text": "another way"}], origin="user"),
+        _llm(61100),
+        _record(64000, 40, 70, read=9344),                                            # line 11
+    ])
+    requests, summaries = load_trace([fork])
+    # The fork's own file: one call of its own, field by field; the two above line 8 are skipped.
+    assert [(r.line, r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests] == [(11, 40, 9344, 0, 70)]
+    assert [line for line, why in summaries[0].skipped if "copied above the forked record" in why] == [4, 7]
+    assert ("fork", "a forked session (forked record at line 8): the records above it are the source's") in requests[0].events
+    assert any("the 2 usage.record(s) above its forked record are the source session's" in note for note in summaries[0].notes)
+
+    both, _ = load_trace([tmp_path])
+    # Both sessions: each call once. Hand sums: uncached 9000 + 300 + 40, read 8960 + 9344, output 100 + 50 + 70.
+    assert len(both) == 3
+    assert (sum(r.usage.uncached for r in both), sum(r.usage.cache_read for r in both), sum(r.usage.output for r in both)) == (9340, 18304, 220)
+    source_last = next(r for r in both if "session_src" in r.file and r.line == 7)
+    fork_first = next(r for r in both if "session_fork" in r.file)
+    assert fork_first.prefix.parent == source_last.prefix.node  # the fork goes on from the source's last call
+    result = run_audit([tmp_path])
+    fork_row = next(row for row in result.rows if "session_fork" in row.file)
+    assert fork_row.predicted_cache_read > 9000  # the source's last prompt, cached, not a cold start

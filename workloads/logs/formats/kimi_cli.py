@@ -48,6 +48,13 @@ its response begun at the step's first ``content.part``, ended at the record. Th
 so sessions sharing them share it, and a tools hash that changes is a logged tool change;
 ``turn.prompt`` / ``turn.steer`` are user turns, a ``compaction`` call is flagged as one and
 ``context.apply_compaction`` / ``context.clear`` / ``context.undo`` start a new chain.
+
+A forked Kimi Code session (agent-core-v2, July 2026 on: ``/fork``, a fork at a turn) opens with a
+copy of the source session's records for that agent, its ``usage.record`` lines included, ended by
+a ``forked`` record; the session's own records follow. The calls above the last ``forked`` record
+are the source's, counted in the source's own file, never here; the fork's first call extends the
+source's last (a Kimi Code call's node is its agent, time and usage, the same in the copy and the
+source, so the audit links them when the source's file is read too).
 """
 
 from __future__ import annotations
@@ -163,6 +170,8 @@ class _Session:
         self.own_lane = f"agent:{path.parent.name}" if path.parent.parent.name == "subagents" else "main"
         self.code_agent = f"agent:{path.parent.name}" if path.parent.parent.name == "agents" and path.parent.name != "main" else ""
         self.code = False
+        #: Kimi Code: the calls of the source session copied above a ``forked`` record.
+        self.copied_calls = 0
 
     def lane(self, name: str) -> _Lane:
         found = self.lanes.get(name)
@@ -236,6 +245,21 @@ class _Session:
             if not isinstance(usage, dict):
                 raise UserError(f"{where}: usage.record usage is not an object")
             self.code_call(record, lane, value, usage, when)
+        elif kind == "forked":
+            self.code_forked(record)
+
+    def code_forked(self, record: Record) -> None:
+        """A ``forked`` record: every call above it is the source session's, copied in when this
+        session was forked from it (counted in the source's own file). Each lane goes on from its
+        last copied call, which names the source's call (same agent, time and usage)."""
+        for request in self.out:
+            self.skipped.append((request.line, "usage.record of the source session, copied above the forked record: counted in that session's own wire.jsonl"))
+        self.copied_calls += len(self.out)
+        self.out = []
+        for lane in self.lanes.values():
+            lane.events = [("fork", f"a forked session (forked record at line {record.line}): the records above it are the source's")]
+            lane.blocks, lane.pending = 0, []
+            lane.request, lane.step_ms, lane.ready_ms = None, None, None
 
     def code_call(self, record: Record, lane: _Lane, value: dict, usage: dict, when: int | None) -> None:
         where = f"{self.name}:{record.line}"
@@ -267,7 +291,9 @@ class _Session:
         lane.tools = tools if tools is not None else lane.tools
         lane.effort = effort if isinstance(effort, str) else lane.effort
         compaction = request.get("kind") == "compaction"
-        node = f"kimi-cli:{self.name}#{record.line}"
+        # The call's agent, time and usage: the same in a forked session's copy of it (see the module doc).
+        node = (f"kimi-code:{lane.name}@{value['time']}:{reported.uncached}/{reported.cache_read}/{reported.cache_write_5m}/{reported.output}"
+                if isinstance(value.get("time"), int) and not isinstance(value.get("time"), bool) else f"kimi-cli:{self.name}#{record.line}")
         self.out.append(
             TraceRequest(
                 file=self.name,
@@ -417,6 +443,12 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes.append("a context.jsonl holds the messages, not per-call usage: no calls to audit here (audit the wire.jsonl beside it)")
     elif not session.out and session.status_without_usage:
         notes.append("StatusUpdate without token_usage only (Kimi CLI before December 2025): no per-call usage to audit")
+    if session.copied_calls:
+        notes.append(
+            f"a forked Kimi Code session: the {session.copied_calls} usage.record(s) above its forked record are the source "
+            "session's, copied in at the fork (counted in that session's own wire.jsonl, not here); its first call extends the "
+            "source's last, when the source's file is in the audit"
+        )
     if session.compactions:
         notes.append(
             f"{session.compactions} compaction(s)"
@@ -440,6 +472,7 @@ FORMAT = LogFormat(
         "subagents: SubagentEvent {task_tool_call_id | parent_tool_call_id, agent_id, subagent_type, event} lanes; newer versions also write subagents/<id>/wire.jsonl (counted once)",
         "context.jsonl beside it: messages only, recognised and read as no calls",
         "Kimi Code (May 2026 on, wire protocol 1.0 to 1.5): agents/<main | agent-N>/wire.jsonl, llm.request then usage.record {inputOther, output, inputCacheRead, inputCacheCreation} per call",
+        "Kimi Code forked sessions (agent-core-v2, July 2026 on, wire protocol 1.5): the source's records copied above a forked record, not counted again",
     ),
     aliases=("kimi", "kimi-code"),
     # context.jsonl's messages ({role, content}) look like a Cline conversation history.
