@@ -63,6 +63,7 @@ KIMI_CODE_SEEDS: list[dict] = [
     {"type": "usage.record", "agentId": "main", "model": "kimi-for-coding", "usageScope": "turn",
      "usage": {"inputOther": 900, "output": 9, "inputCacheRead": 4096, "inputCacheCreation": 0}, "time": 1783466605000},
     {"type": "context.apply_compaction", "agentId": "main", "time": 1783466606000},
+    {"type": "forked", "agentId": "main", "time": 1783466606500},  # a forked session: the records above are its source's
     {"type": "llm.request", "agentId": "agent-1", "kind": "compaction", "provider": "anthropic", "model": "claude-sonnet-4-5",
      "systemPromptHash": "s2", "toolsHash": "t2", "messageCount": 9, "time": 1783466607000},
     {"type": "usage.record", "agentId": "agent-1", "model": "x", "usage": {"inputOther": 3, "output": 1, "inputCacheRead": 0, "inputCacheCreation": 700}, "time": 1783466608000},

@@ -122,6 +122,10 @@ SEEDS: dict[str, list[dict]] = {
         {"type": "message", "id": "e2", "parentId": "e1", "timestamp": "2025-12-09T00:53:31.825Z", "message": {"role": "assistant", "provider": "google",
          "api": "google-generative-ai", "model": "gemini-3.1-pro", "timestamp": 1765233666294,
          "usage": {"input": 5000, "output": 20, "cacheRead": 4000, "cacheWrite": 0, "totalTokens": 5020, "cost": {"total": 0.01}}}},
+        # Later pi: Anthropic's 1 h writes apart, inside cacheWrite; reasoning inside output.
+        {"type": "message", "id": "e3", "parentId": "e2", "timestamp": "2025-12-09T00:53:32.825Z", "message": {"role": "assistant", "provider": "anthropic",
+         "api": "anthropic-messages", "model": "claude-opus-5", "timestamp": 1765233667294,
+         "usage": {"input": 2, "output": 30, "cacheRead": 3000, "cacheWrite": 900, "totalTokens": 3932, "cost": {"total": 0.02}, "cacheWrite1h": 600, "reasoning": 12}}},
     ],
     "mooncake": [
         {"timestamp": 0, "input_length": 1100, "output_length": 5, "hash_ids": [1, 2, 3]},
