@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, mapping
 from prefixbench.simulator.usage import Usage
 
@@ -47,6 +48,21 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     long_part = count(split.get("ephemeral_1h_input_tokens"), where, "cache_creation.ephemeral_1h_input_tokens")
     long_part = min(long_part, written)
     return Usage(read, written - long_part, long_part, uncached, output)
+
+
+def compaction_iterations(usage: Mapping[str, object], where: str) -> list[Mapping[str, object]]:
+    """The server-side compaction samplings of one response (the ``compact-2026-01-12`` beta's
+    ``compact_20260112`` edit, or the ``compaction`` parameter): ``usage.iterations`` lists each
+    sampling, ``{type: "compaction" | "message", input_tokens, output_tokens, cache_read_input_tokens,
+    cache_creation_input_tokens, cache_creation}``, and the top-level counts are the message's
+    only (https://platform.claude.com/docs/en/build-with-claude/compaction): a compaction
+    iteration is a call of its own, read the way the top level is."""
+    iterations = usage.get("iterations")
+    if iterations is None:
+        return []
+    if not isinstance(iterations, list):
+        raise UserError(f"{where}: usage.iterations is not a list ({iterations!r:.40})")
+    return [step for step in iterations if isinstance(step, Mapping) and step.get("type") == "compaction"]
 
 
 #: Rules of the ``anthropic`` model that rest on secondary sources or measurements.

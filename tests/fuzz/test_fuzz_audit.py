@@ -33,6 +33,12 @@ SEEDS: dict[str, list[dict]] = {
         {"type": "system", "subtype": "compact_boundary", "uuid": "c1", "parentUuid": None, "logicalParentUuid": "u2", "timestamp": "2025-09-03T00:09:00.000Z"},
         {"parentUuid": "c1", "isSidechain": False, "sessionId": "s", "type": "assistant", "uuid": "u3", "requestId": "r2",
          "timestamp": "2025-09-03T00:09:01.000Z", "message": {"id": "m2", "model": "claude-opus-4-5", "role": "assistant", "content": [], "usage": USAGE}},
+        # Server-side compaction: usage.iterations, the top level the message's alone.
+        {"parentUuid": "u3", "isSidechain": False, "sessionId": "s", "type": "assistant", "uuid": "u4", "requestId": "r3",
+         "timestamp": "2025-09-03T00:10:01.000Z", "message": {"id": "m3", "model": "claude-opus-4-5", "role": "assistant", "content": [], "usage": {
+             "input_tokens": 4, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 900, "output_tokens": 9, "iterations": [
+                 {"type": "compaction", "input_tokens": 30, "cache_read_input_tokens": 5000, "cache_creation_input_tokens": 0, "output_tokens": 700},
+                 {"type": "message", "input_tokens": 4, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 900, "output_tokens": 9}]}}},
     ],
     "http-capture": [
         # Nova through Bedrock's ConverseStream, the event stream kept as text (framing bytes lost).

@@ -173,3 +173,53 @@ def test_claude_code_pointed_at_another_providers_anthropic_endpoint_is_that_pro
     assert (glm.reported_cache_read, glm.reported_uncached) == (9_984, 500)
     # 500 x 0.60 + 9,984 x 0.11 + 100 x 2.20, per 1M tokens
     assert glm.cost_usd == (500 * Decimal("0.60") + 9_984 * Decimal("0.11") + 100 * Decimal("2.20")) / 1_000_000
+
+
+def _with_iterations(top: dict, *compactions: dict) -> dict:
+    """A response's usage under Anthropic's server-side compaction: ``iterations`` lists the
+    compaction samplings and the message's own, the top level is the message's alone."""
+    message = {key: top[key] for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")}
+    return {**top, "iterations": [*({"type": "compaction", **c} for c in compactions), {"type": "message", **message}]}
+
+
+def test_server_side_compaction_iterations_are_calls_of_their_own_field_by_field(tmp_path: Path) -> None:
+    """A response whose usage.iterations holds a compaction sampling (Anthropic's compaction beta):
+    its top-level counts are the message's alone. Main counted only the top level: 3 calls, input
+    tokens 160,000 short of the log's own sum over iterations."""
+    t = Transcript(version="2.3.0")
+    t.user("go", "2026-11-20T09:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-11-20T09:00:02.000Z", [cc_usage(3, 150000, 0, 40)])
+    t.user("result", "2026-11-20T09:00:03.000Z", tool=True)
+    compaction = {"input_tokens": 2000, "cache_read_input_tokens": 150000, "cache_creation_input_tokens": 0, "output_tokens": 3500}
+    t.assistant("req_2", "2026-11-20T09:00:40.000Z", [_with_iterations(cc_usage(5, 9000, 0, 60), compaction)])
+    t.user("result", "2026-11-20T09:00:41.000Z", tool=True)
+    t.assistant("req_3", "2026-11-20T09:00:43.000Z", [cc_usage(4, 300, 9005, 30)])
+    path = write_jsonl(tmp_path / "s.jsonl", t.lines)
+    requests, _ = load_trace([path])
+    rows = [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write, r.usage.output, r.compaction_call) for r in requests]
+    assert rows == [(3, 0, 150000, 40, False), (2000, 150000, 0, 3500, True), (5, 0, 9000, 60, False), (4, 9005, 300, 30, False)]
+    # The log's own sums over every sampling, by hand: input 3 + 2000 + 5 + 4, read 150,000 + 9,005,
+    # written 150,000 + 9,000 + 300, output 40 + 3,500 + 60 + 30.
+    usages = [r.usage for r in requests]
+    assert (sum(u.uncached for u in usages), sum(u.cache_read for u in usages)) == (2012, 159005)
+    assert (sum(u.cache_write for u in usages), sum(u.output for u in usages)) == (159300, 3630)
+    # The compaction sends the conversation so far (it extends the first call); the message after
+    # it starts a new chain from the compacted context, the next call extends that.
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert requests[2].prefix.parent is None and requests[2].events[0][0] == "compaction"
+    assert requests[3].prefix.parent == requests[2].prefix.node
+    result = run_audit([path])
+    assert [row.reported_cache_read for row in result.rows] == [0, 150000, 0, 9005]
+    assert result.rows[1].predicted_cache_read == 150000  # the compaction read the first call's prompt
+
+
+def test_response_paused_after_a_server_side_compaction_is_the_compaction_alone(tmp_path: Path) -> None:
+    t = Transcript(version="2.3.0")
+    t.user("go", "2026-11-20T09:00:00.000Z", root=True)
+    compaction = {"input_tokens": 40000, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 900}
+    paused = {"input_tokens": 0, "output_tokens": 0, "iterations": [{"type": "compaction", **compaction}]}
+    t.assistant("req_1", "2026-11-20T09:00:20.000Z", [paused])
+    path = write_jsonl(tmp_path / "s.jsonl", t.lines)
+    requests, summaries = load_trace([path])
+    assert [(r.usage.uncached, r.usage.output, r.compaction_call) for r in requests] == [(40000, 900, True)]
+    assert any("paused after a server-side compaction" in why for _, why in summaries[0].skipped)

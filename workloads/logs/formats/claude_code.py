@@ -8,7 +8,9 @@ thread; each inline ``isSidechain`` chain (1.0.x Task subagents) from its root; 
 ``compact_boundary`` starts a new chain in its lane. Order is file order (timestamps tie or go
 backwards in resumed histories); the clock is the timestamps, never allowed to run backwards.
 A request id already counted in an earlier file (history a resumed or forked session copies)
-is counted once. A request is sent at the timestamp of the message it answers; its response
+is counted once. A response whose ``usage.iterations`` holds server-side compaction samplings
+(Anthropic's compaction beta; the top-level counts are the message's alone) is that many
+compaction calls before its own, which starts a new chain. A request is sent at the timestamp of the message it answers; its response
 began no later than its first line's timestamp (written when the first content block was
 complete), which is used as the time its cache entries became readable: a conservative bound
 for concurrent starts.
@@ -25,7 +27,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import ANTHROPIC, provider_of_model
-from prefixbench.simulator.providers.anthropic import read_diagnostic
+from prefixbench.simulator.providers.anthropic import compaction_iterations, read_diagnostic
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
@@ -311,6 +313,39 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     )
 
 
+def _with_server_compactions(walk: _Walk, request: TraceRequest, req: _Request) -> list[TraceRequest]:
+    """A response whose ``usage.iterations`` holds server-side compaction samplings (Anthropic's
+    compaction beta): each is a compaction call of its own, before the response's, sending the
+    conversation the request extends; the top-level usage is the message's alone, whose prompt
+    is the compacted context (a new chain). Without such an iteration, the request as it is."""
+    where = f"{walk.name}:{req.last_line}"
+    steps = compaction_iterations(req.usage, where)
+    if not steps:
+        return [request]
+    out = []
+    for n, step in enumerate(steps):
+        _, usage = _provider_usage(req.model, step, f"{where} (usage.iterations compaction {n})")
+        out.append(msgspec.structs.replace(
+            request,
+            seq=request.seq + n,
+            usage=usage,
+            prefix=msgspec.structs.replace(request.prefix, node=f"{request.prefix.node}#server-compaction{n}"),
+            compaction_call=True,
+        ))
+    event = ("compaction", f"server-side compaction: {len(steps)} compaction iteration(s) in usage.iterations")
+    message = msgspec.structs.replace(
+        request,
+        seq=request.seq + len(steps),
+        prefix=msgspec.structs.replace(request.prefix, parent=None),
+        events=_shared_events((event, *request.events)),
+        messages=(),
+    )
+    if request.usage is not None and request.usage.is_empty:  # paused after the compaction: no message sampled
+        walk.skipped.append((req.last_line, "response paused after a server-side compaction: no message sampled"))
+        return out
+    return [*out, message]
+
+
 #: Every tuple of events met, as one object each (most requests carry one of a few: a user turn).
 _EVENT_SETS: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
 
@@ -332,7 +367,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         walk.entry(record)
     if not seen_any:
         raise UserError(f"{walk.name}:1: empty file, no transcript entries")
-    out = [_trace_request(walk, seq, req) for seq, req in enumerate(_fresh(walk, ctx.claude_requests))]
+    out: list[TraceRequest] = []
+    for req in _fresh(walk, ctx.claude_requests):
+        out.extend(_with_server_compactions(walk, _trace_request(walk, len(out), req), req))
     notes = (
         "system prompt and tools are not in a transcript: each lane's head is an opaque prefix sized from reported reads",
     )
@@ -353,5 +390,7 @@ FORMAT = LogFormat(
         "2.x: subagents in <session>/subagents/agent-<id>.jsonl, agent-acompact-* holding the compaction call; "
         "files may start with file-history-snapshot / queue-operation entries",
         "the chat.json form: the same entries as one JSON array",
+        "responses under Anthropic's server-side compaction (usage.iterations with compaction entries, the top level "
+        "the message's alone): each compaction iteration a compaction call of its own",
     ),
 )
