@@ -314,3 +314,23 @@ def test_kimi_code_forked_session_does_not_count_the_sources_copied_calls(tmp_pa
     result = run_audit([tmp_path])
     fork_row = next(row for row in result.rows if "session_fork" in row.file)
     assert fork_row.predicted_cache_read > 9000  # the source's last prompt, cached, not a cold start
+
+
+def test_a_btw_side_question_is_named_as_a_call_the_wire_does_not_count(tmp_path: Path) -> None:
+    """Kimi CLI's /btw side question (April 2026 on) makes a model call on the conversation so
+    far; the wire holds BtwBegin {id, question} and BtwEnd {id, response} and no usage. The two
+    StatusUpdate calls are counted as before; the side question is listed and noted, not hidden
+    (main said nothing of it)."""
+    path = _write(tmp_path / "sessions" / "h" / "s1" / "wire.jsonl", [
+        _rec(0, "TurnBegin", {"user_input": "fix it"}),
+        _rec(0.5, "StepBegin", {"n": 1}),
+        _status(3, _usage(6000, 80), "chatcmpl-1"),
+        _rec(4, "BtwBegin", {"id": "btw-1", "question": "what does this flag do?"}),   # line 5
+        _rec(6, "BtwEnd", {"id": "btw-1", "response": "It enables caching."}),
+        _rec(7, "StepBegin", {"n": 2}),
+        _status(9, _usage(250, 40, read=6000), "chatcmpl-2"),
+    ], version="1.10")
+    requests, summaries = load_trace([path])
+    assert [(r.line, r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(4, 6000, 0, 80), (8, 250, 6000, 40)]
+    assert summaries[0].skipped == ((5, "/btw side question: its call's usage is not on the wire"),)
+    assert any(n.startswith("1 /btw side question(s)") for n in summaries[0].notes)

@@ -172,6 +172,8 @@ class _Session:
         self.code = False
         #: Kimi Code: the calls of the source session copied above a ``forked`` record.
         self.copied_calls = 0
+        #: Kimi CLI's /btw side questions (calls whose usage is not on the wire).
+        self.side_questions = 0
 
     def lane(self, name: str) -> _Lane:
         found = self.lanes.get(name)
@@ -359,6 +361,11 @@ class _Session:
             case "CompactionEnd":
                 lane.parent = None
                 lane.pending = []
+            case "BtwBegin":
+                # A /btw side question (April 2026 on): one model call on the conversation so far,
+                # whose usage Kimi CLI does not write (BtwEnd holds only its answer).
+                self.skipped.append((record.line, "/btw side question: its call's usage is not on the wire"))
+                self.side_questions += 1
             case "StatusUpdate":
                 usage = payload.get("token_usage")
                 if usage is None:
@@ -443,6 +450,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes.append("a context.jsonl holds the messages, not per-call usage: no calls to audit here (audit the wire.jsonl beside it)")
     elif not session.out and session.status_without_usage:
         notes.append("StatusUpdate without token_usage only (Kimi CLI before December 2025): no per-call usage to audit")
+    if session.side_questions:
+        notes.append(
+            f"{session.side_questions} /btw side question(s): each is a model call on the conversation so far whose usage "
+            "Kimi CLI does not write (BtwBegin / BtwEnd carry the question and answer only): not counted"
+        )
     if session.copied_calls:
         notes.append(
             f"a forked Kimi Code session: the {session.copied_calls} usage.record(s) above its forked record are the source "
@@ -471,6 +483,7 @@ FORMAT = LogFormat(
         "wire protocol 1.1 to 1.10 (January 2026 on): a metadata line {type: metadata, protocol_version} first; later StatusUpdates add context_tokens, plan_mode, mcp_status",
         "subagents: SubagentEvent {task_tool_call_id | parent_tool_call_id, agent_id, subagent_type, event} lanes; newer versions also write subagents/<id>/wire.jsonl (counted once)",
         "context.jsonl beside it: messages only, recognised and read as no calls",
+        "/btw side questions (BtwBegin / BtwEnd, April 2026 on): calls whose usage is not on the wire, listed and noted",
         "Kimi Code (May 2026 on, wire protocol 1.0 to 1.5): agents/<main | agent-N>/wire.jsonl, llm.request then usage.record {inputOther, output, inputCacheRead, inputCacheCreation} per call",
         "Kimi Code forked sessions (agent-core-v2, July 2026 on, wire protocol 1.5): the source's records copied above a forked record, not counted again",
     ),
