@@ -802,3 +802,30 @@ def test_a_fork_of_a_fork_counts_each_thread_once(tmp_path: Path) -> None:
         assert sorted((Path(r.file).parent.name, r.usage.prompt) for r in requests) == [("a", 10000), ("a", 10500), ("b", 11000), ("c", 11500)]
         by = {Path(r.file).parent.name: r for r in requests}
         assert by["c"].prefix.parent == by["b"].prefix.node
+
+
+def test_the_newest_rollout_record_kinds_leave_the_counts_as_they_are(tmp_path: Path) -> None:
+    """Codex 0.160 on (openai/codex codex-rs/history's RolloutItem, late 2026) also writes
+    ``world_state``, ``inter_agent_communication`` / ``_metadata``, ``retained_context``,
+    ``security_risk_score`` and ``realtime_item`` lines, and a ``compacted`` record carries
+    ``latest_token_usage_record``, a snapshot of an earlier response's record: none is a call.
+    Two calls, field by field: prompts 10,000 and 10,500 (10,368 read), outputs 400 and 30."""
+    lines = [
+        PARENT_LINES[0],
+        ("2026-11-20T11:14:22.500Z", "world_state", {"full": True, "state": {"cwd": "/w"}}),
+        *PARENT_LINES[1:3],
+        ("2026-11-20T11:14:25.000Z", "inter_agent_communication_metadata", {"trigger_turn": False}),
+        ("2026-11-20T11:14:25.100Z", "security_risk_score", {"score": 0.1}),
+        ("2026-11-20T11:14:29.900Z", "token_usage_record", _record(10000, 0, 400, "resp_1")),
+        PARENT_LINES[3],
+        ("2026-11-20T11:14:30.500Z", "retained_context", {"type": "verified_answer"}),
+        ("2026-11-20T11:14:30.600Z", "realtime_item", {"kind": "presence"}),
+        PARENT_LINES[4],
+        ("2026-11-20T11:14:39.900Z", "token_usage_record", _record(10500, 10368, 30, "resp_2")),
+        PARENT_LINES[5],
+        ("2026-11-20T11:14:41.000Z", "compacted", {"message": "", "window_number": 1,
+                                                   "latest_token_usage_record": _record(10500, 10368, 30, "resp_2")}),
+    ]
+    requests, summaries = load_trace([_paginated(tmp_path / "rollout-n.jsonl", lines)])
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(10000, 0, 400), (132, 10368, 30)]
+    assert summaries[0].requests == 2

@@ -670,6 +670,8 @@ FORMAT = LogFormat(
         "forks of Codex 0.35-0.125+ (and 0.107+ subagents spawned with their parent's history): the source's rollout copied "
         "after the fork's session_meta, re-timestamped, unmarked: the run of records written with that second session_meta "
         "(each within 100 ms of the one before) is not counted, nor, the source's rollout read first, its calls after a stall",
+        "Codex 0.160 on: world_state, inter_agent_communication(_metadata), retained_context, security_risk_score and "
+        "realtime_item lines, and compacted.latest_token_usage_record (a snapshot of an earlier response's record): none a call",
         "older rollouts (record_type lines, or a first line {id, timestamp, instructions}): no usage, read as no calls",
     ),
 )
