@@ -219,7 +219,12 @@ def test_response_paused_after_a_server_side_compaction_is_the_compaction_alone(
     compaction = {"input_tokens": 40000, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0, "output_tokens": 900}
     paused = {"input_tokens": 0, "output_tokens": 0, "iterations": [{"type": "compaction", **compaction}]}
     t.assistant("req_1", "2026-11-20T09:00:20.000Z", [paused])
+    t.user("go on from the summary", "2026-11-20T09:00:21.000Z")
+    t.assistant("req_2", "2026-11-20T09:00:24.000Z", [cc_usage(6, 1500, 0, 70)])
     path = write_jsonl(tmp_path / "s.jsonl", t.lines)
     requests, summaries = load_trace([path])
-    assert [(r.usage.uncached, r.usage.output, r.compaction_call) for r in requests] == [(40000, 900, True)]
+    assert [(r.usage.uncached, r.usage.cache_write, r.usage.output, r.compaction_call) for r in requests] == [
+        (40000, 0, 900, True), (6, 1500, 70, False)]
     assert any("paused after a server-side compaction" in why for _, why in summaries[0].skipped)
+    # The request after the pause sends the summary in place of the conversation: a new chain.
+    assert requests[1].prefix.parent is None and requests[1].events[0][0] == "compaction"

@@ -368,8 +368,21 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if not seen_any:
         raise UserError(f"{walk.name}:1: empty file, no transcript entries")
     out: list[TraceRequest] = []
+    paused: set[str] = set()  # nodes of responses paused after a server-side compaction
     for req in _fresh(walk, ctx.claude_requests):
-        out.extend(_with_server_compactions(walk, _trace_request(walk, len(out), req), req))
+        request = _trace_request(walk, len(out), req)
+        if request.prefix is not None and request.prefix.parent in paused:
+            # The request after a pause sends the compaction's summary in place of what it
+            # summarized: a new chain.
+            request = msgspec.structs.replace(
+                request,
+                prefix=msgspec.structs.replace(request.prefix, parent=None),
+                events=_shared_events((("compaction", "after a response paused at a server-side compaction"), *request.events)),
+            )
+        calls = _with_server_compactions(walk, request, req)
+        if calls[-1].compaction_call and request.prefix is not None:
+            paused.add(request.prefix.node)
+        out.extend(calls)
     notes = (
         "system prompt and tools are not in a transcript: each lane's head is an opaque prefix sized from reported reads",
     )
