@@ -21,6 +21,10 @@ this module is the mechanism they share.
 * **Write.** The prompt is stored; ``written_tokens`` = prompt - cached (billed at a write price
   only where the price row has one).
 * **Lifetime.** ``ttl_ms`` idle (a read refreshes), or none.
+* **Output** (``cache_output``, off by default; Z.AI's ``zai`` turns it on). The model's reply
+  is stored after its prompt as it is produced (``observe_output``), so a next prompt that
+  sends it back as the model wrote it (its reasoning included) reads into it; a prompt that
+  sends it back otherwise reads as far as the two agree.
 
 :class:`MarkedCache` (``qwen``, ``minimax``): a request carrying ``cache_control`` markers is
 explicit, one without is implicit, never both (``mode=per-request``); ``mode=explicit`` marks an
@@ -51,9 +55,9 @@ from prefixbench.simulator.cache import CacheVerdict
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.prefix_tree import PrefixTree
-from prefixbench.simulator.render import RenderedBreakpoint, RenderedRequest, last_cacheable_block
+from prefixbench.simulator.render import RenderedBreakpoint, RenderedRequest, RenderedUnit, last_cacheable_block
 from prefixbench.simulator.tokenizer import STREAM_BYTES, Tokenizer, make_tokenizer
-from prefixbench.simulator.tokens import TokenView, TokenizedModel, token_view
+from prefixbench.simulator.tokens import TokenView, TokenizedModel, reply_view, token_view
 from prefixbench.simulator.wire import Envelope
 
 Routing = Literal["sticky", "prefix", "random"]
@@ -84,6 +88,7 @@ class AutomaticCache(TokenizedModel):
         routing: Routing = "sticky",
         evict_p: float = 0.0,
         seed: int = 0,
+        cache_output: bool = False,
     ) -> None:
         """Args:
         name: the ``--cache`` name, for messages and reports.
@@ -97,6 +102,7 @@ class AutomaticCache(TokenizedModel):
         routing: ``sticky``, ``prefix`` or ``random`` (see the module doc).
         evict_p: chance that a request's server has lost everything before it.
         seed: seed of the ``random`` routing and eviction draws.
+        cache_output: store each reply after its prompt (see the module doc).
 
         Raises:
             UserError: a bad option, naming it.
@@ -116,7 +122,10 @@ class AutomaticCache(TokenizedModel):
             raise UserError(f"{name}: evict_p must be a probability from 0 to 1, got {evict_p!r}")
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise UserError(f"{name}: seed must be an integer, got {seed!r}")
+        if not isinstance(cache_output, bool):
+            raise UserError(f"{name}: cache_output must be true or false, got {cache_output!r}")
         self.tokenizer = make_tokenizer(tokenizer)
+        self.cache_output = cache_output
         self.block = block
         self.block_by_model = block_by_model
         self.min_tokens = min_tokens
@@ -128,6 +137,8 @@ class AutomaticCache(TokenizedModel):
         self.evict_p = float(evict_p)
         self._random = random.Random(seed)
         self._trees: dict[tuple[Envelope, int], PrefixTree] = {}
+        #: The family and server of the request observed last (its reply goes to the same server).
+        self._last_key: tuple[Envelope, int] | None = None
 
     def minimum(self, model: str) -> int:
         """The shortest prefix ``model`` caches."""
@@ -168,7 +179,7 @@ class AutomaticCache(TokenizedModel):
 
     def observe_view(self, rendered: RenderedRequest, view: TokenView, envelope: Envelope, tick: int) -> CacheVerdict:
         """:meth:`observe` on a token view already made."""
-        key = (envelope, self.server_of(rendered, envelope, view))
+        key = self._last_key = (envelope, self.server_of(rendered, envelope, view))
         if self.evict_p and self._random.random() < self.evict_p:
             self._trees.pop(key, None)
         tree = self._trees.setdefault(key, PrefixTree())
@@ -184,6 +195,20 @@ class AutomaticCache(TokenizedModel):
             cached = 0
         tree.insert(view.stream, tick, stale_tick=stale_tick)
         return CacheVerdict(prompt, cached, prompt - cached)
+
+    def observe_output(self, rendered: RenderedRequest, envelope: Envelope, reply: RenderedUnit, tick: int) -> None:
+        """Store the reply after its prompt (prompt + reply) on the server the prompt, observed
+        just before, went to; with ``cache_output`` only. A prompt under the minimum stored
+        nothing, and neither does its reply."""
+        if not self.cache_output:
+            return
+        prompt = token_view(rendered, self.tokenizer)
+        if prompt.num_tokens < max(self.minimum(envelope.model), 1):
+            return
+        key = self._last_key if self._last_key is not None and self._last_key[0] == envelope else (envelope, 0)
+        tree = self._trees.setdefault(key, PrefixTree())
+        view = reply_view(prompt, reply, self.tokenizer)
+        tree.insert(view.stream, tick, stale_tick=None if self.ttl_ms is None else tick - self.ttl_ms)
 
 
 class MarkedCache(TokenizedModel):

@@ -19,6 +19,27 @@ endpoint reports the Messages shape. No step, minimum or lifetime is published.
 
 So ``block=1`` by default and 64 for the glm-5 models (``block_tokens_by_model``), chain and
 bodies alike; ``block=64`` reads every model in 64s.
+
+**The answer is cached too** [M] (``caches_output``, the ``cache_output`` option): a next prompt
+that sends the previous answer back as the model wrote it reads past the previous prompt into
+that answer. Z.AI's thinking-mode guide says only that the reasoning sent back must be the
+model's own, unmodified, or "cache hit rates may be affected" [O]; what the reads show:
+
+* glm-4.6 on the coding endpoint, Crush (which sends ``reasoning_content`` and the tool calls
+  back verbatim), its recorded agent tests of 2025-10 to 2026-04 (438 follow-ups of distinct
+  recordings): 210 read the previous prompt and all of the answer but its last 1 (to 2026-02)
+  or 2 tokens (2026-03/04: 99 of 99); where Crush dropped the reasoning (2025-10/11) 15 read 2
+  tokens past the prompt; 212 (none after 2026-02) found no entry of their own and fell back to
+  the prefix the runs share; 1 ended just short of the previous prompt, 1 17 tokens past it.
+* glm-5.2 on the coding plan: 2 of OpenCode's 41 follow-ups (both after a user message) read
+  past the previous prompt, to the 64-step under prompt + answer (13,056 = 11,799 + 1,286
+  rounded); the other 39 (its 35 tool-loop calls among them) and every follow-up of the
+  pi-based GJC (522; pi sends unsigned thinking back as text) stopped at the previous prompt.
+
+So the agent decides whether the answer is read (the formats' ``replays_output``; the byte-level
+model compares the bodies) and the provider keeps it. Unknown: whether glm-5 keeps the answer
+of a tool-call turn (OpenCode's tool loops do not show it, and no recording of an agent that
+sends those back verbatim to glm-5 through Z.AI is at hand).
 """
 
 from __future__ import annotations
@@ -34,6 +55,9 @@ OPTIONS = (
     CacheOption(key="block", default=DEFAULT_BLOCK,
                 seen=f"1 (glm-4.6, Z.AI's coding endpoint [M]) - {GLM5_BLOCK} (glm-5.2, coding plan, both endpoints [M]; the audit's step for glm-5)",
                 source="M", help="read step in tokens"),
+    CacheOption(key="cache_output", default=True,
+                seen="glm-4.6: every follow-up of Crush past the previous prompt read its answer but 1-2 tokens; glm-5.2: 2 of OpenCode's 41",
+                source="M", help="keep each answer after its prompt, for a next prompt that sends it back verbatim"),
 )
 
 RULES = ProviderRules(
@@ -49,8 +73,10 @@ RULES = ProviderRules(
     read_multiplier=0.18,
     write_multiplier=1.0,
     best_effort_note="Z.AI publishes no cache rules; a miss may be its own doing",
+    # [M] The answer is kept after its prompt: see the module doc.
+    caches_output=True,
     body_model="zai",
     chain_as="zai",
     cache_options=OPTIONS,
-    sources=("https://docs.z.ai/guides/overview/pricing",),
+    sources=("https://docs.z.ai/guides/overview/pricing", "https://docs.z.ai/guides/capabilities/thinking-mode"),
 )

@@ -6,7 +6,8 @@ counted as whole tokens of the request (``tokens_within``). The models see reque
 (``observe``), as the reference does: no replies, so no model can know more than it.
 
 * openai pre-5.6: ``rounded_hit(T_ref)`` exactly (every prompt here is over 1024 tokens); with
-  ``cache_output`` too, when the reference is also shown each prompt + its reply.
+  ``cache_output`` too, when the reference is also shown each prompt + its reply; zai with
+  ``cache_output`` (its default): ``floor(T_ref / block) * block`` so shown.
 * openai 5.6: the deepest earlier prompt of the family that is a prefix, exactly.
 * deepseek: between the 128-token floor of ``min(T_ref, n - 1)`` and ``min(T_ref, n - 1)``.
 * vllm: ``floor(min(T_ref, n - 1) / 16) * 16`` exactly; radix: ``min(T_ref, n - 1)`` exactly.
@@ -137,6 +138,25 @@ def test_openai_keeping_output_reads_what_it_shares_with_a_prompt_or_a_prompt_an
         verdict = model.observe(rendered, envelope, tick)
         check_common(rendered, t_ref, verdict)
         assert verdict.cached_tokens == rounded_hit(t_ref)
+        reply = Message("assistant", (Text(reply_text),))
+        model.observe_output(rendered, envelope, render_message(reply), tick)
+        reference.store(rendered, envelope)
+        reference.store(render_request(Request(envelope, (*request.messages, reply), request.system)), envelope)
+
+
+@settings(max_examples=80, deadline=None)
+@given(replied_sequences(), st.sampled_from([1, 64]))
+def test_zai_keeping_output_reads_what_it_shares_with_a_prompt_or_a_prompt_and_its_reply(sequence, block):
+    # Z.AI keeps each answer after its prompt (its default): exactly the reference's prefix in
+    # whole blocks, when the reference is shown each prompt and each prompt + its reply.
+    model, reference = make_cache("zai", block=block), ByteExactCache()
+    for tick, (envelope, parts, reply_text) in enumerate(sequence):
+        request = make_request(parts, envelope)
+        rendered = render_request(request)
+        t_ref = tokens_within(rendered, HEURISTIC, reference.match(rendered, envelope).cached_bytes)
+        verdict = model.observe(rendered, envelope, tick)
+        check_common(rendered, t_ref, verdict)
+        assert verdict.cached_tokens == t_ref // block * block
         reply = Message("assistant", (Text(reply_text),))
         model.observe_output(rendered, envelope, render_message(reply), tick)
         reference.store(rendered, envelope)

@@ -1613,14 +1613,14 @@ def _notes(
     if replays:
         notes.append(
             f"{replays} call(s) send their response back whole to a cache that keeps output (OpenAI: measured on Codex "
-            "rollouts, not documented; DeepSeek: documented): the next call's read is predicted up to the previous prompt "
+            "rollouts, not documented; DeepSeek: documented; Z.AI: measured on Crush's GLM calls): the next call's read is predicted up to the previous prompt "
             "+ output; a read of the previous prompt alone is not counted as a miss"
         )
     kept, held = replies
     if kept:
         notes.append(
             f"{kept} captured call(s) answered by a cache that keeps output (OpenAI: measured on Codex traffic, not "
-            f"documented; DeepSeek: documented): the byte-level model keeps each response after its prompt, and for {held} "
+            f"documented; DeepSeek: documented; Z.AI: measured on Crush's GLM calls): the byte-level model keeps each response after its prompt, and for {held} "
             "of them the next body of the lane sent it back whole and reads into it; a read of the previous prompt alone "
             "is not counted as a miss"
         )

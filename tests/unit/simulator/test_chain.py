@@ -108,6 +108,26 @@ def test_deepseek_stores_a_unit_at_the_end_of_the_output() -> None:
     assert _send(cache, "b", "a", 3_600, 10_000).read == 3_328
 
 
+def test_zai_reads_into_the_previous_answer_sent_back_verbatim() -> None:
+    # Crush's read_a_file run on glm-4.6 (Z.AI's coding endpoint, 2026-04-15): a 7,120-token
+    # prompt answered with 37 tokens (25 of reasoning), which Crush sends back verbatim; the
+    # next prompt (7,180) read 7,155, the prompt and the answer but 2 tokens. The chain model
+    # reads 7,157 there (was 7,120: 35 short, now 2 over), to the token on glm-4.6.
+    cache = ChainCache("zai")
+    _send(cache, "a", None, 7_120, 0, model="glm-4.6", output=37)
+    assert _send(cache, "b", "a", 7_180, 2_000, model="glm-4.6").read == 7_157
+    # glm-5.2 counts in 64s: 11,799 + 1,286 out = 13,085, read as 13,056 (what OpenCode's
+    # session on Z.AI's coding plan read after a finished turn), against 11,776 for the prompt.
+    cache = ChainCache("zai")
+    _send(cache, "a", None, 11_799, 0, model="glm-5.2", output=1_286)
+    assert _send(cache, "b", "a", 13_295, 2_000, model="glm-5.2").read == 13_056
+    # An agent whose format does not replay the answer (output 0: OpenCode's and pi's GLM calls)
+    # reads the previous prompt only.
+    cache = ChainCache("zai")
+    _send(cache, "a", None, 11_799, 0, model="glm-5.2")
+    assert _send(cache, "b", "a", 13_295, 2_000, model="glm-5.2").read == 11_776
+
+
 def test_deepseek_reads_before_v4_count_in_64_token_units() -> None:
     # Reads sent before V4's launch (2026-04-24) count in the 2024 guide's 64-token units, later
     # ones in 128: 3,400 tokens read are 3,392 on 2025-10-15 and 3,328 on 2026-05-18.

@@ -174,6 +174,49 @@ def test_minimax_caches_automatically_from_512_tokens():
 # --- options and prices ------------------------------------------------------------------------
 
 
+# --- Z.AI: the answer kept after its prompt ---------------------------------------------------
+
+GLM = Envelope("zai", "glm-4.6")
+
+
+def test_zai_keeps_the_answer_after_its_prompt_for_a_prompt_that_sends_it_back_verbatim():
+    # A 1,100-token prompt (a + b), then its 300-token answer y, then a prompt that sends y
+    # back as the model wrote it and adds a 100-token tool result (1,500 tokens): 1,400 read,
+    # prompt and answer (Crush on glm-4.6 read all but 1-2 tokens of each answer). main read
+    # 1,100, the prompt only.
+    y, y2 = make_unit("y", 300, assistant=True), make_unit("z", 300, assistant=True)
+    cache = make_cache("zai")
+    cache.observe(request(A, B), GLM, 0)
+    cache.observe_output(request(A, B), GLM, y, 0)
+    assert cache.observe(request(A, B, y, D), GLM, 1) == CacheVerdict(1500, 1400, 100)
+    # An answer sent back otherwise (its reasoning dropped: another 300 tokens) reads the
+    # prompt and what the two answers share, their opening (4 tokens here; where Crush dropped
+    # the reasoning, in 2025-10, glm-4.6 read 2 tokens past the prompt).
+    cache = make_cache("zai")
+    cache.observe(request(A, B), GLM, 0)
+    cache.observe_output(request(A, B), GLM, y, 0)
+    assert cache.observe(request(A, B, y2, D), GLM, 1).cached_tokens == 1104
+    # Off (a sweep asking for it): the prompt only.
+    cache = make_cache("zai", cache_output="false")
+    cache.observe(request(A, B), GLM, 0)
+    cache.observe_output(request(A, B), GLM, y, 0)
+    assert cache.observe(request(A, B, y, D), GLM, 1).cached_tokens == 1100
+    assert option_lines("zai")[1].startswith("cache_output=true [M] (seen glm-4.6: ")
+
+
+def test_an_automatic_cache_keeps_no_answer_unless_asked():
+    # xAI's, Kimi's and Gemini's caches keep the prompt only (nothing measured otherwise).
+    y = make_unit("y", 300, assistant=True)
+    cache = make_cache("xai")
+    cache.observe(request(A, B), GROK, 0)
+    cache.observe_output(request(A, B), GROK, y, 0)
+    assert cache.observe(request(A, B, y, D), GROK, 1).cached_tokens == 1100
+    with pytest.raises(UserError, match="xai: cache_output must be true or false, got 'maybe'"):
+        from prefixbench.simulator.automatic import AutomaticCache
+
+        AutomaticCache(name="xai", cache_output="maybe")  # type: ignore[arg-type]
+
+
 def test_every_option_is_named_with_its_default_source_and_range():
     name, options = parse_cache_spec("xai:block=64,routing=random")
     cache = make_cache(name, **options)
