@@ -113,3 +113,66 @@ def test_a_miss_on_a_server_of_unknown_cache_says_so(tmp_path: Path) -> None:
     path.write_text(json.dumps(line) + "\n")
     row = run_audit([path]).rows[1]
     assert row.cause == "unexplained" and "a server whose cache prefixbench does not model" in (row.detail or "")
+
+
+# --- OpenHands 1.x (software-agent-sdk): conversations/<id>/base_state.json with events/ beside it.
+# The fixture is written here from the SDK's ConversationState, ConversationStats and TokenUsage
+# (openhands-sdk/openhands/sdk/conversation/{state,conversation_stats}.py, llm/utils/metrics.py).
+V1 = Path(__file__).parent / "fixtures" / "openhands-v1" / "7c0ffee15d2a4b8e9f31a6b2c4d8e0f1"
+
+
+def test_v1_conversation_folder_totals_equal_the_hand_sums() -> None:
+    # agent: prompts 6600 + 7000 + 7700, reads 0 + 6500 + 6600, writes 6500 + 400 + 1000, outputs 210 + 120 + 210;
+    # condenser: prompt 9000, read 6600, write 1200, output 800. LiteLLM's prompt_tokens holds reads and writes.
+    t = run_audit([V1.parent]).totals
+    assert t.requests == 4
+    assert t.cache_read == 0 + 6500 + 6600 + 6600 == 19700
+    assert t.cache_write == 6500 + 400 + 1000 + 1200 == 9100
+    assert t.input == (6600 - 0 - 6500) + (7000 - 6500 - 400) + (7700 - 6600 - 1000) + (9000 - 6600 - 1200) == 1500
+    assert t.input + t.cache_read + t.cache_write == 6600 + 7000 + 7700 + 9000
+    assert t.output == 210 + 120 + 210 + 800 == 1340
+
+
+def test_v1_state_one_call_per_token_usage_each_llm_its_lane() -> None:
+    path = V1 / "base_state.json"
+    requests, summary = import_file(path, detect_format(path), ImportContext())
+    assert [(r.lane, r.lane_kind, r.request_id, r.provider, r.model) for r in requests] == [
+        ("main", "main", "chatcmpl-a1", "anthropic", "claude-sonnet-4-5-20250929"),
+        ("main", "main", "chatcmpl-a2", "anthropic", "claude-sonnet-4-5-20250929"),
+        ("main", "main", "chatcmpl-a3", "anthropic", "claude-sonnet-4-5-20250929"),
+        ("condenser", "compaction", "chatcmpl-c1", "anthropic", "claude-sonnet-4-5-20250929"),
+    ]
+    assert requests[1].usage == Usage(cache_read=6500, cache_write_5m=400, uncached=100, output=120)
+    assert any("agent: 3, condenser: 1" in note for note in summary.notes)
+
+
+def test_v1_event_files_are_read_with_their_state_or_alone_yield_no_call(tmp_path: Path) -> None:
+    events = sorted((V1 / "events").iterdir())
+    assert all(FORMATS["openhands"].read_with(e, json.loads(e.read_text())) == V1 / "base_state.json" for e in events)
+    alone = tmp_path / "event-00001-x.json"
+    alone.write_text((V1 / "events" / events[1].name).read_text())  # a user MessageEvent
+    requests, summary = import_file(alone, detect_format(alone), ImportContext())
+    assert requests == [] and "base_state.json" in summary.notes[0]
+
+
+def test_v1_preview_service_to_metrics_and_a_repeated_response_once(tmp_path: Path) -> None:
+    # SDK 1.0 previews (to 2025-10-19) named the map service_to_metrics and the LLM's id service_id.
+    usage = token_usage("chatcmpl-9", 5000, 20, 4096, 0, "openai/gpt-5")
+    state = {"id": "c1", "agent": {"kind": "Agent", "llm": {"model": "openai/gpt-5", "service_id": "agent"}},
+             "stats": {"service_to_metrics": {"agent": {"model_name": "openai/gpt-5", "token_usages": [usage, usage]}}}}
+    path = tmp_path / "base_state.json"
+    path.write_text(json.dumps(state))
+    requests = import_file(path, detect_format(path), ImportContext())[0]
+    assert [(r.lane, r.provider, r.usage) for r in requests] == [("main", "openai", Usage(cache_read=4096, uncached=904, output=20))]
+
+
+@pytest.mark.parametrize("stats", [
+    {"usage_to_metrics": {"agent": {"token_usages": []}}},
+    {"usage_to_metrics": {"agent": {"token_usages": "none"}}},
+    {"usage_to_metrics": {"agent": {"token_usages": [token_usage("r", 10, 0, 20, 0)]}}},
+])
+def test_v1_bad_states_are_one_line_errors(tmp_path: Path, stats: dict) -> None:
+    path = tmp_path / "base_state.json"
+    path.write_text(json.dumps({"id": "c1", "agent": {"kind": "Agent"}, "stats": stats}))
+    with pytest.raises(UserError, match="base_state.json:1"):
+        import_file(path, FORMATS["openhands"], ImportContext())

@@ -12,7 +12,17 @@ so a call seen both ways (or in every later cumulative copy) is counted once:
   ``cache_creation_input_tokens``), ``response_id``.
 
 ``accumulated_token_usage`` alone (what the events of newer versions carry for the UI) is a
-running total, not a call: it is not read. OpenHands does not keep the messages each call sent
+running total, not a call: it is not read.
+
+OpenHands 1.x (the app, CLI and agent server built on the software-agent-sdk, October 2025 on)
+keeps a conversation in ``conversations/<id>/``: ``base_state.json`` (the conversation state,
+rewritten whole) and ``events/event-<n>-<id>.json`` (one event a file, ``{kind, id, timestamp,
+source, ...}``, no usage). The usage is in the state's ``stats.usage_to_metrics`` (SDK 1.0
+previews: ``service_to_metrics``), one ``Metrics`` per LLM of the conversation keyed by its
+``usage_id``, each with its ``token_usages`` (one ``TokenUsage`` a call, as above). The agent's
+LLM (``agent.llm.usage_id``, ``"agent"`` by default) is the main lane, the condenser's
+(``agent.condenser.llm.usage_id``, ``"condenser"``) a compaction lane, any other a side lane.
+An event file beside such a state is read with it; alone, it yields no call. OpenHands does not keep the messages each call sent
 (its memory condenses them), so each run is read as a chain; an output line's ``instance_id``
 is its lane.
 """
@@ -31,7 +41,7 @@ from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
 
 NAME = "openhands"
 _SOURCES = ("agent", "user", "environment")
@@ -57,10 +67,57 @@ def _metrics(value: dict) -> dict:
     return as_dict(value.get("llm_metrics")) or as_dict(value.get("metrics"))
 
 
+#: Where an OpenHands 1.x conversation state keeps its metrics per LLM (``service_to_metrics``
+#: until the SDK renamed service ids to usage ids, 2025-10-19).
+_USAGE_MAPS = ("usage_to_metrics", "service_to_metrics")
+#: The conversation state file of an OpenHands 1.x conversation folder.
+STATE_FILE = "base_state.json"
+EVENTS_DIR = "events"
+
+
+def _usage_map(value: dict) -> dict | None:
+    """The per-LLM metrics of an OpenHands 1.x conversation state (None: not such a state)."""
+    stats = value.get("stats")
+    if not isinstance(stats, dict):
+        return None
+    for key in _USAGE_MAPS:
+        found = stats.get(key)
+        if isinstance(found, dict) and all(isinstance(m, dict) for m in found.values()):
+            return found
+    return None
+
+
+def _is_state(value: dict) -> bool:
+    """An OpenHands 1.x ``base_state.json``: an id, the agent, and the metrics per LLM."""
+    return "id" in value and isinstance(value.get("agent"), dict) and _usage_map(value) is not None
+
+
+def _is_sdk_event(value: dict) -> bool:
+    """An OpenHands 1.x event file (``{kind, id, timestamp, source, ...}``)."""
+    return (
+        isinstance(value.get("kind"), str)
+        and value.get("source") in _SOURCES
+        and isinstance(value.get("id"), str)
+        and isinstance(value.get("timestamp"), str)
+    )
+
+
+def state_file_of(path: Path, value: dict) -> Path | None:
+    """The ``base_state.json`` an OpenHands 1.x event file is read with (None: not such a file,
+    or no state beside its ``events/`` folder)."""
+    if not _is_sdk_event(value) or path.parent.name != EVENTS_DIR:
+        return None
+    state = path.parent.parent / STATE_FILE
+    return state if state.is_file() else None
+
+
 def detect(value: dict) -> Evidence | None:
-    """An OpenHands event (``source`` and an ``action`` or ``observation``) or an evaluation
-    output line (``instance_id`` with ``metrics.token_usages``)."""
+    """An OpenHands event (``source`` and an ``action`` or ``observation``; 1.x: a ``kind``), an
+    evaluation output line (``instance_id`` with ``metrics.token_usages``) or a 1.x
+    conversation state (``stats.usage_to_metrics``)."""
     if value.get("source") in _SOURCES and ("action" in value or "observation" in value) and "id" in value:
+        return Evidence.SHAPE
+    if _is_state(value) or _is_sdk_event(value):
         return Evidence.SHAPE
     metrics = _metrics(value)
     if isinstance(metrics.get("token_usages"), list) or ("instance_id" in value and "accumulated_token_usage" in metrics):
@@ -108,12 +165,16 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     #: Per run, the endpoint its LLM config names (evaluation output: metadata.llm_config.base_url).
     servers: dict[str, str] = {}
     seen_any = False
+    sdk_events = 0
     for record in objects(path, records, " (an OpenHands event or output line)"):
-        seen_any = True
         where = f"{name}:{record.line}"
         value: dict = record.value  # type: ignore[assignment]
-        if detect(value) is None:
+        if not seen_any and _is_state(value):
+            return _read_state(path, record)
+        seen_any = True
+        if detect(value) is None or _is_state(value):
             raise UserError(f"{where}: neither an OpenHands event nor an evaluation output line")
+        sdk_events += _is_sdk_event(value)
         lane = str(value.get("instance_id") or "main")
         base_url = as_dict(as_dict(value.get("metadata")).get("llm_config")).get("base_url")
         if isinstance(base_url, str) and base_url:
@@ -146,8 +207,65 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             latest[lane] = stamp
     if not seen_any:
         raise UserError(f"{name}:1: empty file, no OpenHands events")
+    if not calls and sdk_events:
+        note = (f"an OpenHands 1.x event file: its conversation's usage is in {STATE_FILE} beside its "
+                f"{EVENTS_DIR}/ folder, so no call is read here")
+        return [], FileSummary(name, NAME, 0, (), (note,))
     if not calls:
         raise UserError(f"{name}:1: no per-call usage (no model_response usage and no metrics.token_usages)")
+    return _requests(name, calls, servers, {})
+
+
+def _read_state(path: Path, record: Record) -> tuple[list[TraceRequest], FileSummary]:
+    """An OpenHands 1.x ``base_state.json``: one call per ``TokenUsage`` of each LLM's metrics."""
+    name = str(path)
+    value: dict = record.value  # type: ignore[assignment]
+    agent = as_dict(value.get("agent"))
+    llm = as_dict(agent.get("llm"))
+    main_id = str(llm.get("usage_id") or llm.get("service_id") or "agent")
+    condenser_llm = as_dict(as_dict(agent.get("condenser")).get("llm"))
+    condenser_id = str(condenser_llm.get("usage_id") or condenser_llm.get("service_id") or "condenser")
+    servers: dict[str, str] = {}
+    kinds: dict[str, LaneKind] = {}
+    calls: list[_Call] = []
+    lanes: dict[str, str] = {}
+    for usage_id, metrics in (_usage_map(value) or {}).items():
+        lane = lanes[usage_id] = "main" if usage_id == main_id else str(usage_id)
+        kinds[lane] = "main" if lane == "main" else "compaction" if usage_id == condenser_id else "side"
+        base_url = (llm if usage_id == main_id else condenser_llm if usage_id == condenser_id else {}).get("base_url")
+        if isinstance(base_url, str) and base_url:
+            servers[lane] = base_url
+        items = metrics.get("token_usages")
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise UserError(f"{name}:{record.line}: stats {usage_id}.token_usages is not a list")
+        seen: set[str] = set()
+        for idx, item in enumerate(items):
+            where = f"{name}:{record.line}: {usage_id}.token_usages[{idx}]"
+            if not isinstance(item, dict):
+                raise UserError(f"{where}: not an object")
+            rid = item.get("response_id")
+            key = rid if isinstance(rid, str) and rid and rid != "unknown" else None
+            if key is not None and key in seen:
+                continue  # the same response recorded twice: one call
+            if key is not None:
+                seen.add(key)
+            model = str(item.get("model") or metrics.get("model_name") or llm.get("model") or "unknown")
+            calls.append(_Call(record.line, lane, _token_usage(item, where), model, key, None, None))
+    if not calls:
+        raise UserError(f"{name}:{record.line}: an OpenHands conversation state with no per-call usage "
+                        f"(stats.{'/'.join(_USAGE_MAPS)} hold no token_usages)")
+    out, summary = _requests(name, calls, servers, kinds)
+    per_llm = ", ".join(f"{usage_id}: {sum(c.lane == lane for c in calls)}" for usage_id, lane in lanes.items())
+    notes = (*summary.notes, f"an OpenHands 1.x conversation state: one call per TokenUsage of each LLM ({per_llm}); "
+             "no time per call, so each LLM's calls are one chain in the order recorded")
+    return out, FileSummary(summary.file, summary.format, summary.requests, summary.skipped, notes)
+
+
+def _requests(name: str, calls: list[_Call], servers: dict[str, str],
+              kinds: dict[str, LaneKind]) -> tuple[list[TraceRequest], FileSummary]:
+    """The requests of the calls read from one OpenHands file."""
     included = gateway_usage.writes_in_prompt((c.usage, f"{name}:{c.line}") for c in calls)
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
@@ -168,7 +286,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 file=name,
                 line=call.line,
                 lane=call.lane,
-                lane_kind="main",
+                lane_kind=kinds.get(call.lane, "main"),
                 seq=len(out),
                 sent_ms=call.sent_ms,
                 ready_ms=call.ready_ms,
@@ -197,14 +315,18 @@ FORMAT = LogFormat(
     name=NAME,
     noun="OpenHands event stream",
     nouns="OpenHands event streams",
-    description="OpenHands event streams (saved trajectories, events one a line) and evaluation output.jsonl lines, with per-call usage",
+    description="OpenHands event streams (saved trajectories, events one a line), evaluation output.jsonl lines and 1.x conversation folders (base_state.json), with per-call usage",
     detect=detect,
     read=read,
     usage="by-endpoint",
+    read_with=state_file_of,
     versions=(
         "action events with tool_call_metadata.model_response (the raw LiteLLM response and its usage)",
         "llm_metrics / metrics with token_usages (prompt_tokens, cache_read_tokens, cache_write_tokens, response_id)",
         "events carrying only accumulated_token_usage (newer UI snapshots): running totals, not read as calls",
         "evaluation output.jsonl: one instance a line, its metrics.token_usages",
+        "OpenHands 1.x (software-agent-sdk, October 2025 on): conversations/<id>/base_state.json, "
+        "stats.usage_to_metrics (service_to_metrics in the 1.0 previews) per LLM usage_id, each with token_usages; "
+        "events/event-*.json read with it",
     ),
 )
