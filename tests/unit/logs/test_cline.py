@@ -493,3 +493,30 @@ def test_a_logged_cost_past_any_plausible_amount_is_left_out_of_the_notes(tmp_pa
     assert text.count('"cost": 0.033') == 1
     target.write_text(text.replace('"cost": 0.033', f'"cost": {cost}'))
     assert main(["audit", str(folder), "--quiet", "--format", "json"]) == 0
+
+
+def _history_item(entries: list[dict]) -> dict:
+    """A Roo Code ``history_item.json`` (its ``HistoryItem``, written beside ui_messages.json since
+    February 2026): the task's usage summed over its calls, written here from the entries."""
+    infos = [json.loads(e["text"]) for e in entries if e.get("say") == "api_req_started"]
+    return {"id": "t-1", "number": 3, "ts": 1767225600000, "task": "fix the parser", "workspace": "/w", "mode": "code",
+            "tokensIn": sum(i.get("tokensIn", 0) for i in infos), "tokensOut": sum(i.get("tokensOut", 0) for i in infos),
+            "cacheWrites": sum(i.get("cacheWrites", 0) for i in infos), "cacheReads": sum(i.get("cacheReads", 0) for i in infos),
+            "totalCost": 0.0, "size": 4096, "status": "completed"}
+
+
+def test_roo_history_item_is_read_with_its_task_and_alone_yields_no_call(tmp_path: Path) -> None:
+    # Roo Code 3.49 on (February 2026) keeps history_item.json in every task folder (and tasks/_index.json above).
+    task = tmp_path / "tasks" / "t-1"
+    shutil.copytree(TASKS / "roo-total", task)
+    entries = [r.value for r in iter_records(task / "ui_messages.json")]
+    (task / "history_item.json").write_text(json.dumps(_history_item(entries)))
+    (tmp_path / "tasks" / "_index.json").write_text(json.dumps({"version": 1, "updatedAt": 1767225600000, "entries": [_history_item(entries)]}))
+    alone = run_audit([task.parent.parent]).totals
+    assert (alone.requests, alone.cache_read, alone.cache_write, alone.input, alone.output) == (
+        (lambda t: (t.requests, t.cache_read, t.cache_write, t.input, t.output))(run_audit([TASKS / "roo-total"]).totals))
+    path = task / "history_item.json"
+    assert CLINE.read_with(path, json.loads(path.read_text())) == task / "ui_messages.json"
+    (task / "ui_messages.json").unlink()
+    requests, summary = import_file(path, detect_format(path), ImportContext())
+    assert requests == [] and "history item" in summary.notes[0] and "no call" in summary.notes[0]

@@ -66,6 +66,9 @@ UI_FILE = "ui_messages.json"
 _HISTORY_KEYS = frozenset({"role", "content", "ts", "id", "modelInfo", "metrics", "reasoning_details", "isSummary",
                            "condenseId", "condenseParent", "truncationId", "truncationParent"})
 _METADATA_KEYS = frozenset({"files_in_context", "model_usage", "environment_history"})
+#: The keys every ``history_item.json`` has: the task's summary that Roo Code keeps in its task
+#: folder since February 2026 (``TaskHistoryStore``), its usage summed over the task's calls.
+_HISTORY_ITEM_KEYS = frozenset({"id", "number", "ts", "task", "tokensIn", "tokensOut", "totalCost"})
 #: ``say`` entries that rewrite the history the next call sends.
 _COMPACTIONS = {
     "condense_context": "context condensed",
@@ -142,7 +145,14 @@ def detect(value: dict) -> Evidence | None:
         return Evidence.SHAPE
     if value and value.keys() <= _METADATA_KEYS and isinstance(value.get("model_usage", []), list):
         return Evidence.SHAPE
+    if _is_history_item(value):
+        return Evidence.SHAPE
     return None
+
+
+def _is_history_item(value: dict) -> bool:
+    """A Roo Code ``history_item.json``: the task's summary with its summed usage (no call)."""
+    return value.keys() >= _HISTORY_ITEM_KEYS and isinstance(value.get("task"), str) and isinstance(value.get("tokensIn"), (int, float))
 
 
 def _info(text: object) -> dict | None:
@@ -611,7 +621,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         return _read_sdk(path, first)
     if "type" in value:
         return _read_ui(path, _chain(first, stream))
-    kind = "messages sent" if "role" in value else "task metadata"
+    kind = "messages sent" if "role" in value else "history item" if _is_history_item(value) else "task metadata"
     for record in stream:  # checked all the same: a file is one kind
         if ("type" in record.value) != ("type" in value):  # type: ignore[operator]
             raise UserError(f"{path}:{record.line}: a ui_messages entry among the {kind} of a task folder")
@@ -660,6 +670,7 @@ FORMAT = LogFormat(
         "Cline conversationHistoryDeletedRange truncations and compaction entries",
         "Roo Code / Kilo Code: apiProtocol in the api_req_started text; condense_context and sliding_window_truncation",
         "Roo Code / Kilo Code since late 2025: tokensIn is the whole prompt (told from the counts)",
+        "Roo Code 3.49 on: history_item.json in each task folder (summed usage, read with ui_messages.json)",
         "DeepSeek handler: cacheWrites holds the MISS count (tokensIn 0, or prompt_tokens early 2025)",
         "Cline 4.x and the Cline CLI (SDK sessions, June 2026 on): sessions/<id>/<id>.messages.json, "
         "metrics {inputTokens (whole prompt), cacheReadTokens, cacheWriteTokens} per assistant message; <id>.compaction.json; "
