@@ -182,7 +182,13 @@ class _Session:
         if role == "user":
             self.events.append(("user_turn", ""))
             self.blocks += max(1, len(parts))
-            if any(p.get("type") == "compaction" for p in parts):
+            compactions = [p for p in parts if p.get("type") == "compaction"]
+            if any(isinstance(p.get("summary"), str) for p in compactions):
+                # OpenCode 2.x: the compaction message holds the summary itself; the next call
+                # sends it in place of the history.
+                self.events.append(("compaction", "context compacted (the summary in a compaction message)"))
+                self.parent = None
+            elif compactions:
                 self.events.append(("compaction", "compaction requested (/compact or context full)"))
             return
         if role != "assistant":
@@ -566,6 +572,8 @@ FORMAT = LogFormat(
         "JSON storage: session/<project>/<id>.json with message/<session>/ and part/<message>/ beside it",
         "earlier JSON storage: session/info/<id>.json with session/message/<session>/ and session/part/<session>/<message>/",
         "SQLite database (1.3 and later): opencode.db, tables session, message and part (data: the export's JSON less the ids)",
+        "SQLite database of OpenCode 2.x (2.0.3 on, September 2026): session_v2 and session_message (type, seq, data: "
+        "one assistant message a call, its tokens and model {id, providerID}); the frozen 1.x tables then not read",
         "`opencode run --format json`: step_start, text, tool_use, reasoning, step_finish and error events, one a line (no model named)",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
         "input less the cache for every provider (later versions; earlier ones subtracted only the read)",

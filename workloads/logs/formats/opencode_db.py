@@ -10,6 +10,19 @@ and ``sessionID``; ``part.data`` a part without ``id``, ``sessionID`` and ``mess
 back, each session is the ``{info, messages: [{info, parts}]}`` an export prints, and the
 export's reader reads it (:mod:`.opencode`).
 
+OpenCode 2.x (mainline from 2.0.3, September 2026) writes sessions to ``session_v2`` and
+messages to ``session_message(id, session_id, type, seq, time_created, data)`` instead, and
+leaves the 1.x tables frozen (or, in later 2.x databases, absent). ``type`` is the message's kind
+(``user``, ``assistant``, ``compaction``, ``synthetic``, ``system``, ``shell``, ``agent-switched``,
+``model-switched``, ...) and ``data`` the rest of it: an assistant message is ``{agent, model {id,
+providerID, variant}, content [text | reasoning | tool], finish, cost, tokens {input, output,
+reasoning, cache {read, write}}, error, time {created, completed}}``, one model call (a 1.x
+message the upgrade copied in keeps its summed tokens: one call here). The upgrade copies the
+1.x messages into ``session_message`` (ids kept), so a database is read from one generation
+only: the 2.x tables once ``session_message`` holds a row, else the 1.x ones. A 2.x message is
+put into the 1.x export's shape (its tokens a ``step-finish`` part, a ``compaction`` message a
+user message with a ``compaction`` part) and read as one.
+
 The file is opened read-only (a ``mode=ro`` URI: it reads the write-ahead log OpenCode keeps
 beside the database while it runs), ``immutable`` where that open cannot be had and no
 write-ahead log is pending: nothing is ever written. A locked, corrupt or foreign database is
@@ -34,6 +47,11 @@ TABLES = {
     "session": ("id", "parent_id", "title", "version", "directory", "project_id", "time_created", "time_updated"),
     "message": ("id", "session_id", "time_created", "data"),
     "part": ("id", "message_id", "session_id", "data"),
+}
+#: The 2.x tables (and their columns read); ``session_message`` rows win over the 1.x tables.
+TABLES_V2 = {
+    "session_v2": ("id", "parent_id", "title", "version", "directory", "project_id", "time_created", "time_updated"),
+    "session_message": ("id", "session_id", "type", "seq", "data"),
 }
 #: The database file name OpenCode writes, and the suffix a folder walk offers to the detector.
 FILE_NAME = "opencode.db"
@@ -116,11 +134,15 @@ def is_opencode_db(path: Path) -> bool:
         return False
     db = connect(path)
     try:
-        return all(set(cols) <= columns(db, table) for table, cols in TABLES.items())
+        return _has(db, TABLES) or _has(db, TABLES_V2)
     except sqlite3.Error as exc:
         raise _failure(path, exc) from None
     finally:
         db.close()
+
+
+def _has(db: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> bool:
+    return all(set(cols) <= columns(db, table) for table, cols in tables.items())
 
 
 def _data(path: Path, table: str, row_id: object, raw: object) -> dict:
@@ -158,11 +180,14 @@ def exports(path: Path) -> Iterator[dict]:
     """
     db = connect(path)
     try:
-        if not all(set(cols) <= columns(db, table) for table, cols in TABLES.items()):
-            raise UserError(f"{path}: a SQLite database without OpenCode's session, message and part tables")
+        v1 = _has(db, TABLES)
+        v2 = _has(db, TABLES_V2) and (not v1 or db.execute("SELECT 1 FROM session_message LIMIT 1").fetchone() is not None)
+        if not v2 and not v1:
+            raise UserError(f"{path}: a SQLite database without OpenCode's session, message and part tables "
+                            "(1.x) or session_v2 and session_message (2.x)")
         sessions = db.execute(
             "SELECT id, project_id, parent_id, directory, title, version, time_created, time_updated "
-            "FROM session ORDER BY time_created, id LIMIT ?",
+            f"FROM {'session_v2' if v2 else 'session'} ORDER BY time_created, id LIMIT ?",
             (MAX_ROWS,),
         ).fetchall()
         for sid, project, parent, directory, title, version, created, updated in sessions:
@@ -176,7 +201,8 @@ def exports(path: Path) -> Iterator[dict]:
             }
             if parent:
                 info["parentID"] = str(parent)
-            yield {"info": info, "messages": list(_messages(db, path, sid))}
+            messages = _messages_v2(db, path, sid) if v2 else _messages(db, path, sid)
+            yield {"info": info, "messages": list(messages)}
     except sqlite3.Error as exc:
         raise _failure(path, exc) from None
     finally:
@@ -198,3 +224,51 @@ def _messages(db: sqlite3.Connection, path: Path, sid: object) -> Iterator[dict]
         info = _data(path, "message", mid, raw)
         info.update(id=str(mid), sessionID=str(sid))
         yield {"info": info, "parts": parts.pop(str(mid), [])}
+
+
+def _messages_v2(db: sqlite3.Connection, path: Path, sid: object) -> Iterator[dict]:
+    """A 2.x session's messages in ``seq`` order, each in the 1.x export's ``{info, parts}`` shape
+    (kinds that are no model call and no user turn are left out)."""
+    for mid, kind, raw in db.execute(
+        "SELECT id, type, data FROM session_message WHERE session_id = ? ORDER BY seq, id LIMIT ?", (sid, MAX_ROWS)
+    ):
+        data = _data(path, "session_message", mid, raw)
+        info: dict = {"id": str(mid), "sessionID": str(sid), "time": data.get("time") if isinstance(data.get("time"), dict) else {}}
+        if kind == "user":
+            info["role"] = "user"
+            text = data.get("text")
+            files = data.get("files") if isinstance(data.get("files"), list) else []
+            parts = [{"type": "text", "text": text}] if isinstance(text, str) else []
+            yield {"info": info, "parts": parts + [{"type": "file"} for _ in files]}
+        elif kind == "compaction":
+            info["role"] = "user"
+            summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
+            yield {"info": info, "parts": [{"type": "compaction", "reason": data.get("reason"), "summary": summary}]}
+        elif kind == "assistant":
+            yield _assistant_v2(info, data)
+
+
+def _assistant_v2(info: dict, data: dict) -> dict:
+    """A 2.x assistant message as a 1.x one: its content as parts, its tokens as one step."""
+    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    info.update(role="assistant", modelID=model.get("id"), providerID=model.get("providerID"), agent=data.get("agent"))
+    if isinstance(model.get("variant"), str):
+        info["variant"] = model["variant"]
+    for key in ("cost", "tokens", "finish"):
+        if key in data:
+            info[key] = data[key]
+    error = data.get("error")
+    if isinstance(error, dict):
+        info["error"] = {"name": str(error.get("type") or "error"), "data": {"message": error.get("message")}}
+    parts: list[dict] = []
+    for item in data.get("content") if isinstance(data.get("content"), list) else []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "tool":
+            times = item.get("time") if isinstance(item.get("time"), dict) else {}
+            parts.append({"type": "tool", "id": item.get("id"), "state": {"time": {"end": times.get("completed"), "compacted": times.get("pruned")}}})
+        elif item.get("type") in ("text", "reasoning"):
+            parts.append({"type": item["type"], "id": item.get("id")})
+    if isinstance(data.get("tokens"), dict):
+        parts.append({"type": "step-finish", "id": "step", "tokens": data["tokens"], "cost": data.get("cost")})
+    return {"info": info, "parts": parts}

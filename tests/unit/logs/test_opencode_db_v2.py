@@ -1,0 +1,188 @@
+"""OpenCode 2.x's database (workloads/logs/formats/opencode_db.py): sessions in ``session_v2``,
+messages in ``session_message`` (a ``type`` column, the rest of the message in ``data``), the
+1.x tables left frozen beside them with the messages the upgrade copied over.
+
+Written here from OpenCode's ``SessionMessage`` schema (``packages/core/src/session/message.ts``:
+an assistant message's ``model {id, providerID}``, ``content``, ``cost`` and ``tokens {input,
+output, reasoning, cache {read, write}}``; times in epoch milliseconds) and the table layout
+reported for OpenCode 2.0.x databases.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
+from prefixbench.workloads.logs.formats.opencode_db import is_opencode_db
+from tests.fuzz.harness import NASTY_TOKENS, Tally, edited, fuzz_settings, json_values, to_json_line
+
+V1_TABLES = """
+CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text, slug text NOT NULL,
+    directory text NOT NULL, title text NOT NULL, version text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL);
+CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL, time_created integer NOT NULL,
+    time_updated integer NOT NULL, data text NOT NULL);
+"""
+V2_TABLES = """
+CREATE TABLE session_v2 (id text PRIMARY KEY, project_id text NOT NULL, workspace_id text, parent_id text, fork_session_id text,
+    slug text NOT NULL, directory text NOT NULL, path text, title text, version text NOT NULL, model text,
+    cost real DEFAULT 0 NOT NULL, tokens_input integer DEFAULT 0 NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL);
+CREATE TABLE session_message (id text PRIMARY KEY, session_id text NOT NULL, type text NOT NULL, seq integer NOT NULL,
+    time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+"""
+T0 = 1_790_000_000_000
+SONNET = {"id": "claude-sonnet-4-5", "providerID": "anthropic"}
+HAIKU = {"id": "claude-haiku-4-5", "providerID": "anthropic"}
+
+
+def tokens(uncached: int, output: int, reasoning: int, read: int, write: int) -> dict:
+    return {"input": uncached, "output": output, "reasoning": reasoning, "cache": {"read": read, "write": write}}
+
+
+def assistant(at: int, model: dict, used: dict | None, **extra: object) -> dict:
+    data = {"agent": "build", "model": model, "time": {"created": T0 + at, "completed": T0 + at + 900},
+            "content": [{"type": "reasoning", "id": f"r{at}", "text": "think"},
+                        {"type": "tool", "id": f"call{at}", "name": "bash", "state": {"status": "completed", "input": {}, "content": [], "structured": {}},
+                         "time": {"created": T0 + at, "ran": T0 + at + 100, "completed": T0 + at + 400}},
+                        {"type": "text", "id": f"t{at}", "text": "ok"}], **extra}
+    if used is not None:
+        data |= {"tokens": used, "cost": 0.01, "finish": "tool-calls"}
+    return data
+
+
+#: session id -> (parent, [(message id, type, data)]) in seq order.
+V2_ROWS = {
+    "ses_0a": (None, [
+        ("msg_01", "user", {"text": "add a retry to the fetcher", "files": [], "agents": [], "references": [], "time": {"created": T0 + 1000}}),
+        ("msg_02", "assistant", assistant(2000, SONNET, tokens(12, 300, 40, 0, 9000))),
+        ("msg_03", "assistant", assistant(6000, SONNET, tokens(20, 150, 0, 9000, 800))),
+        ("msg_04", "compaction", {"reason": "auto", "summary": "Added a retry loop.", "recent": "", "time": {"created": T0 + 7000}}),
+        ("msg_05", "assistant", assistant(9000, SONNET, tokens(3000, 90, 0, 0, 0))),
+        ("msg_06", "assistant", assistant(12000, SONNET, None, error={"type": "api", "message": "overloaded", "isRetryable": True})),
+        ("msg_07", "model-switched", {"model": HAIKU, "time": {"created": T0 + 13000}}),
+    ]),
+    "ses_0b": ("ses_0a", [
+        ("msg_11", "user", {"text": "find the fetcher", "files": [], "agents": [], "references": [], "time": {"created": T0 + 3000}}),
+        ("msg_12", "assistant", assistant(3500, HAIKU, tokens(5, 60, 0, 4000, 200))),
+    ]),
+    # A 1.x session the upgrade copied over (ids kept); its 1.x rows stay in the frozen tables.
+    "ses_00": (None, [("msg_00", "assistant", assistant(-5000, SONNET, tokens(7, 30, 0, 1000, 0)))]),
+}
+
+
+def write_v2(path: Path, *, with_v1: bool = True) -> Path:
+    db = sqlite3.connect(path)
+    try:
+        db.executescript(V2_TABLES + (V1_TABLES if with_v1 else ""))
+        for sid, (parent, rows) in V2_ROWS.items():
+            db.execute("INSERT INTO session_v2 (id, project_id, parent_id, slug, directory, title, version, time_created, time_updated)"
+                       " VALUES (?, 'prj', ?, 'calm-fox', '/w', NULL, '2.0.12', ?, ?)", (sid, parent, T0, T0))
+            for seq, (mid, kind, data) in enumerate(rows):
+                db.execute("INSERT INTO session_message VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (mid, sid, kind, seq, data["time"]["created"], data["time"]["created"], json.dumps(data)))
+        if with_v1:
+            info = {"role": "assistant", "modelID": "claude-sonnet-4-5", "providerID": "anthropic", "time": {"created": T0 - 5000},
+                    "tokens": tokens(7, 30, 0, 1000, 0)}
+            db.execute("INSERT INTO session VALUES ('ses_00', 'prj', NULL, 'old', '/w', 'old', '1.17.0', ?, ?)", (T0 - 5000, T0))
+            db.execute("INSERT INTO message VALUES ('msg_00', 'ses_00', ?, ?, ?)", (T0 - 5000, T0, json.dumps(info)))
+            step = {"type": "step-finish", "tokens": tokens(7, 30, 0, 1000, 0), "cost": 0.01}
+            db.execute("INSERT INTO part VALUES ('prt_00', 'msg_00', 'ses_00', ?, ?, ?)", (T0 - 5000, T0, json.dumps(step)))
+        db.commit()
+    finally:
+        db.close()
+    return path
+
+
+@pytest.mark.parametrize("with_v1", [True, False])
+def test_v2_database_totals_equal_the_hand_sums(tmp_path: Path, with_v1: bool) -> None:
+    path = write_v2(tmp_path / "opencode.db", with_v1=with_v1)
+    assert is_opencode_db(path)
+    t = run_audit([path]).totals
+    # ses_0a: three calls (the errored one has no usage); ses_0b: one; ses_00 once, from session_message only.
+    assert t.requests == 5
+    assert t.cache_read == 0 + 9000 + 0 + 4000 + 1000 == 14000
+    assert t.cache_write == 9000 + 800 + 0 + 200 + 0 == 10000
+    assert t.input == 12 + 20 + 3000 + 5 + 7 == 3044
+    assert t.output == (300 + 40) + 150 + 90 + 60 + 30 == 670
+
+
+def test_v2_messages_read_as_their_1x_shape(tmp_path: Path) -> None:
+    path = write_v2(tmp_path / "opencode.db")
+    requests, summary = import_file(path, detect_format(path), ImportContext())
+    by_lane = [(r.lane, r.lane_kind, r.model, r.sent_ms, r.usage) for r in requests]
+    assert by_lane == [
+        ("ses_00", "main", "claude-sonnet-4-5", T0 - 5000, Usage(cache_read=1000, uncached=7, output=30)),
+        ("ses_0a", "main", "claude-sonnet-4-5", T0 + 2000, Usage(cache_write_5m=9000, uncached=12, output=340)),
+        ("ses_0a", "main", "claude-sonnet-4-5", T0 + 6000, Usage(cache_read=9000, cache_write_5m=800, uncached=20, output=150)),
+        ("ses_0a", "main", "claude-sonnet-4-5", T0 + 9000, Usage(uncached=3000, output=90)),
+        ("ses_0b", "subagent", "claude-haiku-4-5", T0 + 3500, Usage(cache_read=4000, cache_write_5m=200, uncached=5, output=60)),
+    ]
+    after = requests[3]
+    assert any(kind == "compaction" for kind, _ in after.events) and after.prefix.parent is None
+    assert any("failed call (api: overloaded)" in reason for _, reason in summary.skipped)
+
+
+def test_a_1x_database_with_empty_2x_tables_is_read_from_the_1x_ones(tmp_path: Path) -> None:
+    # The 2.x tables can be migrated in before the app writes to them: empty, they are no history.
+    path = tmp_path / "opencode.db"
+    db = sqlite3.connect(path)
+    db.executescript(V2_TABLES + V1_TABLES)
+    db.execute("INSERT INTO session VALUES ('ses_00', 'prj', NULL, 'old', '/w', 'old', '1.17.0', ?, ?)", (T0, T0))
+    db.execute("INSERT INTO message VALUES ('msg_00', 'ses_00', ?, ?, ?)",
+               (T0, T0, json.dumps({"role": "assistant", "modelID": "claude-sonnet-4-5", "providerID": "anthropic", "time": {"created": T0}})))
+    db.execute("INSERT INTO part VALUES ('prt_00', 'msg_00', 'ses_00', ?, ?, ?)",
+               (T0, T0, json.dumps({"type": "step-finish", "tokens": tokens(7, 30, 0, 1000, 0)})))
+    db.commit()
+    db.close()
+    requests = import_file(path, FORMATS["opencode"], ImportContext())[0]
+    assert [r.usage for r in requests] == [Usage(cache_read=1000, uncached=7, output=30)]
+
+
+def test_a_bad_v2_row_is_one_line(tmp_path: Path) -> None:
+    path = write_v2(tmp_path / "opencode.db", with_v1=False)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE session_message SET data = '[1]' WHERE id = 'msg_03'")
+    db.commit()
+    db.close()
+    with pytest.raises(UserError, match="session_message 'msg_03': data is not a JSON object"):
+        import_file(path, FORMATS["opencode"], ImportContext())
+
+
+def test_garbage_in_v2_data_ends_cleanly(tmp_path: Path) -> None:
+    """``session_message.data`` edited, foreign or broken (and ``type`` changed): one line and exit
+    2, or a reading; never a traceback."""
+    pristine = write_v2(tmp_path / "pristine.db")
+    rows = [(mid, kind, data) for _, (_, items) in V2_ROWS.items() for mid, kind, data in items]
+    tally = Tally("opencode 2.x data", bound_s=20)
+    garbage = st.one_of(
+        st.sampled_from(rows).flatmap(lambda row: edited(st.just(row[2]), max_edits=3).map(to_json_line)),
+        json_values.map(to_json_line),
+        st.sampled_from(NASTY_TOKENS),
+    )
+    kinds = st.sampled_from(["user", "assistant", "compaction", "synthetic", "idle", ""])
+
+    @fuzz_settings(25)
+    @given(edits=st.lists(st.tuples(st.sampled_from(rows), garbage, kinds), min_size=1, max_size=3))
+    def case(edits: list) -> None:
+        path = tmp_path / "opencode.db"
+        path.write_bytes(pristine.read_bytes())
+        con = sqlite3.connect(path)
+        for (mid, _, _), raw, kind in edits:
+            value = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+            con.execute("UPDATE session_message SET data = ?, type = ? WHERE id = ?", (value, kind, mid))
+        con.commit()
+        con.close()
+        tally.check(["audit", str(path), "--quiet"])
+
+    case()
+    tally.report()
+    assert tally.outcomes["crash"] == 0
