@@ -32,13 +32,16 @@ CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL, time_create
 CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL, time_created integer NOT NULL,
     time_updated integer NOT NULL, data text NOT NULL);
 """
-V2_TABLES = """
+SESSION_V2 = """
 CREATE TABLE session_v2 (id text PRIMARY KEY, project_id text NOT NULL, workspace_id text, parent_id text, fork_session_id text,
     slug text NOT NULL, directory text NOT NULL, path text, title text, version text NOT NULL, model text,
     cost real DEFAULT 0 NOT NULL, tokens_input integer DEFAULT 0 NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL);
+"""
+SESSION_MESSAGE = """
 CREATE TABLE session_message (id text PRIMARY KEY, session_id text NOT NULL, type text NOT NULL, seq integer NOT NULL,
     time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
 """
+V2_TABLES = SESSION_V2 + SESSION_MESSAGE
 T0 = 1_790_000_000_000
 SONNET = {"id": "claude-sonnet-4-5", "providerID": "anthropic"}
 HAIKU = {"id": "claude-haiku-4-5", "providerID": "anthropic"}
@@ -186,3 +189,23 @@ def test_garbage_in_v2_data_ends_cleanly(tmp_path: Path) -> None:
     case()
     tally.report()
     assert tally.outcomes["crash"] == 0
+
+
+def test_a_late_1x_database_dual_writing_session_message_is_read_from_the_1x_tables(tmp_path: Path) -> None:
+    # Late 1.x versions write session_message beside message/part (no session_v2, no summary calls).
+    path = tmp_path / "opencode.db"
+    db = sqlite3.connect(path)
+    db.executescript(V1_TABLES + SESSION_MESSAGE)
+    db.execute("INSERT INTO session VALUES ('ses_00', 'prj', NULL, 'old', '/w', 'old', '1.17.0', ?, ?)", (T0, T0))
+    info = {"role": "assistant", "modelID": "claude-sonnet-4-5", "providerID": "anthropic", "time": {"created": T0}}
+    db.execute("INSERT INTO message VALUES ('msg_00', 'ses_00', ?, ?, ?)", (T0, T0, json.dumps(info)))
+    for n, used in enumerate([tokens(7, 30, 0, 1000, 0), tokens(9, 20, 0, 1037, 0)]):
+        db.execute("INSERT INTO part VALUES (?, 'msg_00', 'ses_00', ?, ?, ?)",
+                   (f"prt_0{n}", T0, T0, json.dumps({"type": "step-finish", "tokens": used})))
+    db.execute("INSERT INTO session_message VALUES ('evt_1', 'ses_00', 'assistant', 0, ?, ?, ?)",
+               (T0, T0, json.dumps(assistant(0, SONNET, tokens(9, 20, 0, 1037, 0)))))
+    db.commit()
+    db.close()
+    assert "session_v2" not in {r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master")}
+    requests = import_file(path, FORMATS["opencode"], ImportContext())[0]
+    assert [r.usage for r in requests] == [Usage(cache_read=1000, uncached=7, output=30), Usage(cache_read=1037, uncached=9, output=20)]

@@ -19,7 +19,9 @@ providerID, variant}, content [text | reasoning | tool], finish, cost, tokens {i
 reasoning, cache {read, write}}, error, time {created, completed}}``, one model call (a 1.x
 message the upgrade copied in keeps its summed tokens: one call here). The upgrade copies the
 1.x messages into ``session_message`` (ids kept), so a database is read from one generation
-only: the 2.x tables once ``session_message`` holds a row, else the 1.x ones. A 2.x message is
+only: the 2.x tables once ``session_message`` holds a row, else the 1.x ones. (Late 1.x versions
+already write ``session_message`` beside their own tables, without ``session_v2`` and without the
+compaction summary calls: such a database is read from its 1.x tables.) A 2.x message is
 put into the 1.x export's shape (its tokens a ``step-finish`` part, a ``compaction`` message a
 user message with a ``compaction`` part) and read as one.
 
