@@ -335,3 +335,21 @@ def test_a_real_database_totals_equal_its_own_sums() -> None:
     assert sum(r.usage.output for r in requests) == sum(r[1] or 0 for r in kept)
     assert sum(r.usage.cache_read for r in requests) == sum(r[2] or 0 for r in kept)
     assert sum(r.usage.cache_write for r in requests) == sum(r[3] or 0 for r in kept)
+
+
+def test_kilo_code_database_is_read_as_opencode_in_a_walk(tmp_path: Path) -> None:
+    # Kilo Code 7.2.21 on (April 2026; Kilo CLI too) is an OpenCode fork: its sessions are in
+    # ~/.local/share/kilo/kilo.db, OpenCode's tables, its user messages carrying a model object and
+    # the editor's context beside OpenCode's fields.
+    exports = _exports()
+    for export in exports:
+        for message in export["messages"]:
+            if message["info"]["role"] == "user":
+                message["info"] |= {"agent": "code", "model": {"providerID": "kilo", "modelID": "anthropic/claude-sonnet-4.5"},
+                                    "editorContext": {"visibleFiles": ["src/app.ts"]}}
+    folder = tmp_path / "share" / "kilo"
+    folder.mkdir(parents=True)
+    write_db(folder / "kilo.db", exports)
+    t = run_audit([tmp_path / "share"]).totals
+    # The same hand sums as test_database_totals_field_by_field.
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (6, 12512 + 30, 1190 + 142, 9000 + 4520, 11900 + 4630)
