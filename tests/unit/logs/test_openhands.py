@@ -8,6 +8,7 @@ way its LLM wrapper fills them from LiteLLM's usage (``openhands/llm/llm.py``).
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,26 @@ def test_v1_bad_states_are_one_line_errors(tmp_path: Path, stats: dict) -> None:
     path.write_text(json.dumps({"id": "c1", "agent": {"kind": "Agent"}, "stats": stats}))
     with pytest.raises(UserError, match="base_state.json:1"):
         import_file(path, FORMATS["openhands"], ImportContext())
+
+
+def test_v1_calls_timed_from_their_events_and_a_condensation_starts_a_chain(tmp_path: Path) -> None:
+    path = V1 / "base_state.json"
+    requests, summary = import_file(path, detect_format(path), ImportContext())
+    def ms(clock: str) -> int:
+        return int(datetime.fromisoformat(f"2026-07-28T{clock}+00:00").timestamp() * 1000)
+
+    # a1: its ActionEvent at 09:00:05, after the user's message at 09:00:01; a2 names no event;
+    # a3: its MessageEvent at 09:01:30 after the Condensation (c1) at 09:01:00.
+    assert [(r.request_id, r.sent_ms, r.ready_ms) for r in requests] == [
+        ("chatcmpl-a1", ms("09:00:01"), ms("09:00:05")),
+        ("chatcmpl-a2", None, None),
+        ("chatcmpl-a3", ms("09:01:00"), ms("09:01:30")),
+        ("chatcmpl-c1", ms("09:00:07"), ms("09:01:00")),
+    ]
+    assert requests[2].events == (("compaction", "history condensed (a Condensation event)"),) and requests[2].prefix.parent is None
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert any("3 of 4 call(s) timed" in note for note in summary.notes)
+    alone = tmp_path / "base_state.json"
+    alone.write_text(path.read_text())
+    requests, summary = import_file(alone, detect_format(alone), ImportContext())
+    assert all(r.sent_ms is None and r.ready_ms is None for r in requests) and any("no time per call" in n for n in summary.notes)

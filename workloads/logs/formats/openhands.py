@@ -22,13 +22,16 @@ previews: ``service_to_metrics``), one ``Metrics`` per LLM of the conversation k
 ``usage_id``, each with its ``token_usages`` (one ``TokenUsage`` a call, as above). The agent's
 LLM (``agent.llm.usage_id``, ``"agent"`` by default) is the main lane, the condenser's
 (``agent.condenser.llm.usage_id``, ``"condenser"``) a compaction lane, any other a side lane.
-An event file beside such a state is read with it; alone, it yields no call. OpenHands does not keep the messages each call sent
+The events beside the state time the calls (the first event naming a call's
+``llm_response_id``) and mark condensations. An event file beside such a state is read with it;
+alone, it yields no call. OpenHands does not keep the messages each call sent
 (its memory condenses them), so each run is read as a chain; an output line's ``instance_id``
 is its lane.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -133,6 +136,8 @@ class _Call(msgspec.Struct):
     response_id: str | None
     sent_ms: int | None
     ready_ms: int | None
+    #: What happened before the call (OpenHands 1.x: a condensation); a compaction starts a new chain.
+    events: tuple[tuple[str, str], ...] = ()
 
 
 def _has_cache_counts(usage: dict) -> bool:
@@ -256,11 +261,57 @@ def _read_state(path: Path, record: Record) -> tuple[list[TraceRequest], FileSum
     if not calls:
         raise UserError(f"{name}:{record.line}: an OpenHands conversation state with no per-call usage "
                         f"(stats.{'/'.join(_USAGE_MAPS)} hold no token_usages)")
+    timed = _timeline(path.parent / EVENTS_DIR, calls)
     out, summary = _requests(name, calls, servers, kinds)
     per_llm = ", ".join(f"{usage_id}: {sum(c.lane == lane for c in calls)}" for usage_id, lane in lanes.items())
-    notes = (*summary.notes, f"an OpenHands 1.x conversation state: one call per TokenUsage of each LLM ({per_llm}); "
-             "no time per call, so each LLM's calls are one chain in the order recorded")
-    return out, FileSummary(summary.file, summary.format, summary.requests, summary.skipped, notes)
+    notes = [*summary.notes, f"an OpenHands 1.x conversation state: one call per TokenUsage of each LLM ({per_llm}), "
+             "each LLM's calls one chain in the order recorded"]
+    if timed is None:
+        notes.append(f"no {EVENTS_DIR}/ folder beside it: no time per call")
+    else:
+        notes.append(f"times from the {EVENTS_DIR}/ beside it (the events naming each call's llm_response_id): "
+                     f"{timed} of {len(calls)} call(s) timed; a Condensation event starts a new chain")
+    return out, FileSummary(summary.file, summary.format, summary.requests, summary.skipped, tuple(notes))
+
+
+def _timeline(events_dir: Path, calls: list[_Call]) -> int | None:
+    """Time the calls of a 1.x conversation from its event files: a call is ready when the first
+    event naming its ``llm_response_id`` was written and sent at the event before that one; a
+    main-lane call after a ``Condensation`` event starts a new chain. Returns how many calls
+    were timed (None: no events folder). Event files that cannot be read are left out."""
+    if not events_dir.is_dir():
+        return None
+    timeline: list[tuple[int, str, str | None]] = []  # (time, kind, llm_response_id), in file order
+    for file in sorted(events_dir.glob("event-*.json")):
+        try:
+            event = json.loads(file.read_text(encoding="utf-8"))
+            when = parse_time_ms(event.get("timestamp"), str(file)) if isinstance(event, dict) else None
+        except (OSError, ValueError, RecursionError, UserError):
+            continue
+        if when is None:
+            continue
+        rid = event.get("llm_response_id")
+        timeline.append((when, str(event.get("kind")), rid if isinstance(rid, str) and rid else None))
+    first: dict[str, tuple[int, int | None]] = {}  # response id -> (ready, sent)
+    for n, (when, _, rid) in enumerate(timeline):
+        if rid is not None and rid not in first:
+            first[rid] = (when, timeline[n - 1][0] if n else None)
+    condensed = sorted(when for when, kind, _ in timeline if kind == "Condensation")
+    timed = 0
+    last_ready: dict[str, int] = {}
+    for n, call in enumerate(calls):
+        found = first.get(call.response_id or "")
+        if found is None:
+            continue
+        timed += 1
+        ready, sent = found
+        events: tuple[tuple[str, str], ...] = ()
+        before = last_ready.get(call.lane)
+        if call.lane == "main" and before is not None and any(before < t <= ready for t in condensed):
+            events = (("compaction", "history condensed (a Condensation event)"),)
+        calls[n] = msgspec.structs.replace(call, sent_ms=sent, ready_ms=ready, events=events)
+        last_ready[call.lane] = ready
+    return timed
 
 
 def _requests(name: str, calls: list[_Call], servers: dict[str, str],
@@ -293,7 +344,9 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
                 provider=provider,
                 model=model,
                 usage=usage,
-                prefix=Prefix(f"openhands:{provider}:{model}", node, last_node.get(call.lane)),
+                prefix=Prefix(f"openhands:{provider}:{model}", node,
+                              None if any(kind == "compaction" for kind, _ in call.events) else last_node.get(call.lane)),
+                events=call.events,
                 request_id=call.response_id,
                 source_format=NAME,
             )
