@@ -8,15 +8,19 @@ way its LLM wrapper fills them from LiteLLM's usage (``openhands/llm/llm.py``).
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import ImportContext
+from tests.fuzz.harness import NASTY_TOKENS, Tally, edited, fuzz_settings, mutated, to_json_line
 
 FIXTURE = Path(__file__).parent / "fixtures" / "openhands.json"
 
@@ -200,3 +204,28 @@ def test_v1_calls_timed_from_their_events_and_a_condensation_starts_a_chain(tmp_
     alone.write_text(path.read_text())
     requests, summary = import_file(alone, detect_format(alone), ImportContext())
     assert all(r.sent_ms is None and r.ready_ms is None for r in requests) and any("no time per call" in n for n in summary.notes)
+
+
+def test_v1_damaged_conversations_end_cleanly(tmp_path: Path) -> None:
+    """A 1.x conversation whose state or events are edited, foreign or broken: one line and exit 2,
+    or a reading; never a traceback."""
+    state = json.loads((V1 / "base_state.json").read_text())
+    events = sorted(p.name for p in (V1 / "events").iterdir())
+    tally = Tally("openhands 1.x", bound_s=20)
+    garbage = st.one_of(edited(st.just(state), max_edits=4).map(to_json_line), st.sampled_from(NASTY_TOKENS),
+                        mutated((V1 / "base_state.json").read_bytes()))
+
+    @fuzz_settings(25)
+    @given(raw=garbage, event=st.sampled_from(events), event_raw=st.one_of(st.sampled_from(NASTY_TOKENS), st.just(None)))
+    def case(raw: bytes, event: str, event_raw: bytes | None) -> None:
+        folder = tmp_path / "conv"
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(V1, folder)
+        (folder / "base_state.json").write_bytes(raw)
+        if event_raw is not None:
+            (folder / "events" / event).write_bytes(event_raw)
+        tally.check(["audit", str(folder), "--quiet"])
+
+    case()
+    tally.report()
+    assert tally.outcomes["crash"] == 0
