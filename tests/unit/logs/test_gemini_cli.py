@@ -371,3 +371,35 @@ def test_gemini_3_flash_of_march_2026_is_read_in_the_same_steps(tmp_path: Path) 
     note = next(n for n in result.notes if "3 request(s) of gemini-3-flash-preview in steps of 3,924 tokens" in n)
     assert "sessions of the same model in March 2026 read on no grid" in note
     assert "905 against 887 of 1,234 within 3%" in note
+
+
+def _managed(uuid: str, parent: str, n: int, kind: str, payload: dict, subtype: str = "managed_session_event_v1") -> dict:
+    """A record of Qwen Code's managed engine: a system record whose ``managedSession`` is a journal
+    event; its contents (and a call's usage) are resources referenced by digest, kept elsewhere."""
+    ref = {"resourceId": f"res-{n}", "kind": "usage", "schemaVersion": 1, "byteLength": 96, "digest": "9" * 64}
+    event = {"v": 1, "sequence": n, "eventId": f"evt-{n}", "kind": kind, "occurredAt": 1_793_000_000_000 + n,
+             "sessionKey": {"tenantId": "local", "workspaceId": "w", "sessionId": "6c1e9b7a-qwen"},
+             "payload": {k: (ref if v == "REF" else v) for k, v in payload.items()}}
+    return {"uuid": uuid, "parentUuid": parent, "sessionId": "6c1e9b7a-qwen", "cwd": "/w", "version": "0.31.0",
+            "timestamp": "2026-11-02T10:00:00.000Z", "type": "system", "subtype": subtype, "managedSession": event}
+
+
+def test_qwen_code_managed_engine_records_are_listed_not_miscounted(tmp_path: Path) -> None:
+    header = _managed("m0", "q7", 0, "", {}, "managed_session_header_v1")
+    header["managedSession"] = {"formatVersion": 1, "minimumReader": "managed-session/1", "engine": "managed", "createdBy": "cli"}
+    managed = [
+        header,
+        _managed("m1", "m0", 1, "model.attempt", {"attemptId": "a1", "state": "started", "usageRef": None}),
+        _managed("m2", "m1", 2, "model.attempt", {"attemptId": "a1", "state": "output_committed", "usageRef": "REF"}),
+        _managed("m3", "m2", 3, "message.committed", {"messageId": "x1", "role": "assistant", "contentRef": "REF"}),
+    ]
+    # Alone (a session the managed engine started): Qwen Code's, not a Claude Code transcript.
+    alone = write(tmp_path / "managed.jsonl", "".join(json.dumps(r) + "\n" for r in managed))
+    assert detect_format(alone) is FORMAT
+    requests, summary = _read(alone)
+    assert requests == [] and summary.skipped == ((3, "managed-engine model call: its usage is a resource outside the file (usageRef), not read"),)
+    assert "4 Qwen Code managed-engine record(s)" in summary.notes[0]
+    # After an ordinary prefix (a session moved to the managed engine): the prefix's calls, the same sums.
+    mixed = write(tmp_path / "mixed.jsonl", QWEN.read_text() + "".join(json.dumps(r) + "\n" for r in managed))
+    assert _sums(mixed) == _sums(QWEN) == (4, 11900, 16800, 0, 205)
+    assert [line for line, _ in _read(mixed)[1].skipped] == [len(QWEN.read_text().splitlines()) + 3]

@@ -30,7 +30,9 @@ Qwen Code (``~/.qwen/projects/<project>/chats/<session>.jsonl``) writes a tree o
 Anthropic's ``input_tokens`` plus the read, the cache writes left out); ``system`` records with
 ``subtype: "chat_compression"`` are compactions; a subagent's records carry ``agentId``;
 ``/branch`` copies records verbatim into a new session, each with ``forkedFrom {sessionId,
-messageUuid}`` (a call is counted once, wherever it is seen first).
+messageUuid}`` (a call is counted once, wherever it is seen first).  Its managed engine writes
+``managed_session_{header,event,commit}_v1`` system records instead, whose messages and usage
+are resources outside the file: its calls are listed as skipped, not counted.
 
 Saved chats (``/chat save``: ``checkpoint-<tag>.json``) and ``/chat share`` JSON exports hold the
 conversation contents only, no usage: they are recognised and read as no calls, saying so.
@@ -64,6 +66,9 @@ MODEL_TURN = "gemini"
 _OTHER_TURNS = ("user", "info", "error", "warning")
 #: Record types of Qwen Code's session tree.
 _QWEN_TYPES = ("user", "assistant", "tool_result", "system")
+#: The subtypes of Qwen Code's managed-engine records (``managed_session_header_v1``, ``_event_v1``,
+#: ``_commit_v1``): a journal of events whose contents and usage are resources kept elsewhere.
+_MANAGED_PREFIX = "managed_session_"
 #: The roles of a Gemini API ``Content`` (a saved chat or a shared export holds a list of them).
 _CONTENT_ROLES = ("user", "model")
 
@@ -75,7 +80,8 @@ def detect(value: dict) -> Evidence | None:
         return Evidence.WRAPPER  # the whole session (.json) or the first line of a .jsonl
     if "uuid" in value and "sessionId" in value and value.get("type") in _QWEN_TYPES:
         message = value.get("message")
-        if "usageMetadata" in value or "systemPayload" in value or (isinstance(message, dict) and "parts" in message):
+        managed = isinstance(value.get("subtype"), str) and value["subtype"].startswith(_MANAGED_PREFIX)
+        if managed or "usageMetadata" in value or "systemPayload" in value or (isinstance(message, dict) and "parts" in message):
             return Evidence.WRAPPER  # Qwen Code: a Gemini Content where Claude Code has {role, content}
         return None
     if "$rewindTo" in value or isinstance(value.get("$set"), dict):
@@ -172,6 +178,8 @@ class _Session:
         # Qwen Code: the chain node after each record of its tree.
         self.qwen_node: dict[str, str | None] = {}
         self.saved_chat = False
+        #: Qwen Code managed-engine records (``managed_session_*_v1``) seen.
+        self.managed = 0
         self.version: str | None = None
         self.tokens_total = 0
         self.tokens_seen = False
@@ -336,7 +344,15 @@ class _Session:
             lane.parent = self.qwen_node[parent_uuid]
         when = parse_time_ms(value.get("timestamp"), where) if "timestamp" in value else None
         kind, subtype = value.get("type"), value.get("subtype")
-        if kind == "system":
+        if isinstance(subtype, str) and subtype.startswith(_MANAGED_PREFIX):
+            # Qwen Code's managed engine: events whose payloads point at resources kept outside
+            # the file; a model call's usage is one of them (model.attempt usageRef).
+            self.managed += 1
+            event = as_dict(value.get("managedSession"))
+            payload = as_dict(event.get("payload"))
+            if event.get("kind") == "model.attempt" and payload.get("state") == "output_committed":
+                self.skipped.append((record.line, "managed-engine model call: its usage is a resource outside the file (usageRef), not read"))
+        elif kind == "system":
             if subtype == "chat_compression":
                 lane.events.append(("compaction", "chat compression"))
                 lane.parent = None
@@ -453,6 +469,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
 def _notes(session: _Session) -> tuple[str, ...]:
     who = "Qwen Code" if session.agent == "qwen-code" else "Gemini CLI"
     notes = [f"{who}'s system prompt and tool declarations are not in a session file: the head is an opaque prefix"]
+    if session.managed:
+        notes.insert(0, f"{session.managed:,} Qwen Code managed-engine record(s) (managed_session_*): that engine keeps each "
+                     "call's messages and usage as resources outside the transcript (usageRef), so its calls are listed "
+                     "as skipped, not counted; only the ordinary records before them are read")
     if session.saved_chat and not session.out:
         notes.append("a saved chat or shared export holds the conversation, not its usage: no calls to audit here (audit the session files under chats/)")
     if session.tokens_seen:
@@ -477,6 +497,7 @@ FORMAT = LogFormat(
         "Gemini CLI 0.58 and later resuming a .json session: its messages copied into a .jsonl beside it (counted once)",
         "Qwen Code chats/<session>.jsonl: a uuid/parentUuid tree with usageMetadata, chat_compression records, subagents by agentId",
         "Qwen Code /branch copies (forkedFrom on every copied record): counted once",
+        "Qwen Code's managed engine (managed_session_*_v1 records): usage kept outside the file (usageRef), its calls listed as skipped",
         "saved chats (/chat save checkpoints) and /chat share JSON exports: contents only, no usage",
     ),
     aliases=("qwen-code",),
