@@ -68,7 +68,9 @@ V2_ROWS = {
         ("msg_01", "user", {"text": "add a retry to the fetcher", "files": [], "agents": [], "references": [], "time": {"created": T0 + 1000}}),
         ("msg_02", "assistant", assistant(2000, SONNET, tokens(12, 300, 40, 0, 9000))),
         ("msg_03", "assistant", assistant(6000, SONNET, tokens(20, 150, 0, 9000, 800))),
-        ("msg_04", "compaction", {"reason": "auto", "summary": "Added a retry loop.", "recent": "", "time": {"created": T0 + 7000}}),
+        # A completed compaction carries its own request's usage (the summary call).
+        ("msg_04", "compaction", {"status": "completed", "reason": "auto", "summary": "Added a retry loop.", "recent": "",
+                                  "model": SONNET, "tokens": tokens(400, 120, 0, 8000, 0), "cost": 0.01, "time": {"created": T0 + 7000}}),
         ("msg_05", "assistant", assistant(9000, SONNET, tokens(3000, 90, 0, 0, 0))),
         ("msg_06", "assistant", assistant(12000, SONNET, None, error={"type": "api", "message": "overloaded", "isRetryable": True})),
         ("msg_07", "model-switched", {"model": HAIKU, "time": {"created": T0 + 13000}}),
@@ -110,12 +112,13 @@ def test_v2_database_totals_equal_the_hand_sums(tmp_path: Path, with_v1: bool) -
     path = write_v2(tmp_path / "opencode.db", with_v1=with_v1)
     assert is_opencode_db(path)
     t = run_audit([path]).totals
-    # ses_0a: three calls (the errored one has no usage); ses_0b: one; ses_00 once, from session_message only.
-    assert t.requests == 5
-    assert t.cache_read == 0 + 9000 + 0 + 4000 + 1000 == 14000
-    assert t.cache_write == 9000 + 800 + 0 + 200 + 0 == 10000
-    assert t.input == 12 + 20 + 3000 + 5 + 7 == 3044
-    assert t.output == (300 + 40) + 150 + 90 + 60 + 30 == 670
+    # ses_0a: three calls (the errored one has no usage) and the compaction's; ses_0b: one; ses_00
+    # once, from session_message only.
+    assert t.requests == 6
+    assert t.cache_read == 0 + 9000 + 8000 + 0 + 4000 + 1000 == 22000
+    assert t.cache_write == 9000 + 800 + 0 + 0 + 200 + 0 == 10000
+    assert t.input == 12 + 20 + 400 + 3000 + 5 + 7 == 3444
+    assert t.output == (300 + 40) + 150 + 120 + 90 + 60 + 30 == 790
 
 
 def test_v2_messages_read_as_their_1x_shape(tmp_path: Path) -> None:
@@ -126,10 +129,12 @@ def test_v2_messages_read_as_their_1x_shape(tmp_path: Path) -> None:
         ("ses_00", "main", "claude-sonnet-4-5", T0 - 5000, Usage(cache_read=1000, uncached=7, output=30)),
         ("ses_0a", "main", "claude-sonnet-4-5", T0 + 2000, Usage(cache_write_5m=9000, uncached=12, output=340)),
         ("ses_0a", "main", "claude-sonnet-4-5", T0 + 6000, Usage(cache_read=9000, cache_write_5m=800, uncached=20, output=150)),
+        ("ses_0a/compaction", "compaction", "claude-sonnet-4-5", T0 + 7000, Usage(cache_read=8000, uncached=400, output=120)),
         ("ses_0a", "main", "claude-sonnet-4-5", T0 + 9000, Usage(uncached=3000, output=90)),
         ("ses_0b", "subagent", "claude-haiku-4-5", T0 + 3500, Usage(cache_read=4000, cache_write_5m=200, uncached=5, output=60)),
     ]
-    after = requests[3]
+    assert requests[3].compaction_call
+    after = requests[4]
     assert any(kind == "compaction" for kind, _ in after.events) and after.prefix.parent is None
     assert any("failed call (api: overloaded)" in reason for _, reason in summary.skipped)
 
@@ -209,3 +214,17 @@ def test_a_late_1x_database_dual_writing_session_message_is_read_from_the_1x_tab
     assert "session_v2" not in {r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master")}
     requests = import_file(path, FORMATS["opencode"], ImportContext())[0]
     assert [r.usage for r in requests] == [Usage(cache_read=1000, uncached=7, output=30), Usage(cache_read=1037, uncached=9, output=20)]
+
+
+def test_v2_export_reads_as_the_database_does(tmp_path: Path) -> None:
+    # OpenCode 2.x's `opencode session export`: {info, messages} with the messages as stored ({id, type, ...}).
+    parent, rows = V2_ROWS["ses_0a"]
+    info = {"id": "ses_0a", "projectID": "prj", "title": "retry", "cost": 0.05, "location": {"directory": "/w"},
+            "tokens": tokens(0, 0, 0, 0, 0), "time": {"created": T0, "updated": T0 + 13000}}
+    export = {"info": info, "messages": [{"id": mid, "type": kind, **data} for mid, kind, data in rows]}
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(export, indent=2))
+    assert detect_format(path) is FORMATS["opencode"]
+    t = run_audit([path]).totals
+    assert (t.requests, t.cache_read, t.cache_write, t.input, t.output) == (
+        4, 0 + 9000 + 8000 + 0, 9000 + 800, 12 + 20 + 400 + 3000, (300 + 40) + 150 + 120 + 90)

@@ -427,7 +427,12 @@ def _exported(file: str, line: int, value: dict) -> _Session:
     """The requests of one ``{info, messages: [{info, parts}]}`` session (an export's, or one
     the database reader put together)."""
     session = _Session(file, value["info"])
-    for item in value["messages"]:
+    items = value["messages"]
+    if any(isinstance(item, dict) and isinstance(item.get("type"), str) and "info" not in item for item in items):
+        # OpenCode 2.x's export: its messages as the database keeps them ({id, type, ...}).
+        sid = str(value["info"].get("id"))
+        items = list(opencode_db.v2_messages(sid, ((str(i.get("id")), i.get("type"), i) for i in items if isinstance(i, dict))))
+    for item in items:
         entry = as_dict(item)
         parts = entry.get("parts")
         session.message(line, as_dict(entry.get("info")), parts if isinstance(parts, list) else [])
@@ -573,7 +578,9 @@ FORMAT = LogFormat(
         "earlier JSON storage: session/info/<id>.json with session/message/<session>/ and session/part/<session>/<message>/",
         "SQLite database (1.3 and later): opencode.db, tables session, message and part (data: the export's JSON less the ids)",
         "SQLite database of OpenCode 2.x (2.0.3 on, September 2026): session_v2 and session_message (type, seq, data: "
-        "one assistant message a call, its tokens and model {id, providerID}); the frozen 1.x tables then not read",
+        "one assistant message a call, its tokens and model {id, providerID}; a compaction's own tokens its summary call); "
+        "the frozen 1.x tables then not read",
+        "OpenCode 2.x export (opencode session export): {info, messages: [{id, type, ...}]}, the messages as stored",
         "`opencode run --format json`: step_start, text, tool_use, reasoning, step_finish and error events, one a line (no model named)",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
         "input less the cache for every provider (later versions; earlier ones subtracted only the read)",

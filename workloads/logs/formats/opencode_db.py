@@ -23,7 +23,8 @@ only: the 2.x tables once ``session_message`` holds a row, else the 1.x ones. (L
 already write ``session_message`` beside their own tables, without ``session_v2`` and without the
 compaction summary calls: such a database is read from its 1.x tables.) A 2.x message is
 put into the 1.x export's shape (its tokens a ``step-finish`` part, a ``compaction`` message a
-user message with a ``compaction`` part) and read as one.
+user message with a ``compaction`` part and, where it carries its request's ``tokens``, the
+summary call) and read as one; so is a 2.x export, whose messages have the same shape.
 
 The file is opened read-only (a ``mode=ro`` URI: it reads the write-ahead log OpenCode keeps
 beside the database while it runs), ``immutable`` where that open cannot be had and no
@@ -36,7 +37,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -229,13 +230,21 @@ def _messages(db: sqlite3.Connection, path: Path, sid: object) -> Iterator[dict]
 
 
 def _messages_v2(db: sqlite3.Connection, path: Path, sid: object) -> Iterator[dict]:
-    """A 2.x session's messages in ``seq`` order, each in the 1.x export's ``{info, parts}`` shape
-    (kinds that are no model call and no user turn are left out)."""
-    for mid, kind, raw in db.execute(
+    """A 2.x session's messages in ``seq`` order, in the 1.x export's ``{info, parts}`` shape."""
+    rows = db.execute(
         "SELECT id, type, data FROM session_message WHERE session_id = ? ORDER BY seq, id LIMIT ?", (sid, MAX_ROWS)
-    ):
-        data = _data(path, "session_message", mid, raw)
-        info: dict = {"id": str(mid), "sessionID": str(sid), "time": data.get("time") if isinstance(data.get("time"), dict) else {}}
+    )
+    yield from v2_messages(str(sid), ((str(mid), kind, _data(path, "session_message", mid, raw)) for mid, kind, raw in rows))
+
+
+def v2_messages(sid: str, rows: Iterable[tuple[str, object, dict]]) -> Iterator[dict]:
+    """OpenCode 2.x messages (``(id, type, data)``: a ``session_message`` row, or an item of a 2.x
+    export) in the 1.x export's ``{info, parts}`` shape; kinds that are no model call and no user
+    turn are left out. A completed or failed compaction carries its own request's usage: it is
+    put as the summary call a 1.x compaction made (``summary: true``)."""
+    model: dict = {}
+    for mid, kind, data in rows:
+        info: dict = {"id": mid, "sessionID": sid, "time": data.get("time") if isinstance(data.get("time"), dict) else {}}
         if kind == "user":
             info["role"] = "user"
             text = data.get("text")
@@ -243,17 +252,24 @@ def _messages_v2(db: sqlite3.Connection, path: Path, sid: object) -> Iterator[di
             parts = [{"type": "text", "text": text}] if isinstance(text, str) else []
             yield {"info": info, "parts": parts + [{"type": "file"} for _ in files]}
         elif kind == "compaction":
-            info["role"] = "user"
-            summary = data.get("summary") if isinstance(data.get("summary"), str) else ""
-            yield {"info": info, "parts": [{"type": "compaction", "reason": data.get("reason"), "summary": summary}]}
+            summary = data.get("summary") if isinstance(data.get("summary"), str) and data.get("status") != "failed" else None
+            yield {"info": dict(info, role="user"), "parts": [{"type": "compaction", "reason": data.get("reason"), "summary": summary}]}
+            if isinstance(data.get("tokens"), dict):
+                used = data["model"] if isinstance(data.get("model"), dict) else model
+                call = dict(data, model=used, agent="compaction")
+                yield _assistant_v2(dict(info, id=f"{mid}:summary"), call, summary=True)
         elif kind == "assistant":
+            if isinstance(data.get("model"), dict):
+                model = data["model"]
             yield _assistant_v2(info, data)
 
 
-def _assistant_v2(info: dict, data: dict) -> dict:
+def _assistant_v2(info: dict, data: dict, summary: bool = False) -> dict:
     """A 2.x assistant message as a 1.x one: its content as parts, its tokens as one step."""
     model = data.get("model") if isinstance(data.get("model"), dict) else {}
     info.update(role="assistant", modelID=model.get("id"), providerID=model.get("providerID"), agent=data.get("agent"))
+    if summary:
+        info["summary"] = True
     if isinstance(model.get("variant"), str):
         info["variant"] = model["variant"]
     for key in ("cost", "tokens", "finish"):
