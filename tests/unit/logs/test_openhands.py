@@ -229,3 +229,22 @@ def test_v1_damaged_conversations_end_cleanly(tmp_path: Path) -> None:
     case()
     tally.report()
     assert tally.outcomes["crash"] == 0
+
+
+def test_v1_acp_agent_turns_are_each_a_request_read_additive(tmp_path: Path) -> None:
+    # An ACPAgent (Claude Code over ACP) records one TokenUsage per prompt turn, every one with the
+    # ACP session's id as its response id and its input without the cache.
+    turns = [token_usage("acp-sess-1", 3, 400, 0, 18000, "claude-sonnet-4-5"), token_usage("acp-sess-1", 6, 250, 52000, 3100, "claude-sonnet-4-5"),
+             token_usage("acp-sess-1", 2, 90, 60000, 800, "claude-sonnet-4-5")]
+    state = {"id": "c2", "agent": {"kind": "ACPAgent", "acp_command": ["claude-agent-acp"], "llm": {"model": "acp-managed", "usage_id": "agent"}},
+             "stats": {"usage_to_metrics": {"agent": {"model_name": "acp-managed", "token_usages": turns}}}}
+    path = tmp_path / "base_state.json"
+    path.write_text(json.dumps(state))
+    requests, summary = import_file(path, detect_format(path), ImportContext())
+    assert [r.usage for r in requests] == [
+        Usage(cache_write_5m=18000, uncached=3, output=400),
+        Usage(cache_read=52000, cache_write_5m=3100, uncached=6, output=250),
+        Usage(cache_read=60000, cache_write_5m=800, uncached=2, output=90),
+    ]
+    assert {r.provider for r in requests} == {"anthropic"}
+    assert any("each TokenUsage is one prompt turn" in note for note in summary.notes)

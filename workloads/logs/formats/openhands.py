@@ -221,6 +221,21 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     return _requests(name, calls, servers, {})
 
 
+def _acp_usage(item: dict, where: str) -> dict:
+    """An ACP agent's ``TokenUsage`` (input, reads and writes apart) as LiteLLM's Anthropic-shaped
+    usage whose prompt count holds them all, so it reads back as additive."""
+    prompt = count(item.get("prompt_tokens"), where, "token_usages.prompt_tokens")
+    read = count(item.get("cache_read_tokens"), where, "token_usages.cache_read_tokens")
+    written = count(item.get("cache_write_tokens"), where, "token_usages.cache_write_tokens")
+    return {
+        "prompt_tokens": prompt + read + written,
+        "completion_tokens": count(item.get("completion_tokens"), where, "token_usages.completion_tokens"),
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": written,
+        "prompt_tokens_details": {"cached_tokens": read, "cache_creation_tokens": written},
+    }
+
+
 def _read_state(path: Path, record: Record) -> tuple[list[TraceRequest], FileSummary]:
     """An OpenHands 1.x ``base_state.json``: one call per ``TokenUsage`` of each LLM's metrics."""
     name = str(path)
@@ -234,6 +249,9 @@ def _read_state(path: Path, record: Record) -> tuple[list[TraceRequest], FileSum
     kinds: dict[str, LaneKind] = {}
     calls: list[_Call] = []
     lanes: dict[str, str] = {}
+    # An ACP agent (Claude Code, Codex, Gemini CLI driven over ACP) records one TokenUsage per
+    # prompt turn, its response id the ACP session's, its input without the cache.
+    acp = agent.get("kind") == "ACPAgent"
     for usage_id, metrics in (_usage_map(value) or {}).items():
         lane = lanes[usage_id] = "main" if usage_id == main_id else str(usage_id)
         kinds[lane] = "main" if lane == "main" else "compaction" if usage_id == condenser_id else "side"
@@ -251,13 +269,13 @@ def _read_state(path: Path, record: Record) -> tuple[list[TraceRequest], FileSum
             if not isinstance(item, dict):
                 raise UserError(f"{where}: not an object")
             rid = item.get("response_id")
-            key = rid if isinstance(rid, str) and rid and rid != "unknown" else None
+            key = rid if isinstance(rid, str) and rid and rid != "unknown" and not acp else None
             if key is not None and key in seen:
                 continue  # the same response recorded twice: one call
             if key is not None:
                 seen.add(key)
             model = str(item.get("model") or metrics.get("model_name") or llm.get("model") or "unknown")
-            calls.append(_Call(record.line, lane, _token_usage(item, where), model, key, None, None))
+            calls.append(_Call(record.line, lane, _acp_usage(item, where) if acp else _token_usage(item, where), model, key, None, None))
     if not calls:
         raise UserError(f"{name}:{record.line}: an OpenHands conversation state with no per-call usage "
                         f"(stats.{'/'.join(_USAGE_MAPS)} hold no token_usages)")
@@ -266,6 +284,10 @@ def _read_state(path: Path, record: Record) -> tuple[list[TraceRequest], FileSum
     per_llm = ", ".join(f"{usage_id}: {sum(c.lane == lane for c in calls)}" for usage_id, lane in lanes.items())
     notes = [*summary.notes, f"an OpenHands 1.x conversation state: one call per TokenUsage of each LLM ({per_llm}), "
              "each LLM's calls one chain in the order recorded"]
+    if acp:
+        notes.append("an ACP agent's conversation (agent.kind ACPAgent): each TokenUsage is one prompt turn of that agent, "
+                     "summed over its own model calls, its input without the cache (read as additive): a request here is a "
+                     "turn; the agent's own logs hold its calls")
     if timed is None:
         notes.append(f"no {EVENTS_DIR}/ folder beside it: no time per call")
     else:
