@@ -138,15 +138,18 @@ def _iter_handle(path: Path, handle, progress: ProgressFn | None, torn: list[int
     except _FirstLineError as exc:
         # Not JSON lines: the first value spans lines (a pretty-printed object).
         handle.seek(start)
-        yield from _iter_values(path, handle, progress, exc.error)
+        yield from _iter_values(path, handle, progress, exc.error, exc.unfinished)
 
 
 class _FirstLineError(Exception):
-    """The first record of a file is not a whole JSON value on its line."""
+    """The first record of a file is not a whole JSON value on its line; ``unfinished``: the line
+    is fine as far as it goes and ends where a pretty-printed value goes on (``{``, ``[``, ``,``
+    or ``:``)."""
 
-    def __init__(self, error: UserError) -> None:
+    def __init__(self, error: UserError, unfinished: bool) -> None:
         super().__init__(str(error))
         self.error = error
+        self.unfinished = unfinished
 
 
 def _decode(path: Path, line_no: int, raw: bytes) -> str:
@@ -215,7 +218,7 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int]
             what = "truncated or malformed JSON" if truncated else "malformed JSON"
             error = UserError(f"{path}:{line_no}: {what} ({exc.msg} at column {exc.colno})")
             if first and truncated and text.startswith("{"):
-                raise _FirstLineError(error) from None
+                raise _FirstLineError(error, exc.pos >= len(text) and text[-1] in "{[,:") from None
             raise error from None
         except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
             raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
@@ -257,10 +260,15 @@ def _breaks_off(raw: bytes, text: str, exc: json.JSONDecodeError) -> bool:
 _TORN_SLACK = 6
 
 
-def _iter_values(path: Path, handle, progress: ProgressFn | None, first_error: UserError) -> Iterator[Record]:
+def _iter_values(
+    path: Path, handle, progress: ProgressFn | None, first_error: UserError, unfinished: bool = False
+) -> Iterator[Record]:
     """JSON values one after another, each free to span lines (one pretty-printed object, or
     several). A file whose first value does not decode is refused with ``first_error``, the
-    error its first line has as JSON lines; nothing is read past the first bad character."""
+    error its first line has as JSON lines, unless that line is only ``unfinished`` (a
+    pretty-printed object's first line) and the value goes wrong before the file ends: then with
+    the error where it does (a comment in a JSONC file, a trailing comma). Nothing is read past
+    the first bad character."""
     text = ""
     line_no = 1  # line of text[0]
     done = 0
@@ -281,8 +289,11 @@ def _iter_values(path: Path, handle, progress: ProgressFn | None, first_error: U
                 incomplete = not eof and (exc.pos >= len(text) or exc.msg.startswith("Unterminated"))
                 if incomplete:
                     break  # need more text
+                if not seen and not (unfinished and exc.pos < len(text.rstrip())):
+                    raise first_error from None  # (a value cut short by the file's end: its first line)
                 if not seen:
-                    raise first_error from None
+                    line = line_no + exc.lineno - 1 - text.count("\n", 0, pos)
+                    raise UserError(f"{path}:{line}: malformed JSON ({exc.msg} at column {exc.colno})") from None
                 raise UserError(f"{path}:{line_no}: truncated or malformed JSON ({exc.msg})") from None
             except (ValueError, RecursionError) as exc:
                 raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None

@@ -68,6 +68,29 @@ def test_records_run_together_on_one_line_are_read_as_those_records(tmp_path: Pa
             list(iter_records(path))
 
 
+
+@pytest.mark.parametrize(("text", "line", "message"), [
+    # A JSONC file (a comment): the comment's line, not line 1's "{".
+    ('{\n  "compilerOptions": {\n    // strict mode\n    "strict": true\n  }\n}\n', 3,
+     "malformed JSON (Expecting property name enclosed in double quotes at column 5)"),
+    # A trailing comma, after two blank lines and a first line that opens the object with a key.
+    ('\n\n{ "a": {\n  "b": 1,\n  }\n}\n', 5, "malformed JSON (Expecting property name enclosed in double quotes at column 3)"),
+    # A value cut short by the file's end: where it starts, as before.
+    ('{\n  "a": [1,\n', 1, "truncated or malformed JSON (Expecting property name enclosed in double quotes at column 2)"),
+    # A JSON-lines record cut short, another after it: the JSON-lines error, as before.
+    ('{"a": 1\n{"b": 2}\n', 1, "truncated or malformed JSON (Expecting ',' delimiter at column 8)"),
+])
+def test_a_pretty_printed_file_that_is_not_json_names_the_line_where_it_goes_wrong(
+    tmp_path: Path, text: str, line: int, message: str
+) -> None:
+    # Was: every such file was refused at line 1, column 2 (its "{" read as a JSON-lines record).
+    path = tmp_path / "tsconfig.json"
+    path.write_text(text)
+    with pytest.raises(UserError) as info:
+        list(iter_records(path))
+    assert str(info.value) == f"{path}:{line}: {message}"
+
+
 def test_empty_folder(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(UserError, match="no log files"):
