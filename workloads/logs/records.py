@@ -38,6 +38,19 @@ _BOM = b"\xef\xbb\xbf"
 ProgressFn = Callable[[int], None]
 
 
+class CommentedJson(UserError):
+    """A file that goes wrong at a ``//`` or ``/*`` comment: JSON with comments (an editor's or a
+    build tool's configuration, ``tsconfig.json``), which no agent writes as its log."""
+
+
+def _not_json(path: Path, line: int, what: str, text: str, exc: json.JSONDecodeError) -> UserError:
+    """The error of a value that does not decode: ``what`` (``malformed JSON``...), the decoder's
+    reason and column, and whether it is a comment (:class:`CommentedJson`)."""
+    if text.startswith(("//", "/*"), exc.pos):
+        return CommentedJson(f"{path}:{line}: {what} (a comment at column {exc.colno}: JSON with comments is no log format)")
+    return UserError(f"{path}:{line}: {what} ({exc.msg} at column {exc.colno})")
+
+
 class Record(msgspec.Struct, frozen=True):
     """One JSON value of a log file and the 1-based line it starts on.
 
@@ -216,7 +229,7 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int]
                 return
             truncated = not raw.endswith(b"\n") or exc.msg.startswith(("Unterminated", "Expecting"))
             what = "truncated or malformed JSON" if truncated else "malformed JSON"
-            error = UserError(f"{path}:{line_no}: {what} ({exc.msg} at column {exc.colno})")
+            error = _not_json(path, line_no, what, text, exc)
             if first and truncated and text.startswith("{"):
                 raise _FirstLineError(error, exc.pos >= len(text) and text[-1] in "{[,:") from None
             raise error from None
@@ -293,7 +306,7 @@ def _iter_values(
                     raise first_error from None  # (a value cut short by the file's end: its first line)
                 if not seen:
                     line = line_no + exc.lineno - 1 - text.count("\n", 0, pos)
-                    raise UserError(f"{path}:{line}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+                    raise _not_json(path, line, "malformed JSON", text, exc) from None
                 raise UserError(f"{path}:{line_no}: truncated or malformed JSON ({exc.msg})") from None
             except (ValueError, RecursionError) as exc:
                 raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None

@@ -18,7 +18,7 @@ from pathlib import Path
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import FORMATS, classify_record
 from prefixbench.workloads.logs.reading import check_readable
-from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, iter_records
+from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, CommentedJson, iter_records
 
 #: File names a folder walk picks up (``.traj``: SWE-agent's trajectories).
 LOG_SUFFIXES = (".jsonl", ".json", ".traj")
@@ -257,9 +257,16 @@ def _first_values(path: Path) -> list[object] | None:
             values.append(record.value)
             if len(values) >= WALK_DETECT_RECORDS:
                 break
+    except CommentedJson:
+        return _COMMENTED
     except UserError:
         return None
     return values
+
+
+#: What :func:`_first_values` gives for JSON with comments (a ``tsconfig.json``, an editor's
+#: settings): not a log, skipped by a walk as another tool's file.
+_COMMENTED: list[object] = []
 
 
 def _one_object_reason(path: Path) -> str | None:
@@ -274,6 +281,8 @@ def _one_object_reason(path: Path) -> str | None:
     values = _first_values(path)
     if values is None:
         return None
+    if values is _COMMENTED:
+        return "not-a-log"
     if not values:
         return "empty"
     for value in values:

@@ -72,7 +72,7 @@ def test_records_run_together_on_one_line_are_read_as_those_records(tmp_path: Pa
 @pytest.mark.parametrize(("text", "line", "message"), [
     # A JSONC file (a comment): the comment's line, not line 1's "{".
     ('{\n  "compilerOptions": {\n    // strict mode\n    "strict": true\n  }\n}\n', 3,
-     "malformed JSON (Expecting property name enclosed in double quotes at column 5)"),
+     "malformed JSON (a comment at column 5: JSON with comments is no log format)"),
     # A trailing comma, after two blank lines and a first line that opens the object with a key.
     ('\n\n{ "a": {\n  "b": 1,\n  }\n}\n', 5, "malformed JSON (Expecting property name enclosed in double quotes at column 3)"),
     # A value cut short by the file's end: where it starts, as before.
@@ -89,6 +89,24 @@ def test_a_pretty_printed_file_that_is_not_json_names_the_line_where_it_goes_wro
     with pytest.raises(UserError) as info:
         list(iter_records(path))
     assert str(info.value) == f"{path}:{line}: {message}"
+
+
+
+def test_json_with_comments_in_a_walked_folder_is_skipped_as_another_tools_file(tmp_path: Path) -> None:
+    # An editor's settings beside the logs: was "malformed JSON" at line 1 and exit 2 for the
+    # whole audit; a walk now lists it as not a log. Named alone, it is still refused.
+    (tmp_path / ".vscode").mkdir()
+    settings = tmp_path / ".vscode" / "settings.json"
+    settings.write_text('{\n  // the formatter\n  "editor.formatOnSave": true,\n}\n')
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    write_jsonl(tmp_path / "s.jsonl", t.lines)
+    result = run_audit([tmp_path])
+    assert sorted((Path(f.file).name, f.format) for f in result.files) == [("s.jsonl", "claude-code"), ("settings.json", "not-a-log")]
+    assert result.totals.requests == 1
+    with pytest.raises(UserError, match=r"settings.json:2: malformed JSON \(a comment at column 3: JSON with comments is no log format\)$"):
+        run_audit([settings])
 
 
 def test_empty_folder(tmp_path: Path) -> None:
