@@ -866,7 +866,7 @@ def run_audit_command(args) -> int:
         from prefixbench.reports.outdir import check_out_dir
 
         existed = args.out.exists()
-        check_out_dir(args.out, AUDIT_FILES)
+        check_out_dir(args.out, AUDIT_FILES, "audit")
         if not existed:
             args.out.rmdir()  # checked only: the folder appears when the audit's files land, all at once
     if getattr(args, "what_if", None):

@@ -151,7 +151,7 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
     require_scheduler(options.scheduler)
     out: Path = options.out
     names = [*OUTPUTS, *(f"bench-{w}.png" for w in spec.workloads)]
-    check_out_dir(out, names)
+    check_out_dir(out, names, "bench")
     prepare_out(out)
     with OutLock(out):
         Manifest(out).remove_temporaries()  # what a killed bench was writing

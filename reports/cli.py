@@ -607,7 +607,7 @@ def run_check(options: CheckOptions) -> int:
     if options.out is not None:
         from prefixbench.reports.outdir import check_out_dir
 
-        check_out_dir(options.out, ("check.json", "report.html"))
+        check_out_dir(options.out, ("check.json", "report.html"), "check")
     results = check_engines_and_trace(options)
     if results is None:
         from prefixbench.workloads.specs.registry import run_specs

@@ -17,18 +17,31 @@ from prefixbench.simulator.errors import UserError
 _VIRTUAL = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 
-def check_out_dir(out: Path, names: Iterable[str]) -> None:
-    """Create ``out`` if needed and make sure each of ``names`` can be written in it.
+#: A file only one command writes at the top of its ``--out``: a folder holding it is that
+#: command's. Two commands never share a folder: both write report.html, and each landing
+#: replaces the set of files it swaps in together, leaving the other command's as dead links.
+SIGNATURES = {"sweep": "runs.csv", "bench": "leaderboard.csv", "audit": "audit.json", "check": "check.json"}
+
+
+def check_out_dir(out: Path, names: Iterable[str], command: str | None = None) -> None:
+    """Create ``out`` if needed and make sure each of ``names`` can be written in it; with
+    ``command``, that it holds no other command's outputs (:data:`SIGNATURES`).
 
     Raises:
         UserError: ``--out`` is the filesystem root, a virtual filesystem, a file, lies under a
-            file, cannot be created or written, or one of ``names`` is a folder there.
+            file, cannot be created or written, holds another command's outputs, or one of
+            ``names`` is a folder there.
     """
     where = f"--out {out}"
     resolved = out.resolve()
     if resolved == Path(resolved.anchor):
         raise UserError(f"{where}: refusing to write into the filesystem root; name a folder")
     _check_place(resolved, where)
+    for other, signature in SIGNATURES.items():
+        if other != command and command is not None and os.path.lexists(resolved / signature):
+            raise UserError(
+                f"{where}: holds the outputs of prefixbench {other} ({signature}); give {command} a folder of its own"
+            )
     try:
         resolved.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=resolved):

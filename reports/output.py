@@ -123,7 +123,7 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
         raise UserError(f"--jobs must be >= 1, got {jobs}")
     require_scheduler(options.scheduler)
     out: Path = options.out
-    check_out_dir(out, output_names(plan))
+    check_out_dir(out, output_names(plan), "sweep")
     prepare_out(out)
     with OutLock(out):
         # A landing a killed command left half done is completed first (renames only); then

@@ -187,6 +187,42 @@ def test_a_worker_left_running_after_its_command_died_does_not_hold_the_lock(tmp
         os.close(ready)
 
 
+
+def _transcript(folder: Path) -> Path:
+    from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    return write_jsonl(folder / "s.jsonl", t.lines)
+
+
+def test_an_audit_into_a_sweeps_folder_is_refused_and_the_sweep_kept(earlier, tmp_path, capsys):
+    # Both write report.html and swap their files in as one set: the audit's landing left the
+    # sweep's runs.csv, report.md and charts as dead links, saying nothing.
+    out, before = earlier
+    log = _transcript(tmp_path)
+    capsys.readouterr()
+    assert main(["audit", str(log), "--quiet", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"prefixbench: error: --out {out}: holds the outputs of prefixbench sweep (runs.csv); "
+                   "give audit a folder of its own"]
+    assert_as_it_was(out, before)
+
+
+def test_a_sweep_into_an_audits_folder_is_refused_and_the_audit_kept(tmp_path, capsys):
+    out = tmp_path / "audit"
+    log = _transcript(tmp_path)
+    assert main(["audit", str(log), "--quiet", "--out", str(out)]) == 0
+    before = digests(out)
+    assert main(["audit", str(log), "--quiet", "--out", str(out)]) == 0  # its own folder again: fine
+    capsys.readouterr()
+    assert main([*EARLIER, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds the outputs of prefixbench audit (audit.json); give sweep a folder of its own" in err[0]
+    assert digests(out) == before
+
+
 # --- found before the first run ------------------------------------------------------------
 
 
