@@ -205,7 +205,7 @@ def test_format_usd():
 
 
 # --- model families added for real logs (issue 21 part 3) -----------------------------------
-# Each name is spelled as an agent logs it (gateway prefix, Bedrock profile); on a
+# Each name is spelled as an agent logs it (gateway prefix, Bedrock profile, snapshot date); on a
 # table without the family it is an unknown model ("no price" in an audit). Dollars by hand.
 
 
@@ -227,10 +227,10 @@ def test_xai_grok_4_5_and_grok_3():
     assert cost_of(obs, get_price("grok-3-latest")).total == D("0.075")
 
 
-def test_openai_gpt_5_2_and_codex():
+def test_openai_gpt_5_2_and_codex_by_snapshot_name():
     # 1.75 / 0.175 / 14: 10k x 1.75 + 90k x 0.175 + 1k x 14.
     obs = make_observation(100_000, 90_000, 0, output=1_000)
-    assert parts(cost_of(obs, get_price("gpt-5.2"))) == (D("0.0175"), D("0.01575"), D(0), D("0.014"), D("0.04725"))
+    assert parts(cost_of(obs, get_price("gpt-5.2-2025-12-11"))) == (D("0.0175"), D("0.01575"), D(0), D("0.014"), D("0.04725"))
     assert cost_of(obs, get_price("openai/gpt-5.3-codex")).total == D("0.04725")
 
 
@@ -288,10 +288,20 @@ def test_anthropic_sonnet_5_and_5_5_and_haiku_5_5():
 
 
 def test_bedrock_ids_of_newer_claude_models():
-    # A profile resolves to the Bedrock row, at Anthropic's list price.
+    # A profile and a version suffix resolve to the Bedrock row, at Anthropic's list price.
     assert get_price("global.anthropic.claude-sonnet-5").rates == get_price("claude-sonnet-5").rates
-    opus = get_price("us.anthropic.claude-opus-4-7")
+    opus = get_price("us.anthropic.claude-opus-4-7-v1:0")
     assert (opus.model, opus.rates) == ("anthropic.claude-opus-4-7", get_price("claude-opus-4-7").rates)
+
+
+def test_an_unlisted_snapshot_resolves_to_its_model_and_nothing_else_does():
+    table = load_prices()
+    assert table.resolve("qwen3-coder-plus-2025-07-22") == "qwen3-coder-plus"
+    assert table.resolve("claude-sonnet-5-20260630") == "claude-sonnet-5"
+    assert table.resolve("kimi-k2-0905-preview") == "kimi-k2-0905-preview"  # 0905 is part of the id
+    for name in ("gpt-9-2026-01-01", "glm-5.9", "grok-4.5-fast"):
+        with pytest.raises(UserError, match="unknown price model"):
+            table.resolve(name)
 
 
 # --- malformed files -----------------------------------------------------------------------
