@@ -219,12 +219,14 @@ def test_zai_glm_5_family_bills_writes_as_input():
     assert get_price("GLM-5.1").rates == get_price("glm-5.2").rates
 
 
-def test_xai_grok_4_5_and_grok_3():
+def test_xai_grok_4_5_grok_4_1_fast_and_grok_3():
     obs = make_observation(50_000, 40_000, 0, output=1_000)
     # grok-4.5: 10k x 2 + 40k x 0.50 + 1k x 6.
     assert parts(cost_of(obs, get_price("x-ai/grok-4.5"))) == (D("0.02"), D("0.02"), D(0), D("0.006"), D("0.046"))
     # grok-3 (its -latest alias): 10k x 3 + 40k x 0.75 + 1k x 15.
     assert cost_of(obs, get_price("grok-3-latest")).total == D("0.075")
+    # grok-4-1-fast (OpenRouter spells it grok-4.1-fast): 10k x 0.2 + 40k x 0.05 + 1k x 0.5.
+    assert cost_of(obs, get_price("x-ai/grok-4.1-fast")).total == D("0.0045")
 
 
 def test_openai_gpt_5_2_and_codex_by_snapshot_name():
