@@ -109,6 +109,10 @@ _ID = re.compile(r"[a-z0-9][a-z0-9._:-]*\Z")
 #: https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html): a name
 #: the table does not know is looked up again without it.
 PROFILE_PREFIXES = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.")
+#: What a provider appends to a model id for a snapshot or version: a date (``-2025-12-11``,
+#: ``-20251101``) and/or a Bedrock version (``-v1:0``). A name the table does not know is looked
+#: up again without it, so an unlisted snapshot bills as its model (the listed ones are aliases).
+_SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-20\d{6})?(-v\d+(:\d+)?)?\Z")
 _WHEN = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2}))?\Z")
 
 
@@ -285,7 +289,8 @@ class PriceTable(msgspec.Struct, frozen=True):
         return tuple(sorted({row.model for row in self.rows}))
 
     def resolve(self, name: str) -> str:
-        """The model id for an id or alias.
+        """The model id for an id or alias, also as a log spells it (any case, a gateway's vendor
+        part, a Bedrock profile, an unlisted snapshot's date or version suffix).
 
         Raises:
             UserError: unknown name; the message lists the known model ids.
@@ -296,7 +301,10 @@ class PriceTable(msgspec.Struct, frozen=True):
             # Bedrock inference profile (``us.anthropic.claude-...``).
             lowered = name.lower()
             tail = lowered.rpartition("/")[2]
-            for candidate in (lowered, tail, *(tail[len(p) :] for p in PROFILE_PREFIXES if tail.startswith(p))):
+            candidates = (lowered, tail, *(tail[len(p) :] for p in PROFILE_PREFIXES if tail.startswith(p)))
+            # Then a snapshot the table does not list by name (``gpt-5.2-2025-12-11``,
+            # ``claude-...-20260630``, ``anthropic.claude-...-v1:0``) as its undated model.
+            for candidate in (*candidates, *(_SNAPSHOT.sub("", c) for c in candidates)):
                 model = self.names.get(candidate)
                 if model is not None:
                     break

@@ -86,7 +86,7 @@ def test_cost_markdown_section():
 
 
 def test_cost_markdown_for_a_model_with_write_fees_and_a_long_tier():
-    price = get_price("gpt-5.6-sol")
+    price = get_price("gpt-5.6-sol", as_of="2026-08-01")  # the launch row, undated
     text = cost_markdown(run_costs(cost_table(make_observations(), price)), price)
     assert "since launch (the sources give no date)" in text
     assert "cache write 6.25, output 30." in text

@@ -143,9 +143,9 @@ def test_anthropic_bills_5m_and_1h_writes_at_their_own_prices():
 
 
 def test_a_model_without_a_1h_price_bills_long_writes_at_its_write_price():
-    # gpt-5.6-sol has one write price (1.25x, 30 min TTL): 6.25 per 1M.
+    # gpt-5.6-sol has one write price (1.25x, 30 min TTL): 6.25 per 1M at launch.
     obs = make_observation(10_000, 0, 8_000, written_long=3_000)
-    cost = cost_of(obs, get_price("gpt-5.6-sol"))
+    cost = cost_of(obs, get_price("gpt-5.6-sol", as_of="2026-08-01"))
     assert cost.cache_write == D("0.05") and cost.uncached_input == D("0.01")
 
 
@@ -202,6 +202,108 @@ def test_format_usd():
         "-0.01": "-$0.0100",
     }
     assert {k: format_usd(D(k)) for k in cases} == cases
+
+
+# --- model families added for real logs (issue 21 part 3) -----------------------------------
+# Each name is spelled as an agent logs it (gateway prefix, Bedrock profile, snapshot date); on a
+# table without the family it is an unknown model ("no price" in an audit). Dollars by hand.
+
+
+def test_zai_glm_5_family_bills_writes_as_input():
+    # GLM-5.2 (as OpenRouter names it): 1.40 input, 0.26 cached, 4.40 output, no write fee.
+    # 100k prompt = 80k read + 20k uncached (10k of them "written": billed as input), 2k out.
+    obs = make_observation(100_000, 80_000, 10_000, output=2_000)
+    assert parts(cost_of(obs, get_price("z-ai/glm-5.2"))) == (D("0.028"), D("0.0208"), D(0), D("0.0088"), D("0.0576"))
+    # GLM-5: 1 / 0.20 / 3.20 -> 20k x 1 + 80k x 0.2 + 2k x 3.2.
+    assert cost_of(obs, get_price("glm-5")).total == D("0.0424")
+    assert get_price("GLM-5.1").rates == get_price("glm-5.2").rates
+
+
+def test_xai_grok_4_5_grok_4_1_fast_and_grok_3():
+    obs = make_observation(50_000, 40_000, 0, output=1_000)
+    # grok-4.5: 10k x 2 + 40k x 0.50 + 1k x 6.
+    assert parts(cost_of(obs, get_price("x-ai/grok-4.5"))) == (D("0.02"), D("0.02"), D(0), D("0.006"), D("0.046"))
+    # grok-3 (its -latest alias): 10k x 3 + 40k x 0.75 + 1k x 15.
+    assert cost_of(obs, get_price("grok-3-latest")).total == D("0.075")
+    # grok-4-1-fast (OpenRouter spells it grok-4.1-fast): 10k x 0.2 + 40k x 0.05 + 1k x 0.5.
+    assert cost_of(obs, get_price("x-ai/grok-4.1-fast")).total == D("0.0045")
+
+
+def test_openai_gpt_5_2_and_codex_by_snapshot_name():
+    # 1.75 / 0.175 / 14: 10k x 1.75 + 90k x 0.175 + 1k x 14.
+    obs = make_observation(100_000, 90_000, 0, output=1_000)
+    assert parts(cost_of(obs, get_price("gpt-5.2-2025-12-11"))) == (D("0.0175"), D("0.01575"), D(0), D("0.014"), D("0.04725"))
+    assert cost_of(obs, get_price("openai/gpt-5.3-codex")).total == D("0.04725")
+
+
+def test_gpt_5_6_terra_and_luna_price_cut_is_chosen_by_the_request_time():
+    # 10k prompt = 6k read + 2.5k written (1.25x input, 30 min) + 1.5k uncached; 10 output.
+    obs = make_observation(10_000, 6_000, 2_500, output=10)
+    before = cost_of(obs, get_price("gpt-5.6-terra", as_of="2026-07-29T23:59Z"))  # 2.50 / 0.25 / 3.125 / 15
+    assert parts(before) == (D("0.00375"), D("0.0015"), D("0.0078125"), D("0.00015"), D("0.0132125"))
+    after = cost_of(obs, get_price("openai/gpt-5.6-terra", as_of="2026-07-30"))  # 2 / 0.20 / 2.50 / 12
+    assert parts(after) == (D("0.003"), D("0.0012"), D("0.00625"), D("0.00012"), D("0.01057"))
+    # Luna after the cut, 0.20 / 0.02 / 0.25 / 1.20; over 272K: 0.40 / 0.04 / 1.80.
+    assert cost_of(obs, get_price("gpt-5.6-luna")).total == D("0.001057")
+    long = make_observation(300_000, 200_000, 0, output=1_000)
+    assert parts(cost_of(long, get_price("gpt-5.6-luna"))) == (D("0.04"), D("0.008"), D(0), D("0.0018"), D("0.0498"))
+
+
+def test_gpt_5_6_sol_promotion_and_the_bare_alias():
+    obs = make_observation(10_000, 6_000, 2_500, output=10)
+    # Launch (5 / 0.50 / 6.25 / 30) until 2026-08-21, then 4 / 0.40 / 5 / 20; gpt-5.6 is Sol.
+    assert cost_of(obs, get_price("gpt-5.6-sol", as_of="2026-08-20")).total == D("0.026425")
+    assert parts(cost_of(obs, get_price("gpt-5.6", as_of="2026-09-01"))) == (
+        D("0.006"), D("0.0024"), D("0.0125"), D("0.0002"), D("0.0211"))
+
+
+def test_moonshot_kimi_k2_6():
+    # 0.95 miss / 0.16 hit / 4 output: 40k x 0.95 + 60k x 0.16 + 1k x 4.
+    obs = make_observation(100_000, 60_000, 0, output=1_000)
+    assert parts(cost_of(obs, get_price("moonshotai/kimi-k2.6"))) == (D("0.038"), D("0.0096"), D(0), D("0.004"), D("0.0516"))
+    assert cost_of(obs, get_price("kimi-k2.5")).total == D("0.033")  # 40k x 0.6 + 60k x 0.1 + 1k x 3
+
+
+def test_minimax_m3_writes_and_its_512k_tier():
+    # A Fireworks-style id; 0.30 / 0.06 / write 0.375 / 1.20 up to 524,288 prompt tokens.
+    row = get_price("accounts/fireworks/models/minimax-m3")
+    obs = make_observation(100_000, 50_000, 30_000, output=2_000)
+    assert parts(cost_of(obs, row)) == (D("0.006"), D("0.003"), D("0.01125"), D("0.0024"), D("0.02265"))
+    # Above: 0.60 / 0.12 / 2.40 -> 100k x 0.6 + 500k x 0.12 + 1k x 2.4.
+    assert cost_of(make_observation(600_000, 500_000, 0, output=1_000), row).total == D("0.1224")
+    assert get_price("MiniMax-M3") == row
+
+
+def test_anthropic_sonnet_5_and_5_5_and_haiku_5_5():
+    # As the Sonnet 4.5 test: 20k read, 20k 5 m + 5k 1 h written, 5k uncached, 1k out.
+    obs = make_observation(50_000, 20_000, 25_000, written_long=5_000, output=1_000)
+    # Sonnet 5: 2 / 0.20 / 2.50 / 4 / 10.
+    assert parts(cost_of(obs, get_price("claude-sonnet-5"))) == (D("0.01"), D("0.004"), D("0.07"), D("0.01"), D("0.094"))
+    # Sonnet 5.5: the read halves to 0.10 on 2026-10-07.
+    assert cost_of(obs, get_price("claude-sonnet-5-5", as_of="2026-10-06")).cache_read == D("0.004")
+    assert cost_of(obs, get_price("claude-sonnet-5-5", as_of="2026-10-07")).cache_read == D("0.002")
+    # Haiku 5.5 up to 100k prompt tokens: 0.10 / 0.01 / 0.125 / 0.20 / 0.50.
+    haiku = get_price("anthropic/claude-haiku-5-5")
+    assert parts(cost_of(obs, haiku)) == (D("0.0005"), D("0.0002"), D("0.0035"), D("0.0005"), D("0.0047"))
+    # Over 100k every part at 5x: 50k x 0.5 + 100k x 0.05 + 1k x 2.5.
+    assert cost_of(make_observation(150_000, 100_000, 0, output=1_000), haiku).total == D("0.0325")
+
+
+def test_bedrock_ids_of_newer_claude_models():
+    # A profile and a version suffix resolve to the Bedrock row, at Anthropic's list price.
+    assert get_price("global.anthropic.claude-sonnet-5").rates == get_price("claude-sonnet-5").rates
+    opus = get_price("us.anthropic.claude-opus-4-7-v1:0")
+    assert (opus.model, opus.rates) == ("anthropic.claude-opus-4-7", get_price("claude-opus-4-7").rates)
+
+
+def test_an_unlisted_snapshot_resolves_to_its_model_and_nothing_else_does():
+    table = load_prices()
+    assert table.resolve("qwen3-coder-plus-2025-07-22") == "qwen3-coder-plus"
+    assert table.resolve("claude-sonnet-5-20260630") == "claude-sonnet-5"
+    assert table.resolve("kimi-k2-0905-preview") == "kimi-k2-0905-preview"  # 0905 is part of the id
+    for name in ("gpt-9-2026-01-01", "glm-5.9", "grok-4.5-fast"):
+        with pytest.raises(UserError, match="unknown price model"):
+            table.resolve(name)
 
 
 # --- malformed files -----------------------------------------------------------------------
