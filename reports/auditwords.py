@@ -19,6 +19,15 @@ def ratio_basis(reporting: int, total: int) -> str:
     return f" (of the {reporting:,} requests that report their cache use)"
 
 
+def unpriced_words(unpriced: int, models: list[str]) -> str:
+    """What a dollar total leaves out: `` (not in it: 42 request(s) of glm-5.2, no price)``; ''
+    when every request is priced."""
+    if not unpriced:
+        return ""
+    named = f" of {', '.join(sorted(models))}" if models else ""
+    return f" (not in it: {unpriced:,} request(s){named}, no price)"
+
+
 def usd_cents4(value: Decimal | float | None) -> str:
     """Dollars at one precision for a whole column (the worst requests' *lost*): 4 decimals,
     ``<$0.0001`` for a smaller amount above 0, ``$0`` for none, ``-`` for unknown."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
+from prefixbench.reports.auditwords import unpriced_words
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -411,7 +412,9 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
                          + _audit_requests(record["requests"], many, lane_sizes)))
     if record.get("files"):
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []))))
-    subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}, "
+    unpriced = unpriced_words(int(totals.get("unpriced_requests") or 0),
+                              [m["model"] for m in record.get("models", []) if not m.get("priced", True)])
+    subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}{unpriced}, "
                 f"lost to misses {fmt_usd(totals['lost_usd'])}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}")
     return page("audit", "prefixbench audit", subtitle, sections, data)
 

@@ -238,6 +238,8 @@ class Totals(msgspec.Struct, frozen=True):
     #: their tokens at the input price, and their storage.
     cache_create_usd: Decimal = Decimal(0)
     storage_usd: Decimal = Decimal(0)
+    #: Requests with usage whose model the price table does not price: in no dollar figure.
+    unpriced_requests: int = 0
 
 
 class RollUp(msgspec.Struct, frozen=True):
@@ -1429,6 +1431,7 @@ def _totals(rows: list[AuditRow], caches: Sequence[ExplicitCacheRow] = ()) -> To
         hit_ratio=_ratio(read, read + write + uncached) if reported else _predicted_ratio(rows),
         cache_create_usd=create,
         storage_usd=storage,
+        unpriced_requests=sum(row.cost_usd is None for row in billed),
     )
 
 

@@ -101,6 +101,7 @@ TOTALS_FIELDS: tuple[Field, ...] = (
     _figure("hit_ratio", "ratio", gate="hit", worse="drop"),
     _figure("cache_create_usd", "usd"),
     _figure("storage_usd", "usd"),
+    _figure("unpriced_requests"),
 )
 
 #: One model: tokens and dollars (``priced``: whether the price table knows it).

@@ -324,3 +324,19 @@ def test_every_request_of_a_one_object_session_has_its_own_path() -> None:
         assert all(kinds[int(p[len("messages["):-1])] == "gemini" for p in paths)
 
     case()
+
+
+def test_the_headline_says_which_requests_its_dollars_leave_out(tmp_path: Path) -> None:
+    # A model the price table does not know: its requests were in "paid $X" as $0, and only a
+    # note at the end said so (a new user read "paid $0" for a session that cost $2.28).
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    t.user("more", "2025-09-03T00:00:10.000Z")
+    t.assistant("r2", "2025-09-03T00:00:12.000Z", [cc_usage(3, 20, 1500, 9)], model="claude-nobody-knows-9")
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    assert result.totals.unpriced_requests == 1
+    # 3 input + 1,500 written x 1.25 + 9 output at Sonnet 4's $3 / $15: $0.005769.
+    assert "paid $0.005769 (not in it: 1 request(s) of claude-nobody-knows-9, no price), lost" in audit_table(result)
+    assert "paid $0.005769 (not in it: 1 request(s) of claude-nobody-knows-9, no price)," in _text(audit_html(result))
+    assert json.loads(audit_json(result))["totals"]["unpriced_requests"] == 1
