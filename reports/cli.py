@@ -292,7 +292,7 @@ def _add_check_parser(sub: _Subcommands) -> None:
     from prefixbench.kernel.presets import PRESETS
     from prefixbench.simulator.validate import PROFILES
 
-    check.add_argument("--preset", default="patched", help=f"preset to check (default: patched; known: {', '.join(PRESETS)})")
+    check.add_argument("--preset", default=None, help=f"preset to check (default: patched; known: {', '.join(PRESETS)}; not with --trace)")
     check.add_argument("--windows", default=None, help="windows of the window-scaled specs, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k); with --trace, the context window(s) the log's requests must fit (default: none, so window-respected is skipped)")
     check.add_argument("--vacuous", choices=("skip", "fail"), default="skip", help="a spec the run never exercised (no summary call, no rewrite) proves nothing: skip it (default), or fail it")
     check.add_argument("--engines", default=None, help=f"only specs of these engines, comma-separated: {_engine_listing()} (default: every built-in one)")

@@ -159,8 +159,11 @@ def check_options(args: argparse.Namespace) -> CheckOptions:
     """``check``'s flags."""
     from prefixbench.workloads.runs.options import CheckOptions
 
+    if args.trace is not None and args.preset is not None:
+        # A recorded log was made by whatever engine and preset made it: --preset judges nothing here.
+        raise UserError("--trace judges a recorded log: --preset does not apply (record --preset chose it)")
     return CheckOptions(
-        preset=args.preset, windows=args.windows, engines=args.engines, engine=tuple(args.engine or ()),
+        preset=args.preset or "patched", windows=args.windows, engines=args.engines, engine=tuple(args.engine or ()),
         engine_config=args.engine_config, profile=args.profile, trace=args.trace, input=args.input, out=args.out,
         vacuous_fails=args.vacuous == "fail",
     )

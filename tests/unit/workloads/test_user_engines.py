@@ -100,6 +100,8 @@ def test_sweep_runs_a_user_engine_like_a_builtin(tmp_path, capsys):
         (["check", "--engine", "tests.user_engines:not_an_engine"], "not an engine"),
         (["check", "--profile", "deepseek-official"], "--profile applies to user engines"),
         (["check", "--trace", "x.jsonl", "--engine", SILENT], "--engine, --engines and --engine-config do not apply"),
+        # Was ignored: the legacy log's verdicts were printed as if the patched preset had been judged.
+        (["check", "--trace", "x.jsonl", "--preset", "patched"], "--trace judges a recorded log: --preset does not apply"),
     ],
 )
 def test_engine_errors_are_one_line_exit_2(tmp_path, capsys, argv, message):
