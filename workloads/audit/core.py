@@ -1517,7 +1517,8 @@ def read_step_notes(requests: Sequence[TraceRequest], steps: Mapping[str, int]) 
         "--read-step asked (otherwise: "
         + ", ".join(f"{n:,} of {model} in steps of {step:,}" for (step, model), n in sorted(counts[name].items()))
         + ")"
-        for name in sorted(counts)
+        if name in counts else f"--read-step {name}={steps[name]}: no request of {name} in these logs, nothing changed"
+        for name in sorted(steps)
     )
 
 

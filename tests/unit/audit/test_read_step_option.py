@@ -48,9 +48,10 @@ def test_a_read_step_set_by_the_user_replaces_the_rules_step_and_is_said(tmp_pat
     # The rules' checkpoint note is not given for requests whose step the user set.
     assert not any("checkpoints" in n for n in to_the_token["notes"])
     assert not any("--read-step" in n for n in rules["notes"])
-    # A provider the log does not hold changes nothing and says nothing.
+    # A provider the log does not hold changes nothing, and says so.
     other = _audit(capsys, log, "--read-step", "xai=64")
-    assert other["requests"] == rules["requests"] and not any("--read-step" in n for n in other["notes"])
+    assert other["requests"] == rules["requests"]
+    assert "--read-step xai=64: no request of xai in these logs, nothing changed" in other["notes"]
 
 
 @pytest.mark.parametrize(("value", "says"), [
