@@ -35,7 +35,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def realdata() -> Path:
     """The shared real-traffic folder; skips the test when a fresh clone does not have it."""
     if not REALDATA.is_dir():
-        pytest.skip(f"real traffic not found at {REALDATA} (it lives beside the project, not in it)")
+        pytest.skip(f"real traffic not found at {REALDATA} (it lives beside the project, not in it; PREFIXBENCH_REALDATA names another place)")
     return REALDATA
 
 
