@@ -165,10 +165,10 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
             print(f"prefixbench: {line}", file=sys.stderr)
         skipped = len(keys) - len(todo)
         if not options.quiet:
-            print(f"prefixbench: bench of {len(keys)} runs; {skipped} already in {out / STORE_DIR} (skipped; --fresh "
-                  f"recomputes); running {len(todo)}", file=sys.stderr)
+            already = f"; {skipped} already in {out / STORE_DIR} (skipped; --fresh recomputes)" if skipped else ""
+            print(f"prefixbench: bench of {_runs(len(keys))}{already}; running {len(todo)}", file=sys.stderr)
         jobs = options.jobs if options.jobs is not None else default_jobs(len(todo) if todo else len(keys))
-        progress = SweepProgress(len(keys), skipped, mode=SweepProgress.mode_for(options.quiet))
+        progress = SweepProgress(len(keys), skipped, mode=SweepProgress.mode_for(options.quiet), command="bench")
         landed = land_missing(plan, todo, store, progress, jobs=jobs, scheduler=options.scheduler, between_batches=raise_if_interrupted)
         rows: list[dict[str, object]] = []
         for item, (record, frame) in zip(plan.runs, load_runs(plan, store, landed, jobs)):
@@ -177,7 +177,7 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
         _write_outputs(out, spec, prices, rows, board)
     print(leaderboard_text(board))
     if not options.quiet:
-        print(f"wrote {out}/: {', '.join(sorted(names))}, {STORE_DIR}/ ({len(keys)} runs)", file=sys.stderr)
+        print(f"wrote {out}/: {', '.join(sorted(names))}, {STORE_DIR}/ ({_runs(len(keys))})", file=sys.stderr)
     return 0
 
 
@@ -371,3 +371,7 @@ def report_html(spec: BenchSpec, prices: dict[str, PriceRow], board: Sequence[di
                 f"{len(caches)} cache models x {len(spec.windows)} windows x {len(spec.seeds)} seeds")
     data = [{k: (str(v) if isinstance(v, Decimal) else v) for k, v in e.items()} for e in board]
     return page("bench", "prefixbench bench", subtitle, sections, data)
+
+
+def _runs(n: int) -> str:
+    return f"{n:,} run" if n == 1 else f"{n:,} runs"

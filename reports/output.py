@@ -198,7 +198,7 @@ def _run_and_land(plan: SweepPlan, options: SweepRunOptions, out: Path, manifest
     _print_outcome(options, runs_text, runs_df, costs, price)
     if not options.quiet:
         shown = sorted(f for f in written if "/" not in f)
-        print(f"wrote {out}/: {', '.join(shown)}, {STORE_DIR}/ ({len(keys)} runs)", file=sys.stderr)
+        print(f"wrote {out}/: {', '.join(shown)}, {STORE_DIR}/ ({len(keys):,} run{'' if len(keys) == 1 else 's'})", file=sys.stderr)
     if foreign:
         listed = ", ".join(foreign[:10]) + (f" and {len(foreign) - 10} more" if len(foreign) > 10 else "")
         print(f"prefixbench: warning: {out}/ also holds files prefixbench did not write (left as they are): {listed}", file=sys.stderr)

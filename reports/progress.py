@@ -62,8 +62,11 @@ class SweepProgress:
     """Counts runs as they finish and shows it (``mode``: ``bar``, ``lines`` or ``off``)."""
 
     def __init__(
-        self, total: int, skipped: int = 0, *, mode: str = "off", interval: float = 5.0, stream: TextIO | None = None
+        self, total: int, skipped: int = 0, *, mode: str = "off", interval: float = 5.0, stream: TextIO | None = None,
+        command: str = "sweep",
     ) -> None:
+        #: The command the progress lines name (``sweep``, ``bench``).
+        self.command = command
         self.total = total
         self.skipped = skipped
         self.done = skipped
@@ -141,7 +144,7 @@ class SweepProgress:
             eta = "0:00"
         skipped = f" ({self.skipped} skipped, in store)" if self.skipped else ""
         return (
-            f"prefixbench: sweep {done}/{self.total} runs done{skipped}, {flight} in flight, "
+            f"prefixbench: {self.command} {done}/{self.total} runs done{skipped}, {flight} in flight, "
             f"{_clock(elapsed)} elapsed, ETA {eta}"
         )
 

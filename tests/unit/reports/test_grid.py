@@ -139,3 +139,11 @@ def test_a_seed_range_written_backwards_says_so():
     with pytest.raises(UserError, match=r"--seeds: '5-2' runs backwards: write the lower seed first \(2-5\)"):
         parse_seeds("5-2")
     assert parse_seeds("2-5") == (2, 3, 4, 5)
+
+
+def test_a_benchs_progress_lines_name_the_bench():
+    # Were "prefixbench: sweep N/M runs done" while a bench ran.
+    stream = io.StringIO()
+    with SweepProgress(3, mode="lines", interval=0.01, stream=stream, command="bench") as progress:
+        progress.finished("thinking-tools 32k no-compaction")
+    assert stream.getvalue().strip().splitlines()[-1].startswith("prefixbench: bench 1/3 runs done, 0 in flight")
