@@ -97,7 +97,7 @@ def loads(text: str, where: str, *, whole_file: bool = False) -> object:
         value = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         at = f"{where}:{exc.lineno}" if whole_file else where
-        raise UserError(f"{at}: invalid JSON ({exc.msg}, column {exc.colno})") from None
+        raise UserError(f"{at}: invalid JSON ({json_reason(exc)})") from None
     except RecursionError:
         raise UserError(f"{where}: JSON nested too deep (at most {MAX_DEPTH} levels)") from None
     except _NotFinite as exc:
@@ -182,3 +182,8 @@ def int_limit_text(exc: ValueError) -> str:
         return "an integer with more than 4,300 digits (no count or setting is that large)"
     return f"unreadable JSON ({exc})"
 
+
+def json_reason(exc: json.JSONDecodeError) -> str:
+    """The decoder's reason and column in words: ``Expecting ',' delimiter at column 8``,
+    ``Unterminated string starting at column 3130`` (its message ends in "at" there)."""
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"

@@ -24,6 +24,7 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import may_nest_too_deep, too_deep
+from prefixbench.workloads.logs.reading import json_reason
 
 _CHUNK = 1 << 20
 #: The read buffer of a file read whole (:func:`iter_records`' ``buffering``): most of what 1 MB
@@ -48,7 +49,7 @@ def _not_json(path: Path, line: int, what: str, text: str, exc: json.JSONDecodeE
     reason and column, and whether it is a comment (:class:`CommentedJson`)."""
     if text.startswith(("//", "/*"), exc.pos):
         return CommentedJson(f"{path}:{line}: {what} (a comment at column {exc.colno}: JSON with comments is no log format)")
-    return UserError(f"{path}:{line}: {what} ({exc.msg} at column {exc.colno})")
+    return UserError(f"{path}:{line}: {what} ({json_reason(exc)})")
 
 
 class Record(msgspec.Struct, frozen=True):

@@ -231,7 +231,7 @@ CONFIG_CASES = {
     "min_summary_length 20000": ("c.toml", "[ranges]\nmin_summary_length = 20000", "ranges.min_summary_length"),
     "max below scripted summaries": ("c.toml", "[ranges]\nmax_summary_length = 200", "scripted model writes"),
     "ranges table without ranges": ("c.toml", "[user-tail]\nretained_turns = 2", "[user-tail] is set but the sweep runs only ranges"),
-    "syntax error": ("c.json", '{"ranges": {"a": "x', "c.json:1: invalid JSON (Unterminated string starting at, column"),
+    "syntax error": ("c.json", '{"ranges": {"a": "x', "c.json:1: invalid JSON (Unterminated string starting at column"),
 }
 
 
