@@ -365,6 +365,9 @@ class Group(msgspec.Struct, frozen=True):
 
     label: str
     values: tuple[tuple[str, float | None, float | None, float | None, str], ...]  # series, value, lo, hi, tip
+    #: Series whose bar is not comparable (e.g. a run with a rejected request): drawn pale with a
+    #: dashed outline and its value marked ``!``, as the PNGs hatch it.
+    marked: tuple[str, ...] = ()
 
 
 def grouped_bars(groups: Sequence[Group], series: Sequence[str], *, title: str, unit: str, ymax: float | None = None,
@@ -391,11 +394,14 @@ def grouped_bars(groups: Sequence[Group], series: Sequence[str], *, title: str, 
             if value is None:
                 continue
             h = value * scale
+            marked = name in group.marked
+            look = f' fill-opacity="0.35" stroke="{TOTAL}" stroke-dasharray="3,2"' if marked else ""
             parts.append(
-                f'<rect class="gbar" data-series="{escape(name)}" data-group="{escape(group.label)}" data-value="{raw(value)}" '
-                f'x="{x:.2f}" y="{y0 - h:.2f}" width="{bw * 0.92:.2f}" height="{h:.2f}" fill="{colour}" data-tip="{escape(tip)}"/>'
+                f'<rect class="gbar{" marked" if marked else ""}" data-series="{escape(name)}" data-group="{escape(group.label)}" data-value="{raw(value)}" '
+                f'x="{x:.2f}" y="{y0 - h:.2f}" width="{bw * 0.92:.2f}" height="{h:.2f}" fill="{colour}"{look} data-tip="{escape(tip)}"/>'
             )
-            parts.append(f'<text x="{x + bw * 0.46:.2f}" y="{y0 - h - 4:.2f}" text-anchor="middle">{escape(_tick_text(value, unit) if unit != "%" else f"{value:.1f}%")}</text>')
+            text = _tick_text(value, unit) if unit != "%" else f"{value:.1f}%"
+            parts.append(f'<text x="{x + bw * 0.46:.2f}" y="{y0 - h - 4:.2f}" text-anchor="middle">{escape(("! " if marked else "") + text)}</text>')
             if lo is not None and hi is not None and hi > lo:
                 cx = x + bw * 0.46
                 parts.append(

@@ -41,7 +41,14 @@ def test_the_leaderboard_marks_a_strategy_over_the_window(tmp_path, capsys):
     assert len(list((tmp_path / "store").glob("*.parquet"))) == 8
     report = (tmp_path / "report.md").read_text()
     assert "! rejected" in report and "claude-sonnet-4-6" in report and "gpt-5.1" in report
-    assert "! rejected" in (tmp_path / "report.html").read_text()
+    html = (tmp_path / "report.html").read_text()
+    assert "! rejected" in html
+    # Its bars (cost and hit on both caches) are marked not comparable; checkpoint's are plain (on main all plain).
+    import re
+
+    bars = re.findall(r'<rect class="(gbar[^"]*)" data-series="[^"]+" data-group="([^"]+)"[^>]*data-tip="([^"]*)"', html)
+    assert sorted((cls, group) for cls, group, _ in bars) == [("gbar", "checkpoint")] * 4 + [("gbar marked", "keep-all")] * 4
+    assert all(tip.endswith("(rejected: not comparable)") for cls, _, tip in bars if cls == "gbar marked")
     board = (tmp_path / "leaderboard.csv").read_text().splitlines()
     assert board[0].startswith("workload,window,cache,pricing,rank,strategy,status") and len(board) == 1 + 12
 
@@ -181,3 +188,4 @@ def test_bench_discount_draws_no_bar_for_a_strategy_without_a_comparable_cost():
     }
     assert_laid_out(fig)
     plt.close(fig)
+
