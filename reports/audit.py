@@ -510,7 +510,11 @@ def request_times(rows: Sequence[AuditRow]) -> list[int] | None:
 def _time_bars(starts_ms: Sequence[int]) -> tuple[list[float], list[float]]:
     """Left edges (matplotlib date numbers) and widths of one bar per step drawn on the clock: each
     as wide as the time to the next step, capped at the median such time (an idle hour is empty
-    axis, not a wide bar), never narrower than 1/2000 of the span so that every step shows."""
+    axis, not a wide bar), never narrower than 1/2000 of the span so that every step shows; steps
+    whose bars would overlap (sent at the same moment) side by side in the room they span, each at
+    least that wide (:func:`~prefixbench.reports.html.side_by_side`), so none hides another."""
+    from prefixbench.reports.html import side_by_side
+
     gaps = sorted(b - a for a, b in zip(starts_ms, starts_ms[1:]) if b > a)
     span = (starts_ms[-1] - starts_ms[0]) if starts_ms else 0
     typical = gaps[(len(gaps) - 1) // 2] if gaps else 1000
@@ -520,8 +524,9 @@ def _time_bars(starts_ms: Sequence[int]) -> tuple[list[float], list[float]]:
     widths = []
     for i, start in enumerate(starts_ms):
         following = starts_ms[i + 1] - start if i + 1 < len(starts_ms) else typical
-        widths.append(max(min(following, typical) * 0.9, floor) / _DAY_MS)
-    return [t / _DAY_MS for t in starts_ms], widths
+        widths.append(max(min(following, typical) * 0.9, floor))
+    lefts, widths = side_by_side([float(t) for t in starts_ms], widths, floor)
+    return [t / _DAY_MS for t in lefts], [w / _DAY_MS for w in widths]
 
 
 def chart_panels(result: AuditResult, panels: int = CHART_PANELS) -> tuple[dict[str, list[AuditRow]], list[str]]:

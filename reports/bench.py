@@ -349,7 +349,7 @@ def report_html(spec: BenchSpec, prices: dict[str, PriceRow], board: Sequence[di
             for unit, name, title in (("$", "cost_usd", "median cost per task (USD)"), ("%", "hit_ratio", "session hit ratio")):
                 groups = []
                 for strategy in dict.fromkeys(str(e["strategy"]) for e in entries):
-                    values = []
+                    values, marked = [], []
                     for cache in caches:
                         match = [e for e in entries if e["strategy"] == strategy and e["cache"] == cache and e["pricing"] == listed]
                         if not match:
@@ -357,9 +357,13 @@ def report_html(spec: BenchSpec, prices: dict[str, PriceRow], board: Sequence[di
                             continue
                         e = match[0]
                         scale = 100.0 if unit == "%" else 1.0
+                        # a run with a rejected request or a prompt over the window: no comparable figure, marked
+                        why = "" if e["status"] == "ok" else f" ({e['status']}: not comparable)"
+                        if why:
+                            marked.append(cache)
                         values.append((cache, float(e[name]) * scale, float(e[f"{name}_lo"]) * scale, float(e[f"{name}_hi"]) * scale,  # type: ignore[arg-type]
-                                       f"{strategy} on {cache}: {e[name]}"))
-                    groups.append(Group(strategy, tuple(values)))
+                                       f"{strategy} on {cache}: {e[name]}{why}"))
+                    groups.append(Group(strategy, tuple(values), tuple(marked)))
                 body.append(grouped_bars(groups, caches, title=f"{title}, at the listed prices", unit=unit))
             rows = []
             for cells in leaderboard_rows(entries):

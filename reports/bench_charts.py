@@ -3,7 +3,9 @@
 ``bench-<workload>.png``: per window, the median cost per task and session hit ratio of each
 strategy on each cache model (listed prices; a hatched bar is a strategy that was rejected or
 sent a prompt over the window). ``bench-discount.png``: each strategy's cost against the
-baseline's, median over workloads, windows and cache models, at each price variant.
+baseline's, median over workloads, windows and cache models, at each price variant; a strategy
+with no comparable cost (every run rejected or over the window) has no bar and a label saying
+why on its row, never a 0.
 """
 
 from __future__ import annotations
@@ -85,20 +87,27 @@ def discount_figure(board: Sequence[dict[str, object]], *, baseline: str) -> plt
     # than it would have, so every other strategy would look dear against it.
     has_baseline = baseline in strategies and all(e["status"] == "ok" for e in board if e["strategy"] == baseline)
     ratios: dict[tuple[str, str], list[float]] = {}
+    # Why a (strategy, prices) has no comparable cost in a run: its status ("rejected", "over
+    # window") or a missing baseline. A strategy with none gets no bar and says why on its row.
+    missing: dict[tuple[str, str], list[str]] = {}
     index = {(e["workload"], e["window"], e["cache"], str(e["pricing"]), e["strategy"]): e for e in board}
     for (workload, window, cache, discount, strategy), e in index.items():
+        key = (str(strategy), discount)
         if e["status"] != "ok":
-            continue  # refused requests: no comparable cost
+            missing.setdefault(key, []).append(str(e["status"]))  # refused requests: no comparable cost
+            continue
         if has_baseline:
             base = index.get((workload, window, cache, discount, baseline))
             if base is None or not float(base["cost_exact"]):  # type: ignore[arg-type]
+                missing.setdefault(key, []).append(f"no {baseline} run")
                 continue
             value = float(e["cost_exact"]) / float(base["cost_exact"]) - 1  # type: ignore[arg-type]
         else:
             if e["vs_cheapest"] is None:
+                missing.setdefault(key, []).append("no valid strategy to compare with")
                 continue
             value = float(e["vs_cheapest"])  # type: ignore[arg-type]
-        ratios.setdefault((str(strategy), discount), []).append(value * 100)
+        ratios.setdefault(key, []).append(value * 100)
     width = max(7.0, 1.4 + 0.5 * max(1, len(strategies)) * max(1, len(discounts)) * 0.6)
     bottom = _bottom(strategies)
     fig, ax = plt.subplots(figsize=(width, 3.0 + bottom))
@@ -106,9 +115,17 @@ def discount_figure(board: Sequence[dict[str, object]], *, baseline: str) -> plt
     bar = 0.8 / max(1, len(discounts))
     labels = [f"prices: {d}" for d in discounts]
     for k, discount in enumerate(discounts):
-        xs = [i - 0.4 + bar * (k + 0.5) for i in range(len(strategies))]
-        hs = [statistics.median(ratios.get((s, discount), [0.0])) for s in strategies]
-        ax.bar(xs, hs, bar, color=SERIES[k % len(SERIES)], label=labels[k])
+        # A strategy without a comparable cost at these prices gets no bar, never a 0.
+        drawn = [(i, statistics.median(ratios[(s, discount)])) for i, s in enumerate(strategies) if (s, discount) in ratios]
+        ax.bar([i - 0.4 + bar * (k + 0.5) for i, _ in drawn], [h for _, h in drawn], bar, color=SERIES[k % len(SERIES)],
+               label=labels[k])
+    for i, strategy in enumerate(strategies):
+        note = missing_note(strategy, discounts, ratios, missing)
+        if note:
+            ax.text(i, 0.5, note, transform=ax.get_xaxis_transform(), rotation=90, ha="center", va="center",
+                    fontsize="x-small", color=TOTAL, gid=f"no-cost:{strategy}",
+                    bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
+    ax.set_xlim(-0.5, max(1, len(strategies)) - 0.5)  # a row without a bar keeps its room
     ax.axhline(0, color=TOTAL, linewidth=0.8)
     ax.set_xticks(range(len(strategies)))
     ax.set_xticklabels(strategies, rotation=40, ha="right", fontsize="x-small")
@@ -119,3 +136,23 @@ def discount_figure(board: Sequence[dict[str, object]], *, baseline: str) -> plt
     if labels:
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(labels), fontsize="x-small", frameon=False)
     return fig
+
+
+def missing_note(strategy: str, discounts: Sequence[str], ratios: dict[tuple[str, str], list[float]],
+                 missing: dict[tuple[str, str], list[str]]) -> str:
+    """The label on a strategy's row of bench-discount.png where it has no comparable cost:
+    ``rejected: no comparable cost`` (the reasons the runs give) when no price variant has one,
+    ``no comparable cost at prices: read x0.5`` when some lack it, ``2 of 3 runs: the rest
+    rejected`` (runs a price variant) when its medians leave runs out; empty when every run counts."""
+    reasons = list(dict.fromkeys(r for d in discounts for r in missing.get((strategy, d), [])))
+    if not reasons:
+        return ""
+    why = ", ".join(reasons)
+    lacking = [d for d in discounts if (strategy, d) not in ratios]
+    if len(lacking) == len(discounts):
+        return f"{why}: no comparable cost"
+    if lacking:
+        return f"no comparable cost at prices: {', '.join(lacking)} ({why})"
+    shares = dict.fromkeys(f"{len(ratios[(strategy, d)])} of {len(ratios[(strategy, d)]) + len(missing.get((strategy, d), []))}"
+                           for d in discounts)
+    return f"{' / '.join(shares)} runs: the rest {why}"

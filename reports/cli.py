@@ -227,7 +227,7 @@ def _add_proxy_parser(sub: _Subcommands) -> None:
         "arrive), append each call to a capture file that prefixbench audit reads (request bodies, usage, "
         "stream events; API keys and auth headers redacted) and print one line per call: lane, read / prompt, "
         "hit ratio and, for a miss, its cause from the body diff and the dollars lost. Needs the proxy extra "
-        "(aiohttp). Ctrl-C stops it.",
+        "(aiohttp). Ctrl-C (exit 130) or SIGTERM (exit 143) stops it, keeping every call recorded.",
     )
     if not proxy:
         return

@@ -6,7 +6,7 @@ are still importing is caught like any other.
 
 Exit status: 0 done, 1 a check, gate or comparison failed, 2 bad input (one line naming what and where, from
 :func:`prefixbench.reports.cli.run`), 130 interrupted (Ctrl-C, even one some library swallowed;
-see :mod:`prefixbench.reports.interrupt`).
+see :mod:`prefixbench.reports.interrupt`); ``proxy`` alone returns 143 after SIGTERM, its clean stop.
 """
 
 from __future__ import annotations

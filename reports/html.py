@@ -235,17 +235,44 @@ class Bar(msgspec.Struct, frozen=True):
     marker_colour: str | None = None
 
 
-def _clock_places(times: Sequence[int], plot_w: float) -> tuple[list[float], float, float, float]:
+def side_by_side(lefts: Sequence[float], widths: Sequence[float], least: float) -> tuple[list[float], list[float]]:
+    """Bars on the clock that would overlap (requests sent at the same moment, or closer than a
+    bar is wide) placed side by side: each run of overlapping bars shares the room from its first
+    bar's left edge to its furthest right edge, split evenly in their time order, each at least
+    ``least`` wide (a run needing more room widens to the right, and takes in any bar it then
+    reaches). Bars that do not overlap keep their place and width. In the order given."""
+    order = sorted(range(len(lefts)), key=lambda i: (lefts[i], i))
+    runs: list[tuple[float, float, list[int]]] = []  # (left, right, members)
+    for i in order:
+        left, right = lefts[i], lefts[i] + max(widths[i], least)
+        if runs and left < runs[-1][1]:
+            start, end, members = runs[-1]
+            members.append(i)
+            runs[-1] = (start, max(end, right, start + len(members) * least), members)
+        else:
+            runs.append((left, right, [i]))
+    out_l, out_w = list(lefts), list(widths)
+    for start, end, members in runs:
+        if len(members) == 1:
+            continue
+        share = (end - start) / len(members)
+        for k, i in enumerate(members):
+            out_l[i], out_w[i] = start + k * share, share
+    return out_l, out_w
+
+
+def _clock_places(times: Sequence[int], plot_w: float) -> tuple[list[float], list[float], float, float]:
     """Where each bar of a chart on the clock starts (pixels from the plot's left), its width (as
     wide as the time to the next bar, capped at the median such time, so an idle hour is empty
-    axis), and the first time and the milliseconds a pixel is."""
+    axis; bars sent at the same moment side by side, :func:`side_by_side`), and the first time and
+    the milliseconds a pixel is."""
     t0, t1 = min(times), max(times)
     gaps = sorted(b - a for a, b in zip(times, times[1:]) if b > a)
     typical = gaps[(len(gaps) - 1) // 2] if gaps else 1000
     span = max(t1 - t0 + typical, 1)
     per_px = span / plot_w
     width = min(48.0, max(0.6, typical / per_px * 0.8))
-    return [(t - t0) / per_px for t in times], width, t0, per_px
+    return *side_by_side([(t - t0) / per_px for t in times], [width] * len(times), 0.6), t0, per_px
 
 
 def clock_format(span_ms: float) -> str:
@@ -275,17 +302,18 @@ def stacked_bars(bars: Sequence[Bar], *, title: str, xlabel: str, height: int = 
     step = plot_w / n
     bw = min(48.0, max(0.6, step * 0.8))
     if times is not None and len(times) == len(bars) and bars:
-        places, bw, t0, per_px = _clock_places(times, plot_w)
+        places, widths, t0, per_px = _clock_places(times, plot_w)
     else:
         times = None
         places = [i * step + (step - bw) / 2 for i in range(len(bars))]
+        widths = [bw] * len(bars)
     y0 = top_pad + plot_h
     parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
     parts.append(f'<text x="{left}" y="14" font-weight="600">{escape(title)}</text>')
     parts += _y_axis(left, y0, plot_h, plot_w, top, "")
     scale = plot_h / top
     for i, bar in enumerate(bars):
-        x = left + places[i]
+        x, bw = left + places[i], widths[i]
         attrs = "".join(f' {k}="{escape(v)}"' for k, v in bar.attrs.items())
         parts.append(f'<g class="bar"{attrs} data-tip="{escape(bar.tip)}">')
         # a transparent column the full height, so the tip shows even over a short bar
@@ -337,6 +365,9 @@ class Group(msgspec.Struct, frozen=True):
 
     label: str
     values: tuple[tuple[str, float | None, float | None, float | None, str], ...]  # series, value, lo, hi, tip
+    #: Series whose bar is not comparable (e.g. a run with a rejected request): drawn pale with a
+    #: dashed outline and its value marked ``!``, as the PNGs hatch it.
+    marked: tuple[str, ...] = ()
 
 
 def grouped_bars(groups: Sequence[Group], series: Sequence[str], *, title: str, unit: str, ymax: float | None = None,
@@ -363,11 +394,14 @@ def grouped_bars(groups: Sequence[Group], series: Sequence[str], *, title: str, 
             if value is None:
                 continue
             h = value * scale
+            marked = name in group.marked
+            look = f' fill-opacity="0.35" stroke="{TOTAL}" stroke-dasharray="3,2"' if marked else ""
             parts.append(
-                f'<rect class="gbar" data-series="{escape(name)}" data-group="{escape(group.label)}" data-value="{raw(value)}" '
-                f'x="{x:.2f}" y="{y0 - h:.2f}" width="{bw * 0.92:.2f}" height="{h:.2f}" fill="{colour}" data-tip="{escape(tip)}"/>'
+                f'<rect class="gbar{" marked" if marked else ""}" data-series="{escape(name)}" data-group="{escape(group.label)}" data-value="{raw(value)}" '
+                f'x="{x:.2f}" y="{y0 - h:.2f}" width="{bw * 0.92:.2f}" height="{h:.2f}" fill="{colour}"{look} data-tip="{escape(tip)}"/>'
             )
-            parts.append(f'<text x="{x + bw * 0.46:.2f}" y="{y0 - h - 4:.2f}" text-anchor="middle">{escape(_tick_text(value, unit) if unit != "%" else f"{value:.1f}%")}</text>')
+            text = _tick_text(value, unit) if unit != "%" else f"{value:.1f}%"
+            parts.append(f'<text x="{x + bw * 0.46:.2f}" y="{y0 - h - 4:.2f}" text-anchor="middle">{escape(("! " if marked else "") + text)}</text>')
             if lo is not None and hi is not None and hi > lo:
                 cx = x + bw * 0.46
                 parts.append(

@@ -285,6 +285,11 @@ def _engines_section(runs: list[dict], observations: pd.DataFrame, windows: list
     return legend([(PART_LABELS[part], PART_COLOURS[part]) for part in PARTS]) + "".join(parts)
 
 
+def _known(value: object) -> object:
+    """``value``, or None where it is missing (None, or pandas' NaN for a column some runs lack)."""
+    return None if value is None or (isinstance(value, float) and value != value) else value
+
+
 def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi_engine: bool) -> str:
     from prefixbench.reports.frames import ordered
 
@@ -300,7 +305,8 @@ def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi
         rows.append(({"data-run": str(i)}, [
             format_window(int(r["window"])), _run_label(r, multi_engine),
             *(num(k, r[k], fmt_usd(r[k])) for k in parts),
-            num("compaction_usd", r.get("compaction_usd"), fmt_usd(r.get("compaction_usd") or 0)),
+            # unknown (the observations name no purpose) is "-", not $0
+            num("compaction_usd", _known(r.get("compaction_usd")), "-" if _known(r.get("compaction_usd")) is None else fmt_usd(r["compaction_usd"])),
             num("saving_vs_legacy_usd", saving, "-" if saving is None else fmt_usd(saving) + ("" if pct is None else f" ({pct:.1f}%)")),
         ]))
     series = ordered([_run_label(r, multi_engine) for _, r in runs_sorted], PRESET_ORDER)

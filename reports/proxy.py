@@ -292,35 +292,76 @@ def parse_listen(value: str) -> tuple[str, int]:
     return host, int(port)
 
 
+#: What each named ``--upstream`` expects the agent's base URL to be (``{base}`` the proxy's
+#: address); docs/proxy.md's table says the same (tests/unit/proxy/test_proxy_cli.py checks).
+AGENT_BASE_URLS = {
+    "anthropic": "ANTHROPIC_BASE_URL={base}",
+    "openai": "OPENAI_BASE_URL={base}/v1",
+    "deepseek": "OPENAI_BASE_URL={base}",
+    "gemini": "OPENAI_BASE_URL={base}/v1beta/openai",
+}
+
+#: Exit status after SIGTERM: a clean stop, 128 + the signal's number, as after Ctrl-C (130).
+TERMINATED = 128 + signal.SIGTERM
+
+
+def agent_hint(upstream: str, base: str) -> str:
+    """The start-up line's advice: the base-URL variable that fits ``upstream`` only (an
+    ``OPENAI_BASE_URL`` offered in front of api.anthropic.com would send OpenAI calls there)."""
+    from prefixbench.simulator.providers import PROVIDERS
+
+    for name, rules in PROVIDERS.items():
+        if rules.api_base and rules.api_base.rstrip("/") == upstream.rstrip("/") and name in AGENT_BASE_URLS:
+            return f"point the agent at it: {AGENT_BASE_URLS[name].format(base=base)}"
+    if upstream.rstrip("/").endswith("/anthropic"):  # an Anthropic-compatible API (DeepSeek's)
+        return f"point the agent at it: ANTHROPIC_BASE_URL={base}"
+    return (f"point the agent's base URL at {base} (+ the part of the path its SDK leaves out), "
+            f"the variable of the API {redact_url(upstream)} speaks")
+
+
+def stopped_line(calls: int, out: Path, how: str) -> str:
+    """The last line: how the proxy stopped, what it recorded, and the audit to run when there
+    is something to audit (an empty capture is not: ``audit`` would exit 2 on it)."""
+    if calls:
+        return f"prefixbench proxy: stopped ({how}) after {calls:,} call{'' if calls == 1 else 's'}; audit them with: prefixbench audit {out}"
+    try:
+        earlier = out.stat().st_size > 0
+    except OSError:
+        earlier = False
+    if earlier:
+        return f"prefixbench proxy: stopped ({how}); no call was recorded this time (the earlier ones: prefixbench audit {out})"
+    return f"prefixbench proxy: stopped ({how}); no call was recorded, {out} is empty"
+
+
 def run_proxy_command(args: object) -> int:
-    """``prefixbench proxy``: serve until Ctrl-C (exit 130) or SIGTERM (exit 0)."""
+    """``prefixbench proxy``: serve until Ctrl-C (exit 130, as any command) or SIGTERM (exit
+    143); either way calls in flight finish and every recorded call is kept."""
     upstream = resolve_upstream(args.upstream)  # type: ignore[attr-defined]
     host, port = parse_listen(args.listen)  # type: ignore[attr-defined]
     proxy = Proxy(upstream, args.out, host, port)  # type: ignore[attr-defined]
-    asyncio.run(_serve(proxy))
-    return 0
+    return TERMINATED if asyncio.run(_serve(proxy)) else 0
 
 
-async def _serve(proxy: Proxy) -> None:
+async def _serve(proxy: Proxy) -> bool:
+    """Serve until stopped; True when SIGTERM stopped it (Ctrl-C raises KeyboardInterrupt)."""
+    stopped = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    try:  # before the start-up line: a SIGTERM sent once it is read stops the proxy cleanly
+        loop.add_signal_handler(signal.SIGTERM, stopped.set)
+    except (NotImplementedError, RuntimeError):  # pragma: no cover - not on this platform
+        pass
     port = await proxy.start()
     shown = f"[{proxy.host}]" if ":" in proxy.host else proxy.host
     base = f"http://{shown}:{port}"
     print(
         f"prefixbench proxy: {base} -> {redact_url(proxy.upstream)}; capture {proxy.out}\n"
-        f"  point the agent at it: ANTHROPIC_BASE_URL={base} (Anthropic), OPENAI_BASE_URL={base}/v1 (OpenAI); "
-        "Ctrl-C stops",
+        f"  {agent_hint(proxy.upstream, base)}; Ctrl-C stops",
         file=sys.stderr,
         flush=True,
     )
-    stopped = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGTERM, stopped.set)
-    except (NotImplementedError, RuntimeError):  # pragma: no cover - not on this platform
-        pass
     try:
         await stopped.wait()
     finally:
         await proxy.stop(finish_audit=True)  # the live lines of every recorded call, then the end
-        print(f"prefixbench proxy: stopped after {proxy.calls} calls; audit them with: prefixbench audit {proxy.out}",
-              file=sys.stderr, flush=True)
+        print(stopped_line(proxy.calls, proxy.out, "SIGTERM" if stopped.is_set() else "Ctrl-C"), file=sys.stderr, flush=True)
+    return True

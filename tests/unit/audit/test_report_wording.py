@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from prefixbench.reports.audit import audit_html, audit_json, audit_table
 from prefixbench.workloads.audit.core import run_audit
 from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
@@ -340,3 +342,40 @@ def test_the_headline_says_which_requests_its_dollars_leave_out(tmp_path: Path) 
     assert "paid $0.005769 (not in it: 1 request(s) of claude-nobody-knows-9, no price), lost" in audit_table(result)
     assert "paid $0.005769 (not in it: 1 request(s) of claude-nobody-knows-9, no price)," in _text(audit_html(result))
     assert json.loads(audit_json(result))["totals"]["unpriced_requests"] == 1
+
+
+def test_audit_png_draws_requests_sent_at_the_same_moment_side_by_side(tmp_path: Path) -> None:
+    """Three subagents started at the same millisecond (as claude-code-viewer's fe5e1c67...jsonl
+    lines 18, 40 and 127): three bars side by side, none over another, and a miss marker for each
+    (on main they were drawn on top of each other, their markers on one spot)."""
+    from prefixbench.reports.audit import _time_bars, audit_figure
+
+    main = Transcript("s1")
+    main.user("go", "2025-09-03T00:50:00.000Z", root=True)
+    main.assistant("m1", "2025-09-03T00:50:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    lines = list(main.lines)
+    for k in range(3):
+        sub = Transcript("s1", sidechain=True)
+        sub.n = 100 * (k + 1)  # uuids of their own
+        sub.user("task", "2025-09-03T00:52:54.163Z", root=True)
+        sub.assistant(f"sub{k}", "2025-09-03T00:52:56.000Z", [cc_usage(3, 12000, 0, 9)])
+        lines += sub.lines
+    main.user("more", "2025-09-03T00:53:40.000Z", tool=True)
+    main.assistant("m2", "2025-09-03T00:53:42.000Z", [cc_usage(3, 200, 15000, 9)])
+    write_jsonl(tmp_path / "s1.jsonl", lines + main.lines[-2:])
+    result = run_audit([tmp_path])
+    assert [row.cause for row in result.rows] == ["cold-start"] * 4 + [None]
+    ax = audit_figure(result).axes[0]
+    spans = sorted((p.get_x(), p.get_x() + p.get_width()) for p in ax.containers[0].patches)
+    assert len(spans) == 5 and all(w > 0 for _, w in ((a, b - a) for a, b in spans))
+    assert all(b[0] >= a[1] - 1e-9 for a, b in zip(spans, spans[1:])), spans  # no bar over another
+    from matplotlib.collections import PathCollection
+
+    markers = [tuple(o) for c in ax.collections if isinstance(c, PathCollection) for o in c.get_offsets()]
+    assert len(markers) == len(set(markers)) == 4  # every miss its own marker
+    # Alone, bars keep their time and width; the three at one moment share the room from it.
+    t = 1_756_860_774_163
+    lefts, widths = _time_bars([t - 174_163, t, t, t, t + 45_837])
+    assert lefts[0] * 86_400_000 == pytest.approx(t - 174_163) and lefts[1] * 86_400_000 == pytest.approx(t)
+    assert lefts[1] < lefts[2] < lefts[3] and widths[1] == pytest.approx(widths[2]) == pytest.approx(widths[3])
+    assert lefts[3] + widths[3] <= lefts[4]

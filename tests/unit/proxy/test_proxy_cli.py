@@ -63,9 +63,9 @@ def test_the_command_records_redacts_and_stops_cleanly(tmp_path: Path) -> None:
     finally:
         standin.terminate()
         standin.wait(30)
-    assert proxy.returncode == 0, stderr
+    assert proxy.returncode == 143, stderr  # 128 + SIGTERM, as Ctrl-C's 130 (docs/proxy.md)
     assert stdout.startswith("#1 side  read 0 / prompt "), stdout
-    assert "stopped after 1 calls" in stderr
+    assert stderr.splitlines()[-1] == f"prefixbench proxy: stopped (SIGTERM) after 1 call; audit them with: prefixbench audit {out}"
     assert KEY not in stdout + banner + stderr
     for path in tmp_path.rglob("*"):
         if path.is_file():
@@ -81,3 +81,60 @@ def test_the_command_line_never_loads_aiohttp() -> None:
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "False"
     shown = subprocess.run([sys.executable, "-m", "prefixbench", "proxy", "--help"], capture_output=True, text=True, check=True).stdout
     assert "--upstream NAME|URL" in shown and "--listen HOST:PORT" in shown
+
+
+def _banner_and_stop(tmp_path: Path, upstream: str, sig: signal.Signals) -> tuple[int, str, str]:
+    """Start the proxy (no call reaches the upstream), stop it with ``sig``: status, banner, stderr."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proxy = subprocess.Popen([sys.executable, "-m", "prefixbench", "proxy", "--listen", "127.0.0.1:0", "--upstream", upstream,
+                              "--out", str(tmp_path / "session.jsonl")], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    banner = proxy.stderr.readline() + proxy.stderr.readline()  # type: ignore[union-attr]
+    proxy.send_signal(sig)
+    _, stderr = proxy.communicate(timeout=60)
+    return proxy.returncode, banner, stderr
+
+
+def test_stopped_with_no_call_it_says_so_and_sigterm_stops_as_documented(tmp_path: Path) -> None:
+    """After 0 calls it offers no audit of the empty capture (on main: "audit them with: ..."
+    although that audit exits 2); SIGTERM and Ctrl-C both stop cleanly, each saying so, with
+    128 + the signal's number (on main SIGTERM exited 0 and Ctrl-C 130)."""
+    pytest.importorskip("aiohttp", reason="the proxy extra (aiohttp) is not installed")
+    status, _, stderr = _banner_and_stop(tmp_path, "anthropic", signal.SIGTERM)
+    capture = tmp_path / "session.jsonl"
+    assert status == 143, stderr
+    assert stderr.splitlines()[-1] == f"prefixbench proxy: stopped (SIGTERM); no call was recorded, {capture} is empty"
+    assert "audit them" not in stderr
+    assert main(["audit", str(capture), "--out", str(tmp_path / "a")]) == 2  # why it must not be offered
+    status, _, stderr = _banner_and_stop(tmp_path, "anthropic", signal.SIGINT)
+    assert status == 130 and stderr.splitlines()[-2:] == [
+        f"prefixbench proxy: stopped (Ctrl-C); no call was recorded, {capture} is empty", "prefixbench: interrupted"], stderr
+
+
+@pytest.mark.parametrize(
+    ("upstream", "offered"),
+    [
+        ("anthropic", "ANTHROPIC_BASE_URL={base}"),
+        ("openai", "OPENAI_BASE_URL={base}/v1"),
+        ("deepseek", "OPENAI_BASE_URL={base}"),
+        ("gemini", "OPENAI_BASE_URL={base}/v1beta/openai"),
+        ("https://api.deepseek.com/anthropic", "ANTHROPIC_BASE_URL={base}"),
+    ],
+)
+def test_the_start_up_line_offers_only_the_variable_that_fits_the_upstream(upstream: str, offered: str) -> None:
+    """On main ``--upstream anthropic`` also offered OPENAI_BASE_URL=.../v1, which would send
+    OpenAI calls to api.anthropic.com. The offers are docs/proxy.md's table's."""
+    pytest.importorskip("aiohttp", reason="the proxy extra (aiohttp) is not installed")
+    from prefixbench.reports.proxy import agent_hint, resolve_upstream
+
+    base = "http://127.0.0.1:8787"
+    hint = agent_hint(resolve_upstream(upstream), base)
+    assert hint == f"point the agent at it: {offered.format(base=base)}"
+    row = [line for line in (ROOT / "docs" / "proxy.md").read_text().splitlines() if f"| `--upstream {upstream}` |" in line]
+    assert len(row) == 1 and row[0].endswith(f"| `{offered.format(base=base)}` |"), row
+
+
+def test_the_start_up_line_of_a_process_offers_one_variable(tmp_path: Path) -> None:
+    pytest.importorskip("aiohttp", reason="the proxy extra (aiohttp) is not installed")
+    _, banner, _ = _banner_and_stop(tmp_path, "anthropic", signal.SIGTERM)
+    assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in banner and "OPENAI_BASE_URL" not in banner, banner

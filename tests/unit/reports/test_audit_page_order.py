@@ -31,3 +31,18 @@ def test_bars_on_the_clock_stand_at_their_times():
     assert "00:00" in svg and "tick-time" in svg
     plain = stacked_bars(bars, title="t", xlabel="request")
     assert "tick-time" not in plain
+
+
+def test_bars_sent_at_the_same_moment_stand_side_by_side_with_their_markers():
+    """report.html's lane chart on the clock: three requests at one millisecond are three bars
+    side by side, each with its own marker (on main: one place, one visible bar and marker)."""
+    bars = [Bar((("read", 10.0, "#000000"),), "", {}, marker="miss", marker_colour="#ff0000") for _ in range(4)]
+    t0 = 1_756_860_774_163
+    svg = stacked_bars(bars, title="t", xlabel="time", times=[t0 - 60_000, t0, t0, t0])
+    rects = [(float(x), float(w)) for x, w in re.findall(r'<rect class="seg-read" x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)"', svg)]
+    assert len(rects) == 4
+    spans = sorted((x, x + w) for x, w in rects)
+    assert all(b[0] >= a[1] - 0.011 for a, b in zip(spans, spans[1:])), spans  # none over another (2 decimals drawn)
+    markers = re.findall(r'<path class="marker" d="M([0-9.]+),', svg)
+    assert len(set(markers)) == 4
+    assert spans[-1][1] <= 1100 - 10 + 0.011  # still inside the plot

@@ -41,7 +41,14 @@ def test_the_leaderboard_marks_a_strategy_over_the_window(tmp_path, capsys):
     assert len(list((tmp_path / "store").glob("*.parquet"))) == 8
     report = (tmp_path / "report.md").read_text()
     assert "! rejected" in report and "claude-sonnet-4-6" in report and "gpt-5.1" in report
-    assert "! rejected" in (tmp_path / "report.html").read_text()
+    html = (tmp_path / "report.html").read_text()
+    assert "! rejected" in html
+    # Its bars (cost and hit on both caches) are marked not comparable; checkpoint's are plain (on main all plain).
+    import re
+
+    bars = re.findall(r'<rect class="(gbar[^"]*)" data-series="[^"]+" data-group="([^"]+)"[^>]*data-tip="([^"]*)"', html)
+    assert sorted((cls, group) for cls, group, _ in bars) == [("gbar", "checkpoint")] * 4 + [("gbar marked", "keep-all")] * 4
+    assert all(tip.endswith("(rejected: not comparable)") for cls, _, tip in bars if cls == "gbar marked")
     board = (tmp_path / "leaderboard.csv").read_text().splitlines()
     assert board[0].startswith("workload,window,cache,pricing,rank,strategy,status") and len(board) == 1 + 12
 
@@ -139,3 +146,46 @@ def test_bench_charts_fit_every_label(strategies, windows):
     for fig in (strategy_figure(board, title="seed-coding"), discount_figure(board, baseline="no-compaction")):
         assert_laid_out(fig)
         plt.close(fig)
+
+
+def _bench_rows(rejected: dict[tuple[str, int], int]) -> list[dict[str, object]]:
+    """Runs of three strategies at two windows; ``rejected`` gives (strategy, window) -> rejected requests."""
+    from decimal import Decimal
+
+    rows = []
+    for window in (32_000, 128_000):
+        for pricing in ("listed", "read x0.5"):
+            for i, name in enumerate(("no-compaction", "checkpoint", "ranges")):
+                rows.append({
+                    "workload": "thinking-tools", "window": window, "cache": "openai", "pricing": pricing, "strategy": name,
+                    "seed": 0, "cost_usd": Decimal(i + 2) / 7, "rejected": rejected.get((name, window), 0), "over_window": False,
+                    "hit_ratio": 0.9, "uncached_tokens": 100, "summary_hit": None, "rewrites": 2, "rewrite_factor": 1.5,
+                    "paid_back": 1, "context_kept": 0.5,
+                })
+    return rows
+
+
+def test_bench_discount_draws_no_bar_for_a_strategy_without_a_comparable_cost():
+    """A strategy whose every run had a request rejected has no cost to compare: no bar (on main a
+    0% bar, the same as the cheapest strategy's) and a label on its row saying why."""
+    from prefixbench.reports.bench_charts import discount_figure
+    from prefixbench.reports.charts import plt
+    from prefixbench.workloads.runs.bench import leaderboard
+    from tests.unit.reports.test_charts import assert_laid_out
+
+    board = leaderboard(_bench_rows({("no-compaction", 32_000): 3, ("no-compaction", 128_000): 1, ("ranges", 128_000): 2}))
+    fig = discount_figure(board, baseline="no-compaction")
+    ax = fig.axes[0]
+    # Against the cheapest valid strategy (the baseline was rejected): checkpoint is 0%, ranges +33%.
+    names = [t.get_text() for t in ax.get_xticklabels()]
+    bars = sorted((names[round(p.get_x() + p.get_width() / 2)], round(float(p.get_height()), 3)) for p in ax.patches)
+    # no-compaction has no bar at either price
+    assert bars == [("checkpoint", 0.0), ("checkpoint", 0.0), ("ranges", 33.333), ("ranges", 33.333)], bars
+    notes = {t.get_gid(): t.get_text() for t in ax.texts if t.get_gid()}
+    assert notes == {
+        "no-cost:no-compaction": "rejected: no comparable cost",
+        "no-cost:ranges": "1 of 2 runs: the rest rejected",
+    }
+    assert_laid_out(fig)
+    plt.close(fig)
+

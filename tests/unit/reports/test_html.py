@@ -37,3 +37,19 @@ def test_waterfall_floats_changes_from_the_running_sum():
     heights = {m.group(1): float(m.group(2)) for m in re.finditer(r'data-label="([^"]+)" data-value="[^"]*" x="[^"]*" y="[^"]*" width="[^"]*" height="([^"]*)"', svg)}
     assert abs(heights["ttl-expired"] / heights["paid"] - 0.4) < 1e-3
     assert abs(heights["left"] / heights["paid"] - 0.6) < 1e-3
+
+
+def test_the_sweep_cost_table_shows_an_unknown_summary_cost_as_a_dash():
+    """A run whose observations name no purpose has no compaction cost: "-", not $0.0000 (main)."""
+    import re
+    from decimal import Decimal
+
+    from prefixbench.reports.html_pages import _cost_section
+
+    run = {"window": 32_000, "engine": "checkpoint", "preset": "legacy", "uncached_input_usd": Decimal("0.5"),
+           "cache_read_usd": Decimal("0.1"), "cache_write_usd": Decimal("0.2"), "output_usd": Decimal("0.1"),
+           "storage_usd": Decimal(0), "total_usd": Decimal("0.9"), "saving_vs_legacy_usd": None, "saving_vs_legacy_pct": None}
+    for value, shown in ((None, "-"), (float("nan"), "-"), (Decimal("0.0036"), "$0.003600")):
+        html = _cost_section([(0, {**run, "compaction_usd": value})], [32_000], False)
+        cells = re.findall(r"<td[^>]*>([^<]*)</td>", html.split("<tbody>")[1].split("</tr>")[0])
+        assert cells[-2] == shown, cells
