@@ -230,6 +230,9 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int]
                 return
             truncated = not raw.endswith(b"\n") or exc.msg.startswith(("Unterminated", "Expecting"))
             what = "truncated or malformed JSON" if truncated else "malformed JSON"
+            if first and not text.startswith(("{", "[", "/")):
+                # Not JSON from its first character (a README, a CSV, a shell log): no log at all.
+                what = "not a JSON log: its first line is not JSON"
             error = _not_json(path, line_no, what, text, exc)
             if first and truncated and text.startswith("{"):
                 raise _FirstLineError(error, exc.pos >= len(text) and text[-1] in "{[,:") from None

@@ -18,6 +18,8 @@ from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
         (b'{"hello": 1}\n', "unknown log format"),
         (b"\x00\x01\x02binary", "binary"),
         (b"", "empty file"),
+        # A README named by mistake: was "truncated or malformed JSON".
+        (b"# My project\n\nSome text.\n", r"not a JSON log: its first line is not JSON \(Expecting value at column 1\)$"),
     ],
 )
 def test_bad_files(tmp_path: Path, content: bytes, message: str) -> None:
