@@ -27,7 +27,8 @@ def fmt_change(ratio: float) -> str:
     """``-34.5%`` (a real minus sign is avoided so the text stays ASCII)."""
     if ratio is None or (isinstance(ratio, float) and math.isnan(ratio)):
         return "-"
-    return f"{ratio * 100:+.1f}%"
+    text = f"{ratio * 100:+.1f}%"
+    return "+0.0%" if text == "-0.0%" else text  # rounded to nothing: one way of writing it, as the +0.0% of no change
 
 
 #: The columns aligned right (the rest are names and lists).

@@ -106,7 +106,7 @@ def test_a_rewrite_the_next_one_overtakes_never_paid_back() -> None:
     obs += [conversation(23 + i, 6_800 + 1_000 * i, 5_800 + 1_000 * i) for i in range(5)]
     verdict, figure = judge_rewrites_pay_back(obs)
     assert verdict is Verdict.VIOLATED  # 1 request served of the 2.1 its break-even needs
-    assert "first at request #20 (checkpoint)" in figure and "break-even after 2.1 requests, the next rewrite came after 1" in figure
+    assert "first at request #20 (checkpoint)" in figure and "break-even after 2.1 requests, the next rewrite came after 1 request" in figure
 
 
 def test_a_rewrite_the_session_end_cuts_short_is_not_judged() -> None:
