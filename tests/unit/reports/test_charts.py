@@ -272,3 +272,9 @@ def test_a_silent_rewrite_is_named_as_one():
     assert costs["declared"].num_silent == 0 and costs["declared"].num_refills == 1
     sentence = why_sentence(32_000, list(costs.values()))
     assert "rewrote cached history with no rewrite declared once" in sentence
+
+
+def test_a_change_rounded_to_nothing_is_written_one_way() -> None:
+    from prefixbench.reports.tables import fmt_change
+
+    assert [fmt_change(x) for x in (-0.0004, 0.0, 0.0004, -0.345, None)] == ["+0.0%", "+0.0%", "+0.0%", "-34.5%", "-"]
