@@ -270,7 +270,7 @@ def _pairs(raw: tuple[tuple[bytes, bytes], ...]) -> list[tuple[str, str]]:
 
 def resolve_upstream(value: str) -> str:
     """``--upstream``: a provider's name (its public API base) or a URL."""
-    from prefixbench.simulator.providers import PROVIDERS
+    from prefixbench.simulator.providers import PROVIDERS, speaks_messages_at
 
     rules = PROVIDERS.get(value.lower())
     if rules is not None:
@@ -313,7 +313,7 @@ def agent_hint(upstream: str, base: str) -> str:
     for name, rules in PROVIDERS.items():
         if rules.api_base and rules.api_base.rstrip("/") == upstream.rstrip("/") and name in AGENT_BASE_URLS:
             return f"point the agent at it: {AGENT_BASE_URLS[name].format(base=base)}"
-    if upstream.rstrip("/").endswith("/anthropic"):  # an Anthropic-compatible API (DeepSeek's)
+    if speaks_messages_at(upstream):  # an Anthropic-compatible API (DeepSeek's)
         return f"point the agent at it: ANTHROPIC_BASE_URL={base}"
     return (f"point the agent's base URL at {base} (+ the part of the path its SDK leaves out), "
             f"the variable of the API {redact_url(upstream)} speaks")

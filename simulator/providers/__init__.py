@@ -72,6 +72,7 @@ __all__ = [
     "RADIX",
     "UNKNOWN",
     "provider_at",
+    "speaks_messages_at",
     "VLLM",
     "ProviderRules",
     "Usage",
@@ -122,6 +123,12 @@ def provider_of_request(url: str, model: str) -> ProviderRules:
         if rules.names_url(url) or rules.names_model(model):
             return rules
     return DEFAULT_HTTP
+
+
+def speaks_messages_at(url: str) -> bool:
+    """Whether ``url`` is a provider's Anthropic-compatible Messages API base (DeepSeek's
+    ``https://api.deepseek.com/anthropic``, MiniMax's, Kimi's...): its path ends in ``/anthropic``."""
+    return url.rstrip("/").endswith("/anthropic")
 
 
 def provider_at(url: str) -> ProviderRules | None:
