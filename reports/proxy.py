@@ -270,7 +270,7 @@ def _pairs(raw: tuple[tuple[bytes, bytes], ...]) -> list[tuple[str, str]]:
 
 def resolve_upstream(value: str) -> str:
     """``--upstream``: a provider's name (its public API base) or a URL."""
-    from prefixbench.simulator.providers import PROVIDERS, speaks_messages_at
+    from prefixbench.simulator.providers import PROVIDERS
 
     rules = PROVIDERS.get(value.lower())
     if rules is not None:
@@ -308,7 +308,7 @@ TERMINATED = 128 + signal.SIGTERM
 def agent_hint(upstream: str, base: str) -> str:
     """The start-up line's advice: the base-URL variable that fits ``upstream`` only (an
     ``OPENAI_BASE_URL`` offered in front of api.anthropic.com would send OpenAI calls there)."""
-    from prefixbench.simulator.providers import PROVIDERS
+    from prefixbench.simulator.providers import PROVIDERS, speaks_messages_at
 
     for name, rules in PROVIDERS.items():
         if rules.api_base and rules.api_base.rstrip("/") == upstream.rstrip("/") and name in AGENT_BASE_URLS:
