@@ -125,23 +125,29 @@ def replied_sequences(draw) -> list[tuple[Envelope, tuple[str, ...], str]]:
     return found
 
 
-@settings(max_examples=120, deadline=None)
-@given(replied_sequences())
-def test_openai_keeping_output_reads_what_it_shares_with_a_prompt_or_a_prompt_and_its_reply(sequence):
-    # With cache_output the model keeps each prompt + its reply too: exactly the reference's
-    # prefix, in 128-token steps, when the reference is shown both.
-    model, reference = OpenAICache(cache_output=True), ByteExactCache()
+def _keeping_output(model, sequence, expected) -> None:
+    """Replay ``sequence`` on a model that keeps each prompt + its reply, the reference shown
+    both: each read is ``expected`` of the reference's prefix."""
+    reference = ByteExactCache()
     for tick, (envelope, parts, reply_text) in enumerate(sequence):
         request = make_request(parts, envelope)
         rendered = render_request(request)
         t_ref = tokens_within(rendered, HEURISTIC, reference.match(rendered, envelope).cached_bytes)
         verdict = model.observe(rendered, envelope, tick)
         check_common(rendered, t_ref, verdict)
-        assert verdict.cached_tokens == rounded_hit(t_ref)
+        assert verdict.cached_tokens == expected(t_ref)
         reply = Message("assistant", (Text(reply_text),))
         model.observe_output(rendered, envelope, render_message(reply), tick)
         reference.store(rendered, envelope)
         reference.store(render_request(Request(envelope, (*request.messages, reply), request.system)), envelope)
+
+
+@settings(max_examples=120, deadline=None)
+@given(replied_sequences())
+def test_openai_keeping_output_reads_what_it_shares_with_a_prompt_or_a_prompt_and_its_reply(sequence):
+    # With cache_output the model keeps each prompt + its reply too: exactly the reference's
+    # prefix, in 128-token steps, when the reference is shown both.
+    _keeping_output(OpenAICache(cache_output=True), sequence, rounded_hit)
 
 
 @settings(max_examples=80, deadline=None)
@@ -149,18 +155,7 @@ def test_openai_keeping_output_reads_what_it_shares_with_a_prompt_or_a_prompt_an
 def test_zai_keeping_output_reads_what_it_shares_with_a_prompt_or_a_prompt_and_its_reply(sequence, block):
     # Z.AI keeps each answer after its prompt (its default): exactly the reference's prefix in
     # whole blocks, when the reference is shown each prompt and each prompt + its reply.
-    model, reference = make_cache("zai", block=block), ByteExactCache()
-    for tick, (envelope, parts, reply_text) in enumerate(sequence):
-        request = make_request(parts, envelope)
-        rendered = render_request(request)
-        t_ref = tokens_within(rendered, HEURISTIC, reference.match(rendered, envelope).cached_bytes)
-        verdict = model.observe(rendered, envelope, tick)
-        check_common(rendered, t_ref, verdict)
-        assert verdict.cached_tokens == t_ref // block * block
-        reply = Message("assistant", (Text(reply_text),))
-        model.observe_output(rendered, envelope, render_message(reply), tick)
-        reference.store(rendered, envelope)
-        reference.store(render_request(Request(envelope, (*request.messages, reply), request.system)), envelope)
+    _keeping_output(make_cache("zai", block=block), sequence, lambda t_ref: t_ref // block * block)
 
 
 @settings(max_examples=120, deadline=None)
