@@ -339,15 +339,31 @@ def run_proxy_command(args: object) -> int:
     upstream = resolve_upstream(args.upstream)  # type: ignore[attr-defined]
     host, port = parse_listen(args.listen)  # type: ignore[attr-defined]
     proxy = Proxy(upstream, args.out, host, port)  # type: ignore[attr-defined]
-    return TERMINATED if asyncio.run(_serve(proxy)) else 0
+    how = asyncio.run(_serve(proxy))
+    if how == "Ctrl-C":
+        raise KeyboardInterrupt  # the command line's "interrupted", exit 130, as for any command
+    return TERMINATED if how == "SIGTERM" else 0
 
 
-async def _serve(proxy: Proxy) -> bool:
-    """Serve until stopped; True when SIGTERM stopped it (Ctrl-C raises KeyboardInterrupt)."""
+async def _serve(proxy: Proxy) -> str:
+    """Serve until stopped; how it was stopped (``SIGTERM`` or ``Ctrl-C``).
+
+    Both signals only set an event the server waits on, so the stop is the same whenever the
+    signal comes (a Ctrl-C that cancelled the task instead could land inside the clean-up and
+    skip the last line); a second Ctrl-C while stopping interrupts at once."""
     stopped = asyncio.Event()
+    how: list[str] = []
     loop = asyncio.get_running_loop()
-    try:  # before the start-up line: a SIGTERM sent once it is read stops the proxy cleanly
-        loop.add_signal_handler(signal.SIGTERM, stopped.set)
+
+    def stop(name: str, sig: int) -> None:
+        how.append(name)
+        stopped.set()
+        if sig == signal.SIGINT:
+            loop.remove_signal_handler(signal.SIGINT)  # the next Ctrl-C: Python's own, at once
+
+    try:  # before the start-up line: a signal sent once it is read stops the proxy cleanly
+        loop.add_signal_handler(signal.SIGTERM, stop, "SIGTERM", signal.SIGTERM)
+        loop.add_signal_handler(signal.SIGINT, stop, "Ctrl-C", signal.SIGINT)
     except (NotImplementedError, RuntimeError):  # pragma: no cover - not on this platform
         pass
     port = await proxy.start()
@@ -363,5 +379,5 @@ async def _serve(proxy: Proxy) -> bool:
         await stopped.wait()
     finally:
         await proxy.stop(finish_audit=True)  # the live lines of every recorded call, then the end
-        print(stopped_line(proxy.calls, proxy.out, "SIGTERM" if stopped.is_set() else "Ctrl-C"), file=sys.stderr, flush=True)
-    return True
+        print(stopped_line(proxy.calls, proxy.out, how[0] if how else "Ctrl-C"), file=sys.stderr, flush=True)
+    return how[0] if how else "Ctrl-C"
