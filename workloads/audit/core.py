@@ -1179,11 +1179,25 @@ CONTENT_CAUSES = frozenset({"messages-changed", "system-changed", "tools-changed
 NOT_REPORTED = "cache not reported: the provider's usage has no cache field, so neither a read nor a loss can be told"
 
 
+def _within_step_slack(r: TraceRequest, lost: int) -> int:
+    """``lost`` when it is a shortfall within the provider's :attr:`step_slack` of a read counted
+    in a step of its own (a checkpoint grid), which is no miss; else 0."""
+    if lost <= 0:
+        return 0
+    rules = rules_for(r.provider)
+    if not rules.step_slack or lost > rules.step_slack or rules.read_step(r.model, r.read_step) <= 1:
+        return 0
+    return lost
+
+
 def _explain(step: _Step, shared: _Shared) -> AuditRow:
     r, pred, usage = step.r, step.pred, step.r.usage
     expected = _expected(step, shared)
     read = usage.cache_read if usage is not None else pred.read
     lost = max(0, expected - read) if usage is not None and usage.cache_reported else 0
+    slack = _within_step_slack(r, lost)
+    if slack:
+        lost = 0
     identity = _identity(step)
     cause = evidence = inferred = None
     detail = location = ""
@@ -1201,6 +1215,9 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
             inferred = cause  # the server gave no cause (unavailable): the audit's own is the answer
     if cause is None:
         detail = _surplus_detail(step, expected, identity) if usage is None or usage.cache_reported else NOT_REPORTED
+        if slack:
+            detail = (f"read {slack:,} tokens short of the {expected:,} predicted, within the {rules_for(r.provider).step_slack:,} "
+                      "its provider's counts of one checkpoint vary by: no miss")
     if r.explicit_cache is not None:
         # A read from an explicit cache is the client's own cache, not the lane's prefix: say so
         # rather than call it a surplus.
