@@ -10,20 +10,13 @@ from pathlib import Path
 import pytest
 
 from prefixbench.reports.cli import main
+from tests.unit.logs.test_gemini_cli import flash_session
 
 
 def _flash_session(path: Path) -> Path:
     # Three gemini-3-flash calls (Gemini CLI JSONL) reading 7,700 of a 9,000-token and 15,500 of a
     # 17,000-token previous prompt.
-    lines = [{"sessionId": "s", "projectHash": "p", "startTime": "2026-03-26T04:30:00.000Z",
-              "lastUpdated": "2026-03-26T04:30:00.000Z", "kind": "main"},
-             {"id": "u1", "timestamp": "2026-03-26T04:30:00.000Z", "type": "user", "content": [{"text": "fix it"}]}]
-    for i, (prompt, cached) in enumerate([(9_000, 0), (17_000, 7_700), (26_000, 15_500)]):
-        lines.append({"id": f"g{i}", "timestamp": f"2026-03-26T04:30:0{2 * i + 1}.000Z", "type": "gemini", "content": "ok",
-                      "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10},
-                      "model": "gemini-3-flash-preview"})
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return path
+    return flash_session(path, "2026-03-26T04:30", [(9_000, 0), (17_000, 7_700), (26_000, 15_500)])
 
 
 def _audit(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:

@@ -350,6 +350,18 @@ def test_gemini_3_flash_reads_the_last_checkpoint_inside_the_previous_prompt(tmp
     assert not any("checkpoints" in n for n in pro.notes)
 
 
+def flash_session(path: Path, minute: str, calls: list[tuple[int, int]]) -> Path:
+    """A Gemini CLI JSONL session of gemini-3-flash-preview started at ``minute`` (``2026-03-26T04:30``):
+    a user turn, then one model message per ``(prompt, cached)``, 2 s apart."""
+    lines = [{"sessionId": "s", "projectHash": "p", "startTime": f"{minute}:00.000Z", "lastUpdated": f"{minute}:00.000Z", "kind": "main"},
+             {"id": "u1", "timestamp": f"{minute}:00.000Z", "type": "user", "content": [{"text": "fix it"}]}]
+    for i, (prompt, cached) in enumerate(calls):
+        lines.append({"id": f"g{i}", "timestamp": f"{minute}:{2 * i + 1:02d}.000Z", "type": "gemini", "content": "ok",
+                      "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10},
+                      "model": "gemini-3-flash-preview"})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
 def test_gemini_3_flash_of_march_2026_is_read_in_the_same_steps(tmp_path: Path) -> None:
     # Sent on 2026-03-26, the same model read on no grid: each read a varying amount short of the
     # previous prompt (here 1,300 of 9,000 and 1,500 of 17,000, as the aim sessions' lags, 0 to
@@ -357,14 +369,7 @@ def test_gemini_3_flash_of_march_2026_is_read_in_the_same_steps(tmp_path: Path) 
     # calls): the reads are still predicted in steps, 2 x 3,924 = 7,848 (reported 7,700: 1.9% off)
     # and 4 x 3,924 = 15,696 (reported 15,500: 1.3% off), where to the token 9,000 and 17,000
     # would be 17% and 9.7% off. The audit's note says what the step rests on for March.
-    lines = [{"sessionId": "s", "projectHash": "p", "startTime": "2026-03-26T04:30:00.000Z", "lastUpdated": "2026-03-26T04:30:00.000Z", "kind": "main"},
-             {"id": "u1", "timestamp": "2026-03-26T04:30:00.000Z", "type": "user", "content": [{"text": "fix it"}]}]
-    for i, (prompt, cached) in enumerate([(9_000, 0), (17_000, 7_700), (26_000, 15_500)]):
-        lines.append({"id": f"g{i}", "timestamp": f"2026-03-26T04:30:0{2 * i + 1}.000Z", "type": "gemini", "content": "ok",
-                      "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10},
-                      "model": "gemini-3-flash-preview"})
-    path = tmp_path / "march.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    path = flash_session(tmp_path / "march.jsonl", "2026-03-26T04:30", [(9_000, 0), (17_000, 7_700), (26_000, 15_500)])
     result = run_audit([path])
     assert [r.predicted_cache_read for r in result.rows] == [0, 7_848, 15_696]
     assert [r.read_within for r in result.rows] == [True, True, True]
@@ -411,14 +416,7 @@ def test_a_gemini_3_flash_read_a_little_short_of_its_checkpoint_is_no_miss(tmp_p
     # reads 15,486 of a 15,903-token previous prompt: 210 short of 15,696, no miss (was a
     # provider-best-effort miss of 210 tokens). Call 3 reads 11,700 of a 16,689-token prompt:
     # 3,996 short, a miss.
-    lines = [{"sessionId": "s", "projectHash": "p", "startTime": "2026-05-06T10:00:00.000Z", "lastUpdated": "2026-05-06T10:00:00.000Z", "kind": "main"},
-             {"id": "u1", "timestamp": "2026-05-06T10:00:00.000Z", "type": "user", "content": [{"text": "fix it"}]}]
-    for i, (prompt, cached) in enumerate([(15_903, 0), (16_689, 15_486), (18_228, 11_700)]):
-        lines.append({"id": f"g{i}", "timestamp": f"2026-05-06T10:00:0{2 * i + 1}.000Z", "type": "gemini", "content": "ok",
-                      "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10},
-                      "model": "gemini-3-flash-preview"})
-    path = tmp_path / "may.jsonl"
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    path = flash_session(tmp_path / "may.jsonl", "2026-05-06T10:00", [(15_903, 0), (16_689, 15_486), (18_228, 11_700)])
     rows = run_audit([path]).rows
     assert [(r.expected_cache_read, r.lost_tokens, r.cause) for r in rows[1:]] == [(15_696, 0, None), (15_696, 3_996, "provider-best-effort")]
     assert rows[1].detail == ("read 210 tokens short of the 15,696 predicted, within the 400 its provider's counts of one "
