@@ -40,15 +40,20 @@ ProgressFn = Callable[[int], None]
 
 
 class CommentedJson(UserError):
-    """A file that goes wrong at a ``//`` or ``/*`` comment: JSON with comments (an editor's or a
-    build tool's configuration, ``tsconfig.json``), which no agent writes as its log."""
+    """A file that goes wrong at a ``//`` or ``/*`` comment, or (a pretty-printed document) at a
+    trailing comma: JSON with comments (JSONC: an editor's or a build tool's configuration,
+    ``tsconfig.json``, ``.vscode/tasks.json``), which no agent writes as its log."""
 
 
-def _not_json(path: Path, line: int, what: str, text: str, exc: json.JSONDecodeError) -> UserError:
+def _not_json(path: Path, line: int, what: str, text: str, exc: json.JSONDecodeError, *, document: bool = False) -> UserError:
     """The error of a value that does not decode: ``what`` (``malformed JSON``...), the decoder's
-    reason and column, and whether it is a comment (:class:`CommentedJson`)."""
+    reason and column, and whether it is JSONC (:class:`CommentedJson`): a comment, or in a
+    pretty-printed ``document`` a comma before a closing bracket."""
     if text.startswith(("//", "/*"), exc.pos):
         return CommentedJson(f"{path}:{line}: {what} (a comment at column {exc.colno}: JSON with comments is no log format)")
+    if document and text[exc.pos:exc.pos + 1] in ("]", "}") and text[:exc.pos].rstrip().endswith(","):
+        return CommentedJson(f"{path}:{line}: {what} (a trailing comma before column {exc.colno}: JSON with comments and "
+                             "trailing commas is no log format)")
     return UserError(f"{path}:{line}: {what} ({json_reason(exc)})")
 
 
@@ -310,7 +315,7 @@ def _iter_values(
                     raise first_error from None  # (a value cut short by the file's end: its first line)
                 if not seen:
                     line = line_no + exc.lineno - 1 - text.count("\n", 0, pos)
-                    raise _not_json(path, line, "malformed JSON", text, exc) from None
+                    raise _not_json(path, line, "malformed JSON", text, exc, document=True) from None
                 raise UserError(f"{path}:{line_no}: truncated or malformed JSON ({exc.msg})") from None
             except (ValueError, RecursionError) as exc:
                 raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None

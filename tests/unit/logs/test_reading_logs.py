@@ -76,7 +76,10 @@ def test_records_run_together_on_one_line_are_read_as_those_records(tmp_path: Pa
     ('{\n  "compilerOptions": {\n    // strict mode\n    "strict": true\n  }\n}\n', 3,
      "malformed JSON (a comment at column 5: JSON with comments is no log format)"),
     # A trailing comma, after two blank lines and a first line that opens the object with a key.
-    ('\n\n{ "a": {\n  "b": 1,\n  }\n}\n', 5, "malformed JSON (Expecting property name enclosed in double quotes at column 3)"),
+    ('\n\n{ "a": {\n  "b": 1,\n  }\n}\n', 5,
+     "malformed JSON (a trailing comma before column 3: JSON with comments and trailing commas is no log format)"),
+    # Any other mistake past the first line: where it is, as the decoder words it.
+    ('{\n  "a": 1\n  "b": 2\n}\n', 3, "malformed JSON (Expecting ',' delimiter at column 3)"),
     # A value cut short by the file's end: where it starts, as before.
     ('{\n  "a": [1,\n', 1, "truncated or malformed JSON (Expecting property name enclosed in double quotes at column 2)"),
     # A JSON-lines record cut short, another after it: the JSON-lines error, as before.
@@ -100,12 +103,14 @@ def test_json_with_comments_in_a_walked_folder_is_skipped_as_another_tools_file(
     (tmp_path / ".vscode").mkdir()
     settings = tmp_path / ".vscode" / "settings.json"
     settings.write_text('{\n  // the formatter\n  "editor.formatOnSave": true,\n}\n')
+    (tmp_path / ".vscode" / "tasks.json").write_text('{\n  "tasks": [\n    {"label": "build"},\n  ]\n}\n')  # a trailing comma
     t = Transcript()
     t.user("go", "2025-09-03T00:00:00.000Z", root=True)
     t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
     write_jsonl(tmp_path / "s.jsonl", t.lines)
     result = run_audit([tmp_path])
-    assert sorted((Path(f.file).name, f.format) for f in result.files) == [("s.jsonl", "claude-code"), ("settings.json", "not-a-log")]
+    assert sorted((Path(f.file).name, f.format) for f in result.files) == [
+        ("s.jsonl", "claude-code"), ("settings.json", "not-a-log"), ("tasks.json", "not-a-log")]
     assert result.totals.requests == 1
     with pytest.raises(UserError, match=r"settings.json:2: malformed JSON \(a comment at column 3: JSON with comments is no log format\)$"):
         run_audit([settings])
