@@ -113,6 +113,8 @@ PROFILE_PREFIXES = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "glob
 #: ``-20251101``) and/or a Bedrock version (``-v1:0``). A name the table does not know is looked
 #: up again without it, so an unlisted snapshot bills as its model (the listed ones are aliases).
 _SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-20\d{6})?(-v\d+(:\d+)?)?\Z")
+#: A version number written with a dot (``4.5``), which some providers' ids write ``4-5``.
+_DOTTED = re.compile(r"(\d)\.(\d)")
 _WHEN = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2}))?\Z")
 
 
@@ -290,7 +292,8 @@ class PriceTable(msgspec.Struct, frozen=True):
 
     def resolve(self, name: str) -> str:
         """The model id for an id or alias, also as a log spells it (any case, a gateway's vendor
-        part, a Bedrock profile, an unlisted snapshot's date or version suffix).
+        part, a Bedrock profile, an unlisted snapshot's date or version suffix, a gateway's dotted
+        version of a hyphenated id).
 
         Raises:
             UserError: unknown name; the message lists the known model ids.
@@ -304,7 +307,11 @@ class PriceTable(msgspec.Struct, frozen=True):
             candidates = (lowered, tail, *(tail[len(p) :] for p in PROFILE_PREFIXES if tail.startswith(p)))
             # Then a snapshot the table does not list by name (``gpt-5.2-2025-12-11``,
             # ``claude-...-20260630``, ``anthropic.claude-...-v1:0``) as its undated model.
-            for candidate in (*candidates, *(_SNAPSHOT.sub("", c) for c in candidates)):
+            undated = tuple(_SNAPSHOT.sub("", c) for c in candidates)
+            # Last, a gateway's dotted version of an id the provider writes with a hyphen
+            # (OpenRouter's ``anthropic/claude-sonnet-4.5`` for ``claude-sonnet-4-5``).
+            dashed = tuple(_DOTTED.sub(r"\1-\2", c) for c in (*candidates, *undated) if _DOTTED.search(c))
+            for candidate in (*candidates, *undated, *dashed):
                 model = self.names.get(candidate)
                 if model is not None:
                     break

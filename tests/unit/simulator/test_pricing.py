@@ -306,6 +306,25 @@ def test_an_unlisted_snapshot_resolves_to_its_model_and_nothing_else_does():
             table.resolve(name)
 
 
+
+def test_a_gateways_dotted_version_of_a_hyphenated_id_resolves_to_it():
+    # OpenRouter (and Cline's gateway) name Anthropic's models with a dot: a real Cline task through
+    # Cline's gateway left 5 requests of anthropic/claude-sonnet-4.5 unpriced.
+    table = load_prices()
+    assert table.resolve("anthropic/claude-sonnet-4.5") == "claude-sonnet-4-5"
+    assert table.resolve("anthropic/claude-3.7-sonnet") == "claude-3-7-sonnet"
+    assert table.resolve("claude-haiku-4.5") == "claude-haiku-4-5"
+    assert table.resolve("openai/gpt-5.1") == "gpt-5.1"  # a dotted id stays itself
+    # 1,000 uncached + 2,000 read + 100 output at Sonnet 4.5's $3 / $0.30 / $15:
+    # 0.003 + 0.0006 + 0.0015 = $0.0051.
+    row = table.get("anthropic/claude-sonnet-4.5", as_of="2026-01-01")
+    from prefixbench.simulator.usage import Usage
+
+    assert cost_of(Usage(cache_read=2_000, uncached=1_000, output=100), row).total == Decimal("0.0051")
+    with pytest.raises(UserError, match="unknown price model"):
+        table.resolve("anthropic/claude-sonnet-4.9")
+
+
 # --- malformed files -----------------------------------------------------------------------
 
 HEADER = ",".join(COLUMNS)
