@@ -48,13 +48,13 @@ from __future__ import annotations
 
 import hashlib
 import random
-import re
 from typing import Literal, get_args
 
 from prefixbench.simulator.cache import CacheVerdict
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.prefix_tree import PrefixTree
+from prefixbench.simulator.providers.base import per_model
 from prefixbench.simulator.render import RenderedBreakpoint, RenderedRequest, RenderedUnit, last_cacheable_block
 from prefixbench.simulator.tokenizer import STREAM_BYTES, Tokenizer, make_tokenizer
 from prefixbench.simulator.tokens import TokenView, TokenizedModel, reply_view, token_view
@@ -137,24 +137,19 @@ class AutomaticCache(TokenizedModel):
         self.evict_p = float(evict_p)
         self._random = random.Random(seed)
         self._trees: dict[tuple[Envelope, int], PrefixTree] = {}
-        #: The family and server of the request observed last (its reply goes to the same server).
-        self._last_key: tuple[Envelope, int] | None = None
+        #: The family and server of the request observed last and its token view, where it was
+        #: stored (its reply goes after it, on the same server, without tokenizing it again).
+        self._pending: tuple[tuple[Envelope, int], TokenView] | None = None
 
     def minimum(self, model: str) -> int:
         """The shortest prefix ``model`` caches."""
         if self.min_tokens is not None:
             return self.min_tokens
-        for pattern, tokens in self.min_by_model:
-            if re.search(pattern + r"(?![0-9])", model.lower()):
-                return tokens
-        return self.min_default
+        return per_model(self.min_by_model, self.min_default, model.lower())
 
     def step(self, model: str) -> int:
         """The step ``model``'s reads count in."""
-        for pattern, tokens in self.block_by_model:
-            if re.search(pattern + r"(?![0-9])", model.lower()):
-                return tokens
-        return self.block
+        return per_model(self.block_by_model, self.block, model.lower())
 
     def server_of(self, rendered: RenderedRequest, envelope: Envelope, view: TokenView) -> int:
         """The server the request is routed to."""
@@ -179,7 +174,8 @@ class AutomaticCache(TokenizedModel):
 
     def observe_view(self, rendered: RenderedRequest, view: TokenView, envelope: Envelope, tick: int) -> CacheVerdict:
         """:meth:`observe` on a token view already made."""
-        key = self._last_key = (envelope, self.server_of(rendered, envelope, view))
+        key = (envelope, self.server_of(rendered, envelope, view))
+        self._pending = None
         if self.evict_p and self._random.random() < self.evict_p:
             self._trees.pop(key, None)
         tree = self._trees.setdefault(key, PrefixTree())
@@ -194,18 +190,19 @@ class AutomaticCache(TokenizedModel):
         if cached < minimum:
             cached = 0
         tree.insert(view.stream, tick, stale_tick=stale_tick)
+        if self.cache_output:
+            self._pending = (key, view)
         return CacheVerdict(prompt, cached, prompt - cached)
 
     def observe_output(self, rendered: RenderedRequest, envelope: Envelope, reply: RenderedUnit, tick: int) -> None:
         """Store the reply after its prompt (prompt + reply) on the server the prompt, observed
         just before, went to; with ``cache_output`` only. A prompt under the minimum stored
         nothing, and neither does its reply."""
-        if not self.cache_output:
+        del rendered
+        pending, self._pending = self._pending, None
+        if pending is None or pending[0][0] != envelope:
             return
-        prompt = token_view(rendered, self.tokenizer)
-        if prompt.num_tokens < max(self.minimum(envelope.model), 1):
-            return
-        key = self._last_key if self._last_key is not None and self._last_key[0] == envelope else (envelope, 0)
+        key, prompt = pending
         tree = self._trees.setdefault(key, PrefixTree())
         view = reply_view(prompt, reply, self.tokenizer)
         tree.insert(view.stream, tick, stale_tick=None if self.ttl_ms is None else tick - self.ttl_ms)

@@ -63,7 +63,9 @@ def _pattern(text: str) -> re.Pattern[str]:
 # The two lookups every simulated request makes, answered once per distinct argument (the
 # rules are frozen, so their tables are hashable and never change under the cache).
 @lru_cache(maxsize=4096)
-def _min_cacheable(by_model: tuple[tuple[str, int], ...], default: int, model: str) -> int:
+def per_model(by_model: tuple[tuple[str, int], ...], default: int, model: str) -> int:
+    """The value of the first ``(pattern, value)`` row whose pattern ``model`` holds (a digit may
+    not follow it), else ``default``."""
     for pattern, tokens in by_model:
         if _pattern(pattern).search(model):
             return tokens
@@ -232,7 +234,7 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
 
     def min_cacheable(self, model: str) -> int:
         """Shortest cacheable prefix (tokens) for ``model``."""
-        return _min_cacheable(self.min_tokens_by_model, self.min_tokens, model)
+        return per_model(self.min_tokens_by_model, self.min_tokens, model)
 
     def max_cached(self, model: str) -> int | None:
         """The most tokens a request to ``model`` may have cached (None: no limit)."""
@@ -312,7 +314,7 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
             return step
         if not self.block_tokens_by_model:
             return self.block_tokens
-        return _min_cacheable(self.block_tokens_by_model, self.block_tokens, model)
+        return per_model(self.block_tokens_by_model, self.block_tokens, model)
 
     def names_model(self, model: str) -> bool:
         """Whether ``model`` (any case) is one of this provider's model names, also behind a
