@@ -103,6 +103,7 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
         "format replay and check --trace read.",
     )
     record.add_argument("file", type=Path, help="where to write the log (JSONL)")
+    record.add_argument("--force", action="store_true", help="replace FILE if it exists (default: an existing FILE is refused, before the run)")
     record.add_argument("--workload", default="seed-coding", help="workload (default: seed-coding)")
     record.add_argument("--window", default="32k", help="context window (default: 32k)")
     record.add_argument("--preset", default="patched", help="preset (default: patched)")
@@ -113,7 +114,7 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
 
 def cmd_record(options: RecordOptions) -> int:
     """``prefixbench record``."""
-    from prefixbench.workloads.scripted.record import record_run, write_recorded
+    from prefixbench.workloads.scripted.record import record_run, refuse_existing, write_recorded
 
     engines = options.engine
     if len(engines) > 1:
@@ -122,9 +123,11 @@ def cmd_record(options: RecordOptions) -> int:
         window = parse_window(options.window)
     except UserError as exc:
         raise UserError(str(exc).replace("--windows:", "--window:", 1)) from None
+    if not options.force:
+        refuse_existing(options.file)  # before the run: nothing already written is replaced
     run, requests = record_run(
         options.workload, window, options.preset, engines[0] if engines else None, options.profile, options.workload_options
     )
-    count = write_recorded(options.file, run, requests)
+    count = write_recorded(options.file, run, requests, replace=options.force)
     print(f"wrote {options.file}: {count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)", file=sys.stderr)
     return 0
