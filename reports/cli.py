@@ -727,12 +727,16 @@ def _replay_bodies(args: argparse.Namespace) -> int:
 
         cache = make_cache_model(args.cache, args.tokenizer)
     # Streamed: each line is parsed, replayed, labelled and dropped; observations and labels stay.
+    torn: list[int] = []
     try:
-        observations, labels = replay_labelled(read_chat_completions(args.file), cache)
+        observations, labels = replay_labelled(read_chat_completions(args.file, torn), cache)
     except UserError as exc:
         from prefixbench.reports.trace import with_the_format_found
 
         raise UserError(with_the_format_found(exc, Path(args.file), "replay")) from None
+    from prefixbench.reports.trace import warn_torn
+
+    warn_torn(args.file, torn)
     print(replay_json(observations, price, labels) if args.format == "json" else replay_table(observations, price, labels))
     return 0
 
@@ -751,7 +755,11 @@ def _replay_capture(args: argparse.Namespace) -> int:
         raise UserError("--price is not supported with --input anthropic-capture yet")
     if args.chars_per_token is not None and not 0.01 <= args.chars_per_token <= 1000:
         raise UserError(f"--chars-per-token must be a number from 0.01 to 1000, got {args.chars_per_token}")
-    rows = replay_capture(args.file, chars_per_token=args.chars_per_token)
+    torn: list[int] = []
+    rows = replay_capture(args.file, chars_per_token=args.chars_per_token, torn=torn)
+    from prefixbench.reports.trace import warn_torn
+
+    warn_torn(args.file, torn)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))
     return 0
 

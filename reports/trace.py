@@ -49,6 +49,16 @@ def with_the_format_found(exc: UserError, path: Path, command: str) -> str:
     return f"{exc} (the file is in the {found.name} format: replay reads it with --input {found.replay.name}, and prefixbench audit too)"
 
 
+def warn_torn(file: Path, torn: list[int]) -> None:
+    """The warning of a log's torn last line, not read (a log still being written), in the
+    words audit uses; on stderr, so the output stays the requests read."""
+    if torn:
+        from prefixbench.reports.textable import visible
+        from prefixbench.workloads.logs.jsonlines import torn_note
+
+        print(visible(f"prefixbench: warning: {torn_note(file, torn[0])}"), file=sys.stderr)
+
+
 def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     """The results of ``check --trace`` or of ``check`` with user engines; None for the built-in check."""
     profiles = parse_list(options.profile, "--profile")
@@ -58,10 +68,13 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
         from prefixbench.workloads.specs.trace import run_trace_specs
 
         windows = parse_windows(options.windows) if options.windows else (None,)
+        torn: list[int] = []
         try:
-            return run_trace_specs(options.trace, options.input, profiles, windows)
+            results = run_trace_specs(options.trace, options.input, profiles, windows, torn)
         except UserError as exc:
             raise UserError(with_the_format_found(exc, options.trace, "check --trace")) from None
+        warn_torn(options.trace, torn)
+        return results
     from prefixbench.workloads.scripted.registry import is_builtin_engine, user_engines
 
     named = parse_list(options.engines, "--engines") if options.engines else ()
