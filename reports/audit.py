@@ -894,7 +894,7 @@ def run_audit_command(args) -> int:
     what_if = None
     try:
         from prefixbench.workloads.audit.core import load_trace
-        from prefixbench.workloads.logs.formats import TORN_TAIL
+        from prefixbench.workloads.logs.jsonlines import TORN_TAIL, torn_note
 
         trace = load_trace(args.paths, args.input, progress, map_files, files=files)
         for summary in trace[1]:
@@ -904,7 +904,7 @@ def run_audit_command(args) -> int:
                 emit(visible(f"prefixbench: warning: {summary.file}: {summary.notes[0]}"), sys.stderr)
             for line, reason in summary.skipped:
                 if reason == TORN_TAIL:
-                    emit(visible(f"prefixbench: warning: {summary.file}:{line}: {reason}"), sys.stderr)
+                    emit(visible(f"prefixbench: warning: {torn_note(summary.file, line)}"), sys.stderr)
         if not trace[0]:
             raise UserError(nothing_to_audit(trace[1]))
         if getattr(args, "openai_zdr", False):

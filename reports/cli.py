@@ -73,14 +73,69 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-        """argparse's, keeping the words for :meth:`error`'s wording."""
-        self._words = list(args) if args is not None else []  # kept for the error's wording
-        return super().parse_known_args(args, namespace)
+        """argparse's, keeping the words for :meth:`error`'s wording, and giving a value that
+        starts with '-' and a digit (``--windows -5k``) to the option before it.
+
+        argparse reads ``-5k``, ``-1e3`` or ``-1-3`` as an unknown option (only a plain ``-5``
+        or ``-0.5`` passes as a number) and says "expected one argument"; attached as
+        ``--windows=-5k``, the value reaches the option's own check, whose line names the
+        option and the value. No option of prefixbench starts with '-' and a digit."""
+        words = list(sys.argv[1:] if args is None else args)
+        self._words = words  # kept for the error's wording
+        return super().parse_known_args(self._attach_dashed_values(words), namespace)
+
+    def _attach_dashed_values(self, words: list[str]) -> list[str]:
+        joined: list[str] = []
+        index = 0
+        while index < len(words):
+            word = words[index]
+            if word == "--":
+                joined.extend(words[index:])
+                break
+            if self._value_option(word) is not None and index + 1 < len(words) and _looks_negative(words[index + 1]):
+                joined.append(f"{word}={words[index + 1]}")
+                index += 2
+                continue
+            joined.append(word)
+            index += 1
+        return joined
+
+    def _value_option(self, word: str) -> argparse.Action | None:
+        """The option taking one value that ``word`` names (whole, or a unique abbreviation of a
+        long option, as argparse accepts), None for anything else (a ``--name=value`` word too)."""
+        if not word.startswith("-") or "=" in word or word in ("-", "--"):
+            return None
+        action = self._option_string_actions.get(word)
+        if action is None and word.startswith("--") and self.allow_abbrev:
+            matches = {self._option_string_actions[name] for name in self._option_string_actions if name.startswith(word)}
+            action = next(iter(matches)) if len(matches) == 1 else None
+        return action if action is not None and action.nargs is None else None
+
+    def _missing_value(self, message: str) -> str:
+        """argparse's "argument --windows: expected one argument", saying what followed the
+        option and how to write a value that starts with '-'."""
+        names = message.removeprefix("argument ").split(": ", 1)[0].split("/")
+        option = next((name for name in names if name.startswith("--")), names[0])
+        words: list[str] = getattr(self, "_words", [])
+        follower = ""
+        for index, word in enumerate(words[:-1]):
+            if word == "--":
+                break
+            action = self._value_option(word)
+            if action is not None and set(action.option_strings) & set(names):
+                follower = words[index + 1]
+                break
+        if follower.startswith("-") and follower != "--" and follower.split("=", 1)[0] not in self._option_string_actions \
+                and self._value_option(follower) is None:
+            return f"{option}: got no value, and '{follower}' after it reads as an option; if it is the value, write {option}={follower}"
+        return f"{option}: missing its value (a value that starts with '-' is written {option}=VALUE)"
 
     def error(self, message: str) -> NoReturn:
         words: list[str] = getattr(self, "_words", [])
         prog = self.prog
-        if message.startswith("the following arguments are required"):
+        if message.startswith("argument ") and message.endswith(": expected one argument"):
+            message = self._missing_value(message)
+        elif message.startswith("the following arguments are required"):
             # argparse checks the positionals before it looks at what it could not place: an
             # unknown option is the likelier mistake, so it is the one named.
             unknown = self._unknown_options(words)
@@ -102,7 +157,7 @@ class _Parser(argparse.ArgumentParser):
         for word in words:
             if word == "--":
                 break
-            if not word.startswith("-") or word == "-" or _is_number(word):
+            if not word.startswith("-") or word == "-" or _is_number(word) or _looks_negative(word):
                 continue
             name = word.split("=", 1)[0]
             if name in known or (not name.startswith("--") and name[:2] in known):
@@ -119,6 +174,12 @@ def _is_number(word: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _looks_negative(word: str) -> bool:
+    """A word starting with '-' and a digit (or '.' and a digit): a negative or odd value, never an option."""
+    rest = word[1:].removeprefix(".")
+    return word.startswith("-") and rest[:1].isdigit()
 
 
 def _is_file(word: str) -> bool:
@@ -666,12 +727,16 @@ def _replay_bodies(args: argparse.Namespace) -> int:
 
         cache = make_cache_model(args.cache, args.tokenizer)
     # Streamed: each line is parsed, replayed, labelled and dropped; observations and labels stay.
+    torn: list[int] = []
     try:
-        observations, labels = replay_labelled(read_chat_completions(args.file), cache)
+        observations, labels = replay_labelled(read_chat_completions(args.file, torn), cache)
     except UserError as exc:
         from prefixbench.reports.trace import with_the_format_found
 
         raise UserError(with_the_format_found(exc, Path(args.file), "replay")) from None
+    from prefixbench.reports.trace import warn_torn
+
+    warn_torn(args.file, torn)
     print(replay_json(observations, price, labels) if args.format == "json" else replay_table(observations, price, labels))
     return 0
 
@@ -690,7 +755,11 @@ def _replay_capture(args: argparse.Namespace) -> int:
         raise UserError("--price is not supported with --input anthropic-capture yet")
     if args.chars_per_token is not None and not 0.01 <= args.chars_per_token <= 1000:
         raise UserError(f"--chars-per-token must be a number from 0.01 to 1000, got {args.chars_per_token}")
-    rows = replay_capture(args.file, chars_per_token=args.chars_per_token)
+    torn: list[int] = []
+    rows = replay_capture(args.file, chars_per_token=args.chars_per_token, torn=torn)
+    from prefixbench.reports.trace import warn_torn
+
+    warn_torn(args.file, torn)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))
     return 0
 

@@ -175,5 +175,5 @@ def record_options(args: argparse.Namespace) -> RecordOptions:
 
     return RecordOptions(
         file=args.file, workload=args.workload, window=args.window, preset=args.preset, profile=args.profile,
-        engine=tuple(args.engine or ()), workload_options=workload_options(args),
+        engine=tuple(args.engine or ()), workload_options=workload_options(args), force=args.force,
     )

@@ -49,6 +49,16 @@ def with_the_format_found(exc: UserError, path: Path, command: str) -> str:
     return f"{exc} (the file is in the {found.name} format: replay reads it with --input {found.replay.name}, and prefixbench audit too)"
 
 
+def warn_torn(file: Path, torn: list[int]) -> None:
+    """The warning of a log's torn last line, not read (a log still being written), in the
+    words audit uses; on stderr, so the output stays the requests read."""
+    if torn:
+        from prefixbench.reports.textable import visible
+        from prefixbench.workloads.logs.jsonlines import torn_note
+
+        print(visible(f"prefixbench: warning: {torn_note(file, torn[0])}"), file=sys.stderr)
+
+
 def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     """The results of ``check --trace`` or of ``check`` with user engines; None for the built-in check."""
     profiles = parse_list(options.profile, "--profile")
@@ -58,10 +68,13 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
         from prefixbench.workloads.specs.trace import run_trace_specs
 
         windows = parse_windows(options.windows) if options.windows else (None,)
+        torn: list[int] = []
         try:
-            return run_trace_specs(options.trace, options.input, profiles, windows)
+            results = run_trace_specs(options.trace, options.input, profiles, windows, torn)
         except UserError as exc:
             raise UserError(with_the_format_found(exc, options.trace, "check --trace")) from None
+        warn_torn(options.trace, torn)
+        return results
     from prefixbench.workloads.scripted.registry import is_builtin_engine, user_engines
 
     named = parse_list(options.engines, "--engines") if options.engines else ()
@@ -103,6 +116,7 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
         "format replay and check --trace read.",
     )
     record.add_argument("file", type=Path, help="where to write the log (JSONL)")
+    record.add_argument("--force", action="store_true", help="replace FILE if it exists (default: an existing FILE is refused, before the run)")
     record.add_argument("--workload", default="seed-coding", help="workload (default: seed-coding)")
     record.add_argument("--window", default="32k", help="context window (default: 32k)")
     record.add_argument("--preset", default="patched", help="preset (default: patched)")
@@ -113,7 +127,7 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
 
 def cmd_record(options: RecordOptions) -> int:
     """``prefixbench record``."""
-    from prefixbench.workloads.scripted.record import record_run, write_recorded
+    from prefixbench.workloads.scripted.record import record_run, refuse_existing, write_recorded
 
     engines = options.engine
     if len(engines) > 1:
@@ -122,9 +136,11 @@ def cmd_record(options: RecordOptions) -> int:
         window = parse_window(options.window)
     except UserError as exc:
         raise UserError(str(exc).replace("--windows:", "--window:", 1)) from None
+    if not options.force:
+        refuse_existing(options.file)  # before the run: nothing already written is replaced
     run, requests = record_run(
         options.workload, window, options.preset, engines[0] if engines else None, options.profile, options.workload_options
     )
-    count = write_recorded(options.file, run, requests)
+    count = write_recorded(options.file, run, requests, replace=options.force)
     print(f"wrote {options.file}: {count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)", file=sys.stderr)
     return 0

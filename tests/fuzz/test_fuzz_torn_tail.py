@@ -27,3 +27,41 @@ def test_a_cut_last_record_is_the_torn_tail(records, last, data, ascii_only) -> 
         torn: list[int] = []
         got = [r.value for r in iter_records(path, torn=torn)]
     assert got == records and torn == [len(records) + 1]
+
+
+def _examples(default: int) -> int:
+    import os
+
+    return int(os.environ.get("PREFIXBENCH_FUZZ_EXAMPLES") or default)
+
+
+@settings(max_examples=_examples(300), deadline=None)
+@given(st.lists(RECORD, min_size=0, max_size=3), RECORD, st.data(), st.booleans(), st.booleans())
+def test_the_line_readers_find_the_same_torn_tail_as_the_record_reader(records, last, data, ascii_only, newline) -> None:
+    """replay and check --trace read lines as bytes (:func:`iter_lines`), audit reads records
+    (:func:`iter_records`): on any cut of the last record, with or without a newline after it,
+    both take the same line as torn, or neither does (and then the line reaches its reader)."""
+    import tempfile
+
+    from prefixbench.simulator.errors import UserError
+    from prefixbench.workloads.logs.jsonlines import iter_lines
+
+    text = json.dumps(last, ensure_ascii=ascii_only)
+    cut = data.draw(st.integers(1, len(text)), label="cut")
+    head = "".join(json.dumps(r, ensure_ascii=ascii_only) + "\n" for r in records)
+    body = (head + text[:cut] + ("\n" if newline else "")).encode("utf-8")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "live.jsonl"
+        path.write_bytes(body)
+        by_records: list[int] = []
+        try:
+            got = [r.value for r in iter_records(path, torn=by_records)]
+        except UserError:
+            got = None
+        by_lines: list[int] = []
+        lines = [number for number, _ in iter_lines(path, torn=by_lines)]
+    assert by_lines == by_records
+    if by_records:
+        assert got == records and lines == list(range(1, len(records) + 1))
+    else:
+        assert lines == list(range(1, len(records) + 2))  # the cut line too, for its reader to refuse

@@ -72,9 +72,9 @@ from prefixbench.workloads.audit.precedence import (
     out_of_order,
     ttl_ms,
 )
-from prefixbench.workloads.audit.reading import FileMap, FileRead, read_in_parallel, take_read
+from prefixbench.workloads.audit.reading import FileMap, FileRead, answers_first, read_in_parallel, take_read
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
-from prefixbench.workloads.logs.formats.base import ImportContext
+from prefixbench.workloads.logs.formats.base import ImportContext, LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage
@@ -417,19 +417,32 @@ def load_trace(
     as it finishes, else the bytes read as they are read. ``files``: the walk of ``paths``
     (:func:`~prefixbench.workloads.logs.sources.find_log_files`) when the caller made it already
     (the command sizes its progress bar from it), so folders are walked and copies hashed once.
+
+    The files are read in file order, but for one rule (:func:`~.reading.answers_first`): a
+    Codex rollout holding an unmarked copy of another thread's rollout is read after that
+    thread's own rollout, whatever their order, so the copy is known by the calls the source
+    counted. When a file read earlier asked about a later file's calls, the files are read again
+    in that order. The requests and summaries are given in file order.
     """
     named = resolve(fmt)
     files = find_log_files(list(paths)) if files is None else files
-    ctx = ImportContext()
     reads: dict[Path, FileRead] = {}
     if map_files is not None:
         todo = [path for path, skip in files if skip is None]
         reads = read_in_parallel(todo, fmt, map_files, progress) if len(todo) > 1 else {}
-    reads_made = bool(reads)
+    order = [index for index, (_, skip) in enumerate(files) if skip is None]
+    tried = {tuple(order)}
+    told = None if reads else progress  # after the workers' reads, progress has told every byte
+    while True:
+        done = _read_in_order(files, order, named, fmt, dict(reads), told)
+        again = answers_first(order, {k: read.asked for k, read in done.items()}, {k: read.calls for k, read in done.items()})
+        if tuple(again) in tried:
+            break
+        tried.add(tuple(again))
+        order, told = again, None
     requests: list[TraceRequest] = []
     summaries: list[FileSummary] = []
-    offset = 0
-    for path, skip in files:
+    for index, (path, skip) in enumerate(files):
         if skip == "read-with":
             continue  # read by the file it belongs to (an OpenCode session file reads its messages and parts)
         if is_unreadable(skip):
@@ -452,19 +465,46 @@ def load_trace(
             )
             summaries.append(FileSummary(str(path), skip, 0, (), (note,)))
             continue
-        if path in reads:
-            reqs, summary = take_read(path, reads.pop(path), fmt, ctx)
-            requests.extend(reqs)
-            summaries.append(summary)
-            continue
-        if progress is not None and not reads_made:  # after the workers' reads, progress has told every byte
-            base = offset
-            ctx.progress = lambda done, base=base: progress(base + done)
-            offset += path.stat().st_size
-        reqs, summary = import_file(path, named or detect_format(path), ctx)
-        requests.extend(reqs)
-        summaries.append(summary)
+        requests.extend(done[index].requests)
+        summaries.append(done[index].summary)
     return requests, summaries
+
+
+class _Done(msgspec.Struct, frozen=True):
+    """One file's reading in a pass of :func:`load_trace`, with the Codex calls it counted and
+    asked about (whether an earlier file counted them), which decide the next pass's order."""
+
+    requests: list[TraceRequest]
+    summary: FileSummary
+    calls: frozenset[str]
+    asked: frozenset[str]
+
+
+def _read_in_order(
+    files: list[tuple[Path, str | None]], order: list[int], named: LogFormat | None, fmt: str,
+    reads: dict[Path, FileRead], progress: ProgressFn | None,
+) -> dict[int, _Done]:
+    """The files of ``order`` (indexes into ``files``) read one after another with one context
+    (a worker's read taken when the files before leave it unchanged); by index."""
+    ctx = ImportContext()
+    done: dict[int, _Done] = {}
+    offset = 0
+    for index in order:
+        path = files[index][0]
+        ctx.codex_asked = set()  # this file's questions
+        read = reads.pop(path, None)
+        if read is not None:
+            reqs, summary = take_read(path, read, fmt, ctx)
+            ctx.codex_asked |= read.codex_asked
+        else:
+            if progress is not None:
+                base = offset
+                ctx.progress = lambda done, base=base: progress(base + done)
+                offset += path.stat().st_size
+            reqs, summary = import_file(path, named or detect_format(path), ctx)
+        calls = frozenset(r.prefix.node for r in reqs if r.prefix is not None and r.source_format == "codex")
+        done[index] = _Done(reqs, summary, calls, frozenset(ctx.codex_asked))
+    return done
 
 
 class Heads(dict[str, int | None]):

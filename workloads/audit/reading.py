@@ -1,7 +1,8 @@
 """Reading an audit's log files in parallel, with the same result as reading them one by one.
 
 Files are read one after another in file order by default
-(:func:`prefixbench.workloads.audit.core.load_trace`). Given a ``map_files`` (``audit --jobs N``
+(:func:`prefixbench.workloads.audit.core.load_trace`; but for :func:`answers_first`: an older
+Codex fork's rollout is read after its source's, whichever sorts first). Given a ``map_files`` (``audit --jobs N``
 or ``--scheduler``: the command line binds ``workloads/runs/execute.py``'s ``map_runs``; the
 audit never imports ``runs/``), each file is read on its own in a worker instead, largest first,
 and the results are put back together in file order here.
@@ -23,7 +24,7 @@ same for every ``--jobs`` and scheduler, errors included.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import msgspec
@@ -118,3 +119,30 @@ def take_read(path: Path, read: FileRead, fmt: str, ctx: ImportContext) -> tuple
     ctx.codex_calls.update(read.codex_calls)
     assert read.summary is not None
     return read.requests, read.summary
+
+
+def answers_first(order: Sequence[int], asked: Mapping[int, Collection[str]], calls: Mapping[int, Collection[str]]) -> list[int]:
+    """The files of ``order`` (indexes in file order) in the order to read them: file order, but
+    a file that counted a Codex call another file asked about (a fork's unmarked copy of its
+    source's rollout: are these the source's calls?) goes before the file that asked, so the
+    answer does not depend on which of the two sorts first. In a cycle, the first in file order
+    goes first.
+
+    ``asked``/``calls``: each file's questions and counted calls (chain nodes), from a reading.
+    """
+    owner: dict[str, int] = {}
+    for index in sorted(order):
+        for node in calls.get(index, ()):
+            owner.setdefault(node, index)
+    needs = {index: {owner[node] for node in asked.get(index, ()) if node in owner} - {index} for index in order}
+    if not any(needs.values()):
+        return sorted(order)
+    result: list[int] = []
+    placed: set[int] = set()
+    remaining = sorted(order)
+    while remaining:
+        pick = next((index for index in remaining if needs[index] <= placed), remaining[0])
+        result.append(pick)
+        placed.add(pick)
+        remaining.remove(pick)
+    return result

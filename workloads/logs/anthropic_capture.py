@@ -51,7 +51,7 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
-from prefixbench.workloads.logs.jsonlines import iter_lines, may_nest_too_deep, read_json
+from prefixbench.workloads.logs.jsonlines import TORN_TAIL, iter_lines, may_nest_too_deep, read_json
 from prefixbench.workloads.logs.reading import as_finite
 
 CallKind: TypeAlias = Literal["main", "side", "compaction"]
@@ -89,8 +89,9 @@ class Capture(msgspec.Struct, frozen=True):
     skipped: tuple[tuple[int, str], ...] = ()
 
 
-def read_capture(path: str | Path) -> Capture:
-    """Parse a claude-trace JSONL file.
+def read_capture(path: str | Path, torn: list[int] | None = None) -> Capture:
+    """Parse a claude-trace JSONL file (``torn``: as :func:`~.jsonlines.iter_lines`'s, a torn
+    last line also listed in ``skipped``).
 
     Raises:
         UserError: ``FILE:LINE: what`` for a malformed line, a line without request body,
@@ -99,12 +100,16 @@ def read_capture(path: str | Path) -> Capture:
     name = str(path)
     parsed: list[_Line] = []
     skipped: list[tuple[int, str]] = []
-    for line_no, raw in iter_lines(Path(path)):  # streamed as bytes, blank lines skipped
+    cut: list[int] | None = None if torn is None else []
+    for line_no, raw in iter_lines(Path(path), torn=cut):  # streamed as bytes, blank lines skipped
         line = _parse_line(read_json(raw, Path(path), line_no), line_no, f"{name}:{line_no}")
         if isinstance(line, str):
             skipped.append((line_no, line))
         else:
             parsed.append(line)
+    if cut:
+        torn.extend(cut)  # type: ignore[union-attr]
+        skipped.append((cut[0], TORN_TAIL))
     if not parsed:
         raise UserError(f"{name}: no served request/response pairs in the capture")
     origin = min(line.sent for line in parsed)

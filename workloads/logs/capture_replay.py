@@ -85,7 +85,7 @@ def calibrate_chars_per_token(capture: Capture) -> float:
     return (min(ratios) + max(ratios)) / 2
 
 
-def replay_capture(path: str | Path, *, chars_per_token: float | None = None) -> list[CaptureRow]:
+def replay_capture(path: str | Path, *, chars_per_token: float | None = None, torn: list[int] | None = None) -> list[CaptureRow]:
     """Replay a claude-trace capture through ``AnthropicCache``; one row per call, in file order.
 
     Calls are sent in order of their request time (ties in file order), each entry usable from
@@ -94,7 +94,7 @@ def replay_capture(path: str | Path, *, chars_per_token: float | None = None) ->
     Raises:
         UserError: for an unreadable or malformed capture (``FILE:LINE: what``).
     """
-    return replay_calls(read_capture(path), chars_per_token=chars_per_token)
+    return replay_calls(read_capture(path, torn), chars_per_token=chars_per_token)
 
 
 def replay_calls(capture: Capture, *, chars_per_token: float | None = None) -> list[CaptureRow]:

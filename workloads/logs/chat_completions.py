@@ -59,18 +59,21 @@ class LineError(ValueError):
     """A problem with one line; the reader adds file:line."""
 
 
-def read_chat_completions(path: Path) -> Iterator[Request]:
+def read_chat_completions(path: Path, torn: list[int] | None = None) -> Iterator[Request]:
     """Yield one Request per non-empty line, streamed (UserError with file:line on the first bad line)."""
-    for request, _ in read_recorded(path):
+    for request, _ in read_recorded(path, torn):
         yield request
 
 
-def read_recorded(path: Path) -> Iterator[tuple[Request, tuple[str, ...]]]:
+def read_recorded(path: Path, torn: list[int] | None = None) -> Iterator[tuple[Request, tuple[str, ...]]]:
     """Yield each line's Request and the durable rewrites it declares (``rewrites``, a
-    prefixbench extension: what the agent rewrote since the previous request; default none)."""
+    prefixbench extension: what the agent rewrote since the previous request; default none).
+
+    ``torn``: when given, a torn last line (a log still being written) ends the requests and its
+    number is appended here, as audit reads it (:func:`~.jsonlines.iter_lines`)."""
     memo = MessageMemo()
     count = 0
-    for number, line in iter_lines(path):
+    for number, line in iter_lines(path, torn=torn):
         where = f"{path}:{number}"
         try:
             try:

@@ -11,6 +11,7 @@ request is parsed once; see docs/performance.md).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -100,11 +101,15 @@ def read_json(data: bytes, path: Path, number: int) -> object:
     return loads(decode_line(data, path, number), f"{path}:{number}")
 
 
-def iter_lines(path: Path, what: str = "") -> Iterator[tuple[int, bytes]]:
+def iter_lines(path: Path, what: str = "", torn: list[int] | None = None) -> Iterator[tuple[int, bytes]]:
     """``(line number, bytes)`` of each non-blank line, streamed (UserError if unreadable).
 
     Lines end at ``\\n`` only (a JSON string may hold a raw U+2028, which ``str.splitlines``
     would cut); ``what`` names the file in the error (``" capture"``: "cannot read capture").
+
+    ``torn``: when given, a last line that is a torn tail (:func:`torn_tail`: a log an agent is
+    still writing) is not yielded; its number is appended here. Any other line, cut or not, is
+    yielded for the caller to read (and refuse with its ``file:line``).
     """
     check_readable(path)  # a folder or a device (/dev/zero never ends) is refused first
     try:
@@ -113,11 +118,65 @@ def iter_lines(path: Path, what: str = "") -> Iterator[tuple[int, bytes]]:
         raise UserError(f"{path}: cannot read{what} ({exc.strerror or exc})") from None
     with handle:
         try:
+            seen = False
             for number, line in enumerate(handle, 1):
                 if number == 1 and line.startswith(_BOM):
                     line = line[len(_BOM) :]
                 # isspace() stops at the first non-blank byte: no copy of a long line.
                 if line and not line.isspace():
+                    # Only the file's last line can lack its newline.
+                    if torn is not None and seen and not line.endswith(b"\n") and torn_tail(line):
+                        torn.append(number)
+                        return
+                    seen = True
                     yield number, line
         except OSError as exc:
             raise UserError(f"{path}: cannot read{what} ({exc.strerror or exc})") from None
+
+
+#: The skip reason of a JSON-lines log's torn last line, in every command that reads one
+#: (``audit`` lists it under skipped; each command warns with :func:`torn_note`).
+TORN_TAIL = "the last line breaks off with no newline (the agent still writing it?): not read"
+
+
+def torn_note(file: object, line: int) -> str:
+    """What every command says of a torn tail it did not read: ``FILE:LINE: <TORN_TAIL>``."""
+    return f"{file}:{line}: {TORN_TAIL}"
+
+
+def torn_tail(raw: bytes) -> bool:
+    """Whether ``raw``, a JSON-lines file's last line that follows whole records, is a *torn
+    tail*: no newline, and its JSON breaks off (:func:`breaks_off`). A line that reads as JSON,
+    or is not UTF-8 (refused as such), is not one."""
+    if raw.endswith((b"\n", b"\r")):
+        return False
+    try:
+        decode(raw)
+    except BadJson:
+        pass
+    else:
+        return False
+    try:
+        text = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return breaks_off(raw, text, exc)
+    except (ValueError, RecursionError):
+        return False
+    return False
+
+
+def breaks_off(raw: bytes, text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether a line is a torn tail: the file's last line (no newline), an object whose JSON
+    stops before its value ends: an unterminated string, or the error within the last few
+    characters (a cut inside a ``\\uXXXX`` escape, a number or a ``true`` is found there)."""
+    if raw.endswith((b"\n", b"\r")) or not text.startswith("{"):
+        return False
+    return exc.pos >= len(text) - _TORN_SLACK or exc.msg.startswith("Unterminated string")
+
+
+#: How far before the end of a torn line its JSON error may be (a cut ``\\uXXX`` escape: 5).
+_TORN_SLACK = 6

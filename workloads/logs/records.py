@@ -23,7 +23,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.jsonlines import may_nest_too_deep, too_deep
+from prefixbench.workloads.logs.jsonlines import breaks_off, may_nest_too_deep, too_deep
 from prefixbench.workloads.logs.reading import json_reason
 
 _CHUNK = 1 << 20
@@ -230,7 +230,7 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int]
                 for part, value in enumerate(glued, 1):
                     yield Record(line_no, value, True, part)
                 continue
-            if torn is not None and not first and _breaks_off(raw, text, exc):
+            if torn is not None and not first and breaks_off(raw, text, exc):
                 torn.append(line_no)
                 return
             truncated = not raw.endswith(b"\n") or exc.msg.startswith(("Unterminated", "Expecting"))
@@ -267,19 +267,6 @@ def _glued(text: str) -> list[object] | None:
         while pos < len(text) and text[pos] in " \t":
             pos += 1
     return values if len(values) > 1 else None
-
-
-def _breaks_off(raw: bytes, text: str, exc: json.JSONDecodeError) -> bool:
-    """Whether a line is a torn tail: the file's last line (no newline), an object whose JSON
-    stops before its value ends: an unterminated string, or the error within the last few
-    characters (a cut inside a ``\\uXXXX`` escape, a number or a ``true`` is found there)."""
-    if raw.endswith((b"\n", b"\r")) or not text.startswith("{"):
-        return False
-    return exc.pos >= len(text) - _TORN_SLACK or exc.msg.startswith("Unterminated string")
-
-
-#: How far before the end of a torn line its JSON error may be (a cut ``\\uXXX`` escape: 5).
-_TORN_SLACK = 6
 
 
 def _iter_values(

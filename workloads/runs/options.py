@@ -59,3 +59,5 @@ class RecordOptions(msgspec.Struct, frozen=True):
     engine: tuple[str, ...] = ()
     #: The workload options given (as the factory takes them).
     workload_options: dict[str, object] = msgspec.field(default_factory=dict)
+    #: Replace ``file`` if it exists (``--force``); else an existing file is refused.
+    force: bool = False

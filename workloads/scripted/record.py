@@ -8,6 +8,9 @@ durable ``rewrites`` the engine declared before it, so a recorded run is judged 
 from __future__ import annotations
 
 import json
+import os
+import stat
+import tempfile
 from pathlib import Path
 
 import msgspec
@@ -48,14 +51,80 @@ def record_run(
     return run, log.requests
 
 
-def write_recorded(path: Path, run: Run, requests: list[Request]) -> int:
-    """Write the log, one body per line; returns the number of lines (UserError if unwritable)."""
-    lines = [
-        json.dumps(request_body(request, observation.rewrites_since_previous), ensure_ascii=False, separators=(",", ":"))
+def write_recorded(path: Path, run: Run, requests: list[Request], *, replace: bool = False) -> int:
+    """Write the log, one body per line; returns the number of lines.
+
+    An existing ``path`` is refused unless ``replace`` (``record --force``); then the new log
+    is written beside it and renamed over it, so a failed write leaves the old one whole. A
+    write that fails removes what it wrote and nothing else.
+
+    Raises:
+        UserError: naming ``path``, when it exists (without ``replace``) or cannot be written.
+    """
+    text = "".join(
+        json.dumps(request_body(request, observation.rewrites_since_previous), ensure_ascii=False, separators=(",", ":")) + "\n"
         for request, observation in zip(requests, run.observations, strict=True)
-    ]
+    )
+    data = text.encode("utf-8")
+    if replace:
+        _replace_file(path, data)
+    else:
+        _create_file(path, data)
+    return len(requests)
+
+
+def refuse_existing(path: Path) -> None:
+    """Refuse a ``record`` log that would replace an existing file (before the run, which takes time).
+
+    Raises:
+        UserError: ``path`` is a folder or exists (also as a dangling symbolic link).
+    """
+    if path.is_dir():
+        raise UserError(f"{path}: is a folder; name a file")
+    if os.path.lexists(path):
+        raise UserError(f"{path}: already exists; record --force replaces it")
+
+
+def _create_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new file ``path`` (never over an existing one, even one made meanwhile)."""
     try:
-        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        handle = open(path, "xb")
+    except FileExistsError:
+        refuse_existing(path)
+        raise
     except OSError as exc:
-        raise UserError(f"{path}: cannot write ({exc.strerror})") from None
-    return len(lines)
+        raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+    try:
+        with handle:
+            handle.write(data)
+    except OSError as exc:
+        path.unlink(missing_ok=True)  # the partial log this call created, nothing else
+        raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def _replace_file(path: Path, data: bytes) -> None:
+    """Write ``data`` beside ``path`` and rename it over ``path`` (through a symbolic link, to
+    its target), keeping the replaced file's permissions."""
+    target = Path(os.path.realpath(path))
+    if target.is_dir():
+        raise UserError(f"{path}: is a folder; name a file")
+    try:
+        mode = stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    temporary = None
+    try:
+        descriptor, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        temporary = Path(name)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except OSError as exc:
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
+        raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None

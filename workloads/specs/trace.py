@@ -41,11 +41,12 @@ class TraceEntry(msgspec.Struct, frozen=True):
     rewrites: tuple[str, ...] = ()
 
 
-def read_trace(path: Path, input_format: str = "chat-completions") -> list[TraceEntry]:
-    """Every recorded request, in order (UserError with file:line on a bad line)."""
+def read_trace(path: Path, input_format: str = "chat-completions", torn: list[int] | None = None) -> list[TraceEntry]:
+    """Every recorded request, in order (UserError with file:line on a bad line; a torn last
+    line, when ``torn`` is given, is left out and its number appended there)."""
     if input_format not in TRACE_FORMATS:
         raise UserError(f"--input {input_format!r}: check --trace reads {', '.join(TRACE_FORMATS)}")
-    return [TraceEntry(request, rewrites) for request, rewrites in read_recorded(path)]
+    return [TraceEntry(request, rewrites) for request, rewrites in read_recorded(path, torn)]
 
 
 def inferred_reply(entries: Sequence[TraceEntry], index: int) -> tuple[Block, ...]:
@@ -82,15 +83,16 @@ def replay_trace(entries: Sequence[TraceEntry], profile: str = "lenient", window
 
 def run_trace_specs(
     path: Path, input_format: str = "chat-completions", profiles: Sequence[str] = ("lenient",),
-    windows: Sequence[int | None] = (None,),
+    windows: Sequence[int | None] = (None,), torn: list[int] | None = None,
 ) -> list[SpecResult]:
     """The applicable specs on the log, once per profile and window; named ``[FILE/profile]``.
 
     The verdicts are those a run of the same requests gets from ``check --engine`` and the
     pytest plugin: a spec the log never exercises (no summary call) is vacuous, and so is
     ``window-respected`` when no window is given (a log does not say its model's window).
+    ``torn``: as :func:`read_trace`'s.
     """
-    entries = read_trace(path, input_format)
+    entries = read_trace(path, input_format, torn)
     results = []
     for window in windows:
         for profile in profiles:

@@ -687,15 +687,15 @@ def test_a_second_session_meta_of_the_same_thread_is_no_copy(tmp_path: Path) -> 
     spacing=st.lists(st.integers(0, 100), min_size=12, max_size=12),
     think=st.integers(101, 60_000),
     first=st.booleans(),
-    stall=st.tuples(st.integers(4, 9), st.integers(101, 5_000)),
+    stall=st.tuples(st.integers(4, 9), st.integers(101, 5_000), st.booleans()),
 )
 def test_property_an_unmarked_copy_is_never_counted(source, fork, at, seeded, spacing, think, first, stall) -> None:
     """Whatever the copy's length and spacing (each record within 100 ms of the one before),
     whether the fork's totals start from zero or go on from the copy's, and the file order: the
     source's calls are counted once, in its own rollout, the fork's own calls once in its, and the
     fork's first call extends the source's call at the fork point (none: forked before any).
-    The source's rollout read first, a copy that stalls after its first token count is known
-    by the source's calls it holds."""
+    A copy that stalls after its first token count is known by the source's calls it holds,
+    whichever rollout sorts first (on main, only with the source's first)."""
     import tempfile
     from datetime import UTC, datetime, timedelta
 
@@ -708,7 +708,7 @@ def test_property_an_unmarked_copy_is_never_counted(source, fork, at, seeded, sp
     records = [(stamp(start), "session_meta", _meta(COPY, cli_version="0.88.0" if seeded else "0.58.0"))]
     moment = start + timedelta(milliseconds=3)
     for n, (_, kind, payload) in enumerate(copied):
-        moment += timedelta(milliseconds=spacing[n % len(spacing)] + (stall[1] if first and n == stall[0] else 0))
+        moment += timedelta(milliseconds=spacing[n % len(spacing)] + (stall[1] if stall[2] and n == stall[0] else 0))
         records.append((stamp(moment), kind, payload))
     spent = [sum(p for p, _ in source[:at]), sum(o for _, o in source[:at])] if seeded else [0, 0]
     for n, (prompt, output) in enumerate(fork):
@@ -727,9 +727,9 @@ def test_property_an_unmarked_copy_is_never_counted(source, fork, at, seeded, sp
 
 
 def test_a_copy_that_stalls_is_known_by_its_sources_calls(tmp_path: Path) -> None:
-    """The source's rollout read before the fork's, a copy Codex stalled writing is known past the
-    stall by the source's calls it holds (same thread, same running total, going on from the
-    copy's last): 3 calls, not 4; the same read in workers. Read after the fork's, it is not."""
+    """The source's rollout in the audit, a copy Codex stalled writing is known past the stall by
+    the source's calls it holds (same thread, same running total, going on from the copy's
+    last): 3 calls, not 4; the same read in workers, and with the fork's rollout first."""
     import functools
 
     from prefixbench.workloads.runs.execute import map_runs
@@ -746,7 +746,7 @@ def test_a_copy_that_stalls_is_known_by_its_sources_calls(tmp_path: Path) -> Non
     assert "starts again from zero (Codex before 0.78)" in notes
     for files in ([source, fork], [fork, source]):
         assert load_trace(files) == load_trace(files, map_files=functools.partial(map_runs, jobs=2))
-    assert len(load_trace([fork, source])[0]) == 4
+    assert len(load_trace([fork, source])[0]) == 3  # main: 4, the source's second call counted in the fork too
 
 
 def test_each_copy_fork_shape_counts_each_call_once(tmp_path: Path) -> None:
@@ -829,3 +829,48 @@ def test_the_newest_rollout_record_kinds_leave_the_counts_as_they_are(tmp_path: 
     requests, summaries = load_trace([_paginated(tmp_path / "rollout-n.jsonl", lines)])
     assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(10000, 0, 400), (132, 10368, 30)]
     assert summaries[0].requests == 2
+
+
+def test_an_archived_fork_that_sorts_before_its_source_reads_as_in_file_order(tmp_path: Path, capsys) -> None:
+    """A Codex 0.58 fork archived (``archived_sessions/``) sorts before its source
+    (``sessions/2025/11/17/``) in a folder walk. Its unmarked copy of the source stalled 0.5 s
+    before the source's second token count (line 7). On main the source was read after the fork,
+    so that token count was counted as the fork's own call: 4 calls. By hand, the three calls:
+
+    * source, line 4: 10,000 prompt, 0 read, 10,000 not read, 400 out;
+    * source, line 6: 10,500 prompt, 10,368 read, 132 not read, 30 out;
+    * fork, line 10: 11,000 prompt, 10,496 read, 504 not read, 40 out;
+
+    3 requests, 20,864 read, 10,636 input not read, 470 out; the fork skips its lines 5 and 7.
+    The audit is the same given the folder, the files in either order, or read by 2 workers
+    (but for the order files and requests are listed in)."""
+    from prefixbench.reports.cli import main
+
+    walked = tmp_path / "codex"
+    source = _unnumbered(walked / "sessions" / "2025" / "11" / "17" / f"rollout-2025-11-17T15-30-28-{SOURCE}.jsonl", SOURCE_LINES)
+    fork = _copy_fork(walked / "archived_sessions" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.58.0", seeded=False, stall_at=5)
+    assert str(fork) < str(source)
+    requests, summaries = load_trace([walked])
+    assert [Path(summary.file) for summary in summaries] == [fork, source]
+    assert [(Path(r.file).name[:29], r.line, r.usage.prompt, r.usage.cache_read, r.usage.uncached, r.usage.output) for r in requests] == [
+        ("rollout-2025-11-17T15-34-00-0", 10, 11000, 10496, 504, 40),
+        ("rollout-2025-11-17T15-30-28-0", 4, 10000, 0, 10000, 400),
+        ("rollout-2025-11-17T15-30-28-0", 6, 10500, 10368, 132, 30),
+    ]
+    assert requests[0].prefix.parent == requests[2].prefix.node  # the source's call at the fork point
+    assert [line for line, _ in summaries[0].skipped] == [5, 7]
+    assert "and 1 token count(s) after it that the source's rollout counted" in " ".join(summaries[0].notes)
+
+    def audit(*argv: str) -> dict:
+        assert main(["audit", *argv, "--quiet", "--format", "json"]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    def unordered(result: dict) -> dict:
+        return {key: sorted(json.dumps(item, sort_keys=True) for item in value) if key in ("files", "requests", "lanes", "sessions") else value
+                for key, value in result.items()}
+
+    outputs = [audit(str(walked)), audit(str(source), str(fork)), audit(str(fork), str(source)), audit(str(walked), "--jobs", "2")]
+    totals = outputs[0]["totals"]
+    assert (totals["requests"], totals["cache_read"], totals["input"], totals["output"]) == (3, 20864, 10636, 470)
+    assert all(unordered(output) == unordered(outputs[0]) for output in outputs[1:])
+    assert outputs[3] == outputs[0] and outputs[2] == outputs[0]  # the same file order: byte for byte

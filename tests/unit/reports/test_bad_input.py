@@ -337,3 +337,49 @@ def test_replay_of_another_agents_log_names_its_format(tmp_path, capsys):
     assert main(["replay", str(log)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the file is in the pi format" in err[0] and "prefixbench audit" in err[0], err
+
+
+# --- a torn last line (a log still being written) ------------------------------------------
+
+TORN_WORDS = "the last line breaks off with no newline (the agent still writing it?): not read"
+
+
+def _torn_cases(tmp_path: Path) -> dict[str, tuple[list[str], str, str]]:
+    """argv before the file, whole text, the last line cut short (no newline)."""
+    second = {"model": "m", "messages": [USER, {"role": "assistant", "content": "yo"}, {"role": "user", "content": "more"}]}
+    chat = json.dumps(GOOD) + "\n" + json.dumps(second) + "\n"
+    capture = capture_line() + "\n" + capture_line(sent=3.0, answered=4.0) + "\n"
+    return {
+        "replay": (["replay"], chat, json.dumps(second)[:40]),
+        "replay json": (["replay", "--format", "json"], chat, json.dumps(second)[:-3]),
+        "check --trace": (["check", "--trace"], chat, json.dumps(second)[:25] + '\\u00'),
+        "replay anthropic-capture": (["replay", "--input", "anthropic-capture", "--format", "json"], capture, capture_line()[:70]),
+    }
+
+
+@pytest.mark.parametrize("case", ["replay", "replay json", "check --trace", "replay anthropic-capture"])
+def test_a_torn_last_line_is_skipped_and_said_as_audit_does(tmp_path, capsys, case):
+    """On main, replay and check --trace refused the log audit reads (FILE:LINE: invalid JSON)."""
+    argv, whole, cut = _torn_cases(tmp_path)[case]
+    path = tmp_path / "live.jsonl"
+    path.write_text(whole)
+    status, expected, err = run(capsys, *argv, str(path))
+    assert status == 0 and err == "", err
+    lines = whole.count("\n")
+    path.write_text(whole + cut)
+    status, out, err = run(capsys, *argv, str(path))
+    assert status == 0, err
+    assert out == expected  # the whole records, as if the torn line were not there yet
+    assert err == f"prefixbench: warning: {path}:{lines + 1}: {TORN_WORDS}"
+    # audit says the same of the same file (its own reading of the format)
+    if case != "check --trace":
+        status, _, err = run(capsys, "audit", str(path), "--quiet", "--format", "json")
+        assert status == 0 and err == f"prefixbench: warning: {path}:{lines + 1}: {TORN_WORDS}", err
+    # Cut anywhere but the last line: an error naming the file:line.
+    path.write_text(whole.replace("\n", "\n" + cut + "\n", 1))
+    status, _, err = run(capsys, *argv, str(path))
+    assert_one_line(status, err, f"{path}:2: ")
+    # A cut first line is no log being written: refused too, as audit does.
+    path.write_text(cut)
+    status, _, err = run(capsys, *argv, str(path))
+    assert_one_line(status, err, f"{path}:1: ")

@@ -295,3 +295,35 @@ def test_a_provider_model_s_assumptions_are_in_the_report(tmp_path):
     assert "- xai: block=64 (given; default 1), rests on [M], seen 1 (direct, OpenRouter [M]) - 64 (a gateway [M]) - 128 [S]: read step in tokens" in report
     assert "- xai: routing=sticky (default), rests on [O]" in report
     assert "assumes xai: block=64 (given; default 1)" in (tmp_path / "report.html").read_text()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # argparse read '-5k' as an option: "argument --windows: expected one argument".
+        (["sweep", "--windows", "-5k"], "--windows: window must be a positive number of tokens up to 1,000m, got '-5k'"),
+        (["sweep", "--windows=-5k"], "--windows: window must be a positive number of tokens up to 1,000m, got '-5k'"),
+        (["sweep", "--win", "-5k"], "--windows: window must be a positive number"),  # an abbreviation argparse accepts
+        (["sweep", "--seeds", "-1-3"], "--seeds: '-1-3' is not a seed"),
+        (["sweep", "--jobs", "-1e3"], "argument --jobs: invalid int value: '-1e3'"),
+        (["sweep", "--retain-tokens", "-1k"], "argument --retain-tokens: invalid int value: '-1k'"),
+        (["check", "--windows", "-5k"], "--windows: window must be a positive number"),
+        (["bench", "--windows", "-.5k"], "--windows: window must be a positive number of tokens up to 1,000m, got '-.5k'"),
+        (["audit", "log.jsonl", "--min-hit-ratio", "-5e-1"], "--min-hit-ratio: -0.5 is not between 0 and 1"),
+        (["record", "--window", "-5k", "trace.jsonl"], "--window: window must be a positive number"),
+        (["record", "--window", "-5k"], "the following arguments are required: file"),  # not "unrecognized: -5k"
+        (["sweep", "--windows", "-x"], "--windows: got no value, and '-x' after it reads as an option; if it is the value, write --windows=-x"),
+        (["sweep", "--windows", "--presets", "legacy"], "--windows: missing its value (a value that starts with '-' is written --windows=VALUE)"),
+        (["sweep", "--presets", "legacy", "--windows"], "--windows: missing its value"),
+    ],
+)
+def test_a_value_starting_with_a_minus_reaches_its_option(tmp_path, monkeypatch, capsys, argv, message):
+    monkeypatch.chdir(tmp_path)
+    out = ["--out", str(tmp_path / "out")] if argv[0] in ("sweep", "bench") else []
+    assert main([*argv, *out]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert captured.out == "" and len(lines) == 1 and lines[0].startswith("prefixbench: error: "), captured.err
+    assert message in lines[0]
+    assert "expected one argument" not in lines[0]
+    assert not (tmp_path / "out").exists() and not (tmp_path / "trace.jsonl").exists()

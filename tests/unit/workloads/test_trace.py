@@ -207,3 +207,62 @@ def test_check_out_says_where_it_wrote(recorded, tmp_path, capsys):
     assert main(["check", "--trace", str(recorded / "patched.jsonl"), "--out", str(out)]) == 1
     assert capsys.readouterr().err.strip() == f"wrote {out}/: check.json, report.html"
     assert sorted(p.name for p in out.iterdir()) == ["check.json", "report.html"]
+
+
+def test_record_refuses_an_existing_file_before_the_run(tmp_path, capsys, monkeypatch):
+    """On main the log was written over silently."""
+    import prefixbench.workloads.scripted.record as record_module
+
+    log = tmp_path / "mine.jsonl"
+    log.write_text("a log I wrote by hand\n")
+    ran = []
+    monkeypatch.setattr(record_module, "record_run", lambda *args, **kwargs: ran.append(args))
+    assert main(["record", str(log), "--steps", "8"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"prefixbench: error: {log}: already exists; record --force replaces it", err
+    assert log.read_text() == "a log I wrote by hand\n" and not ran
+    dangling = tmp_path / "link.jsonl"
+    dangling.symlink_to(tmp_path / "gone.jsonl")
+    assert main(["record", str(dangling), "--steps", "8"]) == 2
+    assert "already exists" in capsys.readouterr().err and not (tmp_path / "gone.jsonl").exists()
+    assert main(["record", str(tmp_path), "--steps", "8"]) == 2
+    assert capsys.readouterr().err.strip() == f"prefixbench: error: {tmp_path}: is a folder; name a file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "mine.jsonl"]
+
+
+def test_record_force_replaces_the_file_whole_or_not_at_all(tmp_path, capsys, monkeypatch):
+    import os
+
+    import prefixbench.workloads.scripted.record as record_module
+
+    log = tmp_path / "run.jsonl"
+    log.write_text("old\n")
+    log.chmod(0o640)
+    assert main(["record", str(log), "--steps", "8", "--force"]) == 0
+    assert "wrote" in capsys.readouterr().err
+    lines = log.read_text().splitlines()
+    assert len(lines) > 8 and all(json.loads(line)["messages"] for line in lines)
+    assert log.stat().st_mode & 0o777 == 0o640 and [p.name for p in tmp_path.iterdir()] == ["run.jsonl"]
+    recorded = log.read_bytes()
+
+    def full_disk(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(record_module.os, "fsync", full_disk)
+    assert main(["record", str(log), "--steps", "9", "--force"]) == 2
+    assert capsys.readouterr().err.strip() == f"prefixbench: error: {log}: cannot write (No space left on device)"
+    assert log.read_bytes() == recorded and [p.name for p in tmp_path.iterdir()] == ["run.jsonl"]
+    assert os.access(log, os.R_OK)
+
+
+def test_a_log_made_while_record_ran_is_not_written_over(tmp_path):
+    from prefixbench.simulator.errors import UserError
+    from prefixbench.workloads.scripted.record import record_run, write_recorded
+
+    run, requests = record_run("seed-coding", 32_000, "patched", None, "lenient", {"steps": 8})
+    log = tmp_path / "run.jsonl"
+    log.write_text("someone else's\n")
+    with pytest.raises(UserError, match="already exists; record --force replaces it"):
+        write_recorded(log, run, requests)
+    assert log.read_text() == "someone else's\n"
+    assert write_recorded(log, run, requests, replace=True) == len(requests) == len(log.read_text().splitlines())

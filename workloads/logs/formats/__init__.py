@@ -43,6 +43,7 @@ from prefixbench.workloads.logs.formats import (
 )
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS
+from prefixbench.workloads.logs.jsonlines import TORN_TAIL
 from prefixbench.workloads.logs.records import READ_BUFFER, Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
@@ -82,8 +83,6 @@ REPLAYS: dict[str, Replay] = {
 }
 #: Records looked at to detect a format.
 DETECT_RECORDS = 25
-#: The skip reason of a live log's torn last line (see :func:`~..records.iter_records`).
-TORN_TAIL = "the last line breaks off with no newline (the agent still writing it?): not read"
 #: Lines of a file checked for records of another format.
 CHECK_LINES = 200
 

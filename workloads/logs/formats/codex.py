@@ -44,9 +44,10 @@ response after its prompt): its token counts are never counted here, and the for
 extends the source's call whose running total the copy ends with. Codex before 0.78 started
 the fork's running total again from zero, later versions seed it from the copy's last token
 count: a note says which the first call shows (or that it shows neither). The source's rollout
-read earlier in the audit, the note says how many of the copy's token counts are its calls, and
-a token count past the run, before the fork's first call, whose running total goes on from the
-copy's last and that the source counted is the copy's too (Codex stalled writing it).
+in the audit (read before the fork's, whatever the file order: :func:`~prefixbench.workloads.audit.reading.answers_first`),
+the note says how many of the copy's token counts are its calls, and a token count past the
+run, before the fork's first call, whose running total goes on from the copy's last and that
+the source counted is the copy's too (Codex stalled writing it).
 
 A record without ``ordinal`` is numbered by its place in the file (0-based).
 """
@@ -208,7 +209,7 @@ class _Rollout:
         self.total_base: dict | None = None
         #: The threads whose session_meta the copy holds (its source's, and the source's own
         #: source's when that was a fork too); of the copy's token counts, how many their rollouts
-        #: read earlier in the audit counted; and those after the run, found so, that it went on over.
+        #: read before this one (in the audit) counted; and those after the run, found so, that it went on over.
         self.copy_threads: list[str] = []
         self.copy_found = 0
         self.copy_stretched = 0
@@ -295,7 +296,7 @@ class _Rollout:
         return True
 
     def _source_counted(self, total: dict) -> bool:
-        """Whether a rollout read earlier in the audit counted this running total as a call of a
+        """Whether a rollout read before this one counted this running total as a call of a
         thread the copy is of (asked questions are kept: a file's reading in a worker is taken only
         when no earlier file answers one)."""
         nodes = [_total_node(thread, total) for thread in self.copy_threads]
@@ -561,7 +562,7 @@ class _Rollout:
             if self.copy_found:
                 notes += (
                     f"{self.copy_found} of the copy's {self.copied_calls} token_count event(s) are calls that the rollout of thread "
-                    f"{' or '.join(self.copy_threads)} counted (read earlier in the audit: same thread, same running total)",
+                    f"{' or '.join(self.copy_threads)} counted (its rollout is in this audit: same thread, same running total)",
                 )
         if self.copied_calls:
             notes += (f"{self.copied_calls} token_count event(s) of {self.copied_why}: not counted here",)
@@ -669,7 +670,7 @@ FORMAT = LogFormat(
         "call at the fork point, named by the running total the fork goes on from",
         "forks of Codex 0.35-0.125+ (and 0.107+ subagents spawned with their parent's history): the source's rollout copied "
         "after the fork's session_meta, re-timestamped, unmarked: the run of records written with that second session_meta "
-        "(each within 100 ms of the one before) is not counted, nor, the source's rollout read first, its calls after a stall",
+        "(each within 100 ms of the one before) is not counted, nor, the source's rollout in the audit, its calls after a stall",
         "Codex 0.160 on: world_state, inter_agent_communication(_metadata), retained_context, security_risk_score and "
         "realtime_item lines, and compacted.latest_token_usage_record (a snapshot of an earlier response's record): none a call",
         "older rollouts (record_type lines, or a first line {id, timestamp, instructions}): no usage, read as no calls",
