@@ -10,6 +10,10 @@ them.
 Each cassette is made here into a capture file, one line a call (the body, and the answer as a
 JSON body or, for a stream, ``body_raw``), timed at the answer's own ``created`` /
 ``created_at``, and the folder is read by ``http-capture``.
+
+Beside them, DeepSeek V4 through a gateway: Crush's agent tests on Charm's ``hyper.charm.land``
+(github.com/charmbracelet/crush, ``internal/agent/testdata/TestCoderAgent/deepseek-v4/`` at commit
+``e5023c5757923debdcac26a557558a46a328db9a``, recorded 2026-08-19; ``PREFIXBENCH_CRUSH_REPO``).
 """
 
 from __future__ import annotations
@@ -106,3 +110,45 @@ def test_deepseek_v4_reads_whole_128_token_units(captured: tuple[Path, list[dict
     # 896, 384, 384 and 128: a unit boundary of 128 below. Four lane starts read a head another
     # recording cached; one follow-up a second after its first call read 0 where 93 was predicted.
     assert sum(f.read_within for f in result.files) == 8
+
+
+#: Crush's agent tests on DeepSeek V4 through Charm's own gateway (``hyper.charm.land``), recorded
+#: 2026-08-19 (github.com/charmbracelet/crush, 13 cassettes, the commit that added them).
+CRUSH = Path(os.environ.get("PREFIXBENCH_CRUSH_REPO", "/work/.mirror/charmbracelet+crush/repo"))
+CRUSH_COMMIT = "e5023c5757923debdcac26a557558a46a328db9a"
+CRUSH_FOLDER = "internal/agent/testdata/TestCoderAgent/deepseek-v4/"
+
+
+def test_deepseek_v4_through_charms_gateway_reads_to_the_token_and_is_priced(tmp_path: Path) -> None:
+    yaml = pytest.importorskip("yaml")
+    listed = files_at(CRUSH, CRUSH_COMMIT, "github.com/charmbracelet/crush", "PREFIXBENCH_CRUSH_REPO")
+    usages = []
+    for n, path in enumerate(sorted(p for p in listed if p.startswith(CRUSH_FOLDER))):
+        lines = []
+        for interaction in yaml.safe_load(git(CRUSH, "show", f"{CRUSH_COMMIT}:{path}").stdout)["interactions"]:
+            request, response = interaction["request"], interaction["response"]
+            if not request["url"].endswith("/chat/completions"):
+                continue
+            created = int(_CREATED.search(response["body"]).group(1))
+            lines.append({"request": {"timestamp": created, "method": "POST", "url": request["url"], "body": json.loads(request["body"])},
+                          "response": {"timestamp": created + 1, "status_code": response["code"],
+                                       "headers": {"content-type": "text/event-stream"}, "body_raw": response["body"]}})
+            usages.append(_usage(lines[-1]))
+        (tmp_path / f"{n:02d}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    if not usages:
+        pytest.skip(f"no cassette under {CRUSH_FOLDER} at {CRUSH_COMMIT[:12]} in {CRUSH}")
+    assert len(usages) == 53
+    result = run_audit([tmp_path])
+    t = result.totals
+    assert t.requests == 53
+    assert t.input + t.cache_read == sum(u["prompt_tokens"] for u in usages)
+    assert t.cache_read == sum((u.get("prompt_tokens_details") or {}).get("cached_tokens", 0) for u in usages) == 99_875
+    assert {r.model for r in result.rows} == {"deepseek-v4-flash-0731", "deepseek-v4-pro-0813"}
+    # Priced as their models (the dated ids are aliases): no request left without dollars.
+    assert not any("no price" in note for note in result.notes)
+    # The gateway leaves prompt_tokens_details out when nothing was read: 42 calls say nothing
+    # of the cache. The 11 that read did so to the token (six of them the previous call's prompt
+    # less one token), not in the 128-token units of DeepSeek's own API; all 11 within 3%.
+    reads = [r for r in result.rows if r.reported_cache_read is not None]
+    assert len(reads) == 11 and sum(r.reported_cache_read % 128 != 0 for r in reads) == 10
+    assert sum(r.read_within for r in reads) == 11
