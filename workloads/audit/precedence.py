@@ -290,6 +290,10 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
     prev = ev.before
     if prev is None or ev.gap <= ttl_ms(prev):
         return None
+    if ev.head is not None and ev.cache_read > ev.head:
+        # It read past the shared head: the conversation's own entry outlived the gap (a TTL
+        # the provider documents as a minimum), so what it did not read was not lost to expiry.
+        return None
     return Finding("ttl-expired", "log", (
         f"idle {duration(ev.gap)} since the previous request, past the {duration(ttl_ms(prev))} TTL"
         if ev.idle_ms is None
