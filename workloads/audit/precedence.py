@@ -394,6 +394,10 @@ def _located(ev: Evidence) -> Finding | None:
     loc = ev.location
     if loc is None or out_of_order(ev):
         return None
+    if ev.cache_read == 0 and ev.r.provider == "unknown":
+        # Nothing read on a server whose cache is not modelled: it may not cache at all, so where
+        # a read of 0 "ended" tells nothing of what changed.
+        return None
     cause = _LOCATED_CAUSES.get(loc.kind, "system-changed" if loc.message == 0 else "messages-changed")
     return Finding(cause, "position", loc.text())
 

@@ -295,6 +295,23 @@ def test_unexplained_says_why_the_log_cannot_tell():
     assert find_cause(quiet).detail.endswith("nothing logged in between explains it")
 
 
+def test_nothing_read_on_a_server_of_unknown_cache_is_not_located():
+    """A read of 0 on a provider the audit does not model (Claude Code on OpenRouter's free
+    Nemotron) ends "inside the unlogged head" only because nothing was read: whether that
+    server caches at all is not in the log, so no system-prompt change is claimed (main said
+    system-changed)."""
+    from prefixbench.workloads.audit.locate import Location
+
+    prev = req(0, provider="unknown", model="nvidia/nemotron", parent=None, usage=Usage(uncached=25_430))
+    r = req(provider="unknown", model="nvidia/nemotron", usage=Usage(uncached=27_842))
+    e = replace(ev(r, prev=prev, lost=25_344, expected=25_344), location=Location(0, "head", 0, 27_842, "", ""))
+    assert (rule(e), cause(e)) == ("unexplained", "unexplained")
+    assert "cache prefixbench does not model" in find_cause(e).detail
+    # What a known provider read is still located.
+    known = replace(e, r=replace(r, provider="anthropic", model=MODEL), prev=Previous(PREV, 0, 0))
+    assert (rule(known), cause(known)) == ("located", "system-changed")
+
+
 def test_stopped_at_head_before_located_before_unexplained():
     from prefixbench.workloads.audit.locate import Location
 
