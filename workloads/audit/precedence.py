@@ -290,6 +290,10 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
     prev = ev.before
     if prev is None or ev.gap <= ttl_ms(prev):
         return None
+    if ev.head is not None and ev.cache_read > ev.head:
+        # It read past the shared head: the conversation's own entry outlived the gap (a TTL
+        # the provider documents as a minimum), so what it did not read was not lost to expiry.
+        return None
     return Finding("ttl-expired", "log", (
         f"idle {duration(ev.gap)} since the previous request, past the {duration(ttl_ms(prev))} TTL"
         if ev.idle_ms is None
@@ -389,6 +393,10 @@ _LOCATED_CAUSES: dict[str, str] = {"tools": "tools-changed", "lookback": "breakp
 def _located(ev: Evidence) -> Finding | None:
     loc = ev.location
     if loc is None or out_of_order(ev):
+        return None
+    if ev.cache_read == 0 and ev.r.provider == "unknown":
+        # Nothing read on a server whose cache is not modelled: it may not cache at all, so where
+        # a read of 0 "ended" tells nothing of what changed.
         return None
     cause = _LOCATED_CAUSES.get(loc.kind, "system-changed" if loc.message == 0 else "messages-changed")
     return Finding(cause, "position", loc.text())

@@ -190,6 +190,21 @@ def test_idle_past_the_providers_ttl_before_sent_before_ready():
     assert rule(ev(req(), prev=long, tick=6 * MIN)) != "idle-past-ttl"
 
 
+def test_a_read_past_the_head_after_a_gap_past_the_ttl_is_no_expiry():
+    """A real Codex session on gpt-5.6-sol (30 min TTL) read 94,976 of the 95,872 tokens its
+    previous call left cached after 1h05m idle: the conversation's entry outlived the gap, so
+    its 896 lost tokens are not the TTL's. Main called them ttl-expired."""
+    prev = req(0, provider="openai", model="gpt-5.6-sol", parent=None)
+    late = req(provider="openai", model="gpt-5.6-sol", usage=Usage(cache_read=94_976, uncached=10_648))
+    e = ev(late, prev=prev, tick=66 * MIN, head=11_008, lost=896, expected=95_872)
+    assert rule(e) != "idle-past-ttl"
+    assert (rule(e), cause(e)) == ("best-effort", "provider-best-effort")
+    # Only the shared head read (another lane may keep it warm): the conversation's entry expired.
+    head_only = req(provider="openai", model="gpt-5.6-sol", usage=Usage(cache_read=11_008, uncached=94_000))
+    e = ev(head_only, prev=prev, tick=66 * MIN, head=11_008, lost=84_864, expected=95_872)
+    assert (rule(e), cause(e)) == ("idle-past-ttl", "ttl-expired")
+
+
 def test_openai_lives_five_minutes_deepseek_has_no_ttl():
     for provider, fires in (("openai", True), ("deepseek", False)):
         prev = req(0, provider=provider, model="m", parent=None)
@@ -278,6 +293,23 @@ def test_unexplained_says_why_the_log_cannot_tell():
     assert find_cause(e).detail == "at a new user turn 1m00s after the previous request, with no change logged"
     quiet = ev(req(), tick=MIN)
     assert find_cause(quiet).detail.endswith("nothing logged in between explains it")
+
+
+def test_nothing_read_on_a_server_of_unknown_cache_is_not_located():
+    """A read of 0 on a provider the audit does not model (Claude Code on OpenRouter's free
+    Nemotron) ends "inside the unlogged head" only because nothing was read: whether that
+    server caches at all is not in the log, so no system-prompt change is claimed (main said
+    system-changed)."""
+    from prefixbench.workloads.audit.locate import Location
+
+    prev = req(0, provider="unknown", model="nvidia/nemotron", parent=None, usage=Usage(uncached=25_430))
+    r = req(provider="unknown", model="nvidia/nemotron", usage=Usage(uncached=27_842))
+    e = replace(ev(r, prev=prev, lost=25_344, expected=25_344), location=Location(0, "head", 0, 27_842, "", ""))
+    assert (rule(e), cause(e)) == ("unexplained", "unexplained")
+    assert "cache prefixbench does not model" in find_cause(e).detail
+    # What a known provider read is still located.
+    known = replace(e, r=replace(r, provider="anthropic", model=MODEL), prev=Previous(PREV, 0, 0))
+    assert (rule(known), cause(known)) == ("located", "system-changed")
 
 
 def test_stopped_at_head_before_located_before_unexplained():

@@ -175,6 +175,22 @@ def test_claude_code_pointed_at_another_providers_anthropic_endpoint_is_that_pro
     assert glm.cost_usd == (500 * Decimal("0.60") + 9_984 * Decimal("0.11") + 100 * Decimal("2.20")) / 1_000_000
 
 
+def test_claude_code_on_another_vendors_model_through_a_gateway_is_no_anthropic_call(tmp_path: Path) -> None:
+    """Claude Code pointed at OpenRouter's Anthropic-compatible endpoint with a model of a vendor
+    the audit does not model (a public session logged nvidia/nemotron-3-super-120b-a12b-20230311:free):
+    the usage reads as the Messages API writes it, but the provider is unknown, not Anthropic (main
+    read it with Anthropic's cache rules). A vendor part naming Anthropic stays Anthropic's."""
+    t = Transcript()
+    t.user("hello", "2025-10-03T00:00:00.000Z", root=True)
+    t.assistant("req_1", "2025-10-03T00:00:02.000Z", [cc_usage(25_430, 0, 0, 59)], model="nvidia/nemotron-3-super-120b-a12b:free")
+    t.user("more", "2025-10-03T00:00:10.000Z")
+    t.assistant("req_2", "2025-10-03T00:00:12.000Z", [cc_usage(3, 1_000, 0, 9)], model="anthropic/claude-sonnet-4.5")
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    requests, _ = load_trace([path])
+    assert [r.provider for r in requests] == ["unknown", "anthropic"]
+    assert (requests[0].usage.uncached, requests[0].usage.output) == (25_430, 59)
+
+
 def _with_iterations(top: dict, *compactions: dict) -> dict:
     """A response's usage under Anthropic's server-side compaction: ``iterations`` lists the
     compaction samplings and the message's own, the top level is the message's alone."""

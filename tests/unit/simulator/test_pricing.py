@@ -307,6 +307,17 @@ def test_an_unlisted_snapshot_resolves_to_its_model_and_nothing_else_does():
 
 
 
+def test_deepseek_v4_snapshot_ids_resolve_to_their_models():
+    # DeepSeek's pricing page names the mid-2026 snapshots V4-Flash-0731 and V4-Pro-0813, and a
+    # gateway passes those ids on (Crush's recorded calls through Charm's gateway, 2026-08): their
+    # 53 requests were unpriced. The month-day suffix is part of other providers' ids
+    # (kimi-k2-0905-preview), so the two are listed as aliases, not stripped by a rule.
+    table = load_prices()
+    assert table.resolve("deepseek-v4-flash-0731") == "deepseek-v4-flash"
+    assert table.resolve("deepseek-v4-pro-0813") == "deepseek-v4-pro"
+    assert get_price("deepseek-v4-flash-0731", as_of="2026-08-19").rates == get_price("deepseek-v4-flash", as_of="2026-08-19").rates
+
+
 def test_a_gateways_dotted_version_of_a_hyphenated_id_resolves_to_it():
     # OpenRouter (and Cline's gateway) name Anthropic's models with a dot: a real Cline task through
     # Cline's gateway left 5 requests of anthropic/claude-sonnet-4.5 unpriced.

@@ -26,7 +26,7 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.simulator.providers import ANTHROPIC, provider_of_model
+from prefixbench.simulator.providers import ANTHROPIC, UNKNOWN, provider_of_model
 from prefixbench.simulator.providers.anthropic import compaction_iterations, read_diagnostic
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
@@ -55,11 +55,24 @@ def _provider_usage(model: str, usage: dict, where: str) -> tuple[Provider, Usag
     """Who served a transcript's call and how its usage reads: Anthropic, unless the model the
     response named is another provider's that speaks Anthropic's Messages API (Claude Code pointed
     at DeepSeek's, Kimi's, GLM's, MiniMax's or Qwen's Anthropic-compatible endpoint with
-    ``ANTHROPIC_BASE_URL``, or at Bedrock): its cache rules, usage reading and prices apply."""
+    ``ANTHROPIC_BASE_URL``, or at Bedrock): its cache rules, usage reading and prices apply. A
+    gateway's id of another vendor's model the audit does not model (OpenRouter's
+    ``nvidia/nemotron-...``) is no Anthropic call: its provider is unknown, its usage read as the
+    Messages API writes it."""
     rules = provider_of_model(model)
+    if rules is None and _other_vendor(model):
+        return UNKNOWN.name, ANTHROPIC.read_usage(usage, where)
     if rules is None or not rules.speaks_messages:
         rules = ANTHROPIC
     return rules.name, rules.read_usage(usage, where)
+
+
+def _other_vendor(model: str) -> bool:
+    """Whether ``model`` is a gateway's ``vendor/model`` id whose vendor (a plain name, not a
+    Bedrock ARN's) is not Anthropic."""
+    vendor, slash, _ = model.lower().partition("/")
+    plain = bool(slash) and vendor != "anthropic" and vendor.replace("-", "").replace("_", "").isalnum()
+    return plain and not ANTHROPIC.names_model(model)
 
 
 class _Request(msgspec.Struct):
