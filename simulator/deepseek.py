@@ -16,8 +16,15 @@ Rules (DeepSeek's context-caching guide, https://api-docs.deepseek.com/guides/kv
 * **Hit.** The deepest unit inside the prefix the request shares with what is stored, at most
   ``prompt - 1`` tokens: the last token is always computed (the measured hits withhold the
   final block). So a re-sent identical prompt of ``n`` tokens reads its deepest interval
-  unit below ``n``, and an append-only extension reads everything up to the previous
-  request's reply.
+  unit below ``n``, and an append-only extension reads up to the previous request's reply.
+* **Whole units** (``whole_units``, on by default [M]). Every read DeepSeek's API reported in
+  the public traffic measured is a whole number of ``interval`` units, also where the guide's
+  wording puts the unit at an input's or an output's end: 26 of 26 reads of deepseek-v4-flash
+  through a gateway (an OpenCode database, 2026), 10 of 10 of pydantic-ai's recorded calls to
+  DeepSeek's own API (2025-2026), 87 of 87 of an OpenCode session (2026-05), and 59 of 59 of a
+  Cline task in the 64-token units of 2025. So a unit at a message end is read down to the
+  interval below it (a 935-token prompt extended reads 896). ``whole_units=false`` reads such
+  a unit to its token, as the guide's wording alone would.
 * **Billing.** No write fee (a miss costs the same as a write): ``written_tokens`` = prompt -
   cached, all of which is stored.
 * **Lifetime.** "Hours to days", best effort: no eviction by default; ``ttl_ms`` sets an idle
@@ -59,6 +66,7 @@ class DeepSeekCache(TokenizedModel):
         ttl_ms: int | None = None,
         common_prefix_units: bool = True,
         cache_output: bool = True,
+        whole_units: bool = True,
     ) -> None:
         """Args:
         interval: tokens between fixed checkpoints, 64 or 128.
@@ -66,6 +74,8 @@ class DeepSeekCache(TokenizedModel):
         common_prefix_units: store a unit where a request leaves a stored prefix (rule 2).
         cache_output: store the unit at the end of each reply as it is produced (off: the
             reply's unit appears only once a later prompt replays it, as the reference sees it).
+        whole_units: a read counts whole ``interval`` units, at a message end's unit too (the
+            measured reads); off, a message end's unit is read to its token.
 
         Raises:
             UserError: a bad option, naming it.
@@ -83,6 +93,9 @@ class DeepSeekCache(TokenizedModel):
         if not isinstance(cache_output, bool):
             raise UserError(f"deepseek: cache_output must be true or false, got {cache_output!r}")
         self.cache_output = cache_output
+        if not isinstance(whole_units, bool):
+            raise UserError(f"deepseek: whole_units must be true or false, got {whole_units!r}")
+        self.whole_units = whole_units
         self._trees: dict[Envelope, PrefixTree] = {}
 
     def observe(
@@ -99,7 +112,8 @@ class DeepSeekCache(TokenizedModel):
         cached = reach // self.interval * self.interval
         for node in reversed(found.path):
             if node.mark_seq and view.tokens_at(node.depth) <= reach:
-                cached = max(cached, view.tokens_at(node.depth))
+                end = view.tokens_at(node.depth)
+                cached = max(cached, end // self.interval * self.interval if self.whole_units else end)
                 break
         tree.mark(tree.insert(view.stream, tick, stale_tick=stale_tick))  # end of user input
         for unit, end in zip(rendered.units, view.unit_ends):

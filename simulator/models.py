@@ -7,7 +7,7 @@
   ``retention``, ``zdr``, ``ttl_ms``, ``lookback``, ``servers``, ``routing``, ``overflow_rpm``,
   ``cache_output``)
 * ``deepseek``: prefix units, fixed interval, no write fee (``interval``, ``ttl_ms``,
-  ``common_prefix_units``, ``cache_output``)
+  ``common_prefix_units``, ``cache_output``, ``whole_units``)
 * ``vllm``: 16-token hashed blocks, LRU free queue (``block_size``, ``capacity_blocks``,
   ``cache_output``)
 * ``radix``: SGLang token radix tree, LRU leaves (``capacity_tokens``, ``cache_output``)
@@ -86,6 +86,7 @@ _OPTIONS: dict[str, dict[str, Parser]] = {
         "ttl_ms": _text_int_or_none,
         "common_prefix_units": _text_bool,
         "cache_output": _text_bool,
+        "whole_units": _text_bool,
     },
     "vllm": {"block_size": _text_int, "capacity_blocks": _text_int, "cache_output": _text_bool},
     "radix": {"capacity_tokens": _text_int, "cache_output": _text_bool},

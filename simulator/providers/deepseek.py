@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from prefixbench.simulator.providers.base import ProviderRules, count
+from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count
 from prefixbench.simulator.providers.openai import read_usage as read_chat_usage
 from prefixbench.simulator.usage import Usage
 
@@ -24,6 +24,24 @@ INTERVALS = (64, 128)
 #: 2026-05-18 read 87 times, every one a multiple of 128.
 V4_LAUNCH_MS = 1_776_988_800_000
 LEGACY_INTERVAL = 64
+
+
+#: The ``deepseek`` model's options, with what each default rests on (``--help``, the reports'
+#: assumptions).
+OPTIONS = (
+    CacheOption(key="interval", default=DEFAULT_INTERVAL,
+                seen="64 (59 of 59 reads before V4, 2025) | 128 (123 of 123 reads of V4, 2026: an OpenCode session, a gateway's database, DeepSeek's own API)",
+                source="M", help="tokens between fixed checkpoints, the step reads count in"),
+    CacheOption(key="whole_units", default=True,
+                seen="every read of the public traffic measured is whole units, at a message end's unit too (182 of 182)",
+                source="M", help="a read counts whole interval units; false reads a message end's unit to its token"),
+    CacheOption(key="cache_output", default=True, seen="a unit at the end of each model output (2026 guide)", source="O",
+                help="store the unit at the end of each reply as it is produced"),
+    CacheOption(key="common_prefix_units", default=True, seen="the guide's A+B, A+C, A+D example", source="O",
+                help="store a unit where a request leaves a stored prefix"),
+    CacheOption(key="ttl_ms", default=None, seen="hours to days, best effort (not published)", source="O",
+                help="idle lifetime of an entry in ms"),
+)
 
 
 def read_anthropic_compatible_usage(usage: Mapping[str, object], where: str) -> Usage:
@@ -66,5 +84,6 @@ RULES = ProviderRules(
     body_model="deepseek",
     body_step_option="interval",
     chain_as="deepseek",
+    cache_options=OPTIONS,
     sources=("https://api-docs.deepseek.com/guides/kv_cache",),
 )

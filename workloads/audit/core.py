@@ -1053,7 +1053,11 @@ class Predictor:
                 # provider's steps.
                 match = scale.at if cached <= scale.at < cached + step else min(prompt, cached + step // 2)
                 read = rules.round_read(min(total, scale.tokens(match)), r.model, step)
-            else:  # read to the token, or in units at message ends (DeepSeek)
+            elif cached and step > 1 and getattr(provider.cache, "whole_units", False):
+                # DeepSeek reads whole units of its own tokens, at a message end's unit too: the
+                # unit the model read, counted in the provider's tokens, down to its step.
+                read = min(total, end) // step * step
+            else:  # read to the token
                 read = min(total, end)
             written = min(total - read, scale.tokens(cached + written) - end) if written else 0
             written_1h = min(written, scale.tokens(cached + written_1h) - end) if written_1h else 0

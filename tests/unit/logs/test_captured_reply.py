@@ -137,12 +137,12 @@ def test_deepseek_reads_to_the_unit_at_the_end_of_the_replayed_output(tmp_path: 
     # The stream's deltas join into the message the agent sends back: reasoning first, then the call.
     assert requests[0].reply == parse_request({"model": "m", "messages": [USER, SENT_BACK]}).messages[1:]
     # Prompt 1 is 4,977 bytes (1,245 tokens), the reply 1,689 more: the unit at the end of the
-    # output ends at byte 6,666, 1,666 whole tokens, and DeepSeek's units are read exactly (not
-    # in its 128-token interval); prompt 1 alone reads its own unit, 1,244 whole tokens.
+    # output ends at byte 6,666, 1,666 whole tokens, read in whole units of the step of a read
+    # of 2025-05 (64, before V4): 26 x 64 = 1,664 (every read DeepSeek reports is whole units).
     assert [size(r.body) for r in requests] == [4977, 7175]
     assert size(requests[0].reply[0]) == 1689
     rows = run_audit([path]).rows
-    assert [row.predicted_cache_read for row in rows] == [0, 1666]
+    assert [row.predicted_cache_read for row in rows] == [0, 1664]
     # The previous prompt, in the rules' steps: 64 tokens for a read of 2025-05, before V4.
     assert rows[1].expected_cache_read == 1216
 
@@ -150,7 +150,8 @@ def test_deepseek_reads_to_the_unit_at_the_end_of_the_replayed_output(tmp_path: 
 def test_deepseek_without_the_replayed_reasoning_reads_the_previous_prompt(tmp_path: Path) -> None:
     dropped = {key: value for key, value in SENT_BACK.items() if key != "reasoning_content"}
     rows = run_audit([deepseek_capture(tmp_path, dropped, 1152)]).rows
-    assert [row.predicted_cache_read for row in rows] == [0, 1244]
+    # Prompt 1's unit, 1,244 tokens, in whole 64-token units: 19 x 64 = 1,216.
+    assert [row.predicted_cache_read for row in rows] == [0, 1216]
 
 
 def test_the_reply_comes_from_the_stream_items_and_only_when_it_can_be_rebuilt() -> None:
@@ -216,5 +217,6 @@ def test_deepseek_anthropic_endpoint_reads_into_the_streamed_response_sent_back(
     assert (first, reply, second) == (4977, 1680, 7167)
     rows = run_audit([path]).rows
     # Counted as the provider counted the two prompts (1,245 and 1,700 reported for 1,244 and
-    # 1,791 model tokens): 1,245 + (1,664 - 1,244) x 455 / 547 = 1,594; it reported 1,600.
-    assert [row.predicted_cache_read for row in rows] == [0, 1594]
+    # 1,791 model tokens): 1,245 + (1,664 - 1,244) x 455 / 547 = 1,594, in whole 64-token units
+    # (a read of 2025-05, before V4): 1,536.
+    assert [row.predicted_cache_read for row in rows] == [0, 1536]
