@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from prefixbench.workloads.audit.core import load_trace
 from prefixbench.workloads.logs.formats import detect_format
@@ -699,9 +699,13 @@ def test_property_an_unmarked_copy_is_never_counted(source, fork, at, seeded, sp
     import tempfile
     from datetime import UTC, datetime, timedelta
 
+    at = min(at, len(source))
+    # A fork's own first call that reports the source's next call's usage to the token has the
+    # same running total as that call: the log's numbers cannot tell it from more of the copy
+    # (docs/formats.md says so), so the property leaves that coincidence out.
+    assume(not (seeded and at < len(source) and fork[0] == source[at]))
     folder = Path(tempfile.mkdtemp(prefix="codex-copy-"))
     mine = _thread_lines(SOURCE, source, 0, {})
-    at = min(at, len(source))
     copied = mine[: 2 + 2 * at]
     start = datetime(2026, 9, 21, 13, 0, tzinfo=UTC)
     stamp = lambda moment: moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")  # noqa: E731
