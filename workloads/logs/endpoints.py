@@ -8,7 +8,7 @@ agent tests). A record whose cached tokens exceed its prompt count can only be r
 the usage readers read it as prompt count + cached and mark it
 (:data:`~prefixbench.simulator.usage.PROMPT_EXCLUSIVE`). A record at or below fits either
 reading, so it is read as its endpoint's others say: where one record of the endpoint (host and
-path, where the log names it, else its file) can only be exclusive, every record of it that reports
+path, where the log names it, else its file and provider) can only be exclusive, every record of it that reports
 cached tokens is read exclusive too (in a file, those of providers whose wire counts are a
 subset: a file may mix shapes); where none can, the spec's inclusive reading stands and
 nothing is said.
@@ -31,8 +31,9 @@ from prefixbench.workloads.logs.trace import TraceRequest
 
 
 def _group(r: TraceRequest) -> str:
-    """What a request's convention is decided over: its endpoint (host and path), else its file."""
-    return r.endpoint or r.file
+    """What a request's convention is decided over, as the notes name it: its endpoint (host and
+    path), else its file and provider."""
+    return r.endpoint or f"{r.file} ({r.provider})"
 
 
 def settle(requests: list[TraceRequest]) -> list[TraceRequest]:

@@ -6,6 +6,7 @@ record stopped the audit (exit 2, "cached (128) and written (0) tokens exceed ..
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE_BY_PE
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs import endpoints
 from prefixbench.workloads.logs.formats.codex import _usage as codex_usage
+from prefixbench.workloads.logs.trace import TraceRequest
 from tests.unit.audit.fixtures import capture_line, write_jsonl
 
 GATEWAY = "https://llm.example.net/v1/chat/completions"
@@ -76,16 +78,23 @@ def test_one_record_above_its_count_decides_its_endpoint(tmp_path: Path) -> None
     ]
 
 
-def test_without_a_host_the_file_decides(tmp_path: Path) -> None:
-    # Logs that name no endpoint (a Codex rollout...) are decided per file.
-    a = write_jsonl(tmp_path / "a.jsonl", [_chat(40, 128, 5), _chat(300, 128, 7, turn=1)])
-    b = write_jsonl(tmp_path / "b.jsonl", [_chat(300, 128, 7)])
-    requests = [r for path in (a, b) for r in load_trace([path])[0]]
-    hostless = endpoints.settle([r.__class__(**{**{f: getattr(r, f) for f in r.__struct_fields__}, "endpoint": ""}) for r in requests])
-    assert [(Path(r.file).name, r.usage.uncached, r.usage.prompt_count) for r in hostless] == [
-        ("a.jsonl", 40, PROMPT_EXCLUSIVE), ("a.jsonl", 300, PROMPT_EXCLUSIVE_BY_PEERS), ("b.jsonl", 172, ""),
+def test_without_a_host_the_file_and_provider_decide() -> None:
+    # Logs that name no endpoint (a Codex rollout, a Cline task...) are decided per file and
+    # provider; an additive provider's records are never changed.
+    def req(file: str, provider: str, usage: Usage) -> TraceRequest:
+        return TraceRequest(file, 1, "main", "main", 0, None, None, provider, "m", usage=usage)
+
+    proof = Usage(cache_read=128, uncached=40, prompt_count=PROMPT_EXCLUSIVE)
+    fits = Usage(cache_read=128, uncached=172)
+    settled = endpoints.settle([
+        req("a", "zai", proof), req("a", "zai", fits), req("a", "openai", fits), req("b", "zai", fits),
+        req("a", "anthropic", proof), req("a", "anthropic", fits),  # may be Anthropic's own additive usage
+    ])
+    assert [(r.file, r.provider, r.usage.uncached, r.usage.prompt_count) for r in settled] == [
+        ("a", "zai", 40, PROMPT_EXCLUSIVE), ("a", "zai", 300, PROMPT_EXCLUSIVE_BY_PEERS),
+        ("a", "openai", 172, ""), ("b", "zai", 172, ""), ("a", "anthropic", 40, PROMPT_EXCLUSIVE), ("a", "anthropic", 172, ""),
     ]
-    assert [n.split(":")[0] for n in endpoints.notes(hostless)] == [str(a)]
+    assert [n.split(": the")[0] for n in endpoints.notes(settled)] == ["a (anthropic)", "a (zai)"]
 
 
 def test_audit_reads_it_and_refuses_the_impossible_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,3 +126,25 @@ def test_charm_hyper_is_a_gateway_whose_calls_keep_no_answer(tmp_path: Path) -> 
     assert {(Path(r.file).name, r.provider, bool(r.reply)) for r in requests} == {("hyper.jsonl", "zai", False), ("zai.jsonl", "zai", True)}
     notes = run_audit([tmp_path]).notes
     assert any(n.startswith("2 call(s) through hyper.charm.land (Charm's Hyper), a gateway") for n in notes), notes
+
+
+def test_cline_openai_compatible_handler_reads_above_tokens_in(tmp_path: Path) -> None:
+    # Cline's OpenAI-compatible handler writes prompt_tokens as tokensIn. A server that leaves the
+    # cached part out shows it where cacheReads exceed tokensIn (the earlier code cut the reads
+    # down to tokensIn: 2,944 read as 200). The task's other call of that provider is read so too.
+    def entry(ts: int, tokens_in: int, reads: int, out: int) -> dict:
+        info = {"request": "r", "tokensIn": tokens_in, "tokensOut": out, "cacheWrites": 0, "cacheReads": reads, "cost": 0.001}
+        return {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(info),
+                "modelInfo": {"providerId": "openai", "modelId": "glm-5.1", "mode": "act"}}
+
+    task = tmp_path / "tasks" / "t1"
+    task.mkdir(parents=True)
+    start = {"ts": 1_780_000_000_000, "type": "say", "say": "task", "text": "go"}
+    calls = [entry(1_780_000_001_000, 3000, 0, 10), entry(1_780_000_010_000, 200, 2944, 20), entry(1_780_000_020_000, 4000, 3200, 30)]
+    (task / "ui_messages.json").write_text(json.dumps([start, *calls]), encoding="utf-8")
+    requests, _ = load_trace([task / "ui_messages.json"])
+    assert [(r.provider, r.usage.cache_read, r.usage.uncached, r.usage.prompt_count) for r in requests] == [
+        ("zai", 0, 3000, ""), ("zai", 2944, 200, PROMPT_EXCLUSIVE), ("zai", 3200, 4000, PROMPT_EXCLUSIVE_BY_PEERS),
+    ]
+    notes = run_audit([task / "ui_messages.json"]).notes
+    assert any(n.startswith(f"{task / 'ui_messages.json'} (zai): the OpenAI-shaped prompt count") and "(1 of 2 responses" in n for n in notes), notes
