@@ -138,7 +138,8 @@ def speaks_messages_at(url: str) -> bool:
 #: traffic shows otherwise. Charm's Hyper (Crush's ``hyper`` provider; glm-5.1 and
 #: gpt-oss-120b in Crush's recorded agent tests of 2026-05 to 07) does not keep the answer
 #: after the prompt as Z.AI's own coding endpoint does: of its glm-5.1 follow-ups that could
-#: tell (10 recordings on Crush's main), 74 read the previous prompt alone, 18 into the answer.
+#: tell (10 recordings on Crush's main), 74 read the previous prompt alone, 18 into the answer
+#: (docs/providers.md, Gateways).
 GATEWAYS: dict[str, str] = {"hyper.charm.land": "Charm's Hyper"}
 
 
