@@ -14,6 +14,15 @@ from __future__ import annotations
 
 import msgspec
 
+#: How an OpenAI-shaped record's prompt count (``prompt_tokens`` / ``input_tokens``) was read
+#: against its cached part where the spec's inclusive reading was not kept
+#: (:attr:`Usage.prompt_count`). A record whose cached part is above its prompt count can only
+#: be exclusive; one at or below fits either reading.
+#: Exclusive because the record itself says so (cached tokens above the prompt count).
+PROMPT_EXCLUSIVE = "exclusive"
+#: Exclusive because other records of its endpoint (or file) say so, though it fits either.
+PROMPT_EXCLUSIVE_BY_PEERS = "exclusive-by-peers"
+
 
 class Usage(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cycle (16 bytes less each)
     """Usage of one call: read, written (5 m and 1 h), uncached input and output tokens."""
@@ -29,6 +38,9 @@ class Usage(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cycle (1
     #: The part of ``cache_read`` served from an explicit cache the request named (Gemini
     #: ``cachedContent``): priced at the explicit read rate.
     cache_read_explicit: int = 0
+    #: An OpenAI-shaped record read with its prompt count excluding the cached part: why (one of
+    #: the ``PROMPT_*`` values above); "" for the spec's reading and any other record.
+    prompt_count: str = ""
 
     @property
     def cache_write(self) -> int:

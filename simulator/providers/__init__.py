@@ -72,6 +72,8 @@ __all__ = [
     "RADIX",
     "UNKNOWN",
     "provider_at",
+    "GATEWAYS",
+    "gateway_at",
     "speaks_messages_at",
     "VLLM",
     "ProviderRules",
@@ -129,6 +131,22 @@ def speaks_messages_at(url: str) -> bool:
     """Whether ``url`` is a provider's Anthropic-compatible Messages API base (DeepSeek's
     ``https://api.deepseek.com/anthropic``, MiniMax's, Kimi's...): its path ends in ``/anthropic``."""
     return url.rstrip("/").endswith("/anthropic")
+
+
+#: Gateways whose host is known: they serve other makers' models on their own OpenAI-shaped
+#: endpoint, so a call is read with its model's provider's rules but not where the gateway's
+#: traffic shows otherwise. Charm's Hyper (Crush's ``hyper`` provider; glm-5.1 and
+#: gpt-oss-120b in Crush's recorded agent tests of 2026-05 to 07) does not keep the answer
+#: after the prompt as Z.AI's own coding endpoint does: of its glm-5.1 follow-ups that could
+#: tell (10 recordings on Crush's main), 74 read the previous prompt alone, 18 into the answer
+#: (docs/providers.md, Gateways).
+GATEWAYS: dict[str, str] = {"hyper.charm.land": "Charm's Hyper"}
+
+
+def gateway_at(url: str) -> str | None:
+    """The name of the known gateway ``url`` is on (its host is a key of :data:`GATEWAYS`), else None."""
+    host = url.split("://", 1)[-1].split("/", 1)[0].rpartition("@")[2].lower()
+    return GATEWAYS.get(host.partition(":")[0])
 
 
 def provider_at(url: str) -> ProviderRules | None:

@@ -17,7 +17,7 @@ from typing import Literal
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.usage import Usage
+from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, Usage
 
 #: ``additive``: the wire's input count excludes the read and written parts (Anthropic);
 #: ``subset``: the prompt count includes the cached part (OpenAI, DeepSeek).
@@ -48,6 +48,33 @@ def count(value: object, where: str, key: str) -> int:
     if value > MAX_COUNT:
         raise UserError(f"{where}: {key} is not a plausible count ({str(value)[:20]}... > {MAX_COUNT:,})")
     return value
+
+
+def subset_usage(
+    total: int, cached: int, written: int, output: int, *, excess: str, reported: bool = True, bills_writes: bool = True
+) -> Usage:
+    """An OpenAI-shaped record: ``total`` (``prompt_tokens`` / ``input_tokens``) includes the
+    ``cached`` and ``written`` parts by the spec. Where the cached part alone exceeds it, the
+    record can only mean a count without the cached part (a gateway that sends it so: Charm's
+    Hyper): it is read as ``total + cached`` and marked so
+    (:data:`~prefixbench.simulator.usage.PROMPT_EXCLUSIVE`), for the audit to read the
+    endpoint's other records alike. ``bills_writes``: written tokens are a write, else uncached
+    input (what they cost).
+
+    Raises:
+        UserError: ``excess`` (what exceeds what, with ``where``) when cached and written tokens
+            exceed the count and the cached part alone does not, or the written part does too:
+            neither reading fits, or the record does not tell which part the count leaves out.
+    """
+    if cached + written <= total:
+        how = ""
+        uncached = total - cached - (written if bills_writes else 0)
+    elif cached > total and written <= total:
+        how, uncached = PROMPT_EXCLUSIVE, total - (written if bills_writes else 0)
+    else:
+        raise UserError(excess)
+    return Usage(cache_read=cached, cache_write_5m=written if bills_writes else 0, uncached=uncached, output=output,
+                 cache_reported=reported, prompt_count=how)
 
 
 def mapping(value: object) -> Mapping[str, object]:

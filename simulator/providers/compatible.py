@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers.base import count, mapping
+from prefixbench.simulator.providers.base import count, mapping, subset_usage
 from prefixbench.simulator.usage import Usage
 
 
@@ -22,7 +21,9 @@ def read_usage(usage: Mapping[str, object], where: str, *, bills_writes: bool) -
     (else they are uncached input, which is what they cost).
 
     Raises:
-        UserError: a bad count, or cached and written tokens above the prompt.
+        UserError: a bad count, or cached and written tokens above the prompt count where the
+            cached ones alone are not (cached tokens above it read as a count without them:
+            see :func:`~.base.subset_usage`).
     """
     if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage or "input_tokens" in usage and "prompt_tokens" not in usage and "input_tokens_details" not in usage:
         read = count(usage.get("cache_read_input_tokens"), where, "usage.cache_read_input_tokens")
@@ -45,13 +46,10 @@ def read_usage(usage: Mapping[str, object], where: str, *, bills_writes: bool) -
     write_key = "cache_creation_input_tokens" if "cache_creation_input_tokens" in details else "cache_write_tokens"
     written = count(details.get(write_key), where, f"{details_key}.{write_key}")
     output = count(usage.get(output_key), where, f"usage.{output_key}")
-    if cached + written > total:
-        raise UserError(f"{where}: cached ({cached}) and written ({written}) tokens exceed {total_key} ({total})")
-    # No cached_tokens anywhere: the cache use is not reported, which is not a 0 read.
-    reported = cached_value is not None
-    if not bills_writes:
-        return Usage(cache_read=cached, uncached=total - cached, output=output, cache_reported=reported)
-    return Usage(cache_read=cached, cache_write_5m=written, uncached=total - cached - written, output=output, cache_reported=reported)
+    # No cached_tokens anywhere: the cache use is not reported, which is not a 0 read. Cached
+    # tokens above the count: a gateway's count without them (see subset_usage).
+    return subset_usage(total, cached, written, output, reported=cached_value is not None, bills_writes=bills_writes,
+                        excess=f"{where}: cached ({cached}) and written ({written}) tokens exceed {total_key} ({total})")
 
 
 def reader(*, bills_writes: bool):  # noqa: ANN201 - a UsageReader

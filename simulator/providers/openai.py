@@ -42,8 +42,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Literal
 
-from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, mapping
+from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, mapping, subset_usage
 from prefixbench.simulator.usage import Usage
 
 #: Shortest cacheable prefix (tokens), every model.
@@ -133,11 +132,13 @@ OPTIONS = (
 
 def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     """OpenAI usage, Responses (``input_tokens``) or Chat Completions (``prompt_tokens``): the
-    input count includes cached (and, GPT-5.6+, written) tokens. DeepSeek's chat completions
-    name the cached part ``prompt_cache_hit_tokens``; it is read the same way.
+    input count includes cached (and, GPT-5.6+, written) tokens; where the cached ones exceed
+    it, the count is read as one without them (:func:`~.base.subset_usage`). DeepSeek's chat
+    completions name the cached part ``prompt_cache_hit_tokens``; it is read the same way.
 
     Raises:
-        UserError: a bad count, or cached + written tokens above the input.
+        UserError: a bad count, or cached + written tokens above the input where the cached
+            ones alone are not (or the written ones are too).
     """
     if "input_tokens" in usage:  # Responses API
         total = count(usage.get("input_tokens"), where, "usage.input_tokens")
@@ -154,9 +155,9 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
         written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
         output = count(usage.get("completion_tokens"), where, "usage.completion_tokens")
         reported = "cached_tokens" in details or hit is not None
-    if cached + written > total:
-        raise UserError(f"{where}: cached ({cached}) and written ({written}) tokens exceed input tokens ({total})")
-    return Usage(cache_read=cached, cache_write_5m=written, uncached=total - cached - written, output=output, cache_reported=reported)
+    # Cached tokens above the count: a gateway's count without them (see subset_usage).
+    return subset_usage(total, cached, written, output, reported=reported,
+                        excess=f"{where}: cached ({cached}) and written ({written}) tokens exceed input tokens ({total})")
 
 
 #: What ``prompt_cache_diagnostics.type`` may say besides ``cache_miss`` (whose ``reason`` is the

@@ -73,6 +73,7 @@ from prefixbench.workloads.audit.precedence import (
     ttl_ms,
 )
 from prefixbench.workloads.audit.reading import FileMap, FileRead, answers_first, read_in_parallel, take_read
+from prefixbench.workloads.logs import endpoints
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
 from prefixbench.workloads.logs.formats.base import ImportContext, LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
@@ -467,7 +468,8 @@ def load_trace(
             continue
         requests.extend(done[index].requests)
         summaries.append(done[index].summary)
-    return requests, summaries
+    # An endpoint whose OpenAI-shaped prompt counts leave the cached part out has all its records read so.
+    return endpoints.settle(requests), summaries
 
 
 class _Done(msgspec.Struct, frozen=True):
@@ -1353,7 +1355,7 @@ def _summarize(
         _file_calibrations(rows, summaries, explicit.cost_by(caches, lambda c: c.file)),
         _totals(rows, caches),
         _notes(rows, heads, prices, _output_replays(requests), _body_replies(requests))
-        + retention_notes(requests) + step_notes(requests) + tuple(explicit.notes(caches, requests)),
+        + retention_notes(requests) + step_notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _model_summaries(rows, prices, explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")),
         _agreement(rows),
         split_losses(rows),

@@ -163,6 +163,10 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: (the audit's ``--openai-zdr`` sets ``in_memory`` on every OpenAI request that asks
     #: nothing); :attr:`asked_retention` falls back to the body's.
     retention: str | None = None
+    #: The endpoint that answered (host and path), where the log names it (an HTTP capture's
+    #: URL): the audit decides how an OpenAI-shaped prompt count holds the cached part per
+    #: endpoint, and per file where this is empty (:mod:`prefixbench.workloads.logs.endpoints`).
+    endpoint: str = ""
 
     @property
     def asked_retention(self) -> str | None:

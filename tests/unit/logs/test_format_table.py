@@ -64,6 +64,7 @@ def expected(name: str) -> list[TraceRequest]:
                 TraceRequest(
                     file, 1, "main", "main", 0, 1748554704000, 1748554705500, "anthropic", "claude-sonnet-4-20250514",
                     usage=Usage(cache_read=1200, uncached=4, output=9), source_format=name,
+                    endpoint="api.anthropic.com/v1/messages",
                 )
             ]
         case "codex":

@@ -79,7 +79,7 @@ def test_audit_totals_equal_the_responses_own_sums() -> None:
 @pytest.mark.parametrize("value", [
     [{"id": 1, "source": "agent", "action": "run", "llm_metrics": {"accumulated_cost": 0.1, "accumulated_token_usage": {"prompt_tokens": 9}}}],
     [output_line("i", [token_usage("r", -1, 0, 0, 0)])],
-    [output_line("i", [token_usage("r", 10, 0, 20, 0)])],
+    [output_line("i", [token_usage("r", 10, 0, 20, 11)])],  # written above the prompt too: no reading fits
     [{"id": 1, "source": "agent", "action": "run"}, {"unrelated": True}],
 ])
 def test_bad_runs_are_one_line_errors(tmp_path: Path, value: list) -> None:
@@ -174,7 +174,7 @@ def test_v1_preview_service_to_metrics_and_a_repeated_response_once(tmp_path: Pa
 @pytest.mark.parametrize("stats", [
     {"usage_to_metrics": {"agent": {"token_usages": []}}},
     {"usage_to_metrics": {"agent": {"token_usages": "none"}}},
-    {"usage_to_metrics": {"agent": {"token_usages": [token_usage("r", 10, 0, 20, 0)]}}},
+    {"usage_to_metrics": {"agent": {"token_usages": [token_usage("r", 10, 0, 20, 11)]}}},  # written above the prompt too
 ])
 def test_v1_bad_states_are_one_line_errors(tmp_path: Path, stats: dict) -> None:
     path = tmp_path / "base_state.json"

@@ -42,8 +42,10 @@ def test_openai_usage_is_a_subset_in_both_apis():
         usage = OPENAI.read_usage(wire, "here")
         assert (usage.cache_read, usage.uncached, usage.output, usage.prompt) == (4096, 904, 9, 5000)
         assert OPENAI.cacheable(usage) == 5000
+    # Cached above the count: a gateway's count without them (tests/unit/logs/test_prompt_counts.py).
+    assert OPENAI.read_usage({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 11}}, "here").prompt == 21
     with pytest.raises(UserError, match="exceed input tokens"):
-        OPENAI.read_usage({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 11}}, "here")
+        OPENAI.read_usage({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 8, "cache_write_tokens": 3}}, "here")
 
 
 def test_deepseek_usage_from_chat_and_from_the_anthropic_endpoint():

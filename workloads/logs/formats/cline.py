@@ -50,7 +50,7 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import PROVIDERS, UNKNOWN, agent_handler, provider_named_in, provider_of_model
-from prefixbench.simulator.providers.base import ProviderRules, count
+from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms
@@ -186,8 +186,9 @@ def _usage(reading: str, info: dict, where: str) -> Usage:
     writes = count(info.get("cacheWrites"), where, "cacheWrites")
     output = count(info.get("tokensOut"), where, "tokensOut")
     if reading == "subset":
-        read = min(reads, tokens_in)
-        return Usage(cache_read=read, uncached=tokens_in - read, output=output)
+        # tokensIn is prompt_tokens: reads above it mean a server that leaves them out of it
+        # (see subset_usage); cacheWrites is no write here.
+        return subset_usage(tokens_in, reads, 0, output, excess="")
     if reading == "miss-as-write":
         return Usage(cache_read=reads, uncached=writes + max(0, tokens_in - reads - writes), output=output)
     if reading == "total":

@@ -63,7 +63,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import provider_named_in
-from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
@@ -95,15 +95,16 @@ def _provider(session_meta: dict) -> Provider:
 
 def _usage(last: dict, where: str) -> Usage:
     """``last_token_usage``: ``input_tokens`` includes ``cached_input_tokens`` and, in later
-    versions (the Responses API's ``cache_write_tokens``, GPT-5.6 on), ``cache_write_input_tokens``."""
+    versions (the Responses API's ``cache_write_tokens``, GPT-5.6 on), ``cache_write_input_tokens``;
+    where the cached part is above ``input_tokens``, a count without it."""
     total_in = count(last.get("input_tokens"), where, "last_token_usage.input_tokens")
     cached = count(last.get("cached_input_tokens"), where, "last_token_usage.cached_input_tokens")
     written = count(last.get("cache_write_input_tokens"), where, "last_token_usage.cache_write_input_tokens")
-    if cached + written > total_in:
-        also = f" and cache_write_input_tokens ({written})" if written else ""
-        raise UserError(f"{where}: cached_input_tokens ({cached}){also} exceed input_tokens ({total_in})")
     output = count(last.get("output_tokens"), where, "last_token_usage.output_tokens")
-    return Usage(cache_read=cached, cache_write_5m=written, uncached=total_in - cached - written, output=output)
+    # Cached tokens above input_tokens: a gateway's count without them (see subset_usage).
+    also = f" and cache_write_input_tokens ({written})" if written else ""
+    return subset_usage(total_in, cached, written, output,
+                        excess=f"{where}: cached_input_tokens ({cached}){also} exceed input_tokens ({total_in})")
 
 
 def _ordinal(value: object, where: str, key: str) -> int | None:

@@ -33,7 +33,7 @@ from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.captured_reply import messages_reply, reply_messages
 from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
-from prefixbench.simulator.providers import GEMINI, OPENAI, provider_of_request, rules_for
+from prefixbench.simulator.providers import GEMINI, OPENAI, gateway_at, provider_of_request, rules_for
 from prefixbench.simulator.providers import openai as openai_rules
 from prefixbench.simulator.providers.anthropic import read_diagnostic
 from prefixbench.simulator.providers.gemini import NativeRoute, native_route
@@ -56,6 +56,15 @@ def _provider(url: str, body: dict) -> tuple[Provider, Wire]:
     rules = provider_of_request(url, str(body.get("model", "")))
     messages = rules.speaks_messages and "messages" in body and "/chat/completions" not in url
     return rules.name, "messages" if messages else "openai"  # type: ignore[return-value]
+
+
+def _endpoint(url: str) -> str:
+    """A captured call's endpoint: its URL's host (lower case) and path, without scheme, user or
+    query; "" when it names no host."""
+    if "://" not in url:
+        return ""
+    host, _, path = url.split("://", 1)[1].split("?", 1)[0].split("#", 1)[0].partition("/")
+    return f"{host.rpartition('@')[2].lower()}/{path}".rstrip("/")
 
 
 class _NoUsage(Exception):
@@ -109,9 +118,11 @@ def _bedrock_call(provider: Provider, call: BedrockCall, body: dict, response: d
     return _Call(answer.usage, parsed, classify_call(parsed), (("effort", effort),) if effort else (), None)
 
 
-def _openai_call(provider: Provider, body: dict, response: dict, where: str) -> _Call:
+def _openai_call(provider: Provider, body: dict, response: dict, where: str, keeps_output: bool = True) -> _Call:
     """An OpenAI Responses or chat-completions call (OpenAI's or a compatible endpoint: its
-    usage read by the serving provider's rules)."""
+    usage read by the serving provider's rules). ``keeps_output``: False on a known gateway
+    (:data:`~prefixbench.simulator.providers.GATEWAYS`), whose cache does not keep the answer
+    as the model maker's own endpoint may."""
     raw = _openai_response_usage(response)
     if raw is None:
         raise _NoUsage
@@ -131,7 +142,8 @@ def _openai_call(provider: Provider, body: dict, response: dict, where: str) -> 
             parsed = None
     # The response is read only where the provider's cache keeps it (the body model then holds
     # prompt + response: a next body that sends it back reads into it).
-    reply = reply_messages(body, shaped, response, _sse_texts(response)) if shaped is not None and parsed is not None and rules.caches_output else ()
+    keeps = keeps_output and rules.caches_output
+    reply = reply_messages(body, shaped, response, _sse_texts(response)) if shaped is not None and parsed is not None and keeps else ()
     return _Call(usage, parsed, "main", envelope, _openai_diagnostic(response), reply=reply)
 
 
@@ -332,7 +344,7 @@ class _Capture:
             elif wire == "messages":
                 call = _messages_call(provider, body, response, where)
             else:
-                call = _openai_call(provider, body, response, where)
+                call = _openai_call(provider, body, response, where, keeps_output=gateway_at(url) is None)
         except _NoUsage as exc:
             self.skipped.append((record.line, str(exc) or "no usage in the response"))
             return
@@ -402,6 +414,7 @@ class _Capture:
                 explicit_cache=call.cache,
                 read_step=rules_for(provider).url_step(url),
                 reply=reply,  # type: ignore[arg-type]
+                endpoint=_endpoint(url),
             )
         )
 
