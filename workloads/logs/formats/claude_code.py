@@ -71,7 +71,7 @@ def _other_vendor(model: str) -> bool:
     """Whether ``model`` is a gateway's ``vendor/model`` id whose vendor (a plain name, not a
     Bedrock ARN's) is not Anthropic."""
     vendor, slash, _ = model.lower().partition("/")
-    plain = bool(slash) and vendor != "anthropic" and vendor.replace("-", "").replace("_", "").isalnum()
+    plain = bool(slash) and vendor != ANTHROPIC.name and vendor.replace("-", "").replace("_", "").isalnum()
     return plain and not ANTHROPIC.names_model(model)
 
 
