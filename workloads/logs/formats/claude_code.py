@@ -311,7 +311,8 @@ class _Walk:
             sent_ms=sent if sent is not None else when,
             node=parent,
             parent_request=prev_req,
-            new_blocks=max(1, self.depth[uuid] - above),
+            # The prompt's entries since the previous request's (this response's own line is none).
+            new_blocks=max(1, self.depth[uuid] - 1 - above),
             version=version if isinstance(version, str) else None,
             events=events,
             diagnostic=read_diagnostic(message),
