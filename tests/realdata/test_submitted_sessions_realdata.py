@@ -80,8 +80,8 @@ def _check_claude_code(path: Path, calls: int, sums: tuple[int, int, int, int, i
 def test_claude_code_session_that_streamed_tool_calls_and_compacted(tmp_path: Path) -> None:
     path = _show("PREFIXBENCH_POSTHOG_DASHBOARD_REPO", tmp_path)
     result = _check_claude_code(path, 184, (687, 107_597, 13_959_878, 438_575, 292_684))
-    # 180 of 184 reads within 3% (179 before a request's new blocks stopped counting the
-    # response's own line). The call at line 73 read the whole previous prompt (59,307), 20 blocks
+    # 180 of 184 reads within 3% (172 when entries written before their parent started resumed
+    # chains, 179 while a request's new blocks still counted the response's own line). The call at line 73 read the whole previous prompt (59,307), 20 blocks
     # on: a response's 10 blocks, each with its tool's result, are within Anthropic's lookback.
     assert result.files[0].read_within >= 180
     (row,) = [r for r in result.rows if r.line == 73]
