@@ -12,7 +12,10 @@ or a hackathon submission asking for the AI session), read where they live at on
   ``PREFIXBENCH_SOULPASS_REPO``;
 * a pi session through a company gateway (provider ``kimchi-dev``, kimi-k2.5 over the OpenAI
   completions API, 56 calls in 3 minutes, 2026-04-27) committed by mistake as ``session.jsonl`` to
-  github.com/castai/kimchi-dev (removed in the next commit), from ``PREFIXBENCH_KIMCHI_DEV_REPO``.
+  github.com/castai/kimchi-dev (removed in the next commit), from ``PREFIXBENCH_KIMCHI_DEV_REPO``;
+* a pi session on deepseek-v4-flash-free through OpenCode Zen (pi's provider ``opencode``, 26
+  calls and 6 failed ones, 2026-07-17, idle gaps of 6 to 23 min), ``session.jsonl`` in
+  github.com/lamurian/paradocs, from ``PREFIXBENCH_PARADOCS_REPO``.
 
 Each env var names a git copy (default the workplace's mirror); a test skips without it. The
 sessions are never copied into this project. Every test checks the audit's totals against the
@@ -35,6 +38,7 @@ SESSIONS = {
     "PREFIXBENCH_FUNDWISE_REPO": ("Sarthib7/FundWise", "309701754d856309e269d20ec32402669f30c762", "claude-session.jsonl"),
     "PREFIXBENCH_SOULPASS_REPO": ("swarnasn29/soulpass", "12c056d3476363d4c491ccb52716328467ff5f66", "codex-session.jsonl"),
     "PREFIXBENCH_KIMCHI_DEV_REPO": ("castai/kimchi-dev", "910d4023c95068cec6a18be45ffee7fa41bb453c", "session.jsonl"),
+    "PREFIXBENCH_PARADOCS_REPO": ("lamurian/paradocs", "afd2793b20c878b2025cd000231492cf3fd6b485", "session.jsonl"),
 }
 
 
@@ -157,3 +161,22 @@ def test_pi_session_through_a_gateway_that_never_read(tmp_path: Path) -> None:
     assert {r.provider for r in result.rows} == {"unknown"}
     assert [c.cause for c in result.causes] == ["unexplained", "cold-start"]
     assert result.loss_split is not None and result.loss_split.recoverable_requests == 0
+
+
+def test_pi_session_through_opencode_zen_is_read_by_deepseek_rules(tmp_path: Path) -> None:
+    path = _show("PREFIXBENCH_PARADOCS_REPO", tmp_path)
+    messages = [r["message"] for r in _records(path) if r.get("type") == "message" and r["message"].get("role") == "assistant"]
+    assert {(m["provider"], m["model"]) for m in messages} == {("opencode", "deepseek-v4-flash-free")}
+    answered = [m["usage"] for m in messages if m["stopReason"] != "error"]
+    assert len(answered) == 26 and len(messages) == 32
+    result = run_audit([path])
+    t = result.totals
+    assert t.requests == 26 and result.files[0].skipped == 6
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (
+        sum(u["input"] for u in answered), sum(u["output"] for u in answered), sum(u["cacheRead"] for u in answered), 0,
+    ) == (170_937, 14_163, 2_579_584, 0)
+    # Every read was the previous call's prompt and output in 128-token units, after 23 min idle
+    # too: DeepSeek's cache behind the gateway. 26 of 26 within 3% (11 while pi's gateway ids
+    # named no provider).
+    assert {r.provider for r in result.rows} == {"deepseek"}
+    assert result.files[0].read_within == 26
