@@ -572,8 +572,9 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
     None when no chain start read anything.
 
     One account keeps its system + tools prefix warm across sessions (other sessions, other
-    machines, not all in the logs). Where two or more *cold points* (chain starts, and requests
-    more than the TTL after their lane's previous one) read the same smallest amount and no cold
+    machines, not all in the logs). Where two or more *cold points* (chain starts but a
+    compaction's inside the TTL, and requests more than the TTL after their lane's previous one)
+    read the same smallest amount and no cold
     point read 0, that amount is the head, and it is warm: the cache model reads it at every cold
     point instead of letting it expire (a session's first request included).
     """
@@ -607,7 +608,8 @@ def _cold_reads(requests: Sequence[TraceRequest]) -> dict[str, list[int]]:
         last[(r.file, r.lane)] = r
         if r.prefix is None or r.usage is None or not r.usage.cache_reported or r.explicit_cache is not None:
             continue
-        start = r.prefix.parent is None
+        # A compaction's new chain inside the TTL reads a head its own lane kept warm: no cold point.
+        start = r.prefix.parent is None and (previous is None or all(kind != "compaction" for kind, _ in r.events))
         expired = (
             previous is not None and r.sent_ms is not None and previous.sent_ms is not None
             and r.sent_ms - previous.sent_ms > ttl_ms(previous)

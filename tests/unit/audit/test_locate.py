@@ -134,7 +134,7 @@ def test_a_tool_list_change_lands_in_the_head(tmp_path: Path) -> None:
 def test_more_new_blocks_than_the_lookback(tmp_path: Path) -> None:
     log = _Log()
     _opening(log)
-    for n in range(11):  # 22 lines, 24 blocks with the response before them and the request's own line
+    for n in range(11):  # 22 lines, 23 blocks with the response before them (the request's own line is none)
         log.tool_result(f"step {n} " * 20)
         log.user(f"note {n}")
     log.assistant("r4", 12_003, 3_000)  # the lookback could not reach r3's entry: read r2's
@@ -143,7 +143,7 @@ def test_more_new_blocks_than_the_lookback(tmp_path: Path) -> None:
     assert "beyond the 20-block lookback" in row.detail  # the log rule decides the cause ...
     # ... and the location says where the read stopped, with the overflow as the likely change.
     assert row.location.startswith("the cached prefix ended inside message 4 (assistant, about token 12,003")
-    assert "a lookback overflow: 24 new blocks since the last breakpoint" in row.location
+    assert "a lookback overflow: 23 new blocks since the last breakpoint" in row.location
 
 
 _PI_HEADER = {"type": "session", "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x", "thinkingLevel": "off"}

@@ -3,6 +3,8 @@ tools prefix warm across sessions, so lane starts and reads after TTL expiries r
 
 from __future__ import annotations
 
+import msgspec
+
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit.core import audit_requests, head_sizes
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
@@ -56,3 +58,15 @@ def test_a_cold_point_that_read_nothing_means_no_warm_head():
     assert (heads.warm, heads[HEAD]) == ({}, 17_538)  # the largest lane-start read, as before
     result = audit_requests(requests, [FileSummary("a.jsonl", "claude-code", 3), FileSummary("b.jsonl", "claude-code", 3)])
     assert [row.predicted_cache_read for row in result.rows if row.line == 3 and row.file == "a.jsonl"] == [0]
+
+
+def test_a_compaction_inside_the_ttl_is_no_cold_point():
+    # A compaction's new chain starts 20 s after the lane's previous call: the head it reads is
+    # warm from the lane's own traffic, which says nothing of the account. Its read of 512 tokens
+    # short of the head (a Codex 0.122 rollout read 11,136 of an 11,648 head so) does not make
+    # the head 11,737.
+    requests = two_sessions()
+    compacted = call("a.jsonl", 3, 121 * MIN + 20_000, 11_737, 2_000, None)
+    requests.insert(3, msgspec.structs.replace(compacted, events=(("compaction", ""),)))
+    heads = head_sizes(requests)
+    assert (heads[HEAD], heads.warm) == (12_249, {HEAD: 3})

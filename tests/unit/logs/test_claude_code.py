@@ -244,3 +244,68 @@ def test_response_paused_after_a_server_side_compaction_is_the_compaction_alone(
     assert any("paused after a server-side compaction" in why for _, why in summaries[0].skipped)
     # The request after the pause sends the summary in place of the conversation: a new chain.
     assert requests[1].prefix.parent is None and requests[1].events[0][0] == "compaction"
+
+
+def test_an_entry_written_before_its_parent_stays_in_its_chain(tmp_path: Path) -> None:
+    # Claude Code 2.1.121 wrote a tool_result a line before the assistant line holding its
+    # tool_use (both stamped the same millisecond): the entry names a parent the file gives two
+    # lines later. The call after it extends the conversation; it is no resumed session.
+    t = Transcript(version="2.1.121")
+    t.user("go", "2026-05-04T13:00:00.000Z", root=True)
+    t.assistant("r1", "2026-05-04T13:00:02.000Z", [cc_usage(3, 30000, 0, 9)])
+    t.user("ok", "2026-05-04T13:00:03.000Z", tool=True)
+    t.assistant("r2", "2026-05-04T13:00:05.000Z", [cc_usage(3, 300, 30000, 9), cc_usage(3, 300, 30000, 40)])
+    t.user("edited", "2026-05-04T13:00:05.000Z", tool=True)
+    t.assistant("r3", "2026-05-04T13:00:08.000Z", [cc_usage(3, 200, 30300, 9)])
+    lines = list(t.lines)
+    result_line = lines.pop(5)  # r2's tool_result, written before r2's two lines
+    lines.insert(3, result_line)
+    path = write_jsonl(tmp_path / "s.jsonl", lines)
+    requests, _ = load_trace([path])
+    assert [r.request_id for r in requests] == ["r1", "r2", "r3"]
+    third = requests[2]
+    assert third.prefix.parent == requests[1].prefix.node
+    assert ("resume", "") not in third.events
+    row = run_audit([path]).rows[2]
+    assert row.predicted_cache_read == 30300 and row.cause is None
+
+
+def test_an_entry_whose_parent_never_comes_is_a_resumed_root(tmp_path: Path) -> None:
+    t = Transcript(version="2.1.121")
+    t.user("go", "2026-05-04T13:00:00.000Z", root=True)
+    t.assistant("r1", "2026-05-04T13:00:02.000Z", [cc_usage(3, 30000, 0, 9)])
+    t.lines[0]["parentUuid"] = "in-another-file"
+    t.user("ok", "2026-05-04T13:00:03.000Z", tool=True)
+    t.assistant("r2", "2026-05-04T13:00:05.000Z", [cc_usage(3, 300, 30000, 9)])
+    requests, _ = load_trace([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    assert [r.request_id for r in requests] == ["r1", "r2"]
+    assert ("resume", "") in requests[0].events
+    assert requests[1].prefix.parent == requests[0].prefix.node
+
+
+def test_twenty_new_blocks_are_within_the_lookback_and_twenty_one_are_not(tmp_path: Path) -> None:
+    # Claude Code 2.1.112 ran each of a response's tool calls as it streamed: the response's ten
+    # blocks, each followed by its result, are 20 new blocks in the next call's prompt. That call
+    # read the whole previous prompt (a public session, 59,307 of 59,307 tokens): 20 blocks are
+    # within Anthropic's lookback. The response's own line is no block of the prompt.
+    def session(more: bool) -> Path:
+        t = Transcript(version="2.1.112")
+        t.user("go", "2026-04-26T22:14:05.000Z", root=True)
+        t.assistant("r1", "2026-04-26T22:14:18.000Z", [cc_usage(3, 3000, 52000, 9)])
+        t.user("tools loaded", "2026-04-26T22:14:18.500Z", tool=True)
+        for n in range(10):
+            t.assistant("r2", f"2026-04-26T22:14:{20 + n:02d}.000Z", [cc_usage(3, 2000, 55000, 9)])
+            t.user("done", f"2026-04-26T22:14:{20 + n:02d}.500Z", tool=True)
+        if more:
+            t.user("and one more block", "2026-04-26T22:14:40.000Z")
+        t.assistant("r3", "2026-04-26T22:14:45.000Z", [cc_usage(1, 400, 57000, 9)])
+        return write_jsonl(tmp_path / f"s{int(more)}.jsonl", t.lines)
+
+    requests, _ = load_trace([session(False)])
+    assert requests[2].prefix.new_blocks == 20
+    row = run_audit([session(False)]).rows[2]
+    assert row.predicted_cache_read == 57000 and row.cause is None
+    requests, _ = load_trace([session(True)])
+    assert requests[2].prefix.new_blocks == 21
+    row = run_audit([session(True)]).rows[2]
+    assert row.predicted_cache_read < 57000, row

@@ -218,3 +218,36 @@ def test_later_pi_hour_writes_beyond_the_writes_are_refused(tmp_path: Path) -> N
     path = _later_pi_session(tmp_path / "bad.jsonl", [_later_usage(3, 80, 0, 1000, 1500, 0)])
     with pytest.raises(UserError, match=r"bad.jsonl:6: usage.cacheWrite1h \(1500\) exceeds usage.cacheWrite \(1000\)"):
         load_trace([path])
+
+
+@pytest.mark.parametrize(("pi_provider", "model", "served_by"), [
+    ("openai-codex", "gpt-5.1-codex", "openai"),  # pi's ids for a vendor's own endpoints
+    ("google", "gemini-3.1-pro", "gemini"),
+    ("amazon-bedrock", "global.anthropic.claude-opus-4-6-v1", "bedrock"),
+    ("kimi-coding", "kimi-for-coding", "moonshot"),
+    ("opencode", "deepseek-v4-flash-free", "deepseek"),  # gateways: the model's vendor
+    ("openrouter", "x-ai/grok-4-fast", "xai"),
+    ("fireworks", "accounts/fireworks/models/minimax-m3", "unknown"),  # a host serving it itself
+    ("groq", "openai/gpt-oss-120b", "unknown"),
+])
+def test_pi_provider_ids_name_who_served_the_call(tmp_path: Path, pi_provider: str, model: str, served_by: str) -> None:
+    t0 = 1765233665294
+    entry = _pi_msg("assistant", t0 + 10, _u(5000, 0, 0))
+    entry["message"].update({"provider": pi_provider, "model": model, "api": "openai-completions"})
+    requests, _ = load_trace([_pi(tmp_path / "pi.jsonl", [_pi_msg("user", t0), entry])])
+    assert [r.provider for r in requests] == [served_by]
+
+
+def test_pi_session_through_opencode_zen_reads_by_deepseek_rules(tmp_path: Path) -> None:
+    # A public pi session on deepseek-v4-flash-free through OpenCode Zen (lamurian/paradocs, 26
+    # calls): every read was the previous prompt in 128-token units, after 23 min idle too,
+    # DeepSeek's cache. Read as a server no rule names, 11 of 26 were within 3%; as DeepSeek's, 26.
+    t0 = 1784000000000
+    calls = [(9781, 0), (26755, 9856), (3001, 36864)]
+    entries = [_pi_msg("user", t0)]
+    for n, (uncached, read) in enumerate(calls):
+        entry = _pi_msg("assistant", t0 + 10 + n * 1_400_000, _u(uncached, read, 0))
+        entry["message"].update({"provider": "opencode", "model": "deepseek-v4-flash-free", "api": "openai-completions"})
+        entries += [entry, _pi_msg("toolResult", t0 + 1000 + n * 1_400_000)]
+    result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
+    assert [row.predicted_cache_read for row in result.rows] == [0, 9728, 36608]

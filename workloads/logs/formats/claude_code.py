@@ -18,6 +18,7 @@ for concurrent starts.
 
 from __future__ import annotations
 
+import heapq
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -37,6 +38,11 @@ from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix,
 NAME = "claude-code"
 _ENTRY_KINDS = ("user", "assistant", "system", "progress")
 _BOOKKEEPING_KINDS = ("file-history-snapshot", "queue-operation")
+#: Lines an entry naming a parent not yet seen waits for it. Claude Code 2.1 wrote a tool result
+#: a line or two before the assistant line holding its tool_use (the same millisecond on both); an
+#: entry still waiting this many lines on is a root whose parent lives in another file (a resumed
+#: session).
+_WAIT_LINES = 64
 
 
 def detect(value: dict) -> Evidence | None:
@@ -128,6 +134,50 @@ class _Walk:
         #: The chain node names made so far: a request's parent is the same string as the node of
         #: the request it extends, not a copy (the trace keeps both until the audit ends).
         self.node_names: dict[str, str] = {}
+        #: Entries written before their parent: parent uuid -> the entries waiting for it, and
+        #: the uuids of every waiting entry.
+        self.waiting: dict[str, list[Record]] = {}
+        self.held: set[str] = set()
+
+    def offer(self, record: Record) -> None:
+        """Place ``record`` (see :meth:`entry`), after its parent when the file gives the parent
+        later: an entry waits up to :data:`_WAIT_LINES` lines for a parent not yet seen."""
+        value = record.value
+        uuid = value.get("uuid") if isinstance(value, dict) else None
+        parent = value.get("parentUuid") if isinstance(value, dict) else None
+        if isinstance(uuid, str) and isinstance(parent, str) and parent not in self.lane_of:
+            self.waiting.setdefault(parent, []).append(record)
+            self.held.add(uuid)
+        else:
+            self._enter([record])
+        if self.waiting:
+            late = [parent for parent, held in self.waiting.items()
+                    if parent not in self.held and record.line - held[0].line > _WAIT_LINES]
+            self._enter([held for parent in late for held in self.waiting.pop(parent)])
+
+    def flush(self) -> None:
+        """Place the entries still waiting at the end of the file: those whose parent never came
+        are roots (first in file order), each followed by the entries waiting for it."""
+        while self.waiting:
+            roots = [parent for parent in self.waiting if parent not in self.held]
+            if not roots:  # (entries waiting for each other: the first in the file goes first)
+                roots = [min(self.waiting, key=lambda parent: self.waiting[parent][0].line)]
+            self._enter([held for parent in roots for held in self.waiting.pop(parent)])
+
+    def _enter(self, ready: list[Record]) -> None:
+        """Place ``ready`` and the entries each releases, the earliest line first."""
+        heap = [(record.line, record.part, n, record) for n, record in enumerate(ready)]
+        heapq.heapify(heap)
+        n = len(heap)
+        while heap:
+            record = heapq.heappop(heap)[-1]
+            value: dict = record.value  # type: ignore[assignment]
+            uuid = value.get("uuid")
+            self.held.discard(uuid)  # type: ignore[arg-type]
+            self.entry(record)
+            for child in self.waiting.pop(uuid, ()) if isinstance(uuid, str) else ():
+                n += 1
+                heapq.heappush(heap, (child.line, child.part, n, child))
 
     def node_name(self, entry: str) -> str:
         """The chain model's node of the entry a prompt ends with (one string a node)."""
@@ -261,7 +311,8 @@ class _Walk:
             sent_ms=sent if sent is not None else when,
             node=parent,
             parent_request=prev_req,
-            new_blocks=max(1, self.depth[uuid] - above),
+            # The prompt's entries since the previous request's (this response's own line is none).
+            new_blocks=max(1, self.depth[uuid] - 1 - above),
             version=version if isinstance(version, str) else None,
             events=events,
             diagnostic=read_diagnostic(message),
@@ -377,7 +428,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     seen_any = False
     for record in objects(path, records, " (a transcript entry)"):
         seen_any = True
-        walk.entry(record)
+        walk.offer(record)
+    walk.flush()
     if not seen_any:
         raise UserError(f"{walk.name}:1: empty file, no transcript entries")
     out: list[TraceRequest] = []

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.simulator.providers import hosted_provider
+from prefixbench.simulator.providers import hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms
@@ -40,10 +40,34 @@ def detect(value: dict) -> Evidence | None:
     return None
 
 
+#: pi's ids for a vendor's own endpoints (pi-mono's ``packages/ai`` model catalogue) that are not
+#: the vendor's name here.
+_VENDOR_IDS = {
+    "openai-codex": "openai",
+    "azure-openai-responses": "openai",
+    "google": "gemini",
+    "google-vertex": "gemini",
+    "google-gemini-cli": "gemini",
+    "amazon-bedrock": "bedrock",
+    "kimi-coding": "moonshot",
+    "minimax-cn": "minimax",
+}
+#: pi's gateways, which pass a call on to the vendor its model names (OpenCode Zen and Go,
+#: OpenRouter, Vercel's AI Gateway); a host serving open models itself (Fireworks, Groq,
+#: Cerebras...) is no gateway: its cache is its own, which no rule models.
+_GATEWAYS = frozenset({"opencode", "opencode-go", "openrouter", "vercel-ai-gateway"})
+
+
 def _provider(message: dict) -> Provider:
-    """Who served a call: the message's own ``provider`` when the audit models it."""
-    rules = hosted_provider(str(message.get("provider") or ""))
-    return "unknown" if rules is None else rules.name
+    """Who served a call: the vendor the message's own ``provider`` names when the audit models
+    it, or for a gateway the vendor whose model names its ``model`` (the part after a ``/``)."""
+    name = str(message.get("provider") or "")
+    rules = hosted_provider(_VENDOR_IDS.get(name, name))
+    if rules is None and name in _GATEWAYS:
+        rules = provider_of_model(str(message.get("model") or "").rsplit("/", 1)[-1])
+        if rules is None or not rules.reports_usage:
+            rules = provider_of_model(str(message.get("model") or "").split("/", 1)[0])
+    return "unknown" if rules is None or not rules.reports_usage else rules.name
 
 
 #: pi's APIs whose ``input`` is Gemini's ``promptTokenCount`` whole, ``cacheRead`` inside it
