@@ -21,6 +21,7 @@ reads are predicted.
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 import os
 import sqlite3
 from pathlib import Path
@@ -100,6 +101,9 @@ def test_openhands_v1_conversation_counts_its_token_usages_and_times_them_from_i
     total = state["stats"]["usage_to_metrics"]["agent"]["accumulated_token_usage"]
     assert (total["prompt_tokens"], total["cache_read_tokens"]) == (11_583, 7_552)
     assert {r.provider for r in result.rows} == {"openai"}
+    # Priced at gpt-4o-mini's row (0.15 input, 0.075 read, 0.60 output per 1M): 4,031 x 0.15 +
+    # 7,552 x 0.075 + 94 x 0.60 = 1,227.45 per 1M tokens (no price before: left out).
+    assert (t.unpriced_requests, t.cost_usd) == (0, Decimal("0.00122745"))
     # Each call's time comes from the event naming its response: all three timed, and all
     # three reads (0, 3,712, 3,840: 128-token steps of the previous prompt) predicted exactly.
     assert all(r.timestamp for r in result.rows)

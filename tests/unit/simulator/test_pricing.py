@@ -560,3 +560,10 @@ def test_a_price_beyond_any_model_is_one_line(tmp_path):
     path.write_text(HEADER + "\n" + make_row(storage="1e400") + "\n", encoding="utf-8")
     with pytest.raises(UserError, match=r":2: .*'1e400' is above 1,000,000 USD per 1M tokens"):
         load_prices(path)
+
+
+def test_gpt_4o_mini_is_priced():
+    # A public OpenHands 1.x conversation ran gpt-4o-mini (through LiteLLM, as openai/gpt-4o-mini);
+    # its three calls were unpriced. 1M uncached + 1M read + 1M output = 0.15 + 0.075 + 0.60.
+    row = get_price("openai/gpt-4o-mini")
+    assert (row.rates.input, row.rates.cache_read, row.rates.output) == (Decimal("0.15"), Decimal("0.075"), Decimal("0.60"))
