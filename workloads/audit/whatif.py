@@ -1017,6 +1017,9 @@ class _Inputs(msgspec.Struct, frozen=True):
     reported_usd: dict[tuple[int, ...], Decimal]
     #: ``requests`` and ``base`` grouped in units, for re-simulating a fix only where it reaches.
     ref: _Reference
+    #: :func:`_evaluate` of the plan of each TTL (``1h``, ``5m``) made so far: ttl-auto evaluates
+    #: both, the same as ttl-1h and ttl-5m do (``--what-if all`` asks all three), so once each.
+    ttl_evaluations: dict = msgspec.field(default_factory=dict)
 
 
 def what_if(
@@ -1087,7 +1090,8 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         if name in ("ttl-1h", "ttl-5m"):
             plan = _plan_ttl(requests, name.removeprefix("ttl-"))
         elif name == "ttl-auto":
-            return _ttl_auto(requests, summaries, heads, base, prices, gaps, inputs.clock, inputs.reported_usd, inputs.ref)
+            return _ttl_auto(requests, summaries, heads, base, prices, gaps, inputs.clock, inputs.reported_usd, inputs.ref,
+                             inputs.ttl_evaluations)
         elif name == "stagger-subagents":
             plan = _plan_stagger(requests, summaries, heads, base, inputs.clock)
         elif name == "static-system":
@@ -1125,9 +1129,13 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
             assumption = f"Anthropic cache_control markers at {spec.replace('+', ' + ')} on every request that had markers"
     except _CannotApply as reason:
         return WhatIf(fix, False, 0, 0, None, assumption, str(reason))
-    unlinked = _resimulate(inputs.ref, requests, summaries, link=False) if name == "keep-prefix-compaction" else base
-    changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction",
-                                  clock=inputs.clock, reported_usd=inputs.reported_usd, ref=inputs.ref)
+    if name in ("ttl-1h", "ttl-5m"):
+        changes, per_lane = _evaluate_ttl(name.removeprefix("ttl-"), requests, plan, base, summaries, heads, prices, inputs.clock,
+                                          inputs.reported_usd, inputs.ref, inputs.ttl_evaluations)
+    else:
+        unlinked = _resimulate(inputs.ref, requests, summaries, link=False) if name == "keep-prefix-compaction" else base
+        changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction",
+                                      clock=inputs.clock, reported_usd=inputs.reported_usd, ref=inputs.ref)
     notes = None
     detail = plan.detail
     if name in ("ttl-1h", "ttl-5m"):
@@ -1164,8 +1172,24 @@ def _summarize(fix, assumption, detail, changes, per_lane, notes=None) -> WhatIf
     )
 
 
+def _evaluate_ttl(ttl: str, requests, plan: _Plan, base, summaries, heads, prices, clock: Clock | None,
+                  reported_usd: dict[tuple[int, ...], Decimal] | None, ref: _Reference | None,
+                  memo: dict | None) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
+    """:func:`_evaluate` of the plan that writes every request with ``ttl`` (:func:`_plan_ttl`),
+    the log's own requests against ``base``; kept in ``memo`` (the same for ttl-1h, ttl-5m and
+    ttl-auto of one :func:`what_if`: read only once made)."""
+    found = None if memo is None else memo.get(ttl)
+    if found is None:
+        found = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
+                          ref=ref)
+        if memo is not None:
+            memo[ttl] = found
+    return found
+
+
 def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | None = None,
-              reported_usd: dict[tuple[int, ...], Decimal] | None = None, ref: _Reference | None = None) -> WhatIf:
+              reported_usd: dict[tuple[int, ...], Decimal] | None = None, ref: _Reference | None = None,
+              memo: dict | None = None) -> WhatIf:
     assumption = FIXES["ttl-auto"]
     try:
         plans = {ttl: _plan_ttl(requests, ttl) for ttl in ("5m", "1h")}
@@ -1173,8 +1197,7 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
         return WhatIf("ttl-auto", False, 0, 0, None, assumption, str(reason))
     saved: dict[str, dict[tuple[str, str], Decimal]] = {}
     for ttl, plan in plans.items():
-        _, per_lane = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
-                                ref=ref)
+        _, per_lane = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd, ref, memo)
         saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
     lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
