@@ -1017,9 +1017,10 @@ class _Inputs(msgspec.Struct, frozen=True):
     reported_usd: dict[tuple[int, ...], Decimal]
     #: ``requests`` and ``base`` grouped in units, for re-simulating a fix only where it reaches.
     ref: _Reference
-    #: :func:`_evaluate` of the plan of each TTL (``1h``, ``5m``) made so far: ttl-auto evaluates
-    #: both, the same as ttl-1h and ttl-5m do (``--what-if all`` asks all three), so once each.
-    ttl_evaluations: dict = msgspec.field(default_factory=dict)
+    #: :func:`_evaluate` of the plan of each TTL (``1h``, ``5m``) made so far, when ttl-auto is
+    #: asked beside ttl-1h or ttl-5m (``--what-if all``): it evaluates both plans, as they do, so
+    #: once each. None otherwise (nothing is evaluated twice; not kept).
+    ttl_evaluations: dict | None = None
 
 
 def what_if(
@@ -1046,7 +1047,9 @@ def what_if(
     gaps = lane_gaps(requests, summaries, clock)
     ref = _Reference(requests, heads, clock, sources, base)
     # The logged costs priced for these fixes live as long as this call (a forked worker fills its own copy).
-    inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock, {}, ref)
+    names = {fix.split("=", 1)[0] for fix in fixes}
+    shared_ttl = {} if "ttl-auto" in names and names & {"ttl-1h", "ttl-5m"} else None
+    inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock, {}, ref, shared_ttl)
     if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():
         return _in_workers(inputs, list(fixes), jobs)
     return [_one_fix(inputs, fix) for fix in fixes]
