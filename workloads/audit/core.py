@@ -50,7 +50,7 @@ from prefixbench.simulator.models import make_cache
 from prefixbench.simulator.pricing import (
     PriceRow,
     PriceTable,
-    cost_of,
+    cost_total,
     deepseek_period,
     load_prices,
     usd_sum,
@@ -1294,7 +1294,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
     cost = lost_usd = None
     row = shared.prices.row(r.model, r.sent_ms) if usage is not None else None
     if usage is not None and row is not None:
-        cost = cost_of(usage, row).total
+        cost = cost_total(usage, row)
         lost_usd = _lost_usd(usage, lost, row)
     return AuditRow(
         file=r.file,

@@ -59,7 +59,7 @@ from msgspec.structs import replace
 from prefixbench.kernel.engines.checkpoint import summary_envelope
 from prefixbench.kernel.session import Header
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.pricing import cost_of, usd_sum
+from prefixbench.simulator.pricing import cost_total, usd_sum
 from prefixbench.simulator.providers import ANTHROPIC, rules_for
 from prefixbench.simulator.wire import CacheBreakpoint, Request
 from prefixbench.workloads.audit.precedence import READ_TOLERANCE
@@ -844,7 +844,7 @@ def _predicted_usage(p: Pred) -> Usage:
 
 
 def _cost(usage: SimpleNamespace, row) -> Decimal:
-    return cost_of(usage, row).total
+    return cost_total(usage, row)
 
 
 def _evaluate(
