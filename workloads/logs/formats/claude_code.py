@@ -148,6 +148,11 @@ class _Walk:
         if isinstance(uuid, str) and isinstance(parent, str) and parent not in self.lane_of:
             self.waiting.setdefault(parent, []).append(record)
             self.held.add(uuid)
+        elif isinstance(uuid, str) and uuid not in self.waiting:
+            # Nothing waits for it (nearly every entry): placed as _enter places one entry that
+            # releases none, without its heap.
+            self.held.discard(uuid)
+            self.entry(record)
         else:
             self._enter([record])
         if self.waiting:
