@@ -376,9 +376,25 @@ def cost_of(usage: Usage, price: PriceRow) -> CostBreakdown:
     Raises:
         ValueError: token counts that cannot come from one request (cached + written > prompt, ...).
     """
+    return _priced(usage, price, False)  # type: ignore[return-value]
+
+
+def cost_total(usage: Usage, price: PriceRow) -> Decimal:
+    """``cost_of(usage, price).total``: the same Decimal, summed where the parts are made (one
+    exact context a request, no breakdown made; the audit prices every request, and what-if
+    every request a fix changes, this way)."""
+    return _priced(usage, price, True)  # type: ignore[return-value]
+
+
+#: ``CostBreakdown.zero().total``: what a refused request costs.
+_NOTHING = CostBreakdown.zero().total
+
+
+def _priced(usage: Usage, price: PriceRow, total: bool) -> CostBreakdown | Decimal:
+    """:func:`cost_of`, or (``total``) its breakdown's total."""
     if getattr(usage, "status", 200) != 200:
         # Providers do not bill a request they refused (HTTP 400 invalid_request_error).
-        return CostBreakdown.zero()
+        return _NOTHING if total else CostBreakdown.zero()
     prompt = usage.prompt_tokens
     cached = usage.cached_tokens
     written = usage.written_tokens
@@ -410,7 +426,10 @@ def cost_of(usage: Usage, price: PriceRow) -> CostBreakdown:
             long_rate = rates.cache_write if rates.cache_write_1h is None else rates.cache_write_1h
             cache_write = _usd(written - written_long, rates.cache_write) + _usd(written_long, long_rate)
         cache_write += _usd(created, price.rates_for(created).input)
-        return CostBreakdown(uncached_input, cache_read, cache_write, _usd(output, rates.output), storage)
+        output_usd = _usd(output, rates.output)
+        if total:  # CostBreakdown.total's sum, in the same order, in this same exact context
+            return uncached_input + cache_read + cache_write + output_usd + storage
+        return CostBreakdown(uncached_input, cache_read, cache_write, output_usd, storage)
 
 
 def storage_usd(token_ms: int, price: PriceRow) -> Decimal:

@@ -50,7 +50,7 @@ from prefixbench.simulator.models import make_cache
 from prefixbench.simulator.pricing import (
     PriceRow,
     PriceTable,
-    cost_of,
+    cost_total,
     deepseek_period,
     load_prices,
     usd_sum,
@@ -399,9 +399,29 @@ def _iso(ms: int | None) -> str | None:
         return None
     if ms < 1e11:  # a relative clock (Mooncake: ms since the first request)
         return f"+{ms}ms"
+    if type(ms) is int and ms < _EXACT_ISO_MS:
+        # The day's text made once a day, the time of day by integer arithmetic: the same text
+        # as below (see _EXACT_ISO_MS), in half the time (one a row).
+        day, rest = divmod(ms, 86_400_000)
+        date = _ISO_DAYS.get(day)
+        if date is None:
+            date = _ISO_DAYS[day] = datetime.fromtimestamp(day * 86_400, UTC).strftime("%Y-%m-%dT")
+        seconds, millis = divmod(rest, 1000)
+        minutes, second = divmod(seconds, 60)
+        hour, minute = divmod(minutes, 60)
+        return f"{date}{hour:02d}:{minute:02d}:{second:02d}.{millis:03d}Z"
     # isoformat cuts to milliseconds as %f[:-3] did (never rounding up), in a third less time
     # (one a row); years from 1973 (1e11 ms) on are four digits in both.
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
+
+
+#: Below 2**32 seconds (the year 2106) ``ms / 1000`` is within half a microsecond of the exact
+#: time (a double's step there is 2**-20 s), so the microseconds ``fromtimestamp`` rounds it to
+#: are the exact ones, and the milliseconds isoformat keeps are ``ms``'s: the arithmetic above
+#: says the same. Later times (a clock far off) go the way below.
+_EXACT_ISO_MS = 2**32 * 1000
+#: Each day's ``YYYY-MM-DDT``, by days since 1970.
+_ISO_DAYS: dict[int, str] = {}
 
 
 def load_trace(
@@ -1274,7 +1294,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
     cost = lost_usd = None
     row = shared.prices.row(r.model, r.sent_ms) if usage is not None else None
     if usage is not None and row is not None:
-        cost = cost_of(usage, row).total
+        cost = cost_total(usage, row)
         lost_usd = _lost_usd(usage, lost, row)
     return AuditRow(
         file=r.file,

@@ -59,7 +59,7 @@ from msgspec.structs import replace
 from prefixbench.kernel.engines.checkpoint import summary_envelope
 from prefixbench.kernel.session import Header
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.pricing import cost_of, usd_sum
+from prefixbench.simulator.pricing import cost_total, usd_sum
 from prefixbench.simulator.providers import ANTHROPIC, rules_for
 from prefixbench.simulator.wire import CacheBreakpoint, Request
 from prefixbench.workloads.audit.precedence import READ_TOLERANCE
@@ -844,7 +844,7 @@ def _predicted_usage(p: Pred) -> Usage:
 
 
 def _cost(usage: SimpleNamespace, row) -> Decimal:
-    return cost_of(usage, row).total
+    return cost_total(usage, row)
 
 
 def _evaluate(
@@ -1017,6 +1017,10 @@ class _Inputs(msgspec.Struct, frozen=True):
     reported_usd: dict[tuple[int, ...], Decimal]
     #: ``requests`` and ``base`` grouped in units, for re-simulating a fix only where it reaches.
     ref: _Reference
+    #: :func:`_evaluate` of the plan of each TTL (``1h``, ``5m``) made so far, when ttl-auto is
+    #: asked beside ttl-1h or ttl-5m (``--what-if all``): it evaluates both plans, as they do, so
+    #: once each. None otherwise (nothing is evaluated twice; not kept).
+    ttl_evaluations: dict | None = None
 
 
 def what_if(
@@ -1043,7 +1047,9 @@ def what_if(
     gaps = lane_gaps(requests, summaries, clock)
     ref = _Reference(requests, heads, clock, sources, base)
     # The logged costs priced for these fixes live as long as this call (a forked worker fills its own copy).
-    inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock, {}, ref)
+    names = {fix.split("=", 1)[0] for fix in fixes}
+    shared_ttl = {} if "ttl-auto" in names and names & {"ttl-1h", "ttl-5m"} else None
+    inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock, {}, ref, shared_ttl)
     if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():
         return _in_workers(inputs, list(fixes), jobs)
     return [_one_fix(inputs, fix) for fix in fixes]
@@ -1087,7 +1093,8 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         if name in ("ttl-1h", "ttl-5m"):
             plan = _plan_ttl(requests, name.removeprefix("ttl-"))
         elif name == "ttl-auto":
-            return _ttl_auto(requests, summaries, heads, base, prices, gaps, inputs.clock, inputs.reported_usd, inputs.ref)
+            return _ttl_auto(requests, summaries, heads, base, prices, gaps, inputs.clock, inputs.reported_usd, inputs.ref,
+                             inputs.ttl_evaluations)
         elif name == "stagger-subagents":
             plan = _plan_stagger(requests, summaries, heads, base, inputs.clock)
         elif name == "static-system":
@@ -1125,9 +1132,13 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
             assumption = f"Anthropic cache_control markers at {spec.replace('+', ' + ')} on every request that had markers"
     except _CannotApply as reason:
         return WhatIf(fix, False, 0, 0, None, assumption, str(reason))
-    unlinked = _resimulate(inputs.ref, requests, summaries, link=False) if name == "keep-prefix-compaction" else base
-    changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction",
-                                  clock=inputs.clock, reported_usd=inputs.reported_usd, ref=inputs.ref)
+    if name in ("ttl-1h", "ttl-5m"):
+        changes, per_lane = _evaluate_ttl(name.removeprefix("ttl-"), requests, plan, base, summaries, heads, prices, inputs.clock,
+                                          inputs.reported_usd, inputs.ref, inputs.ttl_evaluations)
+    else:
+        unlinked = _resimulate(inputs.ref, requests, summaries, link=False) if name == "keep-prefix-compaction" else base
+        changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction",
+                                      clock=inputs.clock, reported_usd=inputs.reported_usd, ref=inputs.ref)
     notes = None
     detail = plan.detail
     if name in ("ttl-1h", "ttl-5m"):
@@ -1164,8 +1175,24 @@ def _summarize(fix, assumption, detail, changes, per_lane, notes=None) -> WhatIf
     )
 
 
+def _evaluate_ttl(ttl: str, requests, plan: _Plan, base, summaries, heads, prices, clock: Clock | None,
+                  reported_usd: dict[tuple[int, ...], Decimal] | None, ref: _Reference | None,
+                  memo: dict | None) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
+    """:func:`_evaluate` of the plan that writes every request with ``ttl`` (:func:`_plan_ttl`),
+    the log's own requests against ``base``; kept in ``memo`` (the same for ttl-1h, ttl-5m and
+    ttl-auto of one :func:`what_if`: read only once made)."""
+    found = None if memo is None else memo.get(ttl)
+    if found is None:
+        found = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
+                          ref=ref)
+        if memo is not None:
+            memo[ttl] = found
+    return found
+
+
 def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | None = None,
-              reported_usd: dict[tuple[int, ...], Decimal] | None = None, ref: _Reference | None = None) -> WhatIf:
+              reported_usd: dict[tuple[int, ...], Decimal] | None = None, ref: _Reference | None = None,
+              memo: dict | None = None) -> WhatIf:
     assumption = FIXES["ttl-auto"]
     try:
         plans = {ttl: _plan_ttl(requests, ttl) for ttl in ("5m", "1h")}
@@ -1173,8 +1200,7 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
         return WhatIf("ttl-auto", False, 0, 0, None, assumption, str(reason))
     saved: dict[str, dict[tuple[str, str], Decimal]] = {}
     for ttl, plan in plans.items():
-        _, per_lane = _evaluate(f"ttl-{ttl}", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
-                                ref=ref)
+        _, per_lane = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd, ref, memo)
         saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
     lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}

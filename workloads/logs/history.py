@@ -94,24 +94,29 @@ def _walk_texts(content: object, found: list[str]) -> None:
 
 def make_message(role: str, content: object, marks: Iterable[str] = ()) -> LoggedMessage:
     """The small record of one message: role, estimated tokens, excerpt and marks found in its text."""
-    texts = texts_of(content)
-    size = sum(map(len, texts))
+    texts = [content] if type(content) is str else texts_of(content)
+    size = 0
     excerpt = ""
     for text in texts:
-        if len(excerpt) >= EXCERPT_CHARS:
-            break
-        excerpt = (excerpt + " " + " ".join(text[: EXCERPT_CHARS * 2].split())).strip()
-    found = dict.fromkeys(marks)
+        size += len(text)
+        if len(excerpt) < EXCERPT_CHARS:
+            excerpt = (excerpt + " " + " ".join(text[: EXCERPT_CHARS * 2].split())).strip()
+    # The marks in the order found (the given ones first), each once.
+    found: list[str] = list(dict.fromkeys(marks)) if marks else []
+    reminder = date = False
     scanned = 0
     for text in texts:
         if scanned >= SCAN_CHARS:
             break
-        part = text[: SCAN_CHARS - scanned]
+        part = text[: SCAN_CHARS - scanned] if len(text) > SCAN_CHARS - scanned else text
         scanned += len(part)
-        if _REMINDER in part:
-            found.setdefault("system-reminder")
-        if "date" not in found and has_date(part):
-            found.setdefault("date")
+        if not reminder and _REMINDER in part:
+            reminder = True
+            if "system-reminder" not in found:
+                found.append("system-reminder")
+        if not date and "date" not in found and has_date(part):
+            date = True
+            found.append("date")
     if len(excerpt) > EXCERPT_CHARS:
         excerpt = _cut_at_word(excerpt, EXCERPT_CHARS)
     # One string a role, an excerpt and a set of marks for the whole audit, not one a message (kept

@@ -24,7 +24,7 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import breaks_off, may_nest_too_deep, too_deep
-from prefixbench.workloads.logs.reading import json_reason
+from prefixbench.workloads.logs.reading import MAX_DEPTH, json_reason
 
 _CHUNK = 1 << 20
 #: The read buffer of a file read whole (:func:`iter_records`' ``buffering``): most of what 1 MB
@@ -201,20 +201,23 @@ def _loads(text: str) -> tuple[object, bool]:
 def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None) -> Iterator[Record]:
     done = 0
     first = True
+    decode = _DECODE
     for line_no, raw in enumerate(handle, 1):
-        done += len(raw)
-        if progress is not None and line_no % 256 == 0:
-            progress(done)
+        if progress is not None:
+            done += len(raw)
+            if line_no % 256 == 0:
+                progress(done)
         # msgspec reads the UTF-8 bytes as they are (no str made first), refusing what the
         # decode below refuses (invalid UTF-8, a NUL byte anywhere: JSON has no place for one, so
         # a line it reads needs no search for it); a line it does not vouch for (blank, not JSON,
         # nested too deep) goes the way below, which reads it or words the error.
         try:
-            value = _DECODE(raw)
+            value = decode(raw)
         except (ValueError, RecursionError):
             pass
         else:
-            if not may_nest_too_deep(raw) or not too_deep(value):
+            # may_nest_too_deep, inlined (a call a line).
+            if raw.count(b"[") + raw.count(b"{") < MAX_DEPTH or not too_deep(value):
                 first = False
                 yield Record(line_no, value)
                 continue

@@ -219,6 +219,29 @@ def test_json_output_has_json_dumps_layout_and_values(tmp_path: Path) -> None:
     assert json.loads("\n".join(ours)) == json.loads("\n".join(plain))
 
 
+def test_json_requests_laid_out_in_pieces_read_as_one_at_a_time(tmp_path: Path) -> None:
+    """The requests are laid out a few dozen at a time (one msgspec call for them): the same text
+    as each laid out alone, across pieces, and where a piece holds a lone surrogate (json.dumps
+    writes that row)."""
+    from prefixbench.reports import audit as writer
+    from prefixbench.workloads.audit.core import run_audit
+
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    for n in range(writer.ROWS_A_CHUNK * 2 + 3):
+        model = "claude-\ud800" if n in (1, writer.ROWS_A_CHUNK + 1) else "claude-sonnet-4-5"
+        t.assistant(f"r{n}", f"2025-09-03T00:{n // 60:02d}:{n % 60:02d}.500Z", [cc_usage(3, 100, 1500 + 10 * n, 9)], model=model)
+        t.user(f"turn {n}", f"2025-09-03T00:{n // 60:02d}:{n % 60:02d}.900Z")
+    log = tmp_path / "s.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in t.lines))
+    result = run_audit([log])
+    assert len(result.rows) > writer.ROWS_A_CHUNK * 2
+    head, rest = writer.audit_json(result).split('\n "requests": [', 1)
+    rows = [writer._formatted(writer.request_record(row)).replace("\n", "\n  ") for row in result.rows]
+    assert rest.startswith("\n  " + ",\n  ".join(rows) + "\n ]")
+    assert "claude-\ud800" in rest
+
+
 @pytest.mark.parametrize(
     ("junit", "message"),
     [

@@ -82,3 +82,45 @@ def test_texts_of_reads_every_shape_in_the_order_of_the_one_walk(content: object
     """The list-of-blocks shape is read in one loop (a speed-up): the same strings in the same
     order as the single walk it stands in for."""
     assert texts_of(content) == _every_string(content)
+
+
+def _message_as_it_was(role: str, content: object, marks: tuple[str, ...]) -> tuple[str, int, str, tuple[str, ...]]:
+    """make_message as it was written before its one-pass loop (a speed-up): the excerpt built in
+    one loop, the marks in a dict in the order found, every text up to the scan limit searched."""
+    from prefixbench.workloads.logs.history import EXCERPT_CHARS, SCAN_CHARS, _cut_at_word
+
+    texts = texts_of(content)
+    size = sum(map(len, texts))
+    excerpt = ""
+    for text in texts:
+        if len(excerpt) >= EXCERPT_CHARS:
+            break
+        excerpt = (excerpt + " " + " ".join(text[: EXCERPT_CHARS * 2].split())).strip()
+    found = dict.fromkeys(marks)
+    scanned = 0
+    for text in texts:
+        if scanned >= SCAN_CHARS:
+            break
+        part = text[: SCAN_CHARS - scanned]
+        scanned += len(part)
+        if "<system-reminder>" in part:
+            found.setdefault("system-reminder")
+        if "date" not in found and has_date(part):
+            found.setdefault("date")
+    if len(excerpt) > EXCERPT_CHARS:
+        excerpt = _cut_at_word(excerpt, EXCERPT_CHARS)
+    return role, max(1, size // 4) if size else 0, excerpt, tuple(found)
+
+
+#: Texts that carry marks, long ones (past the scan limit) and blanks among others.
+MARKED = st.one_of(
+    TEXTS, st.sampled_from(["<system-reminder>x</system-reminder>", "   ", "", "word " * 30, "a" * 20_001, "2025-09-03 " * 3]),
+)
+BLOCKS = st.lists(st.dictionaries(st.sampled_from(["type", "text", "content", "id"]), MARKED, max_size=3) | MARKED, max_size=4)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(MARKED, BLOCKS), st.lists(st.sampled_from(["file-read", "date", "system-reminder"]), max_size=3).map(tuple))
+def test_make_message_says_what_it_said_before(content: object, marks: tuple[str, ...]) -> None:
+    message = make_message("user", content, marks)
+    assert (message.role, message.tokens, message.excerpt, message.marks) == _message_as_it_was("user", content, marks)

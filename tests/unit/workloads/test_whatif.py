@@ -109,6 +109,23 @@ def test_ttl_auto_picks_1h_where_it_pays():
     assert auto.saved_usd == one_h.saved_usd > 0 and "1 h on 1 of 1" in auto.detail
 
 
+def test_ttl_fixes_evaluate_each_ttl_plan_once_and_say_what_they_say_alone(monkeypatch):
+    """ttl-auto evaluates the 5 m and the 1 h plan, as ttl-5m and ttl-1h do: asked together
+    (``--what-if all``) each plan is evaluated once (five evaluations before: 1h, 5m, and ttl-auto's
+    5m, 1h and its final plan), and every fix says what it says when asked alone."""
+    import prefixbench.workloads.audit.whatif as whatif
+
+    requests, sums = idle_lane(20 * 60_000)
+    fixes = ["ttl-1h", "ttl-5m", "ttl-auto"]
+    alone = [what_if(requests, sums, [fix])[0] for fix in fixes]
+    calls: list[object] = []
+    real = whatif._evaluate
+    monkeypatch.setattr(whatif, "_evaluate", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    together = what_if(requests, sums, fixes)
+    assert together == alone
+    assert calls == ["ttl-1h", "ttl-5m", "ttl-auto"]
+
+
 def test_body_fixes_cannot_apply_to_a_log_without_bodies():
     requests, sums = idle_lane(60_000)
     results = what_if(requests, sums, ["static-system", "breakpoints=system+last", "keep-prefix-compaction"])

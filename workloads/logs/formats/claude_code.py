@@ -30,7 +30,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.simulator.providers import ANTHROPIC, UNKNOWN, provider_of_model
 from prefixbench.simulator.providers.anthropic import compaction_iterations, read_diagnostic
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, parse_time_ms
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, Provider, TraceRequest
@@ -148,6 +148,11 @@ class _Walk:
         if isinstance(uuid, str) and isinstance(parent, str) and parent not in self.lane_of:
             self.waiting.setdefault(parent, []).append(record)
             self.held.add(uuid)
+        elif isinstance(uuid, str) and uuid not in self.waiting:
+            # Nothing waits for it (nearly every entry): placed as _enter places one entry that
+            # releases none, without its heap.
+            self.held.discard(uuid)
+            self.entry(record)
         else:
             self._enter([record])
         if self.waiting:
@@ -189,30 +194,35 @@ class _Walk:
     def entry(self, record: Record) -> None:
         """Place one entry in its chain; an assistant line adds to (or starts) its request."""
         value: dict = record.value  # type: ignore[assignment]
-        where = f"{self.name}:{record.line}"
         uuid = value.get("uuid")
         if not isinstance(uuid, str):
             return  # summary, file-history-snapshot, queue-operation...: not part of a chain
         parent = value.get("parentUuid")
         if parent is not None and not isinstance(parent, str):
-            raise UserError(f"{where}: parentUuid is not a string ({parent!r:.40})")
-        when = parse_time_ms(value.get("timestamp"), where)
+            raise UserError(f"{self.name}:{record.line}: parentUuid is not a string ({parent!r:.40})")
+        stamp = value.get("timestamp")
+        try:
+            when = parse_time_ms(stamp, "")
+        except UserError:  # said again with its file:line (made only here, not for every entry)
+            when = parse_time_ms(stamp, f"{self.name}:{record.line}")
         event = self._place(value, uuid, parent)
         self.time_of[uuid] = when
         self.parent_of[uuid] = parent
-        message = as_dict(value.get("message"))
-        self._remember(value, uuid, message)
-        if _is_user_turn(value, message):
+        message = value.get("message")
+        if not isinstance(message, dict):
+            message = {}
+        kind = value.get("type")
+        self._remember(value, kind, uuid, message)
+        if kind == "user" and _is_user_turn(value, message):
             event = event or "user_turn"
         if event is not None:
             self.boundary[uuid] = event
-        if value.get("type") == "assistant":
+        if kind == "assistant":
             self._assistant(record, value, message, uuid, parent, when)
 
-    def _remember(self, value: dict, uuid: str, message: dict) -> None:
+    def _remember(self, value: dict, kind: object, uuid: str, message: dict) -> None:
         """Keep the small record of a sent message, and note an entry showing a tool list change."""
-        kind = value.get("type")
-        if kind in ("user", "assistant") and "content" in message:
+        if (kind == "user" or kind == "assistant") and "content" in message:
             result = as_dict(value.get("toolUseResult"))
             marks = ("file-read",) if "file" in result or str(value.get("toolName") or "").lower() in READ_TOOLS else ()
             self.message_of[uuid] = make_message(str(message.get("role") or kind), message.get("content"), marks)
@@ -273,7 +283,11 @@ class _Walk:
             return
         if not isinstance(model, str):
             raise UserError(f"{self.name}:{record.line}: message.model is not a string ({model!r:.40})")
-        key = next((k for k in (value.get("requestId"), message.get("id")) if isinstance(k, str) and k), uuid)
+        key = value.get("requestId")
+        if not (isinstance(key, str) and key):
+            key = message.get("id")
+            if not (isinstance(key, str) and key):
+                key = uuid
         known = self.requests.get(key)
         if known is None:
             self.requests[key] = self._new_request(key, record, value, message, uuid, parent, when)
@@ -426,9 +440,12 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     """
     walk = _Walk(path)
     seen_any = False
-    for record in objects(path, records, " (a transcript entry)"):
+    offer = walk.offer
+    for record in records:  # each checked to be an object, as common.objects does (inlined: a step a line)
+        if not isinstance(record.value, dict):
+            raise UserError(f"{path}:{record.line}: expected a JSON object (a transcript entry)")
         seen_any = True
-        walk.offer(record)
+        offer(record)
     walk.flush()
     if not seen_any:
         raise UserError(f"{walk.name}:1: empty file, no transcript entries")
