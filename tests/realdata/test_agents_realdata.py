@@ -12,8 +12,13 @@ copied into this project; each test skips without it):
   github.com/w12z/Cap (glm-5.2 on Z.AI's coding plan, then gpt-5.6-sol through a reseller, 109
   calls), github.com/iesta/TUIPTV (deepseek-v4-flash-free on OpenCode Zen, 89 calls) and
   github.com/pai535Huang/matugen-theme-sync (gpt-5.6-sol on OpenAI, 16 calls), 2026-05 to 08,
-  OpenCode 1.14 to 1.18; ``OPENCODE_EXPORTS`` names each commit, path and env var (default the
-  workplace's mirror);
+  OpenCode 1.14 to 1.18; and codectx's sample export, github.com/securacore/codectx (OpenCode
+  1.2.20, claude-opus-4-6, 4 calls, 2026-03); ``OPENCODE_EXPORTS`` names each commit, path and
+  env var (default the workplace's mirror);
+* a Gemini CLI session moving between Plan Mode on gemini-3.1-pro-preview and gemini-3-flash-preview
+  (93 calls, 2026-06-14/15) committed as ``gemini_session.json`` to
+  github.com/bhanu7410/personal_finance (commit ``90ee8d2b7aa930c5f9f7984554ed6d60ebc3bc9e``), from
+  ``PREFIXBENCH_PERSONAL_FINANCE_REPO``;
 * three Cline task folders' ``ui_messages.json`` committed to their repositories (2025-10 to
   2026-01): github.com/CoreGems/Cline-Xray (Anthropic, 4 calls), github.com/Jeehunter/mcp-vscode-server
   (DeepSeek, 60 calls) and github.com/haram-333/fineye (x-ai/grok-code-fast-1 and Claude through
@@ -33,7 +38,7 @@ copied into this project; each test skips without it):
   ``b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f``), from ``PREFIXBENCH_YUDAIV3_REPO``.
 
 What is checked is the log's own bookkeeping, recounted here from the raw fields (one request per
-Kimi StatusUpdate with token_usage, OpenCode step-finish, Cline api_req_started with usage, pi
+Kimi StatusUpdate with token_usage, OpenCode step-finish, Gemini CLI model message with tokens, Cline api_req_started with usage, pi
 and GJC assistant message with usage, mini-swe-agent response with usage; the audit's reads, uncached input and output equal to the log's
 sums), and how well its reads are predicted.
 """
@@ -82,6 +87,12 @@ OPENCODE_EXPORTS = {
         "pai535Huang/matugen-theme-sync", "06cdc1bd7ecfeba41ac29ed76f36b2133cb50958", "docs/opencode-session.json",
         16, (79_828, 345_600, 0, 8_087), {"openai": (16, 12)},
     ),
+    # OpenCode 1.2.20, claude-opus-4-6 on Anthropic, 2026-03-14: a 4-call session kept as the
+    # sample of codectx's session export; every read predicted exactly.
+    "PREFIXBENCH_CODECTX_REPO": (
+        "securacore/codectx", "89d42b5573b51845f451047ff17a6e59d071afb2", "session-export.json",
+        4, (5, 40_956, 18_115, 1_206), {"anthropic": (4, 4)},
+    ),
 }
 #: Cline task folders' ui_messages.json committed at their repositories' root (no
 #: api_conversation_history.json beside them): env var: (repository, commit, calls, {provider:
@@ -122,10 +133,14 @@ GJC_SESSIONS = ("PREFIXBENCH_AGENT_COMPLEX_TASK_REPO", "pinion05/agent-complex-t
 #: A pi session whose calls went to Fireworks (pi's ``provider``), model
 #: ``accounts/fireworks/models/minimax-m3``, 2026-07-29.
 FIREWORKS_SESSION = ("PREFIXBENCH_METRO_FLOW_AI_REPO", "Sriramarjun2007/METRO-FLOW-AI", "425e2ff601122d5feef77a8c34f75e131b0e92f4", "session.jsonl")
+#: A Gemini CLI session (one JSON object, 2026-06-14/15, 93 calls) switching between Plan Mode on
+#: gemini-3.1-pro-preview and implementation on gemini-3-flash-preview, committed as
+#: ``gemini_session.json`` to github.com/bhanu7410/personal_finance.
+PLAN_MODE_SESSION = ("PREFIXBENCH_PERSONAL_FINANCE_REPO", "bhanu7410/personal_finance", "90ee8d2b7aa930c5f9f7984554ed6d60ebc3bc9e", "gemini_session.json")
 MINI_RUN = ("PREFIXBENCH_YUDAIV3_REPO", "pranay5255/YudaiV3", "b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f", "last_mini_run.traj.json")
 _URLS = (
     {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"}
-    | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION)}
+    | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION, PLAN_MODE_SESSION)}
     | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
     | {env: f"github.com/{spec[0]}" for env, spec in CLINE_TASKS.items()}
 )
@@ -336,3 +351,31 @@ def test_mini_swe_agent_run_on_grok_counts_what_the_log_sums_and_shows_xai_reads
     assert [reads[k + 1] - prompts[k] for k in range(16)] == [-5] * 15 + [151 - prompts[15]]
     assert sum(r.read_within for r in result.rows) == 15
     assert [r.index for r in result.rows if not r.read_within] == [0, 16]
+
+
+def test_gemini_cli_plan_mode_session_counts_what_the_log_sums_and_its_reads_are_predicted(tmp_path: Path) -> None:
+    env, repo, commit, where = PLAN_MODE_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    calls = [m for m in json.loads(path.read_text())["messages"] if m.get("type") == "gemini"]
+    tokens = [m["tokens"] for m in calls]
+    assert len(tokens) == 93
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["gemini-cli"]
+    t = result.totals
+    assert t.requests == len(tokens)
+    # Subset: input includes cached; thoughts are output.
+    assert t.cache_read == sum(k["cached"] for k in tokens) == 3_317_672
+    assert t.input == sum(k["input"] - k["cached"] + k["tool"] for k in tokens) == 1_787_379
+    assert t.output == sum(k["output"] + k["thoughts"] for k in tokens) == 61_008
+    assert {r.model for r in result.rows} == {"gemini-3-flash-preview", "gemini-3.1-pro-preview"}
+    # Every switch between the two models went with a switch of the approval mode (Plan Mode
+    # routes to Pro), and Gemini CLI's system prompt depends on it: none of the 12 switches read
+    # the model's own earlier prompt: 6 read 7,855-7,910 tokens (the start of the system prompt
+    # both modes share), 6 read 0 (Pro's first call among them). The calls after a logged exit from Plan Mode (an approved
+    # plan, a manual exit) start a new chain after that head: 56 of 93 within 3% (50 when each
+    # model read its own earlier prompt).
+    models = [r.model for r in result.rows]
+    switches = [r.reported_cache_read for r, before in zip(result.rows[1:], models) if r.model != before]
+    assert len(switches) == 12 and sorted(switches)[6:] == [7_855, 7_864, 7_887, 7_896, 7_903, 7_910] and sum(n == 0 for n in switches) == 6
+    assert sum(f.read_within for f in result.files) == 56
