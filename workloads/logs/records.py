@@ -143,6 +143,11 @@ def _compression(path: Path, handle) -> str | None:
 def _iter_handle(path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None) -> Iterator[Record]:
     """The records after the open: a JSON array or JSON lines, by the first character."""
     head = handle.read(4096)
+    if head.startswith(b"SQLite format 3\x00"):
+        # OpenCode 1.x's database is read before this (its format's detect_file): another one, such
+        # as the Go-era opencode's .opencode/opencode.db (sessions, messages, files: per-session
+        # totals, no per-call usage), is not a log the audit reads.
+        raise UserError(f"{path}:1: a SQLite database without OpenCode's session, message and part tables: not a log the audit reads")
     if b"\x00" in head:
         raise UserError(f"{path}:1: binary file, not a text log")
     bom = head.startswith(_BOM)
