@@ -12,7 +12,8 @@ copied into this project; each test skips without it):
   github.com/w12z/Cap (glm-5.2 on Z.AI's coding plan, then gpt-5.6-sol through a reseller, 109
   calls), github.com/iesta/TUIPTV (deepseek-v4-flash-free on OpenCode Zen, 89 calls) and
   github.com/pai535Huang/matugen-theme-sync (gpt-5.6-sol on OpenAI, 16 calls), 2026-05 to 08,
-  OpenCode 1.14 to 1.18; and three ``session-export.json``: github.com/securacore/codectx (OpenCode
+  OpenCode 1.14 to 1.18; github.com/zhist2028/astrbot_plugin_anime1_list's ``agent-session.json``
+  (glm-5 through Infini-AI, 32 calls, 2026-04, OpenCode 1.3.13); and three ``session-export.json``: github.com/securacore/codectx (OpenCode
   1.2.20, claude-opus-4-6, 4 calls, 2026-03), github.com/SucksToBeAnik/mtl-management-system
   (deepseek-v4-flash-free on OpenCode Zen, 155 calls, 2026-06) and github.com/klan1/k1.lib-bootstrap
   (minimax-m2.7:cloud through Ollama, 549 calls, 2026-05, after an ``Exporting session`` line);
@@ -106,6 +107,15 @@ OPENCODE_EXPORTS = {
     # OpenCode 1.15.5, minimax-m2.7:cloud through Ollama (providerID ollama) and one call of Zen's
     # big-pickle, 2026-05-19 to 23, the file starting with the "Exporting session: ..." line: no
     # call reported a read. Read with MiniMax's rules, 27 of the 549 were within 3%.
+    # OpenCode 1.3.13, glm-5 through Infini-AI (providerID infini), 2026-04-07, exported on
+    # Windows with a UTF-8 BOM, committed as agent-session.json. Read with Z.AI's rules (64-token
+    # steps; every read here is a multiple of 64), but this host's reads are bimodal: 16 of the
+    # 32 read 0-448 tokens, the other 16 at least 10,944 (routing across replicas without
+    # affinity, by the look of it; not modelled): 9 within 3%.
+    "PREFIXBENCH_ASTRBOT_ANIME1_REPO": (
+        "zhist2028/astrbot_plugin_anime1_list", "c56a44e9dc3b38e5d867d8be7d24785142fc2da3", "agent-session.json",
+        32, (664_417, 631_552, 0, 9_744), {"zai": (32, 9)},
+    ),
     "PREFIXBENCH_K1_LIB_BOOTSTRAP_REPO": (
         "klan1/k1.lib-bootstrap", "555fdb426fa81f5a5befd6b417cf3a594e9232e1", "session-export.json",
         549, (45_768_712, 0, 0, 188_876), {"unknown": (549, 549)},
@@ -207,7 +217,7 @@ def test_kimi_cli_session_counts_what_the_log_sums_and_its_reads_are_predicted(t
 
 def _steps(path: Path) -> list[dict]:
     """The tokens of every step an OpenCode export's assistant messages finished."""
-    text = path.read_text()
+    text = path.read_text(encoding="utf-8-sig")
     doc = json.loads(text.split("\n", 1)[1] if text.startswith("Exporting session: ") else text)
     return [part["tokens"] for message in doc["messages"] for part in message.get("parts", []) if part.get("type") == "step-finish"]
 
@@ -233,7 +243,11 @@ def test_opencode_export_counts_what_the_log_sums_and_its_reads_are_predicted(en
     assert any("own message totals" in n and "(the same" in n for n in summary.notes), summary.notes
     rows = {p: [r for r in result.rows if r.provider == p] for p in {r.provider for r in result.rows}}
     assert {p: (len(rs), sum(r.read_within for r in rs)) for p, rs in rows.items()} == providers
-    if "zai" in rows:
+    if env == "PREFIXBENCH_ASTRBOT_ANIME1_REPO":
+        reads = [r.reported_cache_read for r in rows["zai"]]
+        assert all(n % 64 == 0 for n in reads)
+        assert sum(n <= 448 for n in reads) == 16 and sum(n >= 10_944 for n in reads) == 16
+    if env == "PREFIXBENCH_CAP_REPO":
         # Every GLM read is a multiple of 64 tokens (Z.AI publishes no step; the rules' 64 is
         # measured here and on GJC's sessions): 39 of the 42 reads predicted exactly.
         assert {r.model for r in rows["zai"]} == {"glm-5.2"}
