@@ -143,11 +143,24 @@ def _compression(path: Path, handle) -> str | None:
 def _iter_handle(path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None) -> Iterator[Record]:
     """The records after the open: a JSON array or JSON lines, by the first character."""
     head = handle.read(4096)
+    if head.startswith(b"SQLite format 3\x00"):
+        # OpenCode 1.x's database is read before this (its format's detect_file): another one, such
+        # as the Go-era opencode's .opencode/opencode.db (sessions, messages, files: per-session
+        # totals, no per-call usage), is not a log the audit reads.
+        raise UserError(f"{path}:1: a SQLite database without OpenCode's session, message and part tables: not a log the audit reads")
     if b"\x00" in head:
         raise UserError(f"{path}:1: binary file, not a text log")
     bom = head.startswith(_BOM)
     handle.seek(len(_BOM) if bom else 0)
     start = len(_BOM) if bom else 0
+    if head.startswith(_EXPORT_BANNER, start) and b"\n" in head[start:]:
+        # `opencode export ID > file` with the banner OpenCode prints before the JSON captured too
+        # (`2>&1`, or a version that printed it to stdout): the document starts on line 2.
+        start = head.index(b"\n", start) + 1
+        handle.seek(start)
+        error = UserError(f"{path}:2: not a JSON document after opencode export's 'Exporting session' line")
+        yield from _iter_values(path, handle, progress, error, first_line=2)
+        return
     first = head[start:].lstrip()[:1]
     if first == b"[":
         yield from _iter_array(path, handle, progress)
@@ -158,6 +171,11 @@ def _iter_handle(path: Path, handle, progress: ProgressFn | None, torn: list[int
         # Not JSON lines: the first value spans lines (a pretty-printed object).
         handle.seek(start)
         yield from _iter_values(path, handle, progress, exc.error, exc.unfinished)
+
+
+#: The line ``opencode export`` prints before the session's JSON (to stderr in the versions
+#: seen; a file that captured both starts with it).
+_EXPORT_BANNER = b"Exporting session: "
 
 
 class _FirstLineError(Exception):
@@ -273,7 +291,7 @@ def _glued(text: str) -> list[object] | None:
 
 
 def _iter_values(
-    path: Path, handle, progress: ProgressFn | None, first_error: UserError, unfinished: bool = False
+    path: Path, handle, progress: ProgressFn | None, first_error: UserError, unfinished: bool = False, first_line: int = 1
 ) -> Iterator[Record]:
     """JSON values one after another, each free to span lines (one pretty-printed object, or
     several). A file whose first value does not decode is refused with ``first_error``, the
@@ -282,7 +300,7 @@ def _iter_values(
     the error where it does (a comment in a JSONC file, a trailing comma). Nothing is read past
     the first bad character."""
     text = ""
-    line_no = 1  # line of text[0]
+    line_no = first_line  # line of text[0]
     done = 0
     seen = False
     eof = False

@@ -427,3 +427,56 @@ def test_a_gemini_3_flash_read_a_little_short_of_its_checkpoint_is_no_miss(tmp_p
     requests, summaries = load_trace([path])
     exact = audit_requests(assume_read_steps(requests, {"gemini": 1}), summaries).rows
     assert [(r.expected_cache_read, r.lost_tokens) for r in exact[1:]] == [(15_903, 417), (16_689, 4_989)]
+
+
+def _plan_mode_session(tmp_path: Path, plan_result: str) -> Path:
+    """Plan Mode on gemini-3.1-pro, then flash once the plan's verdict comes back: the shared
+    head is the ~7.9K start of the system prompt both modes send (each flash read below is two
+    3,924-token checkpoints of it)."""
+    t = iter(f"2026-06-15T18:{m:02d}:00.000Z" for m in range(60))
+
+    def call(mid: str, model: str, prompt: int, cached: int, tools: list | None = None) -> dict:
+        out = {"id": mid, "timestamp": next(t), "type": "gemini", "content": "", "model": model,
+               "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10}}
+        return out | ({"toolCalls": tools} if tools else {})
+
+    def user(mid: str, text: str) -> dict:
+        return {"id": mid, "timestamp": next(t), "type": "user", "content": [{"text": text}]}
+
+    verdict = [{"id": "x1", "name": "exit_plan_mode", "status": "success", "args": {},
+                "result": [{"functionResponse": {"id": "x1", "name": "exit_plan_mode", "response": {"output": plan_result}}}]}]
+    lines = [
+        {"sessionId": "s1", "projectHash": "p", "startTime": "2026-06-15T18:00:00.000Z", "kind": "main"},
+        user("u1", "fix it"),
+        call("g1", "gemini-3-flash-preview", 12_000, 0),
+        user("u2", "more"),
+        call("g2", "gemini-3-flash-preview", 14_000, 11_772),
+        user("u3", "plan it"),
+        call("g3", "gemini-3.1-pro-preview", 15_000, 0),
+        call("g4", "gemini-3.1-pro-preview", 17_000, 14_950, verdict),
+        call("g5", "gemini-3-flash-preview", 18_000, 7_870),
+        user("u4", "User has manually exited Plan Mode. Switching to Default mode (edits will require confirmation)."),
+        call("g6", "gemini-3-flash-preview", 19_000, 7_880),
+    ]
+    return write(tmp_path / "plan.jsonl", "\n".join(map(json.dumps, lines)))
+
+
+def test_an_approved_plan_or_a_manual_exit_from_plan_mode_changes_the_system_prompt(tmp_path: Path) -> None:
+    # Gemini CLI's system prompt depends on the approval mode: after an approved plan (here with
+    # the switch to flash) or the user's manual exit, the next call starts a new chain after the
+    # head, which the audit sizes from those calls' reads (bhanu7410/personal_finance,
+    # gemini_session.json: 6 of the 12 reads after a model switch were 7,855-7,910, the rest 0).
+    requests, _ = _read(_plan_mode_session(tmp_path, "Plan approved. Switching to Auto-Edit mode (edits will be applied automatically)."))
+    by_id = {r.request_id: r for r in requests}
+    assert [by_id[k].prefix.parent is None for k in ("g1", "g2", "g3", "g4", "g5", "g6")] == [True, False, False, False, True, True]
+    assert "system_change" in dict(by_id["g5"].events) and "Plan approved" in dict(by_id["g5"].events)["system_change"]
+    assert "manually exited" in dict(by_id["g6"].events)["system_change"]
+    rows = run_audit([tmp_path / "plan.jsonl"]).rows
+    # g5 and g6 read as the head (two checkpoints), not flash's own 14,000-token prompt of before.
+    assert [r.predicted_cache_read for r in rows][-2:] == [7_848, 7_848]
+
+
+def test_a_rejected_plan_stays_in_plan_mode(tmp_path: Path) -> None:
+    requests, _ = _read(_plan_mode_session(tmp_path, "Plan rejected. User feedback: more detail."))
+    g5 = next(r for r in requests if r.request_id == "g5")
+    assert g5.prefix.parent is not None and "system_change" not in dict(g5.events)

@@ -267,3 +267,31 @@ def test_edited_values_end_cleanly(tmp_path: Path) -> None:
                 _read(path)
             except UserError as exc:
                 assert "\n" not in str(exc) and str(path) in str(exc)
+
+
+def test_an_export_captured_with_its_exporting_session_line_is_read(tmp_path: Path) -> None:
+    # `opencode export ID > file 2>&1` keeps the line OpenCode prints first (klan1/k1.lib-bootstrap
+    # commits such a session-export.json): the document starts on line 2.
+    text = EXPORT.read_text()
+    path = write(tmp_path / "session-export.json", "Exporting session: ses_6d2f0a1b3ffeABCDEF\n" + text)
+    plain = run_audit([EXPORT]).totals
+    got = run_audit([path])
+    assert [f.format for f in got.files] == ["opencode"]
+    assert (got.totals.requests, got.totals.input, got.totals.cache_read, got.totals.output) == (
+        plain.requests, plain.input, plain.cache_read, plain.output)
+    assert min(r.line for r in got.rows) >= 2
+    broken = write(tmp_path / "broken.json", "Exporting session: ses_x\n" + text[: len(text) // 2].rstrip().rstrip(",") + "]}")
+    with pytest.raises(UserError, match=r"broken\.json:\d+: "):
+        run_audit([broken])
+
+
+def test_a_model_ollama_runs_is_not_read_with_its_makers_rules(tmp_path: Path) -> None:
+    # Ollama (locally or in its cloud) runs open models on its own servers: in k1.lib-bootstrap's
+    # export none of 548 calls of minimax-m2.7:cloud through providerID "ollama" reported a read,
+    # which MiniMax's rules predicted on 522 of them.
+    doc = json.loads(EXPORT.read_text())
+    for message in doc["messages"]:
+        if message["info"].get("role") == "assistant":
+            message["info"].update(providerID="ollama", modelID="minimax-m2.7:cloud")
+    requests, _ = _read(write(tmp_path / "ollama.json", json.dumps(doc)))
+    assert requests and {r.provider for r in requests} == {"unknown"}

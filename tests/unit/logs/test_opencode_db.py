@@ -353,3 +353,22 @@ def test_kilo_code_database_is_read_as_opencode_in_a_walk(tmp_path: Path) -> Non
     t = run_audit([tmp_path / "share"]).totals
     # The same hand sums as test_database_totals_field_by_field.
     assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (6, 12512 + 30, 1190 + 142, 9000 + 4520, 11900 + 4630)
+
+
+def test_the_go_era_opencode_database_is_named_not_called_binary(tmp_path: Path) -> None:
+    # The Go-era opencode (2025) kept .opencode/opencode.db with sessions, messages and files:
+    # per-session totals, no per-call usage (0xdilo/midi-animation commits one). Its one line
+    # names it as a SQLite database the audit does not read, not as an unknown binary file.
+    path = tmp_path / "opencode.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT, message_count INTEGER,"
+        " prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, updated_at INTEGER, created_at INTEGER);"
+        "CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT, role TEXT, parts TEXT, model TEXT);"
+        "INSERT INTO sessions VALUES ('s1', NULL, 'New Session', 2, 40799, 10984, 1.5, 1750981652, 1750980927);"
+    )
+    db.commit()
+    db.close()
+    assert not is_opencode_db(path)
+    with pytest.raises(UserError, match=r"opencode\.db:1: a SQLite database without OpenCode's session, message and part tables"):
+        run_audit([path])

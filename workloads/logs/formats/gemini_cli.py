@@ -39,7 +39,9 @@ conversation contents only, no usage: they are recognised and read as no calls, 
 
 Caches are per model (Gemini's implicit caching keys on the model): every request names its
 model, the chain cache keys its entries by it, and a switch (``/model``, the router, a quota
-fallback) is a model change in the one lane of the session. Who served a call is asked of
+fallback) is a model change in the one lane of the session. The system prompt depends on the approval mode: a logged
+exit from Plan Mode (an approved plan, the user's manual exit) or entry (``enter_plan_mode``) is a
+``system_change`` event, and the next call starts a new chain after the head. Who served a call is asked of
 :func:`prefixbench.simulator.providers.provider_of_model` with the model's name.
 """
 
@@ -101,6 +103,35 @@ def _is_content_list(items: list) -> bool:
     return bool(items) and all(isinstance(c, dict) and c.get("role") in _CONTENT_ROLES for c in items[:3])
 
 
+#: What Gemini CLI records when the approval mode leaves or enters Plan Mode: the user's manual
+#: exit (a user message), an approved plan (``exit_plan_mode``'s result; a rejected plan stays in
+#: Plan Mode) and ``enter_plan_mode``'s result (``getPlanModeExitMessage`` and the two tools).
+_MODE_SWITCHES = ("User has manually exited Plan Mode.", "Plan approved.", "Switching to Plan mode")
+
+
+def _mode_change(value: dict) -> str | None:
+    """The Plan Mode exit or entry a message records (see :data:`_MODE_SWITCHES`), None if none.
+
+    Gemini CLI builds its system prompt for the approval mode (``getCoreSystemPrompt`` in its
+    ``promptProvider.ts``: Plan Mode's instructions and tool list), so the next call's prompt
+    departs from the previous call's inside the head.
+    """
+    texts: list[object] = []
+    content = value.get("content")
+    if value.get("type") == "user":
+        texts = [content] if isinstance(content, str) else [p.get("text") for p in content if isinstance(p, dict)] if isinstance(content, list) else []
+    calls = value.get("toolCalls")
+    for call in calls if isinstance(calls, list) else ():
+        if isinstance(call, dict) and call.get("name") in ("exit_plan_mode", "enter_plan_mode") and isinstance(call.get("result"), list):
+            for part in call["result"]:
+                response = as_dict(as_dict(as_dict(part).get("functionResponse")).get("response"))
+                texts.append(response.get("output"))
+    for text in texts:
+        if isinstance(text, str) and text.startswith(_MODE_SWITCHES):
+            return text.split("\n", 1)[0][:120]
+    return None
+
+
 def _provider(model: str) -> Provider:
     """Who served a call: the provider whose model names ``model`` takes, when the audit models it."""
     rules = provider_of_model(model)
@@ -145,6 +176,8 @@ class _Lane:
         self.blocks = 0
         self.input_ms: int | None = None
         self.model: str | None = None
+        #: A Plan Mode entry or exit logged since the lane's previous call (see :func:`_mode_change`).
+        self.mode_change: str | None = None
 
 
 class _Session:
@@ -248,12 +281,14 @@ class _Session:
             lane.events.append(("user_turn", ""))
             lane.blocks += 1
             lane.input_ms = when
+            lane.mode_change = _mode_change(value) or lane.mode_change
         elif kind == "error":
             self.skipped.append((line, "error shown by the CLI (a failed call or a CLI error): not a counted call"))
         elif kind == MODEL_TURN:
             self._model_message(line, value, when, lane, mid)
             calls = value.get("toolCalls")
             if isinstance(calls, list):
+                lane.mode_change = _mode_change(value) or lane.mode_change
                 lane.blocks += len(calls)
                 times = [parse_time_ms(c.get("timestamp"), f"{self.name}:{line}") for c in calls if isinstance(c, dict) and "timestamp" in c]
                 lane.input_ms = max((t for t in times if t is not None), default=when)
@@ -406,6 +441,12 @@ class _Session:
         if lane.model is not None and model != lane.model:
             lane.events.append(("model_change", f"{lane.model} -> {model}"))
         lane.model = model
+        if lane.mode_change is not None:
+            # Gemini CLI builds its system prompt for the approval mode: the prompt sent now
+            # shares only the start of the head with the calls before it.
+            lane.events.append(("system_change", f"approval mode changed ({lane.mode_change}): Gemini CLI's system prompt depends on it"))
+            lane.parent = None
+            lane.mode_change = None
         node = f"{self.agent}:{self.name}#{key}"
         self.out.append(
             TraceRequest(

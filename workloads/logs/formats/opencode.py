@@ -33,7 +33,9 @@ in place (``state.time.compacted``) are a compaction event of the first request 
 the prune. A child session (``parentID``, a subagent's task) is a subagent lane.
 
 Who served a call: ``providerID`` when it names a provider the audit models, else the provider
-whose model names ``modelID`` (its part after the last ``/``) takes.
+whose model names ``modelID`` (its part after the last ``/``) takes, but for a provider that
+runs open models itself (``ollama``, ``ollama-cloud``, ``lmstudio``: :data:`_SELF_HOSTED`), whose
+cache no rule models.
 """
 
 from __future__ import annotations
@@ -135,9 +137,19 @@ def session_file_of(path: Path, value: dict) -> Path | None:
     return None
 
 
+#: OpenCode providers that run open models on their own servers (Ollama, locally or in its
+#: cloud: ``minimax-m2.7:cloud``; LM Studio): the cache, and whether a read is reported at all, is
+#: theirs, not the model maker's, so their calls are not read with the maker's rules. Through
+#: ``ollama`` (k1.lib-bootstrap's export, OpenCode 1.15.5, 2026-05) none of 548 calls reported a read.
+_SELF_HOSTED = frozenset({"ollama", "ollama-cloud", "lmstudio"})
+
+
 def _provider(info: dict) -> Provider:
     """Who served a call, from the message's ``providerID`` and ``modelID``."""
-    rules = hosted_provider(str(info.get("providerID") or ""))
+    name = str(info.get("providerID") or "")
+    if name in _SELF_HOSTED:
+        return "unknown"
+    rules = hosted_provider(name)
     if rules is None:
         rules = provider_of_model(str(info.get("modelID") or "").rsplit("/", 1)[-1])
     return "unknown" if rules is None or not rules.reports_usage else rules.name
