@@ -309,3 +309,17 @@ def test_twenty_new_blocks_are_within_the_lookback_and_twenty_one_are_not(tmp_pa
     assert requests[2].prefix.new_blocks == 21
     row = run_audit([session(True)]).rows[2]
     assert row.predicted_cache_read < 57000, row
+
+
+def test_an_entry_whose_uuid_is_no_string_is_read_as_before_the_parent_wait(tmp_path: Path) -> None:
+    # The fuzzer's case (CI, after entries began to wait for their parent): a user line whose
+    # uuid is a list stopped the audit with a TypeError (a list is no set member). It is passed
+    # over as before; the assistant line after it is the one call.
+    user = {"parentUuid": None, "isSidechain": False, "sessionId": "s", "version": "1.0.98", "type": "user", "uuid": [],
+            "timestamp": "2025-09-03T00:00:00.000Z", "message": {"role": "user", "content": "hi"}}
+    reply = {"parentUuid": "u1", "isSidechain": False, "sessionId": "s", "version": "1.0.98", "type": "assistant", "uuid": "u2",
+             "requestId": "r1", "timestamp": "2025-09-03T00:00:01.000Z",
+             "message": {"model": "claude-sonnet-4-20250514", "role": "assistant", "content": [],
+                         "usage": {"input_tokens": 3, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 100, "output_tokens": 9}}}
+    t = run_audit([write_jsonl(tmp_path / "s.jsonl", [user, reply])], fmt="claude-code").totals
+    assert (t.requests, t.input, t.cache_write, t.cache_read, t.output) == (1, 3, 2000, 100, 9)

@@ -176,9 +176,10 @@ class _Walk:
         n = len(heap)
         while heap:
             record = heapq.heappop(heap)[-1]
-            value: dict = record.value  # type: ignore[assignment]
-            uuid = value.get("uuid")
-            self.held.discard(uuid)  # type: ignore[arg-type]
+            value = record.value
+            uuid = value.get("uuid") if isinstance(value, dict) else None
+            if isinstance(uuid, str):  # (anything else is entry()'s to refuse or pass over)
+                self.held.discard(uuid)
             self.entry(record)
             for child in self.waiting.pop(uuid, ()) if isinstance(uuid, str) else ():
                 n += 1
