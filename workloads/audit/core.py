@@ -59,7 +59,7 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.providers import chain_rules, rules_for
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
-from prefixbench.workloads.audit import explicit
+from prefixbench.workloads.audit import explicit, grid
 from prefixbench.workloads.audit.explicit import ExplicitCacheRow
 from prefixbench.workloads.audit.losses import LossSplit, Recommendation, loss_class, split_losses
 from prefixbench.workloads.audit.locate import Histories, Segment, locate
@@ -489,7 +489,7 @@ def load_trace(
         requests.extend(done[index].requests)
         summaries.append(done[index].summary)
     # An endpoint whose OpenAI-shaped prompt counts leave the cached part out has all its records read so.
-    return endpoints.settle(requests), summaries
+    return grid.settle(endpoints.settle(requests)), summaries
 
 
 class _Done(msgspec.Struct, frozen=True):
@@ -1028,6 +1028,7 @@ class Predictor:
             ttl=ttl,
             output=usage.output if prefix.replays_output else 0,
             step=r.read_step,
+            offset=r.read_offset,
         )
         uncached = usage.uncached if rules.is_additive else usage.prompt - verdict.read
         if rules.is_additive and verdict.read == 0 and verdict.write == 0:
@@ -1145,7 +1146,7 @@ def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
         # Capped at the whole prompt, not at what this request cached: a request whose markers
         # do not reach the previous entry pays it as uncached input, and that is a miss.
         return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
-    return rules.round_read(min(r.usage.prompt, rules.cacheable(prev.usage)), r.model, r.read_step)
+    return rules.round_read(min(r.usage.prompt, rules.cacheable(prev.usage)), r.model, r.read_step, r.read_offset)
 
 
 class _Shared(msgspec.Struct):
@@ -1377,7 +1378,7 @@ def _summarize(
         _file_calibrations(rows, summaries, explicit.cost_by(caches, lambda c: c.file)),
         _totals(rows, caches),
         _notes(rows, heads, prices, _output_replays(requests), _body_replies(requests))
-        + retention_notes(requests) + step_notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
+        + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _model_summaries(rows, prices, explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")),
         _agreement(rows),
         split_losses(rows),
@@ -1547,6 +1548,7 @@ def _output_replays(requests: list[TraceRequest]) -> int:
     """Chain calls whose next call was predicted to read their response too (see ``Prefix.replays_output``)."""
     return sum(
         r.body is None and r.prefix is not None and r.prefix.replays_output and chain_rules(r.provider).caches_output
+        and not r.read_offset  # on a grid learned from the log's reads no response is kept
         for r in requests
     )
 
@@ -1586,7 +1588,7 @@ def assume_read_steps(requests: list[TraceRequest], steps: Mapping[str, int]) ->
     over the step the rules, the request's date or its endpoint gave it."""
     if not steps:
         return requests
-    return [replace(r, read_step=steps[r.provider]) if r.provider in steps else r for r in requests]
+    return [replace(r, read_step=steps[r.provider], read_offset=0) if r.provider in steps else r for r in requests]
 
 
 def read_step_notes(requests: Sequence[TraceRequest], steps: Mapping[str, int]) -> tuple[str, ...]:
