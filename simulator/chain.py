@@ -39,7 +39,7 @@ from typing import Literal
 import msgspec
 
 from prefixbench.simulator.providers import rules_for
-from prefixbench.simulator.providers.base import ProviderRules, TtlFrom
+from prefixbench.simulator.providers.base import ProviderRules, TtlFrom, on_grid
 
 
 class _Entry(msgspec.Struct, gc=False):  # ints only: no cycle (an entry a request; 16 bytes less each)
@@ -131,6 +131,7 @@ class ChainCache:
         head_warm: bool = False,
         output: int = 0,
         step: int = 0,
+        offset: int = 0,
     ) -> ChainVerdict:
         """Price one call whose cacheable prompt is ``cacheable`` tokens, then store its entries.
 
@@ -140,7 +141,8 @@ class ChainCache:
         this prompt; kept in this call's entry when the rules' cache keeps output
         (``caches_output``), so that a call whose prompt holds this prompt + output reads them all,
         and a shorter one (the response not sent back whole) this prompt only.
-        ``step``: the read step the call's endpoint counts in, where it and not the model decides it."""
+        ``step``: the read step the call's endpoint counts in, where it and not the model decides it;
+        ``offset``: where that step's grid starts, where the audit learned one from the log."""
         self._parent[node] = parent
         if new_blocks != 1:
             self._blocks[node] = new_blocks
@@ -192,7 +194,13 @@ class ChainCache:
                     expired = True
         # rules.round_read(read, model, step), with the model's step looked up once
         read_step = step or model_step  # the endpoint's step, where it decides, wins
-        read = 0 if rules.min_applies_to == "read" and read < rules.min_tokens else read // read_step * read_step
+        if rules.min_applies_to == "read" and read < rules.min_tokens:
+            read = 0
+        elif offset:  # a grid learned from the log's reads: its points below the minimum read 0
+            read = on_grid(read, read_step, offset)
+            read = 0 if rules.min_applies_to == "read" and read < rules.min_tokens else read
+        else:
+            read = read // read_step * read_step
         ttl_ms = self._ttl(ttl)
         if hit_key is not None:
             hit = self._entries[hit_key]
@@ -200,7 +208,9 @@ class ChainCache:
                 hit.expiry = max(hit.expiry, tick + (hit.ttl_ms or ttl_ms))
             if head_tokens is not None and source == "node":
                 self._touch(head_key, tick)
-        kept = output if rules.caches_output and cap is None else 0
+        # A grid learned from the log's reads: those sessions never read into a response (see
+        # prefixbench.workloads.audit.grid), so none is kept.
+        kept = output if rules.caches_output and cap is None and not offset else 0
         self._store((family, node), cacheable + kept, ttl_ms, tick, ready, kept)
         if head_tokens is not None and head_tokens <= cacheable:
             self._store(head_key, head_tokens, ttl_ms, tick, ready)

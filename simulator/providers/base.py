@@ -311,14 +311,18 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         its :attr:`unread_tail`."""
         return usage.prompt - usage.uncached if self.is_additive else max(0, usage.prompt - self.unread_tail)
 
-    def round_read(self, tokens: int, model: str = "", step: int = 0) -> int:
+    def round_read(self, tokens: int, model: str = "", step: int = 0, offset: int = 0) -> int:
         """A read as the provider reports it: in :attr:`block_tokens` steps (``model``'s own, where
         :attr:`block_tokens_by_model` names it; ``step``, where the endpoint decided it: see
-        :meth:`url_step`), and 0 below a read minimum."""
+        :meth:`url_step`), on a grid starting at ``offset`` (:func:`on_grid`), and 0 below a read
+        minimum."""
         if self.min_applies_to == "read" and tokens < self.min_tokens:
             return 0
         step = self.read_step(model, step)
-        return tokens // step * step
+        if not offset:
+            return tokens // step * step
+        read = on_grid(tokens, step, offset)
+        return 0 if self.min_applies_to == "read" and read < self.min_tokens else read
 
     def step_text(self, quote: str = "") -> str:
         """The read step in words, as the provider table gives it: ``128 (64: sent before
@@ -372,3 +376,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         """Whether the endpoint ``url`` (any case) is this provider's."""
         lowered = url.lower()
         return any(marker in lowered for marker in self.url_markers)
+
+
+def on_grid(tokens: int, step: int, offset: int = 0) -> int:
+    """The last point of the grid ``offset + k x step`` at or below ``tokens`` (0 below its first)."""
+    if tokens < offset:
+        return 0
+    return offset + (tokens - offset) // step * step

@@ -87,9 +87,11 @@ OPENCODE_EXPORTS = {
         89, (216_234, 6_844_032, 0, 69_242), {"deepseek": (89, 80)},
     ),
     # OpenCode 1.18.13, gpt-5.6-sol on OpenAI, 2026-08-08 (removed from the tree the next day).
+    # Every read is 512 + k x 1,024 tokens: predicted on that grid (workloads/audit/grid.py), 13
+    # within 3% and 13 exactly (12 and 2 in 128-token steps with the response kept).
     "PREFIXBENCH_MATUGEN_THEME_SYNC_REPO": (
         "pai535Huang/matugen-theme-sync", "06cdc1bd7ecfeba41ac29ed76f36b2133cb50958", "docs/opencode-session.json",
-        16, (79_828, 345_600, 0, 8_087), {"openai": (16, 12)},
+        16, (79_828, 345_600, 0, 8_087), {"openai": (16, 13)},
     ),
     # OpenCode 1.2.20, claude-opus-4-6 on Anthropic, 2026-03-14: a 4-call session kept as the
     # sample of codectx's session export; every read predicted exactly.
@@ -114,7 +116,9 @@ OPENCODE_EXPORTS = {
     # affinity, by the look of it; not modelled): 9 within 3%.
     "PREFIXBENCH_ASTRBOT_ANIME1_REPO": (
         "zhist2028/astrbot_plugin_anime1_list", "c56a44e9dc3b38e5d867d8be7d24785142fc2da3", "agent-session.json",
-        32, (664_417, 631_552, 0, 9_744), {"zai": (32, 9)},
+        # 10 within 3%: the lane start's 384-token read is predicted since 4 reads inside the TTL
+        # fell back to exactly 384 (9 before they counted as warm-head cold points).
+        32, (664_417, 631_552, 0, 9_744), {"zai": (32, 10)},
     ),
     "PREFIXBENCH_K1_LIB_BOOTSTRAP_REPO": (
         "klan1/k1.lib-bootstrap", "555fdb426fa81f5a5befd6b417cf3a594e9232e1", "session-export.json",
@@ -153,9 +157,9 @@ PI_SESSION = ("PREFIXBENCH_XCSH_REPO", "f5-sales-demo/xcsh", "a3dc8b7e4636fa49f5
 _ARCHIVED, _BEFORE_A_REMOVAL = "80e23d89937559d6a63940d1f62c49bbc1bd785b", "3ae80f5aef55b2444c06eeb9086bc518df867a1b"
 GJC_SESSIONS = ("PREFIXBENCH_AGENT_COMPLEX_TASK_REPO", "pinion05/agent-complex-task", {
     "sessions/01-youtube-transcript-extraction/session.jsonl": (_ARCHIVED, 156, (782_661, 104_373, 40_535_104, 0), 153, 150),
-    "sessions/02-inline-agent-design/session.jsonl": (_BEFORE_A_REMOVAL, 57, (459_800, 37_123, 3_460_096, 0), 50, 49),
+    "sessions/02-inline-agent-design/session.jsonl": (_BEFORE_A_REMOVAL, 57, (459_800, 37_123, 3_460_096, 0), 51, 50),
     "sessions/03-raddit-dashboard-pr/session.jsonl": (_ARCHIVED, 253, (1_389_949, 193_601, 54_076_160, 0), 246, 242),
-    "sessions/04-awesome-agent-ide/session.jsonl": (_ARCHIVED, 60, (848_185, 88_095, 6_539_072, 0), 53, 51),
+    "sessions/04-awesome-agent-ide/session.jsonl": (_ARCHIVED, 60, (848_185, 88_095, 6_539_072, 0), 54, 52),
 })
 #: A pi session whose calls went to Fireworks (pi's ``provider``), model
 #: ``accounts/fireworks/models/minimax-m3``, 2026-07-29.

@@ -13,8 +13,12 @@ repository (never copied into this project; each test skips without it). OpenAI'
 
 Two of them idle more than an hour between calls, which is what OpenAI's cache lifetimes are
 measured by: gpt-5.4 on the in-memory default (2026-04) read only the shared head after 2h13m;
-gpt-5.6-sol, whose 30 min is documented as a minimum, read all but 896 tokens of the previous
-prompt after 1h05m.
+gpt-5.6-sol, whose 30 min is documented as a minimum, read all the previous prompt left cached
+after 1h05m.
+
+From Codex 0.122 on, every read lies on a grid coarser than OpenAI's 128-token steps (384 + k x
+512 on gpt-5.4 and gpt-5.5, 768 + k x 1,024 on gpt-5.6-sol), and none reads into the previous
+response: the audit learns the grid from the reads (workloads/audit/grid.py).
 """
 
 from __future__ import annotations
@@ -29,18 +33,20 @@ from prefixbench.workloads.audit.core import run_audit
 from tests.realdata.mirrors import file_at
 
 #: env var: (repository, commit, calls, (input with the cached part, cached, output) of Codex's
-#: last running total, reads within 3%), counted from the files.
+#: last running total, reads within 3%, reads predicted exactly), counted from the files. Main
+#: before the learned read grids (workloads/audit/grid.py) and the warm head's falls
+#: (core.head_sizes): 159, 79, 57, 17 within 3% and 1, 2, 1, 14 exact.
 SESSIONS = {
     "PREFIXBENCH_EDGERUNNER_REPO": (
-        "AkashJana18/edgerunner", "fe59a88f62f473797ac88b35260a00cabe8801f0", 173, (35_779_173, 34_132_736, 98_116), 159,
+        "AkashJana18/edgerunner", "fe59a88f62f473797ac88b35260a00cabe8801f0", 173, (35_779_173, 34_132_736, 98_116), 164, 148,
     ),
     "PREFIXBENCH_SOULPASS_REPO": (
-        "swarnasn29/soulpass", "12c056d3476363d4c491ccb52716328467ff5f66", 85, (12_710_499, 12_212_608, 47_484), 79,
+        "swarnasn29/soulpass", "12c056d3476363d4c491ccb52716328467ff5f66", 85, (12_710_499, 12_212_608, 47_484), 81, 80,
     ),
     "PREFIXBENCH_RAVE_ERA_REPO": (
-        "Krosss0001/rave-era-project", "c332b1a71ed38c443a9d3a4a7c2d531131c747fe", 69, (6_890_784, 6_368_128, 30_615), 57,
+        "Krosss0001/rave-era-project", "c332b1a71ed38c443a9d3a4a7c2d531131c747fe", 69, (6_890_784, 6_368_128, 30_615), 59, 46,
     ),
-    "PREFIXBENCH_RAZE_REPO": ("uzaxirr/raze", "413af633008c7234fb3055019605eb3ca348e00f", 18, (1_257_132, 1_160_576, 19_360), 17),
+    "PREFIXBENCH_RAZE_REPO": ("uzaxirr/raze", "413af633008c7234fb3055019605eb3ca348e00f", 18, (1_257_132, 1_160_576, 19_360), 17, 14),
 }
 HOUR_MS = 3_600_000
 
@@ -64,7 +70,7 @@ def _last_total(path: Path) -> dict:
 
 @pytest.mark.parametrize("env", sorted(SESSIONS))
 def test_codex_session_counts_codexs_running_total_and_its_reads_are_predicted(env: str, tmp_path: Path) -> None:
-    _, _, calls, (prompt, cached, output), within = SESSIONS[env]
+    _, _, calls, (prompt, cached, output), within, exact = SESSIONS[env]
     path = _session(env, tmp_path)
     total = _last_total(path)
     assert (total["input_tokens"], total["cached_input_tokens"], total["output_tokens"]) == (prompt, cached, output)
@@ -76,6 +82,31 @@ def test_codex_session_counts_codexs_running_total_and_its_reads_are_predicted(e
     assert (t.input + t.cache_read, t.cache_read, t.output, t.cache_write) == (prompt, cached, output, 0)
     assert {r.provider for r in result.rows} == {"openai"}
     assert result.files[0].read_within == within
+    assert sum(r.predicted_cache_read == r.reported_cache_read for r in result.rows) == exact
+
+
+#: The read grid each session's reads lie on (every reported read; Codex 0.114 on gpt-5.4: none).
+GRIDS = {
+    "PREFIXBENCH_EDGERUNNER_REPO": "gpt-5.6-sol (agent 0.144.1) predicted on a 1,024-token grid from 768",
+    "PREFIXBENCH_SOULPASS_REPO": "gpt-5.4 (agent 0.122.0) predicted on a 512-token grid from 384",
+    "PREFIXBENCH_RAVE_ERA_REPO": "gpt-5.5 (agent 0.125.0) predicted on a 512-token grid from 384",
+    "PREFIXBENCH_RAZE_REPO": None,
+}
+
+
+@pytest.mark.parametrize("env", sorted(SESSIONS))
+def test_codex_reads_on_a_coarser_grid_are_predicted_on_it(env: str, tmp_path: Path) -> None:
+    result = run_audit([_session(env, tmp_path)])
+    notes = [n for n in result.notes if "-token grid from" in n]
+    if GRIDS[env] is None:
+        # Codex 0.114 (2026-03, an API key): reads in 128-token steps, several past the previous
+        # prompt into its response, which the model keeps.
+        assert notes == []
+        return
+    (note,) = notes
+    assert GRIDS[env] in note
+    step, offset = (1_024, 768) if "1,024" in note else (512, 384)
+    assert all(r.reported_cache_read % step == offset for r in result.rows if r.reported_cache_read)
 
 
 def test_gpt_5_4_on_the_in_memory_default_read_only_the_head_after_two_hours(tmp_path: Path) -> None:
@@ -95,10 +126,54 @@ def test_gpt_5_6_kept_the_conversation_past_its_30_minutes(tmp_path: Path) -> No
     late = [r for r in result.rows if r.gap_ms is not None and r.gap_ms > HOUR_MS]
     assert [(r.model, r.gap_ms // 60_000) for r in late] == [("gpt-5.6-sol", 65), ("gpt-5.6-luna", 1119)]
     kept = late[0]
-    # 1h05m after the previous call it read 94,976 of the 95,872 tokens that call left cached: the
-    # 30 min the model gives GPT-5.6 (documented as a minimum) is why it predicts 0. The 896
-    # tokens it did not read are OpenAI's own shortfall, not an expiry (main said ttl-expired).
-    assert (kept.reported_cache_read, kept.predicted_cache_read, kept.expected_cache_read) == (94_976, 0, 95_872)
-    assert (kept.cause, kept.loss_class) == ("provider-best-effort", "unavoidable")
+    # 1h05m after the previous call it read all that call left cached, 94,976 tokens: its prompt
+    # (95,997) on the session's 1,024-token grid from 768. The 30 min the model gives GPT-5.6
+    # (documented as a minimum) is why it predicts only the warm 11,008-token head (read by the
+    # lane start and by 4 reads that fell back to it). No miss (main said 896 tokens short of
+    # 95,872 in 128-token steps, provider-best-effort, predicting 0; earlier ttl-expired).
+    assert (kept.reported_cache_read, kept.predicted_cache_read, kept.expected_cache_read) == (94_976, 11_008, 94_976)
+    assert (kept.cause, kept.loss_class) == (None, None)
     # After 18.6 h, on gpt-5.6-luna after gpt-5.6-sol, only the 11,008-token head was read.
     assert (late[1].reported_cache_read, late[1].cause) == (11_008, "model-changed")
+
+
+#: Nine shorter Codex rollouts committed as ``codex-session.jsonl`` (1 to 8 calls each,
+#: 2026-02 to 2026-07, Codex 0.101 to 0.142, gpt-5.3-codex to gpt-5.5), read from git copies in
+#: the folder ``PREFIXBENCH_CODEX_MIRRORS`` names (``owner+name/repo`` each, the workplace's
+#: mirror folder by default): repository: (commit, calls, within 3% alone, predicted exactly alone).
+SHORT = {
+    "SublyFi/privacy-x402": ("349a2af41ec3a7b7fa531b4d79a7b513103d442c", 3, 0, 0),
+    "samar-58/scout": ("9a5eb814a6eb37a3b5754dba100962bdb44f311a", 8, 7, 7),
+    "Sarthib7/FundWise": ("309701754d856309e269d20ec32402669f30c762", 4, 3, 0),
+    "ShoomanKhatri/SolHawk-Agent": ("67d52e2eaf7f02443a9345c5609931f46c4b8867", 4, 1, 0),
+    "diiviikk5/Xeus": ("c17a3601ceb183ce20fdb693bbcc67214d6db9e1", 1, 0, 0),
+    "kunalcode12/openclaw_agent": ("9f36715687ec4a796da94469d8475aee2c1e6204", 6, 4, 3),
+    "yashpunmiya/Solsmile": ("f1e66f0465a40e7a4bc8bfea97911d8a51542bf5", 5, 3, 3),
+    "therealjhay/Soul": ("cf7af20dbf05426f2c47fb558040bf399da0443a", 5, 3, 0),
+    "mesayanroy/Valdyum-Labs": ("cd9c97c0b1539adf4addf6cbc05efa1f568b42ee", 6, 3, 2),
+}
+
+
+def _short_sessions(tmp_path: Path) -> list[Path]:
+    mirrors = Path(os.environ.get("PREFIXBENCH_CODEX_MIRRORS", "/work/.mirror"))
+    paths = []
+    for repo, (commit, *_) in SHORT.items():
+        path = tmp_path / repo.replace("/", "+") / "codex-session.jsonl"
+        path.parent.mkdir()
+        data = file_at(mirrors / repo.replace("/", "+") / "repo", commit, "codex-session.jsonl", f"github.com/{repo}", "PREFIXBENCH_CODEX_MIRRORS")
+        path.write_bytes(data)
+        paths.append(path)
+    return paths
+
+
+def test_short_codex_sessions_alone_and_together(tmp_path: Path) -> None:
+    paths = _short_sessions(tmp_path)
+    for path, (repo, (_, calls, within, exact)) in zip(paths, SHORT.items()):
+        rows = run_audit([path]).rows
+        # Main before the learned grids: 0 6 3 1 0 4 3 3 2 within 3%, 0 0 0 0 0 3 0 0 0 exact.
+        assert (len(rows), sum(r.read_within for r in rows), sum(r.predicted_cache_read == r.reported_cache_read for r in rows)) == (
+            calls, within, exact), repo
+    # Audited together (a folder), the three 0.128.0 sessions on gpt-5.5 (13 calls, 11 distinct
+    # reads) show their grid too, which none of them alone does.
+    result = run_audit(paths)
+    assert any("gpt-5.5 (agent 0.128.0) predicted on a 512-token grid from 384 (13 request(s))" in n for n in result.notes)

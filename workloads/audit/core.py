@@ -59,7 +59,7 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.providers import chain_rules, rules_for
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
-from prefixbench.workloads.audit import explicit
+from prefixbench.workloads.audit import explicit, grid
 from prefixbench.workloads.audit.explicit import ExplicitCacheRow
 from prefixbench.workloads.audit.losses import LossSplit, Recommendation, loss_class, split_losses
 from prefixbench.workloads.audit.locate import Histories, Segment, locate
@@ -489,7 +489,7 @@ def load_trace(
         requests.extend(done[index].requests)
         summaries.append(done[index].summary)
     # An endpoint whose OpenAI-shaped prompt counts leave the cached part out has all its records read so.
-    return endpoints.settle(requests), summaries
+    return grid.settle(endpoints.settle(requests)), summaries
 
 
 class _Done(msgspec.Struct, frozen=True):
@@ -536,6 +536,8 @@ class Heads(dict[str, int | None]):
         super().__init__(sizes)
         #: Head key -> how many cold points (lane starts, reads after a TTL expiry) read exactly it.
         self.warm: dict[str, int] = dict(warm)
+        #: Head key -> how many reads inside the TTL fell back to exactly it (counted in ``warm``).
+        self.falls: dict[str, int] = {}
         #: Request -> how the byte-level model's tokens of its body map to the provider's, learned
         #: from the logged bodies and their reported prompts by the first prediction of each, and
         #: kept for re-simulations that change a body (what-if), which have no report.
@@ -596,7 +598,9 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
     compaction's inside the TTL, and requests more than the TTL after their lane's previous one)
     read the same smallest amount and no cold
     point read 0, that amount is the head, and it is warm: the cache model reads it at every cold
-    point instead of letting it expire (a session's first request included).
+    point instead of letting it expire (a session's first request included). A read inside the
+    TTL that fell from its lane's previous read to exactly that amount (the provider lost the
+    conversation's entry but not the head: Codex on OpenAI, 2026) agrees as a cold point does.
     """
     best: dict[str, int] = {}
     cap: dict[str, int] = {}
@@ -609,19 +613,28 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
         cap[head] = min(cap.get(head, cacheable), cacheable)
     sizes: dict[str, int | None] = {head: (min(size, cap[head]) or None) for head, size in best.items()}
     warm: dict[str, int] = {}
-    for head, reads in _cold_reads(requests).items():
+    falls: dict[str, int] = {}
+    cold, fell = _cold_reads(requests)
+    for head, reads in cold.items():
         if head not in cap or min(reads) == 0:
             continue
         low = min(reads)
-        agreeing = sum(read <= low * (1 + WARM_TOLERANCE) for read in reads)
+        fallen = sum(read == low for read in fell.get(head, ()))
+        agreeing = sum(read <= low * (1 + WARM_TOLERANCE) for read in reads) + fallen
         if agreeing >= 2 and low <= cap[head]:
             sizes[head], warm[head] = low, agreeing
-    return Heads(sizes, warm)
+            if fallen:
+                falls[head] = fallen
+    heads = Heads(sizes, warm)
+    heads.falls = falls
+    return heads
 
 
-def _cold_reads(requests: Sequence[TraceRequest]) -> dict[str, list[int]]:
-    """Per head key: the reads of its cold points (chain starts, requests past their lane's TTL)."""
+def _cold_reads(requests: Sequence[TraceRequest]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
+    """Per head key: the reads of its cold points (chain starts, requests past their lane's TTL),
+    and the reads of the other requests that fell below their lane's previous read."""
     found: dict[str, list[int]] = {}
+    fell: dict[str, list[int]] = {}
     last: dict[tuple[str, str], TraceRequest] = {}
     for r in sorted(requests, key=lambda r: (r.file, r.lane, r.seq)):
         previous = last.get((r.file, r.lane))
@@ -636,7 +649,9 @@ def _cold_reads(requests: Sequence[TraceRequest]) -> dict[str, list[int]]:
         )
         if start or expired:
             found.setdefault(r.prefix.head, []).append(r.usage.cache_read)
-    return found
+        elif previous is not None and previous.usage is not None and previous.usage.cache_reported and 0 < r.usage.cache_read < previous.usage.cache_read:
+            fell.setdefault(r.prefix.head, []).append(r.usage.cache_read)
+    return found, fell
 
 
 def run_audit(
@@ -1028,6 +1043,7 @@ class Predictor:
             ttl=ttl,
             output=usage.output if prefix.replays_output else 0,
             step=r.read_step,
+            offset=r.read_offset,
         )
         uncached = usage.uncached if rules.is_additive else usage.prompt - verdict.read
         if rules.is_additive and verdict.read == 0 and verdict.write == 0:
@@ -1145,7 +1161,7 @@ def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
         # Capped at the whole prompt, not at what this request cached: a request whose markers
         # do not reach the previous entry pays it as uncached input, and that is a miss.
         return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
-    return rules.round_read(min(r.usage.prompt, rules.cacheable(prev.usage)), r.model, r.read_step)
+    return rules.round_read(min(r.usage.prompt, rules.cacheable(prev.usage)), r.model, r.read_step, r.read_offset)
 
 
 class _Shared(msgspec.Struct):
@@ -1377,7 +1393,7 @@ def _summarize(
         _file_calibrations(rows, summaries, explicit.cost_by(caches, lambda c: c.file)),
         _totals(rows, caches),
         _notes(rows, heads, prices, _output_replays(requests), _body_replies(requests))
-        + retention_notes(requests) + step_notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
+        + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _model_summaries(rows, prices, explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")),
         _agreement(rows),
         split_losses(rows),
@@ -1547,6 +1563,7 @@ def _output_replays(requests: list[TraceRequest]) -> int:
     """Chain calls whose next call was predicted to read their response too (see ``Prefix.replays_output``)."""
     return sum(
         r.body is None and r.prefix is not None and r.prefix.replays_output and chain_rules(r.provider).caches_output
+        and not r.read_offset  # on a grid learned from the log's reads no response is kept
         for r in requests
     )
 
@@ -1586,7 +1603,7 @@ def assume_read_steps(requests: list[TraceRequest], steps: Mapping[str, int]) ->
     over the step the rules, the request's date or its endpoint gave it."""
     if not steps:
         return requests
-    return [replace(r, read_step=steps[r.provider]) if r.provider in steps else r for r in requests]
+    return [replace(r, read_step=steps[r.provider], read_offset=0) if r.provider in steps else r for r in requests]
 
 
 def read_step_notes(requests: Sequence[TraceRequest], steps: Mapping[str, int]) -> tuple[str, ...]:
@@ -1687,7 +1704,8 @@ def _notes(
             f"unlogged head {head}: "
             + (
                 f"{size:,} tokens kept warm by the account: {warm[head]} cold points (lane starts, reads after a TTL "
-                "expiry) read exactly that, so the model reads it at every cold point"
+                "expiry" + (f"; {heads.falls[head]} of them reads inside the TTL that fell back to it" if heads.falls.get(head) else "")
+                + ") read exactly that, so the model reads it at every cold point"
                 if head in warm
                 else f"{size:,} tokens, inferred from the reads of lane starts" if size else "size unknown (no lane start read anything)"
             )

@@ -801,7 +801,7 @@ def _already_warm(call: TraceRequest, main: TraceRequest) -> bool:
     if rules.is_additive:
         cached = min(call.usage.prompt, main.usage.cache_read + main.usage.cache_write)
     else:
-        cached = rules.round_read(min(call.usage.prompt, rules.cacheable(main.usage)), call.model, call.read_step)
+        cached = rules.round_read(min(call.usage.prompt, rules.cacheable(main.usage)), call.model, call.read_step, call.read_offset)
     return call.usage.cache_read >= cached * (1 - READ_TOLERANCE)
 
 

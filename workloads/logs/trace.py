@@ -138,6 +138,10 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: The step (tokens) its reads count in where the endpoint, not the model, decides it (a
     #: captured call to Kimi's coding endpoint under a Claude model name: 256); 0: the model's.
     read_step: int = 0
+    #: Where the grid of :attr:`read_step` starts (tokens): reads are ``offset + k x step``. 0
+    #: but where the audit learned a coarser grid from the log's own reads
+    #: (:mod:`prefixbench.workloads.audit.grid`).
+    read_offset: int = 0
 
     @property
     def is_compaction_call(self) -> bool:

@@ -70,3 +70,32 @@ def test_a_compaction_inside_the_ttl_is_no_cold_point():
     requests.insert(3, msgspec.structs.replace(compacted, events=(("compaction", ""),)))
     heads = head_sizes(requests)
     assert (heads[HEAD], heads.warm) == (12_249, {HEAD: 3})
+
+
+def test_a_read_that_fell_back_to_the_lane_start_read_inside_the_ttl_agrees():
+    # One session, no expiry: it starts reading 12,249 (another session's head), then a minute on
+    # the provider loses the conversation's entry and the read falls back to exactly 12,249 (a
+    # public Codex 0.144 session did so 4 times on its 11,008-token head, a 0.125 one twice on
+    # 11,648). Two reads of the same amount: the head is warm, and the lane start is predicted to
+    # read it (main: one cold point, the head not warm, the lane start predicted 0).
+    requests = [
+        call("a.jsonl", 0, 0, 12_249, 8_000, None),
+        call("a.jsonl", 1, MIN, 20_249, 1_000, "a.jsonl#0"),
+        call("a.jsonl", 2, 2 * MIN, 12_249, 9_003, "a.jsonl#1"),
+    ]
+    heads = head_sizes(requests)
+    assert (heads[HEAD], heads.warm, heads.falls) == (12_249, {HEAD: 2}, {HEAD: 1})
+    result = audit_requests(requests, [FileSummary("a.jsonl", "claude-code", 3)])
+    assert result.rows[0].predicted_cache_read == 12_249
+    assert any("2 cold points (lane starts, reads after a TTL expiry; 1 of them reads inside the TTL that fell back to it)" in n
+               for n in result.notes)
+
+
+def test_a_fall_to_another_amount_is_no_evidence():
+    requests = [
+        call("a.jsonl", 0, 0, 12_249, 8_000, None),
+        call("a.jsonl", 1, MIN, 20_249, 1_000, "a.jsonl#0"),
+        call("a.jsonl", 2, 2 * MIN, 12_250, 9_002, "a.jsonl#1"),
+    ]
+    heads = head_sizes(requests)
+    assert (heads.warm, heads.falls) == ({}, {})
