@@ -162,7 +162,7 @@ def _output_items(answer: dict[str, Any] | None, texts: list[str]) -> list[Any] 
     for n, data in enumerate(_events(texts)):
         kind = data.get("type")
         inner = data.get("response")
-        if kind in _FINAL_EVENTS and isinstance(inner, dict) and isinstance(inner.get("output"), list):
+        if isinstance(kind, str) and kind in _FINAL_EVENTS and isinstance(inner, dict) and isinstance(inner.get("output"), list):
             final = inner["output"]
         elif kind == "response.output_item.done" and isinstance(data.get("item"), dict):
             index = data.get("output_index")

@@ -220,3 +220,14 @@ def test_deepseek_anthropic_endpoint_reads_into_the_streamed_response_sent_back(
     # 1,791 model tokens): 1,245 + (1,664 - 1,244) x 455 / 547 = 1,594, in whole 64-token units
     # (a read of 2025-05, before V4): 1,536.
     assert [row.predicted_cache_read for row in rows] == [0, 1536]
+
+
+def test_an_event_whose_type_is_no_string_is_passed_over() -> None:
+    # The fuzzer's case: a stream event whose "type" is a list stopped the audit with a TypeError
+    # (a list is no set member). It is no final event; the output items come from the others.
+    body = {**BASE, "input": [ASK]}
+    events = [{"type": [], "response": {"output": [ANSWER_2]}},
+              {"type": "response.output_item.done", "output_index": 0, "item": THINK_1},
+              {"type": "response.output_item.done", "output_index": 1, "item": CALL_1}]
+    from_events = reply_messages(body, chat_shape(body), {}, [json.dumps(e) for e in events])
+    assert from_events == reply_messages(body, chat_shape(body), {"body": {"output": [THINK_1, CALL_1]}}, [])
