@@ -251,3 +251,12 @@ def test_pi_session_through_opencode_zen_reads_by_deepseek_rules(tmp_path: Path)
         entries += [entry, _pi_msg("toolResult", t0 + 1000 + n * 1_400_000)]
     result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
     assert [row.predicted_cache_read for row in result.rows] == [0, 9728, 36608]
+
+
+def test_an_api_that_is_no_string_is_no_responses_api(tmp_path: Path) -> None:
+    # A message whose "api" is a list stopped the audit with a TypeError (a list is no member of
+    # a set); it is no API that sends the response back, and the call is counted.
+    entry = _pi_msg("assistant", 1765233665304, _u(10, 0, 40000))
+    entry["message"]["api"] = ["openai-responses"]
+    t = run_audit([_pi(tmp_path / "pi.jsonl", [_pi_msg("user", 1765233665294), entry])]).totals
+    assert (t.requests, t.input, t.cache_write) == (1, 10, 40000)

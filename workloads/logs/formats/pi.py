@@ -78,7 +78,7 @@ _INPUT_INCLUDES_READS = ("google-generative-ai", "google-vertex")
 
 #: pi's APIs that send a response back whole, reasoning items included (``thinkingSignature``
 #: holds the encrypted reasoning item, ``reasoning.encrypted_content`` asked for).
-_REPLAYS_OUTPUT = frozenset({"openai-responses", "openai-codex-responses", "azure-openai-responses"})
+_REPLAYS_OUTPUT = ("openai-responses", "openai-codex-responses", "azure-openai-responses")  # a tuple: a JSON list is no set member
 
 
 def _usage(usage: dict, where: str, api: object = None) -> Usage:
