@@ -97,9 +97,11 @@ def _create_file(path: Path, data: bytes) -> None:
     try:
         with handle:
             handle.write(data)
-    except OSError as exc:
+    except BaseException as exc:  # a full disk, or Ctrl-C mid-write: no partial log is left
         path.unlink(missing_ok=True)  # the partial log this call created, nothing else
-        raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        if isinstance(exc, OSError):
+            raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise
 
 
 def _replace_file(path: Path, data: bytes) -> None:
@@ -124,7 +126,9 @@ def _replace_file(path: Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
         os.replace(temporary, target)
-    except OSError as exc:
+    except BaseException as exc:  # a full disk, or Ctrl-C mid-write: no temporary file is left
         if temporary is not None:
             temporary.unlink(missing_ok=True)
-        raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        if isinstance(exc, OSError):
+            raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise

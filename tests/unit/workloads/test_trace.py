@@ -266,3 +266,41 @@ def test_a_log_made_while_record_ran_is_not_written_over(tmp_path):
         write_recorded(log, run, requests)
     assert log.read_text() == "someone else's\n"
     assert write_recorded(log, run, requests, replace=True) == len(requests) == len(log.read_text().splitlines())
+
+
+def test_ctrl_c_while_record_writes_leaves_no_partial_file(tmp_path, capsys, monkeypatch):
+    """On main an interrupt mid-write left a partial new log (which the next record then refused)
+    or, with --force, a hidden temporary file as large as the log beside the old one."""
+    import builtins
+
+    import prefixbench.workloads.scripted.record as record_module
+
+    class Interrupted:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def write(self, data):
+            self.handle.write(data[: len(data) // 2])
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(record_module, "open", lambda *a, **k: Interrupted(builtins.open(*a, **k)), raising=False)
+    log = tmp_path / "run.jsonl"
+    assert main(["record", str(log), "--steps", "8"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+
+    log.write_text("old\n")
+
+    def interrupted_fsync(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(record_module.os, "fsync", interrupted_fsync)
+    assert main(["record", str(log), "--steps", "8", "--force"]) == 130
+    assert log.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["run.jsonl"]
