@@ -397,12 +397,13 @@ def _engine_listing() -> str:
     return ", ".join(all_engines()) + (f"; installed: {', '.join(installed)}" if installed else "")
 
 
-def _add_engine_option(parser: argparse.ArgumentParser) -> None:
-    """``--engine package.module:factory``: a user's engine by import path (repeatable)."""
+def _add_engine_option(parser: argparse.ArgumentParser, *, repeatable: bool = True) -> None:
+    """``--engine package.module:factory``: a user's engine by import path (repeatable, but on ``record``)."""
     parser.add_argument(
         "--engine", action="append", default=None, metavar="MODULE:FACTORY",
         help="a user's engine: package.module:factory, or an installed engine's name; the factory takes "
-        "(window, options) and returns an engine (see prefixbench.kernel.api); repeatable",
+        "(window, options) and returns an engine (see prefixbench.kernel.api)"
+        + ("; repeatable" if repeatable else "; one (the run it records)"),
     )
 
 

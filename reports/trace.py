@@ -121,7 +121,7 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
     record.add_argument("--window", default="32k", help="context window (default: 32k)")
     record.add_argument("--preset", default="patched", help="preset (default: patched)")
     record.add_argument("--profile", default="lenient", help="provider profile the run goes through (default: lenient)")
-    add_engine_option(record)
+    add_engine_option(record, repeatable=False)
     add_workload_options(record)
 
 
@@ -131,7 +131,7 @@ def cmd_record(options: RecordOptions) -> int:
 
     engines = options.engine
     if len(engines) > 1:
-        raise UserError("record: give one --engine")
+        raise UserError(f"--engine: record runs one engine, got {len(engines)} ({', '.join(engines)})")
     try:
         window = parse_window(options.window)
     except UserError as exc:

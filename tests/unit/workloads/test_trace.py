@@ -168,7 +168,7 @@ def test_request_body_round_trips(request, rewrites):
     [
         (["--window", "0"], "--window: window must be a positive"),
         (["--engine", "ranges"], "workload 'seed-coding' has no engine 'ranges'"),
-        (["--engine", "a", "--engine", "b"], "record: give one --engine"),
+        (["--engine", "a", "--engine", "b"], "--engine: record runs one engine, got 2 (a, b)"),
     ],
 )
 def test_record_errors_are_one_line_exit_2(tmp_path, capsys, argv, message):
@@ -304,3 +304,13 @@ def test_ctrl_c_while_record_writes_leaves_no_partial_file(tmp_path, capsys, mon
     monkeypatch.setattr(record_module.os, "fsync", interrupted_fsync)
     assert main(["record", str(log), "--steps", "8", "--force"]) == 130
     assert log.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["run.jsonl"]
+
+
+def test_record_help_does_not_call_engine_repeatable(capsys):
+    """On main record's --help said --engine was repeatable, and record refused a second one."""
+    for command, repeatable in (("record", False), ("sweep", True), ("check", True), ("bench", True)):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        engine_help = text[text.index("--engine MODULE:FACTORY a user's") :].split(" --", 1)[0]
+        assert ("; repeatable" in engine_help) is repeatable, (command, engine_help)
