@@ -458,7 +458,7 @@ def _add_audit_parser(sub: _Subcommands) -> None:
     audit.add_argument("--input", default="auto", choices=formats.input_choices(), help=formats.input_help())
     audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
     audit.add_argument("--out", type=Path, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json, audit.png and report.html here (all or nothing)")
-    audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (default: at its own time)")
+    audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: at its own time)")
     audit.add_argument("--fail-on", default=None, metavar="CAUSE,...", help=f"exit 1 if any request has one of these causes ({', '.join(CAUSES)})")
     audit.add_argument("--min-hit-ratio", default=None, metavar="R", help="exit 1 if the overall hit ratio (read / all input) is below R")
     audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
@@ -541,7 +541,7 @@ def _add_workload_options(parser: argparse.ArgumentParser) -> None:
 def _add_price_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--price", default=None, metavar="MODEL", help="add dollars at this model's prices (e.g. deepseek-v4-flash)")
     parser.add_argument("--period", default=None, choices=("off-peak", "peak"), help="DeepSeek billing period (default: off-peak)")
-    parser.add_argument("--price-as-of", default=None, metavar="DATE", help="use the price in force on DATE (YYYY-MM-DD; default: latest)")
+    parser.add_argument("--price-as-of", default=None, metavar="DATE", help="use the price in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: latest)")
 
 
 def run(argv: Sequence[str] | None = None) -> int:
