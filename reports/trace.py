@@ -129,7 +129,7 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
 
 def cmd_record(options: RecordOptions) -> int:
     """``prefixbench record``."""
-    from prefixbench.workloads.scripted.record import record_run, refuse_existing, write_recorded
+    from prefixbench.workloads.scripted.record import record_run, refuse_unwritable, write_recorded
 
     engines = options.engine
     if len(engines) > 1:
@@ -138,8 +138,9 @@ def cmd_record(options: RecordOptions) -> int:
         window = parse_window(options.window)
     except UserError as exc:
         raise UserError(str(exc).replace("--windows:", "--window:", 1)) from None
-    if not options.force:
-        refuse_existing(options.file)  # before the run: nothing already written is replaced
+    # Before the run: nothing already written is replaced, and a log that cannot be written is
+    # said before the run's time is spent.
+    refuse_unwritable(options.file, replace=options.force)
     run, requests = record_run(
         options.workload, window, options.preset, engines[0] if engines else None, options.profile, options.workload_options
     )

@@ -85,6 +85,28 @@ def refuse_existing(path: Path) -> None:
         raise UserError(f"{path}: already exists; record --force replaces it")
 
 
+def refuse_unwritable(path: Path, *, replace: bool = False) -> None:
+    """Refuse, before the run (which takes time), a ``record`` log that could not be written: an
+    existing one without ``replace`` (:func:`refuse_existing`), a folder, or one whose folder is
+    missing, is no folder or cannot be written.
+
+    Raises:
+        UserError: naming ``path`` and why.
+    """
+    if not replace:
+        refuse_existing(path)
+    target = Path(os.path.realpath(path))  # --force writes through a symbolic link, to its target
+    if target.is_dir():
+        raise UserError(f"{path}: is a folder; name a file")
+    folder = target.parent
+    if not folder.exists():
+        raise UserError(f"{path}: cannot write (no folder {folder})")
+    if not folder.is_dir():
+        raise UserError(f"{path}: cannot write ({folder} is not a folder)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"{path}: cannot write (folder {folder} is not writable)")
+
+
 def _create_file(path: Path, data: bytes) -> None:
     """Write ``data`` to a new file ``path`` (never over an existing one, even one made meanwhile)."""
     try:

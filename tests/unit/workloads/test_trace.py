@@ -314,3 +314,19 @@ def test_record_help_does_not_call_engine_repeatable(capsys):
         text = " ".join(capsys.readouterr().out.split())
         engine_help = text[text.index("--engine MODULE:FACTORY a user's") :].split(" --", 1)[0]
         assert ("; repeatable" in engine_help) is repeatable, (command, engine_help)
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_record_refuses_a_log_it_cannot_write_before_the_run(tmp_path, capsys, monkeypatch, force):
+    """On main a missing folder (or a file where the folder should be) was found after the run,
+    its time spent: a 512k run took 3 s to say 'cannot write (No such file or directory)'."""
+    import prefixbench.workloads.scripted.record as record_module
+
+    ran = []
+    monkeypatch.setattr(record_module, "record_run", lambda *args, **kwargs: ran.append(args))
+    (tmp_path / "file").write_text("x\n")
+    for log, why in ((tmp_path / "gone" / "run.jsonl", f"no folder {tmp_path / 'gone'}"),
+                     (tmp_path / "file" / "run.jsonl", f"{tmp_path / 'file'} is not a folder")):
+        assert main(["record", str(log), "--steps", "8", *force]) == 2
+        assert capsys.readouterr().err.strip() == f"prefixbench: error: {log}: cannot write ({why})"
+    assert not ran and sorted(p.name for p in tmp_path.iterdir()) == ["file"]
