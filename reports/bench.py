@@ -95,7 +95,7 @@ def parse_factors(text: str, option: str, top: int) -> tuple[Decimal, ...]:
 
 def bench_spec(args: argparse.Namespace) -> BenchSpec:
     """The :class:`~prefixbench.workloads.runs.bench.BenchSpec` the flags ask for."""
-    from prefixbench.reports.options import parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
+    from prefixbench.reports.options import check_price_date, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
     from prefixbench.workloads.runs.bench import BENCH_CACHES, LISTED, BenchSpec, PriceVariant
 
     named = parse_list(args.strategies, "--strategies") if args.strategies else ()
@@ -108,6 +108,7 @@ def bench_spec(args: argparse.Namespace) -> BenchSpec:
         named = tuple(dict.fromkeys((*seeds, *installed_engines())))
     strategies = tuple(dict.fromkeys((*named, *(args.engine or ()))))
     caches = tuple(c.label for c in BENCH_CACHES) if args.caches.strip() == "all" else parse_list(args.caches, "--caches")
+    check_price_date(args.price_as_of)
     windows = parse_windows(args.windows)
     warn_window_memory(windows)
     return BenchSpec(

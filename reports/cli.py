@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, assert_never
 
-from prefixbench.reports.options import Default, check_price_options, parse_list, parse_windows, warn_window_memory
+from prefixbench.reports.options import Default, check_price_date, check_price_options, parse_list, parse_windows, warn_window_memory
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
@@ -719,6 +719,7 @@ def _replay_bodies(args: argparse.Namespace) -> int:
     if args.price is not None:
         from prefixbench.simulator.pricing import get_price
 
+        check_price_date(args.price_as_of)
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
     else:
         check_price_options(args.period, args.price_as_of)

@@ -357,3 +357,16 @@ def test_an_option_several_commands_share_is_described_alike(capsys, monkeypatch
         assert "0-16 (inclusive), 0,3,5 or a mix" in _option_help(capsys, command, "--seeds"), command
     for command in ("sweep", "replay", "bench", "audit"):
         assert "YYYY-MM-DD or YYYY-MM-DDTHH:MMZ" in _option_help(capsys, command, "--price-as-of"), command
+
+
+@pytest.mark.parametrize("argv", [
+    ["sweep", "--price", "gpt-5.1"], ["replay", "LOG", "--price", "gpt-5.1"], ["bench"], ["audit", "LOG"],
+])
+def test_a_bad_price_date_is_refused_naming_the_option(tmp_path, capsys, argv):
+    """On main sweep, replay and bench said "price date 'x'", audit "--price-as-of 'x'"."""
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"model": "gpt-5.1", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    argv = [str(log) if word == "LOG" else word for word in argv]
+    assert main([*argv, "--price-as-of", "2026-13-01"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "prefixbench: error: --price-as-of '2026-13-01' is not YYYY-MM-DD or YYYY-MM-DDTHH:MMZ", err
