@@ -96,8 +96,7 @@ def refuse_unwritable(path: Path, *, replace: bool = False) -> None:
     if not replace:
         refuse_existing(path)
     target = Path(os.path.realpath(path))  # --force writes through a symbolic link, to its target
-    if target.is_dir():
-        raise UserError(f"{path}: is a folder; name a file")
+    _refuse_special(path, target)
     folder = target.parent
     if not folder.exists():
         raise UserError(f"{path}: cannot write (no folder {folder})")
@@ -105,6 +104,19 @@ def refuse_unwritable(path: Path, *, replace: bool = False) -> None:
         raise UserError(f"{path}: cannot write ({folder} is not a folder)")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise UserError(f"{path}: cannot write (folder {folder} is not writable)")
+
+
+def _refuse_special(path: Path, target: Path) -> None:
+    """Refuse a ``target`` that exists and is no regular file: a folder, or a device, pipe or
+    socket, which ``--force``'s rename would replace by a file (``/dev/null`` run as root)."""
+    if target.is_dir():
+        raise UserError(f"{path}: is a folder; name a file")
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return  # nothing there yet (or nothing this can tell): the write says what goes wrong
+    if not stat.S_ISREG(mode):
+        raise UserError(f"{path}: is not a regular file (a device, pipe or socket); record writes a log file")
 
 
 def _create_file(path: Path, data: bytes) -> None:
@@ -130,8 +142,7 @@ def _replace_file(path: Path, data: bytes) -> None:
     """Write ``data`` beside ``path`` and rename it over ``path`` (through a symbolic link, to
     its target), keeping the replaced file's permissions."""
     target = Path(os.path.realpath(path))
-    if target.is_dir():
-        raise UserError(f"{path}: is a folder; name a file")
+    _refuse_special(path, target)  # checked again: the run took time
     try:
         mode = stat.S_IMODE(target.stat().st_mode)
     except OSError:

@@ -330,3 +330,30 @@ def test_record_refuses_a_log_it_cannot_write_before_the_run(tmp_path, capsys, m
         assert main(["record", str(log), "--steps", "8", *force]) == 2
         assert capsys.readouterr().err.strip() == f"prefixbench: error: {log}: cannot write ({why})"
     assert not ran and sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_record_force_never_replaces_a_pipe_or_device_by_a_file(tmp_path, capsys, monkeypatch):
+    """On main --force renamed its log over whatever FILE was: a named pipe became a regular file
+    (and /dev/null would, run as root)."""
+    import os
+
+    import prefixbench.workloads.scripted.record as record_module
+
+    ran = []
+    monkeypatch.setattr(record_module, "record_run", lambda *args, **kwargs: ran.append(args))
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(pipe)
+    for name in (pipe, link):
+        assert main(["record", str(name), "--steps", "3", "--force"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == f"prefixbench: error: {name}: is not a regular file (a device, pipe or socket); record writes a log file", err
+    assert not ran and (pipe.lstat().st_mode & 0o170000) == 0o010000  # still a pipe
+    monkeypatch.undo()
+    run, requests = record_module.record_run("seed-coding", 32_000, "patched", None, "lenient", {"steps": 3})
+    from prefixbench.simulator.errors import UserError
+
+    with pytest.raises(UserError, match="is not a regular file"):
+        record_module.write_recorded(pipe, run, requests, replace=True)  # one made while the run went
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "pipe"]
