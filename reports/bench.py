@@ -51,6 +51,7 @@ def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_opti
     )
     if not bench:
         return
+    from prefixbench.simulator.validate import PROFILES
     from prefixbench.workloads.runs.bench import BENCH_CACHES, DEFAULT_CACHES, DEFAULT_WORKLOADS
 
     caches = ", ".join(f"{c.label} ({c.price})" for c in BENCH_CACHES)
@@ -58,13 +59,13 @@ def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_opti
     bench.add_argument("--strategies", default=None, help="engines, comma-separated: seed engines, installed names or package.module:factory (default: each workload's seed engines and every installed engine; --engine adds to them)")
     add_engine_option(bench)
     bench.add_argument("--caches", default=",".join(DEFAULT_CACHES), help=f"provider cache models, comma-separated, or all: {caches} (default: {','.join(DEFAULT_CACHES)})")
-    bench.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 tokens (default: 32k,128k,512k)")
-    bench.add_argument("--seeds", default="0-4", help="workload shape seeds (default: 0-4)")
+    bench.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
+    bench.add_argument("--seeds", default="0-4", help="workload shape seeds: 0-16 (inclusive), 0,3,5 or a mix; 0 is the default shape (default: 0-4)")
     bench.add_argument("--preset", default="patched", help="preset of the seed engines (default: patched)")
-    bench.add_argument("--profile", default="lenient", help="provider strictness profile (default: lenient)")
+    bench.add_argument("--profile", default="lenient", help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
     bench.add_argument("--read-discount", default="0.5", metavar="F,...", help="also price at these fractions of each provider's cached-read discount: 0.5 = half the discount, reads cost more; none for no such variant (default: 0.5)")
     bench.add_argument("--read-price", default="0.5", metavar="F,...", help="also price with the cache-read price times these factors: 0.5 = reads cost half; none for no such variant (default: 0.5)")
-    bench.add_argument("--price-as-of", default=None, metavar="DATE", help="prices in force on DATE (YYYY-MM-DD; default: the latest rows)")
+    bench.add_argument("--price-as-of", default=None, metavar="DATE", help="prices in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: the latest rows)")
     add_workload_options(bench)
     bench.add_argument("--out", type=Path, default=DEFAULT_BENCH_OUT, help=f"output folder (default: {DEFAULT_BENCH_OUT}/)")
     bench.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -94,7 +95,7 @@ def parse_factors(text: str, option: str, top: int) -> tuple[Decimal, ...]:
 
 def bench_spec(args: argparse.Namespace) -> BenchSpec:
     """The :class:`~prefixbench.workloads.runs.bench.BenchSpec` the flags ask for."""
-    from prefixbench.reports.options import parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
+    from prefixbench.reports.options import check_price_date, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
     from prefixbench.workloads.runs.bench import BENCH_CACHES, LISTED, BenchSpec, PriceVariant
 
     named = parse_list(args.strategies, "--strategies") if args.strategies else ()
@@ -107,6 +108,7 @@ def bench_spec(args: argparse.Namespace) -> BenchSpec:
         named = tuple(dict.fromkeys((*seeds, *installed_engines())))
     strategies = tuple(dict.fromkeys((*named, *(args.engine or ()))))
     caches = tuple(c.label for c in BENCH_CACHES) if args.caches.strip() == "all" else parse_list(args.caches, "--caches")
+    check_price_date(args.price_as_of)
     windows = parse_windows(args.windows)
     warn_window_memory(windows)
     return BenchSpec(

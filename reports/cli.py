@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, assert_never
 
-from prefixbench.reports.options import Default, check_price_options, parse_list, parse_windows, warn_window_memory
+from prefixbench.reports.options import Default, check_price_date, check_price_options, parse_list, parse_windows, warn_window_memory
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
@@ -397,12 +397,13 @@ def _engine_listing() -> str:
     return ", ".join(all_engines()) + (f"; installed: {', '.join(installed)}" if installed else "")
 
 
-def _add_engine_option(parser: argparse.ArgumentParser) -> None:
-    """``--engine package.module:factory``: a user's engine by import path (repeatable)."""
+def _add_engine_option(parser: argparse.ArgumentParser, *, repeatable: bool = True) -> None:
+    """``--engine package.module:factory``: a user's engine by import path (repeatable, but on ``record``)."""
     parser.add_argument(
         "--engine", action="append", default=None, metavar="MODULE:FACTORY",
         help="a user's engine: package.module:factory, or an installed engine's name; the factory takes "
-        "(window, options) and returns an engine (see prefixbench.kernel.api); repeatable",
+        "(window, options) and returns an engine (see prefixbench.kernel.api)"
+        + ("; repeatable" if repeatable else "; one (the run it records)"),
     )
 
 
@@ -457,7 +458,7 @@ def _add_audit_parser(sub: _Subcommands) -> None:
     audit.add_argument("--input", default="auto", choices=formats.input_choices(), help=formats.input_help())
     audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
     audit.add_argument("--out", type=Path, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json, audit.png and report.html here (all or nothing)")
-    audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (default: at its own time)")
+    audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: at its own time)")
     audit.add_argument("--fail-on", default=None, metavar="CAUSE,...", help=f"exit 1 if any request has one of these causes ({', '.join(CAUSES)})")
     audit.add_argument("--min-hit-ratio", default=None, metavar="R", help="exit 1 if the overall hit ratio (read / all input) is below R")
     audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
@@ -540,7 +541,7 @@ def _add_workload_options(parser: argparse.ArgumentParser) -> None:
 def _add_price_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--price", default=None, metavar="MODEL", help="add dollars at this model's prices (e.g. deepseek-v4-flash)")
     parser.add_argument("--period", default=None, choices=("off-peak", "peak"), help="DeepSeek billing period (default: off-peak)")
-    parser.add_argument("--price-as-of", default=None, metavar="DATE", help="use the price in force on DATE (YYYY-MM-DD; default: latest)")
+    parser.add_argument("--price-as-of", default=None, metavar="DATE", help="use the price in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: latest)")
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -718,6 +719,7 @@ def _replay_bodies(args: argparse.Namespace) -> int:
     if args.price is not None:
         from prefixbench.simulator.pricing import get_price
 
+        check_price_date(args.price_as_of)
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
     else:
         check_price_options(args.period, args.price_as_of)

@@ -127,6 +127,14 @@ def warn_window_memory(windows: tuple[int, ...], available: int | None = None) -
     return line
 
 
+def check_price_date(price_as_of: str | None) -> None:
+    """``--price-as-of``'s date, refused naming the option (as ``audit`` does) before any work."""
+    if price_as_of is not None:
+        from prefixbench.simulator.pricing import parse_when
+
+        parse_when(price_as_of, what="--price-as-of")
+
+
 def check_price_options(period: str | None, price_as_of: str | None) -> None:
     """``--period`` and ``--price-as-of`` choose a price row: without ``--price`` they do nothing."""
     for flag, value in (("--period", period), ("--price-as-of", price_as_of)):

@@ -30,7 +30,7 @@ from prefixbench.reports.cost import cost_table, cost_text
 from prefixbench.workloads.runs.schema import COST_COLUMNS, OBSERVATION_COLUMNS, RUN_COLUMNS
 from prefixbench.workloads.runs.manifest import MANIFEST, UNFINISHED, Manifest
 from prefixbench.reports.interrupt import raise_if_interrupted
-from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
+from prefixbench.reports.options import check_price_date, check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
 from prefixbench.reports.outdir import (
     JOURNAL, LOCK, OutLock, check_out_dir, complete_landing, drop_staging, land_staged, landing_entries, landing_point, make_staging,
     probe_writable, write_file,
@@ -69,6 +69,7 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     if args.price is not None:
         from prefixbench.simulator.pricing import get_price
 
+        check_price_date(args.price_as_of)
         price = get_price(args.price, as_of=args.price_as_of, period=args.period)
     else:
         check_price_options(args.period, args.price_as_of)

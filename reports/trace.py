@@ -115,29 +115,32 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
         "in order, as chat-completions bodies (one per line, with purpose and the declared rewrites): the "
         "format replay and check --trace read.",
     )
+    from prefixbench.simulator.validate import PROFILES
+
     record.add_argument("file", type=Path, help="where to write the log (JSONL)")
     record.add_argument("--force", action="store_true", help="replace FILE if it exists (default: an existing FILE is refused, before the run)")
     record.add_argument("--workload", default="seed-coding", help="workload (default: seed-coding)")
-    record.add_argument("--window", default="32k", help="context window (default: 32k)")
+    record.add_argument("--window", default="32k", help="context window, k = 1,000 and m = 1,000,000 tokens (default: 32k)")
     record.add_argument("--preset", default="patched", help="preset (default: patched)")
-    record.add_argument("--profile", default="lenient", help="provider profile the run goes through (default: lenient)")
-    add_engine_option(record)
+    record.add_argument("--profile", default="lenient", help=f"provider profile the run goes through: {'|'.join(PROFILES)} (default: lenient)")
+    add_engine_option(record, repeatable=False)
     add_workload_options(record)
 
 
 def cmd_record(options: RecordOptions) -> int:
     """``prefixbench record``."""
-    from prefixbench.workloads.scripted.record import record_run, refuse_existing, write_recorded
+    from prefixbench.workloads.scripted.record import record_run, refuse_unwritable, write_recorded
 
     engines = options.engine
     if len(engines) > 1:
-        raise UserError("record: give one --engine")
+        raise UserError(f"--engine: record runs one engine, got {len(engines)} ({', '.join(engines)})")
     try:
         window = parse_window(options.window)
     except UserError as exc:
         raise UserError(str(exc).replace("--windows:", "--window:", 1)) from None
-    if not options.force:
-        refuse_existing(options.file)  # before the run: nothing already written is replaced
+    # Before the run: nothing already written is replaced, and a log that cannot be written is
+    # said before the run's time is spent.
+    refuse_unwritable(options.file, replace=options.force)
     run, requests = record_run(
         options.workload, window, options.preset, engines[0] if engines else None, options.profile, options.workload_options
     )

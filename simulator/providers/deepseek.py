@@ -83,6 +83,9 @@ RULES = ProviderRules(
     caches_output=True,
     body_model="deepseek",
     body_step_option="interval",
+    step_note="measured, not documented: every read of the public DeepSeek traffic measured is whole units, at a "
+              "message end's unit too (182 of 182), in units of 64 tokens before V4 (59 of 59 reads, 2025) and of 128 "
+              "since (123 of 123, 2026); --read-step deepseek=1 counts them to the token",
     chain_as="deepseek",
     cache_options=OPTIONS,
     sources=("https://api-docs.deepseek.com/guides/kv_cache",),

@@ -18,12 +18,12 @@ from tests.fuzz.harness import RECORD
 def test_a_cut_last_record_is_the_torn_tail(records, last, data, ascii_only) -> None:
     import tempfile
 
-    text = json.dumps(last, ensure_ascii=ascii_only)
-    cut = data.draw(st.integers(1, len(text) - 1), label="cut")
-    body = "".join(json.dumps(r, ensure_ascii=ascii_only) + "\n" for r in records) + text[:cut]
+    text = json.dumps(last, ensure_ascii=ascii_only).encode("utf-8")
+    cut = data.draw(st.integers(1, len(text) - 1), label="cut")  # bytes: also inside a character
+    body = "".join(json.dumps(r, ensure_ascii=ascii_only) + "\n" for r in records).encode("utf-8") + text[:cut]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "live.jsonl"
-        path.write_bytes(body.encode("utf-8"))
+        path.write_bytes(body)
         torn: list[int] = []
         got = [r.value for r in iter_records(path, torn=torn)]
     assert got == records and torn == [len(records) + 1]
@@ -46,10 +46,10 @@ def test_the_line_readers_find_the_same_torn_tail_as_the_record_reader(records, 
     from prefixbench.simulator.errors import UserError
     from prefixbench.workloads.logs.jsonlines import iter_lines
 
-    text = json.dumps(last, ensure_ascii=ascii_only)
-    cut = data.draw(st.integers(1, len(text)), label="cut")
-    head = "".join(json.dumps(r, ensure_ascii=ascii_only) + "\n" for r in records)
-    body = (head + text[:cut] + ("\n" if newline else "")).encode("utf-8")
+    text = json.dumps(last, ensure_ascii=ascii_only).encode("utf-8")
+    cut = data.draw(st.integers(1, len(text)), label="cut")  # bytes: also inside a character
+    head = "".join(json.dumps(r, ensure_ascii=ascii_only) + "\n" for r in records).encode("utf-8")
+    body = head + text[:cut] + (b"\n" if newline else b"")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "live.jsonl"
         path.write_bytes(body)

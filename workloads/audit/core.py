@@ -985,6 +985,8 @@ class Predictor:
         self.ttl = ttl
         self.chains: dict[str, ChainCache] = {}
         self.bodies: dict[str, SimulatedProvider] = {}
+        #: The keys of :attr:`bodies` whose model replays in a step of its own, not the one asked.
+        self.own_step: set[str] = set()
         self.blocks: set[int | str] = set()
         #: Each chain request's prefix, so a compaction call can extend its main request's node
         #: (only the requests in ``keep``, the compaction calls' sources, when given).
@@ -1059,7 +1061,10 @@ class Predictor:
         key = r.provider if step == rules.block_tokens else f"{r.provider}|{step}"  # a model with its own step
         provider = self.bodies.get(key)
         if provider is None:
-            provider = self.bodies[key] = SimulatedProvider(cache=_body_cache(r.provider, step))
+            cache, stepped = _body_cache(r.provider, step)
+            provider = self.bodies[key] = SimulatedProvider(cache=cache)
+            if not stepped:
+                self.own_step.add(key)
         assert r.body is not None
         body = r.body
         ttl = self.ttl(r) if self.ttl else None
@@ -1086,7 +1091,11 @@ class Predictor:
             # steps.
             total, cached = scale.tokens(prompt), seen.cached_tokens
             end = scale.tokens(cached)
-            if cached and step > 1 and rules.body_step_option == "block":
+            if cached and step > 1 and key in self.own_step:
+                # The model replayed in its own step (--read-step asked one it cannot take): its
+                # read, counted in the provider's tokens, down to the step asked.
+                read = min(total, end) // step * step
+            elif cached and step > 1 and rules.body_step_option == "block":
                 # The model read whole steps of its own tokens: the match ended somewhere in the
                 # next step. At the lane's previous prompt's end when that lies there (a call
                 # extending the previous one), else at the step's middle; then counted in the
@@ -1128,19 +1137,26 @@ class Predictor:
         return Prediction(read, 0, length - read, "blocks")
 
 
-def _body_cache(provider: str, step: int | None = None) -> CacheModel:
+def _body_cache(provider: str, step: int | None = None) -> tuple[CacheModel, bool]:
     """The byte-level model that replays a provider's bodies: its own when it has one, else the
     reference; ``step``: a model's own read step where the rules give it one (Kimi's coding plan,
-    DeepSeek before V4)."""
+    DeepSeek before V4), or ``--read-step``'s. The flag: whether the model replays in ``step``
+    (False: in its own, ``step`` being one it cannot take)."""
     rules = rules_for(provider)
     if rules.body_model is None:
-        return make_cache("byte-exact")
+        return make_cache("byte-exact"), True
     options = dict(rules.body_model_options)
-    if step is not None and step != rules.block_tokens:
-        options[rules.body_step_option] = step
     if rules.caches_output:
         options.setdefault("cache_output", True)
-    return make_cache(rules.body_model, **options)
+    if step is not None and step != rules.block_tokens:
+        try:
+            return make_cache(rules.body_model, **options, **{rules.body_step_option: step}), True
+        except UserError:
+            # A step the model cannot replay in (--read-step anthropic=64: its model reads to
+            # the token; deepseek=1: its units are 64 or 128 tokens): the model replays in its
+            # own, and the read is counted in the step after it (see _body).
+            return make_cache(rules.body_model, **options), False
+    return make_cache(rules.body_model, **options), True
 
 
 def _with_ttl(body: Request, ttl: str) -> Request:
@@ -1659,10 +1675,12 @@ def step_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
     steps: dict[str, Counter[tuple[str, int]]] = {}
     for r in requests:
         rules = rules_for(r.provider)
-        if rules.step_note is None or r.read_step:
+        # A step the endpoint or --read-step gave is said where that is; the step of the
+        # request's date (DeepSeek's 64 before V4) is the rules' own.
+        if rules.step_note is None or (r.read_step and r.read_step != rules.dated_step(r.sent_ms)):
             continue
-        step = rules.read_step(r.model)
-        if step != rules.block_tokens:
+        step = rules.read_step(r.model, r.read_step)
+        if step > 1:
             steps.setdefault(rules.name, Counter())[(r.model, step)] += 1
     return tuple(
         f"{name} reads counted in checkpoints: "

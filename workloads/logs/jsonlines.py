@@ -146,8 +146,10 @@ def torn_note(file: object, line: int) -> str:
 
 def torn_tail(raw: bytes) -> bool:
     """Whether ``raw``, a JSON-lines file's last line that follows whole records, is a *torn
-    tail*: no newline, and its JSON breaks off (:func:`breaks_off`). A line that reads as JSON,
-    or is not UTF-8 (refused as such), is not one."""
+    tail*: no newline, and its JSON breaks off (:func:`breaks_off`), also inside a character
+    (a writer's buffer ends between the bytes of a UTF-8 sequence as readily as between
+    characters). A line that reads as JSON, or is not UTF-8 before its last character (refused
+    as such), is not one."""
     if raw.endswith((b"\n", b"\r")):
         return False
     try:
@@ -158,8 +160,13 @@ def torn_tail(raw: bytes) -> bool:
         return False
     try:
         text = raw.decode("utf-8").strip()
-    except UnicodeDecodeError:
-        return False
+    except UnicodeDecodeError as exc:
+        if exc.end != len(raw) or exc.reason != "unexpected end of data":
+            return False
+        try:
+            text = raw[: exc.start].decode("utf-8").strip()
+        except UnicodeDecodeError:
+            return False
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:

@@ -23,7 +23,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.jsonlines import breaks_off, may_nest_too_deep, too_deep
+from prefixbench.workloads.logs.jsonlines import breaks_off, may_nest_too_deep, too_deep, torn_tail
 from prefixbench.workloads.logs.reading import MAX_DEPTH, json_reason
 
 _CHUNK = 1 << 20
@@ -239,7 +239,14 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int]
                 first = False
                 yield Record(line_no, value)
                 continue
-        text = _decode(path, line_no, raw).strip()
+        try:
+            text = _decode(path, line_no, raw).strip()
+        except UserError:
+            # Not UTF-8: a torn tail when the cut falls inside its last character.
+            if torn is not None and not first and b"\x00" not in raw and torn_tail(raw):
+                torn.append(line_no)
+                return
+            raise
         if not text:
             continue
         try:

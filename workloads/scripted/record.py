@@ -85,6 +85,40 @@ def refuse_existing(path: Path) -> None:
         raise UserError(f"{path}: already exists; record --force replaces it")
 
 
+def refuse_unwritable(path: Path, *, replace: bool = False) -> None:
+    """Refuse, before the run (which takes time), a ``record`` log that could not be written: an
+    existing one without ``replace`` (:func:`refuse_existing`), a folder, or one whose folder is
+    missing, is no folder or cannot be written.
+
+    Raises:
+        UserError: naming ``path`` and why.
+    """
+    if not replace:
+        refuse_existing(path)
+    target = Path(os.path.realpath(path))  # --force writes through a symbolic link, to its target
+    _refuse_special(path, target)
+    folder = target.parent
+    if not folder.exists():
+        raise UserError(f"{path}: cannot write (no folder {folder})")
+    if not folder.is_dir():
+        raise UserError(f"{path}: cannot write ({folder} is not a folder)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"{path}: cannot write (folder {folder} is not writable)")
+
+
+def _refuse_special(path: Path, target: Path) -> None:
+    """Refuse a ``target`` that exists and is no regular file: a folder, or a device, pipe or
+    socket, which ``--force``'s rename would replace by a file (``/dev/null`` run as root)."""
+    if target.is_dir():
+        raise UserError(f"{path}: is a folder; name a file")
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return  # nothing there yet (or nothing this can tell): the write says what goes wrong
+    if not stat.S_ISREG(mode):
+        raise UserError(f"{path}: is not a regular file (a device, pipe or socket); record writes a log file")
+
+
 def _create_file(path: Path, data: bytes) -> None:
     """Write ``data`` to a new file ``path`` (never over an existing one, even one made meanwhile)."""
     try:
@@ -97,17 +131,18 @@ def _create_file(path: Path, data: bytes) -> None:
     try:
         with handle:
             handle.write(data)
-    except OSError as exc:
+    except BaseException as exc:  # a full disk, or Ctrl-C mid-write: no partial log is left
         path.unlink(missing_ok=True)  # the partial log this call created, nothing else
-        raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        if isinstance(exc, OSError):
+            raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise
 
 
 def _replace_file(path: Path, data: bytes) -> None:
     """Write ``data`` beside ``path`` and rename it over ``path`` (through a symbolic link, to
     its target), keeping the replaced file's permissions."""
     target = Path(os.path.realpath(path))
-    if target.is_dir():
-        raise UserError(f"{path}: is a folder; name a file")
+    _refuse_special(path, target)  # checked again: the run took time
     try:
         mode = stat.S_IMODE(target.stat().st_mode)
     except OSError:
@@ -124,7 +159,9 @@ def _replace_file(path: Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
         os.replace(temporary, target)
-    except OSError as exc:
+    except BaseException as exc:  # a full disk, or Ctrl-C mid-write: no temporary file is left
         if temporary is not None:
             temporary.unlink(missing_ok=True)
-        raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        if isinstance(exc, OSError):
+            raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise

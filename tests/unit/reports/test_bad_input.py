@@ -383,3 +383,27 @@ def test_a_torn_last_line_is_skipped_and_said_as_audit_does(tmp_path, capsys, ca
     path.write_text(cut)
     status, _, err = run(capsys, *argv, str(path))
     assert_one_line(status, err, f"{path}:1: ")
+
+
+@pytest.mark.parametrize("argv", [["replay"], ["check", "--trace"], ["audit", "--quiet", "--format", "json"]])
+def test_a_last_line_cut_inside_a_character_is_a_torn_tail(tmp_path, capsys, argv):
+    """A writer's buffer ends between the bytes of a UTF-8 character as readily as between
+    characters; on main such a last line was 'not UTF-8 text' (exit 2) in all three commands."""
+    second = {"model": "m", "messages": [USER, {"role": "assistant", "content": "d\u00e9j\u00e0 \u2713"}, {"role": "user", "content": "more"}]}
+    whole = (json.dumps(GOOD) + "\n").encode()
+    line = json.dumps(second, ensure_ascii=False).encode()
+    cut = line[: line.index("\u2713".encode()) + 2]  # two of the check mark's three bytes
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(whole)
+    status, expected, err = run(capsys, *argv, str(path))
+    assert status in (0, 1) and err == "", err
+    path.write_bytes(whole + cut)
+    got, out, err = run(capsys, *argv, str(path))
+    if argv[0] == "audit":  # its JSON lists the skipped line too
+        out, expected = json.loads(out)["requests"], json.loads(expected)["requests"]
+    assert (got, out) == (status, expected), err
+    assert err == f"prefixbench: warning: {path}:2: {TORN_WORDS}"
+    # The same bytes with a line after them are not UTF-8: refused with their FILE:LINE.
+    path.write_bytes(whole + cut + b"\n" + whole)
+    status, _, err = run(capsys, *argv, str(path))
+    assert_one_line(status, err, f"{path}:2: ")

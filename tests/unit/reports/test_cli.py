@@ -327,3 +327,46 @@ def test_a_value_starting_with_a_minus_reaches_its_option(tmp_path, monkeypatch,
     assert message in lines[0]
     assert "expected one argument" not in lines[0]
     assert not (tmp_path / "out").exists() and not (tmp_path / "trace.jsonl").exists()
+
+
+def _option_help(capsys, command: str, option: str) -> str | None:
+    """``option``'s help text in ``prefixbench command --help``, on one line (None: no such option)."""
+    import re
+
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = capsys.readouterr().out.split("\noptions:\n", 1)[1]
+    for entry in re.split(r"\n  (?=-)", text):
+        if entry.split()[0] == option:
+            return " ".join(entry.split())
+    return None
+
+
+def test_an_option_several_commands_share_is_described_alike(capsys, monkeypatch):
+    """On main bench's --windows left out m = 1,000,000 (which it takes), record's --window said
+    neither; bench's and record's --profile named no profile, bench's --seeds no form; and every
+    --price-as-of but the error line gave one date form of the two taken."""
+    from prefixbench.simulator.validate import PROFILES
+
+    monkeypatch.setenv("COLUMNS", "2000")  # argparse wraps at hyphens too
+    for command, option in (("sweep", "--windows"), ("check", "--windows"), ("bench", "--windows"), ("record", "--window")):
+        assert "k = 1,000 and m = 1,000,000 tokens" in _option_help(capsys, command, option), command
+    for command in ("sweep", "check", "bench", "record"):
+        assert "|".join(PROFILES) in _option_help(capsys, command, "--profile"), command
+    for command in ("sweep", "bench"):
+        assert "0-16 (inclusive), 0,3,5 or a mix" in _option_help(capsys, command, "--seeds"), command
+    for command in ("sweep", "replay", "bench", "audit"):
+        assert "YYYY-MM-DD or YYYY-MM-DDTHH:MMZ" in _option_help(capsys, command, "--price-as-of"), command
+
+
+@pytest.mark.parametrize("argv", [
+    ["sweep", "--price", "gpt-5.1"], ["replay", "LOG", "--price", "gpt-5.1"], ["bench"], ["audit", "LOG"],
+])
+def test_a_bad_price_date_is_refused_naming_the_option(tmp_path, capsys, argv):
+    """On main sweep, replay and bench said "price date 'x'", audit "--price-as-of 'x'"."""
+    log = tmp_path / "log.jsonl"
+    log.write_text(json.dumps({"model": "gpt-5.1", "messages": [{"role": "user", "content": "hi"}]}) + "\n")
+    argv = [str(log) if word == "LOG" else word for word in argv]
+    assert main([*argv, "--price-as-of", "2026-13-01"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "prefixbench: error: --price-as-of '2026-13-01' is not YYYY-MM-DD or YYYY-MM-DDTHH:MMZ", err

@@ -168,7 +168,7 @@ def test_request_body_round_trips(request, rewrites):
     [
         (["--window", "0"], "--window: window must be a positive"),
         (["--engine", "ranges"], "workload 'seed-coding' has no engine 'ranges'"),
-        (["--engine", "a", "--engine", "b"], "record: give one --engine"),
+        (["--engine", "a", "--engine", "b"], "--engine: record runs one engine, got 2 (a, b)"),
     ],
 )
 def test_record_errors_are_one_line_exit_2(tmp_path, capsys, argv, message):
@@ -266,3 +266,94 @@ def test_a_log_made_while_record_ran_is_not_written_over(tmp_path):
         write_recorded(log, run, requests)
     assert log.read_text() == "someone else's\n"
     assert write_recorded(log, run, requests, replace=True) == len(requests) == len(log.read_text().splitlines())
+
+
+def test_ctrl_c_while_record_writes_leaves_no_partial_file(tmp_path, capsys, monkeypatch):
+    """On main an interrupt mid-write left a partial new log (which the next record then refused)
+    or, with --force, a hidden temporary file as large as the log beside the old one."""
+    import builtins
+
+    import prefixbench.workloads.scripted.record as record_module
+
+    class Interrupted:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def write(self, data):
+            self.handle.write(data[: len(data) // 2])
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(record_module, "open", lambda *a, **k: Interrupted(builtins.open(*a, **k)), raising=False)
+    log = tmp_path / "run.jsonl"
+    assert main(["record", str(log), "--steps", "8"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.undo()
+
+    log.write_text("old\n")
+
+    def interrupted_fsync(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(record_module.os, "fsync", interrupted_fsync)
+    assert main(["record", str(log), "--steps", "8", "--force"]) == 130
+    assert log.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["run.jsonl"]
+
+
+def test_record_help_does_not_call_engine_repeatable(capsys):
+    """On main record's --help said --engine was repeatable, and record refused a second one."""
+    for command, repeatable in (("record", False), ("sweep", True), ("check", True), ("bench", True)):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        engine_help = text[text.index("--engine MODULE:FACTORY a user's") :].split(" --", 1)[0]
+        assert ("; repeatable" in engine_help) is repeatable, (command, engine_help)
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]])
+def test_record_refuses_a_log_it_cannot_write_before_the_run(tmp_path, capsys, monkeypatch, force):
+    """On main a missing folder (or a file where the folder should be) was found after the run,
+    its time spent: a 512k run took 3 s to say 'cannot write (No such file or directory)'."""
+    import prefixbench.workloads.scripted.record as record_module
+
+    ran = []
+    monkeypatch.setattr(record_module, "record_run", lambda *args, **kwargs: ran.append(args))
+    (tmp_path / "file").write_text("x\n")
+    for log, why in ((tmp_path / "gone" / "run.jsonl", f"no folder {tmp_path / 'gone'}"),
+                     (tmp_path / "file" / "run.jsonl", f"{tmp_path / 'file'} is not a folder")):
+        assert main(["record", str(log), "--steps", "8", *force]) == 2
+        assert capsys.readouterr().err.strip() == f"prefixbench: error: {log}: cannot write ({why})"
+    assert not ran and sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_record_force_never_replaces_a_pipe_or_device_by_a_file(tmp_path, capsys, monkeypatch):
+    """On main --force renamed its log over whatever FILE was: a named pipe became a regular file
+    (and /dev/null would, run as root)."""
+    import os
+
+    import prefixbench.workloads.scripted.record as record_module
+
+    ran = []
+    monkeypatch.setattr(record_module, "record_run", lambda *args, **kwargs: ran.append(args))
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(pipe)
+    for name in (pipe, link):
+        assert main(["record", str(name), "--steps", "3", "--force"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == f"prefixbench: error: {name}: is not a regular file (a device, pipe or socket); record writes a log file", err
+    assert not ran and (pipe.lstat().st_mode & 0o170000) == 0o010000  # still a pipe
+    monkeypatch.undo()
+    run, requests = record_module.record_run("seed-coding", 32_000, "patched", None, "lenient", {"steps": 3})
+    from prefixbench.simulator.errors import UserError
+
+    with pytest.raises(UserError, match="is not a regular file"):
+        record_module.write_recorded(pipe, run, requests, replace=True)  # one made while the run went
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "pipe"]
