@@ -123,9 +123,9 @@ OPTIONS = (
                 source="O", help="every request's retention (none: per request, the body's, else the model's documented default)"),
     CacheOption(key="zdr", default=False, seen="ZDR organizations default to in_memory, others to 24h (API reference, 2026-06-01 on)",
                 source="O", help="the organization has Zero Data Retention: a model offering both policies defaults to in_memory"),
-    CacheOption(key="ttl_ms", default=None, seen="5-10 min idle, at most 1 h (in-memory); 24 h extended; 30 min on 5.6", source="O",
+    CacheOption(key="ttl_ms", default=None, seen="5-10 min idle, at most 1 h (in-memory); 24 h extended; 30 min on 5.6 (a minimum: one gpt-5.6-sol entry read after 1h05m idle [M])", source="O",
                 help="idle lifetime in ms (none: 5 min in memory, 24 h extended, 30 min on 5.6, as each request gets)"),
-    CacheOption(key="cache_output", default=False, seen="13 of 60 Codex reads past the previous prompt, into its response",
+    CacheOption(key="cache_output", default=False, seen="13 of 60 Codex reads past the previous prompt, into its response (Codex 0.58-0.118); 2 of 350 follow-ups from Codex 0.122 on",
                 source="M", help="keep each response after its prompt (pre-5.6; off in sweeps, on in the audit: caches_output)"),
 )
 
