@@ -39,7 +39,7 @@ from typing import Literal
 import msgspec
 
 from prefixbench.simulator.providers import rules_for
-from prefixbench.simulator.providers.base import ProviderRules, TtlFrom, on_grid
+from prefixbench.simulator.providers.base import ProviderRules, TtlFrom
 
 
 class _Entry(msgspec.Struct, gc=False):  # ints only: no cycle (an entry a request; 16 bytes less each)
@@ -192,15 +192,8 @@ class ChainCache:
                     in_flight = True
                 else:
                     expired = True
-        # rules.round_read(read, model, step), with the model's step looked up once
-        read_step = step or model_step  # the endpoint's step, where it decides, wins
-        if rules.min_applies_to == "read" and read < rules.min_tokens:
-            read = 0
-        elif offset:  # a grid learned from the log's reads: its points below the minimum read 0
-            read = on_grid(read, read_step, offset)
-            read = 0 if rules.min_applies_to == "read" and read < rules.min_tokens else read
-        else:
-            read = read // read_step * read_step
+        # The endpoint's step, where it decides, wins over the model's (looked up once above).
+        read = rules.round_read(read, step=step or model_step, offset=offset)
         ttl_ms = self._ttl(ttl)
         if hit_key is not None:
             hit = self._entries[hit_key]

@@ -318,11 +318,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         minimum."""
         if self.min_applies_to == "read" and tokens < self.min_tokens:
             return 0
-        step = self.read_step(model, step)
-        if not offset:
-            return tokens // step * step
-        read = on_grid(tokens, step, offset)
-        return 0 if self.min_applies_to == "read" and read < self.min_tokens else read
+        read = on_grid(tokens, self.read_step(model, step), offset)
+        # (a learned grid's points below the minimum read 0 too)
+        return 0 if offset and self.min_applies_to == "read" and read < self.min_tokens else read
 
     def step_text(self, quote: str = "") -> str:
         """The read step in words, as the provider table gives it: ``128 (64: sent before
