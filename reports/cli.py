@@ -591,7 +591,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         if _debugging(args):
             print_traceback(exc)
         for line in getattr(exc, "lines", None) or [str(exc)]:  # a grid file: one line a problem
-            _fail(line)
+            _fail(_as_flags(line, args))
         return 2
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
@@ -600,7 +600,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:  # a file that vanished or a full disk while writing
-        where = f"{exc.filename}: " if exc.filename else ""
+        where = f"{exc.filename}: " if exc.filename else ("standard output: " if _stdout_failed() else "")
         return _fail(f"{where}{exc.strerror or exc}")
     except MemoryError:
         return _fail("out of memory (try fewer or smaller --windows)")
@@ -631,6 +631,46 @@ def print_traceback(exc: BaseException) -> None:
     trace = getattr(exc, "trace", "")
     if trace and exc.__cause__ is None:
         print(f"the engine's frames:\n{trace}", file=sys.stderr, end="" if trace.endswith("\n") else "\n")
+
+
+def _as_flags(line: str, args: argparse.Namespace | None) -> str:
+    """An error about a workload option given on the command line names the flag (``--gap-s``),
+    not the factory's key (``idle-gaps: gap_s``, ``checkpoint.retain_tokens``) a grid or
+    ``--engine-config`` file would use, once any workload option was given as a flag."""
+    if args is None or getattr(args, "command", None) not in ("sweep", "bench", "record"):
+        return line
+    import re
+
+    from prefixbench.workloads.scripted.registry import option_names
+
+    names = option_names()
+    if all(getattr(args, name, None) is None for name in names):
+        return line  # no workload flag given: the keys are a file's (a grid, --engine-config)
+    config = getattr(args, "engine_config", None)
+    if config is not None and line.startswith(f"{config}:"):
+        return line  # about the --engine-config file's own keys
+    for name in names:
+        if "_" in name:
+            line = re.sub(rf"(?<![\w.-])(?:[\w-]+\.)?{name}(?!\w)", "--" + name.replace("_", "-"), line)
+    return line
+
+
+def _stdout_failed() -> bool:
+    """Whether standard output is what refuses writes: a device that fails even an empty write
+    (``> /dev/full``, a terminal gone). Python's error names no file for it. (A full disk under a
+    redirected file is not told apart from another file's write on that disk: no name is said.)"""
+    import os
+
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):  # stdout replaced by an object without a descriptor
+        return False
+    try:
+        os.write(fd, b"")
+    except OSError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)  # the exit's own flush would fail again
+        return True
+    return False
 
 
 def _fail(line: str) -> int:

@@ -221,7 +221,8 @@ def make_workload(name: str, window: int, **options: object) -> Workload:
     for key in options:
         if key not in accepted:
             flag = "--" + key.replace("_", "-")
-            raise UserError(f"{flag} does not apply to workload {name!r} (its options: {', '.join(accepted)})")
+            flags = ", ".join(option.flag for option in entry.options) or "none"
+            raise UserError(f"{flag} does not apply to workload {name!r} (its options: {flags})")
     return entry.factory(window=window, **options)
 
 

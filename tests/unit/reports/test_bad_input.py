@@ -277,6 +277,47 @@ def test_silently_accepted_options_are_refused(tmp_path, capsys, argv, message):
     assert not (tmp_path / "o").exists()  # refused before anything ran or was written
 
 
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--retain-tokens", "-5"], "error: --retain-tokens must be >= 0, got -5"),
+        (["--retain-ratio", "0.9"], "error: --retain-ratio must be >= 0 and below --threshold-ratio 0.8, got 0.9"),
+        (["--gap-s", "-5", "--workload", "idle-gaps"], "error: idle-gaps: --gap-s must be between 0 and 86400 seconds"),
+        (["--gap-s", "3"], "--gap-s does not apply to workload 'seed-coding' (its options: --steps, --effort, --pruner,"),
+    ],
+)
+def test_a_bad_workload_option_names_its_flag(tmp_path, capsys, argv, message):
+    # Before: the factory's key ("checkpoint.retain_tokens", "idle-gaps: gap_s", "its options:
+    # steps, ..., threshold_ratio, checkpoint, seed"), not what the user typed.
+    small = [word for word in SMALL if word not in ("--steps", "30")] if "idle-gaps" in argv else SMALL
+    status, _, err = run(capsys, *small, *argv, "--out", str(tmp_path / "o"))
+    assert_one_line(status, err, message)
+
+
+def test_an_engine_config_files_key_keeps_its_name_beside_a_flag(tmp_path, capsys):
+    config = tmp_path / "engine.toml"
+    config.write_text("[checkpoint]\nretain_tokens = -5\n")
+    status, _, err = run(capsys, *SMALL, "--engine-config", str(config), "--out", str(tmp_path / "o"))
+    assert_one_line(status, err, f"{config}: checkpoint.retain_tokens must be >= 0")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full on this system")
+def test_a_full_standard_output_is_named(tmp_path):
+    # Before: "prefixbench: error: No space left on device", naming nothing.
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "prefixbench", "sweep", "--windows", "32k", "--presets", "patched", "--steps", "30",
+             "--quiet", "--out", str(tmp_path / "o")],
+            stdout=full, stderr=subprocess.PIPE, text=True, check=False,
+        )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == ["prefixbench: error: standard output: No space left on device"], done.stderr
+    assert (tmp_path / "o" / "runs.csv").is_file()  # what was computed is kept
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "1e-300", "0"])
 def test_chars_per_token_must_be_a_usable_ratio(tmp_path, capsys, value):
     path = capture_file(tmp_path, capture_line())
