@@ -32,7 +32,16 @@ local git copy of each repository (never copied into this project; each test ski
   exported into github.com/gmfstu/Online-Card-Architecture
   (``exported_conversation_1769053680585/``, commit ``2e6753c4ce6476e69eb686167a737c80a1107734``,
   removed from the tree in the next commit), from ``PREFIXBENCH_CLINE_TASK_REPO`` (default the
-  workplace's mirror).
+  workplace's mirror);
+* an OpenCode 1.18.1 export (deepseek-v4-flash-free through OpenCode Zen, 199 calls, 2026-07)
+  committed as ``session-export.json`` to github.com/salmankalam/uicomponents at commit
+  ``2451fa76828e6fbccdd17b882dc55a0ea54728a8``, from ``PREFIXBENCH_UICOMPONENTS_REPO`` (default
+  the workplace's mirror);
+* an OpenCode 2.x export from its server's HTTP API (``{"data": {info, messages}}``,
+  mimo-v2.6-flash-free through OpenCode Zen, 296 messages, 2026-09-29) committed as
+  ``session-export.json`` to github.com/charl1107/repolist at commit
+  ``b50f41fdef1255d2784071674ad8665e612c57a6``, from ``PREFIXBENCH_REPOLIST_REPO`` (no snapshot
+  of it could be had in the workplace, and the file is 9.4 MB: the test skips without a clone).
 
 What is checked is each log's own bookkeeping, recounted here from the raw fields: one request per
 call with recorded usage, and the audit's reads, prompts and outputs equal to the log's sums.
@@ -128,6 +137,10 @@ SPOTTER_CALLS = {
 CLINE_TASK = Path(os.environ.get("PREFIXBENCH_CLINE_TASK_REPO", "/work/.mirror/gmfstu+Online-Card-Architecture/repo"))
 CLINE_TASK_COMMIT = "2e6753c4ce6476e69eb686167a737c80a1107734"
 CLINE_TASK_FOLDER = "exported_conversation_1769053680585"
+UICOMPONENTS = Path(os.environ.get("PREFIXBENCH_UICOMPONENTS_REPO", "/work/.mirror/salmankalam+uicomponents/repo"))
+UICOMPONENTS_COMMIT = "2451fa76828e6fbccdd17b882dc55a0ea54728a8"
+REPOLIST = Path(os.environ.get("PREFIXBENCH_REPOLIST_REPO", "/work/.mirror/charl1107+repolist/repo"))
+REPOLIST_COMMIT = "b50f41fdef1255d2784071674ad8665e612c57a6"
 _URLS = {
     "PREFIXBENCH_AIM_REPO": "github.com/BrianV1981/aim",
     "PREFIXBENCH_AXE_REPO": "github.com/sudoloser/Axe",
@@ -135,6 +148,8 @@ _URLS = {
     "PREFIXBENCH_OPENHANDS_REPO": "github.com/All-Hands-AI/OpenHands",
     "PREFIXBENCH_SPOTTER_REPO": "github.com/marot/spotter",
     "PREFIXBENCH_CLINE_TASK_REPO": "github.com/gmfstu/Online-Card-Architecture",
+    "PREFIXBENCH_UICOMPONENTS_REPO": "github.com/salmankalam/uicomponents",
+    "PREFIXBENCH_REPOLIST_REPO": "github.com/charl1107/repolist",
 }
 
 
@@ -394,3 +409,46 @@ def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(tmp_pat
     # Anthropic's cache is exact and every call extends the one before: every read predicted (2
     # of 47 before the chain's nodes were named by place rather than by line).
     assert sum(f.read_within for f in result.files) == len(calls)
+
+
+def test_opencode_1_18_export_counts_what_the_log_sums(tmp_path: Path) -> None:
+    path = _show(UICOMPONENTS, UICOMPONENTS_COMMIT, "session-export.json", tmp_path, "PREFIXBENCH_UICOMPONENTS_REPO")
+    export = json.loads(path.read_text())
+    assert export["info"]["version"] == "1.18.1"
+    steps = [p["tokens"] for m in export["messages"] for p in m["parts"] if p.get("type") == "step-finish"]
+    assert len(steps) == 199
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["opencode"] and {r.model for r in result.rows} == {"deepseek-v4-flash-free"}
+    t = result.totals
+    assert t.requests == len(steps)
+    assert t.input == sum(s["input"] for s in steps) == export["info"]["tokens"]["input"] == 853_523
+    assert t.output == sum(s["output"] + s["reasoning"] for s in steps) == 114_430
+    assert t.cache_read == sum(s["cache"]["read"] for s in steps) == 15_647_065
+    assert t.cache_write == sum(s["cache"]["write"] for s in steps) == 0
+    # Zen's free DeepSeek reads either the whole previous prompt to the token or a 128-token unit
+    # of an older prefix (1,792 or 1,664 tokens: the head), as a provider routing without
+    # affinity would: 173 of 199 within 3% (2026-12), the 26 others the provider's fallbacks.
+    assert result.files[0].read_within == 173
+
+
+def test_opencode_2_http_api_export_counts_what_the_log_sums(tmp_path: Path) -> None:
+    # Never run in the workplace that wrote it (no copy could be had; the file is 9.4 MB): main
+    # refused the file's {"data": ...} envelope, and the counts here are the file's own sums.
+    path = _show(REPOLIST, REPOLIST_COMMIT, "session-export.json", tmp_path, "PREFIXBENCH_REPOLIST_REPO")
+    export = json.loads(path.read_text())["data"]
+    kinds: dict[str, int] = {}
+    calls = []
+    for message in export["messages"]:
+        kinds[message["type"]] = kinds.get(message["type"], 0) + 1
+        used = message.get("tokens") if message["type"] in ("assistant", "compaction") else None
+        if isinstance(used, dict):
+            call = (used["input"], used["output"] + used.get("reasoning", 0), used["cache"]["read"], used["cache"]["write"])
+            if any(call):
+                calls.append(call)
+    # The counts the repository's README gives for the session.
+    assert kinds == {"user": 10, "assistant": 265, "synthetic": 9, "compaction": 3, "system": 1, "idle": 8}
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["opencode"]
+    t = result.totals
+    assert t.requests == len(calls)
+    assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(c[i] for c in calls) for i in range(4))
