@@ -33,6 +33,12 @@ local git copy of each repository (never copied into this project; each test ski
   (``exported_conversation_1769053680585/``, commit ``2e6753c4ce6476e69eb686167a737c80a1107734``,
   removed from the tree in the next commit), from ``PREFIXBENCH_CLINE_TASK_REPO`` (default the
   workplace's mirror);
+* a Gemini CLI session (gemini-3-pro-preview turning a Figma design into React, 31 calls,
+  2026-01-30) an evaluation harness committed with its run to
+  github.com/metaphi-agent/figma-eval-010ac575-1280-41fe-be26-130311bef5ed-gemini_cli
+  (``.gemini/tmp/<hash>/chats/session-2026-01-30T06-08-7befeae5.json`` at commit
+  ``13a921025bf96daeb186b6f41adb6b9ca6631d24``), from ``PREFIXBENCH_FIGMA_EVAL_GEMINI_REPO``
+  (default the workplace's mirror);
 * an OpenCode 1.18.1 export (deepseek-v4-flash-free through OpenCode Zen, 199 calls, 2026-07)
   committed as ``session-export.json`` to github.com/salmankalam/uicomponents at commit
   ``2451fa76828e6fbccdd17b882dc55a0ea54728a8``, from ``PREFIXBENCH_UICOMPONENTS_REPO`` (default
@@ -137,6 +143,10 @@ SPOTTER_CALLS = {
 CLINE_TASK = Path(os.environ.get("PREFIXBENCH_CLINE_TASK_REPO", "/work/.mirror/gmfstu+Online-Card-Architecture/repo"))
 CLINE_TASK_COMMIT = "2e6753c4ce6476e69eb686167a737c80a1107734"
 CLINE_TASK_FOLDER = "exported_conversation_1769053680585"
+FIGMA_EVAL_GEMINI = Path(os.environ.get(
+    "PREFIXBENCH_FIGMA_EVAL_GEMINI_REPO", "/work/.mirror/metaphi-agent+figma-eval-010ac575-1280-41fe-be26-130311bef5ed-gemini_cli/repo"))
+FIGMA_EVAL_GEMINI_COMMIT = "13a921025bf96daeb186b6f41adb6b9ca6631d24"
+FIGMA_EVAL_GEMINI_SESSION = ".gemini/tmp/f360e83f2bc3173b34efefec26cf967c5e109b1f4df8dd2354df956f383e7d08/chats/session-2026-01-30T06-08-7befeae5.json"
 UICOMPONENTS = Path(os.environ.get("PREFIXBENCH_UICOMPONENTS_REPO", "/work/.mirror/salmankalam+uicomponents/repo"))
 UICOMPONENTS_COMMIT = "2451fa76828e6fbccdd17b882dc55a0ea54728a8"
 REPOLIST = Path(os.environ.get("PREFIXBENCH_REPOLIST_REPO", "/work/.mirror/charl1107+repolist/repo"))
@@ -148,6 +158,7 @@ _URLS = {
     "PREFIXBENCH_OPENHANDS_REPO": "github.com/All-Hands-AI/OpenHands",
     "PREFIXBENCH_SPOTTER_REPO": "github.com/marot/spotter",
     "PREFIXBENCH_CLINE_TASK_REPO": "github.com/gmfstu/Online-Card-Architecture",
+    "PREFIXBENCH_FIGMA_EVAL_GEMINI_REPO": "github.com/metaphi-agent/figma-eval-010ac575-1280-41fe-be26-130311bef5ed-gemini_cli",
     "PREFIXBENCH_UICOMPONENTS_REPO": "github.com/salmankalam/uicomponents",
     "PREFIXBENCH_REPOLIST_REPO": "github.com/charl1107/repolist",
 }
@@ -452,3 +463,15 @@ def test_opencode_2_http_api_export_counts_what_the_log_sums(tmp_path: Path) -> 
     t = result.totals
     assert t.requests == len(calls)
     assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(c[i] for c in calls) for i in range(4))
+
+
+def test_figma_eval_gemini_3_pro_session_counts_what_the_log_sums(tmp_path: Path) -> None:
+    path = _show(FIGMA_EVAL_GEMINI, FIGMA_EVAL_GEMINI_COMMIT, FIGMA_EVAL_GEMINI_SESSION, tmp_path, "PREFIXBENCH_FIGMA_EVAL_GEMINI_REPO")
+    assert _gemini_sums(path) == (31, 927_523, 126_066, 29_350)
+    result = _check_gemini(path)
+    assert {r.model for r in result.rows} == {"gemini-3-pro-preview"}
+    # Gemini 3 Pro's implicit cache on this run: reads lie on no grid, 74 to 4,861 tokens short of
+    # the previous prompt, five past it (by 187 to 3,968 tokens; two by more than the previous
+    # answer too: a prefix a call the session does not log had cached); two calls read nothing.
+    # 11 of 31 within 3% (2026-12).
+    assert result.files[0].read_within == 11
