@@ -39,6 +39,11 @@ local git copy of each repository (never copied into this project; each test ski
   (``.gemini/tmp/<hash>/chats/session-2026-01-30T06-08-7befeae5.json`` at commit
   ``13a921025bf96daeb186b6f41adb6b9ca6631d24``), from ``PREFIXBENCH_FIGMA_EVAL_GEMINI_REPO``
   (default the workplace's mirror);
+* OpenTelemetry spans of a promptflow app (the Python SDK's span JSON, one Azure OpenAI
+  gpt-35-turbo call and the function spans around it, 2024-04-30) committed as ``spans.json`` to
+  github.com/microsoft/assistant-pf-demo at commit ``1620b39ee01a5b7f6f433edf391988234915edab``
+  (removed in the next), from ``PREFIXBENCH_ASSISTANT_PF_DEMO_REPO`` (default the workplace's
+  mirror);
 * an OpenCode 1.18.1 export (deepseek-v4-flash-free through OpenCode Zen, 199 calls, 2026-07)
   committed as ``session-export.json`` to github.com/salmankalam/uicomponents at commit
   ``2451fa76828e6fbccdd17b882dc55a0ea54728a8``, from ``PREFIXBENCH_UICOMPONENTS_REPO`` (default
@@ -147,6 +152,8 @@ FIGMA_EVAL_GEMINI = Path(os.environ.get(
     "PREFIXBENCH_FIGMA_EVAL_GEMINI_REPO", "/work/.mirror/metaphi-agent+figma-eval-010ac575-1280-41fe-be26-130311bef5ed-gemini_cli/repo"))
 FIGMA_EVAL_GEMINI_COMMIT = "13a921025bf96daeb186b6f41adb6b9ca6631d24"
 FIGMA_EVAL_GEMINI_SESSION = ".gemini/tmp/f360e83f2bc3173b34efefec26cf967c5e109b1f4df8dd2354df956f383e7d08/chats/session-2026-01-30T06-08-7befeae5.json"
+PF_DEMO = Path(os.environ.get("PREFIXBENCH_ASSISTANT_PF_DEMO_REPO", "/work/.mirror/microsoft+assistant-pf-demo/repo"))
+PF_DEMO_COMMIT = "1620b39ee01a5b7f6f433edf391988234915edab"
 UICOMPONENTS = Path(os.environ.get("PREFIXBENCH_UICOMPONENTS_REPO", "/work/.mirror/salmankalam+uicomponents/repo"))
 UICOMPONENTS_COMMIT = "2451fa76828e6fbccdd17b882dc55a0ea54728a8"
 REPOLIST = Path(os.environ.get("PREFIXBENCH_REPOLIST_REPO", "/work/.mirror/charl1107+repolist/repo"))
@@ -159,6 +166,7 @@ _URLS = {
     "PREFIXBENCH_SPOTTER_REPO": "github.com/marot/spotter",
     "PREFIXBENCH_CLINE_TASK_REPO": "github.com/gmfstu/Online-Card-Architecture",
     "PREFIXBENCH_FIGMA_EVAL_GEMINI_REPO": "github.com/metaphi-agent/figma-eval-010ac575-1280-41fe-be26-130311bef5ed-gemini_cli",
+    "PREFIXBENCH_ASSISTANT_PF_DEMO_REPO": "github.com/microsoft/assistant-pf-demo",
     "PREFIXBENCH_UICOMPONENTS_REPO": "github.com/salmankalam/uicomponents",
     "PREFIXBENCH_REPOLIST_REPO": "github.com/charl1107/repolist",
 }
@@ -475,3 +483,20 @@ def test_figma_eval_gemini_3_pro_session_counts_what_the_log_sums(tmp_path: Path
     # answer too: a prefix a call the session does not log had cached); two calls read nothing.
     # 11 of 31 within 3% (2026-12).
     assert result.files[0].read_within == 11
+
+
+def test_promptflow_spans_count_the_one_call_and_name_its_model(tmp_path: Path) -> None:
+    path = _show(PF_DEMO, PF_DEMO_COMMIT, "spans.json", tmp_path, "PREFIXBENCH_ASSISTANT_PF_DEMO_REPO")
+    text = path.read_text()
+    spans = [json.loads("{" + chunk) for chunk in ("\n" + text).split("\n{")[1:]]
+    usage = [s["attributes"] for s in spans if "llm.usage.prompt_tokens" in s["attributes"]]
+    # One LLM span with usage; its parents carry only promptflow's computed sums of it.
+    assert len(usage) == 1 and any("__computed__.cumulative_token_count.prompt" in s["attributes"] for s in spans if s["attributes"] not in usage)
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["otel"]
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (
+        1, usage[0]["llm.usage.prompt_tokens"], usage[0]["llm.usage.completion_tokens"], 0, 0) == (1, 450, 17, 0, 0)
+    # The model from llm.response.model (main: "unknown", no provider).
+    assert [(r.provider, r.model) for r in result.rows] == [("openai", "gpt-35-turbo")]
+    assert any("no cache attribute" in note for note in result.files[0].notes)
