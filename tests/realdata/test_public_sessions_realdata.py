@@ -461,7 +461,8 @@ def test_opencode_2_http_api_export_counts_what_the_log_sums(tmp_path: Path) -> 
         kinds[message["type"]] = kinds.get(message["type"], 0) + 1
         used = message.get("tokens") if message["type"] in ("assistant", "compaction") else None
         if isinstance(used, dict):
-            call = (used["input"], used["output"] + used.get("reasoning", 0), used["cache"]["read"], used["cache"]["write"])
+            cache = used.get("cache") or {}
+            call = (used.get("input", 0), used.get("output", 0) + used.get("reasoning", 0), cache.get("read", 0), cache.get("write", 0))
             if any(call):
                 calls.append(call)
     # The counts the repository's README gives for the session.
