@@ -149,6 +149,14 @@ SEEDS: dict[str, list[dict]] = {
              {"info": {"id": "msg_3", "sessionID": "ses_1", "role": "assistant", "time": {"created": 1762000000200}, "error": {"name": "APIError", "data": {"message": "x"}}},
               "parts": []}]},
         {"id": "prt_1", "sessionID": "ses_1", "messageID": "msg_2", "type": "step-finish", "tokens": {"input": 1, "output": 1, "reasoning": 0, "cache": {"read": 0, "write": 0}}},
+        # OpenCode 2.x's export from its HTTP API: the export under "data", the messages as stored.
+        {"data": {"info": {"id": "ses_2", "projectID": "p", "title": "t", "location": {"directory": "/x"}, "time": {"created": 1790000000000}},
+                  "messages": [{"id": "msg_4", "type": "user", "text": "hi", "time": {"created": 1790000000000}},
+                               {"id": "msg_5", "type": "assistant", "model": {"id": "mimo-v2.6-flash", "providerID": "opencode"}, "finish": "stop",
+                                "time": {"created": 1790000000100, "streamed": 1790000000500, "completed": 1790000000900},
+                                "tokens": {"input": 10, "output": 2, "reasoning": 1, "cache": {"read": 3456, "write": 0}}},
+                               {"id": "msg_6", "type": "compaction", "status": "completed", "summary": "s", "time": {"created": 1790000001000},
+                                "tokens": {"input": 5, "output": 1, "reasoning": 0, "cache": {"read": 100, "write": 0}}}]}},
     ],
     "gemini-cli": [
         {"sessionId": "s", "projectHash": "h", "startTime": "2026-05-04T09:00:00.000Z", "kind": "subagent"},

@@ -32,7 +32,27 @@ local git copy of each repository (never copied into this project; each test ski
   exported into github.com/gmfstu/Online-Card-Architecture
   (``exported_conversation_1769053680585/``, commit ``2e6753c4ce6476e69eb686167a737c80a1107734``,
   removed from the tree in the next commit), from ``PREFIXBENCH_CLINE_TASK_REPO`` (default the
-  workplace's mirror).
+  workplace's mirror);
+* a Gemini CLI session (gemini-3-pro-preview turning a Figma design into React, 31 calls,
+  2026-01-30) an evaluation harness committed with its run to
+  github.com/metaphi-agent/figma-eval-010ac575-1280-41fe-be26-130311bef5ed-gemini_cli
+  (``.gemini/tmp/<hash>/chats/session-2026-01-30T06-08-7befeae5.json`` at commit
+  ``13a921025bf96daeb186b6f41adb6b9ca6631d24``), from ``PREFIXBENCH_FIGMA_EVAL_GEMINI_REPO``
+  (default the workplace's mirror);
+* OpenTelemetry spans of a promptflow app (the Python SDK's span JSON, one Azure OpenAI
+  gpt-35-turbo call and the function spans around it, 2024-04-30) committed as ``spans.json`` to
+  github.com/microsoft/assistant-pf-demo at commit ``1620b39ee01a5b7f6f433edf391988234915edab``
+  (removed in the next), from ``PREFIXBENCH_ASSISTANT_PF_DEMO_REPO`` (default the workplace's
+  mirror);
+* an OpenCode 1.18.1 export (deepseek-v4-flash-free through OpenCode Zen, 199 calls, 2026-07)
+  committed as ``session-export.json`` to github.com/salmankalam/uicomponents at commit
+  ``2451fa76828e6fbccdd17b882dc55a0ea54728a8``, from ``PREFIXBENCH_UICOMPONENTS_REPO`` (default
+  the workplace's mirror);
+* an OpenCode 2.x export from its server's HTTP API (``{"data": {info, messages}}``,
+  mimo-v2.6-flash-free through OpenCode Zen, 296 messages, 2026-09-29) committed as
+  ``session-export.json`` to github.com/charl1107/repolist at commit
+  ``b50f41fdef1255d2784071674ad8665e612c57a6``, from ``PREFIXBENCH_REPOLIST_REPO`` (no snapshot
+  of it could be had in the workplace, and the file is 9.4 MB: the test skips without a clone).
 
 What is checked is each log's own bookkeeping, recounted here from the raw fields: one request per
 call with recorded usage, and the audit's reads, prompts and outputs equal to the log's sums.
@@ -128,6 +148,16 @@ SPOTTER_CALLS = {
 CLINE_TASK = Path(os.environ.get("PREFIXBENCH_CLINE_TASK_REPO", "/work/.mirror/gmfstu+Online-Card-Architecture/repo"))
 CLINE_TASK_COMMIT = "2e6753c4ce6476e69eb686167a737c80a1107734"
 CLINE_TASK_FOLDER = "exported_conversation_1769053680585"
+FIGMA_EVAL_GEMINI = Path(os.environ.get(
+    "PREFIXBENCH_FIGMA_EVAL_GEMINI_REPO", "/work/.mirror/metaphi-agent+figma-eval-010ac575-1280-41fe-be26-130311bef5ed-gemini_cli/repo"))
+FIGMA_EVAL_GEMINI_COMMIT = "13a921025bf96daeb186b6f41adb6b9ca6631d24"
+FIGMA_EVAL_GEMINI_SESSION = ".gemini/tmp/f360e83f2bc3173b34efefec26cf967c5e109b1f4df8dd2354df956f383e7d08/chats/session-2026-01-30T06-08-7befeae5.json"
+PF_DEMO = Path(os.environ.get("PREFIXBENCH_ASSISTANT_PF_DEMO_REPO", "/work/.mirror/microsoft+assistant-pf-demo/repo"))
+PF_DEMO_COMMIT = "1620b39ee01a5b7f6f433edf391988234915edab"
+UICOMPONENTS = Path(os.environ.get("PREFIXBENCH_UICOMPONENTS_REPO", "/work/.mirror/salmankalam+uicomponents/repo"))
+UICOMPONENTS_COMMIT = "2451fa76828e6fbccdd17b882dc55a0ea54728a8"
+REPOLIST = Path(os.environ.get("PREFIXBENCH_REPOLIST_REPO", "/work/.mirror/charl1107+repolist/repo"))
+REPOLIST_COMMIT = "b50f41fdef1255d2784071674ad8665e612c57a6"
 _URLS = {
     "PREFIXBENCH_AIM_REPO": "github.com/BrianV1981/aim",
     "PREFIXBENCH_AXE_REPO": "github.com/sudoloser/Axe",
@@ -135,6 +165,10 @@ _URLS = {
     "PREFIXBENCH_OPENHANDS_REPO": "github.com/All-Hands-AI/OpenHands",
     "PREFIXBENCH_SPOTTER_REPO": "github.com/marot/spotter",
     "PREFIXBENCH_CLINE_TASK_REPO": "github.com/gmfstu/Online-Card-Architecture",
+    "PREFIXBENCH_FIGMA_EVAL_GEMINI_REPO": "github.com/metaphi-agent/figma-eval-010ac575-1280-41fe-be26-130311bef5ed-gemini_cli",
+    "PREFIXBENCH_ASSISTANT_PF_DEMO_REPO": "github.com/microsoft/assistant-pf-demo",
+    "PREFIXBENCH_UICOMPONENTS_REPO": "github.com/salmankalam/uicomponents",
+    "PREFIXBENCH_REPOLIST_REPO": "github.com/charl1107/repolist",
 }
 
 
@@ -394,3 +428,76 @@ def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(tmp_pat
     # Anthropic's cache is exact and every call extends the one before: every read predicted (2
     # of 47 before the chain's nodes were named by place rather than by line).
     assert sum(f.read_within for f in result.files) == len(calls)
+
+
+def test_opencode_1_18_export_counts_what_the_log_sums(tmp_path: Path) -> None:
+    path = _show(UICOMPONENTS, UICOMPONENTS_COMMIT, "session-export.json", tmp_path, "PREFIXBENCH_UICOMPONENTS_REPO")
+    export = json.loads(path.read_text())
+    assert export["info"]["version"] == "1.18.1"
+    steps = [p["tokens"] for m in export["messages"] for p in m["parts"] if p.get("type") == "step-finish"]
+    assert len(steps) == 199
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["opencode"] and {r.model for r in result.rows} == {"deepseek-v4-flash-free"}
+    t = result.totals
+    assert t.requests == len(steps)
+    assert t.input == sum(s["input"] for s in steps) == export["info"]["tokens"]["input"] == 853_523
+    assert t.output == sum(s["output"] + s["reasoning"] for s in steps) == 114_430
+    assert t.cache_read == sum(s["cache"]["read"] for s in steps) == 15_647_065
+    assert t.cache_write == sum(s["cache"]["write"] for s in steps) == 0
+    # Zen's free DeepSeek reads either the whole previous prompt to the token or a 128-token unit
+    # of an older prefix (1,792 or 1,664 tokens: the head), as a provider routing without
+    # affinity would: 173 of 199 within 3% (2026-12), the 26 others the provider's fallbacks.
+    assert result.files[0].read_within == 173
+
+
+def test_opencode_2_http_api_export_counts_what_the_log_sums(tmp_path: Path) -> None:
+    # Never run in the workplace that wrote it (no copy could be had; the file is 9.4 MB): main
+    # refused the file's {"data": ...} envelope, and the counts here are the file's own sums.
+    path = _show(REPOLIST, REPOLIST_COMMIT, "session-export.json", tmp_path, "PREFIXBENCH_REPOLIST_REPO")
+    export = json.loads(path.read_text())["data"]
+    kinds: dict[str, int] = {}
+    calls = []
+    for message in export["messages"]:
+        kinds[message["type"]] = kinds.get(message["type"], 0) + 1
+        used = message.get("tokens") if message["type"] in ("assistant", "compaction") else None
+        if isinstance(used, dict):
+            cache = used.get("cache") or {}
+            call = (used.get("input", 0), used.get("output", 0) + used.get("reasoning", 0), cache.get("read", 0), cache.get("write", 0))
+            if any(call):
+                calls.append(call)
+    # The counts the repository's README gives for the session.
+    assert kinds == {"user": 10, "assistant": 265, "synthetic": 9, "compaction": 3, "system": 1, "idle": 8}
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["opencode"]
+    t = result.totals
+    assert t.requests == len(calls)
+    assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(c[i] for c in calls) for i in range(4))
+
+
+def test_figma_eval_gemini_3_pro_session_counts_what_the_log_sums(tmp_path: Path) -> None:
+    path = _show(FIGMA_EVAL_GEMINI, FIGMA_EVAL_GEMINI_COMMIT, FIGMA_EVAL_GEMINI_SESSION, tmp_path, "PREFIXBENCH_FIGMA_EVAL_GEMINI_REPO")
+    assert _gemini_sums(path) == (31, 927_523, 126_066, 29_350)
+    result = _check_gemini(path)
+    assert {r.model for r in result.rows} == {"gemini-3-pro-preview"}
+    # Gemini 3 Pro's implicit cache on this run: reads lie on no grid, 74 to 4,861 tokens short of
+    # the previous prompt, five past it (by 187 to 3,968 tokens; two by more than the previous
+    # answer too: a prefix a call the session does not log had cached); two calls read nothing.
+    # 11 of 31 within 3% (2026-12).
+    assert result.files[0].read_within == 11
+
+
+def test_promptflow_spans_count_the_one_call_and_name_its_model(tmp_path: Path) -> None:
+    path = _show(PF_DEMO, PF_DEMO_COMMIT, "spans.json", tmp_path, "PREFIXBENCH_ASSISTANT_PF_DEMO_REPO")
+    text = path.read_text()
+    spans = [json.loads("{" + chunk) for chunk in ("\n" + text).split("\n{")[1:]]
+    usage = [s["attributes"] for s in spans if "llm.usage.prompt_tokens" in s["attributes"]]
+    # One LLM span with usage; its parents carry only promptflow's computed sums of it.
+    assert len(usage) == 1 and any("__computed__.cumulative_token_count.prompt" in s["attributes"] for s in spans if s["attributes"] not in usage)
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["otel"]
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (
+        1, usage[0]["llm.usage.prompt_tokens"], usage[0]["llm.usage.completion_tokens"], 0, 0) == (1, 450, 17, 0, 0)
+    # The model from llm.response.model (main: "unknown", no provider).
+    assert [(r.provider, r.model) for r in result.rows] == [("openai", "gpt-35-turbo")]
+    assert any("no cache attribute" in note for note in result.files[0].notes)

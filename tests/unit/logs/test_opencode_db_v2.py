@@ -228,3 +228,36 @@ def test_v2_export_reads_as_the_database_does(tmp_path: Path) -> None:
     t = run_audit([path]).totals
     assert (t.requests, t.cache_read, t.cache_write, t.input, t.output) == (
         4, 0 + 9000 + 8000 + 0, 9000 + 800, 12 + 20 + 400 + 3000, (300 + 40) + 150 + 120 + 90)
+
+
+def test_v2_export_from_the_http_api_is_read_under_its_data_envelope(tmp_path: Path) -> None:
+    # OpenCode 2.x's server answers GET /api/experimental/session/{id}/export with the export under
+    # "data" ({"data": {info, messages}}, the body its import endpoint takes back); main refused
+    # such a file as an unknown log format.
+    info = {"id": "ses_0c", "projectID": "prj", "title": "review", "agent": "build", "outcome": "interrupted",
+            "location": {"directory": "/w"}, "tokens": tokens(0, 0, 0, 0, 0), "time": {"created": T0, "updated": T0 + 9000}}
+    messages = [
+        {"id": "msg_21", "type": "user", "text": "check the layout", "files": [], "agents": [], "time": {"created": T0 + 100}},
+        {"id": "msg_22", "type": "assistant", **assistant(200, HAIKU, tokens(2862, 67, 50, 3456, 0), rawFinish="tool_calls")},
+        {"id": "msg_23", "type": "synthetic", "text": "a background shell finished", "time": {"created": T0 + 1500}},
+        {"id": "msg_24", "type": "assistant", **assistant(2000, HAIKU, tokens(140, 30, 12, 6272, 0))},
+        {"id": "msg_25", "type": "idle", "time": {"created": T0 + 4000}},
+    ]
+    path = tmp_path / "session-export.json"
+    path.write_text(json.dumps({"data": {"info": info, "messages": messages}}, indent=1))
+    assert detect_format(path) is FORMATS["opencode"]
+    result = run_audit([path])
+    t = result.totals
+    assert (t.requests, t.cache_read, t.cache_write, t.input, t.output) == (2, 3456 + 6272, 0, 2862 + 140, (67 + 50) + (30 + 12))
+    assert [r.model for r in result.rows] == ["claude-haiku-4-5"] * 2
+    # The bare export of the same session reads the same.
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"info": info, "messages": messages}))
+    assert run_audit([bare]).totals == t
+
+
+def test_a_data_envelope_without_an_export_is_no_opencode_log(tmp_path: Path) -> None:
+    path = tmp_path / "page.json"
+    path.write_text(json.dumps({"data": {"info": {"id": "x"}, "items": []}}))
+    with pytest.raises(UserError, match="unknown log format"):
+        detect_format(path)

@@ -113,3 +113,24 @@ def test_bad_exports_are_one_line_errors(tmp_path: Path, doc: dict) -> None:
     with pytest.raises(UserError) as caught:
         import_file(path, FORMATS["otel"], ImportContext())
     assert "\n" not in str(caught.value) and str(path) in str(caught.value)
+
+
+def test_llm_model_attributes_name_the_model_beside_llm_usage(tmp_path: Path) -> None:
+    # Tracers older than the GenAI conventions (promptflow's, 2024) name the model as they name the
+    # usage: llm.response.model beside llm.usage.*. main read the usage and called the model
+    # "unknown" (so no provider, no price, no cache rules).
+    def sdk(sid: str, parent: str | None, attributes: dict) -> dict:
+        return {"name": "openai_chat", "context": {"trace_id": "0x2003", "span_id": sid, "trace_state": "[]"}, "kind": "SpanKind.INTERNAL",
+                "parent_id": parent, "start_time": "2024-04-30T20:40:30.790768Z", "end_time": "2024-04-30T20:40:31.943844Z",
+                "status": {"status_code": "OK"}, "attributes": {"framework": "promptflow", **attributes}}
+    call = sdk("0x0697", "0x8fc2", {"span_type": "LLM", "llm.response.model": "gpt-4o-mini", "llm.usage.prompt_tokens": 450,
+                                     "llm.usage.completion_tokens": 17, "llm.usage.total_tokens": 467})
+    # Its parent sums its calls under names of its own: no usage attribute, not counted.
+    parent = sdk("0x8fc2", None, {"span_type": "Function", "__computed__.cumulative_token_count.prompt": 450})
+    request_only = sdk("0x0700", "0x8fc2", {"llm.request.model": "gpt-4o", "llm.usage.prompt_tokens": 90, "llm.usage.completion_tokens": 3})
+    path = tmp_path / "spans.json"
+    path.write_text("\n".join(json.dumps(s, indent=4) for s in (parent, call, request_only)) + "\n")
+    requests, _ = read(path)
+    assert [(r.provider, r.model, r.usage) for r in requests] == [
+        ("openai", "gpt-4o-mini", Usage(uncached=450, output=17, cache_reported=False)),
+        ("openai", "gpt-4o", Usage(uncached=90, output=3, cache_reported=False))]

@@ -101,13 +101,23 @@ def _is_run_event(value: dict) -> bool:
     return value.get("type") == "error" and isinstance(value.get("error"), dict)
 
 
+def _export(value: dict) -> dict | None:
+    """The ``{info, messages}`` of an export: the record itself, or its ``data`` when the export
+    came from OpenCode 2.x's HTTP API (``GET /api/experimental/session/{id}/export`` answers
+    ``{"data": {info, messages}}``, the body its import endpoint takes back); None: no export."""
+    for candidate in (value, value.get("data")):
+        if isinstance(candidate, dict) and isinstance(candidate.get("info"), dict) and isinstance(candidate.get("messages"), list):
+            return candidate
+    return None
+
+
 def detect(value: dict) -> Evidence | None:
-    """An export (``{info, messages}``), one file of the storage (a session, message or part), or
-    an event of ``opencode run --format json``."""
+    """An export (``{info, messages}``, bare or under ``data``), one file of the storage (a
+    session, message or part), or an event of ``opencode run --format json``."""
     if _is_run_event(value):
         return Evidence.WRAPPER
-    info, messages = value.get("info"), value.get("messages")
-    if isinstance(info, dict) and isinstance(messages, list) and _is_session_info(info):
+    export = _export(value)
+    if export is not None and _is_session_info(export["info"]):
         return Evidence.WRAPPER
     if _is_part(value):
         # Its sessionID and messageID name OpenCode, whatever its type (a ``compaction`` part
@@ -409,8 +419,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         if not seen_any and _is_run_event(value):
             return _read_run(path, record, stream)
         seen_any = True
-        if isinstance(value.get("info"), dict) and isinstance(value.get("messages"), list):
-            session = _exported(str(path), record.line, value)
+        export = _export(value)
+        if export is not None:
+            session = _exported(str(path), record.line, export)
             where = "an export"
         elif _is_session_info(value):
             session, files = _from_storage(path, value)
@@ -593,6 +604,8 @@ FORMAT = LogFormat(
         "one assistant message a call, its tokens and model {id, providerID}; a compaction's own tokens its summary call); "
         "the frozen 1.x tables then not read",
         "OpenCode 2.x export (opencode session export): {info, messages: [{id, type, ...}]}, the messages as stored",
+        "OpenCode 2.x export through its HTTP API (GET /api/experimental/session/{id}/export, 2.0.x): the same under data, "
+        "{data: {info, messages}}",
         "`opencode run --format json`: step_start, text, tool_use, reasoning, step_finish and error events, one a line (no model named)",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
         "input less the cache for every provider (later versions; earlier ones subtracted only the read)",

@@ -9,7 +9,9 @@ pretty-printed); attribute values are typed (``{"intValue": "2000"}``, int64 as 
 attributes: {...}}`` objects one after another.
 
 One call = one span with token usage. Attributes, current names first (the GenAI semantic
-conventions registry), then the deprecated ones and OpenLLMetry's:
+conventions registry), then the deprecated ones and OpenLLMetry's (the model likewise:
+``gen_ai.response.model``, ``gen_ai.request.model``, then ``llm.response.model``,
+``llm.request.model``):
 
 ==========  ==========================================================================================
 input       ``gen_ai.usage.input_tokens``, ``gen_ai.usage.prompt_tokens``, ``llm.usage.prompt_tokens``
@@ -161,9 +163,18 @@ def _has_usage(span: Span) -> bool:
     return any(span.attributes.get(key) is not None for key in INPUT_KEYS + OUTPUT_KEYS)
 
 
+#: The model a call ran, current names first, then the ``llm.*`` names of instrumentations older
+#: than the GenAI conventions (OpenLLMetry's early releases, promptflow's tracing), which name
+#: their usage ``llm.usage.*`` too.
+MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.response.model", "llm.request.model")
+
+
 def _model(attributes: dict) -> str:
-    model = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
-    return model if isinstance(model, str) and model else "unknown"
+    for key in MODEL_KEYS:
+        model = attributes.get(key)
+        if isinstance(model, str) and model:
+            return model
+    return "unknown"
 
 
 def _provider(attributes: dict, model: str) -> str:
@@ -268,6 +279,7 @@ FORMAT = LogFormat(
         "the Python SDK's span JSON (ConsoleSpanExporter): context.trace_id / span_id, attributes as an object",
         "semantic conventions: gen_ai.usage.input_tokens / output_tokens, cache_read.input_tokens, cache_creation.input_tokens; deprecated prompt_tokens / completion_tokens",
         "OpenLLMetry: gen_ai.usage.cache_read_input_tokens / cache_creation_input_tokens, llm.usage.*",
+        "llm.response.model / llm.request.model beside llm.usage.* (early OpenLLMetry; promptflow's tracing, 2024)",
         "input_tokens with reads and writes (the conventions) or without them (instrumentations copying Anthropic's input_tokens), decided per file",
     ),
     aliases=("otlp",),
