@@ -35,10 +35,12 @@ from tests.realdata.mirrors import file_at
 #: env var: (repository, commit, calls, (input with the cached part, cached, output) of Codex's
 #: last running total, reads within 3%, reads predicted exactly), counted from the files. Main
 #: before the learned read grids (workloads/audit/grid.py) and the warm head's falls
-#: (core.head_sizes): 159, 79, 57, 17 within 3% and 1, 2, 1, 14 exact.
+#: (core.head_sizes): 159, 79, 57, 17 within 3% and 1, 2, 1, 14 exact. Before the measured
+#: grids of Codex 0.122.0 on (grid.CODEX_GRIDS: edgerunner's 3 calls on gpt-5.6-luna) 148, 80,
+#: 46, 14 exact.
 SESSIONS = {
     "PREFIXBENCH_EDGERUNNER_REPO": (
-        "AkashJana18/edgerunner", "fe59a88f62f473797ac88b35260a00cabe8801f0", 173, (35_779_173, 34_132_736, 98_116), 164, 148,
+        "AkashJana18/edgerunner", "fe59a88f62f473797ac88b35260a00cabe8801f0", 173, (35_779_173, 34_132_736, 98_116), 164, 150,
     ),
     "PREFIXBENCH_SOULPASS_REPO": (
         "swarnasn29/soulpass", "12c056d3476363d4c491ccb52716328467ff5f66", 85, (12_710_499, 12_212_608, 47_484), 81, 80,
@@ -97,7 +99,9 @@ GRIDS = {
 @pytest.mark.parametrize("env", sorted(SESSIONS))
 def test_codex_reads_on_a_coarser_grid_are_predicted_on_it(env: str, tmp_path: Path) -> None:
     result = run_audit([_session(env, tmp_path)])
-    notes = [n for n in result.notes if "-token grid from" in n]
+    # (edgerunner's 3 calls on gpt-5.6-luna are too few to learn a grid: they get the one
+    # measured for the model, in a note of their own)
+    notes = [n for n in result.notes if "-token grid from" in n and "too few reads" not in n]
     if GRIDS[env] is None:
         # Codex 0.114 (2026-03, an API key): reads in 128-token steps, several past the previous
         # prompt into its response, which the model keeps.
@@ -144,12 +148,12 @@ def test_gpt_5_6_kept_the_conversation_past_its_30_minutes(tmp_path: Path) -> No
 SHORT = {
     "SublyFi/privacy-x402": ("349a2af41ec3a7b7fa531b4d79a7b513103d442c", 3, 0, 0),
     "samar-58/scout": ("9a5eb814a6eb37a3b5754dba100962bdb44f311a", 8, 7, 7),
-    "Sarthib7/FundWise": ("309701754d856309e269d20ec32402669f30c762", 4, 3, 0),
-    "ShoomanKhatri/SolHawk-Agent": ("67d52e2eaf7f02443a9345c5609931f46c4b8867", 4, 1, 0),
+    "Sarthib7/FundWise": ("309701754d856309e269d20ec32402669f30c762", 4, 3, 3),
+    "ShoomanKhatri/SolHawk-Agent": ("67d52e2eaf7f02443a9345c5609931f46c4b8867", 4, 3, 3),
     "diiviikk5/Xeus": ("c17a3601ceb183ce20fdb693bbcc67214d6db9e1", 1, 0, 0),
     "kunalcode12/openclaw_agent": ("9f36715687ec4a796da94469d8475aee2c1e6204", 6, 4, 3),
     "yashpunmiya/Solsmile": ("f1e66f0465a40e7a4bc8bfea97911d8a51542bf5", 5, 3, 3),
-    "therealjhay/Soul": ("cf7af20dbf05426f2c47fb558040bf399da0443a", 5, 3, 0),
+    "therealjhay/Soul": ("cf7af20dbf05426f2c47fb558040bf399da0443a", 5, 4, 4),
     "mesayanroy/Valdyum-Labs": ("cd9c97c0b1539adf4addf6cbc05efa1f568b42ee", 6, 3, 2),
 }
 
@@ -171,6 +175,8 @@ def test_short_codex_sessions_alone_and_together(tmp_path: Path) -> None:
     for path, (repo, (_, calls, within, exact)) in zip(paths, SHORT.items()):
         rows = run_audit([path]).rows
         # Main before the learned grids: 0 6 3 1 0 4 3 3 2 within 3%, 0 0 0 0 0 3 0 0 0 exact.
+        # Before the measured grids of Codex 0.122.0 on (grid.CODEX_GRIDS): 0 7 3 1 0 4 3 3 3
+        # within, 0 7 0 0 0 3 3 0 2 exact.
         assert (len(rows), sum(r.read_within for r in rows), sum(r.predicted_cache_read == r.reported_cache_read for r in rows)) == (
             calls, within, exact), repo
     # Audited together (a folder), the three 0.128.0 sessions on gpt-5.5 (13 calls, 11 distinct
