@@ -37,10 +37,11 @@ from tests.realdata.mirrors import file_at
 #: before the learned read grids (workloads/audit/grid.py) and the warm head's falls
 #: (core.head_sizes): 159, 79, 57, 17 within 3% and 1, 2, 1, 14 exact. Before the measured
 #: grids of Codex 0.122.0 on (grid.CODEX_GRIDS: edgerunner's 3 calls on gpt-5.6-luna) 148, 80,
-#: 46, 14 exact.
+#: 46, 14 exact. Before a token count written after its call's tool output was dated by that
+#: call's outputs (codex.py): edgerunner 164 within, 150 exact.
 SESSIONS = {
     "PREFIXBENCH_EDGERUNNER_REPO": (
-        "AkashJana18/edgerunner", "fe59a88f62f473797ac88b35260a00cabe8801f0", 173, (35_779_173, 34_132_736, 98_116), 164, 150,
+        "AkashJana18/edgerunner", "fe59a88f62f473797ac88b35260a00cabe8801f0", 173, (35_779_173, 34_132_736, 98_116), 165, 151,
     ),
     "PREFIXBENCH_SOULPASS_REPO": (
         "swarnasn29/soulpass", "12c056d3476363d4c491ccb52716328467ff5f66", 85, (12_710_499, 12_212_608, 47_484), 81, 80,
@@ -130,12 +131,16 @@ def test_gpt_5_6_kept_the_conversation_past_its_30_minutes(tmp_path: Path) -> No
     late = [r for r in result.rows if r.gap_ms is not None and r.gap_ms > HOUR_MS]
     assert [(r.model, r.gap_ms // 60_000) for r in late] == [("gpt-5.6-sol", 65), ("gpt-5.6-luna", 1119)]
     kept = late[0]
-    # 1h05m after the previous call it read all that call left cached, 94,976 tokens: its prompt
-    # (95,997) on the session's 1,024-token grid from 768. The 30 min the model gives GPT-5.6
+    # 1h05m after the previous call it read all that call left cached, 105,216 tokens: its prompt
+    # (105,624) on the session's 1,024-token grid from 768. The 30 min the model gives GPT-5.6
     # (documented as a minimum) is why it predicts only the warm 11,008-token head (read by the
     # lane start and by 4 reads that fell back to it). No miss (main said 896 tokens short of
-    # 95,872 in 128-token steps, provider-best-effort, predicting 0; earlier ttl-expired).
-    assert (kept.reported_cache_read, kept.predicted_cache_read, kept.expected_cache_read) == (94_976, 11_008, 94_976)
+    # 95,872 in 128-token steps, provider-best-effort, predicting 0; earlier ttl-expired). The
+    # idle hour is the user answering request_user_input: Codex wrote the token count of the
+    # call that asked (line 95, 94,976 read) only then, so main dated that call after the hour,
+    # not the next one (line 103), which was sent with the answer.
+    assert kept.line == 103
+    assert (kept.reported_cache_read, kept.predicted_cache_read, kept.expected_cache_read) == (105_216, 11_008, 105_216)
     assert (kept.cause, kept.loss_class) == (None, None)
     # After 18.6 h, on gpt-5.6-luna after gpt-5.6-sol, only the 11,008-token head was read.
     assert (late[1].reported_cache_read, late[1].cause) == (11_008, "model-changed")

@@ -3,9 +3,12 @@
 ``event_msg``/``token_count`` ``last_token_usage`` per request (``input_tokens`` includes
 ``cached_input_tokens`` and, in later versions, ``cache_write_input_tokens``); a token count whose running total was already seen (a repeat, or
 history replayed by a fork or resume, in this file or another) is not counted again. A
-request is sent at the last input item (user message or tool output) before it and its
-response began at the first output item after that. Base instructions and tool schemas are
-not in a rollout: the head is an opaque prefix.
+request is sent at the last input item (user message or tool output) before its first output
+item; its response began at that item and ended at its token count, or, where the count comes
+only after the next input (later Codex writes it once the tool the call asked for has run: a
+``request_user_input`` the user answers an hour later), at its last output item, the input
+being the next request's. Base instructions and tool schemas are not in a rollout: the head is
+an opaque prefix.
 
 Later Codex (about 0.128 on: paginated rollouts, multi-agent threads, Codex Desktop) numbers
 every record (``ordinal``) and says in its first ``session_meta`` what the thread is:
@@ -182,6 +185,12 @@ class _Rollout:
         self.effort: str | None = None
         self.last_input_ms: int | None = None
         self.first_output_ms: int | None = None
+        self.last_output_ms: int | None = None
+        #: Whether a token count has claimed the output items since the last input.
+        self.outputs_claimed = False
+        #: A response whose token count came only after the next input (a tool the model called,
+        #: such as request_user_input, ran before Codex wrote it): (sent, first output, last output).
+        self.unclaimed: tuple[int | None, int | None, int | None] | None = None
         self.blocks = 0
         self.events: list[tuple[str, str]] = []
         self.sessions_seen = 0
@@ -313,7 +322,8 @@ class _Rollout:
         self._copied(record, "event_msg", payload)
         self.events = [event for event in self.events if event[0] == "fork"]
         self.blocks = 0
-        self.last_input_ms = self.first_output_ms = None
+        self.last_input_ms = self.first_output_ms = self.last_output_ms = None
+        self.unclaimed = None
 
     def _copied(self, record: Record, kind: object, payload: dict) -> None:
         """A record of the history another thread wrote (a subagent's copy of its parent's):
@@ -391,12 +401,18 @@ class _Rollout:
         ptype = payload.get("type")
         role = payload.get("role")
         if ptype in ("function_call_output", "custom_tool_call_output") or (ptype == "message" and role == "user"):
+            if self.first_output_ms is not None and not self.outputs_claimed and self.unclaimed is None:
+                # Outputs no token count has claimed yet: their call's count comes after this input.
+                self.unclaimed = (self.last_input_ms, self.first_output_ms, self.last_output_ms)
             self.last_input_ms = when
             self.first_output_ms = None
             if ptype == "message" and role == "user":
                 self.events.append(("user_turn", ""))
-        elif self.first_output_ms is None:
-            self.first_output_ms = when
+        elif not (ptype == "message" and role in ("developer", "system")):  # (Codex's own context: no output)
+            if self.first_output_ms is None:
+                self.first_output_ms = when
+            self.last_output_ms = when
+            self.outputs_claimed = False
 
     def _token_count(self, record: Record, value: dict, payload: dict, when: int | None) -> None:
         """One request, unless its running total repeats one already counted."""
@@ -516,6 +532,17 @@ class _Rollout:
         node = _node(self.session, total, len(self.out))
         if isinstance(total, dict):
             self.ctx.codex_calls.add(node)
+        sent = self.last_input_ms if self.last_input_ms is not None else when
+        ready = self.first_output_ms if self.first_output_ms is not None else when
+        done = when  # token_count is written when the response has ended
+        if self.unclaimed is not None and self.first_output_ms is None:
+            # The count came after the next input (the call's tool ran first): the call was sent
+            # before its outputs and ended with the last of them; that input is the next call's.
+            sent = self.unclaimed[0] if self.unclaimed[0] is not None else sent
+            ready = self.unclaimed[1] if self.unclaimed[1] is not None else ready
+            done = self.unclaimed[2] if self.unclaimed[2] is not None else done
+        self.unclaimed = None
+        self.outputs_claimed = True
         self.out.append(
             TraceRequest(
                 file=self.name,
@@ -523,9 +550,9 @@ class _Rollout:
                 lane=self.thread.lane,
                 lane_kind=self.thread.kind,
                 seq=len(self.out),
-                sent_ms=self.last_input_ms if self.last_input_ms is not None else when,
-                ready_ms=self.first_output_ms if self.first_output_ms is not None else when,
-                done_ms=when,  # token_count is written when the response has ended
+                sent_ms=sent,
+                ready_ms=ready,
+                done_ms=done,
                 provider=self.provider,
                 model=self.model,
                 envelope=(("effort", self.effort),) if self.effort else (),

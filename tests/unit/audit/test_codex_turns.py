@@ -1,0 +1,71 @@
+"""Where a Codex call's turn and times lie in its rollout, and what that does to its predicted
+read (workloads/logs/formats/codex.py). Hand-made rollouts of Codex 0.128.0 on gpt-5.5, whose
+reads lie on 384 + k x 512 tokens and never reach into the previous response."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prefixbench.simulator.providers.base import on_grid
+from prefixbench.workloads.audit.core import load_trace, run_audit
+
+
+def _ms(stamp: str) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def _write(path: Path, items: list[tuple[str, str, dict]]) -> Path:
+    """``items``: (time of day, record type, payload); a ``usage`` payload is a token count."""
+    lines = [
+        {"timestamp": "2026-05-04T10:00:00.000Z", "type": "session_meta",
+         "payload": {"id": "s", "cli_version": "0.128.0", "model_provider": "openai"}},
+        {"timestamp": "2026-05-04T10:00:00.000Z", "type": "turn_context", "payload": {"model": "gpt-5.5", "effort": "high"}},
+    ]
+    total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
+    for clock, kind, payload in items:
+        stamp = f"2026-05-04T{clock}Z"
+        if kind == "usage":
+            total = {key: total[key] + payload[key] for key in total}
+            lines.append({"timestamp": stamp, "type": "event_msg",
+                          "payload": {"type": "token_count", "info": {"total_token_usage": total, "last_token_usage": payload}}})
+        else:
+            lines.append({"timestamp": stamp, "type": "response_item", "payload": {"type": kind, **payload}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _usage(prompt: int, read: int, output: int = 300) -> dict:
+    return {"input_tokens": prompt, "cached_input_tokens": read, "output_tokens": output}
+
+
+USER = {"role": "user", "content": [{"type": "input_text", "text": "go on"}]}
+ANSWER = {"role": "assistant", "content": [{"type": "output_text", "text": "done"}]}
+REASONING = {"summary": [], "encrypted_content": "x"}
+CALL = {"name": "shell", "arguments": "{}", "call_id": "c"}
+OUTPUT = {"call_id": "c", "output": "ok"}
+
+
+def test_a_token_count_written_after_its_tool_ran_belongs_to_the_call_before_the_tool(tmp_path: Path) -> None:
+    # Later Codex writes a call's token count when the tool it asked for has run (the count comes
+    # right after the tool's output). The call was sent after the user message and ended with
+    # its last output item; the tool's output is the next call's input. Main took both calls as
+    # sent at the tool's output (10:00:30), the first one still running when the second was sent,
+    # so the second was predicted to read nothing of it.
+    path = _write(tmp_path / "r.jsonl", [
+        ("10:00:01.000", "message", USER),
+        ("10:00:05.000", "reasoning", REASONING),
+        ("10:00:06.000", "function_call", CALL),
+        ("10:00:30.000", "function_call_output", OUTPUT),
+        ("10:00:30.005", "usage", _usage(20_000, 0)),
+        ("10:00:35.000", "reasoning", REASONING),
+        ("10:00:36.000", "message", ANSWER),
+        ("10:00:36.005", "usage", _usage(20_800, 19_840)),
+    ])
+    first, second = load_trace([path])[0]
+    assert (first.sent_ms, first.ready_ms, first.done_ms) == (_ms("2026-05-04T10:00:01Z"), _ms("2026-05-04T10:00:05Z"), _ms("2026-05-04T10:00:06Z"))
+    assert (second.sent_ms, second.ready_ms) == (_ms("2026-05-04T10:00:30Z"), _ms("2026-05-04T10:00:35Z"))
+    rows = run_audit([path]).rows
+    assert (rows[1].reported_cache_read, rows[1].predicted_cache_read, rows[1].cause) == (19_840, 19_840, None)
