@@ -69,3 +69,38 @@ def test_a_token_count_written_after_its_tool_ran_belongs_to_the_call_before_the
     assert (second.sent_ms, second.ready_ms) == (_ms("2026-05-04T10:00:30Z"), _ms("2026-05-04T10:00:35Z"))
     rows = run_audit([path]).rows
     assert (rows[1].reported_cache_read, rows[1].predicted_cache_read, rows[1].cause) == (19_840, 19_840, None)
+
+
+def _turns(tmp_path: Path, name: str, next_prompt: int, next_read: int) -> list:
+    # Turn 1: three calls, each with reasoning (prompts 20,000, 22,000, 24,000); turn 2 opens
+    # with a prompt of ``next_prompt``.
+    items = [("10:00:01.000", "message", USER)]
+    for i, prompt in enumerate((20_000, 22_000, 24_000)):
+        read = 0 if i == 0 else on_grid(prompt - 2_000, 512, 384)
+        items += [
+            (f"10:00:{10 * i + 2:02d}.000", "reasoning", REASONING),
+            (f"10:00:{10 * i + 3:02d}.000", "function_call" if i < 2 else "message", CALL if i < 2 else ANSWER),
+            (f"10:00:{10 * i + 4:02d}.000", "usage", _usage(prompt, read)),
+        ]
+        if i < 2:
+            items.append((f"10:00:{10 * i + 5:02d}.000", "function_call_output", OUTPUT))
+    items += [
+        ("10:01:00.000", "message", USER),
+        ("10:01:02.000", "message", ANSWER),
+        ("10:01:03.000", "usage", _usage(next_prompt, next_read)),
+    ]
+    return run_audit([_write(tmp_path / f"{name}.jsonl", items)]).rows
+
+
+def test_a_turn_sent_without_the_previous_turns_reasoning_reads_up_to_where_it_began(tmp_path: Path) -> None:
+    # Turn 2's prompt (23,000) is smaller than the last call's (24,000): its user message and
+    # turn 1's answers were added, turn 1's reasoning dropped (OpenAI renders none of an earlier
+    # turn). It shares with the cache only the prompt of turn 1's first call, up to where that
+    # reasoning began: 20,000 -> 19,840 on the grid. Main read it as the longest earlier prompt
+    # that fits (22,000 -> 21,888), a miss put down to the prompt shrinking.
+    rows = _turns(tmp_path, "shrank", 23_000, 19_840)
+    assert (rows[3].predicted_cache_read, rows[3].cause) == (19_840, "messages-changed")
+    assert "at a new user turn: sent without the previous turn's reasoning" in rows[3].detail
+    # A turn whose prompt grew kept the reasoning: it reads the whole previous prompt.
+    rows = _turns(tmp_path, "grew", 25_000, 23_936)
+    assert (rows[3].predicted_cache_read, rows[3].cause) == (23_936, None)

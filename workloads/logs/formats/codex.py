@@ -7,8 +7,9 @@ request is sent at the last input item (user message or tool output) before its 
 item; its response began at that item and ended at its token count, or, where the count comes
 only after the next input (later Codex writes it once the tool the call asked for has run: a
 ``request_user_input`` the user answers an hour later), at its last output item, the input
-being the next request's. Base instructions and tool schemas are not in a rollout: the head is
-an opaque prefix.
+being the next request's. A request that opens a user turn with a smaller prompt than the one
+before shares with it only the prompt of the previous turn's first call (:meth:`_Rollout._shared`).
+Base instructions and tool schemas are not in a rollout: the head is an opaque prefix.
 
 Later Codex (about 0.128 on: paginated rollouts, multi-agent threads, Codex Desktop) numbers
 every record (``ordinal``) and says in its first ``session_meta`` what the thread is:
@@ -191,6 +192,11 @@ class _Rollout:
         #: A response whose token count came only after the next input (a tool the model called,
         #: such as request_user_input, ran before Codex wrote it): (sent, first output, last output).
         self.unclaimed: tuple[int | None, int | None, int | None] | None = None
+        #: The prompt of the last call and of the first call of the user turn it belongs to (see
+        #: :meth:`_shared`), and how many calls were taken to drop a turn's reasoning.
+        self.last_prompt: int | None = None
+        self.turn_prompt: int | None = None
+        self.reasoning_dropped = 0
         self.blocks = 0
         self.events: list[tuple[str, str]] = []
         self.sessions_seen = 0
@@ -543,6 +549,7 @@ class _Rollout:
             done = self.unclaimed[2] if self.unclaimed[2] is not None else done
         self.unclaimed = None
         self.outputs_claimed = True
+        shared = self._shared(usage)
         self.out.append(
             TraceRequest(
                 file=self.name,
@@ -558,15 +565,31 @@ class _Rollout:
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=usage,
                 # Codex sends every output item back (reasoning as encrypted_content) in the next request.
-                prefix=Prefix(self._head(), node, self.chain_parent, max(1, self.blocks), replays_output=True),
+                prefix=Prefix(self._head(), node, self.chain_parent, max(1, self.blocks), replays_output=True, shared=shared),
                 events=tuple(self.events),
                 agent_version=self.version,
                 source_format=NAME,
             )
         )
+        if self.chain_parent is None or any(kind == "user_turn" for kind, _ in self.events):
+            self.turn_prompt = usage.prompt
         self.chain_parent = node
+        self.last_prompt = usage.prompt
         self.events = []
         self.blocks = 0
+
+    def _shared(self, usage: Usage) -> int | None:
+        """How much of the previous call's prompt this one keeps (None: all of it). A call that
+        opens a user turn with a prompt smaller than the previous call's (nothing compacted in
+        between) was sent without the reasoning of the turn before: OpenAI renders no reasoning
+        item of an earlier turn, and the prompt shrinks by what it drops (the turn's other items
+        stay). What it shares with the previous prompt then ends where that reasoning began, at
+        the end of the prompt of that turn's first call. A growing prompt kept it."""
+        if (self.chain_parent is not None and self.turn_prompt is not None and self.last_prompt is not None
+                and usage.prompt < self.last_prompt and any(kind == "user_turn" for kind, _ in self.events)):
+            self.reasoning_dropped += 1
+            return self.turn_prompt
+        return None
 
     def _head(self) -> str:
         """The unlogged head: a subagent's is its parent's (it goes on from the parent's prompt);
@@ -578,6 +601,12 @@ class _Rollout:
         """The unlogged head, the thread's kind, and a check of the counted tokens against Codex's own total."""
         notes: tuple[str, ...] = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
         notes += tuple(self.thread_notes)
+        if self.reasoning_dropped:
+            notes += (
+                f"{self.reasoning_dropped} call(s) opened a user turn with a smaller prompt than the call before: sent without "
+                "the previous turn's reasoning (OpenAI renders none of an earlier turn), each is taken to extend that turn's "
+                "first call, where the reasoning began",
+            )
         if self.copy_from is not None:
             first, end = self.copy_lines
             notes += (
