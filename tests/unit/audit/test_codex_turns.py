@@ -71,6 +71,25 @@ def test_a_token_count_written_after_its_tool_ran_belongs_to_the_call_before_the
     assert (rows[1].reported_cache_read, rows[1].predicted_cache_read, rows[1].cause) == (19_840, 19_840, None)
 
 
+def test_a_user_message_before_a_late_token_count_opens_the_next_call(tmp_path: Path) -> None:
+    # A message the user sent while the call's tool ran comes before the call's late token
+    # count: it is the next call's input, and the next call opens the user turn (main gave the
+    # turn to the call before it).
+    path = _write(tmp_path / "r.jsonl", [
+        ("10:00:01.000", "message", USER),
+        ("10:00:05.000", "function_call", CALL),
+        ("10:00:20.000", "function_call_output", OUTPUT),
+        ("10:00:21.000", "message", USER),
+        ("10:00:21.005", "usage", _usage(20_000, 0)),
+        ("10:00:25.000", "message", ANSWER),
+        ("10:00:25.005", "usage", _usage(20_800, 19_840)),
+    ])
+    first, second = load_trace([path])[0]
+    assert [kind for kind, _ in first.events] == ["user_turn"]
+    assert [kind for kind, _ in second.events] == ["user_turn"]
+    assert (first.done_ms, second.sent_ms) == (_ms("2026-05-04T10:00:05Z"), _ms("2026-05-04T10:00:21Z"))
+
+
 def _turns(tmp_path: Path, name: str, next_prompt: int, next_read: int) -> list:
     # Turn 1: three calls, each with reasoning (prompts 20,000, 22,000, 24,000); turn 2 opens
     # with a prompt of ``next_prompt``.

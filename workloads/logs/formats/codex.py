@@ -190,8 +190,10 @@ class _Rollout:
         #: Whether a token count has claimed the output items since the last input.
         self.outputs_claimed = False
         #: A response whose token count came only after the next input (a tool the model called,
-        #: such as request_user_input, ran before Codex wrote it): (sent, first output, last output).
+        #: such as request_user_input, ran before Codex wrote it): (sent, first output, last output),
+        #: and the events and blocks logged before that input (the rest are the next call's).
         self.unclaimed: tuple[int | None, int | None, int | None] | None = None
+        self.unclaimed_at = (0, 0)
         #: The prompt of the last call and of the first call of the user turn it belongs to (see
         #: :meth:`_shared`), and how many calls were taken to drop a turn's reasoning.
         self.last_prompt: int | None = None
@@ -410,6 +412,7 @@ class _Rollout:
             if self.first_output_ms is not None and not self.outputs_claimed and self.unclaimed is None:
                 # Outputs no token count has claimed yet: their call's count comes after this input.
                 self.unclaimed = (self.last_input_ms, self.first_output_ms, self.last_output_ms)
+                self.unclaimed_at = (len(self.events), self.blocks - 1)
             self.last_input_ms = when
             self.first_output_ms = None
             if ptype == "message" and role == "user":
@@ -541,15 +544,19 @@ class _Rollout:
         sent = self.last_input_ms if self.last_input_ms is not None else when
         ready = self.first_output_ms if self.first_output_ms is not None else when
         done = when  # token_count is written when the response has ended
+        events, blocks, carried = self.events, self.blocks, ([], 0)
         if self.unclaimed is not None and self.first_output_ms is None:
             # The count came after the next input (the call's tool ran first): the call was sent
             # before its outputs and ended with the last of them; that input is the next call's.
             sent = self.unclaimed[0] if self.unclaimed[0] is not None else sent
             ready = self.unclaimed[1] if self.unclaimed[1] is not None else ready
             done = self.unclaimed[2] if self.unclaimed[2] is not None else done
+            at, blocks = self.unclaimed_at
+            events, carried = events[:at], (events[at:], self.blocks - blocks)
         self.unclaimed = None
         self.outputs_claimed = True
-        shared = self._shared(usage)
+        turn = any(kind == "user_turn" for kind, _ in events)
+        shared = self._shared(usage, turn)
         self.out.append(
             TraceRequest(
                 file=self.name,
@@ -565,20 +572,19 @@ class _Rollout:
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=usage,
                 # Codex sends every output item back (reasoning as encrypted_content) in the next request.
-                prefix=Prefix(self._head(), node, self.chain_parent, max(1, self.blocks), replays_output=True, shared=shared),
-                events=tuple(self.events),
+                prefix=Prefix(self._head(), node, self.chain_parent, max(1, blocks), replays_output=True, shared=shared),
+                events=tuple(events),
                 agent_version=self.version,
                 source_format=NAME,
             )
         )
-        if self.chain_parent is None or any(kind == "user_turn" for kind, _ in self.events):
+        if self.chain_parent is None or turn:
             self.turn_prompt = usage.prompt
         self.chain_parent = node
         self.last_prompt = usage.prompt
-        self.events = []
-        self.blocks = 0
+        self.events, self.blocks = carried
 
-    def _shared(self, usage: Usage) -> int | None:
+    def _shared(self, usage: Usage, turn: bool) -> int | None:
         """How much of the previous call's prompt this one keeps (None: all of it). A call that
         opens a user turn with a prompt smaller than the previous call's (nothing compacted in
         between) was sent without the reasoning of the turn before: OpenAI renders no reasoning
@@ -586,7 +592,7 @@ class _Rollout:
         stay). What it shares with the previous prompt then ends where that reasoning began, at
         the end of the prompt of that turn's first call. A growing prompt kept it."""
         if (self.chain_parent is not None and self.turn_prompt is not None and self.last_prompt is not None
-                and usage.prompt < self.last_prompt and any(kind == "user_turn" for kind, _ in self.events)):
+                and usage.prompt < self.last_prompt and turn):
             self.reasoning_dropped += 1
             return self.turn_prompt
         return None
