@@ -132,6 +132,7 @@ class ChainCache:
         output: int = 0,
         step: int = 0,
         offset: int = 0,
+        shared: int | None = None,
     ) -> ChainVerdict:
         """Price one call whose cacheable prompt is ``cacheable`` tokens, then store its entries.
 
@@ -142,7 +143,9 @@ class ChainCache:
         (``caches_output``), so that a call whose prompt holds this prompt + output reads them all,
         and a shorter one (the response not sent back whole) this prompt only.
         ``step``: the read step the call's endpoint counts in, where it and not the model decides it;
-        ``offset``: where that step's grid starts, where the audit learned one from the log."""
+        ``offset``: where that step's grid starts, where the audit learned one from the log.
+        ``shared``: the tokens of ``parent``'s prompt this prompt keeps, where it drops the rest
+        (None: all): a read through ``parent`` stops there."""
         self._parent[node] = parent
         if new_blocks != 1:
             self._blocks[node] = new_blocks
@@ -162,12 +165,13 @@ class ChainCache:
             if lookback is not None and blocks > lookback:
                 break
             entry = entries.get((family, cursor))
-            if entry is not None and entry.tokens - entry.output <= cacheable:
+            keeps = shared is not None and cursor == parent and shared <= cacheable  # (of the parent's, a part)
+            if entry is not None and (entry.tokens - entry.output <= cacheable or keeps):
                 if entry.usable(tick):
                     # The response's tokens count only when the prompt holds them all (a prompt
                     # shorter than prompt + output did not send the response back whole).
                     whole = entry.tokens if entry.tokens <= cacheable else entry.tokens - entry.output
-                    read, source, hit_key = whole, "node", (family, cursor)
+                    read, source, hit_key = whole if shared is None else min(whole, shared), "node", (family, cursor)
                     break
                 if entry.ready > tick:
                     in_flight = True

@@ -1046,6 +1046,7 @@ class Predictor:
             output=usage.output if prefix.replays_output else 0,
             step=r.read_step,
             offset=r.read_offset,
+            shared=prefix.shared,
         )
         uncached = usage.uncached if rules.is_additive else usage.prompt - verdict.read
         if rules.is_additive and verdict.read == 0 and verdict.write == 0:

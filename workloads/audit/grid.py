@@ -8,8 +8,7 @@ gpt-5.6-sol and gpt-5.6-luna in one session ``768 + k x 1,024``; the earlier one
 previous response (2 of 350 follow-ups read past the previous prompt; before 0.122, 31 of 60),
 so on a learned grid the chain model keeps no response after its prompt (OpenAI's
 ``caches_output``). No page documents it, and the version,
-the model and the day each change it, so no fixed rule says where it holds: the reads of a log
-do. A read on the 128-token grid would sit on one point of a ``s``-token grid by chance with
+the model and the day each change it, so the reads of a log decide where they can. A read on the 128-token grid would sit on one point of a ``s``-token grid by chance with
 odds ``128 / s``; where every read of a (provider, model, agent version) lies on one such grid
 and that many distinct reads sharing it by chance is less likely than 1 in 200
 (:data:`CHANCE`), the reads of those requests are predicted on that grid: the last point at or
@@ -18,6 +17,16 @@ below the prefix they share (a read 384 tokens past a point still counts as the 
 Only body-less requests (the chain model's) are learned and changed, only those of the
 providers in :data:`PROVIDERS`, and never a request whose step an endpoint, a date or
 ``--read-step`` set.
+
+A short session has too few reads to learn its grid (4 distinct reads for a 1,024-token grid, 5
+for a 512-token one), yet its reads lie on the same grids. So a Codex rollout from 0.122.0 on
+(the release: 0.122.0 alphas and earlier read in 128-token steps and into the response) on a
+model whose grid was measured (:data:`CODEX_GRIDS`) is predicted on that grid where its own
+reads learn none, and keeps no response either. Measured on 19 public rollouts of 19 users
+(committed as ``codex-session.jsonl``), Codex 0.122.0 to 0.144.5, 2026-04 to 07: all 415 of
+their reads lie on their model's grid, and 2 of 396 follow-ups read past the previous prompt;
+in the 7 rollouts of Codex 0.101 to 0.122.0-alpha.13 (2026-02 to 04), 17 of 56 reads lie on
+it (about the quarter chance puts there) and 39 of 50 follow-ups read past the previous prompt.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from collections.abc import Sequence
 import msgspec
 
 from prefixbench.simulator.providers import rules_for
+from prefixbench.simulator.providers.openai import base_model
 from prefixbench.workloads.logs.trace import TraceRequest
 
 #: Providers whose reads are checked for a coarser grid (where one was measured).
@@ -36,6 +46,19 @@ PROVIDERS = frozenset({"openai"})
 MULTIPLES = (16, 8, 4, 2)
 #: The most likely the shared grid may be by chance: ``(step / grid) ** (distinct reads - 1)``.
 CHANCE = 1 / 200
+#: The first Codex release whose rollouts read on the grids below (its alphas did not).
+CODEX_SINCE = (0, 122, 0)
+#: OpenAI model -> (step, offset) of the grid its reads lie on in Codex rollouts from
+#: :data:`CODEX_SINCE` on [M] (reads; rollouts): gpt-5.3-codex (3; 1), gpt-5.4 (95; 3),
+#: gpt-5.5 (135; 13), gpt-5.6-sol (170; 1), gpt-5.6-luna (3; 1), gpt-5.6-terra (9; 1).
+CODEX_GRIDS = {
+    "gpt-5.3-codex": (512, 384),
+    "gpt-5.4": (512, 384),
+    "gpt-5.5": (512, 384),
+    "gpt-5.6-sol": (1_024, 768),
+    "gpt-5.6-luna": (1_024, 768),
+    "gpt-5.6-terra": (512, 256),
+}
 
 
 class Grid(msgspec.Struct, frozen=True):
@@ -61,7 +84,8 @@ def learn(requests: Sequence[TraceRequest]) -> list[Grid]:
     """The grids the reported reads show (see the module doc), in first-seen order."""
     reads: dict[tuple[str, str, str | None], list[int]] = defaultdict(list)
     for r in requests:
-        if r.provider not in PROVIDERS or r.body is not None or r.read_step or r.usage is None or not r.usage.cache_reported:
+        # (a grid already set, learned or measured, has an offset: its requests still count)
+        if r.provider not in PROVIDERS or r.body is not None or (r.read_step and not r.read_offset) or r.usage is None or not r.usage.cache_reported:
             continue
         rules = rules_for(r.provider)
         if r.usage.cache_read >= max(rules.min_tokens, 1):
@@ -79,27 +103,61 @@ def learn(requests: Sequence[TraceRequest]) -> list[Grid]:
     return grids
 
 
+def _version(text: str | None) -> tuple[int, int, int, int] | None:
+    """``0.128.0`` as (0, 128, 0, 1), a pre-release (``0.122.0-alpha.13``) as (0, 122, 0, 0), so that
+    it sorts before its release; None when unreadable."""
+    core, dash, _ = (text or "").partition("-")
+    parts = core.split(".")
+    if len(parts) != 3 or not all(part.isascii() and part.isdigit() and len(part) < 7 for part in parts):
+        return None
+    return int(parts[0]), int(parts[1]), int(parts[2]), 0 if dash else 1
+
+
+def codex_grid(r: TraceRequest) -> tuple[int, int] | None:
+    """The measured grid (step, offset) of a body-less Codex request to OpenAI from
+    :data:`CODEX_SINCE` on, for a model :data:`CODEX_GRIDS` names; None otherwise."""
+    if r.provider != "openai" or r.source_format != "codex" or r.body is not None or r.read_step:
+        return None
+    version = _version(r.agent_version)
+    if version is None or version < (*CODEX_SINCE, 1):
+        return None
+    return CODEX_GRIDS.get(base_model(r.model))
+
+
 def settle(requests: list[TraceRequest]) -> list[TraceRequest]:
-    """The requests, with the grid :func:`learn` found for theirs set as their read step."""
+    """The requests, with the grid :func:`learn` found for theirs set as their read step, else
+    the measured Codex grid (:func:`codex_grid`)."""
     found = {(g.provider, g.model, g.agent_version): g for g in learn(requests)}
-    if not found:
-        return requests
     out = []
     for r in requests:
-        grid = found.get(_key(r)) if r.body is None and not r.read_step else None
-        out.append(r if grid is None else msgspec.structs.replace(r, read_step=grid.step, read_offset=grid.offset))
+        if r.body is not None or r.read_step:
+            out.append(r)
+            continue
+        grid = found.get(_key(r))
+        step_offset = (grid.step, grid.offset) if grid is not None else codex_grid(r)
+        out.append(r if step_offset is None else msgspec.structs.replace(r, read_step=step_offset[0], read_offset=step_offset[1]))
     return out
 
 
 def notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
-    """One note per learned grid the requests carry: what it is and what decided it."""
+    """One note per grid the requests carry: what it is and what decided it."""
     counts: dict[tuple[str, str, str | None, int, int], int] = defaultdict(int)
     for r in requests:
         if r.read_offset:
             counts[(r.provider, r.model, r.agent_version, r.read_step, r.read_offset)] += 1
-    return tuple(
-        f"{provider} reads of {model}{'' if version is None else f' (agent {version})'} predicted on a "
-        f"{step:,}-token grid from {offset:,} ({n:,} request(s)): every read the log reports for them is "
-        f"{offset:,} + k x {step:,} tokens, not the documented {rules_for(provider).read_step(model):,}-token steps"
-        for (provider, model, version, step, offset), n in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or ""))
-    )
+    learned = {(g.provider, g.model, g.agent_version) for g in learn(requests)}
+    out = []
+    for (provider, model, version, step, offset), n in sorted(counts.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")):
+        head = (
+            f"{provider} reads of {model}{'' if version is None else f' (agent {version})'} predicted on a "
+            f"{step:,}-token grid from {offset:,} ({n:,} request(s)): "
+        )
+        if (provider, model, version) in learned:
+            why = f"every read the log reports for them is {offset:,} + k x {step:,} tokens"
+        else:
+            why = (
+                f"too few reads to learn a grid, the one public Codex rollouts from {'.'.join(map(str, CODEX_SINCE))} "
+                f"on read {model} on (measured), with no response kept"
+            )
+        out.append(head + why + f", not the documented {rules_for(provider).read_step(model):,}-token steps")
+    return tuple(out)

@@ -319,6 +319,12 @@ def _prompt_shrank(ev: Evidence) -> Finding | None:
             f"the prompt fell from {before:,} to {now:,} tokens with no compaction logged: the history was "
             "replaced (a compaction or truncation the log does not mark)"
         ))
+    if ev.r.source_format == "codex" and "user_turn" in ev.events:
+        return Finding("messages-changed", "log", (
+            f"the prompt shrank by {before - now:,} tokens ({before:,} -> {now:,}) at a new user turn: sent without the "
+            "previous turn's reasoning (OpenAI renders none of an earlier turn), so the cached prefix ended where that "
+            "reasoning began"
+        ))
     return Finding("messages-changed", "log", (
         f"the prompt shrank by {before - now:,} tokens ({before:,} -> {now:,}) since the previous request: earlier "
         "history was dropped or rewritten (an in-turn truncation or context editing), so the cached prefix ended there"

@@ -73,6 +73,9 @@ class Prefix(msgspec.Struct, frozen=True, gc=False):
     #: prompt in the next call of the chain (Codex; pi on OpenAI's Responses APIs): a provider
     #: that caches output (``ProviderRules.caches_output``) then serves that call past this prompt.
     replays_output: bool = False
+    #: Of ``parent``'s prompt, the tokens this one keeps where it drops a later part of it (Codex:
+    #: a new turn sent without the previous turn's reasoning); None: all of it.
+    shared: int | None = None
 
 
 class LoggedMessage(msgspec.Struct, frozen=True, array_like=True, gc=False):

@@ -73,15 +73,35 @@ def test_reads_on_a_coarse_grid_are_predicted_on_it(tmp_path: Path) -> None:
 
 
 def test_too_few_reads_on_one_grid_teach_nothing(tmp_path: Path) -> None:
-    # 4 distinct reads: (1/4)^3 = 1/64 by chance, above 1 in 200: the documented 128-token steps.
+    # 4 distinct reads: (1/4)^3 = 1/64 by chance, above 1 in 200: the documented 128-token steps
+    # (Codex 0.121: before the release whose measured grid is assumed, see the tests below).
     reads = grid_reads(5)
-    rows = run_audit([rollout(tmp_path / "r.jsonl", reads)]).rows
+    rows = run_audit([rollout(tmp_path / "r.jsonl", reads, version="0.121.0")]).rows
     assert rows[1].predicted_cache_read == (prompts(5)[0] + OUTPUT) // 128 * 128 == 20_480
     # One read off the grid among many: no grid either.
     reads = grid_reads(8)
     reads[3] += 128
-    rows = run_audit([rollout(tmp_path / "s.jsonl", reads)]).rows
+    rows = run_audit([rollout(tmp_path / "s.jsonl", reads, version="0.121.0")]).rows
     assert rows[1].predicted_cache_read == 20_480
+
+
+def test_few_reads_of_codex_0_122_on_get_the_measured_grid(tmp_path: Path) -> None:
+    # The same 4 distinct reads from Codex 0.128.0 on gpt-5.5: too few to learn a grid, but the
+    # release's measured one (384 + k x 512, no response kept) predicts every follow-up exactly
+    # (main: (prompt + 600) // 128 x 128, 20,480 for 19,840, and no grid note).
+    reads = grid_reads(5)
+    result = run_audit([rollout(tmp_path / "r.jsonl", reads)])
+    assert [r.predicted_cache_read for r in result.rows[1:]] == reads[1:]
+    (note,) = [n for n in result.notes if "-token grid from" in n]
+    assert "gpt-5.5 (agent 0.128.0) predicted on a 512-token grid from 384 (5 request(s)): too few reads" in note
+    # gpt-5.6-terra's grid starts elsewhere (256 + k x 512); a model the table does not name and
+    # an alpha of 0.122.0 (which read in 128-token steps) keep the documented steps.
+    terra = [0] + [on_grid(p, 512, 256) for p in prompts(4)[:-1]]
+    rows = run_audit([rollout(tmp_path / "t.jsonl", terra, model="gpt-5.6-terra", version="0.144.5")]).rows
+    assert [r.predicted_cache_read for r in rows[1:]] == terra[1:]
+    for name, model, version in (("u", "gpt-5.2", "0.128.0"), ("v", "gpt-5.4", "0.122.0-alpha.13")):
+        rows = run_audit([rollout(tmp_path / f"{name}.jsonl", reads[:3], model=model, version=version)]).rows
+        assert rows[1].predicted_cache_read == 20_480, (model, version)
 
 
 def test_read_step_option_wins_over_a_learned_grid(tmp_path: Path) -> None:

@@ -3,9 +3,13 @@
 ``event_msg``/``token_count`` ``last_token_usage`` per request (``input_tokens`` includes
 ``cached_input_tokens`` and, in later versions, ``cache_write_input_tokens``); a token count whose running total was already seen (a repeat, or
 history replayed by a fork or resume, in this file or another) is not counted again. A
-request is sent at the last input item (user message or tool output) before it and its
-response began at the first output item after that. Base instructions and tool schemas are
-not in a rollout: the head is an opaque prefix.
+request is sent at the last input item (user message or tool output) before its first output
+item; its response began at that item and ended at its token count, or, where the count comes
+only after the next input (later Codex writes it once the tool the call asked for has run: a
+``request_user_input`` the user answers an hour later), at its last output item, the input
+being the next request's. A request that opens a user turn with a smaller prompt than the one
+before shares with it only the prompt of the previous turn's first call (:meth:`_Rollout._shared`).
+Base instructions and tool schemas are not in a rollout: the head is an opaque prefix.
 
 Later Codex (about 0.128 on: paginated rollouts, multi-agent threads, Codex Desktop) numbers
 every record (``ordinal``) and says in its first ``session_meta`` what the thread is:
@@ -182,6 +186,19 @@ class _Rollout:
         self.effort: str | None = None
         self.last_input_ms: int | None = None
         self.first_output_ms: int | None = None
+        self.last_output_ms: int | None = None
+        #: Whether a token count has claimed the output items since the last input.
+        self.outputs_claimed = False
+        #: A response whose token count came only after the next input (a tool the model called,
+        #: such as request_user_input, ran before Codex wrote it): (sent, first output, last output),
+        #: and the events and blocks logged before that input (the rest are the next call's).
+        self.unclaimed: tuple[int | None, int | None, int | None] | None = None
+        self.unclaimed_at = (0, 0)
+        #: The prompt of the last call and of the first call of the user turn it belongs to (see
+        #: :meth:`_shared`), and how many calls were taken to drop a turn's reasoning.
+        self.last_prompt: int | None = None
+        self.turn_prompt: int | None = None
+        self.reasoning_dropped = 0
         self.blocks = 0
         self.events: list[tuple[str, str]] = []
         self.sessions_seen = 0
@@ -313,7 +330,8 @@ class _Rollout:
         self._copied(record, "event_msg", payload)
         self.events = [event for event in self.events if event[0] == "fork"]
         self.blocks = 0
-        self.last_input_ms = self.first_output_ms = None
+        self.last_input_ms = self.first_output_ms = self.last_output_ms = None
+        self.unclaimed = None
 
     def _copied(self, record: Record, kind: object, payload: dict) -> None:
         """A record of the history another thread wrote (a subagent's copy of its parent's):
@@ -391,12 +409,19 @@ class _Rollout:
         ptype = payload.get("type")
         role = payload.get("role")
         if ptype in ("function_call_output", "custom_tool_call_output") or (ptype == "message" and role == "user"):
+            if self.first_output_ms is not None and not self.outputs_claimed and self.unclaimed is None:
+                # Outputs no token count has claimed yet: their call's count comes after this input.
+                self.unclaimed = (self.last_input_ms, self.first_output_ms, self.last_output_ms)
+                self.unclaimed_at = (len(self.events), self.blocks - 1)
             self.last_input_ms = when
             self.first_output_ms = None
             if ptype == "message" and role == "user":
                 self.events.append(("user_turn", ""))
-        elif self.first_output_ms is None:
-            self.first_output_ms = when
+        elif not (ptype == "message" and role in ("developer", "system")):  # (Codex's own context: no output)
+            if self.first_output_ms is None:
+                self.first_output_ms = when
+            self.last_output_ms = when
+            self.outputs_claimed = False
 
     def _token_count(self, record: Record, value: dict, payload: dict, when: int | None) -> None:
         """One request, unless its running total repeats one already counted."""
@@ -516,6 +541,22 @@ class _Rollout:
         node = _node(self.session, total, len(self.out))
         if isinstance(total, dict):
             self.ctx.codex_calls.add(node)
+        sent = self.last_input_ms if self.last_input_ms is not None else when
+        ready = self.first_output_ms if self.first_output_ms is not None else when
+        done = when  # token_count is written when the response has ended
+        events, blocks, carried = self.events, self.blocks, ([], 0)
+        if self.unclaimed is not None and self.first_output_ms is None:
+            # The count came after the next input (the call's tool ran first): the call was sent
+            # before its outputs and ended with the last of them; that input is the next call's.
+            sent = self.unclaimed[0] if self.unclaimed[0] is not None else sent
+            ready = self.unclaimed[1] if self.unclaimed[1] is not None else ready
+            done = self.unclaimed[2] if self.unclaimed[2] is not None else done
+            at, blocks = self.unclaimed_at
+            events, carried = events[:at], (events[at:], self.blocks - blocks)
+        self.unclaimed = None
+        self.outputs_claimed = True
+        turn = any(kind == "user_turn" for kind, _ in events)
+        shared = self._shared(usage, turn)
         self.out.append(
             TraceRequest(
                 file=self.name,
@@ -523,23 +564,38 @@ class _Rollout:
                 lane=self.thread.lane,
                 lane_kind=self.thread.kind,
                 seq=len(self.out),
-                sent_ms=self.last_input_ms if self.last_input_ms is not None else when,
-                ready_ms=self.first_output_ms if self.first_output_ms is not None else when,
-                done_ms=when,  # token_count is written when the response has ended
+                sent_ms=sent,
+                ready_ms=ready,
+                done_ms=done,
                 provider=self.provider,
                 model=self.model,
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=usage,
                 # Codex sends every output item back (reasoning as encrypted_content) in the next request.
-                prefix=Prefix(self._head(), node, self.chain_parent, max(1, self.blocks), replays_output=True),
-                events=tuple(self.events),
+                prefix=Prefix(self._head(), node, self.chain_parent, max(1, blocks), replays_output=True, shared=shared),
+                events=tuple(events),
                 agent_version=self.version,
                 source_format=NAME,
             )
         )
+        if self.chain_parent is None or turn:
+            self.turn_prompt = usage.prompt
         self.chain_parent = node
-        self.events = []
-        self.blocks = 0
+        self.last_prompt = usage.prompt
+        self.events, self.blocks = carried
+
+    def _shared(self, usage: Usage, turn: bool) -> int | None:
+        """How much of the previous call's prompt this one keeps (None: all of it). A call that
+        opens a user turn with a prompt smaller than the previous call's (nothing compacted in
+        between) was sent without the reasoning of the turn before: OpenAI renders no reasoning
+        item of an earlier turn, and the prompt shrinks by what it drops (the turn's other items
+        stay). What it shares with the previous prompt then ends where that reasoning began, at
+        the end of the prompt of that turn's first call. A growing prompt kept it."""
+        if (self.chain_parent is not None and self.turn_prompt is not None and self.last_prompt is not None
+                and usage.prompt < self.last_prompt and turn):
+            self.reasoning_dropped += 1
+            return self.turn_prompt
+        return None
 
     def _head(self) -> str:
         """The unlogged head: a subagent's is its parent's (it goes on from the parent's prompt);
@@ -551,6 +607,12 @@ class _Rollout:
         """The unlogged head, the thread's kind, and a check of the counted tokens against Codex's own total."""
         notes: tuple[str, ...] = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
         notes += tuple(self.thread_notes)
+        if self.reasoning_dropped:
+            notes += (
+                f"{self.reasoning_dropped} call(s) opened a user turn with a smaller prompt than the call before: sent without "
+                "the previous turn's reasoning (OpenAI renders none of an earlier turn), each is taken to extend that turn's "
+                "first call, where the reasoning began",
+            )
         if self.copy_from is not None:
             first, end = self.copy_lines
             notes += (
