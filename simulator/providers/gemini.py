@@ -221,6 +221,7 @@ RULES = ProviderRules(
               "the token (905 against 887 of 1,234 within 3%); a read up to 400 tokens short of its checkpoint "
               "(the May session's reads of one checkpoint vary by 36-331) is no miss",
     step_slack=400,
+    follows_reads=True,
     body_model="gemini",
     chain_as="gemini",
     cache_options=OPTIONS,
