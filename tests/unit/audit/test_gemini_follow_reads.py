@@ -45,6 +45,12 @@ def test_a_pro_read_stays_on_the_checkpoint_the_lane_last_read(tmp_path: Path) -
     assert sum(r.read_within for r in plain.rows) == 2
     assert [r.lost_tokens for r in followed.rows] == [r.lost_tokens for r in plain.rows]
     assert [r.cause for r in followed.rows] == [r.cause for r in plain.rows]
+    # Each best-effort miss says where its read stands against the previous request's.
+    assert [r.cause for r in followed.rows][1:5] == ["provider-best-effort"] * 4
+    assert followed.rows[2].detail.endswith("(it kept to the checkpoint the previous request read, 7,000)")
+    assert followed.rows[3].detail.endswith("(it kept to the checkpoint the previous request read, 7,050)")
+    assert followed.rows[4].detail.endswith("(it read nothing; the previous request read 7,020)")
+    assert followed.rows[1].detail.endswith("not the agent's doing")  # the previous read nothing: no comparison
     note = next(n for n in followed.notes if "checkpoint the lane's previous request read" in n)
     assert "gemini: 3 request(s)" in note and "--no-follow-reads" in note
     assert not any("checkpoint the lane's previous request read" in n for n in plain.notes)
