@@ -943,7 +943,8 @@ def run_audit_command(args) -> int:
             trace = (assume_read_steps(trace[0], steps), trace[1])
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")
-        result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace)
+        result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace,
+                           follow_reads=getattr(args, "follow_reads", True))
         if assumed:
             from msgspec.structs import replace
 

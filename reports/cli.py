@@ -480,6 +480,14 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "(measured or secondary steps: gemini-3-flash 3,924, xai 1, zai's glm-5 64, deepseek 128 or 64 by date; "
         "see docs/providers.md), e.g. gemini=1 or xai=64,zai=1; said in the report's notes (default: the rules' steps)",
     )
+    audit.add_argument(
+        "--no-follow-reads",
+        dest="follow_reads",
+        action="store_false",
+        help="predict a Gemini read as the last checkpoint inside the shared prefix, not from the checkpoint the lane's "
+        "previous request reported reading (measured: Gemini's reads keep to one checkpoint for several calls, then "
+        "jump; see docs/providers.md) (default: follow the last read)",
+    )
     audit.add_argument("--jobs", type=int, default=1, metavar="N", help="read the log files in N worker processes, largest first, then re-simulate the fixes of what to change in N forked processes (default: 1; the output is the same)")
     audit.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="read the log files on Dask distributed: a scheduler address (tcp://host:8786), whose workers see the files at the same paths, or 'local' for a LocalCluster of --jobs workers (needs the dask extra)")
     audit.add_argument(

@@ -230,6 +230,12 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: by that much from call to call (gemini-3-flash: 36-331 short, against 4,030 and more for a
     #: checkpoint really lost: measured). The audit counts such a shortfall as no miss, saying so.
     step_slack: int = 0
+    #: A read keeps to the checkpoint its lane's previous request read (measured, not documented;
+    #: Gemini's implicit cache): a request that extends the previous one is predicted to read at
+    #: least what that one reported reading, where it holds that much, and on a model read to the
+    #: token (no checkpoint grid) no more either; the reads move up only as the provider's do.
+    #: Off with the audit's ``--no-follow-reads``.
+    follows_reads: bool = False
     #: Serves the Anthropic Messages wire format (its own endpoint or a compatible one), so a
     #: captured call's body and usage read in that shape.
     speaks_messages: bool = False

@@ -16,16 +16,28 @@ below the shared prefix: :data:`CHECKPOINTS` gives gemini-3-flash 3,924, at ever
 The same model id sent in March 2026 (six Gemini CLI sessions, 1,234 calls, 2026-03-26) reads
 on no grid: each read falls short of the previous prompt by a varying amount, spread evenly
 over 0 to ~3,700 tokens on five of them, a median ~600 on the longest (802 calls, prompts up to
-315K). Rounding down to 3,924 still predicts more of those calls within 3% than reading to the
-token (905 against 887; the longest run alone 676 against 725), so the step is not dated: a
-rule that read March requests to the token and May ones in 3,924 would predict 18 fewer of the
-1,328 Flash calls. What changed between the two (the date, the CLI version: the March sessions
+315K). Rounding down to 3,924 predicted more of those calls within 3% than reading to the
+token (905 against 887) while each read was predicted from the prompt alone; with reads followed
+(below) the two come out alike (1,034 against 1,043), and the step, which the May and June
+sessions need (Axe: 75 against 53), is applied at every date. What changed between the two (the date, the CLI version: the March sessions
 are one JSON object, the May one JSONL; the endpoint or auth, which neither log records) is not
 known; the prompt sizes overlap. A third pattern was reported on the Gemini API in February
 2026 (googleapis/python-genai#2064: 2,048-token blocks below ~8K, none from ~9K to ~17K, then
 plateaus ~8,200 apart). Elsewhere the step is 1 token: gemini-2.5-pro (13 calls, 2025-10), and
 gemini-3.1-pro-preview in March 2026 (402 reads in 12 sessions). ``block`` sets one step for
 every model.
+
+**Reads lag the prompts [M].** A read is seldom the whole previous prompt: it stays on one
+checkpoint for a few calls, its count drifting by tens of tokens (3.1 Pro, March 2026: 10,952,
+10,889, 10,781 while the prompt grew 11.6K -> 12.1K; 39,795 ... 39,724 over five calls from 43K
+to 45K), then jumps to about the previous prompt, or falls back to an older one, or to 0. Nothing
+in a log says when it jumps (not the idle time, the growth since the checkpoint, the thoughts):
+Google calls the cache best effort. Predicted from the last read the lane reported
+(:attr:`~prefixbench.simulator.providers.base.ProviderRules.follows_reads`: the audit's
+``--no-follow-reads`` turns it off), 3.1 Pro's calls within 3% go from 126 to 283 of 441, 2.5
+Pro's (2025-10) from 1 to 5 of 13, March Flash's from 905 to 1,034 of 1,234; the May and June
+Flash sessions, on the grid, keep theirs (75 of 94; 58 of 93 for the June one with Pro, 56
+before).
 
 **Minimums: two values conflict.** The official page lists 1,024 tokens for 2.5 Flash and 3
 Flash Preview and 4,096 for 2.5 Pro and 3 Pro Preview; a reseller's copy (mid-2026) lists
@@ -217,10 +229,12 @@ RULES = ProviderRules(
     best_effort_note="Gemini's implicit cache is best effort (no saving guaranteed)",
     step_note="measured, not documented: a real gemini-3-flash-preview session (May 2026) read only at multiples "
               "of ~3,924 tokens (residuals up to ~170); sessions of the same model in March 2026 read on no grid, "
-              "short of the previous prompt by 0 to ~3,700 tokens, and the step fits more of them than reading to "
-              "the token (905 against 887 of 1,234 within 3%); a read up to 400 tokens short of its checkpoint "
+              "short of the previous prompt by 0 to ~3,700 tokens, and predicted from the prompt alone the step fit more "
+              "of them than reading to the token (905 against 887 of 1,234 within 3%; following the last read, "
+              "1,034 against 1,043); a read up to 400 tokens short of its checkpoint "
               "(the May session's reads of one checkpoint vary by 36-331) is no miss",
     step_slack=400,
+    follows_reads=True,
     body_model="gemini",
     chain_as="gemini",
     cache_options=OPTIONS,

@@ -662,18 +662,22 @@ def run_audit(
     progress: ProgressFn | None = None,
     trace: tuple[list[TraceRequest], list[FileSummary]] | None = None,
     map_files: FileMap | None = None,
+    follow_reads: bool = True,
 ) -> AuditResult:
-    """Import, predict, explain and price (see the module doc); ``map_files``: see :func:`load_trace`.
+    """Import, predict, explain and price (see the module doc); ``map_files``: see :func:`load_trace`;
+    ``follow_reads``: see :class:`Predictor` (``--no-follow-reads`` turns it off).
 
     Raises:
         UserError: bad input (``file:line``), an unknown format or a bad price date.
     """
     prices = Prices(price_as_of)
     requests, summaries = trace if trace is not None else load_trace(paths, fmt, progress, map_files)
-    return audit_requests(requests, summaries, prices)
+    return audit_requests(requests, summaries, prices, follow_reads)
 
 
-def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None) -> AuditResult:
+def audit_requests(
+    requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None, follow_reads: bool = True
+) -> AuditResult:
     """The audit of an imported trace."""
     prices = prices or Prices(None)
     heads = head_sizes(requests)
@@ -684,7 +688,7 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
     # The requests a compaction call or a lane start is compared with: the only ones kept past
     # their lane's next.
     needed = frozenset(sources.values()) | frozenset(origins.values())
-    predictor = Predictor(heads, keep=needed)
+    predictor = Predictor(heads, keep=needed, follow=follow_reads)
     caches = explicit.price_caches(summaries, requests, prices.row)
     created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
     shared = _Shared(heads, prices, Histories(heads), created=created)
@@ -733,9 +737,12 @@ def audit_requests(requests: list[TraceRequest], summaries: list[FileSummary], p
             shared.compaction_at[r.file] = r.line
     # The pass's working state (the chain model, the histories, the clock) is not needed to sum
     # up: freed before the summaries are built beside the rows.
+    followed = predictor.followed
     del predictor, shared, lane_prev, previous, ticks, readies, positions, sources, needed
     rows.sort(key=lambda row: (file_order.get(row.file, 0), row.line))
     result = _summarize(rows, summaries, heads, requests, prices, caches)
+    if followed:
+        result = replace(result, notes=result.notes + (follow_note(followed),))
     unlinked = _unlinked_starts(requests, origins)
     if unlinked:
         result = replace(result, notes=result.notes + (unlinked,))
@@ -979,8 +986,16 @@ class Predictor:
     ``ttl`` (what-if) overrides the TTL each request writes with. The state one request's
     prediction touches: :func:`state_slots`."""
 
-    def __init__(self, heads: Heads, ttl: TtlPolicy | None = None, keep: Collection[Key] | None = None) -> None:
+    def __init__(self, heads: Heads, ttl: TtlPolicy | None = None, keep: Collection[Key] | None = None, follow: bool = True) -> None:
         self.heads = heads
+        #: Whether a provider whose rules say its reads keep to the checkpoint last read
+        #: (:attr:`~prefixbench.simulator.providers.base.ProviderRules.follows_reads`) is predicted so.
+        self.follow = follow
+        #: Per lane, its latest chain request: (node, model, cacheable prompt, reported read), for
+        #: :meth:`_follow`.
+        self.last_reads: dict[tuple[str, str], tuple[str, str, int, int]] = {}
+        #: Per provider, the requests :meth:`_follow` predicted otherwise than the chain model.
+        self.followed: Counter[str] = Counter()
         self.warm = frozenset(heads.warm)
         self.ttl = ttl
         self.chains: dict[str, ChainCache] = {}
@@ -1013,7 +1028,43 @@ class Predictor:
         key = (r.file, r.lane, r.seq)
         if self.keep is None or key in self.keep:
             self.nodes[key] = r.prefix
-        return self._chain(r, prefix, r.usage, tick, ready)
+        pred = self._chain(r, prefix, r.usage, tick, ready)
+        if self.follow and rules_for(r.provider).follows_reads:
+            pred = self._follow(r, prefix, pred)
+        return pred
+
+    def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction) -> Prediction:
+        """A provider whose reads keep to the checkpoint last read (Gemini, measured: see
+        :mod:`prefixbench.simulator.providers.gemini`): a request that extends its lane's previous
+        one, same model, is predicted to read what that one reported reading (an earlier call's
+        report, never its own), where its prompt holds that much; on a model whose reads count
+        in a checkpoint grid, the newest checkpoint inside the shared prefix where that lies
+        higher. After a miss (a read of 0) the chain model's prediction stands."""
+        usage = r.usage
+        assert usage is not None
+        lane = (r.file, r.lane)
+        last = self.last_reads.get(lane)
+        rules = rules_for(r.provider)
+        cacheable = rules.cacheable(usage)
+        if usage.cache_reported:
+            self.last_reads[lane] = (prefix.node, r.model, cacheable, usage.cache_read)
+        else:
+            self.last_reads.pop(lane, None)
+        if last is None or pred.by != "chain":
+            return pred
+        node, model, before, read = last
+        # Only a request that holds the whole previous prompt (a prompt that shrank changed
+        # something inside it: the chain model's walk back decides what it shares).
+        if prefix.parent != node or model != r.model or before > cacheable or read <= 0 or pred.read == 0:
+            return pred
+        gridded = rules.read_step(r.model, r.read_step) > 1
+        followed = max(pred.read, read) if gridded else read
+        if followed == pred.read:
+            return pred
+        uncached = usage.uncached if rules.is_additive else usage.prompt - followed
+        self.followed[rules.name] += 1
+        return replace(pred, read=followed, uncached=uncached)
+
 
     def _chain(self, r: TraceRequest, prefix: Prefix, usage: Usage, tick: int, ready: int) -> Prediction:
         rules = chain_rules(r.provider)
@@ -1136,6 +1187,17 @@ class Predictor:
         self.blocks.update(r.hash_ids[known:])
         read = min(length, shared)
         return Prediction(read, 0, length - read, "blocks")
+
+
+def follow_note(followed: Mapping[str, int]) -> str:
+    """The report's note on the requests :meth:`Predictor._follow` predicted."""
+    counts = ", ".join(f"{name}: {n} request(s)" for name, n in sorted(followed.items()))
+    return (
+        f"reads predicted to keep to the checkpoint the lane's previous request read ({counts}): a provider "
+        "whose reads lag its prompts (Gemini, measured: a read stays on one checkpoint for several calls, then jumps; "
+        "no page documents when) is predicted from the last read it reported, never the request's own; a miss is "
+        "still counted against the previous prompt; --no-follow-reads predicts the shared prefix instead"
+    )
 
 
 def _body_cache(provider: str, step: int | None = None) -> tuple[CacheModel, bool]:

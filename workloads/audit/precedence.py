@@ -374,7 +374,26 @@ def _best_effort(ev: Evidence) -> Finding | None:
         + (f"{duration(ev.gap)} idle: " if ev.idle_ms is None else f"{duration(ev.idle_ms)} idle after the previous response ended: ")
         + note
         + ", not the agent's doing"
+        + _lagging(ev)
     ))
+
+
+def _lagging(ev: Evidence) -> str:
+    """For a provider whose reads keep to the checkpoint last read (Gemini): where this read
+    stands against the previous request's, the evidence that the provider's checkpoint lagged."""
+    before = ev.before
+    if not ev.rules.follows_reads or before is None or before.usage is None or before.model != ev.r.model:
+        return ""
+    last, read = before.usage.cache_read, ev.cache_read
+    if last <= 0:
+        return ""
+    if read == 0:
+        return f" (it read nothing; the previous request read {last:,})"
+    if abs(read - last) <= READ_TOLERANCE * last:
+        return f" (it kept to the checkpoint the previous request read, {last:,})"
+    if read < last:
+        return f" (it fell back below the previous request's read, {last:,})"
+    return f" (it moved up from the previous request's read, {last:,}, short of the previous prompt)"
 
 
 def _stopped_at_head(ev: Evidence) -> Finding | None:

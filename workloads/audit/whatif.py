@@ -268,7 +268,9 @@ def _predict(
 ) -> dict[Key, Pred]:
     """The requests at ``positions`` (send order) predicted on one fresh cache, compaction calls
     linked to ``sources``."""
-    predictor = Predictor(heads, ttl, keep=frozenset(sources.values()))
+    # A fix changes what the provider would have read: the log's reads are no guide to it, so no
+    # prediction keeps to them (the baseline is predicted alike).
+    predictor = Predictor(heads, ttl, keep=frozenset(sources.values()), follow=False)
     out: dict[Key, Pred] = {}
     for i in positions:
         r = requests[i]

@@ -30,7 +30,10 @@ def test_a_read_step_set_by_the_user_replaces_the_rules_step_and_is_said(tmp_pat
     # The rules: the last 3,924-token checkpoint inside the previous prompt, 2 x 3,924 and 4 x 3,924.
     assert [r["predicted_cache_read"] for r in rules["requests"]] == [0, 7_848, 15_696]
     to_the_token = _audit(capsys, log, "--read-step", "gemini=1")
-    assert [r["predicted_cache_read"] for r in to_the_token["requests"]] == [0, 9_000, 17_000]
+    # To the token there is no grid to raise a read past the one the lane last read (7,700).
+    assert [r["predicted_cache_read"] for r in to_the_token["requests"]] == [0, 9_000, 7_700]
+    unfollowed = _audit(capsys, log, "--read-step", "gemini=1", "--no-follow-reads")
+    assert [r["predicted_cache_read"] for r in unfollowed["requests"]] == [0, 9_000, 17_000]
     thousands = _audit(capsys, log, "--read-step", "gemini=1000")
     assert [r["predicted_cache_read"] for r in thousands["requests"]] == [0, 9_000, 17_000]
     hundreds = _audit(capsys, log, "--read-step", " gemini = 4000 ")

@@ -345,9 +345,12 @@ def test_gemini_3_flash_reads_the_last_checkpoint_inside_the_previous_prompt(tmp
     assert [r.read_within for r in result.rows] == [True, True, True]
     assert any("3 request(s) of gemini-3-flash-preview in steps of 3,924 tokens" in n for n in result.notes)
     # No grid measured on 2.5 Pro: its reads are predicted to the token, and no note.
-    pro = run_audit([_three_calls(tmp_path / "pro.jsonl", "gemini-2.5-pro")])
+    pro = run_audit([_three_calls(tmp_path / "pro.jsonl", "gemini-2.5-pro")], follow_reads=False)
     assert [r.predicted_cache_read for r in pro.rows] == [0, 5_000, 9_000]
     assert not any("checkpoints" in n for n in pro.notes)
+    # By default a read keeps to the checkpoint the previous call read (3,900), no grid to raise it.
+    followed = run_audit([_three_calls(tmp_path / "pro.jsonl", "gemini-2.5-pro")])
+    assert [r.predicted_cache_read for r in followed.rows] == [0, 5_000, 3_900]
 
 
 def flash_session(path: Path, minute: str, calls: list[tuple[int, int]]) -> Path:

@@ -1,0 +1,90 @@
+"""Gemini's reads keep to the checkpoint last read: a request that extends its lane's previous one
+is predicted from what that one reported reading (never its own report), raised to the newest
+checkpoint on a model read in checkpoints; ``--no-follow-reads`` predicts the shared prefix.
+Both tests fail on main, which predicted every read as the last checkpoint inside the previous
+prompt."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prefixbench.reports.cli import main
+from prefixbench.workloads.audit.core import run_audit
+
+
+def _session(path: Path, model: str, calls: list[tuple[int, int]]) -> Path:
+    """A Gemini CLI JSONL session: one user turn, then a model message per ``(prompt, cached)``,
+    3 s apart."""
+    start = "2026-03-26T05:00:00.000Z"
+    lines: list[dict] = [{"sessionId": "f", "projectHash": "h", "startTime": start, "lastUpdated": start, "kind": "main"},
+                         {"id": "u", "timestamp": start, "type": "user", "content": [{"text": "go"}]}]
+    for i, (prompt, cached) in enumerate(calls):
+        lines.append({"id": f"m{i}", "timestamp": f"2026-03-26T05:00:{3 * i + 1:02d}.000Z", "type": "gemini", "content": "ok",
+                      "tokens": {"input": prompt, "output": 20, "cached": cached, "thoughts": 5, "tool": 0, "total": prompt + 25},
+                      "model": model})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_a_pro_read_stays_on_the_checkpoint_the_lane_last_read(tmp_path: Path) -> None:
+    # gemini-3.1-pro-preview reads to the token, but in March 2026 its reads lagged the prompts:
+    # 7,000 of 9,000, then 7,050 and 7,020 while the prompt grew to 18,000 (the same checkpoint,
+    # its count drifting), then a miss, after which the chain's prefix is all that is left to
+    # predict from (20,000, reported 19,500).
+    log = _session(tmp_path / "pro.jsonl", "gemini-3.1-pro-preview",
+                   [(9_000, 0), (12_000, 7_000), (15_000, 7_050), (18_000, 7_020), (20_000, 0), (22_000, 19_500)])
+    followed = run_audit([log])
+    assert [r.predicted_cache_read for r in followed.rows] == [0, 9_000, 7_000, 7_050, 7_020, 20_000]
+    assert [r.read_within for r in followed.rows] == [True, False, True, True, False, True]
+    # A miss is still counted against the previous prompt, as before: only the prediction moved.
+    plain = run_audit([log], follow_reads=False)
+    assert [r.predicted_cache_read for r in plain.rows] == [0, 9_000, 12_000, 15_000, 18_000, 20_000]
+    assert sum(r.read_within for r in plain.rows) == 2
+    assert [r.lost_tokens for r in followed.rows] == [r.lost_tokens for r in plain.rows]
+    assert [r.cause for r in followed.rows] == [r.cause for r in plain.rows]
+    # Each best-effort miss says where its read stands against the previous request's.
+    assert [r.cause for r in followed.rows][1:5] == ["provider-best-effort"] * 4
+    assert followed.rows[2].detail.endswith("(it kept to the checkpoint the previous request read, 7,000)")
+    assert followed.rows[3].detail.endswith("(it kept to the checkpoint the previous request read, 7,050)")
+    assert followed.rows[4].detail.endswith("(it read nothing; the previous request read 7,020)")
+    assert followed.rows[1].detail.endswith("not the agent's doing")  # the previous read nothing: no comparison
+    note = next(n for n in followed.notes if "checkpoint the lane's previous request read" in n)
+    assert "gemini: 3 request(s)" in note and "--no-follow-reads" in note
+    assert not any("checkpoint the lane's previous request read" in n for n in plain.notes)
+
+
+def test_a_flash_read_is_raised_to_a_newer_checkpoint_but_not_lowered_to_one(tmp_path: Path) -> None:
+    # gemini-3-flash reads in 3,924-token checkpoints: a read that reached 14,700 of a 15,000-token
+    # prompt stays there (the grid's last point inside 15,500 is 11,772, lower), and once the
+    # prompt passes the next point (19,620 inside 20,000) the read is predicted there.
+    log = _session(tmp_path / "flash.jsonl", "gemini-3-flash-preview",
+                   [(10_000, 0), (15_000, 9_500), (15_500, 14_700), (20_000, 14_650), (21_000, 19_500)])
+    followed = run_audit([log])
+    assert [r.predicted_cache_read for r in followed.rows] == [0, 7_848, 11_772, 14_700, 19_620]
+    assert [r.read_within for r in followed.rows] == [True, False, False, True, True]
+    plain = run_audit([log], follow_reads=False)
+    assert [r.predicted_cache_read for r in plain.rows] == [0, 7_848, 11_772, 11_772, 19_620]
+
+
+def test_no_follow_reads_is_an_audit_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = str(_session(tmp_path / "pro.jsonl", "gemini-3.1-pro-preview", [(9_000, 0), (12_000, 7_000), (15_000, 7_050)]))
+    assert main(["audit", log, "--format", "json", "--quiet"]) == 0
+    followed = json.loads(capsys.readouterr().out)
+    assert main(["audit", log, "--format", "json", "--quiet", "--no-follow-reads"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert [r["predicted_cache_read"] for r in followed["requests"]] == [0, 9_000, 7_000]
+    assert [r["predicted_cache_read"] for r in plain["requests"]] == [0, 9_000, 12_000]
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    assert "--no-follow-reads" in capsys.readouterr().out
+
+
+def test_a_prompt_that_shrank_is_not_followed(tmp_path: Path) -> None:
+    # The third prompt is shorter than the second: something inside it changed, so it does not
+    # hold the checkpoint the second read for certain; the chain model's walk back decides (the
+    # first prompt, 9,000 tokens), as without following.
+    log = _session(tmp_path / "shrank.jsonl", "gemini-3.1-pro-preview", [(9_000, 0), (12_000, 7_000), (11_000, 6_500)])
+    assert [r.predicted_cache_read for r in run_audit([log]).rows] == [0, 9_000, 9_000]
