@@ -779,6 +779,15 @@ class Progress:
             rate = now_done / max(now - self.start, 1e-9) / 1e6
             print(f"prefixbench audit: read {now_done / 1e6:,.1f} of {self.total / 1e6:,.1f} MB ({rate:.1f} MB/s)", file=sys.stderr)
 
+    def notice(self, text: str) -> None:
+        """Say, in a plain line, that the reading goes on past the full bar (the files read again
+        in another order: a Codex fork's rollout sorts before its source's), however short the audit."""
+        if self._bar is not None:
+            self._bar.stop()  # full: the reading that follows tells no bytes
+            self._bar = None
+        if self.enabled:
+            print(f"prefixbench audit: {text}", file=sys.stderr)
+
     def phase(self, text: str) -> None:
         """Say the step that follows the reading (auditing, re-simulating fixes), once the command
         has run for ``every`` seconds: long work tells what it does next, a short audit prints nothing."""
@@ -920,7 +929,7 @@ def run_audit_command(args) -> int:
         from prefixbench.workloads.audit.core import load_trace
         from prefixbench.workloads.logs.jsonlines import TORN_TAIL, torn_note
 
-        trace = load_trace(args.paths, args.input, progress, map_files, files=files)
+        trace = load_trace(args.paths, args.input, progress, map_files, files=files, notice=progress.notice)
         for summary in trace[1]:
             # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
             # format audit reads may be a log of a version it does not know yet).

@@ -72,10 +72,12 @@ from prefixbench.workloads.audit.precedence import (
     out_of_order,
     ttl_ms,
 )
-from prefixbench.workloads.audit.reading import FileMap, FileRead, answers_first, read_in_parallel, take_read
+from prefixbench.workloads.audit.reading import (
+    Book, FileMap, FileRead, NotedContext, answers_first, read_holds, read_in_parallel, take_read,
+)
 from prefixbench.workloads.logs import endpoints
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
-from prefixbench.workloads.logs.formats.base import ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage
@@ -430,6 +432,7 @@ def load_trace(
     progress: ProgressFn | None = None,
     map_files: FileMap | None = None,
     files: list[tuple[Path, str | None]] | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> tuple[list[TraceRequest], list[FileSummary]]:
     """Import every log under ``paths`` (every file is checked before anything is computed).
 
@@ -443,7 +446,9 @@ def load_trace(
     Codex rollout holding an unmarked copy of another thread's rollout is read after that
     thread's own rollout, whatever their order, so the copy is known by the calls the source
     counted. When a file read earlier asked about a later file's calls, the files are read again
-    in that order. The requests and summaries are given in file order.
+    in that order (``notice`` is told so, in a line): of them, only those whose questions to the
+    files before them (:class:`~.reading.Book`) get another answer in that order are read again,
+    the others' readings are kept. The requests and summaries are given in file order.
     """
     named = resolve(fmt)
     files = find_log_files(list(paths)) if files is None else files
@@ -454,12 +459,15 @@ def load_trace(
     order = [index for index, (_, skip) in enumerate(files) if skip is None]
     tried = {tuple(order)}
     told = None if reads else progress  # after the workers' reads, progress has told every byte
+    done: dict[int, _Done] = {}
     while True:
-        done = _read_in_order(files, order, named, fmt, dict(reads), told)
+        done = _read_in_order(files, order, named, fmt, dict(reads), told, done)
         again = answers_first(order, {k: read.asked for k, read in done.items()}, {k: read.calls for k, read in done.items()})
         if tuple(again) in tried:
             break
         tried.add(tuple(again))
+        if notice is not None:
+            notice(_again_why(files, order, done))
         order, told = again, None
     requests: list[TraceRequest] = []
     summaries: list[FileSummary] = []
@@ -492,30 +500,58 @@ def load_trace(
     return grid.settle(endpoints.settle(requests)), summaries
 
 
+def _again_why(files: list[tuple[Path, str | None]], order: list[int], done: Mapping[int, _Done]) -> str:
+    """The line that says why the files are read again: the first file read before a file whose
+    calls it asked about (a Codex fork's unmarked copy of its source), and that file."""
+    place = {index: n for n, index in enumerate(order)}
+    owner: dict[str, int] = {}
+    for index in sorted(order):
+        for node in done[index].calls:
+            owner.setdefault(node, index)
+    for index in order:
+        later = [owner[node] for node in done[index].asked if place.get(owner.get(node, index), -1) > place[index]]
+        if later:
+            fork, source = files[index][0], files[min(later, key=place.__getitem__)][0]
+            return (f"reading again in another order: the Codex rollout {fork} holds an unmarked copy of calls "
+                    f"of {source}, read after it; only the files that order can change are read again")
+    return "reading again in another order (a Codex fork's rollout before its source's); only the files that order can change are read again"
+
+
 class _Done(msgspec.Struct, frozen=True):
     """One file's reading in a pass of :func:`load_trace`, with the Codex calls it counted and
-    asked about (whether an earlier file counted them), which decide the next pass's order."""
+    asked about (whether an earlier file counted them), which decide the next pass's order, and
+    its questions to the files before it and additions for those after (its book)."""
 
     requests: list[TraceRequest]
     summary: FileSummary
     calls: frozenset[str]
     asked: frozenset[str]
+    book: Book
 
 
 def _read_in_order(
     files: list[tuple[Path, str | None]], order: list[int], named: LogFormat | None, fmt: str,
-    reads: dict[Path, FileRead], progress: ProgressFn | None,
+    reads: dict[Path, FileRead], progress: ProgressFn | None, kept: Mapping[int, _Done],
 ) -> dict[int, _Done]:
     """The files of ``order`` (indexes into ``files``) read one after another with one context
-    (a worker's read taken when the files before leave it unchanged); by index."""
-    ctx = ImportContext()
+    (a worker's read taken when the files before leave it unchanged; a previous pass's reading,
+    ``kept``, when its every question gets the same answer); by index."""
+    noted = NotedContext()
+    ctx = noted.ctx
     done: dict[int, _Done] = {}
     offset = 0
     for index in order:
         path = files[index][0]
-        ctx.codex_asked = set()  # this file's questions
         read = reads.pop(path, None)
+        before = kept.get(index)
+        if before is not None and before.book.holds(ctx):
+            before.book.replay(ctx)  # the same answers: the same reading, the same keys counted
+            done[index] = before
+            continue
+        book = noted.begin()  # (ctx.codex_asked: this file's questions)
         if read is not None:
+            if read_holds(read, ctx):
+                noted.taken(read)
             reqs, summary = take_read(path, read, fmt, ctx)
             ctx.codex_asked |= read.codex_asked
         else:
@@ -524,8 +560,9 @@ def _read_in_order(
                 ctx.progress = lambda done, base=base: progress(base + done)
                 offset += path.stat().st_size
             reqs, summary = import_file(path, named or detect_format(path), ctx)
+        noted.end()
         calls = frozenset(r.prefix.node for r in reqs if r.prefix is not None and r.source_format == "codex")
-        done[index] = _Done(reqs, summary, calls, frozenset(ctx.codex_asked))
+        done[index] = _Done(reqs, summary, calls, frozenset(ctx.codex_asked), book)
     return done
 
 

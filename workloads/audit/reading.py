@@ -20,6 +20,9 @@ same for every ``--jobs`` and scheduler, errors included.
     worker:  file ──> requests, summary, keys counted (fresh context)
     here:    in file order: keys seen before? ──no──> take it, add its keys
                                               └─yes─> read it again with the keys seen
+
+When :func:`answers_first` changes the order, the files are read again in the new one, but
+only those whose reading it can change: see :class:`Book` (the end of this module).
 """
 
 from __future__ import annotations
@@ -99,17 +102,22 @@ def read_in_parallel(
     return reads
 
 
-def take_read(path: Path, read: FileRead, fmt: str, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
-    """A worker's read of ``path`` when the earlier files (``ctx``: what they counted) leave it
-    unchanged, else the file read again here with ``ctx``; ``ctx`` then holds this file's keys too."""
-    clean = (
+def read_holds(read: FileRead, ctx: ImportContext) -> bool:
+    """Whether a worker's read is the file's reading after the earlier files (``ctx``: what they
+    counted): no key it counted was counted before it, no call it asked about was."""
+    return (
         read.error is None and read.summary is not None
         and ctx.codex_totals.isdisjoint(read.codex_totals) and ctx.claude_requests.isdisjoint(read.claude_requests)
         and ctx.gemini_calls.keys().isdisjoint(read.gemini_calls)
         and ctx.kimi_calls.keys().isdisjoint(read.kimi_calls)
         and ctx.codex_calls.isdisjoint(read.codex_asked)
     )
-    if not clean:
+
+
+def take_read(path: Path, read: FileRead, fmt: str, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """A worker's read of ``path`` when the earlier files (``ctx``: what they counted) leave it
+    unchanged, else the file read again here with ``ctx``; ``ctx`` then holds this file's keys too."""
+    if not read_holds(read, ctx):
         named = resolve(fmt)
         return import_file(path, named or detect_format(path), ctx)
     ctx.codex_totals.update(read.codex_totals)
@@ -146,3 +154,216 @@ def answers_first(order: Sequence[int], asked: Mapping[int, Collection[str]], ca
         placed.add(pick)
         remaining.remove(pick)
     return result
+
+
+# --- Reading again in another order (answers_first) -------------------------------------------
+#
+# A pass of load_trace reads the files one after another with one ImportContext. When
+# answers_first changes the order, the next pass reads them again in the new one, but a file's
+# reading depends on the files before it only through the questions it asks of that context:
+# whether a key was counted before (a Codex running total or call, a Claude Code request id),
+# and the chain node a Gemini CLI / Kimi CLI call was counted as. Each file's questions are
+# noted with their answers the first time it asks them (a Book), with what it added. In the
+# next pass a file whose every question has the same answer reads the same (the readers are
+# deterministic), so its reading is kept and its additions are made again without reading it;
+# any other file is read again. That covers a file read before the first one moved (the same
+# context) and a file that asked nothing any file counted (no answer changed).
+
+#: The ImportContext fields one file's reading asks about and adds to, carried to the files
+#: after it. ``codex_asked`` is each file's own questions (written, never asked: reset for each
+#: file) and ``progress`` only tells the bytes read.
+CARRIED = ("codex_totals", "codex_calls", "claude_requests", "gemini_calls", "kimi_calls")
+_OWN = ("codex_asked", "progress")
+#: The answer to a lookup of a key no earlier file counted.
+_ABSENT = object()
+
+
+class Book:
+    """One file's questions to the context and its additions: per set, the keys it found and
+    the keys it did not (whenever asked: one the file added itself and asked again is noted
+    found, which only ever makes a later pass read the file again), and those it added; per
+    dict, each key's value the first time the file touched it (:data:`_ABSENT`: none), and
+    what it stored, in order."""
+
+    __slots__ = ("sets", "dicts")
+
+    def __init__(self) -> None:
+        #: ``(field, found, missing, added)`` for each set the file touched.
+        self.sets: list[tuple[str, list, list, list]] = []
+        #: ``(field, looked up, stored)`` for each dict the file touched: ``(key, value)``, and
+        #: ``(how, key, value)`` (``setdefault`` or ``set``).
+        self.dicts: list[tuple[str, list, list]] = []
+
+    def holds(self, ctx: ImportContext) -> bool:
+        """Whether every question gets the same answer from ``ctx`` (the files before, now)."""
+        for field, found, missing, _ in self.sets:
+            box = getattr(ctx, field)
+            if not set.issuperset(box, found) or not set.isdisjoint(box, missing):
+                return False
+        for field, looked, _ in self.dicts:
+            box = getattr(ctx, field)
+            for key, answer in looked:
+                now = dict.get(box, key, _ABSENT)
+                if now is not answer and now != answer:
+                    return False
+        return True
+
+    def replay(self, ctx: ImportContext) -> None:
+        """Make the file's additions to ``ctx`` again (noting nothing)."""
+        for field, _, _, added in self.sets:
+            set.update(getattr(ctx, field), added)
+        for field, _, stored in self.dicts:
+            box = getattr(ctx, field)
+            for how, key, value in stored:
+                if how == "setdefault":
+                    dict.setdefault(box, key, value)
+                else:
+                    dict.__setitem__(box, key, value)
+
+
+def _refused(name: str):
+    def refuse(self, *args, **kwargs):
+        raise TypeError(f"the audit's reading context only answers whether a key was counted (and as what): {name} "
+                        "would make a file's reading depend on it otherwise (see prefixbench.workloads.audit.reading)")
+    return refuse
+
+
+class _NotedSet(set):
+    """A set of the context that notes in the current file's book each key it is asked about
+    (found or not) and each key added."""
+
+    __slots__ = ("field", "found", "missing", "added")
+
+    def __init__(self, field: str) -> None:
+        super().__init__()
+        self.field = field
+        self.found: list = []
+        self.missing: list = []
+        self.added: list = []
+
+    def __contains__(self, key: object) -> bool:
+        if set.__contains__(self, key):
+            self.found.append(key)
+            return True
+        self.missing.append(key)
+        return False
+
+    def add(self, key: object) -> None:
+        self.added.append(key)
+        set.add(self, key)
+
+    def update(self, *others) -> None:  # type: ignore[override]
+        for other in others:
+            for key in other:
+                self.add(key)
+
+    def __ior__(self, other):  # type: ignore[override]
+        self.update(other)
+        return self
+
+    __iter__ = _refused("iterating it")
+    __len__ = _refused("its size")
+    remove = discard = pop = clear = _refused("taking keys out")
+    difference_update = intersection_update = symmetric_difference_update = _refused("taking keys out")
+    __isub__ = __iand__ = __ixor__ = _refused("taking keys out")
+
+
+class _NotedDict(dict):
+    """A dict of the context (key to chain node) that notes in the current file's book each key
+    it is asked about (the first time the file touches it: the value it held; a key looked up
+    after the file stored it tells nothing of the files before) and each key stored."""
+
+    __slots__ = ("field", "touched", "looked", "stored")
+
+    def __init__(self, field: str) -> None:
+        super().__init__()
+        self.field = field
+        self.touched: set = set()
+        self.looked: list = []
+        self.stored: list = []
+
+    def _ask(self, key: object) -> None:
+        if key not in self.touched:
+            self.touched.add(key)
+            self.looked.append((key, dict.get(self, key, _ABSENT)))
+
+    def __contains__(self, key: object) -> bool:
+        self._ask(key)
+        return dict.__contains__(self, key)
+
+    def __getitem__(self, key):
+        self._ask(key)
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):  # type: ignore[override]
+        self._ask(key)
+        return dict.get(self, key, default)
+
+    def setdefault(self, key, value=None):  # type: ignore[override]
+        self._ask(key)
+        self.stored.append(("setdefault", key, value))
+        return dict.setdefault(self, key, value)
+
+    def __setitem__(self, key, value) -> None:
+        self.touched.add(key)
+        self.stored.append(("set", key, value))
+        dict.__setitem__(self, key, value)
+
+    def update(self, *others, **more) -> None:  # type: ignore[override]
+        for other in (*others, more):
+            for key, value in (other.items() if isinstance(other, Mapping) else other):
+                self[key] = value
+
+    def __ior__(self, other):  # type: ignore[override]
+        self.update(other)
+        return self
+
+    __iter__ = _refused("iterating it")
+    __len__ = _refused("its size")
+    __delitem__ = pop = popitem = clear = _refused("taking keys out")
+
+
+class NotedContext:
+    """An :class:`ImportContext` for one pass that notes each file's questions and additions
+    (:meth:`begin` a file, :meth:`end` it) in the file's :class:`Book`."""
+
+    def __init__(self) -> None:
+        fields = set(ImportContext.__struct_fields__)
+        if fields != {*CARRIED, *_OWN}:  # a new field: decide whether it is asked, before trusting a kept reading
+            raise AssertionError(f"ImportContext's fields {sorted(fields)} are not the ones reading.py notes {sorted({*CARRIED, *_OWN})}")
+        self.ctx = ImportContext(
+            codex_totals=_NotedSet("codex_totals"), codex_calls=_NotedSet("codex_calls"),
+            claude_requests=_NotedSet("claude_requests"), gemini_calls=_NotedDict("gemini_calls"),
+            kimi_calls=_NotedDict("kimi_calls"),
+        )
+        self._sets: list[_NotedSet] = [box for box in (getattr(self.ctx, field) for field in CARRIED) if isinstance(box, _NotedSet)]
+        self._dicts: list[_NotedDict] = [box for box in (getattr(self.ctx, field) for field in CARRIED) if isinstance(box, _NotedDict)]
+        self._book = Book()
+
+    def begin(self) -> Book:
+        """A file's reading starts: its questions and additions go to the book returned."""
+        self._book = book = Book()
+        for box in self._sets:
+            box.found, box.missing, box.added = [], [], []
+        for box in self._dicts:
+            box.touched, box.looked, box.stored = set(), [], []
+        self.ctx.codex_asked = set()
+        return book
+
+    def end(self) -> None:
+        """The file's reading is over: its book keeps what it touched."""
+        book = self._book
+        book.sets = [(box.field, box.found, box.missing, box.added) for box in self._sets if box.found or box.missing or box.added]
+        book.dicts = [(box.field, box.looked, box.stored) for box in self._dicts if box.looked or box.stored]
+
+    def taken(self, read: FileRead) -> None:
+        """A worker's read is taken (:func:`read_holds`): the file's reading asked, and found
+        absent, every key it counted and every Codex call it asked about (called before the
+        read's keys are added)."""
+        ctx = self.ctx
+        for box, keys in ((ctx.codex_totals, read.codex_totals), (ctx.claude_requests, read.claude_requests),
+                          (ctx.codex_calls, read.codex_asked)):
+            box.missing.extend(keys)  # type: ignore[attr-defined]
+        for box, keys in ((ctx.gemini_calls, read.gemini_calls), (ctx.kimi_calls, read.kimi_calls)):
+            for key in keys:
+                box._ask(key)  # type: ignore[attr-defined]

@@ -149,3 +149,60 @@ def test_the_same_folder_prints_the_same_bytes_whatever_the_hash_seed(tmp_path: 
         assert done.returncode == 0, done.stderr
         outputs.add(done.stdout)
     assert len(outputs) == 1
+
+
+def test_a_files_book_tells_when_its_reading_depends_on_the_files_before(tmp_path: Path) -> None:
+    """A pass of load_trace notes each file's questions to the files before it (a Book): were
+    these keys counted, as which chain node. Read in file order, every format's fixture plus the
+    copies that tie files together (a resumed Claude Code session, a Codex resume, a Gemini CLI
+    session migrated to .jsonl, a Kimi CLI subagent's calls on its parent's wire): the files
+    before, replayed from their books, answer each file as they did; a file an empty context
+    answers the same reads the same alone (what lets a second pass keep it); the copies do not
+    (their answers change with the order), and none other."""
+    from prefixbench.workloads.audit.reading import NotedContext
+    from prefixbench.workloads.logs.formats import detect_format, import_file
+    from prefixbench.workloads.logs.formats.base import ImportContext
+    from prefixbench.workloads.logs.sources import find_log_files
+    from tests.unit.logs.test_kimi_cli import _session, _status, _usage, _write
+
+    folder = _folder(tmp_path)
+    # (a session of its own: the fixture's own copy under fixtures/ counts the fixture's session)
+    legacy = {**json.loads((FIXTURES / "gemini-cli.json").read_text()), "sessionId": "5f0c2a9e-0000-4000-8000-0000000000be"}
+    chats = folder / "gemini" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "session-2025-10-01T10-00-5f0c2a9e.json").write_text(json.dumps(legacy))
+    meta = {key: value for key, value in legacy.items() if key != "messages"}
+    (chats / "session-2025-10-01T10-00-5f0c2a9e.jsonl").write_text("".join(json.dumps(v) + "\n" for v in [meta, *legacy["messages"]]))
+    kimi = folder / "kimi" / "sessions" / "h" / "s1"
+    _session(kimi / "wire.jsonl")
+    _write(kimi / "subagents" / "a1" / "wire.jsonl", [_status(9.0, _usage(3000, 20), "chatcmpl-s1")])
+    files = [path for path, skip in find_log_files([folder]) if skip is None]
+    noted = NotedContext()
+    books, readings = {}, {}
+    for path in files:
+        books[path] = noted.begin()
+        readings[path] = import_file(path, detect_format(path), noted.ctx)
+        noted.end()
+    replayed, empty = NotedContext().ctx, NotedContext().ctx
+    depends = []
+    for path in files:
+        assert books[path].holds(replayed), path
+        if books[path].holds(empty):
+            assert import_file(path, detect_format(path), ImportContext()) == readings[path], path
+        else:
+            depends.append(str(path.relative_to(folder)))
+        books[path].replay(replayed)
+    assert depends == ["cc/b.jsonl", "codex/rollout-2.jsonl", "gemini/chats/session-2025-10-01T10-00-5f0c2a9e.jsonl",
+                       "kimi/sessions/h/s1/wire.jsonl"]
+
+
+def test_the_reading_context_refuses_what_its_books_cannot_note(tmp_path: Path) -> None:
+    """A reader that iterated, sized or emptied the context would depend on it in a way no
+    book notes: it fails loudly rather than be kept on a wrong answer."""
+    from prefixbench.workloads.audit.reading import NotedContext
+
+    ctx = NotedContext().ctx
+    for attempt in (lambda: list(ctx.codex_totals), lambda: len(ctx.claude_requests), lambda: ctx.codex_calls.discard("x"),
+                    lambda: bool(ctx.gemini_calls), lambda: ctx.kimi_calls.pop("x", None)):
+        with pytest.raises(TypeError, match="only answers whether a key was counted"):
+            attempt()

@@ -878,3 +878,118 @@ def test_an_archived_fork_that_sorts_before_its_source_reads_as_in_file_order(tm
     assert (totals["requests"], totals["cache_read"], totals["input"], totals["output"]) == (3, 20864, 10636, 470)
     assert all(unordered(output) == unordered(outputs[0]) for output in outputs[1:])
     assert outputs[3] == outputs[0] and outputs[2] == outputs[0]  # the same file order: byte for byte
+
+
+def _folder_with_early_forks(walked: Path, others: int) -> dict[str, Path]:
+    """A Codex folder as a walk sorts it: two archived forks (a fork of the source, stalled as
+    above, and a fork of that fork) before the source, then ``others`` rollouts of threads of
+    their own (two calls each, totals of their own)."""
+    source = _unnumbered(walked / "sessions" / "2025" / "11" / "17" / f"rollout-2025-11-17T15-30-28-{SOURCE}.jsonl", SOURCE_LINES)
+    fork = _copy_fork(walked / "archived_sessions" / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", "0.58.0", seeded=False, stall_at=5)
+    again = "019a93d0-0000-7000-8000-00000000cc03"
+    copied = [json.loads(line) for line in fork.read_text().splitlines()]
+    second = write_jsonl(walked / "archived_sessions" / f"rollout-2025-11-17T15-40-00-{again}.jsonl", [
+        {"timestamp": "2025-11-17T21:40:00.000Z", "type": "session_meta", "payload": {"id": again, "cli_version": "0.58.0", "model_provider": "openai"}},
+        *({**record, "timestamp": f"2025-11-17T21:40:00.{20 + n:03d}Z"} for n, record in enumerate(copied)),
+        {"timestamp": "2025-11-17T21:40:07.000Z", "type": "response_item", "payload": _user("a third way")},
+        {"timestamp": "2025-11-17T21:40:12.000Z", "type": "event_msg", "payload": _tc(11500, 10880, 20, 11500, 10880, 20)},
+    ])
+    paths = {"source": source, "fork": fork, "second": second}
+    for n in range(others):
+        thread = f"019a9400-0000-7000-8000-{n:012d}"
+        paths[f"other{n}"] = _unnumbered(walked / "sessions" / "2026" / "09" / "21" / f"rollout-2026-09-21T12-00-{n:02d}-{thread}.jsonl",
+                                         _thread_lines(thread, [(5000 + n, 100), (6000 + n, 50)], n, {}))
+    return paths
+
+
+def test_reading_again_in_another_order_reads_only_the_files_it_changes(tmp_path: Path, monkeypatch) -> None:
+    """Two archived forks sort before their source (the second a fork of the first), then 7
+    rollouts of other threads: 10 files. The source is read before the forks in a second pass; on
+    main every file was read again in it (20 reads). The new order changes only the forks'
+    readings (their copies ask whether an earlier file counted these calls: the source's, then
+    the first fork's, whose reading changed), so only they are read again: 12 reads. The source,
+    read first now, asked only about its own running totals, which no fork counts: kept. The
+    trace is the one every file read again gives (each question's answer checked: nothing kept by
+    assumption), and the same read in 2 workers; one line says the files are read again."""
+    import functools
+
+    import prefixbench.workloads.audit.core as core
+    from prefixbench.workloads.runs.execute import map_runs
+
+    walked = tmp_path / "codex"
+    paths = _folder_with_early_forks(walked, others=7)
+    read: list[str] = []
+    real = core.import_file
+
+    def counted(path: Path, fmt, ctx):
+        read.append(path.name)
+        return real(path, fmt, ctx)
+
+    monkeypatch.setattr(core, "import_file", counted)
+    kept = load_trace([walked])
+    assert sorted(read) == sorted([path.name for path in paths.values()] + [paths["fork"].name, paths["second"].name])  # main: 20
+    said: list[str] = []
+    assert load_trace([walked], notice=said.append) == kept
+    assert said == [f"reading again in another order: the Codex rollout {paths['fork']} holds an unmarked copy of calls of "
+                    f"{paths['source']}, read after it; only the files that order can change are read again"]
+    from prefixbench.workloads.audit.reading import Book
+
+    read.clear()
+    monkeypatch.setattr(Book, "holds", lambda self, ctx: False)  # as main: every file read again
+    assert load_trace([walked]) == kept
+    assert len(read) == 20
+    monkeypatch.undo()
+    assert load_trace([walked], map_files=functools.partial(map_runs, jobs=2)) == kept
+    requests, summaries = kept
+    assert sorted((Path(r.file).name[:29], r.usage.prompt) for r in requests if Path(r.file).parent.name != "21") == [
+        ("rollout-2025-11-17T15-30-28-0", 10000), ("rollout-2025-11-17T15-30-28-0", 10500),
+        ("rollout-2025-11-17T15-34-00-0", 11000), ("rollout-2025-11-17T15-40-00-0", 11500)]
+    by = {Path(r.file).name[:29]: r for r in requests}
+    assert by["rollout-2025-11-17T15-40-00-0"].prefix.parent == by["rollout-2025-11-17T15-34-00-0"].prefix.node
+
+
+def test_a_file_whose_answers_change_is_read_again(tmp_path: Path) -> None:
+    """A kept reading is one whose every question to the earlier files gets the answer it got:
+    a rollout that replays another's token counts (a resume copy, same totals and times) asks
+    about them, and the answer changes with the order, so it is read again."""
+    from prefixbench.workloads.audit.reading import NotedContext
+    from prefixbench.workloads.logs.formats import detect_format, import_file
+
+    lines = [
+        ("2025-11-17T21:32:46.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        ("2025-11-17T21:32:50.000Z", _tc(10000, 0, 30, 10000, 0, 30)),
+    ]
+    original = _codex(tmp_path / "a" / "rollout-1.jsonl", lines)
+    resumed = _codex(tmp_path / "b" / "rollout-2.jsonl", lines + [("2025-11-17T21:40:00.000Z", _tc(20500, 9984, 60, 10500, 9984, 30))], session="sess-2")
+    noted = NotedContext()
+    books = {}
+    for path in (original, resumed):
+        books[path] = noted.begin()
+        import_file(path, detect_format(path), noted.ctx)
+        noted.end()
+    fresh = NotedContext().ctx
+    assert books[original].holds(fresh)  # nothing before it either way
+    assert not books[resumed].holds(fresh)  # read first, its replayed token count is its own call
+    books[original].replay(fresh)
+    assert books[resumed].holds(fresh)
+
+
+def test_the_audit_says_when_it_reads_the_files_again(tmp_path: Path, capsys) -> None:
+    """The bar is full after the first pass: a line says the files are read again (main said
+    nothing), with --jobs 2 too; --quiet says nothing, and the output is the same byte for byte."""
+    from prefixbench.reports.cli import main
+
+    walked = tmp_path / "codex"
+    paths = _folder_with_early_forks(walked, others=2)
+    outputs = []
+    for argv in ([], ["--jobs", "2"], ["--quiet"]):
+        assert main(["audit", str(walked), "--format", "json", *argv]) == 0
+        out, err = capsys.readouterr()
+        outputs.append(out)
+        said = [line for line in err.splitlines() if "reading again" in line]
+        assert said == ([] if argv == ["--quiet"] else [
+            f"prefixbench audit: reading again in another order: the Codex rollout {paths['fork']} holds an unmarked copy "
+            f"of calls of {paths['source']}, read after it; only the files that order can change are read again"])
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert main(["audit", str(paths["source"]), str(paths["fork"]), "--format", "json"]) == 0
+    assert "reading again" not in capsys.readouterr().err  # the source first: one pass
