@@ -79,7 +79,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
 #: :func:`clock_by_position` of a trace: each request's tick and ready tick, and the send order.
-Clock = tuple[list[int], list[int], list[int]]
+Clock = tuple[list[int], list[int], Sequence[int]]
 
 #: The two TTLs the ttl fixes choose between (Anthropic's, also on Bedrock: the providers that let the client choose per write).
 _TTL_5M = ANTHROPIC.ttl_ms("5m") or 0
