@@ -1348,10 +1348,10 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         reported_cache_write_1h=usage.cache_write_1h if usage and usage.cache_reported else None,
         reported_uncached=reported_uncached,
         reported_output=usage.output if usage else None,
-        predicted_cache_read=_same(pred.read, reported_read),
-        predicted_cache_write=_same(pred.write, reported_write),
-        predicted_uncached=_same(pred.uncached, reported_uncached),
-        expected_cache_read=_same(expected, reported_read),
+        predicted_cache_read=same_int(pred.read, reported_read),
+        predicted_cache_write=same_int(pred.write, reported_write),
+        predicted_uncached=same_int(pred.uncached, reported_uncached),
+        expected_cache_read=same_int(expected, reported_read),
         lost_tokens=lost,
         cause=cause,
         evidence=evidence,
@@ -1372,7 +1372,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
 _ZERO = Decimal(0)
 
 
-def _same(value: int, reported: int | None) -> int:
+def same_int(value: int, reported: int | None) -> int:
     """``value``, or the reported figure's int object where they are equal: a row holds one int
     object where a prediction matches the report (most rows), not two (32 bytes each past 256)."""
     return reported if type(value) is int and type(reported) is int and value == reported else value

@@ -124,13 +124,19 @@ def test_a_page_under_the_cap_draws_every_request(tmp_path: Path) -> None:
 TRACE_BYTES_PER_REQUEST = 800
 PASS_BYTES_PER_REQUEST = 1_450
 RESULT_BYTES_PER_REQUEST = 770
+#: And what working out what to change (:func:`~prefixbench.workloads.audit.advice.advise`: its
+#: fixes re-simulated) takes at its peak above the trace and the result: 1,344 before the
+#: prediction as logged and the re-simulations' reference shared one key tuple a request and
+#: the predictions the reported ints they equal, 1,154 after.
+ADVICE_BYTES_PER_REQUEST = 1_250
 
 
-def _bytes_held(path: Path) -> tuple[int, int, int, int]:
-    """Traced bytes of the trace of ``path``, of the audit's peak above it, and of the result
-    alone; and the requests."""
+def _bytes_held(path: Path) -> tuple[int, int, int, int, int]:
+    """Traced bytes of the trace of ``path``, of the audit's peak above it, of the result alone
+    and of the advice's peak above the trace and the result; and the requests."""
     import gc
 
+    from prefixbench.workloads.audit.advice import advise
     from prefixbench.workloads.audit.core import audit_requests, load_trace
 
     gc.collect()
@@ -142,26 +148,32 @@ def _bytes_held(path: Path) -> tuple[int, int, int, int]:
         tracemalloc.reset_peak()
         result = audit_requests(*trace)
         peak = tracemalloc.get_traced_memory()[1] - held
+        gc.collect()
+        both = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        advised = advise(result, trace)
+        advice = tracemalloc.get_traced_memory()[1] - both
         n = len(trace[0])
-        del trace
+        del trace, advised
         gc.collect()
         kept = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()
     assert n == len(result.rows)
-    return held, peak, kept, n
+    return held, peak, kept, advice, n
 
 
-def test_bytes_a_request_holds_in_the_trace_at_the_audits_peak_and_in_the_result(tmp_path: Path) -> None:
-    """Fails on the code before (843, 1,527 and 819 bytes a request: see the bounds)."""
+def test_bytes_a_request_holds_in_the_trace_at_the_audits_peak_in_the_result_and_the_advice(tmp_path: Path) -> None:
+    """Fails on the code before (843, 1,527, 819 and 1,344 bytes a request: see the bounds)."""
     (tmp_path / "small").mkdir()
     (tmp_path / "big").mkdir()
     small, big = _long_session(tmp_path / "small", 1000), _long_session(tmp_path / "big", 2000)
     _bytes_held(small)  # imports, interned strings and caches: not a request's
     a, b = _bytes_held(small), _bytes_held(big)
-    n = b[3] - a[3]
+    n = b[4] - a[4]
     assert n == 1000
-    trace, peak, kept = ((y - x) / n for x, y in zip(a[:3], b[:3]))
+    trace, peak, kept, advice = ((y - x) / n for x, y in zip(a[:4], b[:4]))
     assert trace <= TRACE_BYTES_PER_REQUEST, trace
     assert peak <= PASS_BYTES_PER_REQUEST, peak
     assert kept <= RESULT_BYTES_PER_REQUEST, kept
+    assert advice <= ADVICE_BYTES_PER_REQUEST, advice
