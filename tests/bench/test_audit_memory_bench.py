@@ -57,7 +57,7 @@ TRACED_SCRIPT = (
 )
 #: Copies of one session the growth is measured over.
 GROWTH = (1, 4, 16)
-#: Peak RSS a request past the first file may add (measured: 1,526-1,639 bytes; 1,868-1,880 before
+#: Peak RSS a request past the first file may add (measured: 1,550-1,603 bytes; 1,868-1,880 before
 #: equal message records were one object, the chain model's entries keyed per family, the send
 #: order an array and rows shared the reported ints their predictions equal).
 GROWTH_BYTES_PER_REQUEST = 2_500
