@@ -944,6 +944,9 @@ def run_audit_command(args) -> int:
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")
         result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace)
+        from prefixbench.workloads.audit.core import drop_histories
+
+        drop_histories(trace[0])  # located: the re-simulations below do not read them
         if assumed:
             from msgspec.structs import replace
 

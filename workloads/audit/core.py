@@ -1615,6 +1615,16 @@ def _body_replies(requests: list[TraceRequest]) -> tuple[int, int]:
     return kept, held
 
 
+def drop_histories(requests: list[TraceRequest]) -> None:
+    """Each request's logged history (``messages``) dropped, in place, one request at a time: once
+    the audit has located its breaks on them, nothing after it reads them (the re-simulations of
+    what to change and ``--what-if`` take the audit's ``system-changed`` misses from its rows), and
+    the trace is held through those."""
+    for i, r in enumerate(requests):
+        if r.messages:
+            requests[i] = replace(r, messages=())
+
+
 def assume_zdr(requests: list[TraceRequest]) -> list[TraceRequest]:
     """The requests as an organization with Zero Data Retention sends them (``--openai-zdr``):
     every request of a provider that decides the lifetime per request (OpenAI) and asks for none

@@ -177,3 +177,37 @@ def test_bytes_a_request_holds_in_the_trace_at_the_audits_peak_in_the_result_and
     assert peak <= PASS_BYTES_PER_REQUEST, peak
     assert kept <= RESULT_BYTES_PER_REQUEST, kept
     assert advice <= ADVICE_BYTES_PER_REQUEST, advice
+
+
+#: The traced peak of the whole command (``audit --format json``) a transcript request adds,
+#: measured as above: 2,896 before the changes the bounds above name and the logged histories
+#: dropped once the audit has located its breaks (the re-simulations of what to change, the
+#: command's peak on this session, do not read them); 2,485 after.
+COMMAND_BYTES_PER_REQUEST = 2_650
+
+
+def test_bytes_a_request_adds_to_the_commands_peak(tmp_path: Path) -> None:
+    """Fails on the code before (2,896 bytes a request)."""
+    import gc
+
+    (tmp_path / "small").mkdir()
+    (tmp_path / "big").mkdir()
+    small, big = _long_session(tmp_path / "small", 1000), _long_session(tmp_path / "big", 2000)
+    argv = ["--quiet", "--format", "json"]
+    _peak_of(["audit", str(small), *argv])  # imports and caches: once, before measuring
+    gc.collect()
+    a, _ = _peak_of(["audit", str(small), *argv])
+    gc.collect()
+    b, _ = _peak_of(["audit", str(big), *argv])
+    assert (b - a) / 1000 <= COMMAND_BYTES_PER_REQUEST, (b - a) / 1000
+
+
+def test_the_histories_dropped_leave_every_other_field(tmp_path: Path) -> None:
+    from msgspec.structs import replace
+    from prefixbench.workloads.audit.core import drop_histories, load_trace
+
+    requests, _ = load_trace([_long_session(tmp_path, 30)])
+    before = list(requests)
+    drop_histories(requests)
+    assert any(r.messages for r in before) and not any(r.messages for r in requests)
+    assert [replace(r, messages=()) for r in before] == requests
