@@ -211,3 +211,28 @@ def test_the_histories_dropped_leave_every_other_field(tmp_path: Path) -> None:
     drop_histories(requests)
     assert any(r.messages for r in before) and not any(r.messages for r in requests)
     assert [replace(r, messages=()) for r in before] == requests
+
+
+#: Traced bytes audit.png's figure holds a step drawn: 29,922 when each bar was an artist of its
+#: own (ax.bar: about 10 KB each, three a step; 12 panels of 2,000 steps took 700 MB), 1,962 with
+#: each series one collection of rectangles (the same PNG bytes).
+FIGURE_BYTES_PER_STEP = 5_000
+
+
+def test_the_chart_holds_a_few_kilobytes_a_step(tmp_path: Path) -> None:
+    """Fails on main (29,922 bytes a step)."""
+    import gc
+
+    from prefixbench.reports.audit import audit_figure
+
+    (tmp_path / "warm").mkdir()
+    audit_figure(run_audit([_long_session(tmp_path / "warm", 40)]))  # imports: not a step's
+    result = run_audit([_long_session(tmp_path, 1500)])
+    gc.collect()
+    tracemalloc.start()
+    try:
+        figure = audit_figure(result)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert len(figure.axes) == 1 and held / 1500 <= FIGURE_BYTES_PER_STEP, held / 1500
