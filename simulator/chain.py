@@ -88,7 +88,9 @@ class ChainCache:
         self.ttl_from: TtlFrom = self.rules.ttl_from if ttl_from is None else ttl_from
         self.max_walk = max_walk
         self.lookback_blocks = self.rules.lookback_blocks if lookback_blocks is None else lookback_blocks
-        self._entries: dict[tuple[str, str], _Entry] = {}
+        #: Entries by family, then by node or head key (a dict a family, not a (family, key)
+        #: tuple a request: the model keeps an entry for every node of an audit).
+        self._entries: dict[str, dict[str, _Entry]] = {}
         #: Each node's parent, and its new blocks where not 1 (two dicts, not a tuple a node: the
         #: model keeps every node of an audit).
         self._parent: dict[str, str | None] = {}
@@ -158,20 +160,20 @@ class ChainCache:
         if minimum is not None and cacheable < minimum:
             return ChainVerdict(0, 0, "none")
         read, source, in_flight, expired = 0, "none", False, False
-        hit_key: tuple[str, str] | None = None
+        hit: _Entry | None = None
         cursor, blocks, steps = parent, new_blocks, 0
-        entries, parents, lookback, max_walk = self._entries, self._parent, self.lookback_blocks, self.max_walk
+        entries, parents, lookback, max_walk = self._table(family), self._parent, self.lookback_blocks, self.max_walk
         while cursor is not None and steps < max_walk:
             if lookback is not None and blocks > lookback:
                 break
-            entry = entries.get((family, cursor))
+            entry = entries.get(cursor)
             keeps = shared is not None and cursor == parent and shared <= cacheable  # (of the parent's, a part)
             if entry is not None and (entry.tokens - entry.output <= cacheable or keeps):
                 if entry.usable(tick):
                     # The response's tokens count only when the prompt holds them all (a prompt
                     # shorter than prompt + output did not send the response back whole).
                     whole = entry.tokens if entry.tokens <= cacheable else entry.tokens - entry.output
-                    read, source, hit_key = whole if shared is None else min(whole, shared), "node", (family, cursor)
+                    read, source, hit = whole if shared is None else min(whole, shared), "node", entry
                     break
                 if entry.ready > tick:
                     in_flight = True
@@ -183,15 +185,15 @@ class ChainCache:
                 cursor, more = None, 0
             blocks += more
             steps += 1
-        head_key = (head_family, head)
+        heads = self._table(head_family)
         if head_tokens is not None and head_tokens <= cacheable:
-            head_entry = self._entries.get(head_key)
+            head_entry = heads.get(head)
             if read < head_tokens and head_warm:
-                read, source, hit_key = head_tokens, "head", None
+                read, source, hit = head_tokens, "head", None
                 in_flight = expired = False
             elif read < head_tokens and head_entry is not None:
                 if head_entry.usable(tick):
-                    read, source, hit_key = head_tokens, "head", head_key
+                    read, source, hit = head_tokens, "head", head_entry
                 elif head_entry.ready > tick:
                     in_flight = True
                 else:
@@ -199,31 +201,38 @@ class ChainCache:
         # The endpoint's step, where it decides, wins over the model's (looked up once above).
         read = rules.round_read(read, step=step or model_step, offset=offset)
         ttl_ms = self._ttl(ttl)
-        if hit_key is not None:
-            hit = self._entries[hit_key]
+        if hit is not None:
             if ttl_ms is not None and hit.expiry is not None:
                 hit.expiry = max(hit.expiry, tick + (hit.ttl_ms or ttl_ms))
             if head_tokens is not None and source == "node":
-                self._touch(head_key, tick)
+                self._touch(heads, head, tick)
         # A grid learned from the log's reads: those sessions never read into a response (see
         # prefixbench.workloads.audit.grid), so none is kept.
         kept = output if rules.caches_output and cap is None and not offset else 0
-        self._store((family, node), cacheable + kept, ttl_ms, tick, ready, kept)
+        self._store(entries, node, cacheable + kept, ttl_ms, tick, ready, kept)
         if head_tokens is not None and head_tokens <= cacheable:
-            self._store(head_key, head_tokens, ttl_ms, tick, ready)
+            self._store(heads, head, head_tokens, ttl_ms, tick, ready)
         write = cacheable - read if rules.bills_writes else 0
         return ChainVerdict(read, write, source, in_flight and source == "none", expired and source != "node")
 
-    def _touch(self, key: tuple[str, str], tick: int) -> None:
-        entry = self._entries.get(key)
+    def _table(self, family: str) -> dict[str, _Entry]:
+        """The entries of ``family`` (made at its first use)."""
+        table = self._entries.get(family)
+        if table is None:
+            table = self._entries[family] = {}
+        return table
+
+    def _touch(self, table: dict[str, _Entry], key: str, tick: int) -> None:
+        entry = table.get(key)
         if entry is not None and entry.usable(tick) and entry.expiry is not None and entry.ttl_ms is not None:
             entry.expiry = max(entry.expiry, tick + entry.ttl_ms)
 
-    def _store(self, key: tuple[str, str], tokens: int, ttl_ms: int | None, tick: int, ready: int, output: int = 0) -> None:
-        entry = self._entries.get(key)
+    def _store(self, table: dict[str, _Entry], key: str, tokens: int, ttl_ms: int | None, tick: int, ready: int,
+               output: int = 0) -> None:
+        entry = table.get(key)
         start = self.ttl_from == "start"
         if entry is None or (entry.expiry is not None and entry.expiry <= tick):
-            self._entries[key] = _Entry(tokens, ttl_ms, ready, None if ttl_ms is None else (tick if start else ready) + ttl_ms, output)
+            table[key] = _Entry(tokens, ttl_ms, ready, None if ttl_ms is None else (tick if start else ready) + ttl_ms, output)
             return
         if entry.ready > tick:
             entry.ready = min(entry.ready, ready)

@@ -51,14 +51,15 @@ def test_realdata_audit(benchmark, realdata_logs: list[Path]) -> None:
           f"({requests / seconds:,.0f} requests/s, {size / 1e6 / seconds:.1f} MB/s; target < {TARGET_S} s)")
 
 
-def write_big_transcripts(folder: Path, megabytes: int = BIG_MB) -> tuple[int, int]:
+def write_big_transcripts(folder: Path, megabytes: int = BIG_MB, sessions: int | None = None) -> tuple[int, int]:
     """Deterministic Claude Code transcripts of about ``megabytes`` MB: sessions of a main thread
-    with tool turns, inline sidechains, streamed multi-line responses. Returns (bytes, requests)."""
+    with tool turns, inline sidechains, streamed multi-line responses; ``sessions``: that many
+    files instead (400 requests, 1.7 MB each). Returns (bytes, requests)."""
     folder.mkdir(parents=True, exist_ok=True)
     filler = ("lorem ipsum dolor sit amet consectetur " * 40)[:1400]
     written = requests = 0
     session = 0
-    while written < megabytes * 1_000_000:
+    while session < sessions if sessions is not None else written < megabytes * 1_000_000:
         session += 1
         lines = []
         parent = None

@@ -1,12 +1,20 @@
 """Peak memory of ``prefixbench audit`` by output: the table, ``--format json`` and ``--out``
 (pytest-benchmark; run with `python -m pytest tests/bench/test_audit_memory_bench.py --bench`).
 
+Growth (issue 19): folders of 1, 4 and 16 copies of the same session file (400 requests,
+1.7 MB each), audited as a table and with ``--format json``: the peak RSS and the traced
+(tracemalloc) peak of each, and what each request beyond the first file adds. An audit whose
+memory were bounded by the largest file would add nothing; the audit replays every file on one
+cache, in send order across files, and keeps every row for its outputs and every request for
+the what-to-change re-simulation, so it adds about what ``GROWTH_BYTES_PER_REQUEST`` allows.
+
 Target: ``--format json`` and ``--out`` within 2x of the table's peak RSS on the same Claude
 Code transcripts (the JSON is streamed a request at a time, report.html draws the worst
 requests only, audit.png at most a few thousand steps). The folder is generated here from a
 small synthetic template (tests/bench/test_audit_bench.py's :func:`write_big_transcripts`):
 100 MB unless PREFIXBENCH_AUDIT_MEMORY_MB says otherwise (the issue measured 300 MB). Each
-audit runs in its own process; its peak is ``ru_maxrss``.
+audit runs in its own process; its peak is its ``VmHWM`` (Linux; else ``ru_maxrss``, which on Linux
+starts from the parent's peak at the fork: pytest's ~50 MB hid a small audit's own).
 """
 
 from __future__ import annotations
@@ -30,9 +38,29 @@ SCRIPT = (
     "import resource, sys\n"
     "from prefixbench.reports.cli import main\n"
     "code = main(['audit', *sys.argv[1:], '--quiet'])\n"
-    "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    "try:\n"
+    "    peak = next(int(line.split()[1]) for line in open('/proc/self/status') if line.startswith('VmHWM:'))\n"
+    "except (OSError, StopIteration):\n"
+    "    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    "print(peak, file=sys.stderr)\n"
     "sys.exit(code)\n"
 )
+
+#: The same audit under tracemalloc: its traced peak, in bytes, on stderr's last line.
+TRACED_SCRIPT = (
+    "import sys, tracemalloc\n"
+    "from prefixbench.reports.cli import main\n"
+    "tracemalloc.start()\n"
+    "code = main(['audit', *sys.argv[1:], '--quiet'])\n"
+    "print(tracemalloc.get_traced_memory()[1], file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+#: Copies of one session the growth is measured over.
+GROWTH = (1, 4, 16)
+#: Peak RSS a request past the first file may add (measured: 1,550-1,603 bytes; 1,868-1,880 before
+#: equal message records were one object, the chain model's entries keyed per family, the send
+#: order an array and rows shared the reported ints their predictions equal).
+GROWTH_BYTES_PER_REQUEST = 2_500
 
 
 def _peak_mb(folder: Path, options: list[str]) -> float:
@@ -40,6 +68,42 @@ def _peak_mb(folder: Path, options: list[str]) -> float:
     done = subprocess.run([sys.executable, "-c", SCRIPT, str(folder), *options], stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True, check=True)
     return int(done.stderr.strip().splitlines()[-1]) / 1024
+
+
+def _traced_mb(folder: Path, options: list[str]) -> float:
+    """The traced (tracemalloc) peak in MB of one audit of ``folder`` in a fresh process."""
+    done = subprocess.run([sys.executable, "-c", TRACED_SCRIPT, str(folder), *options], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, check=True)
+    return int(done.stderr.strip().splitlines()[-1]) / 1e6
+
+
+def test_memory_grows_with_the_folder_by_what_a_request_keeps(benchmark, tmp_path: Path) -> None:
+    requests: dict[int, int] = {}
+    for copies in GROWTH:
+        requests[copies] = write_big_transcripts(tmp_path / f"x{copies}", sessions=copies)[1]
+    peaks: dict[str, dict[int, float]] = {}
+
+    def run() -> None:
+        for name, options in (("table", []), ("json", ["--format", "json"])):
+            for copies in GROWTH:
+                folder = tmp_path / f"x{copies}"
+                peaks.setdefault(f"rss_{name}", {})[copies] = _peak_mb(folder, options)
+                peaks.setdefault(f"traced_{name}", {})[copies] = _traced_mb(folder, options)
+
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    first, last = GROWTH[0], GROWTH[-1]
+    added = requests[last] - requests[first]
+    per_request = {name: round((p[last] - p[first]) * (1024 * 1024 if name.startswith("rss") else 1e6) / added)
+                   for name, p in peaks.items()}
+    benchmark.extra_info.update({
+        "requests": requests, **{f"{name}_mb": {k: round(v, 1) for k, v in p.items()} for name, p in peaks.items()},
+        **{f"{name}_bytes_per_request": v for name, v in per_request.items()},
+        "target_bytes_per_request": GROWTH_BYTES_PER_REQUEST,
+    })
+    for name, p in peaks.items():
+        print(f"\n{name} peak (MB) at {', '.join(f'{k}x' for k in GROWTH)}: {', '.join(f'{p[k]:.1f}' for k in GROWTH)}; "
+              f"{per_request[name]:,} bytes a request past the first file")
+    assert max(per_request["rss_table"], per_request["rss_json"]) <= GROWTH_BYTES_PER_REQUEST, per_request
 
 
 def test_json_and_out_stay_within_twice_the_tables_memory(benchmark, tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ Definitions:
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import takewhile
@@ -880,10 +881,10 @@ def send_clock(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary
     )
 
 
-def clock_by_position(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary]) -> tuple[list[int], list[int], list[int]]:
+def clock_by_position(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary]) -> tuple[list[int], list[int], array[int]]:
     """:func:`send_clock` by position in ``requests`` (a request's (file, lane, seq) is unique):
-    each request's tick and ready tick, and the positions in send order. Lists, not a dict keyed
-    by (file, lane, seq): the audit holds them for every request of every file."""
+    each request's tick and ready tick, and the positions in send order (an array). Lists, not a
+    dict keyed by (file, lane, seq): the audit holds them for every request of every file."""
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     n = len(requests)
     ticks: list[int] = [0] * n
@@ -897,7 +898,9 @@ def clock_by_position(requests: Sequence[TraceRequest], summaries: Sequence[File
         last_tick[lane_key] = tick
         ticks[i] = tick
         readies[i] = max(tick, r.ready_ms) if r.ready_ms is not None else tick
-    positions = sorted(range(n), key=lambda i: (ticks[i], file_order.get(requests[i].file, 0), requests[i].seq))
+    # The send order as machine integers, not a list of int objects (32 bytes each past 256):
+    # held through the whole pass.
+    positions = array("q", sorted(range(n), key=lambda i: (ticks[i], file_order.get(requests[i].file, 0), requests[i].seq)))
     return ticks, readies, positions
 
 
@@ -1428,6 +1431,9 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
     if usage is not None and row is not None:
         cost = cost_total(usage, row)
         lost_usd = _lost_usd(usage, lost, row)
+    reported_read = usage.cache_read if usage and usage.cache_reported else None
+    reported_write = usage.cache_write if usage and usage.cache_reported else None
+    reported_uncached = usage.uncached if usage else None
     return AuditRow(
         file=r.file,
         lane=r.lane,
@@ -1437,15 +1443,15 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         timestamp=_iso(r.sent_ms),
         provider=r.provider,
         model=r.model,
-        reported_cache_read=usage.cache_read if usage and usage.cache_reported else None,
-        reported_cache_write=usage.cache_write if usage and usage.cache_reported else None,
+        reported_cache_read=reported_read,
+        reported_cache_write=reported_write,
         reported_cache_write_1h=usage.cache_write_1h if usage and usage.cache_reported else None,
-        reported_uncached=usage.uncached if usage else None,
+        reported_uncached=reported_uncached,
         reported_output=usage.output if usage else None,
-        predicted_cache_read=pred.read,
-        predicted_cache_write=pred.write,
-        predicted_uncached=pred.uncached,
-        expected_cache_read=expected,
+        predicted_cache_read=same_int(pred.read, reported_read),
+        predicted_cache_write=same_int(pred.write, reported_write),
+        predicted_uncached=same_int(pred.uncached, reported_uncached),
+        expected_cache_read=same_int(expected, reported_read),
         lost_tokens=lost,
         cause=cause,
         evidence=evidence,
@@ -1464,6 +1470,12 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
 
 #: Nothing lost: one object for every row that lost nothing (most of them).
 _ZERO = Decimal(0)
+
+
+def same_int(value: int, reported: int | None) -> int:
+    """``value``, or the reported figure's int object where they are equal: a row holds one int
+    object where a prediction matches the report (most rows), not two (32 bytes each past 256)."""
+    return reported if type(value) is int and type(reported) is int and value == reported else value
 
 
 def _lost_usd(usage: Usage, lost: int, row: PriceRow) -> Decimal:
@@ -1701,6 +1713,16 @@ def _body_replies(requests: list[TraceRequest]) -> tuple[int, int]:
         if r.reply and rules_for(r.provider).caches_output:
             kept += 1
     return kept, held
+
+
+def drop_histories(requests: list[TraceRequest]) -> None:
+    """Each request's logged history (``messages``) dropped, in place, one request at a time: once
+    the audit has located its breaks on them, nothing after it reads them (the re-simulations of
+    what to change and ``--what-if`` take the audit's ``system-changed`` misses from its rows), and
+    the trace is held through those."""
+    for i, r in enumerate(requests):
+        if r.messages:
+            requests[i] = replace(r, messages=())
 
 
 def assume_zdr(requests: list[TraceRequest]) -> list[TraceRequest]:

@@ -72,6 +72,7 @@ from prefixbench.workloads.audit.core import (
     clock_by_position,
     compaction_sources,
     head_sizes,
+    same_int,
     send_clock,
     state_slots,
 )
@@ -79,7 +80,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
 #: :func:`clock_by_position` of a trace: each request's tick and ready tick, and the send order.
-Clock = tuple[list[int], list[int], list[int]]
+Clock = tuple[list[int], list[int], Sequence[int]]
 
 #: The two TTLs the ttl fixes choose between (Anthropic's, also on Bedrock: the providers that let the client choose per write).
 _TTL_5M = ANTHROPIC.ttl_ms("5m") or 0
@@ -265,18 +266,25 @@ def _predict(
     readies: Sequence[int],
     positions: Sequence[int],
     sources: dict[Key, Key],
+    keys: Sequence[Key] | None = None,
 ) -> dict[Key, Pred]:
     """The requests at ``positions`` (send order) predicted on one fresh cache, compaction calls
-    linked to ``sources``."""
+    linked to ``sources``; ``keys``: each request's key, made already (the dict then holds those
+    tuples, not one more a request)."""
     # A fix changes what the provider would have read: the log's reads are no guide to it, so no
     # prediction keeps to them (the baseline is predicted alike).
     predictor = Predictor(heads, ttl, keep=frozenset(sources.values()), follow=False)
     out: dict[Key, Pred] = {}
     for i in positions:
         r = requests[i]
-        key = (r.file, r.lane, r.seq)
+        key = (r.file, r.lane, r.seq) if keys is None else keys[i]
         p = predictor.predict(r, ticks[i], readies[i], sources.get(key))
-        out[key] = Pred(p.read, p.write, p.write_1h, p.uncached)
+        u = r.usage
+        if u is None:
+            out[key] = Pred(p.read, p.write, p.write_1h, p.uncached)
+        else:  # (the reported int objects where the prediction equals them: one int, not two)
+            out[key] = Pred(same_int(p.read, u.cache_read), same_int(p.write, u.cache_write_5m),
+                            same_int(p.write_1h, u.cache_write_1h), same_int(p.uncached, u.uncached))
     return out
 
 
@@ -293,10 +301,11 @@ class _Reference:
     on the requests of its unit, so a fix is re-simulated on the units it changes a request of
     (:func:`_resimulate`) and every other request keeps its prediction here."""
 
-    def __init__(self, requests: list[TraceRequest], heads: Heads, clock: Clock, sources: dict[Key, Key], preds: dict[Key, Pred]) -> None:
+    def __init__(self, requests: list[TraceRequest], heads: Heads, clock: Clock, sources: dict[Key, Key], preds: dict[Key, Pred],
+                 keys: list[Key] | None = None) -> None:
         self.requests, self.heads, self.clock, self.sources, self.preds = requests, heads, clock, sources, preds
-        #: Each request's key, and its position by key.
-        self.keys: list[Key] = [(r.file, r.lane, r.seq) for r in requests]
+        #: Each request's key (``keys``: the tuples ``preds`` is keyed by, shared), and its position by key.
+        self.keys: list[Key] = [(r.file, r.lane, r.seq) for r in requests] if keys is None else keys
         self.index: dict[Key, int] = {key: i for i, key in enumerate(self.keys)}
         # Union-find over the requests (0..n-1) and then their slots; flattened once built.
         parent = list(range(len(requests)))
@@ -1045,9 +1054,12 @@ def what_if(
     heads = head_sizes(requests)
     clock = clock_by_position(requests, summaries)
     sources = compaction_sources([requests[i] for i in clock[2]])
-    base = _predict(requests, heads, lambda r: None, *clock, sources)
+    # One key tuple a request, shared by the prediction as logged and the reference (both are
+    # held while the fixes run).
+    keys = [(r.file, r.lane, r.seq) for r in requests]
+    base = _predict(requests, heads, lambda r: None, *clock, sources, keys)
     gaps = lane_gaps(requests, summaries, clock)
-    ref = _Reference(requests, heads, clock, sources, base)
+    ref = _Reference(requests, heads, clock, sources, base, keys)
     # The logged costs priced for these fixes live as long as this call (a forked worker fills its own copy).
     names = {fix.split("=", 1)[0] for fix in fixes}
     shared_ttl = {} if "ttl-auto" in names and names & {"ttl-1h", "ttl-5m"} else None

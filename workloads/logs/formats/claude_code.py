@@ -129,6 +129,10 @@ class _Walk:
         #: Per entry: its parent, and the small record of its message (user and assistant lines).
         self.parent_of: dict[str, str | None] = {}
         self.message_of: dict[str, LoggedMessage] = {}
+        #: Each message record met in this file, once: equal ones (a repeated tool result, the
+        #: same short reply) are one object in every request's history (the trace holds them all
+        #: to the end of the audit; this dict goes with the file).
+        self.same_message: dict[LoggedMessage, LoggedMessage] = {}
         #: Entries that show the tool list changed (an attachment naming tools), with what they say.
         self.tool_changes: dict[str, str] = {}
         #: The chain node names made so far: a request's parent is the same string as the node of
@@ -226,7 +230,8 @@ class _Walk:
         if (kind == "user" or kind == "assistant") and "content" in message:
             result = as_dict(value.get("toolUseResult"))
             marks = ("file-read",) if "file" in result or str(value.get("toolName") or "").lower() in READ_TOOLS else ()
-            self.message_of[uuid] = make_message(str(message.get("role") or kind), message.get("content"), marks)
+            made = make_message(str(message.get("role") or kind), message.get("content"), marks)
+            self.message_of[uuid] = self.same_message.setdefault(made, made)
             return
         attachment = as_dict(value.get("attachment"))
         what = str(attachment.get("type") or value.get("subtype") or "")

@@ -111,6 +111,8 @@ class _Session:
         self.blocks = 0
         #: The messages logged since the previous request (its response first), for locating breaks.
         self.pending: list[LoggedMessage] = []
+        #: Each message record met in this file, once (see claude_code's ``same_message``).
+        self.same_message: dict[LoggedMessage, LoggedMessage] = {}
         self.chain_parent: str | None = None
         self.node_of_entry: dict[str, str | None] = {}
         self.cost = 0.0
@@ -141,11 +143,15 @@ class _Session:
             case "compaction":
                 self.events.append(("compaction", f"{value.get('tokensBefore', '?')} tokens before"))
                 self.chain_parent = None
-                self.pending = [make_message("user", value.get("summary"))]  # the new context opens with the summary
+                self.pending = [self._same(make_message("user", value.get("summary")))]  # the new context opens with the summary
             case "message":
                 self._message(record, as_dict(value.get("message")), parent_id)
         if isinstance(entry_id, str):
             self.node_of_entry[entry_id] = self.chain_parent
+
+    def _same(self, made: LoggedMessage) -> LoggedMessage:
+        """``made``, or the equal message record met before in this file."""
+        return self.same_message.setdefault(made, made)
 
     def _message(self, record: Record, message: dict, parent_id: object) -> None:
         role = message.get("role")
@@ -154,7 +160,8 @@ class _Session:
             self.events.append(("user_turn", ""))
         if role != "assistant":
             tool = str(message.get("toolName") or "").lower()
-            self.pending.append(make_message(str(role), message.get("content"), ("file-read",) if tool in READ_TOOLS else ()))
+            marks = ("file-read",) if tool in READ_TOOLS else ()
+            self.pending.append(self._same(make_message(str(role), message.get("content"), marks)))
             return
         usage = message.get("usage")
         if not isinstance(usage, dict):
@@ -169,7 +176,7 @@ class _Session:
             self.skipped.append((record.line, f"{message.get('stopReason', 'aborted')} call with no usage"))
             return
         node = self._add(record, message, reported, parse_time_ms(message.get("timestamp"), where))
-        self.pending = [make_message("assistant", message.get("content"))]
+        self.pending = [self._same(make_message("assistant", message.get("content")))]
         if isinstance(parent_id, str):
             self.prompt_end.setdefault(parent_id, node)
 
