@@ -89,7 +89,7 @@ def _run_case(engine: str, case: EngineCase, preset: str, config_json: str) -> R
 
 def judge_case(spec: ObservedSpec, run: Run, case: EngineCase, preset: str = "patched") -> SpecResult:
     """One spec's verdict on one run of the case."""
-    verdict, figure = spec.judge(run.observations, case.profile)
+    verdict, figure = spec.judge(run.observations, case.profile, case.window)
     return SpecResult(spec.name, verdict, figure, preset, case.window, run.engine, case.workload, case.profile)
 
 
