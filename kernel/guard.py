@@ -6,13 +6,23 @@ an :class:`~prefixbench.kernel.api.EngineError` naming the engine and the method
 traceback cut to the engine's own frames (``trace``). The loop adds the step, the workload and
 the window (:meth:`EngineError.locate`).
 
-The checks look at types only (a view's messages and their blocks), so they cost little on a
-path that runs every step.
+The checks look at types only (a view's messages and their blocks, and that a view is not
+empty: a request carries at least one message), so they cost little on a path that runs every
+step.
+
+An engine's own output never reaches standard output, which carries the command's result
+(``check``'s lines, ``sweep --format json``): while the engine runs, what it prints goes to
+standard error (:func:`engine_output`). An engine that calls ``sys.exit()`` fails like one that
+raises; Ctrl-C (KeyboardInterrupt) still interrupts the command.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import threading
 import traceback
+from collections.abc import Iterator
 from types import TracebackType
 
 from prefixbench.kernel.api import Engine, EngineError, StepContext, message_problem, messages_problem, type_name
@@ -55,13 +65,40 @@ def method_location(method: object) -> str:
     return f'  File "{code.co_filename}", line {code.co_firstlineno}, in {code.co_name}\n'
 
 
+@contextlib.contextmanager
+def engine_output() -> Iterator[None]:
+    """While a user's engine (or its factory) runs: what it prints goes to standard error, so
+    standard output keeps only the command's own result (a debugging ``print`` in an engine
+    must not corrupt ``sweep --format json``). In the main thread only: the
+    swap is process-wide, and engines that run in threads (a Dask worker's) print nowhere a
+    command's output goes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+#: What a user's engine may raise that the guard turns into an EngineError: any error, and
+#: ``sys.exit()`` (an engine does not end the command). KeyboardInterrupt is the user's, never the engine's.
+ENGINE_FAILURES = (Exception, SystemExit)
+
+
+def failure_detail(exc: BaseException) -> str:
+    """What an engine's failure says, clipped; a ``sys.exit()`` says that it was one."""
+    if isinstance(exc, SystemExit):
+        return f"the engine called sys.exit({exc.code!r}); an engine does not end the command"
+    return clipped(str(exc))
+
+
 def read_name(engine: object, ref: str) -> str:
     """The engine's ``name``; an EngineError when reading it raises or it is not a non-empty string."""
     try:
-        name = engine.name  # type: ignore[attr-defined]
-    except Exception as exc:  # noqa: BLE001 - a user's property: any failure is theirs
+        with engine_output():
+            name = engine.name  # type: ignore[attr-defined]
+    except ENGINE_FAILURES as exc:  # noqa: BLE001 - a user's property: any failure is theirs
         raise EngineError(
-            ref, "name", f"raised {type(exc).__name__}", str(exc), trace=engine_frames(exc)
+            ref, "name", f"raised {type(exc).__name__}", failure_detail(exc), trace=engine_frames(exc)
         ) from None
     if not isinstance(name, str) or not name:
         raise EngineError(ref, "name", f"is {type_name(name)} {name!r}", "expected a non-empty string")
@@ -77,38 +114,45 @@ class GuardedEngine:
         self.name = read_name(inner, ref)
         self.label = engine_label(self.name, ref)
 
-    def _raised(self, call: str, exc: Exception) -> EngineError:
-        return EngineError(self.label, call, f"raised {type(exc).__name__}", clipped(str(exc)), trace=engine_frames(exc))
+    def _raised(self, call: str, exc: BaseException) -> EngineError:
+        return EngineError(self.label, call, f"raised {type(exc).__name__}", failure_detail(exc), trace=engine_frames(exc))
 
     def before_step(self, ctx: StepContext) -> None:
         """The engine's step (its return value is ignored, as the API says)."""
         try:
-            self.inner.before_step(ctx)
+            with engine_output():
+                self.inner.before_step(ctx)
         except MemoryError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a user's engine: any failure is theirs
+        except ENGINE_FAILURES as exc:  # noqa: BLE001 - a user's engine: any failure is theirs
             raise self._raised("before_step()", exc) from exc
 
     def view(self, session: Session) -> tuple[Message, ...]:
         """The engine's view, checked to be a sequence of messages (returned as a tuple)."""
         try:
-            messages = self.inner.view(session)
+            with engine_output():
+                messages = self.inner.view(session)
         except MemoryError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except ENGINE_FAILURES as exc:  # noqa: BLE001
             raise self._raised("view()", exc) from exc
         problem = messages_problem(messages)
+        if problem is None and not messages:
+            problem, expected = f"returned an empty {type(messages).__name__}", "a request carries at least one message"
+        else:
+            expected = VIEW_EXPECTED
         if problem is not None:
-            raise EngineError(self.label, "view()", problem, VIEW_EXPECTED, trace=method_location(self.inner.view))
+            raise EngineError(self.label, "view()", problem, expected, trace=method_location(self.inner.view))
         return messages if isinstance(messages, tuple) else tuple(messages)
 
     def run_tool(self, session: Session, call: ToolCall) -> Message | None:
         """The engine's tool, checked to give back a message or None."""
         try:
-            result = self.inner.run_tool(session, call)
+            with engine_output():
+                result = self.inner.run_tool(session, call)
         except MemoryError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except ENGINE_FAILURES as exc:  # noqa: BLE001
             raise self._raised(f"run_tool({call.name})", exc) from exc
         if result is not None:
             problem = message_problem(result)

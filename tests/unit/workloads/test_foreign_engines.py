@@ -4,8 +4,11 @@ is one line and exit 2 that leaves standard output to the command."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from prefixbench.reports.entry import main
 from prefixbench.workloads.specs.base import Verdict
 from prefixbench.workloads.specs.engine import run_engine_specs
 
@@ -46,3 +49,47 @@ def test_prompts_over_the_window_fail_window_respected_though_refused_first_for_
     # The same requests under the lenient profile: refused for their length, the same count.
     lenient = {r.spec: r for r in run_engine_specs(ref("strips_reasoning"), [32_000]) if r.workload == "thinking-tools"}
     assert lenient["window-respected"].figure.startswith("103 of 164 requests over the context window")
+
+
+def test_an_engine_that_prints_leaves_standard_output_to_the_command(tmp_path, capsys):
+    # Fails on main: the engine's prints went to stdout, between check's lines and into
+    # sweep --format json, which no longer parsed.
+    argv = ["sweep", "--engine", ref("prints"), "--windows", "32k", "--out", str(tmp_path), "--quiet", "--format", "json"]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert [run["engine"] for run in json.loads(out)] == ["prints"]
+    assert "debug: factory called" in err and "debug: view" in err
+    assert main(["check", "--engine", ref("prints"), "--windows", "32k"]) == 1  # it never compacts
+    out, err = capsys.readouterr()
+    assert all(line[:4] in ("PASS", "FAIL", "SKIP") for line in out.splitlines()[:-1]), out[:300]
+    assert "debug: before_step" in err
+
+
+@pytest.mark.parametrize(
+    "engine, line",
+    [
+        # Fails on main: sys.exit(3) in the engine ended prefixbench with status 3 and no word.
+        ("exits", "engine exits (tests.foreign_engines:exits): before_step() raised SystemExit at step 3 (seed-coding, 32k): "
+                  "the engine called sys.exit(3); an engine does not end the command"),
+        # Fails on main: a request with no message passed every spec.
+        ("empty_view", "engine empty-view (tests.foreign_engines:empty_view): view() returned an empty tuple at step 2 "
+                       "(seed-coding, 32k): a request carries at least one message"),
+    ],
+)
+def test_an_engine_that_exits_or_sends_nothing_is_one_line_exit_2(capsys, engine, line):
+    assert main(["check", "--engine", ref(engine), "--windows", "32k"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"prefixbench: error: {line}\n"
+
+
+def test_an_engine_module_that_fails_to_import_names_its_file_and_line(tmp_path, monkeypatch, capsys):
+    # Fails on main: the line named the missing module, not the engine's file that imported it.
+    (tmp_path / "team_engine.py").write_text("import os\nimport team_helpers_not_installed\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["check", "--engine", "team_engine:factory", "--windows", "32k"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "prefixbench: error: --engine team_engine:factory: cannot import 'team_engine' (ModuleNotFoundError at "
+        "team_engine.py:2: No module named 'team_helpers_not_installed')\n"
+    )
