@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from prefixbench.reports import trace as check_trace
 from prefixbench.reports.entry import main
 from prefixbench.workloads.specs.base import Verdict
 from prefixbench.workloads.specs.engine import run_engine_specs
@@ -93,3 +94,21 @@ def test_an_engine_module_that_fails_to_import_names_its_file_and_line(tmp_path,
         "prefixbench: error: --engine team_engine:factory: cannot import 'team_engine' (ModuleNotFoundError at "
         "team_engine.py:2: No module named 'team_helpers_not_installed')\n"
     )
+
+
+def test_check_engine_says_which_case_a_slow_engine_is_on(tmp_path, monkeypatch, capsys):
+    # Fails on main: check --engine printed nothing until every case had run.
+    monkeypatch.setattr(check_trace, "CHECK_PROGRESS_SECONDS", 0.05)
+    config = tmp_path / "engines.toml"
+    config.write_text(f'["{ref("slow_first_step")}"]\nseconds = 0.3\n')
+    argv = ["check", "--engine", ref("slow_first_step"), "--windows", "32k", "--engine-config", str(config)]
+    assert main(argv) == 1  # it never compacts
+    out, err = capsys.readouterr()
+    assert "prefixbench: check 0/2 runs done, 1 in flight, 0:00 elapsed, ETA -, running tests.foreign_engines:slow_first_step 32k-seed-coding-lenient" in err
+    assert err.splitlines()[-1].startswith("prefixbench: check 2/2 runs done")
+    assert "runs done" not in out
+
+
+def test_a_quick_check_prints_no_progress(capsys):
+    assert main(["check", "--engine", ref("prints"), "--windows", "32k"]) == 1
+    assert "runs done" not in capsys.readouterr().err
