@@ -112,3 +112,22 @@ def test_check_engine_says_which_case_a_slow_engine_is_on(tmp_path, monkeypatch,
 def test_a_quick_check_prints_no_progress(capsys):
     assert main(["check", "--engine", ref("prints"), "--windows", "32k"]) == 1
     assert "runs done" not in capsys.readouterr().err
+
+
+def test_bench_says_how_to_leave_out_a_broken_installed_engine(tmp_path, monkeypatch, capsys):
+    # Fails on main: another team's package with a broken entry point stopped every default
+    # bench, and the line did not say that --strategies leaves it out.
+    from importlib.metadata import EntryPoint
+
+    from prefixbench.kernel import loading
+
+    broken = EntryPoint("team-broken", "tests.foreign_engines:no_such_factory", loading.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(loading, "_installed_engines", lambda: (("team-broken", broken),))
+    argv = ["bench", "--workloads", "thinking-tools", "--caches", "openai", "--windows", "32k", "--seeds", "0", "--out", str(tmp_path), "--quiet"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "prefixbench: error: engine team-broken: cannot load entry point 'tests.foreign_engines:no_such_factory' "
+        "(AttributeError: module 'tests.foreign_engines' has no attribute 'no_such_factory') "
+        "(bench runs every installed engine unless --strategies names them: leave it out there)\n"
+    )
+    assert main([*argv, "--strategies", "checkpoint"]) == 0
