@@ -131,3 +131,13 @@ def test_bench_says_how_to_leave_out_a_broken_installed_engine(tmp_path, monkeyp
         "(bench runs every installed engine unless --strategies names them: leave it out there)\n"
     )
     assert main([*argv, "--strategies", "checkpoint"]) == 0
+
+
+def test_an_engine_config_table_named_by_an_unquoted_import_path_says_to_quote_it(tmp_path, capsys):
+    # Fails on main: the line gave TOML's parse error only ("Expected ']' ... column 26").
+    config = tmp_path / "engines.toml"
+    config.write_text(f"[{ref('prints')}]\nlevel = 1\n")
+    assert main(["check", "--engine", ref("prints"), "--windows", "32k", "--engine-config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"prefixbench: error: {config}: not valid TOML (")
+    assert err.endswith(f'; quote a table named by import path: ["{ref("prints")}"]\n') and err.count("\n") == 1
