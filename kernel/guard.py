@@ -19,7 +19,9 @@ raises; Ctrl-C (KeyboardInterrupt) still interrupts the command.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import sysconfig
 import threading
 import traceback
 from collections.abc import Iterator
@@ -55,6 +57,38 @@ def engine_frames(exc: BaseException, skip: int = 1) -> str:
         if tb is not None and tb.tb_next is not None:
             tb = tb.tb_next
     return "".join(traceback.format_exception(type(exc), exc, tb))
+
+
+def _not_the_users() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Folders whose frames are not the user's: prefixbench's packages, and the standard library
+    less the installed-packages folders inside it (an engine may be installed there)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ours = tuple(os.path.join(root, top) + os.sep for top in ("simulator", "kernel", "workloads", "reports"))
+    paths = sysconfig.get_paths()
+    stdlib = tuple({os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib") if k in paths})
+    installed = tuple({os.path.abspath(paths[k]) + os.sep for k in ("purelib", "platlib") if k in paths})
+    return ours, stdlib, installed
+
+
+def raised_in(exc: BaseException) -> str:
+    """`` in my_engine.py:3``: the last frame of ``exc``'s traceback in the user's code (not
+    prefixbench's, not the standard library's: importlib's while a module imports, the guard's),
+    relative to the working directory when under it; "" when it has none (a module that is not
+    there at all, an error of prefixbench's own engines)."""
+    ours, stdlib, installed = _not_the_users()
+    tb, where = exc.__traceback__, ""
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        path = os.path.abspath(filename)
+        users = not path.startswith(ours) and (path.startswith(installed) or not path.startswith(stdlib))
+        if users and not filename.startswith("<"):
+            try:
+                relative = os.path.relpath(path)
+            except ValueError:  # another drive (Windows)
+                relative = ".."
+            where = f" in {relative if not relative.startswith('..') else path}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
 
 
 def method_location(method: object) -> str:
@@ -98,7 +132,7 @@ def read_name(engine: object, ref: str) -> str:
             name = engine.name  # type: ignore[attr-defined]
     except ENGINE_FAILURES as exc:  # noqa: BLE001 - a user's property: any failure is theirs
         raise EngineError(
-            ref, "name", f"raised {type(exc).__name__}", failure_detail(exc), trace=engine_frames(exc)
+            ref, "name", f"raised {type(exc).__name__}{raised_in(exc)}", failure_detail(exc), trace=engine_frames(exc)
         ) from None
     if not isinstance(name, str) or not name:
         raise EngineError(ref, "name", f"is {type_name(name)} {name!r}", "expected a non-empty string")
@@ -115,7 +149,9 @@ class GuardedEngine:
         self.label = engine_label(self.name, ref)
 
     def _raised(self, call: str, exc: BaseException) -> EngineError:
-        return EngineError(self.label, call, f"raised {type(exc).__name__}", failure_detail(exc), trace=engine_frames(exc))
+        return EngineError(
+            self.label, call, f"raised {type(exc).__name__}{raised_in(exc)}", failure_detail(exc), trace=engine_frames(exc)
+        )
 
     def before_step(self, ctx: StepContext) -> None:
         """The engine's step (its return value is ignored, as the API says)."""

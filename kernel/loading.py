@@ -26,7 +26,7 @@ from importlib.metadata import EntryPoint, entry_points
 
 import msgspec
 from prefixbench.kernel.api import Engine, EngineError, EngineFactory, EngineOptions
-from prefixbench.kernel.guard import ENGINE_FAILURES, engine_frames, engine_output, failure_detail, guard
+from prefixbench.kernel.guard import ENGINE_FAILURES, engine_frames, engine_output, failure_detail, guard, raised_in
 from prefixbench.simulator.errors import UserError
 
 ENTRY_POINT_GROUP = "prefixbench.engines"
@@ -68,7 +68,7 @@ class LoadedEngine(msgspec.Struct, frozen=True):
             raise UserError(f"engine {self.ref}: {exc}") from None
         except ENGINE_FAILURES as exc:  # a user's factory: any failure is their error, reported in one line
             raise UserError(
-                f"engine {self.ref}: the factory raised {type(exc).__name__}{raised_at(exc)}: {failure_detail(exc)}"
+                f"engine {self.ref}: the factory raised {type(exc).__name__}{raised_in(exc)}: {failure_detail(exc)}"
             ) from None
         missing = [m for m in _METHODS if not callable(getattr(engine, m, None))]
         try:
@@ -78,32 +78,13 @@ class LoadedEngine(msgspec.Struct, frozen=True):
             name = None
         except ENGINE_FAILURES as exc:  # noqa: BLE001 - a user's property: any failure is theirs
             raise EngineError(
-                self.ref, "name", f"raised {type(exc).__name__}", failure_detail(exc), workload=options.workload, window=window,
+                self.ref, "name", f"raised {type(exc).__name__}{raised_in(exc)}", failure_detail(exc), workload=options.workload, window=window,
                 trace=engine_frames(exc),
             ) from None
         if missing or not isinstance(name, str) or not name:
             what = f"no {', '.join(missing)}" if missing else "no name"
             raise UserError(f"engine {self.ref}: the factory returned {type(engine).__name__}, not an engine ({what})")
         return guard(engine, self.ref)
-
-
-def raised_at(exc: BaseException) -> str:
-    """`` at my_engine.py:3``: the last frame of ``exc``'s traceback in the user's code (not
-    importlib's, not this module's), relative to the working directory when under it; "" when
-    it has none (a module that is not there at all)."""
-    tb, where = exc.__traceback__, ""
-    machinery = (os.path.dirname(os.path.abspath(importlib.__file__)) + os.sep, os.path.abspath(__file__))
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        if not filename.startswith("<") and not os.path.abspath(filename).startswith(machinery):
-            try:
-                relative = os.path.relpath(filename)
-            except ValueError:  # another drive (Windows)
-                relative = ".."
-            shown = relative if not relative.startswith("..") else filename
-            where = f" at {shown}:{tb.tb_lineno}"
-        tb = tb.tb_next
-    return where
 
 
 def _cwd_on_path() -> None:
@@ -128,7 +109,7 @@ def load_engine(ref: str) -> LoadedEngine:
                 module = importlib.import_module(module_name)
         except ENGINE_FAILURES as exc:
             raise UserError(
-                f"--engine {ref}: cannot import {module_name!r} ({type(exc).__name__}{raised_at(exc)}: {failure_detail(exc)})"
+                f"--engine {ref}: cannot import {module_name!r} ({type(exc).__name__}{raised_in(exc)}: {failure_detail(exc)})"
             ) from None
         target: object = module
         for part in attr.split("."):
@@ -147,7 +128,7 @@ def load_engine(ref: str) -> LoadedEngine:
         except ENGINE_FAILURES as exc:
             raise UserError(
                 f"engine {ref}: cannot load entry point {installed[ref].value!r} "
-                f"({type(exc).__name__}{raised_at(exc)}: {failure_detail(exc)})"
+                f"({type(exc).__name__}{raised_in(exc)}: {failure_detail(exc)})"
             ) from None
     if not callable(target):
         raise UserError(f"engine {ref}: {type(target).__name__} is not callable (a factory takes window and options)")

@@ -70,7 +70,7 @@ def test_an_engine_that_prints_leaves_standard_output_to_the_command(tmp_path, c
     "engine, line",
     [
         # Fails on main: sys.exit(3) in the engine ended prefixbench with status 3 and no word.
-        ("exits", "engine exits (tests.foreign_engines:exits): before_step() raised SystemExit at step 3 (seed-coding, 32k): "
+        ("exits", "engine exits (tests.foreign_engines:exits): before_step() raised SystemExit in tests/foreign_engines.py:110 at step 3 (seed-coding, 32k): "
                   "the engine called sys.exit(3); an engine does not end the command"),
         # Fails on main: a request with no message passed every spec.
         ("empty_view", "engine empty-view (tests.foreign_engines:empty_view): view() returned an empty tuple at step 2 "
@@ -91,7 +91,7 @@ def test_an_engine_module_that_fails_to_import_names_its_file_and_line(tmp_path,
     assert main(["check", "--engine", "team_engine:factory", "--windows", "32k"]) == 2
     err = capsys.readouterr().err
     assert err == (
-        "prefixbench: error: --engine team_engine:factory: cannot import 'team_engine' (ModuleNotFoundError at "
+        "prefixbench: error: --engine team_engine:factory: cannot import 'team_engine' (ModuleNotFoundError in "
         "team_engine.py:2: No module named 'team_helpers_not_installed')\n"
     )
 
