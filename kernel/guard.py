@@ -6,13 +6,25 @@ an :class:`~prefixbench.kernel.api.EngineError` naming the engine and the method
 traceback cut to the engine's own frames (``trace``). The loop adds the step, the workload and
 the window (:meth:`EngineError.locate`).
 
-The checks look at types only (a view's messages and their blocks), so they cost little on a
-path that runs every step.
+The checks look at types only (a view's messages and their blocks, and that a view is not
+empty: a request carries at least one message), so they cost little on a path that runs every
+step.
+
+An engine's own output never reaches standard output, which carries the command's result
+(``check``'s lines, ``sweep --format json``): while the engine runs, what it prints goes to
+standard error (:func:`engine_output`). An engine that calls ``sys.exit()`` fails like one that
+raises; Ctrl-C (KeyboardInterrupt) still interrupts the command.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import sysconfig
+import threading
 import traceback
+from collections.abc import Iterator
 from types import TracebackType
 
 from prefixbench.kernel.api import Engine, EngineError, StepContext, message_problem, messages_problem, type_name
@@ -47,6 +59,38 @@ def engine_frames(exc: BaseException, skip: int = 1) -> str:
     return "".join(traceback.format_exception(type(exc), exc, tb))
 
 
+def _not_the_users() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Folders whose frames are not the user's: prefixbench's packages, and the standard library
+    less the installed-packages folders inside it (an engine may be installed there)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ours = tuple(os.path.join(root, top) + os.sep for top in ("simulator", "kernel", "workloads", "reports"))
+    paths = sysconfig.get_paths()
+    stdlib = tuple({os.path.abspath(paths[k]) + os.sep for k in ("stdlib", "platstdlib") if k in paths})
+    installed = tuple({os.path.abspath(paths[k]) + os.sep for k in ("purelib", "platlib") if k in paths})
+    return ours, stdlib, installed
+
+
+def raised_in(exc: BaseException) -> str:
+    """`` in my_engine.py:3``: the last frame of ``exc``'s traceback in the user's code (not
+    prefixbench's, not the standard library's: importlib's while a module imports, the guard's),
+    relative to the working directory when under it; "" when it has none (a module that is not
+    there at all, an error of prefixbench's own engines)."""
+    ours, stdlib, installed = _not_the_users()
+    tb, where = exc.__traceback__, ""
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        path = os.path.abspath(filename)
+        users = not path.startswith(ours) and (path.startswith(installed) or not path.startswith(stdlib))
+        if users and not filename.startswith("<"):
+            try:
+                relative = os.path.relpath(path)
+            except ValueError:  # another drive (Windows)
+                relative = ".."
+            where = f" in {relative if not relative.startswith('..') else path}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
+
+
 def method_location(method: object) -> str:
     """``File "engine.py", line 12, in view`` of a bound method (empty when it has no code)."""
     code = getattr(getattr(method, "__func__", method), "__code__", None)
@@ -55,13 +99,40 @@ def method_location(method: object) -> str:
     return f'  File "{code.co_filename}", line {code.co_firstlineno}, in {code.co_name}\n'
 
 
+@contextlib.contextmanager
+def engine_output() -> Iterator[None]:
+    """While a user's engine (or its factory) runs: what it prints goes to standard error, so
+    standard output keeps only the command's own result (a debugging ``print`` in an engine
+    must not corrupt ``sweep --format json``). In the main thread only: the
+    swap is process-wide, and engines that run in threads (a Dask worker's) print nowhere a
+    command's output goes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
+
+
+#: What a user's engine may raise that the guard turns into an EngineError: any error, and
+#: ``sys.exit()`` (an engine does not end the command). KeyboardInterrupt is the user's, never the engine's.
+ENGINE_FAILURES = (Exception, SystemExit)
+
+
+def failure_detail(exc: BaseException) -> str:
+    """What an engine's failure says, clipped; a ``sys.exit()`` says that it was one."""
+    if isinstance(exc, SystemExit):
+        return f"the engine called sys.exit({exc.code!r}); an engine does not end the command"
+    return clipped(str(exc))
+
+
 def read_name(engine: object, ref: str) -> str:
     """The engine's ``name``; an EngineError when reading it raises or it is not a non-empty string."""
     try:
-        name = engine.name  # type: ignore[attr-defined]
-    except Exception as exc:  # noqa: BLE001 - a user's property: any failure is theirs
+        with engine_output():
+            name = engine.name  # type: ignore[attr-defined]
+    except ENGINE_FAILURES as exc:  # noqa: BLE001 - a user's property: any failure is theirs
         raise EngineError(
-            ref, "name", f"raised {type(exc).__name__}", str(exc), trace=engine_frames(exc)
+            ref, "name", f"raised {type(exc).__name__}{raised_in(exc)}", failure_detail(exc), trace=engine_frames(exc)
         ) from None
     if not isinstance(name, str) or not name:
         raise EngineError(ref, "name", f"is {type_name(name)} {name!r}", "expected a non-empty string")
@@ -77,38 +148,47 @@ class GuardedEngine:
         self.name = read_name(inner, ref)
         self.label = engine_label(self.name, ref)
 
-    def _raised(self, call: str, exc: Exception) -> EngineError:
-        return EngineError(self.label, call, f"raised {type(exc).__name__}", clipped(str(exc)), trace=engine_frames(exc))
+    def _raised(self, call: str, exc: BaseException) -> EngineError:
+        return EngineError(
+            self.label, call, f"raised {type(exc).__name__}{raised_in(exc)}", failure_detail(exc), trace=engine_frames(exc)
+        )
 
     def before_step(self, ctx: StepContext) -> None:
         """The engine's step (its return value is ignored, as the API says)."""
         try:
-            self.inner.before_step(ctx)
+            with engine_output():
+                self.inner.before_step(ctx)
         except MemoryError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a user's engine: any failure is theirs
+        except ENGINE_FAILURES as exc:  # noqa: BLE001 - a user's engine: any failure is theirs
             raise self._raised("before_step()", exc) from exc
 
     def view(self, session: Session) -> tuple[Message, ...]:
         """The engine's view, checked to be a sequence of messages (returned as a tuple)."""
         try:
-            messages = self.inner.view(session)
+            with engine_output():
+                messages = self.inner.view(session)
         except MemoryError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except ENGINE_FAILURES as exc:  # noqa: BLE001
             raise self._raised("view()", exc) from exc
         problem = messages_problem(messages)
+        if problem is None and not messages:
+            problem, expected = f"returned an empty {type(messages).__name__}", "a request carries at least one message"
+        else:
+            expected = VIEW_EXPECTED
         if problem is not None:
-            raise EngineError(self.label, "view()", problem, VIEW_EXPECTED, trace=method_location(self.inner.view))
+            raise EngineError(self.label, "view()", problem, expected, trace=method_location(self.inner.view))
         return messages if isinstance(messages, tuple) else tuple(messages)
 
     def run_tool(self, session: Session, call: ToolCall) -> Message | None:
         """The engine's tool, checked to give back a message or None."""
         try:
-            result = self.inner.run_tool(session, call)
+            with engine_output():
+                result = self.inner.run_tool(session, call)
         except MemoryError:
             raise
-        except Exception as exc:  # noqa: BLE001
+        except ENGINE_FAILURES as exc:  # noqa: BLE001
             raise self._raised(f"run_tool({call.name})", exc) from exc
         if result is not None:
             problem = message_problem(result)

@@ -26,7 +26,7 @@ from importlib.metadata import EntryPoint, entry_points
 
 import msgspec
 from prefixbench.kernel.api import Engine, EngineError, EngineFactory, EngineOptions
-from prefixbench.kernel.guard import engine_frames, guard
+from prefixbench.kernel.guard import ENGINE_FAILURES, engine_frames, engine_output, failure_detail, guard, raised_in
 from prefixbench.simulator.errors import UserError
 
 ENTRY_POINT_GROUP = "prefixbench.engines"
@@ -62,19 +62,23 @@ class LoadedEngine(msgspec.Struct, frozen=True):
         """A fresh engine for one run, behind the checks of :func:`~prefixbench.kernel.guard.guard`
         (UserError when the factory fails or returns a non-engine, EngineError when its name raises)."""
         try:
-            engine = self.factory(window, options)
+            with engine_output():
+                engine = self.factory(window, options)
         except UserError as exc:
             raise UserError(f"engine {self.ref}: {exc}") from None
-        except Exception as exc:  # a user's factory: any failure is their error, reported in one line
-            raise UserError(f"engine {self.ref}: the factory raised {type(exc).__name__}: {exc}") from None
+        except ENGINE_FAILURES as exc:  # a user's factory: any failure is their error, reported in one line
+            raise UserError(
+                f"engine {self.ref}: the factory raised {type(exc).__name__}{raised_in(exc)}: {failure_detail(exc)}"
+            ) from None
         missing = [m for m in _METHODS if not callable(getattr(engine, m, None))]
         try:
-            name = engine.name
+            with engine_output():
+                name = engine.name
         except AttributeError:
             name = None
-        except Exception as exc:  # noqa: BLE001 - a user's property: any failure is theirs
+        except ENGINE_FAILURES as exc:  # noqa: BLE001 - a user's property: any failure is theirs
             raise EngineError(
-                self.ref, "name", f"raised {type(exc).__name__}", str(exc), workload=options.workload, window=window,
+                self.ref, "name", f"raised {type(exc).__name__}{raised_in(exc)}", failure_detail(exc), workload=options.workload, window=window,
                 trace=engine_frames(exc),
             ) from None
         if missing or not isinstance(name, str) or not name:
@@ -101,9 +105,12 @@ def load_engine(ref: str) -> LoadedEngine:
             raise UserError(f"--engine {ref!r}: expected package.module:factory")
         _cwd_on_path()
         try:
-            module = importlib.import_module(module_name)
-        except Exception as exc:
-            raise UserError(f"--engine {ref}: cannot import {module_name!r} ({type(exc).__name__}: {exc})") from None
+            with engine_output():
+                module = importlib.import_module(module_name)
+        except ENGINE_FAILURES as exc:
+            raise UserError(
+                f"--engine {ref}: cannot import {module_name!r} ({type(exc).__name__}{raised_in(exc)}: {failure_detail(exc)})"
+            ) from None
         target: object = module
         for part in attr.split("."):
             try:
@@ -116,9 +123,13 @@ def load_engine(ref: str) -> LoadedEngine:
             known = ", ".join(installed) or "none installed"
             raise UserError(f"unknown engine {ref!r} (installed engines: {known}; or give package.module:factory)")
         try:
-            target = installed[ref].load()
-        except Exception as exc:
-            raise UserError(f"engine {ref}: cannot load entry point {installed[ref].value!r} ({type(exc).__name__}: {exc})") from None
+            with engine_output():
+                target = installed[ref].load()
+        except ENGINE_FAILURES as exc:
+            raise UserError(
+                f"engine {ref}: cannot load entry point {installed[ref].value!r} "
+                f"({type(exc).__name__}{raised_in(exc)}: {failure_detail(exc)})"
+            ) from None
     if not callable(target):
         raise UserError(f"engine {ref}: {type(target).__name__} is not callable (a factory takes window and options)")
     return LoadedEngine(ref, target)  # type: ignore[arg-type]

@@ -129,7 +129,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     spec = bench_spec(args)
     options = SweepRunOptions(out=args.out, quiet=args.quiet, jobs=args.jobs, scheduler=args.scheduler, fresh=args.fresh)
-    return write_bench(spec, options)
+    try:
+        return write_bench(spec, options)
+    except UserError as exc:
+        exc.args = (with_the_way_out(str(exc), args.strategies),)  # the same error (an EngineError keeps its frames)
+        raise
+
+
+def with_the_way_out(message: str, strategies: str | None) -> str:
+    """An installed engine that fails while bench runs it by default (no ``--strategies``): the
+    error, and how to bench without it (another team's package can break the whole bench)."""
+    if strategies:
+        return message
+    from prefixbench.kernel.loading import installed_engines
+
+    if any(message.startswith(f"engine {name}:") or message.startswith(f"engine {name} (") for name in installed_engines()):
+        return f"{message} (bench runs every installed engine unless --strategies names them: leave it out there)"
+    return message
 
 
 OUTPUTS = ("leaderboard.csv", "bench-runs.csv", "report.md", "report.html", "bench-discount.png")

@@ -7,7 +7,11 @@ run that finished last as such ("last done: ..."), never as if it were running. 
     prefixbench: sweep 37/200 runs done (12 skipped, in store), 2 in flight, 0:41 elapsed, ETA 3:02
 
 is printed every ``interval`` seconds by a timer, so a long run in flight still shows a sign
-of life, and once more when the sweep ends.
+of life, and once more when the sweep ends. ``check --engine`` counts its cases the same way,
+in lines only, naming the case running, and only once a case has run for ``interval`` seconds
+(a quick check prints none)::
+
+    prefixbench: check 2/6 runs done, 1 in flight, 0:10 elapsed, ETA 0:20, running my-engine 32k-thinking-tools-lenient
 """
 
 from __future__ import annotations
@@ -63,10 +67,15 @@ class SweepProgress:
 
     def __init__(
         self, total: int, skipped: int = 0, *, mode: str = "off", interval: float = 5.0, stream: TextIO | None = None,
-        command: str = "sweep",
+        command: str = "sweep", final: bool = True,
     ) -> None:
         #: The command the progress lines name (``sweep``, ``bench``).
         self.command = command
+        #: Print the line once more when the runs end even if the timer never printed one.
+        self.final = final
+        #: What is running now, named at the end of the line (``check``'s case; "" for none).
+        self.running = ""
+        self.printed = False
         self.total = total
         self.skipped = skipped
         self.done = skipped
@@ -113,7 +122,7 @@ class SweepProgress:
         if self._thread is not None:
             self._stop.set()
             self._thread.join()
-            if kind is None:
+            if kind is None and (self.final or self.printed):
                 self._print()
 
     def set_in_flight(self, count: int) -> None:
@@ -122,18 +131,26 @@ class SweepProgress:
             self.in_flight = count
         self._refresh()
 
+    def started(self, description: str) -> None:
+        """One run is executing now (``check`` runs its cases one at a time): named in the line."""
+        with self._lock:
+            self.running = description
+        self.set_in_flight(1)
+
     def finished(self, description: str) -> None:
         """One more run is done (and stored)."""
         with self._lock:
             self.done += 1
             self.in_flight = max(0, min(self.in_flight, self.total - self.done))
             self.last = description
+            if self.running == description:
+                self.running = ""
         self._refresh()
 
     def line(self) -> str:
         """The plain progress line."""
         with self._lock:
-            done, flight = self.done, self.in_flight
+            done, flight, running = self.done, self.in_flight, self.running
         elapsed = time.monotonic() - self._start
         computed = done - self.skipped
         remaining = self.total - done
@@ -145,7 +162,7 @@ class SweepProgress:
         skipped = f" ({self.skipped} skipped, in store)" if self.skipped else ""
         return (
             f"prefixbench: {self.command} {done}/{self.total} runs done{skipped}, {flight} in flight, "
-            f"{_clock(elapsed)} elapsed, ETA {eta}"
+            f"{_clock(elapsed)} elapsed, ETA {eta}" + (f", running {running}" if running else "")
         )
 
     def _refresh(self) -> None:
@@ -155,6 +172,7 @@ class SweepProgress:
             )
 
     def _print(self) -> None:
+        self.printed = True
         print(self.line(), file=self.stream, flush=True)
 
     def _ticker(self) -> None:

@@ -101,9 +101,23 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
         if unused:
             raise UserError(f"{options.engine_config}: check --engine-config sets user engines only, not {unused[0]!r}")
     results = run_specs(options.preset, windows, builtin) if builtin else []
-    for ref in user:
-        results.extend(run_engine_specs(ref, windows, profiles, options.preset, configs.get(ref)))
+    from prefixbench.reports.progress import SweepProgress
+    from prefixbench.workloads.specs.engine import engine_cases
+
+    # A slow engine runs for minutes: a line every few seconds says which case it is on (none
+    # for a check that ends sooner), on stderr, so the spec lines stay the output.
+    total = len(engine_cases(windows, profiles)) * len(user)
+    with SweepProgress(total, mode="lines", interval=CHECK_PROGRESS_SECONDS, command="check", final=False) as progress:
+        def on_case(label: str, done: bool) -> None:
+            progress.finished(label) if done else progress.started(label)
+
+        for ref in user:
+            results.extend(run_engine_specs(ref, windows, profiles, options.preset, configs.get(ref), on_case))
     return results
+
+
+#: How often ``check --engine`` says which case it is on, once a case runs that long.
+CHECK_PROGRESS_SECONDS = 5.0
 
 
 def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_workload_options) -> None:  # type: ignore[no-untyped-def]

@@ -14,6 +14,17 @@ when it also carries tools. A relay checks presence and non-emptiness, so the do
 placeholder ``[reasoning not retained for this turn]`` passes it; the official endpoint concatenates
 replayed reasoning into the model's context, so the simulated one holds it to what it emitted.
 
+Both DeepSeek profiles also hold a request to the chat-completions pairing of tool calls and
+results, which the endpoint checks on every request, thinking or not (the 400s users of DeepSeek's
+official API quote: github.com/qwersyk/Newelle/issues/425, github.com/itmisx/deepx-code/issues/94
+after a compaction cut, github.com/BigPizzaV3/CodexPlusPlus/issues/308):
+a tool result must answer a call of the assistant row right before it (``Messages with role
+'tool' must be a response to a preceding message with 'tool_calls'``), and an assistant row with
+tool calls must be followed by a result for each call before any other row (``An assistant
+message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'.
+(insufficient tool messages following tool_calls message)``). An engine that drops the assistant
+row of a tool call, reorders a call and its result, or cuts between them is refused.
+
 The official provider remembers, per emitted assistant turn, the reasoning it produced. It
 knows a turn by its non-reasoning content (text and tool calls), so a row that was rebuilt or
 moved is still recognized; a row it never emitted (say, a text-only replay of a thinking turn
@@ -26,7 +37,7 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.provider import Validator
-from prefixbench.simulator.wire import REASONING_FIELDS, Block, Envelope, Message, Reasoning, Request, Text, ToolCall
+from prefixbench.simulator.wire import REASONING_FIELDS, Block, Envelope, Message, Reasoning, Request, Text, ToolCall, ToolResult
 
 PROFILES: tuple[str, ...] = ("deepseek-official", "deepseek-relay", "lenient")
 #: The field the official DeepSeek endpoint reads.
@@ -53,6 +64,46 @@ def turn_key(blocks: tuple[Block, ...]) -> TurnKey | None:
     if not text and not calls:
         return None
     return (text, calls)
+
+
+#: The endpoint's 400 for a tool result that answers no call of the row before it.
+ORPHAN_RESULT = "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'"
+#: The endpoint's 400 for a tool call left without its result.
+MISSING_RESULT = (
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. "
+    "(insufficient tool messages following tool_calls message)"
+)
+
+
+def pairing_problem(messages: tuple[Message, ...]) -> str | None:
+    """The 400 text for the first row that breaks the pairing of tool calls and results, or None.
+
+    Results (``ToolResult`` blocks, in ``tool`` rows) must directly follow the assistant row
+    whose calls they answer, one per call, before any other row; a call must not be left
+    without its result, even at the end of the request.
+    """
+    pending: dict[str, int] = {}  # call_id -> index of the assistant row that made it
+    answering: int | None = None  # the assistant row whose results may follow
+    for idx, message in enumerate(messages):
+        results = [block.call_id for block in message.blocks if isinstance(block, ToolResult)]
+        if results:
+            for call_id in results:
+                if answering is None or call_id not in pending:
+                    return f"{ORPHAN_RESULT} (message {idx}: tool result {call_id!r} answers no tool call of the row before it)"
+                del pending[call_id]
+            continue
+        if pending:
+            call_id, row = next(iter(pending.items()))
+            return f"{MISSING_RESULT} (message {row}: tool call {call_id!r} has no result before message {idx})"
+        answering = None
+        calls = [block.call_id for block in message.blocks if isinstance(block, ToolCall)]
+        if calls and message.role == "assistant":
+            pending = dict.fromkeys(calls, idx)
+            answering = idx
+    if pending:
+        call_id, row = next(iter(pending.items()))
+        return f"{MISSING_RESULT} (message {row}: tool call {call_id!r} has no result; the request ends first)"
+    return None
 
 
 def _read(message: Message, field_name: str) -> str | None:
@@ -95,7 +146,11 @@ class ReasoningReplayValidator(msgspec.Struct):
     emitted: dict[TurnKey, set[str]] = msgspec.field(default_factory=dict)
 
     def check(self, request: Request) -> str | None:
-        """The 400 reason for the first offending assistant row, or None."""
+        """The 400 reason for the first broken pairing of tool calls and results, else for the
+        first offending assistant row, or None."""
+        pairing = pairing_problem(request.messages)
+        if pairing is not None:
+            return pairing
         if not request.tools or not is_thinking(request.envelope):
             return None
         for idx, message in enumerate(request.messages):

@@ -2,9 +2,9 @@
 32k, 128k and 512k, on every workload and profile the engine gate covers: what is true today.
 
 docs/strategies.md and docs/strategies_agents.md say why the failing ones fail. An entry is one
-verdict for every case, or one per ``window/workload`` (the same on every profile, except where
-``STRICT_ONLY_PASS`` says the verdict is VIOLATED under lenient and PASS under the strict
-profiles: their refusals of clear_thinking's requests change what the engine sends next).
+verdict for every case, or one per ``window/workload``, the same on every profile: a request a
+strict profile refuses first (clear_thinking's, for the reasoning) still fails window-respected
+when its prompt is over the window. (It passed there before, the length being unchecked.)
 """
 
 from __future__ import annotations
@@ -15,14 +15,13 @@ from prefixbench.workloads.specs.base import Verdict
 from prefixbench.workloads.specs.engine import run_engine_specs
 
 PASS, VIOLATED, VACUOUS = Verdict.PASS, Verdict.VIOLATED, Verdict.VACUOUS
-STRICT_ONLY_PASS = "strict-only-pass"
 WINDOWS = (32_000, 128_000, 512_000)
 PROFILES = ("lenient", "deepseek-official", "deepseek-relay")
 SPECS = ("window-respected", "rewrites-pay-back")
 
 EXPECTED: dict[tuple[str, str], object] = {
     ("anthropic-context-editing", "rewrites-pay-back"): VIOLATED,
-    ("anthropic-context-editing", "window-respected"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": STRICT_ONLY_PASS, "128k/seed-coding": VIOLATED, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
+    ("anthropic-context-editing", "window-respected"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": VIOLATED, "128k/seed-coding": VIOLATED, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
     ("claude-code-autocompact", "rewrites-pay-back"): PASS,
     ("claude-code-autocompact", "window-respected"): PASS,
     ("claude-code-idle-compact", "rewrites-pay-back"): PASS,
@@ -57,10 +56,7 @@ def expected(engine: str, spec: str, window: int, workload: str, profile: str) -
     entry = EXPECTED[(engine, spec)]
     if isinstance(entry, Verdict):
         return entry
-    verdict = entry[f"{window // 1000}k/{workload}"]  # type: ignore[index]
-    if verdict == STRICT_ONLY_PASS:
-        return VIOLATED if profile == "lenient" else PASS
-    return verdict
+    return entry[f"{window // 1000}k/{workload}"]  # type: ignore[index,no-any-return]
 
 
 @pytest.mark.parametrize("window", WINDOWS, ids=lambda w: f"{w // 1000}k")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -226,6 +228,17 @@ def make_workload(name: str, window: int, **options: object) -> Workload:
     return entry.factory(window=window, **options)
 
 
+#: A table header that names an engine by import path without quotes (``[my_engine:factory]``).
+_BARE_IMPORT_PATH = re.compile(r"^\s*\[\s*([A-Za-z_][\w.]*:[\w.]+)\s*\]", re.MULTILINE)
+
+
+def quote_hint(text: str) -> str:
+    """What to write instead when a TOML table names an engine by import path unquoted (a ``:``
+    is not allowed in a bare key): ``; quote a table named by import path: ["my_engine:factory"]``."""
+    found = _BARE_IMPORT_PATH.search(text)
+    return f"; quote a table named by import path: [\"{found.group(1)}\"]" if found else ""
+
+
 def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
     """Per-engine config sections from a TOML (``.toml``, any case) or JSON file: ``{engine: {key: value}}``."""
     text = read_text(path)
@@ -235,7 +248,7 @@ def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
         try:
             data: object = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise UserError(f"{path}: not valid TOML ({exc})") from None
+            raise UserError(f"{path}: not valid TOML ({exc}){quote_hint(text)}") from None
         except RecursionError:
             raise UserError(f"{path}: TOML nested too deep (at most {MAX_DEPTH} levels)") from None
         except ValueError as exc:  # an integer beyond Python's int-string limit

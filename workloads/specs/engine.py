@@ -9,7 +9,7 @@ plugin both run these.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -89,7 +89,7 @@ def _run_case(engine: str, case: EngineCase, preset: str, config_json: str) -> R
 
 def judge_case(spec: ObservedSpec, run: Run, case: EngineCase, preset: str = "patched") -> SpecResult:
     """One spec's verdict on one run of the case."""
-    verdict, figure = spec.judge(run.observations, case.profile)
+    verdict, figure = spec.judge(run.observations, case.profile, case.window)
     return SpecResult(spec.name, verdict, figure, preset, case.window, run.engine, case.workload, case.profile)
 
 
@@ -101,14 +101,22 @@ def validate_engine(engine: str, case: EngineCase, preset: str = "patched", conf
 
 def run_engine_specs(
     engine: str, windows: Sequence[int], profiles: Sequence[str] = ("lenient",), preset: str = "patched",
-    config: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None, on_case: Callable[[str, bool], None] | None = None,
 ) -> Iterator[SpecResult]:
-    """Every applicable spec on every case, case by case (the engine is built first, for every case)."""
+    """Every applicable spec on every case, case by case (the engine is built first, for every case).
+
+    ``on_case(label, done)`` is told when each case starts (``done`` False) and ends (True),
+    ``label`` naming the engine and the case (``my-engine 32k-seed-coding-lenient``): progress."""
     cases = engine_cases(windows, profiles)
     get_preset(preset)
     for case in cases:
         validate_engine(engine, case, preset, config)
     for case in cases:
+        label = f"{engine} {case.id}"
+        if on_case is not None:
+            on_case(label, False)
         run = run_case(engine, case, preset, config)
+        if on_case is not None:
+            on_case(label, True)
         for spec in applicable(case):
             yield judge_case(spec, run, case, preset)

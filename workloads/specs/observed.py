@@ -20,7 +20,8 @@ workload; :mod:`prefixbench.workloads.specs.trace` on a recorded request log.
                                (a protocol refusal; the window is the next spec's)
     window-respected           no prompt over the model's context window: the      always (vacuous
                                provider refuses it with 400 "prompt is too long"    for a log with no
-                                                                                    --windows)
+                               (or refused it first for another reason, and its     --windows)
+                               prompt is longer than the window)
     rewrites-pay-back          every durable rewrite recovers its extra write       always (vacuous
                                before the next rewrite (break-even below)           without a rewrite)
 
@@ -163,22 +164,32 @@ def judge_accepts(observations: Sequence[Observation], profile: str) -> Judgemen
     return Verdict.PASS, f"{len(observations)} requests under {profile}, none refused"
 
 
-def judge_window(observations: Sequence[Observation]) -> Judgement:
-    """No request was refused for a prompt longer than the context window."""
-    over = [o for o in observations if o.is_rejected and is_too_long(o.error)]
+def judge_window(observations: Sequence[Observation], window: int | None = None) -> Judgement:
+    """No prompt over the context window: none refused as too long and, when the ``window`` is
+    known, none refused first for another reason (a strict profile's) with a prompt longer than
+    the window, which the provider would have refused for its length as well."""
+    over = [
+        o for o in observations
+        if o.is_rejected and (is_too_long(o.error) or (window is not None and o.prompt_tokens > window))
+    ]
     if over:
         first = over[0]
+        if is_too_long(first.error):
+            what = f"HTTP {first.status} {first.error}"
+        else:
+            what = f"{first.prompt_tokens:,} tokens > {window:,} maximum (refused first with HTTP {first.status} {first.error})"
         return Verdict.VIOLATED, (
             f"{len(over)} of {len(observations)} requests over the context window; first request #{first.index} "
-            f"({first.purpose}): HTTP {first.status} {first.error}"
+            f"({first.purpose}): {what}"
         )
     largest = max((o.prompt_tokens for o in observations), default=0)
     other = sum(1 for o in observations if o.is_rejected)
     if other:
         # A request a strict profile refuses is refused before its length is checked.
+        unchecked = "their length unchecked by the provider" if window is None else "each within the window"
         return Verdict.PASS, (
             f"{len(observations)} requests, largest prompt {largest:,} tokens, none refused as over the window "
-            f"({other} refused first for another reason, their length unchecked by the provider)"
+            f"({other} refused first for another reason, {unchecked})"
         )
     return Verdict.PASS, f"{len(observations)} requests, largest prompt {largest:,} tokens, none over the window"
 
@@ -306,7 +317,9 @@ class ObservedSpec(msgspec.Struct, frozen=True):
 
     name: str
     description: str
-    judge: Callable[[Sequence[Observation], str], Judgement]
+    #: ``judge(observations, profile, window)``; ``window`` is the context window the requests
+    #: had to fit (None when not known: a log replayed without ``--windows``).
+    judge: Callable[[Sequence[Observation], str, int | None], Judgement]
     #: Applies only under a strict provider profile.
     strict_only: bool = False
 
@@ -317,17 +330,17 @@ class ObservedSpec(msgspec.Struct, frozen=True):
 
 OBSERVED_SPECS: tuple[ObservedSpec, ...] = (
     ObservedSpec("no-silent-rewrite", "every cache break is explained by a declared durable rewrite",
-                 lambda obs, profile: judge_no_silent_rewrite(obs)),
+                 lambda obs, profile, window: judge_no_silent_rewrite(obs)),
     ObservedSpec("summary-uncached-bounded", "every summary call >= 95% hit and <= 2,000 uncached tokens",
-                 lambda obs, profile: judge_summary_bound(obs)),
+                 lambda obs, profile, window: judge_summary_bound(obs)),
     ObservedSpec("summary-envelope-routed", "every summary call is sent in the routed request family",
-                 lambda obs, profile: judge_summary_envelope(obs)),
+                 lambda obs, profile, window: judge_summary_envelope(obs)),
     ObservedSpec("strict-profile-accepts", "the strict provider profile answers no request with 400",
-                 judge_accepts, strict_only=True),
+                 lambda obs, profile, window: judge_accepts(obs, profile), strict_only=True),
     ObservedSpec("window-respected", "no prompt over the context window (the provider's 400 'prompt is too long')",
-                 lambda obs, profile: judge_window(obs)),
+                 lambda obs, profile, window: judge_window(obs, window)),
     ObservedSpec("rewrites-pay-back", "every durable rewrite recovers its extra write before the next rewrite",
-                 lambda obs, profile: judge_rewrites_pay_back(obs)),
+                 lambda obs, profile, window: judge_rewrites_pay_back(obs)),
 )
 
 

@@ -103,6 +103,6 @@ def run_trace_specs(
                 if spec.name == "window-respected" and window is None:
                     verdict, figure = Verdict.VACUOUS, "the log does not say the model's context window (give --windows), so the spec proves nothing"
                 else:
-                    verdict, figure = spec.judge(observations, profile)
+                    verdict, figure = spec.judge(observations, profile, window)
                 results.append(SpecResult(spec.name, verdict, figure, profile, window, path.name))
     return results

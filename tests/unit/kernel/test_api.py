@@ -102,7 +102,7 @@ def test_load_errors_are_one_line(ref, message):
 @pytest.mark.parametrize(
     "ref, message",
     [
-        ("tests.user_engines:raises", "the factory raised ValueError: no engine for window 32000"),
+        ("tests.user_engines:raises", "the factory raised ValueError in tests/user_engines.py:43: no engine for window 32000"),
         ("tests.user_engines:not_an_engine", "returned object, not an engine (no before_step, view, run_tool)"),
     ],
 )

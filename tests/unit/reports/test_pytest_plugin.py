@@ -14,6 +14,8 @@ import pytest
 from tests.readme import doc_block
 
 ROOT = Path(__file__).resolve().parents[3]
+#: Where the engines these tests load live (a failing engine's line names its file and line).
+ENGINES_FILE = ROOT / "tests" / "user_engines.py"
 
 pytestmark = pytest.mark.skipif(
     not any(ep.name == "prefixbench" for ep in entry_points(group="pytest11")),
@@ -135,12 +137,13 @@ def _run_pytest_raw(folder: Path, *args: str) -> subprocess.CompletedProcess[str
 @pytest.mark.parametrize(
     "case, says",
     [
-        ("raise_at_5", "before_step() raised RuntimeError at step 4"),
+        # The engine's file and line: the full path, the run's folder being elsewhere.
+        ("raise_at_5", f"before_step() raised RuntimeError in {ENGINES_FILE}:77 at step 4"),
         ("view_dict", "view() returned dict at step 0"),
         ("view_none", "view() returned None at step 0"),
         ("view_str", "view() returned str at step 0"),
         ("view_dicts", "view() returned a list holding a dict (item 0) at step 0"),
-        ("tool_raises", "raised KeyError at step 0"),
+        ("tool_raises", f"raised KeyError in {ENGINES_FILE}:91 at step 0"),
     ],
 )
 def test_a_failing_engine_is_one_short_error_per_case(tmp_path, case, says):
@@ -166,7 +169,10 @@ def test_an_engine_whose_name_raises_is_a_usage_error(tmp_path):
     (tmp_path / "test_own.py").write_text(OWN_TEST)
     proc = _run_pytest_raw(tmp_path, "--prefixbench-engine", "tests.user_engines:name_raises")
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "prefixbench: engine tests.user_engines:name_raises: name raised ValueError (seed-coding, 32k): the name is not configured" in proc.stderr
+    assert (
+        f"prefixbench: engine tests.user_engines:name_raises: name raised ValueError in {ENGINES_FILE}:124 (seed-coding, 32k): "
+        "the name is not configured"
+    ) in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
 
 

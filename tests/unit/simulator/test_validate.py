@@ -92,7 +92,7 @@ def test_thinking_mode_is_any_effort_but_none(effort, thinking):
     assert is_thinking(Envelope("deepseek", "m", effort)) is thinking
 
 
-def test_requests_without_tools_or_without_thinking_are_never_checked():
+def test_requests_without_tools_or_without_thinking_are_never_checked_for_reasoning():
     validator = make_validator("deepseek-relay")
     bare = make_turn(1, None)
     assert validator.check(make_history(bare, tools=())) is None
@@ -187,6 +187,60 @@ def test_relay_checks_presence_not_bytes():
     validator = make_validator("deepseek-relay")
     emit(validator, make_turn(1, "real"))
     assert validator.check(make_history(make_turn(1, "[reasoning not retained for this turn]"))) is None
+
+
+# --- tool calls and results pair up (both DeepSeek profiles) ------------------------------
+# Before: only reasoning was checked, so an engine that moved a tool result before its call, or
+# dropped the call's row and kept the result, was accepted by the strict profiles.
+
+ORPHAN = "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'"
+MISSING = "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'."
+
+
+def _result(call_id: str) -> Message:
+    return Message("tool", (ToolResult(call_id, (Text("body"),)),))
+
+
+def _request(*messages: Message, envelope: Envelope = THINKING, tools=TOOLS) -> Request:
+    return Request(envelope, (user_text("fix the bug"), *messages), "sys", tools)
+
+
+def _parallel(n: int) -> Message:
+    return Message("assistant", (Reasoning("r"), ToolCall(f"a-{n}", "read_file", "{}"), ToolCall(f"b-{n}", "read_file", "{}")))
+
+
+@pytest.mark.parametrize("profile", ["deepseek-official", "deepseek-relay"])
+def test_well_paired_calls_and_results_pass(profile):
+    validator = make_validator(profile)
+    assert validator.check(_request(_parallel(1), _result("a-1"), _result("b-1"), _parallel(2), _result("b-2"), _result("a-2"))) is None
+    assert validator.check(make_history(make_turn(1, "x"), make_turn(2, "y"))) is None
+
+
+@pytest.mark.parametrize("profile", ["deepseek-official", "deepseek-relay"])
+def test_a_result_before_its_call_is_refused_naming_the_message(profile):
+    turn = make_turn(1, "x")
+    reason = make_validator(profile).check(_request(_result("call-1"), turn))
+    assert reason == f"{ORPHAN} (message 1: tool result 'call-1' answers no tool call of the row before it)"
+
+
+def test_a_result_whose_call_row_was_dropped_is_refused_even_without_thinking_or_tools():
+    # The pairing is the chat-completions protocol's: it holds in and out of thinking mode.
+    for request in (_request(_result("call-1")), _request(_result("call-1"), envelope=Envelope("deepseek", "m", None), tools=())):
+        assert make_validator("deepseek-official").check(request).startswith(ORPHAN)
+
+
+def test_a_result_after_another_row_or_answering_another_call_is_refused():
+    turn = make_turn(1, "x")
+    validator = make_validator("deepseek-official")
+    assert validator.check(_request(turn, _result("call-1"), user_text("more"), _result("call-1"))).startswith(ORPHAN)
+    assert validator.check(_request(turn, _result("call-9"))).startswith(f"{ORPHAN} (message 2: tool result 'call-9'")
+
+
+def test_a_call_left_without_its_result_is_refused():
+    validator = make_validator("deepseek-relay")
+    reason = validator.check(_request(_parallel(1), _result("a-1"), user_text("next")))
+    assert reason.startswith(MISSING) and reason.endswith("(message 1: tool call 'b-1' has no result before message 3)")
+    assert validator.check(_request(make_turn(1, "x"))).endswith("(message 1: tool call 'call-1' has no result; the request ends first)")
 
 
 # --- lenient and the factory ---------------------------------------------------------------

@@ -15,13 +15,13 @@ from tests.user_engines import Broken
 
 #: Each broken engine of tests/user_engines.py, and what its line must say.
 CASES = {
-    "raise_at_5": ("before_step() raised RuntimeError at step 4 (seed-coding, ", "the engine's own bug at its 5th step"),
+    "raise_at_5": ("before_step() raised RuntimeError in tests/user_engines.py:77 at step 4 (seed-coding, ", "the engine's own bug at its 5th step"),
     "view_dict": ("view() returned dict at step 0 (seed-coding, ", "expected a sequence of Message"),
     "view_none": ("view() returned None at step 0 (seed-coding, ", "expected a sequence of Message"),
     "view_str": ("view() returned str at step 0 (seed-coding, ", "expected a sequence of Message"),
     "view_dicts": ("view() returned a list holding a dict (item 0) at step 0 (seed-coding, ", "expected a sequence of Message"),
-    "tool_raises": ("run_tool(", "raised KeyError at step 0 (seed-coding, "),
-    "name_raises": ("engine tests.user_engines:name_raises: name raised ValueError (seed-coding, ", "the name is not configured"),
+    "tool_raises": ("run_tool(", "raised KeyError in tests/user_engines.py:91 at step 0 (seed-coding, "),
+    "name_raises": ("engine tests.user_engines:name_raises: name raised ValueError in tests/user_engines.py:124 (seed-coding, ", "the name is not configured"),
 }
 
 
@@ -198,5 +198,6 @@ def test_a_huge_error_message_is_clipped_in_the_line_kept_in_the_trace():
     engine = GuardedEngine(Loud("loud"), "x:y")
     with pytest.raises(EngineError) as info:
         engine.before_step(None)  # type: ignore[arg-type]
-    assert len(str(info.value)) < 400 and "(5,000 characters)" in str(info.value)
+    where = "raised ValueError in tests/unit/workloads/test_engine_errors.py:196: "
+    assert len(str(info.value)) < 400 + len(where) and where in str(info.value) and "(5,000 characters)" in str(info.value)
     assert "x" * 5_000 in info.value.trace

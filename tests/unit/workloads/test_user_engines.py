@@ -131,7 +131,7 @@ def test_engine_config_reaches_a_user_engine_on_sweep_and_check(tmp_path, capsys
 @pytest.mark.parametrize(
     "table, message",
     [
-        (f'["{CONFIGURABLE}"]\ndeclare = "yes"\n', "the factory raised ValueError: declare must be true or false, got 'yes'"),
+        (f'["{CONFIGURABLE}"]\ndeclare = "yes"\n', "the factory raised ValueError in tests/user_engines.py:58: declare must be true or false, got 'yes'"),
         ('[checkpoint]\nretain_ratio = 0.3\n', "check --engine-config sets user engines only, not 'checkpoint'"),
     ],
 )
