@@ -519,8 +519,9 @@ def test_figma_eval_gemini_3_pro_session_counts_what_the_log_sums(tmp_path: Path
     # Gemini 3 Pro's implicit cache on this run: reads lie on no grid, 74 to 4,861 tokens short of
     # the previous prompt, five past it (by 187 to 3,968 tokens; two by more than the previous
     # answer too: a prefix a call the session does not log had cached); two calls read nothing.
-    # 11 of 31 within 3% (2026-12).
-    assert result.files[0].read_within == 11
+    # 11 of 31 within 3% predicting the previous prompt; 12 following the previous call's read
+    # (a Gemini read keeps to its checkpoint: workloads/audit/core.py, --no-follow-reads).
+    assert result.files[0].read_within == 12
 
 
 def test_promptflow_spans_count_the_one_call_and_name_its_model(tmp_path: Path) -> None:

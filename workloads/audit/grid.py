@@ -116,7 +116,7 @@ def _version(text: str | None) -> tuple[int, int, int, int] | None:
 def codex_grid(r: TraceRequest) -> tuple[int, int] | None:
     """The measured grid (step, offset) of a body-less Codex request to OpenAI from
     :data:`CODEX_SINCE` on, for a model :data:`CODEX_GRIDS` names; None otherwise."""
-    if r.provider != "openai" or r.source_format != "codex" or r.body is not None or r.read_step:
+    if r.provider not in PROVIDERS or r.source_format != "codex" or r.body is not None or r.read_step:
         return None
     version = _version(r.agent_version)
     if version is None or version < (*CODEX_SINCE, 1):

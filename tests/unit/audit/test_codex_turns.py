@@ -17,11 +17,11 @@ def _ms(stamp: str) -> int:
     return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-def _write(path: Path, items: list[tuple[str, str, dict]]) -> Path:
+def _write(path: Path, items: list[tuple[str, str, dict]], version: str = "0.128.0") -> Path:
     """``items``: (time of day, record type, payload); a ``usage`` payload is a token count."""
     lines = [
         {"timestamp": "2026-05-04T10:00:00.000Z", "type": "session_meta",
-         "payload": {"id": "s", "cli_version": "0.128.0", "model_provider": "openai"}},
+         "payload": {"id": "s", "cli_version": version, "model_provider": "openai"}},
         {"timestamp": "2026-05-04T10:00:00.000Z", "type": "turn_context", "payload": {"model": "gpt-5.5", "effort": "high"}},
     ]
     total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
@@ -69,6 +69,30 @@ def test_a_token_count_written_after_its_tool_ran_belongs_to_the_call_before_the
     assert (second.sent_ms, second.ready_ms) == (_ms("2026-05-04T10:00:30Z"), _ms("2026-05-04T10:00:35Z"))
     rows = run_audit([path]).rows
     assert (rows[1].reported_cache_read, rows[1].predicted_cache_read, rows[1].cause) == (19_840, 19_840, None)
+
+
+def test_a_token_count_written_before_its_items_keeps_them_and_a_ghost_snapshot_is_no_output(tmp_path: Path) -> None:
+    # Codex 0.58 writes a call's token count a few milliseconds before the call's own items
+    # (reasoning, the tool call), and the tool's output in the same millisecond; a ghost snapshot
+    # (Codex's undo commit, never sent to the model) comes before the first call. The items after
+    # the count are that call's, so the second call is sent at the tool's output. The late-count
+    # rule took them for an unclaimed call and dated the second call back to the first's send,
+    # sent before the first had answered: a "concurrent-write" miss in ../shared's rollout.
+    path = _write(tmp_path / "r.jsonl", [
+        ("10:00:01.000", "message", USER),
+        ("10:00:01.100", "ghost_snapshot", {"ghost_commit": {"id": "a"}}),
+        ("10:00:04.000", "usage", _usage(10_000, 0)),
+        ("10:00:04.004", "reasoning", REASONING),
+        ("10:00:04.004", "function_call", CALL),
+        ("10:00:04.004", "function_call_output", OUTPUT),
+        ("10:00:07.000", "usage", _usage(10_400, 9_984)),
+        ("10:00:07.004", "message", ANSWER),
+    ], version="0.58.0")
+    first, second = load_trace([path])[0]
+    assert (first.sent_ms, first.ready_ms) == (_ms("2026-05-04T10:00:01Z"), _ms("2026-05-04T10:00:04Z"))
+    assert second.sent_ms == _ms("2026-05-04T10:00:04.004Z")
+    rows = run_audit([path]).rows
+    assert rows[1].cause != "concurrent-write" and rows[1].predicted_cache_read > 0
 
 
 def test_a_user_message_before_a_late_token_count_opens_the_next_call(tmp_path: Path) -> None:

@@ -194,6 +194,9 @@ class _Rollout:
         #: and the events and blocks logged before that input (the rest are the next call's).
         self.unclaimed: tuple[int | None, int | None, int | None] | None = None
         self.unclaimed_at = (0, 0)
+        #: A token count came before any output item since the last input (Codex 0.58 writes a
+        #: call's count just before its items): the items up to the next input are that call's.
+        self.claims_next_outputs = False
         #: The prompt of the last call and of the first call of the user turn it belongs to (see
         #: :meth:`_shared`), and how many calls were taken to drop a turn's reasoning.
         self.last_prompt: int | None = None
@@ -332,6 +335,7 @@ class _Rollout:
         self.blocks = 0
         self.last_input_ms = self.first_output_ms = self.last_output_ms = None
         self.unclaimed = None
+        self.claims_next_outputs = False
 
     def _copied(self, record: Record, kind: object, payload: dict) -> None:
         """A record of the history another thread wrote (a subagent's copy of its parent's):
@@ -405,8 +409,10 @@ class _Rollout:
 
     def _item(self, payload: dict, when: int | None) -> None:
         """A message, tool call or output: inputs move the send time, the first output the answer time."""
-        self.blocks += 1
         ptype = payload.get("type")
+        if ptype == "ghost_snapshot":
+            return  # Codex's own undo point (a git commit): never sent to the model, no output of it
+        self.blocks += 1
         role = payload.get("role")
         if ptype in ("function_call_output", "custom_tool_call_output") or (ptype == "message" and role == "user"):
             if self.first_output_ms is not None and not self.outputs_claimed and self.unclaimed is None:
@@ -415,13 +421,14 @@ class _Rollout:
                 self.unclaimed_at = (len(self.events), self.blocks - 1)
             self.last_input_ms = when
             self.first_output_ms = None
+            self.claims_next_outputs = False
             if ptype == "message" and role == "user":
                 self.events.append(("user_turn", ""))
         elif not (ptype == "message" and role in ("developer", "system")):  # (Codex's own context: no output)
             if self.first_output_ms is None:
                 self.first_output_ms = when
             self.last_output_ms = when
-            self.outputs_claimed = False
+            self.outputs_claimed = self.claims_next_outputs
 
     def _token_count(self, record: Record, value: dict, payload: dict, when: int | None) -> None:
         """One request, unless its running total repeats one already counted."""
@@ -553,6 +560,7 @@ class _Rollout:
             done = self.unclaimed[2] if self.unclaimed[2] is not None else done
             at, blocks = self.unclaimed_at
             events, carried = events[:at], (events[at:], self.blocks - blocks)
+        self.claims_next_outputs = self.first_output_ms is None and self.unclaimed is None
         self.unclaimed = None
         self.outputs_claimed = True
         turn = any(kind == "user_turn" for kind, _ in events)
