@@ -234,3 +234,41 @@ def test_more_codex_sessions_alone(tmp_path: Path) -> None:
             calls, within, exact), repo
         # A session's first call reads what the model cannot know of: another session's head.
         assert rows[0].predicted_cache_read == 0 < rows[0].reported_cache_read, repo
+
+
+#: ``--codex-warm-head`` with the amounts most first calls of these rollouts read (chosen from
+#: them, so in sample; docs/audit.md, "A Codex session's first call"): within 3% by set, without
+#: -> with. Nothing changes where it does not cover the first call (a Codex 0.114 rollout that read 0
+#: loses one).
+WARM_HEADS = "gpt-5.4=5504,gpt-5.5=11648"
+WARM_WITHIN = {"SESSIONS": (325, 324), "SHORT": (28, 31), "MORE": (64, 69)}
+
+
+def test_a_codex_warm_head_the_user_names_is_read_by_the_first_calls(tmp_path: Path) -> None:
+    from prefixbench.reports.audit import parse_codex_heads
+    from prefixbench.workloads.audit.core import assume_codex_heads, audit_requests, load_trace
+
+    mirrors = Path(os.environ.get("PREFIXBENCH_CODEX_MIRRORS", "/work/.mirror"))
+    heads = parse_codex_heads(WARM_HEADS)
+    sets = {
+        "SESSIONS": [_session(env, tmp_path / env) for env in sorted(SESSIONS) if (tmp_path / env).mkdir() is None],
+        "SHORT": _short_sessions(tmp_path / "short") if (tmp_path / "short").mkdir() is None else [],
+        "MORE": [],
+    }
+    for repo, (commit, *_) in MORE.items():
+        path = tmp_path / "more" / repo.replace("/", "+") / "codex-session.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(file_at(mirrors / repo.replace("/", "+") / "repo", commit, "codex-session.jsonl", f"github.com/{repo}", "PREFIXBENCH_CODEX_MIRRORS"))
+        sets["MORE"].append(path)
+    for name, paths in sets.items():
+        before = after = 0
+        for path in paths:
+            requests, summaries = load_trace([path])
+            plain = audit_requests(requests, summaries).rows
+            warm = audit_requests(assume_codex_heads(requests, heads), summaries).rows
+            before += sum(r.read_within for r in plain)
+            after += sum(r.read_within for r in warm)
+            # A first call keeps the warm head its log's own cold points show (edgerunner's,
+            # rave-era's), else reads the one named for its model.
+            assert warm[0].predicted_cache_read in (plain[0].predicted_cache_read, heads.get(requests[0].model)), path
+        assert (before, after) == WARM_WITHIN[name], name
