@@ -199,9 +199,11 @@ def test_short_codex_sessions_alone_and_together(tmp_path: Path) -> None:
 #: audited out of sample for workloads/audit/grid.py's measured grids and the Codex reader's
 #: turns and times, read from ``PREFIXBENCH_CODEX_MIRRORS`` as :data:`SHORT`: repository:
 #: (commit, calls, within 3%, predicted exactly), each alone. 13 of the 21 reads still off are a
-#: session's first, reading a head cached before the log began (another session of the user's,
-#: 2,432 to 11,648 tokens), which nothing in the log tells; 6 fell, inside the TTL and with
-#: nothing changed, to the head or an older entry (OpenAI's best effort); Rivo's line 23 read
+#: session's first, reading a head cached before the log began (2,432 to 11,648 tokens; the same
+#: amounts recur across users, so not only the user's own sessions: docs/audit.md, "A Codex
+#: session's first call"), which nothing in the log tells (``--codex-warm-head`` may); 6 fell,
+#: inside the TTL and with nothing changed, to the head or an older entry (OpenAI's best
+#: effort); Rivo's line 23 read
 #: only the head after 3h17m idle on gpt-5.5 (whose only retention is documented as 24 h), and
 #: its line 139 shrank at a new turn by more than the previous turn's reasoning.
 MORE = {
@@ -232,7 +234,7 @@ def test_more_codex_sessions_alone(tmp_path: Path) -> None:
         rows = run_audit([path]).rows
         assert (len(rows), sum(r.read_within for r in rows), sum(r.predicted_cache_read == r.reported_cache_read for r in rows)) == (
             calls, within, exact), repo
-        # A session's first call reads what the model cannot know of: another session's head.
+        # A session's first call reads what the model cannot know of: a head cached before the log.
         assert rows[0].predicted_cache_read == 0 < rows[0].reported_cache_read, repo
 
 
