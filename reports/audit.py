@@ -914,6 +914,33 @@ def parse_read_steps(text: str | None) -> dict[str, int]:
     return steps
 
 
+#: The largest head ``--codex-warm-head`` takes (tokens): past any context window Codex runs in.
+MAX_CODEX_HEAD = 2_000_000
+
+
+def parse_codex_heads(text: str | None) -> dict[str, int]:
+    """``--codex-warm-head 11648`` as {"*": 11648}; ``gpt-5.5=11648,gpt-5.4=5504`` as {model: tokens}.
+
+    Raises:
+        UserError: a size that is not a whole number from 1 to :data:`MAX_CODEX_HEAD`, an empty
+            model, or a model named twice.
+    """
+    if text is None:
+        return {}
+    heads: dict[str, int] = {}
+    for item in text.split(","):
+        name, sep, value = (part.strip() for part in item.rpartition("="))
+        name = name if sep else "*"
+        if not name or not value:
+            raise UserError(f"--codex-warm-head {text}: {item.strip()!r} is not N or MODEL=N (e.g. 11648 or gpt-5.5=11648)")
+        if name in heads:
+            raise UserError(f"--codex-warm-head {text}: {'every model' if name == '*' else name} is named twice")
+        if not value.isdigit() or not 1 <= int(value) <= MAX_CODEX_HEAD:
+            raise UserError(f"--codex-warm-head {text}: {value!r} is not a whole number of tokens from 1 to {MAX_CODEX_HEAD:,}")
+        heads[name] = int(value)
+    return heads
+
+
 def run_audit_command(args) -> int:
     """``prefixbench audit``: check every option, audit, print, write, gate."""
     from prefixbench.workloads.audit.core import run_audit
@@ -921,6 +948,7 @@ def run_audit_command(args) -> int:
 
     gate = Gate.parse(args.fail_on, args.min_hit_ratio, args.max_lost_usd)
     steps = parse_read_steps(getattr(args, "read_step", None))
+    codex_heads = parse_codex_heads(getattr(args, "codex_warm_head", None))
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise UserError(f"--out {args.out}: exists and is a file")
     if args.junit is not None:
@@ -972,6 +1000,11 @@ def run_audit_command(args) -> int:
 
             assumed = read_step_notes(trace[0], steps)
             trace = (assume_read_steps(trace[0], steps), trace[1])
+        if codex_heads:
+            from prefixbench.workloads.audit.core import assume_codex_heads, codex_head_notes
+
+            assumed += codex_head_notes(trace[0], codex_heads)
+            trace = (assume_codex_heads(trace[0], codex_heads), trace[1])
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")
         result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace,

@@ -582,6 +582,8 @@ class Heads(dict[str, int | None]):
         self.token_scales: dict[Key, TokenScale] = {}
         #: Lane -> the byte-level model's and the provider's count of its last logged body seen.
         self.last_sizes: dict[tuple[str, str], tuple[int, int]] = {}
+        #: Heads kept warm because ``--codex-warm-head`` said so (in ``warm`` with 0 cold points).
+        self.assumed: frozenset[str] = frozenset()
 
 
 #: Model tokens short of the previous prompt's end a read may stop and still extend it (a
@@ -663,8 +665,16 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
             sizes[head], warm[head] = low, agreeing
             if fallen:
                 falls[head] = fallen
+    assumed: dict[str, int] = {}
+    for r in requests:
+        # A head the user says is warm (--codex-warm-head), where the log's reads show none.
+        if r.warm_head and r.prefix is not None and r.prefix.head not in warm:
+            assumed[r.prefix.head] = r.warm_head
+    for head, size in assumed.items():
+        sizes[head], warm[head] = size, 0
     heads = Heads(sizes, warm)
     heads.falls = falls
+    heads.assumed = frozenset(assumed)
     return heads
 
 
@@ -1744,6 +1754,36 @@ def assume_read_steps(requests: list[TraceRequest], steps: Mapping[str, int]) ->
     return [replace(r, read_step=steps[r.provider], read_offset=0) if r.provider in steps else r for r in requests]
 
 
+def assume_codex_heads(requests: list[TraceRequest], heads: Mapping[str, int]) -> list[TraceRequest]:
+    """The Codex requests with the head ``heads`` gives their model (``--codex-warm-head``; key
+    ``*``: every model not named) assumed kept warm outside the log (:attr:`TraceRequest.warm_head`).
+    A side thread's or a compaction's head (instructions of its own) is left as it is."""
+    if not heads:
+        return requests
+    out = []
+    for r in requests:
+        codex = r.source_format == "codex" and r.lane_kind not in ("side", "compaction")
+        size = heads.get(r.model, heads.get("*", 0)) if codex else 0
+        out.append(replace(r, warm_head=size) if size else r)
+    return out
+
+
+def codex_head_notes(requests: Sequence[TraceRequest], heads: Mapping[str, int]) -> tuple[str, ...]:
+    """One note for each model ``--codex-warm-head`` names: how many Codex requests it covers, or
+    that the logs have none."""
+    counts = Counter(r.model for r in requests if r.source_format == "codex" and r.lane_kind not in ("side", "compaction"))
+    out = []
+    for name in sorted(heads):
+        covered = sum(n for model, n in counts.items() if model not in heads) if name == "*" else counts.get(name, 0)
+        what = ("every Codex model" + (" not named" if len(heads) > 1 else "")) if name == "*" else f"Codex on {name}"
+        out.append(
+            f"--codex-warm-head {name}={heads[name]:,}: {what} assumed to find that many tokens of its head cached before "
+            f"the log ({covered:,} request(s)); where the log's own cold points agree on a warm head, theirs is kept"
+            if covered else f"--codex-warm-head {name}={heads[name]:,}: no request of {what} in these logs, nothing changed"
+        )
+    return tuple(out)
+
+
 def read_step_notes(requests: Sequence[TraceRequest], steps: Mapping[str, int]) -> tuple[str, ...]:
     """One note for each provider whose step ``--read-step`` sets: how many of ``requests`` (as
     read, before :func:`assume_read_steps`) it counts that way, and the steps the rules, the
@@ -1846,7 +1886,10 @@ def _notes(
                 f"{size:,} tokens kept warm by the account: {warm[head]} cold points (lane starts, reads after a TTL "
                 "expiry" + (f"; {heads.falls[head]} of them reads inside the TTL that fell back to it" if heads.falls.get(head) else "")
                 + ") read exactly that, so the model reads it at every cold point"
-                if head in warm
+                if head in warm and head not in heads.assumed
+                else f"{size:,} tokens assumed kept warm by the account (--codex-warm-head): read at every lane start and "
+                "after every TTL expiry, where they hold it (the log's own cold points show no warm head)"
+                if head in heads.assumed
                 else f"{size:,} tokens, inferred from the reads of lane starts" if size else "size unknown (no lane start read anything)"
             )
         )

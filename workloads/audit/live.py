@@ -86,4 +86,5 @@ class LiveAudit:
         self.heads.clear()
         self.heads.update(fresh)
         self.heads.warm = fresh.warm
+        self.heads.assumed = fresh.assumed
         self.predictor.warm = frozenset(fresh.warm)

@@ -145,6 +145,10 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: but where the audit learned a coarser grid from the log's own reads
     #: (:mod:`prefixbench.workloads.audit.grid`).
     read_offset: int = 0
+    #: Tokens of its head the account is assumed to keep warm outside the log (``--codex-warm-head``:
+    #: read at a lane start and after an expiry where the log's own cold points show no warm head);
+    #: 0: none assumed.
+    warm_head: int = 0
 
     @property
     def is_compaction_call(self) -> bool:
