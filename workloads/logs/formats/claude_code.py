@@ -232,6 +232,8 @@ class _Walk:
             marks = ("file-read",) if "file" in result or str(value.get("toolName") or "").lower() in READ_TOOLS else ()
             made = make_message(str(message.get("role") or kind), message.get("content"), marks)
             self.message_of[uuid] = self.same_message.setdefault(made, made)
+            if kind == "user" and (loaded := _tools_loaded(message.get("content"))):
+                self.tool_changes[uuid] = f"ToolSearch loaded {', '.join(loaded)}"
             return
         attachment = as_dict(value.get("attachment"))
         what = str(attachment.get("type") or value.get("subtype") or "")
@@ -339,6 +341,21 @@ class _Walk:
             messages=messages,
             last_path=record.path,
         )
+
+
+def _tools_loaded(content: object) -> list[str]:
+    """The deferred tools a tool result loads: ToolSearch answers with ``tool_reference`` blocks,
+    which the API expands into those tools' definitions: the tool list the next request is read
+    against changed (Anthropic's diagnostic says ``tools_changed`` of a read that fell after one)."""
+    if not isinstance(content, list):
+        return []
+    names: list[str] = []
+    for block in content:
+        inner = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
+        if isinstance(inner, list):
+            names += [str(item.get("tool_name") or "?") for item in inner
+                      if isinstance(item, dict) and item.get("type") == "tool_reference"]
+    return names
 
 
 def _is_user_turn(value: dict, message: dict) -> bool:
