@@ -289,6 +289,12 @@ class _Walk:
         if model == "<synthetic>" or not isinstance(usage, dict):
             self.skipped.append((record.line, "synthetic message, not an API call" if model == "<synthetic>" else "no usage"))
             return
+        if not any(usage.get(field) for field in _COUNTED) and not _compacted(usage):
+            # Nothing sent, nothing written: no call's usage. Claude Code 2.1.185 writes the reply a
+            # precomputed compaction preserved (compactMetadata.preservedSegment) again after the
+            # boundary with its counts zeroed (usage.iterations keeps what the call read).
+            self.skipped.append((record.line, "usage all zero: a response copied across a compaction, not a call of its own"))
+            return
         if not isinstance(model, str):
             raise UserError(f"{self.name}:{record.line}: message.model is not a string ({model!r:.40})")
         key = value.get("requestId")
@@ -341,6 +347,17 @@ class _Walk:
             messages=messages,
             last_path=record.path,
         )
+
+
+#: The counts of a call's usage: a line with none of them is no call.
+_COUNTED = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def _compacted(usage: dict) -> bool:
+    """Whether ``usage.iterations`` holds a server-side compaction (the top level is then the
+    message's alone, zero where the response paused after the compaction)."""
+    steps = usage.get("iterations")
+    return isinstance(steps, list) and any(isinstance(step, dict) and step.get("type") == "compaction" for step in steps)
 
 
 def _tools_loaded(content: object) -> list[str]:
