@@ -32,6 +32,9 @@ from prefixbench.workloads.logs.formats import FORMATS
 from prefixbench.workloads.logs.history import MARKS
 from prefixbench.workloads.logs.trace import LoggedMessage, TraceRequest
 
+#: A read this share past the head's estimated end still stopped at the head (a fall back to it).
+AT_HEAD_END = 0.03
+
 #: Which mark names the likely change when a message has several (the most specific first).
 MARK_ORDER: tuple[str, ...] = ("system-reminder", "file-read", "date")
 
@@ -126,6 +129,11 @@ def locate(segment: Segment, read: int, r: TraceRequest) -> Location:
         return _head(read, prompt, r)
     at_idx = _message_at(s, read)
     message = s.messages[at_idx]
+    if s.parent is None and at_idx == 0 and read <= s.start * (1 + AT_HEAD_END) and (tools := _tools(r)):
+        # The read fell back to where the head ends, and the log shows the tool list changed on
+        # the way (ToolSearch, MCP): Anthropic's own diagnostic calls such a fall, the head kept,
+        # ``tools_changed`` (a public Claude Code 2.1.126 session), not a change in message 1.
+        return Location(s.first_index + 1, message.role, read, prompt, message.excerpt, tools, "tools")
     change, kind = _lookback(r), "lookback"
     if not change:
         change, kind = _marked_change(s, at_idx, r)

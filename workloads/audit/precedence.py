@@ -399,6 +399,13 @@ def _lagging(ev: Evidence) -> str:
 def _stopped_at_head(ev: Evidence) -> Finding | None:
     if ev.head is None or ev.cache_read != ev.head:
         return None
+    if tools := sorted({detail for kind, detail in ev.r.events if kind == "tools_change"}):
+        # Tools loaded mid-session (ToolSearch, MCP): Anthropic's diagnostic calls such a fall,
+        # the head kept, tools_changed (a public Claude Code 2.1.126 session).
+        return Finding("tools-changed", "log", (
+            f"the read stopped exactly at the head ({ev.head:,} tokens) {duration(ev.gap)} after the previous request, "
+            f"and the tool list changed on the way (logged: {', '.join(tools)})"
+        ))
     return Finding("messages-changed", "log", (
         f"the read stopped exactly at the head ({ev.head:,} tokens) {duration(ev.gap)} after the previous request: "
         "the conversation after it was sent differently (a transcript does not record the wire bytes)"

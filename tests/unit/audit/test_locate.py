@@ -265,3 +265,54 @@ def test_a_sweep_divergence_gets_a_cause() -> None:
     )
     assert why("message 3 @ byte 900", purpose="compaction").startswith("compaction: ")
     assert why("message 9 @ byte 9000", extends=True).startswith("no miss: ")
+
+
+def test_a_read_fallen_to_the_head_after_toolsearch_names_the_tools_it_loaded(tmp_path: Path) -> None:
+    # Claude Code 2.1.x loads deferred tools with ToolSearch: its tool result holds tool_reference
+    # blocks, which the API expands into those tools' definitions. The next request's read falls
+    # back to the head (a public 2.1.126 session's server diagnostic calls it tools_changed); main
+    # blamed message 1 ("the log does not show what changed there", messages-changed).
+    log = _Log()
+    log.user("fix the failing test in parser.py")
+    log.assistant("r1", 10_000, 2_000)  # the head (system prompt and tools) was cached before the log
+    log.tool_result("all good " * 100)
+    log.assistant("r2", 12_000, 1_000)
+    log.user([{"type": "tool_result", "tool_use_id": "t", "content": [
+        {"type": "tool_reference", "tool_name": "TaskCreate"}, {"type": "tool_reference", "tool_name": "TaskList"}]}],
+        toolUseResult={"matches": ["TaskCreate", "TaskList"], "query": "select:TaskCreate,TaskList"})
+    log.assistant("r3", 10_000, 3_100)
+    row = log.audit(tmp_path)[-1]
+    # The read equals the head two cold points agree on (the lane start and this fall).
+    assert (row.cause, row.evidence) == ("tools-changed", "log")
+    assert "stopped exactly at the head (10,000 tokens)" in row.detail
+    assert "the tool list changed on the way (logged: ToolSearch loaded TaskCreate, TaskList)" in row.detail
+
+
+def test_a_read_fallen_near_the_head_after_toolsearch_is_located_on_the_tools(tmp_path: Path) -> None:
+    # The head is sized by the lane start alone (a read of 9,990); the fall reads 10,000, just past
+    # it: located at the head's end, where a logged tool change is the likely one.
+    log = _Log()
+    log.user("fix the failing test in parser.py")
+    log.assistant("r1", 9_990, 2_010)
+    log.tool_result("all good " * 100)
+    log.assistant("r2", 12_000, 1_000)
+    log.user([{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "tool_reference", "tool_name": "TaskCreate"}]}])
+    log.assistant("r3", 10_000, 3_100)
+    row = log.audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("tools-changed", "position")
+    assert "inside message 1 (user, about token 10,000" in row.detail
+    assert "likely change: the tool list changed (logged: ToolSearch loaded TaskCreate)" in row.detail
+
+
+def test_a_toolsearch_result_does_not_blame_the_tools_for_a_read_stopped_past_the_head(tmp_path: Path) -> None:
+    # A read that kept more than the head stopped at a later change: the tools (sent before the
+    # messages the read kept) are not it.
+    log = _Log()
+    _opening(log)
+    log.user("Today's date is 2025-09-03. " + "Carry on with the parser. " * 300)
+    log.assistant("r4", 13_000, 800)
+    log.user([{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "tool_reference", "tool_name": "WebFetch"}]}])
+    log.assistant("r5", 13_500, 2_000)
+    row = log.audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("messages-changed", "position")
+    assert "likely change: it holds a date or time" in row.detail

@@ -323,3 +323,34 @@ def test_an_entry_whose_uuid_is_no_string_is_read_as_before_the_parent_wait(tmp_
                          "usage": {"input_tokens": 3, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 100, "output_tokens": 9}}}
     t = run_audit([write_jsonl(tmp_path / "s.jsonl", [user, reply])], fmt="claude-code").totals
     assert (t.requests, t.input, t.cache_write, t.cache_read, t.output) == (1, 3, 2000, 100, 9)
+
+
+def test_a_reply_copied_across_a_compaction_with_zeroed_usage_is_no_call(tmp_path: Path) -> None:
+    # Claude Code 2.1.185 writes the reply a precomputed compaction preserved again after the
+    # boundary, its counts zeroed (usage.iterations keeps what the call read). Main counted it as
+    # the compacted chain's first call, of a 0-token prompt: the head fit in no 0 tokens, so its
+    # size was unknown and the next call, which read the head, was predicted to read nothing.
+    t = Transcript(version="2.1.185")
+    t.user("check the endpoints", "2026-06-21T10:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-06-21T10:00:02.000Z", [cc_usage(2, 2_000, 10_000, 50, write_1h=2_000)])
+    t.user("ok", "2026-06-21T10:00:03.000Z", tool=True)
+    t.assistant("req_2", "2026-06-21T10:00:05.000Z", [cc_usage(2, 1_000, 12_000, 50, write_1h=1_000)])
+    t.compact_boundary("2026-06-21T10:01:00.000Z")
+    t.user("This session is being continued from a previous conversation.", "2026-06-21T10:01:00.000Z")
+    copied = {**cc_usage(0, 0, 0, 0, write_1h=0), "iterations": [{"type": "message", **cc_usage(2, 800, 13_000, 70)}]}
+    copied["cache_creation"]["ephemeral_1h_input_tokens"] = 800  # as written: the split kept, the counts zeroed
+    t.assistant("req_3", "2026-06-21T10:00:20.000Z", [copied, copied])
+    t.user("done", "2026-06-21T10:01:02.000Z", tool=True)
+    t.assistant("req_4", "2026-06-21T10:01:05.000Z", [cc_usage(2, 3_000, 10_000, 50, write_1h=3_000)])
+    t.user("next", "2026-06-21T10:01:06.000Z", tool=True)
+    t.assistant("req_5", "2026-06-21T10:01:08.000Z", [cc_usage(2, 500, 13_000, 50, write_1h=500)])
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    result = run_audit([path])
+    assert result.totals.requests == 4
+    assert result.files[0].skipped == 2
+    assert [reason for _, reason in load_trace([path])[1][0].skipped] == [
+        "usage all zero: a response copied across a compaction, not a call of its own"] * 2
+    after = result.rows[2]
+    assert (after.reported_cache_read, after.predicted_cache_read) == (10_000, 10_000)
+    # The head is the account's (the lane start and the compaction's fall read exactly it): all 4.
+    assert sum(r.read_within for r in result.rows) == 4

@@ -232,6 +232,8 @@ class _Walk:
             marks = ("file-read",) if "file" in result or str(value.get("toolName") or "").lower() in READ_TOOLS else ()
             made = make_message(str(message.get("role") or kind), message.get("content"), marks)
             self.message_of[uuid] = self.same_message.setdefault(made, made)
+            if kind == "user" and (loaded := _tools_loaded(message.get("content"))):
+                self.tool_changes[uuid] = f"ToolSearch loaded {', '.join(loaded)}"
             return
         attachment = as_dict(value.get("attachment"))
         what = str(attachment.get("type") or value.get("subtype") or "")
@@ -287,6 +289,12 @@ class _Walk:
         if model == "<synthetic>" or not isinstance(usage, dict):
             self.skipped.append((record.line, "synthetic message, not an API call" if model == "<synthetic>" else "no usage"))
             return
+        if not any(usage.get(field) for field in _COUNTED) and not _compacted(usage):
+            # Nothing sent, nothing written: no call's usage. Claude Code 2.1.185 writes the reply a
+            # precomputed compaction preserved (compactMetadata.preservedSegment) again after the
+            # boundary with its counts zeroed (usage.iterations keeps what the call read).
+            self.skipped.append((record.line, "usage all zero: a response copied across a compaction, not a call of its own"))
+            return
         if not isinstance(model, str):
             raise UserError(f"{self.name}:{record.line}: message.model is not a string ({model!r:.40})")
         key = value.get("requestId")
@@ -339,6 +347,32 @@ class _Walk:
             messages=messages,
             last_path=record.path,
         )
+
+
+#: The counts of a call's usage: a line with none of them is no call.
+_COUNTED = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def _compacted(usage: dict) -> bool:
+    """Whether ``usage.iterations`` holds a server-side compaction (the top level is then the
+    message's alone, zero where the response paused after the compaction)."""
+    steps = usage.get("iterations")
+    return isinstance(steps, list) and any(isinstance(step, dict) and step.get("type") == "compaction" for step in steps)
+
+
+def _tools_loaded(content: object) -> list[str]:
+    """The deferred tools a tool result loads: ToolSearch answers with ``tool_reference`` blocks,
+    which the API expands into those tools' definitions: the tool list the next request is read
+    against changed (Anthropic's diagnostic says ``tools_changed`` of a read that fell after one)."""
+    if not isinstance(content, list):
+        return []
+    names: list[str] = []
+    for block in content:
+        inner = block.get("content") if isinstance(block, dict) and block.get("type") == "tool_result" else None
+        if isinstance(inner, list):
+            names += [str(item.get("tool_name") or "?") for item in inner
+                      if isinstance(item, dict) and item.get("type") == "tool_reference"]
+    return names
 
 
 def _is_user_turn(value: dict, message: dict) -> bool:
