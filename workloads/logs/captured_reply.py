@@ -26,7 +26,7 @@ The reply is the messages the extended body has beyond the prompt's; only they a
 chat message reads the same alone as after the prompt, and so do output items after an input
 that ends outside the model's turn). None is returned (an empty tuple) when the capture does
 not hold the response, when it holds an item the body reader cannot rebuild (a built-in tool
-call, a refusal), or when the prompt ends inside an assistant turn the response could continue
+call, a refusal, a text with a lone surrogate: JSON, not Unicode, never sent back), or when the prompt ends inside an assistant turn the response could continue
 (its last input item a function call, a reasoning item or an assistant message).
 """
 
@@ -39,6 +39,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import REASONING_FIELDS, Message
 from prefixbench.workloads.logs.anthropic_capture import parse_request_body
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
+from prefixbench.workloads.logs.reading import check_tree
 from prefixbench.workloads.logs.responses_body import chat_shape
 
 #: A stream's final event that carries the whole response (its ``output`` items).
@@ -68,8 +69,9 @@ def reply_messages(body: dict[str, Any], shaped: dict[str, Any], response: dict[
     # Each new message reads alone as it does after the prompt (a chat message is read by
     # itself), so only they are parsed, not the whole conversation again.
     try:
+        check_tree(new, "reply", max_depth=None)
         read = parse_request({"model": shaped.get("model"), "messages": new}).messages if new else ()
-    except (LineError, RecursionError):
+    except (LineError, UserError, RecursionError):
         return ()
     return read if len(read) == len(new) else ()  # a leading system message is not a reply
 
@@ -84,6 +86,7 @@ def messages_reply(body: dict[str, Any], response: dict[str, Any], texts: list[s
     if not content or not isinstance(last, dict) or last.get("role") == "assistant":
         return ()
     try:
+        check_tree(content, "reply", max_depth=None)
         return parse_request_body({"model": body.get("model"), "messages": [{"role": "assistant", "content": content}]}, "reply").messages
     except (UserError, RecursionError):
         return ()

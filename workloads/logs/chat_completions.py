@@ -205,7 +205,7 @@ def _retention(body: dict[str, Any]) -> str | None:
     ``1h``), else None. The provider's rules decide what a value means for the model."""
     asked = body.get("prompt_cache_retention")
     if asked is not None:
-        if asked not in _RETENTIONS:
+        if not isinstance(asked, str) or asked not in _RETENTIONS:
             raise LineError(f"field 'prompt_cache_retention' must be one of in_memory, 24h, got {asked!r:.60}")
         return _RETENTIONS[asked]
     options = body.get("prompt_cache_options")

@@ -177,3 +177,13 @@ def test_the_ttl_what_if_re_simulates_24h_retention_on_captured_openai_bodies(tm
     assert all(r.body is not None for r in requests)
     (longer,) = what_if(list(requests), list(summaries), ["ttl-1h"])
     assert longer.applies and longer.requests_changed == 1 and longer.tokens_to_read > 4_000
+
+
+@pytest.mark.parametrize("asked", [[], {}, 24, ["24h"]])
+def test_a_retention_that_is_not_a_word_is_one_error_line(asked: object) -> None:
+    # Found by the fuzzer: a list asked as prompt_cache_retention raised "unhashable type: 'list'".
+    from prefixbench.workloads.logs.chat_completions import LineError, parse_request
+
+    body = {"model": "gpt-5.5", "prompt_cache_retention": asked, "messages": [{"role": "user", "content": "hi"}]}
+    with pytest.raises(LineError, match="field 'prompt_cache_retention' must be one of in_memory, 24h, got"):
+        parse_request(body)

@@ -231,3 +231,21 @@ def test_an_event_whose_type_is_no_string_is_passed_over() -> None:
               {"type": "response.output_item.done", "output_index": 1, "item": CALL_1}]
     from_events = reply_messages(body, chat_shape(body), {}, [json.dumps(e) for e in events])
     assert from_events == reply_messages(body, chat_shape(body), {"body": {"output": [THINK_1, CALL_1]}}, [])
+
+
+def test_a_reply_holding_a_lone_surrogate_is_not_kept(tmp_path: Path) -> None:
+    # Found by the fuzzer: a captured answer whose text is "\ud800" (valid JSON, not Unicode) was
+    # kept as the reply and failed with a UnicodeEncodeError when the cache rendered it. A text
+    # that cannot be encoded was never sent back: the reply is not kept, the call is audited.
+    line = ('{"request": {"timestamp": 1748554704.0, "method": "POST", "url": "https://api.deepseek.com/chat/completions", '
+            '"body": {"model": "deepseek-chat", "messages": [{"role": "user", "content": "hi"}]}}, '
+            '"response": {"timestamp": 1748554705.0, "status_code": 200, "body": {"choices": [{"message": '
+            '{"content": "\\ud800", "role": "assistant"}}], "usage": {"prompt_tokens": 10, "prompt_cache_hit_tokens": 0, '
+            '"prompt_cache_miss_tokens": 10, "completion_tokens": 1}}}}\n')
+    path = tmp_path / "capture.jsonl"
+    path.write_text(line, encoding="utf-8")
+    (request,) = load_trace([path])[0]
+    assert request.reply == ()
+    assert [row.reported_uncached for row in run_audit([path]).rows] == [10]
+    new = [{"role": "assistant", "content": "\ud800"}]
+    assert reply_messages({"messages": []}, {"model": "m"}, {"body": {"choices": [{"message": new[0]}]}}, []) == ()
