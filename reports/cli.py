@@ -569,6 +569,21 @@ def run(argv: Sequence[str] | None = None) -> int:
     The console script enters through :func:`prefixbench.reports.entry.main`, which adds the
     Ctrl-C handling (exit 130) around this.
     """
+    stdout, sys.stdout = sys.stdout, _ReaderMayLeave(sys.stdout)  # type: ignore[assignment]
+    try:
+        try:
+            status = _run(argv)
+        except SystemExit:  # --help, --version: their text is output too
+            if _flush_failed():
+                return 2
+            raise
+        return 2 if _flush_failed() else status
+    finally:
+        sys.stdout = stdout
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """:func:`run` inside its standard output."""
     args: argparse.Namespace | None = None
     try:
         words = list(sys.argv[1:] if argv is None else argv)
@@ -613,16 +628,67 @@ def run(argv: Sequence[str] | None = None) -> int:
             _fail(_as_flags(line, args))
         return 2
     except BrokenPipeError:
-        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # A write that bypassed the wrapper below found the reader gone: stop quietly.
+        _drop_stdout(sys.stdout)
         return 0
     except OSError as exc:  # a file that vanished or a full disk while writing
         where = f"{exc.filename}: " if exc.filename else ("standard output: " if _stdout_failed() else "")
         return _fail(f"{where}{exc.strerror or exc}")
     except MemoryError:
         return _fail("out of memory (try fewer or smaller --windows)")
+
+
+def _flush_failed() -> bool:
+    """Flush what the command wrote to standard output while an error can still be its one line
+    (Python's own flush at exit reports a full device as 'Exception ignored' and exits 120)."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        _drop_stdout(sys.stdout)
+        _fail(f"standard output: {exc.strerror or exc}")
+        return True
+    return False
+
+
+class _ReaderMayLeave:
+    """Standard output for one command. When the reader of a pipe goes away (``| head -3``), the
+    rest of the output is dropped and the command runs on: a check, gate or comparison still
+    exits with its verdict, and ``--out`` is still written (the reader's leaving used to stop the
+    command with exit 0, a failed gate included, and ``audit --out`` wrote nothing)."""
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)  # type: ignore[attr-defined, no-any-return]
+        except BrokenPipeError:
+            _drop_stdout(self._stream)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()  # type: ignore[attr-defined]
+        except BrokenPipeError:
+            _drop_stdout(self._stream)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def _drop_stdout(stream: object) -> None:
+    """Point ``stream``'s descriptor at the null device, so what it still holds and writes goes nowhere."""
+    import os
+
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, stream.fileno())  # type: ignore[attr-defined]
+    finally:
+        os.close(null)
+    try:
+        stream.flush()  # type: ignore[attr-defined]
+    except OSError:
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
