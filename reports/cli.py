@@ -882,9 +882,13 @@ def _replay_capture(args: argparse.Namespace) -> int:
         raise UserError("--price is not supported with --input anthropic-capture yet")
     if args.chars_per_token is not None and not 0.01 <= args.chars_per_token <= 1000:
         raise UserError(f"--chars-per-token must be a number from 0.01 to 1000, got {args.chars_per_token}")
+    from prefixbench.reports.trace import warn_torn, with_the_format_found
+
     torn: list[int] = []
-    rows = replay_capture(args.file, chars_per_token=args.chars_per_token, torn=torn)
-    from prefixbench.reports.trace import warn_torn
+    try:
+        rows = replay_capture(args.file, chars_per_token=args.chars_per_token, torn=torn)
+    except UserError as exc:  # another log given with --input anthropic-capture: say which
+        raise UserError(with_the_format_found(exc, Path(args.file), "replay", reading="anthropic-capture")) from None
 
     warn_torn(args.file, torn)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))
