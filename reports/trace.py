@@ -82,8 +82,14 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
         return results
     from prefixbench.workloads.scripted.registry import is_builtin_engine, user_engines
 
+    from prefixbench.workloads.specs.registry import known_engines
+
     named = parse_list(options.engines, "--engines") if options.engines else ()
     installed = set(user_engines())
+    unknown = [e for e in named if e not in installed and e not in known_engines()]
+    if unknown:  # --engines takes an installed engine too: the line lists them, as --help does
+        listing = ", ".join(known_engines()) + (f"; installed: {', '.join(sorted(installed))}" if installed else "")
+        raise UserError(f"--engines: no specs for {', '.join(unknown)} (known: {listing})")
     user = [*(e for e in named if e in installed and not is_builtin_engine(e)), *options.engine]
     if not user:
         if options.profile != "lenient":

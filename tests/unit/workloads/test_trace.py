@@ -372,3 +372,12 @@ def test_record_force_never_replaces_a_pipe_or_device_by_a_file(tmp_path, capsys
     with pytest.raises(UserError, match="is not a regular file"):
         record_module.write_recorded(pipe, run, requests, replace=True)  # one made while the run went
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "pipe"]
+
+
+def test_check_engines_unknown_lists_the_installed_engines_it_takes(capsys):
+    """check --engines takes an installed engine (its --help lists them); the refusal of an unknown
+    one listed only the three built-in engines (fails on main)."""
+    assert main(["check", "--engines", "nope", "--windows", "32k"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("prefixbench: error: --engines: no specs for nope (known: checkpoint, user-tail, ranges; installed: ")
+    assert "sliding-window" in err and err.count("\n") == 0
