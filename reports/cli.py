@@ -295,7 +295,7 @@ def _add_proxy_parser(sub: _Subcommands) -> None:
     proxy.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT", help="where the agent connects (default: 127.0.0.1:8787; port 0 picks a free one)")
     proxy.add_argument("--upstream", default="anthropic", metavar="NAME|URL", help="where calls go: anthropic, openai, deepseek, gemini (their public API bases) or a base URL "
         "such as https://api.deepseek.com/anthropic (default: anthropic)")
-    proxy.add_argument("--out", type=Path, default=Path("prefixbench-capture.jsonl"), metavar="FILE.jsonl", help="the capture, appended to, one call a line (default: prefixbench-capture.jsonl)")
+    proxy.add_argument("--out", type=Path, default=Path("prefixbench-capture.jsonl"), metavar="FILE.jsonl", help="the capture, appended to, one call a line; a file holding another log is refused (default: prefixbench-capture.jsonl)")
 
 
 def _add_sweep_parser(sub: _Subcommands) -> None:
