@@ -88,6 +88,15 @@ def raised_in(exc: BaseException) -> str:
                 relative = ".."
             where = f" in {relative if not relative.startswith('..') else path}:{tb.tb_lineno}"
         tb = tb.tb_next
+    if isinstance(exc, SyntaxError) and exc.filename and not exc.filename.startswith("<") and exc.lineno:
+        # Code that does not compile has no frame of its own: the error names its file and line.
+        path = os.path.abspath(exc.filename)
+        if not path.startswith(ours) and (path.startswith(installed) or not path.startswith(stdlib)):
+            try:
+                relative = os.path.relpath(path)
+            except ValueError:
+                relative = ".."
+            where = f" in {relative if not relative.startswith('..') else path}:{exc.lineno}"
     return where
 
 
@@ -122,6 +131,8 @@ def failure_detail(exc: BaseException) -> str:
     """What an engine's failure says, clipped; a ``sys.exit()`` says that it was one."""
     if isinstance(exc, SystemExit):
         return f"the engine called sys.exit({exc.code!r}); an engine does not end the command"
+    if isinstance(exc, SyntaxError) and exc.msg:
+        return clipped(exc.msg)  # its file and line are said by raised_in, not as "(file.py, line 2)"
     return clipped(str(exc))
 
 

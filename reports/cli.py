@@ -295,7 +295,7 @@ def _add_proxy_parser(sub: _Subcommands) -> None:
     proxy.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT", help="where the agent connects (default: 127.0.0.1:8787; port 0 picks a free one)")
     proxy.add_argument("--upstream", default="anthropic", metavar="NAME|URL", help="where calls go: anthropic, openai, deepseek, gemini (their public API bases) or a base URL "
         "such as https://api.deepseek.com/anthropic (default: anthropic)")
-    proxy.add_argument("--out", type=Path, default=Path("prefixbench-capture.jsonl"), metavar="FILE.jsonl", help="the capture, appended to, one call a line (default: prefixbench-capture.jsonl)")
+    proxy.add_argument("--out", type=Path, default=Path("prefixbench-capture.jsonl"), metavar="FILE.jsonl", help="the capture, appended to, one call a line; a file holding another log is refused (default: prefixbench-capture.jsonl)")
 
 
 def _add_sweep_parser(sub: _Subcommands) -> None:
@@ -569,6 +569,21 @@ def run(argv: Sequence[str] | None = None) -> int:
     The console script enters through :func:`prefixbench.reports.entry.main`, which adds the
     Ctrl-C handling (exit 130) around this.
     """
+    stdout, sys.stdout = sys.stdout, _ReaderMayLeave(sys.stdout)  # type: ignore[assignment]
+    try:
+        try:
+            status = _run(argv)
+        except SystemExit:  # --help, --version: their text is output too
+            if _flush_failed():
+                return 2
+            raise
+        return 2 if _flush_failed() else status
+    finally:
+        sys.stdout = stdout
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """:func:`run` inside its standard output."""
     args: argparse.Namespace | None = None
     try:
         words = list(sys.argv[1:] if argv is None else argv)
@@ -613,16 +628,67 @@ def run(argv: Sequence[str] | None = None) -> int:
             _fail(_as_flags(line, args))
         return 2
     except BrokenPipeError:
-        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # A write that bypassed the wrapper below found the reader gone: stop quietly.
+        _drop_stdout(sys.stdout)
         return 0
     except OSError as exc:  # a file that vanished or a full disk while writing
         where = f"{exc.filename}: " if exc.filename else ("standard output: " if _stdout_failed() else "")
         return _fail(f"{where}{exc.strerror or exc}")
     except MemoryError:
         return _fail("out of memory (try fewer or smaller --windows)")
+
+
+def _flush_failed() -> bool:
+    """Flush what the command wrote to standard output while an error can still be its one line
+    (Python's own flush at exit reports a full device as 'Exception ignored' and exits 120)."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        _drop_stdout(sys.stdout)
+        _fail(f"standard output: {exc.strerror or exc}")
+        return True
+    return False
+
+
+class _ReaderMayLeave:
+    """Standard output for one command. When the reader of a pipe goes away (``| head -3``), the
+    rest of the output is dropped and the command runs on: a check, gate or comparison still
+    exits with its verdict, and ``--out`` is still written (the reader's leaving used to stop the
+    command with exit 0, a failed gate included, and ``audit --out`` wrote nothing)."""
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)  # type: ignore[attr-defined, no-any-return]
+        except BrokenPipeError:
+            _drop_stdout(self._stream)
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()  # type: ignore[attr-defined]
+        except BrokenPipeError:
+            _drop_stdout(self._stream)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def _drop_stdout(stream: object) -> None:
+    """Point ``stream``'s descriptor at the null device, so what it still holds and writes goes nowhere."""
+    import os
+
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, stream.fileno())  # type: ignore[attr-defined]
+    finally:
+        os.close(null)
+    try:
+        stream.flush()  # type: ignore[attr-defined]
+    except OSError:
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -816,9 +882,13 @@ def _replay_capture(args: argparse.Namespace) -> int:
         raise UserError("--price is not supported with --input anthropic-capture yet")
     if args.chars_per_token is not None and not 0.01 <= args.chars_per_token <= 1000:
         raise UserError(f"--chars-per-token must be a number from 0.01 to 1000, got {args.chars_per_token}")
+    from prefixbench.reports.trace import warn_torn, with_the_format_found
+
     torn: list[int] = []
-    rows = replay_capture(args.file, chars_per_token=args.chars_per_token, torn=torn)
-    from prefixbench.reports.trace import warn_torn
+    try:
+        rows = replay_capture(args.file, chars_per_token=args.chars_per_token, torn=torn)
+    except UserError as exc:  # another log given with --input anthropic-capture: say which
+        raise UserError(with_the_format_found(exc, Path(args.file), "replay", reading="anthropic-capture")) from None
 
     warn_torn(args.file, torn)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))

@@ -82,8 +82,30 @@ class Proxy:
         self.session: aiohttp.ClientSession | None = None
         self.runner: web.AppRunner | None = None
 
+    def _refuse_another_log(self) -> None:
+        """An --out that already holds another log (a request log, a transcript) is refused: the
+        calls appended after it would make a file of two formats, which audit refuses."""
+        try:
+            holds = self.out.is_file() and self.out.stat().st_size > 0
+        except OSError:
+            return  # the open below says what is wrong
+        if not holds:
+            return
+        from prefixbench.workloads.logs.formats import detect_format
+
+        try:
+            found = detect_format(self.out).name
+        except UserError:
+            found = None
+        except OSError:
+            return
+        if found != "http-capture":
+            what = f"a {found} log" if found else "no capture"
+            raise UserError(f"--out {self.out}: holds {what}; the proxy appends to a capture (http-capture): name another file")
+
     async def start(self) -> int:
         """Open the capture, the upstream session and the listening socket; the port listened on."""
+        self._refuse_another_log()
         try:
             self.out.parent.mkdir(parents=True, exist_ok=True)
             self.fd = os.open(self.out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

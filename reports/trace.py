@@ -32,18 +32,23 @@ def add_trace_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def with_the_format_found(exc: UserError, path: Path, command: str) -> str:
+def with_the_format_found(exc: UserError, path: Path, command: str, reading: str | None = None) -> str:
     """A request log that does not parse may be another agent's log: the error (``file:line:
     what``) with the format the file is in and what reads it (``replay`` and ``check --trace``
-    read request bodies; ``prefixbench audit`` reads every format)."""
+    read request bodies, ``replay --input anthropic-capture`` captures, named by ``reading``;
+    ``prefixbench audit`` reads every format)."""
     from prefixbench.workloads.logs.formats import detect_format
 
     try:
         found = detect_format(path)
     except (UserError, OSError):
         return str(exc)
+    if found.replay is not None and found.replay.name == reading:
+        return str(exc)  # read as the format it is in: the error is the file's own
     if found.replay is not None and found.replay.kind == "bodies":
-        return str(exc)
+        if reading is None:
+            return str(exc)
+        return f"{exc} (the file is in the {found.name} format: replay reads it without --input {reading})"
     if found.replay is None or command != "replay":
         return f"{exc} (the file is in the {found.name} format: {command} does not read it, prefixbench audit does)"
     return f"{exc} (the file is in the {found.name} format: replay reads it with --input {found.replay.name}, and prefixbench audit too)"
@@ -77,8 +82,14 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
         return results
     from prefixbench.workloads.scripted.registry import is_builtin_engine, user_engines
 
+    from prefixbench.workloads.specs.registry import known_engines
+
     named = parse_list(options.engines, "--engines") if options.engines else ()
     installed = set(user_engines())
+    unknown = [e for e in named if e not in installed and e not in known_engines()]
+    if unknown:  # --engines takes an installed engine too: the line lists them, as --help does
+        listing = ", ".join(known_engines()) + (f"; installed: {', '.join(sorted(installed))}" if installed else "")
+        raise UserError(f"--engines: no specs for {', '.join(unknown)} (known: {listing})")
     user = [*(e for e in named if e in installed and not is_builtin_engine(e)), *options.engine]
     if not user:
         if options.profile != "lenient":

@@ -33,6 +33,26 @@ def test_bad_options_are_one_line_and_exit_2(argv, message, capsys, tmp_path) ->
     assert len(err) == 1 and message in err[0], err
 
 
+@pytest.mark.parametrize(("content", "holds"), [
+    ('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n', "holds a chat-completions log"),
+    ("notes, not a log\n", "holds no capture"),
+])
+def test_an_out_file_holding_another_log_is_refused(content, holds, tmp_path) -> None:
+    # Fails on main: the proxy appended its captures after a request log (or any file), making a
+    # file of two formats that audit then refuses, and said "the earlier ones: prefixbench audit ...".
+    pytest.importorskip("aiohttp", reason="the proxy extra (aiohttp) is not installed")
+    out = tmp_path / "session.jsonl"
+    out.write_text(content)
+    try:  # a process with a time bound: on main the proxy started and served until stopped
+        done = subprocess.run([sys.executable, "-m", "prefixbench", "proxy", "--listen", "127.0.0.1:0", "--out", str(out)],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the proxy started on an --out holding another log")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"prefixbench: error: --out {out}: {holds}; the proxy appends to a capture (http-capture): name another file"]
+    assert out.read_text() == content
+
+
 def test_without_the_extra_it_says_which_to_install(monkeypatch, capsys, tmp_path) -> None:
     import importlib.util
 

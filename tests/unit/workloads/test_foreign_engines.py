@@ -83,6 +83,23 @@ def test_an_engine_that_exits_or_sends_nothing_is_one_line_exit_2(capsys, engine
     assert out == "" and err == f"prefixbench: error: {line}\n"
 
 
+@pytest.mark.parametrize(
+    "source, line",
+    [
+        ("import os\nx = (\n", "SyntaxError in team_engine.py:2: '(' was never closed"),
+        ("def factory(window, options):\n    return 1\n      oops\n", "IndentationError in team_engine.py:3: unexpected indent"),
+    ],
+)
+def test_an_engine_module_that_does_not_compile_names_its_file_and_line(tmp_path, monkeypatch, capsys, source, line):
+    # Fails on main: the line ended "(SyntaxError: '(' was never closed (team_engine.py, line 2))", not
+    # in the file:line form of every other load error.
+    (tmp_path / "team_engine.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["check", "--engine", "team_engine:factory", "--windows", "32k"]) == 2
+    assert capsys.readouterr().err == f"prefixbench: error: --engine team_engine:factory: cannot import 'team_engine' ({line})\n"
+
+
 def test_an_engine_module_that_fails_to_import_names_its_file_and_line(tmp_path, monkeypatch, capsys):
     # Fails on main: the line named the missing module, not the engine's file that imported it.
     (tmp_path / "team_engine.py").write_text("import os\nimport team_helpers_not_installed\n")

@@ -201,6 +201,21 @@ def test_an_agent_log_given_as_a_request_log_names_its_format(argv, capsys):
     assert f"(the file is in the pi format: {command} does not read it, prefixbench audit does)" in err
 
 
+@pytest.mark.parametrize("fixture, hint", [
+    ("recorded", "(the file is in the chat-completions format: replay reads it without --input anthropic-capture)"),
+    ("pi", "(the file is in the pi format: replay does not read it, prefixbench audit does)"),
+])
+def test_a_log_given_to_replay_as_a_capture_names_its_format(recorded, capsys, fixture, hint):
+    """replay --input anthropic-capture said only "legacy.jsonl:1: no request body" of a request
+    log or an agent's log, naming neither the format it is in nor what reads it (fails on main)."""
+    from pathlib import Path
+
+    path = recorded / "legacy.jsonl" if fixture == "recorded" else Path(__file__).parents[1] / "logs" / "fixtures" / "pi.jsonl"
+    assert main(["replay", "--input", "anthropic-capture", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"{path.name}:1: " in err and err.endswith(hint), err
+
+
 def test_check_out_says_where_it_wrote(recorded, tmp_path, capsys):
     """As sweep and audit do: one stderr line naming the folder and its files."""
     out = tmp_path / "out"
@@ -357,3 +372,12 @@ def test_record_force_never_replaces_a_pipe_or_device_by_a_file(tmp_path, capsys
     with pytest.raises(UserError, match="is not a regular file"):
         record_module.write_recorded(pipe, run, requests, replace=True)  # one made while the run went
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "pipe"]
+
+
+def test_check_engines_unknown_lists_the_installed_engines_it_takes(capsys):
+    """check --engines takes an installed engine (its --help lists them); the refusal of an unknown
+    one listed only the three built-in engines (fails on main)."""
+    assert main(["check", "--engines", "nope", "--windows", "32k"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("prefixbench: error: --engines: no specs for nope (known: checkpoint, user-tail, ranges; installed: ")
+    assert "sliding-window" in err and err.count("\n") == 0
