@@ -711,23 +711,35 @@ def run_audit(
     trace: tuple[list[TraceRequest], list[FileSummary]] | None = None,
     map_files: FileMap | None = None,
     follow_reads: bool = True,
+    baseline: list | None = None,
 ) -> AuditResult:
     """Import, predict, explain and price (see the module doc); ``map_files``: see :func:`load_trace`;
-    ``follow_reads``: see :class:`Predictor` (``--no-follow-reads`` turns it off).
+    ``follow_reads``: see :class:`Predictor` (``--no-follow-reads`` turns it off); ``baseline``:
+    see :func:`audit_requests`.
 
     Raises:
         UserError: bad input (``file:line``), an unknown format or a bad price date.
     """
     prices = Prices(price_as_of)
     requests, summaries = trace if trace is not None else load_trace(paths, fmt, progress, map_files)
-    return audit_requests(requests, summaries, prices, follow_reads)
+    return audit_requests(requests, summaries, prices, follow_reads, baseline)
 
 
 def audit_requests(
-    requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None, follow_reads: bool = True
+    requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None, follow_reads: bool = True,
+    baseline: list | None = None,
 ) -> AuditResult:
-    """The audit of an imported trace."""
+    """The audit of an imported trace. ``baseline``: a list, filled with each request's
+    prediction as the re-simulations of what to change predict the log as sent (a
+    :class:`~prefixbench.workloads.audit.whatif.Pred` at the request's index in ``requests``):
+    the same predictor on the same requests in the same order, before it follows a read or
+    counts a named cache, so :func:`~prefixbench.workloads.audit.whatif.what_if` need not
+    predict every request again."""
     prices = prices or Prices(None)
+    if baseline is not None:
+        from prefixbench.workloads.audit.whatif import Pred
+
+        baseline[:] = [None] * len(requests)
     heads = head_sizes(requests)
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     ticks, readies, positions = clock_by_position(requests, summaries)
@@ -752,6 +764,14 @@ def audit_requests(
         lane_key = (r.file, r.lane)
         source = sources.get(key)
         pred = predictor.predict(r, tick, ready, source)
+        if baseline is not None:
+            p = predictor.unfollowed.pop(key, pred) if predictor.unfollowed else pred
+            u = r.usage
+            if u is None:
+                baseline[i] = Pred(p.read, p.write, p.write_1h, p.uncached)
+            else:  # (as whatif._predict keeps them: the reported int where the prediction equals it)
+                baseline[i] = Pred(same_int(p.read, u.cache_read), same_int(p.write, u.cache_write_5m),
+                                   same_int(p.write_1h, u.cache_write_1h), same_int(p.uncached, u.uncached))
         if r.explicit_cache in created and r.usage is not None:
             # The client named a cache these logs created: the provider serves all of it.
             read = min(created[r.explicit_cache], r.usage.prompt)  # type: ignore[index]
@@ -1057,6 +1077,9 @@ class Predictor:
         #: (only the requests in ``keep``, the compaction calls' sources, when given).
         self.nodes: dict[Key, Prefix] = {}
         self.keep = keep
+        #: The chain model's own prediction of each request :meth:`_follow` predicted otherwise
+        #: (what a predictor that does not follow gives it; few: the followed providers' only).
+        self.unfollowed: dict[Key, Prediction] = {}
         #: The chain model's family per (model, envelope): one string each, not one a request.
         self.families: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
 
@@ -1080,7 +1103,10 @@ class Predictor:
             self.nodes[key] = r.prefix
         pred = self._chain(r, prefix, r.usage, tick, ready)
         if self.follow and rules_for(r.provider).follows_reads:
-            pred = self._follow(r, prefix, pred)
+            followed = self._follow(r, prefix, pred)
+            if followed is not pred:
+                self.unfollowed[key] = pred
+            pred = followed
         return pred
 
     def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction) -> Prediction:

@@ -1043,13 +1043,16 @@ def what_if(
     prices: Prices | None = None,
     system_changed: Collection[tuple[str, int]] | None = None,
     jobs: int = 1,
+    baseline: Sequence[Pred] | None = None,
 ) -> list[WhatIf]:
     """Each fix, applied alone, re-simulated on the log where it changes it (see the module doc).
 
     ``system_changed``: the (file, line) of the requests the audit put down to a changed system
     prompt (``static-system`` on a log without bodies re-simulates those only; None: audit the
     log to find them). ``jobs`` > 1: the fixes are re-simulated in that many forked worker
-    processes (:func:`_in_workers`), with the same results in the same order."""
+    processes (:func:`_in_workers`), with the same results in the same order. ``baseline``: the
+    prediction of ``requests`` as sent, by index, made by the audit of these requests
+    (:func:`~prefixbench.workloads.audit.core.audit_requests`); None: predicted here."""
     prices = prices or Prices(price_as_of)
     heads = head_sizes(requests)
     clock = clock_by_position(requests, summaries)
@@ -1057,7 +1060,10 @@ def what_if(
     # One key tuple a request, shared by the prediction as logged and the reference (both are
     # held while the fixes run).
     keys = [(r.file, r.lane, r.seq) for r in requests]
-    base = _predict(requests, heads, lambda r: None, *clock, sources, keys)
+    if baseline is not None and len(baseline) == len(requests):
+        base = {keys[i]: baseline[i] for i in clock[2]}  # (in send order, as _predict fills it)
+    else:
+        base = _predict(requests, heads, lambda r: None, *clock, sources, keys)
     gaps = lane_gaps(requests, summaries, clock)
     ref = _Reference(requests, heads, clock, sources, base, keys)
     # The logged costs priced for these fixes live as long as this call (a forked worker fills its own copy).
