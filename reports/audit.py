@@ -1008,7 +1008,9 @@ def run_audit_command(args) -> int:
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")
         # The audit's prediction of the log as sent, which the re-simulations below start from.
-        baseline: list = []
+        from prefixbench.workloads.audit.core import Baseline
+
+        baseline = Baseline()
         result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace,
                            follow_reads=getattr(args, "follow_reads", True), baseline=baseline)
         from prefixbench.workloads.audit.core import drop_histories

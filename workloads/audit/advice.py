@@ -125,7 +125,7 @@ def advise(
     price_as_of: str | None = None,
     what_ifs: Sequence[WhatIf] | None = None,
     jobs: int = 1,
-    baseline: Sequence | None = None,
+    baseline: object | None = None,
 ) -> AuditResult:
     """``result`` with its recommendations (:func:`recommend`) filled in (``jobs``, ``baseline``:
     see :func:`~prefixbench.workloads.audit.whatif.what_if`)."""
@@ -156,7 +156,7 @@ def recommend(
     prices: Prices | None = None,
     what_ifs: Sequence[WhatIf] | None = None,
     jobs: int = 1,
-    baseline: Sequence | None = None,
+    baseline: object | None = None,
 ) -> tuple[Recommendation, ...]:
     """The recommendations for an audited trace (see the module doc). ``what_ifs``: fixes already
     re-simulated (``--what-if``); the targeted fixes they lack are re-simulated here (``baseline``:

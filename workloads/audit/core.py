@@ -711,7 +711,7 @@ def run_audit(
     trace: tuple[list[TraceRequest], list[FileSummary]] | None = None,
     map_files: FileMap | None = None,
     follow_reads: bool = True,
-    baseline: list | None = None,
+    baseline: Baseline | None = None,
 ) -> AuditResult:
     """Import, predict, explain and price (see the module doc); ``map_files``: see :func:`load_trace`;
     ``follow_reads``: see :class:`Predictor` (``--no-follow-reads`` turns it off); ``baseline``:
@@ -725,25 +725,43 @@ def run_audit(
     return audit_requests(requests, summaries, prices, follow_reads, baseline)
 
 
+class Baseline:
+    """What the audit of a trace knows that the re-simulations of what to change
+    (:func:`~prefixbench.workloads.audit.whatif.what_if`) start from, filled by
+    :func:`audit_requests`: each request's prediction as the log was sent (``preds``, a
+    :class:`~prefixbench.workloads.audit.whatif.Pred` at the request's index: the same predictor
+    on the same requests in the same order, before it follows a read or counts a named cache),
+    the heads, the send clock and the compaction links. ``requests``: the length of the trace
+    they are of."""
+
+    __slots__ = ("preds", "heads", "clock", "sources", "requests")
+
+    def __init__(self) -> None:
+        self.preds: list = []
+        self.heads: Heads | None = None
+        self.clock: tuple | None = None
+        self.sources: dict[Key, Key] | None = None
+        self.requests = -1
+
+
 def audit_requests(
     requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None, follow_reads: bool = True,
-    baseline: list | None = None,
+    baseline: Baseline | None = None,
 ) -> AuditResult:
-    """The audit of an imported trace. ``baseline``: a list, filled with each request's
-    prediction as the re-simulations of what to change predict the log as sent (a
-    :class:`~prefixbench.workloads.audit.whatif.Pred` at the request's index in ``requests``):
-    the same predictor on the same requests in the same order, before it follows a read or
-    counts a named cache, so :func:`~prefixbench.workloads.audit.whatif.what_if` need not
-    predict every request again."""
+    """The audit of an imported trace. ``baseline``: filled for what to change (see
+    :class:`Baseline`), so it need not predict every request again."""
     prices = prices or Prices(None)
-    if baseline is not None:
-        from prefixbench.workloads.audit.whatif import Pred
-
-        baseline[:] = [None] * len(requests)
     heads = head_sizes(requests)
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     ticks, readies, positions = clock_by_position(requests, summaries)
     sources = compaction_sources([requests[i] for i in positions])
+    preds: list = []
+    if baseline is not None:
+        from prefixbench.workloads.audit.whatif import Pred
+
+        preds = [None] * len(requests)
+        baseline.preds, baseline.heads, baseline.clock, baseline.sources = preds, heads, (ticks, readies, positions), sources
+        baseline.requests = len(requests)
     origins = chain_origins(requests)
     # The requests a compaction call or a lane start is compared with: the only ones kept past
     # their lane's next.
@@ -768,9 +786,9 @@ def audit_requests(
             p = predictor.unfollowed.pop(key, pred) if predictor.unfollowed else pred
             u = r.usage
             if u is None:
-                baseline[i] = Pred(p.read, p.write, p.write_1h, p.uncached)
+                preds[i] = Pred(p.read, p.write, p.write_1h, p.uncached)
             else:  # (as whatif._predict keeps them: the reported int where the prediction equals it)
-                baseline[i] = Pred(same_int(p.read, u.cache_read), same_int(p.write, u.cache_write_5m),
+                preds[i] = Pred(same_int(p.read, u.cache_read), same_int(p.write, u.cache_write_5m),
                                    same_int(p.write_1h, u.cache_write_1h), same_int(p.uncached, u.uncached))
         if r.explicit_cache in created and r.usage is not None:
             # The client named a cache these logs created: the provider serves all of it.

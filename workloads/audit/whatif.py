@@ -64,6 +64,7 @@ from prefixbench.simulator.providers import ANTHROPIC, rules_for
 from prefixbench.simulator.wire import CacheBreakpoint, Request
 from prefixbench.workloads.audit.precedence import READ_TOLERANCE
 from prefixbench.workloads.audit.core import (
+    Baseline,
     Heads,
     Key,
     Predictor,
@@ -1043,26 +1044,28 @@ def what_if(
     prices: Prices | None = None,
     system_changed: Collection[tuple[str, int]] | None = None,
     jobs: int = 1,
-    baseline: Sequence[Pred] | None = None,
+    baseline: Baseline | None = None,
 ) -> list[WhatIf]:
     """Each fix, applied alone, re-simulated on the log where it changes it (see the module doc).
 
     ``system_changed``: the (file, line) of the requests the audit put down to a changed system
     prompt (``static-system`` on a log without bodies re-simulates those only; None: audit the
     log to find them). ``jobs`` > 1: the fixes are re-simulated in that many forked worker
-    processes (:func:`_in_workers`), with the same results in the same order. ``baseline``: the
-    prediction of ``requests`` as sent, by index, made by the audit of these requests
-    (:func:`~prefixbench.workloads.audit.core.audit_requests`); None: predicted here."""
+    processes (:func:`_in_workers`), with the same results in the same order. ``baseline``: what the
+    audit of these requests and summaries knows (:class:`~prefixbench.workloads.audit.core.Baseline`:
+    the prediction of the log as sent, its heads, clock and links); None: all made here."""
     prices = prices or Prices(price_as_of)
-    heads = head_sizes(requests)
-    clock = clock_by_position(requests, summaries)
-    sources = compaction_sources([requests[i] for i in clock[2]])
     # One key tuple a request, shared by the prediction as logged and the reference (both are
     # held while the fixes run).
     keys = [(r.file, r.lane, r.seq) for r in requests]
-    if baseline is not None and len(baseline) == len(requests):
-        base = {keys[i]: baseline[i] for i in clock[2]}  # (in send order, as _predict fills it)
+    if baseline is not None and baseline.requests == len(requests):
+        heads, clock, sources = baseline.heads, baseline.clock, baseline.sources
+        preds = baseline.preds
+        base = {keys[i]: preds[i] for i in clock[2]}  # (in send order, as _predict fills it)
     else:
+        heads = head_sizes(requests)
+        clock = clock_by_position(requests, summaries)
+        sources = compaction_sources([requests[i] for i in clock[2]])
         base = _predict(requests, heads, lambda r: None, *clock, sources, keys)
     gaps = lane_gaps(requests, summaries, clock)
     ref = _Reference(requests, heads, clock, sources, base, keys)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import prefixbench.workloads.audit.whatif as whatif
-from prefixbench.workloads.audit.core import audit_requests, head_sizes, load_trace
+from prefixbench.workloads.audit.core import Baseline, audit_requests, head_sizes, load_trace
 from prefixbench.workloads.audit.whatif import what_if
 from tests.unit.workloads.test_whatif import body_lane, concurrent_subagents, idle_lane
 from tests.unit.workloads.test_whatif_units import _counting, _elsewhere
@@ -44,21 +44,22 @@ def _trace(tmp_path: Path):
 
 def test_the_audits_baseline_is_what_ifs_own(tmp_path: Path) -> None:
     requests, summaries = _trace(tmp_path)
-    baseline: list = []
+    baseline = Baseline()
     result = audit_requests(requests, summaries, baseline=baseline)
     clock = whatif.clock_by_position(requests, summaries)
     sources = whatif.compaction_sources([requests[i] for i in clock[2]])
     own = whatif._predict(requests, head_sizes(requests), lambda r: None, *clock, sources)
-    assert len(baseline) == len(requests)
-    assert {(r.file, r.lane, r.seq): p for r, p in zip(requests, baseline)} == own
+    assert baseline.requests == len(requests) == len(baseline.preds)
+    assert {(r.file, r.lane, r.seq): p for r, p in zip(requests, baseline.preds)} == own
+    assert list(baseline.clock[2]) == list(clock[2]) and baseline.sources == sources
     # the audit followed the Gemini reads: its rows are not the baseline there
     rows = {(row.file, row.line): row.predicted_cache_read for row in result.rows}
-    assert any(rows[(r.file, r.line)] != p.read for r, p in zip(requests, baseline) if r.file.endswith("g.jsonl"))
+    assert any(rows[(r.file, r.line)] != p.read for r, p in zip(requests, baseline.preds) if r.file.endswith("g.jsonl"))
 
 
 def test_what_if_from_the_audits_baseline_answers_the_same_and_predicts_less(tmp_path: Path, monkeypatch) -> None:
     requests, summaries = _trace(tmp_path)
-    baseline: list = []
+    baseline = Baseline()
     audit_requests(requests, summaries, baseline=baseline)
     fixes = ["stagger-subagents", "ttl-1h", "ttl-auto", "keep-alive", "static-system"]
     seen = _counting(monkeypatch)
@@ -69,3 +70,5 @@ def test_what_if_from_the_audits_baseline_answers_the_same_and_predicts_less(tmp
     assert shared == alone
     # every request was predicted once less: the baseline was not made again
     assert predicted_alone - sum(seen.values()) == len(requests)
+    # a baseline of another trace (here: one request less) is not used
+    assert what_if(requests[:-1], summaries, fixes, baseline=baseline) == what_if(requests[:-1], summaries, fixes)
