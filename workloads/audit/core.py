@@ -728,9 +728,9 @@ def run_audit(
 class Baseline:
     """What the audit of a trace knows that the re-simulations of what to change
     (:func:`~prefixbench.workloads.audit.whatif.what_if`) start from, filled by
-    :func:`audit_requests`: each request's prediction as the log was sent (``preds``, a
-    :class:`~prefixbench.workloads.audit.whatif.Pred` at the request's index: the same predictor
-    on the same requests in the same order, before it follows a read or counts a named cache),
+    :func:`audit_requests`: each request's prediction as the log was sent (``preds``, its
+    :class:`Prediction` at the request's index: the same predictor on the same requests in the
+    same order, before it follows a read or counts a named cache),
     the heads, the send clock and the compaction links. ``requests``: the length of the trace
     they are of."""
 
@@ -755,10 +755,8 @@ def audit_requests(
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     ticks, readies, positions = clock_by_position(requests, summaries)
     sources = compaction_sources([requests[i] for i in positions])
-    preds: list = []
+    preds: list | None = None
     if baseline is not None:
-        from prefixbench.workloads.audit.whatif import Pred
-
         preds = [None] * len(requests)
         baseline.preds, baseline.heads, baseline.clock, baseline.sources = preds, heads, (ticks, readies, positions), sources
         baseline.requests = len(requests)
@@ -782,14 +780,8 @@ def audit_requests(
         lane_key = (r.file, r.lane)
         source = sources.get(key)
         pred = predictor.predict(r, tick, ready, source)
-        if baseline is not None:
-            p = predictor.unfollowed.pop(key, pred) if predictor.unfollowed else pred
-            u = r.usage
-            if u is None:
-                preds[i] = Pred(p.read, p.write, p.write_1h, p.uncached)
-            else:  # (as whatif._predict keeps them: the reported int where the prediction equals it)
-                preds[i] = Pred(same_int(p.read, u.cache_read), same_int(p.write, u.cache_write_5m),
-                                   same_int(p.write_1h, u.cache_write_1h), same_int(p.uncached, u.uncached))
+        if preds is not None:  # (the prediction itself: what-if makes its smaller record of it only if it runs)
+            preds[i] = predictor.unfollowed.pop(key, pred) if predictor.unfollowed else pred
         if r.explicit_cache in created and r.usage is not None:
             # The client named a cache these logs created: the provider serves all of it.
             read = min(created[r.explicit_cache], r.usage.prompt)  # type: ignore[index]

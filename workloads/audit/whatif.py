@@ -1061,7 +1061,14 @@ def what_if(
     if baseline is not None and baseline.requests == len(requests):
         heads, clock, sources = baseline.heads, baseline.clock, baseline.sources
         preds = baseline.preds
-        base = {keys[i]: preds[i] for i in clock[2]}  # (in send order, as _predict fills it)
+        base = {}
+        for i in clock[2]:  # (in send order, each made as _predict makes it)
+            p, u = preds[i], requests[i].usage
+            if u is None:
+                base[keys[i]] = Pred(p.read, p.write, p.write_1h, p.uncached)
+            else:
+                base[keys[i]] = Pred(same_int(p.read, u.cache_read), same_int(p.write, u.cache_write_5m),
+                                     same_int(p.write_1h, u.cache_write_1h), same_int(p.uncached, u.uncached))
     else:
         heads = head_sizes(requests)
         clock = clock_by_position(requests, summaries)
