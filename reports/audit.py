@@ -1007,8 +1007,12 @@ def run_audit_command(args) -> int:
             trace = (assume_codex_heads(trace[0], codex_heads), trace[1])
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")
+        # The audit's prediction of the log as sent, which the re-simulations below start from.
+        from prefixbench.workloads.audit.core import Baseline
+
+        baseline = Baseline()
         result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace,
-                           follow_reads=getattr(args, "follow_reads", True))
+                           follow_reads=getattr(args, "follow_reads", True), baseline=baseline)
         from prefixbench.workloads.audit.core import drop_histories
 
         drop_histories(trace[0])  # located: the re-simulations below do not read them
@@ -1021,13 +1025,14 @@ def run_audit_command(args) -> int:
             from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table
 
             progress.phase(f"re-simulating the log with each --what-if fix ({args.what_if})")
-            fixes = run_what_if(trace, args.what_if, args.price_as_of, result, jobs=what_if_jobs)
+            fixes = run_what_if(trace, args.what_if, args.price_as_of, result, jobs=what_if_jobs, baseline=baseline)
             what_if = what_if_records(fixes)
         from prefixbench.workloads.audit.advice import advise
 
         # What to change opens every view: the recoverable misses' fixes re-simulated (reusing --what-if's).
         progress.phase("re-simulating the fixes of the recoverable misses (what to change)")
-        result = advise(result, trace, price_as_of=args.price_as_of, what_ifs=fixes, jobs=what_if_jobs)
+        result = advise(result, trace, price_as_of=args.price_as_of, what_ifs=fixes, jobs=what_if_jobs, baseline=baseline)
+        del baseline
         # The writers read the result only: the trace (every request of every file) is freed, and
         # its memory serves them.
         del trace

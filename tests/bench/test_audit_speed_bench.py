@@ -8,9 +8,15 @@ sessions of about 1.7 MB each, short lines): PREFIXBENCH_AUDIT_SPEED_MB megabyte
 PREFIXBENCH_AUDIT_CORPUS=real makes it of copies of ../shared/realdata's Claude Code transcripts
 instead (:func:`write_real_shaped_transcripts`: real lines, tool results and file reads). Peak memory is
 also measured on 600 MB when PREFIXBENCH_AUDIT_600=1 (a few minutes). Every figure is a whole
-process (``ru_maxrss``, wall and CPU seconds) run once; the machine's load average is recorded
-beside it, since ``--jobs`` can only go as fast as the free cores let it. Nothing here asserts a
-time: the numbers go into ``benchmark.extra_info`` and are printed.
+process (``ru_maxrss``, wall and CPU seconds); the machine's load average is recorded beside it,
+since ``--jobs`` can only go as fast as the free cores let it. Nothing here asserts a time: the
+numbers go into ``benchmark.extra_info`` and are printed.
+
+Against the bare pass, PREFIXBENCH_AUDIT_SPEED_ROUNDS rounds (default 1) alternate the bare
+pass, ``audit --format json`` and ``audit`` (the table), and the ratios are of the median CPU
+seconds (on a shared machine the wall clock says little). PREFIXBENCH_AUDIT_BEFORE names the
+Python of another install (the main a change started from): its two audits join each round, so
+before and after come from the same run on the same machine.
 """
 
 from __future__ import annotations
@@ -35,6 +41,10 @@ BIG = os.environ.get("PREFIXBENCH_AUDIT_600") == "1"
 #: ``generated`` (default: short synthetic lines, the worst case for per-line work) or ``real``:
 #: copies of ../shared/realdata's Claude Code transcripts (their real shape; skipped without them).
 CORPUS = os.environ.get("PREFIXBENCH_AUDIT_CORPUS", "generated")
+#: Rounds of the bare pass and the audits against it (see the module doc).
+ROUNDS = int(os.environ.get("PREFIXBENCH_AUDIT_SPEED_ROUNDS", "1"))
+#: The Python of another install of prefixbench, measured beside this one (see the module doc).
+BEFORE = os.environ.get("PREFIXBENCH_AUDIT_BEFORE")
 #: Where ../shared/realdata is (as tests/conftest.py finds it).
 REALDATA = Path(os.environ.get("PREFIXBENCH_REALDATA") or Path(__file__).resolve().parents[3] / "shared" / "realdata")
 
@@ -44,7 +54,10 @@ AUDIT = (
     "import resource, sys, time\n"
     "from prefixbench.reports.cli import main\n"
     "start = time.perf_counter()\n"
-    "code = main(['audit', *sys.argv[1:], '--format', 'json', '--quiet'])\n"
+    "args = sys.argv[1:]\n"
+    "table = '--table' in args\n"
+    "args = [a for a in args if a != '--table']\n"
+    "code = main(['audit', *args, *([] if table else ['--format', 'json']), '--quiet'])\n"
     "wall = time.perf_counter() - start\n"
     "me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
     "print(wall, me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime, me.ru_maxrss, kids.ru_maxrss, file=sys.stderr)\n"
@@ -77,8 +90,8 @@ BARE = (
 )
 
 
-def _run(script: str, *args: str) -> dict[str, float]:
-    done = subprocess.run([sys.executable, "-c", script, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+def _run(script: str, *args: str, python: str = sys.executable) -> dict[str, float]:
+    done = subprocess.run([python, "-c", script, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True, check=True)
     wall, cpu, workers_cpu, rss, workers_rss = map(float, done.stderr.strip().splitlines()[-1].split())
     return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "workers_cpu_s": round(workers_cpu, 2),
@@ -102,30 +115,46 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
     return path, size, requests
 
 
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
 def test_audit_against_a_bare_json_loads_pass(benchmark, folder: tuple[Path, int, int]) -> None:
     path, size, requests = folder
-    figures: dict[str, dict[str, float]] = {}
+    runs: dict[str, list[dict[str, float]]] = {}
+    loads: list[float] = []
+    pythons = {"": sys.executable, **({"before_": BEFORE} if BEFORE else {})}
 
     def run() -> None:
-        figures["load_before"] = {"load": _load()}
-        figures["json_loads"] = _run(BARE, str(path))
-        figures["audit"] = _run(AUDIT, str(path))
-        figures["load_after"] = {"load": _load()}
+        for n in range(ROUNDS):
+            loads.append(_load())
+            jobs = [("json_loads", BARE, sys.executable, ())]
+            # (before and after alternate which goes first, round by round)
+            for prefix, python in (pythons.items() if n % 2 == 0 else reversed(pythons.items())):
+                jobs += [(f"{prefix}audit", AUDIT, python, ()), (f"{prefix}audit_table", AUDIT, python, ("--table",))]
+            for name, script, python, extra in jobs:
+                runs.setdefault(name, []).append(_run(script, str(path), *extra, python=python))
+        loads.append(_load())
 
     benchmark.pedantic(run, rounds=1, iterations=1)
     mb = size / 1e6
-    bare, audit = figures["json_loads"], figures["audit"]
+    median = {name: {key: round(_median([r[key] for r in found]), 2) for key in ("wall_s", "cpu_s", "peak_mb")}
+              for name, found in runs.items()}
+    bare, audit = median["json_loads"], median["audit"]
     info = {
-        "mb": round(mb, 1), "requests": requests, "files": len(list(path.iterdir())),
+        "mb": round(mb, 1), "requests": requests, "files": len(list(path.iterdir())), "rounds": ROUNDS,
         "json_loads_mb_per_s": round(mb / bare["wall_s"], 1), "audit_mb_per_s": round(mb / audit["wall_s"], 1),
         "audit_over_json_loads_wall": round(audit["wall_s"] / bare["wall_s"], 2),
-        "audit_over_json_loads_cpu": round(audit["cpu_s"] / bare["cpu_s"], 2),
-        "json_loads": bare, "audit": audit, "load_avg": (figures["load_before"]["load"], figures["load_after"]["load"]),
+        **{f"{name}_over_json_loads_cpu": round(median[name]["cpu_s"] / bare["cpu_s"], 2) for name in median if name != "json_loads"},
+        "medians": median, "runs": runs, "load_avg": (min(loads), max(loads)),
     }
     benchmark.extra_info.update(info)
-    print(f"\n{mb:.0f} MB, {requests:,} requests in {info['files']} files: bare json.loads {bare['wall_s']} s "
-          f"({info['json_loads_mb_per_s']} MB/s), audit {audit['wall_s']} s ({info['audit_mb_per_s']} MB/s, cpu "
-          f"{audit['cpu_s']} s): {info['audit_over_json_loads_wall']}x the bare pass (cpu {info['audit_over_json_loads_cpu']}x); "
+    ratios = ", ".join(f"{name} {info[f'{name}_over_json_loads_cpu']}x" for name in median if name != "json_loads")
+    print(f"\n{mb:.0f} MB, {requests:,} requests in {info['files']} files, {ROUNDS} round(s), medians: bare json.loads "
+          f"cpu {bare['cpu_s']} s, audit --format json cpu {audit['cpu_s']} s (wall {audit['wall_s']} s, "
+          f"{info['audit_mb_per_s']} MB/s), table cpu {median['audit_table']['cpu_s']} s; audit cpu / bare cpu: {ratios}; "
           f"peak {audit['peak_mb']} MB; load average {info['load_avg']}")
 
 

@@ -125,15 +125,17 @@ def advise(
     price_as_of: str | None = None,
     what_ifs: Sequence[WhatIf] | None = None,
     jobs: int = 1,
+    baseline: object | None = None,
 ) -> AuditResult:
-    """``result`` with its recommendations (:func:`recommend`) filled in (``jobs``: see
-    :func:`~prefixbench.workloads.audit.whatif.what_if`)."""
+    """``result`` with its recommendations (:func:`recommend`) filled in (``jobs``, ``baseline``:
+    see :func:`~prefixbench.workloads.audit.whatif.what_if`)."""
     from msgspec.structs import replace
 
     from prefixbench.workloads.audit.core import Prices
 
     requests, summaries = trace
-    found = recommend(requests, summaries, result, prices=Prices(price_as_of), what_ifs=what_ifs, jobs=jobs)
+    found = recommend(requests, summaries, result, prices=Prices(price_as_of), what_ifs=what_ifs, jobs=jobs,
+                      baseline=baseline)
     return replace(result, recommendations=found)
 
 
@@ -154,9 +156,11 @@ def recommend(
     prices: Prices | None = None,
     what_ifs: Sequence[WhatIf] | None = None,
     jobs: int = 1,
+    baseline: object | None = None,
 ) -> tuple[Recommendation, ...]:
     """The recommendations for an audited trace (see the module doc). ``what_ifs``: fixes already
-    re-simulated (``--what-if``); the targeted fixes they lack are re-simulated here."""
+    re-simulated (``--what-if``); the targeted fixes they lack are re-simulated here (``baseline``:
+    see :func:`~prefixbench.workloads.audit.whatif.what_if`)."""
     from prefixbench.workloads.audit.whatif import what_if
 
     wanted = targets(result)
@@ -164,7 +168,8 @@ def recommend(
     missing = [fix for fix in wanted if fix not in done]
     if missing:
         changed = {(row.file, row.line) for row in result.rows if row.cause == "system-changed"}
-        for w in what_if(list(requests), list(summaries), missing, prices=prices, system_changed=changed, jobs=jobs):
+        for w in what_if(list(requests), list(summaries), missing, prices=prices, system_changed=changed, jobs=jobs,
+                           baseline=baseline):
             done[w.fix] = w
     formats = {f.file: f.format for f in result.files}
     formats.update(_captured_agents(requests, formats))

@@ -711,27 +711,55 @@ def run_audit(
     trace: tuple[list[TraceRequest], list[FileSummary]] | None = None,
     map_files: FileMap | None = None,
     follow_reads: bool = True,
+    baseline: Baseline | None = None,
 ) -> AuditResult:
     """Import, predict, explain and price (see the module doc); ``map_files``: see :func:`load_trace`;
-    ``follow_reads``: see :class:`Predictor` (``--no-follow-reads`` turns it off).
+    ``follow_reads``: see :class:`Predictor` (``--no-follow-reads`` turns it off); ``baseline``:
+    see :func:`audit_requests`.
 
     Raises:
         UserError: bad input (``file:line``), an unknown format or a bad price date.
     """
     prices = Prices(price_as_of)
     requests, summaries = trace if trace is not None else load_trace(paths, fmt, progress, map_files)
-    return audit_requests(requests, summaries, prices, follow_reads)
+    return audit_requests(requests, summaries, prices, follow_reads, baseline)
+
+
+class Baseline:
+    """What the audit of a trace knows that the re-simulations of what to change
+    (:func:`~prefixbench.workloads.audit.whatif.what_if`) start from, filled by
+    :func:`audit_requests`: each request's prediction as the log was sent (``preds``, its
+    :class:`Prediction` at the request's index: the same predictor on the same requests in the
+    same order, before it follows a read or counts a named cache),
+    the heads, the send clock and the compaction links. ``requests``: the length of the trace
+    they are of."""
+
+    __slots__ = ("preds", "heads", "clock", "sources", "requests")
+
+    def __init__(self) -> None:
+        self.preds: list = []
+        self.heads: Heads | None = None
+        self.clock: tuple | None = None
+        self.sources: dict[Key, Key] | None = None
+        self.requests = -1
 
 
 def audit_requests(
-    requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None, follow_reads: bool = True
+    requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None, follow_reads: bool = True,
+    baseline: Baseline | None = None,
 ) -> AuditResult:
-    """The audit of an imported trace."""
+    """The audit of an imported trace. ``baseline``: filled for what to change (see
+    :class:`Baseline`), so it need not predict every request again."""
     prices = prices or Prices(None)
     heads = head_sizes(requests)
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     ticks, readies, positions = clock_by_position(requests, summaries)
     sources = compaction_sources([requests[i] for i in positions])
+    preds: list | None = None
+    if baseline is not None:
+        preds = [None] * len(requests)
+        baseline.preds, baseline.heads, baseline.clock, baseline.sources = preds, heads, (ticks, readies, positions), sources
+        baseline.requests = len(requests)
     origins = chain_origins(requests)
     # The requests a compaction call or a lane start is compared with: the only ones kept past
     # their lane's next.
@@ -752,6 +780,8 @@ def audit_requests(
         lane_key = (r.file, r.lane)
         source = sources.get(key)
         pred = predictor.predict(r, tick, ready, source)
+        if preds is not None:  # (the prediction itself: what-if makes its smaller record of it only if it runs)
+            preds[i] = predictor.unfollowed.pop(key, pred) if predictor.unfollowed else pred
         if r.explicit_cache in created and r.usage is not None:
             # The client named a cache these logs created: the provider serves all of it.
             read = min(created[r.explicit_cache], r.usage.prompt)  # type: ignore[index]
@@ -1057,6 +1087,9 @@ class Predictor:
         #: (only the requests in ``keep``, the compaction calls' sources, when given).
         self.nodes: dict[Key, Prefix] = {}
         self.keep = keep
+        #: The chain model's own prediction of each request :meth:`_follow` predicted otherwise
+        #: (what a predictor that does not follow gives it; few: the followed providers' only).
+        self.unfollowed: dict[Key, Prediction] = {}
         #: The chain model's family per (model, envelope): one string each, not one a request.
         self.families: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
 
@@ -1080,7 +1113,10 @@ class Predictor:
             self.nodes[key] = r.prefix
         pred = self._chain(r, prefix, r.usage, tick, ready)
         if self.follow and rules_for(r.provider).follows_reads:
-            pred = self._follow(r, prefix, pred)
+            followed = self._follow(r, prefix, pred)
+            if followed is not pred:
+                self.unfollowed[key] = pred
+            pred = followed
         return pred
 
     def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction) -> Prediction:

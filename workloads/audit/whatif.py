@@ -64,6 +64,7 @@ from prefixbench.simulator.providers import ANTHROPIC, rules_for
 from prefixbench.simulator.wire import CacheBreakpoint, Request
 from prefixbench.workloads.audit.precedence import READ_TOLERANCE
 from prefixbench.workloads.audit.core import (
+    Baseline,
     Heads,
     Key,
     Predictor,
@@ -1043,21 +1044,36 @@ def what_if(
     prices: Prices | None = None,
     system_changed: Collection[tuple[str, int]] | None = None,
     jobs: int = 1,
+    baseline: Baseline | None = None,
 ) -> list[WhatIf]:
     """Each fix, applied alone, re-simulated on the log where it changes it (see the module doc).
 
     ``system_changed``: the (file, line) of the requests the audit put down to a changed system
     prompt (``static-system`` on a log without bodies re-simulates those only; None: audit the
     log to find them). ``jobs`` > 1: the fixes are re-simulated in that many forked worker
-    processes (:func:`_in_workers`), with the same results in the same order."""
+    processes (:func:`_in_workers`), with the same results in the same order. ``baseline``: what the
+    audit of these requests and summaries knows (:class:`~prefixbench.workloads.audit.core.Baseline`:
+    the prediction of the log as sent, its heads, clock and links); None: all made here."""
     prices = prices or Prices(price_as_of)
-    heads = head_sizes(requests)
-    clock = clock_by_position(requests, summaries)
-    sources = compaction_sources([requests[i] for i in clock[2]])
     # One key tuple a request, shared by the prediction as logged and the reference (both are
     # held while the fixes run).
     keys = [(r.file, r.lane, r.seq) for r in requests]
-    base = _predict(requests, heads, lambda r: None, *clock, sources, keys)
+    if baseline is not None and baseline.requests == len(requests):
+        heads, clock, sources = baseline.heads, baseline.clock, baseline.sources
+        preds = baseline.preds
+        base = {}
+        for i in clock[2]:  # (in send order, each made as _predict makes it)
+            p, u = preds[i], requests[i].usage
+            if u is None:
+                base[keys[i]] = Pred(p.read, p.write, p.write_1h, p.uncached)
+            else:
+                base[keys[i]] = Pred(same_int(p.read, u.cache_read), same_int(p.write, u.cache_write_5m),
+                                     same_int(p.write_1h, u.cache_write_1h), same_int(p.uncached, u.uncached))
+    else:
+        heads = head_sizes(requests)
+        clock = clock_by_position(requests, summaries)
+        sources = compaction_sources([requests[i] for i in clock[2]])
+        base = _predict(requests, heads, lambda r: None, *clock, sources, keys)
     gaps = lane_gaps(requests, summaries, clock)
     ref = _Reference(requests, heads, clock, sources, base, keys)
     # The logged costs priced for these fixes live as long as this call (a forked worker fills its own copy).
