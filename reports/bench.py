@@ -184,7 +184,7 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
         skipped = len(keys) - len(todo)
         if not options.quiet:
             already = f"; {skipped} already in {out / STORE_DIR} (skipped; --fresh recomputes)" if skipped else ""
-            print(f"prefixbench: bench of {_runs(len(keys))}{already}; running {len(todo)}", file=sys.stderr)
+            print(f"prefixbench: bench of {_runs(len(keys))}{already}; running {len(todo):,}", file=sys.stderr)
         jobs = options.jobs if options.jobs is not None else default_jobs(len(todo) if todo else len(keys))
         progress = SweepProgress(len(keys), skipped, mode=SweepProgress.mode_for(options.quiet), command="bench")
         landed = land_missing(plan, todo, store, progress, jobs=jobs, scheduler=options.scheduler, between_batches=raise_if_interrupted)

@@ -151,8 +151,8 @@ def _run_and_land(plan: SweepPlan, options: SweepRunOptions, out: Path, manifest
     skipped = len(keys) - len(todo)
     if skipped and not options.quiet:
         print(
-            f"prefixbench: {skipped} of {len(keys)} runs already in {out / STORE_DIR} (skipped; --fresh recomputes); "
-            f"running {len(todo)}",
+            f"prefixbench: {skipped:,} of {len(keys):,} runs already in {out / STORE_DIR} (skipped; --fresh recomputes); "
+            f"running {len(todo):,}",
             file=sys.stderr,
         )
     jobs = options.jobs if options.jobs is not None else default_jobs(len(todo) if todo else len(keys))

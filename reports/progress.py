@@ -159,9 +159,9 @@ class SweepProgress:
             eta = _clock(elapsed / computed * remaining)
         elif remaining == 0:
             eta = "0:00"
-        skipped = f" ({self.skipped} skipped, in store)" if self.skipped else ""
+        skipped = f" ({self.skipped:,} skipped, in store)" if self.skipped else ""
         return (
-            f"prefixbench: {self.command} {done}/{self.total} runs done{skipped}, {flight} in flight, "
+            f"prefixbench: {self.command} {done:,}/{self.total:,} runs done{skipped}, {flight} in flight, "
             f"{_clock(elapsed)} elapsed, ETA {eta}" + (f", running {running}" if running else "")
         )
 

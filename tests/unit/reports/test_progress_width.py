@@ -25,3 +25,12 @@ def test_the_bar_is_readable_at_80_columns(monkeypatch, total, flight):
     assert line.startswith("sweep ")
     assert f"13/{total}" in line and f"{flight} in flight" in line and "ETA" in line
     assert "last done: se" in line and line.endswith("…")
+
+
+def test_run_counts_are_grouped_as_the_other_lines_give_them() -> None:
+    # walk34: the bench's own line said "bench of 2,560 runs; running 2560" and the progress
+    # line "476/2400 runs done": every count of runs reads with thousands grouped now.
+    from prefixbench.reports.progress import SweepProgress
+
+    progress = SweepProgress(2_400, skipped=1_200, command="bench")
+    assert progress.line().startswith("prefixbench: bench 1,200/2,400 runs done (1,200 skipped, in store), 0 in flight")
