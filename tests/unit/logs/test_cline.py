@@ -520,3 +520,32 @@ def test_roo_history_item_is_read_with_its_task_and_alone_yields_no_call(tmp_pat
     (task / "ui_messages.json").unlink()
     requests, summary = import_file(path, detect_format(path), ImportContext())
     assert requests == [] and "history item" in summary.notes[0] and "no call" in summary.notes[0]
+
+
+def _gateway_call(ts: int, model: str, tokens_in: int, reads: int, out: int) -> list[dict]:
+    usage = {"request": "...", "tokensIn": tokens_in, "tokensOut": out, "cacheWrites": 0, "cacheReads": reads, "cost": 0.01}
+    info = {"providerId": "cline", "modelId": model, "mode": "act"}
+    return [{"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(usage), "modelInfo": info},
+            {"ts": ts + 1, "type": "say", "say": "text", "text": "done", "modelInfo": info}]
+
+
+@pytest.mark.parametrize(("model", "provider", "written"), [
+    ("anthropic/claude-sonnet-4.5", "anthropic", True), ("x-ai/grok-code-fast-1", "xai", False)])
+def test_clines_own_provider_writes_are_its_tokens_in_for_an_anthropic_model(
+        tmp_path: Path, model: str, provider: str, written: bool) -> None:
+    # Cline's own handler reports cacheWriteTokens 0 whatever was written (cline.ts), and marks an
+    # Anthropic model's last user messages for caching: the next call reads what tokensIn held.
+    # Main counted tokensIn as uncached, predicted a read of 0 and missed the second call.
+    entries = [{"ts": 1_767_600_000_000, "type": "say", "say": "task", "text": "fix it"},
+               *_gateway_call(1_767_600_001_000, model, 20_000, 0, 100),
+               *_gateway_call(1_767_600_030_000, model, 500, 20_000, 100)]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(entries))
+    result = run_audit([tmp_path / "ui_messages.json"])
+    first, second = result.rows
+    assert first.provider == second.provider == provider
+    if written:
+        assert (first.reported_cache_write, first.reported_uncached) == (20_000, 0)
+        assert second.predicted_cache_read == 20_000 and second.read_within
+        assert any("tokensIn read as written" in n for n in result.files[0].notes)
+    else:  # xAI writes nothing it reports: its tokensIn stays uncached
+        assert (first.reported_cache_write, first.reported_uncached) == (0, 20_000)

@@ -38,7 +38,8 @@ handler (:attr:`~prefixbench.simulator.providers.base.ProviderRules.agent_handle
 is additive; DeepSeek's puts the cache MISS count in ``cacheWrites`` (read here as uncached
 input, never as a write); the OpenAI-compatible handler keeps ``prompt_tokens`` whole in
 ``tokensIn``; gateways (OpenRouter, Cline's own) report additive counts and may fold writes
-into ``tokensIn``; Roo Code since late 2025 writes the whole prompt into ``tokensIn`` whatever
+into ``tokensIn`` (Cline's own reports ``cacheWrites`` 0 always: an Anthropic model's
+``tokensIn`` there is read as written); Roo Code since late 2025 writes the whole prompt into ``tokensIn`` whatever
 the protocol. The reading used is stated in the file's notes.
 """
 
@@ -82,6 +83,12 @@ _USER_TURNS = ("task", "user_feedback")
 #: reads reach into the previous call's output (2,706 of a 2,734-token reply): 55 of 60 within
 #: 3% without this, 57 with it; the 3 left are a best-effort miss and two resumes.
 _REPLAYS_OUTPUT = frozenset({"deepseek"})
+#: Cline's own provider (handler ``cline``, a gateway) writes ``cacheWriteTokens: 0`` whatever the
+#: wire says (src/core/api/providers/cline.ts, 2026-01), while its OpenRouter stream marks the
+#: system prompt and the last two user messages ``cache_control`` for Anthropic models: the
+#: prompt past the reads is written, and its ``tokensIn`` holds those writes (its cost fields
+#: price them at the write rate: $0.1999575 for 50,868 tokensIn on claude-sonnet-4.5).
+_WRITES_IN_TOKENS_IN = frozenset({"cline"})
 #: The ``agent`` of a Cline SDK session file, and the lane each is.
 _SDK_AGENTS = {"lead": "main", "subagent": "subagent", "teammate": "subagent"}
 #: The start of the user message Cline 4.x appends when it resumes a pre-4.0 task as an SDK
@@ -114,6 +121,10 @@ _READING_TEXT: dict[str, str] = {
     "gateway": (
         "a gateway handler: tokensIn excludes cacheReads and cacheWrites (additive); "
         "where the gateway reports no writes they may be folded into tokensIn (counted as uncached)"
+    ),
+    "gateway-writes": (
+        "Cline's own provider reports cacheWrites 0 whatever was written, and marks an Anthropic "
+        "model's last user messages for caching: tokensIn read as written (additive)"
     ),
 }
 
@@ -419,6 +430,10 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         label = f"{'protocol ' if protocol else ''}{handler} ({model})" if handler else f"calls naming no handler ({model})"
         readings.setdefault(label, "zero-in" if not handler and reading == "miss-as-write" else reading)
         usage = _usage("additive" if reading in ("gateway", "unnamed") else reading, info, where)
+        if (handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive
+                and not usage.cache_write and usage.uncached):
+            usage = Usage(cache_read=usage.cache_read, cache_write_5m=usage.uncached, output=usage.output)
+            readings[label] = "gateway-writes"
         cost += logged_cost(info.get("cost"))
         if any(kind == "compaction" for kind, _ in events):
             parent = None
