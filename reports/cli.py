@@ -753,7 +753,7 @@ def _stdout_failed() -> bool:
     try:
         os.write(fd, b"")
     except OSError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)  # the exit's own flush would fail again
+        _drop_stdout(sys.stdout)  # the exit's own flush would fail again
         return True
     return False
 

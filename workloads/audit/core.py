@@ -58,6 +58,7 @@ from prefixbench.simulator.pricing import (
 )
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.providers import chain_rules, rules_for
+from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
 from prefixbench.workloads.audit import explicit, grid
@@ -1112,14 +1113,15 @@ class Predictor:
         if self.keep is None or key in self.keep:
             self.nodes[key] = r.prefix
         pred = self._chain(r, prefix, r.usage, tick, ready)
-        if self.follow and rules_for(r.provider).follows_reads:
-            followed = self._follow(r, prefix, pred)
+        rules = rules_for(r.provider) if self.follow else None
+        if rules is not None and rules.follows_reads:
+            followed = self._follow(r, prefix, pred, rules)
             if followed is not pred:
                 self.unfollowed[key] = pred
             pred = followed
         return pred
 
-    def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction) -> Prediction:
+    def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction, rules: ProviderRules) -> Prediction:
         """A provider whose reads keep to the checkpoint last read (Gemini, measured: see
         :mod:`prefixbench.simulator.providers.gemini`): a request that extends its lane's previous
         one, same model, is predicted to read what that one reported reading (an earlier call's
@@ -1130,7 +1132,6 @@ class Predictor:
         assert usage is not None
         lane = (r.file, r.lane)
         last = self.last_reads.get(lane)
-        rules = rules_for(r.provider)
         cacheable = rules.cacheable(usage)
         if usage.cache_reported:
             self.last_reads[lane] = (prefix.node, r.model, cacheable, usage.cache_read)

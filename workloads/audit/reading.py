@@ -228,7 +228,22 @@ def _refused(name: str):
     return refuse
 
 
-class _NotedSet(set):
+class _AsksOnly:
+    """What the noted set and dict share: ``|=`` adds through their noting ``update``, and
+    nothing may look at them whole (their size, their keys) or take keys out."""
+
+    __slots__ = ()
+
+    def __ior__(self, other):
+        self.update(other)  # type: ignore[attr-defined]
+        return self
+
+    __iter__ = _refused("iterating it")
+    __len__ = _refused("its size")
+    pop = clear = _refused("taking keys out")
+
+
+class _NotedSet(_AsksOnly, set):
     """A set of the context that notes in the current file's book each key it is asked about
     (found or not) and each key added."""
 
@@ -257,18 +272,12 @@ class _NotedSet(set):
             for key in other:
                 self.add(key)
 
-    def __ior__(self, other):  # type: ignore[override]
-        self.update(other)
-        return self
-
-    __iter__ = _refused("iterating it")
-    __len__ = _refused("its size")
-    remove = discard = pop = clear = _refused("taking keys out")
+    remove = discard = _refused("taking keys out")
     difference_update = intersection_update = symmetric_difference_update = _refused("taking keys out")
     __isub__ = __iand__ = __ixor__ = _refused("taking keys out")
 
 
-class _NotedDict(dict):
+class _NotedDict(_AsksOnly, dict):
     """A dict of the context (key to chain node) that notes in the current file's book each key
     it is asked about (the first time the file touches it: the value it held; a key looked up
     after the file stored it tells nothing of the files before) and each key stored."""
@@ -314,13 +323,7 @@ class _NotedDict(dict):
             for key, value in (other.items() if isinstance(other, Mapping) else other):
                 self[key] = value
 
-    def __ior__(self, other):  # type: ignore[override]
-        self.update(other)
-        return self
-
-    __iter__ = _refused("iterating it")
-    __len__ = _refused("its size")
-    __delitem__ = pop = popitem = clear = _refused("taking keys out")
+    __delitem__ = popitem = _refused("taking keys out")
 
 
 class NotedContext:
