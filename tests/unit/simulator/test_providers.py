@@ -98,6 +98,22 @@ def test_gemini_minimums_follow_the_caching_page_of_the_day():
     assert ANTHROPIC.min_cacheable("claude-opus-4-5", since) == ANTHROPIC.min_cacheable("claude-opus-4-5") == 4096
 
 
+def test_anthropic_minimums_are_anthropics_latest_table_and_the_ttl_counts_from_the_start():
+    """Anthropic's claude-api skill (anthropics/skills, the version naming Fable 5.1): 512 for
+    Opus 5, Fable 5 / 5.1, Mythos 5 / 5.1; 1,024 for Opus 4.8, Sonnet 5, Sonnet 4.6 / 4.5; 2,048
+    for Opus 4.7, Mythos Preview, Haiku 3.5; 4,096 for Opus 4.6 / 4.5, Haiku 4.5; and an entry's
+    lifetime "measured from the start of the request" (official now, no longer secondary)."""
+    table = {
+        512: ("claude-opus-5", "claude-fable-5", "claude-fable-5-1", "claude-mythos-5-1"),
+        1024: ("claude-opus-4-8", "claude-sonnet-5", "claude-sonnet-4-6", "claude-sonnet-4-5"),
+        2048: ("claude-opus-4-7", "claude-mythos-preview", "claude-3-5-haiku-20241022"),
+        4096: ("claude-opus-4-6", "claude-opus-4-5", "claude-haiku-4-5"),
+    }
+    assert {n: [ANTHROPIC.min_cacheable(m) for m in models] for n, models in table.items()} == {n: [n] * len(m) for n, m in table.items()}
+    ttl_from = next(o for o in ANTHROPIC.cache_options if o.key == "ttl_from")
+    assert (ttl_from.default, ttl_from.source) == ("start", "O")
+
+
 def test_conventions_and_best_effort():
     assert [PROVIDERS[n].usage_convention for n in ("anthropic", "openai", "deepseek")] == ["additive", "subset", "subset"]
     assert ANTHROPIC.best_effort_note is None and OPENAI.best_effort_note and DEEPSEEK.best_effort_note
