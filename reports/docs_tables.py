@@ -51,7 +51,8 @@ def providers_table() -> str:
 
     rows = []
     for rules in PROVIDERS.values():
-        minimum = f"{rules.min_tokens:,}" + (" (per model)" if rules.min_tokens_by_model else "")
+        dated = ", by date" if rules.min_tokens_before else ""
+        minimum = f"{rules.min_tokens:,}" + (f" (per model{dated})" if rules.min_tokens_by_model else "")
         minimum += "" if rules.min_tokens == 0 else f", per {rules.min_applies_to}"
         if rules.request_ttl is not None:  # decided per request (OpenAI: by model, body and date)
             ttls = ", ".join(label for label, _ in rules.ttls_ms) + " (per request: the body's, else the model's default)"

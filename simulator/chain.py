@@ -135,6 +135,7 @@ class ChainCache:
         step: int = 0,
         offset: int = 0,
         shared: int | None = None,
+        sent_ms: int | None = None,
     ) -> ChainVerdict:
         """Price one call whose cacheable prompt is ``cacheable`` tokens, then store its entries.
 
@@ -147,7 +148,9 @@ class ChainCache:
         ``step``: the read step the call's endpoint counts in, where it and not the model decides it;
         ``offset``: where that step's grid starts, where the audit learned one from the log.
         ``shared``: the tokens of ``parent``'s prompt this prompt keeps, where it drops the rest
-        (None: all): a read through ``parent`` stops there."""
+        (None: all): a read through ``parent`` stops there.
+        ``sent_ms``: when the call was sent (epoch ms), where the provider's minimum changed over
+        time (:attr:`~.providers.base.ProviderRules.min_tokens_before`; None: today's)."""
         self._parent[node] = parent
         if new_blocks != 1:
             self._blocks[node] = new_blocks
@@ -155,6 +158,8 @@ class ChainCache:
             self._blocks.pop(node, None)
         rules = self.rules
         cap, minimum, model_step, head_family = self._model(model)
+        if minimum is not None and sent_ms is not None and rules.min_tokens_before:
+            minimum = rules.min_cacheable(model, sent_ms)
         if cap is not None:
             cacheable = min(cacheable, cap)  # the most one request may have cached (Nova: 20K)
         if minimum is not None and cacheable < minimum:

@@ -25,9 +25,15 @@ MAX_BREAKPOINTS = 4
 #: Entry lifetimes in logical ms.
 TTL_MS: dict[str, int] = {"5m": 5 * 60_000, "1h": 60 * 60_000}
 
-#: Minimum cacheable prefix per model, first match wins (the official model table; the 512 and
-#: the Opus 4.7 / Mythos rows from secondary sources). Sonnet 4.6 was reported to start caching
-#: near 2048; the documented 1024 is kept.
+#: Minimum cacheable prefix per model, first match wins: the official model table, every row of
+#: which Anthropic's own claude-api skill (anthropics/skills, skills/claude-api/shared/
+#: prompt-caching.md, its version naming Fable 5.1 and Mythos 5.1) gives too: 512 for Opus 5,
+#: Fable 5 / 5.1, Mythos 5 / 5.1; 1,024 for Opus 4.8, Sonnet 5, Sonnet 4.6 / 4.5, Opus 4.1 / 4,
+#: Sonnet 4; 2,048 for Opus 4.7, Mythos Preview, Haiku 3.5; 4,096 for Opus 4.6 / 4.5, Haiku 4.5
+#: ("on every platform", Bedrock included). Its versions of April to July 2026 said 4,096 for
+#: Opus 4.7 / 4.8 and 2,048 for Sonnet 4.6 and Fable 5; Sonnet 4.6 was reported to start
+#: caching near 2048 (anthropic-sdk-python#1194). The latest is kept. Opus 5.5, Sonnet 5.5 and
+#: Haiku 5.5 are in no table: 512, 1,024 and 1,024 by these rows and the default.
 MIN_TOKENS_BY_MODEL: tuple[tuple[str, int], ...] = (
     (r"(opus|fable|mythos)-5", 512),
     (r"(opus-4-8|sonnet-5|sonnet-4-6|sonnet-4-5)", 1024),
@@ -67,7 +73,8 @@ def compaction_iterations(usage: Mapping[str, object], where: str) -> list[Mappi
 
 #: Rules of the ``anthropic`` model that rest on secondary sources or measurements.
 OPTIONS = (
-    CacheOption(key="ttl_from", default="start", seen="start [S] | response", source="S",
+    CacheOption(key="ttl_from", default="start",
+                seen="start (Anthropic's claude-api skill: 'measured from the start of the request') | response", source="O",
                 help="where an entry's lifetime counts from: the request's start (a long response uses "
                      "part of it) or its response's first token"),
     CacheOption(key="chars_per_token", default=3.85, seen="3.76-3.94 by call on one capture (Claude Code 1.0.6)",

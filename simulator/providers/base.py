@@ -192,6 +192,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     min_applies_to: Literal["prompt", "read"] = "prompt"
     #: ``(regex, tokens)`` per model family, first match wins.
     min_tokens_by_model: tuple[tuple[str, int], ...] = ()
+    #: ``(epoch ms, table)``, earliest first: a request sent before that moment takes that
+    #: ``(regex, tokens)`` table instead of :attr:`min_tokens_by_model` (the provider's page as
+    #: it stood then: Gemini's before its table changed in mid-2026). A request of unknown time
+    #: takes the current table.
+    min_tokens_before: tuple[tuple[int, tuple[tuple[str, int], ...]], ...] = ()
     #: Entry lifetimes offered, ``(label, logical ms)``; empty = no TTL (best effort or capacity).
     ttls_ms: tuple[tuple[str, int], ...] = ()
     #: The label of the lifetime an entry gets unless the request asks for another.
@@ -251,6 +256,16 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: options the audit builds it with (None: the byte-exact reference).
     body_model: str | None = None
     body_model_options: tuple[tuple[str, object], ...] = ()
+    #: ``(epoch ms, options)``, earliest first: the options the byte-level model replays a body
+    #: sent before that moment with, on top of :attr:`body_model_options` (the same rule as
+    #: :attr:`min_tokens_before`, told in the model's own option: Gemini's earlier minimums).
+    body_model_options_before: tuple[tuple[int, tuple[tuple[str, object], ...]], ...] = ()
+
+    def body_options_at(self, sent_ms: int | None) -> tuple[tuple[str, object], ...]:
+        """The byte-level model's dated options for a body sent at ``sent_ms`` (None: today's: none)."""
+        if sent_ms is None:
+            return ()
+        return next((options for until, options in self.body_model_options_before if sent_ms < until), ())
     #: The byte-level model's option that sets a read step other than :attr:`block_tokens`.
     body_step_option: str = "block"
     #: Where an entry's lifetime is counted from: ``start``, the request that wrote or read it
@@ -265,9 +280,13 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: The pages its rules come from (URLs), for the docs' provider table.
     sources: tuple[str, ...] = ()
 
-    def min_cacheable(self, model: str) -> int:
-        """Shortest cacheable prefix (tokens) for ``model``."""
-        return per_model(self.min_tokens_by_model, self.min_tokens, model)
+    def min_cacheable(self, model: str, sent_ms: int | None = None) -> int:
+        """Shortest cacheable prefix (tokens) for ``model``, in a request sent at ``sent_ms``
+        (None: unknown, today's table; see :attr:`min_tokens_before`)."""
+        table = self.min_tokens_by_model
+        if sent_ms is not None:
+            table = next((old for until, old in self.min_tokens_before if sent_ms < until), table)
+        return per_model(table, self.min_tokens, model)
 
     def max_cached(self, model: str) -> int | None:
         """The most tokens a request to ``model`` may have cached (None: no limit)."""

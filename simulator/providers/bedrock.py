@@ -13,6 +13,9 @@ Minimums per cache checkpoint, the page's model table [O] (first match wins belo
 Opus 5, Fable 5 and Mythos 5; 4,096 for Opus 4.5 to 4.7, Haiku 4.5 and Mythos Preview; 2,048
 for Claude 3.5 Haiku (an earlier version of the page); 1,024 for the other Claude models (Sonnet
 4.5 was listed at 4,096 in one version of the page and 1,024 in the latest, which is kept).
+Anthropic's own claude-api skill (anthropics/skills) says its table, 2,048 for Opus 4.7 and
+Mythos Preview, applies on every platform, Bedrock included: a conflict between two official
+sources; the AWS page's 4,096 is kept here.
 
 Amazon Nova (Micro, Lite, Pro, Premier; an earlier version of the same page's table) [O]: a
 checkpoint needs "1K" tokens (1,000 here, as a gateway's copy of the table writes it [S]; one

@@ -39,12 +39,23 @@ Pro's (2025-10) from 1 to 5 of 13, March Flash's from 905 to 1,034 of 1,234; the
 Flash sessions, on the grid, keep theirs (75 of 94; 58 of 93 for the June one with Pro, 56
 before).
 
-**Minimums: two values conflict.** The official page lists 1,024 tokens for 2.5 Flash and 3
-Flash Preview and 4,096 for 2.5 Pro and 3 Pro Preview; a reseller's copy (mid-2026) lists
-2,048 for every 2.5 model and 4,096 for every 3.x. ``minimums=docs`` (the default) takes the
-first table, ``minimums=reseller`` the second; ``min_tokens`` sets one value for every model.
-Community reports say the effective threshold runs higher than documented (Flash-Lite hits
-absent below ~3,000 tokens) [M].
+**Minimums: the official table changed in mid-2026** [O]. Up to its version of 2026-05-28
+(the caching page, https://ai.google.dev/gemini-api/docs/caching, and its Interactions API copy)
+the page listed 1,024 tokens for Gemini 3 Flash Preview (3.5 Flash in that last version) and
+2.5 Flash, 4,096 for 3 Pro Preview and 2.5 Pro (:data:`EARLIER_MINIMUMS`). From its version of
+2026-07-07 on (and in those of 2026-10-13 and 2026-10-23) it lists 4,096 for Gemini 3.5 to 3.8
+Flash, 3.1 Pro Preview and Gemini 4 Argon, and 2,048 for 2.5 Flash and 2.5 Pro
+(:data:`DOCS_MINIMUMS`); models it no longer lists (3 Flash Preview, 3 Pro Preview) keep the
+earlier page's value, which the May 2026 gemini-3-flash-preview reads bear out (3,885 tokens read,
+under 4,096). When the page changed between those two versions is not known: in the audit a
+request sent before :data:`DOCS_MINIMUMS_SINCE` (the first version seen with the new table)
+takes the earlier table, one sent on or after it, or at an unknown time, the current one
+(:attr:`~prefixbench.simulator.providers.base.ProviderRules.min_tokens_before`). A sweep has no
+calendar: ``minimums=docs`` (the default) is the current table, ``minimums=docs-2026-05`` the
+earlier one, ``minimums=reseller`` a reseller's copy of mid-2026 (2,048 for every 2.5 model,
+4,096 for every 3.x: the current page agrees but for the 3.0 previews); ``min_tokens`` sets one
+value for every model. Community reports say the effective threshold runs higher than
+documented (Flash-Lite hits absent below ~3,000 tokens) [M].
 
 **Lifetime.** Not published ("send requests with the same prefix close in time"): no TTL by
 default; ``ttl_ms`` sets an idle lifetime.
@@ -85,24 +96,41 @@ from prefixbench.simulator.providers.base import CacheOption, ProviderRules, cou
 from prefixbench.simulator.providers.openai import read_usage as read_openai_usage
 from prefixbench.simulator.usage import Usage
 
-#: Minimum per model, the official caching page [O]; first match wins.
+#: Minimum per model, the official caching page from its version of 2026-07-07 on [O]; first
+#: match wins. The 3.0 previews (and 3.1 Flash), which that page no longer lists, keep the
+#: earlier page's values.
 DOCS_MINIMUMS: tuple[tuple[str, int], ...] = (
+    (r"gemini-4", 4096),
+    (r"gemini-3\.[5-9]-flash", 4096),
+    (r"gemini-3(\.[0-9]+)?-pro", 4096),
+    (r"gemini-3(\.[0-9]+)?-flash", 1024),
+    (r"gemini-2\.5-pro", 2048),
+    (r"gemini-2\.5-flash", 2048),
+)
+#: Minimum per model, the official caching page up to its version of 2026-05-28 [O].
+EARLIER_MINIMUMS: tuple[tuple[str, int], ...] = (
     (r"gemini-3(\.[0-9]+)?-pro", 4096),
     (r"gemini-3(\.[0-9]+)?-flash", 1024),
     (r"gemini-2\.5-pro", 4096),
     (r"gemini-2\.5-flash", 1024),
 )
+#: The first version of the caching page seen with :data:`DOCS_MINIMUMS` (2026-07-07 00:00 UTC,
+#: epoch ms): the audit gives a request sent before it :data:`EARLIER_MINIMUMS`.
+DOCS_MINIMUMS_SINCE = "2026-07-07"
+DOCS_MINIMUMS_SINCE_MS = 1_783_382_400_000
 #: Minimum per model, a reseller's copy of the page (mid-2026) [S].
 RESELLER_MINIMUMS: tuple[tuple[str, int], ...] = (
     (r"gemini-2\.5", 2048),
     (r"gemini-3", 4096),
 )
-#: The two tables, by the name ``minimums=`` takes.
-MINIMUM_TABLES: dict[str, tuple[tuple[str, int], ...]] = {"docs": DOCS_MINIMUMS, "reseller": RESELLER_MINIMUMS}
+#: The tables, by the name ``minimums=`` takes.
+MINIMUM_TABLES: dict[str, tuple[tuple[str, int], ...]] = {
+    "docs": DOCS_MINIMUMS, "docs-2026-05": EARLIER_MINIMUMS, "reseller": RESELLER_MINIMUMS,
+}
 #: The step implicit-cache reads count in, per model [M] (see the module doc): the largest
 #: multiple at or below the shared prefix is read; others read to the token.
 CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
-#: A model neither table names: the smallest documented minimum.
+#: A model no table names: the smallest minimum either official table gives.
 DEFAULT_MIN_TOKENS = 1024
 #: A cached content's TTL when the client sets none [O].
 EXPLICIT_TTL_MS = 60 * 60_000
@@ -191,8 +219,10 @@ def cache_id(name: object) -> str | None:
 
 
 OPTIONS = (
-    CacheOption(key="minimums", default="docs", seen="docs (1,024 Flash / 4,096 Pro) | reseller (2,048 for 2.5 / 4,096 for 3.x)",
-                source="O", help="which per-model minimum table"),
+    CacheOption(key="minimums", default="docs",
+                seen="docs (the page from 2026-07-07: 2,048 for 2.5, 4,096 for 3.1 Pro, 3.5+ Flash, 4) | docs-2026-05 "
+                     "(the page to 2026-05-28: 1,024 Flash / 4,096 Pro) | reseller (2,048 for 2.5 / 4,096 for 3.x)",
+                source="O", help="which per-model minimum table (the audit: the page's table on the day a request was sent)"),
     CacheOption(key="min_tokens", default=None, seen="1,024-4,096; ~3,000 measured on Flash-Lite",
                 source="O", help="one minimum for every model, overriding the table"),
     CacheOption(key="block", default=None, seen="3,924 (3 Flash: grid in May 2026, 94 calls; best fit, no grid, March 2026, 1,234 calls) | 1 (2.5 Pro; 3.1 Pro)",
@@ -223,6 +253,7 @@ RULES = ProviderRules(
     block_tokens_by_model=CHECKPOINTS,
     min_tokens=DEFAULT_MIN_TOKENS,
     min_tokens_by_model=DOCS_MINIMUMS,
+    min_tokens_before=((DOCS_MINIMUMS_SINCE_MS, EARLIER_MINIMUMS),),
     min_applies_to="prompt",
     read_multiplier=0.1,
     write_multiplier=1.0,
@@ -236,6 +267,7 @@ RULES = ProviderRules(
     step_slack=400,
     follows_reads=True,
     body_model="gemini",
+    body_model_options_before=((DOCS_MINIMUMS_SINCE_MS, (("minimums", "docs-2026-05"),)),),
     chain_as="gemini",
     cache_options=OPTIONS,
     sources=("https://ai.google.dev/gemini-api/docs/caching",),

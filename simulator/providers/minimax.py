@@ -1,13 +1,18 @@
 """MiniMax: automatic caching from 512 tokens, plus Anthropic-style explicit markers.
 
-Facts (https://platform.minimax.io/docs/guides/prompt-caching) [O]: caching is automatic for
-prompts of 512 tokens or more, matched in the order system, tools, messages; explicit
-``cache_control`` markers work as Anthropic's (20-block lookback); a write costs 1.25x and a
-read 0.1x (one model lists 0.2x). Usage is returned in the shape of the endpoint called (subset
-on the OpenAI-compatible one).
+Facts (https://platform.minimax.io/docs/api-reference/text-prompt-caching, formerly
+https://platform.minimax.io/docs/guides/prompt-caching) [O]: caching is automatic for prompts of
+512 tokens or more, matched as a prefix; explicit ``cache_control`` markers on the
+Anthropic-compatible endpoint work as Anthropic's (20-block lookback, 5 min, renewed by use); a
+write costs 1.25x and a read 0.1x (M2.7 lists 0.2x: its price row). An automatic entry's
+lifetime is set by the system's load (the Chinese page), not published. Usage is returned in the
+shape of the endpoint called (subset on the OpenAI-compatible one).
 
-Not modelled: the system-before-tools order (prefixbench renders tools first, so a change to
-the tools breaks the system prompt's entry too; MiniMax would keep it).
+The two language versions of the page disagree on the order the automatic prefix is built in:
+system, tools, messages (the English page, which lists MiniMax-M3 and M3.1-Flash) or tools,
+system, history (the Chinese page, platform.minimaxi.com, which lists the M2.1 and M2.5
+series). prefixbench renders tools first, as the Chinese page says; under the English order a
+change to the tools would keep the system prompt's entry, which is not modelled.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ LOOKBACK_BLOCKS = 20
 OPTIONS = (
     CacheOption(key="mode", default="per-request", seen="per-request | explicit | implicit", source="O",
                 help="per-request: marked requests explicit, others automatic"),
-    CacheOption(key="implicit_ttl_ms", default=None, seen="not published", source="O",
+    CacheOption(key="implicit_ttl_ms", default=None, seen="not published (set by the system's load)", source="O",
                 help="idle lifetime of an automatic entry in ms"),
 )
 
@@ -45,5 +50,5 @@ RULES = ProviderRules(
     body_model="minimax",
     chain_as="minimax",
     cache_options=OPTIONS,
-    sources=("https://platform.minimax.io/docs/guides/prompt-caching",),
+    sources=("https://platform.minimax.io/docs/api-reference/text-prompt-caching",),
 )

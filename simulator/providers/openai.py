@@ -25,8 +25,10 @@ same price. Extended retention exists on :data:`EXTENDED` models only; ``gpt-5.5
    enable extended prompt caching" (openai-python ac534dcd, 2025-11-13, when the parameter
    came with gpt-5.1): ``in_memory`` unless asked. So a request sent before
    :data:`EXTENDED_DEFAULT_SINCE` gets ``in_memory``, one sent on or after it (or at an unknown
-   time) ``24h``. The organization's ZDR setting is not in any log: ``zdr`` (an option of the
-   ``openai`` model; the audit's ``--openai-zdr``) assumes it on, default off.
+   time) ``24h``. A news post dates the change of default to 2026-05-29 (modeldex.dev, secondary);
+   the three days between it and the reference's date are left to the reference. The
+   organization's ZDR setting is not in any log: ``zdr`` (an option of the ``openai`` model; the
+   audit's ``--openai-zdr``) assumes it on, default off.
 
 Codex does not send ``prompt_cache_retention`` (its Responses body: model, instructions, input,
 tools, reasoning, store, stream, include, ``prompt_cache_key``, text; openai/codex

@@ -4,7 +4,12 @@ Facts: caching is automatic; requests are routed by the ``x-grok-conv-id`` heade
 completions) or ``prompt_cache_key`` (Responses) to a server, and the cache lives on that
 server, so a request routed to another one misses; an entry may be evicted at any time (load,
 restarts); cached tokens are ``prompt_tokens_details.cached_tokens`` /
-``input_tokens_details.cached_tokens``, part of the prompt (https://docs.x.ai/docs/guides/prompt-caching) [O].
+``input_tokens_details.cached_tokens``, part of the prompt
+(https://docs.x.ai/developers/advanced-api-usage/prompt-caching, formerly
+https://docs.x.ai/docs/guides/prompt-caching) [O]. Its FAQ: a request without the header (or
+with another id) may land on a different server, so ``routing=random`` models a client that
+sends none; caching is on for every grok language model, each with its cached price on the
+models page (the price rows).
 A read costs 0.25x and writes carry no fee [S].
 
 **Unknowns, as options.** The read step: 128-token blocks in one reseller's test of 124 calls
@@ -62,5 +67,5 @@ RULES = ProviderRules(
     body_model="xai",
     chain_as="xai",
     cache_options=OPTIONS,
-    sources=("https://docs.x.ai/docs/guides/prompt-caching",),
+    sources=("https://docs.x.ai/developers/advanced-api-usage/prompt-caching",),
 )

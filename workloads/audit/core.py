@@ -1185,6 +1185,7 @@ class Predictor:
             step=r.read_step,
             offset=r.read_offset,
             shared=prefix.shared,
+            sent_ms=r.sent_ms,
         )
         uncached = usage.uncached if rules.is_additive else usage.prompt - verdict.read
         if rules.is_additive and verdict.read == 0 and verdict.write == 0:
@@ -1198,9 +1199,12 @@ class Predictor:
         rules = rules_for(r.provider)
         step = rules.read_step(r.model, r.read_step)
         key = r.provider if step == rules.block_tokens else f"{r.provider}|{step}"  # a model with its own step
+        dated = rules.body_options_at(r.sent_ms)  # the provider's rules on the day it was sent (Gemini's minimums)
+        if dated:
+            key += "|" + ",".join(f"{k}={v}" for k, v in dated)
         provider = self.bodies.get(key)
         if provider is None:
-            cache, stepped = _body_cache(r.provider, step)
+            cache, stepped = _body_cache(r.provider, step, dated)
             provider = self.bodies[key] = SimulatedProvider(cache=cache)
             if not stepped:
                 self.own_step.add(key)
@@ -1287,15 +1291,18 @@ def follow_note(followed: Mapping[str, int]) -> str:
     )
 
 
-def _body_cache(provider: str, step: int | None = None) -> tuple[CacheModel, bool]:
+def _body_cache(
+    provider: str, step: int | None = None, dated: tuple[tuple[str, object], ...] = ()
+) -> tuple[CacheModel, bool]:
     """The byte-level model that replays a provider's bodies: its own when it has one, else the
     reference; ``step``: a model's own read step where the rules give it one (Kimi's coding plan,
-    DeepSeek before V4), or ``--read-step``'s. The flag: whether the model replays in ``step``
-    (False: in its own, ``step`` being one it cannot take)."""
+    DeepSeek before V4), or ``--read-step``'s; ``dated``: options of the provider's rules as they
+    stood when the body was sent (``ProviderRules.body_options_at``). The flag: whether the
+    model replays in ``step`` (False: in its own, ``step`` being one it cannot take)."""
     rules = rules_for(provider)
     if rules.body_model is None:
         return make_cache("byte-exact"), True
-    options = dict(rules.body_model_options)
+    options = dict(rules.body_model_options) | dict(dated)
     if rules.caches_output:
         options.setdefault("cache_output", True)
     if step is not None and step != rules.block_tokens:

@@ -339,8 +339,9 @@ def _sent_before_ready(ev: Evidence) -> Finding | None:
 
 def _below_minimum(ev: Evidence) -> Finding | None:
     rules, model = ev.rules, ev.r.model
-    if rules.min_applies_to == "prompt" and ev.expected < rules.min_cacheable(model):
-        return Finding("below-minimum", "log", f"{ev.expected:,} tokens is below {model}'s minimum of {rules.min_cacheable(model):,}")
+    minimum = rules.min_cacheable(model, ev.r.sent_ms)  # the provider's table on the day it was sent
+    if rules.min_applies_to == "prompt" and ev.expected < minimum:
+        return Finding("below-minimum", "log", f"{ev.expected:,} tokens is below {model}'s minimum of {minimum:,}")
     return None
 
 

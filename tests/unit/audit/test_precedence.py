@@ -223,6 +223,18 @@ def test_below_minimum_reads_the_models_minimum():
     assert rule(ev(req(model="claude-sonnet-4-5"), expected=4000)) != "below-minimum"
 
 
+def test_below_minimum_takes_the_gemini_page_of_the_day_the_request_was_sent():
+    """Gemini's caching page gave 2.5 Flash 1,024 tokens up to its version of 2026-05-28 and 2,048
+    from its version of 2026-07-07 on: a 1,500-token prompt is below the minimum only after."""
+    june, august = 1_780_272_000_000, 1_785_542_400_000  # 2026-06-01, 2026-08-01 00:00 UTC
+    flash = "gemini-2.5-flash"
+    prev = req(0, provider="gemini", model=flash, parent=None)
+    assert rule(ev(req(provider="gemini", model=flash, sent_ms=june), prev=prev, expected=1500)) != "below-minimum"
+    for sent in (august, None):  # a request of unknown time takes today's table
+        e = ev(req(provider="gemini", model=flash, sent_ms=sent), prev=prev, expected=1500)
+        assert (rule(e), find_cause(e).detail) == ("below-minimum", "1,500 tokens is below gemini-2.5-flash's minimum of 2,048")
+
+
 def test_below_minimum_before_beyond_lookback():
     e = ev(req(model=OPUS, new_blocks=30), prev=PREV_OPUS, expected=4000)
     assert rule(e) == "below-minimum"

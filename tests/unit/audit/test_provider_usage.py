@@ -157,3 +157,18 @@ def test_glm_5_reads_count_in_64_token_steps_on_both_endpoints_and_glm_4_6_to_th
         assert glm46.predicted_cache_read % 64 != 0 and glm5.predicted_cache_read == glm46.predicted_cache_read // 64 * 64
         # The chain's expected read: the previous prompt (1,300), in whole 64-token steps on glm-5.
         assert (glm5.expected_cache_read, glm46.expected_cache_read) == (1_300 // 64 * 64, 1_300)
+
+
+def test_a_gemini_body_is_replayed_under_the_minimum_of_the_day_it_was_sent(tmp_path: Path) -> None:
+    """The caching page's minimum for 2.5 Flash was 1,024 tokens up to its version of 2026-05-28
+    and is 2,048 from its version of 2026-07-07: the same two ~1,300-token bodies read their shared
+    prefix when sent in September 2025 (above) and nothing when sent in August 2026 (the prompt
+    is under 2,048, so the first call stored nothing)."""
+    august = 1_785_542_400.0  # 2026-08-01 00:00 UTC
+    calls = [_call(n, url, model, usage) for n, (url, model, usage, _) in enumerate(CALLS[2:4])]
+    for n, call in enumerate(calls):
+        call["request"]["timestamp"], call["response"]["timestamp"] = august + 60 * n, august + 60 * n + 2
+    rows = run_audit([write_jsonl(tmp_path / "later.jsonl", calls)]).rows
+    assert [r.predicted_by for r in rows] == ["body", "body"]
+    assert rows[1].predicted_cache_read == 0
+    assert _audit(tmp_path).rows[3].predicted_cache_read > 0

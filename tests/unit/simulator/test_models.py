@@ -71,7 +71,7 @@ def test_parse_cache_spec_splits_name_and_options():
         ("xai", {"block": "big"}, None, "xai: block must be a positive integer (tokens), got 'big'"),
         ("xai", {"routing": "hash"}, None, "xai: routing must be one of sticky, prefix, random, got 'hash'"),
         ("xai", {"evict_p": "2"}, None, "xai: evict_p must be a probability from 0 to 1, got 2.0"),
-        ("gemini", {"minimums": "blog"}, None, "gemini: minimums must be one of docs, reseller, got 'blog'"),
+        ("gemini", {"minimums": "blog"}, None, "gemini: minimums must be one of docs, docs-2026-05, reseller, got 'blog'"),
         ("gemini", {"servers": "2"}, None, "cache model 'gemini' has no option 'servers' (known: minimums, min_tokens, block, ttl_ms, mode, explicit_ttl_ms, explicit_at, explicit_refresh)"),
         ("gemini", {"block": "0"}, None, "gemini: block must be a positive integer (tokens), got 0"),
         ("kimi", {"ttl": "2h"}, None, "kimi: ttl must be one of 5m, 1h, got '2h'"),

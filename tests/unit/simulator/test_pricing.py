@@ -590,3 +590,37 @@ def test_cost_total_is_the_breakdowns_total_to_the_last_digit(cached, written, u
     expected = cost_of(usage, row).total
     found = cost_total(usage, row)
     assert found == expected and found.as_tuple() == expected.as_tuple()
+
+
+def test_model_families_of_the_real_logs_have_rows_with_their_documented_prices():
+    """Families seen in the real traffic the suite reads (Crush's title calls, an OpenCode
+    session through Ollama, OpenHands trajectories) priced at their providers' list prices as
+    copies of the pricing pages give them (USD per 1M tokens; the rows name the sources)."""
+    # glm-4.5-air: 0.20 input, 0.03 cached, 1.10 output, no write fee. 10,000 tokens, 8,000 read,
+    # 500 out: 2,000 x 0.20 + 8,000 x 0.03 + 500 x 1.10 = 400 + 240 + 550 millionths of a dollar.
+    cost = cost_of(make_observation(10_000, 8_000, 0, output=500), get_price("glm-4.5-air", as_of="2026-07-01"))
+    assert parts(cost) == (D("0.0004"), D("0.00024"), D("0"), D("0.00055"), D("0.00119"))
+    # MiniMax-M2.7 (a log's spelling): 0.30 input, 0.06 read (0.2x), 0.375 write, 1.20 output.
+    # 12,000 tokens = 9,000 read + 2,000 written + 1,000 uncached, 300 out: 300 + 540 + 750 + 360.
+    cost = cost_of(make_observation(12_000, 9_000, 2_000, output=300), get_price("MiniMax-M2.7"))
+    assert parts(cost) == (D("0.0003"), D("0.00054"), D("0.00075"), D("0.00036"), D("0.00195"))
+    # Its highspeed variant: input 0.60 and output 2.40, the cache prices the same.
+    fast = get_price("minimax-m2.7-highspeed", as_of="2026-05-01").rates
+    assert (fast.input, fast.cache_read, fast.cache_write, fast.output) == (D("0.60"), D("0.06"), D("0.375"), D("2.40"))
+    # gpt-4o: 2.50 input, 1.25 cached (0.5x), 10.00 output, no write fee. 4,072 tokens, 3,072 read,
+    # 200 out: 1,000 x 2.50 + 3,072 x 1.25 + 200 x 10 = 2,500 + 3,840 + 2,000 millionths.
+    cost = cost_of(make_observation(4_072, 3_072, 0, output=200), get_price("openai/gpt-4o-2024-08-06"))
+    assert parts(cost) == (D("0.0025"), D("0.00384"), D("0"), D("0.002"), D("0.00834"))
+    # Ollama's minimax-m2.7:cloud is another host's price: not MiniMax's row.
+    with pytest.raises(UserError):
+        get_price("minimax-m2.7:cloud")
+
+
+def test_kimi_rows_rest_on_moonshots_own_pricing_page():
+    """Moonshot's pricing page (archived 2026-03-26) lists kimi-k2.5 at 0.10 hit / 0.60 miss /
+    3.00 output and kimi-k2-0905-preview at 0.15 / 0.60 / 2.50: the rows are official now, their
+    numbers unchanged."""
+    for model, (hit, miss, out) in (("kimi-k2.5", ("0.10", "0.60", "3.00")), ("kimi-k2-0905-preview", ("0.15", "0.60", "2.50"))):
+        row = get_price(model)
+        assert row.evidence == "official" and row.source == "https://platform.moonshot.ai/docs/pricing/chat"
+        assert (row.rates.cache_read, row.rates.input, row.rates.output) == (D(hit), D(miss), D(out))

@@ -23,6 +23,8 @@ from .unit_builders import make_unit
 
 FLASH = Envelope("gemini", "gemini-2.5-flash")
 PRO = Envelope("gemini", "gemini-2.5-pro")
+#: Gemini's minimum table up to May 2026 (1,024 on 2.5 Flash), which the explicit-cache stories use.
+EARLIER = "docs-2026-05"
 GROK = Envelope("xai", "grok-code-fast-1")
 QWEN = Envelope("qwen", "qwen3-coder-plus")
 
@@ -40,7 +42,7 @@ A, B, C, D = (make_unit(tag, size) for tag, size in (("a", 1000), ("b", 100), ("
 
 
 def test_gemini_caches_nothing_below_the_model_minimum_and_everything_above_it():
-    cache = make_cache("gemini")
+    cache = make_cache("gemini", minimums=EARLIER)  # the page up to May 2026
     # 1,000 tokens on 2.5 Flash (minimum 1,024): neither read nor stored.
     assert cache.observe(request(A), FLASH, 0) == CacheVerdict(1000, 0, 0)
     # 1,100 tokens: over the minimum, but the 1,000 before were never stored: a miss, all stored.
@@ -49,8 +51,8 @@ def test_gemini_caches_nothing_below_the_model_minimum_and_everything_above_it()
     assert cache.observe(request(A, B, D), FLASH, 2) == CacheVerdict(1200, 1100, 100)
 
 
-def test_gemini_caches_per_model_and_2_5_pro_needs_4096_tokens():
-    cache = make_cache("gemini")
+def test_gemini_caches_per_model_and_2_5_pro_needed_4096_tokens_on_the_earlier_page():
+    cache = make_cache("gemini", minimums=EARLIER)
     cache.observe(request(A, B, D), FLASH, 0)
     # Another model is another cache, and 1,200 tokens is under 2.5 Pro's 4,096.
     assert cache.observe(request(A, B, D), PRO, 1) == CacheVerdict(1200, 0, 0)
@@ -59,10 +61,29 @@ def test_gemini_caches_per_model_and_2_5_pro_needs_4096_tokens():
     assert cache.observe(request(A, C, B, D), PRO, 4).cached_tokens == 4100
 
 
-def test_gemini_minimum_tables_disagree_and_the_option_picks_one():
-    docs, reseller = make_cache("gemini"), make_cache("gemini", minimums="reseller")
-    assert (docs.minimum("gemini-2.5-flash"), reseller.minimum("gemini-2.5-flash")) == (1024, 2048)
-    assert (docs.minimum("gemini-3-pro-preview"), reseller.minimum("gemini-3.1-flash")) == (4096, 4096)
+def test_gemini_current_page_gives_both_2_5_models_2048_tokens():
+    """The caching page from its version of 2026-07-07 on: 2,048 for 2.5 Flash and 2.5 Pro (it
+    was 1,024 and 4,096), the default table of a sweep."""
+    cache = make_cache("gemini")
+    # 2.5 Flash: 1,100 tokens was enough on the earlier page; under 2,048 nothing is stored.
+    assert cache.observe(request(A, B), FLASH, 0) == CacheVerdict(1100, 0, 0)
+    assert cache.observe(request(A, B, D), FLASH, 1) == CacheVerdict(1200, 0, 0)
+    # 2.5 Pro: 4,000 tokens (1,000 + 3,000) is over 2,048 now: stored, then read by the next
+    # prompt, 4,000 of its 4,100 tokens (under the earlier 4,096 both calls cached nothing).
+    assert cache.observe(request(A, C), PRO, 2) == CacheVerdict(4000, 0, 4000)
+    assert cache.observe(request(A, C, B), PRO, 3) == CacheVerdict(4100, 4000, 100)
+
+
+def test_gemini_minimum_tables_and_the_option_picks_one():
+    docs, earlier = make_cache("gemini"), make_cache("gemini", minimums=EARLIER)
+    reseller = make_cache("gemini", minimums="reseller")
+    assert [t.minimum("gemini-2.5-flash") for t in (docs, earlier, reseller)] == [2048, 1024, 2048]
+    assert [t.minimum("gemini-2.5-pro") for t in (docs, earlier, reseller)] == [2048, 4096, 2048]
+    # 3.5 Flash and later: 4,096 on the current page, 1,024 on the earlier one (it listed 3.5 Flash
+    # at 1,024 in its last version); the 3.0 previews, gone from the current page, keep their values.
+    assert [t.minimum("gemini-3.5-flash") for t in (docs, earlier)] == [4096, 1024]
+    assert [t.minimum("gemini-3-flash-preview") for t in (docs, earlier, reseller)] == [1024, 1024, 4096]
+    assert (docs.minimum("gemini-3-pro-preview"), docs.minimum("gemini-3.1-pro-preview"), docs.minimum("gemini-4-argon")) == (4096,) * 3
     assert make_cache("gemini", min_tokens="3000").minimum("gemini-2.5-flash-lite") == 3000
     # Under the reseller's 2,048 the 1,100 and 1,200-token prompts above cache nothing.
     reseller.observe(request(A, B), FLASH, 0)
@@ -280,7 +301,7 @@ SYSTEM, M1, M2, M3 = make_unit("sys", 3000), make_unit("m1", 2000), make_unit("m
 
 
 def test_gemini_explicit_creates_a_content_of_the_older_history_cites_it_and_recreates_it_after_its_ttl():
-    cache = make_cache("gemini", mode="explicit")  # TTL 1 h, cut before the newest message
+    cache = make_cache("gemini", minimums=EARLIER, mode="explicit")  # TTL 1 h, cut before the newest message
     # t=0, 5,100 tokens on 2.5 Pro: the agent creates a content of the 5,000 before the newest
     # message (over Pro's 4,096), a call of its own (5,000 created tokens). No content was live
     # before, so the request cites nothing: all 5,100 bill as input; the content's storage for
@@ -312,7 +333,7 @@ def test_gemini_explicit_creates_a_content_of_the_older_history_cites_it_and_rec
 def test_gemini_explicit_storage_is_tokens_times_hours_at_the_storage_price():
     # A 2 h TTL on 2.5 Flash (storage 1.00 per 1M tokens per hour): a 1,100-token content costs
     # 1,100 x 2 x 1.00 / 1M = 0.0022 in storage, paid by the request that creates it.
-    cache = make_cache("gemini", mode="explicit", explicit_ttl_ms=2 * HOUR)
+    cache = make_cache("gemini", minimums=EARLIER, mode="explicit", explicit_ttl_ms=2 * HOUR)
     created = cache.observe(request(A, B, D), FLASH, 0)
     assert created == CacheVerdict(1200, 0, 0, stored_token_ms=1100 * 2 * HOUR, created_tokens=1100)
     cost = cost_of(_Priced(created, 0), get_price("gemini-2.5-flash"))
@@ -323,7 +344,7 @@ def test_gemini_explicit_storage_is_tokens_times_hours_at_the_storage_price():
 
 
 def test_gemini_explicit_needs_the_model_minimum_and_implicit_never_serves_a_content_request():
-    cache = make_cache("gemini", mode="explicit")
+    cache = make_cache("gemini", minimums=EARLIER, mode="explicit")
     # 1,100 tokens on 2.5 Flash: the cut point (1,000, before the newest message) is under the
     # 1,024 minimum: no content; the request goes implicit and is stored there (1,100).
     assert cache.observe(request(A, B), FLASH, 0) == CacheVerdict(1100, 0, 1100)
@@ -335,13 +356,13 @@ def test_gemini_explicit_needs_the_model_minimum_and_implicit_never_serves_a_con
     # 1,300 tokens: cites the 1,100-token content, nothing more (the 100 after it are input).
     assert cache.observe(request(A, B, D, M2), FLASH, 2) == CacheVerdict(1300, 1100, 0, cached_explicit_tokens=1100)
     # With min_tokens=5000 no cut point here ever qualifies: the model stays implicit.
-    high = make_cache("gemini", mode="explicit", min_tokens=5000)
+    high = make_cache("gemini", minimums=EARLIER, mode="explicit", min_tokens=5000)
     assert high.observe(request(A, B, D), FLASH, 0).stored_token_ms == 0 and high.created == 0
 
 
 def test_gemini_explicit_refresh_doubles_the_content_or_steps_by_the_given_tokens():
     x, steps = make_unit("x", 1100), [make_unit(f"s{i}", 600) for i in range(4)]
-    cache = make_cache("gemini", mode="explicit")
+    cache = make_cache("gemini", minimums=EARLIER, mode="explicit")
     assert cache.observe(request(x, steps[0]), FLASH, 0).created_tokens == 1100  # creates 1,100
     # Cut 1,700: 600 past the 1,100 content, under 1,100 (double): cite.
     assert cache.observe(request(x, *steps[:2]), FLASH, 1).cached_explicit_tokens == 1100
@@ -352,14 +373,14 @@ def test_gemini_explicit_refresh_doubles_the_content_or_steps_by_the_given_token
     # The longest live content is cited.
     assert cache.observe(request(x, *steps), FLASH, 3).cached_explicit_tokens == 2300
     # explicit_refresh=500: the 600-token step is enough for a new content every time.
-    every = make_cache("gemini", mode="explicit", explicit_refresh="500")
+    every = make_cache("gemini", minimums=EARLIER, mode="explicit", explicit_refresh="500")
     every.observe(request(x, steps[0]), FLASH, 0)
     assert every.observe(request(x, *steps[:2]), FLASH, 1).created_tokens == 1700
 
 
 def test_gemini_explicit_head_keeps_tools_and_system_across_a_rewritten_history():
     tools, system = make_unit("tools", 2000), make_unit("system", 2500)
-    cache = make_cache("gemini", mode="explicit", explicit_at="head")
+    cache = make_cache("gemini", minimums=EARLIER, mode="explicit", explicit_at="head")
 
     def with_head(*messages: RenderedUnit) -> RenderedRequest:
         return RenderedRequest(request(tools, system, *messages).units, 2)

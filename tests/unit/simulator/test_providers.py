@@ -83,6 +83,37 @@ def test_minimums_ttls_and_steps():
     assert (ANTHROPIC.max_breakpoints, ANTHROPIC.lookback_blocks) == (4, 20)
 
 
+def test_gemini_minimums_follow_the_caching_page_of_the_day():
+    """https://ai.google.dev/gemini-api/docs/caching: to its version of 2026-05-28, 1,024 for
+    2.5 / 3 Flash and 4,096 for 2.5 / 3 Pro; from its version of 2026-07-07, 2,048 for 2.5 Flash
+    and Pro, 4,096 for 3.5+ Flash, 3.1 Pro and Gemini 4 (the 3.0 previews keep their values)."""
+    gemini = PROVIDERS["gemini"]
+    before, since = 1_783_382_399_999, 1_783_382_400_000  # the last ms before 2026-07-07, its first
+    assert [gemini.min_cacheable("gemini-2.5-flash", t) for t in (before, since, None)] == [1024, 2048, 2048]
+    assert [gemini.min_cacheable("gemini-2.5-pro", t) for t in (before, since, None)] == [4096, 2048, 2048]
+    assert [gemini.min_cacheable("gemini-3.5-flash", t) for t in (before, since)] == [1024, 4096]
+    assert [gemini.min_cacheable("gemini-3-flash-preview", t) for t in (before, since)] == [1024, 1024]
+    assert [gemini.min_cacheable("gemini-3.1-pro-preview", t) for t in (before, since)] == [4096, 4096]
+    # Providers whose minimums never changed take no date.
+    assert ANTHROPIC.min_cacheable("claude-opus-4-5", since) == ANTHROPIC.min_cacheable("claude-opus-4-5") == 4096
+
+
+def test_anthropic_minimums_are_anthropics_latest_table_and_the_ttl_counts_from_the_start():
+    """Anthropic's claude-api skill (anthropics/skills, the version naming Fable 5.1): 512 for
+    Opus 5, Fable 5 / 5.1, Mythos 5 / 5.1; 1,024 for Opus 4.8, Sonnet 5, Sonnet 4.6 / 4.5; 2,048
+    for Opus 4.7, Mythos Preview, Haiku 3.5; 4,096 for Opus 4.6 / 4.5, Haiku 4.5; and an entry's
+    lifetime "measured from the start of the request" (official now, no longer secondary)."""
+    table = {
+        512: ("claude-opus-5", "claude-fable-5", "claude-fable-5-1", "claude-mythos-5-1"),
+        1024: ("claude-opus-4-8", "claude-sonnet-5", "claude-sonnet-4-6", "claude-sonnet-4-5"),
+        2048: ("claude-opus-4-7", "claude-mythos-preview", "claude-3-5-haiku-20241022"),
+        4096: ("claude-opus-4-6", "claude-opus-4-5", "claude-haiku-4-5"),
+    }
+    assert {n: [ANTHROPIC.min_cacheable(m) for m in models] for n, models in table.items()} == {n: [n] * len(m) for n, m in table.items()}
+    ttl_from = next(o for o in ANTHROPIC.cache_options if o.key == "ttl_from")
+    assert (ttl_from.default, ttl_from.source) == ("start", "O")
+
+
 def test_conventions_and_best_effort():
     assert [PROVIDERS[n].usage_convention for n in ("anthropic", "openai", "deepseek")] == ["additive", "subset", "subset"]
     assert ANTHROPIC.best_effort_note is None and OPENAI.best_effort_note and DEEPSEEK.best_effort_note
