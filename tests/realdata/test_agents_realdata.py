@@ -27,6 +27,10 @@ copied into this project; each test skips without it):
   2026-01): github.com/CoreGems/Cline-Xray (Anthropic, 4 calls), github.com/Jeehunter/mcp-vscode-server
   (DeepSeek, 60 calls) and github.com/haram-333/fineye (x-ai/grok-code-fast-1 and Claude through
   Cline's own gateway, 24 calls); ``CLINE_TASKS`` names each commit and env var;
+* a Cline 3.x task's ``api_conversation_history.json`` committed alone to github.com/mike4567/MRA04242026
+  (commit ``764491384379e43f9b25ab332f4d000b7727788b``; claude_4_5_opus through the OpenAI-compatible
+  handler, 220 calls with usage, 2026-04/05; its assistant messages carry ``metrics.tokens``), from
+  ``PREFIXBENCH_MRA04242026_REPO``;
 * a pi session (pi's author's own: claude-opus-4-5, 214 calls, 2025-12-17) committed by mistake
   to pi-mono's root, kept by the fork github.com/f5-sales-demo/xcsh (``session.jsonl`` at commit
   ``a3dc8b7e4636fa49f5d3601e266db10b51f9983d``), from ``PREFIXBENCH_XCSH_REPO``;
@@ -144,6 +148,12 @@ CLINE_TASKS = {
         "haram-333/fineye", "3f3dddc79fb3ef725d4c07c4d95de21f2e9b3fb6", 24, {"xai": (19, 18), "anthropic": (5, 5)},
     ),
 }
+#: A Cline 3.x task's api_conversation_history.json committed alone (no ui_messages.json beside
+#: it; "Restarted Cline conversation", 2026-05-14): claude_4_5_opus through the OpenAI-compatible
+#: handler (a company gateway), 221 assistant messages each with metrics.tokens {prompt,
+#: completion, cached}, one of them all 0; 2026-04-24 to 05-07.
+CLINE_HISTORY = ("PREFIXBENCH_MRA04242026_REPO", "mike4567/MRA04242026", "764491384379e43f9b25ab332f4d000b7727788b",
+                 "api_conversation_history.json")
 #: A pi session (pi's author's own, claude-opus-4-5, 2025-12-17) committed by mistake to the
 #: root of pi-mono and removed five days later; a fork keeps it. One of its lines holds two
 #: records run together (a lost newline).
@@ -173,7 +183,8 @@ PLAN_MODE_SESSION = ("PREFIXBENCH_PERSONAL_FINANCE_REPO", "bhanu7410/personal_fi
 MINI_RUN = ("PREFIXBENCH_YUDAIV3_REPO", "pranay5255/YudaiV3", "b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f", "last_mini_run.traj.json")
 _URLS = (
     {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"}
-    | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION, PLAN_MODE_SESSION)}
+    | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION, PLAN_MODE_SESSION,
+                                                     CLINE_HISTORY)}
     | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
     | {env: f"github.com/{spec[0]}" for env, spec in CLINE_TASKS.items()}
 )
@@ -288,6 +299,31 @@ def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(env: st
     if "xai" in rows:
         reads = [r.reported_cache_read for r in rows["xai"]]
         assert all(n % 64 == 0 for n in reads) and sum(n % 128 == 0 for n in reads) == 10
+
+
+def test_cline_history_alone_counts_what_its_metrics_sum(tmp_path: Path) -> None:
+    env, repo, commit, where = CLINE_HISTORY
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    messages = json.loads(path.read_text())
+    metrics = [m["metrics"]["tokens"] for m in messages if m["role"] == "assistant" and "metrics" in m]
+    used = [u for u in metrics if any(u.values())]
+    assert (len(metrics), len(used)) == (221, 220)
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["cline"]
+    t = result.totals
+    # The OpenAI-compatible handler: prompt is prompt_tokens, the cached part inside it (0 here
+    # on every call: the gateway reported no read).
+    assert t.requests == len(used)
+    assert t.input + t.cache_read == sum(u["prompt"] for u in used) == 13_886_779
+    assert t.cache_read == sum(u["cached"] for u in used) == 0
+    assert (t.cache_write, t.output) == (0, sum(u["completion"] for u in used)) == (0, 113_864)
+    (summary,) = result.files
+    assert any("usage of openai (claude_4_5_opus)" in n and "whole prompt" in n for n in summary.notes)
+    assert summary.skip_reasons == (("assistant message with metrics all 0 (no usage recorded)", 1),)
+    # No call marks a breakpoint for a cache that needs one (no write reported either): every read
+    # is predicted 0, as reported.
+    assert summary.read_within == 220
 
 
 def test_pi_session_with_records_run_together_counts_what_the_log_sums(tmp_path: Path) -> None:

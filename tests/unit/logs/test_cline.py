@@ -239,17 +239,23 @@ def test_a_task_folder_pairs_its_files_and_audits_once(tmp_path: Path) -> None:
     assert len(requests) == 3 and [r.prefix.new_blocks for r in requests if r.prefix] == [2, 4, 6]
     totals = run_audit([TASKS / "anthropic-modelinfo"]).totals
     assert (totals.requests, totals.input, totals.output, totals.cache_read, totals.cache_write) == (3, 15, 250, 11500, 13300)
-    # Without the ui file beside them, each is audited alone, and says where the usage is.
+    # Without the ui file beside them, each is audited alone and says where the usage is: the
+    # history's one assistant message with metrics is a call of its own (its cached 9,000 the
+    # first call's write, which the history cannot tell from a read: cache not reported).
     shutil.copytree(TASKS / "anthropic-modelinfo", tmp_path / "task")
     (tmp_path / "task" / "ui_messages.json").unlink()
     requests, summaries = load_trace([tmp_path])
-    assert requests == [] and [Path(s.file).name for s in summaries] == ["api_conversation_history.json", "task_metadata.json"]
+    assert [Path(s.file).name for s in summaries] == ["api_conversation_history.json", "task_metadata.json"]
     assert all("without its ui_messages.json" in s.notes[0] for s in summaries)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output, r.usage.cache_reported) for r in requests if r.usage] == [
+        (4 + 9000, 0, 120, False)
+    ]
 
 
 def test_a_history_file_alone_says_where_the_usage_is(tmp_path: Path) -> None:
     path = tmp_path / "api_conversation_history.json"
-    shutil.copy(TASKS / "anthropic-modelinfo" / "api_conversation_history.json", path)
+    history = json.loads((TASKS / "anthropic-modelinfo" / "api_conversation_history.json").read_text())
+    path.write_text(json.dumps([{k: v for k, v in m.items() if k != "metrics"} for m in history]))
     requests, summary = import_file(path, CLINE, ImportContext())
     assert requests == [] and "without its ui_messages.json" in summary.notes[0]
 
@@ -476,7 +482,8 @@ def test_an_audit_of_no_model_call_is_one_line_not_an_empty_report(tmp_path: Pat
         "so no call is read here)")
     history = tmp_path / "task" / "api_conversation_history.json"
     history.parent.mkdir()
-    shutil.copy(TASKS / "anthropic-modelinfo" / "api_conversation_history.json", history)
+    messages = json.loads((TASKS / "anthropic-modelinfo" / "api_conversation_history.json").read_text())
+    history.write_text(json.dumps([{k: v for k, v in m.items() if k != "metrics"} for m in messages]))
     assert main(["audit", str(history), "--quiet"]) == 2
     assert "without its ui_messages.json: the usage is there" in capsys.readouterr().err
 
@@ -549,3 +556,79 @@ def test_clines_own_provider_writes_are_its_tokens_in_for_an_anthropic_model(
         assert any("tokensIn read as written" in n for n in result.files[0].notes)
     else:  # xAI writes nothing it reports: its tokensIn stays uncached
         assert (first.reported_cache_write, first.reported_uncached) == (0, 20_000)
+
+
+def _history_call(ts: int, handler: str, model: str, prompt: int, cached: int, out: int) -> list[dict]:
+    """A user message and the assistant answer that ends one call, as Cline 3.x writes them into
+    api_conversation_history.json since early 2026 (``metrics.tokens``, ``modelInfo``)."""
+    return [
+        {"role": "user", "content": [{"type": "text", "text": "[read_file] Result: ..."}], "ts": ts},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}, {"type": "tool_use", "id": f"t{ts}", "name": "read_file", "input": {}}],
+         "modelInfo": {"modelId": model, "providerId": handler, "mode": "act"},
+         "metrics": {"tokens": {"prompt": prompt, "completion": out, "cached": cached}, "cost": 0.001}, "ts": ts + 2_000},
+    ]
+
+
+def test_a_history_file_alone_with_metrics_counts_one_call_per_assistant_message(tmp_path: Path) -> None:
+    # Cline 3.x (2026) writes each call's usage into api_conversation_history.json too:
+    # metrics.tokens {prompt: inputTokens, completion: outputTokens, cached: cacheWrites +
+    # cacheReads}. Committed alone (no ui_messages.json), main read no call from it ("chat messages
+    # with no usage") and refused the audit.
+    base = 1_777_000_000_000
+    messages = [
+        *_history_call(base, "openai", "gpt-5.2", 12_000, 8_000, 300),  # prompt_tokens, cached inside it
+        *_history_call(base + 60_000, "gemini", "gemini-2.5-pro", 1_500, 11_000, 200),  # additive, no writes
+        *_history_call(base + 120_000, "anthropic", "claude-sonnet-4-5", 40, 13_000, 100),  # reads + writes summed
+        *_history_call(base + 180_000, "anthropic", "claude-sonnet-4-5", 900, 0, 50),  # nothing cached: exact
+        *_history_call(base + 240_000, "deepseek", "deepseek-chat", 0, 14_000, 70),  # hits + misses summed
+        *_history_call(base + 300_000, "anthropic", "claude-sonnet-4-5", 0, 0, 0),  # all 0: no usage
+    ]
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages, indent=2))
+    assert detect_format(path) is CLINE
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [(r.provider, r.model) for r in requests] == [
+        ("openai", "gpt-5.2"), ("gemini", "gemini-2.5-pro"), ("anthropic", "claude-sonnet-4-5"),
+        ("anthropic", "claude-sonnet-4-5"), ("deepseek", "deepseek-chat")]
+    got = [(u.uncached, u.cache_read, u.cache_write, u.output, u.cache_reported) for u in (r.usage for r in requests) if u]
+    assert got == [
+        (12_000 - 8_000, 8_000, 0, 300, True),
+        (1_500, 11_000, 0, 200, True),
+        (40 + 13_000, 0, 0, 100, False),  # the split is only in ui_messages.json: not reported
+        (900, 0, 0, 50, True),
+        (14_000, 0, 0, 70, False),  # a DeepSeek miss is never a hit or a write
+    ]
+    assert [reason for _, reason in summary.skipped] == ["assistant message with metrics all 0 (no usage recorded)"]
+    # Sent at the user message before, done at the answer; each call adds its user message's block
+    # and the previous answer's two.
+    assert [(r.sent_ms, r.done_ms) for r in requests][:2] == [(base, base + 2_000), (base + 60_000, base + 62_000)]
+    assert [r.prefix.new_blocks for r in requests if r.prefix] == [1, 3, 3, 3, 3]
+    assert any("sums cache reads and writes" in n for n in summary.notes)
+    assert any("hits and MISSES" in n for n in summary.notes)
+    totals = run_audit([path]).totals
+    assert (totals.requests, totals.input, totals.cache_read, totals.cache_write, totals.output) == (
+        5, 4_000 + 1_500 + 13_040 + 900 + 14_000, 8_000 + 11_000, 0, 300 + 200 + 100 + 50 + 70)
+
+
+def test_a_history_file_alone_through_clines_gateway_reads_tokens_in_as_written(tmp_path: Path) -> None:
+    # As in its ui_messages.json: Cline's own provider reports no writes, so an Anthropic model's
+    # prompt is what it wrote and cached what it read; another model's prompt stays uncached.
+    base = 1_777_000_000_000
+    messages = [*_history_call(base, "cline", "anthropic/claude-sonnet-4.5", 20_000, 0, 100),
+                *_history_call(base + 30_000, "cline", "anthropic/claude-sonnet-4.5", 600, 20_000, 100),
+                *_history_call(base + 60_000, "cline", "x-ai/grok-code-fast-1", 700, 19_000, 100)]
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    assert [(u.uncached, u.cache_read, u.cache_write) for u in (r.usage for r in requests) if u] == [
+        (0, 0, 20_000), (0, 20_000, 600), (700, 19_000, 0)]
+
+
+def test_a_history_file_alone_with_a_bad_count_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    messages = _history_call(1_777_000_000_000, "openai", "gpt-5.2", 100, 40, 3)
+    messages[1]["metrics"]["tokens"]["completion"] = -1
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    assert main(["audit", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"prefixbench: error: {path}:1: messages[1]: metrics.tokens.completion is not a non-negative integer (-1)"

@@ -14,8 +14,10 @@ A task folder holds three files, each read here whatever its name:
 * ``api_conversation_history.json``: the messages sent (Anthropic-shaped, no system prompt, no
   tools). Read with the ``ui_messages.json`` beside it: the content blocks a call added since the
   previous one (the entry's ``conversationHistoryIndex`` says where its prompt ends). A folder
-  walk leaves it to that file (``read_with``); named alone it has no usage, so it yields no
-  request.
+  walk leaves it to that file (``read_with``). Named alone, it yields one request per assistant
+  message carrying ``metrics {tokens {prompt, completion, cached}}`` (Cline 3.x, 2026: ``prompt``
+  the handler's tokensIn, ``cached`` its reads and writes summed; :func:`_history_usage`), and
+  none from bare messages.
 * ``task_metadata.json``: ``model_usage`` ``{ts, model_id, model_provider_id, mode}`` names the
   model and handler of calls whose entries do not (Cline before ``modelInfo``). Read with the
   ui file the same way.
@@ -121,6 +123,22 @@ _READING_TEXT: dict[str, str] = {
     "gateway": (
         "a gateway handler: tokensIn excludes cacheReads and cacheWrites (additive); "
         "where the gateway reports no writes they may be folded into tokensIn (counted as uncached)"
+    ),
+    "history-subset": (
+        "metrics.tokens.prompt is the whole prompt (prompt_tokens) and includes metrics.tokens.cached, read as "
+        "cache reads (a DeepSeek-shaped server's miss count would be inside it too)"
+    ),
+    "history-additive": (
+        "metrics.tokens.prompt excludes metrics.tokens.cached (additive); cached read as cache reads "
+        "(Cline sums reads and writes there; this provider or handler reports no writes apart)"
+    ),
+    "history-merged": (
+        "metrics.tokens.cached sums cache reads and writes (Cline keeps the split only in ui_messages.json): "
+        "calls with cached above 0 are read as cache not reported, cached counted as uncached input"
+    ),
+    "history-misses": (
+        "DeepSeek's handler: metrics.tokens.cached sums cache hits and MISSES (the split is only in "
+        "ui_messages.json): calls with cached above 0 are read as cache not reported, never as hits or writes"
     ),
     "gateway-writes": (
         "Cline's own provider reports cacheWrites 0 whatever was written, and marks an Anthropic "
@@ -623,6 +641,122 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
 
 
+def _history_tokens(value: object) -> dict | None:
+    """``metrics.tokens`` of an assistant message of api_conversation_history.json (Cline 3.x
+    since early 2026), None for any other message."""
+    if not isinstance(value, dict) or value.get("role") != "assistant":
+        return None
+    tokens = as_dict(value.get("metrics")).get("tokens")
+    return tokens if isinstance(tokens, dict) else None
+
+
+def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, where: str) -> tuple[Usage, str]:
+    """One call's ``metrics.tokens {prompt, completion, cached}`` as usage, and how it was read.
+
+    Cline writes ``prompt`` = the handler's inputTokens and ``cached`` = its cacheWriteTokens +
+    cacheReadTokens summed, so the split of ``cached`` is lost: it is a read where the handler
+    or the provider writes nothing apart (reads only), and "not reported" where it may hold
+    writes (an Anthropic-kind provider, or DeepSeek's handler, whose cacheWriteTokens is the
+    MISS count) and is not 0."""
+    prompt = count(tokens.get("prompt"), where, "metrics.tokens.prompt")
+    cached = count(tokens.get("cached"), where, "metrics.tokens.cached")
+    output = count(tokens.get("completion"), where, "metrics.tokens.completion")
+    reading = _reading(handler)[1]
+    if reading == "subset":
+        # The OpenAI-compatible handler: prompt is prompt_tokens, the cached part inside it.
+        excess = f"{where}: metrics.tokens.cached {cached:,} exceeds metrics.tokens.prompt {prompt:,}"
+        return subset_usage(prompt, cached, 0, output, excess=excess), "history-subset"
+    if reading == "miss-as-write" and cached:
+        return Usage(uncached=prompt + cached, output=output, cache_reported=False), "history-misses"
+    if handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive:
+        # Cline's own gateway reports no writes: cached is its reads, and an Anthropic-kind
+        # model's prompt (tokensIn) is what it wrote, as in its ui_messages.json.
+        return Usage(cache_read=cached, cache_write_5m=prompt, output=output), "gateway-writes"
+    if not cached:
+        return Usage(uncached=prompt, output=output), "history-additive"
+    if handler in _WRITES_IN_TOKENS_IN or (rules is not None and not rules.bills_writes):
+        # No write is reported apart: a provider that bills no writes has none.
+        return Usage(cache_read=cached, uncached=prompt, output=output), "history-additive"
+    return Usage(uncached=prompt + cached, output=output, cache_reported=False), "history-merged"
+
+
+def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest], FileSummary]:
+    """An api_conversation_history.json without its ui_messages.json, whose assistant messages
+    carry ``modelInfo`` and ``metrics`` (Cline 3.x since early 2026): one call per such message."""
+    name = str(path)
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    readings: dict[str, str] = {}
+    cost = 0.0
+    parent: str | None = None
+    model: str | None = None
+    events: list[tuple[str, str]] = []
+    blocks = 0
+    sent: int | None = None
+    for index, record in enumerate(records):
+        message: dict = record.value  # type: ignore[assignment]
+        where = f"{name}:{record.line}: messages[{index}]"
+        content = message.get("content")
+        size = len(content) if isinstance(content, list) else 1
+        when = message.get("ts")
+        when = parse_time_ms(when, f"{where}.ts") if isinstance(when, int) and not isinstance(when, bool) else None
+        tokens = _history_tokens(message)
+        if tokens is None:
+            if message.get("role") == "user":
+                sent = when if when is not None else sent
+            blocks += size  # a message without usage: part of the next call's prompt
+            continue
+        info = as_dict(message.get("modelInfo"))
+        handler = str(info.get("providerId") or "")
+        this_model = str(info.get("modelId") or model or "unknown")
+        if model is not None and this_model != model:
+            events.append(("model_change", f"{model} -> {this_model}"))
+        model = this_model
+        found = agent_handler(handler) if handler else None
+        rules = _provider_of(this_model) or (found[0] if found else None)
+        usage, reading = _history_usage(handler, rules, tokens, where)
+        cost += logged_cost(as_dict(message.get("metrics")).get("cost"))
+        if usage.is_empty:
+            skipped.append((record.line, "assistant message with metrics all 0 (no usage recorded)"))
+            blocks += size
+            continue
+        label = f"{handler or 'no handler named'} ({this_model})"
+        if readings.get(label) not in ("history-merged", "history-misses"):
+            readings[label] = reading
+        node = f"{NAME}:{name}#{index}"
+        out.append(
+            TraceRequest(
+                file=name,
+                line=record.line,
+                lane="main",
+                lane_kind="main",
+                seq=len(out),
+                sent_ms=sent if sent is not None else when,
+                ready_ms=None,
+                done_ms=when,
+                provider=UNKNOWN.name if rules is None else rules.name,
+                model=this_model,
+                usage=usage,
+                prefix=Prefix(f"{NAME}:{path.parent}:{this_model}", node, parent, max(1, blocks),
+                              replays_output=rules is not None and rules.name in _REPLAYS_OUTPUT),
+                events=tuple(events),
+                source_format=NAME,
+            )
+        )
+        parent = node
+        events = []
+        blocks = size  # the answer is part of the next call's prompt
+        sent = when
+    notes = [
+        f"an {HISTORY_FILE} read without its {UI_FILE}: one call per assistant message's metrics "
+        "(tokens {prompt, completion, cached}; the system prompt and tools are not logged)",
+        *(f"usage of {label}: {_READING_TEXT[reading]}" for label, reading in readings.items()),
+    ]
+    if cost:
+        notes.append(f"the log's own cost fields sum to ${cost:.4f} (a check on the dollars here)")
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+
+
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """A task folder's file: the calls of a ui_messages file; nothing from its other files."""
     stream = iter(objects(path, records, " (a Cline, Roo Code or Kilo Code task entry)"))
@@ -638,10 +772,15 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if "type" in value:
         return _read_ui(path, _chain(first, stream))
     kind = "messages sent" if "role" in value else "history item" if _is_history_item(value) else "task metadata"
+    kept = [first]
     for record in stream:  # checked all the same: a file is one kind
         if ("type" in record.value) != ("type" in value):  # type: ignore[operator]
             raise UserError(f"{path}:{record.line}: a ui_messages entry among the {kind} of a task folder")
+        if kind == "messages sent":
+            kept.append(record)
     ui = path.with_name(UI_FILE)
+    if kind == "messages sent" and not ui.is_file() and any(_history_tokens(r.value) is not None for r in kept):
+        return _read_history(path, kept)
     note = (
         f"the {kind} of the calls in {ui}, read with it"
         if ui.is_file()
@@ -683,6 +822,8 @@ FORMAT = LogFormat(
         "Claude Dev / early Cline: usage in api_req_finished entries after each api_req_started",
         "Cline 2.x-3.x: usage in the api_req_started text; handler and model from task_metadata.json model_usage",
         "Cline 3.x with modelInfo {providerId, modelId, mode} on each entry; cancelReason / streamingFailedMessage",
+        "Cline 3.x (2026): api_conversation_history.json alone, metrics.tokens {prompt, completion, cached} "
+        "on each assistant message (cached: reads + writes summed)",
         "Cline conversationHistoryDeletedRange truncations and compaction entries",
         "Roo Code / Kilo Code: apiProtocol in the api_req_started text; condense_context and sliding_window_truncation",
         "Roo Code / Kilo Code since late 2025: tokensIn is the whole prompt (told from the counts)",
