@@ -23,10 +23,12 @@ copied into this project; each test skips without it):
   (93 calls, 2026-06-14/15) committed as ``gemini_session.json`` to
   github.com/bhanu7410/personal_finance (commit ``90ee8d2b7aa930c5f9f7984554ed6d60ebc3bc9e``), from
   ``PREFIXBENCH_PERSONAL_FINANCE_REPO``;
-* three Cline task folders' ``ui_messages.json`` committed to their repositories (2025-10 to
-  2026-01): github.com/CoreGems/Cline-Xray (Anthropic, 4 calls), github.com/Jeehunter/mcp-vscode-server
-  (DeepSeek, 60 calls) and github.com/haram-333/fineye (x-ai/grok-code-fast-1 and Claude through
-  Cline's own gateway, 24 calls); ``CLINE_TASKS`` names each commit and env var;
+* seven Cline task folders' ``ui_messages.json`` committed to their repositories (2025-10 to
+  2026-02): github.com/CoreGems/Cline-Xray (Anthropic: 4, 24 and 52 calls), github.com/Jeehunter/mcp-vscode-server
+  (DeepSeek, 60 and 59 calls), github.com/haram-333/fineye (x-ai/grok-code-fast-1 and Claude through
+  Cline's own gateway, 24 calls) and github.com/gmfstu/Online-Card-Architecture's
+  ``exported_task_1769064454592/`` (the whole folder, Anthropic, 36 calls); ``CLINE_TASKS`` names
+  each commit, path and env var;
 * a Cline 3.x task's ``api_conversation_history.json`` committed alone to github.com/mike4567/MRA04242026
   (commit ``764491384379e43f9b25ab332f4d000b7727788b``; claude_4_5_opus through the OpenAI-compatible
   handler, 220 calls with usage, 2026-04/05; its assistant messages carry ``metrics.tokens``), from
@@ -59,7 +61,7 @@ from pathlib import Path
 
 import pytest
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import file_at
+from tests.realdata.mirrors import file_at, files_at
 
 KIMI_CODE = Path(os.environ.get("PREFIXBENCH_KIMI_CODE_REPO", "/work/.mirror/MoonshotAI+kimi-code/repo"))
 KIMI_CODE_COMMIT = "842e699a643d8a60647bd824d28255c56ad61a42"
@@ -129,16 +131,36 @@ OPENCODE_EXPORTS = {
         549, (45_768_712, 0, 0, 188_876), {"unknown": (549, 549)},
     ),
 }
-#: Cline task folders' ui_messages.json committed at their repositories' root (no
-#: api_conversation_history.json beside them): env var: (repository, commit, calls, {provider:
-#: (calls, reads within 3%)}), counted from the files.
+#: Cline task folders' ui_messages.json committed to their repositories (no
+#: api_conversation_history.json beside them but in gmfstu/Online-Card-Architecture's): test id:
+#: (env var, repository, commit, path, calls, {provider: (calls, reads within 3%)}), counted from
+#: the files.
 CLINE_TASKS = {
     # claude-sonnet-4-5 on Anthropic, 2025-11-18: 4 calls, every read predicted exactly.
     "PREFIXBENCH_CLINE_XRAY_REPO": ("CoreGems/Cline-Xray", "9dbbc27f2a0d0cc45874402f5466167c451c90a7", 4, {"anthropic": (4, 4)}),
+    # claude-opus-4-5 on Anthropic, 2026-02-07: 24 calls, 23 predicted exactly (the first read a
+    # head cached before the task).
+    "cline-xray-opus-4-5": ("PREFIXBENCH_CLINE_XRAY_REPO", "CoreGems/Cline-Xray", "94013f8a1bfd6612445427df67bcedee9d50ee56",
+                            "ui_messages.json", 24, {"anthropic": (24, 23)}),
+    # claude-opus-4-6 on Anthropic, 2026-02-08: 52 calls and a failed stream; four truncations
+    # (conversationHistoryDeletedRange saved after the call it truncated was announced) and two
+    # prompts shrunk by Cline's context optimizations. 50 within 3% (42 when each truncation was
+    # given to the next call); the two others: the first read a head cached before the task, the
+    # fourth 5,345 tokens more than the previous call left.
+    "cline-xray-task-sample": ("PREFIXBENCH_CLINE_XRAY_REPO", "CoreGems/Cline-Xray", "84271ab726a69f7f35cbcd9ec5855b95f0f1b826",
+                               "task_sample/ui_messages.json", 52, {"anthropic": (52, 50)}),
     # DeepSeek's handler (no model named; tokensIn 0, cacheWrites the miss count), 2025-10-15.
     "PREFIXBENCH_MCP_VSCODE_SERVER_REPO": (
         "Jeehunter/mcp-vscode-server", "f6859c745693e458bcec24a06f8d1df5f8178b00", 60, {"deepseek": (60, 57)},
     ),
+    # Another task of the same day and handler, kept under MCP/: 59 calls.
+    "mcp-vscode-server-mcp": ("PREFIXBENCH_MCP_VSCODE_SERVER_REPO", "Jeehunter/mcp-vscode-server",
+                              "9b5eeda8d9ea701c8847f74288d3de47ebda23e9", "MCP/ui_messages.json", 59, {"deepseek": (59, 57)}),
+    # A whole task folder (ui_messages.json, api_conversation_history.json, task_metadata.json),
+    # claude-opus-4-5 on Anthropic, 2026-01-22: 36 calls, every read predicted exactly.
+    "online-card-exported-task": ("PREFIXBENCH_CLINE_TASK_REPO", "gmfstu/Online-Card-Architecture",
+                                  "0c3f68ab987b911c118cbfb4b36efc796c5f8fd4", "exported_task_1769064454592/ui_messages.json", 36,
+                                  {"anthropic": (36, 36)}),
     # Cline's own provider, a gateway: x-ai/grok-code-fast-1 then anthropic/claude-sonnet-4.5,
     # 2026-01-05. Every grok read is a multiple of 64 tokens, 10 of the 19 of 128 (12,352 is 193 x 64);
     # read to the token by default (xAI's direct and OpenRouter traffic), 18 of 19 within 3% (17 at block=128).
@@ -148,6 +170,8 @@ CLINE_TASKS = {
         "haram-333/fineye", "3f3dddc79fb3ef725d4c07c4d95de21f2e9b3fb6", 24, {"xai": (19, 18), "anthropic": (5, 5)},
     ),
 }
+#: Each as (env var, repository, commit, path in it, calls, providers).
+CLINE_TASKS = {key: spec if len(spec) == 6 else (key, spec[0], spec[1], "ui_messages.json", *spec[2:]) for key, spec in CLINE_TASKS.items()}
 #: A Cline 3.x task's api_conversation_history.json committed alone (no ui_messages.json beside
 #: it; "Restarted Cline conversation", 2026-05-14): claude_4_5_opus through the OpenAI-compatible
 #: handler (a company gateway), 221 assistant messages each with metrics.tokens {prompt,
@@ -186,7 +210,7 @@ _URLS = (
     | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION, PLAN_MODE_SESSION,
                                                      CLINE_HISTORY)}
     | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
-    | {env: f"github.com/{spec[0]}" for env, spec in CLINE_TASKS.items()}
+    | {spec[0]: f"github.com/{spec[1]}" for spec in CLINE_TASKS.values()}
 )
 
 
@@ -272,13 +296,18 @@ def test_opencode_export_counts_what_the_log_sums_and_its_reads_are_predicted(en
         assert sum(r.predicted_cache_read == r.reported_cache_read for r in rows["zai"]) == 39
 
 
-@pytest.mark.parametrize("env", sorted(CLINE_TASKS))
-def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(env: str, tmp_path: Path) -> None:
-    repo, commit, calls, providers = CLINE_TASKS[env]
+@pytest.mark.parametrize("key", sorted(CLINE_TASKS))
+def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(key: str, tmp_path: Path) -> None:
+    env, repo, commit, where, calls, providers = CLINE_TASKS[key]
     mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
-    path = _show(mirror, commit, "ui_messages.json", tmp_path, env)
+    path = _show(mirror, commit, where, tmp_path, env)
+    folder = str(Path(where).parent)
+    for beside in ("api_conversation_history.json", "task_metadata.json") if folder != "." else ():
+        if f"{folder}/{beside}" in files_at(mirror, commit, _URLS[env], env):
+            (path.parent / beside).write_bytes(file_at(mirror, commit, f"{folder}/{beside}", _URLS[env], env))
     started = [json.loads(m["text"]) for m in json.loads(path.read_text()) if m.get("say") == "api_req_started" and m.get("text")]
-    used = [u for u in started if any(u.get(k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads"))]
+    used = [u for u in started if any(u.get(k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads"))
+            and not (u.get("cancelReason") or u.get("streamingFailedMessage"))]  # a stopped stream is counted apart
     assert len(used) == calls
     result = run_audit([path])
     assert [f.format for f in result.files] == ["cline"]
@@ -296,6 +325,13 @@ def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(env: st
         assert (t.input, t.cache_write) == (sums["tokensIn"], sums["cacheWrites"])
     rows = {p: [r for r in result.rows if r.provider == p] for p in {r.provider for r in result.rows}}
     assert {p: (len(rs), sum(r.read_within for r in rs)) for p, rs in rows.items()} == providers
+    if key == "cline-xray-task-sample":
+        # Each truncation is the call whose prompt fell to the head it read (8,096 tokens), from
+        # the range saved after that call was announced; the next call reads the truncated prompt.
+        truncated = [r.index for r in result.rows if r.cause == "compaction"]
+        assert truncated == [17, 32, 38, 50]
+        assert all(result.rows[i].reported_cache_read == 8_096 for i in truncated[:3])
+        assert all(result.rows[i + 1].read_within for i in truncated)
     if "xai" in rows:
         reads = [r.reported_cache_read for r in rows["xai"]]
         assert all(n % 64 == 0 for n in reads) and sum(n % 128 == 0 for n in reads) == 10

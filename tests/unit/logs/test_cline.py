@@ -632,3 +632,45 @@ def test_a_history_file_alone_with_a_bad_count_is_one_line(tmp_path: Path, capsy
     assert main(["audit", str(path), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"prefixbench: error: {path}:1: messages[1]: metrics.tokens.completion is not a non-negative integer (-1)"
+
+
+def _call_entries(ts: int, tokens_in: int, reads: int, writes: int, deleted: list[int] | None, after: list[int] | None) -> list[dict]:
+    """An api_req_started entry (carrying the range in force when it was said) and the reasoning
+    and text of its answer (carrying ``after``: the range Cline saved while making the request)."""
+    info = {"providerId": "anthropic", "modelId": "claude-opus-4-6", "mode": "act"}
+    usage = {"request": "...", "tokensIn": tokens_in, "tokensOut": 300, "cacheWrites": writes, "cacheReads": reads, "cost": 0.1}
+    return [
+        {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(usage), "modelInfo": info,
+         **({"conversationHistoryDeletedRange": deleted} if deleted else {})},
+        *({"ts": ts + 4_000 + i, "type": "say", "say": say, "text": "editing", "modelInfo": info,
+           **({"conversationHistoryDeletedRange": after} if after else {})} for i, say in enumerate(("reasoning", "text"))),
+    ]
+
+
+@pytest.mark.parametrize("condensed", [False, True])
+def test_a_truncation_saved_after_a_call_was_announced_is_that_calls(tmp_path: Path, condensed: bool) -> None:
+    # Cline says api_req_started, then truncates the history for that very request and saves the
+    # new conversationHistoryDeletedRange with the entries after it (its answer's reasoning and
+    # text): the call whose prompt fell is the one before the range is first seen. Main gave the
+    # truncation to the next call: the truncated one was "compaction with no compaction logged",
+    # and the next one, which read the whole truncated prompt, was predicted to read the head only.
+    # A range saved after a call whose prompt did not fall (a condense tool's) is still the next's.
+    base = 1_770_578_000_000
+    second = (10, 8_000, 30_000) if not condensed else (10, 100_000, 2_000)  # prompt fell: 38,010 of 100,010
+    entries = [{"ts": base, "type": "say", "say": "task", "text": "add the tab"},
+               *_call_entries(base + 1_000, 10, 8_000, 92_000, None, None),
+               *_call_entries(base + 20_000, *second, None, [2, 9]),
+               *_call_entries(base + 40_000, 10, sum(second), 4_000, [2, 9], [2, 9])]
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(entries))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    truncation = ("compaction", "history truncated: messages 2-9 dropped")
+    first, truncated, after = requests
+    turn = (("user_turn", ""),)
+    assert [r.events for r in requests] == ([turn, (truncation,), ()] if not condensed else [turn, (), (truncation,)])
+    assert (truncated.prefix.parent is None) != condensed and (after.prefix.parent is None) == condensed
+    if not condensed:
+        rows = run_audit([path]).rows
+        # The call after the truncation reads the whole truncated prompt, as predicted now (main:
+        # the head alone, 8,000).
+        assert rows[2].reported_cache_read == 38_010 and rows[2].read_within and rows[2].predicted_cache_read > 30_000

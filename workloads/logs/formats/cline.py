@@ -9,7 +9,8 @@ A task folder holds three files, each read here whatever its name:
   ``modelInfo {providerId, modelId, mode}`` to the entry). The oldest logs (Claude Dev) put the
   counts in a following ``api_req_finished`` entry. A cancelled or failed stream keeps its
   entry with ``cancelReason`` / ``streamingFailedMessage``: counted apart, never in the totals.
-  ``conversationHistoryDeletedRange`` (Cline's truncation), ``condense_context`` and
+  ``conversationHistoryDeletedRange`` (Cline's truncation, saved with the entries after the
+  api_req_started of the call it truncated: that call's when its prompt fell), ``condense_context`` and
   ``sliding_window_truncation`` (Roo Code, Kilo Code) and ``compaction`` entries are compactions.
 * ``api_conversation_history.json``: the messages sent (Anthropic-shaped, no system prompt, no
   tools). Read with the ``ui_messages.json`` beside it: the content blocks a call added since the
@@ -243,6 +244,10 @@ class _Pending:
         self.info = info
         self.events = events
         self.history_end = history_end
+        #: Truncations first seen on the entries after this call's api_req_started (before the
+        #: next one): Cline truncates inside the request it has just announced, or (condensing
+        #: as a tool) for the next one; which, the counts decide (:func:`_read_ui`).
+        self.late: list[tuple[str, str]] = []
 
 
 class _Task:
@@ -269,7 +274,12 @@ class _Task:
         deleted = value.get("conversationHistoryDeletedRange")
         if deleted is not None and deleted != self.deleted:
             if isinstance(deleted, list) and len(deleted) == 2:
-                self.events.append(("compaction", f"history truncated: messages {deleted[0]}-{deleted[1]} dropped"))
+                event = ("compaction", f"history truncated: messages {deleted[0]}-{deleted[1]} dropped")
+                # Cline says api_req_started, then truncates the history for that request and
+                # saves the new range with the entries after it: seen there first, it may be
+                # this call's.
+                started = kind == "say" and value.get("say") == "api_req_started"
+                (self.events if started or self.last_started is None else self.last_started.late).append(event)
             self.deleted = deleted
         info = as_dict(value.get("modelInfo"))
         if info:
@@ -408,6 +418,9 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     parent: str | None = None
     history_done = 0
     carried: list[tuple[str, str]] = []
+    #: The prompt of the last counted call (a truncation seen after a call's start is that call's
+    #: when its prompt is below this).
+    last_prompt: int | None = None
     for call in task.calls:
         where = f"{task.name}:{call.line}"
         info = call.info
@@ -430,11 +443,11 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             tokens = sum(count(info.get(k), where, k) for k in ("tokensIn", "cacheWrites", "cacheReads"))
             apart.setdefault(reason, []).append(tokens)
             task.skipped.append((call.line, f"{reason} stream ({str(stopped)[:40]}): counted apart, not in the totals"))
-            carried = events
+            carried = events + call.late
             continue
         if not _has_usage(info):
             task.skipped.append((call.line, "api_req_started with no usage (the call never finished)"))
-            carried = events
+            carried = events + call.late
             continue
         carried = []
         owner, reading = _reading(handler)
@@ -453,6 +466,14 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             usage = Usage(cache_read=usage.cache_read, cache_write_5m=usage.uncached, output=usage.output)
             readings[label] = "gateway-writes"
         cost += logged_cost(info.get("cost"))
+        if call.late:
+            # This call's own truncation if its prompt fell below the previous call's (the range
+            # saved just after it was announced); else one made for the next call (a condense).
+            if last_prompt is not None and usage.prompt < last_prompt:
+                events = events + call.late
+            else:
+                carried = list(call.late)
+        last_prompt = usage.prompt
         if any(kind == "compaction" for kind, _ in events):
             parent = None
         if history is not None and call.history_end is not None:
