@@ -674,3 +674,20 @@ def test_a_truncation_saved_after_a_call_was_announced_is_that_calls(tmp_path: P
         # The call after the truncation reads the whole truncated prompt, as predicted now (main:
         # the head alone, 8,000).
         assert rows[2].reported_cache_read == 38_010 and rows[2].read_within and rows[2].predicted_cache_read > 30_000
+
+
+def test_a_history_file_alone_splits_reads_from_writes_by_each_calls_own_cost(tmp_path: Path) -> None:
+    # A handler that reports the call's cost (OpenRouter's, here with a Claude model) lets the
+    # summed cached count be split: cost = prompt x input + cached x read + writes x (write - read)
+    # + output x output at the model's prices (claude-sonnet-4-5: 3, 0.30, 3.75, 15 per 1M).
+    base = 1_777_000_000_000
+    messages = [*_history_call(base, "openrouter", "anthropic/claude-sonnet-4.5", 40, 13_000, 100),
+                *_history_call(base + 30_000, "openrouter", "anthropic/claude-sonnet-4.5", 50, 14_000, 100)]
+    messages[1]["metrics"]["cost"] = (40 * 3 + 10_000 * 0.30 + 3_000 * 3.75 + 100 * 15) / 1e6  # 10,000 read, 3,000 written
+    messages[3]["metrics"]["cost"] = 0.02  # priced otherwise: no whole split
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [(u.uncached, u.cache_read, u.cache_write, u.cache_reported) for u in (r.usage for r in requests) if u] == [
+        (40, 10_000, 3_000, True), (50 + 14_000, 0, 0, False)]
+    assert any("split by each call's own metrics.cost" in n for n in summary.notes)

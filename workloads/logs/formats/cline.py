@@ -49,10 +49,14 @@ the protocol. The reading used is stated in the file's notes.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
+from datetime import datetime, timezone
+from decimal import Decimal
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.pricing import get_price
 from prefixbench.simulator.providers import PROVIDERS, UNKNOWN, agent_handler, provider_named_in, provider_of_model
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
 from prefixbench.simulator.usage import Usage
@@ -136,6 +140,11 @@ _READING_TEXT: dict[str, str] = {
     "history-merged": (
         "metrics.tokens.cached sums cache reads and writes (Cline keeps the split only in ui_messages.json): "
         "calls with cached above 0 are read as cache not reported, cached counted as uncached input"
+    ),
+    "history-by-cost": (
+        "metrics.tokens.prompt excludes metrics.tokens.cached (additive); cached sums cache reads and writes, "
+        "split by each call's own metrics.cost at the model's listed prices (calls whose cost does not split "
+        "to whole tokens: cache not reported)"
     ),
     "history-misses": (
         "DeepSeek's handler: metrics.tokens.cached sums cache hits and MISSES (the split is only in "
@@ -662,6 +671,10 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
 
 
+#: Which reading a handler's note states when its calls were read in more than one way.
+_HISTORY_RANK = {"history-merged": 1, "history-misses": 1, "history-by-cost": 2}
+
+
 def _history_tokens(value: object) -> dict | None:
     """``metrics.tokens`` of an assistant message of api_conversation_history.json (Cline 3.x
     since early 2026), None for any other message."""
@@ -671,7 +684,29 @@ def _history_tokens(value: object) -> dict | None:
     return tokens if isinstance(tokens, dict) else None
 
 
-def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, where: str) -> tuple[Usage, str]:
+def _writes_by_cost(model: str, sent_ms: int | None, prompt: int, cached: int, output: int, cost: object) -> int | None:
+    """The writes inside ``cached`` (reads + writes) that the call's own ``cost`` says, at the
+    model's listed prices then: cost = prompt x input + output x output + cached x read + writes x
+    (write - read). None where the cost, the price or the result does not fit (not a whole
+    number of tokens within 0..cached: Cline priced it otherwise)."""
+    if not isinstance(cost, (int, float)) or isinstance(cost, bool) or cost <= 0 or not math.isfinite(cost):
+        return None
+    try:
+        when = None if sent_ms is None else datetime.fromtimestamp(sent_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+        row = get_price(model, as_of=when)
+    except (UserError, ValueError, OverflowError, OSError):
+        return None
+    rates = row.rates
+    if rates.cache_write is None or rates.cache_write <= rates.cache_read or (row.long_tier and prompt + cached > row.long_tier.threshold):
+        return None
+    spent = Decimal(repr(float(cost))) * 1_000_000 - prompt * rates.input - output * rates.output - cached * rates.cache_read
+    writes = spent / (rates.cache_write - rates.cache_read)
+    whole = int(writes.to_integral_value())
+    return whole if abs(writes - whole) <= Decimal("0.05") and 0 <= whole <= cached else None
+
+
+def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, where: str, model: str = "",
+                   sent_ms: int | None = None, cost: object = None) -> tuple[Usage, str]:
     """One call's ``metrics.tokens {prompt, completion, cached}`` as usage, and how it was read.
 
     Cline writes ``prompt`` = the handler's inputTokens and ``cached`` = its cacheWriteTokens +
@@ -698,6 +733,9 @@ def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, wher
     if handler in _WRITES_IN_TOKENS_IN or (rules is not None and not rules.bills_writes):
         # No write is reported apart: a provider that bills no writes has none.
         return Usage(cache_read=cached, uncached=prompt, output=output), "history-additive"
+    writes = _writes_by_cost(model, sent_ms, prompt, cached, output, cost)
+    if writes is not None:
+        return Usage(cache_read=cached - writes, cache_write_5m=writes, uncached=prompt, output=output), "history-by-cost"
     return Usage(uncached=prompt + cached, output=output, cache_reported=False), "history-merged"
 
 
@@ -735,15 +773,16 @@ def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest]
         model = this_model
         found = agent_handler(handler) if handler else None
         rules = _provider_of(this_model) or (found[0] if found else None)
-        usage, reading = _history_usage(handler, rules, tokens, where)
-        cost += logged_cost(as_dict(message.get("metrics")).get("cost"))
+        logged = as_dict(message.get("metrics")).get("cost")
+        usage, reading = _history_usage(handler, rules, tokens, where, this_model, sent if sent is not None else when, logged)
+        cost += logged_cost(logged)
         if usage.is_empty:
             skipped.append((record.line, "assistant message with metrics all 0 (no usage recorded)"))
             blocks += size
             continue
         label = f"{handler or 'no handler named'} ({this_model})"
-        if readings.get(label) not in ("history-merged", "history-misses"):
-            readings[label] = reading
+        if _HISTORY_RANK.get(reading, 0) >= _HISTORY_RANK.get(readings.get(label, ""), 0):
+            readings[label] = reading  # the note of a split by cost names the calls it could not split
         node = f"{NAME}:{name}#{index}"
         out.append(
             TraceRequest(
