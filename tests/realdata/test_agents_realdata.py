@@ -33,6 +33,10 @@ copied into this project; each test skips without it):
   (commit ``764491384379e43f9b25ab332f4d000b7727788b``; claude_4_5_opus through the OpenAI-compatible
   handler, 220 calls with usage, 2026-04/05; its assistant messages carry ``metrics.tokens``), from
   ``PREFIXBENCH_MRA04242026_REPO``;
+* a Cline 4.x SDK session (Cline's own provider: anthropic/claude-opus-4.8-fast and
+  mistralai/voxtral-small-24b-2507, 16 calls, 2026-07) that github.com/cline/cline keeps as a test
+  fixture (``sdk/packages/core/fixtures/session/session.messages.json`` at commit
+  ``a6239c420c1dcc58da3fa511054784d1e49d0f85``), from ``PREFIXBENCH_CLINE_REPO``;
 * a pi session (pi's author's own: claude-opus-4-5, 214 calls, 2025-12-17) committed by mistake
   to pi-mono's root, kept by the fork github.com/f5-sales-demo/xcsh (``session.jsonl`` at commit
   ``a3dc8b7e4636fa49f5d3601e266db10b51f9983d``), from ``PREFIXBENCH_XCSH_REPO``;
@@ -178,6 +182,12 @@ CLINE_TASKS = {key: spec if len(spec) == 6 else (key, spec[0], spec[1], "ui_mess
 #: completion, cached}, one of them all 0; 2026-04-24 to 05-07.
 CLINE_HISTORY = ("PREFIXBENCH_MRA04242026_REPO", "mike4567/MRA04242026", "764491384379e43f9b25ab332f4d000b7727788b",
                  "api_conversation_history.json")
+#: A Cline 4.x SDK session (the lead agent's ``<id>.messages.json``, 2026-07-06/07, its paths
+#: anonymized) that github.com/cline/cline keeps as a test fixture of its core package: 15 calls
+#: of anthropic/claude-opus-4.8-fast and one of mistralai/voxtral-small-24b-2507, both through
+#: Cline's own provider.
+CLINE_SDK_SESSION = ("PREFIXBENCH_CLINE_REPO", "cline/cline", "a6239c420c1dcc58da3fa511054784d1e49d0f85",
+                     "sdk/packages/core/fixtures/session/session.messages.json")
 #: A pi session (pi's author's own, claude-opus-4-5, 2025-12-17) committed by mistake to the
 #: root of pi-mono and removed five days later; a fork keeps it. One of its lines holds two
 #: records run together (a lost newline).
@@ -208,7 +218,7 @@ MINI_RUN = ("PREFIXBENCH_YUDAIV3_REPO", "pranay5255/YudaiV3", "b66cf8ba257230cec
 _URLS = (
     {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"}
     | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION, PLAN_MODE_SESSION,
-                                                     CLINE_HISTORY)}
+                                                     CLINE_HISTORY, CLINE_SDK_SESSION)}
     | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
     | {spec[0]: f"github.com/{spec[1]}" for spec in CLINE_TASKS.values()}
 )
@@ -360,6 +370,36 @@ def test_cline_history_alone_counts_what_its_metrics_sum(tmp_path: Path) -> None
     # No call marks a breakpoint for a cache that needs one (no write reported either): every read
     # is predicted 0, as reported.
     assert summary.read_within == 220
+
+
+def test_cline_sdk_session_counts_what_its_metrics_sum_and_reads_its_gateway_writes(tmp_path: Path) -> None:
+    env, repo, commit, where = CLINE_SDK_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    doc = json.loads(path.read_text())
+    metrics = [(m["modelInfo"]["id"], m["metrics"]) for m in doc["messages"] if m["role"] == "assistant" and m.get("metrics")]
+    assert len(metrics) == 16 and doc["agent"] == "lead"
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["cline"]
+    t = result.totals
+    assert t.requests == 16
+    # inputTokens is the whole prompt, the reads inside it; the gateway reports no writes.
+    total = sum(m["inputTokens"] for _, m in metrics)
+    assert t.cache_read == sum(m["cacheReadTokens"] for _, m in metrics) == 534_435
+    assert sum(m["cacheWriteTokens"] for _, m in metrics) == 0
+    assert t.input + t.cache_write + t.cache_read == total == 630_254
+    assert t.output == sum(m["outputTokens"] for _, m in metrics) == 4_395
+    # The Claude calls' prompt past their reads is what they wrote (their cost fields price it at
+    # the write rate: 2.1x Opus's list price for the read, the write and the output alike); the
+    # other model's stays uncached.
+    claude = [m for model, m in metrics if "claude" in model]
+    assert t.cache_write == sum(m["inputTokens"] - m["cacheReadTokens"] for m in claude) == 95_805
+    assert t.input == 14
+    # 15 of 16 reads within 3% (9 when the writes were read as uncached): every Claude call reads
+    # its previous prompt; voxtral's one call read 12,224 tokens cached before the session.
+    (summary,) = result.files
+    assert summary.read_within == 15
+    assert [r.index for r in result.rows if not r.read_within] == [15]
 
 
 def test_pi_session_with_records_run_together_counts_what_the_log_sums(tmp_path: Path) -> None:

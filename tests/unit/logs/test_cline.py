@@ -691,3 +691,35 @@ def test_a_history_file_alone_splits_reads_from_writes_by_each_calls_own_cost(tm
     assert [(u.uncached, u.cache_read, u.cache_write, u.cache_reported) for u in (r.usage for r in requests) if u] == [
         (40, 10_000, 3_000, True), (50 + 14_000, 0, 0, False)]
     assert any("split by each call's own metrics.cost" in n for n in summary.notes)
+
+
+def _sdk_call(index: int, ts: int, model: str, prompt: int, reads: int) -> list[dict]:
+    return [
+        {"id": f"u{index}", "role": "user", "content": [{"type": "text", "text": "go on"}], "ts": ts},
+        {"id": f"a{index}", "role": "assistant", "content": [{"type": "text", "text": "done"}], "ts": ts + 2_000,
+         "modelInfo": {"id": model, "provider": "cline", "family": "claude"},
+         "metrics": {"inputTokens": prompt, "outputTokens": 100, "cacheReadTokens": reads, "cacheWriteTokens": 0, "cost": 0.1}},
+    ]
+
+
+@pytest.mark.parametrize(("model", "written"), [("anthropic/claude-sonnet-4.5", True), ("x-ai/grok-code-fast-1", False)])
+def test_a_cline_sdk_session_through_clines_own_provider_reads_its_anthropic_prompt_past_the_reads_as_written(
+        tmp_path: Path, model: str, written: bool) -> None:
+    # Cline 4.x through Cline's own provider: cacheWriteTokens 0 on every call while each call reads
+    # the whole previous prompt (the cline/cline repository's own SDK session fixture shows it, its
+    # cost fields pricing that part at the write rate). Main counted it as uncached input and
+    # predicted no read of it: 9 of that session's 16 reads within 3%, 15 once read as written.
+    base = 1_783_376_870_000
+    doc = {"version": 1, "updated_at": "2026-07-06T10:00:00Z", "agent": "lead", "sessionId": "1783376870000_ab12c",
+           "messages": [*_sdk_call(0, base, model, 34_000, 0), *_sdk_call(1, base + 10_000, model, 35_600, 33_998)]}
+    path = tmp_path / "1783376870000_ab12c.messages.json"
+    path.write_text(json.dumps(doc))
+    result = run_audit([path])
+    first, second = result.rows
+    if written:
+        assert (first.reported_cache_write, first.reported_uncached) == (34_000, 0)
+        assert (second.reported_cache_write, second.reported_uncached, second.reported_cache_read) == (1_602, 0, 33_998)
+        assert second.read_within
+        assert any("inputTokens less the reads read as written" in n for n in result.files[0].notes)
+    else:  # xAI reports no writes and has none: the prompt past the reads stays uncached
+        assert (first.reported_cache_write, first.reported_uncached) == (0, 34_000)

@@ -150,6 +150,10 @@ _READING_TEXT: dict[str, str] = {
         "DeepSeek's handler: metrics.tokens.cached sums cache hits and MISSES (the split is only in "
         "ui_messages.json): calls with cached above 0 are read as cache not reported, never as hits or writes"
     ),
+    "sdk-gateway-writes": (
+        "Cline's own provider reports cacheWriteTokens 0 whatever was written, and marks an Anthropic model's "
+        "last messages for caching: inputTokens less the reads read as written"
+    ),
     "gateway-writes": (
         "Cline's own provider reports cacheWrites 0 whatever was written, and marks an Anthropic "
         "model's last user messages for caching: tokensIn read as written (additive)"
@@ -634,6 +638,12 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         cost += logged_cost(metrics.get("cost"))
         found = agent_handler(handler) if handler else None
         rules = _provider_of(this_model) or (found[0] if found else None)
+        if (handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive
+                and not usage.cache_write and usage.uncached):
+            # As in a task's ui_messages.json: Cline's own provider reports no writes, and what an
+            # Anthropic model's prompt held past the reads was written (its cost prices it so).
+            usage = Usage(cache_read=usage.cache_read, cache_write_5m=usage.uncached, output=usage.output)
+            readings[label] = "sdk-gateway-writes"
         key = str(message.get("id") or index)
         node = f"{NAME}:{name}#{key}"
         out.append(
