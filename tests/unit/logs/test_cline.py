@@ -723,3 +723,19 @@ def test_a_cline_sdk_session_through_clines_own_provider_reads_its_anthropic_pro
         assert any("inputTokens less the reads read as written" in n for n in result.files[0].notes)
     else:  # xAI reports no writes and has none: the prompt past the reads stays uncached
         assert (first.reported_cache_write, first.reported_uncached) == (0, 34_000)
+
+
+def test_a_history_file_alone_splits_deepseek_hits_from_misses_by_each_calls_own_cost(tmp_path: Path) -> None:
+    # DeepSeek's handler logs cached = hits + misses and its cost: misses at the input price, hits
+    # at the hit price (deepseek-chat from 2025-12-09: 0.28, 0.028, output 0.42 per 1M).
+    base = 1_777_000_000_000
+    messages = [*_history_call(base, "deepseek", "deepseek-chat", 0, 14_000, 70),
+                *_history_call(base + 30_000, "deepseek", "deepseek-chat", 0, 15_000, 70)]
+    messages[1]["metrics"]["cost"] = (2_000 * 0.28 + 12_000 * 0.028 + 70 * 0.42) / 1e6  # 12,000 hits, 2,000 misses
+    messages[3]["metrics"]["cost"] = 0.5  # priced otherwise: the hits and misses stay unsplit
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [(u.uncached, u.cache_read, u.cache_write, u.cache_reported) for u in (r.usage for r in requests) if u] == [
+        (2_000, 12_000, 0, True), (15_000, 0, 0, False)]
+    assert any("hits and MISSES, split by each call's own metrics.cost" in n for n in summary.notes)

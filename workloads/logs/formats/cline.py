@@ -146,6 +146,11 @@ _READING_TEXT: dict[str, str] = {
         "split by each call's own metrics.cost at the model's listed prices (calls whose cost does not split "
         "to whole tokens: cache not reported)"
     ),
+    "history-misses-by-cost": (
+        "DeepSeek's handler: metrics.tokens.cached sums cache hits and MISSES, split by each call's own "
+        "metrics.cost at the model's listed prices (misses at the input price; calls whose cost does not split "
+        "to whole tokens: cache not reported); a miss is uncached input, never a write"
+    ),
     "history-misses": (
         "DeepSeek's handler: metrics.tokens.cached sums cache hits and MISSES (the split is only in "
         "ui_messages.json): calls with cached above 0 are read as cache not reported, never as hits or writes"
@@ -682,7 +687,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
 
 
 #: Which reading a handler's note states when its calls were read in more than one way.
-_HISTORY_RANK = {"history-merged": 1, "history-misses": 1, "history-by-cost": 2}
+_HISTORY_RANK = {"history-merged": 1, "history-misses": 1, "history-by-cost": 2, "history-misses-by-cost": 2}
 
 
 def _history_tokens(value: object) -> dict | None:
@@ -694,11 +699,13 @@ def _history_tokens(value: object) -> dict | None:
     return tokens if isinstance(tokens, dict) else None
 
 
-def _writes_by_cost(model: str, sent_ms: int | None, prompt: int, cached: int, output: int, cost: object) -> int | None:
+def _writes_by_cost(model: str, sent_ms: int | None, prompt: int, cached: int, output: int, cost: object,
+                    misses: bool = False) -> int | None:
     """The writes inside ``cached`` (reads + writes) that the call's own ``cost`` says, at the
     model's listed prices then: cost = prompt x input + output x output + cached x read + writes x
-    (write - read). None where the cost, the price or the result does not fit (not a whole
-    number of tokens within 0..cached: Cline priced it otherwise)."""
+    (write - read). ``misses``: DeepSeek's handler, whose "writes" are cache misses, billed at the
+    input price. None where the cost, the price or the result does not fit (not a whole number
+    of tokens within 0..cached: Cline priced it otherwise)."""
     if not isinstance(cost, (int, float)) or isinstance(cost, bool) or cost <= 0 or not math.isfinite(cost):
         return None
     try:
@@ -707,12 +714,16 @@ def _writes_by_cost(model: str, sent_ms: int | None, prompt: int, cached: int, o
     except (UserError, ValueError, OverflowError, OSError):
         return None
     rates = row.rates
-    if rates.cache_write is None or rates.cache_write <= rates.cache_read or (row.long_tier and prompt + cached > row.long_tier.threshold):
+    apart = rates.input if misses else rates.cache_write
+    if apart is None or apart <= rates.cache_read or (row.long_tier and prompt + cached > row.long_tier.threshold):
         return None
     spent = Decimal(repr(float(cost))) * 1_000_000 - prompt * rates.input - output * rates.output - cached * rates.cache_read
-    writes = spent / (rates.cache_write - rates.cache_read)
+    writes = spent / (apart - rates.cache_read)
     whole = int(writes.to_integral_value())
-    return whole if abs(writes - whole) <= Decimal("0.05") and 0 <= whole <= cached else None
+    # Cline's cost is the product of its prices and the counts, to a float's precision: a split
+    # that is not a whole number to a millionth of a token is priced otherwise (a looser bound
+    # takes chance costs: one in ten lands within 0.05 of a whole number).
+    return whole if abs(writes - whole) <= Decimal("0.000001") and 0 <= whole <= cached else None
 
 
 def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, where: str, model: str = "",
@@ -733,6 +744,9 @@ def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, wher
         excess = f"{where}: metrics.tokens.cached {cached:,} exceeds metrics.tokens.prompt {prompt:,}"
         return subset_usage(prompt, cached, 0, output, excess=excess), "history-subset"
     if reading == "miss-as-write" and cached:
+        missed = _writes_by_cost(model, sent_ms, prompt, cached, output, cost, misses=True)
+        if missed is not None:
+            return Usage(cache_read=cached - missed, uncached=prompt + missed, output=output), "history-misses-by-cost"
         return Usage(uncached=prompt + cached, output=output, cache_reported=False), "history-misses"
     if handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive:
         # Cline's own gateway reports no writes: cached is its reads, and an Anthropic-kind
