@@ -169,7 +169,8 @@ CLINE_TASKS = {
     # 2026-01-05. Every grok read is a multiple of 64 tokens, 10 of the 19 of 128 (12,352 is 193 x 64);
     # read to the token by default (xAI's direct and OpenRouter traffic), 18 of 19 within 3% (17 at block=128).
     # Cline's handler reports cacheWrites 0 whatever was written; the Claude calls' tokensIn are
-    # their writes (their cost fields price them so): anthropic 3 -> 5 of 5 within 3% once read so.
+    # their writes (their cost fields price them so): anthropic 3 -> 5 of 5 within 3% once read so,
+    # and each read predicted to the token once the cost told the 10-token uncached tail apart.
     "PREFIXBENCH_FINEYE_REPO": (
         "haram-333/fineye", "3f3dddc79fb3ef725d4c07c4d95de21f2e9b3fb6", 24, {"xai": (19, 18), "anthropic": (5, 5)},
     ),
@@ -328,9 +329,14 @@ def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(key: st
     if sums["tokensIn"] == 0:  # DeepSeek's handler: cacheWrites is the miss count, the uncached input
         assert (t.input, t.cache_write) == (sums["cacheWrites"], 0)
     elif sums["cacheWrites"] == 0 and any("claude" in r.model for r in result.rows):
-        # Cline's own provider: an Anthropic model's tokensIn read as its writes.
-        claude = sum(u["tokensIn"] for u, r in zip(used, result.rows) if "claude" in r.model)
-        assert (t.input, t.cache_write) == (sums["tokensIn"] - claude, claude)
+        # Cline's own provider: an Anthropic model's tokensIn read as its writes, but for the
+        # uncached tail its cost tells apart (claude-sonnet-4.5: 3 input, 0.30 read, 3.75 write,
+        # 15 output per 1M): 10 tokens on each of the five calls, what the next call did not read.
+        claude = [u for u, r in zip(used, result.rows) if "claude" in r.model]
+        written = [(u["cost"] * 1e6 - u["cacheReads"] * 0.30 - u["tokensIn"] * 3 - u["tokensOut"] * 15) / 0.75 for u in claude]
+        assert all(abs(w - round(w)) < 1e-6 for w in written)
+        assert [u["tokensIn"] - round(w) for u, w in zip(claude, written)] == [10] * 5
+        assert (t.input, t.cache_write) == (sums["tokensIn"] - sum(round(w) for w in written), sum(round(w) for w in written))
     else:
         assert (t.input, t.cache_write) == (sums["tokensIn"], sums["cacheWrites"])
     rows = {p: [r for r in result.rows if r.provider == p] for p in {r.provider for r in result.rows}}

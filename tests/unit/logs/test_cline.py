@@ -739,3 +739,24 @@ def test_a_history_file_alone_splits_deepseek_hits_from_misses_by_each_calls_own
     assert [(u.uncached, u.cache_read, u.cache_write, u.cache_reported) for u in (r.usage for r in requests) if u] == [
         (2_000, 12_000, 0, True), (15_000, 0, 0, False)]
     assert any("hits and MISSES, split by each call's own metrics.cost" in n for n in summary.notes)
+
+
+def test_clines_own_provider_tells_its_uncached_tail_from_its_writes_by_the_calls_cost(tmp_path: Path) -> None:
+    # Cline's own provider folds an Anthropic model's writes into tokensIn beside the few uncached
+    # tokens after the last breakpoint; its cost fields price each part at its rate
+    # (claude-sonnet-4-5: 3 input, 0.30 read, 3.75 write, 15 output per 1M), so the cost splits
+    # them. Main read all of tokensIn as written: the next call read 10 tokens less than predicted,
+    # an "unexplained" miss of 10 tokens on every call (haram-333/fineye's five Claude calls).
+    def call(ts: int, tokens_in: int, reads: int, cost: float) -> list[dict]:
+        calls = _gateway_call(ts, "anthropic/claude-sonnet-4.5", tokens_in, reads, 100)
+        calls[0]["text"] = json.dumps({**json.loads(calls[0]["text"]), "cost": cost})
+        return calls
+
+    entries = [{"ts": 1_767_600_000_000, "type": "say", "say": "task", "text": "fix it"},
+               *call(1_767_600_001_000, 20_000, 0, (19_990 * 3.75 + 10 * 3 + 100 * 15) / 1e6),
+               *call(1_767_600_030_000, 510, 19_990, (19_990 * 0.30 + 500 * 3.75 + 10 * 3 + 100 * 15) / 1e6)]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(entries))
+    first, second = run_audit([tmp_path / "ui_messages.json"]).rows
+    assert (first.reported_cache_write, first.reported_uncached) == (19_990, 10)
+    assert (second.reported_cache_write, second.reported_uncached) == (500, 10)
+    assert second.predicted_cache_read == second.reported_cache_read == 19_990 and second.cause is None

@@ -157,11 +157,13 @@ _READING_TEXT: dict[str, str] = {
     ),
     "sdk-gateway-writes": (
         "Cline's own provider reports cacheWriteTokens 0 whatever was written, and marks an Anthropic model's "
-        "last messages for caching: inputTokens less the reads read as written"
+        "last messages for caching: inputTokens less the reads read as written, but for the uncached tail "
+        "after the last breakpoint where the call's own cost tells it apart"
     ),
     "gateway-writes": (
         "Cline's own provider reports cacheWrites 0 whatever was written, and marks an Anthropic "
-        "model's last user messages for caching: tokensIn read as written (additive)"
+        "model's last user messages for caching: tokensIn read as written (additive), but for the uncached tail "
+        "after the last breakpoint where the call's own cost tells it apart"
     ),
 }
 
@@ -481,7 +483,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         usage = _usage("additive" if reading in ("gateway", "unnamed") else reading, info, where)
         if (handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive
                 and not usage.cache_write and usage.uncached):
-            usage = Usage(cache_read=usage.cache_read, cache_write_5m=usage.uncached, output=usage.output)
+            usage = _gateway_usage(model, sent, usage, info.get("cost"))
             readings[label] = "gateway-writes"
         cost += logged_cost(info.get("cost"))
         if call.late:
@@ -647,7 +649,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
                 and not usage.cache_write and usage.uncached):
             # As in a task's ui_messages.json: Cline's own provider reports no writes, and what an
             # Anthropic model's prompt held past the reads was written (its cost prices it so).
-            usage = Usage(cache_read=usage.cache_read, cache_write_5m=usage.uncached, output=usage.output)
+            usage = _gateway_usage(this_model, sent if sent is not None else when, usage, metrics.get("cost"))
             readings[label] = "sdk-gateway-writes"
         key = str(message.get("id") or index)
         node = f"{NAME}:{name}#{key}"
@@ -699,14 +701,13 @@ def _history_tokens(value: object) -> dict | None:
     return tokens if isinstance(tokens, dict) else None
 
 
-def _writes_by_cost(model: str, sent_ms: int | None, prompt: int, cached: int, output: int, cost: object,
-                    misses: bool = False) -> int | None:
-    """The writes inside ``cached`` (reads + writes) that the call's own ``cost`` says, at the
-    model's listed prices then: cost = prompt x input + output x output + cached x read + writes x
-    (write - read). ``misses``: DeepSeek's handler, whose "writes" are cache misses, billed at the
-    input price. None where the cost, the price or the result does not fit (not a whole number
-    of tokens within 0..cached: Cline priced it otherwise)."""
-    if not isinstance(cost, (int, float)) or isinstance(cost, bool) or cost <= 0 or not math.isfinite(cost):
+def _solve_by_cost(model: str, sent_ms: int | None, cost: object, fixed: tuple[tuple[int, str], ...], pool: int,
+                   part_rate: str, rest_rate: str) -> int | None:
+    """The tokens of ``pool`` billed at ``part_rate`` (the rest at ``rest_rate``) that a call's own
+    ``cost`` says, at the model's listed prices then: cost = the ``fixed`` (tokens, rate) terms +
+    part x part_rate + (pool - part) x rest_rate. None where the cost, the price or the result
+    does not fit: not a whole number of tokens within 0..pool (Cline priced it otherwise)."""
+    if not isinstance(cost, (int, float)) or isinstance(cost, bool) or cost <= 0 or not math.isfinite(cost) or pool <= 0:
         return None
     try:
         when = None if sent_ms is None else datetime.fromtimestamp(sent_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
@@ -714,16 +715,42 @@ def _writes_by_cost(model: str, sent_ms: int | None, prompt: int, cached: int, o
     except (UserError, ValueError, OverflowError, OSError):
         return None
     rates = row.rates
-    apart = rates.input if misses else rates.cache_write
-    if apart is None or apart <= rates.cache_read or (row.long_tier and prompt + cached > row.long_tier.threshold):
+    part, rest = getattr(rates, part_rate), getattr(rates, rest_rate)
+    prompt = pool + sum(n for n, rate in fixed if rate != "output")
+    if part is None or rest is None or part == rest or (row.long_tier and prompt > row.long_tier.threshold):
         return None
-    spent = Decimal(repr(float(cost))) * 1_000_000 - prompt * rates.input - output * rates.output - cached * rates.cache_read
-    writes = spent / (apart - rates.cache_read)
-    whole = int(writes.to_integral_value())
+    priced = []
+    for n, rate in fixed:
+        price = getattr(rates, rate)
+        if price is None:
+            return None
+        priced.append(n * price)
+    spent = Decimal(repr(float(cost))) * 1_000_000 - sum(priced, Decimal(0)) - pool * rest
+    tokens = spent / (part - rest)
+    whole = int(tokens.to_integral_value())
     # Cline's cost is the product of its prices and the counts, to a float's precision: a split
     # that is not a whole number to a millionth of a token is priced otherwise (a looser bound
     # takes chance costs: one in ten lands within 0.05 of a whole number).
-    return whole if abs(writes - whole) <= Decimal("0.000001") and 0 <= whole <= cached else None
+    return whole if abs(tokens - whole) <= Decimal("0.000001") and 0 <= whole <= pool else None
+
+
+def _writes_by_cost(model: str, sent_ms: int | None, prompt: int, cached: int, output: int, cost: object,
+                    misses: bool = False) -> int | None:
+    """The writes inside ``cached`` (reads + writes) that the call's own ``cost`` says: cost =
+    prompt x input + output x output + reads x read + writes x write. ``misses``: DeepSeek's
+    handler, whose "writes" are cache misses, billed at the input price."""
+    return _solve_by_cost(model, sent_ms, cost, ((prompt, "input"), (output, "output")), cached,
+                          "input" if misses else "cache_write", "cache_read")
+
+
+def _gateway_usage(model: str, sent_ms: int | None, usage: Usage, cost: object) -> Usage:
+    """Cline's own provider with an Anthropic-kind model (cacheWrites 0 whatever was written): the
+    prompt past the reads is what was written, but for the uncached tail after the last breakpoint,
+    which the call's own cost tells apart where it splits to whole tokens."""
+    written = _solve_by_cost(model, sent_ms, cost, ((usage.cache_read, "cache_read"), (usage.output, "output")),
+                             usage.uncached, "cache_write", "input")
+    written = usage.uncached if written is None else written
+    return Usage(cache_read=usage.cache_read, cache_write_5m=written, uncached=usage.uncached - written, output=usage.output)
 
 
 def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, where: str, model: str = "",
