@@ -80,3 +80,26 @@ def test_mutated_cline_sdk_sessions_end_cleanly(importer_examples):
 
     case()
     tally.report()
+
+
+def test_mutated_history_files_alone_end_cleanly(importer_examples):
+    """A task's api_conversation_history.json named without its ui_messages.json, read from its
+    assistant messages' metrics (Cline 3.x, 2026), mutated or its messages' values edited: exit 0,
+    or one line with exit 2."""
+    tally = Tally("audit cline history alone", bound_s=20)
+    target = Path(tempfile.mkdtemp(prefix="fuzz-cline-history-")) / "api_conversation_history.json"
+    seed_bytes = (TASK / target.name).read_bytes()
+    seed = json.loads(seed_bytes)
+
+    @fuzz_settings(importer_examples)
+    @given(data=st.data(), edit=st.booleans())
+    def case(data: st.DataObject, edit: bool) -> None:
+        if edit:
+            raw = json.dumps(data.draw(st.lists(edited(st.sampled_from(seed)), min_size=1, max_size=6)))
+        else:
+            raw = data.draw(mutated(seed_bytes))
+        write(target, raw)
+        tally.check(["audit", str(target), "--quiet", "--format", "json"])
+
+    case()
+    tally.report()

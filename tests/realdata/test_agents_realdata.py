@@ -23,10 +23,20 @@ copied into this project; each test skips without it):
   (93 calls, 2026-06-14/15) committed as ``gemini_session.json`` to
   github.com/bhanu7410/personal_finance (commit ``90ee8d2b7aa930c5f9f7984554ed6d60ebc3bc9e``), from
   ``PREFIXBENCH_PERSONAL_FINANCE_REPO``;
-* three Cline task folders' ``ui_messages.json`` committed to their repositories (2025-10 to
-  2026-01): github.com/CoreGems/Cline-Xray (Anthropic, 4 calls), github.com/Jeehunter/mcp-vscode-server
-  (DeepSeek, 60 calls) and github.com/haram-333/fineye (x-ai/grok-code-fast-1 and Claude through
-  Cline's own gateway, 24 calls); ``CLINE_TASKS`` names each commit and env var;
+* seven Cline task folders' ``ui_messages.json`` committed to their repositories (2025-10 to
+  2026-02): github.com/CoreGems/Cline-Xray (Anthropic: 4, 24 and 52 calls), github.com/Jeehunter/mcp-vscode-server
+  (DeepSeek, 60 and 59 calls), github.com/haram-333/fineye (x-ai/grok-code-fast-1 and Claude through
+  Cline's own gateway, 24 calls) and github.com/gmfstu/Online-Card-Architecture's
+  ``exported_task_1769064454592/`` (the whole folder, Anthropic, 36 calls); ``CLINE_TASKS`` names
+  each commit, path and env var;
+* a Cline 3.x task's ``api_conversation_history.json`` committed alone to github.com/mike4567/MRA04242026
+  (commit ``764491384379e43f9b25ab332f4d000b7727788b``; claude_4_5_opus through the OpenAI-compatible
+  handler, 220 calls with usage, 2026-04/05; its assistant messages carry ``metrics.tokens``), from
+  ``PREFIXBENCH_MRA04242026_REPO``;
+* a Cline 4.x SDK session (Cline's own provider: anthropic/claude-opus-4.8-fast and
+  mistralai/voxtral-small-24b-2507, 16 calls, 2026-07) that github.com/cline/cline keeps as a test
+  fixture (``sdk/packages/core/fixtures/session/session.messages.json`` at commit
+  ``a6239c420c1dcc58da3fa511054784d1e49d0f85``), from ``PREFIXBENCH_CLINE_REPO``;
 * a pi session (pi's author's own: claude-opus-4-5, 214 calls, 2025-12-17) committed by mistake
   to pi-mono's root, kept by the fork github.com/f5-sales-demo/xcsh (``session.jsonl`` at commit
   ``a3dc8b7e4636fa49f5d3601e266db10b51f9983d``), from ``PREFIXBENCH_XCSH_REPO``;
@@ -55,7 +65,7 @@ from pathlib import Path
 
 import pytest
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import file_at
+from tests.realdata.mirrors import file_at, files_at
 
 KIMI_CODE = Path(os.environ.get("PREFIXBENCH_KIMI_CODE_REPO", "/work/.mirror/MoonshotAI+kimi-code/repo"))
 KIMI_CODE_COMMIT = "842e699a643d8a60647bd824d28255c56ad61a42"
@@ -125,25 +135,60 @@ OPENCODE_EXPORTS = {
         549, (45_768_712, 0, 0, 188_876), {"unknown": (549, 549)},
     ),
 }
-#: Cline task folders' ui_messages.json committed at their repositories' root (no
-#: api_conversation_history.json beside them): env var: (repository, commit, calls, {provider:
-#: (calls, reads within 3%)}), counted from the files.
+#: Cline task folders' ui_messages.json committed to their repositories (no
+#: api_conversation_history.json beside them but in gmfstu/Online-Card-Architecture's): test id:
+#: (env var, repository, commit, path, calls, {provider: (calls, reads within 3%)}), counted from
+#: the files.
 CLINE_TASKS = {
     # claude-sonnet-4-5 on Anthropic, 2025-11-18: 4 calls, every read predicted exactly.
     "PREFIXBENCH_CLINE_XRAY_REPO": ("CoreGems/Cline-Xray", "9dbbc27f2a0d0cc45874402f5466167c451c90a7", 4, {"anthropic": (4, 4)}),
+    # claude-opus-4-5 on Anthropic, 2026-02-07: 24 calls, 23 predicted exactly (the first read a
+    # head cached before the task).
+    "cline-xray-opus-4-5": ("PREFIXBENCH_CLINE_XRAY_REPO", "CoreGems/Cline-Xray", "94013f8a1bfd6612445427df67bcedee9d50ee56",
+                            "ui_messages.json", 24, {"anthropic": (24, 23)}),
+    # claude-opus-4-6 on Anthropic, 2026-02-08: 52 calls and a failed stream; four truncations
+    # (conversationHistoryDeletedRange saved after the call it truncated was announced) and two
+    # prompts shrunk by Cline's context optimizations. 50 within 3% (42 when each truncation was
+    # given to the next call); the two others: the first read a head cached before the task, the
+    # fourth 5,345 tokens more than the previous call left.
+    "cline-xray-task-sample": ("PREFIXBENCH_CLINE_XRAY_REPO", "CoreGems/Cline-Xray", "84271ab726a69f7f35cbcd9ec5855b95f0f1b826",
+                               "task_sample/ui_messages.json", 52, {"anthropic": (52, 50)}),
     # DeepSeek's handler (no model named; tokensIn 0, cacheWrites the miss count), 2025-10-15.
     "PREFIXBENCH_MCP_VSCODE_SERVER_REPO": (
         "Jeehunter/mcp-vscode-server", "f6859c745693e458bcec24a06f8d1df5f8178b00", 60, {"deepseek": (60, 57)},
     ),
+    # Another task of the same day and handler, kept under MCP/: 59 calls.
+    "mcp-vscode-server-mcp": ("PREFIXBENCH_MCP_VSCODE_SERVER_REPO", "Jeehunter/mcp-vscode-server",
+                              "9b5eeda8d9ea701c8847f74288d3de47ebda23e9", "MCP/ui_messages.json", 59, {"deepseek": (59, 57)}),
+    # A whole task folder (ui_messages.json, api_conversation_history.json, task_metadata.json),
+    # claude-opus-4-5 on Anthropic, 2026-01-22: 36 calls, every read predicted exactly.
+    "online-card-exported-task": ("PREFIXBENCH_CLINE_TASK_REPO", "gmfstu/Online-Card-Architecture",
+                                  "0c3f68ab987b911c118cbfb4b36efc796c5f8fd4", "exported_task_1769064454592/ui_messages.json", 36,
+                                  {"anthropic": (36, 36)}),
     # Cline's own provider, a gateway: x-ai/grok-code-fast-1 then anthropic/claude-sonnet-4.5,
     # 2026-01-05. Every grok read is a multiple of 64 tokens, 10 of the 19 of 128 (12,352 is 193 x 64);
     # read to the token by default (xAI's direct and OpenRouter traffic), 18 of 19 within 3% (17 at block=128).
     # Cline's handler reports cacheWrites 0 whatever was written; the Claude calls' tokensIn are
-    # their writes (their cost fields price them so): anthropic 3 -> 5 of 5 within 3% once read so.
+    # their writes (their cost fields price them so): anthropic 3 -> 5 of 5 within 3% once read so,
+    # and each read predicted to the token once the cost told the 10-token uncached tail apart.
     "PREFIXBENCH_FINEYE_REPO": (
         "haram-333/fineye", "3f3dddc79fb3ef725d4c07c4d95de21f2e9b3fb6", 24, {"xai": (19, 18), "anthropic": (5, 5)},
     ),
 }
+#: Each as (env var, repository, commit, path in it, calls, providers).
+CLINE_TASKS = {key: spec if len(spec) == 6 else (key, spec[0], spec[1], "ui_messages.json", *spec[2:]) for key, spec in CLINE_TASKS.items()}
+#: A Cline 3.x task's api_conversation_history.json committed alone (no ui_messages.json beside
+#: it; "Restarted Cline conversation", 2026-05-14): claude_4_5_opus through the OpenAI-compatible
+#: handler (a company gateway), 221 assistant messages each with metrics.tokens {prompt,
+#: completion, cached}, one of them all 0; 2026-04-24 to 05-07.
+CLINE_HISTORY = ("PREFIXBENCH_MRA04242026_REPO", "mike4567/MRA04242026", "764491384379e43f9b25ab332f4d000b7727788b",
+                 "api_conversation_history.json")
+#: A Cline 4.x SDK session (the lead agent's ``<id>.messages.json``, 2026-07-06/07, its paths
+#: anonymized) that github.com/cline/cline keeps as a test fixture of its core package: 15 calls
+#: of anthropic/claude-opus-4.8-fast and one of mistralai/voxtral-small-24b-2507, both through
+#: Cline's own provider.
+CLINE_SDK_SESSION = ("PREFIXBENCH_CLINE_REPO", "cline/cline", "a6239c420c1dcc58da3fa511054784d1e49d0f85",
+                     "sdk/packages/core/fixtures/session/session.messages.json")
 #: A pi session (pi's author's own, claude-opus-4-5, 2025-12-17) committed by mistake to the
 #: root of pi-mono and removed five days later; a fork keeps it. One of its lines holds two
 #: records run together (a lost newline).
@@ -173,9 +218,10 @@ PLAN_MODE_SESSION = ("PREFIXBENCH_PERSONAL_FINANCE_REPO", "bhanu7410/personal_fi
 MINI_RUN = ("PREFIXBENCH_YUDAIV3_REPO", "pranay5255/YudaiV3", "b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f", "last_mini_run.traj.json")
 _URLS = (
     {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"}
-    | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION, PLAN_MODE_SESSION)}
+    | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION, PLAN_MODE_SESSION,
+                                                     CLINE_HISTORY, CLINE_SDK_SESSION)}
     | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
-    | {env: f"github.com/{spec[0]}" for env, spec in CLINE_TASKS.items()}
+    | {spec[0]: f"github.com/{spec[1]}" for spec in CLINE_TASKS.values()}
 )
 
 
@@ -261,13 +307,18 @@ def test_opencode_export_counts_what_the_log_sums_and_its_reads_are_predicted(en
         assert sum(r.predicted_cache_read == r.reported_cache_read for r in rows["zai"]) == 39
 
 
-@pytest.mark.parametrize("env", sorted(CLINE_TASKS))
-def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(env: str, tmp_path: Path) -> None:
-    repo, commit, calls, providers = CLINE_TASKS[env]
+@pytest.mark.parametrize("key", sorted(CLINE_TASKS))
+def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(key: str, tmp_path: Path) -> None:
+    env, repo, commit, where, calls, providers = CLINE_TASKS[key]
     mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
-    path = _show(mirror, commit, "ui_messages.json", tmp_path, env)
+    path = _show(mirror, commit, where, tmp_path, env)
+    folder = str(Path(where).parent)
+    for beside in ("api_conversation_history.json", "task_metadata.json") if folder != "." else ():
+        if f"{folder}/{beside}" in files_at(mirror, commit, _URLS[env], env):
+            (path.parent / beside).write_bytes(file_at(mirror, commit, f"{folder}/{beside}", _URLS[env], env))
     started = [json.loads(m["text"]) for m in json.loads(path.read_text()) if m.get("say") == "api_req_started" and m.get("text")]
-    used = [u for u in started if any(u.get(k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads"))]
+    used = [u for u in started if any(u.get(k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads"))
+            and not (u.get("cancelReason") or u.get("streamingFailedMessage"))]  # a stopped stream is counted apart
     assert len(used) == calls
     result = run_audit([path])
     assert [f.format for f in result.files] == ["cline"]
@@ -278,16 +329,83 @@ def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(env: st
     if sums["tokensIn"] == 0:  # DeepSeek's handler: cacheWrites is the miss count, the uncached input
         assert (t.input, t.cache_write) == (sums["cacheWrites"], 0)
     elif sums["cacheWrites"] == 0 and any("claude" in r.model for r in result.rows):
-        # Cline's own provider: an Anthropic model's tokensIn read as its writes.
-        claude = sum(u["tokensIn"] for u, r in zip(used, result.rows) if "claude" in r.model)
-        assert (t.input, t.cache_write) == (sums["tokensIn"] - claude, claude)
+        # Cline's own provider: an Anthropic model's tokensIn read as its writes, but for the
+        # uncached tail its cost tells apart (claude-sonnet-4.5: 3 input, 0.30 read, 3.75 write,
+        # 15 output per 1M): 10 tokens on each of the five calls, what the next call did not read.
+        claude = [u for u, r in zip(used, result.rows) if "claude" in r.model]
+        written = [(u["cost"] * 1e6 - u["cacheReads"] * 0.30 - u["tokensIn"] * 3 - u["tokensOut"] * 15) / 0.75 for u in claude]
+        assert all(abs(w - round(w)) < 1e-6 for w in written)
+        assert [u["tokensIn"] - round(w) for u, w in zip(claude, written)] == [10] * 5
+        assert (t.input, t.cache_write) == (sums["tokensIn"] - sum(round(w) for w in written), sum(round(w) for w in written))
     else:
         assert (t.input, t.cache_write) == (sums["tokensIn"], sums["cacheWrites"])
     rows = {p: [r for r in result.rows if r.provider == p] for p in {r.provider for r in result.rows}}
     assert {p: (len(rs), sum(r.read_within for r in rs)) for p, rs in rows.items()} == providers
+    if key == "cline-xray-task-sample":
+        # Each truncation is the call whose prompt fell to the head it read (8,096 tokens), from
+        # the range saved after that call was announced; the next call reads the truncated prompt.
+        truncated = [r.index for r in result.rows if r.cause == "compaction"]
+        assert truncated == [17, 32, 38, 50]
+        assert all(result.rows[i].reported_cache_read == 8_096 for i in truncated[:3])
+        assert all(result.rows[i + 1].read_within for i in truncated)
     if "xai" in rows:
         reads = [r.reported_cache_read for r in rows["xai"]]
         assert all(n % 64 == 0 for n in reads) and sum(n % 128 == 0 for n in reads) == 10
+
+
+def test_cline_history_alone_counts_what_its_metrics_sum(tmp_path: Path) -> None:
+    env, repo, commit, where = CLINE_HISTORY
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    messages = json.loads(path.read_text())
+    metrics = [m["metrics"]["tokens"] for m in messages if m["role"] == "assistant" and "metrics" in m]
+    used = [u for u in metrics if any(u.values())]
+    assert (len(metrics), len(used)) == (221, 220)
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["cline"]
+    t = result.totals
+    # The OpenAI-compatible handler: prompt is prompt_tokens, the cached part inside it (0 here
+    # on every call: the gateway reported no read).
+    assert t.requests == len(used)
+    assert t.input + t.cache_read == sum(u["prompt"] for u in used) == 13_886_779
+    assert t.cache_read == sum(u["cached"] for u in used) == 0
+    assert (t.cache_write, t.output) == (0, sum(u["completion"] for u in used)) == (0, 113_864)
+    (summary,) = result.files
+    assert any("usage of openai (claude_4_5_opus)" in n and "whole prompt" in n for n in summary.notes)
+    assert summary.skip_reasons == (("assistant message with metrics all 0 (no usage recorded)", 1),)
+    # No call marks a breakpoint for a cache that needs one (no write reported either): every read
+    # is predicted 0, as reported.
+    assert summary.read_within == 220
+
+
+def test_cline_sdk_session_counts_what_its_metrics_sum_and_reads_its_gateway_writes(tmp_path: Path) -> None:
+    env, repo, commit, where = CLINE_SDK_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    doc = json.loads(path.read_text())
+    metrics = [(m["modelInfo"]["id"], m["metrics"]) for m in doc["messages"] if m["role"] == "assistant" and m.get("metrics")]
+    assert len(metrics) == 16 and doc["agent"] == "lead"
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["cline"]
+    t = result.totals
+    assert t.requests == 16
+    # inputTokens is the whole prompt, the reads inside it; the gateway reports no writes.
+    total = sum(m["inputTokens"] for _, m in metrics)
+    assert t.cache_read == sum(m["cacheReadTokens"] for _, m in metrics) == 534_435
+    assert sum(m["cacheWriteTokens"] for _, m in metrics) == 0
+    assert t.input + t.cache_write + t.cache_read == total == 630_254
+    assert t.output == sum(m["outputTokens"] for _, m in metrics) == 4_395
+    # The Claude calls' prompt past their reads is what they wrote (their cost fields price it at
+    # the write rate: 2.1x Opus's list price for the read, the write and the output alike); the
+    # other model's stays uncached.
+    claude = [m for model, m in metrics if "claude" in model]
+    assert t.cache_write == sum(m["inputTokens"] - m["cacheReadTokens"] for m in claude) == 95_805
+    assert t.input == 14
+    # 15 of 16 reads within 3% (9 when the writes were read as uncached): every Claude call reads
+    # its previous prompt; voxtral's one call read 12,224 tokens cached before the session.
+    (summary,) = result.files
+    assert summary.read_within == 15
+    assert [r.index for r in result.rows if not r.read_within] == [15]
 
 
 def test_pi_session_with_records_run_together_counts_what_the_log_sums(tmp_path: Path) -> None:

@@ -239,17 +239,23 @@ def test_a_task_folder_pairs_its_files_and_audits_once(tmp_path: Path) -> None:
     assert len(requests) == 3 and [r.prefix.new_blocks for r in requests if r.prefix] == [2, 4, 6]
     totals = run_audit([TASKS / "anthropic-modelinfo"]).totals
     assert (totals.requests, totals.input, totals.output, totals.cache_read, totals.cache_write) == (3, 15, 250, 11500, 13300)
-    # Without the ui file beside them, each is audited alone, and says where the usage is.
+    # Without the ui file beside them, each is audited alone and says where the usage is: the
+    # history's one assistant message with metrics is a call of its own (its cached 9,000 the
+    # first call's write, which the history cannot tell from a read: cache not reported).
     shutil.copytree(TASKS / "anthropic-modelinfo", tmp_path / "task")
     (tmp_path / "task" / "ui_messages.json").unlink()
     requests, summaries = load_trace([tmp_path])
-    assert requests == [] and [Path(s.file).name for s in summaries] == ["api_conversation_history.json", "task_metadata.json"]
+    assert [Path(s.file).name for s in summaries] == ["api_conversation_history.json", "task_metadata.json"]
     assert all("without its ui_messages.json" in s.notes[0] for s in summaries)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output, r.usage.cache_reported) for r in requests if r.usage] == [
+        (4 + 9000, 0, 120, False)
+    ]
 
 
 def test_a_history_file_alone_says_where_the_usage_is(tmp_path: Path) -> None:
     path = tmp_path / "api_conversation_history.json"
-    shutil.copy(TASKS / "anthropic-modelinfo" / "api_conversation_history.json", path)
+    history = json.loads((TASKS / "anthropic-modelinfo" / "api_conversation_history.json").read_text())
+    path.write_text(json.dumps([{k: v for k, v in m.items() if k != "metrics"} for m in history]))
     requests, summary = import_file(path, CLINE, ImportContext())
     assert requests == [] and "without its ui_messages.json" in summary.notes[0]
 
@@ -476,7 +482,8 @@ def test_an_audit_of_no_model_call_is_one_line_not_an_empty_report(tmp_path: Pat
         "so no call is read here)")
     history = tmp_path / "task" / "api_conversation_history.json"
     history.parent.mkdir()
-    shutil.copy(TASKS / "anthropic-modelinfo" / "api_conversation_history.json", history)
+    messages = json.loads((TASKS / "anthropic-modelinfo" / "api_conversation_history.json").read_text())
+    history.write_text(json.dumps([{k: v for k, v in m.items() if k != "metrics"} for m in messages]))
     assert main(["audit", str(history), "--quiet"]) == 2
     assert "without its ui_messages.json: the usage is there" in capsys.readouterr().err
 
@@ -549,3 +556,207 @@ def test_clines_own_provider_writes_are_its_tokens_in_for_an_anthropic_model(
         assert any("tokensIn read as written" in n for n in result.files[0].notes)
     else:  # xAI writes nothing it reports: its tokensIn stays uncached
         assert (first.reported_cache_write, first.reported_uncached) == (0, 20_000)
+
+
+def _history_call(ts: int, handler: str, model: str, prompt: int, cached: int, out: int) -> list[dict]:
+    """A user message and the assistant answer that ends one call, as Cline 3.x writes them into
+    api_conversation_history.json since early 2026 (``metrics.tokens``, ``modelInfo``)."""
+    return [
+        {"role": "user", "content": [{"type": "text", "text": "[read_file] Result: ..."}], "ts": ts},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}, {"type": "tool_use", "id": f"t{ts}", "name": "read_file", "input": {}}],
+         "modelInfo": {"modelId": model, "providerId": handler, "mode": "act"},
+         "metrics": {"tokens": {"prompt": prompt, "completion": out, "cached": cached}, "cost": 0.001}, "ts": ts + 2_000},
+    ]
+
+
+def test_a_history_file_alone_with_metrics_counts_one_call_per_assistant_message(tmp_path: Path) -> None:
+    # Cline 3.x (2026) writes each call's usage into api_conversation_history.json too:
+    # metrics.tokens {prompt: inputTokens, completion: outputTokens, cached: cacheWrites +
+    # cacheReads}. Committed alone (no ui_messages.json), main read no call from it ("chat messages
+    # with no usage") and refused the audit.
+    base = 1_777_000_000_000
+    messages = [
+        *_history_call(base, "openai", "gpt-5.2", 12_000, 8_000, 300),  # prompt_tokens, cached inside it
+        *_history_call(base + 60_000, "gemini", "gemini-2.5-pro", 1_500, 11_000, 200),  # additive, no writes
+        *_history_call(base + 120_000, "anthropic", "claude-sonnet-4-5", 40, 13_000, 100),  # reads + writes summed
+        *_history_call(base + 180_000, "anthropic", "claude-sonnet-4-5", 900, 0, 50),  # nothing cached: exact
+        *_history_call(base + 240_000, "deepseek", "deepseek-chat", 0, 14_000, 70),  # hits + misses summed
+        *_history_call(base + 300_000, "anthropic", "claude-sonnet-4-5", 0, 0, 0),  # all 0: no usage
+    ]
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages, indent=2))
+    assert detect_format(path) is CLINE
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [(r.provider, r.model) for r in requests] == [
+        ("openai", "gpt-5.2"), ("gemini", "gemini-2.5-pro"), ("anthropic", "claude-sonnet-4-5"),
+        ("anthropic", "claude-sonnet-4-5"), ("deepseek", "deepseek-chat")]
+    got = [(u.uncached, u.cache_read, u.cache_write, u.output, u.cache_reported) for u in (r.usage for r in requests) if u]
+    assert got == [
+        (12_000 - 8_000, 8_000, 0, 300, True),
+        (1_500, 11_000, 0, 200, True),
+        (40 + 13_000, 0, 0, 100, False),  # the split is only in ui_messages.json: not reported
+        (900, 0, 0, 50, True),
+        (14_000, 0, 0, 70, False),  # a DeepSeek miss is never a hit or a write
+    ]
+    assert [reason for _, reason in summary.skipped] == ["assistant message with metrics all 0 (no usage recorded)"]
+    # Sent at the user message before, done at the answer; each call adds its user message's block
+    # and the previous answer's two.
+    assert [(r.sent_ms, r.done_ms) for r in requests][:2] == [(base, base + 2_000), (base + 60_000, base + 62_000)]
+    assert [r.prefix.new_blocks for r in requests if r.prefix] == [1, 3, 3, 3, 3]
+    assert any("sums cache reads and writes" in n for n in summary.notes)
+    assert any("hits and MISSES" in n for n in summary.notes)
+    totals = run_audit([path]).totals
+    assert (totals.requests, totals.input, totals.cache_read, totals.cache_write, totals.output) == (
+        5, 4_000 + 1_500 + 13_040 + 900 + 14_000, 8_000 + 11_000, 0, 300 + 200 + 100 + 50 + 70)
+
+
+def test_a_history_file_alone_through_clines_gateway_reads_tokens_in_as_written(tmp_path: Path) -> None:
+    # As in its ui_messages.json: Cline's own provider reports no writes, so an Anthropic model's
+    # prompt is what it wrote and cached what it read; another model's prompt stays uncached.
+    base = 1_777_000_000_000
+    messages = [*_history_call(base, "cline", "anthropic/claude-sonnet-4.5", 20_000, 0, 100),
+                *_history_call(base + 30_000, "cline", "anthropic/claude-sonnet-4.5", 600, 20_000, 100),
+                *_history_call(base + 60_000, "cline", "x-ai/grok-code-fast-1", 700, 19_000, 100)]
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    assert [(u.uncached, u.cache_read, u.cache_write) for u in (r.usage for r in requests) if u] == [
+        (0, 0, 20_000), (0, 20_000, 600), (700, 19_000, 0)]
+
+
+def test_a_history_file_alone_with_a_bad_count_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    messages = _history_call(1_777_000_000_000, "openai", "gpt-5.2", 100, 40, 3)
+    messages[1]["metrics"]["tokens"]["completion"] = -1
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    assert main(["audit", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"prefixbench: error: {path}:1: messages[1]: metrics.tokens.completion is not a non-negative integer (-1)"
+
+
+def _call_entries(ts: int, tokens_in: int, reads: int, writes: int, deleted: list[int] | None, after: list[int] | None) -> list[dict]:
+    """An api_req_started entry (carrying the range in force when it was said) and the reasoning
+    and text of its answer (carrying ``after``: the range Cline saved while making the request)."""
+    info = {"providerId": "anthropic", "modelId": "claude-opus-4-6", "mode": "act"}
+    usage = {"request": "...", "tokensIn": tokens_in, "tokensOut": 300, "cacheWrites": writes, "cacheReads": reads, "cost": 0.1}
+    return [
+        {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(usage), "modelInfo": info,
+         **({"conversationHistoryDeletedRange": deleted} if deleted else {})},
+        *({"ts": ts + 4_000 + i, "type": "say", "say": say, "text": "editing", "modelInfo": info,
+           **({"conversationHistoryDeletedRange": after} if after else {})} for i, say in enumerate(("reasoning", "text"))),
+    ]
+
+
+@pytest.mark.parametrize("condensed", [False, True])
+def test_a_truncation_saved_after_a_call_was_announced_is_that_calls(tmp_path: Path, condensed: bool) -> None:
+    # Cline says api_req_started, then truncates the history for that very request and saves the
+    # new conversationHistoryDeletedRange with the entries after it (its answer's reasoning and
+    # text): the call whose prompt fell is the one before the range is first seen. Main gave the
+    # truncation to the next call: the truncated one was "compaction with no compaction logged",
+    # and the next one, which read the whole truncated prompt, was predicted to read the head only.
+    # A range saved after a call whose prompt did not fall (a condense tool's) is still the next's.
+    base = 1_770_578_000_000
+    second = (10, 8_000, 30_000) if not condensed else (10, 100_000, 2_000)  # prompt fell: 38,010 of 100,010
+    entries = [{"ts": base, "type": "say", "say": "task", "text": "add the tab"},
+               *_call_entries(base + 1_000, 10, 8_000, 92_000, None, None),
+               *_call_entries(base + 20_000, *second, None, [2, 9]),
+               *_call_entries(base + 40_000, 10, sum(second), 4_000, [2, 9], [2, 9])]
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(entries))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    truncation = ("compaction", "history truncated: messages 2-9 dropped")
+    first, truncated, after = requests
+    turn = (("user_turn", ""),)
+    assert [r.events for r in requests] == ([turn, (truncation,), ()] if not condensed else [turn, (), (truncation,)])
+    assert (truncated.prefix.parent is None) != condensed and (after.prefix.parent is None) == condensed
+    if not condensed:
+        rows = run_audit([path]).rows
+        # The call after the truncation reads the whole truncated prompt, as predicted now (main:
+        # the head alone, 8,000).
+        assert rows[2].reported_cache_read == 38_010 and rows[2].read_within and rows[2].predicted_cache_read > 30_000
+
+
+def test_a_history_file_alone_splits_reads_from_writes_by_each_calls_own_cost(tmp_path: Path) -> None:
+    # A handler that reports the call's cost (OpenRouter's, here with a Claude model) lets the
+    # summed cached count be split: cost = prompt x input + cached x read + writes x (write - read)
+    # + output x output at the model's prices (claude-sonnet-4-5: 3, 0.30, 3.75, 15 per 1M).
+    base = 1_777_000_000_000
+    messages = [*_history_call(base, "openrouter", "anthropic/claude-sonnet-4.5", 40, 13_000, 100),
+                *_history_call(base + 30_000, "openrouter", "anthropic/claude-sonnet-4.5", 50, 14_000, 100)]
+    messages[1]["metrics"]["cost"] = (40 * 3 + 10_000 * 0.30 + 3_000 * 3.75 + 100 * 15) / 1e6  # 10,000 read, 3,000 written
+    messages[3]["metrics"]["cost"] = 0.02  # priced otherwise: no whole split
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [(u.uncached, u.cache_read, u.cache_write, u.cache_reported) for u in (r.usage for r in requests) if u] == [
+        (40, 10_000, 3_000, True), (50 + 14_000, 0, 0, False)]
+    assert any("split by each call's own metrics.cost" in n for n in summary.notes)
+
+
+def _sdk_call(index: int, ts: int, model: str, prompt: int, reads: int) -> list[dict]:
+    return [
+        {"id": f"u{index}", "role": "user", "content": [{"type": "text", "text": "go on"}], "ts": ts},
+        {"id": f"a{index}", "role": "assistant", "content": [{"type": "text", "text": "done"}], "ts": ts + 2_000,
+         "modelInfo": {"id": model, "provider": "cline", "family": "claude"},
+         "metrics": {"inputTokens": prompt, "outputTokens": 100, "cacheReadTokens": reads, "cacheWriteTokens": 0, "cost": 0.1}},
+    ]
+
+
+@pytest.mark.parametrize(("model", "written"), [("anthropic/claude-sonnet-4.5", True), ("x-ai/grok-code-fast-1", False)])
+def test_a_cline_sdk_session_through_clines_own_provider_reads_its_anthropic_prompt_past_the_reads_as_written(
+        tmp_path: Path, model: str, written: bool) -> None:
+    # Cline 4.x through Cline's own provider: cacheWriteTokens 0 on every call while each call reads
+    # the whole previous prompt (the cline/cline repository's own SDK session fixture shows it, its
+    # cost fields pricing that part at the write rate). Main counted it as uncached input and
+    # predicted no read of it: 9 of that session's 16 reads within 3%, 15 once read as written.
+    base = 1_783_376_870_000
+    doc = {"version": 1, "updated_at": "2026-07-06T10:00:00Z", "agent": "lead", "sessionId": "1783376870000_ab12c",
+           "messages": [*_sdk_call(0, base, model, 34_000, 0), *_sdk_call(1, base + 10_000, model, 35_600, 33_998)]}
+    path = tmp_path / "1783376870000_ab12c.messages.json"
+    path.write_text(json.dumps(doc))
+    result = run_audit([path])
+    first, second = result.rows
+    if written:
+        assert (first.reported_cache_write, first.reported_uncached) == (34_000, 0)
+        assert (second.reported_cache_write, second.reported_uncached, second.reported_cache_read) == (1_602, 0, 33_998)
+        assert second.read_within
+        assert any("inputTokens less the reads read as written" in n for n in result.files[0].notes)
+    else:  # xAI reports no writes and has none: the prompt past the reads stays uncached
+        assert (first.reported_cache_write, first.reported_uncached) == (0, 34_000)
+
+
+def test_a_history_file_alone_splits_deepseek_hits_from_misses_by_each_calls_own_cost(tmp_path: Path) -> None:
+    # DeepSeek's handler logs cached = hits + misses and its cost: misses at the input price, hits
+    # at the hit price (deepseek-chat from 2025-12-09: 0.28, 0.028, output 0.42 per 1M).
+    base = 1_777_000_000_000
+    messages = [*_history_call(base, "deepseek", "deepseek-chat", 0, 14_000, 70),
+                *_history_call(base + 30_000, "deepseek", "deepseek-chat", 0, 15_000, 70)]
+    messages[1]["metrics"]["cost"] = (2_000 * 0.28 + 12_000 * 0.028 + 70 * 0.42) / 1e6  # 12,000 hits, 2,000 misses
+    messages[3]["metrics"]["cost"] = 0.5  # priced otherwise: the hits and misses stay unsplit
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [(u.uncached, u.cache_read, u.cache_write, u.cache_reported) for u in (r.usage for r in requests) if u] == [
+        (2_000, 12_000, 0, True), (15_000, 0, 0, False)]
+    assert any("hits and MISSES, split by each call's own metrics.cost" in n for n in summary.notes)
+
+
+def test_clines_own_provider_tells_its_uncached_tail_from_its_writes_by_the_calls_cost(tmp_path: Path) -> None:
+    # Cline's own provider folds an Anthropic model's writes into tokensIn beside the few uncached
+    # tokens after the last breakpoint; its cost fields price each part at its rate
+    # (claude-sonnet-4-5: 3 input, 0.30 read, 3.75 write, 15 output per 1M), so the cost splits
+    # them. Main read all of tokensIn as written: the next call read 10 tokens less than predicted,
+    # an "unexplained" miss of 10 tokens on every call (haram-333/fineye's five Claude calls).
+    def call(ts: int, tokens_in: int, reads: int, cost: float) -> list[dict]:
+        calls = _gateway_call(ts, "anthropic/claude-sonnet-4.5", tokens_in, reads, 100)
+        calls[0]["text"] = json.dumps({**json.loads(calls[0]["text"]), "cost": cost})
+        return calls
+
+    entries = [{"ts": 1_767_600_000_000, "type": "say", "say": "task", "text": "fix it"},
+               *call(1_767_600_001_000, 20_000, 0, (19_990 * 3.75 + 10 * 3 + 100 * 15) / 1e6),
+               *call(1_767_600_030_000, 510, 19_990, (19_990 * 0.30 + 500 * 3.75 + 10 * 3 + 100 * 15) / 1e6)]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(entries))
+    first, second = run_audit([tmp_path / "ui_messages.json"]).rows
+    assert (first.reported_cache_write, first.reported_uncached) == (19_990, 10)
+    assert (second.reported_cache_write, second.reported_uncached) == (500, 10)
+    assert second.predicted_cache_read == second.reported_cache_read == 19_990 and second.cause is None

@@ -483,3 +483,27 @@ def test_a_rejected_plan_stays_in_plan_mode(tmp_path: Path) -> None:
     requests, _ = _read(_plan_mode_session(tmp_path, "Plan rejected. User feedback: more detail."))
     g5 = next(r for r in requests if r.request_id == "g5")
     assert g5.prefix.parent is not None and "system_change" not in dict(g5.events)
+
+
+def _prompt_log(session: str, *prompts: str) -> list[dict]:
+    """Gemini CLI's logs.json (``LogEntry`` of its core's logger.ts): each prompt the user typed."""
+    return [{"sessionId": session, "messageId": n, "timestamp": f"2025-10-01T10:0{n}:00.000Z", "type": "user", "message": text}
+            for n, text in enumerate(prompts)]
+
+
+def test_a_logs_json_of_typed_prompts_is_gemini_clis_and_says_where_the_calls_are(tmp_path: Path) -> None:
+    # ~/.gemini/tmp/<project hash>/logs.json sits beside chats/: the prompts typed, no call. Main took
+    # its entries for Claude Code transcript entries (a type "user" with a sessionId) and refused
+    # the file with Claude Code's note ("system prompt and tools are not in a transcript"), and a
+    # walk of the project folder listed it as a Claude Code transcript.
+    project = tmp_path / "f360e83f"
+    chats = project / "chats"
+    chats.mkdir(parents=True)
+    (chats / "session-2025-10-01T10-00-5f0c2a9e.json").write_bytes(LEGACY.read_bytes())
+    logs = project / "logs.json"
+    logs.write_text(json.dumps(_prompt_log("5f0c2a9e-1111-4222-8333-944455556666", "fix the build", "/quit"), indent=2))
+    assert detect_format(logs) is FORMAT
+    requests, summary = _read(logs)
+    assert requests == [] and any("logs.json: the prompts the user typed" in n and "chats/" in n for n in summary.notes)
+    requests, summaries = load_trace([project])
+    assert len(requests) == 3 and sorted(s.format for s in summaries) == ["gemini-cli", "gemini-cli"]

@@ -372,3 +372,24 @@ def test_the_go_era_opencode_database_is_named_not_called_binary(tmp_path: Path)
     assert not is_opencode_db(path)
     with pytest.raises(UserError, match=r"opencode\.db:1: a SQLite database without OpenCode's session, message and part tables"):
         run_audit([path])
+
+
+def test_a_crush_database_is_named_with_what_it_keeps_and_how_to_record_its_calls(tmp_path: Path) -> None:
+    # Crush's .crush/crush.db (many projects commit one) keeps the Go-era opencode's tables plus a
+    # messages.provider column: a session's summed tokens and cost, no call's usage. Main's line
+    # said only that it lacks OpenCode's tables.
+    path = tmp_path / "crush.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT, message_count INTEGER,"
+        " prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, updated_at INTEGER, created_at INTEGER,"
+        " summary_message_id TEXT);"
+        "CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT, role TEXT, parts TEXT, model TEXT,"
+        " created_at INTEGER, updated_at INTEGER, finished_at INTEGER, provider TEXT);"
+        "INSERT INTO sessions VALUES ('s1', NULL, 'Fix build', 4, 21000, 900, 0.12, 1754130000, 1754129000, NULL);"
+    )
+    db.commit()
+    db.close()
+    with pytest.raises(UserError, match=r"crush\.db:1: .*a Crush or Go-era opencode database: .*summed .* not each call's usage; "
+                                         r"record such an agent's calls with `prefixbench proxy`"):
+        run_audit([path])

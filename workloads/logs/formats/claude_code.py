@@ -48,7 +48,9 @@ _WAIT_LINES = 64
 def detect(value: dict) -> Evidence | None:
     """A transcript entry: a message with a uuid or session id, a summary, or 2.x bookkeeping."""
     kind = value.get("type")
-    if kind in _ENTRY_KINDS and ("uuid" in value or "sessionId" in value):
+    # A transcript's message is an object; a string one beside a sessionId and no uuid is another
+    # agent's (Gemini CLI's logs.json: the prompts typed).
+    if kind in _ENTRY_KINDS and ("uuid" in value or ("sessionId" in value and not isinstance(value.get("message"), str))):
         return Evidence.ENTRY
     if kind == "summary" and "leafUuid" in value:
         return Evidence.ENTRY

@@ -9,13 +9,16 @@ A task folder holds three files, each read here whatever its name:
   ``modelInfo {providerId, modelId, mode}`` to the entry). The oldest logs (Claude Dev) put the
   counts in a following ``api_req_finished`` entry. A cancelled or failed stream keeps its
   entry with ``cancelReason`` / ``streamingFailedMessage``: counted apart, never in the totals.
-  ``conversationHistoryDeletedRange`` (Cline's truncation), ``condense_context`` and
+  ``conversationHistoryDeletedRange`` (Cline's truncation, saved with the entries after the
+  api_req_started of the call it truncated: that call's when its prompt fell), ``condense_context`` and
   ``sliding_window_truncation`` (Roo Code, Kilo Code) and ``compaction`` entries are compactions.
 * ``api_conversation_history.json``: the messages sent (Anthropic-shaped, no system prompt, no
   tools). Read with the ``ui_messages.json`` beside it: the content blocks a call added since the
   previous one (the entry's ``conversationHistoryIndex`` says where its prompt ends). A folder
-  walk leaves it to that file (``read_with``); named alone it has no usage, so it yields no
-  request.
+  walk leaves it to that file (``read_with``). Named alone, it yields one request per assistant
+  message carrying ``metrics {tokens {prompt, completion, cached}}`` (Cline 3.x, 2026: ``prompt``
+  the handler's tokensIn, ``cached`` its reads and writes summed; :func:`_history_usage`), and
+  none from bare messages.
 * ``task_metadata.json``: ``model_usage`` ``{ts, model_id, model_provider_id, mode}`` names the
   model and handler of calls whose entries do not (Cline before ``modelInfo``). Read with the
   ui file the same way.
@@ -46,10 +49,14 @@ the protocol. The reading used is stated in the file's notes.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
+from datetime import datetime, timezone
+from decimal import Decimal
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.pricing import get_price
 from prefixbench.simulator.providers import PROVIDERS, UNKNOWN, agent_handler, provider_named_in, provider_of_model
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
 from prefixbench.simulator.usage import Usage
@@ -122,9 +129,41 @@ _READING_TEXT: dict[str, str] = {
         "a gateway handler: tokensIn excludes cacheReads and cacheWrites (additive); "
         "where the gateway reports no writes they may be folded into tokensIn (counted as uncached)"
     ),
+    "history-subset": (
+        "metrics.tokens.prompt is the whole prompt (prompt_tokens) and includes metrics.tokens.cached, read as "
+        "cache reads (a DeepSeek-shaped server's miss count would be inside it too)"
+    ),
+    "history-additive": (
+        "metrics.tokens.prompt excludes metrics.tokens.cached (additive); cached read as cache reads "
+        "(Cline sums reads and writes there; this provider or handler reports no writes apart)"
+    ),
+    "history-merged": (
+        "metrics.tokens.cached sums cache reads and writes (Cline keeps the split only in ui_messages.json): "
+        "calls with cached above 0 are read as cache not reported, cached counted as uncached input"
+    ),
+    "history-by-cost": (
+        "metrics.tokens.prompt excludes metrics.tokens.cached (additive); cached sums cache reads and writes, "
+        "split by each call's own metrics.cost at the model's listed prices (calls whose cost does not split "
+        "to whole tokens: cache not reported)"
+    ),
+    "history-misses-by-cost": (
+        "DeepSeek's handler: metrics.tokens.cached sums cache hits and MISSES, split by each call's own "
+        "metrics.cost at the model's listed prices (misses at the input price; calls whose cost does not split "
+        "to whole tokens: cache not reported); a miss is uncached input, never a write"
+    ),
+    "history-misses": (
+        "DeepSeek's handler: metrics.tokens.cached sums cache hits and MISSES (the split is only in "
+        "ui_messages.json): calls with cached above 0 are read as cache not reported, never as hits or writes"
+    ),
+    "sdk-gateway-writes": (
+        "Cline's own provider reports cacheWriteTokens 0 whatever was written, and marks an Anthropic model's "
+        "last messages for caching: inputTokens less the reads read as written, but for the uncached tail "
+        "after the last breakpoint where the call's own cost tells it apart"
+    ),
     "gateway-writes": (
         "Cline's own provider reports cacheWrites 0 whatever was written, and marks an Anthropic "
-        "model's last user messages for caching: tokensIn read as written (additive)"
+        "model's last user messages for caching: tokensIn read as written (additive), but for the uncached tail "
+        "after the last breakpoint where the call's own cost tells it apart"
     ),
 }
 
@@ -225,6 +264,10 @@ class _Pending:
         self.info = info
         self.events = events
         self.history_end = history_end
+        #: Truncations first seen on the entries after this call's api_req_started (before the
+        #: next one): Cline truncates inside the request it has just announced, or (condensing
+        #: as a tool) for the next one; which, the counts decide (:func:`_read_ui`).
+        self.late: list[tuple[str, str]] = []
 
 
 class _Task:
@@ -251,7 +294,12 @@ class _Task:
         deleted = value.get("conversationHistoryDeletedRange")
         if deleted is not None and deleted != self.deleted:
             if isinstance(deleted, list) and len(deleted) == 2:
-                self.events.append(("compaction", f"history truncated: messages {deleted[0]}-{deleted[1]} dropped"))
+                event = ("compaction", f"history truncated: messages {deleted[0]}-{deleted[1]} dropped")
+                # Cline says api_req_started, then truncates the history for that request and
+                # saves the new range with the entries after it: seen there first, it may be
+                # this call's.
+                started = kind == "say" and value.get("say") == "api_req_started"
+                (self.events if started or self.last_started is None else self.last_started.late).append(event)
             self.deleted = deleted
         info = as_dict(value.get("modelInfo"))
         if info:
@@ -390,6 +438,9 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     parent: str | None = None
     history_done = 0
     carried: list[tuple[str, str]] = []
+    #: The prompt of the last counted call (a truncation seen after a call's start is that call's
+    #: when its prompt is below this).
+    last_prompt: int | None = None
     for call in task.calls:
         where = f"{task.name}:{call.line}"
         info = call.info
@@ -412,11 +463,11 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             tokens = sum(count(info.get(k), where, k) for k in ("tokensIn", "cacheWrites", "cacheReads"))
             apart.setdefault(reason, []).append(tokens)
             task.skipped.append((call.line, f"{reason} stream ({str(stopped)[:40]}): counted apart, not in the totals"))
-            carried = events
+            carried = events + call.late
             continue
         if not _has_usage(info):
             task.skipped.append((call.line, "api_req_started with no usage (the call never finished)"))
-            carried = events
+            carried = events + call.late
             continue
         carried = []
         owner, reading = _reading(handler)
@@ -432,9 +483,17 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         usage = _usage("additive" if reading in ("gateway", "unnamed") else reading, info, where)
         if (handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive
                 and not usage.cache_write and usage.uncached):
-            usage = Usage(cache_read=usage.cache_read, cache_write_5m=usage.uncached, output=usage.output)
+            usage = _gateway_usage(model, sent, usage, info.get("cost"))
             readings[label] = "gateway-writes"
         cost += logged_cost(info.get("cost"))
+        if call.late:
+            # This call's own truncation if its prompt fell below the previous call's (the range
+            # saved just after it was announced); else one made for the next call (a condense).
+            if last_prompt is not None and usage.prompt < last_prompt:
+                events = events + call.late
+            else:
+                carried = list(call.late)
+        last_prompt = usage.prompt
         if any(kind == "compaction" for kind, _ in events):
             parent = None
         if history is not None and call.history_end is not None:
@@ -586,6 +645,12 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         cost += logged_cost(metrics.get("cost"))
         found = agent_handler(handler) if handler else None
         rules = _provider_of(this_model) or (found[0] if found else None)
+        if (handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive
+                and not usage.cache_write and usage.uncached):
+            # As in a task's ui_messages.json: Cline's own provider reports no writes, and what an
+            # Anthropic model's prompt held past the reads was written (its cost prices it so).
+            usage = _gateway_usage(this_model, sent if sent is not None else when, usage, metrics.get("cost"))
+            readings[label] = "sdk-gateway-writes"
         key = str(message.get("id") or index)
         node = f"{NAME}:{name}#{key}"
         out.append(
@@ -623,6 +688,186 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
 
 
+#: Which reading a handler's note states when its calls were read in more than one way.
+_HISTORY_RANK = {"history-merged": 1, "history-misses": 1, "history-by-cost": 2, "history-misses-by-cost": 2}
+
+
+def _history_tokens(value: object) -> dict | None:
+    """``metrics.tokens`` of an assistant message of api_conversation_history.json (Cline 3.x
+    since early 2026), None for any other message."""
+    if not isinstance(value, dict) or value.get("role") != "assistant":
+        return None
+    tokens = as_dict(value.get("metrics")).get("tokens")
+    return tokens if isinstance(tokens, dict) else None
+
+
+def _solve_by_cost(model: str, sent_ms: int | None, cost: object, fixed: tuple[tuple[int, str], ...], pool: int,
+                   part_rate: str, rest_rate: str) -> int | None:
+    """The tokens of ``pool`` billed at ``part_rate`` (the rest at ``rest_rate``) that a call's own
+    ``cost`` says, at the model's listed prices then: cost = the ``fixed`` (tokens, rate) terms +
+    part x part_rate + (pool - part) x rest_rate. None where the cost, the price or the result
+    does not fit: not a whole number of tokens within 0..pool (Cline priced it otherwise)."""
+    if not isinstance(cost, (int, float)) or isinstance(cost, bool) or cost <= 0 or not math.isfinite(cost) or pool <= 0:
+        return None
+    try:
+        when = None if sent_ms is None else datetime.fromtimestamp(sent_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+        row = get_price(model, as_of=when)
+    except (UserError, ValueError, OverflowError, OSError):
+        return None
+    rates = row.rates
+    part, rest = getattr(rates, part_rate), getattr(rates, rest_rate)
+    prompt = pool + sum(n for n, rate in fixed if rate != "output")
+    if part is None or rest is None or part == rest or (row.long_tier and prompt > row.long_tier.threshold):
+        return None
+    priced = []
+    for n, rate in fixed:
+        price = getattr(rates, rate)
+        if price is None:
+            return None
+        priced.append(n * price)
+    spent = Decimal(repr(float(cost))) * 1_000_000 - sum(priced, Decimal(0)) - pool * rest
+    tokens = spent / (part - rest)
+    whole = int(tokens.to_integral_value())
+    # Cline's cost is the product of its prices and the counts, to a float's precision: a split
+    # that is not a whole number to a millionth of a token is priced otherwise (a looser bound
+    # takes chance costs: one in ten lands within 0.05 of a whole number).
+    return whole if abs(tokens - whole) <= Decimal("0.000001") and 0 <= whole <= pool else None
+
+
+def _writes_by_cost(model: str, sent_ms: int | None, prompt: int, cached: int, output: int, cost: object,
+                    misses: bool = False) -> int | None:
+    """The writes inside ``cached`` (reads + writes) that the call's own ``cost`` says: cost =
+    prompt x input + output x output + reads x read + writes x write. ``misses``: DeepSeek's
+    handler, whose "writes" are cache misses, billed at the input price."""
+    return _solve_by_cost(model, sent_ms, cost, ((prompt, "input"), (output, "output")), cached,
+                          "input" if misses else "cache_write", "cache_read")
+
+
+def _gateway_usage(model: str, sent_ms: int | None, usage: Usage, cost: object) -> Usage:
+    """Cline's own provider with an Anthropic-kind model (cacheWrites 0 whatever was written): the
+    prompt past the reads is what was written, but for the uncached tail after the last breakpoint,
+    which the call's own cost tells apart where it splits to whole tokens."""
+    written = _solve_by_cost(model, sent_ms, cost, ((usage.cache_read, "cache_read"), (usage.output, "output")),
+                             usage.uncached, "cache_write", "input")
+    written = usage.uncached if written is None else written
+    return Usage(cache_read=usage.cache_read, cache_write_5m=written, uncached=usage.uncached - written, output=usage.output)
+
+
+def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, where: str, model: str = "",
+                   sent_ms: int | None = None, cost: object = None) -> tuple[Usage, str]:
+    """One call's ``metrics.tokens {prompt, completion, cached}`` as usage, and how it was read.
+
+    Cline writes ``prompt`` = the handler's inputTokens and ``cached`` = its cacheWriteTokens +
+    cacheReadTokens summed, so the split of ``cached`` is lost: it is a read where the handler
+    or the provider writes nothing apart (reads only), and "not reported" where it may hold
+    writes (an Anthropic-kind provider, or DeepSeek's handler, whose cacheWriteTokens is the
+    MISS count) and is not 0."""
+    prompt = count(tokens.get("prompt"), where, "metrics.tokens.prompt")
+    cached = count(tokens.get("cached"), where, "metrics.tokens.cached")
+    output = count(tokens.get("completion"), where, "metrics.tokens.completion")
+    reading = _reading(handler)[1]
+    if reading == "subset":
+        # The OpenAI-compatible handler: prompt is prompt_tokens, the cached part inside it.
+        excess = f"{where}: metrics.tokens.cached {cached:,} exceeds metrics.tokens.prompt {prompt:,}"
+        return subset_usage(prompt, cached, 0, output, excess=excess), "history-subset"
+    if reading == "miss-as-write" and cached:
+        missed = _writes_by_cost(model, sent_ms, prompt, cached, output, cost, misses=True)
+        if missed is not None:
+            return Usage(cache_read=cached - missed, uncached=prompt + missed, output=output), "history-misses-by-cost"
+        return Usage(uncached=prompt + cached, output=output, cache_reported=False), "history-misses"
+    if handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive:
+        # Cline's own gateway reports no writes: cached is its reads, and an Anthropic-kind
+        # model's prompt (tokensIn) is what it wrote, as in its ui_messages.json.
+        return Usage(cache_read=cached, cache_write_5m=prompt, output=output), "gateway-writes"
+    if not cached:
+        return Usage(uncached=prompt, output=output), "history-additive"
+    if handler in _WRITES_IN_TOKENS_IN or (rules is not None and not rules.bills_writes):
+        # No write is reported apart: a provider that bills no writes has none.
+        return Usage(cache_read=cached, uncached=prompt, output=output), "history-additive"
+    writes = _writes_by_cost(model, sent_ms, prompt, cached, output, cost)
+    if writes is not None:
+        return Usage(cache_read=cached - writes, cache_write_5m=writes, uncached=prompt, output=output), "history-by-cost"
+    return Usage(uncached=prompt + cached, output=output, cache_reported=False), "history-merged"
+
+
+def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest], FileSummary]:
+    """An api_conversation_history.json without its ui_messages.json, whose assistant messages
+    carry ``modelInfo`` and ``metrics`` (Cline 3.x since early 2026): one call per such message."""
+    name = str(path)
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    readings: dict[str, str] = {}
+    cost = 0.0
+    parent: str | None = None
+    model: str | None = None
+    events: list[tuple[str, str]] = []
+    blocks = 0
+    sent: int | None = None
+    for index, record in enumerate(records):
+        message: dict = record.value  # type: ignore[assignment]
+        where = f"{name}:{record.line}: messages[{index}]"
+        content = message.get("content")
+        size = len(content) if isinstance(content, list) else 1
+        when = message.get("ts")
+        when = parse_time_ms(when, f"{where}.ts") if isinstance(when, int) and not isinstance(when, bool) else None
+        tokens = _history_tokens(message)
+        if tokens is None:
+            if message.get("role") == "user":
+                sent = when if when is not None else sent
+            blocks += size  # a message without usage: part of the next call's prompt
+            continue
+        info = as_dict(message.get("modelInfo"))
+        handler = str(info.get("providerId") or "")
+        this_model = str(info.get("modelId") or model or "unknown")
+        if model is not None and this_model != model:
+            events.append(("model_change", f"{model} -> {this_model}"))
+        model = this_model
+        found = agent_handler(handler) if handler else None
+        rules = _provider_of(this_model) or (found[0] if found else None)
+        logged = as_dict(message.get("metrics")).get("cost")
+        usage, reading = _history_usage(handler, rules, tokens, where, this_model, sent if sent is not None else when, logged)
+        cost += logged_cost(logged)
+        if usage.is_empty:
+            skipped.append((record.line, "assistant message with metrics all 0 (no usage recorded)"))
+            blocks += size
+            continue
+        label = f"{handler or 'no handler named'} ({this_model})"
+        if _HISTORY_RANK.get(reading, 0) >= _HISTORY_RANK.get(readings.get(label, ""), 0):
+            readings[label] = reading  # the note of a split by cost names the calls it could not split
+        node = f"{NAME}:{name}#{index}"
+        out.append(
+            TraceRequest(
+                file=name,
+                line=record.line,
+                lane="main",
+                lane_kind="main",
+                seq=len(out),
+                sent_ms=sent if sent is not None else when,
+                ready_ms=None,
+                done_ms=when,
+                provider=UNKNOWN.name if rules is None else rules.name,
+                model=this_model,
+                usage=usage,
+                prefix=Prefix(f"{NAME}:{path.parent}:{this_model}", node, parent, max(1, blocks),
+                              replays_output=rules is not None and rules.name in _REPLAYS_OUTPUT),
+                events=tuple(events),
+                source_format=NAME,
+            )
+        )
+        parent = node
+        events = []
+        blocks = size  # the answer is part of the next call's prompt
+        sent = when
+    notes = [
+        f"an {HISTORY_FILE} read without its {UI_FILE}: one call per assistant message's metrics "
+        "(tokens {prompt, completion, cached}; the system prompt and tools are not logged)",
+        *(f"usage of {label}: {_READING_TEXT[reading]}" for label, reading in readings.items()),
+    ]
+    if cost:
+        notes.append(f"the log's own cost fields sum to ${cost:.4f} (a check on the dollars here)")
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+
+
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """A task folder's file: the calls of a ui_messages file; nothing from its other files."""
     stream = iter(objects(path, records, " (a Cline, Roo Code or Kilo Code task entry)"))
@@ -638,10 +883,15 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if "type" in value:
         return _read_ui(path, _chain(first, stream))
     kind = "messages sent" if "role" in value else "history item" if _is_history_item(value) else "task metadata"
+    kept = [first]
     for record in stream:  # checked all the same: a file is one kind
         if ("type" in record.value) != ("type" in value):  # type: ignore[operator]
             raise UserError(f"{path}:{record.line}: a ui_messages entry among the {kind} of a task folder")
+        if kind == "messages sent":
+            kept.append(record)
     ui = path.with_name(UI_FILE)
+    if kind == "messages sent" and not ui.is_file() and any(_history_tokens(r.value) is not None for r in kept):
+        return _read_history(path, kept)
     note = (
         f"the {kind} of the calls in {ui}, read with it"
         if ui.is_file()
@@ -683,6 +933,8 @@ FORMAT = LogFormat(
         "Claude Dev / early Cline: usage in api_req_finished entries after each api_req_started",
         "Cline 2.x-3.x: usage in the api_req_started text; handler and model from task_metadata.json model_usage",
         "Cline 3.x with modelInfo {providerId, modelId, mode} on each entry; cancelReason / streamingFailedMessage",
+        "Cline 3.x (2026): api_conversation_history.json alone, metrics.tokens {prompt, completion, cached} "
+        "on each assistant message (cached: reads + writes summed)",
         "Cline conversationHistoryDeletedRange truncations and compaction entries",
         "Roo Code / Kilo Code: apiProtocol in the api_req_started text; condense_context and sliding_window_truncation",
         "Roo Code / Kilo Code since late 2025: tokensIn is the whole prompt (told from the counts)",

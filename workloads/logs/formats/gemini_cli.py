@@ -94,9 +94,27 @@ def detect(value: dict) -> Evidence | None:
             return Evidence.ENTRY
     if isinstance(value.get("history"), list) and _is_content_list(value["history"]):
         return Evidence.SHAPE  # a saved chat {history, authType}
+    if _is_prompt_log(value):
+        return Evidence.SHAPE  # an entry of logs.json beside chats/: a prompt the user typed
     if value.get("role") in _CONTENT_ROLES and isinstance(value.get("parts"), list) and len(value) <= 3:
         return Evidence.SHAPE  # an element of an older saved chat or a shared export (a list of Content)
     return None
+
+
+#: The keys of an entry of Gemini CLI's ``logs.json`` (``LogEntry`` in its core's ``logger.ts``),
+#: kept in ``~/.gemini/tmp/<project hash>/`` beside ``chats/``: each prompt the user typed.
+_PROMPT_LOG_KEYS = frozenset({"sessionId", "messageId", "timestamp", "type", "message"})
+
+
+def _is_prompt_log(value: dict) -> bool:
+    """An entry of ``logs.json``: ``{sessionId, messageId, timestamp, type: "user", message}``."""
+    return (
+        value.keys() <= _PROMPT_LOG_KEYS
+        and isinstance(value.get("sessionId"), str)
+        and isinstance(value.get("messageId"), int)
+        and isinstance(value.get("message"), str)
+        and value.get("type") == "user"
+    )
 
 
 def _is_content_list(items: list) -> bool:
@@ -211,6 +229,7 @@ class _Session:
         # Qwen Code: the chain node after each record of its tree.
         self.qwen_node: dict[str, str | None] = {}
         self.saved_chat = False
+        self.prompt_log = False
         #: Qwen Code managed-engine records (``managed_session_*_v1``) seen.
         self.managed = 0
         self.version: str | None = None
@@ -499,6 +518,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             session.message(record, value)
         elif "history" in value or "parts" in value:
             session.saved_chat = True
+        elif _is_prompt_log(value):
+            session.prompt_log = True
         else:
             raise UserError(f"{session.name}:{record.line}: not a Gemini CLI session record (no id, sessionId, $set or $rewindTo)")
     if not seen_any:
@@ -514,6 +535,9 @@ def _notes(session: _Session) -> tuple[str, ...]:
         notes.insert(0, f"{session.managed:,} Qwen Code managed-engine record(s) (managed_session_*): that engine keeps each "
                      "call's messages and usage as resources outside the transcript (usageRef), so its calls are listed "
                      "as skipped, not counted; only the ordinary records before them are read")
+    if session.prompt_log and not session.out:
+        notes.append(f"a {who} logs.json: the prompts the user typed (sessionId, messageId, message), no model call or usage: "
+                     "no calls to audit here (audit the session files under chats/ beside it)")
     if session.saved_chat and not session.out:
         notes.append("a saved chat or shared export holds the conversation, not its usage: no calls to audit here (audit the session files under chats/)")
     if session.tokens_seen:
