@@ -325,6 +325,26 @@ def test_an_entry_whose_uuid_is_no_string_is_read_as_before_the_parent_wait(tmp_
     assert (t.requests, t.input, t.cache_write, t.cache_read, t.output) == (1, 3, 2000, 100, 9)
 
 
+def test_a_call_an_endpoint_answered_with_zero_usage_is_not_called_a_compaction_copy(tmp_path: Path) -> None:
+    # Claude Code 2.1.17 on glm-4.7 through an Anthropic-compatible endpoint that wrote every
+    # response's usage as {input_tokens: 0, output_tokens: 0}; no compaction anywhere. Main said
+    # of each such line (and in the "nothing to audit" refusal) that it was "a response copied
+    # across a compaction", which the log does not show.
+    t = Transcript(version="2.1.17")
+    t.user("scan the repo", "2026-05-08T14:51:20.000Z", root=True)
+    t.assistant("req_1", "2026-05-08T14:51:28.000Z", [{"input_tokens": 0, "output_tokens": 0}] * 2, model="glm-4.7")
+    t.user("ok", "2026-05-08T14:51:30.000Z", tool=True)
+    t.assistant("req_2", "2026-05-08T14:52:52.000Z", [{"input_tokens": 0, "output_tokens": 0}], model="glm-4.7")
+    t.user("and now?", "2026-05-08T14:53:00.000Z")
+    t.assistant("req_3", "2026-05-08T14:53:05.000Z", [cc_usage(5, 0, 12_000, 40)], model="glm-4.7")
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    result = run_audit([path])
+    assert result.totals.requests == 1 and result.files[0].skipped == 3
+    reasons = [reason for _, reason in load_trace([path])[1][0].skipped]
+    assert reasons == ["usage all zero: the endpoint reported no token counts for this call (nothing to audit in it)"] * 3
+    assert not any("compaction" in reason for reason in reasons)
+
+
 def test_a_reply_copied_across_a_compaction_with_zeroed_usage_is_no_call(tmp_path: Path) -> None:
     # Claude Code 2.1.185 writes the reply a precomputed compaction preserved again after the
     # boundary, its counts zeroed (usage.iterations keeps what the call read). Main counted it as

@@ -294,8 +294,10 @@ class _Walk:
         if not any(usage.get(field) for field in _COUNTED) and not _compacted(usage):
             # Nothing sent, nothing written: no call's usage. Claude Code 2.1.185 writes the reply a
             # precomputed compaction preserved (compactMetadata.preservedSegment) again after the
-            # boundary with its counts zeroed (usage.iterations keeps what the call read).
-            self.skipped.append((record.line, "usage all zero: a response copied across a compaction, not a call of its own"))
+            # boundary with its counts zeroed (usage.iterations keeps what the call read): a
+            # compaction is then pending on the path to it. Anywhere else the endpoint answered
+            # without counts (a gateway or Anthropic-compatible server that reports zeros).
+            self.skipped.append((record.line, _ZERO_COPIED if self.boundary.get(uuid) == "compaction" else _ZERO_UNREPORTED))
             return
         if not isinstance(model, str):
             raise UserError(f"{self.name}:{record.line}: message.model is not a string ({model!r:.40})")
@@ -353,6 +355,8 @@ class _Walk:
 
 #: The counts of a call's usage: a line with none of them is no call.
 _COUNTED = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+_ZERO_COPIED = "usage all zero: a response copied across a compaction, not a call of its own"
+_ZERO_UNREPORTED = "usage all zero: the endpoint reported no token counts for this call (nothing to audit in it)"
 
 
 def _compacted(usage: dict) -> bool:
