@@ -47,6 +47,9 @@ copied into this project; each test skips without it):
 * a pi session on MiniMax's minimax-m3 served by Fireworks (79 calls, 2026-07-29) committed to
   github.com/Sriramarjun2007/METRO-FLOW-AI (``session.jsonl`` at commit
   ``425e2ff601122d5feef77a8c34f75e131b0e92f4``), from ``PREFIXBENCH_METRO_FLOW_AI_REPO``;
+* a pi session (session format 3, claude-opus-4-8 with high thinking, 117 calls and two
+  compactions, 2026-06-29) committed to github.com/mode89/welpy (``session.jsonl`` at commit
+  ``bf53f7ff66d1b753b8758f89f9e958bf26209fc4``), from ``PREFIXBENCH_WELPY_REPO``;
 * a mini-swe-agent run on x-ai/grok-4-fast through OpenRouter (17 calls) committed as
   ``last_mini_run.traj.json`` to github.com/pranay5255/YudaiV3 (commit
   ``b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f``), from ``PREFIXBENCH_YUDAIV3_REPO``.
@@ -215,11 +218,13 @@ FIREWORKS_SESSION = ("PREFIXBENCH_METRO_FLOW_AI_REPO", "Sriramarjun2007/METRO-FL
 #: gemini-3.1-pro-preview and implementation on gemini-3-flash-preview, committed as
 #: ``gemini_session.json`` to github.com/bhanu7410/personal_finance.
 PLAN_MODE_SESSION = ("PREFIXBENCH_PERSONAL_FINANCE_REPO", "bhanu7410/personal_finance", "90ee8d2b7aa930c5f9f7984554ed6d60ebc3bc9e", "gemini_session.json")
+#: A pi session of format 3 (claude-opus-4-8, thinking high, 2026-06-29, two compactions).
+OPUS_48_SESSION = ("PREFIXBENCH_WELPY_REPO", "mode89/welpy", "bf53f7ff66d1b753b8758f89f9e958bf26209fc4", "session.jsonl")
 MINI_RUN = ("PREFIXBENCH_YUDAIV3_REPO", "pranay5255/YudaiV3", "b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f", "last_mini_run.traj.json")
 _URLS = (
     {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"}
     | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION, PLAN_MODE_SESSION,
-                                                     CLINE_HISTORY, CLINE_SDK_SESSION)}
+                                                     CLINE_HISTORY, CLINE_SDK_SESSION, OPUS_48_SESSION)}
     | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
     | {spec[0]: f"github.com/{spec[1]}" for spec in CLINE_TASKS.values()}
 )
@@ -484,6 +489,31 @@ def test_pi_session_on_a_minimax_model_served_by_fireworks_is_not_read_by_minima
     assert {r.provider for r in result.rows} == {"unknown"}
     assert sum(u["cacheRead"] % 64 != 0 for u in usages) > 70
     assert sum(r.read_within for r in result.rows) == 66
+
+
+def test_pi_session_of_format_3_on_opus_4_8_counts_what_the_log_sums(tmp_path: Path) -> None:
+    env, repo, commit, where = OPUS_48_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert records[0]["type"] == "session" and records[0]["version"] == 3
+    assert sum(r["type"] == "compaction" for r in records) == 2
+    usages = [r["message"]["usage"] for r in records
+              if r["type"] == "message" and r["message"].get("role") == "assistant" and r["message"].get("usage")]
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["pi"]
+    t = result.totals
+    assert t.requests == len(usages) == 117
+    assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(u[k] for u in usages) for k in ("input", "output", "cacheRead", "cacheWrite"))
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (234, 139_383, 12_018_428, 489_893)
+    assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-opus-4-8")}
+    # 115 of 117 within 3%; the two off read the 8,801-token head another session kept cached:
+    # at the lane's start, and after an 18 min idle (ttl-expired, the lane's own entry gone; a
+    # 32 min idle earlier read nothing, so no warm head is assumed).
+    assert sum(r.read_within for r in result.rows) == 115
+    off = [r for r in result.rows if not r.read_within]
+    assert [(r.reported_cache_read, r.predicted_cache_read, r.cause) for r in off] == [(8_801, 0, None), (8_801, 0, "ttl-expired")]
+    assert [r.cause for r in result.rows].count("compaction") == 1
 
 
 def test_mini_swe_agent_run_on_grok_counts_what_the_log_sums_and_shows_xai_reads_to_the_token(tmp_path: Path) -> None:
