@@ -111,7 +111,7 @@ class _Request(msgspec.Struct):
 class _Walk:
     """The chains of one transcript file, entry by entry.
 
-    Per message uuid: its lane, depth, timestamp, the nearest request above it (its anchor) and
+    Per message uuid: its lane, depth (the entries above it that a prompt sends), timestamp, the nearest request above it (its anchor) and
     the event pending on the path since that request (a compaction, a resume, a user turn).
     """
 
@@ -262,7 +262,9 @@ class _Walk:
         """Put ``uuid`` in a lane under its parent; the event its placement shows, if any."""
         if parent is not None and parent in self.lane_of:
             self.lane_of[uuid] = self.lane_of[parent]
-            self.depth[uuid] = self.depth[parent] + 1
+            # A progress entry (a hook's or a running tool's progress, 2.1) sits in the chain but
+            # is never sent: it is no block of the next prompt.
+            self.depth[uuid] = self.depth[parent] + (value.get("type") != "progress")
             self.anchor[uuid] = self.anchor[parent]
             return self.boundary.get(parent)
         event: str | None = None
