@@ -1,8 +1,9 @@
 """Block-hash agent traces on ../shared/realdata/agentx-traces (40 kv-cache-tester files) and on a
 sample of the repository's other traces (from its git copy, ``PREFIXBENCH_KV_CACHE_TESTER_REPO``,
-default the workplace's mirror; skipped without it), read in place: the predicted hit per conversation equals the folder's independent recount (its
-SOURCE.md): an unbounded prefix cache per conversation, a subagent with its own ids under
-``hash_id_scope: local``, hit tokens min(hit blocks x 64, in)."""
+default the workplace's mirror; skipped without it), read in place: the predicted hit per
+conversation equals an independent recount (the shared folder's SOURCE.md): an unbounded prefix
+cache per conversation, a subagent with its own ids under ``hash_id_scope: local``, hit tokens
+min(hit blocks x 64, in)."""
 
 from __future__ import annotations
 
