@@ -47,9 +47,10 @@ copied into this project; each test skips without it):
 * a pi session on MiniMax's minimax-m3 served by Fireworks (79 calls, 2026-07-29) committed to
   github.com/Sriramarjun2007/METRO-FLOW-AI (``session.jsonl`` at commit
   ``425e2ff601122d5feef77a8c34f75e131b0e92f4``), from ``PREFIXBENCH_METRO_FLOW_AI_REPO``;
-* a pi session (session format 3, claude-opus-4-8 with high thinking, 117 calls and two
-  compactions, 2026-06-29) committed to github.com/mode89/welpy (``session.jsonl`` at commit
-  ``bf53f7ff66d1b753b8758f89f9e958bf26209fc4``), from ``PREFIXBENCH_WELPY_REPO``;
+* two pi sessions (session format 3, claude-opus-4-8 with high thinking: 117 calls and two
+  compactions on 2026-06-29, 261 calls and six compactions on 2026-06-21/22) committed to
+  github.com/mode89/welpy (``session.jsonl`` at commits ``bf53f7ff66d1b753b8758f89f9e958bf26209fc4``
+  and ``18e66e015b6430e22aa829c9bf9cf4da1807961a``), from ``PREFIXBENCH_WELPY_REPO``;
 * a pi session switching between four providers (glm-5.1 on Z.AI's coding plan, gemini-3.1-pro
   on Vertex, deepseek-v4-flash-free through OpenCode Zen, deepseek-v4-pro on DeepSeek; 629 calls,
   three compactions, 2026-06-08 to 13) committed as ``pi-session.jsonl`` to
@@ -225,6 +226,8 @@ FIREWORKS_SESSION = ("PREFIXBENCH_METRO_FLOW_AI_REPO", "Sriramarjun2007/METRO-FL
 PLAN_MODE_SESSION = ("PREFIXBENCH_PERSONAL_FINANCE_REPO", "bhanu7410/personal_finance", "90ee8d2b7aa930c5f9f7984554ed6d60ebc3bc9e", "gemini_session.json")
 #: A pi session of format 3 (claude-opus-4-8, thinking high, 2026-06-29, two compactions).
 OPUS_48_SESSION = ("PREFIXBENCH_WELPY_REPO", "mode89/welpy", "bf53f7ff66d1b753b8758f89f9e958bf26209fc4", "session.jsonl")
+#: The same repository's earlier session (2026-06-21/22), at its longest before it was replaced.
+OPUS_48_EARLIER = "18e66e015b6430e22aa829c9bf9cf4da1807961a"
 #: A pi session over four providers (2026-06-08 to 13), 26 errored or aborted calls without usage.
 FOUR_PROVIDERS_SESSION = ("PREFIXBENCH_DEXTER_V3_REPO", "marcpadz/dexter-v3", "303355cb1650612f737d12a22f5ed7390d8c4f09", "pi-session.jsonl")
 MINI_RUN = ("PREFIXBENCH_YUDAIV3_REPO", "pranay5255/YudaiV3", "b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f", "last_mini_run.traj.json")
@@ -521,6 +524,28 @@ def test_pi_session_of_format_3_on_opus_4_8_counts_what_the_log_sums(tmp_path: P
     off = [r for r in result.rows if not r.read_within]
     assert [(r.reported_cache_read, r.predicted_cache_read, r.cause) for r in off] == [(8_801, 0, None), (8_801, 0, "ttl-expired")]
     assert [r.cause for r in result.rows].count("compaction") == 1
+
+
+def test_earlier_pi_session_on_opus_4_8_counts_what_the_log_sums_and_says_which_reads_outlived_the_ttl(tmp_path: Path) -> None:
+    env, repo, _, where = OPUS_48_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, OPUS_48_EARLIER, where, tmp_path, env)
+    messages = [r["message"] for r in map(json.loads, path.read_text().splitlines())
+                if r.get("type") == "message" and r["message"].get("role") == "assistant"]
+    usages = [m["usage"] for m in messages if any(m["usage"][k] for k in ("input", "output", "cacheRead", "cacheWrite"))]
+    assert (len(messages), len(usages)) == (262, 261)  # one error without usage
+    result = run_audit([path])
+    t = result.totals
+    assert t.requests == 261 and result.files[0].skipped == 1
+    assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(u[k] for u in usages) for k in ("input", "output", "cacheRead", "cacheWrite"))
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (522, 642_747, 31_708_684, 2_844_057)
+    assert sum(r.read_within for r in result.rows) == 251
+    # Ten idles past the 5 min TTL (6m12s to 10h46m) read nothing or the head alone; three others
+    # (8m08s, 5m03s, 10m22s) read the whole previous prompt: their rows say the entry outlived its
+    # TTL (main left them blank).
+    assert [r.cause for r in result.rows].count("ttl-expired") == 10
+    outlived = [r for r in result.rows if "the provider kept its entry longer" in r.detail]
+    assert [(round(r.gap_ms / 1000), r.predicted_cache_read) for r in outlived] == [(489, 0), (304, 0), (622, 0)]
 
 
 def test_pi_session_over_four_providers_counts_what_the_log_sums(tmp_path: Path) -> None:
