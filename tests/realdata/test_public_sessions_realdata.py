@@ -666,34 +666,43 @@ def test_claude_code_session_whose_hooks_write_progress_entries_is_read_past_the
         (154_142, "messages-changed")]
 
 
-#: Two more Claude Code sessions, committed as ``session-transcript.jsonl``: env var: (repository,
-#: commit, calls, (input, output, read, write, 1 h write) summed from the file, the reads off by
-#: more than 3% as (reported read, cause)), measured 2026-12-04. 2.1.158 on claude-opus-4-6
-#: (2026-06-14); 2.1.152 started on the web (``entrypoint: remote``, 2026-05-27) on claude-sonnet-4-6,
-#: whose subagent's entries (``agentId``, ``isSidechain``) and a haiku compaction agent's sit in
-#: the main file, with server diagnostics on its misses.
+#: Three more Claude Code sessions committed as ``session-transcript.jsonl`` or ``transcript.jsonl``:
+#: env var: (repository, commit, path, calls, (input, output, read, write, 1 h write) summed from
+#: the file, the reads off by more than 3% as (reported read, cause)), measured 2026-12-04.
+#: 2.1.158 on claude-opus-4-6 (2026-06-14); 2.1.152 started on the web (``entrypoint: remote``,
+#: 2026-05-27) on claude-sonnet-4-6, whose subagent's entries (``agentId``, ``isSidechain``) and a
+#: haiku compaction agent's sit in the main file, with server diagnostics on its misses; 2.1.219
+#: on claude-opus-5 (2026-08-04), the newest found.
 TRANSCRIPTS = {
     "PREFIXBENCH_CC_CUTESTICKY_REPO": (
-        "Aley3567/cutesticky", "6d5acb1af9414eb64f2d1c753ff51eac2d041335", 115, (131, 38_286, 10_226_097, 154_347, 154_347),
+        "Aley3567/cutesticky", "6d5acb1af9414eb64f2d1c753ff51eac2d041335", "session-transcript.jsonl", 115, (131, 38_286, 10_226_097, 154_347, 154_347),
         # the lane start's head; a prompt that shrank by 621 tokens in a turn; a compaction reading short of the head
         [(33_832, None), (32_725, "messages-changed"), (31_860, "compaction")],
     ),
     "PREFIXBENCH_CC_ALLYM_TEST_REPO": (
-        "allym-4/test", "cf475d46db3b154091c59dc7eecf6a6e270313ef", 229, (4_042, 96_057, 20_542_890, 694_593, 528_501),
+        "allym-4/test", "cf475d46db3b154091c59dc7eecf6a6e270313ef", "session-transcript.jsonl", 229, (4_042, 96_057, 20_542_890, 694_593, 528_501),
         # two lane starts (the compaction agent's and the main's), then four falls to the
         # 11,213-token head: three the server's diagnostic names, one after a compaction
         [(120_788, None), (70_762, None), (11_213, "tools-changed"), (11_213, "messages-changed"), (11_213, "compaction"),
          (11_213, "system-changed")],
+    ),
+    "PREFIXBENCH_CC_CAMPAIGN_AUDIT_REPO": (
+        "shastrysamarth/01-campaign-audit", "58628b7ebd736d9ed5b7d479d3772300c69f6c1a", "transcript.jsonl", 163,
+        (307, 162_558, 26_604_594, 215_965, 215_965),
+        # the lane start's head; four reads 2,410 to 6,042 tokens past what the previous call left
+        # cached, each after 2 to 8 minutes (the detail: a call the log does not count, or the
+        # provider's own checkpoints)
+        [(29_940, None), (69_102, None), (75_498, None), (95_027, None), (105_106, None)],
     ),
 }
 
 
 @pytest.mark.parametrize("env", sorted(TRANSCRIPTS))
 def test_session_transcripts_count_what_the_log_sums(env: str, tmp_path: Path) -> None:
-    repo, commit, calls, sums, off = TRANSCRIPTS[env]
+    repo, commit, where, calls, sums, off = TRANSCRIPTS[env]
     mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
-    path = tmp_path / "session-transcript.jsonl"
-    path.write_bytes(file_at(mirror, commit, path.name, f"github.com/{repo}", env))
+    path = tmp_path / where
+    path.write_bytes(file_at(mirror, commit, where, f"github.com/{repo}", env))
     usages = _claude_session_usages(path)
     assert len(usages) == calls
     assert tuple(sum(u.get(k) or 0 for u in usages) for k in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")) == sums[:4]
