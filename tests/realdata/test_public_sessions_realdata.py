@@ -714,3 +714,27 @@ def test_session_transcripts_count_what_the_log_sums(env: str, tmp_path: Path) -
     assert [(r.reported_cache_read, r.cause) for r in result.rows if not r.read_within] == off
     assert all(r.detail.startswith("provider diagnostic: ") for r in result.rows if r.evidence == "diagnostic")
 
+
+
+#: Claude Code 2.1.17 on glm-4.7 through an Anthropic-compatible endpoint that wrote every
+#: response's usage as zeros (15 lines, 2026-05-08), committed as ``claude-session.jsonl`` to
+#: github.com/bastion-agentique/bastion.
+ZERO_USAGE = ("PREFIXBENCH_CC_BASTION_REPO", "bastion-agentique/bastion", "74d5d067d245735ade62bb33beea85b6b8075f80")
+
+
+def test_a_session_whose_endpoint_reported_no_counts_is_refused_for_that_reason(tmp_path: Path) -> None:
+    from prefixbench.workloads.audit.core import load_trace
+
+    env, repo, commit = ZERO_USAGE
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = tmp_path / "claude-session.jsonl"
+    path.write_bytes(file_at(mirror, commit, path.name, f"github.com/{repo}", env))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    usages = [e["message"]["usage"] for e in lines if e.get("type") == "assistant"]
+    assert len(usages) == 15 and all(not any(u.values()) for u in usages)
+    assert not any(e.get("subtype") == "compact_boundary" for e in lines)
+    # Main named "a response copied across a compaction" as the reason (and `audit` printed it in
+    # its "nothing to audit" refusal), in a log with none.
+    requests, summaries = load_trace([path])
+    assert requests == [] and {reason for _, reason in summaries[0].skipped} == {
+        "usage all zero: the endpoint reported no token counts for this call (nothing to audit in it)"}
