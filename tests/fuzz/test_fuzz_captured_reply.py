@@ -1,5 +1,6 @@
 """Fuzz ``prefixbench audit`` on captured OpenAI Responses, chat-completions and (DeepSeek's)
-Anthropic Messages calls whose responses the body model keeps (workloads/logs/captured_reply.py):
+Anthropic Messages calls whose responses the body model keeps (workloads/logs/captured_reply.py),
+in claude-trace's envelope or as an llm-path proxy writes them (the body as ``request``):
 generated conversations whose later bodies send earlier output items, answered messages or
 content blocks back (whole, in part, or not at all), answers as JSON bodies, Responses streams
 (final event or output_item.done events), chat-completions chunk streams and Messages event
@@ -87,6 +88,13 @@ def chat_answer(message: dict, deltas: list, use: dict) -> st.SearchStrategy:
     ))
 
 
+def _as_proxy_answer(answer: dict) -> object:
+    """An answer as an llm-path proxy keeps it: the JSON body itself, or every SSE line."""
+    if "body_raw" in answer:
+        return {"stream": True, "sse_lines": [line for line in answer["body_raw"].splitlines() if line.strip()]}
+    return answer.get("body", answer)
+
+
 @st.composite
 def conversation(draw: st.DrawFn) -> bytes:
     """Calls of one conversation: each body sends back (some of) the output before it."""
@@ -94,6 +102,8 @@ def conversation(draw: st.DrawFn) -> bytes:
     chat = shape == "chat"
     url = draw(st.sampled_from(CHAT if chat else RESPONSES)) if shape != "messages" else MESSAGES
     history: list = [{"role": "user", "content": draw(texts)}]
+    # A local proxy of the llm-path kind: the body as "request", the answer or its SSE lines.
+    proxied = draw(st.booleans())
     lines = []
     for n in range(draw(st.integers(1, 3))):
         base = {"model": draw(st.sampled_from(("gpt-5.1", "deepseek-v4-flash")))}
@@ -113,8 +123,12 @@ def conversation(draw: st.DrawFn) -> bytes:
             answer = draw(responses_answer(output, draw(usage)))
             sent_back = output[: draw(st.integers(0, len(output)))]
             after = [{"type": "function_call_output", "call_id": "c1", "output": draw(texts)}] if draw(st.booleans()) else []
-        record = {"request": {"timestamp": 1748554704.0 + 10 * n, "method": "POST", "url": url, "body": body},
-                  "response": {"timestamp": 1748554705.0 + 10 * n, "status_code": 200, **answer}}
+        if proxied:
+            record = {"request": body, "response": _as_proxy_answer(answer), "timestamp": 1748554704.0 + 10 * n,
+                      "duration_ms": draw(st.sampled_from((1_500, 0, -5, "7", None))), "error": draw(st.sampled_from((None, None, "ReadTimeout", 3)))}
+        else:
+            record = {"request": {"timestamp": 1748554704.0 + 10 * n, "method": "POST", "url": url, "body": body},
+                      "response": {"timestamp": 1748554705.0 + 10 * n, "status_code": 200, **answer}}
         lines.append(draw(edited(st.just(record))))
         history += [*sent_back, *after]
     return b"\n".join(map(to_json_line, lines))

@@ -47,6 +47,15 @@ copied into this project; each test skips without it):
 * a pi session on MiniMax's minimax-m3 served by Fireworks (79 calls, 2026-07-29) committed to
   github.com/Sriramarjun2007/METRO-FLOW-AI (``session.jsonl`` at commit
   ``425e2ff601122d5feef77a8c34f75e131b0e92f4``), from ``PREFIXBENCH_METRO_FLOW_AI_REPO``;
+* two pi sessions (session format 3, claude-opus-4-8 with high thinking: 117 calls and two
+  compactions on 2026-06-29, 261 calls and six compactions on 2026-06-21/22) committed to
+  github.com/mode89/welpy (``session.jsonl`` at commits ``bf53f7ff66d1b753b8758f89f9e958bf26209fc4``
+  and ``18e66e015b6430e22aa829c9bf9cf4da1807961a``), from ``PREFIXBENCH_WELPY_REPO``;
+* a pi session switching between four providers (glm-5.1 on Z.AI's coding plan, gemini-3.1-pro
+  on Vertex, deepseek-v4-flash-free through OpenCode Zen, deepseek-v4-pro on DeepSeek; 629 calls,
+  three compactions, 2026-06-08 to 13) committed as ``pi-session.jsonl`` to
+  github.com/marcpadz/dexter-v3 (commit ``303355cb1650612f737d12a22f5ed7390d8c4f09``), from
+  ``PREFIXBENCH_DEXTER_V3_REPO``;
 * a mini-swe-agent run on x-ai/grok-4-fast through OpenRouter (17 calls) committed as
   ``last_mini_run.traj.json`` to github.com/pranay5255/YudaiV3 (commit
   ``b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f``), from ``PREFIXBENCH_YUDAIV3_REPO``.
@@ -215,11 +224,17 @@ FIREWORKS_SESSION = ("PREFIXBENCH_METRO_FLOW_AI_REPO", "Sriramarjun2007/METRO-FL
 #: gemini-3.1-pro-preview and implementation on gemini-3-flash-preview, committed as
 #: ``gemini_session.json`` to github.com/bhanu7410/personal_finance.
 PLAN_MODE_SESSION = ("PREFIXBENCH_PERSONAL_FINANCE_REPO", "bhanu7410/personal_finance", "90ee8d2b7aa930c5f9f7984554ed6d60ebc3bc9e", "gemini_session.json")
+#: A pi session of format 3 (claude-opus-4-8, thinking high, 2026-06-29, two compactions).
+OPUS_48_SESSION = ("PREFIXBENCH_WELPY_REPO", "mode89/welpy", "bf53f7ff66d1b753b8758f89f9e958bf26209fc4", "session.jsonl")
+#: The same repository's earlier session (2026-06-21/22), at its longest before it was replaced.
+OPUS_48_EARLIER = "18e66e015b6430e22aa829c9bf9cf4da1807961a"
+#: A pi session over four providers (2026-06-08 to 13), 26 errored or aborted calls without usage.
+FOUR_PROVIDERS_SESSION = ("PREFIXBENCH_DEXTER_V3_REPO", "marcpadz/dexter-v3", "303355cb1650612f737d12a22f5ed7390d8c4f09", "pi-session.jsonl")
 MINI_RUN = ("PREFIXBENCH_YUDAIV3_REPO", "pranay5255/YudaiV3", "b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f", "last_mini_run.traj.json")
 _URLS = (
     {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"}
     | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION, PLAN_MODE_SESSION,
-                                                     CLINE_HISTORY, CLINE_SDK_SESSION)}
+                                                     CLINE_HISTORY, CLINE_SDK_SESSION, OPUS_48_SESSION, FOUR_PROVIDERS_SESSION)}
     | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
     | {spec[0]: f"github.com/{spec[1]}" for spec in CLINE_TASKS.values()}
 )
@@ -484,6 +499,86 @@ def test_pi_session_on_a_minimax_model_served_by_fireworks_is_not_read_by_minima
     assert {r.provider for r in result.rows} == {"unknown"}
     assert sum(u["cacheRead"] % 64 != 0 for u in usages) > 70
     assert sum(r.read_within for r in result.rows) == 66
+
+
+def test_pi_session_of_format_3_on_opus_4_8_counts_what_the_log_sums(tmp_path: Path) -> None:
+    env, repo, commit, where = OPUS_48_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert records[0]["type"] == "session" and records[0]["version"] == 3
+    assert sum(r["type"] == "compaction" for r in records) == 2
+    usages = [r["message"]["usage"] for r in records
+              if r["type"] == "message" and r["message"].get("role") == "assistant" and r["message"].get("usage")]
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["pi"]
+    t = result.totals
+    assert t.requests == len(usages) == 117
+    assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(u[k] for u in usages) for k in ("input", "output", "cacheRead", "cacheWrite"))
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (234, 139_383, 12_018_428, 489_893)
+    assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-opus-4-8")}
+    # 115 of 117 within 3%; the two off read the 8,801-token head another session kept cached:
+    # at the lane's start, and after an 18 min idle (ttl-expired, the lane's own entry gone; a
+    # 32 min idle earlier read nothing, so no warm head is assumed).
+    assert sum(r.read_within for r in result.rows) == 115
+    off = [r for r in result.rows if not r.read_within]
+    assert [(r.reported_cache_read, r.predicted_cache_read, r.cause) for r in off] == [(8_801, 0, None), (8_801, 0, "ttl-expired")]
+    assert [r.cause for r in result.rows].count("compaction") == 1
+
+
+def test_earlier_pi_session_on_opus_4_8_counts_what_the_log_sums_and_says_which_reads_outlived_the_ttl(tmp_path: Path) -> None:
+    env, repo, _, where = OPUS_48_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, OPUS_48_EARLIER, where, tmp_path, env)
+    messages = [r["message"] for r in map(json.loads, path.read_text().splitlines())
+                if r.get("type") == "message" and r["message"].get("role") == "assistant"]
+    usages = [m["usage"] for m in messages if any(m["usage"][k] for k in ("input", "output", "cacheRead", "cacheWrite"))]
+    assert (len(messages), len(usages)) == (262, 261)  # one error without usage
+    result = run_audit([path])
+    t = result.totals
+    assert t.requests == 261 and result.files[0].skipped == 1
+    assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(u[k] for u in usages) for k in ("input", "output", "cacheRead", "cacheWrite"))
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (522, 642_747, 31_708_684, 2_844_057)
+    assert sum(r.read_within for r in result.rows) == 251
+    # Ten idles past the 5 min TTL (6m12s to 10h46m) read nothing or the head alone; three others
+    # (8m08s, 5m03s, 10m22s) read the whole previous prompt: their rows say the entry outlived its
+    # TTL (main left them blank).
+    assert [r.cause for r in result.rows].count("ttl-expired") == 10
+    outlived = [r for r in result.rows if "the provider kept its entry longer" in r.detail]
+    assert [(round(r.gap_ms / 1000), r.predicted_cache_read) for r in outlived] == [(489, 0), (304, 0), (622, 0)]
+
+
+def test_pi_session_over_four_providers_counts_what_the_log_sums(tmp_path: Path) -> None:
+    env, repo, commit, where = FOUR_PROVIDERS_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    messages = [r["message"] for r in map(json.loads, path.read_text().splitlines())
+                if r.get("type") == "message" and r["message"].get("role") == "assistant"]
+    counted = [m for m in messages if any(m["usage"][k] for k in ("input", "output", "cacheRead", "cacheWrite"))]
+    assert len(messages) - len(counted) == 26  # 24 errors and 2 aborts, no usage
+    served: dict[tuple[str, str], int] = {}
+    for m in counted:
+        served[(m["provider"], m["model"])] = served.get((m["provider"], m["model"]), 0) + 1
+    assert served == {("zai", "glm-5.1"): 470, ("deepseek", "deepseek-v4-pro"): 110,
+                      ("opencode", "deepseek-v4-flash-free"): 41, ("google-vertex", "gemini-3.1-pro-preview"): 8}
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["pi"] and result.files[0].skipped == 26
+    t = result.totals
+    assert t.requests == len(counted) == 629
+    usages = [m["usage"] for m in counted]
+    # The one Vertex call that read (210,461) has its reads outside input (its totalTokens adds
+    # them beside it, as a pi that subtracts them writes): every input is uncached as written.
+    (vertex_read,) = [m["usage"] for m in counted if m["api"] == "google-vertex" and m["usage"]["cacheRead"]]
+    assert vertex_read["totalTokens"] == vertex_read["input"] + vertex_read["cacheRead"] + vertex_read["output"]
+    assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(u[k] for u in usages) for k in ("input", "output", "cacheRead", "cacheWrite"))
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (6_880_492, 198_640, 78_385_565, 0)
+    # The gateway's free DeepSeek is read by DeepSeek's rules (OpenCode Zen passes it on), as the
+    # Vertex calls by Gemini's.
+    providers: dict[str, int] = {}
+    for r in result.rows:
+        providers[r.provider] = providers.get(r.provider, 0) + 1
+    assert providers == {"zai": 470, "deepseek": 151, "gemini": 8}
+    assert sum(r.read_within for r in result.rows) == 582
 
 
 def test_mini_swe_agent_run_on_grok_counts_what_the_log_sums_and_shows_xai_reads_to_the_token(tmp_path: Path) -> None:

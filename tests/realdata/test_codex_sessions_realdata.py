@@ -274,3 +274,40 @@ def test_a_codex_warm_head_the_user_names_is_read_by_the_first_calls(tmp_path: P
             # rave-era's), else reads the one named for its model.
             assert warm[0].predicted_cache_read in (plain[0].predicted_cache_read, heads.get(requests[0].model)), path
         assert (before, after) == WARM_WITHIN[name], name
+
+
+#: Other sessions three of those repositories committed under the same name at other commits (a
+#: rollout replaced by a later one), and one committed as ``codex-session-log.jsonl``: repository:
+#: (commit, path, calls, (input with the cached part, cached, output) of Codex's last running
+#: total, within 3%, predicted exactly), each alone, measured 2026-12-04. Codex 0.120.0 and
+#: 0.122.0-alpha.13 on gpt-5.4 (2026-04/05), 0.130.0 on gpt-5.4 (2026-05-13 to 06-22, a resume 41
+#: days on reading only the head), and the VS Code extension's 0.135.0-alpha.1 on gpt-5.5
+#: (2026-06-01, resumed twice; the file's later versions are of 4 MiB or more).
+EARLIER = {
+    "anmol0b/Trezo-Ai": ("1bf566ba2852296f7e28663f4bd88201631693dc", "codex-session.jsonl", 3, (58_687, 24_704, 1_071), 1, 0),
+    "kunalcode12/Empire-of-bits-vorld": (
+        "5a2c36ba7cda58142e84b1ad642504db9667f764", "codex-session.jsonl", 7, (247_859, 185_344, 4_352), 5, 3,
+    ),
+    "inspi-writer001/gildore-arena": (
+        "8c8b717fadd020b3db9385bce8c1c06a95280232", "codex-session.jsonl", 28, (2_477_186, 2_120_192, 24_017), 22, 19,
+    ),
+    "snepraj2709/snapmed-pharmacv": (
+        "f039342e6ec5df803e25108a2249ebd2482615a2", "codex-session-log.jsonl", 165, (18_620_234, 18_215_296, 54_628), 163, 160,
+    ),
+}
+
+
+@pytest.mark.parametrize("repo", sorted(EARLIER))
+def test_earlier_codex_sessions_count_codexs_running_total(repo: str, tmp_path: Path) -> None:
+    commit, where, calls, (prompt, cached, output), within, exact = EARLIER[repo]
+    mirrors = Path(os.environ.get("PREFIXBENCH_CODEX_MIRRORS", "/work/.mirror"))
+    path = tmp_path / where
+    path.write_bytes(file_at(mirrors / repo.replace("/", "+") / "repo", commit, where, f"github.com/{repo}", "PREFIXBENCH_CODEX_MIRRORS"))
+    total = _last_total(path)
+    assert (total["input_tokens"], total["cached_input_tokens"], total["output_tokens"]) == (prompt, cached, output)
+    result = run_audit([path])
+    t = result.totals
+    assert (t.requests, t.input + t.cache_read, t.cache_read, t.output) == (calls, prompt, cached, output)
+    rows = result.rows
+    assert (sum(r.read_within for r in rows), sum(r.predicted_cache_read == r.reported_cache_read for r in rows)) == (within, exact)
+    assert rows[0].predicted_cache_read == 0 < rows[0].reported_cache_read  # a head cached before the log

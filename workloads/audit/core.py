@@ -70,6 +70,7 @@ from prefixbench.workloads.audit.precedence import (
     Evidence,
     Prediction,
     Previous,
+    duration,
     find_cause,
     out_of_order,
     ttl_ms,
@@ -1425,7 +1426,23 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
             f"read {usage.cache_read - step.pred.read:,} tokens more than the model predicts for a lane start: cached "
             "before the log begins (another session, or requests not in these files)"
         )
+    prev = step.prev.request if step.prev is not None else None
+    if prev is not None and step.tick - step.prev.tick > ttl_ms(prev) and usage.cache_read > step.pred.read * (1 + READ_TOLERANCE):
+        # The model let the previous request's entry expire; the provider still served it. (One
+        # string per TTL: the gap and the counts are the row's own columns.)
+        ttl = ttl_ms(prev)
+        said = _OUTLIVED.get(ttl)
+        if said is None:
+            said = _OUTLIVED[ttl] = (
+                f"read more than the model predicts past the {duration(ttl)} TTL since the previous request: "
+                "the provider kept its entry longer (a TTL is a minimum)"
+            )
+        return said
     return ""
+
+
+#: The detail of a read past the TTL the model let expire, one string per TTL.
+_OUTLIVED: dict[int, str] = {}
 
 
 #: Causes that are a change of the prompt's content: a location names its likely change for these

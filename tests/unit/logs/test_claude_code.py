@@ -311,6 +311,30 @@ def test_twenty_new_blocks_are_within_the_lookback_and_twenty_one_are_not(tmp_pa
     assert row.predicted_cache_read < 57000, row
 
 
+def test_progress_entries_in_the_chain_are_no_blocks_of_the_next_prompt(tmp_path: Path) -> None:
+    # Claude Code 2.1.22 writes each hook's progress (hook_progress, bash_progress) as an entry of
+    # the chain, parented like a message but never sent. A public session (claude-opus-4-5, 1 h
+    # writes) read the whole previous prompt after a user turn that 74, 31, 57 progress entries
+    # preceded: main counted them as new blocks, predicted only the head ("beyond the 20-block
+    # lookback") and called breakpoint-placement reads that hit.
+    t = Transcript(version="2.1.22")
+    t.user("go", "2026-01-28T20:00:00.000Z", root=True)
+    t.assistant("r1", "2026-01-28T20:00:05.000Z", [cc_usage(3, 40_000, 16_000, 9, write_1h=40_000)])
+    for n in range(30):
+        uuid = f"p{n}"
+        t.lines.append({"parentUuid": t.last, "isSidechain": False, "sessionId": "s1", "version": "2.1.22", "type": "progress",
+                        "data": {"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": "PostToolUse:Write", "command": "callback"},
+                        "toolUseID": "toolu_1", "parentToolUseID": "toolu_1", "uuid": uuid, "timestamp": f"2026-01-28T20:00:{10 + n:02d}.000Z"})
+        t.last = uuid
+    t.user("now the evening route", "2026-01-28T20:01:00.000Z")
+    t.assistant("r2", "2026-01-28T20:01:05.000Z", [cc_usage(3, 500, 56_000, 9, write_1h=500)])
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    requests, _ = load_trace([path])
+    assert requests[1].prefix.new_blocks == 2  # the previous response's block and the user's text
+    row = run_audit([path]).rows[1]
+    assert (row.predicted_cache_read, row.cause) == (56_000, None)
+
+
 def test_an_entry_whose_uuid_is_no_string_is_read_as_before_the_parent_wait(tmp_path: Path) -> None:
     # The fuzzer's case (CI, after entries began to wait for their parent): a user line whose
     # uuid is a list stopped the audit with a TypeError (a list is no set member). It is passed
@@ -323,6 +347,26 @@ def test_an_entry_whose_uuid_is_no_string_is_read_as_before_the_parent_wait(tmp_
                          "usage": {"input_tokens": 3, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 100, "output_tokens": 9}}}
     t = run_audit([write_jsonl(tmp_path / "s.jsonl", [user, reply])], fmt="claude-code").totals
     assert (t.requests, t.input, t.cache_write, t.cache_read, t.output) == (1, 3, 2000, 100, 9)
+
+
+def test_a_call_an_endpoint_answered_with_zero_usage_is_not_called_a_compaction_copy(tmp_path: Path) -> None:
+    # Claude Code 2.1.17 on glm-4.7 through an Anthropic-compatible endpoint that wrote every
+    # response's usage as {input_tokens: 0, output_tokens: 0}; no compaction anywhere. Main said
+    # of each such line (and in the "nothing to audit" refusal) that it was "a response copied
+    # across a compaction", which the log does not show.
+    t = Transcript(version="2.1.17")
+    t.user("scan the repo", "2026-05-08T14:51:20.000Z", root=True)
+    t.assistant("req_1", "2026-05-08T14:51:28.000Z", [{"input_tokens": 0, "output_tokens": 0}] * 2, model="glm-4.7")
+    t.user("ok", "2026-05-08T14:51:30.000Z", tool=True)
+    t.assistant("req_2", "2026-05-08T14:52:52.000Z", [{"input_tokens": 0, "output_tokens": 0}], model="glm-4.7")
+    t.user("and now?", "2026-05-08T14:53:00.000Z")
+    t.assistant("req_3", "2026-05-08T14:53:05.000Z", [cc_usage(5, 0, 12_000, 40)], model="glm-4.7")
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    result = run_audit([path])
+    assert result.totals.requests == 1 and result.files[0].skipped == 3
+    reasons = [reason for _, reason in load_trace([path])[1][0].skipped]
+    assert reasons == ["usage all zero: the endpoint reported no token counts for this call (nothing to audit in it)"] * 3
+    assert not any("compaction" in reason for reason in reasons)
 
 
 def test_a_reply_copied_across_a_compaction_with_zeroed_usage_is_no_call(tmp_path: Path) -> None:

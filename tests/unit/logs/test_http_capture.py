@@ -281,3 +281,50 @@ def test_bedrock_converse_reads_its_additive_usage_and_prices_at_the_dated_bedro
     # Before the model's first row the audit prices at its earliest row rather than none.
     early = run_audit([write_jsonl(tmp_path / "early.jsonl", [_converse_line("anthropic.claude-sonnet-4-5-20250929-v1:0", 1735689600.0, usage)])])
     assert early.rows[0].cost_usd == Decimal("0.0153")
+
+
+def _proxied(body: dict, response: dict | None, *, at: str, duration_ms: int = 2_000, error: str | None = None) -> dict:
+    """A record as a local proxy of the llm-path kind writes it: the body as ``request``, the
+    answer (or ``{stream, sse_lines}``) as ``response``, no URL, method or status."""
+    return {"request": body, "response": response, "error": error, "duration_ms": duration_ms, "id": "r", "timestamp": at}
+
+
+def test_a_proxy_record_whose_request_is_the_body_is_read_by_the_answers_model(tmp_path: Path) -> None:
+    # Claude Code pointed at an Anthropic-compatible endpoint through a local proxy that logs the
+    # body as "request" and every SSE line: main skipped every such call as "not a model call
+    # (no request body with a model)" and had nothing to audit.
+    body = anthropic_body("claude-haiku-4-5-20251001")
+    start = {"type": "message_start", "message": {"id": "m1", "model": "doubao-seed-code", "usage": {
+        "input_tokens": 2_400, "output_tokens": 1, "cache_read_input_tokens": 8_448}}}
+    delta = {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 150}}
+    streamed = {"stream": True, "sse_lines": [line for line in sse(start, delta).splitlines() if line.strip()]}
+    chat = {"model": "ark-code-latest", "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]}
+    answered = {"id": "c1", "object": "chat.completion", "model": "kimi-k2.5", "choices": [],
+                "usage": {"prompt_tokens": 3_000, "completion_tokens": 40, "total_tokens": 3_040,
+                          "prompt_tokens_details": {"cached_tokens": 2_560}}}
+    gemini = {"contents": [{"role": "user", "parts": [{"text": "plan it"}]}]}
+    gemini_answer = {"candidates": [], "modelVersion": "gemini-3-pro-preview",
+                     "usageMetadata": {"promptTokenCount": 5_000, "cachedContentTokenCount": 4_000, "candidatesTokenCount": 60}}
+    path = write_jsonl(tmp_path / "trace.jsonl", [
+        _proxied(body, streamed, at="2026-02-21T08:13:54.000000+00:00", duration_ms=3_500),
+        _proxied({"model": "ark-code-latest", "messages": [{"role": "user", "content": "x"}]}, {"input_tokens": 7_420},
+                 at="2026-02-21T08:13:56+00:00"),  # a token count: no usage
+        _proxied(body, None, at="2026-02-21T08:13:57+00:00", error="ReadTimeout"),
+        _proxied(chat, answered, at="2026-02-21T08:14:00+00:00"),
+        _proxied(gemini, gemini_answer, at="2026-02-21T08:14:05+00:00"),
+    ])
+    requests, summaries = load_trace([path])
+    assert [s.format for s in summaries] == ["http-capture"]
+    assert [reason for _, reason in summaries[0].skipped] == ["no usage in the response", "the proxy recorded no answer (ReadTimeout)"]
+    first, second, third = requests
+    # The answer names the model served: the provider is the one it names, else unknown, and a
+    # Messages answer of an unknown server reads as the Messages API writes usage (additive).
+    assert (first.provider, first.model) == ("unknown", "doubao-seed-code")
+    assert (first.usage.uncached, first.usage.cache_read, first.usage.output) == (2_400, 8_448, 150)
+    assert first.ready_ms - first.sent_ms == 3_500
+    assert (second.provider, second.model) == ("moonshot", "kimi-k2.5")
+    assert (second.usage.uncached, second.usage.cache_read, second.usage.output) == (440, 2_560, 40)
+    assert (third.provider, third.model) == ("gemini", "gemini-3-pro-preview")
+    assert (third.usage.uncached, third.usage.cache_read, third.usage.output) == (1_000, 4_000, 60)
+    t = run_audit([path]).totals
+    assert (t.requests, t.input, t.cache_read, t.output) == (3, 3_840, 15_008, 250)

@@ -260,3 +260,16 @@ def test_an_api_that_is_no_string_is_no_responses_api(tmp_path: Path) -> None:
     entry["message"]["api"] = ["openai-responses"]
     t = run_audit([_pi(tmp_path / "pi.jsonl", [_pi_msg("user", 1765233665294), entry])]).totals
     assert (t.requests, t.input, t.cache_write) == (1, 10, 40000)
+
+
+def test_a_read_the_model_let_expire_says_the_entry_outlived_its_ttl(tmp_path: Path) -> None:
+    # A pi session on claude-opus-4-8 (5 min writes) read its whole previous prompt 8m08s after
+    # the previous request: the model, past the 5 min TTL, predicted nothing, and main's row said
+    # nothing of why the read was higher than predicted (no cause: nothing was lost).
+    t0 = 1765233665294
+    entries = [*_tool_loop(t0), _pi_msg("user", t0 + 5010 + 488_000), _pi_msg("assistant", t0 + 5010 + 488_529, _u(2, 40500, 300))]
+    row = run_audit([_pi(tmp_path / "pi.jsonl", entries)]).rows[2]
+    assert (row.reported_cache_read, row.predicted_cache_read, row.cause) == (40_500, 0, None)
+    assert row.gap_ms == 488_529
+    assert row.detail == ("read more than the model predicts past the 5m00s TTL since the previous request: "
+                          "the provider kept its entry longer (a TTL is a minimum)")

@@ -111,7 +111,7 @@ class _Request(msgspec.Struct):
 class _Walk:
     """The chains of one transcript file, entry by entry.
 
-    Per message uuid: its lane, depth, timestamp, the nearest request above it (its anchor) and
+    Per message uuid: its lane, depth (the entries above it that a prompt sends), timestamp, the nearest request above it (its anchor) and
     the event pending on the path since that request (a compaction, a resume, a user turn).
     """
 
@@ -262,7 +262,9 @@ class _Walk:
         """Put ``uuid`` in a lane under its parent; the event its placement shows, if any."""
         if parent is not None and parent in self.lane_of:
             self.lane_of[uuid] = self.lane_of[parent]
-            self.depth[uuid] = self.depth[parent] + 1
+            # A progress entry (a hook's or a running tool's progress, 2.1) sits in the chain but
+            # is never sent: it is no block of the next prompt.
+            self.depth[uuid] = self.depth[parent] + (value.get("type") != "progress")
             self.anchor[uuid] = self.anchor[parent]
             return self.boundary.get(parent)
         event: str | None = None
@@ -294,8 +296,10 @@ class _Walk:
         if not any(usage.get(field) for field in _COUNTED) and not _compacted(usage):
             # Nothing sent, nothing written: no call's usage. Claude Code 2.1.185 writes the reply a
             # precomputed compaction preserved (compactMetadata.preservedSegment) again after the
-            # boundary with its counts zeroed (usage.iterations keeps what the call read).
-            self.skipped.append((record.line, "usage all zero: a response copied across a compaction, not a call of its own"))
+            # boundary with its counts zeroed (usage.iterations keeps what the call read): a
+            # compaction is then pending on the path to it. Anywhere else the endpoint answered
+            # without counts (a gateway or Anthropic-compatible server that reports zeros).
+            self.skipped.append((record.line, _ZERO_COPIED if self.boundary.get(uuid) == "compaction" else _ZERO_UNREPORTED))
             return
         if not isinstance(model, str):
             raise UserError(f"{self.name}:{record.line}: message.model is not a string ({model!r:.40})")
@@ -353,6 +357,8 @@ class _Walk:
 
 #: The counts of a call's usage: a line with none of them is no call.
 _COUNTED = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+_ZERO_COPIED = "usage all zero: a response copied across a compaction, not a call of its own"
+_ZERO_UNREPORTED = "usage all zero: the endpoint reported no token counts for this call (nothing to audit in it)"
 
 
 def _compacted(usage: dict) -> bool:

@@ -12,6 +12,13 @@ predicts its reads), and Google's own Gemini API and Vertex AI (``:generateConte
 ``:streamGenerateContent``, and the explicit caches it creates: :mod:`.gemini_wire`). A call
 that was not served (HTTP 4xx/5xx), that is not a model call, or whose response has no usage
 is skipped and listed.
+
+A local proxy's records of the llm-path kind (github.com/wang0618/llm-path, once llm-trace)
+keep no envelope: ``request`` is the body itself, ``response`` the JSON answer or ``{stream,
+sse_lines}``, beside ``timestamp`` (the request's arrival), ``duration_ms`` and ``error``. With
+no URL, the provider is the one the answer's model names (the served model, which may differ
+from the one asked for), else unknown; a Messages-shaped answer of an unknown server is read
+as the Messages API writes usage (input excludes reads).
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.captured_reply import messages_reply, reply_messages
 from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
-from prefixbench.simulator.providers import GEMINI, OPENAI, gateway_at, provider_of_request, rules_for
+from prefixbench.simulator.providers import ANTHROPIC, GEMINI, OPENAI, UNKNOWN, gateway_at, provider_of_model, provider_of_request, rules_for
 from prefixbench.simulator.providers import openai as openai_rules
 from prefixbench.simulator.providers.anthropic import read_diagnostic
 from prefixbench.simulator.providers.gemini import NativeRoute, native_route
@@ -90,7 +97,8 @@ def _messages_call(provider: Provider, body: dict, response: dict, where: str) -
     raw = _messages_response_usage(response, where)
     if raw is None:
         raise _NoUsage
-    usage = rules_for(provider).read_usage(raw, where)
+    rules = rules_for(provider)
+    usage = (rules if rules.speaks_messages else ANTHROPIC).read_usage(raw, where)
     parsed = parse_request_body(body, where)
     effort = parsed.envelope.reasoning_effort
     envelope = (("effort", effort),) if effort else ()
@@ -297,6 +305,64 @@ def _request_body(request: dict) -> object:
     return json_text(request.get("body"))
 
 
+def _proxy_record(value: dict, where: str) -> tuple[dict, object] | None:
+    """An llm-path proxy record (see the module doc) in claude-trace's envelope: ``({body,
+    timestamp}, {body | body_raw, timestamp})``, the answer's time the arrival plus
+    ``duration_ms``; None for any other line (an envelope with a URL, method or body)."""
+    request = value.get("request")
+    if not isinstance(request, dict) or any(key in request for key in ("body", "url", "method", "headers")):
+        return None
+    if not any(key in request for key in ("model", "messages", "contents", "input")):
+        return None
+    stamp = value.get("timestamp")
+    sent = parse_time_ms(stamp, where)
+    duration = value.get("duration_ms")
+    answered = sent + duration if sent is not None and isinstance(duration, int) and not isinstance(duration, bool) and duration >= 0 else None
+    response = value.get("response")
+    if isinstance(response, dict) and isinstance(response.get("sse_lines"), list):
+        wrapped: object = {"body_raw": "\n".join(str(line) for line in response["sse_lines"]), "timestamp": answered}
+    elif isinstance(response, dict) and set(response) == {"raw"}:
+        wrapped = {"body_raw": str(response["raw"]), "timestamp": answered}
+    elif isinstance(response, dict):
+        wrapped = {"body": response, "timestamp": answered}
+    else:
+        wrapped = response
+    return {"body": request, "timestamp": stamp}, wrapped
+
+
+def _served_model(response: dict) -> str | None:
+    """The model an answer names (its JSON body's ``model`` or ``modelVersion``, else the first
+    streamed event naming one: Messages' ``message_start``, a chat or Gemini chunk)."""
+    candidates: list[object] = [response.get("body")]
+    raw = response.get("body_raw")
+    if isinstance(raw, str):
+        candidates += [line[5:] for line in raw.splitlines()[:64] if line.startswith("data:")]
+    for candidate in candidates:
+        if isinstance(candidate, str):
+            try:
+                candidate = json.loads(candidate)
+            except (ValueError, RecursionError):  # not JSON ([DONE]), or nested past the parser
+                continue
+        data = as_dict(candidate)
+        for found in (as_dict(data.get("message")).get("model"), data.get("model"), data.get("modelVersion")):
+            if isinstance(found, str) and found:
+                return found
+    return None
+
+
+def _proxied_provider(body: dict, response: dict) -> tuple[Provider, Wire]:
+    """A proxied call's provider (no URL: the one its model names, else unknown) and wire shape
+    (Messages when the answer is a Messages answer: a ``message_start`` event or a ``message``
+    body)."""
+    rules = provider_of_model(str(body.get("model", "")))
+    raw = response.get("body_raw")
+    answer = as_dict(response.get("body"))
+    messages = (isinstance(raw, str) and "message_start" in raw) or answer.get("type") == "message"
+    if rules is None:
+        return UNKNOWN.name, "messages" if messages else "openai"
+    return rules.name, "messages" if messages and rules.speaks_messages else "openai"
+
+
 class _Capture:
     """The calls of one capture file, line by line."""
 
@@ -312,13 +378,23 @@ class _Capture:
         """Add one captured call, or say why it is skipped."""
         where = f"{self.name}:{record.line}"
         value: dict = record.value  # type: ignore[assignment]
-        request = as_dict(value.get("request"))
-        response = value.get("response")
+        proxied = _proxy_record(value, where)
+        if proxied is not None and value.get("error") is not None:
+            self.skipped.append((record.line, f"the proxy recorded no answer ({str(value['error'])[:80]})"))
+            return
+        request, response = proxied or (as_dict(value.get("request")), value.get("response"))
         url = str(request.get("url") or "")
         body = _request_body(request)
         if not isinstance(response, dict):
             self.skipped.append((record.line, "no response"))
             return
+        served = _served_model(response) if proxied is not None else None
+        if proxied is not None and isinstance(body, dict) and "contents" in body and "model" not in body and served:
+            # Gemini's own wire, its model named only in the URL the proxy did not keep: the answer's.
+            self._native(record, NativeRoute("stream" if "body_raw" in response else "generate", served), request, body, response, where)
+            return
+        if proxied is not None and served and isinstance(body, dict):
+            body = {**body, "model": served}
         status = response.get("status_code")
         if isinstance(status, int) and not 200 <= status < 300:
             self.skipped.append((record.line, f"HTTP {status}: not served, neither read nor written"))
@@ -337,7 +413,12 @@ class _Capture:
             refuse_lone_surrogates(body, where, "request.body")
         sent = parse_time_ms(request.get("timestamp"), where)
         answered = parse_time_ms(response.get("timestamp"), where)
-        provider, wire = (bedrock.provider, "messages") if bedrock is not None else _provider(url, body)
+        if bedrock is not None:
+            provider, wire = bedrock.provider, "messages"
+        elif proxied is not None:
+            provider, wire = _proxied_provider(body, response)
+        else:
+            provider, wire = _provider(url, body)
         try:
             if bedrock is not None:
                 call = _bedrock_call(provider, bedrock, body, response, where)
@@ -449,6 +530,7 @@ FORMAT = LogFormat(
         "answers as text, base64 bytes or decoded events)",
         "Gemini API and Vertex AI generateContent / streamGenerateContent (usageMetadata; SSE or a JSON array), "
         "cachedContents create / update / delete",
+        "llm-path proxy records: the body as request, the JSON answer or {stream, sse_lines} as response, no URL",
     ),
     aliases=("claude-trace", "anthropic-capture"),
     replay=Replay(
