@@ -15,9 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("simulator", "kernel", "workloads", "reports")
 
 #: References to documents a reader of the repository cannot open.
-#: (``docs/providers.md``, a page of this repository, and a file name in a string are not such.)
+#: (``docs/providers.md``, a page of this repository, a file name in a string, and a provider's
+#: page whose URL holds ``api-reference/`` are not such.)
 OUTSIDE = re.compile(
-    r"(?<![/\"'])\b(?:providers|engines|logs|DESIGN)\.md\b|\breference/|\bissue \d+|\bissues? #\d+", re.IGNORECASE
+    r"(?<![/\"'])\b(?:providers|engines|logs|DESIGN)\.md\b|(?<!-)\breference/|\bissue \d+|\bissues? #\d+", re.IGNORECASE
 )
 DECISION = re.compile(r"\bADR \d+|\bD\d{3}\b")
 SEED = re.compile(r"\bseed 00\d\b", re.IGNORECASE)
@@ -49,3 +50,4 @@ def test_the_check_refuses_outside_notes_and_unsourced_decisions() -> None:
     assert uncitable('"""Backfill per seed 003\'s ADR 0256 and D677."""') == []
     assert uncitable('"""The tables of docs/providers.md."""\nPAGES = ("providers.md",)\n') == []
     assert uncitable("# see ../shared/reference/providers.md") != []
+    assert uncitable('"""Facts (https://platform.minimax.io/docs/api-reference/text-prompt-caching)."""') == []
