@@ -13,10 +13,11 @@ since ``--jobs`` can only go as fast as the free cores let it. Nothing here asse
 numbers go into ``benchmark.extra_info`` and are printed.
 
 Against the bare pass, PREFIXBENCH_AUDIT_SPEED_ROUNDS rounds (default 1) alternate the bare
-pass, ``audit --format json`` and ``audit`` (the table), and the ratios are of the median CPU
-seconds (on a shared machine the wall clock says little). PREFIXBENCH_AUDIT_BEFORE names the
-Python of another install (the main a change started from): its two audits join each round, so
-before and after come from the same run on the same machine.
+pass, ``audit --format json``, ``audit`` (the table) and the reading of the files alone
+(``load_trace``, ``read``), and the ratios are of the median CPU seconds (on a shared machine
+the wall clock says little). PREFIXBENCH_AUDIT_BEFORE names the Python of another install (the
+main a change started from): its two audits and its reading join each round, so before and after
+come from the same run on the same machine.
 """
 
 from __future__ import annotations
@@ -133,7 +134,8 @@ def test_audit_against_a_bare_json_loads_pass(benchmark, folder: tuple[Path, int
             jobs = [("json_loads", BARE, sys.executable, ())]
             # (before and after alternate which goes first, round by round)
             for prefix, python in (pythons.items() if n % 2 == 0 else reversed(pythons.items())):
-                jobs += [(f"{prefix}audit", AUDIT, python, ()), (f"{prefix}audit_table", AUDIT, python, ("--table",))]
+                jobs += [(f"{prefix}audit", AUDIT, python, ()), (f"{prefix}audit_table", AUDIT, python, ("--table",)),
+                         (f"{prefix}read", LOAD, python, ("1",))]
             for name, script, python, extra in jobs:
                 runs.setdefault(name, []).append(_run(script, str(path), *extra, python=python))
         loads.append(_load())

@@ -141,9 +141,12 @@ def has_date(text: str) -> bool:
     (``-MM-DD``, found by a search that starts on a literal ``-``) is, by matching the whole date
     four characters before it. A search of every message's text for the date pattern (which
     the engine tries at every position) was most of the time of reading a transcript."""
-    low = text.lower()
+    # Only ASCII letters make the phrases, and beyond ASCII only U+0130 and U+212A have ASCII in
+    # their lower case: a text beyond ASCII is lowered with every other character as "?" (which
+    # no phrase holds), three fast ASCII passes where its own lower case is a slow one.
+    low = text.lower() if text.isascii() else text.encode("ascii", "replace").decode("ascii").lower()
     if "date" in low or "today" in low:
-        if low.isascii() or not ("\u0130" in text or "\u0131" in text or "\u017f" in text or "\u212a" in text):
+        if text.isascii() or not ("\u0130" in text or "\u0131" in text or "\u017f" in text or "\u212a" in text):
             # Ignoring case, U+0130 and U+0131 match "i" and U+017F "s" (the phrases' only
             # look-alikes), and U+0130 and U+212A are the only characters beyond ASCII whose lower
             # case holds ASCII: without these four, the phrases in the lower case are the matches.

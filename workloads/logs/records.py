@@ -207,6 +207,8 @@ def _decode(path: Path, line_no: int, raw: bytes) -> str:
 
 
 _DECODE = msgspec.json.Decoder().decode
+#: Every byte but ``[`` and ``{``: deleted from a line, what is left are its opening brackets.
+_NOT_OPENING = bytes(sorted(set(range(256)) - set(b"[{")))
 
 
 def _loads(text: str) -> tuple[object, bool]:
@@ -242,8 +244,8 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int]
         except (ValueError, RecursionError):
             pass
         else:
-            # may_nest_too_deep, inlined (a call a line).
-            if raw.count(b"[") + raw.count(b"{") < MAX_DEPTH or not too_deep(value):
+            # may_nest_too_deep, inlined (a call a line), its two counts made in one pass.
+            if len(raw.translate(None, _NOT_OPENING)) < MAX_DEPTH or not too_deep(value):
                 first = False
                 yield Record(line_no, value)
                 continue

@@ -198,3 +198,8 @@ def test_the_bracket_count_only_skips_lines_that_cannot_nest_too_deep():
         assert may_nest_too_deep(text) or not too_deep(value)
         assert may_nest_too_deep(text.encode()) == may_nest_too_deep(text)
     assert not may_nest_too_deep('{"hash_ids": [1, 2, 3], "input_length": 3}')
+    # The line reader's count (every other byte deleted) is the same count.
+    from prefixbench.workloads.logs.records import _NOT_OPENING
+
+    for line in (b'{"a": [1, {"b": "[{"}]}', b"[]", b"", bytes(range(256)), "{é[".encode()):
+        assert len(line.translate(None, _NOT_OPENING)) == line.count(b"[") + line.count(b"{")

@@ -293,7 +293,7 @@ class _Walk:
         if model == "<synthetic>" or not isinstance(usage, dict):
             self.skipped.append((record.line, "synthetic message, not an API call" if model == "<synthetic>" else "no usage"))
             return
-        if not any(usage.get(field) for field in _COUNTED) and not _compacted(usage):
+        if not any(map(usage.get, _COUNTED)) and not _compacted(usage):
             # Nothing sent, nothing written: no call's usage. Claude Code 2.1.185 writes the reply a
             # precomputed compaction preserved (compactMetadata.preservedSegment) again after the
             # boundary with its counts zeroed (usage.iterations keeps what the call read): a

@@ -182,6 +182,12 @@ def _is_sdk_session(value: dict) -> bool:
 def detect(value: dict) -> Evidence | None:
     """A Cline SDK session file, a ui_messages entry (``ts`` and ``type`` say/ask), an api_conversation_history message (a
     bare role and content, nothing but the agent's own keys), or a task_metadata object."""
+    if value and value.keys() <= _METADATA_KEYS and isinstance(value.get("model_usage", []), list):
+        return Evidence.SHAPE  # (task metadata has none of the keys the tests below need)
+    if not ("ts" in value or "messages" in value or "role" in value):
+        # A ui_messages entry and a history item have a ts, an SDK session its messages, a history
+        # message its role: every line of another agent's log is classified here too, most without.
+        return None
     if _is_sdk_session(value):
         return Evidence.WRAPPER
     kind = value.get("type")
@@ -192,8 +198,6 @@ def detect(value: dict) -> Evidence | None:
         and isinstance(value.get("content"), (str, list))
         and value.keys() <= _HISTORY_KEYS
     ):
-        return Evidence.SHAPE
-    if value and value.keys() <= _METADATA_KEYS and isinstance(value.get("model_usage", []), list):
         return Evidence.SHAPE
     if _is_history_item(value):
         return Evidence.SHAPE

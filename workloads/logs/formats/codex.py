@@ -87,7 +87,7 @@ def detect(value: dict) -> Evidence | None:
     its first line ``{id, timestamp, instructions}``."""
     if value.get("type") in _LINE_KINDS and "payload" in value:
         return Evidence.ENTRY
-    if "record_type" in value or ({"id", "timestamp", "instructions"} <= set(value) and "type" not in value):
+    if "record_type" in value or ("id" in value and "timestamp" in value and "instructions" in value and "type" not in value):
         return Evidence.SHAPE  # rollouts before event_msg/token_count (no usage in them)
     return None
 

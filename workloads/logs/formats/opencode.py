@@ -114,6 +114,11 @@ def _export(value: dict) -> dict | None:
 def detect(value: dict) -> Evidence | None:
     """An export (``{info, messages}``, bare or under ``data``), one file of the storage (a
     session, message or part), or an event of ``opencode run --format json``."""
+    if not ("sessionID" in value or "info" in value or "data" in value or "title" in value):
+        # Each test below needs one of these keys (a run event, a part and a message their
+        # sessionID, an export its info or data, a session its title): every line of another
+        # agent's log is classified by this detector too, and most have none of them.
+        return None
     if _is_run_event(value):
         return Evidence.WRAPPER
     export = _export(value)

@@ -118,6 +118,10 @@ def detect(value: dict) -> Evidence | None:
     """An OpenHands event (``source`` and an ``action`` or ``observation``; 1.x: a ``kind``), an
     evaluation output line (``instance_id`` with ``metrics.token_usages``) or a 1.x
     conversation state (``stats.usage_to_metrics``)."""
+    if not ("id" in value or "metrics" in value or "llm_metrics" in value):
+        # Each test below needs an id or metrics: every line of another agent's log is
+        # classified by this detector too, and most have neither.
+        return None
     if value.get("source") in _SOURCES and ("action" in value or "observation" in value) and "id" in value:
         return Evidence.SHAPE
     if _is_state(value) or _is_sdk_event(value):
