@@ -3,13 +3,14 @@
 The sessions here are written by hand from what OpenCode's ``Session.getUsage`` stored in each
 version (anomalyco/opencode, packages/opencode/src/session/index.ts):
 
-* before anomalyco/opencode#4256 (merged 2025-11-12, a 1.0.x release): ``input`` is the AI SDK's
+* before anomalyco/opencode#4256 (merged 2025-11-12, released in 1.0.62): ``input`` is the AI SDK's
   ``inputTokens`` as given, so through OpenAI, OpenRouter, Google and other OpenAI-style
   providers it includes the cache read; through the Anthropic and Bedrock SDKs it does not;
 * 1.3.4 (AI SDK v6, commit c33d9996f, #18433) until #19758: through the Anthropic SDK ``input``
   includes the read and the write (v6 counts them in, OpenCode still took the count as given);
-* before #21047 an OpenAI-style step stored the SDK's ``outputTokens`` (reasoning inside) beside
-  the reasoning; the step's ``total`` (the SDK's, input + output) shows it.
+* before #21047 an OpenAI-SDK step (and from 1.3.4 any step) stored the SDK's ``outputTokens``
+  (reasoning inside) beside the reasoning; the step's ``total`` (the SDK's, input + output) shows
+  it where there is one.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def test_a_0x_openai_session_stored_the_read_inside_input(tmp_path: Path) -> Non
     usages, notes = _read(tmp_path, _session("0.15.8", "openai", "gpt-4.1", OPENAI_INCLUSIVE))
     assert [u.uncached for u in usages] == [12_000, 1_124, 600]  # main: 12,000 / 12,900 / 13,400
     assert [u.cache_read for u in usages] == [0, 11_776, 12_800]
-    assert "OpenCode 0.15.8 (before anomalyco/opencode#4256)" in notes and "read as input - cache read" in notes
+    assert "OpenCode 0.15.8 (before 1.0.62, anomalyco/opencode#4256)" in notes and "read as input - cache read" in notes
 
 
 def test_a_0x_anthropic_session_was_already_additive(tmp_path: Path) -> None:
@@ -84,14 +85,14 @@ def test_a_0x_session_whose_input_is_below_its_read_is_read_as_additive(tmp_path
     assert "1 of 1 cached steps' input is below their read: read as additive" in notes
 
 
-def test_a_1_0_session_is_decided_by_its_steps(tmp_path: Path) -> None:
-    usages, notes = _read(tmp_path, _session("1.0.40", "openai", "gpt-5", OPENAI_INCLUSIVE))
+def test_1_0_62_is_where_the_read_left_input(tmp_path: Path) -> None:
+    usages, notes = _read(tmp_path, _session("1.0.61", "openai", "gpt-5", OPENAI_INCLUSIVE))
     assert [u.uncached for u in usages] == [12_000, 1_124, 600]
-    assert "every cached step's input is at least its read" in notes
+    assert "OpenCode 1.0.61 (before 1.0.62" in notes
     additive = [_tokens(12_000, 0), _tokens(1_124, 11_776), _tokens(600, 12_800)]
-    usages, notes = _read(tmp_path, _session("1.0.90", "openai", "gpt-5", additive))
+    usages, notes = _read(tmp_path, _session("1.0.62", "openai", "gpt-5", additive))
     assert [u.uncached for u in usages] == [12_000, 1_124, 600]
-    assert "2 of 2 cached steps' input below their read: read as additive" in notes
+    assert "before 1.0.62" not in notes
 
 
 def test_a_1_3_5_anthropic_session_stored_its_cache_inside_input(tmp_path: Path) -> None:
@@ -135,3 +136,19 @@ def test_the_database_reads_each_session_by_its_version_column(tmp_path: Path) -
     path = write_db(tmp_path / "opencode.db", [export])
     requests, summary = import_file(path, FORMAT, ImportContext())
     assert [r.usage.uncached for r in requests if r.usage] == [12_000, 1_124, 600]
+
+
+def test_reasoning_with_no_total_is_read_by_version_and_sdk(tmp_path: Path) -> None:
+    steps = [_tokens(1_000, 0, output=500, reasoning=300), _tokens(100, 1_000, output=400, reasoning=100)]
+    usages, notes = _read(tmp_path, _session("0.15.8", "openai", "gpt-5", steps))
+    assert [u.output for u in usages] == [500, 400]  # main: 800, 500
+    assert "2 step(s) stored their reasoning inside output too" in notes
+    # Google's SDK counted thoughts apart before AI SDK v6; so do current versions.
+    for version, provider in (("0.15.8", "google"), ("1.17.18", "openai"), (None, "openai")):
+        usages, _ = _read(tmp_path, _session(version, provider, "gpt-5", steps))
+        assert [u.output for u in usages] == [800, 500], (version, provider)
+    # A reasoning above its output cannot be inside it.
+    steps.append(_tokens(100, 1_000, output=40, reasoning=100))
+    usages, notes = _read(tmp_path, _session("0.15.8", "openai", "gpt-5", steps))
+    assert [u.output for u in usages] == [800, 500, 140]
+    assert "1 of 3 steps' reasoning exceeds their output: reasoning read as beside output" in notes

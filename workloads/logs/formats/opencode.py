@@ -157,7 +157,7 @@ _SELF_HOSTED = frozenset({"ollama", "ollama-cloud", "lmstudio"})
 
 
 #: OpenCode's stored ``input`` by version (``Session.getUsage``, packages/opencode/src/session/):
-#: until anomalyco/opencode#4256 (merged 2025-11-12, in a 1.0.x release) it was the AI SDK's
+#: until anomalyco/opencode#4256 (merged 2025-11-12, released in 1.0.62) it was the AI SDK's
 #: ``inputTokens`` as given: additive through the Anthropic and Bedrock SDKs (their count left the
 #: cache out), the cache read INCLUDED through every other provider (OpenAI, OpenRouter, Google,
 #: OpenAI-compatible: their count holds it). #4256 subtracted the read for those. AI SDK v6
@@ -165,9 +165,16 @@ _SELF_HOSTED = frozenset({"ollama", "ollama-cloud", "lmstudio"})
 #: cache too, while OpenCode still took them as given until #19758 (2026-03-29): in that window an
 #: Anthropic call's ``input`` holds its read and write. Since, every provider's cache is
 #: subtracted.
-_INCLUSIVE_BEFORE = (1, 0, 0)  # 0.x: certainly before #4256
-_UNPINNED = ((1, 0, 0), (1, 1, 0))  # #4256's release lies in 1.0.x: the steps decide
-_ANTHROPIC_WINDOW = ((1, 3, 4), (1, 4, 0))  # v6 without #19758 (1.3.4, 1.3.5 reported): the steps decide
+_INCLUSIVE_BEFORE = (1, 0, 62)
+_ANTHROPIC_WINDOW = ((1, 3, 4), (1, 4, 0))  # v6 without #19758 (1.3.4, 1.3.5 reported; the fix's release unpinned): the steps decide
+#: Before anomalyco/opencode#21047 (2026-04, 1.3.x) ``output`` was the SDK's ``outputTokens``,
+#: which holds the ``reasoning`` stored beside it where the SDK reports reasoning: through
+#: OpenAI's SDK (its Responses and Chat usage count reasoning inside output), and from AI SDK v6
+#: (1.3.4) through every SDK. A step's ``total`` (the SDK's input + output) tells it; steps with no
+#: total are read by this bound.
+_REASONING_INSIDE_BEFORE = (1, 4, 0)
+#: Providers OpenCode calls through the OpenAI SDK (OpenCode Zen's GPT models as well).
+_OPENAI_SDK = frozenset({"openai", "azure"})
 #: Providers OpenCode reached through the Anthropic or Bedrock SDK (the ``anthropic`` or
 #: ``bedrock`` provider metadata its rule looked for); OpenCode Zen's Claude models as well.
 _ANTHROPIC_SDK = frozenset({"anthropic", "amazon-bedrock", "google-vertex-anthropic"})
@@ -184,6 +191,13 @@ def _anthropic_sdk(info: dict) -> bool:
     provider = str(info.get("providerID") or "")
     model = str(info.get("modelID") or "").rsplit("/", 1)[-1]
     return provider in _ANTHROPIC_SDK or (provider == "opencode" and model.startswith("claude"))
+
+
+def _openai_sdk(info: dict) -> bool:
+    """Whether OpenCode called this message's model through the OpenAI SDK."""
+    provider = str(info.get("providerID") or "")
+    model = str(info.get("modelID") or "").rsplit("/", 1)[-1]
+    return provider in _OPENAI_SDK or (provider == "opencode" and model.startswith("gpt-"))
 
 
 def _provider(info: dict) -> Provider:
@@ -234,6 +248,9 @@ class _Session:
         self.stored: list[tuple[int, bool, int, int, int]] = []
         self.readings: list[str] = []
         self.reasoning_inside = 0
+        # Steps with reasoning and no total, by request index: whether through the OpenAI SDK,
+        # their output and reasoning as stored.
+        self.reasoning_open: list[tuple[int, bool, int, int]] = []
         self.steps_sum = [0, 0, 0, 0]  # the steps as stored: input, output + reasoning, read, write
         self.settled = False
 
@@ -339,6 +356,8 @@ class _Session:
                 self.parent = None
         if tokens.get("input") == stored_input:
             self.stored.append((len(self.out), _anthropic_sdk(info), stored_input, read, write))
+        if reasoning and total is None:
+            self.reasoning_open.append((len(self.out), _openai_sdk(info), output - reasoning, reasoning))
         self._add(line, info, part, usage, sent, summary)
 
     def settle(self) -> None:
@@ -379,17 +398,9 @@ class _Session:
             elif version < _INCLUSIVE_BEFORE:
                 inclusive = below == 0
                 self.readings.append(
-                    f"OpenCode {shown} (before anomalyco/opencode#4256): {kind} input includes the cache read: "
+                    f"OpenCode {shown} (before 1.0.62, anomalyco/opencode#4256): {kind} input includes the cache read: "
                     + ("read as input - cache read" if inclusive
                        else f"yet {below} of {len(cached)} cached steps' input is below their read: read as additive")
-                )
-            elif _UNPINNED[0] <= version < _UNPINNED[1]:
-                inclusive = below == 0
-                self.readings.append(
-                    f"OpenCode {shown} (1.0.x: anomalyco/opencode#4256, 2025-11-12, stopped counting the read in "
-                    f"{kind} input): "
-                    + ("every cached step's input is at least its read: read as input - cache read" if inclusive
-                       else f"{below} of {len(cached)} cached steps' input below their read: read as additive")
                 )
             if inclusive:
                 for i, n, rd, wr in steps:
@@ -398,6 +409,7 @@ class _Session:
                     uncached = n - rd - (wr if anthropic else 0)
                     if uncached >= 0:
                         self.out[i] = replace(self.out[i], usage=replace(usage, uncached=uncached))
+        self._settle_reasoning(version)
 
     def _add(self, line: int, info: dict, part: dict, usage: Usage, sent: int | None, summary: bool) -> None:
         model = str(info.get("modelID") or "unknown")
@@ -442,13 +454,35 @@ class _Session:
             self.events = []
         self.blocks = 0
 
+    def _settle_reasoning(self, version: tuple[int, int, int] | None) -> None:
+        """Steps with no ``total``: their reasoning inside output where the version stored it so
+        (:data:`_REASONING_INSIDE_BEFORE`), unless a reasoning above its output proves it beside."""
+        if version is None or version >= _REASONING_INSIDE_BEFORE:
+            return
+        steps = [(i, o, r) for i, openai, o, r in self.reasoning_open if openai or version >= _ANTHROPIC_WINDOW[0]]
+        if not steps:
+            return
+        shown = ".".join(map(str, version))
+        above = sum(r > o for _, o, r in steps)
+        if above:
+            self.readings.append(
+                f"OpenCode {shown} stored the SDK's output, reasoning inside, for these calls, yet {above} of {len(steps)} "
+                "steps' reasoning exceeds their output: reasoning read as beside output"
+            )
+            return
+        for i, o, _ in steps:
+            usage = self.out[i].usage
+            assert usage is not None
+            self.out[i] = replace(self.out[i], usage=replace(usage, output=o))
+        self.reasoning_inside += len(steps)
+
     def notes(self, where: str) -> tuple[str, ...]:
         notes = [f"OpenCode's system prompt and tools are not in {where}: the head is an opaque prefix"]
         notes.extend(self.readings)
         if self.reasoning_inside:
             notes.append(
-                f"{self.reasoning_inside} step(s) stored their reasoning inside output too (the step's total is input + "
-                "cache + output, as before anomalyco/opencode#21047): billed once, as output"
+                f"{self.reasoning_inside} step(s) stored their reasoning inside output too (before anomalyco/opencode#21047: "
+                "the step's total is input + cache + output, or the version and the OpenAI SDK say so): billed once, as output"
             )
         if self.cost:
             notes.append(f"OpenCode's own step costs sum to ${self.cost:.4f} (a check on the dollars here)")
@@ -721,12 +755,13 @@ FORMAT = LogFormat(
         "{data: {info, messages}}",
         "`opencode run --format json`: step_start, text, tool_use, reasoning, step_finish and error events, one a line (no model named)",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
-        "input as the AI SDK gave it before anomalyco/opencode#4256 (0.x and early 1.0.x): the cache read inside it "
+        "input as the AI SDK gave it before anomalyco/opencode#4256 (before 1.0.62): the cache read inside it "
         "through OpenAI-style providers, additive through the Anthropic and Bedrock SDKs",
         "input less the read through OpenAI-style providers only (#4256 to 1.3.3; later also less the write)",
         "1.3.4 (AI SDK v6) until #19758: input holding the read and write through the Anthropic and Bedrock SDKs",
         "input less the cache for every provider (#19758 on)",
-        "output holding the reasoning beside it (OpenAI-style, before #21047; told by tokens.total)",
+        "output holding the reasoning stored beside it (OpenAI's SDK, and every SDK from 1.3.4, before #21047; "
+        "told by tokens.total, else by version)",
         "assistant info.tokens: the sum of the steps in later versions, the last step in earlier ones",
     ),
 )
