@@ -24,7 +24,8 @@ PRICED = {
 }
 
 #: Priced by a plan or a route: no row.
-UNPRICED = ("big-pickle", "deepseek-v4-flash-free", "kimi-for-coding", "minimax-m2.7:cloud", "claude_4_5_opus",
+UNPRICED = ("big-pickle", "deepseek-v4-flash-free", "kimi-for-coding", "minimax-m2.7:cloud", "glm-4-7", "doubao-seed-code",
+            "claude_4_5_opus",
             "openrouter-llama-4-maverick", "mistralai/voxtral-small-24b-2507")
 
 
