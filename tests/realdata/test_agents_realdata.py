@@ -423,6 +423,21 @@ def test_cline_sdk_session_counts_what_its_metrics_sum_and_reads_its_gateway_wri
     assert [r.index for r in result.rows if not r.read_within] == [15]
 
 
+def test_cline_sdk_session_fast_mode_calls_cost_what_its_gateway_billed_less_its_fee(tmp_path: Path) -> None:
+    """anthropic/claude-opus-4.8-fast is Opus 4.8 in Anthropic's fast mode (2x its list price, the
+    cache multipliers on top): each Claude call's own cost field is the audit's dollars x 1.05
+    (Cline's fee), to 0.1% (main had no price for it: its dollars were left out)."""
+    env, repo, commit, where = CLINE_SDK_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    doc = json.loads(path.read_text())
+    costs = [m["metrics"]["cost"] for m in doc["messages"] if m["role"] == "assistant" and m.get("metrics")]
+    result = run_audit([path])
+    claude = [(row, cost) for row, cost in zip(result.rows, costs) if row.model == "anthropic/claude-opus-4.8-fast"]
+    assert len(claude) == 15
+    assert all(row.cost_usd is not None and abs(float(row.cost_usd) * 1.05 - cost) <= cost / 1000 for row, cost in claude)
+
+
 def test_pi_session_with_records_run_together_counts_what_the_log_sums(tmp_path: Path) -> None:
     env, repo, commit, where = PI_SESSION
     mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))

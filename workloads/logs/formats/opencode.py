@@ -19,10 +19,12 @@ no message info: the model is unknown unless a part names it.
 One request is one ``step-finish`` part (an assistant message holds one step per model call
 of its tool loop): ``tokens {input, output, reasoning, cache {read, write}}`` and ``cost``.
 OpenCode normalizes every provider's usage before it stores it (``Session.getUsage`` in
-``packages/opencode/src/session/``): ``input`` EXCLUDES the cache read and write (it subtracts
-them where the provider's count includes them), so the stored counts are additive; ``output``
-excludes ``reasoning`` in current versions, and OpenCode bills ``output + reasoning`` at the
-output price, as is done here. A negative ``input`` (a provider whose count already excluded
+``packages/opencode/src/session/``): in current versions ``input`` EXCLUDES the cache read and
+write (it subtracts them where the provider's count includes them), so the stored counts are
+additive; earlier versions did not always (:data:`_INCLUSIVE_BEFORE`), and each session is read
+by the convention of the version it names (:meth:`_Session.settle`). ``output`` excludes
+``reasoning`` in current versions, and OpenCode bills ``output + reasoning`` at the output
+price, as is done here (a step whose ``total`` shows the reasoning inside output: output alone). A negative ``input`` (a provider whose count already excluded
 the cache, subtracted again) is read back as ``input + read + write`` and said so.
 
 Failed calls (an assistant message with ``error`` and no step) are counted apart, in the
@@ -159,6 +161,50 @@ def session_file_of(path: Path, value: dict) -> Path | None:
 _SELF_HOSTED = frozenset({"ollama", "ollama-cloud", "lmstudio"})
 
 
+#: OpenCode's stored ``input`` by version (``Session.getUsage``, packages/opencode/src/session/):
+#: until anomalyco/opencode#4256 (merged 2025-11-12, released in 1.0.62) it was the AI SDK's
+#: ``inputTokens`` as given: additive through the Anthropic and Bedrock SDKs (their count left the
+#: cache out), the cache read INCLUDED through every other provider (OpenAI, OpenRouter, Google,
+#: OpenAI-compatible: their count holds it). #4256 subtracted the read for those. AI SDK v6
+#: (commit c33d9996f, #18433, OpenCode 1.3.4) made the Anthropic and Bedrock counts include the
+#: cache too, while OpenCode still took them as given until #19758 (2026-03-29): in that window an
+#: Anthropic call's ``input`` holds its read and write. Since, every provider's cache is
+#: subtracted.
+_INCLUSIVE_BEFORE = (1, 0, 62)
+_ANTHROPIC_WINDOW = ((1, 3, 4), (1, 4, 0))  # v6 without #19758 (1.3.4, 1.3.5 reported; the fix's release unpinned): the steps decide
+#: Before anomalyco/opencode#21047 (2026-04, 1.3.x) ``output`` was the SDK's ``outputTokens``,
+#: which holds the ``reasoning`` stored beside it where the SDK reports reasoning: through
+#: OpenAI's SDK (its Responses and Chat usage count reasoning inside output), and from AI SDK v6
+#: (1.3.4) through every SDK. A step's ``total`` (the SDK's input + output) tells it; steps with no
+#: total are read by this bound.
+_REASONING_INSIDE_BEFORE = (1, 4, 0)
+#: Providers OpenCode calls through the OpenAI SDK (OpenCode Zen's GPT models as well).
+_OPENAI_SDK = frozenset({"openai", "azure"})
+#: Providers OpenCode reached through the Anthropic or Bedrock SDK (the ``anthropic`` or
+#: ``bedrock`` provider metadata its rule looked for); OpenCode Zen's Claude models as well.
+_ANTHROPIC_SDK = frozenset({"anthropic", "amazon-bedrock", "google-vertex-anthropic"})
+
+
+def _version(text: str | None) -> tuple[int, int, int] | None:
+    """``"0.15.8"`` as (0, 15, 8); None when the session names no release."""
+    match = re.match(r"v?(\d+)\.(\d+)\.(\d+)", text or "")
+    return (int(match[1]), int(match[2]), int(match[3])) if match else None
+
+
+def _anthropic_sdk(info: dict) -> bool:
+    """Whether OpenCode called this message's model through the Anthropic or Bedrock SDK."""
+    provider = str(info.get("providerID") or "")
+    model = str(info.get("modelID") or "").rsplit("/", 1)[-1]
+    return provider in _ANTHROPIC_SDK or (provider == "opencode" and model.startswith("claude"))
+
+
+def _openai_sdk(info: dict) -> bool:
+    """Whether OpenCode called this message's model through the OpenAI SDK."""
+    provider = str(info.get("providerID") or "")
+    model = str(info.get("modelID") or "").rsplit("/", 1)[-1]
+    return provider in _OPENAI_SDK or (provider == "opencode" and model.startswith("gpt-"))
+
+
 def _provider(info: dict) -> Provider:
     """Who served a call, from the message's ``providerID`` and ``modelID``."""
     name = str(info.get("providerID") or "")
@@ -202,6 +248,16 @@ class _Session:
         self.negative_inputs = 0
         self.own = [0, 0, 0, 0, 0]  # the assistant messages' own totals: input, output, reasoning, read, write
         self.own_seen = False
+        # Each kept step's stored input, read and write, by its request's index, and whether its
+        # call went through the Anthropic SDK: read by the version's convention once all are in.
+        self.stored: list[tuple[int, bool, int, int, int]] = []
+        self.readings: list[str] = []
+        self.reasoning_inside = 0
+        # Steps with reasoning and no total, by request index: whether through the OpenAI SDK,
+        # their output and reasoning as stored.
+        self.reasoning_open: list[tuple[int, bool, int, int]] = []
+        self.steps_sum = [0, 0, 0, 0]  # the steps as stored: input, output + reasoning, read, write
+        self.settled = False
 
     def message(self, line: int, info: dict, parts: list) -> None:
         role = info.get("role")
@@ -279,9 +335,19 @@ class _Session:
             uncached = uncached + read + write
             if uncached < 0:
                 raise UserError(f"{where}: step-finish tokens.input ({uncached - read - write}) is below minus the cache")
-        output = count(tokens.get("output"), where, "step-finish tokens.output") + count(
-            tokens.get("reasoning"), where, "step-finish tokens.reasoning"
-        )
+        stored_input = uncached
+        self.steps_sum = [a + b for a, b in zip(self.steps_sum, (uncached, 0, read, write))]
+        output = count(tokens.get("output"), where, "step-finish tokens.output")
+        reasoning = count(tokens.get("reasoning"), where, "step-finish tokens.reasoning")
+        self.steps_sum[1] += output + reasoning
+        total = tokens.get("total")
+        if reasoning and isinstance(total, int) and not isinstance(total, bool) and total == stored_input + read + write + output:
+            # Before anomalyco/opencode#21047 OpenCode stored the SDK's outputTokens, which hold
+            # the reasoning for OpenAI-style providers, beside that reasoning; the step's own total
+            # (the SDK's) shows it: the reasoning is inside output, billed once.
+            self.reasoning_inside += 1
+        else:
+            output += reasoning
         usage = Usage(cache_read=read, cache_write_5m=write, uncached=uncached, output=output)
         self.cost += logged_cost(part.get("cost"))
         if usage.is_empty:
@@ -293,7 +359,62 @@ class _Session:
                 self.prunes = [t for t in self.prunes if t > sent]
                 self.events.append(("compaction", f"{len(pruned)} tool output(s) pruned in place"))
                 self.parent = None
+        if tokens.get("input") == stored_input:
+            self.stored.append((len(self.out), _anthropic_sdk(info), stored_input, read, write))
+        if reasoning and total is None:
+            self.reasoning_open.append((len(self.out), _openai_sdk(info), output - reasoning, reasoning))
         self._add(line, info, part, usage, sent, summary)
+
+    def settle(self) -> None:
+        """Read each kept step's input by its OpenCode version's convention (see
+        :data:`_INCLUSIVE_BEFORE`): the session's ``version``, and where that leaves it open, its
+        own steps: a step whose input is below its read proves the input additive; an input at
+        least the cache on every cached step is the inclusive convention."""
+        if self.settled:
+            return
+        self.settled = True
+        version = _version(self.version)
+        for anthropic in (False, True):
+            steps = [(i, n, rd, wr) for i, a, n, rd, wr in self.stored if a is anthropic]
+            part = [(n, rd + wr if anthropic else rd) for _, n, rd, wr in steps]
+            cached = [(n, c) for n, c in part if c > 0]
+            if not cached:
+                continue
+            below = sum(n < c for n, c in cached)
+            kind = "Anthropic/Bedrock SDK" if anthropic else "other providers'"
+            what = "cache read and write" if anthropic else "cache read"
+            inclusive = False
+            if version is None:
+                self.readings.append(
+                    f"the session names no OpenCode version: {kind} input read as additive (current versions)"
+                    + (f"; {below} of {len(cached)} cached steps' input below their {what} proves it" if below else "")
+                )
+                continue
+            shown = ".".join(map(str, version))
+            if anthropic:
+                low, high = _ANTHROPIC_WINDOW
+                if low <= version < high:
+                    inclusive = below == 0
+                    self.readings.append(
+                        f"OpenCode {shown} (1.3.4 on, before anomalyco/opencode#19758): {kind} input "
+                        + ("holds the cache read and write on every cached step: read as input - read - write" if inclusive
+                           else f"below its cache on {below} of {len(cached)} cached steps: read as additive")
+                    )
+            elif version < _INCLUSIVE_BEFORE:
+                inclusive = below == 0
+                self.readings.append(
+                    f"OpenCode {shown} (before 1.0.62, anomalyco/opencode#4256): {kind} input includes the cache read: "
+                    + ("read as input - cache read" if inclusive
+                       else f"yet {below} of {len(cached)} cached steps' input is below their read: read as additive")
+                )
+            if inclusive:
+                for i, n, rd, wr in steps:
+                    usage = self.out[i].usage
+                    assert usage is not None
+                    uncached = n - rd - (wr if anthropic else 0)
+                    if uncached >= 0:
+                        self.out[i] = replace(self.out[i], usage=replace(usage, uncached=uncached))
+        self._settle_reasoning(version)
 
     def _add(self, line: int, info: dict, part: dict, usage: Usage, sent: int | None, summary: bool) -> None:
         model = str(info.get("modelID") or "unknown")
@@ -338,20 +459,43 @@ class _Session:
             self.events = []
         self.blocks = 0
 
+    def _settle_reasoning(self, version: tuple[int, int, int] | None) -> None:
+        """Steps with no ``total``: their reasoning inside output where the version stored it so
+        (:data:`_REASONING_INSIDE_BEFORE`), unless a reasoning above its output proves it beside."""
+        if version is None or version >= _REASONING_INSIDE_BEFORE:
+            return
+        steps = [(i, o, r) for i, openai, o, r in self.reasoning_open if openai or version >= _ANTHROPIC_WINDOW[0]]
+        if not steps:
+            return
+        shown = ".".join(map(str, version))
+        above = sum(r > o for _, o, r in steps)
+        if above:
+            self.readings.append(
+                f"OpenCode {shown} stored the SDK's output, reasoning inside, for these calls, yet {above} of {len(steps)} "
+                "steps' reasoning exceeds their output: reasoning read as beside output"
+            )
+            return
+        for i, o, _ in steps:
+            usage = self.out[i].usage
+            assert usage is not None
+            self.out[i] = replace(self.out[i], usage=replace(usage, output=o))
+        self.reasoning_inside += len(steps)
+
     def notes(self, where: str) -> tuple[str, ...]:
         notes = [f"OpenCode's system prompt and tools are not in {where}: the head is an opaque prefix"]
+        notes.extend(self.readings)
+        if self.reasoning_inside:
+            notes.append(
+                f"{self.reasoning_inside} step(s) stored their reasoning inside output too (before anomalyco/opencode#21047: "
+                "the step's total is input + cache + output, or the version and the OpenAI SDK say so): billed once, as output"
+            )
         if self.cost:
             notes.append(f"OpenCode's own step costs sum to ${self.cost:.4f} (a check on the dollars here)")
         if self.own_seen:
-            counted = [
-                sum(r.usage.uncached for r in self.out if r.usage),
-                sum(r.usage.output for r in self.out if r.usage),
-                sum(r.usage.cache_read for r in self.out if r.usage),
-                sum(r.usage.cache_write for r in self.out if r.usage),
-            ]
+            counted = self.steps_sum
             i, o, reasoning, rd, wr = self.own
             theirs = [i, o + reasoning, rd, wr]
-            verdict = "the same" if counted == theirs else "counted here " + " / ".join(f"{n:,}" for n in counted)
+            verdict = "the same as its steps'" if counted == theirs else "its steps sum to " + " / ".join(f"{n:,}" for n in counted)
             notes.append(
                 f"OpenCode's own message totals: input {i:,}, output + reasoning {o + reasoning:,}, cache read {rd:,}, "
                 f"cache write {wr:,} ({verdict}; versions before the totals summed the steps kept only the last)"
@@ -409,6 +553,7 @@ def _from_storage(path: Path, info: dict) -> tuple[_Session, int]:
                 parts.append(_records_of(part_file).value)
                 files += 1
         session.message(1, message, parts)
+    session.settle()
     return session, files
 
 
@@ -464,6 +609,7 @@ def _exported(file: str, line: int, value: dict) -> _Session:
         entry = as_dict(item)
         parts = entry.get("parts")
         session.message(line, as_dict(entry.get("info")), parts if isinstance(parts, list) else [])
+    session.settle()
     return session
 
 
@@ -566,6 +712,7 @@ def _read_run(path: Path, first: Record, rest: Iterable[Record]) -> tuple[list[T
     skipped: list[tuple[int, str]] = []
     for n, (sid, run) in enumerate(runs.items()):
         run.close()
+        run.session.settle()
         requests = run.session.out
         if n:
             requests = [replace(r, lane=sid if r.lane == "main" else f"{sid}/{r.lane}") for r in requests]
@@ -613,7 +760,13 @@ FORMAT = LogFormat(
         "{data: {info, messages}}",
         "`opencode run --format json`: step_start, text, tool_use, reasoning, step_finish and error events, one a line (no model named)",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
-        "input less the cache for every provider (later versions; earlier ones subtracted only the read)",
+        "input as the AI SDK gave it before anomalyco/opencode#4256 (before 1.0.62): the cache read inside it "
+        "through OpenAI-style providers, additive through the Anthropic and Bedrock SDKs",
+        "input less the read through OpenAI-style providers only (#4256 to 1.3.3; later also less the write)",
+        "1.3.4 (AI SDK v6) until #19758: input holding the read and write through the Anthropic and Bedrock SDKs",
+        "input less the cache for every provider (#19758 on)",
+        "output holding the reasoning stored beside it (OpenAI's SDK, and every SDK from 1.3.4, before #21047; "
+        "told by tokens.total, else by version)",
         "assistant info.tokens: the sum of the steps in later versions, the last step in earlier ones",
     ),
 )
