@@ -488,7 +488,8 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "(x-anthropic-billing-header, system[0], another value on every request): ignored compares and replays the "
         "bodies with it zeroed, keyed as sent. Default: anthropic=ignored (an assumption: public Claude Code "
         "2.1.152-2.1.219 transcripts read 96.7-99.2%% of their input from cache although cch changes on every "
-        "request; no public capture of first-party traffic decides it), every other server keyed (measured on "
+        "request, as a gateway logging bodies measured (BYK/loreai#873); no public capture file decides it), every "
+        "other server keyed (measured on "
         "third-party servers: anthropics/claude-code#68900); said in the report's notes, e.g. anthropic=keyed or "
         "zai=ignored",
     )

@@ -24,15 +24,19 @@ value zeroed), so it changes on every request whose body changed. What was measu
   (it drops the block; farion1231/cc-switch#2842, lmstudio-ai/docs#227); from Claude Code
   2.1.181 the block is stable for a conversation's lifetime behind a custom base URL
   (code.claude.com/docs/en/llm-gateway-protocol, "System prompt attribution block").
-* Anthropic's own API: no public capture with bodies and usage of first-party traffic was found
-  whose ``cch`` changed between two requests. What is known: Claude Code's own transcripts of
-  2.1.152 to 2.1.219 read 96.7% to 99.2% of their input from cache (:data:`TRANSCRIPT_EVIDENCE`;
-  a cache keyed on a value that changes every request would read at most the tools before it
-  and write the rest again each time), and one A/B test
-  (github.com/motiful/cc-cache-audit) shows a *different ``cc_version`` suffix* (another
-  conversation) does miss the system prompt there. So the assumption: Anthropic's cache ignores
-  the ``cch`` value and keys on the rest of the block. It is an option (``--billing-header
-  anthropic=keyed`` to key on it), said in the audit's notes.
+* Anthropic's own API: no public capture *file* of first-party traffic with bodies and usage
+  was found. A gateway that logs both reports it (github.com/BYK/loreai#873, measured in
+  production): real turns hit 92-100% although ``cch`` changes every turn, and a body replayed
+  with the value turned into a non-hex placeholder read 0; its analytics had to zero ``cch``
+  before comparing bodies, upstream untouched (#187), as this audit did not. Claude Code's own
+  transcripts of 2.1.152 to 2.1.219 read 96.7% to 99.2% of their input from cache
+  (:data:`TRANSCRIPT_EVIDENCE`; a cache keyed on a value that changes every request would read
+  at most the tools before it and write the rest again each time). Another ``cc_version``
+  suffix (another conversation) is kept as a change: an A/B test shows it missing the system
+  prompt there (github.com/motiful/cc-cache-audit; loreai#873 says the server strips it too, so
+  the sources disagree). So the assumption: Anthropic's cache ignores the ``cch`` value and keys
+  on the rest of the block. It is an option (``--billing-header anthropic=keyed`` keys on it),
+  said in the audit's notes.
 
 ``ignored`` here means: the value of ``cch`` is replaced by as many zeros before the body is
 keyed or compared (the byte count, hence the token estimate, is unchanged); ``keyed``: the body
@@ -65,6 +69,7 @@ SWITCH = "CLAUDE_CODE_ATTRIBUTION_HEADER=0"
 STABLE_FROM = "2.1.181"
 GATEWAY_DOC = "https://code.claude.com/docs/en/llm-gateway-protocol"
 THIRD_PARTY_EVIDENCE = "https://github.com/anthropics/claude-code/issues/68900"
+FIRST_PARTY_EVIDENCE = "https://github.com/BYK/loreai/pull/873"
 
 #: The reads that decide Anthropic's default (tests/realdata/test_public_sessions_realdata.py:
 #: Aley3567/cutesticky@6d5acb1a, allym-4/test@cf475d46, shastrysamarth/01-campaign-audit@58628b7e).
@@ -177,8 +182,9 @@ def assume_billing_headers(
             f"(x-anthropic-billing-header, system[0]) and keys on the rest of it: {zeroed[name]:,} request(s) "
             "compared and replayed with it zeroed"
             + (" (--billing-header asked)" if asked else
-               f"; evidence: {TRANSCRIPT_EVIDENCE}, although cch changes on every request, and no public capture "
-               "shows Anthropic keying on it; --billing-header anthropic=keyed keys on it")
+               f"; evidence: {TRANSCRIPT_EVIDENCE} although cch changes on every request, and a gateway logging "
+               f"bodies and usage measured 92-100% hits through it ({FIRST_PARTY_EVIDENCE}); no public capture file "
+               "decides it; --billing-header anthropic=keyed keys on it")
         )
     for name in sorted(changing):
         if modes.get(name, default_mode(name)) == "ignored":
