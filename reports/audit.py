@@ -948,6 +948,9 @@ def run_audit_command(args) -> int:
 
     gate = Gate.parse(args.fail_on, args.min_hit_ratio, args.max_lost_usd)
     steps = parse_read_steps(getattr(args, "read_step", None))
+    from prefixbench.workloads.logs.billing_header import assume_billing_headers, parse_modes
+
+    billing = parse_modes(getattr(args, "billing_header", None))
     codex_heads = parse_codex_heads(getattr(args, "codex_warm_head", None))
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise UserError(f"--out {args.out}: exists and is a file")
@@ -994,11 +997,13 @@ def run_audit_command(args) -> int:
             from prefixbench.workloads.audit.core import assume_zdr
 
             trace = (assume_zdr(trace[0]), trace[1])
-        assumed = ()
+        trace_requests, assumed = assume_billing_headers(trace[0], billing)
+        trace = (trace_requests, trace[1])
+        del trace_requests
         if steps:
             from prefixbench.workloads.audit.core import assume_read_steps, read_step_notes
 
-            assumed = read_step_notes(trace[0], steps)
+            assumed += read_step_notes(trace[0], steps)
             trace = (assume_read_steps(trace[0], steps), trace[1])
         if codex_heads:
             from prefixbench.workloads.audit.core import assume_codex_heads, codex_head_notes

@@ -481,6 +481,19 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "see docs/providers.md), e.g. gemini=1 or xai=64,zai=1; said in the report's notes (default: the rules' steps)",
     )
     audit.add_argument(
+        "--billing-header",
+        default=None,
+        metavar="PROVIDER=ignored|keyed,...",
+        help="whether PROVIDER's prompt cache keys on the cch value of Claude Code's billing header block "
+        "(x-anthropic-billing-header, system[0], another value on every request): ignored compares and replays the "
+        "bodies with it zeroed, keyed as sent. Default: anthropic=ignored (an assumption: public Claude Code "
+        "2.1.152-2.1.219 transcripts read 96.7-99.2%% of their input from cache although cch changes on every "
+        "request, as a gateway logging bodies measured (BYK/loreai#873); no public capture file decides it), every "
+        "other server keyed (measured on "
+        "third-party servers: anthropics/claude-code#68900); said in the report's notes, e.g. anthropic=keyed or "
+        "zai=ignored",
+    )
+    audit.add_argument(
         "--codex-warm-head",
         default=None,
         metavar="[MODEL=]N,...",

@@ -102,3 +102,23 @@ def test_proxy_trace_counts_what_its_answers_sum(name: str, tmp_path: Path) -> N
         found[row.provider] = found.get(row.provider, 0) + 1
     assert found == providers
     assert sum(r.read_within for r in result.rows) == within
+
+
+def test_claude_codes_billing_header_is_named_where_ark_keyed_on_it(tmp_path: Path) -> None:
+    # Every body of claude-code.jsonl heads its system prompt with Claude Code 2.1.49's billing
+    # header block, another cch on each of its 49 bodies, one cc_version suffix per conversation;
+    # the GLM calls read nothing. Main named no header: 39 system-changed misses, 28 of them at the
+    # cch (the other 11: side calls of another conversation, another cc_version suffix).
+    path = tmp_path / "claude-code.jsonl"
+    path.write_bytes(file_at(REPO, COMMIT, "claude-code.jsonl", URL, ENV))
+    bodies = [json.loads(line)["request"] for line in path.read_text(encoding="utf-8").splitlines()]
+    heads = [body["system"][0]["text"] for body in bodies if body.get("system")]
+    assert len(heads) == 49 and all(head.startswith("x-anthropic-billing-header: cc_version=2.1.49.") for head in heads)
+    assert len({head.rsplit("cch=", 1)[1] for head in heads}) == 49
+    result = run_audit([path])
+    changed = [row for row in result.rows if row.cause == "system-changed"]
+    assert len(changed) == 39
+    assert sum("Claude Code's billing header cch changed" in row.detail for row in changed) == 28
+    notes = [note for note in result.notes if "billing header" in note]
+    assert [note.split(" request(s)")[0].rsplit("(", 1)[1] for note in notes] == ["unknown: 20", "zai: 27"]
+    assert all("CLAUDE_CODE_ATTRIBUTION_HEADER=0" in note for note in notes)

@@ -714,17 +714,28 @@ def run_audit(
     map_files: FileMap | None = None,
     follow_reads: bool = True,
     baseline: Baseline | None = None,
+    billing_header: Mapping[str, str] | None = None,
 ) -> AuditResult:
     """Import, predict, explain and price (see the module doc); ``map_files``: see :func:`load_trace`;
     ``follow_reads``: see :class:`Predictor` (``--no-follow-reads`` turns it off); ``baseline``:
-    see :func:`audit_requests`.
+    see :func:`audit_requests`. ``billing_header``: {provider: ``ignored``/``keyed``} over the
+    defaults of :mod:`~prefixbench.workloads.logs.billing_header`, applied to a trace this call
+    loads (a ``trace`` given is taken as it is: the caller applied them).
 
     Raises:
         UserError: bad input (``file:line``), an unknown format or a bad price date.
     """
     prices = Prices(price_as_of)
-    requests, summaries = trace if trace is not None else load_trace(paths, fmt, progress, map_files)
-    return audit_requests(requests, summaries, prices, follow_reads, baseline)
+    assumed: tuple[str, ...] = ()
+    if trace is not None:
+        requests, summaries = trace
+    else:
+        from prefixbench.workloads.logs.billing_header import assume_billing_headers
+
+        requests, summaries = load_trace(paths, fmt, progress, map_files)
+        requests, assumed = assume_billing_headers(requests, billing_header)  # type: ignore[arg-type]
+    result = audit_requests(requests, summaries, prices, follow_reads, baseline)
+    return replace(result, notes=result.notes + assumed) if assumed else result
 
 
 class Baseline:

@@ -8,6 +8,7 @@ import msgspec
 from prefixbench.simulator.cache import common_prefix_len
 from prefixbench.simulator.render import RenderedRequest, render_request
 from prefixbench.simulator.wire import Envelope, Request
+from prefixbench.workloads.logs.billing_header import SWITCH, in_cch
 
 EXCERPT_CHARS = 40
 
@@ -58,6 +59,9 @@ def rendered_diff(before: RenderedRequest, after: RenderedRequest) -> BodyDiff |
                 block = sum(1 for end in old.block_ends if end <= offset)
                 return BodyDiff("messages-changed", f"message {message_idx} block {block} @ byte {base + offset}: {excerpt}")
             cause = "tools-changed" if old.kind == "tools" else "system-changed"
+            if old.kind == "system" and in_cch(old.data, offset):
+                return BodyDiff(cause, f"system @ byte {base + offset}: Claude Code's billing header cch changed "
+                                f"(it changes on every request; {SWITCH} drops it): {excerpt}")
             return BodyDiff(cause, f"{old.kind} @ byte {base + offset}: {excerpt}")
         if old.kind == "message":
             message_idx += 1

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import msgspec
+from msgspec.structs import replace
 from prefixbench.simulator.anthropic import (
     DEFAULT_CHARS_PER_TOKEN,
     AnthropicCache,
@@ -21,6 +22,7 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.render import render_request
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.anthropic_capture import CallKind, Capture, read_capture
+from prefixbench.workloads.logs.billing_header import without_cch
 from prefixbench.workloads.logs.bodydiff import body_diff
 
 #: Acceptance tolerances (tests/realdata/test_claude_trace.py checks them on the real capture).
@@ -97,8 +99,10 @@ def replay_capture(path: str | Path, *, chars_per_token: float | None = None, to
     return replay_calls(read_capture(path, torn), chars_per_token=chars_per_token)
 
 
-def replay_calls(capture: Capture, *, chars_per_token: float | None = None) -> list[CaptureRow]:
-    """Replay an already parsed capture (see :func:`replay_capture`)."""
+def replay_calls(capture: Capture, *, chars_per_token: float | None = None, billing_header: str = "ignored") -> list[CaptureRow]:
+    """Replay an already parsed capture (see :func:`replay_capture`). ``billing_header``:
+    ``ignored`` (Anthropic's default, :mod:`~prefixbench.workloads.logs.billing_header`) replays
+    each body with the ``cch`` of Claude Code's billing header block zeroed; ``keyed`` as sent."""
     # A captured request without cache_control was not cached by the API: no implicit marker.
     ratio = chars_per_token if chars_per_token is not None else DEFAULT_CHARS_PER_TOKEN
     cache = AnthropicCache(chars_per_token=ratio, auto_when_unmarked=None)
@@ -106,6 +110,8 @@ def replay_calls(capture: Capture, *, chars_per_token: float | None = None) -> l
     rows: list[CaptureRow] = []
     previous: dict[str, Request] = {}
     for call in sorted(capture.calls, key=lambda call: (call.tick, call.index)):
+        if billing_header == "ignored":
+            call = replace(call, request=without_cch(call.request))
         seen = provider.send(call.request, call.tick, ready_tick=call.ready_tick)
         divergence = None if seen.divergence is None else seen.divergence.describe()
         before = previous.get(call.kind if call.kind != "compaction" else "main")
