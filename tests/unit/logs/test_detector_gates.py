@@ -11,7 +11,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefixbench.workloads.logs.formats import Evidence, classify_record, cline, codex, opencode, openhands
+from prefixbench.workloads.logs.formats import classify_record, cline, codex, opencode, openhands
+from prefixbench.workloads.logs.formats.base import Evidence
 from prefixbench.workloads.logs.records import iter_records
 
 

@@ -50,7 +50,7 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import hosted_provider, provider_of_model
+from prefixbench.simulator.providers import ANTHROPIC, OPENAI, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import opencode_db
@@ -195,14 +195,14 @@ def _anthropic_sdk(info: dict) -> bool:
     """Whether OpenCode called this message's model through the Anthropic or Bedrock SDK."""
     provider = str(info.get("providerID") or "")
     model = str(info.get("modelID") or "").rsplit("/", 1)[-1]
-    return provider in _ANTHROPIC_SDK or (provider == "opencode" and model.startswith("claude"))
+    return provider in _ANTHROPIC_SDK or (provider == "opencode" and provider_of_model(model) is ANTHROPIC)
 
 
 def _openai_sdk(info: dict) -> bool:
     """Whether OpenCode called this message's model through the OpenAI SDK."""
     provider = str(info.get("providerID") or "")
     model = str(info.get("modelID") or "").rsplit("/", 1)[-1]
-    return provider in _OPENAI_SDK or (provider == "opencode" and model.startswith("gpt-"))
+    return provider in _OPENAI_SDK or (provider == "opencode" and provider_of_model(model) is OPENAI)
 
 
 def _provider(info: dict) -> Provider:
