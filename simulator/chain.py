@@ -114,11 +114,11 @@ class ChainCache:
         self._entries: dict[str, dict[str, _Entry | _Tombstone]] = {}
         self.in_order = in_order
         #: The latest tick observed (``in_order``); the entries a sweep visits (each by its table
-        #: and key, once), and how many of them were alive after the last sweep.
-        self._now: int | None = None
+        #: and key, once), and how many there are when the next sweep runs.
+        self._now: float = float("-inf")
         self._live_tables: list[dict[str, _Entry | _Tombstone]] = []
         self._live_keys: list[str] = []
-        self._alive = 0
+        self._sweep_at = SWEEP_AT_LEAST
         #: Each node's parent, and its new blocks where not 1 (two dicts, not a tuple a node: the
         #: model keeps every node of an audit).
         self._parent: dict[str, str | None] = {}
@@ -180,10 +180,10 @@ class ChainCache:
         ``sent_ms``: when the call was sent (epoch ms), where the provider's minimum changed over
         time (:attr:`~.providers.base.ProviderRules.min_tokens_before`; None: today's)."""
         if self.in_order:
-            if self._now is not None and tick < self._now:
+            if tick < self._now:
                 raise ValueError(f"ChainCache(in_order=True): a call at tick {tick} after one at {self._now}")
             self._now = tick
-            if len(self._live_keys) - self._alive >= max(SWEEP_AT_LEAST, self._alive):
+            if len(self._live_keys) >= self._sweep_at:
                 self._sweep(tick)
         self._parent[node] = parent
         if new_blocks != 1:
@@ -207,10 +207,12 @@ class ChainCache:
                 break
             entry = entries.get(cursor)
             keeps = shared is not None and cursor == parent and shared <= cacheable  # (of the parent's, a part)
-            if type(entry) is _Tombstone:
+            if entry is None:
+                pass
+            elif type(entry) is _Tombstone:
                 if entry <= cacheable or keeps:
                     expired = True
-            elif entry is not None and (entry.tokens - entry.output <= cacheable or keeps):
+            elif entry.tokens - entry.output <= cacheable or keeps:
                 if entry.usable(tick):
                     # The response's tokens count only when the prompt holds them all (a prompt
                     # shorter than prompt + output did not send the response back whole).
@@ -275,9 +277,10 @@ class ChainCache:
                ready: int, output: int = 0) -> None:
         entry = table.get(key)
         start = self.ttl_from == "start"
-        if type(entry) is not _Entry or (entry.expiry is not None and entry.expiry <= tick):
+        fresh = entry is None or type(entry) is _Tombstone
+        if fresh or (entry.expiry is not None and entry.expiry <= tick):  # type: ignore[union-attr]
             table[key] = _Entry(tokens, ttl_ms, ready, None if ttl_ms is None else (tick if start else ready) + ttl_ms, output)
-            if self.in_order and type(entry) is not _Entry:  # (an entry replaced is on the list already)
+            if fresh and self.in_order:  # (an entry replaced is on the list already)
                 self._live_tables.append(table)
                 self._live_keys.append(key)
             return
@@ -299,4 +302,5 @@ class ChainCache:
             else:
                 tables.append(table)
                 keys.append(key)
-        self._live_tables, self._live_keys, self._alive = tables, keys, len(keys)
+        self._live_tables, self._live_keys = tables, keys
+        self._sweep_at = len(keys) + max(SWEEP_AT_LEAST, len(keys))
