@@ -30,6 +30,15 @@ object in :mod:`prefixbench.simulator.providers`):
 Keys are strings chosen by the caller; the model never looks inside them. The walk back along a
 chain stops after ``max_walk`` nodes (prompts that share only an older ancestor are rare; a
 longer walk would make long chains quadratic).
+
+A caller that sends its calls in tick order (``in_order``: the audit's replay, in send order) lets
+the model forget what an expired entry held: once a call's tick is past an entry's expiry, no
+later call can read it, push its expiry on or store into it but as a new entry, so all a walk
+back still asks of it is whether it would have served had it not expired (the ``ttl-expired``
+cause): its prompt's tokens. Each time the entries stored since the last sweep reach those alive
+after it (``SWEEP_AT_LEAST`` at the least), the expired ones become that one int, a *tombstone*:
+the model then holds a few bytes, not an entry, for every node of an audit whose cache has moved
+on. A sweep visits the entries alive after the last one and those stored since, no tombstone.
 """
 
 from __future__ import annotations
@@ -52,6 +61,14 @@ class _Entry(msgspec.Struct, gc=False):  # ints only: no cycle (an entry a reque
 
     def usable(self, tick: int) -> bool:
         return self.ready <= tick and (self.expiry is None or tick < self.expiry)
+
+
+#: An expired entry of a model that forgets them (``in_order``): the tokens of the prompt it held
+#: (``tokens - output``), all a walk back asks of it.
+_Tombstone = int
+
+#: Entries stored between two sweeps at the least.
+SWEEP_AT_LEAST = 256
 
 
 class ChainVerdict(msgspec.Struct, frozen=True):
@@ -77,20 +94,31 @@ class ChainCache:
         max_walk: int = 64,
         lookback_blocks: int | None = None,
         ttl_from: TtlFrom | None = None,
+        in_order: bool = False,
     ) -> None:
         """Args:
         provider: the provider's rules (or its name in ``PROVIDERS``).
         max_walk: nodes walked back along a chain at most.
         lookback_blocks: overrides the rules' breakpoint lookback (None: the rules', if any).
         ttl_from: overrides where the rules count a new entry's lifetime from (``start`` or ``response``).
+        in_order: the caller never observes a call at an earlier tick than one before it: expired
+            entries are kept as tombstones (see the module doc); a call out of order is an error.
         """
         self.rules = rules_for(provider) if isinstance(provider, str) else provider
         self.ttl_from: TtlFrom = self.rules.ttl_from if ttl_from is None else ttl_from
         self.max_walk = max_walk
         self.lookback_blocks = self.rules.lookback_blocks if lookback_blocks is None else lookback_blocks
         #: Entries by family, then by node or head key (a dict a family, not a (family, key)
-        #: tuple a request: the model keeps an entry for every node of an audit).
-        self._entries: dict[str, dict[str, _Entry]] = {}
+        #: tuple a request: the model keeps an entry for every node of an audit); an expired one
+        #: as its tombstone when ``in_order``.
+        self._entries: dict[str, dict[str, _Entry | _Tombstone]] = {}
+        self.in_order = in_order
+        #: The latest tick observed (``in_order``); the entries a sweep visits (each by its table
+        #: and key, once), and how many there are when the next sweep runs.
+        self._now: float = float("-inf")
+        self._live_tables: list[dict[str, _Entry | _Tombstone]] = []
+        self._live_keys: list[str] = []
+        self._sweep_at = SWEEP_AT_LEAST
         #: Each node's parent, and its new blocks where not 1 (two dicts, not a tuple a node: the
         #: model keeps every node of an audit).
         self._parent: dict[str, str | None] = {}
@@ -151,6 +179,12 @@ class ChainCache:
         (None: all): a read through ``parent`` stops there.
         ``sent_ms``: when the call was sent (epoch ms), where the provider's minimum changed over
         time (:attr:`~.providers.base.ProviderRules.min_tokens_before`; None: today's)."""
+        if self.in_order:
+            if tick < self._now:
+                raise ValueError(f"ChainCache(in_order=True): a call at tick {tick} after one at {self._now}")
+            self._now = tick
+            if len(self._live_keys) >= self._sweep_at:
+                self._sweep(tick)
         self._parent[node] = parent
         if new_blocks != 1:
             self._blocks[node] = new_blocks
@@ -173,7 +207,12 @@ class ChainCache:
                 break
             entry = entries.get(cursor)
             keeps = shared is not None and cursor == parent and shared <= cacheable  # (of the parent's, a part)
-            if entry is not None and (entry.tokens - entry.output <= cacheable or keeps):
+            if entry is None:
+                pass
+            elif type(entry) is _Tombstone:
+                if entry <= cacheable or keeps:
+                    expired = True
+            elif entry.tokens - entry.output <= cacheable or keeps:
                 if entry.usable(tick):
                     # The response's tokens count only when the prompt holds them all (a prompt
                     # shorter than prompt + output did not send the response back whole).
@@ -196,6 +235,8 @@ class ChainCache:
             if read < head_tokens and head_warm:
                 read, source, hit = head_tokens, "head", None
                 in_flight = expired = False
+            elif read < head_tokens and type(head_entry) is _Tombstone:
+                expired = True
             elif read < head_tokens and head_entry is not None:
                 if head_entry.usable(tick):
                     read, source, hit = head_tokens, "head", head_entry
@@ -214,33 +255,52 @@ class ChainCache:
         # A grid learned from the log's reads: those sessions never read into a response (see
         # prefixbench.workloads.audit.grid), so none is kept.
         kept = output if rules.caches_output and cap is None and not offset else 0
-        self._store(entries, node, cacheable + kept, ttl_ms, tick, ready, kept)
+        self._store(entries, node, cacheable + kept if kept else cacheable, ttl_ms, tick, ready, kept)
         if head_tokens is not None and head_tokens <= cacheable:
             self._store(heads, head, head_tokens, ttl_ms, tick, ready)
         write = cacheable - read if rules.bills_writes else 0
         return ChainVerdict(read, write, source, in_flight and source == "none", expired and source != "node")
 
-    def _table(self, family: str) -> dict[str, _Entry]:
+    def _table(self, family: str) -> dict[str, _Entry | _Tombstone]:
         """The entries of ``family`` (made at its first use)."""
         table = self._entries.get(family)
         if table is None:
             table = self._entries[family] = {}
         return table
 
-    def _touch(self, table: dict[str, _Entry], key: str, tick: int) -> None:
+    def _touch(self, table: dict[str, _Entry | _Tombstone], key: str, tick: int) -> None:
         entry = table.get(key)
-        if entry is not None and entry.usable(tick) and entry.expiry is not None and entry.ttl_ms is not None:
+        if type(entry) is _Entry and entry.usable(tick) and entry.expiry is not None and entry.ttl_ms is not None:
             entry.expiry = max(entry.expiry, tick + entry.ttl_ms)
 
-    def _store(self, table: dict[str, _Entry], key: str, tokens: int, ttl_ms: int | None, tick: int, ready: int,
-               output: int = 0) -> None:
+    def _store(self, table: dict[str, _Entry | _Tombstone], key: str, tokens: int, ttl_ms: int | None, tick: int,
+               ready: int, output: int = 0) -> None:
         entry = table.get(key)
         start = self.ttl_from == "start"
-        if entry is None or (entry.expiry is not None and entry.expiry <= tick):
+        fresh = entry is None or type(entry) is _Tombstone
+        if fresh or (entry.expiry is not None and entry.expiry <= tick):  # type: ignore[union-attr]
             table[key] = _Entry(tokens, ttl_ms, ready, None if ttl_ms is None else (tick if start else ready) + ttl_ms, output)
+            if fresh and self.in_order:  # (an entry replaced is on the list already)
+                self._live_tables.append(table)
+                self._live_keys.append(key)
             return
         if entry.ready > tick:
             entry.ready = min(entry.ready, ready)
         if ttl_ms is not None and entry.expiry is not None:
             entry.ttl_ms = max(entry.ttl_ms or 0, ttl_ms)
             entry.expiry = max(entry.expiry, (tick if start else max(tick, entry.ready)) + ttl_ms)
+
+    def _sweep(self, tick: int) -> None:
+        """Every entry expired by ``tick`` made its tombstone (``in_order``: no later call comes before it)."""
+        tables: list[dict[str, _Entry | _Tombstone]] = []
+        keys: list[str] = []
+        for table, key in zip(self._live_tables, self._live_keys):
+            entry = table[key]
+            if entry.expiry is not None and entry.expiry <= tick:  # type: ignore[union-attr]  (on the list: an entry)
+                # (the entry's own int where it holds no output: no new int a tombstone)
+                table[key] = entry.tokens - entry.output if entry.output else entry.tokens  # type: ignore[union-attr]
+            else:
+                tables.append(table)
+                keys.append(key)
+        self._live_tables, self._live_keys = tables, keys
+        self._sweep_at = len(keys) + max(SWEEP_AT_LEAST, len(keys))

@@ -738,19 +738,56 @@ def run_audit(
     return replace(result, notes=result.notes + assumed) if assumed else result
 
 
+class Pred(msgspec.Struct, frozen=True, gc=False):  # ints only: no cycle
+    """One request's predicted usage, as the re-simulations of what to change read it."""
+
+    read: int
+    write: int
+    write_1h: int
+    uncached: int
+
+
+class Preds(Sequence[Pred]):
+    """A :class:`Pred` a request, by position, held as four machine ints a request in one array:
+    what the re-simulations of what to change start from, kept for every request of every file
+    through the audit and them (32 bytes a request, not a :class:`Prediction` object, its list
+    slot, and a ``Pred`` and its dict slot more for what-if: about 200)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, n: int) -> None:
+        self.values = array("q", [0]) * (4 * n)
+
+    def __len__(self) -> int:
+        return len(self.values) // 4
+
+    def __getitem__(self, i: int) -> Pred:  # type: ignore[override]  (an index, no slice)
+        n = len(self.values) // 4
+        if not -n <= i < n:
+            raise IndexError(i)
+        j = 4 * (i % n)
+        values = self.values
+        return Pred(values[j], values[j + 1], values[j + 2], values[j + 3])
+
+    def put(self, i: int, p: Prediction) -> None:
+        """Request ``i``'s prediction."""
+        values, j = self.values, 4 * i
+        values[j], values[j + 1], values[j + 2], values[j + 3] = p.read, p.write, p.write_1h, p.uncached
+
+
 class Baseline:
     """What the audit of a trace knows that the re-simulations of what to change
     (:func:`~prefixbench.workloads.audit.whatif.what_if`) start from, filled by
-    :func:`audit_requests`: each request's prediction as the log was sent (``preds``, its
-    :class:`Prediction` at the request's index: the same predictor on the same requests in the
-    same order, before it follows a read or counts a named cache),
+    :func:`audit_requests`: each request's prediction as the log was sent (``preds``, at the
+    request's index: the same predictor on the same requests in the same order, before it
+    follows a read or counts a named cache),
     the heads, the send clock and the compaction links. ``requests``: the length of the trace
     they are of."""
 
     __slots__ = ("preds", "heads", "clock", "sources", "requests")
 
     def __init__(self) -> None:
-        self.preds: list = []
+        self.preds = Preds(0)
         self.heads: Heads | None = None
         self.clock: tuple | None = None
         self.sources: dict[Key, Key] | None = None
@@ -768,16 +805,16 @@ def audit_requests(
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     ticks, readies, positions = clock_by_position(requests, summaries)
     sources = compaction_sources([requests[i] for i in positions])
-    preds: list | None = None
+    preds: Preds | None = None
     if baseline is not None:
-        preds = [None] * len(requests)
+        preds = Preds(len(requests))
         baseline.preds, baseline.heads, baseline.clock, baseline.sources = preds, heads, (ticks, readies, positions), sources
         baseline.requests = len(requests)
     origins = chain_origins(requests)
     # The requests a compaction call or a lane start is compared with: the only ones kept past
     # their lane's next.
     needed = frozenset(sources.values()) | frozenset(origins.values())
-    predictor = Predictor(heads, keep=needed, follow=follow_reads)
+    predictor = Predictor(heads, keep=needed, follow=follow_reads, in_order=True)
     caches = explicit.price_caches(summaries, requests, prices.row)
     created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
     shared = _Shared(heads, prices, Histories(heads), created=created)
@@ -793,8 +830,8 @@ def audit_requests(
         lane_key = (r.file, r.lane)
         source = sources.get(key)
         pred = predictor.predict(r, tick, ready, source)
-        if preds is not None:  # (the prediction itself: what-if makes its smaller record of it only if it runs)
-            preds[i] = predictor.unfollowed.pop(key, pred) if predictor.unfollowed else pred
+        if preds is not None:
+            preds.put(i, predictor.unfollowed.pop(key, pred) if predictor.unfollowed else pred)
         if r.explicit_cache in created and r.usage is not None:
             # The client named a cache these logs created: the provider serves all of it.
             read = min(created[r.explicit_cache], r.usage.prompt)  # type: ignore[index]
@@ -1077,10 +1114,14 @@ def state_slots(r: TraceRequest, heads: Heads, source: TraceRequest | None = Non
 class Predictor:
     """One cache per provider and mechanism, shared by every file of the audit (one account).
     ``ttl`` (what-if) overrides the TTL each request writes with. The state one request's
-    prediction touches: :func:`state_slots`."""
+    prediction touches: :func:`state_slots`. ``in_order``: the requests come in send order (their
+    ticks never go back), so the chain models keep an expired entry as a tombstone
+    (:class:`~prefixbench.simulator.chain.ChainCache`)."""
 
-    def __init__(self, heads: Heads, ttl: TtlPolicy | None = None, keep: Collection[Key] | None = None, follow: bool = True) -> None:
+    def __init__(self, heads: Heads, ttl: TtlPolicy | None = None, keep: Collection[Key] | None = None, follow: bool = True,
+                 in_order: bool = False) -> None:
         self.heads = heads
+        self.in_order = in_order
         #: Whether a provider whose rules say its reads keep to the checkpoint last read
         #: (:attr:`~prefixbench.simulator.providers.base.ProviderRules.follows_reads`) is predicted so.
         self.follow = follow
@@ -1169,7 +1210,7 @@ class Predictor:
         rules = chain_rules(r.provider)
         cache = self.chains.get(rules.name)
         if cache is None:  # made once a provider, not once a request (setdefault would build one each time)
-            cache = self.chains[rules.name] = ChainCache(rules)
+            cache = self.chains[rules.name] = ChainCache(rules, in_order=self.in_order)
         asked = self.ttl(r) if self.ttl else None
         if rules_for(r.provider).request_ttl is not None:
             # The provider decides per request (OpenAI): a what-if's retention where the model

@@ -50,7 +50,7 @@ from __future__ import annotations
 import multiprocessing
 import re
 from collections import defaultdict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from decimal import Decimal
 from types import SimpleNamespace
 
@@ -67,7 +67,9 @@ from prefixbench.workloads.audit.core import (
     Baseline,
     Heads,
     Key,
+    Pred,
     Predictor,
+    Preds,
     Prices,
     TtlPolicy,
     clock_by_position,
@@ -123,15 +125,6 @@ RECORD_BODIES = (
     "to get request bodies, record the agent through `prefixbench proxy` (point its ANTHROPIC_BASE_URL or "
     "OPENAI_BASE_URL at it) or run Claude Code under claude-trace, and audit that capture"
 )
-
-
-class Pred(msgspec.Struct, frozen=True, gc=False):  # ints only: no cycle; one a request of the trace
-    """One request's predicted usage."""
-
-    read: int
-    write: int
-    write_1h: int
-    uncached: int
 
 
 class RequestChange(msgspec.Struct, frozen=True):
@@ -274,7 +267,7 @@ def _predict(
     tuples, not one more a request)."""
     # A fix changes what the provider would have read: the log's reads are no guide to it, so no
     # prediction keeps to them (the baseline is predicted alike).
-    predictor = Predictor(heads, ttl, keep=frozenset(sources.values()), follow=False)
+    predictor = Predictor(heads, ttl, keep=frozenset(sources.values()), follow=False, in_order=True)
     out: dict[Key, Pred] = {}
     for i in positions:
         r = requests[i]
@@ -292,6 +285,59 @@ def _predict(
 # --- re-simulating only what a fix reaches -------------------------------------------------
 
 
+class _ByKey(Mapping[Key, Pred]):
+    """Predictions by position (:class:`~prefixbench.workloads.audit.core.Preds`) looked up by
+    request key through ``index`` (key -> position): what a dict of them would hold, without a
+    ``Pred`` object and a dict slot a request."""
+
+    __slots__ = ("index", "values")
+
+    def __init__(self, index: dict[Key, int], preds: Preds) -> None:
+        self.index, self.values = index, preds.values
+
+    def __getitem__(self, key: Key) -> Pred:
+        values, j = self.values, 4 * self.index[key]  # (Preds' layout, read here: one call a lookup, not two)
+        return Pred(values[j], values[j + 1], values[j + 2], values[j + 3])
+
+    def get(self, key: Key, default: Pred | None = None) -> Pred | None:  # type: ignore[override]
+        return self[key] if key in self.index else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.index
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self.index)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+
+class _Again(Mapping[Key, Pred]):
+    """``base`` with the requests of ``again`` predicted again: what ``{**base, **again}`` holds,
+    without a copy of ``base`` a fix."""
+
+    __slots__ = ("base", "again")
+
+    def __init__(self, base: Mapping[Key, Pred], again: dict[Key, Pred]) -> None:
+        self.base, self.again = base, again
+
+    def __getitem__(self, key: Key) -> Pred:
+        return self.again.get(key) or self.base[key]
+
+    def get(self, key: Key, default: Pred | None = None) -> Pred | None:  # type: ignore[override]
+        return self.again.get(key) or self.base.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.again or key in self.base
+
+    def __iter__(self) -> Iterator[Key]:
+        yield from self.base
+        yield from (key for key in self.again if key not in self.base)
+
+    def __len__(self) -> int:
+        return len(self.base) + sum(key not in self.base for key in self.again)
+
+
 class _Reference:
     """The log as sent and its prediction, from which a fix is re-simulated in part.
 
@@ -302,12 +348,14 @@ class _Reference:
     on the requests of its unit, so a fix is re-simulated on the units it changes a request of
     (:func:`_resimulate`) and every other request keeps its prediction here."""
 
-    def __init__(self, requests: list[TraceRequest], heads: Heads, clock: Clock, sources: dict[Key, Key], preds: dict[Key, Pred],
-                 keys: list[Key] | None = None) -> None:
-        self.requests, self.heads, self.clock, self.sources, self.preds = requests, heads, clock, sources, preds
+    def __init__(self, requests: list[TraceRequest], heads: Heads, clock: Clock, sources: dict[Key, Key],
+                 preds: Mapping[Key, Pred] | Preds, keys: list[Key] | None = None) -> None:
+        """``preds``: by key, or by position in ``requests`` (the audit's :class:`~prefixbench.workloads.audit.core.Baseline`)."""
+        self.requests, self.heads, self.clock, self.sources = requests, heads, clock, sources
         #: Each request's key (``keys``: the tuples ``preds`` is keyed by, shared), and its position by key.
         self.keys: list[Key] = [(r.file, r.lane, r.seq) for r in requests] if keys is None else keys
         self.index: dict[Key, int] = {key: i for i, key in enumerate(self.keys)}
+        self.preds: Mapping[Key, Pred] = _ByKey(self.index, preds) if isinstance(preds, Preds) else preds
         # Union-find over the requests (0..n-1) and then their slots; flattened once built.
         parent = list(range(len(requests)))
         #: Per (kind, namespace): each slot name's element.
@@ -364,7 +412,7 @@ def _ttl_moves(r: TraceRequest, ttl: str | None) -> bool:
 
 
 def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: TtlPolicy = lambda r: None, *,
-                link: bool = True) -> dict[Key, Pred]:
+                link: bool = True) -> Mapping[Key, Pred]:
     """What :func:`simulate` predicts for ``requests`` (a plan: ``ref``'s requests, some changed,
     moved or added) with ``ttl`` and ``link``, re-simulating only the units (:class:`_Reference`)
     that hold a request the plan changes; every other request keeps its prediction in ``ref``.
@@ -455,9 +503,7 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
         marked.extend(unit[i] for i, key in enumerate(ref.keys) if key not in present)
     reached = {root(x) for x in marked}
     only = [j for j in positions if root(elements[j]) in reached]
-    out = dict(ref.preds)
-    out.update(_predict(requests, ref.heads, ttl, ticks, readies, only, sources))
-    return out
+    return _Again(ref.preds, _predict(requests, ref.heads, ttl, ticks, readies, only, sources, keys))
 
 
 # --- fixes as trace rewrites ---------------------------------------------------------------
@@ -562,7 +608,7 @@ def _no_ttl_choice(requests: Sequence[TraceRequest]) -> str:
     return "; ".join([reason, *knobs])
 
 
-def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key, Pred], clock: Clock | None = None) -> _Plan:
+def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: Mapping[Key, Pred], clock: Clock | None = None) -> _Plan:
     lanes = {(r.file, r.lane) for r in requests if r.lane_kind == "subagent"}
     if not lanes:
         raise _CannotApply("the log has no subagent lanes to stagger")
@@ -598,7 +644,7 @@ def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: dict[Key
     return _Plan(moved, lambda r: None, detail)
 
 
-def _head_breaks(requests: Sequence[TraceRequest], heads: Heads, base: dict[Key, Pred]) -> list[Key]:
+def _head_breaks(requests: Sequence[TraceRequest], heads: Heads, base: Mapping[Key, Pred]) -> list[Key]:
     """Body-less main and subagent requests whose reported read fell inside the unlogged head
     (system prompt and tools) where the chain model read past it, with no tool-list change
     logged: the breaks the audit locates in the head (``system-changed``)."""
@@ -620,10 +666,10 @@ def _static_system_chains(
     requests: list[TraceRequest],
     summaries: Sequence[FileSummary],
     heads: Heads,
-    base: dict[Key, Pred],
+    base: Mapping[Key, Pred],
     attributed: Collection[tuple[str, int]],
     ref: _Reference | None = None,
-) -> tuple[_Plan, dict[Key, Pred]]:
+) -> tuple[_Plan, Mapping[Key, Pred]]:
     """``static-system`` on a log without bodies: the plan (the log as the chain model reads it,
     every prompt extending its chain under its lane's head) and the baseline it is measured
     against (the log with each located head break as a new chain under a head of its own).
@@ -791,7 +837,7 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
     return _Plan([*requests, *added], lambda r: None, detail, added=tuple(added))
 
 
-def _keep_alive_cost(plan: _Plan, fixed: dict[Key, Pred], prices: Prices) -> Decimal:
+def _keep_alive_cost(plan: _Plan, fixed: Mapping[Key, Pred], prices: Prices) -> Decimal:
     """What the added keep-alive requests cost: their predicted read, write and uncached input,
     and 1 output token each."""
     total = []
@@ -863,7 +909,7 @@ def _evaluate(
     fix: str,
     requests: list[TraceRequest],
     plan: _Plan,
-    base: dict[Key, Pred],
+    base: Mapping[Key, Pred],
     summaries,
     heads,
     prices: Prices,
@@ -903,9 +949,10 @@ def _evaluate(
         if usage is None and original.body is not None and key in base:
             # A request-body log reports no usage: the audit prices the prediction, and so does this.
             usage = _predicted_usage(base[key])
-        if usage is None or key not in fixed:
+        f = fixed.get(key) if usage is not None else None
+        if f is None:
             continue
-        b, f = base[key], fixed[key]
+        b = base[key]
         r = original if by_key is None else by_key[key]
         ttl = plan_ttl(r)
         cache_read, cache_write = usage.cache_read, usage.cache_write
@@ -1020,7 +1067,7 @@ class _Inputs(msgspec.Struct, frozen=True):
     summaries: list[FileSummary]
     prices: Prices
     heads: Heads
-    base: dict[Key, Pred]
+    base: Mapping[Key, Pred]
     gaps: dict
     system_changed: Collection[tuple[str, int]] | None
     #: :func:`clock_by_position` of ``requests``: every plan that sends them as they are reuses it.
@@ -1058,24 +1105,17 @@ def what_if(
     # One key tuple a request, shared by the prediction as logged and the reference (both are
     # held while the fixes run).
     keys = [(r.file, r.lane, r.seq) for r in requests]
+    preds: Mapping[Key, Pred] | Preds
     if baseline is not None and baseline.requests == len(requests):
-        heads, clock, sources = baseline.heads, baseline.clock, baseline.sources
-        preds = baseline.preds
-        base = {}
-        for i in clock[2]:  # (in send order, each made as _predict makes it)
-            p, u = preds[i], requests[i].usage
-            if u is None:
-                base[keys[i]] = Pred(p.read, p.write, p.write_1h, p.uncached)
-            else:
-                base[keys[i]] = Pred(same_int(p.read, u.cache_read), same_int(p.write, u.cache_write_5m),
-                                     same_int(p.write_1h, u.cache_write_1h), same_int(p.uncached, u.uncached))
+        heads, clock, sources, preds = baseline.heads, baseline.clock, baseline.sources, baseline.preds
     else:
         heads = head_sizes(requests)
         clock = clock_by_position(requests, summaries)
         sources = compaction_sources([requests[i] for i in clock[2]])
-        base = _predict(requests, heads, lambda r: None, *clock, sources, keys)
+        preds = _predict(requests, heads, lambda r: None, *clock, sources, keys)
     gaps = lane_gaps(requests, summaries, clock)
-    ref = _Reference(requests, heads, clock, sources, base, keys)
+    ref = _Reference(requests, heads, clock, sources, preds, keys)
+    base = ref.preds
     # The logged costs priced for these fixes live as long as this call (a forked worker fills its own copy).
     names = {fix.split("=", 1)[0] for fix in fixes}
     shared_ttl = {} if "ttl-auto" in names and names & {"ttl-1h", "ttl-5m"} else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from prefixbench.simulator.chain import ChainCache
 
 MODEL = "claude-sonnet-4-20250514"
@@ -148,3 +149,64 @@ def test_kimi_coding_plan_reads_in_256_token_steps() -> None:
     cache = ChainCache("moonshot")
     _send(cache, "a", None, 12_700, 0, model="kimi-k2-0905-preview")
     assert _send(cache, "b", "a", 13_000, 5_000, model="kimi-k2-0905-preview").read == 12_700
+
+
+def _walks(n: int = 3_000) -> list[dict]:
+    """Calls in tick order over a few chains that branch back, expire (20 min idle every 7th
+    call), replay output, grow and shrink, on two families and a shared head: every path of a
+    walk back (a read, an entry in flight, an expired one too short or long enough, a head)."""
+    out: list[dict] = []
+    tips: dict[int, list[str]] = {0: [], 1: [], 2: []}
+    tick = 0
+    for k in range(n):
+        lane = k % 3
+        tick += 20 * 60_000 if k % 7 == 6 else 30_000 + k % 5 * 1_000
+        nodes = tips[lane]
+        parent = nodes[-1 - k % 4] if len(nodes) > 4 and k % 11 == 0 else (nodes[-1] if nodes and k % 13 else None)
+        node = f"n{k}"
+        nodes.append(node)
+        out.append(dict(node=node, parent=parent, cacheable=4_000 + (k * 37) % 3_000 + len(nodes) * 50, tick=tick,
+                        ready=tick + (k % 3) * 40_000, family="f" if lane else "g", head=f"h{lane % 2}",
+                        head_tokens=2_000 if lane else None, output=200 if k % 4 == 0 else 0,
+                        ttl="1h" if k % 17 == 0 else "5m", shared=1_000 if k % 29 == 0 else None))
+    return out
+
+
+@pytest.mark.parametrize("sweep_at", [1, None])
+def test_an_in_order_model_keeps_expired_entries_as_tombstones_and_predicts_the_same(sweep_at, monkeypatch) -> None:
+    """Fails on main (no ``in_order``): the model kept every entry of every node. ``sweep_at``:
+    a sweep as often as it may run (1), or as the model runs them."""
+    from prefixbench.simulator import chain
+
+    if sweep_at is not None:
+        monkeypatch.setattr(chain, "SWEEP_AT_LEAST", sweep_at)
+    calls = _walks()
+    everything, forgetful = ChainCache("anthropic"), ChainCache("anthropic", in_order=True)
+    verdicts = [(_send(everything, **dict(c)), _send(forgetful, **dict(c))) for c in calls]
+    assert all(kept == forgot for kept, forgot in verdicts)
+    assert sum(v.expired for v, _ in verdicts) > 100 and sum(v.source == "node" for v, _ in verdicts) > 1_000
+    entries = [e for table in forgetful._entries.values() for e in table.values()]
+    alive = sum(type(e) is chain._Entry for e in entries)
+    assert len(entries) > 3_000 and alive < max(2 * chain.SWEEP_AT_LEAST, 50), alive  # the others: an int each
+    assert all(type(e) is chain._Entry for table in everything._entries.values() for e in table.values())
+
+
+def test_an_expired_head_kept_as_a_tombstone_still_says_expired(monkeypatch) -> None:
+    from prefixbench.simulator import chain
+
+    monkeypatch.setattr(chain, "SWEEP_AT_LEAST", 1)
+    verdicts = []
+    for cache in (ChainCache("anthropic"), ChainCache("anthropic", in_order=True)):
+        _send(cache, "a", None, 10_000, 0, head_tokens=2_000)
+        _send(cache, "tiny", None, 500, 20 * 60_000)  # (below the minimum: a sweep, nothing stored)
+        assert cache.in_order == (type(cache._entries[f"head:{MODEL}"]["h"]) is int)
+        verdicts.append(_send(cache, "b", None, 10_000, 20 * 60_000, head_tokens=2_000))
+    assert verdicts[0] == verdicts[1] and verdicts[1].expired and verdicts[1].read == 0
+
+
+def test_an_in_order_model_refuses_a_call_out_of_order() -> None:
+    cache = ChainCache("anthropic", in_order=True)
+    _send(cache, "a", None, 10_000, 5_000)
+    _send(cache, "b", "a", 10_500, 5_000)  # (the same tick: in order)
+    with pytest.raises(ValueError, match="tick 4999 after one at 5000"):
+        _send(cache, "c", "b", 11_000, 4_999)
