@@ -255,7 +255,7 @@ def _notes(out: list[TraceRequest], graded: Usage, snapshot: tuple[int, dict] | 
             notes.append(
                 f"the session's last running total (session.usage, {where}): {_prompt(total):,} prompt tokens "
                 f"({total.cache_read:,} read, {total.cache_write_5m:,} written for 5 m, {total.cache_write_1h:,} for 1 h), "
-                f"{total.output:,} output{money}; it counts the grader and any request that left no span"
+                f"{total.output:,} output{money} (compare: the spans, and the grader's usage)"
             )
     if threads:
         named = ", ".join(f"{agent} ({thread})" for thread, agent in threads.items())

@@ -104,15 +104,23 @@ def lead_file_of(path: Path, value: dict) -> Path | None:
 
 
 class _Call(msgspec.Struct):
+    """One file's call, reduced to what its request needs (the file's messages are not kept: a
+    folder's calls share theirs through the body parser's memo)."""
+
     file: str
     line: int
-    value: dict
     model: str
     done_ms: int | None
     order: tuple[float, str]
+    usage: dict | None
+    error: str | None
+    body: Request | None
+    sent_ms: int | None
+    cost: float
+    response_id: str | None
 
 
-def _call(path: Path, record: Record) -> _Call | None:
+def _call(path: Path, record: Record, memo: MessageMemo) -> _Call | None:
     """One file's call, None when its record is no completion log."""
     value = record.value
     if not isinstance(value, dict) or detect(value) is None:
@@ -126,14 +134,28 @@ def _call(path: Path, record: Record) -> _Call | None:
     if not isinstance(model, str) or not model:
         model = match["model"].replace("__", "/") if match else "unknown"
     done = parse_time_ms(value["timestamp"], where)
-    return _Call(str(path), record.line, value, model, done, (float(value["timestamp"]), path.name))
+    usage = response.get("usage")
+    usage = usage if isinstance(usage, dict) else None
+    error = value.get("error")
+    failed = str(as_dict(error).get("type") or "error")[:60] if isinstance(error, dict) else None
+    latency = value.get("latency_sec")
+    sent = (done - round(latency * 1000)
+            if done is not None and isinstance(latency, (int, float)) and not isinstance(latency, bool) and 0 <= latency < 86_400
+            else None)
+    body = None
+    if usage is not None and failed is None:
+        provider = gateway_usage.provider_of(model, gateway_usage.is_anthropic_shaped(usage))
+        body = _body(value, model, provider, memo)
+    rid = response.get("id")
+    return _Call(str(path), record.line, model, done, (float(value["timestamp"]), path.name), usage, failed, body, sent,
+                 logged_cost(value.get("cost")), rid if isinstance(rid, str) else None)
 
 
-def _read_one(path: Path) -> list[_Call]:
-    """The call of a sibling file (a file of the folder named as a completion log that holds
-    none is left out)."""
-    calls = [_call(path, record) for record in iter_records(path)]
-    return [c for c in calls if c is not None][:1]
+def _read_one(path: Path, memo: MessageMemo) -> _Call | str:
+    """The call of another file of the folder, or why it holds none."""
+    for record in iter_records(path):
+        return _call(path, record, memo) or f"{path.name}: named as a completion log, holds none"
+    return f"{path.name}: empty"
 
 
 def _has_marker(message: object) -> bool:
@@ -156,10 +178,9 @@ def _sent_tools(value: dict) -> list | None:
     return tools if isinstance(tools, list) else None
 
 
-def _body(call: _Call, provider: str, memo: MessageMemo) -> Request | None:
+def _body(value: dict, routed: str, provider: str, memo: MessageMemo) -> Request | None:
     """The request a call sent, as a wire Request; None when it cannot be rebuilt."""
-    value = call.value
-    model = call.model.rsplit("/", 1)[-1] or "unknown"
+    model = routed.rsplit("/", 1)[-1] or "unknown"
     if value.get("llm_path") == "responses":
         shaped = chat_shape({"model": model, "instructions": value.get("instructions"), "input": value.get("input"),
                              "tools": value.get("tools") or []})
@@ -193,72 +214,68 @@ def _body(call: _Call, provider: str, memo: MessageMemo) -> Request | None:
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """The calls of a completion log, or of its folder's; see the module doc."""
     name = str(path)
+    memo = MessageMemo()
     first: _Call | None = None
+    seen = False
     for record in objects(path, records, " (an OpenHands completion log)"):
-        if first is None:
-            first = _call(path, record)
+        if not seen:
+            seen = True
+            lead = lead_file_of(path, record.value)  # type: ignore[arg-type]
+            if lead is not None:
+                note = (f"an OpenHands completion log read with {lead}, the first of its folder, which reads them all as one "
+                        "conversation: audit the folder or that file")
+                return [], FileSummary(name, NAME, 0, (), (note,))
+            first = _call(path, record, memo)
             if first is None:
                 raise UserError(f"{name}:{record.line}: not an OpenHands completion log (no messages, timestamp and response)")
     if first is None:
         raise UserError(f"{name}:1: empty file, no OpenHands completion log")
-    lead = lead_file_of(path, first.value)
-    if lead is not None:
-        note = (f"an OpenHands completion log read with {lead}, the first of its folder, which reads them all as one "
-                "conversation: audit the folder or that file")
-        return [], FileSummary(name, NAME, 0, (), (note,))
     calls = [first]
+    skipped: list[tuple[int, str]] = []
     if _named(path) is not None:
         for sibling in _siblings(path)[1:]:
-            calls.extend(_read_one(path.parent / sibling))
+            got = _read_one(path.parent / sibling, memo)
+            if isinstance(got, str):
+                skipped.append((1, got))
+            else:
+                calls.append(got)
     calls.sort(key=lambda c: c.order)
-    return _requests(name, calls)
+    return _requests(name, calls, skipped)
 
 
-def _requests(name: str, calls: list[_Call]) -> tuple[list[TraceRequest], FileSummary]:
-    skipped: list[tuple[int, str]] = []
+def _requests(name: str, calls: list[_Call], skipped: list[tuple[int, str]]) -> tuple[list[TraceRequest], FileSummary]:
     usable: list[tuple[_Call, dict]] = []
     for call in calls:
-        error = call.value.get("error")
-        usage = as_dict(call.value.get("response")).get("usage")
-        if isinstance(error, dict):
-            skipped.append((call.line, f"{Path(call.file).name}: failed call ({str(error.get('type') or 'error')[:60]}), no response"))
-        elif not isinstance(usage, dict):
+        if call.error is not None:
+            skipped.append((call.line, f"{Path(call.file).name}: failed call ({call.error}), no response"))
+        elif call.usage is None:
             skipped.append((call.line, f"{Path(call.file).name}: response without usage"))
         else:
-            usable.append((call, usage))
+            usable.append((call, call.usage))
     included = gateway_usage.writes_in_prompt((u, f"{c.file}:{c.line}") for c, u in usable)
     lanes: dict[str, int] = {}
     for call, _ in usable:
         lanes[call.model] = lanes.get(call.model, 0) + 1
     main = max(lanes, key=lambda m: lanes[m]) if lanes else ""
-    memo = MessageMemo()
     out: list[TraceRequest] = []
     anthropic_calls = 0
     without_body = 0
-    cost = 0.0
     for call, raw in usable:
         where = f"{call.file}:{call.line}"
         shaped = gateway_usage.is_anthropic_shaped(raw)
         anthropic_calls += shaped
         usage = gateway_usage.read_usage(raw, where, writes_included=included)
         provider = gateway_usage.provider_of(call.model, shaped)
-        body = _body(call, provider, memo)
-        without_body += body is None
-        cost += logged_cost(call.value.get("cost"))
-        latency = call.value.get("latency_sec")
-        sent = (call.done_ms - round(latency * 1000)
-                if call.done_ms is not None and isinstance(latency, (int, float)) and not isinstance(latency, bool)
-                and 0 <= latency < 86_400 else None)
+        without_body += call.body is None
         lane = "main" if call.model == main else call.model
-        response_id = as_dict(call.value.get("response")).get("id")
         out.append(TraceRequest(
             file=name, line=call.line, path=Path(call.file).name if call.file != name else "",
             lane=lane, lane_kind="main" if lane == "main" else "side", seq=len(out),
-            sent_ms=sent, ready_ms=None, provider=provider, model=call.model.rsplit("/", 1)[-1] or "unknown",
-            usage=usage, body=body,
-            prefix=None if body is not None else Prefix(f"openhands-completions:{name}:{call.model}", f"{where}#{len(out)}"),
-            request_id=response_id if isinstance(response_id, str) else None, source_format=NAME, done_ms=call.done_ms,
-            compaction_call=body is not None and classify_call(body) == "compaction",
+            sent_ms=call.sent_ms, ready_ms=None, provider=provider, model=call.model.rsplit("/", 1)[-1] or "unknown",
+            usage=usage, body=call.body,
+            prefix=None if call.body is not None else Prefix(f"openhands-completions:{name}:{call.model}", f"{where}#{len(out)}"),
+            request_id=call.response_id, source_format=NAME, done_ms=call.done_ms,
+            compaction_call=call.body is not None and classify_call(call.body) == "compaction",
         ))
     notes = [f"OpenHands completion logs: one call per file, {len(calls)} file(s) read in time order (their timestamp), "
              f"one lane per model ({', '.join(f'{m}: {n}' for m, n in lanes.items()) or 'none'})"]
@@ -268,10 +285,9 @@ def _requests(name: str, calls: list[_Call]) -> tuple[list[TraceRequest], FileSu
         notes.append(gateway_usage.reading_note(anthropic_calls, included))
     if without_body:
         notes.append(f"{without_body} call(s) whose request could not be rebuilt as a body (read as a chain of their own)")
+    cost = sum(c.cost for c in calls)
     if cost:
         notes.append(f"OpenHands' own cost fields sum to ${cost:.4f}")
-    if not out and not skipped:
-        raise UserError(f"{name}:1: an OpenHands completion log with no call")
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
 
 
