@@ -303,7 +303,7 @@ def expected(name: str) -> list[TraceRequest]:
         case "managed-agents":
             # Two model request spans of one turn: sent at the span's start, done at its end;
             # Anthropic's additive counts; no event names the model.
-            head = f"managed-agents:{file}:unknown"
+            head = f"managed-agents:{file}:main:unknown"
             return [
                 TraceRequest(
                     file, 5, "main", "main", 0, 1785578400200, None, "anthropic", "unknown",

@@ -140,3 +140,14 @@ def test_a_stream_with_no_span_end_reads_no_call(tmp_path: Path) -> None:
     events = [_ev("session.status_running", "sevt_r", 0), _ev("agent.message", "sevt_m", 1, content=[])]
     requests, summaries = load_trace([_write(tmp_path / "s.jsonl", events)])
     assert requests == [] and summaries[0].format == "managed-agents"
+
+
+def test_a_span_naming_a_thread_is_that_threads_lane(tmp_path: Path) -> None:
+    """No public stream has one (the API documents cross-posting for permission requests only),
+    but a span that names its thread is read in that thread's lane, a chain of its own."""
+    events = [*_span(1, 1, (3, 0, 5000, 10)), *_span(2, 3, (3, 5000, 10, 10))]
+    events[2]["session_thread_id"] = events[3]["session_thread_id"] = "sthr_child"
+    events += _span(3, 6, (3, 5010, 20, 10))
+    requests, _ = load_trace([_write(tmp_path / "s.jsonl", events)])
+    assert [(r.lane, r.lane_kind) for r in requests] == [("main", "main"), ("thread:sthr_child", "subagent"), ("main", "main")]
+    assert requests[1].prefix.parent is None and requests[2].prefix.parent == requests[0].prefix.node

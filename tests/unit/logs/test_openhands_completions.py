@@ -96,6 +96,18 @@ def test_a_folder_is_one_conversation_read_in_time_order(tmp_path: Path) -> None
     assert "$0.0400" in " ".join(summary.notes)  # four cost fields of 0.01, the failed call's 0
 
 
+def test_a_first_named_file_that_holds_no_call_does_not_take_the_folder_with_it(tmp_path: Path) -> None:
+    logs = _folder(tmp_path)
+    (logs / "litellm_proxy__claude-sonnet-4-5-20250929-1788000001.000-0000.json").write_text("{}")
+    walked = dict(find_log_files([logs]))
+    assert walked[logs / "litellm_proxy__claude-sonnet-4-5-20250929-1788000001.000-0000.json"] == "not-a-log"
+    assert walked[logs / "litellm_proxy__claude-sonnet-4-5-20250929-1788000002.500-0f0f.json"] is None  # reads the folder
+    requests, summaries = load_trace([logs])
+    assert len(requests) == 4
+    assert "litellm_proxy__claude-sonnet-4-5-20250929-1788000001.000-0000.json: named as a completion log, holds none" in [
+        reason for s in summaries for _, reason in s.skipped]
+
+
 def test_another_file_of_the_folder_named_alone_is_read_with_the_first(tmp_path: Path) -> None:
     logs = _folder(tmp_path)
     other = logs / "litellm_proxy__claude-sonnet-4-5-20250929-1788000010.000-a1b2.json"

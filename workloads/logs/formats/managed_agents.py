@@ -20,8 +20,10 @@ wrapped by the tool that saved it (``{role, kind, time, raw: <event>}``).
 * No event names the model except ``session.updated`` (an update of the session's ``agent``,
   applied from the next turn); the agent's configuration is not in the stream. Without one the
   model is ``unknown``: its calls are not priced. Managed Agents runs on Anthropic only.
-* The events of one stream are one thread's (a subagent's thread has its own stream, and its
-  spans are not cross-posted): a file is one lane. A model request's span names no thread.
+* The events of one stream are one thread's (a subagent's thread has its own stream; the API
+  documents cross-posting to the primary stream for permission requests only, which carry the
+  thread's ``session_thread_id``): a file is one lane. A span naming a thread (none seen so far)
+  goes to that thread's lane, a subagent.
 """
 
 from __future__ import annotations
@@ -156,8 +158,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     skipped: list[tuple[int, str]] = []
     starts: dict[str, tuple[int, int | None]] = {}  # start id -> (line, time)
     ended: set[str] = set()
-    events: list[tuple[str, str]] = []
-    parent: str | None = None
+    #: Per lane (``main``, or a thread a span names): what happened since its last call, and that call's node.
+    events: dict[str, list[tuple[str, str]]] = {}
+    parent: dict[str, str] = {}
     model, pending_model = "unknown", None
     graded = Usage()
     snapshot: tuple[int, dict] | None = None
@@ -168,9 +171,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         seen_any = True
         where = f"{name}:{line}"
         kind = event.get("type")
+        thread = event.get("session_thread_id")
+        lane = f"thread:{thread}" if isinstance(thread, str) and thread else "main"
         if kind in _TURN_STARTS and pending_model is not None:
             if pending_model != model:
-                events.append(("model_change", f"{model} -> {pending_model}"))
+                events.setdefault("main", []).append(("model_change", f"{model} -> {pending_model}"))
             model, pending_model = pending_model, None
         match kind:
             case "span.model_request_start":
@@ -185,19 +190,20 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                     continue
                 fast += as_dict(event.get("model_usage")).get("speed") == "fast"
                 node = f"managed-agents:{name}#{line}"
-                compacted = any(k == "compaction" for k, _ in events)
+                happened = events.pop(lane, [])
+                compacted = any(k == "compaction" for k, _ in happened)
                 out.append(TraceRequest(
-                    file=name, line=line, lane="main", lane_kind="main", seq=len(out),
+                    file=name, line=line, lane=lane, lane_kind="main" if lane == "main" else "subagent", seq=len(out),
                     sent_ms=starts.get(start_id, (0, None))[1], ready_ms=None, provider=ANTHROPIC.name, model=model, usage=usage,
-                    prefix=Prefix(f"managed-agents:{name}:{model}", node, None if compacted else parent),
-                    events=tuple(events), request_id=str(event.get("id")), source_format=NAME,
+                    prefix=Prefix(f"managed-agents:{name}:{lane}:{model}", node, None if compacted else parent.get(lane)),
+                    events=tuple(happened), request_id=str(event.get("id")), source_format=NAME,
                     done_ms=_time(event, where),
                 ))
-                parent, events = node, []
+                parent[lane] = node
             case "agent.thread_context_compacted":
-                events.append(("compaction", "agent.thread_context_compacted"))
+                events.setdefault(lane, []).append(("compaction", "agent.thread_context_compacted"))
             case "user.message" | "user.define_outcome":
-                events.append(("user_turn", ""))
+                events.setdefault(lane, []).append(("user_turn", ""))
             case "session.updated":
                 pending_model = _model(event.get("agent")) or pending_model
             case "span.outcome_evaluation_end" if isinstance(event.get("usage"), dict):
@@ -205,7 +211,6 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             case "session.usage" if isinstance(event.get("usage"), dict):
                 snapshot = (line, event["usage"])
             case "session.thread_status_running" | "session.thread_created":
-                thread = event.get("session_thread_id")
                 if isinstance(thread, str):
                     threads.setdefault(thread, str(event.get("agent_name") or "?"))
     if not seen_any:
@@ -259,7 +264,7 @@ def _notes(out: list[TraceRequest], graded: Usage, snapshot: tuple[int, dict] | 
             )
     if threads:
         named = ", ".join(f"{agent} ({thread})" for thread, agent in threads.items())
-        notes.append(f"threads named in this stream: {named}; the spans name none, so the file is one lane")
+        notes.append(f"threads named in this stream: {named}; a span naming none is the stream's own thread (lane main)")
     if fast:
         notes.append(f"{fast} call(s) in fast mode (model_usage.speed): priced at standard rates here")
     return notes

@@ -74,14 +74,29 @@ def _named(path: Path) -> re.Match[str] | None:
 
 @lru_cache(maxsize=64)
 def _folder_logs(folder: str, stamp: int) -> tuple[str, ...]:
-    """The names of the completion logs in ``folder`` (by their names), oldest first; ``stamp``
+    """The names of the completion logs in ``folder``, the file that reads them first (the
+    oldest, by its name, that holds a completion log), then the others oldest first; ``stamp``
     (the folder's mtime) keys the cache."""
     try:
         names = [entry.name for entry in os.scandir(folder) if entry.is_file()]
     except OSError:
         return ()
-    found = [(float(m["time"]), name) for name in names if (m := _FILE.fullmatch(name))]
-    return tuple(name for _, name in sorted(found))
+    timed = [(float(m["time"]), name) for name in names if (m := _FILE.fullmatch(name))]
+    found = [name for _, name in sorted(timed)]
+    for idx, name in enumerate(found):
+        if _holds_a_log(Path(folder) / name):
+            return (name, *found[:idx], *found[idx + 1:])
+    return ()
+
+
+def _holds_a_log(path: Path) -> bool:
+    """Whether a file's first record is a completion log (a file that cannot be read is not)."""
+    try:
+        for record in iter_records(path):
+            return isinstance(record.value, dict) and detect(record.value) is not None
+    except (UserError, OSError):
+        return False
+    return False
 
 
 def _siblings(path: Path) -> tuple[str, ...]:
@@ -94,7 +109,8 @@ def _siblings(path: Path) -> tuple[str, ...]:
 
 def lead_file_of(path: Path, value: dict) -> Path | None:
     """The file a completion log is read with: its folder's first completion log (None: it is
-    that file, or not a completion log named as OpenHands names them)."""
+    that file, or not a completion log named as OpenHands names them). A file named as one that
+    holds none is left to the walk, which says what it is."""
     if detect(value) is None or _named(path) is None:
         return None
     logs = _siblings(path)
