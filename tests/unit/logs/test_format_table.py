@@ -300,6 +300,34 @@ def expected(name: str) -> list[TraceRequest]:
                     source_format=name, done_ms=1770000002000,
                 )
             ]
+        case "managed-agents":
+            # Two model request spans of one turn: sent at the span's start, done at its end;
+            # Anthropic's additive counts; no event names the model.
+            head = f"managed-agents:{file}:main:unknown"
+            return [
+                TraceRequest(
+                    file, 5, "main", "main", 0, 1785578400200, None, "anthropic", "unknown",
+                    usage=Usage(cache_write_5m=6000, uncached=3, output=40),
+                    prefix=Prefix(head, f"managed-agents:{file}#5"), events=(("user_turn", ""),),
+                    request_id="sevt_fx05", source_format=name, done_ms=1785578403000,
+                ),
+                TraceRequest(
+                    file, 9, "main", "main", 1, 1785578404500, None, "anthropic", "unknown",
+                    usage=Usage(cache_read=6000, cache_write_5m=90, uncached=2, output=12),
+                    prefix=Prefix(head, f"managed-agents:{file}#9", f"managed-agents:{file}#5"),
+                    request_id="sevt_fx09", source_format=name, done_ms=1785578406000,
+                ),
+            ]
+        case "openhands-completions":
+            # One completion log (software-agent-sdk 1.x): the body sent, LiteLLM's Anthropic usage
+            # (2410 - 0 read - 2400 written = 10 uncached); logged at the timestamp, sent latency_sec before.
+            return [
+                TraceRequest(
+                    file, 1, "main", "main", 0, 1788000001250, None, "anthropic", "claude-sonnet-4-5-20250929",
+                    usage=Usage(cache_write_5m=2400, uncached=10, output=35),
+                    request_id="chatcmpl-fixture-1", source_format=name, done_ms=1788000003500,
+                )
+            ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 
 
@@ -407,7 +435,7 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
         "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, OpenHands event stream, Cline task folder, "
-            "Amp thread or Kimi CLI wire log); "
+            "Amp thread, Kimi CLI wire log, Managed Agents event stream or OpenHands completion log); "
         "audit reads only these"
     )
 

@@ -34,9 +34,11 @@ from prefixbench.workloads.logs.formats import (
     kimi_cli,
     langfuse,
     litellm,
+    managed_agents,
     mooncake,
     opencode,
     openhands,
+    openhands_completions,
     otel,
     pi,
     swe_agent,
@@ -71,6 +73,8 @@ FORMATS: dict[str, LogFormat] = {
         cline.FORMAT,
         amp.FORMAT,
         kimi_cli.FORMAT,
+        managed_agents.FORMAT,
+        openhands_completions.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.
