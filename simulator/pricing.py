@@ -113,6 +113,9 @@ PROFILE_PREFIXES = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "glob
 #: ``-20251101``) and/or a Bedrock version (``-v1:0``). A name the table does not know is looked
 #: up again without it, so an unlisted snapshot bills as its model (the listed ones are aliases).
 _SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-20\d{6})?(-v\d+(:\d+)?)?\Z")
+#: What a fast-mode model's price rows are named after (``claude-opus-4-8-fast``): the model's id
+#: and this, which is how gateways name fast mode (OpenRouter's ``anthropic/claude-opus-4.6-fast``).
+FAST_SUFFIX = "-fast"
 #: A version number written with a dot (``4.5``), which some providers' ids write ``4-5``.
 _DOTTED = re.compile(r"(\d)\.(\d)")
 _WHEN = re.compile(r"\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:\d{2}))?\Z")
@@ -325,20 +328,44 @@ class PriceTable(msgspec.Struct, frozen=True):
         rows = [row for row in self.rows if row.model == model]
         return tuple(sorted(rows, key=_effective_key))
 
-    def get(self, name: str, *, as_of: str | None = None, period: str | None = None) -> PriceRow:
+    def fast_model(self, name: str) -> str:
+        """The id of a model's fast-mode price rows (Anthropic's fast mode: the same model, asked
+        with ``speed: "fast"``, billed at its own price): the model's id with ``-fast`` appended,
+        as gateways name it; a name that is a fast id already is its own.
+
+        Raises:
+            UserError: an unknown model, or one the table holds no fast price for (named
+                ``<model>-fast``, so the audit lists it among the unpriced models).
+        """
+        model = self.resolve(name)
+        if model.endswith(FAST_SUFFIX):
+            return model
+        fast = model + FAST_SUFFIX
+        if fast not in self.names:
+            raise UserError(f"unknown price model {fast!r}: no fast-mode price for {model!r}")
+        return fast
+
+    def get(
+        self, name: str, *, as_of: str | None = None, period: str | None = None, speed: str | None = None
+    ) -> PriceRow:
         """The row in force for a model, priced for a period.
 
         Args:
             name: model id or alias.
             as_of: ``YYYY-MM-DD`` (00:00 UTC) or ``YYYY-MM-DDTHH:MMZ``; None = the latest row.
             period: ``off-peak`` (the default) or ``peak``; ignored by models with one price.
+            speed: ``fast`` = the model's fast-mode rows (:meth:`fast_model`); None or
+                ``standard`` = its own.
 
         Raises:
-            UserError: unknown model or period, a malformed date, or no row in force on it.
+            UserError: unknown model, period or speed, a malformed date, no row in force on it,
+                or no fast-mode price for the model.
         """
         if period is not None and period not in PERIODS:
             raise UserError(f"unknown price period {period!r} (known: {', '.join(PERIODS)})")
-        rows = self.history(name)
+        if speed not in (None, "standard", "fast"):
+            raise UserError(f"unknown speed {speed!r} (known: standard, fast)")
+        rows = self.history(self.fast_model(name) if speed == "fast" else name)
         if as_of is None:
             row = rows[-1]
         else:
@@ -364,10 +391,15 @@ def load_prices(path: Path | str | None = None) -> PriceTable:
 
 
 def get_price(
-    model: str, *, as_of: str | None = None, period: str | None = None, table: PriceTable | None = None
+    model: str,
+    *,
+    as_of: str | None = None,
+    period: str | None = None,
+    table: PriceTable | None = None,
+    speed: str | None = None,
 ) -> PriceRow:
     """The price row for a model from the shipped table (or ``table``); see :meth:`PriceTable.get`."""
-    return (table or load_prices()).get(model, as_of=as_of, period=period)
+    return (table or load_prices()).get(model, as_of=as_of, period=period, speed=speed)
 
 
 def cost_of(usage: Usage, price: PriceRow) -> CostBreakdown:

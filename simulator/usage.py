@@ -41,6 +41,10 @@ class Usage(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cycle (1
     #: An OpenAI-shaped record read with its prompt count excluding the cached part: why (one of
     #: the ``PROMPT_*`` values above); "" for the spec's reading and any other record.
     prompt_count: str = ""
+    #: ``fast`` where the provider's usage says the call ran in Anthropic's fast mode
+    #: (``usage.speed: "fast"``): billed at the model's fast price (its ``-fast`` price row), and
+    #: cached apart from standard calls; "" for standard and for a usage that says nothing.
+    speed: str = ""
 
     @property
     def cache_write(self) -> int:

@@ -53,6 +53,10 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     split = mapping(usage.get("cache_creation"))
     long_part = count(split.get("ephemeral_1h_input_tokens"), where, "cache_creation.ephemeral_1h_input_tokens")
     long_part = min(long_part, written)
+    # Fast mode (https://platform.claude.com/docs/en/build-with-claude/fast-mode): the response's
+    # usage.speed says which speed served the call, "fast" or "standard"; only "fast" is kept.
+    if usage.get("speed") == "fast":
+        return Usage(read, written - long_part, long_part, uncached, output, speed="fast")
     return Usage(read, written - long_part, long_part, uncached, output)
 
 

@@ -364,7 +364,17 @@ class Prices:
 
             parse_when(as_of, what="--price-as-of")
 
-    def row(self, model: str, sent_ms: int | None) -> PriceRow | None:
+    def row(self, model: str, sent_ms: int | None, speed: str = "") -> PriceRow | None:
+        """``speed``: ``fast`` where the call's usage says it ran in fast mode (:attr:`Usage.speed`):
+        the model's fast-mode row (``<model>-fast``; one the table lacks is listed missing under
+        that name, never priced at the standard rate); anything else the model's own."""
+        if speed == "fast":
+            try:
+                model = self.table.fast_model(model)
+            except UserError:
+                resolved = self._resolved(model)
+                self.missing.add(f"{resolved}-fast")
+                return None
         # The row depends on the minute only (the date of the row in force, DeepSeek's period by
         # weekday and hour): one lookup a model and minute.
         minute = (model, sent_ms // 60_000) if type(sent_ms) is int and sent_ms > 1e11 else None
@@ -374,6 +384,12 @@ class Prices:
         if minute is not None:
             self._minutes[minute] = found
         return found
+
+    def _resolved(self, model: str) -> str:
+        try:
+            return self.table.resolve(model)
+        except UserError:
+            return model
 
     def _row(self, model: str, sent_ms: int | None) -> PriceRow | None:
         when = self.as_of
@@ -905,7 +921,7 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
     reported = usage is not None and usage.cache_reported
     read = usage.cache_read if usage is not None and reported else None
     short = max(0, could - read) if read is not None else 0
-    price = prices.row(r.model, r.sent_ms) if usage is not None else None
+    price = prices.row(r.model, r.sent_ms, r.speed) if usage is not None else None
     # A request that read nothing of a prompt is cold even where nothing could be told readable.
     warm = short <= READ_TOLERANCE * could and not (read == 0 and usage is not None and usage.prompt > 0)
     if kind == "call":
@@ -1145,7 +1161,7 @@ class Predictor:
         #: (what a predictor that does not follow gives it; few: the followed providers' only).
         self.unfollowed: dict[Key, Prediction] = {}
         #: The chain model's family per (model, envelope): one string each, not one a request.
-        self.families: dict[tuple[str, tuple[tuple[str, str], ...]], str] = {}
+        self.families: dict[tuple[str, tuple[tuple[str, str], ...], str], str] = {}
 
     def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None) -> Prediction:
         """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`)."""
@@ -1218,9 +1234,13 @@ class Predictor:
             ttl = rules_for(r.provider).ttl_label(r.model, asked or r.asked_retention, r.sent_ms) or "5m"
         else:
             ttl = asked or ("1h" if usage.cache_write_1h else "5m")
-        family = self.families.get((r.model, r.envelope))
+        # Fast and standard calls do not share cached prefixes (Anthropic's fast-mode page:
+        # "Requests at different speeds do not share cached prefixes"): a fast call is a family
+        # of its own.
+        speed = r.speed
+        family = self.families.get((r.model, r.envelope, speed))
         if family is None:
-            family = self.families[(r.model, r.envelope)] = f"{r.model}|{r.envelope}"
+            family = self.families[(r.model, r.envelope, speed)] = f"{r.model}|{r.envelope}" + (f"|{speed}" if speed else "")
         verdict = cache.observe(
             family=family,
             head=prefix.head,
@@ -1255,6 +1275,8 @@ class Predictor:
         dated = rules.body_options_at(r.sent_ms)  # the provider's rules on the day it was sent (Gemini's minimums)
         if dated:
             key += "|" + ",".join(f"{k}={v}" for k, v in dated)
+        if r.speed:
+            key += f"|speed={r.speed}"  # fast calls cache apart from standard ones (see _chain)
         provider = self.bodies.get(key)
         if provider is None:
             cache, stepped = _body_cache(r.provider, step, dated)
@@ -1550,7 +1572,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         said = explicit.read_detail(r, shared.created)
         detail = said if cause is None else f"{detail}; {said}"
     cost = lost_usd = None
-    row = shared.prices.row(r.model, r.sent_ms) if usage is not None else None
+    row = shared.prices.row(r.model, r.sent_ms, r.speed) if usage is not None else None
     if usage is not None and row is not None:
         cost = cost_total(usage, row)
         lost_usd = _lost_usd(usage, lost, row)

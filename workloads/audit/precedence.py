@@ -273,7 +273,7 @@ def _model_changed(ev: Evidence) -> Finding | None:
 
 def _family_changed(ev: Evidence) -> Finding | None:
     prev, r = ev.before, ev.r
-    if prev is None or prev.envelope == r.envelope:
+    if prev is None or (prev.envelope == r.envelope and prev.speed == r.speed):
         return None
     before, after = prev.envelope_dict, r.envelope_dict
     changed = [
@@ -281,6 +281,10 @@ def _family_changed(ev: Evidence) -> Finding | None:
         for k in sorted(set(before) | set(after))
         if before.get(k) != after.get(k)
     ]
+    if prev.speed != r.speed:
+        # Fast mode: "Requests at different speeds do not share cached prefixes" (Anthropic's
+        # fast-mode page); the speed is the one each response's usage reports.
+        changed.append(f"speed {prev.speed or 'standard'} -> {r.speed or 'standard'} (usage.speed)")
     levels = [detail for kind, detail in r.events if kind == "thinking_change"]
     logged = f" (thinking_level_change: {'; '.join(levels[-3:])})" if levels else ""
     return Finding("effort-changed", "log", "new request family: " + ", ".join(changed) + logged)
@@ -489,7 +493,7 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("compaction", "a compaction event before the request", _compaction),
     CauseRule("resumed", "a resume or fork event, unless measured against the call it goes on from", _resumed),
     CauseRule("model-changed", "the model of both requests", _model_changed),
-    CauseRule("family-changed", "the request family (effort, thinking) of both requests", _family_changed),
+    CauseRule("family-changed", "the request family (effort, thinking, fast-mode speed) of both requests", _family_changed),
     CauseRule("idle-past-ttl", "the gap since the previous request; the provider's TTL", _idle_past_ttl),
     CauseRule("prompt-shrank", "the prompt sizes of both requests", _prompt_shrank),
     CauseRule("sent-before-ready", "the tick the previous response began", _sent_before_ready),

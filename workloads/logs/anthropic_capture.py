@@ -220,6 +220,9 @@ def read_usage(response: Mapping[str, object], where: str) -> Usage:
         cache_write_1h=long_write,
         uncached=counts["input_tokens"],
         output=counts["output_tokens"],
+        # The response's own word on the speed that served it (fast mode): the body's ``speed``
+        # asks for it, the usage says what ran and was billed.
+        speed="fast" if usage.get("speed") == "fast" else "",
     )
 
 

@@ -188,6 +188,12 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
         return None if self.body is None else self.body.retention
 
     @property
+    def speed(self) -> str:
+        """``fast`` where the call's reported usage says it ran in fast mode (Anthropic's
+        ``usage.speed``), else "" (standard, or the log does not say: never guessed)."""
+        return "" if self.usage is None else self.usage.speed
+
+    @property
     def envelope_dict(self) -> dict[str, str]:
         """The envelope settings as a dict."""
         return dict(self.envelope)

@@ -188,6 +188,8 @@ def _messages_response_usage(response: dict, where: str) -> dict | None:
     }
     if reported.cache_write_1h:
         usage["cache_creation"] = {"ephemeral_1h_input_tokens": reported.cache_write_1h}
+    if reported.speed:
+        usage["speed"] = reported.speed  # fast mode: the usage's own word, read on by read_usage
     return usage
 
 
