@@ -84,7 +84,7 @@ def parse_assumed_models(text: str | None, table: PriceTable | None = None) -> d
             )
         fixed = FORMATS[name].provider if name != "*" else ""
         if fixed and rules is not None and rules.name != fixed:
-            raise UserError(f"--assume-model {text}: {name} calls are {fixed}'s, and {model} is a {rules.name} model")
+            raise UserError(f"--assume-model {text}: {name} calls are {fixed}'s, {model} is {rules.name}'s")
         models[name] = model
     return models
 
@@ -95,8 +95,8 @@ def _provider(r: TraceRequest, model: str, fixed: str, every: str) -> str:
     if fixed:
         if rules is not None and rules.name != fixed:
             raise UserError(
-                f"--assume-model {every}: {r.file} holds {r.source_format} calls, which are {fixed}'s, and {model} is a "
-                f"{rules.name} model (name it per format: FORMAT=MODEL)"
+                f"--assume-model {every}: {r.file} holds {r.source_format} calls, which are {fixed}'s, and {model} is "
+                f"{rules.name}'s (name a model per format: FORMAT=MODEL)"
             )
         return fixed
     own = PROVIDERS.get(r.provider)

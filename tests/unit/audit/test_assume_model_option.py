@@ -126,8 +126,8 @@ def test_opencode_run_output_takes_the_provider_the_model_names(capsys) -> None:
     ("opencode=gpt-5.5,opencode=gpt-5.4", "opencode is named twice"),
     ("unknown", "'unknown' is what a log naming no model gives"),
     ("my-local-model", "no provider's rules and no price row name 'my-local-model'"),
-    ("managed-agents=gpt-5.5", "managed-agents calls are anthropic's, and gpt-5.5 is a openai model"),
-    ("gpt-5.5", "which are anthropic's, and gpt-5.5 is a openai model (name it per format: FORMAT=MODEL)"),
+    ("managed-agents=gpt-5.5", "managed-agents calls are anthropic's, gpt-5.5 is openai's"),
+    ("gpt-5.5", "which are anthropic's, and gpt-5.5 is openai's (name a model per format: FORMAT=MODEL)"),
 ])
 def test_a_bad_assumed_model_is_one_line_and_exit_2(tmp_path, capsys, value, says) -> None:
     log = _stream(tmp_path / "events.jsonl")
