@@ -120,28 +120,29 @@ def assume_models(
 
     table = table or load_prices()
     out: list[TraceRequest] = []
-    taken: dict[str, Counter[tuple[str, str]]] = {}  # model -> (format, provider) -> calls
-    named: Counter[str] = Counter()  # model -> calls of its formats whose log names their model
+    taken: dict[str, Counter[tuple[str, str]]] = {}  # key of models -> (format, provider) -> calls
+    named: Counter[str] = Counter()  # key of models -> calls of its formats whose log names their model
     for r in requests:
-        model = models.get(r.source_format, models.get("*"))
+        key = r.source_format if r.source_format in models else "*"
+        model = models.get(key)
         if model is None:
             out.append(r)
         elif r.model != NO_MODEL:
-            named[model] += 1
+            named[key] += 1
             out.append(r)
         else:
             fmt = FORMATS.get(r.source_format)
             provider = _provider(r, model, fmt.provider if fmt is not None else "", models.get("*", ""))
-            taken.setdefault(model, Counter())[(r.source_format, provider)] += 1
+            taken.setdefault(key, Counter())[(r.source_format, provider)] += 1
             out.append(replace(r, model=model, provider=provider))
-    return out, tuple(_note(name, model, taken.get(model), named[model], table) for name, model in sorted(models.items()))
+    return out, tuple(_note(name, model, taken.get(name), named[name], table, len(models) > 1) for name, model in sorted(models.items()))
 
 
-def _note(name: str, model: str, taken: Counter[tuple[str, str]] | None, named: int, table: PriceTable) -> str:
+def _note(name: str, model: str, taken: Counter[tuple[str, str]] | None, named: int, table: PriceTable, others: bool) -> str:
     option = f"--assume-model {model}" if name == "*" else f"--assume-model {name}={model}"
     kept = f"; {named:,} call(s) whose log names their model kept it" if named else ""
     if not taken:
-        where = "" if name == "*" else f" of {name}"
+        where = f" of {name}" if name != "*" else " of a format not named" if others else ""
         return f"{option}: no call{where} in these logs lacks a model name, nothing changed{kept}"
     calls = sum(taken.values())
     split = ", ".join(f"{n:,} {fmt} on {provider}" for (fmt, provider), n in sorted(taken.items()))

@@ -115,6 +115,10 @@ def test_opencode_run_output_takes_the_provider_the_model_names(capsys) -> None:
     assert out["totals"]["cost_usd"] == pytest.approx(0.089079)
     gpt = _audit(capsys, str(OPENCODE_RUN), "--assume-model", "gpt-5.5")
     assert {(m["provider"], m["model"]) for m in gpt["models"]} == {("openai", "gpt-5.5")}
+    # A format named wins over the bare model (every other format).
+    both = _audit(capsys, str(OPENCODE_RUN), "--assume-model", "gpt-5.5, opencode = claude-sonnet-4-5")
+    assert {(m["provider"], m["model"]) for m in both["models"]} == {("anthropic", "claude-sonnet-4-5")}
+    assert "--assume-model gpt-5.5: no call of a format not named in these logs lacks a model name, nothing changed" in both["notes"]
 
 
 @pytest.mark.parametrize(("value", "says"), [
@@ -136,3 +140,12 @@ def test_a_bad_assumed_model_is_one_line_and_exit_2(tmp_path, capsys, value, say
     err = captured.err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("prefixbench: error: --assume-model ") and says in err[0], err
     assert captured.out == ""
+
+
+def test_a_model_a_provider_names_without_a_price_row_is_taken_and_said_unpriced(tmp_path, capsys) -> None:
+    log = _stream(tmp_path / "events.jsonl")
+    out = _audit(capsys, log, "--assume-model", "claude-future-9")
+    assert _models(out)[("anthropic", "claude-future-9")][0] == 2
+    assert out["totals"]["unpriced_requests"] == 2
+    assert any(n.startswith("assumed: 2 call(s) whose log names no model ran on claude-future-9") and
+               "no price row for claude-future-9: its calls stay unpriced" in n for n in out["notes"])
