@@ -952,6 +952,9 @@ def run_audit_command(args) -> int:
 
     billing = parse_modes(getattr(args, "billing_header", None))
     codex_heads = parse_codex_heads(getattr(args, "codex_warm_head", None))
+    from prefixbench.workloads.audit.assume_model import assume_models, parse_assumed_models
+
+    assumed_models = parse_assumed_models(getattr(args, "assume_model", None))
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise UserError(f"--out {args.out}: exists and is a file")
     if args.junit is not None:
@@ -993,11 +996,15 @@ def run_audit_command(args) -> int:
                     emit(visible(f"prefixbench: warning: {torn_note(summary.file, line)}"), sys.stderr)
         if not trace[0]:
             raise UserError(nothing_to_audit(trace[1]))
+        # First: the assumptions below go by the calls' providers, which a model assumed sets.
+        trace_requests, assumed = assume_models(trace[0], assumed_models)
+        trace = (trace_requests, trace[1])
         if getattr(args, "openai_zdr", False):
             from prefixbench.workloads.audit.core import assume_zdr
 
             trace = (assume_zdr(trace[0]), trace[1])
-        trace_requests, assumed = assume_billing_headers(trace[0], billing)
+        trace_requests, billed = assume_billing_headers(trace[0], billing)
+        assumed += billed
         trace = (trace_requests, trace[1])
         del trace_requests
         if steps:

@@ -505,6 +505,18 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "cold points show wins. (default: none assumed, a session's first call is predicted to read 0)",
     )
     audit.add_argument(
+        "--assume-model",
+        default=None,
+        metavar="[FORMAT=]MODEL,...",
+        help="the model of the calls whose log names none (Claude Managed Agents event streams without a "
+        "session.updated event, `opencode run --format json` output, ...), for FORMAT (or every format): it sets "
+        "their model, the provider its name gives (a format's own where it implies one: managed-agents is "
+        "Anthropic's, a model of another provider refused) and the price row. A model the log names is never "
+        "replaced; said in the report's notes, e.g. claude-opus-4-5 or managed-agents=claude-opus-4-5,opencode=gpt-5.5. "
+        "A name no provider's rules and no price row know is refused. (default: none, such calls stay model "
+        "unknown, unpriced)",
+    )
+    audit.add_argument(
         "--no-follow-reads",
         dest="follow_reads",
         action="store_false",

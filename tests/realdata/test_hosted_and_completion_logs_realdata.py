@@ -85,6 +85,37 @@ def test_managed_agents_sessions_count_what_the_spans_sum(env: str, tmp_path: Pa
     assert "session.usage" in notes  # the session's own running total, stated beside the spans' sums
 
 
+#: The model assumed for the sessions' calls (no event names it): each session's own list_cost
+#: (its last session.usage) fits the $5 / $25 a million tokens of Opus 4.5 to 5, 0.3 to 0.9% above
+#: its totals priced so (Sonnet 4.5's price gives 40% less, Opus 4.1's three times as much); which
+#: of those models ran cannot be told from the price. Checked here: the dollars are computed, from
+#: the spans' own fields, not how near list_cost they come (the spans leave out the grader's calls).
+ASSUMED = "claude-opus-4-5"
+
+
+@pytest.mark.parametrize("env", sorted(MANAGED_SESSIONS))
+def test_managed_agents_sessions_priced_with_an_assumed_model(env: str, tmp_path: Path) -> None:
+    from decimal import Decimal
+
+    from prefixbench.workloads.audit.assume_model import assume_models
+    from prefixbench.workloads.audit.core import load_trace
+
+    repo, commit, calls, (inp, out, read, written), _ = MANAGED_SESSIONS[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = tmp_path / "transcript.jsonl"
+    path.write_bytes(file_at(mirror, commit, "transcript.jsonl", f"github.com/{repo}", env))
+    requests, summaries = load_trace([path])
+    assumed, notes = assume_models(requests, {"managed-agents": ASSUMED})
+    result = run_audit([path], trace=(assumed, summaries))
+    assert {(m.provider, m.model, m.requests) for m in result.models} == {("anthropic", ASSUMED, calls)}
+    assert result.totals.unpriced_requests == 0
+    # claude-opus-4-5 a million tokens: input 5, output 25, read 0.50, 5 m write 6.25.
+    usd = (inp * Decimal(5) + out * Decimal(25) + read * Decimal("0.5") + written * Decimal("6.25")) / 1_000_000
+    assert abs(result.totals.cost_usd - usd) < Decimal("0.0001")
+    assert notes == (f"assumed: {calls:,} call(s) whose log names no model ran on {ASSUMED} "
+                     f"(--assume-model managed-agents={ASSUMED}: {calls:,} managed-agents on anthropic)",)
+
+
 OPENHANDS_SDK = Path(os.environ.get("PREFIXBENCH_OPENHANDS_SDK_REPO", "/work/.mirror/OpenHands+software-agent-sdk/repo"))
 OPENHANDS_SDK_COMMIT = "611629e6999ad398dc49c761721eefe18d5e6bd9"
 #: folder: (calls, (input, output, cache read, cache write), reads within 3%). deepseek-chat's

@@ -115,3 +115,7 @@ class LogFormat(msgspec.Struct, frozen=True):
     #: What the agent is known to change in the head its log does not hold (system prompt,
     #: tools) between requests, named where the audit locates a break inside that head.
     head_changes: str = ""
+    #: The provider that serves every call of this format, where the format itself implies one
+    #: (Claude Managed Agents runs on Anthropic only); "" where the log or its model decides it.
+    #: ``audit --assume-model`` keeps it and refuses a model of another provider.
+    provider: str = ""

@@ -19,7 +19,8 @@ wrapped by the tool that saved it (``{role, kind, time, raw: <event>}``).
   in the notes beside the spans' sums, with the session's own ``list_cost``.
 * No event names the model except ``session.updated`` (an update of the session's ``agent``,
   applied from the next turn); the agent's configuration is not in the stream. Without one the
-  model is ``unknown``: its calls are not priced. Managed Agents runs on Anthropic only.
+  model is ``unknown``: its calls are not priced unless ``audit --assume-model`` names it.
+  Managed Agents runs on Anthropic only (the format's ``provider``).
 * The events of one stream are one thread's (a subagent's thread has its own stream; the API
   documents cross-posting to the primary stream for permission requests only, which carry the
   thread's ``session_thread_id``): a file is one lane. A span naming a thread (none seen so far)
@@ -233,7 +234,7 @@ def _notes(out: list[TraceRequest], graded: Usage, snapshot: tuple[int, dict] | 
     ]
     if model == "unknown" and all(r.model == "unknown" for r in out):
         notes.append("no event names the model (it is in the agent's configuration, not in the stream; a session.updated "
-                     "event would name it): model unknown, its calls not priced")
+                     "event would name it): model unknown, its calls not priced (audit --assume-model names it)")
     if not graded.is_empty:
         notes.append(f"the outcome grader's usage (span.outcome_evaluation_end, summed over its own calls, not read as calls): "
                      f"{_prompt(graded):,} prompt tokens ({graded.cache_read:,} read, {graded.cache_write:,} written), "
@@ -288,4 +289,5 @@ FORMAT = LogFormat(
     aliases=("claude-managed-agents",),
     head_changes="the agent's system prompt and tools are its configuration, not in the stream; a session.updated "
     "event changes them from the next turn",
+    provider=ANTHROPIC.name,
 )

@@ -722,7 +722,8 @@ def _read_run(path: Path, first: Record, rest: Iterable[Record]) -> tuple[list[T
     if any(r.model == "unknown" for r in out):
         notes.append(
             "`opencode run --format json` names no model: its requests are read as model unknown, provider unknown "
-            "(no prices or cache rules; audit an `opencode export` of the session, or the database, for them)"
+            "(no prices or cache rules; audit an `opencode export` of the session, or the database, for them, or name the "
+            "model with --assume-model opencode=MODEL)"
         )
     skipped.sort()
     return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(dict.fromkeys(notes)))

@@ -1,0 +1,151 @@
+"""``audit --assume-model [FORMAT=]MODEL``: the model of the calls whose log names none (a Claude
+Managed Agents event stream without a ``session.updated`` event, ``opencode run --format json``
+output). On main these calls are model ``unknown``, unpriced, and the option does not exist
+(argparse refuses it: exit 2 on every test here)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prefixbench.reports.cli import main
+
+T0 = "2026-08-02T09:00:"
+OPENCODE_RUN = Path(__file__).parents[1] / "logs" / "fixtures" / "opencode" / "run.jsonl"
+
+
+def _ev(kind: str, eid: str, sec: float, **fields) -> dict:
+    return {"type": kind, "id": eid, "processed_at": f"{T0}{sec:06.3f}Z", **fields}
+
+
+def _span(n: int, sec: float, inp: int, read: int, written: int, out: int) -> list[dict]:
+    return [
+        _ev("span.model_request_start", f"sevt_s{n}", sec),
+        _ev("span.model_request_end", f"sevt_e{n}", sec + 2, model_request_start_id=f"sevt_s{n}", is_error=False,
+            model_usage={"input_tokens": inp, "cache_read_input_tokens": read, "cache_creation_input_tokens": written,
+                         "output_tokens": out}),
+    ]
+
+
+def _stream(path: Path) -> str:
+    """Two calls on the agent's configured model (no event names it), then a session.updated
+    naming claude-sonnet-4-5, applied from the next turn: a third call on that named model."""
+    events = [
+        _ev("session.status_running", "sevt_r", 0),
+        _ev("user.message", "sevt_u1", 0.1, content=[{"type": "text", "text": "go"}]),
+        *_span(1, 1, 3, 0, 5000, 100),
+        *_span(2, 4, 2, 5000, 300, 50),
+        _ev("session.updated", "sevt_up", 7, agent={"model": {"id": "claude-sonnet-4-5"}}),
+        _ev("user.message", "sevt_u2", 8, content=[{"type": "text", "text": "more"}]),
+        *_span(3, 9, 4, 5300, 200, 20),
+    ]
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return str(path)
+
+
+def _audit(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    assert main(["audit", *argv, "--format", "json", "--quiet"]) in (0, 1)
+    return json.loads(capsys.readouterr().out)
+
+
+def _models(out: dict) -> dict[tuple[str, str], tuple[int, str | None]]:
+    return {(m["provider"], m["model"]): (m["requests"], m["cost_usd"]) for m in out["models"]}
+
+
+# By hand, per million tokens: claude-opus-4-5 input 5, read 0.50, 5 m write 6.25, output 25;
+# claude-sonnet-4-5 input 3, read 0.30, 5 m write 3.75, output 15.
+#   call 1 (opus):   3 x 5 + 5,000 x 6.25 + 100 x 25                  = 33,765 -> $0.033765
+#   call 2 (opus):   2 x 5 + 5,000 x 0.50 + 300 x 6.25 + 50 x 25      =  5,635 -> $0.005635
+#   call 3 (sonnet): 4 x 3 + 5,300 x 0.30 + 200 x 3.75 + 20 x 15      =  2,652 -> $0.002652
+OPUS_USD = 0.0394
+SONNET_USD = 0.002652
+
+
+@pytest.mark.parametrize("extra", [(), ("--jobs", "2"), ("--what-if", "ttl-1h")])
+def test_managed_agents_calls_naming_no_model_are_priced_with_the_assumed_model(tmp_path, capsys, extra) -> None:
+    log = _stream(tmp_path / "events.jsonl")
+    plain = _audit(capsys, log, *extra)
+    assert _models(plain)[("anthropic", "claude-sonnet-4-5")] == (1, pytest.approx(SONNET_USD))
+    assert _models(plain)[("anthropic", "unknown")][0] == 2
+    assert plain["totals"]["unpriced_requests"] == 2
+    assumed = _audit(capsys, log, "--assume-model", "claude-opus-4-5", *extra)
+    assert _models(assumed) == {
+        ("anthropic", "claude-opus-4-5"): (2, pytest.approx(OPUS_USD)),
+        ("anthropic", "claude-sonnet-4-5"): (1, pytest.approx(SONNET_USD)),  # the model the log names, kept
+    }
+    assert [r["model"] for r in assumed["requests"]] == ["claude-opus-4-5", "claude-opus-4-5", "claude-sonnet-4-5"]
+    assert [r["cost_usd"] for r in assumed["requests"]] == pytest.approx([0.033765, 0.005635, 0.002652])
+    assert assumed["totals"]["unpriced_requests"] == 0
+    assert assumed["totals"]["cost_usd"] == pytest.approx(OPUS_USD + SONNET_USD)
+    assert ("assumed: 2 call(s) whose log names no model ran on claude-opus-4-5 (--assume-model claude-opus-4-5: "
+            "2 managed-agents on anthropic); 1 call(s) whose log names their model kept it") in assumed["notes"]
+    if extra and extra[0] == "--what-if":
+        assert assumed["what_if"] and assumed["what_if"] != plain["what_if"]  # the fixes priced too
+
+
+def test_the_table_says_the_assumed_model_and_its_dollars(tmp_path, capsys) -> None:
+    log = _stream(tmp_path / "events.jsonl")
+    assert main(["audit", log, "--quiet", "--assume-model", "managed-agents=claude-opus-4-5"]) == 0
+    table = capsys.readouterr().out
+    assert "anthropic  claude-opus-4-5" in table and "$0.0394" in table
+    assert "(--assume-model managed-agents=claude-opus-4-5: 2 managed-agents on anthropic)" in table
+
+
+def test_a_call_whose_log_names_its_model_keeps_it(tmp_path, capsys) -> None:
+    log = _stream(tmp_path / "events.jsonl")
+    # The same model the log names later: only the two calls naming none take it.
+    out = _audit(capsys, log, "--assume-model", "claude-sonnet-4-5")
+    assert _models(out) == {("anthropic", "claude-sonnet-4-5"): (3, pytest.approx(SONNET_USD + (
+        3 * 3 + 5000 * 3.75 + 100 * 15 + 2 * 3 + 5000 * 0.30 + 300 * 3.75 + 50 * 15) / 1e6))}
+    # A format the option does not name is left as it is.
+    other = _audit(capsys, log, "--assume-model", "opencode=gpt-5.5")
+    assert ("anthropic", "unknown") in _models(other)
+    assert "--assume-model opencode=gpt-5.5: no call of opencode in these logs lacks a model name, nothing changed" in other["notes"]
+
+
+def test_opencode_run_output_takes_the_provider_the_model_names(capsys) -> None:
+    plain = _audit(capsys, str(OPENCODE_RUN))
+    assert {(m["provider"], m["model"]) for m in plain["models"]} == {("unknown", "unknown")}
+    out = _audit(capsys, str(OPENCODE_RUN), "--assume-model", "opencode=claude-sonnet-4-5")
+    assert {(m["provider"], m["model"]) for m in out["models"]} == {("anthropic", "claude-sonnet-4-5")}
+    # By hand from the fixture's three steps (input 1,223, output 200, read 19,200, written 20,440):
+    # 1,223 x 3 + 200 x 15 + 19,200 x 0.30 + 20,440 x 3.75 = 89,079 -> $0.089079.
+    assert out["totals"]["cost_usd"] == pytest.approx(0.089079)
+    gpt = _audit(capsys, str(OPENCODE_RUN), "--assume-model", "gpt-5.5")
+    assert {(m["provider"], m["model"]) for m in gpt["models"]} == {("openai", "gpt-5.5")}
+    # A format named wins over the bare model (every other format).
+    both = _audit(capsys, str(OPENCODE_RUN), "--assume-model", "gpt-5.5, opencode = claude-sonnet-4-5")
+    assert {(m["provider"], m["model"]) for m in both["models"]} == {("anthropic", "claude-sonnet-4-5")}
+    assert "--assume-model gpt-5.5: no call of a format not named in these logs lacks a model name, nothing changed" in both["notes"]
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("claude opus", "'claude opus' is not MODEL or FORMAT=MODEL"),
+    ("managed-agents=", "'managed-agents=' is not MODEL or FORMAT=MODEL"),
+    ("claude-opus-4-5,", "'' is not MODEL or FORMAT=MODEL"),
+    ("nosuch=claude-opus-4-5", "unknown format 'nosuch'"),
+    ("claude-opus-4-5,claude-sonnet-4-5", "every format is named twice"),
+    ("opencode=gpt-5.5,opencode=gpt-5.4", "opencode is named twice"),
+    ("unknown", "'unknown' is what a log naming no model gives"),
+    ("my-local-model", "no provider's rules and no price row name 'my-local-model'"),
+    ("managed-agents=gpt-5.5", "managed-agents calls are anthropic's, gpt-5.5 is openai's"),
+    ("gpt-5.5", "which are anthropic's, and gpt-5.5 is openai's (name a model per format: FORMAT=MODEL)"),
+])
+def test_a_bad_assumed_model_is_one_line_and_exit_2(tmp_path, capsys, value, says) -> None:
+    log = _stream(tmp_path / "events.jsonl")
+    assert main(["audit", log, "--quiet", "--assume-model", value]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("prefixbench: error: --assume-model ") and says in err[0], err
+    assert captured.out == ""
+
+
+def test_a_model_a_provider_names_without_a_price_row_is_taken_and_said_unpriced(tmp_path, capsys) -> None:
+    log = _stream(tmp_path / "events.jsonl")
+    out = _audit(capsys, log, "--assume-model", "claude-future-9")
+    assert _models(out)[("anthropic", "claude-future-9")][0] == 2
+    assert out["totals"]["unpriced_requests"] == 2
+    assert any(n.startswith("assumed: 2 call(s) whose log names no model ran on claude-future-9") and
+               "no price row for claude-future-9: its calls stay unpriced" in n for n in out["notes"])

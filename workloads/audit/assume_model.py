@@ -1,0 +1,150 @@
+"""``audit --assume-model [FORMAT=]MODEL,...``: the model of the calls whose log names none.
+
+Some logs never name the model a call ran on: a Claude Managed Agents event stream (the model
+is in the agent's configuration; only a ``session.updated`` event names one), ``opencode run
+--format json`` output, and a call here and there in other formats. Their importers put such a
+call down as model ``unknown`` (:data:`NO_MODEL`): it has no price row, and its provider is the
+one the format implies (Managed Agents: Anthropic) or ``unknown``.
+
+A user who knows the model says so. The assumption applies to those calls only (a model the log
+names is never replaced), and sets with the model its provider: the format's own where the
+format implies one (a model of another provider is refused), else the provider whose rules name
+the model (:func:`~prefixbench.simulator.providers.provider_of_model`), else the one the reader
+gave the call. The price row follows the model. The audit's notes say how many calls took it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from msgspec.structs import replace
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.pricing import PriceTable, load_prices
+from prefixbench.simulator.providers import PROVIDERS, ProviderRules, provider_of_model
+from prefixbench.workloads.logs.trace import TraceRequest
+
+#: The model an importer puts down for a call whose log names none.
+NO_MODEL = "unknown"
+#: The longest model name the option takes (importers cut a log's name at 120 characters).
+MAX_NAME = 120
+_EXAMPLE = "e.g. claude-opus-4-5 or managed-agents=claude-opus-4-5"
+
+
+def _model_provider(model: str) -> ProviderRules | None:
+    """The hosted provider whose rules name ``model``, if one does."""
+    rules = provider_of_model(model)
+    return rules if rules is not None and rules.reports_usage else None
+
+
+def _priced(model: str, table: PriceTable) -> bool:
+    try:
+        table.resolve(model)
+    except UserError:
+        return False
+    return True
+
+
+def parse_assumed_models(text: str | None, table: PriceTable | None = None) -> dict[str, str]:
+    """``--assume-model claude-opus-4-5`` as {"*": "claude-opus-4-5"};
+    ``managed-agents=claude-opus-4-5,opencode=gpt-5.5`` as {format: model}.
+
+    A model that neither a provider's rules nor the price table name is refused: the assumption
+    would change nothing but the label (most likely a typing slip).
+
+    Raises:
+        UserError: an item that is not MODEL or FORMAT=MODEL, an unknown format, a format (or
+            every format) named twice, a model no provider or price row names, or a model of
+            another provider than the one a format implies.
+    """
+    if text is None:
+        return {}
+    from prefixbench.workloads.logs.formats import ALIASES, FORMATS
+
+    table = table or load_prices()
+    models: dict[str, str] = {}
+    for item in text.split(","):
+        name, sep, model = (part.strip() for part in item.partition("="))
+        name, model = (name, model) if sep else ("*", name)
+        if not name or not model or any(c.isspace() or not c.isprintable() for c in model) or len(model) > MAX_NAME:
+            raise UserError(f"--assume-model {text}: {item.strip()!r} is not MODEL or FORMAT=MODEL ({_EXAMPLE})")
+        if name != "*":
+            if ALIASES.get(name, name) not in FORMATS:
+                raise UserError(f"--assume-model {text}: unknown format {name!r} (known: {', '.join(FORMATS)})")
+            name = ALIASES.get(name, name)
+        if name in models:
+            raise UserError(f"--assume-model {text}: {'every format' if name == '*' else name} is named twice")
+        if model.lower() == NO_MODEL:
+            raise UserError(f"--assume-model {text}: {model!r} is what a log naming no model gives; name the model ({_EXAMPLE})")
+        rules = _model_provider(model)
+        if rules is None and not _priced(model, table):
+            raise UserError(
+                f"--assume-model {text}: no provider's rules and no price row name {model!r}, so it would change nothing "
+                f"(priced models: {', '.join(table.models())})"
+            )
+        fixed = FORMATS[name].provider if name != "*" else ""
+        if fixed and rules is not None and rules.name != fixed:
+            raise UserError(f"--assume-model {text}: {name} calls are {fixed}'s, {model} is {rules.name}'s")
+        models[name] = model
+    return models
+
+
+def _provider(r: TraceRequest, model: str, fixed: str, every: str) -> str:
+    """The provider of ``r`` on ``model``: see the module doc."""
+    rules = _model_provider(model)
+    if fixed:
+        if rules is not None and rules.name != fixed:
+            raise UserError(
+                f"--assume-model {every}: {r.file} holds {r.source_format} calls, which are {fixed}'s, and {model} is "
+                f"{rules.name}'s (name a model per format: FORMAT=MODEL)"
+            )
+        return fixed
+    own = PROVIDERS.get(r.provider)
+    if rules is None or own is not None and own.names_model(model):
+        return r.provider  # no provider names the model, or the reader's own does (Bedrock's ids)
+    return rules.name
+
+
+def assume_models(
+    requests: Sequence[TraceRequest], models: Mapping[str, str], table: PriceTable | None = None
+) -> tuple[list[TraceRequest], tuple[str, ...]]:
+    """The requests with the model ``models`` gives their format (key ``*``: every format not
+    named) where their log names none, and one note per model saying how many calls took it.
+
+    Raises:
+        UserError: a model of another provider than the one a call's format implies.
+    """
+    if not models:
+        return list(requests), ()
+    from prefixbench.workloads.logs.formats import FORMATS
+
+    table = table or load_prices()
+    out: list[TraceRequest] = []
+    taken: dict[str, Counter[tuple[str, str]]] = {}  # key of models -> (format, provider) -> calls
+    named: Counter[str] = Counter()  # key of models -> calls of its formats whose log names their model
+    for r in requests:
+        key = r.source_format if r.source_format in models else "*"
+        model = models.get(key)
+        if model is None:
+            out.append(r)
+        elif r.model != NO_MODEL:
+            named[key] += 1
+            out.append(r)
+        else:
+            fmt = FORMATS.get(r.source_format)
+            provider = _provider(r, model, fmt.provider if fmt is not None else "", models.get("*", ""))
+            taken.setdefault(key, Counter())[(r.source_format, provider)] += 1
+            out.append(replace(r, model=model, provider=provider))
+    return out, tuple(_note(name, model, taken.get(name), named[name], table, len(models) > 1) for name, model in sorted(models.items()))
+
+
+def _note(name: str, model: str, taken: Counter[tuple[str, str]] | None, named: int, table: PriceTable, others: bool) -> str:
+    option = f"--assume-model {model}" if name == "*" else f"--assume-model {name}={model}"
+    kept = f"; {named:,} call(s) whose log names their model kept it" if named else ""
+    if not taken:
+        where = f" of {name}" if name != "*" else " of a format not named" if others else ""
+        return f"{option}: no call{where} in these logs lacks a model name, nothing changed{kept}"
+    calls = sum(taken.values())
+    split = ", ".join(f"{n:,} {fmt} on {provider}" for (fmt, provider), n in sorted(taken.items()))
+    price = "" if _priced(model, table) else f"; no price row for {model}: its calls stay unpriced"
+    return f"assumed: {calls:,} call(s) whose log names no model ran on {model} ({option}: {split}){price}{kept}"
