@@ -19,9 +19,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from msgspec.structs import replace
+
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceTable, load_prices
-from prefixbench.simulator.providers import PROVIDERS, ProviderRules, provider_of_model
+from prefixbench.simulator.providers import PROVIDERS, provider_of_model
+from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.workloads.logs.trace import TraceRequest
 
 #: The model an importer puts down for a call whose log names none.
