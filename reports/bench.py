@@ -27,6 +27,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from prefixbench.reports.stdio import path_argument
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: the command line loads these when bench runs
@@ -67,7 +68,7 @@ def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_opti
     bench.add_argument("--read-price", default="0.5", metavar="F,...", help="also price with the cache-read price times these factors: 0.5 = reads cost half; none for no such variant (default: 0.5)")
     bench.add_argument("--price-as-of", default=None, metavar="DATE", help="prices in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: the latest rows)")
     add_workload_options(bench)
-    bench.add_argument("--out", type=Path, default=DEFAULT_BENCH_OUT, help=f"output folder (default: {DEFAULT_BENCH_OUT}/)")
+    bench.add_argument("--out", type=path_argument, default=DEFAULT_BENCH_OUT, help=f"output folder (default: {DEFAULT_BENCH_OUT}/)")
     bench.add_argument("--quiet", action="store_true", help="no progress on stderr")
     bench.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: the cores when more than 4 runs are to be computed)")
     bench.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="run on Dask distributed: a scheduler address or 'local' (needs the dask extra)")

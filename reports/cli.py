@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, assert_never
 
 from prefixbench.reports.options import Default, check_price_date, check_price_options, parse_list, parse_windows, warn_window_memory
+from prefixbench.reports.stdio import STDIN_NAME, is_dash, path_argument, read_stdin_text, readable_file, refuse_dashes
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
@@ -295,7 +296,7 @@ def _add_proxy_parser(sub: _Subcommands) -> None:
     proxy.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT", help="where the agent connects (default: 127.0.0.1:8787; port 0 picks a free one)")
     proxy.add_argument("--upstream", default="anthropic", metavar="NAME|URL", help="where calls go: anthropic, openai, deepseek, gemini (their public API bases) or a base URL "
         "such as https://api.deepseek.com/anthropic (default: anthropic)")
-    proxy.add_argument("--out", type=Path, default=Path("prefixbench-capture.jsonl"), metavar="FILE.jsonl", help="the capture, appended to, one call a line; a file holding another log is refused (default: prefixbench-capture.jsonl)")
+    proxy.add_argument("--out", type=path_argument, default=Path("prefixbench-capture.jsonl"), metavar="FILE.jsonl", help="the capture, appended to, one call a line; a file holding another log is refused (default: prefixbench-capture.jsonl)")
 
 
 def _add_sweep_parser(sub: _Subcommands) -> None:
@@ -322,10 +323,10 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
     sweep.add_argument("--profile", default=Default("lenient"), help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
     _add_cache_options(sweep)
     _add_workload_options(sweep)
-    sweep.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}; one table per engine the sweep runs "
+    sweep.add_argument("--engine-config", type=path_argument, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}; one table per engine the sweep runs "
         f"({_sections_listing()})")
     _add_price_options(sweep)
-    sweep.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
+    sweep.add_argument("--out", type=path_argument, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
     sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     sweep.add_argument("--quiet", action="store_true", help="no progress on stderr")
     _add_scale_options(sweep)
@@ -333,7 +334,7 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
 
 def _add_scale_options(sweep: argparse.ArgumentParser) -> None:
     """Grid files, seeds, parallel and distributed execution, the result store (docs/sweep.md)."""
-    sweep.add_argument("--grid", type=Path, default=None, metavar="FILE.toml", help="run the named sweeps of a grid file (cartesian products); flags given here override its values")
+    sweep.add_argument("--grid", type=path_argument, default=None, metavar="FILE.toml", help="run the named sweeps of a grid file (cartesian products); flags given here override its values")
     sweep.add_argument("--sweep", dest="sweep_name", default=None, metavar="NAME", help="with --grid: only the sweep of this name (default: every sweep in the file)")
     sweep.add_argument("--seeds", default=None, help="workload shape seeds: 0-16 (inclusive), 0,3,5 or a mix; 0 is the default shape (default: 0)")
     sweep.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: the number of cores when the sweep has more than 4 runs to compute, else 1)")
@@ -358,10 +359,10 @@ def _add_check_parser(sub: _Subcommands) -> None:
     check.add_argument("--vacuous", choices=("skip", "fail"), default="skip", help="a spec the run never exercised (no summary call, no rewrite) proves nothing: skip it (default), or fail it")
     check.add_argument("--engines", default=None, help=f"only specs of these engines, comma-separated: {_engine_listing()} (default: every built-in one)")
     _add_engine_option(check)
-    check.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="settings of user engines, TOML or JSON: {engine: {key: value}}, keyed by the name or import path given (the factory's options.config)")
+    check.add_argument("--engine-config", type=path_argument, default=None, metavar="FILE", help="settings of user engines, TOML or JSON: {engine: {key: value}}, keyed by the name or import path given (the factory's options.config)")
     check.add_argument("--profile", default="lenient", help=f"provider profile(s) a user engine runs under and a trace is checked against, comma-separated: {'|'.join(PROFILES)} (default: lenient)")
     _add_trace_options(check)
-    check.add_argument("--out", type=Path, default=None, help="also write check.json and report.html into this folder")
+    check.add_argument("--out", type=path_argument, default=None, help="also write check.json and report.html into this folder")
 
 
 def _add_replay_parser(sub: _Subcommands) -> None:
@@ -376,7 +377,7 @@ def _add_replay_parser(sub: _Subcommands) -> None:
         return
     from prefixbench.workloads.logs.formats import REPLAYS, replay_help
 
-    replay.add_argument("file", type=Path, help="the request log (JSONL)")
+    replay.add_argument("file", type=path_argument, help="the request log (JSONL); - reads it from standard input")
     replay.add_argument("--input", default=next(iter(REPLAYS)), choices=tuple(REPLAYS), help=replay_help())
     replay.add_argument(
         "--chars-per-token",
@@ -427,7 +428,7 @@ def _add_compare_parser(sub: _Subcommands) -> None:
         return
     from prefixbench.workloads.runs.compare import DEFAULT_THRESHOLDS, THRESHOLD_HELP
 
-    compare.add_argument("files", nargs="+", type=Path, metavar="FILE", help="BASE NEW, or NEW alone with --compare NAME (or --save NAME)")
+    compare.add_argument("files", nargs="+", type=path_argument, metavar="FILE", help="BASE NEW, or NEW alone with --compare NAME (or --save NAME); one of them may be -, read from standard input")
     compare.add_argument(
         "--max-regression",
         default=DEFAULT_THRESHOLDS,
@@ -439,7 +440,7 @@ def _add_compare_parser(sub: _Subcommands) -> None:
     compare.add_argument("--save", default=None, metavar="NAME", help="store NEW as the named baseline .prefixbench/NAME.json")
     compare.add_argument("--compare", default=None, metavar="NAME", help="compare NEW with the named baseline .prefixbench/NAME.json")
     compare.add_argument("--format", choices=("table", "md", "json"), default="table", help="stdout format; md is the pull-request summary (default: table)")
-    compare.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="also write the Markdown summary to FILE (for a PR comment)")
+    compare.add_argument("--markdown", type=path_argument, default=None, metavar="FILE", help="also write the Markdown summary to FILE (for a PR comment)")
 
 
 def _add_audit_parser(sub: _Subcommands) -> None:
@@ -454,15 +455,15 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         f"Read real agent logs ({formats.nouns()}), replay every lane through the provider's cache model on the log's "
         "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input."
     )
-    audit.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json / *.traj, also gzip, bzip2 or xz compressed: *.jsonl.gz ...)")
+    audit.add_argument("paths", nargs="+", type=path_argument, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json / *.traj, also gzip, bzip2 or xz compressed: *.jsonl.gz ...)")
     audit.add_argument("--input", default="auto", choices=formats.input_choices(), help=formats.input_help())
     audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
-    audit.add_argument("--out", type=Path, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json, audit.png and report.html here (all or nothing)")
+    audit.add_argument("--out", type=path_argument, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json, audit.png and report.html here (all or nothing)")
     audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: at its own time)")
     audit.add_argument("--fail-on", default=None, metavar="CAUSE,...", help=f"exit 1 if any request has one of these causes ({', '.join(CAUSES)})")
     audit.add_argument("--min-hit-ratio", default=None, metavar="R", help="exit 1 if the overall hit ratio (read / all input) is below R")
     audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
-    audit.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
+    audit.add_argument("--junit", type=path_argument, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
     audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
     audit.add_argument(
         "--openai-zdr",
@@ -619,6 +620,7 @@ def _run(argv: Sequence[str] | None) -> int:
             if dashed is None:
                 raise
             raise UserError(f"{exc}; {dashed} is a file, read as an option: write ./{dashed} or put -- before it") from None
+        refuse_dashes(args)
         match args.command:
             case "sweep":
                 return cmd_sweep(args)
@@ -802,10 +804,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """``prefixbench check``."""
+    """``prefixbench check`` (``--trace -`` reads the log from standard input)."""
     from prefixbench.reports.options import check_options
 
-    return run_check(check_options(args))
+    options = check_options(args)
+    if not is_dash(options.trace):
+        return run_check(options)
+    import msgspec
+
+    with readable_file(options.trace, "check --trace") as path:
+        return run_check(msgspec.structs.replace(options, trace=path))
 
 
 #: ``check``'s windows when --windows is not given.
@@ -880,15 +888,16 @@ def _replay_bodies(args: argparse.Namespace) -> int:
         cache = make_cache_model(args.cache, args.tokenizer)
     # Streamed: each line is parsed, replayed, labelled and dropped; observations and labels stay.
     torn: list[int] = []
-    try:
-        observations, labels = replay_labelled(read_chat_completions(args.file, torn), cache)
-    except UserError as exc:
-        from prefixbench.reports.trace import with_the_format_found
+    with readable_file(args.file, "replay") as path:
+        try:
+            observations, labels = replay_labelled(read_chat_completions(path, torn), cache)
+        except UserError as exc:
+            from prefixbench.reports.trace import with_the_format_found
 
-        raise UserError(with_the_format_found(exc, Path(args.file), "replay")) from None
+            raise UserError(with_the_format_found(exc, path, "replay")) from None
     from prefixbench.reports.trace import warn_torn
 
-    warn_torn(args.file, torn)
+    warn_torn(STDIN_NAME if is_dash(args.file) else args.file, torn)
     print(replay_json(observations, price, labels) if args.format == "json" else replay_table(observations, price, labels))
     return 0
 
@@ -910,12 +919,13 @@ def _replay_capture(args: argparse.Namespace) -> int:
     from prefixbench.reports.trace import warn_torn, with_the_format_found
 
     torn: list[int] = []
-    try:
-        rows = replay_capture(args.file, chars_per_token=args.chars_per_token, torn=torn)
-    except UserError as exc:  # another log given with --input anthropic-capture: say which
-        raise UserError(with_the_format_found(exc, Path(args.file), "replay", reading="anthropic-capture")) from None
+    with readable_file(args.file, "replay") as path:
+        try:
+            rows = replay_capture(path, chars_per_token=args.chars_per_token, torn=torn)
+        except UserError as exc:  # another log given with --input anthropic-capture: say which
+            raise UserError(with_the_format_found(exc, path, "replay", reading="anthropic-capture")) from None
 
-    warn_torn(args.file, torn)
+    warn_torn(STDIN_NAME if is_dash(args.file) else args.file, torn)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))
     return 0
 
@@ -923,7 +933,7 @@ def _replay_capture(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     """``prefixbench compare``."""
     from prefixbench.reports.compare import compare_json, compare_markdown, compare_text
-    from prefixbench.workloads.runs.compare import DEFAULT_THRESHOLDS, Thresholds, compare, load_baseline, read_result, save_baseline
+    from prefixbench.workloads.runs.compare import DEFAULT_THRESHOLDS, Thresholds, compare, load_baseline, save_baseline
 
     thresholds = Thresholds.parse(args.max_regression, over=DEFAULT_THRESHOLDS)
     files = list(args.files)
@@ -933,8 +943,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UserError("--compare NAME takes one file, NEW (the baseline is BASE)")
     if args.compare is None and args.save is None and len(files) != 2:
         raise UserError("compare needs BASE NEW, or NEW with --compare NAME or --save NAME")
-    new = read_result(files[-1])
-    base = load_baseline(args.compare) if args.compare is not None else (read_result(files[0]) if len(files) == 2 else None)
+    new = _read_result(files[-1])
+    base = load_baseline(args.compare) if args.compare is not None else (_read_result(files[0]) if len(files) == 2 else None)
     status = 0
     if base is not None:
         comparison = compare(base, new, thresholds)
@@ -953,3 +963,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         path = save_baseline(new, args.save)
         print(f"saved {new.kind} baseline {args.save!r} ({len(new.units)} units) to {path}", file=sys.stderr)
     return status
+
+
+def _read_result(path: Path):  # type: ignore[no-untyped-def]
+    """A result ``compare`` reads: a file or folder, or ``-``, standard input."""
+    from prefixbench.workloads.runs.compare import read_result, result_from_text
+
+    if is_dash(path):
+        return result_from_text(read_stdin_text("compare"), STDIN_NAME)
+    return read_result(path)

@@ -104,18 +104,23 @@ def read_result(path: Path) -> Result:
         raise UserError(f"{path}: not UTF-8 text (byte {exc.start}); expected runs.csv or a JSON result") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    return result_from_text(text, str(path))
+
+
+def result_from_text(text: str, source: str) -> Result:
+    """A result from its text (runs.csv, or JSON); ``source`` names it in errors and the table."""
     stripped = text.lstrip()
     if not stripped:
-        raise UserError(f"{path}: empty file")
+        raise UserError(f"{source}: empty file")
     if stripped[0] in "[{":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+            raise UserError(f"{source}:{exc.lineno}: not valid JSON ({exc.msg})") from None
         except (ValueError, RecursionError):
-            raise UserError(f"{path}: JSON nested too deep, or a number too long to read") from None
-        return result_from_json(data, str(path))
-    return _sweep_from_csv(text, str(path))
+            raise UserError(f"{source}: JSON nested too deep, or a number too long to read") from None
+        return result_from_json(data, source)
+    return _sweep_from_csv(text, source)
 
 
 def result_from_json(data: object, source: str) -> Result:
