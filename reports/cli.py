@@ -542,10 +542,12 @@ def _listing(entries: dict[str, WorkloadEntry]) -> str:
 
 
 def _sections_listing() -> str:
-    """``seed-coding: checkpoint; thinking-tools: checkpoint, user-tail, ranges``."""
+    """``seed-coding: checkpoint; thinking-tools: checkpoint, user-tail, ranges; none on subagents, idle-gaps``."""
     from prefixbench.workloads.scripted.registry import WORKLOADS
 
-    return "; ".join(f"{name}: {', '.join(entry.engine_sections)}" for name, entry in WORKLOADS.items())
+    taking = [f"{name}: {', '.join(entry.engine_sections)}" for name, entry in WORKLOADS.items() if entry.engine_sections]
+    fixed = [name for name, entry in WORKLOADS.items() if not entry.engine_sections]
+    return "; ".join(taking) + (f"; none on {', '.join(fixed)}" if fixed else "")
 
 
 def _add_cache_options(parser: argparse.ArgumentParser) -> None:
