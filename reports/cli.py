@@ -552,14 +552,15 @@ def _sections_listing() -> str:
 
 def _add_cache_options(parser: argparse.ArgumentParser) -> None:
     """``--cache`` and ``--tokenizer``, the same on every subcommand that replays requests."""
-    from prefixbench.simulator.models import CACHE_MODELS, options_help
+    from prefixbench.simulator.models import CACHE_MODELS, more_options_help, options_help
 
     parser.add_argument(
         "--cache",
         default=Default("byte-exact"),
         help=f"provider cache model, optionally with options: {', '.join(CACHE_MODELS)} (byte-exact is the "
         "reference); e.g. openai:mode=5.6, vllm:capacity_blocks=4096 or xai:block=64 (default: byte-exact). "
-        f"Provider models' options, default [O official / S secondary / M measured]: {options_help()}",
+        f"Provider models' options, default [O official / S secondary / M measured]: {options_help()}. "
+        f"Simulation options, default: {more_options_help()}",
     )
     parser.add_argument(
         "--tokenizer",
