@@ -52,17 +52,19 @@ def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_opti
     )
     if not bench:
         return
+    from prefixbench.kernel.presets import PRESETS
     from prefixbench.simulator.validate import PROFILES
     from prefixbench.workloads.runs.bench import BENCH_CACHES, DEFAULT_CACHES, DEFAULT_WORKLOADS
+    from prefixbench.workloads.scripted.registry import WORKLOADS
 
     caches = ", ".join(f"{c.label} ({c.price})" for c in BENCH_CACHES)
-    bench.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS), help=f"workloads, comma-separated (default: {','.join(DEFAULT_WORKLOADS)})")
+    bench.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS), help=f"workloads, comma-separated: {', '.join(WORKLOADS)} (default: {','.join(DEFAULT_WORKLOADS)})")
     bench.add_argument("--strategies", default=None, help="engines, comma-separated: seed engines, installed names or package.module:factory (default: each workload's seed engines and every installed engine; --engine adds to them)")
     add_engine_option(bench)
     bench.add_argument("--caches", default=",".join(DEFAULT_CACHES), help=f"provider cache models, comma-separated, or all: {caches} (default: {','.join(DEFAULT_CACHES)})")
     bench.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
     bench.add_argument("--seeds", default="0-4", help="workload shape seeds: 0-16 (inclusive), 0,3,5 or a mix; 0 is the default shape (default: 0-4)")
-    bench.add_argument("--preset", default="patched", help="preset of the seed engines (default: patched)")
+    bench.add_argument("--preset", default="patched", help=f"preset of the seed engines: {', '.join(PRESETS)} (default: patched)")
     bench.add_argument("--profile", default="lenient", help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
     bench.add_argument("--read-discount", default="0.5", metavar="F,...", help="also price at these fractions of each provider's cached-read discount: 0.5 = half the discount, reads cost more; none for no such variant (default: 0.5)")
     bench.add_argument("--read-price", default="0.5", metavar="F,...", help="also price with the cache-read price times these factors: 0.5 = reads cost half; none for no such variant (default: 0.5)")

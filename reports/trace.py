@@ -145,9 +145,12 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
 
     record.add_argument("file", type=path_argument, help="where to write the log (JSONL); - writes it to standard output")
     record.add_argument("--force", action="store_true", help="replace FILE if it exists (default: an existing FILE is refused, before the run)")
-    record.add_argument("--workload", default="seed-coding", help="workload (default: seed-coding)")
+    from prefixbench.kernel.presets import PRESETS
+    from prefixbench.workloads.scripted.registry import WORKLOADS
+
+    record.add_argument("--workload", default="seed-coding", help=f"workload: {', '.join(WORKLOADS)} (default: seed-coding)")
     record.add_argument("--window", default="32k", help="context window, k = 1,000 and m = 1,000,000 tokens (default: 32k)")
-    record.add_argument("--preset", default="patched", help="preset (default: patched)")
+    record.add_argument("--preset", default="patched", help=f"preset: {', '.join(PRESETS)} (default: patched)")
     record.add_argument("--profile", default="lenient", help=f"provider profile the run goes through: {'|'.join(PROFILES)} (default: lenient)")
     add_engine_option(record, repeatable=False)
     add_workload_options(record)

@@ -28,3 +28,21 @@ def test_engine_config_help_says_which_workloads_take_no_table(capsys, monkeypat
         main(["sweep", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "none on subagents, idle-gaps" in help_text and "subagents: ;" not in help_text
+
+
+@pytest.mark.parametrize(("command", "flag", "names"), [
+    ("record", "--workload", "seed-coding, thinking-tools, subagents, idle-gaps"),
+    ("record", "--preset", "legacy, envelope-fix, prune-fix, patched, pre-d677"),
+    ("bench", "--preset", "legacy, envelope-fix, prune-fix, patched, pre-d677"),
+    ("bench", "--workloads", "seed-coding, thinking-tools, subagents, idle-gaps"),
+])
+def test_a_flag_that_takes_a_name_lists_the_names_in_its_help(command, flag, names, capsys, monkeypatch) -> None:
+    # Fails on main: record's help said only "workload (default: seed-coding)" and "preset
+    # (default: patched)", bench's the same; sweep's and check's list them.
+    monkeypatch.setenv("COLUMNS", "2000")
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    start = out.index(f"\n  {flag} ")
+    entry = " ".join(out[start : out.find("\n  --", start + 1)].split())
+    assert names in entry, entry
