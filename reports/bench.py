@@ -156,7 +156,8 @@ OUTPUTS = ("leaderboard.csv", "bench-runs.csv", "report.md", "report.html", "ben
 
 def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
     """Plan, land what the store lacks, rebuild every output from the store, print the leaderboard."""
-    from prefixbench.reports.interrupt import raise_if_interrupted
+    from prefixbench.reports.interrupt import keep_note, raise_if_interrupted
+    from prefixbench.reports.output import kept_runs
     from prefixbench.reports.outdir import OutLock, check_out_dir, probe_writable
     from prefixbench.reports.progress import SweepProgress
     from prefixbench.workloads.runs.bench import bench_rows, leaderboard, plan_bench, prices_of
@@ -190,7 +191,11 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
             print(f"prefixbench: bench of {_runs(len(keys))}{already}; running {len(todo):,}", file=sys.stderr)
         jobs = options.jobs if options.jobs is not None else default_jobs(len(todo) if todo else len(keys))
         progress = SweepProgress(len(keys), skipped, mode=SweepProgress.mode_for(options.quiet), command="bench")
-        landed = land_missing(plan, todo, store, progress, jobs=jobs, scheduler=options.scheduler, between_batches=raise_if_interrupted)
+        try:
+            landed = land_missing(plan, todo, store, progress, jobs=jobs, scheduler=options.scheduler, between_batches=raise_if_interrupted)
+        except KeyboardInterrupt:
+            keep_note(kept_runs(store, keys, out))
+            raise
         rows: list[dict[str, object]] = []
         for item, (record, frame) in zip(plan.runs, load_runs(plan, store, landed, jobs)):
             rows += bench_rows(record, frame.to_dict("records"), item.cache, prices[item.cache], spec.pricing)

@@ -726,7 +726,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(argv)
     except KeyboardInterrupt:
-        print("prefixbench: interrupted", file=sys.stderr)
+        from prefixbench.reports.interrupt import interrupted_line
+
+        print(interrupted_line(), file=sys.stderr)
         return 130
 
 

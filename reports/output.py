@@ -29,7 +29,7 @@ import pandas as pd
 from prefixbench.reports.cost import cost_table, cost_text
 from prefixbench.workloads.runs.schema import COST_COLUMNS, OBSERVATION_COLUMNS, RUN_COLUMNS
 from prefixbench.workloads.runs.manifest import MANIFEST, UNFINISHED, Manifest
-from prefixbench.reports.interrupt import raise_if_interrupted
+from prefixbench.reports.interrupt import keep_note, raise_if_interrupted
 from prefixbench.reports.options import check_price_date, check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
 from prefixbench.reports.outdir import (
     JOURNAL, LOCK, OutLock, check_out_dir, complete_landing, drop_staging, land_staged, landing_entries, landing_point, make_staging,
@@ -137,6 +137,13 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
         return _run_and_land(plan, options, out, manifest)
 
 
+def kept_runs(store: ResultStore, keys: list[str], out: Path) -> str:
+    """What an interrupted sweep or bench kept: ``122 of 192 runs kept in out/store: ...``."""
+    stored = sum(store.has(k) for k in keys)
+    return (f"{stored:,} of {len(keys):,} runs kept in {out / STORE_DIR}; the same command "
+            "resumes (stored runs are skipped)")
+
+
 def _run_and_land(plan: SweepPlan, options: SweepRunOptions, out: Path, manifest: Manifest) -> int:
     """Compute what the store lacks, stage every output beside the earlier ones, and land them
     together; on any error the earlier outputs stay as they were and the finished runs stay in
@@ -184,6 +191,7 @@ def _run_and_land(plan: SweepPlan, options: SweepRunOptions, out: Path, manifest
         land_staged(out, staging, [*outputs, MANIFEST], remove=[*stale, UNFINISHED], together=outputs)
     except KeyboardInterrupt:
         _drop(out, staging)  # the mark stays: re-running completes the sweep
+        keep_note(kept_runs(store, keys, out))
         raise
     except BaseException as exc:
         _drop(out, staging)
