@@ -872,8 +872,9 @@ def file_map(jobs: int, scheduler: str | None):
     Raises:
         UserError: ``--jobs`` below 1, or ``--scheduler`` without Dask installed.
     """
-    if jobs < 1:
-        raise UserError(f"--jobs must be >= 1, got {jobs}")
+    from prefixbench.workloads.runs.execute import check_jobs
+
+    check_jobs(jobs, scheduler)
     if jobs == 1 and scheduler is None:
         return None
     import functools

@@ -72,7 +72,7 @@ def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_opti
     add_workload_options(bench)
     bench.add_argument("--out", type=path_argument, default=DEFAULT_BENCH_OUT, help=f"output folder (default: {DEFAULT_BENCH_OUT}/)")
     bench.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    bench.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: the cores when more than 4 runs are to be computed)")
+    bench.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes, at most 4 x the cores without a remote --scheduler (default: the cores when more than 4 runs are to be computed, else 1)")
     bench.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="run on Dask distributed: a scheduler address or 'local' (needs the dask extra)")
     bench.add_argument("--fresh", action="store_true", help="recompute every run, even those already in the store")
 
@@ -161,15 +161,14 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
     from prefixbench.reports.outdir import OutLock, check_out_dir, probe_writable
     from prefixbench.reports.progress import SweepProgress
     from prefixbench.workloads.runs.bench import bench_rows, leaderboard, plan_bench, prices_of
-    from prefixbench.workloads.runs.execute import default_jobs, require_scheduler
+    from prefixbench.workloads.runs.execute import check_jobs, default_jobs, require_scheduler
     from prefixbench.workloads.runs.land import land_missing, load_runs, missing_runs, prepare_out
     from prefixbench.workloads.runs.manifest import Manifest
     from prefixbench.workloads.runs.store import STORE_DIR, ResultStore, recompute_notes
 
     plan = plan_bench(spec)
     prices = prices_of(spec)
-    if options.jobs is not None and options.jobs < 1:
-        raise UserError(f"--jobs must be >= 1, got {options.jobs}")
+    check_jobs(options.jobs, options.scheduler)
     require_scheduler(options.scheduler)
     out: Path = options.out
     names = [*OUTPUTS, *(f"bench-{w}.png" for w in spec.workloads)]

@@ -337,7 +337,7 @@ def _add_scale_options(sweep: argparse.ArgumentParser) -> None:
     sweep.add_argument("--grid", type=path_argument, default=None, metavar="FILE.toml", help="run the named sweeps of a grid file (cartesian products); flags given here override its values")
     sweep.add_argument("--sweep", dest="sweep_name", default=None, metavar="NAME", help="with --grid: only the sweep of this name (default: every sweep in the file)")
     sweep.add_argument("--seeds", default=None, help="workload shape seeds: 0-16 (inclusive), 0,3,5 or a mix; 0 is the default shape (default: 0)")
-    sweep.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: the number of cores when the sweep has more than 4 runs to compute, else 1)")
+    sweep.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes, at most 4 x the cores without a remote --scheduler (default: the number of cores when the sweep has more than 4 runs to compute, else 1)")
     sweep.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="run on Dask distributed: a scheduler address (tcp://host:8786) or 'local' for a LocalCluster of --jobs workers (needs the dask extra)")
     sweep.add_argument("--fresh", action="store_true", help="recompute every run, even those already in --out's result store")
 
@@ -525,7 +525,7 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "previous request reported reading (measured: Gemini's reads keep to one checkpoint for several calls, then "
         "jump; see docs/providers.md) (default: follow the last read)",
     )
-    audit.add_argument("--jobs", type=int, default=1, metavar="N", help="read the log files in N worker processes, largest first, then re-simulate the fixes of what to change in N forked processes (default: 1; the output is the same)")
+    audit.add_argument("--jobs", type=int, default=1, metavar="N", help="read the log files in N worker processes, largest first, then re-simulate the fixes of what to change in N forked processes; at most 4 x the cores without a remote --scheduler (default: 1; the output is the same)")
     audit.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="read the log files on Dask distributed: a scheduler address (tcp://host:8786), whose workers see the files at the same paths, or 'local' for a LocalCluster of --jobs workers (needs the dask extra)")
     audit.add_argument(
         "--what-if",

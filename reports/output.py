@@ -42,7 +42,7 @@ from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore
 from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, usd_sum
-from prefixbench.workloads.runs.execute import default_jobs, map_runs, pool_size, require_scheduler
+from prefixbench.workloads.runs.execute import check_jobs, default_jobs, map_runs, pool_size, require_scheduler
 from prefixbench.workloads.runs.options import SweepRunOptions
 from prefixbench.workloads.scripted.registry import option_names
 from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec, plan_sweep, plan_sweeps
@@ -119,9 +119,7 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
         raise UserError("--grid: the sweeps run together name different prices; give each its own run with --sweep NAME")
     plan = plan_sweeps(specs) if len(specs) > 1 else plan_sweep(specs[0])
     price = plan.spec.price
-    jobs = options.jobs
-    if jobs is not None and jobs < 1:
-        raise UserError(f"--jobs must be >= 1, got {jobs}")
+    check_jobs(options.jobs, options.scheduler)
     require_scheduler(options.scheduler)
     out: Path = options.out
     check_out_dir(out, output_names(plan), "sweep")

@@ -46,3 +46,47 @@ def test_a_flag_that_takes_a_name_lists_the_names_in_its_help(command, flag, nam
     start = out.index(f"\n  {flag} ")
     entry = " ".join(out[start : out.find("\n  --", start + 1)].split())
     assert names in entry, entry
+
+
+@pytest.mark.parametrize("argv", [
+    ["sweep", "--jobs", "100000"],
+    ["sweep", "--jobs", "9", "--scheduler", "local"],
+    ["bench", "--jobs", "100000"],
+    ["audit", "{log}", "--jobs", "100000"],
+])
+def test_a_huge_jobs_is_one_line_before_any_process_is_forked(argv, tmp_path, monkeypatch, capsys) -> None:
+    # Fails on main: --jobs 100000 was taken, and the process pool forks every worker at its
+    # first submit (fork start method), busy or not: a fork bomb from one typo.
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    (tmp_path / "log.jsonl").write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    argv = [word.replace("{log}", "log.jsonl") for word in argv]
+    assert main([*argv, "--quiet"] if argv[0] != "audit" else argv) == 2
+    (err,) = capsys.readouterr().err.splitlines()
+    value = argv[argv.index("--jobs") + 1]
+    assert err.startswith(f"prefixbench: error: --jobs {int(value):,}: more than 4 x the 2 cores here (8); "), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.jsonl"]  # nothing written
+
+
+def test_the_pool_never_forks_more_workers_than_runs(monkeypatch) -> None:
+    # Fails on main: ProcessPoolExecutor(max_workers=jobs) for 3 runs at --jobs 8 forked 8
+    # processes (measured: 40 children for 16 runs at --jobs 40), 5 of them idle.
+    import concurrent.futures
+
+    from prefixbench.workloads.runs.execute import map_runs
+
+    asked: list[int] = []
+
+    class Stop(Exception):
+        pass
+
+    def pool(max_workers, **_):
+        asked.append(max_workers)
+        raise Stop
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", pool)
+    with pytest.raises(Stop):
+        list(map_runs(abs, [-1, -2, -3], jobs=8))
+    assert asked == [3]
