@@ -941,6 +941,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from prefixbench.workloads.runs.compare import DEFAULT_THRESHOLDS, Thresholds, compare, load_baseline, save_baseline
 
     thresholds = Thresholds.parse(args.max_regression, over=DEFAULT_THRESHOLDS)
+    if args.markdown is not None:  # before the comparison: its verdict is not lost to a bad path
+        _refuse_unwritable_file(args.markdown, "--markdown")
+    if args.save is not None:
+        from prefixbench.workloads.runs.compare import baseline_path
+
+        baseline_path(args.save)  # a bad name, or a folder it cannot go in, before the files are read
+        _refuse_unwritable_baselines(args.save)
     files = list(args.files)
     if len(files) > 2:
         raise UserError(f"compare takes BASE NEW (or NEW with --compare NAME), got {len(files)} files")
@@ -955,7 +962,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         comparison = compare(base, new, thresholds)
         markdown = compare_markdown(comparison)
         if args.markdown is not None:
-            args.markdown.write_text(markdown, encoding="utf-8")
+            try:
+                args.markdown.write_text(markdown, encoding="utf-8")
+            except OSError as exc:
+                raise UserError(f"--markdown {args.markdown}: cannot write ({exc.strerror or exc})") from None
         match args.format:
             case "json":
                 print(compare_json(comparison))
@@ -968,6 +978,33 @@ def cmd_compare(args: argparse.Namespace) -> int:
         path = save_baseline(new, args.save)
         print(f"saved {new.kind} baseline {args.save!r} ({len(new.units)} units) to {path}", file=sys.stderr)
     return status
+
+
+def _refuse_unwritable_file(path: Path, flag: str) -> None:
+    """Refuse, before any work, a file option that names a folder or sits in a folder that is
+    missing, no folder, or not writable: one line naming the flag."""
+    import os
+
+    if path.is_dir():
+        raise UserError(f"{flag} {path}: is a folder; name a file")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UserError(f"{flag} {path}: cannot write ({'no folder' if not folder.exists() else 'not a folder:'} {folder})")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {path}: cannot write (folder {folder} is not writable)")
+
+
+def _refuse_unwritable_baselines(name: str) -> None:
+    """``--save NAME``: the baseline folder (or, before it exists, the working folder) must take a file."""
+    import os
+
+    from prefixbench.workloads.runs.compare import BASELINE_DIR
+
+    folder = BASELINE_DIR if BASELINE_DIR.exists() else Path(".")
+    if BASELINE_DIR.exists() and not BASELINE_DIR.is_dir():
+        raise UserError(f"--save {name}: cannot write {BASELINE_DIR}/{name}.json ({BASELINE_DIR} is not a folder)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"--save {name}: cannot write {BASELINE_DIR}/{name}.json (folder {folder.resolve()} is not writable)")
 
 
 def _read_result(path: Path):  # type: ignore[no-untyped-def]

@@ -116,6 +116,9 @@ def result_from_text(text: str, source: str) -> Result:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
+            if exc.msg == "Extra data" and stripped[0] == "{" and exc.lineno > 1:  # one object a line: a log
+                raise UserError(f"{source}:{exc.lineno}: one JSON value a line (a log?), not a result: compare reads "
+                                "runs.csv, sweep --format json or audit --format json") from None
             raise UserError(f"{source}:{exc.lineno}: not valid JSON ({exc.msg})") from None
         except (ValueError, RecursionError):
             raise UserError(f"{source}: JSON nested too deep, or a number too long to read") from None
@@ -553,10 +556,15 @@ def baseline_path(name: str, root: Path = BASELINE_DIR) -> Path:
 def save_baseline(result: Result, name: str, root: Path = BASELINE_DIR) -> Path:
     """Store ``result`` as ``root/NAME.json`` (written whole, then renamed into place)."""
     path = baseline_path(name, root)
-    root.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(result.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:  # a read-only folder, a full disk: no half-written baseline stays
+        if tmp.parent.is_dir():
+            tmp.unlink(missing_ok=True)
+        raise UserError(f"--save {name}: cannot write {path} ({exc.strerror or exc})") from None
     return path
 
 

@@ -3,6 +3,8 @@ where, exit 2, no traceback, nothing computed lost. Each test says what main did
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from prefixbench.reports.cli import main
@@ -90,3 +92,50 @@ def test_the_pool_never_forks_more_workers_than_runs(monkeypatch) -> None:
     with pytest.raises(Stop):
         list(map_runs(abs, [-1, -2, -3], jobs=8))
     assert asked == [3]
+
+
+def _sweep_json(tmp_path, capsys) -> str:
+    assert main(["sweep", "--windows", "32k", "--presets", "patched", "--steps", "5", "--quiet", "--format", "json",
+                 "--out", str(tmp_path / "out")]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("markdown", "line"), [
+    ("{tmp}", "--markdown {tmp}: is a folder; name a file"),
+    ("{tmp}/nowhere/pr.md", "--markdown {tmp}/nowhere/pr.md: cannot write (no folder {tmp}/nowhere)"),
+])
+def test_compare_refuses_a_markdown_path_it_cannot_write_before_comparing(markdown, line, tmp_path, capsys) -> None:
+    # Fails on main: "{tmp}: Is a directory" / "...: No such file or directory", without the flag.
+    (tmp_path / "base.json").write_text(_sweep_json(tmp_path, capsys))
+    base = str(tmp_path / "base.json")
+    assert main(["compare", base, base, "--markdown", markdown.replace("{tmp}", str(tmp_path))]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [f"prefixbench: error: {line.replace('{tmp}', str(tmp_path))}"]
+    assert captured.out == ""
+
+
+def test_compare_save_into_a_folder_it_cannot_write_is_one_line_before_the_verdict(tmp_path, monkeypatch, capsys) -> None:
+    # Fails on main: the comparison was printed, then "... Permission denied" (exit 2 over the
+    # verdict), naming the temporary file, not --save.
+    import os
+
+    (tmp_path / "base.json").write_text(_sweep_json(tmp_path, capsys))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: Path(path).resolve() != work)  # as a read-only folder
+    assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "base.json"), "--save", "main"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [f"prefixbench: error: --save main: cannot write .prefixbench/main.json (folder {work} is not writable)"]
+    assert captured.out == "" and not (work / ".prefixbench").exists()
+
+
+def test_compare_given_a_request_log_says_it_is_a_log(tmp_path, capsys) -> None:
+    # Fails on main: "log.jsonl:2: not valid JSON (Extra data)".
+    (tmp_path / "base.json").write_text(_sweep_json(tmp_path, capsys))
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"model": "m", "messages": []}\n{"model": "m", "messages": []}\n')
+    assert main(["compare", str(tmp_path / "base.json"), str(log)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"prefixbench: error: {log}:2: one JSON value a line (a log?), not a result: compare reads runs.csv, "
+        "sweep --format json or audit --format json"]
