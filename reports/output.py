@@ -317,6 +317,8 @@ def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
         specs = read_grid(args.grid, args.sweep_name, overrides=grid_overrides(args))
         warn_window_memory(tuple(sorted({w for spec in specs for w in spec.windows})))
         return specs
+    if getattr(args, "sweep_name", None) is not None:  # it picks a sweep of a grid file: alone it would be ignored
+        raise UserError(f"--sweep {args.sweep_name}: names a sweep of a grid file; give --grid FILE.toml too")
     spec = sweep_spec(args)
     if getattr(args, "seeds", None):
         from msgspec.structs import replace

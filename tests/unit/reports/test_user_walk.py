@@ -139,3 +139,11 @@ def test_compare_given_a_request_log_says_it_is_a_log(tmp_path, capsys) -> None:
     assert capsys.readouterr().err.splitlines() == [
         f"prefixbench: error: {log}:2: one JSON value a line (a log?), not a result: compare reads runs.csv, "
         "sweep --format json or audit --format json"]
+
+
+def test_sweep_name_without_a_grid_is_refused_not_ignored(tmp_path, capsys) -> None:
+    # Fails on main: `sweep --sweep nightly` ignored --sweep and ran the default sweep, exit 0.
+    assert main(["sweep", "--sweep", "nightly", "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "prefixbench: error: --sweep nightly: names a sweep of a grid file; give --grid FILE.toml too"]
+    assert not (tmp_path / "out").exists()
