@@ -969,7 +969,7 @@ def run_audit_command(args) -> int:
         check_out_dir(args.out, AUDIT_FILES, "audit")
         if not existed:
             args.out.rmdir()  # checked only: the folder appears when the audit's files land, all at once
-    if getattr(args, "what_if", None):
+    if getattr(args, "what_if", None) is not None:  # --what-if "" too: refused, not taken as no fix
         from prefixbench.workloads.audit.whatif import parse_fixes
 
         parse_fixes(args.what_if)  # a bad fix name is an error before any log is read

@@ -147,3 +147,19 @@ def test_sweep_name_without_a_grid_is_refused_not_ignored(tmp_path, capsys) -> N
     assert capsys.readouterr().err.splitlines() == [
         "prefixbench: error: --sweep nightly: names a sweep of a grid file; give --grid FILE.toml too"]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("what_if", "line"), [
+    ("", "--what-if: no fix named (give one or more, or all)"),
+    ("breakpoints=last-0", "--what-if: breakpoints: last-0 is the last message: write last (last-N counts from 1)"),
+    ("breakpoints=last+last-00", "--what-if: breakpoints: last-0 is the last message: write last (last-N counts from 1)"),
+    ("breakpoints=last-1+last-01", "--what-if: breakpoints: a place is named twice in 'last-1+last-01'"),
+])
+def test_odd_what_if_values_are_one_line(what_if, line, tmp_path, capsys) -> None:
+    # Fails on main: --what-if "" ran the audit as if no --what-if was given; last-0 (the last
+    # message again) and last-01 (last-1 again) were taken as other places.
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    assert main(["audit", str(log), "--what-if", what_if]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [f"prefixbench: error: {line}"] and captured.out == ""
