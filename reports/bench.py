@@ -111,6 +111,8 @@ def bench_spec(args: argparse.Namespace) -> BenchSpec:
         named = tuple(dict.fromkeys((*seeds, *installed_engines())))
     strategies = tuple(dict.fromkeys((*named, *(args.engine or ()))))
     caches = tuple(c.label for c in BENCH_CACHES) if args.caches.strip() == "all" else parse_list(args.caches, "--caches")
+    if "all" in caches:  # beside other names: "unknown cache model 'all' (known: ..., or all)" contradicted itself
+        raise UserError(f"--caches {args.caches}: all names every cache model and stands alone; give all, or the models")
     check_price_date(args.price_as_of)
     windows = parse_windows(args.windows)
     warn_window_memory(windows)
@@ -235,7 +237,7 @@ def _factor(value: object) -> str:
 
 
 def _window(value: object) -> str:
-    from prefixbench.workloads.runs.windows import format_window
+    from prefixbench.simulator.windows import format_window
 
     return format_window(int(value))  # type: ignore[call-overload]
 

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, assert_never
 
-from prefixbench.reports.options import Default, check_price_date, check_price_options, parse_list, parse_windows, warn_window_memory
-from prefixbench.reports.stdio import STDIN_NAME, is_dash, path_argument, read_stdin_text, readable_file, refuse_dashes
+from prefixbench.reports.options import Default, check_price_options, parse_list, parse_windows, warn_window_memory
+from prefixbench.reports.stdio import STDIN_NAME, drop_stdout, is_dash, path_argument, read_stdin_text, readable_file, refuse_dashes
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
@@ -659,7 +659,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return 2
     except BrokenPipeError:
         # A write that bypassed the wrapper below found the reader gone: stop quietly.
-        _drop_stdout(sys.stdout)
+        drop_stdout(sys.stdout)
         return 0
     except OSError as exc:  # a file that vanished or a full disk while writing
         where = f"{exc.filename}: " if exc.filename else ("standard output: " if _stdout_failed() else "")
@@ -674,7 +674,7 @@ def _flush_failed() -> bool:
     try:
         sys.stdout.flush()
     except OSError as exc:
-        _drop_stdout(sys.stdout)
+        drop_stdout(sys.stdout)
         _fail(f"standard output: {exc.strerror or exc}")
         return True
     return False
@@ -693,32 +693,17 @@ class _ReaderMayLeave:
         try:
             return self._stream.write(text)  # type: ignore[attr-defined, no-any-return]
         except BrokenPipeError:
-            _drop_stdout(self._stream)
+            drop_stdout(self._stream)
             return len(text)
 
     def flush(self) -> None:
         try:
             self._stream.flush()  # type: ignore[attr-defined]
         except BrokenPipeError:
-            _drop_stdout(self._stream)
+            drop_stdout(self._stream)
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._stream, name)
-
-
-def _drop_stdout(stream: object) -> None:
-    """Point ``stream``'s descriptor at the null device, so what it still holds and writes goes nowhere."""
-    import os
-
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, stream.fileno())  # type: ignore[attr-defined]
-    finally:
-        os.close(null)
-    try:
-        stream.flush()  # type: ignore[attr-defined]
-    except OSError:
-        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -785,7 +770,7 @@ def _stdout_failed() -> bool:
     try:
         os.write(fd, b"")
     except OSError:
-        _drop_stdout(sys.stdout)  # the exit's own flush would fail again
+        drop_stdout(sys.stdout)  # the exit's own flush would fail again
         return True
     return False
 
@@ -880,10 +865,9 @@ def _replay_bodies(args: argparse.Namespace) -> int:
         raise UserError("--chars-per-token applies to --input anthropic-capture only")
     price = None
     if args.price is not None:
-        from prefixbench.simulator.pricing import get_price
+        from prefixbench.reports.options import price_row
 
-        check_price_date(args.price_as_of)
-        price = get_price(args.price, as_of=args.price_as_of, period=args.period)
+        price = price_row(args.price, args.price_as_of, args.period)
     else:
         check_price_options(args.period, args.price_as_of)
     cache = None  # the byte-exact reference, which needs no cache-model machinery

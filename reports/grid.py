@@ -307,7 +307,8 @@ def _seeds(value: object, key: str, problems: _Problems) -> list[int]:
 
 
 def _price(values: dict[str, Any], prefix: str, problems: _Problems):
-    from prefixbench.simulator.pricing import PriceRow, get_price
+    from prefixbench.reports.options import price_row
+    from prefixbench.simulator.pricing import PriceRow
 
     price = values.get("price")
     if price is None:
@@ -321,7 +322,7 @@ def _price(values: dict[str, Any], prefix: str, problems: _Problems):
         problems.add(f"{prefix}.price", f"must be one price model name, got {price!r}")
         return None
     try:
-        return get_price(price, as_of=values.get("price_as_of"), period=values.get("period"))
+        return price_row(price, values.get("price_as_of"), values.get("period"), named='period "peak"')
     except UserError as exc:
         problems.add(f"{prefix}.price", str(exc))
         return None

@@ -30,7 +30,7 @@ from prefixbench.reports.cost import cost_table, cost_text
 from prefixbench.workloads.runs.schema import COST_COLUMNS, OBSERVATION_COLUMNS, RUN_COLUMNS
 from prefixbench.workloads.runs.manifest import MANIFEST, UNFINISHED, Manifest
 from prefixbench.reports.interrupt import keep_note, raise_if_interrupted
-from prefixbench.reports.options import check_price_date, check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
+from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, price_row, warn_window_memory, workload_options
 from prefixbench.reports.outdir import (
     JOURNAL, LOCK, OutLock, check_out_dir, complete_landing, drop_staging, land_staged, landing_entries, landing_point, make_staging,
     probe_writable, write_file,
@@ -46,7 +46,7 @@ from prefixbench.workloads.runs.execute import check_jobs, default_jobs, map_run
 from prefixbench.workloads.runs.options import SweepRunOptions
 from prefixbench.workloads.scripted.registry import option_names
 from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec, plan_sweep, plan_sweeps
-from prefixbench.workloads.runs.windows import format_window
+from prefixbench.simulator.windows import format_window
 
 #: The one preset a sweep of user engines alone runs when --presets is not given.
 USER_ENGINE_PRESET = "patched"
@@ -67,10 +67,7 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
         engine_configs = {name: dict(section) for name, section in sections.items() if is_user_engine(name)}
     price = None
     if args.price is not None:
-        from prefixbench.simulator.pricing import get_price
-
-        check_price_date(args.price_as_of)
-        price = get_price(args.price, as_of=args.price_as_of, period=args.period)
+        price = price_row(args.price, args.price_as_of, args.period)
     else:
         check_price_options(args.period, args.price_as_of)
     windows = parse_windows(args.windows)

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from prefixbench.reports.proxy_command import parse_listen, refuse_another_log, resolve_upstream
+from prefixbench.reports.proxy_options import parse_listen, refuse_another_log, resolve_upstream
 from prefixbench.reports.proxy_record import capture_line, capture_record, forwarded, redact_url, scrub
 from prefixbench.simulator.errors import UserError
 

@@ -143,6 +143,19 @@ def write_stdout_bytes(data: bytes) -> None:
         buffer.write(data)
         buffer.flush()
     except BrokenPipeError:  # the reader went away: the rest is dropped, as any output is
-        from prefixbench.reports.cli import _drop_stdout
+        drop_stdout(sys.stdout)
 
-        _drop_stdout(sys.stdout)
+
+def drop_stdout(stream: object) -> None:
+    """Point ``stream``'s descriptor at the null device, so what it still holds and writes goes nowhere."""
+    import os
+
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, stream.fileno())  # type: ignore[attr-defined]
+    finally:
+        os.close(null)
+    try:
+        stream.flush()  # type: ignore[attr-defined]
+    except OSError:
+        pass

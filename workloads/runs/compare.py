@@ -36,7 +36,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.schema import SCHEMA_VERSION, UNIT_FIELDS
 from prefixbench.workloads.fields import Field, Gate, Worse, figures, names
 from prefixbench.workloads.runs.schema import COST_COLUMNS, KEY_FIELDS, RUN_COLUMNS, RUN_FIGURES
-from prefixbench.workloads.runs.windows import format_window
+from prefixbench.simulator.windows import format_window
 
 #: The folder named baselines live in (relative to the working directory), like ``.benchmarks/``.
 BASELINE_DIR = Path(".prefixbench")

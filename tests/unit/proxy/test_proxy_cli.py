@@ -168,7 +168,7 @@ def test_the_start_up_line_offers_only_the_variable_that_fits_the_upstream(upstr
     OpenAI calls to api.anthropic.com. The offers are docs/proxy.md's table's."""
     pytest.importorskip("aiohttp", reason="the proxy extra (aiohttp) is not installed")
     from prefixbench.reports.proxy import agent_hint
-    from prefixbench.reports.proxy_command import resolve_upstream
+    from prefixbench.reports.proxy_options import resolve_upstream
 
     base = "http://127.0.0.1:8787"
     hint = agent_hint(resolve_upstream(upstream), base)

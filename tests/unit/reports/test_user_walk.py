@@ -163,3 +163,39 @@ def test_odd_what_if_values_are_one_line(what_if, line, tmp_path, capsys) -> Non
     assert main(["audit", str(log), "--what-if", what_if]) == 2
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [f"prefixbench: error: {line}"] and captured.out == ""
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    # Fails on main: gpt-5.1 has one price; --period peak was taken and ignored (exit 0).
+    (["--price", "gpt-5.1", "--period", "peak"],
+     "--period peak: gpt-5.1 has one price all day, no peak period (only DeepSeek rows with a peak_factor have one)"),
+    (["--price", "deepseek-v4-flash", "--period", "peak", "--price-as-of", "2026-05-01"],
+     "--period peak: deepseek-v4-flash as of 2026-05-01 has one price all day, no peak period (only DeepSeek rows with a peak_factor have one)"),
+])
+def test_peak_period_on_a_price_without_one_is_refused(argv, line, tmp_path, capsys) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    assert main(["replay", str(log), *argv]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"prefixbench: error: {line}"]
+
+
+def test_peak_period_on_a_deepseek_row_with_one_still_prices(tmp_path, capsys) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    assert main(["replay", str(log), "--price", "deepseek-v4-flash", "--period", "peak", "--price-as-of", "2026-09-10"]) == 0
+
+
+def test_bench_caches_all_beside_other_names_says_so(capsys) -> None:
+    # Fails on main: "--caches: unknown cache model 'all' (known: ..., or all)".
+    assert main(["bench", "--caches", "all,openai"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "prefixbench: error: --caches all,openai: all names every cache model and stands alone; give all, or the models"]
+
+
+def test_a_window_that_is_no_whole_thousand_is_labelled_as_given(tmp_path, capsys) -> None:
+    # Fails on main: check's spec lines said "@0k" for --windows 1 (and "@32k" for 32500).
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    main(["check", "--trace", str(log), "--windows", "32500"])
+    out = capsys.readouterr().out
+    assert " @32500 [" in out and "@32k" not in out
