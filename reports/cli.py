@@ -362,14 +362,15 @@ def _add_check_parser(sub: _Subcommands) -> None:
     check.add_argument("--engine-config", type=path_argument, default=None, metavar="FILE", help="settings of user engines, TOML or JSON: {engine: {key: value}}, keyed by the name or import path given (the factory's options.config)")
     check.add_argument("--profile", default="lenient", help=f"provider profile(s) a user engine runs under and a trace is checked against, comma-separated: {'|'.join(PROFILES)} (default: lenient)")
     _add_trace_options(check)
-    check.add_argument("--out", type=path_argument, default=None, help="also write check.json and report.html into this folder")
+    check.add_argument("--out", type=path_argument, default=None, metavar="DIR", help="also write check.json and report.html into this folder (default: none)")
 
 
 def _add_replay_parser(sub: _Subcommands) -> None:
     replay = sub.add_parser(
         "replay",
         help="replay a request log through the simulated cache",
-        description="Replay a JSONL request log through the byte-exact prefix cache and print, per request, "
+        description="Replay a JSONL request log through a simulated prefix cache (byte-exact unless --cache names "
+        "another model) and print, per request, "
         "prompt, cached and uncached tokens, whether it extends the previous request of its "
         "conversation, and where it first diverged from what was cached.",
     )

@@ -71,12 +71,11 @@ def read_grid(path: Path, name: str | None = None, *, overrides: Mapping[str, An
     Raises:
         UserError: every problem found, one line each (``file:sweep.NAME.key: ...``).
     """
+    from prefixbench.workloads.logs.reading import read_text
+
+    text = read_text(path)  # a folder or a device (/dev/zero never ends) is refused before reading
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: not valid TOML ({exc})") from None
     problems = _Problems(str(path), [])

@@ -14,6 +14,7 @@ only the bare word is standard input or output.
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -90,6 +91,25 @@ def _refuse_terminal(command: str) -> None:
     if interactive:
         raise UserError(f"{command} -: standard input is a terminal; pipe or redirect a log into it "
                         "(prefixbench record - | prefixbench replay -)")
+    import os
+    import stat
+
+    try:
+        status = os.fstat(stdin.fileno())
+    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
+        return  # no descriptor (a test's stand-in): read what it holds
+    if (stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode)) and not _is_null(status):  # < /dev/zero would never end
+        raise UserError(f"{command} -: standard input is a device, which has no end to read to; pipe or redirect a log into it")
+
+
+def _is_null(status: object) -> bool:
+    """Whether a device is the null device (``< /dev/null``: empty, and it ends)."""
+    import os
+
+    try:
+        return status.st_rdev == os.stat(os.devnull).st_rdev  # type: ignore[attr-defined, no-any-return]
+    except OSError:
+        return False
 
 
 def read_stdin_text(command: str) -> str:

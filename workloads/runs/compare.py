@@ -96,6 +96,10 @@ def read_result(path: Path) -> Result:
             if (path / name).is_file():
                 return read_result(path / name)
         raise UserError(f"{path}: a folder without runs.csv or audit.json (pass the file itself)")
+    from prefixbench.workloads.logs.reading import check_readable
+
+    if path.exists():
+        check_readable(path)  # a device (/dev/zero) is refused, not read until memory runs out
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -132,3 +132,27 @@ def test_record_dash_piped_into_replay_dash_as_a_shell_runs_it(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1].startswith("all ")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["replay", "-"], ["compare", "x.json", "-"]])
+def test_a_device_on_standard_input_is_refused_not_read_forever(argv, tmp_path) -> None:
+    # In a process held to 1.5 GB and 120 s: before the check, < /dev/zero was read (or copied
+    # to a temporary file) without end.
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1536 * 2**20, 1536 * 2**20))
+
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run([sys.executable, "-m", "prefixbench", *argv], stdin=zero, cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120, preexec_fn=limit)
+    assert done.returncode == 2
+    (err,) = done.stderr.splitlines()
+    assert "standard input is a device, which has no end to read to" in err
+
+
+def test_the_null_device_on_standard_input_is_an_empty_log(monkeypatch, capsys) -> None:
+    with open("/dev/null", "rb") as null:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(null))
+        assert main(["replay", "-"]) == 2
+    assert capsys.readouterr().err.splitlines() == ["prefixbench: error: <stdin>: no requests (the file is empty)"]

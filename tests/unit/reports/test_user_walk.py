@@ -199,3 +199,31 @@ def test_a_window_that_is_no_whole_thousand_is_labelled_as_given(tmp_path, capsy
     main(["check", "--trace", str(log), "--windows", "32500"])
     out = capsys.readouterr().out
     assert " @32500 [" in out and "@32k" not in out
+
+
+def _bounded(argv: list[str]):  # type: ignore[no-untyped-def]
+    """Run the command in a process held to 1.5 GB and 120 s: on main these read /dev/zero until
+    memory ran out, which must not take the test machine's memory with it."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1536 * 2**20, 1536 * 2**20))
+
+    return subprocess.run([sys.executable, "-m", "prefixbench", *argv], capture_output=True, text=True, timeout=120,
+                          preexec_fn=limit)
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    # Fails on main: both read /dev/zero until memory ran out ("out of memory (try fewer or
+    # smaller --windows)", after taking all the memory the process may have).
+    (["sweep", "--grid", "/dev/zero"], "/dev/zero: not a regular file (a device or socket has no end to read to)"),
+    (["compare", "/dev/zero", "/dev/zero"], "/dev/zero: not a regular file (a device or socket has no end to read to)"),
+    # Fails on main: "{tmp}: cannot read (Is a directory)".
+    (["sweep", "--grid", "{tmp}"], "{tmp}: is a folder, not a file"),
+])
+def test_a_device_or_folder_given_for_a_file_is_refused_before_reading(argv, line, tmp_path) -> None:
+    done = _bounded([word.replace("{tmp}", str(tmp_path)) for word in argv])
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [f"prefixbench: error: {line.replace('{tmp}', str(tmp_path))}"]
