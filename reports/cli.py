@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, assert_never
 
 from prefixbench.reports.options import Default, check_price_options, parse_list, parse_windows, warn_window_memory
-from prefixbench.reports.stdio import STDIN_NAME, drop_stdout, is_dash, path_argument, read_stdin_text, readable_file, refuse_dashes
+from prefixbench.reports.stdio import STDIN_NAME, drop_stdout, is_dash, path_argument, read_stdin_text, readable_file, refuse_dashes, reopen_closed_streams
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
@@ -599,6 +599,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     The console script enters through :func:`prefixbench.reports.entry.main`, which adds the
     Ctrl-C handling (exit 130) around this.
     """
+    reopen_closed_streams()  # `>&-`: the output goes nowhere, as to a reader that left
     stdout, sys.stdout = sys.stdout, _ReaderMayLeave(sys.stdout)  # type: ignore[assignment]
     try:
         try:

@@ -166,6 +166,42 @@ def write_stdout_bytes(data: bytes) -> None:
         drop_stdout(sys.stdout)
 
 
+#: Whether the command started with its standard output closed (``>&-``), now the null device.
+_stdout_closed = False
+
+
+def reopen_closed_streams() -> None:
+    """Put the null device on a standard descriptor the command was started without (``>&-``,
+    ``2>&-``, ``<&-``), and give Python a stream for it.
+
+    Python leaves ``sys.stdout`` None there, and every print was a traceback; worse, the first
+    file prefixbench opened took descriptor 1, and a worker's print went into it. What a
+    command prints to a closed standard output is dropped, as for a reader that left; ``record
+    -`` refuses it (:func:`refuse_closed_stdout`), having nowhere to put the log.
+    """
+    import os
+
+    global _stdout_closed
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            if name == "stdout":
+                _stdout_closed = True
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))
+
+
+def refuse_closed_stdout(command: str) -> None:
+    """Refuse writing a result to standard output the command was started without."""
+    if _stdout_closed:
+        raise UserError(f"{command}: standard output is closed, so the log would be lost; name a file")
+
+
 def drop_stdout(stream: object) -> None:
     """Point ``stream``'s descriptor at the null device, so what it still holds and writes goes nowhere."""
     import os

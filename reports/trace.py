@@ -158,7 +158,7 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
 
 def cmd_record(options: RecordOptions) -> int:
     """``prefixbench record``."""
-    from prefixbench.reports.stdio import is_dash, write_stdout_bytes
+    from prefixbench.reports.stdio import is_dash, refuse_closed_stdout, write_stdout_bytes
     from prefixbench.workloads.scripted.record import recorded_bytes, record_run, refuse_unwritable, write_recorded
 
     engines = options.engine
@@ -173,6 +173,8 @@ def cmd_record(options: RecordOptions) -> int:
     to_stdout = is_dash(options.file)  # record - : the log on standard output (--force has nothing to replace)
     if not to_stdout:
         refuse_unwritable(options.file, replace=options.force)
+    else:
+        refuse_closed_stdout("record -")
     run, requests = record_run(
         options.workload, window, options.preset, engines[0] if engines else None, options.profile, options.workload_options
     )

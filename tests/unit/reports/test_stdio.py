@@ -156,3 +156,19 @@ def test_the_null_device_on_standard_input_is_an_empty_log(monkeypatch, capsys) 
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(null))
         assert main(["replay", "-"]) == 2
     assert capsys.readouterr().err.splitlines() == ["prefixbench: error: <stdin>: no requests (the file is empty)"]
+
+
+@pytest.mark.parametrize(("command", "status", "err"), [
+    # Fails on main: AttributeError: 'NoneType' object has no attribute 'write', a traceback.
+    ("check --trace log.jsonl --vacuous fail", 1, ""),
+    ("replay log.jsonl", 0, ""),
+    # record - has nowhere to put the log: refused before the run, not written to nowhere.
+    ("record - --steps 3", 2, "prefixbench: error: record -: standard output is closed, so the log would be lost; name a file"),
+])
+def test_a_closed_standard_output_drops_the_output_and_keeps_the_verdict(command, status, err, tmp_path) -> None:
+    (tmp_path / "log.jsonl").write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    done = subprocess.run(["sh", "-c", f"{sys.executable} -m prefixbench {command} >&-"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.jsonl"]
