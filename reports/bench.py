@@ -71,7 +71,7 @@ def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_opti
     bench.add_argument("--price-as-of", default=None, metavar="DATE", help="prices in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: the latest rows)")
     add_workload_options(bench)
     bench.add_argument("--out", type=path_argument, default=DEFAULT_BENCH_OUT, help=f"output folder (default: {DEFAULT_BENCH_OUT}/)")
-    bench.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    bench.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
     bench.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes, at most 4 x the cores without a remote --scheduler (default: the cores when more than 4 runs are to be computed, else 1)")
     bench.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="run on Dask distributed: a scheduler address or 'local' (needs the dask extra)")
     bench.add_argument("--fresh", action="store_true", help="recompute every run, even those already in the store")

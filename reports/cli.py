@@ -328,7 +328,7 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
     _add_price_options(sweep)
     sweep.add_argument("--out", type=path_argument, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
     sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
-    sweep.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    sweep.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
     _add_scale_options(sweep)
 
 
@@ -465,7 +465,7 @@ def _add_audit_parser(sub: _Subcommands) -> None:
     audit.add_argument("--min-hit-ratio", default=None, metavar="R", help="exit 1 if the overall hit ratio (read / all input) is below R")
     audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
     audit.add_argument("--junit", type=path_argument, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
-    audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    audit.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
     audit.add_argument(
         "--openai-zdr",
         action="store_true",

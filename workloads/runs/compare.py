@@ -35,6 +35,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.schema import SCHEMA_VERSION, UNIT_FIELDS
 from prefixbench.workloads.fields import Field, Gate, Worse, figures, names
+from prefixbench.workloads.logs.reading import json_reason
 from prefixbench.workloads.runs.schema import COST_COLUMNS, KEY_FIELDS, RUN_COLUMNS, RUN_FIGURES
 from prefixbench.simulator.windows import format_window
 
@@ -123,7 +124,7 @@ def result_from_text(text: str, source: str) -> Result:
             if exc.msg == "Extra data" and stripped[0] == "{" and exc.lineno > 1:  # one object a line: a log
                 raise UserError(f"{source}:{exc.lineno}: one JSON value a line (a log?), not a result: compare reads "
                                 "runs.csv, sweep --format json or audit --format json") from None
-            raise UserError(f"{source}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+            raise UserError(f"{source}:{exc.lineno}: not valid JSON ({json_reason(exc)})") from None
         except (ValueError, RecursionError):
             raise UserError(f"{source}: JSON nested too deep, or a number too long to read") from None
         return result_from_json(data, source)

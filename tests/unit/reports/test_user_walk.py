@@ -227,3 +227,12 @@ def test_a_device_or_folder_given_for_a_file_is_refused_before_reading(argv, lin
     done = _bounded([word.replace("{tmp}", str(tmp_path)) for word in argv])
     assert done.returncode == 2
     assert done.stderr.splitlines() == [f"prefixbench: error: {line.replace('{tmp}', str(tmp_path))}"]
+
+
+def test_compare_of_a_result_cut_short_says_where(tmp_path, capsys) -> None:
+    # Fails on main: "(Unterminated string starting at)", the decoder's words cut before the column.
+    cut = tmp_path / "cut.json"
+    cut.write_text('[{"workload": "seed-coding", "preset": "pat')
+    assert main(["compare", str(cut), str(cut)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"prefixbench: error: {cut}:1: not valid JSON (Unterminated string starting at column 40)"]
