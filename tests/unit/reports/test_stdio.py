@@ -103,7 +103,8 @@ def test_compare_reads_one_result_from_standard_input(tmp_path, monkeypatch, cap
     (["sweep", "--grid", "-"], "--grid -: a grid is read from a file"),
     (["check", "--out", "-"], "--out -: takes a folder"),
     (["check", "--engine-config", "-", "--engine", "x:y"], "--engine-config -: settings are read from a file"),
-    (["bench", "--out", "-"], "--out -: takes a folder"),
+    (["bench", "--out", "-", "--workloads", "seed-coding", "--strategies", "checkpoint", "--caches", "openai",
+      "--windows", "32k", "--seeds", "0", "--steps", "5"], "--out -: takes a folder"),  # small: main ran it
     (["audit", "-"], "audit -: audit reads each log by its path"),
     (["audit", "x.jsonl", "--out", "-"], "--out -: takes a folder"),
     (["audit", "x.jsonl", "--junit", "-"], "--junit -: writes a file"),

@@ -50,17 +50,27 @@ def test_a_flag_that_takes_a_name_lists_the_names_in_its_help(command, flag, nam
     assert names in entry, entry
 
 
+SMALL_BENCH = ["--workloads", "seed-coding", "--strategies", "checkpoint", "--caches", "openai", "--windows", "32k",
+               "--seeds", "0-5", "--steps", "5"]
+
+
 @pytest.mark.parametrize("argv", [
-    ["sweep", "--jobs", "100000"],
-    ["sweep", "--jobs", "9", "--scheduler", "local"],
-    ["bench", "--jobs", "100000"],
+    ["sweep", "--jobs", "100000", "--windows", "32k", "--steps", "5"],
+    ["sweep", "--jobs", "9", "--scheduler", "local", "--windows", "32k", "--steps", "5"],
+    ["bench", "--jobs", "100000", *SMALL_BENCH],
     ["audit", "{log}", "--jobs", "100000"],
 ])
 def test_a_huge_jobs_is_one_line_before_any_process_is_forked(argv, tmp_path, monkeypatch, capsys) -> None:
     # Fails on main: --jobs 100000 was taken, and the process pool forks every worker at its
-    # first submit (fork start method), busy or not: a fork bomb from one typo.
+    # first submit (fork start method), busy or not: a fork bomb from one typo. (Here the pool
+    # is replaced by one that refuses to start, so on main the test fails without forking.)
+    import concurrent.futures
     import os
 
+    def no_pool(*args, **kwargs):
+        raise AssertionError("a process pool was started")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     (tmp_path / "log.jsonl").write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
