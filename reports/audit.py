@@ -872,8 +872,9 @@ def file_map(jobs: int, scheduler: str | None):
     Raises:
         UserError: ``--jobs`` below 1, or ``--scheduler`` without Dask installed.
     """
-    if jobs < 1:
-        raise UserError(f"--jobs must be >= 1, got {jobs}")
+    from prefixbench.workloads.runs.execute import check_jobs
+
+    check_jobs(jobs, scheduler)
     if jobs == 1 and scheduler is None:
         return None
     import functools
@@ -968,7 +969,7 @@ def run_audit_command(args) -> int:
         check_out_dir(args.out, AUDIT_FILES, "audit")
         if not existed:
             args.out.rmdir()  # checked only: the folder appears when the audit's files land, all at once
-    if getattr(args, "what_if", None):
+    if getattr(args, "what_if", None) is not None:  # --what-if "" too: refused, not taken as no fix
         from prefixbench.workloads.audit.whatif import parse_fixes
 
         parse_fixes(args.what_if)  # a bad fix name is an error before any log is read

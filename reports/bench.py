@@ -27,6 +27,7 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING
 
+from prefixbench.reports.stdio import path_argument
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: the command line loads these when bench runs
@@ -51,25 +52,27 @@ def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_opti
     )
     if not bench:
         return
+    from prefixbench.kernel.presets import PRESETS
     from prefixbench.simulator.validate import PROFILES
     from prefixbench.workloads.runs.bench import BENCH_CACHES, DEFAULT_CACHES, DEFAULT_WORKLOADS
+    from prefixbench.workloads.scripted.registry import WORKLOADS
 
     caches = ", ".join(f"{c.label} ({c.price})" for c in BENCH_CACHES)
-    bench.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS), help=f"workloads, comma-separated (default: {','.join(DEFAULT_WORKLOADS)})")
+    bench.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS), help=f"workloads, comma-separated: {', '.join(WORKLOADS)} (default: {','.join(DEFAULT_WORKLOADS)})")
     bench.add_argument("--strategies", default=None, help="engines, comma-separated: seed engines, installed names or package.module:factory (default: each workload's seed engines and every installed engine; --engine adds to them)")
     add_engine_option(bench)
     bench.add_argument("--caches", default=",".join(DEFAULT_CACHES), help=f"provider cache models, comma-separated, or all: {caches} (default: {','.join(DEFAULT_CACHES)})")
     bench.add_argument("--windows", default="32k,128k,512k", help="context windows, k = 1,000 and m = 1,000,000 tokens (default: 32k,128k,512k)")
     bench.add_argument("--seeds", default="0-4", help="workload shape seeds: 0-16 (inclusive), 0,3,5 or a mix; 0 is the default shape (default: 0-4)")
-    bench.add_argument("--preset", default="patched", help="preset of the seed engines (default: patched)")
+    bench.add_argument("--preset", default="patched", help=f"preset of the seed engines: {', '.join(PRESETS)} (default: patched)")
     bench.add_argument("--profile", default="lenient", help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
     bench.add_argument("--read-discount", default="0.5", metavar="F,...", help="also price at these fractions of each provider's cached-read discount: 0.5 = half the discount, reads cost more; none for no such variant (default: 0.5)")
     bench.add_argument("--read-price", default="0.5", metavar="F,...", help="also price with the cache-read price times these factors: 0.5 = reads cost half; none for no such variant (default: 0.5)")
     bench.add_argument("--price-as-of", default=None, metavar="DATE", help="prices in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: the latest rows)")
     add_workload_options(bench)
-    bench.add_argument("--out", type=Path, default=DEFAULT_BENCH_OUT, help=f"output folder (default: {DEFAULT_BENCH_OUT}/)")
-    bench.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    bench.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: the cores when more than 4 runs are to be computed)")
+    bench.add_argument("--out", type=path_argument, default=DEFAULT_BENCH_OUT, help=f"output folder (default: {DEFAULT_BENCH_OUT}/)")
+    bench.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
+    bench.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes, at most 4 x the cores without a remote --scheduler (default: the cores when more than 4 runs are to be computed, else 1)")
     bench.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="run on Dask distributed: a scheduler address or 'local' (needs the dask extra)")
     bench.add_argument("--fresh", action="store_true", help="recompute every run, even those already in the store")
 
@@ -108,6 +111,8 @@ def bench_spec(args: argparse.Namespace) -> BenchSpec:
         named = tuple(dict.fromkeys((*seeds, *installed_engines())))
     strategies = tuple(dict.fromkeys((*named, *(args.engine or ()))))
     caches = tuple(c.label for c in BENCH_CACHES) if args.caches.strip() == "all" else parse_list(args.caches, "--caches")
+    if "all" in caches:  # beside other names: "unknown cache model 'all' (known: ..., or all)" contradicted itself
+        raise UserError(f"--caches {args.caches}: all names every cache model and stands alone; give all, or the models")
     check_price_date(args.price_as_of)
     windows = parse_windows(args.windows)
     warn_window_memory(windows)
@@ -153,19 +158,19 @@ OUTPUTS = ("leaderboard.csv", "bench-runs.csv", "report.md", "report.html", "ben
 
 def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
     """Plan, land what the store lacks, rebuild every output from the store, print the leaderboard."""
-    from prefixbench.reports.interrupt import raise_if_interrupted
+    from prefixbench.reports.interrupt import keep_note, raise_if_interrupted
+    from prefixbench.reports.output import kept_runs
     from prefixbench.reports.outdir import OutLock, check_out_dir, probe_writable
     from prefixbench.reports.progress import SweepProgress
     from prefixbench.workloads.runs.bench import bench_rows, leaderboard, plan_bench, prices_of
-    from prefixbench.workloads.runs.execute import default_jobs, require_scheduler
+    from prefixbench.workloads.runs.execute import check_jobs, default_jobs, require_scheduler
     from prefixbench.workloads.runs.land import land_missing, load_runs, missing_runs, prepare_out
     from prefixbench.workloads.runs.manifest import Manifest
     from prefixbench.workloads.runs.store import STORE_DIR, ResultStore, recompute_notes
 
     plan = plan_bench(spec)
     prices = prices_of(spec)
-    if options.jobs is not None and options.jobs < 1:
-        raise UserError(f"--jobs must be >= 1, got {options.jobs}")
+    check_jobs(options.jobs, options.scheduler)
     require_scheduler(options.scheduler)
     out: Path = options.out
     names = [*OUTPUTS, *(f"bench-{w}.png" for w in spec.workloads)]
@@ -187,7 +192,11 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
             print(f"prefixbench: bench of {_runs(len(keys))}{already}; running {len(todo):,}", file=sys.stderr)
         jobs = options.jobs if options.jobs is not None else default_jobs(len(todo) if todo else len(keys))
         progress = SweepProgress(len(keys), skipped, mode=SweepProgress.mode_for(options.quiet), command="bench")
-        landed = land_missing(plan, todo, store, progress, jobs=jobs, scheduler=options.scheduler, between_batches=raise_if_interrupted)
+        try:
+            landed = land_missing(plan, todo, store, progress, jobs=jobs, scheduler=options.scheduler, between_batches=raise_if_interrupted)
+        except KeyboardInterrupt:
+            keep_note(kept_runs(store, keys, out))
+            raise
         rows: list[dict[str, object]] = []
         for item, (record, frame) in zip(plan.runs, load_runs(plan, store, landed, jobs)):
             rows += bench_rows(record, frame.to_dict("records"), item.cache, prices[item.cache], spec.pricing)
@@ -228,7 +237,7 @@ def _factor(value: object) -> str:
 
 
 def _window(value: object) -> str:
-    from prefixbench.workloads.runs.windows import format_window
+    from prefixbench.simulator.windows import format_window
 
     return format_window(int(value))  # type: ignore[call-overload]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from prefixbench.reports.charts import CHAR_INCHES, fixed_margins, legend_columns, plt, save
 from prefixbench.reports.palette import SERIES, TOTAL
 from prefixbench.workloads.runs.bench import LISTED
-from prefixbench.workloads.runs.windows import format_window
+from prefixbench.simulator.windows import format_window
 
 
 

@@ -19,7 +19,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from prefixbench.kernel.presets import PRESET_ORDER, PRESETS  # noqa: E402
 from prefixbench.reports.frames import ordered  # noqa: E402
 from prefixbench.reports.palette import CACHED, FOLD, PRESET_COLOURS, REJECTED, TOTAL, UNCACHED  # noqa: E402
-from prefixbench.workloads.runs.windows import format_window  # noqa: E402
+from prefixbench.simulator.windows import format_window  # noqa: E402
 
 PNG_METADATA = {"Software": None}
 

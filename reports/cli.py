@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, assert_never
 
-from prefixbench.reports.options import Default, check_price_date, check_price_options, parse_list, parse_windows, warn_window_memory
+from prefixbench.reports.options import Default, check_price_options, parse_list, parse_windows, warn_window_memory
+from prefixbench.reports.stdio import STDIN_NAME, drop_stdout, is_dash, path_argument, read_stdin_text, readable_file, refuse_dashes, reopen_closed_streams
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
@@ -295,7 +296,7 @@ def _add_proxy_parser(sub: _Subcommands) -> None:
     proxy.add_argument("--listen", default="127.0.0.1:8787", metavar="HOST:PORT", help="where the agent connects (default: 127.0.0.1:8787; port 0 picks a free one)")
     proxy.add_argument("--upstream", default="anthropic", metavar="NAME|URL", help="where calls go: anthropic, openai, deepseek, gemini (their public API bases) or a base URL "
         "such as https://api.deepseek.com/anthropic (default: anthropic)")
-    proxy.add_argument("--out", type=Path, default=Path("prefixbench-capture.jsonl"), metavar="FILE.jsonl", help="the capture, appended to, one call a line; a file holding another log is refused (default: prefixbench-capture.jsonl)")
+    proxy.add_argument("--out", type=path_argument, default=Path("prefixbench-capture.jsonl"), metavar="FILE.jsonl", help="the capture, appended to, one call a line; a file holding another log is refused (default: prefixbench-capture.jsonl)")
 
 
 def _add_sweep_parser(sub: _Subcommands) -> None:
@@ -322,21 +323,21 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
     sweep.add_argument("--profile", default=Default("lenient"), help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
     _add_cache_options(sweep)
     _add_workload_options(sweep)
-    sweep.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}; one table per engine the sweep runs "
+    sweep.add_argument("--engine-config", type=path_argument, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}; one table per engine the sweep runs "
         f"({_sections_listing()})")
     _add_price_options(sweep)
-    sweep.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
+    sweep.add_argument("--out", type=path_argument, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
     sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
-    sweep.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    sweep.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
     _add_scale_options(sweep)
 
 
 def _add_scale_options(sweep: argparse.ArgumentParser) -> None:
     """Grid files, seeds, parallel and distributed execution, the result store (docs/sweep.md)."""
-    sweep.add_argument("--grid", type=Path, default=None, metavar="FILE.toml", help="run the named sweeps of a grid file (cartesian products); flags given here override its values")
+    sweep.add_argument("--grid", type=path_argument, default=None, metavar="FILE.toml", help="run the named sweeps of a grid file (cartesian products); flags given here override its values")
     sweep.add_argument("--sweep", dest="sweep_name", default=None, metavar="NAME", help="with --grid: only the sweep of this name (default: every sweep in the file)")
     sweep.add_argument("--seeds", default=None, help="workload shape seeds: 0-16 (inclusive), 0,3,5 or a mix; 0 is the default shape (default: 0)")
-    sweep.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: the number of cores when the sweep has more than 4 runs to compute, else 1)")
+    sweep.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes, at most 4 x the cores without a remote --scheduler (default: the number of cores when the sweep has more than 4 runs to compute, else 1)")
     sweep.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="run on Dask distributed: a scheduler address (tcp://host:8786) or 'local' for a LocalCluster of --jobs workers (needs the dask extra)")
     sweep.add_argument("--fresh", action="store_true", help="recompute every run, even those already in --out's result store")
 
@@ -358,17 +359,18 @@ def _add_check_parser(sub: _Subcommands) -> None:
     check.add_argument("--vacuous", choices=("skip", "fail"), default="skip", help="a spec the run never exercised (no summary call, no rewrite) proves nothing: skip it (default), or fail it")
     check.add_argument("--engines", default=None, help=f"only specs of these engines, comma-separated: {_engine_listing()} (default: every built-in one)")
     _add_engine_option(check)
-    check.add_argument("--engine-config", type=Path, default=None, metavar="FILE", help="settings of user engines, TOML or JSON: {engine: {key: value}}, keyed by the name or import path given (the factory's options.config)")
+    check.add_argument("--engine-config", type=path_argument, default=None, metavar="FILE", help="settings of user engines, TOML or JSON: {engine: {key: value}}, keyed by the name or import path given (the factory's options.config)")
     check.add_argument("--profile", default="lenient", help=f"provider profile(s) a user engine runs under and a trace is checked against, comma-separated: {'|'.join(PROFILES)} (default: lenient)")
     _add_trace_options(check)
-    check.add_argument("--out", type=Path, default=None, help="also write check.json and report.html into this folder")
+    check.add_argument("--out", type=path_argument, default=None, metavar="DIR", help="also write check.json and report.html into this folder (default: none)")
 
 
 def _add_replay_parser(sub: _Subcommands) -> None:
     replay = sub.add_parser(
         "replay",
         help="replay a request log through the simulated cache",
-        description="Replay a JSONL request log through the byte-exact prefix cache and print, per request, "
+        description="Replay a JSONL request log through a simulated prefix cache (byte-exact unless --cache names "
+        "another model) and print, per request, "
         "prompt, cached and uncached tokens, whether it extends the previous request of its "
         "conversation, and where it first diverged from what was cached.",
     )
@@ -376,7 +378,7 @@ def _add_replay_parser(sub: _Subcommands) -> None:
         return
     from prefixbench.workloads.logs.formats import REPLAYS, replay_help
 
-    replay.add_argument("file", type=Path, help="the request log (JSONL)")
+    replay.add_argument("file", type=path_argument, help="the request log (JSONL); - reads it from standard input")
     replay.add_argument("--input", default=next(iter(REPLAYS)), choices=tuple(REPLAYS), help=replay_help())
     replay.add_argument(
         "--chars-per-token",
@@ -427,7 +429,7 @@ def _add_compare_parser(sub: _Subcommands) -> None:
         return
     from prefixbench.workloads.runs.compare import DEFAULT_THRESHOLDS, THRESHOLD_HELP
 
-    compare.add_argument("files", nargs="+", type=Path, metavar="FILE", help="BASE NEW, or NEW alone with --compare NAME (or --save NAME)")
+    compare.add_argument("files", nargs="+", type=path_argument, metavar="FILE", help="BASE NEW, or NEW alone with --compare NAME (or --save NAME); one of them may be -, read from standard input")
     compare.add_argument(
         "--max-regression",
         default=DEFAULT_THRESHOLDS,
@@ -439,7 +441,7 @@ def _add_compare_parser(sub: _Subcommands) -> None:
     compare.add_argument("--save", default=None, metavar="NAME", help="store NEW as the named baseline .prefixbench/NAME.json")
     compare.add_argument("--compare", default=None, metavar="NAME", help="compare NEW with the named baseline .prefixbench/NAME.json")
     compare.add_argument("--format", choices=("table", "md", "json"), default="table", help="stdout format; md is the pull-request summary (default: table)")
-    compare.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="also write the Markdown summary to FILE (for a PR comment)")
+    compare.add_argument("--markdown", type=path_argument, default=None, metavar="FILE", help="also write the Markdown summary to FILE (for a PR comment)")
 
 
 def _add_audit_parser(sub: _Subcommands) -> None:
@@ -454,16 +456,16 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         f"Read real agent logs ({formats.nouns()}), replay every lane through the provider's cache model on the log's "
         "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input."
     )
-    audit.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json / *.traj, also gzip, bzip2 or xz compressed: *.jsonl.gz ...)")
+    audit.add_argument("paths", nargs="+", type=path_argument, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json / *.traj, also gzip, bzip2 or xz compressed: *.jsonl.gz ...)")
     audit.add_argument("--input", default="auto", choices=formats.input_choices(), help=formats.input_help())
     audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
-    audit.add_argument("--out", type=Path, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json, audit.png and report.html here (all or nothing)")
+    audit.add_argument("--out", type=path_argument, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json, audit.png and report.html here (all or nothing)")
     audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: at its own time)")
     audit.add_argument("--fail-on", default=None, metavar="CAUSE,...", help=f"exit 1 if any request has one of these causes ({', '.join(CAUSES)})")
     audit.add_argument("--min-hit-ratio", default=None, metavar="R", help="exit 1 if the overall hit ratio (read / all input) is below R")
     audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
-    audit.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
-    audit.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    audit.add_argument("--junit", type=path_argument, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
+    audit.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
     audit.add_argument(
         "--openai-zdr",
         action="store_true",
@@ -524,7 +526,7 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "previous request reported reading (measured: Gemini's reads keep to one checkpoint for several calls, then "
         "jump; see docs/providers.md) (default: follow the last read)",
     )
-    audit.add_argument("--jobs", type=int, default=1, metavar="N", help="read the log files in N worker processes, largest first, then re-simulate the fixes of what to change in N forked processes (default: 1; the output is the same)")
+    audit.add_argument("--jobs", type=int, default=1, metavar="N", help="read the log files in N worker processes, largest first, then re-simulate the fixes of what to change in N forked processes; at most 4 x the cores without a remote --scheduler (default: 1; the output is the same)")
     audit.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="read the log files on Dask distributed: a scheduler address (tcp://host:8786), whose workers see the files at the same paths, or 'local' for a LocalCluster of --jobs workers (needs the dask extra)")
     audit.add_argument(
         "--what-if",
@@ -541,22 +543,25 @@ def _listing(entries: dict[str, WorkloadEntry]) -> str:
 
 
 def _sections_listing() -> str:
-    """``seed-coding: checkpoint; thinking-tools: checkpoint, user-tail, ranges``."""
+    """``seed-coding: checkpoint; thinking-tools: checkpoint, user-tail, ranges; none on subagents, idle-gaps``."""
     from prefixbench.workloads.scripted.registry import WORKLOADS
 
-    return "; ".join(f"{name}: {', '.join(entry.engine_sections)}" for name, entry in WORKLOADS.items())
+    taking = [f"{name}: {', '.join(entry.engine_sections)}" for name, entry in WORKLOADS.items() if entry.engine_sections]
+    fixed = [name for name, entry in WORKLOADS.items() if not entry.engine_sections]
+    return "; ".join(taking) + (f"; none on {', '.join(fixed)}" if fixed else "")
 
 
 def _add_cache_options(parser: argparse.ArgumentParser) -> None:
     """``--cache`` and ``--tokenizer``, the same on every subcommand that replays requests."""
-    from prefixbench.simulator.models import CACHE_MODELS, options_help
+    from prefixbench.simulator.models import CACHE_MODELS, more_options_help, options_help
 
     parser.add_argument(
         "--cache",
         default=Default("byte-exact"),
         help=f"provider cache model, optionally with options: {', '.join(CACHE_MODELS)} (byte-exact is the "
         "reference); e.g. openai:mode=5.6, vllm:capacity_blocks=4096 or xai:block=64 (default: byte-exact). "
-        f"Provider models' options, default [O official / S secondary / M measured]: {options_help()}",
+        f"Provider models' options, default [O official / S secondary / M measured]: {options_help()}. "
+        f"Simulation options, default: {more_options_help()}",
     )
     parser.add_argument(
         "--tokenizer",
@@ -594,6 +599,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     The console script enters through :func:`prefixbench.reports.entry.main`, which adds the
     Ctrl-C handling (exit 130) around this.
     """
+    reopen_closed_streams()  # `>&-`: the output goes nowhere, as to a reader that left
     stdout, sys.stdout = sys.stdout, _ReaderMayLeave(sys.stdout)  # type: ignore[assignment]
     try:
         try:
@@ -619,6 +625,7 @@ def _run(argv: Sequence[str] | None) -> int:
             if dashed is None:
                 raise
             raise UserError(f"{exc}; {dashed} is a file, read as an option: write ./{dashed} or put -- before it") from None
+        refuse_dashes(args)
         match args.command:
             case "sweep":
                 return cmd_sweep(args)
@@ -654,7 +661,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return 2
     except BrokenPipeError:
         # A write that bypassed the wrapper below found the reader gone: stop quietly.
-        _drop_stdout(sys.stdout)
+        drop_stdout(sys.stdout)
         return 0
     except OSError as exc:  # a file that vanished or a full disk while writing
         where = f"{exc.filename}: " if exc.filename else ("standard output: " if _stdout_failed() else "")
@@ -669,7 +676,7 @@ def _flush_failed() -> bool:
     try:
         sys.stdout.flush()
     except OSError as exc:
-        _drop_stdout(sys.stdout)
+        drop_stdout(sys.stdout)
         _fail(f"standard output: {exc.strerror or exc}")
         return True
     return False
@@ -688,32 +695,17 @@ class _ReaderMayLeave:
         try:
             return self._stream.write(text)  # type: ignore[attr-defined, no-any-return]
         except BrokenPipeError:
-            _drop_stdout(self._stream)
+            drop_stdout(self._stream)
             return len(text)
 
     def flush(self) -> None:
         try:
             self._stream.flush()  # type: ignore[attr-defined]
         except BrokenPipeError:
-            _drop_stdout(self._stream)
+            drop_stdout(self._stream)
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._stream, name)
-
-
-def _drop_stdout(stream: object) -> None:
-    """Point ``stream``'s descriptor at the null device, so what it still holds and writes goes nowhere."""
-    import os
-
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, stream.fileno())  # type: ignore[attr-defined]
-    finally:
-        os.close(null)
-    try:
-        stream.flush()  # type: ignore[attr-defined]
-    except OSError:
-        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -721,7 +713,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(argv)
     except KeyboardInterrupt:
-        print("prefixbench: interrupted", file=sys.stderr)
+        from prefixbench.reports.interrupt import interrupted_line
+
+        print(interrupted_line(), file=sys.stderr)
         return 130
 
 
@@ -778,7 +772,7 @@ def _stdout_failed() -> bool:
     try:
         os.write(fd, b"")
     except OSError:
-        _drop_stdout(sys.stdout)  # the exit's own flush would fail again
+        drop_stdout(sys.stdout)  # the exit's own flush would fail again
         return True
     return False
 
@@ -802,10 +796,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """``prefixbench check``."""
+    """``prefixbench check`` (``--trace -`` reads the log from standard input)."""
     from prefixbench.reports.options import check_options
 
-    return run_check(check_options(args))
+    options = check_options(args)
+    if not is_dash(options.trace):
+        return run_check(options)
+    import msgspec
+
+    with readable_file(options.trace, "check --trace") as path:
+        return run_check(msgspec.structs.replace(options, trace=path))
 
 
 #: ``check``'s windows when --windows is not given.
@@ -867,10 +867,9 @@ def _replay_bodies(args: argparse.Namespace) -> int:
         raise UserError("--chars-per-token applies to --input anthropic-capture only")
     price = None
     if args.price is not None:
-        from prefixbench.simulator.pricing import get_price
+        from prefixbench.reports.options import price_row
 
-        check_price_date(args.price_as_of)
-        price = get_price(args.price, as_of=args.price_as_of, period=args.period)
+        price = price_row(args.price, args.price_as_of, args.period)
     else:
         check_price_options(args.period, args.price_as_of)
     cache = None  # the byte-exact reference, which needs no cache-model machinery
@@ -880,15 +879,16 @@ def _replay_bodies(args: argparse.Namespace) -> int:
         cache = make_cache_model(args.cache, args.tokenizer)
     # Streamed: each line is parsed, replayed, labelled and dropped; observations and labels stay.
     torn: list[int] = []
-    try:
-        observations, labels = replay_labelled(read_chat_completions(args.file, torn), cache)
-    except UserError as exc:
-        from prefixbench.reports.trace import with_the_format_found
+    with readable_file(args.file, "replay") as path:
+        try:
+            observations, labels = replay_labelled(read_chat_completions(path, torn), cache)
+        except UserError as exc:
+            from prefixbench.reports.trace import with_the_format_found
 
-        raise UserError(with_the_format_found(exc, Path(args.file), "replay")) from None
+            raise UserError(with_the_format_found(exc, path, "replay")) from None
     from prefixbench.reports.trace import warn_torn
 
-    warn_torn(args.file, torn)
+    warn_torn(STDIN_NAME if is_dash(args.file) else args.file, torn)
     print(replay_json(observations, price, labels) if args.format == "json" else replay_table(observations, price, labels))
     return 0
 
@@ -910,12 +910,13 @@ def _replay_capture(args: argparse.Namespace) -> int:
     from prefixbench.reports.trace import warn_torn, with_the_format_found
 
     torn: list[int] = []
-    try:
-        rows = replay_capture(args.file, chars_per_token=args.chars_per_token, torn=torn)
-    except UserError as exc:  # another log given with --input anthropic-capture: say which
-        raise UserError(with_the_format_found(exc, Path(args.file), "replay", reading="anthropic-capture")) from None
+    with readable_file(args.file, "replay") as path:
+        try:
+            rows = replay_capture(path, chars_per_token=args.chars_per_token, torn=torn)
+        except UserError as exc:  # another log given with --input anthropic-capture: say which
+            raise UserError(with_the_format_found(exc, path, "replay", reading="anthropic-capture")) from None
 
-    warn_torn(args.file, torn)
+    warn_torn(STDIN_NAME if is_dash(args.file) else args.file, torn)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))
     return 0
 
@@ -923,9 +924,16 @@ def _replay_capture(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     """``prefixbench compare``."""
     from prefixbench.reports.compare import compare_json, compare_markdown, compare_text
-    from prefixbench.workloads.runs.compare import DEFAULT_THRESHOLDS, Thresholds, compare, load_baseline, read_result, save_baseline
+    from prefixbench.workloads.runs.compare import DEFAULT_THRESHOLDS, Thresholds, compare, load_baseline, save_baseline
 
     thresholds = Thresholds.parse(args.max_regression, over=DEFAULT_THRESHOLDS)
+    if args.markdown is not None:  # before the comparison: its verdict is not lost to a bad path
+        _refuse_unwritable_file(args.markdown, "--markdown")
+    if args.save is not None:
+        from prefixbench.workloads.runs.compare import baseline_path
+
+        baseline_path(args.save)  # a bad name, or a folder it cannot go in, before the files are read
+        _refuse_unwritable_baselines(args.save)
     files = list(args.files)
     if len(files) > 2:
         raise UserError(f"compare takes BASE NEW (or NEW with --compare NAME), got {len(files)} files")
@@ -933,14 +941,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UserError("--compare NAME takes one file, NEW (the baseline is BASE)")
     if args.compare is None and args.save is None and len(files) != 2:
         raise UserError("compare needs BASE NEW, or NEW with --compare NAME or --save NAME")
-    new = read_result(files[-1])
-    base = load_baseline(args.compare) if args.compare is not None else (read_result(files[0]) if len(files) == 2 else None)
+    new = _read_result(files[-1])
+    base = load_baseline(args.compare) if args.compare is not None else (_read_result(files[0]) if len(files) == 2 else None)
     status = 0
     if base is not None:
         comparison = compare(base, new, thresholds)
         markdown = compare_markdown(comparison)
         if args.markdown is not None:
-            args.markdown.write_text(markdown, encoding="utf-8")
+            try:
+                args.markdown.write_text(markdown, encoding="utf-8")
+            except OSError as exc:
+                raise UserError(f"--markdown {args.markdown}: cannot write ({exc.strerror or exc})") from None
         match args.format:
             case "json":
                 print(compare_json(comparison))
@@ -953,3 +964,39 @@ def cmd_compare(args: argparse.Namespace) -> int:
         path = save_baseline(new, args.save)
         print(f"saved {new.kind} baseline {args.save!r} ({len(new.units)} units) to {path}", file=sys.stderr)
     return status
+
+
+def _refuse_unwritable_file(path: Path, flag: str) -> None:
+    """Refuse, before any work, a file option that names a folder or sits in a folder that is
+    missing, no folder, or not writable: one line naming the flag."""
+    import os
+
+    if path.is_dir():
+        raise UserError(f"{flag} {path}: is a folder; name a file")
+    folder = path.parent
+    if not folder.is_dir():
+        raise UserError(f"{flag} {path}: cannot write ({'no folder' if not folder.exists() else 'not a folder:'} {folder})")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {path}: cannot write (folder {folder} is not writable)")
+
+
+def _refuse_unwritable_baselines(name: str) -> None:
+    """``--save NAME``: the baseline folder (or, before it exists, the working folder) must take a file."""
+    import os
+
+    from prefixbench.workloads.runs.compare import BASELINE_DIR
+
+    folder = BASELINE_DIR if BASELINE_DIR.exists() else Path(".")
+    if BASELINE_DIR.exists() and not BASELINE_DIR.is_dir():
+        raise UserError(f"--save {name}: cannot write {BASELINE_DIR}/{name}.json ({BASELINE_DIR} is not a folder)")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"--save {name}: cannot write {BASELINE_DIR}/{name}.json (folder {folder.resolve()} is not writable)")
+
+
+def _read_result(path: Path):  # type: ignore[no-untyped-def]
+    """A result ``compare`` reads: a file or folder, or ``-``, standard input."""
+    from prefixbench.workloads.runs.compare import read_result, result_from_text
+
+    if is_dash(path):
+        return result_from_text(read_stdin_text("compare"), STDIN_NAME)
+    return read_result(path)

@@ -35,7 +35,7 @@ from prefixbench.simulator.pricing import (
     format_usd,
     usd_sum,
 )
-from prefixbench.workloads.runs.windows import format_window
+from prefixbench.simulator.windows import format_window
 
 #: The five parts of a bill, in stacking order (``COST_COLUMNS``, from the run schema, is their
 #: ``*_usd`` columns and ``total_usd``).

@@ -24,7 +24,7 @@ import pandas as pd
 
 from prefixbench.reports.palette import AXIS, FOLD, SILENT, UNCACHED
 from prefixbench.reports.textable import markdown_lines
-from prefixbench.workloads.runs.windows import format_window
+from prefixbench.simulator.windows import format_window
 
 PARTS = ("summary", "refill", "silent", "growth")
 PART_COLOURS = {"summary": FOLD, "refill": UNCACHED, "silent": SILENT, "growth": AXIS}

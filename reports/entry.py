@@ -58,7 +58,7 @@ def console() -> int:
 
 def _interrupted() -> int:
     try:
-        print("prefixbench: interrupted", file=sys.stderr)
+        print(interrupt.interrupted_line(), file=sys.stderr)
     except (OSError, ValueError):  # stderr closed: nothing left to tell
         pass
     return INTERRUPTED

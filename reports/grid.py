@@ -71,12 +71,11 @@ def read_grid(path: Path, name: str | None = None, *, overrides: Mapping[str, An
     Raises:
         UserError: every problem found, one line each (``file:sweep.NAME.key: ...``).
     """
+    from prefixbench.workloads.logs.reading import read_text
+
+    text = read_text(path)  # a folder or a device (/dev/zero never ends) is refused before reading
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: not valid TOML ({exc})") from None
     problems = _Problems(str(path), [])
@@ -307,7 +306,8 @@ def _seeds(value: object, key: str, problems: _Problems) -> list[int]:
 
 
 def _price(values: dict[str, Any], prefix: str, problems: _Problems):
-    from prefixbench.simulator.pricing import PriceRow, get_price
+    from prefixbench.reports.options import price_row
+    from prefixbench.simulator.pricing import PriceRow
 
     price = values.get("price")
     if price is None:
@@ -321,7 +321,7 @@ def _price(values: dict[str, Any], prefix: str, problems: _Problems):
         problems.add(f"{prefix}.price", f"must be one price model name, got {price!r}")
         return None
     try:
-        return get_price(price, as_of=values.get("price_as_of"), period=values.get("period"))
+        return price_row(price, values.get("price_as_of"), values.get("period"), named='period "peak"')
     except UserError as exc:
         problems.add(f"{prefix}.price", str(exc))
         return None

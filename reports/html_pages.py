@@ -27,7 +27,7 @@ from prefixbench.reports.html import (
 )
 from prefixbench.reports.palette import CACHED, PREDICTED, REJECTED, UNCACHED, WRITTEN, WRITTEN_1H, cause_colour
 from prefixbench.workloads.audit.causes import divergence_cause
-from prefixbench.workloads.runs.windows import format_window
+from prefixbench.simulator.windows import format_window
 
 if TYPE_CHECKING:  # pandas (with reports/frames.py) only where a sweep page draws: an audit's page needs neither
     import pandas as pd

@@ -12,6 +12,8 @@ import signal
 from types import FrameType
 
 _interrupted = False
+#: What an interrupted command kept, said on its last line (``122 of 192 runs kept in ...``).
+_kept = ""
 
 
 def _on_sigint(signum: int, frame: FrameType | None) -> None:
@@ -22,8 +24,9 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
 
 def install() -> object:
     """Reset the flag and install the handler; returns the previous handler (None off the main thread)."""
-    global _interrupted
+    global _interrupted, _kept
     _interrupted = False
+    _kept = ""
     try:
         return signal.signal(signal.SIGINT, _on_sigint)
     except ValueError:  # not the main thread: leave signals alone
@@ -39,6 +42,17 @@ def restore(previous: object) -> None:
 def interrupted() -> bool:
     """Whether Ctrl-C arrived since :func:`install`."""
     return _interrupted
+
+
+def keep_note(text: str) -> None:
+    """Say ``text`` (what the command kept, and how to resume) on the interrupted line."""
+    global _kept
+    _kept = text
+
+
+def interrupted_line() -> str:
+    """``prefixbench: interrupted``, with what the command kept when it said (:func:`keep_note`)."""
+    return f"prefixbench: interrupted; {_kept}" if _kept else "prefixbench: interrupted"
 
 
 def raise_if_interrupted(*_: object) -> None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: the command line loads the option structs when a command runs
+    from prefixbench.simulator.pricing import PriceRow
     from prefixbench.workloads.runs.options import CheckOptions, RecordOptions, SweepRunOptions
 
 #: Measured on seed-coding (2m window: 162 MB peak, 512k: 125 MB): about 100 MB of libraries
@@ -133,6 +134,25 @@ def check_price_date(price_as_of: str | None) -> None:
         from prefixbench.simulator.pricing import parse_when
 
         parse_when(price_as_of, what="--price-as-of")
+
+
+def price_row(model: str, as_of: str | None, period: str | None, *, named: str = "--period peak") -> PriceRow:
+    """``--price MODEL`` at ``--price-as-of`` and ``--period``; ``peak`` on a row with one price
+    all day is refused, naming it as ``named`` (the library ignores the period there, but a user
+    who asked for the peak surcharge would read one-price dollars as peak ones).
+
+    Raises:
+        UserError: a bad date, an unknown model or period, no row in force, or peak without one.
+    """
+    from prefixbench.simulator.pricing import get_price
+
+    check_price_date(as_of)
+    row = get_price(model, as_of=as_of, period=period)
+    if period == "peak" and row.peak_factor is None:
+        when = f" as of {as_of}" if as_of else ""
+        raise UserError(f"{named}: {row.model}{when} has one price all day, no peak period "
+                        "(only DeepSeek rows with a peak_factor have one)")
+    return row
 
 
 def check_price_options(period: str | None, price_as_of: str | None) -> None:

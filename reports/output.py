@@ -29,8 +29,8 @@ import pandas as pd
 from prefixbench.reports.cost import cost_table, cost_text
 from prefixbench.workloads.runs.schema import COST_COLUMNS, OBSERVATION_COLUMNS, RUN_COLUMNS
 from prefixbench.workloads.runs.manifest import MANIFEST, UNFINISHED, Manifest
-from prefixbench.reports.interrupt import raise_if_interrupted
-from prefixbench.reports.options import check_price_date, check_price_options, given, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
+from prefixbench.reports.interrupt import keep_note, raise_if_interrupted
+from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, price_row, warn_window_memory, workload_options
 from prefixbench.reports.outdir import (
     JOURNAL, LOCK, OutLock, check_out_dir, complete_landing, drop_staging, land_staged, landing_entries, landing_point, make_staging,
     probe_writable, write_file,
@@ -42,11 +42,11 @@ from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore
 from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, usd_sum
-from prefixbench.workloads.runs.execute import default_jobs, map_runs, pool_size, require_scheduler
+from prefixbench.workloads.runs.execute import check_jobs, default_jobs, map_runs, pool_size, require_scheduler
 from prefixbench.workloads.runs.options import SweepRunOptions
 from prefixbench.workloads.scripted.registry import option_names
 from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec, plan_sweep, plan_sweeps
-from prefixbench.workloads.runs.windows import format_window
+from prefixbench.simulator.windows import format_window
 
 #: The one preset a sweep of user engines alone runs when --presets is not given.
 USER_ENGINE_PRESET = "patched"
@@ -67,10 +67,7 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
         engine_configs = {name: dict(section) for name, section in sections.items() if is_user_engine(name)}
     price = None
     if args.price is not None:
-        from prefixbench.simulator.pricing import get_price
-
-        check_price_date(args.price_as_of)
-        price = get_price(args.price, as_of=args.price_as_of, period=args.period)
+        price = price_row(args.price, args.price_as_of, args.period)
     else:
         check_price_options(args.period, args.price_as_of)
     windows = parse_windows(args.windows)
@@ -119,9 +116,7 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
         raise UserError("--grid: the sweeps run together name different prices; give each its own run with --sweep NAME")
     plan = plan_sweeps(specs) if len(specs) > 1 else plan_sweep(specs[0])
     price = plan.spec.price
-    jobs = options.jobs
-    if jobs is not None and jobs < 1:
-        raise UserError(f"--jobs must be >= 1, got {jobs}")
+    check_jobs(options.jobs, options.scheduler)
     require_scheduler(options.scheduler)
     out: Path = options.out
     check_out_dir(out, output_names(plan), "sweep")
@@ -135,6 +130,13 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
         probe_writable(out, f"--out {out}")
         probe_writable(out / STORE_DIR, f"--out {out}")
         return _run_and_land(plan, options, out, manifest)
+
+
+def kept_runs(store: ResultStore, keys: list[str], out: Path) -> str:
+    """What an interrupted sweep or bench kept: ``122 of 192 runs kept in out/store: ...``."""
+    stored = sum(store.has(k) for k in keys)
+    return (f"{stored:,} of {len(keys):,} runs kept in {out / STORE_DIR}; the same command "
+            "resumes (stored runs are skipped)")
 
 
 def _run_and_land(plan: SweepPlan, options: SweepRunOptions, out: Path, manifest: Manifest) -> int:
@@ -184,6 +186,7 @@ def _run_and_land(plan: SweepPlan, options: SweepRunOptions, out: Path, manifest
         land_staged(out, staging, [*outputs, MANIFEST], remove=[*stale, UNFINISHED], together=outputs)
     except KeyboardInterrupt:
         _drop(out, staging)  # the mark stays: re-running completes the sweep
+        keep_note(kept_runs(store, keys, out))
         raise
     except BaseException as exc:
         _drop(out, staging)
@@ -311,6 +314,8 @@ def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
         specs = read_grid(args.grid, args.sweep_name, overrides=grid_overrides(args))
         warn_window_memory(tuple(sorted({w for spec in specs for w in spec.windows})))
         return specs
+    if getattr(args, "sweep_name", None) is not None:  # it picks a sweep of a grid file: alone it would be ignored
+        raise UserError(f"--sweep {args.sweep_name}: names a sweep of a grid file; give --grid FILE.toml too")
     spec = sweep_spec(args)
     if getattr(args, "seeds", None):
         from msgspec.structs import replace

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from prefixbench.reports.proxy_options import parse_listen, refuse_another_log, resolve_upstream
 from prefixbench.reports.proxy_record import capture_line, capture_record, forwarded, redact_url, scrub
 from prefixbench.simulator.errors import UserError
 
@@ -82,30 +83,9 @@ class Proxy:
         self.session: aiohttp.ClientSession | None = None
         self.runner: web.AppRunner | None = None
 
-    def _refuse_another_log(self) -> None:
-        """An --out that already holds another log (a request log, a transcript) is refused: the
-        calls appended after it would make a file of two formats, which audit refuses."""
-        try:
-            holds = self.out.is_file() and self.out.stat().st_size > 0
-        except OSError:
-            return  # the open below says what is wrong
-        if not holds:
-            return
-        from prefixbench.workloads.logs.formats import detect_format
-
-        try:
-            found = detect_format(self.out).name
-        except UserError:
-            found = None
-        except OSError:
-            return
-        if found != "http-capture":
-            what = f"a {found} log" if found else "no capture"
-            raise UserError(f"--out {self.out}: holds {what}; the proxy appends to a capture (http-capture): name another file")
-
     async def start(self) -> int:
         """Open the capture, the upstream session and the listening socket; the port listened on."""
-        self._refuse_another_log()
+        refuse_another_log(self.out)
         try:
             self.out.parent.mkdir(parents=True, exist_ok=True)
             self.fd = os.open(self.out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -288,30 +268,6 @@ class Proxy:
 def _pairs(raw: tuple[tuple[bytes, bytes], ...]) -> list[tuple[str, str]]:
     """Raw header pairs as text, in order, names as sent (HTTP header bytes are Latin-1)."""
     return [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw]
-
-
-def resolve_upstream(value: str) -> str:
-    """``--upstream``: a provider's name (its public API base) or a URL."""
-    from prefixbench.simulator.providers import PROVIDERS
-
-    rules = PROVIDERS.get(value.lower())
-    if rules is not None:
-        if not rules.api_base:
-            with_base = ", ".join(name for name, r in PROVIDERS.items() if r.api_base)
-            raise UserError(f"--upstream {value}: no known public API base; give its URL (named ones: {with_base})")
-        return rules.api_base
-    if not value.startswith(("http://", "https://")) or len(value.split("/")[2]) == 0:
-        raise UserError(f"--upstream {value!r}: expected a provider name or an http(s):// URL")
-    return value.rstrip("/")
-
-
-def parse_listen(value: str) -> tuple[str, int]:
-    """``--listen host:port`` (``[::1]:8787`` for IPv6; port 0 picks a free one)."""
-    host, sep, port = value.rpartition(":")
-    if not sep or not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:  # "¹" is a digit to isdigit()
-        raise UserError(f"--listen {value!r}: expected host:port, e.g. 127.0.0.1:8787")
-    host = host.strip("[]") or "127.0.0.1"
-    return host, int(port)
 
 
 #: What each named ``--upstream`` expects the agent's base URL to be (``{base}`` the proxy's

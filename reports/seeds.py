@@ -23,7 +23,7 @@ from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.reports.frames import with_change_vs_legacy
 from prefixbench.reports.tables import fmt_change, fmt_int, fmt_pct, markdown_table, table_rows, text_table
 from prefixbench.reports.textable import Table, columns_named
-from prefixbench.workloads.runs.windows import format_window
+from prefixbench.simulator.windows import format_window
 
 #: Columns that may vary across a grid and so may name a row.
 AXES = ("workload", "window", "engine", "profile", "cache", "params", "preset")

@@ -24,7 +24,7 @@ from prefixbench.simulator.models import assumptions
 from prefixbench.workloads.runs.schema import COST_COLUMNS, RUN_KEYS
 from prefixbench.reports.seeds import needs_aggregate, sweep_markdown_table
 from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec
-from prefixbench.workloads.runs.windows import format_window
+from prefixbench.simulator.windows import format_window
 
 
 def runs_json(runs: pd.DataFrame, costs: pd.DataFrame | None = None) -> str:

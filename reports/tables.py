@@ -10,7 +10,7 @@ import pandas as pd
 from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.reports.frames import with_change_vs_legacy
 from prefixbench.reports.textable import Table, columns_named
-from prefixbench.workloads.runs.windows import format_window
+from prefixbench.simulator.windows import format_window
 
 
 def fmt_int(value: float) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prefixbench.reports.options import parse_list, parse_window, parse_windows, warn_window_memory
+from prefixbench.reports.stdio import path_argument
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: the CLI builds the record parser without loading the specs
@@ -20,10 +21,10 @@ def add_trace_options(parser: argparse.ArgumentParser) -> None:
     from prefixbench.workloads.specs.trace import TRACE_FORMATS
 
     parser.add_argument(
-        "--trace", type=Path, default=None, metavar="FILE",
+        "--trace", type=path_argument, default=None, metavar="FILE",
         help="judge a recorded request log instead of running engines: the specs that apply to recorded "
         "traffic (no silent rewrite, summary calls warm and in the routed family, a strict --profile "
-        "accepts every request); see 'prefixbench record'",
+        "accepts every request); - reads it from standard input; see 'prefixbench record'",
     )
     parser.add_argument(
         "--input", default="chat-completions", choices=TRACE_FORMATS,
@@ -142,11 +143,14 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
     )
     from prefixbench.simulator.validate import PROFILES
 
-    record.add_argument("file", type=Path, help="where to write the log (JSONL)")
+    record.add_argument("file", type=path_argument, help="where to write the log (JSONL); - writes it to standard output")
     record.add_argument("--force", action="store_true", help="replace FILE if it exists (default: an existing FILE is refused, before the run)")
-    record.add_argument("--workload", default="seed-coding", help="workload (default: seed-coding)")
+    from prefixbench.kernel.presets import PRESETS
+    from prefixbench.workloads.scripted.registry import WORKLOADS
+
+    record.add_argument("--workload", default="seed-coding", help=f"workload: {', '.join(WORKLOADS)} (default: seed-coding)")
     record.add_argument("--window", default="32k", help="context window, k = 1,000 and m = 1,000,000 tokens (default: 32k)")
-    record.add_argument("--preset", default="patched", help="preset (default: patched)")
+    record.add_argument("--preset", default="patched", help=f"preset: {', '.join(PRESETS)} (default: patched)")
     record.add_argument("--profile", default="lenient", help=f"provider profile the run goes through: {'|'.join(PROFILES)} (default: lenient)")
     add_engine_option(record, repeatable=False)
     add_workload_options(record)
@@ -154,7 +158,8 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
 
 def cmd_record(options: RecordOptions) -> int:
     """``prefixbench record``."""
-    from prefixbench.workloads.scripted.record import record_run, refuse_unwritable, write_recorded
+    from prefixbench.reports.stdio import is_dash, refuse_closed_stdout, write_stdout_bytes
+    from prefixbench.workloads.scripted.record import recorded_bytes, record_run, refuse_unwritable, write_recorded
 
     engines = options.engine
     if len(engines) > 1:
@@ -165,10 +170,19 @@ def cmd_record(options: RecordOptions) -> int:
         raise UserError(str(exc).replace("--windows:", "--window:", 1)) from None
     # Before the run: nothing already written is replaced, and a log that cannot be written is
     # said before the run's time is spent.
-    refuse_unwritable(options.file, replace=options.force)
+    to_stdout = is_dash(options.file)  # record - : the log on standard output (--force has nothing to replace)
+    if not to_stdout:
+        refuse_unwritable(options.file, replace=options.force)
+    else:
+        refuse_closed_stdout("record -")
     run, requests = record_run(
         options.workload, window, options.preset, engines[0] if engines else None, options.profile, options.workload_options
     )
-    count = write_recorded(options.file, run, requests, replace=options.force)
-    print(f"wrote {options.file}: {count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)", file=sys.stderr)
+    if to_stdout:
+        data = recorded_bytes(run, requests)
+        write_stdout_bytes(data)
+        count, where = len(requests), "standard output"
+    else:
+        count, where = write_recorded(options.file, run, requests, replace=options.force), str(options.file)
+    print(f"wrote {where}: {count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)", file=sys.stderr)
     return 0

@@ -282,6 +282,25 @@ def options_help() -> str:
     return "; ".join(parts)
 
 
+#: The options ``options_help`` leaves out, with their defaults: the simulation models' (vllm,
+#: radix) and openai's ``mode`` and ``lookback`` (not provider facts with a source). Written out,
+#: so ``--help`` imports no model; tests/unit/simulator/test_cache_options_help.py keeps them
+#: equal to the constructors' defaults.
+MORE_OPTIONS_HELP: dict[str, dict[str, str]] = {
+    "openai": {"mode": "pre-5.6", "lookback": "50"},
+    "vllm": {"block_size": "16", "capacity_blocks": "65536", "cache_output": "true"},
+    "radix": {"capacity_tokens": "1048576", "cache_output": "true"},
+}
+
+
+def more_options_help() -> str:
+    """``openai: mode=pre-5.6 (or 5.6), lookback=50; vllm: ...``, for ``--help``."""
+    def shown(model: str, key: str, default: str) -> str:
+        return f"{key}={default} (or 5.6)" if (model, key) == ("openai", "mode") else f"{key}={default}"
+
+    return "; ".join(f"{model}: {', '.join(shown(model, k, v) for k, v in options.items())}" for model, options in MORE_OPTIONS_HELP.items())
+
+
 def parse_cache_spec(spec: str) -> tuple[str, dict[str, str]]:
     """Split ``name`` or ``name:key=value,key=value`` (a ``--cache`` argument) into name and options.
 

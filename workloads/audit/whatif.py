@@ -38,7 +38,7 @@ Fixes (:data:`FIXES`):
   reads instead of rewriting; the keep-alives are charged (their read and 1 output token each)
   as one change of the lane with ``index`` -1.
 * ``breakpoints=SPEC``: Anthropic ``cache_control`` markers moved to SPEC, ``+``-separated:
-  ``tools``, ``system``, ``last``, ``last-N`` (the last block of the message N before the last),
+  ``tools``, ``system``, ``last``, ``last-N`` (the last block of the message N >= 1 before the last),
   or ``auto`` (automatic caching). At most 4.
 
 A fix that cannot apply to a log (no bodies, no subagents, no compaction request, no Anthropic
@@ -195,6 +195,8 @@ class WhatIf(msgspec.Struct, frozen=True):
 
 def parse_fixes(text: str) -> list[str]:
     """``ttl-1h,stagger-subagents,breakpoints=system+last`` -> the fixes, checked (``all``: :data:`ALL_FIXES`)."""
+    if not text.strip():
+        raise UserError("--what-if: no fix named (give one or more, or all)")
     fixes = []
     for item in (part.strip() for part in text.split(",")):
         if not item:
@@ -223,6 +225,10 @@ def parse_breakpoints(spec: str) -> tuple[str, ...]:
     for place in places:
         if not _PLACE.fullmatch(place):
             raise UserError(f"--what-if: breakpoints: {place!r} is not tools, system, last, last-N or auto")
+    # last-N by its number: last-01 is last-1, and last-0 the last message (one place, two names).
+    places = tuple(f"last-{int(p[5:])}" if p.startswith("last-") else p for p in places)
+    if "last-0" in places:
+        raise UserError("--what-if: breakpoints: last-0 is the last message: write last (last-N counts from 1)")
     if "auto" in places and len(places) > 1:
         raise UserError("--what-if: breakpoints=auto is automatic caching alone (one top-level marker)")
     if len(places) > (ANTHROPIC.max_breakpoints or 0):

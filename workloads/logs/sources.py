@@ -237,6 +237,11 @@ def _skip_reason(path: Path) -> str | None:
             return "empty"
     except OSError as exc:  # a link to nothing, or a file gone since the folder was listed
         return f"{UNREADABLE}{'a link to nothing' if path.is_symlink() else exc.strerror or exc}"
+    try:  # a file the user may not read (mode 000, another user's): skipped and warned, as above
+        with path.open("rb"):
+            pass
+    except OSError as exc:
+        return f"{UNREADABLE}{exc.strerror or exc}"
     if path.name.lower().endswith(".zst"):
         return f"{UNREADABLE}zstd-compressed: decompress it first (zstd -d {path.name})"
     return _one_object_reason(path)

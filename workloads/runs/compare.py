@@ -35,8 +35,9 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.schema import SCHEMA_VERSION, UNIT_FIELDS
 from prefixbench.workloads.fields import Field, Gate, Worse, figures, names
+from prefixbench.workloads.logs.reading import json_reason
 from prefixbench.workloads.runs.schema import COST_COLUMNS, KEY_FIELDS, RUN_COLUMNS, RUN_FIGURES
-from prefixbench.workloads.runs.windows import format_window
+from prefixbench.simulator.windows import format_window
 
 #: The folder named baselines live in (relative to the working directory), like ``.benchmarks/``.
 BASELINE_DIR = Path(".prefixbench")
@@ -96,6 +97,10 @@ def read_result(path: Path) -> Result:
             if (path / name).is_file():
                 return read_result(path / name)
         raise UserError(f"{path}: a folder without runs.csv or audit.json (pass the file itself)")
+    from prefixbench.workloads.logs.reading import check_readable
+
+    if path.exists():
+        check_readable(path)  # a device (/dev/zero) is refused, not read until memory runs out
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -104,18 +109,26 @@ def read_result(path: Path) -> Result:
         raise UserError(f"{path}: not UTF-8 text (byte {exc.start}); expected runs.csv or a JSON result") from None
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror})") from None
+    return result_from_text(text, str(path))
+
+
+def result_from_text(text: str, source: str) -> Result:
+    """A result from its text (runs.csv, or JSON); ``source`` names it in errors and the table."""
     stripped = text.lstrip()
     if not stripped:
-        raise UserError(f"{path}: empty file")
+        raise UserError(f"{source}: empty file")
     if stripped[0] in "[{":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+            if exc.msg == "Extra data" and stripped[0] == "{" and exc.lineno > 1:  # one object a line: a log
+                raise UserError(f"{source}:{exc.lineno}: one JSON value a line (a log?), not a result: compare reads "
+                                "runs.csv, sweep --format json or audit --format json") from None
+            raise UserError(f"{source}:{exc.lineno}: not valid JSON ({json_reason(exc)})") from None
         except (ValueError, RecursionError):
-            raise UserError(f"{path}: JSON nested too deep, or a number too long to read") from None
-        return result_from_json(data, str(path))
-    return _sweep_from_csv(text, str(path))
+            raise UserError(f"{source}: JSON nested too deep, or a number too long to read") from None
+        return result_from_json(data, source)
+    return _sweep_from_csv(text, source)
 
 
 def result_from_json(data: object, source: str) -> Result:
@@ -548,10 +561,15 @@ def baseline_path(name: str, root: Path = BASELINE_DIR) -> Path:
 def save_baseline(result: Result, name: str, root: Path = BASELINE_DIR) -> Path:
     """Store ``result`` as ``root/NAME.json`` (written whole, then renamed into place)."""
     path = baseline_path(name, root)
-    root.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(result.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(result.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:  # a read-only folder, a full disk: no half-written baseline stays
+        if tmp.parent.is_dir():
+            tmp.unlink(missing_ok=True)
+        raise UserError(f"--save {name}: cannot write {path} ({exc.strerror or exc})") from None
     return path
 
 

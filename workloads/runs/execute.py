@@ -6,9 +6,11 @@ depends on which executor ran them or in what order they finished. Items are sub
 order given (the caller passes them longest first, :func:`~prefixbench.workloads.runs.sweep.submission_order`).
 
 - ``jobs == 1`` and no scheduler: one after another in this process.
-- ``jobs > 1``: a :class:`concurrent.futures.ProcessPoolExecutor` of ``jobs`` workers.
+- ``jobs > 1``: a :class:`concurrent.futures.ProcessPoolExecutor` of ``jobs`` workers, never
+  more than there are items (the pool forks every worker at the first submit, busy or not).
 - ``scheduler``: Dask distributed (the optional ``dask`` extra, imported only here):
-  ``"local"`` starts a ``LocalCluster`` of ``jobs`` single-threaded worker processes, anything
+  ``"local"`` starts a ``LocalCluster`` of ``jobs`` single-threaded worker processes (no more
+  than the items), anything
   else is the address of a running scheduler (``tcp://host:8786``), whose workers must have
   the same prefixbench installed.
 
@@ -88,8 +90,8 @@ def map_runs(
     progress thread). ``on_submit(indices)`` is told which items are in flight (for the process
     pool and Dask, the oldest ``jobs`` handed out and not finished).
     """
-    if jobs < 1:
-        raise UserError(f"--jobs must be >= 1, got {jobs}")
+    check_jobs(jobs, scheduler)
+    jobs = min(jobs, max(1, len(items)))  # an idle worker is a forked process for nothing
     if scheduler is not None:
         return _dask(fn, items, jobs, scheduler, on_submit)
     if jobs == 1 or len(items) <= 1:
@@ -182,6 +184,35 @@ def _drain(
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+#: Local worker processes ``--jobs`` may ask for, per core: the runs are CPU-bound, so more
+#: than the cores only adds memory (each worker is a forked prefixbench); a typo such as
+#: ``--jobs 10000`` would otherwise fork that many processes.
+JOBS_PER_CORE = 4
+
+
+def max_local_jobs() -> int:
+    """The most local worker processes ``--jobs`` takes: :data:`JOBS_PER_CORE` x the cores."""
+    return JOBS_PER_CORE * (os.cpu_count() or 1)
+
+
+def check_jobs(jobs: int | None, scheduler: str | None = None) -> None:
+    """Refuse a ``--jobs`` below 1, or above :func:`max_local_jobs` for local processes (no
+    limit with a remote Dask scheduler, whose workers are elsewhere).
+
+    Raises:
+        UserError: naming ``--jobs``, the value and the limit.
+    """
+    if jobs is None:
+        return
+    if jobs < 1:
+        raise UserError(f"--jobs must be >= 1, got {jobs}")
+    limit = max_local_jobs()
+    if jobs > limit and scheduler in (None, "local"):
+        cores = os.cpu_count() or 1
+        raise UserError(f"--jobs {jobs:,}: more than {JOBS_PER_CORE} x the {cores} core{'s' if cores != 1 else ''} here "
+                        f"({limit}); the work is CPU-bound, so give at most {limit} (or --scheduler ADDRESS for more machines)")
 
 
 def require_scheduler(scheduler: str | None) -> None:

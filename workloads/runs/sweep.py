@@ -25,7 +25,7 @@ import msgspec
 from prefixbench.kernel.presets import PRESET_ORDER, get_preset
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.runs.windows import format_window
+from prefixbench.simulator.windows import format_window
 from prefixbench.simulator.models import make_cache, parse_cache_spec
 from prefixbench.simulator.pricing import PriceRow
 from prefixbench.workloads.scripted.base import Run, Workload

@@ -51,6 +51,15 @@ def record_run(
     return run, log.requests
 
 
+def recorded_bytes(run: Run, requests: list[Request]) -> bytes:
+    """The log as UTF-8 bytes, one chat-completions body per line (what :func:`write_recorded` writes)."""
+    text = "".join(
+        json.dumps(request_body(request, observation.rewrites_since_previous), ensure_ascii=False, separators=(",", ":")) + "\n"
+        for request, observation in zip(requests, run.observations, strict=True)
+    )
+    return text.encode("utf-8")
+
+
 def write_recorded(path: Path, run: Run, requests: list[Request], *, replace: bool = False) -> int:
     """Write the log, one body per line; returns the number of lines.
 
@@ -61,11 +70,7 @@ def write_recorded(path: Path, run: Run, requests: list[Request], *, replace: bo
     Raises:
         UserError: naming ``path``, when it exists (without ``replace``) or cannot be written.
     """
-    text = "".join(
-        json.dumps(request_body(request, observation.rewrites_since_previous), ensure_ascii=False, separators=(",", ":")) + "\n"
-        for request, observation in zip(requests, run.observations, strict=True)
-    )
-    data = text.encode("utf-8")
+    data = recorded_bytes(run, requests)
     if replace:
         _replace_file(path, data)
     else:

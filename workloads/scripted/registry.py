@@ -291,7 +291,11 @@ def engine_config_options(workload_name: str, sections: Mapping[str, Mapping[str
                 raise UserError(
                     f"workload {workload_name!r} has no engine {engine!r} (known: {', '.join(entry.engines)}){hint}"
                 )
-            parser = entry.engine_sections[engine]
+            parser = entry.engine_sections.get(engine)
+            if parser is None:  # the workload runs the engine with its own settings only
+                takers = [name for name, other in WORKLOADS.items() if engine in other.engine_sections]
+                hint = f"; a [{engine}] table applies to --workload {' or '.join(takers)}" if takers else ""
+                raise UserError(f"workload {workload_name!r} takes no [{engine}] table: its {engine} engine has fixed settings{hint}")
             options[parser.option] = parser.parse(section)
     except (UserError, TypeError) as exc:
         raise UserError(f"{where}: {exc}") from None

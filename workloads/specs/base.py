@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 from prefixbench.simulator.observe import Observation
+from prefixbench.simulator.windows import format_window
 from prefixbench.workloads.scripted.base import Run
 
 
@@ -58,7 +59,7 @@ class SpecResult(msgspec.Struct, frozen=True):
 
     def line(self, vacuous_fails: bool = False) -> str:
         """``PASS spec @window [engine/preset]: figure`` (SKIP when vacuous, FAIL when violated)."""
-        where = f" @{self.window // 1000}k" if self.window else ""
+        where = f" @{format_window(self.window)}" if self.window else ""  # as --windows takes it: 32500 is not 32k
         run = f"{self.engine}/{self.preset}" if self.workload is None else f"{self.engine}/{self.workload}/{self.profile}"
         return f"{self.status(vacuous_fails)}  {self.spec}{where} [{run}]: {self.figure}"
 

@@ -215,3 +215,30 @@ def test_files_of_one_size_are_compared_whole_only_when_their_heads_match(tmp_pa
     assert marked == {tmp_path / "a.jsonl": None, tmp_path / "b.jsonl": None,
                       tmp_path / "c.jsonl": f"copy of {tmp_path / 'a.jsonl'}", tmp_path / "d.jsonl": None}
     assert whole == ["a.jsonl", "b.jsonl", "c.jsonl"]
+
+
+def test_a_walked_log_file_without_read_permission_is_skipped_with_a_warning(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A walked ``*.jsonl`` the user may not read (mode 000, another user's) is skipped, warned
+    about and noted, as docs/robustness.md says of a log file the walk cannot open; the other
+    logs are audited. Fails on main: the whole audit stopped on it ('cannot read (Permission
+    denied)', exit 2). Played with a refusing open, so it also fails as root."""
+    root = _tree(tmp_path / "logs")
+    locked = root / "top-locked.jsonl"
+    locked.write_bytes((root / "top.jsonl").read_bytes() + b"\n")
+    locked.chmod(0)
+    real_open = Path.open
+
+    def refusing(self, *args, **kwargs):
+        if self == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refusing)
+    try:
+        assert main(["audit", str(root), "--quiet", "--format", "json"]) == 0
+    finally:
+        locked.chmod(0o644)
+    out, err = capsys.readouterr()
+    assert err.strip() == f"prefixbench: warning: {locked}: skipped: a log file the folder walk found and could not read (Permission denied)"
+    files = {f["file"]: f for f in json.loads(out)["files"]}
+    assert files[str(locked)]["format"] == "unreadable" and files[str(root / "top.jsonl")]["requests"] > 0

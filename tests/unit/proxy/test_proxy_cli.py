@@ -27,10 +27,33 @@ KEY = "sk-ant-api03-CLI-PLANTED-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
     ],
 )
 def test_bad_options_are_one_line_and_exit_2(argv, message, capsys, tmp_path) -> None:
-    pytest.importorskip("aiohttp", reason="the proxy extra (aiohttp) is not installed")
     assert main(["proxy", *argv, "--out", str(tmp_path / "c.jsonl")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--upstream", "antrhopic"], "--upstream 'antrhopic': expected a provider name or an http(s):// URL"),
+        (["--listen", "127.0.0.1"], "--listen '127.0.0.1': expected host:port"),
+        (["--out", "{tmp}"], "is a folder; the proxy appends to a capture file"),
+        (["--out", "{tmp}/log.jsonl"], "holds a chat-completions log"),
+    ],
+)
+def test_a_typo_is_named_before_the_missing_extra(argv, message, monkeypatch, capsys, tmp_path) -> None:
+    # Fails on main: without aiohttp every mistake was answered "needs aiohttp" first, and the
+    # typo only after installing the extra.
+    import importlib.util
+
+    (tmp_path / "log.jsonl").write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "aiohttp" else real(name, *a))
+    argv = [word.replace("{tmp}", str(tmp_path)) for word in argv]
+    out = [] if "--out" in argv else ["--out", str(tmp_path / "c.jsonl")]
+    assert main(["proxy", *argv, *out]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and "aiohttp" not in err[0], err
 
 
 @pytest.mark.parametrize(("content", "holds"), [
@@ -40,7 +63,6 @@ def test_bad_options_are_one_line_and_exit_2(argv, message, capsys, tmp_path) ->
 def test_an_out_file_holding_another_log_is_refused(content, holds, tmp_path) -> None:
     # Fails on main: the proxy appended its captures after a request log (or any file), making a
     # file of two formats that audit then refuses, and said "the earlier ones: prefixbench audit ...".
-    pytest.importorskip("aiohttp", reason="the proxy extra (aiohttp) is not installed")
     out = tmp_path / "session.jsonl"
     out.write_text(content)
     try:  # a process with a time bound: on main the proxy started and served until stopped
@@ -145,7 +167,8 @@ def test_the_start_up_line_offers_only_the_variable_that_fits_the_upstream(upstr
     """On main ``--upstream anthropic`` also offered OPENAI_BASE_URL=.../v1, which would send
     OpenAI calls to api.anthropic.com. The offers are docs/proxy.md's table's."""
     pytest.importorskip("aiohttp", reason="the proxy extra (aiohttp) is not installed")
-    from prefixbench.reports.proxy import agent_hint, resolve_upstream
+    from prefixbench.reports.proxy import agent_hint
+    from prefixbench.reports.proxy_options import resolve_upstream
 
     base = "http://127.0.0.1:8787"
     hint = agent_hint(resolve_upstream(upstream), base)

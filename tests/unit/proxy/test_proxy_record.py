@@ -82,7 +82,7 @@ def test_the_live_line_of_a_skipped_call() -> None:
 @given(listen=st.one_of(st.text(max_size=30), st.sampled_from(["127.0.0.1:0", "[::1]:8787", ":8787", "h:99999", "h:-1", "h:"])),
        upstream=st.one_of(st.text(max_size=30), st.sampled_from(["anthropic", "OPENAI", "vllm", "http://", "https://x/y/", "ftp://x"])))
 def test_any_listen_or_upstream_value_is_accepted_or_one_user_error(listen: str, upstream: str) -> None:
-    from prefixbench.reports.proxy import parse_listen, resolve_upstream
+    from prefixbench.reports.proxy_options import parse_listen, resolve_upstream
     from prefixbench.simulator.errors import UserError
 
     for parse, value in ((parse_listen, listen), (resolve_upstream, upstream)):

@@ -30,7 +30,8 @@ def _interrupt(tmp_path, argv, ready) -> str:
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
-    assert "Traceback" not in err and err.strip() == "prefixbench: interrupted", err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.strip() == "prefixbench: interrupted" or err.startswith("prefixbench: interrupted; "), err
     return err
 
 
@@ -68,9 +69,12 @@ def test_sigint_mid_sweep_is_130_and_keeps_finished_runs(tmp_path):
                 return
             time.sleep(0.02)
 
-    _interrupt(tmp_path, ["sweep", "--windows", "32k,128k,512k", "--jobs", "1", "--quiet"], after_first_run)
-    # Finished runs are kept in the result store; the folder says the sweep did not finish.
+    err = _interrupt(tmp_path, ["sweep", "--windows", "32k,128k,512k", "--jobs", "1", "--quiet"], after_first_run)
+    # Finished runs are kept in the result store; the folder says the sweep did not finish,
+    # and so does the line (on main it said only "interrupted"): how many, where, how to resume.
     assert len(stored()) >= 1
+    assert err.strip() == (f"prefixbench: interrupted; {len(stored())} of 12 runs kept in {store}; the same command "
+                           "resumes (stored runs are skipped)"), err
     assert (tmp_path / "o" / "SWEEP-UNFINISHED").exists()
     assert not [p for p in store.iterdir() if p.name.startswith(".tmp-")]  # no half-written run stays
 
@@ -93,7 +97,31 @@ def test_a_swallowed_interrupt_still_stops_the_sweep_with_130(tmp_path, monkeypa
     monkeypatch.setattr(store_module, "execute_planned", swallowing)
     out = tmp_path / "o"
     assert entry.main([*SWEEP, "--jobs", "1", "--out", str(out)]) == 130
-    assert capsys.readouterr().err.strip() == "prefixbench: interrupted"
+    # Fails on main, which said only "prefixbench: interrupted".
+    assert capsys.readouterr().err.strip() == (f"prefixbench: interrupted; 1 of 2 runs kept in {out / 'store'}; "
+                                               "the same command resumes (stored runs are skipped)")
     assert len(calls) == 1  # stopped at the first run boundary
     assert len(list((out / "store").glob("*.parquet"))) == 1  # what finished is kept, in the store
     assert not (out / "runs.csv").exists()
+
+
+def test_an_interrupted_bench_says_what_its_store_kept(tmp_path, monkeypatch, capsys):
+    # Fails on main: the line was only "prefixbench: interrupted".
+    real = sweep_module.execute_planned
+
+    def interrupting(item, spec=None):
+        run = real(item, spec)
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)
+        except KeyboardInterrupt:
+            pass  # the run finished; the bench stops at the next boundary
+        return run
+
+    monkeypatch.setattr(store_module, "execute_planned", interrupting)
+    out = tmp_path / "b"
+    argv = ["bench", "--workloads", "seed-coding", "--strategies", "checkpoint", "--caches", "openai", "--windows", "32k",
+            "--seeds", "0-2", "--steps", "10", "--jobs", "1", "--quiet", "--out", str(out)]
+    assert entry.main(argv) == 130
+    assert capsys.readouterr().err.strip() == (f"prefixbench: interrupted; 1 of 3 runs kept in {out / 'store'}; "
+                                               "the same command resumes (stored runs are skipped)")

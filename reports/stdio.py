@@ -1,0 +1,217 @@
+"""``-`` on the command line, the Unix name of standard input or output.
+
+Where a command can use it, it does (docs/robustness.md, "Standard input and output"):
+
+- ``record -`` writes the log to standard output;
+- ``replay -`` and ``check --trace -`` read the log from standard input;
+- ``compare BASE -`` (or ``compare - --compare NAME``) reads one result from standard input.
+
+Everywhere else a path is a folder, is read by its path or would share standard output with
+the command's own output, and ``-`` is refused in one line naming the flag, before anything
+runs (it used to make a file or folder named ``-``). ``./-`` still names a file called ``-``:
+only the bare word is standard input or output.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+
+#: How standard input is named in output and error lines (``<stdin>:3: invalid JSON ...``).
+STDIN_NAME = "<stdin>"
+
+
+class _Dash(type(Path())):  # type: ignore[misc]
+    """The word ``-`` as given on the command line (``Path('./-')`` is a file named ``-``)."""
+
+    __slots__ = ()
+
+
+def path_argument(text: str) -> Path:
+    """argparse's ``type`` of a path option: a Path, told apart when it is the bare word ``-``."""
+    return _Dash(text) if text == "-" else Path(text)
+
+
+def is_dash(path: object) -> bool:
+    """Whether ``path`` is the bare ``-`` of the command line (standard input or output)."""
+    return isinstance(path, _Dash) and str(path) == "-"
+
+
+#: The path options that refuse ``-``, per command: (dest, flag as the user wrote it, why).
+_FOLDER = "takes a folder, not standard output"
+_REFUSED: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "sweep": (
+        ("out", "--out", f"{_FOLDER} (the table is printed there already; --format json prints JSON)"),
+        ("engine_config", "--engine-config", "settings are read from a file, not standard input"),
+        ("grid", "--grid", "a grid is read from a file, not standard input"),
+    ),
+    "check": (
+        ("out", "--out", f"{_FOLDER} (the spec lines are printed there already)"),
+        ("engine_config", "--engine-config", "settings are read from a file, not standard input"),
+    ),
+    "bench": (("out", "--out", f"{_FOLDER} (the leaderboard is printed there already)"),),
+    "audit": (
+        ("paths", "PATH", "audit reads each log by its path (its format, sessions and files are named from it); "
+         "save the log to a file and audit that"),
+        ("out", "--out", f"{_FOLDER} (--format json or md prints the audit there)"),
+        ("junit", "--junit", "writes a file, not standard output (the audit is printed there)"),
+    ),
+    "compare": (("markdown", "--markdown", "writes a file; --format md prints the Markdown summary on standard output"),),
+    "proxy": (("out", "--out", "writes a capture file; standard output carries the proxy's live lines"),),
+}
+
+
+def refuse_dashes(args: object) -> None:
+    """Refuse ``-`` given to a path option that cannot be standard input or output, naming the
+    flag (before anything runs). Also refuses ``-`` given twice to ``compare``."""
+    command = getattr(args, "command", None)
+    for dest, flag, why in _REFUSED.get(command or "", ()):
+        value = getattr(args, dest, None)
+        values = value if isinstance(value, list) else [value]
+        if any(is_dash(v) for v in values):
+            subject = f"{command} -" if flag == "PATH" else f"{flag} -"
+            raise UserError(f"{subject}: {why}; a file or folder named '-' is written ./-")
+    if command == "compare" and sum(is_dash(f) for f in getattr(args, "files", ())) > 1:
+        raise UserError("compare - -: standard input is one result; give the other as a file")
+
+
+def _refuse_terminal(command: str) -> None:
+    stdin = sys.stdin
+    if stdin is None:
+        raise UserError(f"{command} -: there is no standard input to read")
+    try:
+        interactive = stdin.isatty()
+    except (ValueError, OSError):
+        interactive = False
+    if interactive:
+        raise UserError(f"{command} -: standard input is a terminal; pipe or redirect a log into it "
+                        "(prefixbench record - | prefixbench replay -)")
+    import os
+    import stat
+
+    try:
+        status = os.fstat(stdin.fileno())
+    except (AttributeError, ValueError, OSError, io.UnsupportedOperation):
+        return  # no descriptor (a test's stand-in): read what it holds
+    if (stat.S_ISCHR(status.st_mode) or stat.S_ISBLK(status.st_mode)) and not _is_null(status):  # < /dev/zero would never end
+        raise UserError(f"{command} -: standard input is a device, which has no end to read to; pipe or redirect a log into it")
+
+
+def _is_null(status: object) -> bool:
+    """Whether a device is the null device (``< /dev/null``: empty, and it ends)."""
+    import os
+
+    try:
+        return status.st_rdev == os.stat(os.devnull).st_rdev  # type: ignore[attr-defined, no-any-return]
+    except OSError:
+        return False
+
+
+def read_stdin_text(command: str) -> str:
+    """Standard input as UTF-8 text (for a small result: ``compare -``)."""
+    _refuse_terminal(command)
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{STDIN_NAME}: not UTF-8 text (byte {exc.start}); expected runs.csv or a JSON result") from None
+
+
+@contextmanager
+def readable_file(path: Path, command: str) -> Iterator[Path]:
+    """``path`` itself, or for ``-`` standard input copied to a temporary file named
+    :data:`STDIN_NAME` (the readers read a file by its path, some of them twice), removed after.
+    An error line that names the copy names ``<stdin>`` instead."""
+    if not is_dash(path):
+        yield path
+        return
+    import shutil
+    import tempfile
+
+    _refuse_terminal(command)
+    with tempfile.TemporaryDirectory(prefix="prefixbench-stdin-") as folder:
+        copy = Path(folder) / STDIN_NAME
+        try:
+            with copy.open("wb") as out:
+                shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+        except OSError as exc:
+            raise UserError(f"{command} -: cannot keep standard input in {folder} ({exc.strerror or exc}); "
+                            "save the log to a file and give its path") from None
+        try:
+            yield copy
+        except UserError as exc:
+            lines = getattr(exc, "lines", None)
+            error = UserError(str(exc).replace(str(copy), STDIN_NAME))
+            if lines:
+                error.lines = [line.replace(str(copy), STDIN_NAME) for line in lines]  # type: ignore[attr-defined]
+            raise error from None
+
+
+def write_stdout_bytes(data: bytes) -> None:
+    """Write ``data`` to standard output as bytes, after what was printed before (``record -``)."""
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a replaced stdout without bytes (a test's capture): its text
+        sys.stdout.write(data.decode("utf-8"))
+        return
+    try:
+        buffer.write(data)
+        buffer.flush()
+    except BrokenPipeError:  # the reader went away: the rest is dropped, as any output is
+        drop_stdout(sys.stdout)
+
+
+#: Whether the command started with its standard output closed (``>&-``), now the null device.
+_stdout_closed = False
+
+
+def reopen_closed_streams() -> None:
+    """Put the null device on a standard descriptor the command was started without (``>&-``,
+    ``2>&-``, ``<&-``), and give Python a stream for it.
+
+    Python leaves ``sys.stdout`` None there, and every print was a traceback; worse, the first
+    file prefixbench opened took descriptor 1, and a worker's print went into it. What a
+    command prints to a closed standard output is dropped, as for a reader that left; ``record
+    -`` refuses it (:func:`refuse_closed_stdout`), having nowhere to put the log.
+    """
+    import os
+
+    global _stdout_closed
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            if name == "stdout":
+                _stdout_closed = True
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))
+
+
+def refuse_closed_stdout(command: str) -> None:
+    """Refuse writing a result to standard output the command was started without."""
+    if _stdout_closed:
+        raise UserError(f"{command}: standard output is closed, so the log would be lost; name a file")
+
+
+def drop_stdout(stream: object) -> None:
+    """Point ``stream``'s descriptor at the null device, so what it still holds and writes goes nowhere."""
+    import os
+
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, stream.fileno())  # type: ignore[attr-defined]
+    finally:
+        os.close(null)
+    try:
+        stream.flush()  # type: ignore[attr-defined]
+    except OSError:
+        pass

@@ -1,0 +1,175 @@
+"""``-`` on the command line: standard input or output where a command can use it, one line
+naming the flag everywhere else (docs/robustness.md, "Standard input and output").
+
+Every test here fails on main: ``record -`` wrote a file named ``-``, ``replay -`` and
+``check --trace -`` read that file (or said ``-: cannot read``), and the other path options
+made a file or folder named ``-``.
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from prefixbench.reports.cli import main
+
+RECORD = ["record", "-", "--steps", "5", "--preset", "legacy"]
+
+
+class _Stdin(io.TextIOWrapper):
+    """A standard input holding ``data``, a pipe (or, ``tty=True``, a terminal)."""
+
+    def __init__(self, data: bytes, tty: bool = False) -> None:
+        super().__init__(io.BytesIO(data), encoding="utf-8")
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+def _recorded(capsysbinary) -> bytes:
+    assert main(RECORD) == 0
+    captured = capsysbinary.readouterr()
+    assert b"wrote standard output: 6 requests" in captured.err
+    return captured.out
+
+
+def test_record_dash_writes_the_log_to_standard_output_and_no_file(tmp_path, monkeypatch, capsysbinary) -> None:
+    monkeypatch.chdir(tmp_path)
+    log = _recorded(capsysbinary)
+    assert not (tmp_path / "-").exists()
+    lines = log.decode("utf-8").splitlines()
+    assert len(lines) == 6 and all(line.startswith("{") for line in lines)
+    # What is written is what record writes to a file.
+    assert main([*RECORD[:1], "file.jsonl", *RECORD[2:]]) == 0
+    assert (tmp_path / "file.jsonl").read_bytes() == log
+
+
+def test_replay_and_check_trace_dash_read_standard_input(tmp_path, monkeypatch, capsysbinary) -> None:
+    monkeypatch.chdir(tmp_path)
+    log = _recorded(capsysbinary)
+    (tmp_path / "log.jsonl").write_bytes(log)
+    assert main(["replay", "log.jsonl"]) == 0
+    from_file = capsysbinary.readouterr().out
+    monkeypatch.setattr(sys, "stdin", _Stdin(log))
+    assert main(["replay", "-"]) == 0
+    assert capsysbinary.readouterr().out == from_file
+    monkeypatch.setattr(sys, "stdin", _Stdin(log))
+    assert main(["check", "--trace", "-"]) == 0
+    out = capsysbinary.readouterr().out.decode()
+    assert "PASS  no-silent-rewrite [<stdin>/lenient]: 6 conversation requests" in out
+    assert list(tmp_path.iterdir()) == [tmp_path / "log.jsonl"]
+
+
+@pytest.mark.parametrize(("data", "line"), [
+    (b"", "prefixbench: error: <stdin>: no requests (the file is empty)"),
+    (b'{"x": 1}\n', "prefixbench: error: <stdin>:1: missing field 'model'"),
+])
+def test_a_bad_standard_input_is_named_stdin_not_a_temporary_file(data, line, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin(data))
+    assert main(["replay", "-"]) == 2
+    assert capsys.readouterr().err.splitlines() == [line]
+
+
+@pytest.mark.parametrize("argv", [["replay", "-"], ["check", "--trace", "-"]])
+def test_a_terminal_on_standard_input_is_refused_not_waited_on(argv, monkeypatch, capsys) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"", tty=True))
+    assert main(argv) == 2
+    (err,) = capsys.readouterr().err.splitlines()
+    assert "standard input is a terminal; pipe or redirect a log into it" in err
+
+
+def test_compare_reads_one_result_from_standard_input(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    sweep = ["sweep", "--windows", "32k", "--presets", "patched", "--steps", "10", "--quiet", "--format", "json"]
+    assert main(sweep) == 0
+    result = capsys.readouterr().out
+    (tmp_path / "base.json").write_text(result)
+    monkeypatch.setattr(sys, "stdin", _Stdin(result.encode()))
+    assert main(["compare", "base.json", "-"]) == 0
+    out = capsys.readouterr().out
+    assert "new  <stdin>" in out and "every shared figure is identical" in out
+    assert main(["compare", "-", "-"]) == 2
+    assert capsys.readouterr().err.strip() == "prefixbench: error: compare - -: standard input is one result; give the other as a file"
+
+
+@pytest.mark.parametrize(("argv", "start"), [
+    (["sweep", "--out", "-"], "--out -: takes a folder, not standard output"),
+    (["sweep", "--engine-config", "-"], "--engine-config -: settings are read from a file"),
+    (["sweep", "--grid", "-"], "--grid -: a grid is read from a file"),
+    (["check", "--out", "-"], "--out -: takes a folder"),
+    (["check", "--engine-config", "-", "--engine", "x:y"], "--engine-config -: settings are read from a file"),
+    (["bench", "--out", "-", "--workloads", "seed-coding", "--strategies", "checkpoint", "--caches", "openai",
+      "--windows", "32k", "--seeds", "0", "--steps", "5"], "--out -: takes a folder"),  # small: main ran it
+    (["audit", "-"], "audit -: audit reads each log by its path"),
+    (["audit", "x.jsonl", "--out", "-"], "--out -: takes a folder"),
+    (["audit", "x.jsonl", "--junit", "-"], "--junit -: writes a file"),
+    (["compare", "a.json", "b.json", "--markdown", "-"], "--markdown -: writes a file; --format md prints"),
+    (["proxy", "--out", "-"], "--out -: writes a capture file"),
+])
+def test_dash_where_it_cannot_be_a_stream_is_one_line_naming_the_flag(argv, start, tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    (err,) = capsys.readouterr().err.splitlines()
+    assert err.startswith(f"prefixbench: error: {start}") and err.endswith("a file or folder named '-' is written ./-"), err
+    assert list(tmp_path.iterdir()) == []  # no file or folder named '-', nothing run
+
+
+def test_dot_slash_dash_is_still_a_file_named_dash(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["record", "./-", "--steps", "3"]) == 0
+    assert (tmp_path / "-").is_file()
+    assert main(["replay", "./-"]) == 0
+    assert "all " in capsys.readouterr().out
+
+
+def test_record_dash_piped_into_replay_dash_as_a_shell_runs_it(tmp_path: Path) -> None:
+    command = f"{sys.executable} -m prefixbench record - --steps 5 | {sys.executable} -m prefixbench replay -"
+    done = subprocess.run(["sh", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].startswith("all ")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["replay", "-"], ["compare", "x.json", "-"]])
+def test_a_device_on_standard_input_is_refused_not_read_forever(argv, tmp_path) -> None:
+    # In a process held to 1.5 GB and 120 s: before the check, < /dev/zero was read (or copied
+    # to a temporary file) without end.
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1536 * 2**20, 1536 * 2**20))
+
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run([sys.executable, "-m", "prefixbench", *argv], stdin=zero, cwd=tmp_path, capture_output=True,
+                              text=True, timeout=120, preexec_fn=limit)
+    assert done.returncode == 2
+    (err,) = done.stderr.splitlines()
+    assert "standard input is a device, which has no end to read to" in err
+
+
+def test_the_null_device_on_standard_input_is_an_empty_log(monkeypatch, capsys) -> None:
+    with open("/dev/null", "rb") as null:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(null))
+        assert main(["replay", "-"]) == 2
+    assert capsys.readouterr().err.splitlines() == ["prefixbench: error: <stdin>: no requests (the file is empty)"]
+
+
+@pytest.mark.parametrize(("command", "status", "err"), [
+    # Fails on main: AttributeError: 'NoneType' object has no attribute 'write', a traceback.
+    ("check --trace log.jsonl --vacuous fail", 1, ""),
+    ("replay log.jsonl", 0, ""),
+    # record - has nowhere to put the log: refused before the run, not written to nowhere.
+    ("record - --steps 3", 2, "prefixbench: error: record -: standard output is closed, so the log would be lost; name a file"),
+])
+def test_a_closed_standard_output_drops_the_output_and_keeps_the_verdict(command, status, err, tmp_path) -> None:
+    (tmp_path / "log.jsonl").write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    done = subprocess.run(["sh", "-c", f"{sys.executable} -m prefixbench {command} >&-"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.jsonl"]
