@@ -291,12 +291,15 @@ MORE_OPTIONS_HELP: dict[str, dict[str, str]] = {
     "vllm": {"block_size": "16", "capacity_blocks": "65536", "cache_output": "true"},
     "radix": {"capacity_tokens": "1048576", "cache_output": "true"},
 }
+#: The other values an option of :data:`MORE_OPTIONS_HELP` takes, shown beside its default.
+OTHER_VALUES: dict[tuple[str, str], str] = {("openai", "mode"): "5.6"}
 
 
 def more_options_help() -> str:
     """``openai: mode=pre-5.6 (or 5.6), lookback=50; vllm: ...``, for ``--help``."""
     def shown(model: str, key: str, default: str) -> str:
-        return f"{key}={default} (or 5.6)" if (model, key) == ("openai", "mode") else f"{key}={default}"
+        other = OTHER_VALUES.get((model, key))
+        return f"{key}={default}" + (f" (or {other})" if other else "")
 
     return "; ".join(f"{model}: {', '.join(shown(model, k, v) for k, v in options.items())}" for model, options in MORE_OPTIONS_HELP.items())
 
