@@ -18,6 +18,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import Any
 
 import msgspec
 from msgspec.structs import astuple
@@ -29,17 +30,23 @@ BATCH = 256
 _FIELDS = AuditRow.__struct_fields__
 #: Fields whose equal values are shared when read back: texts many rows repeat (a file, a lane,
 #: a model, a cause; the timestamp is each row's own), and the counts a row holds as the
-#: reported int its prediction equals.
+#: reported int its prediction equals (the output, the 1 h write and the lost tokens are a
+#: row's own, or a small int Python shares anyway).
 _TEXTS = frozenset(
     ("file", "lane", "lane_kind", "provider", "model", "cause", "evidence", "detail", "predicted_by", "inferred_cause",
      "server_reason", "loss_class", "location", "path")
 )
 _COUNTS = frozenset(
-    ("reported_cache_read", "reported_cache_write", "reported_cache_write_1h", "reported_uncached", "reported_output",
-     "predicted_cache_read", "predicted_cache_write", "predicted_uncached", "expected_cache_read", "lost_tokens")
+    ("reported_cache_read", "reported_cache_write", "reported_uncached", "predicted_cache_read", "predicted_cache_write",
+     "predicted_uncached", "expected_cache_read")
 )
-#: Dollar fields: written as their exact text (msgspec's), one ``Decimal`` a distinct text when read back.
+#: Dollar fields: written as their exact text (msgspec's); read back, a request's cost is a
+#: ``Decimal`` of its own (as it was), a loss one ``Decimal`` a distinct text (most lose nothing).
 _DOLLARS = frozenset(("cost_usd", "lost_usd"))
+_COST = _FIELDS.index("cost_usd")
+_LOST = _FIELDS.index("lost_usd")
+#: A batch: written as texts as bytes (a lone surrogate), its size, its columns of one value (given as that value), its columns.
+_Frame = tuple[bool, int, list[int], tuple[tuple(list[Decimal | None] | Decimal | None if n == _COST else Any for n in range(len(_FIELDS)))]]
 _SHARED = tuple(n for n, name in enumerate(_FIELDS) if name in _TEXTS or name in _COUNTS)
 _DECIMALS = tuple(n for n, name in enumerate(_FIELDS) if name in _DOLLARS)
 _STRS = frozenset(n for n, name in enumerate(_FIELDS) if name in _TEXTS or name == "timestamp")
@@ -61,11 +68,19 @@ class RowSpill:
             self._file = tempfile.TemporaryFile(prefix="prefixbench-rows-")
             encode = msgspec.msgpack.Encoder().encode
             for start in range(0, len(rows), BATCH):
-                columns = list(zip(*map(astuple, rows[start:start + BATCH])))
+                columns: list = list(zip(*map(astuple, rows[start:start + BATCH])))
+                size = len(columns[0]) if columns else 0
+                # A column of one value (a file's, a lane's, a model's; nothing lost) is that value.
+                same = [n for n in _SHARED if columns[n].count(columns[n][0]) == size]
+                same += [n for n in _DECIMALS if len(set(map(id, columns[n]))) == 1]  # (0 == 0.00: by object)
+                for n in same:
+                    columns[n] = columns[n][0]
                 try:
-                    frame = encode((False, columns))
+                    frame = encode((False, size, same, columns))
                 except UnicodeEncodeError:  # a lone surrogate a log held (escaped by the writers): as bytes
-                    frame = encode((True, [[_as_bytes(v) for v in c] if n in _STRS else c for n, c in enumerate(columns)]))
+                    texts = [_as_bytes(c) if n in same else [_as_bytes(v) for v in c] if n in _STRS else c
+                             for n, c in enumerate(columns)]
+                    frame = encode((True, size, same, texts))
                 self._file.write(len(frame).to_bytes(_LENGTH, "little"))
                 self._file.write(frame)
             self._file.flush()
@@ -79,7 +94,7 @@ class RowSpill:
         rows: list[AuditRow] = []
         shared: dict = {}
         dollars: dict[str | None, Decimal | None] = {None: None}
-        decode = msgspec.msgpack.Decoder().decode
+        decode = msgspec.msgpack.Decoder(_Frame).decode
         try:
             self._file.seek(0)
             while len(rows) < self.count:
@@ -87,18 +102,28 @@ class RowSpill:
                 frame = self._file.read(int.from_bytes(head, "little")) if len(head) == _LENGTH else b""
                 if not frame:
                     raise OSError(f"the file ends after {len(rows):,} of {self.count:,} rows")
-                as_bytes, columns = decode(frame)
+                as_bytes, size, same, columns = decode(frame)
+                columns = list(columns)
                 del frame
                 if as_bytes:
-                    columns = [[_as_text(v) for v in c] if n in _STRS else c for n, c in enumerate(columns)]
+                    columns = [_as_text(c) if n in same else [_as_text(v) for v in c] if n in _STRS else c
+                               for n, c in enumerate(columns)]
+                for n in same:
+                    value = columns[n]
+                    if n == _LOST:  # (not among the shared: a Decimal 0 is equal to 0.00, and to int 0)
+                        value = dollars[value] if value in dollars else dollars.setdefault(value, Decimal(value))
+                    elif n != _COST:
+                        value = shared.setdefault(value, value)
+                    columns[n] = [value] * size
                 for n in _SHARED:
-                    column = columns[n]
-                    columns[n] = list(map(shared.setdefault, column, column))
-                for n in _DECIMALS:
-                    column = columns[n]
+                    if n not in same:
+                        column = columns[n]
+                        columns[n] = list(map(shared.setdefault, column, column))
+                if _LOST not in same:
+                    column = columns[_LOST]
                     for text in set(column).difference(dollars):
                         dollars[text] = Decimal(text)
-                    columns[n] = list(map(dollars.__getitem__, column))
+                    columns[_LOST] = list(map(dollars.__getitem__, column))
                 rows.extend(map(AuditRow, *columns))
                 del columns
         except OSError as exc:
