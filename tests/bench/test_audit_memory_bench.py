@@ -2,13 +2,14 @@
 (pytest-benchmark; run with `python -m pytest tests/bench/test_audit_memory_bench.py --bench`).
 
 Growth (issue 19): folders of 1, 4 and 16 copies of the same session file (400 requests,
-1.7 MB each; with PREFIXBENCH_AUDIT_CORPUS=real, of ../shared/realdata's Claude Code transcripts,
-394 requests and 2.1 MB a copy: tests/bench/test_audit_bench.py's
-:func:`write_real_shaped_transcripts`, skipped without them), audited as a table and with ``--format json``: the peak RSS and the traced
-(tracemalloc) peak of each, and what each request beyond the first file adds. An audit whose
-memory were bounded by the largest file would add nothing; the audit replays every file on one
-cache, in send order across files, and keeps every row for its outputs and every request for
-the what-to-change re-simulation, so it adds about what ``GROWTH_BYTES_PER_REQUEST`` allows.
+1.7 MB each; with PREFIXBENCH_AUDIT_CORPUS=real, of ../shared/realdata's Claude Code
+transcripts, 394 requests and 2.1 MB a copy: tests/bench/test_audit_bench.py's
+:func:`write_real_shaped_transcripts`, skipped without them), audited as a table and with
+``--format json``: the peak RSS and the traced (tracemalloc) peak of each, and what each
+request beyond the first file adds. An audit whose memory were bounded by the largest file
+would add nothing; the audit replays every file on one cache, in send order across files, and
+keeps every row for its outputs (in a temporary file while what to change is re-simulated) and
+every request for that re-simulation, so it adds about what ``GROWTH_BYTES_PER_REQUEST`` allows.
 
 Target: ``--format json`` and ``--out`` within 2x of the table's peak RSS on the same Claude
 Code transcripts (the JSON is streamed a request at a time, report.html draws the worst
