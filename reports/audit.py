@@ -1029,26 +1029,38 @@ def run_audit_command(args) -> int:
         from prefixbench.workloads.audit.core import drop_histories
 
         drop_histories(trace[0])  # located: the re-simulations below do not read them
+        from msgspec.structs import replace
+
         if assumed:
-            from msgspec.structs import replace
-
             result = replace(result, notes=result.notes + assumed)
-        fixes = None
-        if getattr(args, "what_if", None):
-            from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table
+        from prefixbench.workloads.audit.advice import rank, resimulate, system_changed, targeted_fixes
+        from prefixbench.workloads.audit.core import Prices
+        from prefixbench.workloads.audit.spill import RowSpill
 
-            progress.phase(f"re-simulating the log with each --what-if fix ({args.what_if})")
-            fixes = run_what_if(trace, args.what_if, args.price_as_of, result, jobs=what_if_jobs, baseline=baseline)
-            what_if = what_if_records(fixes)
-        from prefixbench.workloads.audit.advice import advise
+        # The re-simulations below read two small sets of the rows, not the rows: the rows wait
+        # in a temporary file (RowSpill), so they and the re-simulations are never in memory
+        # together, and come back once those are done and the trace is freed.
+        wanted, changed = targeted_fixes(result.rows), system_changed(result.rows)
+        with RowSpill(result.rows) as spill:
+            result = replace(result, rows=())
+            fixes = None
+            if getattr(args, "what_if", None):
+                from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table
 
-        # What to change opens every view: the recoverable misses' fixes re-simulated (reusing --what-if's).
-        progress.phase("re-simulating the fixes of the recoverable misses (what to change)")
-        result = advise(result, trace, price_as_of=args.price_as_of, what_ifs=fixes, jobs=what_if_jobs, baseline=baseline)
-        del baseline
-        # The writers read the result only: the trace (every request of every file) is freed, and
-        # its memory serves them.
-        del trace
+                progress.phase(f"re-simulating the log with each --what-if fix ({args.what_if})")
+                fixes = run_what_if(trace, args.what_if, args.price_as_of, jobs=what_if_jobs, baseline=baseline,
+                                    system_changed=changed)
+                what_if = what_if_records(fixes)
+            # What to change opens every view: the recoverable misses' fixes re-simulated (reusing --what-if's).
+            progress.phase("re-simulating the fixes of the recoverable misses (what to change)")
+            found = resimulate(trace[0], trace[1], wanted, changed, result.files, prices=Prices(args.price_as_of),
+                               what_ifs=fixes, jobs=what_if_jobs, baseline=baseline)
+            # The writers read the result only: the trace (every request of every file) is freed
+            # before the rows come back, and its memory serves them.
+            del baseline, trace, changed
+            result = replace(result, rows=spill.load())
+        result = replace(result, recommendations=rank(result, found))
+        del found
     finally:
         progress.close()
     match args.format:

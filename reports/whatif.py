@@ -58,15 +58,20 @@ def what_if_table(results: Sequence[WhatIf]) -> str:
 
 
 def run_what_if(trace, fixes_text: str, price_as_of: str | None, result=None, jobs: int = 1,
-                baseline=None) -> list[WhatIf]:
+                baseline=None, system_changed=None) -> list[WhatIf]:
     """Parse ``--what-if`` and run every fix on the imported ``trace`` (requests, summaries);
-    ``result``, the audit of it, says which misses it put down to the system prompt; ``jobs``:
+    ``result``, the audit of it, says which misses it put down to the system prompt (or
+    ``system_changed``, their (file, line), taken from it before); ``jobs``:
     the fixes re-simulated in that many forked workers; ``baseline``: the audit's prediction of
     the log as sent (see :func:`~prefixbench.workloads.audit.whatif.what_if`)."""
     from prefixbench.workloads.audit.whatif import parse_fixes, what_if
 
     fixes = parse_fixes(fixes_text)
     requests, summaries = trace
-    changed = None if result is None else {(row.file, row.line) for row in result.rows if row.cause == "system-changed"}
+    changed = system_changed
+    if changed is None and result is not None:
+        from prefixbench.workloads.audit.advice import system_changed as of_rows
+
+        changed = of_rows(result.rows)
     return what_if(list(requests), list(summaries), fixes, price_as_of=price_as_of, system_changed=changed, jobs=jobs,
                    baseline=baseline)

@@ -94,12 +94,13 @@ def write_big_transcripts(folder: Path, megabytes: int = BIG_MB, sessions: int |
 _ID_KEYS = ("uuid", "parentUuid", "logicalParentUuid", "requestId", "sessionId", "leafUuid")
 
 
-def write_real_shaped_transcripts(folder: Path, source: Path, megabytes: int) -> tuple[int, int]:
+def write_real_shaped_transcripts(folder: Path, source: Path, megabytes: int, copies: int | None = None) -> tuple[int, int]:
     """About ``megabytes`` MB of Claude Code transcripts made of the real ones in ``source``
     (../shared/realdata/claude-code-viewer): copy ``k`` of every file has its ids suffixed with
     ``-c<k>`` and its times moved ``k`` days later, so the copies are sequential sessions of their
     own with the real files' shape (tool results, file reads, ``toolUseResult`` beside them).
-    Written under ``folder`` (a temporary folder), never in the project. Returns (bytes, requests)."""
+    ``copies``: that many copies of every file instead of ``megabytes``. Written under ``folder``
+    (a temporary folder), never in the project. Returns (bytes, requests)."""
     from datetime import datetime, timedelta
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -107,8 +108,9 @@ def write_real_shaped_transcripts(folder: Path, source: Path, megabytes: int) ->
                  for path in sorted(source.glob("*.jsonl"))]
     per_copy = sum(len({e.get("requestId") for e in entries if e.get("type") == "assistant" and e.get("requestId")})
                    for _, entries in originals)
-    written = copies = 0
-    while written < megabytes * 1_000_000:
+    written = 0
+    wanted, copies = copies, 0
+    while (copies < wanted) if wanted is not None else (written < megabytes * 1_000_000):
         copies += 1
         for stem, entries in originals:
             lines = []

@@ -2,11 +2,14 @@
 (pytest-benchmark; run with `python -m pytest tests/bench/test_audit_memory_bench.py --bench`).
 
 Growth (issue 19): folders of 1, 4 and 16 copies of the same session file (400 requests,
-1.7 MB each), audited as a table and with ``--format json``: the peak RSS and the traced
-(tracemalloc) peak of each, and what each request beyond the first file adds. An audit whose
-memory were bounded by the largest file would add nothing; the audit replays every file on one
-cache, in send order across files, and keeps every row for its outputs and every request for
-the what-to-change re-simulation, so it adds about what ``GROWTH_BYTES_PER_REQUEST`` allows.
+1.7 MB each; with PREFIXBENCH_AUDIT_CORPUS=real, of ../shared/realdata's Claude Code
+transcripts, 394 requests and 2.1 MB a copy: tests/bench/test_audit_bench.py's
+:func:`write_real_shaped_transcripts`, skipped without them), audited as a table and with
+``--format json``: the peak RSS and the traced (tracemalloc) peak of each, and what each
+request beyond the first file adds. An audit whose memory were bounded by the largest file
+would add nothing; the audit replays every file on one cache, in send order across files, and
+keeps every row for its outputs (in a temporary file while what to change is re-simulated) and
+every request for that re-simulation, so it adds about what ``GROWTH_BYTES_PER_REQUEST`` allows.
 
 Target: ``--format json`` and ``--out`` within 2x of the table's peak RSS on the same Claude
 Code transcripts (the JSON is streamed a request at a time, report.html draws the worst
@@ -26,13 +29,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.test_audit_bench import write_big_transcripts
+from tests.bench.test_audit_bench import write_big_transcripts, write_real_shaped_transcripts
 
 pytestmark = pytest.mark.bench
 
 #: ``--format json`` and ``--out`` may take at most this many times the table's peak.
 TARGET_RATIO = 2.0
 MEGABYTES = int(os.environ.get("PREFIXBENCH_AUDIT_MEMORY_MB", "100"))
+#: ``generated`` (default) or ``real``: what the growth is measured on (see the module doc).
+CORPUS = os.environ.get("PREFIXBENCH_AUDIT_CORPUS", "generated")
+#: Where ../shared/realdata is (as tests/conftest.py finds it).
+REALDATA = Path(os.environ.get("PREFIXBENCH_REALDATA") or Path(__file__).resolve().parents[3] / "shared" / "realdata")
 
 SCRIPT = (
     "import resource, sys\n"
@@ -81,8 +88,13 @@ def _traced_mb(folder: Path, options: list[str]) -> float:
 
 def test_memory_grows_with_the_folder_by_what_a_request_keeps(benchmark, tmp_path: Path) -> None:
     requests: dict[int, int] = {}
+    source = REALDATA / "claude-code-viewer"
+    if CORPUS == "real" and not source.is_dir():
+        pytest.skip(f"PREFIXBENCH_AUDIT_CORPUS=real: real transcripts not found at {source} (they live beside the project)")
     for copies in GROWTH:
-        requests[copies] = write_big_transcripts(tmp_path / f"x{copies}", sessions=copies)[1]
+        folder = tmp_path / f"x{copies}"
+        requests[copies] = (write_real_shaped_transcripts(folder, source, 0, copies=copies) if CORPUS == "real"
+                            else write_big_transcripts(folder, sessions=copies))[1]
     peaks: dict[str, dict[int, float]] = {}
 
     def run() -> None:

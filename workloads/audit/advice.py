@@ -27,7 +27,7 @@ from prefixbench.simulator.pricing import format_usd, usd_sum
 from prefixbench.workloads.audit.losses import Recommendation, fixes_for
 
 if TYPE_CHECKING:
-    from prefixbench.workloads.audit.core import AuditResult, AuditRow, Prices
+    from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, Prices
     from prefixbench.workloads.audit.whatif import WhatIf
     from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
@@ -148,6 +148,53 @@ def targets(result: AuditResult) -> dict[str, list[AuditRow]]:
     return dict(out)
 
 
+def targeted_fixes(rows: Sequence[AuditRow]) -> list[str]:
+    """The fixes the recoverable misses point at, in :func:`targets`'s order (each at its first miss)."""
+    return list(dict.fromkeys(fix for row in rows for fix in fixes_for(row)))
+
+
+def system_changed(rows: Sequence[AuditRow]) -> set[tuple[str, int]]:
+    """The (file, line) of the misses the audit put down to a changed system prompt: what
+    ``static-system`` re-simulates on a log without bodies."""
+    return {(row.file, row.line) for row in rows if row.cause == "system-changed"}
+
+
+class Resimulated(msgspec.Struct):
+    """What to change, re-simulated (:func:`resimulate`): each fix's :class:`~.whatif.WhatIf` by
+    name, and the agent (log format) of each file, a capture's named by its system prompt."""
+
+    done: dict[str, WhatIf]
+    formats: dict[str, str]
+
+
+def resimulate(
+    requests: Sequence[TraceRequest],
+    summaries: Sequence[FileSummary],
+    fixes: Sequence[str],
+    changed: set[tuple[str, int]],
+    files: Sequence[FileCalibration],
+    *,
+    prices: Prices | None = None,
+    what_ifs: Sequence[WhatIf] | None = None,
+    jobs: int = 1,
+    baseline: object | None = None,
+) -> Resimulated:
+    """The half of :func:`recommend` that reads the trace and not the rows: ``fixes``
+    (:func:`targeted_fixes`) re-simulated where ``what_ifs`` lacks them, with ``changed``
+    (:func:`system_changed`); ``files``: the audit's files (their formats)."""
+    from prefixbench.workloads.audit.whatif import what_if
+
+    done = {w.fix: w for w in (what_ifs or ())}
+    missing = [fix for fix in fixes if fix not in done]
+    if missing:
+        for w in what_if(list(requests), list(summaries), missing, prices=prices, system_changed=changed, jobs=jobs,
+                         baseline=baseline):
+            done[w.fix] = w
+    formats = {f.file: f.format for f in files}
+    formats.update(_captured_agents(requests, formats))
+    return Resimulated(done, formats)
+
+
 def recommend(
     requests: Sequence[TraceRequest],
     summaries: Sequence[FileSummary],
@@ -161,22 +208,20 @@ def recommend(
     """The recommendations for an audited trace (see the module doc). ``what_ifs``: fixes already
     re-simulated (``--what-if``); the targeted fixes they lack are re-simulated here (``baseline``:
     see :func:`~prefixbench.workloads.audit.whatif.what_if`)."""
-    from prefixbench.workloads.audit.whatif import what_if
+    found = resimulate(requests, summaries, targeted_fixes(result.rows), system_changed(result.rows), result.files,
+                       prices=prices, what_ifs=what_ifs, jobs=jobs, baseline=baseline)
+    return rank(result, found)
 
+
+def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
+    """The half of :func:`recommend` that reads the rows, not the trace: the re-simulated fixes
+    ranked, each with the misses that point at it."""
     wanted = targets(result)
-    done = {w.fix: w for w in (what_ifs or ())}
-    missing = [fix for fix in wanted if fix not in done]
-    if missing:
-        changed = {(row.file, row.line) for row in result.rows if row.cause == "system-changed"}
-        for w in what_if(list(requests), list(summaries), missing, prices=prices, system_changed=changed, jobs=jobs,
-                           baseline=baseline):
-            done[w.fix] = w
-    formats = {f.file: f.format for f in result.files}
-    formats.update(_captured_agents(requests, formats))
+    formats = found.formats
     # A request is (file, lane, index): a one-object JSON log holds every request on line 1.
     by_key = {(row.file, row.lane, row.index): row for row in result.rows}
-    found: list[Recommendation] = []
-    for fix, w in done.items():
+    recommendations: list[Recommendation] = []
+    for fix, w in found.done.items():
         rows = wanted.get(fix, [])
         lost = usd_sum(row.lost_usd or Decimal(0) for row in rows)
         if w.applies and w.saved_usd is not None and (w.saved_usd > 0 or rows):
@@ -189,12 +234,12 @@ def recommend(
                 detail = (f"does not pay: re-simulated, it {said} net of its write premiums, against the "
                           f"{format_usd(lost)} its misses lost" + (f"; {w.detail}" if w.detail else ""))
             rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail)
-            found.append(msgspec.structs.replace(rec, pattern=_pattern_of_changes(rec.pattern, w, rows, lost, by_key)))
+            recommendations.append(msgspec.structs.replace(rec, pattern=_pattern_of_changes(rec.pattern, w, rows, lost, by_key)))
         elif not w.applies and rows and lost > 0:
             detail = f"cannot re-simulate: {w.detail}"
-            found.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail))
-    found.sort(key=_rank_key)
-    return tuple(msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(found, 1))
+            recommendations.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail))
+    recommendations.sort(key=_rank_key)
+    return tuple(msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(recommendations, 1))
 
 
 def _causes_text(rows: Sequence[AuditRow]) -> str:

@@ -1,0 +1,125 @@
+"""The audit's rows wait in a temporary file while the command works out what to change
+(:mod:`prefixbench.workloads.audit.spill`): read back the same, shared as before, and the file
+gone on every exit."""
+
+from __future__ import annotations
+
+import errno
+import tempfile
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from msgspec.structs import replace
+from prefixbench.reports.cli import main
+from prefixbench.workloads.audit import spill as spill_module
+from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.audit.spill import RowSpill
+
+from .fixtures import Transcript, cc_usage, write_jsonl
+
+
+def _session(folder: Path, turns: int = 40) -> Path:
+    """One lane; every fifth request comes back after 20 minutes and reads nothing (a miss)."""
+    t = Transcript("spill")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    minute = read = 0
+    for n in range(turns):
+        minute += 20 if n % 5 == 4 else 1
+        stamp = f"2025-09-03T{minute // 60:02d}:{minute % 60:02d}:00.000Z"
+        expired = n % 5 == 4
+        t.assistant(f"r{n}", stamp, [cc_usage(3, read + 300 if expired or n == 0 else 300, 0 if expired else read, 20)])
+        read += 300
+        t.user("result " * 20, stamp, tool=True)
+    return write_jsonl(folder / "spill.jsonl", t.lines)
+
+
+def test_the_rows_come_back_the_same_in_their_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(spill_module, "BATCH", 7)  # several batches, the last one short
+    rows = run_audit([_session(tmp_path)]).rows
+    # Dollar texts a value compare cannot tell apart: each comes back as it was written.
+    odd = (Decimal("1E+1"), Decimal("-0"), Decimal("0E-8"), Decimal("0.0150"))
+    rows = (*rows, *(replace(rows[0], cost_usd=d, lost_usd=d, line=10_000 + n) for n, d in enumerate(odd)))
+    # A lone surrogate a log held (msgpack takes only UTF-8): its batch goes as bytes.
+    rows = (*rows, replace(rows[1], detail="bad \ud800 text", model="m\udfff", line=20_000))
+    with RowSpill(rows) as spill:
+        back = spill.load()
+    assert back == rows
+    assert [str(r.cost_usd) for r in back] == [str(r.cost_usd) for r in rows]
+    # What many rows repeat is one object again (no more memory than before).
+    assert len({id(r.file) for r in back}) == 1 and len({id(r.model) for r in back[:-1]}) == 1
+    assert len({id(r.lost_usd) for r in back if r.lost_usd == 0 and str(r.lost_usd) == "0"}) == 1
+    assert all(r.predicted_cache_read is r.reported_cache_read for r in back if r.predicted_cache_read == r.reported_cache_read)
+    with RowSpill(()) as empty:
+        assert empty.load() == ()
+
+
+def _recorded_files(monkeypatch: pytest.MonkeyPatch, folder: Path) -> list:
+    """The temporary files the spill makes (in ``folder``, as TMPDIR would put them)."""
+    made = []
+    real = tempfile.TemporaryFile
+
+    def recorded(*args, **kwargs):
+        handle = real(*args, dir=folder, **kwargs)
+        made.append(handle)
+        return handle
+
+    monkeypatch.setattr(spill_module.tempfile, "TemporaryFile", recorded)
+    return made
+
+
+def test_the_temporary_file_is_gone_after_the_command_and_after_ctrl_c(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    log = _session(tmp_path / "logs")
+    temporary, here = tmp_path / "tmp", tmp_path / "here"
+    temporary.mkdir()
+    here.mkdir()
+    monkeypatch.chdir(here)
+    made = _recorded_files(monkeypatch, temporary)
+    assert main(["audit", str(log), "--quiet", "--format", "json"]) == 0
+    assert len(made) == 1 and made[0].closed
+    assert not list(temporary.iterdir()) and not list(here.iterdir())  # nameless, and never in the current folder
+    capsys.readouterr()
+
+    from prefixbench.workloads.audit import advice
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(advice, "resimulate", interrupted)
+    assert main(["audit", str(log), "--quiet"]) == 130
+    assert len(made) == 2 and made[1].closed
+    assert not list(temporary.iterdir()) and not list(here.iterdir())
+    assert capsys.readouterr().err == "prefixbench: interrupted\n"
+
+
+class _Full:
+    """A temporary file on a full disk: every write fails with ENOSPC."""
+
+    closed = False
+
+    def write(self, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_full_temporary_folder_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """What was printed before stays (a warning of the reading), the error is one line naming the
+    folder and what to do, nothing goes to standard output, and the file is closed."""
+    log = _session(tmp_path / "logs")
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write('{"type": "assistant", "message": {"usa')  # a torn last line: a warning before the audit
+    full = _Full()
+    monkeypatch.setattr(spill_module.tempfile, "TemporaryFile", lambda *args, **kwargs: full)
+    assert main(["audit", str(log), "--quiet"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 2 and "warning" in lines[0], lines
+    assert lines[1] == (f"prefixbench: error: cannot write the audit's rows in a temporary file in {tempfile.gettempdir()} "
+                        "(held there while what to change is worked out): No space left on device; set TMPDIR to a "
+                        "folder with room")
+    assert full.closed
