@@ -427,6 +427,22 @@ def _zero_tokens_in(calls: list[_Pending]) -> ProviderRules | None:
     return next((rules for rules in PROVIDERS.values() if any(r == "miss-as-write" for _, r in rules.agent_handlers)), None)
 
 
+def _call(file: str, line: int, seq: int, sent: int | None, done: int | None, rules: ProviderRules | None, model: str,
+          usage: Usage, chain: tuple[str, str, str | None, int], events: list[tuple[str, str]], *, lane: str = "main",
+          lane_kind: str = "main", request_id: str | None = None) -> TraceRequest:
+    """One call of any of Cline's files: its provider from ``rules`` (unknown without); ``chain``:
+    its prefix's (key, node, parent, new blocks), replaying the previous answer where that
+    provider's cache keeps output."""
+    provider = UNKNOWN.name if rules is None else rules.name
+    key, node, parent, blocks = chain
+    return TraceRequest(
+        file=file, line=line, lane=lane, lane_kind=lane_kind,  # type: ignore[arg-type]
+        seq=seq, sent_ms=sent, ready_ms=None, done_ms=done, provider=provider, model=model, usage=usage,
+        prefix=Prefix(key, node, parent, max(1, blocks), replays_output=provider in _REPLAYS_OUTPUT), events=tuple(events),
+        request_id=request_id, source_format=NAME,
+    )
+
+
 def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest], FileSummary]:
     task = _Task(path)
     for record in records:
@@ -509,24 +525,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         # Named by the call's place, not its line: a task file written as one line gives every
         # entry line 1.
         node = f"{NAME}:{task.name}#{len(out)}"
-        out.append(
-            TraceRequest(
-                file=task.name,
-                line=call.line,
-                lane="main",
-                lane_kind="main",
-                seq=len(out),
-                sent_ms=sent,
-                ready_ms=None,
-                provider=UNKNOWN.name if rules is None else rules.name,
-                model=model,
-                usage=usage,
-                prefix=Prefix(f"{NAME}:{path.parent}:{model}", node, parent, max(1, blocks),
-                              replays_output=rules is not None and rules.name in _REPLAYS_OUTPUT),
-                events=tuple(events),
-                source_format=NAME,
-            )
-        )
+        out.append(_call(task.name, call.line, len(out), sent, None, rules, model, usage,
+                         (f"{NAME}:{path.parent}:{model}", node, parent, blocks), events))
         parent = node
     notes = [
         "a task folder logs no system prompt or tools (the agent rebuilds them for every call)",
@@ -657,26 +657,9 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
             readings[label] = "sdk-gateway-writes"
         key = str(message.get("id") or index)
         node = f"{NAME}:{name}#{key}"
-        out.append(
-            TraceRequest(
-                file=name,
-                line=record.line,
-                lane=lane,
-                lane_kind=lane_kind,  # type: ignore[arg-type]
-                seq=len(out),
-                sent_ms=sent if sent is not None else when,
-                ready_ms=None,
-                done_ms=when,
-                provider=UNKNOWN.name if rules is None else rules.name,
-                model=this_model,
-                usage=usage,
-                prefix=Prefix(f"{NAME}:sdk:{lane_kind}:{this_model}", node, parent, max(1, blocks),
-                              replays_output=rules is not None and rules.name in _REPLAYS_OUTPUT),
-                events=tuple(events),
-                request_id=key,
-                source_format=NAME,
-            )
-        )
+        out.append(_call(name, record.line, len(out), sent if sent is not None else when, when, rules, this_model, usage,
+                         (f"{NAME}:sdk:{lane_kind}:{this_model}", node, parent, blocks), events,
+                         lane=lane, lane_kind=lane_kind, request_id=key))
         parent = node
         events = []
         blocks = size  # the answer is part of the next call's prompt
@@ -839,25 +822,8 @@ def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest]
         if _HISTORY_RANK.get(reading, 0) >= _HISTORY_RANK.get(readings.get(label, ""), 0):
             readings[label] = reading  # the note of a split by cost names the calls it could not split
         node = f"{NAME}:{name}#{index}"
-        out.append(
-            TraceRequest(
-                file=name,
-                line=record.line,
-                lane="main",
-                lane_kind="main",
-                seq=len(out),
-                sent_ms=sent if sent is not None else when,
-                ready_ms=None,
-                done_ms=when,
-                provider=UNKNOWN.name if rules is None else rules.name,
-                model=this_model,
-                usage=usage,
-                prefix=Prefix(f"{NAME}:{path.parent}:{this_model}", node, parent, max(1, blocks),
-                              replays_output=rules is not None and rules.name in _REPLAYS_OUTPUT),
-                events=tuple(events),
-                source_format=NAME,
-            )
-        )
+        out.append(_call(name, record.line, len(out), sent if sent is not None else when, when, rules, this_model, usage,
+                         (f"{NAME}:{path.parent}:{this_model}", node, parent, blocks), events))
         parent = node
         events = []
         blocks = size  # the answer is part of the next call's prompt
