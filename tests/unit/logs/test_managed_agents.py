@@ -89,6 +89,7 @@ def test_each_span_end_is_one_call_and_the_totals_are_the_spans_sums(tmp_path: P
     assert (first.sent_ms, first.done_ms) == (1785661201000, 1785661203000)  # the span's start and end
     assert first.events == (("user_turn", ""),)
     assert second.prefix.parent == first.prefix.node and fast.prefix.parent == second.prefix.node
+    assert [r.speed for r in requests] == ["", "", "fast", ""]  # model_usage.speed: priced at the fast row
     assert compacted.prefix.parent is None and ("compaction", "agent.thread_context_compacted") in compacted.events
     reasons = [reason for _, reason in summaries[0].skipped]
     assert reasons == ["failed model request (is_error) with no tokens",

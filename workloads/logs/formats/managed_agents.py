@@ -32,6 +32,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from msgspec.structs import replace
+
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC
 from prefixbench.simulator.providers.base import count
@@ -189,7 +191,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                     reason = "failed model request (is_error)" if event.get("is_error") else "model request"
                     skipped.append((line, f"{reason} with no tokens"))
                     continue
-                fast += as_dict(event.get("model_usage")).get("speed") == "fast"
+                if as_dict(event.get("model_usage")).get("speed") == "fast":  # billed at the fast row, cached apart
+                    usage, fast = replace(usage, speed="fast"), fast + 1
                 node = f"managed-agents:{name}#{line}"
                 happened = events.pop(lane, [])
                 compacted = any(k == "compaction" for k, _ in happened)
@@ -267,7 +270,7 @@ def _notes(out: list[TraceRequest], graded: Usage, snapshot: tuple[int, dict] | 
         named = ", ".join(f"{agent} ({thread})" for thread, agent in threads.items())
         notes.append(f"threads named in this stream: {named}; a span naming none is the stream's own thread (lane main)")
     if fast:
-        notes.append(f"{fast} call(s) in fast mode (model_usage.speed): priced at standard rates here")
+        notes.append(f"{fast} call(s) in fast mode (model_usage.speed): priced at the model's fast price, cached apart from standard calls")
     return notes
 
 
