@@ -32,8 +32,9 @@ chain stops after ``max_walk`` nodes (prompts that share only an older ancestor 
 longer walk would make long chains quadratic).
 
 A caller that sends its calls in tick order (``in_order``: the audit's replay, in send order) lets
-the model forget what an expired entry held: once a call's tick is past an entry's expiry, no
-later call can read it, push its expiry on or store into it but as a new entry, so all a walk
+the model forget what an expired entry held: once a call's tick is past an entry's expiry and
+its answer's start (an answer can begin after a TTL counted from the send ends: until then a call
+is in flight, not expired), no later call can read it, push its expiry on or store into it but as a new entry, so all a walk
 back still asks of it is whether it would have served had it not expired (the ``ttl-expired``
 cause): its prompt's tokens. Each time the entries stored since the last sweep reach those alive
 after it (``SWEEP_AT_LEAST`` at the least), the expired ones become that one int, a *tombstone*:
@@ -291,12 +292,14 @@ class ChainCache:
             entry.expiry = max(entry.expiry, (tick if start else max(tick, entry.ready)) + ttl_ms)
 
     def _sweep(self, tick: int) -> None:
-        """Every entry expired by ``tick`` made its tombstone (``in_order``: no later call comes before it)."""
+        """Every entry expired by ``tick`` and answered by then made its tombstone (``in_order``: no
+        later call comes before it). An entry whose answer has not begun stays one, expired or not:
+        a call before its answer is in flight (a TTL counted from the send can end first)."""
         tables: list[dict[str, _Entry | _Tombstone]] = []
         keys: list[str] = []
         for table, key in zip(self._live_tables, self._live_keys):
             entry = table[key]
-            if entry.expiry is not None and entry.expiry <= tick:  # type: ignore[union-attr]  (on the list: an entry)
+            if entry.expiry is not None and entry.expiry <= tick and entry.ready <= tick:  # type: ignore[union-attr]  (on the list: an entry)
                 # (the entry's own int where it holds no output: no new int a tombstone)
                 table[key] = entry.tokens - entry.output if entry.output else entry.tokens  # type: ignore[union-attr]
             else:

@@ -154,7 +154,8 @@ def test_kimi_coding_plan_reads_in_256_token_steps() -> None:
 def _walks(n: int = 3_000) -> list[dict]:
     """Calls in tick order over a few chains that branch back, expire (20 min idle every 7th
     call), replay output, grow and shrink, on two families and a shared head: every path of a
-    walk back (a read, an entry in flight, an expired one too short or long enough, a head)."""
+    walk back (a read, an entry in flight, one expired in flight, an expired one too short or long
+    enough, a head)."""
     out: list[dict] = []
     tips: dict[int, list[str]] = {0: [], 1: [], 2: []}
     tick = 0
@@ -166,7 +167,9 @@ def _walks(n: int = 3_000) -> list[dict]:
         node = f"n{k}"
         nodes.append(node)
         out.append(dict(node=node, parent=parent, cacheable=4_000 + (k * 37) % 3_000 + len(nodes) * 50, tick=tick,
-                        ready=tick + (k % 3) * 40_000, family="f" if lane else "g", head=f"h{lane % 2}",
+                        # (every 23rd answer starts past its 5 m TTL counted from the send: an entry
+                        # expired while still in flight, which a sweep must leave alone)
+                        ready=tick + (400_000 if k % 23 == 0 else (k % 3) * 40_000), family="f" if lane else "g", head=f"h{lane % 2}",
                         head_tokens=2_000 if lane else None, output=200 if k % 4 == 0 else 0,
                         ttl="1h" if k % 17 == 0 else "5m", shared=1_000 if k % 29 == 0 else None))
     return out
@@ -202,6 +205,22 @@ def test_an_expired_head_kept_as_a_tombstone_still_says_expired(monkeypatch) -> 
         assert cache.in_order == (type(cache._entries[f"head:{MODEL}"]["h"]) is int)
         verdicts.append(_send(cache, "b", None, 10_000, 20 * 60_000, head_tokens=2_000))
     assert verdicts[0] == verdicts[1] and verdicts[1].expired and verdicts[1].read == 0
+
+
+def test_an_entry_expired_while_still_in_flight_is_no_tombstone(monkeypatch) -> None:
+    """An answer that starts past its 5 m TTL counted from the send (Anthropic's ``start``) left
+    an entry expired yet in flight: a call during the wait is in flight, not ``ttl-expired``,
+    however many other entries made a sweep run before it. Fails before the sweep checked the
+    entry's start (the child was called expired when a sweep had run)."""
+    from prefixbench.simulator import chain
+
+    monkeypatch.setattr(chain, "SWEEP_AT_LEAST", 1)
+    verdicts = []
+    for cache in (ChainCache("anthropic"), ChainCache("anthropic", in_order=True)):
+        _send(cache, "a", None, 10_000, 0, 400_000)  # answered 6m40s after it was sent
+        _send(cache, "other", None, 10_000, 350_000, family="g")  # another family: a sweep runs
+        verdicts.append(_send(cache, "b", "a", 10_500, 360_000))
+    assert verdicts[0] == verdicts[1] and verdicts[1].in_flight and not verdicts[1].expired
 
 
 def test_an_in_order_model_refuses_a_call_out_of_order() -> None:
