@@ -217,14 +217,15 @@ def parse_fixes(text: str) -> list[str]:
     return list(dict.fromkeys(fixes))
 
 
-_PLACE = re.compile(r"tools|system|last(?:-[0-9]+)?|auto")
+#: last-N: up to four digits (a conversation of more messages is not one a person counts back in).
+_PLACE = re.compile(r"tools|system|last(?:-[0-9]{1,4})?|auto")
 
 
 def parse_breakpoints(spec: str) -> tuple[str, ...]:
     places = tuple(p.strip() for p in spec.split("+"))
     for place in places:
         if not _PLACE.fullmatch(place):
-            raise UserError(f"--what-if: breakpoints: {place!r} is not tools, system, last, last-N or auto")
+            raise UserError(f"--what-if: breakpoints: {place!r} is not tools, system, last, last-N (N up to 9999) or auto")
     # last-N by its number: last-01 is last-1, and last-0 the last message (one place, two names).
     places = tuple(f"last-{int(p[5:])}" if p.startswith("last-") else p for p in places)
     if "last-0" in places:

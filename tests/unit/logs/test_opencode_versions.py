@@ -121,6 +121,13 @@ def test_a_session_naming_no_version_is_read_as_additive_and_said_so(tmp_path: P
     assert "names no OpenCode version: other providers' input read as additive" in notes
 
 
+def test_a_version_of_thousands_of_digits_is_no_release(tmp_path: Path) -> None:
+    # int() of it raised past Python's 4,300-digit limit: a traceback, not the audit.
+    usages, notes = _read(tmp_path, _session("1" * 5000 + ".0.0", "openai", "gpt-5", OPENAI_INCLUSIVE))
+    assert [u.uncached for u in usages] == [12_000, 12_900, 13_400]
+    assert "names no OpenCode version" in notes
+
+
 def test_reasoning_inside_output_is_billed_once_by_the_steps_total(tmp_path: Path) -> None:
     # An OpenAI step before #21047: output 500 holds reasoning 300; total = 100 + 1,000 + 500.
     inside = _tokens(100, 1_000, output=500, reasoning=300, total=1_600)

@@ -164,6 +164,9 @@ def test_sweep_name_without_a_grid_is_refused_not_ignored(tmp_path, capsys) -> N
     ("breakpoints=last-0", "--what-if: breakpoints: last-0 is the last message: write last (last-N counts from 1)"),
     ("breakpoints=last+last-00", "--what-if: breakpoints: last-0 is the last message: write last (last-N counts from 1)"),
     ("breakpoints=last-1+last-01", "--what-if: breakpoints: a place is named twice in 'last-1+last-01'"),
+    # (a 5,000-digit N was int() past Python's digit limit: a ValueError traceback)
+    ("breakpoints=last-" + "9" * 5000, "--what-if: breakpoints: 'last-" + "9" * 5000 + "' is not tools, system, last, "
+     "last-N (N up to 9999) or auto"),
 ])
 def test_odd_what_if_values_are_one_line(what_if, line, tmp_path, capsys) -> None:
     # Fails on main: --what-if "" ran the audit as if no --what-if was given; last-0 (the last

@@ -187,7 +187,7 @@ _ANTHROPIC_SDK = frozenset({"anthropic", "amazon-bedrock", "google-vertex-anthro
 
 def _version(text: str | None) -> tuple[int, int, int] | None:
     """``"0.15.8"`` as (0, 15, 8); None when the session names no release."""
-    match = re.match(r"v?(\d+)\.(\d+)\.(\d+)", text or "")
+    match = re.match(r"v?(\d{1,6})\.(\d{1,6})\.(\d{1,6})", text or "")  # (a longer number: no release)
     return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
