@@ -277,6 +277,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     caches_output: bool = False
     #: The options of its own ``--cache`` model (empty: none, or documented in the model).
     cache_options: tuple[CacheOption, ...] = ()
+    #: Whether its prompt cache keys on the ``cch`` value of Claude Code's billing header block
+    #: (``keyed``, as every third-party server measured does) or ignores it (``ignored``: Anthropic's
+    #: API, an assumption; evidence in :mod:`prefixbench.workloads.logs.billing_header`).
+    billing_cch: Literal["ignored", "keyed"] = "keyed"
     #: The pages its rules come from (URLs), for the docs' provider table.
     sources: tuple[str, ...] = ()
 

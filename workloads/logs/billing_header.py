@@ -53,7 +53,7 @@ from typing import Literal, TypeAlias
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import PROVIDERS, UNKNOWN
+from prefixbench.simulator.providers import PROVIDERS, UNKNOWN, rules_for
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.trace import TraceRequest
 
@@ -75,15 +75,13 @@ FIRST_PARTY_EVIDENCE = "https://github.com/BYK/loreai/pull/873"
 #: Aley3567/cutesticky@6d5acb1a, allym-4/test@cf475d46, shastrysamarth/01-campaign-audit@58628b7e).
 TRANSCRIPT_EVIDENCE = ("three public Claude Code transcripts (2.1.152, 2.1.158, 2.1.219, on Anthropic's API) read 96.7%, "
                        "98.5% and 99.2% of their input from cache")
-#: Where each provider's default comes from. Anthropic: the reads Claude Code's transcripts
-#: report; every other server: keyed, as the issues above measured on Fireworks, SGLang,
-#: vllm-mlx, Ollama, llama.cpp and Volcengine Ark.
-DEFAULTS: dict[str, Mode] = {"anthropic": "ignored"}
 
 
 def default_mode(provider: str) -> Mode:
-    """The default for ``provider``: ``ignored`` on Anthropic's API, ``keyed`` elsewhere."""
-    return DEFAULTS.get(provider, "keyed")
+    """The default for ``provider``, its rules' ``billing_cch``: ``ignored`` on Anthropic's API
+    (the reads Claude Code's transcripts report), ``keyed`` on every other server (as the issues
+    above measured on Fireworks, SGLang, vllm-mlx, Ollama, llama.cpp and Volcengine Ark)."""
+    return rules_for(provider).billing_cch
 
 
 def known_providers() -> tuple[str, ...]:
@@ -149,7 +147,7 @@ def assume_billing_headers(
     requests: Sequence[TraceRequest], modes: Mapping[str, Mode] | None = None,
 ) -> tuple[list[TraceRequest], tuple[str, ...]]:
     """The requests with the ``cch`` of their billing header zeroed where their provider's cache
-    ignores it (``modes`` over :data:`DEFAULTS`), and the notes that say so: the assumption and its
+    ignores it (``modes`` over :func:`default_mode`), and the notes that say so: the assumption and its
     evidence per provider whose requests it touched, and for each provider that keys on it and
     whose lanes sent another ``cch`` from one request to the next, the switch that stops it."""
     modes = dict(modes or {})
