@@ -928,7 +928,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     thresholds = Thresholds.parse(args.max_regression, over=DEFAULT_THRESHOLDS)
     if args.markdown is not None:  # before the comparison: its verdict is not lost to a bad path
-        _refuse_unwritable_file(args.markdown, "--markdown")
+        from prefixbench.reports.outdir import check_out_file
+
+        check_out_file(args.markdown, "--markdown")  # (missing folders are made when it is written, as --junit's)
     if args.save is not None:
         from prefixbench.workloads.runs.compare import baseline_path
 
@@ -949,6 +951,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         markdown = compare_markdown(comparison)
         if args.markdown is not None:
             try:
+                args.markdown.parent.mkdir(parents=True, exist_ok=True)
                 args.markdown.write_text(markdown, encoding="utf-8")
             except OSError as exc:
                 raise UserError(f"--markdown {args.markdown}: cannot write ({exc.strerror or exc})") from None
@@ -964,20 +967,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         path = save_baseline(new, args.save)
         print(f"saved {new.kind} baseline {args.save!r} ({len(new.units)} units) to {path}", file=sys.stderr)
     return status
-
-
-def _refuse_unwritable_file(path: Path, flag: str) -> None:
-    """Refuse, before any work, a file option that names a folder or sits in a folder that is
-    missing, no folder, or not writable: one line naming the flag."""
-    import os
-
-    if path.is_dir():
-        raise UserError(f"{flag} {path}: is a folder; name a file")
-    folder = path.parent
-    if not folder.is_dir():
-        raise UserError(f"{flag} {path}: cannot write ({'no folder' if not folder.exists() else 'not a folder:'} {folder})")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UserError(f"{flag} {path}: cannot write (folder {folder} is not writable)")
 
 
 def _refuse_unwritable_baselines(name: str) -> None:

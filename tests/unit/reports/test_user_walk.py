@@ -112,7 +112,7 @@ def _sweep_json(tmp_path, capsys) -> str:
 
 @pytest.mark.parametrize(("markdown", "line"), [
     ("{tmp}", "--markdown {tmp}: is a folder; name a file"),
-    ("{tmp}/nowhere/pr.md", "--markdown {tmp}/nowhere/pr.md: cannot write (no folder {tmp}/nowhere)"),
+    ("{tmp}/base.json/pr.md", "--markdown {tmp}/base.json/pr.md: lies under the file {tmp}/base.json, not a folder"),
 ])
 def test_compare_refuses_a_markdown_path_it_cannot_write_before_comparing(markdown, line, tmp_path, capsys) -> None:
     # Fails on main: "{tmp}: Is a directory" / "...: No such file or directory", without the flag.
@@ -122,6 +122,13 @@ def test_compare_refuses_a_markdown_path_it_cannot_write_before_comparing(markdo
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [f"prefixbench: error: {line.replace('{tmp}', str(tmp_path))}"]
     assert captured.out == ""
+
+
+def test_compare_markdown_makes_its_missing_folders_as_junit_does(tmp_path, capsys) -> None:
+    (tmp_path / "base.json").write_text(_sweep_json(tmp_path, capsys))
+    base = str(tmp_path / "base.json")
+    assert main(["compare", base, base, "--markdown", str(tmp_path / "new" / "sub" / "pr.md")]) == 0
+    assert (tmp_path / "new" / "sub" / "pr.md").read_text().startswith("## prefixbench compare (sweep): PASS")
 
 
 def test_compare_save_into_a_folder_it_cannot_write_is_one_line_before_the_verdict(tmp_path, monkeypatch, capsys) -> None:
