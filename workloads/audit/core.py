@@ -359,6 +359,8 @@ class Prices:
         self.missing: set[str] = set()
         self._cache: dict[tuple[str, str | None, str], PriceRow | None] = {}
         self._minutes: dict[tuple[str, int], PriceRow | None] = {}
+        #: Each model's fast-mode row name (None: the table has none).
+        self._fast: dict[str, str | None] = {}
         if as_of is not None:
             from prefixbench.simulator.pricing import parse_when
 
@@ -369,12 +371,16 @@ class Prices:
         the model's fast-mode row (``<model>-fast``; one the table lacks is listed missing under
         that name, never priced at the standard rate); anything else the model's own."""
         if speed == "fast":
-            try:
-                model = self.table.fast_model(model)
-            except UserError:
-                resolved = self._resolved(model)
-                self.missing.add(f"{resolved}-fast")
+            if model not in self._fast:  # (once a model: a model without a fast row raises inside)
+                try:
+                    self._fast[model] = self.table.fast_model(model)
+                except UserError:
+                    self._fast[model] = None
+                    self.missing.add(f"{self._resolved(model)}-fast")
+            fast = self._fast[model]
+            if fast is None:
                 return None
+            model = fast
         # The row depends on the minute only (the date of the row in force, DeepSeek's period by
         # weekday and hour): one lookup a model and minute.
         minute = (model, sent_ms // 60_000) if type(sent_ms) is int and sent_ms > 1e11 else None

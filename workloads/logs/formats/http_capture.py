@@ -338,7 +338,7 @@ def _served_model(response: dict) -> str | None:
     candidates: list[object] = [response.get("body")]
     raw = response.get("body_raw")
     if isinstance(raw, str):
-        candidates += [line[5:] for line in raw.splitlines()[:64] if line.startswith("data:")]
+        candidates += [line[5:] for line in raw.split("\n", 64)[:64] if line.startswith("data:")]
     for candidate in candidates:
         if isinstance(candidate, str):
             try:
