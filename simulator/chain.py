@@ -128,6 +128,8 @@ class ChainCache:
         #: may have cached, the minimum a prompt needs (None: the minimum bounds reads, not
         #: prompts), the read step, and the family of its head entries.
         self._models: dict[str, tuple[int | None, int | None, int, str]] = {}
+        #: A model's minimum by the era of the provider's dated tables a call falls in.
+        self._dated: dict[tuple[str, int], int] = {}
         #: Each TTL's lifetime.
         self._ttls: dict[str, int | None] = {}
 
@@ -194,7 +196,12 @@ class ChainCache:
         rules = self.rules
         cap, minimum, model_step, head_family = self._model(model)
         if minimum is not None and sent_ms is not None and rules.min_tokens_before:
-            minimum = rules.min_cacheable(model, sent_ms)
+            # The minimum of the page in force when it was sent (Gemini's): once a model and era.
+            era = (model, sum(sent_ms >= until for until, _ in rules.min_tokens_before))
+            dated = self._dated.get(era)
+            if dated is None:
+                dated = self._dated[era] = rules.min_cacheable(model, sent_ms)
+            minimum = dated
         if cap is not None:
             cacheable = min(cacheable, cap)  # the most one request may have cached (Nova: 20K)
         if minimum is not None and cacheable < minimum:
