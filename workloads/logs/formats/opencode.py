@@ -191,18 +191,14 @@ def _version(text: str | None) -> tuple[int, int, int] | None:
     return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
-def _anthropic_sdk(info: dict) -> bool:
-    """Whether OpenCode called this message's model through the Anthropic or Bedrock SDK."""
+def _through_sdk(info: dict, providers: frozenset[str], vendor: object) -> bool:
+    """Whether OpenCode called this message's model through one SDK: its ``providerID`` one of
+    ``providers``, or OpenCode Zen (``opencode``) serving a model of ``vendor``'s rules (Zen
+    calls each vendor's models through that vendor's SDK)."""
     provider = str(info.get("providerID") or "")
-    model = str(info.get("modelID") or "").rsplit("/", 1)[-1]
-    return provider in _ANTHROPIC_SDK or (provider == "opencode" and provider_of_model(model) is ANTHROPIC)
-
-
-def _openai_sdk(info: dict) -> bool:
-    """Whether OpenCode called this message's model through the OpenAI SDK."""
-    provider = str(info.get("providerID") or "")
-    model = str(info.get("modelID") or "").rsplit("/", 1)[-1]
-    return provider in _OPENAI_SDK or (provider == "opencode" and provider_of_model(model) is OPENAI)
+    if provider in providers:
+        return True
+    return provider == "opencode" and provider_of_model(str(info.get("modelID") or "").rsplit("/", 1)[-1]) is vendor
 
 
 def _provider(info: dict) -> Provider:
@@ -360,9 +356,9 @@ class _Session:
                 self.events.append(("compaction", f"{len(pruned)} tool output(s) pruned in place"))
                 self.parent = None
         if tokens.get("input") == stored_input:
-            self.stored.append((len(self.out), _anthropic_sdk(info), stored_input, read, write))
+            self.stored.append((len(self.out), _through_sdk(info, _ANTHROPIC_SDK, ANTHROPIC), stored_input, read, write))
         if reasoning and total is None:
-            self.reasoning_open.append((len(self.out), _openai_sdk(info), output - reasoning, reasoning))
+            self.reasoning_open.append((len(self.out), _through_sdk(info, _OPENAI_SDK, OPENAI), output - reasoning, reasoning))
         self._add(line, info, part, usage, sent, summary)
 
     def settle(self) -> None:
