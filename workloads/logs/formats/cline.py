@@ -501,10 +501,9 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         label = f"{'protocol ' if protocol else ''}{handler} ({model})" if handler else f"calls naming no handler ({model})"
         readings.setdefault(label, "zero-in" if not handler and reading == "miss-as-write" else reading)
         usage = _usage("additive" if reading in ("gateway", "unnamed") else reading, info, where)
-        if (handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive
-                and not usage.cache_write and usage.uncached):
-            usage = _gateway_usage(model, sent, usage, info.get("cost"))
-            readings[label] = "gateway-writes"
+        gateway = _gateway_writes(handler, rules, usage, model, sent, info.get("cost"))
+        if gateway is not None:
+            usage, readings[label] = gateway, "gateway-writes"
         cost += logged_cost(info.get("cost"))
         if call.late:
             # This call's own truncation if its prompt fell below the previous call's (the range
@@ -649,12 +648,10 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         cost += logged_cost(metrics.get("cost"))
         found = agent_handler(handler) if handler else None
         rules = _provider_of(this_model) or (found[0] if found else None)
-        if (handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive
-                and not usage.cache_write and usage.uncached):
-            # As in a task's ui_messages.json: Cline's own provider reports no writes, and what an
-            # Anthropic model's prompt held past the reads was written (its cost prices it so).
-            usage = _gateway_usage(this_model, sent if sent is not None else when, usage, metrics.get("cost"))
-            readings[label] = "sdk-gateway-writes"
+        # As in a task's ui_messages.json: Cline's own provider reports no writes.
+        gateway = _gateway_writes(handler, rules, usage, this_model, sent if sent is not None else when, metrics.get("cost"))
+        if gateway is not None:
+            usage, readings[label] = gateway, "sdk-gateway-writes"
         key = str(message.get("id") or index)
         node = f"{NAME}:{name}#{key}"
         out.append(_call(name, record.line, len(out), sent if sent is not None else when, when, rules, this_model, usage,
@@ -730,6 +727,16 @@ def _writes_by_cost(model: str, sent_ms: int | None, prompt: int, cached: int, o
                           "input" if misses else "cache_write", "cache_read")
 
 
+def _gateway_writes(handler: str, rules: ProviderRules | None, usage: Usage, model: str, sent_ms: int | None,
+                    cost: object) -> Usage | None:
+    """A call through Cline's own provider to an Anthropic-kind model that reported no write
+    (every file of Cline: ui_messages, an SDK session, a history file alone) read as
+    :func:`_gateway_usage` does; None for any other call."""
+    if handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive and not usage.cache_write and usage.uncached:
+        return _gateway_usage(model, sent_ms, usage, cost)
+    return None
+
+
 def _gateway_usage(model: str, sent_ms: int | None, usage: Usage, cost: object) -> Usage:
     """Cline's own provider with an Anthropic-kind model (cacheWrites 0 whatever was written): the
     prompt past the reads is what was written, but for the uncached tail after the last breakpoint,
@@ -762,10 +769,11 @@ def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, wher
         if missed is not None:
             return Usage(cache_read=cached - missed, uncached=prompt + missed, output=output), "history-misses-by-cost"
         return Usage(uncached=prompt + cached, output=output, cache_reported=False), "history-misses"
-    if handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive:
-        # Cline's own gateway reports no writes: cached is its reads, and an Anthropic-kind
-        # model's prompt (tokensIn) is what it wrote, as in its ui_messages.json.
-        return Usage(cache_read=cached, cache_write_5m=prompt, output=output), "gateway-writes"
+    # Cline's own gateway reports no writes: cached is its reads, and an Anthropic-kind model's
+    # prompt (tokensIn) is what it wrote, as in its ui_messages.json.
+    gateway = _gateway_writes(handler, rules, Usage(cache_read=cached, uncached=prompt, output=output), model, sent_ms, cost)
+    if gateway is not None:
+        return gateway, "gateway-writes"
     if not cached:
         return Usage(uncached=prompt, output=output), "history-additive"
     if handler in _WRITES_IN_TOKENS_IN or (rules is not None and not rules.bills_writes):
