@@ -80,6 +80,14 @@ def refuse_dashes(args: object) -> None:
         raise UserError("compare - -: standard input is one result; give the other as a file")
 
 
+#: What each command reads from ``-``, and a pipe that feeds it, for the line refusing a terminal.
+_STDIN_EXAMPLES = {
+    "replay": ("a log", "prefixbench record - | prefixbench replay -"),
+    "check --trace": ("a log", "prefixbench record - | prefixbench check --trace -"),
+    "compare": ("a result", "prefixbench sweep --format json --quiet | prefixbench compare base.json -"),
+}
+
+
 def _refuse_terminal(command: str) -> None:
     stdin = sys.stdin
     if stdin is None:
@@ -89,8 +97,8 @@ def _refuse_terminal(command: str) -> None:
     except (ValueError, OSError):
         interactive = False
     if interactive:
-        raise UserError(f"{command} -: standard input is a terminal; pipe or redirect a log into it "
-                        "(prefixbench record - | prefixbench replay -)")
+        what, example = _STDIN_EXAMPLES.get(command, ("a log", "prefixbench record - | prefixbench replay -"))
+        raise UserError(f"{command} -: standard input is a terminal; pipe or redirect {what} into it ({example})")
     import os
     import stat
 

@@ -89,8 +89,9 @@ def known_providers() -> tuple[str, ...]:
 
 
 def parse_modes(text: str | None) -> dict[str, Mode]:
-    """``--billing-header anthropic=keyed,zai=ignored`` as {provider: mode}."""
-    if not text:
+    """``--billing-header anthropic=keyed,zai=ignored`` as {provider: mode}; an empty value is
+    bad input, as ``--read-step``'s is (it names no provider)."""
+    if text is None:
         return {}
     modes: dict[str, Mode] = {}
     for item in text.split(","):

@@ -85,6 +85,16 @@ def test_managed_agents_calls_naming_no_model_are_priced_with_the_assumed_model(
         assert assumed["what_if"] and assumed["what_if"] != plain["what_if"]  # the fixes priced too
 
 
+def test_the_reading_note_does_not_call_the_assumed_calls_unpriced(tmp_path, capsys) -> None:
+    # Fails on main: the stream's note said "its calls not priced" beside the note pricing them.
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(json.dumps(e) + "\n" for e in [*_span(1, 1, 3, 0, 5000, 100), *_span(2, 4, 2, 5000, 300, 50)]))
+    out = _audit(capsys, str(log), "--assume-model", "claude-opus-4-5")
+    notes = " ".join([*out["notes"], *(n for f in out["files"] for n in f["notes"])])
+    assert "no event names the model" in notes and "unpriced unless audit --assume-model names it" in notes
+    assert "not priced" not in notes and out["totals"]["unpriced_requests"] == 0
+
+
 def test_the_table_says_the_assumed_model_and_its_dollars(tmp_path, capsys) -> None:
     log = _stream(tmp_path / "events.jsonl")
     assert main(["audit", log, "--quiet", "--assume-model", "managed-agents=claude-opus-4-5"]) == 0

@@ -115,7 +115,8 @@ def test_zeroing_keeps_the_length_and_touches_only_the_header() -> None:
     assert without_cch(text).system == HEADER.format("00000") + "\nYou are Claude Code."
 
 
-@pytest.mark.parametrize("text", ["anthropic", "anthropic=maybe", "nobody=keyed", "zai=keyed,zai=ignored", "=keyed"])
+@pytest.mark.parametrize("text", ["anthropic", "anthropic=maybe", "nobody=keyed", "zai=keyed,zai=ignored", "=keyed", "",
+                                  "anthropic=keyed,"])
 def test_bad_option_is_one_line(text: str) -> None:
     from prefixbench.workloads.logs.billing_header import parse_modes
 

@@ -237,7 +237,7 @@ def _notes(out: list[TraceRequest], graded: Usage, snapshot: tuple[int, dict] | 
     ]
     if model == "unknown" and all(r.model == "unknown" for r in out):
         notes.append("no event names the model (it is in the agent's configuration, not in the stream; a session.updated "
-                     "event would name it): model unknown, its calls not priced (audit --assume-model names it)")
+                     "event would name it): model unknown, its calls unpriced unless audit --assume-model names it")
     if not graded.is_empty:
         notes.append(f"the outcome grader's usage (span.outcome_evaluation_end, summed over its own calls, not read as calls): "
                      f"{_prompt(graded):,} prompt tokens ({graded.cache_read:,} read, {graded.cache_write:,} written), "
