@@ -624,6 +624,20 @@ def test_a_history_file_alone_through_clines_gateway_reads_tokens_in_as_written(
         (0, 0, 20_000), (0, 20_000, 600), (700, 19_000, 0)]
 
 
+def test_a_history_file_alone_through_clines_gateway_splits_its_uncached_tail_by_cost(tmp_path: Path) -> None:
+    # As its ui_messages.json is read (test_clines_own_provider_tells_its_uncached_tail_...): the
+    # call's cost (claude-sonnet-4-5: 3 input, 0.30 read, 3.75 write, 15 output per 1M) tells the
+    # 10 uncached tokens after the last breakpoint from the 19,990 written. Before, a history file
+    # alone read all of its prompt as written.
+    base = 1_767_600_000_000
+    messages = _history_call(base, "cline", "anthropic/claude-sonnet-4.5", 20_000, 0, 100)
+    messages[1]["metrics"]["cost"] = (19_990 * 3.75 + 10 * 3 + 100 * 15) / 1e6
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    assert [(u.uncached, u.cache_read, u.cache_write) for u in (r.usage for r in requests) if u] == [(10, 0, 19_990)]
+
+
 def test_a_history_file_alone_with_a_bad_count_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     messages = _history_call(1_777_000_000_000, "openai", "gpt-5.2", 100, 40, 3)
     messages[1]["metrics"]["tokens"]["completion"] = -1
