@@ -102,6 +102,16 @@ def reading_note(anthropic_calls: int, writes_included: bool) -> str:
 SUBSET_NOTE = "OpenAI-shaped usage: prompt_tokens includes prompt_tokens_details.cached_tokens (uncached = prompt - cached)"
 
 
+def reading_notes(calls: int, anthropic_calls: int, writes_included: bool) -> list[str]:
+    """What the audit says of how it read a file's ``calls`` usages, ``anthropic_calls`` of them
+    Anthropic-shaped: the OpenAI-shaped reading where any call is not, :func:`reading_note`
+    where any is."""
+    notes = [SUBSET_NOTE] if anthropic_calls < calls else []
+    if anthropic_calls:
+        notes.append(reading_note(anthropic_calls, writes_included))
+    return notes
+
+
 def provider_of(model: str, anthropic_shaped: bool) -> str:
     """Who served a call named ``model`` as LiteLLM names it (``anthropic/claude-...``,
     ``openrouter/deepseek/deepseek-chat``, ``bedrock/us.anthropic.claude-...``): the provider

@@ -157,11 +157,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         last_node[lane] = node
     if not out:
         raise UserError(f"{name}:1: no served chat calls among {len(skipped)} spend-log rows")
-    notes = []
-    if anthropic_calls < len(out):
-        notes.append(gateway_usage.SUBSET_NOTE)
-    if anthropic_calls:
-        notes.append(gateway_usage.reading_note(anthropic_calls, included))
+    notes = gateway_usage.reading_notes(len(out), anthropic_calls, included)
     if not_reported:
         notes.append(f"{not_reported} row(s) carry no cache counts (no usage_object or additional_usage_values): cache use not reported, not zero")
     if with_body < len(out):

@@ -378,11 +378,7 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
             )
         )
         last_node[call.lane] = node
-    notes = []
-    if anthropic_calls < len(out):
-        notes.append(gateway_usage.SUBSET_NOTE)
-    if anthropic_calls:
-        notes.append(gateway_usage.reading_note(anthropic_calls, included))
+    notes = gateway_usage.reading_notes(len(out), anthropic_calls, included)
     notes.append("OpenHands keeps no per-call request (its memory condenses the history): each run is read as a chain")
     for url in sorted(elsewhere):
         notes.append(f"calls routed as openai/... to {url}: an OpenAI-compatible server, not OpenAI (provider unknown, "

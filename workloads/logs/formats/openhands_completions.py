@@ -295,10 +295,7 @@ def _requests(name: str, calls: list[_Call], skipped: list[tuple[int, str]]) -> 
         ))
     notes = [f"OpenHands completion logs: one call per file, {len(calls)} file(s) read in time order (their timestamp), "
              f"one lane per model ({', '.join(f'{m}: {n}' for m, n in lanes.items()) or 'none'})"]
-    if anthropic_calls < len(out):
-        notes.append(gateway_usage.SUBSET_NOTE)
-    if anthropic_calls:
-        notes.append(gateway_usage.reading_note(anthropic_calls, included))
+    notes += gateway_usage.reading_notes(len(out), anthropic_calls, included)
     if without_body:
         notes.append(f"{without_body} call(s) whose request could not be rebuilt as a body (read as a chain of their own)")
     cost = sum(c.cost for c in calls)

@@ -304,10 +304,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 )
             )
         notes.extend(run.notes)
-        if anthropic_calls < len(usages):
-            notes.append(gateway_usage.SUBSET_NOTE)
-        if anthropic_calls:
-            notes.append(gateway_usage.reading_note(anthropic_calls, included))
+        notes.extend(gateway_usage.reading_notes(len(usages), anthropic_calls, included))
         if without_body:
             notes.append(
                 f"{without_body} call(s) sent messages that are not chat completions (Responses API items or media): "
