@@ -297,6 +297,16 @@ def test_a_provider_model_s_assumptions_are_in_the_report(tmp_path):
     assert "assumes xai: block=64 (given; default 1)" in (tmp_path / "report.html").read_text()
 
 
+def test_a_simulation_option_given_is_in_the_report_s_assumptions(tmp_path):
+    # Fails on main: --cache anthropic:rules=bedrock (Bedrock's minimums and cap) was left out
+    # of the assumptions, which listed the provider facts' options alone, so the report of a
+    # Bedrock sweep read as an Anthropic one.
+    assert main([*SMALL, "--out", str(tmp_path), "--cache", "anthropic:rules=bedrock"]) == 0
+    report = (tmp_path / "report.md").read_text()
+    assert "- anthropic: rules=bedrock (given; default anthropic), a simulation option" in report
+    assert "- anthropic: ttl_from=start (default), rests on [O]" in report
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
