@@ -106,8 +106,21 @@ def make_cache(name: str, *, tokenizer: str | Tokenizer | None = None, **options
     """
     builder = _BUILDERS.get(name)
     if builder is None:
-        raise UserError(f"unknown cache model {name!r} (known: {', '.join(CACHE_MODELS)})")
+        raise UserError(f"unknown cache model {name!r} (known: {', '.join(CACHE_MODELS)}){_runs_through(name)}")
     return builder(name, tokenizer, options)
+
+
+def _runs_through(name: str) -> str:
+    """``; bedrock's requests run through --cache anthropic:rules=bedrock`` for a provider whose
+    rules name another model as theirs (with ``rules=`` where that model takes the provider's
+    rules as an option), else empty."""
+    from prefixbench.simulator.providers import PROVIDERS
+
+    rules = PROVIDERS.get(name)
+    if rules is None or rules.body_model not in _BUILDERS or rules.body_model == name:
+        return ""
+    option = f":rules={name}" if "rules" in MORE_OPTIONS_HELP.get(rules.body_model, {}) else ""
+    return f"; {name}'s requests run through --cache {rules.body_model}{option}"
 
 
 def _make_byte_exact(name: str, tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:

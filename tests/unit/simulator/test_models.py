@@ -91,6 +91,16 @@ def test_bad_input_is_one_clear_line(name, options, tokenizer, message):
     assert str(error.value).startswith(message)
 
 
+@pytest.mark.parametrize(("name", "hint"), [("bedrock", "bedrock's requests run through --cache anthropic:rules=bedrock"),
+                                           ("moonshot", "moonshot's requests run through --cache kimi")])
+def test_a_provider_without_a_model_of_its_own_names_the_one_it_runs_through(name, hint):
+    # On main the error listed the models only; a user asking for Bedrock or Moonshot by name
+    # was not told that anthropic:rules=bedrock or kimi is theirs.
+    with pytest.raises(UserError) as error:
+        make_cache(name)
+    assert str(error.value).startswith(f"unknown cache model {name!r} (known: ") and str(error.value).endswith(f"; {hint}")
+
+
 def test_anthropic_takes_none_for_no_automatic_caching():
     # ``auto_when_unmarked=none`` prices an unmarked request as the API does (nothing cached);
     # the text 'none' was passed on as a TTL and failed on the first request's store.
