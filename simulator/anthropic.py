@@ -188,6 +188,8 @@ class AnthropicCache:
 
         if rules not in PROVIDERS:
             raise ValueError(f"rules must name a provider ({', '.join(sorted(PROVIDERS))}), got {rules!r}")
+        if auto_when_unmarked is not None and auto_when_unmarked not in TTL_MS:
+            raise ValueError(f"auto_when_unmarked must be one of {', '.join(TTL_MS)}, none, got {auto_when_unmarked!r}")
         self.ttl_from = ttl_from
         self.rules = PROVIDERS[rules]
         self.chars_per_token = chars_per_token

@@ -106,8 +106,21 @@ def make_cache(name: str, *, tokenizer: str | Tokenizer | None = None, **options
     """
     builder = _BUILDERS.get(name)
     if builder is None:
-        raise UserError(f"unknown cache model {name!r} (known: {', '.join(CACHE_MODELS)})")
+        raise UserError(f"unknown cache model {name!r} (known: {', '.join(CACHE_MODELS)}){_runs_through(name)}")
     return builder(name, tokenizer, options)
+
+
+def _runs_through(name: str) -> str:
+    """``; bedrock's requests run through --cache anthropic:rules=bedrock`` for a provider whose
+    rules name another model as theirs (with ``rules=`` where that model takes the provider's
+    rules as an option), else empty."""
+    from prefixbench.simulator.providers import PROVIDERS
+
+    rules = PROVIDERS.get(name)
+    if rules is None or rules.body_model not in _BUILDERS or rules.body_model == name:
+        return ""
+    option = f":rules={name}" if "rules" in MORE_OPTIONS_HELP.get(rules.body_model, {}) else ""
+    return f"; {name}'s requests run through --cache {rules.body_model}{option}"
 
 
 def _make_byte_exact(name: str, tokenizer: str | Tokenizer | None, options: Mapping[str, object]) -> CacheModel:
@@ -251,7 +264,8 @@ def option_lines(name: str) -> tuple[str, ...]:
 def assumptions(spec: str) -> tuple[str, ...]:
     """What a run with the ``--cache`` argument ``spec`` assumes, one line an option of a provider
     model: the value used, whether it was given, the default and what it rests on, the range
-    seen (empty for a model without such options).
+    seen; then one line each simulation option given (:data:`MORE_OPTIONS_HELP`), with its
+    default (empty for a model without provider options run at its defaults).
 
     Raises:
         UserError: a malformed ``spec``.
@@ -259,14 +273,20 @@ def assumptions(spec: str) -> tuple[str, ...]:
     name, given = parse_cache_spec(spec)
     from prefixbench.simulator.providers import PROVIDERS
 
+    lines = []
+    facts: set[str] = set()
     for rules in PROVIDERS.values():
         if rules.body_model == name and rules.cache_options:
-            lines = []
             for o in rules.cache_options:
                 used = f"{given[o.key]} (given; default {o.default_text})" if o.key in given else f"{o.default_text} (default)"
                 lines.append(f"{name}: {o.key}={used}, rests on [{o.source}], seen {o.seen}: {o.help}")
-            return tuple(lines)
-    return ()
+                facts.add(o.key)
+            break
+    # The other options given (anthropic:rules=bedrock, openai:mode=5.6): what the run was asked.
+    more = MORE_OPTIONS_HELP.get(name, {})
+    lines += [f"{name}: {key}={value} (given; default {more[key]}), a simulation option" for key, value in given.items()
+              if key not in facts and key in more]
+    return tuple(lines)
 
 
 def options_help() -> str:
@@ -283,16 +303,23 @@ def options_help() -> str:
 
 
 #: The options ``options_help`` leaves out, with their defaults: the simulation models' (vllm,
-#: radix) and openai's ``mode`` and ``lookback`` (not provider facts with a source). Written out,
+#: radix), openai's ``mode`` and ``lookback`` and anthropic's constructor options (``rules=bedrock``
+#: runs Bedrock's rules) (not provider facts with a source). Written out,
 #: so ``--help`` imports no model; tests/unit/simulator/test_cache_options_help.py keeps them
 #: equal to the constructors' defaults.
 MORE_OPTIONS_HELP: dict[str, dict[str, str]] = {
+    "anthropic": {"rules": "anthropic", "min_tokens": "none", "lookback_blocks": "20", "max_breakpoints": "4",
+                  "auto_when_unmarked": "5m"},
     "openai": {"mode": "pre-5.6", "lookback": "50"},
     "vllm": {"block_size": "16", "capacity_blocks": "65536", "cache_output": "true"},
     "radix": {"capacity_tokens": "1048576", "cache_output": "true"},
 }
 #: The other values an option of :data:`MORE_OPTIONS_HELP` takes, shown beside its default.
-OTHER_VALUES: dict[tuple[str, str], str] = {("openai", "mode"): "5.6"}
+OTHER_VALUES: dict[tuple[str, str], str] = {
+    ("openai", "mode"): "5.6",
+    ("anthropic", "rules"): "bedrock",  # Bedrock's minimums and Nova's cap: how a sweep runs Bedrock
+    ("anthropic", "auto_when_unmarked"): "1h, none",
+}
 
 
 def more_options_help() -> str:
@@ -372,7 +399,8 @@ def _make_anthropic(name: str, tokenizer: str | Tokenizer | None, options: Mappi
     unknown = sorted(set(options) - set(defaults))
     if unknown:
         raise UserError(f"cache model {name!r} has no option {unknown[0]!r} (known: {', '.join(defaults)})")
-    values = {key: _like(defaults[key], value) for key, value in options.items()}
+    # auto_when_unmarked=none: an unmarked request caches nothing, as the API prices it.
+    values = {key: _text_or_none(value) if key == "auto_when_unmarked" else _like(defaults[key], value) for key, value in options.items()}
     try:
         return AnthropicCache(**values)
     except (TypeError, ValueError) as error:

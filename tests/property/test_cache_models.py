@@ -446,6 +446,25 @@ def test_anthropic_never_reads_past_the_reference_prefix(sequence, auto):
 
 
 @settings(max_examples=60, deadline=None)
+@given(sequences(), st.sampled_from(["amazon.nova-pro-v1:0", "anthropic.claude-opus-4-5-20251101-v1:0"]), st.sampled_from([1, None]))
+def test_bedrock_rules_never_read_past_the_reference_prefix(sequence, model, min_tokens):
+    # anthropic:rules=bedrock (how a sweep runs Bedrock): Bedrock's per-model minimums (Nova
+    # 1,000, Opus 4.5 4,096) or none, and Nova's 20K cap on cached tokens; each only lowers a read.
+    from prefixbench.simulator.anthropic import AnthropicCache
+
+    model_ = AnthropicCache(min_tokens=min_tokens, rules="bedrock")
+    reference = ByteExactCache()
+    for tick, (envelope, parts) in enumerate(sequence):
+        envelope = replace(envelope, provider="bedrock", model=model)
+        rendered = render_request(make_request(parts, envelope))
+        shared = reference.match(rendered, envelope).cached_bytes
+        reference.store(rendered, envelope)
+        verdict = model_.observe(rendered, envelope, tick * 1_000, ready_tick=tick * 1_000)
+        assert verdict.cached_tokens <= model_.tokens_of_chars(_reference_chars(rendered, shared))
+        assert verdict.cached_tokens + verdict.written_tokens <= verdict.prompt_tokens
+
+
+@settings(max_examples=60, deadline=None)
 @given(sequences())
 def test_anthropic_entries_expire_when_requests_are_further_apart_than_the_ttl(sequence):
     from prefixbench.simulator.anthropic import TTL_MS, AnthropicCache

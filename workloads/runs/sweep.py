@@ -324,7 +324,7 @@ def execute_planned(item: PlannedRun, spec: SweepSpec | None = None) -> Run:
     """Run one planned item with its cache model and strictness profile (``spec`` is unused:
     a planned run carries both)."""
     del spec
-    return execute(
+    run = execute(
         item.workload,
         item.preset,
         engine=item.engine,
@@ -332,3 +332,6 @@ def execute_planned(item: PlannedRun, spec: SweepSpec | None = None) -> Run:
         profile=item.profile,
         engine_config=item.engine_config,
     )
+    # The run is named by its --cache spec, options included: xai:block=64 and xai:block=128
+    # in one sweep are two caches (the model names them both "xai").
+    return run if run.cache == item.cache else msgspec.structs.replace(run, cache=item.cache)

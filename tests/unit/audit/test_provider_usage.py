@@ -172,3 +172,30 @@ def test_a_gemini_body_is_replayed_under_the_minimum_of_the_day_it_was_sent(tmp_
     assert [r.predicted_by for r in rows] == ["body", "body"]
     assert rows[1].predicted_cache_read == 0
     assert _audit(tmp_path).rows[3].predicted_cache_read > 0
+
+
+def test_minimax_calls_are_read_on_both_endpoints_and_priced_at_the_m2_row(tmp_path: Path) -> None:
+    """MiniMax on its OpenAI-compatible endpoint (subset usage: the read inside prompt_tokens) and
+    on its Anthropic-compatible one (additive: input_tokens excludes reads and writes), sent on
+    2025-11-01, after minimax-m2's row of 2025-10-27: input 0.30, read 0.03, write 0.375, output
+    1.20 per 1M."""
+    later = 1_761_955_200.0 - T0  # 2025-11-01 00:00 UTC
+    calls = [
+        ("https://api.minimax.io/v1/chat/completions", "MiniMax-M2", _chat(1_300, 0, 20), False),
+        ("https://api.minimax.io/v1/chat/completions", "MiniMax-M2", _chat(1_310, 1_280, 20), False),
+        ("https://api.minimax.io/anthropic/v1/messages", "MiniMax-M2",
+         {"input_tokens": 100, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 1_200, "output_tokens": 5}, True),
+        ("https://api.minimax.io/anthropic/v1/messages", "MiniMax-M2",
+         {"input_tokens": 10, "cache_read_input_tokens": 1_300, "cache_creation_input_tokens": 0, "output_tokens": 5}, True),
+    ]
+    lines = [_call(n, url, model, usage, messages_api=m) for n, (url, model, usage, m) in enumerate(calls)]
+    for line in lines:
+        line["request"]["timestamp"] += later
+        line["response"]["timestamp"] += later
+    rows = run_audit([write_jsonl(tmp_path / "minimax.jsonl", lines)]).rows
+    assert [r.provider for r in rows] == ["minimax"] * 4
+    assert [(r.reported_cache_read, r.reported_cache_write, r.reported_uncached) for r in rows] == [
+        (0, 0, 1_300), (1_280, 0, 30), (0, 1_200, 100), (1_300, 0, 10)]
+    # 1,300 x 0.30 + 20 x 1.20; 30 x 0.30 + 1,280 x 0.03 + 20 x 1.20; 100 x 0.30 + 1,200 x 0.375
+    # + 5 x 1.20; 10 x 0.30 + 1,300 x 0.03 + 5 x 1.20.
+    assert [r.cost_usd for r in rows] == [Decimal("0.000414"), Decimal("0.0000714"), Decimal("0.000486"), Decimal("0.000048")]

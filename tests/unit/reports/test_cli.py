@@ -297,6 +297,16 @@ def test_a_provider_model_s_assumptions_are_in_the_report(tmp_path):
     assert "assumes xai: block=64 (given; default 1)" in (tmp_path / "report.html").read_text()
 
 
+def test_a_simulation_option_given_is_in_the_report_s_assumptions(tmp_path):
+    # Fails on main: --cache anthropic:rules=bedrock (Bedrock's minimums and cap) was left out
+    # of the assumptions, which listed the provider facts' options alone, so the report of a
+    # Bedrock sweep read as an Anthropic one.
+    assert main([*SMALL, "--out", str(tmp_path), "--cache", "anthropic:rules=bedrock"]) == 0
+    report = (tmp_path / "report.md").read_text()
+    assert "- anthropic: rules=bedrock (given; default anthropic), a simulation option" in report
+    assert "- anthropic: ttl_from=start (default), rests on [O]" in report
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -370,3 +380,21 @@ def test_a_bad_price_date_is_refused_naming_the_option(tmp_path, capsys, argv):
     assert main([*argv, "--price-as-of", "2026-13-01"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "prefixbench: error: --price-as-of '2026-13-01' is not YYYY-MM-DD or YYYY-MM-DDTHH:MMZ", err
+
+
+def test_two_options_of_one_cache_model_are_two_runs_in_one_sweep(tmp_path):
+    # Fails on main: a run was named by its cache model alone ("xai"), so xai:block=64 and
+    # xai:block=128 were one cache in runs.csv and --format json, and cost.md summed both runs
+    # into one row (128 requests) with one total.
+    grid = tmp_path / "grid.toml"
+    grid.write_text('[sweep.blocks]\nworkloads = ["seed-coding"]\nwindows = ["32k"]\npresets = ["patched"]\n'
+                    'caches = ["xai:block=64", "xai:block=128"]\nprice = "grok-code-fast-1"\n')
+    out = tmp_path / "out"
+    assert main(["sweep", "--grid", str(grid), "--steps", "30", "--quiet", "--jobs", "1", "--out", str(out)]) == 0
+    runs = pd.read_csv(out / "runs.csv")
+    assert list(runs["cache"]) == ["xai:block=64", "xai:block=128"]
+    # Reads counted in 64-token steps are never fewer than in 128-token steps.
+    assert runs["session_cached_tokens"][0] >= runs["session_cached_tokens"][1]
+    assert runs["total_usd"][0] <= runs["total_usd"][1]
+    cost = (out / "cost.md").read_text()
+    assert cost.count("| 32k | patched |") == 2

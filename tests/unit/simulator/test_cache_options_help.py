@@ -26,10 +26,22 @@ def test_every_option_a_model_accepts_is_in_the_help() -> None:
         assert set(options) <= listed.get(model, set()), (model, set(options) - listed.get(model, set()))
 
 
+def test_every_option_anthropic_accepts_is_in_the_help() -> None:
+    # Fails on main: the help named ttl_from and chars_per_token only, not rules (rules=bedrock
+    # replays Bedrock's rules, the way to sweep Bedrock), min_tokens, lookback_blocks,
+    # max_breakpoints or auto_when_unmarked, which --cache anthropic:... accepts.
+    from prefixbench.simulator.anthropic import AnthropicCache
+
+    assert set(AnthropicCache.__init__.__kwdefaults__) <= _listed()["anthropic"]
+    assert "rules=anthropic (or bedrock)" in more_options_help()
+
+
 def test_the_defaults_shown_are_the_constructors() -> None:
-    classes = {"openai": _openai(), "vllm": _vllm(), "radix": _radix()}
+    from prefixbench.simulator.anthropic import AnthropicCache
+
+    classes = {"openai": _openai(), "vllm": _vllm(), "radix": _radix(), "anthropic": AnthropicCache}
     for model, options in MORE_OPTIONS_HELP.items():
         defaults = classes[model].__init__.__kwdefaults__
         for key, shown in options.items():
             value = defaults[key]
-            assert shown == (str(value).lower() if isinstance(value, bool) else str(value)), (model, key)
+            assert shown == (str(value).lower() if isinstance(value, (bool, type(None))) else str(value)), (model, key)

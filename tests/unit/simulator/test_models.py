@@ -81,12 +81,31 @@ def test_parse_cache_spec_splits_name_and_options():
         ("deepseek", {"interval": "sixty-four"}, None, "deepseek: interval must be 64 or 128 (tokens), got 'sixty-four'"),
         ("openai", {}, "gpt2", "unknown tokenizer 'gpt2' (known: heuristic, deepseek-v4)"),
         ("anthropic", {"ttl": "1h"}, None, "cache model 'anthropic' has no option 'ttl'"),
+        # Was a KeyError deep in the first request's store (a traceback, exit 1).
+        ("anthropic", {"auto_when_unmarked": "10m"}, None, "anthropic: auto_when_unmarked must be one of 5m, 1h, none, got '10m'"),
     ],
 )
 def test_bad_input_is_one_clear_line(name, options, tokenizer, message):
     with pytest.raises(UserError) as error:
         make_cache(name, tokenizer=tokenizer, **options)
     assert str(error.value).startswith(message)
+
+
+@pytest.mark.parametrize(("name", "hint"), [("bedrock", "bedrock's requests run through --cache anthropic:rules=bedrock"),
+                                           ("moonshot", "moonshot's requests run through --cache kimi")])
+def test_a_provider_without_a_model_of_its_own_names_the_one_it_runs_through(name, hint):
+    # On main the error listed the models only; a user asking for Bedrock or Moonshot by name
+    # was not told that anthropic:rules=bedrock or kimi is theirs.
+    with pytest.raises(UserError) as error:
+        make_cache(name)
+    assert str(error.value).startswith(f"unknown cache model {name!r} (known: ") and str(error.value).endswith(f"; {hint}")
+
+
+def test_anthropic_takes_none_for_no_automatic_caching():
+    # ``auto_when_unmarked=none`` prices an unmarked request as the API does (nothing cached);
+    # the text 'none' was passed on as a TTL and failed on the first request's store.
+    assert make_cache("anthropic", auto_when_unmarked="none").auto_when_unmarked is None
+    assert make_cache("anthropic", auto_when_unmarked="1h").auto_when_unmarked == "1h"
 
 
 def test_the_reference_and_anthropic_count_their_own_tokens():

@@ -192,6 +192,20 @@ def test_minimax_caches_automatically_from_512_tokens():
     assert cache.observe(request(half, D, B), Envelope("minimax", "MiniMax-M2"), 2).cached_tokens == 600
 
 
+def test_minimax_explicit_and_automatic_caches_never_serve_each_other():
+    # MiniMax's two caches, as Qwen's: 1,100 tokens, over both minimums (512).
+    m2 = Envelope("minimax", "MiniMax-M2")
+    cache = make_cache("minimax")
+    # 1. Unmarked: automatic, stored (the write bills as input: 0 written).
+    assert cache.observe(request(A, B), m2, 0) == CacheVerdict(1100, 0, 0)
+    # 2. The same prefix marked on B: explicit, the automatic entry is not read; 1,100 written.
+    assert cache.observe(request(A, B, D, marks=(1,)), m2, 1) == CacheVerdict(1200, 0, 1100)
+    # 3. Unmarked again: reads request 1's automatic entry (1,100), not the explicit one.
+    assert cache.observe(request(A, B, D), m2, 2) == CacheVerdict(1200, 1100, 0)
+    # 4. Marked on D: the lookback finds the explicit entry at B (1,100 read) and writes D's 100.
+    assert cache.observe(request(A, B, D, marks=(2,)), m2, 3) == CacheVerdict(1200, 1100, 100, cached_explicit_tokens=1100)
+
+
 # --- options and prices ------------------------------------------------------------------------
 
 
