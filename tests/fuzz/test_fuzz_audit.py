@@ -195,6 +195,10 @@ SEEDS: dict[str, list[dict]] = {
                         {"messages": [{"role": "tool", "content": "x", "tool_call_ids": ["a"]}]}],
          "history": [{"role": "assistant", "content": "ls", "agent": "primary"}], "info": {"swe_agent_version": "1.1.0", "model_stats": {"tokens_sent": 5}},
          "replay_config": "{\"agent\": {\"model\": {\"name\": \"claude-sonnet-4-20250514\"}}}"},
+        # A run that ended before its first call (listed, not refused).
+        {"info": {"mini_version": "2.2.8", "exit_status": "Timeout", "model_stats": {"api_calls": 1}}, "trajectory_format": "mini-swe-agent-1.1",
+         "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "task"},
+                      {"role": "exit", "content": "litellm.Timeout", "extra": {"exit_status": "Timeout"}}]},
     ],
     "otel": [
         {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "a"}}]}, "scopeSpans": [{"scope": {"name": "x"}, "spans": [

@@ -264,3 +264,29 @@ def test_writes_without_a_configured_marker_assume_the_end_marker(tmp_path: Path
     requests, summary = read(write(tmp_path / "t.traj.json", mini_v2(messages, cache=None)))
     assert requests[0].body.cache_breakpoints == (CacheBreakpoint("messages", 0, 0),)
     assert any("is assumed" in n for n in summary.notes)
+
+
+def test_a_run_that_ended_before_its_first_call_is_listed_not_refused(tmp_path: Path) -> None:
+    # A batch of runs keeps one file a run: the one whose only call timed out (mini-swe-agent 2.x
+    # writes the exit message, no assistant message) stays a valid file of the folder.
+    timed_out = mini_v2([SYSTEM, TASK, {"role": "exit", "content": "litellm.Timeout: Connection timed out after 600.0 seconds.",
+                                        "extra": {"exit_status": "Timeout", "submission": ""}}], model="deepseek/deepseek-chat")
+    timed_out["info"]["exit_status"] = "Timeout"
+    (tmp_path / "runs" / "a").mkdir(parents=True)
+    requests, summary = read(write(tmp_path / "runs" / "a" / "a.traj.json", timed_out))
+    assert requests == [] and summary.skipped == ((1, "the run ended (Timeout) before any model call"),)
+    usage = openai_usage(3000, 2816, 50) | {"prompt_cache_hit_tokens": 2816, "prompt_cache_miss_tokens": 184}
+    answered = mini_v2([SYSTEM, TASK, {"role": "assistant", "content": "a", "extra": {"response": response("d1", "deepseek-chat", usage)}}],
+                       model="deepseek/deepseek-chat")
+    (tmp_path / "runs" / "b").mkdir()
+    write(tmp_path / "runs" / "b" / "b.traj.json", answered)
+    result = run_audit([tmp_path / "runs"])
+    assert [(Path(f.file).name, f.requests, f.skip_reasons) for f in result.files] == [
+        ("a.traj.json", 0, (("the run ended (Timeout) before any model call", 1),)), ("b.traj.json", 1, ())]
+    assert (result.totals.requests, result.totals.cache_read) == (1, 2816)
+    # With no exit status either, an empty run is still not a trajectory to audit.
+    del timed_out["info"]["exit_status"]
+    timed_out["messages"] = timed_out["messages"][:2]
+    with pytest.raises(UserError, match="no model calls"):
+        read(write(tmp_path / "c.traj.json", timed_out))
+

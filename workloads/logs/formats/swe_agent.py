@@ -119,6 +119,8 @@ class _Run:
         self.notes: list[str] = []
         self.effort: str | None = None
         self.marks_end = False
+        #: How the run ended, as its info (or mini-swe-agent 2.x's exit message) says; "" if it does not.
+        self.exit_status = _exit_status(self.info, self.value)
 
     # -- mini-swe-agent ---------------------------------------------------------------
     def mini(self) -> None:
@@ -193,6 +195,16 @@ class _Run:
         agent = as_dict(as_dict(config).get("agent"))
         name = as_dict(agent.get("model")).get("name") or as_dict(as_dict(config).get("model")).get("model_name")
         return name if isinstance(name, str) and name else "unknown"
+
+
+def _exit_status(info: dict, value: dict) -> str:
+    """The run's exit status (``info.exit_status``, else an ``exit`` message's), cut to 60 characters."""
+    status = info.get("exit_status")
+    if not isinstance(status, str) or not status:
+        messages = value.get("messages") if isinstance(value.get("messages"), list) else []
+        exits = [as_dict(m.get("extra")).get("exit_status") for m in messages if isinstance(m, dict) and m.get("role") == "exit"]
+        status = next((s for s in exits if isinstance(s, str) and s), "")
+    return " ".join(status.split())[:60]
 
 
 def _plain_time(value: object) -> bool:
@@ -311,7 +323,12 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 "the run is read as a chain, without bodies"
             )
     if not out:
-        raise UserError(f"{name}:1: no model calls in this trajectory")
+        ended = [(run.line, run.exit_status) for run in runs if run.exit_status]
+        if len(ended) < len(runs):
+            raise UserError(f"{name}:1: no model calls in this trajectory")
+        # A run that ended (a timeout, a refused key) before its first call is a valid file of a batch of runs.
+        skipped.extend((line, f"the run ended ({status}) before any model call") for line, status in ended)
+        return out, FileSummary(name, NAME, 0, tuple(skipped), tuple(n for n in dict.fromkeys(notes) if n))
     notes.append("tool schemas are not in a trajectory (an unlogged head the same on every call)")
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(n for n in dict.fromkeys(notes) if n))
 
