@@ -290,3 +290,29 @@ def test_a_run_that_ended_before_its_first_call_is_listed_not_refused(tmp_path: 
     with pytest.raises(UserError, match="no model calls"):
         read(write(tmp_path / "c.traj.json", timed_out))
 
+
+def deepseek_run(reasoning: str | None = None) -> dict:
+    """Three deepseek-chat calls through LiteLLM, each next prompt sending the answer back: 3,000
+    tokens then 350 more a call (answer 220, tool output 130); each read reaches past the
+    previous prompt into its answer, to the 64-token unit (3,200 of 3,220; 3,520 of 3,570)."""
+    text = "I will look at the repository layout first, then read the module named in the issue. " * 12
+    messages = [SYSTEM, TASK]
+    for k, (prompt, hit) in enumerate([(3000, 0), (3350, 3200), (3700, 3520)], 1):
+        answer = {"role": "assistant", "content": text, "tool_calls": call(k)} | ({"reasoning_content": reasoning} if reasoning else {})
+        reply = response(f"d{k}", "deepseek-chat", openai_usage(prompt, hit, 220) | {"prompt_cache_hit_tokens": hit, "prompt_cache_miss_tokens": prompt - hit})
+        reply["choices"][0] |= {"finish_reason": "tool_calls", "message": answer}
+        messages += [answer | {"extra": {"response": reply, "timestamp": 1776000000.0 + 10 * k}},
+                     {"role": "tool", "tool_call_id": f"toolu_{k}", "content": "a.py\nb.py\n" * 40, "extra": {"timestamp": 1776000001.0 + 10 * k}}]
+    return mini_v2(messages, model="deepseek/deepseek-chat", cache=None)
+
+
+def test_a_deepseek_run_reads_into_the_answer_it_sent_back(tmp_path: Path) -> None:
+    # DeepSeek's cache keeps each answer after its prompt: the trajectory keeps the answer
+    # (extra.response), which is what the next call sends back, so the replay reads into it.
+    result = run_audit([write(tmp_path / "t.traj.json", deepseek_run())])
+    assert [(r.reported_cache_read, r.predicted_cache_read) for r in result.rows] == [(0, 0), (3200, 3200), (3520, 3520)]
+    requests, _ = read(tmp_path / "t.traj.json")
+    assert [len(r.reply) for r in requests] == [1, 1, 1] and requests[0].reply[0].role == "assistant"
+    # A reasoned answer is not kept as a reply (measured: the next read mostly stops at the prompt's end).
+    requests, _ = read(write(tmp_path / "r.traj.json", deepseek_run(reasoning="Let me think about the layout.")))
+    assert [r.reply for r in requests] == [(), (), ()]
