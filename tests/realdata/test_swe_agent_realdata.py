@@ -12,7 +12,9 @@ to 15: 23 on deepseek-chat, 15 on deepseek-reasoner, five of which ended before 
 call) that a fork kept in its ``output/`` folder and that github.com/SWE-agent/mini-swe-agent
 holds at commit ``ec0e8e849fea5b1619deb1753007201000904672``, from ``PREFIXBENCH_MINI_SWE_AGENT_REPO``
 (default the workplace's mirror): the audit's totals equal the trajectories' own sums and its reads
-are checked against DeepSeek's.
+are checked against DeepSeek's; and the deepseek-v4-flash run (64 calls) kept as
+``eval/example_trajectories/astropy__astropy-12907.traj.json`` at commit
+``9c0e0e7784f6a45a9ab1c952639055e592577f58``.
 """
 
 from __future__ import annotations
@@ -96,3 +98,19 @@ def test_mini_swe_agent_runs_on_deepseek_count_what_the_trajectories_sum(folder:
     # Five reasoner runs ended before their first call (4 timeouts, a server error): files of 0 requests.
     ended = sorted(reason.split(")")[0] for f in result.files for reason, _ in f.skip_reasons)
     assert ended == (["the run ended (InternalServerError"] + ["the run ended (Timeout"] * 4 if "reasoner" in folder else [])
+
+
+V4_RUN = ("9c0e0e7784f6a45a9ab1c952639055e592577f58", "eval/example_trajectories/astropy__astropy-12907.traj.json")
+
+
+def test_a_mini_swe_agent_run_on_deepseek_v4_flash(tmp_path: Path) -> None:
+    commit, name = V4_RUN
+    path = tmp_path / "run.traj.json"
+    path.write_bytes(file_at(MINI, commit, name, "github.com/SWE-agent/mini-swe-agent", "PREFIXBENCH_MINI_SWE_AGENT_REPO"))
+    usages = [m["extra"]["response"]["usage"] for m in json.loads(path.read_text())["messages"] if "response" in (m.get("extra") or {})]
+    result = run_audit([path])
+    t = result.totals
+    assert (t.requests, t.cache_read, t.output) == (len(usages), sum(u["prompt_cache_hit_tokens"] for u in usages), sum(u["completion_tokens"] for u in usages)) == (64, 1_093_760, 17_133)
+    assert t.input == sum(u["prompt_cache_miss_tokens"] for u in usages) == 17_859
+    # Every read a whole 128-token unit (V4); 50 within 3% before the answers were replayed.
+    assert {r.model for r in result.rows} == {"deepseek-v4-flash"} and sum(r.read_within for r in result.rows) == 61
