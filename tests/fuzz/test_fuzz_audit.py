@@ -266,6 +266,13 @@ SEEDS: dict[str, list[dict]] = {
              "cache_read_tokens": 0, "cache_write_tokens": 8000, "response_id": "r1"}]}},
         {"instance_id": "i-1", "history": [], "metrics": {"token_usages": [{"model": "gpt-4o", "prompt_tokens": 2000, "completion_tokens": 1,
             "cache_read_tokens": 1024, "cache_write_tokens": 0, "response_id": ""}]}},
+        # OpenHands 0.2x evaluation output: costs only in metrics, the usage on the history's actions.
+        {"instance_id": "i-2", "metadata": {"llm_config": {"model": "openai/gpt-5", "base_url": "https://api.example.org/v1"}},
+         "metrics": {"accumulated_cost": 0.01, "costs": [{"model": "openai/gpt-5", "cost": 0.004, "timestamp": 1769185672.1}]},
+         "history": [{"id": 0, "timestamp": "2026-01-23T16:27:08", "source": "user", "action": "message", "args": {}},
+                     {"id": 1, "timestamp": "2026-01-23T16:27:34.29", "source": "agent", "action": "run", "args": {},
+                      "tool_call_metadata": {"model_response": {"id": "c-a", "model": "gpt-5-2025-08-07", "usage": {
+                          "prompt_tokens": 3457, "completion_tokens": 243, "prompt_tokens_details": {"cached_tokens": 1920}}}}}]},
     ],
     "cline": [
         {"ts": 1761987600000, "type": "say", "say": "task", "text": "t", "modelInfo": {"providerId": "anthropic", "modelId": "claude-sonnet-4-5", "mode": "act"}},
