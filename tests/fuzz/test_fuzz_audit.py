@@ -195,6 +195,22 @@ SEEDS: dict[str, list[dict]] = {
                         {"messages": [{"role": "tool", "content": "x", "tool_call_ids": ["a"]}]}],
          "history": [{"role": "assistant", "content": "ls", "agent": "primary"}], "info": {"swe_agent_version": "1.1.0", "model_stats": {"tokens_sent": 5}},
          "replay_config": "{\"agent\": {\"model\": {\"name\": \"claude-sonnet-4-20250514\"}}}"},
+        # DeepSeek through LiteLLM: the answer (choices[0].message) is replayed as the next call's prefix.
+        {"info": {"mini_version": "2.2.7", "config": {"model": {"model_name": "deepseek/deepseek-chat"}}}, "trajectory_format": "mini-swe-agent-1.1",
+         "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "task"},
+                      {"role": "assistant", "content": "a", "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
+                       "extra": {"timestamp": 1776000001.0, "response": {"id": "d1", "created": 1776000000, "model": "deepseek-chat", "choices": [
+                           {"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": "a", "reasoning_content": None,
+                                                                                   "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]}}],
+                           "usage": {"prompt_tokens": 1529, "completion_tokens": 73, "prompt_tokens_details": {"cached_tokens": 320},
+                                     "prompt_cache_hit_tokens": 320, "prompt_cache_miss_tokens": 1209}}}},
+                      {"role": "tool", "tool_call_id": "t1", "content": "ok", "extra": {"timestamp": 1776000002.0}},
+                      {"role": "assistant", "content": "b", "extra": {"response": {"id": "d2", "model": "deepseek-chat", "choices": [{"message": {"content": "b"}}],
+                                                                                   "usage": {"prompt_tokens": 1700, "prompt_tokens_details": {"cached_tokens": 1600}}}}}]},
+        # A run that ended before its first call (listed, not refused).
+        {"info": {"mini_version": "2.2.8", "exit_status": "Timeout", "model_stats": {"api_calls": 1}}, "trajectory_format": "mini-swe-agent-1.1",
+         "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "task"},
+                      {"role": "exit", "content": "litellm.Timeout", "extra": {"exit_status": "Timeout"}}]},
     ],
     "otel": [
         {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "a"}}]}, "scopeSpans": [{"scope": {"name": "x"}, "spans": [
@@ -250,6 +266,13 @@ SEEDS: dict[str, list[dict]] = {
              "cache_read_tokens": 0, "cache_write_tokens": 8000, "response_id": "r1"}]}},
         {"instance_id": "i-1", "history": [], "metrics": {"token_usages": [{"model": "gpt-4o", "prompt_tokens": 2000, "completion_tokens": 1,
             "cache_read_tokens": 1024, "cache_write_tokens": 0, "response_id": ""}]}},
+        # OpenHands 0.2x evaluation output: costs only in metrics, the usage on the history's actions.
+        {"instance_id": "i-2", "metadata": {"llm_config": {"model": "openai/gpt-5", "base_url": "https://api.example.org/v1"}},
+         "metrics": {"accumulated_cost": 0.01, "costs": [{"model": "openai/gpt-5", "cost": 0.004, "timestamp": 1769185672.1}]},
+         "history": [{"id": 0, "timestamp": "2026-01-23T16:27:08", "source": "user", "action": "message", "args": {}},
+                     {"id": 1, "timestamp": "2026-01-23T16:27:34.29", "source": "agent", "action": "run", "args": {},
+                      "tool_call_metadata": {"model_response": {"id": "c-a", "model": "gpt-5-2025-08-07", "usage": {
+                          "prompt_tokens": 3457, "completion_tokens": 243, "prompt_tokens_details": {"cached_tokens": 1920}}}}}]},
     ],
     "cline": [
         {"ts": 1761987600000, "type": "say", "say": "task", "text": "t", "modelInfo": {"providerId": "anthropic", "modelId": "claude-sonnet-4-5", "mode": "act"}},

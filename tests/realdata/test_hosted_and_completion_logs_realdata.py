@@ -11,7 +11,11 @@ git copy of each repository (never copied into this project; each test skips wit
   (``tests/fixtures/llm_data/llm-logs/`` and ``nonfncall-llm-logs/``, collected 2025-09-04 from
   its hello-world example: claude-sonnet-4 and deepseek-chat through a LiteLLM proxy) at commit
   ``611629e6999ad398dc49c761721eefe18d5e6bd9`` of github.com/OpenHands/software-agent-sdk, from
-  ``PREFIXBENCH_OPENHANDS_SDK_REPO`` (default the workplace's mirror).
+  ``PREFIXBENCH_OPENHANDS_SDK_REPO`` (default the workplace's mirror);
+* an OpenHands 0.25 evaluation output (CodeActAgent on a SWE-bench-style Java instance,
+  gpt-5 through the reseller api.chatanywhere.org, 20 calls, 2026-01-23) committed as
+  ``output.jsonl`` to github.com/nunu0404/Python_OpenHands (commit
+  ``9e1ba07a810c2554fde7687bfc49df6c2d1fdf14``), from ``PREFIXBENCH_PYTHON_OPENHANDS_REPO``.
 
 What is checked is each log's own bookkeeping, recounted here from the raw fields: one request
 per call with usage, and the audit's totals equal to the log's sums; and how many reads the
@@ -150,3 +154,31 @@ def test_openhands_completion_log_folders_are_one_lane_counting_what_the_files_s
     assert (t.requests, (t.input, t.output, t.cache_read, t.cache_write)) == (calls, sums)
     assert len({r.lane for r in result.rows}) == 1
     assert result.files[0].read_within == within
+
+
+OPENHANDS_OUTPUT = ("PREFIXBENCH_PYTHON_OPENHANDS_REPO", "nunu0404/Python_OpenHands", "9e1ba07a810c2554fde7687bfc49df6c2d1fdf14", "output.jsonl")
+
+
+def test_an_openhands_0_25_evaluation_output_counts_the_responses_its_history_keeps(tmp_path: Path) -> None:
+    env, repo, commit, where = OPENHANDS_OUTPUT
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = tmp_path / "output.jsonl"
+    path.write_bytes(file_at(mirror, commit, where, f"github.com/{repo}", env))
+    (line,) = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    responses = {}
+    for event in line["history"]:
+        response = (event.get("tool_call_metadata") or {}).get("model_response")
+        if response and response.get("usage"):
+            responses.setdefault(response["id"], response["usage"])
+    usages = list(responses.values())
+    assert len(usages) == len(line["metrics"]["costs"]) == 20  # no token_usages in 0.25: the history alone holds them
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["openhands"]
+    t = result.totals
+    assert t.requests == 20
+    assert t.cache_read == sum(u["prompt_tokens_details"]["cached_tokens"] for u in usages) == 218_496
+    assert t.input == sum(u["prompt_tokens"] - u["prompt_tokens_details"]["cached_tokens"] for u in usages) == 323_582
+    assert t.output == sum(u["completion_tokens"] for u in usages) == 14_908
+    # A reseller routing across caches: reads fall back to 0 or to older prefixes within a minute
+    # (0 after 2,944 read 18 s before; 2,944 where 17,280 was cached): 7 of 20 within 3%.
+    assert sum(r.read_within for r in result.rows) == 7

@@ -6,6 +6,15 @@ are never copied into this project; the test skips without them.
 SWE-agent keeps no provider usage, so what can be checked is the run's own bookkeeping: one
 request per API call its ``info.model_stats`` counted, and a predicted prompt total near the
 ``tokens_sent`` its tokenizer counted (ours is a heuristic meter, not GPT-4's tokenizer).
+
+Also 38 real mini-swe-agent 2.2.7 runs on DeepSeek's own API (SWE-bench dev instances, 2026-04-13
+to 15: 23 on deepseek-chat, 15 on deepseek-reasoner, five of which ended before their first
+call) that a fork kept in its ``output/`` folder and that github.com/SWE-agent/mini-swe-agent
+holds at commit ``ec0e8e849fea5b1619deb1753007201000904672``, from ``PREFIXBENCH_MINI_SWE_AGENT_REPO``
+(default the workplace's mirror): the audit's totals equal the trajectories' own sums and its reads
+are checked against DeepSeek's; and the deepseek-v4-flash run (64 calls) kept as
+``eval/example_trajectories/astropy__astropy-12907.traj.json`` at commit
+``9c0e0e7784f6a45a9ab1c952639055e592577f58``.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import file_at, files_at
 
 REPO = Path(os.environ.get("PREFIXBENCH_SWE_AGENT_REPO", "/work/.mirror/SWE-agent+SWE-agent/repo"))
 RUNS = {
@@ -47,3 +57,60 @@ def test_one_request_per_api_call_and_prompts_near_tokens_sent(name: str, tmp_pa
     assert len(result.rows) == requests
     predicted = sum(r.predicted_cache_read + r.predicted_cache_write + r.predicted_uncached for r in result.rows)
     assert abs(predicted - tokens_sent) / tokens_sent < 0.25
+
+
+MINI = Path(os.environ.get("PREFIXBENCH_MINI_SWE_AGENT_REPO", "/work/.mirror/SWE-agent+mini-swe-agent/repo"))
+MINI_COMMIT = "ec0e8e849fea5b1619deb1753007201000904672"
+#: folder: (runs, calls, reads within 3%, model), counted from the files. Each answer without
+#: reasoning is read into by the next call (DeepSeek keeps output): 1,549 of deepseek-chat's 1,861
+#: reads were within 3% when the answers were not replayed; the reasoner's folder was refused whole
+#: for its runs that ended before their first call.
+DEEPSEEK_RUNS = {
+    "output/deepseek_lite_dev_noparallel": (23, 1_861, 1_827, "deepseek-chat"),
+    "output/deepseek_reasoner_dev": (15, 655, 641, "deepseek-reasoner"),
+}
+
+
+@pytest.mark.parametrize("folder", sorted(DEEPSEEK_RUNS))
+def test_mini_swe_agent_runs_on_deepseek_count_what_the_trajectories_sum(folder: str, tmp_path: Path) -> None:
+    url, env = "github.com/SWE-agent/mini-swe-agent", "PREFIXBENCH_MINI_SWE_AGENT_REPO"
+    names = [n for n in files_at(MINI, MINI_COMMIT, url, env) if n.startswith(folder + "/") and n.endswith(".traj.json")]
+    runs, calls, within, model = DEEPSEEK_RUNS[folder]
+    assert len(names) == runs
+    usages = []
+    for name in names:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(file_at(MINI, MINI_COMMIT, name, url, env))
+        for message in json.loads(path.read_text())["messages"]:
+            response = (message.get("extra") or {}).get("response")
+            if message.get("role") == "assistant" and response and response.get("usage"):
+                usages.append(response["usage"])
+    result = run_audit([tmp_path / folder])
+    t = result.totals
+    assert t.requests == len(usages) == calls
+    # Subset usage: the prompt count includes the hits; DeepSeek names them twice.
+    assert t.cache_read == sum(u["prompt_tokens_details"]["cached_tokens"] for u in usages) == sum(u["prompt_cache_hit_tokens"] for u in usages)
+    assert t.input == sum(u["prompt_tokens"] - u["prompt_tokens_details"]["cached_tokens"] for u in usages)
+    assert t.output == sum(u["completion_tokens"] for u in usages)
+    assert {(r.provider, r.model) for r in result.rows} == {("deepseek", model)}
+    assert sum(r.read_within for r in result.rows) == within
+    # Five reasoner runs ended before their first call (4 timeouts, a server error): files of 0 requests.
+    ended = sorted(reason.split(")")[0] for f in result.files for reason, _ in f.skip_reasons)
+    assert ended == (["the run ended (InternalServerError"] + ["the run ended (Timeout"] * 4 if "reasoner" in folder else [])
+
+
+V4_RUN = ("9c0e0e7784f6a45a9ab1c952639055e592577f58", "eval/example_trajectories/astropy__astropy-12907.traj.json")
+
+
+def test_a_mini_swe_agent_run_on_deepseek_v4_flash(tmp_path: Path) -> None:
+    commit, name = V4_RUN
+    path = tmp_path / "run.traj.json"
+    path.write_bytes(file_at(MINI, commit, name, "github.com/SWE-agent/mini-swe-agent", "PREFIXBENCH_MINI_SWE_AGENT_REPO"))
+    usages = [m["extra"]["response"]["usage"] for m in json.loads(path.read_text())["messages"] if "response" in (m.get("extra") or {})]
+    result = run_audit([path])
+    t = result.totals
+    assert (t.requests, t.cache_read, t.output) == (len(usages), sum(u["prompt_cache_hit_tokens"] for u in usages), sum(u["completion_tokens"] for u in usages)) == (64, 1_093_760, 17_133)
+    assert t.input == sum(u["prompt_cache_miss_tokens"] for u in usages) == 17_859
+    # Every read a whole 128-token unit (V4); 50 within 3% before the answers were replayed.
+    assert {r.model for r in result.rows} == {"deepseek-v4-flash"} and sum(r.read_within for r in result.rows) == 61

@@ -248,3 +248,38 @@ def test_v1_acp_agent_turns_are_each_a_request_read_additive(tmp_path: Path) -> 
     ]
     assert {r.provider for r in requests} == {"anthropic"}
     assert any("each TokenUsage is one prompt turn" in note for note in summary.notes)
+
+
+def old_output_line(instance: str) -> dict:
+    """An evaluation output line of OpenHands 0.2x: metrics of costs only, each call's usage on
+    the action it chose (two actions of one response: one call), times on the history's events."""
+    def response(rid: str, prompt: int, cached: int, out: int) -> dict:
+        return {"id": rid, "model": "gpt-5-2025-08-07", "usage": {"prompt_tokens": prompt, "completion_tokens": out,
+                                                                   "prompt_tokens_details": {"cached_tokens": cached}}}
+    history = [
+        {"id": 0, "timestamp": "2026-01-23T16:27:08.000000", "source": "user", "action": "message", "args": {"content": "fix it"}},
+        {"id": 1, "timestamp": "2026-01-23T16:27:34.291000", "source": "agent", "action": "run", "args": {},
+         "tool_call_metadata": {"function_name": "execute_bash", "model_response": response("chatcmpl-a", 3457, 1920, 243)}},
+        {"id": 2, "timestamp": "2026-01-23T16:27:34.300000", "source": "agent", "action": "read", "args": {},
+         "tool_call_metadata": {"function_name": "str_replace_editor", "model_response": response("chatcmpl-a", 3457, 1920, 243)}},
+        {"id": 3, "timestamp": "2026-01-23T16:27:40.000000", "source": "environment", "observation": "run", "content": "ok"},
+        {"id": 4, "timestamp": "2026-01-23T16:27:52.851000", "source": "agent", "action": "finish", "args": {},
+         "tool_call_metadata": {"function_name": "finish", "model_response": response("chatcmpl-b", 5918, 3328, 183)}},
+    ]
+    return {"instance_id": instance, "instruction": "...", "history": history, "error": None, "test_result": {"git_patch": ""},
+            "metadata": {"agent_class": "CodeActAgent", "llm_config": {"model": "openai/gpt-5", "base_url": None}},
+            "metrics": {"accumulated_cost": 0.01, "costs": [{"model": "openai/gpt-5", "cost": 0.004, "timestamp": 1769185672.1}] * 2,
+                        "response_latencies": []}}
+
+
+def test_an_output_line_before_token_usages_reads_its_history(tmp_path: Path) -> None:
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(old_output_line("alibaba__fastjson2-2775")) + "\n")
+    assert detect_format(path) is FORMATS["openhands"]
+    requests, _ = import_file(path, FORMATS["openhands"], ImportContext())
+    assert [(r.lane, r.request_id, r.usage) for r in requests] == [
+        ("alibaba__fastjson2-2775", "chatcmpl-a", Usage(cache_read=1920, uncached=1537, output=243)),
+        ("alibaba__fastjson2-2775", "chatcmpl-b", Usage(cache_read=3328, uncached=2590, output=183)),
+    ]
+    # Sent at the event before the action, ready at the action.
+    assert [(r.sent_ms, r.ready_ms) for r in requests] == [(1769185628000, 1769185654291), (1769185660000, 1769185672851)]

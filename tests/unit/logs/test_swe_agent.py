@@ -264,3 +264,55 @@ def test_writes_without_a_configured_marker_assume_the_end_marker(tmp_path: Path
     requests, summary = read(write(tmp_path / "t.traj.json", mini_v2(messages, cache=None)))
     assert requests[0].body.cache_breakpoints == (CacheBreakpoint("messages", 0, 0),)
     assert any("is assumed" in n for n in summary.notes)
+
+
+def test_a_run_that_ended_before_its_first_call_is_listed_not_refused(tmp_path: Path) -> None:
+    # A batch of runs keeps one file a run: the one whose only call timed out (mini-swe-agent 2.x
+    # writes the exit message, no assistant message) stays a valid file of the folder.
+    timed_out = mini_v2([SYSTEM, TASK, {"role": "exit", "content": "litellm.Timeout: Connection timed out after 600.0 seconds.",
+                                        "extra": {"exit_status": "Timeout", "submission": ""}}], model="deepseek/deepseek-chat")
+    timed_out["info"]["exit_status"] = "Timeout"
+    (tmp_path / "runs" / "a").mkdir(parents=True)
+    requests, summary = read(write(tmp_path / "runs" / "a" / "a.traj.json", timed_out))
+    assert requests == [] and summary.skipped == ((1, "the run ended (Timeout) before any model call"),)
+    usage = openai_usage(3000, 2816, 50) | {"prompt_cache_hit_tokens": 2816, "prompt_cache_miss_tokens": 184}
+    answered = mini_v2([SYSTEM, TASK, {"role": "assistant", "content": "a", "extra": {"response": response("d1", "deepseek-chat", usage)}}],
+                       model="deepseek/deepseek-chat")
+    (tmp_path / "runs" / "b").mkdir()
+    write(tmp_path / "runs" / "b" / "b.traj.json", answered)
+    result = run_audit([tmp_path / "runs"])
+    assert [(Path(f.file).name, f.requests, f.skip_reasons) for f in result.files] == [
+        ("a.traj.json", 0, (("the run ended (Timeout) before any model call", 1),)), ("b.traj.json", 1, ())]
+    assert (result.totals.requests, result.totals.cache_read) == (1, 2816)
+    # With no exit status either, an empty run is still not a trajectory to audit.
+    del timed_out["info"]["exit_status"]
+    timed_out["messages"] = timed_out["messages"][:2]
+    with pytest.raises(UserError, match="no model calls"):
+        read(write(tmp_path / "c.traj.json", timed_out))
+
+
+def deepseek_run(reasoning: str | None = None) -> dict:
+    """Three deepseek-chat calls through LiteLLM, each next prompt sending the answer back: 3,000
+    tokens then 350 more a call (answer 220, tool output 130); each read reaches past the
+    previous prompt into its answer, to the 64-token unit (3,200 of 3,220; 3,520 of 3,570)."""
+    text = "I will look at the repository layout first, then read the module named in the issue. " * 12
+    messages = [SYSTEM, TASK]
+    for k, (prompt, hit) in enumerate([(3000, 0), (3350, 3200), (3700, 3520)], 1):
+        answer = {"role": "assistant", "content": text, "tool_calls": call(k)} | ({"reasoning_content": reasoning} if reasoning else {})
+        reply = response(f"d{k}", "deepseek-chat", openai_usage(prompt, hit, 220) | {"prompt_cache_hit_tokens": hit, "prompt_cache_miss_tokens": prompt - hit})
+        reply["choices"][0] |= {"finish_reason": "tool_calls", "message": answer}
+        messages += [answer | {"extra": {"response": reply, "timestamp": 1776000000.0 + 10 * k}},
+                     {"role": "tool", "tool_call_id": f"toolu_{k}", "content": "a.py\nb.py\n" * 40, "extra": {"timestamp": 1776000001.0 + 10 * k}}]
+    return mini_v2(messages, model="deepseek/deepseek-chat", cache=None)
+
+
+def test_a_deepseek_run_reads_into_the_answer_it_sent_back(tmp_path: Path) -> None:
+    # DeepSeek's cache keeps each answer after its prompt: the trajectory keeps the answer
+    # (extra.response), which is what the next call sends back, so the replay reads into it.
+    result = run_audit([write(tmp_path / "t.traj.json", deepseek_run())])
+    assert [(r.reported_cache_read, r.predicted_cache_read) for r in result.rows] == [(0, 0), (3200, 3200), (3520, 3520)]
+    requests, _ = read(tmp_path / "t.traj.json")
+    assert [len(r.reply) for r in requests] == [1, 1, 1] and requests[0].reply[0].role == "assistant"
+    # A reasoned answer is not kept as a reply (measured: the next read mostly stops at the prompt's end).
+    requests, _ = read(write(tmp_path / "r.traj.json", deepseek_run(reasoning="Let me think about the layout.")))
+    assert [r.reply for r in requests] == [(), (), ()]

@@ -12,7 +12,8 @@ so a call seen both ways (or in every later cumulative copy) is counted once:
   ``cache_creation_input_tokens``), ``response_id``.
 
 ``accumulated_token_usage`` alone (what the events of newer versions carry for the UI) is a
-running total, not a call: it is not read.
+running total, not a call: it is not read. An evaluation output line of 0.2x (no
+``token_usages``; ``metrics`` of costs) keeps the usage on its ``history``'s actions only.
 
 OpenHands 1.x (the app, CLI and agent server built on the software-agent-sdk, October 2025 on)
 keeps a conversation in ``conversations/<id>/``: ``base_state.json`` (the conversation state,
@@ -116,8 +117,9 @@ def state_file_of(path: Path, value: dict) -> Path | None:
 
 def detect(value: dict) -> Evidence | None:
     """An OpenHands event (``source`` and an ``action`` or ``observation``; 1.x: a ``kind``), an
-    evaluation output line (``instance_id`` with ``metrics.token_usages``) or a 1.x
-    conversation state (``stats.usage_to_metrics``)."""
+    evaluation output line (``instance_id`` with ``metrics.token_usages``; before them, 0.2x:
+    with a ``history`` and ``metrics`` of costs) or a 1.x conversation state
+    (``stats.usage_to_metrics``)."""
     if not ("id" in value or "metrics" in value or "llm_metrics" in value):
         # Each test below needs an id or metrics: every line of another agent's log is
         # classified by this detector too, and most have neither.
@@ -128,6 +130,9 @@ def detect(value: dict) -> Evidence | None:
         return Evidence.SHAPE
     metrics = _metrics(value)
     if isinstance(metrics.get("token_usages"), list) or ("instance_id" in value and "accumulated_token_usage" in metrics):
+        return Evidence.SHAPE
+    if "instance_id" in value and isinstance(value.get("history"), list) and ("accumulated_cost" in metrics or "costs" in metrics):
+        # An evaluation output of OpenHands before token_usages (0.2x): the usage is on its history's actions.
         return Evidence.SHAPE
     return None
 
@@ -198,6 +203,24 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             if (lane, rid) not in seen:
                 seen[(lane, rid)] = call = _Call(record.line, lane, response["usage"], str(response.get("model") or "unknown"), rid, latest.get(lane), stamp)
                 calls.append(call)
+        if "instance_id" in value and isinstance(value.get("history"), list):
+            # An evaluation output line: each action of its history keeps the response that chose it.
+            previous = latest.get(lane)
+            for event in value["history"]:
+                if not isinstance(event, dict):
+                    continue
+                try:
+                    at = parse_time_ms(event.get("timestamp"), where)
+                except UserError:
+                    at = None
+                answered = as_dict(as_dict(event.get("tool_call_metadata")).get("model_response"))
+                if isinstance(answered.get("usage"), dict):
+                    rid = str(answered.get("id") or f"#{record.line}:{event.get('id')}")
+                    if (lane, rid) not in seen:
+                        seen[(lane, rid)] = call = _Call(record.line, lane, answered["usage"], str(answered.get("model") or "unknown"), rid, previous, at)
+                        calls.append(call)
+                if at is not None:
+                    previous = at
         for idx, item in enumerate(_metrics(value).get("token_usages") or ()):
             item = as_dict(item)
             rid = item.get("response_id")
