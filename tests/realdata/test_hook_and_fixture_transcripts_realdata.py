@@ -3,9 +3,10 @@ do not read, each read where it lives at one commit (never copied into this proj
 skips without its git copy):
 
 * ``logs/chat.json``, the JSON array a Stop hook writes (the hooks template many projects copied
-  rewrites it at every stop with the whole transcript), committed by seven users: Claude Code
-  1.0.48 to 2.1.15, 2025-07 to 2026-01, on claude-opus-4, claude-opus-4-1, claude-sonnet-4,
-  claude-sonnet-4-5 and claude-opus-4-5 (:data:`CHAT_JSON`, one env var each);
+  rewrites it at every stop with the whole transcript), committed by eleven users: Claude Code
+  1.0.48 to 2.1.146, 2025-07 to 2026-05, on claude-opus-4, claude-opus-4-1, claude-sonnet-4,
+  claude-sonnet-4-5, claude-opus-4-5 and claude-opus-4-7 (1 h writes, and a run of ten failed
+  retries) (:data:`CHAT_JSON`, one env var each);
 * the real transcripts github.com/DRMacIver/claude-reliability records for its snapshot tests
   (``snapshot-tests/tests/<case>/transcript.jsonl``: Claude Code 2.1.14 run headless on
   claude-opus-4-5, 2026-01-21, ten cases, three of them with no call), audited as one folder
@@ -33,35 +34,51 @@ from prefixbench.workloads.audit.core import run_audit
 from tests.realdata.mirrors import file_at, files_at
 
 #: env var: (repository, commit of ``logs/chat.json``, Claude Code version, calls, (input,
-#: output, read, write) summed from the file, records skipped, reads within 3%).
+#: output, read, write, 1 h write) summed from the file, records skipped, reads within 3%).
 CHAT_JSON = {
     "PREFIXBENCH_CHAT_BLACKCORE_REPO": (
         "rickhallett/blackcore", "84d3278e7b92c08bf99aeb5902f5966328444b3a", "1.0.48", 42,
-        (46, 1_904, 1_346_189, 43_587), 1, 41,
+        (46, 1_904, 1_346_189, 43_587, 0), 1, 41,
     ),
     "PREFIXBENCH_CHAT_SAORSA_CORE_REPO": (
         "dirvine/saorsa-core", "1236ae258c52c5227805f7a0386e3fb9875b1866", "1.0.77", 68,
-        (117, 45_028, 7_085_244, 264_790), 0, 68,
+        (117, 45_028, 7_085_244, 264_790, 0), 0, 68,
     ),
     "PREFIXBENCH_CHAT_RESTAURANT_APP_REPO": (
         "lroy-stack/restaurant-app", "0cbb2ded801a94f796b0df98d3581fad8caafe06", "1.0.113", 162,
-        (12_957, 36_480, 17_086_269, 1_208_071), 1, 151,
+        (12_957, 36_480, 17_086_269, 1_208_071, 0), 1, 151,
     ),
     "PREFIXBENCH_CHAT_GOLFGOD_REPO": (
         "ThomasJMcGovern/Golfgod_v1", "0b343971595f0b194a47a4a34aa6ee34ae1b9f9c", "2.0.28", 6,
-        (15_193, 3_009, 384_129, 85_695), 0, 5,
+        (15_193, 3_009, 384_129, 85_695, 0), 0, 5,
     ),
     "PREFIXBENCH_CHAT_MOCHI_DONUT_REPO": (
         "JoshuaOliphant/mochi_donut", "e1d07cd3dbf31dc0f581eaa1738dcb1fc95d45d0", "2.0.37", 32,
-        (8_656, 38_086, 2_494_961, 644_550), 0, 28,
+        (8_656, 38_086, 2_494_961, 644_550, 0), 0, 28,
     ),
     "PREFIXBENCH_CHAT_RHEMA_REPO": (
         "FellowDalton/rhema", "528ec6cabb6c274c6ddb50d6b5a3902ed2f4fbf6", "2.0.42", 5,
-        (42, 1_456, 81_383, 21_144), 0, 5,
+        (42, 1_456, 81_383, 21_144, 0), 0, 5,
+    ),
+    "PREFIXBENCH_CHAT_AWE_REPO": (
+        "siliconyouth/awe", "8c96bea8bb895afd76cecf539f7e0b081bb656b4", "1.0.81", 13,
+        (35, 238, 406_248, 25_405, 0), 0, 11,
+    ),
+    "PREFIXBENCH_CHAT_GISTCONSOLE_REPO": (
+        "TJProRata/GistConsole", "6b3adb865fcd82c1b4f8a5a85512ea11e693f76c", "2.0.36", 22,
+        (6_008, 7_235, 1_958_653, 189_006, 0), 0, 20,
+    ),
+    "PREFIXBENCH_CHAT_DMUX_REPO": (
+        "applab-nl/dmux", "eef6c282b0951b31c5ad296ca9cafa5f0be4576e", "2.0.42", 49,
+        (773, 16_398, 2_518_843, 417_923, 0), 0, 44,
+    ),
+    "PREFIXBENCH_CHAT_HARNESS_LAB_REPO": (
+        "jim-at-jibba/harness-lab", "5ca71f8c810bbc4dc8e34a24a0e3d8dd9dfc8da1", "2.1.146", 23,
+        (12_385, 20_397, 1_164_501, 94_526, 94_526), 1, 21,
     ),
     "PREFIXBENCH_CHAT_A_SDLC_REPO": (
         "pleelapr/a-sdlc", "41db236f7747377a0b37967b510f6f90f5ae9ee6", "2.1.15", 27,
-        (195, 55, 1_500_707, 136_173), 0, 25,
+        (195, 55, 1_500_707, 136_173, 0), 0, 25,
     ),
 }
 
@@ -103,10 +120,11 @@ def _jsonl(path: Path) -> list:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def _sums(usages: list[dict]) -> tuple[int, int, int, int]:
+def _sums(usages: list[dict]) -> tuple[int, int, int, int, int]:
     return (
         sum(u["input_tokens"] for u in usages), sum(u["output_tokens"] for u in usages),
         sum(u.get("cache_read_input_tokens") or 0 for u in usages), sum(u.get("cache_creation_input_tokens") or 0 for u in usages),
+        sum((u.get("cache_creation") or {}).get("ephemeral_1h_input_tokens") or 0 for u in usages),
     )
 
 
@@ -126,20 +144,36 @@ def test_stop_hook_chat_json_counts_what_the_log_sums(env: str, tmp_path: Path) 
     result = run_audit([path])
     assert [f.format for f in result.files] == ["claude-code"]
     t = result.totals
-    assert (t.requests, (t.input, t.output, t.cache_read, t.cache_write), t.cache_write_1h) == (calls, sums, 0)
+    assert (t.requests, (t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h)) == (calls, sums)
     assert result.files[0].skipped == skipped  # a <synthetic> line: no call
     assert _within(result) == within
 
 
 def test_stop_hook_chat_json_sessions_sum_as_measured() -> None:
-    # 323 of 342 within 3%. The 19 off: 3 lane starts reading a head another session had cached;
+    # 419 of 449 within 3%. Of the seven first added (323 of 342), the 19 off: 3 lane starts reading a head another session had cached;
     # mochi_donut's two reads of that head (14,608) 6m30s and 6m52s after the previous call, past
     # the 5 min TTL, predicted 0 because the same head read 0 after idles of 28 min to 24 h (the
     # account kept it warm only while its other sessions ran, which the file does not show); 11
     # falls to the head or into the history inside the TTL (restaurant-app 10, a-sdlc 1) that a
     # transcript gives no cause for; 1 read of 1,121 tokens more than the previous call left
     # cached (blackcore: a call the log does not count).
-    assert sum(c[3] for c in CHAT_JSON.values()) == 342 and sum(c[6] for c in CHAT_JSON.values()) == 323
+    assert sum(c[3] for c in CHAT_JSON.values()) == 449 and sum(c[6] for c in CHAT_JSON.values()) == 419
+
+
+def test_retry_notices_are_no_blocks_of_the_prompt_after_them(tmp_path: Path) -> None:
+    env = "PREFIXBENCH_CHAT_HARNESS_LAB_REPO"
+    repo, commit, *_ = CHAT_JSON[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = tmp_path / "chat.json"
+    path.write_bytes(file_at(mirror, commit, "logs/chat.json", f"github.com/{repo}", env))
+    entries = json.loads(path.read_text(encoding="utf-8"))
+    assert sum(e.get("subtype") == "api_error" for e in entries) == 10  # FailedToOpenSocket, ten retries
+    row = next(r for r in run_audit([path]).rows if r.reported_cache_read == 55_332)
+    # 7 min after the retries (1 h writes), the call read more than all the previous prompt left
+    # (34,577; the other 20,755 no logged call wrote). Main counted the ten retry notices, the
+    # API error reply and the turn's duration as blocks: 23 new blocks, past the lookback, and
+    # predicted the 13,552-token head.
+    assert (row.predicted_cache_read, row.cause) == (34_577, None)
 
 
 def test_claude_reliability_snapshot_transcripts_as_one_folder(tmp_path: Path) -> None:
@@ -158,8 +192,8 @@ def test_claude_reliability_snapshot_transcripts_as_one_folder(tmp_path: Path) -
     result = run_audit([folder])
     assert {f.format for f in result.files} == {"claude-code"} and len(result.files) == 10
     t = result.totals
-    assert (t.requests, (t.input, t.output, t.cache_read, t.cache_write), t.cache_write_1h) == (70, _sums(usages), 0)
-    assert _sums(usages) == (60, 842, 1_701_601, 48_507)
+    assert (t.requests, (t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h)) == (70, _sums(usages))
+    assert _sums(usages) == (60, 842, 1_701_601, 48_507, 0)
     # Every session of the folder starts by reading the same 15,289-token head (one account): as
     # one folder all 70 reads are within 3%; one file alone misses its lane start.
     assert _within(result) == 70
@@ -186,8 +220,8 @@ def test_claude_projects_folder_with_warmup_agents_copies_and_empty_files(tmp_pa
     usages = [u for p in counted for u in _usages(_jsonl(p))[0]]
     assert len(usages) == 34  # 15 main, 3 of a Task subagent, 16 warmup calls (no cache)
     t = result.totals
-    assert (t.requests, (t.input, t.output, t.cache_read, t.cache_write), t.cache_write_1h) == (34, _sums(usages), 0)
-    assert _sums(usages) == (23_713, 2_249, 315_668, 45_563)
+    assert (t.requests, (t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h)) == (34, _sums(usages))
+    assert _sums(usages) == (23_713, 2_249, 315_668, 45_563, 0)
     # The one off: the main lane's read of 13,289 tokens 17m49s after its previous call, past the
     # 5 min TTL (a head another session kept warm; no lane start in the folder read anything).
     assert _within(result) == 33
