@@ -1,4 +1,4 @@
-"""Real Claude Code transcripts kept in public repositories in two shapes the other realdata tests
+"""Real Claude Code transcripts kept in public repositories, most in shapes the other realdata tests
 do not read, each read where it lives at one commit (never copied into this project; each test
 skips without its git copy):
 
@@ -16,6 +16,9 @@ skips without its git copy):
   Code 2.0.74, 2025-12-20: a session on claude-opus-4-5, a Task subagent on claude-sonnet-4-5 and
   the 2.0.x warmup calls as top-level ``agent-*.jsonl`` files, two empty files and two byte-equal
   copies), from ``PREFIXBENCH_SCRIPTS_AND_TOOLS_REPO``.
+* a Claude Code 2.0.37 session (claude-opus-4-1, 11 calls, 2025-11-12) committed as
+  ``claude-test.jsonl`` beside a trace viewer's samples in github.com/thomasahle/trace-taxi, from
+  ``PREFIXBENCH_TRACE_TAXI_REPO``.
 
 What is checked is each log's own bookkeeping, recounted here from the raw fields (one call per
 message id, its last line's usage, ``<synthetic>`` lines left out) against the audit's totals,
@@ -92,6 +95,9 @@ CHAT_JSON = {
 
 #: The two kept under ``.claude/`` (the hook writing into the project's own settings folder).
 CHAT_JSON_PATH = {"PREFIXBENCH_CHAT_AGENTS_LEAGUE_REPO": ".claude/logs/chat.json", "PREFIXBENCH_CHAT_AZURE_N8N_SERVER_REPO": ".claude/logs/chat.json"}
+
+TRACE_TAXI = Path(os.environ.get("PREFIXBENCH_TRACE_TAXI_REPO", "/work/.mirror/thomasahle+trace-taxi/repo"))
+TRACE_TAXI_COMMIT = "0cb1c8f5b74acc937a3844221eedeb338c34eb98"
 
 CLAUDE_RELIABILITY = Path(os.environ.get(
     "PREFIXBENCH_CLAUDE_RELIABILITY_REPO", "/work/.mirror/DRMacIver+claude-reliability/repo"))
@@ -236,3 +242,22 @@ def test_claude_projects_folder_with_warmup_agents_copies_and_empty_files(tmp_pa
     # The one off: the main lane's read of 13,289 tokens 17m49s after its previous call, past the
     # 5 min TTL (a head another session kept warm; no lane start in the folder read anything).
     assert _within(result) == 33
+
+
+def test_trace_taxi_session_reads_two_warm_heads(tmp_path: Path) -> None:
+    path = tmp_path / "claude-test.jsonl"
+    path.write_bytes(file_at(TRACE_TAXI, TRACE_TAXI_COMMIT, "claude-test.jsonl", "github.com/thomasahle/trace-taxi", "PREFIXBENCH_TRACE_TAXI_REPO"))
+    usages, versions = _usages(_jsonl(path))
+    assert versions == {"2.0.37"} and len(usages) == 11
+    result = run_audit([path])
+    t = result.totals
+    assert (t.requests, (t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h)) == (11, _sums(usages))
+    assert _sums(usages) == (92, 1_591, 223_784, 44_988, 0)
+    # The account kept two prefixes warm: 12,249 tokens (the system prompt and tools) after idles of
+    # 27 min and 1h31m, and 17,482 (that head and the project's first message) at the lane start
+    # and after idles of 5m22s and 13m15s (another session of the same project ran meanwhile).
+    # The audit takes the smaller, agreed by two cold points, as the warm head: the three reads of
+    # 17,482 are predicted 12,249.
+    cold = [(r.reported_cache_read, r.predicted_cache_read) for r in result.rows if r.reported_cache_read in (12_249, 17_482)]
+    assert cold == [(17_482, 12_249)] * 3 + [(12_249, 12_249)] * 2
+    assert _within(result) == 8
