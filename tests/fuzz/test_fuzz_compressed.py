@@ -31,3 +31,26 @@ def test_damaged_compressed_logs_end_cleanly(importer_examples):
 
     case()
     tally.report()
+
+
+def test_damaged_utf16_logs_end_cleanly(importer_examples):
+    # A log saved as UTF-16 with a byte-order mark (Windows PowerShell 5's ``>``) is read as its
+    # UTF-8 copy: damaged, mutated before or after the encoding, it ends in a result or one line.
+    tally = Tally("utf-16", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-utf16-"))
+    path = folder / "log.jsonl"
+    formats = sorted(SEED_BYTES)
+
+    @fuzz_settings(importer_examples)
+    @given(fmt=st.sampled_from(formats), codec=st.sampled_from(("utf-16", "utf-16-be")), before=st.booleans(), data=st.data())
+    def case(fmt: str, codec: str, before: bool, data: st.DataObject) -> None:
+        bom = b"" if codec == "utf-16" else b"\xfe\xff"  # (utf-16 writes its own, little endian here)
+        if before:
+            raw = data.draw(mutated(SEED_BYTES[fmt]))
+            raw = bom + raw.decode("utf-8", "replace").encode(codec)
+        else:
+            raw = data.draw(mutated(bom + SEED_BYTES[fmt].decode("utf-8").encode(codec)))
+        tally.check(["audit", str(write(path, raw)), "--quiet", "--format", "json"])
+
+    case()
+    tally.report()

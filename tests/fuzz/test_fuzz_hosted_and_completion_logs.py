@@ -1,5 +1,6 @@
 """Fuzz the Managed Agents event-stream and OpenHands completion-log readers
-(workloads/logs/formats/managed_agents.py, openhands_completions.py): mutated files and edited
+(workloads/logs/formats/managed_agents.py, openhands_completions.py; GitHub Copilot CLI's events,
+which share some event types, refused by name): mutated files and edited
 records end in exit 0 or one clean line with exit 2, never a traceback or a hang, read as
 detected or under an explicit ``--input``."""
 
@@ -32,6 +33,18 @@ MANAGED_SEEDS: list[dict] = [
      "agent_name": "a", "session_thread_id": "sthr_1", "processed_at": f"{_T}8Z"}},
 ]
 MANAGED_BYTES = b"".join(to_json_line(r) + b"\n" for r in MANAGED_SEEDS)
+#: GitHub Copilot CLI's events (``{type, data, id, timestamp, parentId}``): some types are Managed
+#: Agents' too; the file is refused by name, and mixed with Managed Agents events it is bad input.
+COPILOT_SEEDS: list[dict] = [
+    {"type": "session.start", "data": {"sessionId": "s", "version": 1, "producer": "copilot-agent", "copilotVersion": "0.0.400"},
+     "id": "c1", "timestamp": f"{_T}0Z", "parentId": None},
+    {"type": "user.message", "data": {"content": "go"}, "id": "c2", "timestamp": f"{_T}1Z", "parentId": "c1"},
+    {"type": "assistant.message", "data": {"messageId": "m", "content": "ok", "outputTokens": 9, "model": "gpt-5-mini"},
+     "id": "c3", "timestamp": f"{_T}2Z", "parentId": "c2"},
+    {"type": "session.shutdown", "data": {"modelMetrics": {"gpt-5-mini": {"requests": 1}},
+     "tokenDetails": {"input": {"tokenCount": 100}, "cache_read": {"tokenCount": 5}}}, "id": "c4", "timestamp": f"{_T}3Z", "parentId": "c3"},
+]
+COPILOT_BYTES = b"".join(to_json_line(r) + b"\n" for r in COPILOT_SEEDS)
 
 COMPLETION_SEEDS: list[dict] = [
     {"context_window": 1000, "messages": [{"role": "system", "content": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}]},
@@ -68,6 +81,9 @@ def test_mutated_managed_agents_streams_and_openhands_completion_logs_end_cleanl
                     lambda docs: b"\n".join(map(to_json_line, docs))), 3),
                 (st.lists(edited(st.sampled_from(MANAGED_SEEDS)), min_size=1, max_size=4).map(
                     lambda docs: json.dumps({"data": docs, "next_page": None}).encode()), 1),
+                (mutated(COPILOT_BYTES), 1),
+                (st.lists(edited(st.sampled_from(COPILOT_SEEDS + MANAGED_SEEDS), max_edits=2), min_size=1, max_size=6).map(
+                    lambda docs: b"\n".join(map(to_json_line, docs))), 1),
             ))
             target = write(folder / "events.jsonl", raw)
         else:

@@ -3,7 +3,8 @@
 Records are read one at a time (a JSONL line, or one element of a JSON array such as the
 ``chat.json`` a Claude Code Stop hook writes), so a file is never held in memory whole. Every
 problem is a :class:`~prefixbench.simulator.errors.UserError` naming ``file:line``: a line that is
-not JSON, binary content, text that is not UTF-8. One exception, asked for by the caller: the
+not JSON, binary content, text that is not UTF-8 (a file with a UTF-16 byte-order mark is read as
+its UTF-8 copy). One exception, asked for by the caller: the
 *torn tail* of a JSON-lines log an agent is still appending to (its last line, after whole
 records, cut short with no newline yet) ends the records instead, and its line is reported. A
 JSON-lines line that holds whole objects one after another (``{...}{...}``, a newline lost
@@ -13,9 +14,11 @@ between two records) is read as those records, each on that line.
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import json
 import lzma
+import tempfile
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -140,9 +143,36 @@ def _compression(path: Path, handle) -> str | None:
     return next((name for magic, name in _MAGIC if head.startswith(magic)), None)
 
 
+#: UTF-16 byte-order marks (little and big endian): Windows PowerShell 5's ``>`` and ``Out-File``
+#: write a command's output, or a copied log, as UTF-16 with one.
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _utf8_copy(path: Path, handle) -> tempfile.SpooledTemporaryFile:
+    """The UTF-8 text of a UTF-16 file with a byte-order mark, in a temporary file (held in memory
+    up to 64 MiB), decoded a chunk at a time; text that is not UTF-16 is one line naming it."""
+    copy = tempfile.SpooledTemporaryFile(max_size=64 << 20)
+    decoder = codecs.getincrementaldecoder("utf-16")()
+    try:
+        while chunk := handle.read(_CHUNK):
+            copy.write(decoder.decode(chunk).encode("utf-8", "surrogatepass"))
+        copy.write(decoder.decode(b"", final=True).encode("utf-8", "surrogatepass"))
+    except UnicodeDecodeError as exc:
+        copy.close()
+        raise UserError(f"{path}: starts with a UTF-16 byte-order mark but is not UTF-16 text ({exc.reason})") from None
+    copy.seek(0)
+    return copy
+
+
 def _iter_handle(path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None) -> Iterator[Record]:
-    """The records after the open: a JSON array or JSON lines, by the first character."""
+    """The records after the open: a JSON array or JSON lines, by the first character (a UTF-16
+    file with a byte-order mark read as its UTF-8 copy)."""
     head = handle.read(4096)
+    if head.startswith(_UTF16_BOMS):
+        handle.seek(0)
+        with _utf8_copy(path, handle) as copy:
+            yield from _iter_handle(path, copy, None, torn)
+        return
     if head.startswith(b"SQLite format 3\x00"):
         # OpenCode 1.x's database is read before this (its format's detect_file): another one, such
         # as the Go-era opencode's .opencode/opencode.db (sessions, messages, files: per-session

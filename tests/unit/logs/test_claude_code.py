@@ -335,6 +335,42 @@ def test_progress_entries_in_the_chain_are_no_blocks_of_the_next_prompt(tmp_path
     assert (row.predicted_cache_read, row.cause) == (56_000, None)
 
 
+def test_retry_notices_and_the_api_error_reply_are_no_blocks_of_the_next_prompt(tmp_path: Path) -> None:
+    # Claude Code 2.1.146 writes each failed attempt of a call as a ``system`` entry of the chain
+    # (subtype api_error, ten retries), then a <synthetic> reply saying the API failed
+    # (isApiErrorMessage) and the turn's ``turn_duration``: none is sent. A public session
+    # (claude-opus-4-7, 1 h writes) read more than the whole previous prompt 7 min after such a run:
+    # main counted them as new blocks, past the 20-block lookback, and predicted only the head.
+    t = Transcript(version="2.1.146")
+    t.user("deploy it", "2026-05-21T14:00:00.000Z", root=True)
+    for n in range(4):  # four tool calls run as the response streamed, each followed by its result
+        t.assistant("r1", f"2026-05-21T14:00:0{5 + n}.000Z", [cc_usage(2, 30_000, 4_000, 9, write_1h=30_000)], model="claude-opus-4-7")
+        t.user("ok", f"2026-05-21T14:00:0{5 + n}.500Z", tool=True)
+    for n in range(10):
+        uuid = f"e{n}"
+        t.lines.append({"parentUuid": t.last, "isSidechain": False, "sessionId": "s1", "version": "2.1.146", "type": "system",
+                        "subtype": "api_error", "level": "error", "retryAttempt": n + 1, "maxRetries": 10,
+                        "uuid": uuid, "timestamp": f"2026-05-21T14:01:{10 + n:02d}.000Z"})
+        t.last = uuid
+    t.lines.append({"parentUuid": t.last, "isSidechain": False, "sessionId": "s1", "version": "2.1.146", "type": "assistant",
+                    "isApiErrorMessage": True, "error": "unknown", "uuid": "err", "timestamp": "2026-05-21T14:02:00.000Z",
+                    "message": {"id": "m-err", "role": "assistant", "model": "<synthetic>", "content": [{"type": "text", "text": "API Error"}],
+                                "usage": cc_usage(0, 0, 0, 0)}})
+    t.lines.append({"parentUuid": "err", "isSidechain": False, "sessionId": "s1", "version": "2.1.146", "type": "system",
+                    "subtype": "turn_duration", "durationMs": 120_000, "uuid": "dur", "timestamp": "2026-05-21T14:02:00.100Z"})
+    t.last = "dur"
+    t.user("try again", "2026-05-21T14:07:00.000Z")
+    t.assistant("r2", "2026-05-21T14:07:05.000Z", [cc_usage(2, 600, 34_000, 9, write_1h=600)], model="claude-opus-4-7")
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    requests, _ = load_trace([path])
+    assert requests[1].prefix.new_blocks == 9  # the response's 4 blocks, their 4 results, the user's text (21 with the 12 unsent)
+    row = run_audit([path]).rows[1]
+    assert (row.predicted_cache_read, row.cause) == (34_000, None)
+    t.lines[-3]["subtype"] = ["turn_duration"]  # (a subtype of no hashable kind is a sent entry, no TypeError)
+    requests, _ = load_trace([write_jsonl(tmp_path / "s2.jsonl", t.lines)])
+    assert requests[1].prefix.new_blocks == 10
+
+
 def test_an_entry_whose_uuid_is_no_string_is_read_as_before_the_parent_wait(tmp_path: Path) -> None:
     # The fuzzer's case (CI, after entries began to wait for their parent): a user line whose
     # uuid is a list stopped the audit with a TypeError (a list is no set member). It is passed

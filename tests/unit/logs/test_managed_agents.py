@@ -152,3 +152,31 @@ def test_a_span_naming_a_thread_is_that_threads_lane(tmp_path: Path) -> None:
     requests, _ = load_trace([_write(tmp_path / "s.jsonl", events)])
     assert [(r.lane, r.lane_kind) for r in requests] == [("main", "main"), ("thread:sthr_child", "subagent"), ("main", "main")]
     assert requests[1].prefix.parent is None and requests[2].prefix.parent == requests[0].prefix.node
+
+
+def test_a_copilot_cli_events_file_is_named_not_read_as_a_managed_agents_stream(tmp_path: Path) -> None:
+    # GitHub Copilot CLI's events.jsonl shares event types with Managed Agents (user.message,
+    # session.error, system.message), each with a string id: main detected it as a Managed Agents
+    # stream and said "nothing to audit ... a Managed Agents event stream: one call per
+    # span.model_request_end (0)". Its events carry their payload under ``data`` and a
+    # ``parentId``; it logs each call's output tokens, and prompt and cache counts only per session.
+    events = [
+        {"type": "session.start", "data": {"sessionId": "s", "version": 1, "producer": "copilot-agent", "copilotVersion": "0.0.400",
+                                          "startTime": "2026-01-10T09:00:00.000Z"}, "id": "e1", "timestamp": "2026-01-10T09:00:00.000Z", "parentId": None},
+        {"type": "user.message", "data": {"content": "list the files"}, "id": "e2", "timestamp": "2026-01-10T09:00:01.000Z", "parentId": "e1"},
+        {"type": "assistant.message", "data": {"messageId": "m1", "content": "Done", "toolRequests": [], "outputTokens": 7, "model": "gpt-5-mini"},
+         "id": "e3", "timestamp": "2026-01-10T09:00:04.000Z", "parentId": "e2"},
+        {"type": "session.shutdown", "data": {"modelMetrics": {"gpt-5-mini": {"requests": 1}},
+                                             "tokenDetails": {"input": {"tokenCount": 900}, "output": {"tokenCount": 7},
+                                                              "cache_read": {"tokenCount": 0}, "cache_write": {"tokenCount": 0}}},
+         "id": "e4", "timestamp": "2026-01-10T09:00:05.000Z", "parentId": "e3"},
+    ]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    with pytest.raises(UserError, match=r"events\.jsonl:1: a GitHub Copilot CLI session \(events\.jsonl\): .* no request to audit$"):
+        detect_format(path)
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "events.jsonl").write_bytes(path.read_bytes())
+    with pytest.raises(UserError, match="none a log"):  # beside no log: the walk skips it as another tool's file
+        run_audit([folder])

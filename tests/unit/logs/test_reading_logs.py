@@ -195,3 +195,28 @@ def test_a_walked_json_lines_file_of_no_known_format_is_skipped_listed_and_warne
     assert f"prefixbench: warning: {history}: skipped: found by the folder walk" in err
     with pytest.raises(UserError, match="unknown log format"):
         run_audit([history])
+
+
+def test_a_utf16_log_with_a_byte_order_mark_reads_as_its_utf8_text(tmp_path: Path) -> None:
+    # Windows PowerShell 5 writes a redirected command's output (``>``, ``Out-File``) as UTF-16 LE
+    # with a byte-order mark; a file named claude-session.jsonl was committed to a public
+    # repository so. Main refused any such file as "binary file, not a text log" (its NULs), and a
+    # folder holding one stopped there.
+    t = Transcript(version="2.1.14")
+    t.user("go", "2026-01-21T06:20:30.000Z", root=True)
+    t.assistant("r1", "2026-01-21T06:20:35.000Z", [cc_usage(3, 3_000, 15_000, 9)])
+    t.user("done", "2026-01-21T06:20:36.000Z", tool=True)
+    t.assistant("r2", "2026-01-21T06:20:40.000Z", [cc_usage(1, 200, 18_000, 7)])
+    text = "".join(json.dumps(line) + "\r\n" for line in t.lines)
+    utf8 = tmp_path / "utf8.jsonl"
+    utf8.write_text(text, encoding="utf-8")
+    expected = run_audit([utf8]).totals
+    for codec, bom in (("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")):
+        path = tmp_path / f"{codec}.jsonl"
+        path.write_bytes(bom + text.encode(codec))
+        assert [r.line for r in iter_records(path)] == [r.line for r in iter_records(utf8)]
+        assert run_audit([path]).totals == expected
+    odd = tmp_path / "odd.jsonl"
+    odd.write_bytes(b"\xff\xfe" + "{}".encode("utf-16-le") + b"\x00\xd8")  # a lone high surrogate at the end
+    with pytest.raises(UserError, match=r"odd\.jsonl: starts with a UTF-16 byte-order mark but is not UTF-16 text"):
+        list(iter_records(odd))

@@ -45,6 +45,7 @@ from prefixbench.workloads.logs.formats import (
 )
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS
+from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
 from prefixbench.workloads.logs.jsonlines import TORN_TAIL
 from prefixbench.workloads.logs.records import READ_BUFFER, Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
@@ -187,6 +188,7 @@ def detect_format(path: Path) -> LogFormat:
         return binary
     seen = 0
     first_line = 1
+    copilot_line: int | None = None
     for record in iter_records(path, torn=[]):
         if seen == 0:
             first_line = record.line
@@ -194,10 +196,17 @@ def detect_format(path: Path) -> LogFormat:
         guess = classify_record(record.value)
         if guess is not None:
             return FORMATS[guess]
+        if copilot_line is None and isinstance(record.value, dict) and is_copilot_cli_event(record.value):
+            copilot_line = record.line
         if seen >= DETECT_RECORDS:
             break
     if seen == 0:
         raise UserError(f"{path}:1: empty file, no log records")
+    if copilot_line is not None:
+        raise UserError(
+            f"{path}:{copilot_line}: a GitHub Copilot CLI session (events.jsonl): it logs each call's output tokens only, "
+            "its prompt and cache counts only as the session's totals (session.shutdown): no request to audit"
+        )
     raise UserError(f"{path}:{first_line}: unknown log format (not {_none_of()}); audit reads only these")
 
 

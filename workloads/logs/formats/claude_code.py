@@ -262,9 +262,9 @@ class _Walk:
         """Put ``uuid`` in a lane under its parent; the event its placement shows, if any."""
         if parent is not None and parent in self.lane_of:
             self.lane_of[uuid] = self.lane_of[parent]
-            # A progress entry (a hook's or a running tool's progress, 2.1) sits in the chain but
-            # is never sent: it is no block of the next prompt.
-            self.depth[uuid] = self.depth[parent] + (value.get("type") != "progress")
+            # An entry that sits in the chain but is never sent (a hook's or a running tool's
+            # progress, a retry notice: :func:`_sent`) is no block of the next prompt.
+            self.depth[uuid] = self.depth[parent] + _sent(value)
             self.anchor[uuid] = self.anchor[parent]
             return self.boundary.get(parent)
         event: str | None = None
@@ -381,6 +381,22 @@ def _tools_loaded(content: object) -> list[str]:
             names += [str(item.get("tool_name") or "?") for item in inner
                       if isinstance(item, dict) and item.get("type") == "tool_reference"]
     return names
+
+
+#: ``system`` entries Claude Code shows and never sends (2.1: a failed attempt's retry notice, the
+#: turn's timing, a Stop hook's summary).
+_UNSENT_SYSTEM = frozenset({"api_error", "turn_duration", "stop_hook_summary"})
+
+
+def _sent(value: dict) -> int:
+    """1 for an entry of the chain that the next prompt sends as a block, 0 for one that sits in
+    the chain unsent: a progress entry, a ``system`` notice of :data:`_UNSENT_SYSTEM`, and the
+    ``<synthetic>`` reply saying the API failed (``isApiErrorMessage``)."""
+    kind = value.get("type")
+    if kind == "progress" or value.get("isApiErrorMessage") is True:
+        return 0
+    subtype = value.get("subtype")
+    return 0 if kind == "system" and isinstance(subtype, str) and subtype in _UNSENT_SYSTEM else 1
 
 
 def _is_user_turn(value: dict, message: dict) -> bool:

@@ -67,10 +67,18 @@ _USAGE_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_
 
 
 def _is_event(value: object) -> bool:
-    if not isinstance(value, dict):
+    if not isinstance(value, dict) or is_copilot_cli_event(value):
         return False
     kind = value.get("type")
     return isinstance(kind, str) and kind in EVENT_TYPES and isinstance(value.get("id"), str)
+
+
+def is_copilot_cli_event(value: dict) -> bool:
+    """An event of GitHub Copilot CLI's ``events.jsonl`` (``{type, data, id, timestamp,
+    parentId}``, its payload under ``data``): some of its types (``user.message``,
+    ``session.error``, ``system.message``) are Managed Agents' too, whose payload sits beside
+    ``type`` and which has no ``parentId``."""
+    return "parentId" in value and isinstance(value.get("data"), dict) and isinstance(value.get("type"), str)
 
 
 def _unwrapped(value: dict) -> dict | None:
