@@ -33,7 +33,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Message, Request
-from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_request_body, read_usage
+from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_request_body, usage_record
 from prefixbench.workloads.logs.bedrock_wire import BedrockCall, answer_usage, bedrock_call, messages_body
 from prefixbench.workloads.logs import converse_body
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
@@ -175,22 +175,11 @@ def _messages_response_usage(response: dict, where: str) -> dict | None:
                 usage.update({k: v for k, v in as_dict(data.get("usage")).items() if v is not None})
         return usage
     try:
-        reported = read_usage(response, where)
+        return usage_record(response, where)  # checked; the serving provider's rules read it
     except UserError as exc:
         if "has no usage" in str(exc):
             return None
         raise
-    usage = {
-        "input_tokens": reported.uncached,
-        "cache_read_input_tokens": reported.cache_read,
-        "cache_creation_input_tokens": reported.cache_write,
-        "output_tokens": reported.output,
-    }
-    if reported.cache_write_1h:
-        usage["cache_creation"] = {"ephemeral_1h_input_tokens": reported.cache_write_1h}
-    if reported.speed:
-        usage["speed"] = reported.speed  # fast mode: the usage's own word, read on by read_usage
-    return usage
 
 
 def _diagnostic_sse(response: dict) -> str | None:
