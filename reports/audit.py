@@ -956,6 +956,9 @@ def run_audit_command(args) -> int:
     from prefixbench.workloads.audit.assume_model import assume_models, parse_assumed_models
 
     assumed_models = parse_assumed_models(getattr(args, "assume_model", None))
+    from prefixbench.workloads.audit.assume_provider import assume_providers, parse_assumed_providers
+
+    assumed_providers = parse_assumed_providers(getattr(args, "assume_provider", None))
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise UserError(f"--out {args.out}: exists and is a file")
     if args.junit is not None:
@@ -999,6 +1002,9 @@ def run_audit_command(args) -> int:
             raise UserError(nothing_to_audit(trace[1]))
         # First: the assumptions below go by the calls' providers, which a model assumed sets.
         trace_requests, assumed = assume_models(trace[0], assumed_models)
+        # Then who served the calls whose log names no endpoint (said even without the option).
+        trace_requests, served = assume_providers(trace_requests, assumed_providers)
+        assumed += served
         trace = (trace_requests, trace[1])
         if getattr(args, "openai_zdr", False):
             from prefixbench.workloads.audit.core import assume_zdr

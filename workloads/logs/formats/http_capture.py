@@ -18,7 +18,10 @@ keep no envelope: ``request`` is the body itself, ``response`` the JSON answer o
 sse_lines}``, beside ``timestamp`` (the request's arrival), ``duration_ms`` and ``error``. With
 no URL, the provider is the one the answer's model names (the served model, which may differ
 from the one asked for), else unknown; a Messages-shaped answer of an unknown server is read
-as the Messages API writes usage (input excludes reads).
+as the Messages API writes usage (input excludes reads). Such a call, and one whose URL names
+no provider or another than its model's (a local proxy), is marked ``provider_by_model``: the
+audit states the assumption and ``--assume-provider`` corrects it
+(:mod:`prefixbench.workloads.audit.assume_provider`).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.captured_reply import messages_reply, reply_messages
 from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
-from prefixbench.simulator.providers import ANTHROPIC, GEMINI, OPENAI, UNKNOWN, gateway_at, provider_of_model, provider_of_request, rules_for
+from prefixbench.simulator.providers import ANTHROPIC, GEMINI, OPENAI, UNKNOWN, gateway_at, provider_at, provider_of_model, provider_of_request, rules_for
 from prefixbench.simulator.providers import openai as openai_rules
 from prefixbench.simulator.providers.anthropic import read_diagnostic
 from prefixbench.simulator.providers.gemini import NativeRoute, native_route
@@ -404,12 +407,17 @@ class _Capture:
             refuse_lone_surrogates(body, where, "request.body")
         sent = parse_time_ms(request.get("timestamp"), where)
         answered = parse_time_ms(response.get("timestamp"), where)
+        by_model = False
         if bedrock is not None:
             provider, wire = bedrock.provider, "messages"
         elif proxied is not None:
             provider, wire = _proxied_provider(body, response)
+            by_model = True
         else:
             provider, wire = _provider(url, body)
+            # The model's name decided where the URL names no provider, or another (a local proxy
+            # at /v1/messages serving glm-4-7), and no known gateway serves it.
+            by_model = provider_at(url) is not rules_for(provider) and gateway_at(url) is None
         try:
             if bedrock is not None:
                 call = _bedrock_call(provider, bedrock, body, response, where)
@@ -420,7 +428,7 @@ class _Capture:
         except _NoUsage as exc:
             self.skipped.append((record.line, str(exc) or "no usage in the response"))
             return
-        self._add(record, body, provider, call, sent, answered, url)
+        self._add(record, body, provider, call, sent, answered, url, by_model)
 
     def _native(self, record: Record, route: NativeRoute, request: dict, body: object, response: dict, where: str) -> None:
         """A call to Gemini's own API: a model call, or an explicit cache's creation, update or
@@ -452,7 +460,8 @@ class _Capture:
             self.skipped.append((record.line, why))
 
     def _add(
-        self, record: Record, body: dict, provider: Provider, call: _Call, sent: int | None, answered: int | None, url: str = ""
+        self, record: Record, body: dict, provider: Provider, call: _Call, sent: int | None, answered: int | None, url: str = "",
+        by_model: bool = False,
     ) -> None:
         parsed = _intern(call.parsed, self.shared) if call.parsed is not None else None
         # Interned before the next call's messages are: the next body's copy of the response is
@@ -487,6 +496,7 @@ class _Capture:
                 read_step=rules_for(provider).url_step(url),
                 reply=reply,  # type: ignore[arg-type]
                 endpoint=_endpoint(url),
+                provider_by_model=by_model,
             )
         )
 
