@@ -108,3 +108,23 @@ def test_any_value_parses_or_is_one_user_error(text: str) -> None:
         assert str(exc).startswith(f"--assume-provider {text}: ")  # one line as printed (visible() escapes)
     else:
         assert parsed and all(isinstance(v, str) for v in parsed.values())
+
+
+def test_a_claude_code_call_of_another_providers_model_says_its_provider_is_assumed(tmp_path, capsys) -> None:
+    # Claude Code pointed at a compatible endpoint (ANTHROPIC_BASE_URL, not in the transcript):
+    # glm-4.7 is read with Z.AI's rules, which the note now calls an assumption (Volcengine Ark
+    # serves glm-4-7 too); Anthropic's own models are the agent's own endpoint's, not assumed.
+    from tests.unit.audit.fixtures import Transcript, cc_usage
+
+    t = Transcript(version="2.1.17")
+    t.user("scan the repo", "2026-05-08T14:51:20.000Z", root=True)
+    t.assistant("req_1", "2026-05-08T14:51:28.000Z", [cc_usage(5, 0, 12_000, 40)], model="glm-4.7")
+    t.user("and now?", "2026-05-08T14:53:00.000Z")
+    t.assistant("req_2", "2026-05-08T14:53:05.000Z", [cc_usage(3, 1_000, 0, 9)], model="claude-sonnet-4-5-20250929")
+    log = str(write_jsonl(tmp_path / "s1.jsonl", t.lines))
+    out = _audit(capsys, log)
+    assert [r["provider"] for r in out["requests"]] == ["zai", "anthropic"]
+    assert any(n.startswith("assumed: 1 claude-code call(s) name no endpoint that tells who served them: their provider "
+                            "was taken from the model's name (zai: 1; models glm-4.7)") for n in out["notes"])
+    fixed = _audit(capsys, log, "--assume-provider", "claude-code=unknown")
+    assert [r["provider"] for r in fixed["requests"]] == ["unknown", "anthropic"]
