@@ -25,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -424,7 +425,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     model, version = sys.intern(req.model), None if req.version is None else sys.intern(req.version)
     head_kind = "main" if req.lane_kind in ("main", "compaction") else "subagent"
     parent_node = walk.requests[req.parent_request].node if req.parent_request in walk.requests else None
-    return TraceRequest(
+    request = TraceRequest(
         file=walk.name,
         line=req.last_line,
         path=req.last_path,
@@ -449,8 +450,10 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         source_format=NAME,
         compaction_call=req.lane_kind == "compaction",
         messages=req.messages,
-        provider_by_model=_served_by_model(model),
     )
+    # Set apart, not as a keyword of every request: measured, the keyword alone (even False)
+    # made each request's trace 200 bytes larger (tests/unit/audit/test_audit_memory.py).
+    return replace(request, provider_by_model=True) if _served_by_model(model) else request
 
 
 def _with_server_compactions(walk: _Walk, request: TraceRequest, req: _Request) -> list[TraceRequest]:

@@ -496,9 +496,10 @@ class _Capture:
                 read_step=rules_for(provider).url_step(url),
                 reply=reply,  # type: ignore[arg-type]
                 endpoint=_endpoint(url),
-                provider_by_model=by_model,
             )
         )
+        if by_model:  # set apart, as claude_code.py does (a keyword on every request costs memory)
+            self.out[-1] = replace(self.out[-1], provider_by_model=True)
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
