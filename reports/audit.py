@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from prefixbench.reports.auditwords import ratio_basis, request_where, unpriced_words, usd_cents4
+from prefixbench.reports.auditwords import ranged_words, ratio_basis, request_where, unpriced_words, usd_cents4
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
@@ -202,7 +202,8 @@ def _headline(result: AuditResult) -> str:
     return (
         f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
         f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
-        f"paid {format_usd(t.cost_usd)}{unpriced_words(t.unpriced_requests, _unpriced_models(result))}, "
+        f"paid {format_usd(t.cost_usd)}{unpriced_words(t.unpriced_requests - t.ranged_requests, _unpriced_models(result))}"
+        f"{ranged_words(t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd)}, "
         f"lost to misses {format_usd(t.lost_usd)}"
         + (
             f"; explicit caches (not requests): {format_usd(t.cache_create_usd)} to create, {format_usd(t.storage_usd)} storage"
@@ -956,6 +957,9 @@ def run_audit_command(args) -> int:
     from prefixbench.workloads.audit.assume_model import assume_models, parse_assumed_models
 
     assumed_models = parse_assumed_models(getattr(args, "assume_model", None))
+    from prefixbench.workloads.audit.assume_provider import assume_providers, parse_assumed_providers
+
+    assumed_providers = parse_assumed_providers(getattr(args, "assume_provider", None))
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise UserError(f"--out {args.out}: exists and is a file")
     if args.junit is not None:
@@ -999,6 +1003,9 @@ def run_audit_command(args) -> int:
             raise UserError(nothing_to_audit(trace[1]))
         # First: the assumptions below go by the calls' providers, which a model assumed sets.
         trace_requests, assumed = assume_models(trace[0], assumed_models)
+        # Then who served the calls whose log names no endpoint (said even without the option).
+        trace_requests, served = assume_providers(trace_requests, assumed_providers)
+        assumed += served
         trace = (trace_requests, trace[1])
         if getattr(args, "openai_zdr", False):
             from prefixbench.workloads.audit.core import assume_zdr

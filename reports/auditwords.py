@@ -28,6 +28,14 @@ def unpriced_words(unpriced: int, models: list[str]) -> str:
     return f" (not in it: {unpriced:,} request(s){named}, no price)"
 
 
+def ranged_words(ranged: int, low: Decimal, high: Decimal) -> str:
+    """What a dollar total leaves out because no one figure prices it: `` (not in it: 36
+    request(s) whose log sums cache reads and writes: $1.4616 to $9.5612)``; '' for none."""
+    if not ranged:
+        return ""
+    return f" (not in it: {ranged:,} request(s) whose log sums cache reads and writes: {usd_cents4(low)} to {usd_cents4(high)})"
+
+
 def usd_cents4(value: Decimal | float | None) -> str:
     """Dollars at one precision for a whole column (the worst requests' *lost*): 4 decimals,
     ``<$0.0001`` for a smaller amount above 0, ``$0`` for none, ``-`` for unknown."""

@@ -519,6 +519,17 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "unknown, unpriced)",
     )
     audit.add_argument(
+        "--assume-provider",
+        default=None,
+        metavar="[FORMAT=]PROVIDER,...",
+        help="who served the calls whose log names no endpoint that tells (llm-path proxy records keep no URL; a "
+        "local proxy's URL names no provider), for FORMAT (or every format): their provider is otherwise taken from "
+        "the model's name (glm-4-7 read with Z.AI's rules where Volcengine Ark served it), an assumption the notes "
+        "state. PROVIDER is one of the providers' rules or unknown (a server prefixbench has no rules for); a "
+        "provider a log's endpoint or wire names is never replaced; e.g. unknown or http-capture=zai "
+        "(default: the provider the model's name gives)",
+    )
+    audit.add_argument(
         "--no-follow-reads",
         dest="follow_reads",
         action="store_false",

@@ -4,11 +4,12 @@ prints with ``--format json`` and draws its tables and charts from that same dat
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import unpriced_words
+from prefixbench.reports.auditwords import ranged_words, unpriced_words
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -418,8 +419,10 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
                          + _audit_requests(record["requests"], many, lane_sizes)))
     if record.get("files"):
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []))))
-    unpriced = unpriced_words(int(totals.get("unpriced_requests") or 0),
+    ranged = int(totals.get("ranged_requests") or 0)
+    unpriced = unpriced_words(int(totals.get("unpriced_requests") or 0) - ranged,
                               [m["model"] for m in record.get("models", []) if not m.get("priced", True)])
+    unpriced += ranged_words(ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0)))
     subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}{unpriced}, "
                 f"lost to misses {fmt_usd(totals['lost_usd'])}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}")
     return page("audit", "prefixbench audit", subtitle, sections, data)

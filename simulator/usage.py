@@ -4,7 +4,8 @@ Providers report a prompt's tokens in one of two conventions (``ProviderRules.us
 in :mod:`prefixbench.simulator.providers`): *additive* (Anthropic: ``input_tokens`` excludes
 the read and written parts) or *subset* (OpenAI, DeepSeek: the prompt count includes the cached
 part). Each provider's rule object reads its wire usage into this one record, in which the
-parts always add up: ``prompt = cache_read + cache_write + uncached``.
+parts always add up: ``prompt = cache_read + cache_write + uncached`` (+ ``cache_unsplit``, the
+cached tokens of a log that sums reads and writes).
 
 It also carries the names :func:`prefixbench.simulator.pricing.cost_of` reads
 (``prompt_tokens``, ``cached_tokens``, ``written_tokens``...), so a usage is priced as it is.
@@ -45,6 +46,11 @@ class Usage(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cycle (1
     #: (``usage.speed: "fast"``): billed at the model's fast price (its ``-fast`` price row), and
     #: cached apart from standard calls; "" for standard and for a usage that says nothing.
     speed: str = ""
+    #: Tokens the log reports as cache reads and writes (or a DeepSeek-shaped server's hits and
+    #: misses) summed, their split unknown (a Cline history file alone: ``metrics.tokens.cached``),
+    #: in none of the other parts; with ``cache_reported`` False. The audit prices such a call as
+    #: a range (all read .. all written), never as one figure.
+    cache_unsplit: int = 0
 
     @property
     def cache_write(self) -> int:
@@ -53,8 +59,8 @@ class Usage(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cycle (1
 
     @property
     def prompt(self) -> int:
-        """All input tokens: read + written + uncached."""
-        return self.cache_read + self.cache_write + self.uncached
+        """All input tokens: read + written + uncached (+ the unsplit cached tokens)."""
+        return self.cache_read + self.cache_write + self.uncached + self.cache_unsplit
 
     @property
     def is_empty(self) -> bool:

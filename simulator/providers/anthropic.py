@@ -44,14 +44,17 @@ MIN_TOKENS_BY_MODEL: tuple[tuple[str, int], ...] = (
 )
 
 
-def read_usage(usage: Mapping[str, object], where: str) -> Usage:
-    """Anthropic usage: ``input_tokens`` is uncached; ``cache_creation`` splits 5 m / 1 h writes."""
-    uncached = count(usage.get("input_tokens"), where, "usage.input_tokens")
-    read = count(usage.get("cache_read_input_tokens"), where, "usage.cache_read_input_tokens")
-    written = count(usage.get("cache_creation_input_tokens"), where, "usage.cache_creation_input_tokens")
-    output = count(usage.get("output_tokens"), where, "usage.output_tokens")
+def read_usage(usage: Mapping[str, object], where: str, key: str = "usage") -> Usage:
+    """Anthropic usage: ``input_tokens`` is uncached; ``cache_creation`` splits 5 m / 1 h writes.
+    The one reader of this shape: captures and Managed Agents spans read theirs here too.
+    ``key``: what an error calls the record (a Managed Agents span's ``model_usage``)."""
+    uncached = count(usage.get("input_tokens"), where, f"{key}.input_tokens")
+    read = count(usage.get("cache_read_input_tokens"), where, f"{key}.cache_read_input_tokens")
+    written = count(usage.get("cache_creation_input_tokens"), where, f"{key}.cache_creation_input_tokens")
+    output = count(usage.get("output_tokens"), where, f"{key}.output_tokens")
     split = mapping(usage.get("cache_creation"))
-    long_part = count(split.get("ephemeral_1h_input_tokens"), where, "cache_creation.ephemeral_1h_input_tokens")
+    named = "cache_creation.ephemeral_1h_input_tokens" if key == "usage" else f"{key}.cache_creation.ephemeral_1h_input_tokens"
+    long_part = count(split.get("ephemeral_1h_input_tokens"), where, named)
     long_part = min(long_part, written)
     # Fast mode (https://platform.claude.com/docs/en/build-with-claude/fast-mode): the response's
     # usage.speed says which speed served the call, "fast" or "standard"; only "fast" is kept.

@@ -10,7 +10,9 @@ A user who knows the model says so. The assumption applies to those calls only (
 names is never replaced), and sets with the model its provider: the format's own where the
 format implies one (a model of another provider is refused), else the provider whose rules name
 the model (:func:`~prefixbench.simulator.providers.provider_of_model`), else the one the reader
-gave the call. The price row follows the model. The audit's notes say how many calls took it.
+gave the call. The price row follows the model, and so do the chain head's name an importer gave the call
+(``...:unknown``: the calls share the head of the calls that name that model) and its model-change
+events. The audit's notes say how many calls took it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceTable, load_prices
 from prefixbench.simulator.providers import PROVIDERS, provider_of_model
 from prefixbench.simulator.providers.base import ProviderRules
-from prefixbench.workloads.logs.trace import TraceRequest
+from prefixbench.workloads.logs.trace import Prefix, TraceRequest
 
 #: The model an importer puts down for a call whose log names none.
 NO_MODEL = "unknown"
@@ -136,8 +138,33 @@ def assume_models(
             fmt = FORMATS.get(r.source_format)
             provider = _provider(r, model, fmt.provider if fmt is not None else "", models.get("*", ""))
             taken.setdefault(key, Counter())[(r.source_format, provider)] += 1
-            out.append(replace(r, model=model, provider=provider))
+            out.append(replace(r, model=model, provider=provider, prefix=_prefix(r, model), events=_events(r, model)))
+        if model is not None and r.model != NO_MODEL and r.events:
+            out[-1] = replace(out[-1], events=_events(r, model))  # a switch away from the assumed model
     return out, tuple(_note(name, model, taken.get(name), named[name], table, len(models) > 1) for name, model in sorted(models.items()))
+
+
+def _prefix(r: TraceRequest, model: str) -> Prefix | None:
+    """``r``'s chain prefix with the assumed model in its head's name, where an importer put the
+    model there (``...:unknown``): the calls share the head of the calls naming that model."""
+    if r.prefix is None or not r.prefix.head.endswith(f":{NO_MODEL}"):
+        return r.prefix
+    return replace(r.prefix, head=f"{r.prefix.head[: -len(NO_MODEL)]}{model}")
+
+
+def _events(r: TraceRequest, model: str) -> tuple[tuple[str, str], ...]:
+    """``r``'s events with the assumed model for ``unknown`` in a model change, and a change from
+    the assumed model to itself dropped (the log named later the model assumed for its first calls)."""
+    out = []
+    for kind, text in r.events:
+        if kind == "model_change":
+            before, sep, after = text.partition(" -> ")
+            before, after = (model if before == NO_MODEL else before), (model if after == NO_MODEL else after)
+            if sep and before == after:
+                continue
+            text = f"{before}{sep}{after}" if sep else text
+        out.append((kind, text))
+    return tuple(out)
 
 
 def _note(name: str, model: str, taken: Counter[tuple[str, str]] | None, named: int, table: PriceTable, others: bool) -> str:

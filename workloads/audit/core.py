@@ -246,6 +246,11 @@ class Totals(msgspec.Struct, frozen=True):
     storage_usd: Decimal = Decimal(0)
     #: Requests with usage whose model the price table does not price: in no dollar figure.
     unpriced_requests: int = 0
+    #: Of those, the requests whose log sums their cache reads and writes (``Usage.cache_unsplit``):
+    #: priced as a range only, from all read (``low``) to all written (``high``).
+    ranged_requests: int = 0
+    ranged_low_usd: Decimal = Decimal(0)
+    ranged_high_usd: Decimal = Decimal(0)
 
 
 class RollUp(msgspec.Struct, frozen=True):
@@ -1579,7 +1584,11 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         detail = said if cause is None else f"{detail}; {said}"
     cost = lost_usd = None
     row = shared.prices.row(r.model, r.sent_ms, r.speed) if usage is not None else None
-    if usage is not None and row is not None:
+    if usage is not None and row is not None and usage.cache_unsplit:
+        low, high = unsplit_range(usage, row)  # one figure would be a guess: the range, in no dollar total
+        detail = (f"{detail}; {usage.cache_unsplit:,} tokens logged as cache reads and writes summed: "
+                  f"${low:.4f} if all read to ${high:.4f} if all written, in no dollar figure")
+    elif usage is not None and row is not None:
         cost = cost_total(usage, row)
         lost_usd = _lost_usd(usage, lost, row)
     reported_read = usage.cache_read if usage and usage.cache_reported else None
@@ -1629,6 +1638,39 @@ def same_int(value: int, reported: int | None) -> int:
     return reported if type(value) is int and type(reported) is int and value == reported else value
 
 
+def unsplit_range(usage: Usage, row: PriceRow) -> tuple[Decimal, Decimal]:
+    """The dollars of a call whose log sums its cache reads and writes (``usage.cache_unsplit``):
+    all of them read, and all of them written (at the input price where
+    the provider bills no writes: a DeepSeek-shaped server's misses)."""
+    read = replace(usage, cache_read=usage.cache_read + usage.cache_unsplit, cache_unsplit=0)
+    written = replace(usage, cache_write_5m=usage.cache_write_5m + usage.cache_unsplit, cache_unsplit=0)
+    return cost_total(read, row), cost_total(written, row)
+
+
+def _unsplit_ranges(requests: Sequence[TraceRequest], prices: Prices, totals: Totals) -> tuple[Totals, tuple[str, ...]]:
+    """``totals`` with the range of the calls whose log sums their cache reads and writes, and
+    the note that states it (none without such calls)."""
+    calls = tokens = 0
+    low = high = Decimal(0)
+    for r in requests:
+        usage = r.usage
+        if usage is None or not usage.cache_unsplit:
+            continue
+        row = prices.row(r.model, r.sent_ms, r.speed)
+        if row is None:
+            continue
+        least, most = unsplit_range(usage, row)
+        calls, tokens, low, high = calls + 1, tokens + usage.cache_unsplit, low + least, high + most
+    if not calls:
+        return totals, ()
+    note = (f"{calls:,} request(s) log their cache reads and writes summed, the split unknown ({tokens:,} tokens: "
+            "a Cline history file's metrics.tokens.cached), so no one figure prices them: "
+            f"${usd_sum((low,)):.4f} if all were read to ${usd_sum((high,)):.4f} if all were written (a DeepSeek "
+            "miss: at the input price); they are in no dollar figure here (counted unpriced), and those tokens in "
+            "none of the input, read and write totals")
+    return replace(totals, ranged_requests=calls, ranged_low_usd=usd_sum((low,)), ranged_high_usd=usd_sum((high,))), (note,)
+
+
 def _lost_usd(usage: Usage, lost: int, row: PriceRow) -> Decimal:
     """Lost tokens were paid as writes (as far as the request wrote) and then as input, not as reads."""
     if lost == 0:
@@ -1665,13 +1707,14 @@ def _summarize(
             head_of_lane.setdefault((r.file, r.lane), heads.get(r.prefix.head))
     lane_rows = tuple(_lane(file, lane, items, head_of_lane.get((file, lane))) for (file, lane), items in lanes.items())
     rows = [replace(row, loss_class=loss_class(row)) if row.cause is not None else row for row in rows]
+    totals, ranged = _unsplit_ranges(requests, prices, _totals(rows, caches))
     return AuditResult(
         tuple(rows),
         lane_rows,
         _cause_summaries(rows),
         _file_calibrations(rows, summaries, explicit.cost_by(caches, lambda c: c.file)),
-        _totals(rows, caches),
-        _notes(rows, heads, prices, _output_replays(requests), _body_replies(requests))
+        totals,
+        _notes(rows, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
         + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _model_summaries(rows, prices, explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")),
         _agreement(rows),
@@ -1997,7 +2040,7 @@ _RETENTION_WORDS = {"in_memory": "in_memory (5 min)", "24h": "24h (extended)", "
 
 
 def _notes(
-    rows: list[AuditRow], heads: Heads, prices: Prices, replays: int = 0, replies: tuple[int, int] = (0, 0)
+    rows: list[AuditRow], heads: Heads, prices: Prices, replays: int = 0, replies: tuple[int, int] = (0, 0), ranged: int = 0
 ) -> tuple[str, ...]:
     """Facts the report must state: no reported usage, unlogged heads, diagnostics, output
     caching assumed, prices."""
@@ -2012,6 +2055,8 @@ def _notes(
         notes.append(
             f"{unreported} request(s) whose provider reported no cache fields (cache not reported, which is not 0 read): "
             "their tokens count in the totals as uncached, as billed, but not in the hit ratio or the loss"
+            + (f" ({ranged:,} of them log their cache reads and writes summed: those tokens count nowhere, see below)"
+               if ranged else "")
         )
     predicted = sum(row.predicted_by == "body" and row.reported_uncached is None and row.cost_usd is not None for row in rows)
     if predicted:

@@ -102,6 +102,10 @@ TOTALS_FIELDS: tuple[Field, ...] = (
     _figure("cache_create_usd", "usd"),
     _figure("storage_usd", "usd"),
     _figure("unpriced_requests"),
+    # Of those, the requests whose log sums their cache reads and writes: priced as a range only.
+    _figure("ranged_requests"),
+    _figure("ranged_low_usd", "usd"),
+    _figure("ranged_high_usd", "usd"),
 )
 
 #: One model: tokens and dollars (``priced``: whether the price table knows it).

@@ -956,7 +956,8 @@ def _evaluate(
         if usage is None and original.body is not None and key in base:
             # A request-body log reports no usage: the audit prices the prediction, and so does this.
             usage = _predicted_usage(base[key])
-        f = fixed.get(key) if usage is not None else None
+        # A call whose log sums its cache reads and writes has no one cost to compare a fix with.
+        f = fixed.get(key) if usage is not None and not usage.cache_unsplit else None
         if f is None:
             continue
         b = base[key]

@@ -35,6 +35,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.checks import is_int, is_number
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC
+from prefixbench.simulator.providers.anthropic import read_usage as read_anthropic_usage
 from prefixbench.simulator.render import render_request
 from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.wire import (
@@ -179,10 +180,23 @@ def classify_call(request: Request) -> CallKind:
 
 
 def read_usage(response: Mapping[str, object], where: str) -> Usage:
-    """Reported usage of a response: its JSON body's ``usage`` or the SSE stream's events.
+    """Reported usage of a response: its JSON body's ``usage`` or the SSE stream's events, checked
+    (:func:`usage_record`) and read by Anthropic's usage reader.
 
     Raises:
-        UserError: when the response carries no usage.
+        UserError: when the response carries no usage, or a count that is not one.
+    """
+    return read_anthropic_usage(usage_record(response, where), where)
+
+
+def usage_record(response: Mapping[str, object], where: str) -> dict[str, object]:
+    """The usage of a response as Anthropic's reader takes it: the four counts (a cache count the
+    response omits is 0: models or API versions without caching omit them; ``input_tokens`` it
+    must have), the 1 h part of the writes where there is one, and ``speed`` where it is fast.
+
+    Raises:
+        UserError: when the response carries no usage, a count that is not a non-negative
+            integer or is beyond any real count, or a 1 h part outside 0 to the writes.
     """
     body = response.get("body")
     raw = response.get("body_raw")
@@ -195,7 +209,7 @@ def read_usage(response: Mapping[str, object], where: str) -> Usage:
         usage = _sse_usage(raw, where) if "data:" in raw else _json_usage(raw)
     if usage is None:
         raise UserError(f"{where}: response has no usage")
-    counts = {}
+    counts: dict[str, object] = {}
     for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"):
         value = usage.get(key)
         if value is None and key != "input_tokens":
@@ -208,22 +222,18 @@ def read_usage(response: Mapping[str, object], where: str) -> Usage:
         counts[key] = value
     split = usage.get("cache_creation")
     long_part = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
-    if long_part is not None and (not is_int(long_part) or not 0 <= long_part <= counts["cache_creation_input_tokens"]):
+    if long_part is not None and (not is_int(long_part) or not 0 <= long_part <= counts["cache_creation_input_tokens"]):  # type: ignore[operator]
         raise UserError(
             f"{where}: usage.cache_creation.ephemeral_1h_input_tokens must be an integer from 0 to the cache write "
             f"({counts['cache_creation_input_tokens']}), got {long_part!r:.40}"
         )
-    long_write = long_part if isinstance(long_part, int) else 0
-    return Usage(
-        cache_read=counts["cache_read_input_tokens"],
-        cache_write_5m=counts["cache_creation_input_tokens"] - long_write,
-        cache_write_1h=long_write,
-        uncached=counts["input_tokens"],
-        output=counts["output_tokens"],
-        # The response's own word on the speed that served it (fast mode): the body's ``speed``
-        # asks for it, the usage says what ran and was billed.
-        speed="fast" if usage.get("speed") == "fast" else "",
-    )
+    if long_part:
+        counts["cache_creation"] = {"ephemeral_1h_input_tokens": long_part}
+    # The response's own word on the speed that served it (fast mode): the body's ``speed`` asks
+    # for it, the usage says what ran and was billed.
+    if usage.get("speed") == "fast":
+        counts["speed"] = "fast"
+    return counts
 
 
 def _loads_or_none(text: str) -> object:

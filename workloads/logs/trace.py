@@ -178,6 +178,11 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: URL): the audit decides how an OpenAI-shaped prompt count holds the cached part per
     #: endpoint, and per file where this is empty (:mod:`prefixbench.workloads.logs.endpoints`).
     endpoint: str = ""
+    #: The reader took :attr:`provider` from the model's name: the log names no endpoint that
+    #: tells who served the call (a proxy's record with no URL, a URL of no provider's own, such
+    #: as a local proxy's). An assumption: the audit says so, and ``audit --assume-provider``
+    #: corrects it.
+    provider_by_model: bool = False
 
     @property
     def asked_retention(self) -> str | None:

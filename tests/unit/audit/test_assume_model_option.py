@@ -159,3 +159,22 @@ def test_a_model_a_provider_names_without_a_price_row_is_taken_and_said_unpriced
     assert out["totals"]["unpriced_requests"] == 2
     assert any(n.startswith("assumed: 2 call(s) whose log names no model ran on claude-future-9") and
                "no price row for claude-future-9: its calls stay unpriced" in n for n in out["notes"])
+
+
+def test_the_assumed_model_names_the_chain_head_and_model_changes(tmp_path, capsys) -> None:
+    # Fails on main: the calls took the model but their chain head stayed "...:unknown" (named so in
+    # the notes, and apart from the head of the calls naming that model), and the switch to the
+    # model the log names later read "unknown -> claude-sonnet-4-5" where no model changed.
+    from prefixbench.workloads.audit.assume_model import assume_models
+    from prefixbench.workloads.audit.core import load_trace
+
+    log = _stream(tmp_path / "events.jsonl")
+    out = _audit(capsys, log, "--assume-model", "claude-sonnet-4-5")
+    heads = [n for n in out["notes"] if n.startswith("unlogged head")]
+    assert heads == [f"unlogged head managed-agents:{log}:main:claude-sonnet-4-5: size unknown (no lane start read anything)"]
+    requests, _ = load_trace([Path(log)])
+    same, _ = assume_models(requests, {"*": "claude-sonnet-4-5"})
+    assert {r.prefix.head for r in same if r.prefix} == {f"managed-agents:{log}:main:claude-sonnet-4-5"}
+    assert [e for r in same for e in r.events if e[0] == "model_change"] == []
+    other, _ = assume_models(requests, {"*": "claude-opus-4-5"})
+    assert [e for r in other for e in r.events if e[0] == "model_change"] == [("model_change", "claude-opus-4-5 -> claude-sonnet-4-5")]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -248,8 +249,8 @@ def test_a_task_folder_pairs_its_files_and_audits_once(tmp_path: Path) -> None:
     assert [Path(s.file).name for s in summaries] == ["api_conversation_history.json", "task_metadata.json"]
     assert all("without its ui_messages.json" in s.notes[0] for s in summaries)
     assert [(r.usage.uncached, r.usage.cache_read, r.usage.output, r.usage.cache_reported) for r in requests if r.usage] == [
-        (4 + 9000, 0, 120, False)
-    ]
+        (4, 0, 120, False)
+    ] and [r.usage.cache_unsplit for r in requests if r.usage] == [9000]
 
 
 def test_a_history_file_alone_says_where_the_usage_is(tmp_path: Path) -> None:
@@ -594,10 +595,11 @@ def test_a_history_file_alone_with_metrics_counts_one_call_per_assistant_message
     assert got == [
         (12_000 - 8_000, 8_000, 0, 300, True),
         (1_500, 11_000, 0, 200, True),
-        (40 + 13_000, 0, 0, 100, False),  # the split is only in ui_messages.json: not reported
+        (40, 0, 0, 100, False),  # the split is only in ui_messages.json: not reported, kept apart
         (900, 0, 0, 50, True),
-        (14_000, 0, 0, 70, False),  # a DeepSeek miss is never a hit or a write
+        (0, 0, 0, 70, False),  # a DeepSeek miss is never a hit or a write
     ]
+    assert [u.cache_unsplit for u in (r.usage for r in requests) if u] == [0, 0, 13_000, 0, 14_000]
     assert [reason for _, reason in summary.skipped] == ["assistant message with metrics all 0 (no usage recorded)"]
     # Sent at the user message before, done at the answer; each call adds its user message's block
     # and the previous answer's two.
@@ -607,7 +609,36 @@ def test_a_history_file_alone_with_metrics_counts_one_call_per_assistant_message
     assert any("hits and MISSES" in n for n in summary.notes)
     totals = run_audit([path]).totals
     assert (totals.requests, totals.input, totals.cache_read, totals.cache_write, totals.output) == (
-        5, 4_000 + 1_500 + 13_040 + 900 + 14_000, 8_000 + 11_000, 0, 300 + 200 + 100 + 50 + 70)
+        5, 4_000 + 1_500 + 40 + 900 + 0, 8_000 + 11_000, 0, 300 + 200 + 100 + 50 + 70)
+
+
+def test_a_history_file_alone_on_the_anthropic_handler_is_priced_as_a_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Cline's Anthropic handler streams no total cost, so its history file carries no
+    # metrics.cost (the cost is worked out for ui_messages.json only) and cached = reads + writes
+    # cannot be split. Main priced those tokens as uncached input, one figure stated as paid:
+    # $0.06231 here (the real bill lies between the two ends below; on a public folder of 36
+    # calls main said $7.80 where its ui_messages.json says $2.20).
+    # claude-sonnet-4-5 per million: input 3, read 0.30, 5 m write 3.75, output 15.
+    #   all read:    (10 x 3 + 8,000 x 0.30 + 100 x 15) + (10 x 3 + 12,000 x 0.30 + 50 x 15) =  8,310 -> $0.00831
+    #   all written: (10 x 3 + 8,000 x 3.75 + 100 x 15) + (10 x 3 + 12,000 x 3.75 + 50 x 15) = 77,310 -> $0.07731
+    base = 1_777_000_000_000
+    messages = [*_history_call(base, "anthropic", "claude-sonnet-4-5", 10, 8_000, 100),
+                *_history_call(base + 60_000, "anthropic", "claude-sonnet-4-5", 10, 12_000, 50)]
+    for message in messages:
+        message.get("metrics", {}).pop("cost", None)
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    result = run_audit([path])
+    t = result.totals
+    assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (2, 20, 0, 0, 150)
+    assert (t.cost_usd, t.unpriced_requests, t.ranged_requests) == (Decimal(0), 2, 2)
+    assert (t.ranged_low_usd, t.ranged_high_usd) == (Decimal("0.00831"), Decimal("0.07731"))
+    assert [row.cost_usd for row in result.rows] == [None, None]
+    assert "8,000 tokens logged as cache reads and writes summed: $0.0039 if all read to $0.0315 if all written" in result.rows[0].detail
+    assert any(n.startswith("2 request(s) log their cache reads and writes summed, the split unknown (20,000 tokens")
+               and "$0.0083 if all were read to $0.0773 if all were written" in n for n in result.notes)
+    assert main(["audit", str(path), "--quiet"]) == 0
+    assert "paid $0 (not in it: 2 request(s) whose log sums cache reads and writes: $0.0083 to $0.0773)" in capsys.readouterr().out
 
 
 def test_a_history_file_alone_through_clines_gateway_reads_tokens_in_as_written(tmp_path: Path) -> None:
@@ -703,7 +734,7 @@ def test_a_history_file_alone_splits_reads_from_writes_by_each_calls_own_cost(tm
     path.write_text(json.dumps(messages))
     requests, summary = import_file(path, CLINE, ImportContext())
     assert [(u.uncached, u.cache_read, u.cache_write, u.cache_reported) for u in (r.usage for r in requests) if u] == [
-        (40, 10_000, 3_000, True), (50 + 14_000, 0, 0, False)]
+        (40, 10_000, 3_000, True), (50, 0, 0, False)]
     assert any("split by each call's own metrics.cost" in n for n in summary.notes)
 
 
@@ -751,7 +782,7 @@ def test_a_history_file_alone_splits_deepseek_hits_from_misses_by_each_calls_own
     path.write_text(json.dumps(messages))
     requests, summary = import_file(path, CLINE, ImportContext())
     assert [(u.uncached, u.cache_read, u.cache_write, u.cache_reported) for u in (r.usage for r in requests) if u] == [
-        (2_000, 12_000, 0, True), (15_000, 0, 0, False)]
+        (2_000, 12_000, 0, True), (0, 0, 0, False)]
     assert any("hits and MISSES, split by each call's own metrics.cost" in n for n in summary.notes)
 
 

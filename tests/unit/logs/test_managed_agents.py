@@ -137,6 +137,25 @@ def test_a_bad_count_is_one_line_naming_the_place(tmp_path: Path, capsys: pytest
     assert len(err) == 1 and f"{path}:2: " in err[0] and message in err[0]
 
 
+def test_a_span_is_read_by_anthropics_usage_reader(tmp_path: Path) -> None:
+    # Fails on main: the format read its four counts with its own code beside the provider's
+    # reader, so a span's cache_creation split (1 h writes, as Anthropic's usage carries it) was
+    # read as 5 m writes, and a bad 1 h count passed unseen.
+    from prefixbench.simulator.providers.anthropic import read_usage
+    from prefixbench.simulator.usage import Usage
+
+    usage = {"input_tokens": 3, "cache_read_input_tokens": 10, "cache_creation_input_tokens": 5000, "output_tokens": 9,
+             "cache_creation": {"ephemeral_1h_input_tokens": 4000}, "speed": "fast"}
+    events = [_ev("span.model_request_start", "sevt_s", 0),
+              _ev("span.model_request_end", "sevt_e", 1, model_request_start_id="sevt_s", model_usage=usage)]
+    requests, _ = load_trace([_write(tmp_path / "s.jsonl", events)])
+    assert [r.usage for r in requests] == [read_usage(usage, "x")]
+    assert requests[0].usage == Usage(cache_read=10, cache_write_5m=1000, cache_write_1h=4000, uncached=3, output=9, speed="fast")
+    usage["cache_creation"] = {"ephemeral_1h_input_tokens": -1}
+    with pytest.raises(UserError, match="model_usage.cache_creation.ephemeral_1h_input_tokens is not a non-negative integer"):
+        load_trace([_write(tmp_path / "s.jsonl", events)])
+
+
 def test_a_stream_with_no_span_end_reads_no_call(tmp_path: Path) -> None:
     events = [_ev("session.status_running", "sevt_r", 0), _ev("agent.message", "sevt_m", 1, content=[])]
     requests, summaries = load_trace([_write(tmp_path / "s.jsonl", events)])

@@ -21,13 +21,15 @@ from __future__ import annotations
 import heapq
 import sys
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 
 import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.simulator.providers import ANTHROPIC, UNKNOWN, provider_of_model
+from prefixbench.simulator.providers import ANTHROPIC, BEDROCK, UNKNOWN, provider_of_model
 from prefixbench.simulator.providers.anthropic import compaction_iterations, read_diagnostic
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, parse_time_ms
@@ -73,6 +75,18 @@ def _provider_usage(model: str, usage: dict, where: str) -> tuple[Provider, Usag
     if rules is None or not rules.speaks_messages:
         rules = ANTHROPIC
     return rules.name, rules.read_usage(usage, where)
+
+
+@lru_cache(maxsize=256)  # once a model name, not once a request
+def _served_by_model(model: str) -> bool:
+    """Whether only the model's name tells who served a transcript's call: another provider's
+    model (Claude Code pointed at a compatible endpoint with ``ANTHROPIC_BASE_URL``, which the
+    transcript does not keep: glm-4.7 may be Z.AI's or Volcengine Ark's) or a gateway's id of
+    another vendor's. Anthropic's models are the agent's own endpoint's, Bedrock's ids its own."""
+    rules = provider_of_model(model)
+    if rules is None:
+        return _other_vendor(model)
+    return rules.speaks_messages and rules not in (ANTHROPIC, BEDROCK)
 
 
 def _other_vendor(model: str) -> bool:
@@ -427,7 +441,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     model, version = sys.intern(req.model), None if req.version is None else sys.intern(req.version)
     head_kind = "main" if req.lane_kind in ("main", "compaction") else "subagent"
     parent_node = walk.requests[req.parent_request].node if req.parent_request in walk.requests else None
-    return TraceRequest(
+    request = TraceRequest(
         file=walk.name,
         line=req.last_line,
         path=req.last_path,
@@ -453,6 +467,9 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         compaction_call=req.lane_kind == "compaction",
         messages=req.messages,
     )
+    # Set apart, not as a keyword of every request: measured, the keyword alone (even False)
+    # made each request's trace 200 bytes larger (tests/unit/audit/test_audit_memory.py).
+    return replace(request, provider_by_model=True) if _served_by_model(model) else request
 
 
 def _with_server_compactions(walk: _Walk, request: TraceRequest, req: _Request) -> list[TraceRequest]:

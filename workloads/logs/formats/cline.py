@@ -138,8 +138,9 @@ _READING_TEXT: dict[str, str] = {
         "(Cline sums reads and writes there; this provider or handler reports no writes apart)"
     ),
     "history-merged": (
-        "metrics.tokens.cached sums cache reads and writes (Cline keeps the split only in ui_messages.json): "
-        "calls with cached above 0 are read as cache not reported, cached counted as uncached input"
+        "metrics.tokens.cached sums cache reads and writes (Cline keeps the split only in ui_messages.json; "
+        "this handler logs no cost to split it by): calls with cached above 0 are read as cache not reported, "
+        "their cached tokens priced as a range, all read to all written"
     ),
     "history-by-cost": (
         "metrics.tokens.prompt excludes metrics.tokens.cached (additive); cached sums cache reads and writes, "
@@ -153,7 +154,8 @@ _READING_TEXT: dict[str, str] = {
     ),
     "history-misses": (
         "DeepSeek's handler: metrics.tokens.cached sums cache hits and MISSES (the split is only in "
-        "ui_messages.json): calls with cached above 0 are read as cache not reported, never as hits or writes"
+        "ui_messages.json): calls with cached above 0 are read as cache not reported, never as hits or writes, "
+        "their cached tokens priced as a range, all hits to all misses"
     ),
     "sdk-gateway-writes": (
         "Cline's own provider reports cacheWriteTokens 0 whatever was written, and marks an Anthropic model's "
@@ -755,7 +757,10 @@ def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, wher
     cacheReadTokens summed, so the split of ``cached`` is lost: it is a read where the handler
     or the provider writes nothing apart (reads only), and "not reported" where it may hold
     writes (an Anthropic-kind provider, or DeepSeek's handler, whose cacheWriteTokens is the
-    MISS count) and is not 0."""
+    MISS count), is not 0 and the call's cost does not split it: then kept apart as
+    ``Usage.cache_unsplit``, which the audit prices as a range. Cline writes ``metrics.cost``
+    only where the handler's stream gives a total cost (``totalCost``: OpenRouter, Cline's own
+    gateway...); the Anthropic handler's gives none."""
     prompt = count(tokens.get("prompt"), where, "metrics.tokens.prompt")
     cached = count(tokens.get("cached"), where, "metrics.tokens.cached")
     output = count(tokens.get("completion"), where, "metrics.tokens.completion")
@@ -768,7 +773,7 @@ def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, wher
         missed = _writes_by_cost(model, sent_ms, prompt, cached, output, cost, misses=True)
         if missed is not None:
             return Usage(cache_read=cached - missed, uncached=prompt + missed, output=output), "history-misses-by-cost"
-        return Usage(uncached=prompt + cached, output=output, cache_reported=False), "history-misses"
+        return Usage(uncached=prompt, output=output, cache_reported=False, cache_unsplit=cached), "history-misses"
     # Cline's own gateway reports no writes: cached is its reads, and an Anthropic-kind model's
     # prompt (tokensIn) is what it wrote, as in its ui_messages.json.
     gateway = _gateway_writes(handler, rules, Usage(cache_read=cached, uncached=prompt, output=output), model, sent_ms, cost)
@@ -782,7 +787,7 @@ def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, wher
     writes = _writes_by_cost(model, sent_ms, prompt, cached, output, cost)
     if writes is not None:
         return Usage(cache_read=cached - writes, cache_write_5m=writes, uncached=prompt, output=output), "history-by-cost"
-    return Usage(uncached=prompt + cached, output=output, cache_reported=False), "history-merged"
+    return Usage(uncached=prompt, output=output, cache_reported=False, cache_unsplit=cached), "history-merged"
 
 
 def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest], FileSummary]:

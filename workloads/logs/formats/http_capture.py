@@ -18,7 +18,10 @@ keep no envelope: ``request`` is the body itself, ``response`` the JSON answer o
 sse_lines}``, beside ``timestamp`` (the request's arrival), ``duration_ms`` and ``error``. With
 no URL, the provider is the one the answer's model names (the served model, which may differ
 from the one asked for), else unknown; a Messages-shaped answer of an unknown server is read
-as the Messages API writes usage (input excludes reads).
+as the Messages API writes usage (input excludes reads). Such a call, and one whose URL names
+no provider or another than its model's (a local proxy), is marked ``provider_by_model``: the
+audit states the assumption and ``--assume-provider`` corrects it
+(:mod:`prefixbench.workloads.audit.assume_provider`).
 """
 
 from __future__ import annotations
@@ -33,14 +36,14 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Message, Request
-from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_request_body, read_usage
+from prefixbench.workloads.logs.anthropic_capture import classify_call, parse_request_body, usage_record
 from prefixbench.workloads.logs.bedrock_wire import BedrockCall, answer_usage, bedrock_call, messages_body
 from prefixbench.workloads.logs import converse_body
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.captured_reply import messages_reply, reply_messages
 from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
-from prefixbench.simulator.providers import ANTHROPIC, GEMINI, OPENAI, UNKNOWN, gateway_at, provider_of_model, provider_of_request, rules_for
+from prefixbench.simulator.providers import ANTHROPIC, GEMINI, OPENAI, UNKNOWN, gateway_at, provider_at, provider_of_model, provider_of_request, rules_for
 from prefixbench.simulator.providers import openai as openai_rules
 from prefixbench.simulator.providers.anthropic import read_diagnostic
 from prefixbench.simulator.providers.gemini import NativeRoute, native_route
@@ -175,22 +178,11 @@ def _messages_response_usage(response: dict, where: str) -> dict | None:
                 usage.update({k: v for k, v in as_dict(data.get("usage")).items() if v is not None})
         return usage
     try:
-        reported = read_usage(response, where)
+        return usage_record(response, where)  # checked; the serving provider's rules read it
     except UserError as exc:
         if "has no usage" in str(exc):
             return None
         raise
-    usage = {
-        "input_tokens": reported.uncached,
-        "cache_read_input_tokens": reported.cache_read,
-        "cache_creation_input_tokens": reported.cache_write,
-        "output_tokens": reported.output,
-    }
-    if reported.cache_write_1h:
-        usage["cache_creation"] = {"ephemeral_1h_input_tokens": reported.cache_write_1h}
-    if reported.speed:
-        usage["speed"] = reported.speed  # fast mode: the usage's own word, read on by read_usage
-    return usage
 
 
 def _diagnostic_sse(response: dict) -> str | None:
@@ -415,12 +407,17 @@ class _Capture:
             refuse_lone_surrogates(body, where, "request.body")
         sent = parse_time_ms(request.get("timestamp"), where)
         answered = parse_time_ms(response.get("timestamp"), where)
+        by_model = False
         if bedrock is not None:
             provider, wire = bedrock.provider, "messages"
         elif proxied is not None:
             provider, wire = _proxied_provider(body, response)
+            by_model = True
         else:
             provider, wire = _provider(url, body)
+            # The model's name decided where the URL names no provider, or another (a local proxy
+            # at /v1/messages serving glm-4-7), and no known gateway serves it.
+            by_model = provider_at(url) is not rules_for(provider) and gateway_at(url) is None
         try:
             if bedrock is not None:
                 call = _bedrock_call(provider, bedrock, body, response, where)
@@ -431,7 +428,7 @@ class _Capture:
         except _NoUsage as exc:
             self.skipped.append((record.line, str(exc) or "no usage in the response"))
             return
-        self._add(record, body, provider, call, sent, answered, url)
+        self._add(record, body, provider, call, sent, answered, url, by_model)
 
     def _native(self, record: Record, route: NativeRoute, request: dict, body: object, response: dict, where: str) -> None:
         """A call to Gemini's own API: a model call, or an explicit cache's creation, update or
@@ -463,7 +460,8 @@ class _Capture:
             self.skipped.append((record.line, why))
 
     def _add(
-        self, record: Record, body: dict, provider: Provider, call: _Call, sent: int | None, answered: int | None, url: str = ""
+        self, record: Record, body: dict, provider: Provider, call: _Call, sent: int | None, answered: int | None, url: str = "",
+        by_model: bool = False,
     ) -> None:
         parsed = _intern(call.parsed, self.shared) if call.parsed is not None else None
         # Interned before the next call's messages are: the next body's copy of the response is
@@ -500,6 +498,8 @@ class _Capture:
                 endpoint=_endpoint(url),
             )
         )
+        if by_model:  # set apart, as claude_code.py does (a keyword on every request costs memory)
+            self.out[-1] = replace(self.out[-1], provider_by_model=True)
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:

@@ -8,8 +8,9 @@ wrapped by the tool that saved it (``{role, kind, time, raw: <event>}``).
 
 * One call per ``span.model_request_end``: its ``model_usage`` is one model request's usage,
   Anthropic's additive counts (``input_tokens`` excludes ``cache_read_input_tokens`` and
-  ``cache_creation_input_tokens``; the span does not split writes by lifetime: 5 m, the
-  default). It is sent at its ``span.model_request_start`` (``model_request_start_id``) and
+  ``cache_creation_input_tokens``), read by Anthropic's usage reader
+  (:func:`prefixbench.simulator.providers.anthropic.read_usage`; the spans seen do not split
+  writes by lifetime: 5 m, the default, unless a span's ``cache_creation`` splits them). It is sent at its ``span.model_request_start`` (``model_request_start_id``) and
   done at its own ``processed_at``. A span with ``is_error`` and no tokens is skipped; a start
   with no end (an interrupted request) is counted as such.
 * ``agent.thread_context_compacted`` (the history summarized) starts a new chain;
@@ -32,10 +33,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC
+from prefixbench.simulator.providers.anthropic import read_usage as read_anthropic_usage
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -63,7 +64,6 @@ EVENT_TYPES = frozenset({
 })
 #: Events that open a turn: a model change an update asked for applies from here.
 _TURN_STARTS = ("session.status_running", "user.message", "user.define_outcome")
-_USAGE_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
 
 
 def _is_event(value: object) -> bool:
@@ -128,14 +128,11 @@ def _events(path: Path, records: Iterable[Record]) -> Iterator[tuple[int, dict]]
 
 
 def _usage(raw: object, where: str, key: str) -> Usage:
-    usage = as_dict(raw)
+    """A span's ``model_usage`` (or the grader's ``usage``), read by Anthropic's usage reader
+    (fast mode included); errors name ``key``."""
     if not isinstance(raw, dict):
         raise UserError(f"{where}: {key} is not an object")
-    counts = {k: count(usage.get(k), where, f"{key}.{k}") for k in _USAGE_KEYS}
-    return Usage(
-        cache_read=counts["cache_read_input_tokens"], cache_write_5m=counts["cache_creation_input_tokens"],
-        uncached=counts["input_tokens"], output=counts["output_tokens"],
-    )
+    return read_anthropic_usage(raw, where, key)
 
 
 def _time(event: dict, where: str) -> int | None:
@@ -199,8 +196,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                     reason = "failed model request (is_error)" if event.get("is_error") else "model request"
                     skipped.append((line, f"{reason} with no tokens"))
                     continue
-                if as_dict(event.get("model_usage")).get("speed") == "fast":  # billed at the fast row, cached apart
-                    usage, fast = replace(usage, speed="fast"), fast + 1
+                fast += usage.speed == "fast"  # billed at the fast row, cached apart
                 node = f"managed-agents:{name}#{line}"
                 happened = events.pop(lane, [])
                 compacted = any(k == "compaction" for k, _ in happened)
@@ -254,6 +250,8 @@ def _notes(out: list[TraceRequest], graded: Usage, snapshot: tuple[int, dict] | 
         line, usage = snapshot
         where = f"line {line}"
         try:
+            # Not Anthropic's usage reader: the running total splits its writes in
+            # cache_creation only, with no cache_creation_input_tokens beside it.
             written = as_dict(usage.get("cache_creation"))
             total = Usage(
                 cache_read=count(usage.get("cache_read_input_tokens"), where, "cache_read_input_tokens"),

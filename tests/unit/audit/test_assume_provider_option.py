@@ -1,0 +1,130 @@
+"""``audit --assume-provider [FORMAT=]PROVIDER``: who served the calls whose log names no endpoint.
+
+A local proxy's records of the llm-path kind keep no URL: the reader takes the provider from the
+model the answer names (glm-4-7: Z.AI's rules, where Volcengine Ark served it and read 0). On main
+that was said nowhere, and no option could correct it (argparse refused ``--assume-provider``:
+exit 2, so every test here but the pure parsing ones fails there)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prefixbench.reports.cli import main
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.assume_provider import parse_assumed_providers
+from tests.unit.audit.fixtures import anthropic_body, sse, write_jsonl
+from tests.unit.logs.test_http_capture import _proxied
+
+
+def _glm_call(n: int, read: int) -> dict:
+    start = {"type": "message_start", "message": {"id": f"m{n}", "model": "glm-4-7", "usage": {
+        "input_tokens": 2_000 + n, "output_tokens": 1, "cache_read_input_tokens": read}}}
+    delta = {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 50}}
+    streamed = {"stream": True, "sse_lines": [line for line in sse(start, delta).splitlines() if line.strip()]}
+    return _proxied(anthropic_body("claude-opus-4-5"), streamed, at=f"2026-02-21T08:1{n}:00+00:00")
+
+
+def _log(tmp_path: Path) -> str:
+    gemini = {"contents": [{"role": "user", "parts": [{"text": "plan it"}]}]}
+    gemini_answer = {"candidates": [], "modelVersion": "gemini-3-pro-preview",
+                     "usageMetadata": {"promptTokenCount": 5_000, "cachedContentTokenCount": 4_000, "candidatesTokenCount": 60}}
+    records = [_glm_call(1, 0), _glm_call(2, 0), _proxied(gemini, gemini_answer, at="2026-02-21T08:19:00+00:00")]
+    return str(write_jsonl(tmp_path / "trace.jsonl", records))
+
+
+def _audit(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    assert main(["audit", *argv, "--format", "json", "--quiet"]) in (0, 1)
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_provider_taken_from_the_model_name_is_said_to_be_an_assumption(tmp_path, capsys) -> None:
+    out = _audit(capsys, _log(tmp_path))
+    assert [r["provider"] for r in out["requests"]] == ["zai", "zai", "gemini"]
+    # Gemini's own wire names its server: no assumption there.
+    assert ("assumed: 2 http-capture call(s) name no endpoint that tells who served them: their provider was taken "
+            "from the model's name (zai: 2; models glm-4-7); another server's cache behaves otherwise: name it with "
+            "--assume-provider http-capture=PROVIDER") in out["notes"]
+
+
+@pytest.mark.parametrize("value", ["unknown", "http-capture=unknown", "claude-trace=unknown"])
+def test_the_assumed_provider_replaces_the_one_the_model_name_gave(tmp_path, capsys, value) -> None:
+    out = _audit(capsys, _log(tmp_path), "--assume-provider", value)
+    assert [r["provider"] for r in out["requests"]] == ["unknown", "unknown", "gemini"]
+    assert any(n.startswith("assumed: 2 http-capture call(s)") and n.endswith("then set to unknown by --assume-provider")
+               for n in out["notes"])
+    heads = [n for n in out["notes"] if n.startswith("unlogged head") or "http:zai" in n]
+    assert all("http:zai:" not in n for n in heads)
+
+
+def test_a_provider_the_endpoint_names_is_never_replaced(tmp_path, capsys) -> None:
+    line = {"request": {"url": "https://api.anthropic.com/v1/messages", "method": "POST", "timestamp": 1771661640.0,
+                        "body": anthropic_body("claude-opus-4-5")},
+            "response": {"status_code": 200, "timestamp": 1771661642.0, "body": {
+                "type": "message", "model": "claude-opus-4-5", "content": [],
+                "usage": {"input_tokens": 3, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 4_000, "output_tokens": 9}}}}
+    path = write_jsonl(tmp_path / "capture.jsonl", [line])
+    out = _audit(capsys, str(path), "--assume-provider", "zai")
+    assert [r["provider"] for r in out["requests"]] == ["anthropic"]
+    assert ("--assume-provider zai: no call in these logs took its provider from the model's name, nothing changed"
+            in out["notes"])
+    # A local proxy's URL names no provider but Anthropic's Messages path: glm-4-7's name decided
+    # (Z.AI), and the option applies.
+    line["request"]["url"] = "http://127.0.0.1:8082/v1/messages"
+    line["request"]["body"] = anthropic_body("glm-4-7")
+    path = write_jsonl(tmp_path / "local.jsonl", [line])
+    assert [r["provider"] for r in _audit(capsys, str(path))["requests"]] == ["zai"]
+    out = _audit(capsys, str(path), "--assume-provider", "http-capture=unknown")
+    assert [r["provider"] for r in out["requests"]] == ["unknown"]
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("ark", "unknown provider 'ark' (one of: anthropic, bedrock, deepseek, gemini, minimax, moonshot, openai, qwen, "
+                "radix, unknown, vllm, xai, zai)"),
+        ("nope=zai", "unknown format 'nope' (known: "),
+        ("zai,unknown", "every format is named twice"),
+        ("http-capture=", "'http-capture=' is not PROVIDER or FORMAT=PROVIDER"),
+        ("", "'' is not PROVIDER or FORMAT=PROVIDER"),
+    ],
+)
+def test_a_bad_provider_is_one_line_and_exit_2(tmp_path, capsys, value, says) -> None:
+    assert main(["audit", _log(tmp_path), "--assume-provider", value, "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"--assume-provider {value}: " in err and says in err
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_any_value_parses_or_is_one_user_error(text: str) -> None:
+    try:
+        parsed = parse_assumed_providers(text)
+    except UserError as exc:
+        assert str(exc).startswith(f"--assume-provider {text}: ")  # one line as printed (visible() escapes)
+    else:
+        assert parsed and all(isinstance(v, str) for v in parsed.values())
+
+
+def test_a_claude_code_call_of_another_providers_model_says_its_provider_is_assumed(tmp_path, capsys) -> None:
+    # Claude Code pointed at a compatible endpoint (ANTHROPIC_BASE_URL, not in the transcript):
+    # glm-4.7 is read with Z.AI's rules, which the note now calls an assumption (Volcengine Ark
+    # serves glm-4-7 too); Anthropic's own models are the agent's own endpoint's, not assumed.
+    from tests.unit.audit.fixtures import Transcript, cc_usage
+
+    t = Transcript(version="2.1.17")
+    t.user("scan the repo", "2026-05-08T14:51:20.000Z", root=True)
+    t.assistant("req_1", "2026-05-08T14:51:28.000Z", [cc_usage(5, 0, 12_000, 40)], model="glm-4.7")
+    t.user("and now?", "2026-05-08T14:53:00.000Z")
+    t.assistant("req_2", "2026-05-08T14:53:05.000Z", [cc_usage(3, 1_000, 0, 9)], model="claude-sonnet-4-5-20250929")
+    log = str(write_jsonl(tmp_path / "s1.jsonl", t.lines))
+    out = _audit(capsys, log)
+    assert [r["provider"] for r in out["requests"]] == ["zai", "anthropic"]
+    assert any(n.startswith("assumed: 1 claude-code call(s) name no endpoint that tells who served them: their provider "
+                            "was taken from the model's name (zai: 1; models glm-4.7)") for n in out["notes"])
+    fixed = _audit(capsys, log, "--assume-provider", "claude-code=unknown")
+    assert [r["provider"] for r in fixed["requests"]] == ["unknown", "anthropic"]

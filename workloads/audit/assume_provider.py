@@ -1,0 +1,113 @@
+"""``audit --assume-provider [FORMAT=]PROVIDER,...``: who served the calls whose log names no
+endpoint.
+
+A local proxy's records of the llm-path kind keep the body and the answer but no URL, and a
+capture of a local proxy or an unlisted server has a URL of no provider's own. The reader then
+takes the provider from the model's name (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.provider_by_model`):
+glm-4-7 is read with Z.AI's rules even where Volcengine Ark served it (Ark read 0 of its Claude
+Code calls' prompts, where Z.AI's rules predict reads). That is an assumption: the audit's notes
+say how many calls took it and from which model names, and how to correct it.
+
+A user who knows the server names its provider for a format (an ``--input`` name) or, bare,
+every format: those calls take the provider's rules (cache model, TTLs, steps, prices by the
+model as before). ``unknown`` is the provider of a server prefixbench has no rules for. A
+provider a log's endpoint or wire names is never replaced. The usage stays as the reader read
+it from the wire's shape (the Messages or the OpenAI shape, whatever the server).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from msgspec.structs import replace
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import PROVIDERS, UNKNOWN
+from prefixbench.workloads.logs.trace import Prefix, TraceRequest
+
+_EXAMPLE = "e.g. unknown or http-capture=zai"
+
+
+def provider_names() -> tuple[str, ...]:
+    """The values ``--assume-provider`` takes: every provider's rules, and ``unknown``."""
+    return tuple(sorted({*PROVIDERS, UNKNOWN.name}))
+
+
+def parse_assumed_providers(text: str | None) -> dict[str, str]:
+    """``--assume-provider unknown`` as {"*": "unknown"}; ``http-capture=zai`` as {format: provider}.
+
+    Raises:
+        UserError: an item that is not PROVIDER or FORMAT=PROVIDER, an unknown format or
+            provider (the line names the valid ones), a format (or every format) named twice.
+    """
+    if text is None:
+        return {}
+    from prefixbench.workloads.logs.formats import ALIASES, FORMATS
+
+    chosen: dict[str, str] = {}
+    for item in text.split(","):
+        name, sep, provider = (part.strip() for part in item.partition("="))
+        name, provider = (name, provider) if sep else ("*", name)
+        if not name or not provider:
+            raise UserError(f"--assume-provider {text}: {item.strip()!r} is not PROVIDER or FORMAT=PROVIDER ({_EXAMPLE})")
+        if name != "*":
+            if ALIASES.get(name, name) not in FORMATS:
+                raise UserError(f"--assume-provider {text}: unknown format {name!r} (known: {', '.join(FORMATS)})")
+            name = ALIASES.get(name, name)
+        if provider not in provider_names():
+            raise UserError(f"--assume-provider {text}: unknown provider {provider!r} (one of: {', '.join(provider_names())})")
+        if name in chosen:
+            raise UserError(f"--assume-provider {text}: {'every format' if name == '*' else name} is named twice")
+        chosen[name] = provider
+    return chosen
+
+
+def _prefix(r: TraceRequest, provider: str) -> Prefix | None:
+    """``r``'s chain prefix with ``provider`` for the reader's in its head's name (``http:zai:glm-4-7``)."""
+    if r.prefix is None or f":{r.provider}:" not in r.prefix.head:
+        return r.prefix
+    return replace(r.prefix, head=r.prefix.head.replace(f":{r.provider}:", f":{provider}:", 1))
+
+
+def assume_providers(
+    requests: Sequence[TraceRequest], providers: Mapping[str, str]
+) -> tuple[list[TraceRequest], tuple[str, ...]]:
+    """The requests with the provider ``providers`` gives their format (key ``*``: every format
+    not named) where their reader took it from the model's name, and the notes: per format, how
+    many calls took their provider from the model's name and, with the option, which they took."""
+    out: list[TraceRequest] = []
+    guessed: dict[str, Counter[tuple[str, str]]] = {}  # format -> (provider, model) -> calls
+    for r in requests:
+        if not r.provider_by_model:
+            out.append(r)
+            continue
+        guessed.setdefault(r.source_format, Counter())[(r.provider, r.model)] += 1
+        key = r.source_format if r.source_format in providers else "*"
+        provider = providers.get(key)
+        if provider is None or provider == r.provider:
+            out.append(r)
+        else:
+            out.append(replace(r, provider=provider, prefix=_prefix(r, provider)))
+    notes = [_note(fmt, taken, providers.get(fmt if fmt in providers else "*")) for fmt, taken in sorted(guessed.items())]
+    named = {key for key in providers if key == "*" or key in guessed}
+    notes += [f"--assume-provider {key}={providers[key]}: no {key} call in these logs took its provider from the model's "
+              "name, nothing changed" for key in sorted(set(providers) - named)]
+    if "*" in providers and not guessed:
+        notes.append(f"--assume-provider {providers['*']}: no call in these logs took its provider from the model's name, "
+                     "nothing changed")
+    return out, tuple(notes)
+
+
+def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None) -> str:
+    calls = sum(taken.values())
+    by_provider: Counter[str] = Counter()
+    for (name, _), n in taken.items():
+        by_provider[name] += n
+    split = ", ".join(f"{name}: {n:,}" for name, n in sorted(by_provider.items()))
+    models = ", ".join(sorted({model for _, model in taken}))
+    said = (f"{calls:,} {fmt} call(s) name no endpoint that tells who served them: their provider was taken from the "
+            f"model's name ({split}; models {models})")
+    if provider is None:
+        return f"assumed: {said}; another server's cache behaves otherwise: name it with --assume-provider {fmt}=PROVIDER"
+    return f"assumed: {said}, then set to {provider} by --assume-provider"
