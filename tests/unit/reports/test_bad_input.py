@@ -257,7 +257,7 @@ SMALL = ["sweep", "--windows", "32k", "--presets", "patched", "--steps", "30", "
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--steps", "0"], "--steps must be a whole number >= 1"),
+        (["--steps", "0"], "--steps must be a whole number from 1 to 10,000"),
         (["--windows", "32k,32k"], "--windows: '32k' given twice"),
         (["--windows", "32k,32000"], "--windows: 32,000 tokens given twice"),
         (["--presets", "patched,patched"], "--presets: 'patched' given twice"),
@@ -292,6 +292,34 @@ def test_a_bad_workload_option_names_its_flag(tmp_path, capsys, argv, message):
     small = [word for word in SMALL if word not in ("--steps", "30")] if "idle-gaps" in argv else SMALL
     status, _, err = run(capsys, *small, *argv, "--out", str(tmp_path / "o"))
     assert_one_line(status, err, message)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--steps", "10001"], "--steps must be a whole number from 1 to 10,000"),
+        (["--steps", "99999999999"], "--steps must be a whole number from 1 to 10,000"),
+        (["--workload", "thinking-tools", "--steps-per-turn", "10001"], "thinking-tools: --steps-per-turn must be at most 10,000"),
+        (["--workload", "idle-gaps", "--steps-per-turn", "10001"], "idle-gaps: --steps-per-turn must be at most 10,000"),
+        (["--workload", "idle-gaps", "--turns", "99999999999"], "idle-gaps: turns must be at most 10,000"),
+        (["--workload", "thinking-tools", "--turns", "10001"], "thinking-tools: turns must be at most 10,000"),
+        (["--workload", "subagents", "--subagent-steps", "10001"], "subagents: --subagent-steps must be at most 10,000"),
+        (["--workload", "subagents", "--main-steps", "10001"], "subagents: --main-steps must be at most 10,000"),
+    ],
+)
+def test_a_huge_step_or_turn_count_is_refused_before_any_run(tmp_path, capsys, argv, message):
+    # Before: a turn of more than 10,000 steps ran them all, then ended in a RuntimeError
+    # traceback (exit 1); --turns 99999999999 ran on with no end.
+    small = [word for word in SMALL if word not in ("--steps", "30")] if "--workload" in argv else SMALL
+    status, _, err = run(capsys, *small, *argv, "--out", str(tmp_path / "o"))
+    assert_one_line(status, err, message)
+    assert not (tmp_path / "o").exists()
+
+
+def test_record_refuses_a_huge_steps_before_running(tmp_path, capsys):
+    status, _, err = run(capsys, "record", str(tmp_path / "x.jsonl"), "--steps", "10001")
+    assert_one_line(status, err, "--steps must be a whole number from 1 to 10,000", "got 10001")
+    assert not (tmp_path / "x.jsonl").exists()
 
 
 def test_an_engine_config_files_key_keeps_its_name_beside_a_flag(tmp_path, capsys):
