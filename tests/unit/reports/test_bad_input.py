@@ -476,3 +476,12 @@ def test_a_last_line_cut_inside_a_character_is_a_torn_tail(tmp_path, capsys, arg
     path.write_bytes(whole + cut + b"\n" + whole)
     status, _, err = run(capsys, *argv, str(path))
     assert_one_line(status, err, f"{path}:2: ")
+
+
+def test_audit_refuses_a_bad_price_date_before_reading_any_log(tmp_path, capsys):
+    # Before: the logs were read (a progress bar, seconds on a large folder) and their own errors
+    # said first; the date was checked only when the first request was priced.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    status, _, err = run(capsys, "audit", str(empty), "--price-as-of", "2026-13-01")
+    assert_one_line(status, err, "--price-as-of '2026-13-01' is not YYYY-MM-DD")
