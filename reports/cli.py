@@ -250,7 +250,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Prefix-cache simulator and regression benchmarks for compacting LLM agents.",
         epilog="exit status: 0 done, 1 a check, gate or comparison failed (check; audit --fail-on, "
         "--min-hit-ratio, --max-lost-usd; compare), 2 bad input (one line naming the file:line, "
-        "option or key), 130 interrupted",
+        "option or key), 130 interrupted, 143 a proxy stopped by SIGTERM",
     )
     parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
     parser.add_argument("--debug", action="store_true", default=False, help=DEBUG_HELP)

@@ -370,3 +370,12 @@ def test_a_bad_price_date_is_refused_naming_the_option(tmp_path, capsys, argv):
     assert main([*argv, "--price-as-of", "2026-13-01"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "prefixbench: error: --price-as-of '2026-13-01' is not YYYY-MM-DD or YYYY-MM-DDTHH:MMZ", err
+
+
+def test_the_top_level_help_lists_every_exit_status_the_readme_lists(capsys):
+    # Before: --help stopped at 130, without the 143 of a proxy stopped by SIGTERM.
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for status in ("0 done", "1 a check", "2 bad input", "130 interrupted", "143 a proxy stopped by SIGTERM"):
+        assert status in text, status
