@@ -175,14 +175,24 @@ def cmd_record(options: RecordOptions) -> int:
         refuse_unwritable(options.file, replace=options.force)
     else:
         refuse_closed_stdout("record -")
-    run, requests = record_run(
-        options.workload, window, options.preset, engines[0] if engines else None, options.profile, options.workload_options
-    )
-    if to_stdout:
-        data = recorded_bytes(run, requests)
-        write_stdout_bytes(data)
-        count, where = len(requests), "standard output"
-    else:
-        count, where = write_recorded(options.file, run, requests, replace=options.force), str(options.file)
+    from prefixbench.reports.progress import SweepProgress
+    from prefixbench.workloads.scripted.registry import WORKLOADS
+
+    entry = WORKLOADS.get(options.workload)
+    engine = engines[0] if engines else (entry.default_engine if entry is not None else "")
+    # A long run (thousands of steps, a large window) takes minutes: a line every few seconds
+    # says it is still running, as check --engine does (none for a record that ends sooner).
+    with SweepProgress(1, mode="lines", interval=CHECK_PROGRESS_SECONDS, command="record", final=False) as progress:
+        progress.started(f"{engine}/{options.preset} {options.workload} at {window:,} tokens")
+        run, requests = record_run(
+            options.workload, window, options.preset, engines[0] if engines else None, options.profile, options.workload_options
+        )
+        if to_stdout:
+            data = recorded_bytes(run, requests)
+            write_stdout_bytes(data)
+            count, where = len(requests), "standard output"
+        else:
+            count, where = write_recorded(options.file, run, requests, replace=options.force), str(options.file)
+        progress.finished(f"{engine}/{options.preset} {options.workload} at {window:,} tokens")
     print(f"wrote {where}: {count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)", file=sys.stderr)
     return 0
