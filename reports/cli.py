@@ -378,7 +378,7 @@ def _add_replay_parser(sub: _Subcommands) -> None:
         return
     from prefixbench.workloads.logs.formats import REPLAYS, replay_help
 
-    replay.add_argument("file", type=path_argument, help="the request log (JSONL); - reads it from standard input")
+    replay.add_argument("file", metavar="FILE", type=path_argument, help="the request log (JSONL); - reads it from standard input")
     replay.add_argument("--input", default=next(iter(REPLAYS)), choices=tuple(REPLAYS), help=replay_help())
     replay.add_argument(
         "--chars-per-token",

@@ -143,7 +143,7 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
     )
     from prefixbench.simulator.validate import PROFILES
 
-    record.add_argument("file", type=path_argument, help="where to write the log (JSONL); - writes it to standard output")
+    record.add_argument("file", metavar="FILE", type=path_argument, help="where to write the log (JSONL); - writes it to standard output")
     record.add_argument("--force", action="store_true", help="replace FILE if it exists (default: an existing FILE is refused, before the run)")
     from prefixbench.kernel.presets import PRESETS
     from prefixbench.workloads.scripted.registry import WORKLOADS

@@ -311,7 +311,7 @@ def test_a_provider_model_s_assumptions_are_in_the_report(tmp_path):
         (["bench", "--windows", "-.5k"], "--windows: window must be a positive number of tokens up to 1,000m, got '-.5k'"),
         (["audit", "log.jsonl", "--min-hit-ratio", "-5e-1"], "--min-hit-ratio: -0.5 is not between 0 and 1"),
         (["record", "--window", "-5k", "trace.jsonl"], "--window: window must be a positive number"),
-        (["record", "--window", "-5k"], "the following arguments are required: file"),  # not "unrecognized: -5k"
+        (["record", "--window", "-5k"], "the following arguments are required: FILE"),  # not "unrecognized: -5k"
         (["sweep", "--windows", "-x"], "--windows: got no value, and '-x' after it reads as an option; if it is the value, write --windows=-x"),
         (["sweep", "--windows", "--presets", "legacy"], "--windows: missing its value (a value that starts with '-' is written --windows=VALUE)"),
         (["sweep", "--presets", "legacy", "--windows"], "--windows: missing its value"),
@@ -379,3 +379,11 @@ def test_the_top_level_help_lists_every_exit_status_the_readme_lists(capsys):
     text = " ".join(capsys.readouterr().out.split())
     for status in ("0 done", "1 a check", "2 bad input", "130 interrupted", "143 a proxy stopped by SIGTERM"):
         assert status in text, status
+
+
+@pytest.mark.parametrize("command", ["replay", "record"])
+def test_a_missing_file_is_named_as_the_docs_and_compare_name_it(command, capsys):
+    # Before: "the following arguments are required: file", the docs' FILE.jsonl in lower case.
+    assert main([command]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: the following arguments are required: FILE (see 'prefixbench {command} --help')")
