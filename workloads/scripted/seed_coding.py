@@ -77,7 +77,7 @@ class SeedCodingWorkload(msgspec.Struct, frozen=True):
             raise UserError(f"--steps must be a whole number from 1 to {MAX_TOOL_STEPS:,} (a run with no tool step measures "
                             f"nothing), got {self.steps!r}")
         if self.effort is not None and self.effort not in EFFORTS:
-            raise UserError(f"unknown effort {self.effort!r} (known: {', '.join(EFFORTS)})")
+            raise UserError(f"unknown effort {self.effort!r} (known: {', '.join(EFFORTS)}, or default for the adapter's own)")
         if self.pruner == "rewrite-only" and self.rewrite_threshold - 1000 < 0:
             minimum = next(w for w in range(1000, 100_000, 1000) if SeedCodingWorkload._threshold_for(w) >= 1000)
             raise UserError(

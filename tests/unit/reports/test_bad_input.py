@@ -284,6 +284,8 @@ def test_silently_accepted_options_are_refused(tmp_path, capsys, argv, message):
         (["--retain-ratio", "0.9"], "error: --retain-ratio must be >= 0 and below --threshold-ratio 0.8, got 0.9"),
         (["--gap-s", "-5", "--workload", "idle-gaps"], "error: idle-gaps: --gap-s must be between 0 and 86400 seconds"),
         (["--gap-s", "3"], "--gap-s does not apply to workload 'seed-coding' (its options: --steps, --effort, --pruner,"),
+        # Before: "(known: low, high, max)", without the "default" the --help offers.
+        (["--effort", "ultra"], "error: unknown effort 'ultra' (known: low, high, max, or default for the adapter's own)"),
     ],
 )
 def test_a_bad_workload_option_names_its_flag(tmp_path, capsys, argv, message):
