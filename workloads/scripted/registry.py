@@ -120,7 +120,7 @@ WORKLOADS: dict[str, WorkloadEntry] = {
                 WorkloadOption("turns", int, "user turns, at most 10,000 (default: 4)"),
                 WorkloadOption("steps_per_turn", int, "tool steps per turn, at most 10,000 (default: 40)"),
                 WorkloadOption("reasoning_field", str, "the field a relay reads (default: reasoning_content)"),
-                WorkloadOption("effort", str, "conversation reasoning effort (default: high)"),
+                WorkloadOption("effort", str, "conversation reasoning effort: low|high|max (default: high)"),
             ),
             engine_sections={
                 "checkpoint": EngineSection("checkpoint", CheckpointConfig.from_mapping),

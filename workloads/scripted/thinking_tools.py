@@ -165,6 +165,9 @@ class ThinkingToolsWorkload(msgspec.Struct, frozen=True):
             raise UserError(
                 f"thinking-tools: the official endpoint uses reasoning_content, got reasoning_field {self.reasoning_field!r}"
             )
+        if self.effort is None:  # the word seed-coding takes for the adapter's effort (--effort default)
+            raise UserError(f"thinking-tools: effort must be one of {', '.join(EFFORTS)} (thinking on), got 'default' "
+                            "(thinking mode sends an effort; its default is high)")
         if self.effort not in EFFORTS:
             raise UserError(f"thinking-tools: effort must be one of {', '.join(EFFORTS)} (thinking on), got {self.effort!r}")
         if self.ranges is not None:

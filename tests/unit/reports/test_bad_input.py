@@ -284,6 +284,9 @@ def test_silently_accepted_options_are_refused(tmp_path, capsys, argv, message):
         (["--retain-ratio", "0.9"], "error: --retain-ratio must be >= 0 and below --threshold-ratio 0.8, got 0.9"),
         (["--gap-s", "-5", "--workload", "idle-gaps"], "error: idle-gaps: --gap-s must be between 0 and 86400 seconds"),
         (["--gap-s", "3"], "--gap-s does not apply to workload 'seed-coding' (its options: --steps, --effort, --pruner,"),
+        # Before: "got None": the word seed-coding takes for the adapter's effort, read as no value.
+        (["--workload", "thinking-tools", "--effort", "default"],
+         "error: thinking-tools: effort must be one of low, high, max (thinking on), got 'default' (thinking mode sends an effort"),
         # Before: "(known: low, high, max)", without the "default" the --help offers.
         (["--effort", "ultra"], "error: unknown effort 'ultra' (known: low, high, max, or default for the adapter's own)"),
     ],
@@ -291,7 +294,7 @@ def test_silently_accepted_options_are_refused(tmp_path, capsys, argv, message):
 def test_a_bad_workload_option_names_its_flag(tmp_path, capsys, argv, message):
     # Before: the factory's key ("checkpoint.retain_tokens", "idle-gaps: gap_s", "its options:
     # steps, ..., threshold_ratio, checkpoint, seed"), not what the user typed.
-    small = [word for word in SMALL if word not in ("--steps", "30")] if "idle-gaps" in argv else SMALL
+    small = [word for word in SMALL if word not in ("--steps", "30")] if "--workload" in argv else SMALL
     status, _, err = run(capsys, *small, *argv, "--out", str(tmp_path / "o"))
     assert_one_line(status, err, message)
 
