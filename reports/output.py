@@ -317,7 +317,7 @@ def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
     if getattr(args, "sweep_name", None) is not None:  # it picks a sweep of a grid file: alone it would be ignored
         raise UserError(f"--sweep {args.sweep_name}: names a sweep of a grid file; give --grid FILE.toml too")
     spec = sweep_spec(args)
-    if getattr(args, "seeds", None):
+    if getattr(args, "seeds", None) is not None:  # --seeds '' too: refused as an empty list, not ignored
         from msgspec.structs import replace
 
         spec = replace(spec, seeds=parse_seeds(str(args.seeds)))

@@ -265,6 +265,7 @@ SMALL = ["sweep", "--windows", "32k", "--presets", "patched", "--steps", "30", "
         (["--cache", "openai:"], "nothing after the colon"),
         (["--tokenizer", "deepseek-v4"], "add --cache deepseek"),
         (["--windows", "inf"], "--windows: window must be a positive number of tokens up to 1,000m"),
+        (["--seeds", ""], "--seeds: empty item in ''"),  # before: ignored, seed 0 run
         (["--windows", "nan"], "--windows: window must be a positive number"),
         (["--windows", "1e400"], "--windows: window must be a positive number"),
         (["--cache", "vllm:capacity_blocks=" + "9" * 5000], "has 5,000 digits: too large"),
