@@ -824,9 +824,9 @@ def run_check(options: CheckOptions) -> int:
     if results is None:
         from prefixbench.workloads.specs.registry import run_specs
 
-        windows = parse_windows(options.windows or DEFAULT_CHECK_WINDOWS)
+        windows = parse_windows(options.windows if options.windows is not None else DEFAULT_CHECK_WINDOWS)
         warn_window_memory(windows)
-        engines = parse_list(options.engines, "--engines") if options.engines else None
+        engines = parse_list(options.engines, "--engines") if options.engines is not None else None
         results = run_specs(options.preset, windows, engines)
     from prefixbench.reports.check_report import tally
 

@@ -55,7 +55,7 @@ USER_ENGINE_PRESET = "patched"
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     """The sweep an argument namespace asks for (workload options only when given)."""
     options = workload_options(args)
-    named = (*(parse_list(args.engines, "--engines") if args.engines else ()), *(getattr(args, "engine", None) or ()))
+    named = (*(parse_list(args.engines, "--engines") if args.engines is not None else ()), *(getattr(args, "engine", None) or ()))
     engine_configs: dict[str, dict[str, object]] = {}
     if args.engine_config is not None:
         from prefixbench.workloads.scripted.registry import check_sections_run, engine_config_options, get_workload, is_user_engine, read_engine_config

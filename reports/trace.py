@@ -73,7 +73,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
             raise UserError("--trace judges a recorded log: --engine, --engines and --engine-config do not apply")
         from prefixbench.workloads.specs.trace import run_trace_specs
 
-        windows = parse_windows(options.windows) if options.windows else (None,)
+        windows = parse_windows(options.windows) if options.windows is not None else (None,)
         torn: list[int] = []
         try:
             results = run_trace_specs(options.trace, options.input, profiles, windows, torn)
@@ -85,7 +85,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
 
     from prefixbench.workloads.specs.registry import known_engines
 
-    named = parse_list(options.engines, "--engines") if options.engines else ()
+    named = parse_list(options.engines, "--engines") if options.engines is not None else ()
     installed = set(user_engines())
     unknown = [e for e in named if e not in installed and e not in known_engines()]
     if unknown:  # --engines takes an installed engine too: the line lists them, as --help does
@@ -101,7 +101,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     from prefixbench.workloads.specs.engine import run_engine_specs
     from prefixbench.workloads.specs.registry import run_specs
 
-    windows = parse_windows(options.windows or "32k,128k,512k")
+    windows = parse_windows(options.windows if options.windows is not None else "32k,128k,512k")
     warn_window_memory(windows)
     builtin = [e for e in named if e not in user]
     configs: dict[str, Any] = {}

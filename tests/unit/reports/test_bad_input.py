@@ -491,3 +491,26 @@ def test_audit_refuses_a_bad_price_date_before_reading_any_log(tmp_path, capsys)
     empty.write_bytes(b"")
     status, _, err = run(capsys, "audit", str(empty), "--price-as-of", "2026-13-01")
     assert_one_line(status, err, "--price-as-of '2026-13-01' is not YYYY-MM-DD")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["sweep", "--engines=", "--quiet"], "--engines: empty item in ''"),
+        (["bench", "--strategies=", "--quiet"], "--strategies: empty item in ''"),
+        (["check", "--engines="], "--engines: empty item in ''"),
+        (["check", "--windows="], "--windows: empty item in ''"),
+        (["check", "--trace", "t.jsonl", "--windows="], "--windows: empty item in ''"),
+        (["audit", "a.jsonl", "--fail-on="], "--fail-on: unknown cause ''"),
+    ],
+)
+def test_an_empty_list_is_refused_not_read_as_the_default(tmp_path, monkeypatch, capsys, argv, message):
+    # Before: an empty value was taken as no value: the default engines, windows or strategies ran
+    # (the whole bench), and audit --fail-on= gated nothing, as --windows= on sweep never did.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.jsonl").write_text(json.dumps(GOOD) + "\n")
+    (tmp_path / "a.jsonl").write_text(json.dumps(GOOD) + "\n")
+    out = ["--out", str(tmp_path / "o")] if argv[0] in ("sweep", "bench") else []
+    status, _, err = run(capsys, *argv, *out)
+    assert_one_line(status, err, message)
+    assert not (tmp_path / "o").exists()
