@@ -949,6 +949,9 @@ def run_audit_command(args) -> int:
     from prefixbench.workloads.audit.gate import Gate, junit_xml, violations
 
     gate = Gate.parse(args.fail_on, args.min_hit_ratio, args.max_lost_usd)
+    from prefixbench.reports.options import check_price_date
+
+    check_price_date(args.price_as_of)  # before any log is read (the prices are looked up after)
     steps = parse_read_steps(getattr(args, "read_step", None))
     from prefixbench.workloads.logs.billing_header import assume_billing_headers, parse_modes
 

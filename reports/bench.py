@@ -101,7 +101,7 @@ def bench_spec(args: argparse.Namespace) -> BenchSpec:
     from prefixbench.reports.options import check_price_date, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
     from prefixbench.workloads.runs.bench import BENCH_CACHES, LISTED, BenchSpec, PriceVariant
 
-    named = parse_list(args.strategies, "--strategies") if args.strategies else ()
+    named = parse_list(args.strategies, "--strategies") if args.strategies is not None else ()
     if args.engine and not named:
         # --engine alone adds to the default strategies (the seed engines and the installed ones).
         from prefixbench.kernel.loading import installed_engines

@@ -145,16 +145,24 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
     rank = {p: i for i, p in enumerate(colours)}
     # Variant by variant, presets in their order inside each.
     series = sorted(dict.fromkeys(zip(kinds, runs["preset"])), key=lambda s: (names.index(s[0]), rank[s[1]]))
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(windows) * max(1, len(series)) / 2), 4.6))
-    width = 0.8 / max(1, len(series))
-    x = np.arange(len(windows))
     kind_of = pd.Series(kinds, index=runs.index)
-    for idx, (kind, preset) in enumerate(series):
-        offsets = x + (idx - (len(series) - 1) / 2) * width
-        for pos, window in zip(offsets, windows):
+    # Each window holds a slot for the series that ran at it only (a grid's workloads may not
+    # share windows): its group is as wide as its bars, centred on its tick. When every series
+    # ran at every window, the groups are 1 wide at 0, 1, 2...
+    ran = {(w, k, p) for w, k, p in zip(runs["window"], kinds, runs["preset"])}
+    present = [[s for s in series if (window, *s) in ran] for window in windows]
+    most = max(1, max((len(found) for found in present), default=0))
+    width = 0.8 / most
+    if all(len(found) == most for found in present):
+        spans, x = [1.0] * len(windows), np.arange(len(windows))
+    else:
+        spans = [len(found) * width + 0.2 for found in present]
+        x = np.concatenate([[0.0], np.cumsum(spans)[:-1]]) + (np.array(spans) - spans[0]) / 2
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * sum(spans) * most / 2), 4.6))
+    for centre, window, found in zip(x, windows, present):
+        for idx, (kind, preset) in enumerate(found):
+            pos = centre + (idx - (len(found) - 1) / 2) * width
             sel = runs[(runs["window"] == window) & (kind_of == kind) & (runs["preset"] == preset)]
-            if sel.empty:
-                continue
             ratios = [v for lst in sel["summary_hit_ratio"] for v in lst]
             if not ratios:
                 ax.text(pos, 1, "no summary calls", rotation=90, ha="center", va="bottom", fontsize="x-small", color=TOTAL)
@@ -169,7 +177,10 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
     ax.set_xticks(x, [format_window(int(w)) for w in windows])
     # Every series' slot in view, bar or not: an engine with no summary call (a user's engine
     # that never summarizes) draws only its words, which set no limits of their own.
-    ax.set_xlim(-0.5, len(windows) - 0.5)
+    if windows:
+        ax.set_xlim(x[0] - spans[0] / 2, x[-1] + spans[-1] / 2)
+    else:
+        ax.set_xlim(-0.5, -0.5)
     ax.set_xlabel("context window")
     ax.set_ylabel("summary-call hit rate (%)")
     ax.set_ylim(0, 115)

@@ -250,7 +250,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         description="Prefix-cache simulator and regression benchmarks for compacting LLM agents.",
         epilog="exit status: 0 done, 1 a check, gate or comparison failed (check; audit --fail-on, "
         "--min-hit-ratio, --max-lost-usd; compare), 2 bad input (one line naming the file:line, "
-        "option or key), 130 interrupted",
+        "option or key), 130 interrupted, 143 a proxy stopped by SIGTERM",
     )
     parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
     parser.add_argument("--debug", action="store_true", default=False, help=DEBUG_HELP)
@@ -378,7 +378,7 @@ def _add_replay_parser(sub: _Subcommands) -> None:
         return
     from prefixbench.workloads.logs.formats import REPLAYS, replay_help
 
-    replay.add_argument("file", type=path_argument, help="the request log (JSONL); - reads it from standard input")
+    replay.add_argument("file", metavar="FILE", type=path_argument, help="the request log (JSONL); - reads it from standard input")
     replay.add_argument("--input", default=next(iter(REPLAYS)), choices=tuple(REPLAYS), help=replay_help())
     replay.add_argument(
         "--chars-per-token",
@@ -835,9 +835,9 @@ def run_check(options: CheckOptions) -> int:
     if results is None:
         from prefixbench.workloads.specs.registry import run_specs
 
-        windows = parse_windows(options.windows or DEFAULT_CHECK_WINDOWS)
+        windows = parse_windows(options.windows if options.windows is not None else DEFAULT_CHECK_WINDOWS)
         warn_window_memory(windows)
-        engines = parse_list(options.engines, "--engines") if options.engines else None
+        engines = parse_list(options.engines, "--engines") if options.engines is not None else None
         results = run_specs(options.preset, windows, engines)
     from prefixbench.reports.check_report import tally
 

@@ -55,7 +55,7 @@ USER_ENGINE_PRESET = "patched"
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     """The sweep an argument namespace asks for (workload options only when given)."""
     options = workload_options(args)
-    named = (*(parse_list(args.engines, "--engines") if args.engines else ()), *(getattr(args, "engine", None) or ()))
+    named = (*(parse_list(args.engines, "--engines") if args.engines is not None else ()), *(getattr(args, "engine", None) or ()))
     engine_configs: dict[str, dict[str, object]] = {}
     if args.engine_config is not None:
         from prefixbench.workloads.scripted.registry import check_sections_run, engine_config_options, get_workload, is_user_engine, read_engine_config
@@ -317,7 +317,7 @@ def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
     if getattr(args, "sweep_name", None) is not None:  # it picks a sweep of a grid file: alone it would be ignored
         raise UserError(f"--sweep {args.sweep_name}: names a sweep of a grid file; give --grid FILE.toml too")
     spec = sweep_spec(args)
-    if getattr(args, "seeds", None):
+    if getattr(args, "seeds", None) is not None:  # --seeds '' too: refused as an empty list, not ignored
         from msgspec.structs import replace
 
         spec = replace(spec, seeds=parse_seeds(str(args.seeds)))

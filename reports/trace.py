@@ -73,7 +73,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
             raise UserError("--trace judges a recorded log: --engine, --engines and --engine-config do not apply")
         from prefixbench.workloads.specs.trace import run_trace_specs
 
-        windows = parse_windows(options.windows) if options.windows else (None,)
+        windows = parse_windows(options.windows) if options.windows is not None else (None,)
         torn: list[int] = []
         try:
             results = run_trace_specs(options.trace, options.input, profiles, windows, torn)
@@ -85,7 +85,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
 
     from prefixbench.workloads.specs.registry import known_engines
 
-    named = parse_list(options.engines, "--engines") if options.engines else ()
+    named = parse_list(options.engines, "--engines") if options.engines is not None else ()
     installed = set(user_engines())
     unknown = [e for e in named if e not in installed and e not in known_engines()]
     if unknown:  # --engines takes an installed engine too: the line lists them, as --help does
@@ -101,7 +101,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     from prefixbench.workloads.specs.engine import run_engine_specs
     from prefixbench.workloads.specs.registry import run_specs
 
-    windows = parse_windows(options.windows or "32k,128k,512k")
+    windows = parse_windows(options.windows if options.windows is not None else "32k,128k,512k")
     warn_window_memory(windows)
     builtin = [e for e in named if e not in user]
     configs: dict[str, Any] = {}
@@ -143,7 +143,7 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
     )
     from prefixbench.simulator.validate import PROFILES
 
-    record.add_argument("file", type=path_argument, help="where to write the log (JSONL); - writes it to standard output")
+    record.add_argument("file", metavar="FILE", type=path_argument, help="where to write the log (JSONL); - writes it to standard output")
     record.add_argument("--force", action="store_true", help="replace FILE if it exists (default: an existing FILE is refused, before the run)")
     from prefixbench.kernel.presets import PRESETS
     from prefixbench.workloads.scripted.registry import WORKLOADS
@@ -175,14 +175,24 @@ def cmd_record(options: RecordOptions) -> int:
         refuse_unwritable(options.file, replace=options.force)
     else:
         refuse_closed_stdout("record -")
-    run, requests = record_run(
-        options.workload, window, options.preset, engines[0] if engines else None, options.profile, options.workload_options
-    )
-    if to_stdout:
-        data = recorded_bytes(run, requests)
-        write_stdout_bytes(data)
-        count, where = len(requests), "standard output"
-    else:
-        count, where = write_recorded(options.file, run, requests, replace=options.force), str(options.file)
+    from prefixbench.reports.progress import SweepProgress
+    from prefixbench.workloads.scripted.registry import WORKLOADS
+
+    entry = WORKLOADS.get(options.workload)
+    engine = engines[0] if engines else (entry.default_engine if entry is not None else "")
+    # A long run (thousands of steps, a large window) takes minutes: a line every few seconds
+    # says it is still running, as check --engine does (none for a record that ends sooner).
+    with SweepProgress(1, mode="lines", interval=CHECK_PROGRESS_SECONDS, command="record", final=False) as progress:
+        progress.started(f"{engine}/{options.preset} {options.workload} at {window:,} tokens")
+        run, requests = record_run(
+            options.workload, window, options.preset, engines[0] if engines else None, options.profile, options.workload_options
+        )
+        if to_stdout:
+            data = recorded_bytes(run, requests)
+            write_stdout_bytes(data)
+            count, where = len(requests), "standard output"
+        else:
+            count, where = write_recorded(options.file, run, requests, replace=options.force), str(options.file)
+        progress.finished(f"{engine}/{options.preset} {options.workload} at {window:,} tokens")
     print(f"wrote {where}: {count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)", file=sys.stderr)
     return 0

@@ -27,7 +27,7 @@ class Gate(msgspec.Struct, frozen=True):
     def parse(cls, fail_on: str | None, min_hit_ratio: str | float | None, max_lost_usd: str | float | None) -> Gate:
         """Check the options (UserError naming the option on a bad value)."""
         causes: tuple[str, ...] = ()
-        if fail_on:
+        if fail_on is not None:  # --fail-on= too: refused, not taken as no gate
             causes = tuple(item.strip() for item in fail_on.split(","))
             unknown = [c for c in causes if c not in CAUSES]
             if unknown or not all(causes):

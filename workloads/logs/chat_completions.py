@@ -165,13 +165,22 @@ def parse_line(line: bytes, memo: MessageMemo) -> tuple[Request, tuple[str, ...]
     return parse_request(body, memo), parse_rewrites(body)
 
 
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in JSON's words (``null``, ``an array``), not Python's type names."""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else str(value).lower()
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a string" if isinstance(value, str) else "an array" if isinstance(value, list) else type(value).__name__
+
+
 def parse_request(body: Any, memo: MessageMemo | None = None) -> Request:
     """One chat-completions request body as a wire Request (LineError when malformed).
 
     With ``memo``, ``body["messages"]`` holds each message's raw JSON bytes (see :func:`parse_line`).
     """
     if not isinstance(body, dict):
-        raise LineError(f"expected a JSON object, got {type(body).__name__}")
+        raise LineError(f"expected a JSON object, got {_json_kind(body)}")
     model = _require(body, "model", str)
     if not model.strip():
         raise LineError("field 'model' is empty")

@@ -81,7 +81,8 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                 if marked:
                     item, reason = marked[0]
                     raise UserError(
-                        f"{path}: no log to audit: the folder walk found {len(marked)} file(s), none a log "
+                        f"{path}: no log to audit: of the {len(marked)} file(s) named {', '.join('*' + s for s in LOG_SUFFIXES[:-1])} "
+                        f"or *{LOG_SUFFIXES[-1]} here, none is a log "
                         f"({item.name}: {'empty' if reason == 'empty' else 'no record of a format audit reads'})"
                     )
                 raise UserError(f"{path}: no log files ({', '.join('*' + s for s in LOG_SUFFIXES)}) in this folder")

@@ -144,6 +144,10 @@ def plan_bench(spec: BenchSpec) -> SweepPlan:
             raise UserError(f"--read-price: a factor of the listed read price from 0 to 10, got {variant.factor}")
     for entry in caches:
         get_price(entry.price, as_of=spec.price_as_of)
+    for name in spec.options:
+        if not any(name in {option.name for option in WORKLOADS[w].options} for w in spec.workloads):
+            takes = "; ".join(f"{w}: {', '.join(o.flag for o in WORKLOADS[w].options)}" for w in spec.workloads)
+            raise UserError(f"--{name.replace('_', '-')} applies to no workload of this bench ({takes})")
     specs = []
     for workload in spec.workloads:
         known = {option.name for option in WORKLOADS[workload].options}

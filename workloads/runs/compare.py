@@ -554,7 +554,8 @@ _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 def baseline_path(name: str, root: Path = BASELINE_DIR) -> Path:
     if not _NAME.fullmatch(name):
-        raise UserError(f"baseline name {name!r}: use letters, digits, '.', '_' and '-' (e.g. v0.3 or main)")
+        raise UserError(f"baseline name {name!r}: start with an ASCII letter or digit, then ASCII letters, digits, '.', '_' or '-', "
+                        "at most 100 characters (e.g. v0.3 or main)")
     return root / f"{name}.json"
 
 

@@ -33,7 +33,7 @@ from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
 from prefixbench.workloads.scripted.base import unwrapped_client
-from prefixbench.workloads.scripted.loop import run_single_agent
+from prefixbench.workloads.scripted.loop import check_counts, run_single_agent
 from prefixbench.workloads.scripted.prose import prose
 
 #: Seed 0's gaps, as multiples of ``gap_s``, cycled over the turns.
@@ -67,6 +67,7 @@ class IdleGapsWorkload(msgspec.Struct, frozen=True):
         for key in ("turns", "steps_per_turn"):
             if not is_positive_int(getattr(self, key)):
                 raise UserError(f"idle-gaps: {key} must be a positive integer, got {getattr(self, key)!r}")
+        check_counts("idle-gaps", turns=self.turns, steps_per_turn=self.steps_per_turn)
         if isinstance(self.gap_s, bool) or not isinstance(self.gap_s, (int, float)) or not 0 <= self.gap_s <= 86_400:
             raise UserError(f"idle-gaps: gap_s must be between 0 and 86400 seconds, got {self.gap_s!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:

@@ -33,6 +33,7 @@ from prefixbench.simulator.cache import tokens_of
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.render import render_message
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Message, Request
 from prefixbench.workloads.scripted.base import Agent, Run
 
@@ -43,8 +44,26 @@ if TYPE_CHECKING:
 FIRST_TOKEN_MS = 600
 PER_OUTPUT_TOKEN_MS = 12
 TOOL_MS = 250
-#: A turn that has not ended after this many steps is a broken script.
-MAX_STEPS_PER_TURN = 10_000
+#: The most tool steps a workload option may ask of one turn (``--steps``, ``--steps-per-turn``,
+#: ``--subagent-steps``, ``--main-steps``), and the most user turns (``--turns``): more is refused
+#: before any run, as a number no run could finish.
+MAX_TOOL_STEPS = 10_000
+MAX_TURNS = 10_000
+#: A turn that has not ended after this many steps (its tool steps and its answer) is a broken script.
+MAX_STEPS_PER_TURN = MAX_TOOL_STEPS + 1
+
+
+def check_counts(workload: str, **counts: int) -> None:
+    """Refuse a turn count above :data:`MAX_TURNS` (``turns``) or a tool-step count above
+    :data:`MAX_TOOL_STEPS` (any other key), naming the workload and the key.
+
+    Raises:
+        UserError: the first count over its limit.
+    """
+    for key, value in counts.items():
+        limit = MAX_TURNS if key == "turns" else MAX_TOOL_STEPS
+        if value > limit:
+            raise UserError(f"{workload}: {key} must be at most {limit:,}, got {value!r}")
 
 
 class Clock(msgspec.Struct):

@@ -101,7 +101,7 @@ WORKLOADS: dict[str, WorkloadEntry] = {
             "seed 001's scripted coding session: tool steps, a pruner that rewrites every third result",
             engines=("checkpoint",),
             options=(
-                WorkloadOption("steps", int, "tool steps per run (default: 60)"),
+                WorkloadOption("steps", int, "tool steps per run, 1 to 10,000 (default: 60)"),
                 WorkloadOption("effort", str, "conversation reasoning effort: low|high|max|default (default: max)", default_word="default"),
                 WorkloadOption("pruner", str, "rewrite-only|none|default (default: rewrite-only)"),
                 WorkloadOption("threshold_ratio", float, "compact at this share of the window (default: 0.8)"),
@@ -117,10 +117,10 @@ WORKLOADS: dict[str, WorkloadEntry] = {
             "DeepSeek thinking mode with tools: user turns of tool steps carrying reasoning",
             engines=("user-tail", "checkpoint", "ranges"),
             options=(
-                WorkloadOption("turns", int, "user turns (default: 4)"),
-                WorkloadOption("steps_per_turn", int, "tool steps per turn (default: 40)"),
+                WorkloadOption("turns", int, "user turns, at most 10,000 (default: 4)"),
+                WorkloadOption("steps_per_turn", int, "tool steps per turn, at most 10,000 (default: 40)"),
                 WorkloadOption("reasoning_field", str, "the field a relay reads (default: reasoning_content)"),
-                WorkloadOption("effort", str, "conversation reasoning effort (default: high)"),
+                WorkloadOption("effort", str, "conversation reasoning effort: low|high|max (default: high)"),
             ),
             engine_sections={
                 "checkpoint": EngineSection("checkpoint", CheckpointConfig.from_mapping),
@@ -137,8 +137,8 @@ WORKLOADS: dict[str, WorkloadEntry] = {
             engines=("checkpoint",),
             options=(
                 WorkloadOption("subagents", int, "concurrent subagents (default: 4)"),
-                WorkloadOption("subagent_steps", int, "read steps per subagent (default: 6)"),
-                WorkloadOption("main_steps", int, "main-agent steps before the fan-out (default: 4)"),
+                WorkloadOption("subagent_steps", int, "read steps per subagent, at most 10,000 (default: 6)"),
+                WorkloadOption("main_steps", int, "main-agent steps before the fan-out, at most 10,000 (default: 4)"),
             ),
         ),
         WorkloadEntry(
@@ -147,8 +147,8 @@ WORKLOADS: dict[str, WorkloadEntry] = {
             "user turns separated by idle gaps around the cache TTL (use a TTL cache model)",
             engines=("checkpoint",),
             options=(
-                WorkloadOption("turns", int, "user turns (default: 6)"),
-                WorkloadOption("steps_per_turn", int, "tool steps per turn (default: 6)"),
+                WorkloadOption("turns", int, "user turns, at most 10,000 (default: 6)"),
+                WorkloadOption("steps_per_turn", int, "tool steps per turn, at most 10,000 (default: 6)"),
                 WorkloadOption("gap_s", float, "centre of the idle gaps in seconds (default: 300)"),
             ),
         ),

@@ -42,7 +42,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
 from prefixbench.workloads.scripted.base import Run, unwrapped_client
-from prefixbench.workloads.scripted.loop import _Driver
+from prefixbench.workloads.scripted.loop import _Driver, check_counts
 from prefixbench.workloads.scripted.prose import prose
 
 #: More concurrent subagents than this is not a workload anyone runs.
@@ -82,6 +82,7 @@ class SubagentsWorkload(msgspec.Struct, frozen=True):
         for key in ("subagents", "subagent_steps", "main_steps"):
             if not is_positive_int(getattr(self, key)):
                 raise UserError(f"subagents: {key} must be a positive integer, got {getattr(self, key)!r}")
+        check_counts("subagents", subagent_steps=self.subagent_steps, main_steps=self.main_steps)
         if self.subagents > MAX_SUBAGENTS:
             raise UserError(f"subagents: at most {MAX_SUBAGENTS} subagents, got {self.subagents}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:

@@ -63,7 +63,7 @@ from prefixbench.simulator.wire import (
 )
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.workloads.scripted.base import Run
-from prefixbench.workloads.scripted.loop import run_workload
+from prefixbench.workloads.scripted.loop import check_counts, run_workload
 from prefixbench.workloads.scripted.prose import prose
 from prefixbench.workloads.scripted.ranges_responder import (
     COMPRESS_TOOL,
@@ -153,6 +153,7 @@ class ThinkingToolsWorkload(msgspec.Struct, frozen=True):
             value = getattr(self, key)
             if not is_positive_int(value):
                 raise UserError(f"thinking-tools: {key} must be a positive integer, got {value!r}")
+        check_counts("thinking-tools", turns=self.turns, steps_per_turn=self.steps_per_turn)
         if self.binding not in BINDINGS:
             raise UserError(f"thinking-tools: binding must be one of {', '.join(BINDINGS)}, got {self.binding!r}")
         if self.reasoning_field not in REASONING_FIELDS:
@@ -164,6 +165,9 @@ class ThinkingToolsWorkload(msgspec.Struct, frozen=True):
             raise UserError(
                 f"thinking-tools: the official endpoint uses reasoning_content, got reasoning_field {self.reasoning_field!r}"
             )
+        if self.effort is None:  # the word seed-coding takes for the adapter's effort (--effort default)
+            raise UserError(f"thinking-tools: effort must be one of {', '.join(EFFORTS)} (thinking on), got 'default' "
+                            "(thinking mode sends an effort; its default is high)")
         if self.effort not in EFFORTS:
             raise UserError(f"thinking-tools: effort must be one of {', '.join(EFFORTS)} (thinking on), got {self.effort!r}")
         if self.ranges is not None:

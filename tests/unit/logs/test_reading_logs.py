@@ -170,7 +170,7 @@ def test_empty_files_in_a_walked_folder_are_skipped_and_listed(tmp_path: Path) -
     with pytest.raises(UserError, match="b.jsonl:1: empty file"):
         run_audit([tmp_path / "b.jsonl"])
     (tmp_path / "a.jsonl").unlink()
-    with pytest.raises(UserError, match=r"no log to audit: the folder walk found 1 file\(s\), none a log \(b.jsonl: empty\)"):
+    with pytest.raises(UserError, match=r"no log to audit: of the 1 file\(s\) named \*.jsonl, \*.json or \*.traj here, none is a log \(b.jsonl: empty\)"):
         run_audit([tmp_path])
 
 

@@ -160,7 +160,7 @@ def test_a_folder_of_only_empty_or_metadata_files_says_so(tmp_path: Path, capsys
     (root / "a.jsonl").write_text("")
     assert main(["audit", str(root), "--quiet"]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"prefixbench: error: {root}: no log to audit: the folder walk found 1 file(s), none a log (a.jsonl: empty)")
+        f"prefixbench: error: {root}: no log to audit: of the 1 file(s) named *.jsonl, *.json or *.traj here, none is a log (a.jsonl: empty)")
 
 
 def test_exact_copies_of_a_log_count_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -242,3 +242,16 @@ def test_a_walked_log_file_without_read_permission_is_skipped_with_a_warning(tmp
     assert err.strip() == f"prefixbench: warning: {locked}: skipped: a log file the folder walk found and could not read (Permission denied)"
     files = {f["file"]: f for f in json.loads(out)["files"]}
     assert files[str(locked)]["format"] == "unreadable" and files[str(root / "top.jsonl")]["requests"] > 0
+
+
+def test_a_folder_of_unrelated_files_counts_only_the_log_named_ones(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Before: "the folder walk found 1 file(s)" in a folder of three, as if two were missed.
+    root = tmp_path / "misc"
+    root.mkdir()
+    (root / "notes.txt").write_text("hello\n")
+    (root / "table.csv").write_text("x,y\n1,2\n")
+    (root / "config.json").write_text('{"a": 1}\n')
+    assert main(["audit", str(root), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: {root}: no log to audit: of the 1 file(s) named *.jsonl, *.json or *.traj here, none is a log "
+        "(config.json: no record of a format audit reads)")

@@ -257,7 +257,7 @@ SMALL = ["sweep", "--windows", "32k", "--presets", "patched", "--steps", "30", "
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--steps", "0"], "--steps must be a whole number >= 1"),
+        (["--steps", "0"], "--steps must be a whole number from 1 to 10,000"),
         (["--windows", "32k,32k"], "--windows: '32k' given twice"),
         (["--windows", "32k,32000"], "--windows: 32,000 tokens given twice"),
         (["--presets", "patched,patched"], "--presets: 'patched' given twice"),
@@ -265,6 +265,7 @@ SMALL = ["sweep", "--windows", "32k", "--presets", "patched", "--steps", "30", "
         (["--cache", "openai:"], "nothing after the colon"),
         (["--tokenizer", "deepseek-v4"], "add --cache deepseek"),
         (["--windows", "inf"], "--windows: window must be a positive number of tokens up to 1,000m"),
+        (["--seeds", ""], "--seeds: empty item in ''"),  # before: ignored, seed 0 run
         (["--windows", "nan"], "--windows: window must be a positive number"),
         (["--windows", "1e400"], "--windows: window must be a positive number"),
         (["--cache", "vllm:capacity_blocks=" + "9" * 5000], "has 5,000 digits: too large"),
@@ -284,14 +285,47 @@ def test_silently_accepted_options_are_refused(tmp_path, capsys, argv, message):
         (["--retain-ratio", "0.9"], "error: --retain-ratio must be >= 0 and below --threshold-ratio 0.8, got 0.9"),
         (["--gap-s", "-5", "--workload", "idle-gaps"], "error: idle-gaps: --gap-s must be between 0 and 86400 seconds"),
         (["--gap-s", "3"], "--gap-s does not apply to workload 'seed-coding' (its options: --steps, --effort, --pruner,"),
+        # Before: "got None": the word seed-coding takes for the adapter's effort, read as no value.
+        (["--workload", "thinking-tools", "--effort", "default"],
+         "error: thinking-tools: effort must be one of low, high, max (thinking on), got 'default' (thinking mode sends an effort"),
+        # Before: "(known: low, high, max)", without the "default" the --help offers.
+        (["--effort", "ultra"], "error: unknown effort 'ultra' (known: low, high, max, or default for the adapter's own)"),
     ],
 )
 def test_a_bad_workload_option_names_its_flag(tmp_path, capsys, argv, message):
     # Before: the factory's key ("checkpoint.retain_tokens", "idle-gaps: gap_s", "its options:
     # steps, ..., threshold_ratio, checkpoint, seed"), not what the user typed.
-    small = [word for word in SMALL if word not in ("--steps", "30")] if "idle-gaps" in argv else SMALL
+    small = [word for word in SMALL if word not in ("--steps", "30")] if "--workload" in argv else SMALL
     status, _, err = run(capsys, *small, *argv, "--out", str(tmp_path / "o"))
     assert_one_line(status, err, message)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--steps", "10001"], "--steps must be a whole number from 1 to 10,000"),
+        (["--steps", "99999999999"], "--steps must be a whole number from 1 to 10,000"),
+        (["--workload", "thinking-tools", "--steps-per-turn", "10001"], "thinking-tools: --steps-per-turn must be at most 10,000"),
+        (["--workload", "idle-gaps", "--steps-per-turn", "10001"], "idle-gaps: --steps-per-turn must be at most 10,000"),
+        (["--workload", "idle-gaps", "--turns", "99999999999"], "idle-gaps: turns must be at most 10,000"),
+        (["--workload", "thinking-tools", "--turns", "10001"], "thinking-tools: turns must be at most 10,000"),
+        (["--workload", "subagents", "--subagent-steps", "10001"], "subagents: --subagent-steps must be at most 10,000"),
+        (["--workload", "subagents", "--main-steps", "10001"], "subagents: --main-steps must be at most 10,000"),
+    ],
+)
+def test_a_huge_step_or_turn_count_is_refused_before_any_run(tmp_path, capsys, argv, message):
+    # Before: a turn of more than 10,000 steps ran them all, then ended in a RuntimeError
+    # traceback (exit 1); --turns 99999999999 ran on with no end.
+    small = [word for word in SMALL if word not in ("--steps", "30")] if "--workload" in argv else SMALL
+    status, _, err = run(capsys, *small, *argv, "--out", str(tmp_path / "o"))
+    assert_one_line(status, err, message)
+    assert not (tmp_path / "o").exists()
+
+
+def test_record_refuses_a_huge_steps_before_running(tmp_path, capsys):
+    status, _, err = run(capsys, "record", str(tmp_path / "x.jsonl"), "--steps", "10001")
+    assert_one_line(status, err, "--steps must be a whole number from 1 to 10,000", "got 10001")
+    assert not (tmp_path / "x.jsonl").exists()
 
 
 def test_an_engine_config_files_key_keeps_its_name_beside_a_flag(tmp_path, capsys):
@@ -448,3 +482,35 @@ def test_a_last_line_cut_inside_a_character_is_a_torn_tail(tmp_path, capsys, arg
     path.write_bytes(whole + cut + b"\n" + whole)
     status, _, err = run(capsys, *argv, str(path))
     assert_one_line(status, err, f"{path}:2: ")
+
+
+def test_audit_refuses_a_bad_price_date_before_reading_any_log(tmp_path, capsys):
+    # Before: the logs were read (a progress bar, seconds on a large folder) and their own errors
+    # said first; the date was checked only when the first request was priced.
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    status, _, err = run(capsys, "audit", str(empty), "--price-as-of", "2026-13-01")
+    assert_one_line(status, err, "--price-as-of '2026-13-01' is not YYYY-MM-DD")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["sweep", "--engines=", "--quiet"], "--engines: empty item in ''"),
+        (["bench", "--strategies=", "--quiet"], "--strategies: empty item in ''"),
+        (["check", "--engines="], "--engines: empty item in ''"),
+        (["check", "--windows="], "--windows: empty item in ''"),
+        (["check", "--trace", "t.jsonl", "--windows="], "--windows: empty item in ''"),
+        (["audit", "a.jsonl", "--fail-on="], "--fail-on: unknown cause ''"),
+    ],
+)
+def test_an_empty_list_is_refused_not_read_as_the_default(tmp_path, monkeypatch, capsys, argv, message):
+    # Before: an empty value was taken as no value: the default engines, windows or strategies ran
+    # (the whole bench), and audit --fail-on= gated nothing, as --windows= on sweep never did.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.jsonl").write_text(json.dumps(GOOD) + "\n")
+    (tmp_path / "a.jsonl").write_text(json.dumps(GOOD) + "\n")
+    out = ["--out", str(tmp_path / "o")] if argv[0] in ("sweep", "bench") else []
+    status, _, err = run(capsys, *argv, *out)
+    assert_one_line(status, err, message)
+    assert not (tmp_path / "o").exists()

@@ -278,3 +278,24 @@ def test_a_change_rounded_to_nothing_is_written_one_way() -> None:
     from prefixbench.reports.tables import fmt_change
 
     assert [fmt_change(x) for x in (-0.0004, 0.0, 0.0004, -0.345, None)] == ["+0.0%", "+0.0%", "+0.0%", "-34.5%", "-"]
+
+
+def test_a_window_some_series_did_not_run_at_keeps_no_empty_slots_for_them():
+    # Before: every window kept a slot for every series (a grid of seed-coding at 32k-512k beside
+    # thinking-tools at 32k only): the 128k bars sat off their tick, beside empty room for the
+    # series that never ran there, and the chart was as wide as if every window held them all.
+    rows = [(32_000, engine, preset, [0.9]) for engine in ("a", "b", "c") for preset in ("legacy", "patched")]
+    rows += [(128_000, "a", preset, [0.5]) for preset in ("legacy", "patched")]
+    fig = hit_rate_figure(runs(rows))
+    ax = fig.axes[0]
+    bars = [p for p in ax.patches if p.get_height() > 0]
+    centres = sorted(p.get_x() + p.get_width() / 2 for p in bars)
+    ticks = ax.get_xticks()
+    at_128k = [c for c in centres if c > ticks[0] + 0.5]
+    assert len(at_128k) == 2 and abs(sum(at_128k) / 2 - ticks[1]) < 1e-9  # centred on its tick
+    width = bars[0].get_width()
+    assert abs((at_128k[1] - at_128k[0]) - width) < 1e-9  # side by side, no empty slot between
+    lo, hi = ax.get_xlim()
+    assert hi - ticks[1] < 2 * width  # no room kept for the four series that did not run at 128k
+    assert fig.get_size_inches()[0] < 1.6 * 2 * 6 / 2  # narrower than six slots at each window
+    plt.close(fig)

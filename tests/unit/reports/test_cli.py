@@ -321,7 +321,7 @@ def test_a_simulation_option_given_is_in_the_report_s_assumptions(tmp_path):
         (["bench", "--windows", "-.5k"], "--windows: window must be a positive number of tokens up to 1,000m, got '-.5k'"),
         (["audit", "log.jsonl", "--min-hit-ratio", "-5e-1"], "--min-hit-ratio: -0.5 is not between 0 and 1"),
         (["record", "--window", "-5k", "trace.jsonl"], "--window: window must be a positive number"),
-        (["record", "--window", "-5k"], "the following arguments are required: file"),  # not "unrecognized: -5k"
+        (["record", "--window", "-5k"], "the following arguments are required: FILE"),  # not "unrecognized: -5k"
         (["sweep", "--windows", "-x"], "--windows: got no value, and '-x' after it reads as an option; if it is the value, write --windows=-x"),
         (["sweep", "--windows", "--presets", "legacy"], "--windows: missing its value (a value that starts with '-' is written --windows=VALUE)"),
         (["sweep", "--presets", "legacy", "--windows"], "--windows: missing its value"),
@@ -398,3 +398,20 @@ def test_two_options_of_one_cache_model_are_two_runs_in_one_sweep(tmp_path):
     assert runs["total_usd"][0] <= runs["total_usd"][1]
     cost = (out / "cost.md").read_text()
     assert cost.count("| 32k | patched |") == 2
+
+
+def test_the_top_level_help_lists_every_exit_status_the_readme_lists(capsys):
+    # Before: --help stopped at 130, without the 143 of a proxy stopped by SIGTERM.
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for status in ("0 done", "1 a check", "2 bad input", "130 interrupted", "143 a proxy stopped by SIGTERM"):
+        assert status in text, status
+
+
+@pytest.mark.parametrize("command", ["replay", "record"])
+def test_a_missing_file_is_named_as_the_docs_and_compare_name_it(command, capsys):
+    # Before: "the following arguments are required: file", the docs' FILE.jsonl in lower case.
+    assert main([command]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: the following arguments are required: FILE (see 'prefixbench {command} --help')")

@@ -315,3 +315,13 @@ def test_log_strings_in_lane_keys_are_escaped_in_text_and_markdown(tmp_path, cap
     assert main(["compare", str(base_path), str(new_path), "--format", "md"]) == 1
     md = capsys.readouterr().out
     assert "\x1b" not in md and "\n# owned" not in md and "`` " in md
+
+
+@pytest.mark.parametrize("name", ["ünï", "x" * 101, ".hidden"])
+def test_a_refused_baseline_name_says_the_rule_it_broke(name):
+    # Before: "use letters, digits, '.', '_' and '-'" for a name of letters (ü), for one of 101
+    # of them and for one starting with '.', as if the name held a character it did not.
+    from prefixbench.workloads.runs.compare import baseline_path
+
+    with pytest.raises(UserError, match=r"start with an ASCII letter or digit, then ASCII letters, digits, '\.', '_' or '-', at most 100"):
+        baseline_path(name)

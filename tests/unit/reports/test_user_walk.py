@@ -256,3 +256,22 @@ def test_compare_of_a_result_cut_short_says_where(tmp_path, capsys) -> None:
     assert main(["compare", str(cut), str(cut)]) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"prefixbench: error: {cut}:1: not valid JSON (Unterminated string starting at column 40)"]
+
+
+def test_a_long_record_says_it_is_still_running(tmp_path, monkeypatch, capsys) -> None:
+    # Before: record --steps 3000 --window 512k ran 2.5 minutes with nothing on stderr until its
+    # "wrote" line. Now a line every few seconds, as check --engine prints (none for a quick one).
+    from prefixbench.reports import trace
+
+    monkeypatch.setattr(trace, "CHECK_PROGRESS_SECONDS", 0.01)
+    assert main(["record", str(tmp_path / "r.jsonl"), "--steps", "200"]) == 0
+    err = capsys.readouterr().err
+    assert "prefixbench: record 0/1 runs done, 1 in flight, " in err
+    assert ", running checkpoint/patched seed-coding at 32,000 tokens" in err
+    assert err.splitlines()[-2].startswith("prefixbench: record 1/1 runs done, 0 in flight, ")
+    assert err.splitlines()[-1].startswith("wrote ")
+
+
+def test_a_quick_record_prints_no_progress(tmp_path, capsys) -> None:
+    assert main(["record", str(tmp_path / "r.jsonl"), "--steps", "5"]) == 0
+    assert "runs done" not in capsys.readouterr().err

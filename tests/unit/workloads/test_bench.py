@@ -153,3 +153,22 @@ def test_strategies_that_fit_keep_the_window_of_a_cache_that_counts_more_than_th
     run = execute_planned(item)
     assert [o.index for o in run.observations if o.is_rejected] == []
     assert max(o.prompt_tokens for o in run.observations) > 0.8 * window  # it did fill the window
+
+
+@pytest.mark.parametrize(
+    ("workloads", "options", "message"),
+    [
+        (("seed-coding",), {"turns": 3}, r"--turns applies to no workload of this bench \(seed-coding: --steps, --effort,"),
+        (("seed-coding",), {"gap_s": 3.0}, r"--gap-s applies to no workload of this bench"),
+    ],
+)
+def test_a_workload_option_no_bench_workload_takes_is_refused(workloads, options, message):
+    # Before: dropped without a word, and the whole default bench ran (sweep and record refuse it).
+    with pytest.raises(UserError, match=message):
+        plan_bench(BenchSpec(workloads=workloads, caches=("openai",), windows=(32_000,), seeds=(0,), options=options))
+
+
+def test_a_workload_option_some_bench_workloads_take_is_given_to_those():
+    plan = plan_bench(BenchSpec(workloads=("seed-coding", "idle-gaps"), strategies=("checkpoint",), caches=("openai",),
+                                windows=(32_000,), seeds=(0,), options={"turns": 2}))
+    assert plan.runs

@@ -56,7 +56,12 @@ def test_a_body_maps_onto_the_wire_model(tmp_path):
         ({"model": "m", "messages": [{"role": "robot", "content": "x"}]}, "unknown role 'robot'"),
         ({"model": "m", "messages": [{"role": "tool", "content": "x"}]}, "needs 'tool_call_id'"),
         ({"model": "m", "messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}, "'temperature' must be a number"),
-        ("[1, 2]", "log.jsonl:2: expected a JSON object"),
+        ("[1, 2]", r"log.jsonl:2: expected a JSON object, got an array$"),
+        # Before: Python's type names ("got NoneType", "got list"), not JSON's.
+        ("null", r"log.jsonl:2: expected a JSON object, got null$"),
+        ('"text"', r"log.jsonl:2: expected a JSON object, got a string$"),
+        ("3", r"log.jsonl:2: expected a JSON object, got a number$"),
+        ("true", r"log.jsonl:2: expected a JSON object, got true$"),
     ],
 )
 def test_bad_lines_name_file_and_line(tmp_path, line, message):
