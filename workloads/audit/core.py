@@ -1723,17 +1723,17 @@ def _summarize(
             calibrations[file] = _file_sums(items, of_file.get(file, Decimal(0)))
         files.clear()
         sessions += _roll_ups(rows, lambda row: row.file, of_file)
-        total.add(rows)
-        for name, groups, key in (
-            ("day", days, _day), ("model", models, lambda row: (row.provider, row.model)),
-            ("cause", causes, lambda row: row.cause), ("class", classes, lambda row: row.loss_class),
+        total.add(rows, "totals")
+        for what, groups, key in (
+            ("roll-up", days, _day), ("model", models, lambda row: (row.provider, row.model)),
+            ("losses", causes, lambda row: row.cause), ("losses", classes, lambda row: row.loss_class),
         ):
             grouped: dict = defaultdict(list)
-            for row in rows:
+            for row in rows if what != "losses" else (row for row in rows if row.cause is not None):
                 grouped[key(row)].append(row)
             for value, items in grouped.items():
-                if value is not None or name == "day":
-                    groups.setdefault(value, _Roll()).add(items)
+                if value is not None:
+                    groups.setdefault(value, _Roll()).add(items, what)
         pairs.update((row.server_reason, row.inferred_cause) for row in rows
                      if row.server_reason is not None and row.inferred_cause is not None)
         notes.add(rows)
@@ -1775,35 +1775,44 @@ class _Roll:
         self.lost_by_cause: dict[str, Decimal] = defaultdict(Decimal)
         self.largest: dict[tuple[str, str], int] = {}
 
-    def add(self, items: list[AuditRow]) -> None:
+    def add(self, items: list[AuditRow], what: str = "roll-up") -> None:
+        """``items`` summed in: every figure for a ``roll-up`` (a day, a session) or the
+        ``totals``; a ``model``'s; a cause's or a loss class's ``losses`` only."""
+        self.requests += len(items)
+        self.lost_tokens += sum(i.lost_tokens for i in items)
+        self.lost = usd_sum([self.lost, *(i.lost_usd or Decimal(0) for i in items)])
+        if what == "losses":
+            return
+        self.cost = usd_sum([self.cost, *(i.cost_usd or Decimal(0) for i in items)])
+        if what == "model":
+            self.all_uncached += sum(i.reported_uncached or 0 for i in items)
+            self.all_output += sum(i.reported_output or 0 for i in items)
+            self.all_read += sum(i.reported_cache_read or 0 for i in items)
+            self.all_write += sum(i.reported_cache_write or 0 for i in items)
+            self.priced = self.priced or any(i.cost_usd is not None for i in items)
+            return
         reported = [i for i in items if i.reported_cache_read is not None]
         billed = [i for i in items if i.reported_uncached is not None]
-        self.requests += len(items)
+        self.reported += len(reported)
+        self.read += sum(i.reported_cache_read or 0 for i in reported)
+        self.write += sum(i.reported_cache_write or 0 for i in reported)
+        self.uncached += sum(i.reported_uncached or 0 for i in reported)
+        self.input += sum(i.reported_uncached or 0 for i in billed)
+        if not self.reported:  # (read only while no row reports: see hit_ratio)
+            self.predicted_read += sum(i.predicted_cache_read for i in items)
+            self.predicted_rest += sum(i.predicted_cache_write + i.predicted_uncached for i in items)
+        if what == "totals":
+            self.write_1h += sum(i.reported_cache_write_1h or 0 for i in reported)
+            self.output += sum(i.reported_output or 0 for i in billed)
+            self.unpriced += sum(i.cost_usd is None for i in billed)
+            return
         self.misses += sum(i.cause is not None for i in items)
-        self.lost_tokens += sum(i.lost_tokens for i in items)
-        self.unpriced += sum(i.cost_usd is None for i in billed)
         stamps = [i.timestamp for i in items if i.timestamp and not i.timestamp.startswith("+")]
         if stamps:
             low, high = min(stamps), max(stamps)
             self.first = low if self.first is None else min(self.first, low)
             self.last = high if self.last is None else max(self.last, high)
         self.lanes.update((i.file, i.lane) for i in items)
-        self.reported += len(reported)
-        self.read += sum(i.reported_cache_read or 0 for i in reported)
-        self.write += sum(i.reported_cache_write or 0 for i in reported)
-        self.uncached += sum(i.reported_uncached or 0 for i in reported)
-        self.write_1h += sum(i.reported_cache_write_1h or 0 for i in reported)
-        self.input += sum(i.reported_uncached or 0 for i in billed)
-        self.output += sum(i.reported_output or 0 for i in billed)
-        self.all_uncached += sum(i.reported_uncached or 0 for i in items)
-        self.all_output += sum(i.reported_output or 0 for i in items)
-        self.all_read += sum(i.reported_cache_read or 0 for i in items)
-        self.all_write += sum(i.reported_cache_write or 0 for i in items)
-        self.predicted_read += sum(i.predicted_cache_read for i in items)
-        self.predicted_rest += sum(i.predicted_cache_write + i.predicted_uncached for i in items)
-        self.cost = usd_sum([self.cost, *(i.cost_usd or Decimal(0) for i in items)])
-        self.lost = usd_sum([self.lost, *(i.lost_usd or Decimal(0) for i in items)])
-        self.priced = self.priced or any(i.cost_usd is not None for i in items)
         for i in items:
             if i.cause is not None:
                 self.lost_by_cause[i.cause] += i.lost_usd or Decimal(0)
