@@ -1032,27 +1032,32 @@ def run_audit_command(args) -> int:
                        f"auditing {len(trace[0]):,} requests")
         # The audit's prediction of the log as sent, which the re-simulations below start from.
         from prefixbench.workloads.audit.core import Baseline
+        from prefixbench.workloads.audit.spill import BucketSpill
 
         baseline = Baseline()
-        result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace,
-                           follow_reads=getattr(args, "follow_reads", True), baseline=baseline)
-        from prefixbench.workloads.audit.core import drop_histories
+        # The rows go to a temporary file as the audit makes them (BucketSpill) and come back a
+        # file at a time to be summed, then once the re-simulations below are done and the trace
+        # is freed: they are never in memory with the trace (nor with each other but a file's).
+        with BucketSpill() as spill:
+            result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace,
+                               follow_reads=getattr(args, "follow_reads", True), baseline=baseline, spill=spill)
+            from prefixbench.workloads.audit.core import drop_histories
 
-        drop_histories(trace[0])  # located: the re-simulations below do not read them
-        from msgspec.structs import replace
+            drop_histories(trace[0])  # located: the re-simulations below do not read them
+            from msgspec.structs import replace
 
-        if assumed:
-            result = replace(result, notes=result.notes + assumed)
-        from prefixbench.workloads.audit.advice import rank, resimulate, system_changed, targeted_fixes
-        from prefixbench.workloads.audit.core import Prices
-        from prefixbench.workloads.audit.spill import RowSpill
+            if assumed:
+                result = replace(result, notes=result.notes + assumed)
+            from prefixbench.workloads.audit.advice import rank, resimulate, system_changed, targeted_fixes
+            from prefixbench.workloads.audit.core import Prices
 
-        # The re-simulations below read two small sets of the rows, not the rows: the rows wait
-        # in a temporary file (RowSpill), so they and the re-simulations are never in memory
-        # together, and come back once those are done and the trace is freed.
-        wanted, changed = targeted_fixes(result.rows), system_changed(result.rows)
-        with RowSpill(result.rows) as spill:
-            result = replace(result, rows=())
+            # The re-simulations below read two small sets of the rows, not the rows.
+            fixed: dict[str, None] = {}
+            changed: set[tuple[str, int]] = set()
+            for batch in spill.batches():
+                fixed.update(dict.fromkeys(targeted_fixes(batch)))
+                changed |= system_changed(batch)
+            wanted = list(fixed)
             fixes = None
             if getattr(args, "what_if", None):
                 from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table

@@ -8,8 +8,9 @@ transcripts, 394 requests and 2.1 MB a copy: tests/bench/test_audit_bench.py's
 ``--format json``: the peak RSS and the traced (tracemalloc) peak of each, and what each
 request beyond the first file adds. An audit whose memory were bounded by the largest file
 would add nothing; the audit replays every file on one cache, in send order across files, and
-keeps every row for its outputs (in a temporary file while what to change is re-simulated) and
-every request for that re-simulation, so it adds about what ``GROWTH_BYTES_PER_REQUEST`` allows.
+keeps every request of the trace for that pass and the re-simulation of what to change (the rows
+wait in a temporary file from the pass to the writers, summed a file at a time), so it adds
+about what ``GROWTH_BYTES_PER_REQUEST`` allows.
 
 Target: ``--format json`` and ``--out`` within 2x of the table's peak RSS on the same Claude
 Code transcripts (the JSON is streamed a request at a time, report.html draws the worst
@@ -68,7 +69,9 @@ GROWTH = (1, 4, 16)
 #: equal message records were one object, the chain model's entries keyed per family, the send
 #: order an array and rows shared the reported ints their predictions equal; in a later run
 #: 1,758-1,789 on 6a86713 and 1,550-1,620 once the chain model kept expired entries as tombstones
-#: and the prediction as logged was machine ints: a few MB of noise at 16 copies is ~500 a request).
+#: and the prediction as logged was machine ints: a few MB of noise at 16 copies is ~500 a request;
+#: 1,101-1,170, 1,602-1,684 on the code before, once the rows went to a temporary file as the pass
+#: made them and were summed a file at a time).
 GROWTH_BYTES_PER_REQUEST = 2_500
 
 

@@ -38,6 +38,7 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import takewhile
+from typing import TYPE_CHECKING
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -63,7 +64,7 @@ from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
 from prefixbench.workloads.audit import explicit, grid
 from prefixbench.workloads.audit.explicit import ExplicitCacheRow
-from prefixbench.workloads.audit.losses import LossSplit, Recommendation, loss_class, split_losses
+from prefixbench.workloads.audit.losses import LossSplit, Recommendation, loss_class, split_sums
 from prefixbench.workloads.audit.locate import Histories, Segment, locate
 from prefixbench.workloads.audit.precedence import (
     READ_TOLERANCE,
@@ -86,6 +87,8 @@ from prefixbench.workloads.logs.sources import COPY_OF, UNREADABLE, find_log_fil
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
+if TYPE_CHECKING:
+    from prefixbench.workloads.audit.spill import BucketSpill
 
 
 class AuditRow(msgspec.Struct, frozen=True, gc=False):
@@ -742,10 +745,11 @@ def run_audit(
     follow_reads: bool = True,
     baseline: Baseline | None = None,
     billing_header: Mapping[str, str] | None = None,
+    spill: BucketSpill | None = None,
 ) -> AuditResult:
     """Import, predict, explain and price (see the module doc); ``map_files``: see :func:`load_trace`;
-    ``follow_reads``: see :class:`Predictor` (``--no-follow-reads`` turns it off); ``baseline``:
-    see :func:`audit_requests`. ``billing_header``: {provider: ``ignored``/``keyed``} over the
+    ``follow_reads``: see :class:`Predictor` (``--no-follow-reads`` turns it off); ``baseline``
+    and ``spill``: see :func:`audit_requests`. ``billing_header``: {provider: ``ignored``/``keyed``} over the
     defaults of :mod:`~prefixbench.workloads.logs.billing_header`, applied to a trace this call
     loads (a ``trace`` given is taken as it is: the caller applied them).
 
@@ -761,7 +765,7 @@ def run_audit(
 
         requests, summaries = load_trace(paths, fmt, progress, map_files)
         requests, assumed = assume_billing_headers(requests, billing_header)  # type: ignore[arg-type]
-    result = audit_requests(requests, summaries, prices, follow_reads, baseline)
+    result = audit_requests(requests, summaries, prices, follow_reads, baseline, spill)
     return replace(result, notes=result.notes + assumed) if assumed else result
 
 
@@ -823,10 +827,14 @@ class Baseline:
 
 def audit_requests(
     requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None, follow_reads: bool = True,
-    baseline: Baseline | None = None,
+    baseline: Baseline | None = None, spill: BucketSpill | None = None,
 ) -> AuditResult:
     """The audit of an imported trace. ``baseline``: filled for what to change (see
-    :class:`Baseline`), so it need not predict every request again."""
+    :class:`Baseline`), so it need not predict every request again. ``spill``: the rows go to
+    that temporary file as the pass makes them, each file's under its own bucket, and the
+    summaries read them back a file at a time and write them there in their order (the result
+    holds none: :meth:`~prefixbench.workloads.audit.spill.RowSpill.load` reads them), so no more
+    than a file's rows are ever in memory."""
     prices = prices or Prices(None)
     heads = head_sizes(requests)
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
@@ -848,7 +856,8 @@ def audit_requests(
     lane_prev: dict[tuple[str, str], Previous] = {}
     previous: dict[Key, Previous] = {}
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
-    rows: list[AuditRow] = []
+    # Each row under its file's bucket: the rows are listed file by file, in line order.
+    buckets = _Rows() if spill is None else spill
     compactions: list[CompactionSummary] = []
     for i in positions:
         r = requests[i]
@@ -874,7 +883,7 @@ def audit_requests(
             prev = previous.get(origins[key])
         step = _Step(r, prev, pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment)
         row = _explain(step, shared)
-        rows.append(_unreported(row) if predicted_only else row)
+        buckets.add(file_order.get(row.file, 0), _unreported(row) if predicted_only else row)
         kind = _compaction_kind(r, row)
         if kind is not None:
             compactions.append(_judge_compaction(kind, r, row, pred, prices))
@@ -894,8 +903,7 @@ def audit_requests(
     # up: freed before the summaries are built beside the rows.
     followed = predictor.followed
     del predictor, shared, lane_prev, previous, ticks, readies, positions, sources, needed
-    rows.sort(key=lambda row: (file_order.get(row.file, 0), row.line))
-    result = _summarize(rows, summaries, heads, requests, prices, caches)
+    result = _summarize(buckets, summaries, heads, requests, prices, caches)
     if followed:
         result = replace(result, notes=result.notes + (follow_note(followed),))
     unlinked = _unlinked_starts(requests, origins)
@@ -1054,12 +1062,15 @@ def chain_origins(requests: Sequence[TraceRequest]) -> dict[Key, Key]:
 def _unlinked_starts(requests: Sequence[TraceRequest], origins: Mapping[Key, Key]) -> str | None:
     """The note for lane starts whose prompt extends a call no log of the audit holds (a
     subagent's parent or a fork's source thread whose log was not given): measured from the head."""
-    nodes = {r.prefix.node for r in requests if r.prefix is not None}
-    missing = sorted(
-        (r.file, r.line) for r in _lane_starts(requests).values()
-        if r.prefix is not None and r.prefix.parent is not None and r.prefix.parent not in nodes
-        and (r.file, r.lane, r.seq) not in origins and r.lane_kind in ("main", "subagent")
-    )
+    starts = [
+        r for r in _lane_starts(requests).values()
+        if r.prefix is not None and r.prefix.parent is not None and (r.file, r.lane, r.seq) not in origins
+        and r.lane_kind in ("main", "subagent")
+    ]
+    # Only the nodes these starts name are looked for (a set of every request's node is 60 bytes a request).
+    parents = {r.prefix.parent for r in starts}  # type: ignore[union-attr]
+    held = {r.prefix.node for r in requests if r.prefix is not None and r.prefix.node in parents} if parents else set()
+    missing = sorted((r.file, r.line) for r in starts if r.prefix.parent not in held)  # type: ignore[union-attr]
     if not missing:
         return None
     where = ", ".join(f"{Path(file).name}:{line}" for file, line in missing[:3]) + (", ..." if len(missing) > 3 else "")
@@ -1690,42 +1701,211 @@ def _lost_usd(usage: Usage, lost: int, row: PriceRow) -> Decimal:
     ) / million
 
 
+class _Rows:
+    """The audit's rows in memory, in buckets (what :class:`~.spill.BucketSpill` keeps on disk)."""
+
+    def __init__(self) -> None:
+        self._buckets: dict[int, list[AuditRow]] = defaultdict(list)
+        self.rows: list[AuditRow] = []
+
+    def add(self, bucket: int, row: AuditRow) -> None:
+        self._buckets[bucket].append(row)
+
+    def take(self, bucket: int) -> list[AuditRow]:
+        return self._buckets.pop(bucket, [])
+
+    def append(self, row: AuditRow) -> None:
+        self.rows.append(row)
+
+
 def _summarize(
-    rows: list[AuditRow],
+    buckets,
     summaries: list[FileSummary],
     heads: Heads,
     requests: list[TraceRequest],
     prices: Prices,
     caches: tuple[ExplicitCacheRow, ...] = (),
 ) -> AuditResult:
-    lanes: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
-    for row in rows:
-        lanes[(row.file, row.lane)].append(row)
+    """The summaries, summed a file at a time: ``buckets`` holds each file's rows under its
+    position in ``summaries`` (:class:`_Rows` or a :class:`~.spill.BucketSpill`); each file's are
+    put in line order, given their loss class, summed and appended to ``buckets`` in that order
+    (the result's rows when ``buckets`` is a :class:`_Rows`, none when the rows are on disk)."""
     head_of_lane: dict[tuple[str, str], int | None] = {}
     for r in requests:
         if r.prefix is not None:
             head_of_lane.setdefault((r.file, r.lane), heads.get(r.prefix.head))
-    lane_rows = tuple(_lane(file, lane, items, head_of_lane.get((file, lane))) for (file, lane), items in lanes.items())
-    rows = [replace(row, loss_class=loss_class(row)) if row.cause is not None else row for row in rows]
-    totals, ranged = _unsplit_ranges(requests, prices, _totals(rows, caches))
+    of_file = explicit.cost_by(caches, lambda c: c.file)
+    of_model = explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")
+    of_day = explicit.cost_by(caches, lambda c: c.created[:10] if c.created and not c.created.startswith("+") else NO_DAY)
+    lane_rows: list[LaneSummary] = []
+    files: dict[str, list[AuditRow]] = {}
+    calibrations: dict[str, tuple] = {}
+    sessions: list[RollUp] = []
+    total = _Roll()
+    days: dict[str, _Roll] = {}
+    models: dict[tuple[str, str], _Roll] = {}
+    causes: dict[str, _Roll] = {}
+    classes: dict[str, _Roll] = {}
+    pairs: Counter[tuple[str, str]] = Counter()
+    notes = _NoteCounts()
+    for bucket in range(max(len(summaries), 1)):
+        rows = buckets.take(bucket)
+        # Sorted as the rows of every file were, by (the file's position, line): stable, in send order on a tie.
+        rows.sort(key=lambda row: row.line)
+        lanes: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
+        for row in rows:
+            lanes[(row.file, row.lane)].append(row)
+        lane_rows += [_lane(file, lane, items, head_of_lane.get((file, lane))) for (file, lane), items in lanes.items()]
+        del lanes
+        rows = [replace(row, loss_class=loss_class(row)) if row.cause is not None else row for row in rows]
+        files.clear()
+        for row in rows:
+            files.setdefault(row.file, []).append(row)
+        for file, items in files.items():
+            calibrations[file] = _file_sums(items, of_file.get(file, Decimal(0)))
+        files.clear()
+        sessions += _roll_ups(rows, lambda row: row.file, of_file)
+        total.add(rows, "totals")
+        for what, groups, key in (
+            ("roll-up", days, _day), ("model", models, lambda row: (row.provider, row.model)),
+            ("losses", causes, lambda row: row.cause), ("losses", classes, lambda row: row.loss_class),
+        ):
+            grouped: dict = defaultdict(list)
+            for row in rows if what != "losses" else (row for row in rows if row.cause is not None):
+                grouped[key(row)].append(row)
+            for value, items in grouped.items():
+                if value is not None:
+                    groups.setdefault(value, _Roll()).add(items, what)
+        pairs.update((row.server_reason, row.inferred_cause) for row in rows
+                     if row.server_reason is not None and row.inferred_cause is not None)
+        notes.add(rows)
+        for row in rows:
+            buckets.append(row)
+    totals, ranged = _unsplit_ranges(requests, prices, _totals(total, caches))
     return AuditResult(
-        tuple(rows),
-        lane_rows,
-        _cause_summaries(rows),
-        _file_calibrations(rows, summaries, explicit.cost_by(caches, lambda c: c.file)),
+        tuple(buckets.rows) if isinstance(buckets, _Rows) else (),
+        tuple(lane_rows),
+        _cause_summaries(causes),
+        _file_calibrations(calibrations, summaries, of_file),
         totals,
-        _notes(rows, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
+        _notes(notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
         + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
-        _model_summaries(rows, prices, explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")),
-        _agreement(rows),
-        split_losses(rows),
-        sessions=_roll_ups(rows, lambda row: row.file, explicit.cost_by(caches, lambda c: c.file)),
-        days=tuple(sorted(
-            _roll_ups(rows, _day, explicit.cost_by(caches, lambda c: c.created[:10] if c.created and not c.created.startswith("+") else NO_DAY)),
-            key=lambda r: (r.key == NO_DAY, r.key),
-        )),
+        _model_summaries(models, prices, of_model),
+        _agreement(pairs),
+        split_sums({name: (roll.requests, roll.lost) for name, roll in classes.items()}),
+        sessions=tuple(sessions),
+        days=tuple(sorted((roll.roll_up(day, of_day) for day, roll in days.items()), key=lambda r: (r.key == NO_DAY, r.key))),
         explicit_caches=caches,
     )
+
+
+class _Roll:
+    """Sums of a group of rows (all of them, a day, a model, a cause, a loss class) over the files
+    they come in: each file's items added at once (the dollars summed exactly, as ``usd_sum``)."""
+
+    def __init__(self) -> None:
+        self.requests = self.misses = self.lost_tokens = self.unpriced = 0
+        self.first: str | None = None
+        self.last: str | None = None
+        self.lanes: set[tuple[str, str]] = set()
+        self.reported = self.read = self.write = self.uncached = self.write_1h = 0
+        self.input = self.output = 0  # of the billed (those reporting their uncached tokens)
+        self.all_uncached = self.all_output = self.all_read = self.all_write = 0
+        self.predicted_read = self.predicted_rest = 0
+        self.cost = Decimal(0)
+        self.lost = Decimal(0)
+        self.priced = False
+        self.lost_by_cause: dict[str, Decimal] = defaultdict(Decimal)
+        self.largest: dict[tuple[str, str], int] = {}
+
+    def add(self, items: list[AuditRow], what: str = "roll-up") -> None:
+        """``items`` summed in: every figure for a ``roll-up`` (a day, a session) or the
+        ``totals``; a ``model``'s; a cause's or a loss class's ``losses`` only."""
+        self.requests += len(items)
+        self.lost_tokens += sum(i.lost_tokens for i in items)
+        self.lost = usd_sum([self.lost, *(i.lost_usd or Decimal(0) for i in items)])
+        if what == "losses":
+            return
+        self.cost = usd_sum([self.cost, *(i.cost_usd or Decimal(0) for i in items)])
+        if what == "model":
+            self.all_uncached += sum(i.reported_uncached or 0 for i in items)
+            self.all_output += sum(i.reported_output or 0 for i in items)
+            self.all_read += sum(i.reported_cache_read or 0 for i in items)
+            self.all_write += sum(i.reported_cache_write or 0 for i in items)
+            self.priced = self.priced or any(i.cost_usd is not None for i in items)
+            return
+        reported = [i for i in items if i.reported_cache_read is not None]
+        billed = [i for i in items if i.reported_uncached is not None]
+        self.reported += len(reported)
+        self.read += sum(i.reported_cache_read or 0 for i in reported)
+        self.write += sum(i.reported_cache_write or 0 for i in reported)
+        self.uncached += sum(i.reported_uncached or 0 for i in reported)
+        self.input += sum(i.reported_uncached or 0 for i in billed)
+        if not self.reported:  # (read only while no row reports: see hit_ratio)
+            self.predicted_read += sum(i.predicted_cache_read for i in items)
+            self.predicted_rest += sum(i.predicted_cache_write + i.predicted_uncached for i in items)
+        if what == "totals":
+            self.write_1h += sum(i.reported_cache_write_1h or 0 for i in reported)
+            self.output += sum(i.reported_output or 0 for i in billed)
+            self.unpriced += sum(i.cost_usd is None for i in billed)
+            return
+        self.misses += sum(i.cause is not None for i in items)
+        stamps = [i.timestamp for i in items if i.timestamp and not i.timestamp.startswith("+")]
+        if stamps:
+            low, high = min(stamps), max(stamps)
+            self.first = low if self.first is None else min(self.first, low)
+            self.last = high if self.last is None else max(self.last, high)
+        self.lanes.update((i.file, i.lane) for i in items)
+        for i in items:
+            if i.cause is not None:
+                self.lost_by_cause[i.cause] += i.lost_usd or Decimal(0)
+        for i in reported:
+            prompt = (i.reported_cache_read or 0) + (i.reported_cache_write or 0) + (i.reported_uncached or 0)
+            self.largest[(i.file, i.lane)] = max(self.largest.get((i.file, i.lane), 0), prompt)
+
+    @property
+    def hit_ratio(self) -> float:
+        if self.reported:
+            return _ratio(self.read, self.read + self.write + self.uncached)
+        return _ratio(self.predicted_read, self.predicted_read + self.predicted_rest)
+
+    def roll_up(self, name: str, extra: Mapping[str, Decimal] = {}) -> RollUp:
+        top = min(self.lost_by_cause.items(),
+                  key=lambda kv: (-kv[1], list(CAUSES).index(kv[0]) if kv[0] in CAUSES else len(CAUSES), kv[0]), default=None)
+        context = sum(self.largest.values())
+        return RollUp(
+            key=name,
+            first=self.first,
+            last=self.last,
+            requests=self.requests,
+            lanes=len(self.lanes),
+            misses=self.misses,
+            input=self.input,
+            cache_read=self.read,
+            cache_write=self.write,
+            hit_ratio=self.hit_ratio,
+            cost_usd=usd_sum([self.cost, extra.get(name, Decimal(0))]),
+            lost_usd=self.lost,
+            lost_tokens=self.lost_tokens,
+            top_cause=None if top is None else top[0],
+            rewrite_factor=(self.write + self.uncached) / context if context else None,
+        )
+
+
+class _NoteCounts:
+    """What :func:`_notes` counts over the rows."""
+
+    def __init__(self) -> None:
+        self.rows = self.unreported = self.reported = self.predicted = self.diagnosed = self.agree = 0
+
+    def add(self, rows: list[AuditRow]) -> None:
+        self.rows += len(rows)
+        self.unreported += sum(row.reported_cache_read is None and row.reported_uncached is not None for row in rows)
+        self.reported += sum(row.reported_cache_read is not None for row in rows)
+        self.predicted += sum(row.predicted_by == "body" and row.reported_uncached is None and row.cost_usd is not None for row in rows)
+        diagnosed = [row for row in rows if row.evidence == "diagnostic"]
+        self.diagnosed += len(diagnosed)
+        self.agree += sum(row.inferred_cause == row.cause for row in diagnosed)
 
 
 def _day(row: AuditRow) -> str:
@@ -1742,142 +1922,103 @@ def _roll_ups(rows: list[AuditRow], key: Callable[[AuditRow], str], extra: Mappi
         groups[key(row)].append(row)
     out = []
     for name, items in groups.items():
-        reported = [i for i in items if i.reported_cache_read is not None]
-        read = sum(i.reported_cache_read or 0 for i in reported)
-        write = sum(i.reported_cache_write or 0 for i in reported)
-        uncached = sum(i.reported_uncached or 0 for i in reported)
-        stamps = sorted(i.timestamp for i in items if i.timestamp and not i.timestamp.startswith("+"))
-        lost_by_cause: dict[str, Decimal] = defaultdict(Decimal)
-        for i in items:
-            if i.cause is not None:
-                lost_by_cause[i.cause] += i.lost_usd or Decimal(0)
-        top = min(lost_by_cause.items(), key=lambda kv: (-kv[1], list(CAUSES).index(kv[0]) if kv[0] in CAUSES else len(CAUSES), kv[0]),
-                  default=None)
-        largest: dict[tuple[str, str], int] = {}
-        for i in reported:
-            prompt = (i.reported_cache_read or 0) + (i.reported_cache_write or 0) + (i.reported_uncached or 0)
-            largest[(i.file, i.lane)] = max(largest.get((i.file, i.lane), 0), prompt)
-        context = sum(largest.values())
-        out.append(RollUp(
-            key=name,
-            first=stamps[0] if stamps else None,
-            last=stamps[-1] if stamps else None,
-            requests=len(items),
-            lanes=len({(i.file, i.lane) for i in items}),
-            misses=sum(i.cause is not None for i in items),
-            input=sum(i.reported_uncached or 0 for i in items if i.reported_uncached is not None),
-            cache_read=read,
-            cache_write=write,
-            hit_ratio=_ratio(read, read + write + uncached) if reported else _predicted_ratio(items),
-            cost_usd=usd_sum([*(i.cost_usd or Decimal(0) for i in items), extra.get(name, Decimal(0))]),
-            lost_usd=usd_sum(i.lost_usd or Decimal(0) for i in items),
-            lost_tokens=sum(i.lost_tokens for i in items),
-            top_cause=None if top is None else top[0],
-            rewrite_factor=(write + uncached) / context if context else None,
-        ))
+        roll = _Roll()
+        roll.add(items)
+        out.append(roll.roll_up(name, extra))
     return tuple(out)
 
 
-def _agreement(rows: list[AuditRow]) -> tuple[Agreement, ...]:
-    """Server reason x audit cause over the misses that carry a server reason."""
-    pairs: Counter[tuple[str, str]] = Counter(
-        (row.server_reason, row.inferred_cause) for row in rows if row.server_reason is not None and row.inferred_cause is not None
-    )
+def _agreement(pairs: Counter[tuple[str, str]]) -> tuple[Agreement, ...]:
+    """Server reason x audit cause over the misses that carry a server reason (``pairs``: their counts)."""
     return tuple(
         Agreement(server, audit, n, None if server not in DIAGNOSTIC_CAUSES else DIAGNOSTIC_CAUSES[server] == audit)
         for (server, audit), n in sorted(pairs.items(), key=lambda item: (-item[1], item[0]))
     )
 
 
-def _cause_summaries(rows: list[AuditRow]) -> tuple[CauseSummary, ...]:
+def _cause_summaries(causes: Mapping[str, _Roll]) -> tuple[CauseSummary, ...]:
     """Per cause: misses, lost tokens and dollars, costliest first."""
-    by_cause: dict[str, list[AuditRow]] = defaultdict(list)
-    for row in rows:
-        if row.cause is not None:
-            by_cause[row.cause].append(row)
     return tuple(
         sorted(
-            (
-                CauseSummary(cause, len(items), sum(i.lost_tokens for i in items), usd_sum(i.lost_usd or Decimal(0) for i in items))
-                for cause, items in by_cause.items()
-            ),
+            (CauseSummary(cause, roll.requests, roll.lost_tokens, roll.lost) for cause, roll in causes.items()),
             key=lambda c: (-c.lost_usd, -c.lost_tokens, list(CAUSES).index(c.cause)),
         )
     )
 
 
-def _file_calibrations(rows: list[AuditRow], summaries: list[FileSummary], extra: Mapping[str, Decimal] = {}) -> tuple[FileCalibration, ...]:
-    """Per file: how close the predicted reads came to the reported ones, and what was skipped
-    (``extra``: its dollars billed outside any request, explicit caches)."""
+def _file_sums(items: list[AuditRow], extra: Decimal) -> tuple[int, int, float | None, Decimal, Decimal]:
+    """One file's rows summed for its :class:`FileCalibration`: requests, reads within tolerance, the
+    mean absolute read error, dollars paid (``extra``: billed outside any request) and lost."""
+    errors = [abs(e) for row in items if (e := row.read_error) is not None and row.reported_cache_read]
+    return (
+        len(items),
+        sum(row.read_within for row in items),
+        sum(errors) / len(errors) if errors else None,
+        usd_sum([*(row.cost_usd or Decimal(0) for row in items), extra]),
+        usd_sum(row.lost_usd or Decimal(0) for row in items),
+    )
+
+
+def _file_calibrations(sums: Mapping[str, tuple], summaries: list[FileSummary], extra: Mapping[str, Decimal] = {}) -> tuple[FileCalibration, ...]:
+    """Per file: how close the predicted reads came to the reported ones (``sums``: :func:`_file_sums`
+    of the files with rows), and what was skipped (``extra``: its dollars billed outside any request)."""
     files = []
-    rows_of_file: dict[str, list[AuditRow]] = defaultdict(list)
-    for row in rows:
-        rows_of_file[row.file].append(row)
     for summary in summaries:
-        items = rows_of_file.get(summary.file, [])
-        errors = [abs(e) for row in items if (e := row.read_error) is not None and row.reported_cache_read]
+        requests, within, error, cost, lost = sums.get(summary.file) or _file_sums([], extra.get(summary.file, Decimal(0)))
         files.append(
             FileCalibration(
                 summary.file,
                 summary.format,
-                len(items),
-                sum(row.read_within for row in items),
-                sum(errors) / len(errors) if errors else None,
+                requests,
+                within,
+                error,
                 len(summary.skipped),
                 summary.notes,
-                usd_sum([*(row.cost_usd or Decimal(0) for row in items), extra.get(summary.file, Decimal(0))]),
-                usd_sum(row.lost_usd or Decimal(0) for row in items),
+                cost,
+                lost,
                 tuple(Counter(reason for _, reason in summary.skipped).most_common()),
             )
         )
     return tuple(files)
 
 
-def _totals(rows: list[AuditRow], caches: Sequence[ExplicitCacheRow] = ()) -> Totals:
+def _totals(total: _Roll, caches: Sequence[ExplicitCacheRow] = ()) -> Totals:
     # Requests whose provider reported no cache fields count in the tokens, not in the hit ratio.
-    billed = [row for row in rows if row.reported_uncached is not None]
-    reported = [row for row in rows if row.reported_cache_read is not None]
-    read = sum(row.reported_cache_read or 0 for row in reported)
-    write = sum(row.reported_cache_write or 0 for row in reported)
-    uncached = sum(row.reported_uncached or 0 for row in reported)
     create = usd_sum(c.create_usd or Decimal(0) for c in caches)
     storage = usd_sum(c.storage_usd or Decimal(0) for c in caches)
     return Totals(
-        requests=len(rows),
-        input=sum(row.reported_uncached or 0 for row in billed),
-        output=sum(row.reported_output or 0 for row in billed),
-        cache_read=read,
-        cache_write=write,
-        cache_write_1h=sum(row.reported_cache_write_1h or 0 for row in reported),
-        cost_usd=usd_sum([*(row.cost_usd or Decimal(0) for row in rows), create, storage]),
-        lost_usd=usd_sum(row.lost_usd or Decimal(0) for row in rows),
-        hit_ratio=_ratio(read, read + write + uncached) if reported else _predicted_ratio(rows),
+        requests=total.requests,
+        input=total.input,
+        output=total.output,
+        cache_read=total.read,
+        cache_write=total.write,
+        cache_write_1h=total.write_1h,
+        cost_usd=usd_sum([total.cost, create, storage]),
+        lost_usd=total.lost,
+        hit_ratio=total.hit_ratio,
         cache_create_usd=create,
         storage_usd=storage,
-        unpriced_requests=sum(row.cost_usd is None for row in billed),
+        unpriced_requests=total.unpriced,
     )
 
 
-def _model_summaries(rows: list[AuditRow], prices: Prices, extra: Mapping[str, Decimal] = {}) -> tuple[ModelSummary, ...]:
+def _model_summaries(models: Mapping[tuple[str, str], _Roll], prices: Prices, extra: Mapping[str, Decimal] = {}) -> tuple[ModelSummary, ...]:
     """Per model; ``extra``: dollars billed outside any request (explicit caches), keyed
     ``provider\nmodel``."""
-    by_model: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
-    for row in rows:
-        by_model[(row.provider, row.model)].append(row)
     return tuple(
         ModelSummary(
             provider,
             model,
-            len(items),
-            sum(i.reported_uncached or 0 for i in items),
-            sum(i.reported_output or 0 for i in items),
-            sum(i.reported_cache_read or 0 for i in items),
-            sum(i.reported_cache_write or 0 for i in items),
-            usd_sum([*(i.cost_usd or Decimal(0) for i in items), extra.get(f"{provider}\n{model}", Decimal(0))]),
-            usd_sum(i.lost_usd or Decimal(0) for i in items),
-            model not in prices.missing and any(i.cost_usd is not None for i in items),
+            roll.requests,
+            roll.all_uncached,
+            roll.all_output,
+            roll.all_read,
+            roll.all_write,
+            usd_sum([roll.cost, extra.get(f"{provider}\n{model}", Decimal(0))]),
+            roll.lost,
+            model not in prices.missing and roll.priced,
         )
-        for (provider, model), items in sorted(by_model.items())
+        for (provider, model), roll in sorted(models.items())
     )
 
 
@@ -2040,13 +2181,13 @@ _RETENTION_WORDS = {"in_memory": "in_memory (5 min)", "24h": "24h (extended)", "
 
 
 def _notes(
-    rows: list[AuditRow], heads: Heads, prices: Prices, replays: int = 0, replies: tuple[int, int] = (0, 0), ranged: int = 0
+    counts: _NoteCounts, heads: Heads, prices: Prices, replays: int = 0, replies: tuple[int, int] = (0, 0), ranged: int = 0
 ) -> tuple[str, ...]:
     """Facts the report must state: no reported usage, unlogged heads, diagnostics, output
     caching assumed, prices."""
     notes = []
-    unreported = sum(row.reported_cache_read is None and row.reported_uncached is not None for row in rows)
-    if rows and all(row.reported_cache_read is None for row in rows):
+    unreported = counts.unreported
+    if counts.rows and not counts.reported:
         notes.append(
             "no reported cache usage in these logs: the hit ratio is the predicted one"
             if unreported else "no reported usage in these logs: the hit ratio is the predicted one"
@@ -2058,7 +2199,7 @@ def _notes(
             + (f" ({ranged:,} of them log their cache reads and writes summed: those tokens count nowhere, see below)"
                if ranged else "")
         )
-    predicted = sum(row.predicted_by == "body" and row.reported_uncached is None and row.cost_usd is not None for row in rows)
+    predicted = counts.predicted
     if predicted:
         notes.append(
             f"{predicted} request(s) of request-body logs report no usage: their reads, writes, dollars and misses are the "
@@ -2079,12 +2220,11 @@ def _notes(
                 else f"{size:,} tokens, inferred from the reads of lane starts" if size else "size unknown (no lane start read anything)"
             )
         )
-    diagnosed = [row for row in rows if row.evidence == "diagnostic"]
-    if diagnosed:
-        agree = sum(row.inferred_cause == row.cause for row in diagnosed)
+    if counts.diagnosed:
+        agree = counts.agree
         notes.append(
-            f"provider cache diagnostics decided {len(diagnosed)} miss(es); without them the audit's own inference "
-            f"names the same cause for {agree} ({agree / len(diagnosed):.0%})"
+            f"provider cache diagnostics decided {counts.diagnosed} miss(es); without them the audit's own inference "
+            f"names the same cause for {agree} ({agree / counts.diagnosed:.0%})"
         )
     if replays:
         notes.append(

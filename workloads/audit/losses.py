@@ -25,7 +25,7 @@ the audit result).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Protocol
 
@@ -158,15 +158,23 @@ class _Priced(_Row, Protocol):
 
 def split_losses(rows: Iterable[_Priced]) -> LossSplit:
     """Per class: the requests and their lost dollars, rounded so that the parts add up to the total."""
+    groups: dict[str, tuple[int, Decimal]] = {}
+    for row in rows:
+        if row.loss_class is not None:
+            n, lost = groups.get(row.loss_class, (0, Decimal(0)))
+            groups[row.loss_class] = (n + 1, usd_sum((lost, row.lost_usd or Decimal(0))))
+    return split_sums(groups)
+
+
+def split_sums(groups: Mapping[str, tuple[int, Decimal]]) -> LossSplit:
+    """:func:`split_losses` of rows already summed per loss class: {class: (requests, lost dollars)}
+    (a class of another name counts as ``unknown``)."""
     exact: dict[str, list[Decimal]] = {name: [] for name in LOSS_CLASSES}
     counts = dict.fromkeys(LOSS_CLASSES, 0)
-    for row in rows:
-        name = row.loss_class
-        if name is None:
-            continue
+    for name, (n, lost) in groups.items():
         name = name if name in exact else "unknown"
-        counts[name] += 1
-        exact[name].append(row.lost_usd or Decimal(0))
+        counts[name] += n
+        exact[name].append(lost)
     sums = {name: usd_sum(values) for name, values in exact.items()}
     total = cents(usd_sum(sums.values()))
     parts = {name: cents(value) for name, value in sums.items()}

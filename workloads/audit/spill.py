@@ -1,10 +1,14 @@
-"""The audit's rows kept on disk while the command works out what to change.
+"""The audit's rows kept on disk from the audit's pass until the writers.
 
-The re-simulations of what to change (:mod:`.advice`, ``--what-if``) read two small things of
-the rows (the fixes their recoverable misses point at, and the misses put down to a changed
-system prompt), not the rows: ``audit`` writes the rows to an anonymous temporary file
-(:class:`RowSpill`) before them and reads them back, in the same order, once they are done
-and the trace is freed, so the rows and the re-simulations are never in memory together.
+The pass makes its rows in send order across files, and every output lists them file by file:
+``audit`` gives the pass a :class:`BucketSpill`, which keeps each file's rows in a bucket of its
+own in an anonymous temporary file; the summaries take the buckets back a file at a time, in
+line order, and write the rows to the same file in that order (:meth:`RowSpill.append`). The
+re-simulations of what to change (:mod:`.advice`, ``--what-if``) read two small things of the
+rows (the fixes their recoverable misses point at, and the misses put down to a changed system
+prompt), read from the file a batch at a time; the rows come back whole (:meth:`RowSpill.load`)
+once those are done and the trace is freed. So no more than a file's rows are in memory with the
+trace, and the rows and the re-simulations never are.
 
 The file is made by :func:`tempfile.TemporaryFile` in the system's temporary folder (``TMPDIR``),
 never the current one, and has no name once made: closed (on every exit, an error or Ctrl-C
@@ -16,7 +20,7 @@ again when read back (equal values are shared), so the rows take no more memory 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -55,79 +59,85 @@ _LENGTH = 8
 
 class RowSpill:
     """``rows`` written to an anonymous temporary file (see the module doc); :meth:`load` reads
-    them back, :meth:`close` (or leaving a ``with``) lets the file go.
+    them back, :meth:`close` (or leaving a ``with``) lets the file go. Rows may also be added one
+    by one (:meth:`append`) and read back a batch at a time (:meth:`batches`).
 
     Raises:
         UserError: the temporary folder has no room (or cannot be written): one line naming it.
     """
 
-    def __init__(self, rows: Sequence[AuditRow]) -> None:
-        self.count = len(rows)
+    def __init__(self, rows: Sequence[AuditRow] = ()) -> None:
+        self.count = 0
         self._file = None
+        self._pending: list[AuditRow] = []
+        self._end = 0  # where the next frame goes
+        self._order: list[int] = []  # where each batch of the rows in their order starts
+        self._encode = msgspec.msgpack.Encoder().encode
         try:
             self._file = tempfile.TemporaryFile(prefix="prefixbench-rows-")
-            encode = msgspec.msgpack.Encoder().encode
-            for start in range(0, len(rows), BATCH):
-                columns: list = list(zip(*map(astuple, rows[start:start + BATCH])))
-                size = len(columns[0]) if columns else 0
-                # A column of one value (a file's, a lane's, a model's; nothing lost) is that value.
-                same = [n for n in _SHARED if columns[n].count(columns[n][0]) == size]
-                same += [n for n in _DECIMALS if len(set(map(id, columns[n]))) == 1]  # (0 == 0.00: by object)
-                for n in same:
-                    columns[n] = columns[n][0]
-                try:
-                    frame = encode((False, size, same, columns))
-                except UnicodeEncodeError:  # a lone surrogate a log held (escaped by the writers): as bytes
-                    texts = [_as_bytes(c) if n in same else [_as_bytes(v) for v in c] if n in _STRS else c
-                             for n, c in enumerate(columns)]
-                    frame = encode((True, size, same, texts))
-                self._file.write(len(frame).to_bytes(_LENGTH, "little"))
-                self._file.write(frame)
-            self._file.flush()
+        except OSError as exc:
+            raise UserError(_cannot("write", exc)) from None
+        for start in range(0, len(rows), BATCH):
+            self._order.append(self._write(rows[start:start + BATCH]))
+        self.count = len(rows)
+
+    def append(self, row: AuditRow) -> None:
+        """``row`` after those written (a batch at a time: rows made one by one are never all
+        in memory)."""
+        self._pending.append(row)
+        self.count += 1
+        if len(self._pending) >= BATCH:
+            self._order.append(self._write(self._pending))
+            self._pending.clear()
+
+    def _write(self, rows: Sequence[AuditRow]) -> int:
+        """Write ``rows`` as one frame; returns where it starts."""
+        assert self._file is not None, "the spilled rows were closed"
+        try:
+            frame = _frame(self._encode, rows)
+            self._file.write(len(frame).to_bytes(_LENGTH, "little"))
+            self._file.write(frame)
         except OSError as exc:
             self.close()
             raise UserError(_cannot("write", exc)) from None
+        at = self._end
+        self._end += _LENGTH + len(frame)
+        return at
 
-    def load(self) -> tuple[AuditRow, ...]:
-        """The rows, as they were given, in their order."""
+    def _frames(self, starts: Iterable[int], shared: dict, dollars: dict) -> Iterator[list[AuditRow]]:
+        """The rows of the frames at ``starts``, a frame at a time."""
         assert self._file is not None, "the spilled rows were closed"
-        rows: list[AuditRow] = []
-        shared: dict = {}
-        dollars: dict[str | None, Decimal | None] = {None: None}
+        starts = list(starts)
+        if not starts:
+            return
         decode = msgspec.msgpack.Decoder(_Frame).decode
         try:
-            self._file.seek(0)
-            while len(rows) < self.count:
+            self._file.flush()
+            for at in starts:
+                self._file.seek(at)
                 head = self._file.read(_LENGTH)
                 frame = self._file.read(int.from_bytes(head, "little")) if len(head) == _LENGTH else b""
                 if not frame:
-                    raise OSError(f"the file ends after {len(rows):,} of {self.count:,} rows")
-                as_bytes, size, same, columns = decode(frame)
-                columns = list(columns)
+                    raise OSError(f"the file ends before the batch at byte {at:,} of {self._end:,}")
+                rows = _rows(decode(frame), shared, dollars)
                 del frame
-                if as_bytes:
-                    columns = [_as_text(c) if n in same else [_as_text(v) for v in c] if n in _STRS else c
-                               for n, c in enumerate(columns)]
-                for n in same:
-                    value = columns[n]
-                    if n == _LOST:  # (not among the shared: a Decimal 0 is equal to 0.00, and to int 0)
-                        value = dollars[value] if value in dollars else dollars.setdefault(value, Decimal(value))
-                    elif n != _COST:
-                        value = shared.setdefault(value, value)
-                    columns[n] = [value] * size
-                for n in _SHARED:
-                    if n not in same:
-                        column = columns[n]
-                        columns[n] = list(map(shared.setdefault, column, column))
-                if _LOST not in same:
-                    column = columns[_LOST]
-                    for text in set(column).difference(dollars):
-                        dollars[text] = Decimal(text)
-                    columns[_LOST] = list(map(dollars.__getitem__, column))
-                rows.extend(map(AuditRow, *columns))
-                del columns
+                self._file.seek(self._end)  # (rows may be written while these are read)
+                yield rows
         except OSError as exc:
             raise UserError(_cannot("read", exc)) from None
+
+    def batches(self) -> Iterator[list[AuditRow]]:
+        """The rows in their order, a batch at a time (equal values shared as :meth:`load` shares them)."""
+        if self._pending:
+            self._order.append(self._write(self._pending))
+            self._pending.clear()
+        yield from self._frames(list(self._order), {}, {None: None})
+
+    def load(self) -> tuple[AuditRow, ...]:
+        """The rows, as they were given, in their order."""
+        rows: list[AuditRow] = []
+        for batch in self.batches():
+            rows.extend(batch)
         return tuple(rows)
 
     def close(self) -> None:
@@ -142,6 +152,92 @@ class RowSpill:
         self.close()
 
 
+class BucketSpill(RowSpill):
+    """Rows put in numbered buckets (:meth:`add`) and read back a bucket at a time (:meth:`take`),
+    in the order each bucket was given them: the audit's pass makes its rows in send order across
+    files and the writers list them file by file, so each file's rows wait in a bucket of their own.
+    A bucket's rows go to the file a batch at a time, and every bucket's once ``PENDING`` rows wait
+    in all (files sent at the same time fill their batches together)."""
+
+    #: Rows waiting in all the buckets' unwritten batches at most.
+    PENDING = 4 * BATCH
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._buckets: dict[int, list[AuditRow]] = {}
+        self._starts: dict[int, list[int]] = {}
+        self._waiting = 0
+
+    def add(self, bucket: int, row: AuditRow) -> None:
+        rows = self._buckets.setdefault(bucket, [])
+        rows.append(row)
+        self._waiting += 1
+        if len(rows) >= BATCH:
+            self._flush(bucket)
+        elif self._waiting >= self.PENDING:
+            for name in list(self._buckets):
+                self._flush(name)
+
+    def _flush(self, bucket: int) -> None:
+        rows = self._buckets.pop(bucket)
+        self._waiting -= len(rows)
+        self._starts.setdefault(bucket, []).append(self._write(rows))
+
+    def take(self, bucket: int) -> list[AuditRow]:
+        """The rows of ``bucket`` in the order they were added (and the bucket emptied)."""
+        rows: list[AuditRow] = []
+        for batch in self._frames(self._starts.pop(bucket, ()), {}, {None: None}):
+            rows.extend(batch)
+        waiting = self._buckets.pop(bucket, [])
+        self._waiting -= len(waiting)
+        rows.extend(waiting)
+        return rows
+
+
+def _frame(encode, rows: Sequence[AuditRow]) -> bytes:
+    """``rows`` as one batch: a column of each field."""
+    columns: list = list(zip(*map(astuple, rows)))
+    size = len(columns[0]) if columns else 0
+    # A column of one value (a file's, a lane's, a model's; nothing lost) is that value.
+    same = [n for n in _SHARED if columns[n].count(columns[n][0]) == size]
+    same += [n for n in _DECIMALS if len(set(map(id, columns[n]))) == 1]  # (0 == 0.00: by object)
+    for n in same:
+        columns[n] = columns[n][0]
+    try:
+        return encode((False, size, same, columns))
+    except UnicodeEncodeError:  # a lone surrogate a log held (escaped by the writers): as bytes
+        texts = [_as_bytes(c) if n in same else [_as_bytes(v) for v in c] if n in _STRS else c
+                 for n, c in enumerate(columns)]
+        return encode((True, size, same, texts))
+
+
+def _rows(decoded: _Frame, shared: dict, dollars: dict) -> list[AuditRow]:
+    """A batch's rows again, equal texts and counts one object through ``shared``, equal dollar
+    texts one ``Decimal`` through ``dollars``."""
+    as_bytes, size, same, columns = decoded
+    columns = list(columns)
+    if as_bytes:
+        columns = [_as_text(c) if n in same else [_as_text(v) for v in c] if n in _STRS else c
+                   for n, c in enumerate(columns)]
+    for n in same:
+        value = columns[n]
+        if n == _LOST:  # (not among the shared: a Decimal 0 is equal to 0.00, and to int 0)
+            value = dollars[value] if value in dollars else dollars.setdefault(value, Decimal(value))
+        elif n != _COST:
+            value = shared.setdefault(value, value)
+        columns[n] = [value] * size
+    for n in _SHARED:
+        if n not in same:
+            column = columns[n]
+            columns[n] = list(map(shared.setdefault, column, column))
+    if _LOST not in same:
+        column = columns[_LOST]
+        for text in set(column).difference(dollars):
+            dollars[text] = Decimal(text)
+        columns[_LOST] = list(map(dollars.__getitem__, column))
+    return list(map(AuditRow, *columns))
+
+
 def _as_bytes(value: object) -> object:
     return value.encode("utf-8", "surrogatepass") if type(value) is str else value
 
@@ -151,5 +247,5 @@ def _as_text(value: object) -> object:
 
 
 def _cannot(what: str, exc: OSError) -> str:
-    return (f"cannot {what} the audit's rows in a temporary file in {tempfile.gettempdir()} (held there while what to "
-            f"change is worked out): {exc.strerror or exc}; set TMPDIR to a folder with room")
+    return (f"cannot {what} the audit's rows in a temporary file in {tempfile.gettempdir()} (held there while the "
+            f"audit runs): {exc.strerror or exc}; set TMPDIR to a folder with room")

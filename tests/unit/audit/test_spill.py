@@ -14,24 +14,24 @@ from msgspec.structs import replace
 from prefixbench.reports.cli import main
 from prefixbench.workloads.audit import spill as spill_module
 from prefixbench.workloads.audit.core import run_audit
-from prefixbench.workloads.audit.spill import RowSpill
+from prefixbench.workloads.audit.spill import BucketSpill, RowSpill
 
 from .fixtures import Transcript, cc_usage, write_jsonl
 
 
-def _session(folder: Path, turns: int = 40) -> Path:
+def _session(folder: Path, turns: int = 40, name: str = "spill") -> Path:
     """One lane; every fifth request comes back after 20 minutes and reads nothing (a miss)."""
-    t = Transcript("spill")
+    t = Transcript(name)
     t.user("go", "2025-09-03T00:00:00.000Z", root=True)
     minute = read = 0
     for n in range(turns):
         minute += 20 if n % 5 == 4 else 1
         stamp = f"2025-09-03T{minute // 60:02d}:{minute % 60:02d}:00.000Z"
         expired = n % 5 == 4
-        t.assistant(f"r{n}", stamp, [cc_usage(3, read + 300 if expired or n == 0 else 300, 0 if expired else read, 20)])
+        t.assistant(f"{name}-r{n}", stamp, [cc_usage(3, read + 300 if expired or n == 0 else 300, 0 if expired else read, 20)])
         read += 300
         t.user("result " * 20, stamp, tool=True)
-    return write_jsonl(folder / "spill.jsonl", t.lines)
+    return write_jsonl(folder / f"{name}.jsonl", t.lines)
 
 
 def test_the_rows_come_back_the_same_in_their_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -52,6 +52,39 @@ def test_the_rows_come_back_the_same_in_their_order(tmp_path: Path, monkeypatch:
     assert all(r.predicted_cache_read is r.reported_cache_read for r in back if r.predicted_cache_read == r.reported_cache_read)
     with RowSpill(()) as empty:
         assert empty.load() == ()
+
+
+def test_each_bucket_comes_back_in_the_order_it_was_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows of three buckets interleaved (files sent at the same time): some buckets' batches
+    written full, some when too many rows wait, some still waiting when taken."""
+    monkeypatch.setattr(spill_module, "BATCH", 7)
+    monkeypatch.setattr(BucketSpill, "PENDING", 10)
+    rows = run_audit([_session(tmp_path, 60)]).rows
+    given: dict[int, list] = {0: [], 1: [], 2: []}
+    with BucketSpill() as spill:
+        for n, row in enumerate(rows):
+            bucket = 0 if n < 10 else n % 3 if n < 50 else 2
+            given[bucket].append(row)
+            spill.add(bucket, row)
+        assert spill.take(1) == given[1] and spill.take(1) == []
+        assert spill.take(2) == given[2] and spill.take(0) == given[0] and spill.take(5) == []
+        for row in rows:
+            spill.append(row)  # the rows in their order, in the same file
+        assert spill.load() == rows and [r for batch in spill.batches() for r in batch] == list(rows)
+
+
+def test_an_audit_whose_rows_wait_on_disk_is_the_audit_in_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three sessions sent at the same time, the rows of each file in a bucket of their own, read
+    back and summed a file at a time: the same rows and summaries."""
+    monkeypatch.setattr(spill_module, "BATCH", 7)
+    monkeypatch.setattr(BucketSpill, "PENDING", 10)
+    logs = [_session(tmp_path, 30 + 7 * n, f"s{n}") for n in range(3)]
+    whole = run_audit(logs)
+    with BucketSpill() as spill:
+        spilled = run_audit(logs, spill=spill)
+        assert spilled.rows == ()
+        spilled = replace(spilled, rows=spill.load())
+    assert spilled == whole and len(whole.rows) == 30 + 37 + 44 and len(whole.sessions) == 3
 
 
 def _recorded_files(monkeypatch: pytest.MonkeyPatch, folder: Path) -> list:
@@ -120,6 +153,6 @@ def test_a_full_temporary_folder_is_one_line_and_exit_2(tmp_path: Path, monkeypa
     lines = err.splitlines()
     assert len(lines) == 2 and "warning" in lines[0], lines
     assert lines[1] == (f"prefixbench: error: cannot write the audit's rows in a temporary file in {tempfile.gettempdir()} "
-                        "(held there while what to change is worked out): No space left on device; set TMPDIR to a "
+                        "(held there while the audit runs): No space left on device; set TMPDIR to a "
                         "folder with room")
     assert full.closed
