@@ -197,5 +197,5 @@ def test_a_copilot_cli_events_file_is_named_not_read_as_a_managed_agents_stream(
     folder = tmp_path / "logs"
     folder.mkdir()
     (folder / "events.jsonl").write_bytes(path.read_bytes())
-    with pytest.raises(UserError, match="none a log"):  # beside no log: the walk skips it as another tool's file
+    with pytest.raises(UserError, match="none is a log"):  # beside no log: the walk skips it as another tool's file
         run_audit([folder])
