@@ -38,7 +38,7 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import takewhile
-from typing import TYPE_CHECKING
+from typing import Protocol
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -87,8 +87,6 @@ from prefixbench.workloads.logs.sources import COPY_OF, UNREADABLE, find_log_fil
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
-if TYPE_CHECKING:
-    from prefixbench.workloads.audit.spill import BucketSpill
 
 
 class AuditRow(msgspec.Struct, frozen=True, gc=False):
@@ -745,7 +743,7 @@ def run_audit(
     follow_reads: bool = True,
     baseline: Baseline | None = None,
     billing_header: Mapping[str, str] | None = None,
-    spill: BucketSpill | None = None,
+    spill: RowBuckets | None = None,
 ) -> AuditResult:
     """Import, predict, explain and price (see the module doc); ``map_files``: see :func:`load_trace`;
     ``follow_reads``: see :class:`Predictor` (``--no-follow-reads`` turns it off); ``baseline``
@@ -827,7 +825,7 @@ class Baseline:
 
 def audit_requests(
     requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None, follow_reads: bool = True,
-    baseline: Baseline | None = None, spill: BucketSpill | None = None,
+    baseline: Baseline | None = None, spill: RowBuckets | None = None,
 ) -> AuditResult:
     """The audit of an imported trace. ``baseline``: filled for what to change (see
     :class:`Baseline`), so it need not predict every request again. ``spill``: the rows go to
@@ -1699,6 +1697,18 @@ def _lost_usd(usage: Usage, lost: int, row: PriceRow) -> Decimal:
         + Decimal(short_part) * (rates.cache_write - rates.cache_read)
         + Decimal(rest) * (rates.input - rates.cache_read)
     ) / million
+
+
+class RowBuckets(Protocol):
+    """Where the pass puts its rows, a bucket a file, and the summaries take them back:
+    :class:`_Rows` in memory or :class:`~prefixbench.workloads.audit.spill.BucketSpill` on disk
+    (named here by its shape, not imported: the spill imports this module's rows)."""
+
+    def add(self, bucket: int, row: AuditRow) -> None: ...
+
+    def take(self, bucket: int) -> list[AuditRow]: ...
+
+    def append(self, row: AuditRow) -> None: ...
 
 
 class _Rows:
