@@ -2261,11 +2261,6 @@ def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def _predicted_ratio(rows: list[AuditRow]) -> float:
-    read = sum(row.predicted_cache_read for row in rows)
-    return _ratio(read, read + sum(row.predicted_cache_write + row.predicted_uncached for row in rows))
-
-
 def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> LaneSummary:
     read = sum(i.reported_cache_read or 0 for i in items)
     write = sum(i.reported_cache_write or 0 for i in items)
