@@ -1656,10 +1656,14 @@ def unsplit_range(usage: Usage, row: PriceRow) -> tuple[Decimal, Decimal]:
     return cost_total(read, row), cost_total(written, row)
 
 
-def _unsplit_ranges(requests: Sequence[TraceRequest], prices: Prices, totals: Totals) -> tuple[Totals, tuple[str, ...]]:
-    """``totals`` with the range of the calls whose log sums their cache reads and writes, and
-    the note that states it (none without such calls)."""
+def _unsplit_ranges(
+    requests: Sequence[TraceRequest], prices: Prices, totals: Totals
+) -> tuple[Totals, tuple[str, ...], set[tuple[str, str]]]:
+    """``totals`` with the range of the calls whose log sums their cache reads and writes, the
+    note that states it (none without such calls), and the (provider, model) of those calls
+    (priced models: their price row gave the range)."""
     calls = tokens = 0
+    ranged: set[tuple[str, str]] = set()
     low = high = Decimal(0)
     for r in requests:
         usage = r.usage
@@ -1669,15 +1673,16 @@ def _unsplit_ranges(requests: Sequence[TraceRequest], prices: Prices, totals: To
         if row is None:
             continue
         least, most = unsplit_range(usage, row)
+        ranged.add((r.provider, r.model))
         calls, tokens, low, high = calls + 1, tokens + usage.cache_unsplit, low + least, high + most
     if not calls:
-        return totals, ()
+        return totals, (), ranged
     note = (f"{calls:,} request(s) log their cache reads and writes summed, the split unknown ({tokens:,} tokens: "
             "a Cline history file's metrics.tokens.cached), so no one figure prices them: "
             f"${usd_sum((low,)):.4f} if all were read to ${usd_sum((high,)):.4f} if all were written (a DeepSeek "
             "miss: at the input price); they are in no dollar figure here (counted unpriced), and those tokens in "
             "none of the input, read and write totals")
-    return replace(totals, ranged_requests=calls, ranged_low_usd=usd_sum((low,)), ranged_high_usd=usd_sum((high,))), (note,)
+    return replace(totals, ranged_requests=calls, ranged_low_usd=usd_sum((low,)), ranged_high_usd=usd_sum((high,))), (note,), ranged
 
 
 def _lost_usd(usage: Usage, lost: int, row: PriceRow) -> Decimal:
@@ -1791,7 +1796,7 @@ def _summarize(
         notes.add(rows)
         for row in rows:
             buckets.append(row)
-    totals, ranged = _unsplit_ranges(requests, prices, _totals(total, caches))
+    totals, ranged, ranged_models = _unsplit_ranges(requests, prices, _totals(total, caches))
     return AuditResult(
         tuple(buckets.rows) if isinstance(buckets, _Rows) else (),
         tuple(lane_rows),
@@ -1800,7 +1805,7 @@ def _summarize(
         totals,
         _notes(notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
         + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
-        _model_summaries(models, prices, of_model),
+        _model_summaries(models, prices, of_model, ranged_models),
         _agreement(pairs),
         split_sums({name: (roll.requests, roll.lost) for name, roll in classes.items()}),
         sessions=tuple(sessions),
@@ -2012,9 +2017,13 @@ def _totals(total: _Roll, caches: Sequence[ExplicitCacheRow] = ()) -> Totals:
     )
 
 
-def _model_summaries(models: Mapping[tuple[str, str], _Roll], prices: Prices, extra: Mapping[str, Decimal] = {}) -> tuple[ModelSummary, ...]:
+def _model_summaries(
+    models: Mapping[tuple[str, str], _Roll], prices: Prices, extra: Mapping[str, Decimal] = {},
+    ranged: Collection[tuple[str, str]] = (),
+) -> tuple[ModelSummary, ...]:
     """Per model; ``extra``: dollars billed outside any request (explicit caches), keyed
-    ``provider\nmodel``."""
+    ``provider\nmodel``; ``ranged``: the (provider, model) of calls priced as a range only
+    (:func:`_unsplit_ranges`), whose model the price table knows though no row of it has a cost."""
     return tuple(
         ModelSummary(
             provider,
@@ -2026,7 +2035,7 @@ def _model_summaries(models: Mapping[tuple[str, str], _Roll], prices: Prices, ex
             roll.all_write,
             usd_sum([roll.cost, extra.get(f"{provider}\n{model}", Decimal(0))]),
             roll.lost,
-            model not in prices.missing and roll.priced,
+            model not in prices.missing and (roll.priced or (provider, model) in ranged),
         )
         for (provider, model), roll in sorted(models.items())
     )
@@ -2260,11 +2269,6 @@ def _notes(
 
 def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
-
-
-def _predicted_ratio(rows: list[AuditRow]) -> float:
-    read = sum(row.predicted_cache_read for row in rows)
-    return _ratio(read, read + sum(row.predicted_cache_write + row.predicted_uncached for row in rows))
 
 
 def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> LaneSummary:

@@ -150,18 +150,31 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 def _utf8_copy(path: Path, handle) -> tempfile.SpooledTemporaryFile:
     """The UTF-8 text of a UTF-16 file with a byte-order mark, in a temporary file (held in memory
-    up to 64 MiB), decoded a chunk at a time; text that is not UTF-16 is one line naming it."""
+    up to 64 MiB), decoded a chunk at a time; text that is not UTF-16 is one line naming it, and
+    so is a temporary folder with no room (not the log's fault: its line names the folder)."""
     copy = tempfile.SpooledTemporaryFile(max_size=64 << 20)
     decoder = codecs.getincrementaldecoder("utf-16")()
     try:
         while chunk := handle.read(_CHUNK):
-            copy.write(decoder.decode(chunk).encode("utf-8", "surrogatepass"))
-        copy.write(decoder.decode(b"", final=True).encode("utf-8", "surrogatepass"))
+            _write_copy(path, copy, decoder.decode(chunk))
+        _write_copy(path, copy, decoder.decode(b"", final=True))
     except UnicodeDecodeError as exc:
         copy.close()
         raise UserError(f"{path}: starts with a UTF-16 byte-order mark but is not UTF-16 text ({exc.reason})") from None
+    except BaseException:  # a read error, a full temporary folder, Ctrl-C: the copy goes now
+        copy.close()
+        raise
     copy.seek(0)
     return copy
+
+
+def _write_copy(path: Path, copy, text: str) -> None:
+    """``text`` onto the UTF-8 copy of the UTF-16 file ``path``."""
+    try:
+        copy.write(text.encode("utf-8", "surrogatepass"))
+    except OSError as exc:  # (a read error of the log stays "cannot read" in iter_records)
+        raise UserError(f"{path}: cannot write its UTF-8 copy (the file is UTF-16) to a temporary file in "
+                        f"{tempfile.gettempdir()}: {exc.strerror or exc}; set TMPDIR to a folder with room") from None
 
 
 def _iter_handle(path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None) -> Iterator[Record]:

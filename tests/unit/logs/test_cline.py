@@ -641,6 +641,25 @@ def test_a_history_file_alone_on_the_anthropic_handler_is_priced_as_a_range(tmp_
     assert "paid $0 (not in it: 2 request(s) whose log sums cache reads and writes: $0.0083 to $0.0773)" in capsys.readouterr().out
 
 
+def test_a_model_priced_only_as_a_range_is_not_named_among_those_with_no_price(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A DeepSeek history alone (hits and misses summed, no metrics.cost) beside a model the price
+    # table does not know. merge36 put deepseek-chat among the models of no price (models table
+    # "no price", JSON priced false, and the headline "1 request(s) of deepseek-chat, gpt-9-nope,
+    # no price"): its price row gave the range; only gpt-9-nope has none.
+    base = 1_777_000_000_000
+    messages = [*_history_call(base, "deepseek", "deepseek-chat", 100, 14_000, 70),
+                *_history_call(base + 60_000, "openai", "gpt-9-nope", 1_000, 0, 70)]
+    for message in messages:
+        message.get("metrics", {}).pop("cost", None)
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    result = run_audit([path])
+    assert [(m.model, m.priced) for m in result.models] == [("deepseek-chat", True), ("gpt-9-nope", False)]
+    assert (result.totals.unpriced_requests, result.totals.ranged_requests) == (2, 1)
+    assert main(["audit", str(path), "--quiet"]) == 0
+    assert "paid $0 (not in it: 1 request(s) of gpt-9-nope, no price) (not in it: 1 request(s) whose log" in capsys.readouterr().out
+
+
 def test_a_history_file_alone_through_clines_gateway_reads_tokens_in_as_written(tmp_path: Path) -> None:
     # As in its ui_messages.json: Cline's own provider reports no writes, so an Anthropic model's
     # prompt is what it wrote and cached what it read; another model's prompt stays uncached.

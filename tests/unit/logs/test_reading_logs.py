@@ -220,3 +220,27 @@ def test_a_utf16_log_with_a_byte_order_mark_reads_as_its_utf8_text(tmp_path: Pat
     odd.write_bytes(b"\xff\xfe" + "{}".encode("utf-16-le") + b"\x00\xd8")  # a lone high surrogate at the end
     with pytest.raises(UserError, match=r"odd\.jsonl: starts with a UTF-16 byte-order mark but is not UTF-16 text"):
         list(iter_records(odd))
+
+
+def test_a_utf16_log_whose_copy_finds_no_room_names_the_temporary_folder(tmp_path: Path, monkeypatch) -> None:
+    # A UTF-16 log is read through a UTF-8 copy in a temporary file (on disk past 64 MiB). With
+    # the temporary folder full, merge36 said "u16.jsonl: cannot read (No space left on device)":
+    # the log's fault, and nothing about TMPDIR.
+    import errno
+    import io
+    import tempfile
+
+    class Full(io.BytesIO):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__()
+
+        def write(self, data) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    path = tmp_path / "u16.jsonl"
+    path.write_bytes(b"\xff\xfe" + '{"a": 1}\n'.encode("utf-16-le"))
+    monkeypatch.setattr(tempfile, "SpooledTemporaryFile", Full)
+    with pytest.raises(UserError) as caught:
+        list(iter_records(path))
+    assert str(caught.value) == (f"{path}: cannot write its UTF-8 copy (the file is UTF-16) to a temporary file in "
+                                 f"{tempfile.gettempdir()}: No space left on device; set TMPDIR to a folder with room")
