@@ -147,3 +147,15 @@ def test_a_turn_sent_without_the_previous_turns_reasoning_reads_up_to_where_it_b
     # A turn whose prompt grew kept the reasoning: it reads the whole previous prompt.
     rows = _turns(tmp_path, "grew", 25_000, 23_936)
     assert (rows[3].predicted_cache_read, rows[3].cause) == (23_936, None)
+
+
+def test_a_turn_that_grew_by_less_than_the_response_it_sends_back_dropped_the_reasoning(tmp_path: Path) -> None:
+    # Turn 2's prompt (24,200) is larger than the last call's (24,000) but smaller than that
+    # prompt plus the 300-token response Codex sends back: turn 1's reasoning was dropped, and a
+    # user message larger than what was dropped made up the rest. Main read only "smaller than the
+    # previous prompt" as that sign and predicted the whole previous prompt (23,936), a miss put
+    # down to OpenAI's best effort. In the public rollouts (gpt-5.4, gpt-5.5) the reads at such
+    # turns fell to the previous turn's first prompt (rave-era's line 585, gildore-arena's 324).
+    rows = _turns(tmp_path, "grew-less", 24_200, 19_840)
+    assert (rows[3].predicted_cache_read, rows[3].cause) == (19_840, "messages-changed")
+    assert "smaller than the previous prompt and the response it sends back (24,000 + 300)" in rows[3].detail
