@@ -318,7 +318,7 @@ def _prompt_shrank(ev: Evidence) -> Finding | None:
     before, now = prev.usage.prompt, usage.prompt
     turn = ev.r.source_format == "codex" and "user_turn" in ev.events
     if now >= before * (1 - SHRINK_TOLERANCE):
-        if turn and ev.r.prefix is not None and ev.r.prefix.shared is not None:
+        if turn and ev.r.prefix is not None and ev.r.prefix.shared is not None and ev.r.prefix.shared < before:
             # Smaller than the previous prompt plus the response it sends back (codex.py, _shared).
             return Finding("messages-changed", "log", (
                 f"the prompt ({now:,} tokens) at a new user turn is smaller than the previous prompt and the response it "
