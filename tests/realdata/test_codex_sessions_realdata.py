@@ -41,7 +41,9 @@ from tests.realdata.mirrors import file_at
 #: 46, 14 exact. Before a token count written after its call's tool output was dated by that
 #: call's outputs (codex.py): edgerunner 164 within, 150 exact. Before a new turn whose prompt
 #: shrank was read only up to the previous turn's first prompt (codex.py, _shared): soulpass 81
-#: and rave-era 59 within, 80 and 46 exact.
+#: and rave-era 59 within, 80 and 46 exact. Before a new turn whose prompt grew by less than the
+#: previous response it sends back was taken to have dropped the previous turn's reasoning
+#: (codex.py, _shared): rave-era 60 within (its line 585).
 SESSIONS = {
     "PREFIXBENCH_EDGERUNNER_REPO": (
         "AkashJana18/edgerunner", "fe59a88f62f473797ac88b35260a00cabe8801f0", 173, (35_779_173, 34_132_736, 98_116), 165, 151,
@@ -50,7 +52,7 @@ SESSIONS = {
         "swarnasn29/soulpass", "12c056d3476363d4c491ccb52716328467ff5f66", 85, (12_710_499, 12_212_608, 47_484), 83, 82,
     ),
     "PREFIXBENCH_RAVE_ERA_REPO": (
-        "Krosss0001/rave-era-project", "c332b1a71ed38c443a9d3a4a7c2d531131c747fe", 69, (6_890_784, 6_368_128, 30_615), 60, 47,
+        "Krosss0001/rave-era-project", "c332b1a71ed38c443a9d3a4a7c2d531131c747fe", 69, (6_890_784, 6_368_128, 30_615), 61, 47,
     ),
     "PREFIXBENCH_RAZE_REPO": ("uzaxirr/raze", "413af633008c7234fb3055019605eb3ca348e00f", 18, (1_257_132, 1_160_576, 19_360), 17, 14),
 }
@@ -243,7 +245,7 @@ def test_more_codex_sessions_alone(tmp_path: Path) -> None:
 #: -> with. Nothing changes where it does not cover the first call (a Codex 0.114 rollout that read 0
 #: loses one).
 WARM_HEADS = "gpt-5.4=5504,gpt-5.5=11648"
-WARM_WITHIN = {"SESSIONS": (325, 324), "SHORT": (28, 31), "MORE": (64, 69)}
+WARM_WITHIN = {"SESSIONS": (326, 325), "SHORT": (28, 31), "MORE": (64, 69)}
 
 
 def test_a_codex_warm_head_the_user_names_is_read_by_the_first_calls(tmp_path: Path) -> None:
@@ -279,7 +281,9 @@ def test_a_codex_warm_head_the_user_names_is_read_by_the_first_calls(tmp_path: P
 #: Other sessions three of those repositories committed under the same name at other commits (a
 #: rollout replaced by a later one), and one committed as ``codex-session-log.jsonl``: repository:
 #: (commit, path, calls, (input with the cached part, cached, output) of Codex's last running
-#: total, within 3%, predicted exactly), each alone, measured 2026-12-04. Codex 0.120.0 and
+#: total, within 3%, predicted exactly), each alone, measured 2026-12-04 (gildore-arena 22 and 19
+#: before a new turn that grew by less than the previous response was read up to the previous
+#: turn's first prompt: its line 324). Codex 0.120.0 and
 #: 0.122.0-alpha.13 on gpt-5.4 (2026-04/05), 0.130.0 on gpt-5.4 (2026-05-13 to 06-22, a resume 41
 #: days on reading only the head), and the VS Code extension's 0.135.0-alpha.1 on gpt-5.5
 #: (2026-06-01, resumed twice; the file's later versions are of 4 MiB or more).
@@ -289,7 +293,7 @@ EARLIER = {
         "5a2c36ba7cda58142e84b1ad642504db9667f764", "codex-session.jsonl", 7, (247_859, 185_344, 4_352), 5, 3,
     ),
     "inspi-writer001/gildore-arena": (
-        "8c8b717fadd020b3db9385bce8c1c06a95280232", "codex-session.jsonl", 28, (2_477_186, 2_120_192, 24_017), 22, 19,
+        "8c8b717fadd020b3db9385bce8c1c06a95280232", "codex-session.jsonl", 28, (2_477_186, 2_120_192, 24_017), 23, 20,
     ),
     "snepraj2709/snapmed-pharmacv": (
         "f039342e6ec5df803e25108a2249ebd2482615a2", "codex-session-log.jsonl", 165, (18_620_234, 18_215_296, 54_628), 163, 160,

@@ -316,14 +316,22 @@ def _prompt_shrank(ev: Evidence) -> Finding | None:
     if prev is None or prev.usage is None or usage is None or ev.cache_read >= ev.expected:
         return None
     before, now = prev.usage.prompt, usage.prompt
+    turn = ev.r.source_format == "codex" and "user_turn" in ev.events
     if now >= before * (1 - SHRINK_TOLERANCE):
+        if turn and ev.r.prefix is not None and ev.r.prefix.shared is not None and ev.r.prefix.shared < before:
+            # Smaller than the previous prompt plus the response it sends back (codex.py, _shared).
+            return Finding("messages-changed", "log", (
+                f"the prompt ({now:,} tokens) at a new user turn is smaller than the previous prompt and the response it "
+                f"sends back ({before:,} + {prev.usage.output:,}): sent without the previous turn's reasoning (OpenAI "
+                "renders none of an earlier turn), so the cached prefix ended where that reasoning began"
+            ))
         return None
     if now < before / 2:
         return Finding("compaction", "log", (
             f"the prompt fell from {before:,} to {now:,} tokens with no compaction logged: the history was "
             "replaced (a compaction or truncation the log does not mark)"
         ))
-    if ev.r.source_format == "codex" and "user_turn" in ev.events:
+    if turn:
         return Finding("messages-changed", "log", (
             f"the prompt shrank by {before - now:,} tokens ({before:,} -> {now:,}) at a new user turn: sent without the "
             "previous turn's reasoning (OpenAI renders none of an earlier turn), so the cached prefix ended where that "

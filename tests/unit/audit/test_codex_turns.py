@@ -147,3 +147,31 @@ def test_a_turn_sent_without_the_previous_turns_reasoning_reads_up_to_where_it_b
     # A turn whose prompt grew kept the reasoning: it reads the whole previous prompt.
     rows = _turns(tmp_path, "grew", 25_000, 23_936)
     assert (rows[3].predicted_cache_read, rows[3].cause) == (23_936, None)
+
+
+def test_a_turn_that_grew_by_less_than_the_response_it_sends_back_dropped_the_reasoning(tmp_path: Path) -> None:
+    # Turn 2's prompt (24,200) is larger than the last call's (24,000) but smaller than that
+    # prompt plus the 300-token response Codex sends back: turn 1's reasoning was dropped, and a
+    # user message larger than what was dropped made up the rest. Main read only "smaller than the
+    # previous prompt" as that sign and predicted the whole previous prompt (23,936), a miss put
+    # down to OpenAI's best effort. In the public rollouts (gpt-5.4, gpt-5.5) the reads at such
+    # turns fell to the previous turn's first prompt (rave-era's line 585, gildore-arena's 324).
+    rows = _turns(tmp_path, "grew-less", 24_200, 19_840)
+    assert (rows[3].predicted_cache_read, rows[3].cause) == (19_840, "messages-changed")
+    assert "smaller than the previous prompt and the response it sends back (24,000 + 300)" in rows[3].detail
+
+
+def test_a_turn_after_a_one_call_turn_loses_nothing_to_the_dropped_reasoning(tmp_path: Path) -> None:
+    # Turn 1 is one call, so its reasoning began where its prompt ended: turn 2 (24,200 < 24,000
+    # + 300) still shares the whole previous prompt, and a read that falls short of it is OpenAI's
+    # best effort, not the dropped reasoning (the first version of the rule above named it).
+    rows = run_audit([_write(tmp_path / "one.jsonl", [
+        ("10:00:01.000", "message", USER),
+        ("10:00:02.000", "reasoning", REASONING),
+        ("10:00:03.000", "message", ANSWER),
+        ("10:00:04.000", "usage", _usage(24_000, 0)),
+        ("10:01:00.000", "message", USER),
+        ("10:01:02.000", "message", ANSWER),
+        ("10:01:03.000", "usage", _usage(24_200, 11_648)),
+    ])]).rows
+    assert (rows[1].predicted_cache_read, rows[1].cause) == (23_936, "provider-best-effort")

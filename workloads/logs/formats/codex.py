@@ -7,8 +7,9 @@ request is sent at the last input item (user message or tool output) before its 
 item; its response began at that item and ended at its token count, or, where the count comes
 only after the next input (later Codex writes it once the tool the call asked for has run: a
 ``request_user_input`` the user answers an hour later), at its last output item, the input
-being the next request's. A request that opens a user turn with a smaller prompt than the one
-before shares with it only the prompt of the previous turn's first call (:meth:`_Rollout._shared`).
+being the next request's. A request that opens a user turn with a prompt smaller than the one
+before plus the response it sends back shares with it only the prompt of the previous turn's
+first call (:meth:`_Rollout._shared`).
 Base instructions and tool schemas are not in a rollout: the head is an opaque prefix.
 
 Later Codex (about 0.128 on: paginated rollouts, multi-agent threads, Codex Desktop) numbers
@@ -200,6 +201,7 @@ class _Rollout:
         #: The prompt of the last call and of the first call of the user turn it belongs to (see
         #: :meth:`_shared`), and how many calls were taken to drop a turn's reasoning.
         self.last_prompt: int | None = None
+        self.last_output = 0
         self.turn_prompt: int | None = None
         self.reasoning_dropped = 0
         self.blocks = 0
@@ -590,17 +592,20 @@ class _Rollout:
             self.turn_prompt = usage.prompt
         self.chain_parent = node
         self.last_prompt = usage.prompt
+        self.last_output = usage.output
         self.events, self.blocks = carried
 
     def _shared(self, usage: Usage, turn: bool) -> int | None:
         """How much of the previous call's prompt this one keeps (None: all of it). A call that
-        opens a user turn with a prompt smaller than the previous call's (nothing compacted in
-        between) was sent without the reasoning of the turn before: OpenAI renders no reasoning
-        item of an earlier turn, and the prompt shrinks by what it drops (the turn's other items
-        stay). What it shares with the previous prompt then ends where that reasoning began, at
-        the end of the prompt of that turn's first call. A growing prompt kept it."""
+        opens a user turn with a prompt smaller than the previous call's plus that call's response
+        (which Codex sends back whole; nothing compacted in between) was sent without the
+        reasoning of the turn before: OpenAI renders no reasoning item of an earlier turn, and the
+        prompt loses what it drops (the turn's other items stay, the user's message is added, so
+        it may still grow). What it shares with the previous prompt then ends where that reasoning
+        began, at the end of the prompt of that turn's first call. A prompt that grew by the
+        response or more kept it (as the public rollouts' interrupted turns and GPT-5.6's turns did)."""
         if (self.chain_parent is not None and self.turn_prompt is not None and self.last_prompt is not None
-                and usage.prompt < self.last_prompt and turn):
+                and usage.prompt < self.last_prompt + self.last_output and turn):
             self.reasoning_dropped += 1
             return self.turn_prompt
         return None
@@ -617,8 +622,8 @@ class _Rollout:
         notes += tuple(self.thread_notes)
         if self.reasoning_dropped:
             notes += (
-                f"{self.reasoning_dropped} call(s) opened a user turn with a smaller prompt than the call before: sent without "
-                "the previous turn's reasoning (OpenAI renders none of an earlier turn), each is taken to extend that turn's "
+                f"{self.reasoning_dropped} call(s) opened a user turn with a prompt smaller than the call before plus its "
+                "response: sent without the previous turn's reasoning (OpenAI renders none of an earlier turn), each is taken to extend that turn's "
                 "first call, where the reasoning began",
             )
         if self.copy_from is not None:
