@@ -1218,14 +1218,20 @@ class Predictor:
         one, same model, is predicted to read what that one reported reading (an earlier call's
         report, never its own), where its prompt holds that much; on a model whose reads count
         in a checkpoint grid, the newest checkpoint inside the shared prefix where that lies
-        higher. After a miss (a read of 0) the chain model's prediction stands."""
+        higher. A read of 0 keeps the lane's earlier read (a lapse: the next read mostly returns to
+        it); before any read, the chain model's prediction stands."""
         usage = r.usage
         assert usage is not None
         lane = (r.file, r.lane)
         last = self.last_reads.get(lane)
         cacheable = rules.cacheable(usage)
         if usage.cache_reported:
-            self.last_reads[lane] = (prefix.node, r.model, cacheable, usage.cache_read)
+            kept = usage.cache_read
+            if kept == 0 and last is not None and last[1] == r.model and prefix.parent == last[0]:
+                # A read of 0 in the middle of a lane (same model, the prompt extended) leaves the
+                # checkpoint read before it: the next read mostly returns to it (measured, below).
+                kept = last[3]
+            self.last_reads[lane] = (prefix.node, r.model, cacheable, kept)
         else:
             self.last_reads.pop(lane, None)
         if last is None or pred.by != "chain":
