@@ -1540,6 +1540,18 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
                 "the provider kept its entry longer (a TTL is a minimum)"
             )
         return said
+    rules = rules_for(step.r.provider)
+    read, predicted = usage.cache_read, step.pred.read
+    if prev is not None and prev.usage is not None and rules.follows_reads and abs(read - predicted) > READ_TOLERANCE * read:
+        # A checkpoint that moved (Gemini): no loss, so no cause, but the row says why the
+        # prediction missed rather than nothing.
+        if read > rules.cacheable(prev.usage) and read > predicted:
+            return (f"read {read - predicted:,} tokens more than predicted, {read - rules.cacheable(prev.usage):,} past the "
+                    "previous prompt: the provider cached into the previous response or a call the log does not count "
+                    "(not modelled)")
+        moved = f"{read - predicted:,} tokens more" if read > predicted else f"{predicted - read:,} tokens less"
+        return (f"read {moved} than predicted: the provider's checkpoint moved, which nothing in the log tells; "
+                f"{rules.best_effort_note}; no loss")
     return ""
 
 

@@ -72,6 +72,18 @@ def test_a_read_of_nothing_leaves_the_checkpoint_read_before_it(tmp_path: Path) 
     assert [r.predicted_cache_read for r in run_audit([log], follow_reads=False).rows][4:] == [24_000, 26_000, 27_000]
 
 
+def test_a_read_the_prediction_missed_without_a_loss_says_why(tmp_path: Path) -> None:
+    # A checkpoint that jumped to the previous prompt (7,000 followed, 12,000 read) and a read past the previous prompt
+    # (15,600 of a 15,000-token previous prompt) lose nothing, so they have no cause; main left
+    # their detail empty (78 such misses of the 1,906 calls of the public Gemini CLI sessions).
+    log = _session(tmp_path / "up.jsonl", "gemini-3.1-pro-preview", [(9_000, 0), (12_000, 7_000), (15_000, 12_000), (18_000, 15_600)])
+    rows = run_audit([log]).rows
+    assert [r.cause for r in rows][2:] == [None, None] and [r.read_within for r in rows][2:] == [False, False]
+    assert rows[2].detail.startswith("read 5,000 tokens more than predicted: the provider's checkpoint moved, which nothing in the log tells")
+    assert rows[2].detail.endswith("best effort (no saving guaranteed); no loss")
+    assert rows[3].detail.startswith("read 3,600 tokens more than predicted, 600 past the previous prompt: the provider cached into")
+
+
 def test_a_flash_read_is_raised_to_a_newer_checkpoint_but_not_lowered_to_one(tmp_path: Path) -> None:
     # gemini-3-flash reads in 3,924-token checkpoints: a read that reached 14,700 of a 15,000-token
     # prompt stays there (the grid's last point inside 15,500 is 11,772, lower), and once the
