@@ -1216,14 +1216,20 @@ class Predictor:
         one, same model, is predicted to read what that one reported reading (an earlier call's
         report, never its own), where its prompt holds that much; on a model whose reads count
         in a checkpoint grid, the newest checkpoint inside the shared prefix where that lies
-        higher. After a miss (a read of 0) the chain model's prediction stands."""
+        higher. A read of 0 keeps the lane's earlier read (a lapse: the next read mostly returns to
+        it); before any read, the chain model's prediction stands."""
         usage = r.usage
         assert usage is not None
         lane = (r.file, r.lane)
         last = self.last_reads.get(lane)
         cacheable = rules.cacheable(usage)
         if usage.cache_reported:
-            self.last_reads[lane] = (prefix.node, r.model, cacheable, usage.cache_read)
+            kept = usage.cache_read
+            if kept == 0 and last is not None and last[1] == r.model and prefix.parent == last[0]:
+                # A read of 0 in the middle of a lane (same model, the prompt extended) leaves the
+                # checkpoint read before it: the next read mostly returns to it (measured, below).
+                kept = last[3]
+            self.last_reads[lane] = (prefix.node, r.model, cacheable, kept)
         else:
             self.last_reads.pop(lane, None)
         if last is None or pred.by != "chain":
@@ -1532,6 +1538,18 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
                 "the provider kept its entry longer (a TTL is a minimum)"
             )
         return said
+    rules = rules_for(step.r.provider)
+    read, predicted = usage.cache_read, step.pred.read
+    if prev is not None and prev.usage is not None and rules.follows_reads and abs(read - predicted) > READ_TOLERANCE * read:
+        # A checkpoint that moved (Gemini): no loss, so no cause, but the row says why the
+        # prediction missed rather than nothing.
+        if read > rules.cacheable(prev.usage) and read > predicted:
+            return (f"read {read - predicted:,} tokens more than predicted, {read - rules.cacheable(prev.usage):,} past the "
+                    "previous prompt: the provider cached into the previous response or a call the log does not count "
+                    "(not modelled)")
+        moved = f"{read - predicted:,} tokens more" if read > predicted else f"{predicted - read:,} tokens less"
+        return (f"read {moved} than predicted: the provider's checkpoint moved, which nothing in the log tells; "
+                f"{rules.best_effort_note}; no loss")
     return ""
 
 
