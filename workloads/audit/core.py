@@ -1683,6 +1683,7 @@ def _unsplit_ranges(
     calls = tokens = 0
     ranged: set[tuple[str, str]] = set()
     low = high = Decimal(0)
+    no_write_fee = False  # a call whose price row has no write rate: "all written" is at the input price
     for r in requests:
         usage = r.usage
         if usage is None or not usage.cache_unsplit:
@@ -1692,13 +1693,15 @@ def _unsplit_ranges(
             continue
         least, most = unsplit_range(usage, row)
         ranged.add((r.provider, r.model))
+        no_write_fee = no_write_fee or row.rates_for(usage.prompt).cache_write is None
         calls, tokens, low, high = calls + 1, tokens + usage.cache_unsplit, low + least, high + most
     if not calls:
         return totals, (), ranged
     note = (f"{calls:,} request(s) log their cache reads and writes summed, the split unknown ({tokens:,} tokens: "
             "a Cline history file's metrics.tokens.cached), so no one figure prices them: "
-            f"${usd_sum((low,)):.4f} if all were read to ${usd_sum((high,)):.4f} if all were written (a DeepSeek "
-            "miss: at the input price); they are in no dollar figure here (counted unpriced), and those tokens in "
+            f"${usd_sum((low,)):.4f} if all were read to ${usd_sum((high,)):.4f} if all were written"
+            + (" (where the price has no write rate, a DeepSeek miss: at the input price)" if no_write_fee else "")
+            + "; they are in no dollar figure here (counted unpriced), and those tokens in "
             "none of the input, read and write totals")
     return replace(totals, ranged_requests=calls, ranged_low_usd=usd_sum((low,)), ranged_high_usd=usd_sum((high,))), (note,), ranged
 
