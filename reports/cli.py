@@ -767,6 +767,8 @@ def _as_flags(line: str, args: argparse.Namespace | None) -> str:
     for name in names:
         if "_" in name:
             line = re.sub(rf"(?<![\w.-])(?:[\w-]+\.)?{name}(?!\w)", "--" + name.replace("_", "-"), line)
+        else:  # a plain word ("turns"): only as the subject of a workload's limit ("idle-gaps: turns must ...")
+            line = re.sub(rf"^([\w-]+: ){name}(?= must )", rf"\g<1>--{name}", line)
     return line
 
 

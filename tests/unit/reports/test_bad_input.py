@@ -287,7 +287,7 @@ def test_silently_accepted_options_are_refused(tmp_path, capsys, argv, message):
         (["--gap-s", "3"], "--gap-s does not apply to workload 'seed-coding' (its options: --steps, --effort, --pruner,"),
         # Before: "got None": the word seed-coding takes for the adapter's effort, read as no value.
         (["--workload", "thinking-tools", "--effort", "default"],
-         "error: thinking-tools: effort must be one of low, high, max (thinking on), got 'default' (thinking mode sends an effort"),
+         "error: thinking-tools: --effort must be one of low, high, max (thinking on), got 'default' (thinking mode sends an effort"),
         # Before: "(known: low, high, max)", without the "default" the --help offers.
         (["--effort", "ultra"], "error: unknown effort 'ultra' (known: low, high, max, or default for the adapter's own)"),
     ],
@@ -307,8 +307,8 @@ def test_a_bad_workload_option_names_its_flag(tmp_path, capsys, argv, message):
         (["--steps", "99999999999"], "--steps must be a whole number from 1 to 10,000"),
         (["--workload", "thinking-tools", "--steps-per-turn", "10001"], "thinking-tools: --steps-per-turn must be at most 10,000"),
         (["--workload", "idle-gaps", "--steps-per-turn", "10001"], "idle-gaps: --steps-per-turn must be at most 10,000"),
-        (["--workload", "idle-gaps", "--turns", "99999999999"], "idle-gaps: turns must be at most 10,000"),
-        (["--workload", "thinking-tools", "--turns", "10001"], "thinking-tools: turns must be at most 10,000"),
+        (["--workload", "idle-gaps", "--turns", "99999999999"], "idle-gaps: --turns must be at most 10,000"),
+        (["--workload", "thinking-tools", "--turns", "10001"], "thinking-tools: --turns must be at most 10,000"),
         (["--workload", "subagents", "--subagent-steps", "10001"], "subagents: --subagent-steps must be at most 10,000"),
         (["--workload", "subagents", "--main-steps", "10001"], "subagents: --main-steps must be at most 10,000"),
     ],
