@@ -170,6 +170,26 @@ def _token_usage(item: dict, where: str) -> dict:
     return usage
 
 
+def _time_or_none(value: dict, where: str) -> int | None:
+    """An event's ``timestamp`` in ms, None where it is missing or not a time."""
+    try:
+        return parse_time_ms(value.get("timestamp"), where)
+    except UserError:
+        return None
+
+
+def _answered(value: dict, fallback_id: str, line: int, lane: str, sent_ms: int | None, ready_ms: int | None,
+              seen: dict[tuple[str, str], _Call], calls: list[_Call]) -> None:
+    """The call whose raw response an event keeps (``tool_call_metadata.model_response``), added
+    to ``calls`` once per (lane, response id): ``fallback_id`` where the response has no id."""
+    response = as_dict(as_dict(value.get("tool_call_metadata")).get("model_response"))
+    if isinstance(response.get("usage"), dict):
+        rid = str(response.get("id") or fallback_id)
+        if (lane, rid) not in seen:
+            seen[(lane, rid)] = call = _Call(line, lane, response["usage"], str(response.get("model") or "unknown"), rid, sent_ms, ready_ms)
+            calls.append(call)
+
+
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """The calls of an OpenHands event stream or evaluation output; see the module doc."""
     name = str(path)
@@ -193,32 +213,16 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         base_url = as_dict(as_dict(value.get("metadata")).get("llm_config")).get("base_url")
         if isinstance(base_url, str) and base_url:
             servers[lane] = base_url
-        try:
-            stamp = parse_time_ms(value.get("timestamp"), where)
-        except UserError:
-            stamp = None
-        response = as_dict(as_dict(value.get("tool_call_metadata")).get("model_response"))
-        if isinstance(response.get("usage"), dict):
-            rid = str(response.get("id") or f"#{record.line}")
-            if (lane, rid) not in seen:
-                seen[(lane, rid)] = call = _Call(record.line, lane, response["usage"], str(response.get("model") or "unknown"), rid, latest.get(lane), stamp)
-                calls.append(call)
+        stamp = _time_or_none(value, where)
+        _answered(value, f"#{record.line}", record.line, lane, latest.get(lane), stamp, seen, calls)
         if "instance_id" in value and isinstance(value.get("history"), list):
             # An evaluation output line: each action of its history keeps the response that chose it.
             previous = latest.get(lane)
             for event in value["history"]:
                 if not isinstance(event, dict):
                     continue
-                try:
-                    at = parse_time_ms(event.get("timestamp"), where)
-                except UserError:
-                    at = None
-                answered = as_dict(as_dict(event.get("tool_call_metadata")).get("model_response"))
-                if isinstance(answered.get("usage"), dict):
-                    rid = str(answered.get("id") or f"#{record.line}:{event.get('id')}")
-                    if (lane, rid) not in seen:
-                        seen[(lane, rid)] = call = _Call(record.line, lane, answered["usage"], str(answered.get("model") or "unknown"), rid, previous, at)
-                        calls.append(call)
+                at = _time_or_none(event, where)
+                _answered(event, f"#{record.line}:{event.get('id')}", record.line, lane, previous, at, seen, calls)
                 if at is not None:
                     previous = at
         for idx, item in enumerate(_metrics(value).get("token_usages") or ()):
