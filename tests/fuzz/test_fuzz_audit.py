@@ -213,6 +213,16 @@ SEEDS: dict[str, list[dict]] = {
                       {"role": "exit", "content": "litellm.Timeout", "extra": {"exit_status": "Timeout"}}]},
     ],
     "otel": [
+        # The write spellings of an OpenCode OTel plugin and of OpenClaw.
+        {"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": "t", "spanId": "c", "startTimeUnixNano": "1761994801000000000",
+             "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "12"}}, {"key": "gen_ai.usage.output_tokens", "value": {"intValue": "40"}},
+                            {"key": "gen_ai.usage.cache_read.input_tokens", "value": {"intValue": "0"}},
+                            {"key": "gen_ai.usage.cache_write.input_tokens", "value": {"intValue": "6000"}}]},
+            {"traceId": "t", "spanId": "d", "startTimeUnixNano": "1761994805000000000",
+             "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "3"}}, {"key": "gen_ai.usage.output_tokens", "value": {"intValue": "25"}},
+                            {"key": "gen_ai.usage.cache_read_tokens", "value": {"intValue": "6000"}},
+                            {"key": "gen_ai.usage.cache_write_tokens", "value": {"intValue": "900"}}]}]}]}]},
         {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "a"}}]}, "scopeSpans": [{"scope": {"name": "x"}, "spans": [
             {"traceId": "t", "spanId": "a", "name": "invoke_agent", "startTimeUnixNano": "1761994800000000000",
              "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "10142"}}]},

@@ -134,3 +134,25 @@ def test_llm_model_attributes_name_the_model_beside_llm_usage(tmp_path: Path) ->
     assert [(r.provider, r.model, r.usage) for r in requests] == [
         ("openai", "gpt-4o-mini", Usage(uncached=450, output=17, cache_reported=False)),
         ("openai", "gpt-4o", Usage(uncached=90, output=3, cache_reported=False))]
+
+
+@pytest.mark.parametrize(("read_key", "write_key"), [
+    # An OpenCode OTel plugin's LLM span (message.tokens.cache.{read,write}, input without them).
+    ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_write.input_tokens"),
+    # OpenClaw's diagnostics spans.
+    ("gen_ai.usage.cache_read_tokens", "gen_ai.usage.cache_write_tokens"),
+])
+def test_cache_write_spellings_other_instrumentations_use(tmp_path: Path, read_key: str, write_key: str) -> None:
+    # Two calls of one conversation: the first writes 6,000, the second reads them and writes 900.
+    path = tmp_path / "spans.json"
+    path.write_text(json.dumps(otlp([
+        span("a", {"gen_ai.response.model": "claude-sonnet-4-5", "gen_ai.usage.input_tokens": 12, "gen_ai.usage.output_tokens": 40,
+                   read_key: 0, write_key: 6000}, 0),
+        span("b", {"gen_ai.response.model": "claude-sonnet-4-5", "gen_ai.usage.input_tokens": 3, "gen_ai.usage.output_tokens": 25,
+                   read_key: 6000, write_key: 900}, 5),
+    ])))
+    requests, _ = read(path)
+    assert [r.usage for r in requests] == [Usage(cache_write_5m=6000, uncached=12, output=40),
+                                           Usage(cache_read=6000, cache_write_5m=900, uncached=3, output=25)]
+    t = run_audit([path]).totals
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (12 + 3, 40 + 25, 6000, 6000 + 900)

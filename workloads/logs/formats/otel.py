@@ -16,8 +16,10 @@ conventions registry), then the deprecated ones and OpenLLMetry's (the model lik
 ==========  ==========================================================================================
 input       ``gen_ai.usage.input_tokens``, ``gen_ai.usage.prompt_tokens``, ``llm.usage.prompt_tokens``
 output      ``gen_ai.usage.output_tokens``, ``gen_ai.usage.completion_tokens``, ``llm.usage.completion_tokens``
-read        ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.cache_read_input_tokens``
-written     ``gen_ai.usage.cache_creation.input_tokens``, ``gen_ai.usage.cache_creation_input_tokens``
+read        ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.cache_read_input_tokens``,
+            ``gen_ai.usage.cache_read_tokens``
+written     ``gen_ai.usage.cache_creation.input_tokens``, ``gen_ai.usage.cache_creation_input_tokens``,
+            ``gen_ai.usage.cache_write.input_tokens``, ``gen_ai.usage.cache_write_tokens``
 ==========  ==========================================================================================
 
 The conventions say ``input_tokens`` SHOULD include reads and writes; instrumentations that copy
@@ -47,8 +49,15 @@ from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 NAME = "otel"
 INPUT_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.usage.prompt_tokens")
 OUTPUT_KEYS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.usage.completion_tokens")
-READ_KEYS = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens")
-WRITE_KEYS = ("gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens")
+#: Reads and writes: the conventions' names, OpenLLMetry's, then what other instrumentations write
+#: (an OpenCode OTel plugin's ``cache_write.input_tokens``, OpenClaw's ``cache_*_tokens``).
+READ_KEYS = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens", "gen_ai.usage.cache_read_tokens")
+WRITE_KEYS = (
+    "gen_ai.usage.cache_creation.input_tokens",
+    "gen_ai.usage.cache_creation_input_tokens",
+    "gen_ai.usage.cache_write.input_tokens",
+    "gen_ai.usage.cache_write_tokens",
+)
 #: The key spellings of OTLP's JSON (camelCase) and of protobuf's field names (snake_case).
 _RESOURCE_SPANS = ("resourceSpans", "resource_spans")
 _SCOPE_SPANS = ("scopeSpans", "scope_spans", "instrumentationLibrarySpans", "instrumentation_library_spans")
