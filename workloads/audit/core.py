@@ -1266,7 +1266,9 @@ class Predictor:
         if prefix.parent != node or model != r.model or before > cacheable or read <= 0 or pred.read == 0:
             return pred
         gridded = rules.read_step(r.model, r.read_step) > 1
-        followed = max(pred.read, read) if gridded else read
+        # On a grid, a newer checkpoint only once the previous request left enough uncached past
+        # the one it read (Gemini, measured: new_checkpoint_min).
+        followed = max(pred.read, read) if gridded and before - read >= rules.new_checkpoint_min else read
         if followed == pred.read:
             return pred
         uncached = usage.uncached if rules.is_additive else usage.prompt - followed
