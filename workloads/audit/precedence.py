@@ -421,6 +421,10 @@ def _lagging(ev: Evidence) -> str:
     if read == 0:
         return f" (it read nothing; the previous request read {last:,})"
     if abs(read - last) <= READ_TOLERANCE * last:
+        rules, left = ev.rules, ev.rules.cacheable(before.usage) - last
+        if rules.read_step(ev.r.model, ev.r.read_step) > 1 and 0 <= left < rules.new_checkpoint_min:
+            return (f" (it kept to the checkpoint the previous request read, {last:,}: that request left {left:,} tokens "
+                    f"uncached past it, fewer than the ~{rules.new_checkpoint_min:,} after which this model's reads move up, measured)")
         return f" (it kept to the checkpoint the previous request read, {last:,})"
     if read < last:
         return f" (it fell back below the previous request's read, {last:,})"

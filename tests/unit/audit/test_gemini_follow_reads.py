@@ -130,5 +130,10 @@ def test_a_flash_read_moves_up_only_after_a_call_left_3000_tokens_uncached(tmp_p
     rows = run_audit([log]).rows
     assert [r.predicted_cache_read for r in rows] == [0, 7_848, 9_224, 11_772, 15_696]
     assert [r.read_within for r in rows] == [True, False, True, True, True]
-    # The prediction moved, not the loss: each read is still counted against the previous prompt.
+    # The prediction moved, not the loss: each read is still counted against the previous prompt
+    # (its last grid point, 11,772, less the 9,300 read: 2,472 lost), and the miss says why the read
+    # stayed.
     assert [r.lost_tokens for r in rows] == [r.lost_tokens for r in run_audit([log], follow_reads=False).rows]
+    assert (rows[2].lost_tokens, rows[2].cause) == (2_472, "provider-best-effort")
+    assert rows[2].detail.endswith("(it kept to the checkpoint the previous request read, 9,224: that request left 2,776 tokens "
+                                   "uncached past it, fewer than the ~3,000 after which this model's reads move up, measured)")
