@@ -30,9 +30,9 @@ every model.
 **Reads lag the prompts [M].** A read is seldom the whole previous prompt: it stays on one
 checkpoint for a few calls, its count drifting by tens of tokens (3.1 Pro, March 2026: 10,952,
 10,889, 10,781 while the prompt grew 11.6K -> 12.1K; 39,795 ... 39,724 over five calls from 43K
-to 45K), then jumps to about the previous prompt, or falls back to an older one, or to 0. Nothing
-in a log says when it jumps (not the idle time, the growth since the checkpoint, the thoughts):
-Google calls the cache best effort. Predicted from the last read the lane reported
+to 45K), then jumps to about the previous prompt, or falls back to an older one, or to 0. On 3.1 Pro nothing
+in a log says when it jumps (not the idle time, the growth since the checkpoint, the thoughts);
+on 3 Flash the growth does (below, "A new checkpoint"). Google calls the cache best effort. Predicted from the last read the lane reported
 (:attr:`~prefixbench.simulator.providers.base.ProviderRules.follows_reads`: the audit's
 ``--no-follow-reads`` turns it off), 3.1 Pro's calls within 3% go from 126 to 283 of 441, 2.5
 Pro's (2025-10) from 1 to 5 of 13, March Flash's from 905 to 1,034 of 1,234; the May and June
