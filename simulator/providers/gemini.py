@@ -30,9 +30,9 @@ every model.
 **Reads lag the prompts [M].** A read is seldom the whole previous prompt: it stays on one
 checkpoint for a few calls, its count drifting by tens of tokens (3.1 Pro, March 2026: 10,952,
 10,889, 10,781 while the prompt grew 11.6K -> 12.1K; 39,795 ... 39,724 over five calls from 43K
-to 45K), then jumps to about the previous prompt, or falls back to an older one, or to 0. Nothing
-in a log says when it jumps (not the idle time, the growth since the checkpoint, the thoughts):
-Google calls the cache best effort. Predicted from the last read the lane reported
+to 45K), then jumps to about the previous prompt, or falls back to an older one, or to 0. On 3.1 Pro nothing
+in a log says when it jumps (not the idle time, the growth since the checkpoint, the thoughts);
+on 3 Flash the growth does (below, "A new checkpoint"). Google calls the cache best effort. Predicted from the last read the lane reported
 (:attr:`~prefixbench.simulator.providers.base.ProviderRules.follows_reads`: the audit's
 ``--no-follow-reads`` turns it off), 3.1 Pro's calls within 3% go from 126 to 283 of 441, 2.5
 Pro's (2025-10) from 1 to 5 of 13, March Flash's from 905 to 1,034 of 1,234; the May and June
@@ -41,6 +41,20 @@ before). A read of 0 in the middle of a lane is a lapse, not the checkpoint's en
 read mostly returns to the checkpoint read before it (aim's and the June session's: 12 of the 14 reads
 after such a 0 where the two predictions differ), so the lane keeps that read across the 0 (3.1 Pro
 290 of 441, March Flash 1,037, the June session 57: its one loss follows a model switch's head read).
+
+**A new checkpoint needs ~3,000 new tokens [M].** On gemini-3-flash-preview a read moves up
+to a newer checkpoint almost only after a request that left at least ~3,000 tokens past the one it
+read uncached: over the eight sessions the tests read (aim's six of March 2026, Axe's of May, the
+June plan-mode one), of 1,122 pairs of calls where the previous left fewer, 23 reads moved up
+(none of 58 in May and June); of 210 where it left more, 158 did. On the grid the chain model
+predicted the newest checkpoint inside the previous prompt whenever one lay above the last read,
+so the March reads that stay were missed; they now keep to the last read until the previous
+request left :data:`NEW_CHECKPOINT_MIN` tokens uncached (:attr:`~prefixbench.simulator.providers.base.ProviderRules.new_checkpoint_min`):
+March Flash 1,037 -> 1,091 of 1,234 within 3%, May and June unchanged (there a new grid point
+is never nearer than one step, 3,924). Anything from 2,500 to 3,924 gains 40 to 54; 3,000 is
+also the effective minimum users report for Flash-Lite (hits absent below ~3,000 tokens). On
+3.1 Pro (read to the token, no grid) it changes nothing: its reads move up as often below as
+above (a rule that moved them up past 3,000 fit fewer calls at every threshold tried).
 
 **Minimums: the official table changed in mid-2026** [O]. Up to its version of 2026-05-28
 (the caching page, https://ai.google.dev/gemini-api/docs/caching, and its Interactions API copy)
@@ -133,6 +147,9 @@ MINIMUM_TABLES: dict[str, tuple[tuple[str, int], ...]] = {
 #: The step implicit-cache reads count in, per model [M] (see the module doc): the largest
 #: multiple at or below the shared prefix is read; others read to the token.
 CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
+#: The fewest tokens past the checkpoint a request read that it must leave uncached before the next
+#: request of its lane reads a newer one [M] (see the module doc, "A new checkpoint").
+NEW_CHECKPOINT_MIN = 3000
 #: A model no table names: the smallest minimum either official table gives.
 DEFAULT_MIN_TOKENS = 1024
 #: A cached content's TTL when the client sets none [O].
@@ -265,10 +282,12 @@ RULES = ProviderRules(
               "of ~3,924 tokens (residuals up to ~170); sessions of the same model in March 2026 read on no grid, "
               "short of the previous prompt by 0 to ~3,700 tokens, and predicted from the prompt alone the step fit more "
               "of them than reading to the token (905 against 887 of 1,234 within 3%; following the last read, "
-              "1,037 against 1,041); a read up to 400 tokens short of its checkpoint "
+              "1,037 against 1,041; 1,091 in steps once a read moves up only after a call left 3,000 tokens uncached); "
+              "a read up to 400 tokens short of its checkpoint "
               "(the May session's reads of one checkpoint vary by 36-331) is no miss",
     step_slack=400,
     follows_reads=True,
+    new_checkpoint_min=NEW_CHECKPOINT_MIN,
     body_model="gemini",
     body_model_options_before=((DOCS_MINIMUMS_SINCE_MS, (("minimums", "docs-2026-05"),)),),
     chain_as="gemini",

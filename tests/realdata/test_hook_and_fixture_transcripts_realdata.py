@@ -280,4 +280,11 @@ def test_trace_taxi_session_reads_two_warm_heads(tmp_path: Path) -> None:
     # 17,482 are predicted 12,249.
     cold = [(r.reported_cache_read, r.predicted_cache_read) for r in result.rows if r.reported_cache_read in (12_249, 17_482)]
     assert cold == [(17_482, 12_249)] * 3 + [(12_249, 12_249)] * 2
+    # The two reads of the longer level after the idles are TTL expiries, losing what the previous
+    # call read and wrote past it (20,853 + 281 - 17,482; 17,482 + 3,853 - 17,482): the
+    # conversation's entry went and the read stopped at a level three cold points read. Before,
+    # they were put down to a change of the first message (messages-changed).
+    after = [r for r in result.rows if r.reported_cache_read == 17_482 and r.index > 0]
+    assert [(r.cause, r.lost_tokens) for r in after] == [("ttl-expired", 3_652), ("ttl-expired", 3_853)]
+    assert all("it read 17,482 tokens, a prefix 3 cold points of this log read" in r.detail for r in after)
     assert _within(result) == 8

@@ -68,6 +68,7 @@ from prefixbench.workloads.audit.losses import LossSplit, Recommendation, loss_c
 from prefixbench.workloads.audit.locate import Histories, Segment, locate
 from prefixbench.workloads.audit.precedence import (
     READ_TOLERANCE,
+    WARM_LEVEL_TOLERANCE,
     Evidence,
     Prediction,
     Previous,
@@ -614,6 +615,10 @@ class Heads(dict[str, int | None]):
         self.last_sizes: dict[tuple[str, str], tuple[int, int]] = {}
         #: Heads kept warm because ``--codex-warm-head`` said so (in ``warm`` with 0 cold points).
         self.assumed: frozenset[str] = frozenset()
+        #: Head key -> the reads two or more of its cold points agree on, each ``(tokens, cold
+        #: points)``, smallest first: prefixes kept warm by traffic the log does not show (see
+        #: :func:`warm_levels`).
+        self.levels: dict[str, tuple[tuple[int, int], ...]] = {}
 
 
 #: Model tokens short of the previous prompt's end a read may stop and still extend it (a
@@ -705,7 +710,28 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
     heads = Heads(sizes, warm)
     heads.falls = falls
     heads.assumed = frozenset(assumed)
+    heads.levels = {head: found for head, reads in cold.items() if head in cap and (found := warm_levels(reads))}
     return heads
+
+
+def warm_levels(reads: Sequence[int]) -> tuple[tuple[int, int], ...]:
+    """The non-zero reads two or more cold points agree on (within ``WARM_LEVEL_TOLERANCE`` of the
+    smallest of each run), as ``(tokens, cold points)``, smallest first.
+
+    A cold point can only read what traffic outside its lane kept warm. Claude Code sessions show
+    two such levels (github.com/thomasahle/trace-taxi: 12,249 tokens, system and tools, after idles
+    of 27 min and 1h31m; 17,482, that and the project's first message, at the lane start and after
+    5m22s and 13m15s): the smallest is the warm head :func:`head_sizes` predicts, the longer ones
+    are not predicted (when that other traffic ran is not in the log) but name the cause of a read
+    that stops at one after an idle past the TTL (``ttl-expired``, not a changed message).
+    """
+    found: list[tuple[int, int]] = []
+    for read in sorted(r for r in reads if r > 0):
+        if found and read <= found[-1][0] * (1 + WARM_LEVEL_TOLERANCE):
+            found[-1] = (found[-1][0], found[-1][1] + 1)
+        else:
+            found.append((read, 1))
+    return tuple(level for level in found if level[1] >= 2)
 
 
 def _cold_reads(requests: Sequence[TraceRequest]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
@@ -1240,7 +1266,9 @@ class Predictor:
         if prefix.parent != node or model != r.model or before > cacheable or read <= 0 or pred.read == 0:
             return pred
         gridded = rules.read_step(r.model, r.read_step) > 1
-        followed = max(pred.read, read) if gridded else read
+        # On a grid, a newer checkpoint only once the previous request left enough uncached past
+        # the one it read (Gemini, measured: new_checkpoint_min).
+        followed = max(pred.read, read) if gridded and before - read >= rules.new_checkpoint_min else read
         if followed == pred.read:
             return pred
         uncached = usage.uncached if rules.is_additive else usage.prompt - followed
@@ -1442,7 +1470,7 @@ class _Shared(msgspec.Struct):
     """What the audit keeps across requests: head sizes, when each head was first seen, each
     file's latest compaction line, and the prices."""
 
-    heads: dict[str, int | None]
+    heads: Heads
     prices: Prices
     #: The logged history of every chain (transcripts), for locating breaks.
     histories: Histories
@@ -1591,7 +1619,9 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
     if usage is not None and usage.cache_reported and (lost > 0 or (read == 0 and (starts or r.is_compaction_call))):
         head = shared.heads.get(r.prefix.head) if r.prefix is not None else None
         where = locate(step.segment, read, r) if step.segment is not None and lost > 0 else None
-        ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source, location=where)
+        levels = shared.heads.levels.get(r.prefix.head, ()) if r.prefix is not None else ()
+        ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source, location=where,
+                      levels=levels)
         cause, evidence, detail = find_cause(ev).as_tuple()
         if where is not None and not out_of_order(ev):
             location = where.text() if cause in CONTENT_CAUSES else where.where()

@@ -87,4 +87,5 @@ class LiveAudit:
         self.heads.update(fresh)
         self.heads.warm = fresh.warm
         self.heads.assumed = fresh.assumed
+        self.heads.levels = fresh.levels
         self.predictor.warm = frozenset(fresh.warm)

@@ -75,6 +75,9 @@ class Evidence(msgspec.Struct, frozen=True):
     source: Previous | None = None
     #: Where the cached prefix ended on the logged history (transcript logs), when it could be told.
     location: Location | None = None
+    #: The reads two or more cold points of the request's head agree on, ``(tokens, cold points)``
+    #: (:func:`prefixbench.workloads.audit.core.warm_levels`): prefixes kept warm outside the log.
+    levels: tuple[tuple[int, int], ...] = ()
 
     @property
     def events(self) -> dict[str, str]:
@@ -290,20 +293,35 @@ def _family_changed(ev: Evidence) -> Finding | None:
     return Finding("effort-changed", "log", "new request family: " + ", ".join(changed) + logged)
 
 
+#: A read within this share of a warm level stopped at it (the share the levels are grouped by).
+WARM_LEVEL_TOLERANCE = 0.01
+
+
 def _idle_past_ttl(ev: Evidence) -> Finding | None:
     prev = ev.before
     if prev is None or ev.gap <= ttl_ms(prev):
         return None
-    if ev.head is not None and ev.cache_read > ev.head:
+    level = next((level for level in ev.levels if abs(ev.cache_read - level[0]) <= WARM_LEVEL_TOLERANCE * level[0]), None)
+    if ev.head is not None and ev.cache_read > ev.head and level is None:
         # It read past the shared head: the conversation's own entry outlived the gap (a TTL
         # the provider documents as a minimum), so what it did not read was not lost to expiry.
         return None
-    return Finding("ttl-expired", "log", (
+    idle = (
         f"idle {duration(ev.gap)} since the previous request, past the {duration(ttl_ms(prev))} TTL"
         if ev.idle_ms is None
         else f"{duration(ev.gap)} since the previous request was sent ({duration(ev.idle_ms)} idle after its response ended), "
         f"past the {duration(ttl_ms(prev))} TTL"
-    ))
+    )
+    if level is not None and ev.cache_read > ev.pred.read * (1 + READ_TOLERANCE):
+        # Past the TTL, the read stopped at a prefix other cold points read too: kept warm by traffic
+        # outside the log (not a change of the message it ends in), and not predictable from it.
+        idle += (
+            f"; it read {ev.cache_read:,} tokens, a prefix {level[1]} cold points of this log read (lane starts and reads after "
+            "a TTL expiry, this one included): kept warm by traffic the log does not show (the account's other sessions sending the same "
+            "prefix), not predicted, as the log does not show when that traffic ran"
+        )
+    return Finding("ttl-expired", "log", idle)
+
 
 
 #: A prompt smaller than the lane's previous one by more than this share was rewritten: agents
@@ -403,6 +421,10 @@ def _lagging(ev: Evidence) -> str:
     if read == 0:
         return f" (it read nothing; the previous request read {last:,})"
     if abs(read - last) <= READ_TOLERANCE * last:
+        rules, left = ev.rules, ev.rules.cacheable(before.usage) - last
+        if rules.read_step(ev.r.model, ev.r.read_step) > 1 and 0 <= left < rules.new_checkpoint_min:
+            return (f" (it kept to the checkpoint the previous request read, {last:,}: that request left {left:,} tokens "
+                    f"uncached past it, fewer than the ~{rules.new_checkpoint_min:,} after which this model's reads move up, measured)")
         return f" (it kept to the checkpoint the previous request read, {last:,})"
     if read < last:
         return f" (it fell back below the previous request's read, {last:,})"

@@ -116,3 +116,24 @@ def test_a_prompt_that_shrank_is_not_followed(tmp_path: Path) -> None:
     # first prompt, 9,000 tokens), as without following.
     log = _session(tmp_path / "shrank.jsonl", "gemini-3.1-pro-preview", [(9_000, 0), (12_000, 7_000), (11_000, 6_500)])
     assert [r.predicted_cache_read for r in run_audit([log]).rows] == [0, 9_000, 9_000]
+
+
+def test_a_flash_read_moves_up_only_after_a_call_left_3000_tokens_uncached(tmp_path: Path) -> None:
+    # gemini-3-flash, March 2026 (aim's sessions): a read moves up to a newer checkpoint almost only
+    # after a call left 3,000 tokens or more uncached past the one it read. The second call read
+    # 9,224 of 12,000 (2,776 left): the third keeps to 9,224, where main raised it to the grid's last
+    # point inside 12,000 (11,772) and missed its read of 9,300. The third left 14,500 - 9,300 =
+    # 5,200 and the fourth 16,000 - 11,700 = 4,300: the next reads move up to the grid's points
+    # inside 14,500 (11,772) and 16,000 (15,696), as before.
+    log = _session(tmp_path / "flash.jsonl", "gemini-3-flash-preview",
+                   [(10_000, 0), (12_000, 9_224), (14_500, 9_300), (16_000, 11_700), (20_000, 15_600)])
+    rows = run_audit([log]).rows
+    assert [r.predicted_cache_read for r in rows] == [0, 7_848, 9_224, 11_772, 15_696]
+    assert [r.read_within for r in rows] == [True, False, True, True, True]
+    # The prediction moved, not the loss: each read is still counted against the previous prompt
+    # (its last grid point, 11,772, less the 9,300 read: 2,472 lost), and the miss says why the read
+    # stayed.
+    assert [r.lost_tokens for r in rows] == [r.lost_tokens for r in run_audit([log], follow_reads=False).rows]
+    assert (rows[2].lost_tokens, rows[2].cause) == (2_472, "provider-best-effort")
+    assert rows[2].detail.endswith("(it kept to the checkpoint the previous request read, 9,224: that request left 2,776 tokens "
+                                   "uncached past it, fewer than the ~3,000 after which this model's reads move up, measured)")

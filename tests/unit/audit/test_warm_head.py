@@ -6,7 +6,7 @@ from __future__ import annotations
 import msgspec
 
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.audit.core import audit_requests, head_sizes
+from prefixbench.workloads.audit.core import audit_requests, head_sizes, warm_levels
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
 HEAD = "claude-code:main:claude-opus-4-5:2.1.0"
@@ -99,3 +99,37 @@ def test_a_fall_to_another_amount_is_no_evidence():
     ]
     heads = head_sizes(requests)
     assert (heads.warm, heads.falls) == ({}, {})
+
+
+def test_warm_levels_are_the_reads_two_cold_points_agree_on():
+    # 17,600 is within 1% of 17,482 (17,482 x 1.01 = 17,656.82): one level of three points; 0 and
+    # the lone 30,000 are none.
+    assert warm_levels([17_482, 0, 12_249, 17_600, 30_000, 12_249, 17_482]) == ((12_249, 2), (17_482, 3))
+    assert warm_levels([14_608, 0, 0]) == ()
+
+
+def two_levels() -> list[TraceRequest]:
+    # One lane (github.com/thomasahle/trace-taxi's shape): it starts reading 17,482 tokens (the
+    # 12,249-token head and a 5,233-token first message another session kept warm), idles 6 min
+    # and reads 17,482 again, then idles 30 min and 2 h and reads only the 12,249 head.
+    return [
+        call("a.jsonl", 0, 0, 17_482, 3_111, None),
+        call("a.jsonl", 1, MIN, 20_593, 260, "a.jsonl#0"),
+        call("a.jsonl", 2, 7 * MIN, 17_482, 3_371, "a.jsonl#1"),
+        call("a.jsonl", 3, 37 * MIN, 12_249, 8_604, "a.jsonl#2"),
+        call("a.jsonl", 4, 157 * MIN, 12_249, 8_604, "a.jsonl#3"),
+    ]
+
+
+def test_a_read_stopping_at_a_longer_warm_level_after_an_expiry_is_ttl_expired():
+    requests = two_levels()
+    heads = head_sizes(requests)
+    # Cold points read 17,482, 17,482, 12,249, 12,249: the head is the smaller, the longer a level.
+    assert (heads[HEAD], heads.warm, heads.levels) == (12_249, {HEAD: 2}, {HEAD: ((12_249, 2), (17_482, 2))})
+    row = audit_requests(requests, [FileSummary("a.jsonl", "claude-code", 5)]).rows[2]
+    # 6 min idle, past the 5 min TTL: the conversation's 20,853 tokens (20,593 + 260) expired; the
+    # read stopped at the longer level, 5,233 tokens above the predicted head. Before: it read past
+    # the head, so no expiry was blamed, and nothing else explained it (unexplained).
+    assert (row.reported_cache_read, row.predicted_cache_read, row.expected_cache_read) == (17_482, 12_249, 20_853)
+    assert (row.cause, row.lost_tokens) == ("ttl-expired", 3_371)
+    assert "it read 17,482 tokens, a prefix 2 cold points of this log read" in row.detail
