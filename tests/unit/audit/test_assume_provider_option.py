@@ -128,3 +128,23 @@ def test_a_claude_code_call_of_another_providers_model_says_its_provider_is_assu
                             "was taken from the model's name (zai: 1; models glm-4.7)") for n in out["notes"])
     fixed = _audit(capsys, log, "--assume-provider", "claude-code=unknown")
     assert [r["provider"] for r in fixed["requests"]] == ["unknown", "anthropic"]
+
+
+def test_every_format_may_be_written_star_equals_and_the_help_says_so(tmp_path, capsys) -> None:
+    # `--assume-provider '*=zai'` always meant what a bare `zai` means (every format), but no
+    # --help and no page said so (the review found it by trying); --assume-model reads `*=` the
+    # same way. Now both helps name the spelling, and a FORMAT named beside it wins for its calls.
+    from prefixbench.workloads.audit.assume_model import parse_assumed_models
+
+    assert parse_assumed_providers("*=zai") == parse_assumed_providers("zai") == {"*": "zai"}
+    assert parse_assumed_providers("*=zai,http-capture=unknown") == {"*": "zai", "http-capture": "unknown"}
+    assert parse_assumed_models("*=claude-opus-4-5") == parse_assumed_models("claude-opus-4-5")
+    with pytest.raises(UserError, match="every format is named twice"):
+        parse_assumed_providers("*=zai,unknown")
+    out = _audit(capsys, _log(tmp_path), "--assume-provider", "*=zai,http-capture=unknown")
+    assert [r["provider"] for r in out["requests"]] == ["unknown", "unknown", "gemini"]
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(or every format: bare or *=PROVIDER; a FORMAT named too wins for its calls)" in text
+    assert "(or every format: bare or *=MODEL; a FORMAT named too wins for its calls)" in text
