@@ -1048,16 +1048,11 @@ def run_audit_command(args) -> int:
 
             if assumed:
                 result = replace(result, notes=result.notes + assumed)
-            from prefixbench.workloads.audit.advice import rank, resimulate, system_changed, targeted_fixes
+            from prefixbench.workloads.audit.advice import rank, resimulate, resimulation_targets
             from prefixbench.workloads.audit.core import Prices
 
             # The re-simulations below read two small sets of the rows, not the rows.
-            fixed: dict[str, None] = {}
-            changed: set[tuple[str, int]] = set()
-            for batch in spill.batches():
-                fixed.update(dict.fromkeys(targeted_fixes(batch)))
-                changed |= system_changed(batch)
-            wanted = list(fixed)
+            wanted, changed = resimulation_targets(spill.batches())
             fixes = None
             if getattr(args, "what_if", None):
                 from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table
