@@ -227,11 +227,13 @@ def reporting_requests(result: AuditResult) -> tuple[int, int]:
 
 
 def _causes_lines(result: AuditResult) -> list[str]:
+    if not result.causes:
+        return ["(none)"]
     return list(text_lines(
         ["cause", "requests", "lost tokens", "lost", "meaning"],
         [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", format_usd(c.lost_usd), CAUSES.get(c.cause, "")] for c in result.causes],
         {1, 2, 3},
-    )) or ["(none)"]
+    ))
 
 
 #: Characters of a miss's detail the worst-requests table shows (cut at a word boundary).
@@ -250,6 +252,8 @@ def _worst_lines(result: AuditResult, worst: int, where_whole: str = "audit.md a
     """The requests that lost most, by dollars then tokens; a long detail cut at a word boundary,
     with where its whole text is."""
     ranked = _worst_rows(result, worst)
+    if not ranked:
+        return ["", "worst requests (by dollars lost)", "(none: no request lost tokens to a miss)"]
     out = ["", f"worst requests (top {len(ranked)} by dollars lost)", *text_lines(
         ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "where", "detail"],
         [

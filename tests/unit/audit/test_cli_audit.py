@@ -534,3 +534,17 @@ def test_a_price_date_before_a_models_first_row_is_said(tmp_path: Path, capsys: 
     later = write_jsonl(tmp_path / "s2.jsonl", t2.lines)
     assert main(["audit", str(later), "--format", "json", "--quiet"]) == 0
     assert "prices: the row in force at each request's time (simulator/data/prices.csv)" in json.loads(capsys.readouterr().out)["notes"]
+
+
+def test_an_audit_with_no_miss_says_none_under_its_empty_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A log with no miss (here a block-hash trace: no reported usage, so nothing is a miss)
+    # printed two bare headers, "misses by cause" with an empty table and "worst requests (top 0
+    # by dollars lost)" with another (the walk of the realdata's Mooncake trace). Each now says
+    # none, once.
+    log = write_jsonl(tmp_path / "trace.jsonl", [{"timestamp": 0, "input_length": 1024, "output_length": 8, "hash_ids": [1, 2]},
+                                                 {"timestamp": 10, "input_length": 1024, "output_length": 8, "hash_ids": [1, 2]}])
+    assert main(["audit", str(log), "--input", "mooncake", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "misses by cause\n(none)\n" in out
+    assert "worst requests (by dollars lost)\n(none: no request lost tokens to a miss)\n" in out
+    assert "top 0" not in out
