@@ -26,7 +26,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.jsonlines import breaks_off, may_nest_too_deep, too_deep, torn_tail
+from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, breaks_off, may_nest_too_deep, too_deep, torn_tail
 from prefixbench.workloads.logs.reading import MAX_DEPTH, json_reason
 
 _CHUNK = 1 << 20
@@ -122,8 +122,7 @@ def iter_records(
             raise UserError(f"{path}: {kind}-compressed data cut short or corrupt ({exc})") from None
 
 
-#: Compressed logs read as they are: the format's magic bytes to its name, and its reader.
-_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+#: Compressed logs read as they are: each format's reader (its magic bytes: jsonlines.COMPRESSION_MAGIC).
 _COMPRESSED: dict[str, Callable[[object], object]] = {
     "gzip": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),  # type: ignore[arg-type]
     "bzip2": lambda raw: bz2.BZ2File(raw),  # type: ignore[arg-type]
@@ -140,7 +139,7 @@ def _compression(path: Path, handle) -> str | None:
     handle.seek(0)
     if head.startswith(b"\x28\xb5\x2f\xfd"):
         raise UserError(f"{path}: zstd-compressed: decompress it first (zstd -d {path.name})")
-    return next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+    return next((name for magic, name in COMPRESSION_MAGIC if head.startswith(magic)), None)
 
 
 #: UTF-16 byte-order marks (little and big endian): Windows PowerShell 5's ``>`` and ``Out-File``
