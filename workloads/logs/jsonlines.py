@@ -31,7 +31,7 @@ _BOM = b"\xef\xbb\xbf"
 #: them as they are, :mod:`prefixbench.workloads.logs.records`; a request log is read plain).
 COMPRESSION_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
 #: The decompressing command of each, for the error that asks for a plain file.
-_DECOMPRESS = {"gzip": "gunzip -k", "bzip2": "bunzip2 -k", "xz": "unxz -k"}
+_DECOMPRESS = {"gzip": "gunzip", "bzip2": "bunzip2", "xz": "unxz"}
 
 
 class BadJson(ValueError):
@@ -129,7 +129,7 @@ def iter_lines(path: Path, what: str = "", torn: list[int] | None = None) -> Ite
             kind = next((name for magic, name in COMPRESSION_MAGIC if head.startswith(magic)), None)
             if kind is not None:
                 raise UserError(f"{path}: {kind}-compressed: this command reads a plain JSON-lines file; decompress it "
-                                f"first ({_DECOMPRESS[kind]} {path.name}; prefixbench audit reads it as it is)")
+                                f"first with {_DECOMPRESS[kind]} (prefixbench audit reads it as it is)")
             seen = False
             for number, line in enumerate(handle, 1):
                 if number == 1 and line.startswith(_BOM):
