@@ -227,11 +227,13 @@ def reporting_requests(result: AuditResult) -> tuple[int, int]:
 
 
 def _causes_lines(result: AuditResult) -> list[str]:
+    if not result.causes:
+        return ["(none)"]
     return list(text_lines(
         ["cause", "requests", "lost tokens", "lost", "meaning"],
         [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", format_usd(c.lost_usd), CAUSES.get(c.cause, "")] for c in result.causes],
         {1, 2, 3},
-    )) or ["(none)"]
+    ))
 
 
 #: Characters of a miss's detail the worst-requests table shows (cut at a word boundary).
@@ -250,6 +252,8 @@ def _worst_lines(result: AuditResult, worst: int, where_whole: str = "audit.md a
     """The requests that lost most, by dollars then tokens; a long detail cut at a word boundary,
     with where its whole text is."""
     ranked = _worst_rows(result, worst)
+    if not ranked:
+        return ["", "worst requests (by dollars lost)", "(none: no request lost tokens to a miss)"]
     out = ["", f"worst requests (top {len(ranked)} by dollars lost)", *text_lines(
         ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "where", "detail"],
         [
@@ -1048,16 +1052,11 @@ def run_audit_command(args) -> int:
 
             if assumed:
                 result = replace(result, notes=result.notes + assumed)
-            from prefixbench.workloads.audit.advice import rank, resimulate, system_changed, targeted_fixes
+            from prefixbench.workloads.audit.advice import rank, resimulate, resimulation_targets
             from prefixbench.workloads.audit.core import Prices
 
             # The re-simulations below read two small sets of the rows, not the rows.
-            fixed: dict[str, None] = {}
-            changed: set[tuple[str, int]] = set()
-            for batch in spill.batches():
-                fixed.update(dict.fromkeys(targeted_fixes(batch)))
-                changed |= system_changed(batch)
-            wanted = list(fixed)
+            wanted, changed = resimulation_targets(spill.batches())
             fixes = None
             if getattr(args, "what_if", None):
                 from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table

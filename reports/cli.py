@@ -511,7 +511,8 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         default=None,
         metavar="[FORMAT=]MODEL,...",
         help="the model of the calls whose log names none (Claude Managed Agents event streams without a "
-        "session.updated event, `opencode run --format json` output, ...), for FORMAT (or every format): it sets "
+        "session.updated event, `opencode run --format json` output, ...), for FORMAT (or every format: bare or *=MODEL; "
+        "a FORMAT named too wins for its calls): it sets "
         "their model, the provider its name gives (a format's own where it implies one: managed-agents is "
         "Anthropic's, a model of another provider refused) and the price row. A model the log names is never "
         "replaced; said in the report's notes, e.g. claude-opus-4-5 or managed-agents=claude-opus-4-5,opencode=gpt-5.5. "
@@ -523,7 +524,8 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         default=None,
         metavar="[FORMAT=]PROVIDER,...",
         help="who served the calls whose log names no endpoint that tells (llm-path proxy records keep no URL; a "
-        "local proxy's URL names no provider), for FORMAT (or every format): their provider is otherwise taken from "
+        "local proxy's URL names no provider), for FORMAT (or every format: bare or *=PROVIDER; a FORMAT named too "
+        "wins for its calls): their provider is otherwise taken from "
         "the model's name (glm-4-7 read with Z.AI's rules where Volcengine Ark served it), an assumption the notes "
         "state. PROVIDER is one of the providers' rules or unknown (a server prefixbench has no rules for); a "
         "provider a log's endpoint or wire names is never replaced; e.g. unknown or http-capture=zai "

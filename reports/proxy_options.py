@@ -27,8 +27,10 @@ def resolve_upstream(value: str) -> str:
 def parse_listen(value: str) -> tuple[str, int]:
     """``--listen host:port`` (``[::1]:8787`` for IPv6; port 0 picks a free one)."""
     host, sep, port = value.rpartition(":")
-    if not sep or not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:  # "¹" is a digit to isdigit()
+    if not sep or not (port.isascii() and port.isdigit()):  # "¹" is a digit to isdigit()
         raise UserError(f"--listen {value!r}: expected host:port, e.g. 127.0.0.1:8787")
+    if not 0 <= int(port) <= 65535:
+        raise UserError(f"--listen {value!r}: port {int(port)} is not from 0 to 65535 (0 picks a free one)")
     host = host.strip("[]") or "127.0.0.1"
     return host, int(port)
 

@@ -189,10 +189,14 @@ def cmd_record(options: RecordOptions) -> int:
         )
         if to_stdout:
             data = recorded_bytes(run, requests)
-            write_stdout_bytes(data)
+            whole = write_stdout_bytes(data)
             count, where = len(requests), "standard output"
         else:
             count, where = write_recorded(options.file, run, requests, replace=options.force), str(options.file)
         progress.finished(f"{engine}/{options.preset} {options.workload} at {window:,} tokens")
-    print(f"wrote {where}: {count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)", file=sys.stderr)
+    what = f"{count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)"
+    if to_stdout and not whole:  # (| head: the reader chose to stop; not an error)
+        print(f"standard output closed before the end (its reader left): part of {what} written", file=sys.stderr)
+        return 0
+    print(f"wrote {where}: {what}", file=sys.stderr)
     return 0

@@ -8,7 +8,7 @@ import lzma
 import tempfile
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import Tally, fuzz_settings, mutated, write
@@ -54,3 +54,22 @@ def test_damaged_utf16_logs_end_cleanly(importer_examples):
 
     case()
     tally.report()
+
+
+@settings(max_examples=200, deadline=None)
+@given(magic=st.sampled_from([b"", b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x1f"]), rest=st.binary(max_size=64))
+def test_a_request_log_of_any_first_bytes_reads_or_is_one_user_error(magic: bytes, rest: bytes) -> None:
+    # replay and check --trace read request logs through iter_lines, which refuses a compressed
+    # one by its first bytes: any bytes give lines or one UserError, and a magic is always refused.
+    from prefixbench.simulator.errors import UserError
+    from prefixbench.workloads.logs.jsonlines import iter_lines
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "log.jsonl"
+        path.write_bytes(magic + rest)
+        try:
+            list(iter_lines(path))
+        except UserError as exc:
+            assert "\n" not in str(exc) and str(exc).startswith(str(path))
+        else:
+            assert magic in (b"", b"\x1f")

@@ -18,7 +18,7 @@ re-simulate, by the dollars the audit lost to their causes.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -148,15 +148,20 @@ def targets(result: AuditResult) -> dict[str, list[AuditRow]]:
     return dict(out)
 
 
-def targeted_fixes(rows: Sequence[AuditRow]) -> list[str]:
-    """The fixes the recoverable misses point at, in :func:`targets`'s order (each at its first miss)."""
-    return list(dict.fromkeys(fix for row in rows for fix in fixes_for(row)))
-
-
-def system_changed(rows: Sequence[AuditRow]) -> set[tuple[str, int]]:
-    """The (file, line) of the misses the audit put down to a changed system prompt: what
-    ``static-system`` re-simulates on a log without bodies."""
-    return {(row.file, row.line) for row in rows if row.cause == "system-changed"}
+def resimulation_targets(batches: Iterable[Sequence[AuditRow]]) -> tuple[list[str], set[tuple[str, int]]]:
+    """What the re-simulations of what to change read of the audit's rows, given a batch at a
+    time (the rows of a spilled audit come back a file at a time): the fixes the recoverable
+    misses point at, in :func:`targets`'s order (each at its first miss), and the (file, line) of
+    the misses put down to a changed system prompt (what ``static-system`` re-simulates on a log
+    without bodies)."""
+    fixes: dict[str, None] = {}  # ordered, each fix once across the batches
+    changed: set[tuple[str, int]] = set()
+    for rows in batches:
+        for row in rows:
+            fixes.update(dict.fromkeys(fixes_for(row)))
+            if row.cause == "system-changed":
+                changed.add((row.file, row.line))
+    return list(fixes), changed
 
 
 class Resimulated(msgspec.Struct):
@@ -180,7 +185,7 @@ def resimulate(
     baseline: object | None = None,
 ) -> Resimulated:
     """The half of :func:`recommend` that reads the trace and not the rows: ``fixes``
-    (:func:`targeted_fixes`) re-simulated where ``what_ifs`` lacks them, with ``changed``
+    (:func:`resimulation_targets`) re-simulated where ``what_ifs`` lacks them, with ``changed``
     (:func:`system_changed`); ``files``: the audit's files (their formats)."""
     from prefixbench.workloads.audit.whatif import what_if
 
@@ -208,8 +213,8 @@ def recommend(
     """The recommendations for an audited trace (see the module doc). ``what_ifs``: fixes already
     re-simulated (``--what-if``); the targeted fixes they lack are re-simulated here (``baseline``:
     see :func:`~prefixbench.workloads.audit.whatif.what_if`)."""
-    found = resimulate(requests, summaries, targeted_fixes(result.rows), system_changed(result.rows), result.files,
-                       prices=prices, what_ifs=what_ifs, jobs=jobs, baseline=baseline)
+    wanted, changed = resimulation_targets([result.rows])
+    found = resimulate(requests, summaries, wanted, changed, result.files, prices=prices, what_ifs=what_ifs, jobs=jobs, baseline=baseline)
     return rank(result, found)
 
 

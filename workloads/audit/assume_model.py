@@ -26,6 +26,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceTable, load_prices
 from prefixbench.simulator.providers import PROVIDERS, provider_of_model
 from prefixbench.simulator.providers.base import ProviderRules
+from prefixbench.workloads.audit.assume_provider import provider_head
 from prefixbench.workloads.logs.trace import Prefix, TraceRequest
 
 #: The model an importer puts down for a call whose log names none.
@@ -138,18 +139,21 @@ def assume_models(
             fmt = FORMATS.get(r.source_format)
             provider = _provider(r, model, fmt.provider if fmt is not None else "", models.get("*", ""))
             taken.setdefault(key, Counter())[(r.source_format, provider)] += 1
-            out.append(replace(r, model=model, provider=provider, prefix=_prefix(r, model), events=_events(r, model)))
+            out.append(replace(r, model=model, provider=provider, prefix=_prefix(r, model, provider), events=_events(r, model)))
         if model is not None and r.model != NO_MODEL and r.events:
             out[-1] = replace(out[-1], events=_events(r, model))  # a switch away from the assumed model
     return out, tuple(_note(name, model, taken.get(name), named[name], table, len(models) > 1) for name, model in sorted(models.items()))
 
 
-def _prefix(r: TraceRequest, model: str) -> Prefix | None:
-    """``r``'s chain prefix with the assumed model in its head's name, where an importer put the
-    model there (``...:unknown``): the calls share the head of the calls naming that model."""
-    if r.prefix is None or not r.prefix.head.endswith(f":{NO_MODEL}"):
-        return r.prefix
-    return replace(r.prefix, head=f"{r.prefix.head[: -len(NO_MODEL)]}{model}")
+def _prefix(r: TraceRequest, model: str, provider: str) -> Prefix | None:
+    """``r``'s chain prefix with the assumed model, and the provider it sets, in its head's name
+    where an importer put them there (``http:unknown:unknown`` to ``http:anthropic:claude-opus-4-5``):
+    the calls share the head of the calls naming that model (then of the provider
+    ``--assume-provider`` names, which renames the same part)."""
+    prefix = provider_head(r, provider) if provider != r.provider else r.prefix
+    if prefix is None or not prefix.head.endswith(f":{NO_MODEL}"):
+        return prefix
+    return replace(prefix, head=f"{prefix.head[: -len(NO_MODEL)]}{model}")
 
 
 def _events(r: TraceRequest, model: str) -> tuple[tuple[str, str], ...]:

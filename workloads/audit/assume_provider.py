@@ -63,8 +63,9 @@ def parse_assumed_providers(text: str | None) -> dict[str, str]:
     return chosen
 
 
-def _prefix(r: TraceRequest, provider: str) -> Prefix | None:
-    """``r``'s chain prefix with ``provider`` for the reader's in its head's name (``http:zai:glm-4-7``)."""
+def provider_head(r: TraceRequest, provider: str) -> Prefix | None:
+    """``r``'s chain prefix with ``provider`` for the reader's in its head's name (``http:zai:glm-4-7``),
+    where an importer put the provider there; so the calls share the head of that provider's."""
     if r.prefix is None or f":{r.provider}:" not in r.prefix.head:
         return r.prefix
     return replace(r.prefix, head=r.prefix.head.replace(f":{r.provider}:", f":{provider}:", 1))
@@ -88,7 +89,7 @@ def assume_providers(
         if provider is None or provider == r.provider:
             out.append(r)
         else:
-            out.append(replace(r, provider=provider, prefix=_prefix(r, provider)))
+            out.append(replace(r, provider=provider, prefix=provider_head(r, provider)))
     notes = [_note(fmt, taken, providers.get(fmt if fmt in providers else "*")) for fmt, taken in sorted(guessed.items())]
     named = {key for key in providers if key == "*" or key in guessed}
     notes += [f"--assume-provider {key}={providers[key]}: no {key} call in these logs took its provider from the model's "

@@ -364,6 +364,8 @@ class Prices:
         self.table = table or load_prices()
         self.as_of = as_of
         self.missing: set[str] = set()
+        #: Models priced at their first row for a time before it (model -> that row's effective date).
+        self.early: dict[str, str] = {}
         self._cache: dict[tuple[str, str | None, str], PriceRow | None] = {}
         self._minutes: dict[tuple[str, int], PriceRow | None] = {}
         #: Each model's fast-mode row name (None: the table has none).
@@ -421,6 +423,7 @@ class Prices:
                 try:  # a date before the model's first row: the earliest row is the best there is
                     history = self.table.history(model)
                     row = history[0].for_period(period)  # type: ignore[arg-type]
+                    self.early[history[0].model] = str(history[0].effective)
                 except UserError:
                     row = None
                     self.missing.add(model)
@@ -2312,8 +2315,11 @@ def _notes(
         )
     if prices.missing:
         notes.append(f"no price for {', '.join(sorted(prices.missing))}: their dollars are left out")
+    early = "".join(f"; {model} has no row in force {'then' if prices.as_of else 'at some of its requests'}: priced at its first "
+                    f"row (effective {effective})" for model, effective in sorted(prices.early.items()))
     notes.append(
         "prices: " + (f"as of {prices.as_of}" if prices.as_of else "the row in force at each request's time") + " (simulator/data/prices.csv)"
+        + early
     )
     return tuple(notes)
 

@@ -27,6 +27,13 @@ _BUFFER = 2**20
 _BOM = b"\xef\xbb\xbf"
 
 
+#: Compressed files by their first bytes: the magic to the compression's name (``audit`` reads
+#: them as they are, :mod:`prefixbench.workloads.logs.records`; a request log is read plain).
+COMPRESSION_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+#: The decompressing command of each, for the error that asks for a plain file.
+_DECOMPRESS = {"gzip": "gunzip", "bzip2": "bunzip2", "xz": "unxz"}
+
+
 class BadJson(ValueError):
     """A line that is not JSON (the message says why, the reader adds file:line)."""
 
@@ -118,6 +125,11 @@ def iter_lines(path: Path, what: str = "", torn: list[int] | None = None) -> Ite
         raise UserError(f"{path}: cannot read{what} ({exc.strerror or exc})") from None
     with handle:
         try:
+            head = handle.peek(6)[:6]
+            kind = next((name for magic, name in COMPRESSION_MAGIC if head.startswith(magic)), None)
+            if kind is not None:
+                raise UserError(f"{path}: {kind}-compressed: this command reads a plain JSON-lines file; decompress it "
+                                f"first with {_DECOMPRESS[kind]} (prefixbench audit reads it as it is)")
             seen = False
             for number, line in enumerate(handle, 1):
                 if number == 1 and line.startswith(_BOM):

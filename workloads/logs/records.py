@@ -26,7 +26,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.jsonlines import breaks_off, may_nest_too_deep, too_deep, torn_tail
+from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, breaks_off, may_nest_too_deep, too_deep, torn_tail
 from prefixbench.workloads.logs.reading import MAX_DEPTH, json_reason
 
 _CHUNK = 1 << 20
@@ -122,8 +122,7 @@ def iter_records(
             raise UserError(f"{path}: {kind}-compressed data cut short or corrupt ({exc})") from None
 
 
-#: Compressed logs read as they are: the format's magic bytes to its name, and its reader.
-_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+#: Compressed logs read as they are: each format's reader (its magic bytes: jsonlines.COMPRESSION_MAGIC).
 _COMPRESSED: dict[str, Callable[[object], object]] = {
     "gzip": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),  # type: ignore[arg-type]
     "bzip2": lambda raw: bz2.BZ2File(raw),  # type: ignore[arg-type]
@@ -140,7 +139,7 @@ def _compression(path: Path, handle) -> str | None:
     handle.seek(0)
     if head.startswith(b"\x28\xb5\x2f\xfd"):
         raise UserError(f"{path}: zstd-compressed: decompress it first (zstd -d {path.name})")
-    return next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+    return next((name for magic, name in COMPRESSION_MAGIC if head.startswith(magic)), None)
 
 
 #: UTF-16 byte-order marks (little and big endian): Windows PowerShell 5's ``>`` and ``Out-File``
@@ -148,15 +147,24 @@ def _compression(path: Path, handle) -> str | None:
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
-def _utf8_copy(path: Path, handle) -> tempfile.SpooledTemporaryFile:
+#: The share of a UTF-16 file's bytes its conversion to UTF-8 tells the progress; the reading of
+#: the copy tells the rest. Measured on a 4 MB transcript: decoding and writing the copy took 7% of
+#: the time the copy's records took to read.
+_COPY_SHARE = 0.1
+
+
+def _utf8_copy(path: Path, handle, progress: ProgressFn | None = None) -> tempfile.SpooledTemporaryFile:
     """The UTF-8 text of a UTF-16 file with a byte-order mark, in a temporary file (held in memory
-    up to 64 MiB), decoded a chunk at a time; text that is not UTF-16 is one line naming it, and
-    so is a temporary folder with no room (not the log's fault: its line names the folder)."""
+    up to 64 MiB), decoded a chunk at a time, ``progress`` told :data:`_COPY_SHARE` of the bytes
+    read after each; text that is not UTF-16 is one line naming it, and so is a temporary folder
+    with no room (not the log's fault: its line names the folder)."""
     copy = tempfile.SpooledTemporaryFile(max_size=64 << 20)
     decoder = codecs.getincrementaldecoder("utf-16")()
     try:
         while chunk := handle.read(_CHUNK):
             _write_copy(path, copy, decoder.decode(chunk))
+            if progress is not None:
+                progress(int(handle.tell() * _COPY_SHARE))
         _write_copy(path, copy, decoder.decode(b"", final=True))
     except UnicodeDecodeError as exc:
         copy.close()
@@ -183,8 +191,8 @@ def _iter_handle(path: Path, handle, progress: ProgressFn | None, torn: list[int
     head = handle.read(4096)
     if head.startswith(_UTF16_BOMS):
         handle.seek(0)
-        with _utf8_copy(path, handle) as copy:
-            yield from _iter_handle(path, copy, None, torn)
+        with _utf8_copy(path, handle, progress) as copy:
+            yield from _iter_handle(path, copy, _copy_progress(progress, handle.tell(), copy), torn)
         return
     if head.startswith(b"SQLite format 3\x00"):
         # OpenCode 1.x's database is read before this (its format's detect_file): another one, such
@@ -222,6 +230,17 @@ def _iter_handle(path: Path, handle, progress: ProgressFn | None, torn: list[int
         # Not JSON lines: the first value spans lines (a pretty-printed object).
         handle.seek(start)
         yield from _iter_values(path, handle, progress, exc.error, exc.unfinished)
+
+
+def _copy_progress(progress: ProgressFn | None, read: int, copy) -> ProgressFn | None:
+    """``progress`` told, for the bytes of the UTF-8 copy read so far, the file's: from the
+    conversion's share of its ``read`` bytes up to all of them at the copy's end."""
+    if progress is None:
+        return None
+    size = max(copy.seek(0, 2), 1)
+    copy.seek(0)
+    first = int(read * _COPY_SHARE)
+    return lambda done: progress(first + (read - first) * done // size)
 
 
 #: The line ``opencode export`` prints before the session's JSON (to stderr in the versions

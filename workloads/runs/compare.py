@@ -582,7 +582,9 @@ def load_baseline(name: str, root: Path = BASELINE_DIR) -> Result:
             f"--compare: no baseline {name!r} in {root}/ "
             + (f"(saved: {', '.join(known)})" if known else "(none saved yet: use --save NAME first)")
         )
-    return read_result(path)
+    found = read_result(path)
+    # Named as the baseline, with the file it was saved from: in CI that file is another job's.
+    return msgspec.structs.replace(found, source=f"baseline {name} ({path}, saved from {found.source})")
 
 
 def _article(word: str) -> str:

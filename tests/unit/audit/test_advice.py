@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from prefixbench.reports.cli import main
 from prefixbench.simulator.providers import ANTHROPIC
-from prefixbench.workloads.audit.advice import AGENT_SETTINGS, GENERIC_CHANGE, advise
+from prefixbench.workloads.audit.advice import AGENT_SETTINGS, GENERIC_CHANGE, advise, resimulation_targets
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.audit.losses import CAUSE_CLASS, CAUSE_FIX, LOSS_CLASSES, cents, loss_class, split_losses
@@ -187,3 +187,21 @@ def test_a_request_body_log_lists_and_prices_its_misses(tmp_path: Path) -> None:
     assert any("request-body logs report no usage" in note for note in result.notes)
     assert result.recommendations and result.recommendations[0].fix == "static-system"
     assert result.recommendations[0].saved_usd and result.recommendations[0].saved_usd > 0
+
+
+def test_the_fixes_to_resimulate_are_the_same_read_whole_or_a_batch_at_a_time() -> None:
+    # The command reads a spilled audit's rows a file at a time; it kept its own ordered set of
+    # the fixes across batches beside advise()'s (targeted_fixes, system_changed). One helper now
+    # gives both: each fix once, in the order of its first miss, however the rows are batched.
+    # (Fails on main: resimulation_targets did not exist.)
+    def row(cause: str, file: str, line: int) -> SimpleNamespace:
+        return SimpleNamespace(**vars(_row(cause)), file=file, line=line)
+
+    rows = [row("concurrent-write", "a", 1), row("system-changed", "a", 2), row("concurrent-write", "b", 3),
+            row("ttl-expired", "b", 4), row("system-changed", "b", 5)]
+    whole = resimulation_targets([rows])
+    assert whole == resimulation_targets([rows[:2], [], rows[2:]])
+    fixes, changed = whole
+    assert fixes == list(dict.fromkeys(f for r in rows for f in CAUSE_FIX.get(r.cause, ())))
+    assert fixes[0] == CAUSE_FIX["concurrent-write"][0] and len(fixes) == len(set(fixes))
+    assert changed == {("a", 2), ("b", 5)}

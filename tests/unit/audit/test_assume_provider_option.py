@@ -128,3 +128,51 @@ def test_a_claude_code_call_of_another_providers_model_says_its_provider_is_assu
                             "was taken from the model's name (zai: 1; models glm-4.7)") for n in out["notes"])
     fixed = _audit(capsys, log, "--assume-provider", "claude-code=unknown")
     assert [r["provider"] for r in fixed["requests"]] == ["unknown", "anthropic"]
+
+
+def test_every_format_may_be_written_star_equals_and_the_help_says_so(tmp_path, capsys) -> None:
+    # `--assume-provider '*=zai'` always meant what a bare `zai` means (every format), but no
+    # --help and no page said so (the review found it by trying); --assume-model reads `*=` the
+    # same way. Now both helps name the spelling, and a FORMAT named beside it wins for its calls.
+    from prefixbench.workloads.audit.assume_model import parse_assumed_models
+
+    assert parse_assumed_providers("*=zai") == parse_assumed_providers("zai") == {"*": "zai"}
+    assert parse_assumed_providers("*=zai,http-capture=unknown") == {"*": "zai", "http-capture": "unknown"}
+    assert parse_assumed_models("*=claude-opus-4-5") == parse_assumed_models("claude-opus-4-5")
+    with pytest.raises(UserError, match="every format is named twice"):
+        parse_assumed_providers("*=zai,unknown")
+    out = _audit(capsys, _log(tmp_path), "--assume-provider", "*=zai,http-capture=unknown")
+    assert [r["provider"] for r in out["requests"]] == ["unknown", "unknown", "gemini"]
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "(or every format: bare or *=PROVIDER; a FORMAT named too wins for its calls)" in text
+    assert "(or every format: bare or *=MODEL; a FORMAT named too wins for its calls)" in text
+
+
+def test_assume_model_and_assume_provider_name_one_chain_head() -> None:
+    # Two body-less captures of a local proxy (no provider in the URL): one call names
+    # claude-opus-4-5 (head http:anthropic:claude-opus-4-5, its provider taken from the name),
+    # one names no model (head http:unknown:unknown). --assume-model claude-opus-4-5 gave the
+    # second its model and Anthropic, but its head became http:unknown:claude-opus-4-5: apart from
+    # the first call's head, and named in the notes ("unlogged head http:unknown:...") for a
+    # provider it no longer had; with --assume-provider zai too, the first head became
+    # http:zai:claude-opus-4-5 and the second stayed http:unknown:claude-opus-4-5. Now the head
+    # follows the provider and the model, and both calls share one head under either option.
+    from msgspec.structs import replace
+
+    from prefixbench.workloads.audit.assume_model import assume_models
+    from prefixbench.workloads.audit.assume_provider import assume_providers
+    from prefixbench.workloads.logs.trace import Prefix, TraceRequest
+
+    def call(n: int, provider: str, model: str) -> TraceRequest:
+        r = TraceRequest(file="cap.jsonl", line=n, lane="main", lane_kind="main", seq=n, sent_ms=n * 1_000, ready_ms=None,
+                         provider=provider, model=model, prefix=Prefix(f"http:{provider}:{model}", f"cap#{n}"),
+                         source_format="http-capture")
+        return replace(r, provider_by_model=True)
+
+    log = [call(1, "anthropic", "claude-opus-4-5"), call(2, "unknown", "unknown")]
+    modelled, _ = assume_models(log, {"*": "claude-opus-4-5"})
+    assert [(r.provider, r.prefix.head) for r in modelled] == [("anthropic", "http:anthropic:claude-opus-4-5")] * 2
+    served, _ = assume_providers(modelled, {"*": "zai"})
+    assert [(r.provider, r.prefix.head) for r in served] == [("zai", "http:zai:claude-opus-4-5")] * 2

@@ -511,3 +511,40 @@ def test_a_file_named_like_an_option_gets_a_hint(tmp_path: Path, capsys: pytest.
     assert err.endswith("; -dash.jsonl is a file, read as an option: write ./-dash.jsonl or put -- before it") and "\n" not in err
     assert main(["audit", "--quiet", "--", "-dash.jsonl"]) == 0
     assert main(["audit", "./-dash.jsonl", "--quiet"]) == 0
+
+
+def test_a_price_date_before_a_models_first_row_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A request (or --price-as-of) dated before a model's first price row is priced at that first
+    # row, the best there is; main said only "prices: as of 2025-09-01", as if a row had been in
+    # force then (claude-sonnet-5's first row is effective 2026-06-30). The note now says which
+    # model took its first row, and from when that row applies.
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)], model="claude-sonnet-5")
+    log = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    for argv, when in ((["--price-as-of", "2025-09-01"], "then"), ([], "at some of its requests")):
+        assert main(["audit", str(log), "--format", "json", "--quiet", *argv]) == 0
+        notes = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("prices: ")]
+        assert len(notes) == 1 and notes[0].endswith(
+            f" (simulator/data/prices.csv); claude-sonnet-5 has no row in force {when}: priced at its first row "
+            "(effective 2026-06-30)")
+    t2 = Transcript("s2")
+    t2.user("go", "2026-09-03T00:00:00.000Z", root=True)
+    t2.assistant("r1", "2026-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)], model="claude-sonnet-5")
+    later = write_jsonl(tmp_path / "s2.jsonl", t2.lines)
+    assert main(["audit", str(later), "--format", "json", "--quiet"]) == 0
+    assert "prices: the row in force at each request's time (simulator/data/prices.csv)" in json.loads(capsys.readouterr().out)["notes"]
+
+
+def test_an_audit_with_no_miss_says_none_under_its_empty_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A log with no miss (here a block-hash trace: no reported usage, so nothing is a miss)
+    # printed two bare headers, "misses by cause" with an empty table and "worst requests (top 0
+    # by dollars lost)" with another (the walk of the realdata's Mooncake trace). Each now says
+    # none, once.
+    log = write_jsonl(tmp_path / "trace.jsonl", [{"timestamp": 0, "input_length": 1024, "output_length": 8, "hash_ids": [1, 2]},
+                                                 {"timestamp": 10, "input_length": 1024, "output_length": 8, "hash_ids": [1, 2]}])
+    assert main(["audit", str(log), "--input", "mooncake", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "misses by cause\n(none)\n" in out
+    assert "worst requests (by dollars lost)\n(none: no request lost tokens to a miss)\n" in out
+    assert "top 0" not in out

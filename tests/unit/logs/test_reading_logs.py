@@ -244,3 +244,27 @@ def test_a_utf16_log_whose_copy_finds_no_room_names_the_temporary_folder(tmp_pat
         list(iter_records(path))
     assert str(caught.value) == (f"{path}: cannot write its UTF-8 copy (the file is UTF-16) to a temporary file in "
                                  f"{tempfile.gettempdir()}: No space left on device; set TMPDIR to a folder with room")
+
+
+def test_a_utf16_log_tells_progress_while_it_is_converted_and_read(tmp_path: Path, monkeypatch) -> None:
+    # A long read shows a bar on a terminal and a plain line every few seconds in a CI log, told
+    # the bytes read so far. A UTF-16 log is converted to a UTF-8 copy, then its copy read: main
+    # told nothing in either step (the copy was read with no progress), so a large UTF-16 log sat
+    # silent to the end. Now the conversion tells its share of the file's bytes, the reading of
+    # the copy the rest, rising to the file's size.
+    import prefixbench.workloads.logs.records as records
+
+    monkeypatch.setattr(records, "_CHUNK", 4096)  # several chunks, so the conversion tells as it goes
+    text = "".join(json.dumps({"n": n, "pad": "x" * 40}) + "\n" for n in range(2_000))
+    path = tmp_path / "u16.jsonl"
+    path.write_bytes(b"\xff\xfe" + text.encode("utf-16-le"))
+    told: list[int] = []
+    first_record_after: list[int] = []
+    for record in iter_records(path, told.append):
+        if not first_record_after:
+            first_record_after.append(len(told))
+    size = path.stat().st_size
+    assert first_record_after[0] > 1  # told during the conversion, before any record
+    assert told == sorted(told) and told[-1] == size  # monotonic, ending at the file's bytes
+    assert len(told) > first_record_after[0] + 1  # and told again while the copy is read
+    assert 0 < told[first_record_after[0] - 1] < size

@@ -24,6 +24,8 @@ KEY = "sk-ant-api03-CLI-PLANTED-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
         (["--upstream", "ftp://x"], "--upstream 'ftp://x': expected a provider name or an http(s):// URL"),
         (["--upstream", "vllm"], "--upstream vllm: no known public API base; give its URL"),
         (["--listen", "localhost"], "--listen 'localhost': expected host:port"),
+        # (main said "expected host:port" of a host:port whose port is past 65535)
+        (["--listen", "127.0.0.1:99999"], "--listen '127.0.0.1:99999': port 99999 is not from 0 to 65535 (0 picks a free one)"),
     ],
 )
 def test_bad_options_are_one_line_and_exit_2(argv, message, capsys, tmp_path) -> None:

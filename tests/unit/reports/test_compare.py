@@ -2,6 +2,7 @@
 not compare; named baselines; one-line errors on bad files."""
 
 import json
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -325,3 +326,17 @@ def test_a_refused_baseline_name_says_the_rule_it_broke(name):
 
     with pytest.raises(UserError, match=r"start with an ASCII letter or digit, then ASCII letters, digits, '\.', '_' or '-', at most 100"):
         baseline_path(name)
+
+
+def test_a_named_baseline_is_named_as_the_base(sweep_files, tmp_path, monkeypatch, capsys):
+    # `compare new/runs.csv --compare main` printed "base base/runs.csv": the file main's job saved
+    # the baseline from, which a pull request's job has never seen (the recipe in
+    # docs/recipes.md). The base now names the baseline, where it is, and what it was saved from.
+    js, csv = sweep_files
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", str(csv), "--save", "main"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(js), "--compare", "main"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == f"base baseline main ({Path('.prefixbench') / 'main.json'}, saved from {csv})"
+    assert out[2] == f"new  {js}"

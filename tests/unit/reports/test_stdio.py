@@ -178,3 +178,15 @@ def test_a_closed_standard_output_drops_the_output_and_keeps_the_verdict(command
     assert done.returncode == status and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip() == err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log.jsonl"]
+
+
+def test_record_dash_into_a_reader_that_leaves_early_does_not_say_it_wrote_the_log(tmp_path: Path) -> None:
+    # `prefixbench record - | head -c 100`: the reader leaves after 100 bytes, the rest is dropped
+    # (exit 0, as any output cut by its reader). Main still said "wrote standard output: 64
+    # requests (...)" of a log cut after 100 bytes; it now says only part was written.
+    command = f"{sys.executable} -m prefixbench record - | head -c 100 > /dev/null"
+    done = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("standard output closed before the end (its reader left): part of ") and "requests" in line
+    assert "wrote" not in line

@@ -381,3 +381,25 @@ def test_check_engines_unknown_lists_the_installed_engines_it_takes(capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith("prefixbench: error: --engines: no specs for nope (known: checkpoint, user-tail, ranges; installed: ")
     assert "sliding-window" in err and err.count("\n") == 0
+
+
+@pytest.mark.parametrize("packer", ["gzip", "bz2", "lzma"])
+@pytest.mark.parametrize("argv", [["replay"], ["replay", "--input", "anthropic-capture"], ["check", "--windows", "32k", "--trace"]])
+def test_a_compressed_request_log_is_named_compressed(recorded, tmp_path, capsys, packer, argv):
+    """audit reads a .jsonl.gz as it is; replay and check --trace, given one, said "legacy.jsonl.gz:1:
+    not UTF-8 text (byte 0x8b at column 2; a binary or truncated file?)", as if it were damaged
+    (the walk: a user gzips a log, audit reads it, replay does not). Now one line names the
+    compression and how to decompress it."""
+    import importlib
+
+    module = importlib.import_module(packer)
+    kind, tool, suffix = {"gzip": ("gzip", "gunzip", ".gz"), "bz2": ("bzip2", "bunzip2", ".bz2"),
+                          "lzma": ("xz", "unxz", ".xz")}[packer]
+    path = tmp_path / f"legacy.jsonl{suffix}"
+    path.write_bytes(module.compress((recorded / "legacy.jsonl").read_bytes()))
+    assert main([*argv, str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    # (replay --input anthropic-capture adds the format the decompressed file is in, as for a plain one)
+    assert err.count("\n") == 0 and err.startswith(
+        f"prefixbench: error: {path}: {kind}-compressed: this command reads a plain JSON-lines file; decompress "
+        f"it first with {tool} (prefixbench audit reads it as it is)"), err
