@@ -39,6 +39,14 @@ SEEDS: dict[str, list[dict]] = {
              "input_tokens": 4, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 900, "output_tokens": 9, "iterations": [
                  {"type": "compaction", "input_tokens": 30, "cache_read_input_tokens": 5000, "cache_creation_input_tokens": 0, "output_tokens": 700},
                  {"type": "message", "input_tokens": 4, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 900, "output_tokens": 9}]}}},
+        # claude -p --output-format stream-json: no parentUuid, no timestamps; a Task subagent's
+        # messages name the call in parent_tool_use_id.
+        {"type": "system", "subtype": "init", "session_id": "r", "uuid": "i1", "model": "claude-haiku-4-5", "claude_code_version": "2.0.41"},
+        {"type": "assistant", "session_id": "r", "uuid": "s1", "parent_tool_use_id": None,
+         "message": {"id": "m4", "model": "claude-haiku-4-5", "role": "assistant", "content": [{"type": "tool_use", "id": "t1"}], "usage": USAGE}},
+        {"type": "user", "session_id": "r", "uuid": "s2", "parent_tool_use_id": "t1",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0", "content": "x"}]}},
+        {"type": "result", "subtype": "success", "session_id": "r", "uuid": "e1", "total_cost_usd": 0.1, "usage": USAGE},
     ],
     "http-capture": [
         # Nova through Bedrock's ConverseStream, the event stream kept as text (framing bytes lost).
