@@ -46,6 +46,8 @@ SEEDS: dict[str, list[dict]] = {
          "message": {"id": "m4", "model": "claude-haiku-4-5", "role": "assistant", "content": [{"type": "tool_use", "id": "t1"}], "usage": USAGE}},
         {"type": "user", "session_id": "r", "uuid": "s2", "parent_tool_use_id": "t1",
          "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0", "content": "x"}]}},
+        {"type": "assistant", "session_id": "r", "parent_tool_use_id": None,  # 1.0.x: no uuid
+         "message": {"id": "m5", "model": "claude-sonnet-4", "role": "assistant", "content": [], "usage": USAGE}},
         {"type": "result", "subtype": "success", "session_id": "r", "uuid": "e1", "total_cost_usd": 0.1, "usage": USAGE},
     ],
     "http-capture": [

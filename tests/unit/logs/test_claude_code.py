@@ -444,14 +444,12 @@ def _streamed(kind: str, uuid: str, content: object, *, usage: dict | None = Non
     return {"type": kind, "message": message, "parent_tool_use_id": task, "session_id": "run-1", "uuid": uuid}
 
 
-def test_a_stream_json_run_is_one_chain_in_the_order_it_prints_its_messages(tmp_path: Path) -> None:
-    # A headless run's stream names no parent: each message extends the one its thread printed
-    # before. The Task call's subagent (parent_tool_use_id) is a thread and a lane of its own.
-    # Before: every call was a root, predicted to read the head alone (3 of 5 reads within 3%).
+def _stream_run() -> list[dict]:
+    """A headless run's stream: a main thread of three calls, a Task subagent's two between."""
     def result(n: int) -> list[dict]:
         return [{"type": "tool_result", "tool_use_id": f"t{n}", "content": "output " * 40}]
 
-    lines = [
+    return [
         {"type": "system", "subtype": "init", "session_id": "run-1", "uuid": "init", "model": "claude-sonnet-4-5-20250929",
          "claude_code_version": "2.0.37", "tools": ["Bash"]},
         _streamed("assistant", "a1", [{"type": "text", "text": "x"}], usage=cc_usage(3, 20_000, 0, 50), message_id="msg_1"),
@@ -466,7 +464,13 @@ def test_a_stream_json_run_is_one_chain_in_the_order_it_prints_its_messages(tmp_
         {"type": "result", "subtype": "success", "session_id": "run-1", "uuid": "end", "num_turns": 3, "total_cost_usd": 0.1,
          "usage": cc_usage(15, 30_600, 49_600, 270)},
     ]
-    path = write_jsonl(tmp_path / "cc_raw_output.jsonl", lines)
+
+
+def test_a_stream_json_run_is_one_chain_in_the_order_it_prints_its_messages(tmp_path: Path) -> None:
+    # A headless run's stream names no parent: each message extends the one its thread printed
+    # before. The Task call's subagent (parent_tool_use_id) is a thread and a lane of its own.
+    # Before: every call was a root, predicted to read the head alone (3 of 5 reads within 3%).
+    path = write_jsonl(tmp_path / "cc_raw_output.jsonl", _stream_run())
     requests, _ = load_trace([path])
     assert [(r.request_id, r.lane, r.lane_kind) for r in requests] == [
         ("msg_1", "main", "main"), ("msg_2", "main", "main"), ("msg_s1", "sidechain-1", "subagent"),
@@ -480,3 +484,15 @@ def test_a_stream_json_run_is_one_chain_in_the_order_it_prints_its_messages(tmp_
     rows = run_audit([path]).rows
     assert sum(r.read_within for r in rows) == 5
     assert [r.predicted_cache_read for r in rows] == [0, 20_000, 0, 9_000, 20_600]
+
+
+def test_a_stream_json_run_without_uuids_is_read_by_its_lines(tmp_path: Path) -> None:
+    # Claude Code 1.0.x printed no uuid: the line stands for it. A reply naming its model tells
+    # the stream is Claude Code's (before: an unknown log format).
+    lines = [{k: v for k, v in line.items() if k not in ("uuid", "claude_code_version")} for line in _stream_run()]
+    path = write_jsonl(tmp_path / "out.jsonl", lines)
+    assert detect_format(path).name == "claude-code"
+    requests, _ = load_trace([path])
+    by_id = {r.request_id: r for r in requests}
+    assert by_id["msg_3"].prefix.parent == by_id["msg_2"].prefix.node and by_id["msg_s2"].lane == "sidechain-1"
+    assert sum(r.read_within for r in run_audit([path]).rows) == 5

@@ -60,7 +60,19 @@ def detect(value: dict) -> Evidence | None:
         return Evidence.ENTRY
     if kind in _BOOKKEEPING_KINDS and ("messageId" in value or "sessionId" in value):
         return Evidence.ENTRY
+    if _streamed(value) and _claude_stream_line(value):
+        return Evidence.ENTRY
     return None
+
+
+def _claude_stream_line(value: dict) -> bool:
+    """A stream-json line only Claude Code writes, with or without a uuid (1.0.x wrote none): its
+    run's ``init`` naming its version, or a reply naming its model. (Amp's ``--stream-json``
+    copies the shape with neither.)"""
+    message = value.get("message")
+    if value.get("type") == "assistant" and isinstance(message, dict):
+        return "parent_tool_use_id" in value and isinstance(message.get("model"), str)
+    return value.get("type") == "system" and value.get("subtype") == "init" and "claude_code_version" in value
 
 
 def _provider_usage(model: str, usage: dict, where: str) -> tuple[Provider, Usage]:
@@ -199,13 +211,15 @@ class _Walk:
         kind = value.get("type")
         if kind == "system" and value.get("subtype") == "init" and isinstance(value.get("claude_code_version"), str):
             self.stream_version = value["claude_code_version"]
-        uuid = value.get("uuid")
-        if (kind != "user" and kind != "assistant") or not isinstance(uuid, str):
+        if kind != "user" and kind != "assistant":
             return
+        uuid = value.get("uuid")
+        if not isinstance(uuid, str):  # (1.0.x: none; its line stands for it)
+            uuid = f"line {record.line}{record.path}"
         thread = (value.get("session_id"), value.get("parent_tool_use_id"))
         self.stream_parent[uuid] = self.stream_last.get(thread)
         self.stream_last[thread] = uuid
-        self.entry(record)
+        self.entry(record, uuid)
 
     def flush(self) -> None:
         """Place the entries still waiting at the end of the file: those whose parent never came
@@ -239,10 +253,11 @@ class _Walk:
             name = self.node_names[entry] = f"cc:{entry}"
         return name
 
-    def entry(self, record: Record) -> None:
-        """Place one entry in its chain; an assistant line adds to (or starts) its request."""
+    def entry(self, record: Record, uuid: object = None) -> None:
+        """Place one entry in its chain (its ``uuid`` unless given); an assistant line adds to (or
+        starts) its request."""
         value: dict = record.value  # type: ignore[assignment]
-        uuid = value.get("uuid")
+        uuid = value.get("uuid") if uuid is None else uuid
         if not isinstance(uuid, str):
             return  # summary, file-history-snapshot, queue-operation...: not part of a chain
         parent = self.stream_parent.pop(uuid) if uuid in self.stream_parent else value.get("parentUuid")
@@ -604,8 +619,8 @@ FORMAT = LogFormat(
         "2.x: subagents in <session>/subagents/agent-<id>.jsonl, agent-acompact-* holding the compaction call; "
         "files may start with file-history-snapshot / queue-operation entries",
         "the chat.json form: the same entries as one JSON array",
-        "claude -p --output-format stream-json (2.x): no parentUuid and no timestamps; a thread's messages in the "
-        "order they are printed, a subagent's (parent_tool_use_id) a lane of its own",
+        "claude -p --output-format stream-json: no parentUuid and no timestamps (1.0.x: no uuid either); a thread's "
+        "messages in the order they are printed, a subagent's (parent_tool_use_id) a lane of its own",
         "responses under Anthropic's server-side compaction (usage.iterations with compaction entries, the top level "
         "the message's alone): each compaction iteration a compaction call of its own",
     ),
