@@ -496,3 +496,12 @@ def test_a_stream_json_run_without_uuids_is_read_by_its_lines(tmp_path: Path) ->
     by_id = {r.request_id: r for r in requests}
     assert by_id["msg_3"].prefix.parent == by_id["msg_2"].prefix.node and by_id["msg_s2"].lane == "sidechain-1"
     assert sum(r.read_within for r in run_audit([path]).rows) == 5
+
+
+def test_a_stream_json_line_whose_ids_are_no_strings_is_read_as_the_main_thread(tmp_path: Path) -> None:
+    # (found by the fuzz run: a list where the session id was raised a TypeError)
+    lines = _stream_run()
+    lines[1]["session_id"] = ["run-1"]
+    lines[5]["parent_tool_use_id"] = {"id": "t2"}
+    requests, _ = load_trace([write_jsonl(tmp_path / "out.jsonl", lines)])
+    assert len(requests) == 5

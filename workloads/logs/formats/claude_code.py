@@ -175,7 +175,7 @@ class _Walk:
         #: A stream-json run's entries name no parent: per thread (session, the Task call a
         #: subagent's messages answer), the entry placed last, which the next one extends; and
         #: per entry, the parent so given. The run's version is its ``init`` line's.
-        self.stream_last: dict[tuple[object, object], str] = {}
+        self.stream_last: dict[tuple[str | None, ...], str] = {}
         self.stream_parent: dict[str, str | None] = {}
         self.stream_version: str | None = None
 
@@ -216,7 +216,7 @@ class _Walk:
         uuid = value.get("uuid")
         if not isinstance(uuid, str):  # (1.0.x: none; its line stands for it)
             uuid = f"line {record.line}{record.path}"
-        thread = (value.get("session_id"), value.get("parent_tool_use_id"))
+        thread = tuple(v if isinstance(v, str) else None for v in (value.get("session_id"), value.get("parent_tool_use_id")))
         self.stream_parent[uuid] = self.stream_last.get(thread)
         self.stream_last[thread] = uuid
         self.entry(record, uuid)
