@@ -142,6 +142,11 @@ SEEDS: dict[str, list[dict]] = {
         {"type": "message", "id": "e3", "parentId": "e2", "timestamp": "2025-12-09T00:53:32.825Z", "message": {"role": "assistant", "provider": "anthropic",
          "api": "anthropic-messages", "model": "claude-opus-5", "timestamp": 1765233667294,
          "usage": {"input": 2, "output": 30, "cacheRead": 3000, "cacheWrite": 900, "totalTokens": 3932, "cost": {"total": 0.02}, "cacheWrite1h": 600, "reasoning": 12}}},
+        # earendil-works/pi: its cache warmer's usage entry, and a compaction's summary call.
+        {"type": "usage", "id": "w1", "parentId": "e3", "timestamp": "2025-12-09T00:57:32.825Z", "kind": "cache_warm", "provider": "anthropic",
+         "model": "claude-opus-5", "usage": {"input": 0, "output": 1, "cacheRead": 3902, "cacheWrite": 0, "cost": {"total": 0.002}}},
+        {"type": "compaction", "id": "c1", "parentId": "w1", "timestamp": "2025-12-09T00:58:32.825Z", "summary": "s", "tokensBefore": 3932,
+         "usage": {"input": 4000, "output": 90, "cacheRead": 0, "cacheWrite": 0}},
     ],
     "mooncake": [
         {"timestamp": 0, "input_length": 1100, "output_length": 5, "hash_ids": [1, 2, 3]},
