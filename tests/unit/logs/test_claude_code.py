@@ -505,3 +505,13 @@ def test_a_stream_json_line_whose_ids_are_no_strings_is_read_as_the_main_thread(
     lines[5]["parent_tool_use_id"] = {"id": "t2"}
     requests, _ = load_trace([write_jsonl(tmp_path / "out.jsonl", lines)])
     assert len(requests) == 5
+
+
+def test_a_stream_json_run_kept_as_one_json_array_reads_the_same(tmp_path: Path) -> None:
+    # (the messages of a run collected into one JSON array, as the chat.json form)
+    lines = _stream_run()
+    as_lines = load_trace([write_jsonl(tmp_path / "run.jsonl", lines)])[0]
+    array = tmp_path / "run.json"
+    array.write_text(json.dumps(lines), encoding="utf-8")
+    as_array = load_trace([array])[0]
+    assert [(r.request_id, r.prefix.parent is None, r.lane) for r in as_array] == [(r.request_id, r.prefix.parent is None, r.lane) for r in as_lines]
