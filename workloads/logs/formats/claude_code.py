@@ -72,7 +72,7 @@ def _claude_stream_line(value: dict) -> bool:
     message = value.get("message")
     if value.get("type") == "assistant" and isinstance(message, dict):
         return "parent_tool_use_id" in value and isinstance(message.get("model"), str)
-    return value.get("type") == "system" and value.get("subtype") == "init" and "claude_code_version" in value
+    return value.get("type") == "system" and value.get("subtype") == "init" and isinstance(value.get("claude_code_version"), str)
 
 
 def _provider_usage(model: str, usage: dict, where: str) -> tuple[Provider, Usage]:
