@@ -39,6 +39,16 @@ SEEDS: dict[str, list[dict]] = {
              "input_tokens": 4, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 900, "output_tokens": 9, "iterations": [
                  {"type": "compaction", "input_tokens": 30, "cache_read_input_tokens": 5000, "cache_creation_input_tokens": 0, "output_tokens": 700},
                  {"type": "message", "input_tokens": 4, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 900, "output_tokens": 9}]}}},
+        # claude -p --output-format stream-json: no parentUuid, no timestamps; a Task subagent's
+        # messages name the call in parent_tool_use_id.
+        {"type": "system", "subtype": "init", "session_id": "r", "uuid": "i1", "model": "claude-haiku-4-5", "claude_code_version": "2.0.41"},
+        {"type": "assistant", "session_id": "r", "uuid": "s1", "parent_tool_use_id": None,
+         "message": {"id": "m4", "model": "claude-haiku-4-5", "role": "assistant", "content": [{"type": "tool_use", "id": "t1"}], "usage": USAGE}},
+        {"type": "user", "session_id": "r", "uuid": "s2", "parent_tool_use_id": "t1",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0", "content": "x"}]}},
+        {"type": "assistant", "session_id": "r", "parent_tool_use_id": None,  # 1.0.x: no uuid
+         "message": {"id": "m5", "model": "claude-sonnet-4", "role": "assistant", "content": [], "usage": USAGE}},
+        {"type": "result", "subtype": "success", "session_id": "r", "uuid": "e1", "total_cost_usd": 0.1, "usage": USAGE},
     ],
     "http-capture": [
         # Nova through Bedrock's ConverseStream, the event stream kept as text (framing bytes lost).
@@ -132,6 +142,11 @@ SEEDS: dict[str, list[dict]] = {
         {"type": "message", "id": "e3", "parentId": "e2", "timestamp": "2025-12-09T00:53:32.825Z", "message": {"role": "assistant", "provider": "anthropic",
          "api": "anthropic-messages", "model": "claude-opus-5", "timestamp": 1765233667294,
          "usage": {"input": 2, "output": 30, "cacheRead": 3000, "cacheWrite": 900, "totalTokens": 3932, "cost": {"total": 0.02}, "cacheWrite1h": 600, "reasoning": 12}}},
+        # earendil-works/pi: its cache warmer's usage entry, and a compaction's summary call.
+        {"type": "usage", "id": "w1", "parentId": "e3", "timestamp": "2025-12-09T00:57:32.825Z", "kind": "cache_warm", "provider": "anthropic",
+         "model": "claude-opus-5", "usage": {"input": 0, "output": 1, "cacheRead": 3902, "cacheWrite": 0, "cost": {"total": 0.002}}},
+        {"type": "compaction", "id": "c1", "parentId": "w1", "timestamp": "2025-12-09T00:58:32.825Z", "summary": "s", "tokensBefore": 3932,
+         "usage": {"input": 4000, "output": 90, "cacheRead": 0, "cacheWrite": 0}},
     ],
     "mooncake": [
         {"timestamp": 0, "input_length": 1100, "output_length": 5, "hash_ids": [1, 2, 3]},

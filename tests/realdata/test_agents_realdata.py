@@ -40,6 +40,10 @@ copied into this project; each test skips without it):
 * a pi session (pi's author's own: claude-opus-4-5, 214 calls, 2025-12-17) committed by mistake
   to pi-mono's root, kept by the fork github.com/f5-sales-demo/xcsh (``session.jsonl`` at commit
   ``a3dc8b7e4636fa49f5d3601e266db10b51f9983d``), from ``PREFIXBENCH_XCSH_REPO``;
+* a later pi session of pi's author (claude-opus-4-5, 498 calls and two compactions, 2025-12-24,
+  session format 1: no ids, no version) committed to pi-mono's root as ``compact.jsonl`` (commit
+  ``705ba5d4f2637fb66b6ab933438a8b68eaa8e0e9`` of github.com/badlogic/pi-mono), from
+  ``PREFIXBENCH_PI_MONO_REPO``;
 * four sessions of GJC, a pi-based agent, on glm-5.2 through Z.AI's coding plan (its
   Anthropic-compatible endpoint; 156, 57, 253 and 60 calls, 2026-07-13/14) that their author archived,
   PII masked, in github.com/pinion05/agent-complex-task (``GJC_SESSIONS``), from
@@ -202,6 +206,10 @@ CLINE_SDK_SESSION = ("PREFIXBENCH_CLINE_REPO", "cline/cline", "a6239c420c1dcc58d
 #: root of pi-mono and removed five days later; a fork keeps it. One of its lines holds two
 #: records run together (a lost newline).
 PI_SESSION = ("PREFIXBENCH_XCSH_REPO", "f5-sales-demo/xcsh", "a3dc8b7e4636fa49f5d3601e266db10b51f9983d", "session.jsonl")
+#: A later session of pi's author (claude-opus-4-5, 2025-12-24, two compactions, one of them on a
+#: line it shares with the last reply), committed to pi-mono's root as ``compact.jsonl`` and removed
+#: the next day.
+PI_COMPACT_SESSION = ("PREFIXBENCH_PI_MONO_REPO", "badlogic/pi-mono", "705ba5d4f2637fb66b6ab933438a8b68eaa8e0e9", "compact.jsonl")
 #: mini-swe-agent 1.14.4's last run (its default ``last_mini_run.traj.json``), x-ai/grok-4-fast
 #: through OpenRouter, 17 calls, 2025-11.
 #: GJC (a pi-based agent; pi's session format) sessions on glm-5.2 through Z.AI's coding plan's
@@ -233,7 +241,7 @@ FOUR_PROVIDERS_SESSION = ("PREFIXBENCH_DEXTER_V3_REPO", "marcpadz/dexter-v3", "3
 MINI_RUN = ("PREFIXBENCH_YUDAIV3_REPO", "pranay5255/YudaiV3", "b66cf8ba257230cec4dcf5f1d58ae83ebc4a0a3f", "last_mini_run.traj.json")
 _URLS = (
     {"PREFIXBENCH_KIMI_CODE_REPO": "github.com/MoonshotAI/kimi-code"}
-    | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION, PLAN_MODE_SESSION,
+    | {spec[0]: f"github.com/{spec[1]}" for spec in (PI_SESSION, PI_COMPACT_SESSION, MINI_RUN, GJC_SESSIONS, FIREWORKS_SESSION, PLAN_MODE_SESSION,
                                                      CLINE_HISTORY, CLINE_SDK_SESSION, OPUS_48_SESSION, FOUR_PROVIDERS_SESSION)}
     | {env: f"github.com/{spec[0]}" for env, spec in OPENCODE_EXPORTS.items()}
     | {spec[0]: f"github.com/{spec[1]}" for spec in CLINE_TASKS.values()}
@@ -463,6 +471,40 @@ def test_pi_session_with_records_run_together_counts_what_the_log_sums(tmp_path:
     assert (t.input, t.output, t.cache_read, t.cache_write) == (1_568, 46_995, 25_283_499, 982_512)
     assert {r.provider for r in result.rows} == {"anthropic"}
     assert sum(r.read_within for r in result.rows) == 212
+
+
+def test_pi_session_of_format_1_with_two_compactions_counts_what_the_log_sums(tmp_path: Path) -> None:
+    env, repo, commit, where = PI_COMPACT_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    decoder, values = json.JSONDecoder(), []
+    for line in path.read_text().splitlines():
+        text, at = line.strip(), 0
+        while at < len(text):
+            value, at = decoder.raw_decode(text, at)
+            values.append(value)
+    assert "version" not in values[0] and values[0]["type"] == "session"  # format 1
+    assert sum(v["type"] == "compaction" for v in values) == 2
+    usages = [
+        v["message"]["usage"] for v in values
+        if v.get("type") == "message" and v["message"].get("role") == "assistant" and v["message"].get("usage")
+    ]
+    counted = [u for u in usages if any(u[k] for k in ("input", "output", "cacheRead", "cacheWrite"))]  # 6 aborted calls report 0
+    assert (len(usages), len(counted)) == (504, 498)
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["pi"] and result.files[0].skipped == 6
+    t = result.totals
+    assert t.requests == len(counted)
+    assert (t.input, t.output, t.cache_read, t.cache_write) == tuple(sum(u[k] for u in counted) for k in ("input", "output", "cacheRead", "cacheWrite"))
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (14_151, 94_696, 42_913_033, 934_691)
+    assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-opus-4-5")}
+    # 495 of 498 within 3%. The three off read nothing and wrote the whole prompt 20 s, 64 s and
+    # 126 s after the previous call (its author restarting the pi he was working on: the system
+    # prompt ends with the time it was built), predicted to read all the previous call left.
+    assert sum(r.read_within for r in result.rows) == 495
+    off = [r for r in result.rows if not r.read_within]
+    assert [(r.reported_cache_read, r.cause) for r in off] == [(0, "system-changed")] * 3
+    assert [r.cause for r in result.rows].count("compaction") == 1  # the second is the last line's
 
 
 @pytest.mark.parametrize("where", sorted(GJC_SESSIONS[2]))

@@ -17,6 +17,10 @@ skips without its git copy):
   Code 2.0.74, 2025-12-20: a session on claude-opus-4-5, a Task subagent on claude-sonnet-4-5 and
   the 2.0.x warmup calls as top-level ``agent-*.jsonl`` files, two empty files and two byte-equal
   copies), from ``PREFIXBENCH_SCRIPTS_AND_TOOLS_REPO``.
+* the output of seventeen headless runs, ``claude -p --output-format stream-json`` (Claude Code
+  2.0.37 and 2.0.41, claude-sonnet-4-5 and claude-haiku-4-5, 2025-11; no parent links, no
+  timestamps) github.com/JoshuaOliphant/mochi_donut keeps as ``agents/<id>/<step>/cc_raw_output.jsonl``,
+  from ``PREFIXBENCH_CHAT_MOCHI_DONUT_REPO``;
 * a Claude Code 2.0.37 session (claude-opus-4-1, 11 calls, 2025-11-12) committed as
   ``claude-test.jsonl`` beside a trace viewer's samples in github.com/thomasahle/trace-taxi, from
   ``PREFIXBENCH_TRACE_TAXI_REPO``.
@@ -34,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.audit.core import load_trace, run_audit
 from tests.realdata.mirrors import file_at, files_at
 
 #: env var: (repository, commit of ``logs/chat.json``, Claude Code version, calls, (input,
@@ -127,6 +131,9 @@ CLAUDE_RELIABILITY_CASES = {
     ),
     "5ce05224c37417e96cd37b9c6bfa79c763468992": ("basic-stop-hook", "problem-mode", "unpushed-commits"),
 }
+
+#: The commit holding mochi_donut's stream-json runs (the last to change ``agents/``).
+MOCHI_DONUT_RUNS_COMMIT = "84cadad1259e33fe8cf3d49e3c1e0b49d61f2fea"
 
 SCRIPTS_AND_TOOLS = Path(os.environ.get(
     "PREFIXBENCH_SCRIPTS_AND_TOOLS_REPO", "/work/.mirror/kfischer-okarin+scripts-and-tools/repo"))
@@ -288,3 +295,32 @@ def test_trace_taxi_session_reads_two_warm_heads(tmp_path: Path) -> None:
     assert [(r.cause, r.lost_tokens) for r in after] == [("ttl-expired", 3_652), ("ttl-expired", 3_853)]
     assert all("it read 17,482 tokens, a prefix 3 cold points of this log read" in r.detail for r in after)
     assert _within(result) == 8
+
+
+def test_headless_stream_json_runs_count_what_they_print_and_chain_in_print_order(tmp_path: Path) -> None:
+    url, env = "github.com/JoshuaOliphant/mochi_donut", "PREFIXBENCH_CHAT_MOCHI_DONUT_REPO"
+    mirror = Path(os.environ.get(env, "/work/.mirror/JoshuaOliphant+mochi_donut/repo"))
+    names = [n for n in files_at(mirror, MOCHI_DONUT_RUNS_COMMIT, url, env) if n.endswith("/cc_raw_output.jsonl")]
+    assert len(names) == 17
+    usages: list[dict] = []
+    versions: set[str] = set()
+    within = 0
+    for name in names:
+        path = tmp_path / name.replace("/", "_")
+        path.write_bytes(file_at(mirror, MOCHI_DONUT_RUNS_COMMIT, name, url, env))
+        entries = _jsonl(path)
+        assert not any("parentUuid" in e or "timestamp" in e for e in entries)  # the stream's shape
+        versions |= {e["claude_code_version"] for e in entries if e.get("subtype") == "init"}
+        found = _usages(entries)[0]
+        usages += found
+        result = run_audit([path])
+        assert [f.format for f in result.files] == ["claude-code"]
+        t = result.totals
+        assert (t.requests, (t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h)) == (len(found), _sums(found)), name
+        assert {r.agent_version for r in load_trace([path])[0]} <= versions  # the init line's
+        within += _within(result)
+    assert versions == {"2.0.37", "2.0.41"}
+    assert len(usages) == 426 and _sums(usages) == (17_073, 168_066, 22_899_723, 1_032_628, 0)
+    # Each message extends the one its run printed before. Main read every line as a root,
+    # predicted to read the head alone: 52 of 426 within 3%.
+    assert within == 426

@@ -434,3 +434,84 @@ def test_a_reply_copied_across_a_compaction_with_zeroed_usage_is_no_call(tmp_pat
     assert (after.reported_cache_read, after.predicted_cache_read) == (10_000, 10_000)
     # The head is the account's (the lane start and the compaction's fall read exactly it): all 4.
     assert sum(r.read_within for r in result.rows) == 4
+
+
+def _streamed(kind: str, uuid: str, content: object, *, usage: dict | None = None, message_id: str = "", task: str | None = None) -> dict:
+    """One line of ``claude -p --output-format stream-json``: no parentUuid, no timestamp."""
+    message: dict = {"role": kind, "content": content}
+    if usage is not None:
+        message.update(id=message_id, model="claude-sonnet-4-5-20250929", usage=usage)
+    return {"type": kind, "message": message, "parent_tool_use_id": task, "session_id": "run-1", "uuid": uuid}
+
+
+def _stream_run() -> list[dict]:
+    """A headless run's stream: a main thread of three calls, a Task subagent's two between."""
+    def result(n: int) -> list[dict]:
+        return [{"type": "tool_result", "tool_use_id": f"t{n}", "content": "output " * 40}]
+
+    return [
+        {"type": "system", "subtype": "init", "session_id": "run-1", "uuid": "init", "model": "claude-sonnet-4-5-20250929",
+         "claude_code_version": "2.0.37", "tools": ["Bash"]},
+        _streamed("assistant", "a1", [{"type": "text", "text": "x"}], usage=cc_usage(3, 20_000, 0, 50), message_id="msg_1"),
+        _streamed("assistant", "a1b", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}], usage=cc_usage(3, 20_000, 0, 90), message_id="msg_1"),
+        _streamed("user", "u1", result(1)),
+        _streamed("assistant", "a2", [{"type": "tool_use", "id": "t2", "name": "Task", "input": {}}], usage=cc_usage(3, 600, 20_000, 70), message_id="msg_2"),
+        _streamed("assistant", "s1", [{"type": "text", "text": "y"}], usage=cc_usage(3, 9_000, 0, 40), message_id="msg_s1", task="t2"),
+        _streamed("user", "su1", result(3), task="t2"),
+        _streamed("assistant", "s2", [{"type": "text", "text": "z"}], usage=cc_usage(3, 300, 9_000, 40), message_id="msg_s2", task="t2"),
+        _streamed("user", "u2", result(2)),
+        _streamed("assistant", "a3", [{"type": "text", "text": "done"}], usage=cc_usage(3, 700, 20_600, 30), message_id="msg_3"),
+        {"type": "result", "subtype": "success", "session_id": "run-1", "uuid": "end", "num_turns": 3, "total_cost_usd": 0.1,
+         "usage": cc_usage(15, 30_600, 49_600, 270)},
+    ]
+
+
+def test_a_stream_json_run_is_one_chain_in_the_order_it_prints_its_messages(tmp_path: Path) -> None:
+    # A headless run's stream names no parent: each message extends the one its thread printed
+    # before. The Task call's subagent (parent_tool_use_id) is a thread and a lane of its own.
+    # Before: every call was a root, predicted to read the head alone (3 of 5 reads within 3%).
+    path = write_jsonl(tmp_path / "cc_raw_output.jsonl", _stream_run())
+    requests, _ = load_trace([path])
+    assert [(r.request_id, r.lane, r.lane_kind) for r in requests] == [
+        ("msg_1", "main", "main"), ("msg_2", "main", "main"), ("msg_s1", "sidechain-1", "subagent"),
+        ("msg_s2", "sidechain-1", "subagent"), ("msg_3", "main", "main")]
+    by_id = {r.request_id: r for r in requests}
+    assert by_id["msg_1"].usage.output == 90  # the message's last line
+    assert by_id["msg_2"].prefix.parent == by_id["msg_1"].prefix.node
+    assert by_id["msg_3"].prefix.parent == by_id["msg_2"].prefix.node
+    assert by_id["msg_s1"].prefix.parent is None and by_id["msg_s2"].prefix.parent == by_id["msg_s1"].prefix.node
+    assert {r.agent_version for r in requests} == {"2.0.37"}  # the init line's
+    rows = run_audit([path]).rows
+    assert sum(r.read_within for r in rows) == 5
+    assert [r.predicted_cache_read for r in rows] == [0, 20_000, 0, 9_000, 20_600]
+
+
+def test_a_stream_json_run_without_uuids_is_read_by_its_lines(tmp_path: Path) -> None:
+    # Claude Code 1.0.x printed no uuid: the line stands for it. A reply naming its model tells
+    # the stream is Claude Code's (before: an unknown log format).
+    lines = [{k: v for k, v in line.items() if k not in ("uuid", "claude_code_version")} for line in _stream_run()]
+    path = write_jsonl(tmp_path / "out.jsonl", lines)
+    assert detect_format(path).name == "claude-code"
+    requests, _ = load_trace([path])
+    by_id = {r.request_id: r for r in requests}
+    assert by_id["msg_3"].prefix.parent == by_id["msg_2"].prefix.node and by_id["msg_s2"].lane == "sidechain-1"
+    assert sum(r.read_within for r in run_audit([path]).rows) == 5
+
+
+def test_a_stream_json_line_whose_ids_are_no_strings_is_read_as_the_main_thread(tmp_path: Path) -> None:
+    # (found by the fuzz run: a list where the session id was raised a TypeError)
+    lines = _stream_run()
+    lines[1]["session_id"] = ["run-1"]
+    lines[5]["parent_tool_use_id"] = {"id": "t2"}
+    requests, _ = load_trace([write_jsonl(tmp_path / "out.jsonl", lines)])
+    assert len(requests) == 5
+
+
+def test_a_stream_json_run_kept_as_one_json_array_reads_the_same(tmp_path: Path) -> None:
+    # (the messages of a run collected into one JSON array, as the chat.json form)
+    lines = _stream_run()
+    as_lines = load_trace([write_jsonl(tmp_path / "run.jsonl", lines)])[0]
+    array = tmp_path / "run.json"
+    array.write_text(json.dumps(lines), encoding="utf-8")
+    as_array = load_trace([array])[0]
+    assert [(r.request_id, r.prefix.parent is None, r.lane) for r in as_array] == [(r.request_id, r.prefix.parent is None, r.lane) for r in as_lines]

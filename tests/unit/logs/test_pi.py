@@ -273,3 +273,43 @@ def test_a_read_the_model_let_expire_says_the_entry_outlived_its_ttl(tmp_path: P
     assert row.gap_ms == 488_529
     assert row.detail == ("read more than the model predicts past the 5m00s TTL since the previous request: "
                           "the provider kept its entry longer (a TTL is a minimum)")
+
+
+def test_cache_warm_usage_entries_are_calls_that_keep_the_latest_prompt_cached(tmp_path: Path) -> None:
+    # earendil-works/pi's cache warmer re-sends the latest request with a one-token cap before its
+    # 5 min entry expires and logs it as a usage entry: two warms keep the 40,500-token prompt
+    # cached across a 13 min idle, and the next turn reads it all. Then a compaction whose usage
+    # is the summary's own call. Before: the warms and the summary were not counted, and the read
+    # after the idle was called ttl-expired (predicted 0).
+    t0 = 1765233665294
+    warm = {"input": 0, "output": 1, "cacheRead": 40500, "cacheWrite": 0, "cost": {"total": 0.02}}
+    entries = [
+        *_tool_loop(t0),
+        {"type": "usage", "id": "w1", "timestamp": t0 + 275_000, "kind": "cache_warm", "provider": "anthropic",
+         "model": "claude-opus-4-5", "usage": warm},
+        {"type": "usage", "id": "w2", "timestamp": t0 + 545_000, "kind": "cache_warm", "provider": "anthropic",
+         "model": "claude-opus-4-5", "usage": warm},
+        _pi_msg("user", t0 + 780_000),
+        _pi_msg("assistant", t0 + 780_010, _u(10, 40500, 300)),
+        {"type": "compaction", "timestamp": "2025-12-08T23:00:00.000Z", "summary": "so far", "tokensBefore": 40810,
+         "usage": {"input": 41000, "output": 900, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.3}}},
+    ]
+    path = _pi(tmp_path / "pi.jsonl", entries)
+    requests, _ = load_trace([path])
+    assert [(r.lane, r.is_compaction_call) for r in requests] == [("main", False)] * 5 + [("summary", True)]
+    result = run_audit([path])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == (6, 41_021, 932, 161_500)
+    rows = result.rows
+    assert [r.predicted_cache_read for r in rows[2:5]] == [40_500, 40_500, 40_500]
+    assert rows[4].cause is None and all(r.read_within for r in rows)
+
+
+def test_a_usage_entry_of_another_kind_is_a_side_call_of_its_own_chain(tmp_path: Path) -> None:
+    t0 = 1765233665294
+    entries = [*_tool_loop(t0), {"type": "usage", "timestamp": t0 + 9000, "kind": "title", "provider": "anthropic",
+                                 "model": "claude-haiku-4-5", "usage": _u(300, 0, 0, 12)}]
+    requests, _ = load_trace([_pi(tmp_path / "pi.jsonl", entries)])
+    side = requests[-1]
+    assert (len(requests), side.lane, side.lane_kind, side.model, side.prefix.parent) == (3, "title", "side", "claude-haiku-4-5", None)
+    assert not side.is_compaction_call

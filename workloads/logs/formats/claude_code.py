@@ -1,4 +1,5 @@
-"""Claude Code transcripts (1.0.x and 2.x, JSONL or the ``chat.json`` array form).
+"""Claude Code transcripts (1.0.x and 2.x, JSONL or the ``chat.json`` array form), and the
+output of a headless run (``claude -p --output-format stream-json``).
 
 One API response is one ``assistant`` line per content block, all with the same
 ``requestId``; usage repeats on each and ``output_tokens`` is final only on the LAST line, so a
@@ -10,7 +11,8 @@ backwards in resumed histories); the clock is the timestamps, never allowed to r
 A request id already counted in an earlier file (history a resumed or forked session copies)
 is counted once. A response whose ``usage.iterations`` holds server-side compaction samplings
 (Anthropic's compaction beta; the top-level counts are the message's alone) is that many
-compaction calls before its own, which starts a new chain. A request is sent at the timestamp of the message it answers; its response
+compaction calls before its own, which starts a new chain. A stream-json run names no parent and
+no time: each message extends the one its thread (session, Task call) printed before. A request is sent at the timestamp of the message it answers; its response
 began no later than its first line's timestamp (written when the first content block was
 complete), which is used as the time its cache entries became readable: a conservative bound
 for concurrent starts.
@@ -58,7 +60,19 @@ def detect(value: dict) -> Evidence | None:
         return Evidence.ENTRY
     if kind in _BOOKKEEPING_KINDS and ("messageId" in value or "sessionId" in value):
         return Evidence.ENTRY
+    if _streamed(value) and _claude_stream_line(value):
+        return Evidence.ENTRY
     return None
+
+
+def _claude_stream_line(value: dict) -> bool:
+    """A stream-json line only Claude Code writes, with or without a uuid (1.0.x wrote none): its
+    run's ``init`` naming its version, or a reply naming its model. (Amp's ``--stream-json``
+    copies the shape with neither.)"""
+    message = value.get("message")
+    if value.get("type") == "assistant" and isinstance(message, dict):
+        return "parent_tool_use_id" in value and isinstance(message.get("model"), str)
+    return value.get("type") == "system" and value.get("subtype") == "init" and isinstance(value.get("claude_code_version"), str)
 
 
 def _provider_usage(model: str, usage: dict, where: str) -> tuple[Provider, Usage]:
@@ -158,11 +172,20 @@ class _Walk:
         #: the uuids of every waiting entry.
         self.waiting: dict[str, list[Record]] = {}
         self.held: set[str] = set()
+        #: A stream-json run's entries name no parent: per thread (session, the Task call a
+        #: subagent's messages answer), the entry placed last, which the next one extends; and
+        #: per entry, the parent so given. The run's version is its ``init`` line's.
+        self.stream_last: dict[tuple[str | None, ...], str] = {}
+        self.stream_parent: dict[str, str | None] = {}
+        self.stream_version: str | None = None
 
     def offer(self, record: Record) -> None:
         """Place ``record`` (see :meth:`entry`), after its parent when the file gives the parent
         later: an entry waits up to :data:`_WAIT_LINES` lines for a parent not yet seen."""
         value = record.value
+        if isinstance(value, dict) and _streamed(value):
+            self._stream_entry(record)
+            return
         uuid = value.get("uuid") if isinstance(value, dict) else None
         parent = value.get("parentUuid") if isinstance(value, dict) else None
         if isinstance(uuid, str) and isinstance(parent, str) and parent not in self.lane_of:
@@ -179,6 +202,24 @@ class _Walk:
             late = [parent for parent, held in self.waiting.items()
                     if parent not in self.held and record.line - held[0].line > _WAIT_LINES]
             self._enter([held for parent in late for held in self.waiting.pop(parent)])
+
+    def _stream_entry(self, record: Record) -> None:
+        """Place an entry of a stream-json run (:func:`_streamed`) under the entry its thread
+        placed last: the run prints a thread's messages in the order its prompts send them. The
+        run's ``init``, hook output and ``result`` lines are no part of a prompt."""
+        value: dict = record.value  # type: ignore[assignment]
+        kind = value.get("type")
+        if kind == "system" and value.get("subtype") == "init" and isinstance(value.get("claude_code_version"), str):
+            self.stream_version = value["claude_code_version"]
+        if kind != "user" and kind != "assistant":
+            return
+        uuid = value.get("uuid")
+        if not isinstance(uuid, str):  # (1.0.x: none; its line stands for it)
+            uuid = f"line {record.line}{record.path}"
+        thread = tuple(v if isinstance(v, str) else None for v in (value.get("session_id"), value.get("parent_tool_use_id")))
+        self.stream_parent[uuid] = self.stream_last.get(thread)
+        self.stream_last[thread] = uuid
+        self.entry(record, uuid)
 
     def flush(self) -> None:
         """Place the entries still waiting at the end of the file: those whose parent never came
@@ -212,13 +253,14 @@ class _Walk:
             name = self.node_names[entry] = f"cc:{entry}"
         return name
 
-    def entry(self, record: Record) -> None:
-        """Place one entry in its chain; an assistant line adds to (or starts) its request."""
+    def entry(self, record: Record, uuid: object = None) -> None:
+        """Place one entry in its chain (its ``uuid`` unless given); an assistant line adds to (or
+        starts) its request."""
         value: dict = record.value  # type: ignore[assignment]
-        uuid = value.get("uuid")
+        uuid = value.get("uuid") if uuid is None else uuid
         if not isinstance(uuid, str):
             return  # summary, file-history-snapshot, queue-operation...: not part of a chain
-        parent = value.get("parentUuid")
+        parent = self.stream_parent.pop(uuid) if uuid in self.stream_parent else value.get("parentUuid")
         if parent is not None and not isinstance(parent, str):
             raise UserError(f"{self.name}:{record.line}: parentUuid is not a string ({parent!r:.40})")
         stamp = value.get("timestamp")
@@ -287,7 +329,7 @@ class _Walk:
         if subtype == "compact_boundary" and isinstance(logical, str) and logical in self.lane_of:
             lane = self.lane_of[logical]
             event = "compaction"
-        elif value.get("isSidechain") and not self.in_subagents:
+        elif (value.get("isSidechain") or isinstance(value.get("parent_tool_use_id"), str)) and not self.in_subagents:
             self.sidechains += 1
             lane = (f"sidechain-{self.sidechains}", "subagent")
         else:
@@ -341,7 +383,7 @@ class _Walk:
         if pending == "compaction":
             prev_req = None
         above = self.depth.get(self.requests[prev_req].node or "", 0) if prev_req in self.requests else 0
-        version = value.get("version")
+        version = value.get("version", self.stream_version)
         stop = self.requests[prev_req].node if prev_req in self.requests else None
         messages, tools = self._path_since(parent, stop)
         events = [(pending, "")] if pending else []
@@ -367,6 +409,13 @@ class _Walk:
             messages=messages,
             last_path=record.path,
         )
+
+
+def _streamed(value: dict) -> bool:
+    """Whether ``value`` is a line of ``claude -p --output-format stream-json`` (the Agent SDK's
+    message stream): ``session_id`` where a transcript has ``sessionId``, and no ``parentUuid``
+    (a subagent's messages name the Task call they answer in ``parent_tool_use_id``)."""
+    return "session_id" in value and "parentUuid" not in value and "sessionId" not in value
 
 
 #: The counts of a call's usage: a line with none of them is no call.
@@ -440,7 +489,10 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     # request of every file until the audit ends): interned.
     model, version = sys.intern(req.model), None if req.version is None else sys.intern(req.version)
     head_kind = "main" if req.lane_kind in ("main", "compaction") else "subagent"
-    parent_node = walk.requests[req.parent_request].node if req.parent_request in walk.requests else None
+    # (named as that request names its own node: a response no logged entry prompted, a
+    # stream-json run's first, is its own key)
+    above = walk.requests.get(req.parent_request) if req.parent_request is not None else None
+    parent_node = None if above is None else above.node or above.key
     request = TraceRequest(
         file=walk.name,
         line=req.last_line,
@@ -556,7 +608,8 @@ FORMAT = LogFormat(
     name=NAME,
     noun="Claude Code transcript",
     nouns="Claude Code transcripts",
-    description="Claude Code session transcripts (~/.claude/projects/<project>/<session>.jsonl, or the chat.json array a Stop hook writes)",
+    description="Claude Code session transcripts (~/.claude/projects/<project>/<session>.jsonl, or the chat.json array a Stop hook writes), "
+    "and claude -p --output-format stream-json output",
     detect=detect,
     read=read,
     usage="additive",
@@ -566,6 +619,8 @@ FORMAT = LogFormat(
         "2.x: subagents in <session>/subagents/agent-<id>.jsonl, agent-acompact-* holding the compaction call; "
         "files may start with file-history-snapshot / queue-operation entries",
         "the chat.json form: the same entries as one JSON array",
+        "claude -p --output-format stream-json: no parentUuid and no timestamps (1.0.x: no uuid either); a thread's "
+        "messages in the order they are printed, a subagent's (parent_tool_use_id) a lane of its own",
         "responses under Anthropic's server-side compaction (usage.iterations with compaction entries, the top level "
         "the message's alone): each compaction iteration a compaction call of its own",
     ),

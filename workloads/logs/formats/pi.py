@@ -7,6 +7,14 @@ late 2026) adds ``cacheWrite1h``, the part of ``cacheWrite`` Anthropic wrote for
 ``reasoning``, a part of ``output``; ``model_change``, ``thinking_level_change``, ``compaction`` become events;
 an aborted call with no usage is skipped. Tree sessions (newer pi) link entries by
 ``id``/``parentId``: a prompt extends the request its branch descends from.
+
+Calls that are no message of the conversation (earendil-works/pi): a ``usage`` entry (``kind``,
+``provider``, ``model``, ``usage``) is one; its cache warmer's (``kind: "cache_warm"``) re-sends
+the latest request as it was sent, with a one-token output cap, before its cache entry expires,
+so it extends that request's prompt by nothing; any other kind is a call of its own chain. The
+``usage`` of a ``compaction`` or ``branch_summary`` entry is the call that wrote the summary (a
+prompt of its own: the conversation serialized under a summarization prompt), on the model of
+the request before it.
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix,
 
 NAME = "pi"
 _EVENT_KINDS = ("model_change", "thinking_level_change", "compaction", "branch_summary", "custom")
+#: The ``usage`` entry of pi's cache warmer (earendil-works/pi's ``cache-warmer.ts``).
+_CACHE_WARM = "cache_warm"
 
 
 def detect(value: dict) -> Evidence | None:
@@ -34,6 +44,8 @@ def detect(value: dict) -> Evidence | None:
     if kind == "session" and ("modelId" in value or "cwd" in value) and "sessionId" not in value:
         return Evidence.ENTRY
     if kind in _EVENT_KINDS:
+        return Evidence.ENTRY
+    if kind == "usage" and isinstance(value.get("kind"), str) and isinstance(value.get("usage"), dict):
         return Evidence.ENTRY
     if kind == "message" and isinstance(value.get("message"), dict) and "role" in value["message"]:
         return Evidence.ENTRY
@@ -118,6 +130,8 @@ class _Session:
         self.cost = 0.0
         #: Entry id -> the node of the first request whose prompt ended at that entry.
         self.prompt_end: dict[str, str] = {}
+        #: The latest request's provider, model and API (a summary's call names none).
+        self.last_call: dict = {}
 
     def entry(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -141,13 +155,60 @@ class _Session:
                 self.events.append(("thinking_change", f"{self.thinking} -> {level}"))
                 self.thinking = level
             case "compaction":
+                self._side_call(record, value, "summary")
                 self.events.append(("compaction", f"{value.get('tokensBefore', '?')} tokens before"))
                 self.chain_parent = None
                 self.pending = [self._same(make_message("user", value.get("summary")))]  # the new context opens with the summary
+            case "branch_summary":
+                self._side_call(record, value, "summary")
+            case "usage":
+                self._side_call(record, value, str(value.get("kind")))
             case "message":
                 self._message(record, as_dict(value.get("message")), parent_id)
         if isinstance(entry_id, str):
             self.node_of_entry[entry_id] = self.chain_parent
+
+    def _side_call(self, record: Record, value: dict, kind: str) -> None:
+        """The call an entry that is no message of the conversation reports in its ``usage``
+        (see the module doc); nothing when it has none."""
+        usage = value.get("usage")
+        if not isinstance(usage, dict):
+            return
+        where = f"{self.name}:{record.line}"
+        reported = _usage(usage, where)
+        cost = usage.get("cost")
+        if isinstance(cost, dict):
+            self.cost += logged_cost(cost.get("total"))
+        if reported.is_empty:
+            self.skipped.append((record.line, f"{kind} call with no usage"))
+            return
+        call = {**self.last_call, **{k: value[k] for k in ("provider", "model") if isinstance(value.get(k), str)}}
+        sent = parse_time_ms(value.get("timestamp"), where)
+        node = f"pi:{self.name}#{record.line}" + (f".{record.part}" if record.part else "")
+        warm, summary = kind == _CACHE_WARM, kind == "summary"
+        provider, model = str(call.get("provider") or "unknown"), str(call.get("model") or "unknown")
+        # A warm call's prompt is the latest request's; a summary's and any other's are their own.
+        head = f"pi:{self.name}:{provider}:{model}" if warm else f"pi:{self.name}:{kind}:{provider}:{model}"
+        self.out.append(
+            TraceRequest(
+                file=self.name,
+                line=record.line,
+                path=record.path,
+                lane="main" if warm else kind,
+                lane_kind="main" if warm else "compaction" if summary else "side",
+                seq=len(self.out),
+                sent_ms=sent,
+                ready_ms=None,
+                provider=_provider(call),
+                model=model,
+                envelope=(("thinking", "off" if self.thinking == "off" else "on"),),
+                usage=reported,
+                prefix=Prefix(head, node, self.chain_parent if warm else None, 1,
+                              replays_output=warm and call.get("api") in _REPLAYS_OUTPUT),
+                source_format=NAME,
+                compaction_call=summary,
+            )
+        )
 
     def _same(self, made: LoggedMessage) -> LoggedMessage:
         """``made``, or the equal message record met before in this file."""
@@ -176,6 +237,7 @@ class _Session:
             self.skipped.append((record.line, f"{message.get('stopReason', 'aborted')} call with no usage"))
             return
         node = self._add(record, message, reported, parse_time_ms(message.get("timestamp"), where))
+        self.last_call = {k: message.get(k) for k in ("provider", "model", "api")}
         self.pending = [self._same(make_message("assistant", message.get("content")))]
         if isinstance(parent_id, str):
             self.prompt_end.setdefault(parent_id, node)
@@ -249,6 +311,8 @@ FORMAT = LogFormat(
         "Gemini through the google-generative-ai / google-vertex APIs: input includes cacheRead (every pi version to 2026-03 at least)",
         "later pi (earendil-works/pi, late 2026): usage.cacheWrite1h (Anthropic's 1 h writes, a part of cacheWrite), "
         "usage.reasoning (a part of output)",
+        "earendil-works/pi: usage entries (its cache warmer's kind cache_warm: the latest request re-sent), and the "
+        "usage of compaction and branch_summary entries (the summary's call)",
     ),
     head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
     "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",
