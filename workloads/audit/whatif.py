@@ -269,10 +269,12 @@ def _predict(
     positions: Sequence[int],
     sources: dict[Key, Key],
     keys: Sequence[Key] | None = None,
+    at: Preds | None = None,
 ) -> dict[Key, Pred]:
     """The requests at ``positions`` (send order) predicted on one fresh cache, compaction calls
     linked to ``sources``; ``keys``: each request's key, made already (the dict then holds those
-    tuples, not one more a request)."""
+    tuples, not one more a request); ``at``: each prediction put there by position instead (the
+    dict returned is then empty)."""
     # A fix changes what the provider would have read: the log's reads are no guide to it, so no
     # prediction keeps to them (the baseline is predicted alike).
     predictor = Predictor(heads, ttl, keep=frozenset(sources.values()), follow=False, in_order=True)
@@ -282,7 +284,9 @@ def _predict(
         key = (r.file, r.lane, r.seq) if keys is None else keys[i]
         p = predictor.predict(r, ticks[i], readies[i], sources.get(key))
         u = r.usage
-        if u is None:
+        if at is not None:
+            at.put(i, p)
+        elif u is None:
             out[key] = Pred(p.read, p.write, p.write_1h, p.uncached)
         else:  # (the reported int objects where the prediction equals them: one int, not two)
             out[key] = Pred(same_int(p.read, u.cache_read), same_int(p.write, u.cache_write_5m),
@@ -344,6 +348,34 @@ class _Again(Mapping[Key, Pred]):
 
     def __len__(self) -> int:
         return len(self.base) + sum(key not in self.base for key in self.again)
+
+
+class _AgainAt(Mapping[Key, Pred]):
+    """:class:`_Again` for a plan of the log's requests in the log's positions: the predictions
+    made again held by position (``again``, those ``made``), 33 bytes a request of the log rather
+    than a key's dict slot and a ``Pred`` a request predicted again (about 100)."""
+
+    __slots__ = ("base", "index", "again", "made")
+
+    def __init__(self, base: Mapping[Key, Pred], index: dict[Key, int], again: Preds, made: bytearray) -> None:
+        self.base, self.index, self.again, self.made = base, index, again, made
+
+    def __getitem__(self, key: Key) -> Pred:
+        i = self.index[key]
+        return self.again[i] if self.made[i] else self.base[key]
+
+    def get(self, key: Key, default: Pred | None = None) -> Pred | None:  # type: ignore[override]
+        i = self.index.get(key)
+        return self.base.get(key, default) if i is None or not self.made[i] else self.again[i]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.base
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self.base)
+
+    def __len__(self) -> int:
+        return len(self.base)
 
 
 class _Reference:
@@ -523,6 +555,13 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
         marked.extend(unit[i] for i, key in enumerate(ref.keys) if key not in present)
     reached = {root(x) for x in marked}
     only = array("q", (j for j in positions if root(elements[j]) in reached))  # (8 bytes a position, not an int object and a slot)
+    if (same or aligned) and 3 * len(only) > len(requests):
+        # Most of the log predicted again, in the log's positions: by position (see _AgainAt).
+        again, made = Preds(len(requests)), bytearray(len(requests))
+        for j in only:
+            made[j] = 1
+        _predict(requests, ref.heads, ttl, ticks, readies, only, sources, keys, again)
+        return _AgainAt(ref.preds, index, again, made)
     return _Again(ref.preds, _predict(requests, ref.heads, ttl, ticks, readies, only, sources, keys))
 
 
