@@ -71,7 +71,9 @@ GROWTH = (1, 4, 16)
 #: 1,758-1,789 on 6a86713 and 1,550-1,620 once the chain model kept expired entries as tombstones
 #: and the prediction as logged was machine ints: a few MB of noise at 16 copies is ~500 a request;
 #: 1,101-1,170, 1,602-1,684 on the code before, once the rows went to a temporary file as the pass
-#: made them and were summed a file at a time).
+#: made them and were summed a file at a time; 913-1,039 and 955-1,440, 928-1,081 and 1,041-1,436 on
+#: the code before, once the price lookups kept their latest minutes: these copies share their
+#: minutes, so nothing changed but the noise).
 GROWTH_BYTES_PER_REQUEST = 2_500
 
 

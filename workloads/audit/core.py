@@ -352,6 +352,11 @@ class AuditResult(msgspec.Struct, frozen=True):
     explicit_caches: tuple[ExplicitCacheRow, ...] = ()
 
 
+#: Price lookups :class:`Prices` keeps (by model and minute) before it starts again: a found row
+#: is a function of the model and the minute alone, so forgetting one costs a lookup, never a figure.
+PRICE_MINUTES = 256
+
+
 class Prices:
     """Price rows by model and day, from the shipped table (or ``--price-as-of``).
 
@@ -366,6 +371,10 @@ class Prices:
         self.missing: set[str] = set()
         #: Models priced at their first row for a time before it (model -> that row's effective date).
         self.early: dict[str, str] = {}
+        #: The rows found, by (model, minute): a minute's entries a model. The audit asks in send
+        #: order, so these keep the latest :data:`PRICE_MINUTES` only and start again past them:
+        #: a folder of many days would otherwise hold a few hundred bytes a minute of it (every
+        #: request of a slow session) beside the trace.
         self._cache: dict[tuple[str, str | None, str], PriceRow | None] = {}
         self._minutes: dict[tuple[str, int], PriceRow | None] = {}
         #: Each model's fast-mode row name (None: the table has none).
@@ -397,6 +406,8 @@ class Prices:
             return self._minutes[minute]
         found = self._row(model, sent_ms)
         if minute is not None:
+            if len(self._minutes) >= PRICE_MINUTES:
+                self._minutes.clear()
             self._minutes[minute] = found
         return found
 
@@ -417,6 +428,8 @@ class Prices:
             when = moment.strftime("%Y-%m-%dT%H:%MZ")
         key = (model, when, period)
         if key not in self._cache:
+            if len(self._cache) >= PRICE_MINUTES:
+                self._cache.clear()
             try:
                 row: PriceRow | None = self.table.get(model, as_of=when, period=period)
             except UserError:

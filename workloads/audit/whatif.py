@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import multiprocessing
 import re
+from array import array
 from collections import defaultdict
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from decimal import Decimal
@@ -268,10 +269,12 @@ def _predict(
     positions: Sequence[int],
     sources: dict[Key, Key],
     keys: Sequence[Key] | None = None,
+    at: Preds | None = None,
 ) -> dict[Key, Pred]:
     """The requests at ``positions`` (send order) predicted on one fresh cache, compaction calls
     linked to ``sources``; ``keys``: each request's key, made already (the dict then holds those
-    tuples, not one more a request)."""
+    tuples, not one more a request); ``at``: each prediction put there by position instead (the
+    dict returned is then empty)."""
     # A fix changes what the provider would have read: the log's reads are no guide to it, so no
     # prediction keeps to them (the baseline is predicted alike).
     predictor = Predictor(heads, ttl, keep=frozenset(sources.values()), follow=False, in_order=True)
@@ -281,7 +284,9 @@ def _predict(
         key = (r.file, r.lane, r.seq) if keys is None else keys[i]
         p = predictor.predict(r, ticks[i], readies[i], sources.get(key))
         u = r.usage
-        if u is None:
+        if at is not None:
+            at.put(i, p)
+        elif u is None:
             out[key] = Pred(p.read, p.write, p.write_1h, p.uncached)
         else:  # (the reported int objects where the prediction equals them: one int, not two)
             out[key] = Pred(same_int(p.read, u.cache_read), same_int(p.write, u.cache_write_5m),
@@ -343,6 +348,34 @@ class _Again(Mapping[Key, Pred]):
 
     def __len__(self) -> int:
         return len(self.base) + sum(key not in self.base for key in self.again)
+
+
+class _AgainAt(Mapping[Key, Pred]):
+    """:class:`_Again` for a plan of the log's requests in the log's positions: the predictions
+    made again held by position (``again``, those ``made``), 33 bytes a request of the log rather
+    than a key's dict slot and a ``Pred`` a request predicted again (about 100)."""
+
+    __slots__ = ("base", "index", "again", "made")
+
+    def __init__(self, base: Mapping[Key, Pred], index: dict[Key, int], again: Preds, made: bytearray) -> None:
+        self.base, self.index, self.again, self.made = base, index, again, made
+
+    def __getitem__(self, key: Key) -> Pred:
+        i = self.index[key]
+        return self.again[i] if self.made[i] else self.base[key]
+
+    def get(self, key: Key, default: Pred | None = None) -> Pred | None:  # type: ignore[override]
+        i = self.index.get(key)
+        return self.base.get(key, default) if i is None or not self.made[i] else self.again[i]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.base
+
+    def __iter__(self) -> Iterator[Key]:
+        return iter(self.base)
+
+    def __len__(self) -> int:
+        return len(self.base)
 
 
 class _Reference:
@@ -419,7 +452,7 @@ def _ttl_moves(r: TraceRequest, ttl: str | None) -> bool:
 
 
 def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: TtlPolicy = lambda r: None, *,
-                link: bool = True) -> Mapping[Key, Pred]:
+                link: bool = True, aligned: bool = False) -> Mapping[Key, Pred]:
     """What :func:`simulate` predicts for ``requests`` (a plan: ``ref``'s requests, some changed,
     moved or added) with ``ttl`` and ``link``, re-simulating only the units (:class:`_Reference`)
     that hold a request the plan changes; every other request keeps its prediction in ``ref``.
@@ -429,13 +462,17 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
     main request; the units are those of the log joined by what the changed requests share in
     the plan. Outside them, every request and everything it shares state with is as logged, so
     its prediction is; inside them, no request shares state with one outside, so predicting them
-    alone, in the plan's send order, is what the whole log would predict for them."""
+    alone, in the plan's send order, is what the whole log would predict for them.
+
+    ``aligned``: the plan is the log request for request, in its positions, a changed one sent as
+    the log's (its file, lane, place, send and ready times and compaction link): the log's clock,
+    keys and links hold, and nothing a request of every file is made again."""
     same = requests is ref.requests
-    ticks, readies, positions = ref.clock if same else clock_by_position(requests, summaries)
+    ticks, readies, positions = ref.clock if same or aligned else clock_by_position(requests, summaries)
     if not link:
         sources = {}
     else:
-        sources = ref.sources if same else compaction_sources([requests[i] for i in positions])
+        sources = ref.sources if same or aligned else compaction_sources([requests[i] for i in positions])
     index, logged, unit = ref.index, ref.requests, ref.unit
     ref_ticks, ref_readies = ref.clock[0], ref.clock[1]
     #: Elements the log has no unit for (added requests, slots no logged request has).
@@ -450,6 +487,14 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
         keys, elements, found = ref.keys, unit, len(logged)
         for j, r in enumerate(requests):
             if _ttl_moves(r, ttl(r)):
+                changed.append(j)
+    elif aligned:
+        keys, elements, found = ref.keys, unit, len(logged)
+        for j, r in enumerate(requests):
+            if logged[j] is not r:
+                changed.append(j)
+                rewired.append(j)
+            elif _ttl_moves(r, ttl(r)):
                 changed.append(j)
     else:
         keys, elements, found = [], [], 0
@@ -474,7 +519,7 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
     linked = set(sources) | set(ref.sources)
     # Positions by key, of the compaction calls and their main requests only (all of them: the log's).
     wanted = linked | set(sources.values())
-    at = index if same else {key: j for j, key in enumerate(keys) if key in wanted}
+    at = index if same or aligned else {key: j for j, key in enumerate(keys) if key in wanted}
     for key in linked:
         if sources.get(key) != ref.sources.get(key) and key in at:
             changed.append(at[key])
@@ -509,7 +554,14 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
         present = set(keys)
         marked.extend(unit[i] for i, key in enumerate(ref.keys) if key not in present)
     reached = {root(x) for x in marked}
-    only = [j for j in positions if root(elements[j]) in reached]
+    only = array("q", (j for j in positions if root(elements[j]) in reached))  # (8 bytes a position, not an int object and a slot)
+    if (same or aligned) and 3 * len(only) > len(requests):
+        # Most of the log predicted again, in the log's positions: by position (see _AgainAt).
+        again, made = Preds(len(requests)), bytearray(len(requests))
+        for j in only:
+            made[j] = 1
+        _predict(requests, ref.heads, ttl, ticks, readies, only, sources, keys, again)
+        return _AgainAt(ref.preds, index, again, made)
     return _Again(ref.preds, _predict(requests, ref.heads, ttl, ticks, readies, only, sources, keys))
 
 
@@ -682,10 +734,9 @@ def _static_system_chains(
     against (the log with each located head break as a new chain under a head of its own).
     ``attributed``: the (file, line) of the requests the audit put down to the system prompt
     (a break it puts down to an effort change, say, is not this fix's)."""
-    line = {(r.file, r.lane, r.seq): r.line for r in requests}
-    breaks = {
-        key for key in _head_breaks(requests, heads, base) if (key[0], line[key]) in attributed
-    }
+    # The breaks' lines only, not a line a request of every file.
+    located = set(_head_breaks(requests, heads, base))
+    breaks = {key for r in requests if (key := (r.file, r.lane, r.seq)) in located and (r.file, r.line) in attributed}
     if not breaks:
         raise _CannotApply(
             "the log has no request bodies, and no request's read fell inside the unlogged system prompt and tools "
@@ -703,7 +754,8 @@ def _static_system_chains(
         "model with each of them extending its chain under the lane's head (no bodies: the change itself is "
         "inferred from the reads, not seen)"
     )
-    logged = simulate(as_logged, summaries, heads) if ref is None else _resimulate(ref, as_logged, summaries)
+    # (Each break sent as logged under a head of its own: the log's clock and links hold.)
+    logged = simulate(as_logged, summaries, heads) if ref is None else _resimulate(ref, as_logged, summaries, aligned=True)
     return _Plan(requests, lambda r: None, detail), logged
 
 

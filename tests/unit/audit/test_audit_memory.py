@@ -219,13 +219,20 @@ def test_bytes_a_request_adds_to_the_commands_peak(tmp_path: Path) -> None:
 #: 2,262 and 2,339 after (the peak in working out what to change, the rows held through it);
 #: 1,955 and 2,042 since the rows wait in a temporary file meanwhile (:mod:`.spill`); 1,499 and
 #: 1,599 since they go there as the audit's pass makes them and are summed a file at a time
-#: (1,962 and 2,048 on the code before: the rows of every file beside the trace while summed).
-FOLDER_BYTES_PER_REQUEST = 1_750
+#: (1,962 and 2,048 on the code before: the rows of every file beside the trace while summed);
+#: 1,220 and 1,296 since the price lookups keep their latest minutes only (each of these requests
+#: is a minute of its own: a few hundred bytes a minute) and static-system's re-simulation, the
+#: peak, keeps the log's clock and keys and its predictions by position (1,521 and 1,617 on the
+#: code before; 1,304 and 1,379 with the price lookups and the clock only). What is left grows
+#: with the folder because one pass replays every file on one cache in send order across files:
+#: the trace, the prediction as logged and the re-simulations' reference of every request.
+FOLDER_BYTES_PER_REQUEST = 1_400
 
 
 def test_bytes_a_request_of_a_folders_later_files_adds_to_the_commands_peak(tmp_path: Path) -> None:
-    """Fails on the code before (2,048 bytes a request with every file's rows summed beside the
-    trace; 2,339 with the rows held through what to change, 2,686 before that)."""
+    """Fails on the code before (1,617 bytes a request with every minute's price lookup kept;
+    2,048 with every file's rows summed beside the trace; 2,339 with the rows held through what to
+    change, 2,686 before that)."""
     import gc
 
     for copies in (1, 5):
@@ -316,3 +323,20 @@ def test_the_chart_holds_a_few_kilobytes_a_step(tmp_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert len(figure.axes) == 1 and held / 1500 <= FIGURE_BYTES_PER_STEP, held / 1500
+
+
+def test_the_price_lookups_keep_their_latest_minutes_and_find_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A found row is a function of the model and the minute: :class:`~prefixbench.workloads.audit.core.Prices`
+    keeps the latest ``PRICE_MINUTES`` lookups and answers as one that keeps them all."""
+    from prefixbench.workloads.audit import core
+
+    asked = [(model, 1_756_857_600_000 + minute * 60_000 + second, speed)
+             for minute in (0, 1, 2, 0, 7 * 1440, 3, 1, 30 * 1440, 2)
+             for model, second, speed in (("claude-sonnet-4-5-20250929", 0, ""), ("claude-opus-4-6", 30_000, "fast"),
+                                          ("no-such-model", 0, ""), ("deepseek-chat", 59_999, ""))]
+    kept_all = core.Prices(None)
+    expected = [kept_all.row(*a) for a in asked]
+    monkeypatch.setattr(core, "PRICE_MINUTES", 3)
+    bounded = core.Prices(None)
+    assert [bounded.row(*a) for a in asked] == expected and bounded.missing == kept_all.missing
+    assert len(bounded._minutes) <= 3 and len(bounded._cache) <= 3 and len(kept_all._minutes) > 3

@@ -14,7 +14,7 @@ from msgspec.structs import replace
 
 import prefixbench.workloads.audit.whatif as whatif
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.audit.core import Predictor
+from prefixbench.workloads.audit.core import Predictor, clock_by_position, compaction_sources, head_sizes
 from prefixbench.workloads.audit.whatif import ALL_FIXES, simulate, what_if
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 from tests.unit.workloads.test_whatif import MODEL, T0, body_lane, concurrent_subagents, idle_lane
@@ -72,8 +72,8 @@ def test_a_ttl_that_is_already_the_logs_re_simulates_nothing(monkeypatch):
     assert one.tokens_to_read == 31_000
 
 
-def _whole(ref, requests, summaries, ttl=lambda r: None, *, link=True):
-    """The old way: the whole plan re-simulated."""
+def _whole(ref, requests, summaries, ttl=lambda r: None, *, link=True, aligned=False):
+    """The old way: the whole plan re-simulated (``aligned`` or not)."""
     return simulate(requests, summaries, ref.heads, ttl, link=link)
 
 
@@ -161,3 +161,19 @@ def test_re_simulating_the_reached_units_answers_as_the_whole_log(monkeypatch, l
     requests, sums = log
     parts, whole = _both(monkeypatch, requests, sums, [f for f in ALL_FIXES if f != "breakpoints=auto"])
     assert parts == whole
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(log=chain_logs(), data=st.data())
+def test_a_plan_sent_as_logged_answers_on_the_logs_clock_as_on_its_own(log, data):
+    """static-system's plan without bodies (some requests each under a head of its own, sent as
+    logged) re-simulated on the log's clock, keys and links (``aligned``) answers as with the
+    plan's own clock, keys and links made anew."""
+    requests, sums = log
+    heads = head_sizes(requests)
+    clock = clock_by_position(requests, sums)
+    sources = compaction_sources([requests[i] for i in clock[2]])
+    ref = whatif._Reference(requests, heads, clock, sources, simulate(requests, sums, heads, clock=clock))
+    plan = [replace(r, prefix=replace(r.prefix, head=f"{r.prefix.head}|changed@{r.file}:{r.line}", parent=None))
+            if r.prefix is not None and data.draw(st.booleans()) else r for r in requests]
+    assert dict(whatif._resimulate(ref, plan, sums, aligned=True)) == dict(whatif._resimulate(ref, plan, sums))
