@@ -141,6 +141,8 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
         "in order, as chat-completions bodies (one per line, with purpose and the declared rewrites): the "
         "format replay and check --trace read.",
     )
+    if not record:  # another subcommand is run: the presets and the workloads its help lists stay unloaded
+        return
     from prefixbench.simulator.validate import PROFILES
 
     record.add_argument("file", metavar="FILE", type=path_argument, help="where to write the log (JSONL); - writes it to standard output")

@@ -83,6 +83,16 @@ def test_audit_without_out_stays_light(tmp_path, realdata):
     assert loaded_after(["audit", *map(str, transcripts), "--quiet"], tmp_path) == []
 
 
+def test_audit_imports_neither_numpy_nor_the_workloads(tmp_path):
+    # The command line fills in the options of the subcommand it runs only: record's (the
+    # workloads' registry, whose filler text imports numpy: a tenth of a second of CPU an audit)
+    # stayed unloaded for every other subcommand.
+    log = Path(__file__).resolve().parents[1] / "logs" / "fixtures" / "claude-code.jsonl"
+    light = ("numpy", "prefixbench.workloads.scripted.registry")
+    assert loaded_after(["audit", str(log), "--quiet"], tmp_path, light) == []
+    assert loaded_after(["audit", str(log), "--quiet", "--format", "json"], tmp_path, light) == []
+
+
 def test_the_probe_sees_heavy_modules_when_a_sweep_writes_charts(tmp_path):
     argv = ["sweep", "--windows", "32k", "--presets", "patched", "--steps", "20", "--quiet", "--out", str(tmp_path / "out")]
     assert set(loaded_after(argv, tmp_path)) == set(HEAVY)
