@@ -226,9 +226,17 @@ def reporting_requests(result: AuditResult) -> tuple[int, int]:
     return sum(row.reported_cache_read is not None for row in result.rows), len(result.rows)
 
 
+def _none_why(result: AuditResult) -> str:
+    """Why an audit's miss tables are empty: no request lost tokens to a miss, or no request
+    reports its cache use (a block-hash trace), so no miss could be seen at all."""
+    if result.rows and not reporting_requests(result)[0]:
+        return "(none: no request reports its cache use, so no miss could be seen)"
+    return "(none: no request lost tokens to a miss)"
+
+
 def _causes_lines(result: AuditResult) -> list[str]:
     if not result.causes:
-        return ["(none)"]
+        return [_none_why(result)]
     return list(text_lines(
         ["cause", "requests", "lost tokens", "lost", "meaning"],
         [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", format_usd(c.lost_usd), CAUSES.get(c.cause, "")] for c in result.causes],
@@ -253,7 +261,7 @@ def _worst_lines(result: AuditResult, worst: int, where_whole: str = "audit.md a
     with where its whole text is."""
     ranked = _worst_rows(result, worst)
     if not ranked:
-        return ["", "worst requests (by dollars lost)", "(none: no request lost tokens to a miss)"]
+        return ["", "worst requests (by dollars lost)", _none_why(result)]
     out = ["", f"worst requests (top {len(ranked)} by dollars lost)", *text_lines(
         ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "where", "detail"],
         [

@@ -36,7 +36,7 @@ import msgspec
 from prefixbench.reports.options import parse_seeds, parse_window
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.scripted.registry import WORKLOADS, engine_config_options, option_value, read_engine_config
-from prefixbench.workloads.runs.sweep import DEFAULT_WINDOWS, SweepSpec, plan_sweep
+from prefixbench.workloads.runs.sweep import DEFAULT_WINDOWS, SweepSpec, make_cache_model, plan_sweep
 
 KEYS = (
     "workloads", "windows", "presets", "engines", "profiles", "caches", "tokenizer", "seeds",
@@ -128,7 +128,7 @@ def _sweep_specs(
         profiles=strings("profiles", ["lenient"]),
         engines=strings("engines", []) if "engines" in values else [],
         windows=_windows(values.get("windows", list(DEFAULT_WINDOWS)), f"{prefix}.windows", problems),
-        caches=_caches(values.get("caches", ["byte-exact"]), f"{prefix}.caches", problems),
+        caches=_caches(values.get("caches", ["byte-exact"]), f"{prefix}.caches", problems, flag="caches" in overrides),
         tokenizer=_tokenizer(values, prefix, problems),
         seeds=_seeds(values.get("seeds", [0]), f"{prefix}.seeds", problems),
         price=_price(values, prefix, problems),
@@ -274,16 +274,27 @@ def _windows(value: object, key: str, problems: _Problems) -> list[int]:
     return out
 
 
-def _caches(value: object, key: str, problems: _Problems) -> list[str]:
+def _caches(value: object, key: str, problems: _Problems, flag: bool = False) -> list[str]:
+    """The cache models named, each checked: a bad one is a problem at ``key`` (or of ``--cache``
+    where the flag gave it, ``flag``) and left out of the runs."""
     out = []
     for item in _as_list(value):
         if isinstance(item, str) and item:
-            out.append(item)
+            spec = item
         elif isinstance(item, dict) and isinstance(item.get("model"), str):
             opts = ",".join(f"{k}={v}" for k, v in item.items() if k != "model")
-            out.append(item["model"] + (f":{opts}" if opts else ""))
+            spec = item["model"] + (f":{opts}" if opts else "")
         else:
             problems.add(key, f"{item!r} is not a cache model (a name such as \"openai:mode=5.6\" or {{ model = \"vllm\", ... }})")
+            continue
+        try:
+            make_cache_model(spec, where="--cache" if flag else None)
+        except UserError as exc:
+            if flag:
+                raise
+            problems.add(key, str(exc))
+            continue
+        out.append(spec)
     return out
 
 

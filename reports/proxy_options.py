@@ -29,10 +29,12 @@ def parse_listen(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not (port.isascii() and port.isdigit()):  # "¹" is a digit to isdigit()
         raise UserError(f"--listen {value!r}: expected host:port, e.g. 127.0.0.1:8787")
-    if not 0 <= int(port) <= 65535:
-        raise UserError(f"--listen {value!r}: port {int(port)} is not from 0 to 65535 (0 picks a free one)")
+    digits = port.lstrip("0") or "0"
+    if len(digits) > 5 or int(digits) > 65535:  # (int() of 4,301 digits or more raises)
+        shown = digits if len(digits) <= 12 else f"{digits[:12]}... ({len(digits):,} digits)"
+        raise UserError(f"--listen {value[:40]!r}{'...' if len(value) > 40 else ''}: port {shown} is not from 0 to 65535 (0 picks a free one)")
     host = host.strip("[]") or "127.0.0.1"
-    return host, int(port)
+    return host, int(digits)
 
 
 def refuse_another_log(out: Path) -> None:

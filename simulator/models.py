@@ -339,7 +339,7 @@ def parse_cache_spec(spec: str) -> tuple[str, dict[str, str]]:
     """
     name, colon, rest = spec.partition(":")
     if colon and not rest.strip():
-        raise UserError(f"--cache {spec!r}: nothing after the colon (give key=value options, or drop the colon)")
+        raise UserError("nothing after the colon (give key=value options, or drop the colon)")
     options: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in rest.split(","))):
         key, sep, value = item.partition("=")

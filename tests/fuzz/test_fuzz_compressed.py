@@ -57,7 +57,7 @@ def test_damaged_utf16_logs_end_cleanly(importer_examples):
 
 
 @settings(max_examples=200, deadline=None)
-@given(magic=st.sampled_from([b"", b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x1f"]), rest=st.binary(max_size=64))
+@given(magic=st.sampled_from([b"", b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"\x1f"]), rest=st.binary(max_size=64))
 def test_a_request_log_of_any_first_bytes_reads_or_is_one_user_error(magic: bytes, rest: bytes) -> None:
     # replay and check --trace read request logs through iter_lines, which refuses a compressed
     # one by its first bytes: any bytes give lines or one UserError, and a magic is always refused.

@@ -184,9 +184,9 @@ def resimulate(
     jobs: int = 1,
     baseline: object | None = None,
 ) -> Resimulated:
-    """The half of :func:`recommend` that reads the trace and not the rows: ``fixes``
-    (:func:`resimulation_targets`) re-simulated where ``what_ifs`` lacks them, with ``changed``
-    (:func:`system_changed`); ``files``: the audit's files (their formats)."""
+    """The half of :func:`recommend` that reads the trace and not the rows: ``fixes`` re-simulated
+    where ``what_ifs`` lacks them, with ``changed`` (both from :func:`resimulation_targets`);
+    ``files``: the audit's files (their formats)."""
     from prefixbench.workloads.audit.whatif import what_if
 
     done = {w.fix: w for w in (what_ifs or ())}

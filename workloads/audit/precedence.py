@@ -316,9 +316,10 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
         # Past the TTL, the read stopped at a prefix other cold points read too: kept warm by traffic
         # outside the log (not a change of the message it ends in), and not predictable from it.
         idle += (
-            f"; it read {ev.cache_read:,} tokens, a prefix {level[1]} cold points of this log read (lane starts and reads after "
-            "a TTL expiry, this one included): kept warm by traffic the log does not show (the account's other sessions sending the same "
-            "prefix), not predicted, as the log does not show when that traffic ran"
+            f"; it read {ev.cache_read:,} tokens, as {level[1]} cold points of this log did (lane starts and reads after a TTL expiry, "
+            f"this one included; reads within {WARM_LEVEL_TOLERANCE:.0%} of {level[0]:,} tokens, their sizes alone compared): a prefix "
+            "kept warm by traffic the log does not show (the account's other sessions sending the same prefix), not predicted, as the "
+            "log does not show when that traffic ran"
         )
     return Finding("ttl-expired", "log", idle)
 

@@ -30,6 +30,9 @@ _BOM = b"\xef\xbb\xbf"
 #: Compressed files by their first bytes: the magic to the compression's name (``audit`` reads
 #: them as they are, :mod:`prefixbench.workloads.logs.records`; a request log is read plain).
 COMPRESSION_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
+#: A Zstandard file's first bytes: no reader in this Python's standard library, so refused by
+#: both (``zstd -d`` decompresses it).
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: The decompressing command of each, for the error that asks for a plain file.
 _DECOMPRESS = {"gzip": "gunzip", "bzip2": "bunzip2", "xz": "unxz"}
 
@@ -130,6 +133,8 @@ def iter_lines(path: Path, what: str = "", torn: list[int] | None = None) -> Ite
             if kind is not None:
                 raise UserError(f"{path}: {kind}-compressed: this command reads a plain JSON-lines file; decompress it "
                                 f"first with {_DECOMPRESS[kind]} (prefixbench audit reads it as it is)")
+            if head.startswith(ZSTD_MAGIC):
+                raise UserError(f"{path}: zstd-compressed: this command reads a plain JSON-lines file; decompress it first with zstd -d")
             seen = False
             for number, line in enumerate(handle, 1):
                 if number == 1 and line.startswith(_BOM):

@@ -26,7 +26,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, breaks_off, may_nest_too_deep, too_deep, torn_tail
+from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, ZSTD_MAGIC, breaks_off, may_nest_too_deep, too_deep, torn_tail
 from prefixbench.workloads.logs.reading import MAX_DEPTH, json_reason
 
 _CHUNK = 1 << 20
@@ -137,7 +137,7 @@ def _compression(path: Path, handle) -> str | None:
     the standard library of this Python cannot read it."""
     head = handle.read(6)
     handle.seek(0)
-    if head.startswith(b"\x28\xb5\x2f\xfd"):
+    if head.startswith(ZSTD_MAGIC):
         raise UserError(f"{path}: zstd-compressed: decompress it first (zstd -d {path.name})")
     return next((name for magic, name in COMPRESSION_MAGIC if head.startswith(magic)), None)
 

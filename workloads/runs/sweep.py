@@ -309,15 +309,27 @@ def plan_sweeps(specs: list[SweepSpec] | tuple[SweepSpec, ...]) -> SweepPlan:
     return SweepPlan(specs[0], tuple(runs.values()), tuple(specs))
 
 
-def make_cache_model(spec: str, tokenizer: str = "heuristic") -> CacheModel | None:
+def make_cache_model(spec: str, tokenizer: str = "heuristic", where: str | None = "--cache") -> CacheModel | None:
     """A fresh cache model from a ``--cache`` value such as ``openai:mode=5.6``.
 
     None means the byte-exact reference, which the provider always runs anyway.
+
+    Raises:
+        UserError: a bad ``spec``, its line naming ``where`` the value came from and the value
+            (``--cache openai:mode=bad: openai: mode must be ...``; None: the value alone, for a
+            grid file's line that names the file and key); an unknown tokenizer as it is.
     """
-    name, options = parse_cache_spec(spec)
-    if name == "byte-exact" and not options and tokenizer == "heuristic":
-        return None
-    return make_cache(name, tokenizer=tokenizer, **options)
+    from prefixbench.simulator.tokenizer import TOKENIZERS, make_tokenizer
+
+    if tokenizer not in TOKENIZERS:
+        make_tokenizer(tokenizer)  # raises: unknown tokenizer (--tokenizer's fault, not the value's)
+    try:
+        name, options = parse_cache_spec(spec)
+        if name == "byte-exact" and not options and tokenizer == "heuristic":
+            return None
+        return make_cache(name, tokenizer=tokenizer, **options)
+    except UserError as exc:
+        raise UserError(f"{where + ' ' if where else ''}{spec!r}: {exc}") from None
 
 
 def execute_planned(item: PlannedRun, spec: SweepSpec | None = None) -> Run:

@@ -26,6 +26,9 @@ KEY = "sk-ant-api03-CLI-PLANTED-0f1e2d3c4b5a69788796a5b4c3d2e1f0"
         (["--listen", "localhost"], "--listen 'localhost': expected host:port"),
         # (main said "expected host:port" of a host:port whose port is past 65535)
         (["--listen", "127.0.0.1:99999"], "--listen '127.0.0.1:99999': port 99999 is not from 0 to 65535 (0 picks a free one)"),
+        # int() of 4,301 digits or more raised ValueError: a traceback (review).
+        (["--listen", "127.0.0.1:" + "9" * 5000], "--listen '127.0.0.1:" + "9" * 30 + "'...: port 999999999999... "
+         "(5,000 digits) is not from 0 to 65535 (0 picks a free one)"),
     ],
 )
 def test_bad_options_are_one_line_and_exit_2(argv, message, capsys, tmp_path) -> None:
@@ -183,3 +186,10 @@ def test_the_start_up_line_of_a_process_offers_one_variable(tmp_path: Path) -> N
     pytest.importorskip("aiohttp", reason="the proxy extra (aiohttp) is not installed")
     _, banner, _ = _banner_and_stop(tmp_path, "anthropic", signal.SIGTERM)
     assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in banner and "OPENAI_BASE_URL" not in banner, banner
+
+
+def test_a_port_with_leading_zeros_past_ints_digit_limit_is_its_number() -> None:
+    # int() of the 5,002 characters raised ValueError (review).
+    from prefixbench.reports.proxy_options import parse_listen
+
+    assert parse_listen("127.0.0.1:" + "0" * 5000 + "80") == ("127.0.0.1", 80)

@@ -79,7 +79,9 @@ def test_the_live_line_of_a_skipped_call() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(listen=st.one_of(st.text(max_size=30), st.sampled_from(["127.0.0.1:0", "[::1]:8787", ":8787", "h:99999", "h:-1", "h:"])),
+@given(listen=st.one_of(st.text(max_size=30), st.sampled_from(["127.0.0.1:0", "[::1]:8787", ":8787", "h:99999", "h:-1", "h:",
+                                                                  # past int()'s 4,300 digits (a traceback, review)
+                                                                  "h:" + "9" * 5000, "h:" + "0" * 5000 + "80"])),
        upstream=st.one_of(st.text(max_size=30), st.sampled_from(["anthropic", "OPENAI", "vllm", "http://", "https://x/y/", "ftp://x"])))
 def test_any_listen_or_upstream_value_is_accepted_or_one_user_error(listen: str, upstream: str) -> None:
     from prefixbench.reports.proxy_options import parse_listen, resolve_upstream

@@ -147,3 +147,27 @@ def test_a_benchs_progress_lines_name_the_bench():
     with SweepProgress(3, mode="lines", interval=0.01, stream=stream, command="bench") as progress:
         progress.finished("thinking-tools 32k no-compaction")
     assert stream.getvalue().strip().splitlines()[-1].startswith("prefixbench: bench 1/3 runs done, 0 in flight")
+
+
+def test_a_bad_cache_value_names_where_it_came_from(tmp_path, capsys):
+    # The same parser reads --cache and a grid file's caches: its line said
+    # "openai: mode must be one of ..." without the flag, or a grid line without the key.
+    grid = tmp_path / "g.toml"
+    grid.write_text('[sweep.a]\nworkloads = ["seed-coding"]\ncaches = ["openai:mode=bad", "byte-exact"]\nwindows = ["32k"]\n')
+    out = str(tmp_path / "o")
+    assert main(["sweep", "--grid", str(grid), "--out", out]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"prefixbench: error: {grid}:sweep.a.caches: 'openai:mode=bad': openai: mode must be one of pre-5.6, 5.6, got 'bad'"
+    ]
+    assert main(["sweep", "--grid", str(grid), "--cache", "openai:mode=worse", "--out", out]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "prefixbench: error: --cache 'openai:mode=worse': openai: mode must be one of pre-5.6, 5.6, got 'worse'"
+    ]
+    for argv, line in (
+        (["sweep", "--cache", "openai:mode=bad"], "--cache 'openai:mode=bad': openai: mode must be one of pre-5.6, 5.6, got 'bad'"),
+        (["sweep", "--cache", "openai:"], "--cache 'openai:': nothing after the colon (give key=value options, or drop the colon)"),
+        (["sweep", "--cache", "vllm", "--tokenizer", "bogus"], "unknown tokenizer 'bogus' (known: heuristic, deepseek-v4)"),
+    ):
+        assert main([*argv, "--out", out]) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [f"prefixbench: error: {line}"], argv
+    assert not (tmp_path / "o").exists()  # nothing ran
