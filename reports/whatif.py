@@ -70,8 +70,8 @@ def run_what_if(trace, fixes_text: str, price_as_of: str | None, result=None, jo
     requests, summaries = trace
     changed = system_changed
     if changed is None and result is not None:
-        from prefixbench.workloads.audit.advice import system_changed as of_rows
+        from prefixbench.workloads.audit.advice import resimulation_targets
 
-        changed = of_rows(result.rows)
+        changed = resimulation_targets([result.rows])[1]
     return what_if(list(requests), list(summaries), fixes, price_as_of=price_as_of, system_changed=changed, jobs=jobs,
                    baseline=baseline)
