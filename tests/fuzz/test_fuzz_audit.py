@@ -147,6 +147,11 @@ SEEDS: dict[str, list[dict]] = {
          "model": "claude-opus-5", "usage": {"input": 0, "output": 1, "cacheRead": 3902, "cacheWrite": 0, "cost": {"total": 0.002}}},
         {"type": "compaction", "id": "c1", "parentId": "w1", "timestamp": "2025-12-09T00:58:32.825Z", "summary": "s", "tokensBefore": 3932,
          "usage": {"input": 4000, "output": 90, "cacheRead": 0, "cacheWrite": 0}},
+
+        # pi --mode json: events; message_end is a message, the rest (turn_end, agent_end) copies.
+        {"type": "message_end", "message": {"role": "assistant", "provider": "anthropic", "model": "claude-opus-5", "timestamp": 1765233668294,
+         "usage": {"input": 3, "output": 4, "cacheRead": 3000, "cacheWrite": 10, "cost": {"total": 0.01}}}},
+        {"type": "turn_end", "message": {"role": "assistant", "usage": {"input": 3}}, "toolResults": []},
     ],
     "mooncake": [
         {"timestamp": 0, "input_length": 1100, "output_length": 5, "hash_ids": [1, 2, 3]},
