@@ -195,6 +195,11 @@ SEEDS: dict[str, list[dict]] = {
          "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 1, "cachedContentTokenCount": 4, "thoughtsTokenCount": 1}},
         {"uuid": "q3", "parentUuid": "q2", "sessionId": "q", "type": "system", "subtype": "chat_compression", "systemPayload": {}},
         {"history": [{"role": "user", "parts": [{"text": "x"}]}]},
+        # qwen -p --output-format stream-json: Claude Code's message shapes, Gemini's usage (the read inside input_tokens).
+        {"type": "system", "subtype": "init", "uuid": "s", "session_id": "s", "model": "qwen3-coder-plus", "qwen_code_version": "0.14.0"},
+        {"type": "assistant", "uuid": "m", "session_id": "s", "parent_tool_use_id": None, "message": {"id": "m", "role": "assistant",
+         "model": "qwen3-coder-plus", "content": [], "usage": {"input_tokens": 900, "output_tokens": 3, "cache_read_input_tokens": 400}}},
+        {"type": "user", "uuid": "u", "session_id": "s", "parent_tool_use_id": "t", "message": {"role": "user", "content": "x"}},
         # gemini -p --output-format json / stream-json: the run's totals only, refused naming the session to audit.
         {"session_id": "s", "response": "x", "stats": {"models": {"gemini-2.5-pro": {"api": {"totalRequests": 2},
                                                                                      "tokens": {"prompt": 90, "cached": 40}}}}},

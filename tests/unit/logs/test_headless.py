@@ -112,3 +112,52 @@ def test_a_log_of_a_known_format_is_never_refused_for_a_line_that_looks_headless
         {"type": "session", "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"},
     ])
     assert detect_format(path).name == "pi"
+
+
+#: ``qwen -p --output-format stream-json`` (QwenLM/qwen-code packages/cli/src/nonInteractive/io/
+#: BaseJsonOutputAdapter.ts): Claude Code's SDK message shapes, but each assistant message's usage
+#: is Gemini's (input_tokens = promptTokenCount, the cached part included; cache_read_input_tokens
+#: = cachedContentTokenCount), on the last message of a call split by block type (the earlier
+#: parts carry zeros), and message.id is the message's own uuid.
+QWEN_STREAM = [
+    {"type": "system", "subtype": "init", "uuid": "s1", "session_id": "s1", "cwd": "/x", "tools": ["read_file"],
+     "model": "qwen3-coder-plus", "permission_mode": "yolo", "qwen_code_version": "0.14.0"},
+    {"type": "assistant", "uuid": "m1", "session_id": "s1", "parent_tool_use_id": None,
+     "message": {"id": "m1", "type": "message", "role": "assistant", "model": "qwen3-coder-plus",
+                 "content": [{"type": "thinking", "thinking": "plan", "signature": "plan"}], "stop_reason": None,
+                 "usage": {"input_tokens": 0, "output_tokens": 0}}},
+    {"type": "assistant", "uuid": "m2", "session_id": "s1", "parent_tool_use_id": None,
+     "message": {"id": "m2", "type": "message", "role": "assistant", "model": "qwen3-coder-plus",
+                 "content": [{"type": "tool_use", "id": "c1", "name": "read_file", "input": {"path": "a.py"}}], "stop_reason": "tool_use",
+                 "usage": {"input_tokens": 12000, "output_tokens": 40, "cache_read_input_tokens": 0, "total_tokens": 12040}}},
+    {"type": "user", "uuid": "u1", "session_id": "s1", "parent_tool_use_id": None,
+     "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "print(1)", "is_error": False}]}},
+    {"type": "assistant", "uuid": "m3", "session_id": "s1", "parent_tool_use_id": None,
+     "message": {"id": "m3", "type": "message", "role": "assistant", "model": "qwen3-coder-plus",
+                 "content": [{"type": "text", "text": "It prints 1."}], "stop_reason": None,
+                 "usage": {"input_tokens": 12100, "output_tokens": 9, "cache_read_input_tokens": 11900, "total_tokens": 12109}}},
+    {"type": "result", "subtype": "success", "uuid": "r1", "session_id": "s1", "is_error": False, "duration_ms": 5000,
+     "duration_api_ms": 4000, "num_turns": 2, "result": "It prints 1.",
+     "usage": {"input_tokens": 24100, "output_tokens": 49, "cache_read_input_tokens": 11900, "total_tokens": 24149}, "permission_denials": []},
+]
+
+
+@pytest.mark.parametrize("as_array", [False, True], ids=["stream-json", "json"])
+def test_qwen_code_headless_output_reads_as_qwen_with_the_cached_part_inside_the_prompt(tmp_path: Path, as_array: bool) -> None:
+    # merge37 read it as a Claude Code stream-json run: input_tokens taken as the uncached part,
+    # 24,100 uncached + 11,900 read (hit 33%) where Qwen counted a prompt of 24,100, 11,900 of it read.
+    path = tmp_path / "run.json"
+    if as_array:  # --output-format json: the same messages as one JSON array
+        path.write_text(json.dumps(QWEN_STREAM))
+    else:
+        write_jsonl(path, QWEN_STREAM)
+    requests, summaries = load_trace([path])
+    assert summaries[0].format == "gemini-cli"
+    assert [r.request_id for r in requests] == ["m2", "m3"]
+    # By hand: reads 0 + 11,900; uncached (12,000 - 0) + (12,100 - 11,900) = 12,200; output 40 + 9.
+    assert sum(r.usage.cache_read for r in requests) == 11900
+    assert sum(r.usage.uncached for r in requests) == 12200
+    assert sum(r.usage.output for r in requests) == 49
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert {r.agent_version for r in requests} == {"0.14.0"}
+    assert summaries[0].skipped == ((1 if as_array else 2, "assistant message with zero usage: Qwen Code splits a response by block type, its usage is on the last part"),)
