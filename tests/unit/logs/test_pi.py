@@ -358,3 +358,21 @@ def test_pi_json_mode_output_reads_each_message_end_once(tmp_path: Path) -> None
     assert sum(r.usage.output for r in requests) == 17
     assert requests[1].prefix.parent == requests[0].prefix.node
     assert summaries[0].format == "pi"
+
+
+def test_pi_rpc_mode_output_without_a_header_is_read_too(tmp_path: Path) -> None:
+    # `pi --mode rpc` prints no session header: its command responses, then the same events.
+    t0 = 1765233665294
+    reply = {"role": "assistant", "content": [], "provider": "anthropic", "model": "claude-opus-4-5", "api": "anthropic-messages",
+             "usage": _u(4, 3000, 20, 6), "stopReason": "stop", "timestamp": t0 + 10}
+    lines = [
+        {"id": "req-1", "type": "response", "command": "prompt", "success": True},
+        {"type": "agent_start"},
+        _event("message_end", {"role": "user", "content": "hi", "timestamp": t0}),
+        _event("message_start", {**reply, "usage": _u(0, 0, 0, 0)}),
+        _event("message_end", reply),
+        {"type": "agent_end", "messages": [reply]},
+    ]
+    requests, summaries = load_trace([write_jsonl(tmp_path / "rpc.jsonl", lines)])
+    assert summaries[0].format == "pi"
+    assert [(r.line, r.usage.cache_read, r.usage.uncached, r.usage.output) for r in requests] == [(5, 3000, 4, 6)]
