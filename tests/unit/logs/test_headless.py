@@ -20,7 +20,8 @@ from tests.unit.audit.fixtures import write_jsonl
 CODEX_EXEC = [
     {"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"},
     {"type": "turn.started"},
-    {"type": "item.completed", "item": {"id": "item_0", "type": "reasoning", "text": "**Listing files**"}},
+    # (0.44's first releases named an item's kind item_type.)
+    {"type": "item.completed", "item": {"id": "item_0", "item_type": "reasoning", "text": "**Listing files**"}},
     {"type": "item.started", "item": {"id": "item_1", "type": "command_execution", "command": "bash -lc ls", "aggregated_output": "",
                                       "exit_code": None, "status": "in_progress"}},
     {"type": "item.completed", "item": {"id": "item_1", "type": "command_execution", "command": "bash -lc ls", "aggregated_output": "a.py\n",
@@ -161,3 +162,10 @@ def test_qwen_code_headless_output_reads_as_qwen_with_the_cached_part_inside_the
     assert requests[1].prefix.parent == requests[0].prefix.node
     assert {r.agent_version for r in requests} == {"0.14.0"}
     assert summaries[0].skipped == ((1 if as_array else 2, "assistant message with zero usage: Qwen Code splits a response by block type, its usage is on the last part"),)
+
+
+def test_a_codex_exec_output_cut_after_its_first_lines_is_still_named(tmp_path: Path) -> None:
+    # Output kept from the middle of a run (no thread.started), of 0.44's first releases (item_type).
+    path = write_jsonl(tmp_path / "tail.jsonl", CODEX_EXEC[2:3] + CODEX_EXEC[-1:])
+    with pytest.raises(UserError, match=rf"^{path}:1: Codex exec --json output: "):
+        detect_format(path)

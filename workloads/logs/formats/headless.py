@@ -6,10 +6,12 @@ model call's usage with its cache counts it is read as a version of the agent's 
 run's totals, a call's prompt cannot be told from the next one's, so the audit refuses the file
 in one line that says what it is, why, and which of the agent's own files logs each call:
 
-* ``codex exec --json`` (openai/codex ``codex-rs/exec/src/exec_events.rs``): ``thread.started``,
-  ``turn.started``, ``item.started`` / ``item.updated`` / ``item.completed``, ``turn.completed``
-  whose ``usage {input_tokens, cached_input_tokens, output_tokens}`` sums the turn's calls,
-  ``turn.failed``, ``error``. The rollout under ``~/.codex/sessions/`` logs each call.
+* ``codex exec --json`` since 0.44 (openai/codex ``codex-rs/exec/src/exec_events.rs``; the first
+  releases named an item's kind ``item_type``): ``thread.started``, ``turn.started``,
+  ``item.started`` / ``item.updated`` / ``item.completed``, ``turn.completed`` whose ``usage
+  {input_tokens, cached_input_tokens, output_tokens}`` totals the turn's calls (later releases: the
+  thread's so far), ``turn.failed``, ``error``. The rollout under ``~/.codex/sessions/`` logs each
+  call (a run with ``--ephemeral`` writes none).
 * ``gemini -p --output-format json`` (google-gemini/gemini-cli ``packages/core/src/output/``): one
   object ``{session_id, response, stats, error, warnings}`` whose ``stats.models`` sums each model's
   calls over the run; ``--output-format stream-json``: ``init``, ``message``, ``tool_use``,
@@ -58,7 +60,8 @@ def _codex_exec(value: dict) -> bool:
         return isinstance(value.get("error"), dict)
     if kind in _CODEX_ITEM_EVENTS:
         item = value.get("item")
-        return isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("type"), str)
+        # The item's kind: ``type``; ``item_type`` in the first releases of this format (0.44, late 2025).
+        return isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("type", item.get("item_type")), str)
     return False
 
 
@@ -92,8 +95,8 @@ def _gemini_stream(value: dict) -> bool:
 HEADLESS: tuple[Headless, ...] = (
     Headless(
         "Codex exec --json output",
-        "it reports usage per turn only (turn.completed sums the turn's calls)",
-        "the rollout Codex keeps of the run (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)",
+        "it reports usage per turn only (turn.completed: totals over the turn's calls, or the thread's so far)",
+        "the rollout Codex keeps of the run (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl; --ephemeral runs keep none)",
         _codex_exec,
     ),
     Headless(
