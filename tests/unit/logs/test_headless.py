@@ -161,6 +161,8 @@ def test_qwen_code_headless_output_reads_as_qwen_with_the_cached_part_inside_the
     assert sum(r.usage.output for r in requests) == 49
     assert requests[1].prefix.parent == requests[0].prefix.node
     assert {r.agent_version for r in requests} == {"0.14.0"}
+    # Its own run totals agree: prompt 12,000 + 12,100 = 24,100, read 11,900.
+    assert "Qwen Code's own run totals (result usage): prompt 24,100, read 11,900 (the same)" in summaries[0].notes
     assert summaries[0].skipped == ((1 if as_array else 2, "assistant message with zero usage: Qwen Code splits a response by block type, its usage is on the last part"),)
 
 

@@ -261,6 +261,8 @@ class _Session:
         self.version: str | None = None
         self.tokens_total = 0
         self.tokens_seen = False
+        #: Qwen Code headless output: the run's own totals (its ``result`` messages' usage), prompt and read.
+        self.run_totals: tuple[int, int] | None = None
 
     def lane(self, name: str = "main", kind: LaneKind | None = None) -> _Lane:
         found = self.lanes.get(name)
@@ -476,6 +478,12 @@ class _Session:
         kind, subtype = value.get("type"), value.get("subtype")
         if kind == "system" and subtype == "init" and isinstance(value.get("qwen_code_version"), str):
             self.version = value["qwen_code_version"]
+        if kind == "result" and isinstance(value.get("usage"), dict) and not isinstance(value.get("parent_tool_use_id"), str):
+            where, usage = f"{self.name}:{record.line}", value["usage"]
+            prompt = count(usage.get("input_tokens"), where, "usage.input_tokens")
+            read = count(usage.get("cache_read_input_tokens"), where, "usage.cache_read_input_tokens")
+            before = self.run_totals or (0, 0)
+            self.run_totals = (before[0] + prompt, before[1] + read)
         if kind not in ("user", "assistant"):
             return  # init, result (the run's totals), stream_event (partial messages)
         parent = value.get("parent_tool_use_id")
@@ -601,6 +609,11 @@ def _notes(session: _Session) -> tuple[str, ...]:
                      "no calls to audit here (audit the session files under chats/ beside it)")
     if session.saved_chat and not session.out:
         notes.append("a saved chat or shared export holds the conversation, not its usage: no calls to audit here (audit the session files under chats/)")
+    if session.run_totals is not None:
+        prompt, read = session.run_totals
+        counted = (sum(r.usage.prompt for r in session.out if r.usage), sum(r.usage.cache_read for r in session.out if r.usage))
+        verdict = "the same" if counted == (prompt, read) else f"counted here {counted[0]:,} and {counted[1]:,}"
+        notes.append(f"Qwen Code's own run totals (result usage): prompt {prompt:,}, read {read:,} ({verdict})")
     if session.tokens_seen:
         counted = sum(r.usage.prompt + r.usage.output for r in session.out if r.usage)
         verdict = "the same" if counted == session.tokens_total else f"counted here {counted:,}"
