@@ -1009,7 +1009,7 @@ def run_audit_command(args) -> int:
         for summary in trace[1]:
             # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
             # format audit reads may be a log of a version it does not know yet).
-            if summary.format == "unreadable" or summary.format == "not-a-log" and summary.file.endswith(".jsonl"):
+            if summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl"):
                 emit(visible(f"prefixbench: warning: {summary.file}: {summary.notes[0]}"), sys.stderr)
             for line, reason in summary.skipped:
                 if reason == TORN_TAIL:

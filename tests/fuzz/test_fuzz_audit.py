@@ -85,6 +85,10 @@ SEEDS: dict[str, list[dict]] = {
     ],
     "codex": [
         {"timestamp": "2025-11-17T21:30:28.664Z", "type": "session_meta", "payload": {"id": "x", "cli_version": "0.58.0", "model_provider": "openai"}},
+        # codex exec --json: usage per turn only, refused naming the rollout to audit.
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message", "text": "x"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 90, "cached_input_tokens": 40, "output_tokens": 3}},
         # A fork as Codex 0.35-0.125+ wrote it: the source's rollout copied after this one's
         # session_meta, re-timestamped, no marker where the copy ends (here: a token count, 20 ms
         # later, then a gap); the fork's first total starts again from zero (before 0.78).
@@ -147,6 +151,11 @@ SEEDS: dict[str, list[dict]] = {
          "model": "claude-opus-5", "usage": {"input": 0, "output": 1, "cacheRead": 3902, "cacheWrite": 0, "cost": {"total": 0.002}}},
         {"type": "compaction", "id": "c1", "parentId": "w1", "timestamp": "2025-12-09T00:58:32.825Z", "summary": "s", "tokensBefore": 3932,
          "usage": {"input": 4000, "output": 90, "cacheRead": 0, "cacheWrite": 0}},
+
+        # pi --mode json: events; message_end is a message, the rest (turn_end, agent_end) copies.
+        {"type": "message_end", "message": {"role": "assistant", "provider": "anthropic", "model": "claude-opus-5", "timestamp": 1765233668294,
+         "usage": {"input": 3, "output": 4, "cacheRead": 3000, "cacheWrite": 10, "cost": {"total": 0.01}}}},
+        {"type": "turn_end", "message": {"role": "assistant", "usage": {"input": 3}}, "toolResults": []},
     ],
     "mooncake": [
         {"timestamp": 0, "input_length": 1100, "output_length": 5, "hash_ids": [1, 2, 3]},
@@ -186,6 +195,16 @@ SEEDS: dict[str, list[dict]] = {
          "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 1, "cachedContentTokenCount": 4, "thoughtsTokenCount": 1}},
         {"uuid": "q3", "parentUuid": "q2", "sessionId": "q", "type": "system", "subtype": "chat_compression", "systemPayload": {}},
         {"history": [{"role": "user", "parts": [{"text": "x"}]}]},
+        # qwen -p --output-format stream-json: Claude Code's message shapes, Gemini's usage (the read inside input_tokens).
+        {"type": "system", "subtype": "init", "uuid": "s", "session_id": "s", "model": "qwen3-coder-plus", "qwen_code_version": "0.14.0"},
+        {"type": "assistant", "uuid": "m", "session_id": "s", "parent_tool_use_id": None, "message": {"id": "m", "role": "assistant",
+         "model": "qwen3-coder-plus", "content": [], "usage": {"input_tokens": 900, "output_tokens": 3, "cache_read_input_tokens": 400}}},
+        {"type": "user", "uuid": "u", "session_id": "s", "parent_tool_use_id": "t", "message": {"role": "user", "content": "x"}},
+        # gemini -p --output-format json / stream-json: the run's totals only, refused naming the session to audit.
+        {"session_id": "s", "response": "x", "stats": {"models": {"gemini-2.5-pro": {"api": {"totalRequests": 2},
+                                                                                     "tokens": {"prompt": 90, "cached": 40}}}}},
+        {"type": "init", "timestamp": "2026-03-02T10:00:00.000Z", "session_id": "s", "model": "gemini-2.5-pro"},
+        {"type": "result", "timestamp": "2026-03-02T10:00:04.100Z", "status": "success", "stats": {"input_tokens": 90, "cached": 40}},
     ],
     "agent-traces": [
         {"id": "c", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "tool_tokens": 100, "system_tokens": 20, "requests": [

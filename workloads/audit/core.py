@@ -84,7 +84,7 @@ from prefixbench.workloads.logs import endpoints
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
-from prefixbench.workloads.logs.sources import COPY_OF, UNREADABLE, find_log_files, is_unreadable
+from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
@@ -532,6 +532,9 @@ def load_trace(
         if skip is not None and skip.startswith(COPY_OF):
             note = f"skipped: the same bytes as {skip[len(COPY_OF):]}, counted once"
             summaries.append(FileSummary(str(path), "copy", 0, (), (note,)))
+            continue
+        if skip is not None and skip.startswith(HEADLESS):
+            summaries.append(FileSummary(str(path), "headless", 0, (), (f"skipped: {skip[len(HEADLESS):]}",)))
             continue
         if skip is not None:
             note = (

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import FORMATS, classify_record
+from prefixbench.workloads.logs.formats.headless import headless_output
 from prefixbench.workloads.logs.reading import check_readable
 from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, CommentedJson, iter_records
 
@@ -52,6 +53,11 @@ def logs_of(files: list[tuple[Path, str | None]]) -> list[Path]:
 UNREADABLE = "unreadable: "
 
 
+#: The skip reason of an agent's headless output that reports no call's usage
+#: (:mod:`~prefixbench.workloads.logs.formats.headless`): ``headless: <what it is, why, what to audit>``.
+HEADLESS = "headless: "
+
+
 def is_unreadable(reason: str | None) -> bool:
     """Whether a walk's skip reason is a subfolder it could not list."""
     return reason is not None and reason.startswith(UNREADABLE)
@@ -83,7 +89,7 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                     raise UserError(
                         f"{path}: no log to audit: of the {len(marked)} file(s) named {', '.join('*' + s for s in LOG_SUFFIXES[:-1])} "
                         f"or *{LOG_SUFFIXES[-1]} here, none is a log "
-                        f"({item.name}: {'empty' if reason == 'empty' else 'no record of a format audit reads'})"
+                        f"({item.name}: {_why_not(reason)})"
                     )
                 raise UserError(f"{path}: no log files ({', '.join('*' + s for s in LOG_SUFFIXES)}) in this folder")
             found.extend(marked)
@@ -202,6 +208,15 @@ def _walk(folder: Path) -> list[tuple[Path, str | None]]:
 _FILE_SUFFIXES = tuple(suffix for fmt in FORMATS.values() for suffix in fmt.file_suffixes)
 
 
+def _why_not(reason: str | None) -> str:
+    """Why a walked file is no log, for the error of a folder that holds none."""
+    if reason == "empty":
+        return "empty"
+    if reason is not None and reason.startswith(HEADLESS):
+        return reason[len(HEADLESS):]
+    return "no record of a format audit reads"
+
+
 def _is_binary_log(path: Path) -> bool:
     """Whether a walked file is a log kept in a binary file: one a format's bytes detector claims,
     or one that claims it and cannot be read (the audit then says why, in one line)."""
@@ -278,7 +293,8 @@ _COMMENTED: list[object] = []
 def _one_object_reason(path: Path) -> str | None:
     """Why a walk skips a ``*.json`` or ``*.jsonl`` file, decided by its content, never by its
     size or name: ``empty`` (an empty array), ``not-a-log`` when none of its first records is of
-    a known format (metadata beside the logs: Claude Code's ``agent-<id>.meta.json``, OpenCode's
+    a known format (an agent's headless output that reports no call's usage is ``headless: <why>``;
+    metadata beside the logs: Claude Code's ``agent-<id>.meta.json``, OpenCode's
     ``session_diff`` and ``todo`` files; another tool's JSON lines: Claude Code's
     ``history.jsonl``, Cline's ``logs/hooks.jsonl``), ``read-with`` when it is one piece of a log another
     file reads (an OpenCode storage message or part, read with its session file); else None.
@@ -299,6 +315,10 @@ def _one_object_reason(path: Path) -> str | None:
         if owner is not None and isinstance(value, dict) and owner(path, value) is not None:
             return "read-with"
         return None
+    for value in values:
+        headless = headless_output(value)
+        if headless is not None:
+            return HEADLESS + headless.refusal()
     return "not-a-log"
 
 

@@ -313,3 +313,66 @@ def test_a_usage_entry_of_another_kind_is_a_side_call_of_its_own_chain(tmp_path:
     side = requests[-1]
     assert (len(requests), side.lane, side.lane_kind, side.model, side.prefix.parent) == (3, "title", "side", "claude-haiku-4-5", None)
     assert not side.is_compaction_call
+
+
+def _event(kind: str, message: dict) -> dict:
+    return {"type": kind, "message": message}
+
+
+def test_pi_json_mode_output_reads_each_message_end_once(tmp_path: Path) -> None:
+    # `pi --mode json` (and --mode rpc) prints the session header, then AgentSessionEvents: each
+    # message comes as message_start, message_update (partial), message_end (final), and again in
+    # turn_end and agent_end. main read such a file as a pi session with no call at all.
+    t0 = 1765233665294
+    user = {"role": "user", "content": "list the files", "timestamp": t0}
+    first = {"role": "assistant", "content": [], "provider": "anthropic", "model": "claude-opus-4-5", "api": "anthropic-messages",
+             "usage": _u(10, 0, 40000), "stopReason": "toolUse", "timestamp": t0 + 10}
+    tool = {"role": "toolResult", "toolName": "bash", "content": [], "timestamp": t0 + 5000}
+    second = {"role": "assistant", "content": [], "provider": "anthropic", "model": "claude-opus-4-5", "api": "anthropic-messages",
+              "usage": _u(1, 40000, 500, 7), "stopReason": "stop", "timestamp": t0 + 5010}
+    partial = {**second, "usage": _u(0, 0, 0, 0)}
+    events = [
+        {"type": "agent_start"}, {"type": "turn_start"},
+        _event("message_start", user), _event("message_end", user),
+        _event("message_start", {**first, "usage": _u(0, 0, 0, 0)}),
+        {"type": "message_update", "message": first, "assistantMessageEvent": {"type": "text_delta", "delta": "x"}},
+        _event("message_end", first),
+        {"type": "tool_execution_start", "toolCallId": "t1", "toolName": "bash", "args": {}},
+        {"type": "tool_execution_end", "toolCallId": "t1", "toolName": "bash", "result": {}, "isError": False},
+        _event("message_start", tool), _event("message_end", tool),
+        {"type": "turn_end", "message": first, "toolResults": [tool]},
+        {"type": "turn_start"},
+        _event("message_start", partial),
+        {"type": "message_update", "message": partial, "assistantMessageEvent": {"type": "text_delta", "delta": "y"}},
+        _event("message_end", second),
+        {"type": "turn_end", "message": second, "toolResults": []},
+        {"type": "agent_end", "messages": [user, first, tool, second]},
+    ]
+    header = {"type": "session", "version": 3, "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"}
+    requests, summaries = load_trace([write_jsonl(tmp_path / "run.jsonl", [header, *events])])
+    # Two calls: by hand, reads 0 + 40000 = 40000, writes 40000 + 500 = 40500, uncached 10 + 1 = 11, output 10 + 7 = 17.
+    assert [r.line for r in requests] == [8, 17]
+    assert sum(r.usage.cache_read for r in requests) == 40000
+    assert sum(r.usage.cache_write_5m for r in requests) == 40500
+    assert sum(r.usage.uncached for r in requests) == 11
+    assert sum(r.usage.output for r in requests) == 17
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert summaries[0].format == "pi"
+
+
+def test_pi_rpc_mode_output_without_a_header_is_read_too(tmp_path: Path) -> None:
+    # `pi --mode rpc` prints no session header: its command responses, then the same events.
+    t0 = 1765233665294
+    reply = {"role": "assistant", "content": [], "provider": "anthropic", "model": "claude-opus-4-5", "api": "anthropic-messages",
+             "usage": _u(4, 3000, 20, 6), "stopReason": "stop", "timestamp": t0 + 10}
+    lines = [
+        {"id": "req-1", "type": "response", "command": "prompt", "success": True},
+        {"type": "agent_start"},
+        _event("message_end", {"role": "user", "content": "hi", "timestamp": t0}),
+        _event("message_start", {**reply, "usage": _u(0, 0, 0, 0)}),
+        _event("message_end", reply),
+        {"type": "agent_end", "messages": [reply]},
+    ]
+    requests, summaries = load_trace([write_jsonl(tmp_path / "rpc.jsonl", lines)])
+    assert summaries[0].format == "pi"
+    assert [(r.line, r.usage.cache_read, r.usage.uncached, r.usage.output) for r in requests] == [(5, 3000, 4, 6)]

@@ -45,6 +45,7 @@ from prefixbench.workloads.logs.formats import (
 )
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS
+from prefixbench.workloads.logs.formats.headless import Headless, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
 from prefixbench.workloads.logs.jsonlines import TORN_TAIL
 from prefixbench.workloads.logs.records import READ_BUFFER, Record, iter_records
@@ -181,7 +182,9 @@ def detect_format(path: Path) -> LogFormat:
     format kept in a binary file).
 
     Raises:
-        UserError: ``file:line`` when the content matches no known format (or is empty).
+        UserError: ``file:line`` when the content matches no known format (or is empty); an
+            agent's output that reports no call's usage (a Copilot CLI session, a headless
+            output of :mod:`.headless`) is named, with where the agent logs each call.
     """
     binary = file_format(path)
     if binary is not None:
@@ -189,6 +192,7 @@ def detect_format(path: Path) -> LogFormat:
     seen = 0
     first_line = 1
     copilot_line: int | None = None
+    headless: tuple[int, Headless] | None = None
     for record in iter_records(path, torn=[]):
         if seen == 0:
             first_line = record.line
@@ -198,6 +202,10 @@ def detect_format(path: Path) -> LogFormat:
             return FORMATS[guess]
         if copilot_line is None and isinstance(record.value, dict) and is_copilot_cli_event(record.value):
             copilot_line = record.line
+        if headless is None:
+            found = headless_output(record.value)
+            if found is not None:
+                headless = (record.line, found)
         if seen >= DETECT_RECORDS:
             break
     if seen == 0:
@@ -207,6 +215,8 @@ def detect_format(path: Path) -> LogFormat:
             f"{path}:{copilot_line}: a GitHub Copilot CLI session (events.jsonl): it logs each call's output tokens only, "
             "its prompt and cache counts only as the session's totals (session.shutdown): no request to audit"
         )
+    if headless is not None:
+        raise UserError(f"{path}:{headless[0]}: {headless[1].refusal()}")
     raise UserError(f"{path}:{first_line}: unknown log format (not {_none_of()}); audit reads only these")
 
 

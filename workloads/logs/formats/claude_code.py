@@ -52,6 +52,10 @@ _WAIT_LINES = 64
 def detect(value: dict) -> Evidence | None:
     """A transcript entry: a message with a uuid or session id, a summary, or 2.x bookkeeping."""
     kind = value.get("type")
+    if _streamed(value):
+        # A stream-json line: only those no other agent writes (Qwen Code's headless output
+        # copies the SDK message shapes, a user message's included, and its usage's names).
+        return Evidence.ENTRY if _claude_stream_line(value) else None
     # A transcript's message is an object; a string one beside a sessionId and no uuid is another
     # agent's (Gemini CLI's logs.json: the prompts typed).
     if kind in _ENTRY_KINDS and ("uuid" in value or ("sessionId" in value and not isinstance(value.get("message"), str))):
@@ -59,8 +63,6 @@ def detect(value: dict) -> Evidence | None:
     if kind == "summary" and "leafUuid" in value:
         return Evidence.ENTRY
     if kind in _BOOKKEEPING_KINDS and ("messageId" in value or "sessionId" in value):
-        return Evidence.ENTRY
-    if _streamed(value) and _claude_stream_line(value):
         return Evidence.ENTRY
     return None
 

@@ -34,6 +34,15 @@ messageUuid}`` (a call is counted once, wherever it is seen first).  Its managed
 ``managed_session_{header,event,commit}_v1`` system records instead, whose messages and usage
 are resources outside the file: its calls are listed as skipped, not counted.
 
+Qwen Code's headless output (``qwen -p --output-format stream-json``, or ``json``: the same
+messages as one array; QwenLM/qwen-code ``packages/cli/src/nonInteractive/io/``) copies Claude
+Code's SDK messages (``system`` init naming ``qwen_code_version``, ``assistant``, ``user``,
+``result``) but fills an assistant message's ``usage`` from Gemini's usage: ``input_tokens`` is
+the whole prompt, ``cache_read_input_tokens`` the part of it read (the subset convention, where
+Claude Code's is additive). A response is split into one message per block type, its usage on
+the last (the others carry zeros, skipped); ``message.id`` is the message's own ``uuid`` (Claude
+Code's is the API's ``msg_...``), which tells the two apart line by line. No timestamps.
+
 Saved chats (``/chat save``: ``checkpoint-<tag>.json``) and ``/chat share`` JSON exports hold the
 conversation contents only, no usage: they are recognised and read as no calls, saying so.
 
@@ -71,6 +80,8 @@ _QWEN_TYPES = ("user", "assistant", "tool_result", "system")
 #: The subtypes of Qwen Code's managed-engine records (``managed_session_header_v1``, ``_event_v1``,
 #: ``_commit_v1``): a journal of events whose contents and usage are resources kept elsewhere.
 _MANAGED_PREFIX = "managed_session_"
+#: Why a Qwen Code headless assistant message with zero usage is skipped.
+_QWEN_SPLIT = "assistant message with zero usage: Qwen Code splits a response by block type, its usage is on the last part"
 #: The roles of a Gemini API ``Content`` (a saved chat or a shared export holds a list of them).
 _CONTENT_ROLES = ("user", "model")
 
@@ -80,6 +91,8 @@ def detect(value: dict) -> Evidence | None:
     or a saved chat."""
     if isinstance(value.get("sessionId"), str) and "projectHash" in value:
         return Evidence.WRAPPER  # the whole session (.json) or the first line of a .jsonl
+    if _is_qwen_stream(value):
+        return Evidence.WRAPPER  # Qwen Code's headless output, where Claude Code's shapes would match too
     if "uuid" in value and "sessionId" in value and value.get("type") in _QWEN_TYPES:
         message = value.get("message")
         managed = isinstance(value.get("subtype"), str) and value["subtype"].startswith(_MANAGED_PREFIX)
@@ -104,6 +117,19 @@ def detect(value: dict) -> Evidence | None:
 #: The keys of an entry of Gemini CLI's ``logs.json`` (``LogEntry`` in its core's ``logger.ts``),
 #: kept in ``~/.gemini/tmp/<project hash>/`` beside ``chats/``: each prompt the user typed.
 _PROMPT_LOG_KEYS = frozenset({"sessionId", "messageId", "timestamp", "type", "message"})
+
+
+def _is_qwen_stream(value: dict) -> bool:
+    """A line of ``qwen -p --output-format stream-json`` (or an element of ``json``'s array) that
+    tells it from Claude Code's: the run's ``init`` naming ``qwen_code_version``, or an assistant
+    message whose ``message.id`` is its own ``uuid`` (Claude Code's is the API's ``msg_...``)."""
+    if "session_id" not in value or "sessionId" in value:
+        return False
+    kind = value.get("type")
+    if kind == "system":
+        return value.get("subtype") == "init" and isinstance(value.get("qwen_code_version"), str)
+    message = value.get("message")
+    return kind == "assistant" and isinstance(message, dict) and isinstance(value.get("uuid"), str) and message.get("id") == value["uuid"]
 
 
 def _is_prompt_log(value: dict) -> bool:
@@ -235,6 +261,8 @@ class _Session:
         self.version: str | None = None
         self.tokens_total = 0
         self.tokens_seen = False
+        #: Qwen Code headless output: the run's own totals (its ``result`` messages' usage), prompt and read.
+        self.run_totals: tuple[int, int] | None = None
 
     def lane(self, name: str = "main", kind: LaneKind | None = None) -> _Lane:
         found = self.lanes.get(name)
@@ -444,6 +472,45 @@ class _Session:
         if isinstance(uuid, str):
             self.qwen_node[uuid] = lane.parent
 
+    def qwen_stream(self, record: Record, value: dict) -> None:
+        """A message of Qwen Code's headless output (see the module doc)."""
+        self.agent = "qwen-code"
+        kind, subtype = value.get("type"), value.get("subtype")
+        if kind == "system" and subtype == "init" and isinstance(value.get("qwen_code_version"), str):
+            self.version = value["qwen_code_version"]
+        if kind == "result" and isinstance(value.get("usage"), dict) and not isinstance(value.get("parent_tool_use_id"), str):
+            where, usage = f"{self.name}:{record.line}", value["usage"]
+            prompt = count(usage.get("input_tokens"), where, "usage.input_tokens")
+            read = count(usage.get("cache_read_input_tokens"), where, "usage.cache_read_input_tokens")
+            before = self.run_totals or (0, 0)
+            self.run_totals = (before[0] + prompt, before[1] + read)
+        if kind not in ("user", "assistant"):
+            return  # init, result (the run's totals), stream_event (partial messages)
+        parent = value.get("parent_tool_use_id")
+        lane = self.lane(f"agent:{parent}", "subagent") if isinstance(parent, str) and parent else self.lane()
+        lane.blocks += 1
+        message = as_dict(value.get("message"))
+        if kind == "user":
+            content = message.get("content")
+            if not (isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)):
+                lane.events.append(("user_turn", ""))
+            return
+        where = f"{self.name}:{record.line}"
+        usage = message.get("usage")
+        if not isinstance(usage, dict):
+            self.skipped.append((record.line, "assistant message without usage"))
+            return
+        # Gemini's usage under Claude's names: input_tokens is the whole prompt, the read inside it.
+        raw = {"promptTokenCount": usage.get("input_tokens"), "cachedContentTokenCount": usage.get("cache_read_input_tokens"),
+               "candidatesTokenCount": usage.get("output_tokens")}
+        reported = _usage(raw, where, raw=True)
+        if reported.is_empty:
+            self.skipped.append((record.line, _QWEN_SPLIT))
+            return
+        model = message.get("model")
+        self._add(record.line, lane, str(model) if isinstance(model, str) and model else lane.model or "unknown", reported, None,
+                  str(value.get("uuid")))
+
     @staticmethod
     def _qwen_origin(value: dict) -> tuple[str, str] | None:
         """Where a Qwen Code record was first written: ``forkedFrom {sessionId, messageUuid}`` on a
@@ -510,6 +577,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                         session.message(record, item, f"messages[{n}]")
         elif "uuid" in value and "sessionId" in value:
             session.qwen(record, value)
+        elif "session_id" in value and isinstance(value.get("type"), str):
+            session.qwen_stream(record, value)
         elif isinstance(value.get("$rewindTo"), str):
             session.order.append(("rewind", value["$rewindTo"]))
         elif "$set" in value:
@@ -540,6 +609,11 @@ def _notes(session: _Session) -> tuple[str, ...]:
                      "no calls to audit here (audit the session files under chats/ beside it)")
     if session.saved_chat and not session.out:
         notes.append("a saved chat or shared export holds the conversation, not its usage: no calls to audit here (audit the session files under chats/)")
+    if session.run_totals is not None:
+        prompt, read = session.run_totals
+        counted = (sum(r.usage.prompt for r in session.out if r.usage), sum(r.usage.cache_read for r in session.out if r.usage))
+        verdict = "the same" if counted == (prompt, read) else f"counted here {counted[0]:,} and {counted[1]:,}"
+        notes.append(f"Qwen Code's own run totals (result usage): prompt {prompt:,}, read {read:,} ({verdict})")
     if session.tokens_seen:
         counted = sum(r.usage.prompt + r.usage.output for r in session.out if r.usage)
         verdict = "the same" if counted == session.tokens_total else f"counted here {counted:,}"
@@ -551,7 +625,7 @@ FORMAT = LogFormat(
     name=NAME,
     noun="Gemini CLI session",
     nouns="Gemini CLI sessions",
-    description="Gemini CLI and Qwen Code session files (chats/session-*.json or .jsonl; Qwen Code chats/*.jsonl)",
+    description="Gemini CLI and Qwen Code session files (chats/session-*.json or .jsonl; Qwen Code chats/*.jsonl) and qwen -p --output-format stream-json output",
     detect=detect,
     read=read,
     usage="subset",
@@ -564,6 +638,8 @@ FORMAT = LogFormat(
         "Qwen Code /branch copies (forkedFrom on every copied record): counted once",
         "Qwen Code's managed engine (managed_session_*_v1 records): usage kept outside the file (usageRef), its calls listed as skipped",
         "saved chats (/chat save checkpoints) and /chat share JSON exports: contents only, no usage",
+        "qwen -p --output-format stream-json / json output: Claude Code's SDK message shapes with Gemini's usage "
+        "(input_tokens includes cache_read_input_tokens); a response split by block type carries its usage on the last part",
     ),
     aliases=("qwen-code",),
 )

@@ -15,6 +15,11 @@ so it extends that request's prompt by nothing; any other kind is a call of its 
 ``usage`` of a ``compaction`` or ``branch_summary`` entry is the call that wrote the summary (a
 prompt of its own: the conversation serialized under a summarization prompt), on the model of
 the request before it.
+
+``pi --mode json`` (and ``--mode rpc``) prints the session header, then its AgentSessionEvents
+(pi-mono's ``docs/json.md``): each message as ``message_start``, ``message_update`` (partial
+usage), ``message_end`` (final), and again inside ``turn_end`` and ``agent_end``. Only
+``message_end`` is read, as a ``message`` entry with no id (entries in output order).
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ def detect(value: dict) -> Evidence | None:
         return Evidence.ENTRY
     if kind == "usage" and isinstance(value.get("kind"), str) and isinstance(value.get("usage"), dict):
         return Evidence.ENTRY
-    if kind == "message" and isinstance(value.get("message"), dict) and "role" in value["message"]:
+    if kind in ("message", "message_end") and isinstance(value.get("message"), dict) and "role" in value["message"]:
         return Evidence.ENTRY
     return None
 
@@ -163,7 +168,7 @@ class _Session:
                 self._side_call(record, value, "summary")
             case "usage":
                 self._side_call(record, value, str(value.get("kind")))
-            case "message":
+            case "message" | "message_end":  # message_end: pi --mode json / rpc's final copy of a message
                 self._message(record, as_dict(value.get("message")), parent_id)
         if isinstance(entry_id, str):
             self.node_of_entry[entry_id] = self.chain_parent
@@ -300,7 +305,7 @@ FORMAT = LogFormat(
     name=NAME,
     noun="pi session",
     nouns="pi sessions",
-    description="pi coding-agent session files (a session header, then message and event entries)",
+    description="pi coding-agent session files (a session header, then message and event entries) and pi --mode json output",
     detect=detect,
     read=read,
     usage="additive",
@@ -313,6 +318,7 @@ FORMAT = LogFormat(
         "usage.reasoning (a part of output)",
         "earendil-works/pi: usage entries (its cache warmer's kind cache_warm: the latest request re-sent), and the "
         "usage of compaction and branch_summary entries (the summary's call)",
+        "pi --mode json / --mode rpc output: the session header, then events; each message_end is one message",
     ),
     head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
     "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",

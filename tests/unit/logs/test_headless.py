@@ -1,0 +1,173 @@
+"""Agents' headless outputs that report usage only per turn or per run (workloads/logs/formats/headless.py).
+
+main said "unknown log format" of each (checked): the user was not told the file is a run's
+totals, nor which of the agent's files logs each call.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import load_trace
+from prefixbench.workloads.logs.formats import detect_format
+from tests.unit.audit.fixtures import write_jsonl
+
+#: ``codex exec --json`` (ThreadEvent in openai/codex codex-rs/exec/src/exec_events.rs): one turn
+#: of two model calls (a command, then the answer), their usage summed in turn.completed.
+CODEX_EXEC = [
+    {"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"},
+    {"type": "turn.started"},
+    # (0.44's first releases named an item's kind item_type.)
+    {"type": "item.completed", "item": {"id": "item_0", "item_type": "reasoning", "text": "**Listing files**"}},
+    {"type": "item.started", "item": {"id": "item_1", "type": "command_execution", "command": "bash -lc ls", "aggregated_output": "",
+                                      "exit_code": None, "status": "in_progress"}},
+    {"type": "item.completed", "item": {"id": "item_1", "type": "command_execution", "command": "bash -lc ls", "aggregated_output": "a.py\n",
+                                        "exit_code": 0, "status": "completed"}},
+    {"type": "item.completed", "item": {"id": "item_2", "type": "agent_message", "text": "One file: a.py."}},
+    {"type": "turn.completed", "usage": {"input_tokens": 24763, "cached_input_tokens": 24448, "output_tokens": 122}},
+]
+
+#: ``gemini -p --output-format json``: one pretty-printed object (JsonOutput in
+#: packages/core/src/output/types.ts; stats is the session's SessionMetrics).
+GEMINI_JSON = {
+    "session_id": "5a4c2f7e-0c1d-4d4e-9a55-3f1f2b7d9c10",
+    "response": "One file: a.py.",
+    "stats": {
+        "models": {"gemini-2.5-pro": {"api": {"totalRequests": 2, "totalErrors": 0, "totalLatencyMs": 5123},
+                                      "tokens": {"prompt": 18230, "candidates": 41, "total": 18401, "cached": 9012, "thoughts": 130, "tool": 0}}},
+        "tools": {"totalCalls": 1, "totalSuccess": 1, "totalFail": 0, "totalDurationMs": 40, "totalDecisions": {}, "byName": {}},
+        "files": {"totalLinesAdded": 0, "totalLinesRemoved": 0},
+    },
+}
+
+#: ``gemini -p --output-format stream-json`` (JsonStreamEvent in packages/core/src/output/types.ts).
+GEMINI_STREAM = [
+    {"type": "init", "timestamp": "2026-03-02T10:00:00.000Z", "session_id": "5a4c2f7e", "model": "gemini-2.5-pro"},
+    {"type": "message", "timestamp": "2026-03-02T10:00:00.010Z", "role": "user", "content": "list the files"},
+    {"type": "tool_use", "timestamp": "2026-03-02T10:00:02.000Z", "tool_name": "list_directory", "tool_id": "t1", "parameters": {"dir_path": "."}},
+    {"type": "tool_result", "timestamp": "2026-03-02T10:00:02.050Z", "tool_id": "t1", "status": "success", "output": "a.py"},
+    {"type": "message", "timestamp": "2026-03-02T10:00:04.000Z", "role": "assistant", "content": "One file: a.py.", "delta": True},
+    {"type": "result", "timestamp": "2026-03-02T10:00:04.100Z", "status": "success",
+     "stats": {"total_tokens": 18401, "input_tokens": 18230, "output_tokens": 41, "cached": 9012, "input": 9218, "duration_ms": 4100,
+               "tool_calls": 1, "models": {"gemini-2.5-pro": {"total_tokens": 18401, "input_tokens": 18230, "output_tokens": 41,
+                                                               "cached": 9012, "input": 9218}}}},
+]
+
+
+def _gemini_json(path: Path) -> Path:
+    path.write_text(json.dumps(GEMINI_JSON, indent=2))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "line", "what"),
+    [
+        (lambda d: write_jsonl(d / "exec.jsonl", CODEX_EXEC), 1,
+         r"Codex exec --json output: it reports usage per turn only .*; audit the rollout Codex keeps of the run \(~/\.codex/sessions/"),
+        (lambda d: _gemini_json(d / "run.json"), 1,
+         r"Gemini CLI -p --output-format json output: it reports usage per run only .*chats/session-\*\.json or \.jsonl\) instead$"),
+        (lambda d: write_jsonl(d / "run.jsonl", GEMINI_STREAM), 1,
+         r"Gemini CLI --output-format stream-json output: it reports usage per run only .*chats/session-\*\.json"),
+    ],
+    ids=["codex-exec-json", "gemini-json", "gemini-stream-json"],
+)
+def test_a_headless_output_with_totals_only_is_named_and_refused(tmp_path: Path, make, line: int, what: str) -> None:
+    path = make(tmp_path)
+    with pytest.raises(UserError, match=rf"^{path}:{line}: {what}"):
+        detect_format(path)
+    with pytest.raises(UserError, match=what):  # the audit of the file itself says the same (exit 2)
+        load_trace([path])
+
+
+def test_a_folder_walk_skips_a_headless_output_with_a_note(tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    write_jsonl(folder / "exec.jsonl", CODEX_EXEC)
+    _gemini_json(folder / "gemini.json")
+    # Beside them, a Codex rollout with one call, which is audited.
+    write_jsonl(folder / "rollout.jsonl", [
+        {"timestamp": "2026-03-02T10:00:00.000Z", "type": "session_meta", "payload": {"id": "c", "cli_version": "0.60.0", "model_provider": "openai"}},
+        {"timestamp": "2026-03-02T10:00:00.000Z", "type": "turn_context", "payload": {"model": "gpt-5.1", "effort": "medium"}},
+        {"timestamp": "2026-03-02T10:00:03.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 3000, "cached_input_tokens": 1024, "output_tokens": 5},
+            "last_token_usage": {"input_tokens": 3000, "cached_input_tokens": 1024, "output_tokens": 5}}}},
+    ])
+    requests, summaries = load_trace([folder])
+    assert [r.file for r in requests] == [str(folder / "rollout.jsonl")]
+    skipped = {Path(s.file).name: (s.format, s.notes) for s in summaries if s.format == "headless"}
+    assert set(skipped) == {"exec.jsonl", "gemini.json"}
+    assert skipped["exec.jsonl"][1][0].startswith("skipped: Codex exec --json output: it reports usage per turn only")
+    # A folder of nothing else says what the first file is.
+    (folder / "rollout.jsonl").unlink()
+    with pytest.raises(UserError, match=r"none is a log \(exec\.jsonl: Codex exec --json output: it reports usage per turn only"):
+        load_trace([folder])
+
+
+def test_a_log_of_a_known_format_is_never_refused_for_a_line_that_looks_headless(tmp_path: Path) -> None:
+    # A pi session whose first record is a stray codex-exec-shaped event: pi wins.
+    path = write_jsonl(tmp_path / "s.jsonl", [
+        CODEX_EXEC[1] | {"type": "turn.completed", "usage": {}},
+        {"type": "session", "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"},
+    ])
+    assert detect_format(path).name == "pi"
+
+
+#: ``qwen -p --output-format stream-json`` (QwenLM/qwen-code packages/cli/src/nonInteractive/io/
+#: BaseJsonOutputAdapter.ts): Claude Code's SDK message shapes, but each assistant message's usage
+#: is Gemini's (input_tokens = promptTokenCount, the cached part included; cache_read_input_tokens
+#: = cachedContentTokenCount), on the last message of a call split by block type (the earlier
+#: parts carry zeros), and message.id is the message's own uuid.
+QWEN_STREAM = [
+    {"type": "system", "subtype": "init", "uuid": "s1", "session_id": "s1", "cwd": "/x", "tools": ["read_file"],
+     "model": "qwen3-coder-plus", "permission_mode": "yolo", "qwen_code_version": "0.14.0"},
+    {"type": "assistant", "uuid": "m1", "session_id": "s1", "parent_tool_use_id": None,
+     "message": {"id": "m1", "type": "message", "role": "assistant", "model": "qwen3-coder-plus",
+                 "content": [{"type": "thinking", "thinking": "plan", "signature": "plan"}], "stop_reason": None,
+                 "usage": {"input_tokens": 0, "output_tokens": 0}}},
+    {"type": "assistant", "uuid": "m2", "session_id": "s1", "parent_tool_use_id": None,
+     "message": {"id": "m2", "type": "message", "role": "assistant", "model": "qwen3-coder-plus",
+                 "content": [{"type": "tool_use", "id": "c1", "name": "read_file", "input": {"path": "a.py"}}], "stop_reason": "tool_use",
+                 "usage": {"input_tokens": 12000, "output_tokens": 40, "cache_read_input_tokens": 0, "total_tokens": 12040}}},
+    {"type": "user", "uuid": "u1", "session_id": "s1", "parent_tool_use_id": None,
+     "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "print(1)", "is_error": False}]}},
+    {"type": "assistant", "uuid": "m3", "session_id": "s1", "parent_tool_use_id": None,
+     "message": {"id": "m3", "type": "message", "role": "assistant", "model": "qwen3-coder-plus",
+                 "content": [{"type": "text", "text": "It prints 1."}], "stop_reason": None,
+                 "usage": {"input_tokens": 12100, "output_tokens": 9, "cache_read_input_tokens": 11900, "total_tokens": 12109}}},
+    {"type": "result", "subtype": "success", "uuid": "r1", "session_id": "s1", "is_error": False, "duration_ms": 5000,
+     "duration_api_ms": 4000, "num_turns": 2, "result": "It prints 1.",
+     "usage": {"input_tokens": 24100, "output_tokens": 49, "cache_read_input_tokens": 11900, "total_tokens": 24149}, "permission_denials": []},
+]
+
+
+@pytest.mark.parametrize("as_array", [False, True], ids=["stream-json", "json"])
+def test_qwen_code_headless_output_reads_as_qwen_with_the_cached_part_inside_the_prompt(tmp_path: Path, as_array: bool) -> None:
+    # merge37 read it as a Claude Code stream-json run: input_tokens taken as the uncached part,
+    # 24,100 uncached + 11,900 read (hit 33%) where Qwen counted a prompt of 24,100, 11,900 of it read.
+    path = tmp_path / "run.json"
+    if as_array:  # --output-format json: the same messages as one JSON array
+        path.write_text(json.dumps(QWEN_STREAM))
+    else:
+        write_jsonl(path, QWEN_STREAM)
+    requests, summaries = load_trace([path])
+    assert summaries[0].format == "gemini-cli"
+    assert [r.request_id for r in requests] == ["m2", "m3"]
+    # By hand: reads 0 + 11,900; uncached (12,000 - 0) + (12,100 - 11,900) = 12,200; output 40 + 9.
+    assert sum(r.usage.cache_read for r in requests) == 11900
+    assert sum(r.usage.uncached for r in requests) == 12200
+    assert sum(r.usage.output for r in requests) == 49
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert {r.agent_version for r in requests} == {"0.14.0"}
+    # Its own run totals agree: prompt 12,000 + 12,100 = 24,100, read 11,900.
+    assert "Qwen Code's own run totals (result usage): prompt 24,100, read 11,900 (the same)" in summaries[0].notes
+    assert summaries[0].skipped == ((1 if as_array else 2, "assistant message with zero usage: Qwen Code splits a response by block type, its usage is on the last part"),)
+
+
+def test_a_codex_exec_output_cut_after_its_first_lines_is_still_named(tmp_path: Path) -> None:
+    # Output kept from the middle of a run (no thread.started), of 0.44's first releases (item_type).
+    path = write_jsonl(tmp_path / "tail.jsonl", CODEX_EXEC[2:3] + CODEX_EXEC[-1:])
+    with pytest.raises(UserError, match=rf"^{path}:1: Codex exec --json output: "):
+        detect_format(path)

@@ -1,0 +1,124 @@
+"""Agents' headless outputs that report usage only per turn or per run: named, never read.
+
+Users pipe an agent's machine output to a file and audit it. Where that output carries each
+model call's usage with its cache counts it is read as a version of the agent's format (``claude
+-p --output-format stream-json``, ``pi --mode json``); where it carries only a turn's or the
+run's totals, a call's prompt cannot be told from the next one's, so the audit refuses the file
+in one line that says what it is, why, and which of the agent's own files logs each call:
+
+* ``codex exec --json`` since 0.44 (openai/codex ``codex-rs/exec/src/exec_events.rs``; the first
+  releases named an item's kind ``item_type``): ``thread.started``, ``turn.started``,
+  ``item.started`` / ``item.updated`` / ``item.completed``, ``turn.completed`` whose ``usage
+  {input_tokens, cached_input_tokens, output_tokens}`` totals the turn's calls (later releases: the
+  thread's so far), ``turn.failed``, ``error``. The rollout under ``~/.codex/sessions/`` logs each
+  call (a run with ``--ephemeral`` writes none).
+* ``gemini -p --output-format json`` (google-gemini/gemini-cli ``packages/core/src/output/``): one
+  object ``{session_id, response, stats, error, warnings}`` whose ``stats.models`` sums each model's
+  calls over the run; ``--output-format stream-json``: ``init``, ``message``, ``tool_use``,
+  ``tool_result``, ``error`` and a ``result`` whose ``stats`` are the run's totals. The session
+  under ``~/.gemini/tmp/<project>/chats/`` logs each call.
+
+Detection runs only when no format claims a file's first records (a file of a format audit reads
+is never refused for a line that looks like one of these).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Headless:
+    """One agent's headless output: how to tell a record of it, and what to say instead."""
+
+    #: What the file is, as the refusal names it.
+    what: str
+    #: Why it cannot be audited a call at a time.
+    why: str
+    #: Where the agent logs each call (what to audit instead).
+    instead: str
+    #: Whether a record (a JSON object) is one of this output's.
+    match: Callable[[dict], bool]
+
+    def refusal(self) -> str:
+        """The refusal's text, after ``file:line: ``."""
+        return f"{self.what}: {self.why}, so no call can be audited; audit {self.instead} instead"
+
+
+#: ``codex exec --json`` event types (``ThreadEvent``'s tags).
+_CODEX_ITEM_EVENTS = frozenset({"item.started", "item.updated", "item.completed"})
+
+
+def _codex_exec(value: dict) -> bool:
+    kind = value.get("type")
+    if kind == "thread.started":
+        return isinstance(value.get("thread_id"), str)
+    if kind == "turn.completed":
+        return isinstance(value.get("usage"), dict)
+    if kind == "turn.failed":
+        return isinstance(value.get("error"), dict)
+    if kind in _CODEX_ITEM_EVENTS:
+        item = value.get("item")
+        # The item's kind: ``type``; ``item_type`` in the first releases of this format (0.44, late 2025).
+        return isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("type", item.get("item_type")), str)
+    return False
+
+
+#: The keys of ``gemini -p --output-format json``'s one object.
+_GEMINI_JSON_KEYS = frozenset({"session_id", "response", "stats", "error", "warnings"})
+#: ``gemini --output-format stream-json`` event types.
+_GEMINI_STREAM_TYPES = frozenset({"init", "message", "tool_use", "tool_result", "error", "result"})
+
+
+def _gemini_json(value: dict) -> bool:
+    stats = value.get("stats")
+    return isinstance(stats, dict) and isinstance(stats.get("models"), dict) and set(value) <= _GEMINI_JSON_KEYS
+
+
+def _gemini_stream(value: dict) -> bool:
+    kind = value.get("type")
+    if kind not in _GEMINI_STREAM_TYPES or not isinstance(value.get("timestamp"), str):
+        return False
+    if kind == "init":
+        return isinstance(value.get("session_id"), str) and isinstance(value.get("model"), str)
+    if kind == "result":
+        return isinstance(value.get("status"), str)
+    if kind == "message":
+        return value.get("role") in ("user", "assistant") and isinstance(value.get("content"), str)
+    if kind in ("tool_use", "tool_result"):
+        return isinstance(value.get("tool_id"), str)
+    return kind == "error" and isinstance(value.get("severity"), str)
+
+
+#: Every headless output refused, in the order they are tried.
+HEADLESS: tuple[Headless, ...] = (
+    Headless(
+        "Codex exec --json output",
+        "it reports usage per turn only (turn.completed: totals over the turn's calls, or the thread's so far)",
+        "the rollout Codex keeps of the run (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl; --ephemeral runs keep none)",
+        _codex_exec,
+    ),
+    Headless(
+        "Gemini CLI -p --output-format json output",
+        "it reports usage per run only (stats.models sums each model's calls)",
+        "the session Gemini CLI keeps of the run (~/.gemini/tmp/<project>/chats/session-*.json or .jsonl)",
+        _gemini_json,
+    ),
+    Headless(
+        "Gemini CLI --output-format stream-json output",
+        "it reports usage per run only (the result event's stats)",
+        "the session Gemini CLI keeps of the run (~/.gemini/tmp/<project>/chats/session-*.json or .jsonl)",
+        _gemini_stream,
+    ),
+)
+
+
+def headless_output(value: object) -> Headless | None:
+    """The headless output a record is one of, or None."""
+    if not isinstance(value, dict):
+        return None
+    for headless in HEADLESS:
+        if headless.match(value):
+            return headless
+    return None
