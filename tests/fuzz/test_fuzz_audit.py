@@ -256,7 +256,12 @@ SEEDS: dict[str, list[dict]] = {
             {"traceId": "t", "spanId": "d", "startTimeUnixNano": "1761994805000000000",
              "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "3"}}, {"key": "gen_ai.usage.output_tokens", "value": {"intValue": "25"}},
                             {"key": "gen_ai.usage.cache_read_tokens", "value": {"intValue": "6000"}},
-                            {"key": "gen_ai.usage.cache_write_tokens", "value": {"intValue": "900"}}]}]}]}]},
+                            {"key": "gen_ai.usage.cache_write_tokens", "value": {"intValue": "900"}}]},
+            # Counts sent as strings of digits (OpenClaw's exporter, by a third-party doc).
+            {"traceId": "t", "spanId": "e", "startTimeUnixNano": "1761994806000000000",
+             "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"stringValue": "6010"}},
+                            {"key": "gen_ai.usage.output_tokens", "value": {"stringValue": "12"}},
+                            {"key": "gen_ai.usage.cache_read_tokens", "value": {"stringValue": "6000"}}]}]}]}]},
         {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "a"}}]}, "scopeSpans": [{"scope": {"name": "x"}, "spans": [
             {"traceId": "t", "spanId": "a", "name": "invoke_agent", "startTimeUnixNano": "1761994800000000000",
              "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "10142"}}]},

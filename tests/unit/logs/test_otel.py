@@ -115,6 +115,27 @@ def test_bad_exports_are_one_line_errors(tmp_path: Path, doc: dict) -> None:
     assert "\n" not in str(caught.value) and str(path) in str(caught.value)
 
 
+def test_usage_counts_sent_as_digit_strings_are_the_counts(tmp_path: Path) -> None:
+    # Some exporters (OpenClaw's, as a third-party doc shows it) send every attribute as a
+    # stringValue, counts included: "1024" is 1024 tokens. fix37 refused it ("is not a
+    # non-negative integer"); a string that is not plain digits still is (above).
+    attrs = {"gen_ai.system": "openai", "gen_ai.response.model": "gpt-4o", "gen_ai.usage.input_tokens": "2000",
+             "gen_ai.usage.output_tokens": "7", "gen_ai.usage.cache_read_tokens": "1024"}
+    path = tmp_path / "strings.jsonl"
+    path.write_text(json.dumps(otlp([span("s1", attrs, 0)])) + "\n")
+    requests, _ = read(path)
+    assert [r.usage for r in requests] == [Usage(cache_read=1024, uncached=976, output=7)]
+
+
+@pytest.mark.parametrize("bad", ["-5", "1e3", "12.0", " 12", "\u0661\u0662"])
+def test_usage_strings_that_are_not_plain_digits_are_one_line_errors(tmp_path: Path, bad: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(otlp([span("s", {"gen_ai.usage.input_tokens": bad}, 0)])) + "\n")
+    with pytest.raises(UserError, match="gen_ai.usage.input_tokens is not a non-negative integer") as caught:
+        import_file(path, FORMATS["otel"], ImportContext())
+    assert "\n" not in str(caught.value) and str(path) in str(caught.value)
+
+
 def test_llm_model_attributes_name_the_model_beside_llm_usage(tmp_path: Path) -> None:
     # Tracers older than the GenAI conventions (promptflow's, 2024) name the model as they name the
     # usage: llm.response.model beside llm.usage.*. main read the usage and called the model

@@ -3,7 +3,8 @@ exporter writes.
 
 **OTLP JSON** (the collector's file exporter, ``otlp-json`` dumps): one
 ``{"resourceSpans": [{resource, scopeSpans: [{scope, spans: [...]}]}]}`` object a line (or one
-pretty-printed); attribute values are typed (``{"intValue": "2000"}``, int64 as a string);
+pretty-printed); attribute values are typed (``{"intValue": "2000"}``, int64 as a string; some
+exporters send usage counts as ``{"stringValue": "2000"}``, read as the same count);
 ``instrumentationLibrarySpans`` before OTLP 0.15; snake_case keys from protobuf's own JSON.
 **SDK span JSON**: ``{name, context: {trace_id, span_id}, parent_id, start_time, end_time,
 attributes: {...}}`` objects one after another.
@@ -162,9 +163,14 @@ def _sdk_span(record: Record, where: str) -> Span:
 
 
 def _count(attributes: dict, keys: tuple[str, ...], where: str) -> int | None:
+    """A usage attribute; a count some exporters send as a string of decimal digits
+    (``{"stringValue": "1024"}``) is that count, any other string an error."""
     for key in keys:
-        if attributes.get(key) is not None:
-            return count(attributes[key], where, key)
+        value = attributes.get(key)
+        if value is not None:
+            if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 20:
+                value = int(value)
+            return count(value, where, key)
     return None
 
 
