@@ -205,6 +205,8 @@ SEEDS: dict[str, list[dict]] = {
                                                                                      "tokens": {"prompt": 90, "cached": 40}}}}},
         {"type": "init", "timestamp": "2026-03-02T10:00:00.000Z", "session_id": "s", "model": "gemini-2.5-pro"},
         {"type": "result", "timestamp": "2026-03-02T10:00:04.100Z", "status": "success", "stats": {"input_tokens": 90, "cached": 40}},
+        # gemini -p --output-format json of a failed run: the error only, refused naming it.
+        {"session_id": "s", "error": {"type": "FatalTurnLimitedError", "message": "Reached max session turns.\nx", "code": 53}},
     ],
     "agent-traces": [
         {"id": "c", "models": ["m"], "block_size": 64, "hash_id_scope": "local", "tool_tokens": 100, "system_tokens": 20, "requests": [

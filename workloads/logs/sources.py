@@ -318,7 +318,7 @@ def _one_object_reason(path: Path) -> str | None:
     for value in values:
         headless = headless_output(value)
         if headless is not None:
-            return HEADLESS + headless.refusal()
+            return HEADLESS + headless.refusal(value)
     return "not-a-log"
 
 

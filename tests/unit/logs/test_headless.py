@@ -166,6 +166,50 @@ def test_qwen_code_headless_output_reads_as_qwen_with_the_cached_part_inside_the
     assert summaries[0].skipped == ((1 if as_array else 2, "assistant message with zero usage: Qwen Code splits a response by block type, its usage is on the last part"),)
 
 
+#: ``gemini -p --output-format json`` of a run that failed (JsonFormatter.formatError in
+#: packages/core/src/output/json-formatter.ts, session_id since gemini-cli #14504): no stats.
+GEMINI_ERROR = {
+    "session_id": "5a4c2f7e-0c1d-4d4e-9a55-3f1f2b7d9c10",
+    "error": {"type": "FatalTurnLimitedError",
+              "message": "Reached max session turns for this session. Increase the number of turns by specifying maxSessionTurns in settings.json.",
+              "code": 53},
+}
+
+
+def test_a_gemini_json_error_output_is_named_with_its_error(tmp_path: Path) -> None:
+    # fix37 said "unknown log format" of it (checked).
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(GEMINI_ERROR, indent=2))
+    what = (r"Gemini CLI -p --output-format json error output \(FatalTurnLimitedError: Reached max session turns for this "
+            r"session\. Increase the number of turns by specifying maxSessionTurns in settings\.json\.\): it holds only the error "
+            r"the run ended with, no usage, so no call can be audited; audit the session Gemini CLI keeps of the run "
+            r"\(~/\.gemini/tmp/<project>/chats/session-\*\.json or \.jsonl\) instead$")
+    with pytest.raises(UserError, match=rf"^{path}:1: {what}"):
+        detect_format(path)
+    with pytest.raises(UserError, match=what):
+        load_trace([path])
+    # A folder walk skips it with the same note.
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "a.json").write_text(json.dumps(GEMINI_ERROR | {"error": {"type": "Error", "message": "line one\n" + "x" * 500}}))
+    with pytest.raises(UserError, match=r"none is a log \(a\.json: Gemini CLI -p --output-format json error output \(Error: line one x{151}\.\.\.\): "):
+        load_trace([folder])
+
+
+@pytest.mark.parametrize("doc", [
+    {"error": {"type": "FatalAuthenticationError", "message": "m", "code": 41}},  # before session_id: any error body
+    {"session_id": "s", "error": {"type": "invalid_request_error", "message": "m", "param": None, "code": None}},  # OpenAI's body
+    {"session_id": "s", "error": {"type": "t", "message": "m"}, "request_id": "r"},
+    {"session_id": "", "error": {"type": "t", "message": "m"}},
+    {"session_id": "s", "error": {"message": "m"}},
+])
+def test_other_error_json_is_not_taken_for_a_gemini_error_output(tmp_path: Path, doc: dict) -> None:
+    path = tmp_path / "e.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(UserError, match=r":1: unknown log format"):
+        detect_format(path)
+
+
 def test_a_codex_exec_output_cut_after_its_first_lines_is_still_named(tmp_path: Path) -> None:
     # Output kept from the middle of a run (no thread.started), of 0.44's first releases (item_type).
     path = write_jsonl(tmp_path / "tail.jsonl", CODEX_EXEC[2:3] + CODEX_EXEC[-1:])

@@ -192,7 +192,7 @@ def detect_format(path: Path) -> LogFormat:
     seen = 0
     first_line = 1
     copilot_line: int | None = None
-    headless: tuple[int, Headless] | None = None
+    headless: tuple[int, Headless, dict] | None = None
     for record in iter_records(path, torn=[]):
         if seen == 0:
             first_line = record.line
@@ -205,7 +205,7 @@ def detect_format(path: Path) -> LogFormat:
         if headless is None:
             found = headless_output(record.value)
             if found is not None:
-                headless = (record.line, found)
+                headless = (record.line, found, record.value)  # type: ignore[assignment]
         if seen >= DETECT_RECORDS:
             break
     if seen == 0:
@@ -216,7 +216,7 @@ def detect_format(path: Path) -> LogFormat:
             "its prompt and cache counts only as the session's totals (session.shutdown): no request to audit"
         )
     if headless is not None:
-        raise UserError(f"{path}:{headless[0]}: {headless[1].refusal()}")
+        raise UserError(f"{path}:{headless[0]}: {headless[1].refusal(headless[2])}")
     raise UserError(f"{path}:{first_line}: unknown log format (not {_none_of()}); audit reads only these")
 
 

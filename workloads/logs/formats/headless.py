@@ -16,7 +16,11 @@ in one line that says what it is, why, and which of the agent's own files logs e
   object ``{session_id, response, stats, error, warnings}`` whose ``stats.models`` sums each model's
   calls over the run; ``--output-format stream-json``: ``init``, ``message``, ``tool_use``,
   ``tool_result``, ``error`` and a ``result`` whose ``stats`` are the run's totals. The session
-  under ``~/.gemini/tmp/<project>/chats/`` logs each call.
+  under ``~/.gemini/tmp/<project>/chats/`` logs each call. A ``-p --output-format json`` run
+  that fails prints ``{session_id, error: {type, message, code?}}`` instead (``JsonFormatter
+  .formatError``; ``session_id`` since December 2025): no usage at all, named with its error.
+  Without ``session_id`` the object is any error body (``{"error": {"type", "message", "code"}}``
+  is also what gateways answer), so it is not named.
 
 Detection runs only when no format claims a file's first records (a file of a format audit reads
 is never refused for a line that looks like one of these).
@@ -40,10 +44,13 @@ class Headless:
     instead: str
     #: Whether a record (a JSON object) is one of this output's.
     match: Callable[[dict], bool]
+    #: What the record itself says that the refusal names after ``what`` (an error's message).
+    detail: Callable[[dict], str] | None = None
 
-    def refusal(self) -> str:
-        """The refusal's text, after ``file:line: ``."""
-        return f"{self.what}: {self.why}, so no call can be audited; audit {self.instead} instead"
+    def refusal(self, value: dict) -> str:
+        """The refusal's text for the record ``value`` it matched, after ``file:line: ``."""
+        detail = f" ({self.detail(value)})" if self.detail is not None else ""
+        return f"{self.what}{detail}: {self.why}, so no call can be audited; audit {self.instead} instead"
 
 
 #: ``codex exec --json`` event types (``ThreadEvent``'s tags).
@@ -76,6 +83,34 @@ def _gemini_json(value: dict) -> bool:
     return isinstance(stats, dict) and isinstance(stats.get("models"), dict) and set(value) <= _GEMINI_JSON_KEYS
 
 
+#: ``JsonError``'s keys (``code`` optional).
+_GEMINI_ERROR_KEYS = frozenset({"type", "message", "code"})
+#: The most of an error's message the refusal quotes.
+_MESSAGE_CHARS = 160
+
+
+def _gemini_error(value: dict) -> bool:
+    """``{session_id, error: {type, message, code?}}``: exactly these keys, so that an unrelated
+    error body (which has no ``session_id`` beside its ``error``) is never taken for it."""
+    error = value.get("error")
+    if set(value) != {"session_id", "error"} or not isinstance(value["session_id"], str) or not value["session_id"]:
+        return False
+    if not isinstance(error, dict) or not set(error) <= _GEMINI_ERROR_KEYS:
+        return False
+    code = error.get("code")
+    return (isinstance(error.get("type"), str) and isinstance(error.get("message"), str)
+            and (code is None or (isinstance(code, (str, int)) and not isinstance(code, bool))))
+
+
+def _gemini_error_text(value: dict) -> str:
+    """``type: message`` on one line, the message cut to :data:`_MESSAGE_CHARS`."""
+    error = value["error"]
+    message = " ".join(error["message"].split())
+    if len(message) > _MESSAGE_CHARS:
+        message = message[:_MESSAGE_CHARS] + "..."
+    return f"{error['type']}: {message}" if message else error["type"]
+
+
 def _gemini_stream(value: dict) -> bool:
     kind = value.get("type")
     if kind not in _GEMINI_STREAM_TYPES or not isinstance(value.get("timestamp"), str):
@@ -104,6 +139,13 @@ HEADLESS: tuple[Headless, ...] = (
         "it reports usage per run only (stats.models sums each model's calls)",
         "the session Gemini CLI keeps of the run (~/.gemini/tmp/<project>/chats/session-*.json or .jsonl)",
         _gemini_json,
+    ),
+    Headless(
+        "Gemini CLI -p --output-format json error output",
+        "it holds only the error the run ended with, no usage",
+        "the session Gemini CLI keeps of the run (~/.gemini/tmp/<project>/chats/session-*.json or .jsonl)",
+        _gemini_error,
+        _gemini_error_text,
     ),
     Headless(
         "Gemini CLI --output-format stream-json output",
