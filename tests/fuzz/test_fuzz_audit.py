@@ -89,6 +89,14 @@ SEEDS: dict[str, list[dict]] = {
         {"type": "thread.started", "thread_id": "t"},
         {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message", "text": "x"}},
         {"type": "turn.completed", "usage": {"input_tokens": 90, "cached_input_tokens": 40, "output_tokens": 3}},
+        # codex exec --json before 0.44: Codex's events {id, msg}; token_count per call, first as
+        # TokenUsage itself, later as info (re-sent unchanged with rate limits).
+        {"model": "gpt-5-codex", "provider": "openai", "reasoning effort": "high"},
+        {"id": "0", "msg": {"type": "session_configured", "session_id": "e", "model": "gpt-5-codex"}},
+        {"id": "1", "msg": {"type": "token_count", "input_tokens": 900, "cached_input_tokens": None, "output_tokens": 3}},
+        {"id": "1", "msg": {"type": "token_count", "info": None, "rate_limits": {}}},
+        {"id": "1", "msg": {"type": "token_count", "info": {"total_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5},
+                                                             "last_token_usage": {"input_tokens": 1100, "cached_input_tokens": 1024, "output_tokens": 2}}}},
         # A fork as Codex 0.35-0.125+ wrote it: the source's rollout copied after this one's
         # session_meta, re-timestamped, no marker where the copy ends (here: a token count, 20 ms
         # later, then a gap); the fork's first total starts again from zero (before 0.78).

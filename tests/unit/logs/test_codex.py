@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace
 from prefixbench.workloads.logs.formats import detect_format
 from tests.unit.audit.fixtures import write_jsonl
@@ -993,3 +995,111 @@ def test_the_audit_says_when_it_reads_the_files_again(tmp_path: Path, capsys) ->
     assert outputs[0] == outputs[1] == outputs[2]
     assert main(["audit", str(paths["source"]), str(paths["fork"]), "--format", "json"]) == 0
     assert "reading again" not in capsys.readouterr().err  # the source first: one pass
+
+
+#: ``codex exec --json`` before 0.44 (openai/codex codex-rs/exec/src/event_processor_with_json_output.rs
+#: then): a config summary, the prompt, then each ``Event {id, msg}`` as it came. Codex's first
+#: releases sent ``TokenCount(TokenUsage)`` itself (``cached_input_tokens`` null where the API said
+#: nothing), one per completed model response.
+EXEC_FLAT = [
+    {"workdir": "/x", "model": "codex-mini-latest", "provider": "openai", "approval": "never", "sandbox": "read-only",
+     "reasoning effort": "medium", "reasoning summaries": "auto"},
+    {"prompt": "list the files"},
+    {"id": "0", "msg": {"type": "session_configured", "session_id": "0198a0c3-0000-7000-8000-000000000001", "model": "codex-mini-latest",
+                        "history_log_id": 0, "history_entry_count": 0}},
+    {"id": "1", "msg": {"type": "task_started"}},
+    {"id": "1", "msg": {"type": "exec_command_begin", "call_id": "c1", "command": ["bash", "-lc", "ls"], "cwd": "/x"}},
+    {"id": "1", "msg": {"type": "token_count", "input_tokens": 5120, "cached_input_tokens": None, "output_tokens": 80,
+                        "reasoning_output_tokens": 64, "total_tokens": 5200}},
+    {"id": "1", "msg": {"type": "exec_command_end", "call_id": "c1", "stdout": "a.py\n", "stderr": "", "exit_code": 0}},
+    {"id": "1", "msg": {"type": "agent_message", "message": "One file: a.py."}},
+    {"id": "1", "msg": {"type": "token_count", "input_tokens": 5400, "cached_input_tokens": 5120, "output_tokens": 20,
+                        "reasoning_output_tokens": 0, "total_tokens": 5420}},
+    {"id": "1", "msg": {"type": "task_complete", "last_agent_message": "One file: a.py."}},
+]
+
+SESSION = "0199a213-81c0-7800-8aa1-bbab2a035a53"
+
+
+def _info(total: tuple[int, int, int], last: tuple[int, int, int]) -> dict:
+    def usage(n: tuple[int, int, int]) -> dict:
+        return {"input_tokens": n[0], "cached_input_tokens": n[1], "output_tokens": n[2], "reasoning_output_tokens": 0, "total_tokens": n[0] + n[2]}
+
+    return {"total_token_usage": usage(total), "last_token_usage": usage(last), "model_context_window": 272000}
+
+
+#: Later releases before 0.44: ``TokenCountEvent {info, rate_limits}``; rate limits arriving
+#: re-send the last info (info null before the first call).
+EXEC_INFO = [
+    {"model": "gpt-5-codex", "provider": "openai", "approval": "never", "sandbox": "read-only", "workdir": "/x", "reasoning effort": "high"},
+    {"prompt": "fix the test"},
+    {"id": "0", "msg": {"type": "session_configured", "session_id": SESSION, "model": "gpt-5-codex", "reasoning_effort": "high",
+                        "history_log_id": 0, "history_entry_count": 0, "rollout_path": "/home/u/.codex/sessions/2025/10/01/rollout-x.jsonl"}},
+    {"id": "1", "msg": {"type": "task_started", "model_context_window": 272000}},
+    {"id": "1", "msg": {"type": "token_count", "info": None, "rate_limits": {"primary": {"used_percent": 3.0}}}},
+    {"id": "1", "msg": {"type": "token_count", "info": _info((9000, 0, 120), (9000, 0, 120)), "rate_limits": None}},
+    {"id": "1", "msg": {"type": "token_count", "info": _info((9000, 0, 120), (9000, 0, 120)), "rate_limits": {"primary": {"used_percent": 4.0}}}},
+    {"id": "1", "msg": {"type": "token_count", "info": _info((18600, 8960, 170), (9600, 8960, 50)), "rate_limits": None}},
+    {"id": "1", "msg": {"type": "token_count", "info": _info((28400, 18432, 195), (9800, 9472, 25)), "rate_limits": None}},
+    {"id": "1", "msg": {"type": "task_complete", "last_agent_message": "Fixed."}},
+]
+
+
+def test_codex_exec_json_before_0_44_is_read_a_call_per_token_count(tmp_path: Path) -> None:
+    # fix37 said "unknown log format" of both (checked): each token_count is one model response's.
+    flat = write_jsonl(tmp_path / "flat.jsonl", EXEC_FLAT)
+    assert detect_format(flat).name == "codex"
+    requests, summaries = load_trace([flat])
+    # By hand: prompts 5,120 + 5,400 = 10,520, of them read 0 (null) + 5,120; output 80 + 20.
+    assert [r.line for r in requests] == [6, 9]
+    assert sum(r.usage.prompt for r in requests) == 10520
+    assert sum(r.usage.cache_read for r in requests) == 5120
+    assert sum(r.usage.uncached for r in requests) == 5120 + 280
+    assert sum(r.usage.output for r in requests) == 100
+    assert {(r.model, r.provider, r.envelope) for r in requests} == {("codex-mini-latest", "openai", (("effort", "medium"),))}
+    assert requests[1].prefix.parent == requests[0].prefix.node and requests[0].prefix.parent is None
+    assert all(r.sent_ms is None for r in requests)
+    assert summaries[0].format == "codex" and summaries[0].notes[0].startswith("codex exec --json output (before 0.44)")
+
+    later = write_jsonl(tmp_path / "info.jsonl", EXEC_INFO)
+    requests, summaries = load_trace([later])
+    # By hand: three calls (the null info and the repeat are none): prompts 9,000 + 9,600 + 9,800
+    # = 28,400, read 0 + 8,960 + 9,472 = 18,432, output 120 + 50 + 25 = 195: Codex's own total.
+    assert [r.line for r in requests] == [6, 8, 9]
+    assert sum(r.usage.prompt for r in requests) == 28400
+    assert sum(r.usage.cache_read for r in requests) == 18432
+    assert sum(r.usage.output for r in requests) == 195
+    assert {r.envelope for r in requests} == {(("effort", "high"),)}
+    assert summaries[0].skipped == ((7, "repeated token_count (same running total: rate limits re-sent the last call's)"),)
+    assert "Codex's own running total: input 28,400 / output 195 tokens (the same)" in summaries[0].notes
+
+
+def test_codex_exec_json_beside_its_rollout_counts_each_call_once(tmp_path: Path) -> None:
+    # The rollout of the same session (same thread id, same running totals) in the audit too:
+    # whichever sorts first, the rollout counts the calls and the exec output none.
+    exec_out = write_jsonl(tmp_path / "a-exec.jsonl", EXEC_INFO)
+    lines = [
+        ("2025-10-01T10:00:01.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix the test"}]}),
+        ("2025-10-01T10:00:05.000Z", {"type": "token_count", "info": _info((9000, 0, 120), (9000, 0, 120))}),
+        ("2025-10-01T10:00:06.000Z", {"type": "function_call_output", "call_id": "c", "output": "ok"}),
+        ("2025-10-01T10:00:09.000Z", {"type": "token_count", "info": _info((18600, 8960, 170), (9600, 8960, 50))}),
+        ("2025-10-01T10:00:10.000Z", {"type": "function_call_output", "call_id": "d", "output": "ok"}),
+        ("2025-10-01T10:00:12.000Z", {"type": "token_count", "info": _info((28400, 18432, 195), (9800, 9472, 25))}),
+    ]
+    rollout = _codex(tmp_path / "rollout-2025-10-01T10-00-00-x.jsonl", lines, session=SESSION)
+    requests, summaries = load_trace([exec_out, rollout])
+    assert [Path(r.file).name for r in requests] == [rollout.name] * 3
+    exec_summary = next(s for s in summaries if s.file == str(exec_out))
+    assert "3 call(s) counted in the session's rollout, which is in this audit" in exec_summary.notes
+
+
+def test_codex_exec_json_from_0_44_is_still_refused_and_rollouts_still_read(tmp_path: Path) -> None:
+    # The item/turn shape is not this one; a rollout of the same era is a rollout.
+    path = write_jsonl(tmp_path / "new.jsonl", [{"type": "thread.started", "thread_id": "t"},
+                                                {"type": "turn.completed", "usage": {"input_tokens": 9, "cached_input_tokens": 0, "output_tokens": 1}}])
+    with pytest.raises(UserError, match="Codex exec --json output: it reports usage per turn only"):
+        detect_format(path)
+    rollout = _codex(tmp_path / "rollout.jsonl", [("2025-10-01T10:00:05.000Z", {"type": "token_count", "info": _info((9000, 0, 120), (9000, 0, 120))})])
+    requests, summaries = load_trace([rollout])
+    assert len(requests) == 1 and requests[0].sent_ms is not None
+    assert not summaries[0].notes[0].startswith("codex exec")

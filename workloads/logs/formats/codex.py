@@ -55,6 +55,18 @@ run, before the fork's first call, whose running total goes on from the copy's l
 the source counted is the copy's too (Codex stalled writing it).
 
 A record without ``ordinal`` is numbered by its place in the file (0-based).
+
+**``codex exec --json`` before 0.44** printed Codex's own events (``Event {id, msg}``, ``msg``
+tagged by ``type``), one a line, after a config summary (``{"model", "provider", ...}``) and
+``{"prompt"}``; every ``token_count`` is one model response's usage, sent when the response
+completed (openai/codex ``codex-rs/exec/src/event_processor_with_json_output.rs`` and the
+protocol's ``EventMsg::TokenCount`` then): first ``TokenUsage`` itself (``{type: "token_count",
+input_tokens, cached_input_tokens, output_tokens, ...}``; ``cached_input_tokens`` may be null),
+later ``{info: {total_token_usage, last_token_usage}, rate_limits}``, re-sent with the same
+``info`` when rate limits arrive (a repeat of the running total: not a call) or ``info: null``
+before the first call. Each count is a call of one chain in file order; the output has no
+timestamps. A call whose running total the session's rollout (read too) counted is not counted
+again. (0.44 on, the output is per turn only: refused, :mod:`prefixbench.workloads.logs.formats.headless`.)
 """
 
 from __future__ import annotations
@@ -80,14 +92,19 @@ NAME = "codex"
 #: Codex writes the copy in one go, line after line; a call of the fork's own is written a model
 #: response (whole prompt prefilled, reply streamed) after its prompt.
 COPY_GAP_MS = 100
+#: ``codex exec --json`` before 0.44 printed its config summary and the prompt before any event.
+_EXEC_HEAD = 2
 _LINE_KINDS = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 
 
 def detect(value: dict) -> Evidence | None:
     """A rollout line (``type`` + ``payload``); an older rollout by its ``record_type`` lines or
-    its first line ``{id, timestamp, instructions}``."""
+    its first line ``{id, timestamp, instructions}``; an event of ``codex exec --json`` before
+    0.44 (``{id, msg: {type}}`` and nothing else)."""
     if value.get("type") in _LINE_KINDS and "payload" in value:
         return Evidence.ENTRY
+    if _exec_event(value):
+        return Evidence.SHAPE
     if "record_type" in value or ("id" in value and "timestamp" in value and "instructions" in value and "type" not in value):
         return Evidence.SHAPE  # rollouts before event_msg/token_count (no usage in them)
     return None
@@ -708,13 +725,144 @@ def _total_node(session: str, total: dict) -> str:
     return f"codex:{session}@{json.dumps(total, sort_keys=True)}"
 
 
+def _exec_event(value: dict) -> bool:
+    """An ``Event`` as ``codex exec --json`` before 0.44 printed it: ``{id, msg: {type, ...}}``."""
+    msg = value.get("msg")
+    return len(value) == 2 and isinstance(value.get("id"), str) and isinstance(msg, dict) and isinstance(msg.get("type"), str)
+
+
+class _Exec:
+    """The requests of a ``codex exec --json`` output before 0.44 (see the module doc)."""
+
+    def __init__(self, path: Path, ctx: ImportContext) -> None:
+        self.name = str(path)
+        self.ctx = ctx
+        self.out: list[TraceRequest] = []
+        self.skipped: list[tuple[int, str]] = []
+        self.session = self.name
+        self.provider: Provider = "openai"
+        self.model = "unknown"
+        self.effort: str | None = None
+        self.previous_total: str | None = None
+        self.last_total: dict | None = None
+        self.chain_parent: str | None = None
+        self.rollout_counted = 0
+
+    def line(self, record: Record) -> None:
+        value: dict = record.value  # type: ignore[assignment]
+        msg = value.get("msg")
+        if not isinstance(msg, dict):
+            if isinstance(value.get("model"), str) and isinstance(value.get("provider"), str):
+                # The config summary printed first: every value a string.
+                self.model = value["model"]
+                self.provider = provider_named_in(value["provider"]).name
+                effort = value.get("reasoning effort")
+                self.effort = effort if isinstance(effort, str) and effort != "none" else self.effort
+            return  # {"prompt": ...}, or a line of no event
+        kind = msg.get("type")
+        if kind == "session_configured":
+            self.session = _text(msg.get("session_id")) or self.session
+            self.model = _text(msg.get("model")) or self.model
+            effort = msg.get("reasoning_effort")
+            self.effort = effort if isinstance(effort, str) else self.effort
+        elif kind == "token_count":
+            self._token_count(record, msg)
+
+    def _token_count(self, record: Record, msg: dict) -> None:
+        where = f"{self.name}:{record.line}"
+        total: object = None
+        if "info" in msg or "rate_limits" in msg:
+            info = msg.get("info")
+            if info is None:
+                return  # rate limits before any call's usage
+            if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
+                raise UserError(f"{where}: token_count info without last_token_usage ({info!r:.60})")
+            total, last = info.get("total_token_usage"), info["last_token_usage"]
+            total_key = json.dumps(total, sort_keys=True)
+            if total_key == self.previous_total:
+                self.skipped.append((record.line, "repeated token_count (same running total: rate limits re-sent the last call's)"))
+                return
+            self.previous_total = total_key
+            if isinstance(total, dict):
+                self.last_total = total
+        else:
+            last = msg  # the first releases: TokenUsage itself
+        # Its own node names, so that the rollout's call (named by thread and running total) is
+        # asked about: the rollout is read first, whatever the file order (answers_first).
+        node = f"codex-exec:{_node(self.session, total, len(self.out))}"
+        if isinstance(total, dict):
+            theirs = _total_node(self.session, total)
+            self.ctx.codex_asked.add(theirs)
+            if theirs in self.ctx.codex_calls:
+                self.rollout_counted += 1
+                self.skipped.append((record.line, "token_count counted in the session's rollout (same thread, same running total)"))
+                self.chain_parent = theirs
+                return
+        self.out.append(
+            TraceRequest(
+                file=self.name,
+                line=record.line,
+                lane="main",
+                lane_kind="main",
+                seq=len(self.out),
+                sent_ms=None,
+                ready_ms=None,
+                done_ms=None,
+                provider=self.provider,
+                model=self.model,
+                envelope=(("effort", self.effort),) if self.effort else (),
+                usage=_usage(last, where),
+                prefix=Prefix(f"codex:{self.model}:?", node, self.chain_parent, 1, replays_output=True),
+                source_format=NAME,
+            )
+        )
+        self.chain_parent = node
+
+    def notes(self) -> tuple[str, ...]:
+        notes: tuple[str, ...] = (
+            "codex exec --json output (before 0.44): each token_count event is a call, in file order, with no timestamps; "
+            "Codex base instructions and tool schemas are not in it: the head is an opaque prefix",
+        )
+        if self.rollout_counted:
+            notes += (f"{self.rollout_counted} call(s) counted in the session's rollout, which is in this audit",)
+        if not self.out and not self.rollout_counted:
+            return notes + ("no token_count events: a provider whose API reports no usage (Chat Completions), or no call made",)
+        if self.last_total is not None and not self.rollout_counted:
+            theirs = (self.last_total.get("input_tokens"), self.last_total.get("output_tokens"))
+            counted = (sum(r.usage.prompt for r in self.out if r.usage), sum(r.usage.output for r in self.out if r.usage))
+            if all(isinstance(n, int) and not isinstance(n, bool) for n in theirs):
+                verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
+                notes += (f"Codex's own running total: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
+        return notes
+
+
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
-    """A rollout's requests; see the module doc."""
+    """A rollout's requests, or those of a ``codex exec --json`` output before 0.44; see the module doc."""
     rollout = _Rollout(path, ctx)
+    execs: _Exec | None = None
+    decided = False
+    #: The lines before the first event or rollout line (exec's config summary and prompt).
+    pending: list[Record] = []
     seen_any = False
     for record in objects(path, records, " (a rollout line)"):
         seen_any = True
-        rollout.line(record)
+        if decided:
+            (execs or rollout).line(record)
+            continue
+        value: dict = record.value  # type: ignore[assignment]
+        if _exec_event(value):
+            execs = _Exec(path, ctx)
+        elif detect(value) is None and len(pending) < _EXEC_HEAD:
+            pending.append(record)
+            continue
+        decided = True
+        for line in (*pending, record):
+            (execs or rollout).line(line)
+    if not decided:
+        for line in pending:
+            rollout.line(line)
+    if execs is not None:
+        return execs.out, FileSummary(execs.name, NAME, len(execs.out), tuple(execs.skipped), execs.notes())
     if not seen_any:
         raise UserError(f"{rollout.name}:1: empty file, no rollout lines")
     return rollout.out, FileSummary(rollout.name, NAME, len(rollout.out), tuple(rollout.skipped), rollout.notes())
@@ -750,5 +898,8 @@ FORMAT = LogFormat(
         "Codex 0.160 on: world_state, inter_agent_communication(_metadata), retained_context, security_risk_score and "
         "realtime_item lines, and compacted.latest_token_usage_record (a snapshot of an earlier response's record): none a call",
         "older rollouts (record_type lines, or a first line {id, timestamp, instructions}): no usage, read as no calls",
+        "codex exec --json output before 0.44 (a config summary, {prompt}, then Event {id, msg} lines): each token_count a call "
+        "(TokenUsage itself in the first releases, later info.last_token_usage; info re-sent with rate limits, the same "
+        "running total, is not), one chain in file order, no timestamps; calls the session's rollout counted are not counted again",
     ),
 )

@@ -11,7 +11,8 @@ in one line that says what it is, why, and which of the agent's own files logs e
   ``item.started`` / ``item.updated`` / ``item.completed``, ``turn.completed`` whose ``usage
   {input_tokens, cached_input_tokens, output_tokens}`` totals the turn's calls (later releases: the
   thread's so far), ``turn.failed``, ``error``. The rollout under ``~/.codex/sessions/`` logs each
-  call (a run with ``--ephemeral`` writes none).
+  call (a run with ``--ephemeral`` writes none). Before 0.44 it printed Codex's events with a
+  ``token_count`` per call: read as Codex (:mod:`prefixbench.workloads.logs.formats.codex`).
 * ``gemini -p --output-format json`` (google-gemini/gemini-cli ``packages/core/src/output/``): one
   object ``{session_id, response, stats, error, warnings}`` whose ``stats.models`` sums each model's
   calls over the run; ``--output-format stream-json``: ``init``, ``message``, ``tool_use``,
