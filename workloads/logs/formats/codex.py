@@ -757,7 +757,7 @@ class _Exec:
                 self.model = value["model"]
                 self.provider = provider_named_in(value["provider"]).name
                 effort = value.get("reasoning effort")
-                self.effort = effort if isinstance(effort, str) and effort != "none" else self.effort
+                self.effort = effort if isinstance(effort, str) else self.effort
             return  # {"prompt": ...}, or a line of no event
         kind = msg.get("type")
         if kind == "session_configured":
