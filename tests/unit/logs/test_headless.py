@@ -215,3 +215,12 @@ def test_a_codex_exec_output_cut_after_its_first_lines_is_still_named(tmp_path: 
     path = write_jsonl(tmp_path / "tail.jsonl", CODEX_EXEC[2:3] + CODEX_EXEC[-1:])
     with pytest.raises(UserError, match=rf"^{path}:1: Codex exec --json output: "):
         detect_format(path)
+
+
+@pytest.mark.parametrize("kind", [["turn.completed"], {"t": 1}])
+def test_a_record_whose_type_is_a_list_or_an_object_is_no_headless_output(tmp_path: Path, kind) -> None:
+    # Found by the fuzz run at 300 examples: the type went into a set lookup (TypeError: unhashable).
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"type": kind, "timestamp": "2026-01-01T00:00:00Z", "usage": {}}))
+    with pytest.raises(UserError, match=r":1: unknown log format"):
+        detect_format(path)

@@ -60,6 +60,8 @@ _CODEX_ITEM_EVENTS = frozenset({"item.started", "item.updated", "item.completed"
 
 def _codex_exec(value: dict) -> bool:
     kind = value.get("type")
+    if not isinstance(kind, str):  # (a list or an object there would not hash for the set below)
+        return False
     if kind == "thread.started":
         return isinstance(value.get("thread_id"), str)
     if kind == "turn.completed":
@@ -114,7 +116,7 @@ def _gemini_error_text(value: dict) -> str:
 
 def _gemini_stream(value: dict) -> bool:
     kind = value.get("type")
-    if kind not in _GEMINI_STREAM_TYPES or not isinstance(value.get("timestamp"), str):
+    if not isinstance(kind, str) or kind not in _GEMINI_STREAM_TYPES or not isinstance(value.get("timestamp"), str):
         return False
     if kind == "init":
         return isinstance(value.get("session_id"), str) and isinstance(value.get("model"), str)
