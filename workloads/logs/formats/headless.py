@@ -30,11 +30,11 @@ is never refused for a line that looks like one of these).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+
+import msgspec
 
 
-@dataclass(frozen=True)
-class Headless:
+class Headless(msgspec.Struct, frozen=True):
     """One agent's headless output: how to tell a record of it, and what to say instead."""
 
     #: What the file is, as the refusal names it.
