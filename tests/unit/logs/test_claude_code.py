@@ -515,3 +515,24 @@ def test_a_stream_json_run_kept_as_one_json_array_reads_the_same(tmp_path: Path)
     array.write_text(json.dumps(lines), encoding="utf-8")
     as_array = load_trace([array])[0]
     assert [(r.request_id, r.prefix.parent is None, r.lane) for r in as_array] == [(r.request_id, r.prefix.parent is None, r.lane) for r in as_lines]
+
+
+def _second_run() -> list[dict]:
+    """:func:`_stream_run` again as another run: its own session id, uuids and message ids."""
+    lines = json.loads(json.dumps(_stream_run()).replace('"run-1"', '"run-2"').replace('"msg_', '"msg_b').replace('"uuid": "', '"uuid": "b'))
+    return lines
+
+
+def test_two_stream_json_runs_in_one_file_are_lanes_of_their_own(tmp_path: Path) -> None:
+    # Two headless runs' output in one file (interleaved: two runs writing one file at once; or
+    # one after the other): the second run's main thread was the first's lane, so each of its
+    # calls was measured against the other run's previous call (the expected read its size: 600
+    # "lost" to system-changed and messages-changed on calls that read all they were predicted to).
+    first, second = _stream_run(), _second_run()
+    for name, lines in (("interleaved.jsonl", [x for pair in zip(first, second) for x in pair]), ("after.jsonl", first + second)):
+        path = write_jsonl(tmp_path / name, lines)
+        requests, _ = load_trace([path])
+        lanes = {r.request_id: r.lane for r in requests}
+        assert (lanes["msg_1"], lanes["msg_3"], lanes["msg_b1"], lanes["msg_b3"]) == ("main", "main", "session-2", "session-2")
+        rows = run_audit([path]).rows
+        assert sum(r.lost_tokens for r in rows) == 0 and sum(r.read_within for r in rows) == 10

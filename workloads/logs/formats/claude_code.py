@@ -180,6 +180,9 @@ class _Walk:
         self.stream_last: dict[tuple[str | None, ...], str] = {}
         self.stream_parent: dict[str, str | None] = {}
         self.stream_version: str | None = None
+        #: A stream-json run's main-thread lane per session: the file's for the first session, one
+        #: of its own for each other (two runs' output in one file, one after the other or interleaved).
+        self.session_lanes: dict[str | None, tuple[str, str]] = {}
 
     def offer(self, record: Record) -> None:
         """Place ``record`` (see :meth:`entry`), after its parent when the file gives the parent
@@ -335,7 +338,7 @@ class _Walk:
             self.sidechains += 1
             lane = (f"sidechain-{self.sidechains}", "subagent")
         else:
-            lane = self.file_lane
+            lane = self._session_lane(value) if _streamed(value) else self.file_lane
             if subtype == "compact_boundary":
                 event = "compaction"
         self.lane_of[uuid] = lane
@@ -344,6 +347,15 @@ class _Walk:
         if parent is not None:
             event = event or "resume"  # the parent lives in another file (a resumed session)
         return event
+
+    def _session_lane(self, value: dict) -> tuple[str, str]:
+        """The lane of a stream-json run's main thread (see :attr:`session_lanes`): a second run's
+        calls are no continuation of the first's, whose lane's previous request they are not."""
+        session = value.get("session_id")
+        key = session if isinstance(session, str) else None
+        if key not in self.session_lanes:
+            self.session_lanes[key] = (f"session-{len(self.session_lanes) + 1}", "main") if self.session_lanes else self.file_lane
+        return self.session_lanes[key]
 
     def _assistant(self, record: Record, value: dict, message: dict, uuid: str, parent: str | None, when: int | None) -> None:
         model = message.get("model")
