@@ -171,3 +171,18 @@ def test_a_codex_exec_output_cut_after_its_first_lines_is_still_named(tmp_path: 
     path = write_jsonl(tmp_path / "tail.jsonl", CODEX_EXEC[2:3] + CODEX_EXEC[-1:])
     with pytest.raises(UserError, match=rf"^{path}:1: Codex exec --json output: "):
         detect_format(path)
+
+
+@pytest.mark.parametrize(("usage", "said"), [
+    ({"input_tokens": "12", "output_tokens": 5}, "message.usage.input_tokens is not a non-negative integer ('12')"),
+    ({"input_tokens": 100, "cache_read_input_tokens": 200}, "message.usage: cache_read_input_tokens (200) exceed input_tokens (100), "
+     "which Qwen Code reports as the whole prompt"),
+])
+def test_a_bad_qwen_headless_usage_is_named_by_the_fields_the_file_has(tmp_path: Path, usage: dict, said: str) -> None:
+    # It named Gemini's fields, which the file does not have (usageMetadata.promptTokenCount).
+    lines = json.loads(json.dumps(QWEN_STREAM))
+    lines[2]["message"]["usage"] = usage
+    path = write_jsonl(tmp_path / "run.jsonl", lines)
+    with pytest.raises(UserError) as caught:
+        load_trace([path])
+    assert str(caught.value) == f"{path}:3: {said}"

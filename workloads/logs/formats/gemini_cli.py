@@ -500,9 +500,14 @@ class _Session:
         if not isinstance(usage, dict):
             self.skipped.append((record.line, "assistant message without usage"))
             return
-        # Gemini's usage under Claude's names: input_tokens is the whole prompt, the read inside it.
-        raw = {"promptTokenCount": usage.get("input_tokens"), "cachedContentTokenCount": usage.get("cache_read_input_tokens"),
-               "candidatesTokenCount": usage.get("output_tokens")}
+        # Gemini's usage under Claude's names: input_tokens is the whole prompt, the read inside it
+        # (checked here, so an error names the fields the file has, not Gemini's).
+        prompt, read, output = (count(usage.get(key), where, f"message.usage.{key}")
+                                for key in ("input_tokens", "cache_read_input_tokens", "output_tokens"))
+        if read > prompt:
+            raise UserError(f"{where}: message.usage: cache_read_input_tokens ({read}) exceed input_tokens ({prompt}), "
+                            "which Qwen Code reports as the whole prompt")
+        raw = {"promptTokenCount": prompt, "cachedContentTokenCount": read, "candidatesTokenCount": output}
         reported = _usage(raw, where, raw=True)
         if reported.is_empty:
             self.skipped.append((record.line, _QWEN_SPLIT))
