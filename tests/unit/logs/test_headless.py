@@ -186,3 +186,12 @@ def test_a_bad_qwen_headless_usage_is_named_by_the_fields_the_file_has(tmp_path:
     with pytest.raises(UserError) as caught:
         load_trace([path])
     assert str(caught.value) == f"{path}:3: {said}"
+
+
+def test_a_qwen_result_with_no_prompt_count_is_no_run_total(tmp_path: Path) -> None:
+    # A result whose usage names no input_tokens: the note said Qwen Code's own totals were
+    # "prompt 0, read 0" and that the calls counted disagreed with them.
+    lines = json.loads(json.dumps(QWEN_STREAM))
+    lines[-1]["usage"] = {"output_tokens": 49}
+    _, summaries = load_trace([write_jsonl(tmp_path / "run.jsonl", lines)])
+    assert not any("run totals" in note for note in summaries[0].notes)

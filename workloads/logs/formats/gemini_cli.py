@@ -478,7 +478,8 @@ class _Session:
         kind, subtype = value.get("type"), value.get("subtype")
         if kind == "system" and subtype == "init" and isinstance(value.get("qwen_code_version"), str):
             self.version = value["qwen_code_version"]
-        if kind == "result" and isinstance(value.get("usage"), dict) and not isinstance(value.get("parent_tool_use_id"), str):
+        if (kind == "result" and isinstance(value.get("usage"), dict) and "input_tokens" in value["usage"]
+                and not isinstance(value.get("parent_tool_use_id"), str)):  # (totals with no prompt count are none to check)
             where, usage = f"{self.name}:{record.line}", value["usage"]
             prompt = count(usage.get("input_tokens"), where, "usage.input_tokens")
             read = count(usage.get("cache_read_input_tokens"), where, "usage.cache_read_input_tokens")
