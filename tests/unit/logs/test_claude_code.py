@@ -536,3 +536,19 @@ def test_two_stream_json_runs_in_one_file_are_lanes_of_their_own(tmp_path: Path)
         assert (lanes["msg_1"], lanes["msg_3"], lanes["msg_b1"], lanes["msg_b3"]) == ("main", "main", "session-2", "session-2")
         rows = run_audit([path]).rows
         assert sum(r.lost_tokens for r in rows) == 0 and sum(r.read_within for r in rows) == 10
+
+
+def test_a_stream_json_compaction_starts_the_threads_chain_again(tmp_path: Path) -> None:
+    # The SDK's compact_boundary line (type system) was passed over: the call after it extended
+    # the thread's previous messages, so its fall to the summary's size was called a compaction
+    # "the log does not mark".
+    lines = _stream_run()
+    lines.insert(9, {"type": "system", "subtype": "compact_boundary", "session_id": "run-1", "uuid": "cb",
+                     "compact_metadata": {"trigger": "auto", "pre_tokens": 21_000}})
+    lines.insert(10, _streamed("user", "sum", "This session is being continued from a previous conversation. Summary: ..."))
+    lines[11]["message"]["usage"] = cc_usage(3, 2_000, 0, 30)
+    path = write_jsonl(tmp_path / "run.jsonl", lines)
+    after = {r.request_id: r for r in load_trace([path])[0]}["msg_3"]
+    assert (after.prefix.parent, after.lane, after.events) == (None, "main", (("compaction", ""),))
+    row = run_audit([path]).rows[-1]
+    assert (row.cause, row.detail) == ("compaction", "compaction logged before this request (new context)")

@@ -211,18 +211,21 @@ class _Walk:
     def _stream_entry(self, record: Record) -> None:
         """Place an entry of a stream-json run (:func:`_streamed`) under the entry its thread
         placed last: the run prints a thread's messages in the order its prompts send them. The
-        run's ``init``, hook output and ``result`` lines are no part of a prompt."""
+        run's ``init``, hook output and ``result`` lines are no part of a prompt; a
+        ``compact_boundary`` starts the thread's chain again."""
         value: dict = record.value  # type: ignore[assignment]
         kind = value.get("type")
         if kind == "system" and value.get("subtype") == "init" and isinstance(value.get("claude_code_version"), str):
             self.stream_version = value["claude_code_version"]
-        if kind != "user" and kind != "assistant":
+        # A compaction (the SDK's compact_boundary) starts the thread's chain again, as in a transcript.
+        boundary = kind == "system" and value.get("subtype") == "compact_boundary"
+        if kind != "user" and kind != "assistant" and not boundary:
             return
         uuid = value.get("uuid")
         if not isinstance(uuid, str):  # (1.0.x: none; its line stands for it)
             uuid = f"line {record.line}{record.path}"
         thread = tuple(v if isinstance(v, str) else None for v in (value.get("session_id"), value.get("parent_tool_use_id")))
-        self.stream_parent[uuid] = self.stream_last.get(thread)
+        self.stream_parent[uuid] = None if boundary else self.stream_last.get(thread)
         self.stream_last[thread] = uuid
         self.entry(record, uuid)
 
