@@ -95,11 +95,21 @@ def test_a_folder_walk_skips_a_headless_output_with_a_note(tmp_path: Path) -> No
             "total_token_usage": {"input_tokens": 3000, "cached_input_tokens": 1024, "output_tokens": 5},
             "last_token_usage": {"input_tokens": 3000, "cached_input_tokens": 1024, "output_tokens": 5}}}},
     ])
+    # And a GitHub Copilot CLI session, which docs/formats.md says is refused the same way: the
+    # walk skipped it as "metadata or another tool's file beside the logs", not naming it.
+    write_jsonl(folder / "events.jsonl", [
+        {"type": "session.start", "data": {"sessionId": "s", "copilotVersion": "0.0.400"}, "id": "e1",
+         "timestamp": "2026-01-10T09:00:00.000Z", "parentId": None},
+        {"type": "assistant.message", "data": {"messageId": "m1", "content": "Done", "outputTokens": 7}, "id": "e2",
+         "timestamp": "2026-01-10T09:00:04.000Z", "parentId": "e1"},
+    ])
     requests, summaries = load_trace([folder])
     assert [r.file for r in requests] == [str(folder / "rollout.jsonl")]
     skipped = {Path(s.file).name: (s.format, s.notes) for s in summaries if s.format == "headless"}
-    assert set(skipped) == {"exec.jsonl", "gemini.json"}
+    assert set(skipped) == {"exec.jsonl", "gemini.json", "events.jsonl"}
     assert skipped["exec.jsonl"][1][0].startswith("skipped: Codex exec --json output: it reports usage per turn only")
+    assert skipped["events.jsonl"][1][0].startswith("skipped: a GitHub Copilot CLI session (events.jsonl): it logs each call's output")
+    (folder / "events.jsonl").unlink()
     # A folder of nothing else says what the first file is.
     (folder / "rollout.jsonl").unlink()
     with pytest.raises(UserError, match=r"none is a log \(exec\.jsonl: Codex exec --json output: it reports usage per turn only"):
