@@ -552,3 +552,17 @@ def test_a_stream_json_compaction_starts_the_threads_chain_again(tmp_path: Path)
     assert (after.prefix.parent, after.lane, after.events) == (None, "main", (("compaction", ""),))
     row = run_audit([path]).rows[-1]
     assert (row.cause, row.detail) == ("compaction", "compaction logged before this request (new context)")
+
+
+def test_a_stream_json_run_without_uuids_kept_as_one_json_array_reads_as_its_lines(tmp_path: Path) -> None:
+    # 1.0.x printed no uuid, and its line stood for it: the elements of a one-line JSON array all
+    # start on line 1, so they were one entry (the last call placed in the subagent's lane, under
+    # an entry of its own).
+    lines = [{k: v for k, v in line.items() if k != "uuid"} for line in _stream_run()]
+    as_lines = load_trace([write_jsonl(tmp_path / "run.jsonl", lines)])[0]
+    array = tmp_path / "run.json"
+    array.write_text(json.dumps(lines), encoding="utf-8")
+    as_array = load_trace([array])[0]
+    assert [(r.request_id, r.lane, r.prefix.parent is None) for r in as_array] == [
+        (r.request_id, r.lane, r.prefix.parent is None) for r in as_lines]
+    assert [r.lane for r in as_array] == ["main", "main", "sidechain-1", "sidechain-1", "main"]

@@ -180,6 +180,8 @@ class _Walk:
         self.stream_last: dict[tuple[str | None, ...], str] = {}
         self.stream_parent: dict[str, str | None] = {}
         self.stream_version: str | None = None
+        #: The stream-json entries placed so far (a 1.0.x line's stand-in uuid counts them).
+        self.stream_entries = 0
         #: A stream-json run's main-thread lane per session: the file's for the first session, one
         #: of its own for each other (two runs' output in one file, one after the other or interleaved).
         self.session_lanes: dict[str | None, tuple[str, str]] = {}
@@ -221,9 +223,11 @@ class _Walk:
         boundary = kind == "system" and value.get("subtype") == "compact_boundary"
         if kind != "user" and kind != "assistant" and not boundary:
             return
+        self.stream_entries += 1
         uuid = value.get("uuid")
-        if not isinstance(uuid, str):  # (1.0.x: none; its line stands for it)
-            uuid = f"line {record.line}{record.path}"
+        if not isinstance(uuid, str):  # (1.0.x: none; its place in the file stands for it, not its line
+            # alone: the lines of a run collected into one JSON array share theirs)
+            uuid = f"line {record.line}{record.path} #{self.stream_entries}"
         thread = tuple(v if isinstance(v, str) else None for v in (value.get("session_id"), value.get("parent_tool_use_id")))
         self.stream_parent[uuid] = None if boundary else self.stream_last.get(thread)
         self.stream_last[thread] = uuid
