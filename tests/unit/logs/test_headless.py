@@ -205,3 +205,12 @@ def test_a_qwen_result_with_no_prompt_count_is_no_run_total(tmp_path: Path) -> N
     lines[-1]["usage"] = {"output_tokens": 49}
     _, summaries = load_trace([write_jsonl(tmp_path / "run.jsonl", lines)])
     assert not any("run totals" in note for note in summaries[0].notes)
+
+
+def test_two_qwen_headless_runs_in_one_file_are_lanes_of_their_own(tmp_path: Path) -> None:
+    # Two runs' output appended to one file: the second run's first call extended the first
+    # run's last (its prompt predicted to read all of the other run's).
+    second = json.loads(json.dumps(QWEN_STREAM).replace('"s1"', '"s2"').replace('"m2"', '"n2"').replace('"m3"', '"n3"'))
+    requests, _ = load_trace([write_jsonl(tmp_path / "runs.jsonl", QWEN_STREAM + second)])
+    assert [(r.request_id, r.lane) for r in requests] == [("m2", "main"), ("m3", "main"), ("n2", "session-2"), ("n3", "session-2")]
+    assert requests[2].prefix.parent is None and requests[3].prefix.parent == requests[2].prefix.node

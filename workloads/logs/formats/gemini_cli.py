@@ -263,6 +263,9 @@ class _Session:
         self.tokens_seen = False
         #: Qwen Code headless output: the run's own totals (its ``result`` messages' usage), prompt and read.
         self.run_totals: tuple[int, int] | None = None
+        #: Qwen Code headless output: each run's (``session_id``'s) main lane, the first run's
+        #: ``main``, another's ``session-2``... (runs' output appended to one file, or interleaved).
+        self.qwen_runs: dict[object, str] = {}
 
     def lane(self, name: str = "main", kind: LaneKind | None = None) -> _Lane:
         found = self.lanes.get(name)
@@ -488,7 +491,10 @@ class _Session:
         if kind not in ("user", "assistant"):
             return  # init, result (the run's totals), stream_event (partial messages)
         parent = value.get("parent_tool_use_id")
-        lane = self.lane(f"agent:{parent}", "subagent") if isinstance(parent, str) and parent else self.lane()
+        run = value.get("session_id")
+        run = run if isinstance(run, str) else None
+        main = self.qwen_runs.setdefault(run, f"session-{len(self.qwen_runs) + 1}" if self.qwen_runs else "main")
+        lane = self.lane(f"agent:{parent}", "subagent") if isinstance(parent, str) and parent else self.lane(main, "main")
         lane.blocks += 1
         message = as_dict(value.get("message"))
         if kind == "user":
