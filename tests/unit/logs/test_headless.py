@@ -214,3 +214,12 @@ def test_two_qwen_headless_runs_in_one_file_are_lanes_of_their_own(tmp_path: Pat
     requests, _ = load_trace([write_jsonl(tmp_path / "runs.jsonl", QWEN_STREAM + second)])
     assert [(r.request_id, r.lane) for r in requests] == [("m2", "main"), ("m3", "main"), ("n2", "session-2"), ("n3", "session-2")]
     assert requests[2].prefix.parent is None and requests[3].prefix.parent == requests[2].prefix.node
+
+
+def test_a_qwen_headless_run_in_a_file_twice_is_counted_once(tmp_path: Path) -> None:
+    # The same output twice in one file (written again, or copied onto itself): its calls and
+    # its run totals were counted twice, the copy's first call extending the original's last.
+    requests, summaries = load_trace([write_jsonl(tmp_path / "run.jsonl", QWEN_STREAM + QWEN_STREAM)])
+    assert [r.request_id for r in requests] == ["m2", "m3"]
+    assert "Qwen Code's own run totals (result usage): prompt 24,100, read 11,900 (the same)" in summaries[0].notes
+    assert summaries[0].skipped[-2:] == ((9, "assistant message m2 again: counted once"), (11, "assistant message m3 again: counted once"))

@@ -266,6 +266,8 @@ class _Session:
         #: Qwen Code headless output: each run's (``session_id``'s) main lane, the first run's
         #: ``main``, another's ``session-2``... (runs' output appended to one file, or interleaved).
         self.qwen_runs: dict[object, str] = {}
+        #: The uuids of the Qwen Code headless assistant and result messages counted.
+        self.qwen_counted: set[str] = set()
 
     def lane(self, name: str = "main", kind: LaneKind | None = None) -> _Lane:
         found = self.lanes.get(name)
@@ -486,8 +488,12 @@ class _Session:
             where, usage = f"{self.name}:{record.line}", value["usage"]
             prompt = count(usage.get("input_tokens"), where, "usage.input_tokens")
             read = count(usage.get("cache_read_input_tokens"), where, "usage.cache_read_input_tokens")
-            before = self.run_totals or (0, 0)
-            self.run_totals = (before[0] + prompt, before[1] + read)
+            uuid = value.get("uuid")
+            if not (isinstance(uuid, str) and uuid in self.qwen_counted):  # (a result seen again is one run's)
+                before = self.run_totals or (0, 0)
+                self.run_totals = (before[0] + prompt, before[1] + read)
+            if isinstance(uuid, str):
+                self.qwen_counted.add(uuid)
         if kind not in ("user", "assistant"):
             return  # init, result (the run's totals), stream_event (partial messages)
         parent = value.get("parent_tool_use_id")
@@ -519,9 +525,15 @@ class _Session:
         if reported.is_empty:
             self.skipped.append((record.line, _QWEN_SPLIT))
             return
+        uuid = value.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self.qwen_counted:  # (the same run's output twice in the file: counted once)
+                self.skipped.append((record.line, f"assistant message {uuid[:40]} again: counted once"))
+                return
+            self.qwen_counted.add(uuid)
         model = message.get("model")
         self._add(record.line, lane, str(model) if isinstance(model, str) and model else lane.model or "unknown", reported, None,
-                  str(value.get("uuid")))
+                  str(uuid))
 
     @staticmethod
     def _qwen_origin(value: dict) -> tuple[str, str] | None:
