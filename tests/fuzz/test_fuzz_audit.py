@@ -48,6 +48,10 @@ SEEDS: dict[str, list[dict]] = {
          "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0", "content": "x"}]}},
         {"type": "assistant", "session_id": "r", "parent_tool_use_id": None,  # 1.0.x: no uuid
          "message": {"id": "m5", "model": "claude-sonnet-4", "role": "assistant", "content": [], "usage": USAGE}},
+        # A compaction starts the thread's chain again; a second run's session is a lane of its own.
+        {"type": "system", "subtype": "compact_boundary", "session_id": "r", "uuid": "b1", "compact_metadata": {"trigger": "auto", "pre_tokens": 9}},
+        {"type": "assistant", "session_id": "r2", "uuid": "s3", "parent_tool_use_id": None,
+         "message": {"id": "m6", "model": "claude-haiku-4-5", "role": "assistant", "content": [], "usage": USAGE}},
         {"type": "result", "subtype": "success", "session_id": "r", "uuid": "e1", "total_cost_usd": 0.1, "usage": USAGE},
     ],
     "http-capture": [

@@ -371,6 +371,9 @@ class Prices:
         self.missing: set[str] = set()
         #: Models priced at their first row for a time before it (model -> that row's effective date).
         self.early: dict[str, str] = {}
+        #: Models a row was in force for at some request (with ``early``: a model priced early at
+        #: some of its requests, not all).
+        self.in_force: set[str] = set()
         #: The rows found, by (model, minute): a minute's entries a model. The audit asks in send
         #: order, so these keep the latest :data:`PRICE_MINUTES` only and start again past them:
         #: a folder of many days would otherwise hold a few hundred bytes a minute of it (every
@@ -431,7 +434,9 @@ class Prices:
             if len(self._cache) >= PRICE_MINUTES:
                 self._cache.clear()
             try:
-                row: PriceRow | None = self.table.get(model, as_of=when, period=period)
+                found = self.table.get(model, as_of=when, period=period)
+                self.in_force.add(found.model)
+                row: PriceRow | None = found
             except UserError:
                 try:  # a date before the model's first row: the earliest row is the best there is
                     history = self.table.history(model)
@@ -2331,13 +2336,21 @@ def _notes(
         )
     if prices.missing:
         notes.append(f"no price for {', '.join(sorted(prices.missing))}: their dollars are left out")
-    early = "".join(f"; {model} has no row in force {'then' if prices.as_of else 'at some of its requests'}: priced at its first "
+    early = "".join(f"; {model} has no row in force {_when_early(prices, model)}: priced at its first "
                     f"row (effective {effective})" for model, effective in sorted(prices.early.items()))
     notes.append(
         "prices: " + (f"as of {prices.as_of}" if prices.as_of else "the row in force at each request's time") + " (simulator/data/prices.csv)"
         + early
     )
     return tuple(notes)
+
+
+def _when_early(prices: Prices, model: str) -> str:
+    """When ``model`` had no price row in force: ``--price-as-of``'s date, or at all of its
+    requests or only some (the others found a row)."""
+    if prices.as_of:
+        return "then"
+    return "at some of its requests" if model in prices.in_force else "at any of its requests"
 
 
 def _ratio(part: int, whole: int) -> float:

@@ -315,9 +315,11 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
     if level is not None and ev.cache_read > ev.pred.read * (1 + READ_TOLERANCE):
         # Past the TTL, the read stopped at a prefix other cold points read too: kept warm by traffic
         # outside the log (not a change of the message it ends in), and not predictable from it.
+        # (A request naming an explicit cache is no cold point: its read may be that cache's.)
+        counted = "this one included" if ev.r.explicit_cache is None else "not this one, which names an explicit cache"
         idle += (
             f"; it read {ev.cache_read:,} tokens, as {level[1]} cold points of this log did (lane starts and reads after a TTL expiry, "
-            f"this one included; reads within {WARM_LEVEL_TOLERANCE:.0%} of {level[0]:,} tokens, their sizes alone compared): a prefix "
+            f"{counted}; reads within {WARM_LEVEL_TOLERANCE:.0%} of {level[0]:,} tokens, their sizes alone compared): a prefix "
             "kept warm by traffic the log does not show (the account's other sessions sending the same prefix), not predicted, as the "
             "log does not show when that traffic ran"
         )

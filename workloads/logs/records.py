@@ -109,11 +109,9 @@ def iter_records(
         except OSError as exc:  # a read error (/proc/self/mem)
             raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
         handle = raw if kind is None else _COMPRESSED[kind](raw)
-        if kind is not None and progress is not None:
-            told = progress
-            progress = lambda _done: told(raw.tell())  # noqa: E731  (bytes of the file, as its size counts them)
         try:
-            yield from _iter_handle(path, handle, progress, torn)
+            # (progress counts the bytes of the file, as its size does: a compressed file's read so far)
+            yield from _iter_handle(path, handle, progress, torn, at=None if kind is None else raw.tell)
         except OSError as exc:  # a read error (/proc/self/mem), or a corrupt compressed header
             if kind is not None:
                 raise UserError(f"{path}: {kind}-compressed data cut short or corrupt ({exc.strerror or exc})") from None
@@ -153,18 +151,20 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _COPY_SHARE = 0.1
 
 
-def _utf8_copy(path: Path, handle, progress: ProgressFn | None = None) -> tempfile.SpooledTemporaryFile:
+def _utf8_copy(path: Path, handle, progress: ProgressFn | None = None, at: Callable[[], int] | None = None) -> tempfile.SpooledTemporaryFile:
     """The UTF-8 text of a UTF-16 file with a byte-order mark, in a temporary file (held in memory
     up to 64 MiB), decoded a chunk at a time, ``progress`` told :data:`_COPY_SHARE` of the bytes
-    read after each; text that is not UTF-16 is one line naming it, and so is a temporary folder
-    with no room (not the log's fault: its line names the folder)."""
+    read after each (the file's bytes ``at`` tells where the file is compressed); text that is not
+    UTF-16 is one line naming it, and so is a temporary folder with no room (not the log's fault:
+    its line names the folder)."""
+    at = at or handle.tell
     copy = tempfile.SpooledTemporaryFile(max_size=64 << 20)
     decoder = codecs.getincrementaldecoder("utf-16")()
     try:
         while chunk := handle.read(_CHUNK):
             _write_copy(path, copy, decoder.decode(chunk))
             if progress is not None:
-                progress(int(handle.tell() * _COPY_SHARE))
+                progress(int(at() * _COPY_SHARE))
         _write_copy(path, copy, decoder.decode(b"", final=True))
     except UnicodeDecodeError as exc:
         copy.close()
@@ -185,15 +185,24 @@ def _write_copy(path: Path, copy, text: str) -> None:
                         f"{tempfile.gettempdir()}: {exc.strerror or exc}; set TMPDIR to a folder with room") from None
 
 
-def _iter_handle(path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None) -> Iterator[Record]:
+def _iter_handle(
+    path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None, *, at: Callable[[], int] | None = None
+) -> Iterator[Record]:
     """The records after the open: a JSON array or JSON lines, by the first character (a UTF-16
-    file with a byte-order mark read as its UTF-8 copy)."""
+    file with a byte-order mark read as its UTF-8 copy). ``at``: the bytes of the file read so
+    far, where ``handle`` reads it decompressed (progress tells those, as the file's size counts)."""
     head = handle.read(4096)
     if head.startswith(_UTF16_BOMS):
         handle.seek(0)
-        with _utf8_copy(path, handle, progress) as copy:
-            yield from _iter_handle(path, copy, _copy_progress(progress, handle.tell(), copy), torn)
+        # The conversion reads the whole file: told a share of its bytes, the copy's reading the
+        # rest (a compressed file's bytes read, not its decompressed ones: those reached its size
+        # during the conversion, and the bar sat full while the copy was read).
+        with _utf8_copy(path, handle, progress, at) as copy:
+            yield from _iter_handle(path, copy, _copy_progress(progress, (at or handle.tell)(), copy), torn)
         return
+    if at is not None and progress is not None:
+        told, file_at = progress, at
+        progress = lambda _done: told(file_at())  # noqa: E731
     if head.startswith(b"SQLite format 3\x00"):
         # OpenCode 1.x's database is read before this (its format's detect_file): another one, such
         # as the Go-era opencode's .opencode/opencode.db (sessions, messages, files: per-session

@@ -16,8 +16,9 @@ import os
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.formats import FORMATS, classify_record
+from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record
 from prefixbench.workloads.logs.formats.headless import headless_output
+from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
 from prefixbench.workloads.logs.reading import check_readable
 from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, CommentedJson, iter_records
 
@@ -315,6 +316,8 @@ def _one_object_reason(path: Path) -> str | None:
         if owner is not None and isinstance(value, dict) and owner(path, value) is not None:
             return "read-with"
         return None
+    if any(isinstance(value, dict) and is_copilot_cli_event(value) for value in values):
+        return HEADLESS + COPILOT_CLI  # (its refusal too, as audit says it of the file alone)
     for value in values:
         headless = headless_output(value)
         if headless is not None:

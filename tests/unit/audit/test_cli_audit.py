@@ -522,7 +522,9 @@ def test_a_price_date_before_a_models_first_row_is_said(tmp_path: Path, capsys: 
     t.user("go", "2025-09-03T00:00:00.000Z", root=True)
     t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)], model="claude-sonnet-5")
     log = write_jsonl(tmp_path / "s1.jsonl", t.lines)
-    for argv, when in ((["--price-as-of", "2025-09-01"], "then"), ([], "at some of its requests")):
+    # Every request before the first row: "at any of its requests" (it said "at some of its
+    # requests" whether some or all were).
+    for argv, when in ((["--price-as-of", "2025-09-01"], "then"), ([], "at any of its requests")):
         assert main(["audit", str(log), "--format", "json", "--quiet", *argv]) == 0
         notes = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("prices: ")]
         assert len(notes) == 1 and notes[0].endswith(
@@ -530,10 +532,14 @@ def test_a_price_date_before_a_models_first_row_is_said(tmp_path: Path, capsys: 
             "(effective 2026-06-30)")
     t2 = Transcript("s2")
     t2.user("go", "2026-09-03T00:00:00.000Z", root=True)
-    t2.assistant("r1", "2026-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)], model="claude-sonnet-5")
+    t2.assistant("r2", "2026-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)], model="claude-sonnet-5")
     later = write_jsonl(tmp_path / "s2.jsonl", t2.lines)
     assert main(["audit", str(later), "--format", "json", "--quiet"]) == 0
     assert "prices: the row in force at each request's time (simulator/data/prices.csv)" in json.loads(capsys.readouterr().out)["notes"]
+    # One request before the first row, one after: "at some of its requests".
+    assert main(["audit", str(log), str(later), "--format", "json", "--quiet"]) == 0
+    notes = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("prices: ")]
+    assert notes[0].endswith("; claude-sonnet-5 has no row in force at some of its requests: priced at its first row (effective 2026-06-30)")
 
 
 def test_an_audit_with_no_miss_says_none_under_its_empty_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -337,3 +337,17 @@ def test_stopped_at_head_before_located_before_unexplained():
     # Sent before the request it follows: the location means nothing, the break stays unexplained.
     early = replace(e, r=replace(e.r, sent_ms=10), prev=Previous(replace(PREV, sent_ms=20), 0, 0))
     assert (rule(early), cause(early)) == ("unexplained", "unexplained")
+
+
+def test_a_read_at_a_warm_level_names_itself_among_the_cold_points_only_where_it_is_one():
+    # A read after an idle past the TTL that stopped at a level two cold points read. A request
+    # naming an explicit cache is left out of the cold points (core._cold_reads): the detail said
+    # "this one included" of it too.
+    r = req(usage=Usage(cache_read=17_482, cache_write_5m=3_371, uncached=3))
+    level = replace(ev(r, tick=7 * MIN, head=12_249, lost=3_371, expected=20_853), pred=Prediction(12_249, 0, 0, "chain"),
+                    levels=((17_482, 2),))
+    assert "as 2 cold points of this log did (lane starts and reads after a TTL expiry, this one included; " in find_cause(level).detail
+    named = replace(level, r=replace(r, explicit_cache="cachedContents/abc"))
+    detail = find_cause(named).detail
+    assert "as 2 cold points of this log did (lane starts and reads after a TTL expiry, not this one, which names an explicit cache; " in detail
+    assert "this one included" not in detail

@@ -515,3 +515,54 @@ def test_a_stream_json_run_kept_as_one_json_array_reads_the_same(tmp_path: Path)
     array.write_text(json.dumps(lines), encoding="utf-8")
     as_array = load_trace([array])[0]
     assert [(r.request_id, r.prefix.parent is None, r.lane) for r in as_array] == [(r.request_id, r.prefix.parent is None, r.lane) for r in as_lines]
+
+
+def _second_run() -> list[dict]:
+    """:func:`_stream_run` again as another run: its own session id, uuids and message ids."""
+    lines = json.loads(json.dumps(_stream_run()).replace('"run-1"', '"run-2"').replace('"msg_', '"msg_b').replace('"uuid": "', '"uuid": "b'))
+    return lines
+
+
+def test_two_stream_json_runs_in_one_file_are_lanes_of_their_own(tmp_path: Path) -> None:
+    # Two headless runs' output in one file (interleaved: two runs writing one file at once; or
+    # one after the other): the second run's main thread was the first's lane, so each of its
+    # calls was measured against the other run's previous call (the expected read its size: 600
+    # "lost" to system-changed and messages-changed on calls that read all they were predicted to).
+    first, second = _stream_run(), _second_run()
+    for name, lines in (("interleaved.jsonl", [x for pair in zip(first, second) for x in pair]), ("after.jsonl", first + second)):
+        path = write_jsonl(tmp_path / name, lines)
+        requests, _ = load_trace([path])
+        lanes = {r.request_id: r.lane for r in requests}
+        assert (lanes["msg_1"], lanes["msg_3"], lanes["msg_b1"], lanes["msg_b3"]) == ("main", "main", "session-2", "session-2")
+        rows = run_audit([path]).rows
+        assert sum(r.lost_tokens for r in rows) == 0 and sum(r.read_within for r in rows) == 10
+
+
+def test_a_stream_json_compaction_starts_the_threads_chain_again(tmp_path: Path) -> None:
+    # The SDK's compact_boundary line (type system) was passed over: the call after it extended
+    # the thread's previous messages, so its fall to the summary's size was called a compaction
+    # "the log does not mark".
+    lines = _stream_run()
+    lines.insert(9, {"type": "system", "subtype": "compact_boundary", "session_id": "run-1", "uuid": "cb",
+                     "compact_metadata": {"trigger": "auto", "pre_tokens": 21_000}})
+    lines.insert(10, _streamed("user", "sum", "This session is being continued from a previous conversation. Summary: ..."))
+    lines[11]["message"]["usage"] = cc_usage(3, 2_000, 0, 30)
+    path = write_jsonl(tmp_path / "run.jsonl", lines)
+    after = {r.request_id: r for r in load_trace([path])[0]}["msg_3"]
+    assert (after.prefix.parent, after.lane, after.events) == (None, "main", (("compaction", ""),))
+    row = run_audit([path]).rows[-1]
+    assert (row.cause, row.detail) == ("compaction", "compaction logged before this request (new context)")
+
+
+def test_a_stream_json_run_without_uuids_kept_as_one_json_array_reads_as_its_lines(tmp_path: Path) -> None:
+    # 1.0.x printed no uuid, and its line stood for it: the elements of a one-line JSON array all
+    # start on line 1, so they were one entry (the last call placed in the subagent's lane, under
+    # an entry of its own).
+    lines = [{k: v for k, v in line.items() if k != "uuid"} for line in _stream_run()]
+    as_lines = load_trace([write_jsonl(tmp_path / "run.jsonl", lines)])[0]
+    array = tmp_path / "run.json"
+    array.write_text(json.dumps(lines), encoding="utf-8")
+    as_array = load_trace([array])[0]
+    assert [(r.request_id, r.lane, r.prefix.parent is None) for r in as_array] == [
+        (r.request_id, r.lane, r.prefix.parent is None) for r in as_lines]
+    assert [r.lane for r in as_array] == ["main", "main", "sidechain-1", "sidechain-1", "main"]

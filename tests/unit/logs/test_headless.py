@@ -95,11 +95,21 @@ def test_a_folder_walk_skips_a_headless_output_with_a_note(tmp_path: Path) -> No
             "total_token_usage": {"input_tokens": 3000, "cached_input_tokens": 1024, "output_tokens": 5},
             "last_token_usage": {"input_tokens": 3000, "cached_input_tokens": 1024, "output_tokens": 5}}}},
     ])
+    # And a GitHub Copilot CLI session, which docs/formats.md says is refused the same way: the
+    # walk skipped it as "metadata or another tool's file beside the logs", not naming it.
+    write_jsonl(folder / "events.jsonl", [
+        {"type": "session.start", "data": {"sessionId": "s", "copilotVersion": "0.0.400"}, "id": "e1",
+         "timestamp": "2026-01-10T09:00:00.000Z", "parentId": None},
+        {"type": "assistant.message", "data": {"messageId": "m1", "content": "Done", "outputTokens": 7}, "id": "e2",
+         "timestamp": "2026-01-10T09:00:04.000Z", "parentId": "e1"},
+    ])
     requests, summaries = load_trace([folder])
     assert [r.file for r in requests] == [str(folder / "rollout.jsonl")]
     skipped = {Path(s.file).name: (s.format, s.notes) for s in summaries if s.format == "headless"}
-    assert set(skipped) == {"exec.jsonl", "gemini.json"}
+    assert set(skipped) == {"exec.jsonl", "gemini.json", "events.jsonl"}
     assert skipped["exec.jsonl"][1][0].startswith("skipped: Codex exec --json output: it reports usage per turn only")
+    assert skipped["events.jsonl"][1][0].startswith("skipped: a GitHub Copilot CLI session (events.jsonl): it logs each call's output")
+    (folder / "events.jsonl").unlink()
     # A folder of nothing else says what the first file is.
     (folder / "rollout.jsonl").unlink()
     with pytest.raises(UserError, match=r"none is a log \(exec\.jsonl: Codex exec --json output: it reports usage per turn only"):
@@ -224,3 +234,45 @@ def test_a_record_whose_type_is_a_list_or_an_object_is_no_headless_output(tmp_pa
     path.write_text(json.dumps({"type": kind, "timestamp": "2026-01-01T00:00:00Z", "usage": {}}))
     with pytest.raises(UserError, match=r":1: unknown log format"):
         detect_format(path)
+
+
+@pytest.mark.parametrize(("usage", "said"), [
+    ({"input_tokens": "12", "output_tokens": 5}, "message.usage.input_tokens is not a non-negative integer ('12')"),
+    ({"input_tokens": 100, "cache_read_input_tokens": 200}, "message.usage: cache_read_input_tokens (200) exceed input_tokens (100), "
+     "which Qwen Code reports as the whole prompt"),
+])
+def test_a_bad_qwen_headless_usage_is_named_by_the_fields_the_file_has(tmp_path: Path, usage: dict, said: str) -> None:
+    # It named Gemini's fields, which the file does not have (usageMetadata.promptTokenCount).
+    lines = json.loads(json.dumps(QWEN_STREAM))
+    lines[2]["message"]["usage"] = usage
+    path = write_jsonl(tmp_path / "run.jsonl", lines)
+    with pytest.raises(UserError) as caught:
+        load_trace([path])
+    assert str(caught.value) == f"{path}:3: {said}"
+
+
+def test_a_qwen_result_with_no_prompt_count_is_no_run_total(tmp_path: Path) -> None:
+    # A result whose usage names no input_tokens: the note said Qwen Code's own totals were
+    # "prompt 0, read 0" and that the calls counted disagreed with them.
+    lines = json.loads(json.dumps(QWEN_STREAM))
+    lines[-1]["usage"] = {"output_tokens": 49}
+    _, summaries = load_trace([write_jsonl(tmp_path / "run.jsonl", lines)])
+    assert not any("run totals" in note for note in summaries[0].notes)
+
+
+def test_two_qwen_headless_runs_in_one_file_are_lanes_of_their_own(tmp_path: Path) -> None:
+    # Two runs' output appended to one file: the second run's first call extended the first
+    # run's last (its prompt predicted to read all of the other run's).
+    second = json.loads(json.dumps(QWEN_STREAM).replace('"s1"', '"s2"').replace('"m2"', '"n2"').replace('"m3"', '"n3"'))
+    requests, _ = load_trace([write_jsonl(tmp_path / "runs.jsonl", QWEN_STREAM + second)])
+    assert [(r.request_id, r.lane) for r in requests] == [("m2", "main"), ("m3", "main"), ("n2", "session-2"), ("n3", "session-2")]
+    assert requests[2].prefix.parent is None and requests[3].prefix.parent == requests[2].prefix.node
+
+
+def test_a_qwen_headless_run_in_a_file_twice_is_counted_once(tmp_path: Path) -> None:
+    # The same output twice in one file (written again, or copied onto itself): its calls and
+    # its run totals were counted twice, the copy's first call extending the original's last.
+    requests, summaries = load_trace([write_jsonl(tmp_path / "run.jsonl", QWEN_STREAM + QWEN_STREAM)])
+    assert [r.request_id for r in requests] == ["m2", "m3"]
+    assert "Qwen Code's own run totals (result usage): prompt 24,100, read 11,900 (the same)" in summaries[0].notes
+    assert summaries[0].skipped[-2:] == ((9, "assistant message m2 again: counted once"), (11, "assistant message m3 again: counted once"))

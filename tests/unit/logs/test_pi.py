@@ -319,10 +319,8 @@ def _event(kind: str, message: dict) -> dict:
     return {"type": kind, "message": message}
 
 
-def test_pi_json_mode_output_reads_each_message_end_once(tmp_path: Path) -> None:
-    # `pi --mode json` (and --mode rpc) prints the session header, then AgentSessionEvents: each
-    # message comes as message_start, message_update (partial), message_end (final), and again in
-    # turn_end and agent_end. main read such a file as a pi session with no call at all.
+def _json_mode_run() -> list[dict]:
+    """`pi --mode json` output of one run: its session header, then its events."""
     t0 = 1765233665294
     user = {"role": "user", "content": "list the files", "timestamp": t0}
     first = {"role": "assistant", "content": [], "provider": "anthropic", "model": "claude-opus-4-5", "api": "anthropic-messages",
@@ -349,7 +347,14 @@ def test_pi_json_mode_output_reads_each_message_end_once(tmp_path: Path) -> None
         {"type": "agent_end", "messages": [user, first, tool, second]},
     ]
     header = {"type": "session", "version": 3, "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"}
-    requests, summaries = load_trace([write_jsonl(tmp_path / "run.jsonl", [header, *events])])
+    return [header, *events]
+
+
+def test_pi_json_mode_output_reads_each_message_end_once(tmp_path: Path) -> None:
+    # `pi --mode json` (and --mode rpc) prints the session header, then AgentSessionEvents: each
+    # message comes as message_start, message_update (partial), message_end (final), and again in
+    # turn_end and agent_end. main read such a file as a pi session with no call at all.
+    requests, summaries = load_trace([write_jsonl(tmp_path / "run.jsonl", _json_mode_run())])
     # Two calls: by hand, reads 0 + 40000 = 40000, writes 40000 + 500 = 40500, uncached 10 + 1 = 11, output 10 + 7 = 17.
     assert [r.line for r in requests] == [8, 17]
     assert sum(r.usage.cache_read for r in requests) == 40000
@@ -376,3 +381,18 @@ def test_pi_rpc_mode_output_without_a_header_is_read_too(tmp_path: Path) -> None
     requests, summaries = load_trace([write_jsonl(tmp_path / "rpc.jsonl", lines)])
     assert summaries[0].format == "pi"
     assert [(r.line, r.usage.cache_read, r.usage.uncached, r.usage.output) for r in requests] == [(5, 3000, 4, 6)]
+
+
+
+def test_pi_json_mode_runs_appended_to_one_file_are_chains_of_their_own(tmp_path: Path) -> None:
+    # `pi --mode json` runs appended to one file, each with its session header: the second run's
+    # first call extended the first run's last (predicted to read its 40,010 tokens: a false
+    # messages-changed). A header of another session starts a new chain; the same session's
+    # (a run that continued it) does not.
+    header, *events = _json_mode_run()
+    for other, starts in (("p2", True), (header["id"], False)):
+        path = write_jsonl(tmp_path / "runs.jsonl", [header, *events, {**header, "id": other}, *events])
+        requests, _ = load_trace([path])
+        assert len(requests) == 4
+        assert (requests[2].prefix.parent is None) is starts
+        assert requests[3].prefix.parent == requests[2].prefix.node

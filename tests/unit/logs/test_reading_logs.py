@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import json
+import lzma
 from pathlib import Path
 
 import pytest
@@ -268,3 +271,25 @@ def test_a_utf16_log_tells_progress_while_it_is_converted_and_read(tmp_path: Pat
     assert told == sorted(told) and told[-1] == size  # monotonic, ending at the file's bytes
     assert len(told) > first_record_after[0] + 1  # and told again while the copy is read
     assert 0 < told[first_record_after[0] - 1] < size
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress], ids=["gzip", "bzip2", "xz"])
+def test_a_compressed_utf16_log_tells_progress_while_its_copy_is_read(tmp_path: Path, monkeypatch, compress) -> None:
+    # A compressed log tells the file's bytes read (its size counts those). A UTF-16 one is read
+    # whole by its conversion: the bytes told reached the file's size then, and sat there while
+    # the copy was read. Now the conversion tells its share of them, the copy's reading the rest.
+    import prefixbench.workloads.logs.records as records
+
+    monkeypatch.setattr(records, "_CHUNK", 4096)
+    text = "".join(json.dumps({"n": n, "pad": f"{n * 7919 % 100_003:x}" * 8}) + "\n" for n in range(3_000))
+    path = tmp_path / "u16.jsonl"  # (read by its magic bytes)
+    path.write_bytes(compress(b"\xff\xfe" + text.encode("utf-16-le")))
+    told: list[int] = []
+    first_record_after: list[int] = []
+    for _ in iter_records(path, told.append):
+        if not first_record_after:
+            first_record_after.append(len(told))
+    size = path.stat().st_size
+    assert told == sorted(told) and told[-1] == size
+    assert 0 < told[first_record_after[0] - 1] < size  # the conversion told a share, not all
+    assert len(set(told[first_record_after[0]:])) > 2  # and the copy's reading rose to the size

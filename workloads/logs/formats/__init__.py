@@ -177,6 +177,14 @@ def file_format(path: Path) -> LogFormat | None:
     return None
 
 
+#: What a GitHub Copilot CLI session is, and why it is no log to audit (said after ``file:line: ``,
+#: and by a folder walk that skips one).
+COPILOT_CLI = (
+    "a GitHub Copilot CLI session (events.jsonl): it logs each call's output tokens only, "
+    "its prompt and cache counts only as the session's totals (session.shutdown): no request to audit"
+)
+
+
 def detect_format(path: Path) -> LogFormat:
     """The log format of a file, from the content of its first records (or its bytes, for a
     format kept in a binary file).
@@ -211,10 +219,7 @@ def detect_format(path: Path) -> LogFormat:
     if seen == 0:
         raise UserError(f"{path}:1: empty file, no log records")
     if copilot_line is not None:
-        raise UserError(
-            f"{path}:{copilot_line}: a GitHub Copilot CLI session (events.jsonl): it logs each call's output tokens only, "
-            "its prompt and cache counts only as the session's totals (session.shutdown): no request to audit"
-        )
+        raise UserError(f"{path}:{copilot_line}: {COPILOT_CLI}")
     if headless is not None:
         raise UserError(f"{path}:{headless[0]}: {headless[1].refusal(headless[2])}")
     raise UserError(f"{path}:{first_line}: unknown log format (not {_none_of()}); audit reads only these")

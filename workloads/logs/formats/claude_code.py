@@ -180,6 +180,11 @@ class _Walk:
         self.stream_last: dict[tuple[str | None, ...], str] = {}
         self.stream_parent: dict[str, str | None] = {}
         self.stream_version: str | None = None
+        #: The stream-json entries placed so far (a 1.0.x line's stand-in uuid counts them).
+        self.stream_entries = 0
+        #: A stream-json run's main-thread lane per session: the file's for the first session, one
+        #: of its own for each other (two runs' output in one file, one after the other or interleaved).
+        self.session_lanes: dict[str | None, tuple[str, str]] = {}
 
     def offer(self, record: Record) -> None:
         """Place ``record`` (see :meth:`entry`), after its parent when the file gives the parent
@@ -208,18 +213,23 @@ class _Walk:
     def _stream_entry(self, record: Record) -> None:
         """Place an entry of a stream-json run (:func:`_streamed`) under the entry its thread
         placed last: the run prints a thread's messages in the order its prompts send them. The
-        run's ``init``, hook output and ``result`` lines are no part of a prompt."""
+        run's ``init``, hook output and ``result`` lines are no part of a prompt; a
+        ``compact_boundary`` starts the thread's chain again."""
         value: dict = record.value  # type: ignore[assignment]
         kind = value.get("type")
         if kind == "system" and value.get("subtype") == "init" and isinstance(value.get("claude_code_version"), str):
             self.stream_version = value["claude_code_version"]
-        if kind != "user" and kind != "assistant":
+        # A compaction (the SDK's compact_boundary) starts the thread's chain again, as in a transcript.
+        boundary = kind == "system" and value.get("subtype") == "compact_boundary"
+        if kind != "user" and kind != "assistant" and not boundary:
             return
+        self.stream_entries += 1
         uuid = value.get("uuid")
-        if not isinstance(uuid, str):  # (1.0.x: none; its line stands for it)
-            uuid = f"line {record.line}{record.path}"
+        if not isinstance(uuid, str):  # (1.0.x: none; its place in the file stands for it, not its line
+            # alone: the lines of a run collected into one JSON array share theirs)
+            uuid = f"line {record.line}{record.path} #{self.stream_entries}"
         thread = tuple(v if isinstance(v, str) else None for v in (value.get("session_id"), value.get("parent_tool_use_id")))
-        self.stream_parent[uuid] = self.stream_last.get(thread)
+        self.stream_parent[uuid] = None if boundary else self.stream_last.get(thread)
         self.stream_last[thread] = uuid
         self.entry(record, uuid)
 
@@ -335,7 +345,7 @@ class _Walk:
             self.sidechains += 1
             lane = (f"sidechain-{self.sidechains}", "subagent")
         else:
-            lane = self.file_lane
+            lane = self._session_lane(value) if _streamed(value) else self.file_lane
             if subtype == "compact_boundary":
                 event = "compaction"
         self.lane_of[uuid] = lane
@@ -344,6 +354,15 @@ class _Walk:
         if parent is not None:
             event = event or "resume"  # the parent lives in another file (a resumed session)
         return event
+
+    def _session_lane(self, value: dict) -> tuple[str, str]:
+        """The lane of a stream-json run's main thread (see :attr:`session_lanes`): a second run's
+        calls are no continuation of the first's, whose lane's previous request they are not."""
+        session = value.get("session_id")
+        key = session if isinstance(session, str) else None
+        if key not in self.session_lanes:
+            self.session_lanes[key] = (f"session-{len(self.session_lanes) + 1}", "main") if self.session_lanes else self.file_lane
+        return self.session_lanes[key]
 
     def _assistant(self, record: Record, value: dict, message: dict, uuid: str, parent: str | None, when: int | None) -> None:
         model = message.get("model")

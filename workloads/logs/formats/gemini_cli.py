@@ -263,6 +263,11 @@ class _Session:
         self.tokens_seen = False
         #: Qwen Code headless output: the run's own totals (its ``result`` messages' usage), prompt and read.
         self.run_totals: tuple[int, int] | None = None
+        #: Qwen Code headless output: each run's (``session_id``'s) main lane, the first run's
+        #: ``main``, another's ``session-2``... (runs' output appended to one file, or interleaved).
+        self.qwen_runs: dict[object, str] = {}
+        #: The uuids of the Qwen Code headless assistant and result messages counted.
+        self.qwen_counted: set[str] = set()
 
     def lane(self, name: str = "main", kind: LaneKind | None = None) -> _Lane:
         found = self.lanes.get(name)
@@ -478,16 +483,24 @@ class _Session:
         kind, subtype = value.get("type"), value.get("subtype")
         if kind == "system" and subtype == "init" and isinstance(value.get("qwen_code_version"), str):
             self.version = value["qwen_code_version"]
-        if kind == "result" and isinstance(value.get("usage"), dict) and not isinstance(value.get("parent_tool_use_id"), str):
+        if (kind == "result" and isinstance(value.get("usage"), dict) and "input_tokens" in value["usage"]
+                and not isinstance(value.get("parent_tool_use_id"), str)):  # (totals with no prompt count are none to check)
             where, usage = f"{self.name}:{record.line}", value["usage"]
             prompt = count(usage.get("input_tokens"), where, "usage.input_tokens")
             read = count(usage.get("cache_read_input_tokens"), where, "usage.cache_read_input_tokens")
-            before = self.run_totals or (0, 0)
-            self.run_totals = (before[0] + prompt, before[1] + read)
+            uuid = value.get("uuid")
+            if not (isinstance(uuid, str) and uuid in self.qwen_counted):  # (a result seen again is one run's)
+                before = self.run_totals or (0, 0)
+                self.run_totals = (before[0] + prompt, before[1] + read)
+            if isinstance(uuid, str):
+                self.qwen_counted.add(uuid)
         if kind not in ("user", "assistant"):
             return  # init, result (the run's totals), stream_event (partial messages)
         parent = value.get("parent_tool_use_id")
-        lane = self.lane(f"agent:{parent}", "subagent") if isinstance(parent, str) and parent else self.lane()
+        run = value.get("session_id")
+        run = run if isinstance(run, str) else None
+        main = self.qwen_runs.setdefault(run, f"session-{len(self.qwen_runs) + 1}" if self.qwen_runs else "main")
+        lane = self.lane(f"agent:{parent}", "subagent") if isinstance(parent, str) and parent else self.lane(main, "main")
         lane.blocks += 1
         message = as_dict(value.get("message"))
         if kind == "user":
@@ -500,16 +513,27 @@ class _Session:
         if not isinstance(usage, dict):
             self.skipped.append((record.line, "assistant message without usage"))
             return
-        # Gemini's usage under Claude's names: input_tokens is the whole prompt, the read inside it.
-        raw = {"promptTokenCount": usage.get("input_tokens"), "cachedContentTokenCount": usage.get("cache_read_input_tokens"),
-               "candidatesTokenCount": usage.get("output_tokens")}
+        # Gemini's usage under Claude's names: input_tokens is the whole prompt, the read inside it
+        # (checked here, so an error names the fields the file has, not Gemini's).
+        prompt, read, output = (count(usage.get(key), where, f"message.usage.{key}")
+                                for key in ("input_tokens", "cache_read_input_tokens", "output_tokens"))
+        if read > prompt:
+            raise UserError(f"{where}: message.usage: cache_read_input_tokens ({read}) exceed input_tokens ({prompt}), "
+                            "which Qwen Code reports as the whole prompt")
+        raw = {"promptTokenCount": prompt, "cachedContentTokenCount": read, "candidatesTokenCount": output}
         reported = _usage(raw, where, raw=True)
         if reported.is_empty:
             self.skipped.append((record.line, _QWEN_SPLIT))
             return
+        uuid = value.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self.qwen_counted:  # (the same run's output twice in the file: counted once)
+                self.skipped.append((record.line, f"assistant message {uuid[:40]} again: counted once"))
+                return
+            self.qwen_counted.add(uuid)
         model = message.get("model")
         self._add(record.line, lane, str(model) if isinstance(model, str) and model else lane.model or "unknown", reported, None,
-                  str(value.get("uuid")))
+                  str(uuid))
 
     @staticmethod
     def _qwen_origin(value: dict) -> tuple[str, str] | None:

@@ -137,6 +137,9 @@ class _Session:
         self.prompt_end: dict[str, str] = {}
         #: The latest request's provider, model and API (a summary's call names none).
         self.last_call: dict = {}
+        #: The session headers met, and the latest one's id (pi --mode json output appended: one a run).
+        self.headers = 0
+        self.session_id: object = None
 
     def entry(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -149,6 +152,13 @@ class _Session:
             self.chain_parent = self.prompt_end.get(parent_id, self.node_of_entry[parent_id])
         match kind:
             case "session":
+                session_id = value.get("id")
+                if self.headers and session_id != self.session_id:
+                    # Another session's header: pi --mode json runs appended to one file (a
+                    # session file has one). Its calls are no continuation of the one before.
+                    self.chain_parent, self.pending = None, []
+                self.headers += 1
+                self.session_id = session_id
                 if isinstance(value.get("thinkingLevel"), str):
                     self.thinking = value["thinkingLevel"]
                 if value.get("branchedFrom") or value.get("parentSession"):
