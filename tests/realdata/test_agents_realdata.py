@@ -446,16 +446,22 @@ def test_cline_sdk_session_fast_mode_calls_cost_what_its_gateway_billed_less_its
     assert all(row.cost_usd is not None and abs(float(row.cost_usd) * 1.05 - cost) <= cost / 1000 for row, cost in claude)
 
 
-def test_pi_session_with_records_run_together_counts_what_the_log_sums(tmp_path: Path) -> None:
-    env, repo, commit, where = PI_SESSION
-    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
-    path = _show(mirror, commit, where, tmp_path, env)
+def _records_run_together(path: Path) -> list:
+    """Every JSON record of a JSONL file, two records run together on one line included."""
     decoder, values = json.JSONDecoder(), []
     for line in path.read_text().splitlines():
         text, at = line.strip(), 0
         while at < len(text):
             value, at = decoder.raw_decode(text, at)
             values.append(value)
+    return values
+
+
+def test_pi_session_with_records_run_together_counts_what_the_log_sums(tmp_path: Path) -> None:
+    env, repo, commit, where = PI_SESSION
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = _show(mirror, commit, where, tmp_path, env)
+    values = _records_run_together(path)
     assert len(values) == len(path.read_text().splitlines()) + 1  # one line holds two records
     usages = [
         v["message"]["usage"] for v in values
@@ -477,12 +483,7 @@ def test_pi_session_of_format_1_with_two_compactions_counts_what_the_log_sums(tm
     env, repo, commit, where = PI_COMPACT_SESSION
     mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
     path = _show(mirror, commit, where, tmp_path, env)
-    decoder, values = json.JSONDecoder(), []
-    for line in path.read_text().splitlines():
-        text, at = line.strip(), 0
-        while at < len(text):
-            value, at = decoder.raw_decode(text, at)
-            values.append(value)
+    values = _records_run_together(path)
     assert "version" not in values[0] and values[0]["type"] == "session"  # format 1
     assert sum(v["type"] == "compaction" for v in values) == 2
     usages = [
