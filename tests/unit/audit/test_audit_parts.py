@@ -204,3 +204,18 @@ def test_the_parts_of_the_mixed_folder_cover_every_request_once(tmp_path: Path, 
     for pair in together:
         assert any(pair <= names for names in files), pair
 
+
+
+def test_a_session_resumed_under_another_head_joins_the_one_it_resumes(split_small) -> None:
+    """e resumes a's last call a minute later under another head (no head's stretch ties them):
+    the chain node they share keeps them in one part, where e reads what a left cached."""
+    requests, summaries = _sessions()
+    requests.append(_call("e.jsonl", 0, 2 * MIN, 21_000, 500, "a.jsonl#1", head="claude-code:main:claude-sonnet-4-5:2.3.0"))
+    summaries.append(FileSummary("e.jsonl", "claude-code", 1))
+    one = audit_requests(requests, summaries, Prices(None))
+    two = audit_requests(requests, summaries, Prices(None), jobs=4)
+    (parts,) = split_small
+    assert parts is not None
+    files = [{requests[two_positions(requests, summaries)[k]].file for k in p.order} for p in parts]
+    assert any({"a.jsonl", "e.jsonl"} <= names for names in files)
+    assert one == two
