@@ -993,8 +993,9 @@ def run_audit_command(args) -> int:
 
         parse_fixes(args.what_if)  # a bad fix name is an error before any log is read
     map_files = file_map(getattr(args, "jobs", 1), getattr(args, "scheduler", None))
-    # The fixes are re-simulated in forked local processes: --jobs of them (a --scheduler's
-    # workers would need the whole trace sent to them; its --jobs still counts here).
+    # The audit's pass and the fixes' re-simulations run in forked local processes: --jobs of
+    # them (a --scheduler's workers would need the whole trace sent to them; its --jobs still
+    # counts here).
     what_if_jobs = getattr(args, "jobs", 1)
     from prefixbench.workloads.logs.sources import find_log_files
 
@@ -1052,7 +1053,8 @@ def run_audit_command(args) -> int:
         # is freed: they are never in memory with the trace (nor with each other but a file's).
         with BucketSpill() as spill:
             result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace,
-                               follow_reads=getattr(args, "follow_reads", True), baseline=baseline, spill=spill)
+                               follow_reads=getattr(args, "follow_reads", True), baseline=baseline, spill=spill,
+                               jobs=what_if_jobs)
             from prefixbench.workloads.audit.core import drop_histories
 
             drop_histories(trace[0])  # located: the re-simulations below do not read them

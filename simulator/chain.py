@@ -194,18 +194,11 @@ class ChainCache:
         else:
             self._blocks.pop(node, None)
         rules = self.rules
-        cap, minimum, model_step, head_family = self._model(model)
-        if minimum is not None and sent_ms is not None and rules.min_tokens_before:
-            # The minimum of the page in force when it was sent (Gemini's): once a model and era.
-            era = (model, sum(sent_ms >= until for until, _ in rules.min_tokens_before))
-            dated = self._dated.get(era)
-            if dated is None:
-                dated = self._dated[era] = rules.min_cacheable(model, sent_ms)
-            minimum = dated
-        if cap is not None:
-            cacheable = min(cacheable, cap)  # the most one request may have cached (Nova: 20K)
-        if minimum is not None and cacheable < minimum:
+        usable = self._usable(model, cacheable, sent_ms)
+        if usable is None:
             return ChainVerdict(0, 0, "none")
+        cacheable = usable
+        cap, _, model_step, head_family = self._model(model)
         read, source, in_flight, expired = 0, "none", False, False
         hit: _Entry | None = None
         cursor, blocks, steps = parent, new_blocks, 0
@@ -268,6 +261,37 @@ class ChainCache:
             self._store(heads, head, head_tokens, ttl_ms, tick, ready)
         write = cacheable - read if rules.bills_writes else 0
         return ChainVerdict(read, write, source, in_flight and source == "none", expired and source != "node")
+
+    def _usable(self, model: str, cacheable: int, sent_ms: int | None) -> int | None:
+        """The part of a call's ``cacheable`` prompt the model may cache, None below its minimum
+        (the call reads and writes nothing)."""
+        rules = self.rules
+        cap, minimum, _, _ = self._model(model)
+        if minimum is not None and sent_ms is not None and rules.min_tokens_before:
+            # The minimum of the page in force when it was sent (Gemini's): once a model and era.
+            era = (model, sum(sent_ms >= until for until, _ in rules.min_tokens_before))
+            dated = self._dated.get(era)
+            if dated is None:
+                dated = self._dated[era] = rules.min_cacheable(model, sent_ms)
+            minimum = dated
+        if cap is not None:
+            cacheable = min(cacheable, cap)  # the most one request may have cached (Nova: 20K)
+        if minimum is not None and cacheable < minimum:
+            return None
+        return cacheable
+
+    def stores_head(self, *, model: str, head_tokens: int | None, cacheable: int, sent_ms: int | None = None) -> bool:
+        """Whether :meth:`observe` with these arguments stores an entry at the head (whatever the
+        model holds: it depends on the call alone)."""
+        usable = self._usable(model, cacheable, sent_ms)
+        return usable is not None and head_tokens is not None and head_tokens <= usable
+
+    def expire_head(self, *, model: str, head: str, head_tokens: int) -> None:
+        """The head's entry was stored by calls this model did not observe and has expired by the
+        next call observed: where the model holds no entry there, it holds that entry's tombstone
+        (a walk back finds it expired, as it would the entry). An entry it holds is left alone
+        (the caller knows it expired too)."""
+        self._table(self._model(model)[3]).setdefault(head, head_tokens)
 
     def _table(self, family: str) -> dict[str, _Entry | _Tombstone]:
         """The entries of ``family`` (made at its first use)."""

@@ -794,12 +794,14 @@ def run_audit(
     baseline: Baseline | None = None,
     billing_header: Mapping[str, str] | None = None,
     spill: RowBuckets | None = None,
+    jobs: int = 1,
 ) -> AuditResult:
     """Import, predict, explain and price (see the module doc); ``map_files``: see :func:`load_trace`;
     ``follow_reads``: see :class:`Predictor` (``--no-follow-reads`` turns it off); ``baseline``
     and ``spill``: see :func:`audit_requests`. ``billing_header``: {provider: ``ignored``/``keyed``} over the
     defaults of :mod:`~prefixbench.workloads.logs.billing_header`, applied to a trace this call
-    loads (a ``trace`` given is taken as it is: the caller applied them).
+    loads (a ``trace`` given is taken as it is: the caller applied them). ``jobs``: see
+    :func:`audit_requests`.
 
     Raises:
         UserError: bad input (``file:line``), an unknown format or a bad price date.
@@ -813,7 +815,7 @@ def run_audit(
 
         requests, summaries = load_trace(paths, fmt, progress, map_files)
         requests, assumed = assume_billing_headers(requests, billing_header)  # type: ignore[arg-type]
-    result = audit_requests(requests, summaries, prices, follow_reads, baseline, spill)
+    result = audit_requests(requests, summaries, prices, follow_reads, baseline, spill, jobs=jobs)
     return replace(result, notes=result.notes + assumed) if assumed else result
 
 
@@ -875,14 +877,17 @@ class Baseline:
 
 def audit_requests(
     requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None, follow_reads: bool = True,
-    baseline: Baseline | None = None, spill: RowBuckets | None = None,
+    baseline: Baseline | None = None, spill: RowBuckets | None = None, jobs: int = 1,
 ) -> AuditResult:
     """The audit of an imported trace. ``baseline``: filled for what to change (see
     :class:`Baseline`), so it need not predict every request again. ``spill``: the rows go to
     that temporary file as the pass makes them, each file's under its own bucket, and the
     summaries read them back a file at a time and write them there in their order (the result
     holds none: :meth:`~prefixbench.workloads.audit.spill.RowSpill.load` reads them), so no more
-    than a file's rows are ever in memory."""
+    than a file's rows are ever in memory (but with ``jobs``: a part's). ``jobs`` > 1: the
+    requests are predicted, explained and summed a file at a time in that many processes
+    (forked, where the system forks) when they fall into parts that share nothing
+    (:func:`pass_parts`); the files' sums are added up here in file order, with the same result."""
     prices = prices or Prices(None)
     heads = head_sizes(requests)
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
@@ -894,21 +899,119 @@ def audit_requests(
         baseline.preds, baseline.heads, baseline.clock, baseline.sources = preds, heads, (ticks, readies, positions), sources
         baseline.requests = len(requests)
     origins = chain_origins(requests)
+    caches = explicit.price_caches(summaries, requests, prices.row)
+    created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
+    inputs = _PassInputs(requests, heads, prices, ticks, readies, positions, sources, origins, created, follow_reads,
+                         file_order, _head_firsts(requests, positions))
+    # Each row under its file's bucket: the rows are listed file by file, in line order.
+    buckets = _Rows() if spill is None else spill
+    of_file = explicit.cost_by(caches, lambda c: c.file)
+    lane_heads = _lane_heads(requests, heads)
+    parts = None
+    if jobs > 1 and len(requests) >= PARALLEL_PASS_AT_LEAST and all(r.file in file_order for r in requests):
+        parts = pass_parts(inputs, jobs)
+    if parts is None:
+        passed = _pass(inputs, range(len(positions)), frozenset(), preds, buckets)
+        compactions = [c for _, c in passed.compactions]
+        followed = passed.followed
+        done = None
+    else:
+        passes, done = _parts_in_workers(inputs, parts, preds, buckets, lane_heads, of_file)
+        found: list[tuple[int, CompactionSummary]] = []
+        followed = Counter()
+        for passed in passes:  # (in the parts' order: every figure merged below is summed or a part's own)
+            found += passed.compactions
+            followed.update(passed.followed)
+            heads.token_scales.update(passed.token_scales)
+            heads.last_sizes.update(passed.last_sizes)
+            prices.missing |= passed.missing
+        compactions = [c for _, c in sorted(found, key=lambda kc: kc[0])]  # in send order, as one pass finds them
+        del found, passes
+    # The pass's working state (the chain model, the histories, the clock) is not needed to sum
+    # up: freed before the summaries are built beside the rows.
+    del passed, inputs, ticks, readies, positions, sources
+    result = _summarize(buckets, summaries, heads, requests, prices, caches, done, lane_heads)
+    if followed:
+        result = replace(result, notes=result.notes + (follow_note(followed),))
+    unlinked = _unlinked_starts(requests, origins)
+    if unlinked:
+        result = replace(result, notes=result.notes + (unlinked,))
+    compactions.sort(key=lambda c: (file_order.get(c.file, 0), c.line))
+    return replace(result, compactions=tuple(compactions))
+
+
+class _PassInputs(msgspec.Struct):
+    """What one pass of :func:`audit_requests` reads: the trace, its heads (whose learned token
+    scales it adds to), prices, send clock and links, the explicit caches the logs create, and
+    each head key's first place in the send order."""
+
+    requests: list[TraceRequest]
+    heads: Heads
+    prices: Prices
+    ticks: list[int]
+    readies: list[int]
+    positions: array
+    sources: dict[Key, Key]
+    origins: dict[Key, Key]
+    created: dict[str, int]
+    follow_reads: bool
+    #: Each file's place among the summaries (its rows' bucket).
+    file_order: dict[str, int]
+    #: (place in the send order, head key) of each head key's first request, in that order.
+    head_firsts: list[tuple[int, str]]
+
+
+class _Passed(msgspec.Struct):
+    """What a pass over some of the requests made beside their rows: the
+    compactions with their place in the send order, and what it learned that the whole audit
+    keeps (the followed reads, the token scales, the models without a price)."""
+
+    compactions: list[tuple[int, CompactionSummary]]
+    followed: Counter[str]
+    token_scales: dict[Key, TokenScale]
+    last_sizes: dict[tuple[str, str], tuple[int, int]]
+    missing: set[str]
+
+
+def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> list[tuple[int, str]]:
+    """Each head key's first place in the send order: the explanation of a request asks whether
+    a request before it was sent under its head, whatever part of the log it was in."""
+    firsts: dict[str, int] = {}
+    for k, i in enumerate(positions):
+        prefix = requests[i].prefix
+        if prefix is not None and prefix.head not in firsts:
+            firsts[prefix.head] = k
+    return [(k, head) for head, k in firsts.items()]
+
+
+def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], preds: Preds | None, buckets: RowBuckets) -> _Passed:
+    """Predict and explain the requests at ``order`` (places in the send order, ascending), in
+    one predictor: all of them, or a part that shares nothing with the others (see
+    :func:`pass_parts`; ``expire``: the places where a head's entry stored by another part has
+    expired). ``preds``: each request's prediction is put there (the :class:`Baseline`'s); the
+    rows go to ``buckets``, each under its file's place."""
+    requests, heads, prices, ticks, readies, positions = (
+        inputs.requests, inputs.heads, inputs.prices, inputs.ticks, inputs.readies, inputs.positions)
+    sources, origins, created, file_order = inputs.sources, inputs.origins, inputs.created, inputs.file_order
     # The requests a compaction call or a lane start is compared with: the only ones kept past
     # their lane's next.
     needed = frozenset(sources.values()) | frozenset(origins.values())
-    predictor = Predictor(heads, keep=needed, follow=follow_reads, in_order=True)
-    caches = explicit.price_caches(summaries, requests, prices.row)
-    created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
+    predictor = Predictor(heads, keep=needed, follow=inputs.follow_reads, in_order=True)
     shared = _Shared(heads, prices, Histories(heads), created=created)
+    firsts, next_first = inputs.head_firsts, 0
     lane_prev: dict[tuple[str, str], Previous] = {}
     previous: dict[Key, Previous] = {}
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
-    # Each row under its file's bucket: the rows are listed file by file, in line order.
-    buckets = _Rows() if spill is None else spill
-    compactions: list[CompactionSummary] = []
-    for i in positions:
+    compactions: list[tuple[int, CompactionSummary]] = []
+    for k in order:
+        i = positions[k]
         r = requests[i]
+        while next_first < len(firsts) and firsts[next_first][0] < k:
+            # Every head a request before this one was sent under (in any part of the log).
+            shared.head_seen[firsts[next_first][1]] = ticks[positions[firsts[next_first][0]]]
+            next_first += 1
+        if k in expire:
+            predictor.expire_head(r)
         key = (r.file, r.lane, r.seq)
         tick, ready = ticks[i], readies[i]
         lane_key = (r.file, r.lane)
@@ -934,7 +1037,7 @@ def audit_requests(
         buckets.add(file_order.get(row.file, 0), _unreported(row) if predicted_only else row)
         kind = _compaction_kind(r, row)
         if kind is not None:
-            compactions.append(_judge_compaction(kind, r, row, pred, prices))
+            compactions.append((k, _judge_compaction(kind, r, row, pred, prices)))
         here = Previous(r, tick, ready, None if r.done_ms is None else max(ready, r.done_ms))
         if key in needed:
             previous[key] = here
@@ -943,22 +1046,199 @@ def audit_requests(
             # next request extends: that one is compared with the conversation before the call.
             lane_prev[lane_key] = here
         lane_index[lane_key] += 1
-        if r.prefix is not None:
-            shared.head_seen.setdefault(r.prefix.head, tick)
         if r.is_compaction_call:
             shared.compaction_at[r.file] = r.line
-    # The pass's working state (the chain model, the histories, the clock) is not needed to sum
-    # up: freed before the summaries are built beside the rows.
-    followed = predictor.followed
-    del predictor, shared, lane_prev, previous, ticks, readies, positions, sources, needed
-    result = _summarize(buckets, summaries, heads, requests, prices, caches)
-    if followed:
-        result = replace(result, notes=result.notes + (follow_note(followed),))
-    unlinked = _unlinked_starts(requests, origins)
-    if unlinked:
-        result = replace(result, notes=result.notes + (unlinked,))
-    compactions.sort(key=lambda c: (file_order.get(c.file, 0), c.line))
-    return replace(result, compactions=tuple(compactions))
+    return _Passed(compactions, predictor.followed, heads.token_scales, heads.last_sizes, prices.missing)
+
+
+#: Requests an audit holds at the least before ``--jobs`` splits its pass into parts (below it,
+#: forking costs more than it saves).
+PARALLEL_PASS_AT_LEAST = 2000
+
+
+class PassPart(msgspec.Struct, frozen=True):
+    """Some of the requests, predicted and explained in one predictor of their own: their
+    places in the send order (ascending), and the places where a head's entry that other parts
+    stored has expired (:meth:`Predictor.expire_head`)."""
+
+    order: list[int]
+    expire: frozenset[int]
+
+
+def pass_parts(inputs: _PassInputs, jobs: int) -> list[PassPart] | None:
+    """The requests in at most ``jobs`` parts that share no state of the pass, largest first; None
+    when they do not fall apart (one part would hold nearly all of them).
+
+    Two requests share state, and go in one part, when they are of one file (a lane's previous
+    request, its place and its reads; a compaction's line), are linked (a compaction call and
+    the main request it summarizes, a lane start and the call of another lane it extends), name
+    one chain node (their own or their parent: a chain entry, the walk back, a history), send
+    bodies to one provider (its byte-level cache) or block hashes (their one set). A head's
+    entry in the chain model (a head of known size the account does not keep warm) is shared by
+    every request under it; those requests are split where the entry has certainly expired: a
+    request sent after the latest tick any earlier one could keep it to (its send or answer tick
+    and the longest TTL written so far) starts a new stretch, and requests of one stretch go in
+    one part. A part whose stretch follows another part's, when a request before it stored the
+    entry, finds it expired there (what the whole log's model holds, an expired entry, reads
+    the same as a tombstone: see :mod:`prefixbench.simulator.chain`). Which heads earlier
+    requests were sent under is given to every part (:func:`_head_firsts`). Everything else a
+    request's prediction and explanation read is the trace's own or fixed before the pass (the
+    heads' sizes, the send clock, the links, the prices), so each part's rows are the rows one
+    pass over the whole log makes for them.
+
+    Keep this in step with :func:`_pass`, :class:`Predictor` and :func:`state_slots`.
+    """
+    requests, positions, ticks, readies, heads = inputs.requests, inputs.positions, inputs.ticks, inputs.readies, inputs.heads
+    parent: list[int] = []
+    names: dict[object, int] = {}
+
+    def element(name: object) -> int:
+        found = names.get(name)
+        if found is None:
+            found = names[name] = len(parent)
+            parent.append(found)
+        return found
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(a: int, b: int) -> None:
+        a, b = find(a), find(b)
+        if a != b:
+            parent[b] = a
+
+    asker = Predictor(heads, in_order=True)  # asks the rules only: it predicts nothing
+    #: Per head entry: its current stretch's element, the latest tick it may live to, whether a
+    #: request stored it, the longest TTL written in the stretch.
+    stretch: dict[tuple[str, str, str], list] = {}
+    expire: set[int] = set()
+    files: list[int] = []
+    for k, i in enumerate(positions):
+        r = requests[i]
+        here = element(("file", r.file))
+        files.append(here)
+        prefix = r.prefix
+        if r.hash_ids is not None:
+            union(here, element(("blocks",)))
+        elif r.body is not None:
+            union(here, element(("body", r.provider)))
+        if prefix is not None:
+            union(here, element(("node", prefix.node)))
+            if prefix.parent is not None:
+                union(here, element(("node", prefix.parent)))
+        if r.hash_ids is not None or r.body is not None or prefix is None or r.usage is None:
+            continue
+        if heads.get(prefix.head) is None or prefix.head in heads.warm:
+            continue  # no entry, or one no request reads (a warm head is read without it)
+        slot = (chain_rules(r.provider).name, r.model, prefix.head)
+        stores, lifetime = asker.head_touch(r)
+        tick, ready = ticks[i], readies[i]
+        now = stretch.get(slot)
+        if now is None or (now[1] is not None and tick > now[1]):
+            if now is not None and now[2]:
+                expire.add(k)  # stored before, expired now
+            now = stretch[slot] = [element(("stretch", slot, k)), tick, now is not None and now[2], lifetime]
+        union(here, now[0])
+        now[2] = now[2] or stores
+        if now[3] is not None:
+            now[3] = None if lifetime is None else max(now[3], lifetime)
+        if now[1] is not None:
+            now[1] = None if now[3] is None else max(now[1], max(tick, ready) + now[3])
+    for links in (inputs.sources, inputs.origins):
+        for a, b in links.items():
+            union(element(("file", a[0])), element(("file", b[0])))
+    groups: dict[int, list[int]] = defaultdict(list)
+    for k, here in enumerate(files):
+        groups[find(here)].append(k)
+    if len(groups) < 2:
+        return None
+    # The largest parts first, each to the part with the fewest requests so far (places ascending in each).
+    bins: list[list[int]] = [[] for _ in range(jobs)]
+    for group in sorted(groups.values(), key=lambda g: (-len(g), g[0])):
+        min(bins, key=len).extend(group)
+    bins = [sorted(b) for b in bins if b]
+    if len(bins) < 2 or max(map(len, bins)) > len(positions) * LARGEST_PART:
+        return None
+    return [PassPart(b, frozenset(k for k in b if k in expire)) for b in sorted(bins, key=len, reverse=True)]
+
+
+#: The share of the requests past which a part is nearly all of them: one pass is no slower.
+LARGEST_PART = 0.9
+
+
+#: The inputs of the pass whose parts run in forked workers (a worker finds them in its memory):
+#: the pass's, the parts, where the rows go (how a worker packs them), each lane's head size,
+#: each file's explicit caches' cost.
+_FORKED: tuple | None = None
+
+
+def _parts_in_workers(
+    inputs: _PassInputs, parts: list[PassPart], preds: Preds | None, buckets: RowBuckets,
+    lane_heads: Mapping[tuple[str, str], int | None], of_file: Mapping[str, Decimal],
+) -> tuple[list[_Passed], dict[int, _FileSums]]:
+    """Each part but the first passed and summed a file at a time in a forked worker, the first
+    here meanwhile: what each pass made beside its rows (in ``parts`` order), each file's sums by
+    its bucket (its rows packed for ``buckets``), the predictions put in ``preds``."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    global _FORKED
+    if "fork" not in mp.get_all_start_methods():
+        out = [_part(inputs, part, preds, buckets, lane_heads, of_file) for part in parts]
+        return [passed for passed, _ in out], {b: sums for _, files in out for b, sums in files.items()}
+    _FORKED = (inputs, parts, buckets, lane_heads, of_file)
+    try:
+        with ProcessPoolExecutor(max_workers=len(parts) - 1, mp_context=mp.get_context("fork")) as pool:
+            futures = [pool.submit(_forked_part, n) for n in range(1, len(parts))]
+            here = _part(inputs, parts[0], preds, buckets, lane_heads, of_file)
+            sent = [future.result() for future in futures]
+    finally:
+        _FORKED = None
+    passes, files = [here[0]], dict(here[1])
+    for part, (passed, summed, values) in zip(parts[1:], sent):
+        if preds is not None:
+            got = array("q")
+            got.frombytes(values)
+            for n, k in enumerate(part.order):
+                j, at = 4 * inputs.positions[k], 4 * n
+                preds.values[j:j + 4] = got[at:at + 4]
+        passes.append(passed)
+        files.update(summed)
+    return passes, files
+
+
+def _part(
+    inputs: _PassInputs, part: PassPart, preds: Preds | None, buckets: RowBuckets,
+    lane_heads: Mapping[tuple[str, str], int | None], of_file: Mapping[str, Decimal],
+) -> tuple[_Passed, dict[int, _FileSums]]:
+    """One part passed, its rows in memory, then summed a file at a time (its rows packed as
+    ``buckets`` takes them back: :meth:`RowBuckets.pack`)."""
+    mine = _Rows()
+    passed = _pass(inputs, part.order, part.expire, preds, mine)
+    files: dict[int, _FileSums] = {}
+    for bucket in sorted(mine.buckets()):
+        summed = _sum_file(mine.take(bucket), lane_heads, of_file)
+        summed.rows = buckets.pack(summed.rows)
+        files[bucket] = summed
+    return passed, files
+
+
+def _forked_part(n: int) -> tuple[_Passed, dict[int, _FileSums], bytes]:
+    """Part ``n`` passed and summed in a worker forked by :func:`_parts_in_workers`, and its
+    predictions in its order (four ints each)."""
+    assert _FORKED is not None, "a pass worker runs only in a process forked by _parts_in_workers"
+    inputs, parts, buckets, lane_heads, of_file = _FORKED
+    part = parts[n]
+    preds = Preds(len(inputs.requests))
+    passed, files = _part(inputs, part, preds, buckets, lane_heads, of_file)
+    values = array("q")
+    for k in part.order:
+        j = 4 * inputs.positions[k]
+        values.extend(preds.values[j:j + 4])
+    return passed, files, values.tobytes()
 
 
 def _compaction_kind(r: TraceRequest, row: AuditRow) -> str | None:
@@ -1302,16 +1582,8 @@ class Predictor:
 
     def _chain(self, r: TraceRequest, prefix: Prefix, usage: Usage, tick: int, ready: int) -> Prediction:
         rules = chain_rules(r.provider)
-        cache = self.chains.get(rules.name)
-        if cache is None:  # made once a provider, not once a request (setdefault would build one each time)
-            cache = self.chains[rules.name] = ChainCache(rules, in_order=self.in_order)
-        asked = self.ttl(r) if self.ttl else None
-        if rules_for(r.provider).request_ttl is not None:
-            # The provider decides per request (OpenAI): a what-if's retention where the model
-            # offers it, else the body's, else the model's default on the day it was sent.
-            ttl = rules_for(r.provider).ttl_label(r.model, asked or r.asked_retention, r.sent_ms) or "5m"
-        else:
-            ttl = asked or ("1h" if usage.cache_write_1h else "5m")
+        cache = self._chain_cache(rules)
+        ttl = self._ttl_label(r, usage)
         # Fast and standard calls do not share cached prefixes (Anthropic's fast-mode page:
         # "Requests at different speeds do not share cached prefixes"): a fast call is a family
         # of its own.
@@ -1345,6 +1617,40 @@ class Predictor:
             verdict.read, verdict.write, uncached, "chain", verdict.in_flight, verdict.expired,
             verdict.write if ttl == "1h" else 0,
         )
+
+    def _chain_cache(self, rules: ProviderRules) -> ChainCache:
+        cache = self.chains.get(rules.name)
+        if cache is None:  # made once a provider, not once a request (setdefault would build one each time)
+            cache = self.chains[rules.name] = ChainCache(rules, in_order=self.in_order)
+        return cache
+
+    def _ttl_label(self, r: TraceRequest, usage: Usage) -> str:
+        """The TTL a chain request writes with."""
+        asked = self.ttl(r) if self.ttl else None
+        if rules_for(r.provider).request_ttl is not None:
+            # The provider decides per request (OpenAI): a what-if's retention where the model
+            # offers it, else the body's, else the model's default on the day it was sent.
+            return rules_for(r.provider).ttl_label(r.model, asked or r.asked_retention, r.sent_ms) or "5m"
+        return asked or ("1h" if usage.cache_write_1h else "5m")
+
+    def head_touch(self, r: TraceRequest) -> tuple[bool, int | None]:
+        """For a chain request under a head whose entry the chain model keeps (see
+        :func:`pass_parts`): whether it stores that entry, and the lifetime its writes get (None:
+        no end), whatever the model holds (both depend on the request alone)."""
+        assert r.prefix is not None and r.usage is not None
+        rules = chain_rules(r.provider)
+        cache = self._chain_cache(rules)
+        stores = cache.stores_head(model=r.model, head_tokens=self.heads.get(r.prefix.head),
+                                   cacheable=rules.cacheable(r.usage), sent_ms=r.sent_ms)
+        return stores, cache.rules.ttl_ms(self._ttl_label(r, r.usage))
+
+    def expire_head(self, r: TraceRequest) -> None:
+        """Before ``r``: its head's entry was stored by requests not predicted here and has
+        expired (see :meth:`ChainCache.expire_head`)."""
+        assert r.prefix is not None
+        head_tokens = self.heads.get(r.prefix.head)
+        assert head_tokens is not None
+        self._chain_cache(chain_rules(r.provider)).expire_head(model=r.model, head=r.prefix.head, head_tokens=head_tokens)
 
     def _body(self, r: TraceRequest, tick: int, ready: int) -> Prediction:
         rules = rules_for(r.provider)
@@ -1782,13 +2088,22 @@ def _lost_usd(usage: Usage, lost: int, row: PriceRow) -> Decimal:
 class RowBuckets(Protocol):
     """Where the pass puts its rows, a bucket a file, and the summaries take them back:
     :class:`_Rows` in memory or :class:`~prefixbench.workloads.audit.spill.BucketSpill` on disk
-    (named here by its shape, not imported: the spill imports this module's rows)."""
+    (named here by its shape, not imported: the spill imports this module's rows). A worker of
+    ``--jobs`` packs a file's summed rows as :meth:`extend` takes them (:meth:`pack`)."""
 
     def add(self, bucket: int, row: AuditRow) -> None: ...
 
     def take(self, bucket: int) -> list[AuditRow]: ...
 
     def append(self, row: AuditRow) -> None: ...
+
+    def pack(self, rows: list[AuditRow]) -> object: ...
+
+    def extend(self, packed: object) -> None: ...
+
+
+#: Rows a worker sends back as MessagePack (a tenth of pickle's time); Decimals as their text.
+_ROWS = msgspec.msgpack.Decoder(list[AuditRow])
 
 
 class _Rows:
@@ -1804,8 +2119,106 @@ class _Rows:
     def take(self, bucket: int) -> list[AuditRow]:
         return self._buckets.pop(bucket, [])
 
+    def buckets(self) -> list[int]:
+        """The buckets holding rows."""
+        return list(self._buckets)
+
     def append(self, row: AuditRow) -> None:
         self.rows.append(row)
+
+    def pack(self, rows: list[AuditRow]) -> bytes | list[AuditRow]:
+        try:
+            return msgspec.msgpack.encode(rows)
+        except UnicodeEncodeError:  # a lone surrogate read from a log (no UTF-8): pickled as they are
+            return rows
+
+    def extend(self, packed: bytes | list[AuditRow]) -> None:
+        self.rows.extend(_ROWS.decode(packed) if isinstance(packed, bytes) else packed)
+
+
+def _lane_heads(requests: Sequence[TraceRequest], heads: Heads) -> dict[tuple[str, str], int | None]:
+    """Each lane's head size (its first request with a prefix names the head)."""
+    head_of_lane: dict[tuple[str, str], int | None] = {}
+    for r in requests:
+        if r.prefix is not None:
+            head_of_lane.setdefault((r.file, r.lane), heads.get(r.prefix.head))
+    return head_of_lane
+
+
+class _FileSums:
+    """A file's rows (in line order, with their loss class; or as a worker packed them) and
+    their sums: its lanes, calibration and session, and its share of every roll-up."""
+
+    __slots__ = ("rows", "lanes", "calibrations", "sessions", "total", "days", "models", "causes", "classes", "pairs", "notes")
+
+    def __init__(self) -> None:
+        self.rows: object = None
+        self.lanes: list[LaneSummary] = []
+        self.calibrations: dict[str, tuple] = {}
+        self.sessions: list[RollUp] = []
+        self.total = _Roll()
+        self.days: dict[str, _Roll] = {}
+        self.models: dict[tuple[str, str], _Roll] = {}
+        self.causes: dict[str, _Roll] = {}
+        self.classes: dict[str, _Roll] = {}
+        self.pairs: Counter[tuple[str, str]] = Counter()
+        self.notes = _NoteCounts()
+
+    def __getstate__(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __setstate__(self, state: tuple) -> None:
+        for name, value in zip(self.__slots__, state):
+            setattr(self, name, value)
+
+    def merge(self, other: _FileSums) -> None:
+        """``other`` (a later file's) summed in, as if its rows were summed here."""
+        self.lanes += other.lanes
+        self.calibrations.update(other.calibrations)
+        self.sessions += other.sessions
+        self.total.merge(other.total)
+        for mine, theirs in ((self.days, other.days), (self.models, other.models), (self.causes, other.causes),
+                             (self.classes, other.classes)):
+            for value, roll in theirs.items():
+                mine.setdefault(value, _Roll()).merge(roll)
+        self.pairs.update(other.pairs)
+        self.notes.merge(other.notes)
+
+
+def _sum_file(rows: list[AuditRow], lane_heads: Mapping[tuple[str, str], int | None], of_file: Mapping[str, Decimal]) -> _FileSums:
+    """A file's rows put in line order, given their loss class and summed."""
+    out = _FileSums()
+    # Sorted as the rows of every file were, by (the file's position, line): stable, in send order on a tie.
+    rows.sort(key=lambda row: row.line)
+    lanes: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
+    for row in rows:
+        lanes[(row.file, row.lane)].append(row)
+    out.lanes = [_lane(file, lane, items, lane_heads.get((file, lane))) for (file, lane), items in lanes.items()]
+    del lanes
+    rows = [replace(row, loss_class=loss_class(row)) if row.cause is not None else row for row in rows]
+    files: dict[str, list[AuditRow]] = {}
+    for row in rows:
+        files.setdefault(row.file, []).append(row)
+    for file, items in files.items():
+        out.calibrations[file] = _file_sums(items, of_file.get(file, Decimal(0)))
+    del files
+    out.sessions = _roll_ups(rows, lambda row: row.file, of_file)
+    out.total.add(rows, "totals")
+    for what, groups, key in (
+        ("roll-up", out.days, _day), ("model", out.models, lambda row: (row.provider, row.model)),
+        ("losses", out.causes, lambda row: row.cause), ("losses", out.classes, lambda row: row.loss_class),
+    ):
+        grouped: dict = defaultdict(list)
+        for row in rows if what != "losses" else (row for row in rows if row.cause is not None):
+            grouped[key(row)].append(row)
+        for value, items in grouped.items():
+            if value is not None:
+                groups.setdefault(value, _Roll()).add(items, what)
+    out.pairs.update((row.server_reason, row.inferred_cause) for row in rows
+                     if row.server_reason is not None and row.inferred_cause is not None)
+    out.notes.add(rows)
+    out.rows = rows
+    return out
 
 
 def _summarize(
@@ -1815,76 +2228,50 @@ def _summarize(
     requests: list[TraceRequest],
     prices: Prices,
     caches: tuple[ExplicitCacheRow, ...] = (),
+    done: dict[int, _FileSums] | None = None,
+    lane_heads: Mapping[tuple[str, str], int | None] | None = None,
 ) -> AuditResult:
     """The summaries, summed a file at a time: ``buckets`` holds each file's rows under its
     position in ``summaries`` (:class:`_Rows` or a :class:`~.spill.BucketSpill`); each file's are
     put in line order, given their loss class, summed and appended to ``buckets`` in that order
-    (the result's rows when ``buckets`` is a :class:`_Rows`, none when the rows are on disk)."""
-    head_of_lane: dict[tuple[str, str], int | None] = {}
-    for r in requests:
-        if r.prefix is not None:
-            head_of_lane.setdefault((r.file, r.lane), heads.get(r.prefix.head))
+    (the result's rows when ``buckets`` is a :class:`_Rows`, none when the rows are on disk).
+    ``done``: each file's sums by its bucket, made already (by the workers of ``--jobs``, its rows
+    packed), added up in the same order."""
+    if lane_heads is None:
+        lane_heads = _lane_heads(requests, heads)
     of_file = explicit.cost_by(caches, lambda c: c.file)
     of_model = explicit.cost_by(caches, lambda c: f"{c.provider}\n{c.model}")
     of_day = explicit.cost_by(caches, lambda c: c.created[:10] if c.created and not c.created.startswith("+") else NO_DAY)
-    lane_rows: list[LaneSummary] = []
-    files: dict[str, list[AuditRow]] = {}
-    calibrations: dict[str, tuple] = {}
-    sessions: list[RollUp] = []
-    total = _Roll()
-    days: dict[str, _Roll] = {}
-    models: dict[tuple[str, str], _Roll] = {}
-    causes: dict[str, _Roll] = {}
-    classes: dict[str, _Roll] = {}
-    pairs: Counter[tuple[str, str]] = Counter()
-    notes = _NoteCounts()
+    sums = _FileSums()
     for bucket in range(max(len(summaries), 1)):
-        rows = buckets.take(bucket)
-        # Sorted as the rows of every file were, by (the file's position, line): stable, in send order on a tie.
-        rows.sort(key=lambda row: row.line)
-        lanes: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
-        for row in rows:
-            lanes[(row.file, row.lane)].append(row)
-        lane_rows += [_lane(file, lane, items, head_of_lane.get((file, lane))) for (file, lane), items in lanes.items()]
-        del lanes
-        rows = [replace(row, loss_class=loss_class(row)) if row.cause is not None else row for row in rows]
-        files.clear()
-        for row in rows:
-            files.setdefault(row.file, []).append(row)
-        for file, items in files.items():
-            calibrations[file] = _file_sums(items, of_file.get(file, Decimal(0)))
-        files.clear()
-        sessions += _roll_ups(rows, lambda row: row.file, of_file)
-        total.add(rows, "totals")
-        for what, groups, key in (
-            ("roll-up", days, _day), ("model", models, lambda row: (row.provider, row.model)),
-            ("losses", causes, lambda row: row.cause), ("losses", classes, lambda row: row.loss_class),
-        ):
-            grouped: dict = defaultdict(list)
-            for row in rows if what != "losses" else (row for row in rows if row.cause is not None):
-                grouped[key(row)].append(row)
-            for value, items in grouped.items():
-                if value is not None:
-                    groups.setdefault(value, _Roll()).add(items, what)
-        pairs.update((row.server_reason, row.inferred_cause) for row in rows
-                     if row.server_reason is not None and row.inferred_cause is not None)
-        notes.add(rows)
-        for row in rows:
-            buckets.append(row)
-    totals, ranged, ranged_models = _unsplit_ranges(requests, prices, _totals(total, caches))
+        if done is None:
+            summed = _sum_file(buckets.take(bucket), lane_heads, of_file)
+            rows = summed.rows
+            summed.rows = None
+            sums.merge(summed)
+            for row in rows:  # type: ignore[attr-defined]
+                buckets.append(row)
+            del rows
+        else:
+            summed = done.pop(bucket, None)
+            if summed is not None:
+                sums.merge(summed)
+                buckets.extend(summed.rows)
+        del summed
+    totals, ranged, ranged_models = _unsplit_ranges(requests, prices, _totals(sums.total, caches))
     return AuditResult(
         tuple(buckets.rows) if isinstance(buckets, _Rows) else (),
-        tuple(lane_rows),
-        _cause_summaries(causes),
-        _file_calibrations(calibrations, summaries, of_file),
+        tuple(sums.lanes),
+        _cause_summaries(sums.causes),
+        _file_calibrations(sums.calibrations, summaries, of_file),
         totals,
-        _notes(notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
+        _notes(sums.notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
         + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
-        _model_summaries(models, prices, of_model, ranged_models),
-        _agreement(pairs),
-        split_sums({name: (roll.requests, roll.lost) for name, roll in classes.items()}),
-        sessions=tuple(sessions),
-        days=tuple(sorted((roll.roll_up(day, of_day) for day, roll in days.items()), key=lambda r: (r.key == NO_DAY, r.key))),
+        _model_summaries(sums.models, prices, of_model, ranged_models),
+        _agreement(sums.pairs),
+        split_sums({name: (roll.requests, roll.lost) for name, roll in sums.classes.items()}),
+        sessions=tuple(sums.sessions),
+        days=tuple(sorted((roll.roll_up(day, of_day) for day, roll in sums.days.items()), key=lambda r: (r.key == NO_DAY, r.key))),
         explicit_caches=caches,
     )
 
@@ -1953,6 +2340,27 @@ class _Roll:
             prompt = (i.reported_cache_read or 0) + (i.reported_cache_write or 0) + (i.reported_uncached or 0)
             self.largest[(i.file, i.lane)] = max(self.largest.get((i.file, i.lane), 0), prompt)
 
+    def merge(self, other: _Roll) -> None:
+        """``other``'s sums (a later file's rows, added to a fresh roll) added in: what adding
+        those rows here makes (the dollars exact, so in any grouping)."""
+        self.predicted_read += other.predicted_read if not self.reported else 0
+        self.predicted_rest += other.predicted_rest if not self.reported else 0
+        for name in ("requests", "misses", "lost_tokens", "unpriced", "reported", "read", "write", "uncached", "write_1h",
+                     "input", "output", "all_uncached", "all_output", "all_read", "all_write"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.cost = usd_sum([self.cost, other.cost])
+        self.lost = usd_sum([self.lost, other.lost])
+        self.priced = self.priced or other.priced
+        if other.first is not None:
+            self.first = other.first if self.first is None else min(self.first, other.first)
+        if other.last is not None:
+            self.last = other.last if self.last is None else max(self.last, other.last)
+        self.lanes |= other.lanes
+        for cause, lost in other.lost_by_cause.items():
+            self.lost_by_cause[cause] += lost
+        for lane, prompt in other.largest.items():
+            self.largest[lane] = max(self.largest.get(lane, 0), prompt)
+
     @property
     def hit_ratio(self) -> float:
         if self.reported:
@@ -1987,6 +2395,10 @@ class _NoteCounts:
 
     def __init__(self) -> None:
         self.rows = self.unreported = self.reported = self.predicted = self.diagnosed = self.agree = 0
+
+    def merge(self, other: _NoteCounts) -> None:
+        for name in ("rows", "unreported", "reported", "predicted", "diagnosed", "agree"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def add(self, rows: list[AuditRow]) -> None:
         self.rows += len(rows)

@@ -90,11 +90,29 @@ class RowSpill:
             self._order.append(self._write(self._pending))
             self._pending.clear()
 
+    def pack(self, rows: Sequence[AuditRow]) -> tuple[int, list[bytes]]:
+        """``rows`` as :meth:`extend` writes them: their count and their batches (made by a
+        worker of ``audit --jobs``, which writes nothing to the file)."""
+        return len(rows), [_frame(self._encode, rows[start:start + BATCH]) for start in range(0, len(rows), BATCH)]
+
+    def extend(self, packed: tuple[int, list[bytes]]) -> None:
+        """The rows :meth:`pack` made after those written."""
+        if self._pending:
+            self._order.append(self._write(self._pending))
+            self._pending.clear()
+        count, frames = packed
+        for frame in frames:
+            self._order.append(self._write_frame(frame))
+        self.count += count
+
     def _write(self, rows: Sequence[AuditRow]) -> int:
         """Write ``rows`` as one frame; returns where it starts."""
+        return self._write_frame(_frame(self._encode, rows))
+
+    def _write_frame(self, frame: bytes) -> int:
+        """Write one frame; returns where it starts."""
         assert self._file is not None, "the spilled rows were closed"
         try:
-            frame = _frame(self._encode, rows)
             self._file.write(len(frame).to_bytes(_LENGTH, "little"))
             self._file.write(frame)
         except OSError as exc:
