@@ -612,6 +612,16 @@ def test_a_history_file_alone_with_metrics_counts_one_call_per_assistant_message
         5, 4_000 + 1_500 + 40 + 900 + 0, 8_000 + 11_000, 0, 300 + 200 + 100 + 50 + 70)
 
 
+def _history_without_cost(tmp_path: Path, messages: list[dict]) -> Path:
+    """An api_conversation_history.json of ``messages`` with no metrics.cost (as Cline's
+    Anthropic handler, which streams no total cost, writes it)."""
+    for message in messages:
+        message.get("metrics", {}).pop("cost", None)
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    return path
+
+
 def test_a_history_file_alone_on_the_anthropic_handler_is_priced_as_a_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Cline's Anthropic handler streams no total cost, so its history file carries no
     # metrics.cost (the cost is worked out for ui_messages.json only) and cached = reads + writes
@@ -624,10 +634,7 @@ def test_a_history_file_alone_on_the_anthropic_handler_is_priced_as_a_range(tmp_
     base = 1_777_000_000_000
     messages = [*_history_call(base, "anthropic", "claude-sonnet-4-5", 10, 8_000, 100),
                 *_history_call(base + 60_000, "anthropic", "claude-sonnet-4-5", 10, 12_000, 50)]
-    for message in messages:
-        message.get("metrics", {}).pop("cost", None)
-    path = tmp_path / "api_conversation_history.json"
-    path.write_text(json.dumps(messages))
+    path = _history_without_cost(tmp_path, messages)
     result = run_audit([path])
     t = result.totals
     assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (2, 20, 0, 0, 150)
@@ -652,10 +659,7 @@ def test_a_model_priced_only_as_a_range_is_not_named_among_those_with_no_price(t
     base = 1_777_000_000_000
     messages = [*_history_call(base, "deepseek", "deepseek-chat", 100, 14_000, 70),
                 *_history_call(base + 60_000, "openai", "gpt-9-nope", 1_000, 0, 70)]
-    for message in messages:
-        message.get("metrics", {}).pop("cost", None)
-    path = tmp_path / "api_conversation_history.json"
-    path.write_text(json.dumps(messages))
+    path = _history_without_cost(tmp_path, messages)
     result = run_audit([path])
     assert [(m.model, m.priced) for m in result.models] == [("deepseek-chat", True), ("gpt-9-nope", False)]
     assert any("where the price has no write rate, a DeepSeek miss: at the input price" in n for n in result.notes)
