@@ -194,11 +194,12 @@ class ChainCache:
         else:
             self._blocks.pop(node, None)
         rules = self.rules
-        usable = self._usable(model, cacheable, sent_ms)
+        facts = self._model(model)
+        usable = self._usable(model, facts, cacheable, sent_ms)
         if usable is None:
             return ChainVerdict(0, 0, "none")
         cacheable = usable
-        cap, _, model_step, head_family = self._model(model)
+        cap, _, model_step, head_family = facts
         read, source, in_flight, expired = 0, "none", False, False
         hit: _Entry | None = None
         cursor, blocks, steps = parent, new_blocks, 0
@@ -262,11 +263,11 @@ class ChainCache:
         write = cacheable - read if rules.bills_writes else 0
         return ChainVerdict(read, write, source, in_flight and source == "none", expired and source != "node")
 
-    def _usable(self, model: str, cacheable: int, sent_ms: int | None) -> int | None:
+    def _usable(self, model: str, facts: tuple[int | None, int | None, int, str], cacheable: int, sent_ms: int | None) -> int | None:
         """The part of a call's ``cacheable`` prompt the model may cache, None below its minimum
-        (the call reads and writes nothing)."""
+        (the call reads and writes nothing); ``facts``: :meth:`_model`'s of it."""
         rules = self.rules
-        cap, minimum, _, _ = self._model(model)
+        cap, minimum, _, _ = facts
         if minimum is not None and sent_ms is not None and rules.min_tokens_before:
             # The minimum of the page in force when it was sent (Gemini's): once a model and era.
             era = (model, sum(sent_ms >= until for until, _ in rules.min_tokens_before))
@@ -283,7 +284,7 @@ class ChainCache:
     def stores_head(self, *, model: str, head_tokens: int | None, cacheable: int, sent_ms: int | None = None) -> bool:
         """Whether :meth:`observe` with these arguments stores an entry at the head (whatever the
         model holds: it depends on the call alone)."""
-        usable = self._usable(model, cacheable, sent_ms)
+        usable = self._usable(model, self._model(model), cacheable, sent_ms)
         return usable is not None and head_tokens is not None and head_tokens <= usable
 
     def expire_head(self, *, model: str, head: str, head_tokens: int) -> None:
