@@ -159,3 +159,46 @@ def test_reasoning_with_no_total_is_read_by_version_and_sdk(tmp_path: Path) -> N
     usages, notes = _read(tmp_path, _session("0.15.8", "openai", "gpt-5", steps))
     assert [u.output for u in usages] == [800, 500, 140]
     assert "1 of 3 steps' reasoning exceeds their output: reasoning read as beside output" in notes
+
+
+#: The Kilo CLI, a fork of OpenCode, writes its own release into ``version`` (Kilo-Org/kilo,
+#: packages/opencode/src/installation/index.ts: ``VERSION = KILO_VERSION``): 1.0.x from late
+#: January 2026 (built on OpenCode 1.1.42 to 1.1.65, whose getUsage already subtracts the cache
+#: from input), then 7.x. 2026-02-10 and 2025-11-05, in epoch ms.
+KILO_1_0_TIME, OPENCODE_1_0_TIME = 1_770_681_600_000, 1_762_300_800_000
+#: An OpenAI-SDK session stored additively whose every input is at least its read (large tool
+#: outputs after a small cached head): read as input - read, it would lose those tokens.
+ADDITIVE_BIG_TAILS = [_tokens(5_000, 0), _tokens(6_000, 4_864), _tokens(12_000, 10_880)]
+
+
+def _dated(export: dict, created_ms: int) -> dict:
+    export["info"]["time"] = {"created": created_ms, "updated": created_ms + 1}
+    return export
+
+
+def test_a_kilo_cli_1_0_session_is_not_read_as_opencode_1_0(tmp_path: Path) -> None:
+    export = _dated(_session("1.0.20", "openai", "gpt-5", ADDITIVE_BIG_TAILS), KILO_1_0_TIME)
+    usages, notes = _read(tmp_path, export)
+    assert [u.uncached for u in usages] == [5_000, 6_000, 12_000]  # main: 5,000 / 1,136 / 1,120 (read as OpenCode 1.0.20)
+    assert [u.cache_read for u in usages] == [0, 4_864, 10_880]
+    assert "Kilo CLI 1.0.20 (built on OpenCode 1.1" in notes and "before 1.0.62" not in notes
+    # Kilo's database (~/.local/share/kilo/kilo.db, OpenCode's tables) says the same by its rows.
+    requests, _ = import_file(write_db(tmp_path / "kilo.db", [export]), FORMAT, ImportContext())
+    assert [r.usage.uncached for r in requests if r.usage] == [5_000, 6_000, 12_000]
+    # The same version on a session of OpenCode's own 1.0.x time is OpenCode 1.0.20's.
+    usages, notes = _read(tmp_path, _dated(_session("1.0.20", "openai", "gpt-5", OPENAI_INCLUSIVE), OPENCODE_1_0_TIME))
+    assert [u.uncached for u in usages] == [12_000, 1_124, 600]
+    assert "OpenCode 1.0.20 (before 1.0.62" in notes
+
+
+def test_a_kilo_cli_7_anthropic_session_is_decided_by_its_steps(tmp_path: Path) -> None:
+    # AI SDK v6 without #19758: input = uncached + read + write, on every cached step.
+    steps = [_tokens(9_004, 0, 9_000), _tokens(139_499, 139_417, 81)]
+    usages, notes = _read(tmp_path, _dated(_session("7.1.4", "anthropic", "claude-opus-4-6", steps), KILO_1_0_TIME))
+    assert [(u.uncached, u.cache_read, u.cache_write_5m) for u in usages] == [(4, 0, 9_000), (1, 139_417, 81)]  # main: 9,004 / 139,499
+    assert "Kilo CLI 7.1.4" in notes and "the steps decide" in notes and "input - read - write" in notes
+    # An additive one (input the tail after the cache) stays additive.
+    steps = [_tokens(4, 0, 9_000), _tokens(1, 139_417, 81)]
+    usages, notes = _read(tmp_path, _dated(_session("7.5.11", "anthropic", "claude-opus-4-6", steps), KILO_1_0_TIME))
+    assert [u.uncached for u in usages] == [4, 1]
+    assert "below its cache on 2 of 2 cached steps: read as additive" in notes

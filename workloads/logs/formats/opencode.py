@@ -22,7 +22,9 @@ OpenCode normalizes every provider's usage before it stores it (``Session.getUsa
 ``packages/opencode/src/session/``): in current versions ``input`` EXCLUDES the cache read and
 write (it subtracts them where the provider's count includes them), so the stored counts are
 additive; earlier versions did not always (:data:`_INCLUSIVE_BEFORE`), and each session is read
-by the convention of the version it names (:meth:`_Session.settle`). ``output`` excludes
+by the convention of the version it names (:meth:`_Session.settle`). The Kilo CLI, a fork, names
+its own releases there (1.0.x, then 7.x), each read by the OpenCode it was built on
+(:data:`_KILO_FIRST_MS`). ``output`` excludes
 ``reasoning`` in current versions, and OpenCode bills ``output + reasoning`` at the output
 price, as is done here (a step whose ``total`` shows the reasoning inside output: output alone). A negative ``input`` (a provider whose count already excluded
 the cache, subtracted again) is read back as ``input + read + write`` and said so.
@@ -185,10 +187,39 @@ _OPENAI_SDK = frozenset({"openai", "azure"})
 _ANTHROPIC_SDK = frozenset({"anthropic", "amazon-bedrock", "google-vertex-anthropic"})
 
 
+#: The Kilo CLI (Kilo-Org/kilo, later Kilo-Org/kilocode; Kilo Code 7.2.21 on), a fork of OpenCode,
+#: writes ITS OWN release into a session's ``version`` (``Installation.VERSION`` = ``KILO_VERSION``):
+#: 1.0.x from its first release (late January 2026, release workflow 2026-01-28) to 1.0.25
+#: (2026-02-21), built on OpenCode 1.1.x (1.1.42 to 1.1.65, after #4256 and before 1.3.4), then
+#: 7.x (7.0.x from late February 2026, built on OpenCode 1.2 and later). Kilo's 1.0.x numbers are
+#: also OpenCode's own 1.0.x (2025-10-31 to 2026-01-02, 1.0.0 to 1.0.61 before #4256 shipped on
+#: 2025-11-13): a 1.0.x session created from Kilo's first release on is read as Kilo's (OpenCode
+#: had been past 1.0.61 for more than two months, and updates itself). No OpenCode release is 7.x.
+_KILO_FIRST_MS = 1_769_558_400_000  # 2026-01-28T00:00Z
+_KILO_1_0_BASE = (1, 1, 0)
+_KILO_SEVEN = 7
+
+
 def _version(text: str | None) -> tuple[int, int, int] | None:
     """``"0.15.8"`` as (0, 15, 8); None when the session names no release."""
     match = re.match(r"v?(\d{1,6})\.(\d{1,6})\.(\d{1,6})", text or "")  # (a longer number: no release)
     return (int(match[1]), int(match[2]), int(match[3])) if match else None
+
+
+def _release(text: str | None, created: int | None) -> tuple[tuple[int, int, int] | None, str, bool]:
+    """The OpenCode release whose token conventions a session's steps follow, how the notes name
+    the session's version, and whether its Anthropic-SDK steps decide their own convention (a Kilo
+    CLI 7.x session: which Kilo release carried AI SDK v6 without #19758 is not pinned). A Kilo CLI
+    1.0.x session is read as OpenCode 1.1 (see :data:`_KILO_FIRST_MS`)."""
+    version = _version(text)
+    if version is None:
+        return None, "", False
+    shown = ".".join(map(str, version))
+    if version[0] >= _KILO_SEVEN:
+        return version, f"Kilo CLI {shown} (built on OpenCode 1.2 or later)", True
+    if version[:2] == (1, 0) and version < _INCLUSIVE_BEFORE and created is not None and created >= _KILO_FIRST_MS:
+        return _KILO_1_0_BASE, f"Kilo CLI {shown} (built on OpenCode 1.1; created after Kilo's first release)", False
+    return version, f"OpenCode {shown}", False
 
 
 def _through_sdk(info: dict, providers: frozenset[str], vendor: object) -> bool:
@@ -233,6 +264,7 @@ class _Session:
         self.file = file
         self.session_id = str(info.get("id"))
         self.version = info.get("version") if isinstance(info.get("version"), str) else None
+        self.created = _time(as_dict(info.get("time")).get("created"))
         self.kind: LaneKind = "subagent" if info.get("parentID") else "main"
         self.out: list[TraceRequest] = []
         self.skipped: list[tuple[int, str]] = []
@@ -369,7 +401,9 @@ class _Session:
         if self.settled:
             return
         self.settled = True
-        version = _version(self.version)
+        version, shown, steps_decide = _release(self.version, self.created)
+        if version is not None and version != _version(self.version):
+            self.readings.append(f"{shown}: its steps read by OpenCode 1.1's conventions (input without the cache read)")
         for anthropic in (False, True):
             steps = [(i, n, rd, wr) for i, a, n, rd, wr in self.stored if a is anthropic]
             part = [(n, rd + wr if anthropic else rd) for _, n, rd, wr in steps]
@@ -386,20 +420,21 @@ class _Session:
                     + (f"; {below} of {len(cached)} cached steps' input below their {what} proves it" if below else "")
                 )
                 continue
-            shown = ".".join(map(str, version))
             if anthropic:
                 low, high = _ANTHROPIC_WINDOW
-                if low <= version < high:
+                if low <= version < high or steps_decide:
                     inclusive = below == 0
+                    when = (": the Kilo releases that stored AI SDK v6 counts before anomalyco/opencode#19758 are not "
+                            "pinned, so the steps decide:" if steps_decide else " (1.3.4 on, before anomalyco/opencode#19758):")
                     self.readings.append(
-                        f"OpenCode {shown} (1.3.4 on, before anomalyco/opencode#19758): {kind} input "
+                        f"{shown}{when} {kind} input "
                         + ("holds the cache read and write on every cached step: read as input - read - write" if inclusive
                            else f"below its cache on {below} of {len(cached)} cached steps: read as additive")
                     )
             elif version < _INCLUSIVE_BEFORE:
                 inclusive = below == 0
                 self.readings.append(
-                    f"OpenCode {shown} (before 1.0.62, anomalyco/opencode#4256): {kind} input includes the cache read: "
+                    f"{shown} (before 1.0.62, anomalyco/opencode#4256): {kind} input includes the cache read: "
                     + ("read as input - cache read" if inclusive
                        else f"yet {below} of {len(cached)} cached steps' input is below their read: read as additive")
                 )
@@ -410,7 +445,7 @@ class _Session:
                     uncached = n - rd - (wr if anthropic else 0)
                     if uncached >= 0:
                         self.out[i] = replace(self.out[i], usage=replace(usage, uncached=uncached))
-        self._settle_reasoning(version)
+        self._settle_reasoning(version, shown)
 
     def _add(self, line: int, info: dict, part: dict, usage: Usage, sent: int | None, summary: bool) -> None:
         model = str(info.get("modelID") or "unknown")
@@ -455,7 +490,7 @@ class _Session:
             self.events = []
         self.blocks = 0
 
-    def _settle_reasoning(self, version: tuple[int, int, int] | None) -> None:
+    def _settle_reasoning(self, version: tuple[int, int, int] | None, shown: str) -> None:
         """Steps with no ``total``: their reasoning inside output where the version stored it so
         (:data:`_REASONING_INSIDE_BEFORE`), unless a reasoning above its output proves it beside."""
         if version is None or version >= _REASONING_INSIDE_BEFORE:
@@ -463,11 +498,10 @@ class _Session:
         steps = [(i, o, r) for i, openai, o, r in self.reasoning_open if openai or version >= _ANTHROPIC_WINDOW[0]]
         if not steps:
             return
-        shown = ".".join(map(str, version))
         above = sum(r > o for _, o, r in steps)
         if above:
             self.readings.append(
-                f"OpenCode {shown} stored the SDK's output, reasoning inside, for these calls, yet {above} of {len(steps)} "
+                f"{shown} stored the SDK's output, reasoning inside, for these calls, yet {above} of {len(steps)} "
                 "steps' reasoning exceeds their output: reasoning read as beside output"
             )
             return
@@ -765,5 +799,7 @@ FORMAT = LogFormat(
         "output holding the reasoning stored beside it (OpenAI's SDK, and every SDK from 1.3.4, before #21047; "
         "told by tokens.total, else by version)",
         "assistant info.tokens: the sum of the steps in later versions, the last step in earlier ones",
+        "Kilo CLI sessions (kilo.db, Kilo's storage; version its own release): 1.0.x (2026-01-28 on, built on OpenCode "
+        "1.1) read by OpenCode 1.1's conventions, not as OpenCode 1.0.x; 7.x: Anthropic-SDK steps decided by their counts",
     ),
 )
