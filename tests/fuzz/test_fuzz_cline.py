@@ -12,6 +12,9 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.formats import FORMATS, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
 from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, write
 from tests.fuzz.test_fuzz_audit import SEEDS
 
@@ -100,6 +103,61 @@ def test_mutated_history_files_alone_end_cleanly(importer_examples):
             raw = data.draw(mutated(seed_bytes))
         write(target, raw)
         tally.check(["audit", str(target), "--quiet", "--format", "json"])
+
+    case()
+    tally.report()
+
+
+_COUNT = st.integers(0, 300_000)
+_METRICS = st.one_of(
+    st.none(),
+    st.fixed_dictionaries({"inputTokens": _COUNT, "outputTokens": _COUNT, "cacheReadTokens": _COUNT, "cacheWriteTokens": _COUNT}),
+    st.fixed_dictionaries({"inputTokens": st.one_of(_COUNT, st.text(max_size=3), st.none())}),
+)
+
+
+def test_cline_sdk_runs_with_summed_metrics_end_cleanly(importer_examples):
+    """Runs of a Cline SDK session (a prompt, assistant messages with or without metrics, tool
+    results, an empty terminal message, some of them the run's sum), written before or after
+    per-turn metrics: exit 0 or one line; read, every assistant message with metrics is a call
+    or a skipped sum, and only a file written before per-turn metrics has runs summed alone."""
+    tally = Tally("audit cline sdk runs", bound_s=20)
+    target = Path(tempfile.mkdtemp(prefix="fuzz-cline-sdk-runs-")) / "1776000000000_ab12c.messages.json"
+    keys = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
+
+    @fuzz_settings(importer_examples)
+    @given(runs=st.lists(st.tuples(st.lists(_METRICS, max_size=4), st.booleans(), st.booleans()), min_size=1, max_size=4),
+           updated=st.sampled_from(["2026-04-15T00:00:00Z", "2026-05-01T00:00:00Z", "2026-09-01T00:00:00Z", 7, None]))
+    def case(runs: list[tuple[list, bool, bool]], updated: object) -> None:
+        messages: list[dict] = []
+        for r, (calls, terminal, summed) in enumerate(runs):
+            messages.append({"role": "user", "content": [{"type": "text", "text": "go"}]})
+            own = []
+            for n, metrics in enumerate(calls):
+                message = {"id": f"{r}.{n}", "role": "assistant", "content": [{"type": "tool_use", "id": f"t{r}.{n}", "name": "x", "input": {}}]}
+                if metrics is not None:
+                    message["metrics"] = metrics
+                    own.append(metrics)
+                messages.append(message)
+                messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{r}.{n}", "content": "ok"}]})
+            if terminal:
+                total = {k: sum(m.get(k) if isinstance(m.get(k), int) else 0 for m in own) for k in keys} if summed else {k: 1 for k in keys}
+                messages.append({"id": f"{r}.end", "role": "assistant", "content": [], "metrics": total})
+        doc = {"version": 1, "agent": "lead", "sessionId": "1776000000000_ab12c", "messages": messages}
+        if updated is not None:
+            doc["updated_at"] = updated
+        target.write_text(json.dumps(doc))
+        tally.check(["audit", str(target), "--quiet", "--format", "json"])
+        try:
+            requests, summary = import_file(target, FORMATS["cline"], ImportContext())
+        except UserError:
+            return
+        with_metrics = {m["id"] for m in messages if m["role"] == "assistant" and "metrics" in m}
+        kept = {r.request_id for r in requests}
+        sums = [why for _, why in summary.skipped if "summed usage" in why]
+        assert kept <= with_metrics and len(kept) + len(sums) == len(with_metrics)
+        if not (isinstance(updated, str) and updated < "2026-04-23"):
+            assert not any("a run of" in why for why in sums)
 
     case()
     tally.report()

@@ -832,3 +832,61 @@ def test_clines_own_provider_tells_its_uncached_tail_from_its_writes_by_the_call
     assert (first.reported_cache_write, first.reported_uncached) == (19_990, 10)
     assert (second.reported_cache_write, second.reported_uncached) == (500, 10)
     assert second.predicted_cache_read == second.reported_cache_read == 19_990 and second.cause is None
+
+
+def _sdk_run(prefix: str, ts: int, calls: list[tuple[int, int, int, int] | None], total: tuple[int, int, int, int] | None) -> list[dict]:
+    """One run of a Cline SDK session: a prompt, one assistant message per call (its metrics, or
+    none) answered by a tool result, then (``total``) an empty terminal message with those metrics."""
+    def metrics(counts: tuple[int, int, int, int]) -> dict:
+        return dict(zip(("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens"), counts, strict=True))
+
+    out: list[dict] = [{"id": f"{prefix}u", "role": "user", "content": [{"type": "text", "text": "go"}], "ts": ts}]
+    for n, counts in enumerate(calls):
+        message = {"id": f"{prefix}a{n}", "role": "assistant", "ts": ts + 1_000 * n + 500,
+                   "content": [{"type": "tool_use", "id": f"{prefix}t{n}", "name": "bash", "input": {}}],
+                   "modelInfo": {"id": "claude-sonnet-4-6", "provider": "anthropic"}}
+        if counts is not None:
+            message["metrics"] = metrics(counts)
+        out.append(message)
+        out.append({"id": f"{prefix}r{n}", "role": "user", "content": [{"type": "tool_result", "tool_use_id": f"{prefix}t{n}", "content": "ok"}]})
+    if total is not None:
+        out.append({"id": f"{prefix}end", "role": "assistant", "content": [], "ts": ts + 9_000, "metrics": metrics(total),
+                    "modelInfo": {"id": "claude-sonnet-4-6", "provider": "anthropic"}})
+    return out
+
+
+def test_a_cline_sdk_run_total_stamped_again_on_its_last_message_is_not_a_call(tmp_path: Path) -> None:
+    # cline/cline, SDK session-data.ts from 2026-04-22 until #10689 (2026-05-12): per-turn metrics on
+    # each call's message, and the run's total (AgentResult.usage) on an empty terminal message.
+    calls = [(10_000, 50, 0, 9_990), (10_300, 40, 9_990, 300)]
+    doc = {"version": 1, "updated_at": "2026-05-01T10:00:00Z", "agent": "lead", "sessionId": "1777600000000_ab12c",
+           "messages": _sdk_run("x", 1_777_600_000_000, calls, (20_300, 90, 9_990, 10_290))}
+    path = tmp_path / "1777600000000_ab12c.messages.json"
+    path.write_text(json.dumps(doc))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["xa0", "xa1"]  # main: xa0, xa1, xend (20,300 more input counted twice)
+    assert any("stamped again on the run's last message" in why for _, why in summary.skipped)
+    # A last call whose counts are its own is kept (the same file with a real third call).
+    doc["messages"] = _sdk_run("y", 1_777_600_000_000, calls, (10_600, 30, 10_290, 300))
+    path.write_text(json.dumps(doc))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["ya0", "ya1", "yend"]
+
+
+def test_a_cline_sdk_file_written_before_per_turn_metrics_holds_run_totals(tmp_path: Path) -> None:
+    # Before cline/cline c1c11c186d (2026-04-22) only a run's last message carried metrics: the sum of
+    # its calls, which no call's prompt was.
+    messages = [*_sdk_run("p", 1_776_000_000_000, [None, None], (20_300, 90, 9_990, 10_290)),
+                *_sdk_run("q", 1_776_000_100_000, [(10_600, 30, 10_290, 300)], None)]
+    doc = {"version": 1, "updated_at": "2026-04-15T10:00:00Z", "agent": "lead", "sessionId": "1776000000000_ab12c",
+           "messages": messages}
+    path = tmp_path / "1776000000000_ab12c.messages.json"
+    path.write_text(json.dumps(doc))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["qa0"]  # main: pend too, one call of 20,300 input
+    assert any("a run of 2 calls (inputTokens 20,300" in why for _, why in summary.skipped)
+    # The same file written after the fix: an assistant message without metrics is no sign of a sum.
+    doc["updated_at"] = "2026-06-01T10:00:00Z"
+    path.write_text(json.dumps(doc))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["pend", "qa0"]

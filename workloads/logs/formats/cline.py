@@ -35,6 +35,8 @@ whatever the provider, ``inputTokens`` the whole prompt with the reads and write
 session's manifest (no usage). A pre-4.0 task resumed in 4.x becomes such a session: its history
 converted, the old task's summed usage on the last converted assistant message, then a user
 message warning of a legacy conversation; that sum is skipped (the old task folder has the calls).
+Earlier SDK releases also put a run's summed usage on its last assistant message (alone before
+2026-04-22; beside per-turn metrics until cline/cline#10689): skipped too (:func:`_sdk_run_totals`).
 
 The four usage fields mean what the agent's provider handler made of the wire, which differs by
 handler (:attr:`~prefixbench.simulator.providers.base.ProviderRules.agent_handlers`): Anthropic's
@@ -582,6 +584,50 @@ def _legacy_end(messages: list) -> int:
     return -1
 
 
+#: The Cline SDK stamped a run's summed usage (``AgentResult.usage``, every call of one prompt's
+#: tool loop) on the run's last assistant message: on that message alone until per-turn metrics
+#: (cline/cline c1c11c186d, 2026-04-22: "Usage attached to each assistant message ... was showing
+#: the final session totals"), then on a last message without metrics of its own (an empty
+#: terminal message) beside the per-turn ones until #10689 (2026-05-12). A file last written
+#: before the first fix may hold only run totals; the second kind is told by its counts.
+_SDK_PER_TURN_FROM = "2026-04-23"
+_SDK_COUNTS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
+
+
+def _sdk_run_totals(messages: list, legacy_end: int, updated_at: object) -> dict[int, str]:
+    """The assistant messages of a Cline SDK session whose metrics are a run's summed usage,
+    not one call's (see :data:`_SDK_PER_TURN_FROM`), by index, with why."""
+    runs: list[list[int]] = [[]]
+    for index, message in enumerate(messages):
+        if index <= legacy_end or not isinstance(message, dict):
+            continue
+        if message.get("role") == "user":
+            content = message.get("content")
+            parts = content if isinstance(content, list) else [content]
+            if any(not (isinstance(p, dict) and p.get("type") == "tool_result") for p in parts):
+                runs.append([])  # a prompt starts a run; tool results continue it
+        elif message.get("role") == "assistant":
+            runs[-1].append(index)
+    early = isinstance(updated_at, str) and updated_at[:10] < _SDK_PER_TURN_FROM
+    found: dict[int, str] = {}
+    for run in runs:
+        if not run or not isinstance(messages[run[-1]].get("metrics"), dict):
+            continue
+        last = messages[run[-1]]["metrics"]
+        others = [messages[i]["metrics"] for i in run[:-1] if isinstance(messages[i].get("metrics"), dict)]
+        if others:
+            if all(_int(last.get(key)) == sum(_int(m.get(key)) for m in others) for key in _SDK_COUNTS):
+                found[run[-1]] = (f"the summed usage of the {len(others)} call(s) before it in its run, stamped again on the "
+                                  "run's last message (Cline SDK before cline/cline#10689, May 2026): not one call")
+            continue
+        calls = sum(1 for i in run if messages[i].get("content") not in ([], "", None))
+        if early and calls > 1:
+            counts = ", ".join(f"{key} {_int(last.get(key)):,}" for key in _SDK_COUNTS)
+            found[run[-1]] = (f"the summed usage of a run of {calls} calls ({counts}), on its last message only (Cline SDK "
+                              "before per-turn metrics, 2026-04-22): not one call, and not split")
+    return found
+
+
 def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSummary]:
     """A Cline SDK session: one call per assistant message carrying ``metrics``."""
     name = str(path)
@@ -599,6 +645,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
     blocks = 0
     sent: int | None = None
     legacy_end = _legacy_end(value["messages"])
+    run_totals = _sdk_run_totals(value["messages"], legacy_end, value.get("updated_at"))
     for index, message in enumerate(value["messages"]):
         where = f"{name}:{record.line}: messages[{index}]"
         if not isinstance(message, dict):
@@ -628,6 +675,10 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
             raise UserError(f"{where}: metrics is not an object")
         if index < legacy_end:
             skipped.append((record.line, f"messages[{index}]: the summed usage of a pre-4.0 task, carried over when it was resumed (not one call)"))
+            blocks += size
+            continue
+        if index in run_totals:
+            skipped.append((record.line, f"messages[{index}]: {run_totals[index]}"))
             blocks += size
             continue
         info = as_dict(message.get("modelInfo"))
@@ -926,6 +977,8 @@ FORMAT = LogFormat(
         "Cline 4.x and the Cline CLI (SDK sessions, June 2026 on): sessions/<id>/<id>.messages.json, "
         "metrics {inputTokens (whole prompt), cacheReadTokens, cacheWriteTokens} per assistant message; <id>.compaction.json; "
         "resumed pre-4.0 tasks (their summed usage skipped)",
+        "Cline SDK sessions before per-turn metrics (written before 2026-04-23: a run's summed usage on its last message "
+        "only) and until cline/cline#10689 (May 2026: the run's sum again on an empty terminal message): the sums skipped",
     ),
     aliases=("roo", "roo-code", "kilo", "kilo-code"),
     read_with=ui_file_of,
