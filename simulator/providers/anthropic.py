@@ -78,6 +78,22 @@ def compaction_iterations(usage: Mapping[str, object], where: str) -> list[Mappi
     return [step for step in iterations if isinstance(step, Mapping) and step.get("type") == "compaction"]
 
 
+def advisor_iterations(usage: Mapping[str, object], where: str) -> list[Mapping[str, object]]:
+    """The advisor calls of one response (the advisor tool, ``advisor_20260301``, beta
+    ``advisor-tool-2026-03-01``; Claude Code's ``/advisor`` from 2.1.98): ``usage.iterations``
+    lists each ``{type: "advisor_message", model, input_tokens, output_tokens,
+    cache_read_input_tokens, cache_creation_input_tokens, cache_creation}``, a sub-inference of the
+    advisor model (``model``) over the whole conversation, billed at that model's rates; the
+    top-level counts are the executor's alone (the ``message`` iterations' sum), so an advisor
+    iteration is a call of its own, read the way the top level is."""
+    iterations = usage.get("iterations")
+    if iterations is None:
+        return []
+    if not isinstance(iterations, list):
+        raise UserError(f"{where}: usage.iterations is not a list ({iterations!r:.40})")
+    return [step for step in iterations if isinstance(step, Mapping) and step.get("type") == "advisor_message"]
+
+
 #: Rules of the ``anthropic`` model that rest on secondary sources or measurements.
 OPTIONS = (
     CacheOption(key="ttl_from", default="start",

@@ -63,6 +63,9 @@ KIMI_CODE_SEEDS: list[dict] = [
     {"type": "usage.record", "agentId": "main", "model": "kimi-for-coding", "usageScope": "turn",
      "usage": {"inputOther": 900, "output": 9, "inputCacheRead": 4096, "inputCacheCreation": 0}, "time": 1783466605000},
     {"type": "context.apply_compaction", "agentId": "main", "time": 1783466606000},
+    # The first releases' goal accounting, and a kind no release wrote: read as no call.
+    {"type": "goal.account_usage", "goalId": "g", "usageKind": "token", "delta": 909, "tokensUsed": 909, "wallClockMs": 1, "time": 1783466606100},
+    {"type": "lens.focus", "agentId": "main", "time": 1783466606200},
     {"type": "forked", "agentId": "main", "time": 1783466606500},  # a forked session: the records above are its source's
     {"type": "llm.request", "agentId": "agent-1", "kind": "compaction", "provider": "anthropic", "model": "claude-sonnet-4-5",
      "systemPromptHash": "s2", "toolsHash": "t2", "messageCount": 9, "time": 1783466607000},
@@ -102,6 +105,32 @@ def test_mutated_amp_threads_and_kimi_wire_logs_end_cleanly(importer_examples):
         if explicit:
             argv += ["--input", fmt]
         tally.check(argv)
+
+    case()
+    tally.report()
+
+
+#: A Kimi Code record of any kind: a dotted type, any payload, a time of any JSON type.
+CODE_RECORDS = st.fixed_dictionaries(
+    {"type": st.one_of(st.from_regex(r"[a-z_]{1,8}\.[a-z_.]{0,8}", fullmatch=True), st.sampled_from(["usage.record", "forked", "x"])),
+     "time": st.one_of(st.integers(0, 2 * 10**12), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=3), st.booleans(), st.none())},
+    optional={"agentId": st.sampled_from(["main", "agent-1", ""]), "message": st.just({"type": "x", "payload": {}}),
+              "usage": st.dictionaries(st.sampled_from(["inputOther", "output", "inputCacheRead"]), st.integers(-2, 10**6), max_size=3)},
+)
+
+
+def test_kimi_code_records_of_any_kind_read_or_end_in_one_line(importer_examples):
+    """Any records after a Kimi Code metadata line: the calls are the well-formed usage.records,
+    whatever other kinds come between; anything else ends in one clean line, exit 2."""
+    tally = Tally("audit", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-kimi-code-"))
+    (folder / "agents" / "main").mkdir(parents=True)
+
+    @fuzz_settings(importer_examples)
+    @given(records=st.lists(CODE_RECORDS, max_size=6))
+    def case(records: list[dict]) -> None:
+        docs = [{"type": "metadata", "protocol_version": "1.5", "created_at": 1783466600000}, *records]
+        tally.check(["audit", str(write(folder / "agents" / "main" / "wire.jsonl", b"\n".join(map(to_json_line, docs)))), "--quiet"])
 
     case()
     tally.report()

@@ -39,6 +39,15 @@ SEEDS: dict[str, list[dict]] = {
              "input_tokens": 4, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 900, "output_tokens": 9, "iterations": [
                  {"type": "compaction", "input_tokens": 30, "cache_read_input_tokens": 5000, "cache_creation_input_tokens": 0, "output_tokens": 700},
                  {"type": "message", "input_tokens": 4, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 900, "output_tokens": 9}]}}},
+        # The advisor tool (/advisor): advisor_message iterations are the advisor model's calls,
+        # the top level the executor's samplings alone.
+        {"parentUuid": "u4", "isSidechain": False, "sessionId": "s", "type": "assistant", "uuid": "u5", "requestId": "r4",
+         "timestamp": "2025-09-03T00:11:01.000Z", "message": {"id": "m7", "model": "claude-sonnet-4-6", "role": "assistant", "content": [], "usage": {
+             "input_tokens": 5, "cache_read_input_tokens": 9000, "cache_creation_input_tokens": 40, "output_tokens": 90, "iterations": [
+                 {"type": "message", "input_tokens": 3, "cache_read_input_tokens": 4500, "cache_creation_input_tokens": 20, "output_tokens": 30},
+                 {"type": "advisor_message", "model": "claude-opus-4-8", "input_tokens": 4600, "cache_read_input_tokens": 0,
+                  "cache_creation_input_tokens": 0, "output_tokens": 700},
+                 {"type": "message", "input_tokens": 2, "cache_read_input_tokens": 4500, "cache_creation_input_tokens": 20, "output_tokens": 60}]}}},
         # claude -p --output-format stream-json: no parentUuid, no timestamps; a Task subagent's
         # messages name the call in parent_tool_use_id.
         {"type": "system", "subtype": "init", "session_id": "r", "uuid": "i1", "model": "claude-haiku-4-5", "claude_code_version": "2.0.41"},
@@ -112,6 +121,8 @@ SEEDS: dict[str, list[dict]] = {
         {"timestamp": "2025-11-17T21:30:29.664Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
             "total_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5},
             "last_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5}}}},
+        # A thread rollback: the next call extends the turn before the dropped ones.
+        {"timestamp": "2025-11-17T21:30:29.700Z", "type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": 1}},
         # Later Codex: cache writes inside input_tokens.
         {"timestamp": "2026-11-17T21:30:30.664Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
             "total_token_usage": {"input_tokens": 5000, "cached_input_tokens": 1024, "cache_write_input_tokens": 2900, "output_tokens": 9},

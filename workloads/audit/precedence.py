@@ -337,6 +337,14 @@ def _prompt_shrank(ev: Evidence) -> Finding | None:
     if prev is None or prev.usage is None or usage is None or ev.cache_read >= ev.expected:
         return None
     before, now = prev.usage.prompt, usage.prompt
+    rewound = ev.events.get("rewind")
+    if rewound is not None:
+        # The agent logged a rewind (Codex's thread rollback, Gemini CLI's /rewind, Kimi Code's
+        # undo): the prompt goes on from before the turns it dropped, not from the previous request.
+        return Finding("messages-changed", "log", (
+            f"{rewound or 'history rewound'}: the prompt ({now:,} tokens) goes on from before the dropped turns, not from "
+            f"the previous request ({before:,} tokens), so the cached prefix ended where they began"
+        ))
     turn = ev.r.source_format == "codex" and "user_turn" in ev.events
     if now >= before * (1 - SHRINK_TOLERANCE):
         if turn and ev.r.prefix is not None and ev.r.prefix.shared is not None and ev.r.prefix.shared < before:

@@ -58,6 +58,8 @@ class FileRead(msgspec.Struct, frozen=True):
     gemini_calls: dict[tuple[str, str], str] = {}
     #: The Kimi CLI calls the file counted (by message_id), to their chain nodes.
     kimi_calls: dict[str, str] = {}
+    #: The pi calls the file counted (by the message's own fields), to their chain nodes.
+    pi_calls: dict[str, str] = {}
     #: The Codex calls the file counted (chain nodes), and those it asked whether an earlier file counted.
     codex_calls: frozenset[str] = frozenset()
     codex_asked: frozenset[str] = frozenset()
@@ -80,7 +82,7 @@ def read_log_file(task: FileTask) -> FileRead:
     except UserError as exc:
         return FileRead(error=str(exc))
     return FileRead(requests, summary, frozenset(ctx.codex_totals), frozenset(ctx.claude_requests), dict(ctx.gemini_calls), dict(ctx.kimi_calls),
-                    frozenset(ctx.codex_calls), frozenset(ctx.codex_asked))
+                    dict(ctx.pi_calls), frozenset(ctx.codex_calls), frozenset(ctx.codex_asked))
 
 
 def read_in_parallel(
@@ -110,6 +112,7 @@ def read_holds(read: FileRead, ctx: ImportContext) -> bool:
         and ctx.codex_totals.isdisjoint(read.codex_totals) and ctx.claude_requests.isdisjoint(read.claude_requests)
         and ctx.gemini_calls.keys().isdisjoint(read.gemini_calls)
         and ctx.kimi_calls.keys().isdisjoint(read.kimi_calls)
+        and ctx.pi_calls.keys().isdisjoint(read.pi_calls)
         and ctx.codex_calls.isdisjoint(read.codex_asked)
     )
 
@@ -124,6 +127,7 @@ def take_read(path: Path, read: FileRead, fmt: str, ctx: ImportContext) -> tuple
     ctx.claude_requests.update(read.claude_requests)
     ctx.gemini_calls.update(read.gemini_calls)
     ctx.kimi_calls.update(read.kimi_calls)
+    ctx.pi_calls.update(read.pi_calls)
     ctx.codex_calls.update(read.codex_calls)
     assert read.summary is not None
     return read.requests, read.summary
@@ -172,7 +176,7 @@ def answers_first(order: Sequence[int], asked: Mapping[int, Collection[str]], ca
 #: The ImportContext fields one file's reading asks about and adds to, carried to the files
 #: after it. ``codex_asked`` is each file's own questions (written, never asked: reset for each
 #: file) and ``progress`` only tells the bytes read.
-CARRIED = ("codex_totals", "codex_calls", "claude_requests", "gemini_calls", "kimi_calls")
+CARRIED = ("codex_totals", "codex_calls", "claude_requests", "gemini_calls", "kimi_calls", "pi_calls")
 _OWN = ("codex_asked", "progress")
 #: The answer to a lookup of a key no earlier file counted.
 _ABSENT = object()
@@ -337,7 +341,7 @@ class NotedContext:
         self.ctx = ImportContext(
             codex_totals=_NotedSet("codex_totals"), codex_calls=_NotedSet("codex_calls"),
             claude_requests=_NotedSet("claude_requests"), gemini_calls=_NotedDict("gemini_calls"),
-            kimi_calls=_NotedDict("kimi_calls"),
+            kimi_calls=_NotedDict("kimi_calls"), pi_calls=_NotedDict("pi_calls"),
         )
         self._sets: list[_NotedSet] = [box for box in (getattr(self.ctx, field) for field in CARRIED) if isinstance(box, _NotedSet)]
         self._dicts: list[_NotedDict] = [box for box in (getattr(self.ctx, field) for field in CARRIED) if isinstance(box, _NotedDict)]
@@ -367,6 +371,6 @@ class NotedContext:
         for box, keys in ((ctx.codex_totals, read.codex_totals), (ctx.claude_requests, read.claude_requests),
                           (ctx.codex_calls, read.codex_asked)):
             box.missing.extend(keys)  # type: ignore[attr-defined]
-        for box, keys in ((ctx.gemini_calls, read.gemini_calls), (ctx.kimi_calls, read.kimi_calls)):
+        for box, keys in ((ctx.gemini_calls, read.gemini_calls), (ctx.kimi_calls, read.kimi_calls), (ctx.pi_calls, read.pi_calls)):
             for key in keys:
                 box._ask(key)  # type: ignore[attr-defined]

@@ -246,6 +246,54 @@ def test_response_paused_after_a_server_side_compaction_is_the_compaction_alone(
     assert requests[1].prefix.parent is None and requests[1].events[0][0] == "compaction"
 
 
+def _with_advisor(executor: list[dict], *advisors: dict) -> dict:
+    """A response's usage under Anthropic's advisor tool (Claude Code's /advisor, 2.1.98 on):
+    ``iterations`` interleaves the executor's samplings (``message``) with each advisor call
+    (``advisor_message``, naming its model); the top level sums the executor's alone."""
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+    top = {key: sum(step[key] for step in executor) for key in keys}
+    steps: list[dict] = [{"type": "message", **executor[0]}]
+    for advisor, message in zip(advisors, executor[1:], strict=True):
+        steps += [{"type": "advisor_message", **advisor}, {"type": "message", **message}]
+    return {**top, "iterations": steps}
+
+
+def test_advisor_iterations_are_calls_of_the_advisor_model_in_a_lane_of_their_own(tmp_path: Path) -> None:
+    """A response that consulted the advisor (usage.iterations advisor_message entries): each
+    advisor call is the advisor model's, its counts outside the top level. Main counted the
+    executor's top level only: 2 calls where the log has 4, 153,000 input and 2,100 output
+    tokens of the advisor's lost."""
+    t = Transcript(version="2.1.120")
+    t.user("refactor this", "2026-06-01T10:00:00.000Z", root=True)
+    first = [cc_usage(3, 20000, 0, 80, write_1h=None), cc_usage(2, 150, 20000, 300, write_1h=None)]
+    advice = {"model": "claude-opus-4-8", **cc_usage(60000, 0, 0, 900, write_1h=None)}
+    t.assistant("req_1", "2026-06-01T10:00:30.000Z", [_with_advisor(first, advice)])
+    t.user("result", "2026-06-01T10:00:31.000Z", tool=True)
+    second = [cc_usage(4, 400, 20150, 50, write_1h=None), cc_usage(2, 90, 20550, 200, write_1h=None)]
+    again = {"model": "claude-opus-4-8", **cc_usage(2000, 1000, 90000, 1200, write_1h=None)}
+    t.assistant("req_2", "2026-06-01T10:01:10.000Z", [_with_advisor(second, again)])
+    path = write_jsonl(tmp_path / "s.jsonl", t.lines)
+    requests, _ = load_trace([path])
+    rows = [(r.lane, r.lane_kind, r.model, r.usage.uncached, r.usage.cache_read, r.usage.cache_write, r.usage.output) for r in requests]
+    assert rows == [
+        ("main", "main", "claude-sonnet-4-20250514", 5, 20000, 20150, 380),
+        ("advisor", "side", "claude-opus-4-8", 60000, 0, 0, 900),
+        ("main", "main", "claude-sonnet-4-20250514", 6, 40700, 490, 250),
+        ("advisor", "side", "claude-opus-4-8", 2000, 90000, 1000, 1200),
+    ]
+    # The log's own sums over every sampling, by hand: input 3+2+60,000+4+2+2,000, output
+    # 80+300+900+50+200+1,200.
+    assert sum(r.usage.prompt for r in requests) == 5 + 40150 + 60000 + 6 + 41190 + 93000
+    assert sum(r.usage.output for r in requests) == 2730
+    # The advisor's prompt is its own: a chain of advisor calls, apart from the executor's.
+    assert requests[1].prefix.parent is None and requests[1].prefix.head.startswith("claude-code:advisor:claude-opus-4-8")
+    assert requests[3].prefix.parent == requests[1].prefix.node
+    assert requests[2].prefix.parent == requests[0].prefix.node
+    assert [r.seq for r in requests] == [0, 1, 2, 3]
+    result = run_audit([path])
+    assert [row.reported_cache_read for row in result.rows] == [20000, 0, 40700, 90000]
+
+
 def test_an_entry_written_before_its_parent_stays_in_its_chain(tmp_path: Path) -> None:
     # Claude Code 2.1.121 wrote a tool_result a line before the assistant line holding its
     # tool_use (both stamped the same millisecond): the entry names a parent the file gives two

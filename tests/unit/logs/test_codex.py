@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.audit.core import load_trace
+from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import detect_format
 from tests.unit.audit.fixtures import write_jsonl
 
@@ -835,6 +835,91 @@ def test_the_newest_rollout_record_kinds_leave_the_counts_as_they_are(tmp_path: 
     requests, summaries = load_trace([_paginated(tmp_path / "rollout-n.jsonl", lines)])
     assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(10000, 0, 400), (132, 10368, 30)]
     assert summaries[0].requests == 2
+
+
+def _rollout(path: Path, turns: list[list[tuple[int, int, int]]], rollbacks: dict[int, object]) -> Path:
+    """A rollout of user turns, each a list of calls ``(prompt, cached, output)`` (a tool output
+    between two calls of a turn), with ``thread_rolled_back {num_turns}`` after the turns
+    ``rollbacks`` names (by index): written as Codex writes them, a record a line."""
+    records = [{"timestamp": "2026-07-01T10:00:00.000Z", "type": "session_meta", "payload": {"id": "s", "cli_version": "0.140.0", "model_provider": "openai"}},
+               {"timestamp": "2026-07-01T10:00:00.500Z", "type": "turn_context", "payload": {"model": "gpt-5.5", "effort": "high"}}]
+    second, total = 1, {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
+
+    def put(kind: str, payload: dict) -> None:
+        nonlocal second
+        records.append({"timestamp": f"2026-07-01T10:{second // 60:02d}:{second % 60:02d}.000Z", "type": kind, "payload": payload})
+        second += 1
+
+    for t, calls in enumerate(turns):
+        put("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"turn {t}"}]})
+        for c, (prompt, cached, output) in enumerate(calls):
+            if c:
+                put("response_item", {"type": "function_call_output", "call_id": f"c{t}.{c}", "output": "ok"})
+            last = {"input_tokens": prompt, "cached_input_tokens": cached, "output_tokens": output}
+            total = {key: total[key] + last[key] for key in total}
+            put("event_msg", {"type": "token_count", "info": {"total_token_usage": dict(total), "last_token_usage": last}})
+        if t in rollbacks:
+            put("event_msg", {"type": "thread_rolled_back", "num_turns": rollbacks[t]})
+    return write_jsonl(path, records)
+
+
+def test_a_thread_rollback_goes_back_to_the_turn_before_the_dropped_ones(tmp_path: Path) -> None:
+    """Codex persists ``thread_rolled_back {num_turns}`` (openai/codex codex-rs/rollout policy.rs,
+    EventPersistenceMode::Limited): the history drops the last turns, their records stay in the
+    file. The call after it extends the last call of the turn before them; main chained it to the
+    dropped turn's last call and blamed the smaller prompt on dropped reasoning. Each call is still
+    counted once: 4 calls, Codex's running total the same."""
+    path = _rollout(tmp_path / "rollout-2026-07-01T10-00-00-s.jsonl",
+                    [[(10000, 0, 100)], [(10600, 9984, 200), (11200, 10496, 50)], [(10300, 9984, 80)]], {1: 1})
+    requests, summaries = load_trace([path])
+    nodes = [r.prefix.node for r in requests]
+    assert [r.prefix.parent for r in requests] == [None, nodes[0], nodes[1], nodes[0]]
+    assert ("rewind", "thread rolled back 1 user turn(s)") in requests[3].events
+    assert requests[3].prefix.shared is None  # it grew past the kept call's prompt and response
+    assert sum(r.usage.prompt for r in requests) == 42100 and sum(r.usage.output for r in requests) == 430
+    assert any("input 42,100 / output 430 tokens (the same)" in note for note in summaries[0].notes)
+    assert any("1 thread rollback(s)" in note for note in summaries[0].notes)
+    row = run_audit([path]).rows[3]
+    assert row.cause == "messages-changed" and row.detail.startswith("thread rolled back 1 user turn(s): the prompt (10,300 tokens)")
+
+
+def test_a_rollback_of_more_turns_than_the_rollout_holds_starts_a_new_chain(tmp_path: Path) -> None:
+    # Two rollbacks: the second drops the turn the first went back to; one more than the
+    # rollout holds (a resumed thread's earlier turns) leaves nothing to extend.
+    path = _rollout(tmp_path / "rollout-2026-07-01T10-00-00-s.jsonl",
+                    [[(10000, 0, 100)], [(10600, 9984, 200)], [(10400, 9984, 60)], [(10200, 0, 50)], [(9000, 0, 40)]], {1: 1, 2: 2, 3: 9})
+    requests, _ = load_trace([path])
+    nodes = [r.prefix.node for r in requests]
+    assert [r.prefix.parent for r in requests] == [None, nodes[0], nodes[0], None, None]
+
+
+def test_a_rollback_whose_turn_count_is_no_count_is_one_line(tmp_path: Path) -> None:
+    path = _rollout(tmp_path / "rollout-2026-07-01T10-00-00-s.jsonl", [[(10000, 0, 100)]], {0: "one"})
+    with pytest.raises(UserError, match=r":5: thread_rolled_back num_turns is not a non-negative integer \('one'\)$"):
+        load_trace([path])
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(turns=st.lists(st.integers(1, 3), min_size=1, max_size=6), data=st.data())
+def test_property_a_rollback_resumes_from_the_last_kept_turn(tmp_path_factory, turns, data) -> None:
+    """Any turns and rollbacks: every call is counted once, and the call after a rollback of n
+    turns extends the last call of the turn n back in the history as Codex rebuilt it (none when
+    fewer are left)."""
+    rollbacks = {t: data.draw(st.integers(0, len(turns) + 1)) for t in range(len(turns) - 1) if data.draw(st.booleans())}
+    calls = [[(10000 + 100 * (t + c), 0, 10) for c in range(k)] for t, k in enumerate(turns)]
+    path = _rollout(tmp_path_factory.mktemp("r") / "rollout-2026-07-01T10-00-00-s.jsonl", calls, rollbacks)
+    requests, _ = load_trace([path])
+    assert len(requests) == sum(turns)
+    kept: list[str | None] = [None]  # the last call of each turn of the history, after none
+    i = 0
+    for t, k in enumerate(turns):
+        for c in range(k):
+            assert requests[i].prefix.parent == (kept[-1] if c == 0 else requests[i - 1].prefix.node)
+            i += 1
+        kept.append(requests[i - 1].prefix.node)
+        n = rollbacks.get(t, 0)
+        if n:
+            kept = kept[:max(1, len(kept) - n)] if n < len(kept) else [None]
 
 
 def test_an_archived_fork_that_sorts_before_its_source_reads_as_in_file_order(tmp_path: Path, capsys) -> None:

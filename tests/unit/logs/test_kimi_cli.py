@@ -250,6 +250,31 @@ def test_kimi_code_one_request_per_usage_record_with_totals_field_by_field(tmp_p
     assert {r.agent_version for r in requests} == {"wire 1.5"}
 
 
+def test_kimi_code_first_releases_records_and_unknown_kinds_are_read(tmp_path: Path) -> None:
+    """Kimi Code's first releases (agent-core, May to June 2026) also logged background.stop,
+    context.mark_last_user_prompt_blocked, goal.account_usage and goal.continuation records (each
+    {type, ...payload, time}, written by agent.records.logRecord), since dropped; later releases add
+    kinds of their own. Main refused the whole file at the first of them ("not a Kimi CLI wire
+    record"): 0 calls where the file holds 2, uncached 9,300, read 8,960, output 150."""
+    path = _code_file(tmp_path / "agents" / "main" / "wire.jsonl", [
+        _code(1000, "turn.prompt", agentId="main", input=[{"type": "text", "text": "go"}], origin="user"),
+        _code(1050, "context.mark_last_user_prompt_blocked", hookEvent="UserPromptSubmit"),
+        _llm(1100),
+        _record(5000, 9000, 100),
+        _code(5100, "goal.account_usage", goalId="g1", usageKind="token", delta=9100, tokensUsed=9100, wallClockMs=4000),
+        _code(5200, "goal.continuation", goalId="g1", turnsUsed=1),
+        _code(5300, "background.stop", taskId="b1"),
+        _code(5400, "lens.focus", agentId="main", target="src/"),  # a kind no release above wrote
+        _code(5500, "lens.focus", agentId="main", target="lib/"),
+        _llm(6100),
+        _record(9000, 300, 50, read=8960),
+    ])
+    requests, summaries = load_trace([path])
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(9000, 0, 100), (300, 8960, 50)]
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert any("(lens.focus x2): read as no call" in note for note in summaries[0].notes)
+
+
 def test_kimi_code_bad_usage_is_one_line(tmp_path: Path) -> None:
     path = _code_file(tmp_path / "agents" / "main" / "wire.jsonl", [_llm(0), _record(1, 5, -2)])
     status, _, err = _cli("audit", str(path), "--quiet")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from tests.unit.audit.fixtures import write_jsonl
@@ -92,6 +94,74 @@ def test_pi_tree_sessions_follow_parent_ids(tmp_path: Path) -> None:
     assert [r.prefix.parent for r in requests] == [None, requests[0].prefix.node, requests[0].prefix.node]
     result = run_audit([path])
     assert [row.predicted_cache_read for row in result.rows] == [0, 40000, 40000]
+
+
+def test_a_fork_counts_its_sources_copied_calls_once(tmp_path: Path) -> None:
+    """pi's /fork (``createBranchedSession``) and ``--fork`` (``SessionManager.forkFrom``) write a
+    new session file whose header names the source (``parentSession``) and copy the source's
+    entries into it as they are, each assistant message with its usage. Main counted the copy
+    again: 5 calls where the two files hold 3 (prompts 121,611 counted as 201,922)."""
+    t0 = 1773500000000
+    header = {"type": "session", "version": 3, "id": "src", "timestamp": "2026-03-14T10:00:00.000Z", "cwd": "/x"}
+
+    def entry(entry_id: str, parent: str | None, role: str, ts: int, usage: dict | None = None) -> dict:
+        return {**_pi_msg(role, ts, usage), "id": entry_id, "parentId": parent}
+
+    source = [
+        entry("e1", None, "user", t0),
+        entry("e2", "e1", "assistant", t0 + 10, _u(10, 0, 40000)),
+        entry("e3", "e2", "toolResult", t0 + 2000),
+        entry("e4", "e3", "assistant", t0 + 2010, _u(1, 40000, 300)),
+    ]
+    src = write_jsonl(tmp_path / "2026-03-14T10-00-00-000Z_src.jsonl", [header, *source])
+    fork_header = {**header, "id": "fork", "timestamp": "2026-03-14T11:00:00.000Z", "parentSession": str(src)}
+    fork = write_jsonl(tmp_path / "2026-03-14T11-00-00-000Z_fork.jsonl", [
+        fork_header, *source,
+        entry("f1", "e4", "user", t0 + 3_600_000),
+        entry("f2", "f1", "assistant", t0 + 3_600_010, _u(1000, 40300, 0)),
+    ])
+    requests, summaries = load_trace([tmp_path])
+    assert [(Path(r.file).name[:20], r.usage.prompt) for r in requests] == [
+        ("2026-03-14T10-00-00-", 40010), ("2026-03-14T10-00-00-", 40301), ("2026-03-14T11-00-00-", 41300)]
+    # The fork's own call extends the source's last (its copy names it): predicted to read it.
+    assert requests[2].prefix.parent == requests[1].prefix.node
+    assert ("fork", "session branched from another session file") in requests[2].events
+    by_file = {Path(s.file).name: s for s in summaries}
+    assert [why for _, why in by_file[fork.name].skipped] == ["call copied from the session this one was forked from: counted in that session's file"] * 2
+    assert any("2 call(s) copied from the session this one was forked from" in note for note in by_file[fork.name].notes)
+    # Read alone, the fork counts what it holds (its source not in the audit).
+    alone, _ = load_trace([fork])
+    assert len(alone) == 3
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(calls=st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 90000), st.integers(0, 5000)), min_size=1, max_size=6),
+       at=st.integers(0, 6), own=st.integers(0, 3), linear=st.booleans())
+def test_property_a_fork_and_its_source_count_each_call_once(tmp_path_factory, calls, at, own, linear) -> None:
+    """A source of any calls, a fork copying its entries up to any point and going on with calls of
+    its own (tree or linear entries): each call counted once, by its own file, however the audit
+    holds the two; the fork alone counts all it holds."""
+    folder = tmp_path_factory.mktemp("fork")
+    t0 = 1773500000000
+
+    def session(sid: str, extra: dict) -> dict:
+        return {"type": "session", "id": sid, "timestamp": "2026-03-14T10:00:00.000Z", "cwd": "/x", **({} if linear else {"version": 3}), **extra}
+
+    def entry(n: int, role: str, usage: dict | None = None) -> dict:
+        made = _pi_msg(role, t0 + 10 * n, usage)
+        return made if linear else {**made, "id": f"e{n}", "parentId": f"e{n - 1}" if n else None}
+
+    source = [e for n, (i, r, w) in enumerate(calls) for e in (entry(2 * n, "user"), entry(2 * n + 1, "assistant", _u(i, r, w)))]
+    kept = source[:2 * min(at, len(calls))]
+    mine = [entry(1000 + n, "assistant", _u(7, 0, 100 + n)) for n in range(own)]
+    write_jsonl(folder / "2026-03-14T10-00-00-000Z_src.jsonl", [session("src", {}), *source])
+    fork = write_jsonl(folder / "2026-03-14T11-00-00-000Z_fork.jsonl", [session("fork", {"parentSession": "src"}), *kept, *mine])
+    requests, _ = load_trace([folder])
+    copied = len(kept) // 2
+    assert len(requests) == len(calls) + own
+    assert sum(Path(r.file) == fork for r in requests) == own
+    alone, _ = load_trace([fork])
+    assert len(alone) == copied + own
 
 
 def test_other_format_under_explicit_input(tmp_path: Path) -> None:

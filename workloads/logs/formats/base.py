@@ -56,6 +56,9 @@ class ImportContext(msgspec.Struct):
     #: Kimi CLI calls already counted, ``message_id`` to their chain node: a subagent's calls are
     #: on the parent's wire (``SubagentEvent``) and in its own ``subagents/<id>/wire.jsonl``.
     kimi_calls: dict[str, str] = msgspec.field(default_factory=dict)
+    #: pi calls already counted, by the copied message's own fields, to their chain nodes: a fork
+    #: (``/fork``, ``--fork``) copies its source's entries into a new session file.
+    pi_calls: dict[str, str] = msgspec.field(default_factory=dict)
     progress: ProgressFn | None = None
 
 

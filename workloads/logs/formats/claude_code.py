@@ -11,7 +11,11 @@ backwards in resumed histories); the clock is the timestamps, never allowed to r
 A request id already counted in an earlier file (history a resumed or forked session copies)
 is counted once. A response whose ``usage.iterations`` holds server-side compaction samplings
 (Anthropic's compaction beta; the top-level counts are the message's alone) is that many
-compaction calls before its own, which starts a new chain. A stream-json run names no parent and
+compaction calls before its own, which starts a new chain. A response that consulted the
+advisor (the advisor tool, Claude Code's ``/advisor`` from 2.1.98) lists each advisor call in
+``usage.iterations`` as an ``advisor_message`` naming the advisor model, its counts outside the top
+level (the executor's alone): each is a call of that model in an ``advisor`` lane of its own, each
+extending the lane's previous advisor call. A stream-json run names no parent and
 no time: each message extends the one its thread (session, Task call) printed before. A request is sent at the timestamp of the message it answers; its response
 began no later than its first line's timestamp (written when the first content block was
 complete), which is used as the time its cache entries became readable: a conservative bound
@@ -32,7 +36,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import ANTHROPIC, BEDROCK, UNKNOWN, provider_of_model
-from prefixbench.simulator.providers.anthropic import compaction_iterations, read_diagnostic
+from prefixbench.simulator.providers.anthropic import advisor_iterations, compaction_iterations, read_diagnostic
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, parse_time_ms
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
@@ -578,6 +582,50 @@ def _with_server_compactions(walk: _Walk, request: TraceRequest, req: _Request) 
     return [*out, message]
 
 
+def _advisor_calls(walk: _Walk, request: TraceRequest, req: _Request, seq: int, advisors: dict[str, tuple[str | None, int]]) -> list[TraceRequest]:
+    """A response whose ``usage.iterations`` holds advisor samplings (the advisor tool; Claude
+    Code's ``/advisor``): each is a call of the advisor model (the iteration's ``model``) over the
+    conversation so far, its usage apart from the top level (the executor's alone). They go to an
+    ``advisor`` lane of their own (the advisor's prompt is its own rendering of the transcript, under
+    its own system prompt), each extending the lane's previous advisor call by the blocks the
+    conversation gained since. ``advisors``: each advisor lane's last call and the blocks since."""
+    lane = "advisor" if request.lane_kind in ("main", "compaction") else f"{request.lane}/advisor"
+    parent, blocks = advisors.get(lane, (None, 0))
+    blocks += request.prefix.new_blocks if request.prefix is not None else 1
+    where = f"{walk.name}:{req.last_line}"
+    out: list[TraceRequest] = []
+    for n, step in enumerate(advisor_iterations(req.usage, where)):
+        model = step.get("model")
+        model = sys.intern(model[:120]) if isinstance(model, str) and model else "unknown"
+        provider, usage = _provider_usage(model, step, f"{where} (usage.iterations advisor_message {n})")
+        if usage.is_empty:
+            walk.skipped.append((req.last_line, f"advisor iteration {n} with no token counts: no call to count"))
+            continue
+        node = f"{request.prefix.node if request.prefix is not None else req.key}#advisor{n}"
+        call = TraceRequest(
+            file=walk.name,
+            line=req.last_line,
+            path=req.last_path,
+            lane=lane,
+            lane_kind="side",
+            seq=seq + len(out),
+            sent_ms=request.sent_ms,
+            ready_ms=request.ready_ms,
+            provider=provider,
+            model=model,
+            usage=usage,
+            prefix=Prefix(head=sys.intern(f"claude-code:advisor:{model}:{request.agent_version or '?'}"), node=node,
+                          parent=parent, new_blocks=max(1, blocks)),
+            request_id=f"{req.key}#advisor{n}",
+            agent_version=request.agent_version,
+            source_format=NAME,
+        )
+        out.append(replace(call, provider_by_model=True) if _served_by_model(model) else call)
+        parent, blocks = node, 1  # the executor's reply to the advice, before the next advisor call
+    advisors[lane] = (parent, blocks)
+    return out
+
+
 #: Every tuple of events met, as one object each (most requests carry one of a few: a user turn).
 _EVENT_SETS: dict[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = {}
 
@@ -605,6 +653,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         raise UserError(f"{walk.name}:1: empty file, no transcript entries")
     out: list[TraceRequest] = []
     paused: set[str] = set()  # nodes of responses paused after a server-side compaction
+    advisors: dict[str, tuple[str | None, int]] = {}  # each advisor lane's last call, blocks since
     for req in _fresh(walk, ctx.claude_requests):
         request = _trace_request(walk, len(out), req)
         if request.prefix is not None and request.prefix.parent in paused:
@@ -619,6 +668,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         if calls[-1].compaction_call and request.prefix is not None:
             paused.add(request.prefix.node)
         out.extend(calls)
+        out.extend(_advisor_calls(walk, request, req, len(out), advisors))
     notes = (
         "system prompt and tools are not in a transcript: each lane's head is an opaque prefix sized from reported reads",
     )
@@ -644,5 +694,7 @@ FORMAT = LogFormat(
         "messages in the order they are printed, a subagent's (parent_tool_use_id) a lane of its own",
         "responses under Anthropic's server-side compaction (usage.iterations with compaction entries, the top level "
         "the message's alone): each compaction iteration a compaction call of its own",
+        "2.1.98 on, /advisor: usage.iterations advisor_message entries (the advisor model's calls, outside the executor's "
+        "top level): each a call of the advisor model in an advisor lane of its own",
     ),
 )

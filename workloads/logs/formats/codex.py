@@ -54,6 +54,12 @@ the note says how many of the copy's token counts are its calls, and a token cou
 run, before the fork's first call, whose running total goes on from the copy's last and that
 the source counted is the copy's too (Codex stalled writing it).
 
+A ``thread_rolled_back {num_turns}`` event (``/undo`` of turns, the app server's
+``thread/rollback``) drops the last user turns from the history, their records staying in the
+file (their calls were made: counted): the call after it extends the last call of the turn
+before them (none when the rollout holds fewer turns, or a compaction came between), a
+``rewind`` event.
+
 A record without ``ordinal`` is numbered by its place in the file (0-based).
 
 **``codex exec --json`` before 0.44** printed Codex's own events (``Event {id, msg}``, ``msg``
@@ -221,6 +227,11 @@ class _Rollout:
         self.last_output = 0
         self.turn_prompt: int | None = None
         self.reasoning_dropped = 0
+        #: Per user turn of this rollout, after its last call: (chain parent, turn prompt, last
+        #: prompt, last output); the first entry is before any turn. A ``thread_rolled_back``
+        #: goes back to the entry before the turns it drops.
+        self.turns: list[tuple[str | None, int | None, int | None, int]] = [(None, None, None, 0)]
+        self.rollbacks = 0
         self.blocks = 0
         self.events: list[tuple[str, str]] = []
         self.sessions_seen = 0
@@ -292,12 +303,31 @@ class _Rollout:
             if not any(event == "compaction" for event, _ in self.events):  # one compaction, however many records say so
                 self.events.append(("compaction", ""))
             self.chain_parent = None
+            self.turns = [(None, None, None, 0)]  # a rollback goes back no further than the compacted history
         elif kind == "response_item":
             self._item(payload, when)
         elif kind == "event_msg" and ptype == "token_count":
             self._token_count(record, value, payload, when)
         elif kind == "event_msg" and ptype == "thread_settings_applied":
             self._settings(payload)
+        elif kind == "event_msg" and ptype == "thread_rolled_back":
+            self._rolled_back(payload, where)
+
+    def _rolled_back(self, payload: dict, where: str) -> None:
+        """``thread_rolled_back {num_turns}`` (``/undo`` of turns, ``thread/rollback``): Codex drops
+        the last ``num_turns`` user turns from the history (their records stay in the file); the next
+        call extends the last call of the turn before them, as if they had never been sent."""
+        n = payload.get("num_turns")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise UserError(f"{where}: thread_rolled_back num_turns is not a non-negative integer ({n!r:.40})")
+        if n == 0:
+            return
+        self.rollbacks += 1
+        # Turns this rollout does not hold (before a resume): the prompt goes back past all it has.
+        kept = self.turns[:max(1, len(self.turns) - n)] if n < len(self.turns) else [(None, None, None, 0)]
+        self.turns = kept
+        self.chain_parent, self.turn_prompt, self.last_prompt, self.last_output = kept[-1]
+        self.events.append(("rewind", f"thread rolled back {n} user turn(s)"))
 
     def _turn_context(self, payload: dict) -> None:
         if isinstance(payload.get("model"), str):
@@ -611,6 +641,11 @@ class _Rollout:
         self.last_prompt = usage.prompt
         self.last_output = usage.output
         self.events, self.blocks = carried
+        state = (node, self.turn_prompt, self.last_prompt, self.last_output)
+        if turn:
+            self.turns.append(state)
+        else:
+            self.turns[-1] = state
 
     def _shared(self, usage: Usage, turn: bool) -> int | None:
         """How much of the previous call's prompt this one keeps (None: all of it). A call that
@@ -637,6 +672,11 @@ class _Rollout:
         """The unlogged head, the thread's kind, and a check of the counted tokens against Codex's own total."""
         notes: tuple[str, ...] = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
         notes += tuple(self.thread_notes)
+        if self.rollbacks:
+            notes += (
+                f"{self.rollbacks} thread rollback(s) (thread_rolled_back): the turns each dropped stay in the file, "
+                "counted as the calls they were; the call after a rollback extends the last call of the turn before them",
+            )
         if self.reasoning_dropped:
             notes += (
                 f"{self.reasoning_dropped} call(s) opened a user turn with a prompt smaller than the call before plus its "
@@ -897,6 +937,8 @@ FORMAT = LogFormat(
         "(each within 100 ms of the one before) is not counted, nor, the source's rollout in the audit, its calls after a stall",
         "Codex 0.160 on: world_state, inter_agent_communication(_metadata), retained_context, security_risk_score and "
         "realtime_item lines, and compacted.latest_token_usage_record (a snapshot of an earlier response's record): none a call",
+        "thread rollbacks (event_msg thread_rolled_back {num_turns}): the dropped turns' calls counted, the next call "
+        "extending the last call of the turn before them",
         "older rollouts (record_type lines, or a first line {id, timestamp, instructions}): no usage, read as no calls",
         "codex exec --json output before 0.44 (a config summary, {prompt}, then Event {id, msg} lines): each token_count a call "
         "(TokenUsage itself in the first releases, later info.last_token_usage; info re-sent with rate limits, the same "

@@ -104,6 +104,9 @@ _CODE_TYPES = frozenset({
     "tools.register_user_tool", "tools.reset_active_tools", "tools.set_active_tools",
     "tools.unregister_user_tool", "tools.update_store", "tower_mode.enter", "tower_mode.exit", "turn.cancel",
     "turn.ended", "turn.prompt", "turn.steer", "usage.record",
+    # The first releases' (agent-core, May to June 2026), since dropped: a background task
+    # stopped, a prompt a hook blocked, a goal's token and turn accounting (no call's usage).
+    "background.stop", "context.mark_last_user_prompt_blocked", "goal.account_usage", "goal.continuation",
 })
 #: Kimi Code's wire protocols (``llm.request.provider``) to the provider their usage is read as,
 #: when the model's name does not say.
@@ -125,6 +128,13 @@ def detect(value: dict) -> Evidence | None:
     if value.get("role") in _CONTEXT_ROLES and ("id" in value or "token_count" in value or "content" in value) and len(value) <= 3:
         return Evidence.SHAPE
     return None
+
+
+def _code_shaped(value: dict) -> bool:
+    """A Kimi Code durable record ``{type: "<domain>.<event>", ...payload, time: <epoch ms>}``."""
+    kind, time = value.get("type"), value.get("time")
+    return (isinstance(kind, str) and "." in kind and "message" not in value
+            and isinstance(time, int | float) and not isinstance(time, bool))
 
 
 def _served_by(message_id: object) -> tuple[str, str]:
@@ -174,6 +184,8 @@ class _Session:
         self.copied_calls = 0
         #: Kimi CLI's /btw side questions (calls whose usage is not on the wire).
         self.side_questions = 0
+        #: Kimi Code records of kinds not in :data:`_CODE_TYPES`, by kind (read as no call).
+        self.unknown_kinds: dict[str, int] = {}
 
     def lane(self, name: str) -> _Lane:
         found = self.lanes.get(name)
@@ -195,6 +207,12 @@ class _Session:
             return
         if isinstance(value.get("type"), str) and value["type"] in _CODE_TYPES:
             self.code_record(record, value)
+            return
+        if self.code and _code_shaped(value):
+            # A durable record of a kind this reader does not know (Kimi Code adds and drops them
+            # release by release): no call's usage, which only usage.record carries.
+            kind = str(value["type"])[:60]
+            self.unknown_kinds[kind] = self.unknown_kinds.get(kind, 0) + 1
             return
         message = value.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
@@ -461,6 +479,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             "session's, copied in at the fork (counted in that session's own wire.jsonl, not here); its first call extends the "
             "source's last, when the source's file is in the audit"
         )
+    if session.unknown_kinds:
+        kinds = ", ".join(f"{kind} x{n}" for kind, n in sorted(session.unknown_kinds.items()))
+        notes.append(f"Kimi Code records of kinds this reader does not know ({kinds}): read as no call (only usage.record carries one)")
     if session.compactions:
         notes.append(
             f"{session.compactions} compaction(s)"
@@ -486,6 +507,8 @@ FORMAT = LogFormat(
         "/btw side questions (BtwBegin / BtwEnd, April 2026 on): calls whose usage is not on the wire, listed and noted",
         "Kimi Code (May 2026 on, wire protocol 1.0 to 1.5): agents/<main | agent-N>/wire.jsonl, llm.request then usage.record {inputOther, output, inputCacheRead, inputCacheCreation} per call",
         "Kimi Code forked sessions (agent-core-v2, July 2026 on, wire protocol 1.5): the source's records copied above a forked record, not counted again",
+        "Kimi Code's first releases (May to June 2026): background.stop, context.mark_last_user_prompt_blocked, "
+        "goal.account_usage and goal.continuation records, since dropped; a record of a kind not known here is read as no call",
     ),
     aliases=("kimi", "kimi-code"),
     # context.jsonl's messages ({role, content}) look like a Cline conversation history.

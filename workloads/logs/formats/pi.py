@@ -16,6 +16,11 @@ so it extends that request's prompt by nothing; any other kind is a call of its 
 prompt of its own: the conversation serialized under a summarization prompt), on the model of
 the request before it.
 
+A fork (``/fork``: ``createBranchedSession``; ``pi --fork``: ``SessionManager.forkFrom``) copies its
+source's entries into a new session file as they are: a call another file of the audit counted
+(same kind, time, provider, model, response id and usage) is not counted again, and the fork's
+calls after it extend it.
+
 ``pi --mode json`` (and ``--mode rpc``) prints the session header, then its AgentSessionEvents
 (pi-mono's ``docs/json.md``): each message as ``message_start``, ``message_update`` (partial
 usage), ``message_end`` (final), and again inside ``turn_end`` and ``agent_end``. Only
@@ -23,6 +28,8 @@ usage), ``message_end`` (final), and again inside ``turn_end`` and ``agent_end``
 """
 
 from __future__ import annotations
+
+import json
 
 from collections.abc import Iterable
 from pathlib import Path
@@ -119,8 +126,11 @@ def _usage(usage: dict, where: str, api: object = None) -> Usage:
 class _Session:
     """The requests of one session file, entry by entry."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, seen: dict[str, str] | None = None) -> None:
         self.name = str(path)
+        #: The calls counted in this audit (shared across files), by :func:`_call_key`, to their nodes.
+        self.seen: dict[str, str] = {} if seen is None else seen
+        self.copied = 0
         self.out: list[TraceRequest] = []
         self.skipped: list[tuple[int, str]] = []
         self.thinking = "off"
@@ -192,14 +202,19 @@ class _Session:
         where = f"{self.name}:{record.line}"
         reported = _usage(usage, where)
         cost = usage.get("cost")
-        if isinstance(cost, dict):
-            self.cost += logged_cost(cost.get("total"))
+        spent = logged_cost(cost.get("total")) if isinstance(cost, dict) else 0.0
         if reported.is_empty:
+            self.cost += spent
             self.skipped.append((record.line, f"{kind} call with no usage"))
             return
         call = {**self.last_call, **{k: value[k] for k in ("provider", "model") if isinstance(value.get(k), str)}}
         sent = parse_time_ms(value.get("timestamp"), where)
         node = f"pi:{self.name}#{record.line}" + (f".{record.part}" if record.part else "")
+        key = _call_key(kind, value.get("timestamp"), value, usage)
+        if self._copied(record, key, link=False):  # (a side call is no step of the conversation)
+            return
+        self.cost += spent
+        self.seen.setdefault(key, node)
         warm, summary = kind == _CACHE_WARM, kind == "summary"
         provider, model = str(call.get("provider") or "unknown"), str(call.get("model") or "unknown")
         # A warm call's prompt is the latest request's; a summary's and any other's are their own.
@@ -225,6 +240,21 @@ class _Session:
             )
         )
 
+    def _copied(self, record: Record, key: str, link: bool = True) -> bool:
+        """Whether the call is one another file of the audit counted: a fork (``/fork``,
+        ``--fork``; ``parentSession``, earlier ``branchedFrom``) copies its source's entries as they
+        are. It is listed, not counted again, and the fork's calls after it extend it."""
+        node = self.seen.get(key)
+        if node is None or node.startswith(f"pi:{self.name}#"):
+            return False
+        self.copied += 1
+        self.skipped.append((record.line, "call copied from the session this one was forked from: counted in that session's file"))
+        if link:
+            self.chain_parent = node
+            self.events = [event for event in self.events if event[0] == "fork"]
+            self.blocks = 0
+        return True
+
     def _same(self, made: LoggedMessage) -> LoggedMessage:
         """``made``, or the equal message record met before in this file."""
         return self.same_message.setdefault(made, made)
@@ -246,12 +276,21 @@ class _Session:
         where = f"{self.name}:{record.line}"
         reported = _usage(usage, where, message.get("api"))
         cost = usage.get("cost")
-        if isinstance(cost, dict):
-            self.cost += logged_cost(cost.get("total"))
+        spent = logged_cost(cost.get("total")) if isinstance(cost, dict) else 0.0
         if reported.is_empty:
+            self.cost += spent
             self.skipped.append((record.line, f"{message.get('stopReason', 'aborted')} call with no usage"))
             return
+        key = _call_key("message", message.get("timestamp"), message, usage)
+        if self._copied(record, key):
+            self.last_call = {k: message.get(k) for k in ("provider", "model", "api")}
+            self.pending = [self._same(make_message("assistant", message.get("content")))]
+            if isinstance(parent_id, str) and self.chain_parent is not None:
+                self.prompt_end.setdefault(parent_id, self.chain_parent)
+            return
+        self.cost += spent
         node = self._add(record, message, reported, parse_time_ms(message.get("timestamp"), where))
+        self.seen.setdefault(key, node)
         self.last_call = {k: message.get(k) for k in ("provider", "model", "api")}
         self.pending = [self._same(make_message("assistant", message.get("content")))]
         if isinstance(parent_id, str):
@@ -291,9 +330,15 @@ class _Session:
         return node
 
 
+def _call_key(kind: str, timestamp: object, holder: dict, usage: dict) -> str:
+    """A call's identity, the same in a fork's copy of it: its kind, time, model and usage as logged."""
+    return json.dumps([kind, timestamp, holder.get("provider"), holder.get("model"), holder.get("responseId"), usage],
+                      sort_keys=True, default=str)
+
+
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """A session's requests; see the module doc."""
-    session = _Session(path)
+    session = _Session(path, ctx.pi_calls)
     seen_any = False
     for record in objects(path, records, " (a session entry)"):
         seen_any = True
@@ -306,6 +351,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             "on every start; restarts are not logged)"
         ),
     )
+    if session.copied:
+        notes += (
+            f"{session.copied} call(s) copied from the session this one was forked from (its file is in this audit): "
+            "counted there, not here; the calls after them extend them",
+        )
     if session.cost:
         notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
     return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), notes)
@@ -322,7 +372,8 @@ FORMAT = LogFormat(
     versions=(
         "linear sessions: entries in file order",
         "tree sessions (newer pi): entries linked by id / parentId, branches and retries from one entry",
-        "sessions branched from another file (branchedFrom / parentSession)",
+        "sessions branched from another file (branchedFrom / parentSession): the source's calls copied into the fork "
+        "counted once, by the source's file when both are in the audit",
         "Gemini through the google-generative-ai / google-vertex APIs: input includes cacheRead (every pi version to 2026-03 at least)",
         "later pi (earendil-works/pi, late 2026): usage.cacheWrite1h (Anthropic's 1 h writes, a part of cacheWrite), "
         "usage.reasoning (a part of output)",
