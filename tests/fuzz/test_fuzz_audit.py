@@ -316,6 +316,15 @@ SEEDS: dict[str, list[dict]] = {
         {"request_id": "c2", "call_type": "completion", "startTime": "2025-11-01T10:00:02", "model": "gpt-4o", "prompt_tokens": 1800,
          "completion_tokens": 9, "metadata": "{\"additional_usage_values\": {\"prompt_tokens_details\": {\"cached_tokens\": 1536}}}"},
         {"request_id": "c3", "call_type": "aembedding", "startTime": "2025-11-01T10:00:03Z", "cache_hit": "True", "status": "failure"},
+        # StandardLoggingPayloads (a logging callback's): id, trace_id, epoch seconds, the usage in the logged response.
+        {"id": "p1", "trace_id": "tr", "call_type": "acompletion", "startTime": 1761994800.5, "endTime": 1761994802.0,
+         "completionStartTime": 1761994801.0, "custom_llm_provider": "anthropic", "model": "claude-sonnet-4-5", "cache_hit": False,
+         "status": "success", "prompt_tokens": 4310, "completion_tokens": 12, "metadata": {},
+         "response": {"usage": {"prompt_tokens": 4310, "completion_tokens": 12, "cache_read_input_tokens": 4000,
+                                "cache_creation_input_tokens": 300, "prompt_tokens_details": {"cached_tokens": 4000, "cache_creation_tokens": 300}}}},
+        {"id": "p2", "trace_id": "tr", "call_type": "acompletion", "startTime": 1761994806.0, "model": "gpt-4o", "cache_hit": None,
+         "prompt_tokens": 1800, "completion_tokens": 9, "metadata": {"usage_object": {"prompt_tokens": 1800, "prompt_tokens_details": {"cached_tokens": 1536}}},
+         "response": "{not json", "messages": [{"role": "user", "content": "hi"}]},
     ],
     "langfuse": [
         {"data": [
