@@ -238,6 +238,7 @@ SEEDS: dict[str, list[dict]] = {
                  "prompt_tokens_details": {"cached_tokens": 0, "cache_creation_tokens": 3000, "cache_creation_token_details": {"ephemeral_1h_input_tokens": 0}}}}}},
             {"role": "tool", "tool_call_id": "t1", "content": [{"type": "text", "text": "ok"}], "extra": {"timestamp": 1761994802.0}},
             {"role": "user", "content": "err", "extra": {"response": {"model": "gpt-4o", "usage": {"prompt_tokens": 2000, "prompt_tokens_details": {"cached_tokens": 1024}}}}},
+            {"role": "user", "content": "err2", "extra": {"interrupt_type": "FormatError", "response": "ModelResponse(id='r', choices=[])"}},
             {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}}]},
         {"trajectory": [{"query": [{"role": "system", "content": "s"}, {"role": "user", "content": [{"type": "text", "text": "o", "cache_control": {"type": "ephemeral"}}]}]},
                         {"messages": [{"role": "tool", "content": "x", "tool_call_ids": ["a"]}]}],
