@@ -123,3 +123,14 @@ def test_standard_logging_payloads_a_callback_writes(tmp_path: Path) -> None:
         ("chatcmpl-b", "trace-9", "anthropic", Usage(cache_read=4000, cache_write_5m=300, uncached=10, output=12), 1761994806000, 1761994806800)]
     assert requests[1].prefix.parent == requests[0].prefix.node
     assert [why for _, why in summary.skipped] == ["served from LiteLLM's response cache: never sent to a provider", "failed call: not served"]
+
+
+def test_a_kimi_usage_object_with_cached_tokens_at_the_top(tmp_path: Path) -> None:
+    # Kimi's chat usage keeps cached_tokens at the top; main read it as cache not reported.
+    usage = {"prompt_tokens": 2500, "completion_tokens": 25, "total_tokens": 2525, "cached_tokens": 2048}
+    path = tmp_path / "spend.jsonl"
+    path.write_text(json.dumps(row("k", "2025-11-01T10:00:00Z", model="kimi-k2-thinking", custom_llm_provider="moonshot",
+                                   prompt_tokens=2500, completion_tokens=25, metadata={"usage_object": usage})) + "\n")
+    requests, summary = read(path)
+    assert [(r.provider, r.usage) for r in requests] == [("moonshot", Usage(cache_read=2048, uncached=452, output=25))]
+    assert not any("not reported" in n for n in summary.notes)
