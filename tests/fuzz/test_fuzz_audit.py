@@ -326,6 +326,10 @@ SEEDS: dict[str, list[dict]] = {
         {"id": "p2", "trace_id": "tr", "call_type": "acompletion", "startTime": 1761994806.0, "model": "gpt-4o", "cache_hit": None,
          "prompt_tokens": 1800, "completion_tokens": 9, "metadata": {"usage_object": {"prompt_tokens": 1800, "prompt_tokens_details": {"cached_tokens": 1536}}},
          "response": "{not json", "messages": [{"role": "user", "content": "hi"}]},
+        # Kimi's usage: cached_tokens at the top.
+        {"request_id": "k1", "call_type": "acompletion", "startTime": "2025-11-01T10:00:09Z", "model": "kimi-k2-thinking",
+         "custom_llm_provider": "moonshot", "prompt_tokens": 2500, "completion_tokens": 25,
+         "metadata": {"usage_object": {"prompt_tokens": 2500, "completion_tokens": 25, "cached_tokens": 2048, "prompt_tokens_details": None}}},
     ],
     "langfuse": [
         {"data": [
