@@ -307,6 +307,17 @@ SEEDS: dict[str, list[dict]] = {
                             {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "6020"}},
                             {"key": "gen_ai.usage.details.cache_read_tokens", "value": {"intValue": "5000"}},
                             {"key": "gen_ai.usage.details.cache_write_tokens", "value": {"intValue": "1000"}}]}]}]}]},
+        # The Vercel AI SDK's doGenerate span (v6 names) and Sentry's older names.
+        {"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": "v", "spanId": "d", "startTimeUnixNano": "1761994801000000000",
+             "attributes": [{"key": "gen_ai.request.model", "value": {"stringValue": "claude-sonnet-4-5"}},
+                            {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "4010"}},
+                            {"key": "ai.usage.inputTokenDetails.cacheReadTokens", "value": {"intValue": "0"}},
+                            {"key": "ai.usage.inputTokenDetails.cacheWriteTokens", "value": {"intValue": "4000"}}]},
+            {"traceId": "v", "spanId": "e", "startTimeUnixNano": "1761994809000000000",
+             "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "4700"}},
+                            {"key": "gen_ai.usage.input_tokens.cached", "value": {"intValue": "4500"}},
+                            {"key": "gen_ai.usage.input_tokens.cache_write", "value": {"intValue": "190"}}]}]}]}]},
     ],
     "litellm": [
         {"request_id": "c1", "call_type": "acompletion", "startTime": "2025-11-01T10:00:00Z", "completionStartTime": "2025-11-01T10:00:01Z",

@@ -224,3 +224,25 @@ def test_pydantic_ai_usage_details_before_the_conventions_named_the_cache(tmp_pa
     requests, _ = read(path)
     assert [r.usage for r in requests] == [Usage(cache_read=5000, cache_write_5m=1000, uncached=20, output=12),
                                            Usage(cache_read=6000, cache_write_5m=90, uncached=10, output=3)]
+
+
+def test_vercel_ai_sdk_and_sentry_cache_names(tmp_path: Path) -> None:
+    # The AI SDK's doGenerate span: gen_ai.usage.input_tokens beside its own ai.usage.* names, the
+    # cache in ai.usage.inputTokenDetails.cacheReadTokens / cacheWriteTokens (v6; cachedInputTokens
+    # before). Sentry's conventions named them gen_ai.usage.input_tokens.cached / .cache_write
+    # until 2026. The outer ai.generateText span sums its calls under ai.usage.* only: not a call.
+    # main read the cache of neither.
+    outer = span("g", {"ai.operationId": "ai.generateText", "ai.usage.promptTokens": 9000}, 0)
+    v6 = span("d1", {"ai.operationId": "ai.generateText.doGenerate", "gen_ai.system": "anthropic.messages",
+                     "gen_ai.request.model": "claude-sonnet-4-5", "gen_ai.usage.input_tokens": 4010, "gen_ai.usage.output_tokens": 30,
+                     "ai.usage.inputTokenDetails.cacheReadTokens": 0, "ai.usage.inputTokenDetails.cacheWriteTokens": 4000}, 1, parent="g")
+    v5 = span("d2", {"ai.operationId": "ai.generateText.doGenerate", "gen_ai.request.model": "claude-sonnet-4-5",
+                     "gen_ai.usage.input_tokens": 4500, "gen_ai.usage.output_tokens": 9, "ai.usage.cachedInputTokens": 4000}, 5, parent="g")
+    sentry = span("s1", {"gen_ai.request.model": "claude-sonnet-4-5", "gen_ai.usage.input_tokens": 4700, "gen_ai.usage.output_tokens": 4,
+                         "gen_ai.usage.input_tokens.cached": 4500, "gen_ai.usage.input_tokens.cache_write": 190}, 9, parent="g")
+    path = tmp_path / "vercel.json"
+    path.write_text(json.dumps(otlp([outer, v6, v5, sentry])))
+    requests, _ = read(path)
+    assert [r.usage for r in requests] == [Usage(cache_write_5m=4000, uncached=10, output=30),
+                                           Usage(cache_read=4000, uncached=500, output=9),
+                                           Usage(cache_read=4500, cache_write_5m=190, uncached=10, output=4)]

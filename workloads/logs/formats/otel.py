@@ -21,17 +21,22 @@ output      ``gen_ai.usage.output_tokens``, ``gen_ai.usage.completion_tokens``, 
             ``llm.token_count.completion``
 read        ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.cache_read_input_tokens``,
             ``gen_ai.usage.cache_read_tokens``, ``gen_ai.usage.details.cache_read_tokens``,
-            ``gen_ai.usage.details.cache_read_input_tokens``, ``llm.token_count.prompt_details.cache_read``
-written     ``gen_ai.usage.cache_creation.input_tokens``, ``gen_ai.usage.cache_creation_input_tokens``,
-            ``gen_ai.usage.cache_write.input_tokens``, ``gen_ai.usage.cache_write_tokens``,
-            ``gen_ai.usage.details.cache_write_tokens``, ``gen_ai.usage.details.cache_creation_input_tokens``,
-            ``llm.token_count.prompt_details.cache_write``
+            ``gen_ai.usage.details.cache_read_input_tokens``, ``llm.token_count.prompt_details.cache_read``,
+            ``gen_ai.usage.input_tokens.cached``, ``ai.usage.inputTokenDetails.cacheReadTokens``,
+            ``ai.usage.cachedInputTokens``
+written     ``gen_ai.usage.cache_write.input_tokens`` (the conventions' name since August 2026),
+            ``gen_ai.usage.cache_creation.input_tokens`` (before), ``gen_ai.usage.cache_creation_input_tokens``,
+            ``gen_ai.usage.cache_write_tokens``, ``gen_ai.usage.details.cache_write_tokens``,
+            ``gen_ai.usage.details.cache_creation_input_tokens``, ``llm.token_count.prompt_details.cache_write``,
+            ``gen_ai.usage.input_tokens.cache_write``, ``ai.usage.inputTokenDetails.cacheWriteTokens``
 ==========  ==========================================================================================
 
 The ``llm.token_count.*`` names are OpenInference's (Arize's instrumentors, Phoenix), which also
 names the model ``llm.model_name``, who served it ``llm.provider`` / ``llm.system`` and the
 conversation ``session.id``; the ``details.*`` names are pydantic-ai's (Logfire) before it wrote
-the conventions' names too.
+the conventions' names too; ``input_tokens.cached`` / ``.cache_write`` are Sentry's older names
+and ``ai.usage.*`` the Vercel AI SDK's own (its ``doGenerate`` spans carry ``gen_ai.usage.input_tokens``
+beside them).
 
 The conventions say ``input_tokens`` SHOULD include reads and writes; instrumentations that copy
 Anthropic's ``input_tokens`` do not. A file is read one way, decided from its own numbers (an
@@ -61,11 +66,13 @@ from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 NAME = "otel"
 INPUT_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.usage.prompt_tokens", "llm.token_count.prompt")
 OUTPUT_KEYS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.usage.completion_tokens", "llm.token_count.completion")
-#: Reads and writes: the conventions' names, OpenLLMetry's, then what other instrumentations write
-#: (an OpenCode OTel plugin's ``cache_write.input_tokens``, OpenClaw's ``cache_*_tokens``,
-#: pydantic-ai's ``details.*`` before it wrote the conventions' names, OpenInference's
-#: ``llm.token_count.prompt_details.*``). OpenInference's ``prompt_details.cache_input`` is not
-#: one: its LiteLLM instrumentor puts the uncached text tokens there.
+#: Reads and writes: the conventions' names (writes: ``cache_write.input_tokens`` since
+#: semantic-conventions-genai#440, August 2026, ``cache_creation.input_tokens`` before), OpenLLMetry's,
+#: then what other instrumentations write (OpenClaw's ``cache_*_tokens``, pydantic-ai's ``details.*``
+#: before it wrote the conventions' names, OpenInference's ``llm.token_count.prompt_details.*``,
+#: Sentry's ``input_tokens.cached`` / ``.cache_write``, the Vercel AI SDK's ``ai.usage.*``).
+#: OpenInference's ``prompt_details.cache_input`` is not one: its LiteLLM instrumentor puts the
+#: uncached text tokens there; nor are the conventions' per-modality parts (``text.cache_read...``).
 READ_KEYS = (
     "gen_ai.usage.cache_read.input_tokens",
     "gen_ai.usage.cache_read_input_tokens",
@@ -73,15 +80,20 @@ READ_KEYS = (
     "gen_ai.usage.details.cache_read_tokens",
     "gen_ai.usage.details.cache_read_input_tokens",
     "llm.token_count.prompt_details.cache_read",
+    "gen_ai.usage.input_tokens.cached",
+    "ai.usage.inputTokenDetails.cacheReadTokens",
+    "ai.usage.cachedInputTokens",
 )
 WRITE_KEYS = (
+    "gen_ai.usage.cache_write.input_tokens",
     "gen_ai.usage.cache_creation.input_tokens",
     "gen_ai.usage.cache_creation_input_tokens",
-    "gen_ai.usage.cache_write.input_tokens",
     "gen_ai.usage.cache_write_tokens",
     "gen_ai.usage.details.cache_write_tokens",
     "gen_ai.usage.details.cache_creation_input_tokens",
     "llm.token_count.prompt_details.cache_write",
+    "gen_ai.usage.input_tokens.cache_write",
+    "ai.usage.inputTokenDetails.cacheWriteTokens",
 )
 #: Who served a call where its model names no provider: the conventions' names, then
 #: OpenInference's (``llm.provider`` the host, ``llm.system`` the model's maker).
@@ -323,13 +335,16 @@ FORMAT = LogFormat(
     versions=(
         "OTLP JSON: resourceSpans / scopeSpans, typed attribute values (intValue as a string); instrumentationLibrarySpans (before OTLP 0.15); snake_case keys",
         "the Python SDK's span JSON (ConsoleSpanExporter): context.trace_id / span_id, attributes as an object",
-        "semantic conventions: gen_ai.usage.input_tokens / output_tokens, cache_read.input_tokens, cache_creation.input_tokens; deprecated prompt_tokens / completion_tokens",
+        "semantic conventions: gen_ai.usage.input_tokens / output_tokens, cache_read.input_tokens, cache_write.input_tokens "
+        "(semantic-conventions-genai#440, August 2026; cache_creation.input_tokens before); deprecated prompt_tokens / completion_tokens",
         "OpenLLMetry: gen_ai.usage.cache_read_input_tokens / cache_creation_input_tokens, llm.usage.*",
         "llm.response.model / llm.request.model beside llm.usage.* (early OpenLLMetry; promptflow's tracing, 2024)",
         "OpenInference (Arize, Phoenix): llm.token_count.prompt / completion, prompt_details.cache_read / cache_write (2025 on), "
         "llm.model_name, llm.provider / llm.system, session.id",
         "pydantic-ai (Logfire) before April 2026: gen_ai.usage.details.cache_read_tokens / cache_write_tokens "
         "(and an Anthropic call's details.cache_read_input_tokens / cache_creation_input_tokens)",
+        "Sentry's gen_ai.usage.input_tokens.cached / .cache_write; the Vercel AI SDK's ai.usage.cachedInputTokens (v5) and "
+        "ai.usage.inputTokenDetails.cacheReadTokens / cacheWriteTokens (v6)",
         "input_tokens with reads and writes (the conventions) or without them (instrumentations copying Anthropic's input_tokens), decided per file",
     ),
     aliases=("otlp",),
