@@ -244,6 +244,12 @@ SEEDS: dict[str, list[dict]] = {
                         {"messages": [{"role": "tool", "content": "x", "tool_call_ids": ["a"]}]}],
          "history": [{"role": "assistant", "content": "ls", "agent": "primary"}], "info": {"swe_agent_version": "1.1.0", "model_stats": {"tokens_sent": 5}},
          "replay_config": "{\"agent\": {\"model\": {\"name\": \"claude-sonnet-4-20250514\"}}}"},
+        # SWE-agent 1.1: a tool-calling reply's thinking_blocks, sent back.
+        {"trajectory": [{"query": [{"role": "system", "content": "s"}, {"role": "user", "content": "task"},
+                                   {"role": "assistant", "content": "a", "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
+                                    "thinking_blocks": [{"type": "thinking", "thinking": "hmm", "signature": "s"}, {"type": "redacted_thinking", "data": "x"}]},
+                                   {"role": "tool", "content": "ok", "tool_call_ids": ["t1"]}]}],
+         "history": [], "info": {"swe_agent_version": "1.1.0"}, "replay_config": {"agent": {"model": {"name": "claude-sonnet-4-5"}}}},
         # DeepSeek through LiteLLM: the answer (choices[0].message) is replayed as the next call's prefix.
         {"info": {"mini_version": "2.2.7", "config": {"model": {"model_name": "deepseek/deepseek-chat"}}}, "trajectory_format": "mini-swe-agent-1.1",
          "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "task"},

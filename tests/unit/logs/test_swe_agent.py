@@ -333,3 +333,23 @@ def test_mini_2_a_format_error_response_kept_only_as_its_repr_is_a_listed_call(t
     requests, summary = read(write(tmp_path / "t.traj.json", mini_v2(messages, model=gpt)))
     assert [r.request_id for r in requests] == ["r1", "r3"]
     assert summary.skipped == ((1, "call 2: its response is kept only as text (a format error whose response could not be dumped): no usage"),)
+
+
+def test_swe_agent_1_1_sends_the_thinking_blocks_it_kept(tmp_path: Path) -> None:
+    # SWE-agent 1.1 (d2cf5529, August 2025) keeps Claude's thinking_blocks on an assistant history
+    # item with tool calls, and its model sends them back (LiteLLM turns them into thinking blocks
+    # ahead of the text): they are part of the prefix the next call sends. main dropped them, so
+    # the body (and the tokens predicted for it) left the thinking out.
+    thinking = [{"type": "thinking", "thinking": "The file list first. " * 30, "signature": "c2lnbmF0dXJl"}]
+    assistant = {"role": "assistant", "content": "look", "agent": "main", "message_type": "action", "tool_calls": call(1),
+                 "thinking_blocks": thinking}
+    plain = {"role": "assistant", "content": "again", "agent": "main", "message_type": "action", "tool_calls": call(2)}
+    tool = {"role": "tool", "content": "a.py", "tool_call_ids": ["toolu_1"], "agent": "main", "message_type": "observation"}
+    tool2 = {"role": "tool", "content": "b.py", "tool_call_ids": ["toolu_2"], "agent": "main", "message_type": "observation"}
+    steps = [{"action": "ls", "observation": "a.py", "response": "look", "thought": "look", "execution_time": 0.1, "state": {}, "extra_info": {},
+              "query": [SYSTEM, TASK, assistant, tool, plain, tool2]}]
+    replay = {"agent": {"model": {"name": "claude-sonnet-4-5-20250929"}}}
+    requests, _ = read(write(tmp_path / "x.traj", swe_traj(steps, [SYSTEM], replay)))
+    sent = requests[0].body.messages
+    assert [b.text for b in sent[1].reasoning] == ["The file list first. " * 30]
+    assert sent[3].reasoning == ()

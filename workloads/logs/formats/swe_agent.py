@@ -12,7 +12,8 @@ else the response's ``created``. Before 1.11.1 no response was kept: bodies only
 
 **SWE-agent** (``*.traj``): ``trajectory`` steps and ``history``. From 1.0 each step keeps the
 messages it sent (``query``; ``messages`` in the 1.0 previews), ``cache_control`` markers
-included; 0.x keeps only ``history``, from which each call's request is rebuilt. SWE-agent keeps
+included (from 1.1 the ``thinking_blocks`` of a tool-calling reply too, sent back as its
+reasoning); 0.x keeps only ``history``, from which each call's request is rebuilt. SWE-agent keeps
 no provider usage per call (``info.model_stats`` counts tokens with a client-side tokenizer), so
 the audit predicts only and states the run's own totals.
 
@@ -90,11 +91,18 @@ class _Call(msgspec.Struct):
 
 
 def _sent_message(message: dict) -> dict:
-    """A trajectory message as LiteLLM sent it (SWE-agent's ``tool_call_ids`` as ``tool_call_id``)."""
+    """A trajectory message as LiteLLM sent it (SWE-agent's ``tool_call_ids`` as ``tool_call_id``;
+    the ``thinking_blocks`` SWE-agent 1.1 keeps on a tool-calling reply, which LiteLLM sends back
+    as thinking blocks, as its reasoning)."""
     sent = {key: message[key] for key in _SENT_KEYS if key in message}
     ids = message.get("tool_call_ids")
     if "tool_call_id" not in sent and isinstance(ids, list) and ids:
         sent["tool_call_id"] = ids[0]
+    blocks = message.get("thinking_blocks")
+    if "reasoning_content" not in sent and isinstance(blocks, list):
+        thinking = "\n".join(b["thinking"] for b in blocks if isinstance(b, dict) and isinstance(b.get("thinking"), str))
+        if thinking:
+            sent["reasoning_content"] = thinking
     return sent
 
 
@@ -391,6 +399,7 @@ FORMAT = LogFormat(
         "LiteLLM's Anthropic usage: prompt_tokens without writes (older) or with them (newer, prompt_tokens_details.cache_creation_tokens)",
         "SWE-agent 0.x: trajectory and history only (requests rebuilt from the history)",
         "SWE-agent 1.0 previews (steps' messages) and 1.x (steps' query with cache_control, replay_config): no usage",
+        "SWE-agent 1.1: thinking_blocks on a tool-calling reply (sent back as its reasoning)",
     ),
     aliases=("mini-swe-agent",),
 )
