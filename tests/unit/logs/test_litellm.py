@@ -86,3 +86,51 @@ def test_bad_rows_are_one_line_errors(tmp_path: Path, rows: list) -> None:
     with pytest.raises(UserError) as caught:
         import_file(path, FORMATS["litellm"], ImportContext())
     assert "\n" not in str(caught.value) and str(path) in str(caught.value)
+
+
+def standard(pid: str, start: float, **extra: object) -> dict:
+    """A StandardLoggingPayload (litellm/types/utils.py) as a logging callback writes it: ``id``
+    (no ``request_id``), ``trace_id``, epoch-second times, a boolean ``cache_hit``."""
+    return {"id": pid, "trace_id": "trace-9", "call_id": f"call-{pid}", "call_type": "acompletion", "stream": True,
+            "response_cost": 0.01, "status": "success", "custom_llm_provider": "anthropic", "startTime": start,
+            "endTime": start + 2.0, "completionStartTime": start + 0.8, "response_time": 2.0, "model": "claude-sonnet-4-5",
+            "model_id": "m1", "model_group": "claude", "api_base": "https://api.anthropic.com/v1/messages", "cache_hit": False,
+            "cache_key": None, "saved_cache_cost": 0.0, "request_tags": [], "end_user": None, "messages": None, "response": None,
+            "error_str": None, "model_parameters": {}, "hidden_params": {"model_id": "m1", "cache_key": None, "api_base": None,
+                                                                           "response_cost": None, "additional_headers": {}}} | extra
+
+
+def test_standard_logging_payloads_a_callback_writes(tmp_path: Path) -> None:
+    # The StandardLoggingPayload LiteLLM hands every logging callback (the S3 / GCS bucket and
+    # generic loggers write it as it is): main did not recognise it (no request_id) and refused
+    # the file. Its trace_id is what the proxy stores as the spend-log row's session_id.
+    usage = {"prompt_tokens": 4020, "completion_tokens": 30, "cache_creation_input_tokens": 4000, "cache_read_input_tokens": 0,
+             "prompt_tokens_details": {"cached_tokens": 0, "cache_creation_tokens": 4000}}
+    first = standard("chatcmpl-a", 1761994800.5, prompt_tokens=4020, completion_tokens=30, metadata={"usage_object": usage})
+    # An older payload without usage_object keeps the usage in the response it logged.
+    second = standard("chatcmpl-b", 1761994806.0, prompt_tokens=4310, completion_tokens=12, metadata={"user_api_key_alias": "ci"},
+                      response={"id": "chatcmpl-b", "object": "chat.completion", "model": "claude-sonnet-4-5", "choices": [],
+                                "usage": {"prompt_tokens": 4310, "completion_tokens": 12, "cache_creation_input_tokens": 300,
+                                          "cache_read_input_tokens": 4000,
+                                          "prompt_tokens_details": {"cached_tokens": 4000, "cache_creation_tokens": 300}}})
+    cached = standard("chatcmpl-c", 1761994808.0, cache_hit=True, prompt_tokens=4310, metadata={})
+    failed = standard("chatcmpl-d", 1761994809.0, status="failure", error_str="overloaded", metadata={})
+    path = tmp_path / "standard_logging.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in (first, second, cached, failed)))
+    requests, summary = read(path)
+    assert [(r.request_id, r.lane, r.provider, r.usage, r.sent_ms, r.ready_ms) for r in requests] == [
+        ("chatcmpl-a", "trace-9", "anthropic", Usage(cache_write_5m=4000, uncached=20, output=30), 1761994800500, 1761994801300),
+        ("chatcmpl-b", "trace-9", "anthropic", Usage(cache_read=4000, cache_write_5m=300, uncached=10, output=12), 1761994806000, 1761994806800)]
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert [why for _, why in summary.skipped] == ["served from LiteLLM's response cache: never sent to a provider", "failed call: not served"]
+
+
+def test_a_kimi_usage_object_with_cached_tokens_at_the_top(tmp_path: Path) -> None:
+    # Kimi's chat usage keeps cached_tokens at the top; main read it as cache not reported.
+    usage = {"prompt_tokens": 2500, "completion_tokens": 25, "total_tokens": 2525, "cached_tokens": 2048}
+    path = tmp_path / "spend.jsonl"
+    path.write_text(json.dumps(row("k", "2025-11-01T10:00:00Z", model="kimi-k2-thinking", custom_llm_provider="moonshot",
+                                   prompt_tokens=2500, completion_tokens=25, metadata={"usage_object": usage})) + "\n")
+    requests, summary = read(path)
+    assert [(r.provider, r.usage) for r in requests] == [("moonshot", Usage(cache_read=2048, uncached=452, output=25))]
+    assert not any("not reported" in n for n in summary.notes)

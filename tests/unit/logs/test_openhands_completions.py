@@ -143,3 +143,18 @@ def test_a_bad_count_is_one_line_naming_the_file(tmp_path: Path, capsys: pytest.
     assert run(["audit", str(path), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(path) in err[0] and "prompt_tokens" in err[0]
+
+
+def test_a_kimi_response_with_cached_tokens_at_the_top_of_its_usage(tmp_path: Path) -> None:
+    # Kimi's chat completions put cached_tokens at the top of the usage, and LiteLLM passes it on
+    # (the software-agent-sdk's telemetry reads it there: "Kimi-K2-thinking populate
+    # usage.cached_tokens field"). main read the call as cache not reported.
+    logs = tmp_path / "completions"
+    model = "moonshot/kimi-k2-thinking"
+    first = {"prompt_tokens": 2200, "completion_tokens": 40, "total_tokens": 2240, "cached_tokens": 0, "prompt_tokens_details": None}
+    second = {"prompt_tokens": 2500, "completion_tokens": 25, "total_tokens": 2525, "cached_tokens": 2048}
+    _write(logs, "moonshot__kimi-k2-thinking-1788000001.000-aaaa.json", _sdk(_turns(0), first, 1788000001.0, "k1", model=model))
+    _write(logs, "moonshot__kimi-k2-thinking-1788000009.000-bbbb.json", _sdk(_turns(1), second, 1788000009.0, "k2", model=model))
+    requests, _ = load_trace([logs])
+    assert [(r.request_id, r.usage.cache_read, r.usage.uncached, r.usage.cache_reported) for r in requests] == [
+        ("k1", 0, 2200, True), ("k2", 2048, 452, True)]

@@ -177,3 +177,72 @@ def test_cache_write_spellings_other_instrumentations_use(tmp_path: Path, read_k
                                            Usage(cache_read=6000, cache_write_5m=900, uncached=3, output=25)]
     t = run_audit([path]).totals
     assert (t.input, t.output, t.cache_read, t.cache_write) == (12 + 3, 40 + 25, 6000, 6000 + 900)
+
+
+def test_openinference_llm_spans(tmp_path: Path) -> None:
+    # OpenInference (Arize-ai/openinference, spec/semantic_conventions.md): an LLM span names its
+    # usage llm.token_count.prompt / completion, the cache llm.token_count.prompt_details.cache_read
+    # / cache_write (from #1393, March 2025), the model llm.model_name and the session session.id;
+    # its Anthropic instrumentor's prompt count includes the reads and writes. The AGENT span above
+    # the calls sums them. main found no usage attribute at all and refused the file.
+    def oi(sid: str, parent: str, start: float, attrs: dict) -> dict:
+        return span(sid, {"openinference.span.kind": "LLM", "llm.provider": "anthropic", "llm.system": "anthropic",
+                          "llm.model_name": "claude-sonnet-4-5", "session.id": "sess-7", **attrs}, start, parent=parent)
+    agent = span("root", {"openinference.span.kind": "AGENT", "llm.token_count.prompt": 9150, "llm.token_count.completion": 55}, 0)
+    first = oi("c1", "root", 1, {"llm.token_count.prompt": 4010, "llm.token_count.completion": 30,
+                                 "llm.token_count.prompt_details.cache_write": 4000, "llm.token_count.total": 4040})
+    second = oi("c2", "root", 6, {"llm.token_count.prompt": 5140, "llm.token_count.completion": 25,
+                                  "llm.token_count.prompt_details.cache_read": 4000,
+                                  "llm.token_count.prompt_details.cache_write": 1130,
+                                  # LiteLLM's instrumentor puts the UNcached text tokens here: not a read.
+                                  "llm.token_count.prompt_details.cache_input": 10})
+    path = tmp_path / "phoenix.json"
+    path.write_text(json.dumps(otlp([agent, first, second])))
+    requests, summary = read(path)
+    assert [(r.lane, r.provider, r.model, r.usage) for r in requests] == [
+        ("sess-7", "anthropic", "claude-sonnet-4-5", Usage(cache_write_5m=4000, uncached=10, output=30)),
+        ("sess-7", "anthropic", "claude-sonnet-4-5", Usage(cache_read=4000, cache_write_5m=1130, uncached=10, output=25))]
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert "includes cache reads and writes" in summary.notes[0]
+    assert summary.skipped == ((1, "span root: sums the usage of the calls under it"),)
+
+
+def test_pydantic_ai_usage_details_before_the_conventions_named_the_cache(tmp_path: Path) -> None:
+    # pydantic-ai (Logfire) emitted its cache counts only as gen_ai.usage.details.cache_read_tokens /
+    # cache_write_tokens until 0c0cb3bd (April 2026) added the conventions' names beside them; an
+    # Anthropic call's details also kept Anthropic's own cache_*_input_tokens. Its input_tokens
+    # includes both. main read these spans as "cache not reported".
+    old = {"gen_ai.system": "anthropic", "gen_ai.request.model": "claude-sonnet-4-5", "gen_ai.usage.input_tokens": 6020,
+           "gen_ai.usage.output_tokens": 12, "gen_ai.usage.details.cache_read_tokens": 5000,
+           "gen_ai.usage.details.cache_write_tokens": 1000, "gen_ai.usage.details.cache_read_input_tokens": 5000,
+           "gen_ai.usage.details.cache_creation_input_tokens": 1000}
+    raw_only = {"gen_ai.system": "anthropic", "gen_ai.request.model": "claude-sonnet-4-5", "gen_ai.usage.input_tokens": 6100,
+                "gen_ai.usage.output_tokens": 3, "gen_ai.usage.details.cache_read_input_tokens": 6000,
+                "gen_ai.usage.details.cache_creation_input_tokens": 90}
+    path = tmp_path / "logfire.json"
+    path.write_text(json.dumps(otlp([span("a", old, 0), span("b", raw_only, 4)])))
+    requests, _ = read(path)
+    assert [r.usage for r in requests] == [Usage(cache_read=5000, cache_write_5m=1000, uncached=20, output=12),
+                                           Usage(cache_read=6000, cache_write_5m=90, uncached=10, output=3)]
+
+
+def test_vercel_ai_sdk_and_sentry_cache_names(tmp_path: Path) -> None:
+    # The AI SDK's doGenerate span: gen_ai.usage.input_tokens beside its own ai.usage.* names, the
+    # cache in ai.usage.inputTokenDetails.cacheReadTokens / cacheWriteTokens (v6; cachedInputTokens
+    # before). Sentry's conventions named them gen_ai.usage.input_tokens.cached / .cache_write
+    # until 2026. The outer ai.generateText span sums its calls under ai.usage.* only: not a call.
+    # main read the cache of neither.
+    outer = span("g", {"ai.operationId": "ai.generateText", "ai.usage.promptTokens": 9000}, 0)
+    v6 = span("d1", {"ai.operationId": "ai.generateText.doGenerate", "gen_ai.system": "anthropic.messages",
+                     "gen_ai.request.model": "claude-sonnet-4-5", "gen_ai.usage.input_tokens": 4010, "gen_ai.usage.output_tokens": 30,
+                     "ai.usage.inputTokenDetails.cacheReadTokens": 0, "ai.usage.inputTokenDetails.cacheWriteTokens": 4000}, 1, parent="g")
+    v5 = span("d2", {"ai.operationId": "ai.generateText.doGenerate", "gen_ai.request.model": "claude-sonnet-4-5",
+                     "gen_ai.usage.input_tokens": 4500, "gen_ai.usage.output_tokens": 9, "ai.usage.cachedInputTokens": 4000}, 5, parent="g")
+    sentry = span("s1", {"gen_ai.request.model": "claude-sonnet-4-5", "gen_ai.usage.input_tokens": 4700, "gen_ai.usage.output_tokens": 4,
+                         "gen_ai.usage.input_tokens.cached": 4500, "gen_ai.usage.input_tokens.cache_write": 190}, 9, parent="g")
+    path = tmp_path / "vercel.json"
+    path.write_text(json.dumps(otlp([outer, v6, v5, sentry])))
+    requests, _ = read(path)
+    assert [r.usage for r in requests] == [Usage(cache_write_5m=4000, uncached=10, output=30),
+                                           Usage(cache_read=4000, uncached=500, output=9),
+                                           Usage(cache_read=4500, cache_write_5m=190, uncached=10, output=4)]

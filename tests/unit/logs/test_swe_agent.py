@@ -316,3 +316,40 @@ def test_a_deepseek_run_reads_into_the_answer_it_sent_back(tmp_path: Path) -> No
     # A reasoned answer is not kept as a reply (measured: the next read mostly stops at the prompt's end).
     requests, _ = read(write(tmp_path / "r.traj.json", deepseek_run(reasoning="Let me think about the layout.")))
     assert [r.reply for r in requests] == [(), (), ()]
+
+
+def test_mini_2_a_format_error_response_kept_only_as_its_repr_is_a_listed_call(tmp_path: Path) -> None:
+    # mini-swe-agent 2.x from 3df30a4b (#821, June 2026): when a reply that failed to parse cannot
+    # be dumped, the format-error message keeps repr(response), a string. The call happened (it is
+    # in model_stats.api_calls and its cost counted) but its usage is gone; main dropped it without
+    # a word.
+    gpt = "gpt-4o-2024-08-06"
+    messages = [SYSTEM, TASK,
+                {"role": "assistant", "content": None, "tool_calls": call(1), "extra": {"response": response("r1", gpt, openai_usage(2000, 0, 30)), "timestamp": 1761994801.0}},
+                {"role": "tool", "tool_call_id": "toolu_1", "content": "a.py", "extra": {"timestamp": 1761994802.0}},
+                {"role": "user", "content": "No tool calls found.", "extra": {"interrupt_type": "FormatError", "cost": 0.001,
+                                                                              "response": "ModelResponse(id='r2', choices=[...])"}},
+                {"role": "assistant", "content": None, "tool_calls": call(3), "extra": {"response": response("r3", gpt, openai_usage(2200, 1920, 7)), "timestamp": 1761994809.0}}]
+    requests, summary = read(write(tmp_path / "t.traj.json", mini_v2(messages, model=gpt)))
+    assert [r.request_id for r in requests] == ["r1", "r3"]
+    assert summary.skipped == ((1, "call 2: its response is kept only as text (a format error whose response could not be dumped): no usage"),)
+
+
+def test_swe_agent_1_1_sends_the_thinking_blocks_it_kept(tmp_path: Path) -> None:
+    # SWE-agent 1.1 (d2cf5529, August 2025) keeps Claude's thinking_blocks on an assistant history
+    # item with tool calls, and its model sends them back (LiteLLM turns them into thinking blocks
+    # ahead of the text): they are part of the prefix the next call sends. main dropped them, so
+    # the body (and the tokens predicted for it) left the thinking out.
+    thinking = [{"type": "thinking", "thinking": "The file list first. " * 30, "signature": "c2lnbmF0dXJl"}]
+    assistant = {"role": "assistant", "content": "look", "agent": "main", "message_type": "action", "tool_calls": call(1),
+                 "thinking_blocks": thinking}
+    plain = {"role": "assistant", "content": "again", "agent": "main", "message_type": "action", "tool_calls": call(2)}
+    tool = {"role": "tool", "content": "a.py", "tool_call_ids": ["toolu_1"], "agent": "main", "message_type": "observation"}
+    tool2 = {"role": "tool", "content": "b.py", "tool_call_ids": ["toolu_2"], "agent": "main", "message_type": "observation"}
+    steps = [{"action": "ls", "observation": "a.py", "response": "look", "thought": "look", "execution_time": 0.1, "state": {}, "extra_info": {},
+              "query": [SYSTEM, TASK, assistant, tool, plain, tool2]}]
+    replay = {"agent": {"model": {"name": "claude-sonnet-4-5-20250929"}}}
+    requests, _ = read(write(tmp_path / "x.traj", swe_traj(steps, [SYSTEM], replay)))
+    sent = requests[0].body.messages
+    assert [b.text for b in sent[1].reasoning] == ["The file list first. " * 30]
+    assert sent[3].reasoning == ()

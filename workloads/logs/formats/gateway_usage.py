@@ -3,7 +3,8 @@ provider, and who served the call.
 
 LiteLLM turns every provider's usage into chat-completions fields: ``prompt_tokens``,
 ``completion_tokens`` and ``prompt_tokens_details.cached_tokens``. For OpenAI, DeepSeek and
-Gemini that is the provider's own subset convention (the prompt count includes the cached part).
+Gemini that is the provider's own subset convention (the prompt count includes the cached part);
+Kimi's chat usage keeps its ``cached_tokens`` at the top, and LiteLLM passes that on as it is.
 For Anthropic it adds ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` beside
 them, and what ``prompt_tokens`` holds changed between LiteLLM versions (its Anthropic
 transformation, ``litellm/llms/anthropic/chat/transformation.py``):
@@ -77,6 +78,10 @@ def read_usage(usage: Mapping[str, object], where: str, *, writes_included: bool
         UserError: a bad count, or reads and writes above the prompt count.
     """
     if not is_anthropic_shaped(usage):
+        details = mapping(usage.get("prompt_tokens_details"))
+        if details.get("cached_tokens") is None and usage.get("cached_tokens") is not None and "prompt_tokens" in usage:
+            # Kimi's chat usage names its cached part at the top (LiteLLM passes it on as it is).
+            usage = {**usage, "prompt_tokens_details": {**details, "cached_tokens": usage["cached_tokens"]}}
         return OPENAI.read_usage(usage, where)  # subset: the prompt count includes the cached part
     prompt, read, written = _parts(usage, where)
     uncached = prompt - read - (written if writes_included else 0)

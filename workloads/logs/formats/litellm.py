@@ -1,5 +1,6 @@
 """LiteLLM proxy spend logs: the ``LiteLLM_SpendLogs`` rows, as ``/spend/logs`` returns them (a JSON
-array) or exported one row a line.
+array) or exported one row a line; and the ``StandardLoggingPayload`` LiteLLM hands every logging
+callback (what the S3, GCS and generic loggers write), one call each the same way.
 
 A row is one call through the proxy: ``request_id``, ``call_type``, ``model``,
 ``custom_llm_provider``, ``prompt_tokens`` / ``completion_tokens``, ``startTime`` /
@@ -7,10 +8,11 @@ A row is one call through the proxy: ``request_id``, ``call_type``, ``model``,
 (an object, or a JSON string in the logged payload). Where the cache counts are:
 
 * ``metadata.usage_object`` (newer proxies): the whole LiteLLM usage;
+* the logged ``response``'s ``usage`` (a row or payload that stored the response);
 * ``metadata.additional_usage_values`` (from late 2024): the provider-specific part
   (``cache_read_input_tokens``, ``cache_creation_input_tokens``, ``prompt_tokens_details``),
   beside the row's ``prompt_tokens``;
-* neither (older rows): the cache use is not reported.
+* none of them (older rows): the cache use is not reported.
 
 The usage is LiteLLM's (:mod:`.gateway_usage`), read per file the same way as a trajectory's.
 A row served from LiteLLM's own response cache (``cache_hit``) never reached a provider, and a
@@ -18,6 +20,12 @@ failed row was not served: both are skipped and listed. With ``store_prompts_in_
 row keeps the messages sent (``proxy_server_request`` or ``messages``): they become the body.
 Rows of one ``session_id`` are a lane and a chain; rows without one each start a chain of their
 own (a proxy mixes conversations, and nothing in the row links it to another).
+
+A ``StandardLoggingPayload`` (``litellm/types/utils.py``) differs from a row in its names and
+types: ``id`` (no ``request_id``), ``trace_id`` (the proxy stores it as the row's ``session_id``:
+here the lane), times in epoch seconds, a boolean ``cache_hit``, ``metadata`` an object. Payloads
+older than ``metadata.usage_object`` keep the usage in the ``response`` they logged (with message
+logging on); a spend-log row's stored ``response`` is read the same way.
 """
 
 from __future__ import annotations
@@ -42,9 +50,15 @@ NAME = "litellm"
 _OTHER_CALLS = ("embedding", "image", "moderation", "transcription", "speech", "rerank", "file", "batch")
 
 
+#: The keys of a spend-log row, and of a StandardLoggingPayload, that say it is one.
+_ROW_KEYS = frozenset(("request_id", "call_type", "startTime"))
+_PAYLOAD_KEYS = frozenset(("id", "trace_id", "call_type", "startTime"))
+
+
 def detect(value: dict) -> Evidence | None:
-    """A spend-log row: a request id, a call type and a start time."""
-    return Evidence.SHAPE if {"request_id", "call_type", "startTime"} <= value.keys() else None
+    """A spend-log row (a request id, a call type and a start time) or a StandardLoggingPayload
+    (an id, a trace id, a call type and a start time)."""
+    return Evidence.SHAPE if _ROW_KEYS <= value.keys() or _PAYLOAD_KEYS <= value.keys() else None
 
 
 def _json_field(value: object, where: str, key: str) -> object:
@@ -54,22 +68,34 @@ def _json_field(value: object, where: str, key: str) -> object:
     return value
 
 
+def _logged_response(value: object, where: str) -> dict:
+    """The response a row or payload logged (an object, or a JSON string of one); {} where it kept
+    none or something else (a redaction note): it is only a second source of the usage."""
+    try:
+        return as_dict(_json_field(value, where, "response"))
+    except UserError:
+        return {}
+
+
 class _Row(msgspec.Struct):
     record: Record
     usage: dict
     reported: bool
 
 
-def _usage_of(row: dict, metadata: dict) -> tuple[dict, bool]:
+def _usage_of(row: dict, metadata: dict, where: str) -> tuple[dict, bool]:
     """The row's LiteLLM usage, and whether it says anything of the cache."""
     usage = metadata.get("usage_object")
-    if isinstance(usage, dict) and usage:
+    if not isinstance(usage, dict) or not usage:
+        usage = as_dict(_logged_response(row.get("response"), where).get("usage"))
+    if usage:
         merged = dict(usage)
     else:
         merged = {"prompt_tokens": row.get("prompt_tokens"), "completion_tokens": row.get("completion_tokens")}
         merged.update(as_dict(metadata.get("additional_usage_values")))
     details = as_dict(merged.get("prompt_tokens_details"))
-    reported = gateway_usage.is_anthropic_shaped(merged) or details.get("cached_tokens") is not None or "prompt_cache_hit_tokens" in merged
+    reported = (gateway_usage.is_anthropic_shaped(merged) or details.get("cached_tokens") is not None
+                or "prompt_cache_hit_tokens" in merged or merged.get("cached_tokens") is not None)
     return merged, reported
 
 
@@ -100,7 +126,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         where = f"{name}:{record.line}"
         row: dict = record.value  # type: ignore[assignment]
         if detect(row) is None:
-            raise UserError(f"{where}: not a spend-log row (no request_id, call_type and startTime)")
+            raise UserError(f"{where}: neither a spend-log row (request_id, call_type, startTime) nor a logging payload (id, trace_id, call_type, startTime)")
         if str(row.get("status", "success")).lower() == "failure":
             skipped.append((record.line, "failed call: not served"))
             continue
@@ -111,7 +137,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             skipped.append((record.line, f"{row.get('call_type')} call: no prompt to cache"))
             continue
         metadata = as_dict(_json_field(row.get("metadata"), where, "metadata"))
-        usage, reported = _usage_of(row, metadata)
+        usage, reported = _usage_of(row, metadata, where)
         rows.append(_Row(record, usage, reported))
     if not seen_any:
         raise UserError(f"{name}:1: empty file, no spend-log rows")
@@ -132,9 +158,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         model = str(row.get("model") or "unknown").rsplit("/", 1)[-1] or "unknown"
         body = _body(row, provider, model, where)
         with_body += body is not None
-        session = row.get("session_id") or as_dict(_json_field(row.get("metadata"), where, "metadata")).get("session_id")
+        session = row.get("session_id") or as_dict(_json_field(row.get("metadata"), where, "metadata")).get("session_id") or row.get("trace_id")
         lane = str(session) if isinstance(session, str) and session else "calls"
-        node = f"litellm:{name}#{r.record.line}:{row.get('request_id')}"
+        rid = row.get("request_id", row.get("id"))
+        node = f"litellm:{name}#{r.record.line}:{rid}"
         out.append(
             TraceRequest(
                 file=name,
@@ -150,7 +177,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 usage=usage,
                 body=body,
                 prefix=None if body is not None else Prefix(f"litellm:{provider}:{model}", node, last_node.get(lane) if lane != "calls" else None),
-                request_id=str(row["request_id"]) if isinstance(row.get("request_id"), str) else None,
+                request_id=rid if isinstance(rid, str) else None,
                 source_format=NAME,
             )
         )
@@ -159,7 +186,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         raise UserError(f"{name}:1: no served chat calls among {len(skipped)} spend-log rows")
     notes = gateway_usage.reading_notes(len(out), anthropic_calls, included)
     if not_reported:
-        notes.append(f"{not_reported} row(s) carry no cache counts (no usage_object or additional_usage_values): cache use not reported, not zero")
+        notes.append(f"{not_reported} row(s) carry no cache counts (no usage_object, response usage or additional_usage_values): cache use not reported, not zero")
     if with_body < len(out):
         notes.append("rows without stored messages are read as chains: one per session_id, each row its own without one")
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
@@ -169,7 +196,7 @@ FORMAT = LogFormat(
     name=NAME,
     noun="LiteLLM spend log",
     nouns="LiteLLM spend logs",
-    description="LiteLLM proxy spend logs (LiteLLM_SpendLogs rows: a /spend/logs JSON array or one row a line)",
+    description="LiteLLM proxy spend logs (LiteLLM_SpendLogs rows: a /spend/logs JSON array or one row a line) and the StandardLoggingPayload its logging callbacks write",
     detect=detect,
     read=read,
     usage="by-endpoint",
@@ -179,6 +206,8 @@ FORMAT = LogFormat(
         "metadata.usage_object (the whole LiteLLM usage)",
         "metadata as an object or as a JSON string; stored prompts (proxy_server_request, messages) read as bodies",
         "LiteLLM's Anthropic usage: prompt_tokens without writes (older) or with them (newer)",
+        "StandardLoggingPayload (what logging callbacks write): id, trace_id (the lane), epoch-second times, boolean cache_hit, "
+        "metadata.usage_object or the logged response's usage",
     ),
     aliases=("litellm-spend-logs",),
 )

@@ -153,7 +153,7 @@ def _has_cache_counts(usage: dict) -> bool:
     """Whether a LiteLLM usage names its cached part at all (any of the fields it may use)."""
     details = as_dict(usage.get("prompt_tokens_details"))
     return "cached_tokens" in details or any(
-        key in usage for key in ("cache_read_input_tokens", "cache_creation_input_tokens", "prompt_cache_hit_tokens")
+        key in usage for key in ("cache_read_input_tokens", "cache_creation_input_tokens", "prompt_cache_hit_tokens", "cached_tokens")
     )
 
 

@@ -15,20 +15,36 @@ conventions registry), then the deprecated ones and OpenLLMetry's (the model lik
 ``llm.request.model``):
 
 ==========  ==========================================================================================
-input       ``gen_ai.usage.input_tokens``, ``gen_ai.usage.prompt_tokens``, ``llm.usage.prompt_tokens``
-output      ``gen_ai.usage.output_tokens``, ``gen_ai.usage.completion_tokens``, ``llm.usage.completion_tokens``
+input       ``gen_ai.usage.input_tokens``, ``gen_ai.usage.prompt_tokens``, ``llm.usage.prompt_tokens``,
+            ``llm.token_count.prompt``
+output      ``gen_ai.usage.output_tokens``, ``gen_ai.usage.completion_tokens``, ``llm.usage.completion_tokens``,
+            ``llm.token_count.completion``
 read        ``gen_ai.usage.cache_read.input_tokens``, ``gen_ai.usage.cache_read_input_tokens``,
-            ``gen_ai.usage.cache_read_tokens``
-written     ``gen_ai.usage.cache_creation.input_tokens``, ``gen_ai.usage.cache_creation_input_tokens``,
-            ``gen_ai.usage.cache_write.input_tokens``, ``gen_ai.usage.cache_write_tokens``
+            ``gen_ai.usage.cache_read_tokens``, ``gen_ai.usage.details.cache_read_tokens``,
+            ``gen_ai.usage.details.cache_read_input_tokens``, ``llm.token_count.prompt_details.cache_read``,
+            ``gen_ai.usage.input_tokens.cached``, ``ai.usage.inputTokenDetails.cacheReadTokens``,
+            ``ai.usage.cachedInputTokens``
+written     ``gen_ai.usage.cache_write.input_tokens`` (the conventions' name since August 2026),
+            ``gen_ai.usage.cache_creation.input_tokens`` (before), ``gen_ai.usage.cache_creation_input_tokens``,
+            ``gen_ai.usage.cache_write_tokens``, ``gen_ai.usage.details.cache_write_tokens``,
+            ``gen_ai.usage.details.cache_creation_input_tokens``, ``llm.token_count.prompt_details.cache_write``,
+            ``gen_ai.usage.input_tokens.cache_write``, ``ai.usage.inputTokenDetails.cacheWriteTokens``
 ==========  ==========================================================================================
+
+The ``llm.token_count.*`` names are OpenInference's (Arize's instrumentors, Phoenix), which also
+names the model ``llm.model_name``, who served it ``llm.provider`` / ``llm.system`` and the
+conversation ``session.id``; the ``details.*`` names are pydantic-ai's (Logfire) before it wrote
+the conventions' names too; ``input_tokens.cached`` / ``.cache_write`` are Sentry's older names
+and ``ai.usage.*`` the Vercel AI SDK's own (its ``doGenerate`` spans carry ``gen_ai.usage.input_tokens``
+beside them).
 
 The conventions say ``input_tokens`` SHOULD include reads and writes; instrumentations that copy
 Anthropic's ``input_tokens`` do not. A file is read one way, decided from its own numbers (an
 input below its reads plus writes cannot include them) and stated in the notes. A span whose
 descendants carry usage too (an ``invoke_agent`` span summing its calls) is not counted again.
-Each trace (or ``gen_ai.conversation.id``) is a lane, its calls a chain in start order; who
-served a call comes from its model name, else ``gen_ai.provider.name`` / ``gen_ai.system``.
+Each trace (or ``gen_ai.conversation.id``, else ``session.id``) is a lane, its calls a chain in
+start order; who served a call comes from its model name, else ``gen_ai.provider.name`` /
+``gen_ai.system`` (then ``llm.provider`` / ``llm.system``).
 """
 
 from __future__ import annotations
@@ -48,17 +64,42 @@ from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
 NAME = "otel"
-INPUT_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.usage.prompt_tokens")
-OUTPUT_KEYS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.usage.completion_tokens")
-#: Reads and writes: the conventions' names, OpenLLMetry's, then what other instrumentations write
-#: (an OpenCode OTel plugin's ``cache_write.input_tokens``, OpenClaw's ``cache_*_tokens``).
-READ_KEYS = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens", "gen_ai.usage.cache_read_tokens")
+INPUT_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.usage.prompt_tokens", "llm.token_count.prompt")
+OUTPUT_KEYS = ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens", "llm.usage.completion_tokens", "llm.token_count.completion")
+#: Reads and writes: the conventions' names (writes: ``cache_write.input_tokens`` since
+#: semantic-conventions-genai#440, August 2026, ``cache_creation.input_tokens`` before), OpenLLMetry's,
+#: then what other instrumentations write (OpenClaw's ``cache_*_tokens``, pydantic-ai's ``details.*``
+#: before it wrote the conventions' names, OpenInference's ``llm.token_count.prompt_details.*``,
+#: Sentry's ``input_tokens.cached`` / ``.cache_write``, the Vercel AI SDK's ``ai.usage.*``).
+#: OpenInference's ``prompt_details.cache_input`` is not one: its LiteLLM instrumentor puts the
+#: uncached text tokens there; nor are the conventions' per-modality parts (``text.cache_read...``).
+READ_KEYS = (
+    "gen_ai.usage.cache_read.input_tokens",
+    "gen_ai.usage.cache_read_input_tokens",
+    "gen_ai.usage.cache_read_tokens",
+    "gen_ai.usage.details.cache_read_tokens",
+    "gen_ai.usage.details.cache_read_input_tokens",
+    "llm.token_count.prompt_details.cache_read",
+    "gen_ai.usage.input_tokens.cached",
+    "ai.usage.inputTokenDetails.cacheReadTokens",
+    "ai.usage.cachedInputTokens",
+)
 WRITE_KEYS = (
+    "gen_ai.usage.cache_write.input_tokens",
     "gen_ai.usage.cache_creation.input_tokens",
     "gen_ai.usage.cache_creation_input_tokens",
-    "gen_ai.usage.cache_write.input_tokens",
     "gen_ai.usage.cache_write_tokens",
+    "gen_ai.usage.details.cache_write_tokens",
+    "gen_ai.usage.details.cache_creation_input_tokens",
+    "llm.token_count.prompt_details.cache_write",
+    "gen_ai.usage.input_tokens.cache_write",
+    "ai.usage.inputTokenDetails.cacheWriteTokens",
 )
+#: Who served a call where its model names no provider: the conventions' names, then
+#: OpenInference's (``llm.provider`` the host, ``llm.system`` the model's maker).
+PROVIDER_KEYS = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
+#: The conversation a call belongs to: the conventions' name, then OpenInference's.
+CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
 #: The key spellings of OTLP's JSON (camelCase) and of protobuf's field names (snake_case).
 _RESOURCE_SPANS = ("resourceSpans", "resource_spans")
 _SCOPE_SPANS = ("scopeSpans", "scope_spans", "instrumentationLibrarySpans", "instrumentation_library_spans")
@@ -180,8 +221,8 @@ def _has_usage(span: Span) -> bool:
 
 #: The model a call ran, current names first, then the ``llm.*`` names of instrumentations older
 #: than the GenAI conventions (OpenLLMetry's early releases, promptflow's tracing), which name
-#: their usage ``llm.usage.*`` too.
-MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.response.model", "llm.request.model")
+#: their usage ``llm.usage.*`` too, then OpenInference's ``llm.model_name``.
+MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.response.model", "llm.request.model", "llm.model_name")
 
 
 def _model(attributes: dict) -> str:
@@ -195,9 +236,11 @@ def _model(attributes: dict) -> str:
 def _provider(attributes: dict, model: str) -> str:
     """Who served a call: the provider whose model names ``model``, else the span's own name for it."""
     rules = provider_of_model(model.rsplit("/", 1)[-1])
-    if rules is None:
-        system = attributes.get("gen_ai.provider.name") or attributes.get("gen_ai.system")
+    for key in PROVIDER_KEYS if rules is None else ():
+        system = attributes.get(key)
         rules = hosted_provider(system.lower()) if isinstance(system, str) else None
+        if rules is not None:
+            break
     return rules.name if rules is not None and rules.reports_usage else "unknown"
 
 
@@ -246,7 +289,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             not_reported += 1
         model = _model(span.attributes)
         provider = _provider(span.attributes, model)
-        conversation = span.attributes.get("gen_ai.conversation.id")
+        conversation = next((span.attributes[k] for k in CONVERSATION_KEYS if isinstance(span.attributes.get(k), str) and span.attributes[k]), None)
         lane = str(conversation) if isinstance(conversation, str) and conversation else (span.trace_id or "main")
         node = f"otel:{name}#{span.trace_id}:{span.span_id}:{len(out)}"
         out.append(
@@ -292,9 +335,16 @@ FORMAT = LogFormat(
     versions=(
         "OTLP JSON: resourceSpans / scopeSpans, typed attribute values (intValue as a string); instrumentationLibrarySpans (before OTLP 0.15); snake_case keys",
         "the Python SDK's span JSON (ConsoleSpanExporter): context.trace_id / span_id, attributes as an object",
-        "semantic conventions: gen_ai.usage.input_tokens / output_tokens, cache_read.input_tokens, cache_creation.input_tokens; deprecated prompt_tokens / completion_tokens",
+        "semantic conventions: gen_ai.usage.input_tokens / output_tokens, cache_read.input_tokens, cache_write.input_tokens "
+        "(semantic-conventions-genai#440, August 2026; cache_creation.input_tokens before); deprecated prompt_tokens / completion_tokens",
         "OpenLLMetry: gen_ai.usage.cache_read_input_tokens / cache_creation_input_tokens, llm.usage.*",
         "llm.response.model / llm.request.model beside llm.usage.* (early OpenLLMetry; promptflow's tracing, 2024)",
+        "OpenInference (Arize, Phoenix): llm.token_count.prompt / completion, prompt_details.cache_read / cache_write (2025 on), "
+        "llm.model_name, llm.provider / llm.system, session.id",
+        "pydantic-ai (Logfire) before April 2026: gen_ai.usage.details.cache_read_tokens / cache_write_tokens "
+        "(and an Anthropic call's details.cache_read_input_tokens / cache_creation_input_tokens)",
+        "Sentry's gen_ai.usage.input_tokens.cached / .cache_write; the Vercel AI SDK's ai.usage.cachedInputTokens (v5) and "
+        "ai.usage.inputTokenDetails.cacheReadTokens / cacheWriteTokens (v6)",
         "input_tokens with reads and writes (the conventions) or without them (instrumentations copying Anthropic's input_tokens), decided per file",
     ),
     aliases=("otlp",),

@@ -5,13 +5,15 @@
 shape LiteLLM sends. A message whose ``extra.response`` holds the raw response (1.11.1 on) is one
 call: its request is every message before it (``extra`` and ``timestamp`` are not sent), its
 usage the response's. In 2.x a call that failed to parse leaves its response on the error
-message that follows instead; with the Responses-API model the message *is* the response
+message that follows instead (from June 2026, its ``repr`` where it could not be dumped: a call
+without usage, listed); with the Responses-API model the message *is* the response
 (``object: "response"``). Times: ``timestamp`` per message from 1.17, ``extra.timestamp`` in 2.x,
 else the response's ``created``. Before 1.11.1 no response was kept: bodies only, predictions only.
 
 **SWE-agent** (``*.traj``): ``trajectory`` steps and ``history``. From 1.0 each step keeps the
 messages it sent (``query``; ``messages`` in the 1.0 previews), ``cache_control`` markers
-included; 0.x keeps only ``history``, from which each call's request is rebuilt. SWE-agent keeps
+included (from 1.1 the ``thinking_blocks`` of a tool-calling reply too, sent back as its
+reasoning); 0.x keeps only ``history``, from which each call's request is rebuilt. SWE-agent keeps
 no provider usage per call (``info.model_stats`` counts tokens with a client-side tokenizer), so
 the audit predicts only and states the run's own totals.
 
@@ -55,6 +57,7 @@ NAME = "swe-agent"
 #: Message keys LiteLLM sends (everything else a trajectory keeps is the agent's own).
 _SENT_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content")
 _ENCODE = msgspec.json.encode
+_TEXT_ONLY = "its response is kept only as text (a format error whose response could not be dumped): no usage"
 
 
 def _is_mini(value: dict) -> bool:
@@ -83,14 +86,23 @@ class _Call(msgspec.Struct):
     sent_ms: int | None
     ready_ms: int | None
     markers: tuple[int, ...] = ()
+    #: Why a call's response holds no usage, where the trajectory says (else the generic reason).
+    no_usage: str = "response without usage"
 
 
 def _sent_message(message: dict) -> dict:
-    """A trajectory message as LiteLLM sent it (SWE-agent's ``tool_call_ids`` as ``tool_call_id``)."""
+    """A trajectory message as LiteLLM sent it (SWE-agent's ``tool_call_ids`` as ``tool_call_id``;
+    the ``thinking_blocks`` SWE-agent 1.1 keeps on a tool-calling reply, which LiteLLM sends back
+    as thinking blocks, as its reasoning)."""
     sent = {key: message[key] for key in _SENT_KEYS if key in message}
     ids = message.get("tool_call_ids")
     if "tool_call_id" not in sent and isinstance(ids, list) and ids:
         sent["tool_call_id"] = ids[0]
+    blocks = message.get("thinking_blocks")
+    if "reasoning_content" not in sent and isinstance(blocks, list):
+        thinking = "\n".join(b["thinking"] for b in blocks if isinstance(b, dict) and isinstance(b.get("thinking"), str))
+        if thinking:
+            sent["reasoning_content"] = thinking
     return sent
 
 
@@ -139,6 +151,13 @@ class _Run:
             stamp = _time(message, self.where)
             extra = as_dict(message.get("extra"))
             response = message if message.get("object") == "response" else extra.get("response")
+            if isinstance(response, str) and response.strip():
+                # 2.x (June 2026 on): a format error whose response could not be dumped keeps its repr.
+                sent = [_sent_message(m) if "role" in m else m for m in messages[:idx] if m.get("role") != "exit"]
+                self.calls.append(_Call(sent, {}, default_model, latest, stamp, no_usage=_TEXT_ONLY))
+                if stamp is not None:
+                    latest = stamp
+                continue
             is_call = isinstance(response, dict) or (message.get("role") == "assistant" and "response" not in extra)
             if is_call:
                 created = parse_time_ms(response.get("created"), self.where) if isinstance(response, dict) and _plain_time(response.get("created")) else None
@@ -296,7 +315,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         for i, call in enumerate(run.calls):
             usage_raw = as_dict(call.response).get("usage") if call.response is not None else None
             if call.response is not None and not isinstance(usage_raw, dict):
-                skipped.append((run.line, f"call {i + 1}: response without usage"))
+                skipped.append((run.line, f"call {i + 1}: {call.no_usage}"))
                 continue
             usage: Usage | None = None
             if isinstance(usage_raw, dict):
@@ -376,9 +395,11 @@ FORMAT = LogFormat(
         "mini-swe-agent 1.11.1-1.16: extra.response on each assistant message (LiteLLM's usage)",
         "mini-swe-agent 1.17: a timestamp on every message",
         "mini-swe-agent 2.x (mini-swe-agent-1.1): tool calls, extra.{response, cost, timestamp}, a failed parse's response on the error message, the Responses-API model's response objects",
+        "mini-swe-agent 2.x from June 2026: a failed parse's response kept as its repr (a string) where it could not be dumped: a call without usage, listed",
         "LiteLLM's Anthropic usage: prompt_tokens without writes (older) or with them (newer, prompt_tokens_details.cache_creation_tokens)",
         "SWE-agent 0.x: trajectory and history only (requests rebuilt from the history)",
         "SWE-agent 1.0 previews (steps' messages) and 1.x (steps' query with cache_control, replay_config): no usage",
+        "SWE-agent 1.1: thinking_blocks on a tool-calling reply (sent back as its reasoning)",
     ),
     aliases=("mini-swe-agent",),
 )
