@@ -30,7 +30,20 @@ Qwen Code (``~/.qwen/projects/<project>/chats/<session>.jsonl``) writes a tree o
 Anthropic's ``input_tokens`` plus the read, the cache writes left out); ``system`` records with
 ``subtype: "chat_compression"`` are compactions; a subagent's records carry ``agentId``;
 ``/branch`` copies records verbatim into a new session, each with ``forkedFrom {sessionId,
-messageUuid}`` (a call is counted once, wherever it is seen first).  Its managed engine writes
+messageUuid}`` (a call is counted once, wherever it is seen first). ``system`` records with
+``subtype: "ui_telemetry"`` copy the CLI's telemetry events (``systemPayload.uiEvent``): a
+``qwen-code.api_response`` for every call the CLI made, with ``input_token_count`` (the whole
+prompt), ``cached_content_token_count``, ``output_token_count``, ``thoughts_token_count``,
+``tool_token_count`` and ``duration_ms``, and a ``qwen-code.api_error`` for a call that failed.
+Most of them are the calls of the ``assistant`` records, but not all: a call whose reply the CLI
+retried (the same prompt sent again) or a side call on a short prompt of its own (Qwen Code 0.5,
+after ``write_file`` and ``edit`` calls) has its event and no record. Each event is paired with a
+counted record of the same prompt, read and output counts. An unpaired event before a record's
+event with the record's prompt count is a retry: counted in the record's lane, just before it
+(the record's call extends it). Any other event left unpaired is a side call, counted in the
+lane ``side:telemetry`` (each a chain of its own: its prompt is not in the file). A failed call
+is listed as skipped. Where no event pairs with any record (telemetry counted another way), the
+events are not counted and the notes say so.  Its managed engine writes
 ``managed_session_{header,event,commit}_v1`` system records instead, whose messages and usage
 are resources outside the file: its calls are listed as skipped, not counted.
 
@@ -192,6 +205,17 @@ _KEYS = (
 )
 
 
+#: The ``usageMetadata`` keys and the fields of a Qwen Code ``qwen-code.api_response`` telemetry
+#: event that copy them.
+_TELEMETRY_KEYS = (
+    ("promptTokenCount", "input_token_count"),
+    ("cachedContentTokenCount", "cached_content_token_count"),
+    ("candidatesTokenCount", "output_token_count"),
+    ("thoughtsTokenCount", "thoughts_token_count"),
+    ("toolUsePromptTokenCount", "tool_token_count"),
+)
+
+
 def _usage(tokens: dict, where: str, raw: bool) -> Usage:
     """One call's usage: ``tokens`` (Gemini CLI) or ``usageMetadata`` (Qwen Code, ``raw``).
 
@@ -268,6 +292,16 @@ class _Session:
         self.qwen_runs: dict[object, str] = {}
         #: The uuids of the Qwen Code headless assistant and result messages counted.
         self.qwen_counted: set[str] = set()
+        #: Qwen Code ``ui_telemetry`` api_response events: (line, time sent, model, usage), all of
+        #: them, and those not yet paired with a record's call.
+        self.qwen_events: list[tuple[int, int | None, str, Usage]] = []
+        self.qwen_pending: list[tuple[int, int | None, str, Usage]] = []
+        #: The usage of the calls counted from Qwen Code assistant records before their events
+        #: came, and how many of each.
+        self.qwen_records: dict[Usage, int] = {}
+        self.qwen_paired = 0
+        #: The request ids of the calls counted from telemetry events alone.
+        self.qwen_unrecorded: set[str] = set()
 
     def lane(self, name: str = "main", kind: LaneKind | None = None) -> _Lane:
         found = self.lanes.get(name)
@@ -445,6 +479,8 @@ class _Session:
                 lane.parent = None
             elif subtype == "rewind":
                 lane.events.append(("rewind", "/rewind"))
+            elif subtype == "ui_telemetry":
+                self._qwen_telemetry(record.line, as_dict(as_dict(value.get("systemPayload")).get("uiEvent")), where)
         elif kind in ("user", "tool_result"):
             lane.blocks += 1
             lane.input_ms = when
@@ -466,7 +502,9 @@ class _Session:
                 lane.model = str(model or lane.model or "unknown")
             else:
                 sent = lane.input_ms if lane.input_ms is not None else when
-                self._add(record.line, lane, str(model or "unknown"), _usage(usage, where, raw=True), sent, str(uuid))
+                reported = _usage(usage, where, raw=True)
+                self._pair_record(lane, reported)
+                self._add(record.line, lane, str(model or "unknown"), reported, sent, str(uuid))
                 if origin is not None and lane.parent is not None:
                     self.seen.setdefault(origin, lane.parent)
                 total = usage.get("totalTokenCount")
@@ -545,6 +583,67 @@ class _Session:
         sid, uuid = value.get("sessionId"), value.get("uuid")
         return ("qwen:" + sid, uuid) if isinstance(sid, str) and isinstance(uuid, str) else None
 
+    def _qwen_telemetry(self, line: int, event: dict, where: str) -> None:
+        """A Qwen Code ``ui_telemetry`` record's event: a call's usage kept for the pairing, or a
+        failed call listed (see the module doc)."""
+        name = event.get("event.name")
+        if name == "qwen-code.api_error":
+            self.skipped.append((line, "failed call (qwen-code.api_error telemetry): no usage"))
+            return
+        if name != "qwen-code.api_response":
+            return  # tool calls, and any event of no model call
+        # Checked under the event's own names (an error names the fields the file has).
+        got = {key: count(event.get(field), where, f"systemPayload.uiEvent.{field}") for key, field in _TELEMETRY_KEYS}
+        if got["cachedContentTokenCount"] > got["promptTokenCount"]:
+            raise UserError(f"{where}: systemPayload.uiEvent: cached_content_token_count ({got['cachedContentTokenCount']}) "
+                            f"exceeds input_token_count ({got['promptTokenCount']}), which Qwen Code reports as the whole prompt")
+        usage = _usage(got, where, raw=True)
+        ended = parse_time_ms(event.get("event.timestamp"), where) if "event.timestamp" in event else None
+        took = event.get("duration_ms")
+        sent = ended - took if ended is not None and type(took) is int and 0 <= took <= ended else ended
+        model = event.get("model")
+        found = (line, sent, model if isinstance(model, str) and model else "unknown", usage)
+        self.qwen_events.append(found)
+        if self.qwen_records.get(usage):  # the call of a record read before its event
+            self.qwen_records[usage] -= 1
+            self.qwen_paired += 1
+        else:
+            self.qwen_pending.append(found)
+
+    def _pair_record(self, lane: _Lane, usage: Usage) -> None:
+        """Pair the call of a Qwen Code assistant record with its api_response event; an earlier
+        unpaired event of the same prompt was the same request sent before (a retried reply),
+        counted now in the record's lane, before it."""
+        at = next((n for n, event in enumerate(self.qwen_pending) if event[3] == usage), None)
+        if at is None:
+            self.qwen_records[usage] = self.qwen_records.get(usage, 0) + 1
+            return
+        self.qwen_paired += 1
+        before, self.qwen_pending = self.qwen_pending[:at], self.qwen_pending[at + 1:]
+        for event in before:
+            if event[3].prompt == usage.prompt:
+                self._add_unrecorded(lane, event)
+            else:
+                self.qwen_pending.append(event)
+        self.qwen_pending.sort(key=lambda event: event[0])
+
+    def _add_unrecorded(self, lane: _Lane, event: tuple[int, int | None, str, Usage]) -> None:
+        line, sent, model, usage = event
+        key = f"telemetry@{line}"
+        self.qwen_unrecorded.add(key)
+        self._add(line, lane, model, usage, sent, key)
+
+    def pair_telemetry(self) -> None:
+        """Count the api_response events no record's call paired with as calls of their own, in
+        ``side:telemetry`` (see the module doc)."""
+        if not self.qwen_pending or (not self.qwen_paired and any(self.qwen_records.values())):
+            return  # none, or no event is any record's call: the telemetry counts another way, not read
+        lane = self.lane("side:telemetry", "side")
+        for event in self.qwen_pending:
+            lane.parent = None  # its prompt is not in the file: a chain of its own
+            lane.blocks = 1
+            self._add_unrecorded(lane, event)
+
     # --- both -------------------------------------------------------------------------------
 
     def _add(self, line: int, lane: _Lane, model: str, usage: Usage, sent: int | None, key: str) -> None:
@@ -618,6 +717,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if not seen_any:
         raise UserError(f"{session.name}:1: empty file, no session records")
     session.replay()
+    session.pair_telemetry()
     return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), _notes(session))
 
 
@@ -638,8 +738,23 @@ def _notes(session: _Session) -> tuple[str, ...]:
         counted = (sum(r.usage.prompt for r in session.out if r.usage), sum(r.usage.cache_read for r in session.out if r.usage))
         verdict = "the same" if counted == (prompt, read) else f"counted here {counted[0]:,} and {counted[1]:,}"
         notes.append(f"Qwen Code's own run totals (result usage): prompt {prompt:,}, read {read:,} ({verdict})")
+    if session.qwen_events:
+        events = len(session.qwen_events)
+        if not session.qwen_paired and any(session.qwen_records.values()):
+            notes.append(f"Qwen Code's telemetry logs {events:,} call(s) (qwen-code.api_response), none with the counts of any "
+                         "record's call: not counted")
+        else:
+            usages = [e[3] for e in session.qwen_events]
+            prompt, read = sum(u.prompt for u in usages), sum(u.cache_read for u in usages)
+            out = [r.usage for r in session.out if r.usage]
+            counted = (len(out), sum(u.prompt for u in out), sum(u.cache_read for u in out))
+            verdict = "the same" if counted == (events, prompt, read) else f"counted here {counted[0]:,} calls, {counted[1]:,} and {counted[2]:,}"
+            alone = len(session.qwen_unrecorded)
+            extra = f"; {alone:,} with no record of the tree, counted from their events" if alone else ""
+            notes.append(f"Qwen Code's telemetry logs {events:,} call(s) (qwen-code.api_response): prompt {prompt:,}, read {read:,} "
+                         f"({verdict}){extra}")
     if session.tokens_seen:
-        counted = sum(r.usage.prompt + r.usage.output for r in session.out if r.usage)
+        counted = sum(r.usage.prompt + r.usage.output for r in session.out if r.usage and r.request_id not in session.qwen_unrecorded)
         verdict = "the same" if counted == session.tokens_total else f"counted here {counted:,}"
         notes.append(f"{who}'s own token totals sum to {session.tokens_total:,} (input + tool + output + thoughts; {verdict})")
     return tuple(notes)
@@ -660,6 +775,8 @@ FORMAT = LogFormat(
         "Gemini CLI 0.58 and later resuming a .json session: its messages copied into a .jsonl beside it (counted once)",
         "Qwen Code chats/<session>.jsonl: a uuid/parentUuid tree with usageMetadata, chat_compression records, subagents by agentId",
         "Qwen Code /branch copies (forkedFrom on every copied record): counted once",
+        "Qwen Code 0.5 and later ui_telemetry records (qwen-code.api_response, api_error): the calls no record holds "
+        "(a retried reply, side calls) counted from their events, failed calls listed",
         "Qwen Code's managed engine (managed_session_*_v1 records): usage kept outside the file (usageRef), its calls listed as skipped",
         "saved chats (/chat save checkpoints) and /chat share JSON exports: contents only, no usage",
         "qwen -p --output-format stream-json / json output: Claude Code's SDK message shapes with Gemini's usage "
