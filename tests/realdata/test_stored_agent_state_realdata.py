@@ -12,7 +12,13 @@ each; never copied into this project, each test skips without it):
   artifact of its event-to-OpenAI-messages example
   (``.pr/event-json-to-openai-messages/cd94562403b9487ebdd4018e3f531dfd/conversations/...``,
   commit ``4f4c68c16716c592abffc3e34da00428584145fe``, removed the next day). From ``PREFIXBENCH_AGENT_SDK_REPO`` (default the
-  workplace's mirror).
+  workplace's mirror);
+* a Qwen Code home folder (``.qwen/``, its ``projects/*/chats/*.jsonl``: Qwen Code 0.5.0 and
+  0.9.1, 2025-12, ``coder-model`` through Qwen's OAuth, Windows paths) that
+  github.com/Haniaimraxn/TODO-LIST committed in its first commit
+  (``f2a4071a05a708f4c3dfc8849daf14e93d0e0306``): ten sessions, 160 assistant records and the
+  CLI's telemetry of 164 calls. From ``PREFIXBENCH_TODO_LIST_REPO`` (default the workplace's
+  mirror); only the chat files are read.
 
 What is checked is the store's own bookkeeping recounted from its raw fields, and how well its
 reads are predicted.
@@ -33,6 +39,8 @@ STUNNING_MEMORY = Path(os.environ.get("PREFIXBENCH_STUNNING_MEMORY_REPO", "/work
 STUNNING_MEMORY_COMMIT = "7b38109fb446018a25bb3d5fe35428abb2242041"
 AGENT_SDK = Path(os.environ.get("PREFIXBENCH_AGENT_SDK_REPO", "/work/.mirror/OpenHands+software-agent-sdk/repo"))
 AGENT_SDK_COMMIT = "4f4c68c16716c592abffc3e34da00428584145fe"
+TODO_LIST = Path(os.environ.get("PREFIXBENCH_TODO_LIST_REPO", "/work/.mirror/Haniaimraxn+TODO-LIST/repo"))
+TODO_LIST_COMMIT = "f2a4071a05a708f4c3dfc8849daf14e93d0e0306"
 AGENT_SDK_CONVERSATION = (
     ".pr/event-json-to-openai-messages/cd94562403b9487ebdd4018e3f531dfd/conversations/cd94562403b9487ebdd4018e3f531dfd"
 )
@@ -109,3 +117,41 @@ def test_openhands_v1_conversation_counts_its_token_usages_and_times_them_from_i
     assert all(r.timestamp for r in result.rows)
     assert [r.reported_cache_read for r in result.rows] == [0, 3_712, 3_840]
     assert [r.predicted_cache_read for r in result.rows] == [0, 3_712, 3_840]
+
+
+def test_qwen_code_chats_count_the_calls_their_telemetry_logs(tmp_path: Path) -> None:
+    listed = files_at(TODO_LIST, TODO_LIST_COMMIT, "github.com/Haniaimraxn/TODO-LIST", "PREFIXBENCH_TODO_LIST_REPO")
+    chats = [name for name in listed if name.startswith(".qwen/projects/") and name.endswith(".jsonl")]
+    assert len(chats) == 10
+    records = []
+    for name in chats:
+        data = file_at(TODO_LIST, TODO_LIST_COMMIT, name, "github.com/Haniaimraxn/TODO-LIST", "PREFIXBENCH_TODO_LIST_REPO")
+        (tmp_path / name.rsplit("/", 1)[1]).write_bytes(data)
+        records += [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+    usages = [r["usageMetadata"] for r in records if r["type"] == "assistant"]
+    events = [r["systemPayload"]["uiEvent"] for r in records if r.get("subtype") == "ui_telemetry"]
+    calls = [e for e in events if e["event.name"] == "qwen-code.api_response"]
+    assert (len(usages), len(calls), sum(e["event.name"] == "qwen-code.api_error" for e in events)) == (160, 164, 1)
+    assert {r["version"] for r in records} == {"0.5.0", "0.9.1"}
+
+    result = run_audit([tmp_path])
+    assert {f.format for f in result.files} == {"gemini-cli"}
+    t = result.totals
+    # Every call the telemetry logs (the records' 160 and 4 with no record), its prompt count
+    # holding the read (Gemini's convention, which Qwen Code keeps).
+    assert t.requests == len(calls) == 164
+    assert t.cache_read == sum(e["cached_content_token_count"] for e in calls) == 9_417_401
+    assert t.input == sum(e["input_token_count"] - e["cached_content_token_count"] + e["tool_token_count"] for e in calls) == 816_564
+    assert t.output == sum(e["output_token_count"] + e["thoughts_token_count"] for e in calls) == 184_575
+    assert t.cache_write == 0
+    # The records' own usage is the same calls' but four: 160 calls, read 9,335,159.
+    assert sum(u["cachedContentTokenCount"] for u in usages) == 9_335_159
+    notes = [n for f in result.files for n in f.notes if "telemetry logs" in n or "own token totals" in n]
+    assert len(notes) == 18 and all("(the same)" in n or "; the same)" in n for n in notes)
+    assert [f.skip_reasons for f in result.files if f.skip_reasons] == [(("failed call (qwen-code.api_error telemetry): no usage", 1),)]
+    # Of the 4 calls no record holds: a reply retried on the same prompt (the main chain), and 3
+    # side calls on a prompt of their own (589 tokens read of each: a short head of their own).
+    side = [r for r in result.rows if r.lane == "side:telemetry"]
+    assert [r.reported_cache_read for r in side] == [589, 589, 589]
+    assert {(r.provider, r.model) for r in result.rows} == {("unknown", "coder-model")}
+    assert sum(1 for r in result.rows if r.read_within) == 112
