@@ -13,12 +13,17 @@ each; never copied into this project, each test skips without it):
   (``.pr/event-json-to-openai-messages/cd94562403b9487ebdd4018e3f531dfd/conversations/...``,
   commit ``4f4c68c16716c592abffc3e34da00428584145fe``, removed the next day). From ``PREFIXBENCH_AGENT_SDK_REPO`` (default the
   workplace's mirror);
-* a Qwen Code home folder (``.qwen/``, its ``projects/*/chats/*.jsonl``: Qwen Code 0.5.0 and
-  0.9.1, 2025-12, ``coder-model`` through Qwen's OAuth, Windows paths) that
-  github.com/Haniaimraxn/TODO-LIST committed in its first commit
-  (``f2a4071a05a708f4c3dfc8849daf14e93d0e0306``): ten sessions, 160 assistant records and the
-  CLI's telemetry of 164 calls. From ``PREFIXBENCH_TODO_LIST_REPO`` (default the workplace's
-  mirror); only the chat files are read.
+* Qwen Code home folders (``.qwen/``) four repositories committed, of which only the sessions
+  (``projects/*/chats/*.jsonl``) are read, all on ``coder-model`` through Qwen's OAuth:
+  github.com/Haniaimraxn/TODO-LIST (``f2a4071a05a708f4c3dfc8849daf14e93d0e0306``, Qwen Code
+  0.5.0 and 0.9.1, 2025-12, Windows), github.com/uncommonpope-png/New-backend-pope
+  (``5aecee02f6b121ced0b8b0acb32ee6354b7cc7cf``, 0.12.6, 2026-03, Termux),
+  github.com/kamillayarullina/hockeyscrapper (``075de8dd6277bfa92fd71c6ca1e185391d14f858``,
+  0.13.0 to 0.14.0, 2026-04, Windows) and github.com/haidonglethqb/CloudSchool
+  (``0dce1dca60ea95568937ebd8c73e9f9c9db4a2d7``, 0.14.0 to 0.14.2, 2026-04, Windows: its
+  subagents' calls logged by the telemetry alone). From ``PREFIXBENCH_TODO_LIST_REPO``,
+  ``PREFIXBENCH_BACKEND_POPE_REPO``, ``PREFIXBENCH_HOCKEYSCRAPPER_REPO`` and
+  ``PREFIXBENCH_CLOUDSCHOOL_REPO`` (default the workplace's mirrors).
 
 What is checked is the store's own bookkeeping recounted from its raw fields, and how well its
 reads are predicted.
@@ -32,6 +37,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
 from prefixbench.workloads.audit.core import run_audit
 from tests.realdata.mirrors import file_at, files_at
 
@@ -39,8 +45,21 @@ STUNNING_MEMORY = Path(os.environ.get("PREFIXBENCH_STUNNING_MEMORY_REPO", "/work
 STUNNING_MEMORY_COMMIT = "7b38109fb446018a25bb3d5fe35428abb2242041"
 AGENT_SDK = Path(os.environ.get("PREFIXBENCH_AGENT_SDK_REPO", "/work/.mirror/OpenHands+software-agent-sdk/repo"))
 AGENT_SDK_COMMIT = "4f4c68c16716c592abffc3e34da00428584145fe"
-TODO_LIST = Path(os.environ.get("PREFIXBENCH_TODO_LIST_REPO", "/work/.mirror/Haniaimraxn+TODO-LIST/repo"))
-TODO_LIST_COMMIT = "f2a4071a05a708f4c3dfc8849daf14e93d0e0306"
+#: Qwen Code homes: env variable -> (repository, commit, sessions, assistant records with usage,
+#: calls in the telemetry, failed calls, and the audit's uncached input, output and read).
+QWEN_HOMES = {
+    "PREFIXBENCH_TODO_LIST_REPO": ("Haniaimraxn/TODO-LIST", "f2a4071a05a708f4c3dfc8849daf14e93d0e0306",
+                                   10, 160, 164, 1, 816_564, 184_575, 9_417_401),
+    "PREFIXBENCH_BACKEND_POPE_REPO": ("uncommonpope-png/New-backend-pope", "5aecee02f6b121ced0b8b0acb32ee6354b7cc7cf",
+                                      4, 104, 107, 0, 3_092_864, 63_721, 5_202_846),
+    "PREFIXBENCH_HOCKEYSCRAPPER_REPO": ("kamillayarullina/hockeyscrapper", "075de8dd6277bfa92fd71c6ca1e185391d14f858",
+                                        13, 1_142, 1_145, 78, 14_644_302, 550_664, 139_691_582),
+    "PREFIXBENCH_CLOUDSCHOOL_REPO": ("haidonglethqb/CloudSchool", "0dce1dca60ea95568937ebd8c73e9f9c9db4a2d7",
+                                     17, 287, 794, 43, 4_753_008, 432_426, 40_158_920),
+}
+#: A CloudSchool session over 4 MiB, absent from the workplace's snapshot: left out everywhere, so
+#: a whole clone counts the same.
+QWEN_LEFT_OUT = ".qwen/projects/c--users-chuhai-documents-cloudschool/chats/6a9a85b5-4940-4403-9f32-26ce3966423d.jsonl"
 AGENT_SDK_CONVERSATION = (
     ".pr/event-json-to-openai-messages/cd94562403b9487ebdd4018e3f531dfd/conversations/cd94562403b9487ebdd4018e3f531dfd"
 )
@@ -119,39 +138,67 @@ def test_openhands_v1_conversation_counts_its_token_usages_and_times_them_from_i
     assert [r.predicted_cache_read for r in result.rows] == [0, 3_712, 3_840]
 
 
-def test_qwen_code_chats_count_the_calls_their_telemetry_logs(tmp_path: Path) -> None:
-    listed = files_at(TODO_LIST, TODO_LIST_COMMIT, "github.com/Haniaimraxn/TODO-LIST", "PREFIXBENCH_TODO_LIST_REPO")
-    chats = [name for name in listed if name.startswith(".qwen/projects/") and name.endswith(".jsonl")]
-    assert len(chats) == 10
+def _qwen_home(env: str, tmp_path: Path) -> list[dict]:
+    """The sessions of a committed Qwen Code home, written into ``tmp_path``; their records."""
+    repo, commit = QWEN_HOMES[env][:2]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    listed = files_at(mirror, commit, f"github.com/{repo}", env)
     records = []
-    for name in chats:
-        data = file_at(TODO_LIST, TODO_LIST_COMMIT, name, "github.com/Haniaimraxn/TODO-LIST", "PREFIXBENCH_TODO_LIST_REPO")
-        (tmp_path / name.rsplit("/", 1)[1]).write_bytes(data)
-        records += [json.loads(line) for line in data.decode().splitlines() if line.strip()]
-    usages = [r["usageMetadata"] for r in records if r["type"] == "assistant"]
+    for name in listed:
+        if name.startswith(".qwen/projects/") and name.endswith(".jsonl") and name != QWEN_LEFT_OUT:
+            data = file_at(mirror, commit, name, f"github.com/{repo}", env)
+            (tmp_path / name.rsplit("/", 1)[1]).write_bytes(data)
+            records += [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+    return records
+
+
+def _output(event: dict) -> int:
+    """A telemetry event's output: the thoughts are inside it where its total adds none."""
+    inside = event["thoughts_token_count"] and event["total_token_count"] == (
+        event["input_token_count"] + event["tool_token_count"] + event["output_token_count"])
+    return event["output_token_count"] + (0 if inside else event["thoughts_token_count"])
+
+
+@pytest.mark.parametrize("env", sorted(QWEN_HOMES))
+def test_qwen_code_sessions_count_the_calls_their_telemetry_logs(env: str, tmp_path: Path) -> None:
+    _, _, sessions, assistant, logged, failed, uncached, output, read = QWEN_HOMES[env]
+    records = _qwen_home(env, tmp_path)
     events = [r["systemPayload"]["uiEvent"] for r in records if r.get("subtype") == "ui_telemetry"]
     calls = [e for e in events if e["event.name"] == "qwen-code.api_response"]
-    assert (len(usages), len(calls), sum(e["event.name"] == "qwen-code.api_error" for e in events)) == (160, 164, 1)
-    assert {r["version"] for r in records} == {"0.5.0", "0.9.1"}
+    assert len(list(tmp_path.iterdir())) == sessions
+    assert (sum(r["type"] == "assistant" and "usageMetadata" in r for r in records), len(calls)) == (assistant, logged)
 
     result = run_audit([tmp_path])
     assert {f.format for f in result.files} == {"gemini-cli"}
     t = result.totals
-    # Every call the telemetry logs (the records' 160 and 4 with no record), its prompt count
-    # holding the read (Gemini's convention, which Qwen Code keeps).
-    assert t.requests == len(calls) == 164
-    assert t.cache_read == sum(e["cached_content_token_count"] for e in calls) == 9_417_401
-    assert t.input == sum(e["input_token_count"] - e["cached_content_token_count"] + e["tool_token_count"] for e in calls) == 816_564
-    assert t.output == sum(e["output_token_count"] + e["thoughts_token_count"] for e in calls) == 184_575
+    # Every call the telemetry logs, those of no record included, the read inside each prompt
+    # count (Gemini's convention, which Qwen Code keeps) and the reasoning counted once.
+    assert t.requests == len(calls) == logged
+    assert t.cache_read == sum(e["cached_content_token_count"] for e in calls) == read
+    assert t.input == sum(e["input_token_count"] - e["cached_content_token_count"] + e["tool_token_count"] for e in calls) == uncached
+    assert t.output == sum(_output(e) for e in calls) == output
     assert t.cache_write == 0
-    # The records' own usage is the same calls' but four: 160 calls, read 9,335,159.
-    assert sum(u["cachedContentTokenCount"] for u in usages) == 9_335_159
+    failures = sum(n for f in result.files for why, n in f.skip_reasons if why.startswith("failed call (qwen-code.api_error"))
+    assert failures == failed == sum(e["event.name"] == "qwen-code.api_error" for e in events)
+    # Each session's own checks: its telemetry's sums and its records' token totals, the same.
     notes = [n for f in result.files for n in f.notes if "telemetry logs" in n or "own token totals" in n]
-    assert len(notes) == 18 and all("(the same)" in n or "; the same)" in n for n in notes)
-    assert [f.skip_reasons for f in result.files if f.skip_reasons] == [(("failed call (qwen-code.api_error telemetry): no usage", 1),)]
-    # Of the 4 calls no record holds: a reply retried on the same prompt (the main chain), and 3
-    # side calls on a prompt of their own (589 tokens read of each: a short head of their own).
-    side = [r for r in result.rows if r.lane == "side:telemetry"]
-    assert [r.reported_cache_read for r in side] == [589, 589, 589]
+    assert notes and all("(the same" in n or "; the same)" in n for n in notes), [n for n in notes if "the same" not in n]
     assert {(r.provider, r.model) for r in result.rows} == {("unknown", "coder-model")}
-    assert sum(1 for r in result.rows if r.read_within) == 112
+
+
+def test_qwen_code_calls_with_no_record_sit_where_they_were_made(tmp_path: Path) -> None:
+    """Of TODO-LIST's 4 calls with no record: a reply retried on the same prompt (in the main
+    chain, before the call that was kept) and 3 side calls on a short prompt of their own (589
+    tokens read of each). Of CloudSchool's biggest session's 276 calls, 194 are its subagents'
+    (their ``prompt_id`` names them), each in the subagent's own lane."""
+    _qwen_home("PREFIXBENCH_TODO_LIST_REPO", tmp_path)
+    rows = run_audit([tmp_path / "c85afb93-5dc4-4bb5-be6e-0f2771b8e976.jsonl"]).rows
+    assert [r.reported_cache_read for r in rows if r.lane == "side:telemetry"] == [589, 589, 589]
+    assert sum(r.lane == "main" for r in rows) == 123 and sum(1 for r in rows if r.read_within) == 100
+    home = tmp_path / "cloud"
+    home.mkdir()
+    _qwen_home("PREFIXBENCH_CLOUDSCHOOL_REPO", home)
+    rows = run_audit([home / "8d1c99fc-0a56-438f-94fc-56855176279d.jsonl"]).rows
+    lanes = {r.lane for r in rows if r.lane_kind == "subagent"}
+    assert sum(r.lane == "main" for r in rows) == 82 and sum(r.lane in lanes for r in rows) == 194
+    assert len(lanes) == 18 and all(lane.startswith(("agent:debugger-", "agent:code-reviewer-", "agent:tester-")) for lane in lanes)

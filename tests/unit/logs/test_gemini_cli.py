@@ -591,3 +591,35 @@ def test_mutated_qwen_telemetry_ends_cleanly() -> None:
 
     case()
     assert tally.outcomes["crash"] == 0
+
+
+def test_qwen_code_telemetry_of_a_subagent_is_its_lane(tmp_path: Path) -> None:
+    """Qwen Code 0.14 writes no record for a subagent's calls, only their api_response events,
+    whose ``prompt_id`` (``<session>#<agent>#<turn>``) names the subagent: each is a call of the
+    subagent's lane, extending its previous call. Main counted none of them."""
+    records = _with_telemetry()
+    sub = [_response(f"a{n}", "q3", f"2026-03-10T12:00:0{n}.500Z", prompt, cached, 30) for n, (prompt, cached) in
+           enumerate([(4000, 0), (4600, 3900), (5100, 4500)], start=4)]
+    for event in sub:
+        event["systemPayload"]["uiEvent"]["prompt_id"] = "6c1e9b7a-qwen#debugger-x1#0"
+    path = write(tmp_path / "qwen.jsonl", "".join(json.dumps(r) + "\n" for r in [*records[:4], *sub, *records[4:]]))
+    requests, _ = _read(path)
+    calls = [r for r in requests if r.lane == "agent:debugger-x1"]
+    assert [(r.lane_kind, r.usage.cache_read) for r in calls] == [("subagent", 0), ("subagent", 3900), ("subagent", 4500)]
+    assert calls[0].prefix is not None and calls[0].prefix.parent is None
+    assert [r.prefix.parent for r in calls[1:] if r.prefix] == [r.prefix.node for r in calls[:2] if r.prefix]
+    assert len(requests) == 9
+
+
+def test_qwen_code_thoughts_inside_the_output_count_once(tmp_path: Path) -> None:
+    """Qwen Code from an OpenAI-compatible reply puts the completion's count, reasoning inside, in
+    ``candidatesTokenCount`` and the reasoning again in ``thoughtsTokenCount``: its total adds
+    them once (prompt + candidates). Main billed the thoughts twice (output 35 + 21 here)."""
+    record = json.loads(QWEN.read_text().splitlines()[1])
+    record["usageMetadata"] = {"promptTokenCount": 21007, "candidatesTokenCount": 35, "thoughtsTokenCount": 21,
+                               "totalTokenCount": 21042, "cachedContentTokenCount": 20699}
+    gemini = dict(record, uuid="g2", usageMetadata=dict(record["usageMetadata"], totalTokenCount=21063))  # Gemini's: thoughts apart
+    path = write(tmp_path / "qwen.jsonl", json.dumps(record) + "\n" + json.dumps(gemini) + "\n")
+    requests, summary = _read(path)
+    assert [r.usage.output for r in requests] == [35, 56]
+    assert "Qwen Code's own token totals sum to 42,105 (input + tool + output + thoughts; the same)" in summary.notes
