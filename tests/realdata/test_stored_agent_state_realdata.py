@@ -23,7 +23,12 @@ each; never copied into this project, each test skips without it):
   (``0dce1dca60ea95568937ebd8c73e9f9c9db4a2d7``, 0.14.0 to 0.14.2, 2026-04, Windows: its
   subagents' calls logged by the telemetry alone). From ``PREFIXBENCH_TODO_LIST_REPO``,
   ``PREFIXBENCH_BACKEND_POPE_REPO``, ``PREFIXBENCH_HOCKEYSCRAPPER_REPO`` and
-  ``PREFIXBENCH_CLOUDSCHOOL_REPO`` (default the workplace's mirrors).
+  ``PREFIXBENCH_CLOUDSCHOOL_REPO`` (default the workplace's mirrors);
+* an Amp data folder (``.local/share/amp/``, a Replit home) that github.com/hackclub/club-dashboard
+  committed in its first commit (``bd179897fdd528a22f4997b09c2a4bbdae4c29dd``, 2025-11-20): three
+  threads of 2025-10-27 (``threads/T-*.json``, thread format v27 to v194), claude-sonnet-4-5 with
+  claude-3-5-haiku titles. From ``PREFIXBENCH_CLUB_DASHBOARD_REPO`` (default the workplace's
+  mirror); only the threads are read.
 
 What is checked is the store's own bookkeeping recounted from its raw fields, and how well its
 reads are predicted.
@@ -57,6 +62,8 @@ QWEN_HOMES = {
     "PREFIXBENCH_CLOUDSCHOOL_REPO": ("haidonglethqb/CloudSchool", "0dce1dca60ea95568937ebd8c73e9f9c9db4a2d7",
                                      17, 287, 794, 43, 4_753_008, 432_426, 40_158_920),
 }
+CLUB_DASHBOARD = Path(os.environ.get("PREFIXBENCH_CLUB_DASHBOARD_REPO", "/work/.mirror/hackclub+club-dashboard/repo"))
+CLUB_DASHBOARD_COMMIT = "bd179897fdd528a22f4997b09c2a4bbdae4c29dd"
 #: A CloudSchool session over 4 MiB, absent from the workplace's snapshot: left out everywhere, so
 #: a whole clone counts the same.
 QWEN_LEFT_OUT = ".qwen/projects/c--users-chuhai-documents-cloudschool/chats/6a9a85b5-4940-4403-9f32-26ce3966423d.jsonl"
@@ -202,3 +209,38 @@ def test_qwen_code_calls_with_no_record_sit_where_they_were_made(tmp_path: Path)
     lanes = {r.lane for r in rows if r.lane_kind == "subagent"}
     assert sum(r.lane == "main" for r in rows) == 82 and sum(r.lane in lanes for r in rows) == 194
     assert len(lanes) == 18 and all(lane.startswith(("agent:debugger-", "agent:code-reviewer-", "agent:tester-")) for lane in lanes)
+
+
+def test_amp_threads_count_what_their_messages_and_ledgers_sum(tmp_path: Path) -> None:
+    listed = files_at(CLUB_DASHBOARD, CLUB_DASHBOARD_COMMIT, "github.com/hackclub/club-dashboard", "PREFIXBENCH_CLUB_DASHBOARD_REPO")
+    threads = [name for name in listed if name.startswith(".local/share/amp/threads/")]
+    assert len(threads) == 3
+    calls = []
+    for name in threads:
+        data = file_at(CLUB_DASHBOARD, CLUB_DASHBOARD_COMMIT, name, "github.com/hackclub/club-dashboard", "PREFIXBENCH_CLUB_DASHBOARD_REPO")
+        (tmp_path / name.rsplit("/", 1)[1]).write_bytes(data)
+        thread = json.loads(data)
+        usage = {m["messageId"]: m["usage"] for m in thread["messages"] if m.get("usage")}
+        # Each ledger event once: an inference's counts from the message it names, a title's its own.
+        for event in thread["usageLedger"]["events"]:
+            if event["operationType"] == "inference":
+                u = usage[event["toMessageId"]]
+                assert (u["inputTokens"], u["outputTokens"]) == (event["tokens"]["input"], event["tokens"]["output"])
+                calls.append((u["inputTokens"], u["outputTokens"], u["cacheCreationInputTokens"], u["cacheReadInputTokens"]))
+            else:
+                calls.append((event["tokens"]["input"], event["tokens"]["output"], 0, 0))
+
+    result = run_audit([tmp_path])
+    assert {f.format for f in result.files} == {"amp"}
+    t = result.totals
+    assert t.requests == len(calls) == 10
+    assert (t.input, t.output, t.cache_write, t.cache_read) == tuple(sum(c[i] for c in calls) for i in range(4)) == (1_825, 999, 5_644, 105_733)
+    assert sum(r.lane == "side:title-generation" for r in result.rows) == 3
+    assert {r.model for r in result.rows} == {"claude-sonnet-4-5-20250929", "claude-3-5-haiku-20241022"}
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    # 6 of 10 within 3%: the 3 titles (no read, none predicted) and 3 of the longest thread's 4
+    # later calls. Each thread's first call read a 14,570-token head another thread had written
+    # (not in its file): predicted 0.
+    assert sum(1 for r in result.rows if r.read_within) == 6
+    firsts = [r for r in result.rows if r.lane == "main" and r.index == 0]
+    assert [(r.reported_cache_read, r.predicted_cache_read) for r in firsts] == [(14_570, 0)] * 3
