@@ -28,7 +28,12 @@ each; never copied into this project, each test skips without it):
   committed in its first commit (``bd179897fdd528a22f4997b09c2a4bbdae4c29dd``, 2025-11-20): three
   threads of 2025-10-27 (``threads/T-*.json``, thread format v27 to v194), claude-sonnet-4-5 with
   claude-3-5-haiku titles. From ``PREFIXBENCH_CLUB_DASHBOARD_REPO`` (default the workplace's
-  mirror); only the threads are read.
+  mirror); only the threads are read;
+* a Kilo CLI database (``.local/share/kilo/kilo.db`` with its ``-wal`` and ``-shm``; Kilo CLI
+  7.0.46, OpenCode's schema, 2026-03-12) that github.com/Web-Designer-Rohan/Mushushi committed in
+  its first commit (``a944edb97a12d97d4914daf3893bf84e9c2295ec``): three sessions on
+  arcee-ai/trinity-large-preview:free through Kilo's gateway. From ``PREFIXBENCH_MUSHUSHI_REPO``
+  (default the workplace's mirror).
 
 What is checked is the store's own bookkeeping recounted from its raw fields, and how well its
 reads are predicted.
@@ -64,6 +69,8 @@ QWEN_HOMES = {
 }
 CLUB_DASHBOARD = Path(os.environ.get("PREFIXBENCH_CLUB_DASHBOARD_REPO", "/work/.mirror/hackclub+club-dashboard/repo"))
 CLUB_DASHBOARD_COMMIT = "bd179897fdd528a22f4997b09c2a4bbdae4c29dd"
+MUSHUSHI = Path(os.environ.get("PREFIXBENCH_MUSHUSHI_REPO", "/work/.mirror/Web-Designer-Rohan+Mushushi/repo"))
+MUSHUSHI_COMMIT = "a944edb97a12d97d4914daf3893bf84e9c2295ec"
 #: A CloudSchool session over 4 MiB, absent from the workplace's snapshot: left out everywhere, so
 #: a whole clone counts the same.
 QWEN_LEFT_OUT = ".qwen/projects/c--users-chuhai-documents-cloudschool/chats/6a9a85b5-4940-4403-9f32-26ce3966423d.jsonl"
@@ -244,3 +251,31 @@ def test_amp_threads_count_what_their_messages_and_ledgers_sum(tmp_path: Path) -
     assert sum(1 for r in result.rows if r.read_within) == 6
     firsts = [r for r in result.rows if r.lane == "main" and r.index == 0]
     assert [(r.reported_cache_read, r.predicted_cache_read) for r in firsts] == [(14_570, 0)] * 3
+
+
+def test_kilo_cli_database_counts_what_its_steps_sum_with_its_write_ahead_log(tmp_path: Path) -> None:
+    for name in ("kilo.db", "kilo.db-wal", "kilo.db-shm"):
+        data = file_at(MUSHUSHI, MUSHUSHI_COMMIT, f".local/share/kilo/{name}", "github.com/Web-Designer-Rohan/Mushushi",
+                       "PREFIXBENCH_MUSHUSHI_REPO")
+        (tmp_path / name).write_bytes(data)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("kilo.db", "kilo.db-wal", "kilo.db-shm"):
+        (copy / name).write_bytes((tmp_path / name).read_bytes())
+    db = sqlite3.connect(copy / "kilo.db")  # (a copy: opening it read-write checkpoints the log)
+    steps = [json.loads(d)["tokens"] for (d,) in db.execute("select data from part") if json.loads(d).get("type") == "step-finish"]
+    versions = {v for (v,) in db.execute("select version from session")}
+    db.close()
+    assert len(steps) == 95 and versions == {"7.0.46"}
+
+    result = run_audit([tmp_path / "kilo.db"])
+    assert [f.format for f in result.files] == ["opencode"]
+    t = result.totals
+    # Every step, those only in the write-ahead log too (85 without it).
+    assert t.requests == len(steps) == 95
+    assert t.input == sum(s["input"] for s in steps) == 2_178_461
+    assert t.output == sum(s["output"] + s["reasoning"] for s in steps) == 91_027
+    assert t.cache_read == sum(s["cache"]["read"] for s in steps) == 0 and t.cache_write == 0
+    assert {(r.provider, r.model) for r in result.rows} == {("unknown", "arcee-ai/trinity-large-preview:free")}
+    notes = [n for f in result.files for n in f.notes if "own message totals" in n]
+    assert len(notes) == 3 and all("(the same as its steps'" in n for n in notes)
