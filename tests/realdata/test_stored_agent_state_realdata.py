@@ -33,7 +33,11 @@ each; never copied into this project, each test skips without it):
   7.0.46, OpenCode's schema, 2026-03-12) that github.com/Web-Designer-Rohan/Mushushi committed in
   its first commit (``a944edb97a12d97d4914daf3893bf84e9c2295ec``): three sessions on
   arcee-ai/trinity-large-preview:free through Kilo's gateway. From ``PREFIXBENCH_MUSHUSHI_REPO``
-  (default the workplace's mirror).
+  (default the workplace's mirror);
+* GitHub Copilot CLI's OpenTelemetry file export (``watson-output/otel-raw.jsonl``: Copilot CLI
+  1.0.12-0, 2026-03-25, claude-opus-4.6-1m and claude-haiku-4.5 through GitHub) that
+  github.com/MattGertz/OTEL-test keeps (commit ``3aa52071ea5b569624950930d9dad400ac435978``).
+  From ``PREFIXBENCH_OTEL_TEST_REPO`` (default the workplace's mirror).
 
 What is checked is the store's own bookkeeping recounted from its raw fields, and how well its
 reads are predicted.
@@ -71,6 +75,8 @@ CLUB_DASHBOARD = Path(os.environ.get("PREFIXBENCH_CLUB_DASHBOARD_REPO", "/work/.
 CLUB_DASHBOARD_COMMIT = "bd179897fdd528a22f4997b09c2a4bbdae4c29dd"
 MUSHUSHI = Path(os.environ.get("PREFIXBENCH_MUSHUSHI_REPO", "/work/.mirror/Web-Designer-Rohan+Mushushi/repo"))
 MUSHUSHI_COMMIT = "a944edb97a12d97d4914daf3893bf84e9c2295ec"
+OTEL_TEST = Path(os.environ.get("PREFIXBENCH_OTEL_TEST_REPO", "/work/.mirror/MattGertz+OTEL-test/repo"))
+OTEL_TEST_COMMIT = "3aa52071ea5b569624950930d9dad400ac435978"
 #: A CloudSchool session over 4 MiB, absent from the workplace's snapshot: left out everywhere, so
 #: a whole clone counts the same.
 QWEN_LEFT_OUT = ".qwen/projects/c--users-chuhai-documents-cloudschool/chats/6a9a85b5-4940-4403-9f32-26ce3966423d.jsonl"
@@ -279,3 +285,43 @@ def test_kilo_cli_database_counts_what_its_steps_sum_with_its_write_ahead_log(tm
     assert {(r.provider, r.model) for r in result.rows} == {("unknown", "arcee-ai/trinity-large-preview:free")}
     notes = [n for f in result.files for n in f.notes if "own message totals" in n]
     assert len(notes) == 3 and all("(the same as its steps'" in n for n in notes)
+
+
+def test_copilot_cli_otel_export_counts_its_chat_spans_as_its_agent_spans_sum_them(tmp_path: Path) -> None:
+    data = file_at(OTEL_TEST, OTEL_TEST_COMMIT, "watson-output/otel-raw.jsonl", "github.com/MattGertz/OTEL-test", "PREFIXBENCH_OTEL_TEST_REPO")
+    path = tmp_path / "otel-raw.jsonl"
+    path.write_bytes(data)
+    # Pretty-printed ResourceSpans one after another: each span's attributes as a dict.
+    text, at, spans = data.decode(), 0, []
+    decoder = json.JSONDecoder()
+    while text[at:].strip():
+        value, at = decoder.raw_decode(text, at + len(text[at:]) - len(text[at:].lstrip()))
+        assert set(value) == {"resource", "schemaUrl", "scopeSpans"}
+        for scope in value["scopeSpans"]:
+            for span in scope["spans"]:
+                attrs = {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
+                spans.append((span["name"].split(" ")[0], attrs))
+    usage = [(name, a) for name, a in spans if "gen_ai.usage.input_tokens" in a]
+    chats = [a for name, a in usage if name == "chat"]
+    agents = [a for name, a in usage if name == "invoke_agent"]
+
+    def total(items: list[dict], key: str) -> int:
+        return sum(int(a.get(key, 0)) for a in items)
+
+    assert (len(chats), len(agents)) == (62, 7)
+    # The export's own sums: its invoke_agent spans sum their chat spans exactly.
+    for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.usage.cache_read.input_tokens"):
+        assert total(agents, key) == total(chats, key)
+
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["otel"]
+    t = result.totals
+    assert t.requests == len(chats) == 62
+    assert t.cache_read == total(chats, "gen_ai.usage.cache_read.input_tokens") == 5_894_173
+    assert t.input == total(chats, "gen_ai.usage.input_tokens") - t.cache_read == 331_384
+    assert t.output == total(chats, "gen_ai.usage.output_tokens") == 24_709
+    assert t.cache_write == 0
+    # The 7 invoke_agent spans are listed, not counted again.
+    assert sum(n for f in result.files for why, n in f.skip_reasons if why.endswith("sums the usage of the calls under it")) == 7
+    assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-opus-4.6-1m"), ("anthropic", "claude-haiku-4.5")}
+    assert sum(1 for r in result.rows if r.read_within) == 53
