@@ -302,6 +302,11 @@ SEEDS: dict[str, list[dict]] = {
                             {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "5130"}}, {"key": "gen_ai.usage.output_tokens", "value": {"intValue": 25}},
                             {"key": "gen_ai.usage.cache_read.input_tokens", "value": {"intValue": "5000"}},
                             {"key": "gen_ai.usage.cache_creation_input_tokens", "value": {"intValue": "120"}}]}]}]}]},
+        # A ResourceSpans on its own (GitHub Copilot CLI's file exporter).
+        {"resource": {"attributes": []}, "schemaUrl": "", "scopeSpans": [{"scope": {"name": "github.copilot"}, "spans": [
+            {"traceId": "t", "spanId": "f", "startTimeUnixNano": "1761994807000000000",
+             "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "80314"}},
+                            {"key": "gen_ai.usage.cache_read.input_tokens", "value": {"intValue": "79929"}}]}]}]},
         {"name": "chat", "context": {"trace_id": "0x1", "span_id": "0x2"}, "parent_id": None, "start_time": "2025-11-01T10:00:00Z",
          "attributes": {"gen_ai.system": "openai", "gen_ai.response.model": "gpt-4o", "gen_ai.usage.prompt_tokens": 2000,
                         "gen_ai.usage.cache_read_input_tokens": 1024, "gen_ai.conversation.id": "c"}},

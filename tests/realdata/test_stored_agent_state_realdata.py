@@ -12,7 +12,32 @@ each; never copied into this project, each test skips without it):
   artifact of its event-to-OpenAI-messages example
   (``.pr/event-json-to-openai-messages/cd94562403b9487ebdd4018e3f531dfd/conversations/...``,
   commit ``4f4c68c16716c592abffc3e34da00428584145fe``, removed the next day). From ``PREFIXBENCH_AGENT_SDK_REPO`` (default the
-  workplace's mirror).
+  workplace's mirror);
+* Qwen Code home folders (``.qwen/``) four repositories committed, of which only the sessions
+  (``projects/*/chats/*.jsonl``) are read, all on ``coder-model`` through Qwen's OAuth:
+  github.com/Haniaimraxn/TODO-LIST (``f2a4071a05a708f4c3dfc8849daf14e93d0e0306``, Qwen Code
+  0.5.0 and 0.9.1, 2025-12, Windows), github.com/uncommonpope-png/New-backend-pope
+  (``5aecee02f6b121ced0b8b0acb32ee6354b7cc7cf``, 0.12.6, 2026-03, Termux),
+  github.com/kamillayarullina/hockeyscrapper (``075de8dd6277bfa92fd71c6ca1e185391d14f858``,
+  0.13.0 to 0.14.0, 2026-04, Windows) and github.com/haidonglethqb/CloudSchool
+  (``0dce1dca60ea95568937ebd8c73e9f9c9db4a2d7``, 0.14.0 to 0.14.2, 2026-04, Windows: its
+  subagents' calls logged by the telemetry alone). From ``PREFIXBENCH_TODO_LIST_REPO``,
+  ``PREFIXBENCH_BACKEND_POPE_REPO``, ``PREFIXBENCH_HOCKEYSCRAPPER_REPO`` and
+  ``PREFIXBENCH_CLOUDSCHOOL_REPO`` (default the workplace's mirrors);
+* an Amp data folder (``.local/share/amp/``, a Replit home) that github.com/hackclub/club-dashboard
+  committed in its first commit (``bd179897fdd528a22f4997b09c2a4bbdae4c29dd``, 2025-11-20): three
+  threads of 2025-10-27 (``threads/T-*.json``, thread format v27 to v194), claude-sonnet-4-5 with
+  claude-3-5-haiku titles. From ``PREFIXBENCH_CLUB_DASHBOARD_REPO`` (default the workplace's
+  mirror); only the threads are read;
+* a Kilo CLI database (``.local/share/kilo/kilo.db`` with its ``-wal`` and ``-shm``; Kilo CLI
+  7.0.46, OpenCode's schema, 2026-03-12) that github.com/Web-Designer-Rohan/Mushushi committed in
+  its first commit (``a944edb97a12d97d4914daf3893bf84e9c2295ec``): three sessions on
+  arcee-ai/trinity-large-preview:free through Kilo's gateway. From ``PREFIXBENCH_MUSHUSHI_REPO``
+  (default the workplace's mirror);
+* GitHub Copilot CLI's OpenTelemetry file export (``watson-output/otel-raw.jsonl``: Copilot CLI
+  1.0.12-0, 2026-03-25, claude-opus-4.6-1m and claude-haiku-4.5 through GitHub) that
+  github.com/MattGertz/OTEL-test keeps (commit ``3aa52071ea5b569624950930d9dad400ac435978``).
+  From ``PREFIXBENCH_OTEL_TEST_REPO`` (default the workplace's mirror).
 
 What is checked is the store's own bookkeeping recounted from its raw fields, and how well its
 reads are predicted.
@@ -26,6 +51,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
 from prefixbench.workloads.audit.core import run_audit
 from tests.realdata.mirrors import file_at, files_at
 
@@ -33,6 +59,27 @@ STUNNING_MEMORY = Path(os.environ.get("PREFIXBENCH_STUNNING_MEMORY_REPO", "/work
 STUNNING_MEMORY_COMMIT = "7b38109fb446018a25bb3d5fe35428abb2242041"
 AGENT_SDK = Path(os.environ.get("PREFIXBENCH_AGENT_SDK_REPO", "/work/.mirror/OpenHands+software-agent-sdk/repo"))
 AGENT_SDK_COMMIT = "4f4c68c16716c592abffc3e34da00428584145fe"
+#: Qwen Code homes: env variable -> (repository, commit, sessions, assistant records with usage,
+#: calls in the telemetry, failed calls, and the audit's uncached input, output and read).
+QWEN_HOMES = {
+    "PREFIXBENCH_TODO_LIST_REPO": ("Haniaimraxn/TODO-LIST", "f2a4071a05a708f4c3dfc8849daf14e93d0e0306",
+                                   10, 160, 164, 1, 816_564, 184_575, 9_417_401),
+    "PREFIXBENCH_BACKEND_POPE_REPO": ("uncommonpope-png/New-backend-pope", "5aecee02f6b121ced0b8b0acb32ee6354b7cc7cf",
+                                      4, 104, 107, 0, 3_092_864, 63_721, 5_202_846),
+    "PREFIXBENCH_HOCKEYSCRAPPER_REPO": ("kamillayarullina/hockeyscrapper", "075de8dd6277bfa92fd71c6ca1e185391d14f858",
+                                        13, 1_142, 1_145, 78, 14_644_302, 550_664, 139_691_582),
+    "PREFIXBENCH_CLOUDSCHOOL_REPO": ("haidonglethqb/CloudSchool", "0dce1dca60ea95568937ebd8c73e9f9c9db4a2d7",
+                                     17, 287, 794, 43, 4_753_008, 432_426, 40_158_920),
+}
+CLUB_DASHBOARD = Path(os.environ.get("PREFIXBENCH_CLUB_DASHBOARD_REPO", "/work/.mirror/hackclub+club-dashboard/repo"))
+CLUB_DASHBOARD_COMMIT = "bd179897fdd528a22f4997b09c2a4bbdae4c29dd"
+MUSHUSHI = Path(os.environ.get("PREFIXBENCH_MUSHUSHI_REPO", "/work/.mirror/Web-Designer-Rohan+Mushushi/repo"))
+MUSHUSHI_COMMIT = "a944edb97a12d97d4914daf3893bf84e9c2295ec"
+OTEL_TEST = Path(os.environ.get("PREFIXBENCH_OTEL_TEST_REPO", "/work/.mirror/MattGertz+OTEL-test/repo"))
+OTEL_TEST_COMMIT = "3aa52071ea5b569624950930d9dad400ac435978"
+#: A CloudSchool session over 4 MiB, absent from the workplace's snapshot: left out everywhere, so
+#: a whole clone counts the same.
+QWEN_LEFT_OUT = ".qwen/projects/c--users-chuhai-documents-cloudschool/chats/6a9a85b5-4940-4403-9f32-26ce3966423d.jsonl"
 AGENT_SDK_CONVERSATION = (
     ".pr/event-json-to-openai-messages/cd94562403b9487ebdd4018e3f531dfd/conversations/cd94562403b9487ebdd4018e3f531dfd"
 )
@@ -109,3 +156,172 @@ def test_openhands_v1_conversation_counts_its_token_usages_and_times_them_from_i
     assert all(r.timestamp for r in result.rows)
     assert [r.reported_cache_read for r in result.rows] == [0, 3_712, 3_840]
     assert [r.predicted_cache_read for r in result.rows] == [0, 3_712, 3_840]
+
+
+def _qwen_home(env: str, tmp_path: Path) -> list[dict]:
+    """The sessions of a committed Qwen Code home, written into ``tmp_path``; their records."""
+    repo, commit = QWEN_HOMES[env][:2]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    listed = files_at(mirror, commit, f"github.com/{repo}", env)
+    records = []
+    for name in listed:
+        if name.startswith(".qwen/projects/") and name.endswith(".jsonl") and name != QWEN_LEFT_OUT:
+            data = file_at(mirror, commit, name, f"github.com/{repo}", env)
+            (tmp_path / name.rsplit("/", 1)[1]).write_bytes(data)
+            records += [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+    return records
+
+
+def _output(event: dict) -> int:
+    """A telemetry event's output: the thoughts are inside it where its total adds none."""
+    inside = event["thoughts_token_count"] and event["total_token_count"] == (
+        event["input_token_count"] + event["tool_token_count"] + event["output_token_count"])
+    return event["output_token_count"] + (0 if inside else event["thoughts_token_count"])
+
+
+@pytest.mark.parametrize("env", sorted(QWEN_HOMES))
+def test_qwen_code_sessions_count_the_calls_their_telemetry_logs(env: str, tmp_path: Path) -> None:
+    _, _, sessions, assistant, logged, failed, uncached, output, read = QWEN_HOMES[env]
+    records = _qwen_home(env, tmp_path)
+    events = [r["systemPayload"]["uiEvent"] for r in records if r.get("subtype") == "ui_telemetry"]
+    calls = [e for e in events if e["event.name"] == "qwen-code.api_response"]
+    assert len(list(tmp_path.iterdir())) == sessions
+    assert (sum(r["type"] == "assistant" and "usageMetadata" in r for r in records), len(calls)) == (assistant, logged)
+
+    result = run_audit([tmp_path])
+    assert {f.format for f in result.files} == {"gemini-cli"}
+    t = result.totals
+    # Every call the telemetry logs, those of no record included, the read inside each prompt
+    # count (Gemini's convention, which Qwen Code keeps) and the reasoning counted once.
+    assert t.requests == len(calls) == logged
+    assert t.cache_read == sum(e["cached_content_token_count"] for e in calls) == read
+    assert t.input == sum(e["input_token_count"] - e["cached_content_token_count"] + e["tool_token_count"] for e in calls) == uncached
+    assert t.output == sum(_output(e) for e in calls) == output
+    assert t.cache_write == 0
+    failures = sum(n for f in result.files for why, n in f.skip_reasons if why.startswith("failed call (qwen-code.api_error"))
+    assert failures == failed == sum(e["event.name"] == "qwen-code.api_error" for e in events)
+    # Each session's own checks: its telemetry's sums and its records' token totals, the same.
+    notes = [n for f in result.files for n in f.notes if "telemetry logs" in n or "own token totals" in n]
+    assert notes and all("(the same" in n or "; the same)" in n for n in notes), [n for n in notes if "the same" not in n]
+    assert {(r.provider, r.model) for r in result.rows} == {("unknown", "coder-model")}
+
+
+def test_qwen_code_calls_with_no_record_sit_where_they_were_made(tmp_path: Path) -> None:
+    """Of TODO-LIST's 4 calls with no record: a reply retried on the same prompt (in the main
+    chain, before the call that was kept) and 3 side calls on a short prompt of their own (589
+    tokens read of each). Of CloudSchool's biggest session's 276 calls, 194 are its subagents'
+    (their ``prompt_id`` names them), each in the subagent's own lane."""
+    _qwen_home("PREFIXBENCH_TODO_LIST_REPO", tmp_path)
+    rows = run_audit([tmp_path / "c85afb93-5dc4-4bb5-be6e-0f2771b8e976.jsonl"]).rows
+    assert [r.reported_cache_read for r in rows if r.lane == "side:telemetry"] == [589, 589, 589]
+    assert sum(r.lane == "main" for r in rows) == 123 and sum(1 for r in rows if r.read_within) == 100
+    home = tmp_path / "cloud"
+    home.mkdir()
+    _qwen_home("PREFIXBENCH_CLOUDSCHOOL_REPO", home)
+    rows = run_audit([home / "8d1c99fc-0a56-438f-94fc-56855176279d.jsonl"]).rows
+    lanes = {r.lane for r in rows if r.lane_kind == "subagent"}
+    assert sum(r.lane == "main" for r in rows) == 82 and sum(r.lane in lanes for r in rows) == 194
+    assert len(lanes) == 18 and all(lane.startswith(("agent:debugger-", "agent:code-reviewer-", "agent:tester-")) for lane in lanes)
+
+
+def test_amp_threads_count_what_their_messages_and_ledgers_sum(tmp_path: Path) -> None:
+    listed = files_at(CLUB_DASHBOARD, CLUB_DASHBOARD_COMMIT, "github.com/hackclub/club-dashboard", "PREFIXBENCH_CLUB_DASHBOARD_REPO")
+    threads = [name for name in listed if name.startswith(".local/share/amp/threads/")]
+    assert len(threads) == 3
+    calls = []
+    for name in threads:
+        data = file_at(CLUB_DASHBOARD, CLUB_DASHBOARD_COMMIT, name, "github.com/hackclub/club-dashboard", "PREFIXBENCH_CLUB_DASHBOARD_REPO")
+        (tmp_path / name.rsplit("/", 1)[1]).write_bytes(data)
+        thread = json.loads(data)
+        usage = {m["messageId"]: m["usage"] for m in thread["messages"] if m.get("usage")}
+        # Each ledger event once: an inference's counts from the message it names, a title's its own.
+        for event in thread["usageLedger"]["events"]:
+            if event["operationType"] == "inference":
+                u = usage[event["toMessageId"]]
+                assert (u["inputTokens"], u["outputTokens"]) == (event["tokens"]["input"], event["tokens"]["output"])
+                calls.append((u["inputTokens"], u["outputTokens"], u["cacheCreationInputTokens"], u["cacheReadInputTokens"]))
+            else:
+                calls.append((event["tokens"]["input"], event["tokens"]["output"], 0, 0))
+
+    result = run_audit([tmp_path])
+    assert {f.format for f in result.files} == {"amp"}
+    t = result.totals
+    assert t.requests == len(calls) == 10
+    assert (t.input, t.output, t.cache_write, t.cache_read) == tuple(sum(c[i] for c in calls) for i in range(4)) == (1_825, 999, 5_644, 105_733)
+    assert sum(r.lane == "side:title-generation" for r in result.rows) == 3
+    assert {r.model for r in result.rows} == {"claude-sonnet-4-5-20250929", "claude-3-5-haiku-20241022"}
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    # 6 of 10 within 3%: the 3 titles (no read, none predicted) and 3 of the longest thread's 4
+    # later calls. Each thread's first call read a 14,570-token head another thread had written
+    # (not in its file): predicted 0.
+    assert sum(1 for r in result.rows if r.read_within) == 6
+    firsts = [r for r in result.rows if r.lane == "main" and r.index == 0]
+    assert [(r.reported_cache_read, r.predicted_cache_read) for r in firsts] == [(14_570, 0)] * 3
+
+
+def test_kilo_cli_database_counts_what_its_steps_sum_with_its_write_ahead_log(tmp_path: Path) -> None:
+    for name in ("kilo.db", "kilo.db-wal", "kilo.db-shm"):
+        data = file_at(MUSHUSHI, MUSHUSHI_COMMIT, f".local/share/kilo/{name}", "github.com/Web-Designer-Rohan/Mushushi",
+                       "PREFIXBENCH_MUSHUSHI_REPO")
+        (tmp_path / name).write_bytes(data)
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("kilo.db", "kilo.db-wal", "kilo.db-shm"):
+        (copy / name).write_bytes((tmp_path / name).read_bytes())
+    db = sqlite3.connect(copy / "kilo.db")  # (a copy: opening it read-write checkpoints the log)
+    steps = [json.loads(d)["tokens"] for (d,) in db.execute("select data from part") if json.loads(d).get("type") == "step-finish"]
+    versions = {v for (v,) in db.execute("select version from session")}
+    db.close()
+    assert len(steps) == 95 and versions == {"7.0.46"}
+
+    result = run_audit([tmp_path / "kilo.db"])
+    assert [f.format for f in result.files] == ["opencode"]
+    t = result.totals
+    # Every step, those only in the write-ahead log too (85 without it).
+    assert t.requests == len(steps) == 95
+    assert t.input == sum(s["input"] for s in steps) == 2_178_461
+    assert t.output == sum(s["output"] + s["reasoning"] for s in steps) == 91_027
+    assert t.cache_read == sum(s["cache"]["read"] for s in steps) == 0 and t.cache_write == 0
+    assert {(r.provider, r.model) for r in result.rows} == {("unknown", "arcee-ai/trinity-large-preview:free")}
+    notes = [n for f in result.files for n in f.notes if "own message totals" in n]
+    assert len(notes) == 3 and all("(the same as its steps'" in n for n in notes)
+
+
+def test_copilot_cli_otel_export_counts_its_chat_spans_as_its_agent_spans_sum_them(tmp_path: Path) -> None:
+    data = file_at(OTEL_TEST, OTEL_TEST_COMMIT, "watson-output/otel-raw.jsonl", "github.com/MattGertz/OTEL-test", "PREFIXBENCH_OTEL_TEST_REPO")
+    path = tmp_path / "otel-raw.jsonl"
+    path.write_bytes(data)
+    # Pretty-printed ResourceSpans one after another: each span's attributes as a dict.
+    text, at, spans = data.decode(), 0, []
+    decoder = json.JSONDecoder()
+    while text[at:].strip():
+        value, at = decoder.raw_decode(text, at + len(text[at:]) - len(text[at:].lstrip()))
+        assert set(value) == {"resource", "schemaUrl", "scopeSpans"}
+        for scope in value["scopeSpans"]:
+            for span in scope["spans"]:
+                attrs = {a["key"]: next(iter(a["value"].values())) for a in span.get("attributes", [])}
+                spans.append((span["name"].split(" ")[0], attrs))
+    usage = [(name, a) for name, a in spans if "gen_ai.usage.input_tokens" in a]
+    chats = [a for name, a in usage if name == "chat"]
+    agents = [a for name, a in usage if name == "invoke_agent"]
+
+    def total(items: list[dict], key: str) -> int:
+        return sum(int(a.get(key, 0)) for a in items)
+
+    assert (len(chats), len(agents)) == (62, 7)
+    # The export's own sums: its invoke_agent spans sum their chat spans exactly.
+    for key in ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.usage.cache_read.input_tokens"):
+        assert total(agents, key) == total(chats, key)
+
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["otel"]
+    t = result.totals
+    assert t.requests == len(chats) == 62
+    assert t.cache_read == total(chats, "gen_ai.usage.cache_read.input_tokens") == 5_894_173
+    assert t.input == total(chats, "gen_ai.usage.input_tokens") - t.cache_read == 331_384
+    assert t.output == total(chats, "gen_ai.usage.output_tokens") == 24_709
+    assert t.cache_write == 0
+    # The 7 invoke_agent spans are listed, not counted again.
+    assert sum(n for f in result.files for why, n in f.skip_reasons if why.endswith("sums the usage of the calls under it")) == 7
+    assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-opus-4.6-1m"), ("anthropic", "claude-haiku-4.5")}
+    assert sum(1 for r in result.rows if r.read_within) == 53

@@ -507,3 +507,119 @@ def test_a_logs_json_of_typed_prompts_is_gemini_clis_and_says_where_the_calls_ar
     assert requests == [] and any("logs.json: the prompts the user typed" in n and "chats/" in n for n in summary.notes)
     requests, summaries = load_trace([project])
     assert len(requests) == 3 and sorted(s.format for s in summaries) == ["gemini-cli", "gemini-cli"]
+
+
+def _telemetry(uuid: str, parent: str, at: str, name: str, **fields: object) -> dict:
+    """A Qwen Code ``ui_telemetry`` record: the CLI's telemetry event, copied into the session."""
+    event = {"event.name": name, "event.timestamp": at, "model": "qwen3-coder-plus", **fields}
+    return {"uuid": uuid, "parentUuid": parent, "sessionId": "6c1e9b7a-qwen", "cwd": "/w", "version": "0.8.2",
+            "timestamp": at, "type": "system", "subtype": "ui_telemetry", "systemPayload": {"uiEvent": event}}
+
+
+def _response(uuid: str, parent: str, at: str, prompt: int, cached: int, output: int, thoughts: int = 0) -> dict:
+    return _telemetry(uuid, parent, at, "qwen-code.api_response", input_token_count=prompt, cached_content_token_count=cached,
+                      output_token_count=output, thoughts_token_count=thoughts, tool_token_count=0, duration_ms=2000)
+
+
+def _with_telemetry() -> list[dict]:
+    """The Qwen Code fixture with the telemetry Qwen Code 0.5 copies into a session: an
+    api_response before each assistant record (its parent), a reply retried before the first
+    tool result's answer (the same prompt sent twice, the first read shorter), a side call on a
+    short prompt of its own, and a failed call."""
+    q = {r["uuid"]: r for r in (json.loads(line) for line in QWEN.read_text().splitlines() if line.strip())}
+    return [
+        q["q1"],
+        _response("t2", "q1", "2026-03-10T12:00:02.900Z", 12000, 0, 80), dict(q["q2"], parentUuid="t2"),
+        q["q3"],
+        _telemetry("e4", "q3", "2026-03-10T12:00:05.000Z", "qwen-code.api_error", error="RequestTimeOut", duration_ms=900),
+        _response("r4", "e4", "2026-03-10T12:00:06.000Z", 12400, 11000, 50),  # retried: no record
+        _response("t4", "r4", "2026-03-10T12:00:06.900Z", 12400, 11900, 50), dict(q["q4"], parentUuid="t4"),
+        _response("s4", "q4", "2026-03-10T12:00:07.500Z", 3200, 589, 110),  # a side call: no record
+        _response("t5", "s4", "2026-03-10T12:00:07.900Z", 3000, 0, 20), q["q5"],
+        q["q6"], q["q7"],
+        _response("t8", "q7", "2026-03-10T12:10:08.900Z", 1300, 0, 40, 15), dict(q["q8"], parentUuid="t8"),
+    ]
+
+
+def test_qwen_code_telemetry_counts_the_calls_no_record_holds(tmp_path: Path) -> None:
+    """Qwen Code (0.5) copies an api_response telemetry event for every call into the session;
+    a retried reply and a side call have their event and no assistant record. Main counted the
+    records' calls only (4), the log's 6 calls nowhere, and did not list the failed one."""
+    path = write(tmp_path / "qwen.jsonl", "".join(json.dumps(r) + "\n" for r in _with_telemetry()))
+    requests, summary = _read(path)
+    assert [(r.lane, r.request_id) for r in requests] == [
+        ("main", "q2"), ("main", "telemetry@6"), ("main", "q4"), ("agent:explore-1", "q5"), ("main", "q8"),
+        ("side:telemetry", "telemetry@9"),
+    ]
+    retry, answer, side = requests[1], requests[2], requests[5]
+    # The retry is the request its record's call sent again: the same chain, before it; timed from its event.
+    assert retry.prefix is not None and answer.prefix is not None and answer.prefix.parent == retry.prefix.node
+    assert retry.sent_ms == 1_773_144_004_000  # 12:00:06 less its 2 s
+    assert (retry.usage.cache_read, retry.usage.uncached, retry.usage.output) == (11000, 1400, 50)
+    assert side.lane_kind == "side" and side.prefix is not None and side.prefix.parent is None
+    assert (side.usage.cache_read, side.usage.uncached, side.usage.output) == (589, 2611, 110)
+    assert summary.skipped == ((5, "failed call (qwen-code.api_error telemetry): no usage"),)
+    # The totals the telemetry logs, and those of the records alone, both the same as counted.
+    assert "Qwen Code's telemetry logs 6 call(s) (qwen-code.api_response): prompt 44,300, read 23,489 (the same); " \
+           "2 with no record of the tree, counted from their events" in summary.notes
+    assert "Qwen Code's own token totals sum to 28,905 (input + tool + output + thoughts; the same)" in summary.notes
+    # An event read after its record pairs with it all the same; one of no record's counts is not counted.
+    moved = _with_telemetry()
+    moved[1], moved[2] = moved[2], moved[1]
+    assert [r.request_id for r in _read(write(tmp_path / "after.jsonl", "".join(json.dumps(r) + "\n" for r in moved)))[0]] == [
+        "q2", "telemetry@6", "q4", "q5", "q8", "telemetry@9"]
+    other = [dict(r, systemPayload={"uiEvent": dict(r["systemPayload"]["uiEvent"], input_token_count=99_999)})
+             if r.get("subtype") == "ui_telemetry" and "input_token_count" in r["systemPayload"]["uiEvent"] else r
+             for r in _with_telemetry()]
+    requests, summary = _read(write(tmp_path / "other.jsonl", "".join(json.dumps(r) + "\n" for r in other)))
+    assert [r.request_id for r in requests] == ["q2", "q4", "q5", "q8"]
+    assert "Qwen Code's telemetry logs 6 call(s) (qwen-code.api_response), none with the counts of any record's call: not counted" in summary.notes
+
+
+def test_mutated_qwen_telemetry_ends_cleanly() -> None:
+    """Fuzz: a Qwen Code session with its telemetry records, mutated, ends in exit 0 or one line
+    with exit 2."""
+    tally = Tally("qwen-code telemetry", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-qwen-telemetry-"))
+    seed = "".join(json.dumps(r) + "\n" for r in _with_telemetry()).encode()
+
+    @fuzz_settings(20)
+    @given(data=st.data())
+    def case(data: st.DataObject) -> None:
+        path = write(folder / "qwen.jsonl", data.draw(mutated(seed)))
+        tally.check(["audit", str(path), "--quiet"])
+
+    case()
+    assert tally.outcomes["crash"] == 0
+
+
+def test_qwen_code_telemetry_of_a_subagent_is_its_lane(tmp_path: Path) -> None:
+    """Qwen Code 0.14 writes no record for a subagent's calls, only their api_response events,
+    whose ``prompt_id`` (``<session>#<agent>#<turn>``) names the subagent: each is a call of the
+    subagent's lane, extending its previous call. Main counted none of them."""
+    records = _with_telemetry()
+    sub = [_response(f"a{n}", "q3", f"2026-03-10T12:00:0{n}.500Z", prompt, cached, 30) for n, (prompt, cached) in
+           enumerate([(4000, 0), (4600, 3900), (5100, 4500)], start=4)]
+    for event in sub:
+        event["systemPayload"]["uiEvent"]["prompt_id"] = "6c1e9b7a-qwen#debugger-x1#0"
+    path = write(tmp_path / "qwen.jsonl", "".join(json.dumps(r) + "\n" for r in [*records[:4], *sub, *records[4:]]))
+    requests, _ = _read(path)
+    calls = [r for r in requests if r.lane == "agent:debugger-x1"]
+    assert [(r.lane_kind, r.usage.cache_read) for r in calls] == [("subagent", 0), ("subagent", 3900), ("subagent", 4500)]
+    assert calls[0].prefix is not None and calls[0].prefix.parent is None
+    assert [r.prefix.parent for r in calls[1:] if r.prefix] == [r.prefix.node for r in calls[:2] if r.prefix]
+    assert len(requests) == 9
+
+
+def test_qwen_code_thoughts_inside_the_output_count_once(tmp_path: Path) -> None:
+    """Qwen Code from an OpenAI-compatible reply puts the completion's count, reasoning inside, in
+    ``candidatesTokenCount`` and the reasoning again in ``thoughtsTokenCount``: its total adds
+    them once (prompt + candidates). Main billed the thoughts twice (output 35 + 21 here)."""
+    record = json.loads(QWEN.read_text().splitlines()[1])
+    record["usageMetadata"] = {"promptTokenCount": 21007, "candidatesTokenCount": 35, "thoughtsTokenCount": 21,
+                               "totalTokenCount": 21042, "cachedContentTokenCount": 20699}
+    gemini = dict(record, uuid="g2", usageMetadata=dict(record["usageMetadata"], totalTokenCount=21063))  # Gemini's: thoughts apart
+    path = write(tmp_path / "qwen.jsonl", json.dumps(record) + "\n" + json.dumps(gemini) + "\n")
+    requests, summary = _read(path)
+    assert [r.usage.output for r in requests] == [35, 56]
+    assert "Qwen Code's own token totals sum to 42,105 (input + tool + output + thoughts; the same)" in summary.notes

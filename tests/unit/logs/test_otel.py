@@ -246,3 +246,23 @@ def test_vercel_ai_sdk_and_sentry_cache_names(tmp_path: Path) -> None:
     assert [r.usage for r in requests] == [Usage(cache_write_5m=4000, uncached=10, output=30),
                                            Usage(cache_read=4000, uncached=500, output=9),
                                            Usage(cache_read=4500, cache_write_5m=190, uncached=10, output=4)]
+
+
+def test_bare_resource_spans_pretty_printed_one_after_another(tmp_path: Path) -> None:
+    """GitHub Copilot CLI's file exporter writes each ``{resource, scopeSpans}`` on its own (no
+    ``resourceSpans`` list around it), pretty-printed one after another; an ``invoke_agent`` span
+    sums its chat spans. Main took the file for no known format."""
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.response.model": "claude-opus-4.6-1m", "gen_ai.usage.input_tokens": 160336,
+             "gen_ai.usage.output_tokens": 214, "gen_ai.usage.cache_read.input_tokens": 79929, "gen_ai.conversation.id": "c1"}
+    first = {"gen_ai.operation.name": "chat", "gen_ai.response.model": "claude-opus-4.6-1m", "gen_ai.provider.name": "github",
+             "gen_ai.usage.input_tokens": 80022, "gen_ai.usage.output_tokens": 166, "gen_ai.conversation.id": "c1"}
+    second = dict(first, **{"gen_ai.usage.input_tokens": 80314, "gen_ai.usage.output_tokens": 48, "gen_ai.usage.cache_read.input_tokens": 79929})
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "github-copilot"}}]}
+    batches = [[span("c", first, 1, parent="a"), span("d", second, 3, parent="a")], [span("a", agent, 0)]]
+    path = tmp_path / "otel-raw.jsonl"
+    path.write_text("".join(json.dumps({"resource": resource, "scopeSpans": [{"scope": {"name": "github.copilot"}, "spans": spans}],
+                                        "schemaUrl": ""}, indent=2) + "\n" for spans in batches))
+    requests, summary = read(path)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(80022, 0, 166), (385, 79929, 48)]
+    assert not requests[0].usage.cache_reported and requests[1].prefix.parent == requests[0].prefix.node
+    assert [why for _, why in summary.skipped] == ["span a: sums the usage of the calls under it"]

@@ -27,10 +27,29 @@ Qwen Code (``~/.qwen/projects/<project>/chats/<session>.jsonl``) writes a tree o
 ``{uuid, parentUuid, sessionId, type, message: {role, parts}, usageMetadata, model, ...}``: an
 ``assistant`` record's ``usageMetadata`` is the call's Gemini-shaped usage (its converters fill
 ``promptTokenCount`` with the whole prompt, cached part included: OpenAI's ``prompt_tokens``, or
-Anthropic's ``input_tokens`` plus the read, the cache writes left out); ``system`` records with
+Anthropic's ``input_tokens`` plus the read, the cache writes left out; from an OpenAI-compatible
+reply ``candidatesTokenCount`` is the completion's count, reasoning inside, ``thoughtsTokenCount``
+the reasoning again, and ``totalTokenCount`` prompt plus candidates: where the total says so the
+thoughts are not added to the output a second time); ``system`` records with
 ``subtype: "chat_compression"`` are compactions; a subagent's records carry ``agentId``;
 ``/branch`` copies records verbatim into a new session, each with ``forkedFrom {sessionId,
-messageUuid}`` (a call is counted once, wherever it is seen first).  Its managed engine writes
+messageUuid}`` (a call is counted once, wherever it is seen first). ``system`` records with
+``subtype: "ui_telemetry"`` (seen from Qwen Code 0.4) copy the CLI's telemetry events (``systemPayload.uiEvent``): a
+``qwen-code.api_response`` for every call the CLI made, with ``input_token_count`` (the whole
+prompt), ``cached_content_token_count``, ``output_token_count``, ``thoughts_token_count``,
+``tool_token_count`` and ``duration_ms``, and a ``qwen-code.api_error`` for a call that failed.
+Most of them are the calls of the ``assistant`` records, but not all: a call whose reply the CLI
+retried (the same prompt sent again) or a side call on a short prompt of its own (Qwen Code 0.5,
+after ``write_file`` and ``edit`` calls) has its event and no record. Each event is paired with a
+counted record of the same prompt, read and output counts. An unpaired event before a record's
+event with the record's prompt count is a retry: counted in the record's lane, just before it
+(the record's call extends it). Qwen Code 0.14 (0.14.0 to 0.14.2 seen) writes no record for a
+subagent's calls, only their events, whose ``prompt_id`` (``<session>#<agent>#<turn>``; the main conversation's
+has no agent) names the subagent: such an event is a call of the lane ``agent:<agent>``, each
+extending the subagent's previous call. Any other event left unpaired is a side call, counted
+in the lane ``side:telemetry`` (each a chain of its own: its prompt is not in the file). A failed call
+is listed as skipped. Where no event pairs with any record (telemetry counted another way), the
+events are not counted and the notes say so.  Its managed engine writes
 ``managed_session_{header,event,commit}_v1`` system records instead, whose messages and usage
 are resources outside the file: its calls are listed as skipped, not counted.
 
@@ -192,6 +211,18 @@ _KEYS = (
 )
 
 
+#: The ``usageMetadata`` keys and the fields of a Qwen Code ``qwen-code.api_response`` telemetry
+#: event that copy them.
+_TELEMETRY_KEYS = (
+    ("promptTokenCount", "input_token_count"),
+    ("cachedContentTokenCount", "cached_content_token_count"),
+    ("candidatesTokenCount", "output_token_count"),
+    ("thoughtsTokenCount", "thoughts_token_count"),
+    ("toolUsePromptTokenCount", "tool_token_count"),
+    ("totalTokenCount", "total_token_count"),
+)
+
+
 def _usage(tokens: dict, where: str, raw: bool) -> Usage:
     """One call's usage: ``tokens`` (Gemini CLI) or ``usageMetadata`` (Qwen Code, ``raw``).
 
@@ -202,11 +233,20 @@ def _usage(tokens: dict, where: str, raw: bool) -> Usage:
     got = {short: count(tokens.get(long if raw else short), where, f"{what}.{long if raw else short}") for short, long in _KEYS}
     if got["cached"] > got["input"]:
         raise UserError(f"{where}: {what}: cached tokens ({got['cached']}) exceed the prompt ({got['input']})")
+    total = tokens.get("totalTokenCount" if raw else "total")
+    # Gemini's output count leaves the thoughts out (the total adds them); Qwen Code's from an
+    # OpenAI-compatible reply is the completion's, reasoning inside, where the total adds none.
+    inside = got["thoughts"] and total == got["input"] + got["tool"] + got["output"]
     return Usage(
         cache_read=got["cached"],
         uncached=got["input"] - got["cached"] + got["tool"],
-        output=got["output"] + got["thoughts"],
+        output=got["output"] if inside else got["output"] + got["thoughts"],
     )
+
+
+#: A Qwen Code api_response telemetry event: its line, when its call was sent, its model, its
+#: usage, and the subagent its ``prompt_id`` names ("" for the main conversation's).
+_Event = tuple[int, int | None, str, Usage, str]
 
 
 class _Lane:
@@ -268,6 +308,19 @@ class _Session:
         self.qwen_runs: dict[object, str] = {}
         #: The uuids of the Qwen Code headless assistant and result messages counted.
         self.qwen_counted: set[str] = set()
+        #: Qwen Code ``ui_telemetry`` api_response events: (line, time sent, model, usage, the
+        #: subagent its ``prompt_id`` names or ""), all of them, and those not yet paired with a
+        #: record's call.
+        self.qwen_events: list[_Event] = []
+        self.qwen_pending: list[_Event] = []
+        #: The usage of the calls counted from Qwen Code assistant records before their events
+        #: came, and how many of each.
+        self.qwen_records: dict[Usage, int] = {}
+        self.qwen_paired = 0
+        #: The line of the event paired last: a retry is an event after it.
+        self.qwen_last = 0
+        #: The request ids of the calls counted from telemetry events alone.
+        self.qwen_unrecorded: set[str] = set()
 
     def lane(self, name: str = "main", kind: LaneKind | None = None) -> _Lane:
         found = self.lanes.get(name)
@@ -445,6 +498,8 @@ class _Session:
                 lane.parent = None
             elif subtype == "rewind":
                 lane.events.append(("rewind", "/rewind"))
+            elif subtype == "ui_telemetry":
+                self._qwen_telemetry(record.line, as_dict(as_dict(value.get("systemPayload")).get("uiEvent")), where)
         elif kind in ("user", "tool_result"):
             lane.blocks += 1
             lane.input_ms = when
@@ -466,7 +521,9 @@ class _Session:
                 lane.model = str(model or lane.model or "unknown")
             else:
                 sent = lane.input_ms if lane.input_ms is not None else when
-                self._add(record.line, lane, str(model or "unknown"), _usage(usage, where, raw=True), sent, str(uuid))
+                reported = _usage(usage, where, raw=True)
+                self._pair_record(lane, reported)
+                self._add(record.line, lane, str(model or "unknown"), reported, sent, str(uuid))
                 if origin is not None and lane.parent is not None:
                     self.seen.setdefault(origin, lane.parent)
                 total = usage.get("totalTokenCount")
@@ -545,6 +602,80 @@ class _Session:
         sid, uuid = value.get("sessionId"), value.get("uuid")
         return ("qwen:" + sid, uuid) if isinstance(sid, str) and isinstance(uuid, str) else None
 
+    def _qwen_telemetry(self, line: int, event: dict, where: str) -> None:
+        """A Qwen Code ``ui_telemetry`` record's event: a call's usage kept for the pairing, or a
+        failed call listed (see the module doc)."""
+        name = event.get("event.name")
+        if name == "qwen-code.api_error":
+            self.skipped.append((line, "failed call (qwen-code.api_error telemetry): no usage"))
+            return
+        if name != "qwen-code.api_response":
+            return  # tool calls, and any event of no model call
+        # Checked under the event's own names (an error names the fields the file has).
+        got = {key: count(event.get(field), where, f"systemPayload.uiEvent.{field}") for key, field in _TELEMETRY_KEYS}
+        if got["cachedContentTokenCount"] > got["promptTokenCount"]:
+            raise UserError(f"{where}: systemPayload.uiEvent: cached_content_token_count ({got['cachedContentTokenCount']}) "
+                            f"exceeds input_token_count ({got['promptTokenCount']}), which Qwen Code reports as the whole prompt")
+        usage = _usage(got, where, raw=True)
+        ended = parse_time_ms(event.get("event.timestamp"), where) if "event.timestamp" in event else None
+        took = event.get("duration_ms")
+        sent = ended - took if ended is not None and type(took) is int and 0 <= took <= ended else ended
+        model = event.get("model")
+        prompt_id = event.get("prompt_id")
+        parts = prompt_id.split("#") if isinstance(prompt_id, str) else []
+        agent = parts[1][:80] if len(parts) == 3 and parts[1] else ""
+        found = (line, sent, model if isinstance(model, str) and model else "unknown", usage, agent)
+        self.qwen_events.append(found)
+        if self.qwen_records.get(usage):  # the call of a record read before its event
+            self.qwen_records[usage] -= 1
+            self.qwen_paired += 1
+            self.qwen_last = line
+        else:
+            self.qwen_pending.append(found)
+
+    def _pair_record(self, lane: _Lane, usage: Usage) -> None:
+        """Pair the call of a Qwen Code assistant record with its api_response event; an earlier
+        unpaired event of the same prompt was the same request sent before (a retried reply),
+        counted now in the record's lane, before it."""
+        pending = self.qwen_pending
+        # The latest event of these counts (a retry of the very same counts is the earlier one).
+        at = next((n for n in range(len(pending) - 1, -1, -1) if pending[n][3] == usage), None)
+        if at is None:
+            self.qwen_records[usage] = self.qwen_records.get(usage, 0) + 1
+            return
+        self.qwen_paired += 1
+        line = pending.pop(at)[0]
+        retries = []
+        n = at - 1
+        while n >= 0 and pending[n][0] > self.qwen_last:  # only the events since the last pairing
+            if pending[n][3].prompt == usage.prompt and not pending[n][4]:
+                retries.append(pending.pop(n))
+            n -= 1
+        self.qwen_last = line
+        for event in reversed(retries):
+            self._add_unrecorded(lane, event)
+
+    def _add_unrecorded(self, lane: _Lane, event: _Event) -> None:
+        line, sent, model, usage, _ = event
+        key = f"telemetry@{line}"
+        self.qwen_unrecorded.add(key)
+        self._add(line, lane, model, usage, sent, key)
+
+    def pair_telemetry(self) -> None:
+        """Count the api_response events no record's call paired with as calls of their own: a
+        subagent's in its lane, each extending its previous call; any other in ``side:telemetry``
+        (see the module doc)."""
+        if not self.qwen_pending or (not self.qwen_paired and any(self.qwen_records.values())):
+            return  # none, or no event is any record's call: the telemetry counts another way, not read
+        for event in self.qwen_pending:
+            if event[4]:
+                lane = self.lane(f"agent:{event[4]}", "subagent")
+            else:
+                lane = self.lane("side:telemetry", "side")
+                lane.parent = None  # its prompt is not in the file: a chain of its own
+            lane.blocks = 1
+            self._add_unrecorded(lane, event)
+
     # --- both -------------------------------------------------------------------------------
 
     def _add(self, line: int, lane: _Lane, model: str, usage: Usage, sent: int | None, key: str) -> None:
@@ -618,6 +749,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if not seen_any:
         raise UserError(f"{session.name}:1: empty file, no session records")
     session.replay()
+    session.pair_telemetry()
     return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), _notes(session))
 
 
@@ -638,8 +770,23 @@ def _notes(session: _Session) -> tuple[str, ...]:
         counted = (sum(r.usage.prompt for r in session.out if r.usage), sum(r.usage.cache_read for r in session.out if r.usage))
         verdict = "the same" if counted == (prompt, read) else f"counted here {counted[0]:,} and {counted[1]:,}"
         notes.append(f"Qwen Code's own run totals (result usage): prompt {prompt:,}, read {read:,} ({verdict})")
+    if session.qwen_events:
+        events = len(session.qwen_events)
+        if not session.qwen_paired and any(session.qwen_records.values()):
+            notes.append(f"Qwen Code's telemetry logs {events:,} call(s) (qwen-code.api_response), none with the counts of any "
+                         "record's call: not counted")
+        else:
+            usages = [e[3] for e in session.qwen_events]
+            prompt, read = sum(u.prompt for u in usages), sum(u.cache_read for u in usages)
+            out = [r.usage for r in session.out if r.usage]
+            counted = (len(out), sum(u.prompt for u in out), sum(u.cache_read for u in out))
+            verdict = "the same" if counted == (events, prompt, read) else f"counted here {counted[0]:,} calls, {counted[1]:,} and {counted[2]:,}"
+            alone = len(session.qwen_unrecorded)
+            extra = f"; {alone:,} with no record of the tree, counted from their events" if alone else ""
+            notes.append(f"Qwen Code's telemetry logs {events:,} call(s) (qwen-code.api_response): prompt {prompt:,}, read {read:,} "
+                         f"({verdict}){extra}")
     if session.tokens_seen:
-        counted = sum(r.usage.prompt + r.usage.output for r in session.out if r.usage)
+        counted = sum(r.usage.prompt + r.usage.output for r in session.out if r.usage and r.request_id not in session.qwen_unrecorded)
         verdict = "the same" if counted == session.tokens_total else f"counted here {counted:,}"
         notes.append(f"{who}'s own token totals sum to {session.tokens_total:,} (input + tool + output + thoughts; {verdict})")
     return tuple(notes)
@@ -660,6 +807,8 @@ FORMAT = LogFormat(
         "Gemini CLI 0.58 and later resuming a .json session: its messages copied into a .jsonl beside it (counted once)",
         "Qwen Code chats/<session>.jsonl: a uuid/parentUuid tree with usageMetadata, chat_compression records, subagents by agentId",
         "Qwen Code /branch copies (forkedFrom on every copied record): counted once",
+        "Qwen Code 0.4 and later ui_telemetry records (qwen-code.api_response, api_error): the calls no record holds "
+        "(a retried reply, 0.14 subagents by prompt_id, side calls) counted from their events, failed calls listed",
         "Qwen Code's managed engine (managed_session_*_v1 records): usage kept outside the file (usageRef), its calls listed as skipped",
         "saved chats (/chat save checkpoints) and /chat share JSON exports: contents only, no usage",
         "qwen -p --output-format stream-json / json output: Claude Code's SDK message shapes with Gemini's usage "

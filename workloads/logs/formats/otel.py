@@ -3,7 +3,8 @@ exporter writes.
 
 **OTLP JSON** (the collector's file exporter, ``otlp-json`` dumps): one
 ``{"resourceSpans": [{resource, scopeSpans: [{scope, spans: [...]}]}]}`` object a line (or one
-pretty-printed); attribute values are typed (``{"intValue": "2000"}``, int64 as a string; some
+pretty-printed), or (GitHub Copilot CLI's file exporter) each ``{resource, scopeSpans}`` on its
+own, pretty-printed one after another; attribute values are typed (``{"intValue": "2000"}``, int64 as a string; some
 exporters send usage counts as ``{"stringValue": "2000"}``, read as the same count);
 ``instrumentationLibrarySpans`` before OTLP 0.15; snake_case keys from protobuf's own JSON.
 **SDK span JSON**: ``{name, context: {trace_id, span_id}, parent_id, start_time, end_time,
@@ -112,9 +113,17 @@ def _first(value: dict, keys: tuple[str, ...]) -> object:
     return None
 
 
+def _resource_spans(value: dict) -> bool:
+    """One ``ResourceSpans`` on its own, not inside an export's ``resourceSpans`` list: what
+    GitHub Copilot CLI's file exporter writes (``COPILOT_OTEL_FILE_EXPORTER_PATH``), one
+    pretty-printed after another."""
+    return isinstance(_first(value, _SCOPE_SPANS), list) and isinstance(value.get("resource", {}), dict)
+
+
 def detect(value: dict) -> Evidence | None:
-    """An OTLP trace export (``resourceSpans``) or one span as the Python SDK writes it."""
-    if isinstance(_first(value, _RESOURCE_SPANS), list):
+    """An OTLP trace export (``resourceSpans``), one ``ResourceSpans`` of it, or one span as the
+    Python SDK writes it."""
+    if isinstance(_first(value, _RESOURCE_SPANS), list) or _resource_spans(value):
         return Evidence.WRAPPER
     context = value.get("context")
     if isinstance(context, dict) and "span_id" in context and "trace_id" in context and isinstance(value.get("attributes"), dict):
@@ -174,7 +183,9 @@ def _nanos(value: object, where: str) -> int | None:
 
 
 def _otlp_spans(record: Record, where: str) -> Iterator[Span]:
-    for resource in _first(record.value, _RESOURCE_SPANS) or ():  # type: ignore[arg-type]
+    value: dict = record.value  # type: ignore[assignment]
+    resources = _first(value, _RESOURCE_SPANS)
+    for resource in resources if isinstance(resources, list) else (value,):
         for scope in _first(as_dict(resource), _SCOPE_SPANS) or ():
             for span in as_dict(scope).get("spans") or ():
                 span = as_dict(span)
@@ -252,7 +263,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         where = f"{name}:{record.line}"
         kind = detect(record.value)  # type: ignore[arg-type]
         if kind is None:
-            raise UserError(f"{where}: neither an OTLP export (resourceSpans) nor a span (context, attributes)")
+            raise UserError(f"{where}: neither an OTLP export (resourceSpans, or a resource's scopeSpans) nor a span (context, attributes)")
         spans.extend(_otlp_spans(record, where) if kind == Evidence.WRAPPER else (_sdk_span(record, where),))
     with_usage = [s for s in spans if _has_usage(s)]
     if not with_usage:
@@ -334,6 +345,7 @@ FORMAT = LogFormat(
     usage="by-endpoint",
     versions=(
         "OTLP JSON: resourceSpans / scopeSpans, typed attribute values (intValue as a string); instrumentationLibrarySpans (before OTLP 0.15); snake_case keys",
+        "bare ResourceSpans objects ({resource, scopeSpans}) one after another, pretty-printed (GitHub Copilot CLI's file exporter)",
         "the Python SDK's span JSON (ConsoleSpanExporter): context.trace_id / span_id, attributes as an object",
         "semantic conventions: gen_ai.usage.input_tokens / output_tokens, cache_read.input_tokens, cache_write.input_tokens "
         "(semantic-conventions-genai#440, August 2026; cache_creation.input_tokens before); deprecated prompt_tokens / completion_tokens",
