@@ -8,13 +8,14 @@ import lzma
 import tempfile
 from pathlib import Path
 
+import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import Tally, fuzz_settings, mutated, write
 from tests.fuzz.test_fuzz_audit import SEED_BYTES
 
-PACKERS = (gzip.compress, bz2.compress, lzma.compress)
+PACKERS = (gzip.compress, bz2.compress, lzma.compress, zstandard.ZstdCompressor().compress)
 
 
 def test_damaged_compressed_logs_end_cleanly(importer_examples):

@@ -30,8 +30,8 @@ _BOM = b"\xef\xbb\xbf"
 #: Compressed files by their first bytes: the magic to the compression's name (``audit`` reads
 #: them as they are, :mod:`prefixbench.workloads.logs.records`; a request log is read plain).
 COMPRESSION_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"))
-#: A Zstandard file's first bytes: no reader in this Python's standard library, so refused by
-#: both (``zstd -d`` decompresses it).
+#: A Zstandard file's first bytes (``audit`` reads it with the ``zstandard`` package; a request
+#: log is read plain: ``zstd -d`` decompresses it).
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 #: The decompressing command of each, for the error that asks for a plain file.
 _DECOMPRESS = {"gzip": "gunzip", "bzip2": "bunzip2", "xz": "unxz"}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import bz2
 import codecs
 import gzip
+import io
 import json
 import lzma
 import tempfile
@@ -120,23 +121,96 @@ def iter_records(
             raise UserError(f"{path}: {kind}-compressed data cut short or corrupt ({exc})") from None
 
 
-#: Compressed logs read as they are: each format's reader (its magic bytes: jsonlines.COMPRESSION_MAGIC).
+class _ZstdStream(io.RawIOBase):
+    """The decompressed bytes of a Zstandard file (``.jsonl.zst``: Codex keeps its archived
+    rollouts so), read a chunk at a time with the ``zstandard`` package, frame after frame; data
+    that ends inside a frame, or that is not Zstandard, is an ``OSError`` (the caller's "cut short
+    or corrupt" line). Seeking back starts the decompression again, as ``gzip`` does."""
+
+    def __init__(self, raw) -> None:
+        super().__init__()
+        try:  # imported here: only a zstd log needs it, and start-up time is a feature
+            import zstandard
+        except ImportError:  # an install that left the dependency out
+            path = Path(raw.name)
+            raise UserError(f"{path}: zstd-compressed: reading it needs the zstandard package (pip install zstandard), "
+                            f"or decompress it first (zstd -d {path.name})") from None
+        self._raw, self._zstd = raw, zstandard
+        self._start()
+
+    def _start(self) -> None:
+        self._raw.seek(0)
+        self._frame = self._zstd.ZstdDecompressor().decompressobj()
+        self._in_frame = False  # bytes of the current frame fed and its end not reached
+        self._out, self._at = b"", 0  # decompressed and not read yet: self._out[self._at:]
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def readinto(self, buffer) -> int:
+        while self._at == len(self._out):
+            chunk = self._raw.read(1 << 14)
+            if not chunk:
+                if self._in_frame:
+                    raise OSError("the data ends inside a zstd frame")
+                return 0
+            self._out, self._at = b"", 0
+            self._feed(chunk)
+        size = min(len(buffer), len(self._out) - self._at)
+        buffer[:size] = self._out[self._at : self._at + size]
+        self._at += size
+        self._pos += size
+        return size
+
+    def _feed(self, data: bytes) -> None:
+        while data:
+            try:
+                self._out += self._frame.decompress(data)
+            except self._zstd.ZstdError as exc:
+                raise OSError(str(exc)) from None
+            if not self._frame.eof:
+                self._in_frame = True
+                return
+            data, self._in_frame = self._frame.unused_data, False  # the next frame, if any
+            self._frame = self._zstd.ZstdDecompressor().decompressobj()
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if whence == io.SEEK_CUR:
+            offset += self._pos
+        elif whence != io.SEEK_SET:
+            raise io.UnsupportedOperation("a zstd stream seeks from its start or where it is")
+        if offset < self._pos:
+            self._start()
+        while self._pos < offset and self.read(min(offset - self._pos, 1 << 16)):
+            pass
+        return self._pos
+
+
+#: Compressed logs read as they are: each format's reader (its magic bytes: jsonlines.COMPRESSION_MAGIC
+#: and ZSTD_MAGIC).
 _COMPRESSED: dict[str, Callable[[object], object]] = {
     "gzip": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),  # type: ignore[arg-type]
     "bzip2": lambda raw: bz2.BZ2File(raw),  # type: ignore[arg-type]
     "xz": lambda raw: lzma.LZMAFile(raw),  # type: ignore[arg-type]
+    "zstd": lambda raw: io.BufferedReader(_ZstdStream(raw), 1 << 16),
 }
 #: File names (ends) of compressed logs a folder walk picks up.
-COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz")
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 
 
 def _compression(path: Path, handle) -> str | None:
-    """The compression a file's first bytes name (None: plain text); a zstd file is refused, since
-    the standard library of this Python cannot read it."""
+    """The compression a file's first bytes name (None: plain text)."""
     head = handle.read(6)
     handle.seek(0)
     if head.startswith(ZSTD_MAGIC):
-        raise UserError(f"{path}: zstd-compressed: decompress it first (zstd -d {path.name})")
+        return "zstd"
     return next((name for magic, name in COMPRESSION_MAGIC if head.startswith(magic)), None)
 
 

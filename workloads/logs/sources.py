@@ -24,8 +24,8 @@ from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, CommentedJso
 
 #: File names a folder walk picks up (``.traj``: SWE-agent's trajectories).
 LOG_SUFFIXES = (".jsonl", ".json", ".traj")
-#: ... and the same compressed (``.jsonl.gz``, ``.json.xz``...; zstd is found to be said unread).
-_WALKED = LOG_SUFFIXES + tuple(log + packed for log in LOG_SUFFIXES for packed in (*COMPRESSED_SUFFIXES, ".zst"))
+#: ... and the same compressed (``.jsonl.gz``, ``.json.xz``, ``.jsonl.zst``...).
+_WALKED = LOG_SUFFIXES + tuple(log + packed for log in LOG_SUFFIXES for packed in COMPRESSED_SUFFIXES)
 
 
 def _log_suffix(name: str) -> str:
@@ -259,8 +259,6 @@ def _skip_reason(path: Path) -> str | None:
             pass
     except OSError as exc:
         return f"{UNREADABLE}{exc.strerror or exc}"
-    if path.name.lower().endswith(".zst"):
-        return f"{UNREADABLE}zstd-compressed: decompress it first (zstd -d {path.name})"
     return _one_object_reason(path)
 
 

@@ -1,5 +1,5 @@
-"""Compressed logs (gzip, bzip2, xz) are audited as they are: the same requests and figures as
-the plain file, found by a folder walk; damaged or zstd data is one clear line, exit 2."""
+"""Compressed logs (gzip, bzip2, xz, zstd) are audited as they are: the same requests and figures
+as the plain file, found by a folder walk; damaged data is one clear line, exit 2."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ import bz2
 import gzip
 import json
 import lzma
+import sys
 from pathlib import Path
 
 import pytest
+import zstandard
 from prefixbench.reports.cli import main
 from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
 
-PACKERS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
+PACKERS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress, ".zst": zstandard.ZstdCompressor().compress}
 
 
 def _session(folder: Path) -> Path:
@@ -49,7 +51,37 @@ def test_damaged_compressed_data_is_one_line(tmp_path: Path, capsys: pytest.Capt
     assert main(["audit", str(cut), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"prefixbench: error: {cut}: gzip-compressed data cut short or corrupt (") and "\n" not in err
-    zstd = tmp_path / "s.jsonl.zst"
-    zstd.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 20)
-    assert main(["audit", str(zstd), "--quiet"]) == 2
-    assert capsys.readouterr().err.strip() == f"prefixbench: error: {zstd}: zstd-compressed: decompress it first (zstd -d s.jsonl.zst)"
+
+
+def _zstd_frames(data: bytes, cuts: int) -> bytes:
+    """``data`` as ``cuts`` Zstandard frames one after another (as ``zstd`` appends, or a writer flushes)."""
+    step = -(-len(data) // cuts)
+    return b"".join(zstandard.ZstdCompressor().compress(data[i : i + step]) for i in range(0, len(data), step))
+
+
+def test_a_zstd_log_of_several_frames_reads_whole_and_one_cut_short_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Codex keeps its archived rollouts as *.jsonl.zst; main refused every zstd file ("decompress it first").
+    plain = _session(tmp_path / "plain")
+    frames = tmp_path / "frames.jsonl.zst"
+    frames.write_bytes(_zstd_frames(plain.read_bytes(), 3))
+    assert _audit(frames, capsys)["totals"] == _audit(plain, capsys)["totals"]
+    cut = tmp_path / "cut.jsonl.zst"
+    cut.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes())[:-9])
+    assert main(["audit", str(cut), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (f"prefixbench: error: {cut}: zstd-compressed data cut short or corrupt "
+                                               "(the data ends inside a zstd frame)")
+    junk = tmp_path / "junk.jsonl.zst"
+    junk.write_bytes(b"\x28\xb5\x2f\xfd" + bytes(range(256)) * 4)
+    assert main(["audit", str(junk), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"prefixbench: error: {junk}: zstd-compressed data cut short or corrupt (") and "\n" not in err
+
+
+def test_a_zstd_log_without_the_zstandard_package_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.jsonl.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(_session(tmp_path).read_bytes()))
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # an install that left the dependency out
+    assert main(["audit", str(path), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (f"prefixbench: error: {path}: zstd-compressed: reading it needs the zstandard "
+                                               "package (pip install zstandard), or decompress it first (zstd -d s.jsonl.zst)")

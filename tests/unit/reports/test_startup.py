@@ -88,7 +88,8 @@ def test_audit_imports_neither_numpy_nor_the_workloads(tmp_path):
     # workloads' registry, whose filler text imports numpy: a tenth of a second of CPU an audit)
     # stayed unloaded for every other subcommand.
     log = Path(__file__).resolve().parents[1] / "logs" / "fixtures" / "claude-code.jsonl"
-    light = ("numpy", "prefixbench.workloads.scripted.registry")
+    # zstandard: imported only when a zstd-compressed log is met.
+    light = ("numpy", "prefixbench.workloads.scripted.registry", "zstandard")
     assert loaded_after(["audit", str(log), "--quiet"], tmp_path, light) == []
     assert loaded_after(["audit", str(log), "--quiet", "--format", "json"], tmp_path, light) == []
 
