@@ -566,3 +566,24 @@ def test_a_stream_json_run_without_uuids_kept_as_one_json_array_reads_as_its_lin
     assert [(r.request_id, r.lane, r.prefix.parent is None) for r in as_array] == [
         (r.request_id, r.lane, r.prefix.parent is None) for r in as_lines]
     assert [r.lane for r in as_array] == ["main", "main", "sidechain-1", "sidechain-1", "main"]
+
+
+def test_a_stream_json_compaction_in_a_subagents_thread_restarts_that_lane_alone(tmp_path: Path) -> None:
+    # A Task subagent's compact_boundary (its parent_tool_use_id names the Task call): the call
+    # after it was put in a lane of its own (sidechain-2, a second subagent) with no compaction
+    # event, and its fall to the summary's size read as a new lane's cold start.
+    lines = _stream_run()
+    lines.insert(7, {"type": "system", "subtype": "compact_boundary", "session_id": "run-1", "uuid": "scb",
+                     "parent_tool_use_id": "t2", "compact_metadata": {"trigger": "auto", "pre_tokens": 9_500}})
+    lines.insert(8, _streamed("user", "ssum", "This session is being continued from a previous conversation. Summary: ...", task="t2"))
+    lines[9]["message"]["usage"] = cc_usage(3, 1_500, 0, 40)
+    path = write_jsonl(tmp_path / "run.jsonl", lines)
+    by_id = {r.request_id: r for r in load_trace([path])[0]}
+    after = by_id["msg_s2"]
+    assert (after.prefix.parent, after.lane, after.events) == (None, "sidechain-1", (("compaction", ""),))
+    # The main thread's chain goes on: its next call extends its previous one.
+    assert (by_id["msg_3"].prefix.parent, by_id["msg_3"].lane) == (by_id["msg_2"].prefix.node, "main")
+    assert by_id["msg_3"].events == ()
+    rows = {r.line: r for r in run_audit([path]).rows}
+    assert (rows[after.line].cause, rows[after.line].detail) == ("compaction", "compaction logged before this request (new context)")
+    assert rows[by_id["msg_3"].line].predicted_cache_read == 20_600
