@@ -276,3 +276,36 @@ def test_a_qwen_headless_run_in_a_file_twice_is_counted_once(tmp_path: Path) -> 
     assert [r.request_id for r in requests] == ["m2", "m3"]
     assert "Qwen Code's own run totals (result usage): prompt 24,100, read 11,900 (the same)" in summaries[0].notes
     assert summaries[0].skipped[-2:] == ((9, "assistant message m2 again: counted once"), (11, "assistant message m3 again: counted once"))
+
+
+#: ``gemini -p --output-format stream-json`` error events (ErrorEvent: severity 'warning' | 'error',
+#: a message), as nonInteractiveCli.ts prints them: a loop detected, the session's turns spent.
+GEMINI_STREAM_ERRORS = [
+    {"type": "error", "timestamp": "2026-03-02T10:00:03.000Z", "severity": "warning", "message": "Loop detected, stopping execution"},
+    {"type": "error", "timestamp": "2026-03-02T10:00:03.500Z", "severity": "error", "message": "Maximum session turns exceeded"},
+]
+
+
+@pytest.mark.parametrize("event", GEMINI_STREAM_ERRORS, ids=["warning", "error"])
+def test_a_gemini_stream_json_output_kept_from_an_error_event_on_is_named(tmp_path: Path, event: dict) -> None:
+    # The tail of a run's stream (from its error event on, the result cut off): still named.
+    path = write_jsonl(tmp_path / "tail.jsonl", [event])
+    with pytest.raises(UserError, match=rf"^{path}:1: Gemini CLI --output-format stream-json output: it reports usage per run only"):
+        detect_format(path)
+    # In a run's stream, after its init and messages, the refusal is the same.
+    path = write_jsonl(tmp_path / "run.jsonl", GEMINI_STREAM[:2] + [event] + GEMINI_STREAM[-1:])
+    with pytest.raises(UserError, match=r":1: Gemini CLI --output-format stream-json output: "):
+        load_trace([path])
+
+
+@pytest.mark.parametrize("event", [
+    {"type": "error", "timestamp": "2026-03-02T10:00:03.000Z", "severity": "critical", "message": "disk full"},  # not Gemini's severities
+    {"type": "error", "timestamp": "2026-03-02T10:00:03.000Z", "severity": "error"},  # no message
+    {"type": "error", "timestamp": "2026-03-02T10:00:03.000Z", "severity": "error", "message": {"text": "m"}},
+], ids=["other-severity", "no-message", "message-not-text"])
+def test_an_error_record_of_another_tool_is_not_taken_for_a_gemini_stream(tmp_path: Path, event: dict) -> None:
+    # An application log's error line was named a Gemini CLI stream-json output (any severity,
+    # no message needed): the user was sent to look for a Gemini session the file has nothing of.
+    path = write_jsonl(tmp_path / "app.jsonl", [event])
+    with pytest.raises(UserError, match=r":1: unknown log format"):
+        detect_format(path)

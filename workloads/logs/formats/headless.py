@@ -126,7 +126,8 @@ def _gemini_stream(value: dict) -> bool:
         return value.get("role") in ("user", "assistant") and isinstance(value.get("content"), str)
     if kind in ("tool_use", "tool_result"):
         return isinstance(value.get("tool_id"), str)
-    return kind == "error" and isinstance(value.get("severity"), str)
+    # ErrorEvent: severity 'warning' | 'error' and a message (an application log's error line is not one).
+    return kind == "error" and value.get("severity") in ("warning", "error") and isinstance(value.get("message"), str)
 
 
 #: Every headless output refused, in the order they are tried.
