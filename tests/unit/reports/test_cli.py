@@ -227,6 +227,15 @@ def test_bad_cross_engine_options(tmp_path, capsys, argv, message):
     assert err.count("\n") == 0 and message in err, err
 
 
+def test_an_unknown_engine_lists_the_installed_engines_too(tmp_path, capsys):
+    # "(known: checkpoint)": the installed engines, which sweep runs on this workload as well
+    # (--help lists them), were left out of the line.
+    assert main(["sweep", "--windows", "32k", "--out", str(tmp_path), "--engines", "sliding-windw"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("prefixbench: error: --engines: workload 'seed-coding' has no engine 'sliding-windw' (known: checkpoint, ")
+    assert ", sliding-window," in err and err.endswith("; or package.module:factory)") and "\n" not in err
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [
