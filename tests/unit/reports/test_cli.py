@@ -1,5 +1,6 @@
 """The command line as a user runs it: outputs, exit codes, one-line errors, determinism."""
 
+import csv
 import json
 import os
 
@@ -424,3 +425,22 @@ def test_a_missing_file_is_named_as_the_docs_and_compare_name_it(command, capsys
     assert main([command]) == 2
     assert capsys.readouterr().err.strip() == (
         f"prefixbench: error: the following arguments are required: FILE (see 'prefixbench {command} --help')")
+
+
+def test_a_rejected_request_in_observations_csv_is_no_uncached_one(tmp_path):
+    # A request the strict profile refused (HTTP 400) was written with cached 0, uncached its
+    # whole prompt and hit ratio 0.0: summed, observations.csv disagreed with runs.csv, whose
+    # session_uncached_tokens leaves refused requests out.
+    argv = ["sweep", "--workload", "thinking-tools", "--engines", "ranges", "--profile", "deepseek-official",
+            "--windows", "32k", "--presets", "legacy", "--quiet", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    with open(tmp_path / "observations.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    rejected = [r for r in rows if r["status"] != "200"]
+    with open(tmp_path / "runs.csv", newline="") as f:
+        (run,) = csv.DictReader(f)
+    assert len(rejected) == int(run["num_rejected"]) > 0
+    assert all(int(r["prompt_tokens"]) > 0 and r["error"] for r in rejected)  # what was sent, and why it was refused
+    not_served = ("cached_tokens", "uncached_tokens", "written_tokens", "written_long_tokens", "cached_explicit_tokens", "hit_ratio")
+    assert {r[c] for r in rejected for c in not_served} == {""}
+    assert sum(int(r["uncached_tokens"]) for r in rows if r["status"] == "200") == int(run["session_uncached_tokens"])
