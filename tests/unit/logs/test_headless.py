@@ -309,3 +309,17 @@ def test_an_error_record_of_another_tool_is_not_taken_for_a_gemini_stream(tmp_pa
     path = write_jsonl(tmp_path / "app.jsonl", [event])
     with pytest.raises(UserError, match=r":1: unknown log format"):
         detect_format(path)
+
+
+@pytest.mark.parametrize(("make", "fmt", "what"), [
+    (lambda d: write_jsonl(d / "run.jsonl", GEMINI_STREAM), "gemini-cli", "Gemini CLI --output-format stream-json output: "),
+    (lambda d: write_jsonl(d / "run.jsonl", GEMINI_STREAM), "qwen-code", "Gemini CLI --output-format stream-json output: "),
+    (lambda d: write_jsonl(d / "exec.jsonl", CODEX_EXEC), "codex", "Codex exec --json output: "),
+], ids=["gemini-stream-as-gemini-cli", "gemini-stream-as-qwen-code", "codex-exec-as-codex"])
+def test_a_headless_output_read_with_its_agents_input_is_named_the_same(tmp_path: Path, make, fmt: str, what: str) -> None:
+    # --input gemini-cli on a stream-json output said "run.jsonl:2: not a Gemini CLI session
+    # record (no id, sessionId, $set or $rewindTo)": the user who named the agent was not told
+    # the file is its run's totals, nor which of its files to audit.
+    path = make(tmp_path)
+    with pytest.raises(UserError, match=rf"^{path}:1: {what}.* instead$"):
+        load_trace([path], fmt)
