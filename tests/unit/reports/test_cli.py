@@ -198,6 +198,17 @@ def test_unknown_price_model_lists_the_known_ones(tmp_path, capsys):
     assert not (tmp_path / "runs.csv").exists()
 
 
+@pytest.mark.parametrize("command", ["sweep", "replay"])
+def test_an_unknown_price_model_names_the_option(tmp_path, capsys, command):
+    # "prefixbench: error: unknown price model 'claude-sonet-4-5' (known: ...": which option was wrong went unsaid.
+    log = tmp_path / "r.jsonl"
+    log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    argv = [*SMALL, "--out", str(tmp_path / "o")] if command == "sweep" else ["replay", str(log)]
+    assert main([*argv, "--price", "claude-sonet-4-5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("prefixbench: error: --price: unknown price model 'claude-sonet-4-5' (did you mean 'claude-sonnet-4-5'?) (known: ")
+
+
 def test_cross_engine_sweep_counts_rejections_and_explains_the_winner(tmp_path, capsys):
     argv = ["sweep", "--workload", "thinking-tools", "--engines", "checkpoint,ranges,user-tail",
             "--profile", "deepseek-official", "--windows", "32k", "--presets", "legacy,patched",
