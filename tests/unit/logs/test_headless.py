@@ -290,7 +290,8 @@ GEMINI_STREAM_ERRORS = [
 def test_a_gemini_stream_json_output_kept_from_an_error_event_on_is_named(tmp_path: Path, event: dict) -> None:
     # The tail of a run's stream (from its error event on, the result cut off): still named.
     path = write_jsonl(tmp_path / "tail.jsonl", [event])
-    with pytest.raises(UserError, match=rf"^{path}:1: Gemini CLI --output-format stream-json output: it reports usage per run only"):
+    said = rf"{event['severity']}: {event['message']}"
+    with pytest.raises(UserError, match=rf"^{path}:1: Gemini CLI --output-format stream-json output \({said}\): it reports usage per run only"):
         detect_format(path)
     # In a run's stream, after its init and messages, the refusal is the same.
     path = write_jsonl(tmp_path / "run.jsonl", GEMINI_STREAM[:2] + [event] + GEMINI_STREAM[-1:])
@@ -323,3 +324,26 @@ def test_a_headless_output_read_with_its_agents_input_is_named_the_same(tmp_path
     path = make(tmp_path)
     with pytest.raises(UserError, match=rf"^{path}:1: {what}.* instead$"):
         load_trace([path], fmt)
+
+
+def test_a_gemini_stream_json_run_that_failed_at_its_start_is_named_with_its_error(tmp_path: Path) -> None:
+    # A run stopped before its first call (handleError in packages/cli/src/utils/errors.ts) prints
+    # one result event, status error: the refusal said only that the file reports usage per run,
+    # as of a run that worked, leaving out why there was nothing.
+    failed = {"type": "result", "timestamp": "2026-03-02T10:00:00.500Z", "status": "error",
+              "error": {"type": "FatalAuthenticationError", "message": "Could not load the default credentials.\nSee the docs."},
+              "stats": {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0, "cached": 0, "input": 0, "duration_ms": 500,
+                        "tool_calls": 0, "models": {}}}
+    path = write_jsonl(tmp_path / "run.jsonl", [failed])
+    with pytest.raises(UserError, match=rf"^{path}:1: Gemini CLI --output-format stream-json output \(the run failed: "
+                                        r"FatalAuthenticationError: Could not load the default credentials\. See the docs\.\): "
+                                        r"it reports usage per run only"):
+        detect_format(path)
+    # Kept from an error event on: its severity and message.
+    path = write_jsonl(tmp_path / "tail.jsonl", GEMINI_STREAM_ERRORS[1:])
+    with pytest.raises(UserError, match=r":1: Gemini CLI --output-format stream-json output \(error: Maximum session turns exceeded\): "):
+        detect_format(path)
+    # A run that worked is named as before, nothing in brackets.
+    path = write_jsonl(tmp_path / "ok.jsonl", GEMINI_STREAM)
+    with pytest.raises(UserError, match=r":1: Gemini CLI --output-format stream-json output: it reports"):
+        detect_format(path)

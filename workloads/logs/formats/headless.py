@@ -45,12 +45,13 @@ class Headless(msgspec.Struct, frozen=True):
     instead: str
     #: Whether a record (a JSON object) is one of this output's.
     match: Callable[[dict], bool]
-    #: What the record itself says that the refusal names after ``what`` (an error's message).
+    #: What the record itself says that the refusal names after ``what`` (an error's message; "" for nothing).
     detail: Callable[[dict], str] | None = None
 
     def refusal(self, value: dict) -> str:
         """The refusal's text for the record ``value`` it matched, after ``file:line: ``."""
-        detail = f" ({self.detail(value)})" if self.detail is not None else ""
+        said = self.detail(value) if self.detail is not None else ""
+        detail = f" ({said})" if said else ""
         return f"{self.what}{detail}: {self.why}, so no call can be audited; audit {self.instead} instead"
 
 
@@ -108,10 +109,30 @@ def _gemini_error(value: dict) -> bool:
 def _gemini_error_text(value: dict) -> str:
     """``type: message`` on one line, the message cut to :data:`_MESSAGE_CHARS`."""
     error = value["error"]
-    message = " ".join(error["message"].split())
+    return _one_line(error["type"], error["message"])
+
+
+def _one_line(kind: str, message: str) -> str:
+    """``kind: message`` on one line, the message cut to :data:`_MESSAGE_CHARS` (``kind`` alone
+    for an empty message)."""
+    message = " ".join(message.split())
     if len(message) > _MESSAGE_CHARS:
         message = message[:_MESSAGE_CHARS] + "..."
-    return f"{error['type']}: {message}" if message else error["type"]
+    return f"{kind}: {message}" if message else kind
+
+
+def _gemini_stream_error_text(value: dict) -> str:
+    """What a stream-json record the refusal names says of a failure: a ``result`` of a run that
+    failed (``status: error``, its ``error {type, message}``: a run stopped at its start prints
+    only this), or an ``error`` event (its severity and message); "" for any other record."""
+    error = value.get("error")
+    if value.get("type") == "result" and value.get("status") == "error" and isinstance(error, dict):
+        kind, message = error.get("type"), error.get("message")
+        if isinstance(kind, str) and isinstance(message, str):
+            return "the run failed: " + _one_line(kind, message)
+    if value.get("type") == "error":
+        return _one_line(value["severity"], value["message"])
+    return ""
 
 
 def _gemini_stream(value: dict) -> bool:
@@ -156,6 +177,7 @@ HEADLESS: tuple[Headless, ...] = (
         "it reports usage per run only (the result event's stats)",
         "the session Gemini CLI keeps of the run (~/.gemini/tmp/<project>/chats/session-*.json or .jsonl)",
         _gemini_stream,
+        _gemini_stream_error_text,
     ),
 )
 
