@@ -221,6 +221,7 @@ SEEDS: dict[str, list[dict]] = {
         {"type": "init", "timestamp": "2026-03-02T10:00:00.000Z", "session_id": "s", "model": "gemini-2.5-pro"},
         {"type": "result", "timestamp": "2026-03-02T10:00:04.100Z", "status": "success", "stats": {"input_tokens": 90, "cached": 40}},
         {"type": "error", "timestamp": "2026-03-02T10:00:03.000Z", "severity": "warning", "message": "Loop detected, stopping execution"},
+        {"type": "result", "timestamp": "2026-03-02T10:00:00.500Z", "status": "error", "error": {"type": "FatalAuthenticationError", "message": "m\nx"}},
         # gemini -p --output-format json of a failed run: the error only, refused naming it.
         {"session_id": "s", "error": {"type": "FatalTurnLimitedError", "message": "Reached max session turns.\nx", "code": 53}},
     ],
