@@ -587,3 +587,17 @@ def test_a_stream_json_compaction_in_a_subagents_thread_restarts_that_lane_alone
     rows = {r.line: r for r in run_audit([path]).rows}
     assert (rows[after.line].cause, rows[after.line].detail) == ("compaction", "compaction logged before this request (new context)")
     assert rows[by_id["msg_3"].line].predicted_cache_read == 20_600
+
+
+def test_a_compatible_endpoint_that_reports_no_cache_field_is_no_miss(tmp_path: Path) -> None:
+    # Claude Code pointed at Kimi's Anthropic-compatible endpoint through a server that answers
+    # input and output tokens only: each call after the first was a "system-changed" miss with
+    # dollars lost, from cache figures the log does not have.
+    t = Transcript()
+    t.user("hi", "2025-09-03T00:00:00.000Z", root=True)
+    for i in range(4):
+        t.assistant(f"r{i}", f"2025-09-03T00:0{i}:10.000Z", [{"input_tokens": 20_000 + 3_000 * i, "output_tokens": 50}], model="kimi-k2")
+        t.user("out " * 50, f"2025-09-03T00:0{i}:15.000Z", tool=True)
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    assert [(r.reported_cache_read, r.cause, r.lost_tokens) for r in result.rows] == [(None, None, 0)] * 4
+    assert result.totals.lost_usd == 0
