@@ -222,6 +222,8 @@ SEEDS: dict[str, list[dict]] = {
         {"type": "result", "timestamp": "2026-03-02T10:00:04.100Z", "status": "success", "stats": {"input_tokens": 90, "cached": 40}},
         {"type": "error", "timestamp": "2026-03-02T10:00:03.000Z", "severity": "warning", "message": "Loop detected, stopping execution"},
         {"type": "result", "timestamp": "2026-03-02T10:00:00.500Z", "status": "error", "error": {"type": "FatalAuthenticationError", "message": "m\nx"}},
+        # claude -p --output-format json: the run's result alone, refused naming the transcript to audit.
+        {"type": "result", "subtype": "error_max_turns", "session_id": "s", "usage": {"input_tokens": 3}, "modelUsage": {"m": {}}, "total_cost_usd": 0.1},
         # gemini -p --output-format json of a failed run: the error only, refused naming it.
         {"session_id": "s", "error": {"type": "FatalTurnLimitedError", "message": "Reached max session turns.\nx", "code": 53}},
     ],

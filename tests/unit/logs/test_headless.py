@@ -347,3 +347,52 @@ def test_a_gemini_stream_json_run_that_failed_at_its_start_is_named_with_its_err
     path = write_jsonl(tmp_path / "ok.jsonl", GEMINI_STREAM)
     with pytest.raises(UserError, match=r":1: Gemini CLI --output-format stream-json output: it reports"):
         detect_format(path)
+
+
+#: ``claude -p --output-format json``: the Agent SDK's result message alone (SDKResultMessage).
+CLAUDE_JSON = {
+    "type": "result", "subtype": "success", "is_error": False, "duration_ms": 12000, "duration_api_ms": 11000, "num_turns": 4,
+    "result": "Done.", "session_id": "0c5b1e7a-1111-2222-3333-444455556666", "total_cost_usd": 0.1234,
+    "usage": {"input_tokens": 20, "cache_creation_input_tokens": 5000, "cache_read_input_tokens": 60000, "output_tokens": 700,
+              "server_tool_use": {"web_search_requests": 0}, "service_tier": "standard"},
+    "modelUsage": {"claude-sonnet-4-5-20250929": {"inputTokens": 20, "outputTokens": 700, "cacheReadInputTokens": 60000,
+                                                  "cacheCreationInputTokens": 5000, "webSearchRequests": 0, "costUSD": 0.1234}},
+    "permission_denials": [], "uuid": "9d1f0000-0000-0000-0000-000000000000",
+}
+
+
+def test_a_claude_code_json_output_is_named_and_refused(tmp_path: Path) -> None:
+    # main said "unknown log format" of it (checked): the user was not told the file is the
+    # run's totals, nor that the transcript (or stream-json output) logs each call.
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(CLAUDE_JSON, indent=2))
+    what = (r"Claude Code -p --output-format json output: it reports usage per run only \(the result's usage and modelUsage sum "
+            r"the run's calls\), so no call can be audited; audit the transcript Claude Code keeps of the run "
+            r"\(~/\.claude/projects/<project>/<session_id>\.jsonl\), or the run's --output-format stream-json output instead$")
+    with pytest.raises(UserError, match=rf"^{path}:1: {what}"):
+        detect_format(path)
+    # A run that ended in error says how; 1.0.x wrote cost_usd and no modelUsage.
+    old = {k: v for k, v in CLAUDE_JSON.items() if k not in ("modelUsage", "total_cost_usd")} | {"cost_usd": 0.12, "subtype": "error_max_turns"}
+    path.write_text(json.dumps(old))
+    with pytest.raises(UserError, match=r":1: Claude Code -p --output-format json output \(the run ended error_max_turns\): "):
+        load_trace([path])
+    # Qwen Code's result message alone (no modelUsage, no cost) is not named Claude Code's.
+    qwen = QWEN_STREAM[-1]
+    path.write_text(json.dumps(qwen))
+    with pytest.raises(UserError, match=r":1: unknown log format"):
+        detect_format(path)
+    # In a stream-json run the result line sits beside the calls, which are read.
+    requests, _ = load_trace([write_jsonl(tmp_path / "s.jsonl", _claude_stream())])
+    assert len(requests) == 1
+
+
+def _claude_stream() -> list[dict]:
+    """A one-call ``claude -p --output-format stream-json`` run ending in its result line."""
+    return [
+        {"type": "system", "subtype": "init", "session_id": CLAUDE_JSON["session_id"], "uuid": "i", "model": "claude-sonnet-4-5-20250929",
+         "claude_code_version": "2.0.37", "tools": []},
+        {"type": "assistant", "session_id": CLAUDE_JSON["session_id"], "uuid": "a", "parent_tool_use_id": None,
+         "message": {"id": "msg_1", "role": "assistant", "model": "claude-sonnet-4-5-20250929", "content": [{"type": "text", "text": "Done."}],
+                     "usage": {"input_tokens": 20, "cache_creation_input_tokens": 5000, "cache_read_input_tokens": 60000, "output_tokens": 700}}},
+        CLAUDE_JSON,
+    ]

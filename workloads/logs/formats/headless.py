@@ -23,6 +23,13 @@ in one line that says what it is, why, and which of the agent's own files logs e
   Without ``session_id`` the object is any error body (``{"error": {"type", "message", "code"}}``
   is also what gateways answer), so it is not named.
 
+* ``claude -p --output-format json`` (the Agent SDK's result message, ``SDKResultMessage``): one
+  object ``{type: "result", subtype, session_id, usage, modelUsage, total_cost_usd, ...}`` whose
+  ``usage`` and ``modelUsage`` sum the run's calls. The transcript under ``~/.claude/projects/``
+  logs each call, and so does the run's ``--output-format stream-json`` output (read as Claude
+  Code). Qwen Code's result message copies the shape without ``modelUsage`` or a cost, so it
+  is not named.
+
 Detection runs only when no format claims a file's first records (a file of a format audit reads
 is never refused for a line that looks like one of these).
 """
@@ -151,6 +158,21 @@ def _gemini_stream(value: dict) -> bool:
     return kind == "error" and value.get("severity") in ("warning", "error") and isinstance(value.get("message"), str)
 
 
+def _claude_json(value: dict) -> bool:
+    """``claude -p --output-format json``'s result: Claude Code's own keys (``modelUsage``, a
+    cost) beside the run's ``usage``, which Qwen Code's copy of the shape does not have."""
+    if value.get("type") != "result" or not isinstance(value.get("session_id"), str) or not isinstance(value.get("usage"), dict):
+        return False
+    cost = value.get("total_cost_usd", value.get("cost_usd"))
+    return isinstance(value.get("modelUsage"), dict) or (isinstance(cost, (int, float)) and not isinstance(cost, bool))
+
+
+def _claude_json_text(value: dict) -> str:
+    """How the run ended, when not in success (``error_max_turns``, ``error_during_execution``)."""
+    subtype = value.get("subtype")
+    return f"the run ended {subtype}" if isinstance(subtype, str) and subtype and subtype != "success" else ""
+
+
 #: Every headless output refused, in the order they are tried.
 HEADLESS: tuple[Headless, ...] = (
     Headless(
@@ -178,6 +200,14 @@ HEADLESS: tuple[Headless, ...] = (
         "the session Gemini CLI keeps of the run (~/.gemini/tmp/<project>/chats/session-*.json or .jsonl)",
         _gemini_stream,
         _gemini_stream_error_text,
+    ),
+    Headless(
+        "Claude Code -p --output-format json output",
+        "it reports usage per run only (the result's usage and modelUsage sum the run's calls)",
+        "the transcript Claude Code keeps of the run (~/.claude/projects/<project>/<session_id>.jsonl), "
+        "or the run's --output-format stream-json output",
+        _claude_json,
+        _claude_json_text,
     ),
 )
 
