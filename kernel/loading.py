@@ -97,6 +97,11 @@ def _cwd_on_path() -> None:
         sys.path.insert(0, cwd)
 
 
+def _is_file_path(module_name: str) -> bool:
+    """Whether an ``--engine`` module that did not import was given as a file (``./my_engine.py``)."""
+    return "/" in module_name or "\\" in module_name or module_name.endswith(".py")
+
+
 def load_engine(ref: str) -> LoadedEngine:
     """Resolve ``package.module:factory`` or an installed engine's name to its factory."""
     if is_import_path(ref):
@@ -108,6 +113,14 @@ def load_engine(ref: str) -> LoadedEngine:
             with engine_output():
                 module = importlib.import_module(module_name)
         except ENGINE_FAILURES as exc:
+            if _is_file_path(module_name):
+                # (importlib's own words, about relative imports and packages, said nothing of this)
+                folder, _, file = module_name.replace("\\", "/").rpartition("/")
+                where = f"run from {folder or '/'}/ (or with it on PYTHONPATH)" if folder and folder != "." else "run from its folder"
+                raise UserError(
+                    f"--engine {ref}: {module_name!r} is a file path, not a module name: give "
+                    f"{file.removesuffix('.py')}:{attr}, {where}"
+                ) from None
             raise UserError(
                 f"--engine {ref}: cannot import {module_name!r} ({type(exc).__name__}{raised_in(exc)}: {failure_detail(exc)})"
             ) from None

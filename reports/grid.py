@@ -332,7 +332,7 @@ def _price(values: dict[str, Any], prefix: str, problems: _Problems):
         problems.add(f"{prefix}.price", f"must be one price model name, got {price!r}")
         return None
     try:
-        return price_row(price, values.get("price_as_of"), values.get("period"), named='period "peak"')
+        return price_row(price, values.get("price_as_of"), values.get("period"), named='period "peak"', option=None)
     except UserError as exc:
         problems.add(f"{prefix}.price", str(exc))
         return None

@@ -136,10 +136,13 @@ def check_price_date(price_as_of: str | None) -> None:
         parse_when(price_as_of, what="--price-as-of")
 
 
-def price_row(model: str, as_of: str | None, period: str | None, *, named: str = "--period peak") -> PriceRow:
+def price_row(
+    model: str, as_of: str | None, period: str | None, *, named: str = "--period peak", option: str | None = "--price"
+) -> PriceRow:
     """``--price MODEL`` at ``--price-as-of`` and ``--period``; ``peak`` on a row with one price
     all day is refused, naming it as ``named`` (the library ignores the period there, but a user
-    who asked for the peak surcharge would read one-price dollars as peak ones).
+    who asked for the peak surcharge would read one-price dollars as peak ones). A model with no
+    row is named after ``option`` (a grid file names its key itself: None).
 
     Raises:
         UserError: a bad date, an unknown model or period, no row in force, or peak without one.
@@ -147,7 +150,10 @@ def price_row(model: str, as_of: str | None, period: str | None, *, named: str =
     from prefixbench.simulator.pricing import get_price
 
     check_price_date(as_of)
-    row = get_price(model, as_of=as_of, period=period)
+    try:
+        row = get_price(model, as_of=as_of, period=period)
+    except UserError as exc:  # the option named, as every other option's error names it
+        raise UserError(f"{option}: {exc}" if option else str(exc)) from None
     if period == "peak" and row.peak_factor is None:
         when = f" as of {as_of}" if as_of else ""
         raise UserError(f"{named}: {row.model}{when} has one price all day, no peak period "

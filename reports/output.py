@@ -461,6 +461,10 @@ class _BackgroundImport:
 CHART_IMPORT = _BackgroundImport("prefixbench.reports.charts")
 
 
+#: The columns of observations.csv a rejected (HTTP 400) request has no figure for.
+_NOT_SERVED = ("cached_tokens", "uncached_tokens", "written_tokens", "written_long_tokens", "cached_explicit_tokens", "hit_ratio")
+
+
 def _write_csvs(
     out: Path, records: list[dict[str, object]], priced: list[pd.DataFrame], obs_df: pd.DataFrame, price: PriceRow | None
 ) -> None:
@@ -474,6 +478,12 @@ def _write_csvs(
                 row[column] = usd_sum(priced[number][column])
         rows.append(row)
     observations = obs_df.reindex(columns=[*OBSERVATION_COLUMNS, *extra])
+    rejected = observations["status"] != 200
+    if rejected.any():
+        # A refused request never reached the cache: no read, no write, no hit ratio, and none of
+        # its prompt is an uncached token (the runs' totals leave it out too); status and error say why.
+        observations = observations.astype({column: object for column in _NOT_SERVED})
+        observations.loc[rejected, list(_NOT_SERVED)] = ""
     write_file(out / "observations.csv", observations.to_csv(index=False, lineterminator="\n").encode())
     runs = pd.DataFrame(rows, columns=[*RUN_COLUMNS, *extra])
     write_file(out / "runs.csv", runs.to_csv(index=False, lineterminator="\n").encode())

@@ -319,7 +319,12 @@ class PriceTable(msgspec.Struct, frozen=True):
                 if model is not None:
                     break
         if model is None:
-            raise UserError(f"unknown price model {name!r} (known: {', '.join(self.models())}; aliases accepted)")
+            # A typo's nearest name first, so that it is not lost at the end of the long list.
+            import difflib  # (only on this error)
+
+            near = difflib.get_close_matches(name.lower(), self.models(), n=1, cutoff=0.85)
+            did = f" (did you mean {near[0]!r}?)" if near else ""
+            raise UserError(f"unknown price model {name!r}{did} (known: {', '.join(self.models())}; aliases accepted)")
         return model
 
     def history(self, name: str) -> tuple[PriceRow, ...]:

@@ -30,9 +30,12 @@ def read_usage(usage: Mapping[str, object], where: str, *, bills_writes: bool) -
         written = count(usage.get("cache_creation_input_tokens"), where, "usage.cache_creation_input_tokens")
         uncached = count(usage.get("input_tokens"), where, "usage.input_tokens")
         output = count(usage.get("output_tokens"), where, "usage.output_tokens")
+        # Neither cache field: the cache use is not reported (a server that omits both), which is
+        # not a 0 read, as in the chat shape below.
+        reported = "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage
         if not bills_writes:
-            return Usage(cache_read=read, uncached=uncached + written, output=output)
-        return Usage(cache_read=read, cache_write_5m=written, uncached=uncached, output=output)
+            return Usage(cache_read=read, uncached=uncached + written, output=output, cache_reported=reported)
+        return Usage(cache_read=read, cache_write_5m=written, uncached=uncached, output=output, cache_reported=reported)
     responses = "input_tokens" in usage
     total_key, details_key, output_key = (
         ("input_tokens", "input_tokens_details", "output_tokens") if responses

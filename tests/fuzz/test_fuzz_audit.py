@@ -59,6 +59,9 @@ SEEDS: dict[str, list[dict]] = {
          "message": {"id": "m5", "model": "claude-sonnet-4", "role": "assistant", "content": [], "usage": USAGE}},
         # A compaction starts the thread's chain again; a second run's session is a lane of its own.
         {"type": "system", "subtype": "compact_boundary", "session_id": "r", "uuid": "b1", "compact_metadata": {"trigger": "auto", "pre_tokens": 9}},
+        # ... and a subagent's compaction (its Task call's parent_tool_use_id) that thread's alone.
+        {"type": "system", "subtype": "compact_boundary", "session_id": "r", "uuid": "b2", "parent_tool_use_id": "t1",
+         "compact_metadata": {"trigger": "auto", "pre_tokens": 9}},
         {"type": "assistant", "session_id": "r2", "uuid": "s3", "parent_tool_use_id": None,
          "message": {"id": "m6", "model": "claude-haiku-4-5", "role": "assistant", "content": [], "usage": USAGE}},
         {"type": "result", "subtype": "success", "session_id": "r", "uuid": "e1", "total_cost_usd": 0.1, "usage": USAGE},
@@ -228,6 +231,10 @@ SEEDS: dict[str, list[dict]] = {
                                                                                      "tokens": {"prompt": 90, "cached": 40}}}}},
         {"type": "init", "timestamp": "2026-03-02T10:00:00.000Z", "session_id": "s", "model": "gemini-2.5-pro"},
         {"type": "result", "timestamp": "2026-03-02T10:00:04.100Z", "status": "success", "stats": {"input_tokens": 90, "cached": 40}},
+        {"type": "error", "timestamp": "2026-03-02T10:00:03.000Z", "severity": "warning", "message": "Loop detected, stopping execution"},
+        {"type": "result", "timestamp": "2026-03-02T10:00:00.500Z", "status": "error", "error": {"type": "FatalAuthenticationError", "message": "m\nx"}},
+        # claude -p --output-format json: the run's result alone, refused naming the transcript to audit.
+        {"type": "result", "subtype": "error_max_turns", "session_id": "s", "usage": {"input_tokens": 3}, "modelUsage": {"m": {}}, "total_cost_usd": 0.1},
         # gemini -p --output-format json of a failed run: the error only, refused naming it.
         {"session_id": "s", "error": {"type": "FatalTurnLimitedError", "message": "Reached max session turns.\nx", "code": 53}},
     ],

@@ -264,8 +264,11 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
     supported = get_workload(spec.workload).engines
     for engine in spec.engine_names():
         if engine not in supported and not is_user_engine(engine):
+            # (an installed engine runs on every workload: listed, as --help lists them)
+            installed = "".join(f", {name}" for name in installed_engines())
             raise UserError(
-                f"--engines: workload {spec.workload!r} has no engine {engine!r} (known: {', '.join(supported)})"
+                f"--engines: workload {spec.workload!r} has no engine {engine!r} "
+                f"(known: {', '.join(supported)}{installed}; or package.module:factory)"
             )
     # A user's engine: fail on loading before anything runs, and digest its sources.
     codes = {engine: engine_code_digest(engine) for engine in spec.engine_names() if is_user_engine(engine)}

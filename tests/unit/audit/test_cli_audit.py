@@ -10,7 +10,7 @@ from xml.etree import ElementTree
 import pytest
 from prefixbench.reports.cli import main
 
-from .fixtures import Transcript, cc_usage, write_jsonl
+from .fixtures import Transcript, capture_line, cc_usage, write_jsonl
 
 
 def _session(tmp_path: Path) -> Path:
@@ -572,3 +572,19 @@ def test_an_audit_whose_calls_report_no_miss_says_none_lost(tmp_path: Path, caps
     out = capsys.readouterr().out
     assert "misses by cause\ncause  " in out and "cold-start  " in out
     assert "worst requests (by dollars lost)\n(none: no request lost tokens to a miss)\n" in out
+
+
+def test_a_gate_on_a_log_that_reports_no_cache_use_says_the_ratio_is_predicted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Five calls whose provider's usage has no cache field: the gate judged the model's ratio
+    and said "FAIL hit ratio 0.00%", as if the log had shown that nothing was read."""
+    url = "https://llm.example.org/v1/chat/completions"
+    lines = [capture_line({"model": "gpt-4o", "messages": [{"role": "user", "content": "hello " * (200 + n)}]},
+                          {"body": {"usage": {"prompt_tokens": 2000 + 100 * n, "completion_tokens": 10}}}, url=url, sent=1748554704.0 + n)
+             for n in range(5)]
+    log = write_jsonl(tmp_path / "plain.jsonl", lines)
+    junit = tmp_path / "j.xml"
+    assert main(["audit", str(log), "--quiet", "--min-hit-ratio", "0.5", "--junit", str(junit)]) == 1
+    said = "predicted hit ratio 0.00% (no request reports its cache use) is below --min-hit-ratio 50.00%"
+    assert capsys.readouterr().err.strip() == f"FAIL {said}"
+    totals = ElementTree.parse(junit).getroot().find("testsuite").findall("testcase")[-1]
+    assert totals.find("failure").get("message") == said

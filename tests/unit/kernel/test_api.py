@@ -102,6 +102,24 @@ def test_load_errors_are_one_line(ref, message):
 @pytest.mark.parametrize(
     "ref, message",
     [
+        ("my_engine.py:factory", "'my_engine.py' is a file path, not a module name: give my_engine:factory, run from its folder"),
+        ("./my_engine.py:factory", "'./my_engine.py' is a file path, not a module name: give my_engine:factory, run from its folder"),
+        ("../eng/my_engine.py:make", "'../eng/my_engine.py' is a file path, not a module name: give my_engine:make, "
+         "run from ../eng/ (or with it on PYTHONPATH)"),
+    ],
+)
+def test_an_engine_given_as_a_file_path_says_to_give_its_module_name(ref, message):
+    # The README's engine saved as my_engine.py and named by its path: importlib's own words
+    # were shown ("the 'package' argument is required to perform a relative import", or
+    # "'my_engine' is not a package"), which do not say what to type instead.
+    with pytest.raises(UserError) as info:
+        load_engine(ref)
+    assert str(info.value) == f"--engine {ref}: {message}"
+
+
+@pytest.mark.parametrize(
+    "ref, message",
+    [
         ("tests.user_engines:raises", "the factory raised ValueError in tests/user_engines.py:43: no engine for window 32000"),
         ("tests.user_engines:not_an_engine", "returned object, not an engine (no before_step, view, run_tool)"),
     ],

@@ -614,3 +614,38 @@ def test_a_stream_json_run_without_uuids_kept_as_one_json_array_reads_as_its_lin
     assert [(r.request_id, r.lane, r.prefix.parent is None) for r in as_array] == [
         (r.request_id, r.lane, r.prefix.parent is None) for r in as_lines]
     assert [r.lane for r in as_array] == ["main", "main", "sidechain-1", "sidechain-1", "main"]
+
+
+def test_a_stream_json_compaction_in_a_subagents_thread_restarts_that_lane_alone(tmp_path: Path) -> None:
+    # A Task subagent's compact_boundary (its parent_tool_use_id names the Task call): the call
+    # after it was put in a lane of its own (sidechain-2, a second subagent) with no compaction
+    # event, and its fall to the summary's size read as a new lane's cold start.
+    lines = _stream_run()
+    lines.insert(7, {"type": "system", "subtype": "compact_boundary", "session_id": "run-1", "uuid": "scb",
+                     "parent_tool_use_id": "t2", "compact_metadata": {"trigger": "auto", "pre_tokens": 9_500}})
+    lines.insert(8, _streamed("user", "ssum", "This session is being continued from a previous conversation. Summary: ...", task="t2"))
+    lines[9]["message"]["usage"] = cc_usage(3, 1_500, 0, 40)
+    path = write_jsonl(tmp_path / "run.jsonl", lines)
+    by_id = {r.request_id: r for r in load_trace([path])[0]}
+    after = by_id["msg_s2"]
+    assert (after.prefix.parent, after.lane, after.events) == (None, "sidechain-1", (("compaction", ""),))
+    # The main thread's chain goes on: its next call extends its previous one.
+    assert (by_id["msg_3"].prefix.parent, by_id["msg_3"].lane) == (by_id["msg_2"].prefix.node, "main")
+    assert by_id["msg_3"].events == ()
+    rows = {r.line: r for r in run_audit([path]).rows}
+    assert (rows[after.line].cause, rows[after.line].detail) == ("compaction", "compaction logged before this request (new context)")
+    assert rows[by_id["msg_3"].line].predicted_cache_read == 20_600
+
+
+def test_a_compatible_endpoint_that_reports_no_cache_field_is_no_miss(tmp_path: Path) -> None:
+    # Claude Code pointed at Kimi's Anthropic-compatible endpoint through a server that answers
+    # input and output tokens only: each call after the first was a "system-changed" miss with
+    # dollars lost, from cache figures the log does not have.
+    t = Transcript()
+    t.user("hi", "2025-09-03T00:00:00.000Z", root=True)
+    for i in range(4):
+        t.assistant(f"r{i}", f"2025-09-03T00:0{i}:10.000Z", [{"input_tokens": 20_000 + 3_000 * i, "output_tokens": 50}], model="kimi-k2")
+        t.user("out " * 50, f"2025-09-03T00:0{i}:15.000Z", tool=True)
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    assert [(r.reported_cache_read, r.cause, r.lost_tokens) for r in result.rows] == [(None, None, 0)] * 4
+    assert result.totals.lost_usd == 0

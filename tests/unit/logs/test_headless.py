@@ -276,3 +276,123 @@ def test_a_qwen_headless_run_in_a_file_twice_is_counted_once(tmp_path: Path) -> 
     assert [r.request_id for r in requests] == ["m2", "m3"]
     assert "Qwen Code's own run totals (result usage): prompt 24,100, read 11,900 (the same)" in summaries[0].notes
     assert summaries[0].skipped[-2:] == ((9, "assistant message m2 again: counted once"), (11, "assistant message m3 again: counted once"))
+
+
+#: ``gemini -p --output-format stream-json`` error events (ErrorEvent: severity 'warning' | 'error',
+#: a message), as nonInteractiveCli.ts prints them: a loop detected, the session's turns spent.
+GEMINI_STREAM_ERRORS = [
+    {"type": "error", "timestamp": "2026-03-02T10:00:03.000Z", "severity": "warning", "message": "Loop detected, stopping execution"},
+    {"type": "error", "timestamp": "2026-03-02T10:00:03.500Z", "severity": "error", "message": "Maximum session turns exceeded"},
+]
+
+
+@pytest.mark.parametrize("event", GEMINI_STREAM_ERRORS, ids=["warning", "error"])
+def test_a_gemini_stream_json_output_kept_from_an_error_event_on_is_named(tmp_path: Path, event: dict) -> None:
+    # The tail of a run's stream (from its error event on, the result cut off): still named.
+    path = write_jsonl(tmp_path / "tail.jsonl", [event])
+    said = rf"{event['severity']}: {event['message']}"
+    with pytest.raises(UserError, match=rf"^{path}:1: Gemini CLI --output-format stream-json output \({said}\): it reports usage per run only"):
+        detect_format(path)
+    # In a run's stream, after its init and messages, the refusal is the same.
+    path = write_jsonl(tmp_path / "run.jsonl", GEMINI_STREAM[:2] + [event] + GEMINI_STREAM[-1:])
+    with pytest.raises(UserError, match=r":1: Gemini CLI --output-format stream-json output: "):
+        load_trace([path])
+
+
+@pytest.mark.parametrize("event", [
+    {"type": "error", "timestamp": "2026-03-02T10:00:03.000Z", "severity": "critical", "message": "disk full"},  # not Gemini's severities
+    {"type": "error", "timestamp": "2026-03-02T10:00:03.000Z", "severity": "error"},  # no message
+    {"type": "error", "timestamp": "2026-03-02T10:00:03.000Z", "severity": "error", "message": {"text": "m"}},
+], ids=["other-severity", "no-message", "message-not-text"])
+def test_an_error_record_of_another_tool_is_not_taken_for_a_gemini_stream(tmp_path: Path, event: dict) -> None:
+    # An application log's error line was named a Gemini CLI stream-json output (any severity,
+    # no message needed): the user was sent to look for a Gemini session the file has nothing of.
+    path = write_jsonl(tmp_path / "app.jsonl", [event])
+    with pytest.raises(UserError, match=r":1: unknown log format"):
+        detect_format(path)
+
+
+@pytest.mark.parametrize(("make", "fmt", "what"), [
+    (lambda d: write_jsonl(d / "run.jsonl", GEMINI_STREAM), "gemini-cli", "Gemini CLI --output-format stream-json output: "),
+    (lambda d: write_jsonl(d / "run.jsonl", GEMINI_STREAM), "qwen-code", "Gemini CLI --output-format stream-json output: "),
+    (lambda d: write_jsonl(d / "exec.jsonl", CODEX_EXEC), "codex", "Codex exec --json output: "),
+], ids=["gemini-stream-as-gemini-cli", "gemini-stream-as-qwen-code", "codex-exec-as-codex"])
+def test_a_headless_output_read_with_its_agents_input_is_named_the_same(tmp_path: Path, make, fmt: str, what: str) -> None:
+    # --input gemini-cli on a stream-json output said "run.jsonl:2: not a Gemini CLI session
+    # record (no id, sessionId, $set or $rewindTo)": the user who named the agent was not told
+    # the file is its run's totals, nor which of its files to audit.
+    path = make(tmp_path)
+    with pytest.raises(UserError, match=rf"^{path}:1: {what}.* instead$"):
+        load_trace([path], fmt)
+
+
+def test_a_gemini_stream_json_run_that_failed_at_its_start_is_named_with_its_error(tmp_path: Path) -> None:
+    # A run stopped before its first call (handleError in packages/cli/src/utils/errors.ts) prints
+    # one result event, status error: the refusal said only that the file reports usage per run,
+    # as of a run that worked, leaving out why there was nothing.
+    failed = {"type": "result", "timestamp": "2026-03-02T10:00:00.500Z", "status": "error",
+              "error": {"type": "FatalAuthenticationError", "message": "Could not load the default credentials.\nSee the docs."},
+              "stats": {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0, "cached": 0, "input": 0, "duration_ms": 500,
+                        "tool_calls": 0, "models": {}}}
+    path = write_jsonl(tmp_path / "run.jsonl", [failed])
+    with pytest.raises(UserError, match=rf"^{path}:1: Gemini CLI --output-format stream-json output \(the run failed: "
+                                        r"FatalAuthenticationError: Could not load the default credentials\. See the docs\.\): "
+                                        r"it reports usage per run only"):
+        detect_format(path)
+    # Kept from an error event on: its severity and message.
+    path = write_jsonl(tmp_path / "tail.jsonl", GEMINI_STREAM_ERRORS[1:])
+    with pytest.raises(UserError, match=r":1: Gemini CLI --output-format stream-json output \(error: Maximum session turns exceeded\): "):
+        detect_format(path)
+    # A run that worked is named as before, nothing in brackets.
+    path = write_jsonl(tmp_path / "ok.jsonl", GEMINI_STREAM)
+    with pytest.raises(UserError, match=r":1: Gemini CLI --output-format stream-json output: it reports"):
+        detect_format(path)
+
+
+#: ``claude -p --output-format json``: the Agent SDK's result message alone (SDKResultMessage).
+CLAUDE_JSON = {
+    "type": "result", "subtype": "success", "is_error": False, "duration_ms": 12000, "duration_api_ms": 11000, "num_turns": 4,
+    "result": "Done.", "session_id": "0c5b1e7a-1111-2222-3333-444455556666", "total_cost_usd": 0.1234,
+    "usage": {"input_tokens": 20, "cache_creation_input_tokens": 5000, "cache_read_input_tokens": 60000, "output_tokens": 700,
+              "server_tool_use": {"web_search_requests": 0}, "service_tier": "standard"},
+    "modelUsage": {"claude-sonnet-4-5-20250929": {"inputTokens": 20, "outputTokens": 700, "cacheReadInputTokens": 60000,
+                                                  "cacheCreationInputTokens": 5000, "webSearchRequests": 0, "costUSD": 0.1234}},
+    "permission_denials": [], "uuid": "9d1f0000-0000-0000-0000-000000000000",
+}
+
+
+def test_a_claude_code_json_output_is_named_and_refused(tmp_path: Path) -> None:
+    # main said "unknown log format" of it (checked): the user was not told the file is the
+    # run's totals, nor that the transcript (or stream-json output) logs each call.
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(CLAUDE_JSON, indent=2))
+    what = (r"Claude Code -p --output-format json output: it reports usage per run only \(the result's usage and modelUsage sum "
+            r"the run's calls\), so no call can be audited; audit the transcript Claude Code keeps of the run "
+            r"\(~/\.claude/projects/<project>/<session_id>\.jsonl\), or the run's --output-format stream-json output instead$")
+    with pytest.raises(UserError, match=rf"^{path}:1: {what}"):
+        detect_format(path)
+    # A run that ended in error says how; 1.0.x wrote cost_usd and no modelUsage.
+    old = {k: v for k, v in CLAUDE_JSON.items() if k not in ("modelUsage", "total_cost_usd")} | {"cost_usd": 0.12, "subtype": "error_max_turns"}
+    path.write_text(json.dumps(old))
+    with pytest.raises(UserError, match=r":1: Claude Code -p --output-format json output \(the run ended error_max_turns\): "):
+        load_trace([path])
+    # Qwen Code's result message alone (no modelUsage, no cost) is not named Claude Code's.
+    qwen = QWEN_STREAM[-1]
+    path.write_text(json.dumps(qwen))
+    with pytest.raises(UserError, match=r":1: unknown log format"):
+        detect_format(path)
+    # In a stream-json run the result line sits beside the calls, which are read.
+    requests, _ = load_trace([write_jsonl(tmp_path / "s.jsonl", _claude_stream())])
+    assert len(requests) == 1
+
+
+def _claude_stream() -> list[dict]:
+    """A one-call ``claude -p --output-format stream-json`` run ending in its result line."""
+    return [
+        {"type": "system", "subtype": "init", "session_id": CLAUDE_JSON["session_id"], "uuid": "i", "model": "claude-sonnet-4-5-20250929",
+         "claude_code_version": "2.0.37", "tools": []},
+        {"type": "assistant", "session_id": CLAUDE_JSON["session_id"], "uuid": "a", "parent_tool_use_id": None,
+         "message": {"id": "msg_1", "role": "assistant", "model": "claude-sonnet-4-5-20250929", "content": [{"type": "text", "text": "Done."}],
+                     "usage": {"input_tokens": 20, "cache_creation_input_tokens": 5000, "cache_read_input_tokens": 60000, "output_tokens": 700}}},
+        CLAUDE_JSON,
+    ]

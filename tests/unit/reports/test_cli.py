@@ -1,5 +1,6 @@
 """The command line as a user runs it: outputs, exit codes, one-line errors, determinism."""
 
+import csv
 import json
 import os
 
@@ -197,6 +198,17 @@ def test_unknown_price_model_lists_the_known_ones(tmp_path, capsys):
     assert not (tmp_path / "runs.csv").exists()
 
 
+@pytest.mark.parametrize("command", ["sweep", "replay"])
+def test_an_unknown_price_model_names_the_option(tmp_path, capsys, command):
+    # "prefixbench: error: unknown price model 'claude-sonet-4-5' (known: ...": which option was wrong went unsaid.
+    log = tmp_path / "r.jsonl"
+    log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    argv = [*SMALL, "--out", str(tmp_path / "o")] if command == "sweep" else ["replay", str(log)]
+    assert main([*argv, "--price", "claude-sonet-4-5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("prefixbench: error: --price: unknown price model 'claude-sonet-4-5' (did you mean 'claude-sonnet-4-5'?) (known: ")
+
+
 def test_cross_engine_sweep_counts_rejections_and_explains_the_winner(tmp_path, capsys):
     argv = ["sweep", "--workload", "thinking-tools", "--engines", "checkpoint,ranges,user-tail",
             "--profile", "deepseek-official", "--windows", "32k", "--presets", "legacy,patched",
@@ -225,6 +237,15 @@ def test_bad_cross_engine_options(tmp_path, capsys, argv, message):
     assert main(["sweep", "--windows", "32k", "--out", str(tmp_path), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and message in err, err
+
+
+def test_an_unknown_engine_lists_the_installed_engines_too(tmp_path, capsys):
+    # "(known: checkpoint)": the installed engines, which sweep runs on this workload as well
+    # (--help lists them), were left out of the line.
+    assert main(["sweep", "--windows", "32k", "--out", str(tmp_path), "--engines", "sliding-windw"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("prefixbench: error: --engines: workload 'seed-coding' has no engine 'sliding-windw' (known: checkpoint, ")
+    assert ", sliding-window," in err and err.endswith("; or package.module:factory)") and "\n" not in err
 
 
 @pytest.mark.parametrize(
@@ -415,3 +436,22 @@ def test_a_missing_file_is_named_as_the_docs_and_compare_name_it(command, capsys
     assert main([command]) == 2
     assert capsys.readouterr().err.strip() == (
         f"prefixbench: error: the following arguments are required: FILE (see 'prefixbench {command} --help')")
+
+
+def test_a_rejected_request_in_observations_csv_is_no_uncached_one(tmp_path):
+    # A request the strict profile refused (HTTP 400) was written with cached 0, uncached its
+    # whole prompt and hit ratio 0.0: summed, observations.csv disagreed with runs.csv, whose
+    # session_uncached_tokens leaves refused requests out.
+    argv = ["sweep", "--workload", "thinking-tools", "--engines", "ranges", "--profile", "deepseek-official",
+            "--windows", "32k", "--presets", "legacy", "--quiet", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    with open(tmp_path / "observations.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    rejected = [r for r in rows if r["status"] != "200"]
+    with open(tmp_path / "runs.csv", newline="") as f:
+        (run,) = csv.DictReader(f)
+    assert len(rejected) == int(run["num_rejected"]) > 0
+    assert all(int(r["prompt_tokens"]) > 0 and r["error"] for r in rejected)  # what was sent, and why it was refused
+    not_served = ("cached_tokens", "uncached_tokens", "written_tokens", "written_long_tokens", "cached_explicit_tokens", "hit_ratio")
+    assert {r[c] for r in rejected for c in not_served} == {""}
+    assert sum(int(r["uncached_tokens"]) for r in rows if r["status"] == "200") == int(run["session_uncached_tokens"])

@@ -624,3 +624,10 @@ def test_kimi_rows_rest_on_moonshots_own_pricing_page():
         row = get_price(model)
         assert row.evidence == "official" and row.source == "https://platform.moonshot.ai/docs/pricing/chat"
         assert (row.rates.cache_read, row.rates.input, row.rates.output) == (D(hit), D(miss), D(out))
+
+
+def test_a_misspelt_model_is_told_its_nearest_name_first():
+    # 'claude-sonet-4-5' was answered with the whole table (1,700 characters) and no hint.
+    with pytest.raises(UserError) as err:
+        get_price("claude-sonet-4-5")
+    assert str(err.value).startswith("unknown price model 'claude-sonet-4-5' (did you mean 'claude-sonnet-4-5'?) (known: ")

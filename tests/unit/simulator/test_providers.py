@@ -293,3 +293,14 @@ def test_every_rule_resting_on_a_secondary_source_or_a_measurement_is_an_option(
     models = ("gemini-3-flash-preview", "gemini-2.5-flash", "gemini-3.1-pro-preview", "gemini-3-flash-lite-preview")
     assert [PROVIDERS["gemini"].round_read(9_000, m) for m in models] == [7_848, 9_000, 9_000, 9_000]
     assert PROVIDERS["qwen"].option_defaults()["implicit_min"] == 1024
+
+
+@pytest.mark.parametrize("provider", ["moonshot", "zai", "minimax", "qwen"])
+def test_a_messages_shaped_usage_with_no_cache_field_is_cache_not_reported(provider):
+    # Claude Code on a compatible endpoint whose usage names input and output tokens only: read
+    # as a 0 read, its calls were audited as misses ("system-changed", dollars lost) on a log
+    # that shows nothing of the cache. As the chat shape with no cached_tokens: not reported.
+    usage = read_usage(provider, {"input_tokens": 20_000, "output_tokens": 50}, "here")
+    assert (usage.cache_reported, usage.cache_read, usage.prompt) == (False, 0, 20_000)
+    # A field present, even 0 (Volcengine Ark's cache_read_input_tokens: 0): reported.
+    assert read_usage(provider, {"input_tokens": 20_000, "cache_read_input_tokens": 0, "output_tokens": 50}, "here").cache_reported

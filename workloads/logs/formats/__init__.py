@@ -197,6 +197,20 @@ def detect_format(path: Path) -> LogFormat:
     binary = file_format(path)
     if binary is not None:
         return binary
+    found, seen, first_line, refusal = _first_look(path)
+    if found is not None:
+        return found
+    if seen == 0:
+        raise UserError(f"{path}:1: empty file, no log records")
+    if refusal is not None:
+        raise UserError(refusal)
+    raise UserError(f"{path}:{first_line}: unknown log format (not {_none_of()}); audit reads only these")
+
+
+def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
+    """What the first records of a text file are: the format the first claimed record is of (or
+    None), the records seen, the first one's line, and, when no format claims any, the refusal
+    (``file:line: ...``) of an agent's output that reports no call's usage (None for any other)."""
     seen = 0
     first_line = 1
     copilot_line: int | None = None
@@ -207,7 +221,7 @@ def detect_format(path: Path) -> LogFormat:
         seen += 1
         guess = classify_record(record.value)
         if guess is not None:
-            return FORMATS[guess]
+            return FORMATS[guess], seen, first_line, None
         if copilot_line is None and isinstance(record.value, dict) and is_copilot_cli_event(record.value):
             copilot_line = record.line
         if headless is None:
@@ -216,13 +230,11 @@ def detect_format(path: Path) -> LogFormat:
                 headless = (record.line, found, record.value)  # type: ignore[assignment]
         if seen >= DETECT_RECORDS:
             break
-    if seen == 0:
-        raise UserError(f"{path}:1: empty file, no log records")
     if copilot_line is not None:
-        raise UserError(f"{path}:{copilot_line}: {COPILOT_CLI}")
+        return None, seen, first_line, f"{path}:{copilot_line}: {COPILOT_CLI}"
     if headless is not None:
-        raise UserError(f"{path}:{headless[0]}: {headless[1].refusal(headless[2])}")
-    raise UserError(f"{path}:{first_line}: unknown log format (not {_none_of()}); audit reads only these")
+        return None, seen, first_line, f"{path}:{headless[0]}: {headless[1].refusal(headless[2])}"
+    return None, seen, first_line, None
 
 
 def _checked(path: Path, records: Iterable[Record], fmt: LogFormat) -> Iterator[Record]:
@@ -298,7 +310,18 @@ def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[Tr
             raise UserError(f"{path}: a database of the {binary.name} format read as {fmt.name} (--input {binary.name} reads it)")
         return _timed(fmt.read_file(path, ctx))
     torn: list[int] = []
-    requests, summary = fmt.read(path, _checked(path, iter_records(path, ctx.progress, torn, buffering=READ_BUFFER), fmt), ctx)
+    try:
+        requests, summary = fmt.read(path, _checked(path, iter_records(path, ctx.progress, torn, buffering=READ_BUFFER), fmt), ctx)
+    except UserError as exc:
+        # --input naming a format for an agent's output that reports no call's usage: its reader
+        # stopped on a record it does not know; the refusal says what the file is instead.
+        try:
+            refusal = _first_look(path)[3]
+        except UserError:  # (the first records are bad input themselves: the reader's line stands)
+            raise exc from None
+        if refusal is not None:
+            raise UserError(refusal) from None
+        raise
     if torn:  # a live log: its last line is still being written
         summary = replace(summary, skipped=(*summary.skipped, (torn[0], TORN_TAIL)))
     return _timed((requests, summary))

@@ -184,6 +184,8 @@ class _Walk:
         self.stream_last: dict[tuple[str | None, ...], str] = {}
         self.stream_parent: dict[str, str | None] = {}
         self.stream_version: str | None = None
+        #: A stream-json ``compact_boundary``'s logical parent: the entry its thread placed last.
+        self.stream_logical: dict[str, str] = {}
         #: The stream-json entries placed so far (a 1.0.x line's stand-in uuid counts them).
         self.stream_entries = 0
         #: A stream-json run's main-thread lane per session: the file's for the first session, one
@@ -233,6 +235,10 @@ class _Walk:
             # alone: the lines of a run collected into one JSON array share theirs)
             uuid = f"line {record.line}{record.path} #{self.stream_entries}"
         thread = tuple(v if isinstance(v, str) else None for v in (value.get("session_id"), value.get("parent_tool_use_id")))
+        if boundary and thread in self.stream_last:
+            # Its thread's last entry is its logical parent (a transcript's logicalParentUuid): the
+            # chain starts again in that thread's lane (a subagent's compaction is no new subagent).
+            self.stream_logical[uuid] = self.stream_last[thread]
         self.stream_parent[uuid] = None if boundary else self.stream_last.get(thread)
         self.stream_last[thread] = uuid
         self.entry(record, uuid)
@@ -341,7 +347,7 @@ class _Walk:
             return self.boundary.get(parent)
         event: str | None = None
         subtype = value.get("subtype")
-        logical = value.get("logicalParentUuid")
+        logical = self.stream_logical.pop(uuid) if uuid in self.stream_logical else value.get("logicalParentUuid")
         if subtype == "compact_boundary" and isinstance(logical, str) and logical in self.lane_of:
             lane = self.lane_of[logical]
             event = "compaction"

@@ -23,6 +23,13 @@ in one line that says what it is, why, and which of the agent's own files logs e
   Without ``session_id`` the object is any error body (``{"error": {"type", "message", "code"}}``
   is also what gateways answer), so it is not named.
 
+* ``claude -p --output-format json`` (the Agent SDK's result message, ``SDKResultMessage``): one
+  object ``{type: "result", subtype, session_id, usage, modelUsage, total_cost_usd, ...}`` whose
+  ``usage`` and ``modelUsage`` sum the run's calls. The transcript under ``~/.claude/projects/``
+  logs each call, and so does the run's ``--output-format stream-json`` output (read as Claude
+  Code). Qwen Code's result message copies the shape without ``modelUsage`` or a cost, so it
+  is not named.
+
 Detection runs only when no format claims a file's first records (a file of a format audit reads
 is never refused for a line that looks like one of these).
 """
@@ -45,12 +52,13 @@ class Headless(msgspec.Struct, frozen=True):
     instead: str
     #: Whether a record (a JSON object) is one of this output's.
     match: Callable[[dict], bool]
-    #: What the record itself says that the refusal names after ``what`` (an error's message).
+    #: What the record itself says that the refusal names after ``what`` (an error's message; "" for nothing).
     detail: Callable[[dict], str] | None = None
 
     def refusal(self, value: dict) -> str:
         """The refusal's text for the record ``value`` it matched, after ``file:line: ``."""
-        detail = f" ({self.detail(value)})" if self.detail is not None else ""
+        said = self.detail(value) if self.detail is not None else ""
+        detail = f" ({said})" if said else ""
         return f"{self.what}{detail}: {self.why}, so no call can be audited; audit {self.instead} instead"
 
 
@@ -108,10 +116,30 @@ def _gemini_error(value: dict) -> bool:
 def _gemini_error_text(value: dict) -> str:
     """``type: message`` on one line, the message cut to :data:`_MESSAGE_CHARS`."""
     error = value["error"]
-    message = " ".join(error["message"].split())
+    return _one_line(error["type"], error["message"])
+
+
+def _one_line(kind: str, message: str) -> str:
+    """``kind: message`` on one line, the message cut to :data:`_MESSAGE_CHARS` (``kind`` alone
+    for an empty message)."""
+    message = " ".join(message.split())
     if len(message) > _MESSAGE_CHARS:
         message = message[:_MESSAGE_CHARS] + "..."
-    return f"{error['type']}: {message}" if message else error["type"]
+    return f"{kind}: {message}" if message else kind
+
+
+def _gemini_stream_error_text(value: dict) -> str:
+    """What a stream-json record the refusal names says of a failure: a ``result`` of a run that
+    failed (``status: error``, its ``error {type, message}``: a run stopped at its start prints
+    only this), or an ``error`` event (its severity and message); "" for any other record."""
+    error = value.get("error")
+    if value.get("type") == "result" and value.get("status") == "error" and isinstance(error, dict):
+        kind, message = error.get("type"), error.get("message")
+        if isinstance(kind, str) and isinstance(message, str):
+            return "the run failed: " + _one_line(kind, message)
+    if value.get("type") == "error":
+        return _one_line(value["severity"], value["message"])
+    return ""
 
 
 def _gemini_stream(value: dict) -> bool:
@@ -126,7 +154,23 @@ def _gemini_stream(value: dict) -> bool:
         return value.get("role") in ("user", "assistant") and isinstance(value.get("content"), str)
     if kind in ("tool_use", "tool_result"):
         return isinstance(value.get("tool_id"), str)
-    return kind == "error" and isinstance(value.get("severity"), str)
+    # ErrorEvent: severity 'warning' | 'error' and a message (an application log's error line is not one).
+    return kind == "error" and value.get("severity") in ("warning", "error") and isinstance(value.get("message"), str)
+
+
+def _claude_json(value: dict) -> bool:
+    """``claude -p --output-format json``'s result: Claude Code's own keys (``modelUsage``, a
+    cost) beside the run's ``usage``, which Qwen Code's copy of the shape does not have."""
+    if value.get("type") != "result" or not isinstance(value.get("session_id"), str) or not isinstance(value.get("usage"), dict):
+        return False
+    cost = value.get("total_cost_usd", value.get("cost_usd"))
+    return isinstance(value.get("modelUsage"), dict) or (isinstance(cost, (int, float)) and not isinstance(cost, bool))
+
+
+def _claude_json_text(value: dict) -> str:
+    """How the run ended, when not in success (``error_max_turns``, ``error_during_execution``)."""
+    subtype = value.get("subtype")
+    return f"the run ended {subtype}" if isinstance(subtype, str) and subtype and subtype != "success" else ""
 
 
 #: Every headless output refused, in the order they are tried.
@@ -155,6 +199,15 @@ HEADLESS: tuple[Headless, ...] = (
         "it reports usage per run only (the result event's stats)",
         "the session Gemini CLI keeps of the run (~/.gemini/tmp/<project>/chats/session-*.json or .jsonl)",
         _gemini_stream,
+        _gemini_stream_error_text,
+    ),
+    Headless(
+        "Claude Code -p --output-format json output",
+        "it reports usage per run only (the result's usage and modelUsage sum the run's calls)",
+        "the transcript Claude Code keeps of the run (~/.claude/projects/<project>/<session_id>.jsonl), "
+        "or the run's --output-format stream-json output",
+        _claude_json,
+        _claude_json_text,
     ),
 )
 
