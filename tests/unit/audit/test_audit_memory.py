@@ -340,3 +340,55 @@ def test_the_price_lookups_keep_their_latest_minutes_and_find_the_same_rows(monk
     bounded = core.Prices(None)
     assert [bounded.row(*a) for a in asked] == expected and bounded.missing == kept_all.missing
     assert len(bounded._minutes) <= 3 and len(bounded._cache) <= 3 and len(kept_all._minutes) > 3
+
+
+
+#: The traced peak of the audit (:func:`~prefixbench.workloads.audit.core.audit_requests`, its rows
+#: going to a temporary file as the command has them) with ``--jobs 2``, above the trace, in the
+#: process that runs it, a request of a folder's later files adds: 6 sessions of 600 requests,
+#: each begun three days after the one before, in two parts (3 and 3 sessions, the second in a
+#: forked worker, which tracemalloc does not see here), against 2 sessions (1 and 1). Measured
+#: (Python 3.11): 555 bytes a request while every row of this process's part waited in memory
+#: until its pass ended; 395 since a part's rows go to a temporary file of its own as its pass
+#: makes them (:meth:`~prefixbench.workloads.audit.spill.BucketSpill.empty`).
+JOBS_PASS_BYTES_PER_REQUEST = 475
+
+
+def test_bytes_a_request_of_a_folders_later_files_adds_to_the_audit_with_jobs_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fails on the code before (555 bytes a request: the part's rows were held in memory)."""
+    import gc
+
+    from prefixbench.workloads.audit import core
+    from prefixbench.workloads.audit.spill import BucketSpill
+
+    parts: list[int] = []
+    real = core.pass_parts
+
+    def counted(*args, **kwargs):
+        found = real(*args, **kwargs)
+        parts.append(0 if found is None else len(found))
+        return found
+
+    monkeypatch.setattr(core, "PARALLEL_PASS_AT_LEAST", 1)
+    monkeypatch.setattr(core, "pass_parts", counted)
+
+    def peak(folder: Path) -> int:
+        trace = core.load_trace([folder])
+        gc.collect()
+        tracemalloc.start()
+        try:
+            held = tracemalloc.get_traced_memory()[0]
+            with BucketSpill() as spill:
+                core.audit_requests(*trace, spill=spill, jobs=2)
+            return tracemalloc.get_traced_memory()[1] - held
+        finally:
+            tracemalloc.stop()
+
+    for copies in (2, 6):
+        (tmp_path / f"x{copies}").mkdir()
+        for n in range(copies):
+            _long_session(tmp_path / f"x{copies}", 600, f"s{n}", day=3 + 3 * n)
+    peak(tmp_path / "x2")  # imports and caches: once, before measuring
+    two, six = peak(tmp_path / "x2"), peak(tmp_path / "x6")
+    assert parts == [2, 2, 2]  # split in two parts every time
+    assert (six - two) / 2400 <= JOBS_PASS_BYTES_PER_REQUEST, (six - two) / 2400
