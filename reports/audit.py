@@ -1041,6 +1041,9 @@ def run_audit_command(args) -> int:
 
             assumed += codex_head_notes(trace[0], codex_heads)
             trace = (assume_codex_heads(trace[0], codex_heads), trace[1])
+        from prefixbench.workloads.audit.core import drop_request_ids
+
+        drop_request_ids(trace[0])  # read: nothing below reads them
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")
         # The audit's prediction of the log as sent, which the re-simulations below start from.

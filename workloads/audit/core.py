@@ -1214,15 +1214,20 @@ def _part(
     inputs: _PassInputs, part: PassPart, preds: Preds | None, buckets: RowBuckets,
     lane_heads: Mapping[tuple[str, str], int | None], of_file: Mapping[str, Decimal],
 ) -> tuple[_Passed, dict[int, _FileSums]]:
-    """One part passed, its rows in memory, then summed a file at a time (its rows packed as
-    ``buckets`` takes them back: :meth:`RowBuckets.pack`)."""
-    mine = _Rows()
-    passed = _pass(inputs, part.order, part.expire, preds, mine)
-    files: dict[int, _FileSums] = {}
-    for bucket in sorted(mine.buckets()):
-        summed = _sum_file(mine.take(bucket), lane_heads, of_file)
-        summed.rows = buckets.pack(summed.rows)
-        files[bucket] = summed
+    """One part passed, its rows put where ``buckets`` would put them (a temporary file of the
+    part's own for a :class:`~.spill.BucketSpill`: no more than a file's rows in memory, as in
+    one pass), then summed a file at a time (its rows packed as ``buckets`` takes them back:
+    :meth:`RowBuckets.pack`)."""
+    mine = buckets.empty()
+    try:
+        passed = _pass(inputs, part.order, part.expire, preds, mine)
+        files: dict[int, _FileSums] = {}
+        for bucket in sorted(mine.buckets()):
+            summed = _sum_file(mine.take(bucket), lane_heads, of_file)
+            summed.rows = buckets.pack(summed.rows)
+            files[bucket] = summed
+    finally:
+        mine.close()
     return passed, files
 
 
@@ -2101,6 +2106,14 @@ class RowBuckets(Protocol):
 
     def extend(self, packed: object) -> None: ...
 
+    def buckets(self) -> list[int]: ...
+
+    def empty(self) -> RowBuckets:
+        """An empty one of the same kind (where a part of ``--jobs`` puts its rows)."""
+        ...
+
+    def close(self) -> None: ...
+
 
 #: Rows a worker sends back as MessagePack (a tenth of pickle's time); Decimals as their text.
 _ROWS = msgspec.msgpack.Decoder(list[AuditRow])
@@ -2134,6 +2147,12 @@ class _Rows:
 
     def extend(self, packed: bytes | list[AuditRow]) -> None:
         self.rows.extend(_ROWS.decode(packed) if isinstance(packed, bytes) else packed)
+
+    def empty(self) -> _Rows:
+        return _Rows()
+
+    def close(self) -> None:
+        pass
 
 
 def _lane_heads(requests: Sequence[TraceRequest], heads: Heads) -> dict[tuple[str, str], int | None]:
@@ -2554,6 +2573,15 @@ def _body_replies(requests: list[TraceRequest]) -> tuple[int, int]:
         if r.reply and rules_for(r.provider).caches_output:
             kept += 1
     return kept, held
+
+
+def drop_request_ids(requests: list[TraceRequest]) -> None:
+    """Each request's ``request_id`` (the log's id for the call) dropped, in place, one request at
+    a time: the readers read it (a call two files log is counted once), the audit never does, and
+    the trace is held to the audit's end (an id is a string of its own, 50-90 bytes a request)."""
+    for i, r in enumerate(requests):
+        if r.request_id is not None:
+            requests[i] = replace(r, request_id=None)
 
 
 def drop_histories(requests: list[TraceRequest]) -> None:

@@ -201,6 +201,15 @@ class BucketSpill(RowSpill):
         self._waiting -= len(rows)
         self._starts.setdefault(bucket, []).append(self._write(rows))
 
+    def buckets(self) -> list[int]:
+        """The buckets holding rows."""
+        return list(self._starts.keys() | self._buckets.keys())
+
+    def empty(self) -> BucketSpill:
+        """An empty one, in a temporary file of its own (where a part of ``audit --jobs`` puts
+        its rows: a forked worker writes to no file its parent writes to)."""
+        return BucketSpill()
+
     def take(self, bucket: int) -> list[AuditRow]:
         """The rows of ``bucket`` in the order they were added (and the bucket emptied)."""
         rows: list[AuditRow] = []
