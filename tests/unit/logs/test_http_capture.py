@@ -384,10 +384,13 @@ def test_server_compaction_iterations_of_a_capture_are_compaction_calls(tmp_path
     assert [reason for _, reason in summaries[0].skipped] == ["response paused after a server-side compaction: no message sampled"]
 
 
-def test_a_fallback_message_iteration_is_the_top_level_not_another_call(tmp_path: Path) -> None:
+def test_a_fallback_message_iteration_is_the_top_level_served_by_its_model(tmp_path: Path) -> None:
     # Server-side fallback: the attempt that served the response is listed as fallback_message in
-    # place of its message entry (Anthropic's usage schema), so its counts are the top level's.
+    # place of its message entry (Anthropic's usage schema), so its counts are the top level's; its
+    # model served the call (and its cache was read), not the one the body asked for: main kept
+    # the model asked for.
     usage = {**_step("message", 4000, 0, 6, 90), "iterations": [_step("fallback_message", 4000, 0, 6, 90, "claude-opus-4-8")]}
-    path = write_jsonl(tmp_path / "fallback.jsonl", [capture_line(anthropic_body(), {"body": {"usage": usage}})])
+    path = write_jsonl(tmp_path / "fallback.jsonl", [capture_line(anthropic_body(model="claude-fable-5"), {"body": {"usage": usage}})])
     (r,), _ = load_trace([path])
     assert (r.usage.cache_read, r.usage.output, r.lane) == (4000, 90, "main")
+    assert (r.model, r.body.envelope.model) == ("claude-opus-4-8", "claude-opus-4-8")

@@ -101,6 +101,8 @@ class _Call(msgspec.Struct, frozen=True):
     #: server-side compactions, then advisor calls (:func:`_iterations`).
     compactions: tuple[Usage, ...] = ()
     advisors: tuple[tuple[str, Usage], ...] = ()
+    #: The model that served the call where it is not the one asked for (server-side fallback).
+    served_model: str | None = None
 
 
 def _messages_call(provider: Provider, body: dict, response: dict, where: str) -> _Call:
@@ -111,13 +113,26 @@ def _messages_call(provider: Provider, body: dict, response: dict, where: str) -
     rules = rules_for(provider)
     usage = (rules if rules.speaks_messages else ANTHROPIC).read_usage(raw, where)
     parsed = parse_request_body(body, where)
+    served = _fallback_model(raw)
+    if served is not None:  # the fallback model's cache served the call, not the one asked for
+        parsed = replace(parsed, envelope=replace(parsed.envelope, model=served))
     effort = parsed.envelope.reasoning_effort
     envelope = (("effort", effort),) if effort else ()
     label = read_diagnostic(as_dict(response.get("body"))) or _diagnostic_sse(response)
     # DeepSeek's cache keeps output on this endpoint too: its response is read as it is sent back.
     reply = messages_reply(body, response, _sse_texts(response)) if rules_for(provider).caches_output else ()
     compactions, advisors = _iterations(rules if rules.speaks_messages else ANTHROPIC, raw, where)
-    return _Call(usage, parsed, classify_call(parsed), envelope, label, reply=reply, compactions=compactions, advisors=advisors)
+    return _Call(usage, parsed, classify_call(parsed), envelope, label, reply=reply, compactions=compactions, advisors=advisors,
+                 served_model=served)
+
+
+def _fallback_model(raw: dict) -> str | None:
+    """The model a server-side fallback served the response with: its ``fallback_message``
+    iteration's ``model`` (Anthropic's usage schema: the serving attempt's entry in place of its
+    ``message`` entry, its counts the top level's); None without one."""
+    steps = raw.get("iterations")
+    served = [step.get("model") for step in steps if isinstance(step, dict) and step.get("type") == "fallback_message"] if isinstance(steps, list) else []
+    return served[-1][:120] if served and isinstance(served[-1], str) and served[-1] else None
 
 
 def _iterations(rules: ProviderRules, raw: dict, where: str) -> tuple[tuple[Usage, ...], tuple[tuple[str, Usage], ...]]:
@@ -127,7 +142,7 @@ def _iterations(rules: ProviderRules, raw: dict, where: str) -> tuple[tuple[Usag
     ``advisor_message`` (the advisor tool: a call of the advisor model, outside the executor's top
     level), as ``(model, usage)``. A ``fallback_message`` is not one: Anthropic's usage schema
     makes it the served attempt's entry in place of its ``message`` entry, so its counts are the
-    top level's."""
+    top level's (:func:`_fallback_model`)."""
     compactions = tuple(rules.read_usage(step, f"{where} (usage.iterations compaction {n})")
                         for n, step in enumerate(compaction_iterations(raw, where)))
     advisors = []
@@ -501,6 +516,7 @@ class _Capture:
         node = f"{self.name}#{len(self.out)}"
         parent = self.last_node.get(lane)
         self.last_node[lane] = node
+        model = call.served_model or str(body.get("model"))
         request = TraceRequest(
             file=self.name,
             line=record.line,
@@ -510,11 +526,11 @@ class _Capture:
             sent_ms=sent,
             ready_ms=answered,
             provider=provider,
-            model=str(body.get("model")),
+            model=model,
             envelope=call.envelope,
             usage=call.usage,
             body=parsed,
-            prefix=None if parsed is not None else Prefix(f"http:{provider}:{body.get('model')}", node, parent),
+            prefix=None if parsed is not None else Prefix(f"http:{provider}:{model}", node, parent),
             diagnostic=call.diagnostic,
             source_format=NAME,
             compaction_call=call.lane_kind == "compaction" or (parsed is not None and classify_call(parsed) == "compaction"),
@@ -592,7 +608,8 @@ FORMAT = LogFormat(
         "claude-trace: response as a JSON body, raw SSE text (body_raw) or parsed events",
         "Anthropic Messages, JSON or SSE (message_start, then message_delta)",
         "usage.iterations: server-side compaction (compaction entries: compaction calls of their own) and the advisor "
-        "tool (advisor_message entries: calls of the advisor model in an advisor lane); fallback_message is the top level's",
+        "tool (advisor_message entries: calls of the advisor model in an advisor lane); fallback_message is the top level's, "
+        "its model the one that served the call",
         "DeepSeek's Anthropic-compatible endpoint (usage repeated in message_delta)",
         "OpenAI Responses (usage in response.completed; GPT-5.6 on: cache_write_tokens) and chat completions",
         "AWS Bedrock Converse / ConverseStream and InvokeModel / InvokeModelWithResponseStream (event-stream "
