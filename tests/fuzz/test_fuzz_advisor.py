@@ -1,7 +1,8 @@
-"""Fuzz the advisor iterations of a Claude Code response (``usage.iterations`` with
-``advisor_message`` entries, workloads/logs/formats/claude_code.py): any list of iterations either
-reads, each advisor entry with counts a call of the advisor lane and the executor's top level one
-call, or is refused in one line; never another exception."""
+"""Fuzz the advisor iterations of a response (``usage.iterations`` with ``advisor_message``
+entries) in a Claude Code transcript (workloads/logs/formats/claude_code.py) and in an HTTP capture
+(workloads/logs/formats/http_capture.py): any list of iterations either reads, each advisor entry
+with counts a call of the advisor lane and the executor's top level one call, or is refused in one
+line; never another exception."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace
 from tests.fuzz.harness import fuzz_settings
-from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+from tests.unit.audit.fixtures import Transcript, anthropic_body, capture_line, cc_usage, sse, write_jsonl
 
 KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 COUNTS = st.one_of(st.integers(0, 10**7), st.integers(-3, -1), st.none(), st.text(max_size=3), st.booleans())
@@ -48,6 +49,39 @@ def test_any_advisor_iterations_read_as_calls_or_are_refused_in_one_line(importe
         executor = [r for r in requests if r.lane == "main" and not r.compaction_call]
         assert executor and (executor[-1].usage.cache_read, executor[-1].usage.output) == (9000, 40)
         # The advisor chain: each call extends the one before it.
+        assert all(b.prefix.parent == a.prefix.node for a, b in zip(advisors, advisors[1:], strict=False))
+
+    case()
+
+
+def test_any_iterations_of_a_captured_response_read_as_calls_or_are_refused_in_one_line(importer_examples):
+    # The HTTP-capture reader (workloads/logs/formats/http_capture.py) reads the same iterations
+    # from a captured Messages response, JSON or streamed (the final message_delta's usage).
+    @fuzz_settings(importer_examples)
+    @given(iterations=ITERATIONS, streamed=st.booleans())
+    def case(iterations, streamed: bool) -> None:
+        usage = {"input_tokens": 3, "cache_read_input_tokens": 9000, "cache_creation_input_tokens": 200, "output_tokens": 40, "iterations": iterations}
+        if streamed:
+            start = {"type": "message_start", "message": {"usage": {"input_tokens": 3, "output_tokens": 1}}}
+            response = {"body_raw": sse(start, {"type": "message_delta", "usage": usage})}
+        else:
+            response = {"body": {"usage": usage}}
+        with tempfile.TemporaryDirectory() as tmp:
+            path = write_jsonl(Path(tmp) / "cap.jsonl", [capture_line(anthropic_body(), response)])
+            try:
+                requests, _ = load_trace([path])
+            except UserError as error:
+                assert "\n" not in str(error) and str(error).startswith(str(path))
+                return
+        steps = [step for step in iterations or [] if isinstance(step, dict)] if isinstance(iterations, list) else []
+        advisors = [r for r in requests if r.lane == "advisor"]
+        compactions = [r for r in requests if r.compaction_call]
+        assert all(r.lane_kind == "side" and r.body is None and not r.usage.is_empty for r in advisors)
+        assert len(advisors) <= sum(step.get("type") == "advisor_message" for step in steps)
+        assert len(compactions) == sum(step.get("type") == "compaction" for step in steps)
+        assert [r.seq for r in requests] == list(range(len(requests)))
+        executor = [r for r in requests if r.lane == "main" and not r.compaction_call]
+        assert len(executor) == 1 and (executor[0].usage.cache_read, executor[0].usage.output) == (9000, 40)
         assert all(b.prefix.parent == a.prefix.node for a, b in zip(advisors, advisors[1:], strict=False))
 
     case()

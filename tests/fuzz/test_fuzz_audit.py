@@ -286,6 +286,17 @@ SEEDS: dict[str, list[dict]] = {
                       {"role": "exit", "content": "litellm.Timeout", "extra": {"exit_status": "Timeout"}}]},
     ],
     "otel": [
+        # GitHub Copilot Chat's log records (the JavaScript SDK's, serialized) and a collector's logs export.
+        {"hrTime": [1773851611, 523000000], "resource": {"_rawAttributes": [["session.id", "w"]]}, "instrumentationScope": {"name": "copilot-chat"},
+         "spanContext": {"traceId": "t", "spanId": "s"}, "_body": "GenAI inference: claude-opus-4.6",
+         "attributes": {"event.name": "gen_ai.client.inference.operation.details", "gen_ai.response.model": "claude-opus-4-6",
+                        "gen_ai.usage.input_tokens": 129590, "gen_ai.usage.output_tokens": 114}},
+        {"resourceLogs": [{"resource": {"attributes": [{"key": "session.id", "value": {"stringValue": "w"}}]}, "scopeLogs": [{"logRecords": [
+            {"timeUnixNano": "1761994801000000000", "eventName": "gen_ai.client.inference.operation.details",
+             "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "5000"}}, {"key": "gen_ai.usage.output_tokens", "value": {"intValue": "7"}},
+                            {"key": "gen_ai.usage.cache_read.input_tokens", "value": {"intValue": "4096"}}]},
+            {"timeUnixNano": "1761994802000000000", "attributes": [{"key": "event.name", "value": {"stringValue": "copilot_chat.agent.turn"}},
+                                                                   {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "5000"}}]}]}]}]},
         # The write spellings of an OpenCode OTel plugin and of OpenClaw.
         {"resourceSpans": [{"scopeSpans": [{"spans": [
             {"traceId": "t", "spanId": "c", "startTimeUnixNano": "1761994801000000000",

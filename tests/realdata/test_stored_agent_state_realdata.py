@@ -37,7 +37,11 @@ each; never copied into this project, each test skips without it):
 * GitHub Copilot CLI's OpenTelemetry file export (``watson-output/otel-raw.jsonl``: Copilot CLI
   1.0.12-0, 2026-03-25, claude-opus-4.6-1m and claude-haiku-4.5 through GitHub) that
   github.com/MattGertz/OTEL-test keeps (commit ``3aa52071ea5b569624950930d9dad400ac435978``).
-  From ``PREFIXBENCH_OTEL_TEST_REPO`` (default the workplace's mirror).
+  From ``PREFIXBENCH_OTEL_TEST_REPO`` (default the workplace's mirror);
+* GitHub Copilot Chat's OpenTelemetry file export (``otel-traces.jsonl``: Copilot Chat
+  0.41.2026031804, claude-opus-4.6 and gpt-4o-mini through GitHub: the JavaScript SDK's log
+  records between its metrics) that the same repository keeps at an earlier commit
+  (``459410df857542b09aa5d57d5daada8271689db5``).
 
 What is checked is the store's own bookkeeping recounted from its raw fields, and how well its
 reads are predicted.
@@ -77,6 +81,7 @@ MUSHUSHI = Path(os.environ.get("PREFIXBENCH_MUSHUSHI_REPO", "/work/.mirror/Web-D
 MUSHUSHI_COMMIT = "a944edb97a12d97d4914daf3893bf84e9c2295ec"
 OTEL_TEST = Path(os.environ.get("PREFIXBENCH_OTEL_TEST_REPO", "/work/.mirror/MattGertz+OTEL-test/repo"))
 OTEL_TEST_COMMIT = "3aa52071ea5b569624950930d9dad400ac435978"
+OTEL_TEST_CHAT_COMMIT = "459410df857542b09aa5d57d5daada8271689db5"
 #: A CloudSchool session over 4 MiB, absent from the workplace's snapshot: left out everywhere, so
 #: a whole clone counts the same.
 QWEN_LEFT_OUT = ".qwen/projects/c--users-chuhai-documents-cloudschool/chats/6a9a85b5-4940-4403-9f32-26ce3966423d.jsonl"
@@ -325,3 +330,33 @@ def test_copilot_cli_otel_export_counts_its_chat_spans_as_its_agent_spans_sum_th
     assert sum(n for f in result.files for why, n in f.skip_reasons if why.endswith("sums the usage of the calls under it")) == 7
     assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-opus-4.6-1m"), ("anthropic", "claude-haiku-4.5")}
     assert sum(1 for r in result.rows if r.read_within) == 53
+
+
+def test_copilot_chat_otel_log_records_count_its_inference_events_as_its_agent_turns_sum_them(tmp_path: Path) -> None:
+    data = file_at(OTEL_TEST, OTEL_TEST_CHAT_COMMIT, "otel-traces.jsonl", "github.com/MattGertz/OTEL-test", "PREFIXBENCH_OTEL_TEST_REPO")
+    path = tmp_path / "otel-traces.jsonl"
+    path.write_bytes(data)
+    # One record a line: the SDK's log records (attributes as a dict), its metrics, empty objects.
+    records = [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+    logs = [r["attributes"] for r in records if "hrTime" in r]
+    assert len(records) == 54 and len(logs) == 20
+    assert sum(1 for r in records if "scopeMetrics" in r) == 21 and sum(1 for r in records if not r) == 13
+    calls = [a for a in logs if a["event.name"] == "gen_ai.client.inference.operation.details"]
+    turns = [a for a in logs if a["event.name"] == "copilot_chat.agent.turn"]
+    assert len(calls) == 11 and len(turns) == 4
+
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["otel"]
+    t = result.totals
+    assert t.requests == 11
+    # No record names a cache count: the whole input is read as uncached, the cache use unreported.
+    assert t.input == sum(a["gen_ai.usage.input_tokens"] for a in calls) == 534_441
+    assert t.output == sum(a["gen_ai.usage.output_tokens"] for a in calls) == 3_172
+    assert t.cache_read == t.cache_write == 0
+    # Each agent turn repeats its one call's usage: listed, not counted again.
+    claude = [a for a in calls if a["gen_ai.response.model"] == "claude-opus-4-6"]
+    assert [(a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) for a in claude] == [
+        (a["gen_ai.usage.input_tokens"], a["gen_ai.usage.output_tokens"]) for a in turns]
+    assert result.files[0].skip_reasons == ((
+        "log record of copilot_chat.agent.turn: not one inference (gen_ai.client.inference.operation.details), its usage sums calls", 4),)
+    assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-opus-4-6"), ("openai", "gpt-4o-mini-2024-07-18")}

@@ -192,7 +192,8 @@ def read_usage(response: Mapping[str, object], where: str) -> Usage:
 def usage_record(response: Mapping[str, object], where: str) -> dict[str, object]:
     """The usage of a response as Anthropic's reader takes it: the four counts (a cache count the
     response omits is 0: models or API versions without caching omit them; ``input_tokens`` it
-    must have), the 1 h part of the writes where there is one, and ``speed`` where it is fast.
+    must have), the 1 h part of the writes where there is one, ``speed`` where it is fast, and
+    ``iterations`` as the response has it.
 
     Raises:
         UserError: when the response carries no usage, a count that is not a non-negative
@@ -233,6 +234,10 @@ def usage_record(response: Mapping[str, object], where: str) -> dict[str, object
     # for it, the usage says what ran and was billed.
     if usage.get("speed") == "fast":
         counts["speed"] = "fast"
+    # The samplings of the response (server-side compaction, the advisor tool, server-side
+    # fallback): the capture reader counts those that are calls of their own.
+    if "iterations" in usage:
+        counts["iterations"] = usage["iterations"]
     return counts
 
 

@@ -328,3 +328,69 @@ def test_a_proxy_record_whose_request_is_the_body_is_read_by_the_answers_model(t
     assert (third.usage.uncached, third.usage.cache_read, third.usage.output) == (1_000, 4_000, 60)
     t = run_audit([path]).totals
     assert (t.requests, t.input, t.cache_read, t.output) == (3, 3_840, 15_008, 250)
+
+
+def _step(kind: str, read: int, written: int, uncached: int, output: int, model: str | None = None) -> dict:
+    step = {"type": kind, "input_tokens": uncached, "cache_read_input_tokens": read, "cache_creation_input_tokens": written, "output_tokens": output}
+    return step if model is None else {**step, "model": model}
+
+
+def test_advisor_iterations_of_a_streamed_capture_are_calls_of_the_advisor_lane(tmp_path: Path) -> None:
+    # Claude Code's /advisor (the advisor tool): the final message_delta's usage.iterations lists
+    # the executor's samplings (message, their sum the top level) and the advisor's sub-inference
+    # (advisor_message, outside the top level, at the advisor model's rates). The capture counts
+    # the advisor call in an advisor lane, as the transcript reader does; main counted it nowhere.
+    iterations = [_step("message", 9000, 200, 3, 20), _step("advisor_message", 0, 9500, 5, 600, "claude-opus-4-8"), _step("message", 9200, 0, 4, 20)]
+    lines = [
+        capture_line(anthropic_body(), {"body_raw": sse(
+            {"type": "message_start", "message": {"usage": {"input_tokens": 3, "cache_read_input_tokens": 9000, "cache_creation_input_tokens": 200, "output_tokens": 1}}},
+            {"type": "message_delta", "usage": {"input_tokens": 7, "cache_read_input_tokens": 18200, "cache_creation_input_tokens": 200, "output_tokens": 40,
+                                                "iterations": iterations}},
+        )}),
+        capture_line(anthropic_body(messages=4), {"body": {"usage": {**_step("message", 18400, 300, 2, 30),
+                                                                      "iterations": [_step("advisor_message", 9500, 400, 2, 500, "claude-opus-4-8")]}}}, sent=1748554720.0),
+    ]
+    path = write_jsonl(tmp_path / "advisor.jsonl", lines)
+    requests, _ = load_trace([path])
+    assert [(r.lane, r.model, r.usage.cache_read, r.usage.cache_write, r.usage.output) for r in requests] == [
+        ("main", "claude-sonnet-4-20250514", 18200, 200, 40),
+        ("advisor", "claude-opus-4-8", 0, 9500, 600),
+        ("main", "claude-sonnet-4-20250514", 18400, 300, 30),
+        ("advisor", "claude-opus-4-8", 9500, 400, 500),
+    ]
+    assert [r.seq for r in requests] == [0, 1, 2, 3]
+    first, second = requests[1], requests[3]
+    assert (first.lane_kind, first.body, first.prefix.parent) == ("side", None, None)
+    assert second.prefix.parent == first.prefix.node  # each advisor call extends the one before
+    assert requests[0].body is not None and requests[2].body is not None
+
+
+def test_server_compaction_iterations_of_a_capture_are_compaction_calls(tmp_path: Path) -> None:
+    # Server-side compaction: usage.iterations lists the compaction sampling before the message's;
+    # the top level is the message's alone, its prompt the compacted context (a new chain, not
+    # the body sent). A response paused after its compaction (top level zero) samples no message.
+    compacted = {**_step("message", 0, 3000, 5, 80), "iterations": [_step("compaction", 150000, 0, 2000, 3000), _step("message", 0, 3000, 5, 80)]}
+    paused = {**_step("message", 0, 0, 0, 0), "iterations": [_step("compaction", 160000, 0, 10, 2900)]}
+    lines = [
+        capture_line(anthropic_body(), {"body": {"usage": compacted}}),
+        capture_line(anthropic_body(messages=4), {"body": {"usage": paused}}, sent=1748554720.0),
+    ]
+    path = write_jsonl(tmp_path / "compaction.jsonl", lines)
+    requests, summaries = load_trace([path])
+    assert [(r.compaction_call, r.usage.cache_read, r.usage.uncached, r.usage.output) for r in requests] == [
+        (True, 150000, 2000, 3000), (False, 0, 5, 80), (True, 160000, 10, 2900)]
+    assert requests[0].body is None and requests[1].body is None and requests[1].prefix.parent is None
+    assert requests[2].prefix.parent == requests[1].prefix.node
+    assert [reason for _, reason in summaries[0].skipped] == ["response paused after a server-side compaction: no message sampled"]
+
+
+def test_a_fallback_message_iteration_is_the_top_level_served_by_its_model(tmp_path: Path) -> None:
+    # Server-side fallback: the attempt that served the response is listed as fallback_message in
+    # place of its message entry (Anthropic's usage schema), so its counts are the top level's; its
+    # model served the call (and its cache was read), not the one the body asked for: main kept
+    # the model asked for.
+    usage = {**_step("message", 4000, 0, 6, 90), "iterations": [_step("fallback_message", 4000, 0, 6, 90, "claude-opus-4-8")]}
+    path = write_jsonl(tmp_path / "fallback.jsonl", [capture_line(anthropic_body(model="claude-fable-5"), {"body": {"usage": usage}})])
+    (r,), _ = load_trace([path])
+    assert (r.usage.cache_read, r.usage.output, r.lane) == (4000, 90, "main")
+    assert (r.model, r.body.envelope.model) == ("claude-opus-4-8", "claude-opus-4-8")

@@ -266,3 +266,65 @@ def test_bare_resource_spans_pretty_printed_one_after_another(tmp_path: Path) ->
     assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(80022, 0, 166), (385, 79929, 48)]
     assert not requests[0].usage.cache_reported and requests[1].prefix.parent == requests[0].prefix.node
     assert [why for _, why in summary.skipped] == ["span a: sums the usage of the calls under it"]
+
+
+def sdk_log(attributes: dict, at_s: int, *, trace: str | None = None, session: str = "w1") -> dict:
+    """A log record as the JavaScript SDK holds it, serialized whole (GitHub Copilot Chat's file exporter)."""
+    record = {"hrTime": [at_s, 250_000_000], "hrTimeObserved": [at_s, 250_000_000],
+              "resource": {"_rawAttributes": [["service.name", "copilot-chat"], ["session.id", session]], "_asyncAttributesPending": False},
+              "instrumentationScope": {"name": "copilot-chat", "version": "0.41"}, "_body": "GenAI inference", "attributes": attributes,
+              "totalAttributesCount": len(attributes), "_isReadonly": True}
+    return record if trace is None else {**record, "spanContext": {"traceId": trace, "spanId": "s1", "traceFlags": 1}}
+
+
+def test_log_records_of_inference_events_are_the_calls(tmp_path: Path) -> None:
+    """GitHub Copilot Chat writes the GenAI conventions' events as the JavaScript SDK's log records,
+    one a line, between its metrics and empty objects: each inference event is a call, an agent
+    turn repeating its call's usage is not counted again. Main took the file for no known format."""
+    inference = {"event.name": "gen_ai.client.inference.operation.details", "gen_ai.response.model": "claude-opus-4-6",
+                 "gen_ai.usage.input_tokens": 129590, "gen_ai.usage.output_tokens": 114}
+    turn = {"event.name": "copilot_chat.agent.turn", "turn.index": 0, "gen_ai.usage.input_tokens": 129590, "gen_ai.usage.output_tokens": 114}
+    side = {"event.name": "gen_ai.client.inference.operation.details", "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 1700,
+            "gen_ai.usage.output_tokens": 5}
+    metrics = {"resource": {"_rawAttributes": []}, "scopeMetrics": [{"scope": {"name": "copilot-chat"}, "metrics": []}]}
+    second = dict(inference, **{"gen_ai.usage.input_tokens": 129999, "gen_ai.usage.output_tokens": 145})
+    lines = [sdk_log(side, 1773851536), {}, metrics, sdk_log(inference, 1773851611, trace="t1"), sdk_log(turn, 1773851612, trace="t1"),
+             sdk_log(second, 1773851617, trace="t1")]
+    path = tmp_path / "otel-traces.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    requests, summary = read(path)
+    assert [(r.lane, r.model, r.usage.uncached, r.usage.output, r.done_ms) for r in requests] == [
+        ("w1/gpt-4o-mini", "gpt-4o-mini", 1700, 5, 1773851536250),
+        ("t1", "claude-opus-4-6", 129590, 114, 1773851611250),
+        ("t1", "claude-opus-4-6", 129999, 145, 1773851617250),
+    ]
+    assert requests[2].prefix.parent == requests[1].prefix.node and not requests[1].usage.cache_reported
+    assert [(line, why.split(":")[0]) for line, why in summary.skipped] == [(5, "log record of copilot_chat.agent.turn")]
+    assert any("2 record(s) hold no call" in note for note in summary.notes)
+
+
+def test_otlp_logs_export_reads_its_inference_records(tmp_path: Path) -> None:
+    """The same events through a collector's file exporter: ``resourceLogs`` / ``scopeLogs`` /
+    ``logRecords``, typed attributes, ``timeUnixNano``, the record's own trace id."""
+    def attrs(values: dict) -> list[dict]:
+        return [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}} for k, v in values.items()]
+    call = {"gen_ai.response.model": "gpt-5.1", "gen_ai.usage.input_tokens": 5000, "gen_ai.usage.output_tokens": 70,
+            "gen_ai.usage.cache_read.input_tokens": 4096}
+    export = {"resourceLogs": [{"resource": {"attributes": attrs({"session.id": "w2"})}, "scopeLogs": [{"scope": {"name": "x"}, "logRecords": [
+        {"timeUnixNano": str(T), "traceId": "ab", "eventName": "gen_ai.client.inference.operation.details", "attributes": attrs(call)},
+        {"timeUnixNano": str(T + 10**9), "traceId": "ab", "attributes": attrs({"event.name": "gen_ai.client.inference.operation.details", **call})},
+        {"timeUnixNano": str(T + 2 * 10**9), "attributes": attrs({"event.name": "app.turn", **call})},
+    ]}]}]}
+    path = tmp_path / "logs.jsonl"
+    path.write_text(json.dumps(export) + "\n")
+    requests, summary = read(path)
+    assert [(r.lane, r.usage.cache_read, r.usage.uncached, r.done_ms) for r in requests] == [("ab", 4096, 904, T // 10**6), ("ab", 4096, 904, T // 10**6 + 1000)]
+    assert [why.split(":")[0] for _, why in summary.skipped] == ["log record of app.turn"]
+
+
+def test_a_log_records_time_that_is_not_seconds_and_nanoseconds_is_one_line(tmp_path: Path) -> None:
+    record = sdk_log({"event.name": "gen_ai.client.inference.operation.details", "gen_ai.usage.input_tokens": 1}, 1773851536)
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({**record, "hrTime": [1773851536, -4]}) + "\n")
+    with pytest.raises(UserError, match=r"bad.jsonl:1: log record hrTime \[1773851536, -4\] is not \[epoch seconds, nanoseconds\]"):
+        read(path)

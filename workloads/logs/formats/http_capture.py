@@ -11,7 +11,10 @@ Anthropic's Messages shape are replayed, Nova's own InvokeModel body is not and 
 predicts its reads), and Google's own Gemini API and Vertex AI (``:generateContent`` /
 ``:streamGenerateContent``, and the explicit caches it creates: :mod:`.gemini_wire`). A call
 that was not served (HTTP 4xx/5xx), that is not a model call, or whose response has no usage
-is skipped and listed.
+is skipped and listed. A Messages response's ``usage.iterations`` is read as Claude Code's
+transcripts read it (:mod:`.claude_code`): each server-side ``compaction`` sampling is a compaction
+call before the response's, each ``advisor_message`` a call of the advisor model in an ``advisor``
+lane.
 
 A local proxy's records of the llm-path kind (github.com/wang0618/llm-path, once llm-trace)
 keep no envelope: ``request`` is the body itself, ``response`` the JSON answer or ``{stream,
@@ -45,7 +48,8 @@ from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.simulator.providers import ANTHROPIC, GEMINI, OPENAI, UNKNOWN, gateway_at, provider_at, provider_of_model, provider_of_request, rules_for
 from prefixbench.simulator.providers import openai as openai_rules
-from prefixbench.simulator.providers.anthropic import read_diagnostic
+from prefixbench.simulator.providers.anthropic import advisor_iterations, compaction_iterations, read_diagnostic
+from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.providers.gemini import NativeRoute, native_route
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.gemini_wire import CacheBook, model_call
@@ -93,6 +97,12 @@ class _Call(msgspec.Struct, frozen=True):
     cache: str | None = None
     #: The response as the next request sends it back, where the provider's cache keeps output.
     reply: tuple[Message, ...] = ()
+    #: A Messages response's ``usage.iterations`` samplings that are calls of their own:
+    #: server-side compactions, then advisor calls (:func:`_iterations`).
+    compactions: tuple[Usage, ...] = ()
+    advisors: tuple[tuple[str, Usage], ...] = ()
+    #: The model that served the call where it is not the one asked for (server-side fallback).
+    served_model: str | None = None
 
 
 def _messages_call(provider: Provider, body: dict, response: dict, where: str) -> _Call:
@@ -103,12 +113,44 @@ def _messages_call(provider: Provider, body: dict, response: dict, where: str) -
     rules = rules_for(provider)
     usage = (rules if rules.speaks_messages else ANTHROPIC).read_usage(raw, where)
     parsed = parse_request_body(body, where)
+    served = _fallback_model(raw)
+    if served is not None:  # the fallback model's cache served the call, not the one asked for
+        parsed = replace(parsed, envelope=replace(parsed.envelope, model=served))
     effort = parsed.envelope.reasoning_effort
     envelope = (("effort", effort),) if effort else ()
     label = read_diagnostic(as_dict(response.get("body"))) or _diagnostic_sse(response)
     # DeepSeek's cache keeps output on this endpoint too: its response is read as it is sent back.
     reply = messages_reply(body, response, _sse_texts(response)) if rules_for(provider).caches_output else ()
-    return _Call(usage, parsed, classify_call(parsed), envelope, label, reply=reply)
+    compactions, advisors = _iterations(rules if rules.speaks_messages else ANTHROPIC, raw, where)
+    return _Call(usage, parsed, classify_call(parsed), envelope, label, reply=reply, compactions=compactions, advisors=advisors,
+                 served_model=served)
+
+
+def _fallback_model(raw: dict) -> str | None:
+    """The model a server-side fallback served the response with: its ``fallback_message``
+    iteration's ``model`` (Anthropic's usage schema: the serving attempt's entry in place of its
+    ``message`` entry, its counts the top level's); None without one."""
+    steps = raw.get("iterations")
+    served = [step.get("model") for step in steps if isinstance(step, dict) and step.get("type") == "fallback_message"] if isinstance(steps, list) else []
+    return served[-1][:120] if served and isinstance(served[-1], str) and served[-1] else None
+
+
+def _iterations(rules: ProviderRules, raw: dict, where: str) -> tuple[tuple[Usage, ...], tuple[tuple[str, Usage], ...]]:
+    """The samplings of one Messages response that are calls of their own, read from its
+    ``usage.iterations`` as Claude Code transcripts are (:mod:`.claude_code`): each ``compaction``
+    (server-side compaction; the top level is then the message's alone) and each
+    ``advisor_message`` (the advisor tool: a call of the advisor model, outside the executor's top
+    level), as ``(model, usage)``. A ``fallback_message`` is not one: Anthropic's usage schema
+    makes it the served attempt's entry in place of its ``message`` entry, so its counts are the
+    top level's (:func:`_fallback_model`)."""
+    compactions = tuple(rules.read_usage(step, f"{where} (usage.iterations compaction {n})")
+                        for n, step in enumerate(compaction_iterations(raw, where)))
+    advisors = []
+    for n, step in enumerate(advisor_iterations(raw, where)):
+        model = step.get("model")
+        advisors.append((model[:120] if isinstance(model, str) and model else "unknown",
+                         rules.read_usage(step, f"{where} (usage.iterations advisor_message {n})")))
+    return compactions, tuple(advisors)
 
 
 def _bedrock_call(provider: Provider, call: BedrockCall, body: dict, response: dict, where: str) -> _Call:
@@ -474,32 +516,71 @@ class _Capture:
         node = f"{self.name}#{len(self.out)}"
         parent = self.last_node.get(lane)
         self.last_node[lane] = node
-        self.out.append(
-            TraceRequest(
-                file=self.name,
-                line=record.line,
-                lane=lane,
-                lane_kind=call.lane_kind,  # type: ignore[arg-type]
-                seq=len(self.out),
-                sent_ms=sent,
-                ready_ms=answered,
-                provider=provider,
-                model=str(body.get("model")),
-                envelope=call.envelope,
-                usage=call.usage,
-                body=parsed,
-                prefix=None if parsed is not None else Prefix(f"http:{provider}:{body.get('model')}", node, parent),
-                diagnostic=call.diagnostic,
-                source_format=NAME,
-                compaction_call=call.lane_kind == "compaction" or (parsed is not None and classify_call(parsed) == "compaction"),
-                explicit_cache=call.cache,
-                read_step=rules_for(provider).url_step(url),
-                reply=reply,  # type: ignore[arg-type]
-                endpoint=_endpoint(url),
-            )
+        model = call.served_model or str(body.get("model"))
+        request = TraceRequest(
+            file=self.name,
+            line=record.line,
+            lane=lane,
+            lane_kind=call.lane_kind,  # type: ignore[arg-type]
+            seq=len(self.out),
+            sent_ms=sent,
+            ready_ms=answered,
+            provider=provider,
+            model=model,
+            envelope=call.envelope,
+            usage=call.usage,
+            body=parsed,
+            prefix=None if parsed is not None else Prefix(f"http:{provider}:{model}", node, parent),
+            diagnostic=call.diagnostic,
+            source_format=NAME,
+            compaction_call=call.lane_kind == "compaction" or (parsed is not None and classify_call(parsed) == "compaction"),
+            explicit_cache=call.cache,
+            read_step=rules_for(provider).url_step(url),
+            reply=reply,  # type: ignore[arg-type]
+            endpoint=_endpoint(url),
         )
         if by_model:  # set apart, as claude_code.py does (a keyword on every request costs memory)
-            self.out[-1] = replace(self.out[-1], provider_by_model=True)
+            request = replace(request, provider_by_model=True)
+        if call.compactions:
+            request = self._server_compactions(record, request, call.compactions, parent)
+        if request is not None:
+            self.out.append(replace(request, seq=len(self.out)))
+        self._advisor_calls(request or self.out[-1], call.advisors)
+
+    def _server_compactions(self, record: Record, request: TraceRequest, steps: tuple[Usage, ...], parent: str | None) -> TraceRequest | None:
+        """A response whose ``usage.iterations`` holds server-side compaction samplings: each a
+        compaction call of its own before the response's, extending the lane's chain; the
+        response's own prompt is the compacted context, not the body sent (a new chain, read by
+        the chain model). None where the response paused after the compaction (no message)."""
+        head = f"http:{request.provider}:{request.model}"
+        for n, usage in enumerate(steps):
+            node = f"{self.name}#{len(self.out)}#server-compaction{n}"
+            self.out.append(replace(request, seq=len(self.out), usage=usage, body=None, reply=(), diagnostic=None,
+                                    prefix=Prefix(head, node, parent), compaction_call=True))
+            parent = node
+        self.last_node[request.lane] = f"{self.name}#{len(self.out)}"
+        if request.usage is not None and request.usage.is_empty:
+            self.skipped.append((record.line, "response paused after a server-side compaction: no message sampled"))
+            return None
+        event = ("compaction", f"server-side compaction: {len(steps)} compaction iteration(s) in usage.iterations")
+        return replace(request, body=None, prefix=Prefix(head, self.last_node[request.lane]), events=(event, *request.events))
+
+    def _advisor_calls(self, request: TraceRequest, advisors: tuple[tuple[str, Usage], ...]) -> None:
+        """The advisor calls of a response (``advisor_message`` iterations): each a call of the
+        advisor model in an ``advisor`` lane of its own (a ``<lane>/advisor`` lane beside a
+        subagent's), extending that lane's previous advisor call, as in a Claude Code transcript."""
+        lane = "advisor" if request.lane_kind in ("main", "compaction") else f"{request.lane}/advisor"
+        for n, (model, usage) in enumerate(advisors):
+            if usage.is_empty:
+                self.skipped.append((request.line, f"advisor iteration {n} with no token counts: no call to count"))
+                continue
+            node = f"{self.name}#{len(self.out)}#advisor{n}"
+            self.out.append(replace(
+                request, lane=lane, lane_kind="side", seq=len(self.out), model=model, usage=usage, body=None, reply=(),
+                diagnostic=None, events=(), compaction_call=False, request_id=None,
+                prefix=Prefix(f"http:advisor:{request.provider}:{model}", node, self.last_node.get(lane)),
+            ))
+            self.last_node[lane] = node
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
@@ -526,6 +607,9 @@ FORMAT = LogFormat(
     versions=(
         "claude-trace: response as a JSON body, raw SSE text (body_raw) or parsed events",
         "Anthropic Messages, JSON or SSE (message_start, then message_delta)",
+        "usage.iterations: server-side compaction (compaction entries: compaction calls of their own) and the advisor "
+        "tool (advisor_message entries: calls of the advisor model in an advisor lane); fallback_message is the top level's, "
+        "its model the one that served the call",
         "DeepSeek's Anthropic-compatible endpoint (usage repeated in message_delta)",
         "OpenAI Responses (usage in response.completed; GPT-5.6 on: cache_write_tokens) and chat completions",
         "AWS Bedrock Converse / ConverseStream and InvokeModel / InvokeModelWithResponseStream (event-stream "

@@ -9,6 +9,16 @@ exporters send usage counts as ``{"stringValue": "2000"}``, read as the same cou
 ``instrumentationLibrarySpans`` before OTLP 0.15; snake_case keys from protobuf's own JSON.
 **SDK span JSON**: ``{name, context: {trace_id, span_id}, parent_id, start_time, end_time,
 attributes: {...}}`` objects one after another.
+**Log records** (the GenAI conventions' events): an OTLP logs export (``{"resourceLogs":
+[{resource, scopeLogs: [{scope, logRecords: [...]}]}]}``, or one ``{resource, scopeLogs}``), and
+the JavaScript SDK's log records serialized as they are (``{hrTime: [s, ns], attributes: {...},
+spanContext, resource, instrumentationScope, _body}``, one a line: what GitHub Copilot Chat's file
+exporter writes, ``github.copilot.chat.otel.outfile``, between its metrics, ``{resource,
+scopeMetrics}``, and empty ``{}`` objects, neither a call). A record is a call where its event is
+``gen_ai.client.inference.operation.details`` (one inference, its usage as a span's); a record of
+another event with usage (Copilot Chat's ``copilot_chat.agent.turn``) sums its calls and is
+skipped. Its time (``timeUnixNano``, ``hrTime``) is when the call ended; its trace (the record's
+span context) is its lane, else the resource's ``session.id`` and the model.
 
 One call = one span with token usage. Attributes, current names first (the GenAI semantic
 conventions registry), then the deprecated ones and OpenLLMetry's (the model likewise:
@@ -120,13 +130,40 @@ def _resource_spans(value: dict) -> bool:
     return isinstance(_first(value, _SCOPE_SPANS), list) and isinstance(value.get("resource", {}), dict)
 
 
+_RESOURCE_LOGS = ("resourceLogs", "resource_logs")
+_SCOPE_LOGS = ("scopeLogs", "scope_logs")
+_LOG_RECORDS = ("logRecords", "log_records")
+#: The conventions' event for one inference: a log record of it is one call.
+INFERENCE_EVENT = "gen_ai.client.inference.operation.details"
+
+
+def _resource_logs(value: dict) -> bool:
+    """An OTLP logs export (``resourceLogs``) or one ``ResourceLogs`` of it."""
+    return isinstance(_first(value, _RESOURCE_LOGS), list) or (
+        isinstance(_first(value, _SCOPE_LOGS), list) and isinstance(value.get("resource", {}), dict))
+
+
+def _sdk_log_record(value: dict) -> bool:
+    """A log record as the JavaScript SDK holds it, serialized whole: ``hrTime`` ([s, ns]) and
+    ``attributes`` as an object, beside ``instrumentationScope``."""
+    return isinstance(value.get("hrTime"), list) and isinstance(value.get("attributes"), dict) and "instrumentationScope" in value
+
+
+def _not_a_call(value: dict) -> bool:
+    """A record of a telemetry file that holds no call: an empty object, or the JavaScript SDK's
+    metrics (``{resource, scopeMetrics}``) between the log records."""
+    return not value or (isinstance(value.get("scopeMetrics"), list) and "resource" in value)
+
+
 def detect(value: dict) -> Evidence | None:
-    """An OTLP trace export (``resourceSpans``), one ``ResourceSpans`` of it, or one span as the
-    Python SDK writes it."""
-    if isinstance(_first(value, _RESOURCE_SPANS), list) or _resource_spans(value):
+    """An OTLP trace or logs export (``resourceSpans``, ``resourceLogs``), one resource of it, one
+    span as the Python SDK writes it, or one log record as the JavaScript SDK holds it."""
+    if isinstance(_first(value, _RESOURCE_SPANS), list) or _resource_spans(value) or _resource_logs(value):
         return Evidence.WRAPPER
     context = value.get("context")
     if isinstance(context, dict) and "span_id" in context and "trace_id" in context and isinstance(value.get("attributes"), dict):
+        return Evidence.SHAPE
+    if _sdk_log_record(value):
         return Evidence.SHAPE
     return None
 
@@ -141,6 +178,8 @@ class Span(msgspec.Struct):
     start_ms: int | None
     end_ms: int | None
     attributes: dict
+    #: A log record's event name ("" for a span): only the inference event's record is a call.
+    event: str | None = None
 
 
 def _any_value(value: object) -> object:
@@ -214,6 +253,53 @@ def _sdk_span(record: Record, where: str) -> Span:
     )
 
 
+def _hr_time(value: object, where: str) -> int | None:
+    """The JavaScript SDK's ``[seconds, nanoseconds]`` time as epoch ms."""
+    if value in (None, [0, 0]):
+        return None
+    if (not isinstance(value, list) or len(value) != 2 or any(isinstance(v, bool) or not isinstance(v, int) for v in value)
+            or not 0 < value[0] < MAX_EPOCH_MS // 1000 or not 0 <= value[1] < 1_000_000_000):
+        raise UserError(f"{where}: log record hrTime {value!r:.40} is not [epoch seconds, nanoseconds]")
+    return value[0] * 1000 + value[1] // 1_000_000
+
+
+def _resource_session(resource: object) -> str:
+    """The ``session.id`` a log record's resource names (OTLP's attribute list, or the JavaScript
+    SDK's ``_rawAttributes`` pairs), else ""."""
+    resource = as_dict(resource)
+    found = _attributes(resource.get("attributes")).get("session.id")
+    for pair in resource.get("_rawAttributes") or () if found is None else ():
+        if isinstance(pair, list) and len(pair) == 2 and pair[0] == "session.id":
+            found = pair[1]
+    return found if isinstance(found, str) else ""
+
+
+def _log_span(line: int, record: dict, resource: object, time_ms: int | None) -> Span:
+    """One log record as a call-shaped span: its trace (span context) or, outside any trace, its
+    resource's session and model as the lane; its time the call's end."""
+    attributes = _attributes(record.get("attributes"))
+    context = as_dict(record.get("spanContext"))
+    trace = str(_first(record, ("traceId", "trace_id")) or context.get("traceId") or "")
+    if not trace:
+        trace = f"{_resource_session(resource) or 'main'}/{_model(attributes)}"
+    event = _first(record, ("eventName", "event_name"))
+    event = attributes.get("event.name") if not isinstance(event, str) or not event else event
+    return Span(line, trace, f"log@{line}", "", None, time_ms, attributes, event if isinstance(event, str) else "")
+
+
+def _otlp_log_spans(record: Record, where: str) -> Iterator[Span]:
+    value: dict = record.value  # type: ignore[assignment]
+    resources = _first(value, _RESOURCE_LOGS)
+    for resource in resources if isinstance(resources, list) else (value,):
+        resource = as_dict(resource)
+        for scope in _first(resource, _SCOPE_LOGS) or ():
+            for log in _first(as_dict(scope), _LOG_RECORDS) or ():
+                log = as_dict(log)
+                time_ms = _nanos(_first(log, ("timeUnixNano", "time_unix_nano")), where) or _nanos(
+                    _first(log, ("observedTimeUnixNano", "observed_time_unix_nano")), where)
+                yield _log_span(record.line, log, resource.get("resource"), time_ms)
+
+
 def _count(attributes: dict, keys: tuple[str, ...], where: str) -> int | None:
     """A usage attribute; a count some exporters send as a string of decimal digits
     (``{"stringValue": "1024"}``) is that count, any other string an error."""
@@ -224,6 +310,11 @@ def _count(attributes: dict, keys: tuple[str, ...], where: str) -> int | None:
                 value = int(value)
             return count(value, where, key)
     return None
+
+
+def _at(span: Span) -> int | None:
+    """When a call is ordered: its span's start, else (a log record) its end."""
+    return span.start_ms if span.start_ms is not None else span.end_ms
 
 
 def _has_usage(span: Span) -> bool:
@@ -259,15 +350,33 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     """The GenAI calls of a span export; see the module doc."""
     name = str(path)
     spans: list[Span] = []
-    for record in objects(path, records, " (an OTLP export or a span)"):
+    no_calls = 0
+    for record in objects(path, records, " (an OTLP export, a span or a log record)"):
         where = f"{name}:{record.line}"
-        kind = detect(record.value)  # type: ignore[arg-type]
-        if kind is None:
-            raise UserError(f"{where}: neither an OTLP export (resourceSpans, or a resource's scopeSpans) nor a span (context, attributes)")
-        spans.extend(_otlp_spans(record, where) if kind == Evidence.WRAPPER else (_sdk_span(record, where),))
+        value: dict = record.value  # type: ignore[assignment]
+        kind = detect(value)
+        if kind is None and _not_a_call(value):
+            no_calls += 1
+        elif kind is None:
+            raise UserError(f"{where}: neither an OTLP export (resourceSpans or resourceLogs, or a resource's scopeSpans or "
+                            "scopeLogs) nor a span (context, attributes) nor a log record (hrTime, attributes)")
+        elif _resource_logs(value):
+            spans.extend(_otlp_log_spans(record, where))
+        elif kind == Evidence.WRAPPER:
+            spans.extend(_otlp_spans(record, where))
+        elif _sdk_log_record(value):
+            spans.append(_log_span(record.line, value, value.get("resource"), _hr_time(value.get("hrTime"), where)))
+        else:
+            spans.append(_sdk_span(record, where))
     with_usage = [s for s in spans if _has_usage(s)]
     if not with_usage:
-        raise UserError(f"{name}:1: no span with gen_ai.usage token counts ({len(spans)} spans read)")
+        raise UserError(f"{name}:1: no span or log record with gen_ai.usage token counts ({len(spans)} read)")
+    # A log record of another event than one inference's (an agent's turn) sums its calls.
+    skipped = [(s.line, f"log record of {s.event or 'no event'}: not one inference ({INFERENCE_EVENT}), its usage sums calls")
+               for s in with_usage if s.event not in (None, INFERENCE_EVENT)]
+    with_usage = [s for s in with_usage if s.event in (None, INFERENCE_EVENT)]
+    if not with_usage:
+        raise UserError(f"{name}:1: no span or {INFERENCE_EVENT} log record with gen_ai.usage token counts")
     # A span with a usage-carrying descendant sums its calls (invoke_agent): count the calls only.
     parent_of = {(s.trace_id, s.span_id): s.parent_id for s in spans if s.span_id}
     aggregates: set[tuple[str, str]] = set()
@@ -278,7 +387,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             seen.add(parent)
             aggregates.add((span.trace_id, parent))
             parent = parent_of.get((span.trace_id, parent), "")
-    skipped = [(s.line, f"span {s.span_id}: sums the usage of the calls under it") for s in with_usage if (s.trace_id, s.span_id) in aggregates]
+    skipped += [(s.line, f"span {s.span_id}: sums the usage of the calls under it") for s in with_usage if (s.trace_id, s.span_id) in aggregates]
     calls = [s for s in with_usage if (s.trace_id, s.span_id) not in aggregates]
     parts = [
         (s, *(_count(s.attributes, keys, f"{name}:{s.line}: span {s.span_id}") for keys in (INPUT_KEYS, OUTPUT_KEYS, READ_KEYS, WRITE_KEYS)))
@@ -286,7 +395,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     ]
     # input < read + written cannot include them: the instrumentation copied Anthropic's input_tokens.
     additive = any((i or 0) < (r or 0) + (w or 0) for _, i, _, r, w in parts)
-    calls_sorted = sorted(parts, key=lambda p: (p[0].start_ms is None, p[0].start_ms or 0, p[0].line))
+    # In start order; a log record, which holds only when its call ended, by that.
+    calls_sorted = sorted(parts, key=lambda p: (_at(p[0]) is None, _at(p[0]) or 0, p[0].line))
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
     not_reported = 0
@@ -332,6 +442,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if not_reported:
         notes.append(f"{not_reported} span(s) carry no cache attribute: their cache use is not reported, not zero")
     notes.append("spans carry no prompt bodies here: each trace is read as a chain of calls in start order")
+    if no_calls:
+        notes.append(f"{no_calls} record(s) hold no call (empty objects, metrics)")
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
 
 
@@ -339,13 +451,17 @@ FORMAT = LogFormat(
     name=NAME,
     noun="OpenTelemetry span export",
     nouns="OpenTelemetry span exports",
-    description="OpenTelemetry GenAI spans: OTLP JSON exports (resourceSpans) or the Python SDK's span JSON, gen_ai.usage.* attributes",
+    description="OpenTelemetry GenAI spans and inference log records: OTLP JSON exports (resourceSpans, resourceLogs), the Python SDK's "
+    "span JSON or the JavaScript SDK's log records, gen_ai.usage.* attributes",
     detect=detect,
     read=read,
     usage="by-endpoint",
     versions=(
         "OTLP JSON: resourceSpans / scopeSpans, typed attribute values (intValue as a string); instrumentationLibrarySpans (before OTLP 0.15); snake_case keys",
         "bare ResourceSpans objects ({resource, scopeSpans}) one after another, pretty-printed (GitHub Copilot CLI's file exporter)",
+        "log records: OTLP resourceLogs / scopeLogs / logRecords, and the JavaScript SDK's serialized log records (hrTime, "
+        "attributes, spanContext) between metrics (GitHub Copilot Chat's file exporter, 0.41): "
+        "gen_ai.client.inference.operation.details events are the calls",
         "the Python SDK's span JSON (ConsoleSpanExporter): context.trace_id / span_id, attributes as an object",
         "semantic conventions: gen_ai.usage.input_tokens / output_tokens, cache_read.input_tokens, cache_write.input_tokens "
         "(semantic-conventions-genai#440, August 2026; cache_creation.input_tokens before); deprecated prompt_tokens / completion_tokens",

@@ -1,0 +1,62 @@
+"""Fuzz the log records of an OpenTelemetry file (workloads/logs/formats/otel.py): the JavaScript
+SDK's serialized records (GitHub Copilot Chat's file exporter) and OTLP's ``resourceLogs``, with
+any time, span context, event name and usage, between metrics and empty objects, either read (each
+inference event with usage one call, no other record one) or are refused in one line naming the
+file; never another exception."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import load_trace
+from tests.fuzz.harness import fuzz_settings
+
+INFERENCE = "gen_ai.client.inference.operation.details"
+COUNTS = st.one_of(st.integers(0, 10**7), st.integers(-2, -1), st.none(), st.sampled_from(["12", "x", ""]), st.booleans(), st.floats(0, 5))
+EVENTS = st.one_of(st.sampled_from([INFERENCE, "copilot_chat.agent.turn", ""]), st.none(), st.integers())
+TIMES = st.one_of(st.tuples(st.integers(-1, 2 * 10**9), st.integers(-1, 10**9)).map(list), st.none(), st.just([0, 0]), st.text(max_size=3),
+                  st.lists(st.integers(0, 10), max_size=3))
+ATTRIBUTES = st.fixed_dictionaries(
+    {}, optional={"event.name": EVENTS, "gen_ai.usage.input_tokens": COUNTS, "gen_ai.usage.output_tokens": COUNTS,
+                  "gen_ai.usage.cache_read.input_tokens": COUNTS, "gen_ai.response.model": st.sampled_from(["claude-opus-4-6", "gpt-4o-mini", ""])},
+)
+SDK_RECORD = st.fixed_dictionaries(
+    {"hrTime": TIMES, "attributes": ATTRIBUTES, "instrumentationScope": st.just({"name": "copilot-chat"})},
+    optional={"spanContext": st.one_of(st.fixed_dictionaries({"traceId": st.text(max_size=4)}), st.none(), st.integers()),
+              "resource": st.one_of(st.just({"_rawAttributes": [["session.id", "w"]]}), st.just({"_rawAttributes": [1, ["session.id"]]}), st.none())},
+)
+OTLP_RECORD = st.fixed_dictionaries(
+    {"attributes": ATTRIBUTES.map(lambda a: [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}} for k, v in a.items()])},
+    optional={"timeUnixNano": st.one_of(st.integers(-1, 2 * 10**18).map(str), st.none(), st.text(max_size=3)), "traceId": st.text(max_size=4),
+              "eventName": EVENTS},
+)
+LINES = st.lists(st.one_of(SDK_RECORD, st.just({}), st.just({"resource": {}, "scopeMetrics": []}),
+                           st.lists(OTLP_RECORD, max_size=3).map(lambda logs: {"resourceLogs": [{"scopeLogs": [{"logRecords": logs}]}]})),
+                 min_size=1, max_size=5)
+
+
+def test_any_log_records_read_as_calls_or_are_refused_in_one_line(importer_examples):
+    @fuzz_settings(importer_examples)
+    @given(lines=LINES)
+    def case(lines) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "otel.jsonl"
+            path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            try:
+                requests, _ = load_trace([path])
+            except UserError as error:
+                assert "\n" not in str(error) and str(error).startswith(str(path))
+                return
+        records = [line for line in lines if "hrTime" in line]
+        records += [log for line in lines for block in line.get("resourceLogs", []) for scope in block["scopeLogs"] for log in scope["logRecords"]]
+        assert 0 < len(requests) <= len(records)
+        assert [r.seq for r in requests] == list(range(len(requests)))
+        assert all(r.source_format == "otel" and r.usage is not None for r in requests)
+
+    case()
