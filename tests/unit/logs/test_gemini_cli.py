@@ -689,3 +689,21 @@ def test_mutated_qwen_oauth_session_ends_cleanly() -> None:
 
     case()
     assert tally.outcomes["crash"] == 0
+
+
+def test_qwen_code_subagents_of_one_type_share_a_head_of_their_own(tmp_path: Path) -> None:
+    """A Qwen Code subagent (``<type>-<random suffix>``, its calls in the telemetry alone) starts
+    from its type's system prompt and tools: each type's lanes share a head, apart from other
+    types' (main: one head for every subagent, so one type's head size was predicted for all)."""
+    records = _oauth_session()
+    for n, (agent, prompt, read) in enumerate((("debugger-35h252", 9_000, 0), ("tester-1kq9ze", 7_000, 0),
+                                               ("debugger-57nz31", 9_500, 5_713))):
+        event = dict(records[1]["systemPayload"]["uiEvent"], input_token_count=prompt, cached_content_token_count=read,
+                     total_token_count=prompt + 40, prompt_id=f"7d2f-oauth#{agent}#0",
+                     **{"event.timestamp": f"2026-04-01T12:07:{10 + n:02d}.000Z"})
+        records.append(dict(records[1], uuid=f"s{n}", parentUuid=records[-1]["uuid"], systemPayload={"uiEvent": event}))
+    requests, _ = _read(write(tmp_path / "agents.jsonl", "".join(json.dumps(r) + "\n" for r in records)))
+    heads = {r.lane: r.prefix.head for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
+    assert heads == {"agent:debugger-35h252": "qwen-code:subagent:debugger", "agent:tester-1kq9ze": "qwen-code:subagent:tester",
+                     "agent:debugger-57nz31": "qwen-code:subagent:debugger"}
+    assert {r.prefix.head for r in requests if r.lane == "main"} == {"qwen-code:main"}

@@ -46,7 +46,8 @@ event with the record's prompt count is a retry: counted in the record's lane, j
 (the record's call extends it). Qwen Code 0.14 (0.14.0 to 0.14.2 seen) writes no record for a
 subagent's calls, only their events, whose ``prompt_id`` (``<session>#<agent>#<turn>``; the main conversation's
 has no agent) names the subagent: such an event is a call of the lane ``agent:<agent>``, each
-extending the subagent's previous call. Any other event left unpaired is a side call, counted
+extending the subagent's previous call; an agent ``<type>-<suffix>`` starts from its type's head
+(its system prompt and tools), shared by that type's lanes alone. Any other event left unpaired is a side call, counted
 in the lane ``side:telemetry`` (each a chain of its own: its prompt is not in the file). A failed call
 is listed as skipped. Where no event pairs with any record (telemetry counted another way), the
 events are not counted and the notes say so.  Its managed engine writes
@@ -697,6 +698,14 @@ class _Session:
 
     # --- both -------------------------------------------------------------------------------
 
+    def _head(self, lane: _Lane) -> str:
+        """The key of the unlogged head a lane's prompts start with: one per lane kind, and per
+        subagent type in Qwen Code (a subagent ``<type>-<random suffix>``: each type has its own
+        system prompt and tools)."""
+        if self.agent == "qwen-code" and lane.kind == "subagent" and "-" in lane.name:
+            return f"{self.agent}:subagent:{lane.name.removeprefix('agent:').rsplit('-', 1)[0]}"
+        return f"{self.agent}:{lane.kind}"
+
     def _add(self, line: int, lane: _Lane, model: str, usage: Usage, sent: int | None, key: str, done: int | None = None) -> None:
         if lane.model is not None and model != lane.model:
             lane.events.append(("model_change", f"{lane.model} -> {model}"))
@@ -720,7 +729,7 @@ class _Session:
                 provider=_provider(model),
                 model=model,
                 usage=usage,
-                prefix=Prefix(f"{self.agent}:{lane.kind}", node, lane.parent, max(1, lane.blocks)),
+                prefix=Prefix(self._head(lane), node, lane.parent, max(1, lane.blocks)),
                 events=tuple(lane.events),
                 request_id=key,
                 agent_version=self.version,
