@@ -344,9 +344,12 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
 
     def cacheable(self, usage: Usage) -> int:
         """The part of a reported prompt the cache could hold: additive providers cache up to
-        the last breakpoint (the uncached tail is not), subset providers the whole prompt, less
-        its :attr:`unread_tail`."""
-        return usage.prompt - usage.uncached if self.is_additive else max(0, usage.prompt - self.unread_tail)
+        the last breakpoint (the uncached tail is not; where the log reports no writes, the
+        breakpoint is not known: the whole prompt), subset providers the whole prompt, less its
+        :attr:`unread_tail`."""
+        if self.is_additive:
+            return usage.prompt - usage.uncached if usage.writes_reported else usage.prompt
+        return max(0, usage.prompt - self.unread_tail)
 
     def round_read(self, tokens: int, model: str = "", step: int = 0, offset: int = 0) -> int:
         """A read as the provider reports it: in :attr:`block_tokens` steps (``model``'s own, where

@@ -334,4 +334,9 @@ def test_copilot_cli_otel_export_counts_its_chat_spans_as_its_agent_spans_sum_th
     # The 7 invoke_agent spans are listed, not counted again.
     assert sum(n for f in result.files for why, n in f.skip_reasons if why.endswith("sums the usage of the calls under it")) == 7
     assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-opus-4.6-1m"), ("anthropic", "claude-haiku-4.5")}
-    assert sum(1 for r in result.rows if r.read_within) == 53
+    # 57 within 3% (53 before, when a call's cacheable part was its read alone: GitHub reports no
+    # writes, so the whole prompt is what the next call may read; the calls after one with no
+    # cache field read its prompt but ~100 tokens). The 5 others: 2 report no cache field, the first
+    # haiku call read 47,976 written outside the file, the second 195,052 after a 66,888-token
+    # prompt, and one opus call read 19,883 of the 94,017 predicted (nothing logged explains it).
+    assert sum(1 for r in result.rows if r.read_within) == 57
