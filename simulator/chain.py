@@ -14,7 +14,8 @@ object in :mod:`prefixbench.simulator.providers`):
   head size is known, at the head (Claude Code puts breakpoints on the system blocks). A call
   reads the longest usable entry on its chain, else the head. An entry is usable from the moment
   the response that wrote it begins (``ready``) until its TTL (5 min or 1 h) runs out, counted
-  from the request's start (the rules' ``ttl_from``: a long response uses up part of it); every read
+  from the request's start (the rules' ``ttl_from``: a long response uses up part of it; Qwen's
+  counts from the response's end, where the log says when); every read
   pushes the expiry of the entry it hit (and of the head) on; entries further back on the chain
   keep their own last use, so a later branch back to one of them is judged by that. Below the model's minimum cacheable length nothing is read or written.
   A breakpoint checks 20 block boundaries back: an entry more than ``lookback_blocks`` blocks
@@ -167,6 +168,7 @@ class ChainCache:
         offset: int = 0,
         shared: int | None = None,
         sent_ms: int | None = None,
+        done: int | None = None,
     ) -> ChainVerdict:
         """Price one call whose cacheable prompt is ``cacheable`` tokens, then store its entries.
 
@@ -181,7 +183,9 @@ class ChainCache:
         ``shared``: the tokens of ``parent``'s prompt this prompt keeps, where it drops the rest
         (None: all): a read through ``parent`` stops there.
         ``sent_ms``: when the call was sent (epoch ms), where the provider's minimum changed over
-        time (:attr:`~.providers.base.ProviderRules.min_tokens_before`; None: today's)."""
+        time (:attr:`~.providers.base.ProviderRules.min_tokens_before`; None: today's).
+        ``done``: the tick the response ended, where the log says (lifetimes counted from it with
+        ``ttl_from='end'``)."""
         if self.in_order:
             if tick < self._now:
                 raise ValueError(f"ChainCache(in_order=True): a call at tick {tick} after one at {self._now}")
@@ -249,17 +253,18 @@ class ChainCache:
         # The endpoint's step, where it decides, wins over the model's (looked up once above).
         read = rules.round_read(read, step=step or model_step, offset=offset)
         ttl_ms = self._ttl(ttl)
+        ended = done if self.ttl_from == "end" and done is not None else None
         if hit is not None:
             if ttl_ms is not None and hit.expiry is not None:
-                hit.expiry = max(hit.expiry, tick + (hit.ttl_ms or ttl_ms))
+                hit.expiry = max(hit.expiry, (tick if ended is None else ended) + (hit.ttl_ms or ttl_ms))
             if head_tokens is not None and source == "node":
-                self._touch(heads, head, tick)
+                self._touch(heads, head, tick, ended)
         # A grid learned from the log's reads: those sessions never read into a response (see
         # prefixbench.workloads.audit.grid), so none is kept.
         kept = output if rules.caches_output and cap is None and not offset else 0
-        self._store(entries, node, cacheable + kept if kept else cacheable, ttl_ms, tick, ready, kept)
+        self._store(entries, node, cacheable + kept if kept else cacheable, ttl_ms, tick, ready, kept, ended)
         if head_tokens is not None and head_tokens <= cacheable:
-            self._store(heads, head, head_tokens, ttl_ms, tick, ready)
+            self._store(heads, head, head_tokens, ttl_ms, tick, ready, 0, ended)
         write = cacheable - read if rules.bills_writes else 0
         return ChainVerdict(read, write, source, in_flight and source == "none", expired and source != "node")
 
@@ -301,18 +306,23 @@ class ChainCache:
             table = self._entries[family] = {}
         return table
 
-    def _touch(self, table: dict[str, _Entry | _Tombstone], key: str, tick: int) -> None:
+    def _touch(self, table: dict[str, _Entry | _Tombstone], key: str, tick: int, ended: int | None = None) -> None:
+        """A read of the entry at ``key``: its expiry pushed on from ``tick`` (from ``ended``, the
+        response's end, where the lifetime counts from there)."""
         entry = table.get(key)
         if type(entry) is _Entry and entry.usable(tick) and entry.expiry is not None and entry.ttl_ms is not None:
-            entry.expiry = max(entry.expiry, tick + entry.ttl_ms)
+            entry.expiry = max(entry.expiry, (tick if ended is None else ended) + entry.ttl_ms)
 
     def _store(self, table: dict[str, _Entry | _Tombstone], key: str, tokens: int, ttl_ms: int | None, tick: int,
-               ready: int, output: int = 0) -> None:
+               ready: int, output: int = 0, ended: int | None = None) -> None:
+        """Store (or refresh) the entry at ``key``; ``ended``: the response's end, where the
+        lifetime counts from there (``ttl_from='end'`` and the log says when)."""
         entry = table.get(key)
         start = self.ttl_from == "start"
         fresh = entry is None or type(entry) is _Tombstone
         if fresh or (entry.expiry is not None and entry.expiry <= tick):  # type: ignore[union-attr]
-            table[key] = _Entry(tokens, ttl_ms, ready, None if ttl_ms is None else (tick if start else ready) + ttl_ms, output)
+            since = ended if ended is not None else tick if start else ready
+            table[key] = _Entry(tokens, ttl_ms, ready, None if ttl_ms is None else since + ttl_ms, output)
             if fresh and self.in_order:  # (an entry replaced is on the list already)
                 self._live_tables.append(table)
                 self._live_keys.append(key)
@@ -321,7 +331,8 @@ class ChainCache:
             entry.ready = min(entry.ready, ready)
         if ttl_ms is not None and entry.expiry is not None:
             entry.ttl_ms = max(entry.ttl_ms or 0, ttl_ms)
-            entry.expiry = max(entry.expiry, (tick if start else max(tick, entry.ready)) + ttl_ms)
+            since = ended if ended is not None else tick if start else max(tick, entry.ready)
+            entry.expiry = max(entry.expiry, since + ttl_ms)
 
     def _sweep(self, tick: int) -> None:
         """Every entry expired by ``tick`` and answered by then made its tombstone (``in_order``: no

@@ -51,6 +51,9 @@ class Usage(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cycle (1
     #: in none of the other parts; with ``cache_reported`` False. The audit prices such a call as
     #: a range (all read .. all written), never as one figure.
     cache_unsplit: int = 0
+    #: False where the log's usage has no field for cache writes (GitHub Copilot CLI's
+    #: OpenTelemetry export: reads only): what the call wrote is unknown, inside ``uncached``.
+    writes_reported: bool = True
 
     @property
     def cache_write(self) -> int:

@@ -116,7 +116,9 @@ def _ttl_ms(ttls: tuple[tuple[str, int], ...], default: str | None, label: str |
 #: blog, a third party's test), [M] a measurement (logs).
 SourceKind = Literal["O", "S", "M"]
 #: Where a cache entry's lifetime is counted from (see :attr:`ProviderRules.ttl_from`).
-TtlFrom = Literal["start", "response"]
+TtlFrom = Literal["start", "response", "end"]
+#: The choices of the byte-level models (``end`` needs the log's time a response ended: the
+#: chain model's alone).
 TTL_FROM: tuple[TtlFrom, ...] = ("start", "response")
 
 
@@ -273,7 +275,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: The byte-level model's option that sets a read step other than :attr:`block_tokens`.
     body_step_option: str = "block"
     #: Where an entry's lifetime is counted from: ``start``, the request that wrote or read it
-    #: was sent (so a long response uses up part of it), or ``response``, its response began.
+    #: was sent (so a long response uses up part of it), ``response``, its response began, or
+    #: ``end``, its response ended, where the log says when (else as ``response``; a read pushes
+    #: the entry's expiry on from there too).
     ttl_from: TtlFrom = "start"
     #: Whether the cache keeps a response's tokens after its prompt, so that the next prompt that
     #: starts with the prompt and the whole response (an agent that sends every output item back,
@@ -340,9 +344,12 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
 
     def cacheable(self, usage: Usage) -> int:
         """The part of a reported prompt the cache could hold: additive providers cache up to
-        the last breakpoint (the uncached tail is not), subset providers the whole prompt, less
-        its :attr:`unread_tail`."""
-        return usage.prompt - usage.uncached if self.is_additive else max(0, usage.prompt - self.unread_tail)
+        the last breakpoint (the uncached tail is not; where the log reports no writes, the
+        breakpoint is not known: the whole prompt), subset providers the whole prompt, less its
+        :attr:`unread_tail`."""
+        if self.is_additive:
+            return usage.prompt - usage.uncached if usage.writes_reported else usage.prompt
+        return max(0, usage.prompt - self.unread_tail)
 
     def round_read(self, tokens: int, model: str = "", step: int = 0, offset: int = 0) -> int:
         """A read as the provider reports it: in :attr:`block_tokens` steps (``model``'s own, where

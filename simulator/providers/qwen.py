@@ -15,6 +15,20 @@ Usage is OpenAI-style (``prompt_tokens_details.cached_tokens``, and
 ``cache_creation_input_tokens`` for explicit writes) or Anthropic-style on the compatible
 endpoint; the cached part is inside the prompt (subset).
 
+Qwen Code's own login (``auth_type: qwen-oauth`` in its telemetry, the agent handler
+``qwen-code/qwen-oauth``) serves ``coder-model``, a name of no provider, through DashScope's
+compatible endpoint: Qwen Code's DashScope provider (QwenLM/qwen-code,
+``packages/core/src/core/openaiContentGenerator/provider/dashscope.ts``) treats that login as
+DashScope and marks the system message and the last message of every streamed request with
+``cache_control``, so its calls are read with these rules (each writes its prompt, explicit).
+Of its calls that read their previous call's prompt, every one read all of it but the last
+``UNREAD_TAIL`` tokens (1,740 of 1,740 calls, 2026-03 to 04: the template's closing tokens after
+the marked message; 4 in 143 calls of 2025-12): measured, so :attr:`unread_tail`. And an entry's
+5 min count from the end of the response that wrote it (``ttl_from="end"``, measured): of 73
+follow-ups sent over 4 min after the call before, those idle at most 279 s since its response
+ended read it (22 of 24; 2 the head only), those idle 301 s or more read nothing (46 of 47), 7
+of the first sent 304-939 s after it (a long answer).
+
 The price table prices the two reads apart: ``cache_read`` is the implicit read (0.2x),
 ``explicit_read`` the explicit one (0.1x); the model reports explicit reads as
 ``cached_explicit_tokens``.
@@ -31,6 +45,7 @@ IMPLICIT_MINS = (256, 1024)
 MAX_MARKERS = 4
 LOOKBACK_BLOCKS = 20
 EXPLICIT_TTL_MS = 5 * 60_000
+UNREAD_TAIL = 6
 
 OPTIONS = (
     CacheOption(key="mode", default="per-request", seen="per-request | explicit | implicit", source="O",
@@ -50,6 +65,7 @@ RULES = ProviderRules(
     model_prefixes=("qwen", "qwq"),
     url_markers=("dashscope",),
     block_tokens=1,
+    unread_tail=UNREAD_TAIL,
     min_tokens=EXPLICIT_MIN,
     min_applies_to="prompt",
     ttls_ms=(("5m", EXPLICIT_TTL_MS),),
@@ -62,6 +78,8 @@ RULES = ProviderRules(
     body_model="qwen",
     body_model_options=(("mode", "per-request"),),
     chain_as="qwen",
+    ttl_from="end",
+    agent_handlers=(("qwen-code/qwen-oauth", "subset"),),
     cache_options=OPTIONS,
     sources=("https://www.alibabacloud.com/help/en/model-studio/context-cache",),
 )

@@ -64,16 +64,17 @@ STUNNING_MEMORY_COMMIT = "7b38109fb446018a25bb3d5fe35428abb2242041"
 AGENT_SDK = Path(os.environ.get("PREFIXBENCH_AGENT_SDK_REPO", "/work/.mirror/OpenHands+software-agent-sdk/repo"))
 AGENT_SDK_COMMIT = "4f4c68c16716c592abffc3e34da00428584145fe"
 #: Qwen Code homes: env variable -> (repository, commit, sessions, assistant records with usage,
-#: calls in the telemetry, failed calls, and the audit's uncached input, output and read).
+#: calls in the telemetry, failed calls, the audit's uncached input, output and read, and its
+#: calls predicted within 3% (and of them exactly).
 QWEN_HOMES = {
     "PREFIXBENCH_TODO_LIST_REPO": ("Haniaimraxn/TODO-LIST", "f2a4071a05a708f4c3dfc8849daf14e93d0e0306",
-                                   10, 160, 164, 1, 816_564, 184_575, 9_417_401),
+                                   10, 160, 164, 1, 816_564, 184_575, 9_417_401, 156, 13),
     "PREFIXBENCH_BACKEND_POPE_REPO": ("uncommonpope-png/New-backend-pope", "5aecee02f6b121ced0b8b0acb32ee6354b7cc7cf",
-                                      4, 104, 107, 0, 3_092_864, 63_721, 5_202_846),
+                                      4, 104, 107, 0, 3_092_864, 63_721, 5_202_846, 59, 52),
     "PREFIXBENCH_HOCKEYSCRAPPER_REPO": ("kamillayarullina/hockeyscrapper", "075de8dd6277bfa92fd71c6ca1e185391d14f858",
-                                        13, 1_142, 1_145, 78, 14_644_302, 550_664, 139_691_582),
+                                        13, 1_142, 1_145, 78, 14_644_302, 550_664, 139_691_582, 1_080, 1_050),
     "PREFIXBENCH_CLOUDSCHOOL_REPO": ("haidonglethqb/CloudSchool", "0dce1dca60ea95568937ebd8c73e9f9c9db4a2d7",
-                                     17, 287, 794, 43, 4_753_008, 432_426, 40_158_920),
+                                     17, 287, 794, 43, 4_753_008, 432_426, 40_158_920, 765, 750),
 }
 CLUB_DASHBOARD = Path(os.environ.get("PREFIXBENCH_CLUB_DASHBOARD_REPO", "/work/.mirror/hackclub+club-dashboard/repo"))
 CLUB_DASHBOARD_COMMIT = "bd179897fdd528a22f4997b09c2a4bbdae4c29dd"
@@ -186,7 +187,7 @@ def _output(event: dict) -> int:
 
 @pytest.mark.parametrize("env", sorted(QWEN_HOMES))
 def test_qwen_code_sessions_count_the_calls_their_telemetry_logs(env: str, tmp_path: Path) -> None:
-    _, _, sessions, assistant, logged, failed, uncached, output, read = QWEN_HOMES[env]
+    _, _, sessions, assistant, logged, failed, uncached, output, read, within, exact = QWEN_HOMES[env]
     records = _qwen_home(env, tmp_path)
     events = [r["systemPayload"]["uiEvent"] for r in records if r.get("subtype") == "ui_telemetry"]
     calls = [e for e in events if e["event.name"] == "qwen-code.api_response"]
@@ -208,7 +209,15 @@ def test_qwen_code_sessions_count_the_calls_their_telemetry_logs(env: str, tmp_p
     # Each session's own checks: its telemetry's sums and its records' token totals, the same.
     notes = [n for f in result.files for n in f.notes if "telemetry logs" in n or "own token totals" in n]
     assert notes and all("(the same" in n or "; the same)" in n for n in notes), [n for n in notes if "the same" not in n]
-    assert {(r.provider, r.model) for r in result.rows} == {("unknown", "coder-model")}
+    # Qwen's own login (the telemetry's auth_type qwen-oauth) serves coder-model, a name of no
+    # provider: read with Qwen's rules (explicit: Qwen Code marks every streamed request), each
+    # entry living 5 min from its response's end, a read the previous prompt less 6 tokens (4 in
+    # TODO-LIST's 2025-12 sessions: within 3%, not exact), a subagent's first call reading its
+    # type's head (CloudSchool: 730 with one head for every subagent). Within 3% before (provider
+    # unknown, each read predicted as the previous one's): 112 / 56 / 987 / 463.
+    assert {(r.provider, r.model) for r in result.rows} == {("qwen", "coder-model")}
+    rows = [r for r in result.rows if r.read_within]
+    assert (len(rows), sum(r.predicted_cache_read == r.reported_cache_read for r in rows)) == (within, exact)
 
 
 def test_qwen_code_calls_with_no_record_sit_where_they_were_made(tmp_path: Path) -> None:
@@ -219,7 +228,8 @@ def test_qwen_code_calls_with_no_record_sit_where_they_were_made(tmp_path: Path)
     _qwen_home("PREFIXBENCH_TODO_LIST_REPO", tmp_path)
     rows = run_audit([tmp_path / "c85afb93-5dc4-4bb5-be6e-0f2771b8e976.jsonl"]).rows
     assert [r.reported_cache_read for r in rows if r.lane == "side:telemetry"] == [589, 589, 589]
-    assert sum(r.lane == "main" for r in rows) == 123 and sum(1 for r in rows if r.read_within) == 100
+    # Within 3%: all 126 of its calls (100 before, the provider unknown).
+    assert sum(r.lane == "main" for r in rows) == 123 and sum(1 for r in rows if r.read_within) == 126
     home = tmp_path / "cloud"
     home.mkdir()
     _qwen_home("PREFIXBENCH_CLOUDSCHOOL_REPO", home)
@@ -256,12 +266,13 @@ def test_amp_threads_count_what_their_messages_and_ledgers_sum(tmp_path: Path) -
     assert sum(r.lane == "side:title-generation" for r in result.rows) == 3
     assert {r.model for r in result.rows} == {"claude-sonnet-4-5-20250929", "claude-3-5-haiku-20241022"}
     assert {r.provider for r in result.rows} == {"anthropic"}
-    # 6 of 10 within 3%: the 3 titles (no read, none predicted) and 3 of the longest thread's 4
-    # later calls. Each thread's first call read a 14,570-token head another thread had written
-    # (not in its file): predicted 0.
-    assert sum(1 for r in result.rows if r.read_within) == 6
+    # 9 of 10 within 3%: the 3 titles (no read, none predicted), 3 of the longest thread's 4 later
+    # calls, and each thread's first call, which read the same 14,570-token head: the threads
+    # share it (one head a model, not one a thread), so the audit learns it from their 3 lane
+    # starts as kept warm by the account (6 before, each predicted 0).
+    assert sum(1 for r in result.rows if r.read_within) == 9
     firsts = [r for r in result.rows if r.lane == "main" and r.index == 0]
-    assert [(r.reported_cache_read, r.predicted_cache_read) for r in firsts] == [(14_570, 0)] * 3
+    assert [(r.reported_cache_read, r.predicted_cache_read) for r in firsts] == [(14_570, 14_570)] * 3
 
 
 def test_kilo_cli_database_counts_what_its_steps_sum_with_its_write_ahead_log(tmp_path: Path) -> None:
@@ -329,7 +340,12 @@ def test_copilot_cli_otel_export_counts_its_chat_spans_as_its_agent_spans_sum_th
     # The 7 invoke_agent spans are listed, not counted again.
     assert sum(n for f in result.files for why, n in f.skip_reasons if why.endswith("sums the usage of the calls under it")) == 7
     assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-opus-4.6-1m"), ("anthropic", "claude-haiku-4.5")}
-    assert sum(1 for r in result.rows if r.read_within) == 53
+    # 57 within 3% (53 before, when a call's cacheable part was its read alone: GitHub reports no
+    # writes, so the whole prompt is what the next call may read; the calls after one with no
+    # cache field read its prompt but ~100 tokens). The 5 others: 2 report no cache field, the first
+    # haiku call read 47,976 written outside the file, the second 195,052 after a 66,888-token
+    # prompt, and one opus call read 19,883 of the 94,017 predicted (nothing logged explains it).
+    assert sum(1 for r in result.rows if r.read_within) == 57
 
 
 def test_copilot_chat_otel_log_records_count_its_inference_events_as_its_agent_turns_sum_them(tmp_path: Path) -> None:

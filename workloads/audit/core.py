@@ -1614,6 +1614,7 @@ class Predictor:
             offset=r.read_offset,
             shared=prefix.shared,
             sent_ms=r.sent_ms,
+            done=None if r.done_ms is None else max(ready, r.done_ms),
         )
         uncached = usage.uncached if rules.is_additive else usage.prompt - verdict.read
         if rules.is_additive and verdict.read == 0 and verdict.write == 0:

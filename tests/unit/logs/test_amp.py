@@ -173,3 +173,15 @@ def test_input_amp_on_another_format_names_the_format_it_is(tmp_path: Path) -> N
     wire.write_text(json.dumps({"type": "metadata", "protocol_version": "1.3"}) + "\n")
     status, _, err = _cli("audit", str(wire), "--input", "amp", "--quiet")
     assert status == 2 and "--input kimi-cli reads it" in err
+
+
+def test_threads_share_the_head_of_their_model(tmp_path: Path) -> None:
+    """Amp's system prompt and tools are the same in every thread (three real threads' first calls
+    each read the same 14,570 tokens): the main lanes of two threads share one head, so the
+    audit can learn it from their lane starts (main: a head per thread, each seen once)."""
+    one = [_user(0), _assistant(1, _usage(SONNET, 1, 2, 3, 0, "2026-02-01T00:00:00Z", total=4))]
+    a = _thread(tmp_path / "T-a.json", one)
+    b = tmp_path / "T-b.json"
+    b.write_text(a.read_text().replace(TID, "T-9f8e7d6c-1111-4222-8333-444455556666"))
+    requests, _ = load_trace([a, b])
+    assert {r.prefix.head for r in requests if r.prefix is not None} == {f"amp:main:{SONNET}"}

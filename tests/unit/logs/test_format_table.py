@@ -284,7 +284,7 @@ def expected(name: str) -> list[TraceRequest]:
                 TraceRequest(
                     file, 1, "main", "main", 0, 1768822795000, None, "anthropic", model,
                     usage=Usage(cache_write_5m=7000, uncached=6, output=80),
-                    prefix=Prefix(f"amp:{tid}:main:{model}", f"amp:{file}:{tid}#1:0", None, 2),
+                    prefix=Prefix(f"amp:main:{model}", f"amp:{file}:{tid}#1:0", None, 2),  # (one head every thread)
                     events=(("user_turn", ""),), request_id=f"{tid}#1", source_format=name,
                     done_ms=1768822800000,  # the usage's timestamp: the call had ended
                 )

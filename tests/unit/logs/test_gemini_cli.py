@@ -623,3 +623,87 @@ def test_qwen_code_thoughts_inside_the_output_count_once(tmp_path: Path) -> None
     requests, summary = _read(path)
     assert [r.usage.output for r in requests] == [35, 56]
     assert "Qwen Code's own token totals sum to 42,105 (input + tool + output + thoughts; the same)" in summary.notes
+
+
+def _oauth_session(auth: str = "qwen-oauth") -> list[dict]:
+    """A Qwen Code session on ``coder-model`` (a name of no provider) through the login ``auth``:
+    three calls, each reading all of the previous prompt but its last 6 tokens; the second's
+    answer took 400 s, and the third was sent 1 s after it ended (401 s after it was sent)."""
+    def record(uuid: str, parent: str | None, at: str, kind: str, **fields: object) -> dict:
+        return {"uuid": uuid, "parentUuid": parent, "sessionId": "7d2f-oauth", "cwd": "/w", "version": "0.14.0",
+                "timestamp": at, "type": kind, **fields}
+
+    def call(n: int, parent: str, ended: str, took: int, prompt: int, read: int) -> list[dict]:
+        event = {"event.name": "qwen-code.api_response", "event.timestamp": ended, "model": "coder-model",
+                 "input_token_count": prompt, "cached_content_token_count": read, "output_token_count": 40,
+                 "thoughts_token_count": 0, "tool_token_count": 0, "total_token_count": prompt + 40,
+                 "duration_ms": took, "prompt_id": f"7d2f-oauth########{n}", "auth_type": auth}
+        usage = {"promptTokenCount": prompt, "candidatesTokenCount": 40, "cachedContentTokenCount": read,
+                 "thoughtsTokenCount": 0, "totalTokenCount": prompt + 40}
+        return [record(f"t{n}", parent, ended, "system", subtype="ui_telemetry", systemPayload={"uiEvent": event}),
+                record(f"a{n}", f"t{n}", ended, "assistant", model="coder-model", usageMetadata=usage,
+                       message={"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {}}}]})]
+
+    def result(n: int, parent: str, at: str) -> dict:
+        return record(f"r{n}", parent, at, "tool_result",
+                      message={"role": "user", "parts": [{"functionResponse": {"name": "read_file", "response": {"output": "x"}}}]})
+
+    return [record("u0", None, "2026-04-01T12:00:00.000Z", "user", message={"role": "user", "parts": [{"text": "go"}]}),
+            *call(0, "u0", "2026-04-01T12:00:02.000Z", 2_000, 14_000, 0), result(0, "a0", "2026-04-01T12:00:03.000Z"),
+            *call(1, "r0", "2026-04-01T12:06:43.000Z", 400_000, 15_000, 13_994), result(1, "a1", "2026-04-01T12:06:44.000Z"),
+            *call(2, "r1", "2026-04-01T12:06:50.000Z", 6_000, 16_000, 14_994)]
+
+
+def test_qwen_code_oauth_login_serves_coder_model_with_qwens_rules(tmp_path: Path) -> None:
+    """Qwen Code's own login (``auth_type: qwen-oauth``) serves ``coder-model``, a name of no
+    provider, through DashScope, and Qwen Code marks each streamed request's last message with
+    cache_control: read with qwen's rules (main: provider unknown, each read predicted as the
+    previous one's). Each call's entry lives 5 min from its response's end (the event's
+    timestamp): the third call, sent 401 s after the second but 1 s after its 400 s answer ended,
+    reads it (main: expired). And a read is the previous prompt less its last 6 tokens."""
+    path = write(tmp_path / "oauth.jsonl", "".join(json.dumps(r) + "\n" for r in _oauth_session()))
+    requests, summary = _read(path)
+    assert [(r.provider, r.model) for r in requests] == [("qwen", "coder-model")] * 3
+    assert [r.done_ms for r in requests] == [1_775_044_802_000, 1_775_045_203_000, 1_775_045_210_000]
+    assert any(n.startswith("coder-model: a name of no provider, read with qwen's rules") for n in summary.notes)
+    rows = run_audit([path]).rows
+    assert [(r.reported_cache_read, r.predicted_cache_read) for r in rows] == [(0, 0), (13_994, 13_994), (14_994, 14_994)]
+    assert [r.cause for r in rows[1:]] == [None, None]
+    # Another login (an OpenAI-compatible endpoint of the user's choice) names no provider.
+    other = write(tmp_path / "openai.jsonl", "".join(json.dumps(r) + "\n" for r in _oauth_session("openai")))
+    assert {r.provider for r in _read(other)[0]} == {"unknown"}
+
+
+def test_mutated_qwen_oauth_session_ends_cleanly() -> None:
+    """Fuzz: a Qwen Code session whose telemetry names its login, mutated, ends in exit 0 or one
+    line with exit 2."""
+    tally = Tally("qwen-code oauth", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-qwen-oauth-"))
+    seed = "".join(json.dumps(r) + "\n" for r in _oauth_session()).encode()
+
+    @fuzz_settings(20)
+    @given(data=st.data())
+    def case(data: st.DataObject) -> None:
+        path = write(folder / "oauth.jsonl", data.draw(mutated(seed)))
+        tally.check(["audit", str(path), "--quiet"])
+
+    case()
+    assert tally.outcomes["crash"] == 0
+
+
+def test_qwen_code_subagents_of_one_type_share_a_head_of_their_own(tmp_path: Path) -> None:
+    """A Qwen Code subagent (``<type>-<random suffix>``, its calls in the telemetry alone) starts
+    from its type's system prompt and tools: each type's lanes share a head, apart from other
+    types' (main: one head for every subagent, so one type's head size was predicted for all)."""
+    records = _oauth_session()
+    for n, (agent, prompt, read) in enumerate((("debugger-35h252", 9_000, 0), ("tester-1kq9ze", 7_000, 0),
+                                               ("debugger-57nz31", 9_500, 5_713))):
+        event = dict(records[1]["systemPayload"]["uiEvent"], input_token_count=prompt, cached_content_token_count=read,
+                     total_token_count=prompt + 40, prompt_id=f"7d2f-oauth#{agent}#0",
+                     **{"event.timestamp": f"2026-04-01T12:07:{10 + n:02d}.000Z"})
+        records.append(dict(records[1], uuid=f"s{n}", parentUuid=records[-1]["uuid"], systemPayload={"uiEvent": event}))
+    requests, _ = _read(write(tmp_path / "agents.jsonl", "".join(json.dumps(r) + "\n" for r in records)))
+    heads = {r.lane: r.prefix.head for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
+    assert heads == {"agent:debugger-35h252": "qwen-code:subagent:debugger", "agent:tester-1kq9ze": "qwen-code:subagent:tester",
+                     "agent:debugger-57nz31": "qwen-code:subagent:debugger"}
+    assert {r.prefix.head for r in requests if r.lane == "main"} == {"qwen-code:main"}

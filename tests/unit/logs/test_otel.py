@@ -244,7 +244,7 @@ def test_vercel_ai_sdk_and_sentry_cache_names(tmp_path: Path) -> None:
     path.write_text(json.dumps(otlp([outer, v6, v5, sentry])))
     requests, _ = read(path)
     assert [r.usage for r in requests] == [Usage(cache_write_5m=4000, uncached=10, output=30),
-                                           Usage(cache_read=4000, uncached=500, output=9),
+                                           Usage(cache_read=4000, uncached=500, output=9, writes_reported=False),  # (v5: no write field)
                                            Usage(cache_read=4500, cache_write_5m=190, uncached=10, output=4)]
 
 
@@ -266,6 +266,13 @@ def test_bare_resource_spans_pretty_printed_one_after_another(tmp_path: Path) ->
     assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(80022, 0, 166), (385, 79929, 48)]
     assert not requests[0].usage.cache_reported and requests[1].prefix.parent == requests[0].prefix.node
     assert [why for _, why in summary.skipped] == ["span a: sums the usage of the calls under it"]
+    # GitHub reports reads and no writes (nor, on the first call, any cache field): what a call
+    # wrote is unknown, so its whole prompt is what the next call may read (main: its read only,
+    # here nothing: the second call predicted to read 0).
+    assert [r.usage.writes_reported for r in requests] == [False, False]
+    rows = run_audit([path]).rows
+    assert [(r.reported_cache_read, r.predicted_cache_read) for r in rows] == [(None, 0), (79_929, 80_022)]
+    assert rows[1].read_within
 
 
 def sdk_log(attributes: dict, at_s: int, *, trace: str | None = None, session: str = "w1") -> dict:

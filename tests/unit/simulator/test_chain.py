@@ -49,6 +49,24 @@ def test_anthropic_lifetime_counts_from_the_request_start() -> None:
     assert _send(cache, "b", "a", 10_500, 300_500).read == 10_000
 
 
+def test_qwen_lifetime_counts_from_the_response_end() -> None:
+    # A 400 s answer (sent at 0, ended at 400,000), the next call 1 s after it ended: read on Qwen
+    # (its 5 min counted from the end, measured on Qwen Code's calls), expired on Anthropic (from
+    # the start); on Qwen, 5 min past the end is expired, and a log without the end counts from
+    # the response's start.
+    cache = ChainCache("qwen")
+    _send(cache, "a", None, 10_000, 0, done=400_000, model="coder-model")
+    assert _send(cache, "b", "a", 10_500, 401_000, done=402_000, model="coder-model").read == 10_000
+    assert _send(cache, "c", "b", 11_000, 402_000 + 5 * 60_000, model="coder-model").expired
+    cache = ChainCache("anthropic")
+    _send(cache, "a", None, 10_000, 0, done=400_000)
+    assert _send(cache, "b", "a", 10_500, 401_000).expired
+    cache = ChainCache("qwen")
+    _send(cache, "a", None, 10_000, 0, 1_000, model="coder-model")
+    assert _send(cache, "b", "a", 10_500, 300_999, model="coder-model").read == 10_000
+    assert _send(cache, "c", "a", 10_500, 602_000, model="coder-model").expired
+
+
 def test_shared_head_and_minimum_length() -> None:
     cache = ChainCache("anthropic")
     _send(cache, "a", None, 12_000, 0, head_tokens=11_000)

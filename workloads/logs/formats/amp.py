@@ -238,7 +238,7 @@ class _Thread:
                 provider=_provider(str(model)),
                 model=str(model),
                 usage=reported,
-                prefix=Prefix(f"amp:{self.tid}:{lane.kind}:{model}", node, lane.parent, max(1, lane.blocks)),
+                prefix=Prefix(f"amp:{lane.kind}:{model}", node, lane.parent, max(1, lane.blocks)),
                 events=tuple(lane.events),
                 request_id=key,
                 source_format=NAME,
@@ -276,7 +276,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         ledger += thread.ledger_calls
     if not seen_any:
         raise UserError(f"{path}:1: empty file, no Amp thread")
-    notes = ["Amp's system prompt and tools are not in a thread file: the head is an opaque prefix per thread and model"]
+    notes = ["Amp's system prompt and tools are not in a thread file: the head is an opaque prefix per lane kind and model, shared by every thread"]
     if assumed:
         notes.append(f"{assumed} call(s) without totalInputTokens read as additive (inputTokens excludes the cache reads and writes, as the field names say)")
     if subset:

@@ -46,7 +46,8 @@ event with the record's prompt count is a retry: counted in the record's lane, j
 (the record's call extends it). Qwen Code 0.14 (0.14.0 to 0.14.2 seen) writes no record for a
 subagent's calls, only their events, whose ``prompt_id`` (``<session>#<agent>#<turn>``; the main conversation's
 has no agent) names the subagent: such an event is a call of the lane ``agent:<agent>``, each
-extending the subagent's previous call. Any other event left unpaired is a side call, counted
+extending the subagent's previous call; an agent ``<type>-<suffix>`` starts from its type's head
+(its system prompt and tools), shared by that type's lanes alone. Any other event left unpaired is a side call, counted
 in the lane ``side:telemetry`` (each a chain of its own: its prompt is not in the file). A failed call
 is listed as skipped. Where no event pairs with any record (telemetry counted another way), the
 events are not counted and the notes say so.  Its managed engine writes
@@ -70,7 +71,10 @@ model, the chain cache keys its entries by it, and a switch (``/model``, the rou
 fallback) is a model change in the one lane of the session. The system prompt depends on the approval mode: a logged
 exit from Plan Mode (an approved plan, the user's manual exit) or entry (``enter_plan_mode``) is a
 ``system_change`` event, and the next call starts a new chain after the head. Who served a call is asked of
-:func:`prefixbench.simulator.providers.provider_of_model` with the model's name.
+:func:`prefixbench.simulator.providers.provider_of_model` with the model's name; for a model it
+names no provider (Qwen Code's ``coder-model``), the login a Qwen Code telemetry event names
+(``auth_type``) decides where a provider's rules hold it as an agent handler
+``qwen-code/<auth_type>`` (:func:`prefixbench.simulator.providers.agent_handler`), and a note says so.
 """
 
 from __future__ import annotations
@@ -78,8 +82,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import msgspec
+
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import provider_of_model
+from prefixbench.simulator.providers import agent_handler, provider_of_model
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -321,6 +327,11 @@ class _Session:
         self.qwen_last = 0
         #: The request ids of the calls counted from telemetry events alone.
         self.qwen_unrecorded: set[str] = set()
+        #: Per model of no provider, who served it as the telemetry's login names it
+        #: (``auth_type``, an agent handler ``qwen-code/<auth_type>`` of a provider's rules).
+        self.qwen_served: dict[str, str] = {}
+        #: When each event's call ended (its ``event.timestamp``), by the event's line.
+        self.qwen_ended: dict[int, int] = {}
 
     def lane(self, name: str = "main", kind: LaneKind | None = None) -> _Lane:
         found = self.lanes.get(name)
@@ -522,8 +533,9 @@ class _Session:
             else:
                 sent = lane.input_ms if lane.input_ms is not None else when
                 reported = _usage(usage, where, raw=True)
-                self._pair_record(lane, reported)
-                self._add(record.line, lane, str(model or "unknown"), reported, sent, str(uuid))
+                paired = self._pair_record(lane, reported)
+                done = None if paired is None else self.qwen_ended.get(paired)
+                self._add(record.line, lane, str(model or "unknown"), reported, sent, str(uuid), done)
                 if origin is not None and lane.parent is not None:
                     self.seen.setdefault(origin, lane.parent)
                 total = usage.get("totalTokenCount")
@@ -624,7 +636,13 @@ class _Session:
         prompt_id = event.get("prompt_id")
         parts = prompt_id.split("#") if isinstance(prompt_id, str) else []
         agent = parts[1][:80] if len(parts) == 3 and parts[1] else ""
+        if ended is not None:
+            self.qwen_ended[line] = ended
         found = (line, sent, model if isinstance(model, str) and model else "unknown", usage, agent)
+        auth = event.get("auth_type")
+        handler = agent_handler(f"qwen-code/{auth}") if isinstance(auth, str) else None
+        if handler is not None and handler[0].reports_usage:
+            self.qwen_served.setdefault(found[2], handler[0].name)
         self.qwen_events.append(found)
         if self.qwen_records.get(usage):  # the call of a record read before its event
             self.qwen_records[usage] -= 1
@@ -633,16 +651,17 @@ class _Session:
         else:
             self.qwen_pending.append(found)
 
-    def _pair_record(self, lane: _Lane, usage: Usage) -> None:
+    def _pair_record(self, lane: _Lane, usage: Usage) -> int | None:
         """Pair the call of a Qwen Code assistant record with its api_response event; an earlier
         unpaired event of the same prompt was the same request sent before (a retried reply),
-        counted now in the record's lane, before it."""
+        counted now in the record's lane, before it. The line of the event paired, None where
+        none came before the record."""
         pending = self.qwen_pending
         # The latest event of these counts (a retry of the very same counts is the earlier one).
         at = next((n for n in range(len(pending) - 1, -1, -1) if pending[n][3] == usage), None)
         if at is None:
             self.qwen_records[usage] = self.qwen_records.get(usage, 0) + 1
-            return
+            return None
         self.qwen_paired += 1
         line = pending.pop(at)[0]
         retries = []
@@ -654,12 +673,13 @@ class _Session:
         self.qwen_last = line
         for event in reversed(retries):
             self._add_unrecorded(lane, event)
+        return line
 
     def _add_unrecorded(self, lane: _Lane, event: _Event) -> None:
         line, sent, model, usage, _ = event
         key = f"telemetry@{line}"
         self.qwen_unrecorded.add(key)
-        self._add(line, lane, model, usage, sent, key)
+        self._add(line, lane, model, usage, sent, key, self.qwen_ended.get(line))
 
     def pair_telemetry(self) -> None:
         """Count the api_response events no record's call paired with as calls of their own: a
@@ -678,7 +698,15 @@ class _Session:
 
     # --- both -------------------------------------------------------------------------------
 
-    def _add(self, line: int, lane: _Lane, model: str, usage: Usage, sent: int | None, key: str) -> None:
+    def _head(self, lane: _Lane) -> str:
+        """The key of the unlogged head a lane's prompts start with: one per lane kind, and per
+        subagent type in Qwen Code (a subagent ``<type>-<random suffix>``: each type has its own
+        system prompt and tools)."""
+        if self.agent == "qwen-code" and lane.kind == "subagent" and "-" in lane.name:
+            return f"{self.agent}:subagent:{lane.name.removeprefix('agent:').rsplit('-', 1)[0]}"
+        return f"{self.agent}:{lane.kind}"
+
+    def _add(self, line: int, lane: _Lane, model: str, usage: Usage, sent: int | None, key: str, done: int | None = None) -> None:
         if lane.model is not None and model != lane.model:
             lane.events.append(("model_change", f"{lane.model} -> {model}"))
         lane.model = model
@@ -701,12 +729,13 @@ class _Session:
                 provider=_provider(model),
                 model=model,
                 usage=usage,
-                prefix=Prefix(f"{self.agent}:{lane.kind}", node, lane.parent, max(1, lane.blocks)),
+                prefix=Prefix(self._head(lane), node, lane.parent, max(1, lane.blocks)),
                 events=tuple(lane.events),
                 request_id=key,
                 agent_version=self.version,
                 source_format=NAME,
                 path=self.paths.get(key, ""),
+                done_ms=done,
             )
         )
         if self.session_id is not None and self.agent == "gemini-cli":
@@ -750,6 +779,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         raise UserError(f"{session.name}:1: empty file, no session records")
     session.replay()
     session.pair_telemetry()
+    served = session.qwen_served
+    if served:  # (a record may come before its event: decided once the file is read)
+        session.out = [msgspec.structs.replace(r, provider=served[r.model]) if r.provider == "unknown" and r.model in served else r
+                       for r in session.out]
     return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), _notes(session))
 
 
@@ -785,6 +818,10 @@ def _notes(session: _Session) -> tuple[str, ...]:
             extra = f"; {alone:,} with no record of the tree, counted from their events" if alone else ""
             notes.append(f"Qwen Code's telemetry logs {events:,} call(s) (qwen-code.api_response): prompt {prompt:,}, read {read:,} "
                          f"({verdict}){extra}")
+    for model, provider in sorted(session.qwen_served.items()):
+        if any(r.model == model and r.provider == provider for r in session.out):
+            notes.append(f"{model}: a name of no provider, read with {provider}'s rules: Qwen Code's telemetry names the login "
+                         f"that served it (auth_type, the agent handler qwen-code/... of {provider}'s rules)")
     if session.tokens_seen:
         counted = sum(r.usage.prompt + r.usage.output for r in session.out if r.usage and r.request_id not in session.qwen_unrecorded)
         verdict = "the same" if counted == session.tokens_total else f"counted here {counted:,}"

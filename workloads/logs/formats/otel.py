@@ -66,7 +66,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import hosted_provider, provider_of_model
+from prefixbench.simulator.providers import hosted_provider, provider_of_model, rules_for
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -426,7 +426,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 provider=provider,
                 model=model,
                 usage=Usage(cache_read=read_n, cache_write_5m=written_n, uncached=uncached, output=output or 0,
-                            cache_reported=read_ is not None or written_ is not None),
+                            cache_reported=read_ is not None or written_ is not None,
+                            # (a provider that bills writes apart: no write field says nothing of them)
+                            writes_reported=written_ is not None or not rules_for(provider).is_additive),
                 prefix=Prefix(f"otel:{provider}:{model}", node, last_node.get(lane)),
                 request_id=str(span.attributes["gen_ai.response.id"]) if isinstance(span.attributes.get("gen_ai.response.id"), str) else None,
                 source_format=NAME,
