@@ -33,6 +33,13 @@ COMPRESSION_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00",
 #: A Zstandard file's first bytes (``audit`` reads it with the ``zstandard`` package; a request
 #: log is read plain: ``zstd -d`` decompresses it).
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def is_zstd(head: bytes) -> bool:
+    """Whether a file's first bytes start Zstandard data: a frame (:data:`ZSTD_MAGIC`), or a
+    skippable frame (magic ``0x184D2A50`` to ``0x184D2A5F``, little endian), which ``zstd -d``
+    passes over: ``pzstd`` starts its output with one."""
+    return head.startswith(ZSTD_MAGIC) or (len(head) >= 4 and head[0] & 0xF0 == 0x50 and head[1:4] == b"\x2a\x4d\x18")
 #: The decompressing command of each, for the error that asks for a plain file.
 _DECOMPRESS = {"gzip": "gunzip", "bzip2": "bunzip2", "xz": "unxz"}
 
@@ -133,7 +140,7 @@ def iter_lines(path: Path, what: str = "", torn: list[int] | None = None) -> Ite
             if kind is not None:
                 raise UserError(f"{path}: {kind}-compressed: this command reads a plain JSON-lines file; decompress it "
                                 f"first with {_DECOMPRESS[kind]} (prefixbench audit reads it as it is)")
-            if head.startswith(ZSTD_MAGIC):
+            if is_zstd(head):
                 raise UserError(f"{path}: zstd-compressed: this command reads a plain JSON-lines file; decompress it first with zstd -d")
             seen = False
             for number, line in enumerate(handle, 1):

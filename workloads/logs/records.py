@@ -27,7 +27,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, ZSTD_MAGIC, breaks_off, may_nest_too_deep, too_deep, torn_tail
+from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, breaks_off, is_zstd, may_nest_too_deep, too_deep, torn_tail
 from prefixbench.workloads.logs.reading import MAX_DEPTH, json_reason
 
 _CHUNK = 1 << 20
@@ -121,6 +121,13 @@ def iter_records(
             raise UserError(f"{path}: {kind}-compressed data cut short or corrupt ({exc})") from None
 
 
+#: The compressed bytes of a zstd log read at a time, and fed to the decompressor at a time: what
+#: one feed holds decompressed is bounded by the feed, not the read (a block of one repeated byte
+#: is 4 bytes for 128 KiB, so 256 bytes hold at most 8 MiB; a 16 KiB feed could hold 512 MiB).
+_ZSTD_READ = 1 << 14
+_ZSTD_FEED = 256
+
+
 class _ZstdStream(io.RawIOBase):
     """The decompressed bytes of a Zstandard file (``.jsonl.zst``: Codex keeps its archived
     rollouts so), read a chunk at a time with the ``zstandard`` package, frame after frame; data
@@ -143,6 +150,7 @@ class _ZstdStream(io.RawIOBase):
         self._frame = self._zstd.ZstdDecompressor().decompressobj()
         self._in_frame = False  # bytes of the current frame fed and its end not reached
         self._out, self._at = b"", 0  # decompressed and not read yet: self._out[self._at:]
+        self._read, self._fed = b"", 0  # read from the file and not fed yet: self._read[self._fed:]
         self._pos = 0
 
     def readable(self) -> bool:
@@ -156,13 +164,16 @@ class _ZstdStream(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         while self._at == len(self._out):
-            chunk = self._raw.read(1 << 14)
-            if not chunk:
-                if self._in_frame:
-                    raise OSError("the data ends inside a zstd frame")
-                return 0
+            if self._fed == len(self._read):
+                self._read, self._fed = self._raw.read(_ZSTD_READ), 0
+                if not self._read:
+                    if self._in_frame:
+                        raise OSError("the data ends inside a zstd frame")
+                    return 0
             self._out, self._at = b"", 0
-            self._feed(chunk)
+            piece = self._read[self._fed : self._fed + _ZSTD_FEED]
+            self._fed += len(piece)
+            self._feed(piece)
         size = min(len(buffer), len(self._out) - self._at)
         buffer[:size] = self._out[self._at : self._at + size]
         self._at += size
@@ -194,7 +205,7 @@ class _ZstdStream(io.RawIOBase):
 
 
 #: Compressed logs read as they are: each format's reader (its magic bytes: jsonlines.COMPRESSION_MAGIC
-#: and ZSTD_MAGIC).
+#: and jsonlines.is_zstd).
 _COMPRESSED: dict[str, Callable[[object], object]] = {
     "gzip": lambda raw: gzip.GzipFile(fileobj=raw, mode="rb"),  # type: ignore[arg-type]
     "bzip2": lambda raw: bz2.BZ2File(raw),  # type: ignore[arg-type]
@@ -209,7 +220,7 @@ def _compression(path: Path, handle) -> str | None:
     """The compression a file's first bytes name (None: plain text)."""
     head = handle.read(6)
     handle.seek(0)
-    if head.startswith(ZSTD_MAGIC):
+    if is_zstd(head):
         return "zstd"
     return next((name for magic, name in COMPRESSION_MAGIC if head.startswith(magic)), None)
 

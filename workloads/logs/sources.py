@@ -1,6 +1,6 @@
 """Finding the log files under the paths an audit is given.
 
-A folder is walked (sorted) for ``*.jsonl`` / ``*.json`` / ``*.traj`` (also gzip, bzip2 or xz
+A folder is walked (sorted) for ``*.jsonl`` / ``*.json`` / ``*.traj`` (also gzip, bzip2, xz or zstd
 compressed: ``*.jsonl.gz``...), and for a database a format
 reads (an OpenCode ``opencode.db``, by its content); metadata sidecars and empty
 files it finds are listed with why they are skipped, and the pieces of a log kept as many files (an

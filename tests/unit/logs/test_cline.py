@@ -890,3 +890,20 @@ def test_a_cline_sdk_file_written_before_per_turn_metrics_holds_run_totals(tmp_p
     path.write_text(json.dumps(doc))
     requests, _ = import_file(path, CLINE, ImportContext())
     assert [r.request_id for r in requests] == ["pend", "qa0"]
+
+
+def test_a_cline_sdk_call_with_zero_metrics_is_not_taken_for_its_runs_sum(tmp_path: Path) -> None:
+    # A provider that reports no usage leaves every count 0: the run's last call (content, a tool
+    # call) then equals the sum of the calls before it, and int38 skipped it as a stamped sum.
+    doc = {"version": 1, "updated_at": "2026-06-01T10:00:00Z", "agent": "lead", "sessionId": "1780300000000_ab12c",
+           "messages": _sdk_run("z", 1_780_300_000_000, [(0, 0, 0, 0), (0, 0, 0, 0), (0, 0, 0, 0)], None)}
+    path = tmp_path / "1780300000000_ab12c.messages.json"
+    path.write_text(json.dumps(doc))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["za0", "za1", "za2"]
+    assert not any("summed usage" in why for _, why in summary.skipped)
+    # An empty terminal message with the run's (zero) sum is still no call.
+    doc["messages"] = _sdk_run("e", 1_780_300_000_000, [(0, 0, 0, 0), (0, 0, 0, 0)], (0, 0, 0, 0))
+    path.write_text(json.dumps(doc))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["ea0", "ea1"]

@@ -8,11 +8,13 @@ import gzip
 import json
 import lzma
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
 import zstandard
 from prefixbench.reports.cli import main
+from prefixbench.workloads.logs.records import _COMPRESSED
 from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
 
 PACKERS = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress, ".zst": zstandard.ZstdCompressor().compress}
@@ -85,3 +87,36 @@ def test_a_zstd_log_without_the_zstandard_package_is_one_line(tmp_path: Path, ca
     assert main(["audit", str(path), "--quiet"]) == 2
     assert capsys.readouterr().err.strip() == (f"prefixbench: error: {path}: zstd-compressed: reading it needs the zstandard "
                                                "package (pip install zstandard), or decompress it first (zstd -d s.jsonl.zst)")
+
+
+def _skippable(payload: bytes) -> bytes:
+    """A Zstandard skippable frame (magic 0x184D2A50, then its size): ``zstd -d`` passes over it."""
+    return b"\x50\x2a\x4d\x18" + len(payload).to_bytes(4, "little") + payload
+
+
+def test_a_zstd_log_that_starts_with_a_skippable_frame_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # pzstd starts its output with a skippable frame (the next frame's size); int38 read such a
+    # file's first bytes as no compression: "binary file, not a text log".
+    plain = _session(tmp_path / "plain")
+    packed = tmp_path / "pzstd.jsonl.zst"
+    packed.write_bytes(_skippable(b"\x10\x00\x00\x00") + zstandard.ZstdCompressor().compress(plain.read_bytes()) + _skippable(b""))
+    assert _audit(packed, capsys)["totals"] == _audit(plain, capsys)["totals"]
+
+
+def test_a_zstd_log_is_decompressed_a_little_at_a_time(tmp_path: Path) -> None:
+    # A block of one repeated byte is 4 bytes of zstd for 128 KiB: int38 decompressed each 16 KiB
+    # read whole (here 64 MiB held at once from a 2 KiB file; up to 512 MiB a read), where gzip
+    # holds a buffer's worth.
+    packed = tmp_path / "blank.jsonl.zst"
+    packed.write_bytes(zstandard.ZstdCompressor(level=19).compress(b"\n" * (64 << 20)))
+    tracemalloc.start()
+    try:
+        with packed.open("rb") as raw:
+            stream = _COMPRESSED["zstd"](raw)
+            read = 0
+            while chunk := stream.read(1 << 16):
+                read += len(chunk)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert read == 64 << 20 and peak < 16 << 20

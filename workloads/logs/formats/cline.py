@@ -616,7 +616,12 @@ def _sdk_run_totals(messages: list, legacy_end: int, updated_at: object) -> dict
         last = messages[run[-1]]["metrics"]
         others = [messages[i]["metrics"] for i in run[:-1] if isinstance(messages[i].get("metrics"), dict)]
         if others:
-            if all(_int(last.get(key)) == sum(_int(m.get(key)) for m in others) for key in _SDK_COUNTS):
+            # (a sum of nothing, every count 0 as a provider that reports no usage leaves them, is
+            # no sign on a call with content: only on an empty terminal message)
+            empty = messages[run[-1]].get("content") in ([], "", None)
+            if all(_int(last.get(key)) == sum(_int(m.get(key)) for m in others) for key in _SDK_COUNTS) and (
+                empty or any(_int(last.get(key)) for key in _SDK_COUNTS)
+            ):
                 found[run[-1]] = (f"the summed usage of the {len(others)} call(s) before it in its run, stamped again on the "
                                   "run's last message (Cline SDK before cline/cline#10689, May 2026): not one call")
             continue
