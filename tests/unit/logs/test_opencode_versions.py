@@ -191,6 +191,14 @@ def test_a_kilo_cli_1_0_session_is_not_read_as_opencode_1_0(tmp_path: Path) -> N
     assert "OpenCode 1.0.20 (before 1.0.62" in notes
 
 
+def test_an_opencode_1_0_past_kilos_last_1_0_stays_opencode_after_kilos_release(tmp_path: Path) -> None:
+    # Kilo's 1.0.x ended at 1.0.25: a 1.0.40 session, even created after Kilo's first release (an
+    # OpenCode pinned to an old release), is OpenCode 1.0.40's (int38b read it as Kilo, additive).
+    usages, notes = _read(tmp_path, _dated(_session("1.0.40", "openai", "gpt-5", OPENAI_INCLUSIVE), KILO_1_0_TIME))
+    assert [u.uncached for u in usages] == [12_000, 1_124, 600]
+    assert "OpenCode 1.0.40 (before 1.0.62" in notes and "Kilo" not in notes
+
+
 def test_a_kilo_cli_7_anthropic_session_is_decided_by_its_steps(tmp_path: Path) -> None:
     # AI SDK v6 without #19758: input = uncached + read + write, on every cached step.
     steps = [_tokens(9_004, 0, 9_000), _tokens(139_499, 139_417, 81)]

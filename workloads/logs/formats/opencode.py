@@ -194,8 +194,10 @@ _ANTHROPIC_SDK = frozenset({"anthropic", "amazon-bedrock", "google-vertex-anthro
 #: 7.x (7.0.x from late February 2026, built on OpenCode 1.2 and later). Kilo's 1.0.x numbers are
 #: also OpenCode's own 1.0.x (2025-10-31 to 2026-01-02, 1.0.0 to 1.0.61 before #4256 shipped on
 #: 2025-11-13): a 1.0.x session created from Kilo's first release on is read as Kilo's (OpenCode
-#: had been past 1.0.61 for more than two months, and updates itself). No OpenCode release is 7.x.
+#: had been past 1.0.61 for more than two months, and updates itself), and only up to Kilo's last
+#: 1.0.x (1.0.25): a pinned OpenCode 1.0.26-1.0.61 stays OpenCode's. No OpenCode release is 7.x.
 _KILO_FIRST_MS = 1_769_558_400_000  # 2026-01-28T00:00Z
+_KILO_1_0_LAST = (1, 0, 25)
 _KILO_1_0_BASE = (1, 1, 0)
 _KILO_SEVEN = 7
 
@@ -217,7 +219,7 @@ def _release(text: str | None, created: int | None) -> tuple[tuple[int, int, int
     shown = ".".join(map(str, version))
     if version[0] >= _KILO_SEVEN:
         return version, f"Kilo CLI {shown} (built on OpenCode 1.2 or later)", True
-    if version[:2] == (1, 0) and version < _INCLUSIVE_BEFORE and created is not None and created >= _KILO_FIRST_MS:
+    if version[:2] == (1, 0) and version <= _KILO_1_0_LAST and created is not None and created >= _KILO_FIRST_MS:
         return _KILO_1_0_BASE, f"Kilo CLI {shown} (built on OpenCode 1.1; created after Kilo's first release)", False
     return version, f"OpenCode {shown}", False
 
@@ -799,7 +801,7 @@ FORMAT = LogFormat(
         "output holding the reasoning stored beside it (OpenAI's SDK, and every SDK from 1.3.4, before #21047; "
         "told by tokens.total, else by version)",
         "assistant info.tokens: the sum of the steps in later versions, the last step in earlier ones",
-        "Kilo CLI sessions (kilo.db, Kilo's storage; version its own release): 1.0.x (2026-01-28 on, built on OpenCode "
-        "1.1) read by OpenCode 1.1's conventions, not as OpenCode 1.0.x; 7.x: Anthropic-SDK steps decided by their counts",
+        "Kilo CLI sessions (kilo.db, Kilo's storage; version its own release): 1.0.0-1.0.25 (2026-01-28 on, built on "
+        "OpenCode 1.1) read by OpenCode 1.1's conventions, not as OpenCode 1.0.x; 7.x: Anthropic-SDK steps decided by their counts",
     ),
 )
