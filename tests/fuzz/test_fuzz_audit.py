@@ -124,6 +124,12 @@ SEEDS: dict[str, list[dict]] = {
         {"timestamp": "2025-11-17T21:30:29.664Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
             "total_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5},
             "last_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5}}}},
+        # User turns as Codex counts them for a rollback: a user message of its own context is
+        # none, one with no call after it (interrupted) is one.
+        {"timestamp": "2025-11-17T21:30:29.680Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "<environment_context>\n<cwd>/r</cwd>\n</environment_context>"}]}},
+        {"timestamp": "2025-11-17T21:30:29.690Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": "stop"}]}},
         # A thread rollback: the next call extends the turn before the dropped ones.
         {"timestamp": "2025-11-17T21:30:29.700Z", "type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": 1}},
         # Later Codex: cache writes inside input_tokens.

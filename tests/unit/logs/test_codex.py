@@ -837,10 +837,13 @@ def test_the_newest_rollout_record_kinds_leave_the_counts_as_they_are(tmp_path: 
     assert summaries[0].requests == 2
 
 
-def _rollout(path: Path, turns: list[list[tuple[int, int, int]]], rollbacks: dict[int, object]) -> Path:
+def _rollout(path: Path, turns: list[list[tuple[int, int, int]]], rollbacks: dict[int, object],
+             context: dict[int, str] | None = None) -> Path:
     """A rollout of user turns, each a list of calls ``(prompt, cached, output)`` (a tool output
-    between two calls of a turn), with ``thread_rolled_back {num_turns}`` after the turns
-    ``rollbacks`` names (by index): written as Codex writes them, a record a line."""
+    between two calls of a turn; none: interrupted or failed before a reply), with
+    ``thread_rolled_back {num_turns}`` after the turns ``rollbacks`` names (by index), and a user
+    message of Codex's own context (its text) before the turns ``context`` names: written as Codex
+    writes them, a record a line."""
     records = [{"timestamp": "2026-07-01T10:00:00.000Z", "type": "session_meta", "payload": {"id": "s", "cli_version": "0.140.0", "model_provider": "openai"}},
                {"timestamp": "2026-07-01T10:00:00.500Z", "type": "turn_context", "payload": {"model": "gpt-5.5", "effort": "high"}}]
     second, total = 1, {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
@@ -851,6 +854,8 @@ def _rollout(path: Path, turns: list[list[tuple[int, int, int]]], rollbacks: dic
         second += 1
 
     for t, calls in enumerate(turns):
+        if t in (context or {}):
+            put("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": (context or {})[t]}]})
         put("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"turn {t}"}]})
         for c, (prompt, cached, output) in enumerate(calls):
             if c:
@@ -893,6 +898,36 @@ def test_a_rollback_of_more_turns_than_the_rollout_holds_starts_a_new_chain(tmp_
     assert [r.prefix.parent for r in requests] == [None, nodes[0], nodes[0], None, None]
 
 
+def test_a_rollback_counts_the_user_turns_that_made_no_call(tmp_path: Path) -> None:
+    """Codex counts a user turn by its user message (openai/codex codex-rs, the history's
+    ``drop_last_n_user_turns``), whether a call followed it or not. Turns 0 and 1 made a call,
+    turn 2 none (interrupted before a reply); rolling back 2 turns keeps turn 0: the next call
+    extends its call. int38b counted only turns that made a call and went back past turn 0 (no
+    parent)."""
+    path = _rollout(tmp_path / "rollout-2026-07-01T10-00-00-s.jsonl",
+                    [[(10000, 0, 100)], [(10600, 9984, 200)], [], [(10300, 9984, 80)]], {2: 2})
+    requests, _ = load_trace([path])
+    nodes = [r.prefix.node for r in requests]
+    assert [r.prefix.parent for r in requests] == [None, nodes[0], nodes[0]]
+    assert ("rewind", "thread rolled back 2 user turn(s)") in requests[2].events
+
+
+@pytest.mark.parametrize("context", [
+    "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>",
+    "# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\nbe brief\n</INSTRUCTIONS>",
+    "<user_instructions>\nbe brief\n</user_instructions>",
+    "<turn_aborted>\nThe user interrupted the previous turn on purpose.\n</turn_aborted>",
+    "<user_shell_command>\n<command>ls</command>\n</user_shell_command>",
+])
+def test_the_context_codex_writes_as_user_messages_is_no_user_turn(tmp_path: Path, context: str) -> None:
+    # Codex's own context before turn 2 (written as a user message) is no turn of the two
+    # ``thread_rolled_back 2`` drops (turns 2 and 1): the next call extends turn 0's, not turn 1's.
+    path = _rollout(tmp_path / "rollout-2026-07-01T10-00-00-s.jsonl",
+                    [[(10000, 0, 100)], [(10600, 9984, 200)], [(11000, 10496, 50)], [(10300, 9984, 80)]], {2: 2}, context={2: context})
+    requests, _ = load_trace([path])
+    assert requests[3].prefix.parent == requests[0].prefix.node
+
+
 def test_a_rollback_whose_turn_count_is_no_count_is_one_line(tmp_path: Path) -> None:
     path = _rollout(tmp_path / "rollout-2026-07-01T10-00-00-s.jsonl", [[(10000, 0, 100)]], {0: "one"})
     with pytest.raises(UserError, match=r":5: thread_rolled_back num_turns is not a non-negative integer \('one'\)$"):
@@ -900,7 +935,7 @@ def test_a_rollback_whose_turn_count_is_no_count_is_one_line(tmp_path: Path) -> 
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(turns=st.lists(st.integers(1, 3), min_size=1, max_size=6), data=st.data())
+@given(turns=st.lists(st.integers(0, 3), min_size=1, max_size=6), data=st.data())
 def test_property_a_rollback_resumes_from_the_last_kept_turn(tmp_path_factory, turns, data) -> None:
     """Any turns and rollbacks: every call is counted once, and the call after a rollback of n
     turns extends the last call of the turn n back in the history as Codex rebuilt it (none when
@@ -916,7 +951,7 @@ def test_property_a_rollback_resumes_from_the_last_kept_turn(tmp_path_factory, t
         for c in range(k):
             assert requests[i].prefix.parent == (kept[-1] if c == 0 else requests[i - 1].prefix.node)
             i += 1
-        kept.append(requests[i - 1].prefix.node)
+        kept.append(requests[i - 1].prefix.node if k else kept[-1])  # a turn with no call goes on from the one before
         n = rollbacks.get(t, 0)
         if n:
             kept = kept[:max(1, len(kept) - n)] if n < len(kept) else [None]

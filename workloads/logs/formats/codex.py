@@ -58,7 +58,12 @@ A ``thread_rolled_back {num_turns}`` event (``/undo`` of turns, the app server's
 ``thread/rollback``) drops the last user turns from the history, their records staying in the
 file (their calls were made: counted): the call after it extends the last call of the turn
 before them (none when the rollout holds fewer turns, or a compaction came between), a
-``rewind`` event.
+``rewind`` event. A user turn is counted as Codex counts it when it rebuilds the history: every
+user message, whether or not a call followed it (a turn interrupted or failed before a reply is
+one), except the context Codex writes as user messages itself (a text opening with one of
+:data:`CONTEXT_MARKERS`' tags and closing with its end tag: the environment context, AGENTS.md
+and user instructions, skills, a user's shell command, an interrupted turn's notice, a subagent's
+notification, a hook's prompt).
 
 A record without ``ordinal`` is numbered by its place in the file (0-based).
 
@@ -98,6 +103,19 @@ NAME = "codex"
 #: Codex writes the copy in one go, line after line; a call of the fork's own is written a model
 #: response (whole prompt prefilled, reply streamed) after its prompt.
 COPY_GAP_MS = 100
+#: The texts Codex writes into the history as user messages of its own (start tag, end tag,
+#: matched ignoring case and surrounding space): a message with one is no user turn, for
+#: ``thread_rolled_back`` (Codex's contextual user fragments and hook prompts).
+CONTEXT_MARKERS = (
+    ("<environment_context>", "</environment_context>"),
+    ("# AGENTS.md instructions for ", "</INSTRUCTIONS>"),
+    ("<user_instructions>", "</user_instructions>"),
+    ("<skill>", "</skill>"),
+    ("<user_shell_command>", "</user_shell_command>"),
+    ("<turn_aborted>", "</turn_aborted>"),
+    ("<subagent_notification>", "</subagent_notification>"),
+    ("<hook_prompt", "</hook_prompt>"),
+)
 #: ``codex exec --json`` before 0.44 printed its config summary and the prompt before any event.
 _EXEC_HEAD = 2
 _LINE_KINDS = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -145,6 +163,18 @@ def _ordinal(value: object, where: str, key: str) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise UserError(f"{where}: {key} is not a non-negative integer ({value!r:.40})")
     return value
+
+
+def _user_turn(payload: dict) -> bool:
+    """Whether a user message opens a user turn as Codex counts them (see :data:`CONTEXT_MARKERS`)."""
+    content = payload.get("content")
+    for part in content if isinstance(content, list) else ():
+        text = part.get("text") if isinstance(part, dict) and part.get("type") == "input_text" else None
+        if isinstance(text, str):
+            folded = text.strip().lower()
+            if any(folded.startswith(start.lower()) and folded.endswith(end.lower()) for start, end in CONTEXT_MARKERS):
+                return False
+    return True
 
 
 def _text(value: object) -> str | None:
@@ -227,10 +257,12 @@ class _Rollout:
         self.last_output = 0
         self.turn_prompt: int | None = None
         self.reasoning_dropped = 0
-        #: Per user turn of this rollout, after its last call: (chain parent, turn prompt, last
-        #: prompt, last output); the first entry is before any turn. A ``thread_rolled_back``
-        #: goes back to the entry before the turns it drops.
+        #: Per user turn of this rollout (as Codex counts them, a turn with no call too), after
+        #: its last call or the last call before it: (chain parent, turn prompt, last prompt, last
+        #: output); the first entry is before any turn. A ``thread_rolled_back`` goes back to the
+        #: entry before the turns it drops. Where in ``events`` the turns not yet claimed by a call began.
         self.turns: list[tuple[str | None, int | None, int | None, int]] = [(None, None, None, 0)]
+        self.turn_marks: list[int] = []
         self.rollbacks = 0
         self.blocks = 0
         self.events: list[tuple[str, str]] = []
@@ -304,6 +336,7 @@ class _Rollout:
                 self.events.append(("compaction", ""))
             self.chain_parent = None
             self.turns = [(None, None, None, 0)]  # a rollback goes back no further than the compacted history
+            self.turn_marks = []
         elif kind == "response_item":
             self._item(payload, when)
         elif kind == "event_msg" and ptype == "token_count":
@@ -326,6 +359,7 @@ class _Rollout:
         # Turns this rollout does not hold (before a resume): the prompt goes back past all it has.
         kept = self.turns[:max(1, len(self.turns) - n)] if n < len(self.turns) else [(None, None, None, 0)]
         self.turns = kept
+        self.turn_marks = self.turn_marks[:max(0, len(self.turn_marks) - n)]
         self.chain_parent, self.turn_prompt, self.last_prompt, self.last_output = kept[-1]
         self.events.append(("rewind", f"thread rolled back {n} user turn(s)"))
 
@@ -380,7 +414,7 @@ class _Rollout:
         self.copy_stretched += 1
         self.copy_lines = (self.copy_lines[0], record.line)
         self._copied(record, "event_msg", payload)
-        self.events = [event for event in self.events if event[0] == "fork"]
+        self.events, self.turn_marks = [event for event in self.events if event[0] == "fork"], []
         self.blocks = 0
         self.last_input_ms = self.first_output_ms = self.last_output_ms = None
         self.unclaimed = None
@@ -472,6 +506,9 @@ class _Rollout:
             self.first_output_ms = None
             self.claims_next_outputs = False
             if ptype == "message" and role == "user":
+                if _user_turn(payload):
+                    self.turns.append(self.turns[-1])
+                    self.turn_marks.append(len(self.events))
                 self.events.append(("user_turn", ""))
         elif not (ptype == "message" and role in ("developer", "system")):  # (Codex's own context: no output)
             if self.first_output_ms is None:
@@ -590,7 +627,7 @@ class _Rollout:
             )
         )
         self.compaction_usage = usage
-        self.events = []
+        self.events, self.turn_marks = [], []
         self.blocks = 0
 
     def _add(self, record: Record, usage: Usage, when: int | None, total: object) -> None:
@@ -601,6 +638,7 @@ class _Rollout:
         ready = self.first_output_ms if self.first_output_ms is not None else when
         done = when  # token_count is written when the response has ended
         events, blocks, carried = self.events, self.blocks, ([], 0)
+        at = len(events)
         if self.unclaimed is not None and self.first_output_ms is None:
             # The count came after the next input (the call's tool ran first): the call was sent
             # before its outputs and ended with the last of them; that input is the next call's.
@@ -641,11 +679,13 @@ class _Rollout:
         self.last_prompt = usage.prompt
         self.last_output = usage.output
         self.events, self.blocks = carried
+        # The call is of the turn before those begun after its events (its count came after the
+        # next input); those turns have no call yet: they go on from it too.
+        later = [mark - at for mark in self.turn_marks if mark >= at]
+        self.turn_marks = later
         state = (node, self.turn_prompt, self.last_prompt, self.last_output)
-        if turn:
-            self.turns.append(state)
-        else:
-            self.turns[-1] = state
+        for i in range(max(0, len(self.turns) - 1 - len(later)), len(self.turns)):
+            self.turns[i] = state
 
     def _shared(self, usage: Usage, turn: bool) -> int | None:
         """How much of the previous call's prompt this one keeps (None: all of it). A call that
