@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.runs.execute import map_runs
 from tests.unit.audit.fixtures import write_jsonl
 
 
@@ -132,6 +134,32 @@ def test_a_fork_counts_its_sources_copied_calls_once(tmp_path: Path) -> None:
     # Read alone, the fork counts what it holds (its source not in the audit).
     alone, _ = load_trace([fork])
     assert len(alone) == 3
+
+
+def test_a_source_read_after_its_fork_is_not_said_to_be_the_fork(tmp_path: Path) -> None:
+    """A fork whose file sorts before its source's: the fork is read first and counts the calls
+    they share; the source lists its own as the same calls as the fork's. int38b's note said the
+    source's calls were copied from the session it was forked from (the wrong way round). Counts
+    as before: 3 calls, each once; --jobs 2 reads the same."""
+    t0 = 1773500000000
+    header = {"type": "session", "version": 3, "id": "src", "timestamp": "2026-03-14T10:00:00.000Z", "cwd": "/x"}
+
+    def entry(entry_id: str, parent: str | None, role: str, ts: int, usage: dict | None = None) -> dict:
+        return {**_pi_msg(role, ts, usage), "id": entry_id, "parentId": parent}
+
+    source = [entry("e1", None, "user", t0), entry("e2", "e1", "assistant", t0 + 10, _u(10, 0, 40000)),
+              entry("e3", "e2", "toolResult", t0 + 2000), entry("e4", "e3", "assistant", t0 + 2010, _u(1, 40000, 300))]
+    src = write_jsonl(tmp_path / "b" / "2026-03-14T10-00-00-000Z_src.jsonl", [header, *source])
+    fork = write_jsonl(tmp_path / "a" / "2026-03-14T11-00-00-000Z_fork.jsonl", [
+        {**header, "id": "fork", "timestamp": "2026-03-14T11:00:00.000Z", "parentSession": str(src)}, *source,
+        entry("f1", "e4", "user", t0 + 3_600_000), entry("f2", "f1", "assistant", t0 + 3_600_010, _u(1000, 40300, 0))])
+    requests, summaries = load_trace([tmp_path])
+    assert [(Path(r.file).name, r.usage.prompt) for r in requests] == [(fork.name, 40010), (fork.name, 40301), (fork.name, 41300)]
+    by_file = {Path(s.file).name: s for s in summaries}
+    assert [why for _, why in by_file[src.name].skipped] == [f"the same call as {fork}'s: counted in that file"] * 2
+    assert not any("this one was forked from" in note for note in by_file[src.name].notes)
+    assert any(note.startswith(f"2 call(s) the same as {fork}'s") for note in by_file[src.name].notes)
+    assert load_trace([tmp_path], map_files=functools.partial(map_runs, jobs=2)) == (requests, summaries)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))

@@ -19,7 +19,11 @@ the request before it.
 A fork (``/fork``: ``createBranchedSession``; ``pi --fork``: ``SessionManager.forkFrom``) copies its
 source's entries into a new session file as they are: a call another file of the audit counted
 (same kind, time, provider, model, response id and usage) is not counted again, and the fork's
-calls after it extend it.
+calls after it extend it. Whichever of the two files the audit reads first counts the calls they
+share: the other's note says they were copied from the session it was forked from only when its
+header names (``parentSession``, ``branchedFrom``: the source's file) the file that counted them,
+and else that they are the same calls as that file's (a source read after its fork, or two forks
+of one source).
 
 ``pi --mode json`` (and ``--mode rpc``) prints the session header, then its AgentSessionEvents
 (pi-mono's ``docs/json.md``): each message as ``message_start``, ``message_update`` (partial
@@ -130,7 +134,10 @@ class _Session:
         self.name = str(path)
         #: The calls counted in this audit (shared across files), by :func:`_call_key`, to their nodes.
         self.seen: dict[str, str] = {} if seen is None else seen
-        self.copied = 0
+        #: The file a fork's header names as its source; the files that counted the calls this
+        #: one holds too, how many of them each (in the order met).
+        self.forked_from: str | None = None
+        self.copied_from: dict[str, int] = {}
         self.out: list[TraceRequest] = []
         self.skipped: list[tuple[int, str]] = []
         self.thinking = "off"
@@ -173,6 +180,8 @@ class _Session:
                     self.thinking = value["thinkingLevel"]
                 if value.get("branchedFrom") or value.get("parentSession"):
                     self.events.append(("fork", "session branched from another session file"))
+                    source = value.get("parentSession") or value.get("branchedFrom")
+                    self.forked_from = source if isinstance(source, str) else self.forked_from
             case "model_change":
                 self.events.append(("model_change", f"{value.get('provider')}/{value.get('modelId')}"))
             case "thinking_level_change":
@@ -247,13 +256,24 @@ class _Session:
         node = self.seen.get(key)
         if node is None or node.startswith(f"pi:{self.name}#"):
             return False
-        self.copied += 1
-        self.skipped.append((record.line, "call copied from the session this one was forked from: counted in that session's file"))
+        counted = node[len("pi:"):].rsplit("#", 1)[0]
+        self.copied_from[counted] = self.copied_from.get(counted, 0) + 1
+        self.skipped.append((record.line, "call copied from the session this one was forked from: counted in that session's file"
+                             if self.is_source(counted) else f"the same call as {counted}'s: counted in that file"))
         if link:
             self.chain_parent = node
             self.events = [event for event in self.events if event[0] == "fork"]
             self.blocks = 0
         return True
+
+    def is_source(self, counted: str) -> bool:
+        """Whether this session's header names the file ``counted`` as the one it was forked from
+        (its path, its name, or the session id its name ends with)."""
+        source = self.forked_from
+        if source is None:
+            return False
+        stem = Path(counted).stem
+        return source == counted or Path(source).name == Path(counted).name or stem == source or stem.endswith(f"_{source}")
 
     def _same(self, made: LoggedMessage) -> LoggedMessage:
         """``made``, or the equal message record met before in this file."""
@@ -351,11 +371,17 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             "on every start; restarts are not logged)"
         ),
     )
-    if session.copied:
-        notes += (
-            f"{session.copied} call(s) copied from the session this one was forked from (its file is in this audit): "
-            "counted there, not here; the calls after them extend them",
-        )
+    for counted, copied in session.copied_from.items():
+        if session.is_source(counted):
+            notes += (
+                f"{copied} call(s) copied from the session this one was forked from (its file is in this audit): "
+                "counted there, not here; the calls after them extend them",
+            )
+        else:
+            notes += (
+                f"{copied} call(s) the same as {counted}'s (one session forked from the other, or both from a third): "
+                "counted there, not here; the calls after them extend them",
+            )
     if session.cost:
         notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
     return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), notes)
