@@ -102,6 +102,24 @@ def _is_file_path(module_name: str) -> bool:
     return "/" in module_name or "\\" in module_name or module_name.endswith(".py")
 
 
+def _not_importable(ref: str, module_name: str, attr: str, exc: BaseException) -> str | None:
+    """The one line that says what to type or where to run from, for an ``--engine`` module that
+    did not import because it was given as a file path or is not on the import path at all (not
+    found in the working folder, searched first, nor on ``sys.path``); None for any other failure
+    (the engine's own import of a missing dependency among them: importlib's words name it)."""
+    if _is_file_path(module_name):
+        # (importlib's own words, about relative imports and packages, said nothing of this)
+        folder, _, file = module_name.replace("\\", "/").rpartition("/")
+        where = f"run from {folder or '/'}/ (or with it on PYTHONPATH)" if folder and folder != "." else "run from its folder"
+        return f"--engine {ref}: {module_name!r} is a file path, not a module name: give {file.removesuffix('.py')}:{attr}, {where}"
+    missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+    if missing and (module_name == missing or module_name.startswith(missing + ".")):
+        holding = f"{module_name}.py" if "." not in module_name else f"{module_name.partition('.')[0]}/"
+        return (f"--engine {ref}: no module {missing!r} in {os.getcwd()} (the folder run from, searched first) nor on the "
+                f"import path: run from the folder holding {holding} (or with that folder on PYTHONPATH)")
+    return None
+
+
 def load_engine(ref: str) -> LoadedEngine:
     """Resolve ``package.module:factory`` or an installed engine's name to its factory."""
     if is_import_path(ref):
@@ -113,14 +131,9 @@ def load_engine(ref: str) -> LoadedEngine:
             with engine_output():
                 module = importlib.import_module(module_name)
         except ENGINE_FAILURES as exc:
-            if _is_file_path(module_name):
-                # (importlib's own words, about relative imports and packages, said nothing of this)
-                folder, _, file = module_name.replace("\\", "/").rpartition("/")
-                where = f"run from {folder or '/'}/ (or with it on PYTHONPATH)" if folder and folder != "." else "run from its folder"
-                raise UserError(
-                    f"--engine {ref}: {module_name!r} is a file path, not a module name: give "
-                    f"{file.removesuffix('.py')}:{attr}, {where}"
-                ) from None
+            hint = _not_importable(ref, module_name, attr, exc)
+            if hint is not None:
+                raise UserError(hint) from None
             raise UserError(
                 f"--engine {ref}: cannot import {module_name!r} ({type(exc).__name__}{raised_in(exc)}: {failure_detail(exc)})"
             ) from None

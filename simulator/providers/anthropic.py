@@ -45,8 +45,8 @@ MIN_TOKENS_BY_MODEL: tuple[tuple[str, int], ...] = (
 
 
 def read_usage(usage: Mapping[str, object], where: str, key: str = "usage") -> Usage:
-    """Anthropic usage: ``input_tokens`` is uncached; ``cache_creation`` splits 5 m / 1 h writes.
-    The one reader of this shape: captures and Managed Agents spans read theirs here too.
+    """Anthropic usage: ``input_tokens`` is uncached; ``cache_creation`` splits 5 m / 1 h writes;
+    neither cache field is cache not reported (not a 0 read). The one reader of this shape: captures and Managed Agents spans read theirs here too.
     ``key``: what an error calls the record (a Managed Agents span's ``model_usage``)."""
     uncached = count(usage.get("input_tokens"), where, f"{key}.input_tokens")
     read = count(usage.get("cache_read_input_tokens"), where, f"{key}.cache_read_input_tokens")
@@ -56,11 +56,14 @@ def read_usage(usage: Mapping[str, object], where: str, key: str = "usage") -> U
     named = "cache_creation.ephemeral_1h_input_tokens" if key == "usage" else f"{key}.cache_creation.ephemeral_1h_input_tokens"
     long_part = count(split.get("ephemeral_1h_input_tokens"), where, named)
     long_part = min(long_part, written)
+    # Neither cache field (a gateway that strips them): the cache use is not reported, which is
+    # not a 0 read. The API itself names both on every response, 0 included, and so do the logs
+    # that copy its usage (Claude Code transcripts, Managed Agents spans).
+    reported = "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage
     # Fast mode (https://platform.claude.com/docs/en/build-with-claude/fast-mode): the response's
     # usage.speed says which speed served the call, "fast" or "standard"; only "fast" is kept.
-    if usage.get("speed") == "fast":
-        return Usage(read, written - long_part, long_part, uncached, output, speed="fast")
-    return Usage(read, written - long_part, long_part, uncached, output)
+    speed = "fast" if usage.get("speed") == "fast" else ""
+    return Usage(read, written - long_part, long_part, uncached, output, cache_reported=reported, speed=speed)
 
 
 def compaction_iterations(usage: Mapping[str, object], where: str) -> list[Mapping[str, object]]:

@@ -86,7 +86,7 @@ def test_a_factory_loads_by_import_path_and_builds():
 @pytest.mark.parametrize(
     "ref, message",
     [
-        ("no_such_module_x:factory", "cannot import 'no_such_module_x'"),
+        ("no_such_module_x:factory", "no module 'no_such_module_x' in "),
         ("tests.user_engines:missing", "has no attribute 'missing'"),
         ("tests.user_engines:NOT_CALLABLE", "int is not callable"),
         (":factory", "expected package.module:factory"),
@@ -180,3 +180,21 @@ def test_usage_tokens_anchors_on_the_providers_count_of_the_last_request():
     assert ctx.usage_tokens(rewritten) == -(-ctx.measure(rewritten).total_tokens * 1_300 // metered)
     with pytest.raises(TypeError, match=r"ctx.usage_tokens\(\)"):
         ctx.usage_tokens(["not a message"])  # type: ignore[list-item]
+
+
+def test_a_dotted_engine_module_not_found_names_the_package_folder(tmp_path, monkeypatch):
+    # (the command line's own test, where the module has no dot: tests/unit/workloads/test_engine_errors.py)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # (sys.path restored after: the loader would leave the folder on it)
+    with pytest.raises(UserError, match="no module 'no_pkg_small38' in .* run from the folder holding no_pkg_small38/ "):
+        load_engine("no_pkg_small38.engines:factory")
+
+def test_an_engine_whose_own_import_is_missing_names_that_import(tmp_path, monkeypatch):
+    # The engine's module is found; a module it imports is not: importlib's words name that one.
+    (tmp_path / "engine_needs_small38.py").write_text("import not_installed_small38\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # (sys.path restored after: the loader would leave the folder on it)
+    with pytest.raises(UserError) as info:
+        load_engine("engine_needs_small38:factory")
+    assert str(info.value) == ("--engine engine_needs_small38:factory: cannot import 'engine_needs_small38' (ModuleNotFoundError"
+                               " in engine_needs_small38.py:1: No module named 'not_installed_small38')")

@@ -244,8 +244,12 @@ def test_vercel_ai_sdk_and_sentry_cache_names(tmp_path: Path) -> None:
     path.write_text(json.dumps(otlp([outer, v6, v5, sentry])))
     requests, _ = read(path)
     assert [r.usage for r in requests] == [Usage(cache_write_5m=4000, uncached=10, output=30),
-                                           Usage(cache_read=4000, uncached=500, output=9, writes_reported=False),  # (v5: no write field)
+                                           Usage(cache_read=4000, uncached=500, output=9),  # (v5: no write field, see below)
                                            Usage(cache_read=4500, cache_write_5m=190, uncached=10, output=4)]
+    # v5 names no write attribute: in this file, whose other spans name one, it wrote 0; in a file
+    # of its own, what it wrote is unknown.
+    path.write_text(json.dumps(otlp([outer, v5])))
+    assert [r.usage.writes_reported for r in read(path)[0]] == [False]
 
 
 def test_bare_resource_spans_pretty_printed_one_after_another(tmp_path: Path) -> None:
@@ -335,3 +339,35 @@ def test_a_log_records_time_that_is_not_seconds_and_nanoseconds_is_one_line(tmp_
     path.write_text(json.dumps({**record, "hrTime": [1773851536, -4]}) + "\n")
     with pytest.raises(UserError, match=r"bad.jsonl:1: log record hrTime \[1773851536, -4\] is not \[epoch seconds, nanoseconds\]"):
         read(path)
+
+
+def test_a_missing_write_attribute_is_0_where_the_same_emitter_names_one_elsewhere(tmp_path: Path) -> None:
+    # An emitter that leaves the write attribute out when nothing was written: its other spans
+    # name one, so a span without it wrote 0 and its read ends the cacheable part. int38b read
+    # every span without it as writes unknown (the whole prompt cacheable), over-predicting the
+    # next call. A second service in the same file that never names a write stays unknown.
+    def call(sid: str, inp: int, read_n: int | None, written: int | None, at: float, trace: str) -> dict:
+        attrs = {"gen_ai.system": "anthropic", "gen_ai.request.model": "claude-sonnet-4-5", "gen_ai.usage.input_tokens": inp,
+                 "gen_ai.usage.output_tokens": 5}
+        attrs.update({k: v for k, v in (("gen_ai.usage.cache_read.input_tokens", read_n),
+                                        ("gen_ai.usage.cache_write.input_tokens", written)) if v is not None})
+        return span(sid, attrs, at, trace=trace)
+
+    def resource(service: str, spans: list[dict]) -> dict:
+        return {"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]},
+                "scopeSpans": [{"scope": {"name": "x"}, "spans": spans}]}
+
+    omits_zero = [call("a", 5010, 0, 5000, 0, "t1"), call("b", 5510, 5000, None, 5, "t1"), call("c", 6000, 5000, 500, 9, "t1")]
+    reads_only = [call("d", 5010, 0, None, 0, "t2"), call("e", 5510, 5000, None, 5, "t2")]
+    path = tmp_path / "two-services.json"
+    path.write_text(json.dumps({"resourceSpans": [resource("omits-zero", omits_zero), resource("reads-only", reads_only)]}))
+    requests, summary = read(path)
+    assert [(r.lane, r.usage.writes_reported) for r in requests] == [
+        ("t1", True), ("t2", False), ("t1", True), ("t2", False), ("t1", True)]
+    assert ("service 'omits-zero' names a cache-write attribute on some spans: a span of a provider that bills writes apart "
+            "without one wrote 0") in summary.notes
+    assert any(n.startswith("service 'reads-only' names no cache-write attribute on any span") for n in summary.notes)
+    # b wrote 0: c may read b's read alone (5,000), which it did; read as unknown, c was predicted
+    # to read b's whole prompt (5,510).
+    c = next(r for r in run_audit([path]).rows if r.reported_cache_read == 5000 and r.reported_cache_write == 500)
+    assert c.predicted_cache_read == 5000 and c.read_within

@@ -304,3 +304,15 @@ def test_a_messages_shaped_usage_with_no_cache_field_is_cache_not_reported(provi
     assert (usage.cache_reported, usage.cache_read, usage.prompt) == (False, 0, 20_000)
     # A field present, even 0 (Volcengine Ark's cache_read_input_tokens: 0): reported.
     assert read_usage(provider, {"input_tokens": 20_000, "cache_read_input_tokens": 0, "output_tokens": 50}, "here").cache_reported
+
+
+def test_an_anthropic_usage_with_neither_cache_field_is_cache_not_reported():
+    # A gateway that strips both cache fields from Anthropic's usage: int38b read a 0 read (the
+    # audit's misses, dollars lost, on a log that shows nothing of the cache), as the compatible
+    # providers' Messages shape was before walk38. The API names both on every response, 0
+    # included (Claude Code transcripts and Managed Agents spans copy them): one present is reported.
+    usage = read_usage("anthropic", {"input_tokens": 20_000, "output_tokens": 50}, "here")
+    assert (usage.cache_reported, usage.cache_read, usage.prompt) == (False, 0, 20_000)
+    assert read_usage("anthropic", {"input_tokens": 20_000, "cache_creation_input_tokens": 0, "output_tokens": 50}, "here").cache_reported
+    fast = read_usage("anthropic", {"input_tokens": 9, "cache_read_input_tokens": 0, "output_tokens": 1, "speed": "fast"}, "here")
+    assert (fast.cache_reported, fast.speed) == (True, "fast")

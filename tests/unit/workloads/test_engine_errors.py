@@ -201,3 +201,16 @@ def test_a_huge_error_message_is_clipped_in_the_line_kept_in_the_trace():
     where = "raised ValueError in tests/unit/workloads/test_engine_errors.py:196: "
     assert len(str(info.value)) < 400 + len(where) and where in str(info.value) and "(5,000 characters)" in str(info.value)
     assert "x" * 5_000 in info.value.trace
+
+
+def test_check_with_an_engine_module_not_in_the_folder_says_where_it_looked_and_what_to_do(tmp_path, monkeypatch, capfd):
+    # `check --engine my_engine:factory` run from a folder without my_engine.py: int38b printed
+    # importlib's words (ModuleNotFoundError: No module named 'my_engine'), which say neither
+    # where it was looked for nor what to do.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # (sys.path restored after: the loader would leave the folder on it)
+    assert main(["check", "--engine", "my_engine_small38:factory", "--windows", "32k"]) == 2
+    assert capfd.readouterr().err.splitlines() == [
+        f"prefixbench: error: --engine my_engine_small38:factory: no module 'my_engine_small38' in {tmp_path} (the folder run "
+        "from, searched first) nor on the import path: run from the folder holding my_engine_small38.py (or with that folder "
+        "on PYTHONPATH)"]

@@ -95,7 +95,7 @@ def test_sweep_runs_a_user_engine_like_a_builtin(tmp_path, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["sweep", "--engine", "no_such_module_x:f", "--windows", "32k"], "--engine no_such_module_x:f: cannot import"),
+        (["sweep", "--engine", "no_such_module_x:f", "--windows", "32k"], "--engine no_such_module_x:f: no module 'no_such_module_x' in "),
         (["check", "--engine", "tests.user_engines:raises", "--windows", "32k"], "the factory raised ValueError"),
         (["check", "--engine", "tests.user_engines:not_an_engine"], "not an engine"),
         (["check", "--profile", "deepseek-official"], "--profile applies to user engines"),

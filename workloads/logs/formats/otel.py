@@ -180,6 +180,8 @@ class Span(msgspec.Struct):
     attributes: dict
     #: A log record's event name ("" for a span): only the inference event's record is a call.
     event: str | None = None
+    #: The ``service.name`` of its resource ("" where none is named): who emitted it.
+    service: str = ""
 
 
 def _any_value(value: object) -> object:
@@ -221,10 +223,22 @@ def _nanos(value: object, where: str) -> int | None:
     return value // 1_000_000
 
 
+def _service(resource: object) -> str:
+    """The ``service.name`` a resource names (OTLP's attribute list, an SDK's plain object, or the
+    JavaScript SDK's ``_rawAttributes`` pairs), else ""."""
+    resource = as_dict(resource)
+    found = _attributes(resource.get("attributes")).get("service.name")
+    for pair in resource.get("_rawAttributes") or () if found is None else ():
+        if isinstance(pair, list) and len(pair) == 2 and pair[0] == "service.name":
+            found = pair[1]
+    return found if isinstance(found, str) else ""
+
+
 def _otlp_spans(record: Record, where: str) -> Iterator[Span]:
     value: dict = record.value  # type: ignore[assignment]
     resources = _first(value, _RESOURCE_SPANS)
     for resource in resources if isinstance(resources, list) else (value,):
+        service = _service(as_dict(resource).get("resource"))
         for scope in _first(as_dict(resource), _SCOPE_SPANS) or ():
             for span in as_dict(scope).get("spans") or ():
                 span = as_dict(span)
@@ -236,6 +250,7 @@ def _otlp_spans(record: Record, where: str) -> Iterator[Span]:
                     _nanos(_first(span, ("startTimeUnixNano", "start_time_unix_nano")), where),
                     _nanos(_first(span, ("endTimeUnixNano", "end_time_unix_nano")), where),
                     _attributes(span.get("attributes")),
+                    service=service,
                 )
 
 
@@ -250,6 +265,7 @@ def _sdk_span(record: Record, where: str) -> Span:
         parse_time_ms(value.get("start_time"), where),
         parse_time_ms(value.get("end_time"), where),
         as_dict(value.get("attributes")),
+        service=_service(value.get("resource")),
     )
 
 
@@ -284,7 +300,7 @@ def _log_span(line: int, record: dict, resource: object, time_ms: int | None) ->
         trace = f"{_resource_session(resource) or 'main'}/{_model(attributes)}"
     event = _first(record, ("eventName", "event_name"))
     event = attributes.get("event.name") if not isinstance(event, str) or not event else event
-    return Span(line, trace, f"log@{line}", "", None, time_ms, attributes, event if isinstance(event, str) else "")
+    return Span(line, trace, f"log@{line}", "", None, time_ms, attributes, event if isinstance(event, str) else "", _service(resource))
 
 
 def _otlp_log_spans(record: Record, where: str) -> Iterator[Span]:
@@ -397,6 +413,12 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     additive = any((i or 0) < (r or 0) + (w or 0) for _, i, _, r, w in parts)
     # In start order; a log record, which holds only when its call ended, by that.
     calls_sorted = sorted(parts, key=lambda p: (_at(p[0]) is None, _at(p[0]) or 0, p[0].line))
+    # A provider that bills writes apart, a span with no write attribute: where another span of
+    # the same emitter (this file's spans of one service.name) names one, it leaves the attribute
+    # out when nothing was written (0); where none does, what it wrote is unknown.
+    names_writes = {p[0].service for p in parts if p[4] is not None}
+    writes_zero: set[str] = set()
+    writes_unknown: set[str] = set()
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
     not_reported = 0
@@ -410,6 +432,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             not_reported += 1
         model = _model(span.attributes)
         provider = _provider(span.attributes, model)
+        writes_reported = written_ is not None or not rules_for(provider).is_additive or span.service in names_writes
+        if written_ is None and rules_for(provider).is_additive:
+            (writes_zero if writes_reported else writes_unknown).add(span.service)
         conversation = next((span.attributes[k] for k in CONVERSATION_KEYS if isinstance(span.attributes.get(k), str) and span.attributes[k]), None)
         lane = str(conversation) if isinstance(conversation, str) and conversation else (span.trace_id or "main")
         node = f"otel:{name}#{span.trace_id}:{span.span_id}:{len(out)}"
@@ -426,9 +451,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 provider=provider,
                 model=model,
                 usage=Usage(cache_read=read_n, cache_write_5m=written_n, uncached=uncached, output=output or 0,
-                            cache_reported=read_ is not None or written_ is not None,
-                            # (a provider that bills writes apart: no write field says nothing of them)
-                            writes_reported=written_ is not None or not rules_for(provider).is_additive),
+                            cache_reported=read_ is not None or written_ is not None, writes_reported=writes_reported),
                 prefix=Prefix(f"otel:{provider}:{model}", node, last_node.get(lane)),
                 request_id=str(span.attributes["gen_ai.response.id"]) if isinstance(span.attributes.get("gen_ai.response.id"), str) else None,
                 source_format=NAME,
@@ -443,10 +466,20 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     notes = [f"{len(out)} GenAI span(s) with usage: {reading}"]
     if not_reported:
         notes.append(f"{not_reported} span(s) carry no cache attribute: their cache use is not reported, not zero")
+    for service in sorted(writes_zero):
+        notes.append(f"{_emitter(service)} names a cache-write attribute on some spans: a span of a provider that bills writes apart "
+                     "without one wrote 0")
+    for service in sorted(writes_unknown):
+        notes.append(f"{_emitter(service)} names no cache-write attribute on any span: what its calls to a provider that bills writes "
+                     "apart wrote is unknown, their whole prompt is what the next call may read")
     notes.append("spans carry no prompt bodies here: each trace is read as a chain of calls in start order")
     if no_calls:
         notes.append(f"{no_calls} record(s) hold no call (empty objects, metrics)")
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+
+
+def _emitter(service: str) -> str:
+    return f"service {service!r}" if service else "the file (no service.name)"
 
 
 FORMAT = LogFormat(
