@@ -335,3 +335,18 @@ def test_a_log_records_time_that_is_not_seconds_and_nanoseconds_is_one_line(tmp_
     path.write_text(json.dumps({**record, "hrTime": [1773851536, -4]}) + "\n")
     with pytest.raises(UserError, match=r"bad.jsonl:1: log record hrTime \[1773851536, -4\] is not \[epoch seconds, nanoseconds\]"):
         read(path)
+
+
+def test_a_call_whose_writes_are_not_reported_is_predicted_as_its_prompt_not_more(tmp_path: Path) -> None:
+    """Where the log reports no writes (GitHub Copilot CLI's spans), the whole prompt is what the
+    call may write: the predicted read, write and uncached parts add up to the prompt (int38b
+    counted the part past the reported read twice, as written and as uncached)."""
+    first = {"gen_ai.operation.name": "chat", "gen_ai.response.model": "claude-opus-4.6-1m", "gen_ai.provider.name": "github",
+             "gen_ai.usage.input_tokens": 80022, "gen_ai.usage.output_tokens": 166, "gen_ai.conversation.id": "c1"}
+    second = dict(first, **{"gen_ai.usage.input_tokens": 80314, "gen_ai.usage.output_tokens": 48, "gen_ai.usage.cache_read.input_tokens": 79929})
+    path = tmp_path / "otel-raw.jsonl"
+    path.write_text(json.dumps({"resource": {}, "scopeSpans": [{"scope": {"name": "g"}, "spans": [span("c", first, 1), span("d", second, 3)]}]}) + "\n")
+    requests, _ = read(path)
+    rows = run_audit([path]).rows
+    assert [r.usage.writes_reported for r in requests] == [False, False]
+    assert [row.predicted_cache_read + row.predicted_cache_write + row.predicted_uncached for row in rows] == [r.usage.prompt for r in requests]
