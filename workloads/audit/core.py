@@ -1580,7 +1580,7 @@ class Predictor:
         followed = max(pred.read, read) if gridded and before - read >= rules.new_checkpoint_min else read
         if followed == pred.read:
             return pred
-        uncached = usage.uncached if rules.is_additive else usage.prompt - followed
+        uncached = _predicted_uncached(rules, usage, followed, pred.write)
         self.followed[rules.name] += 1
         return replace(pred, read=followed, uncached=uncached)
 
@@ -1616,7 +1616,7 @@ class Predictor:
             sent_ms=r.sent_ms,
             done=None if r.done_ms is None else max(ready, r.done_ms),
         )
-        uncached = usage.uncached if rules.is_additive else usage.prompt - verdict.read
+        uncached = _predicted_uncached(rules, usage, verdict.read, verdict.write)
         if rules.is_additive and verdict.read == 0 and verdict.write == 0:
             uncached = usage.prompt  # below the minimum: nothing cached
         return Prediction(
@@ -2574,6 +2574,18 @@ def _body_replies(requests: list[TraceRequest]) -> tuple[int, int]:
         if r.reply and rules_for(r.provider).caches_output:
             kept += 1
     return kept, held
+
+
+def _predicted_uncached(rules: ProviderRules, usage: Usage, read: int, write: int) -> int:
+    """The uncached part of a call predicted to read ``read`` and write ``write``: an additive
+    provider's reported tail past the last breakpoint, where the log reports writes; where it
+    does not (:attr:`~prefixbench.simulator.usage.Usage.writes_reported`), the whole prompt was
+    cacheable and the rest of it is what was neither read nor written (not the reported
+    ``uncached``, which holds the unknown writes: counted twice); a subset provider's, the
+    prompt less the read."""
+    if not rules.is_additive:
+        return usage.prompt - read
+    return usage.uncached if usage.writes_reported else max(0, usage.prompt - read - write)
 
 
 def drop_request_ids(requests: list[TraceRequest]) -> None:

@@ -299,7 +299,12 @@ WARM_LEVEL_TOLERANCE = 0.01
 
 def _idle_past_ttl(ev: Evidence) -> Finding | None:
     prev = ev.before
-    if prev is None or ev.gap <= ttl_ms(prev):
+    if prev is None:
+        return None
+    # A TTL counted from the end of the response that wrote the entry (the rules' ttl_from='end',
+    # as the chain model counts it) is judged by the idle time since then, where the log says.
+    end = rules_for(prev.provider).ttl_from == "end" and ev.idle_ms is not None
+    if (ev.idle_ms if end else ev.gap) <= ttl_ms(prev):
         return None
     level = next((level for level in ev.levels if abs(ev.cache_read - level[0]) <= WARM_LEVEL_TOLERANCE * level[0]), None)
     if ev.head is not None and ev.cache_read > ev.head and level is None:

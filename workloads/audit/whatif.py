@@ -693,7 +693,9 @@ def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: Mapping[
     for r in requests:
         delay = shift.get((r.file, r.lane), 0)
         if delay and r.sent_ms is not None:
-            r = replace(r, sent_ms=r.sent_ms + delay, ready_ms=None if r.ready_ms is None else r.ready_ms + delay)
+            # The call moved whole: its response's end too (idle time, and Qwen's lifetimes, count from it).
+            r = replace(r, sent_ms=r.sent_ms + delay, ready_ms=None if r.ready_ms is None else r.ready_ms + delay,
+                        done_ms=None if r.done_ms is None else r.done_ms + delay)
         moved.append(r)
     many = len({file for file, _ in shift}) > 1
     detail = "; ".join(

@@ -351,3 +351,19 @@ def test_a_read_at_a_warm_level_names_itself_among_the_cold_points_only_where_it
     detail = find_cause(named).detail
     assert "as 2 cold points of this log did (lane starts and reads after a TTL expiry, not this one, which names an explicit cache; " in detail
     assert "this one included" not in detail
+
+
+def test_a_ttl_counted_from_the_responses_end_is_judged_by_the_idle_time():
+    """Qwen's 5 min count from the end of the response that wrote the entry (ttl_from='end'): a
+    call sent 6 min after the previous one was sent, 4 min after its response ended, is inside the
+    TTL (the chain model predicts the read); int38b called it ttl-expired by the 6 min ("6m00s since
+    the previous request was sent (4m00s idle after its response ended), past the 5m00s TTL")."""
+    prev = req(0, provider="qwen", model="qwen3-coder-plus", parent=None)
+    def at(tick: int, r: TraceRequest = req(provider="qwen", model="qwen3-coder-plus")) -> Evidence:
+        e = ev(r, prev=prev, tick=tick)
+        return replace(e, prev=Previous(prev, 0, 0, 2 * MIN))
+    assert rule(at(6 * MIN)) != "idle-past-ttl"
+    assert (rule(at(8 * MIN)), cause(at(8 * MIN))) == ("idle-past-ttl", "ttl-expired")
+    # A TTL counted from the request's start (Anthropic's) is judged by the time since it was sent.
+    e = replace(ev(req(), tick=6 * MIN), prev=Previous(PREV, 0, 0, 2 * MIN))
+    assert rule(e) == "idle-past-ttl"

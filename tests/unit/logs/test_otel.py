@@ -371,3 +371,37 @@ def test_a_missing_write_attribute_is_0_where_the_same_emitter_names_one_elsewhe
     # to read b's whole prompt (5,510).
     c = next(r for r in run_audit([path]).rows if r.reported_cache_read == 5000 and r.reported_cache_write == 500)
     assert c.predicted_cache_read == 5000 and c.read_within
+
+
+def test_a_call_whose_writes_are_not_reported_is_predicted_as_its_prompt_not_more(tmp_path: Path) -> None:
+    """Where the log reports no writes (GitHub Copilot CLI's spans), the whole prompt is what the
+    call may write: the predicted read, write and uncached parts add up to the prompt (int38b
+    counted the part past the reported read twice, as written and as uncached)."""
+    first = {"gen_ai.operation.name": "chat", "gen_ai.response.model": "claude-opus-4.6-1m", "gen_ai.provider.name": "github",
+             "gen_ai.usage.input_tokens": 80022, "gen_ai.usage.output_tokens": 166, "gen_ai.conversation.id": "c1"}
+    second = dict(first, **{"gen_ai.usage.input_tokens": 80314, "gen_ai.usage.output_tokens": 48, "gen_ai.usage.cache_read.input_tokens": 79929})
+    path = tmp_path / "otel-raw.jsonl"
+    path.write_text(json.dumps({"resource": {}, "scopeSpans": [{"scope": {"name": "g"}, "spans": [span("c", first, 1), span("d", second, 3)]}]}) + "\n")
+    requests, _ = read(path)
+    rows = run_audit([path]).rows
+    assert [r.usage.writes_reported for r in requests] == [False, False]
+    assert [row.predicted_cache_read + row.predicted_cache_write + row.predicted_uncached for row in rows] == [r.usage.prompt for r in requests]
+
+
+def test_a_log_records_call_is_sent_on_the_logs_clock_at_the_latest_when_it_ended(tmp_path: Path) -> None:
+    """A log record holds one time, when its call ended: the call was sent then at the latest, so
+    two calls 20 minutes apart are 20 minutes apart on the audit's clock (int38b sent them at no
+    time: the miss after 20 minutes idle was "0s after the previous request, inside the TTL")."""
+    def attrs(values: dict) -> list[dict]:
+        return [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}} for k, v in values.items()]
+    call = {"gen_ai.response.model": "gpt-5.1", "gen_ai.usage.input_tokens": 50000, "gen_ai.usage.output_tokens": 70,
+            "gen_ai.usage.cache_read.input_tokens": 0}
+    later = dict(call, **{"gen_ai.usage.input_tokens": 51000})
+    records = [{"timeUnixNano": str(T + n * 20 * 60 * 10**9), "traceId": "ab", "eventName": "gen_ai.client.inference.operation.details",
+                "attributes": attrs(c)} for n, c in enumerate([call, later])]
+    path = tmp_path / "logs.jsonl"
+    path.write_text(json.dumps({"resourceLogs": [{"resource": {}, "scopeLogs": [{"logRecords": records}]}]}) + "\n")
+    requests, _ = read(path)
+    assert [(r.sent_ms, r.done_ms) for r in requests] == [(T // 10**6, T // 10**6), (T // 10**6 + 1_200_000, T // 10**6 + 1_200_000)]
+    row = run_audit([path]).rows[1]
+    assert row.cause == "ttl-expired" and "inside the TTL" not in row.detail

@@ -177,3 +177,16 @@ def test_a_plan_sent_as_logged_answers_on_the_logs_clock_as_on_its_own(log, data
     plan = [replace(r, prefix=replace(r.prefix, head=f"{r.prefix.head}|changed@{r.file}:{r.line}", parent=None))
             if r.prefix is not None and data.draw(st.booleans()) else r for r in requests]
     assert dict(whatif._resimulate(ref, plan, sums, aligned=True)) == dict(whatif._resimulate(ref, plan, sums))
+
+
+def test_stagger_moves_a_call_whole_its_end_too():
+    """A staggered subagent's calls are moved whole: the end of each response with its send and
+    its first token (the chain model counts a Qwen entry's lifetime from the end, and idle time is
+    counted from it); int38b moved the send and first token only, so a moved call ended before
+    its response began."""
+    requests, sums = concurrent_subagents()
+    requests = [replace(r, done_ms=r.ready_ms + 700) for r in requests]
+    plan = whatif._plan_stagger(requests, sums, {}, {})
+    moved = [(before, after) for before, after in zip(requests, plan.requests) if after.sent_ms != before.sent_ms]
+    assert moved and all(after.done_ms - before.done_ms == after.sent_ms - before.sent_ms for before, after in moved)
+    assert all(after.done_ms >= after.ready_ms for _, after in moved)

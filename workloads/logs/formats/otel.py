@@ -17,7 +17,8 @@ exporter writes, ``github.copilot.chat.otel.outfile``, between its metrics, ``{r
 scopeMetrics}``, and empty ``{}`` objects, neither a call). A record is a call where its event is
 ``gen_ai.client.inference.operation.details`` (one inference, its usage as a span's); a record of
 another event with usage (Copilot Chat's ``copilot_chat.agent.turn``) sums its calls and is
-skipped. Its time (``timeUnixNano``, ``hrTime``) is when the call ended; its trace (the record's
+skipped. Its time (``timeUnixNano``, ``hrTime``) is when the call ended, and when it was sent at the
+latest (on the audit's clock, as Amp's calls after a tool result); its trace (the record's
 span context) is its lane, else the resource's ``session.id`` and the model.
 
 One call = one span with token usage. Attributes, current names first (the GenAI semantic
@@ -445,7 +446,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 lane=lane,
                 lane_kind="main",
                 seq=len(out),
-                sent_ms=span.start_ms,
+                sent_ms=_at(span),  # a log record's call was sent at the latest when it ended (its only time)
                 ready_ms=None,
                 done_ms=span.end_ms,  # the span ends with the response: idle counts from here
                 provider=provider,
