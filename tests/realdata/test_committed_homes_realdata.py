@@ -17,7 +17,10 @@ git copy of each; never copied into this project, each test skips without it):
   GitHub Copilot CLI ``session-state`` (no per-call usage: not a log). From
   ``PREFIXBENCH_IDAHO_VAULT_REPO``. Files over the workplace snapshot's size limit (5 of the Claude
   Code sessions, 8 of the 15 rollouts) are absent from its copy: they are left out everywhere, so
-  a whole clone counts the same.
+  a whole clone counts the same;
+* github.com/youngstunners88/ihhashi (``ccd113c3f077f454d50cd31f5ebfb090c18d2301``, 2026-03-05): a
+  ``.kimi/`` home, eight Kimi CLI sessions (wire protocol 1.3) on kimi-for-coding through Kimi's
+  coding endpoint, with subagents. From ``PREFIXBENCH_IHHASHI_REPO``.
 
 What is checked is each store's usage recounted from its raw fields, and how well its reads are
 predicted.
@@ -40,6 +43,8 @@ AUTOS = Path(os.environ.get("PREFIXBENCH_AUTOS_REPO", "/work/.mirror/FabianLobos
 AUTOS_COMMIT = "ed2ce3c9715ef6797c5713363871b9190d14a14f"
 IDAHO = Path(os.environ.get("PREFIXBENCH_IDAHO_VAULT_REPO", "/work/.mirror/LAF-US+IDAHO-VAULT/repo"))
 IDAHO_COMMIT = "c1c3fe9b6f274081e0ffbb32e541a9bf32f08892"
+IHHASHI = Path(os.environ.get("PREFIXBENCH_IHHASHI_REPO", "/work/.mirror/youngstunners88+ihhashi/repo"))
+IHHASHI_COMMIT = "ccd113c3f077f454d50cd31f5ebfb090c18d2301"
 #: IDAHO-VAULT's files absent from the workplace's snapshot (over its size limit).
 IDAHO_LEFT_OUT = frozenset({
     *(f".codex/sessions/2026/04/{name}.jsonl" for name in (
@@ -237,3 +242,28 @@ def test_claude_code_projects_of_a_committed_home_count_each_message_once(tmp_pa
     assert t.cache_read == sum(u["cache_read_input_tokens"] for u in usage.values()) == 230_436_287
     assert t.cache_write == sum(u["cache_creation_input_tokens"] for u in usage.values()) == 20_052_771
     assert _within(result) == 2_204
+
+
+def test_kimi_cli_home_sessions_count_each_status_update_once(tmp_path: Path) -> None:
+    paths = _tree(IHHASHI, IHHASHI_COMMIT, "github.com/youngstunners88/ihhashi", "PREFIXBENCH_IHHASHI_REPO",
+                  ".kimi/sessions/", ".jsonl", tmp_path)
+    usages = {}
+    for path in paths:
+        if path.name != "wire.jsonl":
+            continue
+        for line in path.read_text().splitlines():
+            message = json.loads(line).get("message") or {}
+            if message.get("type") == "SubagentEvent":
+                message = message["payload"].get("event") or {}
+            if message.get("type") == "StatusUpdate" and message["payload"].get("token_usage"):
+                usages[message["payload"]["message_id"]] = message["payload"]["token_usage"]
+    result = run_audit([tmp_path / ".kimi" / "sessions"])
+    assert sum(1 for f in result.files if f.format == "kimi-cli") == 23
+    t = result.totals
+    assert t.requests == len(usages) == 460  # 62 of them its subagents'
+    assert t.input == sum(u["input_other"] for u in usages.values()) == 1_393_356
+    assert t.output == sum(u["output"] for u in usages.values()) == 229_953
+    assert t.cache_read == sum(u["input_cache_read"] for u in usages.values()) == 20_427_776
+    assert t.cache_write == sum(u["input_cache_creation"] for u in usages.values()) == 0
+    assert {(r.provider, r.model) for r in result.rows} == {("moonshot", "kimi-for-coding")}
+    assert _within(result) == 421
