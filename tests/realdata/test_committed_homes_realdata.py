@@ -10,6 +10,11 @@ git copy of each; never copied into this project, each test skips without it):
   Windows): a ``.gemini/`` (six Gemini CLI sessions, gemini-2.5-pro) and a ``.codex/`` (five
   rollouts, Codex 0.58 alphas in VS Code, gpt-5 and gpt-5.1-codex). From
   ``PREFIXBENCH_AUTOS_REPO``;
+* two more ``.gemini/`` homes: github.com/KuantumQuest/MyDotFiles-HyDE
+  (``aabf08df3a0de0f5aadf3b96042eca9d5ccd41f0``, 68 sessions of 2025-09/10, gemini-2.5-pro and
+  -flash) and github.com/Tar-ive/brain-system (``6ba345a9f86e11f6b0031035a3a425a4ed8a6851``, one
+  session of 2025-09-16). From ``PREFIXBENCH_HYDE_DOTFILES_REPO`` and
+  ``PREFIXBENCH_BRAIN_SYSTEM_REPO``;
 * github.com/LAF-US/IDAHO-VAULT (``c1c3fe9b6f274081e0ffbb32e541a9bf32f08892``, 2026-03/04, Windows),
   one home with five agents: Gemini CLI (75 session files, subagents' among them), Claude Code
   2.1.81-2.1.111 (``.claude/projects``), Codex 0.118-0.121 (``.codex/sessions``, gpt-5.4 in Codex
@@ -153,16 +158,30 @@ def test_opencode_fork_database_counts_its_steps_with_its_write_ahead_log(tmp_pa
     assert _within(result) == 9
 
 
-def test_gemini_cli_home_sessions_count_what_their_messages_sum(tmp_path: Path) -> None:
-    paths = _tree(AUTOS, AUTOS_COMMIT, "github.com/FabianLobosMendoza/Autos", "PREFIXBENCH_AUTOS_REPO",
-                  ".gemini/tmp/", ".json", tmp_path)
-    assert len(paths) == 6
+#: Committed Gemini CLI homes: env variable -> (repository, commit, session files, calls, uncached
+#: input, output, read, calls predicted within 3%). All gemini-2.5-pro (KuantumQuest's 46 calls
+#: gemini-2.5-flash).
+GEMINI_HOMES = {
+    "PREFIXBENCH_AUTOS_REPO": ("FabianLobosMendoza/Autos", AUTOS_COMMIT, 6, 28, 142_207, 13_020, 160_747, 6),
+    "PREFIXBENCH_HYDE_DOTFILES_REPO": ("KuantumQuest/MyDotFiles-HyDE", "aabf08df3a0de0f5aadf3b96042eca9d5ccd41f0",
+                                       68, 316, 8_319_245, 289_073, 6_019_868, 56),
+    "PREFIXBENCH_BRAIN_SYSTEM_REPO": ("Tar-ive/brain-system", "6ba345a9f86e11f6b0031035a3a425a4ed8a6851",
+                                      1, 27, 81_051, 37_766, 293_152, 10),
+}
+
+
+@pytest.mark.parametrize("env", sorted(GEMINI_HOMES))
+def test_gemini_cli_home_sessions_count_what_their_messages_sum(env: str, tmp_path: Path) -> None:
+    repo, commit, files, *sums, within = GEMINI_HOMES[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    paths = _tree(mirror, commit, f"github.com/{repo}", env, ".gemini/tmp/", ".json", tmp_path)
+    paths = [p for p in paths if "/chats/" in p.as_posix()]
+    assert len(paths) == files
     result = run_audit(paths)
     assert {f.format for f in result.files} == {"gemini-cli"}
     t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == _gemini_sums(paths) == (28, 142_207, 13_020, 160_747)
-    assert {r.model for r in result.rows} == {"gemini-2.5-pro"}
-    assert _within(result) == 6
+    assert (t.requests, t.input, t.output, t.cache_read) == _gemini_sums(paths) == tuple(sums)
+    assert _within(result) == within
 
 
 def test_codex_home_rollouts_count_what_their_token_counts_sum(tmp_path: Path) -> None:
