@@ -10,6 +10,9 @@ git copy of each; never copied into this project, each test skips without it):
   Windows): a ``.gemini/`` (six Gemini CLI sessions, gemini-2.5-pro) and a ``.codex/`` (five
   rollouts, Codex 0.58 alphas in VS Code, gpt-5 and gpt-5.1-codex). From
   ``PREFIXBENCH_AUTOS_REPO``;
+* github.com/MoonLadderStudios/MoonMind (``786ef1a51cec0d27635ee1d3e8b7114da78ed4da``, 2025-11): a
+  ``.codex/`` home, three rollouts of Codex 0.57-0.58 (CLI), gpt-5-codex and gpt-5.1-codex. From
+  ``PREFIXBENCH_MOONMIND_REPO``;
 * two more ``.gemini/`` homes: github.com/KuantumQuest/MyDotFiles-HyDE
   (``aabf08df3a0de0f5aadf3b96042eca9d5ccd41f0``, 68 sessions of 2025-09/10, gemini-2.5-pro and
   -flash) and github.com/Tar-ive/brain-system (``6ba345a9f86e11f6b0031035a3a425a4ed8a6851``, one
@@ -184,15 +187,27 @@ def test_gemini_cli_home_sessions_count_what_their_messages_sum(env: str, tmp_pa
     assert _within(result) == within
 
 
-def test_codex_home_rollouts_count_what_their_token_counts_sum(tmp_path: Path) -> None:
-    paths = _tree(AUTOS, AUTOS_COMMIT, "github.com/FabianLobosMendoza/Autos", "PREFIXBENCH_AUTOS_REPO",
-                  ".codex/sessions/", ".jsonl", tmp_path)
-    assert len(paths) == 5
+#: Committed Codex homes: env variable -> (repository, commit, rollouts, calls, uncached input,
+#: output, read, calls predicted within 3%, models).
+CODEX_HOMES = {
+    "PREFIXBENCH_AUTOS_REPO": ("FabianLobosMendoza/Autos", AUTOS_COMMIT, 5, 228, 462_651, 110_427, 9_090_432, 160,
+                               {"gpt-5", "gpt-5-codex", "gpt-5.1-codex"}),
+    "PREFIXBENCH_MOONMIND_REPO": ("MoonLadderStudios/MoonMind", "786ef1a51cec0d27635ee1d3e8b7114da78ed4da", 3, 225,
+                                  561_830, 108_937, 6_815_616, 169, {"gpt-5-codex", "gpt-5.1-codex"}),
+}
+
+
+@pytest.mark.parametrize("env", sorted(CODEX_HOMES))
+def test_codex_home_rollouts_count_what_their_token_counts_sum(env: str, tmp_path: Path) -> None:
+    repo, commit, files, *sums, within, models = CODEX_HOMES[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    paths = _tree(mirror, commit, f"github.com/{repo}", env, ".codex/sessions/", ".jsonl", tmp_path)
+    assert len(paths) == files
     result = run_audit(paths)
     t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == _codex_sums(paths) == (228, 462_651, 110_427, 9_090_432)
-    assert {r.model for r in result.rows} == {"gpt-5", "gpt-5-codex", "gpt-5.1-codex"}
-    assert _within(result) == 160
+    assert (t.requests, t.input, t.output, t.cache_read) == _codex_sums(paths) == tuple(sums)
+    assert {r.model for r in result.rows} == models
+    assert _within(result) == within
 
 
 def test_gemini_cli_sessions_and_subagents_of_a_larger_home(tmp_path: Path) -> None:
