@@ -1223,3 +1223,47 @@ def test_codex_exec_json_from_0_44_is_still_refused_and_rollouts_still_read(tmp_
     requests, summaries = load_trace([rollout])
     assert len(requests) == 1 and requests[0].sent_ms is not None
     assert not summaries[0].notes[0].startswith("codex exec")
+
+
+@pytest.mark.parametrize(("model_provider", "provider"), [
+    ("ollama-launch", "unknown"), ("ollama", "unknown"), ("lmstudio", "unknown"), ("oss", "unknown"),
+    ("openai", "openai"), ("", "openai"),
+])
+def test_codex_calls_through_a_self_hosting_model_provider_are_not_openais(tmp_path: Path, model_provider: str,
+                                                                            provider: str) -> None:
+    # `ollama launch codex` writes model_provider "ollama-launch" (LAF-US/IDAHO-VAULT, Codex 0.121.0,
+    # kimi-k2.5:cloud): Ollama's cache, no read reported; read as OpenAI's, every call was a miss.
+    meta = {"id": "s", "cli_version": "0.121.0", "model_provider": model_provider}
+    path = write_jsonl(tmp_path / "rollout-x.jsonl", [
+        {"timestamp": "2026-04-19T22:05:00.000Z", "type": "session_meta", "payload": meta},
+        {"timestamp": "2026-04-19T22:05:01.000Z", "type": "turn_context", "payload": {"model": "kimi-k2.5:cloud"}},
+        {"timestamp": "2026-04-19T22:05:02.000Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}},
+        {"timestamp": "2026-04-19T22:05:05.000Z", "type": "event_msg", "payload": _tc(9000, 0, 40, 9000, 0, 40)},
+    ])
+    requests, _ = load_trace([path])
+    assert [r.provider for r in requests] == [provider]
+
+
+def test_a_forks_repeat_of_its_copys_last_token_count_is_not_a_call(tmp_path: Path) -> None:
+    """Codex 0.118 (LAF-US/IDAHO-VAULT): a subagent forked with its source's history, whose
+    source is not in the audit, re-sends the copy's last token count (the same running total and
+    usage) as its first record of its own, 0.4 s after the copy. Counted, it was the source's last
+    call a second time (10,500 prompt tokens, 10,368 read)."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    meta = {"id": COPY, "timestamp": "2025-11-17T21:34:00.000Z", "cli_version": "0.118.0", "originator": "codex_cli_rs",
+            "model_provider": "openai", "forked_from_id": SOURCE}
+    copied = [(f"2025-11-17T21:34:00.{12 + n:03d}Z", kind, payload) for n, (_, kind, payload) in enumerate(SOURCE_LINES)]
+    fork = _unnumbered(tmp_path / f"rollout-2025-11-17T15-34-00-{COPY}.jsonl", [
+        ("2025-11-17T21:34:00.000Z", "session_meta", meta),
+        *copied,
+        ("2025-11-17T21:34:00.450Z", "event_msg", SOURCE_LINES[-1][2]),  # the copy's last, again
+        ("2025-11-17T21:34:05.000Z", "turn_context", CTX),
+        ("2025-11-17T21:34:05.100Z", "response_item", _user("another way")),
+        ("2025-11-17T21:34:09.000Z", "event_msg", _tc(31500, 20864, 470, 11000, 10496, 40)),
+    ])
+    result = run_audit([fork])
+    totals = result.totals
+    assert (totals.requests, totals.cache_read, totals.input, totals.output) == (1, 10496, 504, 40)
+    assert any("repeated token_count" in reason for reason, _ in result.files[0].skip_reasons)

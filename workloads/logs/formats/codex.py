@@ -91,6 +91,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import provider_named_in
+from prefixbench.simulator.providers.vllm import UNKNOWN
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
@@ -134,9 +135,20 @@ def detect(value: dict) -> Evidence | None:
     return None
 
 
+#: Codex ``model_provider`` ids of a host that runs open models itself (Ollama, locally or in its
+#: cloud, as ``ollama launch codex`` sets ``ollama-launch``; LM Studio; ``oss``, the ``--oss``
+#: flag's local one): the cache, and whether a read is reported at all, is the host's own, so their
+#: calls are ``unknown``, not OpenAI's (Codex's default). Through ``ollama-launch``
+#: (LAF-US/IDAHO-VAULT, Codex 0.121.0, kimi-k2.5:cloud, 2026-04) none of 31 calls reported a read.
+_SELF_HOSTED_MARKERS = ("ollama", "lmstudio")
+
+
 def _provider(session_meta: dict) -> Provider:
     """Who serves a session's calls, from its ``model_provider``."""
-    return provider_named_in(str(session_meta.get("model_provider", ""))).name
+    named = str(session_meta.get("model_provider", "")).lower()
+    if named == "oss" or any(marker in named for marker in _SELF_HOSTED_MARKERS):
+        return UNKNOWN.name
+    return provider_named_in(named).name
 
 
 def _usage(last: dict, where: str) -> Usage:
@@ -528,6 +540,14 @@ class _Rollout:
         if (self.copy_from is not None and not self.out and isinstance(total, dict) and self.copied_total is not None
                 and _total_before(total, last) == _keys_of(self.copied_total, total) and self._source_counted(total)):
             self._copy_goes_on(record, payload)
+            return
+        if (not self.out and self.copied_total is not None and isinstance(total, dict)
+                and _release(self.version) >= (0, 78) and _keys_of(self.copied_total, total) == total):
+            # A fork's (Codex 0.118) first record of its own can be its copy's last token count
+            # re-sent: the source's call, in the source's rollout, not a call of this thread. From
+            # 0.78 a fork's running total goes on from its copy's, so a call of its own is above it
+            # (before, it starts from zero and may equal it).
+            self.skipped.append((record.line, "repeated token_count (the running total its copied history ends with)"))
             return
         if self.held is not None and _same(last, self.held[3]):
             self.held = None  # the record of this call

@@ -1,0 +1,303 @@
+"""Agents' home folders committed to public repositories by mistake, read where they live (a local
+git copy of each; never copied into this project, each test skips without it):
+
+* an OpenCode database (``.local/share/opencode/opencode.db`` with its ``-wal`` and ``-shm``;
+  OpenCode ``1.17.3-aiand.1``, a fork, 2026-06-17/18) that github.com/richardaiand/aiand-portfolio-web
+  committed in its first commit (``248bbfcbdf2d83c13f830d6dbb1d704fb0dbad58``, removed in the next):
+  three sessions, moonshotai/kimi-k2.6 and one deepseek-ai/deepseek-v4-flash call through the
+  ``opencode`` provider, no read reported. From ``PREFIXBENCH_AIAND_PORTFOLIO_REPO``;
+* github.com/FabianLobosMendoza/Autos (``ed2ce3c9715ef6797c5713363871b9190d14a14f``, 2025-11,
+  Windows): a ``.gemini/`` (six Gemini CLI sessions, gemini-2.5-pro) and a ``.codex/`` (five
+  rollouts, Codex 0.58 alphas in VS Code, gpt-5 and gpt-5.1-codex). From
+  ``PREFIXBENCH_AUTOS_REPO``;
+* github.com/MoonLadderStudios/MoonMind (``786ef1a51cec0d27635ee1d3e8b7114da78ed4da``, 2025-11): a
+  ``.codex/`` home, three rollouts of Codex 0.57-0.58 (CLI), gpt-5-codex and gpt-5.1-codex. From
+  ``PREFIXBENCH_MOONMIND_REPO``;
+* two more ``.gemini/`` homes: github.com/KuantumQuest/MyDotFiles-HyDE
+  (``aabf08df3a0de0f5aadf3b96042eca9d5ccd41f0``, 68 sessions of 2025-09/10, gemini-2.5-pro and
+  -flash) and github.com/Tar-ive/brain-system (``6ba345a9f86e11f6b0031035a3a425a4ed8a6851``, one
+  session of 2025-09-16). From ``PREFIXBENCH_HYDE_DOTFILES_REPO`` and
+  ``PREFIXBENCH_BRAIN_SYSTEM_REPO``;
+* github.com/LAF-US/IDAHO-VAULT (``c1c3fe9b6f274081e0ffbb32e541a9bf32f08892``, 2026-03/04, Windows),
+  one home with five agents: Gemini CLI (75 session files, subagents' among them), Claude Code
+  2.1.81-2.1.111 (``.claude/projects``), Codex 0.118-0.121 (``.codex/sessions``, gpt-5.4 in Codex
+  Desktop, kimi-k2.5:cloud through ``ollama launch codex``), pi (two sessions through Ollama) and a
+  GitHub Copilot CLI ``session-state`` (no per-call usage: not a log). From
+  ``PREFIXBENCH_IDAHO_VAULT_REPO``. Files over the workplace snapshot's size limit (5 of the Claude
+  Code sessions, 8 of the 15 rollouts) are absent from its copy: they are left out everywhere, so
+  a whole clone counts the same;
+* github.com/youngstunners88/ihhashi (``ccd113c3f077f454d50cd31f5ebfb090c18d2301``, 2026-03-05): a
+  ``.kimi/`` home, eight Kimi CLI sessions (wire protocol 1.3) on kimi-for-coding through Kimi's
+  coding endpoint, with subagents. From ``PREFIXBENCH_IHHASHI_REPO``.
+
+What is checked is each store's usage recounted from its raw fields, and how well its reads are
+predicted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import file_at, files_at
+
+AIAND = Path(os.environ.get("PREFIXBENCH_AIAND_PORTFOLIO_REPO", "/work/.mirror/richardaiand+aiand-portfolio-web/repo"))
+AIAND_COMMIT = "248bbfcbdf2d83c13f830d6dbb1d704fb0dbad58"
+AUTOS = Path(os.environ.get("PREFIXBENCH_AUTOS_REPO", "/work/.mirror/FabianLobosMendoza+Autos/repo"))
+AUTOS_COMMIT = "ed2ce3c9715ef6797c5713363871b9190d14a14f"
+IDAHO = Path(os.environ.get("PREFIXBENCH_IDAHO_VAULT_REPO", "/work/.mirror/LAF-US+IDAHO-VAULT/repo"))
+IDAHO_COMMIT = "c1c3fe9b6f274081e0ffbb32e541a9bf32f08892"
+IHHASHI = Path(os.environ.get("PREFIXBENCH_IHHASHI_REPO", "/work/.mirror/youngstunners88+ihhashi/repo"))
+IHHASHI_COMMIT = "ccd113c3f077f454d50cd31f5ebfb090c18d2301"
+#: IDAHO-VAULT's files absent from the workplace's snapshot (over its size limit).
+IDAHO_LEFT_OUT = frozenset({
+    *(f".codex/sessions/2026/04/{name}.jsonl" for name in (
+        "08/rollout-2026-04-08T00-22-07-019d6bc1-5c79-7381-a053-825c3cfcca3c",
+        "09/rollout-2026-04-09T01-08-47-019d7112-72a5-7823-956a-9cbfee415bd6",
+        "09/rollout-2026-04-09T13-16-02-019d73ac-451c-7d50-97c9-83f8d8fe33a1",
+        "10/rollout-2026-04-10T09-24-19-019d77fe-7b09-7793-bbc1-e38935737005",
+        "10/rollout-2026-04-10T09-24-26-019d77fe-94a3-7983-b1bd-85db399ade53",
+        "10/rollout-2026-04-10T20-10-41-019d7a4e-3d7a-7f22-b897-1f24ab274883",
+        "13/rollout-2026-04-13T11-08-32-019d87d0-f876-7003-bc52-bbef2e77a24c",
+        "16/rollout-2026-04-16T14-04-42-019d97e5-5518-7300-95bd-df0e652db663")),
+    *(f".claude/projects/c--Users-loganf-Documents-IDAHO-VAULT/{name}.jsonl" for name in (
+        "26b487cf-9d39-431c-b6da-9a7233c59d1c", "3be5dae5-544b-46f8-bd2b-8047639fd2e4",
+        "4b4826a1-24bd-440b-b502-237db23ca30e", "52af37d3-c1c3-4af2-b0cf-cd5da2a33ed0",
+        "cc06da85-8b62-41f5-9393-d8ff1a51b0df")),
+})
+
+
+def _tree(repo: Path, commit: str, url: str, env: str, prefix: str, suffix: str, into: Path,
+          left_out: frozenset[str] = frozenset()) -> list[Path]:
+    """The files under ``prefix`` ending in ``suffix`` at ``commit``, written into ``into`` with
+    their paths kept (subagent folders mean something); the paths written."""
+    written = []
+    for name in files_at(repo, commit, url, env):
+        if name.startswith(prefix) and name.endswith(suffix) and name not in left_out:
+            target = into / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(file_at(repo, commit, name, url, env))
+            written.append(target)
+    return written
+
+
+def _within(result) -> int:
+    return sum(f.read_within for f in result.files)
+
+
+def _gemini_sums(paths: list[Path]) -> tuple[int, int, int, int]:
+    """Calls, uncached input, output (with thoughts) and reads of Gemini CLI session files: each
+    ``gemini`` message with a non-zero ``tokens``; ``input`` includes ``cached``."""
+    calls = uncached = output = read = 0
+    for path in paths:
+        for message in json.loads(path.read_text())["messages"]:
+            tokens = message.get("tokens") or {}
+            if message.get("type") == "gemini" and (tokens.get("input") or tokens.get("output")):
+                calls += 1
+                uncached += tokens["input"] - tokens.get("cached", 0)
+                output += tokens["output"] + tokens.get("thoughts", 0)
+                read += tokens.get("cached", 0)
+    return calls, uncached, output, read
+
+
+def _codex_sums(paths: list[Path], forked_copies: int = 0) -> tuple[int, int, int, int]:
+    """Calls, uncached input, output and reads of Codex rollouts: each ``token_count`` whose running
+    total is new; the first ``forked_copies`` of a forked rollout are its source's, not counted."""
+    calls = uncached = output = read = 0
+    for path in paths:
+        last, seen, forked = None, 0, False
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            payload = record.get("payload") or {}
+            if record.get("type") == "session_meta" and last is None and not forked:
+                forked = bool(payload.get("forked_from_id"))  # (the copy brings its source's too)
+            if record.get("type") != "event_msg" or payload.get("type") != "token_count" or not payload.get("info"):
+                continue
+            total = payload["info"]["total_token_usage"]
+            if total == last:
+                continue
+            last, seen = total, seen + 1
+            if forked and seen <= forked_copies:
+                continue
+            usage = payload["info"]["last_token_usage"]
+            calls += 1
+            uncached += usage["input_tokens"] - usage.get("cached_input_tokens", 0)
+            output += usage["output_tokens"]
+            read += usage.get("cached_input_tokens", 0)
+    return calls, uncached, output, read
+
+
+def test_opencode_fork_database_counts_its_steps_with_its_write_ahead_log(tmp_path: Path) -> None:
+    url, env = "github.com/richardaiand/aiand-portfolio-web", "PREFIXBENCH_AIAND_PORTFOLIO_REPO"
+    for name in ("opencode.db", "opencode.db-wal", "opencode.db-shm"):
+        (tmp_path / name).write_bytes(file_at(AIAND, AIAND_COMMIT, f".local/share/opencode/{name}", url, env))
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("opencode.db", "opencode.db-wal", "opencode.db-shm"):
+        (copy / name).write_bytes((tmp_path / name).read_bytes())
+    db = sqlite3.connect(copy / "opencode.db")  # (a copy: opening it read-write checkpoints the log)
+    steps = [json.loads(d)["tokens"] for (d,) in db.execute("select data from part") if json.loads(d).get("type") == "step-finish"]
+    sessions = db.execute("select version, tokens_input, tokens_output, tokens_reasoning from session").fetchall()
+    db.close()
+    assert len(steps) == 70 and {s[0] for s in sessions} == {"1.17.3-aiand.1"}
+
+    result = run_audit([tmp_path / "opencode.db"])
+    assert [f.format for f in result.files] == ["opencode"]
+    t = result.totals
+    assert t.requests == len(steps) == 70  # 65 without the write-ahead log
+    assert t.input == sum(s["input"] for s in steps) == sum(s[1] for s in sessions) == 1_925_017
+    assert t.output == sum(s["output"] + s["reasoning"] for s in steps) == sum(s[2] + s[3] for s in sessions) == 39_246
+    assert t.cache_read == t.cache_write == 0 == sum(s["cache"]["read"] + s["cache"]["write"] for s in steps)
+    # Four assistant messages without a step (no usage) are listed, not counted.
+    assert result.files[0].skip_reasons == (("assistant message with no step-finish (no usage recorded)", 4),)
+    assert {(r.provider, r.model) for r in result.rows} == {("moonshot", "moonshotai/kimi-k2.6"),
+                                                           ("deepseek", "deepseek-ai/deepseek-v4-flash")}
+    # No read reported through the fork's `opencode` provider: only the 9 calls predicted to read
+    # nothing are within 3%.
+    assert _within(result) == 9
+
+
+#: Committed Gemini CLI homes: env variable -> (repository, commit, session files, calls, uncached
+#: input, output, read, calls predicted within 3%). All gemini-2.5-pro (KuantumQuest's 46 calls
+#: gemini-2.5-flash).
+GEMINI_HOMES = {
+    "PREFIXBENCH_AUTOS_REPO": ("FabianLobosMendoza/Autos", AUTOS_COMMIT, 6, 28, 142_207, 13_020, 160_747, 6),
+    "PREFIXBENCH_HYDE_DOTFILES_REPO": ("KuantumQuest/MyDotFiles-HyDE", "aabf08df3a0de0f5aadf3b96042eca9d5ccd41f0",
+                                       68, 316, 8_319_245, 289_073, 6_019_868, 56),
+    "PREFIXBENCH_BRAIN_SYSTEM_REPO": ("Tar-ive/brain-system", "6ba345a9f86e11f6b0031035a3a425a4ed8a6851",
+                                      1, 27, 81_051, 37_766, 293_152, 10),
+}
+
+
+@pytest.mark.parametrize("env", sorted(GEMINI_HOMES))
+def test_gemini_cli_home_sessions_count_what_their_messages_sum(env: str, tmp_path: Path) -> None:
+    repo, commit, files, *sums, within = GEMINI_HOMES[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    paths = _tree(mirror, commit, f"github.com/{repo}", env, ".gemini/tmp/", ".json", tmp_path)
+    paths = [p for p in paths if "/chats/" in p.as_posix()]
+    assert len(paths) == files
+    result = run_audit(paths)
+    assert {f.format for f in result.files} == {"gemini-cli"}
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == _gemini_sums(paths) == tuple(sums)
+    assert _within(result) == within
+
+
+#: Committed Codex homes: env variable -> (repository, commit, rollouts, calls, uncached input,
+#: output, read, calls predicted within 3%, models).
+CODEX_HOMES = {
+    "PREFIXBENCH_AUTOS_REPO": ("FabianLobosMendoza/Autos", AUTOS_COMMIT, 5, 228, 462_651, 110_427, 9_090_432, 160,
+                               {"gpt-5", "gpt-5-codex", "gpt-5.1-codex"}),
+    "PREFIXBENCH_MOONMIND_REPO": ("MoonLadderStudios/MoonMind", "786ef1a51cec0d27635ee1d3e8b7114da78ed4da", 3, 225,
+                                  561_830, 108_937, 6_815_616, 169, {"gpt-5-codex", "gpt-5.1-codex"}),
+}
+
+
+@pytest.mark.parametrize("env", sorted(CODEX_HOMES))
+def test_codex_home_rollouts_count_what_their_token_counts_sum(env: str, tmp_path: Path) -> None:
+    repo, commit, files, *sums, within, models = CODEX_HOMES[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    paths = _tree(mirror, commit, f"github.com/{repo}", env, ".codex/sessions/", ".jsonl", tmp_path)
+    assert len(paths) == files
+    result = run_audit(paths)
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == _codex_sums(paths) == tuple(sums)
+    assert {r.model for r in result.rows} == models
+    assert _within(result) == within
+
+
+def test_gemini_cli_sessions_and_subagents_of_a_larger_home(tmp_path: Path) -> None:
+    paths = _tree(IDAHO, IDAHO_COMMIT, "github.com/LAF-US/IDAHO-VAULT", "PREFIXBENCH_IDAHO_VAULT_REPO",
+                  ".gemini/tmp/", ".json", tmp_path)
+    paths = [p for p in paths if "/chats/" in p.as_posix()]
+    assert len(paths) == 75
+    result = run_audit(paths)
+    assert {f.format for f in result.files} == {"gemini-cli"}
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == _gemini_sums(paths) == (1_151, 34_989_980, 813_242, 57_046_187)
+    assert _within(result) == 465
+
+
+def test_codex_rollouts_through_ollama_are_read_as_no_providers(tmp_path: Path) -> None:
+    paths = _tree(IDAHO, IDAHO_COMMIT, "github.com/LAF-US/IDAHO-VAULT", "PREFIXBENCH_IDAHO_VAULT_REPO",
+                  ".codex/sessions/", ".jsonl", tmp_path, IDAHO_LEFT_OUT)
+    assert len(paths) == 7
+    result = run_audit(paths)
+    t = result.totals
+    # Two subagents forked from a thread not in the copy: its 5 copied token counts are not
+    # counted, nor the copy's last re-sent after it (counted, 65 calls, 1,817,088 read).
+    assert (t.requests, t.input, t.output, t.cache_read) == _codex_sums(paths, forked_copies=5) == (63, 1_230_613, 35_522, 1_720_320)
+    by_model = {(r.provider, r.model) for r in result.rows}
+    assert by_model == {("unknown", "kimi-k2.5:cloud"), ("openai", "gpt-5.4"), ("openai", "gpt-5.4-mini")}
+    # 56 within 3%: the 31 kimi-k2.5:cloud calls through `ollama-launch` report no read (28 of 65
+    # when they were read as OpenAI's and the two re-sent counts counted).
+    assert _within(result) == 56
+
+
+def test_pi_sessions_through_ollama_count_what_their_messages_sum(tmp_path: Path) -> None:
+    paths = _tree(IDAHO, IDAHO_COMMIT, "github.com/LAF-US/IDAHO-VAULT", "PREFIXBENCH_IDAHO_VAULT_REPO",
+                  ".pi/agent/sessions/", ".jsonl", tmp_path)
+    assert len(paths) == 2
+    usages = [record["message"]["usage"] for path in paths for line in path.read_text().splitlines()
+              if (record := json.loads(line)).get("type") == "message" and record["message"].get("role") == "assistant"
+              and any(record["message"]["usage"].get(k) for k in ("input", "output"))]
+    result = run_audit(paths)
+    t = result.totals
+    assert t.requests == len(usages) == 33
+    assert t.input == sum(u["input"] for u in usages) == 2_342_585
+    assert t.output == sum(u["output"] for u in usages) == 9_981
+    assert t.cache_read == t.cache_write == 0
+    assert {r.provider for r in result.rows} == {"unknown"} and _within(result) == 33
+
+
+def test_claude_code_projects_of_a_committed_home_count_each_message_once(tmp_path: Path) -> None:
+    paths = _tree(IDAHO, IDAHO_COMMIT, "github.com/LAF-US/IDAHO-VAULT", "PREFIXBENCH_IDAHO_VAULT_REPO",
+                  ".claude/projects/", ".jsonl", tmp_path, IDAHO_LEFT_OUT)
+    assert len(paths) == 119
+    usage: dict[tuple, dict] = {}
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            message = record.get("message") or {}
+            if record.get("type") == "assistant" and message.get("usage") and message.get("model") != "<synthetic>":
+                usage[(message.get("id"), record.get("requestId"))] = message["usage"]  # one per message, the last
+    # The folder, as a user would name it: its walk leaves out the two files with no call in them
+    # (a `teleported-from` record alone), which a file named on its own would be refused for.
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    assert sum(1 for f in result.files if f.format == "claude-code") == 117
+    t = result.totals
+    assert t.requests == len(usage) == 2_844
+    assert t.input == sum(u["input_tokens"] for u in usage.values()) == 82_694
+    assert t.output == sum(u["output_tokens"] for u in usage.values()) == 1_414_650
+    assert t.cache_read == sum(u["cache_read_input_tokens"] for u in usage.values()) == 230_436_287
+    assert t.cache_write == sum(u["cache_creation_input_tokens"] for u in usage.values()) == 20_052_771
+    assert _within(result) == 2_204
+
+
+def test_kimi_cli_home_sessions_count_each_status_update_once(tmp_path: Path) -> None:
+    paths = _tree(IHHASHI, IHHASHI_COMMIT, "github.com/youngstunners88/ihhashi", "PREFIXBENCH_IHHASHI_REPO",
+                  ".kimi/sessions/", ".jsonl", tmp_path)
+    usages = {}
+    for path in paths:
+        if path.name != "wire.jsonl":
+            continue
+        for line in path.read_text().splitlines():
+            message = json.loads(line).get("message") or {}
+            if message.get("type") == "SubagentEvent":
+                message = message["payload"].get("event") or {}
+            if message.get("type") == "StatusUpdate" and message["payload"].get("token_usage"):
+                usages[message["payload"]["message_id"]] = message["payload"]["token_usage"]
+    result = run_audit([tmp_path / ".kimi" / "sessions"])
+    assert sum(1 for f in result.files if f.format == "kimi-cli") == 23
+    t = result.totals
+    assert t.requests == len(usages) == 460  # 62 of them its subagents'
+    assert t.input == sum(u["input_other"] for u in usages.values()) == 1_393_356
+    assert t.output == sum(u["output"] for u in usages.values()) == 229_953
+    assert t.cache_read == sum(u["input_cache_read"] for u in usages.values()) == 20_427_776
+    assert t.cache_write == sum(u["input_cache_creation"] for u in usages.values()) == 0
+    assert {(r.provider, r.model) for r in result.rows} == {("moonshot", "kimi-for-coding")}
+    assert _within(result) == 421
