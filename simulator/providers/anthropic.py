@@ -73,12 +73,7 @@ def compaction_iterations(usage: Mapping[str, object], where: str) -> list[Mappi
     cache_creation_input_tokens, cache_creation}``, and the top-level counts are the message's
     only (https://platform.claude.com/docs/en/build-with-claude/compaction): a compaction
     iteration is a call of its own, read the way the top level is."""
-    iterations = usage.get("iterations")
-    if iterations is None:
-        return []
-    if not isinstance(iterations, list):
-        raise UserError(f"{where}: usage.iterations is not a list ({iterations!r:.40})")
-    return [step for step in iterations if isinstance(step, Mapping) and step.get("type") == "compaction"]
+    return _iterations(usage, where, "compaction")
 
 
 def advisor_iterations(usage: Mapping[str, object], where: str) -> list[Mapping[str, object]]:
@@ -89,12 +84,18 @@ def advisor_iterations(usage: Mapping[str, object], where: str) -> list[Mapping[
     advisor model (``model``) over the whole conversation, billed at that model's rates; the
     top-level counts are the executor's alone (the ``message`` iterations' sum), so an advisor
     iteration is a call of its own, read the way the top level is."""
+    return _iterations(usage, where, "advisor_message")
+
+
+def _iterations(usage: Mapping[str, object], where: str, kind: str) -> list[Mapping[str, object]]:
+    """The ``usage.iterations`` entries of type ``kind`` (none where the list is absent); a value
+    that is not a list is one line naming ``where``."""
     iterations = usage.get("iterations")
     if iterations is None:
         return []
     if not isinstance(iterations, list):
         raise UserError(f"{where}: usage.iterations is not a list ({iterations!r:.40})")
-    return [step for step in iterations if isinstance(step, Mapping) and step.get("type") == "advisor_message"]
+    return [step for step in iterations if isinstance(step, Mapping) and step.get("type") == kind]
 
 
 #: Rules of the ``anthropic`` model that rest on secondary sources or measurements.
