@@ -509,13 +509,13 @@ def load_trace(
     if map_files is not None:
         todo = [path for path, skip in files if skip is None]
         reads = read_in_parallel(todo, fmt, map_files, progress) if len(todo) > 1 else {}
-    order = [index for index, (_, skip) in enumerate(files) if skip is None]
+    order = owners_first(files, [index for index, (_, skip) in enumerate(files) if skip is None])
     tried = {tuple(order)}
     told = None if reads else progress  # after the workers' reads, progress has told every byte
     done: dict[int, _Done] = {}
     while True:
         done = _read_in_order(files, order, named, fmt, dict(reads), told, done)
-        again = answers_first(order, {k: read.asked for k, read in done.items()}, {k: read.calls for k, read in done.items()})
+        again = owners_first(files, answers_first(order, {k: read.asked for k, read in done.items()}, {k: read.calls for k, read in done.items()}))
         if tuple(again) in tried:
             break
         tried.add(tuple(again))
@@ -583,6 +583,27 @@ class _Done(msgspec.Struct, frozen=True):
     calls: frozenset[str]
     asked: frozenset[str]
     book: Book
+
+
+def owners_first(files: Sequence[tuple[Path, str | None]], order: Sequence[int]) -> list[int]:
+    """``order`` (indexes of ``files``), but a file read before the files in the folder named after
+    it, two levels down at most (Claude Code 2.x: ``<session>.jsonl`` before
+    ``<session>/subagents/agent-*.jsonl``): the session's own file counts the requests an
+    ``agent-acompact-*`` file copies from it (2.1.81-2.1.88, the compaction agent's transcript holds
+    the main conversation again), not the copy, whatever the file order."""
+    owners = {files[index][0].with_suffix(""): index for index in order if files[index][0].suffix}
+    out: list[int] = []
+    placed: set[int] = set()
+    for index in order:
+        for folder in list(files[index][0].parents)[:3]:
+            owner = owners.get(folder)
+            if owner is not None and owner not in placed:
+                out.append(owner)
+                placed.add(owner)
+        if index not in placed:
+            out.append(index)
+            placed.add(index)
+    return out
 
 
 def _read_in_order(

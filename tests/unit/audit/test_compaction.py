@@ -18,7 +18,7 @@ from prefixbench.reports.audit import audit_figure, audit_json, audit_table
 from prefixbench.reports.cli import main
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.audit.core import audit_requests, load_trace, run_audit
+from prefixbench.workloads.audit.core import audit_requests, load_trace, owners_first, run_audit
 from prefixbench.workloads.audit.whatif import what_if
 from .fixtures import anthropic_body, capture_line, write_jsonl
 
@@ -75,6 +75,45 @@ def test_claude_code_21_compaction_lane_is_predicted_reading_the_main_prefix() -
     assert row.read_within and row.cause is None
     (lane,) = [lane for lane in result.lanes if lane.kind == "compaction"]
     assert lane.read_within == 1
+
+
+def test_a_compaction_lane_holding_the_main_conversation_again_leaves_its_calls_to_the_main_file(tmp_path: Path) -> None:
+    """Claude Code 2.1.81-2.1.88: the agent-acompact file holds the main conversation again (the same
+    entries, request ids and all, marked as the agent's) before its instruction. The folder walk
+    lists ``<session>/subagents/`` before ``<session>.jsonl``; the copies are still the main file's
+    calls, and the compaction lane's one call reads the main lane's prefix (IDAHO-VAULT: 478 calls
+    of four such files were counted as the compaction lane's, each predicted from the head)."""
+    folder = _copy(tmp_path)
+    main = [json.loads(line) for line in (folder / f"{SESSION}.jsonl").read_text().splitlines()]
+    copies = [{**entry, "isSidechain": True, "agentId": "acompact-5e21a9"} for entry in main
+              if entry.get("timestamp", "9") < "2026-11-20T09:04" and entry["type"] in ("user", "assistant")]
+    compaction = [json.loads(line) for line in (folder / ACOMPACT).read_text().splitlines()]
+    compaction[0]["parentUuid"] = copies[-1]["uuid"]
+    write_jsonl(folder / ACOMPACT, [*copies, *compaction])
+    requests, _ = load_trace([folder])
+    assert [r.lane for r in requests].count("main") == 6
+    assert [r.request_id for r in requests if r.compaction_call] == ["req_011CVa1c0001"]
+    row = _compaction_row(run_audit([folder]))
+    assert row.read_within and row.cause is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["s", "s.jsonl", "subagents", "a.jsonl", "t.jsonl"]), min_size=1, max_size=4),
+                max_size=8, unique_by=tuple))
+def test_owners_first_reads_a_file_before_the_folder_named_after_it(names: list[list[str]]) -> None:
+    files = sorted((Path("/p", *parts), None) for parts in names)
+    order = owners_first(files, range(len(files)))
+    assert sorted(order) == list(range(len(files)))
+    at = {files[index][0]: n for n, index in enumerate(order)}
+    for path, n in at.items():
+        for folder in [f for f in list(path.parents)[:3] if f.name]:
+            owner = folder.with_suffix(".jsonl")
+            if owner in at and owner != path:
+                assert at[owner] < n
+    # The files that own no folder and lie in none keep the file order.
+    free = [i for i in order if not any(p.with_suffix("") in files[i][0].parents for p, _ in files)
+            and not any(files[i][0].with_suffix("") in p.parents for p, _ in files)]
+    assert free == sorted(free)
 
 
 def test_compactions_are_judged_warm_with_their_dollars() -> None:
