@@ -247,6 +247,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: up to a newer checkpoint only after the lane's previous request left at least this many
     #: tokens past the one it read uncached; below, it keeps to that read (0: no such rule).
     new_checkpoint_min: int = 0
+    #: A lane's first request reads the unlogged head other lanes stored (False: only a head the
+    #: account keeps warm, which the cold points' reads show; a chain restarted inside a lane still
+    #: reads its own lane's; measured on Gemini's implicit cache, whose session starts mostly read
+    #: nothing of a head another session sent seconds before).
+    reads_stored_head: bool = True
     #: Serves the Anthropic Messages wire format (its own endpoint or a compatible one), so a
     #: captured call's body and usage read in that shape.
     speaks_messages: bool = False

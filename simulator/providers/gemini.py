@@ -56,6 +56,13 @@ also the effective minimum users report for Flash-Lite (hits absent below ~3,000
 3.1 Pro (read to the token, no grid) it changes nothing: its reads move up as often below as
 above (a rule that moved them up past 3,000 fit fewer calls at every threshold tried).
 
+**A session start reads no head it was not kept warm [M].** In two Gemini CLI homes committed to
+public repositories, most sessions' first calls read nothing of the head (system prompt and
+tools) that other sessions sent seconds to days before (56 of 68 lane starts, 2025-09/10; 45 of
+67, 2026-03/04), so a lane start reads the head only where the account keeps it warm
+(:attr:`~prefixbench.simulator.providers.base.ProviderRules.reads_stored_head`): within 3%,
+56 -> 109 of 316 calls in the home it was found on, 465 -> 497 of 1,151 in the other.
+
 **Minimums: the official table changed in mid-2026** [O]. Up to its version of 2026-05-28
 (the caching page, https://ai.google.dev/gemini-api/docs/caching, and its Interactions API copy)
 the page listed 1,024 tokens for Gemini 3 Flash Preview (3.5 Flash in that last version) and
@@ -288,6 +295,7 @@ RULES = ProviderRules(
     step_slack=400,
     follows_reads=True,
     new_checkpoint_min=NEW_CHECKPOINT_MIN,
+    reads_stored_head=False,
     body_model="gemini",
     body_model_options_before=((DOCS_MINIMUMS_SINCE_MS, (("minimums", "docs-2026-05"),)),),
     chain_as="gemini",

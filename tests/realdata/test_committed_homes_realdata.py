@@ -163,11 +163,13 @@ def test_opencode_fork_database_counts_its_steps_with_its_write_ahead_log(tmp_pa
 
 #: Committed Gemini CLI homes: env variable -> (repository, commit, session files, calls, uncached
 #: input, output, read, calls predicted within 3%). All gemini-2.5-pro (KuantumQuest's 46 calls
-#: gemini-2.5-flash).
+#: gemini-2.5-flash). KuantumQuest's 56 of 68 session starts read nothing of the head other
+#: sessions sent: predicted to read only a warm head (gemini's ``reads_stored_head``), its calls
+#: within 3% went from 56 to 109.
 GEMINI_HOMES = {
     "PREFIXBENCH_AUTOS_REPO": ("FabianLobosMendoza/Autos", AUTOS_COMMIT, 6, 28, 142_207, 13_020, 160_747, 6),
     "PREFIXBENCH_HYDE_DOTFILES_REPO": ("KuantumQuest/MyDotFiles-HyDE", "aabf08df3a0de0f5aadf3b96042eca9d5ccd41f0",
-                                       68, 316, 8_319_245, 289_073, 6_019_868, 56),
+                                       68, 316, 8_319_245, 289_073, 6_019_868, 109),
     "PREFIXBENCH_BRAIN_SYSTEM_REPO": ("Tar-ive/brain-system", "6ba345a9f86e11f6b0031035a3a425a4ed8a6851",
                                       1, 27, 81_051, 37_766, 293_152, 10),
 }
@@ -219,7 +221,9 @@ def test_gemini_cli_sessions_and_subagents_of_a_larger_home(tmp_path: Path) -> N
     assert {f.format for f in result.files} == {"gemini-cli"}
     t = result.totals
     assert (t.requests, t.input, t.output, t.cache_read) == _gemini_sums(paths) == (1_151, 34_989_980, 813_242, 57_046_187)
-    assert _within(result) == 465
+    # 45 of its 67 session starts read nothing of the head other sessions sent: 465 within 3%
+    # while they were predicted to read it (gemini's reads_stored_head).
+    assert _within(result) == 497
 
 
 def test_codex_rollouts_through_ollama_are_read_as_no_providers(tmp_path: Path) -> None:

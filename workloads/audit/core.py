@@ -1538,6 +1538,9 @@ class Predictor:
         self.unfollowed: dict[Key, Prediction] = {}
         #: The chain model's family per (model, envelope): one string each, not one a request.
         self.families: dict[tuple[str, tuple[tuple[str, str], ...], str], str] = {}
+        #: The lanes whose first request was predicted (a provider whose ``reads_stored_head`` is
+        #: off reads no head at a lane start but a warm one).
+        self.started: set[tuple[str, str]] = set()
 
     def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None) -> Prediction:
         """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`)."""
@@ -1617,10 +1620,16 @@ class Predictor:
         family = self.families.get((r.model, r.envelope, speed))
         if family is None:
             family = self.families[(r.model, r.envelope, speed)] = f"{r.model}|{r.envelope}" + (f"|{speed}" if speed else "")
+        head_tokens = self.heads.get(prefix.head)
+        lane = (r.file, r.lane)
+        if lane not in self.started:
+            self.started.add(lane)
+            if not rules.reads_stored_head and prefix.head not in self.warm:
+                head_tokens = None  # (a lane start: the head other lanes sent is not read)
         verdict = cache.observe(
             family=family,
             head=prefix.head,
-            head_tokens=self.heads.get(prefix.head),
+            head_tokens=head_tokens,
             head_warm=prefix.head in self.warm,
             node=prefix.node,
             parent=prefix.parent,

@@ -707,3 +707,23 @@ def test_qwen_code_subagents_of_one_type_share_a_head_of_their_own(tmp_path: Pat
     assert heads == {"agent:debugger-35h252": "qwen-code:subagent:debugger", "agent:tester-1kq9ze": "qwen-code:subagent:tester",
                      "agent:debugger-57nz31": "qwen-code:subagent:debugger"}
     assert {r.prefix.head for r in requests if r.lane == "main"} == {"qwen-code:main"}
+
+
+def test_a_session_start_reads_no_head_another_session_sent(tmp_path: Path) -> None:
+    # Gemini's implicit cache: most session starts read nothing of the head other sessions sent
+    # seconds to days before (KuantumQuest/MyDotFiles-HyDE: 56 of 68 lane starts read 0), so a
+    # lane start is predicted to read only a warm head; inside its lane the chain reads as before.
+    def session(name: str, minute: int, calls: list[tuple[int, int]]) -> Path:
+        messages = []
+        for i, (prompt, cached) in enumerate(calls):
+            stamp = f"2025-10-01T10:{minute + i:02d}:00.000Z"
+            messages.append({"id": f"u{i}", "timestamp": stamp, "type": "user", "content": "go"})
+            messages.append({"id": f"g{i}", "timestamp": stamp, "type": "gemini", "content": "", "model": "gemini-2.5-pro",
+                             "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10}})
+        return write(tmp_path / f"{name}.json", json.dumps({"sessionId": name, "projectHash": "p", "startTime": "2025-10-01T10:00:00.000Z",
+                                                           "lastUpdated": "2025-10-01T11:00:00.000Z", "messages": messages}))
+
+    first = session("a", 0, [(8_000, 6_100), (9_000, 7_900)])
+    second = session("b", 5, [(8_200, 0), (9_100, 8_100)])
+    rows = run_audit([first, second]).rows
+    assert [r.predicted_cache_read for r in rows] == [0, 6_100, 0, 8_200]  # (6,100 at b's start before)
