@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, mapping
+from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, given, mapping
 from prefixbench.simulator.usage import Usage
 
 #: Minimum cacheable prefix for a model the table does not know.
@@ -56,10 +56,10 @@ def read_usage(usage: Mapping[str, object], where: str, key: str = "usage") -> U
     named = "cache_creation.ephemeral_1h_input_tokens" if key == "usage" else f"{key}.cache_creation.ephemeral_1h_input_tokens"
     long_part = count(split.get("ephemeral_1h_input_tokens"), where, named)
     long_part = min(long_part, written)
-    # Neither cache field (a gateway that strips them): the cache use is not reported, which is
+    # Neither cache field (a gateway that strips them or sends null): the cache use is not reported, which is
     # not a 0 read. The API itself names both on every response, 0 included, and so do the logs
     # that copy its usage (Claude Code transcripts, Managed Agents spans).
-    reported = "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage
+    reported = given(usage, "cache_read_input_tokens", "cache_creation_input_tokens")
     # Fast mode (https://platform.claude.com/docs/en/build-with-claude/fast-mode): the response's
     # usage.speed says which speed served the call, "fast" or "standard"; only "fast" is kept.
     speed = "fast" if usage.get("speed") == "fast" else ""

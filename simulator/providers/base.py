@@ -35,6 +35,12 @@ MAX_COUNT = 10**12
 UsageReader = Callable[[Mapping[str, object], str], Usage]
 
 
+def given(usage: Mapping[str, object], *keys: str) -> bool:
+    """Whether any of ``keys`` holds a value: a key set to null is not reported, the same as one
+    left out (a cache field given as null is cache use not reported, not a 0 read)."""
+    return any(usage.get(key) is not None for key in keys)
+
+
 def count(value: object, where: str, key: str) -> int:
     """A reported token count: absent is 0; anything but a plausible non-negative integer is an error.
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from prefixbench.simulator.providers.base import count, mapping, subset_usage
+from prefixbench.simulator.providers.base import count, given, mapping, subset_usage
 from prefixbench.simulator.usage import Usage
 
 
@@ -30,9 +30,9 @@ def read_usage(usage: Mapping[str, object], where: str, *, bills_writes: bool) -
         written = count(usage.get("cache_creation_input_tokens"), where, "usage.cache_creation_input_tokens")
         uncached = count(usage.get("input_tokens"), where, "usage.input_tokens")
         output = count(usage.get("output_tokens"), where, "usage.output_tokens")
-        # Neither cache field: the cache use is not reported (a server that omits both), which is
-        # not a 0 read, as in the chat shape below.
-        reported = "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage
+        # Neither cache field (a server that omits both or sends them as null): the cache use is
+        # not reported, which is not a 0 read, as in the chat shape below.
+        reported = given(usage, "cache_read_input_tokens", "cache_creation_input_tokens")
         if not bills_writes:
             return Usage(cache_read=read, uncached=uncached + written, output=output, cache_reported=reported)
         return Usage(cache_read=read, cache_write_5m=written, uncached=uncached, output=output, cache_reported=reported)

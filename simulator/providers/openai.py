@@ -44,7 +44,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Literal
 
-from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, mapping, subset_usage
+from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, given, mapping, subset_usage
 from prefixbench.simulator.usage import Usage
 
 #: Shortest cacheable prefix (tokens), every model.
@@ -148,7 +148,7 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
         cached = count(details.get("cached_tokens"), where, "input_tokens_details.cached_tokens")
         written = count(details.get("cache_write_tokens"), where, "input_tokens_details.cache_write_tokens")
         output = count(usage.get("output_tokens"), where, "usage.output_tokens")
-        reported = "cached_tokens" in details
+        reported = given(details, "cached_tokens")
     else:  # chat completions
         total = count(usage.get("prompt_tokens"), where, "usage.prompt_tokens")
         details = mapping(usage.get("prompt_tokens_details"))
@@ -156,7 +156,7 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
         cached = count(details.get("cached_tokens") if hit is None else hit, where, "cached tokens")
         written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
         output = count(usage.get("completion_tokens"), where, "usage.completion_tokens")
-        reported = "cached_tokens" in details or hit is not None
+        reported = given(details, "cached_tokens") or hit is not None
     # Cached tokens above the count: a gateway's count without them (see subset_usage).
     return subset_usage(total, cached, written, output, reported=reported,
                         excess=f"{where}: cached ({cached}) and written ({written}) tokens exceed input tokens ({total})")

@@ -316,3 +316,19 @@ def test_an_anthropic_usage_with_neither_cache_field_is_cache_not_reported():
     assert read_usage("anthropic", {"input_tokens": 20_000, "cache_creation_input_tokens": 0, "output_tokens": 50}, "here").cache_reported
     fast = read_usage("anthropic", {"input_tokens": 9, "cache_read_input_tokens": 0, "output_tokens": 1, "speed": "fast"}, "here")
     assert (fast.cache_reported, fast.speed) == (True, "fast")
+
+
+@pytest.mark.parametrize("provider", ["moonshot", "zai", "minimax", "qwen", "anthropic"])
+def test_a_cache_field_given_as_null_is_cache_not_reported(provider):
+    # A gateway that sends "cache_read_input_tokens": null: 64175d0 read a key present as reported
+    # (a 0 read, the audit's misses on a log that shows nothing of the cache). Null is missing.
+    nulls = {"input_tokens": 20_000, "cache_read_input_tokens": None, "cache_creation_input_tokens": None, "output_tokens": 50}
+    usage = read_usage(provider, nulls, "here")
+    assert (usage.cache_reported, usage.cache_read, usage.prompt) == (False, 0, 20_000)
+
+
+def test_openai_cached_tokens_given_as_null_is_cache_not_reported():
+    # The same for OpenAI's shapes: "cached_tokens": null is not a 0 read.
+    responses = read_usage("openai", {"input_tokens": 900, "input_tokens_details": {"cached_tokens": None}, "output_tokens": 5}, "here")
+    chat = read_usage("openai", {"prompt_tokens": 900, "prompt_tokens_details": {"cached_tokens": None}, "completion_tokens": 5}, "here")
+    assert (responses.cache_reported, chat.cache_reported) == (False, False)
