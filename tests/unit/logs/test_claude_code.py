@@ -246,6 +246,38 @@ def test_response_paused_after_a_server_side_compaction_is_the_compaction_alone(
     assert requests[1].prefix.parent is None and requests[1].events[0][0] == "compaction"
 
 
+def test_a_compaction_iteration_with_no_counts_is_listed_not_a_zero_token_call(tmp_path: Path) -> None:
+    # A compaction entry of usage.iterations with no counts: 64175d0 made it a 0-token compaction
+    # call, where an empty advisor_message is skipped and listed. Now both are listed.
+    t = Transcript(version="2.3.0")
+    t.user("go", "2026-11-20T09:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-11-20T09:00:02.000Z", [cc_usage(3, 150000, 0, 40)])
+    t.user("result", "2026-11-20T09:00:03.000Z", tool=True)
+    top = cc_usage(5, 9000, 0, 60)
+    t.assistant("req_2", "2026-11-20T09:00:40.000Z", [{**top, "iterations": [{"type": "compaction"}, {"type": "message", **top}]}])
+    path = write_jsonl(tmp_path / "s.jsonl", t.lines)
+    requests, summaries = load_trace([path])
+    assert [(r.usage.cache_write, r.compaction_call) for r in requests] == [(150000, False), (9000, False)]
+    assert [r.seq for r in requests] == [0, 1]
+    assert requests[1].prefix.parent is None and requests[1].events[0][0] == "compaction"
+    assert [why for _, why in summaries[0].skipped] == ["compaction iteration 0 with no token counts: no call to count"]
+
+
+def test_a_paused_response_whose_compaction_iteration_has_no_counts_is_no_call(tmp_path: Path) -> None:
+    t = Transcript(version="2.3.0")
+    t.user("go", "2026-11-20T09:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-11-20T09:00:20.000Z", [{"input_tokens": 0, "output_tokens": 0, "iterations": [{"type": "compaction"}]}])
+    t.user("go on from the summary", "2026-11-20T09:00:21.000Z")
+    t.assistant("req_2", "2026-11-20T09:00:24.000Z", [cc_usage(6, 1500, 0, 70)])
+    path = write_jsonl(tmp_path / "s.jsonl", t.lines)
+    requests, summaries = load_trace([path])
+    assert [(r.usage.cache_write, r.compaction_call) for r in requests] == [(1500, False)]
+    assert requests[0].prefix.parent is None and requests[0].events[0][0] == "compaction"
+    assert [why for _, why in summaries[0].skipped] == [
+        "compaction iteration 0 with no token counts: no call to count",
+        "response paused after a server-side compaction: no message sampled"]
+
+
 def _with_advisor(executor: list[dict], *advisors: dict) -> dict:
     """A response's usage under Anthropic's advisor tool (Claude Code's /advisor, 2.1.98 on):
     ``iterations`` interleaves the executor's samplings (``message``) with each advisor call

@@ -384,6 +384,15 @@ def test_server_compaction_iterations_of_a_capture_are_compaction_calls(tmp_path
     assert [reason for _, reason in summaries[0].skipped] == ["response paused after a server-side compaction: no message sampled"]
 
 
+def test_a_compaction_iteration_of_a_capture_with_no_counts_is_listed_not_a_zero_token_call(tmp_path: Path) -> None:
+    # As an empty advisor_message: 64175d0 made an empty compaction entry a 0-token compaction call.
+    compacted = {**_step("message", 0, 3000, 5, 80), "iterations": [{"type": "compaction"}, _step("message", 0, 3000, 5, 80)]}
+    path = write_jsonl(tmp_path / "compaction.jsonl", [capture_line(anthropic_body(), {"body": {"usage": compacted}})])
+    requests, summaries = load_trace([path])
+    assert [(r.compaction_call, r.usage.cache_write, r.seq) for r in requests] == [(False, 3000, 0)]
+    assert [reason for _, reason in summaries[0].skipped] == ["compaction iteration 0 with no token counts: no call to count"]
+
+
 def test_a_fallback_message_iteration_is_the_top_level_served_by_its_model(tmp_path: Path) -> None:
     # Server-side fallback: the attempt that served the response is listed as fallback_message in
     # place of its message entry (Anthropic's usage schema), so its counts are the top level's; its

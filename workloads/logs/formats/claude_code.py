@@ -567,9 +567,12 @@ def _with_server_compactions(walk: _Walk, request: TraceRequest, req: _Request) 
     out = []
     for n, step in enumerate(steps):
         _, usage = _provider_usage(req.model, step, f"{where} (usage.iterations compaction {n})")
+        if usage.is_empty:  # as an empty advisor iteration: listed, not a 0-token call
+            walk.skipped.append((req.last_line, f"compaction iteration {n} with no token counts: no call to count"))
+            continue
         out.append(msgspec.structs.replace(
             request,
-            seq=request.seq + n,
+            seq=request.seq + len(out),
             usage=usage,
             prefix=msgspec.structs.replace(request.prefix, node=f"{request.prefix.node}#server-compaction{n}"),
             compaction_call=True,
@@ -577,7 +580,7 @@ def _with_server_compactions(walk: _Walk, request: TraceRequest, req: _Request) 
     event = ("compaction", f"server-side compaction: {len(steps)} compaction iteration(s) in usage.iterations")
     message = msgspec.structs.replace(
         request,
-        seq=request.seq + len(steps),
+        seq=request.seq + len(out),
         prefix=msgspec.structs.replace(request.prefix, parent=None),
         events=_shared_events((event, *request.events)),
         messages=(),
@@ -671,7 +674,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 events=_shared_events((("compaction", "after a response paused at a server-side compaction"), *request.events)),
             )
         calls = _with_server_compactions(walk, request, req)
-        if calls[-1].compaction_call and request.prefix is not None:
+        if (not calls or calls[-1].compaction_call) and request.prefix is not None:
             paused.add(request.prefix.node)
         out.extend(calls)
         out.extend(_advisor_calls(walk, request, req, len(out), advisors))

@@ -554,6 +554,9 @@ class _Capture:
         the chain model). None where the response paused after the compaction (no message)."""
         head = f"http:{request.provider}:{request.model}"
         for n, usage in enumerate(steps):
+            if usage.is_empty:  # as an empty advisor iteration: listed, not a 0-token call
+                self.skipped.append((record.line, f"compaction iteration {n} with no token counts: no call to count"))
+                continue
             node = f"{self.name}#{len(self.out)}#server-compaction{n}"
             self.out.append(replace(request, seq=len(self.out), usage=usage, body=None, reply=(), diagnostic=None,
                                     prefix=Prefix(head, node, parent), compaction_call=True))
