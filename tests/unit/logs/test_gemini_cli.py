@@ -727,3 +727,18 @@ def test_a_session_start_reads_no_head_another_session_sent(tmp_path: Path) -> N
     second = session("b", 5, [(8_200, 0), (9_100, 8_100)])
     rows = run_audit([first, second]).rows
     assert [r.predicted_cache_read for r in rows] == [0, 6_100, 0, 8_200]  # (6,100 at b's start before)
+
+
+def test_a_qwen_code_subagent_type_keeps_its_hyphens_where_no_suffix_follows(tmp_path: Path) -> None:
+    # Qwen Code names a subagent <name>-<six base-36 characters> (Math.random().toString(36)
+    # .slice(2, 8)); 64175d0 cut any name at its last "-": code-reviewer read as the type "code".
+    records = _oauth_session()
+    for n, (agent, prompt) in enumerate((("code-reviewer", 9_000), ("code-reviewer-a1b2c3", 9_500), ("code", 7_000))):
+        event = dict(records[1]["systemPayload"]["uiEvent"], input_token_count=prompt, cached_content_token_count=0,
+                     total_token_count=prompt + 40, prompt_id=f"7d2f-oauth#{agent}#0",
+                     **{"event.timestamp": f"2026-04-01T12:07:{10 + n:02d}.000Z"})
+        records.append(dict(records[1], uuid=f"s{n}", parentUuid=records[-1]["uuid"], systemPayload={"uiEvent": event}))
+    requests, _ = _read(write(tmp_path / "agents.jsonl", "".join(json.dumps(r) + "\n" for r in records)))
+    heads = {r.lane: r.prefix.head for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
+    assert heads == {"agent:code-reviewer": "qwen-code:subagent:code-reviewer", "agent:code-reviewer-a1b2c3": "qwen-code:subagent:code-reviewer",
+                     "agent:code": "qwen-code:subagent:code"}

@@ -79,6 +79,7 @@ names no provider (Qwen Code's ``coder-model``), the login a Qwen Code telemetry
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -94,6 +95,11 @@ from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
 
 NAME = "gemini-cli"
+#: The suffix Qwen Code puts after a subagent's name in its id (``<name>-<suffix>``, the
+#: ``prompt_id``'s middle part): six base-36 characters, ``Math.random().toString(36).slice(2, 8)``
+#: (packages/core/src/subagents/subagent.ts of QwenLM/qwen-code). Only a suffix of that shape is
+#: cut: a name is the type whole where it has none (``code-reviewer``).
+QWEN_AGENT_SUFFIX = re.compile(r"-[0-9a-z]{6}\Z")
 #: The ``type`` of a model message in a Gemini CLI session (a message role of the format, not a
 #: provider's name: who served the call is read from ``model``).
 MODEL_TURN = "gemini"
@@ -702,8 +708,8 @@ class _Session:
         """The key of the unlogged head a lane's prompts start with: one per lane kind, and per
         subagent type in Qwen Code (a subagent ``<type>-<random suffix>``: each type has its own
         system prompt and tools)."""
-        if self.agent == "qwen-code" and lane.kind == "subagent" and "-" in lane.name:
-            return f"{self.agent}:subagent:{lane.name.removeprefix('agent:').rsplit('-', 1)[0]}"
+        if self.agent == "qwen-code" and lane.kind == "subagent":
+            return f"{self.agent}:subagent:{QWEN_AGENT_SUFFIX.sub('', lane.name.removeprefix('agent:'))}"
         return f"{self.agent}:{lane.kind}"
 
     def _add(self, line: int, lane: _Lane, model: str, usage: Usage, sent: int | None, key: str, done: int | None = None) -> None:
