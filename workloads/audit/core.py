@@ -1059,7 +1059,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         kind = _compaction_kind(r, row)
         if kind is not None:
             compactions.append((k, _judge_compaction(kind, r, row, pred, prices)))
-        here = Previous(r, tick, ready, None if r.done_ms is None else max(ready, r.done_ms))
+        here = Previous(r, tick, ready, end_tick(r, ready))
         if key in needed:
             previous[key] = here
         if not (r.compaction_call and r.lane_kind != "compaction"):
@@ -1360,6 +1360,16 @@ def send_clock(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary
     )
 
 
+def end_tick(r: TraceRequest, ready: int) -> int | None:
+    """The tick a call's response ended, for entry lifetimes and idle time: its ``done_ms`` only
+    where its send time is known. A call without ``sent_ms`` is on the audit's counter ticks
+    (:func:`clock_by_position`), which an epoch end time does not share (idle would read 0 and an
+    entry it wrote would never expire). None where the log gives no end."""
+    if r.done_ms is None or r.sent_ms is None:
+        return None
+    return max(ready, r.done_ms)
+
+
 def clock_by_position(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary]) -> tuple[list[int], list[int], array[int]]:
     """:func:`send_clock` by position in ``requests`` (a request's (file, lane, seq) is unique):
     each request's tick and ready tick, and the positions in send order (an array). Lists, not a
@@ -1644,7 +1654,7 @@ class Predictor:
             offset=r.read_offset,
             shared=prefix.shared,
             sent_ms=r.sent_ms,
-            done=None if r.done_ms is None else max(ready, r.done_ms),
+            done=end_tick(r, ready),
         )
         uncached = _predicted_uncached(rules, usage, verdict.read, verdict.write)
         if rules.is_additive and verdict.read == 0 and verdict.write == 0:

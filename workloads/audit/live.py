@@ -27,6 +27,7 @@ from prefixbench.workloads.audit.core import (
     _explain,
     _Shared,
     _Step,
+    end_tick,
     head_sizes,
 )
 from prefixbench.workloads.audit.locate import Histories
@@ -73,7 +74,7 @@ class LiveAudit:
         pred = self.predictor.predict(r, tick, ready)
         segment = self.shared.histories.add(r)  # a capture logs bodies, not a transcript: usually None
         row = _explain(_Step(r, self.previous.get(r.lane), pred, tick, self.index[r.lane], segment=segment), self.shared)
-        self.previous[r.lane] = Previous(r, tick, ready, None if r.done_ms is None else max(ready, r.done_ms))
+        self.previous[r.lane] = Previous(r, tick, ready, end_tick(r, ready))
         self.index[r.lane] += 1
         if r.prefix is not None:
             self.shared.head_seen.setdefault(r.prefix.head, tick)
