@@ -288,6 +288,7 @@ class _Rollout:
         self.copied_why = ""
         self.copied_calls = 0
         self.copied_total: dict | None = None
+        self.own_user_turns = 0  # user turns of this thread's own (after any copy): a re-sent count comes before them
         self.copied_session: str | None = None
         #: A fork's source thread: its first call extends the source's call at the fork point.
         self.forked_from: str | None = None
@@ -519,6 +520,7 @@ class _Rollout:
             self.claims_next_outputs = False
             if ptype == "message" and role == "user":
                 if _user_turn(payload):
+                    self.own_user_turns += 1
                     self.turns.append(self.turns[-1])
                     self.turn_marks.append(len(self.events))
                 self.events.append(("user_turn", ""))
@@ -541,12 +543,14 @@ class _Rollout:
                 and _total_before(total, last) == _keys_of(self.copied_total, total) and self._source_counted(total)):
             self._copy_goes_on(record, payload)
             return
-        if (not self.out and self.copied_total is not None and isinstance(total, dict)
+        if (not self.out and not self.own_user_turns and self.copied_total is not None and isinstance(total, dict)
                 and _release(self.version) >= (0, 78) and _keys_of(self.copied_total, total) == total):
             # A fork's (Codex 0.118) first record of its own can be its copy's last token count
             # re-sent: the source's call, in the source's rollout, not a call of this thread. From
             # 0.78 a fork's running total goes on from its copy's, so a call of its own is above it
-            # (before, it starts from zero and may equal it).
+            # (before, it starts from zero and may equal it); and the re-sent one comes before any
+            # user turn of the thread's own (a subagent's total starts from zero: its first call
+            # after its task may equal the copy's).
             self.skipped.append((record.line, "repeated token_count (the running total its copied history ends with)"))
             return
         if self.held is not None and _same(last, self.held[3]):
