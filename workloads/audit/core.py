@@ -594,15 +594,20 @@ def owners_first(files: Sequence[tuple[Path, str | None]], order: Sequence[int])
     owners = {files[index][0].with_suffix(""): index for index in order if files[index][0].suffix}
     out: list[int] = []
     placed: set[int] = set()
-    for index in order:
-        for folder in list(files[index][0].parents)[:3]:
+
+    def place(index: int) -> None:
+        # The farthest owner first, each owner after its own (an owner lies higher than the files
+        # it owns, so this ends).
+        placed.add(index)
+        for folder in reversed(list(files[index][0].parents)[:3]):
             owner = owners.get(folder)
             if owner is not None and owner not in placed:
-                out.append(owner)
-                placed.add(owner)
+                place(owner)
+        out.append(index)
+
+    for index in order:
         if index not in placed:
-            out.append(index)
-            placed.add(index)
+            place(index)
     return out
 
 
