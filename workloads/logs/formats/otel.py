@@ -225,12 +225,17 @@ def _nanos(value: object, where: str) -> int | None:
 
 
 def _service(resource: object) -> str:
-    """The ``service.name`` a resource names (OTLP's attribute list, an SDK's plain object, or the
-    JavaScript SDK's ``_rawAttributes`` pairs), else ""."""
+    """The ``service.name`` a resource names, else ""."""
+    return _resource_attribute(resource, "service.name")
+
+
+def _resource_attribute(resource: object, key: str) -> str:
+    """The text attribute ``key`` of a resource (OTLP's attribute list, an SDK's plain object, or
+    the JavaScript SDK's ``_rawAttributes`` pairs), else ""."""
     resource = as_dict(resource)
-    found = _attributes(resource.get("attributes")).get("service.name")
+    found = _attributes(resource.get("attributes")).get(key)
     for pair in resource.get("_rawAttributes") or () if found is None else ():
-        if isinstance(pair, list) and len(pair) == 2 and pair[0] == "service.name":
+        if isinstance(pair, list) and len(pair) == 2 and pair[0] == key:
             found = pair[1]
     return found if isinstance(found, str) else ""
 
@@ -281,14 +286,8 @@ def _hr_time(value: object, where: str) -> int | None:
 
 
 def _resource_session(resource: object) -> str:
-    """The ``session.id`` a log record's resource names (OTLP's attribute list, or the JavaScript
-    SDK's ``_rawAttributes`` pairs), else ""."""
-    resource = as_dict(resource)
-    found = _attributes(resource.get("attributes")).get("session.id")
-    for pair in resource.get("_rawAttributes") or () if found is None else ():
-        if isinstance(pair, list) and len(pair) == 2 and pair[0] == "session.id":
-            found = pair[1]
-    return found if isinstance(found, str) else ""
+    """The ``session.id`` a log record's resource names, else ""."""
+    return _resource_attribute(resource, "session.id")
 
 
 def _log_span(line: int, record: dict, resource: object, time_ms: int | None) -> Span:
