@@ -318,6 +318,25 @@ def expected(name: str) -> list[TraceRequest]:
                     request_id="sevt_fx09", source_format=name, done_ms=1785578406000,
                 ),
             ]
+        case "zed":
+            # A 0.2.0 thread: request_token_usage has one entry per message; each assistant
+            # message's entry is its call's (Anthropic: additive); the entry at message 5 is a copy
+            # of message 3's (its call reported none): skipped. No times in a thread.
+            head = "zed:main:claude-sonnet-4-20250514"
+
+            def call(seq: int, index: int, usage: Usage, parent: int | None, blocks: int, events: tuple) -> TraceRequest:
+                return TraceRequest(
+                    file, 1, "main", "main", seq, None, None, "anthropic", "claude-sonnet-4-20250514", usage=usage,
+                    prefix=Prefix(head, f"zed:main#{index}", None if parent is None else f"zed:main#{parent}", blocks),
+                    events=events, request_id=f"main#{index}", source_format=name,
+                )
+
+            return [
+                call(0, 1, Usage(cache_write_5m=9000, uncached=3, output=120), None, 1, (("user_turn", ""),)),
+                call(1, 2, Usage(cache_read=9000, cache_write_5m=400, uncached=5, output=80), 1, 3, ()),
+                call(2, 3, Usage(cache_read=9400, cache_write_5m=300, uncached=4, output=30), 2, 3, ()),
+                call(3, 6, Usage(cache_read=9700, cache_write_5m=250, uncached=6, output=50), 3, 3, (("user_turn", ""),)),
+            ]
         case "openhands-completions":
             # One completion log (software-agent-sdk 1.x): the body sent, LiteLLM's Anthropic usage
             # (2410 - 0 read - 2400 written = 10 uncached); logged at the timestamp, sent latency_sec before.
@@ -435,7 +454,7 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
         "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, OpenHands event stream, Cline task folder, "
-            "Amp thread, Kimi CLI wire log, Managed Agents event stream or OpenHands completion log); "
+            "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log or Zed thread); "
         "audit reads only these"
     )
 

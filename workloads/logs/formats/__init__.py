@@ -42,6 +42,7 @@ from prefixbench.workloads.logs.formats import (
     otel,
     pi,
     swe_agent,
+    zed,
 )
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS
@@ -77,6 +78,7 @@ FORMATS: dict[str, LogFormat] = {
         kimi_cli.FORMAT,
         managed_agents.FORMAT,
         openhands_completions.FORMAT,
+        zed.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.

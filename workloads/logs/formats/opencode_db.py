@@ -85,10 +85,11 @@ def _pending_wal(path: Path) -> bool:
         return False
 
 
-def _failure(path: Path, exc: sqlite3.Error) -> UserError:
+def failure(path: Path, exc: sqlite3.Error, agent: str = "OpenCode") -> UserError:
+    """One line for a database that cannot be read: locked (``agent`` is writing it), or damaged."""
     text = str(exc) or type(exc).__name__
     if _locked(exc):
-        return UserError(f"{path}: the OpenCode database is locked ({text}); audit it when OpenCode is not writing, or a copy of it")
+        return UserError(f"{path}: the {agent} database is locked ({text}); audit it when {agent} is not writing, or a copy of it")
     return UserError(f"{path}: cannot read this SQLite database ({text}; a corrupt or truncated file?)")
 
 
@@ -97,11 +98,12 @@ def _locked(exc: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
-def connect(path: Path) -> sqlite3.Connection:
+def connect(path: Path, agent: str = "OpenCode") -> sqlite3.Connection:
     """A read-only connection to the database at ``path``: ``mode=ro`` (it takes the readers'
     lock and reads a pending write-ahead log), else ``immutable`` when that open fails for
     another reason than a lock and no write-ahead log is pending (a WAL database in a
-    read-only folder, whose ``-shm`` cannot be made).
+    read-only folder, whose ``-shm`` cannot be made). ``agent`` names whose database it is in
+    the line a locked one gives (another agent's database reader uses it too: :mod:`.zed`).
 
     Raises:
         UserError: the file cannot be opened as a database (locked, corrupt, not one).
@@ -118,12 +120,13 @@ def connect(path: Path) -> sqlite3.Connection:
             if db is not None:
                 db.close()
             if immutable or _locked(exc) or "not a database" in str(exc) or "malformed" in str(exc):
-                raise _failure(path, exc) from None
+                raise failure(path, exc, agent) from None
             error = exc
-    raise _failure(path, error)
+    raise failure(path, error, agent)
 
 
 def columns(db: sqlite3.Connection, table: str) -> set[str]:
+    """The column names of ``table`` (none for a table the database does not have)."""
     return {str(row[1]) for row in db.execute(f"PRAGMA table_info({table})")}
 
 
@@ -139,7 +142,7 @@ def is_opencode_db(path: Path) -> bool:
     try:
         return _has(db, TABLES) or _has(db, TABLES_V2)
     except sqlite3.Error as exc:
-        raise _failure(path, exc) from None
+        raise failure(path, exc) from None
     finally:
         db.close()
 
@@ -231,7 +234,7 @@ def exports(path: Path) -> Iterator[dict]:
             messages = _messages_v2(db, path, sid) if v2 else _messages(db, path, sid)
             yield {"info": info, "messages": list(messages)}
     except sqlite3.Error as exc:
-        raise _failure(path, exc) from None
+        raise failure(path, exc) from None
     finally:
         db.close()
 
