@@ -207,3 +207,11 @@ def test_the_database_is_never_written(db: Path) -> None:
 def test_a_database_read_under_another_input_names_the_one_that_reads_it(db: Path) -> None:
     with pytest.raises(UserError, match=r"read as codex \(--input zed reads it\)$"):
         import_file(db, FORMATS["codex"], ImportContext())
+
+
+def test_folder_walk_reads_the_database_not_its_wal_and_shm(db: Path) -> None:
+    from prefixbench.workloads.logs.sources import find_log_files
+
+    (db.parent / "threads.db-wal").write_bytes(b"")
+    (db.parent / "threads.db-shm").write_bytes(b"\0" * 64)
+    assert find_log_files([db.parent]) == [(db, None)]
