@@ -215,3 +215,15 @@ def test_folder_walk_reads_the_database_not_its_wal_and_shm(db: Path) -> None:
     (db.parent / "threads.db-wal").write_bytes(b"")
     (db.parent / "threads.db-shm").write_bytes(b"\0" * 64)
     assert find_log_files([db.parent]) == [(db, None)]
+
+
+def test_a_thread_whose_read_exceeds_its_input_is_read_with_the_cache_outside_input(tmp_path: Path) -> None:
+    # Later Zed versions take the cached part out of Gemini's prompt count: the second call's read
+    # (6791) is above its input_tokens (2234), so the thread's calls are read as additive.
+    thread = dict(V010_GOOGLE, request_token_usage=[usage(0, 0), usage(4000, 100), usage(4000, 100), usage(2234, 24, 0, 6791)])
+    path = tmp_path / "thread.json"
+    path.write_text(json.dumps(thread))
+    requests, summary = _read(path)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.prompt_count) for r in requests] == [
+        (4000, 0, "exclusive-by-peers"), (2234, 6791, "exclusive")]
+    assert any(note.startswith("2 call(s) through a provider whose prompt count includes the cache, in threads where") for note in summary.notes)

@@ -54,7 +54,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import agent_handler, provider_of_model
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
-from prefixbench.simulator.usage import Usage
+from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE_BY_PEERS, Usage
 from prefixbench.workloads.logs.formats import opencode_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, objects
@@ -160,6 +160,10 @@ class _Thread:
         self.zed_total = dict.fromkeys(_KEYS, 0)
         self.unknown_provider = 0
         self.cache_unreported = 0
+        #: Calls of a subset provider read with the cached part outside input_tokens, and whether
+        #: the thread's calls say so (one read above its input_tokens).
+        self.read_exclusive = 0
+        self.exclusive = False
 
     def read(self) -> None:
         version = self.value.get("version")
@@ -207,6 +211,9 @@ class _Thread:
         # Zed's OpenAI-shaped mappers wrote zeros for the cache counts: a thread whose calls never
         # report one says nothing about its cache.
         reports_cache = any(got["cache_read_input_tokens"] or got["cache_creation_input_tokens"] for _, got in calls)
+        # Later Zed versions take the cached part out of Google's prompt count: a call whose read
+        # exceeds its input_tokens can only be such, and so are the other calls of its thread.
+        self.exclusive = any(got["cache_read_input_tokens"] > got["input_tokens"] for _, got in calls)
         self._requests(messages, calls, rules, model, reports_cache)
 
     def _usage(self, got: dict[str, int], rules: ProviderRules | None, reports_cache: bool, index: int) -> Usage:
@@ -218,6 +225,10 @@ class _Thread:
         if not reports_cache:
             self.cache_unreported += 1
             return Usage(uncached=tokens_in, output=output, cache_reported=False)
+        if self.exclusive:
+            self.read_exclusive += 1
+            how = PROMPT_EXCLUSIVE if read > tokens_in else PROMPT_EXCLUSIVE_BY_PEERS
+            return Usage(cache_read=read, cache_write_5m=write, uncached=tokens_in, output=output, prompt_count=how)
         return subset_usage(
             tokens_in, read, write, output,
             excess=f"{self.where}: request_token_usage[{index}]: cache tokens ({read} read, {write} written) exceed input_tokens {tokens_in}",
@@ -282,6 +293,10 @@ def _notes(threads: list[_Thread], where: str) -> tuple[str, ...]:
     unreported = sum(t.cache_unreported for t in threads)
     if unknown:
         notes.append(f"{unknown} call(s) of a provider the audit does not model read as additive (input_tokens without the cache counts)")
+    exclusive = sum(t.read_exclusive for t in threads)
+    if exclusive:
+        notes.append(f"{exclusive} call(s) through a provider whose prompt count includes the cache, in threads where a call's read exceeds "
+                     "its input_tokens (later Zed versions take the cached part out): read with input_tokens excluding the cache")
     if unreported:
         notes.append(f"{unreported} call(s) through a provider whose prompt count includes the cache, in threads that never report a cache count "
                      "(Zed's OpenAI-shaped mappers wrote zeros there): read as cache not reported")
