@@ -376,8 +376,10 @@ def test_the_go_era_opencode_database_is_named_not_called_binary(tmp_path: Path)
 
 def test_a_crush_database_is_named_with_what_it_keeps_and_how_to_record_its_calls(tmp_path: Path) -> None:
     # Crush's .crush/crush.db (many projects commit one) keeps the Go-era opencode's tables plus a
-    # messages.provider column: a session's summed tokens and cost, no call's usage. Main's line
-    # said only that it lacks OpenCode's tables.
+    # messages.provider column: a session's tokens and cost, no call's usage. Main's line said
+    # only that it lacks OpenCode's tables. Its prompt and completion tokens are the session's
+    # LAST call's (Crush's agent.go sets them from each call's usage, updateSessionTokenCounters),
+    # only the cost is summed: the line said "summed prompt and completion tokens" before.
     path = tmp_path / "crush.db"
     db = sqlite3.connect(path)
     db.executescript(
@@ -390,6 +392,7 @@ def test_a_crush_database_is_named_with_what_it_keeps_and_how_to_record_its_call
     )
     db.commit()
     db.close()
-    with pytest.raises(UserError, match=r"crush\.db:1: .*a Crush or Go-era opencode database: .*summed .* not each call's usage; "
+    with pytest.raises(UserError, match=r"crush\.db:1: .*a Crush or Go-era opencode database: it keeps each session's last call's "
+                                         r"prompt and completion tokens and its summed cost, not each call's usage; "
                                          r"record such an agent's calls with `prefixbench proxy`"):
         run_audit([path])
