@@ -289,17 +289,14 @@ def _iter_handle(
         told, file_at = progress, at
         progress = lambda _done: told(file_at())  # noqa: E731
     if head.startswith(b"SQLite format 3\x00"):
-        # OpenCode 1.x's database is read before this (its format's detect_file): another one, such
-        # as the Go-era opencode's .opencode/opencode.db (sessions, messages, files: a session's last
-        # call's token counts and summed cost, no per-call usage), is not a log the audit reads.
+        # OpenCode's and Zed's databases are read before this (their formats' detect_file): another
+        # one, such as the Go-era opencode's .opencode/opencode.db or Goose's sessions.db (token
+        # totals, no per-call usage), is not a log the audit reads.
         # Imported here: the formats package imports this module.
-        from prefixbench.workloads.logs.formats.opencode_db import keeps_session_totals_only
+        from prefixbench.workloads.logs.formats.totals_only import database_of
 
-        why = (
-            " (a Crush or Go-era opencode database: it keeps each session's last call's prompt and completion tokens and "
-            "its summed cost, not each call's usage; record such an agent's calls with `prefixbench proxy`)"
-            if keeps_session_totals_only(path) else ""
-        )
+        kind = database_of(path)
+        why = f" ({kind.refusal()})" if kind is not None else ""
         raise UserError(f"{path}:1: a SQLite database without OpenCode's session, message and part tables: not a log the audit reads{why}")
     if b"\x00" in head:
         raise UserError(f"{path}:1: binary file, not a text log")

@@ -19,6 +19,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record
 from prefixbench.workloads.logs.formats.headless import headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
+from prefixbench.workloads.logs.formats.totals_only import GOOSE_SESSION, is_goose_session_header
 from prefixbench.workloads.logs.reading import check_readable
 from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, CommentedJson, iter_records
 
@@ -316,6 +317,8 @@ def _one_object_reason(path: Path) -> str | None:
         return None
     if any(isinstance(value, dict) and is_copilot_cli_event(value) for value in values):
         return HEADLESS + COPILOT_CLI  # (its refusal too, as audit says it of the file alone)
+    if isinstance(values[0], dict) and is_goose_session_header(values[0]):
+        return HEADLESS + GOOSE_SESSION
     for value in values:
         headless = headless_output(value)
         if headless is not None:

@@ -48,6 +48,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS
 from prefixbench.workloads.logs.formats.headless import Headless, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
+from prefixbench.workloads.logs.formats.totals_only import GOOSE_SESSION, is_goose_session_header
 from prefixbench.workloads.logs.jsonlines import TORN_TAIL
 from prefixbench.workloads.logs.records import READ_BUFFER, Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
@@ -216,6 +217,7 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
     seen = 0
     first_line = 1
     copilot_line: int | None = None
+    goose_line: int | None = None
     headless: tuple[int, Headless, dict] | None = None
     for record in iter_records(path, torn=[]):
         if seen == 0:
@@ -226,6 +228,8 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
             return FORMATS[guess], seen, first_line, None
         if copilot_line is None and isinstance(record.value, dict) and is_copilot_cli_event(record.value):
             copilot_line = record.line
+        if seen == 1 and isinstance(record.value, dict) and is_goose_session_header(record.value):
+            goose_line = record.line
         if headless is None:
             found = headless_output(record.value)
             if found is not None:
@@ -234,6 +238,8 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
             break
     if copilot_line is not None:
         return None, seen, first_line, f"{path}:{copilot_line}: {COPILOT_CLI}"
+    if goose_line is not None:
+        return None, seen, first_line, f"{path}:{goose_line}: {GOOSE_SESSION}"
     if headless is not None:
         return None, seen, first_line, f"{path}:{headless[0]}: {headless[1].refusal(headless[2])}"
     return None, seen, first_line, None

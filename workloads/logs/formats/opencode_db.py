@@ -147,31 +147,6 @@ def is_opencode_db(path: Path) -> bool:
         db.close()
 
 
-#: The tables of Crush's database (``.crush/crush.db``; the Go-era opencode's
-#: ``.opencode/opencode.db`` before it): a session's last call's prompt and completion tokens (set
-#: from each call's usage, not summed: Crush's ``updateSessionTokenCounters``) and its summed
-#: cost, its messages' parts without usage.
-SESSION_TOTALS_TABLES = {
-    "sessions": ("id", "prompt_tokens", "completion_tokens", "cost"),
-    "messages": ("id", "session_id", "role", "parts"),
-}
-
-
-def keeps_session_totals_only(path: Path) -> bool:
-    """Whether ``path`` is a Crush (or Go-era opencode) database: a session's last call's tokens and
-    summed cost, no per-call usage. False for anything that cannot be read as such."""
-    try:
-        db = connect(path)
-    except UserError:
-        return False
-    try:
-        return _has(db, SESSION_TOTALS_TABLES)
-    except sqlite3.Error:
-        return False
-    finally:
-        db.close()
-
-
 def _has(db: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> bool:
     return all(set(cols) <= columns(db, table) for table, cols in tables.items())
 

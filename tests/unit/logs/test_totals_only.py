@@ -1,0 +1,119 @@
+"""Agents' stores that keep token totals, never a call's usage (workloads/logs/formats/totals_only.py):
+Goose's sessions.db and its older session files are refused in one line saying what they keep and
+what records Goose's calls instead, exit 2; never read as calls."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.formats.totals_only import CRUSH, GOOSE, database_of
+from prefixbench.workloads.logs.sources import find_log_files
+
+#: Goose's tables as its session storage creates them (schema version 5, then the columns later
+#: versions added: provider_name and model_config_json at 6, message_id at 7, accumulated_cost at 13).
+GOOSE_SCHEMA = """
+CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP);
+CREATE TABLE sessions (id TEXT PRIMARY KEY, name TEXT NOT NULL DEFAULT '', description TEXT NOT NULL DEFAULT '',
+    user_set_name BOOLEAN DEFAULT FALSE, session_type TEXT NOT NULL DEFAULT 'user', working_dir TEXT NOT NULL,
+    created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,
+    extension_data TEXT DEFAULT '{}', total_tokens INTEGER, input_tokens INTEGER, output_tokens INTEGER,
+    accumulated_total_tokens INTEGER, accumulated_input_tokens INTEGER, accumulated_output_tokens INTEGER,
+    schedule_id TEXT, recipe_json TEXT, user_recipe_values_json TEXT, provider_name TEXT, model_config_json TEXT,
+    accumulated_cost REAL);
+CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id),
+    role TEXT NOT NULL, content_json TEXT NOT NULL, created_timestamp INTEGER NOT NULL,
+    timestamp TIMESTAMP DEFAULT CURRENT_TIMESTAMP, tokens INTEGER, metadata_json TEXT, message_id TEXT);
+INSERT INTO schema_version (version) VALUES (13);
+INSERT INTO sessions (id, name, working_dir, total_tokens, input_tokens, output_tokens, accumulated_total_tokens,
+    accumulated_input_tokens, accumulated_output_tokens, provider_name)
+    VALUES ('20251104_1', 'Fix CI', '/home/u/proj', 24120, 23800, 320, 61000, 60100, 900, 'anthropic');
+INSERT INTO messages (session_id, role, content_json, created_timestamp, metadata_json)
+    VALUES ('20251104_1', 'user', '[{"type":"text","text":"fix ci"}]', 1762250000, '{"userVisible":true,"agentVisible":true}');
+"""
+GOOSE_REFUSAL = (
+    "a SQLite database without OpenCode's session, message and part tables: not a log the audit reads "
+    "(a Goose sessions database (sessions.db): it keeps each session's token totals (its last call's input and output "
+    "tokens, and their sums) and no cache count, not each call's usage; record Goose's calls with `prefixbench proxy`)"
+)
+#: An older Goose session file: the metadata line, then one message a line.
+GOOSE_FILE = [
+    {"working_dir": "/home/u/proj", "description": "Fix CI", "schedule_id": None, "message_count": 2, "total_tokens": 24120,
+     "input_tokens": 23800, "output_tokens": 320, "accumulated_total_tokens": 61000, "accumulated_input_tokens": 60100,
+     "accumulated_output_tokens": 900},
+    {"role": "user", "created": 1747000000, "content": [{"type": "text", "text": "fix ci"}]},
+    {"role": "assistant", "created": 1747000004, "content": [{"type": "text", "text": "Looking at the workflow."}]},
+]
+GOOSE_FILE_REFUSAL = (
+    "a Goose session file (sessions/<name>.jsonl): its first line keeps the session's token totals (the last call's input "
+    "and output tokens, and their sums) and no cache count, and no message holds a usage: no request to audit; "
+    "record Goose's calls with `prefixbench proxy`"
+)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "prefixbench", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def goose_db(tmp_path: Path) -> Path:
+    path = tmp_path / "sessions.db"
+    db = sqlite3.connect(path)
+    db.executescript(GOOSE_SCHEMA)
+    db.commit()
+    db.close()
+    return path
+
+
+def test_a_goose_database_is_refused_in_one_line_saying_what_it_keeps(goose_db: Path) -> None:
+    # Main named it only as a SQLite database without OpenCode's tables.
+    assert database_of(goose_db) is GOOSE
+    with pytest.raises(UserError) as caught:
+        run_audit([goose_db])
+    assert str(caught.value) == f"{goose_db}:1: {GOOSE_REFUSAL}"
+    done = _cli("audit", str(goose_db))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and GOOSE_REFUSAL in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_goose_session_file_is_refused_in_one_line_as_detected_and_under_an_input(tmp_path: Path) -> None:
+    path = tmp_path / "20250511_173012.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in GOOSE_FILE))
+    with pytest.raises(UserError) as caught:
+        run_audit([path])
+    assert str(caught.value) == f"{path}:1: {GOOSE_FILE_REFUSAL}"
+    with pytest.raises(UserError) as named:
+        run_audit([path], fmt="claude-code")
+    assert str(named.value) == f"{path}:1: {GOOSE_FILE_REFUSAL}"
+    # A folder walk holding only it says why it has no log.
+    with pytest.raises(UserError, match=r"no log to audit: .* none is a log \(20250511_173012\.jsonl: a Goose session file"):
+        find_log_files([tmp_path])
+
+
+def test_a_goose_file_without_the_accumulated_totals_is_refused_too(tmp_path: Path) -> None:
+    # Goose before mid-2025 wrote no accumulated_* keys.
+    header = {k: v for k, v in GOOSE_FILE[0].items() if not k.startswith("accumulated_")}
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [header, *GOOSE_FILE[1:]]))
+    with pytest.raises(UserError, match="a Goose session file"):
+        run_audit([path])
+
+
+def test_a_crush_database_is_the_crush_kind_not_gooses(tmp_path: Path) -> None:
+    path = tmp_path / "crush.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, title TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL);"
+        "CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT, role TEXT, parts TEXT, model TEXT, provider TEXT);"
+    )
+    db.commit()
+    db.close()
+    assert database_of(path) is CRUSH
+    assert database_of(Path(__file__)) is None

@@ -1,0 +1,99 @@
+"""Agents' stores that keep token totals, never a call's usage: recognized only to refuse them in
+one line that says what they keep and what records the agent's calls instead (exit 2), never
+read as calls.
+
+* Crush's ``.crush/crush.db`` (and the Go-era opencode's ``.opencode/opencode.db`` it forked
+  from): ``sessions(id, ..., prompt_tokens, completion_tokens, cost, ...)`` and ``messages(id,
+  session_id, role, parts, model, ...)``. Each call's usage sets the session's prompt and
+  completion tokens (Crush's ``updateSessionTokenCounters``: the last call's, not a sum) and
+  adds to its cost; no message holds a usage.
+* Goose's ``~/.local/share/goose/sessions/sessions.db`` (Goose 1.10 and later, schema versions 1
+  to 13): ``sessions(id, ..., total_tokens, input_tokens, output_tokens,
+  accumulated_total_tokens, accumulated_input_tokens, accumulated_output_tokens, ...)`` and
+  ``messages(id, session_id, role, content_json, created_timestamp, ...)``: the session's last
+  call's counts and their sums, no cache count (Goose's ``Usage`` has input, output and total
+  only), and no message holds a usage (``messages.tokens`` is never written).
+* Goose's older session files, ``sessions/<name>.jsonl``: a first line of metadata
+  ``{working_dir, description, schedule_id, message_count, total_tokens, input_tokens,
+  output_tokens, accumulated_*}`` then one message a line ``{role, created, content}``: the same
+  totals, the same lack.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import msgspec
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.formats import opencode_db
+
+
+class TotalsOnly(msgspec.Struct, frozen=True):
+    """One agent's database of totals: the tables (and columns) that name it, and what it keeps."""
+
+    #: What it is, after "a" ("Crush or Go-era opencode database").
+    what: str
+    #: What it keeps, said after "it keeps".
+    keeps: str
+    #: What records the agent's calls instead.
+    instead: str
+    tables: dict[str, tuple[str, ...]]
+
+    def refusal(self) -> str:
+        """The parenthesis the refusal of such a database ends with."""
+        return f"a {self.what}: it keeps {self.keeps}, not each call's usage; {self.instead}"
+
+
+CRUSH = TotalsOnly(
+    what="Crush or Go-era opencode database",
+    keeps="each session's last call's prompt and completion tokens and its summed cost",
+    instead="record such an agent's calls with `prefixbench proxy`",
+    tables={"sessions": ("id", "prompt_tokens", "completion_tokens", "cost"), "messages": ("id", "session_id", "role", "parts")},
+)
+GOOSE = TotalsOnly(
+    what="Goose sessions database (sessions.db)",
+    keeps="each session's token totals (its last call's input and output tokens, and their sums) and no cache count",
+    instead="record Goose's calls with `prefixbench proxy`",
+    tables={
+        "sessions": ("id", "accumulated_input_tokens", "accumulated_output_tokens"),
+        "messages": ("id", "session_id", "role", "content_json"),
+    },
+)
+#: Every database of totals, checked in this order.
+DATABASES: tuple[TotalsOnly, ...] = (CRUSH, GOOSE)
+
+#: What a Goose session file is, and why it is no log to audit (said after ``file:line: ``).
+GOOSE_SESSION = (
+    "a Goose session file (sessions/<name>.jsonl): its first line keeps the session's token totals "
+    "(the last call's input and output tokens, and their sums) and no cache count, and no message holds a usage: "
+    "no request to audit; record Goose's calls with `prefixbench proxy`"
+)
+#: The keys of a Goose session file's first line (``SessionMetadata``), of which it has most.
+_GOOSE_KEYS = frozenset({"working_dir", "description", "schedule_id", "message_count", "total_tokens", "input_tokens",
+                         "output_tokens", "accumulated_total_tokens", "accumulated_input_tokens", "accumulated_output_tokens"})
+
+
+def database_of(path: Path) -> TotalsOnly | None:
+    """The database of totals ``path`` is, if it is one; None for anything that cannot be read as one."""
+    try:
+        db = opencode_db.connect(path)
+    except UserError:
+        return None
+    try:
+        for kind in DATABASES:
+            if all(set(cols) <= opencode_db.columns(db, table) for table, cols in kind.tables.items()):
+                return kind
+        return None
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+
+
+def is_goose_session_header(value: dict) -> bool:
+    """Whether a record is the first line of a Goose session file: a ``working_dir``, a
+    ``message_count`` and the session's token totals (the ``accumulated_*`` ones from mid-2025)."""
+    return (isinstance(value.get("working_dir"), str) and "message_count" in value and "total_tokens" in value
+            and len(_GOOSE_KEYS & value.keys()) >= 5)
