@@ -142,6 +142,11 @@ def _content(message: dict) -> list[dict]:
     return blocks
 
 
+def _marks(content: list[dict]) -> tuple[str, ...]:
+    """``file-read`` where the content asks for a file-reading tool (Zed's ``read_file``)."""
+    return ("file-read",) if any(b["type"] == "tool_use" and b["name"].lower() in READ_TOOLS for b in content) else ()
+
+
 class _Thread:
     """The requests of one serialized thread."""
 
@@ -242,16 +247,15 @@ class _Thread:
         parent: str | None = None
         head = f"zed:main:{model}"
         for index, message in enumerate(messages):
-            role = str(message.get("role"))
+            role = message.get("role")
+            if role not in ("user", "assistant"):
+                continue  # a system message is not part of the thread's requests
             content = _content(message)
-            if role == "system":
-                continue
             if role == "user":
                 # In 0.1.0 a tool result is a user message of its own: no user turn.
                 if not message.get("tool_results"):
                     events.append(("user_turn", ""))
-                marks = ("file-read",) if any(b.get("name", "").lower() in READ_TOOLS for b in content if b["type"] == "tool_use") else ()
-                pending.append(make_message("user", content, marks))
+                pending.append(make_message("user", content, _marks(content)))
                 blocks += max(1, len(content))
                 continue
             got = by_index.get(index)
@@ -281,8 +285,7 @@ class _Thread:
                 )
                 parent, events, pending, blocks = node, [], [], 0
             # The assistant message (and, from 0.2.0, the tool results on it) is in the next prompt.
-            marks = ("file-read",) if any(b.get("name", "").lower() in READ_TOOLS for b in content if b["type"] == "tool_use") else ()
-            pending.append(make_message("assistant", content, marks))
+            pending.append(make_message("assistant", content, _marks(content)))
             blocks += max(1, len(content))
 
 
