@@ -181,7 +181,9 @@ def file_format(path: Path) -> LogFormat | None:
 #: and by a folder walk that skips one).
 COPILOT_CLI = (
     "a GitHub Copilot CLI session (events.jsonl): it logs each call's output tokens only, "
-    "its prompt and cache counts only as the session's totals (session.shutdown): no request to audit"
+    "its prompt and cache counts only as the session's totals (session.shutdown): no request to audit; "
+    "audit its OpenTelemetry file export instead (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, "
+    "then audit FILE: format otel)"
 )
 
 
