@@ -7,16 +7,20 @@ local git copy of each; never copied into this project, each test skips without 
 * github.com/shinelu2013/myAssistant (``0f5a82380965eb9e91a7bfbefb2426efaeac0f0e``, 2026-04): one
   session of Copilot CLI 1.0.14, resumed nine times. From ``PREFIXBENCH_MYASSISTANT_REPO``.
 
-What is checked is the evidence for refusing them (docs/formats.md, managed-agents): recounted from
-the raw events, no event but a segment's ``session.shutdown`` names a prompt or cache count, while
-the calls' ``assistant.message`` events keep their output tokens; and audit says so in one line
-that points to the OTel export.
+What is checked is the evidence for refusing their ``events.jsonl`` (docs/formats.md, managed-agents):
+recounted from the raw events, no event but a segment's ``session.shutdown`` names a prompt or cache
+count, while the calls' ``assistant.message`` events keep their output tokens; and audit says so in
+one line that points to the session store and the OTel export. Both homes also keep a session store
+(``session-store.db``) of an earlier schema (4 and 2), without the per-call usage table of schema 8:
+each is refused in one line too. No public store of schema 8 was found (docs/formats.md,
+copilot-cli), so no prediction is measured here.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -78,8 +82,8 @@ def test_committed_copilot_cli_sessions_hold_no_call_prompt_and_are_refused_in_o
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1
         assert f"{path}:1: a GitHub Copilot CLI session (events.jsonl)" in err
-        assert err.endswith("audit its OpenTelemetry file export instead (run copilot with "
-                            "COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)")
+        assert err.endswith("audit its session store instead (~/.copilot/session-store.db, Copilot CLI 1.0.73 on), or its "
+                            "OpenTelemetry file export (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)")
     assert seen_versions == versions
     assert shutdown_count == shutdowns
     assert outputs > 0  # each call's output tokens are there...
@@ -87,3 +91,28 @@ def test_committed_copilot_cli_sessions_hold_no_call_prompt_and_are_refused_in_o
     # The folder of them all is one line too.
     assert run(["audit", str(tmp_path), "--quiet"]) == 2
     assert "COPILOT_OTEL_FILE_EXPORTER_PATH=FILE" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("repo", "commit", "url", "env", "version"), [
+    (XEFF09, XEFF09_COMMIT, "https://github.com/XEFF09/dotfiles", "PREFIXBENCH_XEFF09_DOTFILES_REPO", 4),
+    (MYASSISTANT, MYASSISTANT_COMMIT, "https://github.com/shinelu2013/myAssistant", "PREFIXBENCH_MYASSISTANT_REPO", 2),
+])
+def test_committed_session_stores_of_earlier_schemas_are_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], repo: Path, commit: str, url: str, env: str, version: int,
+) -> None:
+    names = [n for n in files_at(repo, commit, url, env) if n.startswith(".copilot/session-store.db")]
+    for name in names:  # the database, and its write-ahead log where one was committed
+        (tmp_path / name.rsplit("/", 1)[-1]).write_bytes(file_at(repo, commit, name, url, env))
+    path = tmp_path / "session-store.db"
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert db.execute("SELECT version FROM schema_version").fetchall() == [(version,)]
+    finally:
+        db.close()
+    assert {"sessions", "turns"} <= tables and "assistant_usage_events" not in tables
+    assert run(["audit", str(path), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: {path}:1: a GitHub Copilot CLI session store of schema {version} without assistant_usage_events "
+        "(its per-call usage table, from Copilot CLI 1.0.73): no request to audit; audit its OpenTelemetry file export "
+        "instead (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)")

@@ -293,8 +293,12 @@ def _iter_handle(
         # as the Go-era opencode's .opencode/opencode.db (sessions, messages, files: per-session
         # totals, no per-call usage), is not a log the audit reads.
         # Imported here: the formats package imports this module.
+        from prefixbench.workloads.logs.formats.copilot_store import store_without_usage
         from prefixbench.workloads.logs.formats.opencode_db import keeps_session_totals_only
 
+        copilot = store_without_usage(path)
+        if copilot is not None:
+            raise UserError(f"{path}:1: {copilot}")
         why = (
             " (a Crush or Go-era opencode database: it keeps each session's summed prompt and completion tokens and "
             "cost, not each call's usage; record such an agent's calls with `prefixbench proxy`)"

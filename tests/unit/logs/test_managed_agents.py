@@ -193,8 +193,8 @@ def test_a_copilot_cli_events_file_is_named_not_read_as_a_managed_agents_stream(
     path = tmp_path / "events.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
     with pytest.raises(UserError, match=r"events\.jsonl:1: a GitHub Copilot CLI session \(events\.jsonl\): .* no request to audit; "
-                       r"audit its OpenTelemetry file export instead \(run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, "
-                       r"then audit FILE: format otel\)$"):
+                       r"audit its session store instead \(~/\.copilot/session-store\.db, Copilot CLI 1\.0\.73 on\), or its "
+                       r"OpenTelemetry file export \(run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel\)$"):
         detect_format(path)
     folder = tmp_path / "logs"
     folder.mkdir()
@@ -209,8 +209,9 @@ def test_a_copilot_cli_session_folder_is_one_line_pointing_to_the_otel_export(
     # A session folder as Copilot CLI 1.0 keeps it (~/.copilot/session-state/<id>/): its events, its
     # workspace.yaml and a checkpoint index. The events log no call's prompt or cache counts in any
     # version (assistant.usage is an ephemeral event, never written to the file; docs/formats.md),
-    # so audit names the format and where Copilot CLI does write each call's usage: its OTel file
-    # export, which the otel format reads. Before this the line ended at "no request to audit".
+    # so audit names the format and where Copilot CLI does write each call's usage: its session
+    # store (format copilot-cli) and its OTel file export (format otel). Before this the line
+    # ended at "no request to audit".
     session = tmp_path / "session-state" / "5f0c"
     (session / "checkpoints").mkdir(parents=True)
     (session / "workspace.yaml").write_text("id: 5f0c\ncwd: /w\n")
@@ -233,5 +234,5 @@ def test_a_copilot_cli_session_folder_is_one_line_pointing_to_the_otel_export(
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1
         assert "a GitHub Copilot CLI session (events.jsonl)" in err
-        assert ("audit its OpenTelemetry file export instead (run copilot with "
-                "COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)") in err
+        assert ("audit its session store instead (~/.copilot/session-store.db, Copilot CLI 1.0.73 on), or its "
+                "OpenTelemetry file export (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)") in err
