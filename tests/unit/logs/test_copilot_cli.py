@@ -18,7 +18,7 @@ from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format
 
 FIXTURE = Path(__file__).parent / "fixtures" / "copilot-cli.json"
-#: The store's tables as schema 8 has them (the usage table's columns read, and some not read).
+#: The store's tables as Copilot CLI's have them (schemas 6 to 8; the usage table's columns read, and some not read).
 SCHEMA = (
     "CREATE TABLE schema_version (version INTEGER NOT NULL)",
     "CREATE TABLE sessions (id TEXT PRIMARY KEY, cwd TEXT, repository TEXT, host_type TEXT, branch TEXT, summary TEXT, "

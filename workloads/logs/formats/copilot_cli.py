@@ -1,7 +1,7 @@
 """GitHub Copilot CLI's session store: ``~/.copilot/session-store.db`` (``$COPILOT_HOME``), the
 SQLite database Copilot CLI keeps beside its ``session-state/<id>/`` folders, read where it holds
-``assistant_usage_events`` (store schema 8, Copilot CLI 1.0.73 and later; the changelog of 1.0.69
-says "Show exact local assistant usage in Chronicle and session SQL"). That table has one row per
+``assistant_usage_events`` (store schemas 6 to 8, Copilot CLI 1.0.73 to 1.0.91 seen; the changelog
+of 1.0.69 says "Show exact local assistant usage in Chronicle and session SQL"). That table has one row per
 model call: ``id`` (autoincrement), ``session_id``, ``turn_index`` (the user turn), ``model``,
 ``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``,
 ``reasoning_tokens``, ``total_nano_aiu``, ``duration_ms``, ``time_to_first_token_ms``,
@@ -16,8 +16,8 @@ export (``formats.COPILOT_CLI``). A store of an earlier schema (2 and 4 are seen
 and ``turns`` but no usage table: named on the command line, it is one line saying so.
 
 Usage convention: ``input_tokens`` is the whole prompt, cache reads and writes included, for
-every model Copilot routes (Claude, GPT, Gemini), as public readers of schema-8 stores found it
-(docs/formats.md says how we know); so ``uncached = input - read - written``. Were any row's ``input_tokens`` below its reads
+every model Copilot routes (Claude, GPT, Gemini): each row's billed counts (``token_details_json``)
+say so (docs/formats.md says how we know); so ``uncached = input - read - written``. Were any row's ``input_tokens`` below its reads
 plus writes, the file could not be read so: it is then read as additive (``uncached = input``),
 and the notes say which reading was taken. A NULL count is not reported (a NULL write count of a
 provider that bills writes apart: what it wrote is unknown); a row with no tokens at all is a
@@ -194,7 +194,7 @@ FORMAT = LogFormat(
     read=read,
     usage="subset",
     versions=(
-        "store schema 8 (Copilot CLI 1.0.73 to 1.0.91 seen): assistant_usage_events, one row per model call, input_tokens including cache reads and writes",
+        "store schemas 6 to 8 (Copilot CLI 1.0.73 to 1.0.91 seen; 1.0.77's read): assistant_usage_events, one row per model call, input_tokens including cache reads and writes",
         "stores of schema 2 and 4 (1.0.14 to 1.0.60): no usage table, refused in one line",
         "the rows exported as JSON (sqlite3 -json: an array of row objects, or one a line)",
     ),
