@@ -440,6 +440,20 @@ SEEDS: dict[str, list[dict]] = {
         {"role": "user", "content": [{"type": "text", "text": "hi"}], "ts": 1761987600500},
         {"files_in_context": [], "model_usage": [{"ts": 1, "model_id": "deepseek-chat", "model_provider_id": "deepseek", "mode": "act"}]},
     ],
+    # GitHub Copilot CLI's assistant_usage_events rows, exported (input_tokens holds the reads and
+    # writes; a subagent's row; a row of no tokens; NULL cache counts).
+    "copilot-cli": [
+        {"id": 1, "session_id": "a1", "turn_index": 0, "model": "claude-sonnet-4.6", "input_tokens": 12000, "output_tokens": 300,
+         "cache_read_tokens": 0, "cache_write_tokens": 11500, "duration_ms": 4000.0, "agent_id": None, "parent_tool_call_id": None,
+         "finish_reason": "tool_calls", "created_at": "2026-10-04T20:15:25.000Z"},
+        {"id": 2, "session_id": "a1", "turn_index": 0, "model": "claude-haiku-4.5", "input_tokens": 5000, "output_tokens": 80,
+         "cache_read_tokens": 0, "cache_write_tokens": 4800, "duration_ms": 1500.0, "agent_id": "explore-1",
+         "parent_tool_call_id": "toolu_7", "created_at": "2026-10-04T20:15:34.000Z"},
+        {"id": 3, "session_id": "a1", "turn_index": 1, "model": "gpt-5.4", "input_tokens": 0, "output_tokens": 0,
+         "cache_read_tokens": 0, "cache_write_tokens": 0, "created_at": "2026-10-04T20:17:00.000Z"},
+        {"id": 4, "session_id": "b2", "model": "gemini-2.5-pro", "input_tokens": 3000, "output_tokens": 20,
+         "cache_read_tokens": None, "cache_write_tokens": None, "duration_ms": None, "created_at": 1791187202},
+    ],
 }
 SEED_BYTES = {fmt: b"".join(to_json_line(r) + b"\n" for r in records) for fmt, records in SEEDS.items()}
 

@@ -293,8 +293,12 @@ def _iter_handle(
         # one, such as the Go-era opencode's .opencode/opencode.db or Goose's sessions.db (token
         # totals, no per-call usage), is not a log the audit reads.
         # Imported here: the formats package imports this module.
+        from prefixbench.workloads.logs.formats.copilot_store import store_without_usage
         from prefixbench.workloads.logs.formats.totals_only import database_of
 
+        copilot = store_without_usage(path)
+        if copilot is not None:
+            raise UserError(f"{path}:1: {copilot}")
         kind = database_of(path)
         why = f" ({kind.refusal()})" if kind is not None else ""
         raise UserError(f"{path}:1: a SQLite database without OpenCode's session, message and part tables: not a log the audit reads{why}")

@@ -347,6 +347,46 @@ def expected(name: str) -> list[TraceRequest]:
                     request_id="chatcmpl-fixture-1", source_format=name, done_ms=1788000003500,
                 )
             ]
+        case "copilot-cli":
+            # Six exported assistant_usage_events rows (sqlite3 -json: one element a line, the
+            # first at line 2): input_tokens holds the reads and writes (12000 - 0 - 11500 = 500,
+            # 12800 - 11500 - 700 = 600, 5000 - 0 - 4800 = 200, 9000 - 6144 - 0 = 2856); done at
+            # created_at, sent duration_ms before; the agent's row a subagent lane; the row of no
+            # tokens (line 6) skipped; NULL cache counts (line 7) not reported.
+            node = lambda line, seq: f"copilot-cli:{file}#{line}:{seq}"  # noqa: E731
+            return [
+                TraceRequest(
+                    file, 2, "a1", "main", 0, 1791144921000, None, "anthropic", "claude-sonnet-4.6",
+                    usage=Usage(cache_write_5m=11500, uncached=500, output=300),
+                    prefix=Prefix("copilot-cli:main:claude-sonnet-4.6", node(2, 0)), events=(("user_turn", ""),),
+                    request_id="a1#1", source_format=name, done_ms=1791144925000,
+                ),
+                TraceRequest(
+                    file, 3, "a1", "main", 1, 1791144928500, None, "anthropic", "claude-sonnet-4.6",
+                    usage=Usage(cache_read=11500, cache_write_5m=700, uncached=600, output=120),
+                    prefix=Prefix("copilot-cli:main:claude-sonnet-4.6", node(3, 1), node(2, 0)),
+                    request_id="a1#2", source_format=name, done_ms=1791144931000,
+                ),
+                TraceRequest(
+                    file, 4, "a1/explore-1", "subagent", 2, 1791144932500, None, "anthropic", "claude-haiku-4.5",
+                    usage=Usage(cache_write_5m=4800, uncached=200, output=80),
+                    prefix=Prefix("copilot-cli:subagent:claude-haiku-4.5", node(4, 2)),
+                    request_id="a1#3", source_format=name, done_ms=1791144934000,
+                ),
+                TraceRequest(
+                    file, 5, "a1", "main", 3, 1791144968000, None, "openai", "gpt-5.4",
+                    usage=Usage(cache_read=6144, uncached=2856, output=50),
+                    prefix=Prefix("copilot-cli:main:gpt-5.4", node(5, 3), node(3, 1)),
+                    events=(("user_turn", ""), ("model_change", "claude-sonnet-4.6 -> gpt-5.4")),
+                    request_id="a1#4", source_format=name, done_ms=1791144970000,
+                ),
+                TraceRequest(
+                    file, 7, "b2", "main", 4, 1791187202000, None, "gemini", "gemini-2.5-pro",
+                    usage=Usage(uncached=3000, output=20, cache_reported=False),
+                    prefix=Prefix("copilot-cli:main:gemini-2.5-pro", node(7, 4)), events=(("user_turn", ""),),
+                    request_id="b2#6", source_format=name, done_ms=1791187202000,
+                ),
+            ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 
 
@@ -454,7 +494,7 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
         "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, OpenHands event stream, Cline task folder, "
-            "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log or Zed thread); "
+            "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log, Zed thread or Copilot CLI session store); "
         "audit reads only these"
     )
 

@@ -192,10 +192,47 @@ def test_a_copilot_cli_events_file_is_named_not_read_as_a_managed_agents_stream(
     ]
     path = tmp_path / "events.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    with pytest.raises(UserError, match=r"events\.jsonl:1: a GitHub Copilot CLI session \(events\.jsonl\): .* no request to audit$"):
+    with pytest.raises(UserError, match=r"events\.jsonl:1: a GitHub Copilot CLI session \(events\.jsonl\): .* no request to audit; "
+                       r"audit its session store instead \(~/\.copilot/session-store\.db, Copilot CLI 1\.0\.73 on\), or its "
+                       r"OpenTelemetry file export \(run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel\)$"):
         detect_format(path)
     folder = tmp_path / "logs"
     folder.mkdir()
     (folder / "events.jsonl").write_bytes(path.read_bytes())
     with pytest.raises(UserError, match="none is a log"):  # beside no log: the walk skips it as another tool's file
         run_audit([folder])
+
+
+def test_a_copilot_cli_session_folder_is_one_line_pointing_to_the_otel_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A session folder as Copilot CLI 1.0 keeps it (~/.copilot/session-state/<id>/): its events, its
+    # workspace.yaml and a checkpoint index. The events log no call's prompt or cache counts in any
+    # version (assistant.usage is an ephemeral event, never written to the file; docs/formats.md),
+    # so audit names the format and where Copilot CLI does write each call's usage: its session
+    # store (format copilot-cli) and its OTel file export (format otel). Before this the line
+    # ended at "no request to audit".
+    session = tmp_path / "session-state" / "5f0c"
+    (session / "checkpoints").mkdir(parents=True)
+    (session / "workspace.yaml").write_text("id: 5f0c\ncwd: /w\n")
+    (session / "checkpoints" / "index.md").write_text("# Checkpoint History\n")
+    events = [
+        {"type": "session.start", "data": {"sessionId": "5f0c", "version": 1, "producer": "copilot-agent",
+                                          "copilotVersion": "1.0.91", "selectedModel": "claude-sonnet-4.6"},
+         "id": "e1", "timestamp": "2026-10-04T20:15:18.634Z", "parentId": None},
+        {"type": "assistant.message", "data": {"messageId": "m1", "content": "Done", "toolRequests": [], "outputTokens": 9,
+                                              "model": "claude-sonnet-4.6"},
+         "id": "e2", "timestamp": "2026-10-04T20:15:25.000Z", "parentId": "e1"},
+        {"type": "session.shutdown", "data": {"shutdownType": "routine", "modelMetrics": {"claude-sonnet-4.6": {
+            "requests": {"count": 1, "cost": 1}, "usage": {"inputTokens": 12000, "outputTokens": 9, "cacheReadTokens": 0,
+                                                           "cacheWriteTokens": 11000}}}},
+         "id": "e3", "timestamp": "2026-10-04T20:15:26.000Z", "parentId": "e2"},
+    ]
+    (session / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    for target in (session, session / "events.jsonl"):
+        assert run(["audit", str(target), "--quiet"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1
+        assert "a GitHub Copilot CLI session (events.jsonl)" in err
+        assert ("audit its session store instead (~/.copilot/session-store.db, Copilot CLI 1.0.73 on), or its "
+                "OpenTelemetry file export (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)") in err

@@ -29,6 +29,7 @@ from prefixbench.workloads.logs.formats import (
     claude_code,
     cline,
     codex,
+    copilot_cli,
     gemini_cli,
     http_capture,
     kimi_cli,
@@ -80,6 +81,7 @@ FORMATS: dict[str, LogFormat] = {
         managed_agents.FORMAT,
         openhands_completions.FORMAT,
         zed.FORMAT,
+        copilot_cli.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.
@@ -184,7 +186,9 @@ def file_format(path: Path) -> LogFormat | None:
 #: and by a folder walk that skips one).
 COPILOT_CLI = (
     "a GitHub Copilot CLI session (events.jsonl): it logs each call's output tokens only, "
-    "its prompt and cache counts only as the session's totals (session.shutdown): no request to audit"
+    "its prompt and cache counts only as the session's totals (session.shutdown): no request to audit; "
+    "audit its session store instead (~/.copilot/session-store.db, Copilot CLI 1.0.73 on), or its "
+    "OpenTelemetry file export (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)"
 )
 
 

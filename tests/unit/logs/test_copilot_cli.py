@@ -1,0 +1,155 @@
+"""GitHub Copilot CLI's session store (workloads/logs/formats/copilot_cli.py): one call per
+``assistant_usage_events`` row, read from the store itself or from its rows exported as JSON; totals
+checked against sums worked out by hand.
+
+On main a store was "a SQLite database without OpenCode's session, message and part tables: not a
+log the audit reads", and its exported rows an unknown log format."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from prefixbench.reports.cli import run
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.logs.formats import FORMATS, detect_format
+
+FIXTURE = Path(__file__).parent / "fixtures" / "copilot-cli.json"
+#: The store's tables as Copilot CLI's have them (schemas 6 to 8; the usage table's columns read, and some not read).
+SCHEMA = (
+    "CREATE TABLE schema_version (version INTEGER NOT NULL)",
+    "CREATE TABLE sessions (id TEXT PRIMARY KEY, cwd TEXT, repository TEXT, host_type TEXT, branch TEXT, summary TEXT, "
+    "created_at TEXT, updated_at TEXT)",
+    "CREATE TABLE turns (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT, turn_index INTEGER, user_message TEXT, "
+    "assistant_response TEXT, timestamp TEXT)",
+    "CREATE TABLE assistant_usage_events (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, turn_index INTEGER, "
+    "model TEXT, reasoning_effort TEXT, input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens INTEGER, "
+    "cache_write_tokens INTEGER, reasoning_tokens INTEGER, total_nano_aiu INTEGER, duration_ms REAL, "
+    "time_to_first_token_ms REAL, finish_reason TEXT, agent_id TEXT, parent_tool_call_id TEXT, initiator TEXT, created_at TEXT)",
+)
+
+
+def store(path: Path, rows: list[dict], version: int = 8, usage_table: bool = True) -> Path:
+    """A session store holding ``rows`` (in their ``id`` order)."""
+    db = sqlite3.connect(path)
+    for statement in SCHEMA if usage_table else SCHEMA[:3]:
+        db.execute(statement)
+    db.execute("INSERT INTO schema_version VALUES (?)", (version,))
+    db.execute("INSERT INTO sessions (id, cwd, created_at) VALUES ('a1', '/w', '2026-10-04T20:15:18.634Z')")
+    db.execute("INSERT INTO turns (session_id, turn_index, user_message) VALUES ('a1', 0, 'fix it')")
+    for row in rows:
+        db.execute(f"INSERT INTO assistant_usage_events ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
+    db.commit()
+    db.close()
+    return path
+
+
+def totals(requests) -> tuple[int, int, int, int, int]:
+    return (len(requests), sum(r.usage.uncached for r in requests), sum(r.usage.cache_read for r in requests),
+            sum(r.usage.cache_write for r in requests), sum(r.usage.output for r in requests))
+
+
+def test_the_store_reads_as_its_exported_rows(tmp_path: Path) -> None:
+    rows = json.loads(FIXTURE.read_text())
+    db = store(tmp_path / "session-store.db", rows)
+    assert detect_format(db) is FORMATS["copilot-cli"]
+    from_store, summaries = load_trace([db])
+    from_json, _ = load_trace([FIXTURE])
+    # By hand: 5 calls (the row of no tokens skipped); uncached 500 + 600 + 200 + 2856 + 3000,
+    # read 11500 + 6144, written 11500 + 700 + 4800, output 300 + 120 + 80 + 50 + 20.
+    assert totals(from_store) == totals(from_json) == (5, 7156, 17644, 17000, 570)
+    assert [(r.lane, r.lane_kind, r.provider) for r in from_store] == [
+        ("a1", "main", "anthropic"), ("a1", "main", "anthropic"), ("a1/explore-1", "subagent", "anthropic"),
+        ("a1", "main", "openai"), ("b2", "main", "gemini")]
+    assert [r.request_id for r in from_store] == ["a1#1", "a1#2", "a1#3", "a1#4", "b2#6"]
+    assert [r.line for r in from_store] == [1, 2, 3, 4, 6]  # a store row's id stands for its line
+    summary = summaries[0]
+    assert summary.skipped == ((5, "assistant_usage_events row 5: no tokens (a call that failed or was aborted)"),)
+    assert "a GitHub Copilot CLI session store (opened read-only)" in summary.notes
+    assert summary.notes[0].startswith("5 call(s) of 2 session(s): input_tokens includes cache reads and writes")
+
+
+def test_a_store_audits_from_the_command_line_and_in_a_home_walk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home = tmp_path / ".copilot"
+    session = home / "session-state" / "a1"
+    session.mkdir(parents=True)
+    store(home / "session-store.db", json.loads(FIXTURE.read_text()))
+    # The session folder's own files: its events (no per-call prompt counts: skipped with the
+    # refusal as a note) and its todo database (no log at all).
+    (session / "events.jsonl").write_text(json.dumps(
+        {"type": "session.start", "data": {"sessionId": "a1", "copilotVersion": "1.0.91"}, "id": "e1",
+         "timestamp": "2026-10-04T20:15:18.634Z", "parentId": None}) + "\n")
+    todo = sqlite3.connect(session / "session.db")
+    todo.execute("CREATE TABLE todos (id TEXT, title TEXT, status TEXT)")
+    todo.commit()
+    todo.close()
+    assert run(["audit", str(home / "session-store.db"), "--quiet", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["files"][0]["format"] == "copilot-cli" and report["files"][0]["requests"] == 5
+    requests, summaries = load_trace([home])
+    assert totals(requests) == (5, 7156, 17644, 17000, 570)
+    skipped = {Path(s.file).name: s.notes for s in summaries if s.format == "headless"}
+    assert skipped["events.jsonl"][0].startswith("skipped: a GitHub Copilot CLI session (events.jsonl)")
+
+
+def test_rows_whose_input_cannot_hold_their_cache_counts_read_additive(tmp_path: Path) -> None:
+    rows = [
+        {"id": 1, "session_id": "s", "turn_index": 0, "model": "claude-sonnet-4.6", "input_tokens": 40, "output_tokens": 9,
+         "cache_read_tokens": 0, "cache_write_tokens": 9000, "created_at": "2026-10-04T20:00:00Z"},
+        {"id": 2, "session_id": "s", "turn_index": 0, "model": "claude-sonnet-4.6", "input_tokens": 9500, "output_tokens": 9,
+         "cache_read_tokens": 9000, "cache_write_tokens": 400, "created_at": "2026-10-04T20:00:05Z"},
+    ]
+    requests, summaries = load_trace([store(tmp_path / "s.db", rows)])
+    # 40 < 0 + 9000: input_tokens is the uncached part alone, for every row of the file.
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write) for r in requests] == [(40, 0, 9000), (9500, 9000, 400)]
+    assert "read as additive (uncached = input)" in summaries[0].notes[0]
+
+
+def test_a_null_write_count_of_a_provider_that_bills_writes_apart_is_unknown(tmp_path: Path) -> None:
+    rows = [{"session_id": "s", "model": "claude-opus-4.6", "input_tokens": 5000, "output_tokens": 3,
+             "cache_read_tokens": 4000, "cache_write_tokens": None},
+            {"session_id": "s", "model": "gpt-5.4", "input_tokens": 5000, "output_tokens": 3,
+             "cache_read_tokens": 4096, "cache_write_tokens": None}]
+    log = tmp_path / "rows.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    requests, summaries = load_trace([log])
+    assert [(r.usage.writes_reported, r.usage.uncached) for r in requests] == [(False, 1000), (True, 904)]
+    assert any(n.startswith("1 call(s) of a provider that bills writes apart with a NULL write count") for n in summaries[0].notes)
+
+
+def test_a_store_of_an_earlier_schema_is_one_line_pointing_to_the_otel_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Copilot CLI 1.0.14-1.0.60 stores (schema 2, 4): sessions and turns, no usage table.
+    old = store(tmp_path / "session-store.db", [], version=4, usage_table=False)
+    assert run(["audit", str(old), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: {old}:1: a GitHub Copilot CLI session store of schema 4 without assistant_usage_events "
+        "(its per-call usage table, from Copilot CLI 1.0.73): no request to audit; audit its OpenTelemetry file export "
+        "instead (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)")
+
+
+@pytest.mark.parametrize(("row", "message"), [
+    ({"input_tokens": -1}, r"rows\.jsonl:1: input_tokens is not a non-negative integer"),
+    ({"session_id": 7}, r"rows\.jsonl:1: session_id is not a session id"),
+    ({"created_at": "yesterday"}, r"rows\.jsonl:1: created_at"),
+])
+def test_a_bad_row_is_one_line(tmp_path: Path, row: dict, message: str) -> None:
+    log = tmp_path / "rows.jsonl"
+    base = {"session_id": "s", "model": "gpt-5.4", "input_tokens": 10, "output_tokens": 1, "cache_read_tokens": 0, "cache_write_tokens": 0}
+    log.write_text(json.dumps({**base, **row}) + "\n")
+    with pytest.raises(UserError, match=message):
+        run_audit([log])
+
+
+def test_records_that_are_no_usage_row_are_counted_not_read(tmp_path: Path) -> None:
+    log = tmp_path / "rows.jsonl"
+    log.write_text(json.dumps({"session_id": "s", "model": "gpt-5.4", "input_tokens": 10, "output_tokens": 1,
+                               "cache_read_tokens": 0, "cache_write_tokens": 0}) + "\n"
+                   + json.dumps({"id": 1, "session_id": "s", "turn_index": 0, "user_message": "hi"}) + "\n")
+    requests, summaries = load_trace([log])
+    assert len(requests) == 1
+    assert "1 record(s) that are no assistant_usage_events row: not read" in summaries[0].notes

@@ -1,0 +1,205 @@
+"""GitHub Copilot CLI's session store: ``~/.copilot/session-store.db`` (``$COPILOT_HOME``), the
+SQLite database Copilot CLI keeps beside its ``session-state/<id>/`` folders, read where it holds
+``assistant_usage_events`` (store schemas 6 to 8, Copilot CLI 1.0.73 to 1.0.91 seen; the changelog
+of 1.0.69 says "Show exact local assistant usage in Chronicle and session SQL"). That table has one row per
+model call: ``id`` (autoincrement), ``session_id``, ``turn_index`` (the user turn), ``model``,
+``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``,
+``reasoning_tokens``, ``total_nano_aiu``, ``duration_ms``, ``time_to_first_token_ms``,
+``finish_reason``, ``agent_id``, ``parent_tool_call_id``, ``initiator``, ``created_at`` (ISO
+8601), and more that are not read. The same rows exported as JSON (``sqlite3 -json
+session-store.db "SELECT * FROM assistant_usage_events"``: an array of row objects, or one a line)
+are read the same way.
+
+The session folders' ``events.jsonl`` holds no call's prompt or cache counts (its per-call
+``assistant.usage`` event is never written to it): it is refused, pointing here and to the OTel
+export (``formats.COPILOT_CLI``). A store of an earlier schema (2 and 4 are seen) has ``sessions``
+and ``turns`` but no usage table: named on the command line, it is one line saying so.
+
+Usage convention: ``input_tokens`` is the whole prompt, cache reads and writes included, for
+every model Copilot routes (Claude, GPT, Gemini): each row's billed counts (``token_details_json``)
+say so (docs/formats.md says how we know); so ``uncached = input - read - written``. Were any row's ``input_tokens`` below its reads
+plus writes, the file could not be read so: it is then read as additive (``uncached = input``),
+and the notes say which reading was taken. A NULL count is not reported (a NULL write count of a
+provider that bills writes apart: what it wrote is unknown); a row with no tokens at all is a
+call that failed or was aborted, counted apart.
+
+Who served a call is asked of :func:`prefixbench.simulator.providers.provider_of_model` with its
+``model``. Lanes: each session is one (``main``); a row with an ``agent_id`` (other than ``main``)
+or a ``parent_tool_call_id`` is a subagent's, in the lane ``<session>/<agent>``. A call was done
+when its row was written (``created_at``) and sent ``duration_ms`` before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import provider_of_model, rules_for
+from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import parse_time_ms
+from prefixbench.workloads.logs.formats.copilot_store import COLUMNS, SUFFIXES, TABLE, is_store, rows
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
+
+NAME = "copilot-cli"
+
+
+def detect(value: dict) -> Evidence | None:
+    """An exported ``assistant_usage_events`` row: the usage columns, by name."""
+    return Evidence.SHAPE if all(key in value for key in COLUMNS) else None
+
+
+def _provider(model: str) -> Provider:
+    rules = provider_of_model(model)
+    return "unknown" if rules is None or not rules.reports_usage else rules.name
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+class _Lane:
+    def __init__(self, name: str, kind: LaneKind) -> None:
+        self.name = name
+        self.kind = kind
+        self.parent: str | None = None
+        self.model: str | None = None
+        self.turn: object = None
+        self.events: list[tuple[str, str]] = []
+
+
+def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tuple[list[TraceRequest], FileSummary]:
+    """The requests of usage rows ``(line, row, where)``; see the module doc."""
+    name = str(path)
+    parsed: list[tuple[int, dict, str, int, int, int, int]] = []
+    for line, row, where in rows:
+        counts = [count(row.get(key), where, key) for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")]
+        parsed.append((line, row, where, *counts))
+    if not parsed:
+        raise UserError(f"{name}:1: no Copilot CLI usage row ({', '.join(COLUMNS)})")
+    # input_tokens below its reads and writes cannot include them: read the file as additive.
+    additive = any(inp < read + written for _, _, _, inp, _, read, written in parsed)
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    lanes: dict[str, _Lane] = {}
+    sessions: set[str] = set()
+    not_reported = writes_unknown = 0
+    for line, row, where, inp, output, read, written in parsed:
+        sid = row.get("session_id")
+        if not isinstance(sid, str) or not sid:
+            raise UserError(f"{where}: session_id is not a session id ({sid!r:.40})")
+        sessions.add(sid)
+        if inp + output + read + written == 0:
+            skipped.append((line, f"{source} {line}: no tokens (a call that failed or was aborted)"))
+            continue
+        model = _text(row.get("model")) or "unknown"
+        agent = _text(row.get("agent_id")) if _text(row.get("agent_id")) not in ("", "main") else _text(row.get("parent_tool_call_id"))
+        key = f"{sid}/{agent[:80]}" if agent else sid
+        lane = lanes.get(key)
+        if lane is None:
+            lane = lanes[key] = _Lane(key, "subagent" if agent else "main")
+        turn = row.get("turn_index")
+        if lane.kind == "main" and turn is not None and turn != lane.turn:
+            lane.events.append(("user_turn", ""))
+        lane.turn = turn if turn is not None else lane.turn
+        if lane.model is not None and model != lane.model:
+            lane.events.append(("model_change", f"{lane.model} -> {model}"))
+        lane.model = model
+        provider = _provider(model)
+        uncached = inp if additive else inp - read - written
+        writes_reported = row.get("cache_write_tokens") is not None or not rules_for(provider).is_additive
+        cache_reported = row.get("cache_read_tokens") is not None or row.get("cache_write_tokens") is not None
+        not_reported += not cache_reported
+        writes_unknown += not writes_reported
+        done = parse_time_ms(row["created_at"], f"{where}: created_at") if row.get("created_at") is not None else None
+        duration = row.get("duration_ms")
+        sent = done
+        if done is not None and isinstance(duration, (int, float)) and not isinstance(duration, bool) and 0 <= duration < 86_400_000:
+            sent = done - round(duration)
+        node = f"{NAME}:{name}#{line}:{len(out)}"
+        out.append(
+            TraceRequest(
+                file=name,
+                line=line,
+                lane=lane.name,
+                lane_kind=lane.kind,
+                seq=len(out),
+                sent_ms=sent,
+                ready_ms=None,
+                done_ms=done,
+                provider=provider,
+                model=model,
+                usage=Usage(cache_read=read, cache_write_5m=written, uncached=uncached, output=output,
+                            cache_reported=cache_reported, writes_reported=writes_reported),
+                prefix=Prefix(f"{NAME}:{lane.kind}:{model}", node, lane.parent),
+                events=tuple(lane.events),
+                request_id=f"{sid}#{row['id'] if isinstance(row.get('id'), int) and not isinstance(row.get('id'), bool) else line}",
+                source_format=NAME,
+            )
+        )
+        lane.parent = node
+        lane.events = []
+    reading = (
+        "input_tokens below its cache reads and writes on some row, so it cannot include them: read as additive (uncached = input)"
+        if additive
+        else "input_tokens includes cache reads and writes (as Copilot CLI reports every model's): uncached = input - read - written"
+    )
+    notes = [f"{len(out)} call(s) of {len(sessions)} session(s): {reading}",
+             "Copilot CLI's system prompt and tools are not in the store: the head is an opaque prefix per lane kind and model"]
+    if skipped:
+        notes.append(f"{len(skipped)} row(s) with no tokens (calls that failed or were aborted): not counted")
+    if not_reported:
+        notes.append(f"{not_reported} call(s) with NULL cache counts: their cache use is not reported, not zero")
+    if writes_unknown:
+        notes.append(f"{writes_unknown} call(s) of a provider that bills writes apart with a NULL write count: what they wrote is unknown")
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """Exported usage rows (a JSON array or JSON lines); a record that is no usage row (another
+    table's, exported beside them) is counted in the notes, not read."""
+    others = 0
+
+    def exported() -> Iterator[tuple[int, dict, str]]:
+        nonlocal others
+        for record in records:
+            if isinstance(record.value, dict) and detect(record.value) is not None:
+                yield record.line, record.value, f"{path}:{record.line}"
+            else:
+                others += 1
+
+    out, summary = _calls(path, exported(), "line")
+    if others:
+        summary = FileSummary(summary.file, summary.format, summary.requests, summary.skipped,
+                              (*summary.notes, f"{others} record(s) that are no {TABLE} row: not read"))
+    return out, summary
+
+
+def read_store(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The usage rows of a session store (opened read-only)."""
+    out, summary = _calls(path, ((line, row, f"{path}: {TABLE} row {line}") for line, row in rows(path)), f"{TABLE} row")
+    return out, FileSummary(summary.file, summary.format, summary.requests, summary.skipped,
+                            (*summary.notes, "a GitHub Copilot CLI session store (opened read-only)"))
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="Copilot CLI session store",
+    nouns="Copilot CLI session stores",
+    description="GitHub Copilot CLI's session store (~/.copilot/session-store.db, or its assistant_usage_events rows exported as JSON: one row per model call)",
+    detect=detect,
+    read=read,
+    usage="subset",
+    versions=(
+        "store schemas 6 to 8 (Copilot CLI 1.0.73 to 1.0.91 seen; 1.0.77's read): assistant_usage_events, one row per model call, input_tokens including cache reads and writes",
+        "stores of schema 2 and 4 (1.0.14 to 1.0.60): no usage table, refused in one line",
+        "the rows exported as JSON (sqlite3 -json: an array of row objects, or one a line)",
+    ),
+    aliases=("copilot", "copilot-store"),
+    detect_file=is_store,
+    read_file=read_store,
+    file_suffixes=SUFFIXES,
+)

@@ -1,0 +1,88 @@
+"""GitHub Copilot CLI's session store, ``~/.copilot/session-store.db``: whether a SQLite file is one,
+with or without its per-call usage table, and that table's rows (opened read-only through
+:mod:`.opencode_db`'s connection). Read as the ``copilot-cli`` format by :mod:`.copilot_cli`; kept
+apart so that the safe reading (``workloads/logs/records.py``) can name a store without the table
+without importing a format module."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.formats import opencode_db
+
+TABLE = "assistant_usage_events"
+#: The columns a usage row must have (the keys of an exported one).
+COLUMNS = ("session_id", "model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+#: The columns read where the table has them.
+OPTIONAL = ("id", "turn_index", "created_at", "duration_ms", "agent_id", "parent_tool_call_id", "finish_reason")
+#: The tables of every Copilot CLI session store, with or without usage.
+STORE_TABLES = {"sessions": ("id", "cwd", "created_at"), "turns": ("session_id", "turn_index"), "schema_version": ("version",)}
+SUFFIXES = (".db",)
+#: Most rows read from one store.
+MAX_ROWS = 10_000_000
+#: Where Copilot CLI writes each call's usage in a form audit reads, for a file that has none.
+OTEL_HINT = ("audit its OpenTelemetry file export instead (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, "
+             "then audit FILE: format otel)")
+
+
+def _tables(db: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> bool:
+    return all(set(cols) <= opencode_db.columns(db, table) for table, cols in tables.items())
+
+
+def is_store(path: Path) -> bool:
+    """Whether ``path`` is a Copilot CLI session store with its usage table.
+
+    Raises:
+        UserError: a SQLite file that cannot be read (locked, corrupt).
+    """
+    if not path.is_file() or not opencode_db.has_header(path):
+        return False
+    db = opencode_db.connect(path)
+    try:
+        return _tables(db, {TABLE: COLUMNS})
+    except sqlite3.Error as exc:
+        raise UserError(f"{path}: cannot read this SQLite database ({exc})") from None
+    finally:
+        db.close()
+
+
+def store_without_usage(path: Path) -> str | None:
+    """Why ``path`` is no log when it is a Copilot CLI session store without the usage table (an
+    earlier schema); None for anything else, or anything that cannot be read as such."""
+    try:
+        db = opencode_db.connect(path)
+    except UserError:
+        return None
+    try:
+        if not _tables(db, STORE_TABLES) or _tables(db, {TABLE: COLUMNS}):
+            return None
+        row = db.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        db.close()
+    version = f" of schema {row[0]}" if row is not None and isinstance(row[0], int) else ""
+    return (f"a GitHub Copilot CLI session store{version} without {TABLE} (its per-call usage table, from Copilot CLI "
+            f"1.0.73): no request to audit; {OTEL_HINT}")
+
+
+def rows(path: Path) -> Iterator[tuple[int, dict]]:
+    """The store's usage rows in ``id`` order, each as an exported row (its ``id`` as its line)."""
+    db = opencode_db.connect(path)
+    try:
+        have = opencode_db.columns(db, TABLE)
+        if not set(COLUMNS) <= have:
+            raise UserError(f"{path}: a SQLite database without Copilot CLI's {TABLE} table ({', '.join(COLUMNS)})")
+        names = [c for c in (*COLUMNS, *OPTIONAL) if c in have]
+        order = "id" if "id" in have else "rowid"
+        cursor = db.execute(f"SELECT {', '.join(names)} FROM {TABLE} ORDER BY {order} LIMIT ?", (MAX_ROWS,))
+        for number, values in enumerate(cursor, 1):
+            row = dict(zip(names, values))
+            yield (row["id"] if isinstance(row.get("id"), int) and not isinstance(row.get("id"), bool) else number), row
+    except sqlite3.Error as exc:
+        raise UserError(f"{path}: cannot read this SQLite database ({exc})") from None
+    finally:
+        db.close()
