@@ -29,6 +29,22 @@ RADIX = ProviderRules(
     body_model="radix",
 )
 
+#: Words in the name an agent's config gives a host that runs open models itself (Ollama, locally
+#: or in its cloud; LM Studio): Codex's ``model_provider`` (``ollama-launch``, as ``ollama launch
+#: codex`` sets it), OpenCode's ``providerID`` (``ollama-cloud``, or a key of the user's own). The
+#: cache, and whether a read is reported at all, is the host's own, not the model maker's: through
+#: Codex's ``ollama-launch`` none of 31 calls reported a read (LAF-US/IDAHO-VAULT, 0.121.0,
+#: 2026-04), through OpenCode's ``ollama`` none of 548 (k1.lib-bootstrap, 1.15.5, 2026-05).
+SELF_HOSTED_MARKERS = ("ollama", "lmstudio")
+
+
+def self_hosted(name: str) -> bool:
+    """Whether an agent names a host that runs open models itself (:data:`SELF_HOSTED_MARKERS`, any
+    case): its calls are :data:`UNKNOWN`'s, whatever their model's name."""
+    lowered = name.lower()
+    return any(marker in lowered for marker in SELF_HOSTED_MARKERS)
+
+
 #: A provider the audit cannot name (a self-hosted engine's trace, an unknown endpoint): reads
 #: count in 128-token steps, nothing expires, and a body-less chain runs with Anthropic's rules.
 UNKNOWN = ProviderRules(

@@ -1,6 +1,7 @@
 """The audit's pass in parts (workloads/audit/core.py ``pass_parts``) gives what one pass over the
 whole log gives: random sessions under a few heads, resumed from each other's calls, a day or a
-few minutes apart, with 5 m and 1 h writes, on two providers, audited with ``jobs`` 1 and 3
+few minutes apart, with 5 m and 1 h writes and answers of logged length, on three providers (Qwen's
+lifetimes counted from the answer's end), audited with ``jobs`` 1 and 3
 (parts made for any log here, however small), each part in a forked worker."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from prefixbench.simulator.usage import Usage
@@ -21,18 +22,20 @@ T0 = 1_780_000_000_000
 MIN = 60_000
 #: Gaps between a file's calls, and between the files' starts: inside a 5 m TTL, past it, past 1 h, a day.
 GAPS = [MIN, 7 * MIN, 70 * MIN, 24 * 60 * MIN]
-MODELS = [("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-5")]
+#: Qwen's lifetimes count from the end of the answer (``ttl_from='end'``, where the log says when).
+MODELS = [("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-5"), ("qwen", "qwen3-coder-plus")]
 
 call = st.tuples(
     st.sampled_from(GAPS),  # after the previous call of the file
     st.sampled_from([0, 6_000, 12_000, 20_000]),  # read
     st.sampled_from([0, 500, 8_000]),  # write
     st.booleans(),  # an hour's write
+    st.sampled_from([None, 30_000, 4 * MIN]),  # how long the answer ran, where the log says
 )
 session = st.tuples(
     st.sampled_from(GAPS),  # after the previous file's start
     st.integers(0, 2),  # head
-    st.integers(0, 1),  # model
+    st.integers(0, 2),  # model
     st.one_of(st.none(), st.integers(0, 5)),  # the earlier file whose last call it resumes
     st.lists(call, min_size=1, max_size=4),
 )
@@ -48,13 +51,14 @@ def _trace(sessions: list) -> tuple[list[TraceRequest], list[FileSummary]]:
         file = f"s{n}.jsonl"
         parent = last[resumes] if resumes is not None and resumes < len(last) else None
         sent = start
-        for seq, (after, read, write, hour) in enumerate(calls):
+        for seq, (after, read, write, hour, took) in enumerate(calls):
             sent += after if seq else 0
             usage = (Usage(cache_read=read, cache_write_5m=0 if hour else write, cache_write_1h=write if hour else 0, uncached=3)
                      if provider == "anthropic" else Usage(cache_read=read, uncached=3 + write))
             node = f"{file}#{seq}"
             requests.append(TraceRequest(
                 file=file, line=seq + 1, lane="main", lane_kind="main", seq=seq, sent_ms=sent, ready_ms=sent + 2_000,
+                done_ms=None if took is None else sent + took,
                 provider=provider, model=name, usage=usage, prefix=Prefix(f"head-{head}-{name}", node, parent),
             ))
             parent = node
@@ -64,6 +68,10 @@ def _trace(sessions: list) -> tuple[list[TraceRequest], list[FileSummary]]:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(session, min_size=2, max_size=6))
+# Qwen: s0's first answer ran 4 min, so s1's start 7 min after it still reads the head (the parts
+# split at send + 5 min and found it expired).
+@example([(MIN, 0, 2, None, [(MIN, 12_000, 0, False, 4 * MIN), (70 * MIN, 12_000, 500, False, None)]),
+          (7 * MIN, 0, 2, None, [(MIN, 6_000, 0, False, None)])])
 def test_parts_give_the_whole_pass(monkeypatch: pytest.MonkeyPatch, sessions: list) -> None:
     monkeypatch.setattr(core, "PARALLEL_PASS_AT_LEAST", 0)
     monkeypatch.setattr(core, "LARGEST_PART", 1.0)

@@ -1102,8 +1102,9 @@ def pass_parts(inputs: _PassInputs, jobs: int) -> list[PassPart] | None:
     bodies to one provider (its byte-level cache) or block hashes (their one set). A head's
     entry in the chain model (a head of known size the account does not keep warm) is shared by
     every request under it; those requests are split where the entry has certainly expired: a
-    request sent after the latest tick any earlier one could keep it to (its send or answer tick
-    and the longest TTL written so far) starts a new stretch, and requests of one stretch go in
+    request sent after the latest tick any earlier one could keep it to (its send or answer tick,
+    or its response's end where the lifetime counts from there, and the longest TTL written so
+    far) starts a new stretch, and requests of one stretch go in
     one part. A part whose stretch follows another part's, when a request before it stored the
     entry, finds it expired there (what the whole log's model holds, an expired entry, reads
     the same as a tombstone: see :mod:`prefixbench.simulator.chain`). Which heads earlier
@@ -1160,8 +1161,8 @@ def pass_parts(inputs: _PassInputs, jobs: int) -> list[PassPart] | None:
         if heads.get(prefix.head) is None or prefix.head in heads.warm:
             continue  # no entry, or one no request reads (a warm head is read without it)
         slot = (chain_rules(r.provider).name, r.model, prefix.head)
-        stores, lifetime = asker.head_touch(r)
         tick, ready = ticks[i], readies[i]
+        stores, lifetime, since = asker.head_touch(r, tick, ready)
         now = stretch.get(slot)
         if now is None or (now[1] is not None and tick > now[1]):
             if now is not None and now[2]:
@@ -1172,7 +1173,7 @@ def pass_parts(inputs: _PassInputs, jobs: int) -> list[PassPart] | None:
         if now[3] is not None:
             now[3] = None if lifetime is None else max(now[3], lifetime)
         if now[1] is not None:
-            now[1] = None if now[3] is None else max(now[1], max(tick, ready) + now[3])
+            now[1] = None if now[3] is None else max(now[1], since + now[3])
     for links in (inputs.sources, inputs.origins):
         for a, b in links.items():
             union(element(("file", a[0])), element(("file", b[0])))
@@ -1684,16 +1685,20 @@ class Predictor:
             return rules_for(r.provider).ttl_label(r.model, asked or r.asked_retention, r.sent_ms) or "5m"
         return asked or ("1h" if usage.cache_write_1h else "5m")
 
-    def head_touch(self, r: TraceRequest) -> tuple[bool, int | None]:
+    def head_touch(self, r: TraceRequest, tick: int, ready: int) -> tuple[bool, int | None, int]:
         """For a chain request under a head whose entry the chain model keeps (see
-        :func:`pass_parts`): whether it stores that entry, and the lifetime its writes get (None:
-        no end), whatever the model holds (both depend on the request alone)."""
+        :func:`pass_parts`), sent at ``tick`` and answered from ``ready``: whether it stores that
+        entry, the lifetime its writes get (None: no end), and the latest tick that lifetime
+        counts from (the response's end where the model counts from there: ``ttl_from='end'``,
+        as :meth:`_chain` passes it), whatever the model holds (all depend on the request alone)."""
         assert r.prefix is not None and r.usage is not None
         rules = chain_rules(r.provider)
         cache = self._chain_cache(rules)
         stores = cache.stores_head(model=r.model, head_tokens=self.heads.get(r.prefix.head),
                                    cacheable=rules.cacheable(r.usage), sent_ms=r.sent_ms)
-        return stores, cache.rules.ttl_ms(self._ttl_label(r, r.usage))
+        ended = end_tick(r, ready) if cache.ttl_from == "end" else None
+        since = max(tick, ready) if ended is None else max(tick, ready, ended)
+        return stores, cache.rules.ttl_ms(self._ttl_label(r, r.usage)), since
 
     def expire_head(self, r: TraceRequest) -> None:
         """Before ``r``: its head's entry was stored by requests not predicted here and has

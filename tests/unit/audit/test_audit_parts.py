@@ -104,6 +104,26 @@ def test_without_the_expired_head_a_later_part_would_explain_its_start_otherwise
     assert row(forgot_expiry) != row(one) and row(forgot_heads) != row(one)
 
 
+def test_a_head_whose_lifetime_counts_from_the_answers_end_is_not_split_before_it_expires(split_small) -> None:
+    """Qwen's 5 min count from the end of the response that wrote the entry (``ttl_from='end'``):
+    a's first answer ran 4 min, so b's start 5.5 min after it began still reads the head. The
+    parts split where max(send, first token) + 5 min had passed, and b's part found the entry
+    expired: a miss that one pass does not see (jobs 1 and 3 differed)."""
+    def call(file: str, seq: int, sent: int, took: int, read: int, parent: str | None) -> TraceRequest:
+        return TraceRequest(file=file, line=seq + 1, lane="main", lane_kind="main", seq=seq, sent_ms=T0 + sent,
+                            ready_ms=T0 + sent + 1_000, done_ms=T0 + sent + took, provider="qwen", model="qwen3-coder-plus",
+                            usage=Usage(cache_read=read, uncached=3_000), prefix=Prefix("qwen-code:main", f"{file}#{seq}", parent))
+
+    requests = [call("a.jsonl", 0, 0, 4 * MIN, 0, None), call("b.jsonl", 0, 5 * MIN + 31_000, 30_000, 2_000, None),
+                call("a.jsonl", 1, 60 * MIN, 30_000, 2_000, "a.jsonl#0")]
+    summaries = [FileSummary(f, "gemini-cli", 2) for f in ("a.jsonl", "b.jsonl")]
+    one = audit_requests(requests, summaries, Prices(None))
+    two = audit_requests(requests, summaries, Prices(None), jobs=3)
+    b_start = next(row for row in one.rows if row.file == "b.jsonl")
+    assert b_start.predicted_cache_read == 2_000  # (one pass: the entry lives to a's end + 5 min)
+    assert two == one
+
+
 def test_a_head_kept_warm_by_the_account_joins_no_sessions(split_small) -> None:
     requests, summaries = _sessions()
     # Every cold point reads the same 12,000: the account keeps the head warm, no request reads its entry.

@@ -393,6 +393,24 @@ def test_a_compaction_iteration_of_a_capture_with_no_counts_is_listed_not_a_zero
     assert [reason for _, reason in summaries[0].skipped] == ["compaction iteration 0 with no token counts: no call to count"]
 
 
+def test_a_paused_response_whose_compaction_entry_has_no_counts_is_listed_not_a_traceback(tmp_path: Path) -> None:
+    # Paused after a compaction whose entry has no counts, as a capture's first call: nothing is
+    # counted, and the advisor calls (none, or some) are the response's own, not the call before
+    # it (main took self.out[-1]: an IndexError on the first call, another call's lane on a later one).
+    paused = {**_step("message", 0, 0, 0, 0), "iterations": [{"type": "compaction"}]}
+    path = write_jsonl(tmp_path / "paused.jsonl", [capture_line(anthropic_body(), {"body": {"usage": paused}})])
+    requests, summaries = load_trace([path])
+    assert requests == []
+    assert [reason for _, reason in summaries[0].skipped] == [
+        "compaction iteration 0 with no token counts: no call to count", "response paused after a server-side compaction: no message sampled"]
+    advised = {**paused, "iterations": [{"type": "compaction"}, _step("advisor_message", 0, 9500, 5, 600, "claude-opus-4-8")]}
+    lines = [capture_line(anthropic_body(), {"body": {"usage": _step("message", 0, 3000, 5, 80)}}),
+             capture_line(anthropic_body(messages=4), {"body": {"usage": advised}}, sent=1748554720.0)]
+    requests, _ = load_trace([write_jsonl(tmp_path / "advised.jsonl", lines)])
+    assert [(r.lane, r.line, r.model, r.usage.cache_write) for r in requests] == [
+        ("main", 1, "claude-sonnet-4-20250514", 3000), ("advisor", 2, "claude-opus-4-8", 9500)]
+
+
 def test_a_fallback_message_iteration_is_the_top_level_served_by_its_model(tmp_path: Path) -> None:
     # Server-side fallback: the attempt that served the response is listed as fallback_message in
     # place of its message entry (Anthropic's usage schema), so its counts are the top level's; its

@@ -295,3 +295,17 @@ def test_a_model_ollama_runs_is_not_read_with_its_makers_rules(tmp_path: Path) -
             message["info"].update(providerID="ollama", modelID="minimax-m2.7:cloud")
     requests, _ = _read(write(tmp_path / "ollama.json", json.dumps(doc)))
     assert requests and {r.provider for r in requests} == {"unknown"}
+
+
+@pytest.mark.parametrize("provider_id", ["ollama-local", "lmstudio-remote", "Ollama"])
+def test_a_self_hosted_provider_id_is_known_as_codex_knows_it(tmp_path: Path, provider_id: str) -> None:
+    """An OpenCode provider id is a key of the user's config (``ollama-local``): a self-hosting host
+    is told by the same rule as Codex's ``model_provider`` (simulator/providers/vllm.py's
+    ``self_hosted``), not by a list of exact ids of this reader's own (which read these with
+    MiniMax's rules)."""
+    doc = json.loads(EXPORT.read_text())
+    for message in doc["messages"]:
+        if message["info"].get("role") == "assistant":
+            message["info"].update(providerID=provider_id, modelID="minimax-m2.7:cloud")
+    requests, _ = _read(write(tmp_path / "ollama.json", json.dumps(doc)))
+    assert requests and {r.provider for r in requests} == {"unknown"}

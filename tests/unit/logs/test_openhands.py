@@ -66,6 +66,26 @@ def test_cumulative_copies_and_the_raw_response_count_each_call_once(tmp_path: P
     assert [(r.request_id, r.usage) for r in requests] == [("chatcmpl-1", Usage(uncached=3000, output=5)), ("chatcmpl-2", Usage(cache_read=2944, uncached=156, output=6))]
 
 
+@pytest.mark.parametrize("raw", [
+    {"prompt_tokens": 3100, "completion_tokens": 6, "prompt_tokens_details": {"cached_tokens": None}},
+    {"prompt_tokens": 3100, "completion_tokens": 6, "cached_tokens": None},
+])
+def test_a_raw_response_whose_cache_field_is_null_leaves_the_usage_to_the_token_usage(tmp_path: Path, raw: dict) -> None:
+    """A cache field given as null is cache use not reported (``given``), as the LiteLLM reader
+    and the provider rules read it: the richer TokenUsage of the same call decides (it read the
+    null as reported and kept no read)."""
+    usage = token_usage("chatcmpl-2", 3100, 6, 2944, 0, "gpt-4o")
+    events = [
+        {"id": 1, "timestamp": "2025-11-01T10:00:01", "source": "agent", "action": "run", "args": {},
+         "tool_call_metadata": {"model_response": {"id": "chatcmpl-2", "model": "gpt-4o", "usage": raw}},
+         "llm_metrics": {"token_usages": [usage]}},
+    ]
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(events, indent=2))
+    requests, _ = import_file(path, FORMATS["openhands"], ImportContext())
+    assert [r.usage for r in requests] == [Usage(cache_read=2944, uncached=156, output=6)]
+
+
 def test_audit_totals_equal_the_responses_own_sums() -> None:
     events = json.loads(FIXTURE.read_text())
     usages = [e["tool_call_metadata"]["model_response"]["usage"] for e in events if "tool_call_metadata" in e]

@@ -405,3 +405,21 @@ def test_a_log_records_call_is_sent_on_the_logs_clock_at_the_latest_when_it_ende
     assert [(r.sent_ms, r.done_ms) for r in requests] == [(T // 10**6, T // 10**6), (T // 10**6 + 1_200_000, T // 10**6 + 1_200_000)]
     row = run_audit([path]).rows[1]
     assert row.cause == "ttl-expired" and "inside the TTL" not in row.detail
+
+
+@pytest.mark.parametrize("value", [
+    {"resourceSpans": [{"resource": {}, "scopeSpans": 1.5}]},
+    {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": 7}]}]},
+    {"resourceLogs": [{"resource": {}, "scopeLogs": 3}]},
+    {"resourceLogs": [{"resource": {}, "scopeLogs": [{"logRecords": True}]}]},
+    {"hrTime": [1761994800, 0], "attributes": {"gen_ai.usage.input_tokens": 5}, "instrumentationScope": {}, "resource": {"_rawAttributes": 4}},
+])
+def test_a_wrapper_list_that_is_not_a_list_is_one_line_or_read_not_a_traceback(tmp_path: Path, value: dict) -> None:
+    """A ``scopeSpans``, ``spans``, ``scopeLogs``, ``logRecords`` or ``_rawAttributes`` that is not a
+    list holds nothing (as an entry that is not an object does): never a TypeError."""
+    path = tmp_path / "otel.jsonl"
+    path.write_text(json.dumps(value) + "\n")
+    try:
+        read(path)
+    except UserError as error:
+        assert "\n" not in str(error) and str(error).startswith(str(path))

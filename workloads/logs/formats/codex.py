@@ -91,7 +91,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import provider_named_in
-from prefixbench.simulator.providers.vllm import UNKNOWN
+from prefixbench.simulator.providers.vllm import UNKNOWN, self_hosted
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
@@ -135,18 +135,12 @@ def detect(value: dict) -> Evidence | None:
     return None
 
 
-#: Codex ``model_provider`` ids of a host that runs open models itself (Ollama, locally or in its
-#: cloud, as ``ollama launch codex`` sets ``ollama-launch``; LM Studio; ``oss``, the ``--oss``
-#: flag's local one): the cache, and whether a read is reported at all, is the host's own, so their
-#: calls are ``unknown``, not OpenAI's (Codex's default). Through ``ollama-launch``
-#: (LAF-US/IDAHO-VAULT, Codex 0.121.0, kimi-k2.5:cloud, 2026-04) none of 31 calls reported a read.
-_SELF_HOSTED_MARKERS = ("ollama", "lmstudio")
-
-
 def _provider(session_meta: dict) -> Provider:
     """Who serves a session's calls, from its ``model_provider``."""
     named = str(session_meta.get("model_provider", "")).lower()
-    if named == "oss" or any(marker in named for marker in _SELF_HOSTED_MARKERS):
+    # A host running open models itself (simulator/providers/vllm.py), or ``oss``, the ``--oss``
+    # flag's local one: not OpenAI's (Codex's default).
+    if named == "oss" or self_hosted(named):
         return UNKNOWN.name
     return provider_named_in(named).name
 

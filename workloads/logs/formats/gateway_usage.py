@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, OPENAI, hosted_provider, provider_of_model
-from prefixbench.simulator.providers.base import count, mapping
+from prefixbench.simulator.providers.base import count, given, mapping
 from prefixbench.simulator.usage import Usage
 
 #: Top-level keys LiteLLM adds to an Anthropic call's OpenAI-shaped usage.
@@ -35,6 +35,16 @@ def is_anthropic_shaped(usage: Mapping[str, object]) -> bool:
     """Whether an OpenAI-shaped usage carries Anthropic's read/write counts (an Anthropic call
     through LiteLLM): its writes are billed apart, and its reads are additive on the wire."""
     return any(usage.get(key) is not None for key in _ANTHROPIC_KEYS)
+
+
+def names_cache(usage: Mapping[str, object]) -> bool:
+    """Whether a LiteLLM usage says anything of the cache, in any of the fields it may use
+    (Anthropic's counts, ``prompt_tokens_details.cached_tokens``, DeepSeek's
+    ``prompt_cache_hit_tokens``, Kimi's top-level ``cached_tokens``): a field given as null is
+    not reported, the same as one left out (:func:`~prefixbench.simulator.providers.base.given`,
+    as the providers' readers take it)."""
+    return (is_anthropic_shaped(usage) or given(mapping(usage.get("prompt_tokens_details")), "cached_tokens")
+            or given(usage, "prompt_cache_hit_tokens", "cached_tokens"))
 
 
 def _parts(usage: Mapping[str, object], where: str) -> tuple[int, int, int]:

@@ -541,11 +541,13 @@ class _Capture:
         )
         if by_model:  # set apart, as claude_code.py does (a keyword on every request costs memory)
             request = replace(request, provider_by_model=True)
+        sent_as = request
         if call.compactions:
             request = self._server_compactions(record, request, call.compactions, parent)
         if request is not None:
             self.out.append(replace(request, seq=len(self.out)))
-        self._advisor_calls(request or self.out[-1], call.advisors)
+        # The advisor calls are this response's, counted or paused (no message sampled).
+        self._advisor_calls(request or sent_as, call.advisors)
 
     def _server_compactions(self, record: Record, request: TraceRequest, steps: tuple[Usage, ...], parent: str | None) -> TraceRequest | None:
         """A response whose ``usage.iterations`` holds server-side compaction samplings: each a

@@ -93,10 +93,7 @@ def _usage_of(row: dict, metadata: dict, where: str) -> tuple[dict, bool]:
     else:
         merged = {"prompt_tokens": row.get("prompt_tokens"), "completion_tokens": row.get("completion_tokens")}
         merged.update(as_dict(metadata.get("additional_usage_values")))
-    details = as_dict(merged.get("prompt_tokens_details"))
-    reported = (gateway_usage.is_anthropic_shaped(merged) or details.get("cached_tokens") is not None
-                or "prompt_cache_hit_tokens" in merged or merged.get("cached_tokens") is not None)
-    return merged, reported
+    return merged, gateway_usage.names_cache(merged)
 
 
 def _body(row: dict, provider: str, model: str, where: str) -> Request | None:

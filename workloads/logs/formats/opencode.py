@@ -38,8 +38,8 @@ the prune. A child session (``parentID``, a subagent's task) is a subagent lane.
 
 Who served a call: ``providerID`` when it names a provider the audit models, else the provider
 whose model names ``modelID`` (its part after the last ``/``) takes, but for a provider that
-runs open models itself (``ollama``, ``ollama-cloud``, ``lmstudio``: :data:`_SELF_HOSTED`), whose
-cache no rule models.
+runs open models itself (``ollama``, ``ollama-cloud``, ``lmstudio``, or an id of the user's own
+naming one: :func:`prefixbench.simulator.providers.vllm.self_hosted`), whose cache no rule models.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, OPENAI, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
+from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import opencode_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -156,13 +157,6 @@ def session_file_of(path: Path, value: dict) -> Path | None:
     return None
 
 
-#: OpenCode providers that run open models on their own servers (Ollama, locally or in its
-#: cloud: ``minimax-m2.7:cloud``; LM Studio): the cache, and whether a read is reported at all, is
-#: theirs, not the model maker's, so their calls are not read with the maker's rules. Through
-#: ``ollama`` (k1.lib-bootstrap's export, OpenCode 1.15.5, 2026-05) none of 548 calls reported a read.
-_SELF_HOSTED = frozenset({"ollama", "ollama-cloud", "lmstudio"})
-
-
 #: OpenCode's stored ``input`` by version (``Session.getUsage``, packages/opencode/src/session/):
 #: until anomalyco/opencode#4256 (merged 2025-11-12, released in 1.0.62) it was the AI SDK's
 #: ``inputTokens`` as given: additive through the Anthropic and Bedrock SDKs (their count left the
@@ -237,7 +231,7 @@ def _through_sdk(info: dict, providers: frozenset[str], vendor: object) -> bool:
 def _provider(info: dict) -> Provider:
     """Who served a call, from the message's ``providerID`` and ``modelID``."""
     name = str(info.get("providerID") or "")
-    if name in _SELF_HOSTED:
+    if self_hosted(name):  # (Ollama, LM Studio: the host's cache, not the model maker's)
         return "unknown"
     rules = hosted_provider(name)
     if rules is None:

@@ -149,14 +149,6 @@ class _Call(msgspec.Struct):
     events: tuple[tuple[str, str], ...] = ()
 
 
-def _has_cache_counts(usage: dict) -> bool:
-    """Whether a LiteLLM usage names its cached part at all (any of the fields it may use)."""
-    details = as_dict(usage.get("prompt_tokens_details"))
-    return "cached_tokens" in details or any(
-        key in usage for key in ("cache_read_input_tokens", "cache_creation_input_tokens", "prompt_cache_hit_tokens", "cached_tokens")
-    )
-
-
 def _token_usage(item: dict, where: str) -> dict:
     """One ``TokenUsage`` as LiteLLM's usage (the shape it was read from)."""
     usage = {
@@ -233,7 +225,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             if known is not None:
                 # The raw response may carry no cache counts where OpenHands' TokenUsage does:
                 # the richer record of the same call decides its usage.
-                if not _has_cache_counts(known.usage):
+                if not gateway_usage.names_cache(known.usage):
                     known.usage = _token_usage(item, f"{where}: token_usages[{idx}]")
                 continue
             seen[(lane, key)] = call = _Call(record.line, lane, _token_usage(item, f"{where}: token_usages[{idx}]"), str(item.get("model") or "unknown"),

@@ -202,12 +202,18 @@ def _any_value(value: object) -> object:
     return None
 
 
+def _listed(value: object) -> list | tuple:
+    """``value`` when it is a list, else nothing (a wrapper's list that is not one holds no span,
+    as an entry that is not an object is none)."""
+    return value if isinstance(value, list) else ()
+
+
 def _attributes(raw: object) -> dict:
     """OTLP's ``[{key, value}]`` list (or an SDK's plain object) as one dict."""
     if isinstance(raw, dict):
         return raw
     out: dict = {}
-    for item in raw if isinstance(raw, list) else ():
+    for item in _listed(raw):
         if isinstance(item, dict) and isinstance(item.get("key"), str):
             out[item["key"]] = _any_value(item.get("value"))
     return out
@@ -234,7 +240,7 @@ def _resource_attribute(resource: object, key: str) -> str:
     the JavaScript SDK's ``_rawAttributes`` pairs), else ""."""
     resource = as_dict(resource)
     found = _attributes(resource.get("attributes")).get(key)
-    for pair in resource.get("_rawAttributes") or () if found is None else ():
+    for pair in _listed(resource.get("_rawAttributes")) if found is None else ():
         if isinstance(pair, list) and len(pair) == 2 and pair[0] == key:
             found = pair[1]
     return found if isinstance(found, str) else ""
@@ -245,8 +251,8 @@ def _otlp_spans(record: Record, where: str) -> Iterator[Span]:
     resources = _first(value, _RESOURCE_SPANS)
     for resource in resources if isinstance(resources, list) else (value,):
         service = _service(as_dict(resource).get("resource"))
-        for scope in _first(as_dict(resource), _SCOPE_SPANS) or ():
-            for span in as_dict(scope).get("spans") or ():
+        for scope in _listed(_first(as_dict(resource), _SCOPE_SPANS)):
+            for span in _listed(as_dict(scope).get("spans")):
                 span = as_dict(span)
                 yield Span(
                     record.line,
@@ -308,8 +314,8 @@ def _otlp_log_spans(record: Record, where: str) -> Iterator[Span]:
     resources = _first(value, _RESOURCE_LOGS)
     for resource in resources if isinstance(resources, list) else (value,):
         resource = as_dict(resource)
-        for scope in _first(resource, _SCOPE_LOGS) or ():
-            for log in _first(as_dict(scope), _LOG_RECORDS) or ():
+        for scope in _listed(_first(resource, _SCOPE_LOGS)):
+            for log in _listed(_first(as_dict(scope), _LOG_RECORDS)):
                 log = as_dict(log)
                 time_ms = _nanos(_first(log, ("timeUnixNano", "time_unix_nano")), where) or _nanos(
                     _first(log, ("observedTimeUnixNano", "observed_time_unix_nano")), where)
