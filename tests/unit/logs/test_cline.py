@@ -269,6 +269,21 @@ def test_an_empty_task_file_in_a_folder_is_skipped_not_an_error(tmp_path: Path) 
     assert [s.format for s in summaries if Path(s.file).name == "api_conversation_history.json"] == ["empty"]
 
 
+def test_a_context_history_beside_the_ui_file_is_skipped_by_a_walk_as_not_a_log(tmp_path: Path) -> None:
+    # Cline 3.10+ keeps its context edits in context_history.json, a serialized map (an array of
+    # arrays): a walk refused the whole audit on it ("nested array where a record was expected").
+    # Named alone it is still refused.
+    shutil.copytree(TASKS / "anthropic-modelinfo", tmp_path / "task")
+    edits = tmp_path / "task" / "context_history.json"
+    edits.write_text(json.dumps([[1, [0, [[0, [[1744295276344, "text", ["[NOTE] history removed"], []]]]]]]]))
+    result = run_audit([tmp_path])
+    assert sorted((Path(f.file).name, f.format) for f in result.files) == [
+        ("context_history.json", "not-a-log"), ("ui_messages.json", "cline")]
+    assert result.totals.requests == 3
+    with pytest.raises(UserError, match=r"context_history.json:1: nested array where a record was expected$"):
+        run_audit([edits])
+
+
 @pytest.mark.parametrize(
     ("log", "named", "found"),
     [
