@@ -922,3 +922,24 @@ def test_a_cline_sdk_call_with_zero_metrics_is_not_taken_for_its_runs_sum(tmp_pa
     path.write_text(json.dumps(doc))
     requests, _ = import_file(path, CLINE, ImportContext())
     assert [r.request_id for r in requests] == ["ea0", "ea1"]
+
+
+def test_a_truncation_whose_call_grew_is_that_calls_when_its_read_fell(tmp_path: Path) -> None:
+    # Cline 3.12 on a task whose first message is large: every call drops a few messages after
+    # it and adds more than it dropped, so the truncated call's prompt rises (161,010 after
+    # 160,010) while its read stops at the kept head (150,000, below the 160,000 the previous call
+    # left cached). The range was given to the next call and the truncated call predicted to
+    # read the whole previous prompt (seen on a public Cline home: 8 calls of 120).
+    base = 1_770_578_000_000
+    entries = [{"ts": base, "type": "say", "say": "task", "text": "index the chain"},
+               *_call_entries(base + 1_000, 10, 0, 150_000, None, None),
+               *_call_entries(base + 20_000, 10, 150_000, 10_000, None, None),
+               *_call_entries(base + 40_000, 10, 150_000, 11_000, None, [2, 5]),
+               *_call_entries(base + 60_000, 10, 161_000, 2_000, [2, 5], [2, 5])]
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(entries))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    truncation = ("compaction", "history truncated: messages 2-5 dropped")
+    assert [r.events for r in requests][2:] == [(truncation,), ()]
+    rows = run_audit([path]).rows
+    assert [(r.reported_cache_read, r.read_within) for r in rows[2:]] == [(150_000, True), (161_000, True)]
