@@ -28,7 +28,14 @@ git copy of each; never copied into this project, each test skips without it):
   a whole clone counts the same;
 * github.com/youngstunners88/ihhashi (``ccd113c3f077f454d50cd31f5ebfb090c18d2301``, 2026-03-05): a
   ``.kimi/`` home, eight Kimi CLI sessions (wire protocol 1.3) on kimi-for-coding through Kimi's
-  coding endpoint, with subagents. From ``PREFIXBENCH_IHHASHI_REPO``.
+  coding endpoint, with subagents. From ``PREFIXBENCH_IHHASHI_REPO``;
+* github.com/StudioPlatforms/studio-blockchain-indexer (``d738f2290bea0a3b6ac826b5c12002f2a2c029fc``,
+  its first commit, 2025-04-22; the next removed it): a ``.vscode-server/`` with Cline 3.12.3 and
+  3.13.1's ``globalStorage``, 26 task folders of 2025-03/04 (claude-3-7-sonnet on Anthropic; the
+  March tasks have no ``task_metadata.json`` and name no model). Five ui files are empty, one is
+  cut at 2 MiB in the commit itself (left out: the audit refuses it, naming the file), six files
+  are over the workplace snapshot's size limit (left out, as above). From
+  ``PREFIXBENCH_STUDIO_INDEXER_REPO``.
 
 What is checked is each store's usage recounted from its raw fields, and how well its reads are
 predicted.
@@ -53,6 +60,18 @@ IDAHO = Path(os.environ.get("PREFIXBENCH_IDAHO_VAULT_REPO", "/work/.mirror/LAF-U
 IDAHO_COMMIT = "c1c3fe9b6f274081e0ffbb32e541a9bf32f08892"
 IHHASHI = Path(os.environ.get("PREFIXBENCH_IHHASHI_REPO", "/work/.mirror/youngstunners88+ihhashi/repo"))
 IHHASHI_COMMIT = "ccd113c3f077f454d50cd31f5ebfb090c18d2301"
+STUDIO = Path(os.environ.get("PREFIXBENCH_STUDIO_INDEXER_REPO", "/work/.mirror/StudioPlatforms+studio-blockchain-indexer/repo"))
+STUDIO_COMMIT = "d738f2290bea0a3b6ac826b5c12002f2a2c029fc"
+STUDIO_TASKS = ".vscode-server/data/User/globalStorage/saoudrizwan.claude-dev/tasks/"
+#: The studio home's files absent from the workplace's snapshot (over its size limit), and the
+#: ui file committed cut short (2,097,152 bytes, mid-entry).
+STUDIO_LEFT_OUT = frozenset({
+    *(f"{STUDIO_TASKS}{name}" for name in (
+        "1742527868356/ui_messages.json", "1742897571915/api_conversation_history.json",
+        "1742897571915/ui_messages.json", "1742984979645/api_conversation_history.json",
+        "1743331121327/ui_messages.json", "1744298242350/ui_messages.json",
+        "1744617172227/api_conversation_history.json", "1744617172227/ui_messages.json")),
+})
 #: IDAHO-VAULT's files absent from the workplace's snapshot (over its size limit).
 IDAHO_LEFT_OUT = frozenset({
     *(f".codex/sessions/2026/04/{name}.jsonl" for name in (
@@ -311,3 +330,40 @@ def test_kimi_cli_home_sessions_count_each_status_update_once(tmp_path: Path) ->
     assert t.cache_write == sum(u["input_cache_creation"] for u in usages.values()) == 0
     assert {(r.provider, r.model) for r in result.rows} == {("moonshot", "kimi-for-coding")}
     assert _within(result) == 421
+
+
+def test_cline_task_folders_of_a_committed_vscode_server_count_each_api_request_once(tmp_path: Path) -> None:
+    url, env = "github.com/StudioPlatforms/studio-blockchain-indexer", "PREFIXBENCH_STUDIO_INDEXER_REPO"
+    paths = _tree(STUDIO, STUDIO_COMMIT, url, env, STUDIO_TASKS, ".json", tmp_path, STUDIO_LEFT_OUT)
+    assert len(paths) == 61
+    calls, stopped = [], 0
+    for path in paths:
+        if path.name != "ui_messages.json" or not path.stat().st_size:
+            continue
+        for entry in json.loads(path.read_text()):
+            if entry.get("say") == "api_req_started":
+                info = json.loads(entry["text"])
+                if info.get("cancelReason") or info.get("streamingFailedMessage"):
+                    stopped += 1  # counted apart
+                else:
+                    calls.append(info)
+    # The folder, as a user would name it: five context_history.json files (Cline's context edits,
+    # arrays of arrays) are listed as not logs (the whole audit was refused on the first); the
+    # history and metadata files are read with the ui file beside them.
+    result = run_audit([tmp_path / STUDIO_TASKS])
+    formats = [f.format for f in result.files]
+    assert (formats.count("cline"), formats.count("not-a-log"), formats.count("empty")) == (21, 5, 5)
+    t = result.totals
+    assert stopped == 14 and t.requests == len(calls) == 1_542
+    # Anthropic's handler, and a log naming none: additive.
+    assert t.input == sum(c["tokensIn"] for c in calls) == 5_973
+    assert t.output == sum(c["tokensOut"] for c in calls) == 724_039
+    assert t.cache_read == sum(c["cacheReads"] for c in calls) == 151_252_653
+    assert t.cache_write == sum(c["cacheWrites"] for c in calls) == 12_220_751
+    # The seven March tasks name no model (before task_metadata.json): unknown, unpriced.
+    assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-3-7-sonnet-20250219"), ("unknown", "unknown")}
+    assert sum(1 for r in result.rows if r.model == "unknown") == 804
+    # 1,534 within 3% (1,526 when a truncation saved after a call whose prompt still rose was the
+    # next call's). Of the 8 off: 4 task starts read the system prompt another task left warm,
+    # 3 read what a cancelled stream (counted apart) wrote, 1 read 408 tokens more after 3 hours.
+    assert _within(result) == 1_534
