@@ -943,3 +943,22 @@ def test_a_truncation_whose_call_grew_is_that_calls_when_its_read_fell(tmp_path:
     assert [r.events for r in requests][2:] == [(truncation,), ()]
     rows = run_audit([path]).rows
     assert [(r.reported_cache_read, r.read_within) for r in rows[2:]] == [(150_000, True), (161_000, True)]
+
+
+def test_an_api_request_with_every_count_0_is_skipped_and_listed(tmp_path: Path) -> None:
+    # Roo Code 3.3 (February 2025) keeps {tokensIn: 0, tokensOut: 0, cacheWrites: 0, cacheReads: 0,
+    # cost: 0} on a call that failed ("the language model did not provide any assistant
+    # messages") or whose provider streamed no usage: it was a request of 0 tokens in the totals.
+    entries = [{"ts": 1_738_788_611_335, "type": "say", "say": "text", "text": "fix the domain"},
+               {"ts": 1_738_788_611_344, "type": "say", "say": "api_req_started",
+                "text": json.dumps({"request": "...", "tokensIn": 11_881, "tokensOut": 811, "cacheWrites": 0, "cacheReads": 0, "cost": 0.008})},
+               {"ts": 1_738_788_700_041, "type": "say", "say": "api_req_started",
+                "text": json.dumps({"request": "...", "tokensIn": 0, "tokensOut": 0, "cacheWrites": 0, "cacheReads": 0, "cost": 0})},
+               {"ts": 1_738_788_760_752, "type": "say", "say": "error", "text": "Unexpected API Response"},
+               {"ts": 1_738_788_837_748, "type": "say", "say": "api_req_started",
+                "text": json.dumps({"request": "...", "tokensIn": 17_075, "tokensOut": 297, "cacheWrites": 0, "cacheReads": 0, "cost": 0.01})}]
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(entries))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.usage.uncached for r in requests if r.usage] == [11_881, 17_075]
+    assert summary.skipped == ((1, "api_req_started with every count 0 (a failed call, or no usage reported)"),)

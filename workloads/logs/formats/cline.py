@@ -495,6 +495,12 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             task.skipped.append((call.line, "api_req_started with no usage (the call never finished)"))
             carried = events + call.late
             continue
+        if not any(count(info.get(k), where, k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")):
+            # Every count 0: a call that failed ("the language model did not provide any assistant
+            # messages") or a provider that streamed no usage; no call of known usage either way.
+            task.skipped.append((call.line, "api_req_started with every count 0 (a failed call, or no usage reported)"))
+            carried = events + call.late
+            continue
         carried = []
         owner, reading = _reading(handler)
         if reading == "unnamed" and zero_in is not None:
