@@ -35,7 +35,11 @@ git copy of each; never copied into this project, each test skips without it):
   March tasks have no ``task_metadata.json`` and name no model). Five ui files are empty, one is
   cut at 2 MiB in the commit itself (left out: the audit refuses it, naming the file), six files
   are over the workplace snapshot's size limit (left out, as above). From
-  ``PREFIXBENCH_STUDIO_INDEXER_REPO``.
+  ``PREFIXBENCH_STUDIO_INDEXER_REPO``;
+* github.com/samuelguzmanajala/dotfiles (``d7e2e7d8ff984f6a90734c17edc91e631c3e3f47``, 2025-02-08): a
+  ``.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/`` of Roo Code 3.3, four task
+  folders of 2025-02 (a model the log does not name, no cache reported; many calls failed
+  with every count 0). From ``PREFIXBENCH_SAMUEL_DOTFILES_REPO``.
 
 What is checked is each store's usage recounted from its raw fields, and how well its reads are
 predicted.
@@ -367,3 +371,27 @@ def test_cline_task_folders_of_a_committed_vscode_server_count_each_api_request_
     # next call's). Of the 8 off: 4 task starts read the system prompt another task left warm,
     # 3 read what a cancelled stream (counted apart) wrote, 1 read 408 tokens more after 3 hours.
     assert _within(result) == 1_534
+
+
+ROO_TASKS = ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks/"
+
+
+def test_roo_code_task_folders_of_a_committed_home_skip_the_calls_of_no_usage(tmp_path: Path) -> None:
+    url, env = "github.com/samuelguzmanajala/dotfiles", "PREFIXBENCH_SAMUEL_DOTFILES_REPO"
+    repo = Path(os.environ.get(env, "/work/.mirror/samuelguzmanajala+dotfiles/repo"))
+    paths = _tree(repo, "d7e2e7d8ff984f6a90734c17edc91e631c3e3f47", url, env, ROO_TASKS, ".json", tmp_path)
+    assert len(paths) == 8
+    counts = [json.loads(e["text"]) for p in paths if p.name == "ui_messages.json"
+              for e in json.loads(p.read_text()) if e.get("say") == "api_req_started"]
+    calls = [c for c in counts if any(c.get(k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads"))]
+    result = run_audit([tmp_path / ROO_TASKS])
+    assert [f.format for f in result.files] == ["cline"] * 4
+    t = result.totals
+    # 16 of the 42 entries have every count 0 (a failed call: "the language model did not provide
+    # any assistant messages"; they were 16 requests of 0 tokens), 2 no usage at all.
+    assert (len(counts), len(calls)) == (42, 24) and t.requests == 24
+    assert sum(n for f in result.files for _, n in f.skip_reasons) == 18
+    assert t.input == sum(c["tokensIn"] for c in calls) == 472_791
+    assert t.output == sum(c["tokensOut"] for c in calls) == 36_303
+    assert t.cache_read == t.cache_write == 0
+    assert {(r.provider, r.model) for r in result.rows} == {("unknown", "unknown")} and _within(result) == 24
