@@ -39,7 +39,11 @@ git copy of each; never copied into this project, each test skips without it):
 * github.com/samuelguzmanajala/dotfiles (``d7e2e7d8ff984f6a90734c17edc91e631c3e3f47``, 2025-02-08): a
   ``.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/`` of Roo Code 3.3, four task
   folders of 2025-02 (a model the log does not name, no cache reported; many calls failed
-  with every count 0). From ``PREFIXBENCH_SAMUEL_DOTFILES_REPO``.
+  with every count 0). From ``PREFIXBENCH_SAMUEL_DOTFILES_REPO``;
+* github.com/BearTDK6/ba-pro (``0e94c3173d747d91bfc118ab65672962fb3d7439``, 2026-04-21): a ``.codex/``
+  home of 2025-12 to 2026-04, Codex 0.64 alphas to 0.119 alphas, gpt-5.1-codex(-max, -mini),
+  gpt-5.2-codex, gpt-5.3-codex and gpt-5.4. Two rollouts over the workplace snapshot's size limit
+  are left out. From ``PREFIXBENCH_BA_PRO_REPO``.
 
 What is checked is each store's usage recounted from its raw fields, and how well its reads are
 predicted.
@@ -395,3 +399,26 @@ def test_roo_code_task_folders_of_a_committed_home_skip_the_calls_of_no_usage(tm
     assert t.output == sum(c["tokensOut"] for c in calls) == 36_303
     assert t.cache_read == t.cache_write == 0
     assert {(r.provider, r.model) for r in result.rows} == {("unknown", "unknown")} and _within(result) == 24
+
+
+BA_PRO_LEFT_OUT = frozenset({
+    ".codex/sessions/2026/03/18/rollout-2026-03-18T22-24-00-019d018b-ec51-77a3-b4e7-96c4f775bca3.jsonl",
+    ".codex/sessions/2026/04/17/rollout-2026-04-17T03-25-21-019d97f8-3dc1-7390-9198-cf0439c8483a.jsonl",
+})
+
+
+def test_codex_rollouts_of_a_newer_home_count_what_their_token_counts_sum(tmp_path: Path) -> None:
+    url, env = "github.com/BearTDK6/ba-pro", "PREFIXBENCH_BA_PRO_REPO"
+    repo = Path(os.environ.get(env, "/work/.mirror/BearTDK6+ba-pro/repo"))
+    paths = _tree(repo, "0e94c3173d747d91bfc118ab65672962fb3d7439", url, env, ".codex/sessions/", ".jsonl",
+                  tmp_path, BA_PRO_LEFT_OUT)
+    assert len(paths) == 61
+    result = run_audit(paths)
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == _codex_sums(paths) == (2_076, 8_460_396, 789_279, 73_805_312)
+    assert {r.model for r in result.rows} == {"gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini",
+                                             "gpt-5.2-codex", "gpt-5.3-codex", "gpt-5.4"}
+    # 1,555 within 3% (75%, as the older homes above). Of the 521 off, 382 are put down to
+    # OpenAI's best-effort cache; most reads fall short of the prediction by 128 to 2,000 tokens
+    # (the previous prompt and output not all read back): gpt-5.4 88% within, gpt-5.1-codex 61%.
+    assert _within(result) == 1_555
