@@ -43,7 +43,13 @@ git copy of each; never copied into this project, each test skips without it):
 * github.com/BearTDK6/ba-pro (``0e94c3173d747d91bfc118ab65672962fb3d7439``, 2026-04-21): a ``.codex/``
   home of 2025-12 to 2026-04, Codex 0.64 alphas to 0.119 alphas, gpt-5.1-codex(-max, -mini),
   gpt-5.2-codex, gpt-5.3-codex and gpt-5.4. Two rollouts over the workplace snapshot's size limit
-  are left out. From ``PREFIXBENCH_BA_PRO_REPO``.
+  are left out. From ``PREFIXBENCH_BA_PRO_REPO``;
+* two ``.pi/`` homes of pi on Termux (session format 3): github.com/alhajjemohammad44-stack/93-coffee-shop
+  (``c7dc7e42fa0283ab7544f00d695ef91d193fc58a``, five sessions of 2026-07-04/05: deepseek-v4-flash-free,
+  big-pickle and north-mini-code-free through OpenCode Zen, minimax-m3 and others through NVIDIA)
+  and github.com/timerloggedout-spec/termux-monorepo (``ee1807049fd93d087bc14055b2ae6cbffb5dbf82``,
+  three sessions of 2026-04/05 through Hugging Face's router). From
+  ``PREFIXBENCH_COFFEE_SHOP_REPO`` and ``PREFIXBENCH_TERMUX_MONOREPO_REPO``.
 
 What is checked is each store's usage recounted from its raw fields, and how well its reads are
 predicted.
@@ -422,3 +428,40 @@ def test_codex_rollouts_of_a_newer_home_count_what_their_token_counts_sum(tmp_pa
     # OpenAI's best-effort cache; most reads fall short of the prediction by 128 to 2,000 tokens
     # (the previous prompt and output not all read back): gpt-5.4 88% within, gpt-5.1-codex 61%.
     assert _within(result) == 1_555
+
+
+#: Committed pi homes: env variable -> (repository, commit, sessions, calls, input, output, read,
+#: {model: calls within 3%}).
+PI_HOMES = {
+    # deepseek-v4-flash-free read into each previous reply: 92 of its 128 within 3% when the
+    # previous prompt alone was predicted. NVIDIA's hosts (minimax-m3) are a cache no rule models.
+    "PREFIXBENCH_COFFEE_SHOP_REPO": ("alhajjemohammad44-stack/93-coffee-shop", "c7dc7e42fa0283ab7544f00d695ef91d193fc58a",
+                                     5, 233, 1_593_098, 203_809, 9_964_576,
+                                     {"deepseek-v4-flash-free": (126, 128), "minimaxai/minimax-m3": (12, 61),
+                                      "big-pickle": (22, 36), "north-mini-code-free": (7, 7), "moonshotai/kimi-k2.6": (1, 1)}),
+    "PREFIXBENCH_TERMUX_MONOREPO_REPO": ("timerloggedout-spec/termux-monorepo", "ee1807049fd93d087bc14055b2ae6cbffb5dbf82",
+                                         3, 17, 53_213, 12_296, 126_464,
+                                         {"deepseek-ai/DeepSeek-V4-Pro": (3, 12), "Qwen/Qwen3-235B-A22B-Thinking-2507": (5, 5)}),
+}
+
+
+@pytest.mark.parametrize("env", sorted(PI_HOMES))
+def test_pi_home_sessions_count_what_their_assistant_messages_sum(env: str, tmp_path: Path) -> None:
+    repo, commit, files, *sums, within = PI_HOMES[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    paths = _tree(mirror, commit, f"github.com/{repo}", env, ".pi/agent/sessions/", ".jsonl", tmp_path)
+    assert len(paths) == files
+    usages = [record["message"]["usage"] for path in paths for line in path.read_text().splitlines()
+              if (record := json.loads(line)).get("type") == "message" and record["message"].get("role") == "assistant"
+              and any(record["message"]["usage"].get(k) for k in ("input", "output", "cacheRead", "cacheWrite"))]
+    result = run_audit(paths)
+    assert {f.format for f in result.files} == {"pi"}
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == (
+        len(usages), *(sum(u[k] for u in usages) for k in ("input", "output", "cacheRead"))) == tuple(sums)
+    assert t.cache_write == 0
+    by_model: dict[str, tuple[int, int]] = {}
+    for row in result.rows:
+        ok, n = by_model.get(row.model, (0, 0))
+        by_model[row.model] = (ok + bool(row.read_within), n + 1)
+    assert by_model == within
