@@ -49,6 +49,12 @@ class CommentedJson(UserError):
     ``tsconfig.json``, ``.vscode/tasks.json``), which no agent writes as its log."""
 
 
+class NestedArray(UserError):
+    """A JSON array whose elements are arrays, where records were expected: well-formed JSON of
+    no log format (Cline's ``context_history.json``, a serialized map, keeps its context edits so,
+    beside the task's ``ui_messages.json``)."""
+
+
 def _not_json(path: Path, line: int, what: str, text: str, exc: json.JSONDecodeError, *, document: bool = False) -> UserError:
     """The error of a value that does not decode: ``what`` (``malformed JSON``...), the decoder's
     reason and column, and whether it is JSONC (:class:`CommentedJson`): a comment, or in a
@@ -550,7 +556,7 @@ def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
                     line_no += 1
                 elif char == "[":
                     if started:
-                        raise UserError(f"{path}:{line_no}: nested array where a record was expected")
+                        raise NestedArray(f"{path}:{line_no}: nested array where a record was expected")
                     started = True
                 elif char == "]":
                     ended = True

@@ -21,7 +21,7 @@ from prefixbench.workloads.logs.formats.headless import headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
 from prefixbench.workloads.logs.formats.totals_only import GOOSE_SESSION, is_goose_session_header
 from prefixbench.workloads.logs.reading import check_readable
-from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, CommentedJson, iter_records
+from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, CommentedJson, NestedArray, iter_records
 
 #: File names a folder walk picks up (``.traj``: SWE-agent's trajectories).
 LOG_SUFFIXES = (".jsonl", ".json", ".traj")
@@ -278,7 +278,7 @@ def _first_values(path: Path) -> list[object] | None:
             values.append(record.value)
             if len(values) >= WALK_DETECT_RECORDS:
                 break
-    except CommentedJson:
+    except (CommentedJson, NestedArray):
         return _COMMENTED
     except UserError:
         return None
@@ -286,7 +286,8 @@ def _first_values(path: Path) -> list[object] | None:
 
 
 #: What :func:`_first_values` gives for JSON with comments (a ``tsconfig.json``, an editor's
-#: settings): not a log, skipped by a walk as another tool's file.
+#: settings) or an array of arrays (Cline's ``context_history.json``): not a log, skipped by a
+#: walk as another tool's file.
 _COMMENTED: list[object] = []
 
 

@@ -269,6 +269,21 @@ def test_an_empty_task_file_in_a_folder_is_skipped_not_an_error(tmp_path: Path) 
     assert [s.format for s in summaries if Path(s.file).name == "api_conversation_history.json"] == ["empty"]
 
 
+def test_a_context_history_beside_the_ui_file_is_skipped_by_a_walk_as_not_a_log(tmp_path: Path) -> None:
+    # Cline 3.10+ keeps its context edits in context_history.json, a serialized map (an array of
+    # arrays): a walk refused the whole audit on it ("nested array where a record was expected").
+    # Named alone it is still refused.
+    shutil.copytree(TASKS / "anthropic-modelinfo", tmp_path / "task")
+    edits = tmp_path / "task" / "context_history.json"
+    edits.write_text(json.dumps([[1, [0, [[0, [[1744295276344, "text", ["[NOTE] history removed"], []]]]]]]]))
+    result = run_audit([tmp_path])
+    assert sorted((Path(f.file).name, f.format) for f in result.files) == [
+        ("context_history.json", "not-a-log"), ("ui_messages.json", "cline")]
+    assert result.totals.requests == 3
+    with pytest.raises(UserError, match=r"context_history.json:1: nested array where a record was expected$"):
+        run_audit([edits])
+
+
 @pytest.mark.parametrize(
     ("log", "named", "found"),
     [
@@ -907,3 +922,43 @@ def test_a_cline_sdk_call_with_zero_metrics_is_not_taken_for_its_runs_sum(tmp_pa
     path.write_text(json.dumps(doc))
     requests, _ = import_file(path, CLINE, ImportContext())
     assert [r.request_id for r in requests] == ["ea0", "ea1"]
+
+
+def test_a_truncation_whose_call_grew_is_that_calls_when_its_read_fell(tmp_path: Path) -> None:
+    # Cline 3.12 on a task whose first message is large: every call drops a few messages after
+    # it and adds more than it dropped, so the truncated call's prompt rises (161,010 after
+    # 160,010) while its read stops at the kept head (150,000, below the 160,000 the previous call
+    # left cached). The range was given to the next call and the truncated call predicted to
+    # read the whole previous prompt (seen on a public Cline home: 8 calls of 120).
+    base = 1_770_578_000_000
+    entries = [{"ts": base, "type": "say", "say": "task", "text": "index the chain"},
+               *_call_entries(base + 1_000, 10, 0, 150_000, None, None),
+               *_call_entries(base + 20_000, 10, 150_000, 10_000, None, None),
+               *_call_entries(base + 40_000, 10, 150_000, 11_000, None, [2, 5]),
+               *_call_entries(base + 60_000, 10, 161_000, 2_000, [2, 5], [2, 5])]
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(entries))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    truncation = ("compaction", "history truncated: messages 2-5 dropped")
+    assert [r.events for r in requests][2:] == [(truncation,), ()]
+    rows = run_audit([path]).rows
+    assert [(r.reported_cache_read, r.read_within) for r in rows[2:]] == [(150_000, True), (161_000, True)]
+
+
+def test_an_api_request_with_every_count_0_is_skipped_and_listed(tmp_path: Path) -> None:
+    # Roo Code 3.3 (February 2025) keeps {tokensIn: 0, tokensOut: 0, cacheWrites: 0, cacheReads: 0,
+    # cost: 0} on a call that failed ("the language model did not provide any assistant
+    # messages") or whose provider streamed no usage: it was a request of 0 tokens in the totals.
+    entries = [{"ts": 1_738_788_611_335, "type": "say", "say": "text", "text": "fix the domain"},
+               {"ts": 1_738_788_611_344, "type": "say", "say": "api_req_started",
+                "text": json.dumps({"request": "...", "tokensIn": 11_881, "tokensOut": 811, "cacheWrites": 0, "cacheReads": 0, "cost": 0.008})},
+               {"ts": 1_738_788_700_041, "type": "say", "say": "api_req_started",
+                "text": json.dumps({"request": "...", "tokensIn": 0, "tokensOut": 0, "cacheWrites": 0, "cacheReads": 0, "cost": 0})},
+               {"ts": 1_738_788_760_752, "type": "say", "say": "error", "text": "Unexpected API Response"},
+               {"ts": 1_738_788_837_748, "type": "say", "say": "api_req_started",
+                "text": json.dumps({"request": "...", "tokensIn": 17_075, "tokensOut": 297, "cacheWrites": 0, "cacheReads": 0, "cost": 0.01})}]
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(entries))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.usage.uncached for r in requests if r.usage] == [11_881, 17_075]
+    assert summary.skipped == ((1, "api_req_started with every count 0 (a failed call, or no usage reported)"),)

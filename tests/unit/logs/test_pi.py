@@ -494,3 +494,21 @@ def test_pi_json_mode_runs_appended_to_one_file_are_chains_of_their_own(tmp_path
         assert len(requests) == 4
         assert (requests[2].prefix.parent is None) is starts
         assert requests[3].prefix.parent == requests[2].prefix.node
+
+
+def test_pi_sends_a_deepseek_reply_back_whole_so_the_next_call_reads_into_it(tmp_path: Path) -> None:
+    # A public pi home (2026-07, deepseek-v4-flash-free through OpenCode Zen, openai-completions,
+    # thinking off): each read reached past the previous prompt into its reply (8,192 of 8,234
+    # after a prompt of 6,183 that wrote a 2,000-token file), as DeepSeek stores a unit at the end
+    # of each output. The call was predicted to read the previous prompt alone: 6,144.
+    t0 = 1784000000000
+
+    def zen(ts: int, uncached: int, read: int, output: int) -> dict:
+        entry = _pi_msg("assistant", ts, _u(uncached, read, 0, output))
+        entry["message"].update({"provider": "opencode", "model": "deepseek-v4-flash-free", "api": "openai-completions"})
+        return entry
+
+    entries = [_pi_msg("user", t0), zen(t0 + 10, 6183, 0, 2000), _pi_msg("toolResult", t0 + 9000), zen(t0 + 9010, 42, 8192, 40)]
+    result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
+    assert [row.predicted_cache_read for row in result.rows] == [0, 8064]
+    assert result.rows[1].read_within

@@ -462,9 +462,11 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     parent: str | None = None
     history_done = 0
     carried: list[tuple[str, str]] = []
-    #: The prompt of the last counted call (a truncation seen after a call's start is that call's
-    #: when its prompt is below this).
+    #: The prompt of the last counted call and what it left cached (its read and write): a
+    #: truncation seen after a call's start is that call's when its prompt is below the one, or
+    #: its read below the other.
     last_prompt: int | None = None
+    last_cached: int | None = None
     for call in task.calls:
         where = f"{task.name}:{call.line}"
         info = call.info
@@ -493,6 +495,12 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             task.skipped.append((call.line, "api_req_started with no usage (the call never finished)"))
             carried = events + call.late
             continue
+        if not any(count(info.get(k), where, k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")):
+            # Every count 0: a call that failed ("the language model did not provide any assistant
+            # messages") or a provider that streamed no usage; no call of known usage either way.
+            task.skipped.append((call.line, "api_req_started with every count 0 (a failed call, or no usage reported)"))
+            carried = events + call.late
+            continue
         carried = []
         owner, reading = _reading(handler)
         if reading == "unnamed" and zero_in is not None:
@@ -511,12 +519,19 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         cost += logged_cost(info.get("cost"))
         if call.late:
             # This call's own truncation if its prompt fell below the previous call's (the range
-            # saved just after it was announced); else one made for the next call (a condense).
-            if last_prompt is not None and usage.prompt < last_prompt:
+            # saved just after it was announced), or if it read less than the previous call left
+            # cached (the truncation cut into it though what the call added outweighed what was
+            # dropped: Cline 3.12, a 148k-token first message kept and a few messages dropped a
+            # call); else one made for the next call (a condense).
+            if last_prompt is not None and (
+                usage.prompt < last_prompt
+                or (usage.cache_reported and last_cached is not None and usage.cache_read < last_cached)
+            ):
                 events = events + call.late
             else:
                 carried = list(call.late)
         last_prompt = usage.prompt
+        last_cached = usage.cache_read + usage.cache_write if usage.cache_reported else None
         if any(kind == "compaction" for kind, _ in events):
             parent = None
         if history is not None and call.history_end is not None:

@@ -107,6 +107,18 @@ _INPUT_INCLUDES_READS = ("google-generative-ai", "google-vertex")
 #: pi's APIs that send a response back whole, reasoning items included (``thinkingSignature``
 #: holds the encrypted reasoning item, ``reasoning.encrypted_content`` asked for).
 _REPLAYS_OUTPUT = ("openai-responses", "openai-codex-responses", "azure-openai-responses")  # a tuple: a JSON list is no set member
+#: Providers whose calls pi sends back whole on any API, as Cline and OpenCode do: DeepSeek (its
+#: thinking mode wants ``reasoning_content`` back with tool calls). On a real pi home (2026-07,
+#: deepseek-v4-flash-free through OpenCode Zen, ``openai-completions``, 128 calls) each read
+#: reaches past the previous prompt into its reply (8,192 of an 8,234-token prompt whose
+#: previous one was 6,183): 92 within 3% without this.
+_REPLAYS_OUTPUT_PROVIDERS = frozenset({"deepseek"})
+
+
+def _replays_output(message: dict) -> bool:
+    """Whether pi sends this call's response back whole in the next call (its API's way, or its
+    provider's)."""
+    return message.get("api") in _REPLAYS_OUTPUT or _provider(message) in _REPLAYS_OUTPUT_PROVIDERS
 
 
 def _usage(usage: dict, where: str, api: object = None) -> Usage:
@@ -243,7 +255,7 @@ class _Session:
                 envelope=(("thinking", "off" if self.thinking == "off" else "on"),),
                 usage=reported,
                 prefix=Prefix(head, node, self.chain_parent if warm else None, 1,
-                              replays_output=warm and call.get("api") in _REPLAYS_OUTPUT),
+                              replays_output=warm and _replays_output(call)),
                 source_format=NAME,
                 compaction_call=summary,
             )
@@ -338,7 +350,7 @@ class _Session:
                 envelope=(("thinking", "off" if self.thinking == "off" else "on"),),
                 usage=usage,
                 prefix=Prefix(f"pi:{self.name}:{provider}:{model}", node, self.chain_parent, max(1, self.blocks),
-                              replays_output=message.get("api") in _REPLAYS_OUTPUT),
+                              replays_output=_replays_output(message)),
                 events=tuple(self.events),
                 source_format=NAME,
                 messages=tuple(self.pending),
