@@ -681,3 +681,28 @@ def test_a_compatible_endpoint_that_reports_no_cache_field_is_no_miss(tmp_path: 
     result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
     assert [(r.reported_cache_read, r.cause, r.lost_tokens) for r in result.rows] == [(None, None, 0)] * 4
     assert result.totals.lost_usd == 0
+
+
+def _compacted_subagent(project: Path, session: str, name: str, start: str, first: int, head: int) -> None:
+    """A Haiku subagent of ``session`` whose first prompt (``first`` tokens, written) is compacted
+    at once; the call after the compaction reads the head (``head`` tokens) again."""
+    agent = Transcript(session, version="2.1.87", sidechain=True)
+    agent.user("explore the vault", f"{start}:00.000Z", root=True)
+    agent.assistant(f"{name}-1", f"{start}:04.000Z", [cc_usage(3, first, 0, 90)], model="claude-haiku-4-5-20251001")
+    agent.compact_boundary(f"{start}:30.000Z")
+    agent.user("summary of the exploration", f"{start}:30.000Z")
+    agent.assistant(f"{name}-2", f"{start}:34.000Z", [cc_usage(3, 4_000, head, 90)], model="claude-haiku-4-5-20251001")
+    write_jsonl(project / session / "subagents" / f"agent-{name}.jsonl", agent.lines)
+
+
+def test_a_subagents_head_is_its_sessions_own(tmp_path: Path) -> None:
+    # IDAHO-VAULT's Haiku subagents: the head each session's agents read again after a compaction
+    # was that session's (173,105 tokens in one, 9,773 in another: the MCP tools it was sent);
+    # one head for every session of a model and version capped it at the smallest prompt of any.
+    project = tmp_path / "project"
+    _compacted_subagent(project, "sess-a", "a1", "2026-04-05T16:20", 50_700, 50_000)
+    _compacted_subagent(project, "sess-b", "b1", "2026-04-05T18:20", 9_800, 9_300)
+    result = run_audit([project])
+    after = {row.lane: row.predicted_cache_read for row in result.rows if row.index == 1}
+    assert after == {"agent-a1": 50_000, "agent-b1": 9_300}
+    assert all(row.read_within for row in result.rows)

@@ -136,6 +136,8 @@ class _Request(msgspec.Struct):
     version: str | None
     events: list[tuple[str, str]]
     diagnostic: str | None
+    #: The session the line names (``sessionId``; None where it names none).
+    session: str | None = None
     #: The messages on the path since the previous request's prompt (for locating breaks).
     messages: tuple[LoggedMessage, ...] = ()
     #: The last line's place among records run together on it ("" when alone on its line).
@@ -437,6 +439,7 @@ class _Walk:
             version=version if isinstance(version, str) else None,
             events=events,
             diagnostic=read_diagnostic(message),
+            session=session if isinstance(session := value.get("sessionId"), str) and session else None,
             messages=messages,
             last_path=record.path,
         )
@@ -520,6 +523,14 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     # request of every file until the audit ends): interned.
     model, version = sys.intern(req.model), None if req.version is None else sys.intern(req.version)
     head_kind = "main" if req.lane_kind in ("main", "compaction") else "subagent"
+    # A subagent's head is its session's: the tools it is sent are the session's (the MCP servers
+    # it started with), and they can be most of it (IDAHO-VAULT's Haiku subagents: 72k to 178k
+    # tokens from session to session, each session's agents reading the same after a compaction).
+    # The main thread's head stays shared across sessions: a session's first call reads the one
+    # another session kept warm.
+    head = f"claude-code:{head_kind}:{model}:{version or '?'}"
+    if head_kind == "subagent" and req.session is not None:
+        head = f"{head}:{req.session}"
     # (named as that request names its own node: a response no logged entry prompted, a
     # stream-json run's first, is its own key)
     above = walk.requests.get(req.parent_request) if req.parent_request is not None else None
@@ -537,7 +548,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         model=model,
         usage=usage,
         prefix=Prefix(
-            head=sys.intern(f"claude-code:{head_kind}:{model}:{version or '?'}"),
+            head=sys.intern(head),
             node=walk.node_name(req.node or req.key),
             parent=None if parent_node is None else walk.node_name(parent_node),
             new_blocks=req.new_blocks,
