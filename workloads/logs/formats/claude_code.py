@@ -439,7 +439,8 @@ class _Walk:
             version=version if isinstance(version, str) else None,
             events=events,
             diagnostic=read_diagnostic(message),
-            session=session if isinstance(session := value.get("sessionId"), str) and session else None,
+            # (interned: one object a session, not a string a request kept to the end of the walk)
+            session=sys.intern(session) if isinstance(session := value.get("sessionId"), str) and session else None,
             messages=messages,
             last_path=record.path,
         )
