@@ -48,6 +48,14 @@ SEEDS: dict[str, list[dict]] = {
                  {"type": "advisor_message", "model": "claude-opus-4-8", "input_tokens": 4600, "cache_read_input_tokens": 0,
                   "cache_creation_input_tokens": 0, "output_tokens": 700},
                  {"type": "message", "input_tokens": 2, "cache_read_input_tokens": 4500, "cache_creation_input_tokens": 20, "output_tokens": 60}]}}},
+        # 2.1.81: a hook's progress chained from an older entry, the next user turn hung off it
+        # (the turn extends the last message logged before it).
+        {"parentUuid": "u1", "isSidechain": False, "sessionId": "s", "type": "progress", "uuid": "p1",
+         "data": {"type": "hook_progress"}, "timestamp": "2025-09-03T00:11:02.000Z"},
+        {"parentUuid": "p1", "isSidechain": False, "sessionId": "s", "type": "user", "uuid": "u6",
+         "timestamp": "2025-09-03T00:11:03.000Z", "message": {"role": "user", "content": "and then?"}},
+        {"parentUuid": "u6", "isSidechain": False, "sessionId": "s", "type": "assistant", "uuid": "u7", "requestId": "r5",
+         "timestamp": "2025-09-03T00:11:05.000Z", "message": {"id": "m8", "model": "claude-sonnet-4-6", "role": "assistant", "content": [], "usage": USAGE}},
         # claude -p --output-format stream-json: no parentUuid, no timestamps; a Task subagent's
         # messages name the call in parent_tool_use_id.
         {"type": "system", "subtype": "init", "session_id": "r", "uuid": "i1", "model": "claude-haiku-4-5", "claude_code_version": "2.0.41"},

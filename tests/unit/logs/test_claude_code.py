@@ -415,6 +415,31 @@ def test_progress_entries_in_the_chain_are_no_blocks_of_the_next_prompt(tmp_path
     assert (row.predicted_cache_read, row.cause) == (56_000, None)
 
 
+def test_a_turn_under_progress_hung_off_an_older_entry_extends_the_last_message(tmp_path: Path) -> None:
+    # Claude Code 2.1.81 chains a turn's hook progress from an early entry of the session and hangs
+    # the next user turn off the last of it: the previous turn's messages were off its logged path,
+    # and main predicted a read of the first call's prompt where it read the previous call's whole
+    # (IDAHO-VAULT's 66d7e9b5: 33,328 read, 19,479 predicted).
+    t = Transcript(version="2.1.81")
+    first = t.user("go", "2026-03-24T01:20:00.000Z", root=True)
+    t.assistant("r1", "2026-03-24T01:20:05.000Z", [cc_usage(3, 20_000, 0, 9, write_1h=20_000)])
+    t.user("tool output", "2026-03-24T01:20:06.000Z", tool=True)
+    t.assistant("r2", "2026-03-24T01:20:09.000Z", [cc_usage(1, 13_000, 20_000, 400, write_1h=13_000)])
+    parent = first
+    for n in range(4):
+        uuid = f"p{n}"
+        t.lines.append({"parentUuid": parent, "isSidechain": False, "sessionId": "s1", "version": "2.1.81", "type": "progress",
+                        "data": {"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": "PostToolUse:Write", "command": "callback"},
+                        "toolUseID": "toolu_1", "parentToolUseID": "toolu_1", "uuid": uuid, "timestamp": f"2026-03-24T01:20:0{6 + n}.500Z"})
+        parent = uuid
+    t.last = parent
+    t.user("and on other devices?", "2026-03-24T01:21:00.000Z")
+    t.assistant("r3", "2026-03-24T01:21:05.000Z", [cc_usage(3, 600, 33_000, 9, write_1h=600)])
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    row = run_audit([path]).rows[2]
+    assert (row.predicted_cache_read, row.cause) == (33_000, None)
+
+
 def test_retry_notices_and_the_api_error_reply_are_no_blocks_of_the_next_prompt(tmp_path: Path) -> None:
     # Claude Code 2.1.146 writes each failed attempt of a call as a ``system`` entry of the chain
     # (subtype api_error, ten retries), then a <synthetic> reply saying the API failed
@@ -681,3 +706,28 @@ def test_a_compatible_endpoint_that_reports_no_cache_field_is_no_miss(tmp_path: 
     result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
     assert [(r.reported_cache_read, r.cause, r.lost_tokens) for r in result.rows] == [(None, None, 0)] * 4
     assert result.totals.lost_usd == 0
+
+
+def _compacted_subagent(project: Path, session: str, name: str, start: str, first: int, head: int) -> None:
+    """A Haiku subagent of ``session`` whose first prompt (``first`` tokens, written) is compacted
+    at once; the call after the compaction reads the head (``head`` tokens) again."""
+    agent = Transcript(session, version="2.1.87", sidechain=True)
+    agent.user("explore the vault", f"{start}:00.000Z", root=True)
+    agent.assistant(f"{name}-1", f"{start}:04.000Z", [cc_usage(3, first, 0, 90)], model="claude-haiku-4-5-20251001")
+    agent.compact_boundary(f"{start}:30.000Z")
+    agent.user("summary of the exploration", f"{start}:30.000Z")
+    agent.assistant(f"{name}-2", f"{start}:34.000Z", [cc_usage(3, 4_000, head, 90)], model="claude-haiku-4-5-20251001")
+    write_jsonl(project / session / "subagents" / f"agent-{name}.jsonl", agent.lines)
+
+
+def test_a_subagents_head_is_its_sessions_own(tmp_path: Path) -> None:
+    # IDAHO-VAULT's Haiku subagents: the head each session's agents read again after a compaction
+    # was that session's (173,105 tokens in one, 9,773 in another: the MCP tools it was sent);
+    # one head for every session of a model and version capped it at the smallest prompt of any.
+    project = tmp_path / "project"
+    _compacted_subagent(project, "sess-a", "a1", "2026-04-05T16:20", 50_700, 50_000)
+    _compacted_subagent(project, "sess-b", "b1", "2026-04-05T18:20", 9_800, 9_300)
+    result = run_audit([project])
+    after = {row.lane: row.predicted_cache_read for row in result.rows if row.index == 1}
+    assert after == {"agent-a1": 50_000, "agent-b1": 9_300}
+    assert all(row.read_within for row in result.rows)

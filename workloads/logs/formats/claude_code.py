@@ -136,6 +136,8 @@ class _Request(msgspec.Struct):
     version: str | None
     events: list[tuple[str, str]]
     diagnostic: str | None
+    #: The session the line names (``sessionId``; None where it names none).
+    session: str | None = None
     #: The messages on the path since the previous request's prompt (for locating breaks).
     messages: tuple[LoggedMessage, ...] = ()
     #: The last line's place among records run together on it ("" when alone on its line).
@@ -186,6 +188,10 @@ class _Walk:
         self.stream_version: str | None = None
         #: A stream-json ``compact_boundary``'s logical parent: the entry its thread placed last.
         self.stream_logical: dict[str, str] = {}
+        #: Progress entries met (never sent), and the last sent message entry met, main thread's and
+        #: sidechains' apart: see :meth:`_past_progress`.
+        self.progress: set[str] = set()
+        self.last_said: dict[bool, str] = {}
         #: The stream-json entries placed so far (a 1.0.x line's stand-in uuid counts them).
         self.stream_entries = 0
         #: A stream-json run's main-thread lane per session: the file's for the first session, one
@@ -285,6 +291,8 @@ class _Walk:
         parent = self.stream_parent.pop(uuid) if uuid in self.stream_parent else value.get("parentUuid")
         if parent is not None and not isinstance(parent, str):
             raise UserError(f"{self.name}:{record.line}: parentUuid is not a string ({parent!r:.40})")
+        if parent is not None and parent in self.progress:
+            parent = self._past_progress(parent, bool(value.get("isSidechain")))
         stamp = value.get("timestamp")
         try:
             when = parse_time_ms(stamp, "")
@@ -298,12 +306,31 @@ class _Walk:
             message = {}
         kind = value.get("type")
         self._remember(value, kind, uuid, message)
+        if kind == "progress":
+            self.progress.add(uuid)
+        elif uuid in self.message_of:
+            self.last_said[bool(value.get("isSidechain"))] = uuid
         if kind == "user" and _is_user_turn(value, message):
             event = event or "user_turn"
         if event is not None:
             self.boundary[uuid] = event
         if kind == "assistant":
             self._assistant(record, value, message, uuid, parent, when)
+
+    def _past_progress(self, parent: str, sidechain: bool) -> str:
+        """The parent of an entry logged under a progress entry: that entry, unless the progress
+        hangs off an older message than the last one sent before it (then that last message).
+
+        Claude Code 2.1.81 chains a turn's hook progress entries (``hook_progress``) from an early
+        entry of the session and hangs the next user turn off the last of them (IDAHO-VAULT's
+        66d7e9b5: 20 turns, the previous turn's messages off their path), while the prompt it
+        sends extends the previous one (each read all of it)."""
+        node: str | None = parent
+        seen = 0
+        while node is not None and node not in self.message_of and seen < 100_000:
+            node, seen = self.parent_of.get(node), seen + 1
+        last = self.last_said.get(sidechain)
+        return parent if last is None or node == last else last
 
     def _remember(self, value: dict, kind: object, uuid: str, message: dict) -> None:
         """Keep the small record of a sent message, and note an entry showing a tool list change."""
@@ -437,6 +464,8 @@ class _Walk:
             version=version if isinstance(version, str) else None,
             events=events,
             diagnostic=read_diagnostic(message),
+            # (interned: one object a session, not a string a request kept to the end of the walk)
+            session=sys.intern(session) if isinstance(session := value.get("sessionId"), str) and session else None,
             messages=messages,
             last_path=record.path,
         )
@@ -520,6 +549,14 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     # request of every file until the audit ends): interned.
     model, version = sys.intern(req.model), None if req.version is None else sys.intern(req.version)
     head_kind = "main" if req.lane_kind in ("main", "compaction") else "subagent"
+    # A subagent's head is its session's: the tools it is sent are the session's (the MCP servers
+    # it started with), and they can be most of it (IDAHO-VAULT's Haiku subagents: 72k to 178k
+    # tokens from session to session, each session's agents reading the same after a compaction).
+    # The main thread's head stays shared across sessions: a session's first call reads the one
+    # another session kept warm.
+    head = f"claude-code:{head_kind}:{model}:{version or '?'}"
+    if head_kind == "subagent" and req.session is not None:
+        head = f"{head}:{req.session}"
     # (named as that request names its own node: a response no logged entry prompted, a
     # stream-json run's first, is its own key)
     above = walk.requests.get(req.parent_request) if req.parent_request is not None else None
@@ -537,7 +574,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         model=model,
         usage=usage,
         prefix=Prefix(
-            head=sys.intern(f"claude-code:{head_kind}:{model}:{version or '?'}"),
+            head=sys.intern(head),
             node=walk.node_name(req.node or req.key),
             parent=None if parent_node is None else walk.node_name(parent_node),
             new_blocks=req.new_blocks,
