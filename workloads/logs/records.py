@@ -291,15 +291,12 @@ def _iter_handle(
     if head.startswith(b"SQLite format 3\x00"):
         # OpenCode 1.x's database is read before this (its format's detect_file): another one, such
         # as the Go-era opencode's .opencode/opencode.db (sessions, messages, files: per-session
-        # totals, no per-call usage), is not a log the audit reads.
+        # totals, no per-call usage) or Hermes Agent's state.db (the same), is not a log the audit reads.
         # Imported here: the formats package imports this module.
         from prefixbench.workloads.logs.formats.opencode_db import keeps_session_totals_only
 
-        why = (
-            " (a Crush or Go-era opencode database: it keeps each session's summed prompt and completion tokens and "
-            "cost, not each call's usage; record such an agent's calls with `prefixbench proxy`)"
-            if keeps_session_totals_only(path) else ""
-        )
+        kept = keeps_session_totals_only(path)
+        why = f" ({kept}; record such an agent's calls with `prefixbench proxy`)" if kept else ""
         raise UserError(f"{path}:1: a SQLite database without OpenCode's session, message and part tables: not a log the audit reads{why}")
     if b"\x00" in head:
         raise UserError(f"{path}:1: binary file, not a text log")

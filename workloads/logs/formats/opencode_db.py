@@ -153,17 +153,34 @@ SESSION_TOTALS_TABLES = {
 }
 
 
-def keeps_session_totals_only(path: Path) -> bool:
-    """Whether ``path`` is a Crush (or Go-era opencode) database: per-session totals, no per-call
-    usage. False for anything that cannot be read as such."""
+#: The tables of Hermes Agent's ``~/.hermes/state.db`` (NousResearch/hermes-agent's
+#: ``hermes_state``): each session's summed ``input_tokens``, ``cache_read_tokens``... (and, in later
+#: schemas, ``session_model_usage``: the same sums per model and task), each message's own
+#: ``token_count``; no call's usage.
+HERMES_TABLES = {
+    "sessions": ("id", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"),
+    "messages": ("id", "session_id", "role", "token_count"),
+}
+
+
+def keeps_session_totals_only(path: Path) -> str | None:
+    """Which agent's database ``path`` is when it keeps per-session totals and no per-call usage
+    (a Crush or Go-era opencode database, Hermes Agent's ``state.db``), as a phrase; None for
+    anything else or anything that cannot be read as such."""
     try:
         db = connect(path)
     except UserError:
-        return False
+        return None
     try:
-        return _has(db, SESSION_TOTALS_TABLES)
+        if _has(db, HERMES_TABLES):
+            return ("Hermes Agent's state.db: it keeps each session's summed input, output and cache read and write "
+                    "tokens, not each call's usage")
+        if _has(db, SESSION_TOTALS_TABLES):
+            return ("a Crush or Go-era opencode database: it keeps each session's summed prompt and completion tokens "
+                    "and cost, not each call's usage")
+        return None
     except sqlite3.Error:
-        return False
+        return None
     finally:
         db.close()
 
