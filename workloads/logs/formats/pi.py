@@ -25,6 +25,9 @@ header names (``parentSession``, ``branchedFrom``: the source's file) the file t
 and else that they are the same calls as that file's (a source read after its fork, or two forks
 of one source).
 
+OpenClaw (formerly Clawdbot and Moltbot) writes pi sessions, with assistant messages that are no
+call of the chain (:data:`_OPENCLAW_SKIPS`): they are skipped and counted in the file's notes.
+
 ``pi --mode json`` (and ``--mode rpc``) prints the session header, then its AgentSessionEvents
 (pi-mono's ``docs/json.md``): each message as ``message_start``, ``message_update`` (partial
 usage), ``message_end`` (final), and again inside ``turn_end`` and ``agent_end``. Only
@@ -157,6 +160,8 @@ class _Session:
         #: The session headers met, and the latest one's id (pi --mode json output appended: one a run).
         self.headers = 0
         self.session_id: object = None
+        #: OpenClaw's assistant messages that are no call of this chain, by kind (see :func:`_openclaw_entry`).
+        self.openclaw: dict[str, int] = {}
 
     def entry(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -293,6 +298,13 @@ class _Session:
         if not isinstance(usage, dict):
             self.skipped.append((record.line, "assistant message without usage"))
             return
+        kind = _openclaw_entry(message)
+        if kind is not None:
+            # No call of this chain: the reply enters the context the next call sends all the same.
+            self.openclaw[kind] = self.openclaw.get(kind, 0) + 1
+            self.skipped.append((record.line, _OPENCLAW_SKIPS[kind]))
+            self.pending = [self._same(make_message("assistant", message.get("content")))]
+            return
         where = f"{self.name}:{record.line}"
         reported = _usage(usage, where, message.get("api"))
         cost = usage.get("cost")
@@ -350,6 +362,33 @@ class _Session:
         return node
 
 
+#: OpenClaw (github.com/openclaw/openclaw, formerly Clawdbot and Moltbot) writes pi sessions with
+#: assistant messages of its own that are no call of the session's chain: a CLI backend's turn
+#: (``api: "cli"``, provider ``claude-cli``, ``codex-cli``...: the CLI ran its own calls, and the
+#: message's usage sums them, "cumulative" in OpenClaw's own tests) and a delivery mirror (model
+#: ``delivery-mirror``, or an ``openclawDeliveryMirror`` key: a reply sent to a channel, copied into
+#: the transcript with zero usage).
+_OPENCLAW_SKIPS = {
+    "cli": "OpenClaw CLI-backend turn (api cli): its usage sums the CLI's own calls, no one call's",
+    "mirror": "OpenClaw delivery mirror: a reply copied into the transcript, no model call",
+}
+_OPENCLAW_NOTES = {
+    "cli": "OpenClaw CLI-backend turn(s) (api cli) not counted: each one's usage sums the calls the CLI made "
+    "(audit that CLI's own session logs for them)",
+    "mirror": "OpenClaw delivery mirror(s) not counted: replies copied into the transcript, no model call",
+}
+
+
+def _openclaw_entry(message: dict) -> str | None:
+    """Which of OpenClaw's assistant messages that are no call of the chain ``message`` is
+    (a key of :data:`_OPENCLAW_SKIPS`), or None for a call."""
+    if message.get("api") == "cli":
+        return "cli"
+    if message.get("model") == "delivery-mirror" or isinstance(message.get("openclawDeliveryMirror"), dict):
+        return "mirror"
+    return None
+
+
 def _call_key(kind: str, timestamp: object, holder: dict, usage: dict) -> str:
     """A call's identity, the same in a fork's copy of it: its kind, time, model and usage as logged."""
     return json.dumps([kind, timestamp, holder.get("provider"), holder.get("model"), holder.get("responseId"), usage],
@@ -382,6 +421,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 f"{copied} call(s) the same as {counted}'s (one session forked from the other, or both from a third): "
                 "counted there, not here; the calls after them extend them",
             )
+    for kind, skipped in sorted(session.openclaw.items()):
+        notes += (f"{skipped} {_OPENCLAW_NOTES[kind]}",)
     if session.cost:
         notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
     return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), notes)
@@ -406,6 +447,8 @@ FORMAT = LogFormat(
         "earendil-works/pi: usage entries (its cache warmer's kind cache_warm: the latest request re-sent), and the "
         "usage of compaction and branch_summary entries (the summary's call)",
         "pi --mode json / --mode rpc output: the session header, then events; each message_end is one message",
+        "OpenClaw (formerly Clawdbot, Moltbot) transcripts: a CLI backend's turn (api cli: the CLI's calls summed) "
+        "and a delivery mirror (model delivery-mirror) are no calls",
     ),
     head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
     "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",
