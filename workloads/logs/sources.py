@@ -1,7 +1,7 @@
 """Finding the log files under the paths an audit is given.
 
 A folder is walked (sorted) for ``*.jsonl`` / ``*.json`` / ``*.traj`` (also gzip, bzip2, xz or zstd
-compressed: ``*.jsonl.gz``...), and for a database a format
+compressed: ``*.jsonl.gz``...; and OpenClaw's archived ``*.jsonl.reset.<time>``), and for a database a format
 reads (an OpenCode ``opencode.db``, by its content); metadata sidecars and empty
 files it finds are listed with why they are skipped, and the pieces of a log kept as many files (an
 OpenCode storage message or part) are left to the file that reads them. Every problem is a
@@ -13,6 +13,7 @@ they are is :mod:`.formats`.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
@@ -28,8 +29,17 @@ LOG_SUFFIXES = (".jsonl", ".json", ".traj")
 _WALKED = LOG_SUFFIXES + tuple(log + packed for log in LOG_SUFFIXES for packed in COMPRESSED_SUFFIXES)
 
 
+#: OpenClaw's archived transcripts, a session's ``<id>.jsonl`` renamed when ``/new`` or ``/reset``
+#: starts another one or the session is deleted (``<id>.jsonl.reset.2026-03-21T21-38-51.843Z``,
+#: ``.deleted.``): sessions of their own, walked as ``*.jsonl``. Its ``.bak.`` copies of a live
+#: transcript are not.
+_ARCHIVED_TRANSCRIPT = re.compile(r"\.jsonl\.(?:reset|deleted)\.\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{1,3})?Z$")
+
+
 def _log_suffix(name: str) -> str:
     """A walked file's log suffix, its compression's left off (``a.jsonl.gz``: ``.jsonl``)."""
+    if _ARCHIVED_TRANSCRIPT.search(name):
+        return ".jsonl"
     name = name.lower()
     for packed in COMPRESSED_SUFFIXES:
         name = name.removesuffix(packed)
@@ -194,7 +204,8 @@ def _walk(folder: Path) -> list[tuple[Path, str | None]]:
                     if _walks_into(entry):
                         pending.append(current / entry.name)
                     elif not _is_dir(entry) and not entry.name.startswith("."):
-                        if entry.name.lower().endswith(_WALKED) or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name)):
+                        if (entry.name.lower().endswith(_WALKED) or _ARCHIVED_TRANSCRIPT.search(entry.name)
+                                or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name))):
                             found.append((current / entry.name, None))
         except OSError as exc:
             why = exc.strerror or str(exc)
