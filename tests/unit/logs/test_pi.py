@@ -498,8 +498,8 @@ def test_pi_json_mode_runs_appended_to_one_file_are_chains_of_their_own(tmp_path
 
 def _openclaw_session(path: Path) -> Path:
     """An OpenClaw transcript: pi's tree session, a model snapshot entry, two embedded-runner calls
-    around a CLI backend's turn (api cli: the usage of the claude CLI's own calls, summed) and a
-    delivery mirror (a reply OpenClaw copied in, zero usage)."""
+    around a CLI backend's turn (api cli: the usage of the claude CLI's own calls, summed), a
+    delivery mirror (a reply OpenClaw copied in, zero usage) and a gateway injection (Clawdbot's)."""
     t0 = 1772000000000
 
     def message(entry_id: str, parent: str | None, body: dict) -> dict:
@@ -523,7 +523,8 @@ def _openclaw_session(path: Path) -> Path:
                                               "totalTokens": 1121000}, api="cli", provider="claude-cli", model="claude-opus-4-7")),
         message("e5", "e4", call(t0 + 60020, zero, api="openai-responses", provider="openclaw", model="delivery-mirror")),
         message("e6", "e5", {"role": "user", "content": [{"type": "text", "text": "thanks"}], "timestamp": t0 + 120000}),
-        message("e7", "e6", call(t0 + 120010, _u(40, 20000, 300))),
+        message("e6b", "e6", call(t0 + 120005, zero, api="openai-responses", provider="clawdbot", model="gateway-injected")),
+        message("e7", "e6b", call(t0 + 120010, _u(40, 20000, 300))),
     ]
     return write_jsonl(path, [header, *entries])
 
@@ -531,21 +532,24 @@ def _openclaw_session(path: Path) -> Path:
 def test_openclaw_cli_turns_and_delivery_mirrors_are_no_calls(tmp_path: Path) -> None:
     # OpenClaw's CLI backends write one assistant message a turn whose usage sums the CLI's own
     # calls (990,000 tokens read here); main counted it as one call of 1.1M tokens on an
-    # unknown provider. Its delivery mirror was skipped as a "stop call with no usage".
+    # unknown provider. Its delivery mirrors and gateway injections were skipped as "stop call(s)
+    # with no usage".
     path = _openclaw_session(tmp_path / "oc1.jsonl")
     requests, summaries = load_trace([path])
     assert [(r.line, r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m) for r in requests] == [
-        (4, 12, 0, 20000), (9, 40, 20000, 300)]
+        (4, 12, 0, 20000), (10, 40, 20000, 300)]
     # The call after them extends the first call's prompt: one chain, nothing lost in between.
     assert requests[1].prefix.parent == requests[0].prefix.node
     (summary,) = summaries
     assert summary.skipped == (
         (6, "OpenClaw CLI-backend turn (api cli): its usage sums the CLI's own calls, no one call's"),
-        (7, "OpenClaw delivery mirror: a reply copied into the transcript, no model call"),
+        (7, "OpenClaw transcript-only message (a delivery mirror or a gateway injection): no model call"),
+        (9, "OpenClaw transcript-only message (a delivery mirror or a gateway injection): no model call"),
     )
     assert "1 OpenClaw CLI-backend turn(s) (api cli) not counted: each one's usage sums the calls the CLI made " \
            "(audit that CLI's own session logs for them)" in summary.notes
-    assert "1 OpenClaw delivery mirror(s) not counted: replies copied into the transcript, no model call" in summary.notes
+    assert "2 OpenClaw transcript-only message(s) not counted: delivery mirrors and gateway injections, written into " \
+           "the transcript with no model call" in summary.notes
     # The second call read the whole 20,000 the first one wrote: predicted so.
     (_, second) = run_audit([path]).rows
     assert second.predicted_cache_read == 20000

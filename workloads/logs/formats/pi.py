@@ -303,7 +303,7 @@ class _Session:
             # No call of this chain: the reply enters the context the next call sends all the same.
             self.openclaw[kind] = self.openclaw.get(kind, 0) + 1
             self.skipped.append((record.line, _OPENCLAW_SKIPS[kind]))
-            self.pending = [self._same(make_message("assistant", message.get("content")))]
+            self.pending.append(self._same(make_message("assistant", message.get("content"))))
             return
         where = f"{self.name}:{record.line}"
         reported = _usage(usage, where, message.get("api"))
@@ -365,27 +365,34 @@ class _Session:
 #: OpenClaw (github.com/openclaw/openclaw, formerly Clawdbot and Moltbot) writes pi sessions with
 #: assistant messages of its own that are no call of the session's chain: a CLI backend's turn
 #: (``api: "cli"``, provider ``claude-cli``, ``codex-cli``...: the CLI ran its own calls, and the
-#: message's usage sums them, "cumulative" in OpenClaw's own tests) and a delivery mirror (model
-#: ``delivery-mirror``, or an ``openclawDeliveryMirror`` key: a reply sent to a channel, copied into
-#: the transcript with zero usage).
+#: message's usage sums them, "cumulative" in OpenClaw's own tests) and a transcript-only message
+#: (its ``isTranscriptOnlyOpenclawAssistant``: model ``delivery-mirror``, a reply sent to a channel,
+#: or ``gateway-injected``, a message the gateway's ``chat.inject`` wrote; provider ``openclaw``,
+#: ``clawdbot`` before; also ``api: "openclaw-transcript"`` and the ``openclawDeliveryMirror`` and
+#: ``openclawMessageToolMirror`` keys), copied into the transcript with zero usage.
 _OPENCLAW_SKIPS = {
     "cli": "OpenClaw CLI-backend turn (api cli): its usage sums the CLI's own calls, no one call's",
-    "mirror": "OpenClaw delivery mirror: a reply copied into the transcript, no model call",
+    "transcript-only": "OpenClaw transcript-only message (a delivery mirror or a gateway injection): no model call",
 }
 _OPENCLAW_NOTES = {
     "cli": "OpenClaw CLI-backend turn(s) (api cli) not counted: each one's usage sums the calls the CLI made "
     "(audit that CLI's own session logs for them)",
-    "mirror": "OpenClaw delivery mirror(s) not counted: replies copied into the transcript, no model call",
+    "transcript-only": "OpenClaw transcript-only message(s) not counted: delivery mirrors and gateway injections, "
+    "written into the transcript with no model call",
 }
+_TRANSCRIPT_ONLY_MODELS = ("delivery-mirror", "gateway-injected")
+_TRANSCRIPT_ONLY_KEYS = ("openclawDeliveryMirror", "openclawMessageToolMirror")
 
 
 def _openclaw_entry(message: dict) -> str | None:
     """Which of OpenClaw's assistant messages that are no call of the chain ``message`` is
     (a key of :data:`_OPENCLAW_SKIPS`), or None for a call."""
-    if message.get("api") == "cli":
+    api = message.get("api")
+    if api == "cli":
         return "cli"
-    if message.get("model") == "delivery-mirror" or isinstance(message.get("openclawDeliveryMirror"), dict):
-        return "mirror"
+    if (message.get("model") in _TRANSCRIPT_ONLY_MODELS or api == "openclaw-transcript"
+            or any(isinstance(message.get(key), dict) for key in _TRANSCRIPT_ONLY_KEYS)):
+        return "transcript-only"
     return None
 
 
@@ -447,8 +454,8 @@ FORMAT = LogFormat(
         "earendil-works/pi: usage entries (its cache warmer's kind cache_warm: the latest request re-sent), and the "
         "usage of compaction and branch_summary entries (the summary's call)",
         "pi --mode json / --mode rpc output: the session header, then events; each message_end is one message",
-        "OpenClaw (formerly Clawdbot, Moltbot) transcripts: a CLI backend's turn (api cli: the CLI's calls summed) "
-        "and a delivery mirror (model delivery-mirror) are no calls",
+        "OpenClaw (formerly Clawdbot, Moltbot) transcripts: a CLI backend's turn (api cli: the CLI's calls summed), "
+        "a delivery mirror and a gateway injection (models delivery-mirror, gateway-injected) are no calls",
     ),
     head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
     "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",
