@@ -20,6 +20,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record
 from prefixbench.workloads.logs.formats.headless import headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
+from prefixbench.workloads.logs.formats.opencode_db import keeps_session_totals_only
 from prefixbench.workloads.logs.reading import check_readable
 from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, CommentedJson, iter_records
 
@@ -96,7 +97,8 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                         f"and {path} holds no other log file; make it readable, or name the folders to audit"
                     )
                 if marked:
-                    item, reason = marked[0]
+                    # The file that says most: one that names the agent it is from and why it holds no call.
+                    item, reason = next(((i, r) for i, r in marked if (r or "").startswith(HEADLESS)), marked[0])
                     raise UserError(
                         f"{path}: no log to audit: of the {len(marked)} file(s) named {', '.join('*' + s for s in LOG_SUFFIXES[:-1])} "
                         f"or *{LOG_SUFFIXES[-1]} here, none is a log "
@@ -207,6 +209,10 @@ def _walk(folder: Path) -> list[tuple[Path, str | None]]:
                         if (entry.name.lower().endswith(_WALKED) or _ARCHIVED_TRANSCRIPT.search(entry.name)
                                 or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name))):
                             found.append((current / entry.name, None))
+                        elif entry.name.endswith(_FILE_SUFFIXES) and (kept := keeps_session_totals_only(current / entry.name)):
+                            # An agent's database of per-session totals (Hermes Agent's state.db, Crush's
+                            # crush.db): listed as skipped, saying why, as a headless output is.
+                            found.append((current / entry.name, f"{HEADLESS}{kept}; record such an agent's calls with `prefixbench proxy`"))
         except OSError as exc:
             why = exc.strerror or str(exc)
             if current == folder:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import subprocess
 import sys
@@ -56,3 +57,27 @@ def test_the_command_line_refuses_it_in_one_line_with_status_2(tmp_path: Path) -
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Hermes Agent's state.db" in lines[0] and "Traceback" not in done.stderr
+
+
+def test_a_hermes_home_folder_says_why_it_holds_no_log(tmp_path: Path) -> None:
+    # ~/.hermes: its state.db beside session JSON files that hold no usage. Main's walk never
+    # offered the database and named the first JSON file: "no record of a format audit reads".
+    make_hermes_db(tmp_path / "state.db")
+    (tmp_path / "sessions").mkdir()
+    (tmp_path / "sessions" / "session_20260301_101500_ab12cd.json").write_text('{"session_id": "20260301_101500_ab12cd", "messages": []}')
+    with pytest.raises(UserError, match=r"no log to audit: .*\(state\.db: Hermes Agent's state\.db: it keeps each session's summed"):
+        run_audit([tmp_path])
+
+
+def test_a_hermes_state_db_beside_logs_is_listed_as_skipped_saying_why(tmp_path: Path) -> None:
+    make_hermes_db(tmp_path / "state.db")
+    header = {"type": "session", "version": 3, "id": "p", "timestamp": "2026-03-01T10:15:00.000Z", "cwd": "/w"}
+    call = {"type": "message", "timestamp": "2026-03-01T10:15:01.000Z", "message": {
+        "role": "assistant", "content": [], "provider": "anthropic", "model": "claude-sonnet-4-6", "api": "anthropic-messages",
+        "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 4000}, "stopReason": "stop", "timestamp": 1772360101000}}
+    (tmp_path / "p.jsonl").write_text("\n".join(map(json.dumps, (header, call))) + "\n")
+    result = run_audit([tmp_path])
+    assert result.totals.requests == 1
+    (skipped,) = [f for f in result.files if f.file.endswith("state.db")]
+    assert skipped.notes == ("skipped: Hermes Agent's state.db: it keeps each session's summed input, output and cache read "
+                             "and write tokens, not each call's usage; record such an agent's calls with `prefixbench proxy`",)
