@@ -553,3 +553,33 @@ def test_openclaw_cli_turns_and_delivery_mirrors_are_no_calls(tmp_path: Path) ->
     # The second call read the whole 20,000 the first one wrote: predicted so.
     (_, second) = run_audit([path]).rows
     assert second.predicted_cache_read == 20000
+
+
+#: OpenClaw's assistant messages that are no call of the chain, as hypothesis draws them.
+_openclaw_only = st.one_of(
+    st.builds(lambda i, r: {"provider": "claude-cli", "api": "cli", "model": "claude-opus-4-7", "usage": _u(i, r, 0)},
+              st.integers(0, 10**6), st.integers(0, 10**7)),
+    st.builds(lambda model, provider: {"provider": provider, "api": "openai-responses", "model": model,
+                                       "usage": _u(0, 0, 0, 0)},
+              st.sampled_from(("delivery-mirror", "gateway-injected")), st.sampled_from(("openclaw", "clawdbot"))),
+    st.builds(lambda key: {"provider": "openclaw", "api": "openai-responses", "model": "m", "usage": _u(0, 0, 0, 0), key: {}},
+              st.sampled_from(("openclawDeliveryMirror", "openclawMessageToolMirror"))),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(inserted=st.lists(st.tuples(st.integers(0, 4), _openclaw_only), max_size=5))
+def test_property_openclaw_messages_that_are_no_calls_change_no_count(tmp_path_factory, inserted) -> None:
+    # However many of OpenClaw's CLI turns, mirrors and injections land wherever in a session, the
+    # calls read are the session's own, each listed as skipped and counted in the notes.
+    t0 = 1772000000000
+    entries = _tool_loop(t0)
+    for at, body in sorted(inserted, key=lambda x: -x[0]):
+        entries.insert(at, {"type": "message", "timestamp": "2026-02-25T06:13:20.000Z",
+                            "message": {"role": "assistant", "content": [], "stopReason": "stop", "timestamp": t0, **body}})
+    path = _pi(tmp_path_factory.mktemp("oc") / "s.jsonl", entries)
+    requests, (summary,) = load_trace([path])
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m) for r in requests] == [(10, 0, 40000), (1, 40000, 500)]
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert len(summary.skipped) == len(inserted)
+    assert sum(int(note.split(" ", 1)[0]) for note in summary.notes if "OpenClaw" in note) == len(inserted)
