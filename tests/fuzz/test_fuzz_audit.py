@@ -191,6 +191,8 @@ SEEDS: dict[str, list[dict]] = {
          "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}},
         {"type": "custom", "customType": "model-snapshot", "id": "o4", "parentId": "o3", "timestamp": "2025-12-09T00:53:34.100Z",
          "data": {"provider": "zai", "modelApi": "openai-completions", "modelId": "glm-5"}},
+        {"type": "custom", "customType": "openclaw.cache-ttl", "id": "o5", "parentId": "o4", "timestamp": "2025-12-09T00:53:34.200Z",
+         "data": {"prunedToolResults": [{"key": "toolu_1", "mode": "hard", "placeholder": "[cleared]"}], "frozenToolResults": []}},
         # earendil-works/pi: its cache warmer's usage entry, and a compaction's summary call.
         {"type": "usage", "id": "w1", "parentId": "e3", "timestamp": "2025-12-09T00:57:32.825Z", "kind": "cache_warm", "provider": "anthropic",
          "model": "claude-opus-5", "usage": {"input": 0, "output": 1, "cacheRead": 3902, "cacheWrite": 0, "cost": {"total": 0.002}}},

@@ -583,3 +583,62 @@ def test_property_openclaw_messages_that_are_no_calls_change_no_count(tmp_path_f
     assert requests[1].prefix.parent == requests[0].prefix.node
     assert len(summary.skipped) == len(inserted)
     assert sum(int(note.split(" ", 1)[0]) for note in summary.notes if "OpenClaw" in note) == len(inserted)
+
+
+def _prune_marker(pruned: list[dict] | None) -> dict:
+    data = {"provider": "anthropic", "modelId": "claude-opus-4-5"} if pruned is None else {
+        "prunedToolResults": pruned, "ambiguousToolResultBaseKeys": [], "frozenToolResults": []}
+    return {"type": "custom", "customType": "openclaw.cache-ttl", "timestamp": "2026-02-25T06:13:20.000Z", "data": data}
+
+
+def test_openclaw_pruned_tool_results_are_a_compaction_before_the_next_call(tmp_path: Path) -> None:
+    # OpenClaw's context pruning (mode cache-ttl) trims or clears old tool results in the prompts
+    # it sends, and writes a marker listing every one pruned so far. A result not listed before
+    # rewrites the prompt in place: the next call starts a new chain. An earlier OpenClaw's marker
+    # (provider and model only) and a marker repeating the same list change nothing.
+    t0 = 1765233665294
+    one = [{"key": "toolu_1", "mode": "soft"}]
+    entries = [
+        *_tool_loop(t0),
+        _prune_marker(None),
+        _pi_msg("user", t0 + 20000),
+        _pi_msg("assistant", t0 + 20010, _u(10, 40500, 200)),
+        _prune_marker(one),
+        _pi_msg("user", t0 + 40000),
+        _pi_msg("assistant", t0 + 40010, _u(10, 0, 30000)),
+        _prune_marker(one),
+        _pi_msg("user", t0 + 60000),
+        _pi_msg("assistant", t0 + 60010, _u(10, 30000, 100)),
+        _prune_marker([*one, {"key": "toolu_1", "mode": "hard", "placeholder": "[cleared]"}]),
+        _pi_msg("assistant", t0 + 60100, _u(10, 0, 30200)),
+    ]
+    requests, _ = load_trace([_pi(tmp_path / "oc.jsonl", entries)])
+    starts = [r.prefix.parent is None for r in requests]
+    assert starts == [True, False, False, True, False, True]
+    assert ("compaction", "OpenClaw pruned 1 tool result(s) in place (context pruning, cache-ttl)") in requests[3].events
+    rows = run_audit([tmp_path / "oc.jsonl"]).rows
+    assert [row.cause for row in rows][3] == "compaction"
+
+
+_marks = st.lists(st.tuples(st.sampled_from(("toolu_1", "toolu_2", "toolu_3")), st.sampled_from(("soft", "hard"))),
+                  max_size=3, unique=True)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(snapshots=st.lists(st.one_of(st.none(), _marks), min_size=1, max_size=4))
+def test_property_each_newly_pruned_tool_result_breaks_the_chain_once(tmp_path_factory, snapshots) -> None:
+    # One call after each marker: it starts a new chain exactly when its marker lists a
+    # (key, mode) the latest list before it did not (a marker of no list leaves that list).
+    t0 = 1765233665294
+    entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(10, 0, 4000))]
+    expected, latest = [True], set()
+    for n, marks in enumerate(snapshots, 1):
+        entries.append(_prune_marker(None if marks is None else [{"key": k, "mode": m} for k, m in marks]))
+        entries.append(_pi_msg("assistant", t0 + 1000 * n, _u(10, 4000, 10)))
+        if marks is not None:
+            expected.append(bool(set(marks) - latest))
+            latest = set(marks)
+        else:
+            expected.append(False)
+    requests, _ = load_trace([_pi(tmp_path_factory.mktemp("prune") / "s.jsonl", entries)])
+    assert [r.prefix.parent is None for r in requests] == expected

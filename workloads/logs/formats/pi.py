@@ -162,6 +162,8 @@ class _Session:
         self.session_id: object = None
         #: OpenClaw's assistant messages that are no call of this chain, by kind (see :func:`_openclaw_entry`).
         self.openclaw: dict[str, int] = {}
+        #: The tool results OpenClaw's latest pruning marker lists, as (key, mode).
+        self.pruned_marks: set[tuple[str, str]] = set()
 
     def entry(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -202,10 +204,27 @@ class _Session:
                 self._side_call(record, value, "summary")
             case "usage":
                 self._side_call(record, value, str(value.get("kind")))
+            case "custom" if value.get("customType") == _OPENCLAW_PRUNE:
+                self._pruned(value.get("data"))
             case "message" | "message_end":  # message_end: pi --mode json / rpc's final copy of a message
                 self._message(record, as_dict(value.get("message")), parent_id)
         if isinstance(entry_id, str):
             self.node_of_entry[entry_id] = self.chain_parent
+
+    def _pruned(self, data: object) -> None:
+        """OpenClaw's context pruning (``contextPruning.mode: "cache-ttl"``): its marker lists every
+        tool result whose prompt copy is trimmed (``soft``) or cleared (``hard``) so far; one not
+        listed before is rewritten in place in the prompts sent from now on, a compaction event
+        before the next call, which starts a new chain (as OpenCode's pruned tool outputs do)."""
+        pruned = data.get("prunedToolResults") if isinstance(data, dict) else None
+        if not isinstance(pruned, list):
+            return  # (earlier OpenClaw's marker names only the provider and model: the cache was touched)
+        marks = {(str(item.get("key")), str(item.get("mode"))) for item in pruned if isinstance(item, dict)}
+        new = marks - self.pruned_marks
+        self.pruned_marks = marks
+        if new:
+            self.events.append(("compaction", f"OpenClaw pruned {len(new)} tool result(s) in place (context pruning, cache-ttl)"))
+            self.chain_parent = None
 
     def _side_call(self, record: Record, value: dict, kind: str) -> None:
         """The call an entry that is no message of the conversation reports in its ``usage``
@@ -380,6 +399,8 @@ _OPENCLAW_NOTES = {
     "transcript-only": "OpenClaw transcript-only message(s) not counted: delivery mirrors and gateway injections, "
     "written into the transcript with no model call",
 }
+#: The ``customType`` of OpenClaw's context-pruning marker (:meth:`_Session._pruned`).
+_OPENCLAW_PRUNE = "openclaw.cache-ttl"
 _TRANSCRIPT_ONLY_MODELS = ("delivery-mirror", "gateway-injected")
 _TRANSCRIPT_ONLY_KEYS = ("openclawDeliveryMirror", "openclawMessageToolMirror")
 
@@ -455,7 +476,8 @@ FORMAT = LogFormat(
         "usage of compaction and branch_summary entries (the summary's call)",
         "pi --mode json / --mode rpc output: the session header, then events; each message_end is one message",
         "OpenClaw (formerly Clawdbot, Moltbot) transcripts: a CLI backend's turn (api cli: the CLI's calls summed), "
-        "a delivery mirror and a gateway injection (models delivery-mirror, gateway-injected) are no calls",
+        "a delivery mirror and a gateway injection (models delivery-mirror, gateway-injected) are no calls; its "
+        "context pruning's openclaw.cache-ttl marker, a tool result newly pruned, is a compaction",
     ),
     head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
     "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",
