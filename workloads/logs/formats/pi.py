@@ -41,7 +41,10 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from msgspec.structs import replace
+
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.formats import openclaw_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count
@@ -456,13 +459,38 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), notes)
 
 
+def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The requests of every session in an OpenClaw agent database (:mod:`.openclaw_db`), each
+    read as its session file is, a lane of its own named by its id (a row's ``seq`` its line)."""
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    notes: tuple[str, ...] = ()
+    count = 0
+    for session_id, entries in openclaw_db.sessions(path):
+        count += 1
+        session = _Session(Path(f"{path}#{session_id}"), ctx.pi_calls)
+        for seq, value in entries:
+            session.entry(Record(seq, value))
+        for r in session.out:
+            lane = session_id if r.lane == "main" else f"{session_id}/{r.lane}"
+            out.append(replace(r, file=str(path), lane=lane, seq=len(out)))
+        skipped.extend(session.skipped)
+        notes += tuple(f"{skipped_count} {_OPENCLAW_NOTES[kind]}" for kind, skipped_count in sorted(session.openclaw.items()))
+    notes += (f"an OpenClaw agent database: {count:,} session(s) read from its {openclaw_db.TABLE} (opened read-only)",)
+    return out, FileSummary(str(path), NAME, len(out), tuple(sorted(skipped)), tuple(dict.fromkeys(notes)))
+
+
 FORMAT = LogFormat(
     name=NAME,
     noun="pi session",
     nouns="pi sessions",
-    description="pi coding-agent session files (a session header, then message and event entries) and pi --mode json output",
+    description="pi coding-agent session files (a session header, then message and event entries), pi --mode json output, "
+    "and OpenClaw's agent database (openclaw-agent.sqlite: its transcript_events)",
     detect=detect,
     read=read,
+    detect_file=openclaw_db.is_openclaw_db,
+    read_file=read_db,
+    file_suffixes=openclaw_db.SUFFIXES,
     usage="additive",
     versions=(
         "linear sessions: entries in file order",
@@ -475,6 +503,8 @@ FORMAT = LogFormat(
         "earendil-works/pi: usage entries (its cache warmer's kind cache_warm: the latest request re-sent), and the "
         "usage of compaction and branch_summary entries (the summary's call)",
         "pi --mode json / --mode rpc output: the session header, then events; each message_end is one message",
+        "later OpenClaw's agent database (agents/<agentId>/agent/openclaw-agent.sqlite): transcript_events rows, "
+        "each session's entries as its file held them",
         "OpenClaw (formerly Clawdbot, Moltbot) transcripts: a CLI backend's turn (api cli: the CLI's calls summed), "
         "a delivery mirror and a gateway injection (models delivery-mirror, gateway-injected) are no calls; its "
         "context pruning's openclaw.cache-ttl marker, a tool result newly pruned, is a compaction",
