@@ -32,9 +32,10 @@ _WALKED = LOG_SUFFIXES + tuple(log + packed for log in LOG_SUFFIXES for packed i
 
 #: OpenClaw's archived transcripts, a session's ``<id>.jsonl`` renamed when ``/new`` or ``/reset``
 #: starts another one or the session is deleted (``<id>.jsonl.reset.2026-03-21T21-38-51.843Z``,
-#: ``.deleted.``; later OpenClaw compresses them: ``...Z.zst``): sessions of their own, walked as
+#: ``.deleted.``; later OpenClaw compresses them, ``...Z.zst``, or stamps them in epoch seconds,
+#: ``.deleted.1782530279``): sessions of their own, walked as
 #: ``*.jsonl``. Its ``.bak.`` copies of a live transcript are not.
-_ARCHIVED_TRANSCRIPT = re.compile(r"\.jsonl\.(?:reset|deleted)\.\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{1,3})?Z"
+_ARCHIVED_TRANSCRIPT = re.compile(r"\.jsonl\.(?:reset|deleted)\.(?:\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{1,3})?Z|\d{9,13})"
                                   r"(?:\.gz|\.bz2|\.xz|\.zst)?$")
 
 
