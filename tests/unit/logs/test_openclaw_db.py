@@ -174,3 +174,12 @@ def test_damaged_database_files_end_cleanly(tmp_path: Path) -> None:
     case()
     tally.report()
     assert tally.outcomes["crash"] == 0
+
+
+def test_the_notes_count_the_skipped_messages_of_every_session(tmp_path: Path) -> None:
+    mirror = _call(T0 + 20, 0, 0, 0, 0, api="openai-responses", provider="openclaw", model="delivery-mirror")
+    path = write_db(tmp_path / "openclaw-agent.sqlite", {
+        sid: [_header(sid), _user(T0), _call(T0 + 10, 12, 0, 20000), mirror] for sid in ("a", "b")})
+    (summary,) = load_trace([path])[1]
+    assert summary.notes[0] == ("2 OpenClaw transcript-only message(s) not counted: delivery mirrors and gateway "
+                                "injections, written into the transcript with no model call")

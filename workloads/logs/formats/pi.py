@@ -464,10 +464,10 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
     read as its session file is, a lane of its own named by its id (a row's ``seq`` its line)."""
     out: list[TraceRequest] = []
     skipped: list[tuple[int, str]] = []
-    notes: tuple[str, ...] = ()
-    count = 0
+    num_skipped: dict[str, int] = {}
+    num_sessions = 0
     for session_id, entries in openclaw_db.sessions(path):
-        count += 1
+        num_sessions += 1
         session = _Session(Path(f"{path}#{session_id}"), ctx.pi_calls)
         for seq, value in entries:
             session.entry(Record(seq, value))
@@ -475,9 +475,11 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
             lane = session_id if r.lane == "main" else f"{session_id}/{r.lane}"
             out.append(replace(r, file=str(path), lane=lane, seq=len(out)))
         skipped.extend(session.skipped)
-        notes += tuple(f"{skipped_count} {_OPENCLAW_NOTES[kind]}" for kind, skipped_count in sorted(session.openclaw.items()))
-    notes += (f"an OpenClaw agent database: {count:,} session(s) read from its {openclaw_db.TABLE} (opened read-only)",)
-    return out, FileSummary(str(path), NAME, len(out), tuple(sorted(skipped)), tuple(dict.fromkeys(notes)))
+        for kind, num in session.openclaw.items():
+            num_skipped[kind] = num_skipped.get(kind, 0) + num
+    notes = tuple(f"{num} {_OPENCLAW_NOTES[kind]}" for kind, num in sorted(num_skipped.items()))
+    notes += (f"an OpenClaw agent database: {num_sessions:,} session(s) read from its {openclaw_db.TABLE} (opened read-only)",)
+    return out, FileSummary(str(path), NAME, len(out), tuple(sorted(skipped)), notes)
 
 
 FORMAT = LogFormat(
