@@ -13,7 +13,8 @@ and gateway injections (assistant messages of zero usage, no call):
   Anthropic-compatible API (``minimax-cn``).
 
 What is checked is each home's usage recounted from its raw fields, and how many of its reads
-are predicted within 3%.
+are predicted within 3%; and that one home's sessions put into an agent database (later
+OpenClaw's ``openclaw-agent.sqlite``, built in a temporary folder) read the same.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -91,4 +93,31 @@ def test_openclaw_home_sessions_count_what_their_messages_sum(env: str, tmp_path
     assert [calls, uncached, output, read, write, only] == sums
     skipped = sum(n for f in result.files for reason, n in f.skip_reasons if reason.startswith("OpenClaw transcript-only"))
     assert skipped == only
+    assert sum(f.read_within for f in result.files) == within
+
+
+def test_the_same_sessions_in_an_agent_database_read_the_same(tmp_path: Path) -> None:
+    # Later OpenClaw keeps the same entries as rows of openclaw-agent.sqlite's transcript_events:
+    # a home's sessions put there (as its migration does) audit to the same totals and reads.
+    env = "PREFIXBENCH_MUSK_FANX_OPENCLAW_REPO"
+    repo, commit, folder, files, *sums, within = HOMES[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    url = f"github.com/{repo}"
+    names = [n for n in files_at(mirror, commit, url, env) if n.startswith(folder) and _TRANSCRIPT.search("/" + n)]
+    assert len(names) == files
+    path = tmp_path / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    path.parent.mkdir(parents=True)
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT NOT NULL,"
+               " created_at INTEGER NOT NULL, PRIMARY KEY (session_id, seq))")
+    for n, name in enumerate(names):
+        lines = [line for line in file_at(mirror, commit, name, url, env).decode().splitlines() if line.strip()]
+        sid = json.loads(lines[0])["id"]
+        db.executemany("INSERT INTO transcript_events VALUES (?, ?, ?, ?)",
+                       [(sid, seq, line, n * 10**6 + seq) for seq, line in enumerate(lines)])
+    db.commit()
+    db.close()
+    result = run_audit([tmp_path])
+    t = result.totals
+    assert [t.requests, t.input, t.output, t.cache_read, t.cache_write] == sums[:5]
     assert sum(f.read_within for f in result.files) == within
