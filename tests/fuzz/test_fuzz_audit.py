@@ -186,6 +186,21 @@ SEEDS: dict[str, list[dict]] = {
         {"type": "message", "id": "e3", "parentId": "e2", "timestamp": "2025-12-09T00:53:32.825Z", "message": {"role": "assistant", "provider": "anthropic",
          "api": "anthropic-messages", "model": "claude-opus-5", "timestamp": 1765233667294,
          "usage": {"input": 2, "output": 30, "cacheRead": 3000, "cacheWrite": 900, "totalTokens": 3932, "cost": {"total": 0.02}, "cacheWrite1h": 600, "reasoning": 12}}},
+        # OpenClaw's pi sessions: a CLI backend's turn (its calls summed), a delivery mirror and a
+        # gateway injection (no call).
+        {"type": "message", "id": "o1", "parentId": "e3", "timestamp": "2025-12-09T00:53:33.825Z", "message": {"role": "assistant",
+         "provider": "claude-cli", "api": "cli", "model": "claude-opus-4-7", "timestamp": 1765233667394,
+         "usage": {"input": 1280, "output": 300, "cacheRead": 99000, "cacheWrite": 0, "totalTokens": 100580}}},
+        {"type": "message", "id": "o2", "parentId": "o1", "timestamp": "2025-12-09T00:53:33.900Z", "message": {"role": "assistant",
+         "provider": "openclaw", "api": "openai-responses", "model": "delivery-mirror", "timestamp": 1765233667400, "stopReason": "stop",
+         "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}, "openclawDeliveryMirror": {"kind": "k"}}},
+        {"type": "message", "id": "o3", "parentId": "o2", "timestamp": "2025-12-09T00:53:34.000Z", "message": {"role": "assistant",
+         "provider": "clawdbot", "api": "openclaw-transcript", "model": "gateway-injected", "timestamp": 1765233667500,
+         "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}},
+        {"type": "custom", "customType": "model-snapshot", "id": "o4", "parentId": "o3", "timestamp": "2025-12-09T00:53:34.100Z",
+         "data": {"provider": "zai", "modelApi": "openai-completions", "modelId": "glm-5"}},
+        {"type": "custom", "customType": "openclaw.cache-ttl", "id": "o5", "parentId": "o4", "timestamp": "2025-12-09T00:53:34.200Z",
+         "data": {"prunedToolResults": [{"key": "toolu_1", "mode": "hard", "placeholder": "[cleared]"}], "frozenToolResults": []}},
         # earendil-works/pi: its cache warmer's usage entry, and a compaction's summary call.
         {"type": "usage", "id": "w1", "parentId": "e3", "timestamp": "2025-12-09T00:57:32.825Z", "kind": "cache_warm", "provider": "anthropic",
          "model": "claude-opus-5", "usage": {"input": 0, "output": 1, "cacheRead": 3902, "cacheWrite": 0, "cost": {"total": 0.002}}},

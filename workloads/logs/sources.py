@@ -1,7 +1,7 @@
 """Finding the log files under the paths an audit is given.
 
 A folder is walked (sorted) for ``*.jsonl`` / ``*.json`` / ``*.traj`` (also gzip, bzip2, xz or zstd
-compressed: ``*.jsonl.gz``...), and for a database a format
+compressed: ``*.jsonl.gz``...; and OpenClaw's archived ``*.jsonl.reset.<time>``), and for a database a format
 reads (an OpenCode ``opencode.db``, by its content); metadata sidecars and empty
 files it finds are listed with why they are skipped, and the pieces of a log kept as many files (an
 OpenCode storage message or part) are left to the file that reads them. Every problem is a
@@ -13,13 +13,14 @@ they are is :mod:`.formats`.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record
 from prefixbench.workloads.logs.formats.headless import headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
-from prefixbench.workloads.logs.formats.totals_only import GOOSE_SESSION, is_goose_session_header
+from prefixbench.workloads.logs.formats.totals_only import GOOSE_SESSION, database_of, is_goose_session_header
 from prefixbench.workloads.logs.reading import check_readable
 from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, CommentedJson, NestedArray, iter_records
 
@@ -29,8 +30,19 @@ LOG_SUFFIXES = (".jsonl", ".json", ".traj")
 _WALKED = LOG_SUFFIXES + tuple(log + packed for log in LOG_SUFFIXES for packed in COMPRESSED_SUFFIXES)
 
 
+#: OpenClaw's archived transcripts, a session's ``<id>.jsonl`` renamed when ``/new`` or ``/reset``
+#: starts another one or the session is deleted (``<id>.jsonl.reset.2026-03-21T21-38-51.843Z``,
+#: ``.deleted.``; later OpenClaw compresses them, ``...Z.zst``, or stamps them in epoch seconds,
+#: ``.deleted.1782530279``): sessions of their own, walked as
+#: ``*.jsonl``. Its ``.bak.`` copies of a live transcript are not.
+_ARCHIVED_TRANSCRIPT = re.compile(r"\.jsonl\.(?:reset|deleted)\.(?:\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{1,3})?Z|\d{9,13})"
+                                  r"(?:\.gz|\.bz2|\.xz|\.zst)?$")
+
+
 def _log_suffix(name: str) -> str:
     """A walked file's log suffix, its compression's left off (``a.jsonl.gz``: ``.jsonl``)."""
+    if _ARCHIVED_TRANSCRIPT.search(name):
+        return ".jsonl"
     name = name.lower()
     for packed in COMPRESSED_SUFFIXES:
         name = name.removesuffix(packed)
@@ -87,7 +99,8 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                         f"and {path} holds no other log file; make it readable, or name the folders to audit"
                     )
                 if marked:
-                    item, reason = marked[0]
+                    # The file that says most: one that names the agent it is from and why it holds no call.
+                    item, reason = next(((i, r) for i, r in marked if (r or "").startswith(HEADLESS)), marked[0])
                     raise UserError(
                         f"{path}: no log to audit: of the {len(marked)} file(s) named {', '.join('*' + s for s in LOG_SUFFIXES[:-1])} "
                         f"or *{LOG_SUFFIXES[-1]} here, none is a log "
@@ -195,8 +208,13 @@ def _walk(folder: Path) -> list[tuple[Path, str | None]]:
                     if _walks_into(entry):
                         pending.append(current / entry.name)
                     elif not _is_dir(entry) and not entry.name.startswith("."):
-                        if entry.name.lower().endswith(_WALKED) or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name)):
+                        if (entry.name.lower().endswith(_WALKED) or _ARCHIVED_TRANSCRIPT.search(entry.name)
+                                or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name))):
                             found.append((current / entry.name, None))
+                        elif entry.name.endswith(_FILE_SUFFIXES) and (kept := database_of(current / entry.name)):
+                            # An agent's database of totals (Hermes Agent's state.db, Crush's crush.db,
+                            # Goose's sessions.db): listed as skipped, saying why, as a headless output is.
+                            found.append((current / entry.name, f"{HEADLESS}{kept.refusal()}"))
         except OSError as exc:
             why = exc.strerror or str(exc)
             if current == folder:

@@ -512,3 +512,149 @@ def test_pi_sends_a_deepseek_reply_back_whole_so_the_next_call_reads_into_it(tmp
     result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
     assert [row.predicted_cache_read for row in result.rows] == [0, 8064]
     assert result.rows[1].read_within
+def _openclaw_session(path: Path) -> Path:
+    """An OpenClaw transcript: pi's tree session, a model snapshot entry, two embedded-runner calls
+    around a CLI backend's turn (api cli: the usage of the claude CLI's own calls, summed), a
+    delivery mirror (a reply OpenClaw copied in, zero usage) and a gateway injection (Clawdbot's)."""
+    t0 = 1772000000000
+
+    def message(entry_id: str, parent: str | None, body: dict) -> dict:
+        return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-02-25T06:13:20.000Z", "message": body}
+
+    def call(ts: int, usage: dict, **over: object) -> dict:
+        return {"role": "assistant", "content": [{"type": "text", "text": f"answer {ts}"}], "api": "anthropic-messages",
+                "provider": "anthropic", "model": "claude-sonnet-4-6", "usage": usage, "stopReason": "stop", "timestamp": ts,
+                **over}
+
+    zero = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+    header = {"type": "session", "version": 3, "id": "oc1", "timestamp": "2026-02-25T06:13:19.000Z", "cwd": "/home/u/.openclaw/workspace"}
+    entries = [
+        {"type": "custom", "customType": "model-snapshot", "id": "e0", "parentId": None, "timestamp": "2026-02-25T06:13:19.500Z",
+         "data": {"timestamp": t0 - 500, "provider": "anthropic", "modelApi": "anthropic-messages", "modelId": "claude-sonnet-4-6"}},
+        message("e1", "e0", {"role": "user", "content": [{"type": "text", "text": "hello"}], "timestamp": t0}),
+        message("e2", "e1", call(t0 + 10, _u(12, 0, 20000))),
+        message("e3", "e2", {"role": "user", "content": [{"type": "text", "text": "run it in claude"}], "timestamp": t0 + 60000}),
+        message("e4", "e3", call(t0 + 60010, {"input": 128000, "output": 3000, "cacheRead": 990000, "cacheWrite": 0,
+                                              "totalTokens": 1121000}, api="cli", provider="claude-cli", model="claude-opus-4-7")),
+        message("e5", "e4", call(t0 + 60020, zero, api="openai-responses", provider="openclaw", model="delivery-mirror")),
+        message("e6", "e5", {"role": "user", "content": [{"type": "text", "text": "thanks"}], "timestamp": t0 + 120000}),
+        message("e6b", "e6", call(t0 + 120005, zero, api="openai-responses", provider="clawdbot", model="gateway-injected")),
+        message("e7", "e6b", call(t0 + 120010, _u(40, 20000, 300))),
+    ]
+    return write_jsonl(path, [header, *entries])
+
+
+def test_openclaw_cli_turns_and_delivery_mirrors_are_no_calls(tmp_path: Path) -> None:
+    # OpenClaw's CLI backends write one assistant message a turn whose usage sums the CLI's own
+    # calls (990,000 tokens read here); main counted it as one call of 1.1M tokens on an
+    # unknown provider. Its delivery mirrors and gateway injections were skipped as "stop call(s)
+    # with no usage".
+    path = _openclaw_session(tmp_path / "oc1.jsonl")
+    requests, summaries = load_trace([path])
+    assert [(r.line, r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m) for r in requests] == [
+        (4, 12, 0, 20000), (10, 40, 20000, 300)]
+    # The call after them extends the first call's prompt: one chain, nothing lost in between.
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    (summary,) = summaries
+    assert summary.skipped == (
+        (6, "OpenClaw CLI-backend turn (api cli): its usage sums the CLI's own calls, no one call's"),
+        (7, "OpenClaw transcript-only message (a delivery mirror or a gateway injection): no model call"),
+        (9, "OpenClaw transcript-only message (a delivery mirror or a gateway injection): no model call"),
+    )
+    assert "1 OpenClaw CLI-backend turn(s) (api cli) not counted: each one's usage sums the calls the CLI made " \
+           "(audit that CLI's own session logs for them)" in summary.notes
+    assert "2 OpenClaw transcript-only message(s) not counted: delivery mirrors and gateway injections, written into " \
+           "the transcript with no model call" in summary.notes
+    # The second call read the whole 20,000 the first one wrote: predicted so.
+    (_, second) = run_audit([path]).rows
+    assert second.predicted_cache_read == 20000
+
+
+#: OpenClaw's assistant messages that are no call of the chain, as hypothesis draws them.
+_openclaw_only = st.one_of(
+    st.builds(lambda i, r: {"provider": "claude-cli", "api": "cli", "model": "claude-opus-4-7", "usage": _u(i, r, 0)},
+              st.integers(0, 10**6), st.integers(0, 10**7)),
+    st.builds(lambda model, provider: {"provider": provider, "api": "openai-responses", "model": model,
+                                       "usage": _u(0, 0, 0, 0)},
+              st.sampled_from(("delivery-mirror", "gateway-injected")), st.sampled_from(("openclaw", "clawdbot"))),
+    st.builds(lambda key: {"provider": "openclaw", "api": "openai-responses", "model": "m", "usage": _u(0, 0, 0, 0), key: {}},
+              st.sampled_from(("openclawDeliveryMirror", "openclawMessageToolMirror"))),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(inserted=st.lists(st.tuples(st.integers(0, 4), _openclaw_only), max_size=5))
+def test_property_openclaw_messages_that_are_no_calls_change_no_count(tmp_path_factory, inserted) -> None:
+    # However many of OpenClaw's CLI turns, mirrors and injections land wherever in a session, the
+    # calls read are the session's own, each listed as skipped and counted in the notes.
+    t0 = 1772000000000
+    entries = _tool_loop(t0)
+    for at, body in sorted(inserted, key=lambda x: -x[0]):
+        entries.insert(at, {"type": "message", "timestamp": "2026-02-25T06:13:20.000Z",
+                            "message": {"role": "assistant", "content": [], "stopReason": "stop", "timestamp": t0, **body}})
+    path = _pi(tmp_path_factory.mktemp("oc") / "s.jsonl", entries)
+    requests, (summary,) = load_trace([path])
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m) for r in requests] == [(10, 0, 40000), (1, 40000, 500)]
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert len(summary.skipped) == len(inserted)
+    assert sum(int(note.split(" ", 1)[0]) for note in summary.notes if "OpenClaw" in note) == len(inserted)
+
+
+def _prune_marker(pruned: list[dict] | None) -> dict:
+    data = {"provider": "anthropic", "modelId": "claude-opus-4-5"} if pruned is None else {
+        "prunedToolResults": pruned, "ambiguousToolResultBaseKeys": [], "frozenToolResults": []}
+    return {"type": "custom", "customType": "openclaw.cache-ttl", "timestamp": "2026-02-25T06:13:20.000Z", "data": data}
+
+
+def test_openclaw_pruned_tool_results_are_a_compaction_before_the_next_call(tmp_path: Path) -> None:
+    # OpenClaw's context pruning (mode cache-ttl) trims or clears old tool results in the prompts
+    # it sends, and writes a marker listing every one pruned so far. A result not listed before
+    # rewrites the prompt in place: the next call starts a new chain. An earlier OpenClaw's marker
+    # (provider and model only) and a marker repeating the same list change nothing.
+    t0 = 1765233665294
+    one = [{"key": "toolu_1", "mode": "soft"}]
+    entries = [
+        *_tool_loop(t0),
+        _prune_marker(None),
+        _pi_msg("user", t0 + 20000),
+        _pi_msg("assistant", t0 + 20010, _u(10, 40500, 200)),
+        _prune_marker(one),
+        _pi_msg("user", t0 + 40000),
+        _pi_msg("assistant", t0 + 40010, _u(10, 0, 30000)),
+        _prune_marker(one),
+        _pi_msg("user", t0 + 60000),
+        _pi_msg("assistant", t0 + 60010, _u(10, 30000, 100)),
+        _prune_marker([*one, {"key": "toolu_1", "mode": "hard", "placeholder": "[cleared]"}]),
+        _pi_msg("assistant", t0 + 60100, _u(10, 0, 30200)),
+    ]
+    requests, _ = load_trace([_pi(tmp_path / "oc.jsonl", entries)])
+    starts = [r.prefix.parent is None for r in requests]
+    assert starts == [True, False, False, True, False, True]
+    assert ("compaction", "OpenClaw pruned 1 tool result(s) in place (context pruning, cache-ttl)") in requests[3].events
+    rows = run_audit([tmp_path / "oc.jsonl"]).rows
+    assert [row.cause for row in rows][3] == "compaction"
+
+
+_marks = st.lists(st.tuples(st.sampled_from(("toolu_1", "toolu_2", "toolu_3")), st.sampled_from(("soft", "hard"))),
+                  max_size=3, unique=True)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(snapshots=st.lists(st.one_of(st.none(), _marks), min_size=1, max_size=4))
+def test_property_each_newly_pruned_tool_result_breaks_the_chain_once(tmp_path_factory, snapshots) -> None:
+    # One call after each marker: it starts a new chain exactly when its marker lists a
+    # (key, mode) the latest list before it did not (a marker of no list leaves that list).
+    t0 = 1765233665294
+    entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(10, 0, 4000))]
+    expected, latest = [True], set()
+    for n, marks in enumerate(snapshots, 1):
+        entries.append(_prune_marker(None if marks is None else [{"key": k, "mode": m} for k, m in marks]))
+        entries.append(_pi_msg("assistant", t0 + 1000 * n, _u(10, 4000, 10)))
+        if marks is not None:
+            expected.append(bool(set(marks) - latest))
+            latest = set(marks)
+        else:
+            expected.append(False)
+    requests, _ = load_trace([_pi(tmp_path_factory.mktemp("prune") / "s.jsonl", entries)])
+    assert [r.prefix.parent is None for r in requests] == expected

@@ -255,3 +255,25 @@ def test_a_folder_of_unrelated_files_counts_only_the_log_named_ones(tmp_path: Pa
     assert capsys.readouterr().err.strip() == (
         f"prefixbench: error: {root}: no log to audit: of the 1 file(s) named *.jsonl, *.json or *.traj here, none is a log "
         "(config.json: no record of a format audit reads)")
+
+
+def test_openclaw_archived_transcripts_are_walked_and_its_backups_are_not(tmp_path: Path) -> None:
+    # OpenClaw renames a session's transcript when /new or /reset starts another one, or when the
+    # session is deleted: <id>.jsonl.reset.<time>, <id>.jsonl.deleted.<time>, sessions of their
+    # own that main's walk left out. Its .bak.<time> copies of a live transcript stay out.
+    sessions = tmp_path / "agents" / "main" / "sessions"
+    sessions.mkdir(parents=True)
+    names = ["a.jsonl", "b.jsonl.reset.2026-03-21T21-38-51.843Z", "c.jsonl.deleted.2026-03-22T04-47-26.424Z",
+             "a.jsonl.bak.2026-03-21T21-00-00.000Z", "d.jsonl.reset.later", "f.jsonl.deleted.1782530279"]
+    for name in names:  # (each its own session id: a copy of another file's bytes is skipped as a copy)
+        header = {"type": "session", "version": 3, "id": name[0], "timestamp": "2026-03-21T21:00:00.000Z", "cwd": "/w"}
+        (sessions / name).write_text(json.dumps(header) + "\n")
+    # Later OpenClaw compresses its archives with zstd (<name>.zst), and (June 2026) stamps some in
+    # epoch seconds (f.jsonl.deleted.<seconds>).
+    zstandard = pytest.importorskip("zstandard")
+    header = {"type": "session", "version": 3, "id": "e", "timestamp": "2026-03-21T21:00:00.000Z", "cwd": "/w"}
+    packed = sessions / "e.jsonl.reset.2026-04-28T05-47-06.701Z.zst"
+    packed.write_bytes(zstandard.ZstdCompressor().compress((json.dumps(header) + "\n").encode()))
+    assert [p.name for p in find_logs([tmp_path])] == [
+        "a.jsonl", "b.jsonl.reset.2026-03-21T21-38-51.843Z", "c.jsonl.deleted.2026-03-22T04-47-26.424Z",
+        "e.jsonl.reset.2026-04-28T05-47-06.701Z.zst", "f.jsonl.deleted.1782530279"]

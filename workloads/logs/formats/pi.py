@@ -25,6 +25,9 @@ header names (``parentSession``, ``branchedFrom``: the source's file) the file t
 and else that they are the same calls as that file's (a source read after its fork, or two forks
 of one source).
 
+OpenClaw (formerly Clawdbot and Moltbot) writes pi sessions, with assistant messages that are no
+call of the chain (:data:`_OPENCLAW_SKIPS`): they are skipped and counted in the file's notes.
+
 ``pi --mode json`` (and ``--mode rpc``) prints the session header, then its AgentSessionEvents
 (pi-mono's ``docs/json.md``): each message as ``message_start``, ``message_update`` (partial
 usage), ``message_end`` (final), and again inside ``turn_end`` and ``agent_end``. Only
@@ -38,7 +41,10 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+from msgspec.structs import replace
+
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.formats import openclaw_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count
@@ -169,6 +175,10 @@ class _Session:
         #: The session headers met, and the latest one's id (pi --mode json output appended: one a run).
         self.headers = 0
         self.session_id: object = None
+        #: OpenClaw's assistant messages that are no call of this chain, by kind (see :func:`_openclaw_entry`).
+        self.openclaw: dict[str, int] = {}
+        #: The tool results OpenClaw's latest pruning marker lists, as (key, mode).
+        self.pruned_marks: set[tuple[str, str]] = set()
 
     def entry(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -209,10 +219,27 @@ class _Session:
                 self._side_call(record, value, "summary")
             case "usage":
                 self._side_call(record, value, str(value.get("kind")))
+            case "custom" if value.get("customType") == _OPENCLAW_PRUNE:
+                self._pruned(value.get("data"))
             case "message" | "message_end":  # message_end: pi --mode json / rpc's final copy of a message
                 self._message(record, as_dict(value.get("message")), parent_id)
         if isinstance(entry_id, str):
             self.node_of_entry[entry_id] = self.chain_parent
+
+    def _pruned(self, data: object) -> None:
+        """OpenClaw's context pruning (``contextPruning.mode: "cache-ttl"``): its marker lists every
+        tool result whose prompt copy is trimmed (``soft``) or cleared (``hard``) so far; one not
+        listed before is rewritten in place in the prompts sent from now on, a compaction event
+        before the next call, which starts a new chain (as OpenCode's pruned tool outputs do)."""
+        pruned = data.get("prunedToolResults") if isinstance(data, dict) else None
+        if not isinstance(pruned, list):
+            return  # (earlier OpenClaw's marker names only the provider and model: the cache was touched)
+        marks = {(str(item.get("key")), str(item.get("mode"))) for item in pruned if isinstance(item, dict)}
+        new = marks - self.pruned_marks
+        self.pruned_marks = marks
+        if new:
+            self.events.append(("compaction", f"OpenClaw pruned {len(new)} tool result(s) in place (context pruning, cache-ttl)"))
+            self.chain_parent = None
 
     def _side_call(self, record: Record, value: dict, kind: str) -> None:
         """The call an entry that is no message of the conversation reports in its ``usage``
@@ -305,6 +332,13 @@ class _Session:
         if not isinstance(usage, dict):
             self.skipped.append((record.line, "assistant message without usage"))
             return
+        kind = _openclaw_entry(message)
+        if kind is not None:
+            # No call of this chain: the reply enters the context the next call sends all the same.
+            self.openclaw[kind] = self.openclaw.get(kind, 0) + 1
+            self.skipped.append((record.line, _OPENCLAW_SKIPS[kind]))
+            self.pending.append(self._same(make_message("assistant", message.get("content"))))
+            return
         where = f"{self.name}:{record.line}"
         reported = _usage(usage, where, message.get("api"))
         cost = usage.get("cost")
@@ -362,6 +396,42 @@ class _Session:
         return node
 
 
+#: OpenClaw (github.com/openclaw/openclaw, formerly Clawdbot and Moltbot) writes pi sessions with
+#: assistant messages of its own that are no call of the session's chain: a CLI backend's turn
+#: (``api: "cli"``, provider ``claude-cli``, ``codex-cli``...: the CLI ran its own calls, and the
+#: message's usage sums them, "cumulative" in OpenClaw's own tests) and a transcript-only message
+#: (its ``isTranscriptOnlyOpenclawAssistant``: model ``delivery-mirror``, a reply sent to a channel,
+#: or ``gateway-injected``, a message the gateway's ``chat.inject`` wrote; provider ``openclaw``,
+#: ``clawdbot`` before; also ``api: "openclaw-transcript"`` and the ``openclawDeliveryMirror`` and
+#: ``openclawMessageToolMirror`` keys), copied into the transcript with zero usage.
+_OPENCLAW_SKIPS = {
+    "cli": "OpenClaw CLI-backend turn (api cli): its usage sums the CLI's own calls, no one call's",
+    "transcript-only": "OpenClaw transcript-only message (a delivery mirror or a gateway injection): no model call",
+}
+_OPENCLAW_NOTES = {
+    "cli": "OpenClaw CLI-backend turn(s) (api cli) not counted: each one's usage sums the calls the CLI made "
+    "(audit that CLI's own session logs for them)",
+    "transcript-only": "OpenClaw transcript-only message(s) not counted: delivery mirrors and gateway injections, "
+    "written into the transcript with no model call",
+}
+#: The ``customType`` of OpenClaw's context-pruning marker (:meth:`_Session._pruned`).
+_OPENCLAW_PRUNE = "openclaw.cache-ttl"
+_TRANSCRIPT_ONLY_MODELS = ("delivery-mirror", "gateway-injected")
+_TRANSCRIPT_ONLY_KEYS = ("openclawDeliveryMirror", "openclawMessageToolMirror")
+
+
+def _openclaw_entry(message: dict) -> str | None:
+    """Which of OpenClaw's assistant messages that are no call of the chain ``message`` is
+    (a key of :data:`_OPENCLAW_SKIPS`), or None for a call."""
+    api = message.get("api")
+    if api == "cli":
+        return "cli"
+    if (message.get("model") in _TRANSCRIPT_ONLY_MODELS or api == "openclaw-transcript"
+            or any(isinstance(message.get(key), dict) for key in _TRANSCRIPT_ONLY_KEYS)):
+        return "transcript-only"
+    return None
+
+
 def _call_key(kind: str, timestamp: object, holder: dict, usage: dict) -> str:
     """A call's identity, the same in a fork's copy of it: its kind, time, model and usage as logged."""
     return json.dumps([kind, timestamp, holder.get("provider"), holder.get("model"), holder.get("responseId"), usage],
@@ -394,18 +464,47 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 f"{copied} call(s) the same as {counted}'s (one session forked from the other, or both from a third): "
                 "counted there, not here; the calls after them extend them",
             )
+    for kind, skipped in sorted(session.openclaw.items()):
+        notes += (f"{skipped} {_OPENCLAW_NOTES[kind]}",)
     if session.cost:
         notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
     return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), notes)
+
+
+def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The requests of every session in an OpenClaw agent database (:mod:`.openclaw_db`), each
+    read as its session file is, a lane of its own named by its id (a row's ``seq`` its line)."""
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    num_skipped: dict[str, int] = {}
+    num_sessions = 0
+    for session_id, entries in openclaw_db.sessions(path):
+        num_sessions += 1
+        session = _Session(Path(f"{path}#{session_id}"), ctx.pi_calls)
+        for seq, value in entries:
+            session.entry(Record(seq, value))
+        for r in session.out:
+            lane = session_id if r.lane == "main" else f"{session_id}/{r.lane}"
+            out.append(replace(r, file=str(path), lane=lane, seq=len(out)))
+        skipped.extend(session.skipped)
+        for kind, num in session.openclaw.items():
+            num_skipped[kind] = num_skipped.get(kind, 0) + num
+    notes = tuple(f"{num} {_OPENCLAW_NOTES[kind]}" for kind, num in sorted(num_skipped.items()))
+    notes += (f"an OpenClaw agent database: {num_sessions:,} session(s) read from its {openclaw_db.TABLE} (opened read-only)",)
+    return out, FileSummary(str(path), NAME, len(out), tuple(sorted(skipped)), notes)
 
 
 FORMAT = LogFormat(
     name=NAME,
     noun="pi session",
     nouns="pi sessions",
-    description="pi coding-agent session files (a session header, then message and event entries) and pi --mode json output",
+    description="pi coding-agent session files (a session header, then message and event entries), pi --mode json output, "
+    "and OpenClaw's agent database (openclaw-agent.sqlite: its transcript_events)",
     detect=detect,
     read=read,
+    detect_file=openclaw_db.is_openclaw_db,
+    read_file=read_db,
+    file_suffixes=openclaw_db.SUFFIXES,
     usage="additive",
     versions=(
         "linear sessions: entries in file order",
@@ -418,6 +517,11 @@ FORMAT = LogFormat(
         "earendil-works/pi: usage entries (its cache warmer's kind cache_warm: the latest request re-sent), and the "
         "usage of compaction and branch_summary entries (the summary's call)",
         "pi --mode json / --mode rpc output: the session header, then events; each message_end is one message",
+        "later OpenClaw's agent database (agents/<agentId>/agent/openclaw-agent.sqlite): transcript_events rows, "
+        "each session's entries as its file held them",
+        "OpenClaw (formerly Clawdbot, Moltbot) transcripts: a CLI backend's turn (api cli: the CLI's calls summed), "
+        "a delivery mirror and a gateway injection (models delivery-mirror, gateway-injected) are no calls; its "
+        "context pruning's openclaw.cache-ttl marker, a tool result newly pruned, is a compaction",
     ),
     head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
     "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",

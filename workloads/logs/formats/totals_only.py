@@ -7,6 +7,8 @@ read as calls.
   session_id, role, parts, model, ...)``. Each call's usage sets the session's prompt and
   completion tokens (Crush's ``updateSessionTokenCounters``: the last call's, not a sum) and
   adds to its cost; no message holds a usage.
+* Hermes Agent's ``~/.hermes/state.db``: per-session sums of input, output, cache read and
+  write tokens, a message's own ``token_count``, no call's usage.
 * Goose's ``~/.local/share/goose/sessions/sessions.db`` (Goose 1.10 and later, schema versions 1
   to 13): ``sessions(id, ..., total_tokens, input_tokens, output_tokens,
   accumulated_total_tokens, accumulated_input_tokens, accumulated_output_tokens, ...)`` and
@@ -33,7 +35,7 @@ from prefixbench.workloads.logs.formats import opencode_db
 class TotalsOnly(msgspec.Struct, frozen=True):
     """One agent's database of totals: the tables (and columns) that name it, and what it keeps."""
 
-    #: What it is, after "a" ("Crush or Go-era opencode database").
+    #: What it is, with its article ("a Crush or Go-era opencode database").
     what: str
     #: What it keeps, said after "it keeps".
     keeps: str
@@ -43,17 +45,17 @@ class TotalsOnly(msgspec.Struct, frozen=True):
 
     def refusal(self) -> str:
         """The parenthesis the refusal of such a database ends with."""
-        return f"a {self.what}: it keeps {self.keeps}, not each call's usage; {self.instead}"
+        return f"{self.what}: it keeps {self.keeps}, not each call's usage; {self.instead}"
 
 
 CRUSH = TotalsOnly(
-    what="Crush or Go-era opencode database",
+    what="a Crush or Go-era opencode database",
     keeps="each session's last call's prompt and completion tokens and its summed cost",
     instead="record such an agent's calls with `prefixbench proxy`",
     tables={"sessions": ("id", "prompt_tokens", "completion_tokens", "cost"), "messages": ("id", "session_id", "role", "parts")},
 )
 GOOSE = TotalsOnly(
-    what="Goose sessions database (sessions.db)",
+    what="a Goose sessions database (sessions.db)",
     keeps="each session's token totals (its last call's input and output tokens, and their sums) and no cache count",
     instead="record Goose's calls with `prefixbench proxy`",
     tables={
@@ -61,8 +63,21 @@ GOOSE = TotalsOnly(
         "messages": ("id", "session_id", "role", "content_json"),
     },
 )
+#: Hermes Agent's ``~/.hermes/state.db`` (NousResearch/hermes-agent's ``hermes_state``): each
+#: session's summed ``input_tokens``, ``cache_read_tokens``... (later schemas also
+#: ``session_model_usage``: the same sums per model and task), each message's own
+#: ``token_count``; no call's usage.
+HERMES = TotalsOnly(
+    what="Hermes Agent's state.db",
+    keeps="each session's summed input, output and cache read and write tokens",
+    instead="record such an agent's calls with `prefixbench proxy`",
+    tables={
+        "sessions": ("id", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"),
+        "messages": ("id", "session_id", "role", "token_count"),
+    },
+)
 #: Every database of totals, checked in this order.
-DATABASES: tuple[TotalsOnly, ...] = (CRUSH, GOOSE)
+DATABASES: tuple[TotalsOnly, ...] = (HERMES, CRUSH, GOOSE)
 
 #: What a Goose session file is, and why it is no log to audit (said after ``file:line: ``).
 GOOSE_SESSION = (

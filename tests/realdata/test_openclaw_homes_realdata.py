@@ -1,0 +1,123 @@
+"""OpenClaw homes committed to public repositories (``~/.openclaw`` or its ``agents/`` folder, a
+backup of one), read where they live (a local git copy of each; never copied into this project,
+each test skips without it). Each holds pi sessions an OpenClaw gateway wrote
+(``agents/<agentId>/sessions/<sessionId>.jsonl``), archived ones among them
+(``<id>.jsonl.reset.<time>``, ``<id>.jsonl.deleted.<time>``), with OpenClaw's delivery mirrors
+and gateway injections (assistant messages of zero usage, no call):
+
+* github.com/CroCooCn/zhipuclaw (2026-03-21/22): three agents on Z.AI's glm-5 (and glm-4.7-flash);
+* github.com/Musk-fanX/openclaw-backup (2026-03-05): deepseek-chat;
+* github.com/VerveAILabs/openclaw-backup (2026-02-13): gpt-5.1-codex through OpenAI's Responses API;
+* github.com/aa1010383401/openclaw-backup (2026-03-02): kimi-k2.5 on Moonshot;
+* github.com/Ccccx/openclaw-bak (2026-03/04): MiniMax-M2.5-highspeed through MiniMax's
+  Anthropic-compatible API (``minimax-cn``).
+
+What is checked is each home's usage recounted from its raw fields, and how many of its reads
+are predicted within 3%; and that one home's sessions put into an agent database (later
+OpenClaw's ``openclaw-agent.sqlite``, built in a temporary folder) read the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import file_at, files_at
+
+#: A transcript, live or archived by OpenClaw (its .bak copies and .lock files are neither).
+_TRANSCRIPT = re.compile(r"/sessions/[^/]+\.jsonl(?:\.(?:reset|deleted)\.[0-9T:.-]+Z)?$")
+
+#: env variable -> (repository, commit, folder, transcripts, calls, uncached input, output, read,
+#: write, transcript-only messages, calls predicted within 3%).
+HOMES = {
+    "PREFIXBENCH_ZHIPUCLAW_REPO": ("CroCooCn/zhipuclaw", "3764a2b003f4b1f05b099759d411243243d53141", ".openclaw/agents/",
+                                   27, 889, 9_298_299, 194_939, 20_262_754, 0, 9, 424),
+    "PREFIXBENCH_MUSK_FANX_OPENCLAW_REPO": ("Musk-fanX/openclaw-backup", "bd51e967f196b87f1e006258a276a4f18397d395",
+                                            "agents/", 13, 1_254, 1_656_895, 379_979, 64_185_216, 0, 9, 1_189),
+    "PREFIXBENCH_VERVE_OPENCLAW_REPO": ("VerveAILabs/openclaw-backup", "381cec563d6734c97ee05a3736eff3f04638d74d",
+                                        "agents/", 1, 125, 584_958, 35_238, 4_664_320, 0, 2, 98),
+    "PREFIXBENCH_AA1010383401_OPENCLAW_REPO": ("aa1010383401/openclaw-backup", "1ae077cfbfef8f1a4b57b38440045074c2b587c7",
+                                               "agents/", 3, 78, 246_953, 12_728, 2_780_082, 0, 11, 68),
+    "PREFIXBENCH_CCCCX_OPENCLAW_REPO": ("Ccccx/openclaw-bak", "544626b9831bee3c726ea28f655d5c35fc6abe93", "agents/",
+                                        19, 434, 15_544_268, 214_378, 9_661_514, 2_245_930, 0, 64),
+}
+
+
+def _sums(paths: list[Path]) -> tuple[int, int, int, int, int, int]:
+    """Calls, uncached input, output, reads, writes and transcript-only messages, from each
+    assistant message's own usage: a call has some usage and is none of OpenClaw's messages
+    written without one (provider openclaw or clawdbot, model delivery-mirror or gateway-injected)
+    nor a CLI backend's turn (api cli)."""
+    calls = uncached = output = read = write = only = 0
+    for path in paths:
+        for line in path.read_text().splitlines():
+            message = json.loads(line).get("message") or {}
+            usage = message.get("usage")
+            if message.get("role") != "assistant" or not isinstance(usage, dict):
+                continue
+            if message.get("provider") in ("openclaw", "clawdbot") and message.get("model") in ("delivery-mirror", "gateway-injected"):
+                only += 1
+                continue
+            assert message.get("api") != "cli"  # (none of these homes ran a CLI backend)
+            counts = [usage.get(k) or 0 for k in ("input", "output", "cacheRead", "cacheWrite")]
+            if not any(counts):
+                continue  # an error or an abort, before any usage
+            calls += 1
+            uncached, output, read, write = (a + b for a, b in zip((uncached, output, read, write), counts))
+    return calls, uncached, output, read, write, only
+
+
+@pytest.mark.parametrize("env", sorted(HOMES))
+def test_openclaw_home_sessions_count_what_their_messages_sum(env: str, tmp_path: Path) -> None:
+    repo, commit, folder, files, *sums, within = HOMES[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    url = f"github.com/{repo}"
+    for name in files_at(mirror, commit, url, env):
+        if name.startswith(folder):
+            target = tmp_path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(file_at(mirror, commit, name, url, env))
+    paths = sorted(p for p in tmp_path.rglob("*") if _TRANSCRIPT.search(p.as_posix()))
+    assert len(paths) == files
+    # The home folder as it is, walked: archived transcripts read, sessions.json and the rest not logs.
+    result = run_audit([tmp_path])
+    assert sorted(Path(f.file).name for f in result.files if f.format == "pi") == sorted(p.name for p in paths)
+    t = result.totals
+    calls, uncached, output, read, write, only = _sums(paths)
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (calls, uncached, output, read, write)
+    assert [calls, uncached, output, read, write, only] == sums
+    skipped = sum(n for f in result.files for reason, n in f.skip_reasons if reason.startswith("OpenClaw transcript-only"))
+    assert skipped == only
+    assert sum(f.read_within for f in result.files) == within
+
+
+def test_the_same_sessions_in_an_agent_database_read_the_same(tmp_path: Path) -> None:
+    # Later OpenClaw keeps the same entries as rows of openclaw-agent.sqlite's transcript_events:
+    # a home's sessions put there (as its migration does) audit to the same totals and reads.
+    env = "PREFIXBENCH_MUSK_FANX_OPENCLAW_REPO"
+    repo, commit, folder, files, *sums, within = HOMES[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    url = f"github.com/{repo}"
+    names = [n for n in files_at(mirror, commit, url, env) if n.startswith(folder) and _TRANSCRIPT.search("/" + n)]
+    assert len(names) == files
+    path = tmp_path / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    path.parent.mkdir(parents=True)
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT NOT NULL,"
+               " created_at INTEGER NOT NULL, PRIMARY KEY (session_id, seq))")
+    for n, name in enumerate(names):
+        lines = [line for line in file_at(mirror, commit, name, url, env).decode().splitlines() if line.strip()]
+        sid = json.loads(lines[0])["id"]
+        db.executemany("INSERT INTO transcript_events VALUES (?, ?, ?, ?)",
+                       [(sid, seq, line, n * 10**6 + seq) for seq, line in enumerate(lines)])
+    db.commit()
+    db.close()
+    result = run_audit([tmp_path])
+    t = result.totals
+    assert [t.requests, t.input, t.output, t.cache_read, t.cache_write] == sums[:5]
+    assert sum(f.read_within for f in result.files) == within
