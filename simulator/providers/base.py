@@ -249,6 +249,8 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: token (no checkpoint grid) no more either; the reads move up only as the provider's do.
     #: Off with the audit's ``--no-follow-reads``.
     follows_reads: bool = False
+    #: Why :attr:`follows_reads` holds, for the audit's note (a phrase naming the provider).
+    follow_reason: str = ""
     #: With :attr:`follows_reads`, on a model whose reads count in a checkpoint grid: the read moves
     #: up to a newer checkpoint only after the lane's previous request left at least this many
     #: tokens past the one it read uncached; below, it keeps to that read (0: no such rule).

@@ -294,6 +294,8 @@ RULES = ProviderRules(
               "(the May session's reads of one checkpoint vary by 36-331) is no miss",
     step_slack=400,
     follows_reads=True,
+    follow_reason="a provider whose reads lag its prompts (Gemini, measured: a read stays on one checkpoint for several "
+                  "calls, then jumps; no page documents when)",
     new_checkpoint_min=NEW_CHECKPOINT_MIN,
     reads_stored_head=False,
     body_model="gemini",

@@ -13,6 +13,23 @@ system, tools, messages (the English page, which lists MiniMax-M3 and M3.1-Flash
 system, history (the Chinese page, platform.minimaxi.com, which lists the M2.1 and M2.5
 series). prefixbench renders tools first, as the Chinese page says; under the English order a
 change to the tools would keep the system prompt's entry, which is not modelled.
+
+**A tool loop reads only the head [M].** pi (and OpenClaw, which runs pi's Anthropic client)
+marks two breakpoints on an Anthropic-compatible endpoint: the system prompt and the last block of
+the last user message, a ``tool_result`` in a tool loop (pi-mono's
+``packages/ai/src/providers/anthropic.ts``, ``convertMessages``). In a committed OpenClaw home on
+MiniMax-M2.5-highspeed through ``api.minimaxi.com/anthropic`` (github.com/Ccccx/openclaw-bak,
+2026-03/04, 434 calls) every call after tool results wrote nothing and read the same head,
+12,787-12,885 tokens in March and 37,026 in April (342 of the 382 such calls read what the lane's
+previous call read), and only a call after a user's text wrote, up to that message (all but its
+last 20-149 tokens). So MiniMax kept no entry at the tool-result breakpoint, and the read stayed
+on the system prompt's: a request is predicted to read what its lane's previous request reported
+reading (:attr:`~prefixbench.simulator.providers.base.ProviderRules.follows_reads`, as Gemini's;
+``--no-follow-reads`` turns it off): 64 -> 403 of the 434 within 3% (March 40 -> 304 of 331, April
+24 -> 99 of 103: no parameter fitted). Still missed: a user turn that read the previous user
+turn's entry within the 20-block lookback (about 10), and the tool call after it, which fell back
+to the head. Whether MiniMax ignores a marker on a ``tool_result`` or only writes none there is
+not told apart (no request body is logged); other agents' placements are not measured.
 """
 
 from __future__ import annotations
@@ -47,6 +64,10 @@ RULES = ProviderRules(
     read_multiplier=0.1,
     write_multiplier=1.25,
     bills_writes=True,
+    # [M] A tool loop's reads keep to the head: see the module doc.
+    follows_reads=True,
+    follow_reason="a provider that keeps no entry at an agent's tool-result breakpoint (MiniMax, measured: a tool loop "
+                  "reads only the system prompt's entry)",
     body_model="minimax",
     chain_as="minimax",
     cache_options=OPTIONS,

@@ -44,7 +44,7 @@ HOMES = {
     "PREFIXBENCH_AA1010383401_OPENCLAW_REPO": ("aa1010383401/openclaw-backup", "1ae077cfbfef8f1a4b57b38440045074c2b587c7",
                                                "agents/", 3, 78, 246_953, 12_728, 2_780_082, 0, 11, 68),
     "PREFIXBENCH_CCCCX_OPENCLAW_REPO": ("Ccccx/openclaw-bak", "544626b9831bee3c726ea28f655d5c35fc6abe93", "agents/",
-                                        19, 434, 15_544_268, 214_378, 9_661_514, 2_245_930, 0, 64),
+                                        19, 434, 15_544_268, 214_378, 9_661_514, 2_245_930, 0, 403),
 }
 
 

@@ -1798,11 +1798,12 @@ class Predictor:
 def follow_note(followed: Mapping[str, int]) -> str:
     """The report's note on the requests :meth:`Predictor._follow` predicted."""
     counts = ", ".join(f"{name}: {n} request(s)" for name, n in sorted(followed.items()))
+    reasons = [rules_for(name).follow_reason for name in sorted(followed)]
     return (
-        f"reads predicted to keep to the checkpoint the lane's previous request read ({counts}): a provider "
-        "whose reads lag its prompts (Gemini, measured: a read stays on one checkpoint for several calls, then jumps; "
-        "no page documents when) is predicted from the last read it reported, never the request's own; a miss is "
-        "still counted against the previous prompt; --no-follow-reads predicts the shared prefix instead"
+        f"reads predicted to keep to the checkpoint the lane's previous request read ({counts}): "
+        f"{' and '.join(reasons)} {'is' if len(reasons) == 1 else 'are'} predicted from the last read it reported, "
+        "never the request's own; a miss is still counted against the previous prompt; --no-follow-reads predicts the "
+        "shared prefix instead"
     )
 
 
