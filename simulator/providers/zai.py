@@ -40,6 +40,16 @@ So the agent decides whether the answer is read (the formats' ``replays_output``
 model compares the bodies) and the provider keeps it. Unknown: whether glm-5 keeps the answer
 of a tool-call turn (OpenCode's tool loops do not show it, and no recording of an agent that
 sends those back verbatim to glm-5 through Z.AI is at hand).
+
+**Unexplained: glm-5 on the coding endpoint in 2026-03** [M]. An OpenClaw home
+(github.com/CroCooCn/zhipuclaw, OpenAI-compatible ``api/coding/paas/v4``, 655 glm-5 follow-ups)
+read the previous prompt in 330; of the 325 others, 155 read exactly an earlier call's prompt
+(64-step, mostly 4 or more calls back, inside a tool loop as often as after a user's text), 135
+a head of 1-6K tokens (4,480 in 49) and 34 something else. Nothing in the log tells which: the
+share read falls with the idle time (71 of 100 under 5 s, about half at 5-60 s, 2 of 29 past
+5 min), as of a cache spread over servers without affinity. Predicted from the lane's last read
+(as MiniMax's) 424 of the home's 889 calls within 3% fall to 409, so no rule is taken from it;
+glm-5.2 on the coding plan, 2026-07, is predicted as it read (GJC 504 of 526, OpenCode 40 of 42).
 """
 
 from __future__ import annotations

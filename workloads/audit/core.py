@@ -1801,7 +1801,8 @@ def follow_note(followed: Mapping[str, int]) -> str:
     reasons = [rules_for(name).follow_reason for name in sorted(followed)]
     return (
         f"reads predicted to keep to the checkpoint the lane's previous request read ({counts}): "
-        f"{' and '.join(reasons)} {'is' if len(reasons) == 1 else 'are'} predicted from the last read it reported, "
+        f"{' and '.join(reasons)} {'is' if len(reasons) == 1 else 'are'} predicted from the last read "
+        f"{'it' if len(reasons) == 1 else 'each'} reported, "
         "never the request's own; a miss is still counted against the previous prompt; --no-follow-reads predicts the "
         "shared prefix instead"
     )
