@@ -35,14 +35,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import provider_of_model, rules_for
+from prefixbench.simulator.providers import counted_provider, rules_for
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import parse_time_ms
 from prefixbench.workloads.logs.formats.copilot_store import COLUMNS, SUFFIXES, TABLE, is_store, rows
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
 
 NAME = "copilot-cli"
 
@@ -50,11 +50,6 @@ NAME = "copilot-cli"
 def detect(value: dict) -> Evidence | None:
     """An exported ``assistant_usage_events`` row: the usage columns, by name."""
     return Evidence.SHAPE if all(key in value for key in COLUMNS) else None
-
-
-def _provider(model: str) -> Provider:
-    rules = provider_of_model(model)
-    return "unknown" if rules is None or not rules.reports_usage else rules.name
 
 
 def _text(value: object) -> str:
@@ -108,7 +103,7 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
         if lane.model is not None and model != lane.model:
             lane.events.append(("model_change", f"{lane.model} -> {model}"))
         lane.model = model
-        provider = _provider(model)
+        provider = counted_provider(model)
         uncached = inp if additive else inp - read - written
         writes_reported = row.get("cache_write_tokens") is not None or not rules_for(provider).is_additive
         cache_reported = row.get("cache_read_tokens") is not None or row.get("cache_write_tokens") is not None

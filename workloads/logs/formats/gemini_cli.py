@@ -86,13 +86,13 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import agent_handler, provider_of_model
+from prefixbench.simulator.providers import agent_handler, counted_provider
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
 
 NAME = "gemini-cli"
 #: The suffix Qwen Code puts after a subagent's name in its id (``<name>-<suffix>``, the
@@ -205,12 +205,6 @@ def _mode_change(value: dict) -> str | None:
         if isinstance(text, str) and text.startswith(_MODE_SWITCHES):
             return text.split("\n", 1)[0][:120]
     return None
-
-
-def _provider(model: str) -> Provider:
-    """Who served a call: the provider whose model names ``model`` takes, when the audit models it."""
-    rules = provider_of_model(model)
-    return "unknown" if rules is None or not rules.reports_usage else rules.name
 
 
 #: The Gemini CLI ``tokens`` keys and the ``usageMetadata`` keys they copy.
@@ -777,7 +771,7 @@ class _Session:
                 seq=len(self.out),
                 sent_ms=sent,
                 ready_ms=None,
-                provider=_provider(model),
+                provider=counted_provider(model),
                 model=model,
                 usage=usage,
                 prefix=Prefix(self._head(lane), node, lane.parent, max(1, lane.blocks)),
