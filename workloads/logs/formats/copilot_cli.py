@@ -39,7 +39,7 @@ from prefixbench.simulator.providers import counted_provider, rules_for
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import parse_time_ms
+from prefixbench.workloads.logs.formats.common import Lane, parse_time_ms
 from prefixbench.workloads.logs.formats.copilot_store import COLUMNS, SUFFIXES, TABLE, is_store, rows
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
@@ -56,14 +56,10 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-class _Lane:
+class _Lane(Lane):
     def __init__(self, name: str, kind: LaneKind) -> None:
-        self.name = name
-        self.kind = kind
-        self.parent: str | None = None
-        self.model: str | None = None
+        super().__init__(name, kind)
         self.turn: object = None
-        self.events: list[tuple[str, str]] = []
 
 
 def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tuple[list[TraceRequest], FileSummary]:

@@ -90,7 +90,7 @@ from prefixbench.simulator.providers import agent_handler, counted_provider
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import Lane, as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
 
@@ -308,17 +308,13 @@ class _Unpaired:
         return event
 
 
-class _Lane:
+class _Lane(Lane):
     """The chain of one lane while its session is read."""
 
     def __init__(self, name: str, kind: LaneKind) -> None:
-        self.name = name
-        self.kind = kind
-        self.parent: str | None = None
-        self.events: list[tuple[str, str]] = []
+        super().__init__(name, kind)
         self.blocks = 0
         self.input_ms: int | None = None
-        self.model: str | None = None
         #: A Plan Mode entry or exit logged since the lane's previous call (see :func:`_mode_change`).
         self.mode_change: str | None = None
 
