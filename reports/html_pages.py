@@ -28,6 +28,7 @@ from prefixbench.reports.html import (
 )
 from prefixbench.reports.palette import CACHED, PREDICTED, REJECTED, UNCACHED, WRITTEN, WRITTEN_1H, cause_colour
 from prefixbench.workloads.audit.causes import divergence_cause
+from prefixbench.simulator.observe import rejected_status
 from prefixbench.simulator.windows import format_window
 
 if TYPE_CHECKING:  # pandas (with reports/frames.py) only where a sweep page draws: an audit's page needs neither
@@ -228,7 +229,7 @@ def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) ->
                 extends=extends is True or str(extends).lower() == "true",
             )
         families.append(family)
-        rejected = int(status) != 200
+        rejected = rejected_status(int(status))
         cached, written, long_, uncached = int(cached), int(written), int(long_), int(uncached)
         plain = uncached - written
         attrs = {

@@ -41,6 +41,7 @@ from prefixbench.workloads.runs.land import Landed, land_missing, load_runs, mis
 from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore, recompute_notes
 from prefixbench.reports.sweep import report_markdown, runs_json
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.observe import rejected_status
 from prefixbench.simulator.pricing import PriceRow, usd_sum
 from prefixbench.workloads.runs.execute import check_jobs, default_jobs, map_runs, pool_size, require_scheduler
 from prefixbench.workloads.runs.options import SweepRunOptions
@@ -478,7 +479,7 @@ def _write_csvs(
                 row[column] = usd_sum(priced[number][column])
         rows.append(row)
     observations = obs_df.reindex(columns=[*OBSERVATION_COLUMNS, *extra])
-    rejected = observations["status"] != 200
+    rejected = observations["status"].map(rejected_status).astype(bool)
     if rejected.any():
         # A refused request never reached the cache: no read, no write, no hit ratio, and none of
         # its prompt is an uncached token (the runs' totals leave it out too); status and error say why.

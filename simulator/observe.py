@@ -85,4 +85,11 @@ class Observation(msgspec.Struct, frozen=True):
     @property
     def is_rejected(self) -> bool:
         """Whether the provider refused the request."""
-        return self.status != 200
+        return rejected_status(self.status)
+
+
+def rejected_status(status: int) -> bool:
+    """Whether a request answered with HTTP ``status`` was refused by the provider: the one
+    definition, for an :class:`Observation` (:attr:`Observation.is_rejected`) and for a stored
+    observation's ``status`` column alike."""
+    return status != 200

@@ -117,6 +117,18 @@ def provider_of_model(model: str) -> ProviderRules | None:
     return None
 
 
+def counted_as(rules: ProviderRules | None) -> str:
+    """The provider a logged call is counted under: ``rules``' when prefixbench reads their
+    wire usage, else unknown."""
+    return rules.name if rules is not None and rules.reports_usage else UNKNOWN.name
+
+
+def counted_provider(model: str) -> str:
+    """The provider a logged call of ``model`` is counted under (:func:`counted_as`): the one
+    whose model names it takes, when the audit models it."""
+    return counted_as(provider_of_model(model))
+
+
 def provider_of_request(url: str, model: str) -> ProviderRules:
     """The provider of an HTTP request, from its endpoint URL and body's model, as the
     http-capture importer decides it: the first of :data:`_DETECTION_ORDER` whose URL or model

@@ -10,7 +10,8 @@ input; ``input_tokens`` counts only what comes after the last breakpoint (additi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, given, mapping
@@ -96,6 +97,61 @@ def _iterations(usage: Mapping[str, object], where: str, kind: str) -> list[Mapp
     if not isinstance(iterations, list):
         raise UserError(f"{where}: usage.iterations is not a list ({iterations!r:.40})")
     return [step for step in iterations if isinstance(step, Mapping) and step.get("type") == kind]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerCall:
+    """One ``usage.iterations`` sampling that is a call of its own, with counts."""
+
+    #: Its place among the response's iterations of its type (what its node is named by).
+    index: int
+    usage: Usage
+    #: The advisor model an ``advisor_message`` names ("unknown" where it names none); "" for a compaction.
+    model: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerCalls:
+    """The samplings of one Messages response that are calls of their own (server-side
+    compactions, advisor calls), read once for every log format that carries Anthropic's usage."""
+
+    compactions: tuple[ServerCall, ...] = ()
+    advisors: tuple[ServerCall, ...] = ()
+    #: Whether ``usage.iterations`` lists a compaction at all, counted or not: the message's
+    #: prompt is then the compacted context.
+    compacted: bool = False
+    #: Why each entry with no token counts is no call (listed, not a 0-token call), by kind.
+    compaction_skips: tuple[str, ...] = ()
+    advisor_skips: tuple[str, ...] = ()
+
+    @property
+    def compaction_event(self) -> tuple[str, str]:
+        """The event the compacted message carries: the compaction calls counted."""
+        return ("compaction", f"server-side compaction: {len(self.compactions)} compaction iteration(s) in usage.iterations")
+
+
+def server_calls(usage: Mapping[str, object], where: str, read: Callable[[Mapping[str, object], str, str], Usage]) -> ServerCalls:
+    """The compaction and advisor calls of one response's ``usage.iterations``
+    (:func:`compaction_iterations`, :func:`advisor_iterations`), each read by ``read(entry, where,
+    model)`` (``model``: the advisor's, "" for a compaction); an entry with no token counts is
+    listed in the skips, not a 0-token call."""
+    compactions, advisors, compaction_skips, advisor_skips = [], [], [], []
+    steps = compaction_iterations(usage, where)
+    for n, step in enumerate(steps):
+        read_as = read(step, f"{where} (usage.iterations compaction {n})", "")
+        if read_as.is_empty:
+            compaction_skips.append(f"compaction iteration {n} with no token counts: no call to count")
+        else:
+            compactions.append(ServerCall(n, read_as))
+    for n, step in enumerate(advisor_iterations(usage, where)):
+        model = step.get("model")
+        model = model[:120] if isinstance(model, str) and model else "unknown"
+        read_as = read(step, f"{where} (usage.iterations advisor_message {n})", model)
+        if read_as.is_empty:
+            advisor_skips.append(f"advisor iteration {n} with no token counts: no call to count")
+        else:
+            advisors.append(ServerCall(n, read_as, model))
+    return ServerCalls(tuple(compactions), tuple(advisors), bool(steps), tuple(compaction_skips), tuple(advisor_skips))
 
 
 #: Rules of the ``anthropic`` model that rest on secondary sources or measurements.

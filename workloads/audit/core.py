@@ -2236,13 +2236,6 @@ class _FileSums:
         self.pairs: Counter[tuple[str, str]] = Counter()
         self.notes = _NoteCounts()
 
-    def __getstate__(self) -> tuple:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __setstate__(self, state: tuple) -> None:
-        for name, value in zip(self.__slots__, state):
-            setattr(self, name, value)
-
     def merge(self, other: _FileSums) -> None:
         """``other`` (a later file's) summed in, as if its rows were summed here."""
         self.lanes += other.lanes

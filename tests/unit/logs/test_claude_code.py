@@ -263,6 +263,19 @@ def test_a_compaction_iteration_with_no_counts_is_listed_not_a_zero_token_call(t
     assert [why for _, why in summaries[0].skipped] == ["compaction iteration 0 with no token counts: no call to count"]
 
 
+def test_the_compaction_event_counts_the_iterations_counted_not_the_empty_ones(tmp_path: Path) -> None:
+    # One empty compaction entry (listed, skipped) and one with counts: one compaction call, and
+    # the message's event says one (it said two: the skipped entry was counted).
+    t = Transcript(version="2.3.0")
+    t.user("go", "2026-11-20T09:00:00.000Z", root=True)
+    top = cc_usage(5, 9000, 0, 60)
+    step = {"type": "compaction", **cc_usage(40000, 0, 0, 900)}
+    t.assistant("req_1", "2026-11-20T09:00:40.000Z", [{**top, "iterations": [{"type": "compaction"}, step, {"type": "message", **top}]}])
+    requests, _ = load_trace([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    assert [r.compaction_call for r in requests] == [True, False]
+    assert requests[1].events[0] == ("compaction", "server-side compaction: 1 compaction iteration(s) in usage.iterations")
+
+
 def test_a_paused_response_whose_compaction_iteration_has_no_counts_is_no_call(tmp_path: Path) -> None:
     t = Transcript(version="2.3.0")
     t.user("go", "2026-11-20T09:00:00.000Z", root=True)

@@ -393,6 +393,17 @@ def test_a_compaction_iteration_of_a_capture_with_no_counts_is_listed_not_a_zero
     assert [reason for _, reason in summaries[0].skipped] == ["compaction iteration 0 with no token counts: no call to count"]
 
 
+def test_the_compaction_event_of_a_capture_counts_the_iterations_counted_not_the_empty_ones(tmp_path: Path) -> None:
+    # One empty compaction entry (listed, skipped) and one with counts: one compaction call, and
+    # the message's event says one (it said two: the skipped entry was counted).
+    compacted = {**_step("message", 0, 3000, 5, 80),
+                 "iterations": [{"type": "compaction"}, _step("compaction", 150000, 0, 2000, 3000), _step("message", 0, 3000, 5, 80)]}
+    path = write_jsonl(tmp_path / "compaction.jsonl", [capture_line(anthropic_body(), {"body": {"usage": compacted}})])
+    requests, _ = load_trace([path])
+    assert [r.compaction_call for r in requests] == [True, False]
+    assert requests[1].events[0] == ("compaction", "server-side compaction: 1 compaction iteration(s) in usage.iterations")
+
+
 def test_a_paused_response_whose_compaction_entry_has_no_counts_is_listed_not_a_traceback(tmp_path: Path) -> None:
     # Paused after a compaction whose entry has no counts, as a capture's first call: nothing is
     # counted, and the advisor calls (none, or some) are the response's own, not the call before

@@ -37,14 +37,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import provider_of_model
+from prefixbench.simulator.providers import counted_provider
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import Lane, as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, LoggedMessage, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, LoggedMessage, Prefix, TraceRequest
 
 NAME = "amp"
 #: The keys of a call's usage in an assistant message.
@@ -64,18 +64,9 @@ def _message_id(value: object) -> int | str | None:
     return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
 
 
-def _provider(model: str) -> Provider:
-    rules = provider_of_model(model)
-    return "unknown" if rules is None or not rules.reports_usage else rules.name
-
-
-class _Lane:
+class _Lane(Lane):
     def __init__(self, name: str, kind: LaneKind) -> None:
-        self.name = name
-        self.kind = kind
-        self.parent: str | None = None
-        self.model: str | None = None
-        self.events: list[tuple[str, str]] = []
+        super().__init__(name, kind)
         self.blocks = 0
         self.pending: list[LoggedMessage] = []
         #: When the user message the next call answers was sent (``meta.sentAt``), if one was.
@@ -235,7 +226,7 @@ class _Thread:
                 sent_ms=sent,
                 ready_ms=None,
                 done_ms=done,
-                provider=_provider(str(model)),
+                provider=counted_provider(str(model)),
                 model=str(model),
                 usage=reported,
                 prefix=Prefix(f"amp:{lane.kind}:{model}", node, lane.parent, max(1, lane.blocks)),

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import heapq
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -36,7 +36,8 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import ANTHROPIC, BEDROCK, UNKNOWN, provider_of_model
-from prefixbench.simulator.providers.anthropic import advisor_iterations, compaction_iterations, read_diagnostic
+from prefixbench.simulator.providers.base import ProviderRules
+from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, parse_time_ms
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
@@ -89,12 +90,19 @@ def _provider_usage(model: str, usage: dict, where: str) -> tuple[Provider, Usag
     gateway's id of another vendor's model the audit does not model (OpenRouter's
     ``nvidia/nemotron-...``) is no Anthropic call: its provider is unknown, its usage read as the
     Messages API writes it."""
+    provider, rules = _transcript_rules(model)
+    return provider, rules.read_usage(usage, where)
+
+
+def _transcript_rules(model: str) -> tuple[Provider, ProviderRules]:
+    """Who served a transcript's call of ``model`` and whose rules read its usage
+    (:func:`_provider_usage`)."""
     rules = provider_of_model(model)
     if rules is None and _other_vendor(model):
-        return UNKNOWN.name, ANTHROPIC.read_usage(usage, where)
+        return UNKNOWN.name, ANTHROPIC
     if rules is None or not rules.speaks_messages:
         rules = ANTHROPIC
-    return rules.name, rules.read_usage(usage, where)
+    return rules.name, rules
 
 
 @lru_cache(maxsize=256)  # once a model name, not once a request
@@ -592,34 +600,37 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     return replace(request, provider_by_model=True) if _served_by_model(model) else request
 
 
-def _with_server_compactions(walk: _Walk, request: TraceRequest, req: _Request) -> list[TraceRequest]:
+def _server_calls(walk: _Walk, req: _Request) -> ServerCalls:
+    """The calls of their own in a response's ``usage.iterations``: a compaction read as the
+    response's model's, an advisor call as its advisor model's (:func:`_provider_usage`)."""
+    def read(step: Mapping[str, object], where: str, model: str) -> Usage:
+        return _transcript_rules(model or req.model)[1].read_usage(step, where)
+
+    return server_calls(req.usage, f"{walk.name}:{req.last_line}", read)
+
+
+def _with_server_compactions(walk: _Walk, request: TraceRequest, req: _Request, calls: ServerCalls) -> list[TraceRequest]:
     """A response whose ``usage.iterations`` holds server-side compaction samplings (Anthropic's
     compaction beta): each is a compaction call of its own, before the response's, sending the
     conversation the request extends; the top-level usage is the message's alone, whose prompt
     is the compacted context (a new chain). Without such an iteration, the request as it is."""
-    where = f"{walk.name}:{req.last_line}"
-    steps = compaction_iterations(req.usage, where)
-    if not steps:
+    if not calls.compacted:
         return [request]
+    walk.skipped.extend((req.last_line, why) for why in calls.compaction_skips)
     out = []
-    for n, step in enumerate(steps):
-        _, usage = _provider_usage(req.model, step, f"{where} (usage.iterations compaction {n})")
-        if usage.is_empty:  # as an empty advisor iteration: listed, not a 0-token call
-            walk.skipped.append((req.last_line, f"compaction iteration {n} with no token counts: no call to count"))
-            continue
+    for step in calls.compactions:
         out.append(msgspec.structs.replace(
             request,
             seq=request.seq + len(out),
-            usage=usage,
-            prefix=msgspec.structs.replace(request.prefix, node=f"{request.prefix.node}#server-compaction{n}"),
+            usage=step.usage,
+            prefix=msgspec.structs.replace(request.prefix, node=f"{request.prefix.node}#server-compaction{step.index}"),
             compaction_call=True,
         ))
-    event = ("compaction", f"server-side compaction: {len(steps)} compaction iteration(s) in usage.iterations")
     message = msgspec.structs.replace(
         request,
         seq=request.seq + len(out),
         prefix=msgspec.structs.replace(request.prefix, parent=None),
-        events=_shared_events((event, *request.events)),
+        events=_shared_events((calls.compaction_event, *request.events)),
         messages=(),
     )
     if request.usage is not None and request.usage.is_empty:  # paused after the compaction: no message sampled
@@ -628,7 +639,9 @@ def _with_server_compactions(walk: _Walk, request: TraceRequest, req: _Request) 
     return [*out, message]
 
 
-def _advisor_calls(walk: _Walk, request: TraceRequest, req: _Request, seq: int, advisors: dict[str, tuple[str | None, int]]) -> list[TraceRequest]:
+def _advisor_calls(
+    walk: _Walk, request: TraceRequest, req: _Request, calls: ServerCalls, seq: int, advisors: dict[str, tuple[str | None, int]],
+) -> list[TraceRequest]:
     """A response whose ``usage.iterations`` holds advisor samplings (the advisor tool; Claude
     Code's ``/advisor``): each is a call of the advisor model (the iteration's ``model``) over the
     conversation so far, its usage apart from the top level (the executor's alone). They go to an
@@ -638,16 +651,12 @@ def _advisor_calls(walk: _Walk, request: TraceRequest, req: _Request, seq: int, 
     lane = "advisor" if request.lane_kind in ("main", "compaction") else f"{request.lane}/advisor"
     parent, blocks = advisors.get(lane, (None, 0))
     blocks += request.prefix.new_blocks if request.prefix is not None else 1
-    where = f"{walk.name}:{req.last_line}"
+    walk.skipped.extend((req.last_line, why) for why in calls.advisor_skips)
     out: list[TraceRequest] = []
-    for n, step in enumerate(advisor_iterations(req.usage, where)):
-        model = step.get("model")
-        model = sys.intern(model[:120]) if isinstance(model, str) and model else "unknown"
-        provider, usage = _provider_usage(model, step, f"{where} (usage.iterations advisor_message {n})")
-        if usage.is_empty:
-            walk.skipped.append((req.last_line, f"advisor iteration {n} with no token counts: no call to count"))
-            continue
-        node = f"{request.prefix.node if request.prefix is not None else req.key}#advisor{n}"
+    for step in calls.advisors:
+        model, usage = sys.intern(step.model), step.usage
+        provider = _transcript_rules(model)[0]
+        node = f"{request.prefix.node if request.prefix is not None else req.key}#advisor{step.index}"
         call = TraceRequest(
             file=walk.name,
             line=req.last_line,
@@ -662,7 +671,7 @@ def _advisor_calls(walk: _Walk, request: TraceRequest, req: _Request, seq: int, 
             usage=usage,
             prefix=Prefix(head=sys.intern(f"claude-code:advisor:{model}:{request.agent_version or '?'}"), node=node,
                           parent=parent, new_blocks=max(1, blocks)),
-            request_id=f"{req.key}#advisor{n}",
+            request_id=f"{req.key}#advisor{step.index}",
             agent_version=request.agent_version,
             source_format=NAME,
         )
@@ -710,11 +719,12 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 prefix=msgspec.structs.replace(request.prefix, parent=None),
                 events=_shared_events((("compaction", "after a response paused at a server-side compaction"), *request.events)),
             )
-        calls = _with_server_compactions(walk, request, req)
+        iterations = _server_calls(walk, req)
+        calls = _with_server_compactions(walk, request, req, iterations)
         if (not calls or calls[-1].compaction_call) and request.prefix is not None:
             paused.add(request.prefix.node)
         out.extend(calls)
-        out.extend(_advisor_calls(walk, request, req, len(out), advisors))
+        out.extend(_advisor_calls(walk, request, req, iterations, len(out), advisors))
     notes = (
         "system prompt and tools are not in a transcript: each lane's head is an opaque prefix sized from reported reads",
     )

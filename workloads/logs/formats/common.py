@@ -12,6 +12,7 @@ from pathlib import Path
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.reading import check_tree
 from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import LaneKind
 
 #: Epoch milliseconds beyond any real log (year 5138).
 MAX_EPOCH_MS = 10**14
@@ -84,3 +85,16 @@ def refuse_lone_surrogates(body: object, where: str, root: str = "") -> None:
     msgspec refuses lone surrogates, so what it read holds none and is not walked again.
     """
     check_tree(body, where, root=root, max_depth=None)
+
+
+class Lane:
+    """The chain of one lane while a log is read: its name and kind, the node its next call
+    extends, the model it last named, and the events since its previous call. A format's own
+    lane adds what else it follows."""
+
+    def __init__(self, name: str, kind: LaneKind) -> None:
+        self.name = name
+        self.kind = kind
+        self.parent: str | None = None
+        self.model: str | None = None
+        self.events: list[tuple[str, str]] = []

@@ -35,14 +35,14 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import provider_of_model, rules_for
+from prefixbench.simulator.providers import counted_provider, rules_for
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import parse_time_ms
+from prefixbench.workloads.logs.formats.common import Lane, parse_time_ms
 from prefixbench.workloads.logs.formats.copilot_store import COLUMNS, SUFFIXES, TABLE, is_store, rows
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
 
 NAME = "copilot-cli"
 
@@ -52,23 +52,14 @@ def detect(value: dict) -> Evidence | None:
     return Evidence.SHAPE if all(key in value for key in COLUMNS) else None
 
 
-def _provider(model: str) -> Provider:
-    rules = provider_of_model(model)
-    return "unknown" if rules is None or not rules.reports_usage else rules.name
-
-
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-class _Lane:
+class _Lane(Lane):
     def __init__(self, name: str, kind: LaneKind) -> None:
-        self.name = name
-        self.kind = kind
-        self.parent: str | None = None
-        self.model: str | None = None
+        super().__init__(name, kind)
         self.turn: object = None
-        self.events: list[tuple[str, str]] = []
 
 
 def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tuple[list[TraceRequest], FileSummary]:
@@ -108,7 +99,7 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
         if lane.model is not None and model != lane.model:
             lane.events.append(("model_change", f"{lane.model} -> {model}"))
         lane.model = model
-        provider = _provider(model)
+        provider = counted_provider(model)
         uncached = inp if additive else inp - read - written
         writes_reported = row.get("cache_write_tokens") is not None or not rules_for(provider).is_additive
         cache_reported = row.get("cache_read_tokens") is not None or row.get("cache_write_tokens") is not None

@@ -80,19 +80,19 @@ names no provider (Qwen Code's ``coder-model``), the login a Qwen Code telemetry
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import agent_handler, provider_of_model
+from prefixbench.simulator.providers import agent_handler, counted_provider
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import Lane, as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
 
 NAME = "gemini-cli"
 #: The suffix Qwen Code puts after a subagent's name in its id (``<name>-<suffix>``, the
@@ -207,12 +207,6 @@ def _mode_change(value: dict) -> str | None:
     return None
 
 
-def _provider(model: str) -> Provider:
-    """Who served a call: the provider whose model names ``model`` takes, when the audit models it."""
-    rules = provider_of_model(model)
-    return "unknown" if rules is None or not rules.reports_usage else rules.name
-
-
 #: The Gemini CLI ``tokens`` keys and the ``usageMetadata`` keys they copy.
 _KEYS = (
     ("input", "promptTokenCount"),
@@ -261,17 +255,66 @@ def _usage(tokens: dict, where: str, raw: bool) -> Usage:
 _Event = tuple[int, int | None, str, Usage, str]
 
 
-class _Lane:
+class _Unpaired:
+    """The api_response events no record's call has paired with yet, in the order read (their
+    lines rising), each usage's kept apart: a record finds its event without a scan of them all,
+    so pairing stays linear however many stay unpaired."""
+
+    __slots__ = ("_events", "_lines", "_at", "_left")
+
+    def __init__(self) -> None:
+        self._events: list[_Event | None] = []  # None: paired since (positions stay)
+        self._lines: list[int] = []
+        self._at: dict[Usage, list[int]] = {}  # each usage's positions, latest last (some paired since)
+        self._left = 0
+
+    def __bool__(self) -> bool:
+        return self._left > 0
+
+    def __iter__(self) -> Iterator[_Event]:
+        return (event for event in self._events if event is not None)
+
+    def append(self, event: _Event) -> None:
+        self._at.setdefault(event[3], []).append(len(self._events))
+        self._events.append(event)
+        self._lines.append(event[0])
+        self._left += 1
+
+    def pair(self, usage: Usage, since: int) -> tuple[_Event, list[_Event]] | None:
+        """The latest event of ``usage`` (a retry of the very same counts is the earlier one),
+        taken, with the main conversation's events of the same prompt between it and line
+        ``since`` (retried replies), taken too, in order; None where no event has ``usage``."""
+        positions = self._at.get(usage)
+        while positions and self._events[positions[-1]] is None:
+            positions.pop()
+        if not positions:
+            return None
+        at = positions.pop()
+        event = self._take(at)
+        retries = []
+        n = at - 1
+        while n >= 0 and self._lines[n] > since:  # only the events since the last pairing
+            other = self._events[n]
+            if other is not None and other[3].prompt == usage.prompt and not other[4]:
+                retries.append(self._take(n))
+            n -= 1
+        return event, retries[::-1]
+
+    def _take(self, n: int) -> _Event:
+        event = self._events[n]
+        assert event is not None
+        self._events[n] = None
+        self._left -= 1
+        return event
+
+
+class _Lane(Lane):
     """The chain of one lane while its session is read."""
 
     def __init__(self, name: str, kind: LaneKind) -> None:
-        self.name = name
-        self.kind = kind
-        self.parent: str | None = None
-        self.events: list[tuple[str, str]] = []
+        super().__init__(name, kind)
         self.blocks = 0
         self.input_ms: int | None = None
-        self.model: str | None = None
         #: A Plan Mode entry or exit logged since the lane's previous call (see :func:`_mode_change`).
         self.mode_change: str | None = None
 
@@ -324,7 +367,7 @@ class _Session:
         #: subagent its ``prompt_id`` names or ""), all of them, and those not yet paired with a
         #: record's call.
         self.qwen_events: list[_Event] = []
-        self.qwen_pending: list[_Event] = []
+        self.qwen_pending = _Unpaired()
         #: The usage of the calls counted from Qwen Code assistant records before their events
         #: came, and how many of each.
         self.qwen_records: dict[Usage, int] = {}
@@ -662,24 +705,16 @@ class _Session:
         unpaired event of the same prompt was the same request sent before (a retried reply),
         counted now in the record's lane, before it. The line of the event paired, None where
         none came before the record."""
-        pending = self.qwen_pending
-        # The latest event of these counts (a retry of the very same counts is the earlier one).
-        at = next((n for n in range(len(pending) - 1, -1, -1) if pending[n][3] == usage), None)
-        if at is None:
+        found = self.qwen_pending.pair(usage, self.qwen_last)
+        if found is None:
             self.qwen_records[usage] = self.qwen_records.get(usage, 0) + 1
             return None
         self.qwen_paired += 1
-        line = pending.pop(at)[0]
-        retries = []
-        n = at - 1
-        while n >= 0 and pending[n][0] > self.qwen_last:  # only the events since the last pairing
-            if pending[n][3].prompt == usage.prompt and not pending[n][4]:
-                retries.append(pending.pop(n))
-            n -= 1
-        self.qwen_last = line
-        for event in reversed(retries):
-            self._add_unrecorded(lane, event)
-        return line
+        event, retries = found
+        self.qwen_last = event[0]
+        for retry in retries:
+            self._add_unrecorded(lane, retry)
+        return event[0]
 
     def _add_unrecorded(self, lane: _Lane, event: _Event) -> None:
         line, sent, model, usage, _ = event
@@ -732,7 +767,7 @@ class _Session:
                 seq=len(self.out),
                 sent_ms=sent,
                 ready_ms=None,
-                provider=_provider(model),
+                provider=counted_provider(model),
                 model=model,
                 usage=usage,
                 prefix=Prefix(self._head(lane), node, lane.parent, max(1, lane.blocks)),

@@ -48,7 +48,7 @@ from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.simulator.providers import ANTHROPIC, GEMINI, OPENAI, UNKNOWN, gateway_at, provider_at, provider_of_model, provider_of_request, rules_for
 from prefixbench.simulator.providers import openai as openai_rules
-from prefixbench.simulator.providers.anthropic import advisor_iterations, compaction_iterations, read_diagnostic
+from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.providers.gemini import NativeRoute, native_route
 from prefixbench.simulator.usage import Usage
@@ -99,8 +99,7 @@ class _Call(msgspec.Struct, frozen=True):
     reply: tuple[Message, ...] = ()
     #: A Messages response's ``usage.iterations`` samplings that are calls of their own:
     #: server-side compactions, then advisor calls (:func:`_iterations`).
-    compactions: tuple[Usage, ...] = ()
-    advisors: tuple[tuple[str, Usage], ...] = ()
+    iterations: ServerCalls = ServerCalls()
     #: The model that served the call where it is not the one asked for (server-side fallback).
     served_model: str | None = None
 
@@ -121,9 +120,8 @@ def _messages_call(provider: Provider, body: dict, response: dict, where: str) -
     label = read_diagnostic(as_dict(response.get("body"))) or _diagnostic_sse(response)
     # DeepSeek's cache keeps output on this endpoint too: its response is read as it is sent back.
     reply = messages_reply(body, response, _sse_texts(response)) if rules_for(provider).caches_output else ()
-    compactions, advisors = _iterations(rules if rules.speaks_messages else ANTHROPIC, raw, where)
-    return _Call(usage, parsed, classify_call(parsed), envelope, label, reply=reply, compactions=compactions, advisors=advisors,
-                 served_model=served)
+    iterations = _iterations(rules if rules.speaks_messages else ANTHROPIC, raw, where)
+    return _Call(usage, parsed, classify_call(parsed), envelope, label, reply=reply, iterations=iterations, served_model=served)
 
 
 def _fallback_model(raw: dict) -> str | None:
@@ -135,7 +133,7 @@ def _fallback_model(raw: dict) -> str | None:
     return served[-1][:120] if served and isinstance(served[-1], str) and served[-1] else None
 
 
-def _iterations(rules: ProviderRules, raw: dict, where: str) -> tuple[tuple[Usage, ...], tuple[tuple[str, Usage], ...]]:
+def _iterations(rules: ProviderRules, raw: dict, where: str) -> ServerCalls:
     """The samplings of one Messages response that are calls of their own, read from its
     ``usage.iterations`` as Claude Code transcripts are (:mod:`.claude_code`): each ``compaction``
     (server-side compaction; the top level is then the message's alone) and each
@@ -143,14 +141,7 @@ def _iterations(rules: ProviderRules, raw: dict, where: str) -> tuple[tuple[Usag
     level), as ``(model, usage)``. A ``fallback_message`` is not one: Anthropic's usage schema
     makes it the served attempt's entry in place of its ``message`` entry, so its counts are the
     top level's (:func:`_fallback_model`)."""
-    compactions = tuple(rules.read_usage(step, f"{where} (usage.iterations compaction {n})")
-                        for n, step in enumerate(compaction_iterations(raw, where)))
-    advisors = []
-    for n, step in enumerate(advisor_iterations(raw, where)):
-        model = step.get("model")
-        advisors.append((model[:120] if isinstance(model, str) and model else "unknown",
-                         rules.read_usage(step, f"{where} (usage.iterations advisor_message {n})")))
-    return compactions, tuple(advisors)
+    return server_calls(raw, where, lambda step, at, _model: rules.read_usage(step, at))
 
 
 def _bedrock_call(provider: Provider, call: BedrockCall, body: dict, response: dict, where: str) -> _Call:
@@ -542,48 +533,44 @@ class _Capture:
         if by_model:  # set apart, as claude_code.py does (a keyword on every request costs memory)
             request = replace(request, provider_by_model=True)
         sent_as = request
-        if call.compactions:
-            request = self._server_compactions(record, request, call.compactions, parent)
+        if call.iterations.compacted:
+            request = self._server_compactions(record, request, call.iterations, parent)
         if request is not None:
             self.out.append(replace(request, seq=len(self.out)))
         # The advisor calls are this response's, counted or paused (no message sampled).
-        self._advisor_calls(request or sent_as, call.advisors)
+        self._advisor_calls(request or sent_as, call.iterations)
 
-    def _server_compactions(self, record: Record, request: TraceRequest, steps: tuple[Usage, ...], parent: str | None) -> TraceRequest | None:
+    def _server_compactions(self, record: Record, request: TraceRequest, calls: ServerCalls, parent: str | None) -> TraceRequest | None:
         """A response whose ``usage.iterations`` holds server-side compaction samplings: each a
         compaction call of its own before the response's, extending the lane's chain; the
         response's own prompt is the compacted context, not the body sent (a new chain, read by
         the chain model). None where the response paused after the compaction (no message)."""
         head = f"http:{request.provider}:{request.model}"
-        for n, usage in enumerate(steps):
-            if usage.is_empty:  # as an empty advisor iteration: listed, not a 0-token call
-                self.skipped.append((record.line, f"compaction iteration {n} with no token counts: no call to count"))
-                continue
-            node = f"{self.name}#{len(self.out)}#server-compaction{n}"
-            self.out.append(replace(request, seq=len(self.out), usage=usage, body=None, reply=(), diagnostic=None,
+        self.skipped.extend((record.line, why) for why in calls.compaction_skips)
+        for step in calls.compactions:
+            node = f"{self.name}#{len(self.out)}#server-compaction{step.index}"
+            self.out.append(replace(request, seq=len(self.out), usage=step.usage, body=None, reply=(), diagnostic=None,
                                     prefix=Prefix(head, node, parent), compaction_call=True))
             parent = node
         self.last_node[request.lane] = f"{self.name}#{len(self.out)}"
         if request.usage is not None and request.usage.is_empty:
             self.skipped.append((record.line, "response paused after a server-side compaction: no message sampled"))
             return None
-        event = ("compaction", f"server-side compaction: {len(steps)} compaction iteration(s) in usage.iterations")
-        return replace(request, body=None, prefix=Prefix(head, self.last_node[request.lane]), events=(event, *request.events))
+        events = (calls.compaction_event, *request.events)
+        return replace(request, body=None, prefix=Prefix(head, self.last_node[request.lane]), events=events)
 
-    def _advisor_calls(self, request: TraceRequest, advisors: tuple[tuple[str, Usage], ...]) -> None:
+    def _advisor_calls(self, request: TraceRequest, calls: ServerCalls) -> None:
         """The advisor calls of a response (``advisor_message`` iterations): each a call of the
         advisor model in an ``advisor`` lane of its own (a ``<lane>/advisor`` lane beside a
         subagent's), extending that lane's previous advisor call, as in a Claude Code transcript."""
         lane = "advisor" if request.lane_kind in ("main", "compaction") else f"{request.lane}/advisor"
-        for n, (model, usage) in enumerate(advisors):
-            if usage.is_empty:
-                self.skipped.append((request.line, f"advisor iteration {n} with no token counts: no call to count"))
-                continue
-            node = f"{self.name}#{len(self.out)}#advisor{n}"
+        self.skipped.extend((request.line, why) for why in calls.advisor_skips)
+        for step in calls.advisors:
+            node = f"{self.name}#{len(self.out)}#advisor{step.index}"
             self.out.append(replace(
-                request, lane=lane, lane_kind="side", seq=len(self.out), model=model, usage=usage, body=None, reply=(),
+                request, lane=lane, lane_kind="side", seq=len(self.out), model=step.model, usage=step.usage, body=None, reply=(),
                 diagnostic=None, events=(), compaction_call=False, request_id=None,
-                prefix=Prefix(f"http:advisor:{request.provider}:{model}", node, self.last_node.get(lane)),
+                prefix=Prefix(f"http:advisor:{request.provider}:{step.model}", node, self.last_node.get(lane)),
             ))
             self.last_node[lane] = node
 

@@ -67,7 +67,7 @@ from prefixbench.simulator.providers import provider_of_model
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import Lane, as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.history import make_message
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, LoggedMessage, Prefix, TraceRequest
@@ -145,18 +145,14 @@ def _served_by(message_id: object) -> tuple[str, str]:
     return "moonshot", DEFAULT_MODEL
 
 
-class _Lane:
+class _Lane(Lane):
     def __init__(self, name: str, kind: LaneKind, head: str) -> None:
-        self.name = name
-        self.kind = kind
+        super().__init__(name, kind)
         self.head = head
-        self.parent: str | None = None
-        self.events: list[tuple[str, str]] = []
         self.blocks = 0
         self.step_ms: int | None = None
         self.ready_ms: int | None = None
         self.pending: list[LoggedMessage] = []
-        self.model: str | None = None
         # Kimi Code: the llm.request the next usage.record answers, and the settings last seen.
         self.request: dict | None = None
         self.tools: str | None = None

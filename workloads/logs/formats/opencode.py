@@ -52,7 +52,7 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import ANTHROPIC, OPENAI, hosted_provider, provider_of_model
+from prefixbench.simulator.providers import ANTHROPIC, OPENAI, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
 from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
@@ -236,7 +236,7 @@ def _provider(info: dict) -> Provider:
     rules = hosted_provider(name)
     if rules is None:
         rules = provider_of_model(str(info.get("modelID") or "").rsplit("/", 1)[-1])
-    return "unknown" if rules is None or not rules.reports_usage else rules.name
+    return counted_as(rules)
 
 
 def _signed(value: object, where: str, key: str) -> int:

@@ -153,20 +153,25 @@ def _has(db: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> bool:
 
 def _data(path: Path, table: str, row_id: object, raw: object) -> dict:
     """A ``data`` column: a JSON object, else one line naming the row."""
-    where = f"{path}: {table} {str(row_id)[:80]!r}"
+    return json_object(raw, f"{path}: {table} {str(row_id)[:80]!r}", "data")
+
+
+def json_object(raw: object, where: str, column: str) -> dict:
+    """A database cell holding a JSON object (as text or UTF-8 bytes), else one line naming
+    ``where`` and its ``column`` (another agent's database reader uses it too: :mod:`.openclaw_db`)."""
     if isinstance(raw, bytes):
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise UserError(f"{where}: data is not UTF-8 text") from None
+            raise UserError(f"{where}: {column} is not UTF-8 text") from None
     if not isinstance(raw, str):
-        raise UserError(f"{where}: data is not JSON text")
+        raise UserError(f"{where}: {column} is not JSON text")
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError):
-        raise UserError(f"{where}: data is not valid JSON") from None
+        raise UserError(f"{where}: {column} is not valid JSON") from None
     if not isinstance(value, dict):
-        raise UserError(f"{where}: data is not a JSON object")
+        raise UserError(f"{where}: {column} is not a JSON object")
     return value
 
 

@@ -46,7 +46,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import openclaw_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.simulator.providers import hosted_provider, provider_of_model
+from prefixbench.simulator.providers import counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms
@@ -101,7 +101,7 @@ def _provider(message: dict) -> Provider:
         rules = provider_of_model(str(message.get("model") or "").rsplit("/", 1)[-1])
         if rules is None or not rules.reports_usage:
             rules = provider_of_model(str(message.get("model") or "").split("/", 1)[0])
-    return "unknown" if rules is None or not rules.reports_usage else rules.name
+    return counted_as(rules)
 
 
 #: pi's APIs whose ``input`` is Gemini's ``promptTokenCount`` whole, ``cacheRead`` inside it
