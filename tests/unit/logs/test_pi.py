@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -658,3 +659,61 @@ def test_property_each_newly_pruned_tool_result_breaks_the_chain_once(tmp_path_f
             expected.append(False)
     requests, _ = load_trace([_pi(tmp_path_factory.mktemp("prune") / "s.jsonl", entries)])
     assert [r.prefix.parent is None for r in requests] == expected
+
+
+def test_a_session_started_afresh_under_a_parent_is_no_fork(tmp_path: Path) -> None:
+    """OpenClaw writes ``parentSession`` into the header of a session it starts without the
+    parent's history (a subagent spawned with ``context: "isolated"``, a thread's clean session, a
+    fork of a parent with no entry), as pi's ``newSession({parentSession})`` does: its entries come
+    after its header. Only a copy of the parent's entries (their times before the header's) is a
+    fork. int39 read any such header as a fork: the subagent's first call was a ``resume``."""
+    t0 = 1773500000000  # 2026-03-14T14:53:20Z
+
+    def entry(entry_id: str, parent: str | None, role: str, ts: int, usage: dict | None = None) -> dict:
+        made = {**_pi_msg(role, ts, usage), "id": entry_id, "parentId": parent}
+        return {**made, "timestamp": "2026-03-14T14:53:20.000Z" if ts >= t0 else "2026-03-14T14:52:20.000Z"}
+
+    header = {"type": "session", "version": 3, "id": "child", "timestamp": "2026-03-14T14:53:19.500Z", "cwd": "/x",
+              "parentSession": "/home/u/.openclaw/agents/main/sessions/parent.jsonl"}
+    fresh = write_jsonl(tmp_path / "fresh" / "child.jsonl", [
+        header, entry("a1", None, "user", t0), entry("a2", "a1", "assistant", t0 + 10, _u(3000, 0, 0))])
+    requests, _ = load_trace([fresh])
+    assert [name for name, _ in requests[0].events] == ["user_turn"]
+    assert [row.cause for row in run_audit([fresh]).rows] == ["cold-start"]
+    # The same header over a copy of the parent's entries (written before it) is a fork.
+    copied = entry("p1", None, "user", t0 - 60_000)
+    fork = write_jsonl(tmp_path / "fork" / "child.jsonl", [header, copied, entry("a1", "p1", "user", t0),
+                                                          entry("a2", "a1", "assistant", t0 + 10, _u(3000, 0, 0))])
+    requests, _ = load_trace([fork])
+    assert ("fork", "session branched from another session file") in requests[0].events
+    assert [row.cause for row in run_audit([fork]).rows] == ["resume"]
+
+
+_times = st.one_of(st.none(), st.integers(-5000, 5000), st.sampled_from(("not a time", True, "2026-13-40T00:00:00Z")))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(header_at=_times, first_at=_times, key=st.sampled_from(("parentSession", "branchedFrom")))
+def test_property_a_header_naming_a_parent_is_a_fork_unless_its_first_entry_comes_after_it(
+        tmp_path_factory, header_at, first_at, key) -> None:
+    """Header and first-entry times of any kind (none, earlier, later, unreadable): the first call
+    carries the fork event unless both read as times and the entry's is not before the header's;
+    nothing is refused."""
+    base = 1773500000000
+
+    def stamp(offset: object) -> object:
+        """An offset in ms from ``base`` as an ISO time; anything else as it is."""
+        if isinstance(offset, int) and not isinstance(offset, bool):
+            return datetime.fromtimestamp((base + offset) / 1000, UTC).isoformat(timespec="milliseconds")
+        return offset
+
+    header = {"type": "session", "id": "child", "cwd": "/x", key: "parent.jsonl",
+              **({} if header_at is None else {"timestamp": stamp(header_at)})}
+    first = {**_pi_msg("user", base), **({} if first_at is None else {"timestamp": stamp(first_at)})}
+    first["message"].pop("timestamp")
+    path = write_jsonl(tmp_path_factory.mktemp("fresh") / "s.jsonl",
+                       [header, first, _pi_msg("assistant", base + 10, _u(100, 0, 0))])
+    requests, _ = load_trace([path])
+    readable = {type(header_at), type(first_at)} == {int}
+    assert (("fork", "session branched from another session file") in requests[0].events) == (
+        not readable or first_at < header_at)

@@ -23,7 +23,8 @@ calls after it extend it. Whichever of the two files the audit reads first count
 share: the other's note says they were copied from the session it was forked from only when its
 header names (``parentSession``, ``branchedFrom``: the source's file) the file that counted them,
 and else that they are the same calls as that file's (a source read after its fork, or two forks
-of one source).
+of one source). A header naming a parent is a fork only when the entries after it are a copy,
+written before it (see :meth:`_Session._fork_or_fresh`); else the session started afresh.
 
 OpenClaw (formerly Clawdbot and Moltbot) writes pi sessions, with assistant messages that are no
 call of the chain (:data:`_OPENCLAW_SKIPS`): they are skipped and counted in the file's notes.
@@ -177,6 +178,8 @@ class _Session:
         self.session_id: object = None
         #: OpenClaw's assistant messages that are no call of this chain, by kind (see :func:`_openclaw_entry`).
         self.openclaw: dict[str, int] = {}
+        #: A header's source file and time, until the entry after it says fork or fresh start.
+        self.header_source: tuple[object, int | None] | None = None
         #: The tool results OpenClaw's latest pruning marker lists, as (key, mode).
         self.pruned_marks: set[tuple[str, str]] = set()
 
@@ -184,6 +187,8 @@ class _Session:
         value: dict = record.value  # type: ignore[assignment]
         kind = value.get("type")
         entry_id = value.get("id") if kind != "session" else None
+        if self.header_source is not None and kind != "session":
+            self._fork_or_fresh(value)
         parent_id = value.get("parentId")
         if isinstance(parent_id, str) and parent_id in self.node_of_entry:
             # Tree sessions (newer pi): the prompt extends the request its branch descends from,
@@ -200,10 +205,9 @@ class _Session:
                 self.session_id = session_id
                 if isinstance(value.get("thinkingLevel"), str):
                     self.thinking = value["thinkingLevel"]
-                if value.get("branchedFrom") or value.get("parentSession"):
-                    self.events.append(("fork", "session branched from another session file"))
-                    source = value.get("parentSession") or value.get("branchedFrom")
-                    self.forked_from = source if isinstance(source, str) else self.forked_from
+                source = value.get("parentSession") or value.get("branchedFrom")
+                # Whether it is a fork is known at the next entry (see _fork_or_fresh).
+                self.header_source = (source, _time_ms(value)) if source else None
             case "model_change":
                 self.events.append(("model_change", f"{value.get('provider')}/{value.get('modelId')}"))
             case "thinking_level_change":
@@ -225,6 +229,22 @@ class _Session:
                 self._message(record, as_dict(value.get("message")), parent_id)
         if isinstance(entry_id, str):
             self.node_of_entry[entry_id] = self.chain_parent
+
+    def _fork_or_fresh(self, first: dict) -> None:
+        """A header naming another session file (``parentSession``, earlier ``branchedFrom``) is a
+        fork only when the file holds a copy of that session's history. pi's and OpenClaw's
+        copies (``createBranchedSession``, ``forkFrom``, OpenClaw's ``forkSessionFromParentRuntime``)
+        write the source's entries as they are, each with its own time, earlier than the new
+        header's; a session started afresh with the name only (pi's ``newSession({parentSession})``,
+        an OpenClaw subagent of ``context: "isolated"``, a fork of a parent with no entry) writes
+        its first entry after its header. Times that cannot be compared read as a fork."""
+        source, header_ms = self.header_source or (None, None)
+        self.header_source = None
+        first_ms = _time_ms(first)
+        if header_ms is not None and first_ms is not None and first_ms >= header_ms:
+            return  # a fresh session: its first call is a cold start, not a resumed history
+        self.events.append(("fork", "session branched from another session file"))
+        self.forked_from = source if isinstance(source, str) else self.forked_from
 
     def _pruned(self, data: object) -> None:
         """OpenClaw's context pruning (``contextPruning.mode: "cache-ttl"``): its marker lists every
@@ -432,6 +452,19 @@ def _openclaw_entry(message: dict) -> str | None:
     return None
 
 
+def _time_ms(value: dict) -> int | None:
+    """An entry's own time (its ``timestamp``, else its message's) in epoch ms, or None when it has
+    none that reads as a time."""
+    for holder in (value, as_dict(value.get("message"))):
+        try:
+            moment = parse_time_ms(holder.get("timestamp"), "")
+        except UserError:
+            moment = None
+        if moment is not None:
+            return moment
+    return None
+
+
 def _call_key(kind: str, timestamp: object, holder: dict, usage: dict) -> str:
     """A call's identity, the same in a fork's copy of it: its kind, time, model and usage as logged."""
     return json.dumps([kind, timestamp, holder.get("provider"), holder.get("model"), holder.get("responseId"), usage],
@@ -510,7 +543,8 @@ FORMAT = LogFormat(
         "linear sessions: entries in file order",
         "tree sessions (newer pi): entries linked by id / parentId, branches and retries from one entry",
         "sessions branched from another file (branchedFrom / parentSession): the source's calls copied into the fork "
-        "counted once, by the source's file when both are in the audit",
+        "counted once, by the source's file when both are in the audit; a header naming a parent over entries written "
+        "after it (pi's newSession, an OpenClaw subagent of context isolated) is a fresh start, no fork",
         "Gemini through the google-generative-ai / google-vertex APIs: input includes cacheRead (every pi version to 2026-03 at least)",
         "later pi (earendil-works/pi, late 2026): usage.cacheWrite1h (Anthropic's 1 h writes, a part of cacheWrite), "
         "usage.reasoning (a part of output)",
