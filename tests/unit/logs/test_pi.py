@@ -717,3 +717,42 @@ def test_property_a_header_naming_a_parent_is_a_fork_unless_its_first_entry_come
     readable = {type(header_at), type(first_at)} == {int}
     assert (("fork", "session branched from another session file") in requests[0].events) == (
         not readable or first_at < header_at)
+
+
+def test_a_custom_message_is_sent_as_a_user_message_where_a_break_is_located(tmp_path: Path) -> None:
+    """pi sends an extension's ``custom_message`` entry to the model as a user message of its content
+    (``convertToLlm``; ``display`` only hides it in the TUI). int39 left it out of the messages a
+    request adds, so a read that stopped inside it was located in the message after it."""
+    t0 = 1765233665294
+    note = {"type": "custom_message", "customType": "reminder", "display": False, "timestamp": "2025-12-08T22:41:19.389Z",
+            "content": [{"type": "text", "text": "Reminder from the plan extension: " + "keep the tests green. " * 400}]}
+    entries = [*_tool_loop(t0), note, {**_pi_msg("user", t0 + 20000), "message": {
+        "role": "user", "content": "And now the docs, " * 200, "timestamp": t0 + 20000}},
+        _pi_msg("assistant", t0 + 20010, _u(10, 40501, 3100)),
+        _pi_msg("user", t0 + 40000), _pi_msg("assistant", t0 + 40010, _u(3000, 41500, 0))]
+    path = _pi(tmp_path / "pi.jsonl", entries)
+    requests, _ = load_trace([path])
+    added = [(m.role, m.excerpt[:25]) for m in requests[2].messages]
+    assert added == [("assistant", ""), ("user", "Reminder from the plan ex"), ("user", "And now the docs, And now")]
+    assert requests[2].prefix.new_blocks == 3
+    # The last call's read stops 999 tokens into the reminder: located there.
+    row = run_audit([path]).rows[3]
+    assert "Reminder from the plan" in row.detail, row.detail
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(("type", "text", "data")), inner, max_size=3),
+                     max_leaves=8)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(contents=st.lists(_json, min_size=1, max_size=3))
+def test_property_custom_messages_of_any_content_are_one_user_message_each(tmp_path_factory, contents) -> None:
+    """``custom_message`` entries of any content (text, blocks, anything else) between two calls:
+    nothing is refused and the second call adds one user message for each, after the reply."""
+    t0 = 1765233665294
+    entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(10, 0, 400)),
+               *({"type": "custom_message", "customType": "x", "display": True, "content": c} for c in contents),
+               _pi_msg("assistant", t0 + 20, _u(10, 400, 10))]
+    requests, _ = load_trace([_pi(tmp_path_factory.mktemp("custom") / "s.jsonl", entries)])
+    assert [m.role for m in requests[1].messages] == ["assistant", *("user" for _ in contents)]

@@ -33,6 +33,10 @@ call of the chain (:data:`_OPENCLAW_SKIPS`): they are skipped and counted in the
 (pi-mono's ``docs/json.md``): each message as ``message_start``, ``message_update`` (partial
 usage), ``message_end`` (final), and again inside ``turn_end`` and ``agent_end``. Only
 ``message_end`` is read, as a ``message`` entry with no id (entries in output order).
+
+A ``custom_message`` entry (an extension's message; ``custom`` entries are no message) is sent to
+the model as a user message of its ``content`` (pi-mono's ``convertToLlm``): it enters the messages
+a request adds, where a break is located.
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ def detect(value: dict) -> Evidence | None:
     kind = value.get("type")
     if kind == "session" and ("modelId" in value or "cwd" in value) and "sessionId" not in value:
         return Evidence.ENTRY
-    if kind in _EVENT_KINDS:
+    if kind in _EVENT_KINDS or kind == "custom_message" and "customType" in value:
         return Evidence.ENTRY
     if kind == "usage" and isinstance(value.get("kind"), str) and isinstance(value.get("usage"), dict):
         return Evidence.ENTRY
@@ -223,6 +227,11 @@ class _Session:
                 self._side_call(record, value, "summary")
             case "usage":
                 self._side_call(record, value, str(value.get("kind")))
+            case "custom_message":
+                # An extension's message, sent to the model (pi's convertToLlm): a user message of
+                # its content, shown in the TUI or not (display).
+                self.blocks += 1
+                self.pending.append(self._same(make_message("user", value.get("content"))))
             case "custom" if value.get("customType") == _OPENCLAW_PRUNE:
                 self._pruned(value.get("data"))
             case "message" | "message_end":  # message_end: pi --mode json / rpc's final copy of a message
