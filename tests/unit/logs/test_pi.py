@@ -756,3 +756,64 @@ def test_property_custom_messages_of_any_content_are_one_user_message_each(tmp_p
                _pi_msg("assistant", t0 + 20, _u(10, 400, 10))]
     requests, _ = load_trace([_pi(tmp_path_factory.mktemp("custom") / "s.jsonl", entries)])
     assert [m.role for m in requests[1].messages] == ["assistant", *("user" for _ in contents)]
+
+
+def _delta_marker(set_: list[dict], remove: list[str]) -> dict:
+    """Later OpenClaw's compact marker: what changed since the marker before."""
+    empty = {"set": [], "remove": []}
+    data = {"timestamp": 1, "provider": "anthropic", "modelId": "claude-opus-4-5", "cacheTtlDelta": {
+        "prunedToolResults": {"set": set_, "remove": remove}, "ambiguousToolResultBaseKeys": empty, "frozenToolResults": empty}}
+    return {"type": "custom", "customType": "openclaw.cache-ttl", "timestamp": "2026-02-25T06:13:20.000Z", "data": data}
+
+
+def test_openclaw_compact_pruning_markers_are_read_as_changes_to_the_list(tmp_path: Path) -> None:
+    """Later OpenClaw writes its pruning list in full only now and then, and between, the changes
+    since the marker before (``cacheTtlDelta``). int39 read only the full form: a tool result pruned
+    by a delta broke no chain, and the miss after it was laid to the head."""
+    t0 = 1765233665294
+    entries = [
+        *_tool_loop(t0),
+        _prune_marker([{"key": "toolu_1", "mode": "soft"}]),
+        _pi_msg("assistant", t0 + 20010, _u(10, 0, 30000)),
+        _delta_marker([{"key": "toolu_2", "mode": "soft"}], []),  # one more result pruned
+        _pi_msg("assistant", t0 + 40010, _u(10, 0, 29000)),
+        _delta_marker([], ["toolu_2"]),  # one no longer listed: no break, as the full list dropping it
+        _pi_msg("assistant", t0 + 60010, _u(10, 0, 31000)),
+        _delta_marker([{"key": "toolu_1", "mode": "hard", "placeholder": "[cleared]"}], []),  # soft -> hard
+        _pi_msg("assistant", t0 + 80010, _u(10, 0, 28000)),
+        _delta_marker([{"key": "toolu_1", "mode": "hard", "placeholder": "[cleared]"}], []),  # the same again
+        _pi_msg("assistant", t0 + 90010, _u(10, 28000, 10)),
+    ]
+    requests, _ = load_trace([_pi(tmp_path / "oc.jsonl", entries)])
+    assert [r.prefix.parent is None for r in requests] == [True, False, True, True, False, True, False]
+    assert [row.cause for row in run_audit([tmp_path / "oc.jsonl"]).rows][3] == "compaction"
+
+
+_lists = st.dictionaries(st.sampled_from(("toolu_1", "toolu_2", "toolu_3")), st.sampled_from(("soft", "hard")), max_size=3)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(snapshots=st.lists(_lists, min_size=1, max_size=5), every=st.integers(1, 4))
+def test_property_compact_pruning_markers_break_the_chains_their_full_lists_do(tmp_path_factory, snapshots, every) -> None:
+    """Pruning lists written in full or, between checkpoints every ``every`` markers, as the
+    changes since the marker before: the same calls start new chains."""
+    t0 = 1765233665294
+
+    def listed(marks: dict) -> list[dict]:
+        return [{"key": k, "mode": m, **({"placeholder": "[cleared]"} if m == "hard" else {})} for k, m in marks.items()]
+
+    def session(compact: bool) -> list[bool]:
+        entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(10, 0, 4000))]
+        before: dict = {}
+        for n, marks in enumerate(snapshots):
+            if compact and n % every:
+                changed = [item for item in listed(marks) if before.get(item["key"]) != item["mode"]]
+                entries.append(_delta_marker(changed, [k for k in before if k not in marks]))
+            else:
+                entries.append(_prune_marker(listed(marks)))
+            before = marks
+            entries.append(_pi_msg("assistant", t0 + 1000 * (n + 1), _u(10, 4000, 10)))
+        requests, _ = load_trace([_pi(tmp_path_factory.mktemp("delta") / "s.jsonl", entries)])
+        return [r.prefix.parent is None for r in requests]
+
+    assert session(compact=True) == session(compact=False)

@@ -259,11 +259,27 @@ class _Session:
         """OpenClaw's context pruning (``contextPruning.mode: "cache-ttl"``): its marker lists every
         tool result whose prompt copy is trimmed (``soft``) or cleared (``hard``) so far; one not
         listed before is rewritten in place in the prompts sent from now on, a compaction event
-        before the next call, which starts a new chain (as OpenCode's pruned tool outputs do)."""
-        pruned = data.get("prunedToolResults") if isinstance(data, dict) else None
-        if not isinstance(pruned, list):
-            return  # (earlier OpenClaw's marker names only the provider and model: the cache was touched)
-        marks = {(str(item.get("key")), str(item.get("mode"))) for item in pruned if isinstance(item, dict)}
+        before the next call, which starts a new chain (as OpenCode's pruned tool outputs do).
+
+        Later OpenClaw writes the full list (a checkpoint) now and then and, between, the compact
+        form ``cacheTtlDelta.prunedToolResults: {set, remove}``: the results marked anew or in
+        another mode, and the keys no longer marked, since the marker before (its
+        ``prepareCacheTtlCheckpoint``). A delta that is not of that shape changes nothing."""
+        if not isinstance(data, dict):
+            return
+        delta = data.get("cacheTtlDelta")
+        if isinstance(delta, dict):
+            change = delta.get("prunedToolResults")
+            if not isinstance(change, dict) or not isinstance(change.get("set"), list) or not isinstance(change.get("remove"), list):
+                return
+            marks = _marks(change["set"])
+            gone = {str(key) for key in change["remove"]} | {key for key, _ in marks}
+            marks |= {mark for mark in self.pruned_marks if mark[0] not in gone}
+        else:
+            pruned = data.get("prunedToolResults")
+            if not isinstance(pruned, list):
+                return  # (earlier OpenClaw's marker names only the provider and model: the cache was touched)
+            marks = _marks(pruned)
         new = marks - self.pruned_marks
         self.pruned_marks = marks
         if new:
@@ -461,6 +477,11 @@ def _openclaw_entry(message: dict) -> str | None:
     return None
 
 
+def _marks(items: list) -> set[tuple[str, str]]:
+    """The (key, mode) of each tool result an OpenClaw pruning marker lists."""
+    return {(str(item.get("key")), str(item.get("mode"))) for item in items if isinstance(item, dict)}
+
+
 def _time_ms(value: dict) -> int | None:
     """An entry's own time (its ``timestamp``, else its message's) in epoch ms, or None when it has
     none that reads as a time."""
@@ -564,7 +585,8 @@ FORMAT = LogFormat(
         "each session's entries as its file held them",
         "OpenClaw (formerly Clawdbot, Moltbot) transcripts: a CLI backend's turn (api cli: the CLI's calls summed), "
         "a delivery mirror and a gateway injection (models delivery-mirror, gateway-injected) are no calls; its "
-        "context pruning's openclaw.cache-ttl marker, a tool result newly pruned, is a compaction",
+        "context pruning's openclaw.cache-ttl marker, a tool result newly pruned, is a compaction (its full list, "
+        "or later OpenClaw's compact form between full ones: cacheTtlDelta, the changes since the marker before)",
     ),
     head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
     "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",
