@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tests.fuzz.harness import Tally, edited, fuzz_settings
 from tests.fuzz.test_fuzz_audit import SEEDS
-from tests.unit.logs.test_copilot_cli import SCHEMA
+from tests.unit.logs.test_copilot_cli import COPILOT_JSON_OUTPUT, LEGACY, SCHEMA
 
 #: The usage table's columns (the store's own, as tests/unit/logs/test_copilot_cli.py makes it).
 COLUMNS = ("id", "session_id", "turn_index", "model", "input_tokens", "output_tokens", "cache_read_tokens",
@@ -63,6 +63,24 @@ def test_generated_session_stores_end_cleanly(importer_examples):
         if explicit:
             argv += ["--input", "copilot-cli"]
         tally.check(argv)
+
+    case()
+    tally.report()
+
+
+def test_generated_copilot_json_outputs_and_legacy_sessions_end_cleanly(importer_examples):
+    """``copilot -p --output-format json`` output and legacy ``history-session-state/<id>.json``
+    sessions (tests/unit/logs/test_copilot_cli.py's), edited anywhere: exit 0 or one clean line."""
+    tally = Tally("audit", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-copilot-json-"))
+
+    @fuzz_settings(importer_examples)
+    @given(events=st.lists(edited(st.sampled_from(COPILOT_JSON_OUTPUT), max_edits=3), max_size=8),
+           legacy=edited(st.just(LEGACY), max_edits=3), which=st.booleans())
+    def case(events: list[object], legacy: object, which: bool) -> None:
+        path = folder / ("run.jsonl" if which else "hhh.json")
+        path.write_text("".join(json.dumps(e) + "\n" for e in events) if which else json.dumps(legacy, indent=2))
+        tally.check(["audit", str(path), "--quiet", "--format", "json"])
 
     case()
     tally.report()

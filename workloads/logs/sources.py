@@ -18,7 +18,8 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record
-from prefixbench.workloads.logs.formats.headless import headless_output
+from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_legacy_session
+from prefixbench.workloads.logs.formats.headless import COPILOT_JSON, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
 from prefixbench.workloads.logs.formats.totals_only import GOOSE_SESSION, database_of, is_goose_session_header
 from prefixbench.workloads.logs.reading import check_readable
@@ -334,8 +335,11 @@ def _one_object_reason(path: Path) -> str | None:
         if owner is not None and isinstance(value, dict) and owner(path, value) is not None:
             return "read-with"
         return None
-    if any(isinstance(value, dict) and is_copilot_cli_event(value) for value in values):
+    if any(isinstance(value, dict) and is_copilot_cli_event(value) for value in values) and not any(
+            headless_output(value) is COPILOT_JSON for value in values):
         return HEADLESS + COPILOT_CLI  # (its refusal too, as audit says it of the file alone)
+    if isinstance(values[0], dict) and is_legacy_session(values[0]):
+        return HEADLESS + LEGACY_SESSION
     if isinstance(values[0], dict) and is_goose_session_header(values[0]):
         return HEADLESS + GOOSE_SESSION
     for value in values:

@@ -153,3 +153,62 @@ def test_records_that_are_no_usage_row_are_counted_not_read(tmp_path: Path) -> N
     requests, summaries = load_trace([log])
     assert len(requests) == 1
     assert "1 record(s) that are no assistant_usage_events row: not read" in summaries[0].notes
+
+
+#: ``copilot -p "list the files" --output-format json``: its events (no parentId), then the
+#: ``result``, whose fields sit beside ``type``. The events hold a call's output tokens only; the
+#: result's usage premium requests and durations.
+COPILOT_JSON_OUTPUT = [
+    {"type": "session.auto_mode_resolved", "data": {"chosenModel": "claude-haiku-4.5"}, "id": "e1", "timestamp": "2026-09-06T10:00:00.000Z"},
+    {"type": "user.message", "data": {"content": "list the files"}, "id": "e2", "timestamp": "2026-09-06T10:00:00.010Z"},
+    {"type": "assistant.turn_start", "data": {"turnId": "0"}, "id": "e3", "timestamp": "2026-09-06T10:00:00.020Z"},
+    {"type": "assistant.message", "data": {"messageId": "m1", "content": "One file: a.py.", "toolRequests": [], "outputTokens": 9,
+                                          "model": "claude-haiku-4.5"}, "id": "e4", "timestamp": "2026-09-06T10:00:03.000Z"},
+    {"type": "assistant.turn_end", "data": {"turnId": "0"}, "id": "e5", "timestamp": "2026-09-06T10:00:03.010Z"},
+    {"type": "session.usage_checkpoint", "data": {"totalPremiumRequests": 0.33, "totalNanoAiu": 41000}, "id": "e6",
+     "timestamp": "2026-09-06T10:00:03.020Z", "ephemeral": True},
+    {"type": "result", "timestamp": "2026-09-06T10:00:03.030Z", "sessionId": "ea7", "exitCode": 0,
+     "usage": {"premiumRequests": 0.33, "totalApiDurationMs": 2900, "sessionDurationMs": 3100, "codeChanges": {}}},
+]
+_JSON_OUTPUT_REFUSAL = (r"GitHub Copilot CLI -p --output-format json output: it reports no call's prompt or cache counts \(each "
+                        r"call's assistant\.usage is not printed; .*\), so no call can be audited; audit Copilot CLI's session "
+                        r"store \(~/\.copilot/session-store\.db, Copilot CLI 1\.0\.73 on\) or its OpenTelemetry file export .* instead$")
+
+
+@pytest.mark.parametrize("parent_ids", [False, True])
+def test_copilot_cli_json_output_is_named_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], parent_ids: bool) -> None:
+    """``copilot -p --output-format json`` prints no call's prompt or cache counts (assistant.usage
+    is ephemeral, not printed): named in one line, exit 2. int39 said "unknown log format" of it
+    (its events without a parentId), or, its events with one, that it is a session's events.jsonl."""
+    events = [{**e, "parentId": None if n == 0 else f"e{n}"} if parent_ids and e["type"] != "result" else e
+              for n, e in enumerate(COPILOT_JSON_OUTPUT)]
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    line = 7 if parent_ids else 1  # (its events named as events.jsonl's unless the result names the output)
+    with pytest.raises(UserError, match=rf"run\.jsonl:{line}: {_JSON_OUTPUT_REFUSAL}"):
+        detect_format(path)
+    assert run(["audit", str(path), "--quiet"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+#: A legacy session file (``~/.copilot/history-session-state/<id>.json``): one object, the chat
+#: messages as sent and a timeline, no token count.
+LEGACY = {"sessionId": "hhh", "startTime": "2025-10-08T21:10:16.398Z",
+          "chatMessages": [{"role": "user", "content": "please add a test"}, {"role": "assistant", "content": "sure"}],
+          "timeline": [{"type": "user", "text": "please add a test", "timestamp": "2025-10-08T21:10:16.398Z"}]}
+
+
+def test_a_legacy_copilot_cli_session_file_is_named_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Copilot CLI before its session-state/ folders kept a session as one JSON object with no token
+    count: named in one line, exit 2 (int39: "unknown log format"); a folder walk skips it with that note."""
+    path = tmp_path / "history-session-state" / "hhh.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(LEGACY, indent=2))
+    with pytest.raises(UserError, match=r"hhh\.json:1: a legacy GitHub Copilot CLI session \(~/\.copilot/history-session-state/"
+                       r"<id>\.json, before session-state/\): it keeps the chat messages and a timeline of tool calls, no token "
+                       r"count at all: no request to audit; audit its OpenTelemetry file export instead"):
+        detect_format(path)
+    assert run(["audit", str(path), "--quiet"]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    with pytest.raises(UserError, match="none is a log"):
+        run_audit([path.parent])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -658,3 +659,161 @@ def test_property_each_newly_pruned_tool_result_breaks_the_chain_once(tmp_path_f
             expected.append(False)
     requests, _ = load_trace([_pi(tmp_path_factory.mktemp("prune") / "s.jsonl", entries)])
     assert [r.prefix.parent is None for r in requests] == expected
+
+
+def test_a_session_started_afresh_under_a_parent_is_no_fork(tmp_path: Path) -> None:
+    """OpenClaw writes ``parentSession`` into the header of a session it starts without the
+    parent's history (a subagent spawned with ``context: "isolated"``, a thread's clean session, a
+    fork of a parent with no entry), as pi's ``newSession({parentSession})`` does: its entries come
+    after its header. Only a copy of the parent's entries (their times before the header's) is a
+    fork. int39 read any such header as a fork: the subagent's first call was a ``resume``."""
+    t0 = 1773500000000  # 2026-03-14T14:53:20Z
+
+    def entry(entry_id: str, parent: str | None, role: str, ts: int, usage: dict | None = None) -> dict:
+        made = {**_pi_msg(role, ts, usage), "id": entry_id, "parentId": parent}
+        return {**made, "timestamp": "2026-03-14T14:53:20.000Z" if ts >= t0 else "2026-03-14T14:52:20.000Z"}
+
+    header = {"type": "session", "version": 3, "id": "child", "timestamp": "2026-03-14T14:53:19.500Z", "cwd": "/x",
+              "parentSession": "/home/u/.openclaw/agents/main/sessions/parent.jsonl"}
+    fresh = write_jsonl(tmp_path / "fresh" / "child.jsonl", [
+        header, entry("a1", None, "user", t0), entry("a2", "a1", "assistant", t0 + 10, _u(3000, 0, 0))])
+    requests, _ = load_trace([fresh])
+    assert [name for name, _ in requests[0].events] == ["user_turn"]
+    assert [row.cause for row in run_audit([fresh]).rows] == ["cold-start"]
+    # The same header over a copy of the parent's entries (written before it) is a fork.
+    copied = entry("p1", None, "user", t0 - 60_000)
+    fork = write_jsonl(tmp_path / "fork" / "child.jsonl", [header, copied, entry("a1", "p1", "user", t0),
+                                                          entry("a2", "a1", "assistant", t0 + 10, _u(3000, 0, 0))])
+    requests, _ = load_trace([fork])
+    assert ("fork", "session branched from another session file") in requests[0].events
+    assert [row.cause for row in run_audit([fork]).rows] == ["resume"]
+
+
+_times = st.one_of(st.none(), st.integers(-5000, 5000), st.sampled_from(("not a time", True, "2026-13-40T00:00:00Z")))
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(header_at=_times, first_at=_times, key=st.sampled_from(("parentSession", "branchedFrom")))
+def test_property_a_header_naming_a_parent_is_a_fork_unless_its_first_entry_comes_after_it(
+        tmp_path_factory, header_at, first_at, key) -> None:
+    """Header and first-entry times of any kind (none, earlier, later, unreadable): the first call
+    carries the fork event unless both read as times and the entry's is not before the header's;
+    nothing is refused."""
+    base = 1773500000000
+
+    def stamp(offset: object) -> object:
+        """An offset in ms from ``base`` as an ISO time; anything else as it is."""
+        if isinstance(offset, int) and not isinstance(offset, bool):
+            return datetime.fromtimestamp((base + offset) / 1000, UTC).isoformat(timespec="milliseconds")
+        return offset
+
+    header = {"type": "session", "id": "child", "cwd": "/x", key: "parent.jsonl",
+              **({} if header_at is None else {"timestamp": stamp(header_at)})}
+    first = {**_pi_msg("user", base), **({} if first_at is None else {"timestamp": stamp(first_at)})}
+    first["message"].pop("timestamp")
+    path = write_jsonl(tmp_path_factory.mktemp("fresh") / "s.jsonl",
+                       [header, first, _pi_msg("assistant", base + 10, _u(100, 0, 0))])
+    requests, _ = load_trace([path])
+    readable = {type(header_at), type(first_at)} == {int}
+    assert (("fork", "session branched from another session file") in requests[0].events) == (
+        not readable or first_at < header_at)
+
+
+def test_a_custom_message_is_sent_as_a_user_message_where_a_break_is_located(tmp_path: Path) -> None:
+    """pi sends an extension's ``custom_message`` entry to the model as a user message of its content
+    (``convertToLlm``; ``display`` only hides it in the TUI). int39 left it out of the messages a
+    request adds, so a read that stopped inside it was located in the message after it."""
+    t0 = 1765233665294
+    note = {"type": "custom_message", "customType": "reminder", "display": False, "timestamp": "2025-12-08T22:41:19.389Z",
+            "content": [{"type": "text", "text": "Reminder from the plan extension: " + "keep the tests green. " * 400}]}
+    entries = [*_tool_loop(t0), note, {**_pi_msg("user", t0 + 20000), "message": {
+        "role": "user", "content": "And now the docs, " * 200, "timestamp": t0 + 20000}},
+        _pi_msg("assistant", t0 + 20010, _u(10, 40501, 3100)),
+        _pi_msg("user", t0 + 40000), _pi_msg("assistant", t0 + 40010, _u(3000, 41500, 0))]
+    path = _pi(tmp_path / "pi.jsonl", entries)
+    requests, _ = load_trace([path])
+    added = [(m.role, m.excerpt[:25]) for m in requests[2].messages]
+    assert added == [("assistant", ""), ("user", "Reminder from the plan ex"), ("user", "And now the docs, And now")]
+    assert requests[2].prefix.new_blocks == 3
+    # The last call's read stops 999 tokens into the reminder: located there.
+    row = run_audit([path]).rows[3]
+    assert "Reminder from the plan" in row.detail, row.detail
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(("type", "text", "data")), inner, max_size=3),
+                     max_leaves=8)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(contents=st.lists(_json, min_size=1, max_size=3))
+def test_property_custom_messages_of_any_content_are_one_user_message_each(tmp_path_factory, contents) -> None:
+    """``custom_message`` entries of any content (text, blocks, anything else) between two calls:
+    nothing is refused and the second call adds one user message for each, after the reply."""
+    t0 = 1765233665294
+    entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(10, 0, 400)),
+               *({"type": "custom_message", "customType": "x", "display": True, "content": c} for c in contents),
+               _pi_msg("assistant", t0 + 20, _u(10, 400, 10))]
+    requests, _ = load_trace([_pi(tmp_path_factory.mktemp("custom") / "s.jsonl", entries)])
+    assert [m.role for m in requests[1].messages] == ["assistant", *("user" for _ in contents)]
+
+
+def _delta_marker(set_: list[dict], remove: list[str]) -> dict:
+    """Later OpenClaw's compact marker: what changed since the marker before."""
+    empty = {"set": [], "remove": []}
+    data = {"timestamp": 1, "provider": "anthropic", "modelId": "claude-opus-4-5", "cacheTtlDelta": {
+        "prunedToolResults": {"set": set_, "remove": remove}, "ambiguousToolResultBaseKeys": empty, "frozenToolResults": empty}}
+    return {"type": "custom", "customType": "openclaw.cache-ttl", "timestamp": "2026-02-25T06:13:20.000Z", "data": data}
+
+
+def test_openclaw_compact_pruning_markers_are_read_as_changes_to_the_list(tmp_path: Path) -> None:
+    """Later OpenClaw writes its pruning list in full only now and then, and between, the changes
+    since the marker before (``cacheTtlDelta``). int39 read only the full form: a tool result pruned
+    by a delta broke no chain, and the miss after it was laid to the head."""
+    t0 = 1765233665294
+    entries = [
+        *_tool_loop(t0),
+        _prune_marker([{"key": "toolu_1", "mode": "soft"}]),
+        _pi_msg("assistant", t0 + 20010, _u(10, 0, 30000)),
+        _delta_marker([{"key": "toolu_2", "mode": "soft"}], []),  # one more result pruned
+        _pi_msg("assistant", t0 + 40010, _u(10, 0, 29000)),
+        _delta_marker([], ["toolu_2"]),  # one no longer listed: no break, as the full list dropping it
+        _pi_msg("assistant", t0 + 60010, _u(10, 0, 31000)),
+        _delta_marker([{"key": "toolu_1", "mode": "hard", "placeholder": "[cleared]"}], []),  # soft -> hard
+        _pi_msg("assistant", t0 + 80010, _u(10, 0, 28000)),
+        _delta_marker([{"key": "toolu_1", "mode": "hard", "placeholder": "[cleared]"}], []),  # the same again
+        _pi_msg("assistant", t0 + 90010, _u(10, 28000, 10)),
+    ]
+    requests, _ = load_trace([_pi(tmp_path / "oc.jsonl", entries)])
+    assert [r.prefix.parent is None for r in requests] == [True, False, True, True, False, True, False]
+    assert [row.cause for row in run_audit([tmp_path / "oc.jsonl"]).rows][3] == "compaction"
+
+
+_lists = st.dictionaries(st.sampled_from(("toolu_1", "toolu_2", "toolu_3")), st.sampled_from(("soft", "hard")), max_size=3)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(snapshots=st.lists(_lists, min_size=1, max_size=5), every=st.integers(1, 4))
+def test_property_compact_pruning_markers_break_the_chains_their_full_lists_do(tmp_path_factory, snapshots, every) -> None:
+    """Pruning lists written in full or, between checkpoints every ``every`` markers, as the
+    changes since the marker before: the same calls start new chains."""
+    t0 = 1765233665294
+
+    def listed(marks: dict) -> list[dict]:
+        return [{"key": k, "mode": m, **({"placeholder": "[cleared]"} if m == "hard" else {})} for k, m in marks.items()]
+
+    def session(compact: bool) -> list[bool]:
+        entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(10, 0, 4000))]
+        before: dict = {}
+        for n, marks in enumerate(snapshots):
+            if compact and n % every:
+                changed = [item for item in listed(marks) if before.get(item["key"]) != item["mode"]]
+                entries.append(_delta_marker(changed, [k for k in before if k not in marks]))
+            else:
+                entries.append(_prune_marker(listed(marks)))
+            before = marks
+            entries.append(_pi_msg("assistant", t0 + 1000 * (n + 1), _u(10, 4000, 10)))
+        requests, _ = load_trace([_pi(tmp_path_factory.mktemp("delta") / "s.jsonl", entries)])
+        return [r.prefix.parent is None for r in requests]
+
+    assert session(compact=True) == session(compact=False)

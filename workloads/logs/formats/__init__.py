@@ -47,7 +47,8 @@ from prefixbench.workloads.logs.formats import (
 )
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS
-from prefixbench.workloads.logs.formats.headless import Headless, headless_output
+from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_legacy_session
+from prefixbench.workloads.logs.formats.headless import COPILOT_JSON, Headless, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
 from prefixbench.workloads.logs.formats.totals_only import GOOSE_SESSION, is_goose_session_header
 from prefixbench.workloads.logs.jsonlines import TORN_TAIL
@@ -234,13 +235,16 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
             copilot_line = record.line
         if seen == 1 and isinstance(record.value, dict) and is_goose_session_header(record.value):
             goose_line = record.line
+        if seen == 1 and isinstance(record.value, dict) and is_legacy_session(record.value):
+            return None, seen, first_line, f"{path}:{record.line}: {LEGACY_SESSION}"
         if headless is None:
             found = headless_output(record.value)
             if found is not None:
                 headless = (record.line, found, record.value)  # type: ignore[assignment]
         if seen >= DETECT_RECORDS:
             break
-    if copilot_line is not None:
+    # (Copilot CLI's -p JSON output is named as such even where its events are its events.jsonl's too.)
+    if copilot_line is not None and (headless is None or headless[1] is not COPILOT_JSON):
         return None, seen, first_line, f"{path}:{copilot_line}: {COPILOT_CLI}"
     if goose_line is not None:
         return None, seen, first_line, f"{path}:{goose_line}: {GOOSE_SESSION}"

@@ -13,7 +13,10 @@ are read the same way.
 The session folders' ``events.jsonl`` holds no call's prompt or cache counts (its per-call
 ``assistant.usage`` event is never written to it): it is refused, pointing here and to the OTel
 export (``formats.COPILOT_CLI``). A store of an earlier schema (2 and 4 are seen) has ``sessions``
-and ``turns`` but no usage table: named on the command line, it is one line saying so.
+and ``turns`` but no usage table: named on the command line, it is one line saying so. So are
+``copilot -p --output-format json``'s output (``formats.headless.COPILOT_JSON``: no call's prompt
+or cache counts) and a legacy ``history-session-state/<id>.json`` session
+(``copilot_store.LEGACY_SESSION``: no token count).
 
 Usage convention: ``input_tokens`` is the whole prompt, cache reads and writes included, for
 every model Copilot routes (Claude, GPT, Gemini): each row's billed counts (``token_details_json``)
@@ -188,6 +191,8 @@ FORMAT = LogFormat(
         "store schemas 6 to 8 (Copilot CLI 1.0.73 to 1.0.91 seen; 1.0.77's read): assistant_usage_events, one row per model call, input_tokens including cache reads and writes",
         "stores of schema 2 and 4 (1.0.14 to 1.0.60): no usage table, refused in one line",
         "the rows exported as JSON (sqlite3 -json: an array of row objects, or one a line)",
+        "copilot -p --output-format json output (no call's prompt or cache counts) and legacy "
+        "history-session-state/<id>.json sessions (no token count): refused in one line",
     ),
     aliases=("copilot", "copilot-store"),
     detect_file=is_store,

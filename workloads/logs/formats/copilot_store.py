@@ -28,6 +28,21 @@ OTEL_HINT = ("audit its OpenTelemetry file export instead (run copilot with COPI
              "then audit FILE: format otel)")
 
 
+#: Why a legacy Copilot CLI session file is no log (said after ``file:line: ``, and by a folder walk).
+LEGACY_SESSION = (
+    "a legacy GitHub Copilot CLI session (~/.copilot/history-session-state/<id>.json, before session-state/): "
+    "it keeps the chat messages and a timeline of tool calls, no token count at all: no request to audit; "
+    f"{OTEL_HINT} (later Copilot CLI keeps each call's usage in ~/.copilot/session-store.db)"
+)
+
+
+def is_legacy_session(value: dict) -> bool:
+    """Whether a record is a legacy Copilot CLI session file's one object: a ``sessionId``, its
+    ``chatMessages`` (the messages as sent, a list) and a ``startTime`` or ``timeline``."""
+    return (isinstance(value.get("sessionId"), str) and isinstance(value.get("chatMessages"), list)
+            and (isinstance(value.get("startTime"), str) or isinstance(value.get("timeline"), list)))
+
+
 def _tables(db: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> bool:
     return all(set(cols) <= opencode_db.columns(db, table) for table, cols in tables.items())
 

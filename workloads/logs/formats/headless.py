@@ -30,6 +30,17 @@ in one line that says what it is, why, and which of the agent's own files logs e
   Code). Qwen Code's result message copies the shape without ``modelUsage`` or a cost, so it
   is not named.
 
+* ``copilot -p PROMPT --output-format json`` (GitHub Copilot CLI, since the changelog's "Add
+  --output-format json flag to emit JSONL in prompt mode"): its session events as JSON lines,
+  ``{type, data, ...}``, then a ``result`` whose fields sit beside ``type`` (``sessionId``,
+  ``exitCode``, ``usage``). The one event that holds a call's prompt and cache counts,
+  ``assistant.usage``, is ephemeral (github/copilot-sdk ``docs/features/streaming-events.md``) and
+  not printed; ``assistant.message`` holds the call's ``outputTokens`` only, and the result's
+  ``usage`` premium requests or AI credits and durations (every version seen, to 1.0.83 in
+  September 2026). Copilot CLI's session store keeps each call's usage (:mod:`.copilot_cli`). An
+  event with a ``parentId`` is also its ``events.jsonl``'s, refused as that
+  (``formats.COPILOT_CLI``) unless the file holds the ``result``.
+
 Detection runs only when no format claims a file's first records (a file of a format audit reads
 is never refused for a line that looks like one of these).
 """
@@ -173,6 +184,37 @@ def _claude_json_text(value: dict) -> str:
     return f"the run ended {subtype}" if isinstance(subtype, str) and subtype and subtype != "success" else ""
 
 
+#: How the ``type`` of GitHub Copilot CLI's common session events begins (github/copilot-sdk's
+#: ``nodejs/src/generated/session-events.ts``; its other kinds are not needed to tell the output).
+_COPILOT_EVENT_KINDS = ("session.", "assistant.", "user.", "tool.", "subagent.", "skill.", "hook.", "system.", "abort")
+#: The keys a Copilot CLI event has besides its ``type`` and ``data``.
+_COPILOT_EVENT_KEYS = frozenset({"type", "data", "id", "timestamp", "ephemeral", "agentId"})
+
+
+def is_copilot_json_record(value: dict) -> bool:
+    """A record of ``copilot -p --output-format json``: its ``result`` (``sessionId``, an integer
+    ``exitCode`` and ``usage`` beside ``type``, no ``data``), or an event ``{type, data}`` of
+    Copilot's kinds without the ``parentId`` its ``events.jsonl`` copy has."""
+    kind = value.get("type")
+    if not isinstance(kind, str):
+        return False
+    if kind == "result":
+        code = value.get("exitCode")
+        return ("data" not in value and isinstance(value.get("sessionId"), str) and isinstance(code, int)
+                and not isinstance(code, bool) and isinstance(value.get("usage"), dict))
+    return kind.startswith(_COPILOT_EVENT_KINDS) and isinstance(value.get("data"), dict) and value.keys() <= _COPILOT_EVENT_KEYS
+
+
+#: Copilot CLI's ``-p --output-format json`` output, refused (:func:`is_copilot_json_record`).
+COPILOT_JSON = Headless(
+    "GitHub Copilot CLI -p --output-format json output",
+    "it reports no call's prompt or cache counts (each call's assistant.usage is not printed; the result's usage "
+    "holds premium requests or AI credits and durations)",
+    "Copilot CLI's session store (~/.copilot/session-store.db, Copilot CLI 1.0.73 on) or its OpenTelemetry file "
+    "export (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)",
+    is_copilot_json_record,
+)
+
 #: Every headless output refused, in the order they are tried.
 HEADLESS: tuple[Headless, ...] = (
     Headless(
@@ -209,6 +251,7 @@ HEADLESS: tuple[Headless, ...] = (
         _claude_json,
         _claude_json_text,
     ),
+    COPILOT_JSON,
 )
 
 

@@ -41,6 +41,7 @@ from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.headless import is_copilot_json_record
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
@@ -67,8 +68,8 @@ _TURN_STARTS = ("session.status_running", "user.message", "user.define_outcome")
 
 
 def _is_event(value: object) -> bool:
-    if not isinstance(value, dict) or is_copilot_cli_event(value):
-        return False
+    if not isinstance(value, dict) or is_copilot_cli_event(value) or is_copilot_json_record(value):
+        return False  # (Copilot CLI's events share some of its types: their payload is under ``data``)
     kind = value.get("type")
     return isinstance(kind, str) and kind in EVENT_TYPES and isinstance(value.get("id"), str)
 

@@ -23,7 +23,8 @@ calls after it extend it. Whichever of the two files the audit reads first count
 share: the other's note says they were copied from the session it was forked from only when its
 header names (``parentSession``, ``branchedFrom``: the source's file) the file that counted them,
 and else that they are the same calls as that file's (a source read after its fork, or two forks
-of one source).
+of one source). A header naming a parent is a fork only when the entries after it are a copy,
+written before it (see :meth:`_Session._fork_or_fresh`); else the session started afresh.
 
 OpenClaw (formerly Clawdbot and Moltbot) writes pi sessions, with assistant messages that are no
 call of the chain (:data:`_OPENCLAW_SKIPS`): they are skipped and counted in the file's notes.
@@ -32,6 +33,10 @@ call of the chain (:data:`_OPENCLAW_SKIPS`): they are skipped and counted in the
 (pi-mono's ``docs/json.md``): each message as ``message_start``, ``message_update`` (partial
 usage), ``message_end`` (final), and again inside ``turn_end`` and ``agent_end``. Only
 ``message_end`` is read, as a ``message`` entry with no id (entries in output order).
+
+A ``custom_message`` entry (an extension's message; ``custom`` entries are no message) is sent to
+the model as a user message of its ``content`` (pi-mono's ``convertToLlm``): it enters the messages
+a request adds, where a break is located.
 """
 
 from __future__ import annotations
@@ -65,7 +70,7 @@ def detect(value: dict) -> Evidence | None:
     kind = value.get("type")
     if kind == "session" and ("modelId" in value or "cwd" in value) and "sessionId" not in value:
         return Evidence.ENTRY
-    if kind in _EVENT_KINDS:
+    if kind in _EVENT_KINDS or kind == "custom_message" and "customType" in value:
         return Evidence.ENTRY
     if kind == "usage" and isinstance(value.get("kind"), str) and isinstance(value.get("usage"), dict):
         return Evidence.ENTRY
@@ -177,6 +182,8 @@ class _Session:
         self.session_id: object = None
         #: OpenClaw's assistant messages that are no call of this chain, by kind (see :func:`_openclaw_entry`).
         self.openclaw: dict[str, int] = {}
+        #: A header's source file and time, until the entry after it says fork or fresh start.
+        self.header_source: tuple[object, int | None] | None = None
         #: The tool results OpenClaw's latest pruning marker lists, as (key, mode).
         self.pruned_marks: set[tuple[str, str]] = set()
 
@@ -184,6 +191,8 @@ class _Session:
         value: dict = record.value  # type: ignore[assignment]
         kind = value.get("type")
         entry_id = value.get("id") if kind != "session" else None
+        if self.header_source is not None and kind != "session":
+            self._fork_or_fresh(value)
         parent_id = value.get("parentId")
         if isinstance(parent_id, str) and parent_id in self.node_of_entry:
             # Tree sessions (newer pi): the prompt extends the request its branch descends from,
@@ -200,10 +209,9 @@ class _Session:
                 self.session_id = session_id
                 if isinstance(value.get("thinkingLevel"), str):
                     self.thinking = value["thinkingLevel"]
-                if value.get("branchedFrom") or value.get("parentSession"):
-                    self.events.append(("fork", "session branched from another session file"))
-                    source = value.get("parentSession") or value.get("branchedFrom")
-                    self.forked_from = source if isinstance(source, str) else self.forked_from
+                source = value.get("parentSession") or value.get("branchedFrom")
+                # Whether it is a fork is known at the next entry (see _fork_or_fresh).
+                self.header_source = (source, _time_ms(value)) if source else None
             case "model_change":
                 self.events.append(("model_change", f"{value.get('provider')}/{value.get('modelId')}"))
             case "thinking_level_change":
@@ -219,6 +227,11 @@ class _Session:
                 self._side_call(record, value, "summary")
             case "usage":
                 self._side_call(record, value, str(value.get("kind")))
+            case "custom_message":
+                # An extension's message, sent to the model (pi's convertToLlm): a user message of
+                # its content, shown in the TUI or not (display).
+                self.blocks += 1
+                self.pending.append(self._same(make_message("user", value.get("content"))))
             case "custom" if value.get("customType") == _OPENCLAW_PRUNE:
                 self._pruned(value.get("data"))
             case "message" | "message_end":  # message_end: pi --mode json / rpc's final copy of a message
@@ -226,15 +239,47 @@ class _Session:
         if isinstance(entry_id, str):
             self.node_of_entry[entry_id] = self.chain_parent
 
+    def _fork_or_fresh(self, first: dict) -> None:
+        """A header naming another session file (``parentSession``, earlier ``branchedFrom``) is a
+        fork only when the file holds a copy of that session's history. pi's and OpenClaw's
+        copies (``createBranchedSession``, ``forkFrom``, OpenClaw's ``forkSessionFromParentRuntime``)
+        write the source's entries as they are, each with its own time, earlier than the new
+        header's; a session started afresh with the name only (pi's ``newSession({parentSession})``,
+        an OpenClaw subagent of ``context: "isolated"``, a fork of a parent with no entry) writes
+        its first entry after its header. Times that cannot be compared read as a fork."""
+        source, header_ms = self.header_source or (None, None)
+        self.header_source = None
+        first_ms = _time_ms(first)
+        if header_ms is not None and first_ms is not None and first_ms >= header_ms:
+            return  # a fresh session: its first call is a cold start, not a resumed history
+        self.events.append(("fork", "session branched from another session file"))
+        self.forked_from = source if isinstance(source, str) else self.forked_from
+
     def _pruned(self, data: object) -> None:
         """OpenClaw's context pruning (``contextPruning.mode: "cache-ttl"``): its marker lists every
         tool result whose prompt copy is trimmed (``soft``) or cleared (``hard``) so far; one not
         listed before is rewritten in place in the prompts sent from now on, a compaction event
-        before the next call, which starts a new chain (as OpenCode's pruned tool outputs do)."""
-        pruned = data.get("prunedToolResults") if isinstance(data, dict) else None
-        if not isinstance(pruned, list):
-            return  # (earlier OpenClaw's marker names only the provider and model: the cache was touched)
-        marks = {(str(item.get("key")), str(item.get("mode"))) for item in pruned if isinstance(item, dict)}
+        before the next call, which starts a new chain (as OpenCode's pruned tool outputs do).
+
+        Later OpenClaw writes the full list (a checkpoint) now and then and, between, the compact
+        form ``cacheTtlDelta.prunedToolResults: {set, remove}``: the results marked anew or in
+        another mode, and the keys no longer marked, since the marker before (its
+        ``prepareCacheTtlCheckpoint``). A delta that is not of that shape changes nothing."""
+        if not isinstance(data, dict):
+            return
+        delta = data.get("cacheTtlDelta")
+        if isinstance(delta, dict):
+            change = delta.get("prunedToolResults")
+            if not isinstance(change, dict) or not isinstance(change.get("set"), list) or not isinstance(change.get("remove"), list):
+                return
+            marks = _marks(change["set"])
+            gone = {str(key) for key in change["remove"]} | {key for key, _ in marks}
+            marks |= {mark for mark in self.pruned_marks if mark[0] not in gone}
+        else:
+            pruned = data.get("prunedToolResults")
+            if not isinstance(pruned, list):
+                return  # (earlier OpenClaw's marker names only the provider and model: the cache was touched)
+            marks = _marks(pruned)
         new = marks - self.pruned_marks
         self.pruned_marks = marks
         if new:
@@ -432,6 +477,24 @@ def _openclaw_entry(message: dict) -> str | None:
     return None
 
 
+def _marks(items: list) -> set[tuple[str, str]]:
+    """The (key, mode) of each tool result an OpenClaw pruning marker lists."""
+    return {(str(item.get("key")), str(item.get("mode"))) for item in items if isinstance(item, dict)}
+
+
+def _time_ms(value: dict) -> int | None:
+    """An entry's own time (its ``timestamp``, else its message's) in epoch ms, or None when it has
+    none that reads as a time."""
+    for holder in (value, as_dict(value.get("message"))):
+        try:
+            moment = parse_time_ms(holder.get("timestamp"), "")
+        except UserError:
+            moment = None
+        if moment is not None:
+            return moment
+    return None
+
+
 def _call_key(kind: str, timestamp: object, holder: dict, usage: dict) -> str:
     """A call's identity, the same in a fork's copy of it: its kind, time, model and usage as logged."""
     return json.dumps([kind, timestamp, holder.get("provider"), holder.get("model"), holder.get("responseId"), usage],
@@ -510,7 +573,8 @@ FORMAT = LogFormat(
         "linear sessions: entries in file order",
         "tree sessions (newer pi): entries linked by id / parentId, branches and retries from one entry",
         "sessions branched from another file (branchedFrom / parentSession): the source's calls copied into the fork "
-        "counted once, by the source's file when both are in the audit",
+        "counted once, by the source's file when both are in the audit; a header naming a parent over entries written "
+        "after it (pi's newSession, an OpenClaw subagent of context isolated) is a fresh start, no fork",
         "Gemini through the google-generative-ai / google-vertex APIs: input includes cacheRead (every pi version to 2026-03 at least)",
         "later pi (earendil-works/pi, late 2026): usage.cacheWrite1h (Anthropic's 1 h writes, a part of cacheWrite), "
         "usage.reasoning (a part of output)",
@@ -521,7 +585,8 @@ FORMAT = LogFormat(
         "each session's entries as its file held them",
         "OpenClaw (formerly Clawdbot, Moltbot) transcripts: a CLI backend's turn (api cli: the CLI's calls summed), "
         "a delivery mirror and a gateway injection (models delivery-mirror, gateway-injected) are no calls; its "
-        "context pruning's openclaw.cache-ttl marker, a tool result newly pruned, is a compaction",
+        "context pruning's openclaw.cache-ttl marker, a tool result newly pruned, is a compaction (its full list, "
+        "or later OpenClaw's compact form between full ones: cacheTtlDelta, the changes since the marker before)",
     ),
     head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
     "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",
