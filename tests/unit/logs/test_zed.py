@@ -227,3 +227,19 @@ def test_a_thread_whose_read_exceeds_its_input_is_read_with_the_cache_outside_in
     assert [(r.usage.uncached, r.usage.cache_read, r.usage.prompt_count) for r in requests] == [
         (4000, 0, "exclusive-by-peers"), (2234, 6791, "exclusive")]
     assert any(note.startswith("2 call(s) through a provider whose prompt count includes the cache, in threads where") for note in summary.notes)
+
+
+def test_a_locked_threads_database_names_zed_not_opencode(db: Path) -> None:
+    # Found by a user's walk: the OpenCode detector, asked first, said "the OpenCode database is
+    # locked; audit it when OpenCode is not writing" of Zed's threads.db.
+    holder = sqlite3.connect(db)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        done = _cli("audit", str(db))
+    finally:
+        holder.rollback()
+        holder.close()
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert "the Zed database is locked" in done.stderr and "OpenCode" not in done.stderr
