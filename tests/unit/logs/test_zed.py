@@ -243,3 +243,16 @@ def test_a_locked_threads_database_names_zed_not_opencode(db: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     assert "the Zed database is locked" in done.stderr and "OpenCode" not in done.stderr
+
+
+def test_a_threads_database_of_another_schema_is_not_called_a_missing_opencode_database(tmp_path: Path) -> None:
+    # Found by a user's walk: a threads.db whose threads table lacks data_type was "a SQLite
+    # database without OpenCode's session, message and part tables", naming no other database read.
+    path = tmp_path / "threads.db"
+    other = sqlite3.connect(path)
+    other.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, summary TEXT, updated_at TEXT, data BLOB)")
+    other.commit()
+    other.close()
+    with pytest.raises(UserError) as caught:
+        detect_format(path)
+    assert "Zed's threads" in str(caught.value) and "\n" not in str(caught.value)
