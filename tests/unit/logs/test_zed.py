@@ -256,3 +256,12 @@ def test_a_threads_database_of_another_schema_is_not_called_a_missing_opencode_d
     with pytest.raises(UserError) as caught:
         detect_format(path)
     assert "Zed's threads" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_empty_threads_database_says_it_holds_no_thread(tmp_path: Path) -> None:
+    # Found by a user's walk: the audit's one line quoted the note on times ("Zed's threads keep no
+    # time per message ...") for a database with no thread at all.
+    path = write_db(tmp_path / "threads.db", [])
+    done = _cli("audit", str(path))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "a Zed threads database holding no thread" in done.stderr and "no time per message" not in done.stderr

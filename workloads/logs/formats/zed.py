@@ -400,7 +400,10 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
     finally:
         db.close()
     out, summary = _summary(path, threads, "a thread")
-    notes = (*summary.notes, f"a Zed threads database: {len(threads):,} thread(s), {sum(bool(t.out) for t in threads):,} read call by call (opened read-only)")
+    if not threads:  # first, so that the audit's "nothing to audit" says this, not the notes on times
+        notes = ("a Zed threads database holding no thread: no call to read (opened read-only)", *summary.notes)
+    else:
+        notes = (*summary.notes, f"a Zed threads database: {len(threads):,} thread(s), {sum(bool(t.out) for t in threads):,} read call by call (opened read-only)")
     return out, replace(summary, notes=notes)
 
 
