@@ -265,3 +265,19 @@ def test_an_empty_threads_database_says_it_holds_no_thread(tmp_path: Path) -> No
     done = _cli("audit", str(path))
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "a Zed threads database holding no thread" in done.stderr and "no time per message" not in done.stderr
+
+
+@pytest.mark.parametrize("key, value, said", [
+    ("version", 2, "a Zed thread of version '2', which audit does not know"),
+    ("messages", [{"id": 0, "segments": []}, {"id": 1, "segments": []}], "no call read from the thread: no assistant message with its call's usage"),
+])
+def test_a_damaged_thread_json_says_what_is_wrong_with_it(tmp_path: Path, key: str, value: object, said: str) -> None:
+    # Found by a user's walk: a thread whose version was a number read as a request body ("field
+    # 'model' must be a str, got dict"); one whose messages had no role quoted the note on times.
+    thread = json.loads(THREAD.read_text())
+    thread[key] = value
+    path = tmp_path / "thread.json"
+    path.write_text(json.dumps(thread))
+    done = _cli("audit", str(path))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert said in done.stderr, done.stderr
