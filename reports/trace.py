@@ -38,12 +38,15 @@ def with_the_format_found(exc: UserError, path: Path, command: str, reading: str
     what``) with the format the file is in and what reads it (``replay`` and ``check --trace``
     read request bodies, ``replay --input anthropic-capture`` captures, named by ``reading``;
     ``prefixbench audit`` reads every format)."""
-    from prefixbench.workloads.logs.formats import detect_format
+    from prefixbench.workloads.logs.formats import detect_format, file_format
 
     try:
         found = detect_format(path)
+        database = file_format(path) is not None
     except (UserError, OSError):
         return str(exc)
+    if database:  # its bytes were read as text: "not UTF-8 text ... a binary or truncated file?" misleads
+        return f"{path}: a database in the {found.name} format ({found.nouns}), not a request log: {command} does not read it, prefixbench audit does"
     if found.replay is not None and found.replay.name == reading:
         return str(exc)  # read as the format it is in: the error is the file's own
     if found.replay is not None and found.replay.kind == "bodies":

@@ -147,6 +147,19 @@ def test_the_audit_page_names_every_input_name_audit_accepts():
     assert not {name for name in names if f"`{name}`" not in page and f"|{name}|" not in page and f"|{name}]" not in page}
 
 
+def test_the_audit_synopsis_offers_every_format():
+    # walk (round 39): the synopsis's --input list stopped at openhands-completions, without zed
+    # and copilot-cli, which audit --help lists.
+    import re
+
+    from prefixbench.workloads.logs.formats import FORMATS
+
+    page = (ROOT / "docs" / "audit.md").read_text(encoding="utf-8")
+    listed = re.search(r"^prefixbench audit PATH\.\.\. \[--input ([a-z|-]+)\]", page, re.M)
+    assert listed is not None
+    assert listed.group(1).split("|") == ["auto", *FORMATS]
+
+
 def test_a_format_added_to_the_table_makes_the_page_stale(monkeypatch, tmp_path):
     import msgspec
 

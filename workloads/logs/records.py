@@ -295,7 +295,8 @@ def _iter_handle(
         told, file_at = progress, at
         progress = lambda _done: told(file_at())  # noqa: E731
     if head.startswith(b"SQLite format 3\x00"):
-        # OpenCode's and Zed's databases are read before this (their formats' detect_file): another
+        # OpenCode's, Zed's, Copilot CLI's and OpenClaw's databases are read before this (their formats'
+        # detect_file): another
         # one, such as the Go-era opencode's .opencode/opencode.db or Goose's sessions.db (token
         # totals, no per-call usage), is not a log the audit reads.
         # Imported here: the formats package imports this module.
@@ -307,7 +308,7 @@ def _iter_handle(
             raise UserError(f"{path}:1: {copilot}")
         kind = database_of(path)
         why = f" ({kind.refusal()})" if kind is not None else ""
-        raise UserError(f"{path}:1: a SQLite database without OpenCode's session, message and part tables: not a log the audit reads{why}")
+        raise UserError(f"{path}:1: a SQLite database with none of the tables the audit reads (OpenCode's, Zed's threads, a GitHub Copilot CLI store's usage events, an OpenClaw agent's transcript events): not a log the audit reads{why}")
     if b"\x00" in head:
         raise UserError(f"{path}:1: binary file, not a text log")
     bom = head.startswith(_BOM)

@@ -102,9 +102,11 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                 if marked:
                     # The file that says most: one that names the agent it is from and why it holds no call.
                     item, reason = next(((i, r) for i, r in marked if (r or "").startswith(HEADLESS)), marked[0])
+                    # A database the walk offered (an agent's database of totals) is named among them.
+                    names = [*LOG_SUFFIXES, *(x for x in dict.fromkeys(_FILE_SUFFIXES) if any(i.name.endswith(x) for i, _ in marked))]
                     raise UserError(
-                        f"{path}: no log to audit: of the {len(marked)} file(s) named {', '.join('*' + s for s in LOG_SUFFIXES[:-1])} "
-                        f"or *{LOG_SUFFIXES[-1]} here, none is a log "
+                        f"{path}: no log to audit: of the {len(marked)} file(s) named {', '.join('*' + s for s in names[:-1])} "
+                        f"or *{names[-1]} here, none is a log "
                         f"({item.name}: {_why_not(reason)})"
                     )
                 raise UserError(f"{path}: no log files ({', '.join('*' + s for s in LOG_SUFFIXES)}) in this folder")

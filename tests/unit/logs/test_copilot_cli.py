@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -212,3 +214,20 @@ def test_a_legacy_copilot_cli_session_file_is_named_in_one_line(tmp_path: Path, 
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
     with pytest.raises(UserError, match="none is a log"):
         run_audit([path.parent])
+
+
+def test_a_locked_store_names_copilot_cli_not_opencode(tmp_path: Path) -> None:
+    # Found by a user's walk: a locked store was "the OpenCode database is locked".
+    path = store(tmp_path / "session-store.db", json.loads(FIXTURE.read_text()))
+    holder = sqlite3.connect(path)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        done = subprocess.run([sys.executable, "-m", "prefixbench", "audit", str(path)], capture_output=True, text=True,
+                              timeout=120)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert "the GitHub Copilot CLI database is locked" in done.stderr and "OpenCode" not in done.stderr

@@ -69,6 +69,14 @@ def test_a_hermes_home_folder_says_why_it_holds_no_log(tmp_path: Path) -> None:
         run_audit([tmp_path])
 
 
+def test_a_folder_of_only_a_hermes_state_db_counts_it_among_the_files_it_names(tmp_path: Path) -> None:
+    # Found by a user's walk: "of the 1 file(s) named *.jsonl, *.json or *.traj here, none is a log
+    # (state.db: ...)": the one file was a *.db, which the walk offers too.
+    make_hermes_db(tmp_path / "state.db")
+    with pytest.raises(UserError, match=r"of the 1 file\(s\) named \*\.jsonl, \*\.json, \*\.traj or \*\.db here, none is a log \(state\.db: "):
+        run_audit([tmp_path])
+
+
 def test_a_hermes_state_db_beside_logs_is_listed_as_skipped_saying_why(tmp_path: Path) -> None:
     make_hermes_db(tmp_path / "state.db")
     header = {"type": "session", "version": 3, "id": "p", "timestamp": "2026-03-01T10:15:00.000Z", "cwd": "/w"}

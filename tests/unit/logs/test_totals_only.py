@@ -39,7 +39,8 @@ INSERT INTO messages (session_id, role, content_json, created_timestamp, metadat
     VALUES ('20251104_1', 'user', '[{"type":"text","text":"fix ci"}]', 1762250000, '{"userVisible":true,"agentVisible":true}');
 """
 GOOSE_REFUSAL = (
-    "a SQLite database without OpenCode's session, message and part tables: not a log the audit reads "
+    "a SQLite database with none of the tables the audit reads (OpenCode's, Zed's threads, a GitHub Copilot CLI store's "
+    "usage events, an OpenClaw agent's transcript events): not a log the audit reads "
     "(a Goose sessions database (sessions.db): it keeps each session's token totals (its last call's input and output "
     "tokens, and their sums) and no cache count, not each call's usage; record Goose's calls with `prefixbench proxy`)"
 )

@@ -227,3 +227,57 @@ def test_a_thread_whose_read_exceeds_its_input_is_read_with_the_cache_outside_in
     assert [(r.usage.uncached, r.usage.cache_read, r.usage.prompt_count) for r in requests] == [
         (4000, 0, "exclusive-by-peers"), (2234, 6791, "exclusive")]
     assert any(note.startswith("2 call(s) through a provider whose prompt count includes the cache, in threads where") for note in summary.notes)
+
+
+def test_a_locked_threads_database_names_zed_not_opencode(db: Path) -> None:
+    # Found by a user's walk: the OpenCode detector, asked first, said "the OpenCode database is
+    # locked; audit it when OpenCode is not writing" of Zed's threads.db.
+    holder = sqlite3.connect(db)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        done = _cli("audit", str(db))
+    finally:
+        holder.rollback()
+        holder.close()
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert "the Zed database is locked" in done.stderr and "OpenCode" not in done.stderr
+
+
+def test_a_threads_database_of_another_schema_is_not_called_a_missing_opencode_database(tmp_path: Path) -> None:
+    # Found by a user's walk: a threads.db whose threads table lacks data_type was "a SQLite
+    # database without OpenCode's session, message and part tables", naming no other database read.
+    path = tmp_path / "threads.db"
+    other = sqlite3.connect(path)
+    other.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, summary TEXT, updated_at TEXT, data BLOB)")
+    other.commit()
+    other.close()
+    with pytest.raises(UserError) as caught:
+        detect_format(path)
+    assert "Zed's threads" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_an_empty_threads_database_says_it_holds_no_thread(tmp_path: Path) -> None:
+    # Found by a user's walk: the audit's one line quoted the note on times ("Zed's threads keep no
+    # time per message ...") for a database with no thread at all.
+    path = write_db(tmp_path / "threads.db", [])
+    done = _cli("audit", str(path))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "a Zed threads database holding no thread" in done.stderr and "no time per message" not in done.stderr
+
+
+@pytest.mark.parametrize("key, value, said", [
+    ("version", 2, "a Zed thread of version '2', which audit does not know"),
+    ("messages", [{"id": 0, "segments": []}, {"id": 1, "segments": []}], "no call read from the thread: no assistant message with its call's usage"),
+])
+def test_a_damaged_thread_json_says_what_is_wrong_with_it(tmp_path: Path, key: str, value: object, said: str) -> None:
+    # Found by a user's walk: a thread whose version was a number read as a request body ("field
+    # 'model' must be a str, got dict"); one whose messages had no role quoted the note on times.
+    thread = json.loads(THREAD.read_text())
+    thread[key] = value
+    path = tmp_path / "thread.json"
+    path.write_text(json.dumps(thread))
+    done = _cli("audit", str(path))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert said in done.stderr, done.stderr

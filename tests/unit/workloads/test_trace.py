@@ -201,6 +201,25 @@ def test_an_agent_log_given_as_a_request_log_names_its_format(argv, capsys):
     assert f"(the file is in the pi format: {command} does not read it, prefixbench audit does)" in err
 
 
+@pytest.mark.parametrize("argv", [["check", "--trace"], ["replay"]])
+def test_an_agent_database_given_as_a_request_log_is_named_without_the_utf8_error(argv, tmp_path, capsys):
+    """Found by a user's walk: replay of Zed's threads.db said "threads.db:1: not UTF-8 text (byte
+    0xf8 ...; a binary or truncated file?)" before naming the format: the file was whole."""
+    import sqlite3
+
+    path = tmp_path / "threads.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE threads (id TEXT PRIMARY KEY, summary TEXT, updated_at TEXT, data_type TEXT, data BLOB)")
+    db.execute("INSERT INTO threads VALUES ('t', 's', '2025-07-01', 'json', ?)", (b'{"version": "0.2.0"}' + bytes([0xF8]) * 8,))
+    db.commit()
+    db.close()
+    assert main([*argv, str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    command = " ".join(argv)
+    assert err == (f"prefixbench: error: {path}: a database in the zed format (Zed threads), not a request log: "
+                   f"{command} does not read it, prefixbench audit does"), err
+
+
 @pytest.mark.parametrize("fixture, hint", [
     ("recorded", "(the file is in the chat-completions format: replay reads it without --input anthropic-capture)"),
     ("pi", "(the file is in the pi format: replay does not read it, prefixbench audit does)"),

@@ -21,6 +21,8 @@ OPTIONAL = ("id", "turn_index", "created_at", "duration_ms", "agent_id", "parent
 #: The tables of every Copilot CLI session store, with or without usage.
 STORE_TABLES = {"sessions": ("id", "cwd", "created_at"), "turns": ("session_id", "turn_index"), "schema_version": ("version",)}
 SUFFIXES = (".db",)
+#: Whose store it is, in the line a locked one gives.
+AGENT = "GitHub Copilot CLI"
 #: Most rows read from one store.
 MAX_ROWS = 10_000_000
 #: Where Copilot CLI writes each call's usage in a form audit reads, for a file that has none.
@@ -59,7 +61,7 @@ def is_store(path: Path) -> bool:
     try:
         return _tables(db, {TABLE: COLUMNS})
     except sqlite3.Error as exc:
-        raise UserError(f"{path}: cannot read this SQLite database ({exc})") from None
+        raise opencode_db.failure(path, exc) from None
     finally:
         db.close()
 
@@ -86,7 +88,7 @@ def store_without_usage(path: Path) -> str | None:
 
 def rows(path: Path) -> Iterator[tuple[int, dict]]:
     """The store's usage rows in ``id`` order, each as an exported row (its ``id`` as its line)."""
-    db = opencode_db.connect(path)
+    db = opencode_db.connect(path, AGENT)
     try:
         have = opencode_db.columns(db, TABLE)
         if not set(COLUMNS) <= have:
@@ -98,6 +100,6 @@ def rows(path: Path) -> Iterator[tuple[int, dict]]:
             row = dict(zip(names, values))
             yield (row["id"] if isinstance(row.get("id"), int) and not isinstance(row.get("id"), bool) else number), row
     except sqlite3.Error as exc:
-        raise UserError(f"{path}: cannot read this SQLite database ({exc})") from None
+        raise opencode_db.failure(path, exc, AGENT) from None
     finally:
         db.close()

@@ -85,10 +85,19 @@ def _pending_wal(path: Path) -> bool:
         return False
 
 
-def failure(path: Path, exc: sqlite3.Error, agent: str = "OpenCode") -> UserError:
-    """One line for a database that cannot be read: locked (``agent`` is writing it), or damaged."""
+#: Whose database a file of this name is, for the line a locked one gives before any reader could
+#: look inside it (a detector asked first cannot tell).
+AGENT_BY_FILE_NAME = {FILE_NAME: "OpenCode", "threads.db": "Zed", "session-store.db": "GitHub Copilot CLI"}
+
+
+def failure(path: Path, exc: sqlite3.Error, agent: str | None = None) -> UserError:
+    """One line for a database that cannot be read: locked (``agent`` is writing it; None: the
+    agent its file name says, if any), or damaged."""
     text = str(exc) or type(exc).__name__
     if _locked(exc):
+        agent = agent or AGENT_BY_FILE_NAME.get(path.name)
+        if agent is None:
+            return UserError(f"{path}: the database is locked ({text}); audit it when the agent writing it is not, or a copy of it")
         return UserError(f"{path}: the {agent} database is locked ({text}); audit it when {agent} is not writing, or a copy of it")
     return UserError(f"{path}: cannot read this SQLite database ({text}; a corrupt or truncated file?)")
 
@@ -98,12 +107,13 @@ def _locked(exc: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
-def connect(path: Path, agent: str = "OpenCode") -> sqlite3.Connection:
+def connect(path: Path, agent: str | None = None) -> sqlite3.Connection:
     """A read-only connection to the database at ``path``: ``mode=ro`` (it takes the readers'
     lock and reads a pending write-ahead log), else ``immutable`` when that open fails for
     another reason than a lock and no write-ahead log is pending (a WAL database in a
     read-only folder, whose ``-shm`` cannot be made). ``agent`` names whose database it is in
-    the line a locked one gives (another agent's database reader uses it too: :mod:`.zed`).
+    the line a locked one gives (another agent's database reader uses it too: :mod:`.zed`); None
+    where it is not known yet (a detector): the agent the file's name says, if any.
 
     Raises:
         UserError: the file cannot be opened as a database (locked, corrupt, not one).
@@ -189,7 +199,7 @@ def exports(path: Path) -> Iterator[dict]:
     Raises:
         UserError: the database cannot be read, or a ``data`` column is not a JSON object.
     """
-    db = connect(path)
+    db = connect(path, "OpenCode")
     try:
         v1 = _has(db, TABLES)
         v2 = _has(db, TABLES_V2) and (not v1 or db.execute("SELECT 1 FROM session_message LIMIT 1").fetchone() is not None)
@@ -215,7 +225,7 @@ def exports(path: Path) -> Iterator[dict]:
             messages = _messages_v2(db, path, sid) if v2 else _messages(db, path, sid)
             yield {"info": info, "messages": list(messages)}
     except sqlite3.Error as exc:
-        raise failure(path, exc) from None
+        raise failure(path, exc, "OpenCode") from None
     finally:
         db.close()
 

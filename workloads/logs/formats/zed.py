@@ -88,9 +88,13 @@ PER_TURN_WHY = (
 def detect(value: dict) -> Evidence | None:
     """A serialized Zed thread: a ``version`` string, ``updated_at``, ``messages`` and Zed's token
     usage keys (or the ``summary`` of a thread from before them)."""
-    if not isinstance(value.get("version"), str) or not isinstance(value.get("messages"), list):
+    if not isinstance(value.get("messages"), list):
         return None
-    if not isinstance(value.get("updated_at"), str):
+    if not isinstance(value.get("version"), str) or not isinstance(value.get("updated_at"), str):
+        # Zed's usage keys beside a version and updated_at of another type: a damaged thread,
+        # claimed so that its version is named (it read as a request body: "field 'model' ...").
+        if ("request_token_usage" in value or "cumulative_token_usage" in value) and "version" in value and "updated_at" in value:
+            return Evidence.WRAPPER
         return None
     if "request_token_usage" in value or "cumulative_token_usage" in value:
         return Evidence.WRAPPER
@@ -304,6 +308,8 @@ def _notes(threads: list[_Thread], where: str) -> tuple[str, ...]:
         notes.append(f"{unreported} call(s) through a provider whose prompt count includes the cache, in threads that never report a cache count "
                      "(Zed's OpenAI-shaped mappers wrote zeros there): read as cache not reported")
     read = [t for t in threads if t.out]
+    if threads and not read and not any(t.skipped for t in threads):  # first: what the audit's "nothing to audit" quotes
+        notes.insert(0, f"no call read from {where}: no assistant message with its call's usage")
     if read:
         ours = {key: sum(t.counted[key] for t in read) for key in _KEYS}
         zeds = {key: sum(t.zed_total[key] for t in read) for key in _KEYS}
@@ -400,7 +406,10 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
     finally:
         db.close()
     out, summary = _summary(path, threads, "a thread")
-    notes = (*summary.notes, f"a Zed threads database: {len(threads):,} thread(s), {sum(bool(t.out) for t in threads):,} read call by call (opened read-only)")
+    if not threads:  # first, so that the audit's "nothing to audit" says this, not the notes on times
+        notes = ("a Zed threads database holding no thread: no call to read (opened read-only)", *summary.notes)
+    else:
+        notes = (*summary.notes, f"a Zed threads database: {len(threads):,} thread(s), {sum(bool(t.out) for t in threads):,} read call by call (opened read-only)")
     return out, replace(summary, notes=notes)
 
 
