@@ -235,6 +235,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     bills_writes: bool = False
     #: Why a miss with nothing changed is the provider's doing (None: it is not best-effort).
     best_effort_note: str | None = None
+    #: Why a miss whose call reported writing nothing is the provider's doing, where the agent's
+    #: breakpoints would have had it write a changed prefix (None: such a miss is judged as any).
+    unwritten_miss_note: str | None = None
     #: What the per-model read steps of :attr:`block_tokens_by_model` rest on, for the audit's
     #: notes (None: no note).
     step_note: str | None = None

@@ -29,7 +29,12 @@ reading (:attr:`~prefixbench.simulator.providers.base.ProviderRules.follows_read
 24 -> 99 of 103: no parameter fitted). Still missed: a user turn that read the previous user
 turn's entry within the 20-block lookback (about 10), and the tool call after it, which fell back
 to the head. Whether MiniMax ignores a marker on a ``tool_result`` or only writes none there is
-not told apart (no request body is logged); other agents' placements are not measured.
+not told apart (no request body is logged); other agents' placements are not measured. Such a
+miss whose call wrote nothing is the provider's doing (``provider-best-effort``,
+:attr:`~prefixbench.simulator.providers.base.ProviderRules.unwritten_miss_note`): a changed
+system prompt or history would have been written at the agent's breakpoints, as every call after
+a user's text was; before, the audit put the 381 tool-loop reads down to pi's date-stamped system
+prompt (``system-changed``, a recoverable loss), which the writes of 0 contradict.
 """
 
 from __future__ import annotations
@@ -68,6 +73,8 @@ RULES = ProviderRules(
     follows_reads=True,
     follow_reason="a provider that keeps no entry at an agent's tool-result breakpoint (MiniMax, measured: a tool loop "
                   "reads only the system prompt's entry)",
+    unwritten_miss_note=("MiniMax kept no entry at the agent's last breakpoint (measured: a tool loop's calls write "
+                         "nothing and read the system prompt's entry again; a changed prefix would have been written)"),
     body_model="minimax",
     chain_as="minimax",
     cache_options=OPTIONS,

@@ -412,6 +412,18 @@ def _breakpoints_miss(ev: Evidence) -> Finding | None:
     ))
 
 
+def _unwritten_miss(ev: Evidence) -> Finding | None:
+    """A miss whose call reported writing nothing, on a provider that writes what an agent's
+    breakpoints mark (MiniMax): nothing in the prompt changed, or the change would have been written."""
+    note, usage = ev.rules.unwritten_miss_note, ev.r.usage
+    if note is None or usage is None or not usage.writes_reported or usage.cache_write != 0:
+        return None
+    return Finding("provider-best-effort", "log", (
+        f"read {ev.cache_read:,} of {ev.expected:,} cached tokens and wrote nothing: " + note + ", not the agent's doing"
+        + _lagging(ev)
+    ))
+
+
 def _best_effort(ev: Evidence) -> Finding | None:
     note = ev.rules.best_effort_note
     if note is None:
@@ -546,6 +558,8 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("below-minimum", "the expected read; the provider's minimum for the model", _below_minimum),
     CauseRule("beyond-lookback", "blocks since the previous request; the provider's breakpoint lookback", _beyond_lookback),
     CauseRule("breakpoints-miss", "the body's breakpoints; the byte-level model's read", _breakpoints_miss),
+    CauseRule("unwritten-miss", "the call's reported writes of 0; a provider that writes at the agent's breakpoints",
+              _unwritten_miss),
     CauseRule("best-effort", "a provider whose cache is best-effort", _best_effort),
     CauseRule("stopped-at-head", "the reported read equals the shared head", _stopped_at_head),
     CauseRule("located", "the reported read mapped onto the logged messages (transcripts)", _located),

@@ -60,3 +60,17 @@ def test_a_minimax_tool_loop_is_predicted_to_read_the_head_it_read(tmp_path: Pat
     assert [(r.cause, r.lost_tokens) for r in result.rows] == [(r.cause, r.lost_tokens) for r in plain.rows]
     note = next(n for n in result.notes if "checkpoint the lane's previous request read" in n)
     assert "minimax: 2 request(s)" in note and "tool-result breakpoint (MiniMax" in note
+
+
+def test_a_minimax_tool_loop_call_that_wrote_nothing_is_the_providers_miss(tmp_path: Path) -> None:
+    # Its calls wrote 0: a changed system prompt or history would have been written at pi's
+    # breakpoints (as the call after the user's text was), so the read that stopped inside the
+    # head is MiniMax's doing, not pi's date-stamped system prompt (system-changed, a recoverable
+    # loss, before: 381 of a committed OpenClaw home's 434 calls).
+    log = _session(tmp_path / "m.jsonl", [("user", 20, 0, 13_000), ("tool", 1_500, HEAD, 0), ("tool", 2_400, HEAD, 0),
+                                         ("tool", 2_000, HEAD, 900)])
+    rows = run_audit([log]).rows
+    assert [r.cause for r in rows[1:3]] == ["provider-best-effort", "provider-best-effort"]
+    assert all("wrote nothing: MiniMax kept no entry at the agent's last breakpoint" in r.detail for r in rows[1:3])
+    # A call that wrote is judged as any: its prompt may have changed.
+    assert rows[3].cause != "provider-best-effort"
