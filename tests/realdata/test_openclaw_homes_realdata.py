@@ -10,7 +10,9 @@ and gateway injections (assistant messages of zero usage, no call):
 * github.com/VerveAILabs/openclaw-backup (2026-02-13): gpt-5.1-codex through OpenAI's Responses API;
 * github.com/aa1010383401/openclaw-backup (2026-03-02): kimi-k2.5 on Moonshot;
 * github.com/Ccccx/openclaw-bak (2026-03/04): MiniMax-M2.5-highspeed through MiniMax's
-  Anthropic-compatible API (``minimax-cn``).
+  Anthropic-compatible API (``minimax-cn``);
+* github.com/archeoneocode-commits/openclaw-backup: a local Ollama's qwen3:8b
+  (``openai-completions``), which reports no cache reads: provider unknown, none predicted.
 
 What is checked is each home's usage recounted from its raw fields, and how many of its reads
 are predicted within 3%; and that one home's sessions put into an agent database (later
@@ -45,6 +47,9 @@ HOMES = {
                                                "agents/", 3, 78, 246_953, 12_728, 2_780_082, 0, 11, 68),
     "PREFIXBENCH_CCCCX_OPENCLAW_REPO": ("Ccccx/openclaw-bak", "544626b9831bee3c726ea28f655d5c35fc6abe93", "agents/",
                                         19, 434, 15_544_268, 214_378, 9_661_514, 2_245_930, 0, 403),
+    "PREFIXBENCH_ARCHEONEOCODE_OPENCLAW_REPO": ("archeoneocode-commits/openclaw-backup",
+                                                "71bcf5b9abcf54c5b475bcca7abdf7460580571b", "agents/",
+                                                4, 102, 417_792, 44_046, 0, 0, 5, 102),
 }
 
 
