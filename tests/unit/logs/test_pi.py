@@ -817,3 +817,53 @@ def test_property_compact_pruning_markers_break_the_chains_their_full_lists_do(t
         return [r.prefix.parent is None for r in requests]
 
     assert session(compact=True) == session(compact=False)
+
+
+def _rewritten_session(path: Path, calls: list[tuple[int, int, int]], at: int, after: int) -> Path:
+    """A tree session of ``calls`` (a user turn and a call each), rewritten as OpenClaw's
+    ``truncateOversizedToolResultsInSession`` does: a branch from call ``at``'s user turn holding
+    the entries after it again (new ids, each message as it was), then ``after`` calls of its own."""
+    t0 = 1777000000000
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-04-24T00:00:00.000Z", "cwd": "/x"}
+
+    def entry(entry_id: str, parent: str | None, role: str, ts: int, usage: dict | None = None) -> dict:
+        return {**_pi_msg(role, ts, usage), "id": entry_id, "parentId": parent}
+
+    entries, parent = [], None
+    for n, (i, r, w) in enumerate(calls):
+        entries += [entry(f"u{n}", parent, "user", t0 + 1000 * n), entry(f"a{n}", f"u{n}", "assistant", t0 + 1000 * n + 10, _u(i, r, w))]
+        parent = f"a{n}"
+    copies, parent = [], f"u{at}"
+    for old in entries[2 * at + 1:]:
+        copies.append({**old, "id": f"c{old['id']}", "parentId": parent})
+        parent = f"c{old['id']}"
+    for n in range(after):
+        copies += [entry(f"v{n}", parent, "user", t0 + 10**6 + 1000 * n), entry(f"b{n}", f"v{n}", "assistant", t0 + 10**6 + 1000 * n + 10, _u(7, 0, 100 + n))]
+        parent = f"b{n}"
+    return write_jsonl(path, [header, *entries, *copies])
+
+
+def test_a_branch_openclaw_appended_again_counts_its_calls_once(tmp_path: Path) -> None:
+    """OpenClaw truncating an oversized tool result branches from before it and appends the
+    entries after it again, each assistant message as it was (time, usage). Main counted the copies
+    as calls again: on a public OpenClaw home (sirdeuce/nucbox-backup, a local Ollama) one
+    checkpoint file's 1,220 calls were 630, 590 of them twice. Now 4 calls here, not 6."""
+    path = _rewritten_session(tmp_path / "s.jsonl", [(10, 0, 40000), (1, 40000, 300), (1, 40300, 200)], 1, 1)
+    requests, summaries = load_trace([path])
+    assert [r.usage.prompt for r in requests] == [40010, 40301, 40501, 107]
+    # The call after the copy extends the last call copied (its first entry).
+    assert requests[3].prefix.parent == requests[2].prefix.node
+    assert [why for _, why in summaries[0].skipped] == ["call appended again in this file (OpenClaw rewrote its branch): counted at its first entry"] * 2
+    assert any(note.startswith("2 call(s) appended again in this file") for note in summaries[0].notes)
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(calls=st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 90000), st.integers(0, 5000)), min_size=1, max_size=6),
+       at=st.integers(0, 5), after=st.integers(0, 3))
+def test_property_a_branch_appended_again_counts_each_call_once(tmp_path_factory, calls, at, after) -> None:
+    """Any calls, rewritten from any call on, with calls after: each call counted once."""
+    at = min(at, len(calls) - 1)
+    path = _rewritten_session(tmp_path_factory.mktemp("rewrite") / "s.jsonl", calls, at, after)
+    requests, summaries = load_trace([path])
+    assert len(requests) == len(calls) + after
+    assert len(summaries[0].skipped) == len(calls) - at

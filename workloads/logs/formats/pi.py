@@ -161,6 +161,8 @@ class _Session:
         #: one holds too, how many of them each (in the order met).
         self.forked_from: str | None = None
         self.copied_from: dict[str, int] = {}
+        #: The calls this file appends again after counting them (see :meth:`_copied`).
+        self.recopied = 0
         self.out: list[TraceRequest] = []
         self.skipped: list[tuple[int, str]] = []
         self.thinking = "off"
@@ -235,7 +237,7 @@ class _Session:
             case "custom" if value.get("customType") == _OPENCLAW_PRUNE:
                 self._pruned(value.get("data"))
             case "message" | "message_end":  # message_end: pi --mode json / rpc's final copy of a message
-                self._message(record, as_dict(value.get("message")), parent_id)
+                self._message(record, as_dict(value.get("message")), parent_id, isinstance(entry_id, str))
         if isinstance(entry_id, str):
             self.node_of_entry[entry_id] = self.chain_parent
 
@@ -304,7 +306,7 @@ class _Session:
         sent = parse_time_ms(value.get("timestamp"), where)
         node = f"pi:{self.name}#{record.line}" + (f".{record.part}" if record.part else "")
         key = _call_key(kind, value.get("timestamp"), value, usage)
-        if self._copied(record, key, link=False):  # (a side call is no step of the conversation)
+        if self._copied(record, key, link=False, entry=isinstance(value.get("id"), str) and value.get("timestamp") is not None):  # (a side call is no step of the conversation)
             return
         self.cost += spent
         self.seen.setdefault(key, node)
@@ -333,13 +335,28 @@ class _Session:
             )
         )
 
-    def _copied(self, record: Record, key: str, link: bool = True) -> bool:
+    def _copied(self, record: Record, key: str, link: bool = True, entry: bool = False) -> bool:
         """Whether the call is one another file of the audit counted: a fork (``/fork``,
         ``--fork``; ``parentSession``, earlier ``branchedFrom``) copies its source's entries as they
-        are. It is listed, not counted again, and the fork's calls after it extend it."""
+        are. It is listed, not counted again, and the fork's calls after it extend it. Or one this
+        file counted at an earlier entry (``entry``: a tree entry, with an id, whose key holds a time;
+        ``pi --mode json`` output has no ids): OpenClaw's
+        ``truncateOversizedToolResultsInSession`` branches from before an oversized tool result
+        and appends the entries after it again, that result truncated and each assistant message
+        as it was (time, usage), under new ids; the calls after the copy extend it."""
         node = self.seen.get(key)
-        if node is None or node.startswith(f"pi:{self.name}#"):
+        if node is None:
             return False
+        if node.startswith(f"pi:{self.name}#"):
+            if not entry:
+                return False
+            self.recopied += 1
+            self.skipped.append((record.line, "call appended again in this file (OpenClaw rewrote its branch): counted at its first entry"))
+            if link:
+                self.chain_parent = node
+                self.events = []
+                self.blocks = 0
+            return True
         counted = node[len("pi:"):].rsplit("#", 1)[0]
         self.copied_from[counted] = self.copied_from.get(counted, 0) + 1
         self.skipped.append((record.line, "call copied from the session this one was forked from: counted in that session's file"
@@ -363,7 +380,7 @@ class _Session:
         """``made``, or the equal message record met before in this file."""
         return self.same_message.setdefault(made, made)
 
-    def _message(self, record: Record, message: dict, parent_id: object) -> None:
+    def _message(self, record: Record, message: dict, parent_id: object, tree: bool = False) -> None:
         role = message.get("role")
         self.blocks += 1
         if role == "user":
@@ -393,7 +410,7 @@ class _Session:
             self.skipped.append((record.line, f"{message.get('stopReason', 'aborted')} call with no usage"))
             return
         key = _call_key("message", message.get("timestamp"), message, usage)
-        if self._copied(record, key):
+        if self._copied(record, key, entry=tree and message.get("timestamp") is not None):
             self.last_call = {k: message.get(k) for k in ("provider", "model", "api")}
             self.pending = [self._same(make_message("assistant", message.get("content")))]
             if isinstance(parent_id, str) and self.chain_parent is not None:
@@ -527,6 +544,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 f"{copied} call(s) the same as {counted}'s (one session forked from the other, or both from a third): "
                 "counted there, not here; the calls after them extend them",
             )
+    if session.recopied:
+        notes += (
+            f"{session.recopied} call(s) appended again in this file (OpenClaw rewrote its branch, a tool result "
+            "truncated): counted at their first entry; the calls after them extend them",
+        )
     for kind, skipped in sorted(session.openclaw.items()):
         notes += (f"{skipped} {_OPENCLAW_NOTES[kind]}",)
     if session.cost:
