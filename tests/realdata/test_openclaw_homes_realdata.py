@@ -12,7 +12,11 @@ and gateway injections (assistant messages of zero usage, no call):
 * github.com/Ccccx/openclaw-bak (2026-03/04): MiniMax-M2.5-highspeed through MiniMax's
   Anthropic-compatible API (``minimax-cn``);
 * github.com/archeoneocode-commits/openclaw-backup: a local Ollama's qwen3:8b
-  (``openai-completions``), which reports no cache reads: provider unknown, none predicted.
+  (``openai-completions``), which reports no cache reads: provider unknown, none predicted;
+* github.com/sirdeuce/nucbox-backup (2026-04/05): local Ollama models (gemma4, llama3; pi's
+  ``ollama`` API) and four gpt-5.5 calls through ``openai-codex``, with OpenClaw's compaction
+  checkpoints (``<id>.checkpoint.<uuid>.jsonl``, copies of a session's entries) and branches it
+  appended again in one file (a truncated tool result): each call counted once.
 
 What is checked is each home's usage recounted from its raw fields, and how many of its reads
 are predicted within 3%; and that one home's sessions put into an agent database (later
@@ -32,7 +36,10 @@ from prefixbench.workloads.audit.core import run_audit
 from tests.realdata.mirrors import file_at, files_at
 
 #: A transcript, live or archived by OpenClaw (its .bak copies and .lock files are neither).
-_TRANSCRIPT = re.compile(r"/sessions/[^/]+\.jsonl(?:\.(?:reset|deleted)\.[0-9T:.-]+Z)?$")
+_TRANSCRIPT = re.compile(r"/sessions/[^/]+(?<!\.trajectory)\.jsonl(?:\.(?:reset|deleted)\.[0-9T:.-]+Z)?$")
+#: OpenClaw's trajectory sidecars (``<id>.trajectory.jsonl``): no transcript, and the largest files
+#: of a home, which a mirror may list without holding; left out of the folder.
+_TRAJECTORY = re.compile(r"\.trajectory\.jsonl")
 
 #: env variable -> (repository, commit, folder, transcripts, calls, uncached input, output, read,
 #: write, transcript-only messages, calls predicted within 3%).
@@ -50,6 +57,8 @@ HOMES = {
     "PREFIXBENCH_ARCHEONEOCODE_OPENCLAW_REPO": ("archeoneocode-commits/openclaw-backup",
                                                 "71bcf5b9abcf54c5b475bcca7abdf7460580571b", "agents/",
                                                 4, 102, 417_792, 44_046, 0, 0, 5, 102),
+    "PREFIXBENCH_SIRDEUCE_NUCBOX_REPO": ("sirdeuce/nucbox-backup", "6423bd532f25be75ed46cfe1f5551bfed8549e27",
+                                         ".openclaw/agents/", 31, 979, 41_366_320, 66_169, 39_424, 0, 8, 975),
 }
 
 
@@ -57,8 +66,10 @@ def _sums(paths: list[Path]) -> tuple[int, int, int, int, int, int]:
     """Calls, uncached input, output, reads, writes and transcript-only messages, from each
     assistant message's own usage: a call has some usage and is none of OpenClaw's messages
     written without one (provider openclaw or clawdbot, model delivery-mirror or gateway-injected)
-    nor a CLI backend's turn (api cli)."""
+    nor a CLI backend's turn (api cli). A call written more than once (a checkpoint's copy, a
+    branch appended again: the same time, provider, model, response id and usage) counts once."""
     calls = uncached = output = read = write = only = 0
+    met: set[str] = set()
     for path in paths:
         for line in path.read_text().splitlines():
             message = json.loads(line).get("message") or {}
@@ -72,6 +83,10 @@ def _sums(paths: list[Path]) -> tuple[int, int, int, int, int, int]:
             counts = [usage.get(k) or 0 for k in ("input", "output", "cacheRead", "cacheWrite")]
             if not any(counts):
                 continue  # an error or an abort, before any usage
+            same = json.dumps([message.get(k) for k in ("timestamp", "provider", "model", "responseId")] + [usage], sort_keys=True)
+            if same in met:
+                continue
+            met.add(same)
             calls += 1
             uncached, output, read, write = (a + b for a, b in zip((uncached, output, read, write), counts))
     return calls, uncached, output, read, write, only
@@ -83,7 +98,7 @@ def test_openclaw_home_sessions_count_what_their_messages_sum(env: str, tmp_path
     mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
     url = f"github.com/{repo}"
     for name in files_at(mirror, commit, url, env):
-        if name.startswith(folder):
+        if name.startswith(folder) and not _TRAJECTORY.search(name):
             target = tmp_path / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(file_at(mirror, commit, name, url, env))
