@@ -324,6 +324,7 @@ def test_later_pi_hour_writes_beyond_the_writes_are_refused(tmp_path: Path) -> N
     ("google", "gemini-3.1-pro", "gemini"),
     ("amazon-bedrock", "global.anthropic.claude-opus-4-6-v1", "bedrock"),
     ("kimi-coding", "kimi-for-coding", "moonshot"),
+    ("minimax-portal", "MiniMax-M2.5", "minimax"),  # OpenClaw's MiniMax OAuth (main: unknown)
     ("opencode", "deepseek-v4-flash-free", "deepseek"),  # gateways: the model's vendor
     ("openrouter", "x-ai/grok-4-fast", "xai"),
     ("fireworks", "accounts/fireworks/models/minimax-m3", "unknown"),  # a host serving it itself

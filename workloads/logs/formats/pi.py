@@ -90,6 +90,9 @@ _VENDOR_IDS = {
     "amazon-bedrock": "bedrock",
     "kimi-coding": "moonshot",
     "minimax-cn": "minimax",
+    # OpenClaw's MiniMax OAuth (its ``minimax-portal-auth`` plugin): MiniMax's own API
+    # (api.minimax.io, api.minimaxi.com), Anthropic-compatible.
+    "minimax-portal": "minimax",
 }
 #: pi's gateways, which pass a call on to the vendor its model names (OpenCode Zen and Go,
 #: OpenRouter, Vercel's AI Gateway); a host serving open models itself (Fireworks, Groq,
