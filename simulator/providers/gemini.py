@@ -159,6 +159,11 @@ CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
 NEW_CHECKPOINT_MIN = 3000
 #: A model no table names: the smallest minimum either official table gives.
 DEFAULT_MIN_TOKENS = 1024
+#: Models before Gemini 2.5, which implicit caching does not cover (it is on "from Gemini 2.5"):
+#: none of their tokens is read without an explicit cache. On a public OpenClaw home
+#: (KushiTdm/openclaw, pi's ``google-generative-ai``) 49 gemini-2.0-flash calls read nothing of
+#: 1.6M prompt tokens, where the same sessions' gemini-2.5-flash calls read 1.4M.
+NO_IMPLICIT: tuple[tuple[str, int], ...] = ((r"gemini-(?:1\.[0-9]+|2\.0)", 0),)
 #: A cached content's TTL when the client sets none [O].
 EXPLICIT_TTL_MS = 60 * 60_000
 
@@ -281,6 +286,7 @@ RULES = ProviderRules(
     min_tokens=DEFAULT_MIN_TOKENS,
     min_tokens_by_model=DOCS_MINIMUMS,
     min_tokens_before=((DOCS_MINIMUMS_SINCE_MS, EARLIER_MINIMUMS),),
+    max_cached_by_model=NO_IMPLICIT,
     min_applies_to="prompt",
     read_multiplier=0.1,
     write_multiplier=1.0,

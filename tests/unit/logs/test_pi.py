@@ -227,6 +227,21 @@ def test_pi_gemini_apis_count_the_reads_inside_input(tmp_path: Path) -> None:
         (9000, 0), (1500, 8000), (900, 9000), (1000, 9000), (1200, 9000)]
 
 
+@pytest.mark.parametrize(("model", "predicted"), [("gemini-2.0-flash", [0, 0, 0]), ("gemini-1.5-pro", [0, 0, 0]),
+                                                ("gemini-2.5-flash", [0, 9000, 9500])])
+def test_gemini_before_2_5_reads_nothing_implicitly(tmp_path: Path, model: str, predicted: list[int]) -> None:
+    """Implicit caching is on from Gemini 2.5: a growing prompt to gemini-2.0-flash reads nothing
+    (a public OpenClaw home's 49 such calls read none). Main predicted reads of every one."""
+    t0 = 1769900000000
+    entries = [_pi_msg("user", t0)]
+    for n, prompt in enumerate((9000, 9500, 9900)):
+        entry = _pi_msg("assistant", t0 + 1000 * n + 10, {"input": prompt, "output": 30, "cacheRead": 0, "cacheWrite": 0, "cost": {}})
+        entry["message"].update({"provider": "google", "model": model, "api": "google-generative-ai"})
+        entries += [entry, _pi_msg("toolResult", t0 + 1000 * n + 500)]
+    result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
+    assert [row.predicted_cache_read for row in result.rows] == predicted
+
+
 @pytest.mark.parametrize(("api", "predicted"), [("openai-responses", 5376), ("openai-codex-responses", 5376), ("openai-completions", 4992)])
 def test_pi_on_openai_responses_reads_into_the_previous_response(tmp_path: Path, api: str, predicted: int) -> None:
     """pi sends a Responses call's output back whole (its reasoning items as thinkingSignature),
