@@ -16,7 +16,9 @@ and gateway injections (assistant messages of zero usage, no call):
 * github.com/sirdeuce/nucbox-backup (2026-04/05): local Ollama models (gemma4, llama3; pi's
   ``ollama`` API) and four gpt-5.5 calls through ``openai-codex``, with OpenClaw's compaction
   checkpoints (``<id>.checkpoint.<uuid>.jsonl``, copies of a session's entries) and branches it
-  appended again in one file (a truncated tool result): each call counted once.
+  appended again in one file (a truncated tool result): each call counted once;
+* github.com/akancelik/openclaw (2026-02): MiniMax-M2.5 through OpenClaw's MiniMax OAuth
+  (``minimax-portal``, MiniMax's own Anthropic-compatible API).
 
 What is checked is each home's usage recounted from its raw fields, and how many of its reads
 are predicted within 3%; and that one home's sessions put into an agent database (later
@@ -59,6 +61,8 @@ HOMES = {
                                                 4, 102, 417_792, 44_046, 0, 0, 5, 102),
     "PREFIXBENCH_SIRDEUCE_NUCBOX_REPO": ("sirdeuce/nucbox-backup", "6423bd532f25be75ed46cfe1f5551bfed8549e27",
                                          ".openclaw/agents/", 31, 979, 41_366_320, 66_169, 39_424, 0, 8, 975),
+    "PREFIXBENCH_AKANCELIK_OPENCLAW_REPO": ("akancelik/openclaw", "ea99091fc0e598b3e3712d996b5f65065407a85c", "agents/",
+                                            2, 143, 1_153_931, 16_318, 1_365_866, 1_093_216, 8, 125),
 }
 
 
