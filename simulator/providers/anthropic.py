@@ -11,7 +11,8 @@ input; ``input_tokens`` counts only what comes after the last breakpoint (additi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+
+import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers.base import CacheOption, ProviderRules, count, given, mapping
@@ -99,8 +100,7 @@ def _iterations(usage: Mapping[str, object], where: str, kind: str) -> list[Mapp
     return [step for step in iterations if isinstance(step, Mapping) and step.get("type") == kind]
 
 
-@dataclass(frozen=True, slots=True)
-class ServerCall:
+class ServerCall(msgspec.Struct, frozen=True):
     """One ``usage.iterations`` sampling that is a call of its own, with counts."""
 
     #: Its place among the response's iterations of its type (what its node is named by).
@@ -110,8 +110,7 @@ class ServerCall:
     model: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class ServerCalls:
+class ServerCalls(msgspec.Struct, frozen=True):
     """The samplings of one Messages response that are calls of their own (server-side
     compactions, advisor calls), read once for every log format that carries Anthropic's usage."""
 
