@@ -45,10 +45,6 @@ def is_legacy_session(value: dict) -> bool:
             and (isinstance(value.get("startTime"), str) or isinstance(value.get("timeline"), list)))
 
 
-def _tables(db: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> bool:
-    return all(set(cols) <= opencode_db.columns(db, table) for table, cols in tables.items())
-
-
 def is_store(path: Path) -> bool:
     """Whether ``path`` is a Copilot CLI session store with its usage table.
 
@@ -59,7 +55,7 @@ def is_store(path: Path) -> bool:
         return False
     db = opencode_db.connect(path)
     try:
-        return _tables(db, {TABLE: COLUMNS})
+        return opencode_db.has_tables(db, {TABLE: COLUMNS})
     except sqlite3.Error as exc:
         raise opencode_db.failure(path, exc) from None
     finally:
@@ -74,7 +70,7 @@ def store_without_usage(path: Path) -> str | None:
     except UserError:
         return None
     try:
-        if not _tables(db, STORE_TABLES) or _tables(db, {TABLE: COLUMNS}):
+        if not opencode_db.has_tables(db, STORE_TABLES) or opencode_db.has_tables(db, {TABLE: COLUMNS}):
             return None
         row = db.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
     except sqlite3.Error:

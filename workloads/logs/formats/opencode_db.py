@@ -150,14 +150,15 @@ def is_opencode_db(path: Path) -> bool:
         return False
     db = connect(path)
     try:
-        return _has(db, TABLES) or _has(db, TABLES_V2)
+        return has_tables(db, TABLES) or has_tables(db, TABLES_V2)
     except sqlite3.Error as exc:
         raise failure(path, exc) from None
     finally:
         db.close()
 
 
-def _has(db: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> bool:
+def has_tables(db: sqlite3.Connection, tables: dict[str, tuple[str, ...]]) -> bool:
+    """Whether the database has every table of ``tables`` with at least the columns named."""
     return all(set(cols) <= columns(db, table) for table, cols in tables.items())
 
 
@@ -201,8 +202,8 @@ def exports(path: Path) -> Iterator[dict]:
     """
     db = connect(path, "OpenCode")
     try:
-        v1 = _has(db, TABLES)
-        v2 = _has(db, TABLES_V2) and (not v1 or db.execute("SELECT 1 FROM session_message LIMIT 1").fetchone() is not None)
+        v1 = has_tables(db, TABLES)
+        v2 = has_tables(db, TABLES_V2) and (not v1 or db.execute("SELECT 1 FROM session_message LIMIT 1").fetchone() is not None)
         if not v2 and not v1:
             raise UserError(f"{path}: a SQLite database without OpenCode's session, message and part tables "
                             "(1.x) or session_v2 and session_message (2.x)")

@@ -98,7 +98,7 @@ def database_of(path: Path) -> TotalsOnly | None:
         return None
     try:
         for kind in DATABASES:
-            if all(set(cols) <= opencode_db.columns(db, table) for table, cols in kind.tables.items()):
+            if opencode_db.has_tables(db, kind.tables):
                 return kind
         return None
     except sqlite3.Error:
