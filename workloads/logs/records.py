@@ -295,10 +295,9 @@ def _iter_handle(
         told, file_at = progress, at
         progress = lambda _done: told(file_at())  # noqa: E731
     if head.startswith(b"SQLite format 3\x00"):
-        # OpenCode's, Zed's, Copilot CLI's and OpenClaw's databases are read before this (their formats'
-        # detect_file): another
-        # one, such as the Go-era opencode's .opencode/opencode.db or Goose's sessions.db (token
-        # totals, no per-call usage), is not a log the audit reads.
+        # OpenCode's, Zed's, Copilot CLI's and OpenClaw's databases are read before this (their
+        # formats' detect_file): another one, such as the Go-era opencode's .opencode/opencode.db
+        # or Goose's sessions.db (token totals, no per-call usage), is not a log the audit reads.
         # Imported here: the formats package imports this module.
         from prefixbench.workloads.logs.formats.copilot_store import store_without_usage
         from prefixbench.workloads.logs.formats.totals_only import database_of
