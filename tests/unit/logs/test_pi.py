@@ -883,3 +883,53 @@ def test_property_a_branch_appended_again_counts_each_call_once(tmp_path_factory
     requests, summaries = load_trace([path])
     assert len(requests) == len(calls) + after
     assert len(summaries[0].skipped) == len(calls) - at
+
+
+def _bash(t_ms: int, command: str, output: str, **extra: object) -> dict:
+    """A ``!cmd`` the user ran (pi's ``recordBashResult``): a ``bashExecution`` message entry."""
+    message = {"role": "bashExecution", "command": command, "output": output, "exitCode": 0, "cancelled": False,
+               "truncated": False, "timestamp": t_ms, **extra}
+    return {"type": "message", "timestamp": "2025-12-08T22:41:19.389Z", "message": message}
+
+
+def test_a_bash_execution_is_sent_as_a_user_message_unless_excluded(tmp_path: Path) -> None:
+    """pi sends a ``!cmd`` run (a ``bashExecution`` message) to the model as a user message,
+    "Ran `cmd`" and its output fenced (``bashExecutionToText``, pi-mono's ``convertToLlm``), and
+    leaves out one run with ``!!`` (``excludeFromContext``). The reader before this kept it as a
+    message of role bashExecution and no text, so a read that stopped inside its output was
+    located in the message after it, and an excluded run counted as a block the prompt adds."""
+    t0 = 1765233665294
+    entries = [*_tool_loop(t0), _bash(t0 + 6000, "ls -la", "total 48\n" + "drwxr-xr-x  x\n" * 600, exitCode=2),
+               _bash(t0 + 7000, "git status", "nothing to commit", excludeFromContext=True),
+               {**_pi_msg("user", t0 + 20000), "message": {"role": "user", "content": "And now the docs, " * 200, "timestamp": t0 + 20000}},
+               _pi_msg("assistant", t0 + 20010, _u(10, 40501, 3100)),
+               _pi_msg("user", t0 + 40000), _pi_msg("assistant", t0 + 40010, _u(3000, 41500, 0))]
+    path = _pi(tmp_path / "pi.jsonl", entries)
+    requests, _ = load_trace([path])
+    added = [(m.role, m.excerpt[:25]) for m in requests[2].messages]
+    assert added == [("assistant", ""), ("user", "Ran `ls -la` ``` total 48"), ("user", "And now the docs, And now")]
+    assert requests[2].prefix.new_blocks == 3
+    assert requests[2].messages[1].tokens == len(_bash_text("ls -la", "total 48\n" + "drwxr-xr-x  x\n" * 600, 2)) // 4
+    # The last call's read stops 999 tokens into the command's output: located there.
+    row = run_audit([path]).rows[3]
+    assert "Ran `ls -la`" in row.detail, row.detail
+
+
+def _bash_text(command: str, output: str, code: int) -> str:
+    return f"Ran `{command}`\n```\n{output}\n```\n\nCommand exited with code {code}"
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(fields=st.lists(st.dictionaries(st.sampled_from(("command", "output", "exitCode", "cancelled", "truncated",
+                                                          "fullOutputPath", "excludeFromContext")), _json, max_size=7),
+                       min_size=1, max_size=3))
+def test_property_bash_executions_of_any_fields_are_one_user_message_each_or_none(tmp_path_factory, fields) -> None:
+    """``bashExecution`` messages of any fields between two calls: nothing is refused, and the
+    second call adds one user message for each not excluded from the context."""
+    t0 = 1765233665294
+    entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(10, 0, 400)),
+               *({"type": "message", "message": {"role": "bashExecution", **f}} for f in fields),
+               _pi_msg("assistant", t0 + 20, _u(10, 400, 10))]
+    requests, _ = load_trace([_pi(tmp_path_factory.mktemp("bash") / "s.jsonl", entries)])
+    sent = [f for f in fields if f.get("excludeFromContext") is not True]
+    assert [m.role for m in requests[1].messages] == ["assistant", *("user" for _ in sent)]

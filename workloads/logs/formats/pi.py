@@ -36,7 +36,8 @@ usage), ``message_end`` (final), and again inside ``turn_end`` and ``agent_end``
 
 A ``custom_message`` entry (an extension's message; ``custom`` entries are no message) is sent to
 the model as a user message of its ``content`` (pi-mono's ``convertToLlm``): it enters the messages
-a request adds, where a break is located.
+a request adds, where a break is located. So does a ``bashExecution`` message, a ``!cmd`` the user
+ran, as the user message of :func:`_bash_text`, unless run with ``!!`` (``excludeFromContext``).
 """
 
 from __future__ import annotations
@@ -385,6 +386,12 @@ class _Session:
 
     def _message(self, record: Record, message: dict, parent_id: object, tree: bool = False) -> None:
         role = message.get("role")
+        if role == "bashExecution":
+            # A !cmd the user ran: sent as a user message of its text, unless run with !! (see _bash_text).
+            if message.get("excludeFromContext") is not True:
+                self.blocks += 1
+                self.pending.append(self._same(make_message("user", _bash_text(message))))
+            return
         self.blocks += 1
         if role == "user":
             self.events.append(("user_turn", ""))
@@ -500,6 +507,24 @@ def _openclaw_entry(message: dict) -> str | None:
 def _marks(items: list) -> set[tuple[str, str]]:
     """The (key, mode) of each tool result an OpenClaw pruning marker lists."""
     return {(str(item.get("key")), str(item.get("mode"))) for item in items if isinstance(item, dict)}
+
+
+def _bash_text(message: dict) -> str:
+    """The user message pi sends for a ``bashExecution`` message, a ``!cmd`` the user ran
+    (pi-mono's ``bashExecutionToText``, the same from bash mode's start, 2025-12, to 2026-03): the
+    command, its output fenced, then whether it was cancelled or failed and where a truncated
+    output is kept in full. One run with ``!!`` (``excludeFromContext``) is not sent at all."""
+    output = message.get("output")
+    text = f"Ran `{message.get('command')}`\n" + (f"```\n{output}\n```" if isinstance(output, str) and output else "(no output)")
+    code = message.get("exitCode")
+    if message.get("cancelled") is True:
+        text += "\n\n(command cancelled)"
+    elif isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        text += f"\n\nCommand exited with code {code}"
+    full = message.get("fullOutputPath")
+    if message.get("truncated") is True and isinstance(full, str) and full:
+        text += f"\n\n[Output truncated. Full output: {full}]"
+    return text
 
 
 def _time_ms(value: dict) -> int | None:
