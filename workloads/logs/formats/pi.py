@@ -631,6 +631,8 @@ FORMAT = LogFormat(
         "earendil-works/pi: usage entries (its cache warmer's kind cache_warm: the latest request re-sent), and the "
         "usage of compaction and branch_summary entries (the summary's call)",
         "pi --mode json / --mode rpc output: the session header, then events; each message_end is one message",
+        "pi's bash mode (2025-12 on): a bashExecution message, a !cmd the user ran, sent as a user message of its "
+        "command and output; one run with !! (excludeFromContext, 2026-01 on) is not sent",
         "later OpenClaw's agent database (agents/<agentId>/agent/openclaw-agent.sqlite): transcript_events rows, "
         "each session's entries as its file held them",
         "OpenClaw (formerly Clawdbot, Moltbot) transcripts: a CLI backend's turn (api cli: the CLI's calls summed), "
