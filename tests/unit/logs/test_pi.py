@@ -933,3 +933,62 @@ def test_property_bash_executions_of_any_fields_are_one_user_message_each_or_non
     requests, _ = load_trace([_pi(tmp_path_factory.mktemp("bash") / "s.jsonl", entries)])
     sent = [f for f in fields if f.get("excludeFromContext") is not True]
     assert [m.role for m in requests[1].messages] == ["assistant", *("user" for _ in sent)]
+
+
+def test_a_branch_summary_is_sent_as_a_user_message_and_a_compaction_summary_wrapped(tmp_path: Path) -> None:
+    """pi sends a ``branch_summary`` entry (``/tree`` back from a branch, summarized) as a user
+    message, the summary inside its ``<summary>`` wrapper (``buildSessionContext`` and
+    ``convertToLlm``), and a compaction's summary inside its own wrapper. The reader before this
+    left the branch summary out of the messages a request adds, so a read that stopped inside it
+    was located in the message after it, and counted a compaction's summary without its wrapper."""
+    t0 = 1765233665294
+    header = {"type": "session", "version": 3, "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"}
+
+    def entry(entry_id: str, parent: str | None, role: str, ts: int, usage: dict | None = None, text: str = "") -> dict:
+        message = {**_pi_msg(role, ts, usage), "id": entry_id, "parentId": parent}
+        if text:
+            message["message"] = {**message["message"], "content": text}
+        return message
+
+    summary = "We tried a parser rewrite on a side branch and dropped it. " * 300
+    entries = [
+        header,
+        entry("e1", None, "user", t0),
+        entry("e2", "e1", "assistant", t0 + 10, _u(10, 0, 40000)),
+        entry("e3", "e2", "toolResult", t0 + 2000),
+        entry("e4", "e3", "assistant", t0 + 2010, _u(1, 40000, 500)),
+        {"type": "branch_summary", "id": "b1", "parentId": "e4", "timestamp": "2025-12-08T22:41:19.389Z", "fromId": "e4",
+         "summary": summary},
+        entry("e5", "b1", "user", t0 + 20000, text="And now the docs, " * 200),
+        entry("e6", "e5", "assistant", t0 + 20010, _u(10, 40501, 4800)),
+        entry("e7", "e6", "user", t0 + 40000),
+        entry("e8", "e7", "assistant", t0 + 40010, _u(3000, 41500, 1000)),
+        {"type": "compaction", "id": "c1", "parentId": "e8", "timestamp": "2025-12-08T23:00:00.000Z", "summary": "so far",
+         "firstKeptEntryId": "e8", "tokensBefore": 45000},
+        entry("e9", "c1", "user", t0 + 60000),
+        entry("e10", "e9", "assistant", t0 + 60010, _u(10, 0, 5000)),
+    ]
+    path = write_jsonl(tmp_path / "pi.jsonl", entries)
+    requests, _ = load_trace([path])
+    added = [(m.role, m.excerpt[:40]) for m in requests[2].messages]
+    assert added == [("assistant", ""), ("user", "The following is a summary of a branch t"), ("user", "And now the docs, And now the docs, And ")]
+    assert requests[2].prefix.new_blocks == 3
+    wrapped = "The conversation history before this point was compacted into the following summary:\n\n<summary>\nso far\n</summary>"
+    assert (requests[4].messages[0].excerpt[:25], requests[4].messages[0].tokens) == ("The conversation history ", len(wrapped) // 4)
+    # The fourth call's read stops 999 tokens into the branch summary: located there.
+    row = run_audit([path]).rows[3]
+    assert "The following is a summary of a branch" in row.detail, row.detail
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(summaries=st.lists(_json, min_size=1, max_size=3))
+def test_property_branch_summaries_of_any_value_are_one_user_message_each_when_text(tmp_path_factory, summaries) -> None:
+    """``branch_summary`` entries of any ``summary`` between two calls: nothing is refused, and the
+    second call adds one user message for each summary that is text (pi sends no other)."""
+    t0 = 1765233665294
+    entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(10, 0, 400)),
+               *({"type": "branch_summary", "fromId": "x", "summary": s} for s in summaries),
+               _pi_msg("assistant", t0 + 20, _u(10, 400, 10))]
+    requests, _ = load_trace([_pi(tmp_path_factory.mktemp("branch") / "s.jsonl", entries)])
+    sent = [s for s in summaries if isinstance(s, str) and s]
+    assert [m.role for m in requests[1].messages] == ["assistant", *("user" for _ in sent)]
