@@ -883,3 +883,112 @@ def test_property_a_branch_appended_again_counts_each_call_once(tmp_path_factory
     requests, summaries = load_trace([path])
     assert len(requests) == len(calls) + after
     assert len(summaries[0].skipped) == len(calls) - at
+
+
+def _bash(t_ms: int, command: str, output: str, **extra: object) -> dict:
+    """A ``!cmd`` the user ran (pi's ``recordBashResult``): a ``bashExecution`` message entry."""
+    message = {"role": "bashExecution", "command": command, "output": output, "exitCode": 0, "cancelled": False,
+               "truncated": False, "timestamp": t_ms, **extra}
+    return {"type": "message", "timestamp": "2025-12-08T22:41:19.389Z", "message": message}
+
+
+def test_a_bash_execution_is_sent_as_a_user_message_unless_excluded(tmp_path: Path) -> None:
+    """pi sends a ``!cmd`` run (a ``bashExecution`` message) to the model as a user message,
+    "Ran `cmd`" and its output fenced (``bashExecutionToText``, pi-mono's ``convertToLlm``), and
+    leaves out one run with ``!!`` (``excludeFromContext``). The reader before this kept it as a
+    message of role bashExecution and no text, so a read that stopped inside its output was
+    located in the message after it, and an excluded run counted as a block the prompt adds."""
+    t0 = 1765233665294
+    entries = [*_tool_loop(t0), _bash(t0 + 6000, "ls -la", "total 48\n" + "drwxr-xr-x  x\n" * 600, exitCode=2),
+               _bash(t0 + 7000, "git status", "nothing to commit", excludeFromContext=True),
+               {**_pi_msg("user", t0 + 20000), "message": {"role": "user", "content": "And now the docs, " * 200, "timestamp": t0 + 20000}},
+               _pi_msg("assistant", t0 + 20010, _u(10, 40501, 3100)),
+               _pi_msg("user", t0 + 40000), _pi_msg("assistant", t0 + 40010, _u(3000, 41500, 0))]
+    path = _pi(tmp_path / "pi.jsonl", entries)
+    requests, _ = load_trace([path])
+    added = [(m.role, m.excerpt[:25]) for m in requests[2].messages]
+    assert added == [("assistant", ""), ("user", "Ran `ls -la` ``` total 48"), ("user", "And now the docs, And now")]
+    assert requests[2].prefix.new_blocks == 3
+    assert requests[2].messages[1].tokens == len(_bash_text("ls -la", "total 48\n" + "drwxr-xr-x  x\n" * 600, 2)) // 4
+    # The last call's read stops 999 tokens into the command's output: located there.
+    row = run_audit([path]).rows[3]
+    assert "Ran `ls -la`" in row.detail, row.detail
+
+
+def _bash_text(command: str, output: str, code: int) -> str:
+    return f"Ran `{command}`\n```\n{output}\n```\n\nCommand exited with code {code}"
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(fields=st.lists(st.dictionaries(st.sampled_from(("command", "output", "exitCode", "cancelled", "truncated",
+                                                          "fullOutputPath", "excludeFromContext")), _json, max_size=7),
+                       min_size=1, max_size=3))
+def test_property_bash_executions_of_any_fields_are_one_user_message_each_or_none(tmp_path_factory, fields) -> None:
+    """``bashExecution`` messages of any fields between two calls: nothing is refused, and the
+    second call adds one user message for each not excluded from the context."""
+    t0 = 1765233665294
+    entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(10, 0, 400)),
+               *({"type": "message", "message": {"role": "bashExecution", **f}} for f in fields),
+               _pi_msg("assistant", t0 + 20, _u(10, 400, 10))]
+    requests, _ = load_trace([_pi(tmp_path_factory.mktemp("bash") / "s.jsonl", entries)])
+    sent = [f for f in fields if f.get("excludeFromContext") is not True]
+    assert [m.role for m in requests[1].messages] == ["assistant", *("user" for _ in sent)]
+
+
+def test_a_branch_summary_is_sent_as_a_user_message_and_a_compaction_summary_wrapped(tmp_path: Path) -> None:
+    """pi sends a ``branch_summary`` entry (``/tree`` back from a branch, summarized) as a user
+    message, the summary inside its ``<summary>`` wrapper (``buildSessionContext`` and
+    ``convertToLlm``), and a compaction's summary inside its own wrapper. The reader before this
+    left the branch summary out of the messages a request adds, so a read that stopped inside it
+    was located in the message after it, and counted a compaction's summary without its wrapper."""
+    t0 = 1765233665294
+    header = {"type": "session", "version": 3, "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"}
+
+    def entry(entry_id: str, parent: str | None, role: str, ts: int, usage: dict | None = None, text: str = "") -> dict:
+        message = {**_pi_msg(role, ts, usage), "id": entry_id, "parentId": parent}
+        if text:
+            message["message"] = {**message["message"], "content": text}
+        return message
+
+    summary = "We tried a parser rewrite on a side branch and dropped it. " * 300
+    entries = [
+        header,
+        entry("e1", None, "user", t0),
+        entry("e2", "e1", "assistant", t0 + 10, _u(10, 0, 40000)),
+        entry("e3", "e2", "toolResult", t0 + 2000),
+        entry("e4", "e3", "assistant", t0 + 2010, _u(1, 40000, 500)),
+        {"type": "branch_summary", "id": "b1", "parentId": "e4", "timestamp": "2025-12-08T22:41:19.389Z", "fromId": "e4",
+         "summary": summary},
+        entry("e5", "b1", "user", t0 + 20000, text="And now the docs, " * 200),
+        entry("e6", "e5", "assistant", t0 + 20010, _u(10, 40501, 4800)),
+        entry("e7", "e6", "user", t0 + 40000),
+        entry("e8", "e7", "assistant", t0 + 40010, _u(3000, 41500, 1000)),
+        {"type": "compaction", "id": "c1", "parentId": "e8", "timestamp": "2025-12-08T23:00:00.000Z", "summary": "so far",
+         "firstKeptEntryId": "e8", "tokensBefore": 45000},
+        entry("e9", "c1", "user", t0 + 60000),
+        entry("e10", "e9", "assistant", t0 + 60010, _u(10, 0, 5000)),
+    ]
+    path = write_jsonl(tmp_path / "pi.jsonl", entries)
+    requests, _ = load_trace([path])
+    added = [(m.role, m.excerpt[:40]) for m in requests[2].messages]
+    assert added == [("assistant", ""), ("user", "The following is a summary of a branch t"), ("user", "And now the docs, And now the docs, And ")]
+    assert requests[2].prefix.new_blocks == 3
+    wrapped = "The conversation history before this point was compacted into the following summary:\n\n<summary>\nso far\n</summary>"
+    assert (requests[4].messages[0].excerpt[:25], requests[4].messages[0].tokens) == ("The conversation history ", len(wrapped) // 4)
+    # The fourth call's read stops 999 tokens into the branch summary: located there.
+    row = run_audit([path]).rows[3]
+    assert "The following is a summary of a branch" in row.detail, row.detail
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(summaries=st.lists(_json, min_size=1, max_size=3))
+def test_property_branch_summaries_of_any_value_are_one_user_message_each_when_text(tmp_path_factory, summaries) -> None:
+    """``branch_summary`` entries of any ``summary`` between two calls: nothing is refused, and the
+    second call adds one user message for each summary that is text (pi sends no other)."""
+    t0 = 1765233665294
+    entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(10, 0, 400)),
+               *({"type": "branch_summary", "fromId": "x", "summary": s} for s in summaries),
+               _pi_msg("assistant", t0 + 20, _u(10, 400, 10))]
+    requests, _ = load_trace([_pi(tmp_path_factory.mktemp("branch") / "s.jsonl", entries)])
+    sent = [s for s in summaries if isinstance(s, str) and s]
+    assert [m.role for m in requests[1].messages] == ["assistant", *("user" for _ in sent)]

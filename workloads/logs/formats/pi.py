@@ -36,7 +36,10 @@ usage), ``message_end`` (final), and again inside ``turn_end`` and ``agent_end``
 
 A ``custom_message`` entry (an extension's message; ``custom`` entries are no message) is sent to
 the model as a user message of its ``content`` (pi-mono's ``convertToLlm``): it enters the messages
-a request adds, where a break is located.
+a request adds, where a break is located. So does a ``bashExecution`` message, a ``!cmd`` the user
+ran, as the user message of :func:`_bash_text`, unless run with ``!!`` (``excludeFromContext``),
+and a ``branch_summary`` entry's summary, wrapped as pi sends it (:data:`_BRANCH_WRAP`; a
+compaction's, which opens the new context, in :data:`_COMPACTION_WRAP`).
 """
 
 from __future__ import annotations
@@ -227,9 +230,15 @@ class _Session:
                 self._side_call(record, value, "summary")
                 self.events.append(("compaction", f"{value.get('tokensBefore', '?')} tokens before"))
                 self.chain_parent = None
-                self.pending = [self._same(make_message("user", value.get("summary")))]  # the new context opens with the summary
+                # The new context opens with the summary, wrapped (pi's compactionSummary message).
+                self.pending = [self._same(make_message("user", _summary_text(value.get("summary"), _COMPACTION_WRAP)))]
             case "branch_summary":
                 self._side_call(record, value, "summary")
+                summary = value.get("summary")
+                if isinstance(summary, str) and summary:
+                    # Sent as a user message where the branch resumes (pi's branchSummary message).
+                    self.blocks += 1
+                    self.pending.append(self._same(make_message("user", _summary_text(summary, _BRANCH_WRAP))))
             case "usage":
                 self._side_call(record, value, str(value.get("kind")))
             case "custom_message":
@@ -385,6 +394,12 @@ class _Session:
 
     def _message(self, record: Record, message: dict, parent_id: object, tree: bool = False) -> None:
         role = message.get("role")
+        if role == "bashExecution":
+            # A !cmd the user ran: sent as a user message of its text, unless run with !! (see _bash_text).
+            if message.get("excludeFromContext") is not True:
+                self.blocks += 1
+                self.pending.append(self._same(make_message("user", _bash_text(message))))
+            return
         self.blocks += 1
         if role == "user":
             self.events.append(("user_turn", ""))
@@ -502,6 +517,37 @@ def _marks(items: list) -> set[tuple[str, str]]:
     return {(str(item.get("key")), str(item.get("mode"))) for item in items if isinstance(item, dict)}
 
 
+#: The words pi wraps a summary in when it sends it as a user message (pi-mono's ``messages.ts``:
+#: ``COMPACTION_SUMMARY_PREFIX`` and ``_SUFFIX``, the same since compaction came in, 2025-12-04;
+#: ``BRANCH_SUMMARY_PREFIX`` and ``_SUFFIX``, since branch summaries, 2025-12-28).
+_COMPACTION_WRAP = ("The conversation history before this point was compacted into the following summary:\n\n<summary>\n",
+                    "\n</summary>")
+_BRANCH_WRAP = ("The following is a summary of a branch that this conversation came back from:\n\n<summary>\n", "</summary>")
+
+
+def _summary_text(summary: object, wrap: tuple[str, str]) -> object:
+    """A summary as pi sends it, inside ``wrap``; anything not a string as it is."""
+    return f"{wrap[0]}{summary}{wrap[1]}" if isinstance(summary, str) else summary
+
+
+def _bash_text(message: dict) -> str:
+    """The user message pi sends for a ``bashExecution`` message, a ``!cmd`` the user ran
+    (pi-mono's ``bashExecutionToText``, the same from bash mode's start, 2025-12, to 2026-03): the
+    command, its output fenced, then whether it was cancelled or failed and where a truncated
+    output is kept in full. One run with ``!!`` (``excludeFromContext``) is not sent at all."""
+    output = message.get("output")
+    text = f"Ran `{message.get('command')}`\n" + (f"```\n{output}\n```" if isinstance(output, str) and output else "(no output)")
+    code = message.get("exitCode")
+    if message.get("cancelled") is True:
+        text += "\n\n(command cancelled)"
+    elif isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        text += f"\n\nCommand exited with code {code}"
+    full = message.get("fullOutputPath")
+    if message.get("truncated") is True and isinstance(full, str) and full:
+        text += f"\n\n[Output truncated. Full output: {full}]"
+    return text
+
+
 def _time_ms(value: dict) -> int | None:
     """An entry's own time (its ``timestamp``, else its message's) in epoch ms, or None when it has
     none that reads as a time."""
@@ -606,6 +652,10 @@ FORMAT = LogFormat(
         "earendil-works/pi: usage entries (its cache warmer's kind cache_warm: the latest request re-sent), and the "
         "usage of compaction and branch_summary entries (the summary's call)",
         "pi --mode json / --mode rpc output: the session header, then events; each message_end is one message",
+        "pi's bash mode (2025-12 on): a bashExecution message, a !cmd the user ran, sent as a user message of its "
+        "command and output; one run with !! (excludeFromContext, 2026-01 on) is not sent",
+        "branch summaries (2025-12-28 on): a branch_summary entry's summary sent as a user message, wrapped; a "
+        "compaction's summary wrapped likewise (2025-12-04 on)",
         "later OpenClaw's agent database (agents/<agentId>/agent/openclaw-agent.sqlite): transcript_events rows, "
         "each session's entries as its file held them",
         "OpenClaw (formerly Clawdbot, Moltbot) transcripts: a CLI backend's turn (api cli: the CLI's calls summed), "
