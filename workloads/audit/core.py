@@ -86,7 +86,7 @@ from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest, take_final_usage
 
 
 
@@ -553,7 +553,8 @@ def load_trace(
         requests.extend(done[index].requests)
         summaries.append(done[index].summary)
     # An endpoint whose OpenAI-shaped prompt counts leave the cached part out has all its records read so.
-    return grid.settle(endpoints.settle(requests)), summaries
+    # A call counted from a line written mid-stream takes the final usage a later file's copy gives.
+    return grid.settle(endpoints.settle(take_final_usage(requests, summaries))), summaries
 
 
 def _again_why(files: list[tuple[Path, str | None]], order: list[int], done: Mapping[int, _Done]) -> str:

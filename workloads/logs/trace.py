@@ -39,9 +39,11 @@ the audit, such as the HTML report): fields are only ever added, with defaults.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, TypeAlias
 
 import msgspec
+from msgspec.structs import replace
 from prefixbench.simulator.usage import Usage as Usage  # the normalized usage, re-exported
 from prefixbench.simulator.wire import Message, Request
 
@@ -241,3 +243,30 @@ class FileSummary(msgspec.Struct, frozen=True):
     notes: tuple[str, ...] = ()
     #: Explicit caches the file shows being created (billed apart from its requests).
     explicit_caches: tuple[ExplicitCache, ...] = ()
+    #: ``(request id, usage)`` of calls an earlier file counted from a line written before the
+    #: response ended, whose copy here holds its end (Claude Code 2.1: a session's file holding a
+    #: reply's one block written mid-stream, a compaction agent's file the same reply complete):
+    #: :func:`take_final_usage` keeps this usage where it is the same prompt with more output.
+    final_usage: tuple[tuple[str, Usage], ...] = ()
+
+
+def take_final_usage(requests: list[TraceRequest], summaries: Sequence[FileSummary]) -> list[TraceRequest]:
+    """``requests`` with each call a later file gave the final usage of (:attr:`FileSummary.final_usage`)
+    taking it: where it is the counted call's prompt (read, written, uncached: the same response)
+    with more output. The same list, changed in place where there is one."""
+    final: dict[str, Usage] = {}
+    for summary in summaries:
+        for key, usage in summary.final_usage:
+            if key not in final or usage.output > final[key].output:
+                final[key] = usage
+    if not final:
+        return requests
+    for i, r in enumerate(requests):
+        u = final.get(r.request_id) if r.request_id is not None else None
+        if u is None or r.usage is None or r.compaction_call:
+            continue
+        same_prompt = (u.cache_read, u.cache_write_5m, u.cache_write_1h, u.uncached) == (
+            r.usage.cache_read, r.usage.cache_write_5m, r.usage.cache_write_1h, r.usage.uncached)
+        if same_prompt and u.output > r.usage.output:
+            requests[i] = replace(r, usage=u)
+    return requests

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from decimal import Decimal
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import detect_format
+from prefixbench.workloads.runs.execute import map_runs
 from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
 
 
@@ -744,3 +746,34 @@ def test_a_subagents_head_is_its_sessions_own(tmp_path: Path) -> None:
     after = {row.lane: row.predicted_cache_read for row in result.rows if row.index == 1}
     assert after == {"agent-a1": 50_000, "agent-b1": 9_300}
     assert all(row.read_within for row in result.rows)
+
+
+def test_claude_code_call_counted_mid_stream_takes_a_later_copys_final_usage(tmp_path: Path) -> None:
+    # Claude Code 2.1 writes a line per content block as the block ends (stop_reason null, the
+    # output so far); a session's file may hold a reply's one block so written, while the
+    # compaction agent's file copying the conversation holds the same reply complete.
+    main = Transcript("sess", version="2.1.86")
+    main.user("go", "2026-03-29T04:39:18.000Z", root=True)
+    main.assistant("req_1", "2026-03-29T04:39:22.000Z", [cc_usage(1, 197, 74939, 72)])
+    main.user("result", "2026-03-29T04:39:22.500Z", tool=True)
+    main.assistant("req_2", "2026-03-29T04:39:25.000Z", [cc_usage(1, 150, 75136, 197)])
+    copy = Transcript("sess", version="2.1.86", sidechain=True)
+    copy.lines = [dict(line, isSidechain=True, message=dict(line["message"])) if "message" in line else dict(line) for line in main.lines]
+    for lines, stops in ((main.lines, [None, "tool_use"]), (copy.lines, ["tool_use", "tool_use"])):
+        for line, stop in zip([x for x in lines if x["type"] == "assistant"], stops):
+            line["message"]["stop_reason"] = stop
+    copy.lines[1]["message"]["usage"] = cc_usage(1, 197, 74939, 200)  # the reply's end: its final output
+    copy.lines[3]["message"]["usage"] = cc_usage(1, 150, 75136, 150)  # (no mid-stream line: not taken)
+    project = tmp_path / "project"
+    write_jsonl(project / "sess.jsonl", main.lines)
+    write_jsonl(project / "sess" / "subagents" / "agent-acompact-1.jsonl", copy.lines)
+    requests, summaries = load_trace([project])
+    assert [(Path(r.file).name, r.request_id, r.usage.output) for r in requests] == [("sess.jsonl", "req_1", 200), ("sess.jsonl", "req_2", 197)]
+    copied = next(s for s in summaries if Path(s.file).name == "agent-acompact-1.jsonl")
+    assert [why for _, why in copied.skipped] == [
+        "request already counted in another file from a line written mid-stream: this copy's final usage is taken",
+        "request already counted in another file (resumed or forked session)",
+    ]
+    assert run_audit([project]).totals.output == 397
+    # Read in workers (audit --jobs), the same.
+    assert load_trace([project], map_files=functools.partial(map_runs, jobs=2)) == (requests, summaries)

@@ -48,7 +48,8 @@ class ImportContext(msgspec.Struct):
     #: reader asked for (whether its unmarked copy's token counts are its source's calls).
     codex_calls: set[str] = msgspec.field(default_factory=set)
     codex_asked: set[str] = msgspec.field(default_factory=set)
-    #: Claude Code request ids already counted (a resumed or forked session copies earlier lines).
+    #: Claude Code request ids already counted (a resumed or forked session copies earlier lines),
+    #: and each counted from a line written mid-stream once more under a mark (claude_code._MID_STREAM).
     claude_requests: set[str] = msgspec.field(default_factory=set)
     #: Gemini CLI calls already counted, ``(session id, message id)`` to their chain node: resuming
     #: a pre-0.58 ``.json`` session copies its messages into a ``.jsonl`` beside it.

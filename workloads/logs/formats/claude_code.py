@@ -9,7 +9,8 @@ thread; each inline ``isSidechain`` chain (1.0.x Task subagents) from its root; 
 ``compact_boundary`` starts a new chain in its lane. Order is file order (timestamps tie or go
 backwards in resumed histories); the clock is the timestamps, never allowed to run backwards.
 A request id already counted in an earlier file (history a resumed or forked session copies)
-is counted once. A response whose ``usage.iterations`` holds server-side compaction samplings
+is counted once; where that file's last line of it was written mid-stream (``stop_reason`` null) and
+this file's copy holds the response's end, the copy's usage is the call's (the same prompt, more output). A response whose ``usage.iterations`` holds server-side compaction samplings
 (Anthropic's compaction beta; the top-level counts are the message's alone) is that many
 compaction calls before its own, which starts a new chain. A response that consulted the
 advisor (the advisor tool, Claude Code's ``/advisor`` from 2.1.98) lists each advisor call in
@@ -205,6 +206,11 @@ class _Walk:
         #: A stream-json run's main-thread lane per session: the file's for the first session, one
         #: of its own for each other (two runs' output in one file, one after the other or interleaved).
         self.session_lanes: dict[str | None, tuple[str, str]] = {}
+        #: Copies of calls an earlier file counted from a line written mid-stream, this file's
+        #: holding the response's end (see :func:`_fresh`).
+        self.final: list[_Request] = []
+        #: The requests whose last line was written mid-stream (:func:`_mid_stream`).
+        self.mid_stream: set[str] = set()
 
     def offer(self, record: Record) -> None:
         """Place ``record`` (see :meth:`entry`), after its parent when the file gives the parent
@@ -430,6 +436,8 @@ class _Walk:
             key = message.get("id")
             if not (isinstance(key, str) and key):
                 key = uuid
+        # Whether its last line so far was written before the response ended (a set: few are).
+        (self.mid_stream.add if _mid_stream(message) else self.mid_stream.discard)(key)
         known = self.requests.get(key)
         if known is None:
             self.requests[key] = self._new_request(key, record, value, message, uuid, parent, when)
@@ -539,15 +547,35 @@ def _is_user_turn(value: dict, message: dict) -> bool:
     return not is_tool and not value.get("isCompactSummary")
 
 
+def _mid_stream(message: dict) -> bool:
+    """Whether an assistant line was written before its response ended: ``stop_reason`` there
+    and null (2.x writes a line per content block as the block ends; the response's end, with
+    its final output count, comes with ``stop_reason``, and some versions never write it)."""
+    return "stop_reason" in message and message["stop_reason"] is None
+
+
+#: Beside a request id in :attr:`ImportContext.claude_requests`: the file that counted it had its
+#: last line written mid-stream (:func:`_mid_stream`), so a later file's complete copy of the same
+#: response gives its final usage.
+_MID_STREAM = "written mid-stream: "
+
+
 def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
-    """The file's requests in first-line order, less those an earlier file counted (skipped)."""
+    """The file's requests in first-line order, less those an earlier file counted (skipped).
+    A skipped copy that holds the response's end, of a call counted from a line written
+    mid-stream, gives its final usage (:attr:`_Walk.final`)."""
     fresh = []
     for req in sorted(walk.requests.values(), key=lambda r: r.first_seq):
-        if req.key in seen_requests:
-            walk.skipped.append((req.last_line, "request already counted in another file (resumed or forked session)"))
-        else:
+        if req.key not in seen_requests:
             fresh.append(req)
+        elif req.key not in walk.mid_stream and _MID_STREAM + req.key in seen_requests:
+            walk.final.append(req)
+            walk.skipped.append((req.last_line, "request already counted in another file from a line written mid-stream: "
+                                                "this copy's final usage is taken"))
+        else:
+            walk.skipped.append((req.last_line, "request already counted in another file (resumed or forked session)"))
     seen_requests.update(req.key for req in fresh)
+    seen_requests.update(_MID_STREAM + req.key for req in fresh if req.key in walk.mid_stream)
     return fresh
 
 
@@ -728,7 +756,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     notes = (
         "system prompt and tools are not in a transcript: each lane's head is an opaque prefix sized from reported reads",
     )
-    return out, FileSummary(walk.name, NAME, len(out), tuple(walk.skipped), notes)
+    final = tuple((req.key, _provider_usage(req.model, req.usage, f"{walk.name}:{req.last_line}")[1]) for req in walk.final)
+    return out, FileSummary(walk.name, NAME, len(out), tuple(walk.skipped), notes, final_usage=final)
 
 
 FORMAT = LogFormat(
