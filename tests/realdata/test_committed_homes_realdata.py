@@ -51,6 +51,13 @@ git copy of each; never copied into this project, each test skips without it):
   three sessions of 2026-04/05 through Hugging Face's router). From
   ``PREFIXBENCH_COFFEE_SHOP_REPO`` and ``PREFIXBENCH_TERMUX_MONOREPO_REPO``.
 
+* github.com/fabien-lessirard/dotfiles (``f965d955f1b56882838b4744ca50c03fba039315``, 2025-10 to
+  2026-03, Windows): a ``.gemini/`` of 109 sessions (gemini-2.5-flash, -pro and -flash-lite,
+  gemini-3-pro-preview and gemini-3-flash-preview), its hashed project folder copied into
+  ``dashboard-mictlan/`` by Gemini CLI 0.29's move to project-named folders. Seven sessions over
+  the workplace snapshot's size limit are left out, as above. From
+  ``PREFIXBENCH_FABIEN_DOTFILES_REPO``.
+
 What is checked is each store's usage recounted from its raw fields, and how well its reads are
 predicted.
 """
@@ -60,10 +67,12 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.formats.gemini_cli import SEEN_COPY
 from tests.realdata.mirrors import file_at, files_at
 
 AIAND = Path(os.environ.get("PREFIXBENCH_AIAND_PORTFOLIO_REPO", "/work/.mirror/richardaiand+aiand-portfolio-web/repo"))
@@ -85,6 +94,16 @@ STUDIO_LEFT_OUT = frozenset({
         "1742897571915/ui_messages.json", "1742984979645/api_conversation_history.json",
         "1743331121327/ui_messages.json", "1744298242350/ui_messages.json",
         "1744617172227/api_conversation_history.json", "1744617172227/ui_messages.json")),
+})
+FABIEN = Path(os.environ.get("PREFIXBENCH_FABIEN_DOTFILES_REPO", "/work/.mirror/fabien-lessirard+dotfiles/repo"))
+FABIEN_COMMIT = "f965d955f1b56882838b4744ca50c03fba039315"
+#: fabien-lessirard/dotfiles' sessions absent from the workplace's snapshot (over its size limit).
+FABIEN_LEFT_OUT = frozenset({
+    *(f".gemini/tmp/56cfacee57fb9791a4f38e595662752e07022cdeb39cd7127005427d7361037b/chats/session-{name}.json"
+      for name in ("2026-01-25T16-34-ec156d86", "2026-02-08T13-50-43126771")),
+    *(f".gemini/tmp/dashboard-mictlan/chats/session-{name}.json" for name in (
+        "2026-01-25T16-34-ec156d86", "2026-02-08T13-50-43126771", "2026-02-20T14-43-945bf706",
+        "2026-02-28T16-00-dfa3e7bd", "2026-03-01T10-18-fd3359cc")),
 })
 #: IDAHO-VAULT's files absent from the workplace's snapshot (over its size limit).
 IDAHO_LEFT_OUT = frozenset({
@@ -123,15 +142,21 @@ def _within(result) -> int:
 
 
 def _gemini_sums(paths: list[Path]) -> tuple[int, int, int, int]:
-    """Calls, uncached input, output (with thoughts) and reads of Gemini CLI session files: each
-    ``gemini`` message with a non-zero ``tokens``; ``input`` includes ``cached``."""
+    """Calls, uncached input (with the tool-use prompt), output (with thoughts) and reads of Gemini
+    CLI session files: each ``gemini`` message with a non-zero ``tokens``, once per session and
+    message id (a session can be in two folders); ``input`` includes ``cached``."""
     calls = uncached = output = read = 0
+    seen = set()
     for path in paths:
-        for message in json.loads(path.read_text())["messages"]:
+        session = json.loads(path.read_text())
+        for message in session["messages"]:
             tokens = message.get("tokens") or {}
             if message.get("type") == "gemini" and (tokens.get("input") or tokens.get("output")):
+                if (session["sessionId"], message["id"]) in seen:
+                    continue
+                seen.add((session["sessionId"], message["id"]))
                 calls += 1
-                uncached += tokens["input"] - tokens.get("cached", 0)
+                uncached += tokens["input"] - tokens.get("cached", 0) + tokens.get("tool", 0)
                 output += tokens["output"] + tokens.get("thoughts", 0)
                 read += tokens.get("cached", 0)
     return calls, uncached, output, read
@@ -257,6 +282,26 @@ def test_gemini_cli_sessions_and_subagents_of_a_larger_home(tmp_path: Path) -> N
     # 45 of its 67 session starts read nothing of the head other sessions sent: 465 within 3%
     # while they were predicted to read it (gemini's reads_stored_head).
     assert _within(result) == 497
+
+
+def test_gemini_cli_home_copied_into_project_named_folders_counts_each_call_once(tmp_path: Path) -> None:
+    paths = _tree(FABIEN, FABIEN_COMMIT, "github.com/fabien-lessirard/dotfiles", "PREFIXBENCH_FABIEN_DOTFILES_REPO",
+                  ".gemini/tmp/", ".json", tmp_path, FABIEN_LEFT_OUT)
+    paths = [p for p in paths if "/chats/" in p.as_posix()]
+    assert len(paths) == 109
+    result = run_audit(paths)
+    # Gemini CLI 0.29 copied the hashed folder into `dashboard-mictlan/` and left it: 39 files are
+    # the same bytes as their copy (skipped whole), one differs (its 290 calls skipped one by one).
+    assert Counter(f.format for f in result.files) == {"gemini-cli": 70, "copy": 39}
+    skipped = Counter(why for f in result.files for why, n in f.skip_reasons for _ in range(n))
+    assert skipped[SEEN_COPY] == 290 and not any(".jsonl" in why for why in skipped)
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == _gemini_sums(paths) == (3_332, 42_051_633, 2_212_586, 276_049_217)
+    assert Counter(r.model for r in result.rows) == {"gemini-2.5-flash": 2_348, "gemini-2.5-pro": 858,
+                                                     "gemini-2.5-flash-lite": 59, "gemini-3-pro-preview": 38,
+                                                     "gemini-3-flash-preview": 29}
+    # Gemini's implicit cache is best effort: 1,992 of the 3,332 calls within 3%.
+    assert _within(result) == 1_992
 
 
 def test_codex_rollouts_through_ollama_are_read_as_no_providers(tmp_path: Path) -> None:

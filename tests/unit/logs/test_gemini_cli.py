@@ -19,7 +19,7 @@ from prefixbench.simulator.providers import OPENAI, provider_of_model
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext
-from prefixbench.workloads.logs.formats.gemini_cli import detect
+from prefixbench.workloads.logs.formats.gemini_cli import SEEN_COPY, detect
 from prefixbench.workloads.logs.records import iter_records
 from tests.fuzz.harness import Tally, fuzz_settings, mutated, write
 
@@ -236,6 +236,23 @@ def test_a_json_session_migrated_to_jsonl_on_resume_is_counted_once(tmp_path: Pa
     from prefixbench.workloads.runs.execute import map_runs
 
     assert load_trace([tmp_path], map_files=functools.partial(map_runs, jobs=2)) == (requests, summaries)
+
+
+def test_a_session_copied_into_a_project_named_folder_is_counted_once_and_said_so(tmp_path: Path) -> None:
+    """Gemini CLI 0.29 on copies ``~/.gemini/tmp/<hash>/`` into ``~/.gemini/tmp/<project>/`` and
+    leaves the old folder: a ``.json`` session is there twice, and its bytes differ once either is
+    written again (here the project's copy got a ``summary``). Its calls are counted once, and the
+    skip said they came from a .json migrated to .jsonl on resume (a committed home: 290 calls)."""
+    legacy = json.loads(LEGACY.read_text())
+    name = "session-2025-10-01T10-00-5f0c2a9e.json"
+    for folder, session in (("5c81" * 16, legacy), ("my-project", {**legacy, "summary": "Review the parser"})):
+        (tmp_path / folder / "chats").mkdir(parents=True)
+        (tmp_path / folder / "chats" / name).write_text(json.dumps(session, indent=2))
+    requests, summaries = load_trace([tmp_path])
+    assert len(requests) == 3
+    copy = next(s for s in summaries if s.requests == 0)
+    assert [why for _, why in copy.skipped if "already counted" in why] == [SEEN_COPY] * 3
+    assert all(".jsonl" not in why for _, why in copy.skipped)
 
 
 def test_a_qwen_code_branch_copy_is_counted_once(tmp_path: Path) -> None:

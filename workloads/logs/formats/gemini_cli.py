@@ -111,6 +111,11 @@ _QWEN_TYPES = ("user", "assistant", "tool_result", "system")
 #: The subtypes of Qwen Code's managed-engine records (``managed_session_header_v1``, ``_event_v1``,
 #: ``_commit_v1``): a journal of events whose contents and usage are resources kept elsewhere.
 _MANAGED_PREFIX = "managed_session_"
+#: Why a call already counted from another file of its session is skipped: a .jsonl a resumed
+#: .json was rewritten into, or a .json that Gemini CLI's move to project-named folders copied.
+SEEN_JSONL = "call already counted from another file of this session (a .json session migrated to .jsonl on resume)"
+SEEN_COPY = ("call already counted from another file of this session (a copy Gemini CLI made moving "
+             "~/.gemini/tmp/<hash>/ to ~/.gemini/tmp/<project>/)")
 #: Why a Qwen Code headless assistant message with zero usage is skipped.
 _QWEN_SPLIT = "assistant message with zero usage: Qwen Code splits a response by block type, its usage is on the last part"
 #: The roles of a Gemini API ``Content`` (a saved chat or a shared export holds a list of them).
@@ -478,7 +483,10 @@ class _Session:
         key = (self.session_id, mid) if self.session_id is not None else None
         if key is not None and key in self.seen and not self.seen[key].startswith(f"{self.agent}:{self.name}#"):
             # Gemini CLI 0.58 on: resuming a .json session rewrites its messages into a .jsonl.
-            self.skipped.append((line, "call already counted from another file of this session (a .json session migrated to .jsonl on resume)"))
+            # Gemini CLI 0.29 on: moving to project-named folders copies ~/.gemini/tmp/<hash>/
+            # into ~/.gemini/tmp/<project>/ and leaves the old one, so a .json is there twice
+            # (its bytes differ once either copy is written again).
+            self.skipped.append((line, SEEN_JSONL if self.name.endswith(".jsonl") else SEEN_COPY))
             lane.parent = self.seen[key]
             lane.events = []
             lane.blocks = 0
