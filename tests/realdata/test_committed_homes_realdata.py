@@ -51,6 +51,10 @@ git copy of each; never copied into this project, each test skips without it):
   three sessions of 2026-04/05 through Hugging Face's router). From
   ``PREFIXBENCH_COFFEE_SHOP_REPO`` and ``PREFIXBENCH_TERMUX_MONOREPO_REPO``.
 
+* github.com/jwp23/dotfiles (``47c65d807485aa0e1568623d64e220d784153741``, 2026-06-03; the sessions of
+  2025-11-27): OpenCode 1.0.107's JSON storage (``.local/share/opencode/storage/``: two sessions
+  on claude-sonnet-4-5 through Anthropic, plan then build) and a Goose sessions database (one
+  session, no usage). From ``PREFIXBENCH_JWP_DOTFILES_REPO``;
 * github.com/fabien-lessirard/dotfiles (``f965d955f1b56882838b4744ca50c03fba039315``, 2025-10 to
   2026-03, Windows): a ``.gemini/`` of 109 sessions (gemini-2.5-flash, -pro and -flash-lite,
   gemini-3-pro-preview and gemini-3-flash-preview), its hashed project folder copied into
@@ -71,6 +75,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.logs.formats.gemini_cli import SEEN_COPY
 from tests.realdata.mirrors import file_at, files_at
@@ -95,6 +100,8 @@ STUDIO_LEFT_OUT = frozenset({
         "1743331121327/ui_messages.json", "1744298242350/ui_messages.json",
         "1744617172227/api_conversation_history.json", "1744617172227/ui_messages.json")),
 })
+JWP_DOTFILES = Path(os.environ.get("PREFIXBENCH_JWP_DOTFILES_REPO", "/work/.mirror/jwp23+dotfiles/repo"))
+JWP_DOTFILES_COMMIT = "47c65d807485aa0e1568623d64e220d784153741"
 FABIEN = Path(os.environ.get("PREFIXBENCH_FABIEN_DOTFILES_REPO", "/work/.mirror/fabien-lessirard+dotfiles/repo"))
 FABIEN_COMMIT = "f965d955f1b56882838b4744ca50c03fba039315"
 #: fabien-lessirard/dotfiles' sessions absent from the workplace's snapshot (over its size limit).
@@ -302,6 +309,38 @@ def test_gemini_cli_home_copied_into_project_named_folders_counts_each_call_once
                                                      "gemini-3-flash-preview": 29}
     # Gemini's implicit cache is best effort: 1,992 of the 3,332 calls within 3%.
     assert _within(result) == 1_992
+
+
+def test_opencode_json_storage_of_1_0_counts_its_steps_and_an_agent_switch_starts_a_chain(tmp_path: Path) -> None:
+    url, env = "github.com/jwp23/dotfiles", "PREFIXBENCH_JWP_DOTFILES_REPO"
+    storage = ".local/share/opencode/storage/"
+    paths = _tree(JWP_DOTFILES, JWP_DOTFILES_COMMIT, url, env, storage, ".json", tmp_path)
+    sessions = [json.loads(p.read_text()) for p in paths if "/storage/session/" in p.as_posix()]
+    assert len(paths) == 50 and {s["version"] for s in sessions} == {"1.0.107"} and len(sessions) == 2
+    steps = [json.loads(p.read_text()) for p in paths if "/storage/part/" in p.as_posix()]
+    steps = [p["tokens"] for p in steps if p["type"] == "step-finish"]
+    result = run_audit([tmp_path / storage])
+    assert Counter(f.format for f in result.files) == {"opencode": 2, "not-a-log": 2, "empty": 1}
+    t = result.totals
+    assert t.requests == len(steps) == 7
+    assert t.input == sum(s["input"] for s in steps) == 26
+    assert t.output == sum(s["output"] + s["reasoning"] for s in steps) == 1_378
+    assert t.cache_read == sum(s["cache"]["read"] for s in steps) == 54_606
+    assert t.cache_write == sum(s["cache"]["write"] for s in steps) == 25_843
+    # An Opus call the account could not make is listed, not counted.
+    assert [why for f in result.files for why, _ in f.skip_reasons] == [
+        "failed call (APIError: Extra usage must be enabled to use Opus. Visit https://claude.ai/settings/usage )"]
+    assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-sonnet-4-5-20250929")}
+    # The first build call after two of plan read nothing (plan's tools lacked edit, write and
+    # patch): 6 of 7 within 3% (5 while it was predicted to read plan's chain, 11,312 tokens).
+    switched = next(r for r in result.rows if r.reported_cache_write == 12_330)
+    assert (switched.reported_cache_read, switched.predicted_cache_read, switched.read_within) == (0, 0, True)
+    assert _within(result) == 6
+    # Its Goose sessions database (Goose's provider claude-code) keeps no call's usage: refused.
+    goose = tmp_path / "sessions.db"
+    goose.write_bytes(file_at(JWP_DOTFILES, JWP_DOTFILES_COMMIT, ".local/share/goose/sessions/sessions.db", url, env))
+    with pytest.raises(UserError, match="a Goose sessions database"):
+        run_audit([goose])
 
 
 def test_codex_rollouts_through_ollama_are_read_as_no_providers(tmp_path: Path) -> None:
