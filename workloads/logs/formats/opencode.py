@@ -178,8 +178,9 @@ _REASONING_INSIDE_BEFORE = (1, 4, 0)
 #: agent sent the tools its permissions left it (``ToolRegistry.enabled``: the plan agent, edit
 #: denied, without edit, write and patch), ahead of the system prompt and the messages: a call
 #: after an agent switch shares no cached prefix with the other agent's calls (a committed 1.0.107
-#: session's first build call after plan read nothing, writing its 12,330 tokens). Since, the edit tools stay listed and
-#: the permission is checked when a tool runs (1.14 and 1.18 sessions read on across switches).
+#: session's first build call after plan read nothing, writing its 12,330 tokens). Since, the edit
+#: tools stay listed and the permission is checked when a tool runs (1.14 and 1.18 sessions read
+#: on across switches).
 _TOOLS_PER_AGENT_BEFORE = (1, 1, 0)
 #: Providers OpenCode calls through the OpenAI SDK (OpenCode Zen's GPT models as well).
 _OPENAI_SDK = frozenset({"openai", "azure"})
