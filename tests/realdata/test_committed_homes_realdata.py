@@ -51,6 +51,19 @@ git copy of each; never copied into this project, each test skips without it):
   three sessions of 2026-04/05 through Hugging Face's router). From
   ``PREFIXBENCH_COFFEE_SHOP_REPO`` and ``PREFIXBENCH_TERMUX_MONOREPO_REPO``.
 
+* github.com/brexp/infra (``89fe58c456cabea713c8029fc5a6c122d2ca8928``, 2025-10/11): a ``.gemini/`` of 39
+  sessions on gemini-2.5-pro (and three calls of -flash). From ``PREFIXBENCH_BREXP_INFRA_REPO``;
+* github.com/jwp23/dotfiles (``47c65d807485aa0e1568623d64e220d784153741``, 2026-06-03; the sessions of
+  2025-11-27): OpenCode 1.0.107's JSON storage (``.local/share/opencode/storage/``: two sessions
+  on claude-sonnet-4-5 through Anthropic, plan then build) and a Goose sessions database (one
+  session, no usage). From ``PREFIXBENCH_JWP_DOTFILES_REPO``;
+* github.com/fabien-lessirard/dotfiles (``f965d955f1b56882838b4744ca50c03fba039315``, 2025-10 to
+  2026-03, Windows): a ``.gemini/`` of 109 sessions (gemini-2.5-flash, -pro and -flash-lite,
+  gemini-3-pro-preview and gemini-3-flash-preview), its hashed project folder copied into
+  ``dashboard-mictlan/`` by Gemini CLI 0.29's move to project-named folders. Seven sessions over
+  the workplace snapshot's size limit are left out, as above. From
+  ``PREFIXBENCH_FABIEN_DOTFILES_REPO``.
+
 What is checked is each store's usage recounted from its raw fields, and how well its reads are
 predicted.
 """
@@ -60,10 +73,13 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.formats.gemini_cli import SEEN_COPY
 from tests.realdata.mirrors import file_at, files_at
 
 AIAND = Path(os.environ.get("PREFIXBENCH_AIAND_PORTFOLIO_REPO", "/work/.mirror/richardaiand+aiand-portfolio-web/repo"))
@@ -85,6 +101,18 @@ STUDIO_LEFT_OUT = frozenset({
         "1742897571915/ui_messages.json", "1742984979645/api_conversation_history.json",
         "1743331121327/ui_messages.json", "1744298242350/ui_messages.json",
         "1744617172227/api_conversation_history.json", "1744617172227/ui_messages.json")),
+})
+JWP_DOTFILES = Path(os.environ.get("PREFIXBENCH_JWP_DOTFILES_REPO", "/work/.mirror/jwp23+dotfiles/repo"))
+JWP_DOTFILES_COMMIT = "47c65d807485aa0e1568623d64e220d784153741"
+FABIEN = Path(os.environ.get("PREFIXBENCH_FABIEN_DOTFILES_REPO", "/work/.mirror/fabien-lessirard+dotfiles/repo"))
+FABIEN_COMMIT = "f965d955f1b56882838b4744ca50c03fba039315"
+#: fabien-lessirard/dotfiles' sessions absent from the workplace's snapshot (over its size limit).
+FABIEN_LEFT_OUT = frozenset({
+    *(f".gemini/tmp/56cfacee57fb9791a4f38e595662752e07022cdeb39cd7127005427d7361037b/chats/session-{name}.json"
+      for name in ("2026-01-25T16-34-ec156d86", "2026-02-08T13-50-43126771")),
+    *(f".gemini/tmp/dashboard-mictlan/chats/session-{name}.json" for name in (
+        "2026-01-25T16-34-ec156d86", "2026-02-08T13-50-43126771", "2026-02-20T14-43-945bf706",
+        "2026-02-28T16-00-dfa3e7bd", "2026-03-01T10-18-fd3359cc")),
 })
 #: IDAHO-VAULT's files absent from the workplace's snapshot (over its size limit).
 IDAHO_LEFT_OUT = frozenset({
@@ -123,15 +151,21 @@ def _within(result) -> int:
 
 
 def _gemini_sums(paths: list[Path]) -> tuple[int, int, int, int]:
-    """Calls, uncached input, output (with thoughts) and reads of Gemini CLI session files: each
-    ``gemini`` message with a non-zero ``tokens``; ``input`` includes ``cached``."""
+    """Calls, uncached input (with the tool-use prompt), output (with thoughts) and reads of Gemini
+    CLI session files: each ``gemini`` message with a non-zero ``tokens``, once per session and
+    message id (a session can be in two folders); ``input`` includes ``cached``."""
     calls = uncached = output = read = 0
+    seen = set()
     for path in paths:
-        for message in json.loads(path.read_text())["messages"]:
+        session = json.loads(path.read_text())
+        for message in session["messages"]:
             tokens = message.get("tokens") or {}
             if message.get("type") == "gemini" and (tokens.get("input") or tokens.get("output")):
+                if (session["sessionId"], message["id"]) in seen:
+                    continue
+                seen.add((session["sessionId"], message["id"]))
                 calls += 1
-                uncached += tokens["input"] - tokens.get("cached", 0)
+                uncached += tokens["input"] - tokens.get("cached", 0) + tokens.get("tool", 0)
                 output += tokens["output"] + tokens.get("thoughts", 0)
                 read += tokens.get("cached", 0)
     return calls, uncached, output, read
@@ -205,6 +239,10 @@ GEMINI_HOMES = {
                                        68, 316, 8_319_245, 289_073, 6_019_868, 109),
     "PREFIXBENCH_BRAIN_SYSTEM_REPO": ("Tar-ive/brain-system", "6ba345a9f86e11f6b0031035a3a425a4ed8a6851",
                                       1, 27, 81_051, 37_766, 293_152, 10),
+    # Gemini 2.5 Pro's implicit cache reads came and went (a read of the head, ~1,700, between
+    # reads of the whole previous prompt): 71 of 283 within 3%. One more session file is empty.
+    "PREFIXBENCH_BREXP_INFRA_REPO": ("brexp/infra", "89fe58c456cabea713c8029fc5a6c122d2ca8928",
+                                     39, 283, 1_762_800, 88_927, 3_390_258, 71),
 }
 
 
@@ -213,7 +251,7 @@ def test_gemini_cli_home_sessions_count_what_their_messages_sum(env: str, tmp_pa
     repo, commit, files, *sums, within = GEMINI_HOMES[env]
     mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
     paths = _tree(mirror, commit, f"github.com/{repo}", env, ".gemini/tmp/", ".json", tmp_path)
-    paths = [p for p in paths if "/chats/" in p.as_posix()]
+    paths = [p for p in paths if "/chats/" in p.as_posix() and p.stat().st_size]
     assert len(paths) == files
     result = run_audit(paths)
     assert {f.format for f in result.files} == {"gemini-cli"}
@@ -257,6 +295,58 @@ def test_gemini_cli_sessions_and_subagents_of_a_larger_home(tmp_path: Path) -> N
     # 45 of its 67 session starts read nothing of the head other sessions sent: 465 within 3%
     # while they were predicted to read it (gemini's reads_stored_head).
     assert _within(result) == 497
+
+
+def test_gemini_cli_home_copied_into_project_named_folders_counts_each_call_once(tmp_path: Path) -> None:
+    paths = _tree(FABIEN, FABIEN_COMMIT, "github.com/fabien-lessirard/dotfiles", "PREFIXBENCH_FABIEN_DOTFILES_REPO",
+                  ".gemini/tmp/", ".json", tmp_path, FABIEN_LEFT_OUT)
+    paths = [p for p in paths if "/chats/" in p.as_posix()]
+    assert len(paths) == 109
+    result = run_audit(paths)
+    # Gemini CLI 0.29 copied the hashed folder into `dashboard-mictlan/` and left it: 39 files are
+    # the same bytes as their copy (skipped whole), one differs (its 290 calls skipped one by one).
+    assert Counter(f.format for f in result.files) == {"gemini-cli": 70, "copy": 39}
+    skipped = Counter(why for f in result.files for why, n in f.skip_reasons for _ in range(n))
+    assert skipped[SEEN_COPY] == 290 and not any(".jsonl" in why for why in skipped)
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == _gemini_sums(paths) == (3_332, 42_051_633, 2_212_586, 276_049_217)
+    assert Counter(r.model for r in result.rows) == {"gemini-2.5-flash": 2_348, "gemini-2.5-pro": 858,
+                                                     "gemini-2.5-flash-lite": 59, "gemini-3-pro-preview": 38,
+                                                     "gemini-3-flash-preview": 29}
+    # Gemini's implicit cache is best effort: 1,992 of the 3,332 calls within 3%.
+    assert _within(result) == 1_992
+
+
+def test_opencode_json_storage_of_1_0_counts_its_steps_and_an_agent_switch_starts_a_chain(tmp_path: Path) -> None:
+    url, env = "github.com/jwp23/dotfiles", "PREFIXBENCH_JWP_DOTFILES_REPO"
+    storage = ".local/share/opencode/storage/"
+    paths = _tree(JWP_DOTFILES, JWP_DOTFILES_COMMIT, url, env, storage, ".json", tmp_path)
+    sessions = [json.loads(p.read_text()) for p in paths if "/storage/session/" in p.as_posix()]
+    assert len(paths) == 50 and {s["version"] for s in sessions} == {"1.0.107"} and len(sessions) == 2
+    steps = [json.loads(p.read_text()) for p in paths if "/storage/part/" in p.as_posix()]
+    steps = [p["tokens"] for p in steps if p["type"] == "step-finish"]
+    result = run_audit([tmp_path / storage])
+    assert Counter(f.format for f in result.files) == {"opencode": 2, "not-a-log": 2, "empty": 1}
+    t = result.totals
+    assert t.requests == len(steps) == 7
+    assert t.input == sum(s["input"] for s in steps) == 26
+    assert t.output == sum(s["output"] + s["reasoning"] for s in steps) == 1_378
+    assert t.cache_read == sum(s["cache"]["read"] for s in steps) == 54_606
+    assert t.cache_write == sum(s["cache"]["write"] for s in steps) == 25_843
+    # An Opus call the account could not make is listed, not counted.
+    assert [why for f in result.files for why, _ in f.skip_reasons] == [
+        "failed call (APIError: Extra usage must be enabled to use Opus. Visit https://claude.ai/settings/usage )"]
+    assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-sonnet-4-5-20250929")}
+    # The first build call after two of plan read nothing (plan's tools lacked edit, write and
+    # patch): 6 of 7 within 3% (5 while it was predicted to read plan's chain, 11,312 tokens).
+    switched = next(r for r in result.rows if r.reported_cache_write == 12_330)
+    assert (switched.reported_cache_read, switched.predicted_cache_read, switched.read_within) == (0, 0, True)
+    assert _within(result) == 6
+    # Its Goose sessions database (Goose's provider claude-code) keeps no call's usage: refused.
+    goose = tmp_path / "sessions.db"
+    goose.write_bytes(file_at(JWP_DOTFILES, JWP_DOTFILES_COMMIT, ".local/share/goose/sessions/sessions.db", url, env))
+    with pytest.raises(UserError, match="a Goose sessions database"):
+        run_audit([goose])
 
 
 def test_codex_rollouts_through_ollama_are_read_as_no_providers(tmp_path: Path) -> None:

@@ -42,6 +42,10 @@ each; never copied into this project, each test skips without it):
   0.41.2026031804, claude-opus-4.6 and gpt-4o-mini through GitHub: the JavaScript SDK's log
   records between its metrics) that the same repository keeps at an earlier commit
   (``459410df857542b09aa5d57d5daada8271689db5``).
+* github.com/cercaniaWeb/racompospro (``b551956377bd441ce70a3024272e1f199f4b5763``, its first commit,
+  2025-12-05): a ``.qwen/`` of Qwen Code's earlier sessions, ``tmp/<project hash>/chats/
+  session-*.json`` (Gemini CLI's shape, model messages of ``type: qwen``; 120 files of 2025-11,
+  coder-model). From ``PREFIXBENCH_RACOMPOSPRO_REPO``.
 
 What is checked is the store's own bookkeeping recounted from its raw fields, and how well its
 reads are predicted.
@@ -61,6 +65,8 @@ from tests.realdata.mirrors import file_at, files_at
 
 STUNNING_MEMORY = Path(os.environ.get("PREFIXBENCH_STUNNING_MEMORY_REPO", "/work/.mirror/suhd550-dev+stunning-memory/repo"))
 STUNNING_MEMORY_COMMIT = "7b38109fb446018a25bb3d5fe35428abb2242041"
+RACOMPOSPRO = Path(os.environ.get("PREFIXBENCH_RACOMPOSPRO_REPO", "/work/.mirror/cercaniaWeb+racompospro/repo"))
+RACOMPOSPRO_COMMIT = "b551956377bd441ce70a3024272e1f199f4b5763"
 AGENT_SDK = Path(os.environ.get("PREFIXBENCH_AGENT_SDK_REPO", "/work/.mirror/OpenHands+software-agent-sdk/repo"))
 AGENT_SDK_COMMIT = "4f4c68c16716c592abffc3e34da00428584145fe"
 #: Qwen Code homes: env variable -> (repository, commit, sessions, assistant records with usage,
@@ -218,6 +224,35 @@ def test_qwen_code_sessions_count_the_calls_their_telemetry_logs(env: str, tmp_p
     assert {(r.provider, r.model) for r in result.rows} == {("qwen", "coder-model")}
     rows = [r for r in result.rows if r.read_within]
     assert (len(rows), sum(r.predicted_cache_read == r.reported_cache_read for r in rows)) == (within, exact)
+
+
+def test_qwen_code_json_sessions_of_gemini_clis_shape_count_their_qwen_messages(tmp_path: Path) -> None:
+    url, env = "github.com/cercaniaWeb/racompospro", "PREFIXBENCH_RACOMPOSPRO_REPO"
+    sessions = []
+    for name in files_at(RACOMPOSPRO, RACOMPOSPRO_COMMIT, url, env):
+        if name.startswith(".qwen/tmp/") and "/chats/" in name and name.endswith(".json"):
+            data = file_at(RACOMPOSPRO, RACOMPOSPRO_COMMIT, name, url, env)
+            path = tmp_path / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            sessions.append(json.loads(data))
+    assert len(sessions) == 120
+    tokens = [m["tokens"] for s in sessions for m in s["messages"] if m["type"] == "qwen" and m.get("tokens")]
+    result = run_audit([tmp_path / ".qwen"])
+    assert {f.format for f in result.files} == {"gemini-cli"}
+    t = result.totals
+    # Each `qwen` message with tokens is a call (none was read before: 0 calls, nothing listed).
+    assert t.requests == len(tokens) == 6_635
+    assert t.input == sum(k["input"] - k["cached"] + k["tool"] for k in tokens) == 27_462_067
+    assert t.output == sum(k["output"] + k["thoughts"] for k in tokens) == 2_131_931
+    assert t.cache_read == sum(k["cached"] for k in tokens) == 619_591_504
+    skipped = [(why, n) for f in result.files for why, n in f.skip_reasons]
+    assert {why for why, _ in skipped} == {"model message without tokens (its call's usage was not recorded)"}
+    assert sum(n for _, n in skipped) == 22
+    # coder-model (and one call of vision-model), Qwen Code's own login's: read with qwen's rules,
+    # each call reading its previous prompt less a few tokens. 5,715 within 3% as provider unknown.
+    assert {(r.provider, r.model) for r in result.rows} == {("qwen", "coder-model"), ("qwen", "vision-model")}
+    assert sum(r.read_within for r in result.rows) == 6_478
 
 
 def test_qwen_code_calls_with_no_record_sit_where_they_were_made(tmp_path: Path) -> None:

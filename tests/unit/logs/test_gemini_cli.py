@@ -19,7 +19,7 @@ from prefixbench.simulator.providers import OPENAI, provider_of_model
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext
-from prefixbench.workloads.logs.formats.gemini_cli import detect
+from prefixbench.workloads.logs.formats.gemini_cli import SEEN_COPY, detect
 from prefixbench.workloads.logs.records import iter_records
 from tests.fuzz.harness import Tally, fuzz_settings, mutated, write
 
@@ -236,6 +236,23 @@ def test_a_json_session_migrated_to_jsonl_on_resume_is_counted_once(tmp_path: Pa
     from prefixbench.workloads.runs.execute import map_runs
 
     assert load_trace([tmp_path], map_files=functools.partial(map_runs, jobs=2)) == (requests, summaries)
+
+
+def test_a_session_copied_into_a_project_named_folder_is_counted_once_and_said_so(tmp_path: Path) -> None:
+    """Gemini CLI 0.29 on copies ``~/.gemini/tmp/<hash>/`` into ``~/.gemini/tmp/<project>/`` and
+    leaves the old folder: a ``.json`` session is there twice, and its bytes differ once either is
+    written again (here the project's copy got a ``summary``). Its calls are counted once, and the
+    skip said they came from a .json migrated to .jsonl on resume (a committed home: 290 calls)."""
+    legacy = json.loads(LEGACY.read_text())
+    name = "session-2025-10-01T10-00-5f0c2a9e.json"
+    for folder, session in (("5c81" * 16, legacy), ("my-project", {**legacy, "summary": "Review the parser"})):
+        (tmp_path / folder / "chats").mkdir(parents=True)
+        (tmp_path / folder / "chats" / name).write_text(json.dumps(session, indent=2))
+    requests, summaries = load_trace([tmp_path])
+    assert len(requests) == 3
+    copy = next(s for s in summaries if s.requests == 0)
+    assert [why for _, why in copy.skipped if "already counted" in why] == [SEEN_COPY] * 3
+    assert all(".jsonl" not in why for _, why in copy.skipped)
 
 
 def test_a_qwen_code_branch_copy_is_counted_once(tmp_path: Path) -> None:
@@ -742,3 +759,56 @@ def test_a_qwen_code_subagent_type_keeps_its_hyphens_where_no_suffix_follows(tmp
     heads = {r.lane: r.prefix.head for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
     assert heads == {"agent:code-reviewer": "qwen-code:subagent:code-reviewer", "agent:code-reviewer-a1b2c3": "qwen-code:subagent:code-reviewer",
                      "agent:code": "qwen-code:subagent:code"}
+
+
+def _qwen_json_session(model: str = "coder-model") -> dict:
+    """The legacy Gemini CLI fixture as Qwen Code wrote such a session (``~/.qwen/tmp/<hash>/chats/
+    session-*.json``): model messages of ``type: qwen``."""
+    session = json.loads(LEGACY.read_text())
+    for message in session["messages"]:
+        if message["type"] == "gemini":
+            message["type"], message["model"] = "qwen", model
+    return session
+
+
+def test_a_qwen_code_json_session_counts_its_qwen_messages(tmp_path: Path) -> None:
+    """Qwen Code's sessions of Gemini CLI's shape name a model message ``type: qwen``
+    (``QwenMessage``): main read none of them, and listed nothing (a committed home: 120 files,
+    6,635 calls, read as no call). ``coder-model`` is a model of Qwen Code's own login
+    (``QWEN_OAUTH_MODELS``): read with qwen's rules, each call reading its previous prompt."""
+    path = write(tmp_path / "session-2025-11-08T22-32-c796947e.json", json.dumps(_qwen_json_session(), indent=2))
+    requests, summary = _read(path)
+    legacy, _ = _read(LEGACY)
+    assert [r.usage for r in requests] == [r.usage for r in legacy]
+    assert [(r.provider, r.model) for r in requests] == [("qwen", "coder-model")] * 3
+    assert summary.notes[0].startswith("Qwen Code's system prompt")
+    assert any(n.startswith("coder-model: a name of no provider, read with qwen's rules: a model of Qwen Code's own login")
+               for n in summary.notes)
+    # Another model (an endpoint of the user's choice) names no provider by itself.
+    other = write(tmp_path / "other.json", json.dumps(_qwen_json_session("my-model"), indent=2))
+    assert {r.provider for r in _read(other)[0]} == {"unknown"}
+
+
+def test_mutated_qwen_json_sessions_end_cleanly() -> None:
+    """Fuzz: a Qwen Code .json session, mutated, ends in exit 0 or one line with exit 2."""
+    tally = Tally("qwen-code json", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-qwen-json-"))
+    seed = json.dumps(_qwen_json_session(), indent=2).encode()
+
+    @fuzz_settings(20)
+    @given(data=st.data())
+    def case(data: st.DataObject) -> None:
+        path = write(folder / "session.json", data.draw(mutated(seed)))
+        tally.check(["audit", str(path), "--quiet"])
+
+    case()
+    assert tally.outcomes["crash"] == 0
+
+
+def test_a_message_of_an_unknown_type_with_tokens_is_listed(tmp_path: Path) -> None:
+    # A fork's own model-message type is listed, not dropped unseen (as Qwen Code's were).
+    session = json.loads(LEGACY.read_text())
+    session["messages"][1]["type"] = "forked"
+    requests, summary = _read(write(tmp_path / "s.json", json.dumps(session)))
+    assert len(requests) == 2
+    assert summary.skipped[0][1] == "message of a type the audit does not read ('forked') with tokens: not counted"

@@ -309,3 +309,47 @@ def test_a_self_hosted_provider_id_is_known_as_codex_knows_it(tmp_path: Path, pr
             message["info"].update(providerID=provider_id, modelID="minimax-m2.7:cloud")
     requests, _ = _read(write(tmp_path / "ollama.json", json.dumps(doc)))
     assert requests and {r.provider for r in requests} == {"unknown"}
+
+
+def _agent_switch_export(version: str, last_read: int) -> dict:
+    """Three turns on Claude through Anthropic: two of the plan agent, then one of build."""
+    sid, t0 = "ses_sw", 1764265491000
+    calls = [("plan", {"input": 10, "output": 100, "reasoning": 0, "cache": {"read": 0, "write": 10_000}}),
+             ("plan", {"input": 6, "output": 100, "reasoning": 0, "cache": {"read": 10_000, "write": 500}}),
+             ("build", {"input": 6, "output": 100, "reasoning": 0,
+                        "cache": {"read": last_read, "write": 11_212 - last_read}})]
+    messages = []
+    for k, (agent, tokens) in enumerate(calls):
+        user, reply, at = f"msg_{k}u", f"msg_{k}a", t0 + 60_000 * k
+        messages += [
+            {"info": {"id": user, "sessionID": sid, "role": "user", "agent": agent, "time": {"created": at}},
+             "parts": [{"type": "text", "text": f"turn {k}", "id": f"prt_{k}u", "sessionID": sid, "messageID": user}]},
+            {"info": {"id": reply, "sessionID": sid, "role": "assistant", "parentID": user, "mode": agent,
+                      "modelID": "claude-sonnet-4-5-20250929", "providerID": "anthropic", "cost": 0, "tokens": tokens,
+                      "time": {"created": at + 100, "completed": at + 5_000}},
+             "parts": [{"type": "step-start", "id": f"prt_{k}s", "sessionID": sid, "messageID": reply},
+                       {"type": "text", "text": "ok", "id": f"prt_{k}t", "sessionID": sid, "messageID": reply},
+                       {"type": "step-finish", "reason": "stop", "cost": 0, "tokens": tokens, "id": f"prt_{k}f",
+                        "sessionID": sid, "messageID": reply}]},
+        ]
+    return {"info": {"id": sid, "projectID": "p", "directory": "/w", "title": "t", "version": version,
+                     "time": {"created": t0, "updated": t0 + 200_000}}, "messages": messages}
+
+
+def test_an_agent_switch_before_1_1_starts_a_new_chain(tmp_path: Path) -> None:
+    """Before OpenCode 1.1 (anomalyco/opencode#6319) the plan agent was sent without the edit
+    tools, ahead of the system prompt: the first build call after plan shares no cached prefix
+    with plan's calls (a committed 1.0.107 session read nothing, writing its 12,330 tokens). Main
+    predicted it to read the plan chain: a miss nothing in the log explained."""
+    result = run_audit([write(tmp_path / "s.json", json.dumps(_agent_switch_export("1.0.107", 0)))])
+    last = result.rows[-1]
+    assert (last.reported_cache_read, last.predicted_cache_read, last.read_within) == (0, 0, True)
+    assert last.cause != "unexplained"
+
+
+def test_an_agent_switch_from_1_1_on_reads_the_chain_on(tmp_path: Path) -> None:
+    # Since 1.1 the edit tools stay listed for plan (the permission is asked when a tool runs):
+    # 1.14 and 1.18 sessions read on across a switch.
+    result = run_audit([write(tmp_path / "s.json", json.dumps(_agent_switch_export("1.14.46", 10_500)))])
+    last = result.rows[-1]
+    assert (last.reported_cache_read, last.predicted_cache_read) == (10_500, 10_500)

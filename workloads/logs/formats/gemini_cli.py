@@ -103,6 +103,14 @@ QWEN_AGENT_SUFFIX = re.compile(r"-[0-9a-z]{6}\Z")
 #: The ``type`` of a model message in a Gemini CLI session (a message role of the format, not a
 #: provider's name: who served the call is read from ``model``).
 MODEL_TURN = "gemini"
+#: The ``type`` of a model message in Qwen Code's sessions of the same shape (``QwenMessage``,
+#: ``type: 'user' | 'qwen'``, ``~/.qwen/tmp/<project hash>/chats/session-*.json``, before its
+#: ``projects/*/chats/*.jsonl`` tree): the same ``tokens``.
+QWEN_TURN = "qwen"
+#: The models of Qwen Code's own login (``QWEN_OAUTH_MODELS``, packages/core/src/models/constants.ts
+#: of QwenLM/qwen-code): names no provider serves, so a ``.json`` session naming one (no telemetry
+#: in it names the login) is the ``qwen-oauth`` login's.
+_QWEN_OAUTH_MODELS = ("coder-model", "vision-model")
 #: Other message types of a Gemini CLI session (``info``, ``error`` and ``warning`` are what the
 #: CLI showed, recorded since late 2025).
 _OTHER_TURNS = ("user", "info", "error", "warning")
@@ -111,6 +119,11 @@ _QWEN_TYPES = ("user", "assistant", "tool_result", "system")
 #: The subtypes of Qwen Code's managed-engine records (``managed_session_header_v1``, ``_event_v1``,
 #: ``_commit_v1``): a journal of events whose contents and usage are resources kept elsewhere.
 _MANAGED_PREFIX = "managed_session_"
+#: Why a call already counted from another file of its session is skipped: a .jsonl a resumed
+#: .json was rewritten into, or a .json that Gemini CLI's move to project-named folders copied.
+SEEN_JSONL = "call already counted from another file of this session (a .json session migrated to .jsonl on resume)"
+SEEN_COPY = ("call already counted from another file of this session (a copy Gemini CLI made moving "
+             "~/.gemini/tmp/<hash>/ to ~/.gemini/tmp/<project>/)")
 #: Why a Qwen Code headless assistant message with zero usage is skipped.
 _QWEN_SPLIT = "assistant message with zero usage: Qwen Code splits a response by block type, its usage is on the last part"
 #: The roles of a Gemini API ``Content`` (a saved chat or a shared export holds a list of them).
@@ -134,7 +147,7 @@ def detect(value: dict) -> Evidence | None:
         return Evidence.ENTRY
     kind = value.get("type")
     if isinstance(value.get("id"), str) and "timestamp" in value and "content" in value and "uuid" not in value:
-        if kind == MODEL_TURN or kind in _OTHER_TURNS:
+        if kind in (MODEL_TURN, QWEN_TURN) or kind in _OTHER_TURNS:
             return Evidence.ENTRY
     if isinstance(value.get("history"), list) and _is_content_list(value["history"]):
         return Evidence.SHAPE  # a saved chat {history, authType}
@@ -379,6 +392,8 @@ class _Session:
         #: Per model of no provider, who served it as the telemetry's login names it
         #: (``auth_type``, an agent handler ``qwen-code/<auth_type>`` of a provider's rules).
         self.qwen_served: dict[str, str] = {}
+        #: Of those, the models a ``.json`` session's ``qwen`` messages name, decided by the name.
+        self.qwen_named: set[str] = set()
         #: When each event's call ended (its ``event.timestamp``), by the event's line.
         self.qwen_ended: dict[int, int] = {}
 
@@ -449,7 +464,14 @@ class _Session:
             lane.mode_change = _mode_change(value) or lane.mode_change
         elif kind == "error":
             self.skipped.append((line, "error shown by the CLI (a failed call or a CLI error): not a counted call"))
-        elif kind == MODEL_TURN:
+        elif kind in (MODEL_TURN, QWEN_TURN):
+            if kind == QWEN_TURN:
+                self.agent = "qwen-code"
+                model = value.get("model")
+                handler = agent_handler("qwen-code/qwen-oauth")
+                if model in _QWEN_OAUTH_MODELS and handler is not None and model not in self.qwen_served:
+                    self.qwen_served[model] = handler[0].name
+                    self.qwen_named.add(model)
             self._model_message(line, value, when, lane, mid)
             calls = value.get("toolCalls")
             if isinstance(calls, list):
@@ -459,6 +481,9 @@ class _Session:
                 lane.input_ms = max((t for t in times if t is not None), default=when)
             else:
                 lane.input_ms = when
+        elif kind not in _OTHER_TURNS and isinstance(value.get("tokens"), dict) and value["tokens"]:
+            # (Qwen Code's ``qwen`` messages went unread, and unlisted, this way.)
+            self.skipped.append((line, f"message of a type the audit does not read ({str(kind)[:40]!r}) with tokens: not counted"))
         self.node_after[mid] = lane.parent
 
     def _model_message(self, line: int, value: dict, when: int | None, lane: _Lane, mid: str) -> None:
@@ -478,7 +503,10 @@ class _Session:
         key = (self.session_id, mid) if self.session_id is not None else None
         if key is not None and key in self.seen and not self.seen[key].startswith(f"{self.agent}:{self.name}#"):
             # Gemini CLI 0.58 on: resuming a .json session rewrites its messages into a .jsonl.
-            self.skipped.append((line, "call already counted from another file of this session (a .json session migrated to .jsonl on resume)"))
+            # Gemini CLI 0.29 on: moving to project-named folders copies ~/.gemini/tmp/<hash>/
+            # into ~/.gemini/tmp/<project>/ and leaves the old one, so a .json is there twice
+            # (its bytes differ once either copy is written again).
+            self.skipped.append((line, SEEN_JSONL if self.name.endswith(".jsonl") else SEEN_COPY))
             lane.parent = self.seen[key]
             lane.events = []
             lane.blocks = 0
@@ -860,7 +888,10 @@ def _notes(session: _Session) -> tuple[str, ...]:
             notes.append(f"Qwen Code's telemetry logs {events:,} call(s) (qwen-code.api_response): prompt {prompt:,}, read {read:,} "
                          f"({verdict}){extra}")
     for model, provider in sorted(session.qwen_served.items()):
-        if any(r.model == model and r.provider == provider for r in session.out):
+        if model in session.qwen_named and any(r.model == model and r.provider == provider for r in session.out):
+            notes.append(f"{model}: a name of no provider, read with {provider}'s rules: a model of Qwen Code's own login "
+                         "(QWEN_OAUTH_MODELS, the agent handler qwen-code/qwen-oauth), which a .json session names no login for")
+        elif any(r.model == model and r.provider == provider for r in session.out):
             notes.append(f"{model}: a name of no provider, read with {provider}'s rules: Qwen Code's telemetry names the login "
                          f"that served it (auth_type, the agent handler qwen-code/... of {provider}'s rules)")
     if session.tokens_seen:

@@ -174,6 +174,14 @@ _ANTHROPIC_WINDOW = ((1, 3, 4), (1, 4, 0))  # v6 without #19758 (1.3.4, 1.3.5 re
 #: (1.3.4) through every SDK. A step's ``total`` (the SDK's input + output) tells it; steps with no
 #: total are read by this bound.
 _REASONING_INSIDE_BEFORE = (1, 4, 0)
+#: Until anomalyco/opencode#6319 (the permission rework, merged 2025-12-28, released in 1.1) each
+#: agent sent the tools its permissions left it (``ToolRegistry.enabled``: the plan agent, edit
+#: denied, without edit, write and patch), ahead of the system prompt and the messages: a call
+#: after an agent switch shares no cached prefix with the other agent's calls (a committed 1.0.107
+#: session's first build call after plan read nothing, writing its 12,330 tokens). Since, the edit
+#: tools stay listed and the permission is checked when a tool runs (1.14 and 1.18 sessions read
+#: on across switches).
+_TOOLS_PER_AGENT_BEFORE = (1, 1, 0)
 #: Providers OpenCode calls through the OpenAI SDK (OpenCode Zen's GPT models as well).
 _OPENAI_SDK = frozenset({"openai", "azure"})
 #: Providers OpenCode reached through the Anthropic or Bedrock SDK (the ``anthropic`` or
@@ -267,6 +275,9 @@ class _Session:
         self.parent: str | None = None
         self.events: list[tuple[str, str]] = []
         self.blocks = 0
+        self.agent: str | None = None  # the agent of the session's previous (non-summary) call
+        base = _release(self.version, self.created)[0]
+        self.tools_per_agent = base is not None and base < _TOOLS_PER_AGENT_BEFORE
         self.prunes: list[int] = []
         self.cost = 0.0
         self.negative_inputs = 0
@@ -454,6 +465,11 @@ class _Session:
             # The summary call runs the compaction agent's own prompt: a chain of its own.
             lane, kind, parent, events = "compaction", "compaction", None, ()
         else:
+            if self.tools_per_agent and self.agent is not None and agent != self.agent:
+                # Before 1.1 each agent sent its own tools (:data:`_TOOLS_PER_AGENT_BEFORE`).
+                self.events.append(("system_change", f"agent changed ({self.agent} -> {agent}): OpenCode before 1.1 sends each agent's own tools"))
+                self.parent = None
+            self.agent = agent
             lane, kind, parent, events = "main", self.kind, self.parent, tuple(self.events)
         provider = _provider(info)
         self.out.append(
