@@ -9,10 +9,12 @@ no fee before GPT-5.6 (1.25x from GPT-5.6, ``cache_write_tokens``).
 two policies, ``prompt_cache_retention`` [O]: ``in_memory``, "typically" 5 to 10 minutes of
 inactivity and at most one hour (the guide; its Azure copy: the system "typically clears caches
 within 5 to 10 minutes of inactivity",
-https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching), modelled as the lower
-end, 5 min idle, the lifetime the provider stands behind (a hit after a longer gap is its best
-effort); or ``24h``, extended retention (KV offloaded to GPU-local storage), up to 24 h, at the
-same price. Extended retention exists on :data:`EXTENDED` models only; ``gpt-5.5`` and
+https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching), modelled as the upper
+end, 10 min idle (a hit after a longer gap is the provider's best effort; measured [M]: in Codex
+rollouts of 2025-11 to 2026-04 on in-memory models, 18 of 24 calls sent 5 to 10 min after the
+one before read the conversation's entry, past the shared head, and 6 only the head or a warm
+level of it; the lower end, 5 min, predicted the head for all 24); or ``24h``, extended
+retention (KV offloaded to GPU-local storage), up to 24 h, at the same price. Extended retention exists on :data:`EXTENDED` models only; ``gpt-5.5`` and
 ``gpt-5.5-pro`` accept nothing else. What a request gets:
 
 1. what its body asks (``prompt_cache_retention``; GPT-5.6 on, ``prompt_cache_options.ttl``,
@@ -51,7 +53,8 @@ from prefixbench.simulator.usage import Usage
 MIN_TOKENS = 1024
 #: Step of a pre-5.6 hit above the minimum (tokens).
 INCREMENT = 128
-IN_MEMORY_TTL_MS = 5 * 60_000
+#: ``in_memory``: the upper end of the documented 5-10 min of inactivity (see the module doc).
+IN_MEMORY_TTL_MS = 10 * 60_000
 EXTENDED_TTL_MS = 24 * 3_600_000
 BREAKPOINT_TTL_MS = 30 * 60_000
 #: Latest breakpoints a 5.6 read considers (guide: 50; API reference: 80).
@@ -125,8 +128,8 @@ OPTIONS = (
                 source="O", help="every request's retention (none: per request, the body's, else the model's documented default)"),
     CacheOption(key="zdr", default=False, seen="ZDR organizations default to in_memory, others to 24h (API reference, 2026-06-01 on)",
                 source="O", help="the organization has Zero Data Retention: a model offering both policies defaults to in_memory"),
-    CacheOption(key="ttl_ms", default=None, seen="5-10 min idle, at most 1 h (in-memory); 24 h extended; 30 min on 5.6 (a minimum: one gpt-5.6-sol entry read after 1h05m idle [M])", source="O",
-                help="idle lifetime in ms (none: 5 min in memory, 24 h extended, 30 min on 5.6, as each request gets)"),
+    CacheOption(key="ttl_ms", default=None, seen="5-10 min idle, at most 1 h (in-memory; 18 of 24 Codex calls read the conversation after 5-10 min idle [M]); 24 h extended; 30 min on 5.6 (a minimum: one gpt-5.6-sol entry read after 1h05m idle [M])", source="O",
+                help="idle lifetime in ms (none: 10 min in memory, 24 h extended, 30 min on 5.6, as each request gets)"),
     CacheOption(key="cache_output", default=False, seen="13 of 60 Codex reads past the previous prompt, into its response (Codex 0.58-0.118); 2 of 350 follow-ups from Codex 0.122 on",
                 source="M", help="keep each response after its prompt (pre-5.6; off in sweeps, on in the audit: caches_output)"),
 )

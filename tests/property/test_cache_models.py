@@ -498,11 +498,11 @@ def test_gemini_explicit_reads_only_an_earlier_prefix_and_pays_storage_for_what_
 # --- openai: the lifetime each request gets ------------------------------------------------
 
 #: The test's two families as OpenAI models: one offering both retention policies (the body's
-#: ask, else 24 h today), one keeping a prefix in memory only (5 min).
+#: ask, else 24 h today), one keeping a prefix in memory only (10 min).
 OPENAI_MODELS = {FAMILIES[0]: Envelope("openai", "gpt-5.1", "high"), FAMILIES[1]: Envelope("openai", "gpt-4o", "max")}
-#: Idle gaps of minutes around the in-memory lifetime (5 min), and past it.
+#: Idle gaps of minutes around the in-memory lifetime (10 min), and past it.
 minute_gaps = st.lists(
-    st.one_of(st.integers(0, 30 * 60_000), st.sampled_from([299_999, 300_000, 300_001])), min_size=8, max_size=8
+    st.one_of(st.integers(0, 30 * 60_000), st.sampled_from([599_999, 600_000, 600_001])), min_size=8, max_size=8
 )
 
 
@@ -510,13 +510,13 @@ minute_gaps = st.lists(
 @given(sequences(), minute_gaps, st.sampled_from([None, "in_memory", "24h"]))
 def test_openai_per_request_lifetime_is_the_per_byte_model_with_that_lifetime(sequence, gaps, asked):
     """Each request keeps what its own lifetime keeps (gpt-5.1: the body's ask, else 24 h; gpt-4o:
-    5 min whatever it asks): the reads are those of a per-byte model with the family's lifetime,
+    10 min whatever it asks): the reads are those of a per-byte model with the family's lifetime,
     in 128-token steps, and never more than the byte-exact reference (no TTL) shares."""
     from prefixbench.simulator.providers.openai import retention
 
     model = OpenAICache()
     reference = ByteExactCache()
-    lifetimes = {"in_memory": 300_000, "24h": 24 * 3_600_000}
+    lifetimes = {"in_memory": 600_000, "24h": 24 * 3_600_000}
     slow = {family: PerBytePrefixes(lifetimes[retention(family.model, asked)]) for family in OPENAI_MODELS.values()}
     tick = 0
     for (family, parts), gap in zip(sequence, gaps):

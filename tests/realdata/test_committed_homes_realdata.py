@@ -263,7 +263,9 @@ def test_gemini_cli_home_sessions_count_what_their_messages_sum(env: str, tmp_pa
 #: Committed Codex homes: env variable -> (repository, commit, rollouts, calls, uncached input,
 #: output, read, calls predicted within 3%, models).
 CODEX_HOMES = {
-    "PREFIXBENCH_AUTOS_REPO": ("FabianLobosMendoza/Autos", AUTOS_COMMIT, 5, 228, 462_651, 110_427, 9_090_432, 160,
+    # Autos: 160 within while OpenAI's in-memory entries were kept 5 min (two calls after 5m36s and
+    # 6m54s idle read the conversation's entry).
+    "PREFIXBENCH_AUTOS_REPO": ("FabianLobosMendoza/Autos", AUTOS_COMMIT, 5, 228, 462_651, 110_427, 9_090_432, 162,
                                {"gpt-5", "gpt-5-codex", "gpt-5.1-codex"}),
     "PREFIXBENCH_MOONMIND_REPO": ("MoonLadderStudios/MoonMind", "786ef1a51cec0d27635ee1d3e8b7114da78ed4da", 3, 225,
                                   561_830, 108_937, 6_815_616, 169, {"gpt-5-codex", "gpt-5.1-codex"}),
@@ -520,10 +522,14 @@ def test_codex_rollouts_of_a_newer_home_count_what_their_token_counts_sum(tmp_pa
     assert (t.requests, t.input, t.output, t.cache_read) == _codex_sums(paths) == (2_076, 8_460_396, 789_279, 73_805_312)
     assert {r.model for r in result.rows} == {"gpt-5.1-codex", "gpt-5.1-codex-max", "gpt-5.1-codex-mini",
                                              "gpt-5.2-codex", "gpt-5.3-codex", "gpt-5.4"}
-    # 1,555 within 3% (75%, as the older homes above). Of the 521 off, 382 are put down to
-    # OpenAI's best-effort cache; most reads fall short of the prediction by 128 to 2,000 tokens
-    # (the previous prompt and output not all read back): gpt-5.4 88% within, gpt-5.1-codex 61%.
-    assert _within(result) == 1_555
+    # 1,567 within 3% (75%, as the older homes above; 1,555 while OpenAI's in-memory entries were
+    # kept 5 min: 16 of the 22 calls sent 5 to 10 min after the one before read the conversation's
+    # entry). Of the 509 off, 263 fell mid-turn to an entry an earlier call of the lane wrote or
+    # read (the provider's best effort: no log shows which machine kept what) and 94 below the
+    # previous prompt elsewhere; 31 are lane starts reading a head cached before the log; 41
+    # came after more than 10 min idle (31 of them still read the conversation's entry, no rule
+    # tells which). gpt-5.4 90% within, gpt-5.1-codex 61%.
+    assert _within(result) == 1_567
 
 
 #: Committed pi homes: env variable -> (repository, commit, sessions, calls, input, output, read,

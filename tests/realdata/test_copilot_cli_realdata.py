@@ -187,6 +187,8 @@ def test_a_committed_session_store_reads_its_rows_and_predicts_its_reads(tmp_pat
     assert {(r.provider, r.model) for r in result.rows} == {
         ("anthropic", "claude-haiku-4.5"), ("openai", "gpt-5-mini"), ("unknown", "mai-code-1.1-flash")}
     predicted = sum(lane.predicted_cache_read for lane in result.lanes)
-    assert predicted == 5_015_851  # -0.6% of the 5,045,425 reported
+    # -0.1% of the 5,045,425 reported (5,015,851, -0.6%, and 86 within 3% while OpenAI's in-memory
+    # entries were kept 5 min: gpt-5-mini's calls after 5 to 10 min idle read them).
+    assert predicted == 5_040_427
     assert abs(predicted - t.cache_read) <= 0.03 * t.cache_read
-    assert sum(f.read_within for f in result.files) == 86
+    assert sum(f.read_within for f in result.files) == 87

@@ -180,5 +180,7 @@ def test_an_openhands_0_25_evaluation_output_counts_the_responses_its_history_ke
     assert t.input == sum(u["prompt_tokens"] - u["prompt_tokens_details"]["cached_tokens"] for u in usages) == 323_582
     assert t.output == sum(u["completion_tokens"] for u in usages) == 14_908
     # A reseller routing across caches: reads fall back to 0 or to older prefixes within a minute
-    # (0 after 2,944 read 18 s before; 2,944 where 17,280 was cached): 7 of 20 within 3%.
-    assert sum(r.read_within for r in result.rows) == 7
+    # (0 after 2,944 read 18 s before; 2,944 where 17,280 was cached): 6 of 20 within 3% (7 while
+    # OpenAI's in-memory entries were kept 5 min: a call 5m23s after the one before read only the
+    # 1,920-token head, which 10 min does not predict; Codex's own calls after 5 to 10 min read on).
+    assert sum(r.read_within for r in result.rows) == 6

@@ -53,7 +53,7 @@ HOMES = {
     "PREFIXBENCH_MUSK_FANX_OPENCLAW_REPO": ("Musk-fanX/openclaw-backup", "bd51e967f196b87f1e006258a276a4f18397d395",
                                             "agents/", 13, 1_254, 1_656_895, 379_979, 64_185_216, 0, 9, 1_215),
     "PREFIXBENCH_VERVE_OPENCLAW_REPO": ("VerveAILabs/openclaw-backup", "381cec563d6734c97ee05a3736eff3f04638d74d",
-                                        "agents/", 1, 125, 584_958, 35_238, 4_664_320, 0, 2, 98),
+                                        "agents/", 1, 125, 584_958, 35_238, 4_664_320, 0, 2, 99),  # 98: in memory 5 min
     "PREFIXBENCH_AA1010383401_OPENCLAW_REPO": ("aa1010383401/openclaw-backup", "1ae077cfbfef8f1a4b57b38440045074c2b587c7",
                                                "agents/", 3, 78, 246_953, 12_728, 2_780_082, 0, 11, 68),
     "PREFIXBENCH_CCCCX_OPENCLAW_REPO": ("Ccccx/openclaw-bak", "544626b9831bee3c726ea28f655d5c35fc6abe93", "agents/",

@@ -2743,7 +2743,7 @@ def retention_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
     return (
         "OpenAI cache lifetime per request: " + "; ".join(parts) + ". Assumed: the organization has no Zero Data "
         "Retention unless --openai-zdr (a model offering both policies defaults to 24h since the API reference of "
-        "2026-06-01, to in_memory before it and under ZDR); in_memory is modelled as 5 min idle (documented: 5-10 min, "
+        "2026-06-01, to in_memory before it and under ZDR); in_memory is modelled as 10 min idle (documented: 5-10 min, "
         "at most 1 h)",
     )
 
@@ -2770,7 +2770,7 @@ def step_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
     )
 
 
-_RETENTION_WORDS = {"in_memory": "in_memory (5 min)", "24h": "24h (extended)", "30m": "30m (GPT-5.6 on)"}
+_RETENTION_WORDS = {"in_memory": "in_memory (10 min)", "24h": "24h (extended)", "30m": "30m (GPT-5.6 on)"}
 
 
 def _notes(

@@ -205,10 +205,10 @@ def test_a_read_past_the_head_after_a_gap_past_the_ttl_is_no_expiry():
     assert (rule(e), cause(e)) == ("idle-past-ttl", "ttl-expired")
 
 
-def test_openai_lives_five_minutes_deepseek_has_no_ttl():
+def test_openai_lives_ten_minutes_deepseek_has_no_ttl():
     for provider, fires in (("openai", True), ("deepseek", False)):
         prev = req(0, provider=provider, model="m", parent=None)
-        e = ev(req(provider=provider, model="m"), prev=prev, tick=6 * MIN)
+        e = ev(req(provider=provider, model="m"), prev=prev, tick=11 * MIN)
         assert (rule(e) == "idle-past-ttl") is fires
 
 
@@ -257,7 +257,7 @@ def test_breakpoints_miss_when_the_body_replay_predicts_it_too():
 def test_a_shrinking_prompt_is_a_rewrite_not_the_providers_doing():
     # Codex 0.116: two misses inside a turn whose prompt shrank by 5.7k and 7.3k tokens were
     # called provider-best-effort ("nothing changed in the log"). gpt-4o: in-memory retention
-    # only (gpt-5 keeps a prefix 24 h by default), so 6 minutes idle is past its TTL.
+    # only (gpt-5 keeps a prefix 24 h by default), so 11 minutes idle is past its TTL.
     prev = req(0, provider="openai", model="gpt-4o", parent=None, usage=Usage(cache_read=40_000, uncached=2_000))
     shrank = req(provider="openai", model="gpt-4o", usage=Usage(cache_read=3_000, uncached=33_300))
     e = ev(shrank, prev=prev, expected=42_000, lost=39_000, tick=MIN)
@@ -269,18 +269,18 @@ def test_a_shrinking_prompt_is_a_rewrite_not_the_providers_doing():
     # A prompt that grew is not a shrink, and a TTL expiry still comes first.
     grew = req(provider="openai", model="gpt-4o", usage=Usage(cache_read=100, uncached=45_000))
     assert rule(ev(grew, prev=prev, expected=42_000)) == "best-effort"
-    assert rule(ev(shrank, prev=prev, expected=42_000, tick=6 * MIN)) == "idle-past-ttl"
+    assert rule(ev(shrank, prev=prev, expected=42_000, tick=11 * MIN)) == "idle-past-ttl"
 
 
 def test_idle_is_counted_from_the_previous_responses_end_where_the_log_has_it():
-    # A 7-minute response followed one second later by the next call: 1s idle, not 7m01s
-    # (gpt-4o: in-memory retention only, 5 min).
+    # A 12-minute response followed one second later by the next call: 1s idle, not 12m01s
+    # (gpt-4o: in-memory retention only, 10 min).
     prev = req(0, provider="openai", model="gpt-4o", parent=None, usage=Usage(cache_read=0, uncached=5_100))
     r = req(provider="openai", model="gpt-4o", usage=Usage(cache_read=100, uncached=5_000))
-    e = Evidence(r=r, prev=Previous(prev, 0, 0, 7 * MIN), pred=Prediction(0, 0, 0, "chain"), tick=7 * MIN + 1_000,
+    e = Evidence(r=r, prev=Previous(prev, 0, 0, 12 * MIN), pred=Prediction(0, 0, 0, "chain"), tick=12 * MIN + 1_000,
                  head=None, lost=5_000, expected=5_100, compaction_at={})
     assert rule(e) == "idle-past-ttl"  # the TTL counts from the request's start (providers.md)
-    assert find_cause(e).detail == "7m01s since the previous request was sent (1s idle after its response ended), past the 5m00s TTL"
+    assert find_cause(e).detail == "12m01s since the previous request was sent (1s idle after its response ended), past the 10m00s TTL"
     within = Evidence(r=r, prev=Previous(prev, 0, 0, 4 * MIN), pred=Prediction(0, 0, 0, "chain"), tick=4 * MIN + 1_000,
                       head=None, lost=5_000, expected=5_100, compaction_at={})
     assert "and 1s idle after the previous response ended: " in find_cause(within).detail

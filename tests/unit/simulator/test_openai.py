@@ -48,15 +48,15 @@ def test_pre_56_neither_reads_nor_stores_a_prompt_under_1024_tokens():
     assert cache.observe(make_rendered(SHORT, B), ENV, 1) == verdict(2000, 0, 1920)
 
 
-def test_in_memory_entries_expire_after_five_idle_minutes_and_reads_refresh_them():
+def test_in_memory_entries_expire_after_ten_idle_minutes_and_reads_refresh_them():
     cache = OpenAICache()
-    assert cache.ttl_ms == 300_000
+    assert cache.ttl_ms == 600_000
     cache.observe(make_rendered(A), ENV, 0)
-    assert cache.observe(make_rendered(A, B), ENV, 299_999).cached_tokens == 1920
+    assert cache.observe(make_rendered(A, B), ENV, 599_999).cached_tokens == 1920
     # Idle time counts from the last use, not from the first write.
-    assert cache.observe(make_rendered(A, B, C), ENV, 599_998).cached_tokens == 2944
+    assert cache.observe(make_rendered(A, B, C), ENV, 1_199_998).cached_tokens == 2944
     # Idle for exactly the TTL: gone, the request starts cold.
-    assert cache.observe(make_rendered(A, B, C), ENV, 899_998).cached_tokens == 0
+    assert cache.observe(make_rendered(A, B, C), ENV, 1_799_998).cached_tokens == 0
 
 
 def test_24h_retention_and_ttl_override():

@@ -74,8 +74,8 @@ def test_minimums_ttls_and_steps():
     assert ANTHROPIC.min_cacheable("claude-opus-5") == 512
     assert ANTHROPIC.min_cacheable("unknown") == 1024
     assert (ANTHROPIC.ttl_ms("1h"), ANTHROPIC.ttl_ms("5m"), ANTHROPIC.default_ttl_ms) == (3_600_000, 300_000, 300_000)
-    # OpenAI's in-memory retention: 5 min idle (the low end of the guide's 5-10 min), in every model.
-    assert OPENAI.default_ttl_ms == 300_000 and OPENAI.ttl_ms("1h") == 300_000
+    # OpenAI's in-memory retention: 10 min idle (the upper end of the guide's 5-10 min), in every model.
+    assert OPENAI.default_ttl_ms == 600_000 and OPENAI.ttl_ms("1h") == 600_000
     assert DEEPSEEK.default_ttl_ms is None
     assert [OPENAI.round_read(n) for n in (1000, 1024, 1300)] == [0, 1024, 1280]
     assert [DEEPSEEK.round_read(n) for n in (100, 300)] == [0, 256]
