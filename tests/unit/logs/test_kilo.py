@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -170,3 +173,18 @@ def test_a_kilo_channel_database_is_found_in_a_walk(tmp_path: Path) -> None:
     t = run_audit([tmp_path]).totals
     assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (2, 2580, 11500, 9360, 390)
 
+
+def test_a_locked_kilo_db_names_kilo(tmp_path: Path) -> None:
+    db = write_db(tmp_path / "kilo.db", [_kilo_session("7.2.30", 1_777_000_000_000)])
+    holder = sqlite3.connect(db)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        done = subprocess.run([sys.executable, "-m", "prefixbench", "audit", str(db)], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+        assert "the Kilo Code database is locked" in done.stderr
+    finally:
+        holder.rollback()
+        holder.close()
