@@ -161,3 +161,50 @@ def test_cline_sdk_runs_with_summed_metrics_end_cleanly(importer_examples):
 
     case()
     tally.report()
+
+
+#: What Kilo Code's api_req_started text may say of its upstream and of a call without usage.
+_UPSTREAM = st.one_of(st.none(), st.sampled_from(["Anthropic", "Amazon Bedrock", "DeepSeek", "OpenAI", "Fireworks", "", " "]),
+                      st.text(max_size=12), st.integers(), st.lists(st.text(max_size=3), max_size=2))
+_MISSING = st.one_of(st.none(), st.booleans(), st.text(max_size=4), st.integers(-1, 2))
+
+
+def test_kilo_upstream_and_usage_missing_end_cleanly(importer_examples):
+    """Kilo Code's api_req_started entries with any ``inferenceProvider`` and ``usageMissing``
+    (any value, or absent) on made-up counts: exit 0 or one line; read, the usage of each call is
+    what the same entry gives without the two fields (they name a provider or a skip, never a
+    count), and only a call whose counts are all 0 is skipped for usageMissing."""
+    tally = Tally("audit kilo upstream", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-kilo-upstream-"))
+    target, bare = folder / "ui_messages.json", folder / "bare" / "ui_messages.json"
+    bare.parent.mkdir()
+    call = st.fixed_dictionaries({
+        "apiProtocol": st.sampled_from(["openai", "anthropic"]),
+        "tokensIn": _COUNT, "tokensOut": _COUNT, "cacheReads": _COUNT, "cacheWrites": st.sampled_from([0, 0, 700]),
+    }, optional={"inferenceProvider": _UPSTREAM, "usageMissing": _MISSING})
+
+    @fuzz_settings(importer_examples)
+    @given(calls=st.lists(call, min_size=1, max_size=5), zeroed=st.sets(st.integers(0, 4)))
+    def case(calls: list[dict], zeroed: set[int]) -> None:
+        for n in zeroed & set(range(len(calls))):
+            calls[n] |= {"tokensIn": 0, "tokensOut": 0, "cacheReads": 0, "cacheWrites": 0}
+        entries = [{"ts": 1761000000000 + n, "type": "say", "say": "api_req_started", "text": json.dumps(c)} for n, c in enumerate(calls)]
+        plain = [{**e, "text": json.dumps({k: v for k, v in c.items() if k not in ("inferenceProvider", "usageMissing")})}
+                 for e, c in zip(entries, calls)]
+        # One entry a line, as the agent pretty-prints them: entry n on line n + 2.
+        target.write_text("[\n" + ",\n".join(map(json.dumps, entries)) + "\n]")
+        bare.write_text("[\n" + ",\n".join(map(json.dumps, plain)) + "\n]")
+        tally.check(["audit", str(target), "--quiet", "--format", "json"])
+        try:
+            requests, summary = import_file(target, FORMATS["cline"], ImportContext())
+        except UserError:
+            return
+        expected, _ = import_file(bare, FORMATS["cline"], ImportContext())
+        assert [(r.line, r.usage) for r in requests] == [(r.line, r.usage) for r in expected]
+        for line, why in summary.skipped:
+            if "usageMissing" in why:
+                info = calls[line - 2]
+                assert info.get("usageMissing") is True and not any(info[k] for k in ("tokensIn", "tokensOut", "cacheReads", "cacheWrites"))
+
+    case()
+    tally.report()

@@ -5,8 +5,9 @@ A task folder holds three files, each read here whatever its name:
 * ``ui_messages.json``: a JSON array of chat entries ``{ts, type: "say"|"ask", say|ask, text}``.
   Each ``say: "api_req_started"`` entry is one model call; its ``text`` is itself JSON
   ``{request, tokensIn, tokensOut, cacheWrites, cacheReads, cost, cancelReason?,
-  streamingFailedMessage?}`` (Roo Code and Kilo Code add ``apiProtocol``; Cline 3.x adds
-  ``modelInfo {providerId, modelId, mode}`` to the entry). The oldest logs (Claude Dev) put the
+  streamingFailedMessage?}`` (Roo Code and Kilo Code add ``apiProtocol``; Kilo Code
+  ``usageMissing`` and ``inferenceProvider``; Cline 3.x adds ``modelInfo {providerId, modelId,
+  mode}`` to the entry). The oldest logs (Claude Dev) put the
   counts in a following ``api_req_finished`` entry. A cancelled or failed stream keeps its
   entry with ``cancelReason`` / ``streamingFailedMessage``: counted apart, never in the totals.
   ``conversationHistoryDeletedRange`` (Cline's truncation, saved with the entries after the
@@ -45,7 +46,9 @@ input, never as a write); the OpenAI-compatible handler keeps ``prompt_tokens`` 
 ``tokensIn``; gateways (OpenRouter, Cline's own) report additive counts and may fold writes
 into ``tokensIn`` (Cline's own reports ``cacheWrites`` 0 always: an Anthropic model's
 ``tokensIn`` there is read as written); Roo Code since late 2025 writes the whole prompt into ``tokensIn`` whatever
-the protocol. The reading used is stated in the file's notes.
+the protocol. Kilo Code's own gateway (handler ``kilocode``) is its OpenRouter handler: protocol
+``openai``, ``tokensIn`` OpenRouter's ``prompt_tokens`` (the whole prompt, reads inside, writes
+folded in), so read as the OpenAI-compatible handler's. The reading used is stated in the file's notes.
 """
 
 from __future__ import annotations
@@ -59,7 +62,14 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import get_price
-from prefixbench.simulator.providers import PROVIDERS, UNKNOWN, agent_handler, provider_named_in, provider_of_model
+from prefixbench.simulator.providers import (
+    PROVIDERS,
+    UNKNOWN,
+    agent_handler,
+    hosted_provider,
+    provider_named_in,
+    provider_of_model,
+)
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -107,6 +117,8 @@ _LEGACY_RESUME_WARNING = "Warning: this is a legacy conversation"
 #: The compaction state the Cline SDK keeps beside ``<id>.messages.json``.
 SDK_MESSAGES_SUFFIX = ".messages.json"
 SDK_COMPACTION_SUFFIX = ".compaction.json"
+#: Why a call Kilo Code marks ``usageMissing`` (every count 0) is skipped.
+_MISSING = "api_req_started marked usageMissing (Kilo Code found no usage for the call: its counts are 0)"
 #: What each reading of the four fields says, for the notes.
 _READING_TEXT: dict[str, str] = {
     "additive": "tokensIn excludes cacheReads and cacheWrites (additive)",
@@ -252,6 +264,21 @@ def _usage(reading: str, info: dict, where: str) -> Usage:
     if reading == "total":
         return Usage(cache_read=reads, cache_write_5m=writes, uncached=max(0, tokens_in - reads - writes), output=output)
     return Usage(cache_read=reads, cache_write_5m=writes, uncached=tokens_in, output=output)
+
+
+def _upstream(info: dict) -> ProviderRules | None:
+    """The provider Kilo Code's ``inferenceProvider`` names: the upstream that served a call of an
+    OpenRouter-shaped handler (Kilo's own gateway ``kilocode``, OpenRouter), as OpenRouter names it
+    (``Anthropic``, ``Amazon Bedrock``, ``DeepSeek``...); None where it names none prefixbench
+    models, or is absent."""
+    name = info.get("inferenceProvider")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    found = hosted_provider(name.strip().lower())
+    if found is not None:
+        return found
+    named = provider_named_in(name, UNKNOWN)
+    return None if named is UNKNOWN else named
 
 
 def _provider_of(model: str) -> ProviderRules | None:
@@ -457,6 +484,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     zero_in = _zero_tokens_in(task.calls)
     out: list[TraceRequest] = []
     readings: dict[str, str] = {}
+    upstreams: set[str] = set()
     cost = 0.0
     apart: dict[str, list[int]] = {}
     parent: str | None = None
@@ -498,7 +526,9 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         if not any(count(info.get(k), where, k) for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")):
             # Every count 0: a call that failed ("the language model did not provide any assistant
             # messages") or a provider that streamed no usage; no call of known usage either way.
-            task.skipped.append((call.line, "api_req_started with every count 0 (a failed call, or no usage reported)"))
+            # Kilo Code marks the latter usageMissing (its stream ended with no usage chunk).
+            task.skipped.append((call.line, _MISSING if info.get("usageMissing") is True else
+                                 "api_req_started with every count 0 (a failed call, or no usage reported)"))
             carried = events + call.late
             continue
         carried = []
@@ -509,7 +539,10 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             owner = None  # Roo Code's "openai" protocol is every provider but Anthropic's kind
         if reading == "additive" and roo_total and "apiProtocol" in info:
             reading = "total"
-        rules = _provider_of(model) or owner
+        upstream = _upstream(info)
+        rules = _provider_of(model) or upstream or owner
+        if upstream is not None and rules is upstream:
+            upstreams.add(f"{info['inferenceProvider'].strip()[:40]} ({upstream.name})")
         label = f"{'protocol ' if protocol else ''}{handler} ({model})" if handler else f"calls naming no handler ({model})"
         readings.setdefault(label, "zero-in" if not handler and reading == "miss-as-write" else reading)
         usage = _usage("additive" if reading in ("gateway", "unnamed") else reading, info, where)
@@ -550,6 +583,9 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         "a task folder logs no system prompt or tools (the agent rebuilds them for every call)",
         *(f"usage of {label}: {_READING_TEXT[reading]}" for label, reading in readings.items()),
     ]
+    if upstreams:
+        notes.append("calls naming no model served by the upstream their inferenceProvider names (Kilo Code's gateway "
+                     f"and OpenRouter handlers): {', '.join(sorted(upstreams))}")
     if task.deleted_usage:
         summed = {k: sum(count(info.get(k), f"{task.name}:{line}", k) for line, info in task.deleted_usage)
                   for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")}
@@ -992,6 +1028,9 @@ FORMAT = LogFormat(
         "Cline conversationHistoryDeletedRange truncations and compaction entries",
         "Roo Code / Kilo Code: apiProtocol in the api_req_started text; condense_context and sliding_window_truncation",
         "Roo Code / Kilo Code since late 2025: tokensIn is the whole prompt (told from the counts)",
+        "Kilo Code before 7.x and the Kilo CLI 0.x (globalStorage/kilocode.kilo-code/tasks/, ~/.kilocode/cli/global/tasks/): "
+        "usageMissing (a call with no usage, skipped) and inferenceProvider (the upstream of its gateway and "
+        "OpenRouter handlers, naming the provider of a call whose model the log does not name)",
         "Roo Code 3.49 on: history_item.json in each task folder (summed usage, read with ui_messages.json)",
         "DeepSeek handler: cacheWrites holds the MISS count (tokensIn 0, or prompt_tokens early 2025)",
         "Cline 4.x and the Cline CLI (SDK sessions, June 2026 on): sessions/<id>/<id>.messages.json, "

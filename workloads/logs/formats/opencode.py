@@ -813,5 +813,7 @@ FORMAT = LogFormat(
         "assistant info.tokens: the sum of the steps in later versions, the last step in earlier ones",
         "Kilo CLI sessions (kilo.db, Kilo's storage; version its own release): 1.0.0-1.0.25 (2026-01-28 on, built on "
         "OpenCode 1.1) read by OpenCode 1.1's conventions, not as OpenCode 1.0.x; 7.x: Anthropic-SDK steps decided by their counts",
+        "Kilo CLI 1.0.x JSON storage (~/.local/share/kilo/storage/); Kilo Code 7.x kilo-<channel>.db; its legacy task "
+        "folders migrated into kilo.db (version v2, model legacy, no steps: skipped)",
     ),
 )

@@ -87,7 +87,9 @@ def _pending_wal(path: Path) -> bool:
 
 #: Whose database a file of this name is, for the line a locked one gives before any reader could
 #: look inside it (a detector asked first cannot tell).
-AGENT_BY_FILE_NAME = {FILE_NAME: "OpenCode", "threads.db": "Zed", "session-store.db": "GitHub Copilot CLI"}
+#: (Kilo Code 7.x and the Kilo CLI, forks of OpenCode, name theirs ``kilo.db``.)
+AGENT_BY_FILE_NAME = {FILE_NAME: "OpenCode", "kilo.db": "Kilo Code", "threads.db": "Zed",
+                      "session-store.db": "GitHub Copilot CLI"}
 
 
 def failure(path: Path, exc: sqlite3.Error, agent: str | None = None) -> UserError:

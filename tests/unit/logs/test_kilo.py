@@ -1,0 +1,190 @@
+"""Kilo Code's logs in each of its eras, read by the cline and opencode formats.
+
+Kilo Code (VS Code extension ``kilocode.kilo-code``) began as a fork of Roo Code and Cline; its
+newer CLI and extension are a fork of OpenCode. Each fixture below is written from Kilo's own
+types (Kilo-Org/kilocode, Kilo-Org/kilo) with values made up for these tests; every figure is
+summed by hand from them.
+
+* The extension before 7.x (2025 to early 2026) and the Kilo CLI 0.x (late 2025, the extension's
+  core run in Node): task folders ``tasks/<id>/`` under the editor's
+  ``globalStorage/kilocode.kilo-code/`` or ``~/.kilocode/cli/global/``. Kilo's ``api_req_started``
+  text adds ``usageMissing`` (no usage found for the call, its counts left 0) and
+  ``inferenceProvider`` (the upstream that served an OpenRouter-shaped call: Kilo's own gateway,
+  handler ``kilocode``, and OpenRouter), beside Roo Code's ``apiProtocol``.
+* The Kilo CLI 1.0.x (2026-01-28 to February 2026): OpenCode's JSON storage under
+  ``~/.local/share/kilo/storage/``.
+* Kilo Code 7.x and the Kilo CLI 7.x: OpenCode's database as ``~/.local/share/kilo/kilo.db``;
+  its legacy migration imports old task folders into it as sessions without usage.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.logs.formats import FORMATS, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
+from tests.unit.logs.test_opencode import _storage
+from tests.unit.logs.test_opencode_db import write_db
+
+TASK = Path(__file__).parent / "fixtures" / "cline" / "kilo-gateway"
+CLINE = FORMATS["cline"]
+OPENCODE = FORMATS["opencode"]
+#: Where the extension and the Kilo CLI 0.x keep a task folder, below the home folder.
+EXTENSION_TASKS = ".config/Code/User/globalStorage/kilocode.kilo-code/tasks"
+CLI_0_TASKS = ".kilocode/cli/global/tasks"
+#: 2026-02-10, after the Kilo CLI's first release (2026-01-28).
+KILO_1_0_CREATED = 1_770_681_600_000
+
+
+# -- the extension before 7.x, and the Kilo CLI 0.x: task folders ----------------------------------
+
+
+def test_a_kilo_gateway_task_field_by_field() -> None:
+    requests, summary = import_file(TASK / "ui_messages.json", CLINE, ImportContext())
+    # Kilo's gateway (OpenRouter's handler): apiProtocol openai, tokensIn the whole prompt with
+    # the reads inside, no writes apart; the Anthropic handler: additive.
+    assert [(r.line, r.usage) for r in requests] == [
+        (3, Usage(uncached=14200, output=310)),
+        (5, Usage(cache_read=14150, uncached=15100 - 14150, output=120)),
+        (8, Usage(cache_read=15000, cache_write_5m=1200, uncached=6, output=75)),
+    ]
+    # The upstream Kilo's gateway names (inferenceProvider "Anthropic") serves its calls: the
+    # log names no model (main: the gateway's calls were the unknown provider's).
+    assert [r.provider for r in requests] == ["anthropic", "anthropic", "anthropic"]
+    assert any("inferenceProvider" in note for note in summary.notes)
+    # usageMissing: Kilo found no usage for the call (its counts 0): skipped, saying so.
+    assert [line for line, _ in summary.skipped] == [6]
+    assert "usageMissing" in summary.skipped[0][1]
+    assert "$0.1091" in " | ".join(summary.notes)  # 0.0891 + 0.0098 + 0 + 0.0102
+
+
+@pytest.mark.parametrize("where", [EXTENSION_TASKS, CLI_0_TASKS])
+def test_a_kilo_task_folder_is_found_in_a_home_walk(tmp_path: Path, where: str) -> None:
+    folder = tmp_path / where / "0b7c6d1e-2f3a-4b5c-8d9e-0f1a2b3c4d5e"
+    shutil.copytree(TASK, folder)
+    requests, summaries = load_trace([tmp_path])
+    assert [s.file for s in summaries] == [str(folder / "ui_messages.json")]  # the other two read with it
+    t = run_audit([tmp_path]).totals
+    assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (
+        3, 14200 + 950 + 6, 14150 + 15000, 1200, 310 + 120 + 75)
+
+
+def test_an_upstream_no_provider_claims_stays_unknown(tmp_path: Path) -> None:
+    entries = json.loads((TASK / "ui_messages.json").read_text())
+    for entry in entries:
+        entry["text"] = entry["text"].replace('"Anthropic"', '"Fireworks"')
+    (tmp_path / "ui_messages.json").write_text(json.dumps(entries))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.provider for r in requests] == ["unknown", "unknown", "anthropic"]
+
+
+# -- the Kilo CLI 1.0.x: OpenCode's JSON storage under ~/.local/share/kilo/storage/ ----------------
+
+
+def _kilo_session(version: str, created: int) -> dict:
+    """A Kilo CLI session through Kilo's gateway (providerID ``kilo``): two steps, additive."""
+    sid = "ses_kilo01"
+    info = {"id": sid, "projectID": "prj_k1", "directory": "/w", "title": "t", "version": version,
+            "time": {"created": created, "updated": created + 9000}}
+    steps = [{"input": 2400, "output": 300, "reasoning": 0, "cache": {"read": 0, "write": 9100}},
+             {"input": 180, "output": 90, "reasoning": 0, "cache": {"read": 11500, "write": 260}}]
+    messages = []
+    for n, tokens in enumerate(steps):
+        uid, aid = f"msg_k{2 * n:02}u", f"msg_k{2 * n + 1:02}a"
+        when = created + 1000 * n
+        messages.append({"info": {"id": uid, "sessionID": sid, "role": "user", "time": {"created": when}, "agent": "code",
+                                  "model": {"providerID": "kilo", "modelID": "anthropic/claude-sonnet-4.5"}},
+                         "parts": [{"id": f"prt_k{n}t", "messageID": uid, "sessionID": sid, "type": "text", "text": "go"}]})
+        messages.append({"info": {"id": aid, "sessionID": sid, "role": "assistant", "time": {"created": when + 1},
+                                  "providerID": "kilo", "modelID": "anthropic/claude-sonnet-4.5", "mode": "code"},
+                         "parts": [{"id": f"prt_k{n}s", "messageID": aid, "sessionID": sid, "type": "step-start"},
+                                   {"id": f"prt_k{n}f", "messageID": aid, "sessionID": sid, "type": "step-finish",
+                                    "tokens": tokens, "cost": 0.01}]})
+    return {"info": info, "messages": messages}
+
+
+def test_a_kilo_cli_1_0_storage_is_read_as_opencode_1_1(tmp_path: Path) -> None:
+    root = tmp_path / ".local" / "share" / "kilo" / "storage"
+    session = _storage(root, _kilo_session("1.0.21", KILO_1_0_CREATED))
+    requests, summaries = load_trace([tmp_path])
+    assert [s.file for s in summaries] == [str(session)]
+    assert [r.usage for r in requests] == [
+        Usage(uncached=2400, cache_write_5m=9100, output=300),
+        Usage(uncached=180, cache_read=11500, cache_write_5m=260, output=90),
+    ]
+    assert {r.provider for r in requests} == {"anthropic"}
+    assert any("Kilo CLI 1.0.21 (built on OpenCode 1.1" in note for s in summaries for note in s.notes)
+
+
+# -- Kilo Code 7.x and the Kilo CLI 7.x: kilo.db ---------------------------------------------------
+
+
+def _migrated(legacy: dict) -> dict:
+    """A task folder as Kilo Code 7.x's legacy migration imports it: session version ``v2``, every
+    message's model ``legacy``, each assistant message's tokens 0 and no step parts."""
+    sid = "ses_legacy01"
+    info = {"id": sid, "projectID": "prj_k1", "directory": "/w", "title": "Add a --dry-run flag", "version": "v2",
+            "time": {"created": legacy["ts"], "updated": legacy["ts"]}}
+    zero = {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+    messages = []
+    for n, role in enumerate(("user", "assistant", "user", "assistant")):
+        mid = f"msg_legacy{n:02}"
+        data = {"id": mid, "sessionID": sid, "role": role, "time": {"created": legacy["ts"] + n}}
+        if role == "user":
+            data |= {"agent": "code", "model": {"providerID": "legacy", "modelID": "legacy"}}
+        else:
+            data |= {"providerID": "legacy", "modelID": "legacy", "mode": "code", "agent": "main", "cost": 0,
+                     "tokens": zero, "path": {"cwd": "/w", "root": "/w"}, "parentID": f"msg_legacy{n - 1:02}"}
+        messages.append({"info": data, "parts": [{"id": f"prt_legacy{n:02}", "messageID": mid, "sessionID": sid,
+                                                  "type": "text", "text": "..."}]})
+    return {"info": info, "messages": messages}
+
+
+def test_a_kilo_db_with_migrated_legacy_tasks_counts_only_real_steps(tmp_path: Path) -> None:
+    # The migration keeps the old task folder; its copy in kilo.db carries no usage, so the
+    # calls are counted once (from the task folder) and the copy's replies are listed as skipped.
+    folder = tmp_path / ".local" / "share" / "kilo"
+    folder.mkdir(parents=True)
+    write_db(folder / "kilo.db", [_kilo_session("7.2.30", 1_777_000_000_000), _migrated({"ts": 1_761_000_000_000})])
+    shutil.copytree(TASK, tmp_path / EXTENSION_TASKS / "0b7c6d1e")
+    requests, summaries = load_trace([tmp_path])
+    by_format = {r.source_format for r in requests}
+    assert by_format == {"cline", "opencode"}
+    t = run_audit([tmp_path]).totals
+    assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (
+        3 + 2, 15156 + 2400 + 180, 29150 + 11500, 1200 + 9100 + 260, 505 + 300 + 90)
+    skipped = [reason for s in summaries for _, reason in s.skipped]
+    assert skipped.count("assistant message with no step-finish (no usage recorded)") == 2
+
+
+def test_a_kilo_channel_database_is_found_in_a_walk(tmp_path: Path) -> None:
+    # A build of another channel than latest/beta/prod keeps kilo-<channel>.db beside kilo.db.
+    folder = tmp_path / "kilo"
+    folder.mkdir()
+    write_db(folder / "kilo-dev.db", [_kilo_session("7.3.1", 1_780_000_000_000)])
+    t = run_audit([tmp_path]).totals
+    assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (2, 2580, 11500, 9360, 390)
+
+
+def test_a_locked_kilo_db_names_kilo(tmp_path: Path) -> None:
+    db = write_db(tmp_path / "kilo.db", [_kilo_session("7.2.30", 1_777_000_000_000)])
+    holder = sqlite3.connect(db)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        done = subprocess.run([sys.executable, "-m", "prefixbench", "audit", str(db)], capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+        assert "the Kilo Code database is locked" in done.stderr
+    finally:
+        holder.rollback()
+        holder.close()
