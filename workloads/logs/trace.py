@@ -39,10 +39,12 @@ the audit, such as the HTML report): fields are only ever added, with defaults.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Literal, TypeAlias
 
 import msgspec
 from prefixbench.simulator.usage import Usage as Usage  # the normalized usage, re-exported
+from prefixbench.simulator.usage import plain_usage
 from prefixbench.simulator.wire import Message, Request
 
 #: What a lane is: the agent's own thread, a subagent, a compaction call, a side call (titles,
@@ -202,6 +204,66 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     def envelope_dict(self) -> dict[str, str]:
         """The envelope settings as a dict."""
         return dict(self.envelope)
+
+
+#: The fields most requests of a log leave at their default (a body, block hashes, an endpoint, the
+#: settings ``audit`` assumes...): a :class:`PlainRequest` holds none of them.
+RARE_FIELDS = ("body", "diagnostic", "request_id", "hash_ids", "block_tokens", "compaction_call", "read_step",
+               "read_offset", "warm_head", "explicit_cache", "reply", "retention", "endpoint", "provider_by_model")
+
+
+class PlainRequest(msgspec.Struct, frozen=True, gc=False):
+    """A :class:`TraceRequest` whose :data:`RARE_FIELDS` are all at their default, held in 18
+    slots, not 32: the same fields, properties and values, read the same way (each rare field
+    reads as its default). The audit holds every request of every file to its end, so it holds
+    such a request as this (:func:`plain`; 112 bytes less each); a ``replace`` of one of its
+    fields keeps it plain (the re-simulations of what to change move or relink requests, never
+    set a rare field on them). Never made by a reader, never compared with a
+    :class:`TraceRequest` (a struct of another type is not equal)."""
+
+    file: str
+    line: int
+    lane: str
+    lane_kind: LaneKind
+    seq: int
+    sent_ms: int | None
+    ready_ms: int | None
+    provider: Provider
+    model: str
+    envelope: tuple[tuple[str, str], ...] = ()
+    usage: Usage | None = None
+    prefix: Prefix | None = None
+    events: tuple[tuple[str, str], ...] = ()
+    agent_version: str | None = None
+    source_format: str = ""
+    done_ms: int | None = None
+    messages: tuple[LoggedMessage, ...] = ()
+    path: str = ""
+
+    is_compaction_call = TraceRequest.is_compaction_call
+    asked_retention = TraceRequest.asked_retention
+    speed = TraceRequest.speed
+    envelope_dict = TraceRequest.envelope_dict
+
+
+_DEFAULTS = dict(zip(TraceRequest.__struct_fields__[-len(TraceRequest.__struct_defaults__):], TraceRequest.__struct_defaults__))
+for _name in RARE_FIELDS:
+    setattr(PlainRequest, _name, property(lambda self, default=_DEFAULTS[_name]: default, doc=f"{_name}: always its default here."))
+del _name
+_rare = attrgetter(*RARE_FIELDS)
+_RARE_DEFAULTS = tuple(_DEFAULTS[name] for name in RARE_FIELDS)
+
+
+def plain(r: TraceRequest) -> TraceRequest:
+    """``r`` as a :class:`PlainRequest` where its :data:`RARE_FIELDS` are all at their default
+    (its usage a :class:`~prefixbench.simulator.usage.PlainUsage` where it can be: see
+    :func:`~prefixbench.simulator.usage.plain_usage`), else ``r`` (typed as the request it reads as)."""
+    if type(r) is not TraceRequest or _rare(r) != _RARE_DEFAULTS:
+        return r
+    usage = None if r.usage is None else plain_usage(r.usage)
+    return PlainRequest(r.file, r.line, r.lane, r.lane_kind, r.seq, r.sent_ms, r.ready_ms, r.provider, r.model,  # type: ignore[return-value]
+                        r.envelope, usage, r.prefix, r.events, r.agent_version, r.source_format, r.done_ms, r.messages,
+                        r.path)
 
 
 class ExplicitCache(msgspec.Struct, frozen=True):
