@@ -261,9 +261,13 @@ def plain(r: TraceRequest) -> TraceRequest:
     if type(r) is not TraceRequest or _rare(r) != _RARE_DEFAULTS:
         return r
     usage = None if r.usage is None else plain_usage(r.usage)
-    return PlainRequest(r.file, r.line, r.lane, r.lane_kind, r.seq, r.sent_ms, r.ready_ms, r.provider, r.model,  # type: ignore[return-value]
-                        r.envelope, usage, r.prefix, r.events, r.agent_version, r.source_format, r.done_ms, r.messages,
-                        r.path)
+    # A time equal to the send's is the send's int (a response begun or ended in the same
+    # millisecond, as a log that stamps both with one time says): not a second int of 32 bytes.
+    sent = r.sent_ms
+    ready = sent if r.ready_ms == sent else r.ready_ms
+    done = sent if r.done_ms == sent else r.done_ms
+    return PlainRequest(r.file, r.line, r.lane, r.lane_kind, r.seq, sent, ready, r.provider, r.model,  # type: ignore[return-value]
+                        r.envelope, usage, r.prefix, r.events, r.agent_version, r.source_format, done, r.messages, r.path)
 
 
 class ExplicitCache(msgspec.Struct, frozen=True):
