@@ -520,3 +520,19 @@ def test_plain_reads_as_the_request_it_was(rare: dict, kind: str, sent: int | No
     assert plain(held) is held
     if not rare and sent is not None:  # a time equal to the send's is the send's int, not one of its own
         assert (held.ready_ms is held.sent_ms) == (gap == 0) and held.done_ms is held.sent_ms
+
+
+@pytest.mark.parametrize("rare", [{}, {"cache_reported": False}, {"cache_read_explicit": 3}, {"prompt_count": "exclusive"},
+                                  {"speed": "fast"}, {"cache_unsplit": 7}, {"writes_reported": False}])
+def test_plain_usage_reads_as_the_usage_it_was(rare: dict) -> None:
+    """Each rare usage field set keeps the usage whole; none set, the plain one reads the same."""
+    from prefixbench.simulator.usage import RARE_USAGE_FIELDS, PlainUsage, Usage, plain_usage
+
+    assert {"cache_reported", "cache_read_explicit", "prompt_count", "speed", "cache_unsplit", "writes_reported"} == set(RARE_USAGE_FIELDS)
+    usage = Usage(1_000, 2_000, 300, 4, 5, **rare)
+    held = plain_usage(usage)
+    assert (type(held) is PlainUsage) == (not rare) and (held is usage) == bool(rare)
+    for name, attr in vars(Usage).items():
+        if not name.startswith("_") and not callable(attr):
+            assert getattr(held, name) == getattr(usage, name), name
+    assert plain_usage(held) is held
