@@ -31,7 +31,8 @@ the chain cache model (:mod:`prefixbench.workloads.audit.chain`) can key on: the
 Memory: an audit holds every request of every file until it ends, so the structs here are
 ``gc=False``. Frozen and holding only immutable values, they cannot form a reference cycle;
 untracked by the garbage collector, each is 16 bytes smaller and is never walked by its
-collections.
+collections. Once read, the audit holds a request with none of the rare fields set as a
+:class:`PlainRequest` (:func:`plain`), which reads the same.
 
 This module is the stable contract between the importers and the audit (and anything built on
 the audit, such as the HTML report): fields are only ever added, with defaults.

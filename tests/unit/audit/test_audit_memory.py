@@ -267,11 +267,12 @@ def test_bytes_a_request_adds_to_the_commands_peak(tmp_path: Path) -> None:
 #: the trace, the prediction as logged and the re-simulations' reference of every request. 1,197
 #: and 1,269 (4a6bfd8), 1,128 and 1,201 since the command drops the requests' ids once read
 #: (:func:`~prefixbench.workloads.audit.core.drop_request_ids`: nothing after the reading reads them).
-#: 1,148 and 1,195 (6f76c27), 968 and 1,038 since the command holds each request whose rare fields
+#: 1,148 and 1,195 (6f76c27), 912 and 965 since the command holds each request whose rare fields
 #: are at their default as a :class:`~prefixbench.workloads.logs.trace.PlainRequest` (18 slots,
-#: not 32) and its usage as a :class:`~prefixbench.simulator.usage.PlainUsage`, and an Anthropic
-#: usage with no 1 h write keeps the written int it read.
-FOLDER_BYTES_PER_REQUEST = 1_100
+#: not 32) and its usage as a :class:`~prefixbench.simulator.usage.PlainUsage`, an Anthropic
+#: usage with no 1 h write keeps the written int it read, and a history's segment reads its ends
+#: from the usages.
+FOLDER_BYTES_PER_REQUEST = 1_050
 
 
 def test_bytes_a_request_of_a_folders_later_files_adds_to_the_commands_peak(tmp_path: Path) -> None:
