@@ -65,7 +65,8 @@ def read_usage(usage: Mapping[str, object], where: str, key: str = "usage") -> U
     # Fast mode (https://platform.claude.com/docs/en/build-with-claude/fast-mode): the response's
     # usage.speed says which speed served the call, "fast" or "standard"; only "fast" is kept.
     speed = "fast" if usage.get("speed") == "fast" else ""
-    return Usage(read, written - long_part, long_part, uncached, output, cache_reported=reported, speed=speed)
+    # (``written`` itself where nothing is 1 h: not a new int of the same value, held a request to the audit's end)
+    return Usage(read, written - long_part if long_part else written, long_part, uncached, output, cache_reported=reported, speed=speed)
 
 
 def compaction_iterations(usage: Mapping[str, object], where: str) -> list[Mapping[str, object]]:

@@ -30,6 +30,7 @@ import msgspec
 from prefixbench.simulator.providers import rules_for
 from prefixbench.workloads.logs.formats import FORMATS
 from prefixbench.workloads.logs.history import MARKS
+from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import LoggedMessage, TraceRequest
 
 #: A read this share past the head's estimated end still stopped at the head (a fall back to it).
@@ -40,14 +41,29 @@ MARK_ORDER: tuple[str, ...] = ("system-reminder", "file-read", "date")
 
 
 class Segment(msgspec.Struct, frozen=True, gc=False):  # frozen, its parent made before it: no cycle
-    """One request's new messages and the prompt tokens they span (``start`` to ``end``)."""
+    """One request's new messages and the prompt tokens they span (``start`` to ``end``).
+
+    The audit holds one a request through its pass: the ends are read from the request's usage
+    and the parent's, not held as ints of their own (32 bytes each past 256)."""
 
     parent: Segment | None
     messages: tuple[LoggedMessage, ...]
-    start: int
-    end: int
+    #: Where the stretch starts; None: where the parent's ends.
+    start_at: int | None
+    #: The request's usage: its prompt is where the stretch ends.
+    usage: Usage
     #: Logged messages before this segment in its chain.
     first_index: int
+
+    @property
+    def start(self) -> int:
+        """The prompt token the stretch starts at."""
+        return self.parent.end if self.start_at is None else self.start_at  # type: ignore[union-attr]
+
+    @property
+    def end(self) -> int:
+        """The prompt token the stretch ends at (the request's prompt)."""
+        return self.usage.prompt
 
 
 class Location(msgspec.Struct, frozen=True):
@@ -101,15 +117,16 @@ class Histories:
             return None
         parent = self.segments.get(r.prefix.parent) if r.prefix.parent is not None else None
         prompt = r.usage.prompt
+        start: int | None
         if parent is not None:
-            start = min(parent.end, prompt)
+            start = None if parent.end <= prompt else prompt  # min(parent's end, prompt)
             first = parent.first_index + len(parent.messages)
         else:
             estimate = sum(m.tokens for m in r.messages)
             head = self.heads.get(r.prefix.head)
             start = min(prompt, head) if head is not None else max(0, prompt - estimate)
             first = 0
-        segment = Segment(parent, r.messages, start, prompt, first)
+        segment = Segment(parent, r.messages, start, r.usage, first)
         self.segments[r.prefix.node] = segment
         return segment
 

@@ -31,7 +31,8 @@ the chain cache model (:mod:`prefixbench.workloads.audit.chain`) can key on: the
 Memory: an audit holds every request of every file until it ends, so the structs here are
 ``gc=False``. Frozen and holding only immutable values, they cannot form a reference cycle;
 untracked by the garbage collector, each is 16 bytes smaller and is never walked by its
-collections.
+collections. Once read, the audit holds a request with none of the rare fields set as a
+:class:`PlainRequest` (:func:`plain`), which reads the same.
 
 This module is the stable contract between the importers and the audit (and anything built on
 the audit, such as the HTML report): fields are only ever added, with defaults.
@@ -45,6 +46,7 @@ from typing import Literal, TypeAlias
 import msgspec
 from msgspec.structs import replace
 from prefixbench.simulator.usage import Usage as Usage  # the normalized usage, re-exported
+from prefixbench.simulator.usage import plain_usage
 from prefixbench.simulator.wire import Message, Request
 
 #: What a lane is: the agent's own thread, a subagent, a compaction call, a side call (titles,
@@ -204,6 +206,72 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     def envelope_dict(self) -> dict[str, str]:
         """The envelope settings as a dict."""
         return dict(self.envelope)
+
+
+#: The fields most requests of a log leave at their default (a body, block hashes, an endpoint, the
+#: settings ``audit`` assumes...): a :class:`PlainRequest` holds none of them.
+RARE_FIELDS = ("body", "diagnostic", "request_id", "hash_ids", "block_tokens", "compaction_call", "read_step",
+               "read_offset", "warm_head", "explicit_cache", "reply", "retention", "endpoint", "provider_by_model")
+
+
+class PlainRequest(msgspec.Struct, frozen=True, gc=False):
+    """A :class:`TraceRequest` whose :data:`RARE_FIELDS` are all at their default, held in 18
+    slots, not 32: the same fields, properties and values, read the same way (each rare field
+    reads as its default). The audit holds every request of every file to its end, so it holds
+    such a request as this (:func:`plain`; 112 bytes less each); a ``replace`` of one of its
+    fields keeps it plain (the re-simulations of what to change move or relink requests, never
+    set a rare field on them). Never made by a reader, never compared with a
+    :class:`TraceRequest` (a struct of another type is not equal)."""
+
+    file: str
+    line: int
+    lane: str
+    lane_kind: LaneKind
+    seq: int
+    sent_ms: int | None
+    ready_ms: int | None
+    provider: Provider
+    model: str
+    envelope: tuple[tuple[str, str], ...] = ()
+    usage: Usage | None = None
+    prefix: Prefix | None = None
+    events: tuple[tuple[str, str], ...] = ()
+    agent_version: str | None = None
+    source_format: str = ""
+    done_ms: int | None = None
+    messages: tuple[LoggedMessage, ...] = ()
+    path: str = ""
+
+    is_compaction_call = TraceRequest.is_compaction_call
+    asked_retention = TraceRequest.asked_retention
+    speed = TraceRequest.speed
+    envelope_dict = TraceRequest.envelope_dict
+
+
+_DEFAULTS = dict(zip(TraceRequest.__struct_fields__[-len(TraceRequest.__struct_defaults__):], TraceRequest.__struct_defaults__))
+for _name in RARE_FIELDS:
+    setattr(PlainRequest, _name, property(lambda self, default=_DEFAULTS[_name]: default, doc=f"{_name}: always its default here."))
+del _name
+
+
+def plain(r: TraceRequest) -> TraceRequest:
+    """``r`` as a :class:`PlainRequest` where its :data:`RARE_FIELDS` are all at their default
+    (its usage a :class:`~prefixbench.simulator.usage.PlainUsage` where it can be: see
+    :func:`~prefixbench.simulator.usage.plain_usage`), else ``r`` (typed as the request it reads as)."""
+    # (each field tested, no tuple of them made: the audit asks this of every request)
+    if (type(r) is not TraceRequest or r.body is not None or r.diagnostic is not None or r.request_id is not None
+            or r.hash_ids is not None or r.block_tokens is not None or r.compaction_call or r.read_step or r.read_offset
+            or r.warm_head or r.explicit_cache is not None or r.reply or r.retention is not None or r.endpoint
+            or r.provider_by_model):
+        return r
+    usage = None if r.usage is None else plain_usage(r.usage)
+    # A time equal to the send's is the send's int (a response begun or ended in the same
+    # millisecond, as a log that stamps both with one time says): not a second int of 32 bytes.
+    sent = r.sent_ms
+    ready = sent if r.ready_ms == sent else r.ready_ms
+    done = sent if r.done_ms == sent else r.done_ms
+    return PlainRequest(r.file, r.line, r.lane, r.lane_kind, r.seq, sent, ready, r.provider, r.model,  # type: ignore[return-value]
+                        r.envelope, usage, r.prefix, r.events, r.agent_version, r.source_format, done, r.messages, r.path)
 
 
 class ExplicitCache(msgspec.Struct, frozen=True):
