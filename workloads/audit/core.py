@@ -1616,9 +1616,19 @@ class Predictor:
         if prefix.parent != node or model != r.model or before > cacheable or read <= 0 or pred.read == 0:
             return pred
         gridded = rules.read_step(r.model, r.read_step) > 1
-        # On a grid, a newer checkpoint only once the previous request left enough uncached past
-        # the one it read (Gemini, measured: new_checkpoint_min).
-        followed = max(pred.read, read) if gridded and before - read >= rules.new_checkpoint_min else read
+        lag = None if gridded else rules.read_lag(r.model)
+        if gridded:
+            # On a grid, a newer checkpoint only once the previous request left enough uncached
+            # past the one it read (Gemini, measured: new_checkpoint_min).
+            followed = max(pred.read, read) if before - read >= rules.new_checkpoint_min else read
+        elif lag is not None:
+            # A model whose reads trail the previous prompt (Gemini 2.5, measured: read_lag_by_model):
+            # once the previous request left enough uncached past its read, the higher of the
+            # last read and that prompt less the lag.
+            trail, after = lag
+            followed = max(read, min(pred.read, before - trail)) if before - read >= after else read
+        else:
+            followed = read
         if followed == pred.read:
             return pred
         uncached = _predicted_uncached(rules, usage, followed, pred.write)
