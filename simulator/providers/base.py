@@ -270,6 +270,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: reads its own lane's; measured on Gemini's implicit cache, whose session starts mostly read
     #: nothing of a head another session sent seconds before).
     reads_stored_head: bool = True
+    #: Models (patterns) whose request reads nothing when its lane's previous request went to
+    #: another model of the provider: neither the head nor the model's own earlier prefix in the
+    #: lane (measured on Gemini 2.5's implicit cache); other models read what the chain model says.
+    unread_after_switch: tuple[str, ...] = ()
     #: Serves the Anthropic Messages wire format (its own endpoint or a compatible one), so a
     #: captured call's body and usage read in that shape.
     speaks_messages: bool = False
@@ -414,6 +418,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         keep to the last read."""
         return next(((lag, after) for pattern, lag, after in self.read_lag_by_model
                      if _pattern(pattern).search(model)), None)
+
+    def reads_after_switch(self, model: str) -> bool:
+        """Whether ``model``'s request right after its lane switched to it reads anything
+        (:attr:`unread_after_switch`)."""
+        return not any(_pattern(pattern).search(model) for pattern in self.unread_after_switch)
 
     def names_model(self, model: str) -> bool:
         """Whether ``model`` (any case) is one of this provider's model names, also behind a

@@ -78,6 +78,15 @@ IDAHO-VAULT's 1,151 from 497 to 592, FabianLobosMendoza/Autos' 28 from 6 to 8, T
 27 from 10 to 11; ai-sessions' 13 stay at 5. The lags were chosen on the first two and hold on the
 others (Pro 700 or 1,500, Flash 300 or 700 each fit fewer in all, tried without the floor).
 
+**A 2.5 call right after a model switch reads nothing [M].** Gemini CLI's router sends each turn
+to Flash or Pro; the first call after the lane switched model read nothing in most cases
+(fabien-lessirard: 88 of 151, KuantumQuest: 13 of 15), neither the head nor that model's own
+earlier prompt in the lane, minutes before. So on 2.5 such a call is predicted to read nothing
+(:attr:`~prefixbench.simulator.providers.base.ProviderRules.unread_after_switch`): within 3%, with the
+lag above, fabien-lessirard 2,305 -> 2,381, MyDotFiles-HyDE 123 -> 135, IDAHO-VAULT 592 -> 661;
+brexp, Autos, brain-system and ai-sessions have no switch. Gemini 3 is left out: the June 2026
+plan-mode session's switches read the head (6 of 12), and the rule would lose one of them.
+
 **Minimums: the official table changed in mid-2026** [O]. Up to its version of 2026-05-28
 (the caching page, https://ai.google.dev/gemini-api/docs/caching, and its Interactions API copy)
 the page listed 1,024 tokens for Gemini 3 Flash Preview (3.5 Flash in that last version) and
@@ -324,6 +333,7 @@ RULES = ProviderRules(
     new_checkpoint_min=NEW_CHECKPOINT_MIN,
     read_lag_by_model=READ_LAGS,
     reads_stored_head=False,
+    unread_after_switch=(r"gemini-2\.5",),
     body_model="gemini",
     body_model_options_before=((DOCS_MINIMUMS_SINCE_MS, (("minimums", "docs-2026-05"),)),),
     chain_as="gemini",

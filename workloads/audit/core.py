@@ -1558,6 +1558,9 @@ class Predictor:
         #: The lanes whose first request was predicted (a provider whose ``reads_stored_head`` is
         #: off reads no head at a lane start but a warm one).
         self.started: set[tuple[str, str]] = set()
+        #: Per lane, the model of its latest chain request (a model the provider's
+        #: ``unread_after_switch`` names reads nothing right after a switch to it).
+        self.lane_models: dict[tuple[str, str], str] = {}
 
     def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None) -> Prediction:
         """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`)."""
@@ -1584,6 +1587,13 @@ class Predictor:
             if followed is not pred:
                 self.unfollowed[key] = pred
             pred = followed
+        lane = (r.file, r.lane)
+        switched = self.lane_models.get(lane, r.model) != r.model
+        self.lane_models[lane] = r.model
+        if switched and pred.read and not rules_for(r.provider).reads_after_switch(r.model):
+            # The lane's previous request went to another model: nothing is read, neither this
+            # model's earlier prefix in the lane nor the head (Gemini 2.5, measured).
+            pred = replace(pred, read=0, uncached=_predicted_uncached(rules_for(r.provider), r.usage, 0, pred.write))
         return pred
 
     def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction, rules: ProviderRules) -> Prediction:

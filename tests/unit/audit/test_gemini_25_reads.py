@@ -1,7 +1,9 @@
 """Gemini 2.5's implicit-cache reads, as Gemini CLI homes committed to public repositories show
 them (fabien-lessirard/dotfiles, brexp/infra; tests/realdata/test_committed_homes_realdata.py):
-a read trails the previous prompt by a few hundred tokens rather than keeping to the last read.
-The test fails on the code before this rule (checked): it predicted the last read."""
+a read trails the previous prompt by a few hundred tokens rather than keeping to the last read,
+and the first call after the lane switched model reads nothing. Both tests fail on the code
+before these rules (checked): it predicted the last read, and after a switch the model's own
+earlier prompt."""
 
 from __future__ import annotations
 
@@ -44,3 +46,19 @@ def test_a_2_5_read_trails_the_previous_prompt_not_the_last_read(tmp_path: Path)
     assert [r.predicted_cache_read for r in rows] == [0, 20_000, 19_500, 21_900]
     assert all(r.read_within for r in rows)
 
+
+def test_a_2_5_call_right_after_a_model_switch_reads_nothing(tmp_path: Path) -> None:
+    # Gemini CLI's router sends a turn to Flash or Pro; the first call after a switch read nothing
+    # (fabien-lessirard/dotfiles: 88 of 151 such calls), neither the head nor the model's own
+    # earlier prompt in the lane. The code before predicted Pro's earlier 12,000 for the fourth.
+    log = _session(tmp_path / "switch.json", [("gemini-2.5-pro", 10_000, 0), ("gemini-2.5-pro", 12_000, 9_800),
+                                               ("gemini-2.5-flash", 14_000, 0), ("gemini-2.5-pro", 16_000, 0),
+                                               ("gemini-2.5-pro", 17_000, 15_800)])
+    rows = run_audit([log]).rows
+    assert [r.predicted_cache_read for r in rows] == [0, 10_000, 0, 0, 16_000]
+    assert all(r.read_within for r in rows)
+    # Gemini 3 keeps the chain model's prediction: a switch there read the head (tests/realdata,
+    # the plan-mode session).
+    three = _session(tmp_path / "three.json", [("gemini-3-pro-preview", 10_000, 0), ("gemini-3-pro-preview", 12_000, 9_500),
+                                                ("gemini-3-flash-preview", 14_000, 0), ("gemini-3-pro-preview", 16_000, 0)])
+    assert run_audit([three]).rows[3].predicted_cache_read > 0
