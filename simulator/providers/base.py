@@ -258,11 +258,22 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: up to a newer checkpoint only after the lane's previous request left at least this many
     #: tokens past the one it read uncached; below, it keeps to that read (0: no such rule).
     new_checkpoint_min: int = 0
+    #: With :attr:`follows_reads`, on a model read to the token: per model (pattern, lag, after;
+    #: first match wins; no match: the read keeps to the last one), how far its reads trail the
+    #: lane's previous prompt. A request that extends its lane's previous one, which left at least
+    #: ``after`` tokens uncached past what it read, is predicted to read at least that previous
+    #: prompt less ``lag`` (where the chain model predicts that much), not only what the previous
+    #: one read: such a model's reads move up with the prompts, short of them by a few hundred tokens.
+    read_lag_by_model: tuple[tuple[str, int, int], ...] = ()
     #: A lane's first request reads the unlogged head other lanes stored (False: only a head the
     #: account keeps warm, which the cold points' reads show; a chain restarted inside a lane still
     #: reads its own lane's; measured on Gemini's implicit cache, whose session starts mostly read
     #: nothing of a head another session sent seconds before).
     reads_stored_head: bool = True
+    #: Models (patterns) whose request reads nothing when its lane's previous request went to
+    #: another model of the provider: neither the head nor the model's own earlier prefix in the
+    #: lane (measured on Gemini 2.5's implicit cache); other models read what the chain model says.
+    unread_after_switch: tuple[str, ...] = ()
     #: Serves the Anthropic Messages wire format (its own endpoint or a compatible one), so a
     #: captured call's body and usage read in that shape.
     speaks_messages: bool = False
@@ -400,6 +411,18 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         if not self.block_tokens_by_model:
             return self.block_tokens
         return per_model(self.block_tokens_by_model, self.block_tokens, model)
+
+    def read_lag(self, model: str) -> tuple[int, int] | None:
+        """How far ``model``'s reads trail its lane's previous prompt, and the fewest tokens that
+        one must leave uncached before they move up (:attr:`read_lag_by_model`); None where they
+        keep to the last read."""
+        return next(((lag, after) for pattern, lag, after in self.read_lag_by_model
+                     if _pattern(pattern).search(model)), None)
+
+    def reads_after_switch(self, model: str) -> bool:
+        """Whether ``model``'s request right after its lane switched to it reads anything
+        (:attr:`unread_after_switch`)."""
+        return not any(_pattern(pattern).search(model) for pattern in self.unread_after_switch)
 
     def names_model(self, model: str) -> bool:
         """Whether ``model`` (any case) is one of this provider's model names, also behind a

@@ -63,6 +63,30 @@ tools) that other sessions sent seconds to days before (56 of 68 lane starts, 20
 (:attr:`~prefixbench.simulator.providers.base.ProviderRules.reads_stored_head`): within 3%,
 56 -> 109 of 316 calls in the home it was found on, 465 -> 497 of 1,151 in the other.
 
+**Gemini 2.5 reads trail the previous prompt [M].** In the Gemini CLI homes committed to public
+repositories (2025-09 to 2026-03: fabien-lessirard/dotfiles, brexp/infra, KuantumQuest/MyDotFiles-HyDE,
+LAF-US/IDAHO-VAULT), a 2.5 read moves up with the prompts, short of the previous prompt by a few
+hundred tokens (median shortfall 675 on 2.5 Flash, 1,298 on 2.5 Pro; on no grid: reads spread
+evenly modulo 64 to 2,048), rather than keeping to the last read as 3.x's do. So a 2.5 request that
+extends its lane's previous one is predicted to read at least that prompt less a lag
+(:data:`READ_LAGS`: 500 on Flash and Flash-Lite, 1,000 on Pro,
+:attr:`~prefixbench.simulator.providers.base.ProviderRules.read_lag_by_model`), and on Pro only
+once the previous request left 2,000 tokens or more uncached past its read (below, it keeps to
+that read; with no floor ai-sessions' 13 calls lose 2, with 1,500 one, though 13 more fit in all). Within 3%, fabien-lessirard's 3,332
+calls go from 1,992 to 2,305, brexp's 283 from 71 to 90, MyDotFiles-HyDE's 316 from 109 to 123,
+IDAHO-VAULT's 1,151 from 497 to 592, FabianLobosMendoza/Autos' 28 from 6 to 8, Tar-ive/brain-system's
+27 from 10 to 11; ai-sessions' 13 stay at 5. The lags were chosen on the first two and hold on the
+others (Pro 700 or 1,500, Flash 300 or 700 each fit fewer in all, tried without the floor).
+
+**A 2.5 call right after a model switch reads nothing [M].** Gemini CLI's router sends each turn
+to Flash or Pro; the first call after the lane switched model read nothing in most cases
+(fabien-lessirard: 88 of 151, KuantumQuest: 13 of 15), neither the head nor that model's own
+earlier prompt in the lane, minutes before. So on 2.5 such a call is predicted to read nothing
+(:attr:`~prefixbench.simulator.providers.base.ProviderRules.unread_after_switch`): within 3%, with the
+lag above, fabien-lessirard 2,305 -> 2,381, MyDotFiles-HyDE 123 -> 135, IDAHO-VAULT 592 -> 661;
+brexp, Autos, brain-system and ai-sessions have no switch. Gemini 3 is left out: the June 2026
+plan-mode session's switches read the head (6 of 12), and the rule would lose one of them.
+
 **Minimums: the official table changed in mid-2026** [O]. Up to its version of 2026-05-28
 (the caching page, https://ai.google.dev/gemini-api/docs/caching, and its Interactions API copy)
 the page listed 1,024 tokens for Gemini 3 Flash Preview (3.5 Flash in that last version) and
@@ -157,6 +181,10 @@ CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
 #: The fewest tokens past the checkpoint a request read that it must leave uncached before the next
 #: request of its lane reads a newer one [M] (see the module doc, "A new checkpoint").
 NEW_CHECKPOINT_MIN = 3000
+#: How far a Gemini 2.5 read trails its lane's previous prompt, and the fewest tokens that prompt
+#: must hold past its own read before the next read moves up [M] (see the module doc, "Gemini 2.5
+#: reads trail the previous prompt"): (model pattern, lag, after).
+READ_LAGS: tuple[tuple[str, int, int], ...] = ((r"gemini-2\.5-pro", 1000, 2000), (r"gemini-2\.5-flash", 500, 0))
 #: A model no table names: the smallest minimum either official table gives.
 DEFAULT_MIN_TOKENS = 1024
 #: Models before Gemini 2.5, which implicit caching does not cover (it is on "from Gemini 2.5"):
@@ -303,7 +331,9 @@ RULES = ProviderRules(
     follow_reason="a provider whose reads lag its prompts (Gemini, measured: a read stays on one checkpoint for several "
                   "calls, then jumps; no page documents when)",
     new_checkpoint_min=NEW_CHECKPOINT_MIN,
+    read_lag_by_model=READ_LAGS,
     reads_stored_head=False,
+    unread_after_switch=(r"gemini-2\.5",),
     body_model="gemini",
     body_model_options_before=((DOCS_MINIMUMS_SINCE_MS, (("minimums", "docs-2026-05"),)),),
     chain_as="gemini",

@@ -1558,6 +1558,9 @@ class Predictor:
         #: The lanes whose first request was predicted (a provider whose ``reads_stored_head`` is
         #: off reads no head at a lane start but a warm one).
         self.started: set[tuple[str, str]] = set()
+        #: Per lane, the model of its latest chain request (a model the provider's
+        #: ``unread_after_switch`` names reads nothing right after a switch to it).
+        self.lane_models: dict[tuple[str, str], str] = {}
 
     def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None) -> Prediction:
         """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`)."""
@@ -1584,6 +1587,13 @@ class Predictor:
             if followed is not pred:
                 self.unfollowed[key] = pred
             pred = followed
+        lane = (r.file, r.lane)
+        switched = self.lane_models.get(lane, r.model) != r.model
+        self.lane_models[lane] = r.model
+        if switched and pred.read and not rules_for(r.provider).reads_after_switch(r.model):
+            # The lane's previous request went to another model: nothing is read, neither this
+            # model's earlier prefix in the lane nor the head (Gemini 2.5, measured).
+            pred = replace(pred, read=0, uncached=_predicted_uncached(rules_for(r.provider), r.usage, 0, pred.write))
         return pred
 
     def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction, rules: ProviderRules) -> Prediction:
@@ -1616,9 +1626,19 @@ class Predictor:
         if prefix.parent != node or model != r.model or before > cacheable or read <= 0 or pred.read == 0:
             return pred
         gridded = rules.read_step(r.model, r.read_step) > 1
-        # On a grid, a newer checkpoint only once the previous request left enough uncached past
-        # the one it read (Gemini, measured: new_checkpoint_min).
-        followed = max(pred.read, read) if gridded and before - read >= rules.new_checkpoint_min else read
+        lag = None if gridded else rules.read_lag(r.model)
+        if gridded:
+            # On a grid, a newer checkpoint only once the previous request left enough uncached
+            # past the one it read (Gemini, measured: new_checkpoint_min).
+            followed = max(pred.read, read) if before - read >= rules.new_checkpoint_min else read
+        elif lag is not None:
+            # A model whose reads trail the previous prompt (Gemini 2.5, measured: read_lag_by_model):
+            # once the previous request left enough uncached past its read, the higher of the
+            # last read and that prompt less the lag.
+            trail, after = lag
+            followed = max(read, min(pred.read, before - trail)) if before - read >= after else read
+        else:
+            followed = read
         if followed == pred.read:
             return pred
         uncached = _predicted_uncached(rules, usage, followed, pred.write)

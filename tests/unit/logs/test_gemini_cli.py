@@ -365,9 +365,13 @@ def test_gemini_3_flash_reads_the_last_checkpoint_inside_the_previous_prompt(tmp
     pro = run_audit([_three_calls(tmp_path / "pro.jsonl", "gemini-2.5-pro")], follow_reads=False)
     assert [r.predicted_cache_read for r in pro.rows] == [0, 5_000, 9_000]
     assert not any("checkpoints" in n for n in pro.notes)
-    # By default a read keeps to the checkpoint the previous call read (3,900), no grid to raise it.
-    followed = run_audit([_three_calls(tmp_path / "pro.jsonl", "gemini-2.5-pro")])
+    # By default a read keeps to the checkpoint the previous call read (3,900), no grid to raise it
+    # (3.1 Pro); a 2.5 Pro read trails the previous prompt by 1,000 instead, once that prompt left
+    # 2,000 or more uncached past its read (9,000 - 3,900: 8,000, against 7,840 read).
+    followed = run_audit([_three_calls(tmp_path / "pro31.jsonl", "gemini-3.1-pro-preview")])
     assert [r.predicted_cache_read for r in followed.rows] == [0, 5_000, 3_900]
+    followed = run_audit([_three_calls(tmp_path / "pro.jsonl", "gemini-2.5-pro")])
+    assert [r.predicted_cache_read for r in followed.rows] == [0, 5_000, 8_000]
 
 
 def flash_session(path: Path, minute: str, calls: list[tuple[int, int]]) -> Path:

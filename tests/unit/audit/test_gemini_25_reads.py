@@ -1,0 +1,64 @@
+"""Gemini 2.5's implicit-cache reads, as Gemini CLI homes committed to public repositories show
+them (fabien-lessirard/dotfiles, brexp/infra; tests/realdata/test_committed_homes_realdata.py):
+a read trails the previous prompt by a few hundred tokens rather than keeping to the last read,
+and the first call after the lane switched model reads nothing. Both tests fail on the code
+before these rules (checked): it predicted the last read, and after a switch the model's own
+earlier prompt."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prefixbench.workloads.audit.core import run_audit
+
+
+def _session(path: Path, calls: list[tuple[str, int, int]]) -> Path:
+    """A Gemini CLI JSON session: one user turn, then a model message per ``(model, prompt,
+    cached)``, 3 s apart."""
+    start = "2025-11-07T03:00:00.000Z"
+    messages: list[dict] = [{"id": "u", "timestamp": start, "type": "user", "content": "go"}]
+    for i, (model, prompt, cached) in enumerate(calls):
+        messages.append({"id": f"m{i}", "timestamp": f"2025-11-07T03:00:{3 * i + 1:02d}.000Z", "type": "gemini",
+                         "content": "ok", "model": model,
+                         "tokens": {"input": prompt, "output": 20, "cached": cached, "thoughts": 5, "tool": 0,
+                                    "total": prompt + 25}})
+    path.write_text(json.dumps({"sessionId": "s", "projectHash": "h", "startTime": start, "lastUpdated": start,
+                                "messages": messages}))
+    return path
+
+
+def test_a_2_5_read_trails_the_previous_prompt_not_the_last_read(tmp_path: Path) -> None:
+    # gemini-2.5-flash: each read is the previous prompt less a few hundred tokens (20,700 of
+    # 21,000, then 21,600 of 22,000), not the read before it (the code before predicted 20,700 for
+    # the fourth: 4% under). Predicted: at least the previous prompt less 500.
+    flash = _session(tmp_path / "flash.json", [("gemini-2.5-flash", 20_000, 0), ("gemini-2.5-flash", 21_000, 19_600),
+                                                ("gemini-2.5-flash", 22_000, 20_700), ("gemini-2.5-flash", 23_000, 21_600)])
+    rows = run_audit([flash]).rows
+    assert [r.predicted_cache_read for r in rows] == [0, 20_000, 20_500, 21_500]
+    assert [r.read_within for r in rows] == [True, True, True, True]
+    # gemini-2.5-pro trails by more (1,000) and moves up only once the previous call left 2,000
+    # tokens or more uncached past its read: the third call's previous one left 1,500, so it keeps
+    # to 19,500; the fourth's left 3,400, so it is predicted 23,900 - 1,000.
+    pro = _session(tmp_path / "pro.json", [("gemini-2.5-pro", 20_000, 0), ("gemini-2.5-pro", 21_000, 19_500),
+                                            ("gemini-2.5-pro", 22_900, 19_450), ("gemini-2.5-pro", 23_900, 22_000)])
+    rows = run_audit([pro]).rows
+    assert [r.predicted_cache_read for r in rows] == [0, 20_000, 19_500, 21_900]
+    assert all(r.read_within for r in rows)
+
+
+def test_a_2_5_call_right_after_a_model_switch_reads_nothing(tmp_path: Path) -> None:
+    # Gemini CLI's router sends a turn to Flash or Pro; the first call after a switch read nothing
+    # (fabien-lessirard/dotfiles: 88 of 151 such calls), neither the head nor the model's own
+    # earlier prompt in the lane. The code before predicted Pro's earlier 12,000 for the fourth.
+    log = _session(tmp_path / "switch.json", [("gemini-2.5-pro", 10_000, 0), ("gemini-2.5-pro", 12_000, 9_800),
+                                               ("gemini-2.5-flash", 14_000, 0), ("gemini-2.5-pro", 16_000, 0),
+                                               ("gemini-2.5-pro", 17_000, 15_800)])
+    rows = run_audit([log]).rows
+    assert [r.predicted_cache_read for r in rows] == [0, 10_000, 0, 0, 16_000]
+    assert all(r.read_within for r in rows)
+    # Gemini 3 keeps the chain model's prediction: a switch there read the head (tests/realdata,
+    # the plan-mode session).
+    three = _session(tmp_path / "three.json", [("gemini-3-pro-preview", 10_000, 0), ("gemini-3-pro-preview", 12_000, 9_500),
+                                                ("gemini-3-flash-preview", 14_000, 0), ("gemini-3-pro-preview", 16_000, 0)])
+    assert run_audit([three]).rows[3].predicted_cache_read > 0
