@@ -188,3 +188,13 @@ def test_a_locked_kilo_db_names_kilo(tmp_path: Path) -> None:
     finally:
         holder.rollback()
         holder.close()
+
+
+@pytest.mark.parametrize("name", ["kilo.db", "kilo-dev.db", "kilo-nightly.db"])
+def test_a_locked_kilo_channel_db_names_kilo(name: str) -> None:
+    # A build of another channel than latest, beta or prod names its database kilo-<channel>.db
+    # (docs/formats.md): locked, it is Kilo Code's too (main named only kilo.db so).
+    from prefixbench.workloads.logs.formats.opencode_db import failure
+
+    line = str(failure(Path("/home/u/.local/share/kilo") / name, sqlite3.OperationalError("database is locked")))
+    assert "the Kilo Code database is locked" in line, line
