@@ -9,8 +9,9 @@ thread; each inline ``isSidechain`` chain (1.0.x Task subagents) from its root; 
 ``compact_boundary`` starts a new chain in its lane. Order is file order (timestamps tie or go
 backwards in resumed histories); the clock is the timestamps, never allowed to run backwards.
 A request id already counted in an earlier file (history a resumed or forked session copies)
-is counted once; where that file's last line of it was written mid-stream (``stop_reason`` null) and
-this file's copy holds the response's end, the copy's usage is the call's (the same prompt, more output). A response whose ``usage.iterations`` holds server-side compaction samplings
+is counted once; where that file's last line of it was written mid-stream (``stop_reason``
+null) and this file's copy holds the response's end, the copy's usage is the call's (the same
+prompt, more output). A response whose ``usage.iterations`` holds server-side compaction samplings
 (Anthropic's compaction beta; the top-level counts are the message's alone) is that many
 compaction calls before its own, which starts a new chain. A response that consulted the
 advisor (the advisor tool, Claude Code's ``/advisor`` from 2.1.98) lists each advisor call in
