@@ -771,7 +771,8 @@ def test_claude_code_call_counted_mid_stream_takes_a_later_copys_final_usage(tmp
     assert [(Path(r.file).name, r.request_id, r.usage.output) for r in requests] == [("sess.jsonl", "req_1", 200), ("sess.jsonl", "req_2", 197)]
     copied = next(s for s in summaries if Path(s.file).name == "agent-acompact-1.jsonl")
     assert [why for _, why in copied.skipped] == [
-        "request already counted in another file from a line written mid-stream: this copy's final usage is taken",
+        "request already counted in another file from a line written mid-stream: this copy's final usage is taken where it is "
+        "the same prompt with more output",
         "request already counted in another file (resumed or forked session)",
     ]
     assert run_audit([project]).totals.output == 397

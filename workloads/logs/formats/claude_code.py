@@ -572,7 +572,7 @@ def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
         elif req.key not in walk.mid_stream and _MID_STREAM + req.key in seen_requests:
             walk.final.append(req)
             walk.skipped.append((req.last_line, "request already counted in another file from a line written mid-stream: "
-                                                "this copy's final usage is taken"))
+                                                "this copy's final usage is taken where it is the same prompt with more output"))
         else:
             walk.skipped.append((req.last_line, "request already counted in another file (resumed or forked session)"))
     seen_requests.update(req.key for req in fresh)
