@@ -12,7 +12,7 @@ Another seed draws each gap between 0.5 and 1.5 times ``gap_s`` and each step's 
 
 The byte-exact reference never expires anything, so the gaps only show with a cache model
 that has a TTL: ``--cache anthropic``, ``--cache openai`` (with a 600 s gap) or
-``--cache deepseek:ttl_s=300``.
+``--cache deepseek:ttl_ms=300000``.
 """
 
 from __future__ import annotations
