@@ -14,8 +14,9 @@ end, 10 min idle (a hit after a longer gap is the provider's best effort; measur
 rollouts of 2025-11 to 2026-04 on in-memory models, 18 of 24 calls sent 5 to 10 min after the
 one before read the conversation's entry, past the shared head, and 6 only the head or a warm
 level of it; the lower end, 5 min, predicted the head for all 24); or ``24h``, extended
-retention (KV offloaded to GPU-local storage), up to 24 h, at the same price. Extended retention exists on :data:`EXTENDED` models only; ``gpt-5.5`` and
-``gpt-5.5-pro`` accept nothing else. What a request gets:
+retention (KV offloaded to GPU-local storage), up to 24 h, at the same price. Extended
+retention exists on :data:`EXTENDED` models only; ``gpt-5.5`` and ``gpt-5.5-pro`` accept
+nothing else. What a request gets:
 
 1. what its body asks (``prompt_cache_retention``; GPT-5.6 on, ``prompt_cache_options.ttl``,
    whose only value ``30m`` is a minimum lifetime, modelled as 30 min idle), where the log

@@ -321,16 +321,18 @@ class FileSummary(msgspec.Struct, frozen=True):
 def take_final_usage(requests: list[TraceRequest], summaries: Sequence[FileSummary]) -> list[TraceRequest]:
     """``requests`` with each call a later file gave the final usage of (:attr:`FileSummary.final_usage`)
     taking it: where it is the counted call's prompt (read, written, uncached: the same response)
-    with more output. The same list, changed in place where there is one."""
-    final: dict[str, Usage] = {}
+    with more output. A call of another format with the same id (a proxy's log of the same
+    traffic) is not that call. The same list, changed in place where there is one."""
+    final: dict[tuple[str, str], Usage] = {}
     for summary in summaries:
         for key, usage in summary.final_usage:
-            if key not in final or usage.output > final[key].output:
-                final[key] = usage
+            at = (summary.format, key)
+            if at not in final or usage.output > final[at].output:
+                final[at] = usage
     if not final:
         return requests
     for i, r in enumerate(requests):
-        u = final.get(r.request_id) if r.request_id is not None else None
+        u = final.get((r.source_format, r.request_id)) if r.request_id is not None else None
         if u is None or r.usage is None or r.compaction_call:
             continue
         same_prompt = (u.cache_read, u.cache_write_5m, u.cache_write_1h, u.uncached) == (

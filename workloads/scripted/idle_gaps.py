@@ -4,13 +4,15 @@
 prose and result are 45% of ``window / 24`` tokens, so about 12 steps fill half a window; the
 checkpoint engine folds at 80%). Before every turn after the first the user is away for a gap
 of logical time around ``gap_s`` seconds (default 300, the 5-minute TTL of Anthropic's
-default cache; OpenAI's in-memory retention is modelled as 10 min, ``gap_s=600``): with seed 0 the gaps cycle through 0.8, 0.97,
-1.03 and 1.2 times ``gap_s``, so half of them end just before the TTL and half just after.
+default cache; OpenAI's in-memory retention is modelled as 10 min, ``gap_s=600``): with seed 0
+the gaps cycle through 0.8, 0.97, 1.03 and 1.2 times ``gap_s``, so half of them end just before
+the TTL and half just after.
 Another seed draws each gap between 0.5 and 1.5 times ``gap_s`` and each step's sizes between
 0.75 and 1.25 of the default, from its own ``random.Random(seed)``.
 
 The byte-exact reference never expires anything, so the gaps only show with a cache model
-that has a TTL: ``--cache anthropic``, ``--cache openai`` (with a 600 s gap) or ``--cache deepseek:ttl_s=300``.
+that has a TTL: ``--cache anthropic``, ``--cache openai`` (with a 600 s gap) or
+``--cache deepseek:ttl_ms=300000``.
 """
 
 from __future__ import annotations

@@ -161,7 +161,7 @@ def test_the_cli_flag_and_the_note_name_the_assumption(tmp_path: Path, capsys: p
     assert main(["audit", str(log), "--format", "json", "--quiet", "--openai-zdr"]) in (0, 1)
     zdr = json.loads(capsys.readouterr().out)
     # Without ZDR, gpt-5.1 in August 2026 keeps the prefix 24 h: the read of 0 is OpenAI's own
-    # miss; with ZDR it kept it 5 min, and 20 idle minutes expired it.
+    # miss; with ZDR it kept it 10 min, and 20 idle minutes expired it.
     assert [r["cause"] for r in default["requests"]][1] == "provider-best-effort"
     assert [r["cause"] for r in zdr["requests"]][1] == "ttl-expired"
     note = next(n for n in default["notes"] if n.startswith("OpenAI cache lifetime per request"))

@@ -771,9 +771,26 @@ def test_claude_code_call_counted_mid_stream_takes_a_later_copys_final_usage(tmp
     assert [(Path(r.file).name, r.request_id, r.usage.output) for r in requests] == [("sess.jsonl", "req_1", 200), ("sess.jsonl", "req_2", 197)]
     copied = next(s for s in summaries if Path(s.file).name == "agent-acompact-1.jsonl")
     assert [why for _, why in copied.skipped] == [
-        "request already counted in another file from a line written mid-stream: this copy's final usage is taken",
+        "request already counted in another file from a line written mid-stream: this copy's final usage is taken where it is "
+        "the same prompt with more output",
         "request already counted in another file (resumed or forked session)",
     ]
     assert run_audit([project]).totals.output == 397
     # Read in workers (audit --jobs), the same.
     assert load_trace([project], map_files=functools.partial(map_runs, jobs=2)) == (requests, summaries)
+
+
+def test_a_final_usage_is_taken_by_its_own_formats_call_only() -> None:
+    # A request id is the log's: another format's call may carry the same one (a LiteLLM proxy
+    # logging Claude Code's traffic under the response's msg_ id). Only the Claude Code call the
+    # id names takes a later Claude Code copy's final usage; main gave it to both.
+    from prefixbench.simulator.usage import Usage
+    from prefixbench.workloads.logs.trace import FileSummary, TraceRequest, take_final_usage
+
+    partial, final = Usage(74939, 197, 0, 1, 72), Usage(74939, 197, 0, 1, 200)
+    calls = [TraceRequest(name, 2, "main", "main", 0, None, None, "anthropic", "claude-sonnet-4-5", usage=partial,
+                          request_id="msg_1", source_format=fmt)
+             for name, fmt in (("sess.jsonl", "claude-code"), ("proxy.jsonl", "litellm"))]
+    copy = FileSummary("agent-acompact-1.jsonl", "claude-code", 0, final_usage=(("msg_1", final),))
+    taken = take_final_usage(list(calls), [FileSummary("sess.jsonl", "claude-code", 1), FileSummary("proxy.jsonl", "litellm", 1), copy])
+    assert [r.usage.output for r in taken] == [200, 72]

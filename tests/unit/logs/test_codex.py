@@ -485,7 +485,7 @@ def test_a_forks_first_call_extends_its_sources_call_at_the_fork_point(tmp_path:
     assert (row.expected_cache_read, row.lost_tokens, row.cause) == (10496, 10496, "provider-best-effort")
     # Forked 45 minutes later: gpt-5.1-codex keeps a prefix 24 h by default in 2026 (the API
     # reference from 2026-06-01), so the read of 0 is the provider's doing; an organization with
-    # Zero Data Retention keeps it in memory (5 min), and the fork came past that TTL.
+    # Zero Data Retention keeps it in memory (10 min), and the fork came past that TTL.
     late = _fork(tmp_path / "c" / f"rollout-2026-09-21T12-00-00-{FORK}.jsonl", read=0, at="12:00")
     row = run_audit([parent, late]).rows[-1]
     assert (row.predicted_cache_read, row.expected_cache_read, row.cause) == (10496, 10496, "provider-best-effort")

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from prefixbench.reports.cli import run
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format
+from tests.unit.logs.test_opencode_db import audit_locked
 
 FIXTURE = Path(__file__).parent / "fixtures" / "copilot-cli.json"
 #: The store's tables as Copilot CLI's have them (schemas 6 to 8; the usage table's columns read, and some not read).
@@ -219,15 +218,5 @@ def test_a_legacy_copilot_cli_session_file_is_named_in_one_line(tmp_path: Path, 
 def test_a_locked_store_names_copilot_cli_not_opencode(tmp_path: Path) -> None:
     # Found by a user's walk: a locked store was "the OpenCode database is locked".
     path = store(tmp_path / "session-store.db", json.loads(FIXTURE.read_text()))
-    holder = sqlite3.connect(path)
-    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
-    holder.execute("BEGIN EXCLUSIVE")
-    try:
-        done = subprocess.run([sys.executable, "-m", "prefixbench", "audit", str(path)], capture_output=True, text=True,
-                              timeout=120)
-    finally:
-        holder.rollback()
-        holder.close()
-    assert done.returncode == 2, done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
-    assert "the GitHub Copilot CLI database is locked" in done.stderr and "OpenCode" not in done.stderr
+    line = audit_locked(path)
+    assert "the GitHub Copilot CLI database is locked" in line and "OpenCode" not in line

@@ -201,6 +201,22 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "prefixbench", *args], capture_output=True, text=True, timeout=120)
 
 
+def audit_locked(db: Path) -> str:
+    """``prefixbench audit db`` while another connection holds the database's exclusive lock:
+    checked to end in one line and exit 2, no traceback; that line."""
+    holder = sqlite3.connect(db)
+    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        done = _cli("audit", str(db))
+    finally:
+        holder.rollback()
+        holder.close()
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    return done.stderr
+
+
 def test_locked_database_is_one_line_exit_2(db: Path) -> None:
     holder = sqlite3.connect(db)
     holder.execute("PRAGMA locking_mode = EXCLUSIVE")

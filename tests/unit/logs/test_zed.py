@@ -19,6 +19,7 @@ from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.formats.zed import is_zed_db
+from tests.unit.logs.test_opencode_db import audit_locked
 
 FIXTURES = Path(__file__).parent / "fixtures"
 #: A 0.2.0 thread written by hand (four calls through Anthropic, one copied entry).
@@ -232,17 +233,8 @@ def test_a_thread_whose_read_exceeds_its_input_is_read_with_the_cache_outside_in
 def test_a_locked_threads_database_names_zed_not_opencode(db: Path) -> None:
     # Found by a user's walk: the OpenCode detector, asked first, said "the OpenCode database is
     # locked; audit it when OpenCode is not writing" of Zed's threads.db.
-    holder = sqlite3.connect(db)
-    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
-    holder.execute("BEGIN EXCLUSIVE")
-    try:
-        done = _cli("audit", str(db))
-    finally:
-        holder.rollback()
-        holder.close()
-    assert done.returncode == 2, done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
-    assert "the Zed database is locked" in done.stderr and "OpenCode" not in done.stderr
+    line = audit_locked(db)
+    assert "the Zed database is locked" in line and "OpenCode" not in line
 
 
 def test_a_threads_database_of_another_schema_is_not_called_a_missing_opencode_database(tmp_path: Path) -> None:

@@ -214,7 +214,7 @@ def test_cache_output_must_be_a_bool():
 
 def test_each_request_gets_its_own_lifetime_by_model_and_body():
     """A 20-minute gap: gpt-5.5 keeps its prefix (24 h only), gpt-4o does not (in memory only,
-    5 min), gpt-5.1 keeps it unless its body asks ``in_memory`` (then 5 min)."""
+    10 min), gpt-5.1 keeps it unless its body asks ``in_memory`` (then 10 min)."""
     from msgspec.structs import replace
 
     from prefixbench.simulator.wire import Envelope

@@ -9,8 +9,9 @@ thread; each inline ``isSidechain`` chain (1.0.x Task subagents) from its root; 
 ``compact_boundary`` starts a new chain in its lane. Order is file order (timestamps tie or go
 backwards in resumed histories); the clock is the timestamps, never allowed to run backwards.
 A request id already counted in an earlier file (history a resumed or forked session copies)
-is counted once; where that file's last line of it was written mid-stream (``stop_reason`` null) and
-this file's copy holds the response's end, the copy's usage is the call's (the same prompt, more output). A response whose ``usage.iterations`` holds server-side compaction samplings
+is counted once; where that file's last line of it was written mid-stream (``stop_reason``
+null) and this file's copy holds the response's end, the copy's usage is the call's (the same
+prompt, more output). A response whose ``usage.iterations`` holds server-side compaction samplings
 (Anthropic's compaction beta; the top-level counts are the message's alone) is that many
 compaction calls before its own, which starts a new chain. A response that consulted the
 advisor (the advisor tool, Claude Code's ``/advisor`` from 2.1.98) lists each advisor call in
@@ -571,7 +572,7 @@ def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
         elif req.key not in walk.mid_stream and _MID_STREAM + req.key in seen_requests:
             walk.final.append(req)
             walk.skipped.append((req.last_line, "request already counted in another file from a line written mid-stream: "
-                                                "this copy's final usage is taken"))
+                                                "this copy's final usage is taken where it is the same prompt with more output"))
         else:
             walk.skipped.append((req.last_line, "request already counted in another file (resumed or forked session)"))
     seen_requests.update(req.key for req in fresh)

@@ -5,10 +5,10 @@ A task folder holds three files, each read here whatever its name:
 * ``ui_messages.json``: a JSON array of chat entries ``{ts, type: "say"|"ask", say|ask, text}``.
   Each ``say: "api_req_started"`` entry is one model call; its ``text`` is itself JSON
   ``{request, tokensIn, tokensOut, cacheWrites, cacheReads, cost, cancelReason?,
-  streamingFailedMessage?}`` (Roo Code and Kilo Code add ``apiProtocol``; Kilo Code
+  streamingFailedMessage?}`` (Roo Code and Kilo Code add ``apiProtocol``, Kilo Code also
   ``usageMissing`` and ``inferenceProvider``; Cline 3.x adds ``modelInfo {providerId, modelId,
-  mode}`` to the entry). The oldest logs (Claude Dev) put the
-  counts in a following ``api_req_finished`` entry. A cancelled or failed stream keeps its
+  mode}`` to the entry). The oldest logs (Claude Dev) put the counts in a following
+  ``api_req_finished`` entry. A cancelled or failed stream keeps its
   entry with ``cancelReason`` / ``streamingFailedMessage``: counted apart, never in the totals.
   ``conversationHistoryDeletedRange`` (Cline's truncation, saved with the entries after the
   api_req_started of the call it truncated: that call's when its prompt fell), ``condense_context`` and
@@ -48,7 +48,8 @@ into ``tokensIn`` (Cline's own reports ``cacheWrites`` 0 always: an Anthropic mo
 ``tokensIn`` there is read as written); Roo Code since late 2025 writes the whole prompt into ``tokensIn`` whatever
 the protocol. Kilo Code's own gateway (handler ``kilocode``) is its OpenRouter handler: protocol
 ``openai``, ``tokensIn`` OpenRouter's ``prompt_tokens`` (the whole prompt, reads inside, writes
-folded in), so read as the OpenAI-compatible handler's. The reading used is stated in the file's notes.
+folded in), so read as the OpenAI-compatible handler's. The reading used is stated in the file's
+notes.
 """
 
 from __future__ import annotations

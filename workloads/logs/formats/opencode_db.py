@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -87,9 +88,11 @@ def _pending_wal(path: Path) -> bool:
 
 #: Whose database a file of this name is, for the line a locked one gives before any reader could
 #: look inside it (a detector asked first cannot tell).
-#: (Kilo Code 7.x and the Kilo CLI, forks of OpenCode, name theirs ``kilo.db``.)
+#: (Kilo Code 7.x and the Kilo CLI, forks of OpenCode, name theirs ``kilo.db``, or
+#: ``kilo-<channel>.db`` for a build of another channel: :data:`KILO_CHANNEL_DB`.)
 AGENT_BY_FILE_NAME = {FILE_NAME: "OpenCode", "kilo.db": "Kilo Code", "threads.db": "Zed",
                       "session-store.db": "GitHub Copilot CLI"}
+KILO_CHANNEL_DB = re.compile(r"kilo-[^/]+\.db\Z")
 
 
 def failure(path: Path, exc: sqlite3.Error, agent: str | None = None) -> UserError:
@@ -97,7 +100,7 @@ def failure(path: Path, exc: sqlite3.Error, agent: str | None = None) -> UserErr
     agent its file name says, if any), or damaged."""
     text = str(exc) or type(exc).__name__
     if _locked(exc):
-        agent = agent or AGENT_BY_FILE_NAME.get(path.name)
+        agent = agent or AGENT_BY_FILE_NAME.get(path.name) or ("Kilo Code" if KILO_CHANNEL_DB.match(path.name) else None)
         if agent is None:
             return UserError(f"{path}: the database is locked ({text}); audit it when the agent writing it is not, or a copy of it")
         return UserError(f"{path}: the {agent} database is locked ({text}); audit it when {agent} is not writing, or a copy of it")
