@@ -86,9 +86,8 @@ from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 #: :func:`clock_by_position` of a trace: each request's tick and ready tick, and the send order.
 Clock = tuple[list[int], list[int], Sequence[int]]
 
-#: The two TTLs the ttl fixes choose between (Anthropic's, also on Bedrock: the providers that let the client choose per write).
+#: Anthropic's 5 m TTL: how long a shared head stays written (stagger-subagents).
 _TTL_5M = ANTHROPIC.ttl_ms("5m") or 0
-_TTL_1H = ANTHROPIC.ttl_ms("1h") or 0
 #: Every fix ``--what-if`` knows, with what it assumes.
 FIXES: dict[str, str] = {
     "ttl-1h": "every Anthropic cache write made with the 1 h TTL (billed at 2x the input price instead of 1.25x); every "
@@ -149,7 +148,8 @@ class LaneEffect(msgspec.Struct, frozen=True):
     requests_changed: int
     tokens_to_read: int
     saved_usd: Decimal
-    #: ttl-auto: the TTL chosen for the lane; ttl fixes: the lane's idle gaps.
+    #: ttl-auto: what the lane asks for (the TTL, or the retention) and its idle gaps; ttl fixes:
+    #: the lane's idle gaps, in its provider's two lifetimes (:class:`GapBounds`).
     note: str = ""
 
 
@@ -1087,39 +1087,102 @@ def _send_clock(
     )
 
 
-def lane_gaps(requests: Sequence[TraceRequest], summaries, clock: Clock | None = None) -> dict[tuple[str, str], tuple[int, int, int]]:
-    """Per lane: idle gaps between consecutive requests <= 5 m, in (5 m, 1 h], > 1 h."""
-    return {lane: (len(g[0]), len(g[1]), len(g[2])) for lane, g in _lane_gap_lists(requests, summaries, clock).items()}
+class GapBounds(msgspec.Struct, frozen=True):
+    """The two lifetimes a ttl fix chooses between on a lane, from its provider's rules: what
+    the lane asks for (``5m`` / ``1h`` of Anthropic's TTL per write, ``in_memory`` / ``24h`` of
+    OpenAI's retention) and how long each keeps a prefix idle."""
+
+    provider: str
+    short: str
+    long: str
+    short_ms: int
+    long_ms: int
+    #: What keeps the middle bucket warm: ``a 1 h TTL``, ``24h retention``.
+    keeps: str
 
 
-def _lane_gap_lists(
-    requests: Sequence[TraceRequest], summaries, clock: Clock | None = None
-) -> dict[tuple[str, str], tuple[list[int], list[int], list[int]]]:
+def _span(ms: int) -> str:
+    """``300000`` -> ``5 m``, ``86400000`` -> ``24 h``."""
+    if ms and ms % 3_600_000 == 0:
+        return f"{ms // 3_600_000} h"
+    return f"{ms // 60_000} m" if ms % 60_000 == 0 else f"{ms / 60_000:g} m"
+
+
+def _bounds(r: TraceRequest) -> GapBounds:
+    """:class:`GapBounds` of the lane of ``r`` (a request of :func:`_ttl_choosers`)."""
+    rules = rules_for(r.provider)
+    asked = {ttl: _ttl_for(r, ttl) or ttl for ttl in ("5m", "1h")}
+    ms = {ttl: rules.ttl_ms(rules.ttl_label(r.model, label) or label) or 0 for ttl, label in asked.items()}
+    keeps = f"a {_span(ms['1h'])} TTL" if _picks_ttl(r) else f"{asked['1h']} retention"
+    return GapBounds(r.provider, asked["5m"], asked["1h"], ms["5m"], ms["1h"], keeps)
+
+
+def lane_bounds(requests: Sequence[TraceRequest]) -> dict[tuple[str, str], GapBounds]:
+    """Per lane a ttl fix reaches (:func:`_ttl_choosers`): the lifetimes it chooses between."""
+    found: dict[tuple[str, str], GapBounds] = {}
+    for r in _ttl_choosers(requests):
+        if (r.file, r.lane) not in found:
+            found[(r.file, r.lane)] = _bounds(r)
+    return found
+
+
+def lane_gaps(requests: Sequence[TraceRequest], summaries, clock: Clock | None = None) -> dict[tuple[str, str], list[int]]:
+    """Per lane (every lane, in send order): the idle gaps between its consecutive requests, in ms."""
     ticks, order = _send_clock(requests, summaries, clock)
     last: dict[tuple[str, str], int] = {}
-    gaps: dict[tuple[str, str], tuple[list[int], list[int], list[int]]] = defaultdict(lambda: ([], [], []))
+    gaps: dict[tuple[str, str], list[int]] = {}
     for r in order:
         lane = (r.file, r.lane)
         tick = ticks[(r.file, r.lane, r.seq)][0]
+        found = gaps.setdefault(lane, [])
         if lane in last:
-            gap = tick - last[lane]
-            gaps[lane][0 if gap <= _TTL_5M else 1 if gap <= _TTL_1H else 2].append(gap)
-        else:
-            gaps[lane]
+            found.append(tick - last[lane])
         last[lane] = tick
-    return dict(gaps)
+    return gaps
+
+
+def _buckets(gaps: Sequence[int], bounds: GapBounds) -> tuple[list[int], list[int], list[int]]:
+    """``gaps`` <= the short lifetime, in (short, long], > long."""
+    out: tuple[list[int], list[int], list[int]] = ([], [], [])
+    for gap in gaps:
+        out[0 if gap <= bounds.short_ms else 1 if gap <= bounds.long_ms else 2].append(gap)
+    return out
 
 
 def _minutes(ms: int) -> str:
     return f"{ms // 60_000}m{ms % 60_000 // 1000:02d}s"
 
 
-def _gaps_text(g: tuple[int, int, int], middle: Sequence[int] = ()) -> str:
-    text = f"gaps: {g[0]:,} <= 5 m, {g[1]:,} in 5 m-1 h (a 1 h TTL keeps these warm), {g[2]:,} > 1 h"
+def _gaps_text(g: tuple[int, int, int], bounds: GapBounds, middle: Sequence[int] = ()) -> str:
+    short, long = _span(bounds.short_ms), _span(bounds.long_ms)
+    text = (f"gaps: {g[0]:,} <= {short}, {g[1]:,} in {short}-{long} ({bounds.keeps} keeps these warm), "
+            f"{g[2]:,} > {long}")
     if middle:
         shown = sorted(middle)
         text += " [" + ", ".join(_minutes(m) for m in shown[:10]) + (", ..." if len(shown) > 10 else "") + "]"
     return text
+
+
+def _lane_gaps_text(gaps: Sequence[int], bounds: GapBounds, middle: bool = True) -> str:
+    """:func:`_gaps_text` of one lane (``middle``: with its gaps in the middle bucket listed)."""
+    found = _buckets(gaps, bounds)
+    return _gaps_text((len(found[0]), len(found[1]), len(found[2])), bounds, found[1] if middle else ())
+
+
+def _total_gaps_text(gaps: Mapping[tuple[str, str], Sequence[int]], bounds: Mapping[tuple[str, str], GapBounds]) -> str:
+    """:func:`_gaps_text` summed over the lanes of ``bounds``; per provider (named) when the lanes
+    are of more than one, whose buckets have other bounds."""
+    groups: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for lane, found in bounds.items():
+        groups[found.provider].append(lane)
+    parts = []
+    for provider in sorted(groups):
+        lanes = groups[provider]
+        lists = [_buckets(gaps.get(lane, ()), bounds[lane]) for lane in lanes]
+        total = tuple(sum(len(found[i]) for found in lists) for i in range(3))
+        text = _gaps_text(total, bounds[lanes[0]], [gap for found in lists for gap in found[1]])  # type: ignore[arg-type]
+        parts.append(text if len(groups) == 1 else f"{provider} ({len(lanes):,} lane(s)): {text}")
+    return "; ".join(parts)
 
 
 class _Inputs(msgspec.Struct, frozen=True):
@@ -1130,7 +1193,8 @@ class _Inputs(msgspec.Struct, frozen=True):
     prices: Prices
     heads: Heads
     base: Mapping[Key, Pred]
-    gaps: dict
+    #: :func:`lane_gaps`: every lane's idle gaps (the ttl fixes bucket them by its provider's lifetimes).
+    gaps: dict[tuple[str, str], list[int]]
     system_changed: Collection[tuple[str, int]] | None
     #: :func:`clock_by_position` of ``requests``: every plan that sends them as they are reuses it.
     clock: Clock
@@ -1274,17 +1338,15 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
     notes = None
     detail = plan.detail
     if name in ("ttl-1h", "ttl-5m"):
-        lists = _lane_gap_lists(requests, summaries, inputs.clock)
-        anthropic_lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
-        notes = {lane: _gaps_text(g, lists[lane][1]) for lane, g in gaps.items() if lane in anthropic_lanes}
-        # Counted over the lanes the fix reaches (a provider that lets the client pick the TTL):
-        # another provider's gaps say nothing about what a TTL would keep warm.
-        total = [sum(g[i] for lane, g in gaps.items() if lane in anthropic_lanes) for i in range(3)]
-        middle = [gap for lane, found in lists.items() if lane in anthropic_lanes for gap in found[1]]
-        detail = _gaps_text(tuple(total), middle)  # type: ignore[arg-type]
-        others = len(set(gaps) - anthropic_lanes)
+        # Counted over the lanes the fix reaches (a provider that lets the client pick the TTL),
+        # each in its provider's two lifetimes: another provider's gaps say nothing about what a
+        # TTL would keep warm.
+        bounds = lane_bounds(requests)
+        notes = {lane: _lane_gaps_text(found, bounds[lane]) for lane, found in gaps.items() if lane in bounds}
+        detail = _total_gaps_text(gaps, bounds)
+        others = len(set(gaps) - set(bounds))
         if others:
-            detail = (f"over the {len(anthropic_lanes):,} lane(s) whose provider lets the client pick the TTL "
+            detail = (f"over the {len(bounds):,} lane(s) whose provider lets the client pick the TTL "
                       f"({others:,} lane(s) of other providers left out: the fix does not reach them): {detail}")
         other = "1h" if name == "ttl-5m" else "5m"
         logged = [r.usage for r in _ttl_choosers(requests) if r.usage is not None and r.usage.cache_write]
@@ -1334,12 +1396,18 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     for ttl, plan in plans.items():
         _, per_lane = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd, ref, memo)
         saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
-    lanes = {(r.file, r.lane) for r in _ttl_choosers(requests)}
+    bounds = lane_bounds(requests)
+    lanes = set(bounds)
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
     plan = _Plan(requests, lambda r: _ttl_for(r, choice[(r.file, r.lane)]) if (r.file, r.lane) in choice else None)
     changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
                                   ref=ref)
-    notes = {lane: f"{choice[lane]} ({_gaps_text(gaps.get(lane, (0, 0, 0)))})" for lane in sorted(lanes)}
+    # What the lane asks for (5m / 1h, in_memory / 24h), and its gaps in those two lifetimes.
+    notes = {
+        lane: f"{bounds[lane].long if choice[lane] == '1h' else bounds[lane].short} "
+        f"({_lane_gaps_text(gaps.get(lane, ()), bounds[lane], middle=False)})"
+        for lane in sorted(lanes)
+    }
     n1h = sum(1 for v in choice.values() if v == "1h")
     detail = (f"1 h on {n1h} of {len(choice)} lane(s) whose provider lets the client pick the TTL (OpenAI's: 24h "
               "retention), 5 m (in_memory) on the rest")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -90,7 +91,7 @@ def test_a_cut_that_ends_inside_an_escape_does_not_escape_the_closing_quote() ->
 
 def test_ttl_gaps_count_only_the_lanes_a_ttl_fix_reaches(tmp_path: Path) -> None:
     from prefixbench.workloads.audit.core import load_trace
-    from prefixbench.workloads.audit.whatif import _gaps_text, what_if
+    from prefixbench.workloads.audit.whatif import _gaps_text, lane_bounds, what_if
 
     folder = _two_sessions(tmp_path / "logs")
     write_jsonl(folder / "trace.jsonl", [  # Mooncake: no TTL a client can pick; 20 gaps of 1 s
@@ -101,7 +102,63 @@ def test_ttl_gaps_count_only_the_lanes_a_ttl_fix_reaches(tmp_path: Path) -> None
     # s1: 3 s, then 20 min; s2: 1 min: the Anthropic lanes' gaps only
     assert "gaps: 2 <= 5 m, 1 in 5 m-1 h" in fix.detail
     assert "1 lane(s) of other providers left out" in fix.detail
-    assert "15,804 <= 5 m" in _gaps_text((15804, 148, 17))
+    bounds = lane_bounds(requests)
+    assert len(bounds) == 2
+    assert "15,804 <= 5 m" in _gaps_text((15804, 148, 17), next(iter(bounds.values())))
+
+
+def _openai_rollout(path: Path, minutes: tuple[int, ...], model: str = "gpt-5.1-codex") -> Path:
+    """A Codex rollout: one call at each of ``minutes`` (a 20,000-token prompt growing 1,000 a call)."""
+    start = datetime(2026, 1, 15, 10, tzinfo=timezone.utc)
+
+    def at(minute: int, second: int) -> str:
+        return (start + timedelta(minutes=minute, seconds=second)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+    lines = [
+        {"timestamp": at(0, 0), "type": "session_meta", "payload": {"id": "s", "cli_version": "0.60.0", "model_provider": "openai"}},
+        {"timestamp": at(0, 0), "type": "turn_context", "payload": {"model": model, "effort": "high"}},
+    ]
+    for n, minute in enumerate(minutes):
+        lines += [
+            {"timestamp": at(minute, 1), "type": "response_item",
+             "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"turn {n}"}]}},
+            {"timestamp": at(minute, 3), "type": "response_item",
+             "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}},
+        ]
+        usage = {"input_tokens": 20_000 + 1_000 * n, "cached_input_tokens": 0, "output_tokens": 50}
+        lines.append({"timestamp": at(minute, 4), "type": "event_msg",
+                      "payload": {"type": "token_count", "info": {"total_token_usage": usage, "last_token_usage": usage}}})
+    return write_jsonl(path, lines)
+
+
+def test_ttl_gaps_of_an_openai_lane_are_counted_in_its_retention_lifetimes(tmp_path: Path) -> None:
+    # An OpenAI lane chooses between in_memory (10 min idle) and 24h retention, not 5 m and 1 h:
+    # a 7-minute gap is one in_memory keeps, a 2-hour gap one 24h retention keeps.
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import what_if
+
+    rollout = _openai_rollout(tmp_path / "codex" / "rollout.jsonl", (0, 7, 127))
+    requests, summaries = load_trace([rollout])
+    found = {fix.fix: fix for fix in what_if(list(requests), list(summaries), ["ttl-1h", "ttl-5m", "ttl-auto"])}
+    openai = "gaps: 1 <= 10 m, 1 in 10 m-24 h (24h retention keeps these warm), 0 > 24 h"
+    for name in ("ttl-1h", "ttl-5m"):
+        (lane,) = found[name].lanes
+        assert lane.note.startswith(openai + " [120m"), lane.note
+        assert found[name].detail.startswith(openai + " [120m"), found[name].detail
+    # ttl-auto names what the lane asks for: the retention policy, not a TTL.
+    (lane,) = found["ttl-auto"].lanes
+    assert re.fullmatch(r"(in_memory|24h) \(" + re.escape(openai) + r"\)", lane.note), lane.note
+
+    # Beside Anthropic lanes: their notes as before, the totals per provider (other bounds).
+    folder = _two_sessions(tmp_path / "logs")
+    requests, summaries = load_trace([folder, rollout])
+    (fix,) = what_if(list(requests), list(summaries), ["ttl-1h"])
+    anthropic = "gaps: 1 <= 5 m, {} in 5 m-1 h (a 1 h TTL keeps these warm), 0 > 1 h"
+    assert sorted(lane.note for lane in fix.lanes) == [
+        f"{openai} [120m00s]", anthropic.format(0), anthropic.format(1) + " [19m57s]"]
+    assert fix.detail == (
+        "anthropic (2 lane(s)): gaps: 2 <= 5 m, 1 in 5 m-1 h (a 1 h TTL keeps these warm), 0 > 1 h [19m57s]; "
+        f"openai (1 lane(s)): {openai} [120m00s]"), fix.detail
 
 
 def test_a_ttl_fix_on_an_openai_log_says_what_applies_there(tmp_path: Path) -> None:
