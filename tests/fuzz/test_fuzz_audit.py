@@ -138,6 +138,13 @@ SEEDS: dict[str, list[dict]] = {
             {"type": "input_text", "text": "<environment_context>\n<cwd>/r</cwd>\n</environment_context>"}]}},
         {"timestamp": "2025-11-17T21:30:29.690Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [
             {"type": "input_text", "text": "stop"}]}},
+        # Another agent's instructions, turns for a rollback from Codex 0.118: a communication's
+        # JSON as an assistant message's one content item, and an agent_message item.
+        {"timestamp": "2025-11-17T21:30:29.692Z", "type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": json.dumps({"author": "/root/w", "recipient": "/root", "other_recipients": ["/root/v"],
+                                                        "content": "done", "trigger_turn": False})}]}},
+        {"timestamp": "2025-11-17T21:30:29.694Z", "type": "response_item", "payload": {"type": "agent_message", "author": "/root", "recipient": "/root/w",
+            "content": [{"type": "input_text", "text": "go on"}, {"type": "encrypted_content", "encrypted_content": "gAAAA"}]}},
         # A thread rollback: the next call extends the turn before the dropped ones.
         {"timestamp": "2025-11-17T21:30:29.700Z", "type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": 1}},
         # Later Codex: cache writes inside input_tokens.

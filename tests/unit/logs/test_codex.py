@@ -931,6 +931,106 @@ def test_the_context_codex_writes_as_user_messages_is_no_user_turn(tmp_path: Pat
     assert requests[3].prefix.parent == requests[0].prefix.node
 
 
+#: Another agent's instructions as Codex's multi-agent v2 writes them into a thread's history (openai/codex
+#: codex-rs/protocol models.rs ``ResponseItem::AgentMessage`` and protocol.rs ``InterAgentCommunication``):
+#: an assistant message whose one content item is a communication's JSON, and a typed ``agent_message``.
+WORKER_SAYS = json.dumps({"author": "/root/scout", "recipient": "/root", "other_recipients": [],
+                          "content": "found two callers of parse()", "trigger_turn": False})
+INTER_AGENT = {
+    "assistant-json": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": WORKER_SAYS}]},
+    "agent-message": {"type": "agent_message", "author": "/root/scout", "recipient": "/root",
+                      "content": [{"type": "input_text", "text": "the tests pass on linux"}]},
+    "agent-message-encrypted": {"type": "agent_message", "author": "/root", "recipient": "/root/scout",
+                                "content": [{"type": "encrypted_content", "encrypted_content": "gAAAAB-opaque"}]},
+}
+#: Assistant messages that are no communication (Codex reads none back): no turn in any version.
+NOT_INTER_AGENT = [
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done: two callers."}]},
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": '{"author": "/root/scout", "content": "x"}'}]},
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": WORKER_SAYS}, {"type": "output_text", "text": "and more"}]},
+    {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": WORKER_SAYS.replace("false", '"no"')}]},
+]
+
+
+def _agents_rollout(path: Path, version: str, turns: list[tuple[str, int]], rollback: int) -> Path:
+    """A thread of turns, each opened by a user message (``"user"``) or by one of
+    :data:`INTER_AGENT` / an index into :data:`NOT_INTER_AGENT`, with a call (prompt, 100 cached
+    fewer, 10 output) after each, then ``thread_rolled_back {rollback}`` and one more call."""
+    records = [{"timestamp": "2026-07-02T09:00:00.000Z", "type": "session_meta", "payload": {"id": "a", "cli_version": version, "model_provider": "openai"}},
+               {"timestamp": "2026-07-02T09:00:00.500Z", "type": "turn_context", "payload": {"model": "gpt-5.5", "effort": "high"}}]
+    total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
+
+    def count(prompt: int) -> dict:
+        nonlocal total
+        last = {"input_tokens": prompt, "cached_input_tokens": prompt - 100, "output_tokens": 10}
+        total = {key: total[key] + last[key] for key in total}
+        return {"type": "token_count", "info": {"total_token_usage": dict(total), "last_token_usage": last}}
+
+    for t, (opener, prompt) in enumerate(turns):
+        item = _user(f"turn {t}") if opener == "user" else INTER_AGENT[opener] if opener in INTER_AGENT else NOT_INTER_AGENT[int(opener)]
+        records.append({"timestamp": f"2026-07-02T09:{t:02d}:01.000Z", "type": "response_item", "payload": item})
+        records.append({"timestamp": f"2026-07-02T09:{t:02d}:09.000Z", "type": "event_msg", "payload": count(prompt)})
+    records.append({"timestamp": "2026-07-02T09:50:00.000Z", "type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": rollback}})
+    records.append({"timestamp": "2026-07-02T09:50:01.000Z", "type": "response_item", "payload": _user("again")})
+    records.append({"timestamp": "2026-07-02T09:50:09.000Z", "type": "event_msg", "payload": count(10500)})
+    return write_jsonl(path, records)
+
+
+def test_a_rollback_counts_other_agents_instructions_as_turns(tmp_path: Path) -> None:
+    """Codex 0.118 on counts another agent's instruction as a turn when it drops turns
+    (openai/codex codex-rs/core/src/context_manager/history.rs ``is_user_turn_boundary``): a user
+    turn, then an assistant message of a communication's JSON and an ``agent_message``, each with a
+    call; rolling back 2 turns drops those two, so the next call extends the user turn's call.
+    int40 counted one turn and went back past it (no parent)."""
+    path = _agents_rollout(tmp_path / "rollout-2026-07-02T09-00-00-a.jsonl", "0.140.0",
+                           [("user", 10000), ("assistant-json", 10300), ("agent-message", 10600)], 2)
+    requests, _ = load_trace([path])
+    assert len(requests) == 4
+    assert requests[3].prefix.parent == requests[0].prefix.node
+    assert ("rewind", "thread rolled back 2 user turn(s)") in requests[3].events
+
+
+@pytest.mark.parametrize(("version", "kept"), [("0.117.0", 0), ("0.118.0", 1), ("0.160.2", 1)])
+def test_an_assistant_communication_is_a_turn_from_0_118(tmp_path: Path, version: str, kept: int) -> None:
+    # Two user turns, then another agent's message (JSON in an assistant message) and a call;
+    # rolling back 1 turn drops that message's turn from 0.118 (the second user turn's call is
+    # kept), before 0.118 the second user turn (the first's call is kept), as before.
+    path = _agents_rollout(tmp_path / "rollout-2026-07-02T09-00-00-a.jsonl", version,
+                           [("user", 10000), ("user", 10300), ("assistant-json", 10600)], 1)
+    requests, _ = load_trace([path])
+    assert requests[3].prefix.parent == requests[kept].prefix.node
+
+
+@pytest.mark.parametrize("other", range(len(NOT_INTER_AGENT)))
+def test_an_assistant_message_that_is_no_communication_is_no_turn(tmp_path: Path, other: int) -> None:
+    path = _agents_rollout(tmp_path / "rollout-2026-07-02T09-00-00-a.jsonl", "0.140.0",
+                           [("user", 10000), ("user", 10300), (str(other), 10600)], 1)
+    requests, _ = load_trace([path])
+    assert requests[3].prefix.parent == requests[0].prefix.node
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(openers=st.lists(st.sampled_from(["user", *INTER_AGENT, *map(str, range(len(NOT_INTER_AGENT)))]), min_size=1, max_size=6),
+       version=st.sampled_from(["0.117.0", "0.118.0", "0.154.0", ""]), rollback=st.integers(0, 7))
+def test_property_a_rollback_counts_the_turns_codex_counts(tmp_path_factory, openers, version, rollback) -> None:
+    """Any turns opened by users, other agents' instructions or assistant messages that are none,
+    in any version, and any rollback: every call counted once, and the call after the rollback
+    extends the last call before the turn ``rollback`` back as Codex counts turns (none when
+    fewer are left)."""
+    turns = [(opener, 10000 + 100 * t) for t, opener in enumerate(openers)]
+    path = _agents_rollout(tmp_path_factory.mktemp("a") / "rollout-2026-07-02T09-00-00-a.jsonl", version, turns, rollback)
+    requests, _ = load_trace([path])
+    assert len(requests) == len(turns) + 1
+    later = version == "" or tuple(map(int, version.split(".")[:2])) >= (0, 118)
+    opens = [o == "user" or o.startswith("agent-message") or (o == "assistant-json" and later) for o in openers]
+    kept: list[str | None] = [None]  # the last call before each turn
+    for t, opened in enumerate(opens):
+        if opened:
+            kept.append(requests[t - 1].prefix.node if t else None)
+    expected = requests[-2].prefix.node if rollback == 0 else kept[len(kept) - rollback] if rollback < len(kept) else None
+    assert requests[-1].prefix.parent == expected
+
+
 def test_a_rollback_whose_turn_count_is_no_count_is_one_line(tmp_path: Path) -> None:
     path = _rollout(tmp_path / "rollout-2026-07-01T10-00-00-s.jsonl", [[(10000, 0, 100)]], {0: "one"})
     with pytest.raises(UserError, match=r":5: thread_rolled_back num_turns is not a non-negative integer \('one'\)$"):

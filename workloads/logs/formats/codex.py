@@ -63,7 +63,15 @@ user message, whether or not a call followed it (a turn interrupted or failed be
 one), except the context Codex writes as user messages itself (a text opening with one of
 :data:`CONTEXT_MARKERS`' tags and closing with its end tag: the environment context, AGENTS.md
 and user instructions, skills, a user's shell command, an interrupted turn's notice, a subagent's
-notification, a hook's prompt).
+notification, a hook's prompt). From Codex 0.118 (multi-agent v2, openai/codex
+``codex-rs/core/src/context_manager/history.rs`` ``is_user_turn_boundary``, spring 2026) an
+instruction from another agent is a turn too (an ``agent_turn`` event): an ``agent_message``
+item (``{author, recipient, content: [{type: input_text | encrypted_content}]}``, later
+releases), or an assistant message whose one content item (``output_text`` or ``input_text``)
+is the JSON of an inter-agent communication (``{author, recipient, other_recipients?, content,
+trigger_turn}``: see :func:`_inter_agent_turn`). An earlier rollout's assistant message of that
+JSON is no turn; one with no ``cli_version`` is taken as later (no earlier Codex wrote those
+messages).
 
 A record without ``ordinal`` is numbered by its place in the file (0-based).
 
@@ -117,6 +125,8 @@ CONTEXT_MARKERS = (
     ("<subagent_notification>", "</subagent_notification>"),
     ("<hook_prompt", "</hook_prompt>"),
 )
+#: The first Codex release whose rollbacks count an inter-agent instruction as a turn (see the module doc).
+INTER_AGENT_TURNS_FROM = (0, 118)
 #: ``codex exec --json`` before 0.44 printed its config summary and the prompt before any event.
 _EXEC_HEAD = 2
 _LINE_KINDS = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
@@ -181,6 +191,35 @@ def _user_turn(payload: dict) -> bool:
             if any(folded.startswith(start.lower()) and folded.endswith(end.lower()) for start, end in CONTEXT_MARKERS):
                 return False
     return True
+
+
+def _inter_agent_turn(payload: dict, version: str | None) -> bool:
+    """Whether a response item is an instruction from another agent that Codex (of ``version``)
+    counts as a turn when it drops turns for ``thread_rolled_back``: an ``agent_message`` item, or
+    an assistant message whose only content item is the JSON of an inter-agent communication
+    (what Codex's ``InterAgentCommunication`` reads back: an object with string ``author``,
+    ``recipient`` and ``content``, a boolean ``trigger_turn``, ``other_recipients`` absent or a
+    list of strings, ``encrypted_content`` absent, null or a string)."""
+    ptype = payload.get("type")
+    if ptype == "agent_message":
+        return True
+    if ptype != "message" or payload.get("role") != "assistant" or (-1, 0) < _release(version) < INTER_AGENT_TURNS_FROM:
+        return False
+    content = payload.get("content")
+    if not isinstance(content, list) or len(content) != 1 or not isinstance(content[0], dict):
+        return False
+    text = content[0].get("text") if content[0].get("type") in ("output_text", "input_text") else None
+    if not isinstance(text, str) or not text.lstrip().startswith("{"):
+        return False
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(value, dict) or not all(isinstance(value.get(key), str) for key in ("author", "recipient", "content")):
+        return False
+    others = value.get("other_recipients", [])
+    return (isinstance(value.get("trigger_turn"), bool) and isinstance(others, list) and all(isinstance(o, str) for o in others)
+            and isinstance(value.get("encrypted_content", ""), (str, type(None))))
 
 
 def _text(value: object) -> str | None:
@@ -523,6 +562,10 @@ class _Rollout:
                 self.first_output_ms = when
             self.last_output_ms = when
             self.outputs_claimed = self.claims_next_outputs
+        if _inter_agent_turn(payload, self.version):  # another agent's instruction: a turn for a rollback
+            self.turns.append(self.turns[-1])
+            self.turn_marks.append(len(self.events))
+            self.events.append(("agent_turn", "an instruction from another agent"))
 
     def _token_count(self, record: Record, value: dict, payload: dict, when: int | None) -> None:
         """One request, unless its running total repeats one already counted."""
@@ -997,6 +1040,8 @@ FORMAT = LogFormat(
         "realtime_item lines, and compacted.latest_token_usage_record (a snapshot of an earlier response's record): none a call",
         "thread rollbacks (event_msg thread_rolled_back {num_turns}): the dropped turns' calls counted, the next call "
         "extending the last call of the turn before them",
+        "Codex 0.118 on (multi-agent v2): a rollback's turns count another agent's instructions too (an agent_message item, "
+        "or an assistant message whose one content item is an inter-agent communication's JSON); before 0.118 only user messages",
         "older rollouts (record_type lines, or a first line {id, timestamp, instructions}): no usage, read as no calls",
         "codex exec --json output before 0.44 (a config summary, {prompt}, then Event {id, msg} lines): each token_count a call "
         "(TokenUsage itself in the first releases, later info.last_token_usage; info re-sent with rate limits, the same "
