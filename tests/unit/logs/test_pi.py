@@ -41,6 +41,18 @@ def _tool_loop(t0: int) -> list[dict]:
     ]
 
 
+def _tool_loop_then_docs(tmp_path: Path, t0: int, between: list[dict]) -> tuple[list, Path]:
+    """A tool loop, the entries ``between``, then a user turn asking for the docs (a call reading
+    40,501) and one more turn (a call reading 41,500): the requests read and the file."""
+    entries = [*_tool_loop(t0), *between,
+               {**_pi_msg("user", t0 + 20000), "message": {"role": "user", "content": "And now the docs, " * 200, "timestamp": t0 + 20000}},
+               _pi_msg("assistant", t0 + 20010, _u(10, 40501, 3100)),
+               _pi_msg("user", t0 + 40000), _pi_msg("assistant", t0 + 40010, _u(3000, 41500, 0))]
+    path = _pi(tmp_path / "pi.jsonl", entries)
+    requests, _ = load_trace([path])
+    return requests, path
+
+
 def test_pi_thinking_change_and_a_user_turn_miss_located_in_the_head(tmp_path: Path) -> None:
     t0 = 1765233665294
     entries = [
@@ -742,12 +754,7 @@ def test_a_custom_message_is_sent_as_a_user_message_where_a_break_is_located(tmp
     t0 = 1765233665294
     note = {"type": "custom_message", "customType": "reminder", "display": False, "timestamp": "2025-12-08T22:41:19.389Z",
             "content": [{"type": "text", "text": "Reminder from the plan extension: " + "keep the tests green. " * 400}]}
-    entries = [*_tool_loop(t0), note, {**_pi_msg("user", t0 + 20000), "message": {
-        "role": "user", "content": "And now the docs, " * 200, "timestamp": t0 + 20000}},
-        _pi_msg("assistant", t0 + 20010, _u(10, 40501, 3100)),
-        _pi_msg("user", t0 + 40000), _pi_msg("assistant", t0 + 40010, _u(3000, 41500, 0))]
-    path = _pi(tmp_path / "pi.jsonl", entries)
-    requests, _ = load_trace([path])
+    requests, path = _tool_loop_then_docs(tmp_path, t0, [note])
     added = [(m.role, m.excerpt[:25]) for m in requests[2].messages]
     assert added == [("assistant", ""), ("user", "Reminder from the plan ex"), ("user", "And now the docs, And now")]
     assert requests[2].prefix.new_blocks == 3
@@ -899,13 +906,9 @@ def test_a_bash_execution_is_sent_as_a_user_message_unless_excluded(tmp_path: Pa
     message of role bashExecution and no text, so a read that stopped inside its output was
     located in the message after it, and an excluded run counted as a block the prompt adds."""
     t0 = 1765233665294
-    entries = [*_tool_loop(t0), _bash(t0 + 6000, "ls -la", "total 48\n" + "drwxr-xr-x  x\n" * 600, exitCode=2),
-               _bash(t0 + 7000, "git status", "nothing to commit", excludeFromContext=True),
-               {**_pi_msg("user", t0 + 20000), "message": {"role": "user", "content": "And now the docs, " * 200, "timestamp": t0 + 20000}},
-               _pi_msg("assistant", t0 + 20010, _u(10, 40501, 3100)),
-               _pi_msg("user", t0 + 40000), _pi_msg("assistant", t0 + 40010, _u(3000, 41500, 0))]
-    path = _pi(tmp_path / "pi.jsonl", entries)
-    requests, _ = load_trace([path])
+    requests, path = _tool_loop_then_docs(tmp_path, t0, [
+        _bash(t0 + 6000, "ls -la", "total 48\n" + "drwxr-xr-x  x\n" * 600, exitCode=2),
+        _bash(t0 + 7000, "git status", "nothing to commit", excludeFromContext=True)])
     added = [(m.role, m.excerpt[:25]) for m in requests[2].messages]
     assert added == [("assistant", ""), ("user", "Ran `ls -la` ``` total 48"), ("user", "And now the docs, And now")]
     assert requests[2].prefix.new_blocks == 3
