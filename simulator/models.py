@@ -231,7 +231,8 @@ def _kimi(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheMo
 def _zai(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheModel:
     from prefixbench.simulator.automatic import AutomaticCache
 
-    return AutomaticCache(name=name, tokenizer=tokenizer, block=values["block"], cache_output=values["cache_output"])  # type: ignore[arg-type]
+    return AutomaticCache(name=name, tokenizer=tokenizer, block=values["block"], cache_output=values["cache_output"],  # type: ignore[arg-type]
+                          ttl_ms=values["ttl_ms"])  # type: ignore[arg-type]
 
 
 def _qwen(name: str, tokenizer: Tokenizer, values: dict[str, object]) -> CacheModel:

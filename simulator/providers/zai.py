@@ -3,7 +3,9 @@
 Facts: GLM models cache automatically and report ``prompt_tokens_details.cached_tokens`` inside
 ``prompt_tokens`` (subset), like OpenAI [S]; reads cost about a fifth of input (GLM-4.6: 0.11
 against 0.60 per 1M, https://docs.z.ai/guides/overview/pricing). The Anthropic-compatible
-endpoint reports the Messages shape. No step, minimum or lifetime is published.
+endpoint reports the Messages shape. No step, minimum or lifetime is published: the caching
+page says only that content "identical or highly similar to previous requests" is reused
+(https://docs.z.ai/guides/capabilities/cache).
 
 **Unknowns, as options.** The read step, which differs by model [M]:
 
@@ -48,8 +50,20 @@ read the previous prompt in 330; of the 325 others, 155 read exactly an earlier 
 a head of 1-6K tokens (4,480 in 49) and 34 something else. Nothing in the log tells which: the
 share read falls with the idle time (71 of 100 under 5 s, about half at 5-60 s, 2 of 29 past
 5 min), as of a cache spread over servers without affinity. Predicted from the lane's last read
-(as MiniMax's) 424 of the home's 889 calls within 3% fall to 409, so no rule is taken from it;
-glm-5.2 on the coding plan, 2026-07, is predicted as it read (GJC 504 of 526, OpenCode 40 of 42).
+(as MiniMax's) 424 of the home's 889 calls within 3% fall to 409, and from the prompt two calls
+back (a read lag) its glm-5 follow-ups gain 21 but glm-5.1 and glm-5.2's lose 34 and 73 (GJC), so
+no rule is taken from it; glm-5.2 on the coding plan, 2026-07, is predicted as it read.
+
+**An entry lives about 20 min idle** [M] (``ttl_ms``, ``IDLE_TTL_MS``). Across the GLM
+follow-ups at hand on Z.AI (the OpenClaw home, GJC, OpenCode, a pi session on glm-5.1, two Claude
+Code sessions; 2026-03 to 07) the share that read its previous prompt falls with the idle time:
+1,353 of 1,791 under 5 min, 25 of 52 at 5-15 min, 3 of 20 at 15-30 min, 0 of 34 past 30 min (those
+fell to a shorter head, 128 tokens to 26K, or to nothing). So a request more than 20 min after
+its lane's previous one reads no entry of its own (``ttl-expired``) and, where the cold points
+agree on a warm head, that head. Calls within 3%, by lifetime (none, 10, 15, 20, 30, 60 min): the
+home 424, 428, 430, 432, 428, 426 of 889; GJC 504, 500, 505, 505, 506, 506 of 526; the glm-5.1
+session 432, 429, 432, 432, 433, 434 of 470; every other pinned GLM sample unchanged but Claude
+Code through Volcengine Ark (glm-4-7 read with these rules), 12 -> 14 of 49 at 20 min.
 """
 
 from __future__ import annotations
@@ -60,6 +74,9 @@ from prefixbench.simulator.providers.compatible import reader
 DEFAULT_BLOCK = 1
 #: The glm-5 models' read step, measured on glm-5.2 (568 reads, all multiples of 64).
 GLM5_BLOCK = 64
+#: How long an entry lives idle, measured (see the module doc): none of 34 follow-ups past 30 min
+#: read its previous prompt.
+IDLE_TTL_MS = 20 * 60_000
 
 OPTIONS = (
     CacheOption(key="block", default=DEFAULT_BLOCK,
@@ -68,6 +85,9 @@ OPTIONS = (
     CacheOption(key="cache_output", default=True,
                 seen="glm-4.6: every follow-up of Crush past the previous prompt read its answer but 1-2 tokens; glm-5.2: 2 of OpenCode's 41",
                 source="M", help="keep each answer after its prompt, for a next prompt that sends it back verbatim"),
+    CacheOption(key="ttl_ms", default=IDLE_TTL_MS,
+                seen="previous prompt read by 1,353 of 1,791 follow-ups under 5 min idle, 3 of 20 at 15-30 min, 0 of 34 past 30 min",
+                source="M", help="idle lifetime of an entry in ms"),
 )
 
 RULES = ProviderRules(
@@ -80,6 +100,9 @@ RULES = ProviderRules(
     block_tokens=DEFAULT_BLOCK,
     block_tokens_by_model=((r"(?i)glm-5", GLM5_BLOCK),),
     min_tokens=0,
+    # [M] An entry is read for about 20 min idle: see the module doc.
+    ttls_ms=(("20m", IDLE_TTL_MS),),
+    default_ttl="20m",
     read_multiplier=0.18,
     write_multiplier=1.0,
     best_effort_note="Z.AI publishes no cache rules; a miss may be its own doing",
@@ -88,5 +111,6 @@ RULES = ProviderRules(
     body_model="zai",
     chain_as="zai",
     cache_options=OPTIONS,
-    sources=("https://docs.z.ai/guides/overview/pricing", "https://docs.z.ai/guides/capabilities/thinking-mode"),
+    sources=("https://docs.z.ai/guides/overview/pricing", "https://docs.z.ai/guides/capabilities/thinking-mode",
+             "https://docs.z.ai/guides/capabilities/cache"),
 )

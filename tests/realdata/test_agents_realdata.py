@@ -220,7 +220,7 @@ PI_COMPACT_SESSION = ("PREFIXBENCH_PI_MONO_REPO", "badlogic/pi-mono", "705ba5d4f
 #: backslash) in one tool result of each file: the test drops that backslash in its copy.
 _ARCHIVED, _BEFORE_A_REMOVAL = "80e23d89937559d6a63940d1f62c49bbc1bd785b", "3ae80f5aef55b2444c06eeb9086bc518df867a1b"
 GJC_SESSIONS = ("PREFIXBENCH_AGENT_COMPLEX_TASK_REPO", "pinion05/agent-complex-task", {
-    "sessions/01-youtube-transcript-extraction/session.jsonl": (_ARCHIVED, 156, (782_661, 104_373, 40_535_104, 0), 153, 150),
+    "sessions/01-youtube-transcript-extraction/session.jsonl": (_ARCHIVED, 156, (782_661, 104_373, 40_535_104, 0), 154, 151),  # 153, 150: no idle lifetime
     "sessions/02-inline-agent-design/session.jsonl": (_BEFORE_A_REMOVAL, 57, (459_800, 37_123, 3_460_096, 0), 51, 50),
     "sessions/03-raddit-dashboard-pr/session.jsonl": (_ARCHIVED, 253, (1_389_949, 193_601, 54_076_160, 0), 246, 242),
     "sessions/04-awesome-agent-ide/session.jsonl": (_ARCHIVED, 60, (848_185, 88_095, 6_539_072, 0), 54, 52),

@@ -9,7 +9,8 @@ Each cassette is one run of Crush's coder agent on a small task (13 tasks): a ti
 (glm-4.5-air) and the agent's calls (glm-4.6) to ``api.z.ai/api/coding/paas/v4/chat/completions``,
 each with the request body it sent and the answer's event stream. Each call is made into a
 capture line (the body, and the stream as ``body_raw``) and read by ``http-capture``. The
-cassettes keep no times: a run's calls are put 2 s apart, in order, and the runs an hour apart.
+cassettes keep no times: a run's calls are put 2 s apart, in order, and the runs a minute apart (one
+``go test`` records them in turn; an hour apart, Z.AI's 20 min idle lifetime would drop what they share).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[list[tupl
         for k, interaction in enumerate(i for i in interactions if i["request"]["url"].endswith("/chat/completions")):
             request, response = interaction["request"], interaction["response"]
             body = json.loads(request["body"])
-            sent = 1_776_211_200.0 + 3600 * n + 2 * k
+            sent = 1_776_211_200.0 + 60 * n + 2 * k
             lines.append({"request": {"timestamp": sent, "method": "POST", "url": request["url"], "body": body},
                           "response": {"timestamp": sent + 1, "status_code": response["code"],
                                        "headers": {"content-type": "text/event-stream"}, "body_raw": response["body"]}})

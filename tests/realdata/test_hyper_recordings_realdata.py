@@ -10,7 +10,7 @@ agent's glm-5.1 calls, all to ``hyper.charm.land/v1/chat/completions``. The gate
 ``prompt_tokens`` leaves the cached part out, against the spec (``total_tokens`` is
 ``prompt_tokens + cached_tokens + completion_tokens`` in each of them); on the earlier code the
 first record whose cached tokens exceed it stopped the audit (exit 2). Calls are made into
-capture lines as in ``test_crush_recordings_realdata.py`` (2 s apart, runs an hour apart).
+capture lines as in ``test_crush_recordings_realdata.py`` (2 s apart, runs a minute apart).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict]]:
         lines = []
         for k, interaction in enumerate(i for i in interactions if i["request"]["url"].endswith("/chat/completions")):
             request, response = interaction["request"], interaction["response"]
-            sent = 1_785_283_200.0 + 3600 * n + 2 * k
+            sent = 1_785_283_200.0 + 60 * n + 2 * k
             lines.append({"request": {"timestamp": sent, "method": "POST", "url": request["url"], "body": json.loads(request["body"])},
                           "response": {"timestamp": sent + 1, "status_code": response["code"],
                                        "headers": {"content-type": "text/event-stream"}, "body_raw": response["body"]}})

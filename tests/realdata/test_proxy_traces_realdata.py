@@ -36,7 +36,7 @@ URL = "github.com/wang0618/llm-trace-sample-data"
 #: file: (records, calls, (uncached input, cache read, output) summed from the answers,
 #: {provider: calls}, reads within 3%, measured 2026-12-04).
 TRACES = {
-    "claude-code.jsonl": (50, 49, (634_280, 59_528, 8_014), {"zai": 28, "unknown": 21}, 12),
+    "claude-code.jsonl": (50, 49, (634_280, 59_528, 8_014), {"zai": 28, "unknown": 21}, 14),  # 12: Z.AI entries kept forever
     "nanobot.jsonl": (25, 25, (107_010, 0, 2_594), {"moonshot": 25}, 1),
     "nanobot-cn.jsonl": (10, 10, (31_396, 0, 611), {"zai": 10}, 1),
     # Gemini: the prompt count includes the cached part; the grounding tool's prompt is input

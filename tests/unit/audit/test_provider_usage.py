@@ -199,3 +199,21 @@ def test_minimax_calls_are_read_on_both_endpoints_and_priced_at_the_m2_row(tmp_p
     # 1,300 x 0.30 + 20 x 1.20; 30 x 0.30 + 1,280 x 0.03 + 20 x 1.20; 100 x 0.30 + 1,200 x 0.375
     # + 5 x 1.20; 10 x 0.30 + 1,300 x 0.03 + 5 x 1.20.
     assert [r.cost_usd for r in rows] == [Decimal("0.000414"), Decimal("0.0000714"), Decimal("0.000486"), Decimal("0.000048")]
+
+
+def test_a_glm_entry_idle_past_20_minutes_is_not_read(tmp_path: Path) -> None:
+    """Z.AI keeps an entry about 20 min idle (measured: no GLM follow-up past 30 min idle read its
+    previous prompt, 34 of 34 fell to a head or nothing): the same follow-up sent 10 min after the
+    first call reads it, sent 25 min after reads nothing and the entry is called expired. main
+    kept every entry forever and predicted the previous prompt at 25 min too."""
+    def follow_up(idle_min: int):
+        url = "https://api.z.ai/api/coding/paas/v4/chat/completions"
+        calls = [_call(n, url, "glm-5.2", _chat(1_300 + 10 * n, 0, 4)) for n in range(2)]
+        for part in ("request", "response"):
+            calls[1][part]["timestamp"] = calls[0][part]["timestamp"] + 60 * idle_min
+        return run_audit([write_jsonl(tmp_path / f"idle-{idle_min}.jsonl", calls)]).rows[1]
+
+    warm, cold = follow_up(10), follow_up(25)
+    assert warm.predicted_by == cold.predicted_by == "body"
+    assert warm.predicted_cache_read > 0 and warm.predicted_cache_read % 64 == 0
+    assert cold.predicted_cache_read == 0 and cold.cause == "ttl-expired"

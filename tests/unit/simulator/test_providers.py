@@ -281,8 +281,10 @@ def test_every_rule_resting_on_a_secondary_source_or_a_measurement_is_an_option(
     assert {o.key: o.source for o in PROVIDERS["moonshot"].cache_options}["block"] == "M"
     # GLM's read step, measured, not published: 64 on glm-5.2 (two users' coding-plan sessions),
     # to the token on glm-4.6 (Crush's recorded runs on Z.AI's coding endpoint).
-    assert PROVIDERS["zai"].option_defaults() == {"block": 1, "cache_output": True}
-    assert {o.key: o.source for o in PROVIDERS["zai"].cache_options} == {"block": "M", "cache_output": "M"}
+    # And an entry's idle lifetime, measured: 20 min (no follow-up past 30 min idle read its previous prompt).
+    assert PROVIDERS["zai"].option_defaults() == {"block": 1, "cache_output": True, "ttl_ms": 1_200_000}
+    assert {o.key: o.source for o in PROVIDERS["zai"].cache_options} == {"block": "M", "cache_output": "M", "ttl_ms": "M"}
+    assert PROVIDERS["zai"].default_ttl_ms == 1_200_000
     # The answer is kept after its prompt (Crush's glm-4.6 follow-ups read it but 1-2 tokens).
     assert PROVIDERS["zai"].caches_output
     assert [PROVIDERS["zai"].round_read(1_300, m) for m in ("glm-5.2", "GLM-5.1", "glm-4.6", "glm-4.5-air")] == [1_280, 1_280, 1_300, 1_300]
