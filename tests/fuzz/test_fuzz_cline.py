@@ -208,3 +208,59 @@ def test_kilo_upstream_and_usage_missing_end_cleanly(importer_examples):
 
     case()
     tally.report()
+
+
+#: What a user message's environment details may say of the model (Roo Code, Kilo Code).
+_MODEL_TAG = st.one_of(
+    st.sampled_from(["google/gemini-3-flash-preview", "x-ai/grok-code-fast-1", "anthropic/claude-sonnet-4.5", "", " ", "a\nb"]),
+    st.text(max_size=12),
+)
+
+
+def test_kilo_models_named_in_the_history_end_cleanly(importer_examples):
+    """Kilo Code gateway calls beside a history whose user messages name a model in their
+    environment details (any text, a tag left open, any ts, or none), some messages then edited:
+    exit 0 or one line; read, each call's counts are those of the same calls read without the
+    history, and its model is one a user message names or unknown."""
+    tally = Tally("audit kilo history models", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-kilo-models-"))
+    bare = folder / "bare" / "ui_messages.json"
+    bare.parent.mkdir()
+    message = st.fixed_dictionaries({
+        "role": st.sampled_from(["user", "user", "assistant"]),
+        "ts": st.one_of(st.integers(1761000000000, 1761000000010), st.none(), st.text(max_size=3), st.booleans()),
+        "tag": _MODEL_TAG, "closed": st.booleans(),
+    })
+
+    @fuzz_settings(importer_examples)
+    @given(counts=st.lists(st.tuples(_COUNT, _COUNT), min_size=1, max_size=4), messages=st.lists(message, max_size=6),
+           edits=st.data())
+    def case(counts: list[tuple[int, int]], messages: list[dict], edits: st.DataObject) -> None:
+        entries = [{"ts": 1761000000000 + 3 * n, "type": "say", "say": "api_req_started", "text": json.dumps(
+            {"apiProtocol": "openai", "tokensIn": total, "tokensOut": 9, "cacheWrites": 0, "cacheReads": min(read, total),
+             "cost": 0, "usageMissing": False, "inferenceProvider": "Anthropic"})} for n, (total, read) in enumerate(counts)]
+        history = []
+        for m in messages:
+            details = f"<environment_details>\n<model>{m['tag']}" + ("</model>\n" if m["closed"] else "\n") + "</environment_details>"
+            doc = {"role": m["role"], "content": [{"type": "text", "text": details}]}
+            if m["ts"] is not None:
+                doc["ts"] = m["ts"]
+            history.append(doc)
+        if history and edits.draw(st.booleans()):
+            history = edits.draw(st.lists(edited(st.sampled_from(history)), min_size=1, max_size=6))
+        write(folder / "ui_messages.json", json.dumps(entries))
+        write(folder / "api_conversation_history.json", json.dumps(history))
+        write(bare, json.dumps(entries))
+        tally.check(["audit", str(folder / "ui_messages.json"), "--quiet", "--format", "json"])
+        try:
+            requests, _ = import_file(folder / "ui_messages.json", FORMATS["cline"], ImportContext())
+        except UserError:
+            return
+        expected, _ = import_file(bare, FORMATS["cline"], ImportContext())
+        assert [(r.line, r.usage.prompt, r.usage.output) for r in requests] == [
+            (r.line, r.usage.prompt, r.usage.output) for r in expected]
+        named = {m["tag"].strip() for m in messages}
+        assert all(r.model == "unknown" or r.model in named or not messages for r in requests)
+
+    case()
+    tally.report()

@@ -185,3 +185,65 @@ def test_a_locked_kilo_channel_db_names_kilo(name: str) -> None:
 
     line = str(failure(Path("/home/u/.local/share/kilo") / name, sqlite3.OperationalError("database is locked")))
     assert "the Kilo Code database is locked" in line, line
+
+
+def _env_message(ts: int, model: str | None) -> dict:
+    """A user message as Roo Code and Kilo Code save it: the environment details end with the
+    current mode and, since 2025, the model in force."""
+    details = "<environment_details>\n# Current Mode\n<slug>code</slug>\n<name>Code</name>\n"
+    if model is not None:
+        details += f"<model>{model}</model>\n"
+    return {"role": "user", "ts": ts, "content": [{"type": "text", "text": "go"}, {"type": "text", "text": details + "</environment_details>"}]}
+
+
+def _gateway_call(ts: int, tokens_in: int, reads: int, upstream: str, cost: float = 0.0) -> dict:
+    text = {"apiProtocol": "openai", "tokensIn": tokens_in, "tokensOut": 50, "cacheWrites": 0, "cacheReads": reads,
+            "cost": cost, "usageMissing": False, "inferenceProvider": upstream}
+    return {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(text)}
+
+
+def test_the_model_a_call_used_is_read_from_the_environment_details_of_its_user_message(tmp_path: Path) -> None:
+    # Kilo's gateway logs no model in ui_messages.json; the history beside names it in each user
+    # message's environment details, saved just after the call's api_req_started (Roo Code
+    # announces a call, then gathers the details). A failed stream retried sends no new message:
+    # the retry used the message before it. The model switches mid-task: a lane of its own.
+    ui = [
+        _gateway_call(1_768_000_000_000, 14_000, 0, "Google AI Studio"),
+        _gateway_call(1_768_000_010_000, 15_000, 13_800, "Google AI Studio"),
+        {"ts": 1_768_000_020_000, "type": "say", "say": "api_req_started", "text": json.dumps(
+            {"apiProtocol": "openai", "tokensIn": 0, "tokensOut": 0, "cacheWrites": 0, "cacheReads": 0, "cost": 0,
+             "cancelReason": "streaming_failed", "streamingFailedMessage": "Google AI Studio error"})},
+        _gateway_call(1_768_000_030_000, 15_900, 14_900, "Google AI Studio"),
+        _gateway_call(1_768_000_040_000, 16_500, 0, "xAI"),
+    ]
+    history = [
+        _env_message(1_768_000_000_700, "google/gemini-3-flash-preview"),
+        {"role": "assistant", "ts": 1_768_000_009_000, "content": [{"type": "text", "text": "a"}]},
+        _env_message(1_768_000_010_600, "google/gemini-3-flash-preview"),
+        {"role": "assistant", "ts": 1_768_000_012_000, "content": [{"type": "text", "text": "b"}]},
+        _env_message(1_768_000_020_500, "google/gemini-3-flash-preview"),
+        {"role": "assistant", "ts": 1_768_000_035_000, "content": [{"type": "text", "text": "c"}]},
+        _env_message(1_768_000_040_800, "x-ai/grok-code-fast-1"),
+    ]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [(r.model, r.provider) for r in requests] == [
+        ("google/gemini-3-flash-preview", "gemini"),
+        ("google/gemini-3-flash-preview", "gemini"),
+        ("google/gemini-3-flash-preview", "gemini"),  # the retry: the message saved before it
+        ("x-ai/grok-code-fast-1", "xai"),
+    ]
+    assert len({r.prefix.head for r in requests}) == 2  # (main: one head, model "unknown")
+    totals = run_audit([tmp_path]).totals
+    assert totals.unpriced_requests == 0  # (main: all 4 unpriced)
+    assert (totals.requests, totals.cache_read) == (4, 13_800 + 14_900)
+
+
+def test_a_call_before_any_message_naming_a_model_keeps_the_fallbacks(tmp_path: Path) -> None:
+    # No <model> in the history (Roo Code before it wrote one, or Cline): the model is unknown and
+    # the upstream inferenceProvider names is the provider, as before.
+    (tmp_path / "ui_messages.json").write_text(json.dumps([_gateway_call(1_768_000_000_000, 14_000, 0, "Anthropic")]))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_768_000_000_700, None)]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [(r.model, r.provider) for r in requests] == [("unknown", "anthropic")]

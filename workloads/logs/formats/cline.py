@@ -20,6 +20,9 @@ A task folder holds three files, each read here whatever its name:
   message carrying ``metrics {tokens {prompt, completion, cached}}`` (Cline 3.x, 2026: ``prompt``
   the handler's tokensIn, ``cached`` its reads and writes summed; :func:`_history_usage`), and
   none from bare messages.
+  Roo Code's and Kilo Code's user messages end with environment details naming the model in
+  force (``<model>...</model>``): the model of a call whose other files name none
+  (:class:`_HistoryModels`).
 * ``task_metadata.json``: ``model_usage`` ``{ts, model_id, model_provider_id, mode}`` names the
   model and handler of calls whose entries do not (Cline before ``modelInfo``). Read with the
   ui file the same way.
@@ -119,6 +122,8 @@ _LEGACY_RESUME_WARNING = "Warning: this is a legacy conversation"
 SDK_MESSAGES_SUFFIX = ".messages.json"
 SDK_COMPACTION_SUFFIX = ".compaction.json"
 #: Why a call Kilo Code marks ``usageMissing`` (every count 0) is skipped.
+_MODEL_OPEN, _MODEL_CLOSE = "<model>", "</model>"
+
 _MISSING = "api_req_started marked usageMissing (Kilo Code found no usage for the call: its counts are 0)"
 #: What each reading of the four fields says, for the notes.
 _READING_TEXT: dict[str, str] = {
@@ -411,15 +416,64 @@ def _metadata(path: Path) -> _Metadata:
     return _Metadata(entries)
 
 
-def _history_blocks(path: Path) -> list[int] | None:
-    """Content blocks per message of the api_conversation_history.json beside a ui file."""
+class _HistoryModels:
+    """The model Roo Code and Kilo Code name in each user message's environment details
+    (``<model>...</model>`` under ``# Current Mode``): the model in force when the message was
+    sent. Roo Code announces a call (its ``api_req_started`` entry) before it gathers the
+    environment details and saves the user message, so a call's model is that of the first user
+    message saved at or after its start and before the next call's; a retry (no new message
+    before the next call) sent the latest message saved before it."""
+
+    def __init__(self, entries: list[tuple[int, str]]) -> None:
+        self.entries = sorted(entries)
+
+    def at(self, start: int | None, next_start: int | None) -> str | None:
+        if start is None:
+            return None
+        before: str | None = None
+        for ts, model in self.entries:
+            if ts < start:
+                before = model
+            elif next_start is None or ts < next_start:
+                return model
+            else:
+                break
+        return before
+
+
+def _model_named(content: object) -> str | None:
+    """The last ``<model>`` tag in a user message's text blocks (its environment details)."""
+    found: str | None = None
+    for block in content if isinstance(content, list) else (content,):
+        text = as_dict(block).get("text") if isinstance(block, dict) else block
+        if not isinstance(text, str):
+            continue
+        end = text.rfind(_MODEL_CLOSE)
+        start = text.rfind(_MODEL_OPEN, 0, end) if end >= 0 else -1
+        if start >= 0:
+            named = text[start + len(_MODEL_OPEN) : end].strip()
+            if named and len(named) <= 200 and "\n" not in named:
+                found = named
+    return found
+
+
+def _history(path: Path) -> tuple[list[int] | None, _HistoryModels]:
+    """Content blocks per message of the api_conversation_history.json beside a ui file, and the
+    models its user messages name."""
     if not path.is_file():
-        return None
+        return None, _HistoryModels([])
     blocks: list[int] = []
+    models: list[tuple[int, str]] = []
     for record in iter_records(path):
-        content = as_dict(record.value).get("content")
+        message = as_dict(record.value)
+        content = message.get("content")
         blocks.append(len(content) if isinstance(content, list) else 1)
-    return blocks
+        ts = message.get("ts")
+        if message.get("role") == "user" and isinstance(ts, int) and not isinstance(ts, bool):
+            named = _model_named(content)
+            if named is not None:
+                models.append((ts, named))
+    return blocks, _HistoryModels(models)
 
 
 def _reading(handler: str) -> tuple[ProviderRules | None, str]:
@@ -480,7 +534,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     for record in records:
         task.entry(record)
     metadata = _metadata(path.with_name(METADATA_FILE))
-    history = _history_blocks(path.with_name(HISTORY_FILE))
+    history, history_models = _history(path.with_name(HISTORY_FILE))
     roo_total = _total_tokens_in(task.calls)
     zero_in = _zero_tokens_in(task.calls)
     out: list[TraceRequest] = []
@@ -496,10 +550,11 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     #: its read below the other.
     last_prompt: int | None = None
     last_cached: int | None = None
-    for call in task.calls:
+    starts = [parse_time_ms(call.entry.get("ts"), f"{task.name}:{call.line}") for call in task.calls]
+    for index, call in enumerate(task.calls):
         where = f"{task.name}:{call.line}"
         info = call.info
-        sent = parse_time_ms(call.entry.get("ts"), where)
+        sent = starts[index]
         model_info = as_dict(call.entry.get("modelInfo"))
         handler = str(model_info.get("providerId") or "")
         model = str(model_info.get("modelId") or "")
@@ -507,6 +562,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             named = metadata.at(sent)
             if named is not None:
                 handler, model = handler or named[0], model or named[1]
+        if not model:
+            model = history_models.at(sent, starts[index + 1] if index + 1 < len(starts) else None) or ""
         protocol = not handler and isinstance(info.get("apiProtocol"), str)
         if protocol:
             handler = info["apiProtocol"]
