@@ -48,10 +48,12 @@ KILO_1_0_CREATED = 1_770_681_600_000
 def test_a_kilo_gateway_task_field_by_field() -> None:
     requests, summary = import_file(TASK / "ui_messages.json", CLINE, ImportContext())
     # Kilo's gateway (OpenRouter's handler): apiProtocol openai, tokensIn the whole prompt with
-    # the reads inside, no writes apart; the Anthropic handler: additive.
+    # the reads inside and an Anthropic upstream's writes folded in (cacheWrites 0: the prompt
+    # past the reads read as written; no price for an unnamed model splits off an uncached
+    # tail); the Anthropic handler: additive.
     assert [(r.line, r.usage) for r in requests] == [
-        (3, Usage(uncached=14200, output=310)),
-        (5, Usage(cache_read=14150, uncached=15100 - 14150, output=120)),
+        (3, Usage(cache_write_5m=14200, output=310)),
+        (5, Usage(cache_read=14150, cache_write_5m=15100 - 14150, output=120)),
         (8, Usage(cache_read=15000, cache_write_5m=1200, uncached=6, output=75)),
     ]
     # The upstream Kilo's gateway names (inferenceProvider "Anthropic") serves its calls: the
@@ -72,7 +74,7 @@ def test_a_kilo_task_folder_is_found_in_a_home_walk(tmp_path: Path, where: str) 
     assert [s.file for s in summaries] == [str(folder / "ui_messages.json")]  # the other two read with it
     t = run_audit([tmp_path]).totals
     assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (
-        3, 14200 + 950 + 6, 14150 + 15000, 1200, 310 + 120 + 75)
+        3, 6, 14150 + 15000, 14200 + 950 + 1200, 310 + 120 + 75)
 
 
 def test_an_upstream_no_provider_claims_stays_unknown(tmp_path: Path) -> None:
@@ -158,7 +160,7 @@ def test_a_kilo_db_with_migrated_legacy_tasks_counts_only_real_steps(tmp_path: P
     assert by_format == {"cline", "opencode"}
     t = run_audit([tmp_path]).totals
     assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (
-        3 + 2, 15156 + 2400 + 180, 29150 + 11500, 1200 + 9100 + 260, 505 + 300 + 90)
+        3 + 2, 6 + 2400 + 180, 29150 + 11500, 15150 + 1200 + 9100 + 260, 505 + 300 + 90)
     skipped = [reason for s in summaries for _, reason in s.skipped]
     assert skipped.count("assistant message with no step-finish (no usage recorded)") == 2
 
@@ -247,3 +249,38 @@ def test_a_call_before_any_message_naming_a_model_keeps_the_fallbacks(tmp_path: 
     (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_768_000_000_700, None)]))
     requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
     assert [(r.model, r.provider) for r in requests] == [("unknown", "anthropic")]
+
+
+def test_kilo_gateway_writes_of_an_anthropic_model_are_its_tokens_in_past_the_reads(tmp_path: Path) -> None:
+    # Kilo's gateway reports cacheWrites 0 on an Anthropic model while OpenRouter billed the
+    # prompt past the reads as written: its cost says so (claude-sonnet-4.5: 3 input, 0.30 read,
+    # 3.75 write, 15 output per 1M). 21,648 of the first call's 21,658 written (10 past the last
+    # breakpoint), which the second reads; a cost that does not split: all of it written.
+    ui = [
+        _gateway_call(1_768_000_000_000, 21_658, 0, "Anthropic", cost=21_648 * 3.75e-6 + 10 * 3e-6 + 50 * 15e-6),
+        _gateway_call(1_768_000_010_000, 24_304, 21_648, "Anthropic", cost=21_648 * 0.3e-6 + 2_646 * 3.75e-6 + 10 * 3e-6 + 50 * 15e-6),
+        _gateway_call(1_768_000_020_000, 25_000, 24_294, "Anthropic", cost=0.5),
+    ]
+    history = [_env_message(1_768_000_000_700, "anthropic/claude-sonnet-4.5"),
+               _env_message(1_768_000_010_700, "anthropic/claude-sonnet-4.5"),
+               _env_message(1_768_000_020_700, "anthropic/claude-sonnet-4.5")]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.usage for r in requests] == [  # (main: no write, tokensIn past the reads uncached)
+        Usage(cache_write_5m=21_648, uncached=10, output=50),
+        Usage(cache_read=21_648, cache_write_5m=2_646, uncached=10, output=50),
+        Usage(cache_read=24_294, cache_write_5m=706, output=50),
+    ]
+    assert any("tokensIn read as written" in note for note in summary.notes)
+    rows = run_audit([tmp_path]).rows
+    assert [r.read_within for r in rows] == [True, True, True]
+
+
+def test_kilo_gateway_calls_of_a_model_without_writes_keep_their_reading(tmp_path: Path) -> None:
+    # Gemini through the same gateway: no write billed, the prompt past the reads uncached.
+    ui = [_gateway_call(1_768_000_000_000, 14_000, 12_000, "Google AI Studio", cost=0.002)]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_768_000_000_700, "google/gemini-3-flash-preview")]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.usage for r in requests] == [Usage(cache_read=12_000, uncached=2_000, output=50)]

@@ -187,6 +187,12 @@ _READING_TEXT: dict[str, str] = {
         "model's last user messages for caching: tokensIn read as written (additive), but for the uncached tail "
         "after the last breakpoint where the call's own cost tells it apart"
     ),
+    "folded-writes": (
+        "Kilo Code's gateway and OpenRouter handlers report cacheWrites 0 whatever was written (the writes "
+        "folded into tokensIn, the whole prompt): for an Anthropic-kind model the prompt past the reads "
+        "tokensIn read as written, but for the uncached tail after the last breakpoint where the call's own cost "
+        "tells it apart"
+    ),
 }
 
 
@@ -604,9 +610,13 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         label = f"{'protocol ' if protocol else ''}{handler} ({model})" if handler else f"calls naming no handler ({model})"
         readings.setdefault(label, "zero-in" if not handler and reading == "miss-as-write" else reading)
         usage = _usage("additive" if reading in ("gateway", "unnamed") else reading, info, where)
-        gateway = _gateway_writes(handler, rules, usage, model, sent, info.get("cost"))
+        # Kilo Code's gateway and OpenRouter handlers (their protocol's tokensIn the whole prompt,
+        # the calls naming their inferenceProvider) fold an Anthropic model's writes into
+        # tokensIn, as Cline's own provider does.
+        folded = protocol and reading == "subset" and isinstance(info.get("inferenceProvider"), str)
+        gateway = _gateway_writes(handler, rules, usage, model, sent, info.get("cost"), folded)
         if gateway is not None:
-            usage, readings[label] = gateway, "gateway-writes"
+            usage, readings[label] = gateway, "folded-writes" if folded else "gateway-writes"
         cost += logged_cost(info.get("cost"))
         if call.late:
             # This call's own truncation if its prompt fell below the previous call's (the range
@@ -895,11 +905,13 @@ def _writes_by_cost(model: str, sent_ms: int | None, prompt: int, cached: int, o
 
 
 def _gateway_writes(handler: str, rules: ProviderRules | None, usage: Usage, model: str, sent_ms: int | None,
-                    cost: object) -> Usage | None:
-    """A call through Cline's own provider to an Anthropic-kind model that reported no write
-    (every file of Cline: ui_messages, an SDK session, a history file alone) read as
+                    cost: object, folded: bool = False) -> Usage | None:
+    """A call through Cline's own provider (every file of Cline: ui_messages, an SDK session, a
+    history file alone), or one whose writes its handler ``folded`` into tokensIn (Kilo Code's
+    gateway and OpenRouter handlers), to an Anthropic-kind model that reported no write, read as
     :func:`_gateway_usage` does; None for any other call."""
-    if handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive and not usage.cache_write and usage.uncached:
+    if ((handler in _WRITES_IN_TOKENS_IN or folded) and rules is not None and rules.is_additive
+            and not usage.cache_write and usage.uncached):
         return _gateway_usage(model, sent_ms, usage, cost)
     return None
 
