@@ -235,20 +235,27 @@ def test_kilo_models_named_in_the_history_end_cleanly(importer_examples):
     message = st.fixed_dictionaries({
         "role": st.sampled_from(["user", "user", "assistant"]),
         "ts": st.one_of(st.integers(1761000000000, 1761000000010), st.none(), st.text(max_size=3), st.booleans()),
-        "tag": _MODEL_TAG, "closed": st.booleans(),
+        "tag": _MODEL_TAG, "closed": st.booleans(), "nested": st.booleans(),
     })
 
     @fuzz_settings(importer_examples)
-    @given(counts=st.lists(st.tuples(_COUNT, _COUNT), min_size=1, max_size=4), messages=st.lists(message, max_size=6),
+    @given(counts=st.lists(st.tuples(_COUNT, _COUNT, st.booleans()), min_size=1, max_size=4), messages=st.lists(message, max_size=6),
            edits=st.data())
-    def case(counts: list[tuple[int, int]], messages: list[dict], edits: st.DataObject) -> None:
-        entries = [{"ts": 1761000000000 + 3 * n, "type": "say", "say": "api_req_started", "text": json.dumps(
-            {"apiProtocol": "openai", "tokensIn": total, "tokensOut": 9, "cacheWrites": 0, "cacheReads": min(read, total),
-             "cost": 0, "usageMissing": False, "inferenceProvider": "Anthropic"})} for n, (total, read) in enumerate(counts)]
+    def case(counts: list[tuple[int, int, bool]], messages: list[dict], edits: st.DataObject) -> None:
+        entries = []
+        for n, (total, read, replied) in enumerate(counts):
+            entries.append({"ts": 1761000000000 + 3 * n, "type": "say", "say": "api_req_started", "text": json.dumps(
+                {"apiProtocol": "openai", "tokensIn": total, "tokensOut": 9, "cacheWrites": 0, "cacheReads": min(read, total),
+                 "cost": 0, "usageMissing": False, "inferenceProvider": "Anthropic"})})
+            if replied:  # the reply's first words
+                entries.append({"ts": 1761000000001 + 3 * n, "type": "say", "say": "text", "text": "..."})
         history = []
         for m in messages:
             details = f"<environment_details>\n<model>{m['tag']}" + ("</model>\n" if m["closed"] else "\n") + "</environment_details>"
-            doc = {"role": m["role"], "content": [{"type": "text", "text": details}]}
+            block = {"type": "text", "text": details}
+            if m["nested"]:  # native tool calls: the details inside a tool result
+                block = {"type": "tool_result", "tool_use_id": "t", "content": [block]}
+            doc = {"role": m["role"], "content": [block]}
             if m["ts"] is not None:
                 doc["ts"] = m["ts"]
             history.append(doc)

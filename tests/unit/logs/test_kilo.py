@@ -206,17 +206,24 @@ def _gateway_call(ts: int, tokens_in: int, reads: int, upstream: str, cost: floa
 
 def test_the_model_a_call_used_is_read_from_the_environment_details_of_its_user_message(tmp_path: Path) -> None:
     # Kilo's gateway logs no model in ui_messages.json; the history beside names it in each user
-    # message's environment details, saved just after the call's api_req_started (Roo Code
-    # announces a call, then gathers the details). A failed stream retried sends no new message:
-    # the retry used the message before it. The model switches mid-task: a lane of its own.
+    # message's environment details, saved after the call's api_req_started and before its reply
+    # (Roo Code announces a call, gathers the details, then streams). A failed stream retried
+    # sends no new message, nor does a parent task going on from a subtask's result (saved when
+    # the subtask ended, before the call): each used the message saved before it. The model
+    # switches mid-task: a lane of its own.
+    def reply(ts: int) -> dict:
+        return {"ts": ts, "type": "say", "say": "text", "text": "..."}
+
     ui = [
-        _gateway_call(1_768_000_000_000, 14_000, 0, "Google AI Studio"),
-        _gateway_call(1_768_000_010_000, 15_000, 13_800, "Google AI Studio"),
+        _gateway_call(1_768_000_000_000, 14_000, 0, "Google AI Studio"), reply(1_768_000_005_000),
+        _gateway_call(1_768_000_010_000, 15_000, 13_800, "Google AI Studio"), reply(1_768_000_015_000),
         {"ts": 1_768_000_020_000, "type": "say", "say": "api_req_started", "text": json.dumps(
             {"apiProtocol": "openai", "tokensIn": 0, "tokensOut": 0, "cacheWrites": 0, "cacheReads": 0, "cost": 0,
              "cancelReason": "streaming_failed", "streamingFailedMessage": "Google AI Studio error"})},
-        _gateway_call(1_768_000_030_000, 15_900, 14_900, "Google AI Studio"),
-        _gateway_call(1_768_000_040_000, 16_500, 0, "xAI"),
+        {"ts": 1_768_000_021_000, "type": "say", "say": "error", "text": "retrying"},
+        _gateway_call(1_768_000_030_000, 15_900, 14_900, "Google AI Studio"), reply(1_768_000_035_000),
+        {"ts": 1_768_000_039_000, "type": "say", "say": "subtask_result", "text": "done"},
+        _gateway_call(1_768_000_040_000, 16_500, 0, "xAI"), reply(1_768_000_045_000),
     ]
     history = [
         _env_message(1_768_000_000_700, "google/gemini-3-flash-preview"),
@@ -224,8 +231,12 @@ def test_the_model_a_call_used_is_read_from_the_environment_details_of_its_user_
         _env_message(1_768_000_010_600, "google/gemini-3-flash-preview"),
         {"role": "assistant", "ts": 1_768_000_012_000, "content": [{"type": "text", "text": "b"}]},
         _env_message(1_768_000_020_500, "google/gemini-3-flash-preview"),
-        {"role": "assistant", "ts": 1_768_000_035_000, "content": [{"type": "text", "text": "c"}]},
-        _env_message(1_768_000_040_800, "x-ai/grok-code-fast-1"),
+        {"role": "assistant", "ts": 1_768_000_036_000, "content": [{"type": "text", "text": "c"}]},
+        # The subtask's result, its details in a tool result (native tool calls), before the call.
+        {"role": "user", "ts": 1_768_000_039_500, "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
+            {"type": "text", "text": "done"}, *_env_message(0, "x-ai/grok-code-fast-1")["content"][1:]]}]},
+        {"role": "assistant", "ts": 1_768_000_046_000, "content": [{"type": "text", "text": "d"}]},
+        _env_message(1_768_000_047_000, "google/gemini-3-flash-preview"),  # the next turn's, after the reply
     ]
     (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
     (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
@@ -234,7 +245,7 @@ def test_the_model_a_call_used_is_read_from_the_environment_details_of_its_user_
         ("google/gemini-3-flash-preview", "gemini"),
         ("google/gemini-3-flash-preview", "gemini"),
         ("google/gemini-3-flash-preview", "gemini"),  # the retry: the message saved before it
-        ("x-ai/grok-code-fast-1", "xai"),
+        ("x-ai/grok-code-fast-1", "xai"),  # after the subtask: the message saved before it
     ]
     assert len({r.prefix.head for r in requests}) == 2  # (main: one head, model "unknown")
     totals = run_audit([tmp_path]).totals

@@ -315,6 +315,9 @@ class _Pending:
         #: next one): Cline truncates inside the request it has just announced, or (condensing
         #: as a tool) for the next one; which, the counts decide (:func:`_read_ui`).
         self.late: list[tuple[str, str]] = []
+        #: The ``ts`` of the first entry after this one that is not a call's start (the reply's
+        #: first words, most often): Roo Code saves the call's user message before it.
+        self.replied: int | None = None
 
 
 class _Task:
@@ -338,6 +341,11 @@ class _Task:
         kind = value.get("type")
         if kind not in ("say", "ask"):
             raise UserError(f"{self.name}:{record.line}: expected a say or ask entry of ui_messages (type {kind!r:.40})")
+        pending = self.last_started
+        if pending is not None and pending.replied is None and value.get("say") != "api_req_started":
+            ts = value.get("ts")
+            if isinstance(ts, int) and not isinstance(ts, bool):
+                pending.replied = ts
         deleted = value.get("conversationHistoryDeletedRange")
         if deleted is not None and deleted != self.deleted:
             if isinstance(deleted, list) and len(deleted) == 2:
@@ -425,35 +433,49 @@ def _metadata(path: Path) -> _Metadata:
 class _HistoryModels:
     """The model Roo Code and Kilo Code name in each user message's environment details
     (``<model>...</model>`` under ``# Current Mode``): the model in force when the message was
-    sent. Roo Code announces a call (its ``api_req_started`` entry) before it gathers the
-    environment details and saves the user message, so a call's model is that of the first user
-    message saved at or after its start and before the next call's; a retry (no new message
-    before the next call) sent the latest message saved before it."""
+    sent. Roo Code announces a call (its ``api_req_started`` entry), then gathers the environment
+    details and saves the user message, then streams the reply: a call's model is that of the
+    user message saved from its start to its reply's first entry. A call with none there sent the
+    latest message saved before it: a retry, or a parent task going on from a subtask's result
+    (saved to its history when the subtask ended)."""
 
     def __init__(self, entries: list[tuple[int, str]]) -> None:
         self.entries = sorted(entries)
 
-    def at(self, start: int | None, next_start: int | None) -> str | None:
+    def at(self, start: int | None, replied: int | None) -> str | None:
         if start is None:
             return None
         before: str | None = None
         for ts, model in self.entries:
             if ts < start:
                 before = model
-            elif next_start is None or ts < next_start:
+            elif replied is None or ts <= replied:
                 return model
             else:
                 break
         return before
 
 
+def _texts(content: object, depth: int = 0) -> Iterable[str]:
+    """The text of a message's content: a string, its text blocks, and the text inside its
+    tool results (native tool calls put the environment details there)."""
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list) and depth < 2:
+        for block in content:
+            if isinstance(block, str):
+                yield block
+            elif isinstance(block, dict):
+                text = block.get("text")
+                if isinstance(text, str):
+                    yield text
+                yield from _texts(block.get("content"), depth + 1)
+
+
 def _model_named(content: object) -> str | None:
-    """The last ``<model>`` tag in a user message's text blocks (its environment details)."""
+    """The last ``<model>`` tag in a user message's text (its environment details)."""
     found: str | None = None
-    for block in content if isinstance(content, list) else (content,):
-        text = as_dict(block).get("text") if isinstance(block, dict) else block
-        if not isinstance(text, str):
-            continue
+    for text in _texts(content):
         end = text.rfind(_MODEL_CLOSE)
         start = text.rfind(_MODEL_OPEN, 0, end) if end >= 0 else -1
         if start >= 0:
@@ -556,11 +578,10 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     #: its read below the other.
     last_prompt: int | None = None
     last_cached: int | None = None
-    starts = [parse_time_ms(call.entry.get("ts"), f"{task.name}:{call.line}") for call in task.calls]
-    for index, call in enumerate(task.calls):
+    for call in task.calls:
         where = f"{task.name}:{call.line}"
         info = call.info
-        sent = starts[index]
+        sent = parse_time_ms(call.entry.get("ts"), where)
         model_info = as_dict(call.entry.get("modelInfo"))
         handler = str(model_info.get("providerId") or "")
         model = str(model_info.get("modelId") or "")
@@ -569,7 +590,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             if named is not None:
                 handler, model = handler or named[0], model or named[1]
         if not model:
-            model = history_models.at(sent, starts[index + 1] if index + 1 < len(starts) else None) or ""
+            model = history_models.at(sent, call.replied) or ""
         protocol = not handler and isinstance(info.get("apiProtocol"), str)
         if protocol:
             handler = info["apiProtocol"]
