@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import json
 import math
+from bisect import bisect_left
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -440,20 +441,17 @@ class _HistoryModels:
     (saved to its history when the subtask ended)."""
 
     def __init__(self, entries: list[tuple[int, str]]) -> None:
-        self.entries = sorted(entries)
+        entries = sorted(entries, key=lambda entry: entry[0])
+        self.times = [ts for ts, _ in entries]
+        self.models = [model for _, model in entries]
 
     def at(self, start: int | None, replied: int | None) -> str | None:
         if start is None:
             return None
-        before: str | None = None
-        for ts, model in self.entries:
-            if ts < start:
-                before = model
-            elif replied is None or ts <= replied:
-                return model
-            else:
-                break
-        return before
+        first = bisect_left(self.times, start)
+        if first < len(self.times) and (replied is None or self.times[first] <= replied):
+            return self.models[first]
+        return self.models[first - 1] if first > 0 else None
 
 
 def _texts(content: object, depth: int = 0) -> Iterable[str]:
