@@ -295,3 +295,27 @@ def test_kilo_gateway_calls_of_a_model_without_writes_keep_their_reading(tmp_pat
     (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_768_000_000_700, "google/gemini-3-flash-preview")]))
     requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
     assert [r.usage for r in requests] == [Usage(cache_read=12_000, uncached=2_000, output=50)]
+
+
+def test_a_message_older_than_the_call_before_names_no_model_for_a_call(tmp_path: Path) -> None:
+    # A Roo Code task restored from elsewhere: its history kept the first user message, then lost
+    # those of the calls after it (the handler changed to Anthropic's meanwhile). The first call's
+    # message names its model, and the second call, with no message of its own since, re-sent it
+    # (a retry); the third call's prompt ended with a message the history no longer has: no model
+    # named (main: every call's model unknown; the latest message before any call would name
+    # gemini for Claude's calls).
+    def reply(ts: int) -> dict:
+        return {"ts": ts, "type": "say", "say": "text", "text": "..."}
+
+    anthropic = {"apiProtocol": "anthropic", "tokensIn": 9, "tokensOut": 40, "cacheWrites": 51_031, "cacheReads": 0, "cost": 0.2}
+    ui = [
+        _gateway_call(1_755_635_332_000, 10_216, 0, "Google AI Studio"), reply(1_755_635_340_000),
+        _gateway_call(1_755_635_370_000, 10_660, 0, "Google AI Studio"), reply(1_755_635_380_000),
+        {"ts": 1_757_421_066_000, "type": "say", "say": "api_req_started", "text": json.dumps(anthropic)},
+        reply(1_757_421_070_000),
+    ]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_755_635_332_500, "google/gemini-2.5-pro")]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.model for r in requests] == ["google/gemini-2.5-pro", "google/gemini-2.5-pro", "unknown"]
+    assert requests[2].provider == "anthropic"  # the handler's

@@ -437,21 +437,25 @@ class _HistoryModels:
     sent. Roo Code announces a call (its ``api_req_started`` entry), then gathers the environment
     details and saves the user message, then streams the reply: a call's model is that of the
     user message saved from its start to its reply's first entry. A call with none there sent the
-    latest message saved before it: a retry, or a parent task going on from a subtask's result
-    (saved to its history when the subtask ended)."""
+    latest message saved since the call before it started: a retry, or a parent task going on
+    from a subtask's result (saved to its history when the subtask ended). A message older than
+    that belongs to an earlier call: a history rewritten since (a restored task) names no model
+    for the calls it lost."""
 
     def __init__(self, entries: list[tuple[int, str]]) -> None:
         entries = sorted(entries, key=lambda entry: entry[0])
         self.times = [ts for ts, _ in entries]
         self.models = [model for _, model in entries]
 
-    def at(self, start: int | None, replied: int | None) -> str | None:
+    def at(self, start: int | None, replied: int | None, since: int | None) -> str | None:
         if start is None:
             return None
         first = bisect_left(self.times, start)
         if first < len(self.times) and (replied is None or self.times[first] <= replied):
             return self.models[first]
-        return self.models[first - 1] if first > 0 else None
+        if first > 0 and (since is None or self.times[first - 1] > since):
+            return self.models[first - 1]
+        return None
 
 
 def _texts(content: object, depth: int = 0) -> Iterable[str]:
@@ -576,10 +580,12 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     #: its read below the other.
     last_prompt: int | None = None
     last_cached: int | None = None
+    previous_start: int | None = None
     for call in task.calls:
         where = f"{task.name}:{call.line}"
         info = call.info
         sent = parse_time_ms(call.entry.get("ts"), where)
+        since, previous_start = previous_start, sent
         model_info = as_dict(call.entry.get("modelInfo"))
         handler = str(model_info.get("providerId") or "")
         model = str(model_info.get("modelId") or "")
@@ -588,7 +594,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             if named is not None:
                 handler, model = handler or named[0], model or named[1]
         if not model:
-            model = history_models.at(sent, call.replied) or ""
+            model = history_models.at(sent, call.replied, since) or ""
         protocol = not handler and isinstance(info.get("apiProtocol"), str)
         if protocol:
             handler = info["apiProtocol"]
