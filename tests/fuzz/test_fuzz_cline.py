@@ -171,9 +171,10 @@ _MISSING = st.one_of(st.none(), st.booleans(), st.text(max_size=4), st.integers(
 
 def test_kilo_upstream_and_usage_missing_end_cleanly(importer_examples):
     """Kilo Code's api_req_started entries with any ``inferenceProvider`` and ``usageMissing``
-    (any value, or absent) on made-up counts: exit 0 or one line; read, the usage of each call is
-    what the same entry gives without the two fields (they name a provider or a skip, never a
-    count), and only a call whose counts are all 0 is skipped for usageMissing."""
+    (any value, or absent) on made-up counts: exit 0 or one line; read, each call's prompt, reads
+    and output are what the same entry gives without the two fields (they name a provider or a
+    skip, never a count: an Anthropic upstream's writes are only told apart from the prompt past
+    the reads), and only a call whose counts are all 0 is skipped for usageMissing."""
     tally = Tally("audit kilo upstream", bound_s=20)
     folder = Path(tempfile.mkdtemp(prefix="fuzz-kilo-upstream-"))
     target, bare = folder / "ui_messages.json", folder / "bare" / "ui_messages.json"
@@ -200,11 +201,79 @@ def test_kilo_upstream_and_usage_missing_end_cleanly(importer_examples):
         except UserError:
             return
         expected, _ = import_file(bare, FORMATS["cline"], ImportContext())
-        assert [(r.line, r.usage) for r in requests] == [(r.line, r.usage) for r in expected]
+        assert [(r.line, r.usage.prompt, r.usage.cache_read, r.usage.output) for r in requests] == [
+            (r.line, r.usage.prompt, r.usage.cache_read, r.usage.output) for r in expected]
+        for r, bare_read in zip(requests, expected):
+            if r.usage != bare_read.usage:  # writes told apart: an openai-protocol call naming its upstream
+                info = calls[r.line - 2]
+                assert info["apiProtocol"] == "openai" and isinstance(info.get("inferenceProvider"), str)
         for line, why in summary.skipped:
             if "usageMissing" in why:
                 info = calls[line - 2]
                 assert info.get("usageMissing") is True and not any(info[k] for k in ("tokensIn", "tokensOut", "cacheReads", "cacheWrites"))
+
+    case()
+    tally.report()
+
+
+#: What a user message's environment details may say of the model (Roo Code, Kilo Code).
+_MODEL_TAG = st.one_of(
+    st.sampled_from(["google/gemini-3-flash-preview", "x-ai/grok-code-fast-1", "anthropic/claude-sonnet-4.5", "", " ", "a\nb"]),
+    st.text(max_size=12),
+)
+
+
+def test_kilo_models_named_in_the_history_end_cleanly(importer_examples):
+    """Kilo Code gateway calls beside a history whose user messages name a model in their
+    environment details (any text, a tag left open, any ts, or none), some messages then edited:
+    exit 0 or one line; read, each call's counts are those of the same calls read without the
+    history, and its model is one a user message names or unknown."""
+    tally = Tally("audit kilo history models", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-kilo-models-"))
+    bare = folder / "bare" / "ui_messages.json"
+    bare.parent.mkdir()
+    message = st.fixed_dictionaries({
+        "role": st.sampled_from(["user", "user", "assistant"]),
+        "ts": st.one_of(st.integers(1761000000000, 1761000000010), st.none(), st.text(max_size=3), st.booleans()),
+        "tag": _MODEL_TAG, "closed": st.booleans(), "nested": st.booleans(),
+    })
+
+    @fuzz_settings(importer_examples)
+    @given(counts=st.lists(st.tuples(_COUNT, _COUNT, st.booleans()), min_size=1, max_size=4), messages=st.lists(message, max_size=6),
+           edits=st.data())
+    def case(counts: list[tuple[int, int, bool]], messages: list[dict], edits: st.DataObject) -> None:
+        entries = []
+        for n, (total, read, replied) in enumerate(counts):
+            entries.append({"ts": 1761000000000 + 3 * n, "type": "say", "say": "api_req_started", "text": json.dumps(
+                {"apiProtocol": "openai", "tokensIn": total, "tokensOut": 9, "cacheWrites": 0, "cacheReads": min(read, total),
+                 "cost": 0, "usageMissing": False, "inferenceProvider": "Anthropic"})})
+            if replied:  # the reply's first words
+                entries.append({"ts": 1761000000001 + 3 * n, "type": "say", "say": "text", "text": "..."})
+        history = []
+        for m in messages:
+            details = f"<environment_details>\n<model>{m['tag']}" + ("</model>\n" if m["closed"] else "\n") + "</environment_details>"
+            block = {"type": "text", "text": details}
+            if m["nested"]:  # native tool calls: the details inside a tool result
+                block = {"type": "tool_result", "tool_use_id": "t", "content": [block]}
+            doc = {"role": m["role"], "content": [block]}
+            if m["ts"] is not None:
+                doc["ts"] = m["ts"]
+            history.append(doc)
+        if history and edits.draw(st.booleans()):
+            history = edits.draw(st.lists(edited(st.sampled_from(history)), min_size=1, max_size=6))
+        write(folder / "ui_messages.json", json.dumps(entries))
+        write(folder / "api_conversation_history.json", json.dumps(history))
+        write(bare, json.dumps(entries))
+        tally.check(["audit", str(folder / "ui_messages.json"), "--quiet", "--format", "json"])
+        try:
+            requests, _ = import_file(folder / "ui_messages.json", FORMATS["cline"], ImportContext())
+        except UserError:
+            return
+        expected, _ = import_file(bare, FORMATS["cline"], ImportContext())
+        assert [(r.line, r.usage.prompt, r.usage.output) for r in requests] == [
+            (r.line, r.usage.prompt, r.usage.output) for r in expected]
+        named = {m["tag"].strip() for m in messages}
+        assert all(r.model == "unknown" or r.model in named or not messages for r in requests)
 
     case()
     tally.report()

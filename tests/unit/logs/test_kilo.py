@@ -48,10 +48,12 @@ KILO_1_0_CREATED = 1_770_681_600_000
 def test_a_kilo_gateway_task_field_by_field() -> None:
     requests, summary = import_file(TASK / "ui_messages.json", CLINE, ImportContext())
     # Kilo's gateway (OpenRouter's handler): apiProtocol openai, tokensIn the whole prompt with
-    # the reads inside, no writes apart; the Anthropic handler: additive.
+    # the reads inside and an Anthropic upstream's writes folded in (cacheWrites 0: the prompt
+    # past the reads read as written; no price for an unnamed model splits off an uncached
+    # tail); the Anthropic handler: additive.
     assert [(r.line, r.usage) for r in requests] == [
-        (3, Usage(uncached=14200, output=310)),
-        (5, Usage(cache_read=14150, uncached=15100 - 14150, output=120)),
+        (3, Usage(cache_write_5m=14200, output=310)),
+        (5, Usage(cache_read=14150, cache_write_5m=15100 - 14150, output=120)),
         (8, Usage(cache_read=15000, cache_write_5m=1200, uncached=6, output=75)),
     ]
     # The upstream Kilo's gateway names (inferenceProvider "Anthropic") serves its calls: the
@@ -72,7 +74,7 @@ def test_a_kilo_task_folder_is_found_in_a_home_walk(tmp_path: Path, where: str) 
     assert [s.file for s in summaries] == [str(folder / "ui_messages.json")]  # the other two read with it
     t = run_audit([tmp_path]).totals
     assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (
-        3, 14200 + 950 + 6, 14150 + 15000, 1200, 310 + 120 + 75)
+        3, 6, 14150 + 15000, 14200 + 950 + 1200, 310 + 120 + 75)
 
 
 def test_an_upstream_no_provider_claims_stays_unknown(tmp_path: Path) -> None:
@@ -158,7 +160,7 @@ def test_a_kilo_db_with_migrated_legacy_tasks_counts_only_real_steps(tmp_path: P
     assert by_format == {"cline", "opencode"}
     t = run_audit([tmp_path]).totals
     assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (
-        3 + 2, 15156 + 2400 + 180, 29150 + 11500, 1200 + 9100 + 260, 505 + 300 + 90)
+        3 + 2, 6 + 2400 + 180, 29150 + 11500, 15150 + 1200 + 9100 + 260, 505 + 300 + 90)
     skipped = [reason for s in summaries for _, reason in s.skipped]
     assert skipped.count("assistant message with no step-finish (no usage recorded)") == 2
 
@@ -185,3 +187,135 @@ def test_a_locked_kilo_channel_db_names_kilo(name: str) -> None:
 
     line = str(failure(Path("/home/u/.local/share/kilo") / name, sqlite3.OperationalError("database is locked")))
     assert "the Kilo Code database is locked" in line, line
+
+
+def _env_message(ts: int, model: str | None) -> dict:
+    """A user message as Roo Code and Kilo Code save it: the environment details end with the
+    current mode and, since 2025, the model in force."""
+    details = "<environment_details>\n# Current Mode\n<slug>code</slug>\n<name>Code</name>\n"
+    if model is not None:
+        details += f"<model>{model}</model>\n"
+    return {"role": "user", "ts": ts, "content": [{"type": "text", "text": "go"}, {"type": "text", "text": details + "</environment_details>"}]}
+
+
+def _gateway_call(ts: int, tokens_in: int, reads: int, upstream: str, cost: float = 0.0) -> dict:
+    text = {"apiProtocol": "openai", "tokensIn": tokens_in, "tokensOut": 50, "cacheWrites": 0, "cacheReads": reads,
+            "cost": cost, "usageMissing": False, "inferenceProvider": upstream}
+    return {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(text)}
+
+
+def test_the_model_a_call_used_is_read_from_the_environment_details_of_its_user_message(tmp_path: Path) -> None:
+    # Kilo's gateway logs no model in ui_messages.json; the history beside names it in each user
+    # message's environment details, saved after the call's api_req_started and before its reply
+    # (Roo Code announces a call, gathers the details, then streams). A failed stream retried
+    # sends no new message, nor does a parent task going on from a subtask's result (saved when
+    # the subtask ended, before the call): each used the message saved before it. The model
+    # switches mid-task: a lane of its own.
+    def reply(ts: int) -> dict:
+        return {"ts": ts, "type": "say", "say": "text", "text": "..."}
+
+    ui = [
+        _gateway_call(1_768_000_000_000, 14_000, 0, "Google AI Studio"), reply(1_768_000_005_000),
+        _gateway_call(1_768_000_010_000, 15_000, 13_800, "Google AI Studio"), reply(1_768_000_015_000),
+        {"ts": 1_768_000_020_000, "type": "say", "say": "api_req_started", "text": json.dumps(
+            {"apiProtocol": "openai", "tokensIn": 0, "tokensOut": 0, "cacheWrites": 0, "cacheReads": 0, "cost": 0,
+             "cancelReason": "streaming_failed", "streamingFailedMessage": "Google AI Studio error"})},
+        {"ts": 1_768_000_021_000, "type": "say", "say": "error", "text": "retrying"},
+        _gateway_call(1_768_000_030_000, 15_900, 14_900, "Google AI Studio"), reply(1_768_000_035_000),
+        {"ts": 1_768_000_039_000, "type": "say", "say": "subtask_result", "text": "done"},
+        _gateway_call(1_768_000_040_000, 16_500, 0, "xAI"), reply(1_768_000_045_000),
+    ]
+    history = [
+        _env_message(1_768_000_000_700, "google/gemini-3-flash-preview"),
+        {"role": "assistant", "ts": 1_768_000_009_000, "content": [{"type": "text", "text": "a"}]},
+        _env_message(1_768_000_010_600, "google/gemini-3-flash-preview"),
+        {"role": "assistant", "ts": 1_768_000_012_000, "content": [{"type": "text", "text": "b"}]},
+        _env_message(1_768_000_020_500, "google/gemini-3-flash-preview"),
+        {"role": "assistant", "ts": 1_768_000_036_000, "content": [{"type": "text", "text": "c"}]},
+        # The subtask's result, its details in a tool result (native tool calls), before the call.
+        {"role": "user", "ts": 1_768_000_039_500, "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
+            {"type": "text", "text": "done"}, *_env_message(0, "x-ai/grok-code-fast-1")["content"][1:]]}]},
+        {"role": "assistant", "ts": 1_768_000_046_000, "content": [{"type": "text", "text": "d"}]},
+        _env_message(1_768_000_047_000, "google/gemini-3-flash-preview"),  # the next turn's, after the reply
+    ]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [(r.model, r.provider) for r in requests] == [
+        ("google/gemini-3-flash-preview", "gemini"),
+        ("google/gemini-3-flash-preview", "gemini"),
+        ("google/gemini-3-flash-preview", "gemini"),  # the retry: the message saved before it
+        ("x-ai/grok-code-fast-1", "xai"),  # after the subtask: the message saved before it
+    ]
+    assert len({r.prefix.head for r in requests}) == 2  # (main: one head, model "unknown")
+    totals = run_audit([tmp_path]).totals
+    assert totals.unpriced_requests == 0  # (main: all 4 unpriced)
+    assert (totals.requests, totals.cache_read) == (4, 13_800 + 14_900)
+
+
+def test_a_call_before_any_message_naming_a_model_keeps_the_fallbacks(tmp_path: Path) -> None:
+    # No <model> in the history (Roo Code before it wrote one, or Cline): the model is unknown and
+    # the upstream inferenceProvider names is the provider, as before.
+    (tmp_path / "ui_messages.json").write_text(json.dumps([_gateway_call(1_768_000_000_000, 14_000, 0, "Anthropic")]))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_768_000_000_700, None)]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [(r.model, r.provider) for r in requests] == [("unknown", "anthropic")]
+
+
+def test_kilo_gateway_writes_of_an_anthropic_model_are_its_tokens_in_past_the_reads(tmp_path: Path) -> None:
+    # Kilo's gateway reports cacheWrites 0 on an Anthropic model while OpenRouter billed the
+    # prompt past the reads as written: its cost says so (claude-sonnet-4.5: 3 input, 0.30 read,
+    # 3.75 write, 15 output per 1M). 21,648 of the first call's 21,658 written (10 past the last
+    # breakpoint), which the second reads; a cost that does not split: all of it written.
+    ui = [
+        _gateway_call(1_768_000_000_000, 21_658, 0, "Anthropic", cost=21_648 * 3.75e-6 + 10 * 3e-6 + 50 * 15e-6),
+        _gateway_call(1_768_000_010_000, 24_304, 21_648, "Anthropic", cost=21_648 * 0.3e-6 + 2_646 * 3.75e-6 + 10 * 3e-6 + 50 * 15e-6),
+        _gateway_call(1_768_000_020_000, 25_000, 24_294, "Anthropic", cost=0.5),
+    ]
+    history = [_env_message(1_768_000_000_700, "anthropic/claude-sonnet-4.5"),
+               _env_message(1_768_000_010_700, "anthropic/claude-sonnet-4.5"),
+               _env_message(1_768_000_020_700, "anthropic/claude-sonnet-4.5")]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.usage for r in requests] == [  # (main: no write, tokensIn past the reads uncached)
+        Usage(cache_write_5m=21_648, uncached=10, output=50),
+        Usage(cache_read=21_648, cache_write_5m=2_646, uncached=10, output=50),
+        Usage(cache_read=24_294, cache_write_5m=706, output=50),
+    ]
+    assert any("tokensIn read as written" in note for note in summary.notes)
+    rows = run_audit([tmp_path]).rows
+    assert [r.read_within for r in rows] == [True, True, True]
+
+
+def test_kilo_gateway_calls_of_a_model_without_writes_keep_their_reading(tmp_path: Path) -> None:
+    # Gemini through the same gateway: no write billed, the prompt past the reads uncached.
+    ui = [_gateway_call(1_768_000_000_000, 14_000, 12_000, "Google AI Studio", cost=0.002)]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_768_000_000_700, "google/gemini-3-flash-preview")]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.usage for r in requests] == [Usage(cache_read=12_000, uncached=2_000, output=50)]
+
+
+def test_a_message_older_than_the_call_before_names_no_model_for_a_call(tmp_path: Path) -> None:
+    # A Roo Code task restored from elsewhere: its history kept the first user message, then lost
+    # those of the calls after it (the handler changed to Anthropic's meanwhile). The first call's
+    # message names its model, and the second call, with no message of its own since, re-sent it
+    # (a retry); the third call's prompt ended with a message the history no longer has: no model
+    # named (main: every call's model unknown; the latest message before any call would name
+    # gemini for Claude's calls).
+    def reply(ts: int) -> dict:
+        return {"ts": ts, "type": "say", "say": "text", "text": "..."}
+
+    anthropic = {"apiProtocol": "anthropic", "tokensIn": 9, "tokensOut": 40, "cacheWrites": 51_031, "cacheReads": 0, "cost": 0.2}
+    ui = [
+        _gateway_call(1_755_635_332_000, 10_216, 0, "Google AI Studio"), reply(1_755_635_340_000),
+        _gateway_call(1_755_635_370_000, 10_660, 0, "Google AI Studio"), reply(1_755_635_380_000),
+        {"ts": 1_757_421_066_000, "type": "say", "say": "api_req_started", "text": json.dumps(anthropic)},
+        reply(1_757_421_070_000),
+    ]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_755_635_332_500, "google/gemini-2.5-pro")]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.model for r in requests] == ["google/gemini-2.5-pro", "google/gemini-2.5-pro", "unknown"]
+    assert requests[2].provider == "anthropic"  # the handler's

@@ -20,6 +20,9 @@ A task folder holds three files, each read here whatever its name:
   message carrying ``metrics {tokens {prompt, completion, cached}}`` (Cline 3.x, 2026: ``prompt``
   the handler's tokensIn, ``cached`` its reads and writes summed; :func:`_history_usage`), and
   none from bare messages.
+  Roo Code's and Kilo Code's user messages end with environment details naming the model in
+  force (``<model>...</model>``): the model of a call whose other files name none
+  (:class:`_HistoryModels`).
 * ``task_metadata.json``: ``model_usage`` ``{ts, model_id, model_provider_id, mode}`` names the
   model and handler of calls whose entries do not (Cline before ``modelInfo``). Read with the
   ui file the same way.
@@ -56,6 +59,7 @@ from __future__ import annotations
 
 import json
 import math
+from bisect import bisect_left
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -119,6 +123,8 @@ _LEGACY_RESUME_WARNING = "Warning: this is a legacy conversation"
 SDK_MESSAGES_SUFFIX = ".messages.json"
 SDK_COMPACTION_SUFFIX = ".compaction.json"
 #: Why a call Kilo Code marks ``usageMissing`` (every count 0) is skipped.
+_MODEL_OPEN, _MODEL_CLOSE = "<model>", "</model>"
+
 _MISSING = "api_req_started marked usageMissing (Kilo Code found no usage for the call: its counts are 0)"
 #: What each reading of the four fields says, for the notes.
 _READING_TEXT: dict[str, str] = {
@@ -181,6 +187,12 @@ _READING_TEXT: dict[str, str] = {
         "Cline's own provider reports cacheWrites 0 whatever was written, and marks an Anthropic "
         "model's last user messages for caching: tokensIn read as written (additive), but for the uncached tail "
         "after the last breakpoint where the call's own cost tells it apart"
+    ),
+    "folded-writes": (
+        "Kilo Code's gateway and OpenRouter handlers report cacheWrites 0 whatever was written (the writes "
+        "folded into tokensIn, the whole prompt): for an Anthropic-kind model the prompt past the reads "
+        "tokensIn read as written, but for the uncached tail after the last breakpoint where the call's own cost "
+        "tells it apart"
     ),
 }
 
@@ -304,6 +316,9 @@ class _Pending:
         #: next one): Cline truncates inside the request it has just announced, or (condensing
         #: as a tool) for the next one; which, the counts decide (:func:`_read_ui`).
         self.late: list[tuple[str, str]] = []
+        #: The ``ts`` of the first entry after this one that is not a call's start (the reply's
+        #: first words, most often): Roo Code saves the call's user message before it.
+        self.replied: int | None = None
 
 
 class _Task:
@@ -327,6 +342,11 @@ class _Task:
         kind = value.get("type")
         if kind not in ("say", "ask"):
             raise UserError(f"{self.name}:{record.line}: expected a say or ask entry of ui_messages (type {kind!r:.40})")
+        pending = self.last_started
+        if pending is not None and pending.replied is None and value.get("say") != "api_req_started":
+            ts = value.get("ts")
+            if isinstance(ts, int) and not isinstance(ts, bool):
+                pending.replied = ts
         deleted = value.get("conversationHistoryDeletedRange")
         if deleted is not None and deleted != self.deleted:
             if isinstance(deleted, list) and len(deleted) == 2:
@@ -411,15 +431,79 @@ def _metadata(path: Path) -> _Metadata:
     return _Metadata(entries)
 
 
-def _history_blocks(path: Path) -> list[int] | None:
-    """Content blocks per message of the api_conversation_history.json beside a ui file."""
-    if not path.is_file():
+class _HistoryModels:
+    """The model Roo Code and Kilo Code name in each user message's environment details
+    (``<model>...</model>`` under ``# Current Mode``): the model in force when the message was
+    sent. Roo Code announces a call (its ``api_req_started`` entry), then gathers the environment
+    details and saves the user message, then streams the reply: a call's model is that of the
+    user message saved from its start to its reply's first entry. A call with none there sent the
+    latest message saved since the call before it started: a retry, or a parent task going on
+    from a subtask's result (saved to its history when the subtask ended). A message older than
+    that belongs to an earlier call: a history rewritten since (a restored task) names no model
+    for the calls it lost."""
+
+    def __init__(self, entries: list[tuple[int, str]]) -> None:
+        entries = sorted(entries, key=lambda entry: entry[0])
+        self.times = [ts for ts, _ in entries]
+        self.models = [model for _, model in entries]
+
+    def at(self, start: int | None, replied: int | None, since: int | None) -> str | None:
+        if start is None:
+            return None
+        first = bisect_left(self.times, start)
+        if first < len(self.times) and (replied is None or self.times[first] <= replied):
+            return self.models[first]
+        if first > 0 and (since is None or self.times[first - 1] > since):
+            return self.models[first - 1]
         return None
+
+
+def _texts(content: object, depth: int = 0) -> Iterable[str]:
+    """The text of a message's content: a string, its text blocks, and the text inside its
+    tool results (native tool calls put the environment details there)."""
+    if isinstance(content, str):
+        yield content
+    elif isinstance(content, list) and depth < 2:
+        for block in content:
+            if isinstance(block, str):
+                yield block
+            elif isinstance(block, dict):
+                text = block.get("text")
+                if isinstance(text, str):
+                    yield text
+                yield from _texts(block.get("content"), depth + 1)
+
+
+def _model_named(content: object) -> str | None:
+    """The last ``<model>`` tag in a user message's text (its environment details)."""
+    found: str | None = None
+    for text in _texts(content):
+        end = text.rfind(_MODEL_CLOSE)
+        start = text.rfind(_MODEL_OPEN, 0, end) if end >= 0 else -1
+        if start >= 0:
+            named = text[start + len(_MODEL_OPEN) : end].strip()
+            if named and len(named) <= 200 and "\n" not in named:
+                found = named
+    return found
+
+
+def _history(path: Path) -> tuple[list[int] | None, _HistoryModels]:
+    """Content blocks per message of the api_conversation_history.json beside a ui file, and the
+    models its user messages name."""
+    if not path.is_file():
+        return None, _HistoryModels([])
     blocks: list[int] = []
+    models: list[tuple[int, str]] = []
     for record in iter_records(path):
-        content = as_dict(record.value).get("content")
+        message = as_dict(record.value)
+        content = message.get("content")
         blocks.append(len(content) if isinstance(content, list) else 1)
-    return blocks
+        ts = message.get("ts")
+        if message.get("role") == "user" and isinstance(ts, int) and not isinstance(ts, bool):
+            named = _model_named(content)
+            if named is not None:
+                models.append((ts, named))
+    return blocks, _HistoryModels(models)
 
 
 def _reading(handler: str) -> tuple[ProviderRules | None, str]:
@@ -480,7 +564,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     for record in records:
         task.entry(record)
     metadata = _metadata(path.with_name(METADATA_FILE))
-    history = _history_blocks(path.with_name(HISTORY_FILE))
+    history, history_models = _history(path.with_name(HISTORY_FILE))
     roo_total = _total_tokens_in(task.calls)
     zero_in = _zero_tokens_in(task.calls)
     out: list[TraceRequest] = []
@@ -496,10 +580,12 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     #: its read below the other.
     last_prompt: int | None = None
     last_cached: int | None = None
+    previous_start: int | None = None
     for call in task.calls:
         where = f"{task.name}:{call.line}"
         info = call.info
         sent = parse_time_ms(call.entry.get("ts"), where)
+        since, previous_start = previous_start, sent
         model_info = as_dict(call.entry.get("modelInfo"))
         handler = str(model_info.get("providerId") or "")
         model = str(model_info.get("modelId") or "")
@@ -507,6 +593,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             named = metadata.at(sent)
             if named is not None:
                 handler, model = handler or named[0], model or named[1]
+        if not model:
+            model = history_models.at(sent, call.replied, since) or ""
         protocol = not handler and isinstance(info.get("apiProtocol"), str)
         if protocol:
             handler = info["apiProtocol"]
@@ -547,9 +635,13 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         label = f"{'protocol ' if protocol else ''}{handler} ({model})" if handler else f"calls naming no handler ({model})"
         readings.setdefault(label, "zero-in" if not handler and reading == "miss-as-write" else reading)
         usage = _usage("additive" if reading in ("gateway", "unnamed") else reading, info, where)
-        gateway = _gateway_writes(handler, rules, usage, model, sent, info.get("cost"))
+        # Kilo Code's gateway and OpenRouter handlers (their protocol's tokensIn the whole prompt,
+        # the calls naming their inferenceProvider) fold an Anthropic model's writes into
+        # tokensIn, as Cline's own provider does.
+        folded = protocol and reading == "subset" and isinstance(info.get("inferenceProvider"), str)
+        gateway = _gateway_writes(handler, rules, usage, model, sent, info.get("cost"), folded)
         if gateway is not None:
-            usage, readings[label] = gateway, "gateway-writes"
+            usage, readings[label] = gateway, "folded-writes" if folded else "gateway-writes"
         cost += logged_cost(info.get("cost"))
         if call.late:
             # This call's own truncation if its prompt fell below the previous call's (the range
@@ -838,11 +930,13 @@ def _writes_by_cost(model: str, sent_ms: int | None, prompt: int, cached: int, o
 
 
 def _gateway_writes(handler: str, rules: ProviderRules | None, usage: Usage, model: str, sent_ms: int | None,
-                    cost: object) -> Usage | None:
-    """A call through Cline's own provider to an Anthropic-kind model that reported no write
-    (every file of Cline: ui_messages, an SDK session, a history file alone) read as
+                    cost: object, folded: bool = False) -> Usage | None:
+    """A call through Cline's own provider (every file of Cline: ui_messages, an SDK session, a
+    history file alone), or one whose writes its handler ``folded`` into tokensIn (Kilo Code's
+    gateway and OpenRouter handlers), to an Anthropic-kind model that reported no write, read as
     :func:`_gateway_usage` does; None for any other call."""
-    if handler in _WRITES_IN_TOKENS_IN and rules is not None and rules.is_additive and not usage.cache_write and usage.uncached:
+    if ((handler in _WRITES_IN_TOKENS_IN or folded) and rules is not None and rules.is_additive
+            and not usage.cache_write and usage.uncached):
         return _gateway_usage(model, sent_ms, usage, cost)
     return None
 

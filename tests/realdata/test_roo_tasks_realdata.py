@@ -1,0 +1,87 @@
+"""Roo Code task folders read where they live, from a local git copy of the repository (never
+copied into this project; the test skips without it):
+
+* two task folders of the Roo Code VS Code extension (``ui_messages.json``,
+  ``api_conversation_history.json``, ``task_metadata.json``) that github.com/jsboige/jsboige-mcp-servers
+  keeps as the real-task fixtures of its roo-state-manager server
+  (``servers/roo-state-manager/tests/fixtures/real-tasks/``, commit
+  ``8b9ac085876ae7701538652c6f216e7798412f7f``), from ``PREFIXBENCH_JSBOIGE_MCP_SERVERS_REPO``
+  (default the workplace's mirror):
+
+  - ``bc93a6f7-...`` (2025-09-17): 30 calls of claude-sonnet-4-20250514 on Roo Code's Anthropic
+    handler (protocol ``anthropic``, additive), each user message naming the model;
+  - ``ac8aa7b4-...`` (2025-08-19 to 09-17, a task its owner restored: the history kept its first
+    user message, then lost those of the calls up to 2025-09-13): 20 calls on the ``openai``
+    protocol, the first naming google/gemini-2.5-pro, then 38 on the Anthropic handler, 23 of them
+    naming claude-sonnet-4-20250514; a cancelled stream counted apart.
+
+What is checked is the log's own bookkeeping, recounted here from the raw fields, the model each
+call's user message names (none for a call whose message the history lost), and how well the
+reads are predicted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import file_at
+
+ENV = "PREFIXBENCH_JSBOIGE_MCP_SERVERS_REPO"
+URL = "github.com/jsboige/jsboige-mcp-servers"
+REPO = Path(os.environ.get(ENV, "/work/.mirror/jsboige+jsboige-mcp-servers/repo"))
+COMMIT = "8b9ac085876ae7701538652c6f216e7798412f7f"
+FOLDER = "servers/roo-state-manager/tests/fixtures/real-tasks/"
+FILES = ("ui_messages.json", "api_conversation_history.json", "task_metadata.json")
+#: task: (calls, {(provider, model): calls}, {provider: reads within 3%}, unpriced calls)
+TASKS = {
+    "bc93a6f7-cd2e-4686-a832-46e3cd14d338": (
+        30, {("anthropic", "claude-sonnet-4-20250514"): 30}, {"anthropic": 27}, 0,
+    ),
+    # main: every model unknown and unpriced, 45 within 3% (12 on the openai protocol, 33 on
+    # Anthropic's handler).
+    "ac8aa7b4-319c-4925-a139-4f4adca81921": (
+        58, {("gemini", "google/gemini-2.5-pro"): 2, ("unknown", "unknown"): 18,
+             ("anthropic", "unknown"): 15, ("anthropic", "claude-sonnet-4-20250514"): 23},
+        {"gemini": 1, "unknown": 10, "anthropic": 36}, 33,
+    ),
+}
+
+
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_roo_task_counts_what_the_log_sums_and_names_each_call_s_model(task: str, tmp_path: Path) -> None:
+    calls, models, within, unpriced = TASKS[task]
+    folder = tmp_path / task
+    folder.mkdir()
+    for name in FILES:
+        (folder / name).write_bytes(file_at(REPO, COMMIT, f"{FOLDER}{task}/{name}", URL, ENV))
+    started = [json.loads(e["text"]) for e in json.loads((folder / "ui_messages.json").read_text())
+               if e.get("say") == "api_req_started" and e.get("text")]
+    used = [c for c in started if any(c.get(k) for k in ("tokensIn", "tokensOut", "cacheReads", "cacheWrites"))
+            and not c.get("cancelReason")]
+    assert len(used) == calls
+
+    result = run_audit([folder])
+    assert [f.format for f in result.files if f.requests] == ["cline"]
+    t = result.totals
+    assert (t.requests, t.unpriced_requests) == (calls, unpriced)
+    # Protocol openai: tokensIn the whole prompt, the reads inside; anthropic: additive.
+    openai = [c for c in used if c["apiProtocol"] == "openai"]
+    anthropic = [c for c in used if c["apiProtocol"] == "anthropic"]
+    assert len(openai) + len(anthropic) == calls
+    assert t.input == sum(c["tokensIn"] - c["cacheReads"] for c in openai) + sum(c["tokensIn"] for c in anthropic)
+    assert t.cache_read == sum(c["cacheReads"] for c in used)
+    assert t.cache_write == sum(c["cacheWrites"] for c in anthropic) and not any(c["cacheWrites"] for c in openai)
+    assert t.output == sum(c["tokensOut"] for c in used)
+
+    found: dict[tuple[str, str], int] = {}
+    for row in result.rows:
+        found[(row.provider, row.model)] = found.get((row.provider, row.model), 0) + 1
+    assert found == models
+    by: dict[str, int] = {}
+    for row in result.rows:
+        by[row.provider] = by.get(row.provider, 0) + row.read_within
+    assert {p: n for p, n in by.items() if n or p in within} == within
