@@ -270,6 +270,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: reads its own lane's; measured on Gemini's implicit cache, whose session starts mostly read
     #: nothing of a head another session sent seconds before).
     reads_stored_head: bool = True
+    #: Where the cold points agree on two or more warm levels, the head predicted is the level
+    #: most of them read, not the smallest (measured on OpenAI, where neither level outlived the
+    #: other: see :mod:`prefixbench.simulator.providers.openai`); False keeps the smallest (a
+    #: longer level lives shorter: Anthropic's, measured).
+    warm_head_most_read: bool = False
     #: Models (patterns) whose request reads nothing when its lane's previous request went to
     #: another model of the provider: neither the head nor the model's own earlier prefix in the
     #: lane (measured on Gemini 2.5's implicit cache); other models read what the chain model says.

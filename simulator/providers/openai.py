@@ -223,6 +223,9 @@ RULES = ProviderRules(
     # whole; 13 reads equal the previous prompt + output floored to 128 tokens, 8 equal the
     # previous prompt floored. No OpenAI page says so.
     caches_output=True,
+    # [M] BearTDK6/ba-pro (Codex 0.98, gpt-5.2-codex): 11 cold points read 8,320 tokens and 6 read
+    # 7,680, at lane starts and after 1 to 27 h idle alike: neither level outlived the other.
+    warm_head_most_read=True,
     diagnostics_fields=("prompt_cache_diagnostics",),
     body_model="openai",
     chain_as="openai",
