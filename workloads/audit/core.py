@@ -786,8 +786,9 @@ def warm_levels(reads: Sequence[int]) -> tuple[tuple[int, int], ...]:
     two such levels (github.com/thomasahle/trace-taxi: 12,249 tokens, system and tools, after idles
     of 27 min and 1h31m; 17,482, that and the project's first message, at the lane start and after
     5m22s and 13m15s): the smallest is the warm head :func:`head_sizes` predicts (on OpenAI the
-    one most cold points read: see there), the others are not predicted (when that other traffic ran is not in the log) but name the cause of a read
-    that stops at one after an idle past the TTL (``ttl-expired``, not a changed message).
+    one most cold points read: see there), the others are not predicted (when that other traffic
+    ran is not in the log) but name the cause of a read that stops at one after an idle past the
+    TTL (``ttl-expired``, not a changed message).
     """
     found: list[tuple[int, int]] = []
     for read in sorted(r for r in reads if r > 0):
