@@ -270,10 +270,19 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: reads its own lane's; measured on Gemini's implicit cache, whose session starts mostly read
     #: nothing of a head another session sent seconds before).
     reads_stored_head: bool = True
+    #: Where the cold points agree on two or more warm levels, the head predicted is the level
+    #: most of them read, not the smallest (measured on OpenAI, where neither level outlived the
+    #: other: see :mod:`prefixbench.simulator.providers.openai`); False keeps the smallest (a
+    #: longer level lives shorter: Anthropic's, measured).
+    warm_head_most_read: bool = False
     #: Models (patterns) whose request reads nothing when its lane's previous request went to
     #: another model of the provider: neither the head nor the model's own earlier prefix in the
     #: lane (measured on Gemini 2.5's implicit cache); other models read what the chain model says.
     unread_after_switch: tuple[str, ...] = ()
+    #: Models (patterns) that keep an earlier user turn's reasoning items in a later turn's
+    #: prompt; the provider's other models render none of them, so a new turn's prompt differs
+    #: from the previous one where that turn's reasoning began (read by the Codex reader).
+    turn_reasoning_kept: tuple[str, ...] = ()
     #: Serves the Anthropic Messages wire format (its own endpoint or a compatible one), so a
     #: captured call's body and usage read in that shape.
     speaks_messages: bool = False
@@ -423,6 +432,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         """Whether ``model``'s request right after its lane switched to it reads anything
         (:attr:`unread_after_switch`)."""
         return not any(_pattern(pattern).search(model) for pattern in self.unread_after_switch)
+
+    def keeps_turn_reasoning(self, model: str) -> bool:
+        """Whether ``model`` keeps an earlier user turn's reasoning in a later turn's prompt
+        (:attr:`turn_reasoning_kept`)."""
+        return any(_pattern(pattern).search(model) for pattern in self.turn_reasoning_kept)
 
     def names_model(self, model: str) -> bool:
         """Whether ``model`` (any case) is one of this provider's model names, also behind a

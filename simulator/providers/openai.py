@@ -223,6 +223,13 @@ RULES = ProviderRules(
     # whole; 13 reads equal the previous prompt + output floored to 128 tokens, 8 equal the
     # previous prompt floored. No OpenAI page says so.
     caches_output=True,
+    # [M] BearTDK6/ba-pro (Codex 0.98, gpt-5.2-codex): 11 cold points read 8,320 tokens and 6 read
+    # 7,680, at lane starts and after 1 to 27 h idle alike: neither level outlived the other.
+    warm_head_most_read=True,
+    # [M] OpenAI renders no reasoning item of an earlier turn (the reasoning guide), and Codex's
+    # new turns read up to where the previous turn's reasoning began; GPT-5.6's went past it
+    # (AkashJana18/edgerunner on gpt-5.6-sol, inspi-writer001/gildore-arena on gpt-5.6-terra).
+    turn_reasoning_kept=(r"^(?:openai/)?gpt-(?:5\.(?:[6-9]|[1-9]\d)|[6-9](?:\.\d+)?)",),
     diagnostics_fields=("prompt_cache_diagnostics",),
     body_model="openai",
     chain_as="openai",

@@ -145,6 +145,13 @@ SEEDS: dict[str, list[dict]] = {
                                                         "content": "done", "trigger_turn": False})}]}},
         {"timestamp": "2025-11-17T21:30:29.694Z", "type": "response_item", "payload": {"type": "agent_message", "author": "/root", "recipient": "/root/w",
             "content": [{"type": "input_text", "text": "go on"}, {"type": "encrypted_content", "encrypted_content": "gAAAA"}]}},
+        # A turn that reasoned (a reasoning item, reasoning tokens) and an interrupted one: the
+        # next turn is taken to drop that reasoning unless the turn before it was interrupted.
+        {"timestamp": "2025-11-17T21:30:29.695Z", "type": "response_item", "payload": {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"}},
+        {"timestamp": "2025-11-17T21:30:29.696Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 4000, "cached_input_tokens": 2048, "output_tokens": 20, "reasoning_output_tokens": 12},
+            "last_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 15, "reasoning_output_tokens": 12}}}},
+        {"timestamp": "2025-11-17T21:30:29.697Z", "type": "event_msg", "payload": {"type": "turn_aborted", "reason": "interrupted"}},
         # A thread rollback: the next call extends the turn before the dropped ones.
         {"timestamp": "2025-11-17T21:30:29.700Z", "type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": 1}},
         # Later Codex: cache writes inside input_tokens.

@@ -43,7 +43,9 @@ from tests.realdata.mirrors import file_at
 #: shrank was read only up to the previous turn's first prompt (codex.py, _shared): soulpass 81
 #: and rave-era 59 within, 80 and 46 exact. Before a new turn whose prompt grew by less than the
 #: previous response it sends back was taken to have dropped the previous turn's reasoning
-#: (codex.py, _shared): rave-era 60 within (its line 585).
+#: (codex.py, _shared): rave-era 60 within (its line 585). Before a new turn that grew by the
+#: response or more after a turn that reasoned (not interrupted, not GPT-5.6) was taken to
+#: have dropped it too: rave-era 61 within (its line 489).
 SESSIONS = {
     "PREFIXBENCH_EDGERUNNER_REPO": (
         "AkashJana18/edgerunner", "fe59a88f62f473797ac88b35260a00cabe8801f0", 173, (35_779_173, 34_132_736, 98_116), 165, 151,
@@ -52,7 +54,7 @@ SESSIONS = {
         "swarnasn29/soulpass", "12c056d3476363d4c491ccb52716328467ff5f66", 85, (12_710_499, 12_212_608, 47_484), 83, 82,
     ),
     "PREFIXBENCH_RAVE_ERA_REPO": (
-        "Krosss0001/rave-era-project", "c332b1a71ed38c443a9d3a4a7c2d531131c747fe", 69, (6_890_784, 6_368_128, 30_615), 61, 47,
+        "Krosss0001/rave-era-project", "c332b1a71ed38c443a9d3a4a7c2d531131c747fe", 69, (6_890_784, 6_368_128, 30_615), 62, 47,
     ),
     "PREFIXBENCH_RAZE_REPO": ("uzaxirr/raze", "413af633008c7234fb3055019605eb3ca348e00f", 18, (1_257_132, 1_160_576, 19_360), 17, 14),
 }
@@ -247,7 +249,7 @@ def test_more_codex_sessions_alone(tmp_path: Path) -> None:
 #: -> with. Nothing changes where it does not cover the first call (a Codex 0.114 rollout that read 0
 #: loses one).
 WARM_HEADS = "gpt-5.4=5504,gpt-5.5=11648"
-WARM_WITHIN = {"SESSIONS": (326, 325), "SHORT": (29, 31), "MORE": (64, 69)}
+WARM_WITHIN = {"SESSIONS": (327, 326), "SHORT": (29, 31), "MORE": (64, 69)}
 
 
 def test_a_codex_warm_head_the_user_names_is_read_by_the_first_calls(tmp_path: Path) -> None:

@@ -727,14 +727,20 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
     point instead of letting it expire (a session's first request included). A read inside the
     TTL that fell from its lane's previous read to exactly that amount (the provider lost the
     conversation's entry but not the head: Codex on OpenAI, 2026) agrees as a cold point does.
+    On a provider whose rules say ``warm_head_most_read`` (OpenAI), a longer warm level
+    (:func:`warm_levels`) that more cold points read than the smallest (falls not counted) is the
+    head instead: neither level outlived the other there.
     """
     best: dict[str, int] = {}
     cap: dict[str, int] = {}
+    #: Head key -> whether its provider predicts the warm level most cold points read.
+    most_read: dict[str, bool] = {}
     for r in requests:
         if r.prefix is None or r.usage is None or r.prefix.parent is not None or r.explicit_cache is not None:
             continue  # (a read from a named explicit cache is the client's cache, not the head)
         head = r.prefix.head
         cacheable = rules_for(r.provider).cacheable(r.usage)
+        most_read[head] = rules_for(r.provider).warm_head_most_read
         best[head] = max(best.get(head, 0), r.usage.cache_read)
         cap[head] = min(cap.get(head, cacheable), cacheable)
     sizes: dict[str, int | None] = {head: (min(size, cap[head]) or None) for head, size in best.items()}
@@ -751,6 +757,13 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
             sizes[head], warm[head] = low, agreeing
             if fallen:
                 falls[head] = fallen
+            if most_read.get(head):
+                # A longer level more cold points read than the smallest (cold points only: a fall
+                # inside the TTL shows the smallest kept, not what a cold point finds).
+                top = max(warm_levels(reads), key=lambda level: (level[1], -level[0]), default=(low, 0))
+                if top[0] > low * (1 + WARM_TOLERANCE) and top[1] > agreeing - fallen and top[0] <= cap[head]:
+                    sizes[head], warm[head] = top
+                    falls.pop(head, None)
     assumed: dict[str, int] = {}
     for r in requests:
         # A head the user says is warm (--codex-warm-head), where the log's reads show none.
@@ -772,9 +785,10 @@ def warm_levels(reads: Sequence[int]) -> tuple[tuple[int, int], ...]:
     A cold point can only read what traffic outside its lane kept warm. Claude Code sessions show
     two such levels (github.com/thomasahle/trace-taxi: 12,249 tokens, system and tools, after idles
     of 27 min and 1h31m; 17,482, that and the project's first message, at the lane start and after
-    5m22s and 13m15s): the smallest is the warm head :func:`head_sizes` predicts, the longer ones
-    are not predicted (when that other traffic ran is not in the log) but name the cause of a read
-    that stops at one after an idle past the TTL (``ttl-expired``, not a changed message).
+    5m22s and 13m15s): the smallest is the warm head :func:`head_sizes` predicts (on OpenAI the
+    one most cold points read: see there), the others are not predicted (when that other traffic
+    ran is not in the log) but name the cause of a read that stops at one after an idle past the
+    TTL (``ttl-expired``, not a changed message).
     """
     found: list[tuple[int, int]] = []
     for read in sorted(r for r in reads if r > 0):

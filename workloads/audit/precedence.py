@@ -353,11 +353,17 @@ def _prompt_shrank(ev: Evidence) -> Finding | None:
     turn = ev.r.source_format == "codex" and "user_turn" in ev.events
     if now >= before * (1 - SHRINK_TOLERANCE):
         if turn and ev.r.prefix is not None and ev.r.prefix.shared is not None and ev.r.prefix.shared < before:
-            # Smaller than the previous prompt plus the response it sends back (codex.py, _shared).
+            # Sent without the previous turn's reasoning (codex.py, _shared).
+            if now < before + prev.usage.output:
+                return Finding("messages-changed", "log", (
+                    f"the prompt ({now:,} tokens) at a new user turn is smaller than the previous prompt and the response it "
+                    f"sends back ({before:,} + {prev.usage.output:,}): sent without the previous turn's reasoning (OpenAI "
+                    "renders none of an earlier turn), so the cached prefix ended where that reasoning began"
+                ))
             return Finding("messages-changed", "log", (
-                f"the prompt ({now:,} tokens) at a new user turn is smaller than the previous prompt and the response it "
-                f"sends back ({before:,} + {prev.usage.output:,}): sent without the previous turn's reasoning (OpenAI "
-                "renders none of an earlier turn), so the cached prefix ended where that reasoning began"
+                f"the prompt ({now:,} tokens) at a new user turn follows a turn that reasoned: sent without that reasoning "
+                "(OpenAI renders none of an earlier turn; the user's message outgrew it), so the cached prefix ended "
+                "where that reasoning began"
             ))
         return None
     if now < before / 2:

@@ -17,12 +17,13 @@ def _ms(stamp: str) -> int:
     return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-def _write(path: Path, items: list[tuple[str, str, dict]], version: str = "0.128.0") -> Path:
-    """``items``: (time of day, record type, payload); a ``usage`` payload is a token count."""
+def _write(path: Path, items: list[tuple[str, str, dict]], version: str = "0.128.0", model: str = "gpt-5.5") -> Path:
+    """``items``: (time of day, record type, payload); a ``usage`` payload is a token count, an
+    ``event`` payload an ``event_msg``."""
     lines = [
         {"timestamp": "2026-05-04T10:00:00.000Z", "type": "session_meta",
          "payload": {"id": "s", "cli_version": version, "model_provider": "openai"}},
-        {"timestamp": "2026-05-04T10:00:00.000Z", "type": "turn_context", "payload": {"model": "gpt-5.5", "effort": "high"}},
+        {"timestamp": "2026-05-04T10:00:00.000Z", "type": "turn_context", "payload": {"model": model, "effort": "high"}},
     ]
     total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
     for clock, kind, payload in items:
@@ -31,6 +32,8 @@ def _write(path: Path, items: list[tuple[str, str, dict]], version: str = "0.128
             total = {key: total[key] + payload[key] for key in total}
             lines.append({"timestamp": stamp, "type": "event_msg",
                           "payload": {"type": "token_count", "info": {"total_token_usage": total, "last_token_usage": payload}}})
+        elif kind == "event":
+            lines.append({"timestamp": stamp, "type": "event_msg", "payload": payload})
         else:
             lines.append({"timestamp": stamp, "type": "response_item", "payload": {"type": kind, **payload}})
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
@@ -114,25 +117,29 @@ def test_a_user_message_before_a_late_token_count_opens_the_next_call(tmp_path: 
     assert (first.done_ms, second.sent_ms) == (_ms("2026-05-04T10:00:05Z"), _ms("2026-05-04T10:00:21Z"))
 
 
-def _turns(tmp_path: Path, name: str, next_prompt: int, next_read: int) -> list:
-    # Turn 1: three calls, each with reasoning (prompts 20,000, 22,000, 24,000); turn 2 opens
-    # with a prompt of ``next_prompt``.
+def _turns(tmp_path: Path, name: str, next_prompt: int, next_read: int, *, reasoning: bool = True,
+           aborted: bool = False, model: str = "gpt-5.5") -> list:
+    # Turn 1: three calls, each with reasoning (prompts 20,000, 22,000, 24,000; ``reasoning``
+    # False: none, neither item nor tokens); turn 2 opens with a prompt of ``next_prompt``, after
+    # turn 1 was interrupted where ``aborted``.
     items = [("10:00:01.000", "message", USER)]
     for i, prompt in enumerate((20_000, 22_000, 24_000)):
         read = 0 if i == 0 else on_grid(prompt - 2_000, 512, 384)
         items += [
-            (f"10:00:{10 * i + 2:02d}.000", "reasoning", REASONING),
+            *([(f"10:00:{10 * i + 2:02d}.000", "reasoning", REASONING)] if reasoning else []),
             (f"10:00:{10 * i + 3:02d}.000", "function_call" if i < 2 else "message", CALL if i < 2 else ANSWER),
             (f"10:00:{10 * i + 4:02d}.000", "usage", _usage(prompt, read)),
         ]
         if i < 2:
             items.append((f"10:00:{10 * i + 5:02d}.000", "function_call_output", OUTPUT))
+    if aborted:
+        items.append(("10:00:40.000", "event", {"type": "turn_aborted", "reason": "interrupted"}))
     items += [
         ("10:01:00.000", "message", USER),
         ("10:01:02.000", "message", ANSWER),
         ("10:01:03.000", "usage", _usage(next_prompt, next_read)),
     ]
-    return run_audit([_write(tmp_path / f"{name}.jsonl", items)]).rows
+    return run_audit([_write(tmp_path / f"{name}.jsonl", items, model=model)]).rows
 
 
 def test_a_turn_sent_without_the_previous_turns_reasoning_reads_up_to_where_it_began(tmp_path: Path) -> None:
@@ -144,9 +151,28 @@ def test_a_turn_sent_without_the_previous_turns_reasoning_reads_up_to_where_it_b
     rows = _turns(tmp_path, "shrank", 23_000, 19_840)
     assert (rows[3].predicted_cache_read, rows[3].cause) == (19_840, "messages-changed")
     assert "at a new user turn: sent without the previous turn's reasoning" in rows[3].detail
-    # A turn whose prompt grew kept the reasoning: it reads the whole previous prompt.
-    rows = _turns(tmp_path, "grew", 25_000, 23_936)
+
+def test_a_turn_that_grew_by_more_than_the_response_after_a_turn_that_reasoned_dropped_it_too(tmp_path: Path) -> None:
+    # Turn 2's prompt (25,000) grew by more than the previous prompt plus its response (24,300):
+    # the user's message outgrew the reasoning dropped. Main took a grown turn to have kept the
+    # reasoning and predicted the whole previous prompt (23,936). In BearTDK6/ba-pro's rollouts
+    # (Codex 0.65-0.119) all 42 such calls after a turn that reasoned read less than the previous
+    # prompt, 28 exactly up to the previous turn's first prompt.
+    rows = _turns(tmp_path, "grew", 25_000, 19_840)
+    assert (rows[3].predicted_cache_read, rows[3].cause) == (19_840, "messages-changed")
+    assert "follows a turn that reasoned: sent without that reasoning" in rows[3].detail
+
+
+def test_a_grown_turn_keeps_the_previous_prompt_after_no_reasoning_an_interruption_or_on_gpt_5_6(tmp_path: Path) -> None:
+    # Nothing to drop where turn 1 did not reason (a public gpt-5.4 rollout, soulpass, read on
+    # into its previous prompt), nor after an interrupted turn (two public ones did), nor on
+    # GPT-5.6, whose turns kept it (edgerunner's gpt-5.6-sol, gildore-arena's gpt-5.6-terra).
+    rows = _turns(tmp_path, "plain", 25_000, 23_936, reasoning=False)
     assert (rows[3].predicted_cache_read, rows[3].cause) == (23_936, None)
+    rows = _turns(tmp_path, "aborted", 25_000, 23_936, aborted=True)
+    assert (rows[3].predicted_cache_read, rows[3].cause) == (23_936, None)
+    rows = _turns(tmp_path, "sol", 25_000, 23_808, model="gpt-5.6-sol")
+    assert rows[3].predicted_cache_read > 22_000 and rows[3].cause is None
 
 
 def test_a_turn_that_grew_by_less_than_the_response_it_sends_back_dropped_the_reasoning(tmp_path: Path) -> None:

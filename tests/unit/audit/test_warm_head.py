@@ -134,3 +134,39 @@ def test_a_read_stopping_at_a_longer_warm_level_after_an_expiry_is_ttl_expired()
     assert (row.cause, row.lost_tokens) == ("ttl-expired", 3_371)
     assert ("it read 17,482 tokens, as 2 cold points of this log did (lane starts and reads after a TTL expiry, this one "
             "included; reads within 1% of 17,482 tokens, their sizes alone compared)") in row.detail
+
+
+def lane_starts(provider: str, model: str, reads: list[int]) -> list[TraceRequest]:
+    """One lane start a session, an hour apart, each reading what the account kept warm."""
+    return [
+        TraceRequest(
+            file=f"{i}.jsonl", line=1, lane="main", lane_kind="main", seq=0, sent_ms=T0 + 60 * i * MIN,
+            ready_ms=T0 + 60 * i * MIN + 2_000, provider=provider, model=model,
+            usage=Usage(cache_read=read, uncached=12_000 - read), prefix=Prefix(f"codex:{model}:0.98.0", f"{i}.jsonl#0", None),
+        )
+        for i, read in enumerate(reads)
+    ]
+
+
+def test_openai_predicts_the_warm_level_most_cold_points_read():
+    # BearTDK6/ba-pro's Codex 0.98 rollouts on gpt-5.2-codex: 11 cold points read 8,320 tokens, 6
+    # read 7,680, at lane starts and after 1 to 27 h idle alike (neither level outlived the other).
+    # On OpenAI the head predicted is the level most of them read (main: the smallest, 7,680).
+    reads = [7_680, 8_320, 7_680, 8_320, 8_320]
+    heads = head_sizes(lane_starts("openai", "gpt-5.2-codex", reads))
+    head = "codex:gpt-5.2-codex:0.98.0"
+    assert (heads[head], heads.warm, heads.levels[head]) == (8_320, {head: 3}, ((7_680, 2), (8_320, 3)))
+    result = audit_requests(lane_starts("openai", "gpt-5.2-codex", reads),
+                            [FileSummary(f"{i}.jsonl", "codex", 1) for i in range(5)])
+    assert [row.predicted_cache_read for row in result.rows] == [8_320] * 5
+    assert sum(row.read_within for row in result.rows) == 3
+
+
+def test_anthropic_keeps_the_smallest_warm_level_and_a_tie_keeps_it_on_openai():
+    # A longer level lives shorter on Anthropic (trace-taxi: 17,482 read by three cold points
+    # within 13 min, 12,249 after 27 min and more): the smallest stays the head there.
+    reads = [7_680, 8_320, 7_680, 8_320, 8_320]
+    head = "codex:claude-opus-4-5:0.98.0"
+    assert head_sizes(lane_starts("anthropic", "claude-opus-4-5", reads))[head] == 7_680
+    tie = head_sizes(lane_starts("openai", "gpt-5.2-codex", [7_680, 8_320, 7_680, 8_320]))
+    assert (tie["codex:gpt-5.2-codex:0.98.0"], tie.warm) == (7_680, {"codex:gpt-5.2-codex:0.98.0": 2})

@@ -8,8 +8,8 @@ item; its response began at that item and ended at its token count, or, where th
 only after the next input (later Codex writes it once the tool the call asked for has run: a
 ``request_user_input`` the user answers an hour later), at its last output item, the input
 being the next request's. A request that opens a user turn with a prompt smaller than the one
-before plus the response it sends back shares with it only the prompt of the previous turn's
-first call (:meth:`_Rollout._shared`).
+before plus the response it sends back, or after a turn that reasoned and was not interrupted,
+shares with it only the prompt of the previous turn's first call (:meth:`_Rollout._shared`).
 Base instructions and tool schemas are not in a rollout: the head is an opaque prefix.
 
 Later Codex (about 0.128 on: paginated rollouts, multi-agent threads, Codex Desktop) numbers
@@ -98,7 +98,7 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.simulator.providers import provider_named_in
+from prefixbench.simulator.providers import provider_named_in, rules_for
 from prefixbench.simulator.providers.vllm import UNKNOWN, self_hosted
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
@@ -301,6 +301,17 @@ class _Rollout:
         self.last_prompt: int | None = None
         self.last_output = 0
         self.turn_prompt: int | None = None
+        #: A turn was interrupted since the last call (``turn_aborted``): the next turn keeps its reasoning.
+        self.aborted = False
+        #: Whether a call of the current user turn reasoned: its token count's
+        #: ``reasoning_output_tokens`` above 0, or a ``reasoning`` item (Codex 0.98 logs one with
+        #: a count of 0); the call being counted's count; the ``reasoning`` items seen, and their
+        #: number at the last user message and at the current turn's start.
+        self.turn_reasoned = False
+        self.reasoned = False
+        self.reasoning_items = 0
+        self.reasoning_at_user = 0
+        self.reasoning_at_turn = 0
         self.reasoning_dropped = 0
         #: Per user turn of this rollout (as Codex counts them, a turn with no call too), after
         #: its last call or the last call before it: (chain parent, turn prompt, last prompt, last
@@ -391,6 +402,8 @@ class _Rollout:
             self._settings(payload)
         elif kind == "event_msg" and ptype == "thread_rolled_back":
             self._rolled_back(payload, where)
+        elif kind == "event_msg" and ptype == "turn_aborted":
+            self.aborted = True
 
     def _rolled_back(self, payload: dict, where: str) -> None:
         """``thread_rolled_back {num_turns}`` (``/undo`` of turns, ``thread/rollback``): Codex drops
@@ -407,6 +420,8 @@ class _Rollout:
         self.turns = kept
         self.turn_marks = self.turn_marks[:max(0, len(self.turn_marks) - n)]
         self.chain_parent, self.turn_prompt, self.last_prompt, self.last_output = kept[-1]
+        self.turn_reasoned = False  # (not kept per turn: no drop is taken after a rollback but a shrink)
+        self.reasoning_at_turn = self.reasoning_items
         self.events.append(("rewind", f"thread rolled back {n} user turn(s)"))
 
     def _turn_context(self, payload: dict) -> None:
@@ -557,7 +572,10 @@ class _Rollout:
                     self.turns.append(self.turns[-1])
                     self.turn_marks.append(len(self.events))
                 self.events.append(("user_turn", ""))
+                self.reasoning_at_user = self.reasoning_items
         elif not (ptype == "message" and role in ("developer", "system")):  # (Codex's own context: no output)
+            if ptype == "reasoning":
+                self.reasoning_items += 1
             if self.first_output_ms is None:
                 self.first_output_ms = when
             self.last_output_ms = when
@@ -628,6 +646,8 @@ class _Rollout:
                     f"was {before.get('input_tokens', 0):,} input tokens (this call's total less its own), when that "
                     "thread's rollout is in the audit"
                 )
+        reasoning = last.get("reasoning_output_tokens")
+        self.reasoned = isinstance(reasoning, int) and not isinstance(reasoning, bool) and reasoning > 0
         self._add(record, _usage(last, f"{self.name}:{record.line}"), when, total)
 
     def _after_copy(self, total: dict, last: dict) -> None:
@@ -713,6 +733,7 @@ class _Rollout:
         self.outputs_claimed = True
         turn = any(kind == "user_turn" for kind, _ in events)
         shared = self._shared(usage, turn)
+        self.aborted = False
         self.out.append(
             TraceRequest(
                 file=self.name,
@@ -736,6 +757,9 @@ class _Rollout:
         )
         if self.chain_parent is None or turn:
             self.turn_prompt = usage.prompt
+            self.turn_reasoned, self.reasoning_at_turn = False, self.reasoning_at_user
+        self.turn_reasoned = self.turn_reasoned or self.reasoned
+        self.reasoned = False
         self.chain_parent = node
         self.last_prompt = usage.prompt
         self.last_output = usage.output
@@ -756,9 +780,17 @@ class _Rollout:
         prompt loses what it drops (the turn's other items stay, the user's message is added, so
         it may still grow). What it shares with the previous prompt then ends where that reasoning
         began, at the end of the prompt of that turn's first call. A prompt that grew by the
-        response or more kept it (as the public rollouts' interrupted turns and GPT-5.6's turns did)."""
-        if (self.chain_parent is not None and self.turn_prompt is not None and self.last_prompt is not None
-                and usage.prompt < self.last_prompt + self.last_output and turn):
+        response or more dropped it too where that turn reasoned (a ``reasoning`` item or reasoning
+        tokens; the user's message outgrew what was dropped), unless the turn was interrupted
+        (``turn_aborted``) or the model keeps an earlier turn's reasoning (the provider's
+        ``turn_reasoning_kept``: GPT-5.6), as the public rollouts' did."""
+        if (self.chain_parent is not None and self.turn_prompt is not None and self.last_prompt is not None and turn
+                and usage.prompt < self.last_prompt + self.last_output):
+            self.reasoning_dropped += 1
+            return self.turn_prompt
+        reasoned = self.turn_reasoned or self.reasoning_at_user > self.reasoning_at_turn
+        if (self.chain_parent is not None and reasoned and turn and not self.aborted
+                and not rules_for(self.provider).keeps_turn_reasoning(self.model)):
             self.reasoning_dropped += 1
             return self.turn_prompt
         return None
@@ -781,7 +813,8 @@ class _Rollout:
         if self.reasoning_dropped:
             notes += (
                 f"{self.reasoning_dropped} call(s) opened a user turn with a prompt smaller than the call before plus its "
-                "response: sent without the previous turn's reasoning (OpenAI renders none of an earlier turn), each is taken to extend that turn's "
+                "response, or after a turn that reasoned and was not interrupted: sent without the previous turn's reasoning "
+                "(OpenAI renders none of an earlier turn but GPT-5.6's), each is taken to extend that turn's "
                 "first call, where the reasoning began",
             )
         if self.copy_from is not None:
