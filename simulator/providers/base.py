@@ -274,6 +274,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: another model of the provider: neither the head nor the model's own earlier prefix in the
     #: lane (measured on Gemini 2.5's implicit cache); other models read what the chain model says.
     unread_after_switch: tuple[str, ...] = ()
+    #: A request sent more than this many ms after its lane's previous one reads nothing: neither
+    #: its lane's prefix nor the head (measured on Gemini's implicit cache, whose in-memory entries
+    #: are evicted as capacity is reclaimed, no lifetime published); 0: no such rule.
+    unread_after_idle_ms: int = 0
     #: Serves the Anthropic Messages wire format (its own endpoint or a compatible one), so a
     #: captured call's body and usage read in that shape.
     speaks_messages: bool = False

@@ -87,6 +87,20 @@ lag above, fabien-lessirard 2,305 -> 2,381, MyDotFiles-HyDE 123 -> 135, IDAHO-VA
 brexp, Autos, brain-system and ai-sessions have no switch. Gemini 3 is left out: the June 2026
 plan-mode session's switches read the head (6 of 12), and the rule would lose one of them.
 
+**A call after ten idle minutes reads nothing [M].** No page gives implicit entries a lifetime;
+Vertex AI's says in-memory prefixes are evicted as capacity is reclaimed (then kept, for a while,
+in a durable tier). In the Gemini sessions the realdata tests read, a read of 0 in the middle of a
+lane grows with the idle time before it (fabien-lessirard's 2.5 calls: 6% within 15 s of the
+previous one, 37% after 5 to 15 minutes, 62% after more), and 96 of the 136 calls sent more than
+10 minutes after their lane's previous one read 0, 2.5 and 3 alike. So such a call is predicted to
+read nothing (:data:`UNREAD_AFTER_IDLE_MS`,
+:attr:`~prefixbench.simulator.providers.base.ProviderRules.unread_after_idle_ms`): within 3%,
+fabien-lessirard 2,381 -> 2,398, brexp 90 -> 93 (the two it was chosen on: 6 to 10 minutes gain
+15 to 21 and 3 or 4), and out of sample IDAHO-VAULT 661 -> 680, MyDotFiles-HyDE 135 -> 145,
+personal_finance 57 -> 60, abhishekibr2/openclaw 60 -> 61; no Gemini or Qwen sample loses a call
+(at 7 minutes Axe loses one; at 30 fabien-lessirard loses the two calls that read their whole
+previous prompt after 36 and 38 minutes).
+
 **Minimums: the official table changed in mid-2026** [O]. Up to its version of 2026-05-28
 (the caching page, https://ai.google.dev/gemini-api/docs/caching, and its Interactions API copy)
 the page listed 1,024 tokens for Gemini 3 Flash Preview (3.5 Flash in that last version) and
@@ -106,7 +120,8 @@ value for every model. Community reports say the effective threshold runs higher
 documented (Flash-Lite hits absent below ~3,000 tokens) [M].
 
 **Lifetime.** Not published ("send requests with the same prefix close in time"): no TTL by
-default; ``ttl_ms`` sets an idle lifetime.
+default; ``ttl_ms`` sets an idle lifetime. The audit predicts nothing read after a lane idled ten
+minutes (above), a rule on a lane's calls, not an entry's lifetime.
 
 **Explicit ``CachedContent``** (``mode=explicit``, the model in
 :mod:`prefixbench.simulator.cached_content`): the agent creates a named content of the stable
@@ -185,6 +200,9 @@ NEW_CHECKPOINT_MIN = 3000
 #: must hold past its own read before the next read moves up [M] (see the module doc, "Gemini 2.5
 #: reads trail the previous prompt"): (model pattern, lag, after).
 READ_LAGS: tuple[tuple[str, int, int], ...] = ((r"gemini-2\.5-pro", 1000, 2000), (r"gemini-2\.5-flash", 500, 0))
+#: A request sent more than this long (ms) after its lane's previous one reads nothing [M] (see the
+#: module doc, "A call after ten idle minutes reads nothing").
+UNREAD_AFTER_IDLE_MS = 10 * 60_000
 #: A model no table names: the smallest minimum either official table gives.
 DEFAULT_MIN_TOKENS = 1024
 #: Models before Gemini 2.5, which implicit caching does not cover (it is on "from Gemini 2.5"):
@@ -334,6 +352,7 @@ RULES = ProviderRules(
     read_lag_by_model=READ_LAGS,
     reads_stored_head=False,
     unread_after_switch=(r"gemini-2\.5",),
+    unread_after_idle_ms=UNREAD_AFTER_IDLE_MS,
     body_model="gemini",
     body_model_options_before=((DOCS_MINIMUMS_SINCE_MS, (("minimums", "docs-2026-05"),)),),
     chain_as="gemini",
