@@ -30,9 +30,10 @@ every model.
 **Reads lag the prompts [M].** A read is seldom the whole previous prompt: it stays on one
 checkpoint for a few calls, its count drifting by tens of tokens (3.1 Pro, March 2026: 10,952,
 10,889, 10,781 while the prompt grew 11.6K -> 12.1K; 39,795 ... 39,724 over five calls from 43K
-to 45K), then jumps to about the previous prompt, or falls back to an older one, or to 0. On 3.1 Pro nothing
-in a log says when it jumps (not the idle time, the growth since the checkpoint, the thoughts);
-on 3 Flash the growth does (below, "A new checkpoint"). Google calls the cache best effort. Predicted from the last read the lane reported
+to 45K), then jumps to about the previous prompt, or falls back to an older one, or to 0. On 3.1 Pro little
+in a log says when it jumps (not the idle time, the thoughts, the growth since the checkpoint
+below 6,000 tokens); on 3 Flash the growth does (below, "A new checkpoint"), and on 3 Pro past 6,000 tokens
+("On 3 Pro a read moves up"). Google calls the cache best effort. Predicted from the last read the lane reported
 (:attr:`~prefixbench.simulator.providers.base.ProviderRules.follows_reads`: the audit's
 ``--no-follow-reads`` turns it off), 3.1 Pro's calls within 3% go from 126 to 283 of 441, 2.5
 Pro's (2025-10) from 1 to 5 of 13, March Flash's from 905 to 1,034 of 1,234; the May and June
@@ -55,6 +56,18 @@ is never nearer than one step, 3,924). Anything from 2,500 to 3,924 gains 40 to 
 also the effective minimum users report for Flash-Lite (hits absent below ~3,000 tokens). On
 3.1 Pro (read to the token, no grid) it changes nothing: its reads move up as often below as
 above (a rule that moved them up past 3,000 fit fewer calls at every threshold tried).
+
+**On 3 Pro a read moves up after ~6,000 new tokens [M].** On aim's gemini-3.1-pro-preview runs a
+read moved up past the last one in 13 of 191 pairs of calls where the previous request left fewer
+than 3,000 tokens uncached past its read, 36 of 137 from 3,000 to 6,000, and 27 of 37 from 6,000
+on, then short of the previous prompt by a median 1,572 (quartiles 1,073 and 3,471). So on 3 and
+3.1 Pro a request whose previous one left 6,000 tokens or more uncached is predicted to read at
+least that prompt less 2,000 (:data:`READ_LAGS`, the rule 2.5 has with its own numbers): aim's
+441 Pro calls within 3% go from 290 to 302, and out of sample fabien-lessirard's 38
+gemini-3-pro-preview calls from 10 to 12, the figma-eval 3 Pro session's 31 from 12 to 13,
+personal_finance's 93 from 60 to 61; no Gemini sample loses a call. Lags of 2,000 to 5,000 with
+6,000 to 12,000 gain 4 to 12 on aim; 6,000 is the best floor at every lag tried, 5,000 and less
+gain at most 5 (2,000 with 5,000 loses 2).
 
 **A session start reads no head it was not kept warm [M].** In two Gemini CLI homes committed to
 public repositories, most sessions' first calls read nothing of the head (system prompt and
@@ -196,10 +209,12 @@ CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
 #: The fewest tokens past the checkpoint a request read that it must leave uncached before the next
 #: request of its lane reads a newer one [M] (see the module doc, "A new checkpoint").
 NEW_CHECKPOINT_MIN = 3000
-#: How far a Gemini 2.5 read trails its lane's previous prompt, and the fewest tokens that prompt
-#: must hold past its own read before the next read moves up [M] (see the module doc, "Gemini 2.5
-#: reads trail the previous prompt"): (model pattern, lag, after).
-READ_LAGS: tuple[tuple[str, int, int], ...] = ((r"gemini-2\.5-pro", 1000, 2000), (r"gemini-2\.5-flash", 500, 0))
+#: How far a Gemini 2.5 (and 3 Pro) read trails its lane's previous prompt, and the fewest tokens
+#: that prompt must hold past its own read before the next read moves up [M] (see the module doc,
+#: "Gemini 2.5 reads trail the previous prompt", "On 3 Pro a read moves up"): (model pattern, lag, after).
+READ_LAGS: tuple[tuple[str, int, int], ...] = (
+    (r"gemini-2\.5-pro", 1000, 2000), (r"gemini-2\.5-flash", 500, 0), (r"gemini-3(\.[0-9]+)?-pro", 2000, 6000),
+)
 #: A request sent more than this long (ms) after its lane's previous one reads nothing [M] (see the
 #: module doc, "A call after ten idle minutes reads nothing").
 UNREAD_AFTER_IDLE_MS = 10 * 60_000

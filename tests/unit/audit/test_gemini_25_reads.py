@@ -2,9 +2,11 @@
 them (fabien-lessirard/dotfiles, brexp/infra; tests/realdata/test_committed_homes_realdata.py):
 a read trails the previous prompt by a few hundred tokens rather than keeping to the last read,
 the first call after the lane switched model reads nothing, and (every Gemini model) a call sent
-more than ten minutes after its lane's previous one reads nothing. Each test fails on the code
-before its rule (checked): it predicted the last read, after a switch the model's own earlier
-prompt, after ten idle minutes the previous prompt."""
+more than ten minutes after its lane's previous one reads nothing; and (aim's benchmark runs)
+a Gemini 3 Pro read moves up, short of the previous prompt, once that one left 6,000 tokens
+uncached. Each test fails on the code before its rule (checked): it predicted the last read,
+after a switch the model's own earlier prompt, after ten idle minutes the previous prompt, on 3
+Pro the last read."""
 
 from __future__ import annotations
 
@@ -82,3 +84,16 @@ def test_a_call_after_ten_idle_minutes_reads_nothing(tmp_path: Path) -> None:
         assert [r.gap_ms for r in rows] == [None, 1_000, 660_000, 9_000, 540_000]
         assert [r.predicted_cache_read for r in rows][:3] == [0, 20_000, 0], model
         assert rows[2].read_within and rows[4].predicted_cache_read >= 22_000
+
+
+def test_a_3_pro_read_moves_up_only_after_6000_tokens_left_uncached(tmp_path: Path) -> None:
+    # Gemini 3 and 3.1 Pro keep to the last read while the previous call left less than 6,000
+    # tokens uncached past it (aim's 3.1 Pro: 13 of 191 reads moved up below 3,000, 36 of 137 from
+    # 3,000 to 6,000, 27 of 37 above), then read about the previous prompt (short by a median
+    # 1,572): predicted that prompt less 2,000. The code before kept the fifth call to 19,600.
+    model = "gemini-3.1-pro-preview"
+    log = _session(tmp_path / "pro.json", [(model, 20_000, 0), (model, 21_000, 19_600), (model, 23_000, 19_600),
+                                            (model, 30_000, 19_600), (model, 31_000, 28_000)])
+    rows = run_audit([log]).rows
+    assert [r.predicted_cache_read for r in rows] == [0, 20_000, 19_600, 19_600, 28_000]
+    assert all(r.read_within for r in rows)
