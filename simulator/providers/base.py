@@ -283,6 +283,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: prompt; the provider's other models render none of them, so a new turn's prompt differs
     #: from the previous one where that turn's reasoning began (read by the Codex reader).
     turn_reasoning_kept: tuple[str, ...] = ()
+    #: A request sent more than this many ms after its lane's previous one reads nothing: neither
+    #: its lane's prefix nor the head (measured on Gemini's implicit cache, whose in-memory entries
+    #: are evicted as capacity is reclaimed, no lifetime published); 0: no such rule.
+    unread_after_idle_ms: int = 0
     #: Serves the Anthropic Messages wire format (its own endpoint or a compatible one), so a
     #: captured call's body and usage read in that shape.
     speaks_messages: bool = False

@@ -30,9 +30,10 @@ every model.
 **Reads lag the prompts [M].** A read is seldom the whole previous prompt: it stays on one
 checkpoint for a few calls, its count drifting by tens of tokens (3.1 Pro, March 2026: 10,952,
 10,889, 10,781 while the prompt grew 11.6K -> 12.1K; 39,795 ... 39,724 over five calls from 43K
-to 45K), then jumps to about the previous prompt, or falls back to an older one, or to 0. On 3.1 Pro nothing
-in a log says when it jumps (not the idle time, the growth since the checkpoint, the thoughts);
-on 3 Flash the growth does (below, "A new checkpoint"). Google calls the cache best effort. Predicted from the last read the lane reported
+to 45K), then jumps to about the previous prompt, or falls back to an older one, or to 0. On 3.1 Pro little
+in a log says when it jumps (not the idle time, the thoughts, the growth since the checkpoint
+below 6,000 tokens); on 3 Flash the growth does (below, "A new checkpoint"), and on 3 Pro past 6,000 tokens
+("On 3 Pro a read moves up"). Google calls the cache best effort. Predicted from the last read the lane reported
 (:attr:`~prefixbench.simulator.providers.base.ProviderRules.follows_reads`: the audit's
 ``--no-follow-reads`` turns it off), 3.1 Pro's calls within 3% go from 126 to 283 of 441, 2.5
 Pro's (2025-10) from 1 to 5 of 13, March Flash's from 905 to 1,034 of 1,234; the May and June
@@ -55,6 +56,18 @@ is never nearer than one step, 3,924). Anything from 2,500 to 3,924 gains 40 to 
 also the effective minimum users report for Flash-Lite (hits absent below ~3,000 tokens). On
 3.1 Pro (read to the token, no grid) it changes nothing: its reads move up as often below as
 above (a rule that moved them up past 3,000 fit fewer calls at every threshold tried).
+
+**On 3 Pro a read moves up after ~6,000 new tokens [M].** On aim's gemini-3.1-pro-preview runs a
+read moved up past the last one in 13 of 191 pairs of calls where the previous request left fewer
+than 3,000 tokens uncached past its read, 36 of 137 from 3,000 to 6,000, and 27 of 37 from 6,000
+on, then short of the previous prompt by a median 1,572 (quartiles 1,073 and 3,471). So on 3 and
+3.1 Pro a request whose previous one left 6,000 tokens or more uncached is predicted to read at
+least that prompt less 2,000 (:data:`READ_LAGS`, the rule 2.5 has with its own numbers): aim's
+441 Pro calls within 3% go from 290 to 302, and out of sample fabien-lessirard's 38
+gemini-3-pro-preview calls from 10 to 12, the figma-eval 3 Pro session's 31 from 12 to 13,
+personal_finance's 93 from 60 to 61; no Gemini sample loses a call. Lags of 2,000 to 5,000 with
+6,000 to 12,000 gain 4 to 12 on aim; 6,000 is the best floor at every lag tried, 5,000 and less
+gain at most 5 (2,000 with 5,000 loses 2).
 
 **A session start reads no head it was not kept warm [M].** In two Gemini CLI homes committed to
 public repositories, most sessions' first calls read nothing of the head (system prompt and
@@ -87,6 +100,20 @@ lag above, fabien-lessirard 2,305 -> 2,381, MyDotFiles-HyDE 123 -> 135, IDAHO-VA
 brexp, Autos, brain-system and ai-sessions have no switch. Gemini 3 is left out: the June 2026
 plan-mode session's switches read the head (6 of 12), and the rule would lose one of them.
 
+**A call after ten idle minutes reads nothing [M].** No page gives implicit entries a lifetime;
+Vertex AI's says in-memory prefixes are evicted as capacity is reclaimed (then kept, for a while,
+in a durable tier). In the Gemini sessions the realdata tests read, a read of 0 in the middle of a
+lane grows with the idle time before it (fabien-lessirard's 2.5 calls: 6% within 15 s of the
+previous one, 37% after 5 to 15 minutes, 62% after more), and 96 of the 136 calls sent more than
+10 minutes after their lane's previous one read 0, 2.5 and 3 alike. So such a call is predicted to
+read nothing (:data:`UNREAD_AFTER_IDLE_MS`,
+:attr:`~prefixbench.simulator.providers.base.ProviderRules.unread_after_idle_ms`): within 3%,
+fabien-lessirard 2,381 -> 2,398, brexp 90 -> 93 (the two it was chosen on: 6 to 10 minutes gain
+15 to 21 and 3 or 4), and out of sample IDAHO-VAULT 661 -> 680, MyDotFiles-HyDE 135 -> 145,
+personal_finance 57 -> 60, abhishekibr2/openclaw 60 -> 61; no Gemini or Qwen sample loses a call
+(at 7 minutes Axe loses one; at 30 fabien-lessirard loses the two calls that read their whole
+previous prompt after 36 and 38 minutes).
+
 **Minimums: the official table changed in mid-2026** [O]. Up to its version of 2026-05-28
 (the caching page, https://ai.google.dev/gemini-api/docs/caching, and its Interactions API copy)
 the page listed 1,024 tokens for Gemini 3 Flash Preview (3.5 Flash in that last version) and
@@ -106,7 +133,8 @@ value for every model. Community reports say the effective threshold runs higher
 documented (Flash-Lite hits absent below ~3,000 tokens) [M].
 
 **Lifetime.** Not published ("send requests with the same prefix close in time"): no TTL by
-default; ``ttl_ms`` sets an idle lifetime.
+default; ``ttl_ms`` sets an idle lifetime. The audit predicts nothing read after a lane idled ten
+minutes (above), a rule on a lane's calls, not an entry's lifetime.
 
 **Explicit ``CachedContent``** (``mode=explicit``, the model in
 :mod:`prefixbench.simulator.cached_content`): the agent creates a named content of the stable
@@ -181,10 +209,15 @@ CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
 #: The fewest tokens past the checkpoint a request read that it must leave uncached before the next
 #: request of its lane reads a newer one [M] (see the module doc, "A new checkpoint").
 NEW_CHECKPOINT_MIN = 3000
-#: How far a Gemini 2.5 read trails its lane's previous prompt, and the fewest tokens that prompt
-#: must hold past its own read before the next read moves up [M] (see the module doc, "Gemini 2.5
-#: reads trail the previous prompt"): (model pattern, lag, after).
-READ_LAGS: tuple[tuple[str, int, int], ...] = ((r"gemini-2\.5-pro", 1000, 2000), (r"gemini-2\.5-flash", 500, 0))
+#: How far a Gemini 2.5 (and 3 Pro) read trails its lane's previous prompt, and the fewest tokens
+#: that prompt must hold past its own read before the next read moves up [M] (see the module doc,
+#: "Gemini 2.5 reads trail the previous prompt", "On 3 Pro a read moves up"): (model pattern, lag, after).
+READ_LAGS: tuple[tuple[str, int, int], ...] = (
+    (r"gemini-2\.5-pro", 1000, 2000), (r"gemini-2\.5-flash", 500, 0), (r"gemini-3(\.[0-9]+)?-pro", 2000, 6000),
+)
+#: A request sent more than this long (ms) after its lane's previous one reads nothing [M] (see the
+#: module doc, "A call after ten idle minutes reads nothing").
+UNREAD_AFTER_IDLE_MS = 10 * 60_000
 #: A model no table names: the smallest minimum either official table gives.
 DEFAULT_MIN_TOKENS = 1024
 #: Models before Gemini 2.5, which implicit caching does not cover (it is on "from Gemini 2.5"):
@@ -334,6 +367,7 @@ RULES = ProviderRules(
     read_lag_by_model=READ_LAGS,
     reads_stored_head=False,
     unread_after_switch=(r"gemini-2\.5",),
+    unread_after_idle_ms=UNREAD_AFTER_IDLE_MS,
     body_model="gemini",
     body_model_options_before=((DOCS_MINIMUMS_SINCE_MS, (("minimums", "docs-2026-05"),)),),
     chain_as="gemini",

@@ -1575,6 +1575,9 @@ class Predictor:
         #: Per lane, the model of its latest chain request (a model the provider's
         #: ``unread_after_switch`` names reads nothing right after a switch to it).
         self.lane_models: dict[tuple[str, str], str] = {}
+        #: Per lane, the tick its latest chain request was sent at (a provider's
+        #: ``unread_after_idle_ms`` reads nothing after its lane idled that long).
+        self.lane_ticks: dict[tuple[str, str], int] = {}
 
     def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None) -> Prediction:
         """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`)."""
@@ -1604,10 +1607,15 @@ class Predictor:
         lane = (r.file, r.lane)
         switched = self.lane_models.get(lane, r.model) != r.model
         self.lane_models[lane] = r.model
-        if switched and pred.read and not rules_for(r.provider).reads_after_switch(r.model):
-            # The lane's previous request went to another model: nothing is read, neither this
-            # model's earlier prefix in the lane nor the head (Gemini 2.5, measured).
-            pred = replace(pred, read=0, uncached=_predicted_uncached(rules_for(r.provider), r.usage, 0, pred.write))
+        idle = tick - self.lane_ticks.get(lane, tick)
+        self.lane_ticks[lane] = tick
+        provider = rules_for(r.provider)
+        if pred.read and ((switched and not provider.reads_after_switch(r.model))
+                          or 0 < provider.unread_after_idle_ms < idle):
+            # The lane's previous request went to another model, or was sent that long before:
+            # nothing is read, neither this model's earlier prefix in the lane nor the head
+            # (Gemini, measured: unread_after_switch on 2.5, unread_after_idle_ms).
+            pred = replace(pred, read=0, uncached=_predicted_uncached(provider, r.usage, 0, pred.write))
         return pred
 
     def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction, rules: ProviderRules) -> Prediction:

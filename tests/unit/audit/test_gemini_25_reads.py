@@ -1,25 +1,31 @@
 """Gemini 2.5's implicit-cache reads, as Gemini CLI homes committed to public repositories show
 them (fabien-lessirard/dotfiles, brexp/infra; tests/realdata/test_committed_homes_realdata.py):
 a read trails the previous prompt by a few hundred tokens rather than keeping to the last read,
-and the first call after the lane switched model reads nothing. Both tests fail on the code
-before these rules (checked): it predicted the last read, and after a switch the model's own
-earlier prompt."""
+the first call after the lane switched model reads nothing, and (every Gemini model) a call sent
+more than ten minutes after its lane's previous one reads nothing; and (aim's benchmark runs)
+a Gemini 3 Pro read moves up, short of the previous prompt, once that one left 6,000 tokens
+uncached. Each test fails on the code before its rule (checked): it predicted the last read,
+after a switch the model's own earlier prompt, after ten idle minutes the previous prompt, on 3
+Pro the last read."""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import run_audit
 
 
-def _session(path: Path, calls: list[tuple[str, int, int]]) -> Path:
+def _session(path: Path, calls: list[tuple[str, int, int]], at: list[int] | None = None) -> Path:
     """A Gemini CLI JSON session: one user turn, then a model message per ``(model, prompt,
-    cached)``, 3 s apart."""
+    cached)``, 3 s apart (``at``: each one's seconds after the start instead)."""
     start = "2025-11-07T03:00:00.000Z"
+    zero = datetime(2025, 11, 7, 3, tzinfo=timezone.utc)
     messages: list[dict] = [{"id": "u", "timestamp": start, "type": "user", "content": "go"}]
     for i, (model, prompt, cached) in enumerate(calls):
-        messages.append({"id": f"m{i}", "timestamp": f"2025-11-07T03:00:{3 * i + 1:02d}.000Z", "type": "gemini",
+        sent = zero + timedelta(seconds=at[i] if at else 3 * i + 1)
+        messages.append({"id": f"m{i}", "timestamp": sent.strftime("%Y-%m-%dT%H:%M:%S.000Z"), "type": "gemini",
                          "content": "ok", "model": model,
                          "tokens": {"input": prompt, "output": 20, "cached": cached, "thoughts": 5, "tool": 0,
                                     "total": prompt + 25}})
@@ -62,3 +68,32 @@ def test_a_2_5_call_right_after_a_model_switch_reads_nothing(tmp_path: Path) -> 
     three = _session(tmp_path / "three.json", [("gemini-3-pro-preview", 10_000, 0), ("gemini-3-pro-preview", 12_000, 9_500),
                                                 ("gemini-3-flash-preview", 14_000, 0), ("gemini-3-pro-preview", 16_000, 0)])
     assert run_audit([three]).rows[3].predicted_cache_read > 0
+
+
+def test_a_call_after_ten_idle_minutes_reads_nothing(tmp_path: Path) -> None:
+    # A call sent more than 10 min after its lane's previous one read nothing in most cases (the
+    # Gemini sessions tests/realdata reads: 96 of 136 such calls, 2.5 and 3 alike), neither the previous
+    # prompt nor the head. A call is sent when the message before it was written: the third here
+    # 11 min after the second (the code before predicted the previous prompt, less the lag on
+    # 2.5), the fifth 9 min after the fourth, still predicted to read.
+    for model in ("gemini-2.5-flash", "gemini-3-pro-preview"):
+        log = _session(tmp_path / f"{model}.json", [(model, 20_000, 0), (model, 21_000, 20_000), (model, 22_000, 0),
+                                                    (model, 23_000, 22_000), (model, 24_000, 23_000)],
+                       at=[1, 661, 670, 670 + 9 * 60, 1_300])
+        rows = run_audit([log]).rows
+        assert [r.gap_ms for r in rows] == [None, 1_000, 660_000, 9_000, 540_000]
+        assert [r.predicted_cache_read for r in rows][:3] == [0, 20_000, 0], model
+        assert rows[2].read_within and rows[4].predicted_cache_read >= 22_000
+
+
+def test_a_3_pro_read_moves_up_only_after_6000_tokens_left_uncached(tmp_path: Path) -> None:
+    # Gemini 3 and 3.1 Pro keep to the last read while the previous call left less than 6,000
+    # tokens uncached past it (aim's 3.1 Pro: 13 of 191 reads moved up below 3,000, 36 of 137 from
+    # 3,000 to 6,000, 27 of 37 above), then read about the previous prompt (short by a median
+    # 1,572): predicted that prompt less 2,000. The code before kept the fifth call to 19,600.
+    model = "gemini-3.1-pro-preview"
+    log = _session(tmp_path / "pro.json", [(model, 20_000, 0), (model, 21_000, 19_600), (model, 23_000, 19_600),
+                                            (model, 30_000, 19_600), (model, 31_000, 28_000)])
+    rows = run_audit([log]).rows
+    assert [r.predicted_cache_read for r in rows] == [0, 20_000, 19_600, 19_600, 28_000]
+    assert all(r.read_within for r in rows)

@@ -31,17 +31,19 @@ def _session(path: Path, model: str, calls: list[tuple[int, int]]) -> Path:
 
 def test_a_pro_read_stays_on_the_checkpoint_the_lane_last_read(tmp_path: Path) -> None:
     # gemini-3.1-pro-preview reads to the token, but in March 2026 its reads lagged the prompts:
-    # 7,000 of 9,000, then 7,050 and 7,020 while the prompt grew to 18,000 (the same checkpoint,
+    # 7,000 of 9,000, then 7,050 and 7,020 while the prompt grew to 12,600 (the same checkpoint,
     # its count drifting), then a miss; the call after it is still predicted at the checkpoint read
-    # before the miss (7,020), and this one jumped to about its previous prompt instead (19,500).
+    # before the miss (7,020), and this one jumped to about its previous prompt instead (12,900).
+    # (Each call leaves under 6,000 tokens uncached past its read: past that a Pro read moves up,
+    # tests/unit/audit/test_gemini_25_reads.py.)
     log = _session(tmp_path / "pro.jsonl", "gemini-3.1-pro-preview",
-                   [(9_000, 0), (12_000, 7_000), (15_000, 7_050), (18_000, 7_020), (20_000, 0), (22_000, 19_500)])
+                   [(9_000, 0), (11_000, 7_000), (12_000, 7_050), (12_600, 7_020), (13_000, 0), (14_000, 12_900)])
     followed = run_audit([log])
     assert [r.predicted_cache_read for r in followed.rows] == [0, 9_000, 7_000, 7_050, 7_020, 7_020]
     assert [r.read_within for r in followed.rows] == [True, False, True, True, False, False]
     # A miss is still counted against the previous prompt, as before: only the prediction moved.
     plain = run_audit([log], follow_reads=False)
-    assert [r.predicted_cache_read for r in plain.rows] == [0, 9_000, 12_000, 15_000, 18_000, 20_000]
+    assert [r.predicted_cache_read for r in plain.rows] == [0, 9_000, 11_000, 12_000, 12_600, 13_000]
     assert sum(r.read_within for r in plain.rows) == 2
     assert [r.lost_tokens for r in followed.rows] == [r.lost_tokens for r in plain.rows]
     assert [r.cause for r in followed.rows] == [r.cause for r in plain.rows]
@@ -60,16 +62,17 @@ def test_a_read_of_nothing_leaves_the_checkpoint_read_before_it(tmp_path: Path) 
     # 3.1 Pro, March 2026 (aim's sessions: 9 of the 11 reads after a mid-lane read of 0 that the
     # whole previous prompt missed came back to the checkpoint read before the 0, e.g. 22,515, 0,
     # then 22,237 of a 25,573-token previous prompt): the 0 is a lapse of that checkpoint, not its
-    # end. Main predicted the whole previous prompt after a 0 (24,000: 9% over).
+    # end. Main predicted the whole previous prompt after a 0 (24,000: 9% over). (Each call
+    # leaves under 6,000 tokens uncached past the read kept: past that a Pro read moves up.)
     log = _session(tmp_path / "lapse.jsonl", "gemini-3.1-pro-preview",
-                   [(9_000, 0), (20_000, 8_000), (22_000, 19_500), (24_000, 0), (26_000, 19_300), (27_000, 0), (28_000, 0)])
+                   [(9_000, 0), (20_000, 8_000), (22_000, 19_500), (24_000, 0), (25_000, 19_300), (25_200, 0), (25_400, 0)])
     result = run_audit([log])
     assert [r.predicted_cache_read for r in result.rows][3:6] == [19_500, 19_500, 19_300]
     assert [r.read_within for r in result.rows][4:6] == [True, False]
     # Two reads of 0 in a row keep it too; a prompt that shrank or a new model would not.
     assert result.rows[6].predicted_cache_read == 19_300
     # Without following, the shared prefix as before.
-    assert [r.predicted_cache_read for r in run_audit([log], follow_reads=False).rows][4:] == [24_000, 26_000, 27_000]
+    assert [r.predicted_cache_read for r in run_audit([log], follow_reads=False).rows][4:] == [24_000, 25_000, 25_200]
 
 
 def test_a_read_the_prediction_missed_without_a_loss_says_why(tmp_path: Path) -> None:
