@@ -1,6 +1,6 @@
 """Detectors that turn a record away by its keys before their own tests (a speed-up: each of a
 file's first lines is classified by every format's detector, so a Claude Code line went through
-all eighteen) answer as they did: each is written out here as it was, and compared on generated
+all of them) answer as they did: each is written out here as it was, and compared on generated
 records and on every record of the formats' fixtures and of ../shared/realdata."""
 
 from __future__ import annotations
@@ -11,8 +11,11 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefixbench.workloads.logs.formats import classify_record, cline, codex, opencode, openhands
+from prefixbench.workloads.logs.formats import (
+    classify_record, cline, codex, copilot_cli, langfuse, managed_agents, opencode, openhands, otel, swe_agent,
+)
 from prefixbench.workloads.logs.formats.base import Evidence
+from prefixbench.workloads.logs.formats.copilot_store import COLUMNS
 from prefixbench.workloads.logs.records import iter_records
 
 
@@ -67,11 +70,50 @@ def _codex_as_it_was(value: dict) -> Evidence | None:
     return None
 
 
+def _otel_as_it_was(value: dict) -> Evidence | None:
+    if isinstance(otel._first(value, otel._RESOURCE_SPANS), list) or otel._resource_spans(value) or otel._resource_logs(value):
+        return Evidence.WRAPPER
+    context = value.get("context")
+    if isinstance(context, dict) and "span_id" in context and "trace_id" in context and isinstance(value.get("attributes"), dict):
+        return Evidence.SHAPE
+    if otel._sdk_log_record(value):
+        return Evidence.SHAPE
+    return None
+
+
+def _langfuse_as_it_was(value: dict) -> Evidence | None:
+    if langfuse._is_page(value) or (langfuse._is_trace(value) or langfuse._is_download(value)) and any(
+            langfuse._is_observation(o) for o in value["observations"][:5]):
+        return Evidence.WRAPPER
+    if langfuse._is_keyed(value):
+        return Evidence.WRAPPER
+    return Evidence.SHAPE if langfuse._is_observation(value) else None
+
+
+def _managed_agents_as_it_was(value: dict) -> Evidence | None:
+    if managed_agents._unwrapped(value) is not None or managed_agents._page(value) is not None:
+        return Evidence.ENTRY
+    return None
+
+
+def _copilot_cli_as_it_was(value: dict) -> Evidence | None:
+    return Evidence.SHAPE if all(key in value for key in COLUMNS) else None
+
+
+def _swe_agent_as_it_was(value: dict) -> Evidence | None:
+    return Evidence.SHAPE if swe_agent._is_mini(value) or swe_agent._is_swe(value) else None
+
+
 PAIRS = [
     (cline.detect, _cline_as_it_was),
     (opencode.detect, _opencode_as_it_was),
     (openhands.detect, _openhands_as_it_was),
     (codex.detect, _codex_as_it_was),
+    (otel.detect, _otel_as_it_was),
+    (langfuse.detect, _langfuse_as_it_was),
+    (managed_agents.detect, _managed_agents_as_it_was),
+    (copilot_cli.detect, _copilot_cli_as_it_was),
+    (swe_agent.detect, _swe_agent_as_it_was),
 ]
 
 #: The keys these detectors read (and some Claude Code ones), the values they test for.
@@ -82,10 +124,17 @@ KEYS = st.sampled_from([
     "source", "action", "observation", "kind", "timestamp", "metrics", "llm_metrics", "token_usages",
     "instance_id", "accumulated_token_usage", "stats", "usage_to_metrics", "service_to_metrics",
     "payload", "record_type", "instructions", "uuid", "parentUuid", "message",
+    # otel, langfuse, managed-agents, copilot-cli, swe-agent
+    "resourceSpans", "resource_spans", "scopeSpans", "scope_spans", "instrumentationLibrarySpans",
+    "instrumentation_library_spans", "resourceLogs", "resource_logs", "scopeLogs", "scope_logs", "resource",
+    "context", "span_id", "trace_id", "attributes", "hrTime", "instrumentationScope", "meta", "observations",
+    "traceId", "startTime", "trace", "raw", "next_page", "parentId", "session_id", "model", "input_tokens",
+    "output_tokens", "cache_read_tokens", "cache_write_tokens", "trajectory", "history", "trajectory_format",
 ])
 WORDS = st.sampled_from([
     "say", "ask", "user", "assistant", "agent", "environment", "text", "error", "step_start", "tool_use",
     "session_meta", "response_item", "cline", "roo", "x", "",
+    "GENERATION", "SPAN", "agent.message", "session.usage", "mini-swe-agent-1",
 ])
 SCALARS = st.none() | st.booleans() | st.integers(-2, 2) | st.floats(allow_nan=False, width=32) | WORDS
 JSON = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=5),
@@ -113,6 +162,25 @@ SEEDS = [
     {"record_type": "state"},
     {"id": "x", "timestamp": "t", "instructions": "i"},
     {"type": "user", "uuid": "u", "sessionId": "s", "message": {"role": "user", "content": "hi"}},
+    {"resourceSpans": []},
+    {"scopeSpans": [], "resource": {}},
+    {"resource_logs": []},
+    {"scopeLogs": [], "resource": {}},
+    {"context": {"span_id": "1", "trace_id": "2"}, "attributes": {}},
+    {"hrTime": [1, 2], "attributes": {}, "instrumentationScope": {}},
+    {"data": [{"type": "GENERATION", "id": "o", "traceId": "t", "startTime": "s"}], "meta": {}},
+    {"id": "t", "timestamp": "x", "observations": [{"type": "SPAN", "id": "o", "trace_id": "t", "start_time": "s"}]},
+    {"trace": {}, "observations": [{"type": "SPAN", "id": "o", "traceId": "t", "startTime": "s"}]},
+    {"o": {"type": "SPAN", "id": "o", "traceId": "t", "startTime": "s"}},
+    {"type": "GENERATION", "id": "o", "traceId": "t", "startTime": "s"},
+    {"type": "agent.message", "id": "e"},
+    {"kind": "x", "raw": {"type": "session.usage", "id": "e"}},
+    {"data": [{"type": "agent.message", "id": "e"}], "next_page": None},
+    {"type": "session.usage", "id": "e", "parentId": "p", "data": {}},
+    {key: "x" for key in COLUMNS},
+    {"messages": [], "trajectory_format": "mini-swe-agent-1"},
+    {"messages": [], "info": {"mini_version": "1"}},
+    {"trajectory": [], "history": []},
 ]
 
 

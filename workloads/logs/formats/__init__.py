@@ -154,6 +154,8 @@ def resolve(name: str) -> LogFormat | None:
 #: lines are each classified by all of them).
 _DETECTORS = tuple((fmt.name, fmt.detect) for fmt in FORMATS.values())
 _WRAPPER = Evidence.WRAPPER
+#: Weaker than any evidence (what no match is compared as).
+_NO_MATCH = len(Evidence)
 
 
 def classify_record(value: object) -> str | None:
@@ -161,7 +163,7 @@ def classify_record(value: object) -> str | None:
     if not isinstance(value, dict):
         return None
     best: str | None = None
-    best_evidence = len(Evidence)
+    best_evidence = _NO_MATCH
     for name, detect in _DETECTORS:
         evidence = detect(value)
         if evidence is not None and evidence < best_evidence:

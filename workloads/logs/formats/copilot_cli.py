@@ -48,11 +48,12 @@ from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
 
 NAME = "copilot-cli"
+_COLUMNS = frozenset(COLUMNS)
 
 
 def detect(value: dict) -> Evidence | None:
     """An exported ``assistant_usage_events`` row: the usage columns, by name."""
-    return Evidence.SHAPE if all(key in value for key in COLUMNS) else None
+    return Evidence.SHAPE if _COLUMNS <= value.keys() else None
 
 
 def _text(value: object) -> str:

@@ -105,6 +105,10 @@ def _is_download(value: dict) -> bool:
     return isinstance(value.get("trace"), dict) and isinstance(value.get("observations"), list)
 
 
+def _first_is_object(value: dict) -> bool:
+    return bool(value) and isinstance(next(iter(value.values())), dict)
+
+
 def _is_keyed(value: dict) -> bool:
     """The UI's log view copied as JSON: observations keyed by id."""
     first = next(iter(value.values()), None) if value else None
@@ -118,6 +122,8 @@ def _is_page(value: dict) -> bool:
 
 def detect(value: dict) -> Evidence | None:
     """An observations API page, a trace with its observations, or one observation."""
+    if "data" not in value and "observations" not in value and "id" not in value and not _first_is_object(value):
+        return None  # (none of the shapes: a page has data, a trace observations, an observation an id)
     if _is_page(value) or (_is_trace(value) or _is_download(value)) and any(_is_observation(o) for o in value["observations"][:5]):
         return Evidence.WRAPPER
     if _is_keyed(value):

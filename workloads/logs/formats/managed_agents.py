@@ -103,6 +103,8 @@ def _page(value: dict) -> list | None:
 def detect(value: dict) -> Evidence | None:
     """A Managed Agents event (a ``type`` of its catalogue and an ``id``), wrapped or not, or a
     list page of them."""
+    if "id" not in value and "raw" not in value and "data" not in value:
+        return None  # (an event has an id, a wrapper its raw event, a page its data)
     if _unwrapped(value) is not None or _page(value) is not None:
         return Evidence.ENTRY
     return None

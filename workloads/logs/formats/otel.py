@@ -156,9 +156,16 @@ def _not_a_call(value: dict) -> bool:
     return not value or (isinstance(value.get("scopeMetrics"), list) and "resource" in value)
 
 
+#: The keys one of the shapes :func:`detect` claims has (a record with none is turned away first:
+#: every one of a file's first lines meets this detector).
+_DETECT_KEYS = frozenset((*_RESOURCE_SPANS, *_SCOPE_SPANS, *_RESOURCE_LOGS, *_SCOPE_LOGS, "context", "hrTime"))
+
+
 def detect(value: dict) -> Evidence | None:
     """An OTLP trace or logs export (``resourceSpans``, ``resourceLogs``), one resource of it, one
     span as the Python SDK writes it, or one log record as the JavaScript SDK holds it."""
+    if value.keys().isdisjoint(_DETECT_KEYS):
+        return None
     if isinstance(_first(value, _RESOURCE_SPANS), list) or _resource_spans(value) or _resource_logs(value):
         return Evidence.WRAPPER
     context = value.get("context")

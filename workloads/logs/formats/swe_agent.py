@@ -74,6 +74,8 @@ def _is_swe(value: dict) -> bool:
 def detect(value: dict) -> Evidence | None:
     """A mini-swe-agent run (``messages`` with its ``trajectory_format`` or ``info.mini_version``)
     or a SWE-agent run (``trajectory`` and ``history``)."""
+    if "messages" not in value and "trajectory" not in value:
+        return None
     return Evidence.SHAPE if _is_mini(value) or _is_swe(value) else None
 
 
