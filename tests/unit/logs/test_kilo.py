@@ -319,3 +319,28 @@ def test_a_message_older_than_the_call_before_names_no_model_for_a_call(tmp_path
     requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
     assert [r.model for r in requests] == ["google/gemini-2.5-pro", "google/gemini-2.5-pro", "unknown"]
     assert requests[2].provider == "anthropic"  # the handler's
+
+
+def test_gemini_3_flash_through_google_ai_studio_reads_on_8000_token_checkpoints_from_16000(tmp_path: Path) -> None:
+    # Kilo's gateway names the upstream. Through Google AI Studio gemini-3-flash reads nothing
+    # while the previous prompt is under ~16,000 tokens, then the newest ~8,000-token checkpoint
+    # inside it (measured, gao51-qw/n8nworkflow.com): 0 after a 12,000-token prompt (main: 11,772,
+    # the 3,924 grid), 16,000 after 17,000, 24,000 after 25,000 (main: 23,544, over 3% short of
+    # 24,300). Vertex AI (upstream "Google") reads on no such grid: the model's step stays.
+    calls = [(12_000, 0), (17_000, 0), (25_000, 16_250), (27_000, 24_300), (30_000, 24_280)]
+    for upstream, step in (("Google AI Studio", (8_000, 16_000)), ("Google", (0, 0))):
+        folder = tmp_path / upstream.replace(" ", "-")
+        folder.mkdir()
+        start = 1_768_000_000_000
+        ui = [_gateway_call(start + 10_000 * k, prompt, read, upstream) for k, (prompt, read) in enumerate(calls)]
+        history = [_env_message(start + 10_000 * k + 700, "google/gemini-3-flash-preview") for k in range(len(calls))]
+        (folder / "ui_messages.json").write_text(json.dumps(ui))
+        (folder / "api_conversation_history.json").write_text(json.dumps(history))
+        requests, _ = import_file(folder / "ui_messages.json", CLINE, ImportContext())
+        assert {(r.read_step, r.read_offset) for r in requests} == {step}
+    result = run_audit([tmp_path / "Google-AI-Studio"])
+    assert [r.predicted_cache_read for r in result.rows] == [0, 0, 16_000, 24_000, 24_300]
+    assert all(r.read_within for r in result.rows)
+    assert any("8,000-token grid from 16,000 (5 request(s))" in note for note in result.notes)
+    vertex = run_audit([tmp_path / "Google"]).rows
+    assert [r.predicted_cache_read for r in vertex][:3] == [0, 11_772, 15_696]
