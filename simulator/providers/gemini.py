@@ -80,7 +80,9 @@ previous prompt: the plateaus of googleapis/python-genai#2064 (the Gemini API, F
 none from ~9K to ~17K, then ~8,200 apart). So such a call's reads lie on ``16,000 + k x 8,000``
 (:data:`UPSTREAM_GRIDS`, :attr:`~prefixbench.simulator.providers.base.ProviderRules.upstream_grids`):
 AI Studio's calls within 3% go from 119 to 277 of 335 (steps of 7,800 to 8,050 from 16,000 fit
-271 to 281, 8,192 from 16,384 fits 242, 8,000 from 8,000 248). The 116 calls Vertex AI
+271 to 281, 8,192 from 16,384 fits 242, 8,000 from 8,000 248). A long lane's checkpoints fall
+behind those points (76,650, 84,788, 92,941 ...: ~8,150 apart), so once a lane read one, a read
+moves up by whole steps from it as far as the previous prompt holds: 277 -> 313. The 116 calls Vertex AI
 (``Google``) served read on no such grid (10,175, 10,771, 16,187, 20,729, 23,831 ...: short of the
 previous prompt by a varying amount, often falling back) and keep the model's 3,924.
 
