@@ -189,6 +189,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: ``(epoch ms, tokens)``, earliest first: a read sent before that moment counts in ``tokens``
     #: (an earlier generation of the provider's cache: DeepSeek's 64-token units before V4).
     block_tokens_before: tuple[tuple[int, int], ...] = ()
+    #: ``(upstream, model regex, step, first)``: the grid a model's reads lie on when a gateway
+    #: names the upstream that served it (Kilo Code's and OpenRouter's ``inferenceProvider``, any
+    #: case): ``first + k x step`` tokens, none below ``first`` (gemini-3-flash through Google AI
+    #: Studio: measured).
+    upstream_grids: tuple[tuple[str, str, int, int], ...] = ()
     #: Tokens at the end of a prompt that the next call of the conversation does not read, as
     #: reported (the chat template's closing tokens, which the next prompt renders otherwise):
     #: the audit's chain and expected reads leave them out (xAI: measured).
@@ -460,6 +465,15 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         if sent_ms is None:
             return 0
         return next((tokens for until, tokens in self.block_tokens_before if sent_ms < until), 0)
+
+    def upstream_grid(self, upstream: object, model: str) -> tuple[int, int]:
+        """The ``(step, first)`` grid ``model``'s reads lie on when the gateway names ``upstream``
+        as the one that served it (:attr:`upstream_grids`); ``(0, 0)`` where the model decides it."""
+        if not isinstance(upstream, str):
+            return 0, 0
+        name = upstream.strip().lower()
+        return next(((step, first) for served, pattern, step, first in self.upstream_grids
+                     if served == name and _pattern(pattern).search(model)), (0, 0))
 
     def url_step(self, url: str) -> int:
         """The step the endpoint ``url`` reads in whatever the model (:attr:`block_tokens_by_url`);

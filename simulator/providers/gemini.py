@@ -69,6 +69,23 @@ personal_finance's 93 from 60 to 61; no Gemini sample loses a call. Lags of 2,00
 6,000 to 12,000 gain 4 to 12 on aim; 6,000 is the best floor at every lag tried, 5,000 and less
 gain at most 5 (2,000 with 5,000 loses 2).
 
+**Through Google AI Studio: 8,000-token checkpoints from 16,000 [M].** Kilo Code's gateway
+names the upstream that served each call (``inferenceProvider``). In the one public sample
+(gao51-qw/n8nworkflow.com, 2026-01-12, 451 gemini-3-flash-preview calls, each call's cost the
+log's own to the token at the listed prices), the 335 calls Google AI Studio served read nothing
+while the previous prompt was under ~16,000 tokens (prompts of 9K to 16.3K), then only at
+checkpoints about 8,000 tokens apart (16,100-16,400; 23,900-24,500; 31,800-32,700; 39,500-40,800;
+47,300-48,900 ... falling a little behind ``k x 8,192`` as prompts grow), each the newest inside the
+previous prompt: the plateaus of googleapis/python-genai#2064 (the Gemini API, February 2026:
+none from ~9K to ~17K, then ~8,200 apart). So such a call's reads lie on ``16,000 + k x 8,000``
+(:data:`UPSTREAM_GRIDS`, :attr:`~prefixbench.simulator.providers.base.ProviderRules.upstream_grids`):
+AI Studio's calls within 3% go from 119 to 277 of 335 (steps of 7,800 to 8,050 from 16,000 fit
+271 to 281, 8,192 from 16,384 fits 242, 8,000 from 8,000 248). A long lane's checkpoints fall
+behind those points (76,650, 84,788, 92,941 ...: ~8,150 apart), so once a lane read one, a read
+moves up by whole steps from it as far as the previous prompt holds: 277 -> 313. The 116 calls Vertex AI
+(``Google``) served read on no such grid (10,175, 10,771, 16,187, 20,729, 23,831 ...: short of the
+previous prompt by a varying amount, often falling back) and keep the model's 3,924.
+
 **A session start reads no head it was not kept warm [M].** In two Gemini CLI homes committed to
 public repositories, most sessions' first calls read nothing of the head (system prompt and
 tools) that other sessions sent seconds to days before (56 of 68 lane starts, 2025-09/10; 45 of
@@ -206,6 +223,10 @@ MINIMUM_TABLES: dict[str, tuple[tuple[str, int], ...]] = {
 #: The step implicit-cache reads count in, per model [M] (see the module doc): the largest
 #: multiple at or below the shared prefix is read; others read to the token.
 CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
+#: The grid gemini-3-flash's reads lie on when a gateway names Google AI Studio as the upstream
+#: that served it [M] (see the module doc, "Through Google AI Studio"): (upstream, model pattern,
+#: step, first checkpoint).
+UPSTREAM_GRIDS: tuple[tuple[str, str, int, int], ...] = (("google ai studio", r"gemini-3-flash(?!-lite)", 8000, 16000),)
 #: The fewest tokens past the checkpoint a request read that it must leave uncached before the next
 #: request of its lane reads a newer one [M] (see the module doc, "A new checkpoint").
 NEW_CHECKPOINT_MIN = 3000
@@ -344,6 +365,7 @@ RULES = ProviderRules(
     url_markers=("generativelanguage.googleapis.com", "aiplatform.googleapis.com"),
     block_tokens=1,
     block_tokens_by_model=CHECKPOINTS,
+    upstream_grids=UPSTREAM_GRIDS,
     min_tokens=DEFAULT_MIN_TOKENS,
     min_tokens_by_model=DOCS_MINIMUMS,
     min_tokens_before=((DOCS_MINIMUMS_SINCE_MS, EARLIER_MINIMUMS),),

@@ -5,6 +5,7 @@ in turn, and the folder is audited: exit 0, or one line with exit 2, never a tra
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -227,7 +228,8 @@ def test_kilo_models_named_in_the_history_end_cleanly(importer_examples):
     """Kilo Code gateway calls beside a history whose user messages name a model in their
     environment details (any text, a tag left open, any ts, or none), some messages then edited:
     exit 0 or one line; read, each call's counts are those of the same calls read without the
-    history, and its model is one a user message names or unknown."""
+    history, and its model is one a user message names or unknown; a call's reads lie on a grid of
+    their own only where its upstream is Google AI Studio (any case) and its model gemini-3-flash."""
     tally = Tally("audit kilo history models", bound_s=20)
     folder = Path(tempfile.mkdtemp(prefix="fuzz-kilo-models-"))
     bare = folder / "bare" / "ui_messages.json"
@@ -240,13 +242,13 @@ def test_kilo_models_named_in_the_history_end_cleanly(importer_examples):
 
     @fuzz_settings(importer_examples)
     @given(counts=st.lists(st.tuples(_COUNT, _COUNT, st.booleans()), min_size=1, max_size=4), messages=st.lists(message, max_size=6),
-           edits=st.data())
-    def case(counts: list[tuple[int, int, bool]], messages: list[dict], edits: st.DataObject) -> None:
+           edits=st.data(), upstream=st.sampled_from(["Anthropic", "Google AI Studio", " google ai studio ", "Google"]))
+    def case(counts: list[tuple[int, int, bool]], messages: list[dict], edits: st.DataObject, upstream: str) -> None:
         entries = []
         for n, (total, read, replied) in enumerate(counts):
             entries.append({"ts": 1761000000000 + 3 * n, "type": "say", "say": "api_req_started", "text": json.dumps(
                 {"apiProtocol": "openai", "tokensIn": total, "tokensOut": 9, "cacheWrites": 0, "cacheReads": min(read, total),
-                 "cost": 0, "usageMissing": False, "inferenceProvider": "Anthropic"})})
+                 "cost": 0, "usageMissing": False, "inferenceProvider": upstream})})
             if replied:  # the reply's first words
                 entries.append({"ts": 1761000000001 + 3 * n, "type": "say", "say": "text", "text": "..."})
         history = []
@@ -274,6 +276,9 @@ def test_kilo_models_named_in_the_history_end_cleanly(importer_examples):
             (r.line, r.usage.prompt, r.usage.output) for r in expected]
         named = {m["tag"].strip() for m in messages}
         assert all(r.model == "unknown" or r.model in named or not messages for r in requests)
+        studio = upstream.strip().lower() == "google ai studio"
+        assert all((r.read_step, r.read_offset) == ((8000, 16000) if studio and re.search(r"gemini-3-flash(?!-lite)", r.model) else (0, 0))
+                   for r in requests)
 
     case()
     tally.report()

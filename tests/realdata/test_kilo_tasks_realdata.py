@@ -110,9 +110,20 @@ def test_kilo_gateway_tasks_count_what_the_log_sums_and_name_each_call_s_model(t
     assert {p: (len(rs), sum(r.read_within for r in rs)) for p, rs in by.items()} == {
         # main: anthropic (106, 28) and bedrock (5, 3), the writes read as uncached input;
         # unknown (452, 140) for Gemini: the model unread, Google's upstreams named by no provider.
-        # gemini 153 before a Gemini call after 10 idle minutes read nothing and a 3 Pro read moved up.
-        "anthropic": (111, 94), "gemini": (451, 157), "xai": (120, 58), "unknown": (1, 1),
+        # gemini 153 before a Gemini call after 10 idle minutes read nothing and a 3 Pro read moved up,
+        # 157 before Google AI Studio's calls read on 8,000-token checkpoints from 16,000 (315 before
+        # a read moved up whole steps from the checkpoint the lane read).
+        "anthropic": (111, 94), "gemini": (451, 351), "xai": (120, 58), "unknown": (1, 1),
     }
+    # By upstream: Google AI Studio 313 of 335 (119 on the model's 3,924 steps), Vertex AI 38 of 116.
+    gemini = [(r, c) for ui, cs in calls.items() for r, c in zip(sorted(rows.get(ui, []), key=lambda r: r.index), cs)
+              if r.provider == "gemini"]
+    assert {up: (sum(c["inferenceProvider"] == up for _, c in gemini), sum(r.read_within for r, c in gemini if c["inferenceProvider"] == up))
+            for up in ("Google AI Studio", "Google")} == {"Google AI Studio": (335, 313), "Google": (116, 38)}
+    # Each Gemini call's cost is the log's own to the token: tokensIn the whole prompt, the reads
+    # inside (gemini-3-flash-preview: $0.50 input, $0.05 read, $3 output per 1M).
+    assert all(abs((c["tokensIn"] - c["cacheReads"]) * 0.5e-6 + c["cacheReads"] * 0.05e-6 + c["tokensOut"] * 3e-6 - c["cost"]) < 1e-9
+               for _, c in gemini)
     assert sum(r.predicted_cache_read == r.reported_cache_read for r in by["anthropic"]) == 93
     # Priced at the listed prices, the Claude and Gemini calls cost what the log's own cost fields
     # sum to (Kilo's gateway passing OpenRouter's bill on); grok-code-fast-1 was free on Kilo then.

@@ -1649,7 +1649,13 @@ class Predictor:
             return pred
         gridded = rules.read_step(r.model, r.read_step) > 1
         lag = None if gridded else rules.read_lag(r.model)
-        if gridded:
+        if gridded and r.read_offset and read >= r.read_offset:
+            # On the grid an upstream reads on (gemini-3-flash through Google AI Studio, measured:
+            # upstream_grids), the newer checkpoints lie whole steps past the one the lane read, as
+            # the lane's own counts go (they fall behind the grid's points as its prompts grow).
+            step = rules.read_step(r.model, r.read_step)
+            followed = max(read, read + (min(before, cacheable) - read) // step * step)
+        elif gridded:
             # On a grid, a newer checkpoint only once the previous request left enough uncached
             # past the one it read (Gemini, measured: new_checkpoint_min).
             followed = max(pred.read, read) if before - read >= rules.new_checkpoint_min else read

@@ -152,6 +152,10 @@ def notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
             f"{provider} reads of {model}{'' if version is None else f' (agent {version})'} predicted on a "
             f"{step:,}-token grid from {offset:,} ({n:,} request(s)): "
         )
+        if provider not in PROVIDERS:  # (a grid the reader set: the upstream a gateway names decides it)
+            out.append(head + f"the grid {model} reads on through the upstream the log's gateway named (measured), "
+                              f"not the model's {rules_for(provider).read_step(model):,}-token steps")
+            continue
         if (provider, model, version) in learned:
             why = f"every read the log reports for them is {offset:,} + k x {step:,} tokens"
         else:

@@ -319,3 +319,45 @@ def test_a_message_older_than_the_call_before_names_no_model_for_a_call(tmp_path
     requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
     assert [r.model for r in requests] == ["google/gemini-2.5-pro", "google/gemini-2.5-pro", "unknown"]
     assert requests[2].provider == "anthropic"  # the handler's
+
+
+def test_gemini_3_flash_through_google_ai_studio_reads_on_8000_token_checkpoints_from_16000(tmp_path: Path) -> None:
+    # Kilo's gateway names the upstream. Through Google AI Studio gemini-3-flash reads nothing
+    # while the previous prompt is under ~16,000 tokens, then the newest ~8,000-token checkpoint
+    # inside it, a whole step past the one the lane read (measured, gao51-qw/n8nworkflow.com): 0
+    # after a 12,000-token prompt (main: 11,772, the 3,924 grid), 16,000 after 17,000, 16,250 +
+    # 8,000 after 25,000 (main: 23,544, over 3% short of 24,300). Vertex AI (upstream "Google")
+    # reads on no such grid: the model's step stays.
+    calls = [(12_000, 0), (17_000, 0), (25_000, 16_250), (27_000, 24_300), (30_000, 24_280)]
+    for upstream, step in (("Google AI Studio", (8_000, 16_000)), ("Google", (0, 0))):
+        folder = tmp_path / upstream.replace(" ", "-")
+        folder.mkdir()
+        start = 1_768_000_000_000
+        ui = [_gateway_call(start + 10_000 * k, prompt, read, upstream) for k, (prompt, read) in enumerate(calls)]
+        history = [_env_message(start + 10_000 * k + 700, "google/gemini-3-flash-preview") for k in range(len(calls))]
+        (folder / "ui_messages.json").write_text(json.dumps(ui))
+        (folder / "api_conversation_history.json").write_text(json.dumps(history))
+        requests, _ = import_file(folder / "ui_messages.json", CLINE, ImportContext())
+        assert {(r.read_step, r.read_offset) for r in requests} == {step}
+    result = run_audit([tmp_path / "Google-AI-Studio"])
+    assert [r.predicted_cache_read for r in result.rows] == [0, 0, 16_000, 24_250, 24_300]
+    assert all(r.read_within for r in result.rows)
+    assert any("8,000-token grid from 16,000 (5 request(s))" in note for note in result.notes)
+    vertex = run_audit([tmp_path / "Google"]).rows
+    assert [r.predicted_cache_read for r in vertex][:3] == [0, 11_772, 15_696]
+
+
+def test_an_ai_studio_read_moves_up_whole_steps_from_the_checkpoint_the_lane_read(tmp_path: Path) -> None:
+    # A long lane's checkpoints fall behind 16,000 + k x 8,000 as its prompts grow (76,650 then
+    # 84,788 in the sample, not 80,000): a read stays at 76,400 while the previous prompt holds
+    # less than a step past it (the grid point 80,000 inside 81,000 is not read), then moves up
+    # by one step, to 84,400 (grid: 80,000, over 3% short of 84,350).
+    calls = [(80_000, 0), (81_000, 76_400), (85_500, 76_380), (86_000, 84_350)]
+    start = 1_768_000_000_000
+    ui = [_gateway_call(start + 10_000 * k, prompt, read, "Google AI Studio") for k, (prompt, read) in enumerate(calls)]
+    history = [_env_message(start + 10_000 * k + 700, "google/gemini-3-flash-preview") for k in range(len(calls))]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    rows = run_audit([tmp_path]).rows
+    assert [r.predicted_cache_read for r in rows][2:] == [76_400, 84_380]
+    assert [r.read_within for r in rows][2:] == [True, True]
