@@ -378,6 +378,13 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         return self.ttl_ms(self.default_ttl)
 
     @property
+    def bodies_keep_output(self) -> bool:
+        """Whether the byte-level model keeps a captured response after its prompt: where the
+        cache keeps output (:attr:`caches_output`) and :attr:`body_model_options` leave the model's
+        ``cache_output`` on (xAI's bodies measured otherwise)."""
+        return self.caches_output and dict(self.body_model_options).get("cache_output", True) is not False
+
+    @property
     def reports_usage(self) -> bool:
         """Whether its API reports cache usage on the wire (a hosted provider, not an engine)."""
         return self.read_usage is not _no_usage

@@ -19,7 +19,14 @@ cassettes read 2, 5, 147, 601 tokens (2 of 33 a multiple of 128), and a mini-swe
 grok-4-fast through OpenRouter read the whole previous prompt but its last 5 tokens on 15 of 16
 follow-ups. So ``block=1`` by default (what most traffic measured), ``block=64`` / ``block=128``
 to model the gateway or the reseller's figure. A follow-up reads the previous prompt but its last
-1-5 tokens (the template's closing tokens, it seems): the audit expects the prompt less 5. Routing:
+1-5 tokens (the template's closing tokens, it seems): the audit expects the prompt less 5.
+**The reply is kept too** [M] (``caches_output``): a next prompt that holds the previous prompt
+and its whole reply reads into the reply: xAI's own recorded gRPC calls (pydantic-ai) read the
+previous prompt + reply exactly on 2 follow-ups, and grok-code-fast-1 through Kilo's gateway read
+up to prompt + reply + 1 (in 64-token steps) where Kilo sent the reply back (58 of 120 within 3%
+without it, 63 with it). Not in replayed bodies (the ``cache_output`` option, off): through
+OpenRouter, grok-4-fast read the previous prompt but 5 tokens on 15 of 16 follow-ups that sent
+the reply back (15 of 17 within 3% off, 8 on). Routing:
 ``routing=sticky`` (the default: the client sends a conversation id, every request of a
 conversation reaches one of ``servers`` servers), ``routing=random`` (no id sent: each request
 lands on a server drawn from a ``seed``-ed generator) and ``routing=prefix`` (a hash of the
@@ -48,6 +55,9 @@ OPTIONS = (
                 help="servers a request may be routed to"),
     CacheOption(key="evict_p", default=0.0, seen="0-1 (evicted at any time)", source="O",
                 help="chance a server has lost its cache before a request"),
+    CacheOption(key="cache_output", default=False,
+                seen="replayed bodies through OpenRouter: never read (15 of 16 follow-ups) [M]; logged counts through Kilo's gateway: read",
+                source="M", help="keep each reply after its prompt (replayed bodies)"),
     CacheOption(key="seed", default=0, seen="-", source="O", help="seed of the routing and eviction draws"),
     CacheOption(key="ttl_ms", default=None, seen="not published", source="O", help="idle lifetime of an entry in ms"),
 )
@@ -64,6 +74,8 @@ RULES = ProviderRules(
     read_multiplier=0.25,
     write_multiplier=1.0,
     best_effort_note="xAI caches per server and may evict at any time",
+    caches_output=True,
+    body_model_options=(("cache_output", False),),
     body_model="xai",
     chain_as="xai",
     cache_options=OPTIONS,

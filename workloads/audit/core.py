@@ -1783,7 +1783,7 @@ class Predictor:
             asked = ttl or r.asked_retention
             body = replace(body, retention=rules.ttl_label(r.model, asked, r.sent_ms))
         seen = provider.send(body, tick, ready_tick=ready)
-        if r.reply and rules.caches_output:
+        if r.reply and rules.bodies_keep_output:
             # The provider keeps the response after the prompt: a next body that sends it back
             # byte for byte reads into it.
             provider.record_reply(seen, body, r.reply)
@@ -2665,7 +2665,7 @@ def _body_replies(requests: list[TraceRequest]) -> tuple[int, int]:
         if prev is not None and prev.reply and prev.body is not None:
             count = len(prev.body.messages)
             held += r.body.messages[: count + len(prev.reply)] == (*prev.body.messages, *prev.reply)
-        if r.reply and rules_for(r.provider).caches_output:
+        if r.reply and rules_for(r.provider).bodies_keep_output:
             kept += 1
     return kept, held
 

@@ -173,7 +173,8 @@ def test_the_reply_comes_from_the_stream_items_and_only_when_it_can_be_rebuilt()
 
 
 def test_a_provider_whose_cache_keeps_no_output_gets_no_reply(tmp_path: Path) -> None:
-    # Grok (xAI) through the same endpoint shape: its rules keep no output, so nothing is read.
+    # Grok (xAI) through the same endpoint shape: its replayed bodies keep no output (measured
+    # through OpenRouter; the chain model reads a reply an agent sends back), so nothing is read.
     line = capture_line({**BASE, "model": "grok-4", "input": [ASK]}, {"body": {"output": [THINK_1, CALL_1], "usage": {
         "input_tokens": 1245, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 9}}}, url="https://api.x.ai/v1/responses")
     (request,), _ = load_trace([write_jsonl(tmp_path / "x.jsonl", [line])])

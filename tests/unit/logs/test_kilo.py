@@ -198,8 +198,8 @@ def _env_message(ts: int, model: str | None) -> dict:
     return {"role": "user", "ts": ts, "content": [{"type": "text", "text": "go"}, {"type": "text", "text": details + "</environment_details>"}]}
 
 
-def _gateway_call(ts: int, tokens_in: int, reads: int, upstream: str, cost: float = 0.0) -> dict:
-    text = {"apiProtocol": "openai", "tokensIn": tokens_in, "tokensOut": 50, "cacheWrites": 0, "cacheReads": reads,
+def _gateway_call(ts: int, tokens_in: int, reads: int, upstream: str, cost: float = 0.0, tokens_out: int = 50) -> dict:
+    text = {"apiProtocol": "openai", "tokensIn": tokens_in, "tokensOut": tokens_out, "cacheWrites": 0, "cacheReads": reads,
             "cost": cost, "usageMissing": False, "inferenceProvider": upstream}
     return {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(text)}
 
@@ -295,6 +295,24 @@ def test_kilo_gateway_calls_of_a_model_without_writes_keep_their_reading(tmp_pat
     (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_768_000_000_700, "google/gemini-3-flash-preview")]))
     requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
     assert [r.usage for r in requests] == [Usage(cache_read=12_000, uncached=2_000, output=50)]
+
+
+def test_kilo_gateway_calls_on_grok_read_into_the_reply_the_next_prompt_holds(tmp_path: Path) -> None:
+    # xAI keeps a reply after its prompt and Kilo sends the reply back: a next prompt that holds
+    # the previous prompt and its whole reply reads both (main: the previous prompt alone, 12.5%
+    # short); one shorter than that (the reasoning not sent back) reads the previous prompt.
+    ui = [
+        _gateway_call(1_768_000_000_000, 14_000, 640, "xAI", tokens_out=2_000),
+        _gateway_call(1_768_000_010_000, 16_500, 16_000, "xAI", tokens_out=3_000),
+        _gateway_call(1_768_000_020_000, 17_000, 16_448, "xAI"),
+    ]
+    history = [_env_message(1_768_000_000_700 + k * 10_000, "x-ai/grok-code-fast-1") for k in range(3)]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    rows = run_audit([tmp_path]).rows
+    assert [r.provider for r in rows] == ["xai"] * 3
+    assert [r.predicted_cache_read for r in rows[1:]] == [16_000 - 5, 16_500 - 5]  # (the unread tail)
+    assert [r.read_within for r in rows[1:]] == [True, True]
 
 
 def test_a_message_older_than_the_call_before_names_no_model_for_a_call(tmp_path: Path) -> None:

@@ -276,7 +276,7 @@ def test_bedrock_reads_converse_usage_as_additive():
 
 def test_every_rule_resting_on_a_secondary_source_or_a_measurement_is_an_option():
     xai = PROVIDERS["xai"]
-    assert xai.option_defaults() == {"block": 1, "routing": "sticky", "servers": 8, "evict_p": 0.0, "seed": 0, "ttl_ms": None}
+    assert xai.option_defaults() == {"block": 1, "routing": "sticky", "servers": 8, "evict_p": 0.0, "cache_output": False, "seed": 0, "ttl_ms": None}
     assert {o.key: o.source for o in xai.cache_options}["block"] == "M"
     assert {o.key: o.source for o in PROVIDERS["moonshot"].cache_options}["block"] == "M"
     # GLM's read step, measured, not published: 64 on glm-5.2 (two users' coding-plan sessions),

@@ -119,7 +119,7 @@ def _messages_call(provider: Provider, body: dict, response: dict, where: str) -
     envelope = (("effort", effort),) if effort else ()
     label = read_diagnostic(as_dict(response.get("body"))) or _diagnostic_sse(response)
     # DeepSeek's cache keeps output on this endpoint too: its response is read as it is sent back.
-    reply = messages_reply(body, response, _sse_texts(response)) if rules_for(provider).caches_output else ()
+    reply = messages_reply(body, response, _sse_texts(response)) if rules_for(provider).bodies_keep_output else ()
     iterations = _iterations(rules if rules.speaks_messages else ANTHROPIC, raw, where)
     return _Call(usage, parsed, classify_call(parsed), envelope, label, reply=reply, iterations=iterations, served_model=served)
 
@@ -186,7 +186,7 @@ def _openai_call(provider: Provider, body: dict, response: dict, where: str, kee
             parsed = None
     # The response is read only where the provider's cache keeps it (the body model then holds
     # prompt + response: a next body that sends it back reads into it).
-    keeps = keeps_output and rules.caches_output
+    keeps = keeps_output and rules.bodies_keep_output
     reply = reply_messages(body, shaped, response, _sse_texts(response)) if shaped is not None and parsed is not None and keeps else ()
     return _Call(usage, parsed, "main", envelope, _openai_diagnostic(response), reply=reply)
 

@@ -281,7 +281,7 @@ def _reply(call: _Call, provider: str) -> tuple[Message, ...]:
     were read into (1,931 of 1,944 calls)."""
     response = call.response
     choices = response.get("choices") if response is not None else None
-    if not choices or not isinstance(choices, list) or not rules_for(provider).caches_output:
+    if not choices or not isinstance(choices, list) or not rules_for(provider).bodies_keep_output:
         return ()
     answer = as_dict(as_dict(choices[0]).get("message"))
     if any(answer.get(field) for field in REASONING_FIELDS):
