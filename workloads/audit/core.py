@@ -1025,6 +1025,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
     needed = frozenset(sources.values()) | frozenset(origins.values())
     predictor = Predictor(heads, keep=needed, follow=inputs.follow_reads, in_order=True)
     shared = _Shared(heads, prices, Histories(heads), created=created)
+    uses = _node_uses(requests, positions, order)
     firsts, next_first = inputs.head_firsts, 0
     lane_prev: dict[tuple[str, str], Previous] = {}
     previous: dict[Key, Previous] = {}
@@ -1053,7 +1054,8 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         predicted_only = r.usage is None and pred.by == "body"
         if predicted_only:
             r = replace(r, usage=_predicted_usage(pred))
-        segment = shared.histories.add(r)
+        used = uses[i]
+        segment = shared.histories.add(r, None if used == _KEPT else used, counted=True)
         prev = lane_prev.get(lane_key)
         if prev is None and key in origins:
             # A lane start whose prompt extends another lane's call (a Codex subagent's or fork's
@@ -1076,6 +1078,34 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         if r.is_compaction_call:
             shared.compaction_at[r.file] = r.line
     return _Passed(compactions, predictor.followed, heads.token_scales, heads.last_sizes, prices.missing)
+
+
+#: :func:`_node_uses`'s count of a node kept to the pass's end (its name is another request's
+#: too, or more requests than this extend it).
+_KEPT = 255
+
+
+def _node_uses(requests: Sequence[TraceRequest], positions: Sequence[int], order: Sequence[int]) -> bytearray:
+    """For each request (by position), how many requests after it at ``order`` extend its node
+    (name their ``prefix.parent`` it): what lets :class:`~.locate.Histories` forget a chain no
+    later request extends. :data:`_KEPT` where a node's name is more than one request's (a later
+    one would be looked up in its place) or too many extend it."""
+    uses = bytearray(len(requests))
+    owner: dict[str, int] = {}
+    for k in order:
+        i = positions[k]
+        prefix = requests[i].prefix
+        if prefix is None:
+            continue
+        if prefix.parent is not None:
+            j = owner.get(prefix.parent)
+            if j is not None and uses[j] < _KEPT:
+                uses[j] += 1
+        j = owner.get(prefix.node)
+        if j is not None:
+            uses[j] = uses[i] = _KEPT
+        owner[prefix.node] = i
+    return uses
 
 
 #: Requests an audit holds at the least before ``--jobs`` splits its pass into parts (below it,
