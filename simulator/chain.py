@@ -299,6 +299,16 @@ class ChainCache:
         (the caller knows it expired too)."""
         self._table(self._model(model)[3]).setdefault(head, head_tokens)
 
+    def forget(self, node: str) -> None:
+        """Drop what the model holds of ``node`` (its parent, blocks and entries): the caller
+        knows no later call's walk back reaches it (see :class:`~prefixbench.workloads.audit.core.Predictor`).
+        The head's entries are kept."""
+        self._parent.pop(node, None)
+        self._blocks.pop(node, None)
+        for family, table in self._entries.items():
+            if not family.startswith("head:"):
+                table.pop(node, None)
+
     def _table(self, family: str) -> dict[str, _Entry | _Tombstone]:
         """The entries of ``family`` (made at its first use)."""
         table = self._entries.get(family)
@@ -341,7 +351,9 @@ class ChainCache:
         tables: list[dict[str, _Entry | _Tombstone]] = []
         keys: list[str] = []
         for table, key in zip(self._live_tables, self._live_keys):
-            entry = table[key]
+            entry = table.get(key)
+            if entry is None:
+                continue  # forgotten (:meth:`forget`)
             if entry.expiry is not None and entry.expiry <= tick and entry.ready <= tick:  # type: ignore[union-attr]  (on the list: an entry)
                 # (the entry's own int where it holds no output: no new int a tombstone)
                 table[key] = entry.tokens - entry.output if entry.output else entry.tokens  # type: ignore[union-attr]

@@ -35,7 +35,7 @@ Definitions:
 from __future__ import annotations
 
 from array import array
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import takewhile
 from typing import Protocol
@@ -1025,7 +1025,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
     needed = frozenset(sources.values()) | frozenset(origins.values())
     predictor = Predictor(heads, keep=needed, follow=inputs.follow_reads, in_order=True)
     shared = _Shared(heads, prices, Histories(heads), created=created)
-    uses = _node_uses(requests, positions, order)
+    uses = _node_uses(requests, positions, order, sources)
     firsts, next_first = inputs.head_firsts, 0
     lane_prev: dict[tuple[str, str], Previous] = {}
     previous: dict[Key, Previous] = {}
@@ -1044,7 +1044,8 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         tick, ready = ticks[i], readies[i]
         lane_key = (r.file, r.lane)
         source = sources.get(key)
-        pred = predictor.predict(r, tick, ready, source)
+        used = uses[i]
+        pred = predictor.predict(r, tick, ready, source, None if used == _KEPT else used)
         if preds is not None:
             preds.put(i, predictor.unfollowed.pop(key, pred) if predictor.unfollowed else pred)
         if r.explicit_cache in created and r.usage is not None:
@@ -1054,7 +1055,6 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         predicted_only = r.usage is None and pred.by == "body"
         if predicted_only:
             r = replace(r, usage=_predicted_usage(pred))
-        used = uses[i]
         segment = shared.histories.add(r, None if used == _KEPT else used, counted=True)
         prev = lane_prev.get(lane_key)
         if prev is None and key in origins:
@@ -1085,22 +1085,34 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
 _KEPT = 255
 
 
-def _node_uses(requests: Sequence[TraceRequest], positions: Sequence[int], order: Sequence[int]) -> bytearray:
+def _node_uses(requests: Sequence[TraceRequest], positions: Sequence[int], order: Sequence[int],
+               sources: Mapping[Key, Key]) -> bytearray:
     """For each request (by position), how many requests after it at ``order`` extend its node
-    (name their ``prefix.parent`` it): what lets :class:`~.locate.Histories` forget a chain no
-    later request extends. :data:`_KEPT` where a node's name is more than one request's (a later
-    one would be looked up in its place) or too many extend it."""
+    (name their ``prefix.parent`` it, or start a chain as a compaction call whose source it is:
+    the predictor may read the source's chain for it): what lets :class:`~.locate.Histories` and
+    the :class:`Predictor`'s chain models forget a node no later request reaches. :data:`_KEPT`
+    where a node's name is more than one request's (a later one would be looked up in its place)
+    or too many extend it."""
     uses = bytearray(len(requests))
     owner: dict[str, int] = {}
+    wanted = frozenset(sources.values())
+    source_nodes: dict[Key, str] = {}
     for k in order:
         i = positions[k]
-        prefix = requests[i].prefix
+        r = requests[i]
+        prefix = r.prefix
         if prefix is None:
             continue
-        if prefix.parent is not None:
-            j = owner.get(prefix.parent)
+        extended = prefix.parent
+        if extended is None and sources:
+            source = sources.get((r.file, r.lane, r.seq))
+            extended = None if source is None else source_nodes.get(source)
+        if extended is not None:
+            j = owner.get(extended)
             if j is not None and uses[j] < _KEPT:
                 uses[j] += 1
+        if wanted and (r.file, r.lane, r.seq) in wanted:
+            source_nodes[(r.file, r.lane, r.seq)] = prefix.node
         j = owner.get(prefix.node)
         if j is not None:
             uses[j] = uses[i] = _KEPT
@@ -1588,12 +1600,17 @@ class Predictor:
         #: The lanes whose first request was predicted (a provider whose ``reads_stored_head`` is
         #: off reads no head at a lane start but a warm one).
         self.started: set[tuple[str, str]] = set()
+        #: Per lane, its latest run of chain nodes each extended by the next alone: (node, uses,
+        #: chain model), for :meth:`_forget`.
+        self.runs: dict[tuple[str, str], deque[tuple[str, int, ChainCache]]] = {}
         #: Per lane, the model of its latest chain request (a model the provider's
         #: ``unread_after_switch`` names reads nothing right after a switch to it).
         self.lane_models: dict[tuple[str, str], str] = {}
 
-    def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None) -> Prediction:
-        """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`)."""
+    def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None, uses: int | None = None) -> Prediction:
+        """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`).
+        ``uses``: how many later requests extend ``r``'s node (:func:`_node_uses`; None: unknown),
+        which lets the chain model forget nodes no later call's walk back reaches (:meth:`_forget`)."""
         if r.hash_ids is not None:
             return self._blocks(r)
         if r.body is not None:
@@ -1610,7 +1627,7 @@ class Predictor:
         key = (r.file, r.lane, r.seq)
         if self.keep is None or key in self.keep:
             self.nodes[key] = r.prefix
-        pred = self._chain(r, prefix, r.usage, tick, ready)
+        pred = self._chain(r, prefix, r.usage, tick, ready, uses)
         rules = rules_for(r.provider) if self.follow else None
         if rules is not None and rules.follows_reads:
             followed = self._follow(r, prefix, pred, rules)
@@ -1676,7 +1693,7 @@ class Predictor:
         return replace(pred, read=followed, uncached=uncached)
 
 
-    def _chain(self, r: TraceRequest, prefix: Prefix, usage: Usage, tick: int, ready: int) -> Prediction:
+    def _chain(self, r: TraceRequest, prefix: Prefix, usage: Usage, tick: int, ready: int, uses: int | None = None) -> Prediction:
         rules = chain_rules(r.provider)
         cache = self._chain_cache(rules)
         ttl = self._ttl_label(r, usage)
@@ -1713,6 +1730,8 @@ class Predictor:
             sent_ms=r.sent_ms,
             done=end_tick(r, ready),
         )
+        if uses is not None and self.in_order:
+            self._forget(cache, lane, prefix, uses)
         uncached = _predicted_uncached(rules, usage, verdict.read, verdict.write)
         if rules.is_additive and verdict.read == 0 and verdict.write == 0:
             uncached = usage.prompt  # below the minimum: nothing cached
@@ -1720,6 +1739,23 @@ class Predictor:
             verdict.read, verdict.write, uncached, "chain", verdict.in_flight, verdict.expired,
             verdict.write if ttl == "1h" else 0,
         )
+
+    def _forget(self, cache: ChainCache, lane: tuple[str, str], prefix: Prefix, uses: int) -> None:
+        """After ``prefix``'s node is observed: where it extends its lane's last node, and that
+        node is extended by it alone, it goes on the lane's run of such nodes; once the run is
+        longer than the chain model's walk back, its first node is forgotten. No later call reaches
+        it: a walk back starts at a call's parent and stops ``max_walk`` nodes on, and every node
+        of the run below it is extended by the next one alone (what :func:`_node_uses` counted,
+        the compaction calls' sources included), so a later call's parent is the run's last node
+        or below it, ``max_walk`` nodes away at the least. (A node of unknown uses joins no run:
+        the next node's parent is then not a run's last, and a run starts again there.)"""
+        run = self.runs.get(lane)
+        if run is not None and run[-1][0] == prefix.parent and run[-1][1] == 1 and run[-1][2] is cache:
+            run.append((prefix.node, uses, cache))
+            if len(run) > cache.max_walk:
+                cache.forget(run.popleft()[0])
+        else:
+            self.runs[lane] = deque(((prefix.node, uses, cache),))
 
     def _chain_cache(self, rules: ProviderRules) -> ChainCache:
         cache = self.chains.get(rules.name)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from prefixbench.reports import audit as audit_writers
 from prefixbench.reports.cli import main
@@ -537,3 +537,62 @@ def test_plain_usage_reads_as_the_usage_it_was(rare: dict) -> None:
         if not name.startswith("_") and not callable(attr):
             assert getattr(held, name) == getattr(usage, name), name
     assert plain_usage(held) is held
+
+
+_CALL = st.tuples(
+    st.integers(0, 9),  # parent: that many calls back (0: none; past the first call: none)
+    st.integers(0, 1),  # lane
+    st.sampled_from([1_000, 60_000, 400_000]),  # ms since the previous call
+    st.integers(900, 9_000),  # prompt tokens
+    st.booleans(),  # a node name another call has too
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_CALL, min_size=1, max_size=40), st.integers(1, 4))
+@example([(0, 0, 60_000, 2_000, False)] + [(1, 0, 60_000, 2_000 + 100 * n, False) for n in range(30)], 3)
+@example([(0, 0, 1_000, 2_000, False), (1, 0, 1_000, 3_000, False), (1, 0, 1_000, 4_000, False), (1, 0, 1_000, 5_000, False),
+          (4, 0, 1_000, 6_000, False)], 1)  # a fork from a node a walk back no longer reaches
+def test_what_the_pass_forgets_no_later_request_reaches(calls: list, walk: int) -> None:
+    """The pass's predictor and histories forget a node once no later request can reach it (the
+    chain model: its walk back, ``walk`` nodes here; the histories: a lookup by a later request's
+    parent), counted by :func:`~prefixbench.workloads.audit.core._node_uses`: on random forests of
+    calls (forks, lanes taken up again, a node name two calls share), every prediction and every
+    segment is the one a predictor and histories that forget nothing give."""
+    from prefixbench.simulator.chain import ChainCache
+    from prefixbench.simulator.providers import chain_rules
+    from prefixbench.simulator.usage import Usage
+    from prefixbench.workloads.audit import core
+    from prefixbench.workloads.audit.locate import Histories
+    from prefixbench.workloads.logs.history import make_message
+    from prefixbench.workloads.logs.trace import Prefix, TraceRequest
+
+    requests, tick = [], 1_756_857_600_000
+    for n, (back, lane, gap, prompt, shared_name) in enumerate(calls):
+        tick += gap
+        parent = requests[n - back].prefix.node if 0 < back <= n else None
+        node = "shared" if shared_name else f"n{n}"
+        requests.append(TraceRequest("f", n + 1, f"l{lane}", "main", n, tick, tick, "anthropic", "claude-sonnet-4-20250514",
+                                     usage=Usage(cache_write_5m=prompt), prefix=Prefix("h", node, parent),
+                                     messages=(make_message("user", "x" * 40),)))
+    positions = list(range(len(requests)))
+    uses = core._node_uses(requests, positions, positions, {})
+    found = []
+    for counted in (True, False):
+        predictor = core.Predictor(core.Heads({"h": 500}), in_order=True)
+        rules = chain_rules("anthropic")
+        cache = predictor.chains[rules.name] = ChainCache(rules, in_order=True, max_walk=walk)
+        histories = Histories({"h": 500})
+        made = []
+        for i, r in enumerate(requests):
+            used = None if not counted or uses[i] == core._KEPT else uses[i]
+            made.append((predictor.predict(r, r.sent_ms, r.sent_ms, None, used),
+                         histories.add(r, used, counted=counted)))
+        found.append((made, len(cache._parent), len(histories.segments)))
+    (forgetting, parents, segments), (keeping, all_parents, all_segments) = found
+    assert forgetting == keeping
+    assert parents <= all_parents and segments <= all_segments
+    if all(back == 1 and lane == calls[0][1] and not shared for back, lane, _, _, shared in calls[1:]) and not calls[0][4]:
+        # One chain in one lane: the chain model keeps its last ``walk`` nodes, the histories none
+        # once its last request has been through (no later request extends it).
+        assert (parents, segments) == (min(walk, len(calls)), 0), (parents, segments)
