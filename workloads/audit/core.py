@@ -85,8 +85,8 @@ from prefixbench.workloads.logs.formats import detect_format, import_file, resol
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
-from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest, plain, take_final_usage
+from prefixbench.simulator.usage import Usage, plain_usage
+from prefixbench.workloads.logs.trace import FileSummary, PlainRequest, Prefix, TraceRequest, plain, take_final_usage, whole
 
 
 
@@ -486,8 +486,16 @@ def load_trace(
     map_files: FileMap | None = None,
     files: list[tuple[Path, str | None]] | None = None,
     notice: Callable[[str], None] | None = None,
+    held: bool = False,
 ) -> tuple[list[TraceRequest], list[FileSummary]]:
     """Import every log under ``paths`` (every file is checked before anything is computed).
+
+    ``held``: each file's requests are held as the audit holds them from the moment the file is
+    read, a :class:`~prefixbench.workloads.logs.trace.PlainRequest` where they can be
+    (:func:`~prefixbench.workloads.logs.trace.plain`; the usage and the id as read, which the
+    steps after the reading may still change or read): the reading holds every file read so far,
+    104 bytes a request less so (``audit`` reads so; a step that sets a rare field makes the
+    request :func:`~prefixbench.workloads.logs.trace.whole` first).
 
     ``map_files`` (``audit --jobs`` / ``--scheduler``) reads the files in workers first
     (:mod:`.reading`: the trace is the same as without it); ``progress`` is then told each file
@@ -514,7 +522,7 @@ def load_trace(
     told = None if reads else progress  # after the workers' reads, progress has told every byte
     done: dict[int, _Done] = {}
     while True:
-        done = _read_in_order(files, order, named, fmt, dict(reads), told, done)
+        done = _read_in_order(files, order, named, fmt, dict(reads), told, done, held)
         again = owners_first(files, answers_first(order, {k: read.asked for k, read in done.items()}, {k: read.calls for k, read in done.items()}))
         if tuple(again) in tried:
             break
@@ -614,11 +622,11 @@ def owners_first(files: Sequence[tuple[Path, str | None]], order: Sequence[int])
 
 def _read_in_order(
     files: list[tuple[Path, str | None]], order: list[int], named: LogFormat | None, fmt: str,
-    reads: dict[Path, FileRead], progress: ProgressFn | None, kept: Mapping[int, _Done],
+    reads: dict[Path, FileRead], progress: ProgressFn | None, kept: Mapping[int, _Done], held: bool = False,
 ) -> dict[int, _Done]:
     """The files of ``order`` (indexes into ``files``) read one after another with one context
     (a worker's read taken when the files before leave it unchanged; a previous pass's reading,
-    ``kept``, when its every question gets the same answer); by index."""
+    ``kept``, when its every question gets the same answer); by index. ``held``: see :func:`load_trace`."""
     noted = NotedContext()
     ctx = noted.ctx
     done: dict[int, _Done] = {}
@@ -644,6 +652,8 @@ def _read_in_order(
                 offset += path.stat().st_size
             reqs, summary = import_file(path, named or detect_format(path), ctx)
         noted.end()
+        if held:
+            reqs = [plain(r, usage=False) for r in reqs]
         calls = frozenset(r.prefix.node for r in reqs if r.prefix is not None and r.source_format == "codex")
         done[index] = _Done(reqs, summary, calls, frozenset(ctx.codex_asked), book)
     return done
@@ -2726,9 +2736,14 @@ def drop_request_ids(requests: list[TraceRequest]) -> None:
     the trace is held to the audit's end (an id is a string of its own, 50-90 bytes a request).
     So held, a request whose other rare fields are at their default too is a
     :class:`~prefixbench.workloads.logs.trace.PlainRequest` (:func:`~prefixbench.workloads.logs.trace.plain`:
-    112 bytes less)."""
+    104 bytes less), its usage a :class:`~prefixbench.simulator.usage.PlainUsage` where it can be."""
     for i, r in enumerate(requests):
-        requests[i] = plain(r if r.request_id is None else replace(r, request_id=None))
+        if type(r) is PlainRequest:  # (read held: its usage was left as read)
+            usage = None if r.usage is None else plain_usage(r.usage)
+            if r.request_id is not None or usage is not r.usage:
+                requests[i] = replace(r, request_id=None, usage=usage)
+        else:
+            requests[i] = plain(r if r.request_id is None else replace(r, request_id=None))
 
 
 def drop_histories(requests: list[TraceRequest]) -> None:
@@ -2746,7 +2761,7 @@ def assume_zdr(requests: list[TraceRequest]) -> list[TraceRequest]:
     every request of a provider that decides the lifetime per request (OpenAI) and asks for none
     gets ``in_memory``, the default the API reference documents for such an organization."""
     return [
-        replace(r, retention="in_memory")
+        replace(whole(r), retention="in_memory")
         if r.asked_retention is None and rules_for(r.provider).request_ttl is not None else r
         for r in requests
     ]
@@ -2757,7 +2772,7 @@ def assume_read_steps(requests: list[TraceRequest], steps: Mapping[str, int]) ->
     over the step the rules, the request's date or its endpoint gave it."""
     if not steps:
         return requests
-    return [replace(r, read_step=steps[r.provider], read_offset=0) if r.provider in steps else r for r in requests]
+    return [replace(whole(r), read_step=steps[r.provider], read_offset=0) if r.provider in steps else r for r in requests]
 
 
 def assume_codex_heads(requests: list[TraceRequest], heads: Mapping[str, int]) -> list[TraceRequest]:
@@ -2770,7 +2785,7 @@ def assume_codex_heads(requests: list[TraceRequest], heads: Mapping[str, int]) -
     for r in requests:
         codex = r.source_format == "codex" and r.lane_kind not in ("side", "compaction")
         size = heads.get(r.model, heads.get("*", 0)) if codex else 0
-        out.append(replace(r, warm_head=size) if size else r)
+        out.append(replace(whole(r), warm_head=size) if size else r)
     return out
 
 

@@ -465,7 +465,7 @@ def _reads_as(held: object, r: object) -> None:
 def test_a_plain_request_holds_every_field_or_reads_it_as_its_default(tmp_path: Path) -> None:
     """:class:`~prefixbench.workloads.logs.trace.PlainRequest`'s fields and the rare ones are a
     trace request's fields (one added to :class:`TraceRequest` must go to one of the two), and the
-    audit holds the requests it reads as plain ones where it can, 112 bytes smaller."""
+    audit holds the requests it reads as plain ones where it can, 104 bytes smaller."""
     import pickle
     import sys
 
@@ -481,7 +481,7 @@ def test_a_plain_request_holds_every_field_or_reads_it_as_its_default(tmp_path: 
     assert all(type(r) is PlainRequest for r in requests)
     for held, r in zip(requests, read):
         _reads_as(held, r if r.request_id is None else msgspec.structs.replace(r, request_id=None))
-    assert sys.getsizeof(requests[0]) == sys.getsizeof(read[0]) - 112
+    assert sys.getsizeof(requests[0]) == sys.getsizeof(read[0]) - 104
     assert all(type(r.usage) is PlainUsage for r in requests)  # (no rare usage field in this session)
     assert sys.getsizeof(requests[0].usage) == sys.getsizeof(read[0].usage) - 48
     assert pickle.loads(pickle.dumps(requests[3])) == requests[3]  # (to a spawned worker of --jobs)
@@ -490,7 +490,7 @@ def test_a_plain_request_holds_every_field_or_reads_it_as_its_default(tmp_path: 
 
 
 _RARE_VALUES = {
-    "diagnostic": st.just("system_changed"), "request_id": st.just("req_1"), "hash_ids": st.just((1, 2)),
+    "diagnostic": st.just("system_changed"), "hash_ids": st.just((1, 2)),
     "block_tokens": st.just((512, 3)), "compaction_call": st.just(True), "read_step": st.integers(1, 512),
     "read_offset": st.integers(1, 9), "warm_head": st.integers(1, 9_999), "explicit_cache": st.just("cachedContents/a"),
     "retention": st.just("24h"), "endpoint": st.just("api.openai.com/v1/responses"), "provider_by_model": st.just(True),
@@ -499,26 +499,30 @@ _RARE_VALUES = {
 
 @settings(max_examples=80, deadline=None)
 @given(st.fixed_dictionaries({}, optional=_RARE_VALUES), st.sampled_from(["main", "compaction"]),
-       st.none() | st.integers(0, 2**40), st.sampled_from(range(4)), st.sampled_from([0, 5]))
-def test_plain_reads_as_the_request_it_was(rare: dict, kind: str, sent: int | None, usage: int, gap: int) -> None:
+       st.none() | st.integers(0, 2**40), st.sampled_from(range(4)), st.sampled_from([0, 5]), st.none() | st.just("req_1"))
+def test_plain_reads_as_the_request_it_was(rare: dict, kind: str, sent: int | None, usage: int, gap: int, request_id: str | None) -> None:
     """Whatever rare fields a request sets: :func:`~prefixbench.workloads.logs.trace.plain` gives a
     :class:`~prefixbench.workloads.logs.trace.PlainRequest` that reads as it where none is set, else
     the request itself. (``body`` and ``reply``, the two left out here, hold a wire request: set,
     they keep a request whole as any rare field does.)"""
     from prefixbench.simulator.usage import PlainUsage, Usage
-    from prefixbench.workloads.logs.trace import PlainRequest, Prefix, TraceRequest, plain
+    from prefixbench.workloads.logs.trace import PlainRequest, Prefix, TraceRequest, plain, whole
 
     usages = (None, Usage(1, 2, 3, 4, 5), Usage(1, 2, 3, 4, 5, speed="fast"), Usage(0, 0, 0, 9, 1, cache_reported=False, cache_unsplit=7))
 
     r = TraceRequest("f.jsonl", 3, "main", kind, 2, sent, None if sent is None else int(str(sent + gap)), "anthropic", "claude-x",  # type: ignore[arg-type]
                      envelope=(("effort", "high"),), usage=usages[usage],
-                     prefix=Prefix("h", "n", "p"), done_ms=sent, path="messages[1]", **rare)
+                     prefix=Prefix("h", "n", "p"), done_ms=sent, path="messages[1]", request_id=request_id, **rare)
     held = plain(r)
     assert (type(held) is PlainRequest) == (not rare)
     assert held is r or not rare
     assert (type(held.usage) is PlainUsage) == (not rare and usage == 1)
     _reads_as(held, r)
     assert plain(held) is held
+    as_read = plain(r, usage=False)  # (a file's requests as the command reads them: the usage as read)
+    assert as_read.usage is r.usage and (type(as_read) is PlainRequest) == (not rare)
+    _reads_as(as_read, r)
+    assert whole(as_read) == r and whole(r) is r  # (made whole again to set a rare field)
     if not rare and sent is not None:  # a time equal to the send's is the send's int, not one of its own
         assert (held.ready_ms is held.sent_ms) == (gap == 0) and held.done_ms is held.sent_ms
 
