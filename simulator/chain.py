@@ -114,6 +114,8 @@ class ChainCache:
         #: tuple a request: the model keeps an entry for every node of an audit); an expired one
         #: as its tombstone when ``in_order``.
         self._entries: dict[str, dict[str, _Entry | _Tombstone]] = {}
+        #: Those of the families' nodes, not their heads' (what :meth:`forget` clears).
+        self._node_tables: list[dict[str, _Entry | _Tombstone]] = []
         self.in_order = in_order
         #: The latest tick observed (``in_order``); the entries a sweep visits (each by its table
         #: and key, once), and how many there are when the next sweep runs.
@@ -305,15 +307,16 @@ class ChainCache:
         The head's entries are kept."""
         self._parent.pop(node, None)
         self._blocks.pop(node, None)
-        for family, table in self._entries.items():
-            if not family.startswith("head:"):
-                table.pop(node, None)
+        for table in self._node_tables:
+            table.pop(node, None)
 
     def _table(self, family: str) -> dict[str, _Entry | _Tombstone]:
         """The entries of ``family`` (made at its first use)."""
         table = self._entries.get(family)
         if table is None:
             table = self._entries[family] = {}
+            if not family.startswith("head:"):
+                self._node_tables.append(table)
         return table
 
     def _touch(self, table: dict[str, _Entry | _Tombstone], key: str, tick: int, ended: int | None = None) -> None:

@@ -1610,9 +1610,9 @@ class Predictor:
         #: The lanes whose first request was predicted (a provider whose ``reads_stored_head`` is
         #: off reads no head at a lane start but a warm one).
         self.started: set[tuple[str, str]] = set()
-        #: Per lane, its latest run of chain nodes each extended by the next alone: (node, uses,
-        #: chain model), for :meth:`_forget`.
-        self.runs: dict[tuple[str, str], deque[tuple[str, int, ChainCache]]] = {}
+        #: Per lane, its latest run of chain nodes each extended by the next alone, the uses of its
+        #: last and their chain model, for :meth:`_forget`.
+        self.runs: dict[tuple[str, str], list] = {}
         #: Per lane, the model of its latest chain request (a model the provider's
         #: ``unread_after_switch`` names reads nothing right after a switch to it).
         self.lane_models: dict[tuple[str, str], str] = {}
@@ -1760,12 +1760,14 @@ class Predictor:
         or below it, ``max_walk`` nodes away at the least. (A node of unknown uses joins no run:
         the next node's parent is then not a run's last, and a run starts again there.)"""
         run = self.runs.get(lane)
-        if run is not None and run[-1][0] == prefix.parent and run[-1][1] == 1 and run[-1][2] is cache:
-            run.append((prefix.node, uses, cache))
-            if len(run) > cache.max_walk:
-                cache.forget(run.popleft()[0])
+        if run is not None and run[1] == 1 and run[2] is cache and run[0][-1] == prefix.parent:
+            nodes = run[0]
+            nodes.append(prefix.node)
+            run[1] = uses
+            if len(nodes) > cache.max_walk:
+                cache.forget(nodes.popleft())
         else:
-            self.runs[lane] = deque(((prefix.node, uses, cache),))
+            self.runs[lane] = [deque((prefix.node,)), uses, cache]
 
     def _chain_cache(self, rules: ProviderRules) -> ChainCache:
         cache = self.chains.get(rules.name)
