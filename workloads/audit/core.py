@@ -1035,7 +1035,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
     needed = frozenset(sources.values()) | frozenset(origins.values())
     predictor = Predictor(heads, keep=needed, follow=inputs.follow_reads, in_order=True)
     shared = _Shared(heads, prices, Histories(heads), created=created)
-    uses = _node_uses(requests, positions, order, sources)
+    uses = node_uses(requests, positions, order, sources)
     firsts, next_first = inputs.head_firsts, 0
     lane_prev: dict[tuple[str, str], Previous] = {}
     previous: dict[Key, Previous] = {}
@@ -1055,7 +1055,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         lane_key = (r.file, r.lane)
         source = sources.get(key)
         used = uses[i]
-        pred = predictor.predict(r, tick, ready, source, None if used == _KEPT else used)
+        pred = predictor.predict(r, tick, ready, source, None if used == NODE_KEPT else used)
         if preds is not None:
             preds.put(i, predictor.unfollowed.pop(key, pred) if predictor.unfollowed else pred)
         if r.explicit_cache in created and r.usage is not None:
@@ -1065,7 +1065,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         predicted_only = r.usage is None and pred.by == "body"
         if predicted_only:
             r = replace(r, usage=_predicted_usage(pred))
-        segment = shared.histories.add(r, None if used == _KEPT else used, counted=True)
+        segment = shared.histories.add(r, None if used == NODE_KEPT else used, counted=True)
         prev = lane_prev.get(lane_key)
         if prev is None and key in origins:
             # A lane start whose prompt extends another lane's call (a Codex subagent's or fork's
@@ -1090,17 +1090,17 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
     return _Passed(compactions, predictor.followed, heads.token_scales, heads.last_sizes, prices.missing)
 
 
-#: :func:`_node_uses`'s count of a node kept to the pass's end (its name is another request's
+#: :func:`node_uses`'s count of a node kept to the pass's end (its name is another request's
 #: too, or more requests than this extend it).
-_KEPT = 255
+NODE_KEPT = 255
 
 
-def _node_uses(requests: Sequence[TraceRequest], positions: Sequence[int], order: Sequence[int],
-               sources: Mapping[Key, Key]) -> bytearray:
+def node_uses(requests: Sequence[TraceRequest], positions: Sequence[int], order: Sequence[int],
+              sources: Mapping[Key, Key]) -> bytearray:
     """For each request (by position), how many requests after it at ``order`` extend its node
     (name their ``prefix.parent`` it, or start a chain as a compaction call whose source it is:
     the predictor may read the source's chain for it): what lets :class:`~.locate.Histories` and
-    the :class:`Predictor`'s chain models forget a node no later request reaches. :data:`_KEPT`
+    the :class:`Predictor`'s chain models forget a node no later request reaches. :data:`NODE_KEPT`
     where a node's name is more than one request's (a later one would be looked up in its place)
     or too many extend it."""
     uses = bytearray(len(requests))
@@ -1114,18 +1114,20 @@ def _node_uses(requests: Sequence[TraceRequest], positions: Sequence[int], order
         if prefix is None:
             continue
         extended = prefix.parent
-        if extended is None and sources:
-            source = sources.get((r.file, r.lane, r.seq))
-            extended = None if source is None else source_nodes.get(source)
+        if sources:
+            key = (r.file, r.lane, r.seq)
+            if extended is None:
+                source = sources.get(key)
+                extended = None if source is None else source_nodes.get(source)
+            if key in wanted:
+                source_nodes[key] = prefix.node
         if extended is not None:
             j = owner.get(extended)
-            if j is not None and uses[j] < _KEPT:
+            if j is not None and uses[j] < NODE_KEPT:
                 uses[j] += 1
-        if wanted and (r.file, r.lane, r.seq) in wanted:
-            source_nodes[(r.file, r.lane, r.seq)] = prefix.node
         j = owner.get(prefix.node)
         if j is not None:
-            uses[j] = uses[i] = _KEPT
+            uses[j] = uses[i] = NODE_KEPT
         owner[prefix.node] = i
     return uses
 
@@ -1619,7 +1621,7 @@ class Predictor:
 
     def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None, uses: int | None = None) -> Prediction:
         """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`).
-        ``uses``: how many later requests extend ``r``'s node (:func:`_node_uses`; None: unknown),
+        ``uses``: how many later requests extend ``r``'s node (:func:`node_uses`; None: unknown),
         which lets the chain model forget nodes no later call's walk back reaches (:meth:`_forget`)."""
         if r.hash_ids is not None:
             return self._blocks(r)
@@ -1755,7 +1757,7 @@ class Predictor:
         node is extended by it alone, it goes on the lane's run of such nodes; once the run is
         longer than the chain model's walk back, its first node is forgotten. No later call reaches
         it: a walk back starts at a call's parent and stops ``max_walk`` nodes on, and every node
-        of the run below it is extended by the next one alone (what :func:`_node_uses` counted,
+        of the run below it is extended by the next one alone (what :func:`node_uses` counted,
         the compaction calls' sources included), so a later call's parent is the run's last node
         or below it, ``max_walk`` nodes away at the least. (A node of unknown uses joins no run:
         the next node's parent is then not a run's last, and a run starts again there.)"""

@@ -560,7 +560,7 @@ _CALL = st.tuples(
 def test_what_the_pass_forgets_no_later_request_reaches(calls: list, walk: int) -> None:
     """The pass's predictor and histories forget a node once no later request can reach it (the
     chain model: its walk back, ``walk`` nodes here; the histories: a lookup by a later request's
-    parent), counted by :func:`~prefixbench.workloads.audit.core._node_uses`: on random forests of
+    parent), counted by :func:`~prefixbench.workloads.audit.core.node_uses`: on random forests of
     calls (forks, lanes taken up again, a node name two calls share), every prediction and every
     segment is the one a predictor and histories that forget nothing give."""
     from prefixbench.simulator.chain import ChainCache
@@ -580,7 +580,7 @@ def test_what_the_pass_forgets_no_later_request_reaches(calls: list, walk: int) 
                                      usage=Usage(cache_write_5m=prompt), prefix=Prefix("h", node, parent),
                                      messages=(make_message("user", "x" * 40),)))
     positions = list(range(len(requests)))
-    uses = core._node_uses(requests, positions, positions, {})
+    uses = core.node_uses(requests, positions, positions, {})
     found = []
     for counted in (True, False):
         predictor = core.Predictor(core.Heads({"h": 500}), in_order=True)
@@ -589,7 +589,7 @@ def test_what_the_pass_forgets_no_later_request_reaches(calls: list, walk: int) 
         histories = Histories({"h": 500})
         made = []
         for i, r in enumerate(requests):
-            used = None if not counted or uses[i] == core._KEPT else uses[i]
+            used = None if not counted or uses[i] == core.NODE_KEPT else uses[i]
             made.append((predictor.predict(r, r.sent_ms, r.sent_ms, None, used),
                          histories.add(r, used, counted=counted)))
         found.append((made, len(cache._parent), len(histories.segments)))
