@@ -193,7 +193,9 @@ def test_bytes_a_request_holds_in_the_trace_at_the_audits_peak_in_the_result_and
 #: 2,000 requests, Python 3.11): 737 with every request in all 32 slots of a
 #: :class:`~prefixbench.workloads.logs.trace.TraceRequest` (6f76c27); 573 as a
 #: :class:`~prefixbench.workloads.logs.trace.PlainRequest` with a
-#: :class:`~prefixbench.simulator.usage.PlainUsage`, a response's time the send's int where equal.
+#: :class:`~prefixbench.simulator.usage.PlainUsage`, a response's time the send's int where equal;
+#: 581 since a plain request keeps a slot for its id (None once dropped: the command holds each
+#: file's requests plain as soon as it is read, when the id may still be asked for).
 HELD_TRACE_BYTES_PER_REQUEST = 620
 
 
