@@ -1006,7 +1006,7 @@ def run_audit_command(args) -> int:
         from prefixbench.workloads.audit.core import load_trace
         from prefixbench.workloads.logs.jsonlines import TORN_TAIL, torn_note
 
-        trace = load_trace(args.paths, args.input, progress, map_files, files=files, notice=progress.notice)
+        trace = load_trace(args.paths, args.input, progress, map_files, files=files, notice=progress.notice, held=True)
         for summary in trace[1]:
             # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
             # format audit reads may be a log of a version it does not know yet).

@@ -114,6 +114,8 @@ class ChainCache:
         #: tuple a request: the model keeps an entry for every node of an audit); an expired one
         #: as its tombstone when ``in_order``.
         self._entries: dict[str, dict[str, _Entry | _Tombstone]] = {}
+        #: Those of the families' nodes, not their heads' (what :meth:`forget` clears).
+        self._node_tables: list[dict[str, _Entry | _Tombstone]] = []
         self.in_order = in_order
         #: The latest tick observed (``in_order``); the entries a sweep visits (each by its table
         #: and key, once), and how many there are when the next sweep runs.
@@ -299,11 +301,22 @@ class ChainCache:
         (the caller knows it expired too)."""
         self._table(self._model(model)[3]).setdefault(head, head_tokens)
 
+    def forget(self, node: str) -> None:
+        """Drop what the model holds of ``node`` (its parent, blocks and entries): the caller
+        knows no later call's walk back reaches it (see :class:`~prefixbench.workloads.audit.core.Predictor`).
+        The head's entries are kept."""
+        self._parent.pop(node, None)
+        self._blocks.pop(node, None)
+        for table in self._node_tables:
+            table.pop(node, None)
+
     def _table(self, family: str) -> dict[str, _Entry | _Tombstone]:
         """The entries of ``family`` (made at its first use)."""
         table = self._entries.get(family)
         if table is None:
             table = self._entries[family] = {}
+            if not family.startswith("head:"):
+                self._node_tables.append(table)
         return table
 
     def _touch(self, table: dict[str, _Entry | _Tombstone], key: str, tick: int, ended: int | None = None) -> None:
@@ -341,7 +354,9 @@ class ChainCache:
         tables: list[dict[str, _Entry | _Tombstone]] = []
         keys: list[str] = []
         for table, key in zip(self._live_tables, self._live_keys):
-            entry = table[key]
+            entry = table.get(key)
+            if entry is None:
+                continue  # forgotten (:meth:`forget`)
             if entry.expiry is not None and entry.expiry <= tick and entry.ready <= tick:  # type: ignore[union-attr]  (on the list: an entry)
                 # (the entry's own int where it holds no output: no new int a tombstone)
                 table[key] = entry.tokens - entry.output if entry.output else entry.tokens  # type: ignore[union-attr]

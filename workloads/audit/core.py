@@ -35,7 +35,7 @@ Definitions:
 from __future__ import annotations
 
 from array import array
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 from itertools import takewhile
 from typing import Protocol
@@ -85,8 +85,8 @@ from prefixbench.workloads.logs.formats import detect_format, import_file, resol
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
-from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest, plain, take_final_usage
+from prefixbench.simulator.usage import Usage, plain_usage
+from prefixbench.workloads.logs.trace import FileSummary, PlainRequest, Prefix, TraceRequest, plain, take_final_usage, whole
 
 
 
@@ -486,8 +486,16 @@ def load_trace(
     map_files: FileMap | None = None,
     files: list[tuple[Path, str | None]] | None = None,
     notice: Callable[[str], None] | None = None,
+    held: bool = False,
 ) -> tuple[list[TraceRequest], list[FileSummary]]:
     """Import every log under ``paths`` (every file is checked before anything is computed).
+
+    ``held``: each file's requests are held as the audit holds them from the moment the file is
+    read, a :class:`~prefixbench.workloads.logs.trace.PlainRequest` where they can be
+    (:func:`~prefixbench.workloads.logs.trace.plain`; the usage and the id as read, which the
+    steps after the reading may still change or read): the reading holds every file read so far,
+    104 bytes a request less so (``audit`` reads so; a step that sets a rare field makes the
+    request :func:`~prefixbench.workloads.logs.trace.whole` first).
 
     ``map_files`` (``audit --jobs`` / ``--scheduler``) reads the files in workers first
     (:mod:`.reading`: the trace is the same as without it); ``progress`` is then told each file
@@ -514,7 +522,7 @@ def load_trace(
     told = None if reads else progress  # after the workers' reads, progress has told every byte
     done: dict[int, _Done] = {}
     while True:
-        done = _read_in_order(files, order, named, fmt, dict(reads), told, done)
+        done = _read_in_order(files, order, named, fmt, dict(reads), told, done, held)
         again = owners_first(files, answers_first(order, {k: read.asked for k, read in done.items()}, {k: read.calls for k, read in done.items()}))
         if tuple(again) in tried:
             break
@@ -614,11 +622,11 @@ def owners_first(files: Sequence[tuple[Path, str | None]], order: Sequence[int])
 
 def _read_in_order(
     files: list[tuple[Path, str | None]], order: list[int], named: LogFormat | None, fmt: str,
-    reads: dict[Path, FileRead], progress: ProgressFn | None, kept: Mapping[int, _Done],
+    reads: dict[Path, FileRead], progress: ProgressFn | None, kept: Mapping[int, _Done], held: bool = False,
 ) -> dict[int, _Done]:
     """The files of ``order`` (indexes into ``files``) read one after another with one context
     (a worker's read taken when the files before leave it unchanged; a previous pass's reading,
-    ``kept``, when its every question gets the same answer); by index."""
+    ``kept``, when its every question gets the same answer); by index. ``held``: see :func:`load_trace`."""
     noted = NotedContext()
     ctx = noted.ctx
     done: dict[int, _Done] = {}
@@ -644,6 +652,8 @@ def _read_in_order(
                 offset += path.stat().st_size
             reqs, summary = import_file(path, named or detect_format(path), ctx)
         noted.end()
+        if held:
+            reqs = [plain(r, usage=False) for r in reqs]
         calls = frozenset(r.prefix.node for r in reqs if r.prefix is not None and r.source_format == "codex")
         done[index] = _Done(reqs, summary, calls, frozenset(ctx.codex_asked), book)
     return done
@@ -1039,6 +1049,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
     needed = frozenset(sources.values()) | frozenset(origins.values())
     predictor = Predictor(heads, keep=needed, follow=inputs.follow_reads, in_order=True)
     shared = _Shared(heads, prices, Histories(heads), created=created)
+    uses = node_uses(requests, positions, order, sources)
     firsts, next_first = inputs.head_firsts, 0
     lane_prev: dict[tuple[str, str], Previous] = {}
     previous: dict[Key, Previous] = {}
@@ -1057,7 +1068,8 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         tick, ready = ticks[i], readies[i]
         lane_key = (r.file, r.lane)
         source = sources.get(key)
-        pred = predictor.predict(r, tick, ready, source)
+        used = uses[i]
+        pred = predictor.predict(r, tick, ready, source, None if used == NODE_KEPT else used)
         if preds is not None:
             preds.put(i, predictor.unfollowed.pop(key, pred) if predictor.unfollowed else pred)
         if r.explicit_cache in created and r.usage is not None:
@@ -1067,7 +1079,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         predicted_only = r.usage is None and pred.by == "body"
         if predicted_only:
             r = replace(r, usage=_predicted_usage(pred))
-        segment = shared.histories.add(r)
+        segment = shared.histories.add(r, None if used == NODE_KEPT else used, counted=True)
         prev = lane_prev.get(lane_key)
         if prev is None and key in origins:
             # A lane start whose prompt extends another lane's call (a Codex subagent's or fork's
@@ -1090,6 +1102,48 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         if r.is_compaction_call:
             shared.compaction_at[r.file] = r.line
     return _Passed(compactions, predictor.followed, heads.token_scales, heads.last_sizes, prices.missing)
+
+
+#: :func:`node_uses`'s count of a node kept to the pass's end (its name is another request's
+#: too, or more requests than this extend it).
+NODE_KEPT = 255
+
+
+def node_uses(requests: Sequence[TraceRequest], positions: Sequence[int], order: Sequence[int],
+              sources: Mapping[Key, Key]) -> bytearray:
+    """For each request (by position), how many requests after it at ``order`` extend its node
+    (name their ``prefix.parent`` it, or start a chain as a compaction call whose source it is:
+    the predictor may read the source's chain for it): what lets :class:`~.locate.Histories` and
+    the :class:`Predictor`'s chain models forget a node no later request reaches. :data:`NODE_KEPT`
+    where a node's name is more than one request's (a later one would be looked up in its place)
+    or too many extend it."""
+    uses = bytearray(len(requests))
+    owner: dict[str, int] = {}
+    wanted = frozenset(sources.values())
+    source_nodes: dict[Key, str] = {}
+    for k in order:
+        i = positions[k]
+        r = requests[i]
+        prefix = r.prefix
+        if prefix is None:
+            continue
+        extended = prefix.parent
+        if sources:
+            key = (r.file, r.lane, r.seq)
+            if extended is None:
+                source = sources.get(key)
+                extended = None if source is None else source_nodes.get(source)
+            if key in wanted:
+                source_nodes[key] = prefix.node
+        if extended is not None:
+            j = owner.get(extended)
+            if j is not None and uses[j] < NODE_KEPT:
+                uses[j] += 1
+        j = owner.get(prefix.node)
+        if j is not None:
+            uses[j] = uses[i] = NODE_KEPT
+        owner[prefix.node] = i
+    return uses
 
 
 #: Requests an audit holds at the least before ``--jobs`` splits its pass into parts (below it,
@@ -1572,6 +1626,9 @@ class Predictor:
         #: The lanes whose first request was predicted (a provider whose ``reads_stored_head`` is
         #: off reads no head at a lane start but a warm one).
         self.started: set[tuple[str, str]] = set()
+        #: Per lane, its latest run of chain nodes each extended by the next alone, the uses of its
+        #: last and their chain model, for :meth:`_forget`.
+        self.runs: dict[tuple[str, str], list] = {}
         #: Per lane, the model of its latest chain request (a model the provider's
         #: ``unread_after_switch`` names reads nothing right after a switch to it).
         self.lane_models: dict[tuple[str, str], str] = {}
@@ -1579,8 +1636,10 @@ class Predictor:
         #: ``unread_after_idle_ms`` reads nothing after its lane idled that long).
         self.lane_ticks: dict[tuple[str, str], int] = {}
 
-    def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None) -> Prediction:
-        """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`)."""
+    def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None, uses: int | None = None) -> Prediction:
+        """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`).
+        ``uses``: how many later requests extend ``r``'s node (:func:`node_uses`; None: unknown),
+        which lets the chain model forget nodes no later call's walk back reaches (:meth:`_forget`)."""
         if r.hash_ids is not None:
             return self._blocks(r)
         if r.body is not None:
@@ -1597,7 +1656,7 @@ class Predictor:
         key = (r.file, r.lane, r.seq)
         if self.keep is None or key in self.keep:
             self.nodes[key] = r.prefix
-        pred = self._chain(r, prefix, r.usage, tick, ready)
+        pred = self._chain(r, prefix, r.usage, tick, ready, uses)
         rules = rules_for(r.provider) if self.follow else None
         if rules is not None and rules.follows_reads:
             followed = self._follow(r, prefix, pred, rules)
@@ -1674,7 +1733,7 @@ class Predictor:
         return replace(pred, read=followed, uncached=uncached)
 
 
-    def _chain(self, r: TraceRequest, prefix: Prefix, usage: Usage, tick: int, ready: int) -> Prediction:
+    def _chain(self, r: TraceRequest, prefix: Prefix, usage: Usage, tick: int, ready: int, uses: int | None = None) -> Prediction:
         rules = chain_rules(r.provider)
         cache = self._chain_cache(rules)
         ttl = self._ttl_label(r, usage)
@@ -1711,6 +1770,8 @@ class Predictor:
             sent_ms=r.sent_ms,
             done=end_tick(r, ready),
         )
+        if uses is not None and self.in_order:
+            self._forget(cache, lane, prefix, uses)
         uncached = _predicted_uncached(rules, usage, verdict.read, verdict.write)
         if rules.is_additive and verdict.read == 0 and verdict.write == 0:
             uncached = usage.prompt  # below the minimum: nothing cached
@@ -1718,6 +1779,25 @@ class Predictor:
             verdict.read, verdict.write, uncached, "chain", verdict.in_flight, verdict.expired,
             verdict.write if ttl == "1h" else 0,
         )
+
+    def _forget(self, cache: ChainCache, lane: tuple[str, str], prefix: Prefix, uses: int) -> None:
+        """After ``prefix``'s node is observed: where it extends its lane's last node, and that
+        node is extended by it alone, it goes on the lane's run of such nodes; once the run is
+        longer than the chain model's walk back, its first node is forgotten. No later call reaches
+        it: a walk back starts at a call's parent and stops ``max_walk`` nodes on, and every node
+        of the run below it is extended by the next one alone (what :func:`node_uses` counted,
+        the compaction calls' sources included), so a later call's parent is the run's last node
+        or below it, ``max_walk`` nodes away at the least. (A node of unknown uses joins no run:
+        the next node's parent is then not a run's last, and a run starts again there.)"""
+        run = self.runs.get(lane)
+        if run is not None and run[1] == 1 and run[2] is cache and run[0][-1] == prefix.parent:
+            nodes = run[0]
+            nodes.append(prefix.node)
+            run[1] = uses
+            if len(nodes) > cache.max_walk:
+                cache.forget(nodes.popleft())
+        else:
+            self.runs[lane] = [deque((prefix.node,)), uses, cache]
 
     def _chain_cache(self, rules: ProviderRules) -> ChainCache:
         cache = self.chains.get(rules.name)
@@ -2688,9 +2768,14 @@ def drop_request_ids(requests: list[TraceRequest]) -> None:
     the trace is held to the audit's end (an id is a string of its own, 50-90 bytes a request).
     So held, a request whose other rare fields are at their default too is a
     :class:`~prefixbench.workloads.logs.trace.PlainRequest` (:func:`~prefixbench.workloads.logs.trace.plain`:
-    112 bytes less)."""
+    104 bytes less), its usage a :class:`~prefixbench.simulator.usage.PlainUsage` where it can be."""
     for i, r in enumerate(requests):
-        requests[i] = plain(r if r.request_id is None else replace(r, request_id=None))
+        if type(r) is PlainRequest:  # (read held: its usage was left as read)
+            usage = None if r.usage is None else plain_usage(r.usage)
+            if r.request_id is not None or usage is not r.usage:
+                requests[i] = replace(r, request_id=None, usage=usage)
+        else:
+            requests[i] = plain(r if r.request_id is None else replace(r, request_id=None))
 
 
 def drop_histories(requests: list[TraceRequest]) -> None:
@@ -2708,7 +2793,7 @@ def assume_zdr(requests: list[TraceRequest]) -> list[TraceRequest]:
     every request of a provider that decides the lifetime per request (OpenAI) and asks for none
     gets ``in_memory``, the default the API reference documents for such an organization."""
     return [
-        replace(r, retention="in_memory")
+        replace(whole(r), retention="in_memory")
         if r.asked_retention is None and rules_for(r.provider).request_ttl is not None else r
         for r in requests
     ]
@@ -2719,7 +2804,7 @@ def assume_read_steps(requests: list[TraceRequest], steps: Mapping[str, int]) ->
     over the step the rules, the request's date or its endpoint gave it."""
     if not steps:
         return requests
-    return [replace(r, read_step=steps[r.provider], read_offset=0) if r.provider in steps else r for r in requests]
+    return [replace(whole(r), read_step=steps[r.provider], read_offset=0) if r.provider in steps else r for r in requests]
 
 
 def assume_codex_heads(requests: list[TraceRequest], heads: Mapping[str, int]) -> list[TraceRequest]:
@@ -2732,7 +2817,7 @@ def assume_codex_heads(requests: list[TraceRequest], heads: Mapping[str, int]) -
     for r in requests:
         codex = r.source_format == "codex" and r.lane_kind not in ("side", "compaction")
         size = heads.get(r.model, heads.get("*", 0)) if codex else 0
-        out.append(replace(r, warm_head=size) if size else r)
+        out.append(replace(whole(r), warm_head=size) if size else r)
     return out
 
 

@@ -38,7 +38,7 @@ import msgspec
 
 from prefixbench.simulator.providers import rules_for
 from prefixbench.simulator.providers.openai import base_model
-from prefixbench.workloads.logs.trace import TraceRequest
+from prefixbench.workloads.logs.trace import TraceRequest, whole
 
 #: Providers whose reads are checked for a coarser grid (where one was measured).
 PROVIDERS = frozenset({"openai"})
@@ -135,7 +135,7 @@ def settle(requests: list[TraceRequest]) -> list[TraceRequest]:
             continue
         grid = found.get(_key(r))
         step_offset = (grid.step, grid.offset) if grid is not None else codex_grid(r)
-        out.append(r if step_offset is None else msgspec.structs.replace(r, read_step=step_offset[0], read_offset=step_offset[1]))
+        out.append(r if step_offset is None else msgspec.structs.replace(whole(r), read_step=step_offset[0], read_offset=step_offset[1]))
     return out
 
 

@@ -105,17 +105,40 @@ def short_where(location: str) -> str:
 
 
 class Histories:
-    """The logged history of every chain, one :class:`Segment` per request, keyed by its node."""
+    """The logged history of every chain, one :class:`Segment` per request, keyed by its node.
+
+    A caller that says how many later requests extend each request's node (``add``'s ``uses``:
+    the audit's pass, which knows every request before it starts) lets it forget a node once the
+    last of them has looked it up: a segment holds its parent, so a chain still extended stays
+    whole, and a chain no later request extends (a finished session) is freed with its last
+    segment, not held to the pass's end."""
 
     def __init__(self, heads: dict[str, int | None]) -> None:
         self.heads = heads
         self.segments: dict[str, Segment] = {}
+        #: Nodes looked up more than once yet, with the lookups left; -1: kept to the end. A node
+        #: stored with ``uses`` 1 is not here: its one lookup forgets it.
+        self._left: dict[str, int] = {}
+        self._counted = False
 
-    def add(self, r: TraceRequest) -> Segment | None:
-        """Record ``r``'s new messages (after its parent's prompt); its segment, None without a history."""
+    def add(self, r: TraceRequest, uses: int | None = None, counted: bool = False) -> Segment | None:
+        """Record ``r``'s new messages (after its parent's prompt); its segment, None without a history.
+
+        ``counted``: ``uses`` says how many later requests extend ``r``'s node (None: unknown,
+        kept); a node is then forgotten once that many have looked it up, and one no request
+        extends is not kept. Either way every request gets the segment it would."""
         if r.prefix is None or r.usage is None or not r.messages:
             return None
-        parent = self.segments.get(r.prefix.parent) if r.prefix.parent is not None else None
+        key = r.prefix.parent
+        parent = self.segments.get(key) if key is not None else None
+        if parent is not None and self._counted:
+            left = self._left.get(key)  # type: ignore[arg-type]
+            if left is None:
+                del self.segments[key]  # type: ignore[arg-type]  (its one lookup)
+            elif left > 1:
+                self._left[key] = left - 1  # type: ignore[index]
+            elif left == 1:
+                del self.segments[key], self._left[key]  # type: ignore[arg-type]
         prompt = r.usage.prompt
         start: int | None
         if parent is not None:
@@ -127,7 +150,20 @@ class Histories:
             start = min(prompt, head) if head is not None else max(0, prompt - estimate)
             first = 0
         segment = Segment(parent, r.messages, start, r.usage, first)
-        self.segments[r.prefix.node] = segment
+        node = r.prefix.node
+        if counted:
+            self._counted = True
+            if uses is None:
+                self._left[node] = -1
+            elif uses > 1:
+                self._left[node] = uses
+            elif uses == 1:
+                self._left.pop(node, None)
+            if uses == 0:
+                self.segments.pop(node, None)  # (an older segment of the name is not looked up either)
+                self._left.pop(node, None)
+                return segment
+        self.segments[node] = segment
         return segment
 
 

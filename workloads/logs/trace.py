@@ -210,18 +210,20 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
 
 #: The fields most requests of a log leave at their default (a body, block hashes, an endpoint, the
 #: settings ``audit`` assumes...): a :class:`PlainRequest` holds none of them.
-RARE_FIELDS = ("body", "diagnostic", "request_id", "hash_ids", "block_tokens", "compaction_call", "read_step",
+RARE_FIELDS = ("body", "diagnostic", "hash_ids", "block_tokens", "compaction_call", "read_step",
                "read_offset", "warm_head", "explicit_cache", "reply", "retention", "endpoint", "provider_by_model")
 
 
 class PlainRequest(msgspec.Struct, frozen=True, gc=False):
-    """A :class:`TraceRequest` whose :data:`RARE_FIELDS` are all at their default, held in 18
+    """A :class:`TraceRequest` whose :data:`RARE_FIELDS` are all at their default, held in 19
     slots, not 32: the same fields, properties and values, read the same way (each rare field
     reads as its default). The audit holds every request of every file to its end, so it holds
-    such a request as this (:func:`plain`; 112 bytes less each); a ``replace`` of one of its
-    fields keeps it plain (the re-simulations of what to change move or relink requests, never
-    set a rare field on them). Never made by a reader, never compared with a
-    :class:`TraceRequest` (a struct of another type is not equal)."""
+    such a request as this (:func:`plain`; 104 bytes less each), from the moment its file is read
+    (``load_trace(held=True)``: the request's id is kept until the trace is complete, where
+    a later file may give the call's final usage); a ``replace`` of one of its fields keeps it
+    plain (the re-simulations of what to change move or relink requests, never set a rare field
+    on them; a step that sets one makes the request :func:`whole` first). Never made by a reader,
+    never compared with a :class:`TraceRequest` (a struct of another type is not equal)."""
 
     file: str
     line: int
@@ -241,6 +243,7 @@ class PlainRequest(msgspec.Struct, frozen=True, gc=False):
     done_ms: int | None = None
     messages: tuple[LoggedMessage, ...] = ()
     path: str = ""
+    request_id: str | None = None
 
     is_compaction_call = TraceRequest.is_compaction_call
     asked_retention = TraceRequest.asked_retention
@@ -254,24 +257,34 @@ for _name in RARE_FIELDS:
 del _name
 
 
-def plain(r: TraceRequest) -> TraceRequest:
+def plain(r: TraceRequest, usage: bool = True) -> TraceRequest:
     """``r`` as a :class:`PlainRequest` where its :data:`RARE_FIELDS` are all at their default
     (its usage a :class:`~prefixbench.simulator.usage.PlainUsage` where it can be: see
-    :func:`~prefixbench.simulator.usage.plain_usage`), else ``r`` (typed as the request it reads as)."""
+    :func:`~prefixbench.simulator.usage.plain_usage`; not with ``usage`` False: a reading's
+    later steps may set a rare usage field), else ``r`` (typed as the request it reads as)."""
     # (each field tested, no tuple of them made: the audit asks this of every request)
-    if (type(r) is not TraceRequest or r.body is not None or r.diagnostic is not None or r.request_id is not None
+    if (type(r) is not TraceRequest or r.body is not None or r.diagnostic is not None
             or r.hash_ids is not None or r.block_tokens is not None or r.compaction_call or r.read_step or r.read_offset
             or r.warm_head or r.explicit_cache is not None or r.reply or r.retention is not None or r.endpoint
             or r.provider_by_model):
         return r
-    usage = None if r.usage is None else plain_usage(r.usage)
+    held = r.usage if r.usage is None or not usage else plain_usage(r.usage)
     # A time equal to the send's is the send's int (a response begun or ended in the same
     # millisecond, as a log that stamps both with one time says): not a second int of 32 bytes.
     sent = r.sent_ms
     ready = sent if r.ready_ms == sent else r.ready_ms
     done = sent if r.done_ms == sent else r.done_ms
     return PlainRequest(r.file, r.line, r.lane, r.lane_kind, r.seq, sent, ready, r.provider, r.model,  # type: ignore[return-value]
-                        r.envelope, usage, r.prefix, r.events, r.agent_version, r.source_format, done, r.messages, r.path)
+                        r.envelope, held, r.prefix, r.events, r.agent_version, r.source_format, done, r.messages, r.path,
+                        r.request_id)
+
+
+def whole(r: TraceRequest) -> TraceRequest:
+    """``r`` as a :class:`TraceRequest` (a :class:`PlainRequest` with its rare fields at their
+    defaults), for a step that sets a rare field; ``r`` itself where it is one."""
+    if type(r) is TraceRequest:
+        return r
+    return TraceRequest(**{name: getattr(r, name) for name in PlainRequest.__struct_fields__})
 
 
 class ExplicitCache(msgspec.Struct, frozen=True):
