@@ -482,7 +482,7 @@ def _model_named(content: object) -> str | None:
         start = text.rfind(_MODEL_OPEN, 0, end) if end >= 0 else -1
         if start >= 0:
             named = text[start + len(_MODEL_OPEN) : end].strip()
-            if named and len(named) <= 200 and "\n" not in named:
+            if named and len(named) <= 200 and not any(c in named for c in "\n<>"):  # (no tag inside)
                 found = named
     return found
 
@@ -637,8 +637,11 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         usage = _usage("additive" if reading in ("gateway", "unnamed") else reading, info, where)
         # Kilo Code's gateway and OpenRouter handlers (their protocol's tokensIn the whole prompt,
         # the calls naming their inferenceProvider) fold an Anthropic model's writes into
-        # tokensIn, as Cline's own provider does.
-        folded = protocol and reading == "subset" and isinstance(info.get("inferenceProvider"), str)
+        # tokensIn, as Cline's own provider does: a model its name gives to an Anthropic-kind
+        # provider, or, no model named, served by one; not a model no provider claims (an open
+        # model an Anthropic-kind upstream serves, Llama on Bedrock: no write to fold).
+        folded = (protocol and reading == "subset" and isinstance(info.get("inferenceProvider"), str)
+                  and (model == "unknown" or _provider_of(model) is not None))
         gateway = _gateway_writes(handler, rules, usage, model, sent, info.get("cost"), folded)
         if gateway is not None:
             usage, readings[label] = gateway, "folded-writes" if folded else "gateway-writes"
