@@ -122,9 +122,9 @@ _LEGACY_RESUME_WARNING = "Warning: this is a legacy conversation"
 #: The compaction state the Cline SDK keeps beside ``<id>.messages.json``.
 SDK_MESSAGES_SUFFIX = ".messages.json"
 SDK_COMPACTION_SUFFIX = ".compaction.json"
-#: Why a call Kilo Code marks ``usageMissing`` (every count 0) is skipped.
+#: The tag Roo Code's and Kilo Code's environment details name the model in (:func:`_model_named`).
 _MODEL_OPEN, _MODEL_CLOSE = "<model>", "</model>"
-
+#: Why a call Kilo Code marks ``usageMissing`` (every count 0) is skipped.
 _MISSING = "api_req_started marked usageMissing (Kilo Code found no usage for the call: its counts are 0)"
 #: What each reading of the four fields says, for the notes.
 _READING_TEXT: dict[str, str] = {
