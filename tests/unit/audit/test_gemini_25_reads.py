@@ -97,6 +97,11 @@ def test_a_3_pro_read_moves_up_only_after_6000_tokens_left_uncached(tmp_path: Pa
     rows = run_audit([log]).rows
     assert [r.predicted_cache_read for r in rows] == [0, 20_000, 19_600, 19_600, 28_000]
     assert all(r.read_within for r in rows)
+    # Measured on 3 and 3.1 Pro only: a later Pro keeps to the last read (the code before this
+    # line took any 3.x Pro, 3.5 included, to move up).
+    later = _session(tmp_path / "later.json", [("gemini-3.5-pro-preview", prompt, read) for prompt, read in
+                                               ((20_000, 0), (21_000, 19_600), (23_000, 19_600), (30_000, 19_600), (31_000, 28_000))])
+    assert run_audit([later]).rows[4].predicted_cache_read == 19_600
 
 
 def test_the_idle_rule_needs_both_send_times(tmp_path: Path) -> None:
