@@ -945,8 +945,9 @@ def _gateway_writes(handler: str, rules: ProviderRules | None, usage: Usage, mod
 
 
 def _gateway_usage(model: str, sent_ms: int | None, usage: Usage, cost: object) -> Usage:
-    """Cline's own provider with an Anthropic-kind model (cacheWrites 0 whatever was written): the
-    prompt past the reads is what was written, but for the uncached tail after the last breakpoint,
+    """Cline's own provider, or Kilo Code's gateway and OpenRouter handlers (:func:`_gateway_writes`),
+    with an Anthropic-kind model (cacheWrites 0 whatever was written): the prompt past the reads
+    is what was written, but for the uncached tail after the last breakpoint,
     which the call's own cost tells apart where it splits to whole tokens."""
     written = _solve_by_cost(model, sent_ms, cost, ((usage.cache_read, "cache_read"), (usage.output, "output")),
                              usage.uncached, "cache_write", "input")
