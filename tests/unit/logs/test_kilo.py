@@ -325,6 +325,18 @@ def test_a_malformed_model_tag_names_no_model(tmp_path: Path) -> None:
         assert [r.model for r in requests] == ["unknown"], tag
 
 
+def test_a_model_tag_outside_the_environment_details_names_no_model(tmp_path: Path) -> None:
+    # Roo Code before it named the model: environment details without <model>, after a tool result
+    # holding a file that has one (an ML project's config). The file names no model the call used
+    # (the code before this test took "bert-base" from it).
+    (tmp_path / "ui_messages.json").write_text(json.dumps([_gateway_call(1_768_000_000_000, 14_000, 0, "Anthropic")]))
+    message = _env_message(1_768_000_000_700, None)
+    message["content"].insert(1, {"type": "tool_result", "tool_use_id": "t", "content": "<config>\n<model>bert-base</model>\n</config>"})
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps([message]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.model for r in requests] == ["unknown"]
+
+
 def test_a_message_older_than_the_call_before_names_no_model_for_a_call(tmp_path: Path) -> None:
     # A Roo Code task restored from elsewhere: its history kept the first user message, then lost
     # those of the calls after it (the handler changed to Anthropic's meanwhile). The first call's

@@ -124,6 +124,7 @@ SDK_MESSAGES_SUFFIX = ".messages.json"
 SDK_COMPACTION_SUFFIX = ".compaction.json"
 #: The tag Roo Code's and Kilo Code's environment details name the model in (:func:`_model_named`).
 _MODEL_OPEN, _MODEL_CLOSE = "<model>", "</model>"
+_DETAILS_OPEN, _DETAILS_CLOSE = "<environment_details>", "</environment_details>"
 #: Why a call Kilo Code marks ``usageMissing`` (every count 0) is skipped.
 _MISSING = "api_req_started marked usageMissing (Kilo Code found no usage for the call: its counts are 0)"
 #: What each reading of the four fields says, for the notes.
@@ -475,11 +476,16 @@ def _texts(content: object, depth: int = 0) -> Iterable[str]:
 
 
 def _model_named(content: object) -> str | None:
-    """The last ``<model>`` tag in a user message's text (its environment details)."""
+    """The last ``<model>`` tag of the environment details in a user message's text (not one in
+    the text before them: a file read, a tool's output, the user's own words)."""
     found: str | None = None
     for text in _texts(content):
-        end = text.rfind(_MODEL_CLOSE)
-        start = text.rfind(_MODEL_OPEN, 0, end) if end >= 0 else -1
+        details = text.rfind(_DETAILS_OPEN)
+        if details < 0:
+            continue
+        closed = text.find(_DETAILS_CLOSE, details)
+        end = text.rfind(_MODEL_CLOSE, details, closed if closed >= 0 else len(text))
+        start = text.rfind(_MODEL_OPEN, details, end) if end >= 0 else -1
         if start >= 0:
             named = text[start + len(_MODEL_OPEN) : end].strip()
             if named and len(named) <= 200 and not any(c in named for c in "\n<>"):  # (no tag inside)
