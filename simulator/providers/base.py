@@ -284,9 +284,13 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: another model of the provider: neither the head nor the model's own earlier prefix in the
     #: lane (measured on Gemini 2.5's implicit cache); other models read what the chain model says.
     unread_after_switch: tuple[str, ...] = ()
-    #: Models (patterns) that keep an earlier user turn's reasoning items in a later turn's
-    #: prompt; the provider's other models render none of them, so a new turn's prompt differs
-    #: from the previous one where that turn's reasoning began (read by the Codex reader).
+    #: Its models render no reasoning item of an earlier user turn in a later turn's prompt (but
+    #: those :attr:`turn_reasoning_kept` names), so a new turn's prompt differs from the previous
+    #: one where that turn's reasoning began (measured on OpenAI; read by the Codex reader). False:
+    #: not known, a new turn is taken to keep it (unless its prompt shrank).
+    turn_reasoning_dropped: bool = False
+    #: Models (patterns) of a provider that drops an earlier user turn's reasoning
+    #: (:attr:`turn_reasoning_dropped`) that keep it all the same.
     turn_reasoning_kept: tuple[str, ...] = ()
     #: A request sent more than this many ms after its lane's previous one reads nothing: neither
     #: its lane's prefix nor the head (measured on Gemini's implicit cache, whose in-memory entries
@@ -449,10 +453,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         (:attr:`unread_after_switch`)."""
         return not any(_pattern(pattern).search(model) for pattern in self.unread_after_switch)
 
-    def keeps_turn_reasoning(self, model: str) -> bool:
-        """Whether ``model`` keeps an earlier user turn's reasoning in a later turn's prompt
-        (:attr:`turn_reasoning_kept`)."""
-        return any(_pattern(pattern).search(model) for pattern in self.turn_reasoning_kept)
+    def drops_turn_reasoning(self, model: str) -> bool:
+        """Whether ``model`` renders none of an earlier user turn's reasoning in a later turn's
+        prompt (:attr:`turn_reasoning_dropped`, :attr:`turn_reasoning_kept`)."""
+        return self.turn_reasoning_dropped and not any(_pattern(pattern).search(model) for pattern in self.turn_reasoning_kept)
 
     def names_model(self, model: str) -> bool:
         """Whether ``model`` (any case) is one of this provider's model names, also behind a

@@ -234,7 +234,7 @@ NEW_CHECKPOINT_MIN = 3000
 #: that prompt must hold past its own read before the next read moves up [M] (see the module doc,
 #: "Gemini 2.5 reads trail the previous prompt", "On 3 Pro a read moves up"): (model pattern, lag, after).
 READ_LAGS: tuple[tuple[str, int, int], ...] = (
-    (r"gemini-2\.5-pro", 1000, 2000), (r"gemini-2\.5-flash", 500, 0), (r"gemini-3(\.[0-9]+)?-pro", 2000, 6000),
+    (r"gemini-2\.5-pro", 1000, 2000), (r"gemini-2\.5-flash", 500, 0), (r"gemini-3(\.1)?-pro", 2000, 6000),
 )
 #: A request sent more than this long (ms) after its lane's previous one reads nothing [M] (see the
 #: module doc, "A call after ten idle minutes reads nothing").

@@ -229,6 +229,7 @@ RULES = ProviderRules(
     # [M] OpenAI renders no reasoning item of an earlier turn (the reasoning guide), and Codex's
     # new turns read up to where the previous turn's reasoning began; GPT-5.6's went past it
     # (AkashJana18/edgerunner on gpt-5.6-sol, inspi-writer001/gildore-arena on gpt-5.6-terra).
+    turn_reasoning_dropped=True,
     turn_reasoning_kept=(r"^(?:openai/)?gpt-(?:5\.(?:[6-9]|[1-9]\d)|[6-9](?:\.\d+)?)",),
     diagnostics_fields=("prompt_cache_diagnostics",),
     body_model="openai",

@@ -692,7 +692,7 @@ def test_gemini_cli_plan_mode_session_counts_what_the_log_sums_and_its_reads_are
     # 57 since a read of 0 keeps the checkpoint read before it (a Pro call after 7,903 then 0 read
     # 88,729: the 7,903 was the head a model switch read); 60 since a call sent more than 10 min
     # after the previous one reads nothing (gemini's unread_after_idle_ms: all 3 such calls read 0);
-    # 61 since a 3.x Pro read moves up to the previous prompt less 2,000 once that one left 6,000
+    # 61 since a 3 or 3.1 Pro read moves up to the previous prompt less 2,000 once that one left 6,000
     # tokens uncached past its read (read_lag_by_model).
     models = [r.model for r in result.rows]
     switches = [r.reported_cache_read for r, before in zip(result.rows[1:], models) if r.model != before]

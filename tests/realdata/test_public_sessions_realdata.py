@@ -309,7 +309,7 @@ def test_aim_flash_sessions_of_march_sum_alike_in_steps_and_to_the_token() -> No
 #: read predicts 126 -> 283 of its 441 calls, and 290 with a read of 0 mid-lane keeping the
 #: checkpoint read before it (the value after ``->`` is the figure before that; now in the code),
 #: 302 once a read moves up to the previous prompt less 2,000 where that one left 6,000 tokens or
-#: more uncached past its read (gemini's read_lag_by_model on 3.x Pro: the three files it changed
+#: more uncached past its read (gemini's read_lag_by_model on 3 and 3.1 Pro: the three files it changed
 #: give the figure before it last).
 AIM_PRO_WITHIN = {
     "docs/benchmarks/raw_logs/control_pro.json": 14,  # 3 ->

@@ -1632,9 +1632,11 @@ class Predictor:
         #: Per lane, the model of its latest chain request (a model the provider's
         #: ``unread_after_switch`` names reads nothing right after a switch to it).
         self.lane_models: dict[tuple[str, str], str] = {}
-        #: Per lane, the tick its latest chain request was sent at (a provider's
-        #: ``unread_after_idle_ms`` reads nothing after its lane idled that long).
-        self.lane_ticks: dict[tuple[str, str], int] = {}
+        #: Per lane, the tick its latest chain request was sent at, None where the log gives no
+        #: send time (a provider's ``unread_after_idle_ms`` reads nothing after its lane idled
+        #: that long: told only between two known send times, not across the counter ticks
+        #: :func:`clock_by_position` gives a call without one).
+        self.lane_ticks: dict[tuple[str, str], int | None] = {}
 
     def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None, uses: int | None = None) -> Prediction:
         """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`).
@@ -1666,8 +1668,9 @@ class Predictor:
         lane = (r.file, r.lane)
         switched = self.lane_models.get(lane, r.model) != r.model
         self.lane_models[lane] = r.model
-        idle = tick - self.lane_ticks.get(lane, tick)
-        self.lane_ticks[lane] = tick
+        before = self.lane_ticks.get(lane)
+        idle = tick - before if before is not None and r.sent_ms is not None else 0
+        self.lane_ticks[lane] = tick if r.sent_ms is not None else None
         provider = rules_for(r.provider)
         if pred.read and ((switched and not provider.reads_after_switch(r.model))
                           or 0 < provider.unread_after_idle_ms < idle):

@@ -17,12 +17,13 @@ def _ms(stamp: str) -> int:
     return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-def _write(path: Path, items: list[tuple[str, str, dict]], version: str = "0.128.0", model: str = "gpt-5.5") -> Path:
+def _write(path: Path, items: list[tuple[str, str, dict]], version: str = "0.128.0", model: str = "gpt-5.5",
+           provider: str = "openai") -> Path:
     """``items``: (time of day, record type, payload); a ``usage`` payload is a token count, an
     ``event`` payload an ``event_msg``."""
     lines = [
         {"timestamp": "2026-05-04T10:00:00.000Z", "type": "session_meta",
-         "payload": {"id": "s", "cli_version": version, "model_provider": "openai"}},
+         "payload": {"id": "s", "cli_version": version, "model_provider": provider}},
         {"timestamp": "2026-05-04T10:00:00.000Z", "type": "turn_context", "payload": {"model": model, "effort": "high"}},
     ]
     total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
@@ -118,7 +119,7 @@ def test_a_user_message_before_a_late_token_count_opens_the_next_call(tmp_path: 
 
 
 def _turns(tmp_path: Path, name: str, next_prompt: int, next_read: int, *, reasoning: bool = True,
-           aborted: bool = False, model: str = "gpt-5.5") -> list:
+           aborted: bool = False, model: str = "gpt-5.5", provider: str = "openai") -> list:
     # Turn 1: three calls, each with reasoning (prompts 20,000, 22,000, 24,000; ``reasoning``
     # False: none, neither item nor tokens); turn 2 opens with a prompt of ``next_prompt``, after
     # turn 1 was interrupted where ``aborted``.
@@ -139,7 +140,7 @@ def _turns(tmp_path: Path, name: str, next_prompt: int, next_read: int, *, reaso
         ("10:01:02.000", "message", ANSWER),
         ("10:01:03.000", "usage", _usage(next_prompt, next_read)),
     ]
-    return run_audit([_write(tmp_path / f"{name}.jsonl", items, model=model)]).rows
+    return run_audit([_write(tmp_path / f"{name}.jsonl", items, model=model, provider=provider)]).rows
 
 
 def test_a_turn_sent_without_the_previous_turns_reasoning_reads_up_to_where_it_began(tmp_path: Path) -> None:
@@ -172,6 +173,16 @@ def test_a_grown_turn_keeps_the_previous_prompt_after_no_reasoning_an_interrupti
     rows = _turns(tmp_path, "aborted", 25_000, 23_936, aborted=True)
     assert (rows[3].predicted_cache_read, rows[3].cause) == (23_936, None)
     rows = _turns(tmp_path, "sol", 25_000, 23_808, model="gpt-5.6-sol")
+    assert rows[3].predicted_cache_read > 22_000 and rows[3].cause is None
+
+
+def test_a_grown_turn_drops_the_reasoning_only_on_a_provider_known_to(tmp_path: Path) -> None:
+    # The rule was measured on OpenAI (its reasoning guide, ba-pro's rollouts); a Codex session
+    # through another provider (here Moonshot's kimi-k2.5) renders its reasoning as that API does,
+    # unmeasured: a grown turn keeps the previous prompt, as before the rule (the code before this
+    # test read it up to the previous turn's first prompt, 20,000).
+    rows = _turns(tmp_path, "kimi", 25_000, 24_000, model="kimi-k2.5", provider="moonshot")
+    assert {r.provider for r in rows} == {"moonshot"}
     assert rows[3].predicted_cache_read > 22_000 and rows[3].cause is None
 
 

@@ -97,3 +97,29 @@ def test_a_3_pro_read_moves_up_only_after_6000_tokens_left_uncached(tmp_path: Pa
     rows = run_audit([log]).rows
     assert [r.predicted_cache_read for r in rows] == [0, 20_000, 19_600, 19_600, 28_000]
     assert all(r.read_within for r in rows)
+    # Measured on 3 and 3.1 Pro only: a later Pro keeps to the last read (the code before this
+    # line took any 3.x Pro, 3.5 included, to move up).
+    later = _session(tmp_path / "later.json", [("gemini-3.5-pro-preview", prompt, read) for prompt, read in
+                                               ((20_000, 0), (21_000, 19_600), (23_000, 19_600), (30_000, 19_600), (31_000, 28_000))])
+    assert run_audit([later]).rows[4].predicted_cache_read == 19_600
+
+
+def test_the_idle_rule_needs_both_send_times(tmp_path: Path) -> None:
+    # A call whose log gives no send time is on the audit's counter ticks, which an epoch time does
+    # not share: the idle before the next call is unknown, not 56 years, and that call is predicted
+    # as any other (the code before read the gap as idle and predicted 0). A pi session (OpenClaw's,
+    # through google-gemini-cli) whose first exchange has no timestamp.
+    lines: list[dict] = [{"type": "session", "version": 3, "id": "g", "timestamp": "2026-03-21T13:33:20.000Z", "cwd": "/w"},
+                         {"type": "model_change", "id": "c", "timestamp": "2026-03-21T13:33:20.000Z",
+                          "provider": "google-gemini-cli", "modelId": "gemini-3-flash-preview"}]
+    for i, (uncached, read) in enumerate([(20_000, 0), (1_000, 20_000)]):
+        ts = {"timestamp": 1_774_100_000_000 + 5_000 * i} if i else {}
+        lines.append({"type": "message", **ts, "message": {"role": "user", "content": [{"type": "text", "text": f"ask {i}"}], **ts}})
+        lines.append({"type": "message", **ts, "message": {
+            "role": "assistant", "content": [{"type": "text", "text": f"answer {i}"}], "api": "google-gemini-cli",
+            "provider": "google-gemini-cli", "model": "gemini-3-flash-preview", "stopReason": "stop", **ts,
+            "usage": {"input": uncached, "output": 40, "cacheRead": read, "cacheWrite": 0, "totalTokens": uncached + 40 + read}}})
+    log = tmp_path / "pi.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    rows = run_audit([log]).rows
+    assert rows[0].timestamp is None and rows[1].predicted_cache_read > 0

@@ -315,6 +315,46 @@ def test_kilo_gateway_calls_on_grok_read_into_the_reply_the_next_prompt_holds(tm
     assert [r.read_within for r in rows[1:]] == [True, True]
 
 
+def test_kilo_gateway_calls_of_an_open_model_an_anthropic_kind_upstream_serves_keep_their_reading(tmp_path: Path) -> None:
+    # Llama through Kilo's gateway, served by Amazon Bedrock (an Anthropic-kind provider's rules
+    # by the upstream): the model is no Claude, nothing written to fold; the prompt past the reads
+    # is uncached (the code before this test read all 14,000 as written). With no model named, the
+    # upstream decides, as before.
+    ui = [_gateway_call(1_768_000_000_000, 14_000, 0, "Amazon Bedrock", cost=0.01)]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(
+        json.dumps([_env_message(1_768_000_000_700, "meta-llama/llama-3.3-70b-instruct")]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.usage for r in requests] == [Usage(uncached=14_000, output=50)]
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_768_000_000_700, None)]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert requests[0].usage is not None and requests[0].usage.cache_write == 14_000
+
+
+def test_a_malformed_model_tag_names_no_model(tmp_path: Path) -> None:
+    # Tags nested, unclosed or empty: no model named, not the text between (the code before this
+    # test named the model "x</model>" from the nested ones).
+    for tag in ("<model><model>x</model></model>", "<model>x", "<model></model>", "<model>x<br></model>"):
+        (tmp_path / "ui_messages.json").write_text(json.dumps([_gateway_call(1_768_000_000_000, 14_000, 0, "Anthropic")]))
+        message = _env_message(1_768_000_000_700, None)
+        message["content"][1]["text"] = message["content"][1]["text"].replace("</environment_details>", tag + "\n</environment_details>")
+        (tmp_path / "api_conversation_history.json").write_text(json.dumps([message]))
+        requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+        assert [r.model for r in requests] == ["unknown"], tag
+
+
+def test_a_model_tag_outside_the_environment_details_names_no_model(tmp_path: Path) -> None:
+    # Roo Code before it named the model: environment details without <model>, after a tool result
+    # holding a file that has one (an ML project's config). The file names no model the call used
+    # (the code before this test took "bert-base" from it).
+    (tmp_path / "ui_messages.json").write_text(json.dumps([_gateway_call(1_768_000_000_000, 14_000, 0, "Anthropic")]))
+    message = _env_message(1_768_000_000_700, None)
+    message["content"].insert(1, {"type": "tool_result", "tool_use_id": "t", "content": "<config>\n<model>bert-base</model>\n</config>"})
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps([message]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.model for r in requests] == ["unknown"]
+
+
 def test_a_message_older_than_the_call_before_names_no_model_for_a_call(tmp_path: Path) -> None:
     # A Roo Code task restored from elsewhere: its history kept the first user message, then lost
     # those of the calls after it (the handler changed to Anthropic's meanwhile). The first call's

@@ -124,9 +124,10 @@ _LEGACY_RESUME_WARNING = "Warning: this is a legacy conversation"
 #: The compaction state the Cline SDK keeps beside ``<id>.messages.json``.
 SDK_MESSAGES_SUFFIX = ".messages.json"
 SDK_COMPACTION_SUFFIX = ".compaction.json"
-#: Why a call Kilo Code marks ``usageMissing`` (every count 0) is skipped.
+#: The tag Roo Code's and Kilo Code's environment details name the model in (:func:`_model_named`).
 _MODEL_OPEN, _MODEL_CLOSE = "<model>", "</model>"
-
+_DETAILS_OPEN, _DETAILS_CLOSE = "<environment_details>", "</environment_details>"
+#: Why a call Kilo Code marks ``usageMissing`` (every count 0) is skipped.
 _MISSING = "api_req_started marked usageMissing (Kilo Code found no usage for the call: its counts are 0)"
 #: What each reading of the four fields says, for the notes.
 _READING_TEXT: dict[str, str] = {
@@ -477,14 +478,19 @@ def _texts(content: object, depth: int = 0) -> Iterable[str]:
 
 
 def _model_named(content: object) -> str | None:
-    """The last ``<model>`` tag in a user message's text (its environment details)."""
+    """The last ``<model>`` tag of the environment details in a user message's text (not one in
+    the text before them: a file read, a tool's output, the user's own words)."""
     found: str | None = None
     for text in _texts(content):
-        end = text.rfind(_MODEL_CLOSE)
-        start = text.rfind(_MODEL_OPEN, 0, end) if end >= 0 else -1
+        details = text.rfind(_DETAILS_OPEN)
+        if details < 0:
+            continue
+        closed = text.find(_DETAILS_CLOSE, details)
+        end = text.rfind(_MODEL_CLOSE, details, closed if closed >= 0 else len(text))
+        start = text.rfind(_MODEL_OPEN, details, end) if end >= 0 else -1
         if start >= 0:
             named = text[start + len(_MODEL_OPEN) : end].strip()
-            if named and len(named) <= 200 and "\n" not in named:
+            if named and len(named) <= 200 and not any(c in named for c in "\n<>"):  # (no tag inside)
                 found = named
     return found
 
@@ -640,8 +646,11 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         usage = _usage("additive" if reading in ("gateway", "unnamed") else reading, info, where)
         # Kilo Code's gateway and OpenRouter handlers (their protocol's tokensIn the whole prompt,
         # the calls naming their inferenceProvider) fold an Anthropic model's writes into
-        # tokensIn, as Cline's own provider does.
-        folded = protocol and reading == "subset" and isinstance(info.get("inferenceProvider"), str)
+        # tokensIn, as Cline's own provider does: a model its name gives to an Anthropic-kind
+        # provider, or, no model named, served by one; not a model no provider claims (an open
+        # model an Anthropic-kind upstream serves, Llama on Bedrock: no write to fold).
+        folded = (protocol and reading == "subset" and isinstance(info.get("inferenceProvider"), str)
+                  and (model == "unknown" or _provider_of(model) is not None))
         gateway = _gateway_writes(handler, rules, usage, model, sent, info.get("cost"), folded)
         if gateway is not None:
             usage, readings[label] = gateway, "folded-writes" if folded else "gateway-writes"
@@ -946,8 +955,9 @@ def _gateway_writes(handler: str, rules: ProviderRules | None, usage: Usage, mod
 
 
 def _gateway_usage(model: str, sent_ms: int | None, usage: Usage, cost: object) -> Usage:
-    """Cline's own provider with an Anthropic-kind model (cacheWrites 0 whatever was written): the
-    prompt past the reads is what was written, but for the uncached tail after the last breakpoint,
+    """Cline's own provider, or Kilo Code's gateway and OpenRouter handlers (:func:`_gateway_writes`),
+    with an Anthropic-kind model (cacheWrites 0 whatever was written): the prompt past the reads
+    is what was written, but for the uncached tail after the last breakpoint,
     which the call's own cost tells apart where it splits to whole tokens."""
     written = _solve_by_cost(model, sent_ms, cost, ((usage.cache_read, "cache_read"), (usage.output, "output")),
                              usage.uncached, "cache_write", "input")

@@ -783,14 +783,15 @@ class _Rollout:
         response or more dropped it too where that turn reasoned (a ``reasoning`` item or reasoning
         tokens; the user's message outgrew what was dropped), unless the turn was interrupted
         (``turn_aborted``) or the model keeps an earlier turn's reasoning (the provider's
-        ``turn_reasoning_kept``: GPT-5.6), as the public rollouts' did."""
+        ``turn_reasoning_kept``: GPT-5.6), as the public rollouts' did; only on a provider known
+        to drop it (``turn_reasoning_dropped``: OpenAI, where it was measured)."""
         if (self.chain_parent is not None and self.turn_prompt is not None and self.last_prompt is not None and turn
                 and usage.prompt < self.last_prompt + self.last_output):
             self.reasoning_dropped += 1
             return self.turn_prompt
         reasoned = self.turn_reasoned or self.reasoning_at_user > self.reasoning_at_turn
         if (self.chain_parent is not None and reasoned and turn and not self.aborted
-                and not rules_for(self.provider).keeps_turn_reasoning(self.model)):
+                and rules_for(self.provider).drops_turn_reasoning(self.model)):
             self.reasoning_dropped += 1
             return self.turn_prompt
         return None
