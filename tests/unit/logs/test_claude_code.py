@@ -794,3 +794,30 @@ def test_a_final_usage_is_taken_by_its_own_formats_call_only() -> None:
     copy = FileSummary("agent-acompact-1.jsonl", "claude-code", 0, final_usage=(("msg_1", final),))
     taken = take_final_usage(list(calls), [FileSummary("sess.jsonl", "claude-code", 1), FileSummary("proxy.jsonl", "litellm", 1), copy])
     assert [r.usage.output for r in taken] == [200, 72]
+
+
+def _session_from(project: Path, session: str, entrypoint: str, start: str, head: int) -> None:
+    """A main-thread session of Sonnet 4.6 on Claude Code 2.1.87 run from ``entrypoint``: its
+    first call reads ``head`` tokens another session kept warm, its second the whole first prompt."""
+    t = Transcript(session, version="2.1.87")
+    t.user("look at the vault", f"{start}:00.000Z", root=True)
+    t.assistant(f"{session}-1", f"{start}:04.000Z", [cc_usage(3, 2_000, head, 90)], model="claude-sonnet-4-6")
+    t.user("result", f"{start}:05.000Z", tool=True)
+    t.assistant(f"{session}-2", f"{start}:09.000Z", [cc_usage(3, 300, head + 2_003 + 90, 90)], model="claude-sonnet-4-6")
+    write_jsonl(project / f"{session}.jsonl", [{**line, "entrypoint": entrypoint} for line in t.lines])
+
+
+def test_the_main_threads_head_is_one_per_client(tmp_path: Path) -> None:
+    # IDAHO-VAULT's Sonnet 4.6 sessions of 2.1.87: the desktop app's read 7,255 tokens at their
+    # lane starts, the terminal's 11,245 (the system prompt differs per client, and its first
+    # block names it); one head for all predicted the smallest, 7,255, at every lane start.
+    project = tmp_path / "project"
+    _session_from(project, "desk-a", "claude-desktop", "2026-04-03T04:30", 7_255)
+    _session_from(project, "desk-b", "claude-desktop", "2026-04-04T02:10", 7_255)
+    _session_from(project, "cli-a", "cli", "2026-03-29T16:00", 11_245)
+    _session_from(project, "cli-b", "cli", "2026-03-31T01:00", 11_245)
+    result = run_audit([project])
+    starts = {Path(row.file).stem: row.predicted_cache_read for row in result.rows if row.index == 0}
+    assert starts == {"desk-a": 7_255, "desk-b": 7_255, "cli-a": 11_245, "cli-b": 11_245}
+    assert all(row.read_within for row in result.rows)
+    assert any("unlogged head claude-code:main:claude-sonnet-4-6:2.1.87:cli: 11,245 tokens" in n for n in result.notes)
