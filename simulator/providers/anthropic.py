@@ -198,6 +198,7 @@ RULES = ProviderRules(
     #: model's own default treats it as automatic caching).
     body_model_options=(("auto_when_unmarked", None),),
     chain_as="anthropic",
+    lane_starts_read_warm_level=True,
     billing_cch="ignored",  # assumed: see prefixbench.workloads.logs.billing_header
     cache_options=OPTIONS,
     sources=("https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching",),

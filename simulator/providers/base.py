@@ -280,6 +280,13 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: other: see :mod:`prefixbench.simulator.providers.openai`); False keeps the smallest (a
     #: longer level lives shorter: Anthropic's, measured).
     warm_head_most_read: bool = False
+    #: Where the main lanes' first requests of a head agree on one read more than on any other,
+    #: though a cold point read nothing or none agreed on the smallest read (no warm head), that
+    #: read is the head and every lane start reads it (the account kept it warm for sessions'
+    #: first calls), not a read after an expiry (measured on Anthropic, Claude Code 2.1.39:
+    #: github.com/marot/spotter, four of five sessions over three days read 17,842 tokens at their
+    #: start, and one of them 0 after idles of 19 min and 4 h).
+    lane_starts_read_warm_level: bool = False
     #: Models (patterns) whose request reads nothing when its lane's previous request went to
     #: another model of the provider: neither the head nor the model's own earlier prefix in the
     #: lane (measured on Gemini 2.5's implicit cache); other models read what the chain model says.

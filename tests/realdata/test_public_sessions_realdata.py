@@ -494,10 +494,12 @@ def test_spotter_claude_code_2_1_transcripts_count_what_the_log_sums(tmp_path: P
     assert result.totals.cache_write == sum(u.get("cache_creation_input_tokens") or 0 for u in usages)
     assert result.totals.cache_write_1h == sum((u.get("cache_creation") or {}).get("ephemeral_1h_input_tokens") or 0 for u in usages)
     assert result.totals.output == sum(u["output_tokens"] for u in usages)
-    # Calibration: Anthropic's cache is exact, and the chain model predicts it: 880 of the 899
-    # calls of the mirror's copy read within 3% of what was predicted (2026-12).
+    # Calibration: Anthropic's cache is exact, and the chain model predicts it: 885 of the 899
+    # calls of the mirror's copy read within 3% of what was predicted (2026-12; 880 before the
+    # sessions' first calls read the 17,842 tokens four of the five read, though one session read 0
+    # after 19 min idle).
     within = sum(f.read_within for f in result.files)
-    assert within >= 0.95 * len(usages)
+    assert within == 885 if len(usages) == 899 else within >= 0.95 * len(usages)
 
 
 def test_cline_task_counts_what_the_log_sums_and_its_reads_are_predicted(tmp_path: Path) -> None:

@@ -110,7 +110,7 @@ def test_claude_code_session_with_a_tool_result_before_its_tool_use(tmp_path: Pa
     (row,) = [r for r in result.rows if r.line == 231]
     assert row.predicted_cache_read == row.reported_cache_read == 128_399
     # The one left is the lane start: 15,907 tokens read that another session had cached.
-    assert any("unlogged head claude-code:main:claude-opus-4-7:2.1.121: 15,907 tokens" in n for n in result.notes)
+    assert any("unlogged head claude-code:main:claude-opus-4-7:2.1.121:claude-desktop: 15,907 tokens" in n for n in result.notes)
 
 
 def test_pi_session_through_a_gateway_that_never_read(tmp_path: Path) -> None:

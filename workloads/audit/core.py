@@ -680,6 +680,10 @@ class Heads(dict[str, int | None]):
         #: points)``, smallest first: prefixes kept warm by traffic the log does not show (see
         #: :func:`warm_levels`).
         self.levels: dict[str, tuple[tuple[int, int], ...]] = {}
+        #: Head key -> lane starts that read it, of a head not in ``warm`` (a cold point read 0, or
+        #: none agreed on the smallest read) whose lane starts agree on one level more than on any
+        #: other: the account keeps it warm for a session's first call (see :func:`head_sizes`).
+        self.start_warm: dict[str, int] = {}
 
 
 #: Model tokens short of the previous prompt's end a read may stop and still extend it (a
@@ -781,7 +785,21 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
             assumed[r.prefix.head] = r.warm_head
     for head, size in assumed.items():
         sizes[head], warm[head] = size, 0
+    start_warm: dict[str, int] = {}
+    for head, reads in _lane_start_reads(requests).items():
+        # Sessions' first calls agreeing on a level more than on any other read what the account
+        # kept warm, though a read after a long idle found nothing (github.com/marot/spotter's
+        # Claude Code 2.1.39 sessions: four of five read 17,842 tokens on three days, one 11,442;
+        # one read 0 after 19 min and 4 h idle): that level is read at lane starts, not after an
+        # expiry. Only where that level is the head's smallest cacheable prompt or less.
+        if head in warm or head not in cap:
+            continue
+        top = max(warm_levels(reads), key=lambda level: (level[1], -level[0]), default=None)
+        rivals = [count for level, count in _levels_of(reads) if top is not None and level != top[0]]
+        if top is not None and top[0] <= cap[head] and all(count < top[1] for count in rivals):
+            sizes[head], start_warm[head] = top
     heads = Heads(sizes, warm)
+    heads.start_warm = start_warm
     heads.falls = falls
     heads.assumed = frozenset(assumed)
     heads.levels = {head: found for head, reads in cold.items() if head in cap and (found := warm_levels(reads))}
@@ -800,13 +818,37 @@ def warm_levels(reads: Sequence[int]) -> tuple[tuple[int, int], ...]:
     ran is not in the log) but name the cause of a read that stops at one after an idle past the
     TTL (``ttl-expired``, not a changed message).
     """
+    return tuple(level for level in _levels_of(reads) if level[1] >= 2)
+
+
+def _levels_of(reads: Sequence[int]) -> list[tuple[int, int]]:
+    """The non-zero reads in runs within ``WARM_LEVEL_TOLERANCE`` of each run's smallest, as
+    ``(tokens, reads)``, smallest first (a run of one included)."""
     found: list[tuple[int, int]] = []
     for read in sorted(r for r in reads if r > 0):
         if found and read <= found[-1][0] * (1 + WARM_LEVEL_TOLERANCE):
             found[-1] = (found[-1][0], found[-1][1] + 1)
         else:
             found.append((read, 1))
-    return tuple(level for level in found if level[1] >= 2)
+    return found
+
+
+def _lane_start_reads(requests: Sequence[TraceRequest]) -> dict[str, list[int]]:
+    """Per head key of a provider whose lane starts read a level they agree on
+    (:attr:`~prefixbench.simulator.providers.base.ProviderRules.lane_starts_read_warm_level`): the
+    reads of the first request of each main lane (a session's: subagents started together read
+    what their session's other subagents just wrote, not what the account kept warm)."""
+    found: dict[str, list[int]] = {}
+    seen: set[tuple[str, str]] = set()
+    for r in sorted(requests, key=lambda r: (r.file, r.lane, r.seq)):
+        if (r.file, r.lane) in seen:
+            continue
+        seen.add((r.file, r.lane))
+        if (r.lane_kind != "main" or r.prefix is None or r.usage is None or not r.usage.cache_reported or r.explicit_cache is not None
+                or r.prefix.parent is not None or not rules_for(r.provider).lane_starts_read_warm_level):
+            continue
+        found.setdefault(r.prefix.head, []).append(r.usage.cache_read)
+    return found
 
 
 def _cold_reads(requests: Sequence[TraceRequest]) -> tuple[dict[str, list[int]], dict[str, list[int]]]:
@@ -1608,6 +1650,8 @@ class Predictor:
         #: Per provider, the requests :meth:`_follow` predicted otherwise than the chain model.
         self.followed: Counter[str] = Counter()
         self.warm = frozenset(heads.warm)
+        #: Heads read at lane starts only (:attr:`Heads.start_warm`).
+        self.start_warm = frozenset(heads.start_warm)
         self.ttl = ttl
         self.chains: dict[str, ChainCache] = {}
         self.bodies: dict[str, SimulatedProvider] = {}
@@ -1749,15 +1793,17 @@ class Predictor:
             family = self.families[(r.model, r.envelope, speed)] = f"{r.model}|{r.envelope}" + (f"|{speed}" if speed else "")
         head_tokens = self.heads.get(prefix.head)
         lane = (r.file, r.lane)
+        head_warm = prefix.head in self.warm
         if lane not in self.started:
             self.started.add(lane)
+            head_warm = head_warm or prefix.head in self.start_warm
             if not rules.reads_stored_head and prefix.head not in self.warm:
                 head_tokens = None  # (a lane start: the head other lanes sent is not read)
         verdict = cache.observe(
             family=family,
             head=prefix.head,
             head_tokens=head_tokens,
-            head_warm=prefix.head in self.warm,
+            head_warm=head_warm,
             node=prefix.node,
             parent=prefix.parent,
             new_blocks=prefix.new_blocks,
@@ -2948,6 +2994,10 @@ def _notes(
                 else f"{size:,} tokens assumed kept warm by the account (--codex-warm-head): read at every lane start and "
                 "after every TTL expiry, where they hold it (the log's own cold points show no warm head)"
                 if head in heads.assumed
+                else f"{size:,} tokens kept warm by the account for sessions' first calls: {heads.start_warm[head]} lane "
+                "starts read exactly that (more than any other amount), so the model reads it at every lane start, not "
+                "after a TTL expiry"
+                if head in heads.start_warm
                 else f"{size:,} tokens, inferred from the reads of lane starts" if size else "size unknown (no lane start read anything)"
             )
         )

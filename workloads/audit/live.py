@@ -89,4 +89,6 @@ class LiveAudit:
         self.heads.warm = fresh.warm
         self.heads.assumed = fresh.assumed
         self.heads.levels = fresh.levels
+        self.heads.start_warm = fresh.start_warm
         self.predictor.warm = frozenset(fresh.warm)
+        self.predictor.start_warm = frozenset(fresh.start_warm)

@@ -794,3 +794,65 @@ def test_a_final_usage_is_taken_by_its_own_formats_call_only() -> None:
     copy = FileSummary("agent-acompact-1.jsonl", "claude-code", 0, final_usage=(("msg_1", final),))
     taken = take_final_usage(list(calls), [FileSummary("sess.jsonl", "claude-code", 1), FileSummary("proxy.jsonl", "litellm", 1), copy])
     assert [r.usage.output for r in taken] == [200, 72]
+
+
+def _session_from(project: Path, session: str, entrypoint: str, start: str, head: int) -> None:
+    """A main-thread session of Sonnet 4.6 on Claude Code 2.1.87 run from ``entrypoint``: its
+    first call reads ``head`` tokens another session kept warm, its second the whole first prompt."""
+    t = Transcript(session, version="2.1.87")
+    t.user("look at the vault", f"{start}:00.000Z", root=True)
+    t.assistant(f"{session}-1", f"{start}:04.000Z", [cc_usage(3, 2_000, head, 90)], model="claude-sonnet-4-6")
+    t.user("result", f"{start}:05.000Z", tool=True)
+    t.assistant(f"{session}-2", f"{start}:09.000Z", [cc_usage(3, 300, head + 2_003 + 90, 90)], model="claude-sonnet-4-6")
+    write_jsonl(project / f"{session}.jsonl", [{**line, "entrypoint": entrypoint} for line in t.lines])
+
+
+def test_the_main_threads_head_is_one_per_client(tmp_path: Path) -> None:
+    # IDAHO-VAULT's Sonnet 4.6 sessions of 2.1.87: the desktop app's read 7,255 tokens at their
+    # lane starts, the terminal's 11,245 (the system prompt differs per client, and its first
+    # block names it); one head for all predicted the smallest, 7,255, at every lane start.
+    project = tmp_path / "project"
+    _session_from(project, "desk-a", "claude-desktop", "2026-04-03T04:30", 7_255)
+    _session_from(project, "desk-b", "claude-desktop", "2026-04-04T02:10", 7_255)
+    _session_from(project, "cli-a", "cli", "2026-03-29T16:00", 11_245)
+    _session_from(project, "cli-b", "cli", "2026-03-31T01:00", 11_245)
+    result = run_audit([project])
+    starts = {Path(row.file).stem: row.predicted_cache_read for row in result.rows if row.index == 0}
+    assert starts == {"desk-a": 7_255, "desk-b": 7_255, "cli-a": 11_245, "cli-b": 11_245}
+    assert all(row.read_within for row in result.rows)
+    assert any("unlogged head claude-code:main:claude-sonnet-4-6:2.1.87:cli: 11,245 tokens" in n for n in result.notes)
+
+
+def _session_on(project: Path, session: str, day: str, start_read: int, idle_read: int | None = None) -> None:
+    """A main-thread session of Opus 4.6 on Claude Code 2.1.39 started on ``day``: its first call
+    reads ``start_read`` tokens and writes 8,000, its second extends it a minute later; with
+    ``idle_read``, a third call after 20 idle minutes reads that."""
+    t = Transcript(session, version="2.1.39")
+    t.user("fix the parser", f"{day}T10:00:00.000Z", root=True)
+    t.assistant(f"{session}-1", f"{day}T10:00:04.000Z", [cc_usage(3, 8_000, start_read, 90)], model="claude-opus-4-6")
+    t.user("result", f"{day}T10:00:05.000Z", tool=True)
+    prompt = start_read + 8_003 + 90
+    t.assistant(f"{session}-2", f"{day}T10:01:00.000Z", [cc_usage(3, 300, prompt, 90)], model="claude-opus-4-6")
+    if idle_read is not None:
+        t.user("and the tests", f"{day}T10:21:00.000Z")
+        t.assistant(f"{session}-3", f"{day}T10:21:04.000Z", [cc_usage(3, prompt + 400 - idle_read, idle_read, 90)], model="claude-opus-4-6")
+    write_jsonl(project / f"{session}.jsonl", t.lines)
+
+
+def test_session_starts_read_the_level_most_of_them_read_though_an_expiry_read_nothing(tmp_path: Path) -> None:
+    # github.com/marot/spotter (Claude Code 2.1.39): four of five sessions over three days read
+    # 17,842 tokens at their first call, one 11,442, and one read 0 after 19 min idle, so no warm
+    # head (a cold point read nothing): the starts were predicted 0 (the head expired) or at the
+    # largest start read capped by the smallest prompt.
+    project = tmp_path / "project"
+    _session_on(project, "a", "2026-02-10", 17_842)
+    _session_on(project, "b", "2026-02-11", 11_442, idle_read=0)
+    _session_on(project, "c", "2026-02-11", 17_842)  # (b's head expired 4 h before)
+    _session_on(project, "d", "2026-02-12", 17_842)
+    result = run_audit([project])
+    first = {Path(row.file).stem: row.predicted_cache_read for row in result.rows if row.index == 0}
+    assert first == {"a": 17_842, "b": 17_842, "c": 17_842, "d": 17_842}
+    idle = next(row for row in result.rows if row.index == 2)
+    assert idle.predicted_cache_read == 0 and idle.read_within  # not read after an expiry
+    assert sum(row.read_within for row in result.rows) == len(result.rows) - 1  # b's start only
+    assert any("17,842 tokens kept warm by the account for sessions' first calls: 3 lane starts" in n for n in result.notes)
