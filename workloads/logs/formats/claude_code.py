@@ -466,7 +466,7 @@ class _Walk:
         messages, tools = self._path_since(parent, stop)
         events = [(pending, "")] if pending else []
         events += [("tools_change", what) for what in tools]
-        return _Request(
+        request = _Request(
             key=key,
             first_seq=len(self.requests),
             first_line=record.line,
@@ -486,10 +486,14 @@ class _Walk:
             diagnostic=read_diagnostic(message),
             # (interned: one object a session, not a string a request kept to the end of the walk)
             session=sys.intern(session) if isinstance(session := value.get("sessionId"), str) and session else None,
-            entrypoint=sys.intern(entry) if isinstance(entry := value.get("entrypoint"), str) and entry else None,
             messages=messages,
             last_path=record.path,
         )
+        # Set apart, not as a keyword of every request: with the keyword (None on lines naming no
+        # client) the reading's traced peak measured ~65 bytes a request more (test_audit_memory).
+        if isinstance(entry := value.get("entrypoint"), str) and entry:
+            request.entrypoint = sys.intern(entry)
+        return request
 
 
 def _streamed(value: dict) -> bool:
