@@ -65,7 +65,8 @@ def providers_table() -> str:
         if rules.write_1h_multiplier is not None:
             writes += f" (1 h: {rules.write_1h_multiplier:g}x)"
         model = "-" if rules.body_model is None else f"`{rules.body_model}`"
-        options = "<br>".join(f"`{o.key}={o.default_text}` [{o.source}], seen {o.seen}" for o in rules.cache_options)
+        options = "<br>".join(f"`{o.key}={o.default_text}` [{o.source}], seen {o.seen}"
+                              + (f"; `none`: {o.none_means}" if o.none_means else "") for o in rules.cache_options)
         rows.append([
             f"`{rules.name}`", rules.usage_convention,
             rules.step_text("`"),

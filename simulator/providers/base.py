@@ -141,6 +141,10 @@ class CacheOption(msgspec.Struct, frozen=True, kw_only=True):
     source: SourceKind
     #: What the option means, one short phrase.
     help: str
+    #: What ``none`` means where an option with a number for its default takes it too (a
+    #: lifetime's: no lifetime, kept until evicted); empty: it does not (an option whose default
+    #: is none always takes it).
+    none_means: str = ""
 
     @property
     def default_text(self) -> str:
@@ -148,8 +152,9 @@ class CacheOption(msgspec.Struct, frozen=True, kw_only=True):
         return _shown(self.default)
 
     def describe(self) -> str:
-        """``block=128 [S] (seen 64-128): read step in tokens``."""
-        return f"{self.key}={self.default_text} [{self.source}] (seen {self.seen}): {self.help}"
+        """``block=128 [S] (seen 64-128): read step in tokens`` (then ``; none: ...`` where it takes none)."""
+        none = f"; none: {self.none_means}" if self.none_means else ""
+        return f"{self.key}={self.default_text} [{self.source}] (seen {self.seen}): {self.help}{none}"
 
 
 def _shown(value: object) -> str:

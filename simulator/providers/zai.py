@@ -54,7 +54,7 @@ share read falls with the idle time (71 of 100 under 5 s, about half at 5-60 s, 
 back (a read lag) its glm-5 follow-ups gain 21 but glm-5.1 and glm-5.2's lose 34 and 73 (GJC), so
 no rule is taken from it; glm-5.2 on the coding plan, 2026-07, is predicted as it read.
 
-**An entry lives about 20 min idle** [M] (``ttl_ms``, ``IDLE_TTL_MS``). Across the GLM
+**An entry lives about 20 min idle** [M] (``ttl_ms``, ``IDLE_TTL_MS``; ``ttl_ms=none``: no lifetime). Across the GLM
 follow-ups at hand on Z.AI (the OpenClaw home, GJC, OpenCode, a pi session on glm-5.1, two Claude
 Code sessions; 2026-03 to 07) the share that read its previous prompt falls with the idle time:
 1,353 of 1,791 under 5 min, 25 of 52 at 5-15 min, 3 of 20 at 15-30 min, 0 of 34 past 30 min (those
@@ -87,7 +87,7 @@ OPTIONS = (
                 source="M", help="keep each answer after its prompt, for a next prompt that sends it back verbatim"),
     CacheOption(key="ttl_ms", default=IDLE_TTL_MS,
                 seen="previous prompt read by 1,353 of 1,791 follow-ups under 5 min idle, 3 of 20 at 15-30 min, 0 of 34 past 30 min",
-                source="M", help="idle lifetime of an entry in ms"),
+                source="M", help="idle lifetime of an entry in ms", none_means="no lifetime (kept until evicted)"),
 )
 
 RULES = ProviderRules(

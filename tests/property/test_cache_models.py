@@ -32,6 +32,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.blocks import RadixCache, VllmCache
 from prefixbench.simulator.cache import ByteExactCache, tokens_of
 from prefixbench.simulator.deepseek import DeepSeekCache
+from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.models import make_cache
 from prefixbench.simulator.openai import OpenAICache, rounded_hit
 from prefixbench.simulator.providers.openai import MIN_TOKENS
@@ -213,6 +214,7 @@ PROVIDER_MODELS = [
     ("kimi", {"block": 256, "ttl": "1h"}),
     ("zai", {}),
     ("zai", {"block": 64}),
+    ("zai", {"ttl_ms": "none"}),
     ("qwen", {}),
     ("qwen", {"mode": "explicit"}),
     ("qwen", {"implicit_min": 256}),
@@ -530,3 +532,14 @@ def test_openai_per_request_lifetime_is_the_per_byte_model_with_that_lifetime(se
         reference.store(rendered, envelope)
         cached = model.observe(rendered, envelope, tick).cached_tokens
         assert cached == rounded_hit(live) <= shared
+
+
+@given(st.one_of(st.text(max_size=40), st.sampled_from(["none", " None", "", "0", "-1", "60000", "1e3"])))
+def test_a_ttl_option_that_takes_none_reads_any_text_as_a_lifetime_or_one_clear_error(text):
+    # Z.AI's ttl_ms (a number by default, none taken): no lifetime, a positive number, or a UserError.
+    try:
+        ttl = make_cache("zai", ttl_ms=text).ttl_ms
+    except UserError as error:
+        assert str(error).startswith(("zai: ttl_ms must be", "cache option value"))
+    else:
+        assert ttl is None or (type(ttl) is int and ttl > 0)

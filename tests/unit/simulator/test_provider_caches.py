@@ -239,6 +239,22 @@ def test_zai_keeps_the_answer_after_its_prompt_for_a_prompt_that_sends_it_back_v
     assert option_lines("zai")[1].startswith("cache_output=true [M] (seen glm-4.6: ")
 
 
+
+def test_zai_ttl_ms_none_keeps_entries_forever():
+    # Its 20-min default is a number, yet `none` (no lifetime) stays a choice: a sweep back to
+    # "kept until evicted", as every ttl_ms whose default is none takes.
+    assert make_cache("zai").ttl_ms == 20 * 60_000
+    for text in ("none", "None", " none "):
+        assert make_cache("zai", ttl_ms=text).ttl_ms is None
+    assert make_cache("zai", ttl_ms="60000").ttl_ms == 60_000
+    with pytest.raises(UserError, match="zai: ttl_ms must be a positive integer"):
+        make_cache("zai", ttl_ms="forever")
+    # A number-only option still refuses it.
+    with pytest.raises(UserError, match="zai: block must be a positive integer"):
+        make_cache("zai", block="none")
+    line = next(line for line in option_lines("zai") if line.startswith("ttl_ms="))
+    assert line.endswith("; none: no lifetime (kept until evicted)")
+
 def test_an_automatic_cache_keeps_no_answer_unless_asked():
     # xAI's, Kimi's and Gemini's caches keep the prompt only (nothing measured otherwise).
     y = make_unit("y", 300, assistant=True)
