@@ -306,7 +306,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     turn_reasoning_kept: tuple[str, ...] = ()
     #: A request sent more than this many ms after its lane's previous one reads nothing: neither
     #: its lane's prefix nor the head (measured on Gemini's implicit cache, whose in-memory entries
-    #: are evicted as capacity is reclaimed, no lifetime published); 0: no such rule.
+    #: are evicted as capacity is reclaimed, no lifetime published); 0: no such rule. Applied by
+    #: the audit's chain model only (a log without request bodies, both calls' send times known),
+    #: not by the byte-level models that replay bodies.
     unread_after_idle_ms: int = 0
     #: Serves the Anthropic Messages wire format (its own endpoint or a compatible one), so a
     #: captured call's body and usage read in that shape.

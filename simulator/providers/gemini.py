@@ -123,7 +123,9 @@ in a durable tier). In the Gemini sessions the realdata tests read, a read of 0 
 lane grows with the idle time before it (fabien-lessirard's 2.5 calls: 6% within 15 s of the
 previous one, 37% after 5 to 15 minutes, 62% after more), and 96 of the 136 calls sent more than
 10 minutes after their lane's previous one read 0, 2.5 and 3 alike. So such a call is predicted to
-read nothing (:data:`UNREAD_AFTER_IDLE_MS`,
+read nothing where the log gives no request bodies (the audit's chain model; the byte-level
+``gemini`` model that replays bodies has no such rule) and both calls' send times
+(:data:`UNREAD_AFTER_IDLE_MS`,
 :attr:`~prefixbench.simulator.providers.base.ProviderRules.unread_after_idle_ms`): within 3%,
 fabien-lessirard 2,381 -> 2,398, brexp 90 -> 93 (the two it was chosen on: 6 to 10 minutes gain
 15 to 21 and 3 or 4), and out of sample IDAHO-VAULT 661 -> 680, MyDotFiles-HyDE 135 -> 145,
@@ -151,7 +153,7 @@ documented (Flash-Lite hits absent below ~3,000 tokens) [M].
 
 **Lifetime.** Not published ("send requests with the same prefix close in time"): no TTL by
 default; ``ttl_ms`` sets an idle lifetime. The audit predicts nothing read after a lane idled ten
-minutes (above), a rule on a lane's calls, not an entry's lifetime.
+minutes (above), a rule on a lane's calls in a log without request bodies, not an entry's lifetime.
 
 **Explicit ``CachedContent``** (``mode=explicit``, the model in
 :mod:`prefixbench.simulator.cached_content`): the agent creates a named content of the stable
