@@ -106,6 +106,17 @@ def test_the_strategies_page_counts_the_refused_requests():
     assert "38 of 61" in row and "accepts every one" not in page
 
 
+
+def test_the_gemini_idle_rule_is_told_where_it_applies():
+    """docs said a call after ten idle minutes reads nothing "on every Gemini model"; the audit
+    applies ``unread_after_idle_ms`` on its chain model only (no request bodies in the log), so
+    each page that tells the rule says so."""
+    for page in ("audit.md", "formats.md", "providers.md"):
+        text = " ".join(prose((ROOT / "docs" / page).read_text(encoding="utf-8")).split())
+        told = text.split("10 minutes after its lane's previous one")[1:]
+        assert told, page
+        assert all("no request bodies" in part[:400] or "without request bodies" in part[:400] for part in told), page
+
 def test_the_suite_time_is_one_figure_everywhere():
     """README said five minutes, getting-started and tests-and-benchmarks three: one measured figure."""
     sentences = {
