@@ -229,8 +229,9 @@ RULES = ProviderRules(
     # [M] OpenAI renders no reasoning item of an earlier turn (the reasoning guide), and Codex's
     # new turns read up to where the previous turn's reasoning began; GPT-5.6's went past it
     # (AkashJana18/edgerunner on gpt-5.6-sol, inspi-writer001/gildore-arena on gpt-5.6-terra).
+    # Only 5.6 and its variants were measured: a later model keeps to the guide until one is.
     turn_reasoning_dropped=True,
-    turn_reasoning_kept=(r"^(?:openai/)?gpt-(?:5\.(?:[6-9]|[1-9]\d)|[6-9](?:\.\d+)?)",),
+    turn_reasoning_kept=(r"^(?:openai/)?gpt-5\.6",),
     diagnostics_fields=("prompt_cache_diagnostics",),
     body_model="openai",
     chain_as="openai",

@@ -334,3 +334,13 @@ def test_openai_cached_tokens_given_as_null_is_cache_not_reported():
     responses = read_usage("openai", {"input_tokens": 900, "input_tokens_details": {"cached_tokens": None}, "output_tokens": 5}, "here")
     chat = read_usage("openai", {"prompt_tokens": 900, "prompt_tokens_details": {"cached_tokens": None}, "completion_tokens": 5}, "here")
     assert (responses.cache_reported, chat.cache_reported) == (False, False)
+
+
+def test_only_gpt_5_6_keeps_the_previous_turns_reasoning():
+    # Measured on gpt-5.6-sol (edgerunner) and gpt-5.6-terra (gildore-arena); later models are
+    # unmeasured and keep to the reasoning guide's rule (dropped), as the models before 5.6 do.
+    openai = PROVIDERS["openai"]
+    for model in ("gpt-5.6", "gpt-5.6-sol", "gpt-5.6-terra", "openai/gpt-5.6-sol"):
+        assert not openai.drops_turn_reasoning(model), model
+    for model in ("gpt-5.4", "gpt-5.5-pro", "gpt-5.7", "gpt-5.60", "gpt-5.10", "gpt-6", "gpt-6.1", "gpt-9", "openai/gpt-7-mini"):
+        assert openai.drops_turn_reasoning(model), model
