@@ -1493,13 +1493,33 @@ def end_tick(r: TraceRequest, ready: int) -> int | None:
 def clock_by_position(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary]) -> tuple[list[int], list[int], array[int]]:
     """:func:`send_clock` by position in ``requests`` (a request's (file, lane, seq) is unique):
     each request's tick and ready tick, and the positions in send order (an array). Lists, not a
-    dict keyed by (file, lane, seq): the audit holds them for every request of every file."""
+    dict keyed by (file, lane, seq): the audit holds them for every request of every file.
+
+    A lane whose first calls give no send time and later ones do (a Claude Code transcript whose
+    first exchange has no timestamp) counts those first calls up to just before its first known
+    send time, not from 1: from a counter tick to an epoch time would look like ~56 years idle,
+    and every entry they wrote would expire (the gap between them is unknown: no idle shown)."""
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     n = len(requests)
     ticks: list[int] = [0] * n
     readies: list[int] = [0] * n
     last_tick: dict[tuple[str, str], int] = {}
-    for i in sorted(range(n), key=lambda i: (file_order.get(requests[i].file, 0), requests[i].seq)):
+    in_order = sorted(range(n), key=lambda i: (file_order.get(requests[i].file, 0), requests[i].seq))
+    untimed: dict[tuple[str, str], int] = {}  # per lane, its calls before its first send time
+    timed: set[tuple[str, str]] = set()
+    for i in in_order:
+        r = requests[i]
+        lane_key = (r.file, r.lane)
+        if lane_key in timed:
+            continue
+        if r.sent_ms is None:
+            untimed[lane_key] = untimed.get(lane_key, 0) + 1
+            continue
+        timed.add(lane_key)
+        if lane_key in untimed and r.sent_ms > untimed[lane_key]:
+            last_tick[lane_key] = r.sent_ms - untimed[lane_key] - 1
+    del untimed, timed
+    for i in in_order:
         r = requests[i]
         lane_key = (r.file, r.lane)
         base = r.sent_ms if r.sent_ms is not None else last_tick.get(lane_key, 0) + 1
@@ -2246,7 +2266,8 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         lost_usd=lost_usd,
         predicted_by=pred.by,
         identity=identity,
-        gap_ms=step.tick - step.prev.tick if step.prev else None,
+        # None between a counter tick and a send time (:func:`clock_by_position`): unknown.
+        gap_ms=step.tick - step.prev.tick if step.prev and (r.sent_ms is None) == (step.prev.request.sent_ms is None) else None,
         inferred_cause=inferred,
         server_reason=r.diagnostic,
         location=location,
