@@ -753,8 +753,9 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
         if r.prefix is None or r.usage is None or r.prefix.parent is not None or r.explicit_cache is not None:
             continue  # (a read from a named explicit cache is the client's cache, not the head)
         head = r.prefix.head
-        cacheable = rules_for(r.provider).cacheable(r.usage)
-        most_read[head] = rules_for(r.provider).warm_head_most_read
+        rules = rules_for(r.provider)
+        cacheable = rules.cacheable(r.usage)
+        most_read[head] = rules.warm_head_most_read
         best[head] = max(best.get(head, 0), r.usage.cache_read)
         cap[head] = min(cap.get(head, cacheable), cacheable)
     sizes: dict[str, int | None] = {head: (min(size, cap[head]) or None) for head, size in best.items()}
@@ -774,7 +775,7 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
             if most_read.get(head):
                 # A longer level more cold points read than the smallest (cold points only: a fall
                 # inside the TTL shows the smallest kept, not what a cold point finds).
-                top = max(warm_levels(reads), key=lambda level: (level[1], -level[0]), default=(low, 0))
+                top = _most_read(warm_levels(reads)) or (low, 0)
                 if top[0] > low * (1 + WARM_TOLERANCE) and top[1] > agreeing - fallen and top[0] <= cap[head]:
                     sizes[head], warm[head] = top
                     falls.pop(head, None)
@@ -794,7 +795,7 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
         # expiry. Only where that level is the head's smallest cacheable prompt or less.
         if head in warm or head not in cap:
             continue
-        top = max(warm_levels(reads), key=lambda level: (level[1], -level[0]), default=None)
+        top = _most_read(warm_levels(reads))
         rivals = [count for level, count in _levels_of(reads) if top is not None and level != top[0]]
         if top is not None and top[0] <= cap[head] and all(count < top[1] for count in rivals):
             sizes[head], start_warm[head] = top
@@ -819,6 +820,11 @@ def warm_levels(reads: Sequence[int]) -> tuple[tuple[int, int], ...]:
     TTL (``ttl-expired``, not a changed message).
     """
     return tuple(level for level in _levels_of(reads) if level[1] >= 2)
+
+
+def _most_read(levels: Sequence[tuple[int, int]]) -> tuple[int, int] | None:
+    """Of ``(tokens, reads)`` levels, the one the most reads agree on (a tie: the smallest)."""
+    return max(levels, key=lambda level: (level[1], -level[0]), default=None)
 
 
 def _levels_of(reads: Sequence[int]) -> list[tuple[int, int]]:
@@ -1726,9 +1732,9 @@ class Predictor:
         if self.keep is None or key in self.keep:
             self.nodes[key] = r.prefix
         pred = self._chain(r, prefix, r.usage, tick, ready, uses)
-        rules = rules_for(r.provider) if self.follow else None
-        if rules is not None and rules.follows_reads:
-            followed = self._follow(r, prefix, pred, rules)
+        provider = rules_for(r.provider)
+        if self.follow and provider.follows_reads:
+            followed = self._follow(r, prefix, pred, provider)
             if followed is not pred:
                 self.unfollowed[key] = pred
             pred = followed
@@ -1738,7 +1744,6 @@ class Predictor:
         before = self.lane_ticks.get(lane)
         idle = tick - before if before is not None and r.sent_ms is not None else 0
         self.lane_ticks[lane] = tick if r.sent_ms is not None else None
-        provider = rules_for(r.provider)
         if pred.read and ((switched and not provider.reads_after_switch(r.model))
                           or 0 < provider.unread_after_idle_ms < idle):
             # The lane's previous request went to another model, or was sent that long before:
