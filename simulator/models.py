@@ -179,11 +179,13 @@ def _provider_model(rules_name: str, construct: Callable[..., CacheModel]) -> Ca
         unknown = sorted(set(options) - set(defaults))
         if unknown:
             raise UserError(f"cache model {name!r} has no option {unknown[0]!r} (known: {', '.join(defaults)})")
-        takes_none = {option.key for option in PROVIDERS[rules_name].cache_options if option.none_means}
+        takes_none = {option.key: option.none_means for option in PROVIDERS[rules_name].cache_options if option.none_means}
         values = dict(defaults)
         for key, value in options.items():
             # `none` where the option takes it (Z.AI's ttl_ms: 20 min by default, none keeps all).
             values[key] = None if key in takes_none and _text_or_none(value) is None else _like(defaults[key], value)
+            if key in takes_none and isinstance(values[key], str) and not isinstance(defaults[key], str):
+                raise UserError(f"{name}: {key} must be a positive integer or none ({takes_none[key]}), got {value!r}")
         return construct(name, make_tokenizer(tokenizer), values)
 
     return build

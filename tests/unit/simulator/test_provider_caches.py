@@ -247,7 +247,8 @@ def test_zai_ttl_ms_none_keeps_entries_forever():
     for text in ("none", "None", " none "):
         assert make_cache("zai", ttl_ms=text).ttl_ms is None
     assert make_cache("zai", ttl_ms="60000").ttl_ms == 60_000
-    with pytest.raises(UserError, match="zai: ttl_ms must be a positive integer"):
+    # The refusal names `none` too, and what it means.
+    with pytest.raises(UserError, match=r"zai: ttl_ms must be a positive integer or none \(no lifetime \(kept until evicted\)\), got 'forever'"):
         make_cache("zai", ttl_ms="forever")
     # A number-only option still refuses it.
     with pytest.raises(UserError, match="zai: block must be a positive integer"):
