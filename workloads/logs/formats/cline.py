@@ -51,8 +51,16 @@ into ``tokensIn`` (Cline's own reports ``cacheWrites`` 0 always: an Anthropic mo
 ``tokensIn`` there is read as written); Roo Code since late 2025 writes the whole prompt into ``tokensIn`` whatever
 the protocol. Kilo Code's own gateway (handler ``kilocode``) is its OpenRouter handler: protocol
 ``openai``, ``tokensIn`` OpenRouter's ``prompt_tokens`` (the whole prompt, reads inside, writes
-folded in), so read as the OpenAI-compatible handler's. The reading used is stated in the file's
-notes.
+folded in), so read as the OpenAI-compatible handler's; under that protocol ``cacheWrites`` from a
+model whose provider bills writes (Roo's OpenRouter, Requesty, LiteLLM handlers to Claude) are
+writes inside ``tokensIn``. Cline's xAI, Z.AI, Qwen, Fireworks, Doubao, HiCap and LM Studio
+handlers pass ``prompt_tokens`` on as the OpenAI-compatible one does (``cacheWrites`` a MISS count
+or 0); LiteLLM, Requesty and OCA pass it on with the writes inside (LiteLLM's and OCA's
+``cacheWrites`` a DeepSeek model's MISS count); OpenRouter's (before cline/cline#4314), Gemini's
+and Moonshot's wrote it whole in early releases and additive later, told from the counts
+(:data:`~prefixbench.simulator.providers.MULTI_PROVIDER_HANDLERS` for handlers no provider claims).
+The reading used is stated in the file's notes, and so are calls whose own cost is 0 (a free
+model: priced here at list, not as the log billed them).
 """
 
 from __future__ import annotations
