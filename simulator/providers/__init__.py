@@ -81,6 +81,7 @@ __all__ = [
     "UsageConvention",
     "UsageReader",
     "agent_handler",
+    "multi_provider_handler",
     "chain_rules",
     "hosted_provider",
     "count",
@@ -191,6 +192,35 @@ def read_usage(name: str, usage: Mapping[str, object], where: str) -> Usage:
         UserError: a bad count, or a provider that reports no usage.
     """
     return rules_for(name).read_usage(usage, where)
+
+
+#: Agents' API handlers that serve many providers' models (gateways, clouds, local servers), so
+#: that no provider claims them, with how each writes the four usage fields of Cline's log (read
+#: from each handler's code, Cline 3.17 to 3.89; an id missing here reads as a gateway's,
+#: additive). ``total``: ``prompt_tokens`` passed on whole with the reads and writes inside it
+#: (LiteLLM also writes a DeepSeek-shaped server's MISS count as cacheWrites); ``subset``:
+#: ``prompt_tokens`` whole, cacheWrites a DeepSeek-shaped MISS count or 0; ``by-counts``: whole
+#: in early releases, additive later (OpenRouter's before Cline 3.2x).
+MULTI_PROVIDER_HANDLERS: dict[str, AgentUsageReading] = {
+    "bedrock": "additive",
+    "vertex": "additive",
+    "groq": "additive",
+    "vercel-ai-gateway": "additive",
+    "openrouter": "by-counts",
+    "litellm": "total",
+    "requesty": "total",
+    "oca": "total",
+    "fireworks": "subset",
+    "doubao": "subset",
+    "hicap": "subset",
+    "lmstudio": "subset",
+}
+
+
+def multi_provider_handler(handler: str) -> AgentUsageReading | None:
+    """How an agent's API handler that no provider claims (:data:`MULTI_PROVIDER_HANDLERS`)
+    writes its log's usage fields; None for one not known."""
+    return MULTI_PROVIDER_HANDLERS.get(handler)
 
 
 def agent_handler(handler: str) -> tuple[ProviderRules, AgentUsageReading] | None:

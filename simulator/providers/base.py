@@ -26,8 +26,11 @@ UsageConvention = Literal["additive", "subset"]
 #: Kilo Code write (tokensIn, tokensOut, cacheWrites, cacheReads), handler by handler:
 #: ``additive`` (tokensIn excludes reads and writes), ``subset`` (tokensIn is the whole prompt,
 #: cacheWrites is no write), ``miss-as-write`` (cacheWrites holds the provider's MISS count, the
-#: uncached part; tokensIn is 0 or the whole prompt).
-AgentUsageReading = Literal["additive", "subset", "miss-as-write"]
+#: uncached part; tokensIn is 0 or the whole prompt), ``total`` (tokensIn is the whole prompt,
+#: ``prompt_tokens`` passed on, the reads and the writes inside it: a gateway's handler),
+#: ``by-counts`` (the handler changed between releases from ``subset`` to ``additive``, which
+#: the log does not name: told from the counts).
+AgentUsageReading = Literal["additive", "subset", "miss-as-write", "total", "by-counts"]
 #: Largest usage count accepted: far above any context window.
 MAX_COUNT = 10**12
 

@@ -397,4 +397,6 @@ RULES = ProviderRules(
     chain_as="gemini",
     cache_options=OPTIONS,
     sources=("https://ai.google.dev/gemini-api/docs/caching",),
+    # Cline's handler wrote promptTokenCount whole (3.17, no reads), then less the cached (3.30 on).
+    agent_handlers=(("gemini", "by-counts"),),
 )

@@ -79,4 +79,6 @@ RULES = ProviderRules(
     chain_as="minimax",
     cache_options=OPTIONS,
     sources=("https://platform.minimax.io/docs/api-reference/text-prompt-caching",),
+    # Cline's handler copies the Anthropic-shaped usage (input_tokens without the cache).
+    agent_handlers=(("minimax", "additive"),),
 )

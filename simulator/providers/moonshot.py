@@ -54,4 +54,6 @@ RULES = ProviderRules(
     chain_as="moonshot",
     cache_options=OPTIONS,
     sources=("https://platform.moonshot.ai/docs/guide/use-context-caching-feature-of-kimi-api",),
+    # Cline's handler wrote prompt_tokens whole (3.30-3.50), then prompt_tokens less the cached (3.89).
+    agent_handlers=(("moonshot", "by-counts"),),
 )

@@ -79,7 +79,7 @@ RULES = ProviderRules(
     body_model_options=(("mode", "per-request"),),
     chain_as="qwen",
     ttl_from="end",
-    agent_handlers=(("qwen-code/qwen-oauth", "subset"),),
+    agent_handlers=(("qwen-code/qwen-oauth", "subset"), ("qwen", "subset")),
     cache_options=OPTIONS,
     sources=("https://www.alibabacloud.com/help/en/model-studio/context-cache",),
 )

@@ -80,4 +80,7 @@ RULES = ProviderRules(
     chain_as="xai",
     cache_options=OPTIONS,
     sources=("https://docs.x.ai/developers/advanced-api-usage/prompt-caching",),
+    # Cline's handler passes prompt_tokens on whole with the cached part inside (prompt_cache_miss_tokens,
+    # never sent by xAI, as cacheWrites); Cline 3.17 wrote tokensIn 0 beside hits and misses.
+    agent_handlers=(("xai", "subset"),),
 )

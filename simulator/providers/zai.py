@@ -113,4 +113,6 @@ RULES = ProviderRules(
     cache_options=OPTIONS,
     sources=("https://docs.z.ai/guides/overview/pricing", "https://docs.z.ai/guides/capabilities/thinking-mode",
              "https://docs.z.ai/guides/capabilities/cache"),
+    # Cline's and Roo Code's handler: tokensIn is prompt_tokens, the cached part inside, cacheWrites 0.
+    agent_handlers=(("zai", "subset"),),
 )

@@ -282,3 +282,44 @@ def test_kilo_models_named_in_the_history_end_cleanly(importer_examples):
 
     case()
     tally.report()
+
+
+#: Cline handlers whose four fields are not additive (MULTI_PROVIDER_HANDLERS and providers'
+#: agent_handlers), a few others, and models of providers that bill writes, that count a miss, or none.
+_HANDLERS = st.sampled_from(["xai", "zai", "qwen", "fireworks", "doubao", "hicap", "lmstudio", "litellm", "requesty", "oca",
+                             "openrouter", "gemini", "moonshot", "minimax", "vertex", "groq", "", "nope"])
+_HANDLER_MODELS = st.sampled_from(["deepseek-chat", "claude-sonnet-4-5", "anthropic/claude-sonnet-4.5", "grok-4",
+                                   "accounts/fireworks/models/deepseek-v3", "glm-4.6", "", "x"])
+
+
+def test_handler_readings_end_cleanly_and_never_write_a_miss(importer_examples):
+    """Cline api_req_started entries of any handler above, on any model and made-up counts: exit 0
+    or one line; read, a call to a DeepSeek model through a handler that passes its MISS count on
+    as cacheWrites (LiteLLM, OCA), or through one whose cacheWrites is a MISS count or 0 (subset),
+    writes nothing; and no count is negative."""
+    tally = Tally("audit cline handlers", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-cline-handlers-"))
+    target = folder / "ui_messages.json"
+    call = st.fixed_dictionaries({"tokensIn": _COUNT, "tokensOut": _COUNT, "cacheReads": _COUNT, "cacheWrites": _COUNT})
+
+    @fuzz_settings(importer_examples)
+    @given(calls=st.lists(st.tuples(call, _HANDLERS, _HANDLER_MODELS), min_size=1, max_size=5))
+    def case(calls: list[tuple[dict, str, str]]) -> None:
+        entries = [{"ts": 1763000000000 + n, "type": "say", "say": "api_req_started", "text": json.dumps(c),
+                    "modelInfo": {"providerId": h, "modelId": m, "mode": "act"}} for n, (c, h, m) in enumerate(calls)]
+        target.write_text("[\n" + ",\n".join(map(json.dumps, entries)) + "\n]")
+        tally.check(["audit", str(target), "--quiet", "--format", "json"])
+        try:
+            requests, _ = import_file(target, FORMATS["cline"], ImportContext())
+        except UserError:
+            return
+        for r in requests:
+            u = r.usage
+            assert min(u.uncached, u.cache_read, u.cache_write, u.output) >= 0
+            _, handler, model = calls[r.line - 2]
+            misses = "deepseek" in model and handler in ("litellm", "oca")  # prompt_cache_miss_tokens passed on
+            if misses or handler in ("xai", "zai", "qwen", "fireworks", "doubao", "hicap", "lmstudio"):
+                assert u.cache_write == 0, (handler, model, u)
+
+    case()
+    tally.report()

@@ -179,6 +179,69 @@ def test_roo_code_protocols_before_late_2025() -> None:
     assert "usage of protocol anthropic (unknown): tokensIn excludes cacheReads and cacheWrites (additive)" in notes
 
 
+def test_handlers_that_pass_prompt_tokens_on_are_read_whole_and_a_miss_is_never_a_write() -> None:
+    # Cline 3.30-3.89: xai.ts and fireworks.ts write prompt_tokens whole (fireworks' misses as
+    # cacheWrites); litellm.ts and requesty.ts prompt_tokens whole with the writes inside, LiteLLM
+    # a DeepSeek-shaped server's prompt_cache_miss_tokens as cacheWrites.
+    requests, notes, _ = _read("passthrough-handlers")
+    assert [r.usage for r in requests] == [
+        Usage(cache_read=8704, uncached=296, output=100),
+        Usage(cache_read=8704, uncached=696, output=80),
+        Usage(cache_write_5m=9500, uncached=500, output=90),
+        Usage(cache_read=9500, cache_write_5m=290, uncached=510, output=60),
+        Usage(cache_read=3840, uncached=1160, output=50),
+        Usage(cache_read=10000, cache_write_5m=600, uncached=400, output=70),
+    ]
+    assert [r.provider for r in requests][0] == "xai" and requests[4].provider == "deepseek"
+    assert any(n.startswith("usage of xai (grok-4): tokensIn is the whole prompt") for n in notes)
+    assert any(n.startswith("usage of litellm (claude-sonnet-4-5): a gateway's handler passing prompt_tokens on") for n in notes)
+    assert any(n.startswith("usage of litellm (deepseek-chat): cacheWrites holds the provider's cache MISS count") for n in notes)
+
+
+def test_cline_3_17_xai_handler_wrote_tokens_in_0_beside_hits_and_misses(tmp_path: Path) -> None:
+    info = {"request": "r", "tokensIn": 0, "tokensOut": 40, "cacheWrites": 900, "cacheReads": 6100, "cost": 0.002}
+    entry = {"ts": 1747000000000, "type": "say", "say": "api_req_started", "text": json.dumps(info),
+             "modelInfo": {"providerId": "xai", "modelId": "grok-3", "mode": "act"}}
+    (tmp_path / "ui_messages.json").write_text(json.dumps([entry]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.usage for r in requests] == [Usage(cache_read=6100, uncached=900, output=40)]
+
+
+def test_openrouter_handler_before_mid_2025_wrote_prompt_tokens_whole() -> None:
+    # openrouter.ts before cline/cline#4314 (2025-06-26): inputTokens prompt_tokens, the cached inside.
+    requests, notes, _ = _read("openrouter-early")
+    assert [r.usage for r in requests] == [
+        Usage(uncached=8000, output=120),
+        Usage(cache_read=7900, uncached=700, output=90),
+        Usage(cache_read=8500, uncached=600, output=70),
+    ]
+    assert any(n.startswith("usage of openrouter (google/gemini-2.5-pro): tokensIn is the whole prompt") for n in notes)
+    # The later, additive handler is still told apart by its counts (tokensIn below the reads).
+    later, _, _ = _read("gateway-and-compatible")
+    assert later[1].usage == Usage(cache_read=7000, cache_write_5m=200, uncached=9, output=30)
+
+
+def test_roo_code_openai_protocol_writes_to_a_provider_that_bills_them_are_writes() -> None:
+    # Roo Code's OpenRouter / Requesty / LiteLLM / Roo handlers under the openai protocol:
+    # tokensIn is the whole prompt, cacheWrites real writes inside it (DeepSeek's: misses).
+    requests, notes, _ = _read("roo-openai-writes")
+    assert [(r.provider, r.model, r.usage) for r in requests] == [
+        ("anthropic", "anthropic/claude-sonnet-4.5", Usage(cache_write_5m=11500, uncached=500, output=200)),
+        ("anthropic", "anthropic/claude-sonnet-4.5", Usage(cache_read=11500, cache_write_5m=550, uncached=550, output=90)),
+    ]
+    assert any("the openai protocol with cacheWrites from a provider that bills writes" in n for n in notes)
+
+
+def test_calls_the_log_bills_at_0_are_said_to_be_priced_at_list(tmp_path: Path) -> None:
+    # Kilo Code's free models (x-ai/grok-code-fast-1 :free) log cost 0; the audit prices at list.
+    info = {"apiProtocol": "openai", "tokensIn": 9000, "tokensOut": 40, "cacheWrites": 0, "cacheReads": 8000, "cost": 0}
+    entry = {"ts": 1768000000000, "type": "say", "say": "api_req_started", "text": json.dumps(info)}
+    (tmp_path / "ui_messages.json").write_text(json.dumps([entry, {**entry, "ts": 1768000001000}]))
+    _, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert ("calls the log says cost $0 (a free model, or one billed by a plan): 2 of unknown; the dollars here price "
+            "them at the model's list prices, not at what the log says was billed") in summary.notes
+
+
 def test_roo_code_since_late_2025_counts_the_whole_prompt_in_tokens_in() -> None:
     requests, notes, _ = _read("roo-total")
     assert [r.usage for r in requests] == [

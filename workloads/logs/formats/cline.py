@@ -51,8 +51,16 @@ into ``tokensIn`` (Cline's own reports ``cacheWrites`` 0 always: an Anthropic mo
 ``tokensIn`` there is read as written); Roo Code since late 2025 writes the whole prompt into ``tokensIn`` whatever
 the protocol. Kilo Code's own gateway (handler ``kilocode``) is its OpenRouter handler: protocol
 ``openai``, ``tokensIn`` OpenRouter's ``prompt_tokens`` (the whole prompt, reads inside, writes
-folded in), so read as the OpenAI-compatible handler's. The reading used is stated in the file's
-notes.
+folded in), so read as the OpenAI-compatible handler's; under that protocol ``cacheWrites`` from a
+model whose provider bills writes (Roo's OpenRouter, Requesty, LiteLLM handlers to Claude) are
+writes inside ``tokensIn``. Cline's xAI, Z.AI, Qwen, Fireworks, Doubao, HiCap and LM Studio
+handlers pass ``prompt_tokens`` on as the OpenAI-compatible one does (``cacheWrites`` a MISS count
+or 0); LiteLLM, Requesty and OCA pass it on with the writes inside (LiteLLM's and OCA's
+``cacheWrites`` a DeepSeek model's MISS count); OpenRouter's (before cline/cline#4314), Gemini's
+and Moonshot's wrote it whole in early releases and additive later, told from the counts
+(:data:`~prefixbench.simulator.providers.MULTI_PROVIDER_HANDLERS` for handlers no provider claims).
+The reading used is stated in the file's notes, and so are calls whose own cost is 0 (a free
+model: priced here at list, not as the log billed them).
 """
 
 from __future__ import annotations
@@ -72,6 +80,7 @@ from prefixbench.simulator.providers import (
     UNKNOWN,
     agent_handler,
     hosted_provider,
+    multi_provider_handler,
     provider_named_in,
     provider_of_model,
 )
@@ -141,6 +150,19 @@ _READING_TEXT: dict[str, str] = {
         "cacheWrites holds the provider's cache MISS count: read as uncached input, never as a cache write; "
         "tokensIn is 0 or the whole prompt"
     ),
+    "gateway-total": (
+        "a gateway's handler passing prompt_tokens on (LiteLLM, Requesty, OCA): tokensIn is the whole prompt, "
+        "cacheReads and cacheWrites inside it"
+    ),
+    "protocol-total": (
+        "the openai protocol with cacheWrites from a provider that bills writes: tokensIn is the whole prompt, "
+        "cacheReads and cacheWrites (writes) inside it"
+    ),
+    "by-counts-subset": (
+        "tokensIn is the whole prompt (prompt_tokens) and includes cacheReads, as this handler wrote it in early "
+        "releases (told from the counts: every call that read the cache has tokensIn at least its reads); "
+        "later releases write it additive"
+    ),
     "unnamed": (
         "read as additive, as every handler but DeepSeek's and the OpenAI-compatible one writes them "
         "(Claude Dev, or a log without modelInfo and task_metadata.json)"
@@ -156,6 +178,11 @@ _READING_TEXT: dict[str, str] = {
     "history-subset": (
         "metrics.tokens.prompt is the whole prompt (prompt_tokens) and includes metrics.tokens.cached, read as "
         "cache reads (a DeepSeek-shaped server's miss count would be inside it too)"
+    ),
+    "history-total-merged": (
+        "metrics.tokens.prompt is the whole prompt (prompt_tokens passed on by a gateway's handler) and includes "
+        "metrics.tokens.cached, which sums cache reads and writes: calls with cached above 0 are read as cache not "
+        "reported, their cached tokens priced as a range, all read to all written"
     ),
     "history-additive": (
         "metrics.tokens.prompt excludes metrics.tokens.cached (additive); cached read as cache reads "
@@ -272,12 +299,15 @@ def _usage(reading: str, info: dict, where: str) -> Usage:
     writes = count(info.get("cacheWrites"), where, "cacheWrites")
     output = count(info.get("tokensOut"), where, "tokensOut")
     if reading == "subset":
+        if not tokens_in and writes:
+            # Cline 3.17's xAI handler wrote tokensIn 0 beside the hits and the MISSES.
+            return Usage(cache_read=reads, uncached=writes, output=output)
         # tokensIn is prompt_tokens: reads above it mean a server that leaves them out of it
         # (see subset_usage); cacheWrites is no write here.
         return subset_usage(tokens_in, reads, 0, output, excess="")
     if reading == "miss-as-write":
         return Usage(cache_read=reads, uncached=writes + max(0, tokens_in - reads - writes), output=output)
-    if reading == "total":
+    if reading in ("total", "gateway-total"):
         return Usage(cache_read=reads, cache_write_5m=writes, uncached=max(0, tokens_in - reads - writes), output=output)
     return Usage(cache_read=reads, cache_write_5m=writes, uncached=tokens_in, output=output)
 
@@ -516,11 +546,36 @@ def _history(path: Path) -> tuple[list[int] | None, _HistoryModels]:
 
 def _reading(handler: str) -> tuple[ProviderRules | None, str]:
     """The provider a handler id names and how its four fields read (``gateway``: no provider
-    claims it; ``unnamed``: the log names no handler)."""
+    claims it and its way is not known; ``unnamed``: the log names no handler)."""
     if not handler:
         return None, "unnamed"
     found = agent_handler(handler)
-    return (None, "gateway") if found is None else found
+    if found is not None:
+        return found
+    return None, multi_provider_handler(handler) or "gateway"
+
+
+def _inclusive_tokens_in(calls: list[_Pending], handler: str) -> bool:
+    """A handler that wrote ``prompt_tokens`` whole in early releases and less the cached part
+    later (``by-counts``): whole where every call of ``handler`` that read the cache has a
+    tokensIn at least its reads, and one did (an additive tokensIn after a read is the new tail,
+    smaller than the prefix read on some call of a task)."""
+    seen = False
+    for call in calls:
+        if str(as_dict(call.entry.get("modelInfo")).get("providerId") or "") not in ("", handler):
+            continue
+        reads = _int(call.info.get("cacheReads"))
+        if reads > 0:
+            seen = True
+            if _int(call.info.get("tokensIn")) < reads:
+                return False
+    return seen
+
+
+def _misses_as_writes(rules: ProviderRules | None) -> bool:
+    """A provider whose server sends its cache MISS count (``prompt_cache_miss_tokens``), which
+    handlers that pass the wire on copy into cacheWrites: DeepSeek's kind."""
+    return rules is not None and any(reading == "miss-as-write" for _, reading in rules.agent_handlers)
 
 
 def _total_tokens_in(calls: list[_Pending]) -> bool:
@@ -578,6 +633,9 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     zero_in = _zero_tokens_in(task.calls)
     out: list[TraceRequest] = []
     readings: dict[str, str] = {}
+    inclusive: dict[str, bool] = {}
+    #: Calls whose own cost field is 0 (a free model, or a plan), by model.
+    unbilled: dict[str, int] = {}
     upstreams: set[str] = set()
     cost = 0.0
     apart: dict[str, list[int]] = {}
@@ -631,6 +689,10 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             continue
         carried = []
         owner, reading = _reading(handler)
+        if reading == "by-counts":
+            if handler not in inclusive:
+                inclusive[handler] = _inclusive_tokens_in(task.calls, handler)
+            reading = "by-counts-subset" if inclusive[handler] else "additive" if owner is not None else "gateway"
         if reading == "unnamed" and zero_in is not None:
             owner, reading = zero_in, "miss-as-write"
         if protocol and reading != "additive":
@@ -639,11 +701,23 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             reading = "total"
         upstream = _upstream(info)
         rules = _provider_of(model) or upstream or owner
+        if reading == "total" and not protocol:
+            # A gateway's handler passing prompt_tokens on (LiteLLM, Requesty): LiteLLM writes a
+            # DeepSeek-shaped server's MISS count as cacheWrites.
+            reading = "miss-as-write" if _misses_as_writes(rules) else "gateway-total"
+        elif (protocol and reading == "subset" and _int(info.get("cacheWrites")) and rules is not None
+              and rules.bills_writes and not _misses_as_writes(rules)
+              and _int(info.get("tokensIn")) >= _int(info.get("cacheReads")) + _int(info.get("cacheWrites"))):
+            # Roo Code's and Kilo Code's "openai" protocol: tokensIn is the whole prompt, the reads
+            # and writes inside; cacheWrites is a write where the model's provider bills writes
+            # (OpenRouter, Requesty, LiteLLM, Roo's gateway to Claude), a MISS count on DeepSeek's.
+            reading = "protocol-total"
         if upstream is not None and rules is upstream:
             upstreams.add(f"{info['inferenceProvider'].strip()[:40]} ({upstream.name})")
         label = f"{'protocol ' if protocol else ''}{handler} ({model})" if handler else f"calls naming no handler ({model})"
         readings.setdefault(label, "zero-in" if not handler and reading == "miss-as-write" else reading)
-        usage = _usage("additive" if reading in ("gateway", "unnamed") else reading, info, where)
+        usage = _usage("additive" if reading in ("gateway", "unnamed") else "subset" if reading == "by-counts-subset"
+                       else "total" if reading in ("gateway-total", "protocol-total") else reading, info, where)
         # Kilo Code's gateway and OpenRouter handlers (their protocol's tokensIn the whole prompt,
         # the calls naming their inferenceProvider) fold an Anthropic model's writes into
         # tokensIn, as Cline's own provider does: a model its name gives to an Anthropic-kind
@@ -655,6 +729,10 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         if gateway is not None:
             usage, readings[label] = gateway, "folded-writes" if folded else "gateway-writes"
         cost += logged_cost(info.get("cost"))
+        logged = info.get("cost")
+        if isinstance(logged, (int, float)) and not isinstance(logged, bool) and logged == 0:
+            unbilled.setdefault(model, 0)
+            unbilled[model] += 1
         if call.late:
             # This call's own truncation if its prompt fell below the previous call's (the range
             # saved just after it was announced), or if it read less than the previous call left
@@ -707,6 +785,12 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         )
     if cost:
         notes.append(f"the log's own cost fields sum to ${cost:.4f} (a check on the dollars here)")
+    if unbilled:
+        notes.append(
+            "calls the log says cost $0 (a free model, or one billed by a plan): "
+            + ", ".join(f"{n} of {model}" for model, n in sorted(unbilled.items()))
+            + "; the dollars here price them at the model's list prices, not at what the log says was billed"
+        )
     if history is None:
         notes.append(f"no {HISTORY_FILE} beside it: content blocks per call not known")
     return out, FileSummary(task.name, NAME, len(out), tuple(task.skipped), tuple(notes))
@@ -888,7 +972,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
 
 
 #: Which reading a handler's note states when its calls were read in more than one way.
-_HISTORY_RANK = {"history-merged": 1, "history-misses": 1, "history-by-cost": 2, "history-misses-by-cost": 2}
+_HISTORY_RANK = {"history-merged": 1, "history-total-merged": 1, "history-misses": 1, "history-by-cost": 2, "history-misses-by-cost": 2}
 
 
 def _history_tokens(value: object) -> dict | None:
@@ -981,7 +1065,14 @@ def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, wher
     cached = count(tokens.get("cached"), where, "metrics.tokens.cached")
     output = count(tokens.get("completion"), where, "metrics.tokens.completion")
     reading = _reading(handler)[1]
-    if reading == "subset":
+    if reading == "total" and cached <= prompt and rules is not None and rules.bills_writes and not _misses_as_writes(rules):
+        # A gateway's handler passing prompt_tokens on: the reads and writes summed in cached are
+        # both inside prompt, and the split is lost.
+        if not cached:
+            return Usage(uncached=prompt, output=output), "history-subset"
+        return (Usage(uncached=prompt - cached, output=output, cache_reported=False, cache_unsplit=cached),
+                "history-total-merged")
+    if reading in ("subset", "total"):
         # The OpenAI-compatible handler: prompt is prompt_tokens, the cached part inside it.
         excess = f"{where}: metrics.tokens.cached {cached:,} exceeds metrics.tokens.prompt {prompt:,}"
         return subset_usage(prompt, cached, 0, output, excess=excess), "history-subset"
