@@ -1,7 +1,7 @@
 """Fuzz coding agents' own OpenTelemetry events (workloads/logs/formats/otel_agents.py through
 otel.py): Claude Code's, Codex's, Gemini CLI's and Qwen Code's per-call records, with any event
 name, kind, body, service, session, time, duration and counts (numbers, digit strings, other
-text, negatives, floats, none), in OTLP ``resourceLogs`` lines or the JavaScript SDK's records,
+text, negatives, floats, none), in OTLP ``resourceLogs`` lines or the JavaScript SDK's records (and its spans, no call),
 either read (one call per agent event at most) or refused in one line naming the file; never
 another exception."""
 
@@ -22,7 +22,7 @@ COUNTS = st.one_of(st.integers(0, 10**7), st.integers(-2, -1), st.none(), st.sam
 NAMES = st.sampled_from(["claude_code.api_request", "api_request", "claude_code.api_error", "codex.sse_event", "codex.conversation_starts",
                          "gemini_cli.api_response", "api_response", "qwen-code.api_response", "gemini_cli.api_error", ""])
 KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "input_token_count", "output_token_count",
-        "cached_token_count", "cached_content_token_count", "thoughts_token_count", "tool_token_count", "duration_ms")
+        "cached_token_count", "cache_write_token_count", "cached_content_token_count", "thoughts_token_count", "tool_token_count", "duration_ms")
 ATTRIBUTES = st.fixed_dictionaries(
     {"event.name": NAMES},
     optional={**{key: COUNTS for key in KEYS},
@@ -58,7 +58,10 @@ SDK_RECORD = st.fixed_dictionaries(
      "instrumentationScope": st.just({"name": "gemini-cli"})},
     optional={"_body": NAMES, "resource": st.just({"_rawAttributes": [["service.name", "gemini-cli"], ["session.id", "r2"]]})},
 )
-LINES = st.lists(st.one_of(SDK_RECORD, st.tuples(st.lists(OTLP_RECORD, max_size=4), SERVICE).map(
+#: A span as the JavaScript SDK holds it (Gemini CLI's outfile writes them beside its records): no call.
+JS_SPAN = st.fixed_dictionaries({"_spanContext": st.just({"traceId": "ab"}), "startTime": st.lists(st.integers(-1, 10), max_size=3),
+                                 "instrumentationScope": st.just({"name": "gemini-cli"})}, optional={"attributes": ATTRIBUTES})
+LINES = st.lists(st.one_of(SDK_RECORD, JS_SPAN, st.tuples(st.lists(OTLP_RECORD, max_size=4), SERVICE).map(
     lambda p: {"resourceLogs": [{"resource": p[1], "scopeLogs": [{"logRecords": p[0]}]}]})), min_size=1, max_size=5)
 
 

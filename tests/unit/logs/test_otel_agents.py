@@ -79,35 +79,36 @@ def test_claude_code_lanes_are_sessions_and_models_sent_at_the_record_time_less_
     assert any("1 Claude Code failed call(s)" in note for note in summary.notes)
 
 
-def test_codex_completed_responses_include_their_cached_part() -> None:
+def test_codex_completed_responses_include_their_cached_and_written_parts() -> None:
     """Only ``response.completed`` sse events are calls; input_token_count includes the cached part
-    (the Responses API's usage): uncached = input - cached. Newer releases write the counts as text."""
+    and (later releases' cache_write_token_count) the written one, as the Responses API's usage:
+    uncached = input - cached - written. Newer releases write the counts as text."""
     calls = [a for a in otlp_records(CODEX) if a.get("event.kind") == "response.completed"]
     totals = run_audit([CODEX]).totals
-    assert totals.requests == len(calls) == 4
-    assert totals.cache_read == sum(n(c["cached_token_count"]) for c in calls) == 3072 + 11264 + 0 + 8064
-    assert totals.input == sum(n(c["input_token_count"]) - n(c["cached_token_count"]) for c in calls) == (
-        11290 - 3072 + 11950 - 11264 + 8200 + 8650 - 8064)
-    assert totals.output == sum(n(c["output_token_count"]) for c in calls) == 402 + 91 + 120 + 77  # reasoning inside
-    assert totals.cache_write == 0
+    assert totals.requests == len(calls) == 6
+    assert totals.cache_read == sum(n(c["cached_token_count"]) for c in calls) == 3072 + 11264 + 0 + 8064 + 0 + 19456
+    assert totals.cache_write == sum(n(c.get("cache_write_token_count", 0)) for c in calls) == 19456 + 768
+    assert totals.input == sum(n(c["input_token_count"]) - n(c["cached_token_count"]) - n(c.get("cache_write_token_count", 0)) for c in calls) == (
+        11290 - 3072 + 11950 - 11264 + 8200 + 8650 - 8064 + 20000 - 19456 + 20400 - 19456 - 768)
+    assert totals.output == sum(n(c["output_token_count"]) for c in calls) == 402 + 91 + 120 + 77 + 300 + 120  # reasoning inside
 
 
 def test_codex_lanes_are_conversations_and_the_provider_the_conversations_own() -> None:
     requests, summary = read(CODEX)
-    assert [r.lane.split("/")[1] for r in requests] == ["gpt-5.5-codex", "gpt-5.5-codex", "gpt-5-codex", "gpt-5-codex"]
+    assert [r.lane.split("/")[1] for r in requests] == ["gpt-5.5-codex", "gpt-5.5-codex", "gpt-5-codex", "gpt-5-codex", "gpt-5.6", "gpt-5.6"]
     assert {r.provider for r in requests} == {"openai"}
-    assert any("input_token_count includes cached_token_count" in note for note in summary.notes)
+    assert any("input_token_count includes cached_token_count and cache_write_token_count" in note for note in summary.notes)
 
 
 def test_a_codex_conversation_on_a_provider_audit_does_not_model_is_unknown(tmp_path: Path) -> None:
     """``codex.conversation_starts`` names the conversation's provider (``provider_name``): a local
     one (Ollama) is no provider whose cache the audit models, though its model's name is gpt-oss."""
     doc = json.loads(CODEX.read_text())
-    text = json.dumps(doc).replace('"OpenAI"', '"Ollama"').replace("gpt-5.5-codex", "gpt-oss:20b")
+    text = json.dumps(doc).replace('"OpenAI"', '"Ollama"', 1).replace("gpt-5.5-codex", "gpt-oss:20b")
     path = tmp_path / "codex-ollama.json"
     path.write_text(text)
     requests, _ = read(path)
-    assert [r.provider for r in requests] == ["unknown", "unknown", "openai", "openai"]
+    assert [r.provider for r in requests] == ["unknown", "unknown", "openai", "openai", "openai", "openai"]
 
 
 def test_gemini_cli_prompt_includes_its_cached_part_thoughts_and_tool_prompt_counted_apart() -> None:
@@ -165,7 +166,8 @@ def test_events_of_other_kinds_and_unprefixed_names_of_other_services_are_not_ca
 
 
 @pytest.mark.parametrize("attributes, message", [
-    ({"event.name": "gemini_cli.api_response", "input_token_count": 10, "cached_content_token_count": 20}, "exceeds input_token_count"),
+    ({"event.name": "codex.sse_event", "event.kind": "response.completed", "input_token_count": "10", "cached_token_count": 20,
+      "cache_write_token_count": 20}, "exceed input_token_count"),
     ({"event.name": "gemini_cli.api_response", "input_token_count": "ten"}, "input_token_count"),
     ({"event.name": "gemini_cli.api_response", "input_token_count": 1, "event.timestamp": "yesterday"}, "yesterday"),
 ])
@@ -176,3 +178,31 @@ def test_bad_agent_events_are_one_line_errors(tmp_path: Path, attributes: dict, 
     with pytest.raises(UserError, match=message) as error:
         read(path)
     assert "\n" not in str(error.value) and str(error.value).startswith(str(path))
+
+
+def test_gemini_cli_telemetry_outfile_pretty_printed_with_its_spans_and_metrics(tmp_path: Path) -> None:
+    """``gemini --telemetry-outfile`` writes every record pretty-printed (two-space indent), its
+    spans and metrics beside its log records: the spans and metrics are no call (counted in the
+    notes); main refused the file at its first span."""
+    records = [json.loads(line) for line in GEMINI.read_text().splitlines()]
+    span = {"resource": records[0]["resource"], "instrumentationScope": {"name": "gemini-cli"}, "_spanContext": {"traceId": "ab", "spanId": "cd", "traceFlags": 1},
+            "kind": 0, "name": "llm_call", "attributes": {"model": "gemini-2.5-pro"}, "links": [], "events": [], "startTime": [T + 490, 0],
+            "endTime": [T + 500, 0], "status": {"code": 0}, "_ended": True}
+    metrics = {"resource": records[0]["resource"], "scopeMetrics": [{"scope": {"name": "gemini-cli"}, "metrics": []}]}
+    path = tmp_path / "telemetry.log"
+    path.write_text("".join(json.dumps(r, indent=2) + "\n" for r in [span, records[0], metrics, *records[1:]]))
+    requests, summary = read(path)
+    assert [(r.usage.uncached, r.usage.output) for r in requests] == [(9120, 700), (1719, 450), (1400, 30)]
+    assert any("1 span(s) as the JavaScript SDK holds them" in note for note in summary.notes)
+    assert any("1 record(s) hold no call" in note for note in summary.notes)
+
+
+def test_a_claude_code_event_sent_twice_is_one_call(tmp_path: Path) -> None:
+    """A collector that retries an export repeats its records: Claude Code's request_id says so."""
+    lines = CLAUDE.read_text().splitlines()
+    path = tmp_path / "twice.jsonl"
+    path.write_text("\n".join([*lines, lines[1]]) + "\n")
+    requests, summary = read(path)
+    assert len(requests) == 6
+    assert [why for _, why in summary.skipped] == ["Claude Code event: repeats request req_011CX1's (an export sent twice)",
+                                                   "Claude Code event: repeats request req_011CX2's (an export sent twice)"]

@@ -72,7 +72,8 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_named_in, provider_of_model, rules_for
-from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.providers.base import count, subset_usage
+from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS, as_dict, objects, parse_time_ms
@@ -159,6 +160,13 @@ def _not_a_call(value: dict) -> bool:
     """A record of a telemetry file that holds no call: an empty object, or the JavaScript SDK's
     metrics (``{resource, scopeMetrics}``) between the log records."""
     return not value or (isinstance(value.get("scopeMetrics"), list) and "resource" in value)
+
+
+def _js_span(value: dict) -> bool:
+    """A span as the JavaScript SDK holds it, serialized whole (``_spanContext``, ``startTime`` as
+    [s, ns]): what Gemini CLI's ``--telemetry-outfile`` writes beside its log records and metrics."""
+    return isinstance(value.get("_spanContext"), dict) and isinstance(value.get("startTime"), list) and (
+        "instrumentationScope" in value or "instrumentationLibrary" in value)
 
 
 #: The keys one of the shapes :func:`detect` claims has (a record with none is turned away first:
@@ -390,12 +398,15 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     name = str(path)
     spans: list[Span] = []
     no_calls = 0
+    sdk_spans = 0
     for record in objects(path, records, " (an OTLP export, a span or a log record)"):
         where = f"{name}:{record.line}"
         value: dict = record.value  # type: ignore[assignment]
         kind = detect(value)
         if kind is None and _not_a_call(value):
             no_calls += 1
+        elif kind is None and _js_span(value):
+            sdk_spans += 1
         elif kind is None:
             raise UserError(f"{where}: neither an OTLP export (resourceSpans or resourceLogs, or a resource's scopeSpans or "
                             "scopeLogs) nor a span (context, attributes) nor a log record (hrTime, attributes)")
@@ -505,6 +516,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     notes += agent_notes
     if no_calls:
         notes.append(f"{no_calls} record(s) hold no call (empty objects, metrics)")
+    if sdk_spans:
+        notes.append(f"{sdk_spans} span(s) as the JavaScript SDK holds them (Gemini CLI's --telemetry-outfile writes them beside its log "
+                     "records): not read, the log records are the calls")
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
 
 
@@ -542,6 +556,18 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         sent = done - duration if done is not None and duration is not None and duration <= done else done
         calls.append((span, agent, where, sent, done))
     calls.sort(key=lambda c: (c[3] is None, c[3] or 0, c[0].line))
+    # An export sent twice (a collector's retry) repeats a call's event: its request id says so.
+    seen: set[str] = set()
+    kept = []
+    for call in calls:
+        request_id = call[0].attributes.get("request_id")
+        if isinstance(request_id, str) and request_id:
+            if request_id in seen:
+                skipped.append((call[0].line, f"{call[1].agent} event: repeats request {request_id}'s (an export sent twice)"))
+                continue
+            seen.add(request_id)
+        kept.append(call)
+    calls = kept
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
     counted: dict[str, int] = {}
@@ -552,27 +578,30 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         session = next((v for k in agent.session_keys if isinstance(v := span.attributes.get(k), str) and v), span.session or "main")
         rules = provider_of_model(model.rsplit("/", 1)[-1])
         if session in codex_providers and agent.kind:
-            named = codex_providers[session]  # the conversation's configured provider ("OpenAI" for Codex's own)
-            rules = hosted_provider(named.lower()) or provider_named_in(named, UNKNOWN)
+            # The conversation's configured provider ("OpenAI" for Codex's own), read as a rollout's
+            # model_provider is (codex.py): a host running open models itself is not OpenAI's.
+            named = codex_providers[session].lower()
+            rules = UNKNOWN if named == "oss" or self_hosted(named) else provider_named_in(named)
         elif rules is None or not rules.reports_usage:
             rules = agent.default
         provider = rules.name if rules.reports_usage else UNKNOWN.name
-        read_n, written_n = read_ or 0, written_ or 0
+        reported = read_ is not None or written_ is not None
+        writes_reported = written_ is not None or not rules_for(provider).is_additive
         if agent.convention == "additive":
-            uncached = input_ or 0
+            usage = Usage(cache_read=read_ or 0, cache_write_5m=written_ or 0, uncached=(input_ or 0) + extra_in, output=(output or 0) + extra_out,
+                          cache_reported=reported, writes_reported=writes_reported)
         else:
-            uncached = (input_ or 0) - read_n
-            if uncached < 0:
-                raise UserError(f"{where}: {agent.read} ({read_n}) exceeds {agent.input} ({input_})")
+            also = f" and {agent.write} ({written_})" if written_ else ""
+            usage = subset_usage(input_ or 0, read_ or 0, written_ or 0, (output or 0) + extra_out, reported=reported,
+                                 excess=f"{where}: {agent.read} ({read_ or 0}){also} exceed {agent.input} ({input_ or 0})")
+            usage = msgspec.structs.replace(usage, uncached=usage.uncached + extra_in, writes_reported=writes_reported)
         lane = f"{session}/{model}"
         node = f"otel:{name}#{lane}:{span.line}:{seq + len(out)}"
         request_id = span.attributes.get("request_id")
         out.append(TraceRequest(
             file=name, line=span.line, lane=lane, lane_kind="main", seq=seq + len(out), sent_ms=sent, ready_ms=None, done_ms=done,
             provider=provider, model=model,
-            usage=Usage(cache_read=read_n, cache_write_5m=written_n, uncached=uncached + extra_in, output=(output or 0) + extra_out,
-                        cache_reported=read_ is not None or written_ is not None,
-                        writes_reported=written_ is not None or not rules_for(provider).is_additive),
+            usage=usage,
             prefix=Prefix(f"otel:{provider}:{model}", node, last_node.get(lane)),
             request_id=request_id if isinstance(request_id, str) and request_id else None, source_format=NAME,
         ))
@@ -621,7 +650,7 @@ FORMAT = LogFormat(
         "Claude Code's claude_code.api_request events (1.0 on; prompt.id, event.sequence, request_id in 2.x): input_tokens, "
         "cache_read_tokens, cache_creation_tokens, additive",
         "Codex's codex.sse_event response.completed events: input/output/cached_token_count as numbers (OtelEventManager, 0.4x) "
-        "or as text (SessionTelemetry), subset; codex.conversation_starts' provider_name",
+        "or as text (SessionTelemetry), later cache_write_token_count, subset; codex.conversation_starts' provider_name",
         "Gemini CLI's gemini_cli.api_response (and api_error) events, beside the conventions' record in newer releases (counted once); "
         "Qwen Code's qwen-code.api_response (qwen_code., qwen_cli. in early releases)",
     ),

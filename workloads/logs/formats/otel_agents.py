@@ -12,9 +12,10 @@ Claude Code                  ``claude_code.api_request`` (the record's body; ``e
                              Anthropic's usage as it is: input EXCLUDES reads and writes (additive).
 Codex                        ``codex.sse_event`` of ``event.kind`` ``response.completed``: ``input_token_count``,
                              ``output_token_count``, ``cached_token_count``, ``reasoning_token_count``,
-                             ``tool_token_count`` (the response's total, despite its name), ``model``,
+                             ``tool_token_count`` (the response's total, despite its name), later
+                             ``cache_write_token_count`` (``input_tokens_details.cache_write_tokens``), ``model``,
                              ``conversation.id``; counts written with ``%`` (as strings) by the tracing bridge. The
-                             Responses API's usage: input INCLUDES the cached part (subset); reasoning is inside
+                             Responses API's usage: input INCLUDES the cached and written parts (subset); reasoning is inside
                              output. ``codex.conversation_starts`` names the ``provider_name`` of its conversation.
 Gemini CLI                   ``gemini_cli.api_response``: ``input_token_count`` (``promptTokenCount``, cached part
                              inside), ``cached_content_token_count``, ``output_token_count`` (``candidatesTokenCount``),
@@ -72,16 +73,18 @@ class AgentEvent(msgspec.Struct, frozen=True):
     def reading(self) -> str:
         if self.convention == "additive":
             return f"{self.input} excludes cache reads and writes (Anthropic's usage): uncached = {self.input}"
+        parts = f"{self.read} and {self.write}" if self.write else self.read
+        minus = f" - {self.write}" if self.write else ""
         extra = f" + {self.extra_input}" if self.extra_input else ""
         out = f"; output = {self.output} + {self.extra_output}" if self.extra_output else ""
-        return f"{self.input} includes {self.read}: uncached = {self.input} - {self.read}{extra}{out}"
+        return f"{self.input} includes {parts}: uncached = {self.input} - {self.read}{minus}{extra}{out}"
 
 
 AGENTS: tuple[AgentEvent, ...] = (
     AgentEvent("Claude Code", ("claude_code.api_request",), ("api_request",), ("claude-code",), "input_tokens", "output_tokens",
                "cache_read_tokens", "cache_creation_tokens", "additive", ("session.id",), default=ANTHROPIC,
                errors=("claude_code.api_error",)),
-    AgentEvent("Codex", ("codex.sse_event",), (), (), "input_token_count", "output_token_count", "cached_token_count", "", "subset",
+    AgentEvent("Codex", ("codex.sse_event",), (), (), "input_token_count", "output_token_count", "cached_token_count", "cache_write_token_count", "subset",
                ("conversation.id",), default=OPENAI, kind="response.completed"),
     AgentEvent("Gemini CLI", ("gemini_cli.api_response",), ("api_response",), ("gemini-cli",), "input_token_count", "output_token_count",
                "cached_content_token_count", "", "subset", ("session.id",), extra_output="thoughts_token_count",
