@@ -17,6 +17,8 @@ Codex                        ``codex.sse_event`` of ``event.kind`` ``response.co
                              ``conversation.id``; counts written with ``%`` (as strings) by the tracing bridge. The
                              Responses API's usage: input INCLUDES the cached and written parts (subset); reasoning is inside
                              output. ``codex.conversation_starts`` names the ``provider_name`` of its conversation.
+                             The record's ``eventName`` is the tracing bridge's (``event otel/src/...rs:925``):
+                             its ``event.name`` attribute names the event.
 Gemini CLI                   ``gemini_cli.api_response``: ``input_token_count`` (``promptTokenCount``, cached part
                              inside), ``cached_content_token_count``, ``output_token_count`` (``candidatesTokenCount``),
                              ``thoughts_token_count`` (billed as output, not inside it), ``tool_token_count``
