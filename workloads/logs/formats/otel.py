@@ -57,6 +57,10 @@ descendants carry usage too (an ``invoke_agent`` span summing its calls) is not 
 Each trace (or ``gen_ai.conversation.id``, else ``session.id``) is a lane, its calls a chain in
 start order; who served a call comes from its model name, else ``gen_ai.provider.name`` /
 ``gen_ai.system`` (then ``llm.provider`` / ``llm.system``).
+
+Coding agents' own per-call events (Claude Code's ``claude_code.api_request``, Codex's
+``codex.sse_event``, Gemini CLI's and Qwen Code's ``api_response``) are calls too, read each
+agent's way: see :mod:`.otel_agents`.
 """
 
 from __future__ import annotations
@@ -67,11 +71,13 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import hosted_provider, provider_of_model, rules_for
-from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_named_in, provider_of_model, rules_for
+from prefixbench.simulator.providers.base import count, subset_usage
+from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS, as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.otel_agents import AGENTS, CODEX_PROVIDER, AgentEvent, agent_event, error_event, is_codex_start
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
@@ -156,6 +162,13 @@ def _not_a_call(value: dict) -> bool:
     return not value or (isinstance(value.get("scopeMetrics"), list) and "resource" in value)
 
 
+def _js_span(value: dict) -> bool:
+    """A span as the JavaScript SDK holds it, serialized whole (``_spanContext``, ``startTime`` as
+    [s, ns]): what Gemini CLI's ``--telemetry-outfile`` writes beside its log records and metrics."""
+    return isinstance(value.get("_spanContext"), dict) and isinstance(value.get("startTime"), list) and (
+        "instrumentationScope" in value or "instrumentationLibrary" in value)
+
+
 #: The keys one of the shapes :func:`detect` claims has (a record with none is turned away first:
 #: every one of a file's first lines meets this detector).
 _DETECT_KEYS = frozenset((*_RESOURCE_SPANS, *_SCOPE_SPANS, *_RESOURCE_LOGS, *_SCOPE_LOGS, "context", "hrTime"))
@@ -190,6 +203,9 @@ class Span(msgspec.Struct):
     event: str | None = None
     #: The ``service.name`` of its resource ("" where none is named): who emitted it.
     service: str = ""
+    #: A log record's body (an agent's event names itself there) and its resource's ``session.id``.
+    body: object = None
+    session: str = ""
 
 
 def _any_value(value: object) -> object:
@@ -313,7 +329,9 @@ def _log_span(line: int, record: dict, resource: object, time_ms: int | None) ->
         trace = f"{_resource_session(resource) or 'main'}/{_model(attributes)}"
     event = _first(record, ("eventName", "event_name"))
     event = attributes.get("event.name") if not isinstance(event, str) or not event else event
-    return Span(line, trace, f"log@{line}", "", None, time_ms, attributes, event if isinstance(event, str) else "", _service(resource))
+    body = _any_value(record["body"]) if "body" in record else record.get("_body")
+    return Span(line, trace, f"log@{line}", "", None, time_ms, attributes, event if isinstance(event, str) else "", _service(resource),
+                body, _resource_session(resource))
 
 
 def _otlp_log_spans(record: Record, where: str) -> Iterator[Span]:
@@ -380,12 +398,15 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     name = str(path)
     spans: list[Span] = []
     no_calls = 0
+    sdk_spans = 0
     for record in objects(path, records, " (an OTLP export, a span or a log record)"):
         where = f"{name}:{record.line}"
         value: dict = record.value  # type: ignore[assignment]
         kind = detect(value)
         if kind is None and _not_a_call(value):
             no_calls += 1
+        elif kind is None and _js_span(value):
+            sdk_spans += 1
         elif kind is None:
             raise UserError(f"{where}: neither an OTLP export (resourceSpans or resourceLogs, or a resource's scopeSpans or "
                             "scopeLogs) nor a span (context, attributes) nor a log record (hrTime, attributes)")
@@ -398,13 +419,15 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         else:
             spans.append(_sdk_span(record, where))
     with_usage = [s for s in spans if _has_usage(s)]
-    if not with_usage:
+    # An agent's own per-call event (Claude Code's, Codex's, Gemini CLI's...): see otel_agents.
+    agents = [(s, a) for s in spans if s.event is not None and (a := agent_event(s.event, s.body, s.attributes, s.service)) is not None]
+    if not with_usage and not agents:
         raise UserError(f"{name}:1: no span or log record with gen_ai.usage token counts ({len(spans)} read)")
     # A log record of another event than one inference's (an agent's turn) sums its calls.
     skipped = [(s.line, f"log record of {s.event or 'no event'}: not one inference ({INFERENCE_EVENT}), its usage sums calls")
                for s in with_usage if s.event not in (None, INFERENCE_EVENT)]
     with_usage = [s for s in with_usage if s.event in (None, INFERENCE_EVENT)]
-    if not with_usage:
+    if not with_usage and not agents:
         raise UserError(f"{name}:1: no span or {INFERENCE_EVENT} log record with gen_ai.usage token counts")
     # A span with a usage-carrying descendant sums its calls (invoke_agent): count the calls only.
     parent_of = {(s.trace_id, s.span_id): s.parent_id for s in spans if s.span_id}
@@ -476,7 +499,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         if additive
         else "input_tokens includes cache reads and writes (the semantic conventions): uncached = input - read - written"
     )
-    notes = [f"{len(out)} GenAI span(s) with usage: {reading}"]
+    notes = [f"{len(out)} GenAI span(s) with usage: {reading}"] if out else []
     if not_reported:
         notes.append(f"{not_reported} span(s) carry no cache attribute: their cache use is not reported, not zero")
     for service in sorted(writes_zero):
@@ -485,10 +508,111 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     for service in sorted(writes_unknown):
         notes.append(f"{_emitter(service)} names no cache-write attribute on any span: what its calls to a provider that bills writes "
                      "apart wrote is unknown, their whole prompt is what the next call may read")
-    notes.append("spans carry no prompt bodies here: each trace is read as a chain of calls in start order")
+    if out:
+        notes.append("spans carry no prompt bodies here: each trace is read as a chain of calls in start order")
+    agent_out, agent_skipped, agent_notes = _agent_calls(name, agents, spans, {s.service for s in with_usage if s.event == INFERENCE_EVENT}, len(out))
+    out += agent_out
+    skipped += agent_skipped
+    notes += agent_notes
     if no_calls:
         notes.append(f"{no_calls} record(s) hold no call (empty objects, metrics)")
+    if sdk_spans:
+        notes.append(f"{sdk_spans} span(s) as the JavaScript SDK holds them (Gemini CLI's --telemetry-outfile writes them beside its log "
+                     "records): not read, the log records are the calls")
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+
+
+def _agent_count(span: Span, key: str, where: str) -> int | None:
+    return _count(span.attributes, (key,), where) if key else None
+
+
+def _duration_ms(value: object) -> int | None:
+    """A call's ``duration_ms`` (a count, or its digits as text: Codex writes it with ``%``), else None."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 16:
+        return int(value)
+    if isinstance(value, float) and 0 <= value < 1e15:
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**15 else None
+
+
+def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[Span], semconv_services: set[str],
+                 seq: int) -> tuple[list[TraceRequest], list[tuple[int, str]], list[str]]:
+    """The calls of agents' own per-call events (:mod:`.otel_agents`): each session's calls of one
+    model a chain in send order, its usage read the agent's way."""
+    skipped = [(s.line, f"{a.agent} event: the same call as its service's {INFERENCE_EVENT} record") for s, a in agents if s.service in semconv_services]
+    agents = [(s, a) for s, a in agents if s.service not in semconv_services]
+    codex_providers = {str(s.attributes.get("conversation.id")): s.attributes[CODEX_PROVIDER] for s in spans
+                       if s.event is not None and is_codex_start(s.event, s.body, s.attributes) and isinstance(s.attributes.get(CODEX_PROVIDER), str)}
+    failed: dict[str, int] = {}
+    for s in spans:
+        agent = error_event(s.event, s.body, s.attributes) if s.event is not None else None
+        if agent is not None:
+            failed[agent] = failed.get(agent, 0) + 1
+    calls = []
+    for span, agent in agents:
+        where = f"{name}:{span.line}: {agent.agent} event"
+        done = span.end_ms if span.end_ms is not None else parse_time_ms(span.attributes.get("event.timestamp"), where)
+        duration = _duration_ms(span.attributes.get("duration_ms"))
+        sent = done - duration if done is not None and duration is not None and duration <= done else done
+        calls.append((span, agent, where, sent, done))
+    calls.sort(key=lambda c: (c[3] is None, c[3] or 0, c[0].line))
+    # An export sent twice (a collector's retry) repeats a call's event: its request id says so.
+    seen: set[str] = set()
+    kept = []
+    for call in calls:
+        request_id = call[0].attributes.get("request_id")
+        if isinstance(request_id, str) and request_id:
+            if request_id in seen:
+                skipped.append((call[0].line, f"{call[1].agent} event: repeats request {request_id}'s (an export sent twice)"))
+                continue
+            seen.add(request_id)
+        kept.append(call)
+    calls = kept
+    out: list[TraceRequest] = []
+    last_node: dict[str, str] = {}
+    counted: dict[str, int] = {}
+    for span, agent, where, sent, done in calls:
+        input_, output, read_, written_ = (_agent_count(span, key, where) for key in (agent.input, agent.output, agent.read, agent.write))
+        extra_in, extra_out = _agent_count(span, agent.extra_input, where) or 0, _agent_count(span, agent.extra_output, where) or 0
+        model = next((m for m in (span.attributes.get("model"),) if isinstance(m, str) and m), "unknown")
+        session = next((v for k in agent.session_keys if isinstance(v := span.attributes.get(k), str) and v), span.session or "main")
+        rules = provider_of_model(model.rsplit("/", 1)[-1])
+        if session in codex_providers and agent.kind:
+            # The conversation's configured provider ("OpenAI" for Codex's own), read as a rollout's
+            # model_provider is (codex.py): a host running open models itself is not OpenAI's.
+            named = codex_providers[session].lower()
+            rules = UNKNOWN if named == "oss" or self_hosted(named) else provider_named_in(named)
+        elif rules is None or not rules.reports_usage:
+            rules = agent.default
+        provider = rules.name if rules.reports_usage else UNKNOWN.name
+        reported = read_ is not None or written_ is not None
+        writes_reported = written_ is not None or not rules_for(provider).is_additive
+        if agent.convention == "additive":
+            usage = Usage(cache_read=read_ or 0, cache_write_5m=written_ or 0, uncached=(input_ or 0) + extra_in, output=(output or 0) + extra_out,
+                          cache_reported=reported, writes_reported=writes_reported)
+        else:
+            also = f" and {agent.write} ({written_})" if written_ else ""
+            usage = subset_usage(input_ or 0, read_ or 0, written_ or 0, (output or 0) + extra_out, reported=reported,
+                                 excess=f"{where}: {agent.read} ({read_ or 0}){also} exceed {agent.input} ({input_ or 0})")
+            usage = msgspec.structs.replace(usage, uncached=usage.uncached + extra_in, writes_reported=writes_reported)
+        lane = f"{session}/{model}"
+        node = f"otel:{name}#{lane}:{span.line}:{seq + len(out)}"
+        request_id = span.attributes.get("request_id")
+        out.append(TraceRequest(
+            file=name, line=span.line, lane=lane, lane_kind="main", seq=seq + len(out), sent_ms=sent, ready_ms=None, done_ms=done,
+            provider=provider, model=model,
+            usage=usage,
+            prefix=Prefix(f"otel:{provider}:{model}", node, last_node.get(lane)),
+            request_id=request_id if isinstance(request_id, str) and request_id else None, source_format=NAME,
+        ))
+        last_node[lane] = node
+        counted[agent.agent] = counted.get(agent.agent, 0) + 1
+    notes = [f"{n} {agent.agent} call(s) ({agent.names[0]} events): {agent.reading()}" for agent in AGENTS if (n := counted.get(agent.agent))]
+    if out:
+        notes.append("agent events carry no prompt bodies: each session's calls of one model are read as a chain in send order "
+                     "(the record's time less its duration_ms where given)")
+    notes += [f"{n} {agent} failed call(s) (api_error events): no usage, not counted" for agent, n in sorted(failed.items())]
+    return out, skipped, notes
 
 
 def _emitter(service: str) -> str:
@@ -500,7 +624,8 @@ FORMAT = LogFormat(
     noun="OpenTelemetry span export",
     nouns="OpenTelemetry span exports",
     description="OpenTelemetry GenAI spans and inference log records: OTLP JSON exports (resourceSpans, resourceLogs), the Python SDK's "
-    "span JSON or the JavaScript SDK's log records, gen_ai.usage.* attributes",
+    "span JSON or the JavaScript SDK's log records, gen_ai.usage.* attributes; Claude Code's, Codex's, Gemini CLI's and Qwen Code's "
+    "own per-call events",
     detect=detect,
     read=read,
     usage="by-endpoint",
@@ -522,6 +647,12 @@ FORMAT = LogFormat(
         "Sentry's gen_ai.usage.input_tokens.cached / .cache_write; the Vercel AI SDK's ai.usage.cachedInputTokens (v5) and "
         "ai.usage.inputTokenDetails.cacheReadTokens / cacheWriteTokens (v6)",
         "input_tokens with reads and writes (the conventions) or without them (instrumentations copying Anthropic's input_tokens), decided per file",
+        "Claude Code's claude_code.api_request events (1.0 on; prompt.id, event.sequence, request_id in 2.x): input_tokens, "
+        "cache_read_tokens, cache_creation_tokens, additive",
+        "Codex's codex.sse_event response.completed events: input/output/cached_token_count as numbers (OtelEventManager, 0.4x) "
+        "or as text (SessionTelemetry), later cache_write_token_count, subset; codex.conversation_starts' provider_name",
+        "Gemini CLI's gemini_cli.api_response (and api_error) events, beside the conventions' record in newer releases (counted once); "
+        "Qwen Code's qwen-code.api_response (qwen_code., qwen_cli. in early releases)",
     ),
     aliases=("otlp",),
 )

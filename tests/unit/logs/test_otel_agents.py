@@ -1,0 +1,208 @@
+"""Coding agents' own OpenTelemetry events read as calls (workloads/logs/formats/otel_agents.py,
+through otel.py): Claude Code's ``claude_code.api_request``, Codex's ``codex.sse_event``
+(``response.completed``), Gemini CLI's ``gemini_cli.api_response`` and Qwen Code's
+``qwen-code.api_response``. The fixtures are written from each agent's documented fields (its
+telemetry source and docs), in the shapes teams collect them: the collector's file exporter lines,
+one OTLP JSON export, the JavaScript SDK's serialized records. Before these were read, every
+fixture here was refused ("no span or log record with gen_ai.usage token counts")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CLAUDE = FIXTURES / "otel_claude_code.jsonl"
+CODEX = FIXTURES / "otel_codex.json"
+GEMINI = FIXTURES / "otel_gemini_cli.jsonl"
+QWEN = FIXTURES / "otel_qwen_code.jsonl"
+T = 1780000000
+
+
+def read(path: Path):
+    return import_file(path, detect_format(path), ImportContext())
+
+
+def otlp_records(path: Path) -> list[dict]:
+    """Every log record of an OTLP export file, its attributes as a plain dict."""
+    text = path.read_text()
+    docs = [json.loads(text)] if path.suffix == ".json" else [json.loads(line) for line in text.splitlines()]
+    out = []
+    for doc in docs:
+        for resource in doc["resourceLogs"]:
+            for scope in resource["scopeLogs"]:
+                for log in scope["logRecords"]:
+                    out.append({a["key"]: next(iter(a["value"].values())) for a in log["attributes"]})
+    return out
+
+
+def n(value: object) -> int:
+    return int(value)  # an OTLP intValue comes as a string; Codex writes its counts as text
+
+
+@pytest.mark.parametrize("path", [CLAUDE, CODEX, GEMINI, QWEN])
+def test_each_agents_export_is_detected_as_otel(path: Path) -> None:
+    assert detect_format(path) is FORMATS["otel"]
+
+
+def test_claude_code_api_requests_are_anthropic_usage_as_it_is() -> None:
+    """input_tokens excludes reads and writes (Anthropic's usage): each field is summed as given."""
+    calls = [a for a in otlp_records(CLAUDE) if a["event.name"] == "api_request"]
+    totals = run_audit([CLAUDE]).totals
+    assert totals.requests == len(calls) == 6
+    assert totals.input == sum(n(c["input_tokens"]) for c in calls) == 12 + 230 + 7 + 3 + 5 + 9
+    assert totals.output == sum(n(c["output_tokens"]) for c in calls) == 410 + 38 + 260 + 520 + 130 + 300
+    assert totals.cache_read == sum(n(c["cache_read_tokens"]) for c in calls) == 18230 + 24012
+    assert totals.cache_write == sum(n(c["cache_creation_tokens"]) for c in calls) == 18230 + 1544 + 24012 + 880 + 15000
+
+
+def test_claude_code_lanes_are_sessions_and_models_sent_at_the_record_time_less_its_duration() -> None:
+    requests, summary = read(CLAUDE)
+    by_lane = {}
+    for r in requests:
+        by_lane.setdefault(r.lane, []).append(r)
+    s1 = "5b1c0e2a-0001-4d6e-9f00-aa0000000001"
+    assert [len(by_lane[lane]) for lane in (f"{s1}/claude-sonnet-4-20250514", f"{s1}/claude-3-5-haiku-20241022")] == [2, 1]
+    first, second = by_lane[f"{s1}/claude-sonnet-4-20250514"]
+    assert second.prefix.parent == first.prefix.node
+    assert (first.sent_ms, first.done_ms) == ((T + 10) * 1000 - 5210, (T + 10) * 1000)
+    assert {r.provider for r in requests} == {"anthropic", "bedrock"}  # Bedrock: the model is its own id
+    assert [r.request_id for r in requests if r.request_id] == ["req_011CX1", "req_011CX2"]
+    assert any("input_tokens excludes cache reads and writes" in note for note in summary.notes)
+    assert any("1 Claude Code failed call(s)" in note for note in summary.notes)
+
+
+def test_codex_completed_responses_include_their_cached_and_written_parts() -> None:
+    """Only ``response.completed`` sse events are calls; input_token_count includes the cached part
+    and (later releases' cache_write_token_count) the written one, as the Responses API's usage:
+    uncached = input - cached - written. Newer releases write the counts as text."""
+    calls = [a for a in otlp_records(CODEX) if a.get("event.kind") == "response.completed"]
+    totals = run_audit([CODEX]).totals
+    assert totals.requests == len(calls) == 6
+    assert totals.cache_read == sum(n(c["cached_token_count"]) for c in calls) == 3072 + 11264 + 0 + 8064 + 0 + 19456
+    assert totals.cache_write == sum(n(c.get("cache_write_token_count", 0)) for c in calls) == 19456 + 768
+    assert totals.input == sum(n(c["input_token_count"]) - n(c["cached_token_count"]) - n(c.get("cache_write_token_count", 0)) for c in calls) == (
+        11290 - 3072 + 11950 - 11264 + 8200 + 8650 - 8064 + 20000 - 19456 + 20400 - 19456 - 768)
+    assert totals.output == sum(n(c["output_token_count"]) for c in calls) == 402 + 91 + 120 + 77 + 300 + 120  # reasoning inside
+
+
+def test_codex_lanes_are_conversations_and_the_provider_the_conversations_own() -> None:
+    requests, summary = read(CODEX)
+    assert [r.lane.split("/")[1] for r in requests] == ["gpt-5.5-codex", "gpt-5.5-codex", "gpt-5-codex", "gpt-5-codex", "gpt-5.6", "gpt-5.6"]
+    assert {r.provider for r in requests} == {"openai"}
+    assert any("input_token_count includes cached_token_count and cache_write_token_count" in note for note in summary.notes)
+
+
+def test_a_codex_conversation_on_a_provider_audit_does_not_model_is_unknown(tmp_path: Path) -> None:
+    """``codex.conversation_starts`` names the conversation's provider (``provider_name``): a local
+    one (Ollama) is no provider whose cache the audit models, though its model's name is gpt-oss."""
+    doc = json.loads(CODEX.read_text())
+    text = json.dumps(doc).replace('"OpenAI"', '"Ollama"', 1).replace("gpt-5.5-codex", "gpt-oss:20b")
+    path = tmp_path / "codex-ollama.json"
+    path.write_text(text)
+    requests, _ = read(path)
+    assert [r.provider for r in requests] == ["unknown", "unknown", "openai", "openai", "openai", "openai"]
+
+
+def test_gemini_cli_prompt_includes_its_cached_part_thoughts_and_tool_prompt_counted_apart() -> None:
+    """input_token_count (promptTokenCount) includes cached_content_token_count; thoughts are
+    billed as output and the tool-use prompt as uncached input (as the gemini-cli format reads them)."""
+    calls = [json.loads(line)["attributes"] for line in GEMINI.read_text().splitlines()]
+    calls = [a for a in calls if a["event.name"] == "gemini_cli.api_response"]
+    totals = run_audit([GEMINI]).totals
+    assert totals.requests == len(calls) == 3
+    assert totals.cache_read == sum(c["cached_content_token_count"] for c in calls) == 8191
+    assert totals.input == sum(c["input_token_count"] - c["cached_content_token_count"] + c["tool_token_count"] for c in calls) == (
+        9120 + 9870 - 8191 + 40 + 1400)
+    assert totals.output == sum(c["output_token_count"] + c["thoughts_token_count"] for c in calls) == 220 + 480 + 150 + 300 + 30
+    requests, summary = read(GEMINI)
+    assert {r.provider for r in requests} == {"gemini"}
+    assert any("1 Gemini CLI failed call(s)" in note for note in summary.notes)
+
+
+def test_qwen_code_api_responses() -> None:
+    calls = [a for a in otlp_records(QWEN)]
+    totals = run_audit([QWEN]).totals
+    assert totals.requests == len(calls) == 2
+    assert totals.cache_read == 13952
+    assert totals.input == 14100 + 14700 - 13952
+    assert totals.output == 300 + 90
+    assert {r.provider for r in read(QWEN)[0]} == {"qwen"}
+
+
+def test_a_call_gemini_cli_also_writes_as_the_conventions_record_is_counted_once(tmp_path: Path) -> None:
+    """Newer Gemini CLI releases write each call twice: its own api_response and the GenAI
+    conventions' inference record. The conventions' record is the call; the agent's is skipped."""
+    line = json.loads(GEMINI.read_text().splitlines()[0])
+    semconv = dict(line, attributes={"event.name": "gen_ai.client.inference.operation.details", "session.id": line["attributes"]["session.id"],
+                                     "gen_ai.response.model": "gemini-2.5-pro", "gen_ai.usage.input_tokens": 9120, "gen_ai.usage.output_tokens": 220})
+    path = tmp_path / "gemini.jsonl"
+    path.write_text(json.dumps(line) + "\n" + json.dumps(semconv) + "\n")
+    requests, summary = read(path)
+    assert len(requests) == 1 and requests[0].usage.uncached == 9120
+    assert [why.split(":")[0] for _, why in summary.skipped] == ["Gemini CLI event"]
+
+
+def test_events_of_other_kinds_and_unprefixed_names_of_other_services_are_not_calls(tmp_path: Path) -> None:
+    """``api_request`` unprefixed is Claude Code's only where its service is claude-code."""
+    record = {"timeUnixNano": str(T * 10**9), "attributes": [{"key": "event.name", "value": {"stringValue": "api_request"}},
+                                                           {"key": "input_tokens", "value": {"intValue": "5"}}]}
+    def export(service: str) -> dict:
+        return {"resourceLogs": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]},
+                                  "scopeLogs": [{"logRecords": [record]}]}]}
+    path = tmp_path / "other.jsonl"
+    path.write_text(json.dumps(export("some-app")) + "\n")
+    with pytest.raises(UserError, match="no span or log record with gen_ai.usage"):
+        read(path)
+    path.write_text(json.dumps(export("claude-code")) + "\n")
+    assert [r.usage.uncached for r in read(path)[0]] == [5]
+
+
+@pytest.mark.parametrize("attributes, message", [
+    ({"event.name": "codex.sse_event", "event.kind": "response.completed", "input_token_count": "10", "cached_token_count": 20,
+      "cache_write_token_count": 20}, "exceed input_token_count"),
+    ({"event.name": "gemini_cli.api_response", "input_token_count": "ten"}, "input_token_count"),
+    ({"event.name": "gemini_cli.api_response", "input_token_count": 1, "event.timestamp": "yesterday"}, "yesterday"),
+])
+def test_bad_agent_events_are_one_line_errors(tmp_path: Path, attributes: dict, message: str) -> None:
+    record = {"hrTime": [0, 0], "attributes": attributes, "instrumentationScope": {"name": "gemini-cli"}, "resource": {}}
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(UserError, match=message) as error:
+        read(path)
+    assert "\n" not in str(error.value) and str(error.value).startswith(str(path))
+
+
+def test_gemini_cli_telemetry_outfile_pretty_printed_with_its_spans_and_metrics(tmp_path: Path) -> None:
+    """``gemini --telemetry-outfile`` writes every record pretty-printed (two-space indent), its
+    spans and metrics beside its log records: the spans and metrics are no call (counted in the
+    notes); main refused the file at its first span."""
+    records = [json.loads(line) for line in GEMINI.read_text().splitlines()]
+    span = {"resource": records[0]["resource"], "instrumentationScope": {"name": "gemini-cli"}, "_spanContext": {"traceId": "ab", "spanId": "cd", "traceFlags": 1},
+            "kind": 0, "name": "llm_call", "attributes": {"model": "gemini-2.5-pro"}, "links": [], "events": [], "startTime": [T + 490, 0],
+            "endTime": [T + 500, 0], "status": {"code": 0}, "_ended": True}
+    metrics = {"resource": records[0]["resource"], "scopeMetrics": [{"scope": {"name": "gemini-cli"}, "metrics": []}]}
+    path = tmp_path / "telemetry.log"
+    path.write_text("".join(json.dumps(r, indent=2) + "\n" for r in [span, records[0], metrics, *records[1:]]))
+    requests, summary = read(path)
+    assert [(r.usage.uncached, r.usage.output) for r in requests] == [(9120, 700), (1719, 450), (1400, 30)]
+    assert any("1 span(s) as the JavaScript SDK holds them" in note for note in summary.notes)
+    assert any("1 record(s) hold no call" in note for note in summary.notes)
+
+
+def test_a_claude_code_event_sent_twice_is_one_call(tmp_path: Path) -> None:
+    """A collector that retries an export repeats its records: Claude Code's request_id says so."""
+    lines = CLAUDE.read_text().splitlines()
+    path = tmp_path / "twice.jsonl"
+    path.write_text("\n".join([*lines, lines[1]]) + "\n")
+    requests, summary = read(path)
+    assert len(requests) == 6
+    assert [why for _, why in summary.skipped] == ["Claude Code event: repeats request req_011CX1's (an export sent twice)",
+                                                   "Claude Code event: repeats request req_011CX2's (an export sent twice)"]
