@@ -12,6 +12,11 @@ git copy of each repository (never copied into this project; each test skips wit
   its hello-world example: claude-sonnet-4 and deepseek-chat through a LiteLLM proxy) at commit
   ``611629e6999ad398dc49c761721eefe18d5e6bd9`` of github.com/OpenHands/software-agent-sdk, from
   ``PREFIXBENCH_OPENHANDS_SDK_REPO`` (default the workplace's mirror);
+* a committed OpenHands 0.x app home (``.openhands/sessions/``: 16 sessions, 2025-10-06/07,
+  one event a file in ``events/<n>.json`` with ``event_cache/`` pages of the same events; its
+  ``settings.json`` names gemini/gemini-2.5-pro, the calls deepseek-v3.2-exp and
+  deepseek-v3.1-terminus through OpenRouter) at commit ``ea494e6ad42f92df1d652af17f59727d146a80b1``
+  of github.com/sheepdestroyer/SheepVibes, from ``PREFIXBENCH_SHEEPVIBES_REPO``;
 * an OpenHands 0.25 evaluation output (CodeActAgent on a SWE-bench-style Java instance,
   gpt-5 through the reseller api.chatanywhere.org, 20 calls, 2026-01-23) committed as
   ``output.jsonl`` to github.com/nunu0404/Python_OpenHands (commit
@@ -184,3 +189,38 @@ def test_an_openhands_0_25_evaluation_output_counts_the_responses_its_history_ke
     # OpenAI's in-memory entries were kept 5 min: a call 5m23s after the one before read only the
     # 1,920-token head, which 10 min does not predict; Codex's own calls after 5 to 10 min read on).
     assert sum(r.read_within for r in result.rows) == 6
+
+
+SHEEPVIBES = ("PREFIXBENCH_SHEEPVIBES_REPO", "sheepdestroyer/SheepVibes", "ea494e6ad42f92df1d652af17f59727d146a80b1", ".openhands/sessions/")
+
+
+def test_an_openhands_0_x_app_home_reads_each_session_folder_as_one_stream(tmp_path: Path) -> None:
+    """Each session keeps one event a file; before, its ``events/0.json`` stopped the audit (no
+    per-call usage). OpenRouter routed the calls across upstreams (the response's ``provider``):
+    DeepInfra, Chutes and Novita report no cache use (``prompt_tokens_details: null``), DeepSeek
+    itself did on 6 calls, 5 of them within 3% (the sixth, after a condensation, read 1,216 of
+    the 29,824 the chain predicts: the calls before it were served elsewhere)."""
+    env, repo, commit, folder = SHEEPVIBES
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    url = f"github.com/{repo}"
+    names = [n for n in files_at(mirror, commit, url, env) if n.startswith(folder) and n.endswith(".json")]
+    responses: dict[tuple[str, str], dict] = {}
+    for name in names:
+        out = tmp_path / name
+        out.parent.mkdir(parents=True, exist_ok=True)
+        raw = file_at(mirror, commit, name, url, env)
+        out.write_bytes(raw)
+        if "/events/" in name:
+            response = (json.loads(raw).get("tool_call_metadata") or {}).get("model_response")
+            if response and isinstance(response.get("usage"), dict):
+                responses.setdefault((name.split("/")[2], response["id"]), response["usage"])
+    usages = list(responses.values())
+    read = [(u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0 for u in usages]
+    assert sum(u.get("prompt_tokens_details") is not None for u in usages) == 6
+    result = run_audit([tmp_path / folder])
+    assert {f.format for f in result.files if f.requests} == {"openhands"} and sum(f.requests > 0 for f in result.files) == 13
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (
+        len(usages), sum(u["prompt_tokens"] for u in usages) - sum(read), sum(u["completion_tokens"] for u in usages), sum(read), 0)
+    assert (t.requests, t.input, t.output, t.cache_read) == (1_011, 34_199_915, 143_183, 167_296)
+    assert sum(r.read_within for r in result.rows) == 5

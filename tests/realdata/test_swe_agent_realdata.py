@@ -15,6 +15,11 @@ holds at commit ``ec0e8e849fea5b1619deb1753007201000904672``, from ``PREFIXBENCH
 are checked against DeepSeek's; and the deepseek-v4-flash run (64 calls) kept as
 ``eval/example_trajectories/astropy__astropy-12907.traj.json`` at commit
 ``9c0e0e7784f6a45a9ab1c952639055e592577f58``.
+
+And 45 mini-swe-agent 2.2.4 runs on gpt-5-mini (OpenAI, tool calls; SWE-bench Verified
+instances, 2026-03-09/10) a course project's LLM ablation committed as
+``results/llm-ablation/gpt-5-mini/`` to github.com/RussellRyanH/CSCI-635-LiveSWE-Agent (commit
+``2813cfb19465bb9f57d50ebd0798550480a2f836``), from ``PREFIXBENCH_LIVESWE_REPO``.
 """
 
 from __future__ import annotations
@@ -114,3 +119,41 @@ def test_a_mini_swe_agent_run_on_deepseek_v4_flash(tmp_path: Path) -> None:
     assert t.input == sum(u["prompt_cache_miss_tokens"] for u in usages) == 17_859
     # Every read a whole 128-token unit (V4); 50 within 3% before the answers were replayed.
     assert {r.model for r in result.rows} == {"deepseek-v4-flash"} and sum(r.read_within for r in result.rows) == 61
+
+
+LIVESWE = ("PREFIXBENCH_LIVESWE_REPO", "RussellRyanH/CSCI-635-LiveSWE-Agent", "2813cfb19465bb9f57d50ebd0798550480a2f836",
+           "results/llm-ablation/gpt-5-mini/")
+
+
+def test_mini_swe_agent_2_2_runs_on_gpt_5_mini_count_what_the_trajectories_sum(tmp_path: Path) -> None:
+    """The responses the trajectories keep are counted: their ``model_stats`` say 1,954 API calls,
+    1,057 of them answered by a FormatError message (a response with no tool call, which 2.2 drops
+    with its usage; the notes say so). 561 of the 897 reads within 3%; most of the others fell
+    below the previous prompt (OpenAI's best effort)."""
+    env, repo, commit, folder = LIVESWE
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    url = f"github.com/{repo}"
+    names = [n for n in files_at(mirror, commit, url, env) if n.startswith(folder) and n.endswith(".traj.json")]
+    assert len(names) == 45
+    usages, api_calls, format_errors = [], 0, 0
+    for name in names:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(file_at(mirror, commit, name, url, env))
+        value = json.loads(path.read_text())
+        api_calls += value["info"]["model_stats"]["api_calls"]
+        for message in value["messages"]:
+            extra = message.get("extra") or {}
+            format_errors += extra.get("interrupt_type") == "FormatError"
+            if message["role"] == "assistant" and (extra.get("response") or {}).get("usage"):
+                usages.append(extra["response"]["usage"])
+    assert (api_calls, len(usages), format_errors) == (1_954, 897, 1_057)
+    result = run_audit([tmp_path / folder])
+    t = result.totals
+    read = [u["prompt_tokens_details"]["cached_tokens"] for u in usages]
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (
+        len(usages), sum(u["prompt_tokens"] for u in usages) - sum(read), sum(u["completion_tokens"] for u in usages), sum(read), 0)
+    assert (t.input, t.output, t.cache_read) == (1_821_752, 425_353, 13_433_472)
+    assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5-mini-2025-08-07")}
+    assert sum(r.read_within for r in result.rows) == 561
+    assert sum(any("answered by a FormatError message" in n for n in f.notes) for f in result.files) == 45

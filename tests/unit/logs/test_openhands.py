@@ -303,3 +303,109 @@ def test_an_output_line_before_token_usages_reads_its_history(tmp_path: Path) ->
     ]
     # Sent at the event before the action, ready at the action.
     assert [(r.sent_ms, r.ready_ms) for r in requests] == [(1769185628000, 1769185654291), (1769185660000, 1769185672851)]
+
+
+# --- OpenHands 0.x app sessions: sessions/<id>/events/<n>.json, one event a file, and
+# event_cache/<start>-<end>.json pages of the same events (written here from OpenHands 0.x's
+# file store, openhands/events/stream.py: get_conversation_events_dir, _get_filename_for_id).
+
+
+def v0_session(folder: Path) -> list[dict]:
+    """A 0.x session folder of three calls, each action keeping its raw response; returns the events."""
+    def action(ident: int, at: str, rid: str, prompt: int, read: int | None) -> dict:
+        usage: dict = {"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20,
+                       "prompt_tokens_details": None if read is None else {"cached_tokens": read}}
+        return {"id": ident, "timestamp": at, "source": "agent", "message": "Running command", "action": "run", "args": {"command": "ls"},
+                "tool_call_metadata": {"function_name": "execute_bash", "tool_call_id": f"call-{ident}",
+                                       "model_response": {"id": rid, "model": "deepseek/deepseek-v3.2-exp", "usage": usage}},
+                "llm_metrics": {"accumulated_cost": 0.0, "accumulated_token_usage": {"prompt_tokens": prompt}, "costs": [], "token_usages": []}}
+
+    def observation(ident: int, at: str) -> dict:
+        return {"id": ident, "timestamp": at, "source": "environment", "message": "ok", "observation": "run", "content": "ok", "extras": {}}
+
+    events = [
+        {"id": 0, "timestamp": "2025-10-07T00:54:00", "source": "user", "message": "hi", "action": "message", "args": {"content": "hi"}},
+        action(1, "2025-10-07T00:54:10", "gen-1", 13000, 0),
+        observation(2, "2025-10-07T00:54:11"),
+        action(3, "2025-10-07T00:54:20", "gen-2", 13400, 12928),
+        observation(4, "2025-10-07T00:54:21"),
+        action(5, "2025-10-07T00:54:30", "gen-3", 13900, None),  # an upstream that reports no cache use
+        observation(6, "2025-10-07T00:54:31"),
+        action(7, "2025-10-07T00:54:31", "gen-3", 13900, None),  # a second action of the same response
+        observation(8, "2025-10-07T00:54:40"),
+        action(9, "2025-10-07T00:54:50", "gen-4", 14300, 13824),
+        observation(10, "2025-10-07T00:54:51"),
+    ]
+    (folder / "events").mkdir(parents=True)
+    (folder / "event_cache").mkdir()
+    for event in events:
+        (folder / "events" / f"{event['id']}.json").write_text(json.dumps(event))
+    (folder / "event_cache" / "0-25.json").write_text(json.dumps(events))
+    (folder / "metadata.json").write_text(json.dumps({"conversation_id": folder.name, "accumulated_cost": 0.0, "prompt_tokens": 54600}))
+    return events
+
+
+def test_v0_session_folder_reads_its_event_files_in_number_order_once(tmp_path: Path) -> None:
+    """A 0.x session keeps one event a file (``events/10.json`` sorts before ``2.json`` by name):
+    the folder's first event file reads them all as one stream, every call once, and the cache's
+    pages of the same events add nothing. Before, ``events/0.json`` stopped the audit: "no
+    per-call usage"."""
+    folder = tmp_path / "sessions" / "841d0ac7"
+    v0_session(folder)
+    result = run_audit([tmp_path / "sessions"])
+    t = result.totals
+    assert (t.requests, t.input, t.cache_read, t.output) == (4, 13000 + 472 + 13900 + 476, 12928 + 13824, 80)
+    assert [(r.line, r.reported_cache_read) for r in result.rows] == [(1, 0), (3, 12928), (5, None), (9, 13824)]
+    assert [f.format for f in result.files if f.requests] == ["openhands"]
+    assert {r.provider for r in result.rows} == {"deepseek"}
+
+
+def test_v0_session_files_other_than_the_first_are_read_with_it(tmp_path: Path) -> None:
+    folder = tmp_path / "s1"
+    events = v0_session(folder)
+    lead = folder / "events" / "0.json"
+    for other in [folder / "events" / "3.json", folder / "events" / "10.json", folder / "event_cache" / "0-25.json"]:
+        value = json.loads(other.read_text())
+        assert FORMATS["openhands"].read_with(other, value[0] if isinstance(value, list) else value) == lead
+        requests, summary = import_file(other, detect_format(other), ImportContext())
+        assert requests == [] and str(lead) in summary.notes[0]
+    assert FORMATS["openhands"].read_with(lead, events[0]) is None
+    requests, summary = import_file(lead, detect_format(lead), ImportContext())
+    assert [r.request_id for r in requests] == ["gen-1", "gen-2", "gen-3", "gen-4"]
+    assert [(r.sent_ms is not None, r.ready_ms is not None) for r in requests] == [(True, True)] * 4
+    assert "11 event file(s) read in number order" in summary.notes[-1]
+
+
+def test_v0_session_without_a_call_says_so(tmp_path: Path) -> None:
+    folder = tmp_path / "s2"
+    (folder / "events").mkdir(parents=True)
+    for ident in range(3):
+        (folder / "events" / f"{ident}.json").write_text(json.dumps(
+            {"id": ident, "timestamp": "2025-10-07T00:54:00", "source": "environment", "observation": "agent_state_changed", "content": "", "extras": {}}))
+    requests, summary = import_file(folder / "events" / "0.json", FORMATS["openhands"], ImportContext())
+    assert requests == [] and "none with a call's usage" in summary.notes[0]
+
+
+def test_v0_damaged_sessions_end_cleanly(tmp_path: Path) -> None:
+    """A 0.x session whose event files are edited, foreign or broken: one line and exit 2, or a
+    reading; never a traceback."""
+    source = tmp_path / "source"
+    events = v0_session(source)
+    tally = Tally("openhands 0.x session", bound_s=20)
+
+    @fuzz_settings(25)
+    @given(ident=st.sampled_from([e["id"] for e in events]),
+           raw=st.one_of(st.sampled_from(NASTY_TOKENS), st.sampled_from(events).flatmap(lambda e: edited(st.just(e), max_edits=4)).map(to_json_line)),
+           extra=st.sampled_from(["", "11.json", "07.json", "x.json"]))
+    def case(ident: int, raw: bytes, extra: str) -> None:
+        folder = tmp_path / "case"
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(source, folder)
+        (folder / "events" / f"{ident}.json").write_bytes(raw)
+        if extra:
+            (folder / "events" / extra).write_bytes(raw)
+        tally.check(["audit", str(folder), "--quiet"])
+
+    case()
+    tally.report()
+    assert tally.outcomes["crash"] == 0

@@ -353,3 +353,21 @@ def test_swe_agent_1_1_sends_the_thinking_blocks_it_kept(tmp_path: Path) -> None
     sent = requests[0].body.messages
     assert [b.text for b in sent[1].reasoning] == ["The file list first. " * 30]
     assert sent[3].reasoning == ()
+
+
+def test_mini_2_2_format_errors_dropped_their_calls_and_the_notes_say_so(tmp_path: Path) -> None:
+    """mini-swe-agent 2.2 keeps no response without an action: only the user message answering it
+    (``extra.interrupt_type: FormatError``), so ``model_stats.api_calls`` counts calls the
+    trajectory does not hold (a public run: 1,954 API calls, 897 responses, 1,057 FormatErrors)."""
+    error = {"role": "user", "content": "No tool calls found in the response. Every response MUST include at least one tool call.",
+             "extra": {"interrupt_type": "FormatError"}}
+    messages = [SYSTEM, TASK,
+                {"role": "assistant", "content": None, "extra": {"response": response("c1", "gpt-5-mini-2025-08-07", openai_usage(2180, 0, 25), 1773065152)}},
+                {"role": "tool", "content": "a.py", "extra": {"returncode": 0}},
+                error, error,
+                {"role": "assistant", "content": None, "extra": {"response": response("c2", "gpt-5-mini-2025-08-07", openai_usage(2400, 2176, 30), 1773065160)}}]
+    value = mini_v1(messages, "2.2.4", "openai/gpt-5-mini") | {"trajectory_format": "mini-swe-agent-1.1"}
+    value["info"]["model_stats"]["api_calls"] = 4
+    requests, summary = read(write(tmp_path / "t.traj.json", value))
+    assert [r.request_id for r in requests] == ["c1", "c2"]
+    assert any(n.startswith("2 call(s) answered by a FormatError message") for n in summary.notes)

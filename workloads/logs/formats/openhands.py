@@ -25,7 +25,14 @@ LLM (``agent.llm.usage_id``, ``"agent"`` by default) is the main lane, the conde
 (``agent.condenser.llm.usage_id``, ``"condenser"``) a compaction lane, any other a side lane.
 The events beside the state time the calls (the first event naming a call's
 ``llm_response_id``) and mark condensations. An event file beside such a state is read with it;
-alone, it yields no call. OpenHands does not keep the messages each call sent
+alone, it yields no call.
+
+OpenHands 0.x's app (its GUI and server) keeps a session in ``sessions/<id>/``: ``events/<n>.json``
+(one event a file, numbered from 0: the stream, whose actions carry their ``model_response``),
+``event_cache/<start>-<end>.json`` (pages of the same events, a JSON array each),
+``metadata.json`` (the session's totals) and pickles. The folder's first event file reads them
+all in number order as one stream; another of them, or a page of the cache, yields no call and
+names that file. OpenHands does not keep the messages each call sent
 (its memory condenses them), so each run is read as a chain; an output line's ``instance_id``
 is its lane.
 """
@@ -33,10 +40,14 @@ is its lane.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import os
+import re
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
 from pathlib import Path
 
 import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_at, provider_of_model
@@ -44,7 +55,7 @@ from prefixbench.simulator.providers.base import count
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
-from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
 
 NAME = "openhands"
@@ -113,6 +124,80 @@ def state_file_of(path: Path, value: dict) -> Path | None:
         return None
     state = path.parent.parent / STATE_FILE
     return state if state.is_file() else None
+
+
+#: OpenHands 0.x's session folder: one event a file, ``events/<n>.json``, and pages of them in
+#: ``event_cache/<start>-<end>.json``.
+_EVENT_FILE = re.compile(r"(0|[1-9][0-9]{0,8})\.json")
+_CACHE_DIR = "event_cache"
+
+
+def _is_v0_event(value: dict) -> bool:
+    """An OpenHands 0.x event: a ``source``, an ``action`` or ``observation`` and an integer ``id``."""
+    ident = value.get("id")
+    return (value.get("source") in _SOURCES and ("action" in value or "observation" in value)
+            and isinstance(ident, int) and not isinstance(ident, bool))
+
+
+@lru_cache(maxsize=64)
+def _event_files(folder: str, stamp: int) -> tuple[str, ...]:
+    """The event files of a 0.x session's ``events/`` folder, in number order; ``stamp`` (the
+    folder's mtime) keys the cache."""
+    try:
+        names = [entry.name for entry in os.scandir(folder) if entry.is_file() and _EVENT_FILE.fullmatch(entry.name)]
+    except OSError:
+        return ()
+    return tuple(sorted(names, key=lambda name: int(name[:-5])))
+
+
+def _session_events(folder: Path) -> tuple[str, ...]:
+    try:
+        stamp = folder.stat().st_mtime_ns
+    except OSError:
+        return ()
+    return _event_files(str(folder), stamp)
+
+
+def session_lead_of(path: Path, value: dict) -> Path | None:
+    """The file an OpenHands 0.x session's event file is read with: the first event file of its
+    ``events/`` folder (None: it is that file, or not such a file). A page of ``event_cache/``
+    beside an ``events/`` folder is read with that folder's first file too."""
+    if not _is_v0_event(value):
+        return None
+    if path.parent.name == EVENTS_DIR and _EVENT_FILE.fullmatch(path.name):
+        files = _session_events(path.parent)
+        return path.parent / files[0] if files and files[0] != path.name else None
+    if path.parent.name == _CACHE_DIR:
+        events = path.parent.parent / EVENTS_DIR
+        files = _session_events(events)
+        return events / files[0] if files else None
+    return None
+
+
+def read_with(path: Path, value: dict) -> Path | None:
+    """The file this one is read with: a 1.x event file's ``base_state.json``, or a 0.x session
+    file's first event file (None: it is read on its own)."""
+    return state_file_of(path, value) or session_lead_of(path, value)
+
+
+def _is_session_file(path: Path, value: object) -> bool:
+    """Whether ``path`` holding ``value`` is an event file of a 0.x session's ``events/`` folder."""
+    return (isinstance(value, dict) and _is_v0_event(value) and path.parent.name == EVENTS_DIR
+            and _EVENT_FILE.fullmatch(path.name) is not None)
+
+
+def _stream(path: Path, first: Record, rest: Iterator[Record]) -> Iterator[tuple[str, Record]]:
+    """(file, record) of ``path``, then, where ``path`` is the first event file of a 0.x
+    session, of the folder's other event files in number order."""
+    yield str(path), first
+    for record in rest:
+        yield str(path), record
+    if not _is_session_file(path, first.value):
+        return
+    for name in _session_events(path.parent)[1:]:
+        other = path.parent / name
+        for record in objects(other, iter_records(other), " (an OpenHands event)"):
+            yield str(other), record
 
 
 def detect(value: dict) -> Evidence | None:
@@ -190,14 +275,25 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     latest: dict[str, int] = {}
     #: Per run, the endpoint its LLM config names (evaluation output: metadata.llm_config.base_url).
     servers: dict[str, str] = {}
-    seen_any = False
     sdk_events = 0
-    for record in objects(path, records, " (an OpenHands event or output line)"):
-        where = f"{name}:{record.line}"
+    found = iter(objects(path, records, " (an OpenHands event or output line)"))
+    head = next(found, None)
+    if head is None:
+        raise UserError(f"{name}:1: empty file, no OpenHands events")
+    if isinstance(head.value, dict) and _is_state(head.value):
+        return _read_state(path, head)
+    lead = session_lead_of(path, head.value) if isinstance(head.value, dict) else None
+    if lead is not None:
+        note = (f"an OpenHands 0.x session file read with {lead}, the first event file of its session, which reads "
+                "them all as one stream: audit the session folder or that file")
+        return [], FileSummary(name, NAME, 0, (), (note,))
+    session = _is_session_file(path, head.value)
+    files: set[str] = set()
+    for source, record in _stream(path, head, found):
+        files.add(source)
+        where = f"{source}:{record.line}"
         value: dict = record.value  # type: ignore[assignment]
-        if not seen_any and _is_state(value):
-            return _read_state(path, record)
-        seen_any = True
+        line = int(Path(source).name[:-5]) if session else record.line
         if detect(value) is None or _is_state(value):
             raise UserError(f"{where}: neither an OpenHands event nor an evaluation output line")
         sdk_events += _is_sdk_event(value)
@@ -206,7 +302,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         if isinstance(base_url, str) and base_url:
             servers[lane] = base_url
         stamp = _time_or_none(value, where)
-        _answered(value, f"#{record.line}", record.line, lane, latest.get(lane), stamp, seen, calls)
+        _answered(value, f"#{line}", line, lane, latest.get(lane), stamp, seen, calls)
         if "instance_id" in value and isinstance(value.get("history"), list):
             # An evaluation output line: each action of its history keeps the response that chose it.
             previous = latest.get(lane)
@@ -214,7 +310,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 if not isinstance(event, dict):
                     continue
                 at = _time_or_none(event, where)
-                _answered(event, f"#{record.line}:{event.get('id')}", record.line, lane, previous, at, seen, calls)
+                _answered(event, f"#{line}:{event.get('id')}", line, lane, previous, at, seen, calls)
                 if at is not None:
                     previous = at
         for idx, item in enumerate(_metrics(value).get("token_usages") or ()):
@@ -228,20 +324,26 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 if not gateway_usage.names_cache(known.usage):
                     known.usage = _token_usage(item, f"{where}: token_usages[{idx}]")
                 continue
-            seen[(lane, key)] = call = _Call(record.line, lane, _token_usage(item, f"{where}: token_usages[{idx}]"), str(item.get("model") or "unknown"),
+            seen[(lane, key)] = call = _Call(line, lane, _token_usage(item, f"{where}: token_usages[{idx}]"), str(item.get("model") or "unknown"),
                                              key if not key.startswith("#") else None, None, None)
             calls.append(call)
         if stamp is not None:
             latest[lane] = stamp
-    if not seen_any:
-        raise UserError(f"{name}:1: empty file, no OpenHands events")
     if not calls and sdk_events:
         note = (f"an OpenHands 1.x event file: its conversation's usage is in {STATE_FILE} beside its "
                 f"{EVENTS_DIR}/ folder, so no call is read here")
         return [], FileSummary(name, NAME, 0, (), (note,))
+    if not calls and session:
+        note = f"an OpenHands 0.x session of {len(files)} event files, none with a call's usage (no model_response usage)"
+        return [], FileSummary(name, NAME, 0, (), (note,))
     if not calls:
         raise UserError(f"{name}:1: no per-call usage (no model_response usage and no metrics.token_usages)")
-    return _requests(name, calls, servers, {})
+    requests, summary = _requests(name, calls, servers, {})
+    if session:
+        note = (f"an OpenHands 0.x session: its {len(files)} event file(s) read in number order as one stream "
+                "(a call's line is its event's number)")
+        summary = replace(summary, notes=(*summary.notes, note))
+    return requests, summary
 
 
 def _acp_usage(item: dict, where: str) -> dict:
@@ -413,7 +515,7 @@ FORMAT = LogFormat(
     detect=detect,
     read=read,
     usage="by-endpoint",
-    read_with=state_file_of,
+    read_with=read_with,
     versions=(
         "action events with tool_call_metadata.model_response (the raw LiteLLM response and its usage)",
         "llm_metrics / metrics with token_usages (prompt_tokens, cache_read_tokens, cache_write_tokens, response_id)",
@@ -422,5 +524,7 @@ FORMAT = LogFormat(
         "OpenHands 1.x (software-agent-sdk, October 2025 on): conversations/<id>/base_state.json, "
         "stats.usage_to_metrics (service_to_metrics in the 1.0 previews) per LLM usage_id, each with token_usages; "
         "events/event-*.json read with it",
+        "OpenHands 0.x app sessions: sessions/<id>/events/<n>.json, one event a file, read as one stream by the first; "
+        "event_cache/ pages read with it",
     ),
 )

@@ -174,6 +174,14 @@ class _Run:
             f"mini-swe-agent {version or '(version not named)'}, {self.value.get('trajectory_format', 'no trajectory_format')}: "
             f"info.model_stats says {stats.get('api_calls', '?')} API calls, instance_cost ${_money(stats.get('instance_cost'))}"
         )
+        format_errors = sum(1 for m in messages if m.get("role") == "user" and as_dict(m.get("extra")).get("interrupt_type") == "FormatError")
+        if format_errors and not any(call.no_usage == _TEXT_ONLY for call in self.calls):
+            # 2.x before June 2026: a response without an action is dropped, its usage with it;
+            # the user message that answers it (extra.interrupt_type: FormatError) stays.
+            self.notes.append(
+                f"{format_errors} call(s) answered by a FormatError message (a response with no action) are not in the "
+                "trajectory, nor is their usage: not counted (info.model_stats.api_calls counts them)"
+            )
         spent = sum(logged_cost(as_dict(m.get("extra")).get("cost")) for m in messages)
         if spent:
             self.notes.append(f"mini-swe-agent's per-call cost fields sum to ${spent:.4f}")
