@@ -101,6 +101,8 @@ def test_audit_totals_equal_the_responses_own_sums() -> None:
     [output_line("i", [token_usage("r", -1, 0, 0, 0)])],
     [output_line("i", [token_usage("r", 10, 0, 20, 11)])],  # written above the prompt too: no reading fits
     [{"id": 1, "source": "agent", "action": "run"}, {"unrelated": True}],
+    # token_usages that is no list (a fuzzer's find: a TypeError before)
+    [{"id": 1, "source": "agent", "action": "run", "llm_metrics": {"accumulated_token_usage": {"prompt_tokens": 9}, "token_usages": -1}}],
 ])
 def test_bad_runs_are_one_line_errors(tmp_path: Path, value: list) -> None:
     path = tmp_path / "bad.json"

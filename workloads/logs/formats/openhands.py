@@ -313,7 +313,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 _answered(event, f"#{line}:{event.get('id')}", line, lane, previous, at, seen, calls)
                 if at is not None:
                     previous = at
-        for idx, item in enumerate(_metrics(value).get("token_usages") or ()):
+        usages = _metrics(value).get("token_usages")
+        if usages is not None and not isinstance(usages, list):
+            raise UserError(f"{where}: llm_metrics.token_usages is not a list")
+        for idx, item in enumerate(usages or ()):
             item = as_dict(item)
             rid = item.get("response_id")
             key = str(rid) if isinstance(rid, str) and rid and rid != "unknown" else f"#{idx}"
