@@ -177,7 +177,7 @@ SESSIONS_SHOWN = 20
 
 
 def audit_table(result: AuditResult, worst: int = WORST, sessions: int | None = SESSIONS_SHOWN,
-                where_whole: str = "audit.md and --format json") -> str:
+                where_whole: str = "--format json, and in the audit.md --out writes") -> str:
     """The terminal view: what to change and the loss split, totals, misses by cause, the worst
     requests, the compactions, per session and per day, then every lane predicted vs reported,
     models, calibration per file and notes."""
@@ -256,7 +256,7 @@ def _worst_rows(result: AuditResult, worst: int) -> list[AuditRow]:
     )[:worst]
 
 
-def _worst_lines(result: AuditResult, worst: int, where_whole: str = "audit.md and --format json") -> list[str]:
+def _worst_lines(result: AuditResult, worst: int, where_whole: str = "--format json, and in the audit.md --out writes") -> list[str]:
     """The requests that lost most, by dollars then tokens; a long detail cut at a word boundary,
     with where its whole text is."""
     ranked = _worst_rows(result, worst)
