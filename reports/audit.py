@@ -958,7 +958,7 @@ def parse_codex_heads(text: str | None) -> dict[str, int]:
 def run_audit_command(args) -> int:
     """``prefixbench audit``: check every option, audit, print, write, gate."""
     from prefixbench.workloads.audit.core import run_audit
-    from prefixbench.workloads.audit.gate import Gate, junit_xml, violations
+    from prefixbench.workloads.audit.gate import Gate, junit_xml, unjudged, violations
 
     gate = Gate.parse(args.fail_on, args.min_hit_ratio, args.max_lost_usd)
     from prefixbench.reports.options import check_price_date
@@ -1109,6 +1109,8 @@ def run_audit_command(args) -> int:
             args.junit.write_bytes(junit_xml(result, gate, escape=printable))
         except OSError as exc:
             raise UserError(f"--junit {args.junit}: cannot write ({exc.strerror or exc})") from None
+    for line in unjudged(result, gate):  # said even with --quiet: the gate passed on less than the log
+        emit(line, sys.stderr)
     failed = violations(result, gate)
     for line in failed:
         emit(visible(line), sys.stderr)  # a cause's detail quotes the log: a model name, a body excerpt
