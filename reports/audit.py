@@ -500,6 +500,14 @@ def audit_markdown(result: AuditResult) -> str:
     )
 
 
+def what_if_markdown(table: str) -> str:
+    """``--format md``'s --what-if section: the table in a code fence under a heading, as
+    :func:`audit_markdown` fences the audit's (bare, its dashes made a Markdown heading of the
+    header line and its rows one paragraph)."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", table)), default=0))
+    return f"## What if\n\n{fence}\n{table.strip(chr(10))}\n{fence}"
+
+
 def _worst_details_markdown(result: AuditResult, worst: int) -> str:
     """Every worst request's whole detail, the text the table cut at a word boundary."""
     ranked = [row for row in _worst_rows(result, worst) if len(visible(row.detail)) > DETAIL_WIDTH]
@@ -1098,7 +1106,8 @@ def run_audit_command(args) -> int:
         case _:
             emit(audit_table(result))
     if what_if is not None and args.format != "json":
-        emit("\n".join(visible(line) for line in what_if_table(fixes).split("\n")))
+        table = "\n".join(visible(line) for line in what_if_table(fixes).split("\n"))
+        emit(what_if_markdown(table) if args.format == "md" else table)
     if args.out is not None:
         write_outputs(result, args.out, what_if)
         if not args.quiet:  # as sweep says where it wrote

@@ -602,3 +602,17 @@ def test_max_lost_usd_says_when_it_judged_only_the_priced_requests(tmp_path: Pat
         "figure (no price, or no usage to price), their misses' losses unknown")
     assert main(["audit", str(_session(tmp_path)), "--quiet", "--max-lost-usd", "1"]) == 0  # every request priced
     assert capsys.readouterr().err == ""
+
+
+def test_format_md_puts_what_if_in_a_fenced_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--format md --what-if printed the terminal's what-if table bare after the Markdown: its
+    dashed line made the header row a heading, and its rows ran into one paragraph."""
+    log = _session(tmp_path)
+    assert main(["audit", str(log), "--quiet", "--format", "md", "--what-if", "ttl-1h"]) == 0
+    out = capsys.readouterr().out
+    section = out[out.index("## What if\n\n```\n"):]
+    assert section.rstrip("\n").endswith("```") and "fix     applies  requests changed" in section
+    fenced = False
+    for line in out.splitlines():  # every table's dashes inside a fence
+        fenced ^= line.startswith("```")
+        assert fenced or not line.startswith("---"), line
