@@ -177,7 +177,7 @@ SESSIONS_SHOWN = 20
 
 
 def audit_table(result: AuditResult, worst: int = WORST, sessions: int | None = SESSIONS_SHOWN,
-                where_whole: str = "audit.md and --format json") -> str:
+                where_whole: str = "--format json, and in the audit.md --out writes") -> str:
     """The terminal view: what to change and the loss split, totals, misses by cause, the worst
     requests, the compactions, per session and per day, then every lane predicted vs reported,
     models, calibration per file and notes."""
@@ -256,7 +256,7 @@ def _worst_rows(result: AuditResult, worst: int) -> list[AuditRow]:
     )[:worst]
 
 
-def _worst_lines(result: AuditResult, worst: int, where_whole: str = "audit.md and --format json") -> list[str]:
+def _worst_lines(result: AuditResult, worst: int, where_whole: str = "--format json, and in the audit.md --out writes") -> list[str]:
     """The requests that lost most, by dollars then tokens; a long detail cut at a word boundary,
     with where its whole text is."""
     ranked = _worst_rows(result, worst)
@@ -498,6 +498,14 @@ def audit_markdown(result: AuditResult) -> str:
         + "\n".join(f"- `{name}`: {meaning}" for name, meaning in CAUSES.items())
         + "\n"
     )
+
+
+def what_if_markdown(table: str) -> str:
+    """``--format md``'s --what-if section: the table in a code fence under a heading, as
+    :func:`audit_markdown` fences the audit's (bare, its dashes made a Markdown heading of the
+    header line and its rows one paragraph)."""
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", table)), default=0))
+    return f"## What if\n\n{fence}\n{table.strip(chr(10))}\n{fence}"
 
 
 def _worst_details_markdown(result: AuditResult, worst: int) -> str:
@@ -958,7 +966,7 @@ def parse_codex_heads(text: str | None) -> dict[str, int]:
 def run_audit_command(args) -> int:
     """``prefixbench audit``: check every option, audit, print, write, gate."""
     from prefixbench.workloads.audit.core import run_audit
-    from prefixbench.workloads.audit.gate import Gate, junit_xml, violations
+    from prefixbench.workloads.audit.gate import Gate, junit_xml, unjudged, violations
 
     gate = Gate.parse(args.fail_on, args.min_hit_ratio, args.max_lost_usd)
     from prefixbench.reports.options import check_price_date
@@ -1098,7 +1106,8 @@ def run_audit_command(args) -> int:
         case _:
             emit(audit_table(result))
     if what_if is not None and args.format != "json":
-        emit("\n".join(visible(line) for line in what_if_table(fixes).split("\n")))
+        table = "\n".join(visible(line) for line in what_if_table(fixes).split("\n"))
+        emit(what_if_markdown(table) if args.format == "md" else table)
     if args.out is not None:
         write_outputs(result, args.out, what_if)
         if not args.quiet:  # as sweep says where it wrote
@@ -1109,6 +1118,8 @@ def run_audit_command(args) -> int:
             args.junit.write_bytes(junit_xml(result, gate, escape=printable))
         except OSError as exc:
             raise UserError(f"--junit {args.junit}: cannot write ({exc.strerror or exc})") from None
+    for line in unjudged(result, gate):  # said even with --quiet: the gate passed on less than the log
+        emit(line, sys.stderr)
     failed = violations(result, gate)
     for line in failed:
         emit(visible(line), sys.stderr)  # a cause's detail quotes the log: a model name, a body excerpt

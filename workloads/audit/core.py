@@ -246,7 +246,8 @@ class Totals(msgspec.Struct, frozen=True):
     #: their tokens at the input price, and their storage.
     cache_create_usd: Decimal = Decimal(0)
     storage_usd: Decimal = Decimal(0)
-    #: Requests with usage whose model the price table does not price: in no dollar figure.
+    #: Requests in no dollar figure: with usage of a model the price table does not price, or
+    #: with no usage and no body to price them from (a block-hash trace, a trajectory).
     unpriced_requests: int = 0
     #: Of those, the requests whose log sums their cache reads and writes (``Usage.cache_unsplit``):
     #: priced as a range only, from all read (``low``) to all written (``high``).
@@ -2596,7 +2597,7 @@ class _Roll:
         if what == "totals":
             self.write_1h += sum(i.reported_cache_write_1h or 0 for i in reported)
             self.output += sum(i.reported_output or 0 for i in billed)
-            self.unpriced += sum(i.cost_usd is None for i in billed)
+            self.unpriced += sum(i.cost_usd is None for i in items)
             return
         self.misses += sum(i.cause is not None for i in items)
         stamps = [i.timestamp for i in items if i.timestamp and not i.timestamp.startswith("+")]

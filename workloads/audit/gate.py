@@ -78,6 +78,17 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
     return lines
 
 
+def unjudged(result: AuditResult, gate: Gate) -> list[str]:
+    """What a threshold could not judge, one warning line each (empty: it judged every request):
+    ``--max-lost-usd`` sums the priced requests' losses only, so a log of unpriced requests (a
+    block-hash trace, an unknown model) passes it whatever its misses, unless this says so."""
+    t = result.totals
+    if gate.max_lost_usd is None or not t.unpriced_requests:
+        return []
+    return [f"prefixbench: warning: --max-lost-usd judged the priced requests only: {t.unpriced_requests:,} of "
+            f"{t.requests:,} request(s) are in no dollar figure (no price, or no usage to price), their misses' losses unknown"]
+
+
 def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | None = None) -> bytes:
     """JUnit XML that says what the exit status says: one test case per lane, failing on a
     ``--fail-on`` cause it holds, and one ``totals`` case judged on the thresholds as the gate

@@ -141,7 +141,8 @@ def iter_lines(path: Path, what: str = "", torn: list[int] | None = None) -> Ite
                 raise UserError(f"{path}: {kind}-compressed: this command reads a plain JSON-lines file; decompress it "
                                 f"first with {_DECOMPRESS[kind]} (prefixbench audit reads it as it is)")
             if is_zstd(head):
-                raise UserError(f"{path}: zstd-compressed: this command reads a plain JSON-lines file; decompress it first with zstd -d")
+                raise UserError(f"{path}: zstd-compressed: this command reads a plain JSON-lines file; decompress it first "
+                                "with zstd -d (prefixbench audit reads it as it is)")
             seen = False
             for number, line in enumerate(handle, 1):
                 if number == 1 and line.startswith(_BOM):

@@ -109,7 +109,13 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                         f"or *{names[-1]} here, none is a log "
                         f"({item.name}: {_why_not(reason)})"
                     )
-                raise UserError(f"{path}: no log files ({', '.join('*' + s for s in LOG_SUFFIXES)}) in this folder")
+                linked = _linked_folders(path)
+                hint = ""
+                if linked:  # a walk does not follow links to folders (no loops, no file counted twice)
+                    hint = (f"; it holds a link to a folder, which a walk does not enter: name it to audit it ({linked[0]})"
+                            if len(linked) == 1 else f"; it holds {len(linked)} links to folders, which a walk does not "
+                            f"enter: name them to audit them ({linked[0]}, ...)")
+                raise UserError(f"{path}: no log files ({', '.join('*' + s for s in LOG_SUFFIXES)}) in this folder{hint}")
             found.extend(marked)
         elif not path.exists():
             raise UserError(f"{path}: no such file or folder")
@@ -260,6 +266,25 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return entry.is_dir()
     except OSError:
         return False
+
+
+def _linked_folders(folder: Path) -> list[Path]:
+    """The links to folders under ``folder``, sorted, which :func:`_walk` does not enter: for the
+    error of a folder that holds no log file (``~/.claude/projects`` linked from elsewhere)."""
+    linked: list[Path] = []
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as entries:
+                for entry in entries:
+                    if _walks_into(entry):
+                        pending.append(current / entry.name)
+                    elif entry.is_symlink() and _is_dir(entry):
+                        linked.append(current / entry.name)
+        except OSError:
+            continue
+    return sorted(linked)
 
 
 def _walks_into(entry: os.DirEntry) -> bool:

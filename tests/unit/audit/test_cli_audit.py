@@ -588,3 +588,31 @@ def test_a_gate_on_a_log_that_reports_no_cache_use_says_the_ratio_is_predicted(t
     assert capsys.readouterr().err.strip() == f"FAIL {said}"
     totals = ElementTree.parse(junit).getroot().find("testsuite").findall("testcase")[-1]
     assert totals.find("failure").get("message") == said
+
+
+def test_max_lost_usd_says_when_it_judged_only_the_priced_requests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Mooncake trace has no price: --max-lost-usd 0 passed it without a word, whatever its
+    misses (on ../shared/realdata 14,817 of 16,027 requests are unpriced). It still passes (the
+    dollars it judges are under the limit), and a warning says what it could not judge."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text("\n".join(json.dumps({"timestamp": 1000 * n, "input_length": 1024, "output_length": 10, "hash_ids": [1, 2]}) for n in range(3)) + "\n")
+    assert main(["audit", str(trace), "--quiet", "--max-lost-usd", "0"]) == 0
+    assert capsys.readouterr().err.strip() == (
+        "prefixbench: warning: --max-lost-usd judged the priced requests only: 3 of 3 request(s) are in no dollar "
+        "figure (no price, or no usage to price), their misses' losses unknown")
+    assert main(["audit", str(_session(tmp_path)), "--quiet", "--max-lost-usd", "1"]) == 0  # every request priced
+    assert capsys.readouterr().err == ""
+
+
+def test_format_md_puts_what_if_in_a_fenced_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--format md --what-if printed the terminal's what-if table bare after the Markdown: its
+    dashed line made the header row a heading, and its rows ran into one paragraph."""
+    log = _session(tmp_path)
+    assert main(["audit", str(log), "--quiet", "--format", "md", "--what-if", "ttl-1h"]) == 0
+    out = capsys.readouterr().out
+    section = out[out.index("## What if\n\n```\n"):]
+    assert section.rstrip("\n").endswith("```") and "fix     applies  requests changed" in section
+    fenced = False
+    for line in out.splitlines():  # every table's dashes inside a fence
+        fenced ^= line.startswith("```")
+        assert fenced or not line.startswith("---"), line

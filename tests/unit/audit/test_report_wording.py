@@ -437,3 +437,13 @@ def test_audit_png_draws_requests_sent_at_the_same_moment_side_by_side(tmp_path:
     assert lefts[0] * 86_400_000 == pytest.approx(t - 174_163) and lefts[1] * 86_400_000 == pytest.approx(t)
     assert lefts[1] < lefts[2] < lefts[3] and widths[1] == pytest.approx(widths[2]) == pytest.approx(widths[3])
     assert lefts[3] + widths[3] <= lefts[4]
+
+
+def test_the_headline_counts_requests_without_usage_that_no_dollar_figure_holds(tmp_path: Path) -> None:
+    # A block-hash trace reports no usage and names no priced model: its requests were left out
+    # of "paid $0" without a word (../shared/realdata: 14,817 of 16,027 requests), as a session
+    # of an unpriced model was before the headline named those.
+    result = run_audit([_mooncake(tmp_path / "trace.jsonl")])
+    assert result.totals.unpriced_requests == 2
+    assert "paid $0 (not in it: 2 request(s) of mooncake, no price), lost" in audit_table(result)
+    assert json.loads(audit_json(result))["totals"]["unpriced_requests"] == 2

@@ -92,7 +92,8 @@ def test_a_long_detail_is_cut_at_a_word_boundary_and_whole_in_audit_md(tmp_path)
     shown = line[line.index("the cached prefix"):]
     assert shown.endswith(ELLIPSIS) and len(shown) <= DETAIL_WIDTH
     assert long.startswith(shown[: -len(ELLIPSIS)]) and long[len(shown) - 1] == " "  # cut before a space
-    assert "the whole text is in audit.md" in table
+    # It names where to look without --out too: a user who ran no --out has no audit.md.
+    assert "the whole text is in --format json, and in the audit.md --out writes" in table
     md = audit_markdown(result)
     assert "## Details of the worst requests" in md and long.strip() in md
 

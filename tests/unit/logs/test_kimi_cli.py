@@ -359,3 +359,17 @@ def test_a_btw_side_question_is_named_as_a_call_the_wire_does_not_count(tmp_path
     assert [(r.line, r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(4, 6000, 0, 80), (8, 250, 6000, 40)]
     assert summaries[0].skipped == ((5, "/btw side question: its call's usage is not on the wire"),)
     assert any(n.startswith("1 /btw side question(s)") for n in summaries[0].notes)
+
+
+def test_a_kimi_code_wire_file_without_usage_records_says_so(tmp_path: Path) -> None:
+    # A session that sent no call (a fixture of context records and a compaction only): audit
+    # said "nothing to audit ... (wire.jsonl: Kimi Code's system prompt and tools are not in
+    # wire.jsonl, their hashes are: ...)", the file's first note, which does not say why.
+    path = _code_file(tmp_path / "agents" / "main" / "wire.jsonl", [
+        _code(1000, "config.update", cwd="/w", profileName="agent", systemPrompt="You are Kimi."),
+        _code(2000, "context.append_message", message={"role": "user", "content": [{"type": "text", "text": "hi"}], "toolCalls": []}),
+    ])
+    status, _, err = _cli("audit", str(path), "--quiet")
+    assert status == 2
+    assert err.strip() == (f"prefixbench: error: nothing to audit: no model call with usage in the logs given ({path}: "
+                           "no usage.record in this wire.jsonl (Kimi Code writes one per call): no call to audit here)")

@@ -277,3 +277,22 @@ def test_openclaw_archived_transcripts_are_walked_and_its_backups_are_not(tmp_pa
     assert [p.name for p in find_logs([tmp_path])] == [
         "a.jsonl", "b.jsonl.reset.2026-03-21T21-38-51.843Z", "c.jsonl.deleted.2026-03-22T04-47-26.424Z",
         "e.jsonl.reset.2026-04-28T05-47-06.701Z.zst", "f.jsonl.deleted.1782530279"]
+
+
+def test_a_folder_whose_logs_are_behind_a_linked_folder_names_the_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # ~/.claude/projects linked from a dotfiles checkout: the walk does not enter linked folders
+    # (no loops, no file counted twice), and the error said only "no log files ... in this
+    # folder", though the logs were one link away.
+    (tmp_path / "real").mkdir()
+    shutil.copy(_LOG, tmp_path / "real" / "s.jsonl")
+    (tmp_path / "top" / "nested").mkdir(parents=True)
+    (tmp_path / "top" / "nested" / "sessions").symlink_to(tmp_path / "real", target_is_directory=True)
+    assert main(["audit", str(tmp_path / "top"), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: {tmp_path / 'top'}: no log files (*.jsonl, *.json, *.traj) in this folder; it holds a link to "
+        f"a folder, which a walk does not enter: name it to audit it ({tmp_path / 'top' / 'nested' / 'sessions'})")
+    assert main(["audit", str(tmp_path / "top" / "nested" / "sessions"), "--quiet"]) == 0
+    capsys.readouterr()
+    (tmp_path / "empty").mkdir()  # no link: the line as it was
+    assert main(["audit", str(tmp_path / "empty"), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().endswith("no log files (*.jsonl, *.json, *.traj) in this folder")

@@ -464,6 +464,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes.append("a context.jsonl holds the messages, not per-call usage: no calls to audit here (audit the wire.jsonl beside it)")
     elif not session.out and session.status_without_usage:
         notes.append("StatusUpdate without token_usage only (Kimi CLI before December 2025): no per-call usage to audit")
+    elif not session.out and session.code:
+        notes.append("no usage.record in this wire.jsonl (Kimi Code writes one per call): no call to audit here")
     if session.side_questions:
         notes.append(
             f"{session.side_questions} /btw side question(s): each is a model call on the conversation so far whose usage "
