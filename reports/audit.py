@@ -202,7 +202,7 @@ def _headline(result: AuditResult) -> str:
     return (
         f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
         f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
-        f"paid {format_usd(t.cost_usd)}{unpriced_words(t.unpriced_requests - t.ranged_requests, _unpriced_models(result))}"
+        f"paid {format_usd(t.cost_usd)}{unpriced_words(t.unpriced_requests - t.ranged_requests, _unpriced_models(result), t.unpriced_no_usage)}"
         f"{ranged_words(t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd)}, "
         f"lost to misses {format_usd(t.lost_usd)}"
         + (

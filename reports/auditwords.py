@@ -19,13 +19,17 @@ def ratio_basis(reporting: int, total: int) -> str:
     return f" (of the {reporting:,} requests that report their cache use)"
 
 
-def unpriced_words(unpriced: int, models: list[str]) -> str:
-    """What a dollar total leaves out: `` (not in it: 42 request(s) of glm-5.2, no price)``; ''
-    when every request is priced."""
+def unpriced_words(unpriced: int, models: list[str], no_usage: int = 0) -> str:
+    """What a dollar total leaves out, and why: `` (not in it: 42 request(s) of glm-5.2, no
+    price)``, `` (... of mooncake, no usage)`` where none of them has usage to price, else
+    `` (... of a, b: 40 with no usage, 2 with no price)``; '' when every request is priced."""
     if not unpriced:
         return ""
     named = f" of {', '.join(sorted(models))}" if models else ""
-    return f" (not in it: {unpriced:,} request(s){named}, no price)"
+    no_usage = min(no_usage, unpriced)
+    why = ("no price" if not no_usage else "no usage" if no_usage == unpriced
+           else f": {no_usage:,} with no usage, {unpriced - no_usage:,} with no price")
+    return f" (not in it: {unpriced:,} request(s){named}{'' if why.startswith(':') else ', '}{why})"
 
 
 def ranged_words(ranged: int, low: Decimal, high: Decimal) -> str:

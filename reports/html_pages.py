@@ -422,7 +422,8 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []))))
     ranged = int(totals.get("ranged_requests") or 0)
     unpriced = unpriced_words(int(totals.get("unpriced_requests") or 0) - ranged,
-                              [m["model"] for m in record.get("models", []) if not m.get("priced", True)])
+                              [m["model"] for m in record.get("models", []) if not m.get("priced", True)],
+                              int(totals.get("unpriced_no_usage") or 0))
     unpriced += ranged_words(ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0)))
     subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}{unpriced}, "
                 f"lost to misses {fmt_usd(totals['lost_usd'])}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}")

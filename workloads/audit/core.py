@@ -249,6 +249,9 @@ class Totals(msgspec.Struct, frozen=True):
     #: Requests in no dollar figure: with usage of a model the price table does not price, or
     #: with no usage and no body to price them from (a block-hash trace, a trajectory).
     unpriced_requests: int = 0
+    #: Of those, the requests with no usage (a block-hash trace's, a trajectory's): no price
+    #: would have priced them; the rest have usage of a model the price table does not price.
+    unpriced_no_usage: int = 0
     #: Of those, the requests whose log sums their cache reads and writes (``Usage.cache_unsplit``):
     #: priced as a range only, from all read (``low``) to all written (``high``).
     ranged_requests: int = 0
@@ -2554,7 +2557,7 @@ class _Roll:
     they come in: each file's items added at once (the dollars summed exactly, as ``usd_sum``)."""
 
     def __init__(self) -> None:
-        self.requests = self.misses = self.lost_tokens = self.unpriced = 0
+        self.requests = self.misses = self.lost_tokens = self.unpriced = self.unpriced_no_usage = 0
         self.first: str | None = None
         self.last: str | None = None
         self.lanes: set[tuple[str, str]] = set()
@@ -2598,6 +2601,7 @@ class _Roll:
             self.write_1h += sum(i.reported_cache_write_1h or 0 for i in reported)
             self.output += sum(i.reported_output or 0 for i in billed)
             self.unpriced += sum(i.cost_usd is None for i in items)
+            self.unpriced_no_usage += sum(i.cost_usd is None and i.reported_uncached is None for i in items)
             return
         self.misses += sum(i.cause is not None for i in items)
         stamps = [i.timestamp for i in items if i.timestamp and not i.timestamp.startswith("+")]
@@ -2618,7 +2622,7 @@ class _Roll:
         those rows here makes (the dollars exact, so in any grouping)."""
         self.predicted_read += other.predicted_read if not self.reported else 0
         self.predicted_rest += other.predicted_rest if not self.reported else 0
-        for name in ("requests", "misses", "lost_tokens", "unpriced", "reported", "read", "write", "uncached", "write_1h",
+        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "reported", "read", "write", "uncached", "write_1h",
                      "input", "output", "all_uncached", "all_output", "all_read", "all_write"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.cost = usd_sum([self.cost, other.cost])
@@ -2774,6 +2778,7 @@ def _totals(total: _Roll, caches: Sequence[ExplicitCacheRow] = ()) -> Totals:
         cache_create_usd=create,
         storage_usd=storage,
         unpriced_requests=total.unpriced,
+        unpriced_no_usage=total.unpriced_no_usage,
     )
 
 

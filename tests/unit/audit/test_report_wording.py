@@ -445,5 +445,17 @@ def test_the_headline_counts_requests_without_usage_that_no_dollar_figure_holds(
     # of an unpriced model was before the headline named those.
     result = run_audit([_mooncake(tmp_path / "trace.jsonl")])
     assert result.totals.unpriced_requests == 2
-    assert "paid $0 (not in it: 2 request(s) of mooncake, no price), lost" in audit_table(result)
+    # ... and says why: no usage to price, not a missing price (a block-hash trace's claude-*
+    # models have prices).
+    assert "paid $0 (not in it: 2 request(s) of mooncake, no usage), lost" in audit_table(result)
     assert json.loads(audit_json(result))["totals"]["unpriced_requests"] == 2
+    assert json.loads(audit_json(result))["totals"]["unpriced_no_usage"] == 2
+
+
+def test_unpriced_words_say_which_requests_lack_usage_and_which_a_price() -> None:
+    from prefixbench.reports.auditwords import unpriced_words
+
+    assert unpriced_words(0, ["x"], 0) == ""
+    assert unpriced_words(42, ["glm-9"]) == " (not in it: 42 request(s) of glm-9, no price)"
+    assert unpriced_words(42, ["mooncake"], 42) == " (not in it: 42 request(s) of mooncake, no usage)"
+    assert unpriced_words(42, ["b", "a"], 40) == " (not in it: 42 request(s) of a, b: 40 with no usage, 2 with no price)"
