@@ -53,11 +53,13 @@ the protocol. Kilo Code's own gateway (handler ``kilocode``) is its OpenRouter h
 ``openai``, ``tokensIn`` OpenRouter's ``prompt_tokens`` (the whole prompt, reads inside, writes
 folded in), so read as the OpenAI-compatible handler's; under that protocol ``cacheWrites`` from a
 model whose provider bills writes (Roo's OpenRouter, Requesty, LiteLLM handlers to Claude) are
-writes inside ``tokensIn``. Cline's xAI, Z.AI, Qwen, Fireworks, Doubao, HiCap and LM Studio
-handlers pass ``prompt_tokens`` on as the OpenAI-compatible one does (``cacheWrites`` a MISS count
-or 0); LiteLLM, Requesty and OCA pass it on with the writes inside (LiteLLM's and OCA's
-``cacheWrites`` a DeepSeek model's MISS count); OpenRouter's (before cline/cline#4314), Gemini's
-and Moonshot's wrote it whole in early releases and additive later, told from the counts
+writes inside ``tokensIn``; Kilo Code's virtual-quota-fallback handler is ``openai`` whatever
+profile it wraps, an Anthropic one's counts additive (told from the counts). Cline's xAI, Z.AI,
+Qwen, Fireworks, Doubao, HiCap and LM Studio handlers pass ``prompt_tokens`` on as the
+OpenAI-compatible one does (``cacheWrites`` a MISS count or 0); LiteLLM, Requesty and OCA pass it on
+with the writes inside (LiteLLM's and OCA's ``cacheWrites`` a DeepSeek model's MISS count);
+OpenRouter's (before cline/cline#4314), Gemini's and
+Moonshot's wrote it whole in early releases and additive later, told from the counts
 (:data:`~prefixbench.simulator.providers.MULTI_PROVIDER_HANDLERS` for handlers no provider claims).
 The reading used is stated in the file's notes, and so are calls whose own cost is 0 (a free
 model: priced here at list, not as the log billed them).
@@ -157,6 +159,11 @@ _READING_TEXT: dict[str, str] = {
     "protocol-total": (
         "the openai protocol with cacheWrites from a provider that bills writes: tokensIn is the whole prompt, "
         "cacheReads and cacheWrites (writes) inside it"
+    ),
+    "protocol-additive": (
+        "the openai protocol, yet tokensIn excludes cacheReads and cacheWrites (additive; cacheWrites real "
+        "writes): an Anthropic-kind handler behind it, as Kilo Code's virtual-quota-fallback handler wraps one "
+        "(told from the counts: a call with writes has tokensIn below its reads and writes)"
     ),
     "by-counts-subset": (
         "tokensIn is the whole prompt (prompt_tokens) and includes cacheReads, as this handler wrote it in early "
@@ -594,6 +601,50 @@ def _total_tokens_in(calls: list[_Pending]) -> bool:
     return seen
 
 
+def _named(call: _Pending, sent: int | None, since: int | None, metadata: _Metadata,
+           history_models: _HistoryModels) -> tuple[str, str, bool]:
+    """A call's handler, model (``unknown`` where no file names one) and whether the handler is
+    Roo Code's / Kilo Code's ``apiProtocol`` (no handler named otherwise): from its entry's
+    ``modelInfo``, else task_metadata.json, else the history's environment details; ``since``:
+    the previous call's start."""
+    model_info = as_dict(call.entry.get("modelInfo"))
+    handler = str(model_info.get("providerId") or "")
+    model = str(model_info.get("modelId") or "")
+    if not handler or not model:
+        named = metadata.at(sent)
+        if named is not None:
+            handler, model = handler or named[0], model or named[1]
+    if not model:
+        model = history_models.at(sent, call.replied, since) or ""
+    protocol = not handler and isinstance(call.info.get("apiProtocol"), str)
+    if protocol:
+        handler = call.info["apiProtocol"]
+    return handler, model or "unknown", protocol
+
+
+def _protocol_additive(calls: list[_Pending], named: list[tuple[int | None, str, str, bool]]) -> set[str]:
+    """The models whose calls under Roo Code's / Kilo Code's ``openai`` protocol carry additive
+    counts: an Anthropic-kind handler behind it, which only Kilo Code's virtual-quota-fallback
+    handler puts there (its protocol is ``openai`` whatever profile it wraps, and it passes the
+    wrapped handler's usage on: src/api/providers/virtual-quota-fallback.ts, Kilo Code 4.64 on).
+    Told from the counts: a call of the model, whose provider bills writes, with writes and a
+    tokensIn below its reads and writes, which no handler writing ``prompt_tokens`` whole (the
+    writes inside it) gives."""
+    found: set[str] = set()
+    for call, (_, handler, model, protocol) in zip(calls, named):
+        info = call.info
+        stopped = info.get("cancelReason") or info.get("streamingFailedMessage")
+        if not protocol or _reading(handler)[1] != "subset" or model in found or stopped:
+            continue
+        writes = _int(info.get("cacheWrites"))
+        if not writes or _int(info.get("tokensIn")) >= _int(info.get("cacheReads")) + writes:
+            continue
+        rules = _provider_of(model) or _upstream(info)
+        if rules is not None and rules.bills_writes and not _misses_as_writes(rules):
+            found.add(model)
+    return found
+
+
 def _zero_tokens_in(calls: list[_Pending]) -> ProviderRules | None:
     """The provider whose handler writes tokensIn 0 beside its cache counts (DeepSeek's puts the
     whole prompt in cacheReads + cacheWrites), when every call of a file naming no handler does
@@ -648,24 +699,15 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     last_prompt: int | None = None
     last_cached: int | None = None
     previous_start: int | None = None
+    named_calls: list[tuple[int | None, str, str, bool]] = []
     for call in task.calls:
+        sent = parse_time_ms(call.entry.get("ts"), f"{task.name}:{call.line}")
+        named_calls.append((sent, *_named(call, sent, previous_start, metadata, history_models)))
+        previous_start = sent
+    protocol_additive = _protocol_additive(task.calls, named_calls)
+    for call, (sent, handler, model, protocol) in zip(task.calls, named_calls):
         where = f"{task.name}:{call.line}"
         info = call.info
-        sent = parse_time_ms(call.entry.get("ts"), where)
-        since, previous_start = previous_start, sent
-        model_info = as_dict(call.entry.get("modelInfo"))
-        handler = str(model_info.get("providerId") or "")
-        model = str(model_info.get("modelId") or "")
-        if not handler or not model:
-            named = metadata.at(sent)
-            if named is not None:
-                handler, model = handler or named[0], model or named[1]
-        if not model:
-            model = history_models.at(sent, call.replied, since) or ""
-        protocol = not handler and isinstance(info.get("apiProtocol"), str)
-        if protocol:
-            handler = info["apiProtocol"]
-        model = model or "unknown"
         events = carried + call.events
         stopped = info.get("cancelReason") or ("streaming_failed" if info.get("streamingFailedMessage") else None)
         if stopped is not None:
@@ -705,6 +747,10 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             # A gateway's handler passing prompt_tokens on (LiteLLM, Requesty): LiteLLM writes a
             # DeepSeek-shaped server's MISS count as cacheWrites.
             reading = "miss-as-write" if _misses_as_writes(rules) else "gateway-total"
+        elif protocol and reading == "subset" and model in protocol_additive:
+            # Kilo Code's virtual-quota-fallback handler: protocol openai whatever profile it
+            # wraps, an Anthropic-kind one's counts additive (_protocol_additive).
+            reading = "protocol-additive"
         elif (protocol and reading == "subset" and _int(info.get("cacheWrites")) and rules is not None
               and rules.bills_writes and not _misses_as_writes(rules)
               and _int(info.get("tokensIn")) >= _int(info.get("cacheReads")) + _int(info.get("cacheWrites"))):
@@ -716,7 +762,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             upstreams.add(f"{info['inferenceProvider'].strip()[:40]} ({upstream.name})")
         label = f"{'protocol ' if protocol else ''}{handler} ({model})" if handler else f"calls naming no handler ({model})"
         readings.setdefault(label, "zero-in" if not handler and reading == "miss-as-write" else reading)
-        usage = _usage("additive" if reading in ("gateway", "unnamed") else "subset" if reading == "by-counts-subset"
+        usage = _usage("additive" if reading in ("gateway", "unnamed", "protocol-additive") else "subset" if reading == "by-counts-subset"
                        else "total" if reading in ("gateway-total", "protocol-total") else reading, info, where)
         # Kilo Code's gateway and OpenRouter handlers (their protocol's tokensIn the whole prompt,
         # the calls naming their inferenceProvider) fold an Anthropic model's writes into
