@@ -287,7 +287,7 @@ def test_kilo_models_named_in_the_history_end_cleanly(importer_examples):
 #: Cline handlers whose four fields are not additive (MULTI_PROVIDER_HANDLERS and providers'
 #: agent_handlers), a few others, and models of providers that bill writes, that count a miss, or none.
 _HANDLERS = st.sampled_from(["xai", "zai", "qwen", "fireworks", "doubao", "hicap", "lmstudio", "litellm", "requesty", "oca",
-                             "openrouter", "gemini", "moonshot", "minimax", "vertex", "groq", "", "nope"])
+                             "openrouter", "cline", "gemini", "moonshot", "minimax", "vertex", "groq", "", "nope"])
 _HANDLER_MODELS = st.sampled_from(["deepseek-chat", "claude-sonnet-4-5", "anthropic/claude-sonnet-4.5", "grok-4",
                                    "accounts/fireworks/models/deepseek-v3", "glm-4.6", "", "x"])
 

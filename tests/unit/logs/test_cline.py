@@ -248,6 +248,19 @@ def test_kilo_code_quota_fallback_wrapping_anthropic_is_additive_under_the_opena
     assert whole[1].usage == Usage(cache_read=11500, cache_write_5m=550, uncached=550, output=90)
 
 
+def test_cline_own_provider_before_august_2025_wrote_prompt_tokens_whole() -> None:
+    # cline.ts before cline/cline#5426 (#4314 only changed Gemini models): inputTokens
+    # prompt_tokens whole, cacheWriteTokens 0, totalCost the billed cost.
+    requests, notes, _ = _read("cline-gateway-early")
+    assert [r.usage for r in requests] == [
+        Usage(cache_write_5m=11960, uncached=40, output=200),
+        Usage(cache_read=11960, cache_write_5m=600, uncached=9, output=90),
+        Usage(cache_read=12560, cache_write_5m=450, uncached=7, output=80),
+    ]
+    assert any(n.startswith("usage of cline (anthropic/claude-sonnet-4): Cline's own provider before cline/cline#5426")
+               for n in notes)
+
+
 def test_calls_the_log_bills_at_0_are_said_to_be_priced_at_list(tmp_path: Path) -> None:
     # Kilo Code's free models (x-ai/grok-code-fast-1 :free) log cost 0; the audit prices at list.
     info = {"apiProtocol": "openai", "tokensIn": 9000, "tokensOut": 40, "cacheWrites": 0, "cacheReads": 8000, "cost": 0}

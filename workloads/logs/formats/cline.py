@@ -58,7 +58,7 @@ profile it wraps, an Anthropic one's counts additive (told from the counts). Cli
 Qwen, Fireworks, Doubao, HiCap and LM Studio handlers pass ``prompt_tokens`` on as the
 OpenAI-compatible one does (``cacheWrites`` a MISS count or 0); LiteLLM, Requesty and OCA pass it on
 with the writes inside (LiteLLM's and OCA's ``cacheWrites`` a DeepSeek model's MISS count);
-OpenRouter's (before cline/cline#4314), Gemini's and
+OpenRouter's (before cline/cline#4314), Cline's own (before cline/cline#5426), Gemini's and
 Moonshot's wrote it whole in early releases and additive later, told from the counts
 (:data:`~prefixbench.simulator.providers.MULTI_PROVIDER_HANDLERS` for handlers no provider claims).
 The reading used is stated in the file's notes, and so are calls whose own cost is 0 (a free
@@ -224,6 +224,12 @@ _READING_TEXT: dict[str, str] = {
         "Cline's own provider reports cacheWrites 0 whatever was written, and marks an Anthropic "
         "model's last user messages for caching: tokensIn read as written (additive), but for the uncached tail "
         "after the last breakpoint where the call's own cost tells it apart"
+    ),
+    "whole-gateway-writes": (
+        "Cline's own provider before cline/cline#5426 (August 2025) wrote prompt_tokens whole as tokensIn and "
+        "cacheWrites 0 whatever was written (told from the counts: every call that read the cache has tokensIn at "
+        "least its reads): for an Anthropic model the prompt past the reads read as written, but for the uncached "
+        "tail after the last breakpoint where the call's own cost tells it apart"
     ),
     "folded-writes": (
         "Kilo Code's gateway and OpenRouter handlers report cacheWrites 0 whatever was written (the writes "
@@ -773,7 +779,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
                   and (model == "unknown" or _provider_of(model) is not None))
         gateway = _gateway_writes(handler, rules, usage, model, sent, info.get("cost"), folded)
         if gateway is not None:
-            usage, readings[label] = gateway, "folded-writes" if folded else "gateway-writes"
+            usage, readings[label] = gateway, ("folded-writes" if folded else "whole-gateway-writes"
+                                               if reading == "by-counts-subset" else "gateway-writes")
         cost += logged_cost(info.get("cost"))
         logged = info.get("cost")
         if isinstance(logged, (int, float)) and not isinstance(logged, bool) and logged == 0:
