@@ -334,7 +334,7 @@ _PROTOCOL_MODELS = st.sampled_from(["claude-sonnet-4-20250514", "anthropic/claud
 def test_protocol_readings_end_cleanly_and_keep_a_billed_write(importer_examples):
     """Roo Code / Kilo Code api_req_started entries under either apiProtocol, the model named in
     the history's environment details, made-up counts: exit 0 or one line; read, no count is
-    negative, and an openai-protocol call with writes to a Claude model keeps them as writes
+    negative, no prompt exceeds the additive reading's, and an openai-protocol call with writes to a Claude model keeps them as writes
     (whole-prompt handlers and Kilo's virtual-quota-fallback, additive, alike)."""
     tally = Tally("audit roo/kilo protocols", bound_s=20)
     folder = Path(tempfile.mkdtemp(prefix="fuzz-cline-protocols-"))
@@ -361,6 +361,8 @@ def test_protocol_readings_end_cleanly_and_keep_a_billed_write(importer_examples
             u = r.usage
             assert min(u.uncached, u.cache_read, u.cache_write, u.output) >= 0
             c = calls[r.line - 2]
+            # No reading counts more than the additive one (a doubled tokensIn is read less).
+            assert u.prompt <= c["tokensIn"] + c["cacheReads"] + c["cacheWrites"], (c, u)
             if c["apiProtocol"] == "openai" and "claude" in model and u.prompt_count == "":
                 assert u.cache_write == c["cacheWrites"], (c, u)
 

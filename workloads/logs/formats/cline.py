@@ -54,7 +54,9 @@ the protocol. Kilo Code's own gateway (handler ``kilocode``) is its OpenRouter h
 folded in), so read as the OpenAI-compatible handler's; under that protocol ``cacheWrites`` from a
 model whose provider bills writes (Roo's OpenRouter, Requesty, LiteLLM handlers to Claude) are
 writes inside ``tokensIn``; Kilo Code's virtual-quota-fallback handler is ``openai`` whatever
-profile it wraps, an Anthropic one's counts additive (told from the counts). Cline's xAI, Z.AI,
+profile it wraps, an Anthropic one's counts additive (told from the counts); their Vercel AI
+Gateway handler's ``anthropic`` protocol since late 2025 counts the reads and writes twice (told
+from the counts too). Cline's xAI, Z.AI,
 Qwen, Fireworks, Doubao, HiCap and LM Studio handlers pass ``prompt_tokens`` on as the
 OpenAI-compatible one does (``cacheWrites`` a MISS count or 0); LiteLLM, Requesty and OCA pass it on
 with the writes inside (LiteLLM's and OCA's ``cacheWrites`` a DeepSeek model's MISS count);
@@ -159,6 +161,11 @@ _READING_TEXT: dict[str, str] = {
     "protocol-total": (
         "the openai protocol with cacheWrites from a provider that bills writes: tokensIn is the whole prompt, "
         "cacheReads and cacheWrites (writes) inside it"
+    ),
+    "doubled-total": (
+        "tokensIn counts cacheReads and cacheWrites twice: the Vercel AI Gateway handler's whole prompt_tokens "
+        "under the anthropic protocol, to which Roo Code's / Kilo Code's writer since late 2025 adds the reads and "
+        "writes again (told from the counts: every cached call's tokensIn is at least twice its reads and writes)"
     ),
     "protocol-additive": (
         "the openai protocol, yet tokensIn excludes cacheReads and cacheWrites (additive; cacheWrites real "
@@ -322,6 +329,8 @@ def _usage(reading: str, info: dict, where: str) -> Usage:
         return Usage(cache_read=reads, uncached=writes + max(0, tokens_in - reads - writes), output=output)
     if reading in ("total", "gateway-total"):
         return Usage(cache_read=reads, cache_write_5m=writes, uncached=max(0, tokens_in - reads - writes), output=output)
+    if reading == "doubled-total":
+        return Usage(cache_read=reads, cache_write_5m=writes, uncached=max(0, tokens_in - 2 * (reads + writes)), output=output)
     return Usage(cache_read=reads, cache_write_5m=writes, uncached=tokens_in, output=output)
 
 
@@ -651,6 +660,26 @@ def _protocol_additive(calls: list[_Pending], named: list[tuple[int | None, str,
     return found
 
 
+def _doubled_tokens_in(calls: list[_Pending], named: list[tuple[int | None, str, str, bool]]) -> set[str]:
+    """The models whose calls under Roo Code's / Kilo Code's ``anthropic`` protocol count the
+    reads and writes twice in tokensIn: the Vercel AI Gateway handler (a gateway's model id,
+    ``provider/model``) passes ``prompt_tokens`` on, the reads and writes inside it, as the
+    uncached input the protocol expects, and the writer since late 2025 (Roo Code #8954, Kilo
+    Code after it) adds the reads and writes again (``calculateApiCostAnthropic``'s
+    ``totalInputTokens``). Told from the counts: every call of the model that read or wrote the
+    cache, and one did, has tokensIn at least twice its reads and writes, which a whole prompt
+    gives only where the tail past the cached part outweighs it on every call."""
+    seen: dict[str, bool] = {}
+    for call, (_, handler, model, protocol) in zip(calls, named):
+        info = call.info
+        if not protocol or "/" not in model or _reading(handler)[1] != "additive" or seen.get(model) is False:
+            continue
+        cached = _int(info.get("cacheReads")) + _int(info.get("cacheWrites"))
+        if cached > 0 and not info.get("cancelReason") and not info.get("streamingFailedMessage"):
+            seen[model] = _int(info.get("tokensIn")) >= 2 * cached
+    return {model for model, doubled in seen.items() if doubled}
+
+
 def _zero_tokens_in(calls: list[_Pending]) -> ProviderRules | None:
     """The provider whose handler writes tokensIn 0 beside its cache counts (DeepSeek's puts the
     whole prompt in cacheReads + cacheWrites), when every call of a file naming no handler does
@@ -711,6 +740,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         named_calls.append((sent, *_named(call, sent, previous_start, metadata, history_models)))
         previous_start = sent
     protocol_additive = _protocol_additive(task.calls, named_calls)
+    doubled = _doubled_tokens_in(task.calls, named_calls)
     for call, (sent, handler, model, protocol) in zip(task.calls, named_calls):
         where = f"{task.name}:{call.line}"
         info = call.info
@@ -747,6 +777,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             owner = None  # Roo Code's "openai" protocol is every provider but Anthropic's kind
         if reading == "additive" and roo_total and "apiProtocol" in info:
             reading = "total"
+        if protocol and reading in ("additive", "total") and model in doubled:
+            reading = "doubled-total"
         upstream = _upstream(info)
         rules = _provider_of(model) or upstream or owner
         if reading == "total" and not protocol:
