@@ -200,13 +200,15 @@ def read_usage(name: str, usage: Mapping[str, object], where: str) -> Usage:
 #: additive). ``total``: ``prompt_tokens`` passed on whole with the reads and writes inside it
 #: (LiteLLM also writes a DeepSeek-shaped server's MISS count as cacheWrites); ``subset``:
 #: ``prompt_tokens`` whole, cacheWrites a DeepSeek-shaped MISS count or 0; ``by-counts``: whole
-#: in early releases, additive later (OpenRouter's before Cline 3.2x).
+#: in early releases, additive later (OpenRouter's before Cline 3.2x; Cline's own gateway,
+#: ``cline``, an Anthropic model's until cline/cline#5426, August 2025).
 MULTI_PROVIDER_HANDLERS: dict[str, AgentUsageReading] = {
     "bedrock": "additive",
     "vertex": "additive",
     "groq": "additive",
     "vercel-ai-gateway": "additive",
     "openrouter": "by-counts",
+    "cline": "by-counts",
     "litellm": "total",
     "requesty": "total",
     "oca": "total",

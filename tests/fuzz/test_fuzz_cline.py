@@ -287,7 +287,7 @@ def test_kilo_models_named_in_the_history_end_cleanly(importer_examples):
 #: Cline handlers whose four fields are not additive (MULTI_PROVIDER_HANDLERS and providers'
 #: agent_handlers), a few others, and models of providers that bill writes, that count a miss, or none.
 _HANDLERS = st.sampled_from(["xai", "zai", "qwen", "fireworks", "doubao", "hicap", "lmstudio", "litellm", "requesty", "oca",
-                             "openrouter", "gemini", "moonshot", "minimax", "vertex", "groq", "", "nope"])
+                             "openrouter", "cline", "gemini", "moonshot", "minimax", "vertex", "groq", "", "nope"])
 _HANDLER_MODELS = st.sampled_from(["deepseek-chat", "claude-sonnet-4-5", "anthropic/claude-sonnet-4.5", "grok-4",
                                    "accounts/fireworks/models/deepseek-v3", "glm-4.6", "", "x"])
 
@@ -320,6 +320,51 @@ def test_handler_readings_end_cleanly_and_never_write_a_miss(importer_examples):
             misses = "deepseek" in model and handler in ("litellm", "oca")  # prompt_cache_miss_tokens passed on
             if misses or handler in ("xai", "zai", "qwen", "fireworks", "doubao", "hicap", "lmstudio"):
                 assert u.cache_write == 0, (handler, model, u)
+
+    case()
+    tally.report()
+
+
+#: Models Roo Code's and Kilo Code's environment details may name: providers that bill writes,
+#: one that counts a miss, and none.
+_PROTOCOL_MODELS = st.sampled_from(["claude-sonnet-4-20250514", "anthropic/claude-sonnet-4.5", "deepseek-chat",
+                                    "gpt-4.1", "google/gemini-2.5-pro", "x"])
+
+
+def test_protocol_readings_end_cleanly_and_keep_a_billed_write(importer_examples):
+    """Roo Code / Kilo Code api_req_started entries under either apiProtocol, the model named in
+    the history's environment details, made-up counts: exit 0 or one line; read, no count is
+    negative, no prompt exceeds the additive reading's, and an openai-protocol call with writes to a Claude model keeps them as writes
+    (whole-prompt handlers and Kilo's virtual-quota-fallback, additive, alike)."""
+    tally = Tally("audit roo/kilo protocols", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-cline-protocols-"))
+    target = folder / "ui_messages.json"
+    call = st.fixed_dictionaries({"tokensIn": _COUNT, "tokensOut": _COUNT, "cacheReads": _COUNT, "cacheWrites": _COUNT,
+                                  "apiProtocol": st.sampled_from(["openai", "anthropic"])})
+
+    @fuzz_settings(importer_examples)
+    @given(calls=st.lists(call, min_size=1, max_size=5), model=_PROTOCOL_MODELS)
+    def case(calls: list[dict], model: str) -> None:
+        details = f"<environment_details>\n<model>{model}</model>\n</environment_details>"
+        (folder / "api_conversation_history.json").write_text(json.dumps(
+            [{"role": "user", "content": [{"type": "text", "text": details}], "ts": 1756000000500 + 1000 * n}
+             for n in range(len(calls))]))
+        entries = [{"ts": 1756000001000 + 1000 * n, "type": "say", "say": "api_req_started", "text": json.dumps(c)}
+                   for n, c in enumerate(calls)]
+        target.write_text("[\n" + ",\n".join(map(json.dumps, entries)) + "\n]")
+        tally.check(["audit", str(target), "--quiet", "--format", "json"])
+        try:
+            requests, _ = import_file(target, FORMATS["cline"], ImportContext())
+        except UserError:
+            return
+        for r in requests:
+            u = r.usage
+            assert min(u.uncached, u.cache_read, u.cache_write, u.output) >= 0
+            c = calls[r.line - 2]
+            # No reading counts more than the additive one (a doubled tokensIn is read less).
+            assert u.prompt <= c["tokensIn"] + c["cacheReads"] + c["cacheWrites"], (c, u)
+            if c["apiProtocol"] == "openai" and "claude" in model and u.prompt_count == "":
+                assert u.cache_write == c["cacheWrites"], (c, u)
 
     case()
     tally.report()

@@ -232,6 +232,51 @@ def test_roo_code_openai_protocol_writes_to_a_provider_that_bills_them_are_write
     assert any("the openai protocol with cacheWrites from a provider that bills writes" in n for n in notes)
 
 
+def test_kilo_code_quota_fallback_wrapping_anthropic_is_additive_under_the_openai_protocol() -> None:
+    # Kilo Code 4.64+: virtual-quota-fallback.ts passes the wrapped Anthropic handler's usage on
+    # (input_tokens additive, real writes) while getApiProtocol names it "openai".
+    requests, notes, _ = _read("kilo-quota-fallback")
+    assert [(r.provider, r.usage) for r in requests] == [
+        ("anthropic", Usage(cache_write_5m=11960, uncached=40, output=200)),
+        ("anthropic", Usage(cache_read=11960, cache_write_5m=600, uncached=9, output=90)),
+        ("anthropic", Usage(cache_read=12560, cache_write_5m=450, uncached=7, output=80)),
+    ]
+    assert any(n.startswith("usage of protocol openai (claude-sonnet-4-20250514): the openai protocol, yet tokensIn "
+                            "excludes cacheReads and cacheWrites") for n in notes)
+    # Kilo's gateway (writes 0) and Roo's whole-prompt handlers are untouched.
+    whole, _, _ = _read("roo-openai-writes")
+    assert whole[1].usage == Usage(cache_read=11500, cache_write_5m=550, uncached=550, output=90)
+
+
+def test_cline_own_provider_before_august_2025_wrote_prompt_tokens_whole() -> None:
+    # cline.ts before cline/cline#5426 (#4314 only changed Gemini models): inputTokens
+    # prompt_tokens whole, cacheWriteTokens 0, totalCost the billed cost.
+    requests, notes, _ = _read("cline-gateway-early")
+    assert [r.usage for r in requests] == [
+        Usage(cache_write_5m=11960, uncached=40, output=200),
+        Usage(cache_read=11960, cache_write_5m=600, uncached=9, output=90),
+        Usage(cache_read=12560, cache_write_5m=450, uncached=7, output=80),
+    ]
+    assert any(n.startswith("usage of cline (anthropic/claude-sonnet-4): Cline's own provider before cline/cline#5426")
+               for n in notes)
+
+
+def test_vercel_gateway_under_the_anthropic_protocol_counts_reads_and_writes_twice_since_late_2025() -> None:
+    # vercel-ai-gateway.ts yields prompt_tokens (whole) as inputTokens under the anthropic
+    # protocol; the writer since Roo Code #8954 adds the reads and writes to it again.
+    requests, notes, _ = _read("vercel-anthropic-doubled")
+    assert [r.usage for r in requests] == [
+        Usage(cache_write_5m=11960, uncached=40, output=200),
+        Usage(cache_read=11960, cache_write_5m=600, uncached=9, output=90),
+        Usage(cache_read=12560, cache_write_5m=450, uncached=7, output=80),
+    ]
+    assert any(n.startswith("usage of protocol anthropic (anthropic/claude-sonnet-4.5): tokensIn counts cacheReads and "
+                            "cacheWrites twice") for n in notes)
+    # Roo Code's whole tokensIn under the same protocol stays read once.
+    whole, _, _ = _read("roo-total")
+    assert all(r.usage.uncached < r.usage.prompt for r in whole if r.usage.cache_read)
+
+
 def test_calls_the_log_bills_at_0_are_said_to_be_priced_at_list(tmp_path: Path) -> None:
     # Kilo Code's free models (x-ai/grok-code-fast-1 :free) log cost 0; the audit prices at list.
     info = {"apiProtocol": "openai", "tokensIn": 9000, "tokensOut": 40, "cacheWrites": 0, "cacheReads": 8000, "cost": 0}

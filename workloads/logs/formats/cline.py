@@ -53,11 +53,15 @@ the protocol. Kilo Code's own gateway (handler ``kilocode``) is its OpenRouter h
 ``openai``, ``tokensIn`` OpenRouter's ``prompt_tokens`` (the whole prompt, reads inside, writes
 folded in), so read as the OpenAI-compatible handler's; under that protocol ``cacheWrites`` from a
 model whose provider bills writes (Roo's OpenRouter, Requesty, LiteLLM handlers to Claude) are
-writes inside ``tokensIn``. Cline's xAI, Z.AI, Qwen, Fireworks, Doubao, HiCap and LM Studio
-handlers pass ``prompt_tokens`` on as the OpenAI-compatible one does (``cacheWrites`` a MISS count
-or 0); LiteLLM, Requesty and OCA pass it on with the writes inside (LiteLLM's and OCA's
-``cacheWrites`` a DeepSeek model's MISS count); OpenRouter's (before cline/cline#4314), Gemini's
-and Moonshot's wrote it whole in early releases and additive later, told from the counts
+writes inside ``tokensIn``; Kilo Code's virtual-quota-fallback handler is ``openai`` whatever
+profile it wraps, an Anthropic one's counts additive (told from the counts); their Vercel AI
+Gateway handler's ``anthropic`` protocol since late 2025 counts the reads and writes twice (told
+from the counts too). Cline's xAI, Z.AI,
+Qwen, Fireworks, Doubao, HiCap and LM Studio handlers pass ``prompt_tokens`` on as the
+OpenAI-compatible one does (``cacheWrites`` a MISS count or 0); LiteLLM, Requesty and OCA pass it on
+with the writes inside (LiteLLM's and OCA's ``cacheWrites`` a DeepSeek model's MISS count);
+OpenRouter's (before cline/cline#4314), Cline's own (before cline/cline#5426), Gemini's and
+Moonshot's wrote it whole in early releases and additive later, told from the counts
 (:data:`~prefixbench.simulator.providers.MULTI_PROVIDER_HANDLERS` for handlers no provider claims).
 The reading used is stated in the file's notes, and so are calls whose own cost is 0 (a free
 model: priced here at list, not as the log billed them).
@@ -158,6 +162,16 @@ _READING_TEXT: dict[str, str] = {
         "the openai protocol with cacheWrites from a provider that bills writes: tokensIn is the whole prompt, "
         "cacheReads and cacheWrites (writes) inside it"
     ),
+    "doubled-total": (
+        "tokensIn counts cacheReads and cacheWrites twice: the Vercel AI Gateway handler's whole prompt_tokens "
+        "under the anthropic protocol, to which Roo Code's / Kilo Code's writer since late 2025 adds the reads and "
+        "writes again (told from the counts: every cached call's tokensIn is at least twice its reads and writes)"
+    ),
+    "protocol-additive": (
+        "the openai protocol, yet tokensIn excludes cacheReads and cacheWrites (additive; cacheWrites real "
+        "writes): an Anthropic-kind handler behind it, as Kilo Code's virtual-quota-fallback handler wraps one "
+        "(told from the counts: a call with writes has tokensIn below its reads and writes)"
+    ),
     "by-counts-subset": (
         "tokensIn is the whole prompt (prompt_tokens) and includes cacheReads, as this handler wrote it in early "
         "releases (told from the counts: every call that read the cache has tokensIn at least its reads); "
@@ -217,6 +231,12 @@ _READING_TEXT: dict[str, str] = {
         "Cline's own provider reports cacheWrites 0 whatever was written, and marks an Anthropic "
         "model's last user messages for caching: tokensIn read as written (additive), but for the uncached tail "
         "after the last breakpoint where the call's own cost tells it apart"
+    ),
+    "whole-gateway-writes": (
+        "Cline's own provider before cline/cline#5426 (August 2025) wrote prompt_tokens whole as tokensIn and "
+        "cacheWrites 0 whatever was written (told from the counts: every call that read the cache has tokensIn at "
+        "least its reads): for an Anthropic model the prompt past the reads read as written, but for the uncached "
+        "tail after the last breakpoint where the call's own cost tells it apart"
     ),
     "folded-writes": (
         "Kilo Code's gateway and OpenRouter handlers report cacheWrites 0 whatever was written (the writes "
@@ -309,6 +329,8 @@ def _usage(reading: str, info: dict, where: str) -> Usage:
         return Usage(cache_read=reads, uncached=writes + max(0, tokens_in - reads - writes), output=output)
     if reading in ("total", "gateway-total"):
         return Usage(cache_read=reads, cache_write_5m=writes, uncached=max(0, tokens_in - reads - writes), output=output)
+    if reading == "doubled-total":
+        return Usage(cache_read=reads, cache_write_5m=writes, uncached=max(0, tokens_in - 2 * (reads + writes)), output=output)
     return Usage(cache_read=reads, cache_write_5m=writes, uncached=tokens_in, output=output)
 
 
@@ -594,6 +616,70 @@ def _total_tokens_in(calls: list[_Pending]) -> bool:
     return seen
 
 
+def _named(call: _Pending, sent: int | None, since: int | None, metadata: _Metadata,
+           history_models: _HistoryModels) -> tuple[str, str, bool]:
+    """A call's handler, model (``unknown`` where no file names one) and whether the handler is
+    Roo Code's / Kilo Code's ``apiProtocol`` (no handler named otherwise): from its entry's
+    ``modelInfo``, else task_metadata.json, else the history's environment details; ``since``:
+    the previous call's start."""
+    model_info = as_dict(call.entry.get("modelInfo"))
+    handler = str(model_info.get("providerId") or "")
+    model = str(model_info.get("modelId") or "")
+    if not handler or not model:
+        named = metadata.at(sent)
+        if named is not None:
+            handler, model = handler or named[0], model or named[1]
+    if not model:
+        model = history_models.at(sent, call.replied, since) or ""
+    protocol = not handler and isinstance(call.info.get("apiProtocol"), str)
+    if protocol:
+        handler = call.info["apiProtocol"]
+    return handler, model or "unknown", protocol
+
+
+def _protocol_additive(calls: list[_Pending], named: list[tuple[int | None, str, str, bool]]) -> set[str]:
+    """The models whose calls under Roo Code's / Kilo Code's ``openai`` protocol carry additive
+    counts: an Anthropic-kind handler behind it, which only Kilo Code's virtual-quota-fallback
+    handler puts there (its protocol is ``openai`` whatever profile it wraps, and it passes the
+    wrapped handler's usage on: src/api/providers/virtual-quota-fallback.ts, Kilo Code 4.64 on).
+    Told from the counts: a call of the model, whose provider bills writes, with writes and a
+    tokensIn below its reads and writes, which no handler writing ``prompt_tokens`` whole (the
+    writes inside it) gives."""
+    found: set[str] = set()
+    for call, (_, handler, model, protocol) in zip(calls, named):
+        info = call.info
+        stopped = info.get("cancelReason") or info.get("streamingFailedMessage")
+        if not protocol or _reading(handler)[1] != "subset" or model in found or stopped:
+            continue
+        writes = _int(info.get("cacheWrites"))
+        if not writes or _int(info.get("tokensIn")) >= _int(info.get("cacheReads")) + writes:
+            continue
+        rules = _provider_of(model) or _upstream(info)
+        if rules is not None and rules.bills_writes and not _misses_as_writes(rules):
+            found.add(model)
+    return found
+
+
+def _doubled_tokens_in(calls: list[_Pending], named: list[tuple[int | None, str, str, bool]]) -> set[str]:
+    """The models whose calls under Roo Code's / Kilo Code's ``anthropic`` protocol count the
+    reads and writes twice in tokensIn: the Vercel AI Gateway handler (a gateway's model id,
+    ``provider/model``) passes ``prompt_tokens`` on, the reads and writes inside it, as the
+    uncached input the protocol expects, and the writer since late 2025 (Roo Code #8954, Kilo
+    Code after it) adds the reads and writes again (``calculateApiCostAnthropic``'s
+    ``totalInputTokens``). Told from the counts: every call of the model that read or wrote the
+    cache, and one did, has tokensIn at least twice its reads and writes, which a whole prompt
+    gives only where the tail past the cached part outweighs it on every call."""
+    seen: dict[str, bool] = {}
+    for call, (_, handler, model, protocol) in zip(calls, named):
+        info = call.info
+        if not protocol or "/" not in model or _reading(handler)[1] != "additive" or seen.get(model) is False:
+            continue
+        cached = _int(info.get("cacheReads")) + _int(info.get("cacheWrites"))
+        if cached > 0 and not info.get("cancelReason") and not info.get("streamingFailedMessage"):
+            seen[model] = _int(info.get("tokensIn")) >= 2 * cached
+    return {model for model, doubled in seen.items() if doubled}
+
+
 def _zero_tokens_in(calls: list[_Pending]) -> ProviderRules | None:
     """The provider whose handler writes tokensIn 0 beside its cache counts (DeepSeek's puts the
     whole prompt in cacheReads + cacheWrites), when every call of a file naming no handler does
@@ -648,24 +734,16 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     last_prompt: int | None = None
     last_cached: int | None = None
     previous_start: int | None = None
+    named_calls: list[tuple[int | None, str, str, bool]] = []
     for call in task.calls:
+        sent = parse_time_ms(call.entry.get("ts"), f"{task.name}:{call.line}")
+        named_calls.append((sent, *_named(call, sent, previous_start, metadata, history_models)))
+        previous_start = sent
+    protocol_additive = _protocol_additive(task.calls, named_calls)
+    doubled = _doubled_tokens_in(task.calls, named_calls)
+    for call, (sent, handler, model, protocol) in zip(task.calls, named_calls):
         where = f"{task.name}:{call.line}"
         info = call.info
-        sent = parse_time_ms(call.entry.get("ts"), where)
-        since, previous_start = previous_start, sent
-        model_info = as_dict(call.entry.get("modelInfo"))
-        handler = str(model_info.get("providerId") or "")
-        model = str(model_info.get("modelId") or "")
-        if not handler or not model:
-            named = metadata.at(sent)
-            if named is not None:
-                handler, model = handler or named[0], model or named[1]
-        if not model:
-            model = history_models.at(sent, call.replied, since) or ""
-        protocol = not handler and isinstance(info.get("apiProtocol"), str)
-        if protocol:
-            handler = info["apiProtocol"]
-        model = model or "unknown"
         events = carried + call.events
         stopped = info.get("cancelReason") or ("streaming_failed" if info.get("streamingFailedMessage") else None)
         if stopped is not None:
@@ -699,12 +777,18 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             owner = None  # Roo Code's "openai" protocol is every provider but Anthropic's kind
         if reading == "additive" and roo_total and "apiProtocol" in info:
             reading = "total"
+        if protocol and reading in ("additive", "total") and model in doubled:
+            reading = "doubled-total"
         upstream = _upstream(info)
         rules = _provider_of(model) or upstream or owner
         if reading == "total" and not protocol:
             # A gateway's handler passing prompt_tokens on (LiteLLM, Requesty): LiteLLM writes a
             # DeepSeek-shaped server's MISS count as cacheWrites.
             reading = "miss-as-write" if _misses_as_writes(rules) else "gateway-total"
+        elif protocol and reading == "subset" and model in protocol_additive:
+            # Kilo Code's virtual-quota-fallback handler: protocol openai whatever profile it
+            # wraps, an Anthropic-kind one's counts additive (_protocol_additive).
+            reading = "protocol-additive"
         elif (protocol and reading == "subset" and _int(info.get("cacheWrites")) and rules is not None
               and rules.bills_writes and not _misses_as_writes(rules)
               and _int(info.get("tokensIn")) >= _int(info.get("cacheReads")) + _int(info.get("cacheWrites"))):
@@ -716,7 +800,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             upstreams.add(f"{info['inferenceProvider'].strip()[:40]} ({upstream.name})")
         label = f"{'protocol ' if protocol else ''}{handler} ({model})" if handler else f"calls naming no handler ({model})"
         readings.setdefault(label, "zero-in" if not handler and reading == "miss-as-write" else reading)
-        usage = _usage("additive" if reading in ("gateway", "unnamed") else "subset" if reading == "by-counts-subset"
+        usage = _usage("additive" if reading in ("gateway", "unnamed", "protocol-additive") else "subset" if reading == "by-counts-subset"
                        else "total" if reading in ("gateway-total", "protocol-total") else reading, info, where)
         # Kilo Code's gateway and OpenRouter handlers (their protocol's tokensIn the whole prompt,
         # the calls naming their inferenceProvider) fold an Anthropic model's writes into
@@ -727,7 +811,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
                   and (model == "unknown" or _provider_of(model) is not None))
         gateway = _gateway_writes(handler, rules, usage, model, sent, info.get("cost"), folded)
         if gateway is not None:
-            usage, readings[label] = gateway, "folded-writes" if folded else "gateway-writes"
+            usage, readings[label] = gateway, ("folded-writes" if folded else "whole-gateway-writes"
+                                               if reading == "by-counts-subset" else "gateway-writes")
         cost += logged_cost(info.get("cost"))
         logged = info.get("cost")
         if isinstance(logged, (int, float)) and not isinstance(logged, bool) and logged == 0:
