@@ -166,6 +166,7 @@ class ChainCache:
         ttl: str = "5m",
         head_warm: bool = False,
         output: int = 0,
+        output_written: bool = False,
         step: int = 0,
         offset: int = 0,
         shared: int | None = None,
@@ -180,6 +181,8 @@ class ChainCache:
         this prompt; kept in this call's entry when the rules' cache keeps output
         (``caches_output``), so that a call whose prompt holds this prompt + output reads them all,
         and a shorter one (the response not sent back whole) this prompt only.
+        ``output_written``: a call outside the log wrote this prompt and ``output`` after it (an
+        agent's own background call), so they are kept whatever the rules say of output.
         ``step``: the read step the call's endpoint counts in, where it and not the model decides it;
         ``offset``: where that step's grid starts, where the audit learned one from the log.
         ``shared``: the tokens of ``parent``'s prompt this prompt keeps, where it drops the rest
@@ -263,7 +266,7 @@ class ChainCache:
                 self._touch(heads, head, tick, ended)
         # A grid learned from the log's reads: those sessions never read into a response (see
         # prefixbench.workloads.audit.grid), so none is kept.
-        kept = output if rules.caches_output and cap is None and not offset else 0
+        kept = output if (rules.caches_output or output_written) and cap is None and not offset else 0
         self._store(entries, node, cacheable + kept if kept else cacheable, ttl_ms, tick, ready, kept, ended)
         if head_tokens is not None and head_tokens <= cacheable:
             self._store(heads, head, head_tokens, ttl_ms, tick, ready, 0, ended)

@@ -706,10 +706,10 @@ TRANSCRIPTS = {
     "PREFIXBENCH_CC_CAMPAIGN_AUDIT_REPO": (
         "shastrysamarth/01-campaign-audit", "58628b7ebd736d9ed5b7d479d3772300c69f6c1a", "transcript.jsonl", 163,
         (307, 162_558, 26_604_594, 215_965, 215_965),
-        # the lane start's head; four reads 2,410 to 6,042 tokens past what the previous call left
-        # cached, each after 2 to 8 minutes (the detail: a call the log does not count, or the
-        # provider's own checkpoints)
-        [(29_940, None), (69_102, None), (75_498, None), (95_027, None), (105_106, None)],
+        # the lane start's head (and, before a call 2.1.185 on sends after a turn ends was read as
+        # writing that turn's reply, four reads 2,410 to 6,042 tokens past the previous prompt,
+        # each its reply's output to the token, after 2 to 8 minutes)
+        [(29_940, None)],
     ),
 }
 

@@ -350,6 +350,12 @@ def _prompt_shrank(ev: Evidence) -> Finding | None:
             f"{rewound or 'history rewound'}: the prompt ({now:,} tokens) goes on from before the dropped turns, not from "
             f"the previous request ({before:,} tokens), so the cached prefix ended where they began"
         ))
+    if "tools_change" in ev.events and ev.location is not None and ev.location.message == 0:
+        # The read ended inside the unlogged head and the tool list changed on the way: the tools
+        # come first in the prefix, so history dropped after them did not end it (Claude Code
+        # 2.1.152's deferred tools, allym-4/test: the prompt 43,879 tokens smaller, the read at
+        # 11,213, Anthropic's diagnostic tools_changed). The location names the change.
+        return None
     turn = ev.r.source_format == "codex" and "user_turn" in ev.events
     if now >= before * (1 - SHRINK_TOLERANCE):
         if turn and ev.r.prefix is not None and ev.r.prefix.shared is not None and ev.r.prefix.shared < before:

@@ -41,7 +41,7 @@ the audit, such as the HTML report): fields are only ever added, with defaults.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, TypeAlias
+from typing import ClassVar, Literal, TypeAlias
 
 import msgspec
 from msgspec.structs import replace
@@ -80,6 +80,18 @@ class Prefix(msgspec.Struct, frozen=True, gc=False):
     #: Of ``parent``'s prompt, the tokens this one keeps where it drops a later part of it (Codex:
     #: a new turn sent without the previous turn's reasoning); None: all of it.
     shared: int | None = None
+    #: A call the log does not hold, sent after this one, wrote this call's prompt and its response
+    #: (:class:`OutputWritten`); the next call of the chain that sends both reads them, whether or
+    #: not the provider's cache keeps output.
+    output_written: ClassVar[bool] = False
+
+
+class OutputWritten(Prefix, frozen=True, gc=False):
+    """A :class:`Prefix` whose prompt and response a call outside the log wrote after it (Claude
+    Code 2.1.185 on, after a main-thread turn ends: see its log format). A class of its own, not a
+    field of every prefix: a field cost each request of a trace 8 bytes (test_audit_memory)."""
+
+    output_written: ClassVar[bool] = True
 
 
 class LoggedMessage(msgspec.Struct, frozen=True, array_like=True, gc=False):

@@ -367,3 +367,20 @@ def test_a_ttl_counted_from_the_responses_end_is_judged_by_the_idle_time():
     # A TTL counted from the request's start (Anthropic's) is judged by the time since it was sent.
     e = replace(ev(req(), tick=6 * MIN), prev=Previous(PREV, 0, 0, 2 * MIN))
     assert rule(e) == "idle-past-ttl"
+
+
+def test_a_shrunk_prompt_read_to_inside_the_head_after_a_tool_change_is_a_tools_change():
+    """Claude Code 2.1.152 (allym-4/test): a prompt 43,879 tokens smaller than the previous, a tool
+    list change logged (deferred tools) and the read inside the head; Anthropic's diagnostic said
+    tools_changed. The tools come first: the location decides, not the shrink (which it did before:
+    messages-changed)."""
+    from prefixbench.workloads.audit.locate import Location
+
+    prev = req(0, usage=Usage(cache_read=120_000, cache_write_5m=5_000, uncached=3), parent=None)
+    r = req(usage=Usage(cache_read=11_213, cache_write_5m=70_298, uncached=3), events=(("tools_change", "deferred_tools_delta"),))
+    where = Location(0, "head", 11_213, 81_514, "", "the tool list changed (logged: deferred_tools_delta)", "tools")
+    e = replace(ev(r, prev=prev, expected=81_000, lost=69_787), location=where)
+    assert (rule(e), cause(e), find_cause(e).evidence) == ("located", "tools-changed", "position")
+    # Without the logged tool change, or ended inside a message, the shrink decides as before.
+    assert rule(replace(e, r=replace(r, events=()))) == "prompt-shrank"
+    assert rule(replace(e, location=replace(where, message=3, role="user"))) == "prompt-shrank"

@@ -856,3 +856,36 @@ def test_session_starts_read_the_level_most_of_them_read_though_an_expiry_read_n
     assert idle.predicted_cache_read == 0 and idle.read_within  # not read after an expiry
     assert sum(row.read_within for row in result.rows) == len(result.rows) - 1  # b's start only
     assert any("17,842 tokens kept warm by the account for sessions' first calls: 3 lane starts" in n for n in result.notes)
+
+
+def _two_turns(version: str, output: int, stop: object = "end_turn", read_next: int | None = None) -> list[dict]:
+    """A main thread's turn (20,000 tokens written, ``output`` out, ending with ``stop``) and the
+    next user turn 3 min later, reading ``read_next`` (the prompt and the reply by default)."""
+    t = Transcript(version=version)
+    t.user("go", "2026-06-01T00:00:00.000Z", root=True)
+    t.assistant("r1", "2026-06-01T00:00:02.000Z", [cc_usage(3, 20_000, 0, output)], model="claude-sonnet-4-6")
+    t.lines[-1]["message"]["stop_reason"] = stop
+    t.user("next", "2026-06-01T00:03:00.000Z")
+    read = 20_000 + output if read_next is None else read_next
+    t.assistant("r2", "2026-06-01T00:03:02.000Z", [cc_usage(3, 500, read, 9)], model="claude-sonnet-4-6")
+    return t.lines
+
+
+def test_from_2_1_185_a_turns_reply_is_read_by_the_next_turn(tmp_path: Path) -> None:
+    """Claude Code 2.1.185 on sends a call of its own after a main-thread turn ends (no line of
+    the transcript), writing the turn's prompt and reply: the next turn reads the reply too (two
+    public sessions, 36 of 38 times, to 3 tokens). Failed before: 20,000 predicted (the prompt)."""
+    def predicted(lines: list[dict]) -> int:
+        result = run_audit([write_jsonl(tmp_path / "s.jsonl", lines)])
+        return result.rows[1].predicted_cache_read
+
+    assert predicted(_two_turns("2.1.185", 1_500)) == 21_500
+    assert predicted(_two_turns("2.1.219", 6_042)) == 26_042
+    # Not before 2.1.185, not after a tool call, not past the largest reply seen written.
+    assert predicted(_two_turns("2.1.177", 1_500, read_next=20_000)) == 20_000
+    assert predicted(_two_turns("2.1.185", 1_500, stop="tool_use", read_next=20_000)) == 20_000
+    assert predicted(_two_turns("2.1.185", 9_962, read_next=20_000)) == 20_000
+    # A next turn that does not send the reply back whole reads the prompt alone.
+    lines = _two_turns("2.1.185", 1_500, read_next=20_000)
+    lines[-1]["message"]["usage"] = cc_usage(3, 400, 20_000, 9)  # its prompt: 20,403 < 21,500
+    assert predicted(lines) == 20_000

@@ -247,3 +247,16 @@ def test_an_in_order_model_refuses_a_call_out_of_order() -> None:
     _send(cache, "b", "a", 10_500, 5_000)  # (the same tick: in order)
     with pytest.raises(ValueError, match="tick 4999 after one at 5000"):
         _send(cache, "c", "b", 11_000, 4_999)
+
+
+def test_output_written_by_a_call_outside_the_log_is_kept_where_the_cache_keeps_no_output() -> None:
+    # Anthropic keeps no output; a call the log does not hold (Claude Code 2.1.185's after a turn)
+    # wrote the prompt and the reply, so the next prompt that sends both reads them, a shorter one
+    # the prompt alone.
+    cache = ChainCache("anthropic")
+    _send(cache, "a", None, 20_000, 0, model="claude-sonnet-4-6", output=1_500)
+    assert _send(cache, "b", "a", 22_000, 1_000, model="claude-sonnet-4-6").read == 20_000
+    cache = ChainCache("anthropic")
+    _send(cache, "a", None, 20_000, 0, model="claude-sonnet-4-6", output=1_500, output_written=True)
+    assert _send(cache, "b", "a", 22_000, 1_000, model="claude-sonnet-4-6").read == 21_500
+    assert _send(cache, "c", "a", 21_000, 2_000, model="claude-sonnet-4-6").read == 20_000

@@ -21,12 +21,16 @@ extending the lane's previous advisor call. A stream-json run names no parent an
 no time: each message extends the one its thread (session, Task call) printed before. A request is sent at the timestamp of the message it answers; its response
 began no later than its first line's timestamp (written when the first content block was
 complete), which is used as the time its cache entries became readable: a conservative bound
-for concurrent starts.
+for concurrent starts. From 2.1.185 a main-thread response that ends its turn (``end_turn``) has
+its prompt and reply written by a call of Claude Code's own the transcript does not hold, so the
+next turn reads the reply too (an :class:`~prefixbench.workloads.logs.trace.OutputWritten`
+prefix; measured, see :func:`_reply_written_after`).
 """
 
 from __future__ import annotations
 
 import heapq
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -44,7 +48,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, parse_time_ms
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, TraceRequest
 
 NAME = "claude-code"
 _ENTRY_KINDS = ("user", "assistant", "system", "progress")
@@ -155,6 +159,8 @@ class _Request(msgspec.Struct):
     messages: tuple[LoggedMessage, ...] = ()
     #: The last line's place among records run together on it ("" when alone on its line).
     last_path: str = ""
+    #: Whether the last line ends the turn (``stop_reason`` ``end_turn``).
+    ended_turn: bool = False
 
 
 class _Walk:
@@ -444,11 +450,12 @@ class _Walk:
         (self.mid_stream.add if _mid_stream(message) else self.mid_stream.discard)(key)
         known = self.requests.get(key)
         if known is None:
-            self.requests[key] = self._new_request(key, record, value, message, uuid, parent, when)
+            known = self.requests[key] = self._new_request(key, record, value, message, uuid, parent, when)
         else:
             known.last_line = record.line
             known.last_path = record.path
             known.usage = usage  # the LAST line's usage holds the final output count
+        known.ended_turn = message.get("stop_reason") == "end_turn"
         self.anchor[uuid] = key
         self.boundary.pop(uuid, None)
 
@@ -623,7 +630,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         provider=provider,
         model=model,
         usage=usage,
-        prefix=Prefix(
+        prefix=(OutputWritten if _reply_written_after(req) else Prefix)(
             head=sys.intern(head),
             node=walk.node_name(req.node or req.key),
             parent=None if parent_node is None else walk.node_name(parent_node),
@@ -640,6 +647,35 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     # Set apart, not as a keyword of every request: measured, the keyword alone (even False)
     # made each request's trace 200 bytes larger (tests/unit/audit/test_audit_memory.py).
     return replace(request, provider_by_model=True) if _served_by_model(model) else request
+
+
+#: The first Claude Code release seen writing a main-thread turn's prompt and final reply in a call
+#: of its own after the turn ends (none of the transcript's lines): 2.1.185 and 2.1.219 do, measured
+#: (below); 2.1.177 and earlier do not (the public sessions of 2.1.152, 2.1.158 and 2.1.177: the next
+#: turn read the previous prompt alone 11 times of 15, and fell below it 4 times); 2.1.178-2.1.184
+#: unmeasured.
+_REPLY_WRITTEN_FROM = (2, 1, 185)
+#: The largest reply such a call was seen to write is 6,042 tokens; replies of 9,962 and 14,835
+#: tokens were not (the next turn read the previous prompt alone): past this, none is assumed.
+_REPLY_WRITTEN_MAX = 8_000
+#: A release as Claude Code names it (``2.1.185``; ASCII digits, a longer number is none).
+_RELEASE = re.compile(r"(\d{1,6})\.(\d{1,6})\.(\d{1,6})(?!\d)", re.ASCII)
+
+
+def _reply_written_after(req: _Request) -> bool:
+    """Whether a call the transcript does not hold wrote this main-thread call's prompt and reply
+    after the turn it ends, so that the next turn reads the reply too. Measured on two public
+    sessions: after a turn that ended (``end_turn``), the next call inside the TTL read the previous
+    prompt plus exactly its output (to 3 tokens) 21 times of 26 on 2.1.185
+    (akshatairan47-dot/pv-case-review, fitted; two more read the prompt alone after replies of 9,962
+    and 14,835 tokens, three fell to the head) and 15 of 15 on 2.1.219
+    (shastrysamarth/01-campaign-audit, confirmed)."""
+    if not req.ended_turn or req.lane_kind != "main" or req.version is None:
+        return False
+    release = _RELEASE.match(req.version)
+    output = req.usage.get("output_tokens")
+    return (release is not None and tuple(map(int, release.groups())) >= _REPLY_WRITTEN_FROM
+            and type(output) is int and 0 < output <= _REPLY_WRITTEN_MAX)
 
 
 def _server_calls(walk: _Walk, req: _Request) -> ServerCalls:
