@@ -198,8 +198,10 @@ def test_an_openhands_0_x_app_home_reads_each_session_folder_as_one_stream(tmp_p
     """Each session keeps one event a file; before, its ``events/0.json`` stopped the audit (no
     per-call usage). OpenRouter routed the calls across upstreams (the response's ``provider``):
     DeepInfra, Chutes and Novita report no cache use (``prompt_tokens_details: null``), DeepSeek
-    itself did on 6 calls, 5 of them within 3% (the sixth, after a condensation, read 1,216 of
-    the 29,824 the chain predicts: the calls before it were served elsewhere)."""
+    itself did on 6 calls, 5 of them within 3%. Each upstream's cache is its own: the sixth, the
+    first DeepSeek served after a condensation and calls DeepInfra served, read 1,216 where the
+    chain predicts 0 (29,824 while every upstream was read as one cache), its miss put down to
+    the switch of upstream."""
     env, repo, commit, folder = SHEEPVIBES
     mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
     url = f"github.com/{repo}"
@@ -224,3 +226,6 @@ def test_an_openhands_0_x_app_home_reads_each_session_folder_as_one_stream(tmp_p
         len(usages), sum(u["prompt_tokens"] for u in usages) - sum(read), sum(u["completion_tokens"] for u in usages), sum(read), 0)
     assert (t.requests, t.input, t.output, t.cache_read) == (1_011, 34_199_915, 143_183, 167_296)
     assert sum(r.read_within for r in result.rows) == 5
+    [first] = [r for r in result.rows if r.reported_cache_read and not r.read_within]
+    assert (first.predicted_cache_read, first.reported_cache_read, first.cause) == (0, 1_216, "provider-best-effort")
+    assert "routed this request to DeepSeek, the lane's previous one to DeepInfra" in first.detail

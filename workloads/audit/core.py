@@ -1079,6 +1079,12 @@ class _Passed(msgspec.Struct):
     missing: set[str]
 
 
+def head_entry(r: TraceRequest, head: str) -> str:
+    """The key of ``r``'s head entry in the chain model: ``head``, of the upstream a gateway names
+    as the one that served ``r`` where the log names it (each upstream's cache is its own)."""
+    return f"{head}|@{r.upstream}" if r.upstream else head
+
+
 def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> list[tuple[int, str]]:
     """Each head key's first place in the send order: the explanation of a request asks whether
     a request before it was sent under its head, whatever part of the log it was in."""
@@ -1284,7 +1290,7 @@ def pass_parts(inputs: _PassInputs, jobs: int) -> list[PassPart] | None:
             continue
         if heads.get(prefix.head) is None or prefix.head in heads.warm:
             continue  # no entry, or one no request reads (a warm head is read without it)
-        slot = (chain_rules(r.provider).name, r.model, prefix.head)
+        slot = (chain_rules(r.provider).name, r.model, head_entry(r, prefix.head))
         tick, ready = ticks[i], readies[i]
         stores, lifetime, since = asker.head_touch(r, tick, ready)
         now = stretch.get(slot)
@@ -1639,7 +1645,8 @@ def state_slots(r: TraceRequest, heads: Heads, source: TraceRequest | None = Non
     * ``node``: a chain node of a provider's chain model (the request's own, its parent, and the
       node of the main request a compaction call extends): entries, parents and the walk back
       along a chain all go through node names;
-    * ``head``: a head's entry ``(model, head key)`` in a provider's chain model, where the head's
+    * ``head``: a head's entry ``(model, head key)`` in a provider's chain model (:func:`head_entry`: of
+      the upstream that served the request, where the log names it), where the head's
       size is known (else it has no entry) and the account does not keep it warm (a warm head is
       read without looking at its entry).
 
@@ -1659,7 +1666,7 @@ def state_slots(r: TraceRequest, heads: Heads, source: TraceRequest | None = Non
     if source is not None and source.prefix is not None:
         out.append(("node", space, source.prefix.node))
     if heads.get(prefix.head) is not None and prefix.head not in heads.warm:
-        out.append(("head", space, (r.model, prefix.head)))
+        out.append(("head", space, (r.model, head_entry(r, prefix.head))))
     return out
 
 
@@ -1677,9 +1684,9 @@ class Predictor:
         #: Whether a provider whose rules say its reads keep to the checkpoint last read
         #: (:attr:`~prefixbench.simulator.providers.base.ProviderRules.follows_reads`) is predicted so.
         self.follow = follow
-        #: Per lane, its latest chain request: (node, model, cacheable prompt, reported read), for
-        #: :meth:`_follow`.
-        self.last_reads: dict[tuple[str, str], tuple[str, str, int, int]] = {}
+        #: Per lane, its latest chain request: (node, model, cacheable prompt, reported read,
+        #: upstream), for :meth:`_follow`.
+        self.last_reads: dict[tuple[str, str], tuple[str, str, int, int, str]] = {}
         #: Per provider, the requests :meth:`_follow` predicted otherwise than the chain model.
         self.followed: Counter[str] = Counter()
         self.warm = frozenset(heads.warm)
@@ -1698,8 +1705,9 @@ class Predictor:
         #: The chain model's own prediction of each request :meth:`_follow` predicted otherwise
         #: (what a predictor that does not follow gives it; few: the followed providers' only).
         self.unfollowed: dict[Key, Prediction] = {}
-        #: The chain model's family per (model, envelope): one string each, not one a request.
-        self.families: dict[tuple[str, tuple[tuple[str, str], ...], str], str] = {}
+        #: The chain model's family per (model, envelope, speed, upstream): one string each, not one
+        #: a request.
+        self.families: dict[tuple[str, tuple[tuple[str, str], ...], str, str], str] = {}
         #: The lanes whose first request was predicted (a provider whose ``reads_stored_head`` is
         #: off reads no head at a lane start but a warm one).
         self.started: set[tuple[str, str]] = set()
@@ -1771,19 +1779,21 @@ class Predictor:
         cacheable = rules.cacheable(usage)
         if usage.cache_reported:
             kept = usage.cache_read
-            if kept == 0 and last is not None and last[1] == r.model and prefix.parent == last[0]:
+            if kept == 0 and last is not None and last[1] == r.model and last[4] == r.upstream and prefix.parent == last[0]:
                 # A read of 0 in the middle of a lane (same model, the prompt extended) leaves the
                 # checkpoint read before it: the next read mostly returns to it (measured, below).
                 kept = last[3]
-            self.last_reads[lane] = (prefix.node, r.model, cacheable, kept)
+            self.last_reads[lane] = (prefix.node, r.model, cacheable, kept, r.upstream)
         else:
             self.last_reads.pop(lane, None)
         if last is None or pred.by != "chain":
             return pred
-        node, model, before, read = last
+        node, model, before, read, upstream = last
         # Only a request that holds the whole previous prompt (a prompt that shrank changed
-        # something inside it: the chain model's walk back decides what it shares).
-        if prefix.parent != node or model != r.model or before > cacheable or read <= 0 or pred.read == 0:
+        # something inside it: the chain model's walk back decides what it shares), sent to the
+        # same upstream (another's checkpoint is not this one's).
+        if (prefix.parent != node or model != r.model or upstream != r.upstream or before > cacheable or read <= 0
+                or pred.read == 0):
             return pred
         gridded = rules.read_step(r.model, r.read_step) > 1
         lag = None if gridded else rules.read_lag(r.model)
@@ -1819,10 +1829,14 @@ class Predictor:
         # Fast and standard calls do not share cached prefixes (Anthropic's fast-mode page:
         # "Requests at different speeds do not share cached prefixes"): a fast call is a family
         # of its own.
-        speed = r.speed
-        family = self.families.get((r.model, r.envelope, speed))
+        # An upstream a gateway names keeps a cache of its own (OpenRouter routing one model to
+        # DeepSeek, DeepInfra, Chutes...): its calls read its own entries only, never another's,
+        # the head's included.
+        speed, upstream = r.speed, r.upstream
+        family = self.families.get((r.model, r.envelope, speed, upstream))
         if family is None:
-            family = self.families[(r.model, r.envelope, speed)] = f"{r.model}|{r.envelope}" + (f"|{speed}" if speed else "")
+            family = self.families[(r.model, r.envelope, speed, upstream)] = (
+                f"{r.model}|{r.envelope}" + (f"|{speed}" if speed else "") + (f"|@{upstream}" if upstream else ""))
         head_tokens = self.heads.get(prefix.head)
         lane = (r.file, r.lane)
         head_warm = prefix.head in self.warm
@@ -1833,7 +1847,7 @@ class Predictor:
                 head_tokens = None  # (a lane start: the head other lanes sent is not read)
         verdict = cache.observe(
             family=family,
-            head=prefix.head,
+            head=head_entry(r, prefix.head),
             head_tokens=head_tokens,
             head_warm=head_warm,
             node=prefix.node,
@@ -1917,7 +1931,7 @@ class Predictor:
         assert r.prefix is not None
         head_tokens = self.heads.get(r.prefix.head)
         assert head_tokens is not None
-        self._chain_cache(chain_rules(r.provider)).expire_head(model=r.model, head=r.prefix.head, head_tokens=head_tokens)
+        self._chain_cache(chain_rules(r.provider)).expire_head(model=r.model, head=head_entry(r, r.prefix.head), head_tokens=head_tokens)
 
     def _body(self, r: TraceRequest, tick: int, ready: int) -> Prediction:
         rules = rules_for(r.provider)

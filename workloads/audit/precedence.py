@@ -235,6 +235,21 @@ def _cold_start(ev: Evidence) -> Finding | None:
     return Finding("cold-start", "log", "a new conversation root in the lane (no compaction logged): nothing it could read was cached")
 
 
+def _upstream_changed(ev: Evidence) -> Finding | None:
+    """A gateway that names the upstream serving each call (OpenRouter's ``provider``, Kilo
+    Code's ``inferenceProvider``) routed this call to another upstream than the lane's previous
+    one: each keeps a cache of its own, so nothing that call left cached was readable here. (Another
+    model too: ``model-changed`` says so.)"""
+    prev, r = ev.before, ev.r
+    if prev is None or not prev.upstream or not r.upstream or prev.upstream == r.upstream or prev.model != r.model:
+        return None
+    return Finding("provider-best-effort", "log", (
+        f"the gateway routed this request to {r.upstream}, the lane's previous one to {prev.upstream} (the log names "
+        f"each call's upstream): each upstream keeps a cache of its own, so {r.upstream} held nothing the previous "
+        f"request left cached; read {ev.cache_read:,} of {ev.expected:,}: the gateway's routing, not the agent's doing"
+    ))
+
+
 def _body_diff(ev: Evidence) -> Finding | None:
     r, prev = ev.r, ev.before
     if r.body is None or prev is None or prev.body is None:
@@ -559,6 +574,7 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("start-expired", "lane start; the model: the head's entry had expired", _start_expired),
     CauseRule("start-resumed", "lane start; a resume or fork event", _start_resumed),
     CauseRule("cold-start", "lane start; nothing expected was lost", _cold_start),
+    CauseRule("upstream-changed", "the upstream a gateway names for both requests, of one model", _upstream_changed),
     CauseRule("body-diff", "both request bodies: the first difference", _body_diff),
     CauseRule("compaction", "a compaction event before the request", _compaction),
     CauseRule("resumed", "a resume or fork event, unless measured against the call it goes on from", _resumed),

@@ -199,6 +199,11 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: as a local proxy's). An assumption: the audit says so, and ``audit --assume-provider``
     #: corrects it.
     provider_by_model: bool = False
+    #: The server a gateway says served the call, where its log names it (OpenRouter's response
+    #: ``provider``, Kilo Code's ``inferenceProvider``: ``DeepInfra``, ``Google AI Studio``): each
+    #: such upstream keeps a cache of its own, so the audit predicts the call against that
+    #: upstream's entries alone; "" where the log names none (the provider's one cache).
+    upstream: str = ""
 
     @property
     def asked_retention(self) -> str | None:
@@ -223,14 +228,15 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
 #: The fields most requests of a log leave at their default (a body, block hashes, an endpoint, the
 #: settings ``audit`` assumes...): a :class:`PlainRequest` holds none of them.
 RARE_FIELDS = ("body", "diagnostic", "hash_ids", "block_tokens", "compaction_call", "read_step",
-               "read_offset", "warm_head", "explicit_cache", "reply", "retention", "endpoint", "provider_by_model")
+               "read_offset", "warm_head", "explicit_cache", "reply", "retention", "endpoint", "provider_by_model",
+               "upstream")
 
 
 class PlainRequest(msgspec.Struct, frozen=True, gc=False):
     """A :class:`TraceRequest` whose :data:`RARE_FIELDS` are all at their default, held in 19
-    slots, not 32: the same fields, properties and values, read the same way (each rare field
+    slots, not 33: the same fields, properties and values, read the same way (each rare field
     reads as its default). The audit holds every request of every file to its end, so it holds
-    such a request as this (:func:`plain`; 104 bytes less each), from the moment its file is read
+    such a request as this (:func:`plain`; 112 bytes less each), from the moment its file is read
     (``load_trace(held=True)``: the request's id is kept until the trace is complete, where
     a later file may give the call's final usage); a ``replace`` of one of its fields keeps it
     plain (the re-simulations of what to change move or relink requests, never set a rare field
@@ -278,7 +284,7 @@ def plain(r: TraceRequest, usage: bool = True) -> TraceRequest:
     if (type(r) is not TraceRequest or r.body is not None or r.diagnostic is not None
             or r.hash_ids is not None or r.block_tokens is not None or r.compaction_call or r.read_step or r.read_offset
             or r.warm_head or r.explicit_cache is not None or r.reply or r.retention is not None or r.endpoint
-            or r.provider_by_model):
+            or r.provider_by_model or r.upstream):
         return r
     held = r.usage if r.usage is None or not usage else plain_usage(r.usage)
     # A time equal to the send's is the send's int (a response begun or ended in the same

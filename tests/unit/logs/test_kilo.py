@@ -419,3 +419,39 @@ def test_an_ai_studio_read_moves_up_whole_steps_from_the_checkpoint_the_lane_rea
     rows = run_audit([tmp_path]).rows
     assert [r.predicted_cache_read for r in rows][2:] == [76_400, 84_380]
     assert [r.read_within for r in rows][2:] == [True, True]
+
+
+def test_each_upstream_the_gateway_names_is_a_cache_of_its_own(tmp_path: Path) -> None:
+    # Kilo's gateway sends one model to Vertex AI (upstream "Google") then to Google AI Studio: AI
+    # Studio holds nothing Vertex cached, so its first call reads 0 (as gao51-qw/n8nworkflow.com's
+    # do), its miss the gateway's routing; before, the lane's chain was read across upstreams
+    # (predicted 19,620 here, and 23,544 back on Vertex). Back on Vertex, the lane reads what Vertex itself cached: the
+    # second call's prompt on the model's 3,924-token steps, not the third's.
+    calls = [(20_000, 0, "Google"), (22_000, 19_620, "Google"), (24_000, 0, "Google AI Studio"), (26_000, 19_620, "Google")]
+    start = 1_768_000_000_000
+    ui = [_gateway_call(start + 10_000 * k, prompt, read, upstream) for k, (prompt, read, upstream) in enumerate(calls)]
+    history = [_env_message(start + 10_000 * k + 700, "google/gemini-3-flash-preview") for k in range(len(calls))]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.upstream for r in requests] == ["Google", "Google", "Google AI Studio", "Google"]
+    rows = run_audit([tmp_path]).rows
+    switched = rows[2]
+    assert (switched.predicted_cache_read, switched.read_within, switched.cause) == (0, True, "provider-best-effort")
+    assert "routed this request to Google AI Studio, the lane's previous one to Google" in switched.detail
+    assert [(r.predicted_cache_read, r.read_within) for r in rows[1::2]] == [(19_620, True), (19_620, True)]
+
+
+def test_a_switch_of_model_and_upstream_is_put_down_to_the_model(tmp_path: Path) -> None:
+    # Another model served by another upstream (Gemini on Vertex, then grok on xAI): the model
+    # change says why, as it did before upstreams were told apart (the upstream rule is for one
+    # model routed to another server).
+    calls = [(20_000, 0, "Google", "google/gemini-3-flash-preview"), (22_000, 19_620, "Google", "google/gemini-3-flash-preview"),
+             (24_000, 0, "xAI", "x-ai/grok-code-fast-1")]
+    start = 1_768_000_000_000
+    ui = [_gateway_call(start + 10_000 * k, prompt, read, upstream) for k, (prompt, read, upstream, _) in enumerate(calls)]
+    history = [_env_message(start + 10_000 * k + 700, model) for k, (_, _, _, model) in enumerate(calls)]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    last = run_audit([tmp_path]).rows[-1]
+    assert (last.predicted_cache_read, last.cause) == (0, "model-changed")

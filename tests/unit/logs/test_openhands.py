@@ -312,14 +312,20 @@ def test_an_output_line_before_token_usages_reads_its_history(tmp_path: Path) ->
 # file store, openhands/events/stream.py: get_conversation_events_dir, _get_filename_for_id).
 
 
-def v0_session(folder: Path) -> list[dict]:
-    """A 0.x session folder of three calls, each action keeping its raw response; returns the events."""
+def v0_session(folder: Path, served: tuple[str, str] | None = None, last_read: int = 13824) -> list[dict]:
+    """A 0.x session folder of three calls, each action keeping its raw response; returns the
+    events. ``served``: the upstreams OpenRouter names in the responses (its ``provider``), the
+    one reporting cache use and the one that does not (the third call's); ``last_read``: the
+    fourth call's read."""
     def action(ident: int, at: str, rid: str, prompt: int, read: int | None) -> dict:
         usage: dict = {"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20,
                        "prompt_tokens_details": None if read is None else {"cached_tokens": read}}
+        response = {"id": rid, "model": "deepseek/deepseek-v3.2-exp", "usage": usage}
+        if served is not None:
+            response["provider"] = served[read is None]
         return {"id": ident, "timestamp": at, "source": "agent", "message": "Running command", "action": "run", "args": {"command": "ls"},
                 "tool_call_metadata": {"function_name": "execute_bash", "tool_call_id": f"call-{ident}",
-                                       "model_response": {"id": rid, "model": "deepseek/deepseek-v3.2-exp", "usage": usage}},
+                                       "model_response": response},
                 "llm_metrics": {"accumulated_cost": 0.0, "accumulated_token_usage": {"prompt_tokens": prompt}, "costs": [], "token_usages": []}}
 
     def observation(ident: int, at: str) -> dict:
@@ -335,7 +341,7 @@ def v0_session(folder: Path) -> list[dict]:
         observation(6, "2025-10-07T00:54:31"),
         action(7, "2025-10-07T00:54:31", "gen-3", 13900, None),  # a second action of the same response
         observation(8, "2025-10-07T00:54:40"),
-        action(9, "2025-10-07T00:54:50", "gen-4", 14300, 13824),
+        action(9, "2025-10-07T00:54:50", "gen-4", 14300, last_read),
         observation(10, "2025-10-07T00:54:51"),
     ]
     (folder / "events").mkdir(parents=True)
@@ -360,6 +366,19 @@ def test_v0_session_folder_reads_its_event_files_in_number_order_once(tmp_path: 
     assert [(r.line, r.reported_cache_read) for r in result.rows] == [(1, 0), (3, 12928), (5, None), (9, 13824)]
     assert [f.format for f in result.files if f.requests] == ["openhands"]
     assert {r.provider for r in result.rows} == {"deepseek"}
+
+
+def test_a_v0_call_reads_only_what_the_upstream_that_served_it_cached(tmp_path: Path) -> None:
+    """OpenRouter names the upstream that served each call (the raw response's ``provider``): a
+    call DeepSeek served after one DeepInfra served reads what DeepSeek cached (the second call's
+    13,400-token prompt, on its 64-token steps: 13,376), not the prompt DeepInfra was sent
+    (before: predicted 13,888, one cache for every upstream)."""
+    folder = tmp_path / "sessions" / "5e0f"
+    v0_session(folder, served=("DeepSeek", "DeepInfra"), last_read=13376)
+    requests, _ = import_file(folder / "events" / "0.json", FORMATS["openhands"], ImportContext())
+    assert [r.upstream for r in requests] == ["DeepSeek", "DeepSeek", "DeepInfra", "DeepSeek"]
+    last = run_audit([tmp_path / "sessions"]).rows[-1]
+    assert (last.predicted_cache_read, last.reported_cache_read, last.read_within) == (13376, 13376, True)
 
 
 def test_v0_session_files_other_than_the_first_are_read_with_it(tmp_path: Path) -> None:
@@ -392,7 +411,7 @@ def test_v0_damaged_sessions_end_cleanly(tmp_path: Path) -> None:
     """A 0.x session whose event files are edited, foreign or broken: one line and exit 2, or a
     reading; never a traceback."""
     source = tmp_path / "source"
-    events = v0_session(source)
+    events = v0_session(source, served=("DeepSeek", "DeepInfra"))  # (the upstream each response names edited too)
     tally = Tally("openhands 0.x session", bound_s=20)
 
     @fuzz_settings(25)

@@ -349,6 +349,13 @@ def _upstream(info: dict) -> ProviderRules | None:
     return None if named is UNKNOWN else named
 
 
+def _served_by(info: dict) -> str:
+    """The upstream ``inferenceProvider`` names (trimmed, cut to 60 characters), "" where absent:
+    each keeps a cache of its own."""
+    name = info.get("inferenceProvider")
+    return name.strip()[:60] if isinstance(name, str) else ""
+
+
 def _provider_of(model: str) -> ProviderRules | None:
     """The provider a model id names (``anthropic/claude-...``, ``us.anthropic.claude-...``)."""
     found = provider_of_model(model.rsplit("/", 1)[-1])
@@ -694,18 +701,19 @@ def _zero_tokens_in(calls: list[_Pending]) -> ProviderRules | None:
 
 def _call(file: str, line: int, seq: int, sent: int | None, done: int | None, rules: ProviderRules | None, model: str,
           usage: Usage, chain: tuple[str, str, str | None, int], events: list[tuple[str, str]], *, lane: str = "main",
-          lane_kind: str = "main", request_id: str | None = None, grid: tuple[int, int] = (0, 0)) -> TraceRequest:
+          lane_kind: str = "main", request_id: str | None = None, grid: tuple[int, int] = (0, 0), upstream: str = "") -> TraceRequest:
     """One call of any of Cline's files: its provider from ``rules`` (unknown without); ``chain``:
     its prefix's (key, node, parent, new blocks), replaying the previous answer where that
     provider's cache keeps output; ``grid``: the ``(step, first)`` its reads lie on where the
-    upstream a gateway names decides it (else ``(0, 0)``)."""
+    upstream a gateway names decides it (else ``(0, 0)``); ``upstream``: the server that gateway
+    names as the one that served it (``inferenceProvider``), "" where none."""
     provider = UNKNOWN.name if rules is None else rules.name
     key, node, parent, blocks = chain
     return TraceRequest(
         file=file, line=line, lane=lane, lane_kind=lane_kind,  # type: ignore[arg-type]
         seq=seq, sent_ms=sent, ready_ms=None, done_ms=done, provider=provider, model=model, usage=usage,
         prefix=Prefix(key, node, parent, max(1, blocks), replays_output=provider in _REPLAYS_OUTPUT), events=tuple(events),
-        request_id=request_id, source_format=NAME, read_step=grid[0], read_offset=grid[1],
+        request_id=request_id, source_format=NAME, read_step=grid[0], read_offset=grid[1], upstream=upstream,
     )
 
 
@@ -846,7 +854,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         node = f"{NAME}:{task.name}#{len(out)}"
         grid = (0, 0) if rules is None else rules.upstream_grid(info.get("inferenceProvider"), model)
         out.append(_call(task.name, call.line, len(out), sent, None, rules, model, usage,
-                         (f"{NAME}:{path.parent}:{model}", node, parent, blocks), events, grid=grid))
+                         (f"{NAME}:{path.parent}:{model}", node, parent, blocks), events, grid=grid,
+                         upstream=_served_by(info)))
         parent = node
     notes = [
         "a task folder logs no system prompt or tools (the agent rebuilds them for every call)",

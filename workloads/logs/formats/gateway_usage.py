@@ -142,3 +142,11 @@ def provider_of(model: str, anthropic_shaped: bool) -> str:
         if rules is not None:
             return rules.name
     return ANTHROPIC.name if anthropic_shaped else "unknown"
+
+
+def upstream_of(response: Mapping[str, object]) -> str:
+    """The upstream a gateway says served a call: OpenRouter's response ``provider``
+    (``DeepInfra``, ``Chutes``, ``DeepSeek``...), which LiteLLM passes on in the raw response it
+    keeps; "" where the response names none (a string, trimmed and cut to 60 characters)."""
+    name = response.get("provider")
+    return name.strip()[:60] if isinstance(name, str) else ""

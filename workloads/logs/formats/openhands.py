@@ -232,6 +232,8 @@ class _Call(msgspec.Struct):
     ready_ms: int | None
     #: What happened before the call (OpenHands 1.x: a condensation); a compaction starts a new chain.
     events: tuple[tuple[str, str], ...] = ()
+    #: The upstream the gateway says served it (OpenRouter's response ``provider``), "" where none.
+    upstream: str = ""
 
 
 def _token_usage(item: dict, where: str) -> dict:
@@ -263,7 +265,8 @@ def _answered(value: dict, fallback_id: str, line: int, lane: str, sent_ms: int 
     if isinstance(response.get("usage"), dict):
         rid = str(response.get("id") or fallback_id)
         if (lane, rid) not in seen:
-            seen[(lane, rid)] = call = _Call(line, lane, response["usage"], str(response.get("model") or "unknown"), rid, sent_ms, ready_ms)
+            seen[(lane, rid)] = call = _Call(line, lane, response["usage"], str(response.get("model") or "unknown"), rid, sent_ms, ready_ms,
+                                             upstream=gateway_usage.upstream_of(response))
             calls.append(call)
 
 
@@ -499,6 +502,7 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
                 events=call.events,
                 request_id=call.response_id,
                 source_format=NAME,
+                upstream=call.upstream,
             )
         )
         last_node[call.lane] = node
