@@ -89,7 +89,8 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
     found: list[tuple[Path, str | None]] = []
     for path in paths:
         if path.is_dir():
-            marked = [(item, why or _skip_reason(item)) for item, why in _walk(path)]
+            links: list[Path] = []
+            marked = [(item, why or _skip_reason(item)) for item, why in _walk(path, links)]
             if not any(reason is None for _, reason in marked):
                 unreadable = [(item, reason) for item, reason in marked if is_unreadable(reason)]
                 if unreadable:
@@ -109,7 +110,7 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                         f"or *{names[-1]} here, none is a log "
                         f"({item.name}: {_why_not(reason)})"
                     )
-                linked = _linked_folders(path)
+                linked = sorted(links)
                 hint = ""
                 if linked:  # a walk does not follow links to folders (no loops, no file counted twice)
                     hint = (f"; it holds a link to a folder, which a walk does not enter: name it to audit it ({linked[0]})"
@@ -198,11 +199,13 @@ def _digest(path: Path, limit: int | None = None) -> bytes | None:
     return digest.digest()
 
 
-def _walk(folder: Path) -> list[tuple[Path, str | None]]:
+def _walk(folder: Path, links: list[Path] | None = None) -> list[tuple[Path, str | None]]:
     """The log files under ``folder``, sorted: what ``os.walk`` finds (a linked folder is not
     walked into; hidden folders are), without recursion, so any depth is walked. A subfolder
     that cannot be listed comes with the reason ``unreadable: <why>`` (not silently left out,
-    as ``os.walk`` would).
+    as ``os.walk`` would). The links to folders met, which it does not enter, are added to
+    ``links`` where given (for the error of a folder that holds no log file:
+    ``~/.claude/projects`` linked from elsewhere).
 
     Raises:
         UserError: ``folder`` itself cannot be listed.
@@ -216,6 +219,8 @@ def _walk(folder: Path) -> list[tuple[Path, str | None]]:
                 for entry in entries:
                     if _walks_into(entry):
                         pending.append(current / entry.name)
+                    elif links is not None and entry.is_symlink() and _is_dir(entry):
+                        links.append(current / entry.name)
                     elif not _is_dir(entry) and not entry.name.startswith("."):
                         if (entry.name.lower().endswith(_WALKED) or _ARCHIVED_TRANSCRIPT.search(entry.name)
                                 or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name))):
@@ -266,25 +271,6 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return entry.is_dir()
     except OSError:
         return False
-
-
-def _linked_folders(folder: Path) -> list[Path]:
-    """The links to folders under ``folder``, sorted, which :func:`_walk` does not enter: for the
-    error of a folder that holds no log file (``~/.claude/projects`` linked from elsewhere)."""
-    linked: list[Path] = []
-    pending = [folder]
-    while pending:
-        current = pending.pop()
-        try:
-            with os.scandir(current) as entries:
-                for entry in entries:
-                    if _walks_into(entry):
-                        pending.append(current / entry.name)
-                    elif entry.is_symlink() and _is_dir(entry):
-                        linked.append(current / entry.name)
-        except OSError:
-            continue
-    return sorted(linked)
 
 
 def _walks_into(entry: os.DirEntry) -> bool:
