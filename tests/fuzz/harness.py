@@ -266,6 +266,25 @@ def write(path: Path, data: bytes | str) -> Path:
     return path
 
 
+def loaded_or_refused(lines: Sequence[object], name: str) -> list | None:
+    """The requests ``load_trace`` reads from ``lines`` written as a JSON-lines file ``name``, or
+    None where it refused the file in one line that names it (anything else fails the case)."""
+    import tempfile
+
+    from prefixbench.simulator.errors import UserError
+    from prefixbench.workloads.audit.core import load_trace
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / name
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        try:
+            requests, _ = load_trace([path])
+        except UserError as error:
+            assert "\n" not in str(error) and str(error).startswith(str(path))
+            return None
+    return list(requests)
+
+
 #: Any JSON value (small), and a JSON-lines record: an object of a few such values (the torn-tail
 #: and run-together-records properties write logs of these).
 JSON = st.recursive(

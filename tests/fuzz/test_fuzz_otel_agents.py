@@ -7,16 +7,10 @@ another exception."""
 
 from __future__ import annotations
 
-import json
-import tempfile
-from pathlib import Path
-
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.audit.core import load_trace
-from tests.fuzz.harness import fuzz_settings
+from tests.fuzz.harness import fuzz_settings, loaded_or_refused
 
 COUNTS = st.one_of(st.integers(0, 10**7), st.integers(-2, -1), st.none(), st.sampled_from(["12", "x", ""]), st.booleans(), st.floats(0, 5))
 NAMES = st.sampled_from(["claude_code.api_request", "api_request", "claude_code.api_error", "codex.sse_event", "codex.conversation_starts",
@@ -69,14 +63,9 @@ def test_any_agent_events_read_as_calls_or_are_refused_in_one_line(importer_exam
     @fuzz_settings(importer_examples)
     @given(lines=LINES)
     def case(lines) -> None:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "agents-otel.jsonl"
-            path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-            try:
-                requests, _ = load_trace([path])
-            except UserError as error:
-                assert "\n" not in str(error) and str(error).startswith(str(path))
-                return
+        requests = loaded_or_refused(lines, "agents-otel.jsonl")
+        if requests is None:
+            return
         records = sum(1 for line in lines if "hrTime" in line)
         records += sum(len(scope["logRecords"]) for line in lines for block in line.get("resourceLogs", []) for scope in block["scopeLogs"])
         assert 0 < len(requests) <= records

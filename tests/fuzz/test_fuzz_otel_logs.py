@@ -6,16 +6,10 @@ file; never another exception."""
 
 from __future__ import annotations
 
-import json
-import tempfile
-from pathlib import Path
-
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.audit.core import load_trace
-from tests.fuzz.harness import fuzz_settings
+from tests.fuzz.harness import fuzz_settings, loaded_or_refused
 
 INFERENCE = "gen_ai.client.inference.operation.details"
 COUNTS = st.one_of(st.integers(0, 10**7), st.integers(-2, -1), st.none(), st.sampled_from(["12", "x", ""]), st.booleans(), st.floats(0, 5))
@@ -51,14 +45,9 @@ def test_any_log_records_read_as_calls_or_are_refused_in_one_line(importer_examp
     @fuzz_settings(importer_examples)
     @given(lines=LINES)
     def case(lines) -> None:
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "otel.jsonl"
-            path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-            try:
-                requests, _ = load_trace([path])
-            except UserError as error:
-                assert "\n" not in str(error) and str(error).startswith(str(path))
-                return
+        requests = loaded_or_refused(lines, "otel.jsonl")
+        if requests is None:
+            return
         records = [line for line in lines if "hrTime" in line]
         records += [log for line in lines for block in line.get("resourceLogs", []) for scope in block["scopeLogs"] for log in scope["logRecords"]]
         assert 0 < len(requests) <= len(records)
