@@ -292,6 +292,21 @@ _HANDLER_MODELS = st.sampled_from(["deepseek-chat", "claude-sonnet-4-5", "anthro
                                    "accounts/fireworks/models/deepseek-v3", "glm-4.6", "", "x"])
 
 
+def _read_entries(tally: Tally, target: Path, entries: list[dict]) -> list | None:
+    """``entries`` written one a line as the agent pretty-prints them (entry n on line n + 2),
+    audited through the command line, then read: the requests, each count at least 0, or None
+    where the reader refused the file."""
+    target.write_text("[\n" + ",\n".join(map(json.dumps, entries)) + "\n]")
+    tally.check(["audit", str(target), "--quiet", "--format", "json"])
+    try:
+        requests, _ = import_file(target, FORMATS["cline"], ImportContext())
+    except UserError:
+        return None
+    for r in requests:
+        assert min(r.usage.uncached, r.usage.cache_read, r.usage.cache_write, r.usage.output) >= 0
+    return list(requests)
+
+
 def test_handler_readings_end_cleanly_and_never_write_a_miss(importer_examples):
     """Cline api_req_started entries of any handler above, on any model and made-up counts: exit 0
     or one line; read, a call to a DeepSeek model through a handler that passes its MISS count on
@@ -307,15 +322,9 @@ def test_handler_readings_end_cleanly_and_never_write_a_miss(importer_examples):
     def case(calls: list[tuple[dict, str, str]]) -> None:
         entries = [{"ts": 1763000000000 + n, "type": "say", "say": "api_req_started", "text": json.dumps(c),
                     "modelInfo": {"providerId": h, "modelId": m, "mode": "act"}} for n, (c, h, m) in enumerate(calls)]
-        target.write_text("[\n" + ",\n".join(map(json.dumps, entries)) + "\n]")
-        tally.check(["audit", str(target), "--quiet", "--format", "json"])
-        try:
-            requests, _ = import_file(target, FORMATS["cline"], ImportContext())
-        except UserError:
-            return
-        for r in requests:
+        requests = _read_entries(tally, target, entries)
+        for r in requests or ():
             u = r.usage
-            assert min(u.uncached, u.cache_read, u.cache_write, u.output) >= 0
             _, handler, model = calls[r.line - 2]
             misses = "deepseek" in model and handler in ("litellm", "oca")  # prompt_cache_miss_tokens passed on
             if misses or handler in ("xai", "zai", "qwen", "fireworks", "doubao", "hicap", "lmstudio"):
@@ -351,15 +360,9 @@ def test_protocol_readings_end_cleanly_and_keep_a_billed_write(importer_examples
              for n in range(len(calls))]))
         entries = [{"ts": 1756000001000 + 1000 * n, "type": "say", "say": "api_req_started", "text": json.dumps(c)}
                    for n, c in enumerate(calls)]
-        target.write_text("[\n" + ",\n".join(map(json.dumps, entries)) + "\n]")
-        tally.check(["audit", str(target), "--quiet", "--format", "json"])
-        try:
-            requests, _ = import_file(target, FORMATS["cline"], ImportContext())
-        except UserError:
-            return
-        for r in requests:
+        requests = _read_entries(tally, target, entries)
+        for r in requests or ():
             u = r.usage
-            assert min(u.uncached, u.cache_read, u.cache_write, u.output) >= 0
             c = calls[r.line - 2]
             # No reading counts more than the additive one (a doubled tokensIn is read less).
             assert u.prompt <= c["tokensIn"] + c["cacheReads"] + c["cacheWrites"], (c, u)

@@ -248,15 +248,20 @@ def test_kilo_code_quota_fallback_wrapping_anthropic_is_additive_under_the_opena
     assert whole[1].usage == Usage(cache_read=11500, cache_write_5m=550, uncached=550, output=90)
 
 
+#: The three calls of the handler fixtures that write then read a Claude prompt (cline-gateway-early,
+#: vercel-anthropic-doubled, ...), read right.
+_WRITE_THEN_TWO_READS = [
+    Usage(cache_write_5m=11960, uncached=40, output=200),
+    Usage(cache_read=11960, cache_write_5m=600, uncached=9, output=90),
+    Usage(cache_read=12560, cache_write_5m=450, uncached=7, output=80),
+]
+
+
 def test_cline_own_provider_before_august_2025_wrote_prompt_tokens_whole() -> None:
     # cline.ts before cline/cline#5426 (#4314 only changed Gemini models): inputTokens
     # prompt_tokens whole, cacheWriteTokens 0, totalCost the billed cost.
     requests, notes, _ = _read("cline-gateway-early")
-    assert [r.usage for r in requests] == [
-        Usage(cache_write_5m=11960, uncached=40, output=200),
-        Usage(cache_read=11960, cache_write_5m=600, uncached=9, output=90),
-        Usage(cache_read=12560, cache_write_5m=450, uncached=7, output=80),
-    ]
+    assert [r.usage for r in requests] == _WRITE_THEN_TWO_READS
     assert any(n.startswith("usage of cline (anthropic/claude-sonnet-4): Cline's own provider before cline/cline#5426")
                for n in notes)
 
@@ -265,11 +270,7 @@ def test_vercel_gateway_under_the_anthropic_protocol_counts_reads_and_writes_twi
     # vercel-ai-gateway.ts yields prompt_tokens (whole) as inputTokens under the anthropic
     # protocol; the writer since Roo Code #8954 adds the reads and writes to it again.
     requests, notes, _ = _read("vercel-anthropic-doubled")
-    assert [r.usage for r in requests] == [
-        Usage(cache_write_5m=11960, uncached=40, output=200),
-        Usage(cache_read=11960, cache_write_5m=600, uncached=9, output=90),
-        Usage(cache_read=12560, cache_write_5m=450, uncached=7, output=80),
-    ]
+    assert [r.usage for r in requests] == _WRITE_THEN_TWO_READS
     assert any(n.startswith("usage of protocol anthropic (anthropic/claude-sonnet-4.5): tokensIn counts cacheReads and "
                             "cacheWrites twice") for n in notes)
     # Roo Code's whole tokensIn under the same protocol stays read once.
