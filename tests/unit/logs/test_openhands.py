@@ -473,6 +473,50 @@ def test_app_server_token_usages_each_response_once_timed_by_its_action() -> Non
     assert (requests[1].sent_ms, requests[1].ready_ms) == (ms - 4000, ms)
 
 
+def test_app_server_a_late_full_state_lists_the_calls_before_it_and_steps_go_on_after(tmp_path: Path) -> None:
+    # A subscriber joining at 10:00:12 gets a full_state listing agent's two calls (the steps
+    # before it are those calls); one more response later steps the total by (7000, 60, 6000, 500).
+    folder = tmp_path / "v1_conversations" / SNAPSHOTS.name
+    shutil.copytree(SNAPSHOTS, folder)
+    full = next(json.loads(f.read_text()) for f in folder.iterdir() if json.loads(f.read_text()).get("key") == "full_state")
+    agent = {"model_name": "anthropic/claude-sonnet-4-5-20250929", "accumulated_cost": 0.02,
+             "accumulated_token_usage": token_usage("", 10300, 180, 4900, 5200) | {"per_turn_token": 5380},
+             "token_usages": [token_usage("chatcmpl-s1", 5000, 100, 0, 4900), token_usage("chatcmpl-s2", 5300, 80, 4900, 300)]}
+    late = {**full, "id": "0005eed0-0000-4000-8000-00000000aa01", "timestamp": "2026-03-02T10:00:12.000000",
+            "value": {**full["value"], "stats": {"usage_to_metrics": {"agent": agent}}}}
+    step = {"id": "0005eed0-0000-4000-8000-00000000aa02", "timestamp": "2026-03-02T10:00:30.000000", "source": "environment",
+            "key": "stats", "kind": "ConversationStateUpdateEvent", "value": {"usage_to_metrics": {"agent": {
+                "model_name": "anthropic/claude-sonnet-4-5-20250929", "accumulated_cost": 0.05,
+                "accumulated_token_usage": token_usage("", 17300, 240, 10900, 5700) | {"per_turn_token": 7060}}}}}
+    for event in (late, step):
+        (folder / (event["id"].replace("-", "") + ".json")).write_text(json.dumps(event, indent=2))
+    requests, summary = import_file(sorted(folder.iterdir())[0], FORMATS["openhands"], ImportContext())
+    # In time order: the listed calls at their actions (10:00:06, 10:00:11), not at the full_state.
+    assert [(r.lane, r.request_id, r.usage) for r in requests] == [
+        ("main", "chatcmpl-s1", Usage(cache_write_5m=4900, uncached=100, output=100)),
+        ("main", "chatcmpl-s2", Usage(cache_read=4900, cache_write_5m=300, uncached=100, output=80)),
+        ("condenser", None, Usage(cache_read=6000, cache_write_5m=1200, uncached=1800, output=800)),
+        ("main", None, Usage(cache_read=6000, cache_write_5m=500, uncached=500, output=60)),
+    ]
+    assert requests[3].prefix.parent == requests[1].prefix.node
+    assert any("agent: 2 from token_usages and 1 from stats updates" in n for n in summary.notes)
+
+
+def test_app_server_before_december_2025_named_by_time_and_kind(tmp_path: Path) -> None:
+    # To 2025-11 the app server kept v1/events/<conversation id>/<YYYYMMDDHHMMSS>_<kind>_<event id hex>,
+    # no extension (a folder walk does not list them: the first is named).
+    folder = tmp_path / "v1" / "events" / "3f1c0a9e-6b2d-4e57-8c41-9a0b7d2e5f13"
+    folder.mkdir(parents=True)
+    for file in SNAPSHOTS.iterdir():
+        event = json.loads(file.read_text())
+        stamp = datetime.fromisoformat(event["timestamp"]).strftime("%Y%m%d%H%M%S")
+        (folder / f"{stamp}_{event['kind']}_{event['id'].replace('-', '')}").write_text(file.read_text())
+    files = sorted(folder.iterdir())
+    assert all(FORMATS["openhands"].read_with(f, json.loads(f.read_text())) == files[0] for f in files[1:])
+    requests, _ = import_file(files[0], detect_format(files[0]), ImportContext())
+    assert [(r.lane, r.usage.cache_read) for r in requests] == [("main", 0), ("main", 4900), ("condenser", 6000)]
+
+
 def test_app_server_conversation_without_usage_says_where_it_looked(tmp_path: Path) -> None:
     folder = tmp_path / "v1_conversations" / SNAPSHOTS.name
     shutil.copytree(SNAPSHOTS, folder)

@@ -36,12 +36,16 @@ no ``base_state.json``: the agent server posts each event to it and it keeps one
 to each new subscriber: the state, its ``stats.usage_to_metrics`` with ``token_usages``) and a
 ``stats`` update after each LLM response (``usage_to_metrics``: from 2025-11-25 the full
 metrics, from 2025-12-04 a ``MetricsSnapshot`` per usage id, its ``accumulated_token_usage`` a
-running total). An LLM's calls are its ``token_usages`` (one per response id) where any update
-lists them, else the steps of its running total, each one call where the step's prompt and
-output tokens are the total's ``per_turn_token`` (the last call's); a step that is not (an
-update lost, totals restarted) is left out and said. Lanes as in 1.x; the folder's events, in
-time order, time the calls (a step is ready at its update, sent at the event before it). The
-folder's first event file (by name) reads them all; another yields no call and names it.
+running total). An LLM's calls are its ``token_usages`` (one per response id: a list is its
+whole history so far), then the steps of its running total after the last list, each one call
+where the step's prompt and output tokens are the total's ``per_turn_token`` (the last call's);
+a step that is not (an update lost, totals restarted) is left out and said. Lanes as in 1.x;
+the folder's events, in time order, time the calls (a listed one by the action naming its
+``llm_response_id``; a step is ready at its update, sent at the event before it), and the calls
+are read in time order. The folder's first event file (by name) reads them all; another yields
+no call and names it. The user's ``~/.openhands/`` (``OH_PERSISTENCE_DIR``) holds the app's
+``openhands.db``, ``settings.json``, keys, ``v1_conversations/`` (or ``v1/events/``), 0.x
+``sessions/`` and the CLI's 1.x ``conversations/``.
 
 OpenHands 0.x's app (its GUI and server) keeps a session in ``sessions/<id>/``: ``events/<n>.json``
 (one event a file, numbered from 0: the stream, whose actions carry their ``model_response``),
@@ -514,12 +518,16 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
     listed: dict[str, dict[str, _Call]] = {}  # usage id -> (response id or #index) -> call, from token_usages
     stepped: dict[str, list[_Call]] = {}  # usage id -> calls from its running totals' steps
     totals: dict[str, tuple[int, ...]] = {}
+    listed_at: dict[str, int] = {}  # usage id -> the place of the last update listing its token_usages
     models: dict[str, str] = {}
     timeline: list[tuple[int, str, str | None]] = []
     updates = spanned = 0
     previous: int | None = None
+    stamps: dict[int, int] = {}  # an event's place -> its time
     for n, (_, where, value) in enumerate(events, start=1):
         when = _time_or_none(value, where)
+        if when is not None:
+            stamps[n] = when
         rid = value.get("llm_response_id")
         if when is not None and value["kind"] != _STATE_UPDATE:
             # A state update is no step of the conversation: it times no call's sending.
@@ -552,10 +560,16 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
                         listed[usage_id][key] = _Call(n, usage_id, _token_usage(item, at), model,
                                                       None if key.startswith("#") else key, None, None)
                 total = metrics.get("accumulated_token_usage")
-                if items is None and isinstance(total, dict):
+                at = f"{where}: {usage_id}.accumulated_token_usage"
+                if items is not None:
+                    # The LLM's whole history so far: the steps before it are among its calls, and
+                    # its running total goes on from here.
+                    listed_at[usage_id] = n
+                    totals[usage_id] = (tuple(count(total.get(k), at, k) for k in _TOTALS) if isinstance(total, dict) else
+                                        tuple(sum(count(i.get(k), where, k) for i in items) for k in _TOTALS))
+                elif isinstance(total, dict):
                     # A MetricsSnapshot (the stats updates since 2025-12): a running total, one
                     # update after each response; its step from the previous one is that call.
-                    at = f"{where}: {usage_id}.accumulated_token_usage"
                     now = tuple(count(total.get(k), at, k) for k in _TOTALS)
                     before = totals.get(usage_id, (0,) * len(_TOTALS))
                     totals[usage_id] = now
@@ -585,10 +599,12 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
         base_url = (llm if usage_id == main_id else condenser_llm if usage_id == condenser_id else {}).get("base_url")
         if isinstance(base_url, str) and base_url:
             servers[lane] = base_url
-        own = list(listed[usage_id].values()) if listed.get(usage_id) else stepped.get(usage_id, [])
+        from_list = list(listed.get(usage_id, {}).values())
+        from_steps = [call for call in stepped.get(usage_id, ()) if call.line > listed_at.get(usage_id, 0)]
         calls.extend(replace(call, lane=lane, model=str(call.model if call.model != "unknown" else llm.get("model") or "unknown"))
-                     for call in own)
-        per_llm.append(f"{usage_id}: {len(own)} from {'token_usages' if listed.get(usage_id) else 'stats updates'}")
+                     for call in from_list + from_steps)
+        per_llm.append(f"{usage_id}: " + " and ".join(f"{len(part)} from {source}" for part, source in
+                                                      ((from_list, "token_usages"), (from_steps, "stats updates")) if part))
     calls.sort(key=lambda c: c.line)
     where_looked = (f"{len(events)} event file(s), {updates} of them state updates with stats (ConversationStateUpdateEvent "
                     "full_state: stats.usage_to_metrics token_usages; stats: accumulated_token_usage)")
@@ -597,10 +613,12 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
                 "none holds a call's tokens (the app's openhands.db, conversation_metadata, keeps only totals)")
         return [], FileSummary(name, NAME, 0, (), (note,))
     timed = _time_calls(timeline, calls)
+    # In time order: a call listed by a late full_state at its response, not at that update.
+    calls.sort(key=lambda c: (c.ready_ms if c.ready_ms is not None else stamps.get(c.line, 0), c.line))
     out, summary = _requests(name, calls, servers, kinds)
     notes = [*summary.notes, f"an OpenHands V1 app-server conversation: its {where_looked} read in time order; one call per "
-             f"TokenUsage, else per step of a running total ({', '.join(per_llm)}); a call's line is its state update's "
-             f"place in time order; {timed} of {len(calls)} call(s) timed"]
+             f"TokenUsage, and per step of a running total after the last list ({', '.join(per_llm)}); a call's line is the "
+             f"place in time order of the state update it was read from; {timed} of {len(calls)} call(s) timed"]
     if spanned:
         notes.append(f"{spanned} step(s) of a running total not one call (totals restarted, or several calls between "
                      "two updates): not read")
