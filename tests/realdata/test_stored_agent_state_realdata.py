@@ -13,6 +13,12 @@ each; never copied into this project, each test skips without it):
   (``.pr/event-json-to-openai-messages/cd94562403b9487ebdd4018e3f531dfd/conversations/...``,
   commit ``4f4c68c16716c592abffc3e34da00428584145fe``, removed the next day). From ``PREFIXBENCH_AGENT_SDK_REPO`` (default the
   workplace's mirror);
+* an OpenHands V1 app server's state folder (``openhands-state/``: ``openhands.db`` and
+  ``v1_conversations/<id>/<event>.json``, 14 events of 2026-04-02, ``openai/director`` through a
+  local proxy) that github.com/QuestNerd/pwagent committed (commit
+  ``c329e9d59537fb92aa74ce73e2ac549bd121567f``): its state updates hold no usage (the proxy
+  reported none), which the audit says. From ``PREFIXBENCH_PWAGENT_REPO`` (default the
+  workplace's mirror);
 * Qwen Code home folders (``.qwen/``) four repositories committed, of which only the sessions
   (``projects/*/chats/*.jsonl``) are read, all on ``coder-model`` through Qwen's OAuth:
   github.com/Haniaimraxn/TODO-LIST (``f2a4071a05a708f4c3dfc8849daf14e93d0e0306``, Qwen Code
@@ -61,6 +67,8 @@ from pathlib import Path
 
 import pytest
 from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
 from tests.realdata.mirrors import file_at, files_at
 
 STUNNING_MEMORY = Path(os.environ.get("PREFIXBENCH_STUNNING_MEMORY_REPO", "/work/.mirror/suhd550-dev+stunning-memory/repo"))
@@ -69,6 +77,8 @@ RACOMPOSPRO = Path(os.environ.get("PREFIXBENCH_RACOMPOSPRO_REPO", "/work/.mirror
 RACOMPOSPRO_COMMIT = "b551956377bd441ce70a3024272e1f199f4b5763"
 AGENT_SDK = Path(os.environ.get("PREFIXBENCH_AGENT_SDK_REPO", "/work/.mirror/OpenHands+software-agent-sdk/repo"))
 AGENT_SDK_COMMIT = "4f4c68c16716c592abffc3e34da00428584145fe"
+PWAGENT = Path(os.environ.get("PREFIXBENCH_PWAGENT_REPO", "/work/.mirror/QuestNerd+pwagent/repo"))
+PWAGENT_COMMIT = "c329e9d59537fb92aa74ce73e2ac549bd121567f"
 #: Qwen Code homes: env variable -> (repository, commit, sessions, assistant records with usage,
 #: calls in the telemetry, failed calls, the audit's uncached input, output and read, and its
 #: calls predicted within 3% (and of them exactly).
@@ -168,6 +178,30 @@ def test_openhands_v1_conversation_counts_its_token_usages_and_times_them_from_i
     assert all(r.timestamp for r in result.rows)
     assert [r.reported_cache_read for r in result.rows] == [0, 3_712, 3_840]
     assert [r.predicted_cache_read for r in result.rows] == [0, 3_712, 3_840]
+
+
+def test_openhands_app_server_folder_without_usage_says_where_it_looked(tmp_path: Path) -> None:
+    listed = files_at(PWAGENT, PWAGENT_COMMIT, "github.com/QuestNerd/pwagent", "PREFIXBENCH_PWAGENT_REPO")
+    names = [p for p in listed if p.startswith("openhands-state/v1_conversations/")]
+    for name in names:
+        out = tmp_path / name
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(file_at(PWAGENT, PWAGENT_COMMIT, name, "github.com/QuestNerd/pwagent", "PREFIXBENCH_PWAGENT_REPO"))
+    assert len(names) == 14
+    events = [json.loads((tmp_path / n).read_text()) for n in names]
+    # Its full_state's stats are empty and it has no stats update: the proxy reported no usage.
+    full = [e for e in events if e.get("key") == "full_state"]
+    assert len(full) == 1 and full[0]["value"]["stats"] == {"usage_to_metrics": {}}
+    assert not [e for e in events if e.get("key") == "stats"]
+    assert sum(1 for e in events if e.get("llm_response_id")) == 4
+    folder = tmp_path / "openhands-state" / "v1_conversations"
+    (conversation,) = folder.iterdir()
+    first = sorted(conversation.iterdir())[0]
+    assert all(detect_format(conversation / n.rsplit("/", 1)[1]).name == "openhands" for n in names)
+    requests, summary = import_file(first, FORMATS["openhands"], ImportContext())
+    assert requests == []
+    assert ("an OpenHands V1 app-server conversation with no per-call usage: looked in its 14 event file(s), "
+            "1 of them state updates with stats") in summary.notes[0]
 
 
 def _qwen_home(env: str, tmp_path: Path) -> list[dict]:

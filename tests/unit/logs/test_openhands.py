@@ -430,3 +430,154 @@ def test_v0_damaged_sessions_end_cleanly(tmp_path: Path) -> None:
     case()
     tally.report()
     assert tally.outcomes["crash"] == 0
+
+
+# --- OpenHands V1 app server: v1_conversations/<conversation id hex>/<event id hex>.json, one
+# event a file, the usage in its ConversationStateUpdateEvents. Written here from the app server's
+# EventServiceBase / webhook_router (openhands/app_server/event/event_service_base.py,
+# event_callback/webhook_router.py) and the SDK's ConversationStateUpdateEvent, ConversationStats
+# and MetricsSnapshot (openhands-sdk/openhands/sdk/event/conversation_state.py,
+# conversation/conversation_stats.py, llm/utils/metrics.py).
+APP = Path(__file__).parent / "fixtures" / "openhands-app" / "v1_conversations"
+SNAPSHOTS = APP / "3f1c0a9e6b2d4e578c419a0b7d2e5f13"  # stats updates as MetricsSnapshot (SDK from 2025-12-04)
+FULL = APP / "9b7e2c4d1a3f4e6b8d0c2e4f6a8b0c1d"  # stats updates with token_usages (2025-11-25 to 12-04), a late full_state
+
+
+def test_app_server_event_files_are_openhands_read_with_the_folders_first() -> None:
+    for folder in (SNAPSHOTS, FULL):
+        files = sorted(folder.iterdir())
+        assert all(detect_format(f).name == "openhands" for f in files)
+        read_with = FORMATS["openhands"].read_with
+        assert read_with(files[0], json.loads(files[0].read_text())) is None
+        assert all(read_with(f, json.loads(f.read_text())) == files[0] for f in files[1:])
+        requests, summary = import_file(files[1], FORMATS["openhands"], ImportContext())
+        assert requests == [] and f"read with {files[0]}" in summary.notes[0]
+
+
+def test_app_server_snapshot_steps_are_the_calls_with_the_hand_sums() -> None:
+    # Running totals of agent: (5000, 100, 0, 4900) then (10300, 180, 4900, 5200): two calls,
+    # (5000, 100, 0, 4900) and (5300, 80, 4900, 300); condenser: one call (9000, 800, 6000, 1200).
+    # A repeated total is no call. LiteLLM's prompt_tokens holds reads and writes.
+    result = run_audit([SNAPSHOTS])
+    t = result.totals
+    assert t.requests == 3
+    assert t.cache_read == 0 + 4900 + 6000 == 10900
+    assert t.cache_write == 4900 + 300 + 1200 == 6400
+    assert t.input == (5000 - 0 - 4900) + (5300 - 4900 - 300) + (9000 - 6000 - 1200) == 2000
+    assert t.output == 100 + 80 + 800 == 980
+    first = sorted(SNAPSHOTS.iterdir())[0]
+    requests, summary = import_file(first, detect_format(first), ImportContext())
+    def ms(clock: str) -> int:
+        return int(datetime.fromisoformat(f"2026-03-02T{clock}+00:00").timestamp() * 1000)
+
+    # A call is ready at its stats update and sent at the conversation's event before it.
+    assert [(r.lane, r.lane_kind, r.sent_ms, r.ready_ms) for r in requests] == [
+        ("main", "main", ms("10:00:01"), ms("10:00:05.990")),
+        ("main", "main", ms("10:00:07"), ms("10:00:10.990")),
+        ("condenser", "compaction", ms("10:00:15"), ms("10:00:19.990")),
+    ]
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert any("agent: 2 from stats updates, condenser: 1 from stats updates" in n for n in summary.notes)
+
+
+def test_app_server_token_usages_each_response_once_timed_by_its_action() -> None:
+    # f1 (6000, 50, 0, 5900) and f2 (6400, 70, 5900, 400), each in two stats updates and a late full_state.
+    first = sorted(FULL.iterdir())[0]
+    requests, _ = import_file(first, detect_format(first), ImportContext())
+    assert [(r.request_id, r.usage) for r in requests] == [
+        ("chatcmpl-f1", Usage(cache_write_5m=5900, uncached=100, output=50)),
+        ("chatcmpl-f2", Usage(cache_read=5900, cache_write_5m=400, uncached=100, output=70)),
+    ]
+    ms = int(datetime.fromisoformat("2025-11-30T08:00:09+00:00").timestamp() * 1000)
+    assert (requests[1].sent_ms, requests[1].ready_ms) == (ms - 4000, ms)
+
+
+def test_app_server_a_late_full_state_lists_the_calls_before_it_and_steps_go_on_after(tmp_path: Path) -> None:
+    # A subscriber joining at 10:00:12 gets a full_state listing agent's two calls (the steps
+    # before it are those calls); one more response later steps the total by (7000, 60, 6000, 500).
+    folder = tmp_path / "v1_conversations" / SNAPSHOTS.name
+    shutil.copytree(SNAPSHOTS, folder)
+    full = next(json.loads(f.read_text()) for f in folder.iterdir() if json.loads(f.read_text()).get("key") == "full_state")
+    agent = {"model_name": "anthropic/claude-sonnet-4-5-20250929", "accumulated_cost": 0.02,
+             "accumulated_token_usage": token_usage("", 10300, 180, 4900, 5200) | {"per_turn_token": 5380},
+             "token_usages": [token_usage("chatcmpl-s1", 5000, 100, 0, 4900), token_usage("chatcmpl-s2", 5300, 80, 4900, 300)]}
+    late = {**full, "id": "0005eed0-0000-4000-8000-00000000aa01", "timestamp": "2026-03-02T10:00:12.000000",
+            "value": {**full["value"], "stats": {"usage_to_metrics": {"agent": agent}}}}
+    step = {"id": "0005eed0-0000-4000-8000-00000000aa02", "timestamp": "2026-03-02T10:00:30.000000", "source": "environment",
+            "key": "stats", "kind": "ConversationStateUpdateEvent", "value": {"usage_to_metrics": {"agent": {
+                "model_name": "anthropic/claude-sonnet-4-5-20250929", "accumulated_cost": 0.05,
+                "accumulated_token_usage": token_usage("", 17300, 240, 10900, 5700) | {"per_turn_token": 7060}}}}}
+    for event in (late, step):
+        (folder / (event["id"].replace("-", "") + ".json")).write_text(json.dumps(event, indent=2))
+    requests, summary = import_file(sorted(folder.iterdir())[0], FORMATS["openhands"], ImportContext())
+    # In time order: the listed calls at their actions (10:00:06, 10:00:11), not at the full_state.
+    assert [(r.lane, r.request_id, r.usage) for r in requests] == [
+        ("main", "chatcmpl-s1", Usage(cache_write_5m=4900, uncached=100, output=100)),
+        ("main", "chatcmpl-s2", Usage(cache_read=4900, cache_write_5m=300, uncached=100, output=80)),
+        ("condenser", None, Usage(cache_read=6000, cache_write_5m=1200, uncached=1800, output=800)),
+        ("main", None, Usage(cache_read=6000, cache_write_5m=500, uncached=500, output=60)),
+    ]
+    assert requests[3].prefix.parent == requests[1].prefix.node
+    assert any("agent: 2 from token_usages and 1 from stats updates" in n for n in summary.notes)
+
+
+def test_app_server_before_december_2025_named_by_time_and_kind(tmp_path: Path) -> None:
+    # To 2025-11 the app server kept v1/events/<conversation id>/<YYYYMMDDHHMMSS>_<kind>_<event id hex>,
+    # no extension (a folder walk does not list them: the first is named).
+    folder = tmp_path / "v1" / "events" / "3f1c0a9e-6b2d-4e57-8c41-9a0b7d2e5f13"
+    folder.mkdir(parents=True)
+    for file in SNAPSHOTS.iterdir():
+        event = json.loads(file.read_text())
+        stamp = datetime.fromisoformat(event["timestamp"]).strftime("%Y%m%d%H%M%S")
+        (folder / f"{stamp}_{event['kind']}_{event['id'].replace('-', '')}").write_text(file.read_text())
+    files = sorted(folder.iterdir())
+    assert all(FORMATS["openhands"].read_with(f, json.loads(f.read_text())) == files[0] for f in files[1:])
+    requests, _ = import_file(files[0], detect_format(files[0]), ImportContext())
+    assert [(r.lane, r.usage.cache_read) for r in requests] == [("main", 0), ("main", 4900), ("condenser", 6000)]
+
+
+def test_app_server_conversation_without_usage_says_where_it_looked(tmp_path: Path) -> None:
+    folder = tmp_path / "v1_conversations" / SNAPSHOTS.name
+    shutil.copytree(SNAPSHOTS, folder)
+    for file in folder.iterdir():
+        if json.loads(file.read_text()).get("key") == "stats":
+            file.unlink()
+    requests, summary = import_file(sorted(folder.iterdir())[0], FORMATS["openhands"], ImportContext())
+    assert requests == [] and "no per-call usage" in summary.notes[0] and "ConversationStateUpdateEvent" in summary.notes[0]
+    assert "base_state.json" not in summary.notes[0]
+
+
+def test_app_server_a_step_of_several_calls_is_not_one_call(tmp_path: Path) -> None:
+    # The second update is lost: the step from 0 to the second total spans two calls (its
+    # per_turn_token, the last call's prompt + output, is not the step's): not read, said.
+    folder = tmp_path / SNAPSHOTS.name
+    shutil.copytree(SNAPSHOTS, folder)
+    for file in folder.iterdir():
+        if json.loads(file.read_text()).get("timestamp") == "2026-03-02T10:00:05.990000":
+            file.unlink()
+    requests, summary = import_file(sorted(folder.iterdir())[0], FORMATS["openhands"], ImportContext())
+    assert [r.lane for r in requests] == ["condenser"]
+    assert any("1 step(s) of a running total not one call" in n for n in summary.notes)
+
+
+def test_app_server_damaged_conversations_end_cleanly(tmp_path: Path) -> None:
+    """An app-server conversation whose event files are edited, foreign or broken: one line and
+    exit 2, or a reading; never a traceback."""
+    files = {f.name: json.loads(f.read_text()) for f in sorted(SNAPSHOTS.iterdir()) + sorted(FULL.iterdir())}
+    tally = Tally("openhands V1 app server", bound_s=20)
+
+    @fuzz_settings(25)
+    @given(name=st.sampled_from(sorted(files)), data=st.data())
+    def case(name: str, data: st.DataObject) -> None:
+        source = SNAPSHOTS if (SNAPSHOTS / name).exists() else FULL
+        raw = data.draw(st.one_of(st.sampled_from(NASTY_TOKENS), edited(st.just(files[name]), max_edits=4).map(to_json_line),
+                                  mutated((source / name).read_bytes())))
+        folder = tmp_path / "v1_conversations" / source.name
+        shutil.rmtree(folder.parent, ignore_errors=True)
+        shutil.copytree(source, folder)
+        (folder / name).write_bytes(raw)
+        tally.check(["audit", str(folder.parent), "--quiet"])
+
+    case()
+    tally.report()
+    assert tally.outcomes["crash"] == 0

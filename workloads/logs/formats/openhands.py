@@ -27,6 +27,26 @@ The events beside the state time the calls (the first event naming a call's
 ``llm_response_id``) and mark condensations. An event file beside such a state is read with it;
 alone, it yields no call.
 
+OpenHands V1's app server (the GUI and server on the software-agent-sdk, October 2025 on) keeps
+no ``base_state.json``: the agent server posts each event to it and it keeps one a file,
+``[<user id>/]v1_conversations/<conversation id hex>/<event id hex>.json`` (to November 2025
+``v1/events/<conversation id>/<YYYYMMDDHHMMSS>_<kind>_<event id hex>``), beside its
+``openhands.db`` (``conversation_metadata``: the conversation's totals only). The usage is in the
+``ConversationStateUpdateEvent`` events (``key``, ``value``) of that folder: a ``full_state`` (sent
+to each new subscriber: the state, its ``stats.usage_to_metrics`` with ``token_usages``) and a
+``stats`` update after each LLM response (``usage_to_metrics``: from 2025-11-25 the full
+metrics, from 2025-12-04 a ``MetricsSnapshot`` per usage id, its ``accumulated_token_usage`` a
+running total). An LLM's calls are its ``token_usages`` (one per response id: a list is its
+whole history so far), then the steps of its running total after the last list, each one call
+where the step's prompt and output tokens are the total's ``per_turn_token`` (the last call's);
+a step that is not (an update lost, totals restarted) is left out and said. Lanes as in 1.x;
+the folder's events, in time order, time the calls (a listed one by the action naming its
+``llm_response_id``; a step is ready at its update, sent at the event before it), and the calls
+are read in time order. The folder's first event file (by name) reads them all; another yields
+no call and names it. The user's ``~/.openhands/`` (``OH_PERSISTENCE_DIR``) holds the app's
+``openhands.db``, ``settings.json``, keys, ``v1_conversations/`` (or ``v1/events/``), 0.x
+``sessions/`` and the CLI's 1.x ``conversations/``.
+
 OpenHands 0.x's app (its GUI and server) keeps a session in ``sessions/<id>/``: ``events/<n>.json``
 (one event a file, numbered from 0: the stream, whose actions carry their ``model_response``),
 ``event_cache/<start>-<end>.json`` (pages of the same events, a JSON array each),
@@ -174,10 +194,53 @@ def session_lead_of(path: Path, value: dict) -> Path | None:
     return None
 
 
+#: OpenHands V1's app server keeps a conversation's events, one a file, in one folder: from
+#: 2025-12 ``v1_conversations/<conversation id hex>/<event id hex>.json``, before that
+#: ``v1/events/<conversation id>/<YYYYMMDDHHMMSS>_<kind>_<event id hex>`` (no extension).
+_APP_EVENT_FILE = re.compile(r"(?:[0-9]{14}_[A-Za-z]+_)?[0-9a-f]{32}(?:\.json)?")
+_CONVERSATION_DIR = re.compile(r"[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_STATE_UPDATE = "ConversationStateUpdateEvent"
+
+
+@lru_cache(maxsize=64)
+def _app_files(folder: str, stamp: int) -> tuple[str, ...]:
+    """The event files of an app-server conversation folder, by name; ``stamp`` (the folder's
+    mtime) keys the cache."""
+    try:
+        names = [entry.name for entry in os.scandir(folder) if entry.is_file() and _APP_EVENT_FILE.fullmatch(entry.name)]
+    except OSError:
+        return ()
+    return tuple(sorted(names))
+
+
+def _app_events(folder: Path) -> tuple[str, ...]:
+    try:
+        stamp = folder.stat().st_mtime_ns
+    except OSError:
+        return ()
+    return _app_files(str(folder), stamp)
+
+
+def _is_app_event(path: Path, value: dict) -> bool:
+    """Whether ``path`` holding ``value`` is an event file of a V1 app-server conversation folder."""
+    return (_is_sdk_event(value) and path.parent.name != EVENTS_DIR and _APP_EVENT_FILE.fullmatch(path.name) is not None
+            and _CONVERSATION_DIR.fullmatch(path.parent.name) is not None)
+
+
+def app_lead_of(path: Path, value: dict) -> Path | None:
+    """The file a V1 app-server event file is read with: the first event file (by name) of its
+    conversation folder (None: it is that file, or not such a file)."""
+    if not _is_app_event(path, value):
+        return None
+    files = _app_events(path.parent)
+    return path.parent / files[0] if files and files[0] != path.name else None
+
+
 def read_with(path: Path, value: dict) -> Path | None:
-    """The file this one is read with: a 1.x event file's ``base_state.json``, or a 0.x session
-    file's first event file (None: it is read on its own)."""
-    return state_file_of(path, value) or session_lead_of(path, value)
+    """The file this one is read with: a 1.x event file's ``base_state.json``, a 0.x session
+    file's first event file, or a V1 app-server event file's first one (None: it is read on its
+    own)."""
+    return state_file_of(path, value) or session_lead_of(path, value) or app_lead_of(path, value)
 
 
 def _is_session_file(path: Path, value: object) -> bool:
@@ -290,6 +353,13 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         note = (f"an OpenHands 0.x session file read with {lead}, the first event file of its session, which reads "
                 "them all as one stream: audit the session folder or that file")
         return [], FileSummary(name, NAME, 0, (), (note,))
+    if isinstance(head.value, dict) and _is_app_event(path, head.value):
+        lead = app_lead_of(path, head.value)
+        if lead is not None:
+            note = (f"an OpenHands V1 app-server event file read with {lead}, the first event file of its conversation "
+                    "folder, which reads them all: audit the folder or that file")
+            return [], FileSummary(name, NAME, 0, (), (note,))
+        return _read_app_conversation(path, head, found)
     session = _is_session_file(path, head.value)
     files: set[str] = set()
     for source, record in _stream(path, head, found):
@@ -427,6 +497,137 @@ def _read_state(path: Path, record: Record) -> tuple[list[TraceRequest], FileSum
     return out, FileSummary(summary.file, summary.format, summary.requests, summary.skipped, tuple(notes))
 
 
+_TOTALS = ("prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> tuple[list[TraceRequest], FileSummary]:
+    """An OpenHands V1 app-server conversation folder, read from its first event file: every
+    event file of the folder in time order, the calls from its state update events (see the
+    module doc)."""
+    name = str(path)
+    records = [(str(path), record) for record in (head, *rest)]
+    for other in _app_events(path.parent)[1:]:
+        file = path.parent / other
+        records.extend((str(file), record) for record in objects(file, iter_records(file), " (an OpenHands event)"))
+    events: list[tuple[str, str, dict]] = []  # (timestamp, where, event)
+    for source, record in records:
+        where = f"{source}:{record.line}"
+        value: dict = record.value  # type: ignore[assignment]
+        if not _is_sdk_event(value):
+            raise UserError(f"{where}: not an OpenHands V1 event (kind, id, timestamp and source)")
+        events.append((value["timestamp"], where, value))
+    events.sort(key=lambda e: (e[0], e[1]))  # as the app server lists them: by timestamp
+    agent: dict = {}
+    listed: dict[str, dict[str, _Call]] = {}  # usage id -> (response id or #index) -> call, from token_usages
+    stepped: dict[str, list[_Call]] = {}  # usage id -> calls from its running totals' steps
+    totals: dict[str, tuple[int, ...]] = {}
+    listed_at: dict[str, int] = {}  # usage id -> the place of the last update listing its token_usages
+    models: dict[str, str] = {}
+    timeline: list[tuple[int, str, str | None]] = []
+    updates = spanned = 0
+    previous: int | None = None
+    stamps: dict[int, int] = {}  # an event's place -> its time
+    for n, (_, where, value) in enumerate(events, start=1):
+        when = _time_or_none(value, where)
+        if when is not None:
+            stamps[n] = when
+        rid = value.get("llm_response_id")
+        if when is not None and value["kind"] != _STATE_UPDATE:
+            # A state update is no step of the conversation: it times no call's sending.
+            timeline.append((when, str(value["kind"]), rid if isinstance(rid, str) and rid else None))
+        if value["kind"] == _STATE_UPDATE:
+            update = value.get("value")
+            stats = None
+            if value.get("key") == "full_state" and isinstance(update, dict):
+                updates += 1
+                agent = as_dict(update.get("agent")) or agent
+                stats = _usage_map(update)
+            elif value.get("key") == "stats":
+                updates += 1
+                stats = _usage_map({"stats": update})
+            for usage_id, metrics in (stats or {}).items():
+                usage_id = str(usage_id)
+                if isinstance(metrics.get("model_name"), str):
+                    models[usage_id] = metrics["model_name"]
+                items = metrics.get("token_usages")
+                if items is not None and not isinstance(items, list):
+                    raise UserError(f"{where}: stats {usage_id}.token_usages is not a list")
+                for idx, item in enumerate(items or ()):
+                    at = f"{where}: {usage_id}.token_usages[{idx}]"
+                    if not isinstance(item, dict):
+                        raise UserError(f"{at}: not an object")
+                    key = item.get("response_id")
+                    key = key if isinstance(key, str) and key and key != "unknown" else f"#{idx}"
+                    if key not in listed.setdefault(usage_id, {}):
+                        model = str(item.get("model") or models.get(usage_id) or "unknown")
+                        listed[usage_id][key] = _Call(n, usage_id, _token_usage(item, at), model,
+                                                      None if key.startswith("#") else key, None, None)
+                total = metrics.get("accumulated_token_usage")
+                at = f"{where}: {usage_id}.accumulated_token_usage"
+                if items is not None:
+                    # The LLM's whole history so far: the steps before it are among its calls, and
+                    # its running total goes on from here.
+                    listed_at[usage_id] = n
+                    totals[usage_id] = (tuple(count(total.get(k), at, k) for k in _TOTALS) if isinstance(total, dict) else
+                                        tuple(sum(count(i.get(k), where, k) for i in items) for k in _TOTALS))
+                elif isinstance(total, dict):
+                    # A MetricsSnapshot (the stats updates since 2025-12): a running total, one
+                    # update after each response; its step from the previous one is that call.
+                    now = tuple(count(total.get(k), at, k) for k in _TOTALS)
+                    before = totals.get(usage_id, (0,) * len(_TOTALS))
+                    totals[usage_id] = now
+                    step = [a - b for a, b in zip(now, before)]
+                    if not any(step):
+                        continue
+                    turn = total.get("per_turn_token")
+                    if min(step) < 0 or (isinstance(turn, int) and turn != step[0] + step[1]):
+                        spanned += 1  # totals restarted, or a step of several calls: not one call
+                        continue
+                    item = dict(zip(_TOTALS, step))
+                    model = str(total.get("model") or models.get(usage_id) or "unknown")
+                    stepped.setdefault(usage_id, []).append(_Call(n, usage_id, _token_usage(item, at), model, None, previous, when))
+        if when is not None and value["kind"] != _STATE_UPDATE:
+            previous = when
+    llm = as_dict(agent.get("llm"))
+    main_id = str(llm.get("usage_id") or "agent")
+    condenser_llm = as_dict(as_dict(agent.get("condenser")).get("llm"))
+    condenser_id = str(condenser_llm.get("usage_id") or "condenser")
+    calls: list[_Call] = []
+    servers: dict[str, str] = {}
+    kinds: dict[str, LaneKind] = {}
+    per_llm: list[str] = []
+    for usage_id in sorted(set(listed) | set(stepped), key=lambda u: (u != main_id, u)):
+        lane = "main" if usage_id == main_id else usage_id
+        kinds[lane] = "main" if lane == "main" else "compaction" if usage_id == condenser_id else "side"
+        base_url = (llm if usage_id == main_id else condenser_llm if usage_id == condenser_id else {}).get("base_url")
+        if isinstance(base_url, str) and base_url:
+            servers[lane] = base_url
+        from_list = list(listed.get(usage_id, {}).values())
+        from_steps = [call for call in stepped.get(usage_id, ()) if call.line > listed_at.get(usage_id, 0)]
+        calls.extend(replace(call, lane=lane, model=str(call.model if call.model != "unknown" else llm.get("model") or "unknown"))
+                     for call in from_list + from_steps)
+        per_llm.append(f"{usage_id}: " + " and ".join(f"{len(part)} from {source}" for part, source in
+                                                      ((from_list, "token_usages"), (from_steps, "stats updates")) if part))
+    calls.sort(key=lambda c: c.line)
+    where_looked = (f"{len(events)} event file(s), {updates} of them state updates with stats (ConversationStateUpdateEvent "
+                    "full_state: stats.usage_to_metrics token_usages; stats: accumulated_token_usage)")
+    if not calls:
+        note = (f"an OpenHands V1 app-server conversation with no per-call usage: looked in its {where_looked}, "
+                "none holds a call's tokens (the app's openhands.db, conversation_metadata, keeps only totals)")
+        return [], FileSummary(name, NAME, 0, (), (note,))
+    timed = _time_calls(timeline, calls)
+    # In time order: a call listed by a late full_state at its response, not at that update.
+    calls.sort(key=lambda c: (c.ready_ms if c.ready_ms is not None else stamps.get(c.line, 0), c.line))
+    out, summary = _requests(name, calls, servers, kinds)
+    notes = [*summary.notes, f"an OpenHands V1 app-server conversation: its {where_looked} read in time order; one call per "
+             f"TokenUsage, and per step of a running total after the last list ({', '.join(per_llm)}); a call's line is the "
+             f"place in time order of the state update it was read from; {timed} of {len(calls)} call(s) timed"]
+    if spanned:
+        notes.append(f"{spanned} step(s) of a running total not one call (totals restarted, or several calls between "
+                     "two updates): not read")
+    return out, FileSummary(summary.file, summary.format, summary.requests, summary.skipped, tuple(notes))
+
+
 def _timeline(events_dir: Path, calls: list[_Call]) -> int | None:
     """Time the calls of a 1.x conversation from its event files: a call is ready when the first
     event naming its ``llm_response_id`` was written and sent at the event before that one; a
@@ -445,6 +646,13 @@ def _timeline(events_dir: Path, calls: list[_Call]) -> int | None:
             continue
         rid = event.get("llm_response_id")
         timeline.append((when, str(event.get("kind")), rid if isinstance(rid, str) and rid else None))
+    return _time_calls(timeline, calls)
+
+
+def _time_calls(timeline: list[tuple[int, str, str | None]], calls: list[_Call]) -> int:
+    """Time ``calls`` (in place) from a conversation's events, (time, kind, llm_response_id) in
+    order, as :func:`_timeline` says; a call already timed keeps its times. Returns how many calls
+    are timed."""
     first: dict[str, tuple[int, int | None]] = {}  # response id -> (ready, sent)
     for n, (when, _, rid) in enumerate(timeline):
         if rid is not None and rid not in first:
@@ -454,6 +662,8 @@ def _timeline(events_dir: Path, calls: list[_Call]) -> int | None:
     last_ready: dict[str, int] = {}
     for n, call in enumerate(calls):
         found = first.get(call.response_id or "")
+        if found is None and call.ready_ms is not None:
+            found = (call.ready_ms, call.sent_ms)
         if found is None:
             continue
         timed += 1
@@ -518,7 +728,7 @@ FORMAT = LogFormat(
     name=NAME,
     noun="OpenHands event stream",
     nouns="OpenHands event streams",
-    description="OpenHands event streams (saved trajectories, events one a line), evaluation output.jsonl lines and 1.x conversation folders (base_state.json), with per-call usage",
+    description="OpenHands event streams (saved trajectories, events one a line), evaluation output.jsonl lines, 1.x conversation folders (base_state.json) and V1 app-server conversations (v1_conversations/<id>/), with per-call usage",
     detect=detect,
     read=read,
     usage="by-endpoint",
@@ -533,5 +743,7 @@ FORMAT = LogFormat(
         "events/event-*.json read with it",
         "OpenHands 0.x app sessions: sessions/<id>/events/<n>.json, one event a file, read as one stream by the first; "
         "event_cache/ pages read with it",
+        "OpenHands V1 app server: v1_conversations/<id>/<event>.json (before 2025-12: v1/events/<id>/<time>_<kind>_<event>), "
+        "the usage in its ConversationStateUpdateEvents (full_state and stats: token_usages, or MetricsSnapshot running totals)",
     ),
 )
