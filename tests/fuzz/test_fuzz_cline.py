@@ -328,7 +328,7 @@ def test_handler_readings_end_cleanly_and_never_write_a_miss(importer_examples):
 
 #: Models Roo Code's and Kilo Code's environment details may name: providers that bill writes,
 #: one that counts a miss, and none.
-_PROTOCOL_MODELS = st.sampled_from(["claude-sonnet-4-20250514", "anthropic/claude-sonnet-4.5", "deepseek-chat",
+_PROTOCOL_MODELS = st.sampled_from(["claude-sonnet-4-20250514", "anthropic/claude-sonnet-4.5", "deepseek-chat", "moonshotai/kimi-k2-instruct",
                                     "gpt-4.1", "google/gemini-2.5-pro", "x"])
 
 

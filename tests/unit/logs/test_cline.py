@@ -1148,3 +1148,29 @@ def test_cline_openrouter_generation_endpoint_reported_no_cache_told_from_the_co
     assert [r.usage for r in requests] == [Usage(uncached=8000, output=120, cache_reported=False),
                                            Usage(uncached=8600, output=90, cache_reported=False)]
     assert any(n.startswith("usage of openrouter (anthropic/claude-3.7-sonnet): cache not reported") for n in summary.notes)
+
+
+def test_kilo_groq_kimi_tokens_in_leaves_out_the_reads_told_from_the_prices_its_costs_fit(tmp_path: Path) -> None:
+    # groq.ts (Kilo Code 4.85-4.95, Kimi K2's caching): inputTokens prompt_tokens less
+    # cached_tokens, cost calculateApiCostOpenAI of the whole prompt_tokens at Groq's prices. No
+    # price is listed here for Groq's Kimi K2; the five costs fit $1 input, $0.50 read, $3 output
+    # with tokensIn the uncached part, and only a read price of $1.50 (above the input's) else.
+    requests, notes, _ = _read("kilo-groq-kimi")
+    assert [(r.usage.cache_read, r.usage.uncached) for r in requests] == [
+        (0, 6000), (5632, 8368), (13312, 13688), (23552, 24448), (35840, 39160)]
+    assert [r.usage.prompt_count for r in requests] == ["", *[PROMPT_EXCLUSIVE_BY_COST] * 4]
+    assert any(n.startswith("usage of protocol openai (moonshotai/kimi-k2-instruct): the openai protocol, yet tokensIn")
+               for n in notes)
+    # Costs an OpenAI-compatible handler gives (tokensIn the whole prompt): read as today.
+    folder = tmp_path / "task"
+    shutil.copytree(TASKS / "kilo-groq-kimi", folder)
+    ui = folder / "ui_messages.json"
+    entries = json.loads(ui.read_text())
+    for entry in entries:
+        if entry["say"] == "api_req_started":
+            info = json.loads(entry["text"])
+            info["cost"] = ((info["tokensIn"] - info["cacheReads"]) * 1.0 + info["cacheReads"] * 0.5 + info["tokensOut"] * 3.0) / 1e6
+            entry["text"] = json.dumps(info)
+    ui.write_text(json.dumps(entries))
+    whole, _ = import_file(ui, CLINE, ImportContext())
+    assert [(r.usage.cache_read, r.usage.uncached, r.usage.prompt_count) for r in whole][1] == (5632, 2736, "")

@@ -79,6 +79,8 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from decimal import Decimal
+from fractions import Fraction
+from itertools import combinations
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
@@ -180,7 +182,8 @@ _READING_TEXT: dict[str, str] = {
         "the openai protocol, yet tokensIn is prompt_tokens less cacheReads (additive): Kilo Code's openai-native "
         "(chat completions, to 4.81) and Groq (Kimi K2, 4.85-4.95) handlers yield the uncached part, their cost "
         "the whole prompt_tokens priced (told from the cost: a call's cost is tokensIn at the input price and "
-        "cacheReads at the read price, not tokensIn less cacheReads at the input price)"
+        "cacheReads at the read price, not tokensIn less cacheReads at the input price; for a model without listed "
+        "prices, four calls' costs or more fit one set of prices only with a read price below the input price so)"
     ),
     "unreported": (
         "cache not reported: no call reports a cache read or write, yet the log's cost is not what the counts "
@@ -718,24 +721,87 @@ def _exclusive_by_cost(calls: list[_Pending], named: list[tuple[int | None, str,
     tokensIn says so itself (:func:`subset_usage`); one at or below fits either reading but for
     its cost. Told from the cost: a call with reads whose cost is tokensIn at the input price and
     its reads at the read price (within 1%), not tokensIn less the reads at the input price, and no
-    call of the model whose cost says the other way."""
+    call of the model whose cost says the other way; a model without listed prices (Groq's Kimi
+    K2) by the prices its calls' costs fit (:func:`_fitted_read_price`)."""
     verdict: dict[str, bool] = {}
+    unpriced: dict[str, list[tuple[int, int, int, Fraction]]] = {}
     for call, (sent, handler, model, protocol) in zip(calls, named):
         info = call.info
         stopped = info.get("cancelReason") or info.get("streamingFailedMessage")
         if not protocol or _reading(handler)[1] != "subset" or verdict.get(model) is False or stopped:
             continue
         reads, tokens_in, output = _int(info.get("cacheReads")), _int(info.get("tokensIn")), _int(info.get("tokensOut"))
-        if not reads or _int(info.get("cacheWrites")):
+        if _int(info.get("cacheWrites")):
             continue
         cost = info.get("cost")
+        if _list_cost(model, sent, tokens_in, reads, output) is None:
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and cost > 0:
+                unpriced.setdefault(model, []).append((tokens_in, reads, output, Fraction(repr(float(cost)))))
+            continue
+        if not reads:
+            continue
         exclusive = _fits(cost, _list_cost(model, sent, tokens_in, reads, output))
         inclusive = _fits(cost, _list_cost(model, sent, tokens_in - reads, reads, output)) if reads <= tokens_in else False
         if exclusive and inclusive is False:
             verdict.setdefault(model, True)
         elif inclusive and exclusive is False:
             verdict[model] = False
+    for model, rows in unpriced.items():
+        if model not in verdict:
+            fitted = _fitted_read_price(rows)
+            if fitted is not None:
+                verdict[model] = fitted
     return {model for model, exclusive in verdict.items() if exclusive}
+
+
+def _fitted_read_price(rows: list[tuple[int, int, int, Fraction]]) -> bool | None:
+    """For a model without a listed price: whether its calls' (tokensIn, reads, output, cost) fit
+    one set of prices with tokensIn the uncached part (True) or the whole prompt (False). Both
+    readings fit three calls exactly, so the prices solved from three calls are checked on every
+    other (four calls at least, within 0.1%); read as the uncached part, tokensIn less the reads
+    fits with a read price above the input price (the read price plus the input price), which no
+    provider charges: so the reading is the one whose read price lies from 0 to the input price.
+    None: too few calls, calls the prices do not fit, or prices neither reading gives."""
+    if len(rows) < 4 or not any(reads for _, reads, _, _ in rows):
+        return None
+    # The three calls of the first twelve whose counts differ most (the largest determinant).
+    head = rows[:12]
+    best = max(((abs(_det([[Fraction(n) for n in row[:3]] for row in trio])), trio) for trio in combinations(head, 3)),
+               key=lambda found: found[0])
+    solved = _solve3(list(best[1]))
+    if solved is None:
+        return None
+    uncached, read, output = solved
+    if any(abs(t * uncached + r * read + o * output - cost) > cost / 1000 for t, r, o, cost in rows):
+        return None
+    if uncached <= 0 or output < 0:
+        return None
+    if 0 <= read < uncached:
+        return True
+    if -uncached <= read < 0:
+        return False
+    return None
+
+
+def _det(m: list[list[Fraction]]) -> Fraction:
+    """The determinant of a 3x3 matrix."""
+    return (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
+
+
+def _solve3(rows: list[tuple[int, int, int, Fraction]]) -> tuple[Fraction, Fraction, Fraction] | None:
+    """The prices (input, read, output) three calls' counts and costs give (Cramer's rule; None
+    where the counts do not tell them apart)."""
+    matrix = [[Fraction(t), Fraction(r), Fraction(o)] for t, r, o, _ in rows]
+    whole = _det(matrix)
+    if whole == 0:
+        return None
+    costs = [cost for _, _, _, cost in rows]
+    found = []
+    for column in range(3):
+        swapped = [[costs[n] if c == column else matrix[n][c] for c in range(3)] for n in range(3)]
+        found.append(_det(swapped) / whole)
+    return found[0], found[1], found[2]
 
 
 #: Handlers that reported no cached tokens at all in some releases, a gateway's bill as the cost:
