@@ -695,9 +695,12 @@ def _list_cost(model: str, sent_ms: int | None, uncached: int, reads: int, outpu
     when the call was sent (None: no price, or no read price where there are reads)."""
     try:
         when = None if sent_ms is None else datetime.fromtimestamp(sent_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
-        rates = get_price(model, as_of=when).rates
+        row = get_price(model, as_of=when)
     except (UserError, ValueError, OverflowError, OSError):
         return None
+    rates = row.rates
+    if row.long_tier and uncached + reads > row.long_tier.threshold:
+        return None  # (a long prompt's prices: not told here)
     if rates.input is None or rates.output is None or (reads and rates.cache_read is None):
         return None
     return (uncached * rates.input + reads * (rates.cache_read or 0) + output * rates.output) / 1_000_000
