@@ -23,6 +23,8 @@ import msgspec
 PROMPT_EXCLUSIVE = "exclusive"
 #: Exclusive because other records of its endpoint (or file) say so, though it fits either.
 PROMPT_EXCLUSIVE_BY_PEERS = "exclusive-by-peers"
+#: Exclusive because the record's own cost says so: it prices the count as the uncached part.
+PROMPT_EXCLUSIVE_BY_COST = "exclusive-by-cost"
 
 
 class Usage(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cycle (16 bytes less each)

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.usage import PROMPT_EXCLUSIVE_BY_COST
 from prefixbench.workloads.logs.formats import FORMATS, import_file
 from prefixbench.workloads.logs.formats.base import ImportContext
 from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, write
@@ -336,7 +337,7 @@ def test_handler_readings_end_cleanly_and_never_write_a_miss(importer_examples):
 
 #: Models Roo Code's and Kilo Code's environment details may name: providers that bill writes,
 #: one that counts a miss, and none.
-_PROTOCOL_MODELS = st.sampled_from(["claude-sonnet-4-20250514", "anthropic/claude-sonnet-4.5", "deepseek-chat",
+_PROTOCOL_MODELS = st.sampled_from(["claude-sonnet-4-20250514", "anthropic/claude-sonnet-4.5", "deepseek-chat", "moonshotai/kimi-k2-instruct",
                                     "gpt-4.1", "google/gemini-2.5-pro", "x"])
 
 
@@ -368,6 +369,49 @@ def test_protocol_readings_end_cleanly_and_keep_a_billed_write(importer_examples
             assert u.prompt <= c["tokensIn"] + c["cacheReads"] + c["cacheWrites"], (c, u)
             if c["apiProtocol"] == "openai" and "claude" in model and u.prompt_count == "":
                 assert u.cache_write == c["cacheWrites"], (c, u)
+
+    case()
+    tally.report()
+
+
+def test_readings_told_from_the_cost_end_cleanly(importer_examples):
+    """Roo Code / Kilo Code api_req_started entries with made-up counts and costs, under the openai
+    protocol or none (Kilo Code before June 2025), the model named in the history: exit 0 or one
+    line; a call read exclusive by its cost counts its reads on top of tokensIn and is one of the
+    openai protocol; a call read as cache not reported names no protocol, in a file where no call
+    reports a cache read or write."""
+    tally = Tally("audit cline costs", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-cline-costs-"))
+    target = folder / "ui_messages.json"
+    small = st.integers(0, 40_000)
+    call = st.fixed_dictionaries({"tokensIn": small, "tokensOut": small, "cacheReads": small,
+                                  "cacheWrites": st.sampled_from([0, 0, 500]),
+                                  "cost": st.one_of(st.none(), st.floats(0, 1), st.sampled_from([0.02456, 0.0405]))},
+                                 optional={"apiProtocol": st.just("openai")})
+
+    @fuzz_settings(importer_examples)
+    @given(calls=st.lists(call, min_size=1, max_size=4), model=_PROTOCOL_MODELS)
+    def case(calls: list[dict], model: str) -> None:
+        details = f"<environment_details>\n<model>{model}</model>\n</environment_details>"
+        (folder / "api_conversation_history.json").write_text(json.dumps(
+            [{"role": "user", "content": [{"type": "text", "text": details}], "ts": 1754800000500 + 1000 * n}
+             for n in range(len(calls))]))
+        entries = [{"ts": 1754800001000 + 1000 * n, "type": "say", "say": "api_req_started",
+                    "text": json.dumps({k: v for k, v in c.items() if v is not None})} for n, c in enumerate(calls)]
+        target.write_text("[\n" + ",\n".join(map(json.dumps, entries)) + "\n]")
+        tally.check(["audit", str(target), "--quiet", "--format", "json"])
+        try:
+            requests, _ = import_file(target, FORMATS["cline"], ImportContext())
+        except UserError:
+            return
+        for r in requests:
+            u, c = r.usage, calls[r.line - 2]
+            assert min(u.uncached, u.cache_read, u.cache_write, u.output) >= 0
+            if u.prompt_count == PROMPT_EXCLUSIVE_BY_COST:
+                assert c.get("apiProtocol") == "openai" and u.prompt == c["tokensIn"] + c["cacheReads"], (c, u)
+            if not u.cache_reported:
+                assert "apiProtocol" not in c and u.prompt == c["tokensIn"], (c, u)
+                assert not any(o["cacheReads"] or o["cacheWrites"] for o in calls if "apiProtocol" not in o), calls
 
     case()
     tally.report()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from prefixbench.reports.cli import main
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.usage import Usage
+from prefixbench.simulator.usage import PROMPT_EXCLUSIVE_BY_COST, Usage
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file, resolve
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext
@@ -1071,3 +1071,107 @@ def test_an_api_request_with_every_count_0_is_skipped_and_listed(tmp_path: Path)
     requests, summary = import_file(path, CLINE, ImportContext())
     assert [r.usage.uncached for r in requests if r.usage] == [11_881, 17_075]
     assert summary.skipped == ((1, "api_req_started with every count 0 (a failed call, or no usage reported)"),)
+
+
+def test_kilo_openai_native_tokens_in_leaves_out_the_reads_told_from_the_cost() -> None:
+    # openai-native.ts's chat-completions path (Kilo Code to 4.81): inputTokens prompt_tokens
+    # less cached_tokens, cost calculateApiCostOpenAI of the whole prompt_tokens. No call's reads
+    # exceed its tokensIn, so only the cost tells: 9040 x $2 + 8960 x $0.50 + 250 x $8 = $0.02456.
+    requests, notes, _ = _read("kilo-openai-native")
+    assert [(r.provider, r.usage) for r in requests] == [
+        ("openai", Usage(uncached=9000, output=300)),
+        ("openai", Usage(cache_read=8960, uncached=9040, output=250, prompt_count=PROMPT_EXCLUSIVE_BY_COST)),
+        ("openai", Usage(cache_read=17920, uncached=18080, output=200, prompt_count=PROMPT_EXCLUSIVE_BY_COST)),
+    ]
+    assert any(n.startswith("usage of protocol openai (gpt-4.1): the openai protocol, yet tokensIn is prompt_tokens "
+                            "less cacheReads") for n in notes)
+
+
+def test_kilo_openai_protocol_whole_prompt_kept_where_the_cost_prices_it(tmp_path: Path) -> None:
+    # The same counts with the cost an OpenAI-compatible handler gives (tokensIn the whole prompt):
+    # read as today, the reads inside tokensIn.
+    folder = tmp_path / "task"
+    shutil.copytree(TASKS / "kilo-openai-native", folder)
+    ui = folder / "ui_messages.json"
+    entries = json.loads(ui.read_text())
+    for entry in entries:
+        if entry["say"] == "api_req_started":
+            info = json.loads(entry["text"])
+            info["cost"] = ((info["tokensIn"] - info["cacheReads"]) * 2 + info["cacheReads"] * 0.5 + info["tokensOut"] * 8) / 1e6
+            entry["text"] = json.dumps(info)
+    ui.write_text(json.dumps(entries))
+    requests, _ = import_file(ui, CLINE, ImportContext())
+    assert [r.usage for r in requests][1] == Usage(cache_read=8960, uncached=80, output=250)
+
+
+def test_kilo_before_june_2025_reported_no_cache_told_from_the_cost(tmp_path: Path) -> None:
+    # Kilo Code's gateway / OpenRouter handler before fb40132 (2025-06-20): inputTokens
+    # prompt_tokens (reads and writes inside), cacheReadTokens commented out, totalCost the
+    # bill, no apiProtocol in the entries. $0.011475 is not 12,600 x $3 + 200 x $15 = $0.0408.
+    requests, notes, _ = _read("kilo-before-protocol")
+    assert [r.usage for r in requests] == [
+        Usage(uncached=12000, output=300, cache_reported=False),
+        Usage(uncached=12600, output=200, cache_reported=False),
+        Usage(uncached=13000, output=150, cache_reported=False),
+    ]
+    assert any(n.startswith("usage of calls naming no handler (anthropic/claude-sonnet-4): cache not reported") for n in notes)
+    # Costs that price the counts with no cache cannot tell a read of nothing from a handler that
+    # reported none: read as reported, and said so.
+    folder = tmp_path / "task"
+    shutil.copytree(TASKS / "kilo-before-protocol", folder)
+    ui = folder / "ui_messages.json"
+    entries = json.loads(ui.read_text())
+    for entry in entries:
+        if entry["say"] == "api_req_started":
+            info = json.loads(entry["text"])
+            info["cost"] = (info["tokensIn"] * 3 + info["tokensOut"] * 15) / 1e6
+            entry["text"] = json.dumps(info)
+    ui.write_text(json.dumps(entries))
+    requests, summary = import_file(ui, CLINE, ImportContext())
+    assert all(r.usage.cache_reported for r in requests)
+    assert any(n.startswith("no call of no handler named (anthropic/claude-sonnet-4) reports a cache read or write: "
+                            "the log cannot tell") for n in summary.notes)
+
+
+def test_cline_openrouter_generation_endpoint_reported_no_cache_told_from_the_cost(tmp_path: Path) -> None:
+    # openrouter.ts before cline/cline#3340 (May 2025), usage from the generation endpoint:
+    # cacheReadTokens 0, inputTokens native_tokens_prompt (whole), totalCost the bill. Claude
+    # 3.7 Sonnet, the first call writing 8,000 tokens: 8,000 x $3.75 + 120 x $15 = $0.0318.
+    info = {"providerId": "openrouter", "modelId": "anthropic/claude-3.7-sonnet", "mode": "act"}
+    calls = [(8000, 120, 0.0318), (8600, 90, 0.00627)]
+    entries = [{"ts": 1740000000000, "type": "say", "say": "task", "text": "Fix the flaky test", "modelInfo": info}] + [
+        {"ts": 1740000001000 + 10000 * n, "type": "say", "say": "api_req_started", "modelInfo": info,
+         "text": json.dumps({"tokensIn": tin, "tokensOut": out, "cacheWrites": 0, "cacheReads": 0, "cost": cost})}
+        for n, (tin, out, cost) in enumerate(calls)]
+    ui = tmp_path / "ui_messages.json"
+    ui.write_text(json.dumps(entries))
+    requests, summary = import_file(ui, CLINE, ImportContext())
+    assert [r.usage for r in requests] == [Usage(uncached=8000, output=120, cache_reported=False),
+                                           Usage(uncached=8600, output=90, cache_reported=False)]
+    assert any(n.startswith("usage of openrouter (anthropic/claude-3.7-sonnet): cache not reported") for n in summary.notes)
+
+
+def test_kilo_groq_kimi_tokens_in_leaves_out_the_reads_told_from_the_prices_its_costs_fit(tmp_path: Path) -> None:
+    # groq.ts (Kilo Code 4.85-4.95, Kimi K2's caching): inputTokens prompt_tokens less
+    # cached_tokens, cost calculateApiCostOpenAI of the whole prompt_tokens at Groq's prices. No
+    # price is listed here for Groq's Kimi K2; the five costs fit $1 input, $0.50 read, $3 output
+    # with tokensIn the uncached part, and only a read price of $1.50 (above the input's) else.
+    requests, notes, _ = _read("kilo-groq-kimi")
+    assert [(r.usage.cache_read, r.usage.uncached) for r in requests] == [
+        (0, 6000), (5632, 8368), (13312, 13688), (23552, 24448), (35840, 39160)]
+    assert [r.usage.prompt_count for r in requests] == ["", *[PROMPT_EXCLUSIVE_BY_COST] * 4]
+    assert any(n.startswith("usage of protocol openai (moonshotai/kimi-k2-instruct): the openai protocol, yet tokensIn")
+               for n in notes)
+    # Costs an OpenAI-compatible handler gives (tokensIn the whole prompt): read as today.
+    folder = tmp_path / "task"
+    shutil.copytree(TASKS / "kilo-groq-kimi", folder)
+    ui = folder / "ui_messages.json"
+    entries = json.loads(ui.read_text())
+    for entry in entries:
+        if entry["say"] == "api_req_started":
+            info = json.loads(entry["text"])
+            info["cost"] = ((info["tokensIn"] - info["cacheReads"]) * 1.0 + info["cacheReads"] * 0.5 + info["tokensOut"] * 3.0) / 1e6
+            entry["text"] = json.dumps(info)
+    ui.write_text(json.dumps(entries))
+    whole, _ = import_file(ui, CLINE, ImportContext())
+    assert [(r.usage.cache_read, r.usage.uncached, r.usage.prompt_count) for r in whole][1] == (5632, 2736, "")

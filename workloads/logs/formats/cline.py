@@ -56,7 +56,11 @@ model whose provider bills writes (Roo's OpenRouter, Requesty, LiteLLM handlers 
 writes inside ``tokensIn``; Kilo Code's virtual-quota-fallback handler is ``openai`` whatever
 profile it wraps, an Anthropic one's counts additive (told from the counts); their Vercel AI
 Gateway handler's ``anthropic`` protocol since late 2025 counts the reads and writes twice (told
-from the counts too). Cline's xAI, Z.AI,
+from the counts too); Kilo Code's openai-native (to 4.81) and Groq (4.85-4.95) handlers
+write ``tokensIn`` less the cached part under the ``openai`` protocol (told from the cost). Kilo
+Code's gateway and OpenRouter handlers before June 2025 (no ``apiProtocol``) and Cline's OpenRouter
+handler before cline/cline#3340 reported no cached tokens: told from the cost, their calls are
+cache not reported, else a note says the log cannot tell. Cline's xAI, Z.AI,
 Qwen, Fireworks, Doubao, HiCap and LM Studio handlers pass ``prompt_tokens`` on as the
 OpenAI-compatible one does (``cacheWrites`` a MISS count or 0); LiteLLM, Requesty and OCA pass it on
 with the writes inside (LiteLLM's and OCA's ``cacheWrites`` a DeepSeek model's MISS count);
@@ -75,6 +79,8 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from decimal import Decimal
+from fractions import Fraction
+from itertools import combinations
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
@@ -89,7 +95,7 @@ from prefixbench.simulator.providers import (
     provider_of_model,
 )
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
-from prefixbench.simulator.usage import Usage
+from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE_BY_COST, Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record, iter_records
@@ -171,6 +177,19 @@ _READING_TEXT: dict[str, str] = {
         "the openai protocol, yet tokensIn excludes cacheReads and cacheWrites (additive; cacheWrites real "
         "writes): an Anthropic-kind handler behind it, as Kilo Code's virtual-quota-fallback handler wraps one "
         "(told from the counts: a call with writes has tokensIn below its reads and writes)"
+    ),
+    "protocol-exclusive": (
+        "the openai protocol, yet tokensIn is prompt_tokens less cacheReads (additive): Kilo Code's openai-native "
+        "(chat completions, to 4.81) and Groq (Kimi K2, 4.85-4.95) handlers yield the uncached part, their cost "
+        "the whole prompt_tokens priced (told from the cost: a call's cost is tokensIn at the input price and "
+        "cacheReads at the read price, not tokensIn less cacheReads at the input price; for a model without listed "
+        "prices, four calls' costs or more fit one set of prices only with a read price below the input price so)"
+    ),
+    "unreported": (
+        "cache not reported: no call reports a cache read or write, yet the log's cost is not what the counts "
+        "price at with no cache (Kilo Code's gateway and OpenRouter handlers before June 2025, Cline's OpenRouter "
+        "handler before cline/cline#3340, May 2025, report no cached tokens, their cost the gateway's bill): "
+        "tokensIn read as the whole prompt, its cached part not known"
     ),
     "by-counts-subset": (
         "tokensIn is the whole prompt (prompt_tokens) and includes cacheReads, as this handler wrote it in early "
@@ -331,6 +350,12 @@ def _usage(reading: str, info: dict, where: str) -> Usage:
         return Usage(cache_read=reads, cache_write_5m=writes, uncached=max(0, tokens_in - reads - writes), output=output)
     if reading == "doubled-total":
         return Usage(cache_read=reads, cache_write_5m=writes, uncached=max(0, tokens_in - 2 * (reads + writes)), output=output)
+    if reading == "protocol-exclusive":
+        # (marked so, for the audit not to add the reads to a count that already leaves them out)
+        how = "" if not reads else PROMPT_EXCLUSIVE if reads > tokens_in else PROMPT_EXCLUSIVE_BY_COST
+        return Usage(cache_read=reads, uncached=tokens_in, output=output, prompt_count=how)
+    if reading == "unreported":
+        return Usage(uncached=tokens_in, output=output, cache_reported=False)
     return Usage(cache_read=reads, cache_write_5m=writes, uncached=tokens_in, output=output)
 
 
@@ -667,6 +692,158 @@ def _protocol_additive(calls: list[_Pending], named: list[tuple[int | None, str,
     return found
 
 
+#: The room between a call's own cost and the cost its counts price at the model's listed prices
+#: (the handler's price table may differ from this project's in the last digits).
+_COST_ROOM = Decimal("0.01")
+
+
+def _list_cost(model: str, sent_ms: int | None, uncached: int, reads: int, output: int) -> Decimal | None:
+    """What ``uncached`` input, ``reads`` and ``output`` tokens cost at the model's listed prices
+    when the call was sent (None: no price, or no read price where there are reads)."""
+    try:
+        when = None if sent_ms is None else datetime.fromtimestamp(sent_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+        row = get_price(model, as_of=when)
+    except (UserError, ValueError, OverflowError, OSError):
+        return None
+    rates = row.rates
+    if row.long_tier and uncached + reads > row.long_tier.threshold:
+        return None  # (a long prompt's prices: not told here)
+    if rates.input is None or rates.output is None or (reads and rates.cache_read is None):
+        return None
+    return (uncached * rates.input + reads * (rates.cache_read or 0) + output * rates.output) / 1_000_000
+
+
+def _fits(cost: object, priced: Decimal | None) -> bool | None:
+    """Whether a call's own ``cost`` is ``priced`` (None: no cost or no price to tell by)."""
+    if priced is None or not isinstance(cost, (int, float)) or isinstance(cost, bool) or not math.isfinite(cost) or cost <= 0:
+        return None
+    logged = Decimal(repr(float(cost)))
+    return abs(logged - priced) <= _COST_ROOM * logged
+
+
+def _exclusive_by_cost(calls: list[_Pending], named: list[tuple[int | None, str, str, bool]]) -> set[str]:
+    """The models whose calls under Roo Code's / Kilo Code's ``openai`` protocol write tokensIn
+    less the cached part: Kilo Code's openai-native handler (its chat-completions path, to 4.81;
+    before June 2025 no protocol is named and the additive reading holds) and its Groq handler
+    (Kimi K2's caching, 4.85 to 4.95) yield ``prompt_tokens`` less
+    ``cached_tokens`` as inputTokens and, as the cost, ``calculateApiCostOpenAI`` of the whole
+    ``prompt_tokens`` (src/api/providers/openai-native.ts, groq.ts). A call whose reads exceed its
+    tokensIn says so itself (:func:`subset_usage`); one at or below fits either reading but for
+    its cost. Told from the cost: a call with reads whose cost is tokensIn at the input price and
+    its reads at the read price (within 1%), not tokensIn less the reads at the input price, and no
+    call of the model whose cost says the other way; a model without listed prices (Groq's Kimi
+    K2) by the prices its calls' costs fit (:func:`_fitted_read_price`)."""
+    verdict: dict[str, bool] = {}
+    unpriced: dict[str, list[tuple[int, int, int, Fraction]]] = {}
+    for call, (sent, handler, model, protocol) in zip(calls, named):
+        info = call.info
+        stopped = info.get("cancelReason") or info.get("streamingFailedMessage")
+        if not protocol or _reading(handler)[1] != "subset" or verdict.get(model) is False or stopped:
+            continue
+        reads, tokens_in, output = _int(info.get("cacheReads")), _int(info.get("tokensIn")), _int(info.get("tokensOut"))
+        if _int(info.get("cacheWrites")):
+            continue
+        cost = info.get("cost")
+        if _list_cost(model, sent, tokens_in, reads, output) is None:
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and cost > 0:
+                unpriced.setdefault(model, []).append((tokens_in, reads, output, Fraction(repr(float(cost)))))
+            continue
+        if not reads:
+            continue
+        exclusive = _fits(cost, _list_cost(model, sent, tokens_in, reads, output))
+        inclusive = _fits(cost, _list_cost(model, sent, tokens_in - reads, reads, output)) if reads <= tokens_in else False
+        if exclusive and inclusive is False:
+            verdict.setdefault(model, True)
+        elif inclusive and exclusive is False:
+            verdict[model] = False
+    for model, rows in unpriced.items():
+        if model not in verdict:
+            fitted = _fitted_read_price(rows)
+            if fitted is not None:
+                verdict[model] = fitted
+    return {model for model, exclusive in verdict.items() if exclusive}
+
+
+def _fitted_read_price(rows: list[tuple[int, int, int, Fraction]]) -> bool | None:
+    """For a model without a listed price: whether its calls' (tokensIn, reads, output, cost) fit
+    one set of prices with tokensIn the uncached part (True) or the whole prompt (False). Both
+    readings fit three calls exactly, so the prices solved from three calls are checked on every
+    other (four calls at least, within 0.1%); read as the uncached part, tokensIn less the reads
+    fits with a read price above the input price (the read price plus the input price), which no
+    provider charges: so the reading is the one whose read price lies from 0 to the input price.
+    None: too few calls, calls the prices do not fit, or prices neither reading gives."""
+    if len(rows) < 4 or not any(reads for _, reads, _, _ in rows):
+        return None
+    # The three calls of the first twelve whose counts differ most (the largest determinant).
+    head = rows[:12]
+    best = max(((abs(_det([[Fraction(n) for n in row[:3]] for row in trio])), trio) for trio in combinations(head, 3)),
+               key=lambda found: found[0])
+    solved = _solve3(list(best[1]))
+    if solved is None:
+        return None
+    uncached, read, output = solved
+    if any(abs(t * uncached + r * read + o * output - cost) > cost / 1000 for t, r, o, cost in rows):
+        return None
+    if uncached <= 0 or output < 0:
+        return None
+    if 0 <= read < uncached:
+        return True
+    if -uncached <= read < 0:
+        return False
+    return None
+
+
+def _det(m: list[list[Fraction]]) -> Fraction:
+    """The determinant of a 3x3 matrix."""
+    return (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]))
+
+
+def _solve3(rows: list[tuple[int, int, int, Fraction]]) -> tuple[Fraction, Fraction, Fraction] | None:
+    """The prices (input, read, output) three calls' counts and costs give (Cramer's rule; None
+    where the counts do not tell them apart)."""
+    matrix = [[Fraction(t), Fraction(r), Fraction(o)] for t, r, o, _ in rows]
+    whole = _det(matrix)
+    if whole == 0:
+        return None
+    costs = [cost for _, _, _, cost in rows]
+    found = []
+    for column in range(3):
+        swapped = [[costs[n] if c == column else matrix[n][c] for c in range(3)] for n in range(3)]
+        found.append(_det(swapped) / whole)
+    return found[0], found[1], found[2]
+
+
+#: Handlers that reported no cached tokens at all in some releases, a gateway's bill as the cost:
+#: Cline's OpenRouter handler before cline/cline#3340 (May 2025: the generation endpoint's
+#: counts, cacheReadTokens 0), and, naming no handler (no apiProtocol before June 2025), Kilo
+#: Code's gateway and OpenRouter handlers (``cacheReadTokens`` commented out until Kilo Code's
+#: fb40132, 2025-06-20) and Roo Code's OpenRouter handler of the same code.
+_UNREPORTING_HANDLERS = frozenset({"", "openrouter"})
+
+
+def _unreported_cache(calls: list[_Pending], named: list[tuple[int | None, str, str, bool]]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """The (handler, model) pairs of :data:`_UNREPORTING_HANDLERS` none of whose calls in the file
+    reports a cache read or write: first those whose cache use the handler left out, told from the
+    cost (a call's own cost is not what its counts price at with no cache, by more than 1%), then
+    those of two calls or more the log cannot tell (no cost or no price to tell by, or every cost
+    fits: nothing cached, or a handler that priced its own counts)."""
+    reported: set[tuple[str, str]] = set()
+    fits: dict[tuple[str, str], list[bool | None]] = {}
+    for call, (sent, handler, model, protocol) in zip(calls, named):
+        info = call.info
+        if protocol or handler not in _UNREPORTING_HANDLERS or info.get("cancelReason") or info.get("streamingFailedMessage"):
+            continue
+        if _int(info.get("cacheReads")) or _int(info.get("cacheWrites")):
+            reported.add((handler, model))
+        elif _int(info.get("tokensIn")) or _int(info.get("tokensOut")):
+            priced = _list_cost(model, sent, _int(info.get("tokensIn")), 0, _int(info.get("tokensOut")))
+            fits.setdefault((handler, model), []).append(_fits(info.get("cost"), priced))
+    unreported = {pair for pair, found in fits.items() if pair not in reported and False in found}
+    unknown = {pair for pair, found in fits.items() if pair not in reported and pair not in unreported and len(found) > 1}
+    return unreported, unknown
+
+
 def _doubled_tokens_in(calls: list[_Pending], named: list[tuple[int | None, str, str, bool]]) -> set[str]:
     """The models whose calls under Roo Code's / Kilo Code's ``anthropic`` protocol count the
     reads and writes twice in tokensIn: the Vercel AI Gateway handler (a gateway's model id,
@@ -748,6 +925,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         named_calls.append((sent, *_named(call, sent, previous_start, metadata, history_models)))
         previous_start = sent
     protocol_additive = _protocol_additive(task.calls, named_calls)
+    exclusive = _exclusive_by_cost(task.calls, named_calls)
+    unreported, untold = _unreported_cache(task.calls, named_calls)
     doubled = _doubled_tokens_in(task.calls, named_calls)
     for call, (sent, handler, model, protocol) in zip(task.calls, named_calls):
         where = f"{task.name}:{call.line}"
@@ -797,6 +976,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             # Kilo Code's virtual-quota-fallback handler: protocol openai whatever profile it
             # wraps, an Anthropic-kind one's counts additive (_protocol_additive).
             reading = "protocol-additive"
+        elif protocol and reading == "subset" and model in exclusive:
+            reading = "protocol-exclusive"
         elif (protocol and reading == "subset" and _int(info.get("cacheWrites")) and rules is not None
               and rules.bills_writes and not _misses_as_writes(rules)
               and _int(info.get("tokensIn")) >= _int(info.get("cacheReads")) + _int(info.get("cacheWrites"))):
@@ -804,6 +985,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             # and writes inside; cacheWrites is a write where the model's provider bills writes
             # (OpenRouter, Requesty, LiteLLM, Roo's gateway to Claude), a MISS count on DeepSeek's.
             reading = "protocol-total"
+        if not protocol and (handler, model) in unreported and reading != "miss-as-write":
+            reading = "unreported"
         if upstream is not None and rules is upstream:
             upstreams.add(f"{info['inferenceProvider'].strip()[:40]} ({upstream.name})")
         label = f"{'protocol ' if protocol else ''}{handler} ({model})" if handler else f"calls naming no handler ({model})"
@@ -861,6 +1044,13 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         "a task folder logs no system prompt or tools (the agent rebuilds them for every call)",
         *(f"usage of {label}: {_READING_TEXT[reading]}" for label, reading in readings.items()),
     ]
+    for handler, model in sorted(untold):
+        notes.append(
+            f"no call of {handler or 'no handler named'} ({model}) reports a cache read or write: the log cannot tell calls "
+            "that read nothing from a handler that reported no cached tokens (Kilo Code's gateway and OpenRouter handlers "
+            "before June 2025, Cline's OpenRouter handler before May 2025: no cost, no price or every cost fitting the "
+            "counts to tell by); read as reported, 0 read"
+        )
     if upstreams:
         notes.append("calls naming no model served by the upstream their inferenceProvider names (Kilo Code's gateway "
                      f"and OpenRouter handlers): {', '.join(sorted(upstreams))}")
