@@ -34,8 +34,10 @@ def lost_text(lost: Decimal | float, causes: tuple[str, ...] | list[str]) -> str
 
 
 def split_line(split: LossSplit) -> str:
-    """``lost $2.02 = recoverable $0.10 + unavoidable $1.50 + unknown $0.42`` (to the cent)."""
-    parts = " + ".join(f"{name} ${split.usd(name):,.2f} ({split.requests(name):,} req)" for name in LOSS_CLASSES)
+    """``lost $2.02 = recoverable $0.10 (3 req) + unavoidable $1.50 (2 req, 1 unpriced) + unknown
+    $0.42 (1 req)`` (to the cent; *unpriced*: requests that lost tokens no dollar figure holds)."""
+    parts = " + ".join(f"{name} ${split.usd(name):,.2f} ({split.requests(name):,} req"
+                       + (f", {split.unpriced(name):,} unpriced" if split.unpriced(name) else "") + ")" for name in LOSS_CLASSES)
     return f"lost ${split.lost_usd:,.2f} = {parts}"
 
 
@@ -110,7 +112,8 @@ def advice_html(record: dict) -> str:
         rows = [({"data-loss-class": name}, [
             name,
             num(f"{name}_usd", split[f"{name}_usd"], f"${split[f'{name}_usd']:,.2f}"),
-            num(f"{name}_requests", split[f"{name}_requests"], f"{split[f'{name}_requests']:,}"),
+            num(f"{name}_requests", split[f"{name}_requests"], f"{split[f'{name}_requests']:,}"
+                + (f" ({split[f'{name}_unpriced']:,} unpriced)" if split.get(f"{name}_unpriced") else "")),
             CLASS_MEANINGS[name],
         ]) for name in LOSS_CLASSES]
         rows.append(({"data-loss-class": "total"}, ["lost", num("lost_usd", split["lost_usd"], f"${split['lost_usd']:,.2f}"), "", ""]))

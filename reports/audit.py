@@ -251,7 +251,8 @@ def _causes_lines(result: AuditResult) -> list[str]:
         return [_none_why(result)]
     return list(text_lines(
         ["cause", "requests", "lost tokens", "lost", "meaning"],
-        [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", format_usd(c.lost_usd), CAUSES.get(c.cause, "")] for c in result.causes],
+        [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", lost_cell(format_usd(c.lost_usd), c.requests, c.unpriced_requests, count=True),
+          CAUSES.get(c.cause, "")] for c in result.causes],
         {1, 2, 3},
     ))
 

@@ -47,10 +47,13 @@ def paid_cell(paid: str, requests: int, unpriced: int = 0, no_usage: int = 0, ra
             else "no price" if no_price == unpriced else "unpriced")
 
 
-def lost_cell(lost: str, requests: int, unpriced: int = 0) -> str:
+def lost_cell(lost: str, requests: int, unpriced: int = 0, *, count: bool = False) -> str:
     """A group's *lost* cell: ``-`` when none of its ``requests`` is priced (nothing could be
-    priced, so $0 would claim none was lost), else ``lost`` (its dollars formatted)."""
-    return "-" if requests and unpriced >= requests else lost
+    priced, so $0 would claim none was lost), else ``lost`` (its dollars formatted); ``count``:
+    ``$1.2345 + 2 unpriced`` when some are not (a cause's, which has no *paid* cell to say so)."""
+    if requests and unpriced >= requests:
+        return "-"
+    return f"{lost} + {unpriced:,} unpriced" if count and unpriced else lost
 
 
 def ranged_words(ranged: int, low: Decimal, high: Decimal) -> str:

@@ -556,7 +556,7 @@ def _audit_causes(causes: list[dict], totals: dict) -> str:
             Cell(c["cause"], tip=CAUSES.get(c["cause"], ""), css="cause", colour=cause_colour(c["cause"])),
             num("requests", c["requests"], fmt_int(c["requests"])),
             num("lost_tokens", c["lost_tokens"], fmt_int(c["lost_tokens"])),
-            num("lost_usd", c["lost_usd"], fmt_usd(c["lost_usd"])),
+            num("lost_usd", c["lost_usd"], lost_cell(fmt_usd(c["lost_usd"]), c["requests"], c.get("unpriced_requests", 0), count=True)),
             CAUSES.get(c["cause"], ""),
         ]))
     return table(["cause", "requests", "lost tokens", "lost", "what it means"], rows)

@@ -218,6 +218,8 @@ class CauseSummary(msgspec.Struct, frozen=True):
     requests: int
     lost_tokens: int
     lost_usd: Decimal
+    #: Of its misses, those that lost tokens no dollar figure holds (no price, a range only).
+    unpriced_requests: int = 0
 
 
 class FileCalibration(msgspec.Struct, frozen=True):
@@ -2572,7 +2574,7 @@ def _summarize(
         + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _ranged(_model_summaries(sums.models, prices, of_model, ranged_models), where, "model", lambda m: (m.provider, m.model)),
         _agreement(sums.pairs),
-        split_sums({name: (roll.requests, roll.lost) for name, roll in sums.classes.items()}),
+        split_sums({name: (roll.requests, roll.lost, roll.unpriced) for name, roll in sums.classes.items()}),
         sessions=_ranged(sums.sessions, where, "file", lambda r: r.key),
         days=_ranged(days, where, "day", lambda r: r.key),
         explicit_caches=caches,
@@ -2613,6 +2615,7 @@ class _Roll:
         self.lost_tokens += sum(i.lost_tokens for i in items)
         self.lost = usd_sum([self.lost, *(i.lost_usd or Decimal(0) for i in items)])
         if what == "losses":
+            self.unpriced += sum(i.lost_usd is None and i.lost_tokens > 0 for i in items)
             return
         self.cost = usd_sum([self.cost, *(i.cost_usd or Decimal(0) for i in items)])
         self.unpriced += sum(i.cost_usd is None for i in items)
@@ -2756,7 +2759,7 @@ def _cause_summaries(causes: Mapping[str, _Roll]) -> tuple[CauseSummary, ...]:
     """Per cause: misses, lost tokens and dollars, costliest first."""
     return tuple(
         sorted(
-            (CauseSummary(cause, roll.requests, roll.lost_tokens, roll.lost) for cause, roll in causes.items()),
+            (CauseSummary(cause, roll.requests, roll.lost_tokens, roll.lost, roll.unpriced) for cause, roll in causes.items()),
             key=lambda c: (-c.lost_usd, -c.lost_tokens, list(CAUSES).index(c.cause)),
         )
     )

@@ -84,12 +84,14 @@ LANE_FIELDS: tuple[Field, ...] = (
     _figure("ranged_requests"),
 )
 
-#: One cause of misses: shown by compare, never gated.
+#: One cause of misses: shown by compare, never gated (``unpriced_requests``: its misses that
+#: lost tokens no dollar figure holds).
 CAUSE_FIELDS: tuple[Field, ...] = (
     Field("cause", "str", "key"),
     _figure("requests"),
     _figure("lost_tokens"),
     _figure("lost_usd", "usd"),
+    _figure("unpriced_requests"),
 )
 
 #: The whole audit (``input`` is the uncached input).
@@ -165,6 +167,10 @@ LOSS_SPLIT_FIELDS: tuple[Field, ...] = (
     Field("recoverable_requests", "int"),
     Field("unavoidable_requests", "int"),
     Field("unknown_requests", "int"),
+    # Of those, the requests that lost tokens no dollar figure holds (no price, a range only).
+    Field("recoverable_unpriced", "int"),
+    Field("unavoidable_unpriced", "int"),
+    Field("unknown_unpriced", "int"),
 )
 
 #: What to change, best first: one re-simulated fix each (``saved_usd`` null: the log cannot

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from prefixbench.reports.audit import audit_html, audit_json, audit_markdown, audit_table
+from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.core import run_audit
 from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
 from tests.unit.audit.test_rollups import _two_sessions
@@ -555,3 +556,33 @@ def test_a_paid_cell_says_which_requests_it_leaves_out() -> None:
     assert paid_cell("$0", 5, 5, 0, 5) == "range only"
     assert paid_cell("$0", 5, 5, 2, 1) == "unpriced"
     assert lost_cell("$0", 5, 5) == "-" and lost_cell("$0", 5, 4) == "$0" and lost_cell("$0", 0, 0) == "$0"
+
+
+def _expiring(folder: Path, name: str, model: str | None) -> None:
+    """A session whose second call, 20 minutes on, writes again what the first wrote (a TTL expiry)."""
+    extra = {} if model is None else {"model": model}
+    t = Transcript(name)
+    t.n = 100 * int(name[1:])  # uuids of its own
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant(f"{name}r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)], **extra)
+    t.user("next", "2025-09-03T00:20:00.000Z")
+    t.assistant(f"{name}r2", "2025-09-03T00:20:03.000Z", [cc_usage(3, 15300, 0, 9)], **extra)
+    write_jsonl(folder / f"{name}.jsonl", t.lines)
+
+
+def test_a_cause_whose_misses_are_unpriced_does_not_say_it_lost_0(tmp_path: Path) -> None:
+    # A miss of a model the price table lacks lost tokens but no dollars it could say: the causes
+    # table summed it as $0 (here: all of a cause's misses, "ttl-expired ... 15,000 ... $0").
+    _expiring(tmp_path, "s1", "claude-nobody-knows-9")
+    result = run_audit([tmp_path])
+    assert _row_of(audit_table(result), "ttl-expired")[1:4] == ["1", "15,000", "-"]
+    # The loss split counted it in "recoverable $0.00 (1 req)" without a word.
+    assert "recoverable $0.00 (1 req, 1 unpriced) + unavoidable" in audit_table(result)
+    assert json.loads(audit_json(result))["loss_split"]["recoverable_unpriced"] == 1
+    assert next(c for c in json.loads(audit_json(result))["causes"] if c["cause"] == "ttl-expired")["unpriced_requests"] == 1
+    # Beside a priced one: its dollars, and the miss they leave out.
+    _expiring(tmp_path, "s2", None)
+    result = run_audit([tmp_path])
+    assert _row_of(audit_table(result), "ttl-expired")[1:4] == ["2", "30,000", f"{format_usd(result.causes[0].lost_usd)} + 1 unpriced"]
+    assert re.search(r"ttl-expired2\s*30,000\s*\$0\.05\d+ \+ 1 unpriced", _text(audit_html(result)))
+    assert "2 (1 unpriced)" in _text(audit_html(result))  # the loss split's requests
