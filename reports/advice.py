@@ -18,10 +18,14 @@ RANKING = (
 )
 
 
-def saves_text(saved: Decimal | None) -> str:
-    """``saves $0.0331``; ``does not pay`` for 0 or less; ``cannot re-simulate`` for None."""
+def saves_text(saved: Decimal | None, unpriced: int = 0, lost: Decimal | float = 0) -> str:
+    """``saves $0.0331``; ``does not pay`` for 0 or less; ``cannot re-simulate`` for None;
+    ``unknown (unpriced)`` for 0 or less when every miss it targets is in no dollar figure
+    (``unpriced`` of them, none priced: ``lost`` 0), since nothing could price what it saves."""
     if saved is None:
         return "cannot re-simulate"
+    if saved <= 0 and unpriced and not lost:
+        return "unknown (unpriced)"
     if saved <= 0:
         return "does not pay" if saved == 0 else f"costs {format_usd(-saved)} more"
     return f"saves {format_usd(saved)}"
@@ -31,6 +35,14 @@ def lost_text(lost: Decimal | float, causes: tuple[str, ...] | list[str]) -> str
     """What a fix's misses lost; ``no miss`` when no miss of the audit points at the fix (it saves
     on what the requests it changes paid, not on a miss)."""
     return "no miss" if not causes and not lost else format_usd(Decimal(str(lost)))
+
+
+def lost_words(lost: Decimal | float, causes: tuple[str, ...] | list[str], unpriced: int = 0) -> str:
+    """:func:`lost_text`, and the misses it leaves out: ``$0.0413 + 2 unpriced``, ``unpriced``
+    when none of them could be priced."""
+    if not unpriced:
+        return lost_text(lost, causes)
+    return f"{lost_text(lost, causes)} + {unpriced:,} unpriced" if lost else "unpriced"
 
 
 def split_line(split: LossSplit) -> str:
@@ -53,7 +65,8 @@ def advice_lines(result: AuditResult) -> list[str]:
             out += text_lines(
                 ["#", "fix", "agent", "dollars", "lost to its misses", "requests", "lanes", "sessions"],
                 [
-                    [str(rec.rank), rec.fix, rec.agent, saves_text(rec.saved_usd), lost_text(rec.lost_usd, rec.causes),
+                    [str(rec.rank), rec.fix, rec.agent, saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd),
+                     lost_words(rec.lost_usd, rec.causes, rec.unpriced_requests),
                      f"{rec.requests:,}", f"{rec.lanes:,}", f"{rec.sessions:,}"]
                     for rec in recs
                 ],
@@ -97,8 +110,9 @@ def advice_html(record: dict) -> str:
                     num("rank", rec["rank"], str(rec["rank"])),
                     rec["fix"],
                     rec["change"] + (f"; setting: {rec['setting']}" if rec["setting"] else ""),
-                    num("saved_usd", saved, saves_text(None if saved is None else Decimal(str(saved)))),
-                    num("lost_usd", rec["lost_usd"], lost_text(rec["lost_usd"], rec["causes"])),
+                    num("saved_usd", saved, saves_text(None if saved is None else Decimal(str(saved)),
+                                                       rec.get("unpriced_requests", 0), rec["lost_usd"])),
+                    num("lost_usd", rec["lost_usd"], lost_words(rec["lost_usd"], rec["causes"], rec.get("unpriced_requests", 0))),
                     f"{rec['requests']:,} requests, {rec['lanes']:,} lanes, {rec['sessions']:,} sessions: {rec['pattern']}",
                     rec["assumption"] + (f" ({rec['detail']})" if rec["detail"] else ""),
                 ]))

@@ -230,3 +230,6 @@ class Recommendation(msgspec.Struct, frozen=True):
     assumption: str
     #: What drove the figure, or why it cannot be re-simulated and how to record a log that can.
     detail: str
+    #: Of the misses it targets, those that lost tokens no dollar figure holds (a model with no
+    #: price, a range only): not in ``lost_usd``, and what the fix saves on them is unknown.
+    unpriced_requests: int = 0

@@ -191,6 +191,7 @@ RECOMMENDATION_FIELDS: tuple[Field, ...] = (
     Field("lost_usd", "usd"),
     Field("assumption", "str"),
     Field("detail", "str"),
+    Field("unpriced_requests", "int"),
 )
 
 #: One compaction the log shows, judged warm or cold (``kind``: call, after or shrink; ``warm_cost_usd``:

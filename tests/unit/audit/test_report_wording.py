@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -586,3 +587,27 @@ def test_a_cause_whose_misses_are_unpriced_does_not_say_it_lost_0(tmp_path: Path
     assert _row_of(audit_table(result), "ttl-expired")[1:4] == ["2", "30,000", f"{format_usd(result.causes[0].lost_usd)} + 1 unpriced"]
     assert re.search(r"ttl-expired2\s*30,000\s*\$0\.05\d+ \+ 1 unpriced", _text(audit_html(result)))
     assert "2 (1 unpriced)" in _text(audit_html(result))  # the loss split's requests
+
+
+def test_a_fix_whose_misses_are_unpriced_is_not_said_not_to_pay(tmp_path: Path, capsys) -> None:
+    # A TTL expiry of a model the price table lacks: the re-simulation could price nothing, and
+    # the advice said "does not pay ... against the $0 its misses lost" and "not worth it at these
+    # prices", with $0 lost to its misses.
+    from prefixbench.reports.cli import main
+
+    _expiring(tmp_path, "s1", "claude-nobody-knows-9")
+    assert main(["audit", str(tmp_path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    advice = out.split("\n1. ")[0]
+    assert _row_of(advice, "1  keep-alive")[3:5] == ["unknown (unpriced)", "unpriced"]
+    assert "does not pay" not in out and "not worth it" not in out.split("misses by cause")[0]
+    assert "1 of its misses are in no dollar figure (no price, or a range only), so what it saves on them is unknown" in out
+    assert main(["audit", str(tmp_path), "--quiet", "--format", "json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert {rec["fix"]: rec["unpriced_requests"] for rec in record["recommendations"]}["keep-alive"] == 1
+    from prefixbench.reports.advice import advice_html, lost_words, saves_text
+
+    page = _text(advice_html(record))
+    assert "unknown (unpriced)" in page and "does not pay" not in page
+    assert lost_words(1.5, ("ttl-expired",), 2) == "$1.5000 + 2 unpriced" and lost_words(0, ("ttl-expired",), 2) == "unpriced"
+    assert saves_text(Decimal(0), 2, Decimal("0.5")) == "does not pay" and saves_text(Decimal(0), 2, 0) == "unknown (unpriced)"
