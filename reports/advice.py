@@ -18,10 +18,14 @@ RANKING = (
 )
 
 
-def saves_text(saved: Decimal | None) -> str:
-    """``saves $0.0331``; ``does not pay`` for 0 or less; ``cannot re-simulate`` for None."""
+def saves_text(saved: Decimal | None, unpriced: int = 0, lost: Decimal | float = 0) -> str:
+    """``saves $0.0331``; ``does not pay`` for 0 or less; ``cannot re-simulate`` for None;
+    ``unknown (unpriced)`` for 0 or less when every miss it targets is in no dollar figure
+    (``unpriced`` of them, none priced: ``lost`` 0), since nothing could price what it saves."""
     if saved is None:
         return "cannot re-simulate"
+    if saved <= 0 and unpriced and not lost:
+        return "unknown (unpriced)"
     if saved <= 0:
         return "does not pay" if saved == 0 else f"costs {format_usd(-saved)} more"
     return f"saves {format_usd(saved)}"
@@ -33,9 +37,19 @@ def lost_text(lost: Decimal | float, causes: tuple[str, ...] | list[str]) -> str
     return "no miss" if not causes and not lost else format_usd(Decimal(str(lost)))
 
 
+def lost_words(lost: Decimal | float, causes: tuple[str, ...] | list[str], unpriced: int = 0) -> str:
+    """:func:`lost_text`, and the misses it leaves out: ``$0.0413 + 2 unpriced``, ``unpriced``
+    when none of them could be priced."""
+    if not unpriced:
+        return lost_text(lost, causes)
+    return f"{lost_text(lost, causes)} + {unpriced:,} unpriced" if lost else "unpriced"
+
+
 def split_line(split: LossSplit) -> str:
-    """``lost $2.02 = recoverable $0.10 + unavoidable $1.50 + unknown $0.42`` (to the cent)."""
-    parts = " + ".join(f"{name} ${split.usd(name):,.2f} ({split.requests(name):,} req)" for name in LOSS_CLASSES)
+    """``lost $2.02 = recoverable $0.10 (3 req) + unavoidable $1.50 (2 req, 1 unpriced) + unknown
+    $0.42 (1 req)`` (to the cent; *unpriced*: requests that lost tokens no dollar figure holds)."""
+    parts = " + ".join(f"{name} ${split.usd(name):,.2f} ({split.requests(name):,} req"
+                       + (f", {split.unpriced(name):,} unpriced" if split.unpriced(name) else "") + ")" for name in LOSS_CLASSES)
     return f"lost ${split.lost_usd:,.2f} = {parts}"
 
 
@@ -51,7 +65,8 @@ def advice_lines(result: AuditResult) -> list[str]:
             out += text_lines(
                 ["#", "fix", "agent", "dollars", "lost to its misses", "requests", "lanes", "sessions"],
                 [
-                    [str(rec.rank), rec.fix, rec.agent, saves_text(rec.saved_usd), lost_text(rec.lost_usd, rec.causes),
+                    [str(rec.rank), rec.fix, rec.agent, saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd),
+                     lost_words(rec.lost_usd, rec.causes, rec.unpriced_requests),
                      f"{rec.requests:,}", f"{rec.lanes:,}", f"{rec.sessions:,}"]
                     for rec in recs
                 ],
@@ -95,8 +110,9 @@ def advice_html(record: dict) -> str:
                     num("rank", rec["rank"], str(rec["rank"])),
                     rec["fix"],
                     rec["change"] + (f"; setting: {rec['setting']}" if rec["setting"] else ""),
-                    num("saved_usd", saved, saves_text(None if saved is None else Decimal(str(saved)))),
-                    num("lost_usd", rec["lost_usd"], lost_text(rec["lost_usd"], rec["causes"])),
+                    num("saved_usd", saved, saves_text(None if saved is None else Decimal(str(saved)),
+                                                       rec.get("unpriced_requests", 0), rec["lost_usd"])),
+                    num("lost_usd", rec["lost_usd"], lost_words(rec["lost_usd"], rec["causes"], rec.get("unpriced_requests", 0))),
                     f"{rec['requests']:,} requests, {rec['lanes']:,} lanes, {rec['sessions']:,} sessions: {rec['pattern']}",
                     rec["assumption"] + (f" ({rec['detail']})" if rec["detail"] else ""),
                 ]))
@@ -110,7 +126,8 @@ def advice_html(record: dict) -> str:
         rows = [({"data-loss-class": name}, [
             name,
             num(f"{name}_usd", split[f"{name}_usd"], f"${split[f'{name}_usd']:,.2f}"),
-            num(f"{name}_requests", split[f"{name}_requests"], f"{split[f'{name}_requests']:,}"),
+            num(f"{name}_requests", split[f"{name}_requests"], f"{split[f'{name}_requests']:,}"
+                + (f" ({split[f'{name}_unpriced']:,} unpriced)" if split.get(f"{name}_unpriced") else "")),
             CLASS_MEANINGS[name],
         ]) for name in LOSS_CLASSES]
         rows.append(({"data-loss-class": "total"}, ["lost", num("lost_usd", split["lost_usd"], f"${split['lost_usd']:,.2f}"), "", ""]))

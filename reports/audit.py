@@ -16,13 +16,13 @@ from pathlib import Path
 
 import msgspec
 
-from prefixbench.reports.auditwords import ranged_words, ratio_basis, request_where, unpriced_words, usd_cents4
+from prefixbench.reports.auditwords import lost_cell, paid_cell, ranged_words, ratio_basis, request_where, unpriced_words, usd_cents4
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.locate import short_where
-from prefixbench.workloads.audit.core import AuditResult, AuditRow, LaneSummary, RollUp
+from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, LaneSummary, ModelSummary, RollUp
 from prefixbench.workloads.audit.schema import (
     CAUSE_FIELDS,
     AGREEMENT_FIELDS,
@@ -213,7 +213,19 @@ def _headline(result: AuditResult) -> str:
 
 
 def _unpriced_models(result: AuditResult) -> list[str]:
-    return [visible(m.model) for m in result.models if not m.priced]
+    """The models of the requests the headline's *not in it* counts (a range aside)."""
+    return [visible(m.model) for m in result.models if m.unpriced_requests > m.ranged_requests]
+
+
+def _paid(group: RollUp | LaneSummary | ModelSummary | FileCalibration) -> str:
+    """A group's *paid* cell: its dollars, and its requests in none of them (:func:`paid_cell`)."""
+    return paid_cell(format_usd(group.cost_usd), group.requests, group.unpriced_requests, group.unpriced_no_usage,
+                     group.ranged_requests)
+
+
+def _lost(group: RollUp | LaneSummary | ModelSummary | FileCalibration) -> str:
+    """A group's *lost* cell: ``-`` where none of its requests is priced (:func:`lost_cell`)."""
+    return lost_cell(format_usd(group.lost_usd), group.requests, group.unpriced_requests)
 
 
 def _ratio_basis(result: AuditResult) -> str:
@@ -239,7 +251,8 @@ def _causes_lines(result: AuditResult) -> list[str]:
         return [_none_why(result)]
     return list(text_lines(
         ["cause", "requests", "lost tokens", "lost", "meaning"],
-        [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", format_usd(c.lost_usd), CAUSES.get(c.cause, "")] for c in result.causes],
+        [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", lost_cell(format_usd(c.lost_usd), c.requests, c.unpriced_requests, count=True),
+          CAUSES.get(c.cause, "")] for c in result.causes],
         {1, 2, 3},
     ))
 
@@ -291,7 +304,7 @@ def _roll_up_rows(rolls: Sequence[RollUp], name) -> list[list[str]]:
     return [
         [
             name(r), _span(r), f"{r.requests:,}", f"{r.lanes:,}", f"{r.misses:,}", f"{r.hit_ratio:.1%}",
-            "-" if r.rewrite_factor is None else f"{r.rewrite_factor:.2f}x", format_usd(r.cost_usd), format_usd(r.lost_usd),
+            "-" if r.rewrite_factor is None else f"{r.rewrite_factor:.2f}x", _paid(r), _lost(r),
             r.top_cause or "-",
         ]
         for r in rolls
@@ -353,7 +366,7 @@ def _lane_cells(lane: LaneSummary, reported: bool) -> list[str]:
     """One lane's row: reported against predicted (``n/a`` where the file reports no usage)."""
     if not reported:
         return [_short(lane.file), lane.lane, f"{lane.requests:,}", "n/a", f"{lane.predicted_cache_read:,}", "n/a", "n/a",
-                f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", "n/a", "-", "-"]
+                f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", "n/a", _paid(lane), _lost(lane)]
     error = (
         "n/a"
         if lane.reported_cache_read == 0
@@ -363,7 +376,7 @@ def _lane_cells(lane: LaneSummary, reported: bool) -> list[str]:
         _short(lane.file), lane.lane, f"{lane.requests:,}", f"{lane.reported_cache_read:,}",
         f"{lane.predicted_cache_read:,}", error, f"{lane.reported_cache_write:,}", f"{lane.predicted_cache_write:,}",
         f"{lane.reported_uncached:,}", f"{lane.predicted_uncached:,}", f"{lane.read_within}/{lane.requests}",
-        f"{lane.hit_ratio:.1%}", format_usd(lane.cost_usd), format_usd(lane.lost_usd),
+        f"{lane.hit_ratio:.1%}", _paid(lane), _lost(lane),
     ]
 
 
@@ -381,8 +394,7 @@ def _model_lines(result: AuditResult) -> list[str]:
         [
             [
                 m.provider, m.model, f"{m.requests:,}", f"{m.input:,}", f"{m.output:,}", f"{m.cache_read:,}",
-                f"{m.cache_write:,}", format_usd(m.cost_usd) if m.priced else "no price",
-                format_usd(m.lost_usd) if m.priced else "-",
+                f"{m.cache_write:,}", "no price" if not m.priced and m.unpriced_no_usage < m.requests else _paid(m), _lost(m),
             ]
             for m in result.models
         ],
@@ -425,7 +437,7 @@ def _calibration_lines(result: AuditResult, reported_files: set[str]) -> list[st
                 f"{f.read_within:,}" if f.file in reported_files else "n/a",
                 f"{positive.get(f.file, 0):,}" if f.file in reported_files else "n/a",
                 "n/a" if f.mean_abs_read_error is None else f"{f.mean_abs_read_error:.2%}",
-                f"{f.skipped:,}", format_usd(f.cost_usd), format_usd(f.lost_usd),
+                f"{f.skipped:,}", _paid(f), _lost(f),
             ]
             for f in result.files
         ],

@@ -32,6 +32,30 @@ def unpriced_words(unpriced: int, models: list[str], no_usage: int = 0) -> str:
     return f" (not in it: {unpriced:,} request(s){named}{'' if why.startswith(':') else ', '}{why})"
 
 
+def paid_cell(paid: str, requests: int, unpriced: int = 0, no_usage: int = 0, ranged: int = 0) -> str:
+    """A group's *paid* cell (a session, a day, a lane, a file, a model; ``paid``: its dollars
+    formatted), saying which of its ``requests`` are in it as the headline does: ``paid`` when
+    every one is priced; ``$1.2345 + 3 unpriced`` when some are not; when none is, why: ``no
+    usage`` (none carries usage to price), ``range only`` (each log sums its cache reads and
+    writes), ``no price`` (a model the price table does not price) or ``unpriced`` (a mix)."""
+    if not unpriced:
+        return paid
+    if unpriced < requests:
+        return f"{paid} + {unpriced:,} unpriced"
+    no_price = unpriced - no_usage - ranged
+    return ("no usage" if no_usage == unpriced else "range only" if ranged == unpriced
+            else "no price" if no_price == unpriced else "unpriced")
+
+
+def lost_cell(lost: str, requests: int, unpriced: int = 0, *, count: bool = False) -> str:
+    """A group's *lost* cell: ``-`` when none of its ``requests`` is priced (nothing could be
+    priced, so $0 would claim none was lost), else ``lost`` (its dollars formatted); ``count``:
+    ``$1.2345 + 2 unpriced`` when some are not (a cause's, which has no *paid* cell to say so)."""
+    if requests and unpriced >= requests:
+        return "-"
+    return f"{lost} + {unpriced:,} unpriced" if count and unpriced else lost
+
+
 def ranged_words(ranged: int, low: Decimal, high: Decimal) -> str:
     """What a dollar total leaves out because no one figure prices it: `` (not in it: 36
     request(s) whose log sums cache reads and writes: $1.4616 to $9.5612)``; '' for none."""

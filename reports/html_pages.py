@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import ranged_words, unpriced_words
+from prefixbench.reports.auditwords import lost_cell, paid_cell, ranged_words, unpriced_words
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -422,7 +422,8 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []))))
     ranged = int(totals.get("ranged_requests") or 0)
     unpriced = unpriced_words(int(totals.get("unpriced_requests") or 0) - ranged,
-                              [m["model"] for m in record.get("models", []) if not m.get("priced", True)],
+                              [m["model"] for m in record.get("models", [])
+                               if m.get("unpriced_requests", 0) > m.get("ranged_requests", 0)],
                               int(totals.get("unpriced_no_usage") or 0))
     unpriced += ranged_words(ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0)))
     subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}{unpriced}, "
@@ -485,6 +486,17 @@ def _span_text(first: str | None, last: str | None) -> str:
     return a if a == b else f"{a} .. {b[11:] if b[:10] == a[:10] else b}"
 
 
+def _paid(group: dict) -> str:
+    """A session's, day's, lane's or file's *paid* cell, as the terminal's (:func:`paid_cell`)."""
+    return paid_cell(fmt_usd(group["cost_usd"]), group["requests"], group.get("unpriced_requests", 0),
+                     group.get("unpriced_no_usage", 0), group.get("ranged_requests", 0))
+
+
+def _lost(group: dict) -> str:
+    """Its *lost* cell: ``-`` where none of its requests is priced (:func:`lost_cell`)."""
+    return lost_cell(fmt_usd(group["lost_usd"]), group["requests"], group.get("unpriced_requests", 0))
+
+
 def _audit_roll_ups(rolls: list[dict], what: str) -> str:
     """One row a session (a log file: its main lane, subagents and compactions) or a UTC day."""
     if not rolls:
@@ -500,8 +512,8 @@ def _audit_roll_ups(rolls: list[dict], what: str) -> str:
             num("misses", r["misses"], fmt_int(r["misses"])),
             num("hit_ratio", r["hit_ratio"], fmt_pct(r["hit_ratio"])),
             "-" if r.get("rewrite_factor") is None else num("rewrite_factor", r["rewrite_factor"], f"{r['rewrite_factor']:.2f}x"),
-            num("cost_usd", r["cost_usd"], fmt_usd(r["cost_usd"])),
-            num("lost_usd", r["lost_usd"], fmt_usd(r["lost_usd"])),
+            num("cost_usd", r["cost_usd"], _paid(r)),
+            num("lost_usd", r["lost_usd"], _lost(r)),
             Cell(r["top_cause"] or "-", css="cause", colour=cause_colour(r["top_cause"]) if r["top_cause"] else None),
         ]))
     header = [what, "time (UTC)", "requests", "lanes", "misses", "hit", "re-write", "paid", "lost", "top cause"]
@@ -544,7 +556,7 @@ def _audit_causes(causes: list[dict], totals: dict) -> str:
             Cell(c["cause"], tip=CAUSES.get(c["cause"], ""), css="cause", colour=cause_colour(c["cause"])),
             num("requests", c["requests"], fmt_int(c["requests"])),
             num("lost_tokens", c["lost_tokens"], fmt_int(c["lost_tokens"])),
-            num("lost_usd", c["lost_usd"], fmt_usd(c["lost_usd"])),
+            num("lost_usd", c["lost_usd"], lost_cell(fmt_usd(c["lost_usd"]), c["requests"], c.get("unpriced_requests", 0), count=True)),
             CAUSES.get(c["cause"], ""),
         ]))
     return table(["cause", "requests", "lost tokens", "lost", "what it means"], rows)
@@ -628,8 +640,8 @@ def _audit_lanes(lanes: list[dict], many: bool) -> str:
                 "reported_uncached", "predicted_uncached")),
             num("read_within_3pct", lane.get("read_within_3pct"), f"{lane.get('read_within_3pct', 0)}/{lane['requests']}"),
             num("hit_ratio", lane["hit_ratio"], fmt_pct(lane["hit_ratio"])),
-            num("cost_usd", lane["cost_usd"], fmt_usd(lane["cost_usd"])),
-            num("lost_usd", lane["lost_usd"], fmt_usd(lane["lost_usd"])),
+            num("cost_usd", lane["cost_usd"], _paid(lane)),
+            num("lost_usd", lane["lost_usd"], _lost(lane)),
         ]))
     return table(["lane", "kind", "model", "requests", "read", "predicted", "write", "predicted", "uncached", "predicted",
                   "read within 3%", "hit", "paid", "lost"], rows)
@@ -755,7 +767,7 @@ def _audit_files(files: list[dict], notes: list[str]) -> str:
             num("mean_abs_read_error", f.get("mean_abs_read_error"),
                 "-" if f.get("mean_abs_read_error") is None else fmt_pct(f["mean_abs_read_error"])),
             num("skipped", f.get("skipped", 0), fmt_int(f.get("skipped", 0))),
-            num("cost_usd", f["cost_usd"], fmt_usd(f["cost_usd"])),
+            num("cost_usd", f["cost_usd"], _paid(f)),
             "; ".join(f.get("notes", [])),
         ])
         for f in files

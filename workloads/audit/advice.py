@@ -229,6 +229,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
     for fix, w in found.done.items():
         rows = wanted.get(fix, [])
         lost = usd_sum(row.lost_usd or Decimal(0) for row in rows)
+        unpriced = sum(row.lost_usd is None and row.lost_tokens > 0 for row in rows)
         if w.applies and w.saved_usd is not None and (w.saved_usd > 0 or rows):
             # A fix that saves money, or one the audit's recoverable misses point at (listed with
             # what the re-simulation says, even when its write premiums eat what it recovers).
@@ -238,11 +239,19 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                 said = "saves nothing" if w.saved_usd == 0 else f"costs {format_usd(-w.saved_usd)} more"
                 detail = (f"does not pay: re-simulated, it {said} net of its write premiums, against the "
                           f"{format_usd(lost)} its misses lost" + (f"; {w.detail}" if w.detail else ""))
-            rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail)
+                if unpriced:
+                    detail = (f"{'unknown' if not lost else 'does not pay on the priced requests'}: re-simulated, "
+                              f"it {said} net of its write premiums on the requests it could price, against the "
+                              f"{format_usd(lost)} its priced misses lost; {unpriced:,} of its misses are in no dollar "
+                              "figure (no price, or a range only), so what it saves on them is unknown"
+                              + (f"; {w.detail}" if w.detail else ""))
+            rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail,
+                                  unpriced)
             recommendations.append(msgspec.structs.replace(rec, pattern=_pattern_of_changes(rec.pattern, w, rows, lost, by_key)))
         elif not w.applies and rows and lost > 0:
             detail = f"cannot re-simulate: {w.detail}"
-            recommendations.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail))
+            recommendations.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail,
+                                                   unpriced))
     recommendations.sort(key=_rank_key)
     return tuple(msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(recommendations, 1))
 
@@ -324,6 +333,7 @@ def _recommendation(
     saved: Decimal | None,
     lost: Decimal,
     detail: str,
+    unpriced: int = 0,
 ) -> Recommendation:
     causes = Counter(row.cause for row in rows if row.cause is not None)
     lanes = set(changed) or {(row.file, row.lane) for row in rows}
@@ -334,7 +344,7 @@ def _recommendation(
     name = _fix_name(fix)
     agent_setting = AGENT_SETTINGS.get((fmt, name))
     change = agent_setting.change if agent_setting is not None else GENERIC_CHANGE[name]
-    if saved is not None and saved <= 0:
+    if saved is not None and saved <= 0 and not (unpriced and not lost):  # (none priced: unknown, not "not worth it")
         change = f"not worth it at these prices (leave it as it is): {change}"
     pattern = ", ".join(f"{cause} x{n:,}" for cause, n in sorted(causes.items(), key=lambda item: (-item[1], item[0])))
     if lost > 0:
@@ -355,4 +365,5 @@ def _recommendation(
         lost_usd=lost,
         assumption=w.assumption,
         detail=detail,
+        unpriced_requests=unpriced,
     )

@@ -183,6 +183,11 @@ class LaneSummary(msgspec.Struct, frozen=True):
     lost_tokens: int
     #: The unlogged head's size in tokens (None: the log has bodies, or nothing revealed it).
     head_tokens: int | None = None
+    #: Requests in none of its dollars (as :class:`Totals` counts them): those with no usage, and
+    #: those whose log sums their cache reads and writes (priced as a range only).
+    unpriced_requests: int = 0
+    unpriced_no_usage: int = 0
+    ranged_requests: int = 0
 
 
 class ModelSummary(msgspec.Struct, frozen=True):
@@ -197,8 +202,13 @@ class ModelSummary(msgspec.Struct, frozen=True):
     cache_write: int
     cost_usd: Decimal
     lost_usd: Decimal
-    #: Whether the price table knows the model (else its dollars are 0 and a note says so).
+    #: Whether the price table has a row for the model (else its dollars are 0 and a note says
+    #: so); a model it prices may still have requests in no dollar figure (``unpriced_requests``:
+    #: with no usage to price, or priced as a range only).
     priced: bool = True
+    unpriced_requests: int = 0
+    unpriced_no_usage: int = 0
+    ranged_requests: int = 0
 
 
 class CauseSummary(msgspec.Struct, frozen=True):
@@ -208,6 +218,8 @@ class CauseSummary(msgspec.Struct, frozen=True):
     requests: int
     lost_tokens: int
     lost_usd: Decimal
+    #: Of its misses, those that lost tokens no dollar figure holds (no price, a range only).
+    unpriced_requests: int = 0
 
 
 class FileCalibration(msgspec.Struct, frozen=True):
@@ -228,6 +240,10 @@ class FileCalibration(msgspec.Struct, frozen=True):
     lost_usd: Decimal
     #: Why the ``skipped`` records were not counted as requests: (reason, records), most first.
     skip_reasons: tuple[tuple[str, int], ...] = ()
+    #: Requests in none of its dollars (as :class:`Totals` counts them).
+    unpriced_requests: int = 0
+    unpriced_no_usage: int = 0
+    ranged_requests: int = 0
 
 
 class Totals(msgspec.Struct, frozen=True):
@@ -284,6 +300,12 @@ class RollUp(msgspec.Struct, frozen=True):
     lost_tokens: int
     top_cause: str | None
     rewrite_factor: float | None = None
+    #: Requests in none of its dollars (as :class:`Totals` counts them): with no usage
+    #: (``unpriced_no_usage``), priced as a range only (``ranged_requests``), or of a model the
+    #: price table does not price (the rest).
+    unpriced_requests: int = 0
+    unpriced_no_usage: int = 0
+    ranged_requests: int = 0
 
 
 #: The day of requests with no absolute timestamp (per-day roll-up).
@@ -2319,11 +2341,12 @@ def unsplit_range(usage: Usage, row: PriceRow) -> tuple[Decimal, Decimal]:
 
 
 def _unsplit_ranges(
-    requests: Sequence[TraceRequest], prices: Prices, totals: Totals
+    requests: Sequence[TraceRequest], prices: Prices, totals: Totals, where: Counter[tuple[str, object]] | None = None
 ) -> tuple[Totals, tuple[str, ...], set[tuple[str, str]]]:
     """``totals`` with the range of the calls whose log sums their cache reads and writes, the
     note that states it (none without such calls), and the (provider, model) of those calls
-    (priced models: their price row gave the range)."""
+    (priced models: their price row gave the range); ``where`` counts those calls by the group
+    each is in: (``file``, file), (``lane``, (file, lane)), (``day``, day), (``model``, (provider, model))."""
     calls = tokens = 0
     ranged: set[tuple[str, str]] = set()
     low = high = Decimal(0)
@@ -2337,6 +2360,10 @@ def _unsplit_ranges(
             continue
         least, most = unsplit_range(usage, row)
         ranged.add((r.provider, r.model))
+        if where is not None:
+            stamp = _iso(r.sent_ms)
+            day = stamp[:10] if stamp and not stamp.startswith("+") and len(stamp) >= 10 else NO_DAY  # (as _day)
+            where.update((("file", r.file), ("lane", (r.file, r.lane)), ("day", day), ("model", (r.provider, r.model))))
         no_write_fee = no_write_fee or row.rates_for(usage.prompt).cache_write is None
         calls, tokens, low, high = calls + 1, tokens + usage.cache_unsplit, low + least, high + most
     if not calls:
@@ -2549,22 +2576,32 @@ def _summarize(
                 sums.merge(summed)
                 buckets.extend(summed.rows)
         del summed
-    totals, ranged, ranged_models = _unsplit_ranges(requests, prices, _totals(sums.total, caches))
+    where: Counter[tuple[str, object]] = Counter()
+    totals, ranged, ranged_models = _unsplit_ranges(requests, prices, _totals(sums.total, caches), where)
+    days = sorted((roll.roll_up(day, of_day) for day, roll in sums.days.items()), key=lambda r: (r.key == NO_DAY, r.key))
     return AuditResult(
         tuple(buckets.rows) if isinstance(buckets, _Rows) else (),
-        tuple(sums.lanes),
+        _ranged(sums.lanes, where, "lane", lambda lane: (lane.file, lane.lane)),
         _cause_summaries(sums.causes),
-        _file_calibrations(sums.calibrations, summaries, of_file),
+        _ranged(_file_calibrations(sums.calibrations, summaries, of_file), where, "file", lambda f: f.file),
         totals,
         _notes(sums.notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
         + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
-        _model_summaries(sums.models, prices, of_model, ranged_models),
+        _ranged(_model_summaries(sums.models, prices, of_model, ranged_models), where, "model", lambda m: (m.provider, m.model)),
         _agreement(sums.pairs),
-        split_sums({name: (roll.requests, roll.lost) for name, roll in sums.classes.items()}),
-        sessions=tuple(sums.sessions),
-        days=tuple(sorted((roll.roll_up(day, of_day) for day, roll in sums.days.items()), key=lambda r: (r.key == NO_DAY, r.key))),
+        split_sums({name: (roll.requests, roll.lost, roll.unpriced) for name, roll in sums.classes.items()}),
+        sessions=_ranged(sums.sessions, where, "file", lambda r: r.key),
+        days=_ranged(days, where, "day", lambda r: r.key),
         explicit_caches=caches,
     )
+
+
+def _ranged(items: Sequence, where: Counter[tuple[str, object]], group: str, key: Callable[[object], object]) -> tuple:
+    """``items`` (summaries of one ``group``) with their ``ranged_requests`` from ``where``
+    (:func:`_unsplit_ranges`'s counts): those of their unpriced requests priced as a range only."""
+    if not where:
+        return tuple(items)
+    return tuple(replace(item, ranged_requests=n) if (n := where[(group, key(item))]) else item for item in items)
 
 
 class _Roll:
@@ -2593,8 +2630,11 @@ class _Roll:
         self.lost_tokens += sum(i.lost_tokens for i in items)
         self.lost = usd_sum([self.lost, *(i.lost_usd or Decimal(0) for i in items)])
         if what == "losses":
+            self.unpriced += sum(i.lost_usd is None and i.lost_tokens > 0 for i in items)
             return
         self.cost = usd_sum([self.cost, *(i.cost_usd or Decimal(0) for i in items)])
+        self.unpriced += sum(i.cost_usd is None for i in items)
+        self.unpriced_no_usage += sum(i.cost_usd is None and i.reported_uncached is None for i in items)
         if what == "model":
             self.all_uncached += sum(i.reported_uncached or 0 for i in items)
             self.all_output += sum(i.reported_output or 0 for i in items)
@@ -2615,8 +2655,6 @@ class _Roll:
         if what == "totals":
             self.write_1h += sum(i.reported_cache_write_1h or 0 for i in reported)
             self.output += sum(i.reported_output or 0 for i in billed)
-            self.unpriced += sum(i.cost_usd is None for i in items)
-            self.unpriced_no_usage += sum(i.cost_usd is None and i.reported_uncached is None for i in items)
             return
         self.misses += sum(i.cause is not None for i in items)
         stamps = [i.timestamp for i in items if i.timestamp and not i.timestamp.startswith("+")]
@@ -2679,6 +2717,8 @@ class _Roll:
             lost_tokens=self.lost_tokens,
             top_cause=None if top is None else top[0],
             rewrite_factor=(self.write + self.uncached) / context if context else None,
+            unpriced_requests=self.unpriced,
+            unpriced_no_usage=self.unpriced_no_usage,
         )
 
 
@@ -2734,15 +2774,16 @@ def _cause_summaries(causes: Mapping[str, _Roll]) -> tuple[CauseSummary, ...]:
     """Per cause: misses, lost tokens and dollars, costliest first."""
     return tuple(
         sorted(
-            (CauseSummary(cause, roll.requests, roll.lost_tokens, roll.lost) for cause, roll in causes.items()),
+            (CauseSummary(cause, roll.requests, roll.lost_tokens, roll.lost, roll.unpriced) for cause, roll in causes.items()),
             key=lambda c: (-c.lost_usd, -c.lost_tokens, list(CAUSES).index(c.cause)),
         )
     )
 
 
-def _file_sums(items: list[AuditRow], extra: Decimal) -> tuple[int, int, float | None, Decimal, Decimal]:
+def _file_sums(items: list[AuditRow], extra: Decimal) -> tuple[int, int, float | None, Decimal, Decimal, int, int]:
     """One file's rows summed for its :class:`FileCalibration`: requests, reads within tolerance, the
-    mean absolute read error, dollars paid (``extra``: billed outside any request) and lost."""
+    mean absolute read error, dollars paid (``extra``: billed outside any request) and lost, and
+    the requests in neither (unpriced) and of those with no usage."""
     errors = [abs(e) for row in items if (e := row.read_error) is not None and row.reported_cache_read]
     return (
         len(items),
@@ -2750,6 +2791,8 @@ def _file_sums(items: list[AuditRow], extra: Decimal) -> tuple[int, int, float |
         sum(errors) / len(errors) if errors else None,
         usd_sum([*(row.cost_usd or Decimal(0) for row in items), extra]),
         usd_sum(row.lost_usd or Decimal(0) for row in items),
+        sum(row.cost_usd is None for row in items),
+        sum(row.cost_usd is None and row.reported_uncached is None for row in items),
     )
 
 
@@ -2758,7 +2801,8 @@ def _file_calibrations(sums: Mapping[str, tuple], summaries: list[FileSummary], 
     of the files with rows), and what was skipped (``extra``: its dollars billed outside any request)."""
     files = []
     for summary in summaries:
-        requests, within, error, cost, lost = sums.get(summary.file) or _file_sums([], extra.get(summary.file, Decimal(0)))
+        requests, within, error, cost, lost, unpriced, no_usage = (
+            sums.get(summary.file) or _file_sums([], extra.get(summary.file, Decimal(0))))
         files.append(
             FileCalibration(
                 summary.file,
@@ -2771,6 +2815,8 @@ def _file_calibrations(sums: Mapping[str, tuple], summaries: list[FileSummary], 
                 cost,
                 lost,
                 tuple(Counter(reason for _, reason in summary.skipped).most_common()),
+                unpriced,
+                no_usage,
             )
         )
     return tuple(files)
@@ -2815,10 +2861,21 @@ def _model_summaries(
             roll.all_write,
             usd_sum([roll.cost, extra.get(f"{provider}\n{model}", Decimal(0))]),
             roll.lost,
-            model not in prices.missing and (roll.priced or (provider, model) in ranged),
+            model not in prices.missing and (roll.priced or (provider, model) in ranged or _in_table(prices, model)),
+            roll.unpriced,
+            roll.unpriced_no_usage,
         )
         for (provider, model), roll in sorted(models.items())
     )
+
+
+def _in_table(prices: Prices, model: str) -> bool:
+    """Whether the price table has a row for ``model`` (asked only of a model none of whose
+    requests was priced: one whose requests carry no usage was never looked up)."""
+    try:
+        return bool(prices.table.history(model))
+    except UserError:
+        return False
 
 
 def _output_replays(requests: list[TraceRequest]) -> int:
@@ -3119,5 +3176,7 @@ def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> Lane
         lost_usd=usd_sum(i.lost_usd or Decimal(0) for i in items),
         lost_tokens=sum(i.lost_tokens for i in items),
         head_tokens=head,
+        unpriced_requests=sum(i.cost_usd is None for i in items),
+        unpriced_no_usage=sum(i.cost_usd is None and i.reported_uncached is None for i in items),
     )
 

@@ -135,12 +135,20 @@ class LossSplit(msgspec.Struct, frozen=True):
     recoverable_requests: int
     unavoidable_requests: int
     unknown_requests: int
+    #: Of each class's requests, those that lost tokens no dollar figure holds (a model with no
+    #: price, a range only): in its requests, not in its dollars.
+    recoverable_unpriced: int = 0
+    unavoidable_unpriced: int = 0
+    unknown_unpriced: int = 0
 
     def usd(self, name: str) -> Decimal:
         return getattr(self, f"{name}_usd")
 
     def requests(self, name: str) -> int:
         return getattr(self, f"{name}_requests")
+
+    def unpriced(self, name: str) -> int:
+        return getattr(self, f"{name}_unpriced")
 
 
 CENT = Decimal("0.01")
@@ -153,27 +161,31 @@ def cents(amount: Decimal) -> Decimal:
 
 class _Priced(_Row, Protocol):
     lost_usd: Decimal | None
+    lost_tokens: int
     loss_class: str | None
 
 
 def split_losses(rows: Iterable[_Priced]) -> LossSplit:
     """Per class: the requests and their lost dollars, rounded so that the parts add up to the total."""
-    groups: dict[str, tuple[int, Decimal]] = {}
+    groups: dict[str, tuple[int, Decimal, int]] = {}
     for row in rows:
         if row.loss_class is not None:
-            n, lost = groups.get(row.loss_class, (0, Decimal(0)))
-            groups[row.loss_class] = (n + 1, usd_sum((lost, row.lost_usd or Decimal(0))))
+            n, lost, unpriced = groups.get(row.loss_class, (0, Decimal(0), 0))
+            groups[row.loss_class] = (n + 1, usd_sum((lost, row.lost_usd or Decimal(0))),
+                                      unpriced + (row.lost_usd is None and row.lost_tokens > 0))
     return split_sums(groups)
 
 
-def split_sums(groups: Mapping[str, tuple[int, Decimal]]) -> LossSplit:
-    """:func:`split_losses` of rows already summed per loss class: {class: (requests, lost dollars)}
-    (a class of another name counts as ``unknown``)."""
+def split_sums(groups: Mapping[str, tuple[int, Decimal, int]]) -> LossSplit:
+    """:func:`split_losses` of rows already summed per loss class: {class: (requests, lost dollars,
+    requests that lost tokens no dollar figure holds)} (a class of another name counts as ``unknown``)."""
     exact: dict[str, list[Decimal]] = {name: [] for name in LOSS_CLASSES}
     counts = dict.fromkeys(LOSS_CLASSES, 0)
-    for name, (n, lost) in groups.items():
+    unpriced = dict.fromkeys(LOSS_CLASSES, 0)
+    for name, (n, lost, left_out) in groups.items():
         name = name if name in exact else "unknown"
         counts[name] += n
+        unpriced[name] += left_out
         exact[name].append(lost)
     sums = {name: usd_sum(values) for name, values in exact.items()}
     total = cents(usd_sum(sums.values()))
@@ -186,6 +198,7 @@ def split_sums(groups: Mapping[str, tuple[int, Decimal]]) -> LossSplit:
     return LossSplit(
         total, parts["recoverable"], parts["unavoidable"], parts["unknown"],
         counts["recoverable"], counts["unavoidable"], counts["unknown"],
+        unpriced["recoverable"], unpriced["unavoidable"], unpriced["unknown"],
     )
 
 
@@ -217,3 +230,6 @@ class Recommendation(msgspec.Struct, frozen=True):
     assumption: str
     #: What drove the figure, or why it cannot be re-simulated and how to record a log that can.
     detail: str
+    #: Of the misses it targets, those that lost tokens no dollar figure holds (a model with no
+    #: price, a range only): not in ``lost_usd``, and what the fix saves on them is unknown.
+    unpriced_requests: int = 0

@@ -78,14 +78,20 @@ LANE_FIELDS: tuple[Field, ...] = (
     _figure("cost_usd", "usd", gate="usd"),
     _figure("lost_usd", "usd", gate="usd"),
     _figure("head_tokens", "int?"),
+    # Requests in none of its dollars, as the totals count them (shown by compare, never gated).
+    _figure("unpriced_requests"),
+    _figure("unpriced_no_usage"),
+    _figure("ranged_requests"),
 )
 
-#: One cause of misses: shown by compare, never gated.
+#: One cause of misses: shown by compare, never gated (``unpriced_requests``: its misses that
+#: lost tokens no dollar figure holds).
 CAUSE_FIELDS: tuple[Field, ...] = (
     Field("cause", "str", "key"),
     _figure("requests"),
     _figure("lost_tokens"),
     _figure("lost_usd", "usd"),
+    _figure("unpriced_requests"),
 )
 
 #: The whole audit (``input`` is the uncached input).
@@ -110,7 +116,8 @@ TOTALS_FIELDS: tuple[Field, ...] = (
     _figure("ranged_high_usd", "usd"),
 )
 
-#: One model: tokens and dollars (``priced``: whether the price table knows it).
+#: One model: tokens and dollars (``priced``: whether the price table has a row for it; its
+#: requests in no dollar figure counted as the totals count them).
 MODEL_FIELDS: tuple[Field, ...] = (
     Field("provider", "str", "key"),
     Field("model", "str", "key"),
@@ -122,6 +129,9 @@ MODEL_FIELDS: tuple[Field, ...] = (
     Field("cost_usd", "usd"),
     Field("lost_usd", "usd"),
     Field("priced", "bool"),
+    Field("unpriced_requests", "int"),
+    Field("unpriced_no_usage", "int"),
+    Field("ranged_requests", "int"),
 )
 
 #: One log file: its format and how well the model predicted its reads.
@@ -134,6 +144,9 @@ FILE_FIELDS: tuple[Field, ...] = (
     Field("skipped", "int"),
     Field("cost_usd", "usd"),
     Field("lost_usd", "usd"),
+    Field("unpriced_requests", "int"),
+    Field("unpriced_no_usage", "int"),
+    Field("ranged_requests", "int"),
     Field("notes", "texts"),
 )
 
@@ -154,6 +167,10 @@ LOSS_SPLIT_FIELDS: tuple[Field, ...] = (
     Field("recoverable_requests", "int"),
     Field("unavoidable_requests", "int"),
     Field("unknown_requests", "int"),
+    # Of those, the requests that lost tokens no dollar figure holds (no price, a range only).
+    Field("recoverable_unpriced", "int"),
+    Field("unavoidable_unpriced", "int"),
+    Field("unknown_unpriced", "int"),
 )
 
 #: What to change, best first: one re-simulated fix each (``saved_usd`` null: the log cannot
@@ -174,6 +191,7 @@ RECOMMENDATION_FIELDS: tuple[Field, ...] = (
     Field("lost_usd", "usd"),
     Field("assumption", "str"),
     Field("detail", "str"),
+    Field("unpriced_requests", "int"),
 )
 
 #: One compaction the log shows, judged warm or cold (``kind``: call, after or shrink; ``warm_cost_usd``:
@@ -195,7 +213,8 @@ COMPACTION_FIELDS: tuple[Field, ...] = (
 )
 
 #: One session (a log file) or one UTC day of requests, summed (``key``: the file, or the day
-#: as ``YYYY-MM-DD``; ``first`` / ``last``: the earliest and latest request times).
+#: as ``YYYY-MM-DD``; ``first`` / ``last``: the earliest and latest request times; its requests
+#: in no dollar figure counted as the totals count them).
 ROLLUP_FIELDS: tuple[Field, ...] = (
     Field("key", "str", "key"),
     Field("first", "str?"),
@@ -212,6 +231,9 @@ ROLLUP_FIELDS: tuple[Field, ...] = (
     Field("lost_tokens", "int"),
     Field("top_cause", "str?"),
     Field("rewrite_factor", "ratio?"),
+    Field("unpriced_requests", "int"),
+    Field("unpriced_no_usage", "int"),
+    Field("ranged_requests", "int"),
 )
 
 #: One explicit cache the logs created (Gemini ``cachedContents``), priced: its tokens once at the

@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from prefixbench.reports.audit import audit_html, audit_json, audit_table
+from prefixbench.reports.audit import audit_html, audit_json, audit_markdown, audit_table
+from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.core import run_audit
 from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
 from tests.unit.audit.test_rollups import _two_sessions
@@ -459,3 +461,153 @@ def test_unpriced_words_say_which_requests_lack_usage_and_which_a_price() -> Non
     assert unpriced_words(42, ["glm-9"]) == " (not in it: 42 request(s) of glm-9, no price)"
     assert unpriced_words(42, ["mooncake"], 42) == " (not in it: 42 request(s) of mooncake, no usage)"
     assert unpriced_words(42, ["b", "a"], 40) == " (not in it: 42 request(s) of a, b: 40 with no usage, 2 with no price)"
+
+
+def _unpriced_sessions(folder: Path) -> Path:
+    """s1: one priced request and one of a model the price table lacks; s2: only that model's;
+    trace.jsonl: a block-hash trace with no usage."""
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    t.user("more", "2025-09-03T00:00:10.000Z")
+    t.assistant("r2", "2025-09-03T00:00:12.000Z", [cc_usage(3, 20, 1500, 9)], model="claude-nobody-knows-9")
+    write_jsonl(folder / "s1.jsonl", t.lines)
+    u = Transcript("s2")
+    u.user("go", "2025-09-03T01:00:00.000Z", root=True)
+    u.assistant("q1", "2025-09-03T01:00:02.000Z", [cc_usage(3, 1500, 0, 9)], model="claude-nobody-knows-9")
+    write_jsonl(folder / "s2.jsonl", u.lines)
+    _mooncake(folder / "trace.jsonl")
+    return folder
+
+
+def _row_of(table: str, first: str) -> list[str]:
+    """The cells of the first line of ``table`` that starts with ``first`` (split on 2+ spaces)."""
+    line = next(line for line in table.splitlines() if line.startswith(first))
+    return re.split(r"\s{2,}", line.strip())
+
+
+def test_a_session_day_lane_and_file_of_unpriced_requests_say_so_not_paid_0(tmp_path: Path) -> None:
+    # Every session, day, lane and file row showed "paid $0" (and "lost $0") for requests in no
+    # dollar figure, while the headline said they were left out: a session of 317 block-hash
+    # requests (../shared/realdata/agentx-traces) read as free.
+    result = run_audit([_unpriced_sessions(tmp_path / "logs")])
+    table = audit_table(result)
+    sessions = table.split("per session")[1].split("per day")[0]
+    days = table.split("per day (UTC)")[1].split("lanes: reported")[0]
+    lanes = table.split("lanes: reported vs predicted")[1].split("\nmodels")[0]
+    files = table.split("calibration per file")[1]
+    # (paid, lost): the last cells but the top cause of a roll-up; the last two of a lane or file.
+    assert _row_of(sessions, "s1.jsonl")[-3:-1] == ["$0.005769 + 1 unpriced", "$0"]
+    assert _row_of(sessions, "s2.jsonl")[-3:-1] == ["no price", "-"]
+    assert _row_of(sessions, "trace.jsonl")[-3:-1] == ["no usage", "-"]
+    assert _row_of(days, "2025-09-03")[-3:-1] == ["$0.005769 + 2 unpriced", "$0"]
+    assert _row_of(days, "no timestamp")[-3:-1] == ["no usage", "-"]
+    assert _row_of(lanes, "s2.jsonl")[-2:] == ["no price", "-"]
+    assert _row_of(lanes, "trace.jsonl")[-2:] == ["no usage", "-"]  # was "-" "-" as if not known
+    assert _row_of(files, "s1.jsonl")[-2:] == ["$0.005769 + 1 unpriced", "$0"]
+    assert _row_of(files, "trace.jsonl")[-2:] == ["no usage", "-"]
+    # audit.md is the same table; report.html says the same words.
+    assert "no price" in audit_markdown(result) and "$0.005769 + 1 unpriced" in audit_markdown(result)
+    page = _text(audit_html(result))
+    assert "$0.005769 + 1 unpriced" in page and "$0.005769 + 2 unpriced" in page
+    assert "no price" in page and "no usage" in page
+    # The JSON carries the counts (the headline's, per group).
+    record = json.loads(audit_json(result))
+    by_key = {r["key"]: r for r in record["sessions"]}
+    assert [(by_key[k]["unpriced_requests"], by_key[k]["unpriced_no_usage"]) for k in sorted(by_key)] == [(1, 0), (1, 0), (2, 2)]
+    assert [(d["unpriced_requests"], d["unpriced_no_usage"]) for d in record["days"]] == [(2, 0), (2, 2)]
+    assert sorted((f["unpriced_requests"], f["unpriced_no_usage"]) for f in record["files"]) == [(1, 0), (1, 0), (2, 2)]
+    assert sorted((lane["unpriced_requests"], lane["unpriced_no_usage"]) for lane in record["lanes"]) == [(1, 0), (1, 0), (2, 2)]
+
+
+def _agent_trace(path: Path, model: str) -> Path:
+    """A block-hash agent trace (no usage) of ``model``."""
+    path.write_text(json.dumps({"id": "c", "models": [model], "block_size": 4, "tool_tokens": 4, "system_tokens": 0,
+                                "requests": [{"t": 0.0, "type": "n", "model": model, "in": 8, "out": 1, "hash_ids": [1, 2]},
+                                             {"t": 2.0, "type": "n", "model": model, "in": 13, "out": 1, "hash_ids": [1, 2, 3]}]}))
+    return path
+
+
+def test_a_priced_model_whose_requests_carry_no_usage_says_no_usage_not_no_price(tmp_path: Path) -> None:
+    # claude-opus-4-6 in a block-hash trace (../shared/realdata/agentx-traces) has a price row:
+    # the models table said "no price", and its JSON priced: false.
+    _agent_trace(tmp_path / "trace_0001.json", "claude-opus-4-6")
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)], model="claude-nobody-knows-9")
+    write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    result = run_audit([tmp_path])
+    models = audit_table(result).split("\nmodels")[1].split("calibration per file")[0]
+    assert _row_of(models, "engine")[1:] == ["claude-opus-4-6", "2", "0", "0", "0", "0", "no usage", "-"]
+    assert _row_of(models, "anthropic")[-2:] == ["no price", "-"]
+    record = {m["model"]: m for m in json.loads(audit_json(result))["models"]}
+    assert record["claude-opus-4-6"]["priced"] is True and record["claude-opus-4-6"]["unpriced_no_usage"] == 2
+    assert record["claude-nobody-knows-9"]["priced"] is False and record["claude-nobody-knows-9"]["unpriced_requests"] == 1
+    # The headline still names both models of its unpriced requests.
+    assert "(not in it: 3 request(s) of claude-nobody-knows-9, claude-opus-4-6: 2 with no usage, 1 with no price)" in audit_table(result)
+
+
+def test_a_paid_cell_says_which_requests_it_leaves_out() -> None:
+    from prefixbench.reports.auditwords import lost_cell, paid_cell
+
+    assert paid_cell("$1.23", 5) == "$1.23"
+    assert paid_cell("$1.23", 5, 2, 1) == "$1.23 + 2 unpriced"
+    assert paid_cell("$0", 5, 5, 5) == "no usage"
+    assert paid_cell("$0", 5, 5, 0) == "no price"
+    assert paid_cell("$0", 5, 5, 0, 5) == "range only"
+    assert paid_cell("$0", 5, 5, 2, 1) == "unpriced"
+    assert lost_cell("$0", 5, 5) == "-" and lost_cell("$0", 5, 4) == "$0" and lost_cell("$0", 0, 0) == "$0"
+
+
+def _expiring(folder: Path, name: str, model: str | None) -> None:
+    """A session whose second call, 20 minutes on, writes again what the first wrote (a TTL expiry)."""
+    extra = {} if model is None else {"model": model}
+    t = Transcript(name)
+    t.n = 100 * int(name[1:])  # uuids of its own
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant(f"{name}r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)], **extra)
+    t.user("next", "2025-09-03T00:20:00.000Z")
+    t.assistant(f"{name}r2", "2025-09-03T00:20:03.000Z", [cc_usage(3, 15300, 0, 9)], **extra)
+    write_jsonl(folder / f"{name}.jsonl", t.lines)
+
+
+def test_a_cause_whose_misses_are_unpriced_does_not_say_it_lost_0(tmp_path: Path) -> None:
+    # A miss of a model the price table lacks lost tokens but no dollars it could say: the causes
+    # table summed it as $0 (here: all of a cause's misses, "ttl-expired ... 15,000 ... $0").
+    _expiring(tmp_path, "s1", "claude-nobody-knows-9")
+    result = run_audit([tmp_path])
+    assert _row_of(audit_table(result), "ttl-expired")[1:4] == ["1", "15,000", "-"]
+    # The loss split counted it in "recoverable $0.00 (1 req)" without a word.
+    assert "recoverable $0.00 (1 req, 1 unpriced) + unavoidable" in audit_table(result)
+    assert json.loads(audit_json(result))["loss_split"]["recoverable_unpriced"] == 1
+    assert next(c for c in json.loads(audit_json(result))["causes"] if c["cause"] == "ttl-expired")["unpriced_requests"] == 1
+    # Beside a priced one: its dollars, and the miss they leave out.
+    _expiring(tmp_path, "s2", None)
+    result = run_audit([tmp_path])
+    assert _row_of(audit_table(result), "ttl-expired")[1:4] == ["2", "30,000", f"{format_usd(result.causes[0].lost_usd)} + 1 unpriced"]
+    assert re.search(r"ttl-expired2\s*30,000\s*\$0\.05\d+ \+ 1 unpriced", _text(audit_html(result)))
+    assert "2 (1 unpriced)" in _text(audit_html(result))  # the loss split's requests
+
+
+def test_a_fix_whose_misses_are_unpriced_is_not_said_not_to_pay(tmp_path: Path, capsys) -> None:
+    # A TTL expiry of a model the price table lacks: the re-simulation could price nothing, and
+    # the advice said "does not pay ... against the $0 its misses lost" and "not worth it at these
+    # prices", with $0 lost to its misses.
+    from prefixbench.reports.cli import main
+
+    _expiring(tmp_path, "s1", "claude-nobody-knows-9")
+    assert main(["audit", str(tmp_path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    advice = out.split("\n1. ")[0]
+    assert _row_of(advice, "1  keep-alive")[3:5] == ["unknown (unpriced)", "unpriced"]
+    assert "does not pay" not in out and "not worth it" not in out.split("misses by cause")[0]
+    assert "1 of its misses are in no dollar figure (no price, or a range only), so what it saves on them is unknown" in out
+    assert main(["audit", str(tmp_path), "--quiet", "--format", "json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert {rec["fix"]: rec["unpriced_requests"] for rec in record["recommendations"]}["keep-alive"] == 1
+    from prefixbench.reports.advice import advice_html, lost_words, saves_text
+
+    page = _text(advice_html(record))
+    assert "unknown (unpriced)" in page and "does not pay" not in page
+    assert lost_words(1.5, ("ttl-expired",), 2) == "$1.5000 + 2 unpriced" and lost_words(0, ("ttl-expired",), 2) == "unpriced"
+    assert saves_text(Decimal(0), 2, Decimal("0.5")) == "does not pay" and saves_text(Decimal(0), 2, 0) == "unknown (unpriced)"

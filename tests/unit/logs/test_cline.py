@@ -789,7 +789,16 @@ def test_a_model_priced_only_as_a_range_is_not_named_among_those_with_no_price(t
     assert any("where the price has no write rate, a DeepSeek miss: at the input price" in n for n in result.notes)
     assert (result.totals.unpriced_requests, result.totals.ranged_requests) == (2, 1)
     assert main(["audit", str(path), "--quiet"]) == 0
-    assert "paid $0 (not in it: 1 request(s) of gpt-9-nope, no price) (not in it: 1 request(s) whose log" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "paid $0 (not in it: 1 request(s) of gpt-9-nope, no price) (not in it: 1 request(s) whose log" in out
+    # Each model's paid cell says why it holds no dollars (both said $0, or "no price" for a
+    # model priced as a range), and the session's says neither was priced.
+    models = out.split("\nmodels")[1].split("calibration per file")[0]
+    assert [line.split()[-2:] for line in models.splitlines() if "deepseek-chat" in line or "gpt-9-nope" in line] == [
+        ["only", "-"], ["price", "-"]]
+    assert "range only" in models
+    assert [(m.unpriced_requests, m.ranged_requests) for m in result.models] == [(1, 1), (1, 0)]
+    assert [(s.unpriced_requests, s.ranged_requests) for s in result.sessions] == [(2, 1)]
 
 
 def test_a_history_file_alone_through_clines_gateway_reads_tokens_in_as_written(tmp_path: Path) -> None:
