@@ -206,10 +206,14 @@ class ReadProgress:
         self.start = self.last
         self._bar = None
         if self.enabled and sys.stderr.isatty():
+            from rich.console import Console
             from rich.progress import BarColumn, TransferSpeedColumn
             from rich.progress import Progress as RichProgress
 
-            self._bar = RichProgress("reading logs", BarColumn(), TransferSpeedColumn(), transient=True)
+            # On stderr: rich's own console is stdout's, where the bar's start and end left a blank
+            # line or two before the output (audit --format json > FILE, run in a terminal).
+            self._bar = RichProgress("reading logs", BarColumn(), TransferSpeedColumn(), transient=True,
+                                     console=Console(file=sys.stderr), redirect_stdout=False)
             self._task = self._bar.add_task("read", total=self.total)
             self._bar.start()
 

@@ -8,6 +8,7 @@ The intervals are made tiny here (as tests/unit/reports/test_grid.py does), so a
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -120,3 +121,21 @@ def test_record_quiet_prints_neither_progress_nor_the_wrote_line(tmp_path, monke
     assert "prefixbench: record " in err and err.splitlines()[-1].startswith("wrote ")
     assert _run(["record", str(quiet), "--steps", "40", "--quiet"], capsys) == (0, "", "")
     assert quiet.read_bytes() == loud.read_bytes()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_the_reading_bar_on_a_terminal_leaves_stdout_alone(long_log, monkeypatch, capsys) -> None:
+    # Before: the bar drew on rich's default console, standard output, so `audit --format json >
+    # FILE` (or replay's) run in a terminal began with blank lines the bar's start and end left.
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    assert main(["replay", str(long_log), "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("[\n  {"), out[:20]
+    assert "reading logs" in terminal.getvalue()  # drawn where progress goes
+    monkeypatch.undo()
+    assert _run(["replay", str(long_log), "--format", "json", "--quiet"], capsys)[1] == out
