@@ -1,4 +1,4 @@
-"""Writers for ``prefixbench audit``: terminal table, JSON, Markdown, CSV, PNG, and progress.
+"""Writers for ``prefixbench audit``: terminal table, JSON, Markdown, CSV and PNG.
 
 The audit itself lives in :mod:`prefixbench.workloads.audit`; nothing here recomputes it.
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.reports.auditwords import lost_cell, paid_cell, ranged_words, ratio_basis, request_where, unpriced_words, usd_cents4
+from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
@@ -803,61 +804,6 @@ def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object
 AUDIT_FILES = ("audit.md", "audit.csv", "audit.json", "audit.png", "report.html")
 
 
-class Progress:
-    """Bytes read so far (across files): a rich bar on a terminal, else a plain line every few seconds."""
-
-    def __init__(self, total: int, *, enabled: bool = True, every: float = 3.0) -> None:
-        self.total = max(total, 1)
-        self.enabled = enabled and total > 0
-        self.every = every
-        self.last = time.monotonic()
-        self.start = self.last
-        self._bar = None
-        if self.enabled and sys.stderr.isatty():
-            from rich.progress import BarColumn, TransferSpeedColumn
-            from rich.progress import Progress as RichProgress
-
-            self._bar = RichProgress("reading logs", BarColumn(), TransferSpeedColumn(), transient=True)
-            self._task = self._bar.add_task("read", total=self.total)
-            self._bar.start()
-
-    def __call__(self, done: int) -> None:
-        if not self.enabled:
-            return
-        now_done = done
-        if self._bar is not None:
-            self._bar.update(self._task, completed=now_done)
-            return
-        now = time.monotonic()
-        if now - self.last >= self.every:
-            self.last = now
-            rate = now_done / max(now - self.start, 1e-9) / 1e6
-            print(f"prefixbench audit: read {now_done / 1e6:,.1f} of {self.total / 1e6:,.1f} MB ({rate:.1f} MB/s)", file=sys.stderr)
-
-    def notice(self, text: str) -> None:
-        """Say, in a plain line, that the reading goes on past the full bar (the files read again
-        in another order: a Codex fork's rollout sorts before its source's), however short the audit."""
-        if self._bar is not None:
-            self._bar.stop()  # full: the reading that follows tells no bytes
-            self._bar = None
-        if self.enabled:
-            print(f"prefixbench audit: {text}", file=sys.stderr)
-
-    def phase(self, text: str) -> None:
-        """Say the step that follows the reading (auditing, re-simulating fixes), once the command
-        has run for ``every`` seconds: long work tells what it does next, a short audit prints nothing."""
-        if self._bar is not None:
-            self._bar.stop()  # the reading is over (and no drawing thread runs while --jobs forks)
-            self._bar = None
-        if not self.enabled or time.monotonic() - self.start < self.every:
-            return
-        print(f"prefixbench audit: {text}", file=sys.stderr)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-
 def printable(text: str, encoding: str = "utf-8") -> str:
     """``text`` as the stream can carry it: a lone surrogate (a log can hold one, e.g. an emoji
     cut in half) or a character the encoding lacks becomes a backslash escape, never a crash."""
@@ -1020,7 +966,7 @@ def run_audit_command(args) -> int:
     from prefixbench.workloads.logs.sources import find_log_files
 
     files = find_log_files(list(args.paths))  # walked once: the progress bar's total, then the read
-    progress = Progress(total_bytes(files), enabled=not args.quiet)
+    progress = ReadProgress(total_bytes(files), enabled=not args.quiet)
     what_if = None
     try:
         from prefixbench.workloads.audit.core import load_trace

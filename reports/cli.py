@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, assert_never
@@ -20,6 +21,7 @@ from prefixbench.reports.stdio import STDIN_NAME, drop_stdout, is_dash, path_arg
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
+    from prefixbench.reports.progress import ReadProgress
     from prefixbench.workloads.runs.options import CheckOptions
     from prefixbench.workloads.scripted.registry import WorkloadEntry
 
@@ -363,6 +365,7 @@ def _add_check_parser(sub: _Subcommands) -> None:
     check.add_argument("--profile", default="lenient", help=f"provider profile(s) a user engine runs under and a trace is checked against, comma-separated: {'|'.join(PROFILES)} (default: lenient)")
     _add_trace_options(check)
     check.add_argument("--out", type=path_argument, default=None, metavar="DIR", help="also write check.json and report.html into this folder (default: none)")
+    check.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
 
 
 def _add_replay_parser(sub: _Subcommands) -> None:
@@ -389,6 +392,7 @@ def _add_replay_parser(sub: _Subcommands) -> None:
     _add_cache_options(replay)
     replay.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     _add_price_options(replay)
+    replay.add_argument("--quiet", action="store_true", help="no progress on stderr (warnings and errors are still said)")
 
 
 def _engine_listing() -> str:
@@ -837,12 +841,22 @@ def run_check(options: CheckOptions) -> int:
         check_out_dir(options.out, ("check.json", "report.html"), "check")
     results = check_engines_and_trace(options)
     if results is None:
-        from prefixbench.workloads.specs.registry import run_specs
+        from prefixbench.reports.progress import SweepProgress
+        from prefixbench.reports.trace import CHECK_PROGRESS_SECONDS, check_progress_mode
+        from prefixbench.workloads.specs.registry import run_specs, spec_cases
 
         windows = parse_windows(options.windows if options.windows is not None else DEFAULT_CHECK_WINDOWS)
         warn_window_memory(windows)
         engines = parse_list(options.engines, "--engines") if options.engines is not None else None
-        results = run_specs(options.preset, windows, engines)
+        # A large window runs for seconds or minutes: a line every few seconds names the check
+        # running, as check --engine does (none for a check that ends sooner, nor with --quiet).
+        total = len(spec_cases(options.preset, windows, engines))
+        mode = check_progress_mode(options.quiet)
+        with SweepProgress(total, mode=mode, interval=CHECK_PROGRESS_SECONDS, command="check", final=False) as progress:
+            def on_case(label: str, done: bool) -> None:
+                progress.finished(label) if done else progress.started(label)
+
+            results = run_specs(options.preset, windows, engines, on_case)
     from prefixbench.reports.check_report import tally
 
     for result in results:
@@ -855,7 +869,8 @@ def run_check(options: CheckOptions) -> int:
         write_check(options.out, options.preset, results, options.vacuous_fails)
         from prefixbench.reports.textable import visible
 
-        print(visible(f"wrote {options.out}/: check.json, report.html"), file=sys.stderr)  # as sweep and audit say
+        if not options.quiet:
+            print(visible(f"wrote {options.out}/: check.json, report.html"), file=sys.stderr)  # as sweep and audit say
     return 1 if failed else 0
 
 
@@ -895,12 +910,17 @@ def _replay_bodies(args: argparse.Namespace) -> int:
     # Streamed: each line is parsed, replayed, labelled and dropped; observations and labels stay.
     torn: list[int] = []
     with readable_file(args.file, "replay") as path:
+        progress = _read_progress(path, "replay", args.quiet)
         try:
-            observations, labels = replay_labelled(read_chat_completions(path, torn), cache)
+            observations, labels = replay_labelled(read_chat_completions(path, torn, progress), cache)
         except UserError as exc:
             from prefixbench.reports.trace import with_the_format_found
 
             raise UserError(with_the_format_found(exc, path, "replay")) from None
+        finally:
+            progress.close()
+        progress.phase(f"read {progress.total / 1e6:,.1f} MB and replayed {len(observations):,} requests "
+                       f"in {time.monotonic() - progress.start:.1f} s; writing the {'JSON' if args.format == 'json' else 'table'}")
     from prefixbench.reports.trace import warn_torn
 
     warn_torn(STDIN_NAME if is_dash(args.file) else args.file, torn)
@@ -912,7 +932,8 @@ def _replay_capture(args: argparse.Namespace) -> int:
     """``replay --input anthropic-capture``: predicted vs reported cache usage, side by side."""
     from prefixbench.reports.capture import capture_json, capture_table
     from prefixbench.simulator.providers import ANTHROPIC
-    from prefixbench.workloads.logs.capture_replay import replay_capture
+    from prefixbench.workloads.logs.anthropic_capture import read_capture
+    from prefixbench.workloads.logs.capture_replay import replay_calls
 
     if args.tokenizer != "heuristic":
         raise UserError("--input anthropic-capture counts Claude tokens with a calibrated ratio; --tokenizer does not apply")
@@ -926,14 +947,32 @@ def _replay_capture(args: argparse.Namespace) -> int:
 
     torn: list[int] = []
     with readable_file(args.file, "replay") as path:
+        progress = _read_progress(path, "replay", args.quiet)
         try:
-            rows = replay_capture(path, chars_per_token=args.chars_per_token, torn=torn)
+            capture = read_capture(path, torn, progress)
         except UserError as exc:  # another log given with --input anthropic-capture: say which
             raise UserError(with_the_format_found(exc, path, "replay", reading="anthropic-capture")) from None
+        finally:
+            progress.close()
+        progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
+                       f"replaying {len(capture.calls):,} calls")
+        rows = replay_calls(capture, chars_per_token=args.chars_per_token)
 
     warn_torn(STDIN_NAME if is_dash(args.file) else args.file, torn)
     print(capture_json(rows) if args.format == "json" else capture_table(rows))
     return 0
+
+
+def _read_progress(path: Path, command: str, quiet: bool) -> ReadProgress:
+    """The progress of ``command``'s reading of the log at ``path`` (bytes read, as audit shows
+    its own): off with --quiet."""
+    from prefixbench.reports.progress import ReadProgress
+
+    try:
+        size = path.stat().st_size
+    except OSError:  # unreadable: the reading says so, in its own words
+        size = 0
+    return ReadProgress(size, enabled=not quiet, command=command)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -199,7 +199,7 @@ def check_options(args: argparse.Namespace) -> CheckOptions:
     return CheckOptions(
         preset=args.preset or "patched", windows=args.windows, engines=args.engines, engine=tuple(args.engine or ()),
         engine_config=args.engine_config, profile=args.profile, trace=args.trace, input=args.input, out=args.out,
-        vacuous_fails=args.vacuous == "fail",
+        vacuous_fails=args.vacuous == "fail", quiet=args.quiet,
     )
 
 
@@ -209,5 +209,5 @@ def record_options(args: argparse.Namespace) -> RecordOptions:
 
     return RecordOptions(
         file=args.file, workload=args.workload, window=args.window, preset=args.preset, profile=args.profile,
-        engine=tuple(args.engine or ()), workload_options=workload_options(args), force=args.force,
+        engine=tuple(args.engine or ()), workload_options=workload_options(args), force=args.force, quiet=args.quiet,
     )

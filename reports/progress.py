@@ -12,6 +12,12 @@ in lines only, naming the case running, and only once a case has run for ``inter
 (a quick check prints none)::
 
     prefixbench: check 2/6 runs done, 1 in flight, 0:10 elapsed, ETA 0:20, running my-engine 32k-thinking-tools-lenient
+
+The reading of logs (``audit``, ``replay``, ``check --trace``) counts bytes instead
+(:class:`ReadProgress`): a bar on a terminal, else a line every few seconds, and the steps
+after the reading said once the command has run that long::
+
+    prefixbench replay: read 640.0 of 1,300.0 MB (212.4 MB/s)
 """
 
 from __future__ import annotations
@@ -178,3 +184,71 @@ class SweepProgress:
     def _ticker(self) -> None:
         while not self._stop.wait(self.interval):
             self._print()
+
+
+#: Seconds between ``ReadProgress``'s plain lines off a terminal, and before the steps after the
+#: reading are said (a shorter run prints none).
+READ_PROGRESS_SECONDS = 3.0
+
+
+class ReadProgress:
+    """Bytes read so far (across files): a rich bar on a terminal, else a plain line every few seconds.
+
+    ``command`` names the command in the lines (``prefixbench audit: read ...``); ``replay`` and
+    ``check --trace`` show their reading of a log the same way."""
+
+    def __init__(self, total: int, *, enabled: bool = True, every: float | None = None, command: str = "audit") -> None:
+        self.total = max(total, 1)
+        self.enabled = enabled and total > 0
+        self.every = READ_PROGRESS_SECONDS if every is None else every
+        self.command = command
+        self.last = time.monotonic()
+        self.start = self.last
+        self._bar = None
+        if self.enabled and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, TransferSpeedColumn
+            from rich.progress import Progress as RichProgress
+
+            # On stderr: rich's own console is stdout's, where the bar's start and end left a blank
+            # line or two before the output (audit --format json > FILE, run in a terminal).
+            self._bar = RichProgress("reading logs", BarColumn(), TransferSpeedColumn(), transient=True,
+                                     console=Console(file=sys.stderr), redirect_stdout=False)
+            self._task = self._bar.add_task("read", total=self.total)
+            self._bar.start()
+
+    def __call__(self, done: int) -> None:
+        if not self.enabled:
+            return
+        now_done = done
+        if self._bar is not None:
+            self._bar.update(self._task, completed=now_done)
+            return
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last = now
+            rate = now_done / max(now - self.start, 1e-9) / 1e6
+            print(f"prefixbench {self.command}: read {now_done / 1e6:,.1f} of {self.total / 1e6:,.1f} MB ({rate:.1f} MB/s)", file=sys.stderr)
+
+    def notice(self, text: str) -> None:
+        """Say, in a plain line, that the reading goes on past the full bar (the files read again
+        in another order: a Codex fork's rollout sorts before its source's), however short the audit."""
+        if self._bar is not None:
+            self._bar.stop()  # full: the reading that follows tells no bytes
+            self._bar = None
+        if self.enabled:
+            print(f"prefixbench {self.command}: {text}", file=sys.stderr)
+
+    def phase(self, text: str) -> None:
+        """Say the step that follows the reading (auditing, re-simulating fixes), once the command
+        has run for ``every`` seconds: long work tells what it does next, a short audit prints nothing."""
+        if self._bar is not None:
+            self._bar.stop()  # the reading is over (and no drawing thread runs while --jobs forks)
+            self._bar = None
+        if not self.enabled or time.monotonic() - self.start < self.every:
+            return
+        print(f"prefixbench {self.command}: {text}", file=sys.stderr)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()

@@ -78,10 +78,21 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
 
         windows = parse_windows(options.windows) if options.windows is not None else (None,)
         torn: list[int] = []
+        from prefixbench.reports.progress import ReadProgress
+
+        # A log of a gigabyte takes seconds to read and judge: bytes read, then each replay of
+        # it, on stderr, as audit shows its reading (none for a quick check, nor with --quiet).
         try:
-            results = run_trace_specs(options.trace, options.input, profiles, windows, torn)
+            size = options.trace.stat().st_size
+        except OSError:  # unreadable: the reading says so, in its own words
+            size = 0
+        progress = ReadProgress(size, enabled=not options.quiet, command="check")
+        try:
+            results = run_trace_specs(options.trace, options.input, profiles, windows, torn, progress, progress.phase)
         except UserError as exc:
             raise UserError(with_the_format_found(exc, options.trace, "check --trace")) from None
+        finally:
+            progress.close()
         warn_torn(options.trace, torn)
         return results
     from prefixbench.workloads.scripted.registry import is_builtin_engine, user_engines
@@ -122,7 +133,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     # A slow engine runs for minutes: a line every few seconds says which case it is on (none
     # for a check that ends sooner), on stderr, so the spec lines stay the output.
     total = len(engine_cases(windows, profiles)) * len(user)
-    with SweepProgress(total, mode="lines", interval=CHECK_PROGRESS_SECONDS, command="check", final=False) as progress:
+    with SweepProgress(total, mode=check_progress_mode(options.quiet), interval=CHECK_PROGRESS_SECONDS, command="check", final=False) as progress:
         def on_case(label: str, done: bool) -> None:
             progress.finished(label) if done else progress.started(label)
 
@@ -131,8 +142,14 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     return results
 
 
-#: How often ``check --engine`` says which case it is on, once a case runs that long.
+#: How often ``check`` and ``record`` say which case they are on, once a case runs that long.
 CHECK_PROGRESS_SECONDS = 5.0
+
+
+def check_progress_mode(quiet: bool) -> str:
+    """``check``'s and ``record``'s progress: lines (on a terminal too: one run at a time has
+    no bar to fill), none with ``--quiet``."""
+    return "off" if quiet else "lines"
 
 
 def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_workload_options) -> None:  # type: ignore[no-untyped-def]
@@ -159,6 +176,7 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
     record.add_argument("--profile", default="lenient", help=f"provider profile the run goes through: {'|'.join(PROFILES)} (default: lenient)")
     add_engine_option(record, repeatable=False)
     add_workload_options(record)
+    record.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
 
 
 def cmd_record(options: RecordOptions) -> int:
@@ -187,7 +205,7 @@ def cmd_record(options: RecordOptions) -> int:
     engine = engines[0] if engines else (entry.default_engine if entry is not None else "")
     # A long run (thousands of steps, a large window) takes minutes: a line every few seconds
     # says it is still running, as check --engine does (none for a record that ends sooner).
-    with SweepProgress(1, mode="lines", interval=CHECK_PROGRESS_SECONDS, command="record", final=False) as progress:
+    with SweepProgress(1, mode=check_progress_mode(options.quiet), interval=CHECK_PROGRESS_SECONDS, command="record", final=False) as progress:
         progress.started(f"{engine}/{options.preset} {options.workload} at {window:,} tokens")
         run, requests = record_run(
             options.workload, window, options.preset, engines[0] if engines else None, options.profile, options.workload_options
@@ -203,5 +221,6 @@ def cmd_record(options: RecordOptions) -> int:
     if to_stdout and not whole:  # (| head: the reader chose to stop; not an error)
         print(f"standard output closed before the end (its reader left): part of {what} written", file=sys.stderr)
         return 0
-    print(f"wrote {where}: {what}", file=sys.stderr)
+    if not options.quiet:
+        print(f"wrote {where}: {what}", file=sys.stderr)
     return 0

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal, TypeAlias
 
@@ -90,9 +90,9 @@ class Capture(msgspec.Struct, frozen=True):
     skipped: tuple[tuple[int, str], ...] = ()
 
 
-def read_capture(path: str | Path, torn: list[int] | None = None) -> Capture:
+def read_capture(path: str | Path, torn: list[int] | None = None, progress: Callable[[int], None] | None = None) -> Capture:
     """Parse a claude-trace JSONL file (``torn``: as :func:`~.jsonlines.iter_lines`'s, a torn
-    last line also listed in ``skipped``).
+    last line also listed in ``skipped``; ``progress``: told the bytes read so far, as there).
 
     Raises:
         UserError: ``FILE:LINE: what`` for a malformed line, a line without request body,
@@ -102,7 +102,7 @@ def read_capture(path: str | Path, torn: list[int] | None = None) -> Capture:
     parsed: list[_Line] = []
     skipped: list[tuple[int, str]] = []
     cut: list[int] | None = None if torn is None else []
-    for line_no, raw in iter_lines(Path(path), torn=cut):  # streamed as bytes, blank lines skipped
+    for line_no, raw in iter_lines(Path(path), torn=cut, progress=progress):  # streamed as bytes, blank lines skipped
         line = _parse_line(read_json(raw, Path(path), line_no), line_no, f"{name}:{line_no}")
         if isinstance(line, str):
             skipped.append((line_no, line))

@@ -24,7 +24,7 @@ exactly what is wrong, in the same words for every importer.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,21 +59,27 @@ class LineError(ValueError):
     """A problem with one line; the reader adds file:line."""
 
 
-def read_chat_completions(path: Path, torn: list[int] | None = None) -> Iterator[Request]:
-    """Yield one Request per non-empty line, streamed (UserError with file:line on the first bad line)."""
-    for request, _ in read_recorded(path, torn):
+def read_chat_completions(
+    path: Path, torn: list[int] | None = None, progress: Callable[[int], None] | None = None
+) -> Iterator[Request]:
+    """Yield one Request per non-empty line, streamed (UserError with file:line on the first bad line);
+    ``progress``: as :func:`read_recorded`'s."""
+    for request, _ in read_recorded(path, torn, progress):
         yield request
 
 
-def read_recorded(path: Path, torn: list[int] | None = None) -> Iterator[tuple[Request, tuple[str, ...]]]:
+def read_recorded(
+    path: Path, torn: list[int] | None = None, progress: Callable[[int], None] | None = None
+) -> Iterator[tuple[Request, tuple[str, ...]]]:
     """Yield each line's Request and the durable rewrites it declares (``rewrites``, a
     prefixbench extension: what the agent rewrote since the previous request; default none).
 
     ``torn``: when given, a torn last line (a log still being written) ends the requests and its
-    number is appended here, as audit reads it (:func:`~.jsonlines.iter_lines`)."""
+    number is appended here, as audit reads it (:func:`~.jsonlines.iter_lines`); ``progress``
+    is told the bytes read so far, as there."""
     memo = MessageMemo()
     count = 0
-    for number, line in iter_lines(path, torn=torn):
+    for number, line in iter_lines(path, torn=torn, progress=progress):
         where = f"{path}:{number}"
         try:
             try:

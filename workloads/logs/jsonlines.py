@@ -12,7 +12,7 @@ request is parsed once; see docs/performance.md).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -118,7 +118,9 @@ def read_json(data: bytes, path: Path, number: int) -> object:
     return loads(decode_line(data, path, number), f"{path}:{number}")
 
 
-def iter_lines(path: Path, what: str = "", torn: list[int] | None = None) -> Iterator[tuple[int, bytes]]:
+def iter_lines(
+    path: Path, what: str = "", torn: list[int] | None = None, progress: Callable[[int], None] | None = None
+) -> Iterator[tuple[int, bytes]]:
     """``(line number, bytes)`` of each non-blank line, streamed (UserError if unreadable).
 
     Lines end at ``\\n`` only (a JSON string may hold a raw U+2028, which ``str.splitlines``
@@ -127,6 +129,8 @@ def iter_lines(path: Path, what: str = "", torn: list[int] | None = None) -> Ite
     ``torn``: when given, a last line that is a torn tail (:func:`torn_tail`: a log an agent is
     still writing) is not yielded; its number is appended here. Any other line, cut or not, is
     yielded for the caller to read (and refuse with its ``file:line``).
+
+    ``progress``: told the bytes read so far every 256 lines (the command's progress line).
     """
     check_readable(path)  # a folder or a device (/dev/zero never ends) is refused first
     try:
@@ -144,7 +148,12 @@ def iter_lines(path: Path, what: str = "", torn: list[int] | None = None) -> Ite
                 raise UserError(f"{path}: zstd-compressed: this command reads a plain JSON-lines file; decompress it first "
                                 "with zstd -d (prefixbench audit reads it as it is)")
             seen = False
+            done = 0
             for number, line in enumerate(handle, 1):
+                if progress is not None:
+                    done += len(line)
+                    if number % 256 == 0:
+                        progress(done)
                 if number == 1 and line.startswith(_BOM):
                     line = line[len(_BOM) :]
                 # isspace() stops at the first non-blank byte: no copy of a long line.

@@ -46,6 +46,8 @@ class CheckOptions(msgspec.Struct, frozen=True):
     out: Path | None = None
     #: A vacuous result fails instead of being skipped.
     vacuous_fails: bool = False
+    #: No progress or 'wrote' line on stderr (``--quiet``).
+    quiet: bool = False
 
 
 class RecordOptions(msgspec.Struct, frozen=True):
@@ -61,3 +63,5 @@ class RecordOptions(msgspec.Struct, frozen=True):
     workload_options: dict[str, object] = msgspec.field(default_factory=dict)
     #: Replace ``file`` if it exists (``--force``); else an existing file is refused.
     force: bool = False
+    #: No progress or 'wrote' line on stderr (``--quiet``).
+    quiet: bool = False

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.presets import get_preset
+from prefixbench.simulator.windows import format_window
 from prefixbench.workloads.specs import cache_integrity, reasoning
 from prefixbench.workloads.specs.base import Spec, SpecResult
 
@@ -21,23 +23,43 @@ def known_engines() -> tuple[str, ...]:
     return tuple(dict.fromkeys(e for s in all_specs() for e in s.engines))
 
 
-def run_specs(preset: str, windows: Sequence[int], engines: Sequence[str] | None = None) -> list[SpecResult]:
-    """Run every spec on ``preset`` for each of its engines (of ``engines``, when given);
-    windowed specs once per window."""
-    get_preset(preset)
-    if engines is not None:
-        unknown = [e for e in engines if e not in known_engines()]
-        if unknown:
-            raise UserError(f"--engines: no specs for {', '.join(unknown)} (known: {', '.join(known_engines())})")
-    results = []
+def spec_cases(preset: str, windows: Sequence[int], engines: Sequence[str] | None = None) -> list[tuple[str, Callable[[], SpecResult]]]:
+    """Each check :func:`run_specs` makes, in order: a label named as its result line names it
+    (``spec @32k [engine/preset]``) and the call that runs it."""
+    cases: list[tuple[str, Callable[[], SpecResult]]] = []
     for spec in all_specs():
         takes_engine = "engine" in inspect.signature(spec.check).parameters
         for engine in spec.engines:
             if engines is not None and engine not in engines:
                 continue
             kwargs = {"engine": engine} if takes_engine else {}
+            run = f"[{engine}/{preset}]"
             if spec.windowed:
-                results.extend(spec.check(preset, window, **kwargs) for window in windows)
+                cases.extend((f"{spec.name} @{format_window(window)} {run}", functools.partial(spec.check, preset, window, **kwargs))
+                             for window in windows)
             else:
-                results.append(spec.check(preset, **kwargs))
+                cases.append((f"{spec.name} {run}", functools.partial(spec.check, preset, **kwargs)))
+    return cases
+
+
+def run_specs(
+    preset: str, windows: Sequence[int], engines: Sequence[str] | None = None,
+    on_case: Callable[[str, bool], None] | None = None,
+) -> list[SpecResult]:
+    """Run every spec on ``preset`` for each of its engines (of ``engines``, when given);
+    windowed specs once per window (the checks of :func:`spec_cases`). ``on_case(label, done)``
+    is told when each starts (``done`` False) and ends (True), as
+    :func:`~prefixbench.workloads.specs.engine.run_engine_specs` tells."""
+    get_preset(preset)
+    if engines is not None:
+        unknown = [e for e in engines if e not in known_engines()]
+        if unknown:
+            raise UserError(f"--engines: no specs for {', '.join(unknown)} (known: {', '.join(known_engines())})")
+    results = []
+    for label, check in spec_cases(preset, windows, engines):
+        if on_case is not None:
+            on_case(label, False)
+        results.append(check())
+        if on_case is not None:
+            on_case(label, True)
     return results

@@ -15,7 +15,7 @@ request that extends it (its first new message, when that is the assistant's).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import msgspec
@@ -41,12 +41,16 @@ class TraceEntry(msgspec.Struct, frozen=True):
     rewrites: tuple[str, ...] = ()
 
 
-def read_trace(path: Path, input_format: str = "chat-completions", torn: list[int] | None = None) -> list[TraceEntry]:
+def read_trace(
+    path: Path, input_format: str = "chat-completions", torn: list[int] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[TraceEntry]:
     """Every recorded request, in order (UserError with file:line on a bad line; a torn last
-    line, when ``torn`` is given, is left out and its number appended there)."""
+    line, when ``torn`` is given, is left out and its number appended there; ``progress`` is
+    told the bytes read so far, as :func:`~prefixbench.workloads.logs.jsonlines.iter_lines` tells)."""
     if input_format not in TRACE_FORMATS:
         raise UserError(f"--input {input_format!r}: check --trace reads {', '.join(TRACE_FORMATS)}")
-    return [TraceEntry(request, rewrites) for request, rewrites in read_recorded(path, torn)]
+    return [TraceEntry(request, rewrites) for request, rewrites in read_recorded(path, torn, progress)]
 
 
 def inferred_reply(entries: Sequence[TraceEntry], index: int) -> tuple[Block, ...]:
@@ -84,18 +88,23 @@ def replay_trace(entries: Sequence[TraceEntry], profile: str = "lenient", window
 def run_trace_specs(
     path: Path, input_format: str = "chat-completions", profiles: Sequence[str] = ("lenient",),
     windows: Sequence[int | None] = (None,), torn: list[int] | None = None,
+    progress: Callable[[int], None] | None = None, phase: Callable[[str], None] | None = None,
 ) -> list[SpecResult]:
     """The applicable specs on the log, once per profile and window; named ``[FILE/profile]``.
 
     The verdicts are those a run of the same requests gets from ``check --engine`` and the
     pytest plugin: a spec the log never exercises (no summary call) is vacuous, and so is
     ``window-respected`` when no window is given (a log does not say its model's window).
-    ``torn``: as :func:`read_trace`'s.
+    ``torn`` and ``progress``: as :func:`read_trace`'s; ``phase`` is told each replay of the
+    log, before it runs (the command's progress line).
     """
-    entries = read_trace(path, input_format, torn)
+    entries = read_trace(path, input_format, torn, progress)
     results = []
     for window in windows:
         for profile in profiles:
+            if phase is not None:
+                at = "" if window is None else f" at a {window:,}-token window"
+                phase(f"judging {len(entries):,} requests under the {profile} profile{at}")
             observations = replay_trace(entries, profile, window)
             for spec in OBSERVED_SPECS:
                 if not spec.applies(profile):

@@ -108,9 +108,9 @@ def test_empty_folder_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_progress_lines_when_not_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from prefixbench.reports.audit import Progress
+    from prefixbench.reports.progress import ReadProgress
 
-    progress = Progress(10_000_000, every=0.0)
+    progress = ReadProgress(10_000_000, every=0.0)
     progress(5_000_000)
     assert "read 5.0 of 10.0 MB" in capsys.readouterr().err
     progress.phase("auditing 12 requests")
@@ -118,11 +118,11 @@ def test_progress_lines_when_not_a_terminal(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_the_steps_after_the_reading_are_said_only_when_the_work_is_long(capsys: pytest.CaptureFixture[str]) -> None:
-    from prefixbench.reports.audit import Progress
+    from prefixbench.reports.progress import ReadProgress
 
-    Progress(10_000_000).phase("auditing 12 requests")  # well under the 3 s between lines
+    ReadProgress(10_000_000).phase("auditing 12 requests")  # well under the 3 s between lines
     assert capsys.readouterr().err == ""
-    Progress(10_000_000, enabled=False, every=0.0).phase("auditing 12 requests")  # --quiet
+    ReadProgress(10_000_000, enabled=False, every=0.0).phase("auditing 12 requests")  # --quiet
     assert capsys.readouterr().err == ""
 
 

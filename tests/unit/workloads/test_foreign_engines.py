@@ -126,6 +126,17 @@ def test_check_engine_says_which_case_a_slow_engine_is_on(tmp_path, monkeypatch,
     assert "runs done" not in out
 
 
+def test_check_engine_quiet_prints_no_progress(tmp_path, monkeypatch, capsys):
+    # Fails on main: check had no --quiet.
+    monkeypatch.setattr(check_trace, "CHECK_PROGRESS_SECONDS", 0.05)
+    config = tmp_path / "engines.toml"
+    config.write_text(f'["{ref("slow_first_step")}"]\nseconds = 0.3\n')
+    argv = ["check", "--engine", ref("slow_first_step"), "--windows", "32k", "--engine-config", str(config), "--quiet"]
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    assert err == "" and "FAIL" in out
+
+
 def test_a_quick_check_prints_no_progress(capsys):
     assert main(["check", "--engine", ref("prints"), "--windows", "32k"]) == 1
     assert "runs done" not in capsys.readouterr().err
