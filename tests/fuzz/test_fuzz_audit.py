@@ -294,7 +294,7 @@ SEEDS: dict[str, list[dict]] = {
          "trajectory_format": "mini-swe-agent-1.1", "messages": [
             {"role": "system", "content": "s"}, {"role": "user", "content": "task"},
             {"role": "assistant", "content": None, "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}],
-             "extra": {"timestamp": 1761994801.5, "response": {"id": "r1", "created": 1761994800, "model": "claude-sonnet-4-5", "usage": {
+             "extra": {"timestamp": 1761994801.5, "response": {"id": "r1", "created": 1761994800, "model": "claude-sonnet-4-5", "provider": "Anthropic", "usage": {
                  "prompt_tokens": 3012, "completion_tokens": 4, "cache_creation_input_tokens": 3000, "cache_read_input_tokens": 0,
                  "prompt_tokens_details": {"cached_tokens": 0, "cache_creation_tokens": 3000, "cache_creation_token_details": {"ephemeral_1h_input_tokens": 0}}}}}},
             {"role": "tool", "tool_call_id": "t1", "content": [{"type": "text", "text": "ok"}], "extra": {"timestamp": 1761994802.0}},
@@ -415,7 +415,7 @@ SEEDS: dict[str, list[dict]] = {
         {"id": "p1", "trace_id": "tr", "call_type": "acompletion", "startTime": 1761994800.5, "endTime": 1761994802.0,
          "completionStartTime": 1761994801.0, "custom_llm_provider": "anthropic", "model": "claude-sonnet-4-5", "cache_hit": False,
          "status": "success", "prompt_tokens": 4310, "completion_tokens": 12, "metadata": {},
-         "response": {"usage": {"prompt_tokens": 4310, "completion_tokens": 12, "cache_read_input_tokens": 4000,
+         "response": {"provider": "Amazon Bedrock", "usage": {"prompt_tokens": 4310, "completion_tokens": 12, "cache_read_input_tokens": 4000,
                                 "cache_creation_input_tokens": 300, "prompt_tokens_details": {"cached_tokens": 4000, "cache_creation_tokens": 300}}}},
         {"id": "p2", "trace_id": "tr", "call_type": "acompletion", "startTime": 1761994806.0, "model": "gpt-4o", "cache_hit": None,
          "prompt_tokens": 1800, "completion_tokens": 9, "metadata": {"usage_object": {"prompt_tokens": 1800, "prompt_tokens_details": {"cached_tokens": 1536}}},

@@ -4,7 +4,8 @@ in claude-trace's envelope or as an llm-path proxy writes them (the body as ``re
 generated conversations whose later bodies send earlier output items, answered messages or
 content blocks back (whole, in part, or not at all), answers as JSON bodies, Responses streams
 (final event or output_item.done events), chat-completions chunk streams and Messages event
-streams, each edited at random places, and mutated seed files, end in exit 0 or one clean line
+streams (through OpenRouter, naming the upstream that served them), each edited at random
+places, and mutated seed files, end in exit 0 or one clean line
 with exit 2 within the bound; never a traceback or a hang."""
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from hypothesis import strategies as st
 from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, optional_keys, texts, to_json_line, weighted, write
 
 RESPONSES = ("https://api.openai.com/v1/responses", "https://api.deepseek.com/v1/responses")
-CHAT = ("https://api.deepseek.com/chat/completions", "https://api.openai.com/v1/chat/completions")
+CHAT = ("https://api.deepseek.com/chat/completions", "https://api.openai.com/v1/chat/completions", "https://openrouter.ai/api/v1/chat/completions")
+#: The upstream an OpenRouter answer names (its top-level ``provider``), or a field of the wrong type.
+served = st.sampled_from((None, None, "DeepSeek", "DeepInfra", " ", "", 7, ["x"], {"a": 1}))
 MESSAGES = "https://api.deepseek.com/anthropic/v1/messages"
 counts = weighted((st.integers(0, 300_000), 6), (st.sampled_from((-1, 2**63, 1.5, "7", None)), 1))
 item = st.one_of(
@@ -80,10 +83,11 @@ def messages_answer(content: list, deltas: list, use: dict) -> st.SearchStrategy
     ))
 
 
-def chat_answer(message: dict, deltas: list, use: dict) -> st.SearchStrategy:
-    chunks = [{"choices": [{"index": 0, "delta": d}]} for d in deltas] + [{"choices": [], "usage": use}]
+def chat_answer(message: dict, deltas: list, use: dict, upstream: object = None) -> st.SearchStrategy:
+    named = {} if upstream is None else {"provider": upstream}
+    chunks = [{**named, "choices": [{"index": 0, "delta": d}]} for d in deltas] + [{**named, "choices": [], "usage": use}]
     return st.sampled_from((
-        {"body": {"choices": [{"message": message}], "usage": use}},
+        {"body": {**named, "choices": [{"message": message}], "usage": use}},
         {"body_raw": "".join("data: " + json.dumps(c) + "\n\n" for c in chunks) + "data: [DONE]\n\n"},
     ))
 
@@ -115,7 +119,7 @@ def conversation(draw: st.DrawFn) -> bytes:
             after = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": draw(texts)}]}] if draw(st.booleans()) else []
         elif chat:
             message = draw(chat_message)
-            answer = draw(chat_answer(message, draw(st.lists(delta, max_size=3)), draw(chat_usage)))
+            answer = draw(chat_answer(message, draw(st.lists(delta, max_size=3)), draw(chat_usage), draw(served)))
             sent_back = [message] if draw(st.booleans()) else []
             after = [{"role": "tool", "tool_call_id": "c1", "content": draw(texts)}] if draw(st.booleans()) else []
         else:

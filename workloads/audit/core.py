@@ -1964,6 +1964,8 @@ class Predictor:
             key += "|" + ",".join(f"{k}={v}" for k, v in dated)
         if r.speed:
             key += f"|speed={r.speed}"  # fast calls cache apart from standard ones (see _chain)
+        if r.upstream:
+            key += f"|@{r.upstream}"  # each upstream a gateway names caches apart (see _chain)
         provider = self.bodies.get(key)
         if provider is None:
             cache, stepped = _body_cache(r.provider, step, dated)

@@ -432,3 +432,27 @@ def test_a_fallback_message_iteration_is_the_top_level_served_by_its_model(tmp_p
     (r,), _ = load_trace([path])
     assert (r.usage.cache_read, r.usage.output, r.lane) == (4000, 90, "main")
     assert (r.model, r.body.envelope.model) == ("claude-opus-4-8", "claude-opus-4-8")
+
+
+def test_each_upstream_openrouter_names_is_a_cache_of_its_own(tmp_path: Path) -> None:
+    """OpenRouter's chat-completions response names the upstream that served it (its top-level
+    ``provider``, in the JSON body or in every streamed chunk): a call DeepInfra served after one
+    DeepSeek served reads nothing of DeepSeek's cache (before: predicted to read the first call's
+    prompt, one cache for every upstream)."""
+    url = "https://openrouter.ai/api/v1/chat/completions"
+    system = {"role": "system", "content": "You are a careful coding agent. " * 400}
+    first = [system, {"role": "user", "content": "fix the bug"}]
+    second = [*first, {"role": "assistant", "content": "done"}, {"role": "user", "content": "now test it"}]
+    def usage(prompt: int, read: int) -> dict:
+        return {"prompt_tokens": prompt, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": read}}
+    chunks = [{"id": "gen-2", "provider": "DeepInfra", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "ok"}}]},
+              {"id": "gen-2", "provider": "DeepInfra", "object": "chat.completion.chunk", "choices": [], "usage": usage(3230, 0)}]
+    lines = [capture_line({"model": "deepseek/deepseek-chat-v3.1", "messages": first},
+                          {"body": {"id": "gen-1", "provider": "DeepSeek", "usage": usage(3210, 0)}}, url=url),
+             capture_line({"model": "deepseek/deepseek-chat-v3.1", "messages": second, "stream": True},
+                          {"body_raw": "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"}, url=url, sent=1748554764.0)]
+    path = write_jsonl(tmp_path / "or.jsonl", lines)
+    requests, _ = load_trace([path])
+    assert [r.upstream for r in requests] == ["DeepSeek", "DeepInfra"]
+    row = run_audit([path]).rows[1]
+    assert (row.predicted_cache_read, row.reported_cache_read, row.cause) == (0, 0, "provider-best-effort")

@@ -134,3 +134,26 @@ def test_a_kimi_usage_object_with_cached_tokens_at_the_top(tmp_path: Path) -> No
     requests, summary = read(path)
     assert [(r.provider, r.usage) for r in requests] == [("moonshot", Usage(cache_read=2048, uncached=452, output=25))]
     assert not any("not reported" in n for n in summary.notes)
+
+
+def test_each_upstream_openrouter_names_is_a_cache_of_its_own(tmp_path: Path) -> None:
+    """A row's stored response keeps OpenRouter's ``provider`` (the upstream that served the call):
+    a call DeepInfra served after one DeepSeek served reads nothing of DeepSeek's cache (before:
+    predicted to read the first call's prompt, one cache for every upstream)."""
+    first = [{"role": "system", "content": "You are a careful coding agent. " * 400}, {"role": "user", "content": "fix the bug"}]
+    second = [*first, {"role": "assistant", "content": "done"}, {"role": "user", "content": "now test it"}]
+
+    def served(rid: str, start: str, messages: list, prompt: int, upstream: str) -> dict:
+        usage = {"prompt_tokens": prompt, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 0}}
+        return row(rid, start, model="deepseek/deepseek-chat-v3.1", custom_llm_provider="openrouter", session_id="s",
+                   prompt_tokens=prompt, completion_tokens=5, metadata={"usage_object": usage},
+                   proxy_server_request=json.dumps({"model": "openrouter/deepseek/deepseek-chat-v3.1", "messages": messages}),
+                   response=json.dumps({"id": rid, "provider": upstream, "usage": usage}))
+
+    path = tmp_path / "spend.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (
+        served("a", "2025-11-01T10:00:00Z", first, 3210, "DeepSeek"), served("b", "2025-11-01T10:01:00Z", second, 3230, "DeepInfra"))))
+    requests, _ = read(path)
+    assert [(r.provider, r.upstream) for r in requests] == [("deepseek", "DeepSeek"), ("deepseek", "DeepInfra")]
+    last = run_audit([path]).rows[1]
+    assert (last.predicted_cache_read, last.reported_cache_read, last.cause) == (0, 0, "provider-best-effort")

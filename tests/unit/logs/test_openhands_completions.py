@@ -158,3 +158,23 @@ def test_a_kimi_response_with_cached_tokens_at_the_top_of_its_usage(tmp_path: Pa
     requests, _ = load_trace([logs])
     assert [(r.request_id, r.usage.cache_read, r.usage.uncached, r.usage.cache_reported) for r in requests] == [
         ("k1", 0, 2200, True), ("k2", 2048, 452, True)]
+
+
+def test_each_upstream_openrouter_names_is_a_cache_of_its_own(tmp_path: Path) -> None:
+    """OpenRouter names the upstream that served a call (the response's ``provider``), which
+    LiteLLM keeps in the response OpenHands logs: a call Amazon Bedrock served after one Anthropic
+    served reads nothing of Anthropic's entries (before: the body cache was the provider's one,
+    and the second call was predicted to read the first's system prompt, 5,004 tokens)."""
+    logs = tmp_path / "completions"
+    model = "openrouter/anthropic/claude-sonnet-4.5"
+    system = {"role": "system", "content": [{"type": "text", "text": "You are a careful agent. " * 800, "cache_control": {"type": "ephemeral"}}]}
+    messages = [system, *_turns(1)[1:]]
+    first = _sdk(messages[:2], _usage(5020, 0, 5000, 30), 1788000002.5, "r1", model=model)
+    second = _sdk(messages, _usage(5100, 0, 5080, 40), 1788000010.0, "r2", model=model)
+    first["response"]["provider"], second["response"]["provider"] = "Anthropic", " Amazon Bedrock "
+    _write(logs, "openrouter__anthropic__claude-sonnet-4.5-1788000002.500-0f0f.json", first)
+    _write(logs, "openrouter__anthropic__claude-sonnet-4.5-1788000010.000-a1b2.json", second)
+    assert [r.upstream for r in load_trace([logs])[0]] == ["Anthropic", "Amazon Bedrock"]
+    row = run_audit([logs]).rows[1]
+    assert (row.predicted_cache_read, row.reported_cache_read, row.read_within) == (0, 0, True)
+    assert row.cause == "provider-best-effort"

@@ -371,3 +371,21 @@ def test_mini_2_2_format_errors_dropped_their_calls_and_the_notes_say_so(tmp_pat
     requests, summary = read(write(tmp_path / "t.traj.json", value))
     assert [r.request_id for r in requests] == ["c1", "c2"]
     assert any(n.startswith("2 call(s) answered by a FormatError message") for n in summary.notes)
+
+
+def test_mini_each_upstream_openrouter_names_is_a_cache_of_its_own(tmp_path: Path) -> None:
+    """LiteLLM keeps OpenRouter's response ``provider`` (the upstream that served the call) in
+    the response mini-swe-agent logs: a call Amazon Bedrock served after one Anthropic served
+    reads nothing Anthropic cached (before: predicted to read the first call's prompt)."""
+    claude = "anthropic/claude-sonnet-4.5"
+    served = [response("o1", claude, anthropic_old(4, 0, 5000, 30)) | {"provider": "Anthropic"},
+              response("o2", claude, anthropic_old(3, 0, 5120, 9)) | {"provider": "Amazon Bedrock"}]
+    messages = [{"role": "system", "content": "You are a helpful assistant that can interact with a computer. " * 300}, TASK,
+                {"role": "assistant", "content": None, "tool_calls": call(1), "extra": {"response": served[0], "timestamp": 1761994801.0}},
+                {"role": "tool", "tool_call_id": "toolu_1", "content": "a.py", "extra": {"timestamp": 1761994802.0}},
+                {"role": "assistant", "content": None, "tool_calls": call(2), "extra": {"response": served[1], "timestamp": 1761994809.0}}]
+    path = write(tmp_path / "t.traj.json", mini_v2(messages, model="openrouter/anthropic/claude-sonnet-4.5"))
+    requests, _ = read(path)
+    assert [r.upstream for r in requests] == ["Anthropic", "Amazon Bedrock"]
+    row = run_audit([path]).rows[1]
+    assert (row.predicted_cache_read, row.reported_cache_read, row.cause) == (0, 0, "provider-best-effort")

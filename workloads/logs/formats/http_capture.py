@@ -52,6 +52,7 @@ from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnost
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.providers.gemini import NativeRoute, native_route
 from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.gemini_wire import CacheBook, model_call
 from prefixbench.workloads.logs.formats.common import as_dict, json_text, objects, parse_time_ms, refuse_lone_surrogates
 from prefixbench.workloads.logs.records import Record
@@ -102,6 +103,8 @@ class _Call(msgspec.Struct, frozen=True):
     iterations: ServerCalls = ServerCalls()
     #: The model that served the call where it is not the one asked for (server-side fallback).
     served_model: str | None = None
+    #: The upstream a gateway says served the call (OpenRouter's response ``provider``), "" where none.
+    upstream: str = ""
 
 
 def _messages_call(provider: Provider, body: dict, response: dict, where: str) -> _Call:
@@ -188,7 +191,29 @@ def _openai_call(provider: Provider, body: dict, response: dict, where: str, kee
     # prompt + response: a next body that sends it back reads into it).
     keeps = keeps_output and rules.bodies_keep_output
     reply = reply_messages(body, shaped, response, _sse_texts(response)) if shaped is not None and parsed is not None and keeps else ()
-    return _Call(usage, parsed, "main", envelope, _openai_diagnostic(response), reply=reply)
+    return _Call(usage, parsed, "main", envelope, _openai_diagnostic(response), reply=reply, upstream=_upstream(response))
+
+
+def _upstream(response: dict) -> str:
+    """The upstream a gateway names as the one that served an OpenAI-shaped response: OpenRouter's
+    ``provider``, at the top of its JSON body or of its streamed chunks (the last that names one);
+    "" where none does."""
+    body = response.get("body")
+    if isinstance(body, str) and '"provider"' in body:
+        try:
+            body = json.loads(body)
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
+            body = None
+    named = gateway_usage.upstream_of(body) if isinstance(body, dict) else ""
+    for text in reversed(_sse_texts(response)):
+        if named:
+            break
+        if '"provider"' in text:
+            try:
+                named = gateway_usage.upstream_of(as_dict(json.loads(text)))
+            except (ValueError, RecursionError):
+                continue
+    return named
 
 
 def _messages_response_usage(response: dict, where: str) -> dict | None:
@@ -529,6 +554,7 @@ class _Capture:
             read_step=rules_for(provider).url_step(url),
             reply=reply,  # type: ignore[arg-type]
             endpoint=_endpoint(url),
+            upstream=call.upstream,
         )
         if by_model:  # set apart, as claude_code.py does (a keyword on every request costs memory)
             request = replace(request, provider_by_model=True)

@@ -77,6 +77,15 @@ def _logged_response(value: object, where: str) -> dict:
         return {}
 
 
+def _upstream(row: dict, where: str) -> str:
+    """The upstream a gateway says served the row's call: the logged response's ``provider``
+    (OpenRouter's, which LiteLLM keeps in the response); "" where it logged none."""
+    value = row.get("response")
+    if isinstance(value, str) and '"provider"' not in value:
+        return ""
+    return gateway_usage.upstream_of(_logged_response(value, where))
+
+
 class _Row(msgspec.Struct):
     record: Record
     usage: dict
@@ -176,6 +185,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 prefix=None if body is not None else Prefix(f"litellm:{provider}:{model}", node, last_node.get(lane) if lane != "calls" else None),
                 request_id=rid if isinstance(rid, str) else None,
                 source_format=NAME,
+                upstream=_upstream(row, where),
             )
         )
         last_node[lane] = node

@@ -134,6 +134,8 @@ class _Call(msgspec.Struct):
     sent_ms: int | None
     cost: float
     response_id: str | None
+    #: The upstream the gateway says served it (OpenRouter's response ``provider``), "" where none.
+    upstream: str = ""
 
 
 def _call(path: Path, record: Record, memo: MessageMemo) -> _Call | None:
@@ -164,7 +166,7 @@ def _call(path: Path, record: Record, memo: MessageMemo) -> _Call | None:
         body = _body(value, model, provider, memo)
     rid = response.get("id")
     return _Call(str(path), record.line, model, done, (float(value["timestamp"]), path.name), usage, failed, body, sent,
-                 logged_cost(value.get("cost")), rid if isinstance(rid, str) else None)
+                 logged_cost(value.get("cost")), rid if isinstance(rid, str) else None, gateway_usage.upstream_of(response))
 
 
 def _read_one(path: Path, memo: MessageMemo) -> _Call | str:
@@ -291,7 +293,7 @@ def _requests(name: str, calls: list[_Call], skipped: list[tuple[int, str]]) -> 
             usage=usage, body=call.body,
             prefix=None if call.body is not None else Prefix(f"openhands-completions:{name}:{call.model}", f"{where}#{len(out)}"),
             request_id=call.response_id, source_format=NAME, done_ms=call.done_ms,
-            compaction_call=call.body is not None and classify_call(call.body) == "compaction",
+            compaction_call=call.body is not None and classify_call(call.body) == "compaction", upstream=call.upstream,
         ))
     notes = [f"OpenHands completion logs: one call per file, {len(calls)} file(s) read in time order (their timestamp), "
              f"one lane per model ({', '.join(f'{m}: {n}' for m, n in lanes.items()) or 'none'})"]
