@@ -647,6 +647,27 @@ def test_committed_claude_code_sessions_count_what_the_log_sums(env: str, tmp_pa
     assert all(r.detail.startswith("provider diagnostic: ") for r in off if r.cause in ("tools-changed", "system-changed"))
 
 
+@pytest.mark.parametrize("env,agreement", [
+    ("PREFIXBENCH_CC_PV_CASE_REVIEW_REPO", {("system_changed", "system-changed"): 3, ("tools_changed", "tools-changed"): 1,
+                                            ("messages_changed", "compaction"): 3, ("previous_message_not_found", "ttl-expired"): 1}),
+    ("PREFIXBENCH_CC_DEX_EVENTS_REPO", {("system_changed", "system-changed"): 1, ("tools_changed", "tools-changed"): 1}),
+])
+def test_falls_to_the_heads_end_agree_with_the_servers_diagnostic(env: str, agreement: dict, tmp_path: Path) -> None:
+    # Each of these sessions' falls reads 83 to 93 tokens past the head its lane starts sized: with
+    # a ToolSearch logged on the way the server said tools_changed, without one system_changed.
+    # Main's own inference put the four system_changed falls inside message 1 (messages-changed:
+    # 1 of 8 and 1 of 2 agreed); the head's end is where they stopped, so the system prompt (4 of 8,
+    # 2 of 2). The compactions' messages_changed and the 6 h idle's previous_message_not_found stay.
+    repo, commit, where, *_ = CLAUDE_SESSIONS[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = tmp_path / Path(where).name
+    path.write_bytes(file_at(mirror, commit, where, _URLS[env], env))
+    result = run_audit([path])
+    assert {(a.server_reason, a.audit_cause): a.requests for a in result.agreement} == agreement
+    fell = [r for r in result.rows if r.server_reason == "system_changed"]
+    assert all(r.location.startswith("the cached prefix ended at the end of the unlogged head") for r in fell)
+
+
 def test_committed_claude_code_sessions_sum_as_the_docstring_says() -> None:
     assert sum(c[3] for c in CLAUDE_SESSIONS.values()) == 687 and sum(c[5] for c in CLAUDE_SESSIONS.values()) == 664
 

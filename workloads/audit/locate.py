@@ -16,7 +16,9 @@ whole cached entries), so the message holding token ``R`` is where the sent prom
 differ, or the last one before it. Where that message carries a *mark* (a system reminder, a
 date, a file's content: :mod:`prefixbench.workloads.logs.history`), or the log shows the tool
 list changed, or more blocks were added than the provider's breakpoint lookback reaches, the
-location names that as the likely change.
+location names that as the likely change. A read that fell back to where the head ends by its
+estimate (within :data:`AT_HEAD_END` past it) stopped at the head, not in message 1: the head
+itself, which the log does not hold, is the first part that may differ.
 
 Memory: one :class:`Segment` per request, holding a reference to the request's own messages
 (small records, no text beyond a short excerpt).
@@ -81,9 +83,18 @@ class Location(msgspec.Struct, frozen=True):
     #: The change's kind: a mark of :data:`~prefixbench.workloads.logs.history.MARKS`,
     #: ``tools``, ``head``, ``lookback``, or "".
     kind: str = ""
+    #: Where the head ends by its estimate, for a read that fell back to that end (message 0,
+    #: the excerpt message 1's); None otherwise.
+    head_end: int | None = None
 
     def where(self) -> str:
         """``the cached prefix ended inside message 12 (user, about token 40,210 of 52,000 of the prompt): "..."``."""
+        if self.head_end is not None:
+            return (
+                f"the cached prefix ended at the end of the unlogged head (system prompt and tools), at token {self.token:,} of "
+                f"{self.prompt:,}: {self.token - self.head_end:,} tokens past its estimated end ({self.head_end:,}), before "
+                "message 1" + (f': "{self.excerpt}"' if self.excerpt else "")
+            )
         return (
             f"the cached prefix ended inside the unlogged head (system prompt and tools), at token {self.token:,} of {self.prompt:,}"
             if self.message == 0
@@ -182,12 +193,15 @@ def locate(segment: Segment, read: int, r: TraceRequest) -> Location:
         return _head(read, prompt, r)
     at_idx = _message_at(s, read)
     message = s.messages[at_idx]
-    if s.parent is None and at_idx == 0 and read <= s.start * (1 + AT_HEAD_END) and (tools := _tools(r)):
+    at_head_end = s.parent is None and at_idx == 0 and read <= s.start * (1 + AT_HEAD_END)
+    if at_head_end and (tools := _tools(r)):
         # The read fell back to where the head ends, and the log shows the tool list changed on
         # the way (ToolSearch, MCP): Anthropic's own diagnostic calls such a fall, the head kept,
         # ``tools_changed`` (a public Claude Code 2.1.126 session), not a change in message 1.
         return Location(s.first_index + 1, message.role, read, prompt, message.excerpt, tools, "tools")
     change, kind = _lookback(r), "lookback"
+    if not change and at_head_end and s.start > 0:
+        return _head_end(s, read, prompt, r)
     if not change:
         change, kind = _marked_change(s, at_idx, r)
     return Location(s.first_index + at_idx + 1, message.role, read, prompt, message.excerpt, change, kind)
@@ -235,6 +249,26 @@ def _lookback(r: TraceRequest) -> str:
 def _tools(r: TraceRequest) -> str:
     changes = [detail for kind, detail in r.events if kind == "tools_change"]
     return f"the tool list changed (logged: {', '.join(sorted(set(changes)))})" if changes else ""
+
+
+def _head_end(s: Segment, read: int, prompt: int, r: TraceRequest) -> Location:
+    """A read that fell back to where the head ends (``s`` a chain's first stretch, the read in its
+    first message, within :data:`AT_HEAD_END` past its start), no tool change or lookback overflow
+    logged: it stopped at the head, which the log does not hold. The read kept the head to about its
+    estimated end, tools first, so what changed lies at the end of the system prompt (the head's
+    size is estimated from reads, and the head may end a little past it). Anthropic's diagnostic
+    said ``system_changed`` of all four such falls in public Claude Code sessions (2.1.147, 2.1.185; 83 to
+    93 tokens past the head); main had put them in message 1 (``messages-changed``). A mark in
+    message 1 is named too, as the other candidate."""
+    fmt = FORMATS.get(r.source_format)
+    change = (fmt.head_changes if fmt is not None else "") or (
+        "the end of the system prompt (not in the log): the read kept the head, tools first, to about its estimated end"
+    )
+    first = s.messages[0]
+    mark = next((m for m in MARK_ORDER if m in first.marks), None)
+    if mark is not None:
+        change += f"; message {s.first_index + 1} holds {MARKS[mark]}, which may have changed instead"
+    return Location(0, "head", read, prompt, first.excerpt, change, "head", head_end=s.start)
 
 
 def _head(read: int, prompt: int, r: TraceRequest) -> Location:

@@ -227,7 +227,9 @@ def test_any_read_lands_on_a_message_or_the_head(sizes: list[list[int]], prompts
     where = locate(segment, read, r)
     total = sum(len(s) for s in sizes)
     assert 0 <= where.message <= total and where.token == read
-    assert where.text().startswith("the cached prefix ended inside ")
+    assert where.text().startswith("the cached prefix ended inside ") or (
+        where.message == 0 and where.head_end is not None and where.text().startswith("the cached prefix ended at the end of ")
+    )
 
 
 @given(st.text(max_size=400))
@@ -316,3 +318,41 @@ def test_a_toolsearch_result_does_not_blame_the_tools_for_a_read_stopped_past_th
     row = log.audit(tmp_path)[-1]
     assert (row.cause, row.evidence) == ("messages-changed", "position")
     assert "likely change: it holds a date or time" in row.detail
+
+
+def test_a_read_fallen_to_the_heads_end_with_no_tool_change_is_a_system_change(tmp_path: Path) -> None:
+    # The head is sized by the lane start (a read of 9,990); a later fall reads 10,083, 93 tokens
+    # past it, with nothing logged on the way. Main placed it inside message 1 and said
+    # messages-changed; Anthropic's diagnostic said system_changed of all four such falls in
+    # public Claude Code sessions (pv-case-review three times, blockchain-dex-events once, 83 to 93
+    # tokens past the head): the head (not in the transcript) is the first part that may differ.
+    log = _Log()
+    log.user("<system-reminder>The user named this session parser.</system-reminder> fix the failing test in parser.py")
+    log.assistant("r1", 9_990, 2_010)
+    log.tool_result("all good " * 100)
+    log.assistant("r2", 12_000, 1_000)
+    log.user("and the other file")
+    log.assistant("r3", 10_083, 3_100)
+    row = log.audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("system-changed", "position")
+    assert row.detail.startswith(
+        "the cached prefix ended at the end of the unlogged head (system prompt and tools), at token 10,083 of 13,186: "
+        "93 tokens past its estimated end (9,990), before message 1")
+    assert "likely change: the end of the system prompt (not in the log)" in row.detail
+    # A mark in message 1 is still named, as the other candidate.
+    assert "message 1 holds a system reminder" in row.detail
+    assert "head" in audit_table(run_audit([write_jsonl(tmp_path / "s1.jsonl", log.lines)]))
+
+
+def test_a_read_past_the_heads_end_stays_in_message_1(tmp_path: Path) -> None:
+    # More than 3% past the head's estimated end: the head was kept, the read stopped inside message 1.
+    log = _Log()
+    log.user("fix the failing test in parser.py")
+    log.assistant("r1", 9_990, 2_010)
+    log.tool_result("all good " * 100)
+    log.assistant("r2", 12_000, 1_000)
+    log.user("and the other file")
+    log.assistant("r3", 10_400, 2_800)
+    row = log.audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("messages-changed", "position")
+    assert row.detail.startswith("the cached prefix ended inside message 1 (user, about token 10,400")
