@@ -765,6 +765,26 @@ def test_a_qwen_code_subagent_type_keeps_its_hyphens_where_no_suffix_follows(tmp
                      "agent:code": "qwen-code:subagent:code"}
 
 
+def test_qwen_code_024_subagents_of_one_type_share_a_head_whatever_their_hex_suffix(tmp_path: Path) -> None:
+    # Qwen Code 0.24 names a subagent <name>-<eight hex digits> (a random UUID's first 8, dashes
+    # dropped) where earlier releases put six base-36 characters; its telemetry events also name
+    # subagent_id and subagent_type, and have no tool_token_count. Before, the eight-digit
+    # suffix was kept: every subagent was a type of its own, with a head of its own.
+    records = _oauth_session()
+    for n, (agent, prompt, read) in enumerate((("general-purpose-3f9a1c0e", 9_000, 0), ("explore-7b20d4aa", 7_000, 0),
+                                               ("general-purpose-c81e5f27", 9_500, 5_713))):
+        event = {key: value for key, value in records[1]["systemPayload"]["uiEvent"].items() if key != "tool_token_count"}
+        event.update(input_token_count=prompt, cached_content_token_count=read, total_token_count=prompt + 40,
+                     prompt_id=f"7d2f-oauth#{agent}#0", subagent_id=agent, subagent_type=agent.rsplit("-", 1)[0],
+                     subagent_name=agent.rsplit("-", 1)[0], **{"event.timestamp": f"2026-09-22T12:07:{10 + n:02d}.000Z"})
+        records.append(dict(records[1], uuid=f"s{n}", parentUuid=records[-1]["uuid"], systemPayload={"uiEvent": event}))
+    requests, _ = _read(write(tmp_path / "agents.jsonl", "".join(json.dumps(r) + "\n" for r in records)))
+    heads = {r.lane: r.prefix.head for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
+    assert heads == {"agent:general-purpose-3f9a1c0e": "qwen-code:subagent:general-purpose",
+                     "agent:explore-7b20d4aa": "qwen-code:subagent:explore",
+                     "agent:general-purpose-c81e5f27": "qwen-code:subagent:general-purpose"}
+
+
 def _qwen_json_session(model: str = "coder-model") -> dict:
     """The legacy Gemini CLI fixture as Qwen Code wrote such a session (``~/.qwen/tmp/<hash>/chats/
     session-*.json``): model messages of ``type: qwen``."""

@@ -97,9 +97,10 @@ from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Trac
 NAME = "gemini-cli"
 #: The suffix Qwen Code puts after a subagent's name in its id (``<name>-<suffix>``, the
 #: ``prompt_id``'s middle part): six base-36 characters, ``Math.random().toString(36).slice(2, 8)``
-#: (packages/core/src/subagents/subagent.ts of QwenLM/qwen-code). Only a suffix of that shape is
-#: cut: a name is the type whole where it has none (``code-reviewer``).
-QWEN_AGENT_SUFFIX = re.compile(r"-[0-9a-z]{6}\Z")
+#: (packages/core/src/subagents/subagent.ts of QwenLM/qwen-code), and in 0.24 eight hex digits (a
+#: random UUID's first 8, dashes dropped). Only a suffix of those shapes is cut: a name is the type
+#: whole where it has none (``code-reviewer``).
+QWEN_AGENT_SUFFIX = re.compile(r"-(?:[0-9a-z]{6}|[0-9a-f]{8})\Z")
 #: The ``type`` of a model message in a Gemini CLI session (a message role of the format, not a
 #: provider's name: who served the call is read from ``model``).
 MODEL_TURN = "gemini"
