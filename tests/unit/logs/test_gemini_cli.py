@@ -114,7 +114,7 @@ def test_rollback_of_an_aborted_turn_is_no_compaction(tmp_path: Path) -> None:
 
 
 def test_messages_in_a_batch_and_as_lines_count_once(tmp_path: Path) -> None:
-    """0.58+ files hold messages both in {"$set": {"messages": [...]}} batches and as lines of their
+    """0.39+ files hold messages both in {"$set": {"messages": [...]}} batches and as lines of their
     own; a call is counted once, whichever comes first, and one only a batch holds is counted."""
     lines = [json.loads(line) for line in JSONL.read_text().splitlines()][:6]
     batch = {"$set": {"messages": [lines[1], lines[4], lines[5]]}}
@@ -206,7 +206,7 @@ def test_a_folder_holding_one_session_json_is_audited(tmp_path: Path) -> None:
 
 
 def test_a_json_session_migrated_to_jsonl_on_resume_is_counted_once(tmp_path: Path) -> None:
-    """Gemini CLI 0.58 on: resuming a pre-0.58 ``session-*.json`` writes its metadata and every
+    """Gemini CLI 0.39 on: resuming a pre-0.39 ``session-*.json`` writes its metadata and every
     message again into ``session-*.jsonl`` beside it (the .json is left), then appends the new
     turns there. Main counted the copied calls twice."""
     legacy = json.loads(LEGACY.read_text())
@@ -839,6 +839,12 @@ def test_a_qwen_code_024_subagent_is_counted_once_from_its_telemetry_and_its_tra
     assert [why for _, why in session.skipped] == [SEEN_AGENT] * 2
     # Each file read alone still counts all of its calls.
     assert (len(_read(main)[0]), len(_read(agent)[0])) == (3, 2)
+    # Read in workers (audit --jobs 2), the same trace.
+    import functools
+
+    from prefixbench.workloads.runs.execute import map_runs
+
+    assert load_trace([tmp_path], map_files=functools.partial(map_runs, jobs=2)) == load_trace([tmp_path])
 
 
 def test_mutated_qwen_code_subagent_transcript_ends_cleanly() -> None:

@@ -515,7 +515,7 @@ class _Session:
         usage = _usage(tokens, where, raw=False)
         key = (self.session_id, mid) if self.session_id is not None else None
         if key is not None and key in self.seen and not self.seen[key].startswith(f"{self.agent}:{self.name}#"):
-            # Gemini CLI 0.58 on: resuming a .json session rewrites its messages into a .jsonl.
+            # Gemini CLI 0.39 on: resuming a .json session rewrites its messages into a .jsonl.
             # Gemini CLI 0.29 on: moving to project-named folders copies ~/.gemini/tmp/<hash>/
             # into ~/.gemini/tmp/<project>/ and leaves the old one, so a .json is there twice
             # (its bytes differ once either copy is written again).
@@ -955,10 +955,10 @@ FORMAT = LogFormat(
     read=read,
     usage="subset",
     versions=(
-        "Gemini CLI before 0.58 (to April 2026): chats/session-*.json, one pretty-printed object with messages",
-        "Gemini CLI 0.58 and later: chats/session-*.jsonl, a metadata line, message writes by id, $set (messages batches) and $rewindTo",
+        "Gemini CLI before 0.39 (to April 2026): chats/session-*.json, one pretty-printed object with messages",
+        "Gemini CLI 0.39 and later: chats/session-*.jsonl, a metadata line, message writes by id, $set (messages batches) and $rewindTo",
         "Gemini CLI subagent sessions (kind: subagent, chats/<parent id>/<id>.jsonl)",
-        "Gemini CLI 0.58 and later resuming a .json session: its messages copied into a .jsonl beside it (counted once)",
+        "Gemini CLI 0.39 and later resuming a .json session: its messages copied into a .jsonl beside it (counted once)",
         "Qwen Code chats/<session>.jsonl: a uuid/parentUuid tree with usageMetadata, chat_compression records, subagents by agentId",
         "Qwen Code /branch copies (forkedFrom on every copied record): counted once",
         "Qwen Code 0.4 and later ui_telemetry records (qwen-code.api_response, api_error): the calls no record holds "
