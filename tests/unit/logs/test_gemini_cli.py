@@ -19,7 +19,7 @@ from prefixbench.simulator.providers import OPENAI, provider_of_model
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext
-from prefixbench.workloads.logs.formats.gemini_cli import SEEN_COPY, detect
+from prefixbench.workloads.logs.formats.gemini_cli import SEEN_AGENT, SEEN_COPY, detect
 from prefixbench.workloads.logs.records import iter_records
 from tests.fuzz.harness import Tally, fuzz_settings, mutated, write
 
@@ -114,7 +114,7 @@ def test_rollback_of_an_aborted_turn_is_no_compaction(tmp_path: Path) -> None:
 
 
 def test_messages_in_a_batch_and_as_lines_count_once(tmp_path: Path) -> None:
-    """0.58+ files hold messages both in {"$set": {"messages": [...]}} batches and as lines of their
+    """0.39+ files hold messages both in {"$set": {"messages": [...]}} batches and as lines of their
     own; a call is counted once, whichever comes first, and one only a batch holds is counted."""
     lines = [json.loads(line) for line in JSONL.read_text().splitlines()][:6]
     batch = {"$set": {"messages": [lines[1], lines[4], lines[5]]}}
@@ -206,7 +206,7 @@ def test_a_folder_holding_one_session_json_is_audited(tmp_path: Path) -> None:
 
 
 def test_a_json_session_migrated_to_jsonl_on_resume_is_counted_once(tmp_path: Path) -> None:
-    """Gemini CLI 0.58 on: resuming a pre-0.58 ``session-*.json`` writes its metadata and every
+    """Gemini CLI 0.39 on: resuming a pre-0.39 ``session-*.json`` writes its metadata and every
     message again into ``session-*.jsonl`` beside it (the .json is left), then appends the new
     turns there. Main counted the copied calls twice."""
     legacy = json.loads(LEGACY.read_text())
@@ -763,6 +763,106 @@ def test_a_qwen_code_subagent_type_keeps_its_hyphens_where_no_suffix_follows(tmp
     heads = {r.lane: r.prefix.head for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
     assert heads == {"agent:code-reviewer": "qwen-code:subagent:code-reviewer", "agent:code-reviewer-a1b2c3": "qwen-code:subagent:code-reviewer",
                      "agent:code": "qwen-code:subagent:code"}
+
+
+def test_qwen_code_024_subagents_of_one_type_share_a_head_whatever_their_hex_suffix(tmp_path: Path) -> None:
+    # Qwen Code 0.24 names a subagent <name>-<eight hex digits> (a random UUID's first 8, dashes
+    # dropped) where earlier releases put six base-36 characters; its telemetry events also name
+    # subagent_id and subagent_type, and have no tool_token_count. Before, the eight-digit
+    # suffix was kept: every subagent was a type of its own, with a head of its own.
+    records = _oauth_session()
+    for n, (agent, prompt, read) in enumerate((("general-purpose-3f9a1c0e", 9_000, 0), ("explore-7b20d4aa", 7_000, 0),
+                                               ("general-purpose-c81e5f27", 9_500, 5_713))):
+        event = {key: value for key, value in records[1]["systemPayload"]["uiEvent"].items() if key != "tool_token_count"}
+        event.update(input_token_count=prompt, cached_content_token_count=read, total_token_count=prompt + 40,
+                     prompt_id=f"7d2f-oauth#{agent}#0", subagent_id=agent, subagent_type=agent.rsplit("-", 1)[0],
+                     subagent_name=agent.rsplit("-", 1)[0], **{"event.timestamp": f"2026-09-22T12:07:{10 + n:02d}.000Z"})
+        records.append(dict(records[1], uuid=f"s{n}", parentUuid=records[-1]["uuid"], systemPayload={"uiEvent": event}))
+    requests, _ = _read(write(tmp_path / "agents.jsonl", "".join(json.dumps(r) + "\n" for r in records)))
+    heads = {r.lane: r.prefix.head for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
+    assert heads == {"agent:general-purpose-3f9a1c0e": "qwen-code:subagent:general-purpose",
+                     "agent:explore-7b20d4aa": "qwen-code:subagent:explore",
+                     "agent:general-purpose-c81e5f27": "qwen-code:subagent:general-purpose"}
+
+
+_AGENT = "general-purpose-3f9a1c0e"
+
+
+def _qwen_024_home(root: Path) -> tuple[Path, Path]:
+    """A Qwen Code 0.24 project folder: the session ``chats/7d2f-oauth.jsonl`` (one main call, then
+    a subagent's two calls, in its telemetry alone: api_response events with ``subagent_id`` and
+    ``subagent_type``) and the subagent's transcript ``subagents/7d2f-oauth/agent-<id>.jsonl``
+    (packages/core/src/agents/agent-transcript.ts: records of the parent session's id with
+    ``agentId``, ``agentName``, ``isSidechain: true``, a round's ``usageMetadata`` and no model),
+    which logs the same two calls, and its ``.meta.json``."""
+    records = _oauth_session()[:3]
+    for n, (prompt, read) in enumerate(((9_000, 0), (9_500, 8_990))):
+        event = {key: value for key, value in records[1]["systemPayload"]["uiEvent"].items() if key != "tool_token_count"}
+        event.update(input_token_count=prompt, cached_content_token_count=read, total_token_count=prompt + 40,
+                     prompt_id=f"7d2f-oauth#{_AGENT}#{n}", subagent_id=_AGENT, subagent_type="general-purpose",
+                     subagent_name="general-purpose", **{"event.timestamp": f"2026-09-22T12:00:{5 + 2 * n:02d}.000Z"})
+        records.append(dict(records[1], uuid=f"s{n}", parentUuid=records[-1]["uuid"], systemPayload={"uiEvent": event}))
+    side = {"sessionId": "7d2f-oauth", "cwd": "/w", "version": "0.24.4", "agentId": _AGENT, "agentName": "general-purpose",
+            "isSidechain": True}
+    transcript = [dict(side, uuid="x0", parentUuid=None, timestamp="2026-09-22T12:00:03.000Z", type="user",
+                       message={"role": "user", "parts": [{"text": "look around"}]})]
+    for n, (prompt, read) in enumerate(((9_000, 0), (9_500, 8_990))):
+        transcript.append(dict(side, uuid=f"y{n}", parentUuid=transcript[-1]["uuid"], timestamp=f"2026-09-22T12:00:{5 + 2 * n:02d}.000Z",
+                               type="assistant", message={"role": "model", "parts": [{"text": "reading"}]},
+                               usageMetadata={"promptTokenCount": prompt, "candidatesTokenCount": 40, "cachedContentTokenCount": read,
+                                              "thoughtsTokenCount": 0, "totalTokenCount": prompt + 40},
+                               agentRunId="run-1", agentRound=n + 1))
+    (root / "chats").mkdir()
+    folder = root / "subagents" / "7d2f-oauth"
+    folder.mkdir(parents=True)
+    main = write(root / "chats" / "7d2f-oauth.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+    agent = write(folder / f"agent-{_AGENT}.jsonl", "".join(json.dumps(r) + "\n" for r in transcript))
+    (folder / f"agent-{_AGENT}.meta.json").write_text(json.dumps({
+        "agentId": _AGENT, "agentType": "general-purpose", "description": "look around",
+        "createdAt": "2026-09-22T12:00:03.000Z", "parentAgentId": None, "status": "completed"}))
+    return main, agent
+
+
+def test_a_qwen_code_024_subagent_is_counted_once_from_its_telemetry_and_its_transcript(tmp_path: Path) -> None:
+    """Qwen Code 0.24 logs each subagent call twice: an api_response event in the session's
+    telemetry and a record of the subagent's transcript. Main counted both (5 calls of 3)."""
+    main, agent = _qwen_024_home(tmp_path)
+    requests, summaries = load_trace([tmp_path])
+    assert len(requests) == 3
+    assert [(r.lane, r.usage.cache_read) for r in requests] == [("main", 0), (f"agent:{_AGENT}", 0), (f"agent:{_AGENT}", 8_990)]
+    transcript = next(s for s in summaries if s.file == str(agent))
+    assert transcript.requests == 0 and [why for _, why in transcript.skipped] == [SEEN_AGENT] * 2
+    # Read the other way round, the transcript counts them and the telemetry's events are skipped.
+    requests, summaries = load_trace([agent, main])
+    assert len(requests) == 3 and [r.file for r in requests] == [str(agent), str(agent), str(main)]
+    session = next(s for s in summaries if s.file == str(main))
+    assert [why for _, why in session.skipped] == [SEEN_AGENT] * 2
+    # Each file read alone still counts all of its calls.
+    assert (len(_read(main)[0]), len(_read(agent)[0])) == (3, 2)
+    # Read in workers (audit --jobs 2), the same trace.
+    import functools
+
+    from prefixbench.workloads.runs.execute import map_runs
+
+    assert load_trace([tmp_path], map_files=functools.partial(map_runs, jobs=2)) == load_trace([tmp_path])
+
+
+def test_mutated_qwen_code_subagent_transcript_ends_cleanly() -> None:
+    """Fuzz: a Qwen Code 0.24 subagent transcript, mutated, audited with its session, ends in exit
+    0 or one line with exit 2."""
+    tally = Tally("qwen-code subagent transcript", bound_s=20)
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-qwen-agent-"))
+    main, agent = _qwen_024_home(folder)
+    seed = agent.read_bytes()
+
+    @fuzz_settings(20)
+    @given(data=st.data())
+    def case(data: st.DataObject) -> None:
+        write(agent, data.draw(mutated(seed)))
+        tally.check(["audit", str(main), str(agent), "--quiet"])
+
+    case()
+    assert tally.outcomes["crash"] == 0
 
 
 def _qwen_json_session(model: str = "coder-model") -> dict:

@@ -52,7 +52,7 @@ class ImportContext(msgspec.Struct):
     #: and each counted from a line written mid-stream once more under a mark (claude_code._MID_STREAM).
     claude_requests: set[str] = msgspec.field(default_factory=set)
     #: Gemini CLI calls already counted, ``(session id, message id)`` to their chain node: resuming
-    #: a pre-0.58 ``.json`` session copies its messages into a ``.jsonl`` beside it.
+    #: a pre-0.39 ``.json`` session copies its messages into a ``.jsonl`` beside it.
     gemini_calls: dict[tuple[str, str], str] = msgspec.field(default_factory=dict)
     #: Kimi CLI calls already counted, ``message_id`` to their chain node: a subagent's calls are
     #: on the parent's wire (``SubagentEvent``) and in its own ``subagents/<id>/wire.jsonl``.

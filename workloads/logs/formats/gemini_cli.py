@@ -49,7 +49,10 @@ has no agent) names the subagent: such an event is a call of the lane ``agent:<a
 extending the subagent's previous call; an agent ``<type>-<suffix>`` starts from its type's head
 (its system prompt and tools), shared by that type's lanes alone. Any other event left unpaired is a side call, counted
 in the lane ``side:telemetry`` (each a chain of its own: its prompt is not in the file). A failed call
-is listed as skipped. Where no event pairs with any record (telemetry counted another way), the
+is listed as skipped. Qwen Code 0.24 also writes a subagent's transcript
+(``subagents/<session>/agent-<id>.jsonl``: the parent session's id, ``agentId``, ``isSidechain``,
+each round's ``usageMetadata``, no model) while the session keeps its events: a subagent call
+another file of the session counted is skipped and listed (:data:`SEEN_AGENT`). Where no event pairs with any record (telemetry counted another way), the
 events are not counted and the notes say so.  Its managed engine writes
 ``managed_session_{header,event,commit}_v1`` system records instead, whose messages and usage
 are resources outside the file: its calls are listed as skipped, not counted.
@@ -97,9 +100,10 @@ from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Trac
 NAME = "gemini-cli"
 #: The suffix Qwen Code puts after a subagent's name in its id (``<name>-<suffix>``, the
 #: ``prompt_id``'s middle part): six base-36 characters, ``Math.random().toString(36).slice(2, 8)``
-#: (packages/core/src/subagents/subagent.ts of QwenLM/qwen-code). Only a suffix of that shape is
-#: cut: a name is the type whole where it has none (``code-reviewer``).
-QWEN_AGENT_SUFFIX = re.compile(r"-[0-9a-z]{6}\Z")
+#: (packages/core/src/subagents/subagent.ts of QwenLM/qwen-code), and in 0.24 eight hex digits (a
+#: random UUID's first 8, dashes dropped). Only a suffix of those shapes is cut: a name is the type
+#: whole where it has none (``code-reviewer``).
+QWEN_AGENT_SUFFIX = re.compile(r"-(?:[0-9a-z]{6}|[0-9a-f]{8})\Z")
 #: The ``type`` of a model message in a Gemini CLI session (a message role of the format, not a
 #: provider's name: who served the call is read from ``model``).
 MODEL_TURN = "gemini"
@@ -124,6 +128,11 @@ _MANAGED_PREFIX = "managed_session_"
 SEEN_JSONL = "call already counted from another file of this session (a .json session migrated to .jsonl on resume)"
 SEEN_COPY = ("call already counted from another file of this session (a copy Gemini CLI made moving "
              "~/.gemini/tmp/<hash>/ to ~/.gemini/tmp/<project>/)")
+#: Why a Qwen Code subagent's call is skipped where another file counted it: its transcript
+#: (``subagents/<session>/agent-<id>.jsonl``, Qwen Code 0.24) and its session's telemetry events
+#: log the same calls.
+SEEN_AGENT = ("subagent call already counted from another file of this session (Qwen Code logs it in the session's "
+              "telemetry and in the subagent's transcript, subagents/<session>/agent-<id>.jsonl)")
 #: Why a Qwen Code headless assistant message with zero usage is skipped.
 _QWEN_SPLIT = "assistant message with zero usage: Qwen Code splits a response by block type, its usage is on the last part"
 #: The roles of a Gemini API ``Content`` (a saved chat or a shared export holds a list of them).
@@ -396,6 +405,10 @@ class _Session:
         self.qwen_named: set[str] = set()
         #: When each event's call ended (its ``event.timestamp``), by the event's line.
         self.qwen_ended: dict[int, int] = {}
+        #: The session id of the Qwen Code records read (a subagent transcript's is its parent
+        #: session's), and how many calls of each subagent and usage were seen (see :meth:`_agent_call`).
+        self.qwen_session: str | None = None
+        self.qwen_agent_calls: dict[tuple[str, Usage], int] = {}
 
     def lane(self, name: str = "main", kind: LaneKind | None = None) -> _Lane:
         found = self.lanes.get(name)
@@ -502,7 +515,7 @@ class _Session:
         usage = _usage(tokens, where, raw=False)
         key = (self.session_id, mid) if self.session_id is not None else None
         if key is not None and key in self.seen and not self.seen[key].startswith(f"{self.agent}:{self.name}#"):
-            # Gemini CLI 0.58 on: resuming a .json session rewrites its messages into a .jsonl.
+            # Gemini CLI 0.39 on: resuming a .json session rewrites its messages into a .jsonl.
             # Gemini CLI 0.29 on: moving to project-named folders copies ~/.gemini/tmp/<hash>/
             # into ~/.gemini/tmp/<project>/ and leaves the old one, so a .json is there twice
             # (its bytes differ once either copy is written again).
@@ -564,6 +577,8 @@ class _Session:
         self.agent = "qwen-code"
         if isinstance(value.get("version"), str):
             self.version = value["version"]
+        if self.qwen_session is None and isinstance(value.get("sessionId"), str):
+            self.qwen_session = value["sessionId"]
         where = f"{self.name}:{record.line}"
         agent = value.get("agentId")
         lane = self.lane(f"agent:{agent}", "subagent") if isinstance(agent, str) and agent else self.lane()
@@ -607,6 +622,9 @@ class _Session:
                 lane.events = []
                 lane.blocks = 0
                 lane.model = str(model or lane.model or "unknown")
+            elif value.get("isSidechain") is True and isinstance(agent, str) and agent and not self._agent_call(
+                    record.line, lane, agent, _usage(usage, where, raw=True)):
+                pass  # (a subagent transcript's call the session's telemetry counted: skipped, listed)
             else:
                 sent = lane.input_ms if lane.input_ms is not None else when
                 reported = _usage(usage, where, raw=True)
@@ -615,6 +633,8 @@ class _Session:
                 self._add(record.line, lane, str(model or "unknown"), reported, sent, str(uuid), done)
                 if origin is not None and lane.parent is not None:
                     self.seen.setdefault(origin, lane.parent)
+                if value.get("isSidechain") is True and isinstance(agent, str) and agent and lane.parent is not None:
+                    self.seen.setdefault(self._agent_key(agent, reported), lane.parent)
                 total = usage.get("totalTokenCount")
                 if isinstance(total, int) and not isinstance(total, bool):
                     self.tokens_total += total
@@ -763,7 +783,32 @@ class _Session:
                 lane = self.lane("side:telemetry", "side")
                 lane.parent = None  # its prompt is not in the file: a chain of its own
             lane.blocks = 1
+            if event[4] and not self._agent_call(event[0], lane, event[4], event[3]):
+                continue
             self._add_unrecorded(lane, event)
+            if event[4] and lane.parent is not None:
+                self.seen.setdefault(self._agent_key(event[4], event[3]), lane.parent)
+
+    def _agent_key(self, agent: str, usage: Usage) -> tuple[str, str]:
+        """The key of a subagent's call in :attr:`seen`: its session, subagent, counts, and how
+        many calls of the same counts the subagent made before it (as :meth:`_agent_call` counted)."""
+        n = self.qwen_agent_calls.get((agent, usage), 1) - 1
+        return (f"qwen-agent:{self.qwen_session}#{agent}",
+                f"{usage.uncached}/{usage.cache_read}/{usage.output}#{n}")
+
+    def _agent_call(self, line: int, lane: _Lane, agent: str, usage: Usage) -> bool:
+        """Whether a Qwen Code subagent's call (a transcript record's or a telemetry event's) is
+        to be counted here: False, listed as skipped, where another file of the session counted
+        it (Qwen Code 0.24 logs a subagent's calls in both); the lane then extends that call."""
+        self.qwen_agent_calls[(agent, usage)] = self.qwen_agent_calls.get((agent, usage), 0) + 1
+        node = self.seen.get(self._agent_key(agent, usage))
+        if node is None or node.startswith(f"{self.agent}:{self.name}#"):
+            return True
+        self.skipped.append((line, SEEN_AGENT))
+        lane.parent = node
+        lane.events = []
+        lane.blocks = 0
+        return False
 
     # --- both -------------------------------------------------------------------------------
 
@@ -910,10 +955,10 @@ FORMAT = LogFormat(
     read=read,
     usage="subset",
     versions=(
-        "Gemini CLI before 0.58 (to April 2026): chats/session-*.json, one pretty-printed object with messages",
-        "Gemini CLI 0.58 and later: chats/session-*.jsonl, a metadata line, message writes by id, $set (messages batches) and $rewindTo",
+        "Gemini CLI before 0.39 (to April 2026): chats/session-*.json, one pretty-printed object with messages",
+        "Gemini CLI 0.39 and later: chats/session-*.jsonl, a metadata line, message writes by id, $set (messages batches) and $rewindTo",
         "Gemini CLI subagent sessions (kind: subagent, chats/<parent id>/<id>.jsonl)",
-        "Gemini CLI 0.58 and later resuming a .json session: its messages copied into a .jsonl beside it (counted once)",
+        "Gemini CLI 0.39 and later resuming a .json session: its messages copied into a .jsonl beside it (counted once)",
         "Qwen Code chats/<session>.jsonl: a uuid/parentUuid tree with usageMetadata, chat_compression records, subagents by agentId",
         "Qwen Code /branch copies (forkedFrom on every copied record): counted once",
         "Qwen Code 0.4 and later ui_telemetry records (qwen-code.api_response, api_error): the calls no record holds "
