@@ -145,6 +145,9 @@ SEEDS: dict[str, list[dict]] = {
                                                         "content": "done", "trigger_turn": False})}]}},
         {"timestamp": "2025-11-17T21:30:29.694Z", "type": "response_item", "payload": {"type": "agent_message", "author": "/root", "recipient": "/root/w",
             "content": [{"type": "input_text", "text": "go on"}, {"type": "encrypted_content", "encrypted_content": "gAAAA"}]}},
+        # The latest Codex: another agent's instruction as a rollout line of its own.
+        {"timestamp": "2025-11-17T21:30:29.694Z", "type": "inter_agent_communication", "payload": {"author": "/root", "recipient": "/root/w",
+            "other_recipients": [], "content": "go on", "trigger_turn": True}},
         # A turn that reasoned (a reasoning item, reasoning tokens) and an interrupted one: the
         # next turn is taken to drop that reasoning unless the turn before it was interrupted.
         {"timestamp": "2025-11-17T21:30:29.695Z", "type": "response_item", "payload": {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"}},
