@@ -187,6 +187,29 @@ def test_a_subagent_session_is_a_subagent_lane(tmp_path: Path) -> None:
     assert {r.lane_kind for r in requests if r.lane == "main"} == {"subagent"}
 
 
+def test_a_retried_call_is_a_failed_call_counted_apart(tmp_path: Path) -> None:
+    """OpenCode 0.x kept a call that failed and was retried as a ``retry`` part of the assistant
+    message, ``{attempt, error {name, data {message, isRetryable}}, time {created}}``, before the
+    step of the attempt that answered (anomalyco/opencode ``MessageV2.RetryPart``; later versions
+    only set the session's status). Each is a failed call: counted apart, in the skipped records,
+    the calls as before. Before this the retry parts were passed over (no skipped record)."""
+    export = _export()
+    answered = export["messages"][3]
+    mid, sid = answered["info"]["id"], answered["info"]["sessionID"]
+    answered["parts"][:0] = [
+        {"id": f"prt_retry{n}", "messageID": mid, "sessionID": sid, "type": "retry", "attempt": n,
+         "error": {"name": "APIError", "data": {"message": "Overloaded", "isRetryable": True, "statusCode": 529}},
+         "time": {"created": 1_760_000_000_000 + n}}
+        for n in (1, 2)]
+    requests, summary = _read(write(tmp_path / "retried.json", json.dumps(export)))
+    before, before_summary = _read(EXPORT)
+    assert [r.usage for r in requests] == [r.usage for r in before]
+    retried = [s for s in summary.skipped if "retried" in s[1]]
+    assert [text for _, text in retried] == ["failed call (APIError: Overloaded), retried (attempt 1)",
+                                             "failed call (APIError: Overloaded), retried (attempt 2)"]
+    assert len(summary.skipped) == len(before_summary.skipped) + 2
+
+
 def _deepseek_export(provider: str, model: str) -> dict:
     """A session of two calls in one assistant message: a tool call, then the answer."""
     sid = "ses_ds"

@@ -29,8 +29,9 @@ its own releases there (1.0.x, then 7.x), each read by the OpenCode it was built
 price, as is done here (a step whose ``total`` shows the reasoning inside output: output alone). A negative ``input`` (a provider whose count already excluded
 the cache, subtracted again) is read back as ``input + read + write`` and said so.
 
-Failed calls (an assistant message with ``error`` and no step) are counted apart, in the
-skipped records. A compaction shows as a user message with a ``compaction`` part and an
+Failed calls (an assistant message with ``error`` and no step, and in OpenCode 0.x each ``retry``
+part, ``{attempt, error, time}``, a call that failed and was tried again) are counted apart, in
+the skipped records. A compaction shows as a user message with a ``compaction`` part and an
 assistant message with ``summary: true`` (the summary call: a lane of its own, on its own
 system prompt); the main lane's next request starts a new chain after it. Tool outputs pruned
 in place (``state.time.compacted``) are a compaction event of the first request sent after
@@ -75,6 +76,12 @@ MAX_FILES = 1_000_000
 #: reasoning and output (70 of 89 within 3% without this, 80 with it). Its OpenAI calls do not
 #: (two real sessions, 83 calls: 4 fewer within 3% when they are taken to).
 _REPLAYS_OUTPUT = frozenset({"deepseek"})
+
+
+def _failed(error: dict) -> str:
+    """A failed call's skipped record, from its ``error {name, data {message}}``."""
+    detail = as_dict(error.get("data")).get("message") or ""
+    return f"failed call ({error.get('name') or 'error'}{': ' if detail else ''}{str(detail)[:80]})"
 
 
 def _is_session_info(value: dict) -> bool:
@@ -313,12 +320,16 @@ class _Session:
             return
         where = f"{self.file}:{line}"
         self._own_totals(info, where)
+        for retry in (p for p in parts if p.get("type") == "retry"):
+            # OpenCode 0.x: a call that failed and was retried (a later attempt follows).
+            attempt = retry.get("attempt")
+            shown = f" (attempt {attempt})" if isinstance(attempt, int) and not isinstance(attempt, bool) else ""
+            self.skipped.append((line, f"{_failed(as_dict(retry.get('error')))}, retried{shown}"))
         steps = [p for p in parts if p.get("type") == "step-finish"]
         error = info.get("error")
         if not steps:
             if isinstance(error, dict):
-                detail = as_dict(error.get("data")).get("message") or ""
-                self.skipped.append((line, f"failed call ({error.get('name') or 'error'}{': ' if detail else ''}{str(detail)[:80]})"))
+                self.skipped.append((line, _failed(error)))
             else:
                 self.skipped.append((line, "assistant message with no step-finish (no usage recorded)"))
             return
@@ -716,8 +727,7 @@ class _Run:
             self.parts = []
 
     def error(self, line: int, error: dict) -> None:
-        detail = as_dict(error.get("data")).get("message") or ""
-        self.session.skipped.append((line, f"failed call ({error.get('name') or 'error'}{': ' if detail else ''}{str(detail)[:80]})"))
+        self.session.skipped.append((line, _failed(error)))
         self.parts = []
 
     def _unfinished(self) -> None:
@@ -803,6 +813,7 @@ FORMAT = LogFormat(
         "{data: {info, messages}}",
         "`opencode run --format json`: step_start, text, tool_use, reasoning, step_finish and error events, one a line (no model named)",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
+        "OpenCode 0.x retry parts {attempt, error, time}: each a failed call, counted apart (skipped)",
         "input as the AI SDK gave it before anomalyco/opencode#4256 (before 1.0.62): the cache read inside it "
         "through OpenAI-style providers, additive through the Anthropic and Bedrock SDKs",
         "input less the read through OpenAI-style providers only (#4256 to 1.3.3; later also less the write)",
