@@ -246,6 +246,13 @@ SEEDS: dict[str, list[dict]] = {
              {"info": {"id": "msg_3", "sessionID": "ses_1", "role": "assistant", "time": {"created": 1762000000200}, "error": {"name": "APIError", "data": {"message": "x"}}},
               "parts": []}]},
         {"id": "prt_1", "sessionID": "ses_1", "messageID": "msg_2", "type": "step-finish", "tokens": {"input": 1, "output": 1, "reasoning": 0, "cache": {"read": 0, "write": 0}}},
+        # A fork (/fork): titled "(fork #1)", its copied messages dated before it was created.
+        {"info": {"id": "ses_3", "projectID": "p", "title": "t (fork #1)", "version": "1.2.0", "time": {"created": 1762000005000}},
+         "messages": [
+             {"info": {"id": "msg_8", "sessionID": "ses_3", "role": "assistant", "time": {"created": 1762000000100}, "modelID": "m", "providerID": "anthropic"},
+              "parts": [{"type": "step-finish", "tokens": {"input": 1, "output": 1, "reasoning": 0, "cache": {"read": 5, "write": 0}}}]},
+             {"info": {"id": "msg_9", "sessionID": "ses_3", "role": "assistant", "time": {"created": 1762000006000}, "modelID": "m", "providerID": "anthropic"},
+              "parts": [{"type": "step-finish", "tokens": {"input": 2, "output": 1, "reasoning": 0, "cache": {"read": 5, "write": 0}}}]}]},
         # OpenCode 2.x's export from its HTTP API: the export under "data", the messages as stored.
         {"data": {"info": {"id": "ses_2", "projectID": "p", "title": "t", "location": {"directory": "/x"}, "time": {"created": 1790000000000}},
                   "messages": [{"id": "msg_4", "type": "user", "text": "hi", "time": {"created": 1790000000000}},
