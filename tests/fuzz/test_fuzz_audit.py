@@ -145,6 +145,9 @@ SEEDS: dict[str, list[dict]] = {
                                                         "content": "done", "trigger_turn": False})}]}},
         {"timestamp": "2025-11-17T21:30:29.694Z", "type": "response_item", "payload": {"type": "agent_message", "author": "/root", "recipient": "/root/w",
             "content": [{"type": "input_text", "text": "go on"}, {"type": "encrypted_content", "encrypted_content": "gAAAA"}]}},
+        # The latest Codex: another agent's instruction as a rollout line of its own.
+        {"timestamp": "2025-11-17T21:30:29.694Z", "type": "inter_agent_communication", "payload": {"author": "/root", "recipient": "/root/w",
+            "other_recipients": [], "content": "go on", "trigger_turn": True}},
         # A turn that reasoned (a reasoning item, reasoning tokens) and an interrupted one: the
         # next turn is taken to drop that reasoning unless the turn before it was interrupted.
         {"timestamp": "2025-11-17T21:30:29.695Z", "type": "response_item", "payload": {"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"}},
@@ -237,11 +240,19 @@ SEEDS: dict[str, list[dict]] = {
              {"info": {"id": "msg_1", "sessionID": "ses_1", "role": "user", "time": {"created": 1762000000000}}, "parts": [{"type": "compaction", "auto": True}]},
              {"info": {"id": "msg_2", "sessionID": "ses_1", "role": "assistant", "time": {"created": 1762000000100}, "modelID": "claude-sonnet-4-5",
                        "providerID": "anthropic", "agent": "build", "summary": True},
-              "parts": [{"type": "step-start"}, {"type": "tool", "state": {"time": {"start": 1, "end": 2, "compacted": 1762000000050}}},
+              "parts": [{"type": "retry", "attempt": 1, "error": {"name": "APIError", "data": {"message": "Overloaded", "isRetryable": True}}, "time": {"created": 1762000000090}},
+                        {"type": "step-start"}, {"type": "tool", "state": {"time": {"start": 1, "end": 2, "compacted": 1762000000050}}},
                         {"type": "step-finish", "cost": 0.01, "tokens": {"input": -5, "output": 3, "reasoning": 2, "cache": {"read": 4000, "write": 90}}}]},
              {"info": {"id": "msg_3", "sessionID": "ses_1", "role": "assistant", "time": {"created": 1762000000200}, "error": {"name": "APIError", "data": {"message": "x"}}},
               "parts": []}]},
         {"id": "prt_1", "sessionID": "ses_1", "messageID": "msg_2", "type": "step-finish", "tokens": {"input": 1, "output": 1, "reasoning": 0, "cache": {"read": 0, "write": 0}}},
+        # A fork (/fork): titled "(fork #1)", its copied messages dated before it was created.
+        {"info": {"id": "ses_3", "projectID": "p", "title": "t (fork #1)", "version": "1.2.0", "time": {"created": 1762000005000}},
+         "messages": [
+             {"info": {"id": "msg_8", "sessionID": "ses_3", "role": "assistant", "time": {"created": 1762000000100}, "modelID": "m", "providerID": "anthropic"},
+              "parts": [{"type": "step-finish", "tokens": {"input": 1, "output": 1, "reasoning": 0, "cache": {"read": 5, "write": 0}}}]},
+             {"info": {"id": "msg_9", "sessionID": "ses_3", "role": "assistant", "time": {"created": 1762000006000}, "modelID": "m", "providerID": "anthropic"},
+              "parts": [{"type": "step-finish", "tokens": {"input": 2, "output": 1, "reasoning": 0, "cache": {"read": 5, "write": 0}}}]}]},
         # OpenCode 2.x's export from its HTTP API: the export under "data", the messages as stored.
         {"data": {"info": {"id": "ses_2", "projectID": "p", "title": "t", "location": {"directory": "/x"}, "time": {"created": 1790000000000}},
                   "messages": [{"id": "msg_4", "type": "user", "text": "hi", "time": {"created": 1790000000000}},

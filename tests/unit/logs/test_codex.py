@@ -943,6 +943,10 @@ INTER_AGENT = {
     "agent-message-encrypted": {"type": "agent_message", "author": "/root", "recipient": "/root/scout",
                                 "content": [{"type": "encrypted_content", "encrypted_content": "gAAAAB-opaque"}]},
 }
+#: Later Codex (openai/codex codex-rs/history ``RolloutItem::InterAgentCommunication``, late 2026)
+#: writes another agent's instruction as a rollout line of its own, ``inter_agent_communication``
+#: (the ``InterAgentCommunication`` itself: the ``agent_message`` item it stands for is not written).
+COMMUNICATION = {"author": "/root", "recipient": "/root/scout", "other_recipients": [], "content": "check linux too", "trigger_turn": True}
 #: Assistant messages that are no communication (Codex reads none back): no turn in any version.
 NOT_INTER_AGENT = [
     {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done: two callers."}]},
@@ -953,8 +957,8 @@ NOT_INTER_AGENT = [
 
 
 def _agents_rollout(path: Path, version: str, turns: list[tuple[str, int]], rollback: int) -> Path:
-    """A thread of turns, each opened by a user message (``"user"``) or by one of
-    :data:`INTER_AGENT` / an index into :data:`NOT_INTER_AGENT`, with a call (prompt, 100 cached
+    """A thread of turns, each opened by a user message (``"user"``), an ``inter_agent_communication``
+    line (``"communication"``) or by one of :data:`INTER_AGENT` / an index into :data:`NOT_INTER_AGENT`, with a call (prompt, 100 cached
     fewer, 10 output) after each, then ``thread_rolled_back {rollback}`` and one more call."""
     records = [{"timestamp": "2026-07-02T09:00:00.000Z", "type": "session_meta", "payload": {"id": "a", "cli_version": version, "model_provider": "openai"}},
                {"timestamp": "2026-07-02T09:00:00.500Z", "type": "turn_context", "payload": {"model": "gpt-5.5", "effort": "high"}}]
@@ -967,8 +971,11 @@ def _agents_rollout(path: Path, version: str, turns: list[tuple[str, int]], roll
         return {"type": "token_count", "info": {"total_token_usage": dict(total), "last_token_usage": last}}
 
     for t, (opener, prompt) in enumerate(turns):
-        item = _user(f"turn {t}") if opener == "user" else INTER_AGENT[opener] if opener in INTER_AGENT else NOT_INTER_AGENT[int(opener)]
-        records.append({"timestamp": f"2026-07-02T09:{t:02d}:01.000Z", "type": "response_item", "payload": item})
+        if opener == "communication":
+            kind, item = "inter_agent_communication", COMMUNICATION
+        else:
+            kind, item = "response_item", _user(f"turn {t}") if opener == "user" else INTER_AGENT[opener] if opener in INTER_AGENT else NOT_INTER_AGENT[int(opener)]
+        records.append({"timestamp": f"2026-07-02T09:{t:02d}:01.000Z", "type": kind, "payload": item})
         records.append({"timestamp": f"2026-07-02T09:{t:02d}:09.000Z", "type": "event_msg", "payload": count(prompt)})
     records.append({"timestamp": "2026-07-02T09:50:00.000Z", "type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": rollback}})
     records.append({"timestamp": "2026-07-02T09:50:01.000Z", "type": "response_item", "payload": _user("again")})
@@ -988,6 +995,21 @@ def test_a_rollback_counts_other_agents_instructions_as_turns(tmp_path: Path) ->
     assert len(requests) == 4
     assert requests[3].prefix.parent == requests[0].prefix.node
     assert ("rewind", "thread rolled back 2 user turn(s)") in requests[3].events
+
+
+def test_a_rollback_counts_an_inter_agent_communication_line_as_a_turn(tmp_path: Path) -> None:
+    """Later Codex writes another agent's instruction as an ``inter_agent_communication`` rollout
+    line, and counts it as a turn when it drops turns (openai/codex codex-rs/core rollback:
+    ``RolloutItem::InterAgentCommunication(_)`` is a user turn boundary). Two user turns, then a
+    communication and a call; rolling back 1 turn drops the communication's turn, so the next call
+    extends the second user turn's call. The reader before this read no such line (it went back
+    to the first user turn's call)."""
+    path = _agents_rollout(tmp_path / "rollout-2026-07-02T09-00-00-a.jsonl", "0.170.0",
+                           [("user", 10000), ("user", 10300), ("communication", 10600)], 1)
+    requests, _ = load_trace([path])
+    assert len(requests) == 4
+    assert requests[3].prefix.parent == requests[1].prefix.node
+    assert ("agent_turn", "an instruction from another agent") in requests[2].events
 
 
 @pytest.mark.parametrize(("version", "kept"), [("0.117.0", 0), ("0.118.0", 1), ("0.160.2", 1)])
@@ -1010,7 +1032,7 @@ def test_an_assistant_message_that_is_no_communication_is_no_turn(tmp_path: Path
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(openers=st.lists(st.sampled_from(["user", *INTER_AGENT, *map(str, range(len(NOT_INTER_AGENT)))]), min_size=1, max_size=6),
+@given(openers=st.lists(st.sampled_from(["user", "communication", *INTER_AGENT, *map(str, range(len(NOT_INTER_AGENT)))]), min_size=1, max_size=6),
        version=st.sampled_from(["0.117.0", "0.118.0", "0.154.0", ""]), rollback=st.integers(0, 7))
 def test_property_a_rollback_counts_the_turns_codex_counts(tmp_path_factory, openers, version, rollback) -> None:
     """Any turns opened by users, other agents' instructions or assistant messages that are none,
@@ -1022,7 +1044,7 @@ def test_property_a_rollback_counts_the_turns_codex_counts(tmp_path_factory, ope
     requests, _ = load_trace([path])
     assert len(requests) == len(turns) + 1
     later = version == "" or tuple(map(int, version.split(".")[:2])) >= (0, 118)
-    opens = [o == "user" or o.startswith("agent-message") or (o == "assistant-json" and later) for o in openers]
+    opens = [o in ("user", "communication") or o.startswith("agent-message") or (o == "assistant-json" and later) for o in openers]
     kept: list[str | None] = [None]  # the last call before each turn
     for t, opened in enumerate(opens):
         if opened:

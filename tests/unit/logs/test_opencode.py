@@ -187,6 +187,69 @@ def test_a_subagent_session_is_a_subagent_lane(tmp_path: Path) -> None:
     assert {r.lane_kind for r in requests if r.lane == "main"} == {"subagent"}
 
 
+def test_a_retried_call_is_a_failed_call_counted_apart(tmp_path: Path) -> None:
+    """OpenCode 0.x kept a call that failed and was retried as a ``retry`` part of the assistant
+    message, ``{attempt, error {name, data {message, isRetryable}}, time {created}}``, before the
+    step of the attempt that answered (anomalyco/opencode ``MessageV2.RetryPart``; later versions
+    only set the session's status). Each is a failed call: counted apart, in the skipped records,
+    the calls as before. Before this the retry parts were passed over (no skipped record)."""
+    export = _export()
+    answered = export["messages"][3]
+    mid, sid = answered["info"]["id"], answered["info"]["sessionID"]
+    answered["parts"][:0] = [
+        {"id": f"prt_retry{n}", "messageID": mid, "sessionID": sid, "type": "retry", "attempt": n,
+         "error": {"name": "APIError", "data": {"message": "Overloaded", "isRetryable": True, "statusCode": 529}},
+         "time": {"created": 1_760_000_000_000 + n}}
+        for n in (1, 2)]
+    requests, summary = _read(write(tmp_path / "retried.json", json.dumps(export)))
+    before, before_summary = _read(EXPORT)
+    assert [r.usage for r in requests] == [r.usage for r in before]
+    retried = [s for s in summary.skipped if "retried" in s[1]]
+    assert [text for _, text in retried] == ["failed call (APIError: Overloaded), retried (attempt 1)",
+                                             "failed call (APIError: Overloaded), retried (attempt 2)"]
+    assert len(summary.skipped) == len(before_summary.skipped) + 2
+
+
+def _forked(export: dict, at: int) -> dict:
+    """A fork of ``export`` as OpenCode's ``Session.fork`` makes it (anomalyco/opencode
+    packages/opencode/src/session/index.ts): a new session, created now, titled "(fork #1)",
+    holding a copy of the first ``at`` messages and their parts under new ids, each message's
+    ``time`` kept; then one turn of its own (a user message and a call reading the copy)."""
+    sid = "ses_6d2f0a1b3ffeFORKED"
+    info = dict(export["info"], id=sid, title=export["info"]["title"] + " (fork #1)", time={"created": 1762000200000, "updated": 1762000300000})
+    messages = []
+    for n, message in enumerate(export["messages"][:at]):
+        mid = f"msg_1{n:02}"
+        messages.append({"info": dict(message["info"], id=mid, sessionID=sid),
+                         "parts": [dict(part, id=f"prt_1{n:02}{k}", messageID=mid, sessionID=sid) for k, part in enumerate(message["parts"])]})
+    messages.append({"info": {"id": "msg_200", "sessionID": sid, "role": "user", "time": {"created": 1762000250000}},
+                     "parts": [{"id": "prt_200", "messageID": "msg_200", "sessionID": sid, "type": "text", "text": "now the other way"}]})
+    step = {"input": 300, "output": 40, "reasoning": 0, "cache": {"read": 9000, "write": 0}}
+    messages.append({"info": {"id": "msg_201", "sessionID": sid, "role": "assistant", "time": {"created": 1762000250100, "completed": 1762000256000},
+                              "modelID": "claude-sonnet-4-5", "providerID": "anthropic", "mode": "build", "tokens": step, "cost": 0.004},
+                     "parts": [{"id": "prt_201", "messageID": "msg_201", "sessionID": sid, "type": "step-start"},
+                               {"id": "prt_202", "messageID": "msg_201", "sessionID": sid, "type": "step-finish", "tokens": step, "cost": 0.004}]})
+    return {"info": info, "messages": messages}
+
+
+def test_a_forked_session_does_not_count_the_calls_it_copied(tmp_path: Path) -> None:
+    """OpenCode's ``/fork`` (``Session.fork``) copies the source session's messages and parts,
+    step-finish tokens included, into a new session under new ids, keeping each message's time:
+    the copies are dated before the session was created. The source session counts those calls;
+    the fork counts only its own (one here), its first a ``fork`` event starting a new chain.
+    Before this the fork counted the copied three calls again (four calls)."""
+    fork = _forked(_export(), 4)
+    requests, summary = _read(write(tmp_path / "fork.json", json.dumps(fork)))
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(300, 9000, 40)]
+    assert requests[0].prefix.parent is None
+    assert [kind for kind, _ in requests[0].events] == ["fork", "user_turn"]
+    assert any("3 call(s) copied from the session it was forked from" in note for note in summary.notes)
+    # The source and its fork read together: every call once.
+    source = write(tmp_path / "source.json", EXPORT.read_text())
+    total, _ = load_trace([source, tmp_path / "fork.json"])
+    assert len(total) == 5
+
+
 def _deepseek_export(provider: str, model: str) -> dict:
     """A session of two calls in one assistant message: a tool call, then the answer."""
     sid = "ses_ds"

@@ -71,7 +71,10 @@ releases), or an assistant message whose one content item (``output_text`` or ``
 is the JSON of an inter-agent communication (``{author, recipient, other_recipients?, content,
 trigger_turn}``: see :func:`_inter_agent_turn`). An earlier rollout's assistant message of that
 JSON is no turn; one with no ``cli_version`` is taken as later (no earlier Codex wrote those
-messages).
+messages). The latest Codex (``codex-rs/history``'s ``RolloutItem``, late 2026) writes such an
+instruction as a line of its own, ``inter_agent_communication`` (the communication itself,
+``{author, recipient, other_recipients, content, trigger_turn}``), instead of the ``agent_message``
+item it puts in the history: read as that item, a turn (its rollback counts the line as one).
 
 A record without ``ordinal`` is numbered by its place in the file (0-based).
 
@@ -396,6 +399,10 @@ class _Rollout:
             self.turn_marks = []
         elif kind == "response_item":
             self._item(payload, when)
+        elif kind == "inter_agent_communication":
+            # Later Codex writes another agent's instruction as this line, not as the agent_message
+            # item it puts in the history: read as that item (a turn for a rollback, in any version).
+            self._item({"type": "agent_message"}, when)
         elif kind == "event_msg" and ptype == "token_count":
             self._token_count(record, value, payload, when)
         elif kind == "event_msg" and ptype == "thread_settings_applied":
@@ -1070,8 +1077,10 @@ FORMAT = LogFormat(
         "forks of Codex 0.35-0.125+ (and 0.107+ subagents spawned with their parent's history): the source's rollout copied "
         "after the fork's session_meta, re-timestamped, unmarked: the run of records written with that second session_meta "
         "(each within 100 ms of the one before) is not counted, nor, the source's rollout in the audit, its calls after a stall",
-        "Codex 0.160 on: world_state, inter_agent_communication(_metadata), retained_context, security_risk_score and "
+        "Codex 0.160 on: world_state, inter_agent_communication_metadata, retained_context, security_risk_score and "
         "realtime_item lines, and compacted.latest_token_usage_record (a snapshot of an earlier response's record): none a call",
+        "later Codex: another agent's instruction as an inter_agent_communication line (not an agent_message item): "
+        "read as that item, a turn for a rollback",
         "thread rollbacks (event_msg thread_rolled_back {num_turns}): the dropped turns' calls counted, the next call "
         "extending the last call of the turn before them",
         "Codex 0.118 on (multi-agent v2): a rollback's turns count another agent's instructions too (an agent_message item, "

@@ -29,12 +29,17 @@ its own releases there (1.0.x, then 7.x), each read by the OpenCode it was built
 price, as is done here (a step whose ``total`` shows the reasoning inside output: output alone). A negative ``input`` (a provider whose count already excluded
 the cache, subtracted again) is read back as ``input + read + write`` and said so.
 
-Failed calls (an assistant message with ``error`` and no step) are counted apart, in the
-skipped records. A compaction shows as a user message with a ``compaction`` part and an
+Failed calls (an assistant message with ``error`` and no step, and in OpenCode 0.x each ``retry``
+part, ``{attempt, error, time}``, a call that failed and was tried again) are counted apart, in
+the skipped records. A compaction shows as a user message with a ``compaction`` part and an
 assistant message with ``summary: true`` (the summary call: a lane of its own, on its own
 system prompt); the main lane's next request starts a new chain after it. Tool outputs pruned
 in place (``state.time.compacted``) are a compaction event of the first request sent after
-the prune. A child session (``parentID``, a subagent's task) is a subagent lane.
+the prune. A child session (``parentID``, a subagent's task) is a subagent lane. A fork
+(``/fork``, ``Session.fork``: a new session titled "<title> (fork #n)" holding a copy of its
+source's messages and parts under new ids, each message's time kept) counts only its own calls:
+the copied messages, dated before the fork was created, are its source's (which counts them); its
+first call of its own is a ``fork`` event starting a new chain.
 
 Who served a call: ``providerID`` when it names a provider the audit models, else the provider
 whose model names ``modelID`` (its part after the last ``/``) takes, but for a provider that
@@ -67,6 +72,8 @@ NAME = "opencode"
 MESSAGE_DIR, PART_DIR, SESSION_DIR = "message", "part", "session"
 #: Ids OpenCode writes (``ses_...``, ``msg_...``, ``prt_...``): safe as file names.
 _ID = re.compile(r"[A-Za-z0-9_-]{1,200}")
+#: The title ``Session.fork`` gives a fork of a session (``getForkedTitle``).
+_FORK_TITLE = re.compile(r" \(fork #[0-9]{1,9}\)\Z")
 #: Most files of a session's storage read.
 MAX_FILES = 1_000_000
 #: Providers whose calls OpenCode sends back whole, reasoning first, in the next call: DeepSeek's
@@ -75,6 +82,12 @@ MAX_FILES = 1_000_000
 #: reasoning and output (70 of 89 within 3% without this, 80 with it). Its OpenAI calls do not
 #: (two real sessions, 83 calls: 4 fewer within 3% when they are taken to).
 _REPLAYS_OUTPUT = frozenset({"deepseek"})
+
+
+def _failed(error: dict) -> str:
+    """A failed call's skipped record, from its ``error {name, data {message}}``."""
+    detail = as_dict(error.get("data")).get("message") or ""
+    return f"failed call ({error.get('name') or 'error'}{': ' if detail else ''}{str(detail)[:80]})"
 
 
 def _is_session_info(value: dict) -> bool:
@@ -279,6 +292,11 @@ class _Session:
         base = _release(self.version, self.created)[0]
         self.tools_per_agent = base is not None and base < _TOOLS_PER_AGENT_BEFORE
         self.prunes: list[int] = []
+        #: A fork (``/fork``: OpenCode titles it "<title> (fork #n)"), and the messages (and their
+        #: calls) copied from the session it was forked from, dated before the fork was created.
+        self.forked = isinstance(info.get("title"), str) and _FORK_TITLE.search(info["title"]) is not None
+        self.copied_messages = 0
+        self.copied_calls = 0
         self.cost = 0.0
         self.negative_inputs = 0
         self.own = [0, 0, 0, 0, 0]  # the assistant messages' own totals: input, output, reasoning, read, write
@@ -297,6 +315,15 @@ class _Session:
     def message(self, line: int, info: dict, parts: list) -> None:
         role = info.get("role")
         parts = [p for p in parts if isinstance(p, dict)]
+        created = _time(as_dict(info.get("time")).get("created"))
+        if self.forked and self.created is not None and created is not None and created < self.created and role in ("user", "assistant"):
+            # Dated before the fork: a copy ``/fork`` made of its source's message (the source counts its calls).
+            self.copied_calls += sum(p.get("type") == "step-finish" for p in parts) if role == "assistant" else 0
+            self.copied_messages += 1
+            self.blocks += max(1, len(parts))
+            self.events = [("fork", "forked from another session: the history copied from it (its calls not counted here)")]
+            self.parent = None
+            return
         if role == "user":
             self.events.append(("user_turn", ""))
             self.blocks += max(1, len(parts))
@@ -313,12 +340,16 @@ class _Session:
             return
         where = f"{self.file}:{line}"
         self._own_totals(info, where)
+        for retry in (p for p in parts if p.get("type") == "retry"):
+            # OpenCode 0.x: a call that failed and was retried (a later attempt follows).
+            attempt = retry.get("attempt")
+            shown = f" (attempt {attempt})" if isinstance(attempt, int) and not isinstance(attempt, bool) else ""
+            self.skipped.append((line, f"{_failed(as_dict(retry.get('error')))}, retried{shown}"))
         steps = [p for p in parts if p.get("type") == "step-finish"]
         error = info.get("error")
         if not steps:
             if isinstance(error, dict):
-                detail = as_dict(error.get("data")).get("message") or ""
-                self.skipped.append((line, f"failed call ({error.get('name') or 'error'}{': ' if detail else ''}{str(detail)[:80]})"))
+                self.skipped.append((line, _failed(error)))
             else:
                 self.skipped.append((line, "assistant message with no step-finish (no usage recorded)"))
             return
@@ -542,6 +573,11 @@ class _Session:
                 f"OpenCode's own message totals: input {i:,}, output + reasoning {o + reasoning:,}, cache read {rd:,}, "
                 f"cache write {wr:,} ({verdict}; versions before the totals summed the steps kept only the last)"
             )
+        if self.copied_messages:
+            notes.append(
+                f"{self.copied_messages} message(s) dated before the session, {self.copied_calls} call(s) copied from the session "
+                "it was forked from (/fork): not counted here (the source session counts them)"
+            )
         if self.negative_inputs:
             notes.append(
                 f"{self.negative_inputs} step(s) stored a negative input (OpenCode subtracted a cache its provider's count "
@@ -716,8 +752,7 @@ class _Run:
             self.parts = []
 
     def error(self, line: int, error: dict) -> None:
-        detail = as_dict(error.get("data")).get("message") or ""
-        self.session.skipped.append((line, f"failed call ({error.get('name') or 'error'}{': ' if detail else ''}{str(detail)[:80]})"))
+        self.session.skipped.append((line, _failed(error)))
         self.parts = []
 
     def _unfinished(self) -> None:
@@ -803,6 +838,8 @@ FORMAT = LogFormat(
         "{data: {info, messages}}",
         "`opencode run --format json`: step_start, text, tool_use, reasoning, step_finish and error events, one a line (no model named)",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
+        "OpenCode 0.x retry parts {attempt, error, time}: each a failed call, counted apart (skipped)",
+        "forks (/fork: titled \"(fork #n)\", the source's messages copied, dated before the fork): the copies not counted",
         "input as the AI SDK gave it before anomalyco/opencode#4256 (before 1.0.62): the cache read inside it "
         "through OpenAI-style providers, additive through the Anthropic and Bedrock SDKs",
         "input less the read through OpenAI-style providers only (#4256 to 1.3.3; later also less the write)",
