@@ -1184,3 +1184,22 @@ def test_kilo_groq_kimi_tokens_in_leaves_out_the_reads_told_from_the_prices_its_
     ui.write_text(json.dumps(entries))
     whole, _ = import_file(ui, CLINE, ImportContext())
     assert [(r.usage.cache_read, r.usage.uncached, r.usage.prompt_count) for r in whole][1] == (5632, 2736, "")
+
+
+def test_a_named_additive_handler_made_whole_by_the_late_2025_writer_is_not_read_as_a_gateway(tmp_path: Path) -> None:
+    # A call naming its handler (modelInfo) beside an apiProtocol, whose tokensIn covers its reads and
+    # writes (Roo Code's / Kilo Code's writer since late 2025): the "total" reading, not the one of a
+    # gateway's handler passing prompt_tokens on (LiteLLM, Requesty, OCA), nor a DeepSeek MISS count.
+    for handler, model, want in (("anthropic", "claude-sonnet-4-5", Usage(cache_read=15000, cache_write_5m=400, uncached=8, output=90)),
+                                 ("bedrock", "us.deepseek.r1-v1:0", Usage(cache_read=15000, cache_write_5m=400, uncached=8, output=90))):
+        rows = []
+        for n, (tokens_in, output, writes, reads) in enumerate(((15003, 200, 15000, 0), (15408, 90, 400, 15000))):
+            info = {"request": f"r{n}", "apiProtocol": "anthropic", "tokensIn": tokens_in, "tokensOut": output,
+                    "cacheWrites": writes, "cacheReads": reads}
+            rows.append({"ts": 1764000001000 + n * 8000, "type": "say", "say": "api_req_started", "text": json.dumps(info),
+                         "modelInfo": {"providerId": handler, "modelId": model, "mode": "code"}})
+        (tmp_path / "ui_messages.json").write_text(json.dumps(rows))
+        requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+        assert requests[1].usage == want
+        assert (f"usage of {handler} ({model}): tokensIn is the whole prompt, cacheReads and cacheWrites included "
+                "(Roo Code / Kilo Code since late 2025; Cline 4.x inputTokens)") in summary.notes

@@ -968,9 +968,10 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             reading = "doubled-total"
         upstream = _upstream(info)
         rules = _provider_of(model) or upstream or owner
-        if reading == "total" and not protocol:
+        if reading == "total" and not protocol and _reading(handler)[1] == "total":
             # A gateway's handler passing prompt_tokens on (LiteLLM, Requesty): LiteLLM writes a
-            # DeepSeek-shaped server's MISS count as cacheWrites.
+            # DeepSeek-shaped server's MISS count as cacheWrites. (Not an additive handler Roo
+            # Code's / Kilo Code's writer made whole since late 2025: that is "total" as it is.)
             reading = "miss-as-write" if _misses_as_writes(rules) else "gateway-total"
         elif protocol and reading == "subset" and model in protocol_additive:
             # Kilo Code's virtual-quota-fallback handler: protocol openai whatever profile it
