@@ -1203,3 +1203,27 @@ def test_a_named_additive_handler_made_whole_by_the_late_2025_writer_is_not_read
         assert requests[1].usage == want
         assert (f"usage of {handler} ({model}): tokensIn is the whole prompt, cacheReads and cacheWrites included "
                 "(Roo Code / Kilo Code since late 2025; Cline 4.x inputTokens)") in summary.notes
+
+
+def test_a_handler_told_by_its_counts_is_judged_on_its_own_calls_where_task_metadata_names_it(tmp_path: Path) -> None:
+    # A task naming no handler in its entries (no modelInfo): task_metadata.json says Anthropic's
+    # served the first calls (additive: tokensIn below the reads), then OpenRouter's early handler
+    # (prompt_tokens whole). Whether OpenRouter's wrote it whole is told from its own calls only.
+    t0 = 1747000000000
+    meta = {"model_usage": [{"ts": t0, "model_id": "claude-sonnet-4-20250514", "model_provider_id": "anthropic", "mode": "act"},
+                            {"ts": t0 + 60000, "model_id": "google/gemini-2.5-pro", "model_provider_id": "openrouter", "mode": "act"}]}
+    (tmp_path / "task_metadata.json").write_text(json.dumps(meta))
+    rows = [{"ts": t0 + 500, "type": "say", "say": "text", "text": "go"}]
+    for n, (ts, tokens_in, output, writes, reads) in enumerate(
+            ((t0 + 1000, 40, 200, 11960, 0), (t0 + 9000, 9, 90, 600, 11960), (t0 + 61000, 8000, 120, 0, 0), (t0 + 69000, 8600, 90, 0, 7900))):
+        info = {"request": f"r{n}", "tokensIn": tokens_in, "tokensOut": output, "cacheWrites": writes, "cacheReads": reads}
+        rows.append({"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(info)})
+    (tmp_path / "ui_messages.json").write_text(json.dumps(rows))
+    requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.usage for r in requests] == [
+        Usage(cache_write_5m=11960, uncached=40, output=200),
+        Usage(cache_read=11960, cache_write_5m=600, uncached=9, output=90),
+        Usage(uncached=8000, output=120),
+        Usage(cache_read=7900, uncached=700, output=90),
+    ]
+    assert any(n.startswith("usage of openrouter (google/gemini-2.5-pro): tokensIn is the whole prompt") for n in summary.notes)

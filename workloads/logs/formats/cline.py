@@ -609,14 +609,15 @@ def _reading(handler: str) -> tuple[ProviderRules | None, str]:
     return None, multi_provider_handler(handler) or "gateway"
 
 
-def _inclusive_tokens_in(calls: list[_Pending], handler: str) -> bool:
+def _inclusive_tokens_in(calls: list[_Pending], named: list[tuple[int | None, str, str, bool]], handler: str) -> bool:
     """A handler that wrote ``prompt_tokens`` whole in early releases and less the cached part
     later (``by-counts``): whole where every call of ``handler`` that read the cache has a
     tokensIn at least its reads, and one did (an additive tokensIn after a read is the new tail,
-    smaller than the prefix read on some call of a task)."""
+    smaller than the prefix read on some call of a task). A call's handler is the one
+    :func:`_named` gives it (its entry's, else task_metadata.json's)."""
     seen = False
-    for call in calls:
-        if str(as_dict(call.entry.get("modelInfo")).get("providerId") or "") not in ("", handler):
+    for call, (_, named_handler, _, protocol) in zip(calls, named):
+        if protocol or named_handler != handler:
             continue
         reads = _int(call.info.get("cacheReads"))
         if reads > 0:
@@ -956,7 +957,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         owner, reading = _reading(handler)
         if reading == "by-counts":
             if handler not in inclusive:
-                inclusive[handler] = _inclusive_tokens_in(task.calls, handler)
+                inclusive[handler] = _inclusive_tokens_in(task.calls, named_calls, handler)
             reading = "by-counts-subset" if inclusive[handler] else "additive" if owner is not None else "gateway"
         if reading == "unnamed" and zero_in is not None:
             owner, reading = zero_in, "miss-as-write"
