@@ -1227,3 +1227,24 @@ def test_a_handler_told_by_its_counts_is_judged_on_its_own_calls_where_task_meta
         Usage(cache_read=7900, uncached=700, output=90),
     ]
     assert any(n.startswith("usage of openrouter (google/gemini-2.5-pro): tokensIn is the whole prompt") for n in summary.notes)
+
+
+def test_a_history_file_alone_through_litellm_to_deepseek_never_reads_a_miss_as_a_hit(tmp_path: Path) -> None:
+    # LiteLLM's handler passes prompt_tokens on whole and writes a DeepSeek-shaped server's MISS
+    # count as cacheWrites: metrics.tokens.cached sums hits and misses, both inside prompt. Read
+    # as the OpenAI-compatible handler's, every miss was a hit (a 100% hit ratio here).
+    base = 1_777_000_000_000
+    messages = [*_history_call(base, "litellm", "deepseek-chat", 14_000, 14_000, 70),
+                *_history_call(base + 60_000, "litellm", "deepseek-chat", 15_000, 15_000, 70)]
+    # deepseek-chat per million: input 0.28, hit 0.028, output 0.42; the second call 12,000 hits, 3,000 misses.
+    messages[3]["metrics"]["cost"] = (12_000 * 0.028 + 3_000 * 0.28 + 70 * 0.42) / 1e6
+    messages[1]["metrics"].pop("cost")
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    got = [(u.uncached, u.cache_read, u.cache_write, u.cache_reported, u.cache_unsplit) for u in (r.usage for r in requests)]
+    assert got == [(0, 0, 0, False, 14_000), (3_000, 12_000, 0, True, 0)]
+    assert any(n.startswith("usage of litellm (deepseek-chat): metrics.tokens.prompt is the whole prompt (prompt_tokens passed on "
+                            "by a gateway's handler, LiteLLM's or OCA's) and includes metrics.tokens.cached, which sums a "
+                            "DeepSeek-shaped server's cache hits and MISSES, split by each call's own metrics.cost")
+               for n in summary.notes)

@@ -217,6 +217,18 @@ _READING_TEXT: dict[str, str] = {
         "metrics.tokens.cached, which sums cache reads and writes: calls with cached above 0 are read as cache not "
         "reported, their cached tokens priced as a range, all read to all written"
     ),
+    "history-total-misses": (
+        "metrics.tokens.prompt is the whole prompt (prompt_tokens passed on by a gateway's handler, LiteLLM's or "
+        "OCA's) and includes metrics.tokens.cached, which sums a DeepSeek-shaped server's cache hits and MISSES "
+        "(the split is only in ui_messages.json): calls with cached above 0 are read as cache not reported, never "
+        "as hits or writes, their cached tokens priced as a range, all hits to all misses"
+    ),
+    "history-total-misses-by-cost": (
+        "metrics.tokens.prompt is the whole prompt (prompt_tokens passed on by a gateway's handler, LiteLLM's or "
+        "OCA's) and includes metrics.tokens.cached, which sums a DeepSeek-shaped server's cache hits and MISSES, "
+        "split by each call's own metrics.cost at the model's listed prices (misses at the input price; calls whose "
+        "cost does not split to whole tokens: cache not reported); a miss is uncached input, never a write"
+    ),
     "history-additive": (
         "metrics.tokens.prompt excludes metrics.tokens.cached (additive); cached read as cache reads "
         "(Cline sums reads and writes there; this provider or handler reports no writes apart)"
@@ -1258,7 +1270,8 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
 
 
 #: Which reading a handler's note states when its calls were read in more than one way.
-_HISTORY_RANK = {"history-merged": 1, "history-total-merged": 1, "history-misses": 1, "history-by-cost": 2, "history-misses-by-cost": 2}
+_HISTORY_RANK = {"history-merged": 1, "history-total-merged": 1, "history-misses": 1, "history-total-misses": 1, "history-by-cost": 2,
+                 "history-misses-by-cost": 2, "history-total-misses-by-cost": 2}
 
 
 def _history_tokens(value: object) -> dict | None:
@@ -1358,6 +1371,15 @@ def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, wher
             return Usage(uncached=prompt, output=output), "history-subset"
         return (Usage(uncached=prompt - cached, output=output, cache_reported=False, cache_unsplit=cached),
                 "history-total-merged")
+    if reading == "total" and 0 < cached <= prompt and _misses_as_writes(rules):
+        # LiteLLM's and OCA's handlers to a DeepSeek-shaped server: cached sums its hits and the
+        # MISS count they write as cacheWrites, both inside prompt (a miss is never a hit).
+        missed = _writes_by_cost(model, sent_ms, prompt - cached, cached, output, cost, misses=True)
+        if missed is not None:
+            return (Usage(cache_read=cached - missed, uncached=prompt - cached + missed, output=output),
+                    "history-total-misses-by-cost")
+        return (Usage(uncached=prompt - cached, output=output, cache_reported=False, cache_unsplit=cached),
+                "history-total-misses")
     if reading in ("subset", "total"):
         # The OpenAI-compatible handler: prompt is prompt_tokens, the cached part inside it.
         excess = f"{where}: metrics.tokens.cached {cached:,} exceeds metrics.tokens.prompt {prompt:,}"
