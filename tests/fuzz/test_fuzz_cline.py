@@ -419,3 +419,43 @@ def test_readings_told_from_the_cost_end_cleanly(importer_examples):
 
     case()
     tally.report()
+
+
+def test_history_through_a_pass_through_handler_to_deepseek_never_reads_a_miss_as_a_hit(importer_examples):
+    """A history file alone whose calls went through LiteLLM's, OCA's or Requesty's handler (prompt
+    passed on whole, cached inside it) to DeepSeek or Claude, with any counts and costs: read, or
+    refused in one line; read, a call's prompt is its metrics.tokens.prompt, its reads never above
+    its cached, and a DeepSeek call's cached is read as hits only where its cost splits it."""
+    folder = Path(tempfile.mkdtemp(prefix="fuzz-cline-history-total-"))
+    target = folder / "api_conversation_history.json"
+    small = st.integers(0, 40_000)
+    call = st.tuples(small, small, small, st.one_of(st.none(), st.floats(0, 1, allow_nan=False), st.just(0.0035)))
+
+    @fuzz_settings(importer_examples)
+    @given(calls=st.lists(call, min_size=1, max_size=4), handler=st.sampled_from(["litellm", "oca", "requesty"]),
+           model=st.sampled_from(["deepseek-chat", "claude-sonnet-4-5"]))
+    def case(calls: list[tuple], handler: str, model: str) -> None:
+        messages = []
+        for n, (prompt, cached, out, cost) in enumerate(calls):
+            metrics = {"tokens": {"prompt": prompt, "completion": out, "cached": cached}, **({} if cost is None else {"cost": cost})}
+            messages += [{"role": "user", "content": [{"type": "text", "text": "x"}], "ts": 1777000000000 + 60_000 * n},
+                         {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "ts": 1777000002000 + 60_000 * n,
+                          "modelInfo": {"modelId": model, "providerId": handler, "mode": "act"}, "metrics": metrics}]
+        target.write_text("[\n" + ",\n".join(map(json.dumps, messages)) + "\n]")  # (call n's answer on line 2n + 3)
+        try:
+            requests, _ = import_file(target, FORMATS["cline"], ImportContext())
+        except UserError as error:
+            assert "\n" not in str(error)
+            return
+        for r in requests:
+            prompt, cached, _, cost = calls[(r.line - 3) // 2]
+            u = r.usage
+            assert min(u.uncached, u.cache_read, u.cache_write) >= 0
+            if cached <= prompt:
+                assert u.prompt == prompt and u.cache_read <= cached, (calls, u)  # (prompt holds cache_unsplit)
+            if model == "deepseek-chat" and handler != "requesty" and cached and cached <= prompt:
+                assert not u.cache_write, (calls, u)
+                if not cost:  # no cost to split the hits from the misses: none is read as a hit
+                    assert u.cache_read == 0 and not u.cache_reported and u.cache_unsplit == cached, (calls, u)
+
+    case()

@@ -2363,8 +2363,7 @@ def _unsplit_ranges(
         least, most = unsplit_range(usage, row)
         ranged.add((r.provider, r.model))
         if where is not None:
-            stamp = _iso(r.sent_ms)
-            day = stamp[:10] if stamp and not stamp.startswith("+") and len(stamp) >= 10 else NO_DAY  # (as _day)
+            day = _day_of(_iso(r.sent_ms))
             where.update((("file", r.file), ("lane", (r.file, r.lane)), ("day", day), ("model", (r.provider, r.model))))
         no_write_fee = no_write_fee or row.rates_for(usage.prompt).cache_write is None
         calls, tokens, low, high = calls + 1, tokens + usage.cache_unsplit, low + least, high + most
@@ -2746,7 +2745,11 @@ class _NoteCounts:
 
 def _day(row: AuditRow) -> str:
     """The UTC day a request was sent (``_iso``'s text starts with it), or :data:`NO_DAY`."""
-    stamp = row.timestamp
+    return _day_of(row.timestamp)
+
+
+def _day_of(stamp: str | None) -> str:
+    """The UTC day an ``_iso`` time falls on, or :data:`NO_DAY` (none, or a time since the log's start)."""
     return stamp[:10] if stamp and not stamp.startswith("+") and len(stamp) >= 10 else NO_DAY
 
 

@@ -86,7 +86,7 @@ def unjudged(result: AuditResult, gate: Gate) -> list[str]:
     if gate.max_lost_usd is None or not t.unpriced_requests:
         return []
     return [f"prefixbench: warning: --max-lost-usd judged the priced requests only: {t.unpriced_requests:,} of "
-            f"{t.requests:,} request(s) are in no dollar figure (no price, or no usage to price), their misses' losses unknown"]
+            f"{t.requests:,} request(s) are in no dollar figure (no price, no usage to price, or priced as a range only), their misses' losses unknown"]
 
 
 def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | None = None) -> bytes:

@@ -599,9 +599,25 @@ def test_max_lost_usd_says_when_it_judged_only_the_priced_requests(tmp_path: Pat
     assert main(["audit", str(trace), "--quiet", "--max-lost-usd", "0"]) == 0
     assert capsys.readouterr().err.strip() == (
         "prefixbench: warning: --max-lost-usd judged the priced requests only: 3 of 3 request(s) are in no dollar "
-        "figure (no price, or no usage to price), their misses' losses unknown")
+        "figure (no price, no usage to price, or priced as a range only), their misses' losses unknown")
     assert main(["audit", str(_session(tmp_path)), "--quiet", "--max-lost-usd", "1"]) == 0  # every request priced
     assert capsys.readouterr().err == ""
+
+
+def test_max_lost_usd_names_a_range_among_what_it_could_not_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Cline history file alone on Anthropic's handler sums each call's cache reads and writes
+    (no cost to split them): priced as a range only, in no dollar figure. The warning said those
+    requests had no price or no usage to price, neither of which is so."""
+    messages = []
+    for n, (prompt, cached) in enumerate(((10, 8_000), (10, 12_000))):
+        messages += [{"role": "user", "content": [{"type": "text", "text": "x"}], "ts": 1777000000000 + 60_000 * n},
+                     {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "ts": 1777000002000 + 60_000 * n,
+                      "modelInfo": {"modelId": "claude-sonnet-4-5", "providerId": "anthropic", "mode": "act"},
+                      "metrics": {"tokens": {"prompt": prompt, "completion": 50, "cached": cached}}}]
+    history = tmp_path / "api_conversation_history.json"
+    history.write_text(json.dumps(messages))
+    assert main(["audit", str(history), "--quiet", "--max-lost-usd", "0"]) == 0
+    assert "2 of 2 request(s) are in no dollar figure (no price, no usage to price, or priced as a range only)" in capsys.readouterr().err
 
 
 def test_format_md_puts_what_if_in_a_fenced_section(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -880,6 +880,11 @@ def test_from_2_1_185_a_turns_reply_is_read_by_the_next_turn(tmp_path: Path) -> 
         return result.rows[1].predicted_cache_read
 
     assert predicted(_two_turns("2.1.185", 1_500)) == 21_500
+    # The assumption is said (the predictions rest on a call the transcript does not hold); not where it is not made.
+    said = ("1 main-thread turn(s) that ended on Claude Code 2.1.185 or later: the next call is predicted to read the turn's "
+            "reply too, which a call of Claude Code's own, not in the transcript, wrote after the turn")
+    assert any(n.startswith(said) for n in run_audit([write_jsonl(tmp_path / "s.jsonl", _two_turns("2.1.185", 1_500))]).files[0].notes)
+    assert not any("2.1.185" in n for n in run_audit([write_jsonl(tmp_path / "s.jsonl", _two_turns("2.1.177", 1_500))]).files[0].notes)
     assert predicted(_two_turns("2.1.219", 6_042)) == 26_042
     # Not before 2.1.185, not after a tool call, not past the largest reply seen written.
     assert predicted(_two_turns("2.1.177", 1_500, read_next=20_000)) == 20_000

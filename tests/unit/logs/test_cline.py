@@ -1184,3 +1184,67 @@ def test_kilo_groq_kimi_tokens_in_leaves_out_the_reads_told_from_the_prices_its_
     ui.write_text(json.dumps(entries))
     whole, _ = import_file(ui, CLINE, ImportContext())
     assert [(r.usage.cache_read, r.usage.uncached, r.usage.prompt_count) for r in whole][1] == (5632, 2736, "")
+
+
+def test_a_named_additive_handler_made_whole_by_the_late_2025_writer_is_not_read_as_a_gateway(tmp_path: Path) -> None:
+    # A call naming its handler (modelInfo) beside an apiProtocol, whose tokensIn covers its reads and
+    # writes (Roo Code's / Kilo Code's writer since late 2025): the "total" reading, not the one of a
+    # gateway's handler passing prompt_tokens on (LiteLLM, Requesty, OCA), nor a DeepSeek MISS count.
+    for handler, model, want in (("anthropic", "claude-sonnet-4-5", Usage(cache_read=15000, cache_write_5m=400, uncached=8, output=90)),
+                                 ("bedrock", "us.deepseek.r1-v1:0", Usage(cache_read=15000, cache_write_5m=400, uncached=8, output=90))):
+        rows = []
+        for n, (tokens_in, output, writes, reads) in enumerate(((15003, 200, 15000, 0), (15408, 90, 400, 15000))):
+            info = {"request": f"r{n}", "apiProtocol": "anthropic", "tokensIn": tokens_in, "tokensOut": output,
+                    "cacheWrites": writes, "cacheReads": reads}
+            rows.append({"ts": 1764000001000 + n * 8000, "type": "say", "say": "api_req_started", "text": json.dumps(info),
+                         "modelInfo": {"providerId": handler, "modelId": model, "mode": "code"}})
+        (tmp_path / "ui_messages.json").write_text(json.dumps(rows))
+        requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+        assert requests[1].usage == want
+        assert (f"usage of {handler} ({model}): tokensIn is the whole prompt, cacheReads and cacheWrites included "
+                "(Roo Code / Kilo Code since late 2025; Cline 4.x inputTokens)") in summary.notes
+
+
+def test_a_handler_told_by_its_counts_is_judged_on_its_own_calls_where_task_metadata_names_it(tmp_path: Path) -> None:
+    # A task naming no handler in its entries (no modelInfo): task_metadata.json says Anthropic's
+    # served the first calls (additive: tokensIn below the reads), then OpenRouter's early handler
+    # (prompt_tokens whole). Whether OpenRouter's wrote it whole is told from its own calls only.
+    t0 = 1747000000000
+    meta = {"model_usage": [{"ts": t0, "model_id": "claude-sonnet-4-20250514", "model_provider_id": "anthropic", "mode": "act"},
+                            {"ts": t0 + 60000, "model_id": "google/gemini-2.5-pro", "model_provider_id": "openrouter", "mode": "act"}]}
+    (tmp_path / "task_metadata.json").write_text(json.dumps(meta))
+    rows = [{"ts": t0 + 500, "type": "say", "say": "text", "text": "go"}]
+    for n, (ts, tokens_in, output, writes, reads) in enumerate(
+            ((t0 + 1000, 40, 200, 11960, 0), (t0 + 9000, 9, 90, 600, 11960), (t0 + 61000, 8000, 120, 0, 0), (t0 + 69000, 8600, 90, 0, 7900))):
+        info = {"request": f"r{n}", "tokensIn": tokens_in, "tokensOut": output, "cacheWrites": writes, "cacheReads": reads}
+        rows.append({"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(info)})
+    (tmp_path / "ui_messages.json").write_text(json.dumps(rows))
+    requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.usage for r in requests] == [
+        Usage(cache_write_5m=11960, uncached=40, output=200),
+        Usage(cache_read=11960, cache_write_5m=600, uncached=9, output=90),
+        Usage(uncached=8000, output=120),
+        Usage(cache_read=7900, uncached=700, output=90),
+    ]
+    assert any(n.startswith("usage of openrouter (google/gemini-2.5-pro): tokensIn is the whole prompt") for n in summary.notes)
+
+
+def test_a_history_file_alone_through_litellm_to_deepseek_never_reads_a_miss_as_a_hit(tmp_path: Path) -> None:
+    # LiteLLM's handler passes prompt_tokens on whole and writes a DeepSeek-shaped server's MISS
+    # count as cacheWrites: metrics.tokens.cached sums hits and misses, both inside prompt. Read
+    # as the OpenAI-compatible handler's, every miss was a hit (a 100% hit ratio here).
+    base = 1_777_000_000_000
+    messages = [*_history_call(base, "litellm", "deepseek-chat", 14_000, 14_000, 70),
+                *_history_call(base + 60_000, "litellm", "deepseek-chat", 15_000, 15_000, 70)]
+    # deepseek-chat per million: input 0.28, hit 0.028, output 0.42; the second call 12,000 hits, 3,000 misses.
+    messages[3]["metrics"]["cost"] = (12_000 * 0.028 + 3_000 * 0.28 + 70 * 0.42) / 1e6
+    messages[1]["metrics"].pop("cost")
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    got = [(u.uncached, u.cache_read, u.cache_write, u.cache_reported, u.cache_unsplit) for u in (r.usage for r in requests)]
+    assert got == [(0, 0, 0, False, 14_000), (3_000, 12_000, 0, True, 0)]
+    assert any(n.startswith("usage of litellm (deepseek-chat): metrics.tokens.prompt is the whole prompt (prompt_tokens passed on "
+                            "by a gateway's handler, LiteLLM's or OCA's) and includes metrics.tokens.cached, which sums a "
+                            "DeepSeek-shaped server's cache hits and MISSES, split by each call's own metrics.cost")
+               for n in summary.notes)

@@ -803,9 +803,15 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             paused.add(request.prefix.node)
         out.extend(calls)
         out.extend(_advisor_calls(walk, request, req, iterations, len(out), advisors))
-    notes = (
+    notes: tuple[str, ...] = (
         "system prompt and tools are not in a transcript: each lane's head is an opaque prefix sized from reported reads",
     )
+    written = sum(r.prefix is not None and r.prefix.output_written for r in out)
+    if written:
+        # An assumption the predictions rest on: said, as the audit says every one.
+        notes += (f"{written:,} main-thread turn(s) that ended on Claude Code 2.1.185 or later: the next call is predicted to "
+                  "read the turn's reply too, which a call of Claude Code's own, not in the transcript, wrote after the turn "
+                  f"(measured on two public sessions; replies up to {_REPLY_WRITTEN_MAX:,} tokens)",)
     final = tuple((req.key, _provider_usage(req.model, req.usage, f"{walk.name}:{req.last_line}")[1]) for req in walk.final)
     return out, FileSummary(walk.name, NAME, len(out), tuple(walk.skipped), notes, final_usage=final)
 

@@ -217,6 +217,18 @@ _READING_TEXT: dict[str, str] = {
         "metrics.tokens.cached, which sums cache reads and writes: calls with cached above 0 are read as cache not "
         "reported, their cached tokens priced as a range, all read to all written"
     ),
+    "history-total-misses": (
+        "metrics.tokens.prompt is the whole prompt (prompt_tokens passed on by a gateway's handler, LiteLLM's or "
+        "OCA's) and includes metrics.tokens.cached, which sums a DeepSeek-shaped server's cache hits and MISSES "
+        "(the split is only in ui_messages.json): calls with cached above 0 are read as cache not reported, never "
+        "as hits or writes, their cached tokens priced as a range, all hits to all misses"
+    ),
+    "history-total-misses-by-cost": (
+        "metrics.tokens.prompt is the whole prompt (prompt_tokens passed on by a gateway's handler, LiteLLM's or "
+        "OCA's) and includes metrics.tokens.cached, which sums a DeepSeek-shaped server's cache hits and MISSES, "
+        "split by each call's own metrics.cost at the model's listed prices (misses at the input price; calls whose "
+        "cost does not split to whole tokens: cache not reported); a miss is uncached input, never a write"
+    ),
     "history-additive": (
         "metrics.tokens.prompt excludes metrics.tokens.cached (additive); cached read as cache reads "
         "(Cline sums reads and writes there; this provider or handler reports no writes apart)"
@@ -609,14 +621,15 @@ def _reading(handler: str) -> tuple[ProviderRules | None, str]:
     return None, multi_provider_handler(handler) or "gateway"
 
 
-def _inclusive_tokens_in(calls: list[_Pending], handler: str) -> bool:
+def _inclusive_tokens_in(calls: list[_Pending], named: list[tuple[int | None, str, str, bool]], handler: str) -> bool:
     """A handler that wrote ``prompt_tokens`` whole in early releases and less the cached part
     later (``by-counts``): whole where every call of ``handler`` that read the cache has a
     tokensIn at least its reads, and one did (an additive tokensIn after a read is the new tail,
-    smaller than the prefix read on some call of a task)."""
+    smaller than the prefix read on some call of a task). A call's handler is the one
+    :func:`_named` gives it (its entry's, else task_metadata.json's)."""
     seen = False
-    for call in calls:
-        if str(as_dict(call.entry.get("modelInfo")).get("providerId") or "") not in ("", handler):
+    for call, (_, named_handler, _, protocol) in zip(calls, named):
+        if protocol or named_handler != handler:
             continue
         reads = _int(call.info.get("cacheReads"))
         if reads > 0:
@@ -956,7 +969,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         owner, reading = _reading(handler)
         if reading == "by-counts":
             if handler not in inclusive:
-                inclusive[handler] = _inclusive_tokens_in(task.calls, handler)
+                inclusive[handler] = _inclusive_tokens_in(task.calls, named_calls, handler)
             reading = "by-counts-subset" if inclusive[handler] else "additive" if owner is not None else "gateway"
         if reading == "unnamed" and zero_in is not None:
             owner, reading = zero_in, "miss-as-write"
@@ -968,9 +981,10 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             reading = "doubled-total"
         upstream = _upstream(info)
         rules = _provider_of(model) or upstream or owner
-        if reading == "total" and not protocol:
+        if reading == "total" and not protocol and _reading(handler)[1] == "total":
             # A gateway's handler passing prompt_tokens on (LiteLLM, Requesty): LiteLLM writes a
-            # DeepSeek-shaped server's MISS count as cacheWrites.
+            # DeepSeek-shaped server's MISS count as cacheWrites. (Not an additive handler Roo
+            # Code's / Kilo Code's writer made whole since late 2025: that is "total" as it is.)
             reading = "miss-as-write" if _misses_as_writes(rules) else "gateway-total"
         elif protocol and reading == "subset" and model in protocol_additive:
             # Kilo Code's virtual-quota-fallback handler: protocol openai whatever profile it
@@ -1256,7 +1270,8 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
 
 
 #: Which reading a handler's note states when its calls were read in more than one way.
-_HISTORY_RANK = {"history-merged": 1, "history-total-merged": 1, "history-misses": 1, "history-by-cost": 2, "history-misses-by-cost": 2}
+_HISTORY_RANK = {"history-merged": 1, "history-total-merged": 1, "history-misses": 1, "history-total-misses": 1, "history-by-cost": 2,
+                 "history-misses-by-cost": 2, "history-total-misses-by-cost": 2}
 
 
 def _history_tokens(value: object) -> dict | None:
@@ -1356,6 +1371,15 @@ def _history_usage(handler: str, rules: ProviderRules | None, tokens: dict, wher
             return Usage(uncached=prompt, output=output), "history-subset"
         return (Usage(uncached=prompt - cached, output=output, cache_reported=False, cache_unsplit=cached),
                 "history-total-merged")
+    if reading == "total" and 0 < cached <= prompt and _misses_as_writes(rules):
+        # LiteLLM's and OCA's handlers to a DeepSeek-shaped server: cached sums its hits and the
+        # MISS count they write as cacheWrites, both inside prompt (a miss is never a hit).
+        missed = _writes_by_cost(model, sent_ms, prompt - cached, cached, output, cost, misses=True)
+        if missed is not None:
+            return (Usage(cache_read=cached - missed, uncached=prompt - cached + missed, output=output),
+                    "history-total-misses-by-cost")
+        return (Usage(uncached=prompt - cached, output=output, cache_reported=False, cache_unsplit=cached),
+                "history-total-misses")
     if reading in ("subset", "total"):
         # The OpenAI-compatible handler: prompt is prompt_tokens, the cached part inside it.
         excess = f"{where}: metrics.tokens.cached {cached:,} exceeds metrics.tokens.prompt {prompt:,}"
