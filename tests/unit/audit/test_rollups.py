@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from prefixbench.reports.audit import DETAIL_WIDTH, audit_figure, audit_markdown, audit_table, request_times
+from prefixbench.reports.audit import DETAIL_WIDTH, audit_figure, audit_html, audit_markdown, audit_table, request_times
 from prefixbench.reports.cli import main
 from prefixbench.reports.textable import ELLIPSIS
 from prefixbench.workloads.audit.core import NO_DAY, run_audit
@@ -152,3 +152,6 @@ def test_files_of_one_name_are_told_apart_in_every_table(tmp_path):
     assert "a1/events/0.json:" in table.split("worst requests")[1].split("per session")[0]
     assert "a1/events/0.json" in md and "b2/events/0.json" in md
     assert not any(line.startswith("0.json") for line in table.splitlines())
+    html = audit_html(result)
+    assert html.count(">a1/events/0.json<") >= 2 and html.count(">b2/events/0.json<") >= 2  # sessions, files
+    assert "a1/events/0.json · " in html and ">0.json<" not in html
