@@ -829,9 +829,10 @@ def emit(text: str, stream=None) -> None:
 
 def nothing_to_audit(summaries) -> str:
     """The error of an audit whose logs hold no model call: what the first file says instead
-    (a record skipped and why, or its first note), so the user knows where the calls are."""
+    (a record skipped and why, or its first note), so the user knows where the calls are; a log
+    first, before a file the walk skipped as none (an app's settings beside its conversations)."""
     read = [s for s in summaries if s.format not in ("copy", "unreadable")] or list(summaries)
-    first = read[0]
+    first = next((s for s in read if s.format != "not-a-log"), read[0])
     if first.skipped:
         line, reason = first.skipped[0]
         why = f"{first.file}:{line}: {reason}" + (f" ({len(first.skipped)} record(s) skipped)" if len(first.skipped) > 1 else "")
