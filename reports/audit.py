@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from prefixbench.reports.auditwords import lost_cell, paid_cell, ranged_words, ratio_basis, request_where, unpriced_words, usd_cents4
+from prefixbench.reports.auditwords import file_labels, lost_cell, paid_cell, ranged_words, ratio_basis, request_where, unpriced_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -165,8 +165,11 @@ def write_chunks(chunks: Iterable[str], stream, *, batch: int = 256) -> None:
     stream.write(printable("".join(pending), encoding))
 
 
-def _short(path: str) -> str:
-    return Path(path).name
+def _namer(result: AuditResult):
+    """The file names of ``result``'s tables: each file's last part, or as many of its last
+    parts as tell it from the result's other files (:func:`file_labels`)."""
+    labels = file_labels([f.file for f in result.files] + [r.file for r in result.rows])
+    return lambda path: labels.get(path) or Path(path).name
 
 
 def _usd(value: Decimal | None) -> str:
@@ -276,11 +279,12 @@ def _worst_lines(result: AuditResult, worst: int, where_whole: str = "--format j
     ranked = _worst_rows(result, worst)
     if not ranked:
         return ["", "worst requests (by dollars lost)", _none_why(result)]
+    short = _namer(result)
     out = ["", f"worst requests (top {len(ranked)} by dollars lost)", *text_lines(
         ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "where", "detail"],
         [
             [
-                request_where(row.file, row.line, row.path), row.lane, f"{row.reported_cache_read or 0:,}",
+                request_where(row.file, row.line, row.path, short), row.lane, f"{row.reported_cache_read or 0:,}",
                 f"{row.expected_cache_read:,}", usd_cents4(row.lost_usd), row.cause or "", row.evidence or "",
                 short_where(row.location), ellipsize(visible(row.detail), DETAIL_WIDTH),
             ]
@@ -326,11 +330,12 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
         left_out = len(rolls) - sessions
         rolls = [rolls[i] for i in kept]  # costliest first, as the title says
     right = {2, 3, 4, 5, 6, 7, 8}
+    short = _namer(result)
     title = "per session (one log file: its main lane, subagents and compactions)"
     if left_out:
         title += f": the {sessions} that lost the most, {left_out:,} more in audit.md and audit.json"
     out = ["", title, *text_lines([ROLL_UP_HEADER[0].format(what="session"), *ROLL_UP_HEADER[1:]],
-                                  _roll_up_rows(rolls, lambda r: _short(r.key)), right)]
+                                  _roll_up_rows(rolls, lambda r: short(r.key)), right)]
     out += ["", "per day (UTC)", *text_lines([ROLL_UP_HEADER[0].format(what="day"), *ROLL_UP_HEADER[1:]],
                                              _roll_up_rows(result.days, lambda r: r.key), right)]
     return out
@@ -342,6 +347,7 @@ def _compaction_lines(result: AuditResult) -> list[str]:
     if not found:
         return []
     cold = [c for c in found if c.verdict == "cold"]
+    short = _namer(result)
     paid = sum((c.cost_usd or Decimal(0) for c in cold), Decimal(0))
     warm = sum((c.warm_cost_usd or Decimal(0) for c in cold), Decimal(0))
     head = (
@@ -353,7 +359,7 @@ def _compaction_lines(result: AuditResult) -> list[str]:
         ["file:line", "lane", "kind", "verdict", "read", "cached before", "paid", "warm cost", "cause", "detail"],
         [
             [
-                f"{_short(c.file)}:{c.line}", c.lane, c.kind, c.verdict,
+                f"{short(c.file)}:{c.line}", c.lane, c.kind, c.verdict,
                 "-" if c.cache_read is None else f"{c.cache_read:,}", f"{c.expected_cache_read:,}",
                 _usd(c.cost_usd), _usd(c.warm_cost_usd), c.cause or "", ellipsize(visible(c.detail), DETAIL_WIDTH),
             ]
@@ -363,10 +369,10 @@ def _compaction_lines(result: AuditResult) -> list[str]:
     )]
 
 
-def _lane_cells(lane: LaneSummary, reported: bool) -> list[str]:
+def _lane_cells(lane: LaneSummary, reported: bool, short) -> list[str]:
     """One lane's row: reported against predicted (``n/a`` where the file reports no usage)."""
     if not reported:
-        return [_short(lane.file), lane.lane, f"{lane.requests:,}", "n/a", f"{lane.predicted_cache_read:,}", "n/a", "n/a",
+        return [short(lane.file), lane.lane, f"{lane.requests:,}", "n/a", f"{lane.predicted_cache_read:,}", "n/a", "n/a",
                 f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", "n/a", _paid(lane), _lost(lane)]
     error = (
         "n/a"
@@ -374,7 +380,7 @@ def _lane_cells(lane: LaneSummary, reported: bool) -> list[str]:
         else f"{(lane.predicted_cache_read - lane.reported_cache_read) / lane.reported_cache_read:+.1%}"
     )
     return [
-        _short(lane.file), lane.lane, f"{lane.requests:,}", f"{lane.reported_cache_read:,}",
+        short(lane.file), lane.lane, f"{lane.requests:,}", f"{lane.reported_cache_read:,}",
         f"{lane.predicted_cache_read:,}", error, f"{lane.reported_cache_write:,}", f"{lane.predicted_cache_write:,}",
         f"{lane.reported_uncached:,}", f"{lane.predicted_uncached:,}", f"{lane.read_within}/{lane.requests}",
         f"{lane.hit_ratio:.1%}", _paid(lane), _lost(lane),
@@ -382,9 +388,10 @@ def _lane_cells(lane: LaneSummary, reported: bool) -> list[str]:
 
 
 def _lane_lines(result: AuditResult, reported_files: set[str]) -> list[str]:
+    short = _namer(result)
     return list(text_lines(
         ["file", "lane", "reqs", "read", "pred", "err", "write", "pred", "uncached", "pred", "read ±3%", "hit", "paid", "lost"],
-        [_lane_cells(lane, lane.file in reported_files) for lane in result.lanes],
+        [_lane_cells(lane, lane.file in reported_files, short) for lane in result.lanes],
         set(range(2, 14)),
     ))
 
@@ -410,9 +417,10 @@ def _explicit_cache_lines(result: AuditResult) -> list[str]:
         return []
     def usd(value: object) -> str:
         return "unknown" if value is None else format_usd(value)  # type: ignore[arg-type]
+    short = _namer(result)
     rows = [
         [
-            f"{_short(c.file)}:{c.line}", visible(c.name), visible(c.model), f"{c.tokens:,}", c.created or "unknown",
+            f"{short(c.file)}:{c.line}", visible(c.name), visible(c.model), f"{c.tokens:,}", c.created or "unknown",
             "unknown" if c.kept_hours is None else f"{c.kept_hours:,.2f} h", c.ended_by, f"{c.reads:,}",
             f"{c.read_tokens:,}", usd(c.create_usd), usd(c.storage_usd),
         ]
@@ -430,11 +438,12 @@ def _calibration_lines(result: AuditResult, reported_files: set[str]) -> list[st
     for row in result.rows:
         if row.reported_cache_read:
             positive[row.file] = positive.get(row.file, 0) + 1
+    short = _namer(result)
     out = list(text_lines(
         ["file", "format", "requests", "within 3%", "read > 0", "mean |error|", "skipped", "paid", "lost"],
         [
             [
-                _short(f.file), f.format, f"{f.requests:,}",
+                short(f.file), f.format, f"{f.requests:,}",
                 f"{f.read_within:,}" if f.file in reported_files else "n/a",
                 f"{positive.get(f.file, 0):,}" if f.file in reported_files else "n/a",
                 "n/a" if f.mean_abs_read_error is None else f"{f.mean_abs_read_error:.2%}",
@@ -453,7 +462,7 @@ def _calibration_lines(result: AuditResult, reported_files: set[str]) -> list[st
         "skipped: log records read but not counted as requests (not in requests or any figure above), by reason:",
     ]
     skips = [(f, reason, n) for f in result.files for reason, n in f.skip_reasons]
-    return out + ([visible(f"  {_short(f.file)}: {n:,} {reason}") for f, reason, n in skips] or ["  (none)"])
+    return out + ([visible(f"  {short(f.file)}: {n:,} {reason}") for f, reason, n in skips] or ["  (none)"])
 
 
 def _agreement_lines(result: AuditResult) -> list[str]:
@@ -477,9 +486,10 @@ def _agreement_lines(result: AuditResult) -> list[str]:
 def _note_lines(result: AuditResult) -> list[str]:
     """The files' notes (one line per note, naming the file or how many files carry it), then the audit's."""
     file_notes: dict[str, list[str]] = {}
+    short = _namer(result)
     for calibration in result.files:
         for note in calibration.notes:
-            file_notes.setdefault(note, []).append(_short(calibration.file))
+            file_notes.setdefault(note, []).append(short(calibration.file))
     out = [""]
     for note, files in file_notes.items():
         where = files[0] if len(files) == 1 else f"{len(files)} files"
@@ -526,7 +536,8 @@ def _worst_details_markdown(result: AuditResult, worst: int) -> str:
     ranked = [row for row in _worst_rows(result, worst) if len(visible(row.detail)) > DETAIL_WIDTH]
     if not ranked:
         return ""
-    items = "\n".join(f"- {md_code(request_where(row.file, row.line, row.path))} ({md_code(row.lane)}, {row.cause}): {md_code(row.detail)}"
+    short = _namer(result)
+    items = "\n".join(f"- {md_code(request_where(row.file, row.line, row.path, short))} ({md_code(row.lane)}, {row.cause}): {md_code(row.detail)}"
                       for row in ranked)
     return f"## Details of the worst requests\n\nThe whole text of each detail the table above cut.\n\n{items}\n\n"
 
@@ -818,9 +829,10 @@ def emit(text: str, stream=None) -> None:
 
 def nothing_to_audit(summaries) -> str:
     """The error of an audit whose logs hold no model call: what the first file says instead
-    (a record skipped and why, or its first note), so the user knows where the calls are."""
+    (a record skipped and why, or its first note), so the user knows where the calls are; a log
+    first, before a file the walk skipped as none (an app's settings beside its conversations)."""
     read = [s for s in summaries if s.format not in ("copy", "unreadable")] or list(summaries)
-    first = read[0]
+    first = next((s for s in read if s.format != "not-a-log"), read[0])
     if first.skipped:
         line, reason = first.skipped[0]
         why = f"{first.file}:{line}: {reason}" + (f" ({len(first.skipped)} record(s) skipped)" if len(first.skipped) > 1 else "")

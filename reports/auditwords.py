@@ -4,9 +4,10 @@ the one precision of a column of dollars."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from decimal import ROUND_HALF_UP, Decimal
-from pathlib import Path
+from pathlib import Path, PurePath
 
 
 def ratio_basis(reporting: int, total: int) -> str:
@@ -75,6 +76,25 @@ def usd_cents4(value: Decimal | float | None) -> str:
     if abs(amount) < Decimal("0.00005"):
         return f"{'-' if amount < 0 else ''}<$0.0001"
     return f"{'-' if amount < 0 else ''}${abs(amount).quantize(Decimal('0.0001'), rounding=ROUND_HALF_UP):,f}"
+
+
+def file_labels(files: Iterable[str]) -> dict[str, str]:
+    """Each file's name for a table cell: its last part, or as many of its last parts as tell it
+    from every other file (``a1b2/events/0.json``, ``c3d4/events/0.json``: OpenHands sessions'
+    event files, conversation folders' ``base_state.json``, share their names)."""
+    paths = sorted(set(files))
+    parts = {path: PurePath(path).parts or (path,) for path in paths}
+    labels: dict[str, str] = {}
+    depth = 1
+    while len(labels) < len(paths):
+        pending = [path for path in paths if path not in labels]
+        tails = {path: "/".join(parts[path][-depth:]) for path in pending}
+        taken = Counter("/".join(parts[path][-depth:]) for path in paths)
+        for path in pending:
+            if taken[tails[path]] == 1 or depth >= len(parts[path]):
+                labels[path] = tails[path]
+        depth += 1
+    return labels
 
 
 def request_where(file: str, line: int, path: str = "", short: Callable[[str], str] | None = None) -> str:

@@ -99,7 +99,9 @@ def verdict(comparison: Comparison) -> str:
 
 
 def _changed(comparison: Comparison) -> list[Change]:
-    return [c for c in comparison.changes if c.base != c.new]
+    """The figures that changed; not one only NEW has, at 0 (a count an older release did not
+    write, such as an audit's unpriced_requests: nothing in it)."""
+    return [c for c in comparison.changes if c.base != c.new and not (c.base is None and c.new == 0)]
 
 
 def compare_markdown(comparison: Comparison) -> str:

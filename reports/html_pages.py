@@ -364,24 +364,27 @@ def check_page(preset: str, records: list[dict]) -> str:
 # --- audit ---------------------------------------------------------------------------------
 
 
-def _short(path: str) -> str:
-    """A file name short enough for a table cell (``fe5e1c67….jsonl`` for a session uuid)."""
-    name = Path(path).name
+def _short(path: str, labels: dict[str, str] | None = None) -> str:
+    """A file name short enough for a table cell (``fe5e1c67….jsonl`` for a session uuid): its
+    label among the page's files where ``labels`` has one (``2bc22dd3…/events/0.json`` where
+    other files share its name, :func:`~prefixbench.reports.auditwords.file_labels`)."""
+    *folders, name = ((labels or {}).get(path) or Path(path).name).split("/")
     stem, dot, ext = name.rpartition(".")
     if dot and len(stem) > 24:
-        return f"{stem[:8]}…{dot}{ext}"
-    return name
+        name = f"{stem[:8]}…{dot}{ext}"
+    return "/".join([*(f"{part[:8]}…" if len(part) > 24 else part for part in folders), name])
 
 
-def _lane_label(file: str, lane: str, many_files: bool) -> str:
-    return f"{_short(file)} · {lane}" if many_files else lane
+def _lane_label(file: str, lane: str, many_files: dict[str, str]) -> str:
+    """``lane`` alone on a page of one file, else after its file's label (``many_files``)."""
+    return f"{_short(file, many_files)} · {lane}" if many_files else lane
 
 
 def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = None) -> str:
     """report.html of ``audit``. ``record`` is the ``--format json`` object (what_if added);
     ``basis``: what its hit ratio is over (:func:`~prefixbench.reports.auditwords.ratio_basis`, the
     terminal's words), counted from ``record``'s requests when not given."""
-    from prefixbench.reports.auditwords import ratio_basis
+    from prefixbench.reports.auditwords import file_labels, ratio_basis
 
     if basis is None:
         requests = record["requests"]
@@ -391,7 +394,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
         data["what_if"] = what_if
     totals = record["totals"]
     files = sorted({r["file"] for r in record["requests"]} | {f["file"] for f in record.get("files", [])})
-    many = len(files) > 1
+    many = file_labels(files) if len(files) > 1 else {}  # each file's label; none on a page of one
     # What to change first, then the totals, the worst requests and the roll-ups a team reads
     # before the detail.
     sections = []
@@ -401,7 +404,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
         sections.append(("what-to-change", "What to change", advice_html(record)))
     sections.append(("totals", "Totals", _audit_totals(totals, record, basis)))
     sections.append(("worst", "The worst requests", _audit_worst(record["requests"], many)))
-    sections.append(("sessions", "Per session", _audit_roll_ups(record.get("sessions", []), "session")))
+    sections.append(("sessions", "Per session", _audit_roll_ups(record.get("sessions", []), "session", many)))
     sections.append(("days", "Per day (UTC)", _audit_roll_ups(record.get("days", []), "day")))
     sections.append(("causes", "Where the money went", _audit_causes(record["causes"], totals)))
     sections.append(("waterfall", "Cost waterfall", _audit_waterfall(totals, record["causes"], what_if)))
@@ -419,7 +422,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
         sections.append(("requests", "The worst requests", _requests_shown_note(shown)
                          + _audit_requests(record["requests"], many, lane_sizes)))
     if record.get("files"):
-        sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []))))
+        sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []), many)))
     ranged = int(totals.get("ranged_requests") or 0)
     unpriced = unpriced_words(int(totals.get("unpriced_requests") or 0) - ranged,
                               [m["model"] for m in record.get("models", [])
@@ -437,7 +440,7 @@ WORST_ON_PAGE = 10
 DETAIL_CHARS = 140
 
 
-def _audit_worst(requests: list[dict], many: bool) -> str:
+def _audit_worst(requests: list[dict], many: dict[str, str]) -> str:
     """The misses that lost the most dollars (then tokens), each with its cause and detail; a long
     detail is cut at a word boundary, its whole text one hover (and one click: the cell's
     ``<details>``) away."""
@@ -456,7 +459,7 @@ def _audit_worst(requests: list[dict], many: bool) -> str:
         detail = r["detail"] or ""
         short = ellipsize(detail, DETAIL_CHARS)
         rows.append(({"data-worst": str(i)}, [
-            request_where(r["file"], r["line"], r.get("path", ""), _short) if many
+            request_where(r["file"], r["line"], r.get("path", ""), lambda file: _short(file, many)) if many
             else f"line {r['line']}" + (f" {r['path']}" if r.get("path") else ""),
             r["lane"], _when(r["timestamp"]),
             num("reported_cache_read", r["reported_cache_read"], fmt_int(r["reported_cache_read"] or 0)),
@@ -497,7 +500,7 @@ def _lost(group: dict) -> str:
     return lost_cell(fmt_usd(group["lost_usd"]), group["requests"], group.get("unpriced_requests", 0))
 
 
-def _audit_roll_ups(rolls: list[dict], what: str) -> str:
+def _audit_roll_ups(rolls: list[dict], what: str, labels: dict[str, str] | None = None) -> str:
     """One row a session (a log file: its main lane, subagents and compactions) or a UTC day."""
     if not rolls:
         return note(f"No request, so no {what}.")
@@ -505,7 +508,7 @@ def _audit_roll_ups(rolls: list[dict], what: str) -> str:
     for r in rolls:
         span = _span_text(r["first"], r["last"])
         rows.append(({f"data-{what}": r["key"]}, [
-            Cell(_short(r["key"]) if what == "session" else r["key"], tip=r["key"] if what == "session" else None),
+            Cell(_short(r["key"], labels) if what == "session" else r["key"], tip=r["key"] if what == "session" else None),
             span,
             num("requests", r["requests"], fmt_int(r["requests"])),
             num("lanes", r["lanes"], fmt_int(r["lanes"])),
@@ -589,7 +592,7 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
     )
 
 
-def _what_if_section(what_if: list[dict], many: bool) -> str:
+def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
     from prefixbench.reports.whatif import saved_words
 
     rows = []
@@ -629,7 +632,7 @@ def _what_if_section(what_if: list[dict], many: bool) -> str:
     return "".join(parts)
 
 
-def _audit_lanes(lanes: list[dict], many: bool) -> str:
+def _audit_lanes(lanes: list[dict], many: dict[str, str]) -> str:
     rows = []
     for lane in lanes:
         rows.append(({"data-lane": f"{lane['file']}|{lane['lane']}"}, [
@@ -647,7 +650,7 @@ def _audit_lanes(lanes: list[dict], many: bool) -> str:
                   "read within 3%", "hit", "paid", "lost"], rows)
 
 
-def _audit_explicit_caches(caches: list[dict], totals: dict, many: bool) -> str:
+def _audit_explicit_caches(caches: list[dict], totals: dict, many: dict[str, str]) -> str:
     """The explicit caches (Gemini ``cachedContents``) the logs created: not requests, billed apart.
     A figure the log does not show is 'unknown' (an empty cell would read as nothing paid)."""
     def usd(field: str, value: object) -> Cell | str:
@@ -656,7 +659,7 @@ def _audit_explicit_caches(caches: list[dict], totals: dict, many: bool) -> str:
     rows = []
     for c in caches:
         rows.append(({"data-explicit-cache": c["name"]}, [
-            f"{_short(c['file'])}:{c['line']}" if many else f"line {c['line']}", c["name"], c["model"], num("tokens", c["tokens"], fmt_int(c["tokens"])),
+            f"{_short(c['file'], many)}:{c['line']}" if many else f"line {c['line']}", c["name"], c["model"], num("tokens", c["tokens"], fmt_int(c["tokens"])),
             _when(c["created"]) if c.get("created") else "unknown",
             "unknown" if c.get("kept_hours") is None else num("kept_hours", c["kept_hours"], f"{c['kept_hours']:,.2f} h"),
             c["ended_by"], num("reads", c["reads"], fmt_int(c["reads"])),
@@ -685,7 +688,7 @@ def _requests_shown_note(shown: dict) -> str:
     )
 
 
-def _audit_requests(requests: list[dict], many: bool, lane_sizes: dict[tuple[str, str], int] | None = None) -> str:
+def _audit_requests(requests: list[dict], many: dict[str, str], lane_sizes: dict[tuple[str, str], int] | None = None) -> str:
     from prefixbench.workloads.audit.causes import CAUSES
 
     lanes: dict[tuple[str, str], list[tuple[int, dict]]] = {}
@@ -758,10 +761,10 @@ def times_ms(stamps: Sequence[str | None]) -> list[int] | None:
     return out
 
 
-def _audit_files(files: list[dict], notes: list[str]) -> str:
+def _audit_files(files: list[dict], notes: list[str], labels: dict[str, str] | None = None) -> str:
     rows = [
         ({"data-file": f["file"]}, [
-            _short(f["file"]), f.get("format", ""),
+            _short(f["file"], labels), f.get("format", ""),
             num("requests", f["requests"], fmt_int(f["requests"])),
             num("read_within_3pct", f.get("read_within_3pct"), f"{f.get('read_within_3pct', 0)}/{f['requests']}"),
             num("mean_abs_read_error", f.get("mean_abs_read_error"),

@@ -126,6 +126,19 @@ def test_the_steps_after_the_reading_are_said_only_when_the_work_is_long(capsys:
     assert capsys.readouterr().err == ""
 
 
+def test_nothing_to_audit_in_a_folder_quotes_a_log_not_a_file_beside_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An app's home (OpenHands' settings.json beside its conversations): the line quoted the
+    settings file the walk skipped, not the log saying where its usage was looked for."""
+    (tmp_path / "a-settings.json").write_text(json.dumps({"llm_model": "openai/gpt-5", "agent": "CodeActAgent"}))
+    write_jsonl(tmp_path / "rollout-old.jsonl", [{"id": "x", "timestamp": "2025-05-01T10:00:00Z", "instructions": None}])
+    assert main(["audit", str(tmp_path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"({tmp_path / 'rollout-old.jsonl'}: " in err and "no token_count events" in err
+    assert err.endswith("; 1 other file(s) hold none either)") and len(err.splitlines()) == 1
+
+
 def test_a_file_without_model_calls_is_one_line_naming_why_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

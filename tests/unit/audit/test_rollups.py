@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from prefixbench.reports.audit import DETAIL_WIDTH, audit_figure, audit_markdown, audit_table, request_times
+from prefixbench.reports.audit import DETAIL_WIDTH, audit_figure, audit_html, audit_markdown, audit_table, request_times
 from prefixbench.reports.cli import main
 from prefixbench.reports.textable import ELLIPSIS
 from prefixbench.workloads.audit.core import NO_DAY, run_audit
@@ -132,3 +132,26 @@ def test_a_fail_line_quotes_the_detail_whole(tmp_path, monkeypatch):
     assert line.endswith(f"({long})")
     xml = gate_module.junit_xml(result, Gate.parse("ttl-expired", None, None)).decode()
     assert 'message="ttl-expired at line' in xml and long.strip() in xml
+
+
+def test_files_of_one_name_are_told_apart_in_every_table(tmp_path):
+    """OpenHands 0.x sessions (``<id>/events/0.json``) and conversation folders share their file
+    names: a table names each by as many of its last parts as tell it from the others (every
+    row said ``0.json``), and a file of a name of its own by its name alone."""
+    logs = _two_sessions(tmp_path / "logs")
+    for name, folder in (("s1.jsonl", "a1"), ("s2.jsonl", "b2")):
+        (logs / folder / "events").mkdir(parents=True)
+        (logs / name).rename(logs / folder / "events" / "0.json")
+    write_jsonl(logs / "solo.jsonl", [])
+    result = run_audit([logs])
+    table, md = audit_table(result), audit_markdown(result)
+    session_rows = table.split("per session")[1].split("per day")[0]
+    assert "a1/events/0.json" in session_rows and "b2/events/0.json" in session_rows
+    lane_rows = table.split("lanes: reported vs predicted")[1].split("models")[0]
+    assert lane_rows.count("a1/events/0.json") == 1 and lane_rows.count("b2/events/0.json") == 1
+    assert "a1/events/0.json:" in table.split("worst requests")[1].split("per session")[0]
+    assert "a1/events/0.json" in md and "b2/events/0.json" in md
+    assert not any(line.startswith("0.json") for line in table.splitlines())
+    html = audit_html(result)
+    assert html.count(">a1/events/0.json<") >= 2 and html.count(">b2/events/0.json<") >= 2  # sessions, files
+    assert "a1/events/0.json · " in html and ">0.json<" not in html

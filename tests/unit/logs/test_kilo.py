@@ -262,6 +262,25 @@ def test_a_call_before_any_message_naming_a_model_keeps_the_fallbacks(tmp_path: 
     assert [(r.model, r.provider) for r in requests] == [("unknown", "anthropic")]
 
 
+def test_the_upstream_note_names_only_calls_that_name_no_model(tmp_path: Path) -> None:
+    # A DeepSeek model DeepSeek served is named by its environment details: the note saying the
+    # calls named no model and were given to their inferenceProvider's upstream was said of it
+    # (the model's provider and the upstream's are one). A model no provider claims is the
+    # upstream's, and the note says so.
+    (tmp_path / "ui_messages.json").write_text(json.dumps([_gateway_call(1_768_000_000_000, 14_000, 0, "DeepSeek")]))
+    (tmp_path / "api_conversation_history.json").write_text(
+        json.dumps([_env_message(1_768_000_000_700, "deepseek/deepseek-chat-v3.1")]))
+    requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [(r.model, r.provider) for r in requests] == [("deepseek/deepseek-chat-v3.1", "deepseek")]
+    assert not any("naming no model" in note for note in summary.notes)
+    for model, named in ((None, "unknown"), ("acme/house-model-1", "acme/house-model-1")):
+        (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_768_000_000_700, model)]))
+        requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+        assert [(r.model, r.provider) for r in requests] == [(named, "deepseek")]
+        assert any("calls naming no model, or one no provider claims, counted under the upstream" in note
+                   and "DeepSeek (deepseek)" in note for note in summary.notes)
+
+
 def test_kilo_gateway_writes_of_an_anthropic_model_are_its_tokens_in_past_the_reads(tmp_path: Path) -> None:
     # Kilo's gateway reports cacheWrites 0 on an Anthropic model while OpenRouter billed the
     # prompt past the reads as written: its cost says so (claude-sonnet-4.5: 3 input, 0.30 read,

@@ -340,3 +340,25 @@ def test_a_named_baseline_is_named_as_the_base(sweep_files, tmp_path, monkeypatc
     out = capsys.readouterr().out.splitlines()
     assert out[1] == f"base baseline main ({Path('.prefixbench') / 'main.json'}, saved from {csv})"
     assert out[2] == f"new  {js}"
+
+
+def test_an_audit_of_an_older_release_lists_no_count_it_did_not_have_where_the_new_one_is_0(tmp_path, capsys):
+    # An audit.json written before its lanes, causes and totals counted the requests no dollar
+    # figure holds (unpriced_requests, unpriced_no_usage): each count a row "only in NEW" at 0,
+    # a table of them where nothing changed; a count above 0 is still shown.
+    new = _audit_json(tmp_path / "new", 2, capsys)
+    record = json.loads(new.read_text())
+    def older(value):
+        if isinstance(value, dict):
+            return {k: older(v) for k, v in value.items() if k not in ("unpriced_requests", "unpriced_no_usage")}
+        return [older(v) for v in value] if isinstance(value, list) else value
+    base = _write(tmp_path / "old.json", older(record))
+    for form in ([], ["--format", "md"]):
+        capsys.readouterr()
+        assert main(["compare", str(base), str(new), *form]) == 0
+        out = capsys.readouterr().out
+        assert "unpriced" not in out and ("every shared figure is identical" in out or "Every shared figure is identical" in out)
+    record["totals"]["unpriced_requests"] = 2
+    capsys.readouterr()
+    assert main(["compare", str(base), str(_write(tmp_path / "new2.json", record))]) == 0
+    assert "unpriced_requests" in capsys.readouterr().out

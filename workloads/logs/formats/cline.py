@@ -980,7 +980,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         if protocol and reading in ("additive", "total") and model in doubled:
             reading = "doubled-total"
         upstream = _upstream(info)
-        rules = _provider_of(model) or upstream or owner
+        by_model = _provider_of(model)
+        rules = by_model or upstream or owner
         if reading == "total" and not protocol and _reading(handler)[1] == "total":
             # A gateway's handler passing prompt_tokens on (LiteLLM, Requesty): LiteLLM writes a
             # DeepSeek-shaped server's MISS count as cacheWrites. (Not an additive handler Roo
@@ -1001,7 +1002,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             reading = "protocol-total"
         if not protocol and (handler, model) in unreported and reading != "miss-as-write":
             reading = "unreported"
-        if upstream is not None and rules is upstream:
+        if by_model is None and upstream is not None and rules is upstream:  # no model named, or none a provider claims
             upstreams.add(f"{info['inferenceProvider'].strip()[:40]} ({upstream.name})")
         label = f"{'protocol ' if protocol else ''}{handler} ({model})" if handler else f"calls naming no handler ({model})"
         readings.setdefault(label, "zero-in" if not handler and reading == "miss-as-write" else reading)
@@ -1066,8 +1067,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             "counts to tell by); read as reported, 0 read"
         )
     if upstreams:
-        notes.append("calls naming no model served by the upstream their inferenceProvider names (Kilo Code's gateway "
-                     f"and OpenRouter handlers): {', '.join(sorted(upstreams))}")
+        notes.append("calls naming no model, or one no provider claims, counted under the upstream their inferenceProvider "
+                     f"names (Kilo Code's gateway and OpenRouter handlers): {', '.join(sorted(upstreams))}")
     if task.deleted_usage:
         summed = {k: sum(count(info.get(k), f"{task.name}:{line}", k) for line, info in task.deleted_usage)
                   for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")}
