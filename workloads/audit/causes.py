@@ -37,7 +37,7 @@ CAUSES: dict[str, str] = {
     "resume": "a resumed or forked session re-sent its history",
     "below-minimum": "prefix shorter than the model's minimum cacheable length",
     "breakpoint-placement": "the cached entry was beyond the breakpoint's 20-block lookback",
-    "provider-best-effort": "the provider missed on its own (OpenAI routing, best-effort caches): not the agent's doing",
+    "provider-best-effort": "the provider missed on its own (routing to another server or upstream, best-effort caches): not the agent's doing",
     "unexplained": "nothing in the log explains it (the detail says why the log cannot tell)",
 }
 EVIDENCE: tuple[str, ...] = ("diagnostic", "body-diff", "log", "position", "none")
