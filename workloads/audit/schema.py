@@ -108,7 +108,8 @@ TOTALS_FIELDS: tuple[Field, ...] = (
     _figure("cache_create_usd", "usd"),
     _figure("storage_usd", "usd"),
     _figure("unpriced_requests"),
-    # Of those, the requests with no usage to price (the rest: a model with no price).
+    # Of those, the requests with no usage to price (the rest: a model with no price, or a log
+    # that sums cache reads and writes: ranged_requests).
     _figure("unpriced_no_usage"),
     # Of those, the requests whose log sums their cache reads and writes: priced as a range only.
     _figure("ranged_requests"),
