@@ -88,8 +88,8 @@ def file_labels(files: Iterable[str]) -> dict[str, str]:
     depth = 1
     while len(labels) < len(paths):
         pending = [path for path in paths if path not in labels]
-        tails = {path: "/".join(parts[path][-depth:]) for path in pending}
-        taken = Counter("/".join(parts[path][-depth:]) for path in paths)
+        tails = {path: PurePath(*parts[path][-depth:]).as_posix() for path in pending}  # (a root part once: /a/b.json)
+        taken = Counter(PurePath(*parts[path][-depth:]).as_posix() for path in paths)
         for path in pending:
             if taken[tails[path]] == 1 or depth >= len(parts[path]):
                 labels[path] = tails[path]

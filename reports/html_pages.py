@@ -3,6 +3,7 @@ prints with ``--format json`` and draws its tables and charts from that same dat
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -364,15 +365,36 @@ def check_page(preset: str, records: list[dict]) -> str:
 # --- audit ---------------------------------------------------------------------------------
 
 
-def _short(path: str, labels: dict[str, str] | None = None) -> str:
-    """A file name short enough for a table cell (``fe5e1c67….jsonl`` for a session uuid): its
-    label among the page's files where ``labels`` has one (``2bc22dd3…/events/0.json`` where
-    other files share its name, :func:`~prefixbench.reports.auditwords.file_labels`)."""
-    *folders, name = ((labels or {}).get(path) or Path(path).name).split("/")
+def _cut(label: str) -> str:
+    """``label`` with each part longer than 24 characters cut to its first 8 (a file's stem:
+    ``fe5e1c67….jsonl`` for a session uuid)."""
+    *folders, name = label.split("/")
     stem, dot, ext = name.rpartition(".")
     if dot and len(stem) > 24:
         name = f"{stem[:8]}…{dot}{ext}"
     return "/".join([*(f"{part[:8]}…" if len(part) > 24 else part for part in folders), name])
+
+
+def _short(path: str, labels: dict[str, str] | None = None) -> str:
+    """A file name short enough for a table cell (``fe5e1c67….jsonl`` for a session uuid): its
+    label among the page's files where ``labels`` has one (:func:`_cell_labels`:
+    ``2bc22dd3…/events/0.json`` where other files share its name)."""
+    found = (labels or {}).get(path)
+    return found if found is not None else _cut(Path(path).name)
+
+
+def _cell_labels(files: list[str]) -> dict[str, str]:
+    """Each of a page's files' cell: its label among them
+    (:func:`~prefixbench.reports.auditwords.file_labels`), its long parts cut where that tells it
+    from every other file still (two ``session-2026-12-05T…`` names, or two project folders of
+    one beginning, are not cut to one)."""
+    from prefixbench.reports.auditwords import file_labels
+
+    labels = file_labels(files)
+    cut = {path: _cut(label) for path, label in labels.items()}
+    shown = Counter(cut.values())
+    return {path: cut[path] if shown[cut[path]] == 1 and (cut[path] == label or cut[path] not in labels.values()) else label
+            for path, label in labels.items()}
 
 
 def _lane_label(file: str, lane: str, many_files: dict[str, str]) -> str:
@@ -384,7 +406,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     """report.html of ``audit``. ``record`` is the ``--format json`` object (what_if added);
     ``basis``: what its hit ratio is over (:func:`~prefixbench.reports.auditwords.ratio_basis`, the
     terminal's words), counted from ``record``'s requests when not given."""
-    from prefixbench.reports.auditwords import file_labels, ratio_basis
+    from prefixbench.reports.auditwords import ratio_basis
 
     if basis is None:
         requests = record["requests"]
@@ -394,7 +416,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
         data["what_if"] = what_if
     totals = record["totals"]
     files = sorted({r["file"] for r in record["requests"]} | {f["file"] for f in record.get("files", [])})
-    many = file_labels(files) if len(files) > 1 else {}  # each file's label; none on a page of one
+    many = _cell_labels(files) if len(files) > 1 else {}  # each file's label; none on a page of one
     # What to change first, then the totals, the worst requests and the roll-ups a team reads
     # before the detail.
     sections = []

@@ -109,9 +109,10 @@ class Location(msgspec.Struct, frozen=True):
 
 def short_where(location: str) -> str:
     """A location's text in a table cell: ``msg 12``, ``head`` or "" (no location)."""
-    if "unlogged head" in location:
+    # Read at the text's start: the excerpt after it is a message's own words.
+    if re.match(r"the cached prefix ended (?:inside|at the end of) the unlogged head", location):
         return "head"
-    found = re.search(r"inside message (\d+)", location)
+    found = re.match(r"the cached prefix ended inside message (\d+)", location)
     return f"msg {found.group(1)}" if found else ""
 
 

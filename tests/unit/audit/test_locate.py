@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prefixbench.reports.audit import audit_markdown, audit_table, request_record
 from prefixbench.workloads.audit.core import AuditRow, run_audit
-from prefixbench.workloads.audit.locate import Histories, locate
+from prefixbench.workloads.audit.locate import Histories, Location, locate, short_where
 from prefixbench.workloads.logs.history import EXCERPT_CHARS, make_message
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import Prefix, TraceRequest
@@ -356,3 +356,14 @@ def test_a_read_past_the_heads_end_stays_in_message_1(tmp_path: Path) -> None:
     row = log.audit(tmp_path)[-1]
     assert (row.cause, row.evidence) == ("messages-changed", "position")
     assert row.detail.startswith("the cached prefix ended inside message 1 (user, about token 10,400")
+
+
+def test_the_where_cell_reads_the_location_not_the_users_words_in_its_excerpt() -> None:
+    # A message quoting "the unlogged head" (a user writing about the audit itself) put "head" in
+    # the worst requests' where column, not the message the read stopped in.
+    inside = Location(3, "user", 500, 1_000, "why does the audit say the unlogged head changed?", "", "")
+    assert short_where(inside.text()) == short_where(inside.where()) == "msg 3"
+    assert short_where(Location(0, "head", 200, 1_000, "", "", "").text()) == "head"
+    at_end = Location(0, "head", 1_020, 2_000, "see inside message 7 of the log", "", "head", head_end=1_000)
+    assert short_where(at_end.text()) == "head"
+    assert short_where("") == ""

@@ -155,3 +155,30 @@ def test_files_of_one_name_are_told_apart_in_every_table(tmp_path):
     html = audit_html(result)
     assert html.count(">a1/events/0.json<") >= 2 and html.count(">b2/events/0.json<") >= 2  # sessions, files
     assert "a1/events/0.json · " in html and ">0.json<" not in html
+
+
+def test_report_html_never_cuts_two_files_to_one_name(tmp_path):
+    """report.html cuts a long part to its first 8 characters: two Claude Code project folders
+    (``-home-me-work-project-alpha``, ``-home-me-work-project-beta``) holding a session of one
+    name, and two Gemini CLI sessions of one day, were each shown as the same cell (``-home-me…/s.jsonl``,
+    ``session-….jsonl``); a cut that would merge two files is not made."""
+    logs = _two_sessions(tmp_path / "logs")
+    for name, folder in (("s1.jsonl", "-home-me-work-project-alpha"), ("s2.jsonl", "-home-me-work-project-beta")):
+        (logs / folder).mkdir(parents=True)
+        (logs / name).rename(logs / folder / "s.jsonl")
+    html = audit_html(run_audit([logs]))
+    assert ">-home-me-work-project-alpha/s.jsonl<" in html and ">-home-me-work-project-beta/s.jsonl<" in html
+    assert "-home-me…/s.jsonl" not in html
+    logs = _two_sessions(tmp_path / "gemini")
+    for name, stem in (("s1.jsonl", "session-2026-12-05T06-40-3a1b2c3d"), ("s2.jsonl", "session-2026-12-05T07-10-9f8e7d6c")):
+        (logs / name).rename(logs / f"{stem}.jsonl")
+    html = audit_html(run_audit([logs]))
+    assert ">session-2026-12-05T06-40-3a1b2c3d.jsonl<" in html and ">session-2026-12-05T07-10-9f8e7d6c.jsonl<" in html
+    assert "session-….jsonl" not in html
+
+
+def test_report_html_still_cuts_a_long_name_of_its_own(tmp_path):
+    logs = _two_sessions(tmp_path / "logs")
+    (logs / "s1.jsonl").rename(logs / "fe5e1c67-0a1b-4c2d-8e3f-405162738495.jsonl")
+    html = audit_html(run_audit([logs]))
+    assert ">fe5e1c67….jsonl<" in html
