@@ -483,6 +483,10 @@ def test_a_cline_sdk_session_folder_audits_lead_and_subagent_and_skips_the_manif
     }
     sub = [r for r in requests if r.lane_kind == "subagent"]
     assert len(sub) == 1 and sub[0].usage == Usage(cache_write_5m=2990, uncached=10, output=40)
+    # One object a file, every call on its first line: each names its message (as a Gemini CLI
+    # .json session's do), so that file:line tells them apart.
+    lead = [(r.line, r.path) for r in requests if r.file.endswith("_q7xk2.messages.json")]
+    assert len(set(lead)) == len(lead) == 4 and all(path.startswith("messages[") for _, path in lead)
 
 
 def test_a_cline_sdk_compaction_state_marks_the_first_call_after_it(tmp_path: Path) -> None:
