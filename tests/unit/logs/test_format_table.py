@@ -177,11 +177,12 @@ def expected(name: str) -> list[TraceRequest]:
                     file, 1, "main", "main", 0, 1761994800000, 1761994801500, "anthropic", model,
                     usage=Usage(cache_write_5m=3000, uncached=12, output=40),  # 3012 - 0 - 3000
                     request_id="chatcmpl-a1", agent_version="2.2.8", source_format=name,
+                    path="messages[2]",  # the trajectory is one object: each call names its message
                 ),
                 TraceRequest(
                     file, 1, "main", "main", 1, 1761994802000, 1761994804000, "anthropic", model,
                     usage=Usage(cache_read=3000, cache_write_5m=105, uncached=5, output=25),  # 3110 - 3000 - 105
-                    request_id="chatcmpl-a2", agent_version="2.2.8", source_format=name,
+                    request_id="chatcmpl-a2", agent_version="2.2.8", source_format=name, path="messages[4]",
                 ),
             ]
         case "otel":
