@@ -81,11 +81,18 @@ class Record(msgspec.Struct, frozen=True):
     #: Its place, from 1, among records run together on its line (``{...}{...}``); 0 when it is
     #: alone on its line.
     part: int = 0
+    #: An element of a top-level JSON array that shares its line with another element (a
+    #: one-line array, Cline's ``ui_messages.json`` written without newlines): its index + 1 in
+    #: the array; 0 otherwise.
+    element: int = 0
 
     @property
     def path(self) -> str:
-        """Where it is on its line when it shares the line: ``record[1]`` for the second (0-based,
-        as the audit's other paths); ``""`` when it is alone."""
+        """Where it is on its line when it shares the line: ``record[1]`` for the second of
+        records run together (0-based, as the audit's other paths), ``[57]`` for an array's
+        element (its index in the array); ``""`` when it is alone."""
+        if self.element:
+            return f"[{self.element - 1}]"
         return f"record[{self.part - 1}]" if self.part else ""
 
 
@@ -539,6 +546,26 @@ def _read_text(path: Path, handle, line_no: int, size: int) -> tuple[str, bool]:
 
 
 def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
+    """Elements of a top-level JSON array, decoded one at a time from 1 MiB chunks; an element
+    that starts on the line another starts on is told by its index (:attr:`Record.element`), so
+    that the elements of a one-line array each have a place of their own."""
+    held: Record | None = None  # the last element, yielded when the next one's line is known
+    shared = False  # the held element's line holds an element before it
+    index = 0
+    for record in _iter_elements(path, handle, progress):
+        if held is not None:
+            if record.line == held.line or shared:
+                yield Record(held.line, held.value, True, element=index)
+            else:
+                yield held
+            shared = record.line == held.line
+        held = record
+        index += 1
+    if held is not None:
+        yield Record(held.line, held.value, True, element=index) if shared else held
+
+
+def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
     """Elements of a top-level JSON array, decoded one at a time from 1 MiB chunks."""
     buffer = ""
     line_no = 1  # line of buffer[0]

@@ -75,7 +75,7 @@ def test_current_threads_one_request_per_assistant_usage_with_totals_field_by_fi
     path = _thread(tmp_path / "any-name.json", messages)
     assert detect_format(path) is FORMATS["amp"]
     requests, summaries = load_trace([path])
-    assert [r.line for r in requests] == [1, 1, 1, 1]
+    assert [(r.line, r.path) for r in requests] == [(1, "messages[1]"), (1, "messages[3]"), (1, "messages[5]"), (1, "messages[8]")]
     assert [r.request_id for r in requests] == [f"{TID}#1", f"{TID}#3", f"{TID}#5", f"{TID}#8"]
     assert [r.provider for r in requests] == ["anthropic", "anthropic", "openai", "anthropic"]
     # Sent when the user message was (meta.sentAt), else at the latest when the call ended.
@@ -123,6 +123,8 @@ def test_older_threads_read_the_usage_ledger_with_cache_counts_from_the_message_
     assert [(u.uncached, u.cache_write_5m, u.cache_read, u.output) for u in usages] == [(4, 6000, 0, 70), (2, 200, 6000, 15), (300, 0, 0, 9)]
     assert requests[1].prefix.parent == requests[0].prefix.node and requests[2].prefix.parent is None
     assert any("3 call(s) read from usageLedger events" in n for n in summaries[0].notes)
+    # A thread is one object: each call names its ledger event (a new user's pass found every call at T-old.json:1).
+    assert [r.path for r in requests] == ["usageLedger event e1", "usageLedger event e2", "usageLedger event e3"]
     assert any("credits fields sum to 2.1000" in n for n in summaries[0].notes)
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from prefixbench.reports.audit import audit_csv, audit_markdown, audit_table, request_record
 from prefixbench.reports.cli import main
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.usage import PROMPT_EXCLUSIVE_BY_COST, Usage
@@ -101,6 +103,32 @@ def test_every_call_of_a_one_line_array_is_a_node_of_its_own(tmp_path: Path) -> 
     assert shapes[0] == shapes[1] == [None, 0, None]  # the truncation before the third starts a new chain
     rows = run_audit([tmp_path]).rows
     assert rows[1].predicted_cache_read == rows[1].reported_cache_read == 9000  # the first call's prefix
+
+
+def test_every_call_of_a_one_line_array_has_a_place_of_its_own(tmp_path: Path) -> None:
+    """Regression (a new user's pass): a ui_messages.json written as one line gives every entry
+    line 1, so ``file:line`` named the same place for every call; each now names its entry
+    (``ui_messages.json:1 [4]``) in the requests' ``path``, the table, audit.md and audit.csv.
+    A pretty-printed file keeps its lines and no path."""
+    source = TASKS / "anthropic-modelinfo"
+    for name in ("api_conversation_history.json", "task_metadata.json"):
+        (tmp_path / name).write_bytes((source / name).read_bytes())
+    entries = [r.value for r in iter_records(source / "ui_messages.json")]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(entries, indent=2))
+    pretty = run_audit([tmp_path]).rows
+    assert len({r.line for r in pretty}) == 3 and {r.path for r in pretty} == {""}
+    (tmp_path / "ui_messages.json").write_text(json.dumps(entries))
+    result = run_audit([tmp_path])
+    places = [(row.line, row.path) for row in result.rows]
+    assert len(set(places)) == len(places) == 3 and {line for line, _ in places} == {1}
+    assert all(path.startswith("[") for _, path in places)
+    entry = int(places[1][1][1:-1])
+    assert entries[entry]["say"] == "api_req_started"  # the index names the call's own entry
+    for text in (audit_markdown(result), audit_table(result)):  # the worst requests (those that lost tokens)
+        shown = re.findall(r"ui_messages\.json:1 (\[\d+\])", text)
+        assert shown and set(shown) <= {path for _, path in places}
+    assert [request_record(row)["path"] for row in result.rows] == [path for _, path in places]
+    assert all(f",{path}" in audit_csv(result) for _, path in places)
 
 
 def test_the_aliases_name_the_format() -> None:
@@ -455,6 +483,10 @@ def test_a_cline_sdk_session_folder_audits_lead_and_subagent_and_skips_the_manif
     }
     sub = [r for r in requests if r.lane_kind == "subagent"]
     assert len(sub) == 1 and sub[0].usage == Usage(cache_write_5m=2990, uncached=10, output=40)
+    # One object a file, every call on its first line: each names its message (as a Gemini CLI
+    # .json session's do), so that file:line tells them apart.
+    lead = [(r.line, r.path) for r in requests if r.file.endswith("_q7xk2.messages.json")]
+    assert len(set(lead)) == len(lead) == 4 and all(path.startswith("messages[") for _, path in lead)
 
 
 def test_a_cline_sdk_compaction_state_marks_the_first_call_after_it(tmp_path: Path) -> None:

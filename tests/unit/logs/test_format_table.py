@@ -134,7 +134,7 @@ def expected(name: str) -> list[TraceRequest]:
                 return TraceRequest(
                     file, 1, lane, kind, seq, sent, None, "anthropic", "claude-sonnet-4-5", usage=usage, prefix=prefix,
                     events=events, request_id=key, agent_version="0.15.8", source_format=name,
-                    compaction_call=kind == "compaction",
+                    compaction_call=kind == "compaction", path=key,  # the export is one object: each call names its step
                 )
 
             node = f"opencode:{sid}#"
@@ -177,11 +177,12 @@ def expected(name: str) -> list[TraceRequest]:
                     file, 1, "main", "main", 0, 1761994800000, 1761994801500, "anthropic", model,
                     usage=Usage(cache_write_5m=3000, uncached=12, output=40),  # 3012 - 0 - 3000
                     request_id="chatcmpl-a1", agent_version="2.2.8", source_format=name,
+                    path="messages[2]",  # the trajectory is one object: each call names its message
                 ),
                 TraceRequest(
                     file, 1, "main", "main", 1, 1761994802000, 1761994804000, "anthropic", model,
                     usage=Usage(cache_read=3000, cache_write_5m=105, uncached=5, output=25),  # 3110 - 3000 - 105
-                    request_id="chatcmpl-a2", agent_version="2.2.8", source_format=name,
+                    request_id="chatcmpl-a2", agent_version="2.2.8", source_format=name, path="messages[4]",
                 ),
             ]
         case "otel":
@@ -194,11 +195,13 @@ def expected(name: str) -> list[TraceRequest]:
                     file, 1, trace, "main", 0, 1761994800000, None, "anthropic", model,
                     usage=Usage(cache_write_5m=5000, uncached=12, output=40),  # 5012 - 0 - 5000
                     prefix=Prefix(f"otel:anthropic:{model}", first), request_id="msg_01", source_format=name, done_ms=1761994801500,
+                    path="resourceSpans[0].scopeSpans[0].spans[1]",  # the export is one object: each call names its span
                 ),
                 TraceRequest(
                     file, 1, trace, "main", 1, 1761994802000, None, "anthropic", model,
                     usage=Usage(cache_read=5000, cache_write_5m=120, uncached=10, output=25),  # 5130 - 5000 - 120
                     prefix=Prefix(f"otel:anthropic:{model}", second, first), request_id="msg_02", source_format=name, done_ms=1761994804000,
+                    path="resourceSpans[0].scopeSpans[0].spans[3]",
                 ),
             ]
         case "litellm":
@@ -235,17 +238,18 @@ def expected(name: str) -> list[TraceRequest]:
                     file, 1, "trace-a", "main", 0, 1761991200100, 1761991201200, "anthropic", claude,
                     usage=Usage(cache_write_5m=4000, uncached=20, output=50),
                     prefix=Prefix(head, first), request_id="gen-1", source_format=name, done_ms=1761991202000,
+                    path="data[2]",  # the page is one object: each call names its observation
                 ),
                 TraceRequest(
                     file, 1, "trace-a", "main", 1, 1761991205000, 1761991205900, "anthropic", claude,
                     usage=Usage(cache_read=4000, cache_write_5m=300, uncached=8, output=12),
                     prefix=Prefix(head, f"langfuse:{file}#trace-a:gen-2", first), request_id="gen-2", source_format=name,
-                    done_ms=1761991206000,
+                    done_ms=1761991206000, path="data[1]",
                 ),
                 TraceRequest(
                     file, 1, "trace-b", "main", 2, 1761991260000, 1761991260600, "openai", "gpt-4o-2024-08-06",
                     usage=Usage(cache_read=1536, uncached=264, output=9),  # input 264 = 1800 - 1536 cached
-                    request_id="gen-4", source_format=name, done_ms=1761991261000,
+                    request_id="gen-4", source_format=name, done_ms=1761991261000, path="data[4]",
                 ),
             ]
         case "openhands":
@@ -287,6 +291,7 @@ def expected(name: str) -> list[TraceRequest]:
                     prefix=Prefix(f"amp:main:{model}", f"amp:{file}:{tid}#1:0", None, 2),  # (one head every thread)
                     events=(("user_turn", ""),), request_id=f"{tid}#1", source_format=name,
                     done_ms=1768822800000,  # the usage's timestamp: the call had ended
+                    path="messages[1]",  # the thread is one object: the call names its message
                 )
             ]
         case "kimi-cli":
@@ -328,7 +333,7 @@ def expected(name: str) -> list[TraceRequest]:
                 return TraceRequest(
                     file, 1, "main", "main", seq, None, None, "anthropic", "claude-sonnet-4-20250514", usage=usage,
                     prefix=Prefix(head, f"zed:main#{index}", None if parent is None else f"zed:main#{parent}", blocks),
-                    events=events, request_id=f"main#{index}", source_format=name,
+                    events=events, request_id=f"main#{index}", source_format=name, path=f"messages[{index}]",
                 )
 
             return [

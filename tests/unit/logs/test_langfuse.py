@@ -207,6 +207,27 @@ def test_the_ui_trace_download_and_log_view_read_as_the_api_trace(tmp_path: Path
         assert [(r.lane, r.request_id, r.usage) for r in requests] == [(lane, e.request_id, e.usage) for e in expected]
 
 
+def test_every_call_of_a_one_object_export_names_its_observation(tmp_path: Path) -> None:
+    """Regression (a new user's pass): an export is one JSON object (or a one-line array), so
+    every call was on line 1 and ``file:line`` told none apart; each now names its observation."""
+    api = json.loads((FIXTURES / "langfuse-trace.json").read_text())
+    observations = api.pop("observations")
+    page = json.loads((FIXTURES / "langfuse.json").read_text())
+    shapes = {
+        "download.json": (json.dumps({"trace": api, "observations": observations}, indent=2), "observations["),
+        "log-view.json": (json.dumps({o["id"]: o for o in observations}), '["'),
+        "page.json": (json.dumps(page, indent=2), "data["),
+        "array.json": (json.dumps(page["data"]), "["),
+    }
+    for name, (text, start) in shapes.items():
+        (tmp_path / name).write_text(text)
+        requests, _ = read(tmp_path / name)
+        places = [(r.line, r.path) for r in requests]
+        assert len(requests) > 1 and len(set(places)) == len(places), name
+        assert all(path.startswith(start) for _, path in places), (name, places)
+    assert [r.path for r in read(FIXTURES / "langfuse-openai.jsonl")[0]] == [""] * len(read(FIXTURES / "langfuse-openai.jsonl")[0])
+
+
 def test_older_opentelemetry_keys_keep_the_cache_inside_input() -> None:
     # Before Langfuse normalized gen_ai.usage.* it kept the attribute's tail as the key: input then
     # includes prompt_details.cache_read and output includes completion_details.reasoning, and

@@ -53,6 +53,17 @@ def test_a_spend_logs_api_array_with_older_litellm_anthropic_usage(tmp_path: Pat
     assert any("not writes (older LiteLLM)" in n for n in summary.notes)
 
 
+def test_every_row_of_a_one_line_array_names_its_element(tmp_path: Path) -> None:
+    # Regression (a new user's pass): /spend/logs saved as it came (one line) put every row on
+    # line 1; each names its element, a pretty-printed array keeps its lines and no path.
+    rows = [row(rid, f"2025-11-01T10:00:0{n}Z", prompt_tokens=9, completion_tokens=3) for n, rid in enumerate("abc")]
+    path = tmp_path / "spend_logs.json"
+    path.write_text(json.dumps(rows))
+    assert [(r.line, r.path) for r in read(path)[0]] == [(1, "[0]"), (1, "[1]"), (1, "[2]")]
+    path.write_text(json.dumps(rows, indent=2))
+    assert len({r.line for r in read(path)[0]}) == 3 and {r.path for r in read(path)[0]} == {""}
+
+
 def test_rows_without_cache_counts_say_so(tmp_path: Path) -> None:
     path = tmp_path / "old.jsonl"
     path.write_text(json.dumps(row("a", "2025-01-01 10:00:00", model="gpt-4o", custom_llm_provider="openai", prompt_tokens=900,

@@ -109,7 +109,10 @@ def test_storage_reads_as_the_export_and_only_its_session_file_is_listed(tmp_pat
     requests, summaries = load_trace([tmp_path])
     assert [s.file for s in summaries] == [str(session)]  # the message and part files are read by it
     exported, _ = _read(EXPORT)
-    assert [replace(r, file="", line=0) for r in requests] == [replace(r, file="", line=0) for r in exported]
+    assert [replace(r, file="", line=0, path="") for r in requests] == [replace(r, file="", line=0, path="") for r in exported]
+    # The export is one object: each call names its message and step (a storage file is a message's own).
+    assert [r.path for r in exported] == [r.request_id for r in exported] and len({r.path for r in exported}) == len(exported)
+    assert {r.path for r in requests} == {""}
     assert "24 message and part files read" in " ".join(summaries[0].notes)
 
 

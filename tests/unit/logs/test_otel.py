@@ -331,6 +331,27 @@ def test_otlp_logs_export_reads_its_inference_records(tmp_path: Path) -> None:
     requests, summary = read(path)
     assert [(r.lane, r.usage.cache_read, r.usage.uncached, r.done_ms) for r in requests] == [("ab", 4096, 904, T // 10**6), ("ab", 4096, 904, T // 10**6 + 1000)]
     assert [why.split(":")[0] for _, why in summary.skipped] == ["log record of app.turn"]
+    # All on line 1: each names its record (a new user's pass found every call at logs.jsonl:1).
+    assert [r.path for r in requests] == ["resourceLogs[0].scopeLogs[0].logRecords[0]", "resourceLogs[0].scopeLogs[0].logRecords[1]"]
+
+
+def test_every_span_of_one_export_names_its_place(tmp_path: Path) -> None:
+    """Regression (a new user's pass): an OTLP export, pretty-printed or on one line, is one
+    record starting on line 1, so every call read ``file:1``; each span now names its place
+    (the old ``instrumentationLibrarySpans`` key as the file spells it)."""
+    attrs = {"gen_ai.system": "openai", "gen_ai.response.model": "gpt-4o-2024-08-06", "gen_ai.usage.input_tokens": 2000,
+             "gen_ai.usage.output_tokens": 7}
+    export = otlp([span("s1", attrs, 0), span("s2", attrs, 5)], "instrumentationLibrarySpans")
+    export["resourceSpans"].append(otlp([span("s3", attrs, 9)])["resourceSpans"][0])
+    path = tmp_path / "export.json"
+    for text in (json.dumps(export, indent=2), json.dumps(export)):
+        path.write_text(text)
+        requests, _ = read(path)
+        assert [(r.line, r.path) for r in requests] == [
+            (1, "resourceSpans[0].instrumentationLibrarySpans[0].spans[0]"), (1, "resourceSpans[0].instrumentationLibrarySpans[0].spans[1]"),
+            (1, "resourceSpans[1].scopeSpans[0].spans[0]")]
+    path.write_text(json.dumps([otlp([span("s1", attrs, 0)]), otlp([span("s2", attrs, 5)])]))  # a one-line array of exports
+    assert [r.path for r in read(path)[0]] == ["[0].resourceSpans[0].scopeSpans[0].spans[0]", "[1].resourceSpans[0].scopeSpans[0].spans[0]"]
 
 
 def test_a_log_records_time_that_is_not_seconds_and_nanoseconds_is_one_line(tmp_path: Path) -> None:

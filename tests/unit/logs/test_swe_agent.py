@@ -193,6 +193,7 @@ def test_swe_agent_1_queries_are_the_bodies_with_their_cache_control(tmp_path: P
     assert requests[0].body.cache_breakpoints == (CacheBreakpoint("messages", 0, 0),)
     assert requests[1].body.cache_breakpoints == (CacheBreakpoint("messages", 0, 2),)
     assert requests[1].body.messages[2].tool_results[0].call_id == "toolu_1"
+    assert [r.path for r in requests] == ["trajectory[0]", "trajectory[1]"]  # one object: each call names its step
     assert any("52861 tokens sent" in n and "predictions only" in n for n in summary.notes)
 
 
@@ -203,6 +204,7 @@ def test_swe_agent_0_rebuilds_requests_from_the_history(tmp_path: Path) -> None:
     steps = [{"action": "ls", "observation": "a.py", "response": "ls", "state": "{}", "thought": ""}] * 2
     requests, summary = read(write(tmp_path / "x.traj", swe_traj(steps, history, None, None)))
     assert [(r.model, r.provider, len(r.body.messages)) for r in requests] == [("unknown", "unknown", 2), ("unknown", "unknown", 4)]
+    assert [r.path for r in requests] == ["history[3]", "history[5]"]  # the assistant message each call answered with
     assert any("Last5Observations" in n for n in summary.notes)
 
 
@@ -256,6 +258,7 @@ def test_swe_agent_a_final_step_missing_from_the_history_sent_all_of_it(tmp_path
     replay = {"agent": {"model": {"name": "gpt-4o"}}}
     requests, _ = read(write(tmp_path / "x.traj", swe_traj(steps, history, replay)))
     assert [(r.model, len(r.body.messages)) for r in requests] == [("gpt-4o", 1), ("gpt-4o", 3)]
+    assert [r.path for r in requests] == ["history[2]", "trajectory[1]"]  # the last: the step the history lacks
 
 
 def test_writes_without_a_configured_marker_assume_the_end_marker(tmp_path: Path) -> None:

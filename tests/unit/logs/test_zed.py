@@ -145,6 +145,9 @@ def test_database_totals_field_by_field(db: Path) -> None:
     # The tool result of 0.1.0 is no user turn; each thread's first call starts its chain.
     assert [r.events for r in requests[:2]] == [(("user_turn", ""),), ()]
     assert [r.prefix.parent for r in requests] == [None, "zed:t-legacy-json#1", None, None, "zed:t-fixture#1", "zed:t-fixture#2", "zed:t-fixture#3"]
+    # Every thread of the database is on line 1: each call names its thread and message.
+    assert [(r.line, r.path) for r in requests][1:3] == [(1, "thread 't-legacy-json' messages[3]"), (1, "thread 't-openai' messages[1]")]
+    assert len({(r.line, r.path) for r in requests}) == len(requests)
     reasons = [why for _, why in summary.skipped]
     assert len(reasons) == 3
     assert "thread 't-old': no token usage" in reasons[0]
@@ -227,6 +230,7 @@ def test_a_thread_whose_read_exceeds_its_input_is_read_with_the_cache_outside_in
     requests, summary = _read(path)
     assert [(r.usage.uncached, r.usage.cache_read, r.usage.prompt_count) for r in requests] == [
         (4000, 0, "exclusive-by-peers"), (2234, 6791, "exclusive")]
+    assert [(r.line, r.path) for r in requests] == [(1, "messages[1]"), (1, "messages[3]")]  # one object: each its message
     assert any(note.startswith("2 call(s) through a provider whose prompt count includes the cache, in threads where") for note in summary.notes)
 
 

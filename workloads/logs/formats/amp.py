@@ -220,6 +220,7 @@ class _Thread:
             TraceRequest(
                 file=self.name,
                 line=self.line,
+                path=where.removesuffix(".usage"),  # a thread is one object: every call is on its line
                 lane=lane.name,
                 lane_kind=lane.kind,
                 seq=len(self.out),

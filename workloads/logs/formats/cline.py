@@ -405,8 +405,11 @@ def _provider_of(model: str) -> ProviderRules | None:
 class _Pending:
     """An api_req_started entry waiting for its usage (the oldest logs give it in api_req_finished)."""
 
-    def __init__(self, line: int, entry: dict, info: dict, events: list[tuple[str, str]], history_end: int | None) -> None:
+    def __init__(self, line: int, entry: dict, info: dict, events: list[tuple[str, str]], history_end: int | None,
+                 path: str = "") -> None:
         self.line = line
+        #: Which entry of a one-line file it is (``[57]``: :attr:`Record.path`), "" otherwise.
+        self.path = path
         self.entry = entry
         self.info = info
         self.events = events
@@ -495,7 +498,7 @@ class _Task:
             entry["modelInfo"] = self.model_info
         index = value.get("conversationHistoryIndex")
         end = index + 1 if isinstance(index, int) and not isinstance(index, bool) and index >= -1 else None
-        pending = _Pending(record.line, entry, info, self.events, end)
+        pending = _Pending(record.line, entry, info, self.events, end, record.path)
         self.events = []
         self.calls.append(pending)
         self.last_started = pending
@@ -891,19 +894,22 @@ def _zero_tokens_in(calls: list[_Pending]) -> ProviderRules | None:
 
 def _call(file: str, line: int, seq: int, sent: int | None, done: int | None, rules: ProviderRules | None, model: str,
           usage: Usage, chain: tuple[str, str, str | None, int], events: list[tuple[str, str]], *, lane: str = "main",
-          lane_kind: str = "main", request_id: str | None = None, grid: tuple[int, int] = (0, 0), upstream: str = "") -> TraceRequest:
+          lane_kind: str = "main", request_id: str | None = None, grid: tuple[int, int] = (0, 0), upstream: str = "",
+          path: str = "") -> TraceRequest:
     """One call of any of Cline's files: its provider from ``rules`` (unknown without); ``chain``:
     its prefix's (key, node, parent, new blocks), replaying the previous answer where that
     provider's cache keeps output; ``grid``: the ``(step, first)`` its reads lie on where the
     upstream a gateway names decides it (else ``(0, 0)``); ``upstream``: the server that gateway
-    names as the one that served it (``inferenceProvider``), "" where none."""
+    names as the one that served it (``inferenceProvider``), "" where none; ``path``: where in
+    its line it is (``[57]``, ``messages[3]``: :attr:`TraceRequest.path`), "" where it has the
+    line to itself."""
     provider = UNKNOWN.name if rules is None else rules.name
     key, node, parent, blocks = chain
     return TraceRequest(
         file=file, line=line, lane=lane, lane_kind=lane_kind,  # type: ignore[arg-type]
         seq=seq, sent_ms=sent, ready_ms=None, done_ms=done, provider=provider, model=model, usage=usage,
         prefix=Prefix(key, node, parent, max(1, blocks), replays_output=provider in _REPLAYS_OUTPUT), events=tuple(events),
-        request_id=request_id, source_format=NAME, read_step=grid[0], read_offset=grid[1], upstream=upstream,
+        request_id=request_id, source_format=NAME, read_step=grid[0], read_offset=grid[1], upstream=upstream, path=path,
     )
 
 
@@ -1053,7 +1059,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         grid = (0, 0) if rules is None else rules.upstream_grid(info.get("inferenceProvider"), model)
         out.append(_call(task.name, call.line, len(out), sent, None, rules, model, usage,
                          (f"{NAME}:{path.parent}:{model}", node, parent, blocks), events, grid=grid,
-                         upstream=_served_by(info)))
+                         upstream=_served_by(info), path=call.path))
         parent = node
     notes = [
         "a task folder logs no system prompt or tools (the agent rebuilds them for every call)",
@@ -1254,7 +1260,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         node = f"{NAME}:{name}#{key}"
         out.append(_call(name, record.line, len(out), sent if sent is not None else when, when, rules, this_model, usage,
                          (f"{NAME}:sdk:{lane_kind}:{this_model}", node, parent, blocks), events,
-                         lane=lane, lane_kind=lane_kind, request_id=key))
+                         lane=lane, lane_kind=lane_kind, request_id=key, path=f"messages[{index}]"))
         parent = node
         events = []
         blocks = size  # the answer is part of the next call's prompt
@@ -1452,7 +1458,7 @@ def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest]
             readings[label] = reading  # the note of a split by cost names the calls it could not split
         node = f"{NAME}:{name}#{index}"
         out.append(_call(name, record.line, len(out), sent if sent is not None else when, when, rules, this_model, usage,
-                         (f"{NAME}:{path.parent}:{this_model}", node, parent, blocks), events))
+                         (f"{NAME}:{path.parent}:{this_model}", node, parent, blocks), events, path=record.path))
         parent = node
         events = []
         blocks = size  # the answer is part of the next call's prompt

@@ -41,6 +41,7 @@ as a check on the dollars.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -137,30 +138,39 @@ class _Obs(msgspec.Struct):
     line: int
     value: dict
     session: str | None
+    #: Where in its line's record it is when the record holds several (``observations[3]``,
+    #: ``data[2].observations[0]``) or shares its line (``[4]``: :attr:`Record.path`); "" else.
+    path: str = ""
 
 
 def _observations(record: Record, where: str) -> Iterator[_Obs]:
     """The observations a record holds (a page, a trace, a list of traces, or one)."""
     value: dict = record.value  # type: ignore[assignment]
+    at = f"{record.path}." if record.path else ""
     if _is_observation(value):
-        yield _Obs(record.line, value, _session(value))
+        yield _Obs(record.line, value, _session(value), record.path)
         return
     if _is_download(value):
         value = {**value["trace"], "observations": value["observations"]}
+        places = None
     elif _is_keyed(value):
+        places = [f"{at}[{json.dumps(key)}]" for key in value]
         value = {"data": list(value.values())}
+    else:
+        places = [f"{at}data[{i}]" for i in range(len(value["data"]))] if isinstance(value.get("data"), list) else None
     items = value.get("data") if isinstance(value.get("data"), list) else [value]
-    for item in items:
+    for i, item in enumerate(items):
         item = as_dict(item)
+        place = places[i] if places is not None else at.removesuffix(".")
         if _is_observation(item):
-            yield _Obs(record.line, item, _session(item))
+            yield _Obs(record.line, item, _session(item), place)
         elif isinstance(item.get("observations"), list):
             session = _session(item)
-            for obs in item["observations"]:
+            for j, obs in enumerate(item["observations"]):
                 if isinstance(obs, str):
                     raise UserError(f"{where}: this trace list names its observations by id only; export the observations (GET /api/public/observations)")
                 if _is_observation(obs):
-                    yield _Obs(record.line, obs, _session(obs) or session)
+                    yield _Obs(record.line, obs, _session(obs) or session, f"{place}.observations[{j}]" if place else f"observations[{j}]")
         elif item:
             raise UserError(f"{where}: neither a Langfuse observation (id, type, traceId, startTime) nor a trace with observations")
 
@@ -400,6 +410,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             TraceRequest(
                 file=name,
                 line=call.obs.line,
+                path=call.obs.path,
                 lane=call.lane,
                 lane_kind="main",
                 seq=len(out),

@@ -172,6 +172,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             TraceRequest(
                 file=name,
                 line=r.record.line,
+                path=r.record.path,
                 lane=lane,
                 lane_kind="main",
                 seq=len(out),

@@ -283,6 +283,9 @@ class _Session:
         self.version = info.get("version") if isinstance(info.get("version"), str) else None
         self.created = _time(as_dict(info.get("time")).get("created"))
         self.kind: LaneKind = "subagent" if info.get("parentID") else "main"
+        #: Every message on one line (an export's one object, a database's session): each call
+        #: names its message and step part (``msg_.../prt_...``) after file:line.
+        self.located = False
         self.out: list[TraceRequest] = []
         self.skipped: list[tuple[int, str]] = []
         self.parent: str | None = None
@@ -507,6 +510,7 @@ class _Session:
             TraceRequest(
                 file=self.file,
                 line=line,
+                path=key if self.located else "",
                 lane=lane,
                 lane_kind=kind,  # type: ignore[arg-type]
                 seq=len(self.out),
@@ -678,6 +682,7 @@ def _exported(file: str, line: int, value: dict) -> _Session:
     """The requests of one ``{info, messages: [{info, parts}]}`` session (an export's, or one
     the database reader put together)."""
     session = _Session(file, value["info"])
+    session.located = True
     items = value["messages"]
     if any(isinstance(item, dict) and isinstance(item.get("type"), str) and "info" not in item for item in items):
         # OpenCode 2.x's export: its messages as the database keeps them ({id, type, ...}).

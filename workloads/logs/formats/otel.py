@@ -130,6 +130,11 @@ def _first(value: dict, keys: tuple[str, ...]) -> object:
     return None
 
 
+def _named(value: dict, keys: tuple[str, ...]) -> str:
+    """The one of ``keys`` ``value`` has (as :func:`_first` reads it), for a path; else the first."""
+    return next((key for key in keys if key in value), keys[0])
+
+
 def _resource_spans(value: dict) -> bool:
     """One ``ResourceSpans`` on its own, not inside an export's ``resourceSpans`` list: what
     GitHub Copilot CLI's file exporter writes (``COPILOT_OTEL_FILE_EXPORTER_PATH``), one
@@ -206,6 +211,10 @@ class Span(msgspec.Struct):
     #: A log record's body (an agent's event names itself there) and its resource's ``session.id``.
     body: object = None
     session: str = ""
+    #: Where in its line's record it is (``resourceSpans[0].scopeSpans[1].spans[3]``; a record
+    #: sharing its line: :attr:`Record.path`), so that file:line tells apart the calls of one
+    #: export; "" where it has the line to itself.
+    path: str = ""
 
 
 def _any_value(value: object) -> object:
@@ -272,10 +281,13 @@ def _resource_attribute(resource: object, key: str) -> str:
 def _otlp_spans(record: Record, where: str) -> Iterator[Span]:
     value: dict = record.value  # type: ignore[assignment]
     resources = _first(value, _RESOURCE_SPANS)
-    for resource in resources if isinstance(resources, list) else (value,):
+    at = f"{record.path}." if record.path else ""
+    outer = [f"{at}{_named(value, _RESOURCE_SPANS)}[{i}]." for i in range(len(resources))] if isinstance(resources, list) else [at]
+    for resource, place in zip(resources if isinstance(resources, list) else (value,), outer):
         service = _service(as_dict(resource).get("resource"))
-        for scope in _listed(_first(as_dict(resource), _SCOPE_SPANS)):
-            for span in _listed(as_dict(scope).get("spans")):
+        scopes = f"{place}{_named(as_dict(resource), _SCOPE_SPANS)}"
+        for j, scope in enumerate(_listed(_first(as_dict(resource), _SCOPE_SPANS))):
+            for k, span in enumerate(_listed(as_dict(scope).get("spans"))):
                 span = as_dict(span)
                 yield Span(
                     record.line,
@@ -286,6 +298,7 @@ def _otlp_spans(record: Record, where: str) -> Iterator[Span]:
                     _nanos(_first(span, ("endTimeUnixNano", "end_time_unix_nano")), where),
                     _attributes(span.get("attributes")),
                     service=service,
+                    path=f"{scopes}[{j}].spans[{k}]",
                 )
 
 
@@ -301,6 +314,7 @@ def _sdk_span(record: Record, where: str) -> Span:
         parse_time_ms(value.get("end_time"), where),
         as_dict(value.get("attributes")),
         service=_service(value.get("resource")),
+        path=record.path,
     )
 
 
@@ -319,9 +333,10 @@ def _resource_session(resource: object) -> str:
     return _resource_attribute(resource, "session.id")
 
 
-def _log_span(line: int, record: dict, resource: object, time_ms: int | None) -> Span:
+def _log_span(line: int, record: dict, resource: object, time_ms: int | None, path: str = "") -> Span:
     """One log record as a call-shaped span: its trace (span context) or, outside any trace, its
-    resource's session and model as the lane; its time the call's end."""
+    resource's session and model as the lane; its time the call's end; ``path``: where in its
+    line it is (:attr:`Span.path`)."""
     attributes = _attributes(record.get("attributes"))
     context = as_dict(record.get("spanContext"))
     trace = str(_first(record, ("traceId", "trace_id")) or context.get("traceId") or "")
@@ -331,20 +346,24 @@ def _log_span(line: int, record: dict, resource: object, time_ms: int | None) ->
     event = attributes.get("event.name") if not isinstance(event, str) or not event else event
     body = _any_value(record["body"]) if "body" in record else record.get("_body")
     return Span(line, trace, f"log@{line}", "", None, time_ms, attributes, event if isinstance(event, str) else "", _service(resource),
-                body, _resource_session(resource))
+                body, _resource_session(resource), path)
 
 
 def _otlp_log_spans(record: Record, where: str) -> Iterator[Span]:
     value: dict = record.value  # type: ignore[assignment]
     resources = _first(value, _RESOURCE_LOGS)
-    for resource in resources if isinstance(resources, list) else (value,):
+    at = f"{record.path}." if record.path else ""
+    outer = [f"{at}{_named(value, _RESOURCE_LOGS)}[{i}]." for i in range(len(resources))] if isinstance(resources, list) else [at]
+    for resource, place in zip(resources if isinstance(resources, list) else (value,), outer):
         resource = as_dict(resource)
-        for scope in _listed(_first(resource, _SCOPE_LOGS)):
-            for log in _listed(_first(as_dict(scope), _LOG_RECORDS)):
+        scopes = f"{place}{_named(resource, _SCOPE_LOGS)}"
+        for j, scope in enumerate(_listed(_first(resource, _SCOPE_LOGS))):
+            logs = f"{scopes}[{j}].{_named(as_dict(scope), _LOG_RECORDS)}"
+            for k, log in enumerate(_listed(_first(as_dict(scope), _LOG_RECORDS))):
                 log = as_dict(log)
                 time_ms = _nanos(_first(log, ("timeUnixNano", "time_unix_nano")), where) or _nanos(
                     _first(log, ("observedTimeUnixNano", "observed_time_unix_nano")), where)
-                yield _log_span(record.line, log, resource.get("resource"), time_ms)
+                yield _log_span(record.line, log, resource.get("resource"), time_ms, f"{logs}[{k}]")
 
 
 def _count(attributes: dict, keys: tuple[str, ...], where: str) -> int | None:
@@ -415,7 +434,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         elif kind == Evidence.WRAPPER:
             spans.extend(_otlp_spans(record, where))
         elif _sdk_log_record(value):
-            spans.append(_log_span(record.line, value, value.get("resource"), _hr_time(value.get("hrTime"), where)))
+            spans.append(_log_span(record.line, value, value.get("resource"), _hr_time(value.get("hrTime"), where), record.path))
         else:
             spans.append(_sdk_span(record, where))
     with_usage = [s for s in spans if _has_usage(s)]
@@ -478,6 +497,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             TraceRequest(
                 file=name,
                 line=span.line,
+                path=span.path,
                 lane=lane,
                 lane_kind="main",
                 seq=len(out),
@@ -599,7 +619,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         node = f"otel:{name}#{lane}:{span.line}:{seq + len(out)}"
         request_id = span.attributes.get("request_id")
         out.append(TraceRequest(
-            file=name, line=span.line, lane=lane, lane_kind="main", seq=seq + len(out), sent_ms=sent, ready_ms=None, done_ms=done,
+            file=name, line=span.line, path=span.path, lane=lane, lane_kind="main", seq=seq + len(out), sent_ms=sent, ready_ms=None, done_ms=done,
             provider=provider, model=model,
             usage=usage,
             prefix=Prefix(f"otel:{provider}:{model}", node, last_node.get(lane)),

@@ -90,6 +90,9 @@ class _Call(msgspec.Struct):
     markers: tuple[int, ...] = ()
     #: Why a call's response holds no usage, where the trajectory says (else the generic reason).
     no_usage: str = "response without usage"
+    #: Where in the trajectory it is (``messages[7]``, ``trajectory[3]``, ``history[12]``): a
+    #: trajectory is one object, every call on its line.
+    path: str = ""
 
 
 def _sent_message(message: dict) -> dict:
@@ -147,7 +150,8 @@ class _Run:
         effort = as_dict(config.get("model_kwargs")).get("reasoning_effort")
         self.effort = effort if isinstance(effort, str) else None
         self.marks_end = config.get("set_cache_control") == "default_end"
-        messages = [m for m in self.value["messages"] if isinstance(m, dict)]
+        places = [i for i, m in enumerate(self.value["messages"]) if isinstance(m, dict)]
+        messages = [self.value["messages"][i] for i in places]
         latest: int | None = None
         for idx, message in enumerate(messages):
             stamp = _time(message, self.where)
@@ -156,7 +160,7 @@ class _Run:
             if isinstance(response, str) and response.strip():
                 # 2.x (June 2026 on): a format error whose response could not be dumped keeps its repr.
                 sent = [_sent_message(m) if "role" in m else m for m in messages[:idx] if m.get("role") != "exit"]
-                self.calls.append(_Call(sent, {}, default_model, latest, stamp, no_usage=_TEXT_ONLY))
+                self.calls.append(_Call(sent, {}, default_model, latest, stamp, no_usage=_TEXT_ONLY, path=f"messages[{places[idx]}]"))
                 if stamp is not None:
                     latest = stamp
                 continue
@@ -165,7 +169,8 @@ class _Run:
                 created = parse_time_ms(response.get("created"), self.where) if isinstance(response, dict) and _plain_time(response.get("created")) else None
                 model = str(response.get("model") or default_model) if isinstance(response, dict) else default_model
                 sent = [_sent_message(m) if "role" in m else m for m in messages[:idx] if m.get("role") != "exit"]
-                self.calls.append(_Call(sent, response if isinstance(response, dict) else None, _route(default_model, model), latest or created, stamp))
+                self.calls.append(_Call(sent, response if isinstance(response, dict) else None, _route(default_model, model), latest or created, stamp,
+                                        path=f"messages[{places[idx]}]"))
             if stamp is not None:
                 latest = stamp
         stats = as_dict(self.info.get("model_stats"))
@@ -192,23 +197,26 @@ class _Run:
     def swe(self) -> None:
         model = self._swe_model()
         steps = [s for s in self.value["trajectory"] if isinstance(s, dict)]
-        queried = [s for s in steps if isinstance(s.get("query", s.get("messages")), list) and s.get("query", s.get("messages"))]
+        queried = [(n, s) for n, s in enumerate(self.value["trajectory"])
+                   if isinstance(s, dict) and isinstance(s.get("query", s.get("messages")), list) and s.get("query", s.get("messages"))]
         if queried:
-            for step in queried:
+            for n, step in queried:
                 query = [m for m in step.get("query", step.get("messages")) if isinstance(m, dict)]
                 markers = tuple(i for i, m in enumerate(query) if _has_marker(m))
-                self.calls.append(_Call([_sent_message(m) for m in query], None, model, None, None, markers))
+                self.calls.append(_Call([_sent_message(m) for m in query], None, model, None, None, markers, path=f"trajectory[{n}]"))
         else:  # 0.x (and 1.0 previews without per-step messages): the history as the agent kept it
-            history = [h for h in self.value["history"] if isinstance(h, dict)]
-            agent = next((h.get("agent") for h in history), None)  # the main agent: "primary" in 0.x, "main" in 1.x
-            history = [h for h in history if h.get("agent") == agent]
+            kept = [(n, h) for n, h in enumerate(self.value["history"]) if isinstance(h, dict)]
+            agent = next((h.get("agent") for _, h in kept), None)  # the main agent: "primary" in 0.x, "main" in 1.x
+            kept = [(n, h) for n, h in kept if h.get("agent") == agent]
+            history = [h for _, h in kept]
             for idx, item in enumerate(history):
                 if item.get("role") == "assistant" and not item.get("is_demo"):
                     sent = [_sent_message(h) for h in history[:idx]]
-                    self.calls.append(_Call(sent, None, model, None, None))
+                    self.calls.append(_Call(sent, None, model, None, None, path=f"history[{kept[idx][0]}]"))
             if len(steps) > len(self.calls) and history and history[-1].get("role") != "assistant":
                 # The run ended on a step whose reply never reached the history (a submit): it sent all of it.
-                self.calls.append(_Call([_sent_message(h) for h in history], None, model, None, None))
+                last = max(n for n, step in enumerate(self.value["trajectory"]) if isinstance(step, dict))
+                self.calls.append(_Call([_sent_message(h) for h in history], None, model, None, None, path=f"trajectory[{last}]"))
             self.notes.append(
                 "this SWE-agent trajectory keeps no per-call request: each is rebuilt from the history, which a history "
                 "processor (e.g. Last5Observations) may have shortened in what was sent"
@@ -352,6 +360,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 TraceRequest(
                     file=name,
                     line=run.line,
+                    path=call.path,
                     lane=lane,
                     lane_kind="main",
                     seq=len(out),

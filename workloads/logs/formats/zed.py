@@ -272,6 +272,8 @@ class _Thread:
                     TraceRequest(
                         file=self.file,
                         line=self.line,
+                        # Every call of a thread is on its record's line (a database's on line 1).
+                        path=f"{self.label.removesuffix(': ')} messages[{index}]".lstrip(),
                         lane=self.lane,
                         lane_kind="main",
                         seq=len(self.out),
