@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import msgspec
+from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, breaks_off, is_zstd, may_nest_too_deep, too_deep, torn_tail
@@ -555,14 +556,14 @@ def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
     for record in _iter_elements(path, handle, progress):
         if held is not None:
             if record.line == held.line or shared:
-                yield Record(held.line, held.value, True, element=index)
+                yield replace(held, element=index)
             else:
                 yield held
             shared = record.line == held.line
         held = record
         index += 1
     if held is not None:
-        yield Record(held.line, held.value, True, element=index) if shared else held
+        yield replace(held, element=index) if shared else held
 
 
 def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
