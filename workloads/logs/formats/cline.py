@@ -84,7 +84,7 @@ from itertools import combinations
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.pricing import get_price
+from prefixbench.simulator.pricing import PriceRow, get_price
 from prefixbench.simulator.providers import (
     PROVIDERS,
     UNKNOWN,
@@ -713,13 +713,21 @@ def _protocol_additive(calls: list[_Pending], named: list[tuple[int | None, str,
 _COST_ROOM = Decimal("0.01")
 
 
+def _price_row(model: str, sent_ms: int | None) -> PriceRow | None:
+    """The model's price row in force when the call was sent (None: no price, or no time that
+    dates one)."""
+    try:
+        when = None if sent_ms is None else datetime.fromtimestamp(sent_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+        return get_price(model, as_of=when)
+    except (UserError, ValueError, OverflowError, OSError):
+        return None
+
+
 def _list_cost(model: str, sent_ms: int | None, uncached: int, reads: int, output: int) -> Decimal | None:
     """What ``uncached`` input, ``reads`` and ``output`` tokens cost at the model's listed prices
     when the call was sent (None: no price, or no read price where there are reads)."""
-    try:
-        when = None if sent_ms is None else datetime.fromtimestamp(sent_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
-        row = get_price(model, as_of=when)
-    except (UserError, ValueError, OverflowError, OSError):
+    row = _price_row(model, sent_ms)
+    if row is None:
         return None
     rates = row.rates
     if row.long_tier and uncached + reads > row.long_tier.threshold:
@@ -1298,10 +1306,8 @@ def _solve_by_cost(model: str, sent_ms: int | None, cost: object, fixed: tuple[t
     does not fit: not a whole number of tokens within 0..pool (Cline priced it otherwise)."""
     if not isinstance(cost, (int, float)) or isinstance(cost, bool) or cost <= 0 or not math.isfinite(cost) or pool <= 0:
         return None
-    try:
-        when = None if sent_ms is None else datetime.fromtimestamp(sent_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
-        row = get_price(model, as_of=when)
-    except (UserError, ValueError, OverflowError, OSError):
+    row = _price_row(model, sent_ms)
+    if row is None:
         return None
     rates = row.rates
     part, rest = getattr(rates, part_rate), getattr(rates, rest_rate)

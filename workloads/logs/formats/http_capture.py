@@ -194,16 +194,23 @@ def _openai_call(provider: Provider, body: dict, response: dict, where: str, kee
     return _Call(usage, parsed, "main", envelope, _openai_diagnostic(response), reply=reply, upstream=_upstream(response))
 
 
+def _body_naming(response: dict, marker: str) -> object:
+    """A response's body, decoded where it is JSON text holding ``marker`` (None where it is not
+    JSON or is nested past the parser; text without the marker as it is: not worth decoding)."""
+    body = response.get("body")
+    if isinstance(body, str) and marker in body:
+        try:
+            return json.loads(body)
+        except (ValueError, RecursionError):  # not JSON, or nested past the parser
+            return None
+    return body
+
+
 def _upstream(response: dict) -> str:
     """The upstream a gateway names as the one that served an OpenAI-shaped response: OpenRouter's
     ``provider``, at the top of its JSON body or of its streamed chunks (the last that names one);
     "" where none does."""
-    body = response.get("body")
-    if isinstance(body, str) and '"provider"' in body:
-        try:
-            body = json.loads(body)
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser
-            body = None
+    body = _body_naming(response, '"provider"')
     named = gateway_usage.upstream_of(body) if isinstance(body, dict) else ""
     for text in reversed(_sse_texts(response)):
         if named:
@@ -288,12 +295,7 @@ def _openai_response_usage(response: dict) -> dict | None:
 
 def _openai_diagnostic(response: dict) -> str | None:
     """OpenAI's ``prompt_cache_diagnostics`` of a response: in its JSON body or its stream's events."""
-    body = response.get("body")
-    if isinstance(body, str) and "prompt_cache_diagnostics" in body:
-        try:
-            body = json.loads(body)
-        except (ValueError, RecursionError):  # not JSON, or nested past the parser
-            body = None
+    body = _body_naming(response, "prompt_cache_diagnostics")
     label = openai_rules.read_diagnostic(body)
     if label is not None:
         return label
