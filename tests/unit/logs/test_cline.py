@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
@@ -1128,19 +1129,25 @@ def test_kilo_openai_native_tokens_in_leaves_out_the_reads_told_from_the_cost() 
                             "less cacheReads") for n in notes)
 
 
-def test_kilo_openai_protocol_whole_prompt_kept_where_the_cost_prices_it(tmp_path: Path) -> None:
-    # The same counts with the cost an OpenAI-compatible handler gives (tokensIn the whole prompt):
-    # read as today, the reads inside tokensIn.
+def _costed_copy(tmp_path: Path, task: str, cost: Callable[[dict], float]) -> Path:
+    """A copy of the fixture ``task``'s ui_messages.json whose every call costs ``cost(counts)``."""
     folder = tmp_path / "task"
-    shutil.copytree(TASKS / "kilo-openai-native", folder)
+    shutil.copytree(TASKS / task, folder)
     ui = folder / "ui_messages.json"
     entries = json.loads(ui.read_text())
     for entry in entries:
         if entry["say"] == "api_req_started":
             info = json.loads(entry["text"])
-            info["cost"] = ((info["tokensIn"] - info["cacheReads"]) * 2 + info["cacheReads"] * 0.5 + info["tokensOut"] * 8) / 1e6
+            info["cost"] = cost(info)
             entry["text"] = json.dumps(info)
     ui.write_text(json.dumps(entries))
+    return ui
+
+
+def test_kilo_openai_protocol_whole_prompt_kept_where_the_cost_prices_it(tmp_path: Path) -> None:
+    # The same counts with the cost an OpenAI-compatible handler gives (tokensIn the whole prompt):
+    # read as today, the reads inside tokensIn.
+    ui = _costed_copy(tmp_path, "kilo-openai-native", lambda info: ((info["tokensIn"] - info["cacheReads"]) * 2 + info["cacheReads"] * 0.5 + info["tokensOut"] * 8) / 1e6)
     requests, _ = import_file(ui, CLINE, ImportContext())
     assert [r.usage for r in requests][1] == Usage(cache_read=8960, uncached=80, output=250)
 
@@ -1158,16 +1165,7 @@ def test_kilo_before_june_2025_reported_no_cache_told_from_the_cost(tmp_path: Pa
     assert any(n.startswith("usage of calls naming no handler (anthropic/claude-sonnet-4): cache not reported") for n in notes)
     # Costs that price the counts with no cache cannot tell a read of nothing from a handler that
     # reported none: read as reported, and said so.
-    folder = tmp_path / "task"
-    shutil.copytree(TASKS / "kilo-before-protocol", folder)
-    ui = folder / "ui_messages.json"
-    entries = json.loads(ui.read_text())
-    for entry in entries:
-        if entry["say"] == "api_req_started":
-            info = json.loads(entry["text"])
-            info["cost"] = (info["tokensIn"] * 3 + info["tokensOut"] * 15) / 1e6
-            entry["text"] = json.dumps(info)
-    ui.write_text(json.dumps(entries))
+    ui = _costed_copy(tmp_path, "kilo-before-protocol", lambda info: (info["tokensIn"] * 3 + info["tokensOut"] * 15) / 1e6)
     requests, summary = import_file(ui, CLINE, ImportContext())
     assert all(r.usage.cache_reported for r in requests)
     assert any(n.startswith("no call of no handler named (anthropic/claude-sonnet-4) reports a cache read or write: "
@@ -1204,16 +1202,7 @@ def test_kilo_groq_kimi_tokens_in_leaves_out_the_reads_told_from_the_prices_its_
     assert any(n.startswith("usage of protocol openai (moonshotai/kimi-k2-instruct): the openai protocol, yet tokensIn")
                for n in notes)
     # Costs an OpenAI-compatible handler gives (tokensIn the whole prompt): read as today.
-    folder = tmp_path / "task"
-    shutil.copytree(TASKS / "kilo-groq-kimi", folder)
-    ui = folder / "ui_messages.json"
-    entries = json.loads(ui.read_text())
-    for entry in entries:
-        if entry["say"] == "api_req_started":
-            info = json.loads(entry["text"])
-            info["cost"] = ((info["tokensIn"] - info["cacheReads"]) * 1.0 + info["cacheReads"] * 0.5 + info["tokensOut"] * 3.0) / 1e6
-            entry["text"] = json.dumps(info)
-    ui.write_text(json.dumps(entries))
+    ui = _costed_copy(tmp_path, "kilo-groq-kimi", lambda info: ((info["tokensIn"] - info["cacheReads"]) * 1.0 + info["cacheReads"] * 0.5 + info["tokensOut"] * 3.0) / 1e6)
     whole, _ = import_file(ui, CLINE, ImportContext())
     assert [(r.usage.cache_read, r.usage.uncached, r.usage.prompt_count) for r in whole][1] == (5632, 2736, "")
 
