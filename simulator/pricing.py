@@ -110,9 +110,25 @@ _ID = re.compile(r"[a-z0-9][a-z0-9._:-]*\Z")
 #: the table does not know is looked up again without it.
 PROFILE_PREFIXES = ("us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global.")
 #: What a provider appends to a model id for a snapshot or version: a date (``-2025-12-11``,
-#: ``-20251101``) and/or a Bedrock version (``-v1:0``). A name the table does not know is looked
-#: up again without it, so an unlisted snapshot bills as its model (the listed ones are aliases).
-_SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-20\d{6})?(-v\d+(:\d+)?)?\Z")
+#: ``-20251101``, Vertex AI's ``@20250929``, ``@001``, ``@latest``) and/or a Bedrock version
+#: (``-v1:0``). A name the table does not know is looked up again without it, so an unlisted
+#: snapshot bills as its model (the listed ones are aliases).
+_SNAPSHOT = re.compile(r"(-\d{4}-\d{2}-\d{2}|-20\d{6}|@20\d{6}|@\d{3}|@latest)?(-v\d+(:\d+)?)?\Z")
+#: OpenRouter's variants of a model that bill as the model itself (a suffix after a ``:``): ``:thinking``
+#: (its reasoning on) and ``:beta`` (Anthropic's endpoint without OpenRouter's moderation), catalog
+#: entries at the model's price. A name the table does not know is looked up again without one.
+PRICE_NEUTRAL_VARIANTS = (":thinking", ":beta")
+#: OpenRouter's routing variants (https://openrouter.ai/docs/guides/routing/model-variants/overview):
+#: the same model, sent to the hosts the variant ranks first (``:nitro`` by throughput, ``:floor``
+#: by price, ``:exacto`` by reliability). A host bills its own price, so such a name resolves to
+#: the model only where every host of it bills the model's list price (its provider's rules say so:
+#: :attr:`~prefixbench.simulator.providers.base.ProviderRules.hosts_bill_list_price`); else it is
+#: left unpriced.
+ROUTING_VARIANTS = (":nitro", ":floor", ":exacto")
+#: OpenRouter's free variant, ``vendor/model:free``: a catalog entry that bills no token. Every such
+#: name resolves to the table's row :data:`FREE_MODEL` (all prices 0, its source cited there).
+FREE_VARIANT = ":free"
+FREE_MODEL = "openrouter-free"
 #: What a fast-mode model's price rows are named after (``claude-opus-4-8-fast``): the model's id
 #: and this, which is how gateways name fast mode (OpenRouter's ``anthropic/claude-opus-4.6-fast``).
 FAST_SUFFIX = "-fast"
@@ -200,6 +216,13 @@ class PriceRow(msgspec.Struct, frozen=True):
     def __repr__(self) -> str:
         shown = (f"{name}={getattr(self, name)!r}" for name in self.__struct_fields__ if name != "effective_at")
         return f"PriceRow({', '.join(shown)})"
+
+    @property
+    def is_free(self) -> bool:
+        """Whether the row bills nothing (a gateway's free variant, :data:`FREE_MODEL`)."""
+        rates = self.rates
+        return not (rates.input or rates.cache_read or rates.cache_write or rates.cache_write_1h or rates.output
+                    or rates.explicit_read or self.long_tier or self.storage)
 
     @property
     def has_write_fee(self) -> bool:
@@ -295,13 +318,17 @@ class PriceTable(msgspec.Struct, frozen=True):
 
     def resolve(self, name: str) -> str:
         """The model id for an id or alias, also as a log spells it (any case, a gateway's vendor
-        part, a Bedrock profile, an unlisted snapshot's date or version suffix, a gateway's dotted
-        version of a hyphenated id).
+        part, a Bedrock profile, an unlisted snapshot's date or version suffix, Vertex AI's
+        ``@``-snapshot, a gateway's dotted version of a hyphenated id, OpenRouter's variants:
+        :data:`PRICE_NEUTRAL_VARIANTS`, :data:`ROUTING_VARIANTS` where every host bills the list
+        price, :data:`FREE_VARIANT` at the :data:`FREE_MODEL` row).
 
         Raises:
             UserError: unknown name; the message lists the known model ids.
         """
         model = self.names.get(name)
+        if model is None:
+            model = self._variant(name)
         if model is None:
             # A log's spelling (``MiniMax-M2``), a gateway's vendor part (``x-ai/grok-4``), a
             # Bedrock inference profile (``us.anthropic.claude-...``).
@@ -325,6 +352,30 @@ class PriceTable(msgspec.Struct, frozen=True):
             near = difflib.get_close_matches(name.lower(), self.models(), n=1, cutoff=0.85)
             did = f" (did you mean {near[0]!r}?)" if near else ""
             raise UserError(f"unknown price model {name!r}{did} (known: {', '.join(self.models())}; aliases accepted)")
+        return model
+
+    def _variant(self, name: str) -> str | None:
+        """The model an OpenRouter variant's name (``vendor/model:variant``) bills as, or None for a
+        name that is no variant, or one whose model is unknown or routed to hosts of differing
+        prices (see :data:`ROUTING_VARIANTS`)."""
+        base, colon, suffix = name.lower().rpartition(":")
+        variant = colon + suffix
+        if not base or "/" not in base:
+            return None
+        if variant == FREE_VARIANT:
+            return self.names.get(FREE_MODEL)
+        if variant not in PRICE_NEUTRAL_VARIANTS and variant not in ROUTING_VARIANTS:
+            return None
+        try:
+            model = self.resolve(base)
+        except UserError:
+            return None
+        if variant in ROUTING_VARIANTS:
+            from prefixbench.simulator.providers import provider_of_model  # (the rules import nothing of this module)
+
+            rules = provider_of_model(model)
+            if rules is None or not rules.hosts_bill_list_price:
+                return None
         return model
 
     def history(self, name: str) -> tuple[PriceRow, ...]:

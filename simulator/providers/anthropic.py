@@ -169,6 +169,7 @@ DIAGNOSTICS_FIELDS = ("cache_miss_reason", "cache_diagnostics", "diagnostics", "
 
 
 RULES = ProviderRules(
+    hosts_bill_list_price=True,  # closed weights: Anthropic's API, Bedrock's and Vertex AI's global endpoints at its list price
     speaks_messages=True,
     name="anthropic",
     api_base="https://api.anthropic.com",

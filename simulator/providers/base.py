@@ -246,6 +246,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     write_1h_multiplier: float | None = None
     #: Writes are billed apart from uncached input (else a write costs what a miss costs).
     bills_writes: bool = False
+    #: Every host serving this provider's models bills them at the provider's list price (its own
+    #: API, and the clouds and gateways passing them on: closed weights); False where other hosts
+    #: serve the models at prices of their own (open weights), so a gateway's routing variant of
+    #: one (OpenRouter's ``:nitro``, ``:floor``, ``:exacto``) has no list price (:mod:`..pricing`).
+    hosts_bill_list_price: bool = False
     #: Why a miss with nothing changed is the provider's doing (None: it is not best-effort).
     best_effort_note: str | None = None
     #: Why a miss whose call reported writing nothing is the provider's doing, where the agent's

@@ -110,6 +110,7 @@ def _written_1h(details: object, where: str) -> int:
 
 
 RULES = ProviderRules(
+    hosts_bill_list_price=True,  # closed weights: its own ids are Bedrock's
     speaks_messages=True,
     name="bedrock",
     usage_convention="additive",

@@ -359,6 +359,7 @@ OPTIONS = (
 )
 
 RULES = ProviderRules(
+    hosts_bill_list_price=True,  # closed weights: the Gemini API and Vertex AI
     name="gemini",
     api_base="https://generativelanguage.googleapis.com",
     usage_convention="subset",

@@ -201,6 +201,7 @@ def read_diagnostic(obj: object) -> str | None:
 
 
 RULES = ProviderRules(
+    hosts_bill_list_price=True,  # closed weights: OpenAI's API and Azure's global deployments
     name="openai",
     api_base="https://api.openai.com",
     # Cline's OpenAI (native) handler subtracts the cached part from tokensIn; its "OpenAI

@@ -63,6 +63,7 @@ OPTIONS = (
 )
 
 RULES = ProviderRules(
+    hosts_bill_list_price=True,  # closed weights: xAI's API alone
     name="xai",
     usage_convention="subset",
     read_usage=read_usage,

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import takewhile
 from typing import Protocol
 from datetime import UTC, datetime
@@ -2587,7 +2587,7 @@ def _summarize(
         _ranged(_file_calibrations(sums.calibrations, summaries, of_file), where, "file", lambda f: f.file),
         totals,
         _notes(sums.notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
-        + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
+        + free_notes({r.model for r in requests}, prices) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _ranged(_model_summaries(sums.models, prices, of_model, ranged_models), where, "model", lambda m: (m.provider, m.model)),
         _agreement(sums.pairs),
         split_sums({name: (roll.requests, roll.lost, roll.unpriced) for name, roll in sums.classes.items()}),
@@ -3142,6 +3142,23 @@ def _notes(
         + early
     )
     return tuple(notes)
+
+
+def free_notes(models: Iterable[str], prices: Prices) -> tuple[str, ...]:
+    """The models the price table bills nothing for (a gateway's free variant: OpenRouter's
+    ``vendor/model:free`` at the ``openrouter-free`` row), said so: their dollars are $0, not
+    unknown, and are in every total."""
+    free: dict[str, list[str]] = {}
+    for model in sorted(models):
+        if model in prices.missing:
+            continue
+        try:
+            row = prices.table.history(model)[-1]
+        except UserError:
+            continue
+        if row.is_free:
+            free.setdefault(row.model, []).append(model)
+    return tuple(f"priced at $0 by the row {row} (a free variant, no charge a token): {', '.join(names)}" for row, names in free.items())
 
 
 def _when_early(prices: Prices, model: str) -> str:
