@@ -65,18 +65,22 @@ agent's way: see :mod:`.otel_agents`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import msgspec
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.pricing import cost_total, deepseek_period, format_usd, get_price
 from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_named_in, provider_of_model, rules_for
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS, as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS, MAX_LOGGED_COST, as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.formats.otel_agents import AGENTS, CODEX_PROVIDER, AgentEvent, agent_event, error_event, is_codex_start
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
@@ -555,6 +559,73 @@ def _duration_ms(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 10**15 else None
 
 
+#: The room between a call's own cost and what its counts cost at the price table's row (the
+#: agent's table may round a price, or price a model a little apart): 1% of the logged cost.
+COST_ROOM = Decimal("0.01")
+
+
+class _OwnCosts:
+    """An agent's own per-call costs (Claude Code's ``cost_usd``), summed and checked against the
+    price table: what the calls it prices cost there, how many fit, which do not, and the cost of
+    the calls it cannot price."""
+
+    def __init__(self) -> None:
+        self.total = Decimal(0)
+        self.calls = 0
+        #: Of the calls the table prices: their own costs, and their costs at the table's rows.
+        self.priced = 0
+        self.priced_own = Decimal(0)
+        self.priced_listed = Decimal(0)
+        self.fit = 0
+        #: (line, logged, listed) of the priced calls whose cost is not the listed one.
+        self.off: list[tuple[int, Decimal, Decimal]] = []
+
+    def add(self, line: int, logged: object, model: str, sent_ms: int | None, usage: Usage) -> None:
+        """Count one call's own cost (a finite number from 0 below :data:`MAX_LOGGED_COST`; any
+        other value is not read, as :func:`.common.logged_cost` does)."""
+        if not isinstance(logged, (int, float)) or isinstance(logged, bool) or not math.isfinite(logged) or not 0 <= logged < MAX_LOGGED_COST:
+            return
+        own = Decimal(repr(float(logged)))
+        self.total += own
+        self.calls += 1
+        listed = _listed_cost(model, sent_ms, usage)
+        if listed is None:
+            return
+        self.priced += 1
+        self.priced_own += own
+        self.priced_listed += listed
+        if abs(own - listed) <= COST_ROOM * own:
+            self.fit += 1
+        else:
+            self.off.append((line, own, listed))
+
+    def note(self, agent: AgentEvent) -> str:
+        said = f"{agent.agent}'s own {agent.cost} fields sum to {format_usd(self.total)} (a check on the dollars here)"
+        if self.priced:
+            said += (f": on the {self.priced} call(s) the price table prices, {format_usd(self.priced_own)} logged against "
+                     f"{format_usd(self.priced_listed)} at the table's rows in force, {self.fit} of them within {COST_ROOM:.0%}")
+        if self.off:
+            shown = "; ".join(f"line {line}: {format_usd(own)} logged, {format_usd(listed)} listed" for line, own, listed in self.off[:3])
+            said += (f"; {len(self.off)} not ({shown}{'; ...' if len(self.off) > 3 else ''}): the agent priced them otherwise "
+                     "(another rate, fast mode, a gateway's price) or counted them otherwise")
+        if self.calls > self.priced:
+            said += (f"; {self.calls - self.priced} call(s) of a model the table does not price, "
+                     f"{format_usd(self.total - self.priced_own)} logged (in no dollar figure here)")
+        return said
+
+
+def _listed_cost(model: str, sent_ms: int | None, usage: Usage) -> Decimal | None:
+    """What a call's counts cost at the price table's row in force when it was sent (DeepSeek:
+    in that moment's period); None where the table has no row for the model then."""
+    moment = datetime.fromtimestamp(sent_ms / 1000, UTC) if sent_ms is not None and 1e11 < sent_ms < MAX_EPOCH_MS else None
+    try:
+        row = get_price(model, as_of=None if moment is None else moment.strftime("%Y-%m-%dT%H:%MZ"),
+                        period=None if moment is None else deepseek_period(moment))
+    except UserError:
+        return None
+    return cost_total(usage, row)
+
+
 def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[Span], semconv_services: set[str],
                  seq: int) -> tuple[list[TraceRequest], list[tuple[int, str]], list[str]]:
     """The calls of agents' own per-call events (:mod:`.otel_agents`): each session's calls of one
@@ -591,6 +662,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
     counted: dict[str, int] = {}
+    own_costs: dict[str, _OwnCosts] = {}
     for span, agent, where, sent, done in calls:
         input_, output, read_, written_ = (_agent_count(span, key, where) for key in (agent.input, agent.output, agent.read, agent.write))
         extra_in, extra_out = _agent_count(span, agent.extra_input, where) or 0, _agent_count(span, agent.extra_output, where) or 0
@@ -627,7 +699,10 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         ))
         last_node[lane] = node
         counted[agent.agent] = counted.get(agent.agent, 0) + 1
+        if agent.cost and span.attributes.get(agent.cost) is not None:
+            own_costs.setdefault(agent.agent, _OwnCosts()).add(span.line, span.attributes[agent.cost], model, sent, usage)
     notes = [f"{n} {agent.agent} call(s) ({agent.names[0]} events): {agent.reading()}" for agent in AGENTS if (n := counted.get(agent.agent))]
+    notes += [own.note(agent) for agent in AGENTS if (own := own_costs.get(agent.agent)) is not None and own.calls]
     if out:
         notes.append("agent events carry no prompt bodies: each session's calls of one model are read as a chain in send order "
                      "(the record's time less its duration_ms where given)")

@@ -10,6 +10,8 @@ Claude Code                  ``claude_code.api_request`` (the record's body; ``e
                              ``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``cache_creation_tokens``,
                              ``model``, ``duration_ms``, ``cost_usd``, ``session.id``, ``prompt.id``, ``event.timestamp``.
                              Anthropic's usage as it is: input EXCLUDES reads and writes (additive).
+                             ``cost_usd`` is the call priced by Claude Code's own table: summed, and
+                             checked against the counts at the price table's row, in a note.
 Codex                        ``codex.sse_event`` of ``event.kind`` ``response.completed``: ``input_token_count``,
                              ``output_token_count``, ``cached_token_count``, ``reasoning_token_count``,
                              ``tool_token_count`` (the response's total, despite its name), later
@@ -71,6 +73,9 @@ class AgentEvent(msgspec.Struct, frozen=True):
     kind: str = ""
     #: Events of a failed call (no usage): counted in the notes.
     errors: tuple[str, ...] = ()
+    #: The attribute holding the call's cost in dollars as the agent priced it ("" for none): a
+    #: check on the audit's dollars (:mod:`.otel` says in a note how many calls it fits).
+    cost: str = ""
 
     def reading(self) -> str:
         if self.convention == "additive":
@@ -85,7 +90,7 @@ class AgentEvent(msgspec.Struct, frozen=True):
 AGENTS: tuple[AgentEvent, ...] = (
     AgentEvent("Claude Code", ("claude_code.api_request",), ("api_request",), ("claude-code",), "input_tokens", "output_tokens",
                "cache_read_tokens", "cache_creation_tokens", "additive", ("session.id",), default=ANTHROPIC,
-               errors=("claude_code.api_error",)),
+               errors=("claude_code.api_error",), cost="cost_usd"),
     AgentEvent("Codex", ("codex.sse_event",), (), (), "input_token_count", "output_token_count", "cached_token_count", "cache_write_token_count", "subset",
                ("conversation.id",), default=OPENAI, kind="response.completed"),
     AgentEvent("Gemini CLI", ("gemini_cli.api_response",), ("api_response",), ("gemini-cli",), "input_token_count", "output_token_count",
