@@ -39,6 +39,9 @@ RESOLVED = {
     # Rows added: o4-mini (a Langfuse fixture's calls).
     "o4-mini-2025-04-16": "o4-mini",
     "openai/o4-mini": "o4-mini",
+    # Codex's small models (test logs name them; the rows were missing).
+    "codex-mini-latest": "codex-mini-latest",
+    "gpt-5.1-codex-mini": "gpt-5.1-codex-mini",
 }
 
 #: Still no price, on purpose: a routing variant of an open-weight model picks among hosts of
