@@ -42,6 +42,10 @@ RESOLVED = {
     # Codex's small models (test logs name them; the rows were missing).
     "codex-mini-latest": "codex-mini-latest",
     "gpt-5.1-codex-mini": "gpt-5.1-codex-mini",
+    # Z.AI's GLM-4.7 (a Claude Code test log names it through Z.AI's Anthropic-compatible endpoint).
+    "glm-4.7": "glm-4.7",
+    "zai/glm-4.7": "glm-4.7",  # (LiteLLM's zai/ route)
+    "glm-4.7-flashx": "glm-4.7-flashx",
 }
 
 #: Still no price, on purpose: a routing variant of an open-weight model picks among hosts of
