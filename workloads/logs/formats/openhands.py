@@ -160,22 +160,29 @@ def _is_v0_event(value: dict) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _event_files(folder: str, stamp: int) -> tuple[str, ...]:
-    """The event files of a 0.x session's ``events/`` folder, in number order; ``stamp`` (the
-    folder's mtime) keys the cache."""
+def _folder_files(folder: str, stamp: int, pattern: re.Pattern[str], numbered: bool) -> tuple[str, ...]:
+    """The files of ``folder`` whose names ``pattern`` matches whole: by the number the name
+    starts with where ``numbered`` (``<n>.json``), else by name; ``stamp`` (the folder's mtime)
+    keys the cache."""
     try:
-        names = [entry.name for entry in os.scandir(folder) if entry.is_file() and _EVENT_FILE.fullmatch(entry.name)]
+        names = [entry.name for entry in os.scandir(folder) if entry.is_file() and pattern.fullmatch(entry.name)]
     except OSError:
         return ()
-    return tuple(sorted(names, key=lambda name: int(name[:-5])))
+    return tuple(sorted(names, key=(lambda name: int(name.partition(".")[0])) if numbered else None))
 
 
-def _session_events(folder: Path) -> tuple[str, ...]:
+def _event_folder(folder: Path, pattern: re.Pattern[str], numbered: bool = False) -> tuple[str, ...]:
+    """The event files of ``folder`` (:func:`_folder_files`), none where it cannot be listed."""
     try:
         stamp = folder.stat().st_mtime_ns
     except OSError:
         return ()
-    return _event_files(str(folder), stamp)
+    return _folder_files(str(folder), stamp, pattern, numbered)
+
+
+def _session_events(folder: Path) -> tuple[str, ...]:
+    """The event files of a 0.x session's ``events/`` folder, in number order."""
+    return _event_folder(folder, _EVENT_FILE, numbered=True)
 
 
 def session_lead_of(path: Path, value: dict) -> Path | None:
@@ -202,23 +209,9 @@ _CONVERSATION_DIR = re.compile(r"[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4
 _STATE_UPDATE = "ConversationStateUpdateEvent"
 
 
-@lru_cache(maxsize=64)
-def _app_files(folder: str, stamp: int) -> tuple[str, ...]:
-    """The event files of an app-server conversation folder, by name; ``stamp`` (the folder's
-    mtime) keys the cache."""
-    try:
-        names = [entry.name for entry in os.scandir(folder) if entry.is_file() and _APP_EVENT_FILE.fullmatch(entry.name)]
-    except OSError:
-        return ()
-    return tuple(sorted(names))
-
-
 def _app_events(folder: Path) -> tuple[str, ...]:
-    try:
-        stamp = folder.stat().st_mtime_ns
-    except OSError:
-        return ()
-    return _app_files(str(folder), stamp)
+    """The event files of an app-server conversation folder, by name."""
+    return _event_folder(folder, _APP_EVENT_FILE)
 
 
 def _is_app_event(path: Path, value: dict) -> bool:
