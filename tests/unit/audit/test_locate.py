@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from prefixbench.reports.audit import audit_markdown, audit_table, request_record
 from prefixbench.workloads.audit.core import AuditRow, run_audit
 from prefixbench.workloads.audit.locate import Histories, Location, locate, short_where
+from prefixbench.workloads.logs.formats import FORMATS
 from prefixbench.workloads.logs.history import EXCERPT_CHARS, make_message
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import Prefix, TraceRequest
@@ -342,6 +343,21 @@ def test_a_read_past_the_heads_end_stays_in_message_1(tmp_path: Path) -> None:
     row = _fall_near_the_head(10_400, 2_800).audit(tmp_path)[-1]
     assert (row.cause, row.evidence) == ("messages-changed", "position")
     assert row.detail.startswith("the cached prefix ended inside message 1 (user, about token 10,400")
+
+
+def test_a_fall_near_the_heads_end_is_put_at_the_head_in_claude_code_transcripts_only(tmp_path: Path) -> None:
+    # The same fall as above (a head of 9,990 by the lane start, a read 93 tokens past it) in a pi
+    # session: the evidence for the head's end (Anthropic's diagnostic) is Claude Code's alone, and
+    # pi's system prompt ends with the date, which a change would make the read stop before, not
+    # past. It stays in message 1 (it was put at the head, system-changed, whatever the format).
+    # A Codex rollout logs no messages, so no read of it is placed on a history at all.
+    entries = [_PI_HEADER, _pi("user", 0, "fix the failing test in parser.py"), _pi("assistant", 10, "ok", 9_990, 2_010),
+               _pi("toolResult", 20, "all good " * 100), _pi("assistant", 30_000, "more", 12_000, 1_000),
+               _pi("user", 40_000, "and the other file"), _pi("assistant", 40_010, "done", 10_083, 3_017)]
+    row = run_audit([write_jsonl(tmp_path / "pi.jsonl", entries)]).rows[-1]
+    assert (row.cause, row.evidence) == ("messages-changed", "position")
+    assert row.detail.startswith('the cached prefix ended inside message 1 (user, about token 10,083 of 13,103 of the prompt): "fix')
+    assert FORMATS["claude-code"].head_end_falls and not any(f.head_end_falls for name, f in FORMATS.items() if name != "claude-code")
 
 
 def test_the_where_cell_reads_the_location_not_the_users_words_in_its_excerpt() -> None:
