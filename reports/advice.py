@@ -20,12 +20,12 @@ RANKING = (
 
 def saves_text(saved: Decimal | None, unpriced: int = 0, lost: Decimal | float = 0) -> str:
     """``saves $0.0331``; ``does not pay`` for 0 or less; ``cannot re-simulate`` for None;
-    ``unknown (unpriced)`` for 0 or less when every miss it targets is in no dollar figure
+    ``unknown (unpriced)`` for None or 0 or less when every miss it targets is in no dollar figure
     (``unpriced`` of them, none priced: ``lost`` 0), since nothing could price what it saves."""
+    if (saved is None or saved <= 0) and unpriced and not lost:
+        return "unknown (unpriced)"
     if saved is None:
         return "cannot re-simulate"
-    if saved <= 0 and unpriced and not lost:
-        return "unknown (unpriced)"
     if saved <= 0:
         return "does not pay" if saved == 0 else f"costs {format_usd(-saved)} more"
     return f"saves {format_usd(saved)}"

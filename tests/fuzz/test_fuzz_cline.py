@@ -345,6 +345,14 @@ _PROTOCOL_MODELS = st.sampled_from(["claude-sonnet-4-20250514", "anthropic/claud
                                     "gpt-4.1", "google/gemini-2.5-pro", "x"])
 
 
+def _name_the_model(folder: Path, model: str, turns: int, t0: int) -> None:
+    """The task's ``api_conversation_history.json``: ``turns`` user messages a second apart from
+    ``t0``, each with environment details that name ``model`` (as Roo Code and Kilo Code write them)."""
+    details = f"<environment_details>\n<model>{model}</model>\n</environment_details>"
+    (folder / "api_conversation_history.json").write_text(json.dumps(
+        [{"role": "user", "content": [{"type": "text", "text": details}], "ts": t0 + 1000 * n} for n in range(turns)]))
+
+
 def test_protocol_readings_end_cleanly_and_keep_a_billed_write(importer_examples):
     """Roo Code / Kilo Code api_req_started entries under either apiProtocol, the model named in
     the history's environment details, made-up counts: exit 0 or one line; read, no count is
@@ -359,10 +367,7 @@ def test_protocol_readings_end_cleanly_and_keep_a_billed_write(importer_examples
     @fuzz_settings(importer_examples)
     @given(calls=st.lists(call, min_size=1, max_size=5), model=_PROTOCOL_MODELS)
     def case(calls: list[dict], model: str) -> None:
-        details = f"<environment_details>\n<model>{model}</model>\n</environment_details>"
-        (folder / "api_conversation_history.json").write_text(json.dumps(
-            [{"role": "user", "content": [{"type": "text", "text": details}], "ts": 1756000000500 + 1000 * n}
-             for n in range(len(calls))]))
+        _name_the_model(folder, model, len(calls), 1756000000500)
         entries = [{"ts": 1756000001000 + 1000 * n, "type": "say", "say": "api_req_started", "text": json.dumps(c)}
                    for n, c in enumerate(calls)]
         requests = _read_entries(tally, target, entries)
@@ -396,21 +401,11 @@ def test_readings_told_from_the_cost_end_cleanly(importer_examples):
     @fuzz_settings(importer_examples)
     @given(calls=st.lists(call, min_size=1, max_size=4), model=_PROTOCOL_MODELS)
     def case(calls: list[dict], model: str) -> None:
-        details = f"<environment_details>\n<model>{model}</model>\n</environment_details>"
-        (folder / "api_conversation_history.json").write_text(json.dumps(
-            [{"role": "user", "content": [{"type": "text", "text": details}], "ts": 1754800000500 + 1000 * n}
-             for n in range(len(calls))]))
+        _name_the_model(folder, model, len(calls), 1754800000500)
         entries = [{"ts": 1754800001000 + 1000 * n, "type": "say", "say": "api_req_started",
                     "text": json.dumps({k: v for k, v in c.items() if v is not None})} for n, c in enumerate(calls)]
-        target.write_text("[\n" + ",\n".join(map(json.dumps, entries)) + "\n]")
-        tally.check(["audit", str(target), "--quiet", "--format", "json"])
-        try:
-            requests, _ = import_file(target, FORMATS["cline"], ImportContext())
-        except UserError:
-            return
-        for r in requests:
+        for r in _read_entries(tally, target, entries) or ():
             u, c = r.usage, calls[r.line - 2]
-            assert min(u.uncached, u.cache_read, u.cache_write, u.output) >= 0
             if u.prompt_count == PROMPT_EXCLUSIVE_BY_COST:
                 assert c.get("apiProtocol") == "openai" and u.prompt == c["tokensIn"] + c["cacheReads"], (c, u)
             if not u.cache_reported:

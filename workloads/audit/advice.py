@@ -7,8 +7,9 @@ each fix that saves money becomes one :class:`~.losses.Recommendation`: the patt
 setting where one is known: :data:`AGENT_SETTINGS`), the net dollars the re-simulation saves
 (after write premiums: a 1 h write costs 2x the input price; and after the keep-alive
 requests ``keep-alive`` sends, each charged) and the fix's assumption. A fix the log cannot re-simulate (no
-request bodies) is still listed where the audit found recoverable dollars for it, with
-``saved_usd`` None and how to record a log that can (:data:`.whatif.RECORD_BODIES`).
+request bodies) is still listed where the audit found recoverable dollars for it, or misses no
+dollar figure holds (unpriced), with ``saved_usd`` None and how to record a log that can
+(:data:`.whatif.RECORD_BODIES`).
 
 Ranked by saved dollars, best first; then the fixes the recoverable misses point at that do not
 pay (their write premiums exceed what they recover: said so), and the ones the log cannot
@@ -248,7 +249,9 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail,
                                   unpriced)
             recommendations.append(msgspec.structs.replace(rec, pattern=_pattern_of_changes(rec.pattern, w, rows, lost, by_key)))
-        elif not w.applies and rows and lost > 0:
+        elif not w.applies and rows and (lost > 0 or unpriced):
+            # Listed with what its misses lost; where none of them is priced, its saving is
+            # unknown on two counts, and said so rather than left out.
             detail = f"cannot re-simulate: {w.detail}"
             recommendations.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail,
                                                    unpriced))

@@ -1101,10 +1101,17 @@ class _Passed(msgspec.Struct):
     missing: set[str]
 
 
+def upstream_key(r: TraceRequest) -> str:
+    """The suffix that keeps apart the cache entries of each upstream a gateway names as the one
+    that served ``r`` (each upstream's cache is its own): ``|@NAME``, empty where the log names
+    none. The head entries, the chain families and the body caches all key on it."""
+    return f"|@{r.upstream}" if r.upstream else ""
+
+
 def head_entry(r: TraceRequest, head: str) -> str:
     """The key of ``r``'s head entry in the chain model: ``head``, of the upstream a gateway names
-    as the one that served ``r`` where the log names it (each upstream's cache is its own)."""
-    return f"{head}|@{r.upstream}" if r.upstream else head
+    as the one that served ``r`` where the log names it (:func:`upstream_key`)."""
+    return head + upstream_key(r)
 
 
 def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> list[tuple[int, str]]:
@@ -1858,7 +1865,7 @@ class Predictor:
         family = self.families.get((r.model, r.envelope, speed, upstream))
         if family is None:
             family = self.families[(r.model, r.envelope, speed, upstream)] = (
-                f"{r.model}|{r.envelope}" + (f"|{speed}" if speed else "") + (f"|@{upstream}" if upstream else ""))
+                f"{r.model}|{r.envelope}" + (f"|{speed}" if speed else "") + upstream_key(r))
         head_tokens = self.heads.get(prefix.head)
         lane = (r.file, r.lane)
         head_warm = prefix.head in self.warm
@@ -1964,8 +1971,7 @@ class Predictor:
             key += "|" + ",".join(f"{k}={v}" for k, v in dated)
         if r.speed:
             key += f"|speed={r.speed}"  # fast calls cache apart from standard ones (see _chain)
-        if r.upstream:
-            key += f"|@{r.upstream}"  # each upstream a gateway names caches apart (see _chain)
+        key += upstream_key(r)  # each upstream a gateway names caches apart (see _chain)
         provider = self.bodies.get(key)
         if provider is None:
             cache, stepped = _body_cache(r.provider, step, dated)

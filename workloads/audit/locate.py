@@ -16,9 +16,11 @@ whole cached entries), so the message holding token ``R`` is where the sent prom
 differ, or the last one before it. Where that message carries a *mark* (a system reminder, a
 date, a file's content: :mod:`prefixbench.workloads.logs.history`), or the log shows the tool
 list changed, or more blocks were added than the provider's breakpoint lookback reaches, the
-location names that as the likely change. A read that fell back to where the head ends by its
-estimate (within :data:`AT_HEAD_END` past it) stopped at the head, not in message 1: the head
-itself, which the log does not hold, is the first part that may differ.
+location names that as the likely change. In a Claude Code transcript, a read that fell back to
+where the head ends by its estimate (within :data:`AT_HEAD_END` past it) stopped at the head, not
+in message 1: the head itself, which the log does not hold, is the first part that may differ
+(Anthropic's diagnostic on public sessions; no other agent's logs have shown it, so theirs are
+placed in message 1).
 
 Memory: one :class:`Segment` per request, holding a reference to the request's own messages
 (small records, no text beyond a short excerpt).
@@ -201,7 +203,7 @@ def locate(segment: Segment, read: int, r: TraceRequest) -> Location:
         # ``tools_changed`` (a public Claude Code 2.1.126 session), not a change in message 1.
         return Location(s.first_index + 1, message.role, read, prompt, message.excerpt, tools, "tools")
     change, kind = _lookback(r), "lookback"
-    if not change and at_head_end and s.start > 0:
+    if not change and at_head_end and s.start > 0 and _falls_to_head_end(r):
         return _head_end(s, read, prompt, r)
     if not change:
         change, kind = _marked_change(s, at_idx, r)
@@ -250,6 +252,14 @@ def _lookback(r: TraceRequest) -> str:
 def _tools(r: TraceRequest) -> str:
     changes = [detail for kind, detail in r.events if kind == "tools_change"]
     return f"the tool list changed (logged: {', '.join(sorted(set(changes)))})" if changes else ""
+
+
+def _falls_to_head_end(r: TraceRequest) -> bool:
+    """Whether ``r``'s log is one whose reads fall back to just past the head's estimated end when
+    the head changed (:attr:`~prefixbench.workloads.logs.formats.base.LogFormat.head_end_falls`:
+    Claude Code transcripts, where Anthropic's diagnostic said so)."""
+    fmt = FORMATS.get(r.source_format)
+    return fmt is not None and fmt.head_end_falls
 
 
 def _head_end(s: Segment, read: int, prompt: int, r: TraceRequest) -> Location:

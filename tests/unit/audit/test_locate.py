@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from prefixbench.reports.audit import audit_markdown, audit_table, request_record
 from prefixbench.workloads.audit.core import AuditRow, run_audit
 from prefixbench.workloads.audit.locate import Histories, Location, locate, short_where
+from prefixbench.workloads.logs.formats import FORMATS
 from prefixbench.workloads.logs.history import EXCERPT_CHARS, make_message
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import Prefix, TraceRequest
@@ -149,23 +150,27 @@ def test_more_new_blocks_than_the_lookback(tmp_path: Path) -> None:
 _PI_HEADER = {"type": "session", "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x", "thinkingLevel": "off"}
 
 
-def _pi(role: str, t: int, text: str, usage: dict | None = None) -> dict:
-    message: dict = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": t}
-    if usage:
-        message.update({"provider": "anthropic", "model": "claude-opus-4-5", "usage": usage})
+_PI_T0 = 1765233665294
+
+
+def _pi(role: str, dt: int, text: str, read: int | None = None, write: int = 0) -> dict:
+    """A pi message ``dt`` ms after the session's first; an assistant's (``read`` given) with its usage."""
+    message: dict = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": _PI_T0 + dt}
+    if read is not None:
+        message.update({"provider": "anthropic", "model": "claude-opus-4-5",
+                        "usage": {"input": 3, "output": 5, "cacheRead": read, "cacheWrite": write}})
     return {"type": "message", "message": message}
 
 
+def _pi_last_row(tmp_path: Path, *later: dict) -> AuditRow:
+    """The last request's row of a pi session that opens with "hello" (a call writing 9,000
+    tokens), then ``later``."""
+    entries = [_PI_HEADER, _pi("user", 0, "hello"), _pi("assistant", 10, "hi", 0, 9_000), *later]
+    return run_audit([write_jsonl(tmp_path / "pi.jsonl", entries)]).rows[-1]
+
+
 def test_pi_user_turn_misses_land_in_the_head_with_the_date(tmp_path: Path) -> None:
-    t0 = 1765233665294
-    entries = [
-        _PI_HEADER,
-        _pi("user", t0, "hello"),
-        _pi("assistant", t0 + 10, "hi", {"input": 3, "output": 5, "cacheRead": 0, "cacheWrite": 9_000}),
-        _pi("user", t0 + 60_000, "make the grays brighter"),
-        _pi("assistant", t0 + 60_010, "done", {"input": 3, "output": 5, "cacheRead": 0, "cacheWrite": 9_100}),
-    ]
-    row = run_audit([write_jsonl(tmp_path / "pi.jsonl", entries)]).rows[-1]
+    row = _pi_last_row(tmp_path, _pi("user", 60_000, "make the grays brighter"), _pi("assistant", 60_010, "done", 0, 9_100))
     assert (row.cause, row.evidence) == ("system-changed", "position")
     assert "at token 0 of 9,103" in row.detail and "date and time" in row.detail
 
@@ -173,17 +178,8 @@ def test_pi_user_turn_misses_land_in_the_head_with_the_date(tmp_path: Path) -> N
 def test_a_break_the_log_cannot_explain_stays_unexplained_with_its_reason(tmp_path: Path) -> None:
     # The last request was sent BEFORE the one it follows in the file (a second pi process on the
     # session): its prompt does not extend that one, so where its read stopped says nothing.
-    t0 = 1765233665294
-    entries = [
-        _PI_HEADER,
-        _pi("user", t0, "hello"),
-        _pi("assistant", t0 + 10, "hi", {"input": 3, "output": 5, "cacheRead": 0, "cacheWrite": 9_000}),
-        _pi("toolResult", t0 + 20, "output"),
-        _pi("assistant", t0 + 30_000, "more", {"input": 3, "output": 5, "cacheRead": 9_000, "cacheWrite": 500}),
-        _pi("toolResult", t0 + 30_010, "output"),
-        _pi("assistant", t0 + 25_000, "other", {"input": 3, "output": 5, "cacheRead": 4_000, "cacheWrite": 5_800}),
-    ]
-    row = run_audit([write_jsonl(tmp_path / "pi.jsonl", entries)]).rows[-1]
+    row = _pi_last_row(tmp_path, _pi("toolResult", 20, "output"), _pi("assistant", 30_000, "more", 9_000, 500),
+                       _pi("toolResult", 30_010, "output"), _pi("assistant", 25_000, "other", 4_000, 5_800))
     assert (row.cause, row.evidence) == ("unexplained", "none")
     assert "the log cannot tell: sent" in row.detail and "BEFORE the previous request" in row.detail
     assert row.location == ""
@@ -269,21 +265,30 @@ def test_a_sweep_divergence_gets_a_cause() -> None:
     assert why("message 9 @ byte 9000", extends=True).startswith("no miss: ")
 
 
+def _fall_near_the_head(read: int, write: int, *, first: str = "fix the failing test in parser.py", head: int = 9_990,
+                        turn: object = "and the other file", **extra: object) -> _Log:
+    """A lane whose start (under ``first``) reads ``head`` (the head's estimated end), a request
+    that extends it, then, after the user's ``turn`` (``extra`` its line's other fields), one
+    whose read falls back to ``read``."""
+    log = _Log()
+    log.user(first)
+    log.assistant("r1", head, 12_000 - head)
+    log.tool_result("all good " * 100)
+    log.assistant("r2", 12_000, 1_000)
+    log.user(turn, **extra)
+    log.assistant("r3", read, write)
+    return log
+
+
 def test_a_read_fallen_to_the_head_after_toolsearch_names_the_tools_it_loaded(tmp_path: Path) -> None:
     # Claude Code 2.1.x loads deferred tools with ToolSearch: its tool result holds tool_reference
     # blocks, which the API expands into those tools' definitions. The next request's read falls
     # back to the head (a public 2.1.126 session's server diagnostic calls it tools_changed); main
     # blamed message 1 ("the log does not show what changed there", messages-changed).
-    log = _Log()
-    log.user("fix the failing test in parser.py")
-    log.assistant("r1", 10_000, 2_000)  # the head (system prompt and tools) was cached before the log
-    log.tool_result("all good " * 100)
-    log.assistant("r2", 12_000, 1_000)
-    log.user([{"type": "tool_result", "tool_use_id": "t", "content": [
+    # The head (system prompt and tools) was cached before the log: the lane start reads it all.
+    row = _fall_near_the_head(10_000, 3_100, head=10_000, turn=[{"type": "tool_result", "tool_use_id": "t", "content": [
         {"type": "tool_reference", "tool_name": "TaskCreate"}, {"type": "tool_reference", "tool_name": "TaskList"}]}],
-        toolUseResult={"matches": ["TaskCreate", "TaskList"], "query": "select:TaskCreate,TaskList"})
-    log.assistant("r3", 10_000, 3_100)
-    row = log.audit(tmp_path)[-1]
+        toolUseResult={"matches": ["TaskCreate", "TaskList"], "query": "select:TaskCreate,TaskList"}).audit(tmp_path)[-1]
     # The read equals the head two cold points agree on (the lane start and this fall).
     assert (row.cause, row.evidence) == ("tools-changed", "log")
     assert "stopped exactly at the head (10,000 tokens)" in row.detail
@@ -293,14 +298,8 @@ def test_a_read_fallen_to_the_head_after_toolsearch_names_the_tools_it_loaded(tm
 def test_a_read_fallen_near_the_head_after_toolsearch_is_located_on_the_tools(tmp_path: Path) -> None:
     # The head is sized by the lane start alone (a read of 9,990); the fall reads 10,000, just past
     # it: located at the head's end, where a logged tool change is the likely one.
-    log = _Log()
-    log.user("fix the failing test in parser.py")
-    log.assistant("r1", 9_990, 2_010)
-    log.tool_result("all good " * 100)
-    log.assistant("r2", 12_000, 1_000)
-    log.user([{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "tool_reference", "tool_name": "TaskCreate"}]}])
-    log.assistant("r3", 10_000, 3_100)
-    row = log.audit(tmp_path)[-1]
+    row = _fall_near_the_head(10_000, 3_100, turn=[
+        {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "tool_reference", "tool_name": "TaskCreate"}]}]).audit(tmp_path)[-1]
     assert (row.cause, row.evidence) == ("tools-changed", "position")
     assert "inside message 1 (user, about token 10,000" in row.detail
     assert "likely change: the tool list changed (logged: ToolSearch loaded TaskCreate)" in row.detail
@@ -326,13 +325,8 @@ def test_a_read_fallen_to_the_heads_end_with_no_tool_change_is_a_system_change(t
     # messages-changed; Anthropic's diagnostic said system_changed of all four such falls in
     # public Claude Code sessions (pv-case-review three times, blockchain-dex-events once, 83 to 93
     # tokens past the head): the head (not in the transcript) is the first part that may differ.
-    log = _Log()
-    log.user("<system-reminder>The user named this session parser.</system-reminder> fix the failing test in parser.py")
-    log.assistant("r1", 9_990, 2_010)
-    log.tool_result("all good " * 100)
-    log.assistant("r2", 12_000, 1_000)
-    log.user("and the other file")
-    log.assistant("r3", 10_083, 3_100)
+    log = _fall_near_the_head(
+        10_083, 3_100, first="<system-reminder>The user named this session parser.</system-reminder> fix the failing test in parser.py")
     row = log.audit(tmp_path)[-1]
     assert (row.cause, row.evidence) == ("system-changed", "position")
     assert row.detail.startswith(
@@ -346,16 +340,24 @@ def test_a_read_fallen_to_the_heads_end_with_no_tool_change_is_a_system_change(t
 
 def test_a_read_past_the_heads_end_stays_in_message_1(tmp_path: Path) -> None:
     # More than 3% past the head's estimated end: the head was kept, the read stopped inside message 1.
-    log = _Log()
-    log.user("fix the failing test in parser.py")
-    log.assistant("r1", 9_990, 2_010)
-    log.tool_result("all good " * 100)
-    log.assistant("r2", 12_000, 1_000)
-    log.user("and the other file")
-    log.assistant("r3", 10_400, 2_800)
-    row = log.audit(tmp_path)[-1]
+    row = _fall_near_the_head(10_400, 2_800).audit(tmp_path)[-1]
     assert (row.cause, row.evidence) == ("messages-changed", "position")
     assert row.detail.startswith("the cached prefix ended inside message 1 (user, about token 10,400")
+
+
+def test_a_fall_near_the_heads_end_is_put_at_the_head_in_claude_code_transcripts_only(tmp_path: Path) -> None:
+    # The same fall as above (a head of 9,990 by the lane start, a read 93 tokens past it) in a pi
+    # session: the evidence for the head's end (Anthropic's diagnostic) is Claude Code's alone, and
+    # pi's system prompt ends with the date, which a change would make the read stop before, not
+    # past. It stays in message 1 (it was put at the head, system-changed, whatever the format).
+    # A Codex rollout logs no messages, so no read of it is placed on a history at all.
+    entries = [_PI_HEADER, _pi("user", 0, "fix the failing test in parser.py"), _pi("assistant", 10, "ok", 9_990, 2_010),
+               _pi("toolResult", 20, "all good " * 100), _pi("assistant", 30_000, "more", 12_000, 1_000),
+               _pi("user", 40_000, "and the other file"), _pi("assistant", 40_010, "done", 10_083, 3_017)]
+    row = run_audit([write_jsonl(tmp_path / "pi.jsonl", entries)]).rows[-1]
+    assert (row.cause, row.evidence) == ("messages-changed", "position")
+    assert row.detail.startswith('the cached prefix ended inside message 1 (user, about token 10,083 of 13,103 of the prompt): "fix')
+    assert FORMATS["claude-code"].head_end_falls and not any(f.head_end_falls for name, f in FORMATS.items() if name != "claude-code")
 
 
 def test_the_where_cell_reads_the_location_not_the_users_words_in_its_excerpt() -> None:

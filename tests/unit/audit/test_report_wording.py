@@ -611,3 +611,36 @@ def test_a_fix_whose_misses_are_unpriced_is_not_said_not_to_pay(tmp_path: Path, 
     assert "unknown (unpriced)" in page and "does not pay" not in page
     assert lost_words(1.5, ("ttl-expired",), 2) == "$1.5000 + 2 unpriced" and lost_words(0, ("ttl-expired",), 2) == "unpriced"
     assert saves_text(Decimal(0), 2, Decimal("0.5")) == "does not pay" and saves_text(Decimal(0), 2, 0) == "unknown (unpriced)"
+
+
+def test_a_fix_it_cannot_resimulate_whose_misses_are_unpriced_is_listed_not_dropped(tmp_path: Path, capsys) -> None:
+    # More new blocks than Anthropic's 20-block lookback on a model the price table lacks: the
+    # miss points at breakpoints=auto, which a transcript (no request bodies) cannot re-simulate.
+    # A fix that cannot re-simulate was listed only where its misses lost dollars: here none
+    # could be priced, and "what to change" said nothing at all.
+    from prefixbench.reports.advice import saves_text
+    from prefixbench.reports.cli import main
+
+    model = "claude-nobody-knows-9"
+    t = Transcript()
+    t.user("fix the failing test in parser.py", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:05.000Z", [cc_usage(3, 10_000, 0, 50)], model=model)
+    t.user("def parse(x):\n    return x\n" * 200, "2025-09-03T00:00:10.000Z", tool=True)
+    t.assistant("r2", "2025-09-03T00:00:15.000Z", [cc_usage(3, 2_000, 10_000, 50)], model=model)
+    t.user("all good " * 100, "2025-09-03T00:00:20.000Z", tool=True)
+    t.assistant("r3", "2025-09-03T00:00:25.000Z", [cc_usage(3, 1_000, 12_000, 50)], model=model)
+    for n in range(11):
+        t.user(f"step {n} " * 20, f"2025-09-03T00:01:{2 * n:02d}.000Z", tool=True)
+        t.user(f"note {n}", f"2025-09-03T00:01:{2 * n + 1:02d}.000Z")
+    t.assistant("r4", "2025-09-03T00:02:00.000Z", [cc_usage(3, 3_000, 12_003, 50)], model=model)
+    write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    assert main(["audit", str(tmp_path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "breakpoint-placement" in out
+    advice = out.split("\n1. ")[0]
+    assert _row_of(advice, "1  breakpoints=auto")[3:5] == ["unknown (unpriced)", "unpriced"]
+    assert "cannot re-simulate: breakpoints can only be moved where the log has Anthropic request bodies" in out
+    assert main(["audit", str(tmp_path), "--quiet", "--format", "json"]) == 0
+    (rec,) = json.loads(capsys.readouterr().out)["recommendations"]
+    assert (rec["fix"], rec["saved_usd"], rec["lost_usd"], rec["unpriced_requests"]) == ("breakpoints=auto", None, 0, 1)
+    assert saves_text(None, 1, 0) == "unknown (unpriced)" and saves_text(None, 1, Decimal("0.5")) == "cannot re-simulate"

@@ -222,9 +222,31 @@ def test_handlers_that_pass_prompt_tokens_on_are_read_whole_and_a_miss_is_never_
         Usage(cache_read=10000, cache_write_5m=600, uncached=400, output=70),
     ]
     assert [r.provider for r in requests][0] == "xai" and requests[4].provider == "deepseek"
-    assert any(n.startswith("usage of xai (grok-4): tokensIn is the whole prompt") for n in notes)
-    assert any(n.startswith("usage of litellm (claude-sonnet-4-5): a gateway's handler passing prompt_tokens on") for n in notes)
+    assert any(n.startswith("usage of xai (grok-4) and fireworks (accounts/fireworks/models/kimi-k2-instruct): tokensIn is "
+                            "the whole prompt") for n in notes)
+    assert any(n.startswith("usage of litellm (claude-sonnet-4-5) and requesty (anthropic/claude-sonnet-4-5): a gateway's "
+                            "handler passing prompt_tokens on") for n in notes)
     assert any(n.startswith("usage of litellm (deepseek-chat): cacheWrites holds the provider's cache MISS count") for n in notes)
+
+
+def test_each_reading_is_noted_once_naming_every_handler_and_model_read_so(tmp_path: Path) -> None:
+    # A task of twelve calls over three Claude models on the Anthropic handler, one on DeepSeek's:
+    # two readings, each said once (it was said once per model, the same sentence three times).
+    models = ["claude-sonnet-4-20250514"] * 6 + ["claude-opus-4-20250514"] * 4 + ["claude-3-5-haiku-20241022"] + ["deepseek-chat"]
+    entries = [{"ts": 1763000000000 + 1000 * n, "type": "say", "say": "api_req_started",
+                "text": json.dumps({"tokensIn": 10, "tokensOut": 5, "cacheReads": 1000 * n, "cacheWrites": 100}),
+                "modelInfo": {"providerId": "deepseek" if "deepseek" in model else "anthropic", "modelId": model, "mode": "act"}}
+               for n, model in enumerate(models, start=1)]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(entries))
+    requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert len(requests) == 12
+    readings = [n for n in summary.notes if n.startswith("usage of ")]
+    assert [n.partition(": ")[0] for n in readings] == [
+        "usage of anthropic (claude-sonnet-4-20250514), anthropic (claude-opus-4-20250514) and anthropic (claude-3-5-haiku-20241022)",
+        "usage of deepseek (deepseek-chat)",
+    ]
+    assert readings[0].endswith(": tokensIn excludes cacheReads and cacheWrites (additive)")
+    assert len(set(summary.notes)) == len(summary.notes)
 
 
 def test_cline_3_17_xai_handler_wrote_tokens_in_0_beside_hits_and_misses(tmp_path: Path) -> None:

@@ -560,6 +560,35 @@ def test_app_server_a_step_of_several_calls_is_not_one_call(tmp_path: Path) -> N
     assert any("1 step(s) of a running total not one call" in n for n in summary.notes)
 
 
+def test_app_server_events_are_ordered_by_their_time_not_their_text(tmp_path: Path) -> None:
+    # The same conversation, its timestamps written at other precisions and offsets. As text,
+    # "10:00:10Z" sorts after "10:00:10.99+00:00" ("Z" after "."), and "11:00:15+01:00" after
+    # every "10:..." time: the observation that sends the second call would follow its stats
+    # update, and the one that sends the condenser's call would come last.
+    folder = tmp_path / "v1_conversations" / SNAPSHOTS.name
+    shutil.copytree(SNAPSHOTS, folder)
+    written = {"2026-03-02T10:00:01.000000": "2026-03-02T10:00:05.123456",  # the message: sends the first call
+               "2026-03-02T10:00:05.990000": "2026-03-02T10:00:05.5",  # its stats update
+               "2026-03-02T10:00:07.000000": "2026-03-02T10:00:10Z",  # the observation: sends the second
+               "2026-03-02T10:00:10.990000": "2026-03-02T10:00:10.99+00:00",
+               "2026-03-02T10:00:15.000000": "2026-03-02T11:00:15+01:00",
+               "2026-03-02T10:00:20.500000": "not a time"}  # the last event: keeps its place
+    for file in folder.iterdir():
+        event = json.loads(file.read_text())
+        event["timestamp"] = written.get(event["timestamp"], event["timestamp"])
+        file.write_text(json.dumps(event))
+    requests, _ = import_file(sorted(folder.iterdir())[0], FORMATS["openhands"], ImportContext())
+
+    def ms(clock: str) -> int:
+        return int(datetime.fromisoformat(f"2026-03-02T{clock}+00:00").timestamp() * 1000)
+
+    assert [(r.lane, r.sent_ms, r.ready_ms) for r in requests] == [
+        ("main", ms("10:00:05.123"), ms("10:00:05.500")),
+        ("main", ms("10:00:10"), ms("10:00:10.990")),
+        ("condenser", ms("10:00:15"), ms("10:00:19.990")),
+    ]
+
+
 def test_app_server_damaged_conversations_end_cleanly(tmp_path: Path) -> None:
     """An app-server conversation whose event files are edited, foreign or broken: one line and
     exit 2, or a reading; never a traceback."""

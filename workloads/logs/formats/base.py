@@ -119,6 +119,12 @@ class LogFormat(msgspec.Struct, frozen=True):
     #: What the agent is known to change in the head its log does not hold (system prompt,
     #: tools) between requests, named where the audit locates a break inside that head.
     head_changes: str = ""
+    #: Whether a read that falls back to just past the estimated end of the head this log does
+    #: not hold (:data:`~prefixbench.workloads.audit.locate.AT_HEAD_END`) stopped at the head,
+    #: not in message 1: so far measured on Claude Code transcripts only (Anthropic's diagnostic
+    #: said ``system_changed`` of such falls in public sessions); elsewhere the read is placed
+    #: in message 1 as any other.
+    head_end_falls: bool = False
     #: The provider that serves every call of this format, where the format itself implies one
     #: (Claude Managed Agents runs on Anthropic only); "" where the log or its model decides it.
     #: ``audit --assume-model`` keeps it and refuses a model of another provider.

@@ -825,6 +825,7 @@ FORMAT = LogFormat(
     detect=detect,
     read=read,
     usage="additive",
+    head_end_falls=True,
     versions=(
         "1.0.x: subagent (Task) turns inline as isSidechain chains",
         "about 1.0.8x on: usage.cache_creation splits writes into 5 m and 1 h",

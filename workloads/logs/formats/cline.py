@@ -278,6 +278,19 @@ _READING_TEXT: dict[str, str] = {
 }
 
 
+
+def _reading_notes(readings: dict[str, str]) -> list[str]:
+    """The notes on how the usage was read: one per reading, naming every handler and model read
+    so (a task that switched models says each reading once, not once per model)."""
+    labels: dict[str, list[str]] = {}
+    for label, reading in readings.items():
+        labels.setdefault(reading, []).append(label)
+    notes = []
+    for reading, named in labels.items():
+        said = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+        notes.append(f"usage of {said}: {_READING_TEXT[reading]}")
+    return notes
+
 def _is_sdk_session(value: dict) -> bool:
     """A Cline SDK session's ``<id>.messages.json`` (Cline 4.x, the Cline CLI)."""
     return (
@@ -1071,7 +1084,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         parent = node
     notes = [
         "a task folder logs no system prompt or tools (the agent rebuilds them for every call)",
-        *(f"usage of {label}: {_READING_TEXT[reading]}" for label, reading in readings.items()),
+        *_reading_notes(readings),
     ]
     for handler, model in sorted(untold):
         notes.append(
@@ -1275,7 +1288,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         sent = when
     notes = [
         "a Cline SDK session keeps its system prompt but not its tools: the head is an opaque prefix",
-        *(f"usage of {label}: {_READING_TEXT[reading]}" for label, reading in readings.items()),
+        *_reading_notes(readings),
     ]
     if compacted_at is not None:
         notes.append(f"compaction state beside it: the context was compacted after message {compacted_at} (only the latest compaction is kept)")
@@ -1472,7 +1485,7 @@ def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest]
     notes = [
         f"an {HISTORY_FILE} read without its {UI_FILE}: one call per assistant message's metrics "
         "(tokens {prompt, completion, cached}; the system prompt and tools are not logged)",
-        *(f"usage of {label}: {_READING_TEXT[reading]}" for label, reading in readings.items()),
+        *_reading_notes(readings),
     ]
     if cost:
         notes.append(f"the log's own cost fields sum to ${cost:.4f} (a check on the dollars here)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
@@ -29,14 +29,40 @@ def parse_time_ms(value: object, where: str) -> int | None:
             raise UserError(f"{where}: timestamp {value!r:.40} is not a plausible time")
         return int(value) if value > 1e11 else round(value * 1000)
     if isinstance(value, str):
+        moment = _iso_moment(value)
         try:
-            moment = datetime.fromisoformat(value)
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=UTC)  # a time without offset is read as UTC, never local
-            return round(moment.timestamp() * 1000)
+            if moment is not None:
+                return round(moment.timestamp() * 1000)
         except (ValueError, OverflowError):
-            raise UserError(f"{where}: timestamp {value!r} is not ISO 8601") from None
+            pass
+        raise UserError(f"{where}: timestamp {value!r} is not ISO 8601")
     raise UserError(f"{where}: timestamp {value!r} is not a time")
+
+
+def _iso_moment(text: str) -> datetime | None:
+    """An ISO-8601 string as an aware time (one without offset is read as UTC, never local),
+    None where it is not one."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def iso_time_us(text: str) -> int | None:
+    """An ISO-8601 string as exact epoch microseconds, for ordering times written at other
+    precisions or offsets (``10:00:05Z`` before ``10:00:05.5+00:00``, which their text sorts the
+    other way); None where it is not one."""
+    moment = _iso_moment(text)
+    if moment is None:
+        return None
+    try:
+        return (moment - _EPOCH) // timedelta(microseconds=1)
+    except OverflowError:
+        return None
 
 
 #: Most dollars one logged call may say it cost; past it (or not a finite number) it is not read.

@@ -40,9 +40,9 @@ running total). An LLM's calls are its ``token_usages`` (one per response id: a 
 whole history so far), then the steps of its running total after the last list, each one call
 where the step's prompt and output tokens are the total's ``per_turn_token`` (the last call's);
 a step that is not (an update lost, totals restarted) is left out and said. Lanes as in 1.x;
-the folder's events, in time order, time the calls (a listed one by the action naming its
-``llm_response_id``; a step is ready at its update, sent at the event before it), and the calls
-are read in time order. The folder's first event file (by name) reads them all; another yields
+the folder's events, in time order (each ``timestamp`` read as a time, not sorted as text),
+time the calls (a listed one by the action naming its ``llm_response_id``; a step is ready at
+its update, sent at the event before it), and the calls are read in time order. The folder's first event file (by name) reads them all; another yields
 no call and names it. The user's ``~/.openhands/`` (``OH_PERSISTENCE_DIR``) holds the app's
 ``openhands.db``, ``settings.json``, keys, ``v1_conversations/`` (or ``v1/events/``), 0.x
 ``sessions/`` and the CLI's 1.x ``conversations/``.
@@ -74,7 +74,7 @@ from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_a
 from prefixbench.simulator.providers.base import count
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, iso_time_us, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
 
@@ -160,22 +160,29 @@ def _is_v0_event(value: dict) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _event_files(folder: str, stamp: int) -> tuple[str, ...]:
-    """The event files of a 0.x session's ``events/`` folder, in number order; ``stamp`` (the
-    folder's mtime) keys the cache."""
+def _folder_files(folder: str, stamp: int, pattern: re.Pattern[str], numbered: bool) -> tuple[str, ...]:
+    """The files of ``folder`` whose names ``pattern`` matches whole: by the number the name
+    starts with where ``numbered`` (``<n>.json``), else by name; ``stamp`` (the folder's mtime)
+    keys the cache."""
     try:
-        names = [entry.name for entry in os.scandir(folder) if entry.is_file() and _EVENT_FILE.fullmatch(entry.name)]
+        names = [entry.name for entry in os.scandir(folder) if entry.is_file() and pattern.fullmatch(entry.name)]
     except OSError:
         return ()
-    return tuple(sorted(names, key=lambda name: int(name[:-5])))
+    return tuple(sorted(names, key=(lambda name: int(name.partition(".")[0])) if numbered else None))
 
 
-def _session_events(folder: Path) -> tuple[str, ...]:
+def _event_folder(folder: Path, pattern: re.Pattern[str], numbered: bool = False) -> tuple[str, ...]:
+    """The event files of ``folder`` (:func:`_folder_files`), none where it cannot be listed."""
     try:
         stamp = folder.stat().st_mtime_ns
     except OSError:
         return ()
-    return _event_files(str(folder), stamp)
+    return _folder_files(str(folder), stamp, pattern, numbered)
+
+
+def _session_events(folder: Path) -> tuple[str, ...]:
+    """The event files of a 0.x session's ``events/`` folder, in number order."""
+    return _event_folder(folder, _EVENT_FILE, numbered=True)
 
 
 def session_lead_of(path: Path, value: dict) -> Path | None:
@@ -202,23 +209,9 @@ _CONVERSATION_DIR = re.compile(r"[0-9a-f]{32}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4
 _STATE_UPDATE = "ConversationStateUpdateEvent"
 
 
-@lru_cache(maxsize=64)
-def _app_files(folder: str, stamp: int) -> tuple[str, ...]:
-    """The event files of an app-server conversation folder, by name; ``stamp`` (the folder's
-    mtime) keys the cache."""
-    try:
-        names = [entry.name for entry in os.scandir(folder) if entry.is_file() and _APP_EVENT_FILE.fullmatch(entry.name)]
-    except OSError:
-        return ()
-    return tuple(sorted(names))
-
-
 def _app_events(folder: Path) -> tuple[str, ...]:
-    try:
-        stamp = folder.stat().st_mtime_ns
-    except OSError:
-        return ()
-    return _app_files(str(folder), stamp)
+    """The event files of an app-server conversation folder, by name."""
+    return _event_folder(folder, _APP_EVENT_FILE)
 
 
 def _is_app_event(path: Path, value: dict) -> bool:
@@ -509,14 +502,20 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
     for other in _app_events(path.parent)[1:]:
         file = path.parent / other
         records.extend((str(file), record) for record in objects(file, iter_records(file), " (an OpenHands event)"))
-    events: list[tuple[str, str, dict]] = []  # (timestamp, where, event)
-    for source, record in records:
+    events: list[tuple[int, int, str, dict]] = []  # (time in µs, place in the files, where, event)
+    at = 0  # the time of the event before, in the files' order
+    for place, (source, record) in enumerate(records):
         where = f"{source}:{record.line}"
         value: dict = record.value  # type: ignore[assignment]
         if not _is_sdk_event(value):
             raise UserError(f"{where}: not an OpenHands V1 event (kind, id, timestamp and source)")
-        events.append((value["timestamp"], where, value))
-    events.sort(key=lambda e: (e[0], e[1]))  # as the app server lists them: by timestamp
+        # As the app server lists them: by time, the timestamp parsed (its text sorts times
+        # written at other precisions or offsets out of order: "10:00:05Z" after "10:00:05.5Z").
+        # An event whose timestamp is not a time keeps its place after the one before it.
+        stamp = iso_time_us(value["timestamp"])
+        at = at if stamp is None else stamp
+        events.append((at, place, where, value))
+    events.sort(key=lambda e: (e[0], e[1]))
     agent: dict = {}
     listed: dict[str, dict[str, _Call]] = {}  # usage id -> (response id or #index) -> call, from token_usages
     stepped: dict[str, list[_Call]] = {}  # usage id -> calls from its running totals' steps
@@ -527,7 +526,7 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
     updates = spanned = 0
     previous: int | None = None
     stamps: dict[int, int] = {}  # an event's place -> its time
-    for n, (_, where, value) in enumerate(events, start=1):
+    for n, (_, _, where, value) in enumerate(events, start=1):
         when = _time_or_none(value, where)
         if when is not None:
             stamps[n] = when
