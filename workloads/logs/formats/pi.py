@@ -138,11 +138,22 @@ def _replays_output(message: dict) -> bool:
     return message.get("api") in _REPLAYS_OUTPUT or _provider(message) in _REPLAYS_OUTPUT_PROVIDERS
 
 
+#: pi's APIs whose wire usage has no write count: pi writes ``cacheWrite: 0`` on every call
+#: (pi-mono's ``packages/ai/src/providers/``: ``openai-completions.ts`` and the Responses,
+#: Google and Mistral providers; only ``anthropic-messages`` and ``bedrock-converse-stream`` read
+#: one). A 0 there says nothing of what the call wrote.
+_NO_WRITE_COUNT = ("openai-completions", "azure-openai-completions", "openai-responses", "openai-codex-responses",
+                   "azure-openai-responses", "google-generative-ai", "google-vertex", "google-gemini-cli",
+                   "mistral-conversations")  # a tuple: a JSON list is no set member
+
+
 def _usage(usage: dict, where: str, api: object = None) -> Usage:
     """pi's usage: ``input`` excludes ``cacheRead`` and ``cacheWrite`` (of which ``cacheWrite1h``,
     in later pi, is the part written with a 1 h lifetime), but for the Gemini APIs
     of :data:`_INPUT_INCLUDES_READS`, where it includes ``cacheRead`` (unless the message's own
-    ``totalTokens`` counts the reads beside ``input``, as a pi subtracting them would write)."""
+    ``totalTokens`` counts the reads beside ``input``, as a pi subtracting them would write). On an
+    API of :data:`_NO_WRITE_COUNT` a ``cacheWrite`` of 0 leaves the writes unknown
+    (:attr:`~prefixbench.simulator.usage.Usage.writes_reported`)."""
     reads = count(usage.get("cacheRead"), where, "usage.cacheRead")
     tokens_in = count(usage.get("input"), where, "usage.input")
     output = count(usage.get("output"), where, "usage.output")
@@ -153,7 +164,8 @@ def _usage(usage: dict, where: str, api: object = None) -> Usage:
     hour = count(usage.get("cacheWrite1h"), where, "usage.cacheWrite1h")
     if hour > written:
         raise UserError(f"{where}: usage.cacheWrite1h ({hour}) exceeds usage.cacheWrite ({written}), which holds it")
-    return Usage(cache_read=reads, cache_write_5m=written - hour, cache_write_1h=hour, uncached=tokens_in, output=output)
+    return Usage(cache_read=reads, cache_write_5m=written - hour, cache_write_1h=hour, uncached=tokens_in, output=output,
+                 writes_reported=written > 0 or api not in _NO_WRITE_COUNT)
 
 
 class _Session:
