@@ -401,6 +401,14 @@ def test_a_call_on_an_api_without_a_write_count_is_read_as_writes_unknown(tmp_pa
     assert result.files[0].read_within == 4
     t = result.totals
     assert (t.input, t.cache_read, t.cache_write) == (7100, 17408, 0)
+    # A server that never read showed no cache at all (a company gateway's kimi-k2.5, castai/kimchi-dev:
+    # 56 calls, every read 0): its zeros stand, and 0 is predicted.
+    never = [_pi_msg("user", t0)]
+    for n, (uncached, _) in enumerate(calls):
+        entry = _pi_msg("assistant", t0 + 10 + n * 6000, _u(uncached + (5000 if n else 0), 0, 0))
+        entry["message"].update({"provider": "kimchi-dev", "model": "kimi-k2.5", "api": "openai-completions"})
+        never += [entry, _pi_msg("toolResult", t0 + 1000 + n * 6000)]
+    assert [row.predicted_cache_read for row in run_audit([_pi(tmp_path / "never.jsonl", never)]).rows] == [0, 0, 0, 0]
     # On Anthropic's own API the write count is on the wire: a 0 there is nothing written.
     entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(5000, 0, 0)), _pi_msg("toolResult", t0 + 1000),
                _pi_msg("assistant", t0 + 6010, _u(900, 0, 0))]
