@@ -13,6 +13,15 @@ same session where it counted the same calls; and how many reads were predicted 
 (measured 2026-12-05). mimo-v2.5-free's server is no provider prefixbench models and reads the
 whole previous prompt while pi and OpenCode store no write count for it: read as nothing
 written, 74 of its 163 reads were within 3%; read as writes unknown, 143.
+
+Claude Code sessions checkpointed the same way (Entire 0.10.x) into two more repositories, the
+latest Claude Code releases on the latest models: github.com/Esdeveniments/esdeveniments-frontend
+(2.1.220 and 2.1.221, claude-sonnet-5, claude-opus-5 and claude-opus-4-7, 2026-07-30 to 08-04) and
+github.com/Soph/energy-import-export (2.1.231 on claude-opus-5 and 2.1.237 on claude-fable-5,
+2026-08-17/20); from ``PREFIXBENCH_ESDEVENIMENTS_REPO`` and ``PREFIXBENCH_ENERGY_IMPORT_EXPORT_REPO``.
+Of their checkpoints' 103 sessions the workplace's snapshots hold 21 (the others' files are of
+4 MiB or more), several the same session checkpointed again: 1,256 calls, totals equal, 1,233
+within 3%; six distinct ones are pinned (:data:`CLAUDE_SESSIONS`).
 """
 
 from __future__ import annotations
@@ -44,6 +53,23 @@ SESSIONS = {
     ("b9f3d441a91a8b4625616e53e922c58313eb434a", "2"): ("opencode", "mimo-v2.5-free", 6, (16_049, 76_480, 0, 967), 5, False),
     ("b9f3d441a91a8b4625616e53e922c58313eb434a", "3"): ("opencode", "mimo-v2.5-free", 6, (8_221, 94_144, 0, 1_441), 5, True),
     ("b9f3d441a91a8b4625616e53e922c58313eb434a", "4"): ("opencode", "mimo-v2.5-free", 14, (11_454, 257_088, 0, 1_929), 13, True),
+}
+
+
+#: (env var, repository, checkpoint commit, session folder): (model, calls, reads within 3%).
+CLAUDE_SESSIONS = {
+    ("PREFIXBENCH_ESDEVENIMENTS_REPO", "Esdeveniments/esdeveniments-frontend", "16393c36d0f77b56155fc03f40cd6f71d0bf572a", "0"):
+        ("claude-sonnet-5", 186, 182),
+    ("PREFIXBENCH_ESDEVENIMENTS_REPO", "Esdeveniments/esdeveniments-frontend", "2d38d2c04c9ea7a492d602627728c5a0f2f7c55b", "0"):
+        ("claude-opus-5", 84, 84),
+    ("PREFIXBENCH_ESDEVENIMENTS_REPO", "Esdeveniments/esdeveniments-frontend", "7d90b7bf9e1208f60444618532fc4557a15542bb", "0"):
+        ("claude-opus-4-7", 12, 11),
+    ("PREFIXBENCH_ESDEVENIMENTS_REPO", "Esdeveniments/esdeveniments-frontend", "05ca0348f1ce371340ba9a383cf22c788c440352", "0"):
+        ("claude-opus-4-7", 5, 4),
+    ("PREFIXBENCH_ENERGY_IMPORT_EXPORT_REPO", "Soph/energy-import-export", "bad4cb08916984cd5ea2b09e75095999030e1f78", "0"):
+        ("claude-opus-5", 117, 116),
+    ("PREFIXBENCH_ENERGY_IMPORT_EXPORT_REPO", "Soph/energy-import-export", "420429145cafe8b3f8c2b857869082ce40719523", "0"):
+        ("claude-fable-5", 21, 20),
 }
 
 
@@ -93,3 +119,27 @@ def test_entire_checkpointed_sessions_count_what_the_session_sums(where: tuple[s
 def test_the_sessions_sum_as_the_docstring_says() -> None:
     mimo = [s for s in SESSIONS.values() if s[1] == "mimo-v2.5-free"]
     assert (sum(s[2] for s in mimo), sum(s[4] for s in mimo)) == (163, 143)
+
+
+@pytest.mark.parametrize("where", sorted(CLAUDE_SESSIONS), ids=lambda w: f"{w[1].split('/')[0]}-{w[2][:8]}")
+def test_entire_checkpointed_claude_code_sessions_count_what_the_transcript_sums(where: tuple[str, str, str, str], tmp_path: Path) -> None:
+    env, repo, commit, folder = where
+    model, calls, within = CLAUDE_SESSIONS[where]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = tmp_path / "full.jsonl"
+    path.write_bytes(file_at(mirror, commit, f"{folder}/full.jsonl", f"github.com/{repo}", env))
+    usages: dict[str, dict] = {}  # a response's last line holds its final usage
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        message = entry.get("message") or {}
+        if entry.get("type") == "assistant" and isinstance(message.get("usage"), dict) and message.get("model") != "<synthetic>":
+            usages[entry.get("requestId") or message.get("id")] = message["usage"]
+    assert len(usages) == calls
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["claude-code"]
+    assert {r.model for r in result.rows} == {model}
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (
+        calls, *(sum(u.get(k) or 0 for u in usages.values())
+                 for k in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")))
+    assert result.files[0].read_within == within
