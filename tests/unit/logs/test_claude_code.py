@@ -406,6 +406,33 @@ def test_twenty_new_blocks_are_within_the_lookback_and_twenty_one_are_not(tmp_pa
     assert row.predicted_cache_read < 57000, row
 
 
+def test_a_prompt_snapshot_is_no_block_of_the_next_prompt(tmp_path: Path) -> None:
+    # Claude Code 2.1.263 writes the system prompt and the tool list a call is sent with as an
+    # entry of the chain, an ``attachment`` of type ``prompt_snapshot`` between a tool's result and
+    # the next call (a public session of 2026-09-09, claude-haiku-4-5, in VS Code). It goes out as
+    # the request's ``system`` and ``tools``, no block of its messages, and it has no ``rendered``
+    # text as the attachments sent as reminders do. Main counted it as one: the call below, 20
+    # blocks after the previous one, came out at 21, past Anthropic's 20-block lookback.
+    t = Transcript(version="2.1.263")
+    t.user("go", "2026-09-09T07:53:56.000Z", root=True)
+    t.assistant("r1", "2026-09-09T07:53:59.000Z", [cc_usage(3, 3000, 52000, 9)])
+    t.user("tools loaded", "2026-09-09T07:54:00.000Z", tool=True)
+    for n in range(10):
+        t.assistant("r2", f"2026-09-09T07:54:{10 + n:02d}.000Z", [cc_usage(3, 2000, 55000, 9)])
+        t.user("done", f"2026-09-09T07:54:{10 + n:02d}.500Z", tool=True)
+    snapshot = {"type": "prompt_snapshot", "systemPrompt": ["You are an interactive agent.", "# Environment"],
+                "tools": [{"name": "Bash", "description": "Run a command."}]}
+    t.lines.append({"parentUuid": t.last, "isSidechain": False, "attachment": snapshot, "type": "attachment", "uuid": "snap",
+                    "timestamp": "2026-09-09T07:54:30.000Z", "sessionId": "s1", "version": "2.1.263"})
+    t.last = "snap"
+    t.assistant("r3", "2026-09-09T07:54:35.000Z", [cc_usage(1, 400, 57000, 9)])
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    requests, _ = load_trace([path])
+    assert requests[2].prefix.new_blocks == 20
+    row = run_audit([path]).rows[2]
+    assert (row.predicted_cache_read, row.cause) == (57000, None)
+
+
 def test_progress_entries_in_the_chain_are_no_blocks_of_the_next_prompt(tmp_path: Path) -> None:
     # Claude Code 2.1.22 writes each hook's progress (hook_progress, bash_progress) as an entry of
     # the chain, parented like a message but never sent. A public session (claude-opus-4-5, 1 h

@@ -396,3 +396,37 @@ def _claude_stream() -> list[dict]:
                      "usage": {"input_tokens": 20, "cache_creation_input_tokens": 5000, "cache_read_input_tokens": 60000, "output_tokens": 700}}},
         CLAUDE_JSON,
     ]
+
+
+#: Entire's compact transcript (the entire.io CLI's transcript.jsonl in a checkpoint's session
+#: folder): a user line, then each reply with its uncached input and output tokens.
+ENTIRE_COMPACT = [
+    {"v": 1, "agent": "pi", "cli_version": "0.8.42", "type": "user", "ts": "2026-07-14T16:18:50.018Z", "content": [{"text": "add a page"}]},
+    {"v": 1, "agent": "pi", "cli_version": "0.8.42", "type": "assistant", "ts": "2026-07-14T16:18:57.633Z", "id": "a1",
+     "input_tokens": 2052, "output_tokens": 122, "content": [{"type": "tool_use", "id": "c1", "name": "bash", "input": {"command": "ls"}}]},
+    {"v": 1, "agent": "pi", "cli_version": "0.8.42", "type": "assistant", "ts": "2026-07-14T16:19:01.010Z", "id": "a2",
+     "input_tokens": 229, "output_tokens": 108, "content": [{"text": "Done."}]},
+]
+
+
+def test_an_entire_compact_transcript_is_named_and_refused_pointing_to_the_session_beside_it(tmp_path: Path) -> None:
+    # Public checkpoints keep it beside the agent's own session file (full.jsonl): audited alone
+    # it was an unknown log format; a checkpoint's folder audits full.jsonl and says why not this.
+    folder = tmp_path / "0"
+    folder.mkdir()
+    path = write_jsonl(folder / "transcript.jsonl", ENTIRE_COMPACT)
+    what = (r"Entire's compact transcript of a session \(transcript\.jsonl of a checkpoint\) \(agent pi\): it keeps each "
+            r"reply's uncached input and output tokens only, no cache read or write, so no call can be audited; audit the "
+            r"agent's own session file beside it in the checkpoint \(full\.jsonl\) instead")
+    with pytest.raises(UserError, match=rf"^{path}:1: {what}$"):
+        detect_format(path)
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-07-14T16:11:11.169Z", "cwd": "/w"}
+    reply = {"role": "assistant", "content": [], "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5",
+             "usage": {"input": 2052, "output": 122, "cacheRead": 0, "cacheWrite": 0, "cost": {}}, "stopReason": "stop",
+             "timestamp": 1784045937633}
+    write_jsonl(folder / "full.jsonl", [header, {"type": "message", "id": "m1", "parentId": None, "timestamp": "2026-07-14T16:18:57.633Z",
+                                                 "message": reply}])
+    requests, summaries = load_trace([folder])
+    assert [Path(r.file).name for r in requests] == ["full.jsonl"]
+    skipped = {Path(s.file).name: s.notes for s in summaries if s.format == "headless"}
+    assert skipped["transcript.jsonl"][0].startswith("skipped: Entire's compact transcript of a session")

@@ -296,6 +296,28 @@ def test_openai_calls_are_not_taken_to_read_into_the_previous_reply(tmp_path: Pa
     assert [r.predicted_cache_read for r in result.rows] == [0, 11_904]  # 1,024 + 128 x 85
 
 
+def test_a_call_no_sdk_reports_writes_for_leaves_them_unknown(tmp_path: Path) -> None:
+    # OpenCode stores a write count only where its provider's SDK gives one (the Anthropic and
+    # Bedrock SDKs' metadata): through OpenCode Zen's OpenAI-compatible route a 0 says nothing of
+    # what the call wrote. On a server no rule names (mimo-v2.5-free, public Entire checkpoints of
+    # 2026-07: each read the previous prompt whole, in 64-token units) main took the 0 as nothing
+    # written and predicted the first call's read, 0, for the second.
+    export = _deepseek_export("opencode", "mimo-v2.5-free")
+    steps = [p for p in export["messages"][1]["parts"] if p["type"] == "step-finish"]
+    steps[1]["tokens"] = {"input": 530, "output": 50, "reasoning": 0, "cache": {"read": 11_968, "write": 0}}
+    result = run_audit([write(tmp_path / "s.json", json.dumps(export))])
+    assert [(r.provider, r.reported_cache_read, r.predicted_cache_read) for r in result.rows] == [
+        ("unknown", 0, 0), ("unknown", 11_968, 12_000)]
+    # A model that never read in the session showed no cache: its zeros stand.
+    steps[1]["tokens"] = {"input": 12_498, "output": 50, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+    result = run_audit([write(tmp_path / "n.json", json.dumps(export))])
+    assert [r.predicted_cache_read for r in result.rows] == [0, 0]
+    # Through the Anthropic SDK the write count is on the wire: a 0 there is nothing written.
+    export = _deepseek_export("anthropic", "claude-sonnet-4-5")
+    result = run_audit([write(tmp_path / "a.json", json.dumps(export))])
+    assert [r.predicted_cache_read for r in result.rows] == [0, 0]
+
+
 def test_mutated_exports_end_cleanly() -> None:
     """Fuzz: a mutated export or storage file ends in exit 0 or one line with exit 2."""
     tally = Tally("opencode", bound_s=20)

@@ -380,6 +380,41 @@ def test_pi_session_through_opencode_zen_reads_by_deepseek_rules(tmp_path: Path)
     assert [row.predicted_cache_read for row in result.rows] == [0, 9728, 36608]
 
 
+def test_a_call_on_an_api_without_a_write_count_is_read_as_writes_unknown(tmp_path: Path) -> None:
+    # pi's OpenAI-shaped APIs (openai-completions, the Responses ones) and Google's have no write
+    # count on the wire: pi writes ``cacheWrite: 0`` whatever was written (pi-mono's
+    # packages/ai/src/providers/openai-completions.ts, parseChunkUsage). On a server no rule names
+    # (mimo-v2.5-free through OpenCode Zen, public Entire checkpoints of 2026-07: each read the
+    # previous prompt whole, in 64-token units), main took the 0 as "nothing written" and predicted
+    # each call to read what the one before it read (0 of 6 within 3% on one session).
+    t0 = 1784046729000
+    calls = [(5000, 0), (900, 4992), (700, 5888), (500, 6528)]
+    entries = [_pi_msg("user", t0)]
+    for n, (uncached, read) in enumerate(calls):
+        entry = _pi_msg("assistant", t0 + 10 + n * 6000, _u(uncached, read, 0))
+        entry["message"].update({"provider": "opencode", "model": "mimo-v2.5-free", "api": "openai-completions"})
+        entries += [entry, _pi_msg("toolResult", t0 + 1000 + n * 6000)]
+    result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
+    assert [row.provider for row in result.rows] == ["unknown"] * 4
+    # (The previous prompt whole: a server no rule names keeps no read grid here.)
+    assert [row.predicted_cache_read for row in result.rows] == [0, 5000, 5892, 6588]
+    assert result.files[0].read_within == 4
+    t = result.totals
+    assert (t.input, t.cache_read, t.cache_write) == (7100, 17408, 0)
+    # A server that never read showed no cache at all (a company gateway's kimi-k2.5, castai/kimchi-dev:
+    # 56 calls, every read 0): its zeros stand, and 0 is predicted.
+    never = [_pi_msg("user", t0)]
+    for n, (uncached, _) in enumerate(calls):
+        entry = _pi_msg("assistant", t0 + 10 + n * 6000, _u(uncached + (5000 if n else 0), 0, 0))
+        entry["message"].update({"provider": "kimchi-dev", "model": "kimi-k2.5", "api": "openai-completions"})
+        never += [entry, _pi_msg("toolResult", t0 + 1000 + n * 6000)]
+    assert [row.predicted_cache_read for row in run_audit([_pi(tmp_path / "never.jsonl", never)]).rows] == [0, 0, 0, 0]
+    # On Anthropic's own API the write count is on the wire: a 0 there is nothing written.
+    entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(5000, 0, 0)), _pi_msg("toolResult", t0 + 1000),
+               _pi_msg("assistant", t0 + 6010, _u(900, 0, 0))]
+    assert [row.predicted_cache_read for row in run_audit([_pi(tmp_path / "anthropic.jsonl", entries)]).rows] == [0, 0]
+
+
 def test_an_api_that_is_no_string_is_no_responses_api(tmp_path: Path) -> None:
     # A message whose "api" is a list stopped the audit with a TypeError (a list is no member of
     # a set); it is no API that sends the response back, and the call is counted.

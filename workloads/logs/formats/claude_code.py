@@ -542,13 +542,21 @@ def _tools_loaded(content: object) -> list[str]:
 #: turn's timing, a Stop hook's summary).
 _UNSENT_SYSTEM = frozenset({"api_error", "turn_duration", "stop_hook_summary"})
 
+#: ``attachment`` entries that are no block of the messages a call sends: 2.1.263's
+#: ``prompt_snapshot`` keeps the system prompt and tool list the next call goes out with (its
+#: ``system`` and ``tools``), where the attachments sent as reminders carry ``rendered`` text.
+_UNSENT_ATTACHMENTS = frozenset({"prompt_snapshot"})
+
 
 def _sent(value: dict) -> int:
     """1 for an entry of the chain that the next prompt sends as a block, 0 for one that sits in
-    the chain unsent: a progress entry, a ``system`` notice of :data:`_UNSENT_SYSTEM`, and the
-    ``<synthetic>`` reply saying the API failed (``isApiErrorMessage``)."""
+    the chain unsent: a progress entry, a ``system`` notice of :data:`_UNSENT_SYSTEM`, an
+    attachment of :data:`_UNSENT_ATTACHMENTS`, and the ``<synthetic>`` reply saying the API failed
+    (``isApiErrorMessage``)."""
     kind = value.get("type")
     if kind == "progress" or value.get("isApiErrorMessage") is True:
+        return 0
+    if kind == "attachment" and as_dict(value.get("attachment")).get("type") in _UNSENT_ATTACHMENTS:
         return 0
     subtype = value.get("subtype")
     return 0 if kind == "system" and isinstance(subtype, str) and subtype in _UNSENT_SYSTEM else 1

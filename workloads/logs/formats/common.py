@@ -9,10 +9,12 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from msgspec.structs import replace
+
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.reading import check_tree
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import LaneKind
+from prefixbench.workloads.logs.trace import LaneKind, TraceRequest
 
 #: Epoch milliseconds beyond any real log (year 5138).
 MAX_EPOCH_MS = 10**14
@@ -124,3 +126,22 @@ class Lane:
         self.parent: str | None = None
         self.model: str | None = None
         self.events: list[tuple[str, str]] = []
+
+
+def writes_left_as_logged(requests: list[TraceRequest]) -> tuple[list[TraceRequest], int]:
+    """``requests`` with the writes of a call whose log has no write count
+    (:attr:`~prefixbench.simulator.usage.Usage.writes_reported` False) taken as logged again (none)
+    where no call of its model and provider in the file read anything: a server that never read
+    showed no cache at all, and its zeros stand. The requests, and how many calls keep their
+    writes unknown."""
+    read = {(r.provider, r.model) for r in requests if r.usage is not None and r.usage.cache_read > 0}
+    out: list[TraceRequest] = []
+    unknown = 0
+    for r in requests:
+        if r.usage is not None and not r.usage.writes_reported:
+            if (r.provider, r.model) in read:
+                unknown += 1
+            else:
+                r = replace(r, usage=replace(r.usage, writes_reported=True))
+        out.append(r)
+    return out, unknown

@@ -41,6 +41,13 @@ in one line that says what it is, why, and which of the agent's own files logs e
   event with a ``parentId`` is also its ``events.jsonl``'s, refused as that
   (``formats.COPILOT_CLI``) unless the file holds the ``result``.
 
+* Entire's compact transcript (the entire.io CLI's ``transcript.jsonl`` beside ``full.jsonl`` in
+  each session folder of a checkpoint, ``refs/entire/checkpoints/...``; ``{v: 1, agent,
+  cli_version, type, ts, content}`` lines, seen for pi, OpenCode and Claude Code, Entire 0.8.42 and
+  0.10.6): each reply keeps its ``input_tokens`` and ``output_tokens``, no cache read or write.
+  The ``full.jsonl`` beside it is the agent's own session file (pi's, OpenCode's export, Claude
+  Code's transcript), read as that agent's.
+
 Detection runs only when no format claims a file's first records (a file of a format audit reads
 is never refused for a line that looks like one of these).
 """
@@ -215,6 +222,24 @@ COPILOT_JSON = Headless(
     is_copilot_json_record,
 )
 
+#: The keys every line of Entire's compact transcript has.
+_ENTIRE_KEYS = frozenset({"v", "agent", "cli_version", "type", "ts"})
+
+
+def _entire_compact(value: dict) -> bool:
+    """A line of Entire's compact transcript: a version number, the agent and Entire's version,
+    a ``user`` or ``assistant`` line with its time (an assistant line's counts beside it)."""
+    version = value.get("v")
+    return (_ENTIRE_KEYS <= value.keys() and isinstance(version, int) and not isinstance(version, bool)
+            and isinstance(value["agent"], str) and isinstance(value["cli_version"], str)
+            and value["type"] in ("user", "assistant") and isinstance(value["ts"], str))
+
+
+def _entire_agent(value: dict) -> str:
+    """The agent whose session the transcript compacts."""
+    return f"agent {value['agent'][:40]}"
+
+
 #: Every headless output refused, in the order they are tried.
 HEADLESS: tuple[Headless, ...] = (
     Headless(
@@ -252,6 +277,13 @@ HEADLESS: tuple[Headless, ...] = (
         _claude_json_text,
     ),
     COPILOT_JSON,
+    Headless(
+        "Entire's compact transcript of a session (transcript.jsonl of a checkpoint)",
+        "it keeps each reply's uncached input and output tokens only, no cache read or write",
+        "the agent's own session file beside it in the checkpoint (full.jsonl)",
+        _entire_compact,
+        _entire_agent,
+    ),
 )
 
 

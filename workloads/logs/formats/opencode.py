@@ -63,7 +63,7 @@ from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import opencode_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects
+from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, writes_left_as_logged
 from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
 
@@ -417,7 +417,12 @@ class _Session:
             self.reasoning_inside += 1
         else:
             output += reasoning
-        usage = Usage(cache_read=read, cache_write_5m=write, uncached=uncached, output=output)
+        # A write count is stored only where the provider's SDK gives one (:data:`_ANTHROPIC_SDK`):
+        # elsewhere a 0 says nothing of what the call wrote. (A host running open models itself
+        # reports no cache use at all, no read either: its zeros are taken as it says them.)
+        usage = Usage(cache_read=read, cache_write_5m=write, uncached=uncached, output=output,
+                      writes_reported=write > 0 or _through_sdk(info, _ANTHROPIC_SDK, ANTHROPIC)
+                      or self_hosted(str(info.get("providerID") or "")))
         self.cost += logged_cost(part.get("cost"))
         if usage.is_empty:
             self.skipped.append((line, "step with no usage (aborted before the provider answered)"))
@@ -487,6 +492,12 @@ class _Session:
                     if uncached >= 0:
                         self.out[i] = replace(self.out[i], usage=replace(usage, uncached=uncached))
         self._settle_reasoning(version, shown)
+        self.out, unknown = writes_left_as_logged(self.out)
+        if unknown:
+            self.readings.append(
+                f"{unknown:,} step(s) of a model that read, through a provider whose SDK gives no write count (0 stored): "
+                "what each wrote is unknown, and its whole prompt is taken as what the next call may read"
+            )
 
     def _add(self, line: int, info: dict, part: dict, usage: Usage, sent: int | None, summary: bool) -> None:
         model = str(info.get("modelID") or "unknown")

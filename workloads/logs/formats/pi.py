@@ -56,8 +56,9 @@ from prefixbench.workloads.logs.formats import openclaw_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms, writes_left_as_logged
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, Provider, TraceRequest
@@ -138,11 +139,28 @@ def _replays_output(message: dict) -> bool:
     return message.get("api") in _REPLAYS_OUTPUT or _provider(message) in _REPLAYS_OUTPUT_PROVIDERS
 
 
-def _usage(usage: dict, where: str, api: object = None) -> Usage:
+#: pi's APIs whose wire usage has no write count: pi writes ``cacheWrite: 0`` on every call
+#: (pi-mono's ``packages/ai/src/providers/``: ``openai-completions.ts`` and the Responses,
+#: Google and Mistral providers; only ``anthropic-messages`` and ``bedrock-converse-stream`` read
+#: one). A 0 there says nothing of what the call wrote.
+_NO_WRITE_COUNT = ("openai-completions", "azure-openai-completions", "openai-responses", "openai-codex-responses",
+                   "azure-openai-responses", "google-generative-ai", "google-vertex", "google-gemini-cli",
+                   "mistral-conversations")  # a tuple: a JSON list is no set member
+
+
+#: The note of a file whose calls' writes were left unknown (:data:`_NO_WRITE_COUNT`).
+_WRITES_UNKNOWN = ("{:,} call(s) on an API with no write count (pi writes cacheWrite 0 there) of a model that read: "
+                   "what each wrote is unknown, and its whole prompt is taken as what the next call may read")
+
+
+def _usage(usage: dict, where: str, api: object = None, provider: object = None) -> Usage:
     """pi's usage: ``input`` excludes ``cacheRead`` and ``cacheWrite`` (of which ``cacheWrite1h``,
     in later pi, is the part written with a 1 h lifetime), but for the Gemini APIs
     of :data:`_INPUT_INCLUDES_READS`, where it includes ``cacheRead`` (unless the message's own
-    ``totalTokens`` counts the reads beside ``input``, as a pi subtracting them would write)."""
+    ``totalTokens`` counts the reads beside ``input``, as a pi subtracting them would write). On an
+    API of :data:`_NO_WRITE_COUNT` a ``cacheWrite`` of 0 leaves the writes unknown
+    (:attr:`~prefixbench.simulator.usage.Usage.writes_reported`), but through a host running open
+    models itself (``provider``: Ollama, LM Studio), which reports no cache use at all."""
     reads = count(usage.get("cacheRead"), where, "usage.cacheRead")
     tokens_in = count(usage.get("input"), where, "usage.input")
     output = count(usage.get("output"), where, "usage.output")
@@ -153,7 +171,8 @@ def _usage(usage: dict, where: str, api: object = None) -> Usage:
     hour = count(usage.get("cacheWrite1h"), where, "usage.cacheWrite1h")
     if hour > written:
         raise UserError(f"{where}: usage.cacheWrite1h ({hour}) exceeds usage.cacheWrite ({written}), which holds it")
-    return Usage(cache_read=reads, cache_write_5m=written - hour, cache_write_1h=hour, uncached=tokens_in, output=output)
+    return Usage(cache_read=reads, cache_write_5m=written - hour, cache_write_1h=hour, uncached=tokens_in, output=output,
+                 writes_reported=written > 0 or api not in _NO_WRITE_COUNT or self_hosted(str(provider or "")))
 
 
 class _Session:
@@ -420,7 +439,7 @@ class _Session:
             self.pending.append(self._same(make_message("assistant", message.get("content"))))
             return
         where = f"{self.name}:{record.line}"
-        reported = _usage(usage, where, message.get("api"))
+        reported = _usage(usage, where, message.get("api"), message.get("provider"))
         cost = usage.get("cost")
         spent = logged_cost(cost.get("total")) if isinstance(cost, dict) else 0.0
         if reported.is_empty:
@@ -602,7 +621,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes += (f"{skipped} {_OPENCLAW_NOTES[kind]}",)
     if session.cost:
         notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
-    return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), notes)
+    out, unknown = writes_left_as_logged(session.out)
+    if unknown:
+        notes += (_WRITES_UNKNOWN.format(unknown),)
+    return out, FileSummary(session.name, NAME, len(out), tuple(session.skipped), notes)
 
 
 def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
@@ -624,6 +646,9 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
         for kind, num in session.openclaw.items():
             num_skipped[kind] = num_skipped.get(kind, 0) + num
     notes = tuple(f"{num} {_OPENCLAW_NOTES[kind]}" for kind, num in sorted(num_skipped.items()))
+    out, unknown = writes_left_as_logged(out)
+    if unknown:
+        notes += (_WRITES_UNKNOWN.format(unknown),)
     notes += (f"an OpenClaw agent database: {num_sessions:,} session(s) read from its {openclaw_db.TABLE} (opened read-only)",)
     return out, FileSummary(str(path), NAME, len(out), tuple(sorted(skipped)), notes)
 

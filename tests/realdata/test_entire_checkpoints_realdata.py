@@ -1,0 +1,145 @@
+"""Agent sessions Entire (the entire.io CLI, 0.8.42) checkpointed into a public repository's git
+refs, read where they live: github.com/MandavkarPranjal/www keeps six checkpoints under
+``refs/entire/checkpoints/<xx>/<id>`` (2026-07-14 to 21), each commit holding per session
+``<n>/full.jsonl`` (the agent's own session file, as the agent wrote it), ``<n>/metadata.json``
+(Entire's sums of the session's token usage and its call count) and a compact transcript. Ten
+sessions: pi on mimo-v2.5-free and deepseek-v4-flash-free, and OpenCode 1.17.20 and 1.18.4 (their
+exports) on mimo-v2.5-free, all through OpenCode Zen. From ``PREFIXBENCH_MANDAVKAR_WWW_REPO``
+(default the workplace's mirror); never copied into this project, the test skips without it.
+
+What is checked: the audit's totals equal the session file's own sums (pi's message usage;
+OpenCode's step-finish tokens, reasoning billed as output) and Entire's independent sums of the
+same session where it counted the same calls; and how many reads were predicted within 3%
+(measured 2026-12-05). mimo-v2.5-free's server is no provider prefixbench models and reads the
+whole previous prompt while pi and OpenCode store no write count for it: read as nothing
+written, 74 of its 163 reads were within 3%; read as writes unknown, 143.
+
+Claude Code sessions checkpointed the same way (Entire 0.10.x) into two more repositories, the
+latest Claude Code releases on the latest models: github.com/Esdeveniments/esdeveniments-frontend
+(2.1.220 and 2.1.221, claude-sonnet-5, claude-opus-5 and claude-opus-4-7, 2026-07-30 to 08-04) and
+github.com/Soph/energy-import-export (2.1.231 on claude-opus-5 and 2.1.237 on claude-fable-5,
+2026-08-17/20); from ``PREFIXBENCH_ESDEVENIMENTS_REPO`` and ``PREFIXBENCH_ENERGY_IMPORT_EXPORT_REPO``.
+Of their checkpoints' 103 sessions the workplace's snapshots hold 21 (the others' files are of
+4 MiB or more), several the same session checkpointed again: 1,256 calls, totals equal, 1,233
+within 3%; six distinct ones are pinned (:data:`CLAUDE_SESSIONS`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import file_at
+
+ENV = "PREFIXBENCH_MANDAVKAR_WWW_REPO"
+URL = "github.com/MandavkarPranjal/www"
+REPO = Path(os.environ.get(ENV, "/work/.mirror/MandavkarPranjal+www/repo"))
+
+#: (checkpoint commit, session folder): (format, model, calls, (input, cache read, cache write,
+#: output), reads within 3%, whether Entire's metadata counted the same calls).
+SESSIONS = {
+    ("295b51c96eeb9cb7b6f506a10ab3b67502580f34", "0"): ("pi", "mimo-v2.5-free", 18, (17_925, 142_208, 0, 7_302), 18, True),
+    ("af824ef87fe0a88cec4e42374dd104772fa8e1e4", "0"): ("pi", "mimo-v2.5-free", 6, (6_650, 30_208, 0, 1_813), 5, True),
+    ("0625a05b0405ecfe6cda6eefdee385cbf2407033", "0"): ("pi", "mimo-v2.5-free", 23, (20_351, 231_808, 0, 8_421), 22, True),
+    ("b9f3d441a91a8b4625616e53e922c58313eb434a", "0"): ("pi", "deepseek-v4-flash-free", 24, (24_322, 499_584, 0, 9_996), 23, True),
+    ("6226a7e8ff837e60e5571bf7252153b027c29325", "0"): ("opencode", "mimo-v2.5-free", 78, (262_281, 3_814_400, 0, 24_734), 65, True),
+    # Entire's metadata was written before the session's last step (11 calls of 12).
+    ("74b4822d244106a398ab6b46ba19b05b8ae6d987", "0"): ("opencode", "mimo-v2.5-free", 12, (9_991, 197_760, 0, 2_278), 10, False),
+    # Entire counts a call that failed (7 of 6 steps).
+    ("b9f3d441a91a8b4625616e53e922c58313eb434a", "2"): ("opencode", "mimo-v2.5-free", 6, (16_049, 76_480, 0, 967), 5, False),
+    ("b9f3d441a91a8b4625616e53e922c58313eb434a", "3"): ("opencode", "mimo-v2.5-free", 6, (8_221, 94_144, 0, 1_441), 5, True),
+    ("b9f3d441a91a8b4625616e53e922c58313eb434a", "4"): ("opencode", "mimo-v2.5-free", 14, (11_454, 257_088, 0, 1_929), 13, True),
+}
+
+
+#: (env var, repository, checkpoint commit, session folder): (model, calls, reads within 3%).
+CLAUDE_SESSIONS = {
+    ("PREFIXBENCH_ESDEVENIMENTS_REPO", "Esdeveniments/esdeveniments-frontend", "16393c36d0f77b56155fc03f40cd6f71d0bf572a", "0"):
+        ("claude-sonnet-5", 186, 182),
+    ("PREFIXBENCH_ESDEVENIMENTS_REPO", "Esdeveniments/esdeveniments-frontend", "2d38d2c04c9ea7a492d602627728c5a0f2f7c55b", "0"):
+        ("claude-opus-5", 84, 84),
+    ("PREFIXBENCH_ESDEVENIMENTS_REPO", "Esdeveniments/esdeveniments-frontend", "7d90b7bf9e1208f60444618532fc4557a15542bb", "0"):
+        ("claude-opus-4-7", 12, 11),
+    ("PREFIXBENCH_ESDEVENIMENTS_REPO", "Esdeveniments/esdeveniments-frontend", "05ca0348f1ce371340ba9a383cf22c788c440352", "0"):
+        ("claude-opus-4-7", 5, 4),
+    ("PREFIXBENCH_ENERGY_IMPORT_EXPORT_REPO", "Soph/energy-import-export", "bad4cb08916984cd5ea2b09e75095999030e1f78", "0"):
+        ("claude-opus-5", 117, 116),
+    ("PREFIXBENCH_ENERGY_IMPORT_EXPORT_REPO", "Soph/energy-import-export", "420429145cafe8b3f8c2b857869082ce40719523", "0"):
+        ("claude-fable-5", 21, 20),
+}
+
+
+def _own_sums(fmt: str, path: Path) -> tuple[int, tuple[int, int, int, int], int]:
+    """(calls, (input, read, write, output), reasoning inside that output) from the raw fields."""
+    calls, sums, reasoning = 0, [0, 0, 0, 0], 0
+    if fmt == "pi":
+        for line in path.read_text().splitlines():
+            message = json.loads(line).get("message") or {}
+            usage = message.get("usage") if message.get("role") == "assistant" else None
+            if usage:
+                calls += 1
+                sums = [a + b for a, b in zip(sums, (usage["input"], usage["cacheRead"], usage["cacheWrite"], usage["output"]))]
+        return calls, tuple(sums), reasoning  # (pi's output already holds its reasoning)
+    for message in json.loads(path.read_text())["messages"]:
+        for part in message.get("parts", []):
+            if part.get("type") == "step-finish":
+                t = part["tokens"]
+                calls += 1
+                reasoning += t["reasoning"]
+                sums = [a + b for a, b in zip(sums, (t["input"], t["cache"]["read"], t["cache"]["write"], t["output"] + t["reasoning"]))]
+    return calls, tuple(sums), reasoning
+
+
+@pytest.mark.parametrize("where", sorted(SESSIONS), ids=lambda w: f"{w[0][:8]}-{w[1]}")
+def test_entire_checkpointed_sessions_count_what_the_session_sums(where: tuple[str, str], tmp_path: Path) -> None:
+    commit, folder = where
+    fmt, model, calls, sums, within, same_calls = SESSIONS[where]
+    path = tmp_path / f"{folder}-full.jsonl"
+    path.write_bytes(file_at(REPO, commit, f"{folder}/full.jsonl", URL, ENV))
+    meta = json.loads(file_at(REPO, commit, f"{folder}/metadata.json", URL, ENV))
+    own_calls, own, reasoning = _own_sums(fmt, path)
+    assert (own_calls, own) == (calls, sums)
+    result = run_audit([path])
+    assert [f.format for f in result.files] == [fmt]
+    assert {r.model for r in result.rows} == {model}
+    t = result.totals
+    assert (t.requests, (t.input, t.cache_read, t.cache_write, t.output)) == (calls, sums)
+    used = meta["token_usage"]
+    if same_calls:
+        # Entire's sums of the same calls (its output leaves OpenCode's reasoning out).
+        assert used["api_call_count"] == calls
+        assert (used["input_tokens"], used["cache_read_tokens"], used["cache_creation_tokens"], used["output_tokens"] + reasoning) == sums
+    assert result.files[0].read_within == within
+
+
+def test_the_sessions_sum_as_the_docstring_says() -> None:
+    mimo = [s for s in SESSIONS.values() if s[1] == "mimo-v2.5-free"]
+    assert (sum(s[2] for s in mimo), sum(s[4] for s in mimo)) == (163, 143)
+
+
+@pytest.mark.parametrize("where", sorted(CLAUDE_SESSIONS), ids=lambda w: f"{w[1].split('/')[0]}-{w[2][:8]}")
+def test_entire_checkpointed_claude_code_sessions_count_what_the_transcript_sums(where: tuple[str, str, str, str], tmp_path: Path) -> None:
+    env, repo, commit, folder = where
+    model, calls, within = CLAUDE_SESSIONS[where]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    path = tmp_path / "full.jsonl"
+    path.write_bytes(file_at(mirror, commit, f"{folder}/full.jsonl", f"github.com/{repo}", env))
+    usages: dict[str, dict] = {}  # a response's last line holds its final usage
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        message = entry.get("message") or {}
+        if entry.get("type") == "assistant" and isinstance(message.get("usage"), dict) and message.get("model") != "<synthetic>":
+            usages[entry.get("requestId") or message.get("id")] = message["usage"]
+    assert len(usages) == calls
+    result = run_audit([path])
+    assert [f.format for f in result.files] == ["claude-code"]
+    assert {r.model for r in result.rows} == {model}
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (
+        calls, *(sum(u.get(k) or 0 for u in usages.values())
+                 for k in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")))
+    assert result.files[0].read_within == within
