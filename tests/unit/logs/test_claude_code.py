@@ -921,3 +921,40 @@ def test_from_2_1_185_a_turns_reply_is_read_by_the_next_turn(tmp_path: Path) -> 
     lines = _two_turns("2.1.185", 1_500, read_next=20_000)
     lines[-1]["message"]["usage"] = cc_usage(3, 400, 20_000, 9)  # its prompt: 20,403 < 21,500
     assert predicted(lines) == 20_000
+
+
+def test_prompt_snapshots_are_compared_with_the_lanes_previous_one(tmp_path: Path) -> None:
+    # 2.1.263's first snapshot of a session lists no tools, the next (seconds later) does: no
+    # change is read from the tools the first one lacks. A tool is compared by the definition sent
+    # (``schema``), and a snapshot equal to the one before in both parts is logged as the same.
+    def snap(uuid: str, system: list[str], tools: list[dict] | None) -> dict:
+        snapshot: dict = {"type": "prompt_snapshot", "systemPrompt": system}
+        if tools is not None:
+            snapshot["tools"] = tools
+        return {"parentUuid": t.last, "isSidechain": False, "attachment": snapshot, "type": "attachment", "uuid": uuid,
+                "timestamp": "2026-09-09T07:53:56.500Z", "sessionId": "s1", "version": "2.1.263"}
+
+    def tool(name: str, about: str) -> dict:
+        return {"name": name, "description": about, "schema": {"name": name, "description": about, "input_schema": {}}}
+
+    t = Transcript(version="2.1.263")
+    for uuid, system, tools in (("s1", ["A", "B"], None), ("s2", ["A", "B"], [tool("Bash", "run")])):
+        t.lines.append(snap(uuid, system, tools))
+        t.last = uuid
+    t.user("go", "2026-09-09T07:53:57.000Z")
+    t.assistant("r1", "2026-09-09T07:53:59.000Z", [cc_usage(3, 3000, 0, 9)])
+    t.user("done", "2026-09-09T07:54:00.000Z", tool=True)
+    t.lines.append(snap("s3", ["A", "B"], [tool("Bash", "run")]))
+    t.last = "s3"
+    t.assistant("r2", "2026-09-09T07:54:02.000Z", [cc_usage(3, 100, 3000, 9)])
+    t.user("done", "2026-09-09T07:54:03.000Z", tool=True)
+    t.lines.append(snap("s4", ["A", "C"], [tool("Bash", "run a command"), tool("Read", "read")]))
+    t.last = "s4"
+    t.assistant("r3", "2026-09-09T07:54:05.000Z", [cc_usage(3, 100, 3100, 9)])
+    requests, _ = load_trace([write_jsonl(tmp_path / "s1.jsonl", t.lines)])
+    snapshots = [[e for e in r.events if e[0].startswith("snapshot_")] for r in requests]
+    assert snapshots == [
+        [],
+        [("snapshot_same", "")],
+        [("snapshot_system_change", "1 of 2 blocks differ, ~0 -> ~0 tokens"), ("snapshot_tools_change", "+Read ~Bash")],
+    ]

@@ -46,7 +46,7 @@ from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, parse_time_ms
-from prefixbench.workloads.logs.history import READ_TOOLS, make_message
+from prefixbench.workloads.logs.history import CHARS_PER_TOKEN, READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, TraceRequest
 
@@ -192,6 +192,13 @@ class _Walk:
         self.same_message: dict[LoggedMessage, LoggedMessage] = {}
         #: Entries that show the tool list changed (an attachment naming tools), with what they say.
         self.tool_changes: dict[str, str] = {}
+        #: Per lane, the last ``prompt_snapshot`` seen: its system blocks (as texts) and its tools
+        #: (name -> the definition sent, as JSON text), the tools None until a snapshot lists them.
+        self.snapshot_system: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.snapshot_tools: dict[tuple[str, str], dict[str, str]] = {}
+        #: Snapshot entries compared with their lane's previous one: the event each shows
+        #: (``snapshot_system_change``, ``snapshot_tools_change`` or ``snapshot_same``), with what it says.
+        self.snapshot_events: dict[str, list[tuple[str, str]]] = {}
         #: The chain node names made so far: a request's parent is the same string as the node of
         #: the request it extends, not a copy (the trace keeps both until the audit ends).
         self.node_names: dict[str, str] = {}
@@ -368,14 +375,35 @@ class _Walk:
             return
         attachment = as_dict(value.get("attachment"))
         what = str(attachment.get("type") or value.get("subtype") or "")
-        if "tool" in what.lower():
+        if what == "prompt_snapshot":
+            self._snapshot(uuid, attachment)
+        elif "tool" in what.lower():
             self.tool_changes[uuid] = what
 
-    def _path_since(self, node: str | None, stop: str | None) -> tuple[tuple[LoggedMessage, ...], list[str]]:
+    def _snapshot(self, uuid: str, snapshot: dict) -> None:
+        """Compare a ``prompt_snapshot`` with its lane's previous one (:func:`snapshot_diff`)."""
+        lane = self.lane_of.get(uuid)
+        if lane is None:
+            return
+        system, tools = _snapshot_parts(snapshot)
+        before_system, before_tools = self.snapshot_system.get(lane), self.snapshot_tools.get(lane)
+        events = snapshot_diff(before_system, before_tools, system, tools)
+        if events:
+            self.snapshot_events[uuid] = events
+        if system is not None:
+            self.snapshot_system[lane] = system
+        if tools is not None:
+            self.snapshot_tools[lane] = tools
+
+    def _path_since(
+        self, node: str | None, stop: str | None
+    ) -> tuple[tuple[LoggedMessage, ...], list[str], list[tuple[str, str]]]:
         """The messages from just below ``stop`` (the previous request's last prompt entry) down to
-        ``node``, in prompt order, and the tool list changes on that path."""
+        ``node``, in prompt order, the tool list changes on that path, and what the prompt snapshots
+        on it showed (:func:`_snapshot_events`)."""
         found: list[LoggedMessage] = []
         tools: list[str] = []
+        snapshots: list[tuple[str, str]] = []
         seen = 0
         while node is not None and node != stop and seen < 100_000:
             seen += 1
@@ -383,9 +411,11 @@ class _Walk:
                 found.append(self.message_of[node])
             if node in self.tool_changes:
                 tools.append(self.tool_changes[node])
+            if node in self.snapshot_events:
+                snapshots[:0] = self.snapshot_events[node]
             node = self.parent_of.get(node)
         found.reverse()
-        return tuple(found), tools
+        return tuple(found), tools, _snapshot_events(snapshots)
 
     def _place(self, value: dict, uuid: str, parent: str | None) -> str | None:
         """Put ``uuid`` in a lane under its parent; the event its placement shows, if any."""
@@ -470,9 +500,10 @@ class _Walk:
         above = self.depth.get(self.requests[prev_req].node or "", 0) if prev_req in self.requests else 0
         version = value.get("version", self.stream_version)
         stop = self.requests[prev_req].node if prev_req in self.requests else None
-        messages, tools = self._path_since(parent, stop)
+        messages, tools, snapshots = self._path_since(parent, stop)
         events = [(pending, "")] if pending else []
         events += [("tools_change", what) for what in tools]
+        events += snapshots
         request = _Request(
             key=key,
             first_seq=len(self.requests),
@@ -546,6 +577,74 @@ _UNSENT_SYSTEM = frozenset({"api_error", "turn_duration", "stop_hook_summary"})
 #: ``prompt_snapshot`` keeps the system prompt and tool list the next call goes out with (its
 #: ``system`` and ``tools``), where the attachments sent as reminders carry ``rendered`` text.
 _UNSENT_ATTACHMENTS = frozenset({"prompt_snapshot"})
+
+
+def _snapshot_parts(snapshot: dict) -> tuple[tuple[str, ...] | None, dict[str, str] | None]:
+    """A ``prompt_snapshot``'s system blocks (``systemPrompt``: a list of texts) and its tools (name
+    -> the definition sent, as JSON text), each None when the snapshot does not hold it. 2.1.263
+    writes a tool as ``{"name", "description", "schema"}``, where ``schema`` is the definition sent
+    (``name``, ``description``, ``input_schema``); a tool without ``schema`` is taken whole."""
+    blocks = snapshot.get("systemPrompt")
+    system = None
+    if isinstance(blocks, list):
+        system = tuple(block if isinstance(block, str) else msgspec.json.encode(block).decode() for block in blocks)
+    elif isinstance(blocks, str):
+        system = (blocks,)
+    listed = snapshot.get("tools")
+    tools = None
+    if isinstance(listed, list):
+        tools = {}
+        for i, tool in enumerate(listed):
+            tool = as_dict(tool)
+            sent = tool.get("schema") if isinstance(tool.get("schema"), dict) else tool
+            tools[str(tool.get("name") or f"#{i + 1}")] = msgspec.json.encode(sent).decode()
+    return system, tools
+
+
+def snapshot_tokens(texts: Iterable[str]) -> int:
+    """Tokens of a snapshot's texts, estimated as a logged message's are (:data:`CHARS_PER_TOKEN`)."""
+    return sum(len(text) for text in texts) // CHARS_PER_TOKEN
+
+
+def snapshot_diff(
+    before_system: tuple[str, ...] | None, before_tools: dict[str, str] | None,
+    system: tuple[str, ...] | None, tools: dict[str, str] | None,
+) -> list[tuple[str, str]]:
+    """What a prompt snapshot shows against its lane's previous one: ``snapshot_system_change``
+    and ``snapshot_tools_change`` (with what changed) for the parts that differ, ``snapshot_same``
+    when the system prompt and the tools both compare equal; nothing for a part one of the two does
+    not hold (a lane's first snapshot; 2.1.263's first row of a session lists no tools)."""
+    events: list[tuple[str, str]] = []
+    same = 0
+    if before_system is not None and system is not None:
+        if before_system == system:
+            same += 1
+        else:
+            changed = sum(1 for a, b in zip(before_system, system) if a != b) + abs(len(system) - len(before_system))
+            events.append(("snapshot_system_change", (
+                f"{changed} of {len(system)} blocks differ, ~{snapshot_tokens(before_system):,} -> "
+                f"~{snapshot_tokens(system):,} tokens")))
+    if before_tools is not None and tools is not None:
+        if before_tools == tools:
+            same += 1
+        else:
+            added = sorted(set(tools) - set(before_tools))
+            removed = sorted(set(before_tools) - set(tools))
+            redefined = sorted(name for name in set(tools) & set(before_tools) if tools[name] != before_tools[name])
+            parts = [f"+{name}" for name in added] + [f"-{name}" for name in removed] + [f"~{name}" for name in redefined]
+            events.append(("snapshot_tools_change", " ".join(parts)))
+    if same == 2:
+        events.append(("snapshot_same", ""))
+    return events
+
+
+def _snapshot_events(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The snapshot events of one request's path, in order: its changes, each once; or one
+    ``snapshot_same`` when every snapshot on it compared equal to the one before."""
+    changes = list(dict.fromkeys(event for event in found if event[0] != "snapshot_same"))
+    if changes:
+        return changes
+    return [("snapshot_same", "")] if found else []
 
 
 def _sent(value: dict) -> int:
