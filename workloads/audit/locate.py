@@ -83,7 +83,7 @@ class Location(msgspec.Struct, frozen=True):
     #: The likely change, in words ("" when the log shows none).
     change: str
     #: The change's kind: a mark of :data:`~prefixbench.workloads.logs.history.MARKS`,
-    #: ``tools``, ``head``, ``lookback``, or "".
+    #: ``tools``, ``head``, ``lookback``, one of :data:`SNAPSHOT_KINDS`, or "".
     kind: str = ""
     #: Where the head ends by its estimate, for a read that fell back to that end (message 0,
     #: the excerpt message 1's); None otherwise.
@@ -192,11 +192,24 @@ def locate(segment: Segment, read: int, r: TraceRequest) -> Location:
     s: Segment | None = segment.parent if segment.parent is not None else segment
     while s is not None and (read < s.start or not s.messages):
         s = s.parent
+    snapshot = _snapshot(r)
     if s is None:
+        if snapshot is not None:
+            return Location(0, "head", read, prompt, "", snapshot[1], snapshot[0])
         return _head(read, prompt, r)
     at_idx = _message_at(s, read)
     message = s.messages[at_idx]
     at_head_end = s.parent is None and at_idx == 0 and read <= s.start * (1 + AT_HEAD_END)
+    if at_head_end and snapshot is not None and snapshot[0] != "snapshot-same":
+        return Location(0, "head", read, prompt, message.excerpt, snapshot[1], snapshot[0], head_end=s.start)
+    if at_head_end and snapshot is not None:
+        # The logged snapshots show the head the same: the read kept it, so what changed is past
+        # it, in message 1 (a lookback overflow or a mark still named as usual).
+        change, kind = _lookback(r), "lookback"
+        if not change:
+            change, kind = _marked_change(s, at_idx, r)
+        return Location(s.first_index + 1, message.role, read, prompt, message.excerpt,
+                        f"{change}; {snapshot[1]}" if change else snapshot[1], kind)
     if at_head_end and (tools := _tools(r)):
         # The read fell back to where the head ends, and the log shows the tool list changed on
         # the way (ToolSearch, MCP): Anthropic's own diagnostic calls such a fall, the head kept,
@@ -247,6 +260,31 @@ def _lookback(r: TraceRequest) -> str:
         f"a lookback overflow: {r.prefix.new_blocks} new blocks since the last breakpoint, beyond the provider's "
         f"{lookback}-block lookback, so the breakpoint could not find the entry the previous request wrote"
     )
+
+
+#: A location's kind when the logged prompt snapshots decide the head (Claude Code 2.1.263's
+#: ``prompt_snapshot``): its tools changed, its system prompt changed, or neither did.
+SNAPSHOT_KINDS = ("tools-snapshot", "system-snapshot", "snapshot-same")
+
+#: The change a location names when the snapshots show the head the same.
+SNAPSHOT_SAME = ("the logged prompt snapshot is identical to the lane's previous one (system prompt and tools), so the "
+                 "head is not what changed")
+
+
+def _snapshot(r: TraceRequest) -> tuple[str, str] | None:
+    """What the prompt snapshots logged on ``r``'s path show of the head, as a location's kind and
+    change: the tools changed (they come first in the prefix, so named first), the system prompt
+    changed, or both compared equal to the lane's previous snapshot; None without a snapshot."""
+    found = dict(r.events)
+    tools, system = found.get("snapshot_tools_change"), found.get("snapshot_system_change")
+    if tools is not None:
+        also = f"; its system prompt changed too ({system})" if system is not None else ""
+        return "tools-snapshot", f"the logged prompt snapshot's tools changed: {tools}{also}"
+    if system is not None:
+        return "system-snapshot", f"the logged prompt snapshot's system prompt changed: {system}"
+    if "snapshot_same" in found:
+        return "snapshot-same", SNAPSHOT_SAME
+    return None
 
 
 def _tools(r: TraceRequest) -> str:

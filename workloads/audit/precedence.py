@@ -511,6 +511,20 @@ def out_of_order(ev: Evidence) -> bool:
 #: The cause a location names, by the kind of its likely change (messages-changed otherwise).
 _LOCATED_CAUSES: dict[str, str] = {"tools": "tools-changed", "lookback": "breakpoint-placement", "head": "system-changed"}
 
+#: The cause the logged prompt snapshots decide, by the location's kind (locate.SNAPSHOT_KINDS).
+_SNAPSHOT_CAUSES: dict[str, str] = {"tools-snapshot": "tools-changed", "system-snapshot": "system-changed"}
+
+
+def _snapshot_changed(ev: Evidence) -> Finding | None:
+    """A read that fell at or before the head's end, where the log holds the system prompt and
+    tools the call went out with (Claude Code 2.1.263's ``prompt_snapshot``) and they differ from
+    the lane's previous snapshot: the log decides the head changed, and which part, not the
+    head's size estimated from reads."""
+    loc = ev.location
+    if loc is None or loc.message != 0 or loc.kind not in _SNAPSHOT_CAUSES or out_of_order(ev):
+        return None
+    return Finding(_SNAPSHOT_CAUSES[loc.kind], "log", f"{loc.change}; {loc.where()}")
+
 
 def _located(ev: Evidence) -> Finding | None:
     loc = ev.location
@@ -519,6 +533,9 @@ def _located(ev: Evidence) -> Finding | None:
     if ev.cache_read == 0 and ev.r.provider == "unknown":
         # Nothing read on a server whose cache is not modelled: it may not cache at all, so where
         # a read of 0 "ended" tells nothing of what changed.
+        return None
+    if loc.kind == "snapshot-same" and loc.message == 0:
+        # Inside the head, yet the logged snapshots show it the same: not the head (unexplained).
         return None
     cause = _LOCATED_CAUSES.get(loc.kind, "system-changed" if loc.message == 0 else "messages-changed")
     return Finding(cause, "position", loc.text())
@@ -541,6 +558,9 @@ def _why_not_known(ev: Evidence) -> list[str]:
             "file, so two requests were in flight at once (a second process or a queued message); its prompt "
             f"({usage.cache_read + usage.cache_write:,} tokens) does not extend the previous one"
         )
+    if ev.location is not None and ev.location.kind == "snapshot-same" and ev.location.message == 0:
+        why.append(f"{ev.location.where()}, yet {ev.location.change}: the head's size, estimated from reads, is off, or "
+                   "the provider kept less than was written")
     thinking = [detail for kind, detail in r.events if kind == "thinking_change"]
     if thinking:
         why.append(
@@ -581,6 +601,8 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("model-changed", "the model of both requests", _model_changed),
     CauseRule("family-changed", "the request family (effort, thinking, fast-mode speed) of both requests", _family_changed),
     CauseRule("idle-past-ttl", "the gap since the previous request; the provider's TTL", _idle_past_ttl),
+    CauseRule("snapshot-changed", "the logged prompt snapshots (system prompt and tools) around a read at the head",
+              _snapshot_changed),
     CauseRule("prompt-shrank", "the prompt sizes of both requests", _prompt_shrank),
     CauseRule("sent-before-ready", "the tick the previous response began", _sent_before_ready),
     CauseRule("below-minimum", "the expected read; the provider's minimum for the model", _below_minimum),

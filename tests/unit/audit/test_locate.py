@@ -369,3 +369,88 @@ def test_the_where_cell_reads_the_location_not_the_users_words_in_its_excerpt() 
     at_end = Location(0, "head", 1_020, 2_000, "see inside message 7 of the log", "", "head", head_end=1_000)
     assert short_where(at_end.text()) == "head"
     assert short_where("") == ""
+
+
+# Claude Code 2.1.263 logs the system prompt and the tools a call goes out with: an attachment of
+# type ``prompt_snapshot`` in the chain before the call (``systemPrompt``: the system blocks;
+# ``tools``: each tool as ``{"name", "description", "schema"}``, ``schema`` the definition sent;
+# the session's first row lists no tools). Where the read falls at or before the head, two
+# snapshots that differ decide the cause from the log; two that are the same clear the head.
+_SYSTEM = ["You are an interactive agent that helps users with software engineering tasks.", "# Environment\n - Shell: zsh"]
+
+
+def _tool(name: str, about: str = "") -> dict:
+    schema = {"name": name, "description": about or f"The {name} tool.", "input_schema": {"type": "object", "properties": {}}}
+    return {"name": name, "description": schema["description"], "schema": schema}
+
+
+def _snapshot_entry(log: _Log, system: list[str], tools: list[dict] | None) -> None:
+    snapshot: dict = {"type": "prompt_snapshot", "systemPrompt": system}
+    if tools is not None:
+        snapshot["tools"] = tools
+    log._add("attachment", attachment=snapshot)
+
+
+def _snapshots_around_a_fall(read: int, write: int, system: list[str], tools: list[dict]) -> _Log:
+    """:func:`_fall_near_the_head` (a head of 9,990 by the lane start), a snapshot before the lane's
+    first call (the session's first row, no tools, then one with Bash and Read), and one with
+    ``system`` and ``tools`` before the call whose read falls to ``read``."""
+    log = _Log()
+    _snapshot_entry(log, _SYSTEM, None)
+    log.user("fix the failing test in parser.py")
+    _snapshot_entry(log, _SYSTEM, [_tool("Bash"), _tool("Read")])
+    log.assistant("r1", 9_990, 2_010)
+    log.tool_result("all good " * 100)
+    log.assistant("r2", 12_000, 1_000)
+    log.user("and the other file")
+    _snapshot_entry(log, system, tools)
+    log.assistant("r3", read, write)
+    return log
+
+
+def test_a_fall_to_the_head_after_the_snapshots_tools_changed_is_tools_changed_by_the_log(tmp_path: Path) -> None:
+    # The fall of test_a_read_fallen_to_the_heads_end_with_no_tool_change_is_a_system_change, the
+    # snapshots before it naming one tool more (an MCP server connected) and one redefined: main
+    # said system-changed by the head's estimated end (evidence position).
+    tools = [_tool("Bash", "Run a shell command, now with a timeout."), _tool("Read"), _tool("mcp__db__query")]
+    row = _snapshots_around_a_fall(10_083, 3_100, _SYSTEM, tools).audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("tools-changed", "log")
+    assert row.detail.startswith("the logged prompt snapshot's tools changed: +mcp__db__query ~Bash; ")
+    assert "the cached prefix ended at the end of the unlogged head" in row.detail
+
+
+def test_a_read_inside_the_head_after_the_snapshots_system_prompt_changed_is_system_changed_by_the_log(tmp_path: Path) -> None:
+    system = [_SYSTEM[0], "# Environment\n - Shell: bash"]
+    row = _snapshots_around_a_fall(6_000, 7_100, system, [_tool("Bash"), _tool("Read")]).audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("system-changed", "log")
+    assert row.detail.startswith("the logged prompt snapshot's system prompt changed: 1 of 2 blocks differ")
+    assert "the cached prefix ended inside the unlogged head (system prompt and tools), at token 6,000" in row.detail
+
+
+def test_a_tool_removed_from_the_snapshot_is_named(tmp_path: Path) -> None:
+    row = _snapshots_around_a_fall(6_000, 7_100, _SYSTEM, [_tool("Bash")]).audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("tools-changed", "log")
+    assert row.detail.startswith("the logged prompt snapshot's tools changed: -Read; ")
+
+
+def test_a_fall_to_the_heads_end_with_the_snapshots_the_same_is_not_the_head(tmp_path: Path) -> None:
+    # The snapshots show the system prompt and the tools unchanged: the read kept the head (it
+    # fell 93 tokens past its estimated end), so the change lies after it, in message 1. Main said
+    # system-changed at the head.
+    row = _snapshots_around_a_fall(10_083, 3_100, list(_SYSTEM), [_tool("Bash"), _tool("Read")]).audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("messages-changed", "position")
+    assert row.detail.startswith("the cached prefix ended inside message 1 (user, about token 10,083")
+    assert "the logged prompt snapshot is identical to the lane's previous one (system prompt and tools)" in row.detail
+
+
+def test_a_read_inside_the_head_with_the_snapshots_the_same_is_not_put_down_to_the_head(tmp_path: Path) -> None:
+    row = _snapshots_around_a_fall(6_000, 7_100, list(_SYSTEM), [_tool("Bash"), _tool("Read")]).audit(tmp_path)[-1]
+    assert row.cause == "unexplained"
+    assert "the logged prompt snapshot is identical to the lane's previous one" in row.detail
+
+
+def test_a_snapshot_change_does_not_move_a_read_stopped_past_the_head(tmp_path: Path) -> None:
+    # More than 3% past the head's estimated end: the head was kept whatever the snapshot says.
+    row = _snapshots_around_a_fall(10_400, 2_800, _SYSTEM, [_tool("Bash")]).audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("messages-changed", "position")
+    assert row.detail.startswith("the cached prefix ended inside message 1 (user, about token 10,400")
