@@ -454,3 +454,12 @@ def test_a_snapshot_change_does_not_move_a_read_stopped_past_the_head(tmp_path: 
     row = _snapshots_around_a_fall(10_400, 2_800, _SYSTEM, [_tool("Bash")]).audit(tmp_path)[-1]
     assert (row.cause, row.evidence) == ("messages-changed", "position")
     assert row.detail.startswith("the cached prefix ended inside message 1 (user, about token 10,400")
+
+
+def test_a_snapshot_change_wins_over_a_prompt_that_shrank(tmp_path: Path) -> None:
+    # The prompt fell from 13,003 to 11,003 tokens (history dropped) and the read ended inside the
+    # head after the snapshot's tools changed: the tools come first, so they ended the read. Main
+    # said messages-changed ("the prompt shrank").
+    row = _snapshots_around_a_fall(6_000, 5_000, _SYSTEM, [_tool("Bash"), _tool("Read"), _tool("WebFetch")]).audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("tools-changed", "log")
+    assert row.detail.startswith("the logged prompt snapshot's tools changed: +WebFetch; ")
