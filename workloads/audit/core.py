@@ -2198,7 +2198,8 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
             "before the log begins (another session, or requests not in these files)"
         )
     prev = step.prev.request if step.prev is not None else None
-    if prev is not None and step.tick - step.prev.tick > ttl_ms(prev) and usage.cache_read > step.pred.read * (1 + READ_TOLERANCE):
+    # (the read tested first: the TTL is looked up only for a read above the prediction, a few requests)
+    if prev is not None and usage.cache_read > step.pred.read * (1 + READ_TOLERANCE) and step.tick - step.prev.tick > ttl_ms(prev):
         # The model let the previous request's entry expire; the provider still served it. (One
         # string per TTL: the gap and the counts are the row's own columns.)
         ttl = ttl_ms(prev)

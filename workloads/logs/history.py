@@ -95,6 +95,8 @@ def _walk_texts(content: object, found: list[str]) -> None:
 def make_message(role: str, content: object, marks: Iterable[str] = ()) -> LoggedMessage:
     """The small record of one message: role, estimated tokens, excerpt and marks found in its text."""
     texts = [content] if type(content) is str else texts_of(content)
+    if len(texts) == 1 and not marks:
+        return _one_text(role, texts[0])
     size = 0
     excerpt = ""
     for text in texts:
@@ -123,6 +125,24 @@ def make_message(role: str, content: object, marks: Iterable[str] = ()) -> Logge
     # for every request of every file): tool results and reminders repeat their first words.
     return LoggedMessage(
         sys.intern(role), max(1, size // CHARS_PER_TOKEN) if size else 0, sys.intern(excerpt), _marks(tuple(found))
+    )
+
+
+def _one_text(role: str, text: str) -> LoggedMessage:
+    """:func:`make_message` of a message of one text and no given marks (most messages): the same
+    record, made without the loops over texts (its excerpt is the text's first words, its marks
+    those of its first :data:`SCAN_CHARS` characters)."""
+    size = len(text)
+    excerpt = " ".join(text[: EXCERPT_CHARS * 2].split())
+    if len(excerpt) > EXCERPT_CHARS:
+        excerpt = _cut_at_word(excerpt, EXCERPT_CHARS)
+    part = text[:SCAN_CHARS] if size > SCAN_CHARS else text
+    if _REMINDER in part:
+        found: tuple[str, ...] = ("system-reminder", "date") if has_date(part) else ("system-reminder",)
+    else:
+        found = ("date",) if has_date(part) else ()
+    return LoggedMessage(
+        sys.intern(role), max(1, size // CHARS_PER_TOKEN) if size else 0, sys.intern(excerpt), _marks(found)
     )
 
 

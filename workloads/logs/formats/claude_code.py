@@ -366,11 +366,15 @@ class _Walk:
     def _remember(self, value: dict, kind: object, uuid: str, message: dict) -> None:
         """Keep the small record of a sent message, and note an entry showing a tool list change."""
         if (kind == "user" or kind == "assistant") and "content" in message:
-            result = as_dict(value.get("toolUseResult"))
-            marks = ("file-read",) if "file" in result or str(value.get("toolName") or "").lower() in READ_TOOLS else ()
-            made = make_message(str(message.get("role") or kind), message.get("content"), marks)
+            # (the two tests of a file read, each made only where its key is there: most lines have neither)
+            result = value.get("toolUseResult")
+            tool = value.get("toolName")
+            marks = (("file-read",) if (isinstance(result, dict) and "file" in result) or (tool and str(tool).lower() in READ_TOOLS)
+                     else ())
+            content = message["content"]
+            made = make_message(str(message.get("role") or kind), content, marks)
             self.message_of[uuid] = self.same_message.setdefault(made, made)
-            if kind == "user" and (loaded := _tools_loaded(message.get("content"))):
+            if kind == "user" and (loaded := _tools_loaded(content)):
                 self.tool_changes[uuid] = f"ToolSearch loaded {', '.join(loaded)}"
             return
         attachment = as_dict(value.get("attachment"))
