@@ -123,6 +123,8 @@ def audit_json_chunks(result: AuditResult, what_if: list[dict[str, object]] | No
         return
     # "what_if" is the object's last key; each fix's "changes" sits at depth 3 of it (a fix is
     # an element of a list at depth 1), its elements at depth 4.
+    from prefixbench.reports.whatif import change_records
+
     before, after = tail.split(_WHAT_IF, 1)
     listed = [fix["changes"] for fix in what_if if "changes" in fix]
     pieces = after.split(_EMPTY_CHANGES)
@@ -131,7 +133,7 @@ def audit_json_chunks(result: AuditResult, what_if: list[dict[str, object]] | No
     for changes, rest in zip(listed, pieces[1:]):
         yield '\n   "changes": ['
         for start in range(0, len(changes), ROWS_A_CHUNK):  # type: ignore[arg-type]
-            yield ("\n" if start == 0 else ",\n") + _formatted_list(changes[start:start + ROWS_A_CHUNK], 3)  # type: ignore[index]
+            yield ("\n" if start == 0 else ",\n") + _formatted_list(change_records(changes[start:start + ROWS_A_CHUNK]), 3)  # type: ignore[index]
         yield ("\n   ]" if changes else "]") + rest
 
 
@@ -809,6 +811,10 @@ def audit_html(result: AuditResult, what_if: list[dict[str, object]] | None = No
         figures = (len(shown), len(result.rows), ["audit.csv", "audit.json"])
         record["requests_shown"] = {field.name: value for field, value in zip(REQUESTS_SHOWN_FIELDS, figures, strict=True)}
     # What the hit ratio is over, counted on every request (the page may draw only the worst).
+    if what_if is not None:
+        from prefixbench.reports.whatif import with_change_records
+
+        what_if = with_change_records(what_if)
     return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)))
 
 
@@ -1081,7 +1087,7 @@ def run_audit_command(args) -> int:
                 progress.phase(f"re-simulating the log with each --what-if fix ({args.what_if})")
                 fixes = run_what_if(trace, args.what_if, args.price_as_of, jobs=what_if_jobs, baseline=baseline,
                                     system_changed=changed)
-                what_if = what_if_records(fixes)
+                what_if = what_if_records(fixes, changes=False)  # each change made a record as it is written
             # What to change opens every view: the recoverable misses' fixes re-simulated (reusing --what-if's).
             progress.phase("re-simulating the fixes of the recoverable misses (what to change)")
             found = resimulate(trace[0], trace[1], wanted, changed, result.files, prices=Prices(args.price_as_of),
