@@ -108,7 +108,9 @@ def audit_json_chunks(result: AuditResult, what_if: list[dict[str, object]] | No
     the pieces are exactly the object laid out with indent 1."""
     record = audit_record(result, rows=())
     if what_if is not None:
-        record["what_if"] = what_if
+        # Each fix's changed requests (one a request a fix changes: as many as the log's for
+        # ttl-1h) are spliced in as the requests are, a few dozen at a time, not laid out whole.
+        record["what_if"] = [{**fix, "changes": []} if "changes" in fix else fix for fix in what_if]
     # Every other section is small: lay the object out with no request, then splice them in
     # where its empty list is (keys sit at depth 1, and a JSON string holds no raw newline).
     head, tail = _formatted(record).split(_EMPTY_REQUESTS, 1)
@@ -116,7 +118,23 @@ def audit_json_chunks(result: AuditResult, what_if: list[dict[str, object]] | No
     rows = result.rows
     for start in range(0, len(rows), ROWS_A_CHUNK):
         yield ("\n" if start == 0 else ",\n") + _formatted_rows(rows[start:start + ROWS_A_CHUNK])
-    yield ("\n ]" if rows else "]") + tail
+    if what_if is None:
+        yield ("\n ]" if rows else "]") + tail
+        return
+    # "what_if" is the object's last key; each fix's "changes" sits at depth 3 of it (a fix is
+    # an element of a list at depth 1), its elements at depth 4.
+    from prefixbench.reports.whatif import change_records
+
+    before, after = tail.split(_WHAT_IF, 1)
+    listed = [fix["changes"] for fix in what_if if "changes" in fix]
+    pieces = after.split(_EMPTY_CHANGES)
+    assert len(pieces) == len(listed) + 1, "each fix's list of changes is where it was laid out"
+    yield ("\n ]" if rows else "]") + before + _WHAT_IF + pieces[0]
+    for changes, rest in zip(listed, pieces[1:]):
+        yield '\n   "changes": ['
+        for start in range(0, len(changes), ROWS_A_CHUNK):  # type: ignore[arg-type]
+            yield ("\n" if start == 0 else ",\n") + _formatted_list(change_records(changes[start:start + ROWS_A_CHUNK]), 3)  # type: ignore[index]
+        yield ("\n   ]" if changes else "]") + rest
 
 
 #: Requests laid out together, one piece of :func:`audit_json_chunks` (a few dozen: one call of
@@ -128,17 +146,27 @@ def _formatted_rows(rows: Sequence[AuditRow]) -> str:
     """``rows`` as they sit in the laid-out object's list of requests, separated by commas: each
     as ``_formatted`` lays it out alone, indented two spaces. Laid out as one list, the rows sit
     at depth 1 of it, one space short: every line after the list's opening is indented one more."""
-    records = [request_record(row) for row in rows]
+    return _formatted_list([request_record(row) for row in rows], 1)
+
+
+def _formatted_list(records: Sequence[object], indent: int) -> str:
+    """``records`` as the elements of a list sit in the laid-out object, separated by commas:
+    laid out alone, a list's elements sit at depth 1, so every line of them is indented
+    ``indent`` more (1 for the requests, at depth 2; 3 for a fix's changes, at depth 4)."""
+    pad = " " * indent
     try:
         text = msgspec.json.format(msgspec.json.encode(records), indent=1).decode()
-    except UnicodeEncodeError:  # a lone surrogate: each row the one way that writes it
-        return ",\n".join("  " + _formatted(record).replace("\n", "\n  ") for record in records)
-    # "[\n {\n  ...\n }\n]": the rows between the brackets (a JSON string holds no raw newline).
-    return " " + text[2:-2].replace("\n", "\n ")
+    except UnicodeEncodeError:  # a lone surrogate: each record the one way that writes it
+        return ",\n".join(pad + " " + _formatted(record).replace("\n", "\n" + pad + " ") for record in records)
+    # "[\n {\n  ...\n }\n]": the records between the brackets (a JSON string holds no raw newline).
+    return pad + text[2:-2].replace("\n", "\n" + pad)
 
 
 #: Where the requests go in the laid-out object (see :func:`audit_json_chunks`).
 _EMPTY_REQUESTS = '\n "requests": []'
+#: Where ``--what-if``'s fixes begin in it, and where each fix's changed requests go.
+_WHAT_IF = '\n "what_if": ['
+_EMPTY_CHANGES = '\n   "changes": []'
 
 
 def audit_json(result: AuditResult, what_if: list[dict[str, object]] | None = None) -> str:
@@ -783,6 +811,10 @@ def audit_html(result: AuditResult, what_if: list[dict[str, object]] | None = No
         figures = (len(shown), len(result.rows), ["audit.csv", "audit.json"])
         record["requests_shown"] = {field.name: value for field, value in zip(REQUESTS_SHOWN_FIELDS, figures, strict=True)}
     # What the hit ratio is over, counted on every request (the page may draw only the worst).
+    if what_if is not None:
+        from prefixbench.reports.whatif import with_change_records
+
+        what_if = with_change_records(what_if)
     return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)))
 
 
@@ -1055,7 +1087,7 @@ def run_audit_command(args) -> int:
                 progress.phase(f"re-simulating the log with each --what-if fix ({args.what_if})")
                 fixes = run_what_if(trace, args.what_if, args.price_as_of, jobs=what_if_jobs, baseline=baseline,
                                     system_changed=changed)
-                what_if = what_if_records(fixes)
+                what_if = what_if_records(fixes, changes=False)  # each change made a record as it is written
             # What to change opens every view: the recoverable misses' fixes re-simulated (reusing --what-if's).
             progress.phase("re-simulating the fixes of the recoverable misses (what to change)")
             found = resimulate(trace[0], trace[1], wanted, changed, result.files, prices=Prices(args.price_as_of),

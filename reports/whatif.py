@@ -8,14 +8,26 @@ from decimal import Decimal
 
 from prefixbench.reports.textable import text_lines
 from prefixbench.simulator.pricing import format_usd
-from prefixbench.workloads.audit.whatif import WhatIf
+from prefixbench.workloads.audit.whatif import RequestChange, WhatIf
 
 
-def what_if_records(results: Sequence[WhatIf]) -> list[dict[str, object]]:
+def what_if_records(results: Sequence[WhatIf], changes: bool = True) -> list[dict[str, object]]:
     """The ``"what_if"`` list of ``audit --format json``: fix, applies, requests_changed,
     tokens_to_read, saved_usd (signed; null when the fix cannot apply), assumption, detail,
-    and per lane / per request what changed."""
-    return [w.to_json() for w in results]
+    and per lane / per request what changed. ``changes`` False: each fix's changed requests
+    are left as the fix holds them (one a request it changes), made records as they are written
+    (:func:`change_records`)."""
+    return [w.to_json(changes) for w in results]
+
+
+def change_records(changes: Sequence[object]) -> list[object]:
+    """A fix's changed requests as ``"what_if"`` lists them, whether made records already or not."""
+    return [c.to_json() if isinstance(c, RequestChange) else c for c in changes]
+
+
+def with_change_records(what_if: list[dict[str, object]]) -> list[dict[str, object]]:
+    """``what_if`` with every fix's changed requests made records (:func:`what_if_records`)."""
+    return [{**w, "changes": change_records(w["changes"])} if "changes" in w else w for w in what_if]  # type: ignore[arg-type]
 
 
 def saved_text(w: WhatIf) -> str:

@@ -542,7 +542,7 @@ def load_trace(
     reads: dict[Path, FileRead] = {}
     if map_files is not None:
         todo = [path for path, skip in files if skip is None]
-        reads = read_in_parallel(todo, fmt, map_files, progress) if len(todo) > 1 else {}
+        reads = read_in_parallel(todo, fmt, map_files, progress, held) if len(todo) > 1 else {}
     order = owners_first(files, [index for index, (_, skip) in enumerate(files) if skip is None])
     tried = {tuple(order)}
     told = None if reads else progress  # after the workers' reads, progress has told every byte
@@ -556,6 +556,7 @@ def load_trace(
         if notice is not None:
             notice(_again_why(files, order, done))
         order, told = again, None
+    reads.clear()  # the workers' reads: their keys counted are held by the files' readings no more
     requests: list[TraceRequest] = []
     summaries: list[FileSummary] = []
     for index, (path, skip) in enumerate(files):

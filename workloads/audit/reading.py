@@ -36,14 +36,18 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.records import ProgressFn
-from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, TraceRequest, plain
 
 
 class FileTask(msgspec.Struct, frozen=True):
-    """One log file for a worker: its path and the ``--input`` format (``auto``: detected)."""
+    """One log file for a worker: its path and the ``--input`` format (``auto``: detected);
+    ``held``: its requests are sent back as the audit holds them (see
+    :func:`~prefixbench.workloads.audit.core.load_trace`), so the whole requests of every file
+    are never sent back, nor held together while the results are put in file order."""
 
     path: str
     fmt: str
+    held: bool = False
 
 
 class FileRead(msgspec.Struct, frozen=True):
@@ -81,18 +85,20 @@ def read_log_file(task: FileTask) -> FileRead:
         requests, summary = import_file(path, named or detect_format(path), ctx)
     except UserError as exc:
         return FileRead(error=str(exc))
+    if task.held:
+        requests = [plain(r, usage=False) for r in requests]
     return FileRead(requests, summary, frozenset(ctx.codex_totals), frozenset(ctx.claude_requests), dict(ctx.gemini_calls), dict(ctx.kimi_calls),
                     dict(ctx.pi_calls), frozenset(ctx.codex_calls), frozenset(ctx.codex_asked))
 
 
 def read_in_parallel(
-    paths: Sequence[Path], fmt: str, map_files: FileMap, progress: ProgressFn | None = None
+    paths: Sequence[Path], fmt: str, map_files: FileMap, progress: ProgressFn | None = None, held: bool = False,
 ) -> dict[Path, FileRead]:
     """Each file of ``paths`` read by ``map_files``, largest first; ``progress`` is told the bytes
-    of the files finished so far (in the order they finish)."""
+    of the files finished so far (in the order they finish); ``held``: see :class:`FileTask`."""
     sizes = [path.stat().st_size for path in paths]
     order = sorted(range(len(paths)), key=lambda i: (-sizes[i], i))
-    tasks = [FileTask(str(paths[i]), fmt) for i in order]
+    tasks = [FileTask(str(paths[i]), fmt, held) for i in order]
     reads: dict[Path, FileRead] = {}
     done = 0
     for index, read in map_files(read_log_file, tasks):

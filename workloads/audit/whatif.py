@@ -141,6 +141,12 @@ class RequestChange(msgspec.Struct, frozen=True):
     counterfactual_write_1h: int
     saved_usd: Decimal
 
+    def to_json(self) -> dict[str, object]:
+        return {"file": self.file, "lane": self.lane, "index": self.index, "line": self.line, "reported_cache_read": self.reported_read,
+                "reported_cache_write": self.reported_write, "cache_read": self.counterfactual_read,
+                "cache_write": self.counterfactual_write, "cache_write_1h": self.counterfactual_write_1h,
+                "saved_usd": float(self.saved_usd)}
+
 
 class LaneEffect(msgspec.Struct, frozen=True):
     file: str
@@ -167,7 +173,9 @@ class WhatIf(msgspec.Struct, frozen=True):
     lanes: tuple[LaneEffect, ...] = ()
     changes: tuple[RequestChange, ...] = ()
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self, changes: bool = True) -> dict[str, object]:
+        """``changes`` False: the changed requests are left as they are (:class:`RequestChange`:
+        :meth:`RequestChange.to_json` each), not a dict each made for all of them at once."""
         return {
             "fix": self.fix,
             "applies": self.applies,
@@ -181,13 +189,7 @@ class WhatIf(msgspec.Struct, frozen=True):
                  "saved_usd": float(e.saved_usd), "note": e.note}
                 for e in self.lanes
             ],
-            "changes": [
-                {"file": c.file, "lane": c.lane, "index": c.index, "line": c.line, "reported_cache_read": c.reported_read,
-                 "reported_cache_write": c.reported_write, "cache_read": c.counterfactual_read,
-                 "cache_write": c.counterfactual_write, "cache_write_1h": c.counterfactual_write_1h,
-                 "saved_usd": float(c.saved_usd)}
-                for c in self.changes
-            ],
+            "changes": [c.to_json() for c in self.changes] if changes else self.changes,
         }
 
 
