@@ -140,6 +140,9 @@ class RequestChange(msgspec.Struct, frozen=True):
     counterfactual_write: int
     counterfactual_write_1h: int
     saved_usd: Decimal
+    #: False: the request's model has no price row; its tokens moved, its dollars are unknown
+    #: (``saved_usd`` 0 here, null in the JSON).
+    priced: bool = True
 
 
 class LaneEffect(msgspec.Struct, frozen=True):
@@ -167,6 +170,12 @@ class WhatIf(msgspec.Struct, frozen=True):
     lanes: tuple[LaneEffect, ...] = ()
     changes: tuple[RequestChange, ...] = ()
 
+    @property
+    def unpriced_requests(self) -> int:
+        """The requests the fix changes that no price row prices: in ``requests_changed`` and
+        ``tokens_to_read``, not in ``saved_usd``."""
+        return sum(c.index >= 0 and not c.priced for c in self.changes)
+
     def to_json(self) -> dict[str, object]:
         return {
             "fix": self.fix,
@@ -174,6 +183,7 @@ class WhatIf(msgspec.Struct, frozen=True):
             "requests_changed": self.requests_changed if self.applies else None,
             "tokens_to_read": self.tokens_to_read if self.applies else None,
             "saved_usd": None if self.saved_usd is None else float(self.saved_usd),
+            "unpriced_requests": self.unpriced_requests if self.applies else None,
             "assumption": self.assumption,
             "detail": self.detail,
             "lanes": [
@@ -185,7 +195,7 @@ class WhatIf(msgspec.Struct, frozen=True):
                 {"file": c.file, "lane": c.lane, "index": c.index, "line": c.line, "reported_cache_read": c.reported_read,
                  "reported_cache_write": c.reported_write, "cache_read": c.counterfactual_read,
                  "cache_write": c.counterfactual_write, "cache_write_1h": c.counterfactual_write_1h,
-                 "saved_usd": float(c.saved_usd)}
+                 "saved_usd": float(c.saved_usd) if c.priced else None}
                 for c in self.changes
             ],
         }
@@ -1038,6 +1048,11 @@ def _evaluate(
             continue
         row = prices.row(r.model, r.sent_ms, r.speed)
         if row is None:
+            # No price: the tokens still moved (counted), the dollars are unknown (not $0).
+            change = RequestChange(original.file, original.lane, index, original.line, usage.cache_read, usage.cache_write,
+                                   read, write, write_1h, Decimal(0), priced=False)
+            changes.append(change)
+            per_lane[lane].append(change)
             continue
         # What the request cost as logged: the same in every fix that changes it (a TTL fix
         # changes nearly every request, and ttl-auto evaluates three), so priced once.
