@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import lost_cell, paid_cell, ranged_words, unpriced_words
+from prefixbench.reports.auditwords import lost_cell, paid_cell, ranged_words, unpriced_misses_words, unpriced_words
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -452,7 +452,8 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
                               int(totals.get("unpriced_no_usage") or 0))
     unpriced += ranged_words(ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0)))
     subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}{unpriced}, "
-                f"lost to misses {fmt_usd(totals['lost_usd'])}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}")
+                f"lost to misses {fmt_usd(totals['lost_usd'])}"
+                f"{unpriced_misses_words(sum(int(c.get('unpriced_requests') or 0) for c in record.get('causes', [])))}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}")
     return page("audit", "prefixbench audit", subtitle, sections, data)
 
 
