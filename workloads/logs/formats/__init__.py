@@ -317,7 +317,15 @@ def _a(name: str) -> str:
 
 def _not_of(path: Path, line: int, fmt: LogFormat) -> None:
     """Refuse a file read as ``fmt`` whose first records are of no format audit reads."""
-    raise UserError(f"{path}:{line}: not a {fmt.noun} (no record of it among the first lines; --input auto detects what it is)")
+    raise UserError(f"{path}:{line}: not {noun_a(fmt.noun)} (no record of it among the first lines; --input auto detects what it is)")
+
+
+def noun_a(noun: str) -> str:
+    """``a Codex rollout``, ``an OpenCode session``, ``an HTTP capture``: a format's noun with its
+    article (by the sound of its first letter: an initialism reads letter by letter)."""
+    first = noun.split()[0] if noun else ""
+    vowel = first[:1].lower() in "aeiou" or (first.isupper() and first[:1] in "FHLMNRSX")
+    return f"{'an' if vowel else 'a'} {noun}"
 
 
 def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
