@@ -34,11 +34,11 @@ def unpriced_words(unpriced: int, models: list[str], no_usage: int = 0) -> str:
 
 
 def unpriced_misses_words(misses: int) -> str:
-    """What the lost-dollars total leaves out: `` (not in it: 2 misses of no price)``, '' when
-    every miss that lost tokens is priced (a miss of no price is ``-`` in the causes table)."""
+    """What the lost-dollars total leaves out: `` (not in it: 2 misses with no dollar figure)``, '' when
+    every miss that lost tokens is priced (no price row, or a range only: ``-`` in the causes table)."""
     if not misses:
         return ""
-    return f" (not in it: {misses:,} miss{'es' if misses != 1 else ''} of no price)"
+    return f" (not in it: {misses:,} miss{'es' if misses != 1 else ''} with no dollar figure)"
 
 
 def paid_cell(paid: str, requests: int, unpriced: int = 0, no_usage: int = 0, ranged: int = 0) -> str:

@@ -655,5 +655,5 @@ def test_the_headline_says_which_misses_its_lost_dollars_leave_out(tmp_path: Pat
     t.user("after a pause", "2025-09-03T00:20:00.000Z")
     t.assistant("r2", "2025-09-03T00:20:02.000Z", [cc_usage(3, 20_300, 0, 9)], model="claude-nobody-knows-9")
     result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
-    assert "lost to misses $0 (not in it: 1 miss of no price)" in audit_table(result)
-    assert "lost to misses $0 (not in it: 1 miss of no price)" in _text(audit_html(result))
+    assert "lost to misses $0 (not in it: 1 miss with no dollar figure)" in audit_table(result)
+    assert "lost to misses $0 (not in it: 1 miss with no dollar figure)" in _text(audit_html(result))
