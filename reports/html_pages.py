@@ -646,7 +646,7 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
                 _lane_label(e["file"], e["lane"], many),
                 num("requests_changed", e["requests_changed"], fmt_int(e["requests_changed"])),
                 num("tokens_to_read", e["tokens_to_read"], f"{e['tokens_to_read']:+,}"),
-                num("saved_usd", e["saved_usd"], saved_words(e["saved_usd"])),
+                num("saved_usd", e["saved_usd"], "unknown (unpriced)" if e["saved_usd"] is None else saved_words(e["saved_usd"])),
                 e.get("note", ""),
             ])
             for e in w["lanes"]

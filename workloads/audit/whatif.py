@@ -154,6 +154,8 @@ class LaneEffect(msgspec.Struct, frozen=True):
     #: ttl-auto: what the lane asks for (the TTL, or the retention) and its idle gaps; ttl fixes:
     #: the lane's idle gaps, in its provider's two lifetimes (:class:`GapBounds`).
     note: str = ""
+    #: False: no change of the lane has a price row (its ``saved_usd`` 0 here, null in the JSON).
+    priced: bool = True
 
 
 class WhatIf(msgspec.Struct, frozen=True):
@@ -188,7 +190,7 @@ class WhatIf(msgspec.Struct, frozen=True):
             "detail": self.detail,
             "lanes": [
                 {"file": e.file, "lane": e.lane, "requests_changed": e.requests_changed, "tokens_to_read": e.tokens_to_read,
-                 "saved_usd": float(e.saved_usd), "note": e.note}
+                 "saved_usd": float(e.saved_usd) if e.priced else None, "note": e.note}
                 for e in self.lanes
             ],
             "changes": [
@@ -1071,7 +1073,8 @@ def _evaluate(
     for (file, lane), added in keep_alive.items():
         # The keep-alives are charged to their lane as one change of no request (index -1, line 0).
         cost = _keep_alive_cost(replace(plan, added=tuple(added)), fixed, prices)
-        charge = RequestChange(file, lane, -1, 0, 0, 0, 0, 0, 0, -cost)
+        priced = any(prices.row(r.model, r.sent_ms, r.speed) is not None for r in added)
+        charge = RequestChange(file, lane, -1, 0, 0, 0, 0, 0, 0, -cost, priced=priced)
         changes.append(charge)
         per_lane[(file, lane)].append(charge)
     return changes, per_lane
@@ -1083,7 +1086,8 @@ def _lane_effects(per_lane: dict[tuple[str, str], list[RequestChange]], notes: d
     for key in keys:
         items = per_lane.get(key, [])
         effects.append(LaneEffect(key[0], key[1], sum(c.index >= 0 for c in items), sum(c.counterfactual_read - c.reported_read for c in items),
-                                  usd_sum(c.saved_usd for c in items), (notes or {}).get(key, "")))
+                                  usd_sum(c.saved_usd for c in items), (notes or {}).get(key, ""),
+                                  priced=not items or any(c.priced for c in items)))
     return tuple(effects)
 
 
