@@ -1412,9 +1412,11 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     except _CannotApply as reason:
         return WhatIf("ttl-auto", False, 0, 0, None, assumption, str(reason))
     saved: dict[str, dict[tuple[str, str], Decimal]] = {}
+    unpriced: set[tuple[str, str]] = set()  # lanes a plan changes with no price row for any change
     for ttl, plan in plans.items():
         _, per_lane = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd, ref, memo)
         saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
+        unpriced |= {lane for lane, items in per_lane.items() if items and not any(c.priced for c in items)}
     bounds = lane_bounds(requests)
     lanes = set(bounds)
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
@@ -1430,4 +1432,6 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     n1h = sum(1 for v in choice.values() if v == "1h")
     detail = (f"1 h on {n1h} of {len(choice)} lane(s) whose provider lets the client pick the TTL (OpenAI's: 24h "
               "retention), 5 m (in_memory) on the rest")
+    if unpriced:
+        detail += f"; {len(unpriced)} lane(s) with no price row among them: 5 m, no price to tell which TTL is cheaper"
     return _summarize("ttl-auto", assumption, detail, changes, per_lane, notes)

@@ -69,3 +69,12 @@ def test_an_unpriced_request_a_fix_changes_is_counted_and_its_dollars_unknown(tm
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("ttl-1h  "))
     assert row.split() == ["ttl-1h", "yes", "2", "+20,000", "unknown", "(unpriced)"], row
+
+
+def test_ttl_auto_says_it_cannot_choose_a_ttl_for_a_lane_of_no_price(tmp_path, capsys):
+    """ttl-auto picks the cheaper TTL per lane; with no price row there is no cheaper one, and it
+    said only '1 h on 0 of 1 lane(s)', as if 5 m had been found cheaper."""
+    log = _unpriced_log(tmp_path)
+    assert main(["audit", str(log), "--format", "json", "--quiet", "--what-if", "ttl-auto"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["what_if"]
+    assert "1 lane(s) with no price row among them: 5 m, no price to tell which TTL is cheaper" in entry["detail"], entry["detail"]
