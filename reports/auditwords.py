@@ -33,6 +33,14 @@ def unpriced_words(unpriced: int, models: list[str], no_usage: int = 0) -> str:
     return f" (not in it: {unpriced:,} request(s){named}{'' if why.startswith(':') else ', '}{why})"
 
 
+def unpriced_misses_words(misses: int) -> str:
+    """What the lost-dollars total leaves out: `` (not in it: 2 misses with no dollar figure)``, '' when
+    every miss that lost tokens is priced (no price row, or a range only: ``-`` in the causes table)."""
+    if not misses:
+        return ""
+    return f" (not in it: {misses:,} miss{'es' if misses != 1 else ''} with no dollar figure)"
+
+
 def paid_cell(paid: str, requests: int, unpriced: int = 0, no_usage: int = 0, ranged: int = 0) -> str:
     """A group's *paid* cell (a session, a day, a lane, a file, a model; ``paid``: its dollars
     formatted), saying which of its ``requests`` are in it as the headline does: ``paid`` when

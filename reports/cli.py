@@ -475,8 +475,8 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         action="store_true",
         help="assume the OpenAI organization has Zero Data Retention: a request that asks no prompt_cache_retention "
         "keeps its prefix in_memory (10 min idle modelled; documented 5-10 min, at most 1 h) instead of its model's "
-        "documented default (24h on gpt-5.5, gpt-5.4, gpt-5.2, gpt-5.1, gpt-5, gpt-4.1 and their codex variants, for "
-        "requests sent from 2026-06-01; gpt-5.5 and gpt-5.5-pro always 24h) (default: no ZDR)",
+        "documented default (24h on gpt-5.4, gpt-5.2, gpt-5.1, gpt-5, gpt-4.1 and their codex and chat variants, for "
+        "requests sent from 2026-06-01; gpt-5.5 and gpt-5.5-pro keep 24h, their only policy, ZDR or not) (default: no ZDR)",
     )
     audit.add_argument(
         "--read-step",

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import lost_cell, paid_cell, ranged_words, unpriced_words
+from prefixbench.reports.auditwords import lost_cell, paid_cell, ranged_words, unpriced_misses_words, unpriced_words
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -452,7 +452,8 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
                               int(totals.get("unpriced_no_usage") or 0))
     unpriced += ranged_words(ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0)))
     subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}{unpriced}, "
-                f"lost to misses {fmt_usd(totals['lost_usd'])}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}")
+                f"lost to misses {fmt_usd(totals['lost_usd'])}"
+                f"{unpriced_misses_words(sum(int(c.get('unpriced_requests') or 0) for c in record.get('causes', [])))}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}")
     return page("audit", "prefixbench audit", subtitle, sections, data)
 
 
@@ -589,7 +590,7 @@ def _audit_causes(causes: list[dict], totals: dict) -> str:
 
 def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | None) -> str:
     from prefixbench.reports.html import Step, waterfall
-    from prefixbench.reports.whatif import saved_words
+    from prefixbench.reports.whatif import unpriced_words
 
     paid = float(totals["cost_usd"])
     steps = [Step("paid", paid, "total", f"paid: {fmt_usd(paid)} for {totals['requests']:,} requests")]
@@ -606,7 +607,7 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
             continue
         saved = w["saved_usd"]
         steps.append(Step(f"fix: {w['fix']}", -saved, "alone" if saved >= 0 else "cost",
-                          f"{w['fix']} alone, from what was paid: {saved_words(saved)}"
+                          f"{w['fix']} alone, from what was paid: {unpriced_words(saved, w.get('unpriced_requests'))}"
                           f" ({w['requests_changed']} requests changed, {w['tokens_to_read']:+,} tokens to read)"))
     return waterfall(steps, title="Paid -> lost by cause -> without the misses; then each fix alone, from what was paid") + note(
         "Grey bars are totals, red steps the dollars each cause lost. A fix bar (green: saves, amber: costs more) starts "
@@ -615,7 +616,7 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
 
 
 def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
-    from prefixbench.reports.whatif import saved_words
+    from prefixbench.reports.whatif import saved_words, unpriced_words
 
     rows = []
     for i, w in enumerate(what_if):
@@ -626,7 +627,7 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
             Cell("yes" if applies else "no", "applies", applies),
             num("requests_changed", w["requests_changed"], "-" if not applies else fmt_int(w["requests_changed"])),
             num("tokens_to_read", w["tokens_to_read"], "-" if not applies else f"{w['tokens_to_read']:+,}"),
-            num("saved_usd", saved, "cannot apply" if saved is None else saved_words(saved)),
+            num("saved_usd", saved, "cannot apply" if saved is None else unpriced_words(saved, w.get("unpriced_requests"))),
             w["assumption"],
             w.get("detail", ""),
         ]))
@@ -645,7 +646,7 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
                 _lane_label(e["file"], e["lane"], many),
                 num("requests_changed", e["requests_changed"], fmt_int(e["requests_changed"])),
                 num("tokens_to_read", e["tokens_to_read"], f"{e['tokens_to_read']:+,}"),
-                num("saved_usd", e["saved_usd"], saved_words(e["saved_usd"])),
+                num("saved_usd", e["saved_usd"], "unknown (unpriced)" if e["saved_usd"] is None else saved_words(e["saved_usd"])),
                 e.get("note", ""),
             ])
             for e in w["lanes"]

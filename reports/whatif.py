@@ -31,7 +31,16 @@ def with_change_records(what_if: list[dict[str, object]]) -> list[dict[str, obje
 
 
 def saved_text(w: WhatIf) -> str:
-    return saved_words(w.saved_usd)
+    return unpriced_words(w.saved_usd, w.unpriced_requests)
+
+
+def unpriced_words(saved: Decimal | float | None, unpriced: int | None) -> str:
+    """:func:`saved_words`, and the changed requests no price row prices: ``unknown (unpriced)``
+    when none of the dollars moved, else ``saves $0.0331 + 2 unpriced``."""
+    if not unpriced or saved is None:
+        return saved_words(saved)
+    value = saved if isinstance(saved, Decimal) else Decimal(str(saved))
+    return "unknown (unpriced)" if value == 0 else f"{saved_words(value)} + {unpriced:,} unpriced"
 
 
 def saved_words(saved: Decimal | float | None) -> str:

@@ -17,6 +17,7 @@ events. The audit's notes say how many calls took it.
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -85,7 +86,7 @@ def parse_assumed_models(text: str | None, table: PriceTable | None = None) -> d
         if rules is None and not _priced(model, table):
             raise UserError(
                 f"--assume-model {text}: no provider's rules and no price row name {model!r}, so it would change nothing "
-                f"(priced models: {', '.join(table.models())})"
+                f"({_closest(model, table.models())}every priced model: simulator/data/prices.csv)"
             )
         fixed = FORMATS[name].provider if name != "*" else ""
         if fixed and rules is not None and rules.name != fixed:
@@ -181,3 +182,9 @@ def _note(name: str, model: str, taken: Counter[tuple[str, str]] | None, named: 
     split = ", ".join(f"{n:,} {fmt} on {provider}" for (fmt, provider), n in sorted(taken.items()))
     price = "" if _priced(model, table) else f"; no price row for {model}: its calls stay unpriced"
     return f"assumed: {calls:,} call(s) whose log names no model ran on {model} ({option}: {split}){price}{kept}"
+
+
+def _closest(model: str, priced: Sequence[str]) -> str:
+    """``closest priced: gpt-5.5, gpt-5; `` (up to three names like ``model``), '' for none."""
+    near = difflib.get_close_matches(model.lower(), list(priced), n=3, cutoff=0.6)
+    return f"closest priced: {', '.join(near)}; " if near else ""

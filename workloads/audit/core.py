@@ -2630,6 +2630,9 @@ class _Roll:
         self.lost = Decimal(0)
         self.priced = False
         self.lost_by_cause: dict[str, Decimal] = defaultdict(Decimal)
+        #: Tokens lost per cause: decides the top cause between causes that lost the same dollars
+        #: (all $0 where no price row holds the model).
+        self.tokens_by_cause: dict[str, int] = defaultdict(int)
         self.largest: dict[tuple[str, str], int] = {}
 
     def add(self, items: list[AuditRow], what: str = "roll-up") -> None:
@@ -2675,6 +2678,7 @@ class _Roll:
         for i in items:
             if i.cause is not None:
                 self.lost_by_cause[i.cause] += i.lost_usd or Decimal(0)
+                self.tokens_by_cause[i.cause] += i.lost_tokens
         for i in reported:
             prompt = (i.reported_cache_read or 0) + (i.reported_cache_write or 0) + (i.reported_uncached or 0)
             self.largest[(i.file, i.lane)] = max(self.largest.get((i.file, i.lane), 0), prompt)
@@ -2697,6 +2701,8 @@ class _Roll:
         self.lanes |= other.lanes
         for cause, lost in other.lost_by_cause.items():
             self.lost_by_cause[cause] += lost
+        for cause, tokens in other.tokens_by_cause.items():
+            self.tokens_by_cause[cause] += tokens
         for lane, prompt in other.largest.items():
             self.largest[lane] = max(self.largest.get(lane, 0), prompt)
 
@@ -2708,7 +2714,8 @@ class _Roll:
 
     def roll_up(self, name: str, extra: Mapping[str, Decimal] = {}) -> RollUp:
         top = min(self.lost_by_cause.items(),
-                  key=lambda kv: (-kv[1], list(CAUSES).index(kv[0]) if kv[0] in CAUSES else len(CAUSES), kv[0]), default=None)
+                  key=lambda kv: (-kv[1], -self.tokens_by_cause[kv[0]],
+                                  list(CAUSES).index(kv[0]) if kv[0] in CAUSES else len(CAUSES), kv[0]), default=None)
         context = sum(self.largest.values())
         return RollUp(
             key=name,

@@ -140,12 +140,15 @@ class RequestChange(msgspec.Struct, frozen=True):
     counterfactual_write: int
     counterfactual_write_1h: int
     saved_usd: Decimal
+    #: False: the request's model has no price row; its tokens moved, its dollars are unknown
+    #: (``saved_usd`` 0 here, null in the JSON).
+    priced: bool = True
 
     def to_json(self) -> dict[str, object]:
         return {"file": self.file, "lane": self.lane, "index": self.index, "line": self.line, "reported_cache_read": self.reported_read,
                 "reported_cache_write": self.reported_write, "cache_read": self.counterfactual_read,
                 "cache_write": self.counterfactual_write, "cache_write_1h": self.counterfactual_write_1h,
-                "saved_usd": float(self.saved_usd)}
+                "saved_usd": float(self.saved_usd) if self.priced else None}
 
 
 class LaneEffect(msgspec.Struct, frozen=True):
@@ -157,6 +160,8 @@ class LaneEffect(msgspec.Struct, frozen=True):
     #: ttl-auto: what the lane asks for (the TTL, or the retention) and its idle gaps; ttl fixes:
     #: the lane's idle gaps, in its provider's two lifetimes (:class:`GapBounds`).
     note: str = ""
+    #: False: no change of the lane has a price row (its ``saved_usd`` 0 here, null in the JSON).
+    priced: bool = True
 
 
 class WhatIf(msgspec.Struct, frozen=True):
@@ -173,6 +178,12 @@ class WhatIf(msgspec.Struct, frozen=True):
     lanes: tuple[LaneEffect, ...] = ()
     changes: tuple[RequestChange, ...] = ()
 
+    @property
+    def unpriced_requests(self) -> int:
+        """The requests the fix changes that no price row prices: in ``requests_changed`` and
+        ``tokens_to_read``, not in ``saved_usd``."""
+        return sum(c.index >= 0 and not c.priced for c in self.changes)
+
     def to_json(self, changes: bool = True) -> dict[str, object]:
         """``changes`` False: the changed requests are left as they are (:class:`RequestChange`:
         :meth:`RequestChange.to_json` each), not a dict each made for all of them at once."""
@@ -182,11 +193,12 @@ class WhatIf(msgspec.Struct, frozen=True):
             "requests_changed": self.requests_changed if self.applies else None,
             "tokens_to_read": self.tokens_to_read if self.applies else None,
             "saved_usd": None if self.saved_usd is None else float(self.saved_usd),
+            "unpriced_requests": self.unpriced_requests if self.applies else None,
             "assumption": self.assumption,
             "detail": self.detail,
             "lanes": [
                 {"file": e.file, "lane": e.lane, "requests_changed": e.requests_changed, "tokens_to_read": e.tokens_to_read,
-                 "saved_usd": float(e.saved_usd), "note": e.note}
+                 "saved_usd": float(e.saved_usd) if e.priced else None, "note": e.note}
                 for e in self.lanes
             ],
             "changes": [c.to_json() for c in self.changes] if changes else self.changes,
@@ -1040,6 +1052,11 @@ def _evaluate(
             continue
         row = prices.row(r.model, r.sent_ms, r.speed)
         if row is None:
+            # No price: the tokens still moved (counted), the dollars are unknown (not $0).
+            change = RequestChange(original.file, original.lane, index, original.line, usage.cache_read, usage.cache_write,
+                                   read, write, write_1h, Decimal(0), priced=False)
+            changes.append(change)
+            per_lane[lane].append(change)
             continue
         # What the request cost as logged: the same in every fix that changes it (a TTL fix
         # changes nearly every request, and ttl-auto evaluates three), so priced once.
@@ -1058,7 +1075,8 @@ def _evaluate(
     for (file, lane), added in keep_alive.items():
         # The keep-alives are charged to their lane as one change of no request (index -1, line 0).
         cost = _keep_alive_cost(replace(plan, added=tuple(added)), fixed, prices)
-        charge = RequestChange(file, lane, -1, 0, 0, 0, 0, 0, 0, -cost)
+        priced = any(prices.row(r.model, r.sent_ms, r.speed) is not None for r in added)
+        charge = RequestChange(file, lane, -1, 0, 0, 0, 0, 0, 0, -cost, priced=priced)
         changes.append(charge)
         per_lane[(file, lane)].append(charge)
     return changes, per_lane
@@ -1070,7 +1088,8 @@ def _lane_effects(per_lane: dict[tuple[str, str], list[RequestChange]], notes: d
     for key in keys:
         items = per_lane.get(key, [])
         effects.append(LaneEffect(key[0], key[1], sum(c.index >= 0 for c in items), sum(c.counterfactual_read - c.reported_read for c in items),
-                                  usd_sum(c.saved_usd for c in items), (notes or {}).get(key, "")))
+                                  usd_sum(c.saved_usd for c in items), (notes or {}).get(key, ""),
+                                  priced=not items or any(c.priced for c in items)))
     return tuple(effects)
 
 
@@ -1395,9 +1414,11 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     except _CannotApply as reason:
         return WhatIf("ttl-auto", False, 0, 0, None, assumption, str(reason))
     saved: dict[str, dict[tuple[str, str], Decimal]] = {}
+    unpriced: set[tuple[str, str]] = set()  # lanes a plan changes with no price row for any change
     for ttl, plan in plans.items():
         _, per_lane = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd, ref, memo)
         saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
+        unpriced |= {lane for lane, items in per_lane.items() if items and not any(c.priced for c in items)}
     bounds = lane_bounds(requests)
     lanes = set(bounds)
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
@@ -1413,4 +1434,6 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     n1h = sum(1 for v in choice.values() if v == "1h")
     detail = (f"1 h on {n1h} of {len(choice)} lane(s) whose provider lets the client pick the TTL (OpenAI's: 24h "
               "retention), 5 m (in_memory) on the rest")
+    if unpriced:
+        detail += f"; {len(unpriced)} lane(s) with no price row among them: 5 m, no price to tell which TTL is cheaper"
     return _summarize("ttl-auto", assumption, detail, changes, per_lane, notes)

@@ -178,3 +178,13 @@ def test_the_assumed_model_names_the_chain_head_and_model_changes(tmp_path, caps
     assert [e for r in same for e in r.events if e[0] == "model_change"] == []
     other, _ = assume_models(requests, {"*": "claude-opus-4-5"})
     assert [e for r in other for e in r.events if e[0] == "model_change"] == [("model_change", "claude-opus-4-5 -> claude-sonnet-4-5")]
+
+
+def test_an_unknown_assumed_model_names_the_closest_priced_ones_not_all(tmp_path, capsys) -> None:
+    """A slip (``claud-opus-4-5``) gets the closest priced names, not a 1,800-character list of every
+    row of the price table."""
+    log = _stream(tmp_path / "events.jsonl")
+    assert main(["audit", log, "--quiet", "--assume-model", "claud-opus-4-5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and len(err) < 400, err
+    assert "closest priced: claude-opus-4-5," in err and "simulator/data/prices.csv" in err, err

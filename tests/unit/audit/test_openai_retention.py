@@ -199,3 +199,18 @@ def test_a_retention_that_is_not_a_word_is_one_error_line(asked: object) -> None
     body = {"model": "gpt-5.5", "prompt_cache_retention": asked, "messages": [{"role": "user", "content": "hi"}]}
     with pytest.raises(LineError, match="field 'prompt_cache_retention' must be one of in_memory, 24h, got"):
         parse_request(body)
+
+
+def test_the_zdr_help_names_only_the_models_zdr_changes(capsys: pytest.CaptureFixture[str]) -> None:
+    """``audit --help`` on ``--openai-zdr``: the models whose default ZDR turns to in_memory are the
+    ones offering both policies; gpt-5.5 keeps 24h either way (it listed gpt-5.5 among the first,
+    then said gpt-5.5 is always 24h)."""
+    from prefixbench.reports.cli import build_parser
+
+    parser = build_parser("audit")
+    action = next(a for sub in parser._subparsers._group_actions for p in sub.choices.values()  # noqa: SLF001
+                   for a in p._actions if "--openai-zdr" in a.option_strings)  # noqa: SLF001
+    changed, _, kept = action.help.partition("2026-06-01; ")
+    assert retention("gpt-5.5", None, None, zdr=True) == "24h" and retention("gpt-5.4", None, None, zdr=True) == "in_memory"
+    assert "gpt-5.4" in changed and "gpt-5.5" not in changed, action.help
+    assert "gpt-5.5" in kept, action.help

@@ -23,6 +23,7 @@ from prefixbench.workloads.logs.formats import (
     REPLAYS,
     detect_format,
     import_file,
+    noun_a,
 )
 from prefixbench.workloads.logs.formats.base import ImportContext, LogFormat
 from prefixbench.workloads.logs.records import iter_records
@@ -524,8 +525,18 @@ def test_an_explicit_input_on_content_of_no_format_is_refused(tmp_path: Path, na
     assert message.startswith(f"{log}:") and "\n" not in message
     if name in ("claude-code", "http-capture", "codex", "pi", "cline"):  # these read such a file as 0 requests
         assert message == (
-            f"{log}:1: not a {FORMATS[name].noun} (no record of it among the first lines; --input auto detects what it is)"
+            f"{log}:1: not {noun_a(FORMATS[name].noun)} (no record of it among the first lines; --input auto detects what it is)"
         )
+
+
+def test_the_refusal_puts_the_right_article_before_the_format() -> None:
+    """``not an OpenCode session``, ``not an HTTP capture`` (it said ``not a OpenCode session``)."""
+    assert noun_a("OpenCode session") == "an OpenCode session"
+    assert noun_a("HTTP capture") == "an HTTP capture"
+    assert noun_a("Amp thread") == "an Amp thread"
+    assert noun_a("Codex rollout") == "a Codex rollout"
+    assert noun_a("SWE-agent trajectory") == "a SWE-agent trajectory"
+    assert noun_a("pi session") == "a pi session"
 
 
 def test_a_record_of_another_format_names_the_input_that_reads_it() -> None:

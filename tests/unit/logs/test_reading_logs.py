@@ -21,6 +21,9 @@ from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
         (b'{"hello": 1}\n', "unknown log format"),
         (b"\x00\x01\x02binary", "binary"),
         (b"", "empty file"),
+        # An empty JSON array is no empty file: it said "empty file" of these too.
+        (b"[]\n", r"no log records: an empty JSON array$"),
+        (b"  \n\n", r"no log records: only blank lines$"),
         # A README named by mistake: was "truncated or malformed JSON".
         (b"# My project\n\nSome text.\n", r"not a JSON log: its first line is not JSON \(Expecting value at column 1\)$"),
     ],

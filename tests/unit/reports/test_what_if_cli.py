@@ -40,3 +40,41 @@ def test_a_bad_fix_is_exit_2_before_any_log_is_read(tmp_path, capsys):
     assert main(["audit", str(missing), "--what-if", "ttl-2h", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "unknown fix 'ttl-2h'" in err and err.count("\n") == 1
+
+
+def _unpriced_log(tmp_path):
+    """``_log`` on a Claude model the price table has no row for (a newer one): the 20 min gap
+    is still one a 1 h TTL keeps warm, whatever the dollars."""
+    t = Transcript("s1")
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 40)], model="claude-unlisted-9")
+    t.user("after a pause", "2025-09-03T00:20:00.000Z")
+    t.assistant("r2", "2025-09-03T00:20:02.000Z", [cc_usage(3, 20_300, 0, 40)], model="claude-unlisted-9")
+    return write_jsonl(tmp_path / "s1.jsonl", t.lines)
+
+
+def test_an_unpriced_request_a_fix_changes_is_counted_and_its_dollars_unknown(tmp_path, capsys):
+    """A request of a model with no price row still moves tokens into the read under a fix: it is
+    counted in requests changed and tokens to read, and the dollars say unknown, not ``$0``
+    (before: 0 requests, +0 tokens, ``$0``, as if the fix did nothing)."""
+    log = _unpriced_log(tmp_path)
+    assert main(["audit", str(log), "--format", "json", "--quiet", "--what-if", "ttl-1h,keep-alive"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    for entry, changed in zip(record["what_if"], (2, 1)):  # ttl-1h writes both with the 1 h TTL
+        assert entry["requests_changed"] == changed and entry["tokens_to_read"] == 20_000, entry
+        assert entry["unpriced_requests"] == changed and entry["saved_usd"] == 0.0
+        assert [c["saved_usd"] for c in entry["changes"] if c["index"] >= 0] == [None] * changed
+        assert [lane["saved_usd"] for lane in entry["lanes"]] == [None]  # its one lane: no dollar figure
+    assert main(["audit", str(log), "--quiet", "--what-if", "ttl-1h"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("ttl-1h  "))
+    assert row.split() == ["ttl-1h", "yes", "2", "+20,000", "unknown", "(unpriced)"], row
+
+
+def test_ttl_auto_says_it_cannot_choose_a_ttl_for_a_lane_of_no_price(tmp_path, capsys):
+    """ttl-auto picks the cheaper TTL per lane; with no price row there is no cheaper one, and it
+    said only '1 h on 0 of 1 lane(s)', as if 5 m had been found cheaper."""
+    log = _unpriced_log(tmp_path)
+    assert main(["audit", str(log), "--format", "json", "--quiet", "--what-if", "ttl-auto"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["what_if"]
+    assert "1 lane(s) with no price row among them: 5 m, no price to tell which TTL is cheaper" in entry["detail"], entry["detail"]

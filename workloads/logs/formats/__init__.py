@@ -211,10 +211,34 @@ def detect_format(path: Path) -> LogFormat:
     if found is not None:
         return found
     if seen == 0:
-        raise UserError(f"{path}:1: empty file, no log records")
+        raise UserError(f"{path}:1: {_no_records(path)}")
     if refusal is not None:
         raise UserError(refusal)
     raise UserError(f"{path}:{first_line}: unknown log format (not {_none_of()}); audit reads only these")
+
+
+#: The first bytes of a compressed log (gzip, bzip2, xz, zstd): its text is not looked at here.
+_COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
+
+
+def _no_records(path: Path) -> str:
+    """Why a text file holds no record: it is empty, holds only blank lines, or an empty JSON
+    array (``[]``, which is no empty file)."""
+    try:
+        with path.open("rb") as raw:
+            head = raw.read(1 << 16)
+    except OSError:
+        head = b""
+    if head.startswith(_COMPRESSED_MAGIC):
+        return "empty file, no log records"
+    text = head.removeprefix(b"\xef\xbb\xbf").strip()
+    if not head:
+        return "empty file, no log records"
+    if not text:
+        return "no log records: only blank lines"
+    if text.startswith(b"["):
+        return "no log records: an empty JSON array"
+    return "empty file, no log records"
 
 
 def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
@@ -317,7 +341,15 @@ def _a(name: str) -> str:
 
 def _not_of(path: Path, line: int, fmt: LogFormat) -> None:
     """Refuse a file read as ``fmt`` whose first records are of no format audit reads."""
-    raise UserError(f"{path}:{line}: not a {fmt.noun} (no record of it among the first lines; --input auto detects what it is)")
+    raise UserError(f"{path}:{line}: not {noun_a(fmt.noun)} (no record of it among the first lines; --input auto detects what it is)")
+
+
+def noun_a(noun: str) -> str:
+    """``a Codex rollout``, ``an OpenCode session``, ``an HTTP capture``: a format's noun with its
+    article (by the sound of its first letter: an initialism reads letter by letter)."""
+    first = noun.split()[0] if noun else ""
+    vowel = first[:1].lower() in "aeiou" or (first.isupper() and first[:1] in "FHLMNRSX")
+    return f"{'an' if vowel else 'a'} {noun}"
 
 
 def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
