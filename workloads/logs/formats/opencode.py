@@ -39,7 +39,8 @@ the prune. A child session (``parentID``, a subagent's task) is a subagent lane.
 (``/fork``, ``Session.fork``: a new session titled "<title> (fork #n)" holding a copy of its
 source's messages and parts under new ids, each message's time kept) counts only its own calls:
 the copied messages, dated before the fork was created, are its source's (which counts them); its
-first call of its own is a ``fork`` event starting a new chain.
+first call of its own is a ``fork`` event starting a new chain. A fork is known by those dates
+alone, not by its title: a fork renamed since keeps them (and ``Session.fork`` sets no parent).
 
 Who served a call: ``providerID`` when it names a provider the audit models, else the provider
 whose model names ``modelID`` (its part after the last ``/``) takes, but for a provider that
@@ -72,8 +73,6 @@ NAME = "opencode"
 MESSAGE_DIR, PART_DIR, SESSION_DIR = "message", "part", "session"
 #: Ids OpenCode writes (``ses_...``, ``msg_...``, ``prt_...``): safe as file names.
 _ID = re.compile(r"[A-Za-z0-9_-]{1,200}")
-#: The title ``Session.fork`` gives a fork of a session (``getForkedTitle``).
-_FORK_TITLE = re.compile(r" \(fork #[0-9]{1,9}\)\Z")
 #: Most files of a session's storage read.
 MAX_FILES = 1_000_000
 #: Providers whose calls OpenCode sends back whole, reasoning first, in the next call: DeepSeek's
@@ -295,9 +294,9 @@ class _Session:
         base = _release(self.version, self.created)[0]
         self.tools_per_agent = base is not None and base < _TOOLS_PER_AGENT_BEFORE
         self.prunes: list[int] = []
-        #: A fork (``/fork``: OpenCode titles it "<title> (fork #n)"), and the messages (and their
-        #: calls) copied from the session it was forked from, dated before the fork was created.
-        self.forked = isinstance(info.get("title"), str) and _FORK_TITLE.search(info["title"]) is not None
+        #: The messages (and their calls) a fork (``/fork``) copied from the session it was forked
+        #: from: dated before the fork was created. Known by those dates, whatever the title (OpenCode
+        #: titles a fork "<title> (fork #n)", which a rename changes; the copies' times it keeps).
         self.copied_messages = 0
         self.copied_calls = 0
         self.cost = 0.0
@@ -319,7 +318,7 @@ class _Session:
         role = info.get("role")
         parts = [p for p in parts if isinstance(p, dict)]
         created = _time(as_dict(info.get("time")).get("created"))
-        if self.forked and self.created is not None and created is not None and created < self.created and role in ("user", "assistant"):
+        if self.created is not None and created is not None and created < self.created and role in ("user", "assistant"):
             # Dated before the fork: a copy ``/fork`` made of its source's message (the source counts its calls).
             self.copied_calls += sum(p.get("type") == "step-finish" for p in parts) if role == "assistant" else 0
             self.copied_messages += 1
@@ -844,7 +843,7 @@ FORMAT = LogFormat(
         "`opencode run --format json`: step_start, text, tool_use, reasoning, step_finish and error events, one a line (no model named)",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
         "OpenCode 0.x retry parts {attempt, error, time}: each a failed call, counted apart (skipped)",
-        "forks (/fork: titled \"(fork #n)\", the source's messages copied, dated before the fork): the copies not counted",
+        "forks (/fork: the source's messages copied, dated before the fork, whatever the title): the copies not counted",
         "input as the AI SDK gave it before anomalyco/opencode#4256 (before 1.0.62): the cache read inside it "
         "through OpenAI-style providers, additive through the Anthropic and Bedrock SDKs",
         "input less the read through OpenAI-style providers only (#4256 to 1.3.3; later also less the write)",
