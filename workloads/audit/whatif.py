@@ -904,7 +904,7 @@ def _keep_alive_cost(plan: _Plan, fixed: Mapping[Key, Pred], prices: Prices) -> 
     total = []
     for r in plan.added:
         p = fixed.get((r.file, r.lane, r.seq))  # type: ignore[arg-type]
-        row = prices.row(r.model, r.sent_ms, r.speed)
+        row = prices.row(r.model, r.sent_ms, r.speed, r.upstream)
         if p is None or row is None:
             continue
         total.append(_cost(SimpleNamespace(prompt_tokens=p.read + p.write + p.uncached, cached_tokens=p.read, written_tokens=p.write,
@@ -1036,7 +1036,7 @@ def _evaluate(
             write_1h = min(write, max(0, usage.cache_write_1h + f.write_1h - b.write_1h))
         if read == cache_read and write == cache_write and write_1h == usage.cache_write_1h and uncached == usage.uncached:
             continue
-        row = prices.row(r.model, r.sent_ms, r.speed)
+        row = prices.row(r.model, r.sent_ms, r.speed, r.upstream)
         if row is None:
             continue
         # What the request cost as logged: the same in every fix that changes it (a TTL fix
