@@ -251,6 +251,12 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: serve the models at prices of their own (open weights), so a gateway's routing variant of
     #: one (OpenRouter's ``:nitro``, ``:floor``, ``:exacto``) has no list price (:mod:`..pricing`).
     hosts_bill_list_price: bool = False
+    #: The names a gateway gives this provider's own API when it names the upstream that served
+    #: a call (OpenRouter's response ``provider``, Kilo Code's ``inferenceProvider``), written
+    #: lower-case with letters and digits only (``Moonshot AI`` -> ``moonshotai``); the
+    #: provider's :attr:`name` is one too. Another upstream of an open-weight model bills its own
+    #: price (:meth:`bills_list_price_at`).
+    own_hosts: tuple[str, ...] = ()
     #: Why a miss with nothing changed is the provider's doing (None: it is not best-effort).
     best_effort_note: str | None = None
     #: Why a miss whose call reported writing nothing is the provider's doing, where the agent's
@@ -498,6 +504,17 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         if sent_ms is None:
             return 0
         return next((tokens for until, tokens in self.block_tokens_before if sent_ms < until), 0)
+
+    def bills_list_price_at(self, upstream: str) -> bool:
+        """Whether a call of this provider's model that a gateway says ``upstream`` served is
+        billed at this provider's list price: always for closed weights
+        (:attr:`hosts_bill_list_price`), else only where ``upstream`` is the provider itself (any
+        case and spelling: ``DeepSeek``, ``deepseek``, ``Moonshot AI``; :attr:`own_hosts`). An
+        empty ``upstream`` (the log names none) is taken at the list price."""
+        if self.hosts_bill_list_price or not upstream:
+            return True
+        name = "".join(c for c in upstream.lower() if c.isalnum())
+        return name == self.name or name in self.own_hosts
 
     def upstream_grid(self, upstream: object, model: str) -> tuple[int, int]:
         """The ``(step, first)`` grid ``model``'s reads lie on when the gateway names ``upstream``

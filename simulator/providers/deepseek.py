@@ -64,6 +64,7 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
 RULES = ProviderRules(
     speaks_messages=True,
     name="deepseek",
+    own_hosts=("deepseek",),  # its own API as gateways name it (OpenRouter's provider names)
     api_base="https://api.deepseek.com",
     # Cline's DeepSeek handler puts prompt_cache_miss_tokens into cacheWrites and
     # prompt_cache_hit_tokens into cacheReads; tokensIn is 0 (or, early 2025, prompt_tokens).

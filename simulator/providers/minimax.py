@@ -55,6 +55,7 @@ OPTIONS = (
 RULES = ProviderRules(
     speaks_messages=True,
     name="minimax",
+    own_hosts=("minimax",),  # its own API as gateways name it (OpenRouter's provider names)
     usage_convention="subset",
     read_usage=reader(bills_writes=True),
     model_prefixes=("minimax",),

@@ -37,6 +37,7 @@ OPTIONS = (
 RULES = ProviderRules(
     speaks_messages=True,
     name="moonshot",
+    own_hosts=("moonshotai", "kimi"),  # its own API as gateways name it (OpenRouter's provider names)
     usage_convention="subset",
     read_usage=reader(bills_writes=True),
     model_prefixes=("kimi", "moonshot"),

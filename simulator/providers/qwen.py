@@ -60,6 +60,7 @@ OPTIONS = (
 RULES = ProviderRules(
     speaks_messages=True,
     name="qwen",
+    own_hosts=("alibaba", "alibabacloud", "dashscope"),  # its own API as gateways name it (OpenRouter's provider names)
     usage_convention="subset",
     read_usage=reader(bills_writes=True),
     model_prefixes=("qwen", "qwq"),

@@ -93,6 +93,7 @@ OPTIONS = (
 RULES = ProviderRules(
     speaks_messages=True,
     name="zai",
+    own_hosts=("zai", "zhipu", "zhipuai", "bigmodel"),  # its own API as gateways name it (OpenRouter's provider names)
     usage_convention="subset",
     read_usage=reader(bills_writes=False),
     model_prefixes=("glm",),

@@ -58,7 +58,7 @@ from prefixbench.simulator.pricing import (
     usd_sum,
 )
 from prefixbench.simulator.provider import SimulatedProvider
-from prefixbench.simulator.providers import chain_rules, rules_for
+from prefixbench.simulator.providers import chain_rules, provider_of_model, rules_for
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
@@ -408,15 +408,23 @@ class Prices:
         self._minutes: dict[tuple[str, int], PriceRow | None] = {}
         #: Each model's fast-mode row name (None: the table has none).
         self._fast: dict[str, str | None] = {}
+        #: Whether a (model, upstream a gateway named) bills the model's list price (:meth:`at_list_price`).
+        self._hosts: dict[tuple[str, str], bool] = {}
         if as_of is not None:
             from prefixbench.simulator.pricing import parse_when
 
             parse_when(as_of, what="--price-as-of")
 
-    def row(self, model: str, sent_ms: int | None, speed: str = "") -> PriceRow | None:
+    def row(self, model: str, sent_ms: int | None, speed: str = "", upstream: str = "") -> PriceRow | None:
         """``speed``: ``fast`` where the call's usage says it ran in fast mode (:attr:`Usage.speed`):
         the model's fast-mode row (``<model>-fast``; one the table lacks is listed missing under
-        that name, never priced at the standard rate); anything else the model's own."""
+        that name, never priced at the standard rate); anything else the model's own.
+
+        ``upstream``: the host a gateway says served the call (:attr:`TraceRequest.upstream`).
+        An open-weight model served by a host other than its maker is billed at that host's
+        price, which the table does not hold: no row (:meth:`at_list_price`)."""
+        if upstream and not self.at_list_price(model, upstream):
+            return None
         if speed == "fast":
             if model not in self._fast:  # (once a model: a model without a fast row raises inside)
                 try:
@@ -439,6 +447,23 @@ class Prices:
                 self._minutes.clear()
             self._minutes[minute] = found
         return found
+
+    def at_list_price(self, model: str, upstream: str) -> bool:
+        """Whether a call of ``model`` that a gateway says ``upstream`` served bills at the
+        model's list price: a closed model whoever served it, an open-weight one where its maker
+        served it (:meth:`~prefixbench.simulator.providers.base.ProviderRules.bills_list_price_at`);
+        a model of no provider the audit models as before (at the table's row)."""
+        key = (model, upstream)
+        if key not in self._hosts:
+            rules = provider_of_model(self._resolved(model))
+            self._hosts[key] = rules is None or rules.bills_list_price_at(upstream)
+        return self._hosts[key]
+
+    def open_weight(self, model: str) -> bool:
+        """Whether hosts other than ``model``'s maker serve it at prices of their own (its
+        provider's rules say so: not :attr:`~prefixbench.simulator.providers.base.ProviderRules.hosts_bill_list_price`)."""
+        rules = provider_of_model(self._resolved(model))
+        return rules is not None and not rules.hosts_bill_list_price
 
     def _resolved(self, model: str) -> str:
         try:
@@ -1460,7 +1485,7 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
     reported = usage is not None and usage.cache_reported
     read = usage.cache_read if usage is not None and reported else None
     short = max(0, could - read) if read is not None else 0
-    price = prices.row(r.model, r.sent_ms, r.speed) if usage is not None else None
+    price = prices.row(r.model, r.sent_ms, r.speed, r.upstream) if usage is not None else None
     # A request that read nothing of a prompt is cold even where nothing could be told readable.
     warm = short <= READ_TOLERANCE * could and not (read == 0 and usage is not None and usage.prompt > 0)
     if kind == "call":
@@ -2285,7 +2310,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         said = explicit.read_detail(r, shared.created)
         detail = said if cause is None else f"{detail}; {said}"
     cost = lost_usd = None
-    row = shared.prices.row(r.model, r.sent_ms, r.speed) if usage is not None else None
+    row = shared.prices.row(r.model, r.sent_ms, r.speed, r.upstream) if usage is not None else None
     if usage is not None and row is not None and usage.cache_unsplit:
         low, high = unsplit_range(usage, row)  # one figure would be a guess: the range, in no dollar total
         detail = (f"{detail}; {usage.cache_unsplit:,} tokens logged as cache reads and writes summed: "
@@ -2365,7 +2390,7 @@ def _unsplit_ranges(
         usage = r.usage
         if usage is None or not usage.cache_unsplit:
             continue
-        row = prices.row(r.model, r.sent_ms, r.speed)
+        row = prices.row(r.model, r.sent_ms, r.speed, r.upstream)
         if row is None:
             continue
         least, most = unsplit_range(usage, row)
@@ -2595,7 +2620,7 @@ def _summarize(
         _ranged(_file_calibrations(sums.calibrations, summaries, of_file), where, "file", lambda f: f.file),
         totals,
         _notes(sums.notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
-        + free_notes({r.model for r in requests}, prices) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
+        + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _ranged(_model_summaries(sums.models, prices, of_model, ranged_models), where, "model", lambda m: (m.provider, m.model)),
         _agreement(sums.pairs),
         split_sums({name: (roll.requests, roll.lost, roll.unpriced) for name, roll in sums.classes.items()}),
@@ -3156,6 +3181,36 @@ def _notes(
         "prices: " + (f"as of {prices.as_of}" if prices.as_of else "the row in force at each request's time") + " (simulator/data/prices.csv)"
         + early
     )
+    return tuple(notes)
+
+
+def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, ...]:
+    """What the audit says of open-weight models a gateway served (:meth:`Prices.at_list_price`):
+    those calls a gateway says another host than the model's maker served, left unpriced (that
+    host bills its own price, which the table does not hold), by model and host; and the models
+    named by a gateway's id (``vendor/model``) whose calls name no upstream, priced at the maker's
+    list price though the gateway may have sent them to hosts of other prices (said once). A
+    call went through a gateway where its model keeps a gateway's id (``vendor/model``) or where
+    other calls of its model name their upstream (the logs' gateway names them)."""
+    elsewhere: Counter[tuple[str, str]] = Counter()
+    named: set[str] = set()
+    unnamed: set[str] = set()
+    for r in requests:
+        if r.usage is None:
+            continue
+        if r.upstream:
+            named.add(r.model)
+            if not prices.at_list_price(r.model, r.upstream):
+                elsewhere[(r.model, r.upstream)] += 1
+        elif r.model not in prices.missing and prices.open_weight(r.model):
+            unnamed.add(r.model)
+    unnamed = {model for model in unnamed if "/" in model or model in named}
+    notes = [f"no price for {calls:,} request(s) of {model} served by {host} (the gateway names it): an open-weight model "
+             f"served by another host than its maker bills that host's price, which the table does not hold; counted unpriced"
+             for (model, host), calls in sorted(elsewhere.items())]
+    if unnamed:
+        notes.append(f"{', '.join(sorted(unnamed))}: an open-weight model through a gateway that names no upstream per call, "
+                     "priced at its maker's list price; the gateway may have routed calls to hosts that bill other prices")
     return tuple(notes)
 
 

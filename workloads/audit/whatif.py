@@ -918,7 +918,7 @@ def _keep_alive_cost(plan: _Plan, fixed: Mapping[Key, Pred], prices: Prices) -> 
     total = []
     for r in plan.added:
         p = fixed.get((r.file, r.lane, r.seq))  # type: ignore[arg-type]
-        row = prices.row(r.model, r.sent_ms, r.speed)
+        row = prices.row(r.model, r.sent_ms, r.speed, r.upstream)
         if p is None or row is None:
             continue
         total.append(_cost(SimpleNamespace(prompt_tokens=p.read + p.write + p.uncached, cached_tokens=p.read, written_tokens=p.write,
@@ -1050,7 +1050,7 @@ def _evaluate(
             write_1h = min(write, max(0, usage.cache_write_1h + f.write_1h - b.write_1h))
         if read == cache_read and write == cache_write and write_1h == usage.cache_write_1h and uncached == usage.uncached:
             continue
-        row = prices.row(r.model, r.sent_ms, r.speed)
+        row = prices.row(r.model, r.sent_ms, r.speed, r.upstream)
         if row is None:
             # No price: the tokens still moved (counted), the dollars are unknown (not $0).
             change = RequestChange(original.file, original.lane, index, original.line, usage.cache_read, usage.cache_write,

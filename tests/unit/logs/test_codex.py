@@ -1392,3 +1392,48 @@ def test_a_forks_repeat_of_its_copys_last_token_count_is_not_a_call(tmp_path: Pa
     totals = result.totals
     assert (totals.requests, totals.cache_read, totals.input, totals.output) == (1, 10496, 504, 40)
     assert any("repeated token_count" in reason for reason, _ in result.files[0].skip_reasons)
+
+
+def _referencing(path: Path, thread: str, referenced: str, source_path: Path, *, read: int, meta: dict | None = None) -> Path:
+    """A rollout of later Codex that holds no copy of the history it goes on from but names the
+    rollout holding it: its ``session_meta``, then a ``rollout_reference`` record (openai/codex
+    ``RolloutItem::RolloutReference``: ``rollout_path``, ``thread_id``, ``max_depth``,
+    ``nth_user_message``), then its own records, its running total going on from the referenced
+    rollout's last (20,500 / 10,368 / 430)."""
+    return write_jsonl(path, [
+        {"timestamp": "2026-09-21T11:16:00.000Z", "type": "session_meta", "payload": meta or _meta(thread)},
+        {"timestamp": "2026-09-21T11:16:00.000Z", "type": "rollout_reference",
+         "payload": {"rollout_path": str(source_path), "thread_id": referenced, "max_depth": 8, "nth_user_message": None}},
+        {"timestamp": "2026-09-21T11:16:01.000Z", "type": "turn_context", "payload": CTX},
+        {"timestamp": "2026-09-21T11:16:02.000Z", "type": "response_item", "payload": _user("go on")},
+        {"timestamp": "2026-09-21T11:16:09.000Z", "type": "event_msg", "payload": _tc(31500, 10368 + read, 470, 11000, read, 40)},
+    ])
+
+
+def test_a_rollout_that_references_another_links_its_first_call_to_it(tmp_path: Path) -> None:
+    """Later Codex may start a rollout with a ``rollout_reference`` to the rollout holding the
+    history it goes on from: a fork whose session_meta names no ``forked_from_id`` (the
+    reference names the source thread), or a later segment of the same thread (the reference
+    names the thread's own earlier rollout). Either way the first call extends the referenced
+    rollout's call whose running total this one goes on from. Main read the reference as
+    nothing: the first call a cold start of an unlinked chain, predicted to read nothing where
+    the referenced thread's prefix (10,496) was cached."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    parent = _paginated(tmp_path / f"rollout-2026-09-21T11-14-22-{PARENT}.jsonl", PARENT_LINES)
+    # A fork by reference: another thread, its session_meta naming no source.
+    fork = _referencing(tmp_path / "a" / f"rollout-2026-09-21T11-16-00-{FORK}.jsonl", FORK, PARENT, parent, read=10496)
+    requests, summaries = load_trace([parent, fork])
+    assert requests[-1].prefix.parent == requests[1].prefix.node
+    assert [kind for kind, _ in requests[-1].events][0] == "fork"
+    row = run_audit([parent, fork]).rows[-1]
+    assert (row.reported_cache_read, row.predicted_cache_read, row.expected_cache_read, row.cause) == (10496, 10496, 10496, None)
+    # A later segment of the parent's own thread (the active rollout naming its earlier one).
+    later = _referencing(tmp_path / "b" / f"rollout-2026-09-21T11-16-00-{PARENT}.jsonl", PARENT, PARENT, parent, read=10496,
+                         meta=_meta(PARENT, source="vscode", thread_source="user"))
+    requests, summaries = load_trace([parent, later])
+    assert requests[-1].prefix.parent == requests[1].prefix.node
+    assert "fork" not in [kind for kind, _ in requests[-1].events]
+    assert any(note.startswith(f"a later rollout of thread {PARENT}") for note in summaries[1].notes)
+    row = run_audit([parent, later]).rows[-1]
+    assert (row.predicted_cache_read, row.expected_cache_read, row.cause) == (10496, 10496, None)

@@ -220,3 +220,14 @@ def test_a_locked_store_names_copilot_cli_not_opencode(tmp_path: Path) -> None:
     path = store(tmp_path / "session-store.db", json.loads(FIXTURE.read_text()))
     line = audit_locked(path)
     assert "the GitHub Copilot CLI database is locked" in line and "OpenCode" not in line
+
+
+def test_two_agents_of_one_long_head_are_two_lanes(tmp_path: Path) -> None:
+    """Two subagents whose ids share their first 80 characters are two lanes. Main cut the id
+    at 80 characters, so both agents' calls were one lane."""
+    head = "a-subagent-named-at-length-" * 4  # 108 characters
+    base = json.loads(FIXTURE.read_text())[0]
+    rows = [dict(base, id=n + 1, agent_id=f"{head}{suffix}", created_at=f"2026-10-04T20:15:2{n}.000Z")
+            for n, suffix in enumerate(["one", "two", "one", "two"])]
+    requests, _ = load_trace([store(tmp_path / "session-store.db", rows)])
+    assert sorted({r.lane for r in requests}) == [f"a1/{head}one", f"a1/{head}two"]

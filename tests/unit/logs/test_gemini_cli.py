@@ -916,3 +916,26 @@ def test_a_message_of_an_unknown_type_with_tokens_is_listed(tmp_path: Path) -> N
     requests, summary = _read(write(tmp_path / "s.json", json.dumps(session)))
     assert len(requests) == 2
     assert summary.skipped[0][1] == "message of a type the audit does not read ('forked') with tokens: not counted"
+
+
+def test_qwen_code_subagents_of_one_long_head_keep_lanes_apart(tmp_path: Path) -> None:
+    """Two Qwen Code subagents whose ids share their first 80 characters (a long name, then the
+    suffix Qwen Code adds) are two lanes, each extending its own calls. Main cut the id at 80
+    characters, so both subagents' calls were one lane, the second's first call read as
+    extending the first's."""
+    records = _with_telemetry()
+    head = "a-subagent-named-at-length-" * 4  # 108 characters
+    calls = [(f"{head}-aaa111", 4000, 0), (f"{head}-bbb222", 4000, 0), (f"{head}-aaa111", 4600, 3900), (f"{head}-bbb222", 4600, 3900)]
+    sub = []
+    for n, (agent, prompt, cached) in enumerate(calls, start=4):
+        event = _response(f"a{n}", "q3", f"2026-03-10T12:00:0{n}.500Z", prompt, cached, 30)
+        event["systemPayload"]["uiEvent"]["prompt_id"] = f"6c1e9b7a-qwen#{agent}#0"
+        sub.append(event)
+    path = write(tmp_path / "qwen.jsonl", "".join(json.dumps(r) + "\n" for r in [*records[:4], *sub, *records[4:]]))
+    requests, _ = _read(path)
+    lanes = {r.lane for r in requests if r.lane_kind == "subagent" and r.lane.startswith("agent:a-sub")}
+    assert lanes == {f"agent:{head}-aaa111", f"agent:{head}-bbb222"}
+    for lane in lanes:
+        own = [r for r in requests if r.lane == lane]
+        assert len(own) == 2 and own[0].prefix is not None and own[0].prefix.parent is None
+        assert own[1].prefix is not None and own[1].prefix.parent == own[0].prefix.node

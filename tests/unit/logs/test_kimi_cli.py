@@ -373,3 +373,20 @@ def test_a_kimi_code_wire_file_without_usage_records_says_so(tmp_path: Path) -> 
     assert status == 2
     assert err.strip() == (f"prefixbench: error: nothing to audit: no model call with usage in the logs given ({path}: "
                            "no usage.record in this wire.jsonl (Kimi Code writes one per call): no call to audit here)")
+
+
+def test_two_subagents_of_one_long_head_are_two_lanes(tmp_path: Path) -> None:
+    """Two subagents whose ids share their first 80 characters are two lanes, each extending
+    its own calls. Main cut the id at 80 characters, so both were one lane."""
+    head = "a-subagent-named-at-length-" * 4  # 108 characters
+    path = _write(tmp_path / "sessions" / "h" / "s1" / "wire.jsonl", [
+        _rec(0, "TurnBegin", {"user_input": "find the bug"}),
+        _rec(0.5, "StepBegin", {"n": 1}),
+        _sub(1.0, _status(0, _usage(3000, 20), "s1"), agent=head + "one"),
+        _sub(1.5, _status(0, _usage(3000, 20), "s2"), agent=head + "two"),
+        _sub(2.0, _status(0, _usage(100, 10, read=3000), "s3"), agent=head + "one"),
+        _rec(3.0, "TurnEnd", {}),
+    ])
+    requests, _ = load_trace([path])
+    assert [r.lane for r in requests] == [f"agent:{head}one", f"agent:{head}two", f"agent:{head}one"]
+    assert requests[2].prefix is not None and requests[0].prefix is not None and requests[2].prefix.parent == requests[0].prefix.node

@@ -441,3 +441,31 @@ def test_an_agent_switch_from_1_1_on_reads_the_chain_on(tmp_path: Path) -> None:
     result = run_audit([write(tmp_path / "s.json", json.dumps(_agent_switch_export("1.14.46", 10_500)))])
     last = result.rows[-1]
     assert (last.reported_cache_read, last.predicted_cache_read) == (10_500, 10_500)
+
+
+def test_a_renamed_fork_still_does_not_count_the_calls_it_copied(tmp_path: Path) -> None:
+    """A fork renamed since (``/rename``, or OpenCode's title set again) has lost its
+    "(fork #n)", but keeps its copies' times, dated before it was created: still only its own
+    call is counted. Main knew a fork by its title and counted the three copied calls again."""
+    fork = _forked(_export(), 4)
+    fork["info"]["title"] = "another approach"
+    created = fork["info"]["time"]["created"]
+    for n, message in enumerate(fork["messages"]):  # ids as OpenCode mints them: the copies' at the fork
+        at = created + n if n < 4 else message["info"]["time"]["created"]
+        message["info"]["id"] = mid = f"msg_{at * 0x1000 + 1 & (1 << 48) - 1:012x}" + "Ab3" * 4 + "xy"
+        for part in message["parts"]:
+            part["messageID"] = mid
+    requests, summary = _read(write(tmp_path / "renamed.json", json.dumps(fork)))
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(300, 9000, 40)]
+    assert [kind for kind, _ in requests[0].events] == ["fork", "user_turn"]
+    assert any("3 call(s) copied from the session it was forked from" in note for note in summary.notes)
+    source = write(tmp_path / "source.json", EXPORT.read_text())
+    assert len(load_trace([source, tmp_path / "renamed.json"])[0]) == 5
+    # Messages that kept ids minted when they were written (a session an upgrade copied, created
+    # after them): no copies, every call counted.
+    kept = json.loads(json.dumps(fork))
+    for message in kept["messages"]:
+        at = message["info"]["time"]["created"]
+        message["info"]["id"] = f"msg_{at * 0x1000 + 1 & (1 << 48) - 1:012x}" + "Ab3" * 4 + "xy"
+    requests, _ = _read(write(tmp_path / "kept.json", json.dumps(kept)))
+    assert len(requests) == 4

@@ -38,6 +38,9 @@ with the source's records copied) goes on with the source's running total (Codex
 thread's token info from the history's last token count): its first call's total less that
 call's own usage is the source's total at the fork point, and names the source's call there,
 which the fork's first call extends (the audit links it when the source's rollout is read too).
+A rollout starting with a ``rollout_reference`` record (later Codex: the history it goes on from
+named by ``rollout_path`` and ``thread_id``, not copied) is linked the same way: a fork of the
+thread it names, or, naming its own thread, a later rollout of it going on from the earlier one.
 
 Forks from Codex 0.35 to at least 0.125 (and 0.107+ subagents spawned with their parent's
 history) hold no ordinals and no marker of where the copy ends: the fork's ``session_meta`` is
@@ -339,6 +342,9 @@ class _Rollout:
         self.copied_session: str | None = None
         #: A fork's source thread: its first call extends the source's call at the fork point.
         self.forked_from: str | None = None
+        #: The thread's own earlier rollout this one goes on from, named by a ``rollout_reference``
+        #: (a later segment of the thread): its first call extends that rollout's last call.
+        self.segment_of: str | None = None
         #: An unmarked copy of another thread's rollout (see the module doc): its thread, whether
         #: records still belong to it, when its last record was written, its first and last lines.
         self.copy_from: str | None = None
@@ -385,6 +391,8 @@ class _Rollout:
             self._session_meta(payload, where, when)
         elif kind == "turn_context":
             self._turn_context(payload)
+        elif kind == "rollout_reference":
+            self._reference(payload)
         elif kind == "token_usage_record":
             usage, response = as_dict(payload.get("usage")), _text(payload.get("response_id"))
             self.held = (record, when, response, usage) if response is not None and usage else None
@@ -411,6 +419,23 @@ class _Rollout:
             self._rolled_back(payload, where)
         elif kind == "event_msg" and ptype == "turn_aborted":
             self.aborted = True
+
+    def _reference(self, payload: dict) -> None:
+        """``rollout_reference`` (later Codex, ``RolloutItem::RolloutReference``): the history this
+        rollout goes on from is another rollout's, named (``rollout_path``, ``thread_id``) rather
+        than copied. Before this rollout's first call it links that call as a fork by
+        ``forked_from_id`` is linked (see the module doc): to another thread, a fork of it (its
+        session_meta may name none); to this thread itself, a later rollout of the thread,
+        going on from its earlier one. A subagent's reference is its parent's history, as its
+        spawn says already."""
+        thread = _text(payload.get("thread_id")) or _text(payload.get("rollout_id"))
+        if thread is None or self.out or self.thread.kind != "main" or self.forked_from is not None or self.segment_of is not None:
+            return
+        if thread == self.session:
+            self.segment_of = thread
+        else:
+            self.forked_from = thread
+            self.events.append(("fork", f"forked from thread {thread} (by rollout_reference)"))
 
     def _rolled_back(self, payload: dict, where: str) -> None:
         """``thread_rolled_back {num_turns}`` (``/undo`` of turns, ``thread/rollback``): Codex drops
@@ -641,15 +666,19 @@ class _Rollout:
                 self.chain_parent = _total_node(parent, self.copied_total)
         elif not self.out and self.forked_from is not None and self.copy_from is not None and isinstance(total, dict):
             self._after_copy(total, last)
-        elif not self.out and self.forked_from is not None and isinstance(total, dict):
+        elif not self.out and (self.forked_from or self.segment_of) is not None and isinstance(total, dict):
             # A fork's running total goes on from the source's at the fork point (Codex seeds a
             # forked thread's token info from the last token count of the history it forks):
             # that total, this call's total less its own usage, names the source's call there.
+            # So does a later rollout of a thread from the earlier one it references.
             before = _total_before(total, last)
-            if before is not None and any(before.values()):
-                self.chain_parent = _total_node(self.forked_from, before)
+            source = self.forked_from or self.segment_of
+            if before is not None and any(before.values()) and source is not None:
+                self.chain_parent = _total_node(source, before)
+                what = (f"a fork of thread {source}" if self.forked_from else
+                        f"a later rollout of thread {source} (its rollout_reference names the earlier one)")
                 self.thread_notes.append(
-                    f"a fork of thread {self.forked_from}: its first call extends that thread's call whose running total "
+                    f"{what}: its first call extends that thread's call whose running total "
                     f"was {before.get('input_tokens', 0):,} input tokens (this call's total less its own), when that "
                     "thread's rollout is in the audit"
                 )
@@ -1074,6 +1103,8 @@ FORMAT = LogFormat(
         "(history_base, rollout-<date>-<thread>_<window>.jsonl): a fork or compaction event on the first call",
         "forks (forked_from_id, by reference or with the source's records copied): the first call extends the source's "
         "call at the fork point, named by the running total the fork goes on from",
+        "rollout_reference (a rollout naming the one whose history it goes on from): another thread's, a fork linked as "
+        "above; its own thread's, a later rollout whose first call extends the earlier one's call",
         "forks of Codex 0.35-0.125+ (and 0.107+ subagents spawned with their parent's history): the source's rollout copied "
         "after the fork's session_meta, re-timestamped, unmarked: the run of records written with that second session_meta "
         "(each within 100 ms of the one before) is not counted, nor, the source's rollout in the audit, its calls after a stall",

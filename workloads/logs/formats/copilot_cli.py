@@ -92,7 +92,7 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
             continue
         model = _text(row.get("model")) or "unknown"
         agent = _text(row.get("agent_id")) if _text(row.get("agent_id")) not in ("", "main") else _text(row.get("parent_tool_call_id"))
-        key = f"{sid}/{agent[:80]}" if agent else sid
+        key = f"{sid}/{agent}" if agent else sid  # the whole id: two agents may share a long head
         lane = lanes.get(key)
         if lane is None:
             lane = lanes[key] = _Lane(key, "subagent" if agent else "main")

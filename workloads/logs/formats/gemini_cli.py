@@ -732,7 +732,8 @@ class _Session:
         model = event.get("model")
         prompt_id = event.get("prompt_id")
         parts = prompt_id.split("#") if isinstance(prompt_id, str) else []
-        agent = parts[1][:80] if len(parts) == 3 and parts[1] else ""
+        # The whole id: two subagents may share a long head (a cut merged their lanes into one).
+        agent = parts[1] if len(parts) == 3 and parts[1] else ""
         if ended is not None:
             self.qwen_ended[line] = ended
         found = (line, sent, model if isinstance(model, str) and model else "unknown", usage, agent)

@@ -221,7 +221,7 @@ class _Session:
     def code_lane(self, value: dict) -> _Lane:
         agent = value.get("agentId")
         if isinstance(agent, str) and agent and agent != "main":
-            return self.lane(f"agent:{agent[:80]}")
+            return self.lane(f"agent:{agent}")  # the whole id: two agents may share a long head
         return self.lane(self.code_agent or "main")
 
     def code_record(self, record: Record, value: dict) -> None:
@@ -350,7 +350,7 @@ class _Session:
                 if not isinstance(inner, dict):
                     raise UserError(f"{self.name}:{record.line}: SubagentEvent without an event object")
                 if depth < 2:
-                    self.event(record, self.lane(f"agent:{str(agent)[:80]}"), inner, when, depth + 1)
+                    self.event(record, self.lane(f"agent:{agent}"), inner, when, depth + 1)  # the whole id (see code_lane)
             case "TurnBegin" | "SteerInput":
                 lane.events.append(("user_turn", ""))
                 lane.blocks += 1

@@ -39,7 +39,11 @@ the prune. A child session (``parentID``, a subagent's task) is a subagent lane.
 (``/fork``, ``Session.fork``: a new session titled "<title> (fork #n)" holding a copy of its
 source's messages and parts under new ids, each message's time kept) counts only its own calls:
 the copied messages, dated before the fork was created, are its source's (which counts them); its
-first call of its own is a ``fork`` event starting a new chain.
+first call of its own is a ``fork`` event starting a new chain. A fork is known by its copies,
+not its title (a rename changes that, and ``Session.fork`` sets no parent): messages dated before
+the session was created whose ids were minted after (an OpenCode id holds its minting time); a
+session whose messages kept their ids (an upgrade's copy) is none. Where the ids are of no such
+shape, the title "(fork #n)" decides.
 
 Who served a call: ``providerID`` when it names a provider the audit models, else the provider
 whose model names ``modelID`` (its part after the last ``/``) takes, but for a provider that
@@ -74,6 +78,26 @@ MESSAGE_DIR, PART_DIR, SESSION_DIR = "message", "part", "session"
 _ID = re.compile(r"[A-Za-z0-9_-]{1,200}")
 #: The title ``Session.fork`` gives a fork of a session (``getForkedTitle``).
 _FORK_TITLE = re.compile(r" \(fork #[0-9]{1,9}\)\Z")
+#: An OpenCode message id as ``Identifier.ascending`` mints it (packages/opencode/src/id/id.ts):
+#: ``msg_``, 12 hex digits holding ``ms x 0x1000 + counter`` in 48 bits (the minting time, ms
+#: modulo 2^36), then 14 random characters.
+_ASCENDING_ID = re.compile(r"msg_([0-9a-f]{12})[0-9A-Za-z]{14}\Z")
+_ID_SPAN = 1 << 36
+
+
+def _copied(mid: object, session_created: int, titled_fork: bool) -> bool:
+    """Whether a message dated before its session was created is a copy ``Session.fork`` made:
+    the fork copies each message under an id minted then (the session exists first), keeping the
+    message's time; a session whose messages kept their ids (an upgrade's copy, an import) holds
+    ids minted when the messages were. An id of no such shape tells nothing: the fork's title
+    decides (a rename loses it)."""
+    found = _ASCENDING_ID.match(mid) if isinstance(mid, str) else None
+    if found is None:
+        return titled_fork
+    minted = int(found.group(1), 16) >> 12
+    # Minted at or after the session's creation (1 s of slack), modulo the id's 2^36 ms.
+    since = (minted - (session_created - 1000)) % _ID_SPAN
+    return since < _ID_SPAN // 2
 #: Most files of a session's storage read.
 MAX_FILES = 1_000_000
 #: Providers whose calls OpenCode sends back whole, reasoning first, in the next call: DeepSeek's
@@ -295,9 +319,11 @@ class _Session:
         base = _release(self.version, self.created)[0]
         self.tools_per_agent = base is not None and base < _TOOLS_PER_AGENT_BEFORE
         self.prunes: list[int] = []
-        #: A fork (``/fork``: OpenCode titles it "<title> (fork #n)"), and the messages (and their
-        #: calls) copied from the session it was forked from, dated before the fork was created.
-        self.forked = isinstance(info.get("title"), str) and _FORK_TITLE.search(info["title"]) is not None
+        #: The messages (and their calls) a fork (``/fork``) copied from the session it was forked
+        #: from: dated before the fork was created, under ids minted at the fork (:func:`_copied`).
+        #: OpenCode titles a fork "<title> (fork #n)", which a rename changes: the title is asked
+        #: only where a message's id tells nothing.
+        self.titled_fork = isinstance(info.get("title"), str) and _FORK_TITLE.search(info["title"]) is not None
         self.copied_messages = 0
         self.copied_calls = 0
         self.cost = 0.0
@@ -319,7 +345,8 @@ class _Session:
         role = info.get("role")
         parts = [p for p in parts if isinstance(p, dict)]
         created = _time(as_dict(info.get("time")).get("created"))
-        if self.forked and self.created is not None and created is not None and created < self.created and role in ("user", "assistant"):
+        if (self.created is not None and created is not None and created < self.created and role in ("user", "assistant")
+                and _copied(info.get("id"), self.created, self.titled_fork)):
             # Dated before the fork: a copy ``/fork`` made of its source's message (the source counts its calls).
             self.copied_calls += sum(p.get("type") == "step-finish" for p in parts) if role == "assistant" else 0
             self.copied_messages += 1
@@ -855,7 +882,7 @@ FORMAT = LogFormat(
         "`opencode run --format json`: step_start, text, tool_use, reasoning, step_finish and error events, one a line (no model named)",
         "step-finish tokens {input, output, reasoning, cache {read, write}} and cost; later versions add tokens.total",
         "OpenCode 0.x retry parts {attempt, error, time}: each a failed call, counted apart (skipped)",
-        "forks (/fork: titled \"(fork #n)\", the source's messages copied, dated before the fork): the copies not counted",
+        "forks (/fork: the source's messages copied, dated before the fork under ids minted at it, whatever the title): the copies not counted",
         "input as the AI SDK gave it before anomalyco/opencode#4256 (before 1.0.62): the cache read inside it "
         "through OpenAI-style providers, additive through the Anthropic and Bedrock SDKs",
         "input less the read through OpenAI-style providers only (#4256 to 1.3.3; later also less the write)",

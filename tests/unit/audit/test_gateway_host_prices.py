@@ -1,0 +1,65 @@
+"""Open-weight models through a gateway are priced by the host that served them
+(:meth:`prefixbench.workloads.audit.core.Prices.at_list_price`): at the maker's list price where
+the gateway names the maker as the upstream (any case or spelling), unpriced where it names
+another host (DeepInfra, Groq...: each bills its own price, which the table does not hold), and at
+the list price with a note where it names none. Closed models stay at their list price whoever
+served them. Before this, every such call was priced at the maker's list price."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prefixbench.simulator.providers import ANTHROPIC, DEEPSEEK, MOONSHOT, ZAI
+from prefixbench.workloads.audit.core import run_audit
+
+SYSTEM = {"role": "system", "content": "You are a careful agent. " * 200}
+
+
+def _call(n: int, model: str, upstream: str | None) -> dict:
+    """An OpenHands completion log of one call through OpenRouter (LiteLLM keeps the response's
+    ``provider``: the upstream that served it)."""
+    messages = [SYSTEM, {"role": "user", "content": f"task {n}"}]
+    response = {"id": f"r{n}", "model": model, "object": "chat.completion",
+                "usage": {"prompt_tokens": 2000, "completion_tokens": 50, "prompt_tokens_details": {"cached_tokens": 0}},
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}]}
+    if upstream is not None:
+        response["provider"] = upstream
+    return {"messages": messages, "tools": [], "kwargs": {}, "response": response, "cost": 0.0,
+            "timestamp": 1_788_000_000.0 + 10 * n, "latency_sec": 1.0}
+
+
+def _folder(tmp_path: Path, name: str, model: str, upstreams: list[str | None]) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    slug = model.replace("/", "__")
+    for n, upstream in enumerate(upstreams):
+        (folder / f"{slug}-{1_788_000_000 + 10 * n}.000-{n:04x}.json").write_text(json.dumps(_call(n, model, upstream)))
+    return folder
+
+
+def test_the_maker_named_as_upstream_is_its_list_price_another_host_no_price(tmp_path: Path) -> None:
+    logs = _folder(tmp_path, "glm", "openrouter/z-ai/glm-4.6", ["Z.AI", "DeepInfra", "z-ai", None])
+    result = run_audit([logs])
+    costs = [row.cost_usd for row in result.rows]
+    assert costs[0] is not None and costs[2] == costs[0] and costs[3] == costs[0]
+    assert costs[1] is None  # DeepInfra's price is DeepInfra's own, not Z.AI's list
+    assert result.totals.unpriced_requests == 1
+    assert any(note.startswith("no price for 1 request(s) of glm-4.6 served by DeepInfra") for note in result.notes)
+    # The call that names no upstream: the list price, and said once.
+    assert sum("the gateway may have routed calls to hosts that bill other prices" in note for note in result.notes) == 1
+
+
+def test_a_closed_model_is_its_list_price_whoever_served_it(tmp_path: Path) -> None:
+    logs = _folder(tmp_path, "claude", "openrouter/anthropic/claude-sonnet-4.5", ["Anthropic", "Amazon Bedrock", "Google"])
+    result = run_audit([logs])
+    assert None not in [row.cost_usd for row in result.rows] and result.totals.unpriced_requests == 0
+    assert not any("served by" in note or "may have routed" in note for note in result.notes)
+
+
+def test_the_makers_own_api_by_any_spelling() -> None:
+    assert DEEPSEEK.bills_list_price_at("DeepSeek") and DEEPSEEK.bills_list_price_at("deepseek")
+    assert MOONSHOT.bills_list_price_at("Moonshot AI") and ZAI.bills_list_price_at("Z.AI")
+    assert not DEEPSEEK.bills_list_price_at("Fireworks") and not MOONSHOT.bills_list_price_at("Groq")
+    assert not ZAI.bills_list_price_at("Chutes")
+    assert ANTHROPIC.bills_list_price_at("Amazon Bedrock")
