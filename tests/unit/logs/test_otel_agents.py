@@ -243,3 +243,19 @@ def test_a_cost_usd_that_is_no_number_is_not_read(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc) + "\n")
     _, summary = read(path)
     assert not any("cost_usd" in n for n in summary.notes)
+
+
+def test_a_cost_usd_too_large_for_a_float_is_not_read(tmp_path: Path) -> None:
+    """A plain attribute value (not OTLP-typed) is taken as it is: an integer past a double's range
+    was handed to ``math.isfinite``, whose OverflowError was a traceback; it is no cost, as a
+    log's own cost past ``MAX_LOGGED_COST`` is everywhere (:func:`.common.logged_dollars`)."""
+    doc = json.loads(CLAUDE_COST.read_text())
+    for log in doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]:
+        for a in log["attributes"]:
+            if a["key"] == "cost_usd":
+                a["value"] = 10**400
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    requests, summary = read(path)
+    assert len(requests) == 4
+    assert not any("cost_usd" in n for n in summary.notes)

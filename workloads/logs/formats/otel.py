@@ -65,7 +65,6 @@ agent's way: see :mod:`.otel_agents`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -80,7 +79,7 @@ from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS, MAX_LOGGED_COST, as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS, as_dict, logged_dollars, objects, parse_time_ms
 from prefixbench.workloads.logs.formats.otel_agents import AGENTS, CODEX_PROVIDER, AgentEvent, agent_event, error_event, is_codex_start
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
@@ -581,11 +580,11 @@ class _OwnCosts:
         self.off: list[tuple[int, Decimal, Decimal]] = []
 
     def add(self, line: int, logged: object, model: str, sent_ms: int | None, usage: Usage) -> None:
-        """Count one call's own cost (a finite number from 0 below :data:`MAX_LOGGED_COST`; any
-        other value is not read, as :func:`.common.logged_cost` does)."""
-        if not isinstance(logged, (int, float)) or isinstance(logged, bool) or not math.isfinite(logged) or not 0 <= logged < MAX_LOGGED_COST:
+        """Count one call's own cost (:func:`.common.logged_dollars`: any other value is not read)."""
+        dollars = logged_dollars(logged)
+        if dollars is None:
             return
-        own = Decimal(repr(float(logged)))
+        own = Decimal(repr(dollars))
         self.total += own
         self.calls += 1
         listed = _listed_cost(model, sent_ms, usage)
